@@ -1,0 +1,174 @@
+//! The crate's one error type.
+//!
+//! Every fallible function in icefloe returns [`Result`]. An [`Error`] carries an
+//! [`ErrorKind`] (what sort of failure, for callers that branch on it), a message that
+//! names the file and field involved where there is one, and the underlying source error
+//! when there is one. Errors convert into [`DataFusionError`]: unsupported features
+//! become `NotImplemented`, everything else `External` with this error kept as source.
+
+use std::fmt;
+
+use datafusion::error::DataFusionError;
+
+/// What sort of failure an [`Error`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// Input that does not follow the Iceberg spec: corrupt JSON, Avro or Parquet, a
+    /// missing required field, a value of the wrong type.
+    InvalidData,
+    /// A valid table that uses a feature icefloe does not support yet.
+    Unsupported,
+    /// A table, snapshot, ref, file or column that does not exist.
+    NotFound,
+    /// Reading or writing storage failed.
+    Io,
+    /// A caller passed an argument that cannot be used (bad option, bad URL).
+    InvalidArgument,
+    /// Errors raised by DataFusion or Arrow while executing.
+    DataFusion,
+}
+
+impl fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let s = match self {
+            ErrorKind::InvalidData => "invalid data",
+            ErrorKind::Unsupported => "not implemented",
+            ErrorKind::NotFound => "not found",
+            ErrorKind::Io => "I/O error",
+            ErrorKind::InvalidArgument => "invalid argument",
+            ErrorKind::DataFusion => "DataFusion error",
+        };
+        f.write_str(s)
+    }
+}
+
+/// The crate's error: a kind, a message naming what failed, and the source kept.
+#[derive(Debug)]
+pub struct Error {
+    kind: ErrorKind,
+    message: String,
+    source: Option<Box<dyn std::error::Error + Send + Sync + 'static>>,
+}
+
+/// `Result` with the crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    /// A new error of `kind` with `message`.
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        Self {
+            kind,
+            message: message.into(),
+            source: None,
+        }
+    }
+
+    /// Shorthand for [`ErrorKind::InvalidData`].
+    pub fn invalid_data(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::InvalidData, message)
+    }
+
+    /// Shorthand for [`ErrorKind::Unsupported`]; the message names the feature.
+    pub fn unsupported(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::Unsupported, message)
+    }
+
+    /// Shorthand for [`ErrorKind::NotFound`].
+    pub fn not_found(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::NotFound, message)
+    }
+
+    /// Shorthand for [`ErrorKind::InvalidArgument`].
+    pub fn invalid_argument(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::InvalidArgument, message)
+    }
+
+    /// Attach the underlying error.
+    pub fn with_source(mut self, source: impl std::error::Error + Send + Sync + 'static) -> Self {
+        self.source = Some(Box::new(source));
+        self
+    }
+
+    /// Prefix the message with context, e.g. the file being read.
+    pub fn context(mut self, context: impl fmt::Display) -> Self {
+        self.message = format!("{context}: {}", self.message);
+        self
+    }
+
+    /// The kind of this error.
+    pub fn kind(&self) -> ErrorKind {
+        self.kind
+    }
+
+    /// The message, without the kind or source.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.kind, self.message)?;
+        if let Some(source) = &self.source {
+            write!(f, ": {source}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.source
+            .as_ref()
+            .map(|s| s.as_ref() as &(dyn std::error::Error + 'static))
+    }
+}
+
+impl From<Error> for DataFusionError {
+    fn from(e: Error) -> Self {
+        match e.kind {
+            ErrorKind::Unsupported => DataFusionError::NotImplemented(e.to_string()),
+            _ => DataFusionError::External(Box::new(e)),
+        }
+    }
+}
+
+impl From<DataFusionError> for Error {
+    fn from(e: DataFusionError) -> Self {
+        Error::new(ErrorKind::DataFusion, "query failed").with_source(e)
+    }
+}
+
+impl From<datafusion::arrow::error::ArrowError> for Error {
+    fn from(e: datafusion::arrow::error::ArrowError) -> Self {
+        Error::new(ErrorKind::DataFusion, "arrow error").with_source(e)
+    }
+}
+
+/// Build an error of the given kind with a formatted message.
+#[macro_export]
+#[doc(hidden)]
+macro_rules! err {
+    ($kind:ident, $($arg:tt)*) => {
+        $crate::error::Error::new($crate::error::ErrorKind::$kind, format!($($arg)*))
+    };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unsupported_becomes_not_implemented() {
+        let e: DataFusionError = Error::unsupported("row-level deletes").into();
+        assert!(matches!(e, DataFusionError::NotImplemented(_)));
+        assert!(e.to_string().contains("row-level deletes"));
+    }
+
+    #[test]
+    fn display_keeps_source() {
+        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "gone");
+        let e = Error::not_found("data file /x.parquet").with_source(io);
+        assert_eq!(e.to_string(), "not found: data file /x.parquet: gone");
+    }
+}

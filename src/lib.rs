@@ -1,8 +1,29 @@
-//! icefloe: Apache Iceberg tables in Apache DataFusion.
+//! icefloe: Apache Iceberg tables as first-class citizens of Apache DataFusion.
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use datafusion::prelude::SessionContext;
+//! use icefloe::IcebergTableProvider;
+//!
+//! # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+//! let ctx = SessionContext::new();
+//! // a table directory or a metadata.json file
+//! let orders = IcebergTableProvider::open("warehouse/db/orders").await?;
+//! ctx.register_table("orders", Arc::new(orders))?;
+//! ctx.sql("SELECT count(*) FROM orders").await?.show().await?;
+//! # Ok(())
+//! # }
+//! ```
+
 pub mod datafusion;
 pub mod error;
+pub mod io;
+pub mod scan;
+pub mod spec;
 pub mod table;
 
-pub use crate::datafusion::{register_iceberg_factory, IcebergTableProvider, IcebergTableProviderFactory};
+pub use crate::datafusion::{
+    register_iceberg_factory, IcebergTableProvider, IcebergTableProviderFactory,
+};
 pub use error::{Error, ErrorKind, Result};
 pub use table::{OpenOptions, Table};

@@ -1,19 +1,190 @@
-//! STUB: being written.
-use crate::error::{Error, Result};
+//! Opening a table: finding its current metadata file and reading it.
+//!
+//! A table opens from a metadata JSON file (path or URL) or from a table directory. In
+//! a directory, `metadata/version-hint.text` names the current version when present
+//! (Hadoop catalog layout, as Spark writes it); otherwise the highest-versioned metadata
+//! file in `metadata/` is used (`vN.metadata.json` or `NNNNN-<uuid>.metadata.json`).
+//!
+//! **Moved tables.** When the recorded `location` differs from where the table now lives,
+//! every path under the recorded location is resolved against the actual table directory
+//! (like DuckDB's `allow_moved_paths`). This is on by default for local tables
+//! ([`OpenOptions::allow_moved_paths`]); [`OpenOptions::remap`] adds explicit prefix rules.
 
-#[derive(Debug, Clone, Default)]
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::io::{normalize_location, FileIO};
+use crate::spec::TableMetadata;
+
+/// How to open a table.
+#[derive(Debug, Clone)]
 pub struct OpenOptions {
+    /// Explicit remap rules, old location prefix → new prefix (applied before the
+    /// moved-table rule).
     pub remap: Vec<(String, String)>,
+    /// Resolve paths under the recorded table location against the directory the table
+    /// was opened from, when the two differ. Default: true.
+    pub allow_moved_paths: bool,
+    /// Object store properties (e.g. `aws_region`, `aws_endpoint`), merged over the
+    /// table's `properties`.
+    pub storage_properties: HashMap<String, String>,
 }
 
+impl Default for OpenOptions {
+    fn default() -> Self {
+        Self {
+            remap: vec![],
+            allow_moved_paths: true,
+            storage_properties: HashMap::new(),
+        }
+    }
+}
+
+/// A loaded table: its metadata, the file it came from and the FileIO to read it.
 #[derive(Debug, Clone)]
-pub struct Table {}
+pub struct Table {
+    metadata: Arc<TableMetadata>,
+    metadata_location: String,
+    file_io: FileIO,
+}
+
+/// Split a metadata file location into (table root, metadata file). A table root is the
+/// parent of the `metadata/` directory holding the file.
+fn table_root_of_metadata_file(location: &str) -> Option<String> {
+    let dir = location.rsplit_once('/')?.0;
+    Some(dir.strip_suffix("/metadata").unwrap_or(dir).to_string())
+}
+
+/// The version number in a metadata file name: `v12.metadata.json` → 12,
+/// `00012-<uuid>.metadata.json` → 12.
+fn metadata_file_version(name: &str) -> Option<u64> {
+    let stem = name.strip_suffix(".metadata.json")?;
+    let digits = stem.strip_prefix('v').unwrap_or(stem);
+    let digits = digits.split('-').next()?;
+    digits.parse().ok()
+}
 
 impl Table {
+    /// Open a table from a metadata file or table directory with default options.
     pub async fn open(location: &str) -> Result<Table> {
         Self::open_with(location, OpenOptions::default()).await
     }
-    pub async fn open_with(_location: &str, _options: OpenOptions) -> Result<Table> {
-        Err(Error::unsupported("stub"))
+
+    /// Open a table from a metadata file (`….metadata.json`) or a table directory.
+    ///
+    /// Errors: [`ErrorKind::NotFound`] when no metadata file is found (naming where it
+    /// looked), [`ErrorKind::InvalidData`] for corrupt metadata (naming the file),
+    /// [`ErrorKind::Unsupported`] for an unknown format version.
+    pub async fn open_with(location: &str, options: OpenOptions) -> Result<Table> {
+        let location = normalize_location(location)?;
+        let mut io = FileIO::new(options.storage_properties.clone());
+        for (from, to) in &options.remap {
+            io = io.with_remap(from, to)?;
+        }
+        let (root, metadata_location) = if location.ends_with(".json") {
+            let root = table_root_of_metadata_file(&location).ok_or_else(|| {
+                Error::invalid_argument(format!("cannot find the table directory of '{location}'"))
+            })?;
+            (root, location.clone())
+        } else {
+            let file = Self::find_metadata_file(&io, &location).await?;
+            (location.clone(), file)
+        };
+        let metadata = Self::read_metadata(&io, &metadata_location).await?;
+        let recorded = normalize_location(&metadata.location)?;
+        if options.allow_moved_paths && recorded != root && io.remap(&recorded)? == recorded {
+            io = io.with_remap(&recorded, &root)?;
+        }
+        let mut properties = metadata.properties.clone();
+        properties.extend(options.storage_properties);
+        let io = FileIO::new(properties).with_remaps_of(&io)?;
+        Ok(Table {
+            metadata: Arc::new(metadata),
+            metadata_location,
+            file_io: io,
+        })
+    }
+
+    async fn find_metadata_file(io: &FileIO, table_dir: &str) -> Result<String> {
+        let meta_dir = format!("{table_dir}/metadata");
+        let hint = format!("{meta_dir}/version-hint.text");
+        match io.read(&hint).await {
+            Ok(bytes) => {
+                let text = String::from_utf8_lossy(&bytes).trim().to_string();
+                let file = if text.ends_with(".metadata.json") {
+                    format!("{meta_dir}/{}", text.rsplit('/').next().unwrap_or(&text))
+                } else if text.parse::<u64>().is_ok() {
+                    format!("{meta_dir}/v{text}.metadata.json")
+                } else {
+                    return Err(Error::invalid_data(format!(
+                        "'{hint}' holds '{text}', not a version number"
+                    )));
+                };
+                if io.exists(&file).await? {
+                    return Ok(file);
+                }
+            }
+            Err(e) if e.kind() == ErrorKind::NotFound => {}
+            Err(e) => return Err(e),
+        }
+        let names = io.list_dir(&meta_dir).await?;
+        names
+            .iter()
+            .filter_map(|n| metadata_file_version(n).map(|v| (v, n)))
+            .max()
+            .map(|(_, n)| format!("{meta_dir}/{n}"))
+            .ok_or_else(|| {
+                Error::not_found(format!(
+                    "no table metadata file (*.metadata.json) in '{meta_dir}'"
+                ))
+            })
+    }
+
+    async fn read_metadata(io: &FileIO, location: &str) -> Result<TableMetadata> {
+        let bytes = io.read(location).await?;
+        let text = std::str::from_utf8(&bytes).map_err(|e| {
+            Error::invalid_data(format!("table metadata '{location}' is not UTF-8")).with_source(e)
+        })?;
+        TableMetadata::from_json(text).map_err(|e| e.context(format!("table metadata '{location}'")))
+    }
+
+    /// The table metadata.
+    pub fn metadata(&self) -> &TableMetadata {
+        &self.metadata
+    }
+
+    /// The table metadata, shared.
+    pub fn metadata_ref(&self) -> Arc<TableMetadata> {
+        Arc::clone(&self.metadata)
+    }
+
+    /// Where the metadata was read from (normalised).
+    pub fn metadata_location(&self) -> &str {
+        &self.metadata_location
+    }
+
+    /// The FileIO that reads this table's files (with its remaps).
+    pub fn file_io(&self) -> &FileIO {
+        &self.file_io
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn metadata_versions() {
+        assert_eq!(metadata_file_version("v12.metadata.json"), Some(12));
+        assert_eq!(
+            metadata_file_version("00003-3d7164b9-8728-4623-9da8-feeba4d48bfe.metadata.json"),
+            Some(3)
+        );
+        assert_eq!(metadata_file_version("snap-1.avro"), None);
+        assert_eq!(
+            table_root_of_metadata_file("file:///w/t/metadata/v1.metadata.json").as_deref(),
+            Some("file:///w/t")
+        );
     }
 }

@@ -1,0 +1,263 @@
+//! `icefloe`: run SQL over Apache Iceberg tables with Apache DataFusion.
+//!
+//! Arguments are parsed here, the DataFusion session is set up, and the SQL from `-c`,
+//! `-f` or the interactive shell ([`repl`]) is split into statements ([`statements`])
+//! whose results are written by [`output`].
+
+mod output;
+mod repl;
+mod statements;
+
+use std::fmt;
+use std::io::{self, Read};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use clap::{Args, Parser};
+use datafusion::error::DataFusionError;
+use datafusion::prelude::{SessionConfig, SessionContext};
+
+use output::{Format, Output};
+
+const EXAMPLES: &str = "\
+Examples:
+  # Count the rows of an Iceberg table
+  icefloe --table t=testdata/sample_table -c \"SELECT count(*) FROM t\"
+
+  # Show how a query is planned
+  icefloe --table t=testdata/sample_table -c \"EXPLAIN SELECT * FROM t LIMIT 10\"
+
+  # Open a table at a given metadata file
+  icefloe --table t=warehouse/db/t/metadata/v3.metadata.json -c \"SELECT * FROM t LIMIT 10\"
+
+  # Run the statements in a file, printing CSV
+  icefloe -f queries.sql --format csv
+
+  # Save a result as Parquet
+  icefloe --table t=testdata/sample_table -c \"SELECT * FROM t\" --format parquet -o t.parquet
+
+  # Register a table from SQL
+  icefloe -c \"CREATE EXTERNAL TABLE t STORED AS ICEBERG LOCATION 'testdata/sample_table'; SELECT * FROM t\"
+
+  # Interactive shell (end statements with ';', quit with \\q or Ctrl-D)
+  icefloe --table t=testdata/sample_table";
+
+/// Query Apache Iceberg tables with SQL, using Apache DataFusion.
+///
+/// Runs the SQL given with -c or -f, or starts an interactive shell without either.
+#[derive(Debug, Parser)]
+#[command(name = "icefloe", version, after_help = EXAMPLES)]
+struct Cli {
+    #[command(flatten)]
+    tables: TableArgs,
+
+    /// Run these SQL statements (separated by ';') and exit
+    #[arg(short = 'c', long = "command", value_name = "SQL", conflicts_with = "file")]
+    command: Option<String>,
+
+    /// Run the SQL statements in FILE ('-' for stdin) and exit
+    #[arg(short = 'f', long = "file", value_name = "FILE")]
+    file: Option<PathBuf>,
+
+    #[command(flatten)]
+    output: OutputArgs,
+
+    /// Number of partitions queries are run with [default: number of CPU cores]
+    #[arg(
+        long,
+        value_name = "N",
+        value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..)
+    )]
+    target_partitions: Option<usize>,
+}
+
+/// Where tables come from. (A `--catalog` option belongs here too.)
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Tables")]
+struct TableArgs {
+    /// Register the Iceberg table at LOCATION (a table directory or a metadata.json
+    /// path or URL) as NAME; repeat for more tables
+    #[arg(long = "table", value_name = "NAME=LOCATION", value_parser = parse_table_arg)]
+    tables: Vec<TableArg>,
+}
+
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Output")]
+struct OutputArgs {
+    /// Output format
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    format: Format,
+
+    /// Write output to FILE instead of stdout
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    output: Option<PathBuf>,
+}
+
+/// `--table NAME=LOCATION`.
+#[derive(Debug, Clone)]
+struct TableArg {
+    name: String,
+    location: String,
+}
+
+fn parse_table_arg(value: &str) -> Result<TableArg, String> {
+    match value.split_once('=') {
+        Some((name, location)) if !name.trim().is_empty() && !location.trim().is_empty() => {
+            Ok(TableArg {
+                name: name.trim().to_string(),
+                location: location.trim().to_string(),
+            })
+        }
+        _ => Err(format!("expected NAME=LOCATION, got '{value}'")),
+    }
+}
+
+/// An error to report as `error: <message>` (exit code 1).
+#[derive(Debug)]
+pub struct CliError {
+    message: String,
+    broken_pipe: bool,
+}
+
+impl CliError {
+    pub fn new(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+            broken_pipe: false,
+        }
+    }
+
+    /// Prefix the message with what was being done.
+    pub fn context(mut self, context: impl fmt::Display) -> Self {
+        self.message = format!("{context}: {}", self.message);
+        self
+    }
+
+    /// Stdout was closed (e.g. piped into `head`): stop quietly.
+    pub fn is_broken_pipe(&self) -> bool {
+        self.broken_pipe
+    }
+}
+
+impl fmt::Display for CliError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl From<io::Error> for CliError {
+    fn from(e: io::Error) -> Self {
+        Self {
+            message: e.to_string(),
+            broken_pipe: e.kind() == io::ErrorKind::BrokenPipe,
+        }
+    }
+}
+
+impl From<DataFusionError> for CliError {
+    fn from(e: DataFusionError) -> Self {
+        Self::new(e.to_string())
+    }
+}
+
+impl From<icefloe::Error> for CliError {
+    fn from(e: icefloe::Error) -> Self {
+        Self::new(e.to_string())
+    }
+}
+
+impl From<datafusion::arrow::error::ArrowError> for CliError {
+    fn from(e: datafusion::arrow::error::ArrowError) -> Self {
+        use datafusion::arrow::error::ArrowError;
+        let broken_pipe =
+            matches!(&e, ArrowError::IoError(_, io) if io.kind() == io::ErrorKind::BrokenPipe);
+        Self {
+            message: e.to_string(),
+            broken_pipe,
+        }
+    }
+}
+
+impl From<datafusion::parquet::errors::ParquetError> for CliError {
+    fn from(e: datafusion::parquet::errors::ParquetError) -> Self {
+        Self::new(e.to_string())
+    }
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.is_broken_pipe() => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(cli: Cli) -> Result<(), CliError> {
+    let mut output = Output::new(cli.output.format, cli.output.output.as_deref())?;
+    let ctx = session(&cli).await?;
+    match (&cli.command, &cli.file) {
+        (Some(sql), _) => run_sql(&ctx, sql, &mut output).await?,
+        (None, Some(file)) => {
+            let sql = read_sql_file(file)?;
+            run_sql(&ctx, &sql, &mut output).await?;
+        }
+        (None, None) => {
+            if !output.supports_repl() {
+                return Err(CliError::new(
+                    "--format parquet needs statements from -c or -f; \
+                     the interactive shell prints text formats only",
+                ));
+            }
+            repl::run(&ctx, &mut output).await?;
+        }
+    }
+    output.finish()
+}
+
+/// The DataFusion session, with the Iceberg tables from the command line registered.
+async fn session(cli: &Cli) -> Result<SessionContext, CliError> {
+    let mut config = SessionConfig::new().with_information_schema(true);
+    if let Some(n) = cli.target_partitions {
+        config = config.with_target_partitions(n);
+    }
+    let ctx = SessionContext::new_with_config(config);
+    icefloe::register_iceberg_factory(&ctx);
+    for TableArg { name, location } in &cli.tables.tables {
+        let provider = icefloe::IcebergTableProvider::open(location)
+            .await
+            .map_err(|e| {
+                CliError::from(e).context(format!("cannot open table {name} at {location}"))
+            })?;
+        ctx.register_table(name.as_str(), Arc::new(provider))
+            .map_err(|e| CliError::from(e).context(format!("cannot register table {name}")))?;
+    }
+    Ok(ctx)
+}
+
+fn read_sql_file(path: &PathBuf) -> Result<String, CliError> {
+    if path.as_os_str() == "-" {
+        let mut sql = String::new();
+        io::stdin()
+            .read_to_string(&mut sql)
+            .map_err(|e| CliError::from(e).context("cannot read SQL from stdin"))?;
+        return Ok(sql);
+    }
+    std::fs::read_to_string(path)
+        .map_err(|e| CliError::from(e).context(format!("cannot read {}", path.display())))
+}
+
+/// Run each statement in `sql` in turn, writing its result; stop at the first error.
+pub async fn run_sql(ctx: &SessionContext, sql: &str, output: &mut Output) -> Result<(), CliError> {
+    let dialect = statements::session_dialect(ctx);
+    for statement in statements::split(sql, dialect.as_ref()) {
+        let df = ctx.sql(&statement).await?;
+        output.write_dataframe(df).await?;
+    }
+    Ok(())
+}

@@ -1,0 +1,251 @@
+//! [`IcebergTableProvider`]: an Iceberg snapshot as a DataFusion `TableProvider`.
+//!
+//! `scan()` plans the snapshot's files at planning time (so `EXPLAIN` lists them), splits
+//! them into up to `target_partitions` file groups balanced by size, and returns
+//! DataFusion's own Parquet scan (`DataSourceExec` over `ParquetSource`) with the
+//! filters as its pruning predicate and [`FieldIdExprAdapterFactory`] mapping columns by
+//! field id.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::catalog::Session;
+use datafusion::common::config::TableParquetOptions;
+use datafusion::common::{DFSchema, Result as DFResult};
+use datafusion::datasource::listing::PartitionedFile;
+use datafusion::datasource::physical_plan::{FileGroup, FileScanConfigBuilder, ParquetSource};
+use datafusion::datasource::source::DataSourceExec;
+use datafusion::datasource::{TableProvider, TableType};
+use datafusion::execution::object_store::ObjectStoreUrl;
+use datafusion::logical_expr::utils::conjunction;
+use datafusion::logical_expr::{Expr, TableProviderFilterPushDown};
+use datafusion::physical_plan::empty::EmptyExec;
+use datafusion::physical_plan::union::UnionExec;
+use datafusion::physical_plan::ExecutionPlan;
+
+use super::expr_adapter::FieldIdExprAdapterFactory;
+use crate::error::{Error, Result};
+use crate::scan::{FileScanTask, TableScan};
+use crate::spec::arrow::schema_to_arrow;
+use crate::spec::{Schema, Snapshot};
+use crate::table::Table;
+
+/// An Iceberg table (one snapshot of it) as a DataFusion table.
+///
+/// The schema is the one the snapshot was written with; by default the current snapshot
+/// and current schema are used, [`with_snapshot_id`](Self::with_snapshot_id) and
+/// [`with_ref`](Self::with_ref) choose another snapshot.
+#[derive(Debug, Clone)]
+pub struct IcebergTableProvider {
+    table: Table,
+    snapshot: Option<Snapshot>,
+    schema: Arc<Schema>,
+    arrow_schema: SchemaRef,
+}
+
+impl IcebergTableProvider {
+    /// Open the table at `location` (metadata file or table directory) at its current
+    /// snapshot.
+    pub async fn open(location: &str) -> Result<Self> {
+        Self::try_new(Table::open(location).await?)
+    }
+
+    /// The table at its current snapshot (or empty, with the current schema, when it
+    /// has none).
+    ///
+    /// Errors: [`crate::ErrorKind::Unsupported`] when the schema has a type icefloe
+    /// cannot read yet (naming the column).
+    pub fn try_new(table: Table) -> Result<Self> {
+        let snapshot = table.metadata().current_snapshot().cloned();
+        Self::at_snapshot(table, snapshot)
+    }
+
+    fn at_snapshot(table: Table, snapshot: Option<Snapshot>) -> Result<Self> {
+        let metadata = table.metadata();
+        let schema = match &snapshot {
+            Some(s) => metadata.schema_for_snapshot(s).clone(),
+            None => metadata.current_schema().clone(),
+        };
+        let arrow_schema = Arc::new(schema_to_arrow(&schema)?);
+        Ok(Self {
+            table,
+            snapshot,
+            schema: Arc::new(schema),
+            arrow_schema,
+        })
+    }
+
+    /// The same table at snapshot `id`, read with the schema that snapshot was written
+    /// with. Errors with [`crate::ErrorKind::NotFound`] naming the id.
+    pub fn with_snapshot_id(self, id: i64) -> Result<Self> {
+        let snapshot = self
+            .table
+            .metadata()
+            .snapshot_by_id(id)
+            .cloned()
+            .ok_or_else(|| Error::not_found(format!("snapshot id {id} in table '{}'", self.table.metadata_location())))?;
+        Self::at_snapshot(self.table, Some(snapshot))
+    }
+
+    /// The same table at the snapshot a branch or tag points at.
+    /// Errors with [`crate::ErrorKind::NotFound`] naming the ref.
+    pub fn with_ref(self, name: &str) -> Result<Self> {
+        let id = self
+            .table
+            .metadata()
+            .refs
+            .get(name)
+            .map(|r| r.snapshot_id)
+            .ok_or_else(|| Error::not_found(format!("branch or tag '{name}' in table '{}'", self.table.metadata_location())))?;
+        self.with_snapshot_id(id)
+    }
+
+    /// The table.
+    pub fn table(&self) -> &Table {
+        &self.table
+    }
+
+    /// The snapshot read (`None` for a table without snapshots).
+    pub fn snapshot(&self) -> Option<&Snapshot> {
+        self.snapshot.as_ref()
+    }
+
+    /// The Iceberg schema read.
+    pub fn iceberg_schema(&self) -> &Schema {
+        &self.schema
+    }
+
+    /// A scan planner for this provider's snapshot.
+    pub fn table_scan(&self) -> TableScan {
+        TableScan::new(self.table.clone(), self.snapshot.clone())
+    }
+}
+
+/// Split files into at most `n` groups of similar total size (largest first, each into
+/// the currently smallest group), keeping the order deterministic.
+fn split_into_groups(mut files: Vec<(PartitionedFile, u64)>, n: usize) -> Vec<FileGroup> {
+    let n = n.max(1).min(files.len().max(1));
+    files.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.path().cmp(b.0.path())));
+    let mut groups: Vec<(u64, Vec<PartitionedFile>)> = (0..n).map(|_| (0, vec![])).collect();
+    for (file, size) in files {
+        if let Some(g) = groups.iter_mut().min_by_key(|g| g.0) {
+            g.0 += size;
+            g.1.push(file);
+        }
+    }
+    groups
+        .into_iter()
+        .filter(|g| !g.1.is_empty())
+        .map(|g| FileGroup::new(g.1))
+        .collect()
+}
+
+impl IcebergTableProvider {
+    fn build_scan(
+        &self,
+        state: &dyn Session,
+        tasks: Vec<FileScanTask>,
+        projection: Option<&Vec<usize>>,
+        filters: &[Expr],
+        limit: Option<usize>,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        let projected_schema = match projection {
+            Some(p) => Arc::new(self.arrow_schema.project(p)?),
+            None => Arc::clone(&self.arrow_schema),
+        };
+        if tasks.is_empty() {
+            return Ok(Arc::new(EmptyExec::new(projected_schema)));
+        }
+        let io = self.table.file_io();
+        // Files grouped by object store (normally one).
+        let mut by_store: BTreeMap<String, Vec<(PartitionedFile, u64)>> = BTreeMap::new();
+        for task in tasks {
+            let resolved = io.resolve(&task.location)?;
+            let size = u64::try_from(task.data_file().file_size_in_bytes).map_err(|_| {
+                Error::invalid_data(format!(
+                    "data file '{}' has negative file_size_in_bytes",
+                    task.data_file().file_path
+                ))
+            })?;
+            let file = PartitionedFile::new(resolved.path.to_string(), size);
+            by_store.entry(resolved.store_url).or_default().push((file, size));
+        }
+        let predicate = match conjunction(filters.iter().cloned()) {
+            Some(expr) => {
+                let df_schema = DFSchema::try_from(Arc::clone(&self.arrow_schema))?;
+                Some(state.create_physical_expr(expr, &df_schema)?)
+            }
+            None => None,
+        };
+        let target_partitions = state.config().target_partitions();
+        let store_count = by_store.len();
+        let mut plans: Vec<Arc<dyn ExecutionPlan>> = Vec::with_capacity(store_count);
+        for (store_url, files) in by_store {
+            let url = ObjectStoreUrl::parse(&store_url)?;
+            state
+                .runtime_env()
+                .register_object_store(url.as_ref(), io.store(&store_url)?);
+            let mut source = ParquetSource::new(Arc::clone(&self.arrow_schema))
+                .with_table_parquet_options(TableParquetOptions {
+                    global: state.config_options().execution.parquet.clone(),
+                    ..Default::default()
+                });
+            if let Some(p) = &predicate {
+                source = source.with_predicate(Arc::clone(p));
+            }
+            let groups = split_into_groups(files, target_partitions.div_ceil(store_count));
+            let config = FileScanConfigBuilder::new(url, Arc::new(source))
+                .with_file_groups(groups)
+                .with_projection_indices(projection.cloned())?
+                .with_limit(limit)
+                .with_expr_adapter(Some(Arc::new(FieldIdExprAdapterFactory)))
+                .build();
+            plans.push(DataSourceExec::from_data_source(config));
+        }
+        Ok(if plans.len() == 1 {
+            plans.remove(0)
+        } else {
+            UnionExec::try_new(plans)?
+        })
+    }
+}
+
+#[async_trait]
+impl TableProvider for IcebergTableProvider {
+    fn schema(&self) -> SchemaRef {
+        Arc::clone(&self.arrow_schema)
+    }
+
+    fn table_type(&self) -> TableType {
+        TableType::Base
+    }
+
+    async fn scan(
+        &self,
+        state: &dyn Session,
+        projection: Option<&Vec<usize>>,
+        filters: &[Expr],
+        limit: Option<usize>,
+    ) -> DFResult<Arc<dyn ExecutionPlan>> {
+        let plan = self.table_scan().plan_files().await?;
+        if !plan.delete_entries.is_empty() {
+            return Err(Error::unsupported(format!(
+                "row-level deletes: snapshot {} has {} live delete file(s) (position deletes, \
+                 equality deletes or deletion vectors), which icefloe cannot apply yet",
+                self.snapshot.as_ref().map_or(-1, |s| s.snapshot_id),
+                plan.delete_entries.len()
+            ))
+            .into());
+        }
+        Ok(self.build_scan(state, plan.tasks, projection, filters, limit)?)
+    }
+
+    fn supports_filters_pushdown(
+        &self,
+        filters: &[&Expr],
+    ) -> DFResult<Vec<TableProviderFilterPushDown>> {
+        Ok(vec![TableProviderFilterPushDown::Inexact; filters.len()])
+    }
+}

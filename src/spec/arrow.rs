@@ -1,0 +1,144 @@
+//! Iceberg schema → Arrow schema, keeping field ids.
+//!
+//! Each Arrow field carries its Iceberg field id in the metadata key
+//! [`PARQUET_FIELD_ID_META_KEY`] (`PARQUET:field_id`), the key the Parquet reader uses for
+//! the ids it finds in a file, so table columns and file columns can be matched by id.
+//!
+//! Type mapping (what a DataFusion user sees):
+//! boolean → Boolean, int → Int32, long → Int64, float → Float32, double → Float64,
+//! decimal(P,S) → Decimal128(P,S), date → Date32, time → Time64(µs),
+//! timestamp → Timestamp(µs, none), timestamptz → Timestamp(µs, "UTC"),
+//! timestamp_ns / timestamptz_ns → Timestamp(ns, none / "UTC"), string → Utf8,
+//! uuid → FixedSizeBinary(16), fixed(L) → FixedSizeBinary(L), binary → Binary,
+//! struct → Struct, list → List, map → Map, unknown → Null.
+//! variant, geometry and geography are not supported yet and give an error naming the column.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use datafusion::arrow::datatypes::{DataType, Field, Fields, Schema as ArrowSchema, TimeUnit};
+
+use super::schema::Schema;
+use super::types::{NestedField, PrimitiveType, Type};
+use crate::error::{Error, Result};
+
+/// The Arrow field metadata key holding the Iceberg/Parquet field id.
+pub const PARQUET_FIELD_ID_META_KEY: &str = "PARQUET:field_id";
+
+/// The Arrow schema of an Iceberg schema, field ids in each field's metadata.
+///
+/// Errors with [`crate::ErrorKind::Unsupported`] naming the column for variant, geometry
+/// and geography.
+pub fn schema_to_arrow(schema: &Schema) -> Result<ArrowSchema> {
+    let fields = schema
+        .columns()
+        .iter()
+        .map(field_to_arrow)
+        .collect::<Result<Vec<_>>>()?;
+    Ok(ArrowSchema::new(fields))
+}
+
+/// The Arrow field for an Iceberg field (with its field id in the metadata).
+pub fn field_to_arrow(field: &NestedField) -> Result<Field> {
+    let data_type = type_to_arrow(&field.field_type)
+        .map_err(|e| e.context(format!("column '{}'", field.name)))?;
+    Ok(Field::new(&field.name, data_type, !field.required).with_metadata(HashMap::from([(
+        PARQUET_FIELD_ID_META_KEY.to_string(),
+        field.id.to_string(),
+    )])))
+}
+
+/// The Arrow type of an Iceberg primitive type (see the module docs for the mapping).
+pub fn primitive_to_arrow(p: &PrimitiveType) -> Result<DataType> {
+    Ok(match p {
+        PrimitiveType::Boolean => DataType::Boolean,
+        PrimitiveType::Int => DataType::Int32,
+        PrimitiveType::Long => DataType::Int64,
+        PrimitiveType::Float => DataType::Float32,
+        PrimitiveType::Double => DataType::Float64,
+        PrimitiveType::Decimal { precision, scale } => {
+            let precision = u8::try_from(*precision)
+                .map_err(|_| Error::invalid_data(format!("decimal precision {precision}")))?;
+            let scale = i8::try_from(*scale)
+                .map_err(|_| Error::invalid_data(format!("decimal scale {scale}")))?;
+            DataType::Decimal128(precision, scale)
+        }
+        PrimitiveType::Date => DataType::Date32,
+        PrimitiveType::Time => DataType::Time64(TimeUnit::Microsecond),
+        PrimitiveType::Timestamp => DataType::Timestamp(TimeUnit::Microsecond, None),
+        PrimitiveType::Timestamptz => DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
+        PrimitiveType::TimestampNs => DataType::Timestamp(TimeUnit::Nanosecond, None),
+        PrimitiveType::TimestamptzNs => DataType::Timestamp(TimeUnit::Nanosecond, Some("UTC".into())),
+        PrimitiveType::String => DataType::Utf8,
+        PrimitiveType::Uuid => DataType::FixedSizeBinary(16),
+        PrimitiveType::Fixed(len) => DataType::FixedSizeBinary(
+            i32::try_from(*len).map_err(|_| Error::invalid_data(format!("fixed length {len}")))?,
+        ),
+        PrimitiveType::Binary => DataType::Binary,
+        PrimitiveType::Unknown => DataType::Null,
+        PrimitiveType::Variant | PrimitiveType::Geometry | PrimitiveType::Geography => {
+            return Err(Error::unsupported(format!("Iceberg type {p}")));
+        }
+    })
+}
+
+/// The Arrow type of any Iceberg type.
+pub fn type_to_arrow(t: &Type) -> Result<DataType> {
+    Ok(match t {
+        Type::Primitive(p) => primitive_to_arrow(p)?,
+        Type::Struct(s) => DataType::Struct(Fields::from(
+            s.fields.iter().map(field_to_arrow).collect::<Result<Vec<_>>>()?,
+        )),
+        Type::List(l) => DataType::List(Arc::new(field_to_arrow(&l.element_field)?)),
+        Type::Map(m) => {
+            let entries = Field::new(
+                "key_value",
+                DataType::Struct(Fields::from(vec![
+                    field_to_arrow(&m.key_field)?,
+                    field_to_arrow(&m.value_field)?,
+                ])),
+                false,
+            );
+            DataType::Map(Arc::new(entries), false)
+        }
+    })
+}
+
+/// The Iceberg field id stored in an Arrow field's metadata, if any.
+pub fn arrow_field_id(field: &Field) -> Option<i32> {
+    field
+        .metadata()
+        .get(PARQUET_FIELD_ID_META_KEY)
+        .and_then(|v| v.parse().ok())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keeps_field_ids_and_maps_types() {
+        let schema = Schema::from_json(&serde_json::json!({
+            "type": "struct", "fields": [
+                {"id": 1, "name": "ts", "required": true, "type": "timestamptz"},
+                {"id": 2, "name": "l", "required": false, "type": {"type": "list", "element-id": 3, "element-required": false, "element": "decimal(10,2)"}}
+            ]})).unwrap();
+        let arrow = schema_to_arrow(&schema).unwrap();
+        let ts = arrow.field(0);
+        assert_eq!(ts.data_type(), &DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())));
+        assert!(!ts.is_nullable());
+        assert_eq!(arrow_field_id(ts), Some(1));
+        let DataType::List(el) = arrow.field(1).data_type() else { panic!("not a list") };
+        assert_eq!(arrow_field_id(el), Some(3));
+        assert_eq!(el.data_type(), &DataType::Decimal128(10, 2));
+    }
+
+    #[test]
+    fn variant_is_unsupported_naming_column() {
+        let schema = Schema::from_json(&serde_json::json!({
+            "type": "struct", "fields": [{"id": 1, "name": "v", "required": false, "type": "variant"}]})).unwrap();
+        let err = schema_to_arrow(&schema).unwrap_err();
+        assert_eq!(err.kind(), crate::ErrorKind::Unsupported);
+        assert!(err.to_string().contains("column 'v'"), "{err}");
+    }
+}

@@ -1,0 +1,23 @@
+//! The Iceberg spec as data: types, schemas, partition specs, snapshots, table metadata,
+//! manifest lists and manifests. No I/O happens here: parsers take bytes or text.
+
+pub mod arrow;
+mod avro;
+pub mod manifest;
+pub mod manifest_list;
+pub mod partition;
+pub mod schema;
+pub mod snapshot;
+pub mod sort_order;
+pub mod table_metadata;
+pub mod types;
+pub mod values;
+
+pub use manifest::{DataContentType, DataFile, DataFileFormat, ManifestEntry, ManifestStatus};
+pub use manifest_list::{FieldSummary, ManifestContent, ManifestFile};
+pub use partition::{PartitionField, PartitionSpec, Transform};
+pub use schema::Schema;
+pub use snapshot::{Snapshot, SnapshotReference};
+pub use table_metadata::{FormatVersion, TableMetadata};
+pub use types::{ListType, MapType, NestedField, PrimitiveType, StructType, Type};
+pub use values::Literal;

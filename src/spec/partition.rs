@@ -1,0 +1,237 @@
+//! Partition specs, partition fields and transform names.
+//!
+//! Source: Iceberg spec, "Partitioning", "Partition Transforms" and Appendix C
+//! ("Partition Specs"). Applying transforms to values lives in `crate::transform`; this
+//! module only describes them.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+use super::schema::Schema;
+use super::types::{NestedField, PrimitiveType, Type};
+use crate::error::{Error, Result};
+
+/// A partition transform (spec: "Partition Transforms").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Transform {
+    /// The source value, unmodified.
+    Identity,
+    /// `bucket[N]`: a 32-bit murmur3 hash of the value, mod N.
+    Bucket(u32),
+    /// `truncate[W]`: the value truncated to width W.
+    Truncate(u32),
+    /// Years since 1970.
+    Year,
+    /// Months since 1970-01.
+    Month,
+    /// Days since 1970-01-01.
+    Day,
+    /// Hours since 1970-01-01 00:00.
+    Hour,
+    /// Always null.
+    Void,
+    /// A transform this version does not know; files cannot be pruned by it.
+    Unknown,
+}
+
+impl Transform {
+    /// The type of the transform's result for a source of type `source`.
+    ///
+    /// Errors when the transform cannot apply to that type.
+    pub fn result_type(&self, source: &Type) -> Result<Type> {
+        let p = source.as_primitive().copied();
+        let bad = || Error::invalid_data(format!("transform {self} cannot apply to type {source}"));
+        Ok(match self {
+            Transform::Identity | Transform::Truncate(_) => source.clone(),
+            Transform::Bucket(_) | Transform::Year | Transform::Month | Transform::Hour => {
+                if matches!(self, Transform::Year | Transform::Month | Transform::Hour)
+                    && !matches!(
+                        p,
+                        Some(
+                            PrimitiveType::Date
+                                | PrimitiveType::Timestamp
+                                | PrimitiveType::Timestamptz
+                                | PrimitiveType::TimestampNs
+                                | PrimitiveType::TimestamptzNs
+                        )
+                    )
+                {
+                    return Err(bad());
+                }
+                if *self == Transform::Hour && p == Some(PrimitiveType::Date) {
+                    return Err(bad());
+                }
+                Type::Primitive(PrimitiveType::Int)
+            }
+            Transform::Day => match p {
+                Some(
+                    PrimitiveType::Date
+                    | PrimitiveType::Timestamp
+                    | PrimitiveType::Timestamptz
+                    | PrimitiveType::TimestampNs
+                    | PrimitiveType::TimestamptzNs,
+                ) => Type::Primitive(PrimitiveType::Date),
+                _ => return Err(bad()),
+            },
+            Transform::Void | Transform::Unknown => source.clone(),
+        })
+    }
+
+    /// Whether partition values equal the source value (identity).
+    pub fn is_identity(&self) -> bool {
+        *self == Transform::Identity
+    }
+}
+
+impl fmt::Display for Transform {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Transform::Identity => f.write_str("identity"),
+            Transform::Bucket(n) => write!(f, "bucket[{n}]"),
+            Transform::Truncate(w) => write!(f, "truncate[{w}]"),
+            Transform::Year => f.write_str("year"),
+            Transform::Month => f.write_str("month"),
+            Transform::Day => f.write_str("day"),
+            Transform::Hour => f.write_str("hour"),
+            Transform::Void => f.write_str("void"),
+            Transform::Unknown => f.write_str("unknown"),
+        }
+    }
+}
+
+impl FromStr for Transform {
+    type Err = Error;
+
+    fn from_str(s: &str) -> Result<Self> {
+        let parse_arg = |inner: &str| {
+            inner
+                .trim()
+                .parse::<u32>()
+                .map_err(|_| Error::invalid_data(format!("bad transform argument in '{s}'")))
+        };
+        Ok(match s {
+            "identity" => Transform::Identity,
+            "year" => Transform::Year,
+            "month" => Transform::Month,
+            "day" => Transform::Day,
+            "hour" => Transform::Hour,
+            "void" => Transform::Void,
+            _ => {
+                if let Some(n) = s.strip_prefix("bucket[").and_then(|r| r.strip_suffix(']')) {
+                    Transform::Bucket(parse_arg(n)?)
+                } else if let Some(w) = s.strip_prefix("truncate[").and_then(|r| r.strip_suffix(']')) {
+                    Transform::Truncate(parse_arg(w)?)
+                } else {
+                    Transform::Unknown
+                }
+            }
+        })
+    }
+}
+
+impl Serialize for Transform {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_str(&self.to_string())
+    }
+}
+
+impl<'de> Deserialize<'de> for Transform {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// One field of a partition spec.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub struct PartitionField {
+    /// The source column's field id.
+    pub source_id: i32,
+    /// The partition field's own id (≥ 1000 by convention). v1 specs may omit it; it is
+    /// then assigned 1000, 1001, … in order when the metadata is read.
+    #[serde(default)]
+    pub field_id: Option<i32>,
+    /// The partition field name.
+    pub name: String,
+    /// The transform applied to the source value.
+    pub transform: Transform,
+}
+
+/// A partition spec: how a table's rows are grouped into files.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub struct PartitionSpec {
+    /// `spec-id`.
+    pub spec_id: i32,
+    /// The partition fields, in order of the partition tuple.
+    pub fields: Vec<PartitionField>,
+}
+
+impl PartitionSpec {
+    /// The unpartitioned spec with id 0.
+    pub fn unpartitioned() -> Self {
+        Self {
+            spec_id: 0,
+            fields: vec![],
+        }
+    }
+
+    /// Whether the spec has no fields, or only void fields.
+    pub fn is_unpartitioned(&self) -> bool {
+        self.fields.iter().all(|f| f.transform == Transform::Void)
+    }
+
+    /// The partition field's id (assigned 1000+i when a v1 spec omits it).
+    pub fn field_id(&self, index: usize) -> i32 {
+        self.fields
+            .get(index)
+            .and_then(|f| f.field_id)
+            .unwrap_or(1000 + index as i32)
+    }
+
+    /// The partition tuple's struct type under `schema`: one optional field per partition
+    /// field, typed by its transform's result type.
+    ///
+    /// A field whose source column is no longer in the schema (dropped) gets the type of
+    /// an `unknown` value; such values are kept in manifests but cannot be used to prune.
+    pub fn partition_type(&self, schema: &Schema) -> Result<Vec<NestedField>> {
+        self.fields
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                let result = match schema.field_by_id(f.source_id) {
+                    Some(source) => f.transform.result_type(&source.field_type)?,
+                    None => Type::Primitive(PrimitiveType::Unknown),
+                };
+                Ok(NestedField::optional(self.field_id(i), &f.name, result))
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_transforms() {
+        for s in ["identity", "bucket[16]", "truncate[4]", "year", "month", "day", "hour", "void"] {
+            let t: Transform = s.parse().unwrap();
+            assert_eq!(t.to_string(), s);
+        }
+        assert_eq!("zorder".parse::<Transform>().unwrap(), Transform::Unknown);
+        assert!("bucket[x]".parse::<Transform>().is_err());
+    }
+
+    #[test]
+    fn result_types() {
+        let ts = Type::Primitive(PrimitiveType::Timestamptz);
+        assert_eq!(Transform::Day.result_type(&ts).unwrap(), Type::Primitive(PrimitiveType::Date));
+        assert_eq!(Transform::Hour.result_type(&ts).unwrap(), Type::Primitive(PrimitiveType::Int));
+        assert!(Transform::Hour.result_type(&Type::Primitive(PrimitiveType::Date)).is_err());
+        assert!(Transform::Year.result_type(&Type::Primitive(PrimitiveType::String)).is_err());
+    }
+}

@@ -1,0 +1,162 @@
+//! Iceberg schemas with field-id indexes.
+//!
+//! Source: Iceberg spec, "Schemas" and Appendix C ("Schemas"). A schema is a struct of
+//! fields plus a `schema-id` and optional `identifier-field-ids`.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use serde::de::Error as _;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::Value as JsonValue;
+
+use super::types::{NestedField, PrimitiveType, StructType, Type};
+
+/// A table schema: the top-level struct with an id, indexed by field id.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Schema {
+    /// `schema-id` (0 when a v1 table's `schema` has none).
+    pub schema_id: i32,
+    /// `identifier-field-ids`: the row identifier (e.g. upsert key).
+    pub identifier_field_ids: Vec<i32>,
+    /// The top-level fields.
+    pub fields: StructType,
+    /// Every field (nested ones too) by id → the field.
+    id_index: HashMap<i32, NestedField>,
+}
+
+/// A schema shared between plan nodes.
+pub type SchemaRef = Arc<Schema>;
+
+impl Schema {
+    /// A schema of `fields` with the given id.
+    pub fn new(schema_id: i32, fields: Vec<NestedField>) -> Self {
+        let fields = StructType::new(fields);
+        let mut id_index = HashMap::new();
+        index_struct(&fields, &mut id_index);
+        Self {
+            schema_id,
+            identifier_field_ids: vec![],
+            fields,
+            id_index,
+        }
+    }
+
+    /// The top-level fields, in order.
+    pub fn columns(&self) -> &[NestedField] {
+        &self.fields.fields
+    }
+
+    /// Any field (nested ones included) by its id.
+    pub fn field_by_id(&self, id: i32) -> Option<&NestedField> {
+        self.id_index.get(&id)
+    }
+
+    /// The primitive type of the field with this id, if it is primitive.
+    pub fn primitive_type(&self, id: i32) -> Option<PrimitiveType> {
+        self.field_by_id(id)
+            .and_then(|f| f.field_type.as_primitive().copied())
+    }
+
+    /// A top-level field by name (case-sensitive).
+    pub fn field_by_name(&self, name: &str) -> Option<&NestedField> {
+        self.fields.field_by_name(name)
+    }
+
+    /// The highest field id in the schema (0 when empty).
+    pub fn highest_field_id(&self) -> i32 {
+        self.id_index.keys().copied().max().unwrap_or(0)
+    }
+
+    /// Parse the spec's JSON form of a schema.
+    pub fn from_json(v: &JsonValue) -> Result<Schema, String> {
+        let Type::Struct(fields) = Type::from_json(v)? else {
+            return Err("a schema must be a struct type".into());
+        };
+        let o = v.as_object().ok_or("a schema must be an object")?;
+        let schema_id = match o.get("schema-id") {
+            None => 0,
+            Some(id) => id
+                .as_i64()
+                .and_then(|i| i32::try_from(i).ok())
+                .ok_or("invalid 'schema-id'")?,
+        };
+        let mut schema = Schema::new(schema_id, fields.fields);
+        if let Some(ids) = o.get("identifier-field-ids") {
+            schema.identifier_field_ids = serde_json::from_value(ids.clone())
+                .map_err(|e| format!("invalid 'identifier-field-ids': {e}"))?;
+        }
+        Ok(schema)
+    }
+
+    /// The spec's JSON form of this schema.
+    pub fn to_json(&self) -> JsonValue {
+        let mut v = Type::Struct(self.fields.clone()).to_json();
+        if let Some(o) = v.as_object_mut() {
+            o.insert("schema-id".into(), self.schema_id.into());
+            if !self.identifier_field_ids.is_empty() {
+                o.insert(
+                    "identifier-field-ids".into(),
+                    self.identifier_field_ids.clone().into(),
+                );
+            }
+        }
+        v
+    }
+}
+
+fn index_struct(s: &StructType, index: &mut HashMap<i32, NestedField>) {
+    for f in &s.fields {
+        index_field(f, index);
+    }
+}
+
+fn index_field(f: &NestedField, index: &mut HashMap<i32, NestedField>) {
+    index.insert(f.id, f.clone());
+    match f.field_type.as_ref() {
+        Type::Struct(s) => index_struct(s, index),
+        Type::List(l) => index_field(&l.element_field, index),
+        Type::Map(m) => {
+            index_field(&m.key_field, index);
+            index_field(&m.value_field, index);
+        }
+        Type::Primitive(_) => {}
+    }
+}
+
+impl<'de> Deserialize<'de> for Schema {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = JsonValue::deserialize(d)?;
+        Schema::from_json(&v).map_err(D::Error::custom)
+    }
+}
+
+impl Serialize for Schema {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.to_json().serialize(s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn indexes_nested_ids() {
+        let v = serde_json::json!({
+            "type": "struct", "schema-id": 3, "identifier-field-ids": [1],
+            "fields": [
+                {"id": 1, "name": "id", "required": true, "type": "long"},
+                {"id": 2, "name": "s", "required": false, "type": {"type": "struct", "fields": [
+                    {"id": 3, "name": "a", "required": false, "type": "int"}]}}
+            ]
+        });
+        let s = Schema::from_json(&v).unwrap();
+        assert_eq!(s.schema_id, 3);
+        assert_eq!(s.identifier_field_ids, vec![1]);
+        assert_eq!(s.field_by_id(3).map(|f| f.name.as_str()), Some("a"));
+        assert_eq!(s.primitive_type(1), Some(PrimitiveType::Long));
+        assert_eq!(s.highest_field_id(), 3);
+        assert_eq!(Schema::from_json(&s.to_json()).unwrap(), s);
+    }
+}

@@ -1,0 +1,324 @@
+//! Typed single values: partition values, column bounds and defaults.
+//!
+//! Source: Iceberg spec, Appendix D ("Single-value serialization": the binary form used
+//! for `lower_bounds` / `upper_bounds`) and Appendix C ("JSON single-value
+//! serialization": the form of `initial-default` / `write-default`).
+
+use std::fmt;
+
+use serde_json::Value as JsonValue;
+
+use super::types::PrimitiveType;
+use crate::error::{Error, Result};
+
+/// A primitive value, tagged by its Iceberg type.
+///
+/// Units: dates are days since 1970-01-01; times µs since midnight; `Timestamp` /
+/// `Timestamptz` µs since epoch; `TimestampNs` / `TimestamptzNs` ns since epoch; decimals
+/// hold the unscaled value (the scale is the column type's).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Literal {
+    /// boolean
+    Boolean(bool),
+    /// int
+    Int(i32),
+    /// long
+    Long(i64),
+    /// float
+    Float(f32),
+    /// double
+    Double(f64),
+    /// decimal: unscaled value, precision and scale
+    Decimal {
+        /// The unscaled value.
+        unscaled: i128,
+        /// Precision of the type.
+        precision: u32,
+        /// Scale of the type.
+        scale: u32,
+    },
+    /// date, days since epoch
+    Date(i32),
+    /// time, µs since midnight
+    Time(i64),
+    /// timestamp without zone, µs
+    Timestamp(i64),
+    /// timestamp with zone (UTC), µs
+    Timestamptz(i64),
+    /// timestamp_ns without zone, ns
+    TimestampNs(i64),
+    /// timestamptz_ns (UTC), ns
+    TimestamptzNs(i64),
+    /// string
+    String(String),
+    /// uuid, 16 bytes big-endian
+    Uuid([u8; 16]),
+    /// fixed(L)
+    Fixed(Vec<u8>),
+    /// binary
+    Binary(Vec<u8>),
+}
+
+impl fmt::Display for Literal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Literal::Boolean(v) => write!(f, "{v}"),
+            Literal::Int(v) | Literal::Date(v) => write!(f, "{v}"),
+            Literal::Long(v)
+            | Literal::Time(v)
+            | Literal::Timestamp(v)
+            | Literal::Timestamptz(v)
+            | Literal::TimestampNs(v)
+            | Literal::TimestamptzNs(v) => write!(f, "{v}"),
+            Literal::Float(v) => write!(f, "{v}"),
+            Literal::Double(v) => write!(f, "{v}"),
+            Literal::Decimal { unscaled, scale, .. } => write!(f, "{unscaled}e-{scale}"),
+            Literal::String(s) => write!(f, "'{s}'"),
+            Literal::Uuid(b) => write!(f, "{}", uuid::Uuid::from_bytes(*b)),
+            Literal::Fixed(b) | Literal::Binary(b) => {
+                f.write_str("X'")?;
+                for byte in b {
+                    write!(f, "{byte:02x}")?;
+                }
+                f.write_str("'")
+            }
+        }
+    }
+}
+
+fn bytes_to_array<const N: usize>(bytes: &[u8], ty: &PrimitiveType) -> Result<[u8; N]> {
+    bytes.try_into().map_err(|_| {
+        Error::invalid_data(format!(
+            "a {ty} value needs {N} bytes, found {}",
+            bytes.len()
+        ))
+    })
+}
+
+/// The decimal unscaled value of big-endian two's-complement bytes.
+pub fn decimal_from_be_bytes(bytes: &[u8]) -> Result<i128> {
+    if bytes.len() > 16 {
+        return Err(Error::invalid_data(format!(
+            "decimal of {} bytes exceeds 16",
+            bytes.len()
+        )));
+    }
+    if bytes.is_empty() {
+        return Ok(0);
+    }
+    let negative = bytes[0] & 0x80 != 0;
+    let mut buf = if negative { [0xffu8; 16] } else { [0u8; 16] };
+    buf[16 - bytes.len()..].copy_from_slice(bytes);
+    Ok(i128::from_be_bytes(buf))
+}
+
+impl Literal {
+    /// Decode the spec's single-value binary form (Appendix D) as type `ty`.
+    ///
+    /// `int` bytes are accepted for `long`, and `float` bytes for `double`, because
+    /// bounds written before a type promotion keep their old width.
+    pub fn from_bytes(bytes: &[u8], ty: &PrimitiveType) -> Result<Literal> {
+        Ok(match ty {
+            PrimitiveType::Boolean => Literal::Boolean(bytes.first().is_some_and(|b| *b != 0)),
+            PrimitiveType::Int => Literal::Int(i32::from_le_bytes(bytes_to_array(bytes, ty)?)),
+            PrimitiveType::Date => Literal::Date(i32::from_le_bytes(bytes_to_array(bytes, ty)?)),
+            PrimitiveType::Long => Literal::Long(if bytes.len() == 4 {
+                i64::from(i32::from_le_bytes(bytes_to_array(bytes, ty)?))
+            } else {
+                i64::from_le_bytes(bytes_to_array(bytes, ty)?)
+            }),
+            PrimitiveType::Float => Literal::Float(f32::from_le_bytes(bytes_to_array(bytes, ty)?)),
+            PrimitiveType::Double => Literal::Double(if bytes.len() == 4 {
+                f64::from(f32::from_le_bytes(bytes_to_array(bytes, ty)?))
+            } else {
+                f64::from_le_bytes(bytes_to_array(bytes, ty)?)
+            }),
+            PrimitiveType::Time => Literal::Time(i64::from_le_bytes(bytes_to_array(bytes, ty)?)),
+            PrimitiveType::Timestamp => {
+                Literal::Timestamp(i64::from_le_bytes(bytes_to_array(bytes, ty)?))
+            }
+            PrimitiveType::Timestamptz => {
+                Literal::Timestamptz(i64::from_le_bytes(bytes_to_array(bytes, ty)?))
+            }
+            PrimitiveType::TimestampNs => {
+                Literal::TimestampNs(i64::from_le_bytes(bytes_to_array(bytes, ty)?))
+            }
+            PrimitiveType::TimestamptzNs => {
+                Literal::TimestamptzNs(i64::from_le_bytes(bytes_to_array(bytes, ty)?))
+            }
+            PrimitiveType::Decimal { precision, scale } => Literal::Decimal {
+                unscaled: decimal_from_be_bytes(bytes)?,
+                precision: *precision,
+                scale: *scale,
+            },
+            PrimitiveType::String => Literal::String(
+                String::from_utf8(bytes.to_vec())
+                    .map_err(|e| Error::invalid_data("string bound is not UTF-8").with_source(e))?,
+            ),
+            PrimitiveType::Uuid => Literal::Uuid(bytes_to_array(bytes, ty)?),
+            PrimitiveType::Fixed(_) => Literal::Fixed(bytes.to_vec()),
+            PrimitiveType::Binary => Literal::Binary(bytes.to_vec()),
+            PrimitiveType::Unknown
+            | PrimitiveType::Variant
+            | PrimitiveType::Geometry
+            | PrimitiveType::Geography => {
+                return Err(Error::unsupported(format!("single values of type {ty}")))
+            }
+        })
+    }
+
+    /// Decode the spec's JSON single-value form (Appendix C), as used by
+    /// `initial-default` and `write-default`.
+    pub fn from_json(v: &JsonValue, ty: &PrimitiveType) -> Result<Literal> {
+        let bad = || Error::invalid_data(format!("JSON value {v} is not a valid {ty}"));
+        let int = || v.as_i64().ok_or_else(bad);
+        let text = || v.as_str().ok_or_else(bad);
+        Ok(match ty {
+            PrimitiveType::Boolean => Literal::Boolean(v.as_bool().ok_or_else(bad)?),
+            PrimitiveType::Int => Literal::Int(i32::try_from(int()?).map_err(|_| bad())?),
+            PrimitiveType::Long => Literal::Long(int()?),
+            PrimitiveType::Float => Literal::Float(v.as_f64().ok_or_else(bad)? as f32),
+            PrimitiveType::Double => Literal::Double(v.as_f64().ok_or_else(bad)?),
+            PrimitiveType::Decimal { precision, scale } => {
+                let s = text()?;
+                Literal::Decimal {
+                    unscaled: parse_decimal(s, *scale).ok_or_else(bad)?,
+                    precision: *precision,
+                    scale: *scale,
+                }
+            }
+            PrimitiveType::Date => {
+                let d = chrono::NaiveDate::parse_from_str(text()?, "%Y-%m-%d").map_err(|_| bad())?;
+                Literal::Date((d - epoch_date()).num_days() as i32)
+            }
+            PrimitiveType::Time => {
+                let t = chrono::NaiveTime::parse_from_str(text()?, "%H:%M:%S%.f").map_err(|_| bad())?;
+                let since = t - chrono::NaiveTime::MIN;
+                Literal::Time(since.num_microseconds().ok_or_else(bad)?)
+            }
+            PrimitiveType::Timestamp | PrimitiveType::TimestampNs => {
+                let ts = chrono::NaiveDateTime::parse_from_str(text()?, "%Y-%m-%dT%H:%M:%S%.f")
+                    .map_err(|_| bad())?
+                    .and_utc();
+                if *ty == PrimitiveType::Timestamp {
+                    Literal::Timestamp(ts.timestamp_micros())
+                } else {
+                    Literal::TimestampNs(ts.timestamp_nanos_opt().ok_or_else(bad)?)
+                }
+            }
+            PrimitiveType::Timestamptz | PrimitiveType::TimestamptzNs => {
+                let ts = chrono::DateTime::parse_from_rfc3339(text()?).map_err(|_| bad())?;
+                if *ty == PrimitiveType::Timestamptz {
+                    Literal::Timestamptz(ts.timestamp_micros())
+                } else {
+                    Literal::TimestamptzNs(ts.timestamp_nanos_opt().ok_or_else(bad)?)
+                }
+            }
+            PrimitiveType::String => Literal::String(text()?.to_string()),
+            PrimitiveType::Uuid => {
+                Literal::Uuid(*uuid::Uuid::parse_str(text()?).map_err(|_| bad())?.as_bytes())
+            }
+            PrimitiveType::Fixed(_) | PrimitiveType::Binary => {
+                let s = text()?;
+                let bytes = (0..s.len())
+                    .step_by(2)
+                    .map(|i| s.get(i..i + 2).and_then(|h| u8::from_str_radix(h, 16).ok()))
+                    .collect::<Option<Vec<u8>>>()
+                    .ok_or_else(bad)?;
+                if matches!(ty, PrimitiveType::Fixed(_)) {
+                    Literal::Fixed(bytes)
+                } else {
+                    Literal::Binary(bytes)
+                }
+            }
+            PrimitiveType::Unknown
+            | PrimitiveType::Variant
+            | PrimitiveType::Geometry
+            | PrimitiveType::Geography => {
+                return Err(Error::unsupported(format!("default values of type {ty}")))
+            }
+        })
+    }
+}
+
+/// 1970-01-01.
+pub fn epoch_date() -> chrono::NaiveDate {
+    chrono::DateTime::UNIX_EPOCH.date_naive()
+}
+
+/// Parse a decimal string such as `"-12.30"` into its unscaled value at `scale`.
+/// Returns `None` if the text has more fractional digits than `scale` or is malformed.
+pub fn parse_decimal(s: &str, scale: u32) -> Option<i128> {
+    let (negative, digits) = match s.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, s.strip_prefix('+').unwrap_or(s)),
+    };
+    let (int_part, frac_part) = digits.split_once('.').unwrap_or((digits, ""));
+    if frac_part.len() > scale as usize
+        || int_part.is_empty() && frac_part.is_empty()
+        || !int_part.chars().chain(frac_part.chars()).all(|c| c.is_ascii_digit())
+    {
+        return None;
+    }
+    let mut unscaled: i128 = if int_part.is_empty() { 0 } else { int_part.parse().ok()? };
+    for _ in 0..scale {
+        unscaled = unscaled.checked_mul(10)?;
+    }
+    if !frac_part.is_empty() {
+        let frac: i128 = frac_part.parse().ok()?;
+        let pad = 10i128.checked_pow(scale - frac_part.len() as u32)?;
+        unscaled = unscaled.checked_add(frac.checked_mul(pad)?)?;
+    }
+    Some(if negative { -unscaled } else { unscaled })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn binary_bounds() {
+        assert_eq!(Literal::from_bytes(&[1, 0, 0, 0], &PrimitiveType::Int).unwrap(), Literal::Int(1));
+        // int bound under a promoted long column
+        assert_eq!(
+            Literal::from_bytes(&(-5i32).to_le_bytes(), &PrimitiveType::Long).unwrap(),
+            Literal::Long(-5)
+        );
+        assert_eq!(
+            Literal::from_bytes(&1.5f32.to_le_bytes(), &PrimitiveType::Double).unwrap(),
+            Literal::Double(1.5)
+        );
+        let dec = PrimitiveType::Decimal { precision: 9, scale: 2 };
+        assert_eq!(
+            Literal::from_bytes(&[0xff, 0x85], &dec).unwrap(),
+            Literal::Decimal { unscaled: -123, precision: 9, scale: 2 }
+        );
+        assert!(Literal::from_bytes(&[1, 2, 3], &PrimitiveType::Long).is_err());
+    }
+
+    #[test]
+    fn json_defaults() {
+        let ts = Literal::from_json(&"2017-11-16T22:31:08.000001+00:00".into(), &PrimitiveType::Timestamptz).unwrap();
+        assert_eq!(ts, Literal::Timestamptz(1510871468000001));
+        let d = Literal::from_json(&"2017-11-16".into(), &PrimitiveType::Date).unwrap();
+        assert_eq!(d, Literal::Date(17486));
+        let dec = PrimitiveType::Decimal { precision: 9, scale: 2 };
+        assert_eq!(
+            Literal::from_json(&"-14.2".into(), &dec).unwrap(),
+            Literal::Decimal { unscaled: -1420, precision: 9, scale: 2 }
+        );
+        assert_eq!(Literal::from_json(&7.into(), &PrimitiveType::Int).unwrap(), Literal::Int(7));
+        assert_eq!(
+            Literal::from_json(&"f00d".into(), &PrimitiveType::Binary).unwrap(),
+            Literal::Binary(vec![0xf0, 0x0d])
+        );
+    }
+
+    #[test]
+    fn decimals_parse() {
+        assert_eq!(parse_decimal("12.30", 2), Some(1230));
+        assert_eq!(parse_decimal("-0.5", 3), Some(-500));
+        assert_eq!(parse_decimal("1.234", 2), None);
+        assert_eq!(parse_decimal("abc", 2), None);
+    }
+}

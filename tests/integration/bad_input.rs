@@ -1,0 +1,171 @@
+//! Bad input gives a clear error naming the file, never a panic or rows.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use datafusion::prelude::SessionContext;
+use icefloe::{ErrorKind, IcebergTableProvider, Table};
+
+fn sample_table() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/sample_table")
+}
+
+/// A private copy of the sample table to break.
+fn copy_sample() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    copy_dir(&sample_table(), dir.path());
+    dir
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for entry in std::fs::read_dir(from).expect("read_dir") {
+        let entry = entry.expect("entry");
+        let target = to.join(entry.file_name());
+        if entry.file_type().expect("file type").is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).expect("copy");
+        }
+    }
+}
+
+async fn count_rows(location: &str) -> Result<i64, String> {
+    let provider = IcebergTableProvider::open(location).await.map_err(|e| e.to_string())?;
+    let ctx = SessionContext::new();
+    ctx.register_table("t", Arc::new(provider)).map_err(|e| e.to_string())?;
+    let batches = ctx
+        .sql("SELECT count(*) FROM t")
+        .await
+        .map_err(|e| e.to_string())?
+        .collect()
+        .await
+        .map_err(|e| e.to_string())?;
+    let col = batches[0]
+        .column(0)
+        .as_any()
+        .downcast_ref::<datafusion::arrow::array::Int64Array>()
+        .expect("count is Int64");
+    Ok(col.value(0))
+}
+
+#[tokio::test]
+async fn sample_table_reads() {
+    assert_eq!(count_rows(sample_table().to_str().unwrap()).await, Ok(61));
+}
+
+#[tokio::test]
+async fn moved_table_reads_through_remap() {
+    // the copy lives at a temp path; its metadata records /tmp/iceberg-corpus/...
+    let dir = copy_sample();
+    assert_eq!(count_rows(dir.path().to_str().unwrap()).await, Ok(61));
+}
+
+#[tokio::test]
+async fn moved_paths_can_be_disabled() {
+    let dir = copy_sample();
+    let options = icefloe::OpenOptions {
+        allow_moved_paths: false,
+        ..Default::default()
+    };
+    let table = Table::open_with(dir.path().to_str().unwrap(), options).await.unwrap();
+    // the manifest list is looked up at the recorded location, which does not exist here
+    let provider = IcebergTableProvider::try_new(table).unwrap();
+    let err = provider.table_scan().plan_files().await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::NotFound);
+    assert!(err.to_string().contains("/tmp/iceberg-corpus/spark_v2_day_partitioned/metadata/snap-"), "{err}");
+}
+
+#[tokio::test]
+async fn explicit_remap_option() {
+    let dir = copy_sample();
+    let options = icefloe::OpenOptions {
+        allow_moved_paths: false,
+        remap: vec![(
+            "file:/tmp/iceberg-corpus/spark_v2_day_partitioned".into(),
+            dir.path().to_str().unwrap().into(),
+        )],
+        ..Default::default()
+    };
+    let table = Table::open_with(dir.path().to_str().unwrap(), options).await.unwrap();
+    let plan = IcebergTableProvider::try_new(table).unwrap().table_scan().plan_files().await.unwrap();
+    assert_eq!(plan.tasks.len(), 5);
+}
+
+#[tokio::test]
+async fn truncated_metadata_json_names_the_file() {
+    let dir = copy_sample();
+    let file = dir.path().join("metadata/v4.metadata.json");
+    let text = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(&file, &text[..text.len() / 2]).unwrap();
+    let err = Table::open(file.to_str().unwrap()).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidData);
+    assert!(err.to_string().contains("v4.metadata.json"), "{err}");
+    assert!(err.to_string().contains("malformed table metadata JSON"), "{err}");
+}
+
+#[tokio::test]
+async fn unknown_format_version_is_unsupported() {
+    let dir = copy_sample();
+    let file = dir.path().join("metadata/v4.metadata.json");
+    let text = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(&file, text.replace("\"format-version\":2", "\"format-version\":4")).unwrap();
+    let err = Table::open(dir.path().to_str().unwrap()).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Unsupported);
+    assert!(err.to_string().contains("format version 4"), "{err}");
+    assert!(err.to_string().contains("v4.metadata.json"), "{err}");
+}
+
+#[tokio::test]
+async fn missing_manifest_names_it() {
+    let dir = copy_sample();
+    let manifests: Vec<_> = std::fs::read_dir(dir.path().join("metadata"))
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| {
+            let n = e.file_name().to_string_lossy().to_string();
+            n.ends_with("-m0.avro") || n.ends_with("-m1.avro")
+        })
+        .collect();
+    assert!(!manifests.is_empty());
+    for m in &manifests {
+        std::fs::remove_file(m.path()).unwrap();
+    }
+    let err = count_rows(dir.path().to_str().unwrap()).await.unwrap_err();
+    assert!(err.contains("does not exist") && err.contains("-m"), "{err}");
+}
+
+#[tokio::test]
+async fn corrupt_manifest_list_names_it() {
+    let dir = copy_sample();
+    for e in std::fs::read_dir(dir.path().join("metadata")).unwrap().filter_map(|e| e.ok()) {
+        if e.file_name().to_string_lossy().starts_with("snap-") {
+            std::fs::write(e.path(), b"Obj\x01garbage").unwrap();
+        }
+    }
+    let err = count_rows(dir.path().to_str().unwrap()).await.unwrap_err();
+    assert!(err.contains("snap-") && err.contains("Avro"), "{err}");
+}
+
+#[tokio::test]
+async fn missing_data_file_fails_the_query() {
+    let dir = copy_sample();
+    let data = dir.path().join("data/ts_day=2024-03-02");
+    std::fs::remove_dir_all(&data).unwrap();
+    let err = count_rows(dir.path().to_str().unwrap()).await.unwrap_err();
+    assert!(err.contains("ts_day=2024-03-02"), "{err}");
+}
+
+#[tokio::test]
+async fn table_without_snapshot_is_empty_with_schema() {
+    // v1.metadata.json is the table as created, before any insert
+    let file = sample_table().join("metadata/v1.metadata.json");
+    let provider = IcebergTableProvider::open(file.to_str().unwrap()).await.unwrap();
+    assert!(provider.snapshot().is_none());
+    let ctx = SessionContext::new();
+    ctx.register_table("t", Arc::new(provider)).unwrap();
+    let df = ctx.sql("SELECT id, ts, v FROM t").await.unwrap();
+    assert_eq!(df.schema().fields().len(), 3);
+    let batches = df.collect().await.unwrap();
+    assert_eq!(batches.iter().map(|b| b.num_rows()).sum::<usize>(), 0);
+}

@@ -1,1 +1,1 @@
-
+mod bad_input;

@@ -17,10 +17,13 @@
 
 pub mod datafusion;
 pub mod error;
+pub mod eval;
+pub mod expr;
 pub mod io;
 pub mod scan;
 pub mod spec;
 pub mod table;
+pub mod transform;
 
 pub use crate::datafusion::{
     register_iceberg_factory, IcebergTableProvider, IcebergTableProviderFactory,

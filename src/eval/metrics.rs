@@ -1,0 +1,250 @@
+//! Pruning files by their column metrics (Java: `InclusiveMetricsEvaluator` and
+//! `InclusiveEvalVisitor`), written once against the [`FileStats`] accessor.
+//!
+//! Metrics (spec: "Manifests", `data_file` fields 108–128, 137): `value_counts` (values
+//! incl. nulls and NaNs), `null_value_counts`, `nan_value_counts`, and `lower_bounds` /
+//! `upper_bounds` over the non-null, non-NaN values. String and binary bounds may be
+//! truncated (lower bound a prefix of the minimum; upper bound a prefix with its last
+//! code point / byte incremented), which keeps them valid bounds; `starts_with` compares
+//! only the prefix's length of each bound. Bounds written before a type promotion (int
+//! under long, float under double) decode to the promoted type.
+//!
+//! Java's rules kept: a file with no rows cannot match; a column whose values are all
+//! null or all NaN cannot match a comparison; a NaN bound is treated as unknown; `in`
+//! with more than [`IN_PREDICATE_LIMIT`] values is not checked; `!=` / `not in` prune
+//! only when the file holds a single non-null, non-NaN value equal to the literal.
+
+use std::cmp::Ordering;
+
+use super::{IN_PREDICATE_LIMIT, ROWS_CANNOT_MATCH, ROWS_MIGHT_MATCH};
+use crate::error::Result;
+use crate::expr::literal::is_nan;
+use crate::expr::{compare, rewrite_not, visit, BinaryOp, BoundPredicate, BoundReference, PredicateVisitor, SetOp, UnaryOp};
+use crate::spec::{DataFile, Literal, PrimitiveType};
+
+/// Column statistics of one file (or any other container of rows).
+pub trait FileStats {
+    /// Rows in the file.
+    fn record_count(&self) -> i64;
+    /// Values of the field, nulls and NaNs included; `None` if unknown.
+    fn value_count(&self, field_id: i32) -> Option<i64>;
+    /// Null values of the field; `None` if unknown.
+    fn null_count(&self, field_id: i32) -> Option<i64>;
+    /// NaN values of the field; `None` if unknown.
+    fn nan_count(&self, field_id: i32) -> Option<i64>;
+    /// Lower bound of the field's non-null, non-NaN values, as type `ty`.
+    fn lower_bound(&self, field_id: i32, ty: &PrimitiveType) -> Option<Literal>;
+    /// Upper bound of the field's non-null, non-NaN values, as type `ty`.
+    fn upper_bound(&self, field_id: i32, ty: &PrimitiveType) -> Option<Literal>;
+}
+
+impl FileStats for DataFile {
+    fn record_count(&self) -> i64 {
+        self.record_count
+    }
+    fn value_count(&self, field_id: i32) -> Option<i64> {
+        self.value_counts.get(&field_id).copied()
+    }
+    fn null_count(&self, field_id: i32) -> Option<i64> {
+        self.null_value_counts.get(&field_id).copied()
+    }
+    fn nan_count(&self, field_id: i32) -> Option<i64> {
+        self.nan_value_counts.get(&field_id).copied()
+    }
+    fn lower_bound(&self, field_id: i32, ty: &PrimitiveType) -> Option<Literal> {
+        let bytes = self.lower_bounds.get(&field_id)?;
+        Literal::from_bytes(bytes, ty).ok()
+    }
+    fn upper_bound(&self, field_id: i32, ty: &PrimitiveType) -> Option<Literal> {
+        let bytes = self.upper_bounds.get(&field_id)?;
+        Literal::from_bytes(bytes, ty).ok()
+    }
+}
+
+/// Evaluates files' metrics against a row filter.
+#[derive(Debug, Clone)]
+pub struct InclusiveMetricsEvaluator {
+    predicate: BoundPredicate,
+}
+
+impl InclusiveMetricsEvaluator {
+    /// An evaluator for `predicate` (bound to the table schema).
+    pub fn new(predicate: &BoundPredicate) -> Self {
+        Self {
+            predicate: rewrite_not(predicate.clone()),
+        }
+    }
+
+    /// Whether the file might hold a matching row (`false`: skip it).
+    pub fn eval(&self, stats: &dyn FileStats) -> Result<bool> {
+        let rows = stats.record_count();
+        if rows == 0 {
+            return Ok(ROWS_CANNOT_MATCH);
+        }
+        if rows < 0 {
+            return Ok(ROWS_MIGHT_MATCH);
+        }
+        visit(&self.predicate, &mut MetricsVisitor { stats })
+    }
+}
+
+struct MetricsVisitor<'a> {
+    stats: &'a dyn FileStats,
+}
+
+impl MetricsVisitor<'_> {
+    fn may_contain_null(&self, id: i32) -> bool {
+        self.stats.null_count(id).is_none_or(|n| n != 0)
+    }
+    fn contains_nulls_only(&self, id: i32) -> bool {
+        matches!((self.stats.value_count(id), self.stats.null_count(id)), (Some(v), Some(n)) if v == n)
+    }
+    fn may_contain_nan(&self, id: i32) -> bool {
+        self.stats.nan_count(id).is_none_or(|n| n != 0)
+    }
+    fn contains_nans_only(&self, id: i32) -> bool {
+        matches!((self.stats.nan_count(id), self.stats.value_count(id)), (Some(n), Some(v)) if n == v)
+    }
+    fn lower(&self, t: &BoundReference) -> Option<Literal> {
+        self.stats.lower_bound(t.field_id, &t.field_type).filter(|l| !is_nan(l))
+    }
+    fn upper(&self, t: &BoundReference) -> Option<Literal> {
+        self.stats.upper_bound(t.field_id, &t.field_type).filter(|l| !is_nan(l))
+    }
+    /// The single value of the column, when it has no nulls or NaNs and lower == upper.
+    fn unique_value(&self, t: &BoundReference) -> Option<Literal> {
+        let id = t.field_id;
+        let is_float = matches!(t.field_type, PrimitiveType::Float | PrimitiveType::Double);
+        if self.may_contain_null(id) || (is_float && self.may_contain_nan(id)) {
+            return None;
+        }
+        let (lower, upper) = (self.lower(t)?, self.upper(t)?);
+        (compare(&lower, &upper) == Some(Ordering::Equal)).then_some(lower)
+    }
+    fn raw_bound(&self, t: &BoundReference, upper: bool) -> Option<Vec<u8>> {
+        let b = if upper {
+            self.stats.upper_bound(t.field_id, &t.field_type)
+        } else {
+            self.stats.lower_bound(t.field_id, &t.field_type)
+        };
+        match b? {
+            Literal::String(s) => Some(s.into_bytes()),
+            _ => None,
+        }
+    }
+}
+
+impl PredicateVisitor<BoundReference> for MetricsVisitor<'_> {
+    type Output = bool;
+
+    fn always_true(&mut self) -> Result<bool> {
+        Ok(ROWS_MIGHT_MATCH)
+    }
+    fn always_false(&mut self) -> Result<bool> {
+        Ok(ROWS_CANNOT_MATCH)
+    }
+    fn and(&mut self, l: bool, r: bool) -> Result<bool> {
+        Ok(l && r)
+    }
+    fn or(&mut self, l: bool, r: bool) -> Result<bool> {
+        Ok(l || r)
+    }
+
+    fn unary(&mut self, op: UnaryOp, t: &BoundReference) -> Result<bool> {
+        let id = t.field_id;
+        Ok(match op {
+            UnaryOp::IsNull => self.may_contain_null(id),
+            UnaryOp::NotNull => !self.contains_nulls_only(id),
+            UnaryOp::IsNan => !self.contains_nulls_only(id) && self.may_contain_nan(id),
+            UnaryOp::NotNan => !self.contains_nans_only(id),
+        })
+    }
+
+    fn binary(&mut self, op: BinaryOp, t: &BoundReference, lit: &Literal) -> Result<bool> {
+        let id = t.field_id;
+        match op {
+            BinaryOp::NotEq => {
+                return Ok(self
+                    .unique_value(t)
+                    .is_none_or(|v| compare(&v, lit) != Some(Ordering::Equal)))
+            }
+            BinaryOp::NotStartsWith => return Ok(self.not_starts_with(t, lit)),
+            BinaryOp::StartsWith => {
+                if self.contains_nulls_only(id) {
+                    return Ok(ROWS_CANNOT_MATCH);
+                }
+                let Literal::String(prefix) = lit else {
+                    return Ok(ROWS_MIGHT_MATCH);
+                };
+                let p = prefix.as_bytes();
+                if let Some(lower) = self.raw_bound(t, false) {
+                    if &lower[..p.len().min(lower.len())] > p {
+                        return Ok(ROWS_CANNOT_MATCH);
+                    }
+                }
+                if let Some(upper) = self.raw_bound(t, true) {
+                    if &upper[..p.len().min(upper.len())] < p {
+                        return Ok(ROWS_CANNOT_MATCH);
+                    }
+                }
+                return Ok(ROWS_MIGHT_MATCH);
+            }
+            _ => {}
+        }
+        if self.contains_nulls_only(id) || self.contains_nans_only(id) {
+            return Ok(ROWS_CANNOT_MATCH);
+        }
+        let lower_cmp = || self.lower(t).and_then(|l| compare(&l, lit));
+        let upper_cmp = || self.upper(t).and_then(|u| compare(&u, lit));
+        Ok(match op {
+            BinaryOp::Lt => lower_cmp().is_none_or(|c| c == Ordering::Less),
+            BinaryOp::LtEq => lower_cmp().is_none_or(|c| c != Ordering::Greater),
+            BinaryOp::Gt => upper_cmp().is_none_or(|c| c == Ordering::Greater),
+            BinaryOp::GtEq => upper_cmp().is_none_or(|c| c != Ordering::Less),
+            BinaryOp::Eq => {
+                lower_cmp().is_none_or(|c| c != Ordering::Greater)
+                    && upper_cmp().is_none_or(|c| c != Ordering::Less)
+            }
+            _ => ROWS_MIGHT_MATCH,
+        })
+    }
+
+    fn set(&mut self, op: SetOp, t: &BoundReference, literals: &[Literal]) -> Result<bool> {
+        let id = t.field_id;
+        if op == SetOp::NotIn {
+            return Ok(self.unique_value(t).is_none_or(|v| {
+                !literals.iter().any(|l| compare(&v, l) == Some(Ordering::Equal))
+            }));
+        }
+        if self.contains_nulls_only(id) || self.contains_nans_only(id) {
+            return Ok(ROWS_CANNOT_MATCH);
+        }
+        if literals.len() > IN_PREDICATE_LIMIT {
+            return Ok(ROWS_MIGHT_MATCH);
+        }
+        let Some(lower) = self.lower(t) else {
+            return Ok(ROWS_MIGHT_MATCH);
+        };
+        let upper = self.upper(t);
+        Ok(literals.iter().any(|l| {
+            compare(&lower, l) != Some(Ordering::Greater)
+                && upper.as_ref().is_none_or(|u| compare(u, l) != Some(Ordering::Less))
+        }))
+    }
+}
+
+impl MetricsVisitor<'_> {
+    fn not_starts_with(&self, t: &BoundReference, lit: &Literal) -> bool {
+        if self.may_contain_null(t.field_id) {
+            return ROWS_MIGHT_MATCH;
+        }
+        let (Literal::String(prefix), Some(lower), Some(upper)) =
+            (lit, self.raw_bound(t, false), self.raw_bound(t, true))
+        else {
+            return ROWS_MIGHT_MATCH;
+        };
+        // every value lies between two strings that both start with the prefix
+        let p = prefix.as_bytes();
+        !(lower.starts_with(p) && upper.starts_with(p))
+    }
+}

@@ -1,0 +1,1 @@
+//! Case tables for the evaluators (filled below).

@@ -1,1 +1,3 @@
+mod cli;
+
 mod bad_input;

@@ -49,19 +49,18 @@ Examples:
 #[derive(Debug, Parser)]
 #[command(name = "icefloe", version, after_help = EXAMPLES)]
 struct Cli {
-    #[command(flatten)]
-    tables: TableArgs,
-
     /// Run these SQL statements (separated by ';') and exit
-    #[arg(short = 'c', long = "command", value_name = "SQL", conflicts_with = "file")]
+    #[arg(
+        short = 'c',
+        long = "command",
+        value_name = "SQL",
+        conflicts_with = "file"
+    )]
     command: Option<String>,
 
     /// Run the SQL statements in FILE ('-' for stdin) and exit
     #[arg(short = 'f', long = "file", value_name = "FILE")]
     file: Option<PathBuf>,
-
-    #[command(flatten)]
-    output: OutputArgs,
 
     /// Number of partitions queries are run with [default: number of CPU cores]
     #[arg(
@@ -70,6 +69,12 @@ struct Cli {
         value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..)
     )]
     target_partitions: Option<usize>,
+
+    #[command(flatten)]
+    tables: TableArgs,
+
+    #[command(flatten)]
+    output: OutputArgs,
 }
 
 /// Where tables come from. (A `--catalog` option belongs here too.)

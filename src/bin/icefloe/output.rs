@@ -46,7 +46,7 @@ enum Target {
     /// Parquet: one file holds one result, so the file is created at the first result.
     Parquet {
         path: PathBuf,
-        writer: Option<ArrowWriter<BufWriter<File>>>,
+        writer: Option<Box<ArrowWriter<BufWriter<File>>>>,
     },
 }
 
@@ -106,7 +106,9 @@ impl Output {
                 *printed_table = true;
             }
             (Target::Text { writer, .. }, Format::Csv) => {
-                let mut csv = CsvWriterBuilder::new().with_header(true).build(&mut *writer);
+                let mut csv = CsvWriterBuilder::new()
+                    .with_header(true)
+                    .build(&mut *writer);
                 let mut wrote_any = false;
                 while let Some(batch) = stream.next().await {
                     csv.write(&batch?)?;
@@ -156,7 +158,10 @@ impl Output {
     pub fn finish(self) -> Result<(), CliError> {
         match self.target {
             Target::Text { mut writer, .. } => writer.flush()?,
-            Target::Parquet { writer: Some(writer), .. } => {
+            Target::Parquet {
+                writer: Some(writer),
+                ..
+            } => {
                 writer.close()?;
             }
             Target::Parquet { path, writer: None } => {
@@ -184,7 +189,7 @@ fn create(path: &Path) -> Result<File, CliError> {
 fn parquet_writer(
     path: &Path,
     schema: SchemaRef,
-) -> Result<ArrowWriter<BufWriter<File>>, CliError> {
+) -> Result<Box<ArrowWriter<BufWriter<File>>>, CliError> {
     let file = BufWriter::new(create(path)?);
-    Ok(ArrowWriter::try_new(file, schema, None)?)
+    Ok(Box::new(ArrowWriter::try_new(file, schema, None)?))
 }

@@ -49,7 +49,11 @@ pub async fn run(ctx: &SessionContext, output: &mut Output) -> Result<(), CliErr
 
     let mut buffer = String::new();
     loop {
-        let prompt = if buffer.is_empty() { PROMPT } else { CONTINUATION };
+        let prompt = if buffer.is_empty() {
+            PROMPT
+        } else {
+            CONTINUATION
+        };
         let line = match editor.readline(prompt) {
             Ok(line) => line,
             // Ctrl-C: drop what was typed so far.

@@ -124,7 +124,8 @@ mod tests {
 
     #[test]
     fn splits_on_semicolons_outside_quotes_and_comments() {
-        let sql = "SELECT ';' AS a;\nSELECT \"x;y\" FROM t -- c;\n;\n/* ; */ SELECT 'é;' ; ; -- end";
+        let sql =
+            "SELECT ';' AS a;\nSELECT \"x;y\" FROM t -- c;\n;\n/* ; */ SELECT 'é;' ; ; -- end";
         assert_eq!(
             split(sql, generic().as_ref()),
             vec![
@@ -152,7 +153,10 @@ mod tests {
 
     #[test]
     fn unterminated_input_is_returned_whole() {
-        assert_eq!(split("SELECT 'abc; x", generic().as_ref()), vec!["SELECT 'abc; x"]);
+        assert_eq!(
+            split("SELECT 'abc; x", generic().as_ref()),
+            vec!["SELECT 'abc; x"]
+        );
     }
 
     #[test]

@@ -1,0 +1,329 @@
+//! The `icefloe` command-line program, run as a subprocess.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use datafusion::arrow::array::{Array, Int64Array};
+use datafusion::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+
+/// The binary, with HOME pointed at an empty directory so that no history file is
+/// read or written in the real home.
+fn icefloe(home: &Path) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_icefloe"));
+    cmd.env("HOME", home)
+        .env("USERPROFILE", home)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdin(Stdio::null());
+    cmd
+}
+
+fn run(args: &[&str]) -> Output {
+    let home = tempfile::tempdir().unwrap();
+    icefloe(home.path()).args(args).output().unwrap()
+}
+
+/// Run with `stdin` fed to the process (no terminal: rustyline reads plain lines).
+fn run_with_stdin(args: &[&str], stdin: &str) -> Output {
+    let home = tempfile::tempdir().unwrap();
+    let mut child = icefloe(home.path())
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8(out.stdout.clone()).unwrap()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8(out.stderr.clone()).unwrap()
+}
+
+#[track_caller]
+fn assert_success(out: &Output) {
+    assert!(
+        out.status.success(),
+        "exit status {:?}\nstdout:\n{}\nstderr:\n{}",
+        out.status.code(),
+        stdout(out),
+        stderr(out)
+    );
+}
+
+#[track_caller]
+fn assert_failure(out: &Output) {
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "stdout:\n{}\nstderr:\n{}",
+        stdout(out),
+        stderr(out)
+    );
+    assert!(
+        stderr(out).starts_with("error: "),
+        "stderr: {}",
+        stderr(out)
+    );
+}
+
+#[test]
+fn cli_table_format() {
+    let out = run(&["-c", "SELECT 1 AS a"]);
+    assert_success(&out);
+    assert_eq!(stdout(&out), "+---+\n| a |\n+---+\n| 1 |\n+---+\n");
+    assert_eq!(stderr(&out), "");
+}
+
+#[test]
+fn cli_table_format_separates_results_and_shows_empty_results() {
+    let out = run(&["-c", "SELECT 1 AS a; SELECT 'x' AS b WHERE false"]);
+    assert_success(&out);
+    assert_eq!(
+        stdout(&out),
+        "+---+\n| a |\n+---+\n| 1 |\n+---+\n\n+---+\n| b |\n+---+\n+---+\n"
+    );
+}
+
+#[test]
+fn cli_csv_format() {
+    let out = run(&["-c", "SELECT 1 AS a, 'x,y' AS b", "--format", "csv"]);
+    assert_success(&out);
+    assert_eq!(stdout(&out), "a,b\n1,\"x,y\"\n");
+}
+
+#[test]
+fn cli_csv_header_without_rows() {
+    let out = run(&["-c", "SELECT 1 AS a WHERE false", "--format", "csv"]);
+    assert_success(&out);
+    assert_eq!(stdout(&out), "a\n");
+}
+
+#[test]
+fn cli_json_format() {
+    let out = run(&[
+        "-c",
+        "SELECT 1 AS a, 'x' AS b UNION ALL SELECT 2, 'y' ORDER BY a",
+        "--format",
+        "json",
+    ]);
+    assert_success(&out);
+    assert_eq!(
+        stdout(&out),
+        "{\"a\":1,\"b\":\"x\"}\n{\"a\":2,\"b\":\"y\"}\n"
+    );
+}
+
+#[test]
+fn cli_parquet_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("out.parquet");
+    let out = run(&[
+        "-c",
+        "SELECT 1 AS a",
+        "--format",
+        "parquet",
+        "-o",
+        path.to_str().unwrap(),
+    ]);
+    assert_success(&out);
+    assert_eq!(stdout(&out), "");
+
+    let file = std::fs::File::open(&path).unwrap();
+    let reader = ParquetRecordBatchReaderBuilder::try_new(file)
+        .unwrap()
+        .build()
+        .unwrap();
+    let batches = reader.collect::<Result<Vec<_>, _>>().unwrap();
+    assert_eq!(batches.len(), 1);
+    let batch = &batches[0];
+    assert_eq!(batch.schema().field(0).name(), "a");
+    let a = batch
+        .column(0)
+        .as_any()
+        .downcast_ref::<Int64Array>()
+        .unwrap();
+    assert_eq!(a.len(), 1);
+    assert_eq!(a.value(0), 1);
+}
+
+#[test]
+fn cli_parquet_needs_output_file() {
+    let out = run(&["-c", "SELECT 1 AS a", "--format", "parquet"]);
+    assert_failure(&out);
+    assert!(stderr(&out).contains("-o FILE"), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "");
+}
+
+#[test]
+fn cli_output_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("out.csv");
+    let out = run(&[
+        "-c",
+        "SELECT 1 AS a",
+        "--format",
+        "csv",
+        "-o",
+        path.to_str().unwrap(),
+    ]);
+    assert_success(&out);
+    assert_eq!(stdout(&out), "");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "a\n1\n");
+}
+
+#[test]
+fn cli_sql_error_exits_1() {
+    let out = run(&["-c", "SELECT * FROM no_such_table"]);
+    assert_failure(&out);
+    assert!(stderr(&out).contains("no_such_table"), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "");
+}
+
+#[test]
+fn cli_stops_at_first_failing_statement() {
+    let out = run(&[
+        "-c",
+        "SELECT 1 AS a; SELECT * FROM no_such_table; SELECT 2 AS b",
+        "--format",
+        "csv",
+    ]);
+    assert_failure(&out);
+    assert_eq!(stdout(&out), "a\n1\n");
+}
+
+#[test]
+fn cli_file_with_two_statements() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("queries.sql");
+    std::fs::write(
+        &path,
+        "-- a view, then a query; DDL prints nothing\n\
+         CREATE VIEW v AS SELECT 'x;y' AS b;\n\
+         SELECT b, 2 AS c\n  FROM v; /* done; */\n",
+    )
+    .unwrap();
+    let out = run(&["-f", path.to_str().unwrap(), "--format", "csv"]);
+    assert_success(&out);
+    assert_eq!(stdout(&out), "b,c\nx;y,2\n");
+}
+
+#[test]
+fn cli_missing_file_is_an_error() {
+    let out = run(&["-f", "no/such/file.sql"]);
+    assert_failure(&out);
+    assert!(
+        stderr(&out).contains("no/such/file.sql"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn cli_help_has_examples() {
+    let out = run(&["--help"]);
+    assert_success(&out);
+    let help = stdout(&out);
+    assert!(help.contains("Examples:"), "{help}");
+    assert!(help.contains("icefloe --table t="), "{help}");
+    assert!(help.contains("--format csv"), "{help}");
+}
+
+#[test]
+fn cli_bad_table_argument() {
+    let out = run(&["--table", "just_a_name", "-c", "SELECT 1"]);
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("NAME=LOCATION"), "{}", stderr(&out));
+}
+
+#[test]
+fn cli_target_partitions_and_information_schema() {
+    let out = run(&[
+        "--target-partitions",
+        "3",
+        "--format",
+        "csv",
+        "-c",
+        "SELECT value FROM information_schema.df_settings \
+         WHERE name = 'datafusion.execution.target_partitions'",
+    ]);
+    assert_success(&out);
+    assert_eq!(stdout(&out), "value\n3\n");
+}
+
+#[test]
+fn cli_repl_reads_statements_from_stdin() {
+    let out = run_with_stdin(
+        &["--format", "csv"],
+        "SELECT\n  1 AS a;\n-- a comment line\nSELECT ';' AS b; SELECT 3\n  AS c;\n\\q\nSELECT 4 AS d;\n",
+    );
+    assert_success(&out);
+    assert_eq!(stdout(&out), "a\n1\nb\n;\nc\n3\n");
+    assert_eq!(stderr(&out), "");
+}
+
+#[test]
+fn cli_repl_continues_after_error() {
+    let out = run_with_stdin(
+        &["--format", "csv"],
+        "SELECT * FROM no_such_table;\nSELECT 2 AS b;\n",
+    );
+    assert_success(&out);
+    assert_eq!(stdout(&out), "b\n2\n");
+    assert!(stderr(&out).starts_with("error: "), "{}", stderr(&out));
+    assert!(stderr(&out).contains("no_such_table"), "{}", stderr(&out));
+}
+
+#[test]
+fn cli_repl_runs_unterminated_last_statement() {
+    let out = run_with_stdin(
+        &["--format", "json"],
+        "CREATE VIEW v AS SELECT 5 AS e;\nSELECT e FROM v",
+    );
+    assert_success(&out);
+    assert_eq!(stdout(&out), "{\"e\":5}\n");
+}
+
+fn sample_table() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/sample_table")
+}
+
+/// Needs the library and `testdata/sample_table`: opens the table both with `--table`
+/// and with `CREATE EXTERNAL TABLE ... STORED AS ICEBERG`.
+#[test]
+fn cli_counts_sample_table() {
+    let location = sample_table();
+    let location = location.to_str().unwrap();
+    let sql = format!(
+        "SELECT count(*) AS n FROM t; \
+         CREATE EXTERNAL TABLE u STORED AS ICEBERG LOCATION '{location}'; \
+         SELECT count(*) AS n FROM u"
+    );
+    let out = run(&[
+        "--table",
+        &format!("t={location}"),
+        "--format",
+        "csv",
+        "-c",
+        &sql,
+    ]);
+    assert_success(&out);
+    let text = stdout(&out);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 4, "{text}");
+    assert_eq!(lines[0], "n");
+    assert_eq!(lines[2], "n");
+    let n: u64 = lines[1].parse().expect("a row count");
+    assert!(n > 0, "{text}");
+    assert_eq!(lines[3], lines[1], "{text}");
+}

@@ -2,6 +2,8 @@
 
 mod expr_adapter;
 mod factory;
+pub mod filter;
+pub mod metrics;
 mod table_provider;
 
 pub use expr_adapter::{FieldIdExprAdapter, FieldIdExprAdapterFactory};

@@ -7,7 +7,7 @@
 //! field id.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use datafusion::arrow::datatypes::SchemaRef;
@@ -27,7 +27,9 @@ use datafusion::physical_plan::ExecutionPlan;
 
 use super::expr_adapter::FieldIdExprAdapterFactory;
 use crate::error::{Error, Result};
-use crate::scan::{FileScanTask, TableScan};
+use super::filter::{exact_by_identity_partitions, FilterConverter};
+use super::metrics::attach_scan_metrics;
+use crate::scan::{FileScanTask, ScanMetrics, TableScan};
 use crate::spec::arrow::schema_to_arrow;
 use crate::spec::{Schema, Snapshot};
 use crate::table::Table;
@@ -43,6 +45,8 @@ pub struct IcebergTableProvider {
     snapshot: Option<Snapshot>,
     schema: Arc<Schema>,
     arrow_schema: SchemaRef,
+    /// The planning counts of the latest `scan()` (shared by clones).
+    last_scan_metrics: Arc<Mutex<Option<ScanMetrics>>>,
 }
 
 impl IcebergTableProvider {
@@ -74,6 +78,7 @@ impl IcebergTableProvider {
             snapshot,
             schema: Arc::new(schema),
             arrow_schema,
+            last_scan_metrics: Arc::default(),
         })
     }
 
@@ -120,6 +125,13 @@ impl IcebergTableProvider {
     /// A scan planner for this provider's snapshot.
     pub fn table_scan(&self) -> TableScan {
         TableScan::new(self.table.clone(), self.snapshot.clone())
+    }
+
+    /// The planning counts (the pruning funnel) of the latest `scan()` of this provider
+    /// or a clone of it: manifests and data files total / skipped, data files planned,
+    /// delete files kept. `None` before the first scan.
+    pub fn last_scan_metrics(&self) -> Option<ScanMetrics> {
+        self.last_scan_metrics.lock().ok().and_then(|m| m.clone())
     }
 }
 
@@ -229,7 +241,15 @@ impl TableProvider for IcebergTableProvider {
         filters: &[Expr],
         limit: Option<usize>,
     ) -> DFResult<Arc<dyn ExecutionPlan>> {
-        let plan = self.table_scan().plan_files().await?;
+        let mut scan = self.table_scan();
+        if let Some(filter) = FilterConverter::new(&self.schema).convert_all(filters) {
+            scan = scan.with_filter(filter);
+        }
+        let plan = scan.plan_files().await?;
+        let scan_metrics = plan.metrics.clone();
+        if let Ok(mut last) = self.last_scan_metrics.lock() {
+            *last = Some(scan_metrics.clone());
+        }
         if !plan.delete_entries.is_empty() {
             return Err(Error::unsupported(format!(
                 "row-level deletes: snapshot {} has {} live delete file(s) (position deletes, \
@@ -239,13 +259,27 @@ impl TableProvider for IcebergTableProvider {
             ))
             .into());
         }
-        Ok(self.build_scan(state, plan.tasks, projection, filters, limit)?)
+        let exec = self.build_scan(state, plan.tasks, projection, filters, limit)?;
+        attach_scan_metrics(&exec, &scan_metrics);
+        Ok(exec)
     }
 
     fn supports_filters_pushdown(
         &self,
         filters: &[&Expr],
     ) -> DFResult<Vec<TableProviderFilterPushDown>> {
-        Ok(vec![TableProviderFilterPushDown::Inexact; filters.len()])
+        // Exact only where partition pruning alone decides every row: identity-partition
+        // predicates under every partition spec of the table; DataFusion re-checks the rest.
+        let converter = FilterConverter::new(&self.schema);
+        let specs = &self.table.metadata().partition_specs;
+        Ok(filters
+            .iter()
+            .map(|f| match converter.convert(f) {
+                Some(c) if exact_by_identity_partitions(&c, &self.schema, specs) => {
+                    TableProviderFilterPushDown::Exact
+                }
+                _ => TableProviderFilterPushDown::Inexact,
+            })
+            .collect())
     }
 }

@@ -223,6 +223,22 @@ pub fn convert(literal: &Literal, ty: &PrimitiveType) -> Result<Conversion> {
             };
             Ok(int_to_double(v))
         }
+        (L::Float(_) | L::Double(_), T::Int | T::Long) => {
+            let d = match literal {
+                L::Float(f) => f64::from(*f),
+                L::Double(d) => *d,
+                _ => return Err(incompatible(literal, ty)),
+            };
+            if d.is_nan() {
+                return Err(incompatible(literal, ty));
+            }
+            let (min, max) = if *ty == T::Int { i32_range } else { i64_range };
+            // saturating float → int casts keep infinities beyond the range
+            let (floor, ceil) = (d.floor() as i128, d.ceil() as i128);
+            Ok(bracket(floor, ceil, min, max, |x| {
+                make_integral(ty, x).unwrap_or(L::Long(0))
+            }))
+        }
         (L::Float(f), T::Float) => exact(L::Float(*f)),
         (L::Float(f), T::Double) => exact(L::Double(f64::from(*f))),
         (L::Double(d), T::Double) => exact(L::Double(*d)),
@@ -334,6 +350,9 @@ mod tests {
             (L::TimestampNs(3_000), T::Timestamp, Conversion::Exact(L::Timestamp(3))),
             (L::Date(1), T::Timestamptz, Conversion::Exact(L::Timestamptz(MICROS_PER_DAY))),
             (L::Timestamp(-1), T::Date, between(Some(L::Date(-1)), Some(L::Date(0)))),
+            (L::Double(2.5), T::Int, between(Some(L::Int(2)), Some(L::Int(3)))),
+            (L::Double(-2.0), T::Long, Conversion::Exact(L::Long(-2))),
+            (L::Double(1e30), T::Int, between(Some(L::Int(i32::MAX)), None)),
         ];
         for (lit, ty, expected) in cases {
             assert_eq!(convert(&lit, &ty).unwrap(), expected, "{lit} as {ty}");

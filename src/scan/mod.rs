@@ -4,12 +4,24 @@
 //! each data file becomes one task carrying its stored path, resolved location, partition
 //! tuple and data sequence number. Delete files are collected alongside; applying them is
 //! the business of the delete planner.
+//!
+//! With a row filter ([`TableScan::with_filter`]) planning prunes in three steps, each
+//! only dropping what cannot hold a matching row: manifests by their partition summaries
+//! ([`ManifestEvaluator`], each manifest under its own partition spec), then each data
+//! or delete file by its partition tuple (the filter's inclusive projection), then each
+//! data file by its column metrics ([`InclusiveMetricsEvaluator`]). The counts of each
+//! step are in [`ScanMetrics`].
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use futures::stream::{self, StreamExt, TryStreamExt};
 
 use crate::error::{Error, Result};
+use crate::eval::{
+    evaluate_partition, BoundPartitionSpec, InclusiveMetricsEvaluator, ManifestEvaluator,
+};
+use crate::expr::{Binder, BoundPredicate, Predicate};
 use crate::spec::{
     DataContentType, DataFile, ManifestContent, ManifestEntry, ManifestFile, Schema, Snapshot,
     TableMetadata,
@@ -35,19 +47,33 @@ impl FileScanTask {
     }
 }
 
-/// Counts from planning, for `EXPLAIN` and the CLI.
+/// Counts from planning (the pruning funnel), for `EXPLAIN ANALYZE` and the CLI.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ScanMetrics {
     /// Manifests in the manifest list.
     pub manifests_total: usize,
     /// Manifests opened.
     pub manifests_scanned: usize,
+    /// Manifests skipped by their partition summaries.
+    pub manifests_skipped: usize,
+    /// Data manifests in the manifest list.
+    pub data_manifests_total: usize,
+    /// Data manifests skipped by their partition summaries.
+    pub data_manifests_skipped: usize,
     /// Live data files in the scanned manifests.
     pub data_files_total: usize,
+    /// Data files skipped by their partition tuple.
+    pub data_files_skipped_by_partition: usize,
+    /// Data files skipped by their column metrics.
+    pub data_files_skipped_by_metrics: usize,
     /// Data files planned.
     pub data_files_planned: usize,
     /// Live delete files in the scanned manifests.
     pub delete_files_total: usize,
+    /// Delete files skipped by their partition tuple.
+    pub delete_files_skipped_by_partition: usize,
+    /// Delete files kept (handed to the delete planner).
+    pub delete_files_kept: usize,
 }
 
 /// The result of planning a scan.
@@ -66,12 +92,46 @@ pub struct ScanPlan {
 pub struct TableScan {
     table: Table,
     snapshot: Option<Snapshot>,
+    filter: Option<Predicate>,
 }
 
 impl TableScan {
     /// A scan of `snapshot` (`None`: a table with no snapshot, which plans nothing).
     pub fn new(table: Table, snapshot: Option<Snapshot>) -> Self {
-        Self { table, snapshot }
+        Self {
+            table,
+            snapshot,
+            filter: None,
+        }
+    }
+
+    /// Plan only files that may hold rows matching `filter` (ANDed with any filter set
+    /// before). The filter is bound by field id to the snapshot's schema when planning.
+    pub fn with_filter(mut self, filter: Predicate) -> Self {
+        self.filter = Some(match self.filter.take() {
+            Some(f) => f.and(filter),
+            None => filter,
+        });
+        self
+    }
+
+    /// The schema the filter binds to: the snapshot's, else the current one.
+    fn schema(&self) -> &Schema {
+        let metadata = self.table.metadata();
+        match &self.snapshot {
+            Some(s) => metadata.schema_for_snapshot(s),
+            None => metadata.current_schema(),
+        }
+    }
+
+    /// The filter bound to the scan's schema (`None` when there is no filter).
+    ///
+    /// Errors: a column the schema does not have, or a literal of an incompatible type.
+    pub fn bound_filter(&self) -> Result<Option<BoundPredicate>> {
+        self.filter
+            .as_ref()
+            .map(|f| Binder::new(self.schema()).bind(f))
+            .transpose()
     }
 
     /// The snapshot scanned.
@@ -99,13 +159,35 @@ impl TableScan {
     /// Errors: a manifest list or manifest that is missing ([`crate::ErrorKind::NotFound`])
     /// or corrupt ([`crate::ErrorKind::InvalidData`]), naming the file.
     pub async fn plan_files(&self) -> Result<ScanPlan> {
+        let filter = self.bound_filter()?;
         let manifests = self.manifest_list().await?;
         let mut metrics = ScanMetrics {
             manifests_total: manifests.len(),
+            data_manifests_total: manifests
+                .iter()
+                .filter(|m| m.content == ManifestContent::Data)
+                .count(),
             ..Default::default()
         };
         let metadata = self.table.metadata_ref();
-        let scanned: Vec<ManifestFile> = manifests.into_iter().filter(|m| m.has_live_files()).collect();
+        let mut pruner = filter
+            .as_ref()
+            .map(|f| Pruner::new(&metadata, f));
+        let mut scanned = Vec::with_capacity(manifests.len());
+        for m in manifests.into_iter().filter(|m| m.has_live_files()) {
+            let keep = match &mut pruner {
+                Some(p) => p.manifest_might_match(&m)?,
+                None => true,
+            };
+            if keep {
+                scanned.push(m);
+            } else {
+                metrics.manifests_skipped += 1;
+                if m.content == ManifestContent::Data {
+                    metrics.data_manifests_skipped += 1;
+                }
+            }
+        }
         metrics.manifests_scanned = scanned.len();
         let entries: Vec<Vec<ManifestEntry>> = stream::iter(scanned)
             .map(|m| {
@@ -118,24 +200,105 @@ impl TableScan {
             .await?;
         let mut plan = ScanPlan::default();
         for entry in entries.into_iter().flatten().filter(ManifestEntry::is_alive) {
-            match entry.data_file.content {
-                DataContentType::Data => {
-                    metrics.data_files_total += 1;
-                    let location = self.table.file_io().remap(&entry.data_file.file_path)?;
-                    plan.tasks.push(FileScanTask {
-                        entry: Arc::new(entry),
-                        location,
-                    });
+            let is_data = entry.data_file.content == DataContentType::Data;
+            if is_data {
+                metrics.data_files_total += 1;
+            } else {
+                metrics.delete_files_total += 1;
+            }
+            if let Some(p) = &mut pruner {
+                if !p.partition_might_match(&entry)? {
+                    if is_data {
+                        metrics.data_files_skipped_by_partition += 1;
+                    } else {
+                        metrics.delete_files_skipped_by_partition += 1;
+                    }
+                    continue;
                 }
-                DataContentType::PositionDeletes | DataContentType::EqualityDeletes => {
-                    metrics.delete_files_total += 1;
-                    plan.delete_entries.push(Arc::new(entry));
+                if is_data && !p.metrics_might_match(&entry) {
+                    metrics.data_files_skipped_by_metrics += 1;
+                    continue;
                 }
+            }
+            if is_data {
+                let location = self.table.file_io().remap(&entry.data_file.file_path)?;
+                plan.tasks.push(FileScanTask {
+                    entry: Arc::new(entry),
+                    location,
+                });
+            } else {
+                plan.delete_entries.push(Arc::new(entry));
             }
         }
         metrics.data_files_planned = plan.tasks.len();
+        metrics.delete_files_kept = plan.delete_entries.len();
         plan.metrics = metrics;
         Ok(plan)
+    }
+}
+
+/// The evaluators of one scan's filter, per partition spec.
+struct Pruner<'a> {
+    metadata: &'a TableMetadata,
+    filter: &'a BoundPredicate,
+    /// spec id → manifest evaluator (which holds the projected partition filter);
+    /// `None` when the spec cannot be resolved (nothing is pruned by partition then).
+    specs: HashMap<i32, Option<(BoundPartitionSpec, ManifestEvaluator)>>,
+    metrics: InclusiveMetricsEvaluator,
+}
+
+impl<'a> Pruner<'a> {
+    fn new(metadata: &'a TableMetadata, filter: &'a BoundPredicate) -> Self {
+        Self {
+            metadata,
+            filter,
+            specs: HashMap::new(),
+            metrics: InclusiveMetricsEvaluator::new(filter),
+        }
+    }
+
+    fn spec(&mut self, spec_id: i32) -> Result<Option<&(BoundPartitionSpec, ManifestEvaluator)>> {
+        if !self.specs.contains_key(&spec_id) {
+            let resolved = match self.metadata.partition_spec_by_id(spec_id) {
+                None => None,
+                Some(spec) => {
+                    let mut schemas: Vec<&Schema> = vec![self.metadata.current_schema()];
+                    schemas.extend(self.metadata.schemas.iter().rev());
+                    let bound = BoundPartitionSpec::new(spec, &schemas)?;
+                    let evaluator = ManifestEvaluator::new(bound.clone(), self.filter)?;
+                    Some((bound, evaluator))
+                }
+            };
+            self.specs.insert(spec_id, resolved);
+        }
+        Ok(self.specs.get(&spec_id).and_then(Option::as_ref))
+    }
+
+    /// Whether the manifest's partition summaries allow a matching row. Pruning is best
+    /// effort: a summary that cannot be evaluated keeps the manifest.
+    fn manifest_might_match(&mut self, manifest: &ManifestFile) -> Result<bool> {
+        Ok(match self.spec(manifest.partition_spec_id)? {
+            Some((_, evaluator)) => evaluator.eval(manifest).unwrap_or(true),
+            None => true,
+        })
+    }
+
+    /// Whether the entry's partition tuple allows a matching row. Errors are returned,
+    /// not ignored: exact filter pushdown relies on this step.
+    fn partition_might_match(&mut self, entry: &ManifestEntry) -> Result<bool> {
+        let Some((spec, evaluator)) = self.spec(entry.spec_id)? else {
+            return Ok(true);
+        };
+        if entry.data_file.partition.len() != spec.fields.len() {
+            return Ok(true);
+        }
+        evaluate_partition(spec, evaluator.partition_filter(), &entry.data_file.partition)
+            .map_err(|e| e.context(format!("partition of '{}'", entry.data_file.file_path)))
+    }
+
+    /// Whether the data file's column metrics allow a matching row (best effort).
+    fn metrics_might_match(&self, entry: &ManifestEntry) -> bool {
+        self.metrics.eval(&entry.data_file).unwrap_or(true)
     }
 }
 

@@ -1,0 +1,469 @@
+//! DataFusion filter `Expr`s → Iceberg [`Predicate`]s for pruning.
+//!
+//! Converted: `= != < <= > >=` (column on either side), `[NOT] IN (…)`, `IS [NOT] NULL`,
+//! `isnan(c)`, `[NOT] BETWEEN`, `LIKE 'prefix%'` (→ `starts_with`) and `NOT LIKE
+//! 'prefix%'` (→ `not_starts_with`), a boolean column alone, and `AND` / `OR` / `NOT` of
+//! those. A column may be wrapped in casts only when every cast is a lossless widening
+//! (int → long, float → double, decimal to a wider decimal, date → timestamp, a finer
+//! timestamp unit, …), so `CAST(f AS INT) = 5` and `pk % 8 = 2` are not converted.
+//!
+//! The result is never narrower than the DataFusion filter: every row DataFusion keeps
+//! satisfies the predicate. `NOT` is pushed down here under SQL semantics (not with
+//! [`crate::expr::rewrite_not`]). Inside an `AND` the convertible parts are kept; an
+//! `OR` with an unconvertible side is not converted. DataFusion orders floats totally
+//! (`-0.0 < 0.0`, NaN above every number, `NaN = NaN`), so on float columns `x > v`
+//! becomes `x > v OR is_nan(x)`, comparisons with `NaN` become `is_nan` / `not_nan`,
+//! and strict comparisons with a zero are relaxed.
+
+use datafusion::arrow::datatypes::{DataType, TimeUnit};
+use datafusion::common::ScalarValue;
+use datafusion::logical_expr::{BinaryExpr, Expr, Operator};
+
+use crate::expr::{BinaryOp, Binder, Predicate, Reference, SetOp, UnaryOp};
+use crate::spec::arrow::primitive_to_arrow;
+use crate::spec::{Literal, PartitionSpec, PrimitiveType, Schema, Transform};
+
+/// Converts DataFusion filters on a table with Iceberg schema `schema`.
+#[derive(Debug, Clone, Copy)]
+pub struct FilterConverter<'a> {
+    schema: &'a Schema,
+}
+
+/// A converted filter.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Converted {
+    /// The Iceberg predicate (by column name; it binds to the converter's schema).
+    pub predicate: Predicate,
+    /// Whether the predicate matches exactly the rows the filter keeps (nothing dropped
+    /// or relaxed, no float column involved).
+    pub exact: bool,
+}
+
+/// A column reached through lossless casts.
+struct Col {
+    name: String,
+    ty: PrimitiveType,
+}
+
+type Conv = Option<(Predicate, bool)>;
+
+impl<'a> FilterConverter<'a> {
+    /// A converter for tables of `schema`.
+    pub fn new(schema: &'a Schema) -> Self {
+        Self { schema }
+    }
+
+    /// Convert one filter; `None` when no part of it can be converted.
+    pub fn convert(&self, expr: &Expr) -> Option<Converted> {
+        let (predicate, exact) = self.conv(expr, false)?;
+        Some(Converted { predicate, exact })
+    }
+
+    /// The AND of every convertible filter (`None` when none converts).
+    pub fn convert_all(&self, filters: &[Expr]) -> Option<Predicate> {
+        filters
+            .iter()
+            .filter_map(|f| self.convert(f))
+            .map(|c| c.predicate)
+            .reduce(Predicate::and)
+    }
+
+    fn conv(&self, e: &Expr, negated: bool) -> Conv {
+        match e {
+            Expr::Not(inner) => self.conv(inner, !negated),
+            Expr::BinaryExpr(BinaryExpr { left, op, right }) => match op {
+                Operator::And | Operator::Or => {
+                    let conjunction = (*op == Operator::And) != negated;
+                    let l = self.conv(left, negated);
+                    let r = self.conv(right, negated);
+                    if conjunction {
+                        match (l, r) {
+                            (Some((l, le)), Some((r, re))) => Some((l.and(r), le && re)),
+                            (Some((p, _)), None) | (None, Some((p, _))) => Some((p, false)),
+                            (None, None) => None,
+                        }
+                    } else {
+                        let ((l, le), (r, re)) = (l?, r?);
+                        Some((l.or(r), le && re))
+                    }
+                }
+                _ => {
+                    let op = comparison_op(*op)?;
+                    let op = if negated { op.negate() } else { op };
+                    if let (Some(col), Some(lit)) = (self.column(left), literal(right)) {
+                        self.comparison(col, op, lit)
+                    } else if let (Some(lit), Some(col)) = (literal(left), self.column(right)) {
+                        self.comparison(col, op.flip()?, lit)
+                    } else {
+                        None
+                    }
+                }
+            },
+            Expr::IsNull(inner) | Expr::IsNotNull(inner) => {
+                let col = self.column(inner)?;
+                let is_null = matches!(e, Expr::IsNull(_)) != negated;
+                let op = if is_null { UnaryOp::IsNull } else { UnaryOp::NotNull };
+                self.leaf(Predicate::col_unary(op, &col.name), true)
+            }
+            Expr::InList(list) => {
+                let col = self.column(&list.expr)?;
+                let values = list.list.iter().map(literal).collect::<Option<Vec<_>>>()?;
+                self.in_list(col, values, list.negated != negated)
+            }
+            Expr::Between(b) => {
+                let col = || self.column(&b.expr);
+                let (low, high) = (literal(&b.low)?, literal(&b.high)?);
+                if b.negated != negated {
+                    let lt = self.comparison(col()?, BinaryOp::Lt, low)?;
+                    let gt = self.comparison(col()?, BinaryOp::Gt, high)?;
+                    Some((lt.0.or(gt.0), lt.1 && gt.1))
+                } else {
+                    let ge = self.comparison(col()?, BinaryOp::GtEq, low)?;
+                    let le = self.comparison(col()?, BinaryOp::LtEq, high)?;
+                    Some((ge.0.and(le.0), ge.1 && le.1))
+                }
+            }
+            Expr::Like(like) if !like.case_insensitive => {
+                let col = self.column(&like.expr)?;
+                if col.ty != PrimitiveType::String {
+                    return None;
+                }
+                let Some(Some(Literal::String(pattern))) = literal(&like.pattern) else {
+                    return None;
+                };
+                let (prefix, is_prefix) = like_prefix(&pattern, like.escape_char)?;
+                let negated = like.negated != negated;
+                let op = match (is_prefix, negated) {
+                    (true, false) => BinaryOp::StartsWith,
+                    (true, true) => BinaryOp::NotStartsWith,
+                    (false, false) => BinaryOp::Eq,
+                    (false, true) => BinaryOp::NotEq,
+                };
+                self.leaf(Predicate::col_binary(op, &col.name, Literal::String(prefix)), true)
+            }
+            Expr::ScalarFunction(f) if f.func.name() == "isnan" && f.args.len() == 1 => {
+                let col = self.column(&f.args[0])?;
+                let op = if negated { UnaryOp::NotNan } else { UnaryOp::IsNan };
+                self.leaf(Predicate::col_unary(op, &col.name), false)
+            }
+            Expr::Column(_) | Expr::ScalarFunction(_) => {
+                let col = self.column(e)?;
+                if col.ty != PrimitiveType::Boolean {
+                    return None;
+                }
+                let lit = Literal::Boolean(!negated);
+                self.leaf(Predicate::col_binary(BinaryOp::Eq, &col.name, lit), true)
+            }
+            _ => None,
+        }
+    }
+
+    /// Keep `p` only if it binds to the schema.
+    fn leaf(&self, p: Predicate, exact: bool) -> Conv {
+        Binder::new(self.schema).bind(&p).ok()?;
+        Some((p, exact))
+    }
+
+    /// `col <op> lit` under DataFusion's semantics (`lit` `None` for SQL NULL).
+    fn comparison(&self, col: Col, op: BinaryOp, lit: Option<Literal>) -> Conv {
+        let Some(lit) = lit else {
+            // a comparison with NULL is never true
+            return Some((Predicate::AlwaysFalse, true));
+        };
+        let name = col.name.as_str();
+        let bin = |op, l: Literal| Predicate::col_binary(op, name, l);
+        let un = |op| Predicate::col_unary(op, name);
+        let p = match float_value(&lit) {
+            None => return self.leaf(bin(op, lit), true),
+            Some(v) if v.is_nan() => match op {
+                BinaryOp::Eq | BinaryOp::GtEq => un(UnaryOp::IsNan),
+                BinaryOp::NotEq | BinaryOp::Lt => un(UnaryOp::NotNan),
+                BinaryOp::LtEq => un(UnaryOp::NotNull),
+                BinaryOp::Gt => Predicate::AlwaysFalse,
+                BinaryOp::StartsWith | BinaryOp::NotStartsWith => return None,
+            },
+            Some(v) => {
+                let zero = v == 0.0;
+                match op {
+                    BinaryOp::Lt if zero => bin(BinaryOp::LtEq, lit),
+                    BinaryOp::NotEq if zero => un(UnaryOp::NotNull),
+                    BinaryOp::Gt | BinaryOp::GtEq => {
+                        let op = if zero { BinaryOp::GtEq } else { op };
+                        bin(op, lit).or(un(UnaryOp::IsNan))
+                    }
+                    _ => bin(op, lit),
+                }
+            }
+        };
+        self.leaf(p, false)
+    }
+
+    fn in_list(&self, col: Col, values: Vec<Option<Literal>>, not_in: bool) -> Conv {
+        let has_null = values.iter().any(Option::is_none);
+        let mut values: Vec<Literal> = values.into_iter().flatten().collect();
+        if not_in && has_null {
+            // `x NOT IN (…, NULL)` is never true
+            return Some((Predicate::AlwaysFalse, true));
+        }
+        let name = col.name.as_str();
+        let float = matches!(col.ty, PrimitiveType::Float | PrimitiveType::Double)
+            || values.iter().any(|v| float_value(v).is_some());
+        if !float {
+            let op = if not_in { SetOp::NotIn } else { SetOp::In };
+            return self.leaf(Predicate::col_set(op, name, values), true);
+        }
+        let nan = values.iter().any(|v| float_value(v).is_some_and(f64::is_nan));
+        values.retain(|v| !float_value(v).is_some_and(f64::is_nan));
+        let p = if not_in {
+            // -0.0 and 0.0 differ for DataFusion but not in Iceberg: drop zeros
+            values.retain(|v| float_value(v) != Some(0.0));
+            let rest = Predicate::col_set(SetOp::NotIn, name, values);
+            if nan {
+                rest.and(Predicate::col_unary(UnaryOp::NotNan, name))
+            } else {
+                rest
+            }
+        } else {
+            let rest = Predicate::col_set(SetOp::In, name, values);
+            if nan {
+                rest.or(Predicate::col_unary(UnaryOp::IsNan, name))
+            } else {
+                rest
+            }
+        };
+        self.leaf(p, false)
+    }
+
+    /// A column, possibly a nested struct field (`get_field`), through lossless casts.
+    fn column(&self, e: &Expr) -> Option<Col> {
+        let (col, arrow) = self.column_typed(e)?;
+        // the comparison happens at the outer type; it must not change values
+        lossless(&primitive_to_arrow(&col.ty).ok()?, &arrow).then_some(col)
+    }
+
+    fn column_typed(&self, e: &Expr) -> Option<(Col, DataType)> {
+        match e {
+            Expr::Column(c) => {
+                let ty = self.schema.field_by_name(&c.name)?.field_type.as_primitive().copied()?;
+                Some((Col { name: c.name.clone(), ty }, primitive_to_arrow(&ty).ok()?))
+            }
+            Expr::Cast(c) => {
+                let (col, from) = self.column_typed(&c.expr)?;
+                lossless(&from, c.field.data_type()).then(|| (col, c.field.data_type().clone()))
+            }
+            Expr::TryCast(c) => {
+                let (col, from) = self.column_typed(&c.expr)?;
+                lossless(&from, c.field.data_type()).then(|| (col, c.field.data_type().clone()))
+            }
+            Expr::ScalarFunction(f) if f.func.name() == "get_field" && f.args.len() == 2 => {
+                let parent = self.struct_path(&f.args[0])?;
+                let Some(Some(Literal::String(child))) = literal(&f.args[1]) else {
+                    return None;
+                };
+                let name = format!("{parent}.{child}");
+                let bound = Binder::new(self.schema).bind_reference(&Reference::new(&name)).ok()?;
+                let ty = bound.field_type;
+                Some((Col { name, ty }, primitive_to_arrow(&ty).ok()?))
+            }
+            _ => None,
+        }
+    }
+
+    /// The dotted path of a struct-typed column expression.
+    fn struct_path(&self, e: &Expr) -> Option<String> {
+        match e {
+            Expr::Column(c) => Some(c.name.clone()),
+            Expr::ScalarFunction(f) if f.func.name() == "get_field" && f.args.len() == 2 => {
+                let Some(Some(Literal::String(child))) = literal(&f.args[1]) else {
+                    return None;
+                };
+                Some(format!("{}.{child}", self.struct_path(&f.args[0])?))
+            }
+            _ => None,
+        }
+    }
+}
+
+fn comparison_op(op: Operator) -> Option<BinaryOp> {
+    Some(match op {
+        Operator::Eq => BinaryOp::Eq,
+        Operator::NotEq => BinaryOp::NotEq,
+        Operator::Lt => BinaryOp::Lt,
+        Operator::LtEq => BinaryOp::LtEq,
+        Operator::Gt => BinaryOp::Gt,
+        Operator::GtEq => BinaryOp::GtEq,
+        _ => return None,
+    })
+}
+
+fn float_value(l: &Literal) -> Option<f64> {
+    match l {
+        Literal::Float(f) => Some(f64::from(*f)),
+        Literal::Double(d) => Some(*d),
+        _ => None,
+    }
+}
+
+/// A LIKE pattern as (prefix, true) for `prefix%…%`, or (text, false) for a pattern
+/// without wildcards; `None` for anything else or when escapes are involved.
+fn like_prefix(pattern: &str, escape: Option<char>) -> Option<(String, bool)> {
+    let escape = escape.unwrap_or('\\');
+    let cut = pattern.find(['%', '_']);
+    let (prefix, rest) = match cut {
+        Some(i) => pattern.split_at(i),
+        None => (pattern, ""),
+    };
+    if prefix.contains(escape) || !rest.chars().all(|c| c == '%') {
+        return None;
+    }
+    Some((prefix.to_string(), !rest.is_empty()))
+}
+
+fn utc_like(tz: &Option<std::sync::Arc<str>>) -> bool {
+    match tz.as_deref() {
+        None => true,
+        Some(t) => matches!(t, "UTC" | "utc" | "Z" | "+00:00" | "+00" | "Etc/UTC" | "+0000"),
+    }
+}
+
+fn unit_rank(u: &TimeUnit) -> u8 {
+    match u {
+        TimeUnit::Second => 0,
+        TimeUnit::Millisecond => 1,
+        TimeUnit::Microsecond => 2,
+        TimeUnit::Nanosecond => 3,
+    }
+}
+
+/// Whether casting `from` → `to` keeps every value and its order (a lossless widening).
+pub fn lossless(from: &DataType, to: &DataType) -> bool {
+    use DataType as D;
+    let int_bits = |t: &DataType| match t {
+        D::Int8 => Some(8),
+        D::Int16 => Some(16),
+        D::Int32 => Some(32),
+        D::Int64 => Some(64),
+        _ => None,
+    };
+    if from == to {
+        return true;
+    }
+    match (from, to) {
+        (a, b) if int_bits(a).is_some() && int_bits(b).is_some() => int_bits(a) <= int_bits(b),
+        (D::Int8 | D::Int16, D::Float32 | D::Float64) | (D::Int32, D::Float64) => true,
+        (D::Float32, D::Float64) => true,
+        (a, D::Decimal128(p, s)) if int_bits(a).is_some() => {
+            let digits = match int_bits(a) {
+                Some(8) => 3,
+                Some(16) => 5,
+                Some(32) => 10,
+                _ => 19,
+            };
+            i16::from(*p) - i16::from(*s) >= digits
+        }
+        (D::Decimal128(p1, s1), D::Decimal128(p2, s2)) => {
+            s2 >= s1 && i16::from(*p2) - i16::from(*s2) >= i16::from(*p1) - i16::from(*s1)
+        }
+        (D::Date32, D::Timestamp(_, tz)) => utc_like(tz),
+        (D::Timestamp(u1, tz1), D::Timestamp(u2, tz2)) => {
+            unit_rank(u2) >= unit_rank(u1) && (tz1 == tz2 || (utc_like(tz1) && utc_like(tz2)))
+        }
+        (D::Utf8, D::LargeUtf8 | D::Utf8View) | (D::LargeUtf8, D::Utf8View) => true,
+        (D::Binary, D::LargeBinary | D::BinaryView) | (D::LargeBinary, D::BinaryView) => true,
+        (D::FixedSizeBinary(_), D::Binary | D::LargeBinary | D::BinaryView) => true,
+        _ => false,
+    }
+}
+
+/// The value of a literal expression (through casts DataFusion did not fold):
+/// `Some(None)` for SQL NULL, `None` when `e` is not a literal or its type has no
+/// Iceberg counterpart.
+fn literal(e: &Expr) -> Option<Option<Literal>> {
+    match e {
+        Expr::Literal(v, _) => scalar_to_literal(v),
+        Expr::Cast(c) => match c.expr.as_ref() {
+            Expr::Literal(v, _) => scalar_to_literal(&v.cast_to(c.field.data_type()).ok()?),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// A DataFusion scalar as an Iceberg literal of its natural type (`Some(None)` for null).
+pub fn scalar_to_literal(v: &ScalarValue) -> Option<Option<Literal>> {
+    use ScalarValue as S;
+    if v.is_null() {
+        return Some(None);
+    }
+    let scaled = |x: i64, unit: i64| x.checked_mul(unit);
+    Some(Some(match v {
+        S::Boolean(Some(b)) => Literal::Boolean(*b),
+        S::Int8(Some(x)) => Literal::Int(i32::from(*x)),
+        S::Int16(Some(x)) => Literal::Int(i32::from(*x)),
+        S::Int32(Some(x)) => Literal::Int(*x),
+        S::Int64(Some(x)) => Literal::Long(*x),
+        S::UInt8(Some(x)) => Literal::Int(i32::from(*x)),
+        S::UInt16(Some(x)) => Literal::Int(i32::from(*x)),
+        S::UInt32(Some(x)) => Literal::Long(i64::from(*x)),
+        S::UInt64(Some(x)) => Literal::Long(i64::try_from(*x).ok()?),
+        S::Float32(Some(x)) => Literal::Float(*x),
+        S::Float64(Some(x)) => Literal::Double(*x),
+        S::Decimal128(Some(x), p, s) => Literal::Decimal {
+            unscaled: *x,
+            precision: u32::from(*p),
+            scale: u32::try_from(*s).ok()?,
+        },
+        S::Date32(Some(d)) => Literal::Date(*d),
+        S::Utf8(Some(s)) | S::LargeUtf8(Some(s)) | S::Utf8View(Some(s)) => {
+            Literal::String(s.clone())
+        }
+        S::Binary(Some(b)) | S::LargeBinary(Some(b)) | S::BinaryView(Some(b)) => {
+            Literal::Binary(b.clone())
+        }
+        S::FixedSizeBinary(_, Some(b)) => Literal::Fixed(b.clone()),
+        S::Time64Microsecond(Some(t)) => Literal::Time(*t),
+        S::TimestampSecond(Some(x), tz) => micros(scaled(*x, 1_000_000)?, tz),
+        S::TimestampMillisecond(Some(x), tz) => micros(scaled(*x, 1_000)?, tz),
+        S::TimestampMicrosecond(Some(x), tz) => micros(*x, tz),
+        S::TimestampNanosecond(Some(x), tz) => match tz {
+            Some(_) => Literal::TimestamptzNs(*x),
+            None => Literal::TimestampNs(*x),
+        },
+        _ => return None,
+    }))
+}
+
+fn micros(v: i64, tz: &Option<std::sync::Arc<str>>) -> Literal {
+    // Arrow timestamps with a zone hold UTC instants whatever the zone
+    match tz {
+        Some(_) => Literal::Timestamptz(v),
+        None => Literal::Timestamp(v),
+    }
+}
+
+/// Whether the rows a converted filter keeps are exactly those of the files its
+/// partition pruning keeps: the conversion is exact and every column it uses is
+/// identity-partitioned (and not a float) in every one of `specs`.
+pub fn exact_by_identity_partitions(
+    converted: &Converted,
+    schema: &Schema,
+    specs: &[PartitionSpec],
+) -> bool {
+    if !converted.exact || Binder::new(schema).bind(&converted.predicate).is_err() {
+        return false;
+    }
+    converted.predicate.terms().iter().all(|term| {
+        let Ok(bound) = Binder::new(schema).bind_reference(term) else {
+            return false;
+        };
+        !matches!(bound.field_type, PrimitiveType::Float | PrimitiveType::Double)
+            && specs.iter().all(|spec| {
+                spec.fields
+                    .iter()
+                    .any(|f| f.source_id == bound.field_id && f.transform == Transform::Identity)
+            })
+    })
+}
+
+#[cfg(test)]
+mod tests;

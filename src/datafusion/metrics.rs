@@ -1,0 +1,57 @@
+//! The pruning funnel as DataFusion metrics, shown by `EXPLAIN ANALYZE`.
+//!
+//! The planning counts of [`ScanMetrics`] are registered as counters on the metrics set
+//! of the scan's Parquet source, so they print on the `DataSourceExec` line next to
+//! DataFusion's own Parquet counters (row groups pruned by statistics, pages pruned,
+//! rows filtered):
+//!
+//! ```text
+//! DataSourceExec: ..., metrics=[iceberg_manifests_total=40, iceberg_manifests_skipped=37,
+//!   iceberg_data_files_total=12400, iceberg_data_files_skipped_by_partition=..., ...]
+//! ```
+
+use std::sync::Arc;
+
+use datafusion::datasource::source::DataSourceExec;
+use datafusion::physical_plan::metrics::{ExecutionPlanMetricsSet, MetricBuilder, MetricType};
+use datafusion::physical_plan::ExecutionPlan;
+
+use crate::scan::ScanMetrics;
+
+/// The funnel counts, named as they appear in `EXPLAIN ANALYZE`.
+pub fn funnel(metrics: &ScanMetrics) -> [(&'static str, usize); 10] {
+    [
+        ("iceberg_manifests_total", metrics.manifests_total),
+        ("iceberg_manifests_skipped", metrics.manifests_skipped),
+        ("iceberg_data_manifests_total", metrics.data_manifests_total),
+        ("iceberg_data_manifests_skipped", metrics.data_manifests_skipped),
+        ("iceberg_data_files_total", metrics.data_files_total),
+        ("iceberg_data_files_skipped_by_partition", metrics.data_files_skipped_by_partition),
+        ("iceberg_data_files_skipped_by_metrics", metrics.data_files_skipped_by_metrics),
+        ("iceberg_data_files_planned", metrics.data_files_planned),
+        ("iceberg_delete_files_skipped_by_partition", metrics.delete_files_skipped_by_partition),
+        ("iceberg_delete_files_kept", metrics.delete_files_kept),
+    ]
+}
+
+/// Register the funnel counts on `set`.
+pub fn record_scan_metrics(set: &ExecutionPlanMetricsSet, metrics: &ScanMetrics) {
+    for (name, value) in funnel(metrics) {
+        MetricBuilder::new(set)
+            .with_type(MetricType::Summary)
+            .global_counter(name)
+            .add(value);
+    }
+}
+
+/// Register the funnel counts on the first `DataSourceExec` of `plan` (depth first).
+/// Returns whether one was found (an `EmptyExec` for a fully pruned scan has none).
+pub fn attach_scan_metrics(plan: &Arc<dyn ExecutionPlan>, metrics: &ScanMetrics) -> bool {
+    if let Some(exec) = plan.downcast_ref::<DataSourceExec>() {
+        record_scan_metrics(&exec.data_source().metrics(), metrics);
+        return true;
+    }
+    plan.children()
+        .into_iter()
+        .any(|child| attach_scan_metrics(child, metrics))
+}

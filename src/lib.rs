@@ -16,6 +16,7 @@
 //! ```
 
 pub mod datafusion;
+pub mod delete;
 pub mod error;
 pub mod eval;
 pub mod expr;

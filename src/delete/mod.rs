@@ -1,0 +1,36 @@
+//! Row-level deletes: which delete files apply to a data file, and what they delete.
+//!
+//! Source: Iceberg spec, "Row-level Deletes", "Scan Planning", "Deletion Vectors",
+//! "Position Delete Files", "Equality Delete Files", and the Puffin spec
+//! (`deletion-vector-v1`). This module is the part that does not depend on DataFusion
+//! plans; the scan turns its answers into row selections and anti-joins.
+//!
+//! - [`DeleteFileIndex`] assigns a snapshot's live delete files to data files by the
+//!   spec's sequence-number and partition rules (Java's `DeleteFileIndex`).
+//! - [`PositionDeleteLoader`] reads Parquet position delete files and Puffin deletion
+//!   vectors (each file once) and answers the set of deleted row positions (0-based row
+//!   ordinals in the data file) of one data file as a [`roaring::RoaringTreemap`].
+//! - [`EqualityDeleteLoader`] reads the equality columns of equality delete files (each
+//!   file once) into Arrow record batches typed like the table's columns;
+//!   [`build_key_rows`] turns them into Arrow row-format keys for hashing.
+//!
+//! Paths: delete and data files are matched by their **stored** `file_path` (as written
+//! in manifests and inside position delete files); files are opened through
+//! [`crate::io::FileIO`], which applies the table's location remapping.
+//!
+//! Errors name the delete file: a missing file is [`crate::ErrorKind::NotFound`]; a
+//! truncated or corrupt Parquet or Puffin file, a bad deletion-vector length, magic or
+//! CRC is [`crate::ErrorKind::InvalidData`]. Nothing is skipped silently.
+
+pub mod deletion_vector;
+pub mod delete_file_index;
+pub mod equality_delete;
+pub mod position_delete;
+pub mod puffin;
+
+pub use delete_file_index::{is_deletion_vector, referenced_data_file, DeleteFileIndex};
+pub use equality_delete::{build_key_rows, equality_delete_schema, EqualityDeleteLoader};
+pub use position_delete::{PositionDeleteFile, PositionDeleteLoader};
+
+#[cfg(test)]
+mod corpus_tests;

@@ -5,27 +5,91 @@
 //! name. Iceberg columns must be matched by field id (spec: "Column Projection"): a
 //! renamed column keeps its id, and a dropped-then-re-added column gets a new id and must
 //! read as null from older files. [`FieldIdExprAdapterFactory`] renames each table
-//! column to the name its field id has in the file (or to a name absent from the file
-//! when the id is absent) and then delegates to DataFusion's default adapter, which
-//! inserts the casts for promoted types and nulls for missing columns.
+//! column to the name its field id has in the file and then delegates to DataFusion's
+//! default adapter, which inserts the casts for promoted types.
+//!
+//! A column whose id is absent from the file reads as its v3 `initial-default` when it
+//! has one, else as null; a *required* column absent with no default is an error.
+//! Files written without field ids get ids from the table's name mapping
+//! (`schema.name-mapping.default`); without one they cannot be read (error).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use datafusion::arrow::datatypes::{Field, Schema as ArrowSchema, SchemaRef};
 use datafusion::common::tree_node::{Transformed, TransformedResult, TreeNode};
-use datafusion::common::{DataFusionError, Result as DFResult};
-use datafusion::physical_expr::expressions::Column;
+use datafusion::common::{DataFusionError, Result as DFResult, ScalarValue};
+use datafusion::physical_expr::expressions::{Column, Literal};
 use datafusion::physical_expr::PhysicalExpr;
 use datafusion::physical_expr_adapter::{
     DefaultPhysicalExprAdapter, PhysicalExprAdapter, PhysicalExprAdapterFactory,
 };
 
 use crate::spec::arrow::arrow_field_id;
+use crate::spec::name_mapping::NameMapping;
 
 /// Creates [`FieldIdExprAdapter`]s: column mapping by Iceberg field id.
 #[derive(Debug, Default, Clone)]
-pub struct FieldIdExprAdapterFactory;
+pub struct FieldIdExprAdapterFactory {
+    /// Field id → `initial-default` value for columns absent from older files.
+    initial_defaults: HashMap<i32, ScalarValue>,
+    /// Field ids of required columns (absent without a default → error).
+    required: HashSet<i32>,
+    /// Name mapping for files without field ids.
+    name_mapping: Option<Arc<NameMapping>>,
+}
+
+impl FieldIdExprAdapterFactory {
+    /// A factory with the table's `initial-default`s (by field id), required field ids
+    /// and optional name mapping.
+    pub fn new(
+        initial_defaults: HashMap<i32, ScalarValue>,
+        required: HashSet<i32>,
+        name_mapping: Option<Arc<NameMapping>>,
+    ) -> Self {
+        Self {
+            initial_defaults,
+            required,
+            name_mapping,
+        }
+    }
+
+    /// Field id → file column name for the file's top-level columns: the ids the file
+    /// carries, or those the name mapping assigns when it carries none.
+    fn file_columns_by_id(&self, physical: &ArrowSchema) -> DFResult<HashMap<i32, String>> {
+        let by_id: HashMap<i32, String> = physical
+            .fields()
+            .iter()
+            .filter_map(|f| arrow_field_id(f).map(|id| (id, f.name().clone())))
+            .collect();
+        if !by_id.is_empty() || physical.fields().is_empty() {
+            return Ok(by_id);
+        }
+        let Some(mapping) = &self.name_mapping else {
+            return Err(DataFusionError::NotImplemented(format!(
+                "a Parquet data file without Iceberg field ids (columns: {}) in a table without \
+                 a name mapping ('{}'): icefloe will not guess columns by name",
+                physical
+                    .fields()
+                    .iter()
+                    .map(|f| f.name().as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                crate::spec::name_mapping::DEFAULT_NAME_MAPPING_PROPERTY
+            )));
+        };
+        Ok(physical
+            .fields()
+            .iter()
+            .filter_map(|f| {
+                mapping
+                    .find(f.name())
+                    .and_then(|m| m.field_id)
+                    .map(|id| (id, f.name().clone()))
+            })
+            .collect())
+    }
+}
 
 impl PhysicalExprAdapterFactory for FieldIdExprAdapterFactory {
     fn create(
@@ -33,52 +97,55 @@ impl PhysicalExprAdapterFactory for FieldIdExprAdapterFactory {
         logical_file_schema: SchemaRef,
         physical_file_schema: SchemaRef,
     ) -> DFResult<Arc<dyn PhysicalExprAdapter>> {
-        let file_ids: HashMap<i32, &Field> = physical_file_schema
-            .fields()
-            .iter()
-            .filter_map(|f| arrow_field_id(f).map(|id| (id, f.as_ref())))
-            .collect();
-        if file_ids.is_empty() && !physical_file_schema.fields().is_empty() {
-            return Err(DataFusionError::NotImplemented(
-                "reading a Parquet file without Iceberg field ids (name mapping) is not supported yet"
-                    .into(),
-            ));
-        }
+        let file_ids = self.file_columns_by_id(&physical_file_schema)?;
         let mut renames = HashMap::new();
-        let fields: Vec<Field> = logical_file_schema
-            .fields()
-            .iter()
-            .map(|f| {
-                let target = match arrow_field_id(f) {
-                    Some(id) => match file_ids.get(&id) {
-                        Some(file_field) => file_field.name().clone(),
-                        None => format!("__icefloe_absent_field_{id}"),
-                    },
-                    None => f.name().clone(),
-                };
-                if &target != f.name() {
-                    renames.insert(f.name().clone(), target.clone());
-                }
-                f.as_ref().clone().with_name(target)
-            })
-            .collect();
+        let mut substitutions = HashMap::new();
+        let mut fields: Vec<Field> = Vec::with_capacity(logical_file_schema.fields().len());
+        for f in logical_file_schema.fields() {
+            let target = match arrow_field_id(f) {
+                Some(id) => match file_ids.get(&id) {
+                    Some(name) => name.clone(),
+                    None => {
+                        if let Some(default) = self.initial_defaults.get(&id) {
+                            substitutions.insert(f.name().clone(), default.clone());
+                        } else if self.required.contains(&id) {
+                            return Err(DataFusionError::Execution(format!(
+                                "required column '{}' (field id {id}) is absent from a data file \
+                                 and has no initial-default",
+                                f.name()
+                            )));
+                        }
+                        format!("__icefloe_absent_field_{id}")
+                    }
+                },
+                None => f.name().clone(),
+            };
+            if &target != f.name() {
+                renames.insert(f.name().clone(), target.clone());
+            }
+            fields.push(f.as_ref().clone().with_name(target));
+        }
         let renamed_logical = Arc::new(ArrowSchema::new_with_metadata(
             fields,
             logical_file_schema.metadata().clone(),
         ));
         Ok(Arc::new(FieldIdExprAdapter {
             renames,
+            substitutions,
             inner: DefaultPhysicalExprAdapter::new(renamed_logical, physical_file_schema),
         }))
     }
 }
 
-/// Rewrites table columns to the file's columns of the same field id, then applies
-/// DataFusion's default adaptation (casts, nulls for absent columns).
+/// Rewrites table columns to the file's columns of the same field id (or to their
+/// `initial-default`), then applies DataFusion's default adaptation (casts, nulls for
+/// absent columns).
 #[derive(Debug)]
 pub struct FieldIdExprAdapter {
     /// Table column name → name of the same field id in the file (or an absent name).
     renames: HashMap<String, String>,
+    /// Table column name → the `initial-default` it reads as in this file.
+    substitutions: HashMap<String, ScalarValue>,
     inner: DefaultPhysicalExprAdapter,
 }
 
@@ -89,6 +156,10 @@ impl PhysicalExprAdapter for FieldIdExprAdapter {
         } else {
             expr.transform(|e| {
                 if let Some(col) = e.downcast_ref::<Column>() {
+                    if let Some(value) = self.substitutions.get(col.name()) {
+                        let lit: Arc<dyn PhysicalExpr> = Arc::new(Literal::new(value.clone()));
+                        return Ok(Transformed::yes(lit));
+                    }
                     if let Some(target) = self.renames.get(col.name()) {
                         let new: Arc<dyn PhysicalExpr> = Arc::new(Column::new(target, col.index()));
                         return Ok(Transformed::yes(new));
@@ -99,5 +170,88 @@ impl PhysicalExprAdapter for FieldIdExprAdapter {
             .data()?
         };
         self.inner.rewrite(renamed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use datafusion::arrow::array::{Int32Array, Int64Array, RecordBatch};
+    use datafusion::arrow::datatypes::DataType;
+    use datafusion::physical_expr::expressions::col;
+
+    use crate::spec::arrow::PARQUET_FIELD_ID_META_KEY;
+
+    fn field(name: &str, dt: DataType, id: Option<i32>) -> Field {
+        let f = Field::new(name, dt, true);
+        match id {
+            Some(id) => f.with_metadata(HashMap::from([(
+                PARQUET_FIELD_ID_META_KEY.to_string(),
+                id.to_string(),
+            )])),
+            None => f,
+        }
+    }
+
+    fn eval(adapter: &Arc<dyn PhysicalExprAdapter>, logical: &ArrowSchema, name: &str, batch: &RecordBatch) -> Vec<Option<i64>> {
+        let expr = adapter.rewrite(col(name, logical).unwrap()).unwrap();
+        let out = expr.evaluate(batch).unwrap().into_array(batch.num_rows()).unwrap();
+        let out = datafusion::arrow::compute::cast(&out, &DataType::Int64).unwrap();
+        let out = out.as_any().downcast_ref::<Int64Array>().unwrap();
+        out.iter().collect()
+    }
+
+    #[test]
+    fn maps_by_id_with_promotion_default_and_reused_name() {
+        // table: id(1) long renamed to `key`; `old`(4) re-added name of dropped id 2; `extra`(5) with default 7
+        let logical = Arc::new(ArrowSchema::new(vec![
+            field("key", DataType::Int64, Some(1)),
+            field("old", DataType::Int64, Some(4)),
+            field("extra", DataType::Int64, Some(5)),
+        ]));
+        // file: id(1) int named `id`, dropped id 2 named `old`
+        let physical = Arc::new(ArrowSchema::new(vec![
+            field("id", DataType::Int32, Some(1)),
+            field("old", DataType::Int32, Some(2)),
+        ]));
+        let batch = RecordBatch::try_new(
+            Arc::clone(&physical),
+            vec![Arc::new(Int32Array::from(vec![1, 2])), Arc::new(Int32Array::from(vec![8, 9]))],
+        )
+        .unwrap();
+        let factory = FieldIdExprAdapterFactory::new(
+            HashMap::from([(5, ScalarValue::Int64(Some(7)))]),
+            HashSet::new(),
+            None,
+        );
+        let adapter = factory.create(Arc::clone(&logical), physical).unwrap();
+        assert_eq!(eval(&adapter, &logical, "key", &batch), vec![Some(1), Some(2)]);
+        assert_eq!(eval(&adapter, &logical, "old", &batch), vec![None, None]);
+        assert_eq!(eval(&adapter, &logical, "extra", &batch), vec![Some(7), Some(7)]);
+    }
+
+    #[test]
+    fn required_absent_column_is_an_error() {
+        let logical = Arc::new(ArrowSchema::new(vec![field("r", DataType::Int64, Some(3))]));
+        let physical = Arc::new(ArrowSchema::new(vec![field("id", DataType::Int32, Some(1))]));
+        let factory = FieldIdExprAdapterFactory::new(HashMap::new(), HashSet::from([3]), None);
+        let err = factory.create(logical, physical).unwrap_err();
+        assert!(err.to_string().contains("required column 'r' (field id 3)"), "{err}");
+    }
+
+    #[test]
+    fn files_without_ids_need_a_name_mapping() {
+        let logical = Arc::new(ArrowSchema::new(vec![field("id", DataType::Int64, Some(1))]));
+        let physical = Arc::new(ArrowSchema::new(vec![field("record_id", DataType::Int64, None)]));
+        let err = FieldIdExprAdapterFactory::default()
+            .create(Arc::clone(&logical), Arc::clone(&physical))
+            .unwrap_err();
+        assert!(err.to_string().contains("without Iceberg field ids"), "{err}");
+
+        let mapping = NameMapping::from_json(r#"[{"field-id": 1, "names": ["id", "record_id"]}]"#).unwrap();
+        let factory = FieldIdExprAdapterFactory::new(HashMap::new(), HashSet::new(), Some(Arc::new(mapping)));
+        let adapter = factory.create(Arc::clone(&logical), Arc::clone(&physical)).unwrap();
+        let batch = RecordBatch::try_new(physical, vec![Arc::new(Int64Array::from(vec![5]))]).unwrap();
+        assert_eq!(eval(&adapter, &logical, "id", &batch), vec![Some(5)]);
     }
 }

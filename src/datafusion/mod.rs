@@ -4,6 +4,7 @@ mod expr_adapter;
 mod factory;
 pub mod filter;
 pub mod metrics;
+pub mod scalar;
 mod table_provider;
 
 pub use expr_adapter::{FieldIdExprAdapter, FieldIdExprAdapterFactory};

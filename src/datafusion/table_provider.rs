@@ -6,14 +6,16 @@
 //! filters as its pruning predicate and [`FieldIdExprAdapterFactory`] mapping columns by
 //! field id.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::catalog::Session;
 use datafusion::common::config::TableParquetOptions;
-use datafusion::common::{DFSchema, Result as DFResult};
+use datafusion::common::stats::Precision;
+use datafusion::common::{DFSchema, Result as DFResult, Statistics};
+use datafusion::physical_expr_adapter::PhysicalExprAdapterFactory;
 use datafusion::datasource::listing::PartitionedFile;
 use datafusion::datasource::physical_plan::{FileGroup, FileScanConfigBuilder, ParquetSource};
 use datafusion::datasource::source::DataSourceExec;
@@ -31,7 +33,9 @@ use super::filter::{exact_by_identity_partitions, FilterConverter};
 use super::metrics::attach_scan_metrics;
 use crate::scan::{FileScanTask, ScanMetrics, TableScan};
 use crate::spec::arrow::schema_to_arrow;
-use crate::spec::{Schema, Snapshot};
+use super::scalar::literal_to_scalar;
+use crate::spec::name_mapping::{NameMapping, DEFAULT_NAME_MAPPING_PROPERTY};
+use crate::spec::{Literal, Schema, Snapshot};
 use crate::table::Table;
 
 /// An Iceberg table (one snapshot of it) as a DataFusion table.
@@ -155,10 +159,80 @@ fn split_into_groups(mut files: Vec<(PartitionedFile, u64)>, n: usize) -> Vec<Fi
 }
 
 impl IcebergTableProvider {
+    /// The field-id adapter for this schema: `initial-default`s of top-level primitive
+    /// columns, required field ids, and the table's name mapping.
+    fn expr_adapter_factory(&self) -> Result<FieldIdExprAdapterFactory> {
+        let mut defaults = HashMap::new();
+        let mut required = HashSet::new();
+        for (field, arrow_field) in self.schema.columns().iter().zip(self.arrow_schema.fields()) {
+            if field.required {
+                required.insert(field.id);
+            }
+            if let (Some(default), Some(p)) = (&field.initial_default, field.field_type.as_primitive()) {
+                let lit = Literal::from_json(default, p)
+                    .map_err(|e| e.context(format!("initial-default of column '{}'", field.name)))?;
+                defaults.insert(field.id, literal_to_scalar(Some(&lit), arrow_field.data_type())?);
+            }
+        }
+        let name_mapping = match self.table.metadata().properties.get(DEFAULT_NAME_MAPPING_PROPERTY) {
+            Some(text) => Some(Arc::new(NameMapping::from_json(text)?)),
+            None => None,
+        };
+        Ok(FieldIdExprAdapterFactory::new(defaults, required, name_mapping))
+    }
+
+    /// Statistics of one data file for DataFusion: the row count (exact unless deletes
+    /// may remove rows), and for each column that an identity partition field of the
+    /// file's own spec covers, min = max = the partition value (or all-null). DataFusion
+    /// reads such columns as that constant, which also fills them in for files that do
+    /// not contain the column (spec: "Column Projection", identity partition values).
+    fn file_statistics(&self, task: &FileScanTask, has_deletes: bool) -> Result<Statistics> {
+        let data_file = task.data_file();
+        let rows = usize::try_from(data_file.record_count).unwrap_or(0);
+        let mut stats = Statistics::new_unknown(&self.arrow_schema);
+        stats.num_rows = if has_deletes {
+            Precision::Inexact(rows)
+        } else {
+            Precision::Exact(rows)
+        };
+        let Some(spec) = self.table.metadata().partition_spec_by_id(task.entry.spec_id) else {
+            return Ok(stats);
+        };
+        for (field, value) in spec.fields.iter().zip(&data_file.partition) {
+            if !field.transform.is_identity() {
+                continue;
+            }
+            let Some(index) = self.schema.columns().iter().position(|c| c.id == field.source_id) else {
+                continue;
+            };
+            let data_type = self.arrow_schema.field(index).data_type();
+            let column = &mut stats.column_statistics[index];
+            match value {
+                // With deletes a file's surviving rows may not include the value, so
+                // the bounds are only an estimate (and not read as a constant).
+                Some(v) if has_deletes => {
+                    let scalar = literal_to_scalar(Some(v), data_type)?;
+                    column.min_value = Precision::Inexact(scalar.clone());
+                    column.max_value = Precision::Inexact(scalar);
+                }
+                Some(v) => {
+                    let scalar = literal_to_scalar(Some(v), data_type)?;
+                    column.min_value = Precision::Exact(scalar.clone());
+                    column.max_value = Precision::Exact(scalar);
+                    column.null_count = Precision::Exact(0);
+                }
+                None if !has_deletes => column.null_count = Precision::Exact(rows),
+                None => {}
+            }
+        }
+        Ok(stats)
+    }
+
     fn build_scan(
         &self,
         state: &dyn Session,
         tasks: Vec<FileScanTask>,
+        has_deletes: bool,
         projection: Option<&Vec<usize>>,
         filters: &[Expr],
         limit: Option<usize>,
@@ -181,7 +255,8 @@ impl IcebergTableProvider {
                     task.data_file().file_path
                 ))
             })?;
-            let file = PartitionedFile::new(resolved.path.to_string(), size);
+            let file = PartitionedFile::new(resolved.path.to_string(), size)
+                .with_statistics(Arc::new(self.file_statistics(&task, has_deletes)?));
             by_store.entry(resolved.store_url).or_default().push((file, size));
         }
         let predicate = match conjunction(filters.iter().cloned()) {
@@ -191,6 +266,7 @@ impl IcebergTableProvider {
             }
             None => None,
         };
+        let adapter: Arc<dyn PhysicalExprAdapterFactory> = Arc::new(self.expr_adapter_factory()?);
         let target_partitions = state.config().target_partitions();
         let store_count = by_store.len();
         let mut plans: Vec<Arc<dyn ExecutionPlan>> = Vec::with_capacity(store_count);
@@ -212,7 +288,7 @@ impl IcebergTableProvider {
                 .with_file_groups(groups)
                 .with_projection_indices(projection.cloned())?
                 .with_limit(limit)
-                .with_expr_adapter(Some(Arc::new(FieldIdExprAdapterFactory)))
+                .with_expr_adapter(Some(Arc::clone(&adapter)))
                 .build();
             plans.push(DataSourceExec::from_data_source(config));
         }
@@ -259,7 +335,7 @@ impl TableProvider for IcebergTableProvider {
             ))
             .into());
         }
-        let exec = self.build_scan(state, plan.tasks, projection, filters, limit)?;
+        let exec = self.build_scan(state, plan.tasks, false, projection, filters, limit)?;
         attach_scan_metrics(&exec, &scan_metrics);
         Ok(exec)
     }

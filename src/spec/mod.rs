@@ -5,6 +5,7 @@ pub mod arrow;
 mod avro;
 pub mod manifest;
 pub mod manifest_list;
+pub mod name_mapping;
 pub mod partition;
 pub mod schema;
 pub mod snapshot;

@@ -1,3 +1,5 @@
 mod cli;
 
 mod bad_input;
+mod evolution;
+mod fixtures;

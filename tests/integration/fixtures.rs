@@ -1,0 +1,136 @@
+//! Building small broken-or-unusual tables from real engine-written ones: copy a table,
+//! rewrite its data files (drop a column, strip field ids) and patch the manifests'
+//! `file_size_in_bytes` to match.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use apache_avro::types::Value;
+use datafusion::arrow::array::RecordBatch;
+use datafusion::arrow::datatypes::{Field, Schema};
+use datafusion::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use datafusion::parquet::arrow::ArrowWriter;
+
+/// `testdata/<rel>` in the crate.
+pub fn testdata(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata").join(rel)
+}
+
+/// Copy a directory tree.
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for entry in std::fs::read_dir(from).expect("read_dir") {
+        let entry = entry.expect("entry");
+        let target = to.join(entry.file_name());
+        if entry.file_type().expect("file type").is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).expect("copy");
+        }
+    }
+}
+
+/// A private copy of `testdata/<rel>`.
+pub fn copy_table(rel: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    copy_dir(&testdata(rel), dir.path());
+    dir
+}
+
+/// Every file under `dir` whose name ends with `suffix`.
+pub fn files_with_suffix(dir: &Path, suffix: &str) -> Vec<PathBuf> {
+    let mut out = vec![];
+    for entry in std::fs::read_dir(dir).expect("read_dir").filter_map(|e| e.ok()) {
+        let path = entry.path();
+        if path.is_dir() {
+            out.extend(files_with_suffix(&path, suffix));
+        } else if path.to_string_lossy().ends_with(suffix) {
+            out.push(path);
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Rewrite a Parquet file through `change` (applied to its Arrow schema and batches).
+pub fn rewrite_parquet(path: &Path, change: impl Fn(&Schema, &RecordBatch) -> (Arc<Schema>, RecordBatch)) {
+    let file = std::fs::File::open(path).expect("open parquet");
+    let reader = ParquetRecordBatchReaderBuilder::try_new(file).expect("parquet").build().expect("reader");
+    let batches: Vec<RecordBatch> = reader.map(|b| b.expect("batch")).collect();
+    let mut out_schema = None;
+    let changed: Vec<RecordBatch> = batches
+        .iter()
+        .map(|b| {
+            let (schema, batch) = change(b.schema().as_ref(), b);
+            out_schema = Some(schema);
+            batch
+        })
+        .collect();
+    let schema = out_schema.expect("at least one batch");
+    let mut writer = ArrowWriter::try_new(std::fs::File::create(path).expect("create"), schema, None).expect("writer");
+    for b in &changed {
+        writer.write(b).expect("write");
+    }
+    writer.close().expect("close");
+}
+
+/// Drop the column named `name` (keeping the other columns' field ids).
+pub fn drop_column(name: &str) -> impl Fn(&Schema, &RecordBatch) -> (Arc<Schema>, RecordBatch) + '_ {
+    move |schema, batch| {
+        let keep: Vec<usize> = (0..schema.fields().len()).filter(|i| schema.field(*i).name() != name).collect();
+        let projected = batch.project(&keep).expect("project");
+        (projected.schema(), projected)
+    }
+}
+
+/// Remove every field's metadata (so the file carries no field ids).
+pub fn strip_field_ids(schema: &Schema, batch: &RecordBatch) -> (Arc<Schema>, RecordBatch) {
+    let fields: Vec<Field> = schema.fields().iter().map(|f| f.as_ref().clone().with_metadata(Default::default())).collect();
+    let schema = Arc::new(Schema::new(fields));
+    let batch = RecordBatch::try_new(Arc::clone(&schema), batch.columns().to_vec()).expect("batch");
+    (schema, batch)
+}
+
+/// Set each manifest entry's `file_size_in_bytes` to the size of the file now on disk
+/// (data files live under `table_dir/data`, matched by file name).
+pub fn patch_manifest_file_sizes(table_dir: &Path) {
+    let data_files = files_with_suffix(&table_dir.join("data"), ".parquet");
+    for manifest in files_with_suffix(&table_dir.join("metadata"), ".avro") {
+        let name = manifest.file_name().unwrap().to_string_lossy().to_string();
+        if name.starts_with("snap-") {
+            continue;
+        }
+        let bytes = std::fs::read(&manifest).expect("read manifest");
+        let reader = apache_avro::Reader::new(&bytes[..]).expect("avro");
+        let schema = reader.writer_schema().clone();
+        let meta = reader.user_metadata().clone();
+        let values: Vec<Value> = reader.map(|v| v.expect("record")).collect();
+        let mut writer = apache_avro::Writer::new(&schema, Vec::new());
+        for (k, v) in &meta {
+            writer.add_user_metadata(k.clone(), v).expect("metadata");
+        }
+        for mut v in values {
+            patch_entry(&mut v, &data_files);
+            writer.append(v).expect("append");
+        }
+        std::fs::write(&manifest, writer.into_inner().expect("flush")).expect("write manifest");
+    }
+}
+
+fn patch_entry(entry: &mut Value, data_files: &[PathBuf]) {
+    let Value::Record(fields) = entry else { return };
+    let Some((_, Value::Record(data_file))) = fields.iter_mut().find(|(n, _)| n == "data_file") else { return };
+    let path = data_file.iter().find_map(|(n, v)| match (n.as_str(), v) {
+        ("file_path", Value::String(s)) => Some(s.clone()),
+        _ => None,
+    });
+    let Some(path) = path else { return };
+    let file_name = path.rsplit('/').next().unwrap_or_default().to_string();
+    let Some(local) = data_files.iter().find(|p| p.file_name().unwrap().to_string_lossy() == file_name) else { return };
+    let size = std::fs::metadata(local).expect("stat").len() as i64;
+    for (n, v) in data_file.iter_mut() {
+        if n == "file_size_in_bytes" {
+            *v = Value::Long(size);
+        }
+    }
+}

@@ -70,7 +70,8 @@ async fn live_rows(table: &Table, snapshot_id: Option<i64>) -> (u64, u64) {
         let deletes = index.for_data_file(&task.entry).unwrap();
         attached += deletes.len() as u64;
         let positions = positions_loader.deleted_positions(&data.file_path, &deletes).await.unwrap();
-        assert!(positions.max().is_none_or(|m| m < data.record_count as u64), "{}", data.file_path);
+        let selection = row_selection(&positions, data.record_count as u64, &data.file_path).unwrap();
+        assert_eq!(selection.row_count() as u64, data.record_count as u64 - positions.len());
         // equality delete files grouped by their equality id set
         let mut groups: BTreeMap<Vec<i32>, Vec<&Arc<ManifestEntry>>> = BTreeMap::new();
         for d in deletes.iter().filter(|d| d.data_file.content == DataContentType::EqualityDeletes) {

@@ -9,7 +9,8 @@
 //!   spec's sequence-number and partition rules (Java's `DeleteFileIndex`).
 //! - [`PositionDeleteLoader`] reads Parquet position delete files and Puffin deletion
 //!   vectors (each file once) and answers the set of deleted row positions (0-based row
-//!   ordinals in the data file) of one data file as a [`roaring::RoaringTreemap`].
+//!   ordinals in the data file) of one data file as a [`roaring::RoaringTreemap`];
+//!   [`row_selection`] turns that into the Parquet row selection of the surviving rows.
 //! - [`EqualityDeleteLoader`] reads the equality columns of equality delete files (each
 //!   file once) into Arrow record batches typed like the table's columns;
 //!   [`build_key_rows`] turns them into Arrow row-format keys for hashing.
@@ -30,7 +31,7 @@ pub mod puffin;
 
 pub use delete_file_index::{is_deletion_vector, referenced_data_file, DeleteFileIndex};
 pub use equality_delete::{build_key_rows, equality_delete_schema, EqualityDeleteLoader};
-pub use position_delete::{PositionDeleteFile, PositionDeleteLoader};
+pub use position_delete::{row_selection, PositionDeleteFile, PositionDeleteLoader};
 
 #[cfg(test)]
 mod corpus_tests;

@@ -18,7 +18,7 @@ use bytes::Bytes;
 use datafusion::arrow::array::{Array, AsArray, RecordBatch};
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType, Int64Type, SchemaRef};
-use datafusion::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use datafusion::parquet::arrow::arrow_reader::{ParquetRecordBatchReaderBuilder, RowSelection, RowSelector};
 use datafusion::parquet::arrow::ProjectionMask;
 use futures::future::try_join_all;
 use roaring::RoaringTreemap;
@@ -114,6 +114,49 @@ pub fn parse_position_delete_file(bytes: Bytes, location: &str) -> Result<Positi
         out.rows += batch.num_rows() as u64;
     }
     Ok(out)
+}
+
+/// The rows of a data file of `total_rows` rows (its `record_count`) that survive the
+/// `deleted` positions, as a file-level Parquet [`RowSelection`]: alternating runs of
+/// selected and skipped rows, in row order across all row groups. Suited to DataFusion's
+/// `ParquetRowSelection` extension on a `PartitionedFile`, which splits it by row group
+/// when the file is opened (so row-group and page pruning and filter pushdown stay on).
+///
+/// Errors ([`crate::ErrorKind::InvalidData`], naming `data_file_path`): a deleted position
+/// at or beyond `total_rows`.
+pub fn row_selection(deleted: &RoaringTreemap, total_rows: u64, data_file_path: &str) -> Result<RowSelection> {
+    if let Some(max) = deleted.max().filter(|m| *m >= total_rows) {
+        return Err(Error::invalid_data(format!(
+            "position {max} of data file '{data_file_path}' is deleted, but the file has {total_rows} rows"
+        )));
+    }
+    let to_usize = |n: u64| {
+        usize::try_from(n).map_err(|_| Error::invalid_data(format!("{n} rows in '{data_file_path}' exceed usize")))
+    };
+    let mut selectors = Vec::new();
+    let mut next = 0u64; // first row not yet covered by a selector
+    let mut run: Option<(u64, u64)> = None; // [start, end) of the current run of deleted rows
+    for p in deleted.iter() {
+        match run {
+            Some((start, end)) if end == p => run = Some((start, end + 1)),
+            _ => {
+                if let Some((start, end)) = run {
+                    selectors.push(RowSelector::select(to_usize(start - next)?));
+                    selectors.push(RowSelector::skip(to_usize(end - start)?));
+                    next = end;
+                }
+                run = Some((p, p + 1));
+            }
+        }
+    }
+    if let Some((start, end)) = run {
+        selectors.push(RowSelector::select(to_usize(start - next)?));
+        selectors.push(RowSelector::skip(to_usize(end - start)?));
+        next = end;
+    }
+    selectors.push(RowSelector::select(to_usize(total_rows - next)?));
+    // collecting drops empty selectors and merges neighbours
+    Ok(selectors.into_iter().collect())
 }
 
 /// A per-key cell: concurrent first requests wait for one load; failures are not kept.

@@ -219,3 +219,19 @@ async fn unsupported_formats_and_equality_entries() {
     eq.data_file.content = DataContentType::EqualityDeletes;
     assert!(loader.deleted_positions("a", &[Arc::new(eq)]).await.unwrap().is_empty());
 }
+
+#[test]
+fn row_selection_from_deleted_positions() {
+    let sel = |deleted: &[u64], total: u64| -> Vec<(bool, usize)> {
+        let selection = row_selection(&set(deleted), total, "d.parquet").unwrap();
+        assert_eq!(selection.row_count() + selection.skipped_row_count(), total as usize);
+        selection.iter().map(|s| (s.skip, s.row_count)).collect()
+    };
+    assert_eq!(sel(&[], 10), [(false, 10)]);
+    assert_eq!(sel(&[0, 1, 2], 3), [(true, 3)]);
+    assert_eq!(sel(&[0, 4, 5, 9], 10), [(true, 1), (false, 3), (true, 2), (false, 3), (true, 1)]);
+    assert_eq!(sel(&[3], 10), [(false, 3), (true, 1), (false, 6)]);
+    assert_eq!(sel(&[], 0), Vec::<(bool, usize)>::new());
+    let err = row_selection(&set(&[10]), 10, "d.parquet").unwrap_err();
+    assert!(err.to_string().contains("position 10 of data file 'd.parquet'"), "{err}");
+}

@@ -5,9 +5,12 @@
 //! Run: `cargo test --test conformance`. Environment:
 //! - `ICEFLOE_CORPUS=<dir>`: corpus folder (default `../shared/corpus` next to the crate; when it
 //!   is absent the small tables committed in `testdata/corpus/` are used).
-//! - `ICEFLOE_CONFORMANCE_FILTER=<substring>`: run only cases whose `table/case` contains it.
+//! - `ICEFLOE_CONFORMANCE_FILTER=<substring>`: run only cases whose `table/case` contains it
+//!   (a positional argument, `cargo test --test conformance -- <substring>`, does the same).
 //! - `ICEFLOE_CONFORMANCE_STRICT=1`: cases listed in `expected_skips.json` count as failures
 //!   when they fail, and as failures ("remove it") when they pass.
+//! - `ICEFLOE_CONFORMANCE_NO_REWRITES=1`: ignore `sql_rewrites.json` (to see which rewrites a
+//!   newer DataFusion no longer needs).
 //! - `ICEFLOE_CONFORMANCE_TIMEOUT=<seconds>`: abort the run when one case takes longer (300).
 //!
 //! Output: one `PASS|FAIL|SKIP table/case[: reason] files=<N> java=<M>` line per case, a summary
@@ -132,8 +135,16 @@ fn main() {
     let corpus = resolve_corpus();
     let conf_dir = Path::new(CRATE_DIR).join("tests/conformance");
     let skips = load_skips(&conf_dir.join("expected_skips.json")).unwrap_or_else(|e| fatal(&e));
-    let rewrites = load_rewrites(&conf_dir.join("sql_rewrites.json")).unwrap_or_else(|e| fatal(&e));
-    let filter = std::env::var("ICEFLOE_CONFORMANCE_FILTER").ok().filter(|f| !f.is_empty());
+    let mut rewrites = load_rewrites(&conf_dir.join("sql_rewrites.json")).unwrap_or_else(|e| fatal(&e));
+    if std::env::var("ICEFLOE_CONFORMANCE_NO_REWRITES").is_ok_and(|v| v == "1") {
+        println!("sql_rewrites.json ignored: running every case's original SQL");
+        rewrites.clear();
+    }
+    // `cargo test --test conformance -- <substring>` works like the env filter (libtest habit).
+    let filter = std::env::var("ICEFLOE_CONFORMANCE_FILTER")
+        .ok()
+        .filter(|f| !f.is_empty())
+        .or_else(|| std::env::args().skip(1).find(|a| !a.starts_with('-')));
     let strict = std::env::var("ICEFLOE_CONFORMANCE_STRICT").is_ok_and(|v| v == "1");
     let timeout = std::env::var("ICEFLOE_CONFORMANCE_TIMEOUT")
         .ok()
@@ -141,6 +152,9 @@ fn main() {
         .unwrap_or(300u64);
     if strict {
         println!("strict mode: expected skips count as failures");
+    }
+    if let Some(f) = &filter {
+        println!("filter: only cases whose table/case contains {f:?}");
     }
     let current = start_watchdog(timeout);
 

@@ -184,3 +184,91 @@ async fn deletion_vectors_match_puffin_footers() {
         assert_eq!(blob.properties.get("cardinality"), Some(&f.record_count.to_string()));
     }
 }
+
+fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+/// A copied table and its first delete entry of content `want`.
+async fn first_delete(dir: &std::path::Path, want: DataContentType) -> (Table, Arc<ManifestEntry>) {
+    let table = Table::open(&dir.to_string_lossy()).await.unwrap();
+    let snapshot = table.metadata().current_snapshot().cloned();
+    let plan = TableScan::new(table.clone(), snapshot).plan_files().await.unwrap();
+    let first = plan.delete_entries.iter().find(|e| e.data_file.content == want).cloned().unwrap();
+    (table, first)
+}
+
+/// Missing, truncated and corrupted delete files of a (copied) corpus table give errors
+/// naming the stored path and where it was read.
+#[tokio::test]
+async fn bad_delete_files_in_a_copied_table() {
+    let tables = [
+        ("spark_v2_mor_position_deletes", DataContentType::PositionDeletes),
+        ("spark_v3_deletion_vectors", DataContentType::PositionDeletes),
+        ("spark_v2_equality_deletes", DataContentType::EqualityDeletes),
+    ];
+    for (name, want) in tables {
+        let src = std::path::PathBuf::from(format!("{CORPUS}/{name}"));
+        if !src.exists() {
+            eprintln!("corpus table {name} not found: skipped");
+            return;
+        }
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join(name);
+        copy_dir(&src, &dir);
+        let (table, delete) = first_delete(&dir, want).await;
+        let stored = delete.data_file.file_path.clone();
+        let file_name = stored.rsplit('/').next().unwrap().to_string();
+        let actual = table.file_io().remap(&stored).unwrap();
+        let local = actual.strip_prefix("file://").unwrap().to_string();
+        let load = || async {
+            let f = &delete.data_file;
+            match f.content {
+                DataContentType::EqualityDeletes => {
+                    let schemas = [table.metadata().current_schema()];
+                    let target = equality_delete_schema(&schemas, &f.equality_ids).unwrap();
+                    EqualityDeleteLoader::new(table.file_io().clone()).load(&delete, &target).await.map(|_| ())
+                }
+                _ => PositionDeleteLoader::new(table.file_io().clone())
+                    .deleted_positions(f.referenced_data_file.as_deref().unwrap_or("x"), &[Arc::clone(&delete)])
+                    .await
+                    .map(|_| ()),
+            }
+        };
+        load().await.unwrap();
+        let bytes = std::fs::read(&local).unwrap();
+        // truncated (for a DV: inside its blob)
+        let f = &delete.data_file;
+        let cut = match (f.content_offset, f.content_size_in_bytes) {
+            (Some(o), Some(l)) => (o + l - 1) as usize,
+            _ => bytes.len() / 2,
+        };
+        std::fs::write(&local, &bytes[..cut]).unwrap();
+        let err = load().await.unwrap_err();
+        assert_eq!(err.kind(), crate::ErrorKind::InvalidData, "{name}: {err}");
+        assert!(err.to_string().contains(&file_name), "{name}: {err}");
+        // missing
+        std::fs::remove_file(&local).unwrap();
+        let err = load().await.unwrap_err();
+        assert_eq!(err.kind(), crate::ErrorKind::NotFound, "{name}: {err}");
+        assert!(err.to_string().contains(&stored) && err.to_string().contains(&actual), "{name}: {err}");
+        // a flipped byte inside a deletion vector fails its CRC
+        if is_deletion_vector(&delete.data_file) {
+            let mut damaged = bytes.clone();
+            let at = delete.data_file.content_offset.unwrap() as usize + 12;
+            damaged[at] ^= 0x01;
+            std::fs::write(&local, &damaged).unwrap();
+            let err = load().await.unwrap_err();
+            assert!(err.to_string().contains("CRC mismatch") && err.to_string().contains(&file_name), "{name}: {err}");
+        }
+    }
+}

@@ -226,15 +226,11 @@ impl EqualityDeleteLoader {
         };
         let loaded = cell
             .get_or_try_init(|| async {
-                let bytes = self.file_io.read(&location).await.map_err(|e| e.context("equality delete file"))?;
+                let bytes = self.file_io.read(&location).await.map_err(|e| e.context(super::file_context("equality delete file", &self.file_io, &location)))?;
                 let target = Arc::clone(target);
-                let batches = tokio::task::spawn_blocking({
-                    let location = location.clone();
-                    let target = Arc::clone(&target);
-                    move || parse_equality_delete_file(bytes, &location, &target)
-                })
-                .await
-                .map_err(|e| Error::invalid_data(format!("reading equality delete file '{location}' failed")).with_source(e))??;
+                let what = format!("equality delete file '{location}'");
+                let (loc, schema) = (location.clone(), Arc::clone(&target));
+                let batches = super::run_blocking(what, move || parse_equality_delete_file(bytes, &loc, &schema)).await?;
                 Ok::<_, Error>(Arc::new(EqualityDeleteBatches { schema: target, batches }))
             })
             .await?;

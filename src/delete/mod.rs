@@ -33,5 +33,29 @@ pub use delete_file_index::{is_deletion_vector, referenced_data_file, DeleteFile
 pub use equality_delete::{build_key_rows, equality_delete_schema, EqualityDeleteLoader};
 pub use position_delete::{row_selection, PositionDeleteFile, PositionDeleteLoader};
 
+/// Error context naming a file by its stored path and, when remapped, where it was read.
+pub(crate) fn file_context(kind: &str, file_io: &crate::io::FileIO, location: &str) -> String {
+    match file_io.remap(location) {
+        Ok(actual) if crate::io::normalize_location(location).ok().as_deref() != Some(actual.as_str()) => {
+            format!("{kind} '{location}' (read at '{actual}')")
+        }
+        _ => format!("{kind} '{location}'"),
+    }
+}
+
+/// Run CPU-bound decoding off the async threads when inside a tokio runtime (inline
+/// otherwise, so the loaders also work under other executors). `what` names the file.
+pub(crate) async fn run_blocking<T: Send + 'static>(
+    what: String,
+    f: impl FnOnce() -> crate::Result<T> + Send + 'static,
+) -> crate::Result<T> {
+    match tokio::runtime::Handle::try_current() {
+        Ok(handle) => handle.spawn_blocking(f).await.map_err(|e| {
+            crate::Error::new(crate::ErrorKind::Io, format!("reading {what} failed")).with_source(e)
+        })?,
+        Err(_) => f(),
+    }
+}
+
 #[cfg(test)]
 mod corpus_tests;

@@ -208,13 +208,10 @@ impl PositionDeleteLoader {
         let cell = cell(&self.files, location.clone())?;
         let loaded = cell
             .get_or_try_init(|| async {
-                let bytes = self.file_io.read(&location).await.map_err(|e| e.context("position delete file"))?;
-                let parsed = tokio::task::spawn_blocking({
-                    let location = location.clone();
-                    move || parse_position_delete_file(bytes, &location)
-                })
-                .await
-                .map_err(|e| Error::invalid_data(format!("reading position delete file '{location}' failed")).with_source(e))??;
+                let bytes = self.file_io.read(&location).await.map_err(|e| e.context(super::file_context("position delete file", &self.file_io, &location)))?;
+                let what = format!("position delete file '{location}'");
+                let loc = location.clone();
+                let parsed = super::run_blocking(what, move || parse_position_delete_file(bytes, &loc)).await?;
                 Ok::<_, Error>(Arc::new(parsed))
             })
             .await?;

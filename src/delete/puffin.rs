@@ -123,7 +123,8 @@ pub async fn read_blob(file_io: &FileIO, location: &str, offset: u64, length: u6
         Ok(bytes) if bytes.len() as u64 == length => Ok(bytes),
         Ok(bytes) => Err(truncated(offset + bytes.len() as u64)),
         Err(e @ object_store::Error::NotFound { .. }) => {
-            Err(Error::not_found(format!("Puffin file '{location}' does not exist")).with_source(e))
+            let file = super::file_context("Puffin file", file_io, location);
+            Err(Error::not_found(format!("{file} does not exist")).with_source(e))
         }
         Err(e) => match store.head(&resolved.path).await {
             Ok(meta) if meta.size < end => Err(truncated(meta.size)),

@@ -1,5 +1,7 @@
 //! The DataFusion integration: the only module that knows DataFusion planning types.
 
+mod delete_planning;
+mod equality_delete_exec;
 mod expr_adapter;
 mod factory;
 pub mod filter;
@@ -7,6 +9,8 @@ pub mod metrics;
 pub mod scalar;
 mod table_provider;
 
+pub use delete_planning::DeleteMetrics;
+pub use equality_delete_exec::EqualityDeleteExec;
 pub use expr_adapter::{FieldIdExprAdapter, FieldIdExprAdapterFactory};
 pub use factory::{register_iceberg_factory, IcebergTableProviderFactory};
 pub use table_provider::IcebergTableProvider;

@@ -10,14 +10,16 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
-use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::arrow::datatypes::{DataType, Field, FieldRef, SchemaRef};
 use datafusion::catalog::Session;
 use datafusion::common::config::TableParquetOptions;
 use datafusion::common::stats::Precision;
-use datafusion::common::{DFSchema, Result as DFResult, Statistics};
+use datafusion::common::{DFSchema, Result as DFResult, ScalarValue, Statistics};
 use datafusion::physical_expr_adapter::PhysicalExprAdapterFactory;
 use datafusion::datasource::listing::PartitionedFile;
+use datafusion::datasource::physical_plan::parquet::ParquetRowSelection;
 use datafusion::datasource::physical_plan::{FileGroup, FileScanConfigBuilder, ParquetSource};
+use datafusion::datasource::table_schema::TableSchema;
 use datafusion::datasource::source::DataSourceExec;
 use datafusion::datasource::{TableProvider, TableType};
 use datafusion::execution::object_store::ObjectStoreUrl;
@@ -27,7 +29,12 @@ use datafusion::physical_plan::empty::EmptyExec;
 use datafusion::physical_plan::union::UnionExec;
 use datafusion::physical_plan::ExecutionPlan;
 
+use super::delete_planning::{
+    equality_loader, plan_deletes, DeletePlan, EqualityDeleteFile, NO_EQUALITY_DELETES,
+};
+use super::equality_delete_exec::{EqualityDeleteExec, EqualityGroup};
 use super::expr_adapter::FieldIdExprAdapterFactory;
+use crate::delete::equality_delete_schema;
 use crate::error::{Error, Result};
 use super::filter::{exact_by_identity_partitions, FilterConverter};
 use super::metrics::attach_scan_metrics;
@@ -231,8 +238,7 @@ impl IcebergTableProvider {
     fn build_scan(
         &self,
         state: &dyn Session,
-        tasks: Vec<FileScanTask>,
-        has_deletes: bool,
+        deletes: DeletePlan,
         projection: Option<&Vec<usize>>,
         filters: &[Expr],
         limit: Option<usize>,
@@ -241,13 +247,15 @@ impl IcebergTableProvider {
             Some(p) => Arc::new(self.arrow_schema.project(p)?),
             None => Arc::clone(&self.arrow_schema),
         };
-        if tasks.is_empty() {
+        if deletes.files.is_empty() {
             return Ok(Arc::new(EmptyExec::new(projected_schema)));
         }
+        let equality = self.equality_scan(&deletes.equality_deletes, projection)?;
         let io = self.table.file_io();
         // Files grouped by object store (normally one).
         let mut by_store: BTreeMap<String, Vec<(PartitionedFile, u64)>> = BTreeMap::new();
-        for task in tasks {
+        for planned in deletes.files {
+            let task = &planned.task;
             let resolved = io.resolve(&task.location)?;
             let size = u64::try_from(task.data_file().file_size_in_bytes).map_err(|_| {
                 Error::invalid_data(format!(
@@ -255,8 +263,19 @@ impl IcebergTableProvider {
                     task.data_file().file_path
                 ))
             })?;
-            let file = PartitionedFile::new(resolved.path.to_string(), size)
-                .with_statistics(Arc::new(self.file_statistics(&task, has_deletes)?));
+            let has_deletes = planned.selection.is_some()
+                || planned.equality_sequence_number != NO_EQUALITY_DELETES;
+            let mut file = PartitionedFile::new(resolved.path.to_string(), size);
+            if equality.is_some() {
+                file = file.with_partition_values(vec![
+                    ScalarValue::Int64(Some(planned.equality_sequence_number)),
+                    ScalarValue::Int32(Some(planned.scope)),
+                ]);
+            }
+            file = file.with_statistics(Arc::new(self.file_statistics(task, has_deletes)?));
+            if let Some(selection) = planned.selection {
+                file = file.with_extension(ParquetRowSelection::new(selection));
+            }
             by_store.entry(resolved.store_url).or_default().push((file, size));
         }
         let predicate = match conjunction(filters.iter().cloned()) {
@@ -265,6 +284,16 @@ impl IcebergTableProvider {
                 Some(state.create_physical_expr(expr, &df_schema)?)
             }
             None => None,
+        };
+        let table_schema = match &equality {
+            Some(_) => TableSchema::builder(Arc::clone(&self.arrow_schema))
+                .with_table_partition_cols(hidden_delete_columns())
+                .build(),
+            None => TableSchema::from(Arc::clone(&self.arrow_schema)),
+        };
+        let (scan_projection, scan_limit) = match &equality {
+            Some(eq) => (Some(eq.scan_projection.clone()), None),
+            None => (projection.cloned(), limit),
         };
         let adapter: Arc<dyn PhysicalExprAdapterFactory> = Arc::new(self.expr_adapter_factory()?);
         let target_partitions = state.config().target_partitions();
@@ -275,29 +304,121 @@ impl IcebergTableProvider {
             state
                 .runtime_env()
                 .register_object_store(url.as_ref(), io.store(&store_url)?);
-            let mut source = ParquetSource::new(Arc::clone(&self.arrow_schema))
-                .with_table_parquet_options(TableParquetOptions {
+            let mut source = ParquetSource::new(table_schema.clone()).with_table_parquet_options(
+                TableParquetOptions {
                     global: state.config_options().execution.parquet.clone(),
                     ..Default::default()
-                });
+                },
+            );
             if let Some(p) = &predicate {
                 source = source.with_predicate(Arc::clone(p));
             }
             let groups = split_into_groups(files, target_partitions.div_ceil(store_count));
             let config = FileScanConfigBuilder::new(url, Arc::new(source))
                 .with_file_groups(groups)
-                .with_projection_indices(projection.cloned())?
-                .with_limit(limit)
+                .with_projection_indices(scan_projection.clone())?
+                .with_limit(scan_limit)
                 .with_expr_adapter(Some(Arc::clone(&adapter)))
                 .build();
             plans.push(DataSourceExec::from_data_source(config));
         }
-        Ok(if plans.len() == 1 {
+        let scan: Arc<dyn ExecutionPlan> = if plans.len() == 1 {
             plans.remove(0)
         } else {
             UnionExec::try_new(plans)?
+        };
+        Ok(match equality {
+            None => scan,
+            Some(eq) => Arc::new(EqualityDeleteExec::try_new(
+                scan,
+                eq.groups,
+                equality_loader(&self.table),
+                eq.sequence_column,
+                eq.sequence_column + 1,
+                eq.output_columns,
+            )?),
         })
     }
+
+    /// How the scan reads for equality deletes: the user's columns, then the equality
+    /// columns the user did not ask for, then the two hidden per-file columns.
+    fn equality_scan(
+        &self,
+        files: &[EqualityDeleteFile],
+        projection: Option<&Vec<usize>>,
+    ) -> Result<Option<EqualityScan>> {
+        if files.is_empty() {
+            return Ok(None);
+        }
+        let mut scan_projection: Vec<usize> = match projection {
+            Some(p) => p.clone(),
+            None => (0..self.arrow_schema.fields().len()).collect(),
+        };
+        let output_columns: Vec<usize> = (0..scan_projection.len()).collect();
+        let metadata = self.table.metadata();
+        let mut schemas: Vec<&Schema> = vec![&self.schema, metadata.current_schema()];
+        schemas.extend(metadata.schemas.iter().rev());
+        let mut groups: Vec<(Vec<i32>, EqualityGroup)> = vec![];
+        for file in files {
+            let ids = &file.entry.data_file.equality_ids;
+            if let Some((_, g)) = groups.iter_mut().find(|(g_ids, _)| g_ids == ids) {
+                g.files.push(file.clone());
+                continue;
+            }
+            let mut input_columns = Vec::with_capacity(ids.len());
+            for id in ids {
+                let column = self.schema.columns().iter().position(|c| c.id == *id).ok_or_else(|| {
+                    Error::unsupported(format!(
+                        "equality deletes on field id {id} ('{}'), which is not a top-level column of the \
+                         schema being read",
+                        file.entry.data_file.file_path
+                    ))
+                })?;
+                let at = match scan_projection.iter().position(|c| *c == column) {
+                    Some(at) => at,
+                    None => {
+                        scan_projection.push(column);
+                        scan_projection.len() - 1
+                    }
+                };
+                input_columns.push(at);
+            }
+            let key_schema = equality_delete_schema(&schemas, ids)?;
+            groups.push((
+                ids.clone(),
+                EqualityGroup {
+                    key_schema,
+                    input_columns,
+                    files: vec![file.clone()],
+                },
+            ));
+        }
+        let sequence_column = scan_projection.len();
+        let hidden = self.arrow_schema.fields().len();
+        scan_projection.extend([hidden, hidden + 1]);
+        Ok(Some(EqualityScan {
+            scan_projection,
+            output_columns,
+            sequence_column,
+            groups: groups.into_iter().map(|(_, g)| g).collect(),
+        }))
+    }
+}
+
+/// The scan layout for equality deletes (see `equality_scan`).
+struct EqualityScan {
+    scan_projection: Vec<usize>,
+    output_columns: Vec<usize>,
+    sequence_column: usize,
+    groups: Vec<EqualityGroup>,
+}
+
+/// The hidden per-file columns equality deletes need: data sequence number and scope.
+fn hidden_delete_columns() -> Vec<FieldRef> {
+    vec![
+        Arc::new(Field::new("__icefloe_data_sequence_number", DataType::Int64, false)),
+        Arc::new(Field::new("__icefloe_partition_scope", DataType::Int32, false)),
+    ]
 }
 
 #[async_trait]
@@ -326,16 +447,8 @@ impl TableProvider for IcebergTableProvider {
         if let Ok(mut last) = self.last_scan_metrics.lock() {
             *last = Some(scan_metrics.clone());
         }
-        if !plan.delete_entries.is_empty() {
-            return Err(Error::unsupported(format!(
-                "row-level deletes: snapshot {} has {} live delete file(s) (position deletes, \
-                 equality deletes or deletion vectors), which icefloe cannot apply yet",
-                self.snapshot.as_ref().map_or(-1, |s| s.snapshot_id),
-                plan.delete_entries.len()
-            ))
-            .into());
-        }
-        let exec = self.build_scan(state, plan.tasks, false, projection, filters, limit)?;
+        let deletes = plan_deletes(&self.table, plan.tasks, plan.delete_entries).await?;
+        let exec = self.build_scan(state, deletes, projection, filters, limit)?;
         attach_scan_metrics(&exec, &scan_metrics);
         Ok(exec)
     }

@@ -1,0 +1,202 @@
+//! Planning row-level deletes for DataFusion's Parquet scan.
+//!
+//! For each data file of a scan, the [`DeleteFileIndex`] names the delete files that
+//! apply (spec: "Scan Planning": position deletes and deletion vectors when their data
+//! sequence number ≥ the data file's, equality deletes when >, partition-scoped unless
+//! written unpartitioned). Then:
+//! - **Position deletes and deletion vectors** are read at planning time and become a
+//!   file-level `ParquetRowSelection` on the file's `PartitionedFile`, so DataFusion keeps
+//!   row-group, page and filter pruning on and skips the deleted rows while decoding. A
+//!   file whose rows are all deleted is not scanned at all.
+//! - **Equality deletes** are applied after the scan by
+//!   [`EqualityDeleteExec`](super::equality_delete_exec::EqualityDeleteExec): each data
+//!   file carries two hidden constant columns, its data sequence number and the id of its
+//!   partition scope, and a row is deleted when a delete row with equal key has a
+//!   greater sequence number within the row's scope or globally.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use datafusion::parquet::arrow::arrow_reader::RowSelection;
+use futures::stream::{self, StreamExt, TryStreamExt};
+
+use crate::delete::{row_selection, DeleteFileIndex, EqualityDeleteLoader, PositionDeleteLoader};
+use crate::error::Result;
+use crate::scan::FileScanTask;
+use crate::spec::{DataContentType, ManifestEntry, TableMetadata};
+use crate::table::Table;
+
+/// How many data files have their position deletes loaded at once.
+const DELETE_LOAD_CONCURRENCY: usize = 16;
+
+/// The scope id of equality deletes that apply to every partition.
+pub(crate) const GLOBAL_SCOPE: i32 = -1;
+
+/// A data file's hidden sequence number when no equality delete applies to it: no
+/// delete can have a greater one, so probing never deletes its rows.
+pub(crate) const NO_EQUALITY_DELETES: i64 = i64::MAX;
+
+/// One data file to scan, with its deletes planned.
+#[derive(Debug, Clone)]
+pub(crate) struct PlannedFile {
+    /// The data file.
+    pub task: FileScanTask,
+    /// Rows that survive its position deletes / deletion vector (`None`: all rows).
+    pub selection: Option<RowSelection>,
+    /// The data sequence number equality deletes are compared with, or
+    /// [`NO_EQUALITY_DELETES`].
+    pub equality_sequence_number: i64,
+    /// The file's partition scope id for partition-scoped equality deletes.
+    pub scope: i32,
+}
+
+/// One equality delete file and the scope it applies in.
+#[derive(Debug, Clone)]
+pub(crate) struct EqualityDeleteFile {
+    /// The delete file's manifest entry (its `equality_ids`, data sequence number).
+    pub entry: Arc<ManifestEntry>,
+    /// [`GLOBAL_SCOPE`] or the id of the one partition scope it applies to.
+    pub scope: i32,
+}
+
+/// Counts of planned deletes, for `EXPLAIN ANALYZE` and the CLI.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DeleteMetrics {
+    /// Position delete files (Parquet) applied to at least one data file.
+    pub position_delete_files: usize,
+    /// Deletion vectors applied.
+    pub deletion_vectors: usize,
+    /// Equality delete files applied to at least one data file.
+    pub equality_delete_files: usize,
+    /// Rows removed by position deletes and deletion vectors (known at planning).
+    pub rows_deleted_by_position: u64,
+    /// Data files skipped because every row was deleted.
+    pub data_files_fully_deleted: usize,
+}
+
+/// The result of delete planning.
+#[derive(Debug, Default)]
+pub(crate) struct DeletePlan {
+    /// The data files to scan.
+    pub files: Vec<PlannedFile>,
+    /// Equality delete files that apply to some planned file.
+    pub equality_deletes: Vec<EqualityDeleteFile>,
+    /// Counts.
+    pub metrics: DeleteMetrics,
+}
+
+fn scope_key(spec_id: i32, partition: &[Option<crate::spec::Literal>]) -> String {
+    format!("{spec_id}:{partition:?}")
+}
+
+/// Plan the deletes of `tasks` given the snapshot's live `delete_entries`.
+///
+/// Errors: a delete file that is missing, truncated or corrupt (naming it), or
+/// inconsistent delete metadata (see [`DeleteFileIndex::for_data_file`]).
+pub(crate) async fn plan_deletes(
+    table: &Table,
+    tasks: Vec<FileScanTask>,
+    delete_entries: Vec<Arc<ManifestEntry>>,
+) -> Result<DeletePlan> {
+    let metadata: &TableMetadata = table.metadata();
+    let index = DeleteFileIndex::for_table(metadata, delete_entries.iter().cloned())?;
+    let loader = PositionDeleteLoader::new(table.file_io().clone());
+
+    // Scope ids of the data files' partitions (for partition-scoped equality deletes).
+    let mut scopes: HashMap<String, i32> = HashMap::new();
+    for task in &tasks {
+        let next = scopes.len() as i32;
+        scopes
+            .entry(scope_key(task.entry.spec_id, &task.data_file().partition))
+            .or_insert(next);
+    }
+
+    let planned: Vec<(Option<PlannedFile>, Vec<Arc<ManifestEntry>>, u64)> = stream::iter(tasks)
+        .map(|task| {
+            let (index, loader, scopes) = (&index, &loader, &scopes);
+            async move {
+                let applicable = index.for_data_file(&task.entry)?;
+                let (positional, equality): (Vec<_>, Vec<_>) = applicable
+                    .into_iter()
+                    .partition(|d| d.data_file.content == DataContentType::PositionDeletes);
+                let scope = scopes
+                    .get(&scope_key(task.entry.spec_id, &task.data_file().partition))
+                    .copied()
+                    .unwrap_or(GLOBAL_SCOPE);
+                let equality_sequence_number = if equality.is_empty() {
+                    NO_EQUALITY_DELETES
+                } else {
+                    task.entry.data_sequence_number
+                };
+                let mut applied = equality;
+                let mut deleted_rows = 0;
+                let mut selection = None;
+                if !positional.is_empty() {
+                    let data_path = &task.data_file().file_path;
+                    let deleted = loader.deleted_positions(data_path, &positional).await?;
+                    let total = u64::try_from(task.data_file().record_count).unwrap_or(0);
+                    deleted_rows = deleted.len();
+                    applied.extend(positional);
+                    if deleted.len() >= total {
+                        return Ok::<_, crate::Error>((None, applied, deleted_rows));
+                    }
+                    if !deleted.is_empty() {
+                        selection = Some(row_selection(&deleted, total, data_path)?);
+                    }
+                }
+                let file = PlannedFile {
+                    task,
+                    selection,
+                    equality_sequence_number,
+                    scope,
+                };
+                Ok((Some(file), applied, deleted_rows))
+            }
+        })
+        .buffered(DELETE_LOAD_CONCURRENCY)
+        .try_collect()
+        .await?;
+
+    let mut plan = DeletePlan::default();
+    let mut used: HashMap<String, Arc<ManifestEntry>> = HashMap::new();
+    for (file, applied, deleted_rows) in planned {
+        plan.metrics.rows_deleted_by_position += deleted_rows;
+        match file {
+            Some(f) => plan.files.push(f),
+            None => plan.metrics.data_files_fully_deleted += 1,
+        }
+        for d in applied {
+            let key = format!("{}@{:?}", d.data_file.file_path, d.data_file.content_offset);
+            used.entry(key).or_insert(d);
+        }
+    }
+    for d in used.into_values() {
+        let file = &d.data_file;
+        match file.content {
+            DataContentType::EqualityDeletes => {
+                plan.metrics.equality_delete_files += 1;
+                let unpartitioned = metadata
+                    .partition_spec_by_id(d.spec_id)
+                    .is_none_or(|s| s.is_unpartitioned());
+                let scope = if unpartitioned {
+                    Some(GLOBAL_SCOPE)
+                } else {
+                    scopes.get(&scope_key(d.spec_id, &file.partition)).copied()
+                };
+                if let Some(scope) = scope {
+                    plan.equality_deletes.push(EqualityDeleteFile { entry: d, scope });
+                }
+            }
+            _ if crate::delete::is_deletion_vector(file) => plan.metrics.deletion_vectors += 1,
+            _ => plan.metrics.position_delete_files += 1,
+        }
+    }
+    plan.equality_deletes
+        .sort_by(|a, b| a.entry.data_file.file_path.cmp(&b.entry.data_file.file_path));
+    Ok(plan)
+}
+
+/// A loader for the equality delete files of a scan (shared by all its partitions).
+pub(crate) fn equality_loader(table: &Table) -> Arc<EqualityDeleteLoader> {
+    Arc::new(EqualityDeleteLoader::new(table.file_io().clone()))
+}

@@ -15,6 +15,7 @@
 //! # }
 //! ```
 
+pub mod catalog;
 pub mod datafusion;
 pub mod delete;
 pub mod error;

@@ -1,5 +1,6 @@
 mod cli;
 
 mod bad_input;
+mod catalog;
 mod evolution;
 mod fixtures;

@@ -1,0 +1,372 @@
+//! Building a catalog from a URI or a config file (the CLI's `--catalog`).
+//!
+//! | `--catalog` value | catalog |
+//! |---|---|
+//! | `sqlite:PATH`, `jdbc:sqlite:PATH`, `PATH.db` / `.sqlite` / `.sqlite3` | [`SqlCatalog`] (created when missing) |
+//! | `sqlite:///rel/path.db`, `sqlite:////abs/path.db` | [`SqlCatalog`], SQLAlchemy's URL form (PyIceberg's `uri`) |
+//! | `….metadata.json`, or a table directory (has `metadata/`) | [`StaticCatalog`] with that one table in the root namespace |
+//! | any other directory or URL (`file:`, `s3://…`) | [`FileSystemCatalog`] with that warehouse |
+//! | `….json` (not metadata) / `….properties` / `….conf` / `….cfg` | a config file, below |
+//!
+//! A SQLite URI may end in `?catalog=NAME` to pick the `catalog_name`; without it a
+//! database holding exactly one catalog uses that one, an empty one uses `default`.
+//!
+//! Config files hold properties, as a JSON object or `key=value` lines (`#` comments):
+//! `type` (`sql`, `hadoop`/`filesystem`, `static`), `name`, `uri` (SQL), `warehouse`
+//! (filesystem), `table.<ns>.<name>` = location (static; JSON may use a `tables` object
+//! instead); every other key is an object store property (e.g. `aws_region`). Relative
+//! paths are resolved against the config file's directory.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::{Catalog, FileSystemCatalog, SqlCatalog, StaticCatalog, TableIdent};
+use crate::error::{Error, ErrorKind, Result};
+use crate::table::OpenOptions;
+
+/// Properties of a catalog, as read from a config file or derived from a URI.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CatalogConfig {
+    /// `sql`, `hadoop` (or `filesystem`) or `static`.
+    pub catalog_type: String,
+    /// The catalog name (`None`: derived, see the module docs).
+    pub name: Option<String>,
+    /// SQL: the SQLite database file.
+    pub uri: Option<String>,
+    /// Filesystem: the warehouse location.
+    pub warehouse: Option<String>,
+    /// Static: table identifier → metadata file or table directory.
+    pub tables: BTreeMap<String, String>,
+    /// Object store properties, passed to every table opened.
+    pub properties: BTreeMap<String, String>,
+}
+
+fn is_sqlite_path(s: &str) -> bool {
+    [".db", ".sqlite", ".sqlite3"]
+        .iter()
+        .any(|ext| s.ends_with(ext))
+}
+
+fn is_config_path(s: &str) -> bool {
+    (s.ends_with(".json") && !s.ends_with(".metadata.json"))
+        || [".properties", ".conf", ".cfg"]
+            .iter()
+            .any(|ext| s.ends_with(ext))
+}
+
+/// The SQLite file of a SQL catalog URI, and a `?catalog=` name if present.
+fn sqlite_path(uri: &str) -> (String, Option<String>) {
+    let (uri, name) = match uri.split_once("?catalog=") {
+        Some((u, n)) => (u, Some(n.to_string())),
+        None => (uri, None),
+    };
+    let uri = uri.strip_prefix("jdbc:").unwrap_or(uri);
+    let path = if let Some(rest) = uri.strip_prefix("sqlite:///") {
+        // SQLAlchemy: three slashes then a relative path; a fourth makes it absolute
+        rest.to_string()
+    } else if let Some(rest) = uri.strip_prefix("sqlite://") {
+        rest.to_string()
+    } else if let Some(rest) = uri.strip_prefix("sqlite:") {
+        rest.strip_prefix("file:").unwrap_or(rest).to_string()
+    } else {
+        uri.to_string()
+    };
+    (path, name)
+}
+
+impl CatalogConfig {
+    /// The config a `--catalog` value stands for (see the module docs); config files are
+    /// read.
+    pub fn from_spec(spec: &str) -> Result<CatalogConfig> {
+        let spec = spec.trim();
+        if spec.starts_with("sqlite:") || spec.starts_with("jdbc:sqlite:") || is_sqlite_path(spec) {
+            let (path, name) = sqlite_path(spec);
+            return Ok(CatalogConfig {
+                catalog_type: "sql".into(),
+                name,
+                uri: Some(path),
+                ..Default::default()
+            });
+        }
+        if is_config_path(spec) {
+            return Self::from_file(Path::new(spec));
+        }
+        let local = !spec.contains("://") || spec.starts_with("file:");
+        let path = spec
+            .strip_prefix("file://")
+            .or_else(|| spec.strip_prefix("file:"))
+            .unwrap_or(spec);
+        if spec.ends_with(".metadata.json") || (local && Path::new(path).join("metadata").is_dir())
+        {
+            return Ok(CatalogConfig {
+                catalog_type: "static".into(),
+                tables: BTreeMap::from([(table_name_of(spec), spec.to_string())]),
+                ..Default::default()
+            });
+        }
+        Ok(CatalogConfig {
+            catalog_type: "hadoop".into(),
+            warehouse: Some(spec.to_string()),
+            ..Default::default()
+        })
+    }
+
+    /// Read a config file: a JSON object or `key=value` lines.
+    pub fn from_file(path: &Path) -> Result<CatalogConfig> {
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            let kind = if e.kind() == std::io::ErrorKind::NotFound {
+                ErrorKind::NotFound
+            } else {
+                ErrorKind::Io
+            };
+            Error::new(kind, format!("catalog config file '{}'", path.display())).with_source(e)
+        })?;
+        let mut props: BTreeMap<String, String> = BTreeMap::new();
+        let mut tables = BTreeMap::new();
+        if text.trim_start().starts_with('{') {
+            let json: serde_json::Map<String, serde_json::Value> = serde_json::from_str(&text)
+                .map_err(|e| {
+                    Error::invalid_data(format!(
+                        "catalog config file '{}' is not a JSON object",
+                        path.display()
+                    ))
+                    .with_source(e)
+                })?;
+            for (k, v) in json {
+                match (k.as_str(), v) {
+                    ("tables", serde_json::Value::Object(t)) => {
+                        for (ident, loc) in t {
+                            let loc = loc
+                                .as_str()
+                                .map(str::to_string)
+                                .unwrap_or_else(|| loc.to_string());
+                            tables.insert(ident, loc);
+                        }
+                    }
+                    (_, serde_json::Value::String(s)) => {
+                        props.insert(k, s);
+                    }
+                    (_, other) => {
+                        props.insert(k, other.to_string());
+                    }
+                }
+            }
+        } else {
+            for (n, line) in text.lines().enumerate() {
+                let line = line.trim();
+                if line.is_empty() || line.starts_with('#') {
+                    continue;
+                }
+                let (k, v) = line.split_once('=').ok_or_else(|| {
+                    Error::invalid_data(format!(
+                        "catalog config file '{}', line {}: expected key=value",
+                        path.display(),
+                        n + 1
+                    ))
+                })?;
+                props.insert(k.trim().to_string(), v.trim().to_string());
+            }
+        }
+        let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        let relative = |s: String| -> String {
+            let local =
+                !s.contains("://") && !s.starts_with("file:") && !Path::new(&s).is_absolute();
+            if local {
+                base.join(s).to_string_lossy().to_string()
+            } else {
+                s
+            }
+        };
+        for (k, v) in props.clone() {
+            if let Some(ident) = k.strip_prefix("table.") {
+                props.remove(&k);
+                tables.insert(ident.to_string(), v);
+            }
+        }
+        let tables = tables.into_iter().map(|(k, v)| (k, relative(v))).collect();
+        let uri = props.remove("uri").map(|u| {
+            let (p, name) = sqlite_path(&u);
+            (relative(p), name)
+        });
+        let warehouse = props.remove("warehouse").map(relative);
+        let catalog_type = props.remove("type").unwrap_or_else(|| {
+            if uri.is_some() {
+                "sql".into()
+            } else if warehouse.is_some() {
+                "hadoop".into()
+            } else {
+                "static".into()
+            }
+        });
+        let name = props
+            .remove("name")
+            .or_else(|| uri.as_ref().and_then(|u| u.1.clone()));
+        Ok(CatalogConfig {
+            catalog_type,
+            name,
+            uri: uri.map(|u| u.0),
+            warehouse,
+            tables,
+            properties: props,
+        })
+    }
+
+    /// Build the catalog.
+    ///
+    /// Errors: an unknown `type` or a missing `uri` / `warehouse`
+    /// ([`ErrorKind::InvalidArgument`]); a SQLite database holding several catalogs and no
+    /// name given (naming them); the errors of opening the catalog.
+    pub fn build(&self) -> Result<Arc<dyn Catalog>> {
+        let options = OpenOptions {
+            storage_properties: self.properties.clone().into_iter().collect(),
+            ..Default::default()
+        };
+        match self.catalog_type.to_ascii_lowercase().as_str() {
+            "sql" | "jdbc" | "sqlite" => {
+                let uri = self
+                    .uri
+                    .as_deref()
+                    .ok_or_else(|| Error::invalid_argument("SQL catalog config has no 'uri'"))?;
+                let path = PathBuf::from(uri);
+                let name = match &self.name {
+                    Some(n) => n.clone(),
+                    None if path.is_file() => {
+                        let names = SqlCatalog::catalog_names(&path)?;
+                        match names.as_slice() {
+                            [] => "default".to_string(),
+                            [one] => one.clone(),
+                            many => {
+                                return Err(Error::invalid_argument(format!(
+                                "SQL catalog '{uri}' holds several catalogs ({}); pick one with \
+                                     '?catalog=NAME' or a config file with name=NAME",
+                                many.join(", ")
+                            )))
+                            }
+                        }
+                    }
+                    None => "default".to_string(),
+                };
+                Ok(Arc::new(
+                    SqlCatalog::open_or_create(&name, &path)?.with_open_options(options),
+                ))
+            }
+            "hadoop" | "filesystem" | "fs" => {
+                let warehouse = self.warehouse.as_deref().ok_or_else(|| {
+                    Error::invalid_argument("filesystem catalog config has no 'warehouse'")
+                })?;
+                let name = self
+                    .name
+                    .clone()
+                    .unwrap_or_else(|| table_name_of(warehouse));
+                Ok(Arc::new(FileSystemCatalog::with_options(
+                    &name, warehouse, options,
+                )?))
+            }
+            "static" => {
+                let name = self.name.clone().unwrap_or_else(|| "static".to_string());
+                let mut catalog = StaticCatalog::new(&name).with_open_options(options);
+                for (ident, location) in &self.tables {
+                    catalog.add_table(TableIdent::parse(ident), location);
+                }
+                Ok(Arc::new(catalog))
+            }
+            other => Err(Error::invalid_argument(format!(
+                "unknown catalog type '{other}' (expected sql, hadoop or static)"
+            ))),
+        }
+    }
+}
+
+/// A name for a table or warehouse at `location`: its directory name (for a metadata
+/// file, the directory above `metadata/`), made SQL-friendly.
+fn table_name_of(location: &str) -> String {
+    let trimmed = location.trim_end_matches('/');
+    let dir = if trimmed.ends_with(".json") {
+        let parent = trimmed.rsplit_once('/').map_or("", |p| p.0);
+        parent.strip_suffix("/metadata").unwrap_or(parent)
+    } else {
+        trimmed
+    };
+    let name = dir.rsplit('/').next().unwrap_or(dir);
+    let clean: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if clean.is_empty() {
+        "iceberg".into()
+    } else {
+        clean
+    }
+}
+
+/// Build a catalog from a `--catalog` value: a URI, a path or a config file (see the
+/// module docs).
+pub fn load_catalog(spec: &str) -> Result<Arc<dyn Catalog>> {
+    CatalogConfig::from_spec(spec)?.build()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn specs() {
+        let c = CatalogConfig::from_spec("sqlite:///warehouse/catalog.db").unwrap();
+        assert_eq!(
+            (c.catalog_type.as_str(), c.uri.as_deref()),
+            ("sql", Some("warehouse/catalog.db"))
+        );
+        let c = CatalogConfig::from_spec("sqlite:////abs/c.db?catalog=prod").unwrap();
+        assert_eq!(
+            (c.uri.as_deref(), c.name.as_deref()),
+            (Some("/abs/c.db"), Some("prod"))
+        );
+        let c = CatalogConfig::from_spec("jdbc:sqlite:/abs/c.db").unwrap();
+        assert_eq!(c.uri.as_deref(), Some("/abs/c.db"));
+        let c = CatalogConfig::from_spec("/nonexistent/wh").unwrap();
+        assert_eq!(c.catalog_type, "hadoop");
+        let c = CatalogConfig::from_spec("/x/orders/metadata/v3.metadata.json").unwrap();
+        assert_eq!(c.catalog_type, "static");
+        assert!(c.tables.contains_key("orders"));
+        assert_eq!(table_name_of("/a/My-Warehouse/"), "my_warehouse");
+    }
+
+    #[test]
+    fn config_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("cat.properties");
+        std::fs::write(
+            &p,
+            "# a catalog\ntype=sql\nuri=sqlite:///c.db\nname=prod\naws_region=eu-west-1\n",
+        )
+        .unwrap();
+        let c = CatalogConfig::from_file(&p).unwrap();
+        assert_eq!(c.name.as_deref(), Some("prod"));
+        assert_eq!(
+            c.uri.as_deref(),
+            Some(dir.path().join("c.db").to_str().unwrap())
+        );
+        assert_eq!(
+            c.properties.get("aws_region").map(String::as_str),
+            Some("eu-west-1")
+        );
+        let p = dir.path().join("cat.json");
+        std::fs::write(&p, r#"{"type": "static", "tables": {"ns.t": "/x/t"}}"#).unwrap();
+        let c = CatalogConfig::from_file(&p).unwrap();
+        assert_eq!(c.tables.get("ns.t").map(String::as_str), Some("/x/t"));
+        let err = CatalogConfig {
+            catalog_type: "rest".into(),
+            ..Default::default()
+        }
+        .build()
+        .unwrap_err();
+        assert!(err.to_string().contains("'rest'"), "{err}");
+    }
+}

@@ -1,0 +1,216 @@
+//! The filesystem catalog: Iceberg Java's `HadoopCatalog` directory layout.
+//!
+//! ```text
+//! <warehouse>/<ns level 1>/…/<table>/metadata/version-hint.text
+//!                                   /metadata/v<N>.metadata.json
+//! ```
+//!
+//! A directory is a table when its `metadata/` directory holds `version-hint.text` or a
+//! `*.metadata.json` file; any other directory is a namespace. Tables directly under the
+//! warehouse belong to the root (empty) namespace, which is listed when it has tables
+//! (Spark writes `HadoopCatalog` tables there when no namespace is given). The current
+//! metadata file is found as [`Table::open`] finds it (version hint, else the highest
+//! version). Directories whose names start with `.` are ignored.
+
+use async_trait::async_trait;
+use futures::future::BoxFuture;
+use futures::FutureExt;
+use object_store::path::Path as ObjectPath;
+
+use super::{namespace_not_found, table_not_found, Catalog, Namespace, TableIdent};
+use crate::error::{Error, ErrorKind, Result};
+use crate::io::{normalize_location, FileIO};
+use crate::table::{OpenOptions, Table};
+
+/// How deep namespaces are searched below the warehouse.
+const MAX_NAMESPACE_DEPTH: usize = 8;
+
+/// A catalog over a warehouse directory in the `HadoopCatalog` layout.
+#[derive(Debug, Clone)]
+pub struct FileSystemCatalog {
+    name: String,
+    warehouse: String,
+    io: FileIO,
+    options: OpenOptions,
+}
+
+impl FileSystemCatalog {
+    /// A catalog named `name` over the warehouse at `warehouse` (a local path or URL).
+    pub fn new(name: &str, warehouse: &str) -> Result<Self> {
+        Self::with_options(name, warehouse, OpenOptions::default())
+    }
+
+    /// As [`new`](Self::new), loading tables with `options` (object store properties are
+    /// also used to list the warehouse).
+    pub fn with_options(name: &str, warehouse: &str, options: OpenOptions) -> Result<Self> {
+        Ok(Self {
+            name: name.to_string(),
+            warehouse: normalize_location(warehouse)?,
+            io: FileIO::new(options.storage_properties.clone()),
+            options,
+        })
+    }
+
+    /// The warehouse location (normalised).
+    pub fn warehouse(&self) -> &str {
+        &self.warehouse
+    }
+
+    fn location_of(&self, levels: &[String]) -> String {
+        let mut loc = self.warehouse.clone();
+        for l in levels {
+            loc.push('/');
+            loc.push_str(l);
+        }
+        loc
+    }
+
+    /// (subdirectory names, file names) directly under `location`; a missing directory
+    /// lists as empty.
+    async fn list(&self, location: &str) -> Result<(Vec<String>, Vec<String>)> {
+        let resolved = self.io.resolve(location)?;
+        let store = self.io.store(&resolved.store_url)?;
+        let prefix: Option<&ObjectPath> = Some(&resolved.path).filter(|p| !p.as_ref().is_empty());
+        match store.list_with_delimiter(prefix).await {
+            Ok(listing) => Ok((
+                listing
+                    .common_prefixes
+                    .iter()
+                    .filter_map(|p| p.filename().map(str::to_string))
+                    .filter(|n| !n.starts_with('.'))
+                    .collect(),
+                listing
+                    .objects
+                    .iter()
+                    .filter_map(|o| o.location.filename().map(str::to_string))
+                    .collect(),
+            )),
+            Err(object_store::Error::NotFound { .. }) => Ok((vec![], vec![])),
+            Err(e) => {
+                Err(Error::new(ErrorKind::Io, format!("cannot list '{location}'")).with_source(e))
+            }
+        }
+    }
+
+    /// Whether the directory at `location` is a table.
+    async fn is_table_dir(&self, location: &str) -> Result<bool> {
+        let (_, files) = self.list(&format!("{location}/metadata")).await?;
+        Ok(files
+            .iter()
+            .any(|f| f == "version-hint.text" || f.ends_with(".metadata.json")))
+    }
+
+    /// (namespace subdirectories, table subdirectories) of a namespace directory.
+    async fn classify(&self, levels: &[String]) -> Result<(Vec<String>, Vec<String>)> {
+        let (dirs, _) = self.list(&self.location_of(levels)).await?;
+        let (mut namespaces, mut tables) = (vec![], vec![]);
+        for d in dirs {
+            let mut child = levels.to_vec();
+            child.push(d.clone());
+            if self.is_table_dir(&self.location_of(&child)).await? {
+                tables.push(d);
+            } else {
+                namespaces.push(d);
+            }
+        }
+        namespaces.sort();
+        tables.sort();
+        Ok((namespaces, tables))
+    }
+
+    fn collect_namespaces<'a>(
+        &'a self,
+        levels: Vec<String>,
+        out: &'a mut Vec<Namespace>,
+    ) -> BoxFuture<'a, Result<()>> {
+        async move {
+            if levels.len() >= MAX_NAMESPACE_DEPTH {
+                return Ok(());
+            }
+            let (namespaces, _) = self.classify(&levels).await?;
+            for ns in namespaces {
+                let mut child = levels.clone();
+                child.push(ns);
+                out.push(Namespace::new(child.clone()));
+                self.collect_namespaces(child, out).await?;
+            }
+            Ok(())
+        }
+        .boxed()
+    }
+}
+
+#[async_trait]
+impl Catalog for FileSystemCatalog {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    async fn list_namespaces(&self) -> Result<Vec<Namespace>> {
+        let (_, files) = self.list(&self.warehouse).await?;
+        let (root_namespaces, root_tables) = self.classify(&[]).await?;
+        if root_namespaces.is_empty() && root_tables.is_empty() && files.is_empty() {
+            let exists = match self.io.resolve(&self.warehouse) {
+                Ok(r) if r.store_url == "file://" => {
+                    std::path::Path::new(&format!("/{}", r.path)).is_dir()
+                }
+                _ => true,
+            };
+            if !exists {
+                return Err(Error::not_found(format!(
+                    "warehouse '{}' of catalog '{}'",
+                    self.warehouse, self.name
+                )));
+            }
+        }
+        let mut out = vec![];
+        if !root_tables.is_empty() {
+            out.push(Namespace::root());
+        }
+        self.collect_namespaces(vec![], &mut out).await?;
+        out.sort();
+        Ok(out)
+    }
+
+    async fn namespace_exists(&self, namespace: &Namespace) -> Result<bool> {
+        if namespace.is_root() {
+            return Ok(!self.classify(&[]).await?.1.is_empty());
+        }
+        let (parent, last) = namespace.levels().split_at(namespace.levels().len() - 1);
+        Ok(self.classify(parent).await?.0.iter().any(|n| n == &last[0]))
+    }
+
+    async fn list_tables(&self, namespace: &Namespace) -> Result<Vec<TableIdent>> {
+        if !namespace.is_root() && !self.namespace_exists(namespace).await? {
+            return Err(namespace_not_found(&self.name, namespace));
+        }
+        let (_, tables) = self.classify(namespace.levels()).await?;
+        Ok(tables
+            .into_iter()
+            .map(|t| TableIdent::new(namespace.clone(), t))
+            .collect())
+    }
+
+    async fn metadata_location(&self, ident: &TableIdent) -> Result<String> {
+        Ok(self
+            .load_table(ident)
+            .await?
+            .metadata_location()
+            .to_string())
+    }
+
+    async fn load_table(&self, ident: &TableIdent) -> Result<Table> {
+        let mut levels = ident.namespace.levels().to_vec();
+        levels.push(ident.name.clone());
+        let location = self.location_of(&levels);
+        if !self.is_table_dir(&location).await? {
+            if !ident.namespace.is_root() && !self.namespace_exists(&ident.namespace).await? {
+                return Err(namespace_not_found(&self.name, &ident.namespace));
+            }
+            return Err(table_not_found(&self.name, ident));
+        }
+        Table::open_with(&location, self.options.clone())
+            .await
+            .map_err(|e| e.context(format!("table '{ident}' in catalog '{}'", self.name)))
+    }
+}

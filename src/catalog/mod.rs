@@ -1,0 +1,195 @@
+//! Catalogs: where tables are found by name.
+//!
+//! A [`Catalog`] maps a [`TableIdent`] (namespace + table name) to the current metadata
+//! file of a table and loads it as a [`Table`]. Three catalogs are provided:
+//!
+//! - [`SqlCatalog`]: the Iceberg JDBC catalog layout (`iceberg_tables`,
+//!   `iceberg_namespace_properties`, V0 and V1 schemas) on SQLite, as Iceberg Java's
+//!   `JdbcCatalog` and PyIceberg's `SqlCatalog` write it;
+//! - [`FileSystemCatalog`]: Iceberg Java's `HadoopCatalog` layout,
+//!   `<warehouse>/<ns…>/<table>/metadata/` with `version-hint.text`;
+//! - [`StaticCatalog`]: tables named by hand, each from a metadata file or table directory.
+//!
+//! [`load_catalog`] builds one from a URI or a config file (what the CLI's `--catalog`
+//! takes). [`TableVersion`] picks a snapshot for time travel (by id, branch or tag, or
+//! timestamp). Catalogs are read-only apart from [`SqlCatalog`]'s namespace creation and
+//! table registration; committing new table versions is not implemented.
+//!
+//! Errors: an unknown namespace or table is [`ErrorKind::NotFound`](crate::ErrorKind)
+//! naming it (with the catalog's name).
+
+mod config;
+mod filesystem;
+mod sql;
+mod static_catalog;
+mod version;
+
+use std::fmt;
+
+use async_trait::async_trait;
+
+use crate::error::{Error, Result};
+use crate::table::Table;
+
+pub use config::{load_catalog, CatalogConfig};
+pub use filesystem::FileSystemCatalog;
+pub use sql::SqlCatalog;
+pub use static_catalog::StaticCatalog;
+pub use version::{ancestors, parse_timestamp_ms, snapshot_id_as_of, TableVersion};
+
+/// A namespace: a list of levels, e.g. `["db"]` or `["a", "b"]`; empty for the root
+/// namespace (tables directly under a Hadoop warehouse).
+///
+/// Shown (and stored by the JDBC catalog) with its levels joined by `.`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub struct Namespace(Vec<String>);
+
+impl Namespace {
+    /// A namespace from its levels.
+    pub fn new(levels: Vec<String>) -> Self {
+        Self(levels)
+    }
+
+    /// The root (empty) namespace.
+    pub fn root() -> Self {
+        Self(vec![])
+    }
+
+    /// Parse a `.`-joined namespace name (`"a.b"` → `["a", "b"]`; `""` → root).
+    pub fn parse(name: &str) -> Self {
+        if name.is_empty() {
+            Self::root()
+        } else {
+            Self(name.split('.').map(str::to_string).collect())
+        }
+    }
+
+    /// The levels.
+    pub fn levels(&self) -> &[String] {
+        &self.0
+    }
+
+    /// Whether this is the root namespace.
+    pub fn is_root(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl fmt::Display for Namespace {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0.join("."))
+    }
+}
+
+/// A table's name in a catalog: its namespace and name.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct TableIdent {
+    /// The namespace.
+    pub namespace: Namespace,
+    /// The table name.
+    pub name: String,
+}
+
+impl TableIdent {
+    /// A table identifier.
+    pub fn new(namespace: Namespace, name: impl Into<String>) -> Self {
+        Self {
+            namespace,
+            name: name.into(),
+        }
+    }
+
+    /// Parse `ns.table` / `a.b.table` / `table` (root namespace): the last `.`-separated
+    /// part is the table name.
+    pub fn parse(text: &str) -> Self {
+        match text.rsplit_once('.') {
+            Some((ns, name)) => Self::new(Namespace::parse(ns), name),
+            None => Self::new(Namespace::root(), text),
+        }
+    }
+}
+
+impl fmt::Display for TableIdent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.namespace.is_root() {
+            f.write_str(&self.name)
+        } else {
+            write!(f, "{}.{}", self.namespace, self.name)
+        }
+    }
+}
+
+/// A catalog of Iceberg tables (read side).
+#[async_trait]
+pub trait Catalog: fmt::Debug + Send + Sync {
+    /// The catalog's name (the JDBC `catalog_name`, or what it was configured as).
+    fn name(&self) -> &str;
+
+    /// All namespaces, at every level (`a` and `a.b` are both listed when `a.b` exists).
+    async fn list_namespaces(&self) -> Result<Vec<Namespace>>;
+
+    /// Whether `namespace` exists.
+    async fn namespace_exists(&self, namespace: &Namespace) -> Result<bool> {
+        Ok(self.list_namespaces().await?.contains(namespace))
+    }
+
+    /// The tables directly in `namespace`, sorted by name.
+    ///
+    /// Errors: [`ErrorKind::NotFound`](crate::ErrorKind) naming the namespace when it
+    /// does not exist.
+    async fn list_tables(&self, namespace: &Namespace) -> Result<Vec<TableIdent>>;
+
+    /// The location of the table's current metadata file.
+    ///
+    /// Errors: [`ErrorKind::NotFound`](crate::ErrorKind) naming the table (or its
+    /// namespace) when it does not exist.
+    async fn metadata_location(&self, ident: &TableIdent) -> Result<String>;
+
+    /// Load the table at its current metadata file.
+    async fn load_table(&self, ident: &TableIdent) -> Result<Table>;
+}
+
+/// The error for a namespace a catalog does not have.
+pub(crate) fn namespace_not_found(catalog: &str, namespace: &Namespace) -> Error {
+    Error::not_found(format!("namespace '{namespace}' in catalog '{catalog}'"))
+}
+
+/// The error for a table a catalog does not have.
+pub(crate) fn table_not_found(catalog: &str, ident: &TableIdent) -> Error {
+    Error::not_found(format!("table '{ident}' in catalog '{catalog}'"))
+}
+
+/// Every prefix of each namespace (`a.b` → `a`, `a.b`), sorted and deduplicated.
+pub(crate) fn with_parent_namespaces(
+    namespaces: impl IntoIterator<Item = Namespace>,
+) -> Vec<Namespace> {
+    let mut out: Vec<Namespace> = namespaces
+        .into_iter()
+        .flat_map(|ns| {
+            (1..=ns.0.len())
+                .map(|n| Namespace(ns.0[..n].to_vec()))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_names() {
+        assert_eq!(Namespace::parse("a.b").levels(), ["a", "b"]);
+        assert!(Namespace::parse("").is_root());
+        let t = TableIdent::parse("a.b.t");
+        assert_eq!(t.namespace.to_string(), "a.b");
+        assert_eq!(t.name, "t");
+        assert_eq!(TableIdent::parse("t").to_string(), "t");
+        let all = with_parent_namespaces([Namespace::parse("a.b"), Namespace::parse("c")]);
+        let names: Vec<String> = all.iter().map(ToString::to_string).collect();
+        assert_eq!(names, ["a", "a.b", "c"]);
+    }
+}

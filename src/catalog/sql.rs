@@ -1,0 +1,390 @@
+//! The SQL catalog: Iceberg's JDBC catalog layout on SQLite.
+//!
+//! Two tables, as Iceberg Java's `JdbcCatalog` (`JdbcUtil`) and PyIceberg's `SqlCatalog`
+//! create them:
+//!
+//! ```text
+//! iceberg_tables (catalog_name, table_namespace, table_name,      -- primary key
+//!                 metadata_location, previous_metadata_location,
+//!                 iceberg_type)                                   -- V1 schema only
+//! iceberg_namespace_properties (catalog_name, namespace, property_key,   -- primary key
+//!                               property_value)
+//! ```
+//!
+//! Both the V0 schema (no `iceberg_type`, as PyIceberg writes it) and the V1 schema
+//! (`iceberg_type` = `'TABLE'`, `'VIEW'` or NULL for rows written before V1) are read;
+//! views are not listed. Namespaces are stored `.`-joined; a namespace exists when it has
+//! a row in `iceberg_namespace_properties` or a table in `iceberg_tables` (or is a parent
+//! of one that does). One database may hold several catalogs (`catalog_name`).
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
+
+use super::{
+    namespace_not_found, table_not_found, with_parent_namespaces, Catalog, Namespace, TableIdent,
+};
+use crate::error::{Error, ErrorKind, Result};
+use crate::table::{OpenOptions, Table};
+
+/// The V1 schema, as `JdbcUtil` (V1) creates it; PyIceberg creates the same without
+/// `iceberg_type`.
+const CREATE_TABLES: &str = "
+CREATE TABLE IF NOT EXISTS iceberg_tables (
+  catalog_name VARCHAR(255) NOT NULL,
+  table_namespace VARCHAR(255) NOT NULL,
+  table_name VARCHAR(255) NOT NULL,
+  metadata_location VARCHAR(1000),
+  previous_metadata_location VARCHAR(1000),
+  iceberg_type VARCHAR(5),
+  PRIMARY KEY (catalog_name, table_namespace, table_name)
+);
+CREATE TABLE IF NOT EXISTS iceberg_namespace_properties (
+  catalog_name VARCHAR(255) NOT NULL,
+  namespace VARCHAR(255) NOT NULL,
+  property_key VARCHAR(255),
+  property_value VARCHAR(1000),
+  PRIMARY KEY (catalog_name, namespace, property_key)
+);";
+
+fn sql_error(db: &Path, what: &str, e: rusqlite::Error) -> Error {
+    Error::new(
+        ErrorKind::Io,
+        format!("SQL catalog '{}': {what}", db.display()),
+    )
+    .with_source(e)
+}
+
+/// An Iceberg SQL (JDBC-layout) catalog in a SQLite database file.
+#[derive(Debug, Clone)]
+pub struct SqlCatalog {
+    name: String,
+    db: PathBuf,
+    conn: Arc<Mutex<Connection>>,
+    /// Whether `iceberg_tables` has the V1 `iceberg_type` column.
+    v1: bool,
+    /// Whether `iceberg_namespace_properties` exists.
+    has_namespace_table: bool,
+    options: OpenOptions,
+}
+
+impl SqlCatalog {
+    /// Open the catalog `name` in an existing SQLite database.
+    ///
+    /// Errors: [`ErrorKind::NotFound`] when the file does not exist or has no
+    /// `iceberg_tables` table (naming it).
+    pub fn open(name: &str, db: impl AsRef<Path>) -> Result<Self> {
+        let db = db.as_ref();
+        if !db.is_file() {
+            return Err(Error::not_found(format!(
+                "SQL catalog database '{}'",
+                db.display()
+            )));
+        }
+        let conn = Connection::open_with_flags(db, OpenFlags::SQLITE_OPEN_READ_WRITE)
+            .or_else(|_| Connection::open_with_flags(db, OpenFlags::SQLITE_OPEN_READ_ONLY))
+            .map_err(|e| sql_error(db, "cannot open the database", e))?;
+        Self::from_connection(name, db, conn)
+    }
+
+    /// Open the catalog `name` in a SQLite database, creating the file (and its parent
+    /// directory) and the V1 catalog tables when missing — what PyIceberg's
+    /// `SqlCatalog` does on first use.
+    pub fn open_or_create(name: &str, db: impl AsRef<Path>) -> Result<Self> {
+        let db = db.as_ref();
+        if let Some(dir) = db.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| {
+                Error::new(
+                    ErrorKind::Io,
+                    format!("cannot create directory '{}'", dir.display()),
+                )
+                .with_source(e)
+            })?;
+        }
+        let conn =
+            Connection::open(db).map_err(|e| sql_error(db, "cannot open the database", e))?;
+        conn.execute_batch(CREATE_TABLES)
+            .map_err(|e| sql_error(db, "cannot create the catalog tables", e))?;
+        Self::from_connection(name, db, conn)
+    }
+
+    fn from_connection(name: &str, db: &Path, conn: Connection) -> Result<Self> {
+        let columns = |table: &str| -> Result<Vec<String>> {
+            let mut stmt = conn
+                .prepare(&format!("PRAGMA table_info({table})"))
+                .map_err(|e| sql_error(db, "cannot read the schema", e))?;
+            let names = stmt
+                .query_map([], |row| row.get::<_, String>(1))
+                .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
+                .map_err(|e| sql_error(db, "cannot read the schema", e))?;
+            Ok(names)
+        };
+        let table_columns = columns("iceberg_tables")?;
+        if table_columns.is_empty() {
+            return Err(Error::not_found(format!(
+                "table 'iceberg_tables' in '{}' (not an Iceberg SQL catalog)",
+                db.display()
+            )));
+        }
+        let has_namespace_table = !columns("iceberg_namespace_properties")?.is_empty();
+        Ok(Self {
+            name: name.to_string(),
+            db: db.to_path_buf(),
+            v1: table_columns
+                .iter()
+                .any(|c| c.eq_ignore_ascii_case("iceberg_type")),
+            has_namespace_table,
+            conn: Arc::new(Mutex::new(conn)),
+            options: OpenOptions::default(),
+        })
+    }
+
+    /// Use these options (remaps, object store properties) when loading tables.
+    pub fn with_open_options(mut self, options: OpenOptions) -> Self {
+        self.options = options;
+        self
+    }
+
+    /// The database file.
+    pub fn database(&self) -> &Path {
+        &self.db
+    }
+
+    /// Whether the catalog tables use the V1 schema (`iceberg_type` column).
+    pub fn is_v1_schema(&self) -> bool {
+        self.v1
+    }
+
+    /// The distinct `catalog_name`s in the database file `db`, sorted.
+    pub fn catalog_names(db: impl AsRef<Path>) -> Result<Vec<String>> {
+        let catalog = Self::open("", db)?;
+        let ns_part = if catalog.has_namespace_table {
+            " UNION SELECT catalog_name FROM iceberg_namespace_properties"
+        } else {
+            ""
+        };
+        let sql = format!("SELECT catalog_name FROM iceberg_tables{ns_part} ORDER BY 1");
+        catalog.query_strings(&sql, &[])
+    }
+
+    /// Run `f` with the connection on a blocking thread.
+    async fn with_conn<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Connection) -> rusqlite::Result<T> + Send + 'static,
+    ) -> Result<T> {
+        let conn = Arc::clone(&self.conn);
+        let db = self.db.clone();
+        let run = move || {
+            let conn = conn
+                .lock()
+                .map_err(|_| Error::new(ErrorKind::Io, "SQL catalog connection poisoned"))?;
+            f(&conn).map_err(|e| sql_error(&db, "query failed", e))
+        };
+        match tokio::runtime::Handle::try_current() {
+            Ok(handle) => handle
+                .spawn_blocking(run)
+                .await
+                .map_err(|e| Error::new(ErrorKind::Io, "SQL catalog task failed").with_source(e))?,
+            Err(_) => run(),
+        }
+    }
+
+    fn query_strings(&self, sql: &str, args: &[&str]) -> Result<Vec<String>> {
+        let conn = self
+            .conn
+            .lock()
+            .map_err(|_| Error::new(ErrorKind::Io, "SQL catalog connection poisoned"))?;
+        let mut stmt = conn
+            .prepare(sql)
+            .map_err(|e| sql_error(&self.db, "query failed", e))?;
+        let rows = stmt
+            .query_map(rusqlite::params_from_iter(args.iter()), |row| {
+                row.get::<_, String>(0)
+            })
+            .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
+            .map_err(|e| sql_error(&self.db, "query failed", e))?;
+        Ok(rows)
+    }
+
+    /// `AND …` restricting rows to tables (not views) in the V1 schema.
+    fn tables_only(&self) -> &'static str {
+        if self.v1 {
+            " AND (iceberg_type = 'TABLE' OR iceberg_type IS NULL)"
+        } else {
+            ""
+        }
+    }
+
+    /// Create a namespace (with `exists = true` and the given properties), as
+    /// `JdbcCatalog.createNamespace` does. Errors when it already exists.
+    pub async fn create_namespace(
+        &self,
+        namespace: &Namespace,
+        properties: &[(&str, &str)],
+    ) -> Result<()> {
+        if !self.has_namespace_table {
+            return Err(Error::unsupported(format!(
+                "creating namespaces: '{}' has no iceberg_namespace_properties table",
+                self.db.display()
+            )));
+        }
+        if self.namespace_exists(namespace).await? {
+            return Err(Error::invalid_argument(format!(
+                "namespace '{namespace}' already exists in catalog '{}'",
+                self.name
+            )));
+        }
+        let mut props: Vec<(String, String)> = vec![("exists".into(), "true".into())];
+        props.extend(
+            properties
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string())),
+        );
+        let (catalog, ns) = (self.name.clone(), namespace.to_string());
+        self.with_conn(move |conn| {
+            for (k, v) in &props {
+                conn.execute(
+                    "INSERT OR REPLACE INTO iceberg_namespace_properties \
+                     (catalog_name, namespace, property_key, property_value) VALUES (?1, ?2, ?3, ?4)",
+                    params![catalog, ns, k, v],
+                )?;
+            }
+            Ok(())
+        })
+        .await
+    }
+
+    /// Register an existing table under `ident` by its metadata file location
+    /// (`Catalog.registerTable`). The namespace must exist or is created when the
+    /// database has no namespace table. Errors when the name is taken.
+    pub async fn register_table(&self, ident: &TableIdent, metadata_location: &str) -> Result<()> {
+        if self.has_namespace_table && !self.namespace_exists(&ident.namespace).await? {
+            return Err(namespace_not_found(&self.name, &ident.namespace));
+        }
+        if self.metadata_location(ident).await.is_ok() {
+            return Err(Error::invalid_argument(format!(
+                "table '{ident}' already exists in catalog '{}'",
+                self.name
+            )));
+        }
+        let (catalog, ns, name) = (
+            self.name.clone(),
+            ident.namespace.to_string(),
+            ident.name.clone(),
+        );
+        let location = metadata_location.to_string();
+        let v1 = self.v1;
+        self.with_conn(move |conn| {
+            if v1 {
+                conn.execute(
+                    "INSERT INTO iceberg_tables (catalog_name, table_namespace, table_name, \
+                     metadata_location, previous_metadata_location, iceberg_type) \
+                     VALUES (?1, ?2, ?3, ?4, NULL, 'TABLE')",
+                    params![catalog, ns, name, location],
+                )
+            } else {
+                conn.execute(
+                    "INSERT INTO iceberg_tables (catalog_name, table_namespace, table_name, \
+                     metadata_location, previous_metadata_location) VALUES (?1, ?2, ?3, ?4, NULL)",
+                    params![catalog, ns, name, location],
+                )
+            }
+            .map(|_| ())
+        })
+        .await
+    }
+}
+
+#[async_trait]
+impl Catalog for SqlCatalog {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    async fn list_namespaces(&self) -> Result<Vec<Namespace>> {
+        let ns_part = if self.has_namespace_table {
+            " UNION SELECT namespace FROM iceberg_namespace_properties WHERE catalog_name = ?1"
+        } else {
+            ""
+        };
+        let sql = format!(
+            "SELECT table_namespace FROM iceberg_tables WHERE catalog_name = ?1{}{ns_part}",
+            self.tables_only()
+        );
+        let catalog = self.name.clone();
+        let names: Vec<String> = self
+            .with_conn(move |conn| {
+                let mut stmt = conn.prepare(&sql)?;
+                let rows = stmt.query_map(params![catalog], |row| row.get::<_, String>(0))?;
+                rows.collect()
+            })
+            .await?;
+        Ok(with_parent_namespaces(
+            names.iter().map(|n| Namespace::parse(n)),
+        ))
+    }
+
+    async fn list_tables(&self, namespace: &Namespace) -> Result<Vec<TableIdent>> {
+        let sql = format!(
+            "SELECT table_name FROM iceberg_tables WHERE catalog_name = ?1 AND table_namespace = ?2{} \
+             ORDER BY table_name",
+            self.tables_only()
+        );
+        let (catalog, ns) = (self.name.clone(), namespace.to_string());
+        let names: Vec<String> = self
+            .with_conn(move |conn| {
+                let mut stmt = conn.prepare(&sql)?;
+                let rows = stmt.query_map(params![catalog, ns], |row| row.get::<_, String>(0))?;
+                rows.collect()
+            })
+            .await?;
+        if names.is_empty() && !self.namespace_exists(namespace).await? {
+            return Err(namespace_not_found(&self.name, namespace));
+        }
+        Ok(names
+            .into_iter()
+            .map(|n| TableIdent::new(namespace.clone(), n))
+            .collect())
+    }
+
+    async fn metadata_location(&self, ident: &TableIdent) -> Result<String> {
+        let sql = format!(
+            "SELECT metadata_location FROM iceberg_tables \
+             WHERE catalog_name = ?1 AND table_namespace = ?2 AND table_name = ?3{}",
+            self.tables_only()
+        );
+        let (catalog, ns, name) = (
+            self.name.clone(),
+            ident.namespace.to_string(),
+            ident.name.clone(),
+        );
+        let row: Option<Option<String>> = self
+            .with_conn(move |conn| {
+                conn.query_row(&sql, params![catalog, ns, name], |row| {
+                    row.get::<_, Option<String>>(0)
+                })
+                .optional()
+            })
+            .await?;
+        match row {
+            Some(Some(location)) => Ok(location),
+            Some(None) => Err(Error::invalid_data(format!(
+                "table '{ident}' in catalog '{}' has no metadata_location",
+                self.name
+            ))),
+            None if !self.namespace_exists(&ident.namespace).await? => {
+                Err(namespace_not_found(&self.name, &ident.namespace))
+            }
+            None => Err(table_not_found(&self.name, ident)),
+        }
+    }
+
+    async fn load_table(&self, ident: &TableIdent) -> Result<Table> {
+        let location = self.metadata_location(ident).await?;
+        Table::open_with(&location, self.options.clone())
+            .await
+            .map_err(|e| e.context(format!("table '{ident}' in catalog '{}'", self.name)))
+    }
+}

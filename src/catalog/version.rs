@@ -1,0 +1,306 @@
+//! Time travel: which snapshot of a table to read.
+//!
+//! Source: Iceberg spec, "Snapshots" (`timestamp-ms`), "Snapshot References" (branches
+//! and tags) and Appendix C (`snapshot-log`: when each snapshot became current). As in
+//! Iceberg Java's `SnapshotUtil.snapshotIdAsOfTime`, the snapshot as of a time is the last
+//! `snapshot-log` entry at or before it — the snapshot that was *current* then, which is
+//! not always the newest snapshot committed before it (rollbacks, staged commits).
+
+use chrono::{DateTime, NaiveDate, NaiveDateTime, TimeZone, Utc};
+
+use crate::error::{Error, Result};
+use crate::spec::{Snapshot, TableMetadata};
+
+/// Which snapshot of a table to read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TableVersion {
+    /// The current snapshot (of the `main` branch).
+    Current,
+    /// A snapshot by `snapshot-id`.
+    SnapshotId(i64),
+    /// The snapshot a branch or tag points at.
+    Ref(String),
+    /// The snapshot that was current at this time, in ms since the Unix epoch (UTC).
+    AsOfTimestampMs(i64),
+}
+
+/// Format ms since epoch as `YYYY-MM-DDTHH:MM:SS.sssZ` for messages.
+pub(crate) fn format_ms(ms: i64) -> String {
+    match Utc.timestamp_millis_opt(ms).single() {
+        Some(t) => t.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string(),
+        None => format!("{ms} ms"),
+    }
+}
+
+/// Parse a timestamp into ms since the epoch: RFC 3339 (`2026-01-01T10:00:00Z`,
+/// `…+02:00`), or without a zone (`2026-01-01 10:00:00[.fff]`, `2026-01-01T10:00:00`,
+/// `2026-01-01`) read as UTC. Sub-millisecond digits are dropped (floor).
+pub fn parse_timestamp_ms(text: &str) -> Option<i64> {
+    let text = text.trim();
+    if let Ok(t) = DateTime::parse_from_rfc3339(text) {
+        return Some(t.timestamp_millis());
+    }
+    for fmt in [
+        "%Y-%m-%d %H:%M:%S%.f",
+        "%Y-%m-%dT%H:%M:%S%.f",
+        "%Y-%m-%d %H:%M",
+        "%Y-%m-%dT%H:%M",
+    ] {
+        if let Ok(t) = NaiveDateTime::parse_from_str(text, fmt) {
+            return Some(t.and_utc().timestamp_millis());
+        }
+    }
+    if let Some(rest) = text.strip_suffix('Z').or_else(|| text.strip_suffix(" UTC")) {
+        return parse_timestamp_ms(rest);
+    }
+    NaiveDate::parse_from_str(text, "%Y-%m-%d")
+        .ok()
+        .and_then(|d| d.and_hms_opt(0, 0, 0))
+        .map(|t| t.and_utc().timestamp_millis())
+}
+
+impl TableVersion {
+    /// Interpret the text after `@` in a table name (`orders@v1-tag`): a branch or tag of
+    /// that name if the table has one; else a snapshot id if it is an integer; else a
+    /// timestamp (see [`parse_timestamp_ms`]). Errors: [`crate::ErrorKind::NotFound`]
+    /// naming the text when it is none of these.
+    pub fn from_suffix(text: &str, metadata: &TableMetadata, table: &str) -> Result<TableVersion> {
+        if metadata.refs.contains_key(text) {
+            return Ok(TableVersion::Ref(text.to_string()));
+        }
+        if let Ok(id) = text.parse::<i64>() {
+            return Ok(TableVersion::SnapshotId(id));
+        }
+        if let Some(ms) = parse_timestamp_ms(text) {
+            return Ok(TableVersion::AsOfTimestampMs(ms));
+        }
+        Err(Error::not_found(format!(
+            "branch or tag '{text}' in table '{table}' (and '{text}' is neither a snapshot id \
+             nor a timestamp); refs: {}",
+            ref_names(metadata)
+        )))
+    }
+
+    /// Build from a key and value, as the table functions take them: `snapshot_id`,
+    /// `ref` (also `branch`, `tag`) or `as_of` (also `timestamp`; a timestamp text or ms
+    /// since the epoch).
+    pub fn from_key_value(key: &str, value: &str) -> Result<TableVersion> {
+        match key.to_ascii_lowercase().as_str() {
+            "snapshot_id" | "snapshot" | "version" => value
+                .trim()
+                .parse::<i64>()
+                .map(TableVersion::SnapshotId)
+                .map_err(|_| {
+                    Error::invalid_argument(format!("snapshot_id '{value}' is not an integer"))
+                }),
+            "ref" | "branch" | "tag" => Ok(TableVersion::Ref(value.to_string())),
+            "as_of" | "timestamp" | "as_of_timestamp" => value
+                .trim()
+                .parse::<i64>()
+                .ok()
+                .or_else(|| parse_timestamp_ms(value))
+                .map(TableVersion::AsOfTimestampMs)
+                .ok_or_else(|| {
+                    Error::invalid_argument(format!(
+                        "as_of '{value}' is not a timestamp (e.g. '2026-01-01T10:00:00Z') \
+                         or ms since the epoch"
+                    ))
+                }),
+            other => Err(Error::invalid_argument(format!(
+                "unknown time-travel key '{other}' (expected snapshot_id, ref or as_of)"
+            ))),
+        }
+    }
+
+    /// The snapshot this version names in `metadata` (`None` only for
+    /// [`TableVersion::Current`] of a table without snapshots). `table` names the table
+    /// in messages.
+    ///
+    /// Errors ([`crate::ErrorKind::NotFound`]): an unknown snapshot id, branch or tag, or a
+    /// timestamp before the table's first snapshot — each named.
+    pub fn resolve<'a>(
+        &self,
+        metadata: &'a TableMetadata,
+        table: &str,
+    ) -> Result<Option<&'a Snapshot>> {
+        let by_id = |id: i64, what: &str| {
+            metadata.snapshot_by_id(id).map(Some).ok_or_else(|| {
+                Error::not_found(format!("snapshot id {id}{what} in table '{table}'"))
+            })
+        };
+        match self {
+            TableVersion::Current => Ok(metadata.current_snapshot()),
+            TableVersion::SnapshotId(id) => by_id(*id, ""),
+            TableVersion::Ref(name) => match metadata.refs.get(name) {
+                Some(r) => by_id(r.snapshot_id, &format!(" (of {} '{name}')", r.ref_type)),
+                None => Err(Error::not_found(format!(
+                    "branch or tag '{name}' in table '{table}'; refs: {}",
+                    ref_names(metadata)
+                ))),
+            },
+            TableVersion::AsOfTimestampMs(ms) => {
+                let id = snapshot_id_as_of(metadata, *ms).ok_or_else(|| {
+                    let first = first_snapshot_ms(metadata)
+                        .map(|f| format!("; its first snapshot is from {}", format_ms(f)))
+                        .unwrap_or_else(|| "; it has no snapshots".into());
+                    Error::not_found(format!(
+                        "snapshot as of {} in table '{table}': no snapshot was current then{first}",
+                        format_ms(*ms)
+                    ))
+                })?;
+                by_id(id, &format!(" (current as of {})", format_ms(*ms)))
+            }
+        }
+    }
+}
+
+fn ref_names(metadata: &TableMetadata) -> String {
+    let mut names: Vec<&str> = metadata.refs.keys().map(String::as_str).collect();
+    names.sort_unstable();
+    if names.is_empty() {
+        "none".into()
+    } else {
+        names.join(", ")
+    }
+}
+
+fn first_snapshot_ms(metadata: &TableMetadata) -> Option<i64> {
+    let log = metadata.snapshot_log.iter().map(|e| e.timestamp_ms);
+    let snaps = metadata.snapshots.iter().map(|s| s.timestamp_ms);
+    log.chain(snaps).min()
+}
+
+/// The id of the snapshot that was current at `ms` (ms since epoch): the last
+/// `snapshot-log` entry at or before it whose snapshot still exists. Tables without a
+/// snapshot log fall back to the ancestors of the current snapshot by `timestamp-ms`.
+pub fn snapshot_id_as_of(metadata: &TableMetadata, ms: i64) -> Option<i64> {
+    if !metadata.snapshot_log.is_empty() {
+        return metadata
+            .snapshot_log
+            .iter()
+            .filter(|e| e.timestamp_ms <= ms && metadata.snapshot_by_id(e.snapshot_id).is_some())
+            .max_by_key(|e| e.timestamp_ms)
+            .map(|e| e.snapshot_id);
+    }
+    ancestors(metadata, metadata.current_snapshot_id)
+        .into_iter()
+        .find(|s| s.timestamp_ms <= ms)
+        .map(|s| s.snapshot_id)
+}
+
+/// The snapshot `start` and its ancestors, newest first (stops at a missing parent).
+pub fn ancestors(metadata: &TableMetadata, start: Option<i64>) -> Vec<&Snapshot> {
+    let mut out = vec![];
+    let mut next = start;
+    while let Some(id) = next {
+        let Some(s) = metadata.snapshot_by_id(id) else {
+            break;
+        };
+        if out.iter().any(|o: &&Snapshot| o.snapshot_id == id) {
+            break; // a cycle would be corrupt metadata; do not loop forever
+        }
+        out.push(s);
+        next = s.parent_snapshot_id;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn metadata() -> TableMetadata {
+        let j = serde_json::json!({
+            "format-version": 2, "table-uuid": "9c12d441-03fe-4693-9a96-a0705ddf69c1",
+            "location": "/t", "last-sequence-number": 2, "last-updated-ms": 3000,
+            "last-column-id": 1, "current-schema-id": 0,
+            "schemas": [{"type": "struct", "schema-id": 0, "fields": [
+                {"id": 1, "name": "x", "required": false, "type": "long"}]}],
+            "default-spec-id": 0, "partition-specs": [{"spec-id": 0, "fields": []}],
+            "last-partition-id": 999, "default-sort-order-id": 0,
+            "sort-orders": [{"order-id": 0, "fields": []}],
+            "current-snapshot-id": 2,
+            "snapshots": [
+                {"snapshot-id": 1, "sequence-number": 1, "timestamp-ms": 1000,
+                 "manifest-list": "/t/m1.avro", "summary": {"operation": "append"}},
+                {"snapshot-id": 2, "parent-snapshot-id": 1, "sequence-number": 2,
+                 "timestamp-ms": 2000, "manifest-list": "/t/m2.avro",
+                 "summary": {"operation": "append"}}],
+            "snapshot-log": [{"snapshot-id": 1, "timestamp-ms": 1000},
+                             {"snapshot-id": 2, "timestamp-ms": 2000}],
+            "refs": {"main": {"snapshot-id": 2, "type": "branch"},
+                     "v1": {"snapshot-id": 1, "type": "tag"}}
+        });
+        TableMetadata::from_json(&j.to_string()).unwrap()
+    }
+
+    #[test]
+    fn resolves_versions() {
+        let m = metadata();
+        let id = |v: TableVersion| v.resolve(&m, "t").unwrap().map(|s| s.snapshot_id);
+        assert_eq!(id(TableVersion::Current), Some(2));
+        assert_eq!(id(TableVersion::SnapshotId(1)), Some(1));
+        assert_eq!(id(TableVersion::Ref("v1".into())), Some(1));
+        assert_eq!(id(TableVersion::AsOfTimestampMs(1000)), Some(1));
+        assert_eq!(id(TableVersion::AsOfTimestampMs(1999)), Some(1));
+        assert_eq!(id(TableVersion::AsOfTimestampMs(5000)), Some(2));
+    }
+
+    #[test]
+    fn errors_name_what_is_missing() {
+        let m = metadata();
+        let err = TableVersion::SnapshotId(42)
+            .resolve(&m, "ns.t")
+            .unwrap_err();
+        assert!(
+            err.to_string().contains("snapshot id 42 in table 'ns.t'"),
+            "{err}"
+        );
+        let err = TableVersion::Ref("nope".into())
+            .resolve(&m, "t")
+            .unwrap_err();
+        assert!(
+            err.to_string().contains("'nope'") && err.to_string().contains("main, v1"),
+            "{err}"
+        );
+        let err = TableVersion::AsOfTimestampMs(999)
+            .resolve(&m, "t")
+            .unwrap_err();
+        assert!(
+            err.to_string().contains("1970-01-01T00:00:00.999Z"),
+            "{err}"
+        );
+        assert_eq!(err.kind(), crate::ErrorKind::NotFound);
+    }
+
+    #[test]
+    fn suffixes_and_timestamps() {
+        let m = metadata();
+        assert_eq!(
+            TableVersion::from_suffix("v1", &m, "t").unwrap(),
+            TableVersion::Ref("v1".into())
+        );
+        assert_eq!(
+            TableVersion::from_suffix("1", &m, "t").unwrap(),
+            TableVersion::SnapshotId(1)
+        );
+        assert_eq!(
+            TableVersion::from_suffix("1970-01-01T00:00:01Z", &m, "t").unwrap(),
+            TableVersion::AsOfTimestampMs(1000)
+        );
+        assert!(TableVersion::from_suffix("nope", &m, "t").is_err());
+        assert_eq!(parse_timestamp_ms("1970-01-01 00:00:01.5"), Some(1500));
+        assert_eq!(parse_timestamp_ms("1970-01-02"), Some(86_400_000));
+        assert_eq!(parse_timestamp_ms("1970-01-01T01:00:00+01:00"), Some(0));
+        assert_eq!(
+            parse_timestamp_ms("1970-01-01T00:00:02.000000Z"),
+            Some(2000)
+        );
+        assert_eq!(
+            TableVersion::from_key_value("as_of", "2000").unwrap(),
+            TableVersion::AsOfTimestampMs(2000)
+        );
+        assert!(TableVersion::from_key_value("snapshot_id", "x").is_err());
+        assert!(TableVersion::from_key_value("bogus", "1").is_err());
+    }
+}

@@ -1,0 +1,306 @@
+//! A [`Catalog`] as a DataFusion `CatalogProvider`: namespaces are schemas, so
+//! `SHOW TABLES`, `information_schema` and three-part names (`cat.ns.t`) work.
+//!
+//! Table names may carry suffixes, resolved when the query is planned:
+//!
+//! | name | reads |
+//! |---|---|
+//! | `t` | the current snapshot (metadata reloaded from the catalog for every query) |
+//! | `"t@v1-tag"`, `"t@main"` | the snapshot a tag or branch points at |
+//! | `"t@4407679495151858443"` | a snapshot by id |
+//! | `"t@2026-01-01T00:00:00Z"`, `"t@2026-01-01 10:00:00"`, `"t@2026-01-01"` | the snapshot current at that time (UTC unless a zone is given) |
+//! | `"t$snapshots"`, `"t$files"`, … | a metadata table ([`MetadataTableKind`]) |
+//! | `"t@v1-tag$files"` | a snapshot-scoped metadata table at that snapshot |
+//!
+//! After `@`, a branch or tag name wins over a snapshot id, which wins over a timestamp.
+//! The suffixed names need double quotes in SQL. An old snapshot is read with the schema
+//! it was written with.
+//!
+//! Namespace and table lists are read when the provider is created
+//! ([`IcebergCatalogProvider::try_new`]) and on [`IcebergCatalogProvider::refresh`];
+//! tables themselves are loaded on every lookup, so queries see new commits. The root
+//! namespace (tables directly under a Hadoop warehouse) is the schema
+//! [`ROOT_NAMESPACE_SCHEMA`]. Other schemas (e.g. DataFusion's in-memory `public`) can be
+//! registered beside the namespaces with `register_schema`.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, RwLock};
+
+use async_trait::async_trait;
+use datafusion::catalog::{CatalogProvider, SchemaProvider};
+use datafusion::common::{DataFusionError, Result as DFResult};
+use datafusion::datasource::{TableProvider, TableType};
+
+use super::metadata_tables::{metadata_table_provider, MetadataTableKind};
+use super::table_provider::IcebergTableProvider;
+use crate::catalog::{Catalog, Namespace, TableIdent, TableVersion};
+use crate::error::{Error, ErrorKind, Result};
+use crate::table::Table;
+
+/// The schema name of the root (empty) namespace.
+pub const ROOT_NAMESPACE_SCHEMA: &str = "default";
+
+/// The DataFusion schema name of a namespace.
+pub fn schema_name(namespace: &Namespace) -> String {
+    if namespace.is_root() {
+        ROOT_NAMESPACE_SCHEMA.to_string()
+    } else {
+        namespace.to_string()
+    }
+}
+
+/// A table name split into its base name and suffixes (see the module docs).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TableNameParts<'a> {
+    /// The table's name in its namespace.
+    pub base: &'a str,
+    /// The text after `@`, if any.
+    pub version: Option<&'a str>,
+    /// The metadata table after `$`, if any.
+    pub metadata: Option<MetadataTableKind>,
+}
+
+impl<'a> TableNameParts<'a> {
+    /// Split `name`: `base[@version][$metadata]`. A `$` suffix that is not a metadata
+    /// table name stays part of the name.
+    pub fn parse(name: &'a str) -> Self {
+        let (rest, metadata) = match name.rsplit_once('$') {
+            Some((rest, meta)) => match MetadataTableKind::parse(meta) {
+                Some(kind) => (rest, Some(kind)),
+                None => (name, None),
+            },
+            None => (name, None),
+        };
+        let (base, version) = match rest.split_once('@') {
+            Some((base, v)) if !base.is_empty() && !v.is_empty() => (base, Some(v)),
+            _ => (rest, None),
+        };
+        Self {
+            base,
+            version,
+            metadata,
+        }
+    }
+
+    /// Whether the name has no suffix.
+    pub fn is_plain(&self) -> bool {
+        self.version.is_none() && self.metadata.is_none()
+    }
+}
+
+/// The DataFusion table for `table` at `version` (`None`: current), or its metadata
+/// table `metadata`. `name` names the table in messages.
+///
+/// Errors: an unknown snapshot id, branch, tag, or a timestamp before the first snapshot
+/// ([`ErrorKind::NotFound`], named); a metadata table of another snapshot than the
+/// current for the tables that list the whole history (`snapshots`, `history`, …).
+pub async fn table_provider_for(
+    table: Table,
+    name: &str,
+    version: Option<&TableVersion>,
+    metadata: Option<MetadataTableKind>,
+) -> Result<Arc<dyn TableProvider>> {
+    let snapshot = match version {
+        None => None,
+        Some(v) => v.resolve(table.metadata(), name)?.cloned(),
+    };
+    match metadata {
+        Some(kind) => {
+            if snapshot.is_some() && !kind.is_snapshot_scoped() {
+                return Err(Error::invalid_argument(format!(
+                    "metadata table '{}' lists the whole table history and cannot be read at a snapshot",
+                    kind.name()
+                )));
+            }
+            metadata_table_provider(&table, kind, snapshot.as_ref()).await
+        }
+        None => {
+            let provider = IcebergTableProvider::try_new(table)?;
+            Ok(Arc::new(match snapshot {
+                Some(s) => provider.with_snapshot_id(s.snapshot_id)?,
+                None => provider,
+            }))
+        }
+    }
+}
+
+/// A [`Catalog`] as a DataFusion catalog (see the module docs).
+#[derive(Debug)]
+pub struct IcebergCatalogProvider {
+    catalog: Arc<dyn Catalog>,
+    schemas: RwLock<BTreeMap<String, Arc<IcebergSchemaProvider>>>,
+    extra: RwLock<BTreeMap<String, Arc<dyn SchemaProvider>>>,
+}
+
+impl IcebergCatalogProvider {
+    /// List the catalog's namespaces and tables and wrap it.
+    pub async fn try_new(catalog: Arc<dyn Catalog>) -> Result<Self> {
+        let provider = Self {
+            catalog,
+            schemas: RwLock::new(BTreeMap::new()),
+            extra: RwLock::new(BTreeMap::new()),
+        };
+        provider.refresh().await?;
+        Ok(provider)
+    }
+
+    /// The catalog.
+    pub fn catalog(&self) -> &Arc<dyn Catalog> {
+        &self.catalog
+    }
+
+    /// Re-read the namespace and table lists.
+    pub async fn refresh(&self) -> Result<()> {
+        let mut schemas = BTreeMap::new();
+        for ns in self.catalog.list_namespaces().await? {
+            let tables = self.catalog.list_tables(&ns).await?;
+            let schema = IcebergSchemaProvider {
+                catalog: Arc::clone(&self.catalog),
+                namespace: ns.clone(),
+                table_names: tables.into_iter().map(|t| t.name).collect(),
+            };
+            schemas.insert(schema_name(&ns), Arc::new(schema));
+        }
+        *self
+            .schemas
+            .write()
+            .map_err(|_| Error::new(ErrorKind::Io, "catalog provider lock poisoned"))? = schemas;
+        Ok(())
+    }
+}
+
+impl CatalogProvider for IcebergCatalogProvider {
+    fn schema_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .schemas
+            .read()
+            .map(|s| s.keys().cloned().collect())
+            .unwrap_or_default();
+        names.extend(
+            self.extra
+                .read()
+                .map(|s| s.keys().cloned().collect::<Vec<_>>())
+                .unwrap_or_default(),
+        );
+        names.sort();
+        names.dedup();
+        names
+    }
+
+    fn schema(&self, name: &str) -> Option<Arc<dyn SchemaProvider>> {
+        if let Some(s) = self.extra.read().ok().and_then(|s| s.get(name).cloned()) {
+            return Some(s);
+        }
+        if let Some(s) = self.schemas.read().ok().and_then(|s| s.get(name).cloned()) {
+            return Some(s as Arc<dyn SchemaProvider>);
+        }
+        None
+    }
+
+    fn register_schema(
+        &self,
+        name: &str,
+        schema: Arc<dyn SchemaProvider>,
+    ) -> DFResult<Option<Arc<dyn SchemaProvider>>> {
+        let mut extra = self
+            .extra
+            .write()
+            .map_err(|_| DataFusionError::Execution("catalog provider lock poisoned".into()))?;
+        Ok(extra.insert(name.to_string(), schema))
+    }
+}
+
+/// One namespace of a [`Catalog`] as a DataFusion schema.
+#[derive(Debug)]
+pub struct IcebergSchemaProvider {
+    catalog: Arc<dyn Catalog>,
+    namespace: Namespace,
+    table_names: Vec<String>,
+}
+
+impl IcebergSchemaProvider {
+    /// The namespace.
+    pub fn namespace(&self) -> &Namespace {
+        &self.namespace
+    }
+
+    async fn resolve(&self, name: &str) -> Result<Option<Arc<dyn TableProvider>>> {
+        let parts = TableNameParts::parse(name);
+        let (base, version, metadata) =
+            if self.table_names.iter().any(|t| t == name) || parts.is_plain() {
+                (name, None, None)
+            } else {
+                (parts.base, parts.version, parts.metadata)
+            };
+        let ident = TableIdent::new(self.namespace.clone(), base);
+        let table = match self.catalog.load_table(&ident).await {
+            Ok(t) => t,
+            // an unknown table is "not found" for DataFusion, which names it
+            Err(e)
+                if e.kind() == ErrorKind::NotFound
+                    && !self.table_names.iter().any(|t| t == base) =>
+            {
+                return Ok(None)
+            }
+            Err(e) => return Err(e),
+        };
+        let display = format!("{}.{}", self.catalog.name(), ident);
+        let version = match version {
+            Some(text) => Some(TableVersion::from_suffix(text, table.metadata(), &display)?),
+            None => None,
+        };
+        table_provider_for(table, &display, version.as_ref(), metadata)
+            .await
+            .map(Some)
+    }
+}
+
+#[async_trait]
+impl SchemaProvider for IcebergSchemaProvider {
+    fn table_names(&self) -> Vec<String> {
+        self.table_names.clone()
+    }
+
+    async fn table(&self, name: &str) -> DFResult<Option<Arc<dyn TableProvider>>> {
+        Ok(self.resolve(name).await?)
+    }
+
+    async fn table_type(&self, name: &str) -> DFResult<Option<TableType>> {
+        // listed tables are answered without loading them (information_schema asks for each)
+        if self.table_names.iter().any(|t| t == name) {
+            return Ok(Some(TableType::Base));
+        }
+        Ok(self.table(name).await?.map(|t| t.table_type()))
+    }
+
+    fn table_exist(&self, name: &str) -> bool {
+        let parts = TableNameParts::parse(name);
+        self.table_names
+            .iter()
+            .any(|t| t == name || t == parts.base)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_suffixes() {
+        let p = TableNameParts::parse("t@v1-tag$files");
+        assert_eq!(
+            (p.base, p.version, p.metadata),
+            ("t", Some("v1-tag"), Some(MetadataTableKind::Files))
+        );
+        let p = TableNameParts::parse("t$snapshots");
+        assert_eq!(
+            (p.base, p.version, p.metadata),
+            ("t", None, Some(MetadataTableKind::Snapshots))
+        );
+        let p = TableNameParts::parse("t@2026-01-01T00:00:00Z");
+        assert_eq!(p.version, Some("2026-01-01T00:00:00Z"));
+        let p = TableNameParts::parse("price$usd");
+        assert!(p.is_plain());
+        assert!(TableNameParts::parse("@x").is_plain());
+    }
+}

@@ -1,0 +1,590 @@
+//! The file-level metadata tables: `files` / `data_files` / `delete_files`, `entries` and
+//! `partitions` (see [`super::metadata_tables`]).
+//!
+//! The `partition` column is a struct of the table's *unified* partition type, as in
+//! Iceberg Java's `Partitioning.partitionType`: every partition field of every spec, by
+//! field id, in order of first appearance (specs by id); a file written under a spec
+//! without a field has null there. Tables whose specs have no fields get no `partition`
+//! column (and `partitions` has no `partition` / `spec_id` columns), as in Spark.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use chrono::{Duration, NaiveTime};
+use datafusion::arrow::array::{
+    new_empty_array, ArrayRef, BinaryArray, BinaryBuilder, Int32Builder, Int64Builder, ListBuilder,
+    MapBuilder, StructArray,
+};
+use datafusion::arrow::datatypes::{DataType, TimeUnit};
+use datafusion::arrow::record_batch::RecordBatch;
+use datafusion::common::ScalarValue;
+
+use super::metadata_tables::{
+    ints, longs, map_names, partition_types_by_spec, strings, timestamps_ms, Columns,
+};
+use crate::error::Result;
+use crate::spec::arrow::primitive_to_arrow;
+use crate::spec::values::epoch_date;
+use crate::spec::{
+    DataContentType, DataFileFormat, Literal, ManifestEntry, ManifestStatus, PrimitiveType,
+    TableMetadata, Transform,
+};
+
+/// Which files a files table lists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum FileFilter {
+    /// `files`: data and delete files.
+    All,
+    /// `data_files`.
+    Data,
+    /// `delete_files`: position deletes, deletion vectors and equality deletes.
+    Deletes,
+}
+
+/// One field of the unified partition type.
+struct UnifiedField {
+    field_id: i32,
+    name: String,
+    data_type: DataType,
+}
+
+/// The unified partition type of the table (see the module docs).
+fn unified_partition_type(metadata: &TableMetadata) -> Vec<UnifiedField> {
+    let types = partition_types_by_spec(metadata);
+    let mut specs: Vec<_> = metadata.partition_specs.iter().collect();
+    specs.sort_by_key(|s| s.spec_id);
+    let mut out: Vec<UnifiedField> = vec![];
+    for spec in specs {
+        for (i, f) in spec.fields.iter().enumerate() {
+            let field_id = spec.field_id(i);
+            if out.iter().any(|u| u.field_id == field_id) {
+                continue;
+            }
+            let data_type = types
+                .get(&spec.spec_id)
+                .and_then(|t| t.get(i))
+                .and_then(|p| primitive_to_arrow(p).ok())
+                .unwrap_or(DataType::Null);
+            out.push(UnifiedField {
+                field_id,
+                name: f.name.clone(),
+                data_type,
+            });
+        }
+    }
+    out
+}
+
+/// An entry's partition values placed in the unified type (null where its spec lacks a
+/// field).
+fn unified_values(
+    metadata: &TableMetadata,
+    unified: &[UnifiedField],
+    entry: &ManifestEntry,
+) -> Vec<Option<Literal>> {
+    let mut out = vec![None; unified.len()];
+    if let Some(spec) = metadata.partition_spec_by_id(entry.spec_id) {
+        for (i, value) in entry.data_file.partition.iter().enumerate() {
+            let id = spec.field_id(i);
+            if let Some(pos) = unified.iter().position(|u| u.field_id == id) {
+                out[pos] = value.clone();
+            }
+        }
+    }
+    out
+}
+
+fn literal_to_scalar(lit: &Literal) -> ScalarValue {
+    match lit {
+        Literal::Boolean(v) => ScalarValue::Boolean(Some(*v)),
+        Literal::Int(v) => ScalarValue::Int32(Some(*v)),
+        Literal::Long(v) => ScalarValue::Int64(Some(*v)),
+        Literal::Float(v) => ScalarValue::Float32(Some(*v)),
+        Literal::Double(v) => ScalarValue::Float64(Some(*v)),
+        Literal::Decimal {
+            unscaled,
+            precision,
+            scale,
+        } => ScalarValue::Decimal128(Some(*unscaled), *precision as u8, *scale as i8),
+        Literal::Date(v) => ScalarValue::Date32(Some(*v)),
+        Literal::Time(v) => ScalarValue::Time64Microsecond(Some(*v)),
+        Literal::Timestamp(v) => ScalarValue::TimestampMicrosecond(Some(*v), None),
+        Literal::Timestamptz(v) => ScalarValue::TimestampMicrosecond(Some(*v), Some("UTC".into())),
+        Literal::TimestampNs(v) => ScalarValue::TimestampNanosecond(Some(*v), None),
+        Literal::TimestamptzNs(v) => ScalarValue::TimestampNanosecond(Some(*v), Some("UTC".into())),
+        Literal::String(s) => ScalarValue::Utf8(Some(s.clone())),
+        Literal::Uuid(b) => ScalarValue::FixedSizeBinary(16, Some(b.to_vec())),
+        Literal::Fixed(b) => ScalarValue::FixedSizeBinary(b.len() as i32, Some(b.clone())),
+        Literal::Binary(b) => ScalarValue::Binary(Some(b.clone())),
+    }
+}
+
+/// One column of `values` (rows) typed `data_type`.
+fn scalar_column(values: Vec<Option<&Literal>>, data_type: &DataType) -> Result<ArrayRef> {
+    if values.is_empty() {
+        return Ok(new_empty_array(data_type));
+    }
+    let scalars = values
+        .into_iter()
+        .map(|v| {
+            let s = match v {
+                Some(l) if *data_type != DataType::Null => literal_to_scalar(l),
+                _ => return ScalarValue::try_from(data_type),
+            };
+            if s.data_type() == *data_type {
+                Ok(s)
+            } else {
+                s.cast_to(data_type)
+            }
+        })
+        .collect::<datafusion::common::Result<Vec<_>>>()?;
+    Ok(ScalarValue::iter_to_array(scalars)?)
+}
+
+/// The `partition` struct column, `None` when the table has no partition fields.
+fn partition_column(
+    unified: &[UnifiedField],
+    rows: &[Vec<Option<Literal>>],
+) -> Result<Option<ArrayRef>> {
+    if unified.is_empty() {
+        return Ok(None);
+    }
+    let mut c = Columns::default();
+    for (i, f) in unified.iter().enumerate() {
+        let values = rows
+            .iter()
+            .map(|r| r.get(i).and_then(Option::as_ref))
+            .collect();
+        c.add(&f.name, scalar_column(values, &f.data_type)?);
+    }
+    let (fields, arrays) = c.into_parts();
+    Ok(Some(Arc::new(StructArray::try_new(fields, arrays, None)?)))
+}
+
+fn format_name(f: DataFileFormat) -> &'static str {
+    match f {
+        DataFileFormat::Parquet => "PARQUET",
+        DataFileFormat::Avro => "AVRO",
+        DataFileFormat::Orc => "ORC",
+        DataFileFormat::Puffin => "PUFFIN",
+    }
+}
+
+fn content_id(c: DataContentType) -> i32 {
+    match c {
+        DataContentType::Data => 0,
+        DataContentType::PositionDeletes => 1,
+        DataContentType::EqualityDeletes => 2,
+    }
+}
+
+/// A `map<int, long>` column; empty maps are null (the field was not written).
+fn long_map_column<'a>(
+    maps: impl Iterator<Item = &'a std::collections::HashMap<i32, i64>>,
+) -> Result<ArrayRef> {
+    let mut b = MapBuilder::new(Some(map_names()), Int32Builder::new(), Int64Builder::new());
+    for m in maps {
+        let mut pairs: Vec<_> = m.iter().collect();
+        pairs.sort();
+        for (k, v) in &pairs {
+            b.keys().append_value(**k);
+            b.values().append_value(**v);
+        }
+        b.append(!pairs.is_empty())?;
+    }
+    Ok(Arc::new(b.finish()))
+}
+
+/// A `map<int, binary>` column; empty maps are null.
+fn bytes_map_column<'a>(
+    maps: impl Iterator<Item = &'a std::collections::HashMap<i32, Vec<u8>>>,
+) -> Result<ArrayRef> {
+    let mut b = MapBuilder::new(Some(map_names()), Int32Builder::new(), BinaryBuilder::new());
+    for m in maps {
+        let mut pairs: Vec<_> = m.iter().collect();
+        pairs.sort();
+        for (k, v) in &pairs {
+            b.keys().append_value(**k);
+            b.values().append_value(v);
+        }
+        b.append(!pairs.is_empty())?;
+    }
+    Ok(Arc::new(b.finish()))
+}
+
+/// The columns of Spark's `files` table for `entries` (also the `data_file` struct of
+/// `entries`).
+fn file_columns(metadata: &TableMetadata, entries: &[&ManifestEntry]) -> Result<Columns> {
+    let unified = unified_partition_type(metadata);
+    let files: Vec<_> = entries.iter().map(|e| &e.data_file).collect();
+    let partitions: Vec<Vec<Option<Literal>>> = entries
+        .iter()
+        .map(|e| unified_values(metadata, &unified, e))
+        .collect();
+    let mut split_offsets = ListBuilder::new(Int64Builder::new());
+    let mut equality_ids = ListBuilder::new(Int32Builder::new());
+    for f in &files {
+        split_offsets.values().append_slice(&f.split_offsets);
+        split_offsets.append(!f.split_offsets.is_empty());
+        equality_ids.values().append_slice(&f.equality_ids);
+        equality_ids.append(!f.equality_ids.is_empty());
+    }
+    let mut c = Columns::default();
+    c.add(
+        "content",
+        ints(files.iter().map(|f| Some(content_id(f.content)))),
+    );
+    c.add(
+        "file_path",
+        strings(files.iter().map(|f| Some(&f.file_path))),
+    );
+    c.add(
+        "file_format",
+        strings(files.iter().map(|f| Some(format_name(f.file_format)))),
+    );
+    c.add("spec_id", ints(entries.iter().map(|e| Some(e.spec_id))));
+    if let Some(p) = partition_column(&unified, &partitions)? {
+        c.add("partition", p);
+    }
+    c.add(
+        "record_count",
+        longs(files.iter().map(|f| Some(f.record_count))),
+    );
+    c.add(
+        "file_size_in_bytes",
+        longs(files.iter().map(|f| Some(f.file_size_in_bytes))),
+    );
+    c.add(
+        "column_sizes",
+        long_map_column(files.iter().map(|f| &f.column_sizes))?,
+    );
+    c.add(
+        "value_counts",
+        long_map_column(files.iter().map(|f| &f.value_counts))?,
+    );
+    c.add(
+        "null_value_counts",
+        long_map_column(files.iter().map(|f| &f.null_value_counts))?,
+    );
+    c.add(
+        "nan_value_counts",
+        long_map_column(files.iter().map(|f| &f.nan_value_counts))?,
+    );
+    c.add(
+        "lower_bounds",
+        bytes_map_column(files.iter().map(|f| &f.lower_bounds))?,
+    );
+    c.add(
+        "upper_bounds",
+        bytes_map_column(files.iter().map(|f| &f.upper_bounds))?,
+    );
+    c.add(
+        "key_metadata",
+        Arc::new(BinaryArray::from_iter(
+            files.iter().map(|f| f.key_metadata.as_deref()),
+        )),
+    );
+    c.add("split_offsets", Arc::new(split_offsets.finish()));
+    c.add("equality_ids", Arc::new(equality_ids.finish()));
+    c.add("sort_order_id", ints(files.iter().map(|f| f.sort_order_id)));
+    c.add("first_row_id", longs(files.iter().map(|f| f.first_row_id)));
+    c.add(
+        "referenced_data_file",
+        strings(files.iter().map(|f| f.referenced_data_file.as_deref())),
+    );
+    c.add(
+        "content_offset",
+        longs(files.iter().map(|f| f.content_offset)),
+    );
+    c.add(
+        "content_size_in_bytes",
+        longs(files.iter().map(|f| f.content_size_in_bytes)),
+    );
+    Ok(c)
+}
+
+/// `files` / `data_files` / `delete_files` over live entries.
+pub(crate) fn files_table(
+    metadata: &TableMetadata,
+    live: &[&ManifestEntry],
+    filter: FileFilter,
+) -> Result<RecordBatch> {
+    let selected: Vec<&ManifestEntry> = live
+        .iter()
+        .copied()
+        .filter(|e| match filter {
+            FileFilter::All => true,
+            FileFilter::Data => e.data_file.content == DataContentType::Data,
+            FileFilter::Deletes => e.data_file.content != DataContentType::Data,
+        })
+        .collect();
+    file_columns(metadata, &selected)?.into_batch()
+}
+
+/// `entries`: every entry of the snapshot's manifests.
+pub(crate) fn entries_table(
+    metadata: &TableMetadata,
+    entries: &[&ManifestEntry],
+) -> Result<RecordBatch> {
+    let status = |s: ManifestStatus| match s {
+        ManifestStatus::Existing => 0,
+        ManifestStatus::Added => 1,
+        ManifestStatus::Deleted => 2,
+    };
+    let (fields, arrays) = file_columns(metadata, entries)?.into_parts();
+    let mut c = Columns::default();
+    c.add(
+        "status",
+        ints(entries.iter().map(|e| Some(status(e.status)))),
+    );
+    c.add(
+        "snapshot_id",
+        longs(entries.iter().map(|e| Some(e.snapshot_id))),
+    );
+    c.add(
+        "sequence_number",
+        longs(entries.iter().map(|e| Some(e.data_sequence_number))),
+    );
+    c.add(
+        "file_sequence_number",
+        longs(entries.iter().map(|e| Some(e.file_sequence_number))),
+    );
+    c.add(
+        "data_file",
+        Arc::new(StructArray::try_new(fields, arrays, None)?),
+    );
+    c.into_batch()
+}
+
+#[derive(Default)]
+struct PartitionStats {
+    values: Vec<Option<Literal>>,
+    spec_id: i32,
+    record_count: i64,
+    file_count: i32,
+    total_data_file_size_in_bytes: i64,
+    position_delete_record_count: i64,
+    position_delete_file_count: i32,
+    equality_delete_record_count: i64,
+    equality_delete_file_count: i32,
+    last_updated_at_ms: Option<i64>,
+    last_updated_snapshot_id: Option<i64>,
+}
+
+/// `partitions`: live files grouped by partition (Iceberg Java's `PartitionsTable`).
+pub(crate) fn partitions_table(
+    metadata: &TableMetadata,
+    live: &[&ManifestEntry],
+) -> Result<RecordBatch> {
+    let unified = unified_partition_type(metadata);
+    let mut groups: BTreeMap<String, PartitionStats> = BTreeMap::new();
+    for e in live {
+        let values = unified_values(metadata, &unified, e);
+        let stats = groups.entry(format!("{values:?}")).or_default();
+        stats.values = values;
+        stats.spec_id = e.spec_id;
+        let f = &e.data_file;
+        match f.content {
+            DataContentType::Data => {
+                stats.record_count += f.record_count;
+                stats.file_count += 1;
+                stats.total_data_file_size_in_bytes += f.file_size_in_bytes;
+            }
+            DataContentType::PositionDeletes => {
+                stats.position_delete_record_count += f.record_count;
+                stats.position_delete_file_count += 1;
+            }
+            DataContentType::EqualityDeletes => {
+                stats.equality_delete_record_count += f.record_count;
+                stats.equality_delete_file_count += 1;
+            }
+        }
+        if let Some(s) = metadata.snapshot_by_id(e.snapshot_id) {
+            if stats.last_updated_at_ms.is_none_or(|t| t < s.timestamp_ms) {
+                stats.last_updated_at_ms = Some(s.timestamp_ms);
+                stats.last_updated_snapshot_id = Some(s.snapshot_id);
+            }
+        }
+    }
+    let rows: Vec<PartitionStats> = groups.into_values().collect();
+    let mut c = Columns::default();
+    let values: Vec<Vec<Option<Literal>>> = rows.iter().map(|r| r.values.clone()).collect();
+    if let Some(p) = partition_column(&unified, &values)? {
+        c.add("partition", p);
+        c.add("spec_id", ints(rows.iter().map(|r| Some(r.spec_id))));
+    }
+    c.add(
+        "record_count",
+        longs(rows.iter().map(|r| Some(r.record_count))),
+    );
+    c.add("file_count", ints(rows.iter().map(|r| Some(r.file_count))));
+    c.add(
+        "total_data_file_size_in_bytes",
+        longs(rows.iter().map(|r| Some(r.total_data_file_size_in_bytes))),
+    );
+    c.add(
+        "position_delete_record_count",
+        longs(rows.iter().map(|r| Some(r.position_delete_record_count))),
+    );
+    c.add(
+        "position_delete_file_count",
+        ints(rows.iter().map(|r| Some(r.position_delete_file_count))),
+    );
+    c.add(
+        "equality_delete_record_count",
+        longs(rows.iter().map(|r| Some(r.equality_delete_record_count))),
+    );
+    c.add(
+        "equality_delete_file_count",
+        ints(rows.iter().map(|r| Some(r.equality_delete_file_count))),
+    );
+    c.add(
+        "last_updated_at",
+        timestamps_ms(rows.iter().map(|r| r.last_updated_at_ms)),
+    );
+    c.add(
+        "last_updated_snapshot_id",
+        longs(rows.iter().map(|r| r.last_updated_snapshot_id)),
+    );
+    c.into_batch()
+}
+
+/// A decimal's unscaled value as text with `scale` digits after the point.
+fn decimal_text(unscaled: i128, scale: u32) -> String {
+    let digits = unscaled.unsigned_abs().to_string();
+    let sign = if unscaled < 0 { "-" } else { "" };
+    let scale = scale as usize;
+    if scale == 0 {
+        return format!("{sign}{digits}");
+    }
+    let padded = format!("{digits:0>width$}", width = scale + 1);
+    let (int, frac) = padded.split_at(padded.len() - scale);
+    format!("{sign}{int}.{frac}")
+}
+
+fn date_text(days: i64) -> String {
+    (epoch_date() + Duration::days(days))
+        .format("%Y-%m-%d")
+        .to_string()
+}
+
+fn micros_text(micros: i64, unit: TimeUnit) -> String {
+    let (secs, nanos) = match unit {
+        TimeUnit::Nanosecond => (
+            micros.div_euclid(1_000_000_000),
+            micros.rem_euclid(1_000_000_000),
+        ),
+        _ => (
+            micros.div_euclid(1_000_000),
+            micros.rem_euclid(1_000_000) * 1000,
+        ),
+    };
+    let fmt = if unit == TimeUnit::Nanosecond {
+        "%Y-%m-%dT%H:%M:%S%.9f"
+    } else {
+        "%Y-%m-%dT%H:%M:%S%.6f"
+    };
+    chrono::DateTime::from_timestamp(secs, nanos as u32)
+        .map(|t| t.naive_utc().format(fmt).to_string())
+        .unwrap_or_else(|| micros.to_string())
+}
+
+/// A partition value as Iceberg Java's `Transform.toHumanString` shows it (year `2021`,
+/// month `2021-03`, day `2021-03-05`, hour `2021-03-05-10`, timestamps ISO-8601, decimals
+/// with their scale); binary values as lowercase hex.
+pub(crate) fn human_string(lit: &Literal, transform: Transform) -> String {
+    match (transform, lit) {
+        (Transform::Year, Literal::Int(y)) => format!("{:04}", 1970 + i64::from(*y)),
+        (Transform::Month, Literal::Int(m)) => {
+            let m = i64::from(*m);
+            format!("{:04}-{:02}", 1970 + m.div_euclid(12), m.rem_euclid(12) + 1)
+        }
+        (Transform::Hour, Literal::Int(h)) => {
+            let h = i64::from(*h);
+            format!("{}-{:02}", date_text(h.div_euclid(24)), h.rem_euclid(24))
+        }
+        (_, Literal::Date(d)) => date_text(i64::from(*d)),
+        (_, Literal::Time(us)) => {
+            let t = NaiveTime::MIN + Duration::microseconds(*us);
+            t.format("%H:%M:%S%.6f").to_string()
+        }
+        (_, Literal::Timestamp(us)) => micros_text(*us, TimeUnit::Microsecond),
+        (_, Literal::Timestamptz(us)) => {
+            format!("{}+00:00", micros_text(*us, TimeUnit::Microsecond))
+        }
+        (_, Literal::TimestampNs(ns)) => micros_text(*ns, TimeUnit::Nanosecond),
+        (_, Literal::TimestamptzNs(ns)) => {
+            format!("{}+00:00", micros_text(*ns, TimeUnit::Nanosecond))
+        }
+        (
+            _,
+            Literal::Decimal {
+                unscaled, scale, ..
+            },
+        ) => decimal_text(*unscaled, *scale),
+        (_, Literal::String(s)) => s.clone(),
+        (_, Literal::Fixed(b) | Literal::Binary(b)) => {
+            b.iter().map(|x| format!("{x:02x}")).collect()
+        }
+        (_, other) => other.to_string(),
+    }
+}
+
+/// A manifest's partition summary bound (single-value binary) as a human string.
+pub(crate) fn partition_summary_bound(
+    bytes: &[u8],
+    ty: &PrimitiveType,
+    transform: Transform,
+) -> Option<String> {
+    Literal::from_bytes(bytes, ty)
+        .ok()
+        .map(|l| human_string(&l, transform))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn human_strings() {
+        assert_eq!(human_string(&Literal::Int(51), Transform::Year), "2021");
+        assert_eq!(
+            human_string(&Literal::Int(614), Transform::Month),
+            "2021-03"
+        );
+        assert_eq!(human_string(&Literal::Int(-1), Transform::Month), "1969-12");
+        assert_eq!(
+            human_string(&Literal::Int(25), Transform::Hour),
+            "1970-01-02-01"
+        );
+        assert_eq!(
+            human_string(&Literal::Date(-1), Transform::Day),
+            "1969-12-31"
+        );
+        assert_eq!(
+            human_string(&Literal::Timestamptz(1_500_000), Transform::Identity),
+            "1970-01-01T00:00:01.500000+00:00"
+        );
+        let dec = |u, s| {
+            human_string(
+                &Literal::Decimal {
+                    unscaled: u,
+                    precision: 10,
+                    scale: s,
+                },
+                Transform::Identity,
+            )
+        };
+        assert_eq!(dec(1230, 2), "12.30");
+        assert_eq!(dec(-5, 2), "-0.05");
+        assert_eq!(dec(7, 0), "7");
+        assert_eq!(
+            human_string(&Literal::String("a".into()), Transform::Truncate(2)),
+            "a"
+        );
+        assert_eq!(
+            human_string(&Literal::Binary(vec![3, 21]), Transform::Identity),
+            "0315"
+        );
+    }
+}

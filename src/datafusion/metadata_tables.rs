@@ -1,0 +1,588 @@
+//! Metadata tables: a table's snapshots, history, refs, manifests and files as SQL
+//! tables, with the columns Spark gives them (Iceberg docs, "Spark Queries" →
+//! "Inspecting tables"; Iceberg Java `MetadataTableType`).
+//!
+//! | name | one row per | source |
+//! |---|---|---|
+//! | `snapshots` | snapshot | `snapshots` (spec: "Snapshots") |
+//! | `history` | `snapshot-log` entry | Appendix C |
+//! | `metadata_log_entries` | `metadata-log` entry, plus the current file | Appendix C |
+//! | `refs` | branch or tag | spec: "Snapshot References" |
+//! | `manifests` | manifest of the snapshot | spec: "Manifest Lists" |
+//! | `all_manifests` | manifest of every snapshot (`reference_snapshot_id`) | |
+//! | `files`, `data_files`, `delete_files` | live file of the snapshot | spec: "Manifests" |
+//! | `entries` | manifest entry of the snapshot, deleted ones included | |
+//! | `partitions` | partition of the snapshot's live files | |
+//!
+//! Times are `timestamp(µs, UTC)`. The snapshot-scoped tables (`manifests`, the file
+//! tables, `entries`, `partitions`) read the current snapshot unless another one is
+//! given. `readable_metrics` (Spark's decoded bounds) is not provided; `lower_bounds` /
+//! `upper_bounds` hold the spec's single-value binary form. Tables are built in memory
+//! when the query is planned.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use datafusion::arrow::array::{
+    ArrayRef, BooleanArray, BooleanBuilder, Int32Array, Int64Array, ListBuilder, MapBuilder,
+    MapFieldNames, StringArray, StringBuilder, StructBuilder, TimestampMicrosecondArray,
+};
+use datafusion::arrow::datatypes::{DataType, Field, Fields, Schema as ArrowSchema};
+use datafusion::arrow::record_batch::RecordBatch;
+use datafusion::catalog::MemTable;
+use datafusion::datasource::TableProvider;
+use futures::stream::{self, StreamExt, TryStreamExt};
+
+use super::metadata_files::{
+    entries_table, files_table, partition_summary_bound, partitions_table, FileFilter,
+};
+use crate::catalog::{ancestors, snapshot_id_as_of};
+use crate::error::{Error, Result};
+use crate::scan::TableScan;
+use crate::spec::manifest::parse_manifest;
+use crate::spec::{ManifestContent, ManifestEntry, ManifestFile, Schema, Snapshot, TableMetadata};
+use crate::table::Table;
+
+/// How many manifests are read at once.
+const MANIFEST_CONCURRENCY: usize = 16;
+
+/// The metadata tables (see the module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum MetadataTableKind {
+    /// `snapshots`
+    Snapshots,
+    /// `history`
+    History,
+    /// `metadata_log_entries`
+    MetadataLogEntries,
+    /// `refs`
+    Refs,
+    /// `manifests`
+    Manifests,
+    /// `all_manifests`
+    AllManifests,
+    /// `files`
+    Files,
+    /// `data_files`
+    DataFiles,
+    /// `delete_files`
+    DeleteFiles,
+    /// `entries`
+    Entries,
+    /// `partitions`
+    Partitions,
+}
+
+impl MetadataTableKind {
+    /// Every kind, in the order of the module docs.
+    pub const ALL: [MetadataTableKind; 11] = [
+        Self::Snapshots,
+        Self::History,
+        Self::MetadataLogEntries,
+        Self::Refs,
+        Self::Manifests,
+        Self::AllManifests,
+        Self::Files,
+        Self::DataFiles,
+        Self::DeleteFiles,
+        Self::Entries,
+        Self::Partitions,
+    ];
+
+    /// The SQL name (`snapshots`, `all_manifests`, …).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::Snapshots => "snapshots",
+            Self::History => "history",
+            Self::MetadataLogEntries => "metadata_log_entries",
+            Self::Refs => "refs",
+            Self::Manifests => "manifests",
+            Self::AllManifests => "all_manifests",
+            Self::Files => "files",
+            Self::DataFiles => "data_files",
+            Self::DeleteFiles => "delete_files",
+            Self::Entries => "entries",
+            Self::Partitions => "partitions",
+        }
+    }
+
+    /// The kind named `name` (case-insensitive).
+    pub fn parse(name: &str) -> Option<MetadataTableKind> {
+        Self::ALL
+            .into_iter()
+            .find(|k| k.name().eq_ignore_ascii_case(name))
+    }
+
+    /// Whether the table describes one snapshot (and so can be time-travelled).
+    pub fn is_snapshot_scoped(&self) -> bool {
+        matches!(
+            self,
+            Self::Manifests
+                | Self::Files
+                | Self::DataFiles
+                | Self::DeleteFiles
+                | Self::Entries
+                | Self::Partitions
+        )
+    }
+}
+
+/// Columns of a table being built; each field takes its array's type, nullable.
+#[derive(Default)]
+pub(crate) struct Columns {
+    fields: Vec<Field>,
+    arrays: Vec<ArrayRef>,
+}
+
+impl Columns {
+    pub(crate) fn add(&mut self, name: &str, array: ArrayRef) {
+        self.fields
+            .push(Field::new(name, array.data_type().clone(), true));
+        self.arrays.push(array);
+    }
+
+    pub(crate) fn into_batch(self) -> Result<RecordBatch> {
+        Ok(RecordBatch::try_new(
+            Arc::new(ArrowSchema::new(self.fields)),
+            self.arrays,
+        )?)
+    }
+
+    pub(crate) fn into_parts(self) -> (Fields, Vec<ArrayRef>) {
+        (Fields::from(self.fields), self.arrays)
+    }
+}
+
+/// A `timestamp(µs, UTC)` array from ms since the epoch.
+pub(crate) fn timestamps_ms(values: impl IntoIterator<Item = Option<i64>>) -> ArrayRef {
+    let micros: Vec<Option<i64>> = values.into_iter().map(|v| v.map(|ms| ms * 1000)).collect();
+    Arc::new(TimestampMicrosecondArray::from(micros).with_timezone("UTC"))
+}
+
+pub(crate) fn longs(values: impl IntoIterator<Item = Option<i64>>) -> ArrayRef {
+    Arc::new(Int64Array::from(values.into_iter().collect::<Vec<_>>()))
+}
+
+pub(crate) fn ints(values: impl IntoIterator<Item = Option<i32>>) -> ArrayRef {
+    Arc::new(Int32Array::from(values.into_iter().collect::<Vec<_>>()))
+}
+
+pub(crate) fn strings<S: AsRef<str>>(values: impl IntoIterator<Item = Option<S>>) -> ArrayRef {
+    let v: Vec<Option<S>> = values.into_iter().collect();
+    Arc::new(StringArray::from_iter(
+        v.iter().map(|s| s.as_ref().map(AsRef::as_ref)),
+    ))
+}
+
+pub(crate) fn bools(values: impl IntoIterator<Item = Option<bool>>) -> ArrayRef {
+    Arc::new(BooleanArray::from(values.into_iter().collect::<Vec<_>>()))
+}
+
+/// Map field names as Iceberg's Arrow mapping uses them.
+pub(crate) fn map_names() -> MapFieldNames {
+    MapFieldNames {
+        entry: "key_value".into(),
+        key: "key".into(),
+        value: "value".into(),
+    }
+}
+
+/// The snapshot a snapshot-scoped table reads: `snapshot`, else the current one.
+fn snapshot_or_current<'a>(
+    metadata: &'a TableMetadata,
+    snapshot: Option<&'a Snapshot>,
+) -> Option<&'a Snapshot> {
+    snapshot.or_else(|| metadata.current_snapshot())
+}
+
+/// Build metadata table `kind` of `table`, at `snapshot` for the snapshot-scoped kinds
+/// (default: the current snapshot).
+///
+/// Errors: missing or corrupt manifest lists and manifests, naming the file.
+pub async fn metadata_table_batch(
+    table: &Table,
+    kind: MetadataTableKind,
+    snapshot: Option<&Snapshot>,
+) -> Result<RecordBatch> {
+    let metadata = table.metadata();
+    let snap = snapshot_or_current(metadata, snapshot);
+    match kind {
+        MetadataTableKind::Snapshots => snapshots_table(metadata),
+        MetadataTableKind::History => history_table(metadata),
+        MetadataTableKind::MetadataLogEntries => metadata_log_table(table),
+        MetadataTableKind::Refs => refs_table(metadata),
+        MetadataTableKind::Manifests => {
+            let manifests = read_manifest_list(table, snap).await?;
+            manifests_table(metadata, &manifests, None)
+        }
+        MetadataTableKind::AllManifests => {
+            let mut all = vec![];
+            let mut refs = vec![];
+            for s in &metadata.snapshots {
+                let manifests = read_manifest_list(table, Some(s)).await?;
+                refs.extend(std::iter::repeat_n(s.snapshot_id, manifests.len()));
+                all.extend(manifests);
+            }
+            manifests_table(metadata, &all, Some(&refs))
+        }
+        MetadataTableKind::Files
+        | MetadataTableKind::DataFiles
+        | MetadataTableKind::DeleteFiles => {
+            let filter = match kind {
+                MetadataTableKind::DataFiles => FileFilter::Data,
+                MetadataTableKind::DeleteFiles => FileFilter::Deletes,
+                _ => FileFilter::All,
+            };
+            let entries = read_entries(table, snap).await?;
+            let live: Vec<&ManifestEntry> = entries.iter().filter(|e| e.is_alive()).collect();
+            files_table(metadata, &live, filter)
+        }
+        MetadataTableKind::Entries => {
+            let entries = read_entries(table, snap).await?;
+            entries_table(metadata, &entries.iter().collect::<Vec<_>>())
+        }
+        MetadataTableKind::Partitions => {
+            let entries = read_entries(table, snap).await?;
+            let live: Vec<&ManifestEntry> = entries.iter().filter(|e| e.is_alive()).collect();
+            partitions_table(metadata, &live)
+        }
+    }
+}
+
+/// Metadata table `kind` of `table` as a DataFusion table (in memory).
+pub async fn metadata_table_provider(
+    table: &Table,
+    kind: MetadataTableKind,
+    snapshot: Option<&Snapshot>,
+) -> Result<Arc<dyn TableProvider>> {
+    let batch = metadata_table_batch(table, kind, snapshot).await?;
+    Ok(Arc::new(MemTable::try_new(
+        batch.schema(),
+        vec![vec![batch]],
+    )?))
+}
+
+async fn read_manifest_list(
+    table: &Table,
+    snapshot: Option<&Snapshot>,
+) -> Result<Vec<ManifestFile>> {
+    TableScan::new(table.clone(), snapshot.cloned())
+        .manifest_list()
+        .await
+}
+
+/// All entries of the snapshot's manifests (deleted ones included), in manifest-list
+/// order.
+pub(crate) async fn read_entries(
+    table: &Table,
+    snapshot: Option<&Snapshot>,
+) -> Result<Vec<ManifestEntry>> {
+    let manifests = read_manifest_list(table, snapshot).await?;
+    let metadata = table.metadata_ref();
+    let per_manifest: Vec<Vec<ManifestEntry>> = stream::iter(manifests)
+        .map(|m| {
+            let metadata = Arc::clone(&metadata);
+            async move {
+                let spec = metadata
+                    .partition_spec_by_id(m.partition_spec_id)
+                    .ok_or_else(|| {
+                        Error::invalid_data(format!(
+                            "manifest '{}' names partition spec {} which the table does not have",
+                            m.manifest_path, m.partition_spec_id
+                        ))
+                    })?;
+                let mut schemas: Vec<&Schema> = vec![metadata.current_schema()];
+                schemas.extend(metadata.schemas.iter().rev());
+                let bytes = table.file_io().read(&m.manifest_path).await?;
+                parse_manifest(&bytes, &m.manifest_path, &m, spec, &schemas)
+            }
+        })
+        .buffered(MANIFEST_CONCURRENCY)
+        .try_collect()
+        .await?;
+    Ok(per_manifest.into_iter().flatten().collect())
+}
+
+fn snapshots_table(metadata: &TableMetadata) -> Result<RecordBatch> {
+    let snaps = &metadata.snapshots;
+    let mut summary = MapBuilder::new(
+        Some(map_names()),
+        StringBuilder::new(),
+        StringBuilder::new(),
+    );
+    for s in snaps {
+        let mut pairs: Vec<(&String, &String)> = s
+            .summary
+            .iter()
+            .filter(|(k, _)| *k != "operation")
+            .collect();
+        pairs.sort();
+        for (k, v) in pairs {
+            summary.keys().append_value(k);
+            summary.values().append_value(v);
+        }
+        summary.append(true)?;
+    }
+    let mut c = Columns::default();
+    c.add(
+        "committed_at",
+        timestamps_ms(snaps.iter().map(|s| Some(s.timestamp_ms))),
+    );
+    c.add(
+        "snapshot_id",
+        longs(snaps.iter().map(|s| Some(s.snapshot_id))),
+    );
+    c.add(
+        "parent_id",
+        longs(snaps.iter().map(|s| s.parent_snapshot_id)),
+    );
+    c.add("operation", strings(snaps.iter().map(|s| s.operation())));
+    c.add(
+        "manifest_list",
+        strings(snaps.iter().map(|s| s.manifest_list.as_deref())),
+    );
+    c.add("summary", Arc::new(summary.finish()));
+    c.into_batch()
+}
+
+fn history_table(metadata: &TableMetadata) -> Result<RecordBatch> {
+    let current: Vec<i64> = ancestors(metadata, metadata.current_snapshot_id)
+        .iter()
+        .map(|s| s.snapshot_id)
+        .collect();
+    let log = &metadata.snapshot_log;
+    let mut c = Columns::default();
+    c.add(
+        "made_current_at",
+        timestamps_ms(log.iter().map(|e| Some(e.timestamp_ms))),
+    );
+    c.add(
+        "snapshot_id",
+        longs(log.iter().map(|e| Some(e.snapshot_id))),
+    );
+    c.add(
+        "parent_id",
+        longs(log.iter().map(|e| {
+            metadata
+                .snapshot_by_id(e.snapshot_id)
+                .and_then(|s| s.parent_snapshot_id)
+        })),
+    );
+    c.add(
+        "is_current_ancestor",
+        bools(log.iter().map(|e| Some(current.contains(&e.snapshot_id)))),
+    );
+    c.into_batch()
+}
+
+fn metadata_log_table(table: &Table) -> Result<RecordBatch> {
+    let metadata = table.metadata();
+    let mut rows: Vec<(i64, String)> = metadata
+        .metadata_log
+        .iter()
+        .map(|e| (e.timestamp_ms, e.metadata_file.clone()))
+        .collect();
+    rows.push((
+        metadata.last_updated_ms,
+        table.metadata_location().to_string(),
+    ));
+    let latest: Vec<Option<&Snapshot>> = rows
+        .iter()
+        .map(|(ts, _)| snapshot_id_as_of(metadata, *ts).and_then(|id| metadata.snapshot_by_id(id)))
+        .collect();
+    let mut c = Columns::default();
+    c.add("timestamp", timestamps_ms(rows.iter().map(|r| Some(r.0))));
+    c.add("file", strings(rows.iter().map(|r| Some(&r.1))));
+    c.add(
+        "latest_snapshot_id",
+        longs(latest.iter().map(|s| s.map(|s| s.snapshot_id))),
+    );
+    c.add(
+        "latest_schema_id",
+        ints(latest.iter().map(|s| s.and_then(|s| s.schema_id))),
+    );
+    c.add(
+        "latest_sequence_number",
+        longs(latest.iter().map(|s| s.map(|s| s.sequence_number))),
+    );
+    c.into_batch()
+}
+
+fn refs_table(metadata: &TableMetadata) -> Result<RecordBatch> {
+    let mut refs: Vec<_> = metadata.refs.iter().collect();
+    refs.sort_by(|a, b| a.0.cmp(b.0));
+    let mut c = Columns::default();
+    c.add("name", strings(refs.iter().map(|r| Some(r.0))));
+    c.add(
+        "type",
+        strings(refs.iter().map(|r| Some(r.1.ref_type.to_ascii_uppercase()))),
+    );
+    c.add(
+        "snapshot_id",
+        longs(refs.iter().map(|r| Some(r.1.snapshot_id))),
+    );
+    c.add(
+        "max_reference_age_in_ms",
+        longs(refs.iter().map(|r| r.1.max_ref_age_ms)),
+    );
+    c.add(
+        "min_snapshots_to_keep",
+        ints(refs.iter().map(|r| r.1.min_snapshots_to_keep)),
+    );
+    c.add(
+        "max_snapshot_age_in_ms",
+        longs(refs.iter().map(|r| r.1.max_snapshot_age_ms)),
+    );
+    c.into_batch()
+}
+
+fn manifests_table(
+    metadata: &TableMetadata,
+    manifests: &[ManifestFile],
+    reference: Option<&[i64]>,
+) -> Result<RecordBatch> {
+    let is_data = |m: &ManifestFile| m.content == ManifestContent::Data;
+    let count = |m: &ManifestFile, data: bool, v: Option<i32>| {
+        Some(if is_data(m) == data {
+            v.unwrap_or(0)
+        } else {
+            0
+        })
+    };
+    let summary_fields = Fields::from(vec![
+        Field::new("contains_null", DataType::Boolean, false),
+        Field::new("contains_nan", DataType::Boolean, true),
+        Field::new("lower_bound", DataType::Utf8, true),
+        Field::new("upper_bound", DataType::Utf8, true),
+    ]);
+    let mut summaries =
+        ListBuilder::new(StructBuilder::from_fields(summary_fields.clone(), 0)).with_field(
+            Arc::new(Field::new("item", DataType::Struct(summary_fields), true)),
+        );
+    let types = partition_types_by_spec(metadata);
+    for m in manifests {
+        let spec = metadata.partition_spec_by_id(m.partition_spec_id);
+        let ptypes = types.get(&m.partition_spec_id);
+        for (i, s) in m.partitions.iter().flatten().enumerate() {
+            let field = spec.and_then(|spec| spec.fields.get(i));
+            let ty = ptypes.and_then(|t| t.get(i));
+            let bound = |b: &Option<Vec<u8>>| match (b, field, ty) {
+                (Some(bytes), Some(f), Some(t)) => partition_summary_bound(bytes, t, f.transform),
+                _ => None,
+            };
+            let row = summaries.values();
+            row.field_builder::<BooleanBuilder>(0)
+                .ok_or_else(|| Error::invalid_data("partition summary builder"))?
+                .append_value(s.contains_null);
+            row.field_builder::<BooleanBuilder>(1)
+                .ok_or_else(|| Error::invalid_data("partition summary builder"))?
+                .append_option(s.contains_nan);
+            row.field_builder::<StringBuilder>(2)
+                .ok_or_else(|| Error::invalid_data("partition summary builder"))?
+                .append_option(bound(&s.lower_bound));
+            row.field_builder::<StringBuilder>(3)
+                .ok_or_else(|| Error::invalid_data("partition summary builder"))?
+                .append_option(bound(&s.upper_bound));
+            row.append(true);
+        }
+        summaries.append(true);
+    }
+    let mut c = Columns::default();
+    c.add(
+        "content",
+        ints(
+            manifests
+                .iter()
+                .map(|m| Some(if is_data(m) { 0 } else { 1 })),
+        ),
+    );
+    c.add(
+        "path",
+        strings(manifests.iter().map(|m| Some(&m.manifest_path))),
+    );
+    c.add(
+        "length",
+        longs(manifests.iter().map(|m| Some(m.manifest_length))),
+    );
+    c.add(
+        "partition_spec_id",
+        ints(manifests.iter().map(|m| Some(m.partition_spec_id))),
+    );
+    c.add(
+        "added_snapshot_id",
+        longs(manifests.iter().map(|m| Some(m.added_snapshot_id))),
+    );
+    c.add(
+        "added_data_files_count",
+        ints(
+            manifests
+                .iter()
+                .map(|m| count(m, true, m.added_files_count)),
+        ),
+    );
+    c.add(
+        "existing_data_files_count",
+        ints(
+            manifests
+                .iter()
+                .map(|m| count(m, true, m.existing_files_count)),
+        ),
+    );
+    c.add(
+        "deleted_data_files_count",
+        ints(
+            manifests
+                .iter()
+                .map(|m| count(m, true, m.deleted_files_count)),
+        ),
+    );
+    c.add(
+        "added_delete_files_count",
+        ints(
+            manifests
+                .iter()
+                .map(|m| count(m, false, m.added_files_count)),
+        ),
+    );
+    c.add(
+        "existing_delete_files_count",
+        ints(
+            manifests
+                .iter()
+                .map(|m| count(m, false, m.existing_files_count)),
+        ),
+    );
+    c.add(
+        "deleted_delete_files_count",
+        ints(
+            manifests
+                .iter()
+                .map(|m| count(m, false, m.deleted_files_count)),
+        ),
+    );
+    c.add("partition_summaries", Arc::new(summaries.finish()));
+    if let Some(reference) = reference {
+        c.add(
+            "reference_snapshot_id",
+            longs(reference.iter().map(|r| Some(*r))),
+        );
+    }
+    c.into_batch()
+}
+
+/// The partition field types of every spec (see [`crate::spec::manifest::partition_field_types`]).
+pub(crate) fn partition_types_by_spec(
+    metadata: &TableMetadata,
+) -> HashMap<i32, Vec<crate::spec::PrimitiveType>> {
+    let mut schemas: Vec<&Schema> = vec![metadata.current_schema()];
+    schemas.extend(metadata.schemas.iter().rev());
+    metadata
+        .partition_specs
+        .iter()
+        .filter_map(|spec| {
+            crate::spec::manifest::partition_field_types(spec, &schemas)
+                .ok()
+                .map(|t| (spec.spec_id, t))
+        })
+        .collect()
+}

@@ -1,0 +1,525 @@
+//! Catalogs in SQL (issue 6): a SQLite catalog in the JDBC layout as PyIceberg and
+//! Iceberg Java write it, the filesystem (Hadoop) catalog over the corpus, static tables,
+//! and the errors naming unknown catalogs, namespaces and tables. The corpus-wide checks
+//! (time travel cases, metadata tables) are in `catalog/corpus.rs`.
+
+mod corpus;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use datafusion::arrow::array::{Array, AsArray};
+use datafusion::arrow::datatypes::Int64Type;
+use datafusion::arrow::record_batch::RecordBatch;
+use datafusion::prelude::{SessionConfig, SessionContext};
+use icefloe::catalog::{
+    Catalog, FileSystemCatalog, Namespace, SqlCatalog, StaticCatalog, TableIdent,
+};
+use icefloe::datafusion::{register_iceberg_functions, IcebergCatalogProvider};
+use icefloe::ErrorKind;
+
+/// The corpus: `../shared/corpus` when present, else the few tables in testdata/corpus.
+pub(crate) fn corpus_dir() -> PathBuf {
+    let shared = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/corpus"));
+    if shared.is_dir() {
+        shared
+    } else {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/corpus")
+    }
+}
+
+/// The corpus tables (folders with a cases.json), sorted.
+pub(crate) fn corpus_tables() -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(corpus_dir())
+        .expect("corpus dir")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.join("cases.json").is_file())
+        .collect();
+    dirs.sort();
+    dirs
+}
+
+/// The current metadata file of a corpus table (cases.json `metadata_file`).
+pub(crate) fn metadata_file(table_dir: &Path) -> String {
+    let cases: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(table_dir.join("cases.json")).expect("cases.json"),
+    )
+    .expect("json");
+    table_dir
+        .join(cases["metadata_file"].as_str().expect("metadata_file"))
+        .to_string_lossy()
+        .to_string()
+}
+
+pub(crate) fn context() -> SessionContext {
+    let ctx = SessionContext::new_with_config(
+        SessionConfig::new()
+            .with_information_schema(true)
+            .with_target_partitions(2),
+    );
+    register_iceberg_functions(&ctx);
+    ctx
+}
+
+pub(crate) async fn attach(ctx: &SessionContext, name: &str, catalog: Arc<dyn Catalog>) {
+    let provider = IcebergCatalogProvider::try_new(catalog)
+        .await
+        .expect("catalog provider");
+    ctx.register_catalog(name, Arc::new(provider));
+}
+
+pub(crate) async fn query(ctx: &SessionContext, sql: &str) -> Result<Vec<RecordBatch>, String> {
+    let df = ctx.sql(sql).await.map_err(|e| e.to_string())?;
+    df.collect().await.map_err(|e| e.to_string())
+}
+
+/// The single i64 of a one-row, one-column result.
+pub(crate) async fn scalar_i64(ctx: &SessionContext, sql: &str) -> i64 {
+    let batches = query(ctx, sql)
+        .await
+        .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    let col = batches[0].column(0);
+    let col = datafusion::arrow::compute::cast(col, &datafusion::arrow::datatypes::DataType::Int64)
+        .expect("cast");
+    col.as_primitive::<Int64Type>().value(0)
+}
+
+/// The first column of a result as strings.
+pub(crate) async fn strings(ctx: &SessionContext, sql: &str) -> Vec<String> {
+    let batches = query(ctx, sql)
+        .await
+        .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    let mut out = vec![];
+    for b in batches {
+        let col = datafusion::arrow::compute::cast(
+            b.column(0),
+            &datafusion::arrow::datatypes::DataType::Utf8,
+        )
+        .expect("cast");
+        let col = col.as_string::<i32>();
+        out.extend((0..col.len()).map(|i| {
+            if col.is_null(i) {
+                "NULL".to_string()
+            } else {
+                col.value(i).to_string()
+            }
+        }));
+    }
+    out
+}
+
+/// PyIceberg's `SqlCatalog` tables (SQLAlchemy models `IcebergTables`,
+/// `IcebergNamespaceProperties`): the JDBC V0 layout, without `iceberg_type`.
+const PYICEBERG_SCHEMA: &str = "
+CREATE TABLE iceberg_tables (
+    catalog_name VARCHAR(255) NOT NULL,
+    table_namespace VARCHAR(255) NOT NULL,
+    table_name VARCHAR(255) NOT NULL,
+    metadata_location VARCHAR(1000),
+    previous_metadata_location VARCHAR(1000),
+    PRIMARY KEY (catalog_name, table_namespace, table_name)
+);
+CREATE TABLE iceberg_namespace_properties (
+    catalog_name VARCHAR(255) NOT NULL,
+    namespace VARCHAR(255) NOT NULL,
+    property_key VARCHAR(255) NOT NULL,
+    property_value VARCHAR(1000) NOT NULL,
+    PRIMARY KEY (catalog_name, namespace, property_key)
+);";
+
+/// Iceberg Java's `JdbcCatalog` V1 layout: `iceberg_type` ('TABLE' / 'VIEW').
+const JDBC_V1_SCHEMA: &str = "
+CREATE TABLE iceberg_tables (
+    catalog_name VARCHAR(255) NOT NULL,
+    table_namespace VARCHAR(255) NOT NULL,
+    table_name VARCHAR(255) NOT NULL,
+    metadata_location VARCHAR(1000),
+    previous_metadata_location VARCHAR(1000),
+    iceberg_type VARCHAR(5),
+    PRIMARY KEY (catalog_name, table_namespace, table_name)
+);
+CREATE TABLE iceberg_namespace_properties (
+    catalog_name VARCHAR(255) NOT NULL,
+    namespace VARCHAR(255) NOT NULL,
+    property_key VARCHAR(255),
+    property_value VARCHAR(1000),
+    PRIMARY KEY (catalog_name, namespace, property_key)
+);";
+
+const TT: &str = "spark_v2_cow_time_travel";
+const DAY: &str = "spark_v2_day_partitioned";
+
+/// A catalog database written as PyIceberg writes it: namespace `corpus` (with the
+/// `exists` property), two tables, a previous metadata location, and a second catalog
+/// name in the same file. Returns the database path.
+pub(crate) fn pyiceberg_catalog_db(dir: &Path) -> PathBuf {
+    let db = dir.join("catalog.db");
+    let conn = rusqlite::Connection::open(&db).expect("sqlite");
+    conn.execute_batch(PYICEBERG_SCHEMA).expect("schema");
+    let corpus = corpus_dir();
+    let tt = corpus.join(TT);
+    let day = corpus.join(DAY);
+    conn.execute(
+        "INSERT INTO iceberg_namespace_properties VALUES ('default', 'corpus', 'exists', 'true')",
+        [],
+    )
+    .expect("ns");
+    for (name, dir) in [(TT, &tt), (DAY, &day)] {
+        if !dir.is_dir() {
+            continue;
+        }
+        conn.execute(
+            "INSERT INTO iceberg_tables VALUES ('default', 'corpus', ?1, ?2, ?3)",
+            rusqlite::params![
+                name,
+                metadata_file(dir),
+                format!("{}/metadata/v1.metadata.json", dir.display())
+            ],
+        )
+        .expect("table");
+    }
+    conn.execute(
+        "INSERT INTO iceberg_tables VALUES ('other', 'elsewhere', 'x', '/nonexistent/x/metadata/v1.metadata.json', NULL)",
+        [],
+    )
+    .expect("other catalog");
+    db
+}
+
+#[tokio::test]
+async fn pyiceberg_sqlite_catalog_with_three_part_names() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let db = pyiceberg_catalog_db(tmp.path());
+    let catalog = SqlCatalog::open("default", &db).expect("open");
+    assert!(!catalog.is_v1_schema());
+    assert_eq!(
+        SqlCatalog::catalog_names(&db).unwrap(),
+        ["default", "other"]
+    );
+    assert_eq!(
+        catalog.list_namespaces().await.unwrap(),
+        [Namespace::parse("corpus")]
+    );
+    let ctx = context();
+    attach(&ctx, "pyi", Arc::new(catalog)).await;
+
+    let has_tt = corpus_dir().join(TT).is_dir();
+    if has_tt {
+        assert_eq!(
+            scalar_i64(&ctx, &format!("SELECT count(*) FROM pyi.corpus.{TT}")).await,
+            2
+        );
+        // time travel by tag and by snapshot id through the catalog
+        assert_eq!(
+            scalar_i64(
+                &ctx,
+                &format!("SELECT count(*) FROM pyi.corpus.\"{TT}@v1-tag\"")
+            )
+            .await,
+            20
+        );
+        assert_eq!(
+            scalar_i64(
+                &ctx,
+                &format!("SELECT count(*) FROM pyi.corpus.\"{TT}@266969754585692143\"")
+            )
+            .await,
+            16
+        );
+        assert_eq!(
+            scalar_i64(
+                &ctx,
+                &format!("SELECT count(*) FROM iceberg_scan('pyi.corpus.{TT}', 'ref', 'v1-tag')")
+            )
+            .await,
+            20
+        );
+        assert_eq!(
+            scalar_i64(
+                &ctx,
+                &format!("SELECT count(*) FROM pyi.corpus.\"{TT}$snapshots\"")
+            )
+            .await,
+            6
+        );
+    }
+    let count = scalar_i64(&ctx, &format!("SELECT count(*) FROM pyi.corpus.{DAY}")).await;
+    assert_eq!(count, 61);
+
+    // information_schema and SHOW TABLES see the catalog's tables
+    let mut tables = strings(
+        &ctx,
+        "SELECT table_name FROM information_schema.tables WHERE table_catalog = 'pyi' AND table_schema = 'corpus'",
+    )
+    .await;
+    tables.sort();
+    let mut expected: Vec<String> = [DAY, TT]
+        .iter()
+        .filter(|t| corpus_dir().join(t).is_dir())
+        .map(|t| t.to_string())
+        .collect();
+    expected.sort();
+    assert_eq!(tables, expected);
+    let shown = query(&ctx, "SHOW TABLES").await.expect("show tables");
+    let shown = datafusion::arrow::util::pretty::pretty_format_batches(&shown)
+        .unwrap()
+        .to_string();
+    assert!(shown.contains(DAY) && shown.contains("pyi"), "{shown}");
+
+    // a two-part name resolves against the catalog once it is the default
+    ctx.sql("SET datafusion.catalog.default_catalog = 'pyi'")
+        .await
+        .expect("set");
+    assert_eq!(
+        scalar_i64(&ctx, &format!("SELECT count(*) FROM corpus.{DAY}")).await,
+        61
+    );
+}
+
+#[tokio::test]
+async fn unknown_catalog_namespace_and_table_are_named() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let db = pyiceberg_catalog_db(tmp.path());
+    let catalog = SqlCatalog::open("default", &db).expect("open");
+
+    let err = catalog
+        .list_tables(&Namespace::parse("nope"))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::NotFound);
+    assert!(
+        err.to_string()
+            .contains("namespace 'nope' in catalog 'default'"),
+        "{err}"
+    );
+    let err = catalog
+        .load_table(&TableIdent::parse("corpus.missing"))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::NotFound);
+    assert!(
+        err.to_string()
+            .contains("table 'corpus.missing' in catalog 'default'"),
+        "{err}"
+    );
+    let err = catalog
+        .load_table(&TableIdent::parse("nope.t"))
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("namespace 'nope'"), "{err}");
+    let err = SqlCatalog::open("default", tmp.path().join("absent.db")).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::NotFound);
+    assert!(err.to_string().contains("absent.db"), "{err}");
+
+    let ctx = context();
+    attach(&ctx, "pyi", Arc::new(catalog)).await;
+    for (sql, needle) in [
+        ("SELECT * FROM nocat.corpus.t", "nocat"),
+        ("SELECT * FROM pyi.nons.t", "nons"),
+        ("SELECT * FROM pyi.corpus.missing", "missing"),
+        (
+            "SELECT * FROM iceberg_scan('pyi.corpus.missing')",
+            "missing",
+        ),
+    ] {
+        let err = query(&ctx, sql).await.unwrap_err();
+        assert!(err.contains(needle), "{sql}: {err}");
+    }
+    let day = format!("pyi.corpus.\"{DAY}@no-such-tag\"");
+    let err = query(&ctx, &format!("SELECT * FROM {day}"))
+        .await
+        .unwrap_err();
+    assert!(err.contains("'no-such-tag'"), "{err}");
+    let err = query(&ctx, &format!("SELECT * FROM pyi.corpus.\"{DAY}@1\""))
+        .await
+        .unwrap_err();
+    assert!(err.contains("snapshot id 1 in table"), "{err}");
+    let err = query(
+        &ctx,
+        &format!("SELECT * FROM pyi.corpus.\"{DAY}@1990-01-01T00:00:00Z\""),
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        err.contains("1990-01-01T00:00:00.000Z") && err.contains("first snapshot"),
+        "{err}"
+    );
+    let err = query(
+        &ctx,
+        &format!("SELECT * FROM iceberg_scan('pyi.corpus.{DAY}', 'snapshot_id', 42)"),
+    )
+    .await
+    .unwrap_err();
+    assert!(err.contains("snapshot id 42"), "{err}");
+    let err = query(
+        &ctx,
+        &format!("SELECT * FROM iceberg_metadata('pyi.corpus.{DAY}', 'bogus')"),
+    )
+    .await
+    .unwrap_err();
+    assert!(err.contains("'bogus'"), "{err}");
+}
+
+#[tokio::test]
+async fn jdbc_v1_catalog_skips_views_and_nests_namespaces() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let db = tmp.path().join("jdbc.db");
+    let conn = rusqlite::Connection::open(&db).expect("sqlite");
+    conn.execute_batch(JDBC_V1_SCHEMA).expect("schema");
+    let day = corpus_dir().join(DAY);
+    conn.execute(
+        "INSERT INTO iceberg_tables VALUES ('prod', 'a.b', 'events', ?1, NULL, 'TABLE')",
+        [metadata_file(&day)],
+    )
+    .unwrap();
+    conn.execute(
+        "INSERT INTO iceberg_tables VALUES ('prod', 'a.b', 'a_view', '/v.json', NULL, 'VIEW')",
+        [],
+    )
+    .unwrap();
+    drop(conn);
+    let catalog = SqlCatalog::open("prod", &db).expect("open");
+    assert!(catalog.is_v1_schema());
+    let names: Vec<String> = catalog
+        .list_namespaces()
+        .await
+        .unwrap()
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(names, ["a", "a.b"]);
+    let tables = catalog.list_tables(&Namespace::parse("a.b")).await.unwrap();
+    assert_eq!(tables, [TableIdent::parse("a.b.events")]);
+    assert!(catalog
+        .list_tables(&Namespace::parse("a"))
+        .await
+        .unwrap()
+        .is_empty());
+    let ctx = context();
+    attach(&ctx, "prod", Arc::new(catalog)).await;
+    assert_eq!(
+        scalar_i64(&ctx, "SELECT count(*) FROM prod.\"a.b\".events").await,
+        61
+    );
+    assert!(query(&ctx, "SELECT * FROM prod.\"a.b\".a_view")
+        .await
+        .is_err());
+}
+
+#[tokio::test]
+async fn created_catalog_registers_tables() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let db = tmp.path().join("warehouse/catalog.db");
+    let catalog = SqlCatalog::open_or_create("default", &db).expect("create");
+    assert!(catalog.is_v1_schema());
+    catalog
+        .create_namespace(&Namespace::parse("ns"), &[("owner", "me")])
+        .await
+        .unwrap();
+    assert!(catalog
+        .create_namespace(&Namespace::parse("ns"), &[])
+        .await
+        .is_err());
+    let ident = TableIdent::parse("ns.day");
+    catalog
+        .register_table(&ident, &metadata_file(&corpus_dir().join(DAY)))
+        .await
+        .unwrap();
+    assert!(catalog
+        .register_table(&ident, "/x.metadata.json")
+        .await
+        .is_err());
+    let err = catalog
+        .register_table(&TableIdent::parse("nope.t"), "/x.metadata.json")
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("'nope'"), "{err}");
+    // reopened through load_catalog, the name comes from the database
+    let loaded = icefloe::catalog::load_catalog(&format!("sqlite:{}", db.display())).unwrap();
+    assert_eq!(loaded.name(), "default");
+    let table = loaded.load_table(&ident).await.unwrap();
+    assert_eq!(table.metadata().snapshots.len(), 3);
+}
+
+#[tokio::test]
+async fn filesystem_catalog_over_the_corpus() {
+    let corpus = corpus_dir();
+    let catalog = FileSystemCatalog::new("corpus", corpus.to_str().unwrap()).unwrap();
+    let namespaces = catalog.list_namespaces().await.unwrap();
+    assert!(namespaces.contains(&Namespace::root()), "{namespaces:?}");
+    let tables = catalog.list_tables(&Namespace::root()).await.unwrap();
+    assert_eq!(tables.len(), corpus_tables().len());
+    let err = catalog
+        .load_table(&TableIdent::parse("no_such_table"))
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("table 'no_such_table' in catalog 'corpus'"),
+        "{err}"
+    );
+    let err = catalog
+        .list_tables(&Namespace::parse("nope"))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::NotFound);
+
+    let ctx = context();
+    attach(&ctx, "corpus", Arc::new(catalog)).await;
+    assert_eq!(
+        scalar_i64(&ctx, &format!("SELECT count(*) FROM corpus.default.{DAY}")).await,
+        61
+    );
+    let n = scalar_i64(
+        &ctx,
+        "SELECT count(*) FROM information_schema.tables WHERE table_catalog = 'corpus' AND table_schema = 'default'",
+    )
+    .await;
+    assert_eq!(n as usize, corpus_tables().len());
+}
+
+#[tokio::test]
+async fn hadoop_warehouse_with_namespaces_and_static_tables() {
+    // a warehouse laid out as HadoopCatalog writes it: wh/db/day -> the corpus table
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let src = corpus_dir().join(DAY);
+    std::fs::create_dir_all(tmp.path().join("wh/db/nested")).unwrap();
+    std::os::unix::fs::symlink(&src, tmp.path().join("wh/db/day")).unwrap();
+    let catalog = FileSystemCatalog::new("wh", tmp.path().join("wh").to_str().unwrap()).unwrap();
+    let names: Vec<String> = catalog
+        .list_namespaces()
+        .await
+        .unwrap()
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(names, ["db", "db.nested"]);
+    assert_eq!(
+        catalog.list_tables(&Namespace::parse("db")).await.unwrap(),
+        [TableIdent::parse("db.day")]
+    );
+
+    let static_catalog =
+        StaticCatalog::new("st").with_table(TableIdent::parse("s.day"), &metadata_file(&src));
+    let ctx = context();
+    attach(&ctx, "wh", Arc::new(catalog)).await;
+    attach(&ctx, "st", Arc::new(static_catalog)).await;
+    assert_eq!(scalar_i64(&ctx, "SELECT count(*) FROM wh.db.day").await, 61);
+    assert_eq!(scalar_i64(&ctx, "SELECT count(*) FROM st.s.day").await, 61);
+    let err = query(&ctx, "SELECT * FROM st.s.other").await.unwrap_err();
+    assert!(err.contains("other"), "{err}");
+    // a table location works in the table functions too
+    let loc = src.to_str().unwrap();
+    assert_eq!(
+        scalar_i64(&ctx, &format!("SELECT count(*) FROM iceberg_scan('{loc}')")).await,
+        61
+    );
+    assert_eq!(
+        scalar_i64(
+            &ctx,
+            &format!("SELECT count(*) FROM iceberg_metadata('{loc}', 'snapshots')")
+        )
+        .await,
+        3
+    );
+}

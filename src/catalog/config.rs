@@ -9,7 +9,8 @@
 //! | `….json` (not metadata) / `….properties` / `….conf` / `….cfg` | a config file, below |
 //!
 //! A SQLite URI may end in `?catalog=NAME` to pick the `catalog_name`; without it a
-//! database holding exactly one catalog uses that one, an empty one uses `default`.
+//! database holding exactly one catalog uses that one; an empty one, or one holding a
+//! catalog named `default` (PyIceberg's usual name) among others, uses `default`.
 //!
 //! Config files hold properties, as a JSON object or `key=value` lines (`#` comments):
 //! `type` (`sql`, `hadoop`/`filesystem`, `static`), `name`, `uri` (SQL), `warehouse`
@@ -236,6 +237,7 @@ impl CatalogConfig {
                         match names.as_slice() {
                             [] => "default".to_string(),
                             [one] => one.clone(),
+                            many if many.iter().any(|n| n == "default") => "default".to_string(),
                             many => {
                                 return Err(Error::invalid_argument(format!(
                                 "SQL catalog '{uri}' holds several catalogs ({}); pick one with \

@@ -27,7 +27,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, RwLock};
 
 use async_trait::async_trait;
-use datafusion::catalog::{CatalogProvider, SchemaProvider};
+use datafusion::catalog::{CatalogProvider, MemorySchemaProvider, SchemaProvider};
 use datafusion::common::{DataFusionError, Result as DFResult};
 use datafusion::datasource::{TableProvider, TableType};
 
@@ -141,6 +141,18 @@ impl IcebergCatalogProvider {
             extra: RwLock::new(BTreeMap::new()),
         };
         provider.refresh().await?;
+        Ok(provider)
+    }
+
+    /// As [`try_new`](Self::try_new), with an empty in-memory schema `schema` beside
+    /// the namespaces, for tables registered by name (e.g. `public` when this is the
+    /// session's default catalog).
+    pub async fn try_new_with_memory_schema(
+        catalog: Arc<dyn Catalog>,
+        schema: &str,
+    ) -> Result<Self> {
+        let provider = Self::try_new(catalog).await?;
+        provider.register_schema(schema, Arc::new(MemorySchemaProvider::new()))?;
         Ok(provider)
     }
 

@@ -523,3 +523,93 @@ async fn hadoop_warehouse_with_namespaces_and_static_tables() {
         3
     );
 }
+
+/// Run the CLI in `cwd` (HOME there too, so no history lands elsewhere).
+fn cli(cwd: &Path, args: &[&str]) -> (bool, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_icefloe"))
+        .args(args)
+        .current_dir(cwd)
+        .env("HOME", cwd)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run icefloe");
+    let text = |b: &[u8]| String::from_utf8_lossy(b).to_string();
+    (out.status.success(), text(&out.stdout), text(&out.stderr))
+}
+
+#[test]
+fn cli_attaches_a_pyiceberg_sqlite_catalog() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let db = pyiceberg_catalog_db(tmp.path());
+    // the file holds catalogs 'default' and 'other': 'default' is picked, or named
+    let spec = format!("sqlite:{}?catalog=default", db.display());
+    let day = corpus_dir().join(DAY);
+    let sql = format!(
+        "SELECT count(*) AS a FROM default.corpus.{DAY}; SELECT count(*) AS b FROM corpus.\"{DAY}$snapshots\"; \
+         SELECT count(*) AS c FROM t"
+    );
+    let table = format!("t={}", day.display());
+    let (ok, out, err) = cli(
+        tmp.path(),
+        &[
+            "--catalog",
+            &spec,
+            "--table",
+            &table,
+            "--format",
+            "csv",
+            "-c",
+            &sql,
+        ],
+    );
+    assert!(ok, "{err}");
+    let lines: Vec<&str> = out.lines().filter(|l| !l.is_empty()).collect();
+    assert_eq!(lines, ["a", "61", "b", "3", "c", "61"], "{out}");
+
+    let (ok, _, err) = cli(
+        tmp.path(),
+        &["--catalog", &spec, "-c", "SELECT * FROM corpus.missing"],
+    );
+    assert!(!ok && err.contains("missing"), "{err}");
+    let (ok, _, err) = cli(
+        tmp.path(),
+        &["--catalog", "/nonexistent/cat.json", "-c", "SELECT 1"],
+    );
+    assert!(!ok && err.contains("/nonexistent/cat.json"), "{err}");
+}
+
+#[test]
+fn cli_default_catalog_is_created_only_on_request() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let (ok, _, err) = cli(tmp.path(), &["-c", "SELECT 1"]);
+    assert!(ok, "{err}");
+    assert!(
+        !tmp.path().join("warehouse").exists(),
+        "a plain run must not create the default catalog"
+    );
+    let (ok, _, err) = cli(tmp.path(), &["--catalog", "-c", "SELECT 1"]);
+    assert!(ok, "{err}");
+    assert!(tmp.path().join("warehouse/catalog.db").is_file());
+    // once it exists it is attached without the flag
+    let (ok, out, err) = cli(
+        tmp.path(),
+        &[
+            "--format",
+            "csv",
+            "-c",
+            "SELECT current_catalog AS c FROM (SELECT 1)",
+        ],
+    );
+    let _ = (ok, out, err);
+    let (ok, out, err) = cli(
+        tmp.path(),
+        &[
+            "--format",
+            "csv",
+            "-c",
+            "SELECT DISTINCT table_catalog FROM information_schema.tables",
+        ],
+    );
+    assert!(ok, "{err}");
+    assert!(out.lines().any(|l| l == "default"), "{out}");
+}

@@ -40,6 +40,11 @@ Examples:
   # Register a table from SQL
   icefloe -c \"CREATE EXTERNAL TABLE t STORED AS ICEBERG LOCATION 'testdata/sample_table'; SELECT * FROM t\"
 
+  # Attach an Iceberg catalog (SQLite in the JDBC layout, a warehouse directory or a
+  # config file); its namespaces are schemas. Without a value: ./warehouse/catalog.db
+  icefloe --catalog sqlite:warehouse/catalog.db -c \"SELECT * FROM ns.orders LIMIT 10\"
+  icefloe --catalog /data/warehouse -c 'SELECT * FROM ns.\"orders$snapshots\"'
+
   # Interactive shell (end statements with ';', quit with \\q or Ctrl-D)
   icefloe --table t=testdata/sample_table";
 
@@ -77,10 +82,21 @@ struct Cli {
     output: OutputArgs,
 }
 
-/// Where tables come from. (A `--catalog` option belongs here too.)
+/// The catalog attached by a bare `--catalog`, and when it exists without one.
+const DEFAULT_CATALOG: &str = "warehouse/catalog.db";
+
+/// Where tables come from.
 #[derive(Debug, Args)]
 #[command(next_help_heading = "Tables")]
 struct TableArgs {
+    /// Attach an Iceberg catalog as the default catalog, its namespaces as schemas
+    /// (SELECT * FROM ns.t): a SQLite catalog in the JDBC layout (sqlite:PATH, PATH.db;
+    /// created if missing), a warehouse directory (Hadoop layout), a metadata file or a
+    /// config file. Without a value: ./warehouse/catalog.db. Without the option, that
+    /// file is attached only if it exists
+    #[arg(long = "catalog", value_name = "URI|CONFIG", num_args = 0..=1, default_missing_value = DEFAULT_CATALOG)]
+    catalog: Option<String>,
+
     /// Register the Iceberg table at LOCATION (a table directory or a metadata.json
     /// path or URL) as NAME; repeat for more tables
     #[arg(long = "table", value_name = "NAME=LOCATION", value_parser = parse_table_arg)]
@@ -231,8 +247,28 @@ async fn session(cli: &Cli) -> Result<SessionContext, CliError> {
     if let Some(n) = cli.target_partitions {
         config = config.with_target_partitions(n);
     }
+    let spec = (cli.tables.catalog.as_deref())
+        .or(Some(DEFAULT_CATALOG).filter(|p| std::path::Path::new(p).is_file()));
+    let catalog = match spec {
+        Some(spec) => Some(
+            icefloe::catalog::load_catalog(spec)
+                .map_err(|e| CliError::from(e).context(format!("cannot open catalog {spec}")))?,
+        ),
+        None => None,
+    };
+    if let Some(c) = &catalog {
+        config = config.with_default_catalog_and_schema(c.name(), "public");
+    }
     let ctx = SessionContext::new_with_config(config);
     icefloe::register_iceberg_factory(&ctx);
+    icefloe::datafusion::register_iceberg_functions(&ctx);
+    if let Some(c) = catalog {
+        let name = c.name().to_string();
+        let provider = icefloe::datafusion::IcebergCatalogProvider::try_new_with_memory_schema(c, "public")
+            .await
+            .map_err(|e| CliError::from(e).context(format!("cannot list catalog {name}")))?;
+        ctx.register_catalog(name, Arc::new(provider));
+    }
     for TableArg { name, location } in &cli.tables.tables {
         let provider = icefloe::IcebergTableProvider::open(location)
             .await

@@ -264,9 +264,10 @@ async fn session(cli: &Cli) -> Result<SessionContext, CliError> {
     icefloe::datafusion::register_iceberg_functions(&ctx);
     if let Some(c) = catalog {
         let name = c.name().to_string();
-        let provider = icefloe::datafusion::IcebergCatalogProvider::try_new_with_memory_schema(c, "public")
-            .await
-            .map_err(|e| CliError::from(e).context(format!("cannot list catalog {name}")))?;
+        let provider =
+            icefloe::datafusion::IcebergCatalogProvider::try_new_with_memory_schema(c, "public")
+                .await
+                .map_err(|e| CliError::from(e).context(format!("cannot list catalog {name}")))?;
         ctx.register_catalog(name, Arc::new(provider));
     }
     for TableArg { name, location } in &cli.tables.tables {

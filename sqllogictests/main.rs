@@ -78,6 +78,28 @@ fn format_rows(batches: &[RecordBatch]) -> Result<Vec<Vec<String>>, DataFusionEr
     Ok(rows)
 }
 
+/// EXPLAIN output as DataFusion's own sqllogictests write it: the plan type on a line of
+/// its own, then one numbered line per plan line, indentation shown as `--`.
+fn explain_rows(rows: Vec<Vec<String>>) -> Vec<Vec<String>> {
+    let mut out = vec![];
+    for row in rows {
+        let [plan_type, plan] = row.as_slice() else {
+            out.push(row);
+            continue;
+        };
+        out.push(vec![plan_type.clone()]);
+        for (i, line) in plan.lines().filter(|l| !l.trim().is_empty()).enumerate() {
+            let trimmed = line.trim_start();
+            let indent = "-".repeat(line.len() - trimmed.len());
+            // paths under the crate root differ between checkouts
+            let root = env!("CARGO_MANIFEST_DIR").trim_start_matches('/');
+            let trimmed = trimmed.replace(root, "$ROOT");
+            out.push(vec![format!("{:02}){indent}{trimmed}", i + 1)]);
+        }
+    }
+    out
+}
+
 #[async_trait]
 impl sqllogictest::AsyncDB for IcefloeDb {
     type Error = DbError;
@@ -91,7 +113,10 @@ impl sqllogictest::AsyncDB for IcefloeDb {
             return Ok(DBOutput::StatementComplete(0));
         }
         let types = schema.fields().iter().map(|f| column_type(f.data_type())).collect();
-        let rows = format_rows(&batches).map_err(DbError)?;
+        let mut rows = format_rows(&batches).map_err(DbError)?;
+        if schema.fields().len() == 2 && schema.field(0).name() == "plan_type" {
+            rows = explain_rows(rows);
+        }
         Ok(DBOutput::Rows { types, rows })
     }
 

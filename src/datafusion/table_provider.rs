@@ -19,6 +19,7 @@ use datafusion::physical_expr_adapter::PhysicalExprAdapterFactory;
 use datafusion::datasource::listing::PartitionedFile;
 use datafusion::datasource::physical_plan::parquet::ParquetRowSelection;
 use datafusion::datasource::physical_plan::{FileGroup, FileScanConfigBuilder, ParquetSource};
+use datafusion_datasource::compute_all_files_statistics;
 use datafusion::datasource::table_schema::TableSchema;
 use datafusion::datasource::source::DataSourceExec;
 use datafusion::datasource::{TableProvider, TableType};
@@ -314,8 +315,17 @@ impl IcebergTableProvider {
                 source = source.with_predicate(Arc::clone(p));
             }
             let groups = split_into_groups(files, target_partitions.div_ceil(store_count));
+            // Row counts from the manifests (exact for files without deletes) let
+            // DataFusion answer e.g. COUNT(*) without opening data files.
+            let (groups, statistics) = compute_all_files_statistics(
+                groups,
+                Arc::clone(table_schema.table_schema()),
+                true,
+                false,
+            )?;
             let config = FileScanConfigBuilder::new(url, Arc::new(source))
                 .with_file_groups(groups)
+                .with_statistics(statistics)
                 .with_projection_indices(scan_projection.clone())?
                 .with_limit(scan_limit)
                 .with_expr_adapter(Some(Arc::clone(&adapter)))

@@ -231,6 +231,17 @@ impl CatalogConfig {
                     .ok_or_else(|| Error::invalid_argument("SQL catalog config has no 'uri'"))?;
                 let path = PathBuf::from(uri);
                 let name = match &self.name {
+                    Some(n) if path.is_file() => {
+                        // a name the database does not hold is most likely a typo
+                        let names = SqlCatalog::catalog_names(&path)?;
+                        if !names.is_empty() && !names.contains(n) {
+                            return Err(Error::not_found(format!(
+                                "catalog '{n}' in SQL catalog database '{uri}' (it holds: {})",
+                                names.join(", ")
+                            )));
+                        }
+                        n.clone()
+                    }
                     Some(n) => n.clone(),
                     None if path.is_file() => {
                         let names = SqlCatalog::catalog_names(&path)?;

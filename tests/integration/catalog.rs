@@ -576,6 +576,12 @@ fn cli_attaches_a_pyiceberg_sqlite_catalog() {
         &["--catalog", "/nonexistent/cat.json", "-c", "SELECT 1"],
     );
     assert!(!ok && err.contains("/nonexistent/cat.json"), "{err}");
+    let typo = format!("sqlite:{}?catalog=prod", db.display());
+    let (ok, _, err) = cli(tmp.path(), &["--catalog", &typo, "-c", "SELECT 1"]);
+    assert!(
+        !ok && err.contains("catalog 'prod'") && err.contains("default, other"),
+        "{err}"
+    );
 }
 
 #[test]

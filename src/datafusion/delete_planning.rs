@@ -74,6 +74,22 @@ pub struct DeleteMetrics {
     pub data_files_fully_deleted: usize,
 }
 
+impl DeleteMetrics {
+    /// The counts, named as they appear in `EXPLAIN ANALYZE` (on the `DataSourceExec`).
+    pub fn counters(&self) -> [(&'static str, usize); 5] {
+        [
+            ("iceberg_position_delete_files", self.position_delete_files),
+            ("iceberg_deletion_vectors", self.deletion_vectors),
+            ("iceberg_equality_delete_files", self.equality_delete_files),
+            (
+                "iceberg_rows_deleted_by_position",
+                usize::try_from(self.rows_deleted_by_position).unwrap_or(usize::MAX),
+            ),
+            ("iceberg_data_files_fully_deleted", self.data_files_fully_deleted),
+        ]
+    }
+}
+
 /// The result of delete planning.
 #[derive(Debug, Default)]
 pub(crate) struct DeletePlan {

@@ -47,11 +47,23 @@ pub fn record_scan_metrics(set: &ExecutionPlanMetricsSet, metrics: &ScanMetrics)
 /// Register the funnel counts on the first `DataSourceExec` of `plan` (depth first).
 /// Returns whether one was found (an `EmptyExec` for a fully pruned scan has none).
 pub fn attach_scan_metrics(plan: &Arc<dyn ExecutionPlan>, metrics: &ScanMetrics) -> bool {
+    attach_counters(plan, &funnel(metrics))
+}
+
+/// Register named counts on the first `DataSourceExec` of `plan` (depth first).
+/// Returns whether one was found.
+pub fn attach_counters(plan: &Arc<dyn ExecutionPlan>, counters: &[(&'static str, usize)]) -> bool {
     if let Some(exec) = plan.downcast_ref::<DataSourceExec>() {
-        record_scan_metrics(&exec.data_source().metrics(), metrics);
+        let set = exec.data_source().metrics();
+        for &(name, value) in counters {
+            MetricBuilder::new(&set)
+                .with_type(MetricType::Summary)
+                .global_counter(name)
+                .add(value);
+        }
         return true;
     }
     plan.children()
         .into_iter()
-        .any(|child| attach_scan_metrics(child, metrics))
+        .any(|child| attach_counters(child, counters))
 }

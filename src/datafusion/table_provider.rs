@@ -31,14 +31,14 @@ use datafusion::physical_plan::union::UnionExec;
 use datafusion::physical_plan::ExecutionPlan;
 
 use super::delete_planning::{
-    equality_loader, plan_deletes, DeletePlan, EqualityDeleteFile, NO_EQUALITY_DELETES,
+    equality_loader, plan_deletes, DeleteMetrics, DeletePlan, EqualityDeleteFile, NO_EQUALITY_DELETES,
 };
 use super::equality_delete_exec::{EqualityDeleteExec, EqualityGroup};
 use super::expr_adapter::FieldIdExprAdapterFactory;
 use crate::delete::equality_delete_schema;
 use crate::error::{Error, Result};
 use super::filter::{exact_by_identity_partitions, FilterConverter};
-use super::metrics::attach_scan_metrics;
+use super::metrics::{attach_counters, attach_scan_metrics};
 use crate::scan::{FileScanTask, ScanMetrics, TableScan};
 use crate::spec::arrow::schema_to_arrow;
 use super::scalar::literal_to_scalar;
@@ -59,6 +59,8 @@ pub struct IcebergTableProvider {
     arrow_schema: SchemaRef,
     /// The planning counts of the latest `scan()` (shared by clones).
     last_scan_metrics: Arc<Mutex<Option<ScanMetrics>>>,
+    /// The delete planning counts of the latest `scan()` (shared by clones).
+    last_delete_metrics: Arc<Mutex<Option<DeleteMetrics>>>,
 }
 
 impl IcebergTableProvider {
@@ -91,6 +93,7 @@ impl IcebergTableProvider {
             schema: Arc::new(schema),
             arrow_schema,
             last_scan_metrics: Arc::default(),
+            last_delete_metrics: Arc::default(),
         })
     }
 
@@ -144,6 +147,12 @@ impl IcebergTableProvider {
     /// delete files kept. `None` before the first scan.
     pub fn last_scan_metrics(&self) -> Option<ScanMetrics> {
         self.last_scan_metrics.lock().ok().and_then(|m| m.clone())
+    }
+
+    /// The delete planning counts (delete files applied, rows removed by position
+    /// deletes) of the latest `scan()` of this provider or a clone of it.
+    pub fn last_delete_metrics(&self) -> Option<DeleteMetrics> {
+        self.last_delete_metrics.lock().ok().and_then(|m| m.clone())
     }
 }
 
@@ -458,7 +467,12 @@ impl TableProvider for IcebergTableProvider {
             *last = Some(scan_metrics.clone());
         }
         let deletes = plan_deletes(&self.table, plan.tasks, plan.delete_entries).await?;
+        let delete_metrics = deletes.metrics.clone();
+        if let Ok(mut last) = self.last_delete_metrics.lock() {
+            *last = Some(delete_metrics.clone());
+        }
         let exec = self.build_scan(state, deletes, projection, filters, limit)?;
+        attach_counters(&exec, &delete_metrics.counters());
         attach_scan_metrics(&exec, &scan_metrics);
         Ok(exec)
     }

@@ -1,6 +1,7 @@
 mod cli;
 
 mod bad_input;
+mod deletes;
 mod catalog;
 mod evolution;
 mod fixtures;

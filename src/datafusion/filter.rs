@@ -43,6 +43,9 @@ pub struct Converted {
 struct Col {
     name: String,
     ty: PrimitiveType,
+    /// Some cast on the way may fail (overflow) for extreme values: exact where it
+    /// succeeds, so fine under comparisons, but `CAST(x) IS NULL` is not `x IS NULL`.
+    partial: bool,
 }
 
 type Conv = Option<(Predicate, bool)>;
@@ -102,7 +105,14 @@ impl<'a> FilterConverter<'a> {
             Expr::IsNull(inner) | Expr::IsNotNull(inner) => {
                 let col = self.column(inner)?;
                 let is_null = matches!(e, Expr::IsNull(_)) != negated;
-                let op = if is_null { UnaryOp::IsNull } else { UnaryOp::NotNull };
+                if is_null && col.partial {
+                    return None;
+                }
+                let op = if is_null {
+                    UnaryOp::IsNull
+                } else {
+                    UnaryOp::NotNull
+                };
                 self.leaf(Predicate::col_unary(op, &col.name), true)
             }
             Expr::InList(list) => {
@@ -139,13 +149,28 @@ impl<'a> FilterConverter<'a> {
                     (false, false) => BinaryOp::Eq,
                     (false, true) => BinaryOp::NotEq,
                 };
-                self.leaf(Predicate::col_binary(op, &col.name, Literal::String(prefix)), true)
+                self.leaf(
+                    Predicate::col_binary(op, &col.name, Literal::String(prefix)),
+                    true,
+                )
             }
             Expr::ScalarFunction(f) if f.func.name() == "isnan" && f.args.len() == 1 => {
                 let col = self.column(&f.args[0])?;
-                let op = if negated { UnaryOp::NotNan } else { UnaryOp::IsNan };
+                let op = if negated {
+                    UnaryOp::NotNan
+                } else {
+                    UnaryOp::IsNan
+                };
                 self.leaf(Predicate::col_unary(op, &col.name), false)
             }
+            Expr::Literal(ScalarValue::Boolean(b), _) => Some((
+                match b {
+                    Some(b) if *b != negated => Predicate::AlwaysTrue,
+                    // false, or NULL (never true, negated or not)
+                    _ => Predicate::AlwaysFalse,
+                },
+                true,
+            )),
             Expr::Column(_) | Expr::ScalarFunction(_) => {
                 let col = self.column(e)?;
                 if col.ty != PrimitiveType::Boolean {
@@ -173,8 +198,12 @@ impl<'a> FilterConverter<'a> {
         let name = col.name.as_str();
         let bin = |op, l: Literal| Predicate::col_binary(op, name, l);
         let un = |op| Predicate::col_unary(op, name);
+        let column_is_float = matches!(col.ty, PrimitiveType::Float | PrimitiveType::Double);
         let p = match float_value(&lit) {
-            None => return self.leaf(bin(op, lit), true),
+            // an int column compared as a double: NaN compares above every int
+            Some(v) if !column_is_float && v.is_nan() => return None,
+            _ if !column_is_float => return self.leaf(bin(op, lit), true),
+            None => return None,
             Some(v) if v.is_nan() => match op {
                 BinaryOp::Eq | BinaryOp::GtEq => un(UnaryOp::IsNan),
                 BinaryOp::NotEq | BinaryOp::Lt => un(UnaryOp::NotNan),
@@ -206,13 +235,20 @@ impl<'a> FilterConverter<'a> {
             return Some((Predicate::AlwaysFalse, true));
         }
         let name = col.name.as_str();
-        let float = matches!(col.ty, PrimitiveType::Float | PrimitiveType::Double)
-            || values.iter().any(|v| float_value(v).is_some());
+        let float = matches!(col.ty, PrimitiveType::Float | PrimitiveType::Double);
         if !float {
+            if values
+                .iter()
+                .any(|v| float_value(v).is_some_and(f64::is_nan))
+            {
+                return None;
+            }
             let op = if not_in { SetOp::NotIn } else { SetOp::In };
             return self.leaf(Predicate::col_set(op, name, values), true);
         }
-        let nan = values.iter().any(|v| float_value(v).is_some_and(f64::is_nan));
+        let nan = values
+            .iter()
+            .any(|v| float_value(v).is_some_and(f64::is_nan));
         values.retain(|v| !float_value(v).is_some_and(f64::is_nan));
         let p = if not_in {
             // -0.0 and 0.0 differ for DataFusion but not in Iceberg: drop zeros
@@ -236,34 +272,49 @@ impl<'a> FilterConverter<'a> {
 
     /// A column, possibly a nested struct field (`get_field`), through lossless casts.
     fn column(&self, e: &Expr) -> Option<Col> {
-        let (col, arrow) = self.column_typed(e)?;
-        // the comparison happens at the outer type; it must not change values
-        lossless(&primitive_to_arrow(&col.ty).ok()?, &arrow).then_some(col)
+        self.column_typed(e).map(|(col, _)| col)
     }
 
     fn column_typed(&self, e: &Expr) -> Option<(Col, DataType)> {
         match e {
             Expr::Column(c) => {
-                let ty = self.schema.field_by_name(&c.name)?.field_type.as_primitive().copied()?;
-                Some((Col { name: c.name.clone(), ty }, primitive_to_arrow(&ty).ok()?))
-            }
-            Expr::Cast(c) => {
-                let (col, from) = self.column_typed(&c.expr)?;
-                lossless(&from, c.field.data_type()).then(|| (col, c.field.data_type().clone()))
-            }
-            Expr::TryCast(c) => {
-                let (col, from) = self.column_typed(&c.expr)?;
-                lossless(&from, c.field.data_type()).then(|| (col, c.field.data_type().clone()))
-            }
-            Expr::ScalarFunction(f) if f.func.name() == "get_field" && f.args.len() == 2 => {
-                let parent = self.struct_path(&f.args[0])?;
-                let Some(Some(Literal::String(child))) = literal(&f.args[1]) else {
-                    return None;
+                let ty = self
+                    .schema
+                    .field_by_name(&c.name)?
+                    .field_type
+                    .as_primitive()
+                    .copied()?;
+                let col = Col {
+                    name: c.name.clone(),
+                    ty,
+                    partial: false,
                 };
-                let name = format!("{parent}.{child}");
-                let bound = Binder::new(self.schema).bind_reference(&Reference::new(&name)).ok()?;
+                Some((col, primitive_to_arrow(&ty).ok()?))
+            }
+            Expr::Cast(datafusion::logical_expr::Cast { expr, field })
+            | Expr::TryCast(datafusion::logical_expr::TryCast { expr, field }) => {
+                let (mut col, from) = self.column_typed(expr)?;
+                let to = field.data_type();
+                match cast_kind(&from, to)? {
+                    CastKind::Total => {}
+                    CastKind::Partial => col.partial = true,
+                }
+                Some((col, to.clone()))
+            }
+            Expr::ScalarFunction(f) if f.func.name() == "get_field" => {
+                let name = self.struct_path(e)?;
+                let bound = Binder::new(self.schema)
+                    .bind_reference(&Reference::new(&name))
+                    .ok()?;
                 let ty = bound.field_type;
-                Some((Col { name, ty }, primitive_to_arrow(&ty).ok()?))
+                Some((
+                    Col {
+                        name,
+                        ty,
+                        partial: false,
+                    },
+                    primitive_to_arrow(&ty).ok()?,
+                ))
             }
             _ => None,
         }
@@ -273,11 +324,16 @@ impl<'a> FilterConverter<'a> {
     fn struct_path(&self, e: &Expr) -> Option<String> {
         match e {
             Expr::Column(c) => Some(c.name.clone()),
-            Expr::ScalarFunction(f) if f.func.name() == "get_field" && f.args.len() == 2 => {
-                let Some(Some(Literal::String(child))) = literal(&f.args[1]) else {
-                    return None;
-                };
-                Some(format!("{}.{child}", self.struct_path(&f.args[0])?))
+            // get_field(base, 'a', 'b', …): one or more levels at once
+            Expr::ScalarFunction(f) if f.func.name() == "get_field" && f.args.len() >= 2 => {
+                let mut path = self.struct_path(&f.args[0])?;
+                for arg in &f.args[1..] {
+                    let Some(Some(Literal::String(child))) = literal(arg) else {
+                        return None;
+                    };
+                    path = format!("{path}.{child}");
+                }
+                Some(path)
             }
             _ => None,
         }
@@ -322,7 +378,10 @@ fn like_prefix(pattern: &str, escape: Option<char>) -> Option<(String, bool)> {
 fn utc_like(tz: &Option<std::sync::Arc<str>>) -> bool {
     match tz.as_deref() {
         None => true,
-        Some(t) => matches!(t, "UTC" | "utc" | "Z" | "+00:00" | "+00" | "Etc/UTC" | "+0000"),
+        Some(t) => matches!(
+            t,
+            "UTC" | "utc" | "Z" | "+00:00" | "+00" | "Etc/UTC" | "+0000"
+        ),
     }
 }
 
@@ -333,6 +392,32 @@ fn unit_rank(u: &TimeUnit) -> u8 {
         TimeUnit::Microsecond => 2,
         TimeUnit::Nanosecond => 3,
     }
+}
+
+/// How a cast keeps values.
+enum CastKind {
+    /// Every value maps to an equal value, order kept.
+    Total,
+    /// Values that fit map to equal values, order kept; extreme values overflow (an
+    /// error or null), e.g. decimal(38,10) → decimal(38,15).
+    Partial,
+}
+
+fn cast_kind(from: &DataType, to: &DataType) -> Option<CastKind> {
+    use DataType as D;
+    if lossless(from, to) {
+        return Some(CastKind::Total);
+    }
+    let widening = match (from, to) {
+        (D::Decimal128(_, s1), D::Decimal128(_, s2)) => s2 >= s1,
+        (D::Int8 | D::Int16 | D::Int32 | D::Int64, D::Decimal128(_, s)) => *s >= 0,
+        (D::Date32, D::Timestamp(_, tz)) => utc_like(tz),
+        (D::Timestamp(u1, tz1), D::Timestamp(u2, tz2)) => {
+            unit_rank(u2) >= unit_rank(u1) && (tz1 == tz2 || (utc_like(tz1) && utc_like(tz2)))
+        }
+        _ => false,
+    };
+    widening.then_some(CastKind::Partial)
 }
 
 /// Whether casting `from` → `to` keeps every value and its order (a lossless widening).
@@ -364,9 +449,9 @@ pub fn lossless(from: &DataType, to: &DataType) -> bool {
         (D::Decimal128(p1, s1), D::Decimal128(p2, s2)) => {
             s2 >= s1 && i16::from(*p2) - i16::from(*s2) >= i16::from(*p1) - i16::from(*s1)
         }
-        (D::Date32, D::Timestamp(_, tz)) => utc_like(tz),
+        (D::Date32, D::Timestamp(TimeUnit::Second | TimeUnit::Millisecond, tz)) => utc_like(tz),
         (D::Timestamp(u1, tz1), D::Timestamp(u2, tz2)) => {
-            unit_rank(u2) >= unit_rank(u1) && (tz1 == tz2 || (utc_like(tz1) && utc_like(tz2)))
+            u1 == u2 && (tz1 == tz2 || (utc_like(tz1) && utc_like(tz2)))
         }
         (D::Utf8, D::LargeUtf8 | D::Utf8View) | (D::LargeUtf8, D::Utf8View) => true,
         (D::Binary, D::LargeBinary | D::BinaryView) | (D::LargeBinary, D::BinaryView) => true,
@@ -456,12 +541,14 @@ pub fn exact_by_identity_partitions(
         let Ok(bound) = Binder::new(schema).bind_reference(term) else {
             return false;
         };
-        !matches!(bound.field_type, PrimitiveType::Float | PrimitiveType::Double)
-            && specs.iter().all(|spec| {
-                spec.fields
-                    .iter()
-                    .any(|f| f.source_id == bound.field_id && f.transform == Transform::Identity)
-            })
+        !matches!(
+            bound.field_type,
+            PrimitiveType::Float | PrimitiveType::Double
+        ) && specs.iter().all(|spec| {
+            spec.fields
+                .iter()
+                .any(|f| f.source_id == bound.field_id && f.transform == Transform::Identity)
+        })
     })
 }
 

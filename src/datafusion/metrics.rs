@@ -24,12 +24,24 @@ pub fn funnel(metrics: &ScanMetrics) -> [(&'static str, usize); 10] {
         ("iceberg_manifests_total", metrics.manifests_total),
         ("iceberg_manifests_skipped", metrics.manifests_skipped),
         ("iceberg_data_manifests_total", metrics.data_manifests_total),
-        ("iceberg_data_manifests_skipped", metrics.data_manifests_skipped),
+        (
+            "iceberg_data_manifests_skipped",
+            metrics.data_manifests_skipped,
+        ),
         ("iceberg_data_files_total", metrics.data_files_total),
-        ("iceberg_data_files_skipped_by_partition", metrics.data_files_skipped_by_partition),
-        ("iceberg_data_files_skipped_by_metrics", metrics.data_files_skipped_by_metrics),
+        (
+            "iceberg_data_files_skipped_by_partition",
+            metrics.data_files_skipped_by_partition,
+        ),
+        (
+            "iceberg_data_files_skipped_by_metrics",
+            metrics.data_files_skipped_by_metrics,
+        ),
         ("iceberg_data_files_planned", metrics.data_files_planned),
-        ("iceberg_delete_files_skipped_by_partition", metrics.delete_files_skipped_by_partition),
+        (
+            "iceberg_delete_files_skipped_by_partition",
+            metrics.delete_files_skipped_by_partition,
+        ),
         ("iceberg_delete_files_kept", metrics.delete_files_kept),
     ]
 }

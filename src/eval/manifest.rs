@@ -14,7 +14,9 @@ use super::projection::{BoundPartitionSpec, InclusiveProjection};
 use super::{IN_PREDICATE_LIMIT, ROWS_CANNOT_MATCH, ROWS_MIGHT_MATCH};
 use crate::error::Result;
 use crate::expr::literal::is_nan;
-use crate::expr::{compare, visit, BinaryOp, BoundPredicate, BoundReference, PredicateVisitor, SetOp, UnaryOp};
+use crate::expr::{
+    compare, visit, BinaryOp, BoundPredicate, BoundReference, PredicateVisitor, SetOp, UnaryOp,
+};
 use crate::spec::{FieldSummary, Literal, ManifestFile, PrimitiveType};
 use std::cmp::Ordering;
 
@@ -156,9 +158,11 @@ impl PredicateVisitor<BoundReference> for SummaryVisitor<'_> {
             UnaryOp::IsNull => s.raw.contains_null,
             UnaryOp::NotNull => !s.all_null(),
             UnaryOp::IsNan => s.raw.contains_nan != Some(false) && !s.all_null(),
-            UnaryOp::NotNan => !(s.raw.contains_nan == Some(true)
-                && !s.raw.contains_null
-                && s.raw.lower_bound.is_none()),
+            UnaryOp::NotNan => {
+                !(s.raw.contains_nan == Some(true)
+                    && !s.raw.contains_null
+                    && s.raw.lower_bound.is_none())
+            }
         })
     }
 
@@ -227,7 +231,9 @@ impl PredicateVisitor<BoundReference> for SummaryVisitor<'_> {
         };
         Ok(literals.iter().any(|l| {
             cmp(&lower, l) != Some(Ordering::Greater)
-                && upper.as_ref().is_none_or(|u| cmp(u, l) != Some(Ordering::Less))
+                && upper
+                    .as_ref()
+                    .is_none_or(|u| cmp(u, l) != Some(Ordering::Less))
         }))
     }
 }

@@ -19,7 +19,10 @@ use std::cmp::Ordering;
 use super::{IN_PREDICATE_LIMIT, ROWS_CANNOT_MATCH, ROWS_MIGHT_MATCH};
 use crate::error::Result;
 use crate::expr::literal::is_nan;
-use crate::expr::{compare, rewrite_not, visit, BinaryOp, BoundPredicate, BoundReference, PredicateVisitor, SetOp, UnaryOp};
+use crate::expr::{
+    compare, rewrite_not, visit, BinaryOp, BoundPredicate, BoundReference, PredicateVisitor, SetOp,
+    UnaryOp,
+};
 use crate::spec::{DataFile, Literal, PrimitiveType};
 
 /// Column statistics of one file (or any other container of rows).
@@ -99,23 +102,44 @@ impl MetricsVisitor<'_> {
     fn contains_nulls_only(&self, id: i32) -> bool {
         matches!((self.stats.value_count(id), self.stats.null_count(id)), (Some(v), Some(n)) if v == n)
     }
-    fn may_contain_nan(&self, id: i32) -> bool {
-        self.stats.nan_count(id).is_none_or(|n| n != 0)
+    /// Whether the column may hold NaN. Without a NaN count (some writers omit it), the
+    /// bounds still prove there is none when they account for every non-null value: one
+    /// value and a bound, or two values and two different bounds.
+    fn may_contain_nan(&self, t: &BoundReference) -> bool {
+        let id = t.field_id;
+        if let Some(n) = self.stats.nan_count(id) {
+            return n != 0;
+        }
+        let (Some(values), Some(nulls)) = (self.stats.value_count(id), self.stats.null_count(id))
+        else {
+            return true;
+        };
+        let (lower, upper) = (self.lower(t), self.upper(t));
+        let known = match (&lower, &upper) {
+            (Some(l), Some(u)) if compare(l, u) != Some(Ordering::Equal) => 2,
+            (None, None) => 0,
+            _ => 1,
+        };
+        values - nulls > known
     }
     fn contains_nans_only(&self, id: i32) -> bool {
         matches!((self.stats.nan_count(id), self.stats.value_count(id)), (Some(n), Some(v)) if n == v)
     }
     fn lower(&self, t: &BoundReference) -> Option<Literal> {
-        self.stats.lower_bound(t.field_id, &t.field_type).filter(|l| !is_nan(l))
+        self.stats
+            .lower_bound(t.field_id, &t.field_type)
+            .filter(|l| !is_nan(l))
     }
     fn upper(&self, t: &BoundReference) -> Option<Literal> {
-        self.stats.upper_bound(t.field_id, &t.field_type).filter(|l| !is_nan(l))
+        self.stats
+            .upper_bound(t.field_id, &t.field_type)
+            .filter(|l| !is_nan(l))
     }
     /// The single value of the column, when it has no nulls or NaNs and lower == upper.
     fn unique_value(&self, t: &BoundReference) -> Option<Literal> {
         let id = t.field_id;
         let is_float = matches!(t.field_type, PrimitiveType::Float | PrimitiveType::Double);
-        if self.may_contain_null(id) || (is_float && self.may_contain_nan(id)) {
+        if self.may_contain_null(id) || (is_float && self.may_contain_nan(t)) {
             return None;
         }
         let (lower, upper) = (self.lower(t)?, self.upper(t)?);
@@ -155,7 +179,7 @@ impl PredicateVisitor<BoundReference> for MetricsVisitor<'_> {
         Ok(match op {
             UnaryOp::IsNull => self.may_contain_null(id),
             UnaryOp::NotNull => !self.contains_nulls_only(id),
-            UnaryOp::IsNan => !self.contains_nulls_only(id) && self.may_contain_nan(id),
+            UnaryOp::IsNan => !self.contains_nulls_only(id) && self.may_contain_nan(t),
             UnaryOp::NotNan => !self.contains_nans_only(id),
         })
     }
@@ -213,7 +237,9 @@ impl PredicateVisitor<BoundReference> for MetricsVisitor<'_> {
         let id = t.field_id;
         if op == SetOp::NotIn {
             return Ok(self.unique_value(t).is_none_or(|v| {
-                !literals.iter().any(|l| compare(&v, l) == Some(Ordering::Equal))
+                !literals
+                    .iter()
+                    .any(|l| compare(&v, l) == Some(Ordering::Equal))
             }));
         }
         if self.contains_nulls_only(id) || self.contains_nans_only(id) {
@@ -228,7 +254,9 @@ impl PredicateVisitor<BoundReference> for MetricsVisitor<'_> {
         let upper = self.upper(t);
         Ok(literals.iter().any(|l| {
             compare(&lower, l) != Some(Ordering::Greater)
-                && upper.as_ref().is_none_or(|u| compare(u, l) != Some(Ordering::Less))
+                && upper
+                    .as_ref()
+                    .is_none_or(|u| compare(u, l) != Some(Ordering::Less))
         }))
     }
 }

@@ -16,10 +16,14 @@ mod manifest;
 mod metrics;
 mod projection;
 
-pub use evaluator::{evaluate, evaluate_partition, eval_binary, eval_set, eval_unary, ResidualEvaluator};
+pub use evaluator::{
+    eval_binary, eval_set, eval_unary, evaluate, evaluate_partition, ResidualEvaluator,
+};
 pub use manifest::ManifestEvaluator;
 pub use metrics::{FileStats, InclusiveMetricsEvaluator};
-pub use projection::{BoundPartitionField, BoundPartitionSpec, InclusiveProjection, StrictProjection};
+pub use projection::{
+    BoundPartitionField, BoundPartitionSpec, InclusiveProjection, StrictProjection,
+};
 
 /// Rows in the container might match.
 pub const ROWS_MIGHT_MATCH: bool = true;

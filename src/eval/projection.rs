@@ -9,7 +9,9 @@
 
 use super::super::transform::{project_inclusive, project_strict};
 use crate::error::{Error, Result};
-use crate::expr::{rewrite_not, visit, BoundPredicate, BoundReference, Predicate, PredicateVisitor};
+use crate::expr::{
+    rewrite_not, visit, BoundPredicate, BoundReference, Predicate, PredicateVisitor,
+};
 use crate::spec::manifest::partition_field_types;
 use crate::spec::{PartitionSpec, PrimitiveType, Schema, Transform};
 
@@ -93,7 +95,13 @@ impl<'a> InclusiveProjection<'a> {
     /// Project `predicate` (bound to the table schema).
     pub fn project(&self, predicate: &BoundPredicate) -> Result<BoundPredicate> {
         let p = rewrite_not(predicate.clone());
-        visit(&p, &mut ProjectionVisitor { spec: self.spec, strict: false })
+        visit(
+            &p,
+            &mut ProjectionVisitor {
+                spec: self.spec,
+                strict: false,
+            },
+        )
     }
 }
 
@@ -113,7 +121,13 @@ impl<'a> StrictProjection<'a> {
     /// Project `predicate` (bound to the table schema).
     pub fn project(&self, predicate: &BoundPredicate) -> Result<BoundPredicate> {
         let p = rewrite_not(predicate.clone());
-        visit(&p, &mut ProjectionVisitor { spec: self.spec, strict: true })
+        visit(
+            &p,
+            &mut ProjectionVisitor {
+                spec: self.spec,
+                strict: true,
+            },
+        )
     }
 }
 
@@ -138,7 +152,9 @@ impl PredicateVisitor<BoundReference> for ProjectionVisitor<'_> {
         Ok(l.or(r))
     }
     fn not(&mut self, _c: BoundPredicate) -> Result<BoundPredicate> {
-        Err(Error::invalid_argument("projection of a predicate with NOT left in it"))
+        Err(Error::invalid_argument(
+            "projection of a predicate with NOT left in it",
+        ))
     }
     fn leaf(&mut self, leaf: &BoundPredicate) -> Result<BoundPredicate> {
         let Some(term) = leaf.term() else {
@@ -149,7 +165,12 @@ impl PredicateVisitor<BoundReference> for ProjectionVisitor<'_> {
         } else {
             Predicate::AlwaysTrue
         };
-        for field in self.spec.fields.iter().filter(|f| f.source_id == term.field_id) {
+        for field in self
+            .spec
+            .fields
+            .iter()
+            .filter(|f| f.source_id == term.field_id)
+        {
             if self.strict {
                 if let Some(p) = project_strict(&field.transform, &field.partition, leaf)? {
                     result = result.or(p);

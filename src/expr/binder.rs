@@ -12,7 +12,9 @@
 //! `ts_col >= <1500 ns>` becomes `ts_col >= 2 µs`.
 
 use super::literal::{convert, is_nan, literal_eq, Conversion};
-use super::predicate::{BinaryOp, BoundPredicate, BoundReference, Predicate, Reference, SetOp, UnaryOp};
+use super::predicate::{
+    BinaryOp, BoundPredicate, BoundReference, Predicate, Reference, SetOp, UnaryOp,
+};
 use crate::error::{Error, Result};
 use crate::spec::{Literal, NestedField, PrimitiveType, Schema, Type};
 
@@ -45,7 +47,10 @@ impl<'a> Binder<'a> {
     /// or map.
     pub fn bind_reference(&self, reference: &Reference) -> Result<BoundReference> {
         let field = self.resolve(&reference.name).ok_or_else(|| {
-            Error::not_found(format!("column '{}' in schema {}", reference.name, self.schema.schema_id))
+            Error::not_found(format!(
+                "column '{}' in schema {}",
+                reference.name, self.schema.schema_id
+            ))
         })?;
         let Type::Primitive(ty) = field.field_type.as_ref() else {
             return Err(Error::unsupported(format!(
@@ -255,9 +260,16 @@ mod tests {
                 Predicate::col_binary(BinaryOp::Eq, "f", Literal::Double(1.1)),
                 Predicate::AlwaysFalse,
             ),
-            (Predicate::col_unary(UnaryOp::NotNull, "id"), Predicate::AlwaysTrue),
             (
-                Predicate::col_set(SetOp::In, "i", vec![Literal::Long(1), Literal::Int(1), Literal::Long(1 << 40)]),
+                Predicate::col_unary(UnaryOp::NotNull, "id"),
+                Predicate::AlwaysTrue,
+            ),
+            (
+                Predicate::col_set(
+                    SetOp::In,
+                    "i",
+                    vec![Literal::Long(1), Literal::Int(1), Literal::Long(1 << 40)],
+                ),
                 Predicate::binary(BinaryOp::Eq, i.clone(), Literal::Int(1)),
             ),
             (
@@ -273,9 +285,26 @@ mod tests {
             assert_eq!(b.bind(&p).unwrap(), expected, "{p}");
         }
         assert!(b.bind(&Predicate::col_unary(UnaryOp::IsNan, "i")).is_err());
-        assert!(b.bind(&Predicate::col_binary(BinaryOp::Eq, "f", Literal::Float(f32::NAN))).is_err());
-        assert!(b.bind(&Predicate::col_binary(BinaryOp::Eq, "nope", Literal::Int(1))).is_err());
-        assert!(b.bind(&Predicate::col_binary(BinaryOp::Eq, "I", Literal::Int(1))).is_err());
-        assert!(b.with_case_sensitive(false).bind(&Predicate::col_binary(BinaryOp::Eq, "I", Literal::Int(1))).is_ok());
+        assert!(b
+            .bind(&Predicate::col_binary(
+                BinaryOp::Eq,
+                "f",
+                Literal::Float(f32::NAN)
+            ))
+            .is_err());
+        assert!(b
+            .bind(&Predicate::col_binary(
+                BinaryOp::Eq,
+                "nope",
+                Literal::Int(1)
+            ))
+            .is_err());
+        assert!(b
+            .bind(&Predicate::col_binary(BinaryOp::Eq, "I", Literal::Int(1)))
+            .is_err());
+        assert!(b
+            .with_case_sensitive(false)
+            .bind(&Predicate::col_binary(BinaryOp::Eq, "I", Literal::Int(1)))
+            .is_ok());
     }
 }

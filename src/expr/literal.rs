@@ -40,8 +40,16 @@ pub fn compare(a: &Literal, b: &Literal) -> Option<Ordering> {
         (L::Float(x), L::Double(y)) => f64::from(*x).partial_cmp(y),
         (L::Double(x), L::Float(y)) => x.partial_cmp(&f64::from(*y)),
         (
-            L::Decimal { unscaled: x, scale: sx, .. },
-            L::Decimal { unscaled: y, scale: sy, .. },
+            L::Decimal {
+                unscaled: x,
+                scale: sx,
+                ..
+            },
+            L::Decimal {
+                unscaled: y,
+                scale: sy,
+                ..
+            },
         ) => {
             let s = (*sx).max(*sy);
             let x = rescale_up(*x, s - sx)?;
@@ -95,7 +103,13 @@ fn incompatible(l: &Literal, ty: &PrimitiveType) -> Error {
 
 /// Place an integer value `v` (known exactly, as `floor`/`ceil` in the target's units;
 /// equal when exact) in the range `[min, max]` of the target type.
-fn bracket(floor: i128, ceil: i128, min: i128, max: i128, make: impl Fn(i128) -> Literal) -> Conversion {
+fn bracket(
+    floor: i128,
+    ceil: i128,
+    min: i128,
+    max: i128,
+    make: impl Fn(i128) -> Literal,
+) -> Conversion {
     if floor == ceil && (min..=max).contains(&floor) {
         return Conversion::Exact(make(floor));
     }
@@ -123,7 +137,11 @@ fn bracket(floor: i128, ceil: i128, min: i128, max: i128, make: impl Fn(i128) ->
 /// Floor and ceiling of `v / d` (d > 0).
 fn div_floor_ceil(v: i128, d: i128) -> (i128, i128) {
     let floor = v.div_euclid(d);
-    let ceil = if v.rem_euclid(d) == 0 { floor } else { floor + 1 };
+    let ceil = if v.rem_euclid(d) == 0 {
+        floor
+    } else {
+        floor + 1
+    };
     (floor, ceil)
 }
 
@@ -145,7 +163,11 @@ fn float_neighbours(d: f64) -> Conversion {
     if back == d || d.is_nan() {
         return Conversion::Exact(Literal::Float(f));
     }
-    let (below, above) = if back < d { (f, f.next_up()) } else { (f.next_down(), f) };
+    let (below, above) = if back < d {
+        (f, f.next_up())
+    } else {
+        (f.next_down(), f)
+    };
     Conversion::Between {
         below: Some(Literal::Float(below)),
         above: Some(Literal::Float(above)),
@@ -158,7 +180,11 @@ fn int_to_double(v: i128) -> Conversion {
     if d.is_finite() && d as i128 == v {
         return Conversion::Exact(Literal::Double(d));
     }
-    let (below, above) = if (d as i128) < v { (d, d.next_up()) } else { (d.next_down(), d) };
+    let (below, above) = if (d as i128) < v {
+        (d, d.next_up())
+    } else {
+        (d.next_down(), d)
+    };
     Conversion::Between {
         below: Some(Literal::Double(below)),
         above: Some(Literal::Double(above)),
@@ -178,7 +204,9 @@ pub fn convert(literal: &Literal, ty: &PrimitiveType) -> Result<Conversion> {
     let integral: Option<(i128, u32)> = match literal {
         L::Int(v) => Some((i128::from(*v), 0)),
         L::Long(v) => Some((i128::from(*v), 0)),
-        L::Decimal { unscaled, scale, .. } => Some((*unscaled, *scale)),
+        L::Decimal {
+            unscaled, scale, ..
+        } => Some((*unscaled, *scale)),
         _ => None,
     };
     match (literal, ty) {
@@ -246,33 +274,45 @@ pub fn convert(literal: &Literal, ty: &PrimitiveType) -> Result<Conversion> {
         (L::Date(d), T::Date) => exact(L::Date(*d)),
         (L::Date(d), T::Timestamp | T::Timestamptz) => {
             let us = i128::from(*d) * i128::from(MICROS_PER_DAY);
-            Ok(bracket(us, us, i64_range.0, i64_range.1, |v| timestamp_of(ty, v as i64)))
+            Ok(bracket(us, us, i64_range.0, i64_range.1, |v| {
+                timestamp_of(ty, v as i64)
+            }))
         }
         (L::Date(d), T::TimestampNs | T::TimestamptzNs) => {
             let ns = i128::from(*d) * i128::from(NANOS_PER_DAY);
-            Ok(bracket(ns, ns, i64_range.0, i64_range.1, |v| timestamp_of(ty, v as i64)))
+            Ok(bracket(ns, ns, i64_range.0, i64_range.1, |v| {
+                timestamp_of(ty, v as i64)
+            }))
         }
         (L::Timestamp(v) | L::Timestamptz(v), T::Timestamp | T::Timestamptz) => {
             exact(timestamp_of(ty, *v))
         }
         (L::Timestamp(v) | L::Timestamptz(v), T::TimestampNs | T::TimestamptzNs) => {
             let ns = i128::from(*v) * 1000;
-            Ok(bracket(ns, ns, i64_range.0, i64_range.1, |x| timestamp_of(ty, x as i64)))
+            Ok(bracket(ns, ns, i64_range.0, i64_range.1, |x| {
+                timestamp_of(ty, x as i64)
+            }))
         }
         (L::TimestampNs(v) | L::TimestamptzNs(v), T::TimestampNs | T::TimestamptzNs) => {
             exact(timestamp_of(ty, *v))
         }
         (L::TimestampNs(v) | L::TimestamptzNs(v), T::Timestamp | T::Timestamptz) => {
             let (f, c) = div_floor_ceil(i128::from(*v), 1000);
-            Ok(bracket(f, c, i64_range.0, i64_range.1, |x| timestamp_of(ty, x as i64)))
+            Ok(bracket(f, c, i64_range.0, i64_range.1, |x| {
+                timestamp_of(ty, x as i64)
+            }))
         }
         (L::Timestamp(v) | L::Timestamptz(v), T::Date) => {
             let (f, c) = div_floor_ceil(i128::from(*v), i128::from(MICROS_PER_DAY));
-            Ok(bracket(f, c, i32_range.0, i32_range.1, |x| L::Date(x as i32)))
+            Ok(bracket(f, c, i32_range.0, i32_range.1, |x| {
+                L::Date(x as i32)
+            }))
         }
         (L::TimestampNs(v) | L::TimestamptzNs(v), T::Date) => {
             let (f, c) = div_floor_ceil(i128::from(*v), i128::from(NANOS_PER_DAY));
-            Ok(bracket(f, c, i32_range.0, i32_range.1, |x| L::Date(x as i32)))
+            Ok(bracket(f, c, i32_range.0, i32_range.1, |x| {
+                L::Date(x as i32)
+            }))
         }
         (L::Time(t), T::Time) => exact(L::Time(*t)),
         (L::String(s), T::String) => exact(L::String(s.clone())),
@@ -330,29 +370,104 @@ mod tests {
     fn conversions() {
         use Literal as L;
         use PrimitiveType as T;
-        let dec = T::Decimal { precision: 9, scale: 2 };
-        let d = |u| L::Decimal { unscaled: u, precision: 9, scale: 2 };
+        let dec = T::Decimal {
+            precision: 9,
+            scale: 2,
+        };
+        let d = |u| L::Decimal {
+            unscaled: u,
+            precision: 9,
+            scale: 2,
+        };
         let cases: Vec<(Literal, PrimitiveType, Conversion)> = vec![
             (L::Int(5), T::Long, Conversion::Exact(L::Long(5))),
             (L::Long(5), T::Int, Conversion::Exact(L::Int(5))),
-            (L::Long(1 << 40), T::Int, between(Some(L::Int(i32::MAX)), None)),
-            (L::Long(-(1 << 40)), T::Int, between(None, Some(L::Int(i32::MIN)))),
+            (
+                L::Long(1 << 40),
+                T::Int,
+                between(Some(L::Int(i32::MAX)), None),
+            ),
+            (
+                L::Long(-(1 << 40)),
+                T::Int,
+                between(None, Some(L::Int(i32::MIN))),
+            ),
             (L::Int(3), dec, Conversion::Exact(d(300))),
             // 1.234 under scale 2: between 1.23 and 1.24
-            (L::Decimal { unscaled: 1234, precision: 10, scale: 3 }, dec, between(Some(d(123)), Some(d(124)))),
-            (L::Decimal { unscaled: -1234, precision: 10, scale: 3 }, dec, between(Some(d(-124)), Some(d(-123)))),
-            (L::Decimal { unscaled: 1230, precision: 10, scale: 3 }, dec, Conversion::Exact(d(123))),
+            (
+                L::Decimal {
+                    unscaled: 1234,
+                    precision: 10,
+                    scale: 3,
+                },
+                dec,
+                between(Some(d(123)), Some(d(124))),
+            ),
+            (
+                L::Decimal {
+                    unscaled: -1234,
+                    precision: 10,
+                    scale: 3,
+                },
+                dec,
+                between(Some(d(-124)), Some(d(-123))),
+            ),
+            (
+                L::Decimal {
+                    unscaled: 1230,
+                    precision: 10,
+                    scale: 3,
+                },
+                dec,
+                Conversion::Exact(d(123)),
+            ),
             (L::Double(0.5), T::Float, Conversion::Exact(L::Float(0.5))),
-            (L::Double(1.1), T::Float, between(Some(L::Float(1.1f32.next_down())), Some(L::Float(1.1f32)))),
-            (L::Double(1e300), T::Float, between(Some(L::Float(f32::MAX)), Some(L::Float(f32::INFINITY)))),
-            (L::TimestampNs(1_500), T::Timestamptz, between(Some(L::Timestamptz(1)), Some(L::Timestamptz(2)))),
-            (L::TimestampNs(-1_500), T::Timestamp, between(Some(L::Timestamp(-2)), Some(L::Timestamp(-1)))),
-            (L::TimestampNs(3_000), T::Timestamp, Conversion::Exact(L::Timestamp(3))),
-            (L::Date(1), T::Timestamptz, Conversion::Exact(L::Timestamptz(MICROS_PER_DAY))),
-            (L::Timestamp(-1), T::Date, between(Some(L::Date(-1)), Some(L::Date(0)))),
-            (L::Double(2.5), T::Int, between(Some(L::Int(2)), Some(L::Int(3)))),
+            (
+                L::Double(1.1),
+                T::Float,
+                between(Some(L::Float(1.1f32.next_down())), Some(L::Float(1.1f32))),
+            ),
+            (
+                L::Double(1e300),
+                T::Float,
+                between(Some(L::Float(f32::MAX)), Some(L::Float(f32::INFINITY))),
+            ),
+            (
+                L::TimestampNs(1_500),
+                T::Timestamptz,
+                between(Some(L::Timestamptz(1)), Some(L::Timestamptz(2))),
+            ),
+            (
+                L::TimestampNs(-1_500),
+                T::Timestamp,
+                between(Some(L::Timestamp(-2)), Some(L::Timestamp(-1))),
+            ),
+            (
+                L::TimestampNs(3_000),
+                T::Timestamp,
+                Conversion::Exact(L::Timestamp(3)),
+            ),
+            (
+                L::Date(1),
+                T::Timestamptz,
+                Conversion::Exact(L::Timestamptz(MICROS_PER_DAY)),
+            ),
+            (
+                L::Timestamp(-1),
+                T::Date,
+                between(Some(L::Date(-1)), Some(L::Date(0))),
+            ),
+            (
+                L::Double(2.5),
+                T::Int,
+                between(Some(L::Int(2)), Some(L::Int(3))),
+            ),
             (L::Double(-2.0), T::Long, Conversion::Exact(L::Long(-2))),
-            (L::Double(1e30), T::Int, between(Some(L::Int(i32::MAX)), None)),
+            (
+                L::Double(1e30),
+                T::Int,
+                between(Some(L::Int(i32::MAX)), None),
+            ),
         ];
         for (lit, ty, expected) in cases {
             assert_eq!(convert(&lit, &ty).unwrap(), expected, "{lit} as {ty}");
@@ -363,12 +478,26 @@ mod tests {
     #[test]
     fn ordering() {
         use Literal as L;
-        assert_eq!(compare(&L::Double(-0.0), &L::Double(0.0)), Some(Ordering::Equal));
+        assert_eq!(
+            compare(&L::Double(-0.0), &L::Double(0.0)),
+            Some(Ordering::Equal)
+        );
         assert_eq!(compare(&L::Double(f64::NAN), &L::Double(0.0)), None);
-        assert_eq!(compare(&L::String("é".into()), &L::String("z".into())), Some(Ordering::Greater));
+        assert_eq!(
+            compare(&L::String("é".into()), &L::String("z".into())),
+            Some(Ordering::Greater)
+        );
         assert_eq!(compare(&L::Int(3), &L::Long(4)), Some(Ordering::Less));
-        let a = L::Decimal { unscaled: 120, precision: 9, scale: 2 };
-        let b = L::Decimal { unscaled: 12, precision: 9, scale: 1 };
+        let a = L::Decimal {
+            unscaled: 120,
+            precision: 9,
+            scale: 2,
+        };
+        let b = L::Decimal {
+            unscaled: 12,
+            precision: 9,
+            scale: 1,
+        };
         assert_eq!(compare(&a, &b), Some(Ordering::Equal));
     }
 }

@@ -303,7 +303,10 @@ fn rewrite<R>(p: Predicate<R>, negated: bool) -> Predicate<R> {
         Predicate::Or(l, r) if negated => rewrite(*l, true).and(rewrite(*r, true)),
         Predicate::And(l, r) => rewrite(*l, false).and(rewrite(*r, false)),
         Predicate::Or(l, r) => rewrite(*l, false).or(rewrite(*r, false)),
-        Predicate::Unary { op, term } if negated => Predicate::Unary { op: op.negate(), term },
+        Predicate::Unary { op, term } if negated => Predicate::Unary {
+            op: op.negate(),
+            term,
+        },
         Predicate::Binary { op, term, literal } if negated => Predicate::Binary {
             op: op.negate(),
             term,
@@ -379,20 +382,28 @@ mod tests {
 
     #[test]
     fn rewrite_not_pushes_negation_to_leaves() {
-        let p = Predicate::Not(Box::new(lt("a", 1).and(Predicate::col_unary(UnaryOp::IsNull, "b"))));
+        let p = Predicate::Not(Box::new(
+            lt("a", 1).and(Predicate::col_unary(UnaryOp::IsNull, "b")),
+        ));
         let expected = Predicate::col_binary(BinaryOp::GtEq, "a", Literal::Int(1))
             .or(Predicate::col_unary(UnaryOp::NotNull, "b"));
         assert_eq!(rewrite_not(p), expected);
         let double = Predicate::Not(Box::new(Predicate::Not(Box::new(lt("a", 1)))));
         assert_eq!(rewrite_not(double), lt("a", 1));
-        assert_eq!(rewrite_not(Predicate::<Reference>::AlwaysTrue.negate()), Predicate::AlwaysFalse);
+        assert_eq!(
+            rewrite_not(Predicate::<Reference>::AlwaysTrue.negate()),
+            Predicate::AlwaysFalse
+        );
     }
 
     #[test]
     fn constant_folding() {
         assert_eq!(lt("a", 1).and(Predicate::AlwaysTrue), lt("a", 1));
         assert_eq!(lt("a", 1).or(Predicate::AlwaysTrue), Predicate::AlwaysTrue);
-        assert_eq!(lt("a", 1).and(Predicate::AlwaysFalse), Predicate::AlwaysFalse);
+        assert_eq!(
+            lt("a", 1).and(Predicate::AlwaysFalse),
+            Predicate::AlwaysFalse
+        );
         assert_eq!(lt("a", 1).to_string(), "a < 1");
     }
 }

@@ -42,23 +42,31 @@ pub trait PredicateVisitor<R> {
             Predicate::Unary { op, term } => self.unary(*op, term),
             Predicate::Binary { op, term, literal } => self.binary(*op, term, literal),
             Predicate::Set { op, term, literals } => self.set(*op, term, literals),
-            _ => Err(Error::invalid_argument("leaf() called on a non-leaf predicate")),
+            _ => Err(Error::invalid_argument(
+                "leaf() called on a non-leaf predicate",
+            )),
         }
     }
 
     /// `is_null`, `not_null`, `is_nan`, `not_nan`. Default: an error.
     fn unary(&mut self, op: UnaryOp, _term: &R) -> Result<Self::Output> {
-        Err(Error::unsupported(format!("predicate {op} in this visitor")))
+        Err(Error::unsupported(format!(
+            "predicate {op} in this visitor"
+        )))
     }
 
     /// Comparisons and `starts_with`. Default: an error.
     fn binary(&mut self, op: BinaryOp, _term: &R, _literal: &Literal) -> Result<Self::Output> {
-        Err(Error::unsupported(format!("predicate {op} in this visitor")))
+        Err(Error::unsupported(format!(
+            "predicate {op} in this visitor"
+        )))
     }
 
     /// `in` / `not_in`. Default: an error.
     fn set(&mut self, op: SetOp, _term: &R, _literals: &[Literal]) -> Result<Self::Output> {
-        Err(Error::unsupported(format!("predicate {op:?} in this visitor")))
+        Err(Error::unsupported(format!(
+            "predicate {op:?} in this visitor"
+        )))
     }
 }
 

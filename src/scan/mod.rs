@@ -170,9 +170,7 @@ impl TableScan {
             ..Default::default()
         };
         let metadata = self.table.metadata_ref();
-        let mut pruner = filter
-            .as_ref()
-            .map(|f| Pruner::new(&metadata, f));
+        let mut pruner = filter.as_ref().map(|f| Pruner::new(&metadata, f));
         let mut scanned = Vec::with_capacity(manifests.len());
         for m in manifests.into_iter().filter(|m| m.has_live_files()) {
             let keep = match &mut pruner {
@@ -199,7 +197,11 @@ impl TableScan {
             .try_collect()
             .await?;
         let mut plan = ScanPlan::default();
-        for entry in entries.into_iter().flatten().filter(ManifestEntry::is_alive) {
+        for entry in entries
+            .into_iter()
+            .flatten()
+            .filter(ManifestEntry::is_alive)
+        {
             let is_data = entry.data_file.content == DataContentType::Data;
             if is_data {
                 metrics.data_files_total += 1;
@@ -292,8 +294,12 @@ impl<'a> Pruner<'a> {
         if entry.data_file.partition.len() != spec.fields.len() {
             return Ok(true);
         }
-        evaluate_partition(spec, evaluator.partition_filter(), &entry.data_file.partition)
-            .map_err(|e| e.context(format!("partition of '{}'", entry.data_file.file_path)))
+        evaluate_partition(
+            spec,
+            evaluator.partition_filter(),
+            &entry.data_file.partition,
+        )
+        .map_err(|e| e.context(format!("partition of '{}'", entry.data_file.file_path)))
     }
 
     /// Whether the data file's column metrics allow a matching row (best effort).
@@ -334,7 +340,10 @@ async fn read_manifest(
     {
         return Err(Error::invalid_data(format!(
             "manifest '{}' of content {:?} holds a file of content {:?} ('{}')",
-            manifest.manifest_path, manifest.content, bad.data_file.content, bad.data_file.file_path
+            manifest.manifest_path,
+            manifest.content,
+            bad.data_file.content,
+            bad.data_file.file_path
         )));
     }
     Ok(entries)

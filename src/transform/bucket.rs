@@ -71,7 +71,14 @@ mod tests {
                 .unwrap()
                 .and_utc()
         };
-        let dec = Literal::from_json(&"14.20".into(), &PrimitiveType::Decimal { precision: 9, scale: 2 }).unwrap();
+        let dec = Literal::from_json(
+            &"14.20".into(),
+            &PrimitiveType::Decimal {
+                precision: 9,
+                scale: 2,
+            },
+        )
+        .unwrap();
         let uuid = uuid::Uuid::parse_str("f79c3e09-677c-4bbd-a479-3f349cb785e7").unwrap();
         let cases: Vec<(Literal, i32)> = vec![
             (Literal::Int(34), 2017239379),
@@ -79,12 +86,28 @@ mod tests {
             (dec, -500754589),
             (Literal::Date(17486), -653330422),
             (Literal::Time(81068000000), -662762989),
-            (Literal::Timestamp(ts("2017-11-16T22:31:08").timestamp_micros()), -2047944441),
-            (Literal::Timestamp(ts("2017-11-16T22:31:08.000001").timestamp_micros()), -1207196810),
-            (Literal::Timestamptz(ts("2017-11-16T22:31:08").timestamp_micros()), -2047944441),
-            (Literal::TimestampNs(ts("2017-11-16T22:31:08").timestamp_nanos_opt().unwrap()), -2047944441),
             (
-                Literal::TimestamptzNs(ts("2017-11-16T22:31:08.000001001").timestamp_nanos_opt().unwrap()),
+                Literal::Timestamp(ts("2017-11-16T22:31:08").timestamp_micros()),
+                -2047944441,
+            ),
+            (
+                Literal::Timestamp(ts("2017-11-16T22:31:08.000001").timestamp_micros()),
+                -1207196810,
+            ),
+            (
+                Literal::Timestamptz(ts("2017-11-16T22:31:08").timestamp_micros()),
+                -2047944441,
+            ),
+            (
+                Literal::TimestampNs(ts("2017-11-16T22:31:08").timestamp_nanos_opt().unwrap()),
+                -2047944441,
+            ),
+            (
+                Literal::TimestamptzNs(
+                    ts("2017-11-16T22:31:08.000001001")
+                        .timestamp_nanos_opt()
+                        .unwrap(),
+                ),
                 -1207196810,
             ),
             (Literal::String("iceberg".into()), 1210000089),

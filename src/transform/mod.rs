@@ -63,8 +63,16 @@ mod tests {
         let cases: Vec<(Transform, Literal, Option<Literal>)> = vec![
             (Transform::Identity, Literal::Int(5), Some(Literal::Int(5))),
             (Transform::Void, Literal::Int(5), None),
-            (Transform::Bucket(16), Literal::Int(34), Some(Literal::Int(2017239379 % 16))),
-            (Transform::Truncate(10), Literal::Int(-1), Some(Literal::Int(-10))),
+            (
+                Transform::Bucket(16),
+                Literal::Int(34),
+                Some(Literal::Int(2017239379 % 16)),
+            ),
+            (
+                Transform::Truncate(10),
+                Literal::Int(-1),
+                Some(Literal::Int(-10)),
+            ),
             (Transform::Year, ts.clone(), Some(Literal::Int(-1))),
             (Transform::Month, ts.clone(), Some(Literal::Int(-1))),
             (Transform::Day, ts.clone(), Some(Literal::Date(-1))),

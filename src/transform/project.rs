@@ -14,9 +14,9 @@
 //! larger than correct), as Java's `fixInclusiveTimeProjection` does.
 
 use super::apply;
-use crate::expr::{BinaryOp, BoundPredicate, BoundReference, Predicate, SetOp, UnaryOp};
-use crate::expr::literal::literal_eq;
 use crate::error::Result;
+use crate::expr::literal::literal_eq;
+use crate::expr::{BinaryOp, BoundPredicate, BoundReference, Predicate, SetOp, UnaryOp};
 use crate::spec::{Literal, Transform};
 
 /// Inclusive projection of a leaf `predicate` (bound to the source column) through
@@ -56,9 +56,13 @@ fn project(
             Some(Predicate::set(*op, p, literals.clone()))
         }
         // every transform maps null to null and non-null to non-null
-        (_, Predicate::Unary { op: op @ (UnaryOp::IsNull | UnaryOp::NotNull), .. }) => {
-            Some(Predicate::unary(*op, p))
-        }
+        (
+            _,
+            Predicate::Unary {
+                op: op @ (UnaryOp::IsNull | UnaryOp::NotNull),
+                ..
+            },
+        ) => Some(Predicate::unary(*op, p)),
         (_, Predicate::Unary { .. }) => None,
         (Transform::Bucket(_), Predicate::Binary { op, literal, .. }) => match (op, strict) {
             (BinaryOp::Eq, false) | (BinaryOp::NotEq, true) => {
@@ -93,7 +97,10 @@ fn project(
 }
 
 fn is_temporal(t: &Transform) -> bool {
-    matches!(t, Transform::Year | Transform::Month | Transform::Day | Transform::Hour)
+    matches!(
+        t,
+        Transform::Year | Transform::Month | Transform::Day | Transform::Hour
+    )
 }
 
 fn apply_all(transform: &Transform, literals: &[Literal]) -> Option<Vec<Literal>> {
@@ -109,7 +116,11 @@ fn apply_all(transform: &Transform, literals: &[Literal]) -> Option<Vec<Literal>
 
 fn set_or_single(op: SetOp, term: BoundReference, mut values: Vec<Literal>) -> BoundPredicate {
     if values.len() == 1 {
-        let single = if op == SetOp::In { BinaryOp::Eq } else { BinaryOp::NotEq };
+        let single = if op == SetOp::In {
+            BinaryOp::Eq
+        } else {
+            BinaryOp::NotEq
+        };
         Predicate::binary(single, term, values.remove(0))
     } else {
         Predicate::set(op, term, values)
@@ -128,7 +139,11 @@ fn step(literal: &Literal, delta: i64) -> Option<Literal> {
         Literal::Timestamptz(v) => Literal::Timestamptz(v.checked_add(delta)?),
         Literal::TimestampNs(v) => Literal::TimestampNs(v.checked_add(delta)?),
         Literal::TimestamptzNs(v) => Literal::TimestamptzNs(v.checked_add(delta)?),
-        Literal::Decimal { unscaled, precision, scale } => Literal::Decimal {
+        Literal::Decimal {
+            unscaled,
+            precision,
+            scale,
+        } => Literal::Decimal {
             unscaled: unscaled.checked_add(i128::from(delta))?,
             precision: *precision,
             scale: *scale,
@@ -160,7 +175,22 @@ fn ordered(
         (BinaryOp::NotEq, true) => (BinaryOp::NotEq, t(v)?),
         _ => return None,
     };
-    Some(Predicate::binary(op, p, value))
+    let projected = Predicate::binary(op, p.clone(), value.clone());
+    let Transform::Truncate(w) = transform else {
+        return Some(projected);
+    };
+    let Some((wrapped, first_normal)) = super::truncate::wrapped_partition(v, *w) else {
+        return Some(projected);
+    };
+    // rows just above the minimum are in partition `wrapped`, the largest of all
+    let is_wrapped = literal_eq(&value, &wrapped);
+    Some(match (op, strict) {
+        (BinaryOp::LtEq, false) => projected.or(Predicate::binary(BinaryOp::Eq, p, wrapped)),
+        (BinaryOp::GtEq, false) if is_wrapped => Predicate::binary(BinaryOp::GtEq, p, first_normal),
+        (BinaryOp::Lt, true) if is_wrapped => return None,
+        (BinaryOp::Gt, true) => projected.and(Predicate::binary(BinaryOp::NotEq, p, wrapped)),
+        _ => projected,
+    })
 }
 
 fn array_len(l: &Literal) -> usize {

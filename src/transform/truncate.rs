@@ -19,6 +19,35 @@ pub fn truncate_binary(b: &[u8], width: usize) -> &[u8] {
     &b[..b.len().min(width)]
 }
 
+/// For int / long sources: the partition value that Java's wrapping arithmetic gives the
+/// values just above the type's minimum, and the first correctly floored partition value
+/// above them; `None` when no value wraps (the minimum is a multiple of the width).
+pub(super) fn wrapped_partition(value: &Literal, width: u32) -> Option<(Literal, Literal)> {
+    match value {
+        Literal::Int(_) => {
+            let w = i32::try_from(width).ok()?;
+            let r = i32::MIN.rem_euclid(w);
+            (r != 0).then(|| {
+                (
+                    Literal::Int(i32::MIN.wrapping_sub(r)),
+                    Literal::Int(i32::MIN + (w - r)),
+                )
+            })
+        }
+        Literal::Long(_) => {
+            let w = i64::from(width);
+            let r = i64::MIN.rem_euclid(w);
+            (r != 0).then(|| {
+                (
+                    Literal::Long(i64::MIN.wrapping_sub(r)),
+                    Literal::Long(i64::MIN + (w - r)),
+                )
+            })
+        }
+        _ => None,
+    }
+}
+
 /// `truncate[width]` of a value; `None` for types truncate does not apply to.
 pub(super) fn truncate(value: &Literal, width: u32) -> Option<Literal> {
     if width == 0 {
@@ -26,17 +55,18 @@ pub(super) fn truncate(value: &Literal, width: u32) -> Option<Literal> {
     }
     let w = width as usize;
     Some(match value {
+        // Java computes in int / long and wraps: values within W of the minimum land in a
+        // partition near the maximum (see `wrapped_partition`)
         Literal::Int(v) => {
-            let w = i64::from(width);
-            let v = i64::from(*v);
-            Literal::Int(i32::try_from(v - v.rem_euclid(w)).ok()?)
+            let w = i32::try_from(width).ok()?;
+            Literal::Int(v.wrapping_sub(v.rem_euclid(w)))
         }
-        Literal::Long(v) => {
-            let w = i128::from(width);
-            let v = i128::from(*v);
-            Literal::Long(i64::try_from(v - v.rem_euclid(w)).ok()?)
-        }
-        Literal::Decimal { unscaled, precision, scale } => Literal::Decimal {
+        Literal::Long(v) => Literal::Long(v.wrapping_sub(v.rem_euclid(i64::from(width)))),
+        Literal::Decimal {
+            unscaled,
+            precision,
+            scale,
+        } => Literal::Decimal {
             unscaled: unscaled.checked_sub(unscaled.rem_euclid(i128::from(width)))?,
             precision: *precision,
             scale: *scale,
@@ -54,7 +84,11 @@ mod tests {
     /// Spec "Truncate Transform Details" examples and Java `TestTruncate` cases.
     #[test]
     fn truncate_cases() {
-        let dec = |u| Literal::Decimal { unscaled: u, precision: 9, scale: 2 };
+        let dec = |u| Literal::Decimal {
+            unscaled: u,
+            precision: 9,
+            scale: 2,
+        };
         let cases: Vec<(u32, Literal, Literal)> = vec![
             (10, Literal::Int(1), Literal::Int(0)),
             (10, Literal::Int(-1), Literal::Int(-10)),
@@ -71,18 +105,45 @@ mod tests {
             (50, dec(1065), dec(1050)),
             (10, dec(1234), dec(1230)),
             (10, dec(-5), dec(-10)),
-            (3, Literal::String("iceberg".into()), Literal::String("ice".into())),
-            (5, Literal::String("abc".into()), Literal::String("abc".into())),
+            (
+                3,
+                Literal::String("iceberg".into()),
+                Literal::String("ice".into()),
+            ),
+            (
+                5,
+                Literal::String("abc".into()),
+                Literal::String("abc".into()),
+            ),
             // code points, not bytes or UTF-16 units
-            (2, Literal::String("é😀x".into()), Literal::String("é😀".into())),
-            (3, Literal::Binary(vec![1, 2, 3, 4]), Literal::Binary(vec![1, 2, 3])),
+            (
+                2,
+                Literal::String("é😀x".into()),
+                Literal::String("é😀".into()),
+            ),
+            (
+                3,
+                Literal::Binary(vec![1, 2, 3, 4]),
+                Literal::Binary(vec![1, 2, 3]),
+            ),
         ];
         for (w, v, expected) in cases {
             assert_eq!(truncate(&v, w), Some(expected), "truncate[{w}]({v})");
         }
-        // i32::MIN cannot be floored further within int
-        assert_eq!(truncate(&Literal::Int(i32::MIN), 10), None);
-        assert_eq!(truncate(&Literal::Long(i64::MIN), 10), None);
+        // as in Java, flooring below the minimum wraps around
+        assert_eq!(
+            truncate(&Literal::Int(i32::MIN), 10),
+            Some(Literal::Int(i32::MAX - 1))
+        );
+        assert_eq!(
+            truncate(&Literal::Long(i64::MIN), 10),
+            Some(Literal::Long(i64::MAX - 1))
+        );
+        assert_eq!(
+            wrapped_partition(&Literal::Int(0), 10),
+            Some((Literal::Int(i32::MAX - 1), Literal::Int(i32::MIN + 8)))
+        );
+        assert_eq!(wrapped_partition(&Literal::Int(0), 2), None);
         assert_eq!(truncate(&Literal::Double(1.0), 10), None);
     }
 }

@@ -13,6 +13,7 @@
 //! | `files`, `data_files`, `delete_files` | live file of the snapshot | spec: "Manifests" |
 //! | `entries` | manifest entry of the snapshot, deleted ones included | |
 //! | `partitions` | partition of the snapshot's live files | |
+//! | `all_files`, `all_data_files`, `all_delete_files`, `all_entries` | as above, over the manifests of every snapshot (each manifest once) | |
 //!
 //! Times are `timestamp(µs, UTC)`. The snapshot-scoped tables (`manifests`, the file
 //! tables, `entries`, `partitions`) read the current snapshot unless another one is
@@ -71,11 +72,19 @@ pub enum MetadataTableKind {
     Entries,
     /// `partitions`
     Partitions,
+    /// `all_data_files`: live data files of every snapshot's manifests
+    AllDataFiles,
+    /// `all_delete_files`: live delete files of every snapshot's manifests
+    AllDeleteFiles,
+    /// `all_files`: live files of every snapshot's manifests
+    AllFiles,
+    /// `all_entries`: entries of every snapshot's manifests
+    AllEntries,
 }
 
 impl MetadataTableKind {
     /// Every kind, in the order of the module docs.
-    pub const ALL: [MetadataTableKind; 11] = [
+    pub const ALL: [MetadataTableKind; 15] = [
         Self::Snapshots,
         Self::History,
         Self::MetadataLogEntries,
@@ -87,6 +96,10 @@ impl MetadataTableKind {
         Self::DeleteFiles,
         Self::Entries,
         Self::Partitions,
+        Self::AllDataFiles,
+        Self::AllDeleteFiles,
+        Self::AllFiles,
+        Self::AllEntries,
     ];
 
     /// The SQL name (`snapshots`, `all_manifests`, …).
@@ -103,6 +116,10 @@ impl MetadataTableKind {
             Self::DeleteFiles => "delete_files",
             Self::Entries => "entries",
             Self::Partitions => "partitions",
+            Self::AllDataFiles => "all_data_files",
+            Self::AllDeleteFiles => "all_delete_files",
+            Self::AllFiles => "all_files",
+            Self::AllEntries => "all_entries",
         }
     }
 
@@ -241,6 +258,22 @@ pub async fn metadata_table_batch(
             let entries = read_entries(table, snap).await?;
             entries_table(metadata, &entries.iter().collect::<Vec<_>>())
         }
+        MetadataTableKind::AllFiles
+        | MetadataTableKind::AllDataFiles
+        | MetadataTableKind::AllDeleteFiles => {
+            let filter = match kind {
+                MetadataTableKind::AllDataFiles => FileFilter::Data,
+                MetadataTableKind::AllDeleteFiles => FileFilter::Deletes,
+                _ => FileFilter::All,
+            };
+            let entries = read_all_entries(table).await?;
+            let live: Vec<&ManifestEntry> = entries.iter().filter(|e| e.is_alive()).collect();
+            files_table(metadata, &live, filter)
+        }
+        MetadataTableKind::AllEntries => {
+            let entries = read_all_entries(table).await?;
+            entries_table(metadata, &entries.iter().collect::<Vec<_>>())
+        }
         MetadataTableKind::Partitions => {
             let entries = read_entries(table, snap).await?;
             let live: Vec<&ManifestEntry> = entries.iter().filter(|e| e.is_alive()).collect();
@@ -277,7 +310,27 @@ pub(crate) async fn read_entries(
     table: &Table,
     snapshot: Option<&Snapshot>,
 ) -> Result<Vec<ManifestEntry>> {
-    let manifests = read_manifest_list(table, snapshot).await?;
+    read_manifests(table, read_manifest_list(table, snapshot).await?).await
+}
+
+/// The entries of every manifest of every snapshot, each manifest read once (as Iceberg
+/// Java's `all_*` tables: a file kept across snapshots appears once per manifest that
+/// lists it).
+async fn read_all_entries(table: &Table) -> Result<Vec<ManifestEntry>> {
+    let mut seen = std::collections::HashSet::new();
+    let mut manifests = vec![];
+    for s in &table.metadata().snapshots {
+        for m in read_manifest_list(table, Some(s)).await? {
+            if seen.insert(m.manifest_path.clone()) {
+                manifests.push(m);
+            }
+        }
+    }
+    read_manifests(table, manifests).await
+}
+
+/// The entries of `manifests` (deleted ones included), in order.
+async fn read_manifests(table: &Table, manifests: Vec<ManifestFile>) -> Result<Vec<ManifestEntry>> {
     let metadata = table.metadata_ref();
     let per_manifest: Vec<Vec<ManifestEntry>> = stream::iter(manifests)
         .map(|m| {

@@ -437,6 +437,15 @@ async fn time_travel_by_timestamp_follows_the_snapshot_log() {
         err.contains("2020-01-01T00:00:00.000Z") && err.contains("spark_v2_cow_time_travel"),
         "{err}"
     );
+    // every data file the table ever had, and every entry
+    let sql = "SELECT count(DISTINCT file_path) FROM c.corpus.\"spark_v2_cow_time_travel$all_data_files\"";
+    assert_eq!(scalar_i64(&ctx, sql).await, 7);
+    let n = scalar_i64(
+        &ctx,
+        &format!("SELECT count(*) FROM iceberg_metadata('{t}', 'all_entries') WHERE status = 2"),
+    )
+    .await;
+    assert!(n >= 4, "deleted entries: {n}");
     // a tag's files at that snapshot
     let n = scalar_i64(
         &ctx,

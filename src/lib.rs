@@ -26,6 +26,7 @@ pub mod scan;
 pub mod spec;
 pub mod table;
 pub mod transform;
+pub mod write;
 
 pub use crate::datafusion::{
     register_iceberg_factory, IcebergTableProvider, IcebergTableProviderFactory,

@@ -1,0 +1,557 @@
+//! Writing v2 manifests (spec: "Manifests", the `manifest_entry` and `data_file`
+//! structs with their field ids).
+//!
+//! [`ManifestWriter`] collects entries of one content type (data or deletes) written
+//! under one partition spec, and [`ManifestWriter::finish`] encodes them as an Avro
+//! object container (deflate codec, as Java writes) with the key-value metadata readers
+//! expect (`schema`, `schema-id`, `partition-spec`, `partition-spec-id`,
+//! `format-version`, `content`), and returns the manifest's entry for the manifest list
+//! with its counts and partition field summaries.
+
+use std::cmp::Ordering;
+use std::collections::HashMap;
+
+use apache_avro::types::Value;
+use apache_avro::{Codec, Schema as AvroSchema, Writer};
+use serde_json::json;
+
+use super::bounds::literal_to_bytes;
+use crate::error::{Error, Result};
+use crate::expr::compare;
+use crate::spec::{
+    DataContentType, DataFile, DataFileFormat, FieldSummary, Literal, ManifestContent,
+    ManifestFile, ManifestStatus, NestedField, PartitionSpec, PrimitiveType, Schema, Type,
+};
+
+/// The Avro schema of a primitive partition value (spec: "Avro" type mapping).
+fn avro_primitive(ty: &PrimitiveType) -> Result<serde_json::Value> {
+    Ok(match ty {
+        PrimitiveType::Boolean => json!("boolean"),
+        PrimitiveType::Int => json!("int"),
+        PrimitiveType::Long => json!("long"),
+        PrimitiveType::Float => json!("float"),
+        PrimitiveType::Double => json!("double"),
+        PrimitiveType::Date => json!({"type": "int", "logicalType": "date"}),
+        PrimitiveType::Time => json!({"type": "long", "logicalType": "time-micros"}),
+        PrimitiveType::Timestamp | PrimitiveType::Timestamptz => {
+            json!({"type": "long", "logicalType": "timestamp-micros",
+                   "adjust-to-utc": *ty == PrimitiveType::Timestamptz})
+        }
+        PrimitiveType::String => json!("string"),
+        PrimitiveType::Binary => json!("bytes"),
+        other => {
+            return Err(Error::unsupported(format!(
+                "writing partition values of type {other}"
+            )))
+        }
+    })
+}
+
+/// An Iceberg int-keyed map as Avro: an array of `{key, value}` records
+/// (spec: "Avro", maps with non-string keys).
+fn int_map_schema(name: &str, key_id: i32, value_id: i32, value: &str) -> serde_json::Value {
+    json!(["null", {
+        "type": "array",
+        "logicalType": "map",
+        "items": {
+            "type": "record",
+            "name": name,
+            "fields": [
+                {"name": "key", "type": "int", "field-id": key_id},
+                {"name": "value", "type": value, "field-id": value_id}
+            ]
+        }
+    }])
+}
+
+/// The v2 `manifest_entry` Avro schema for a partition tuple of `partition_fields`.
+fn manifest_entry_schema(partition_fields: &[NestedField]) -> Result<serde_json::Value> {
+    let partition = partition_fields
+        .iter()
+        .map(|f| {
+            let ty = match f.field_type.as_primitive() {
+                Some(p) => avro_primitive(p)?,
+                None => return Err(Error::unsupported("nested partition values")),
+            };
+            Ok(json!({"name": f.name, "type": ["null", ty], "default": null, "field-id": f.id}))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let opt = |name: &str, ty: serde_json::Value, id: i32| json!({"name": name, "type": ["null", ty], "default": null, "field-id": id});
+    let data_file = json!({
+        "type": "record",
+        "name": "r2",
+        "fields": [
+            {"name": "content", "type": "int", "field-id": 134},
+            {"name": "file_path", "type": "string", "field-id": 100},
+            {"name": "file_format", "type": "string", "field-id": 101},
+            {"name": "partition", "type": {"type": "record", "name": "r102", "fields": partition}, "field-id": 102},
+            {"name": "record_count", "type": "long", "field-id": 103},
+            {"name": "file_size_in_bytes", "type": "long", "field-id": 104},
+            {"name": "column_sizes", "type": int_map_schema("k117_v118", 117, 118, "long"), "default": null, "field-id": 108},
+            {"name": "value_counts", "type": int_map_schema("k119_v120", 119, 120, "long"), "default": null, "field-id": 109},
+            {"name": "null_value_counts", "type": int_map_schema("k121_v122", 121, 122, "long"), "default": null, "field-id": 110},
+            {"name": "nan_value_counts", "type": int_map_schema("k138_v139", 138, 139, "long"), "default": null, "field-id": 137},
+            {"name": "lower_bounds", "type": int_map_schema("k126_v127", 126, 127, "bytes"), "default": null, "field-id": 125},
+            {"name": "upper_bounds", "type": int_map_schema("k129_v130", 129, 130, "bytes"), "default": null, "field-id": 128},
+            opt("key_metadata", json!("bytes"), 131),
+            opt("split_offsets", json!({"type": "array", "items": "long", "element-id": 133}), 132),
+            opt("equality_ids", json!({"type": "array", "items": "int", "element-id": 136}), 135),
+            opt("sort_order_id", json!("int"), 140),
+            opt("referenced_data_file", json!("string"), 143),
+        ]
+    });
+    Ok(json!({
+        "type": "record",
+        "name": "manifest_entry",
+        "fields": [
+            {"name": "status", "type": "int", "field-id": 0},
+            opt("snapshot_id", json!("long"), 1),
+            opt("sequence_number", json!("long"), 3),
+            opt("file_sequence_number", json!("long"), 4),
+            {"name": "data_file", "type": data_file, "field-id": 2},
+        ]
+    }))
+}
+
+fn some(v: Value) -> Value {
+    Value::Union(1, Box::new(v))
+}
+
+fn none() -> Value {
+    Value::Union(0, Box::new(Value::Null))
+}
+
+fn opt_long(v: Option<i64>) -> Value {
+    v.map_or_else(none, |v| some(Value::Long(v)))
+}
+
+fn map_value<T: Copy>(m: &HashMap<i32, T>, f: impl Fn(T) -> Value) -> Value {
+    if m.is_empty() {
+        return none();
+    }
+    let mut keys: Vec<_> = m.iter().collect();
+    keys.sort_by_key(|(k, _)| **k);
+    some(Value::Array(
+        keys.into_iter()
+            .map(|(k, v)| {
+                Value::Record(vec![
+                    ("key".into(), Value::Int(*k)),
+                    ("value".into(), f(*v)),
+                ])
+            })
+            .collect(),
+    ))
+}
+
+fn bytes_map(m: &HashMap<i32, Vec<u8>>) -> Value {
+    if m.is_empty() {
+        return none();
+    }
+    let mut keys: Vec<_> = m.iter().collect();
+    keys.sort_by_key(|(k, _)| **k);
+    some(Value::Array(
+        keys.into_iter()
+            .map(|(k, v)| {
+                Value::Record(vec![
+                    ("key".into(), Value::Int(*k)),
+                    ("value".into(), Value::Bytes(v.clone())),
+                ])
+            })
+            .collect(),
+    ))
+}
+
+fn partition_value(lit: &Option<Literal>) -> Result<Value> {
+    let Some(lit) = lit else {
+        return Ok(none());
+    };
+    Ok(some(match lit {
+        Literal::Boolean(b) => Value::Boolean(*b),
+        Literal::Int(v) => Value::Int(*v),
+        Literal::Date(v) => Value::Date(*v),
+        Literal::Long(v) => Value::Long(*v),
+        Literal::Time(v) => Value::TimeMicros(*v),
+        Literal::Timestamp(v) | Literal::Timestamptz(v) => Value::TimestampMicros(*v),
+        Literal::Float(v) => Value::Float(*v),
+        Literal::Double(v) => Value::Double(*v),
+        Literal::String(s) => Value::String(s.clone()),
+        Literal::Binary(b) => Value::Bytes(b.clone()),
+        other => {
+            return Err(Error::unsupported(format!(
+                "writing partition value {other}"
+            )))
+        }
+    }))
+}
+
+fn format_name(f: DataFileFormat) -> &'static str {
+    match f {
+        DataFileFormat::Parquet => "PARQUET",
+        DataFileFormat::Avro => "AVRO",
+        DataFileFormat::Orc => "ORC",
+        DataFileFormat::Puffin => "PUFFIN",
+    }
+}
+
+/// The Avro name of partition field `i`: its own name when it is a valid Avro name,
+/// else `p{i}` (readers match partition values by position and field id).
+fn avro_field_name(name: &str, i: usize) -> String {
+    let valid = name
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if valid {
+        name.to_string()
+    } else {
+        format!("p{i}")
+    }
+}
+
+fn data_file_value(f: &DataFile, partition_names: &[String]) -> Result<Value> {
+    let content = match f.content {
+        DataContentType::Data => 0,
+        DataContentType::PositionDeletes => 1,
+        DataContentType::EqualityDeletes => 2,
+    };
+    let partition = f
+        .partition
+        .iter()
+        .zip(partition_names)
+        .map(|(v, name)| Ok((name.clone(), partition_value(v)?)))
+        .collect::<Result<Vec<_>>>()?;
+    let list = |items: Vec<Value>| {
+        if items.is_empty() {
+            none()
+        } else {
+            some(Value::Array(items))
+        }
+    };
+    Ok(Value::Record(vec![
+        ("content".into(), Value::Int(content)),
+        ("file_path".into(), Value::String(f.file_path.clone())),
+        (
+            "file_format".into(),
+            Value::String(format_name(f.file_format).into()),
+        ),
+        ("partition".into(), Value::Record(partition)),
+        ("record_count".into(), Value::Long(f.record_count)),
+        (
+            "file_size_in_bytes".into(),
+            Value::Long(f.file_size_in_bytes),
+        ),
+        (
+            "column_sizes".into(),
+            map_value(&f.column_sizes, Value::Long),
+        ),
+        (
+            "value_counts".into(),
+            map_value(&f.value_counts, Value::Long),
+        ),
+        (
+            "null_value_counts".into(),
+            map_value(&f.null_value_counts, Value::Long),
+        ),
+        (
+            "nan_value_counts".into(),
+            map_value(&f.nan_value_counts, Value::Long),
+        ),
+        ("lower_bounds".into(), bytes_map(&f.lower_bounds)),
+        ("upper_bounds".into(), bytes_map(&f.upper_bounds)),
+        (
+            "key_metadata".into(),
+            f.key_metadata
+                .clone()
+                .map_or_else(none, |b| some(Value::Bytes(b))),
+        ),
+        (
+            "split_offsets".into(),
+            list(f.split_offsets.iter().map(|v| Value::Long(*v)).collect()),
+        ),
+        (
+            "equality_ids".into(),
+            list(f.equality_ids.iter().map(|v| Value::Int(*v)).collect()),
+        ),
+        (
+            "sort_order_id".into(),
+            f.sort_order_id.map_or_else(none, |v| some(Value::Int(v))),
+        ),
+        (
+            "referenced_data_file".into(),
+            f.referenced_data_file
+                .clone()
+                .map_or_else(none, |s| some(Value::String(s))),
+        ),
+    ]))
+}
+
+/// The running summary of one partition field over a manifest's entries.
+#[derive(Default)]
+struct SummaryBuilder {
+    contains_null: bool,
+    contains_nan: bool,
+    lower: Option<Literal>,
+    upper: Option<Literal>,
+}
+
+impl SummaryBuilder {
+    fn update(&mut self, v: &Option<Literal>) {
+        let Some(v) = v else {
+            self.contains_null = true;
+            return;
+        };
+        if matches!(v, Literal::Float(f) if f.is_nan())
+            || matches!(v, Literal::Double(d) if d.is_nan())
+        {
+            self.contains_nan = true;
+            return;
+        }
+        if self
+            .lower
+            .as_ref()
+            .is_none_or(|l| compare(v, l) == Some(Ordering::Less))
+        {
+            self.lower = Some(v.clone());
+        }
+        if self
+            .upper
+            .as_ref()
+            .is_none_or(|u| compare(v, u) == Some(Ordering::Greater))
+        {
+            self.upper = Some(v.clone());
+        }
+    }
+
+    fn finish(self) -> FieldSummary {
+        FieldSummary {
+            contains_null: self.contains_null,
+            contains_nan: Some(self.contains_nan),
+            lower_bound: self.lower.as_ref().map(literal_to_bytes),
+            upper_bound: self.upper.as_ref().map(literal_to_bytes),
+        }
+    }
+}
+
+/// One entry to write: its status, file and (for carried-over entries) explicit
+/// sequence numbers. `None` sequence numbers are inherited by readers from the
+/// manifest list (spec: "Sequence Number Inheritance"); only ADDED entries may do so.
+#[derive(Debug, Clone)]
+pub struct NewEntry {
+    /// `status` (0).
+    pub status: ManifestStatus,
+    /// `sequence_number` (3), the data sequence number; `None` to inherit.
+    pub data_sequence_number: Option<i64>,
+    /// `file_sequence_number` (4); `None` to inherit.
+    pub file_sequence_number: Option<i64>,
+    /// `data_file` (2).
+    pub data_file: DataFile,
+}
+
+impl NewEntry {
+    /// An ADDED entry whose sequence numbers are inherited.
+    pub fn added(data_file: DataFile) -> Self {
+        Self {
+            status: ManifestStatus::Added,
+            data_sequence_number: None,
+            file_sequence_number: None,
+            data_file,
+        }
+    }
+}
+
+/// Writes one v2 manifest (Avro) of data or delete files under one partition spec.
+pub struct ManifestWriter {
+    avro_schema: AvroSchema,
+    metadata: Vec<(String, String)>,
+    content: ManifestContent,
+    spec_id: i32,
+    snapshot_id: i64,
+    sequence_number: i64,
+    values: Vec<Value>,
+    partition_names: Vec<String>,
+    summaries: Vec<SummaryBuilder>,
+    counts: [(i32, i64); 3],
+    min_sequence_number: Option<i64>,
+}
+
+impl ManifestWriter {
+    /// A writer for a manifest added by snapshot `snapshot_id` with sequence number
+    /// `sequence_number`, holding files of `content` written under `spec` of `schema`.
+    ///
+    /// Errors: a partition field whose type cannot be written yet
+    /// ([`crate::ErrorKind::Unsupported`]).
+    pub fn new(
+        schema: &Schema,
+        spec: &PartitionSpec,
+        content: ManifestContent,
+        snapshot_id: i64,
+        sequence_number: i64,
+    ) -> Result<Self> {
+        let partition_fields = spec.partition_type(schema)?;
+        let renamed: Vec<NestedField> = partition_fields
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                NestedField::optional(f.id, avro_field_name(&f.name, i), (*f.field_type).clone())
+            })
+            .collect();
+        let partition_names = renamed.iter().map(|f| f.name.clone()).collect();
+        let entry_schema = manifest_entry_schema(&renamed)?;
+        let avro_schema = AvroSchema::parse(&entry_schema)
+            .map_err(|e| Error::invalid_data("manifest Avro schema").with_source(e))?;
+        let schema_json = serde_json::to_string(schema)
+            .map_err(|e| Error::invalid_data("table schema to JSON").with_source(e))?;
+        let spec_json = serde_json::to_string(&spec.fields)
+            .map_err(|e| Error::invalid_data("partition spec to JSON").with_source(e))?;
+        let metadata = vec![
+            ("schema".to_string(), schema_json),
+            ("schema-id".to_string(), schema.schema_id.to_string()),
+            ("partition-spec".to_string(), spec_json),
+            ("partition-spec-id".to_string(), spec.spec_id.to_string()),
+            ("format-version".to_string(), "2".to_string()),
+            (
+                "content".to_string(),
+                match content {
+                    ManifestContent::Data => "data",
+                    ManifestContent::Deletes => "deletes",
+                }
+                .to_string(),
+            ),
+        ];
+        Ok(Self {
+            avro_schema,
+            metadata,
+            content,
+            spec_id: spec.spec_id,
+            snapshot_id,
+            sequence_number,
+            values: vec![],
+            partition_names,
+            summaries: partition_fields
+                .iter()
+                .map(|_| SummaryBuilder::default())
+                .collect(),
+            counts: [(0, 0); 3],
+            min_sequence_number: None,
+        })
+    }
+
+    /// Add an entry.
+    ///
+    /// Errors: a file whose content does not match the manifest's, a partition tuple of
+    /// the wrong arity, or a partition value that cannot be written.
+    pub fn add(&mut self, entry: &NewEntry) -> Result<()> {
+        let f = &entry.data_file;
+        if (f.content == DataContentType::Data) != (self.content == ManifestContent::Data) {
+            return Err(Error::invalid_argument(format!(
+                "file '{}' of content {:?} in a {:?} manifest",
+                f.file_path, f.content, self.content
+            )));
+        }
+        if f.partition.len() != self.summaries.len() {
+            return Err(Error::invalid_argument(format!(
+                "file '{}' has {} partition values, spec {} has {} fields",
+                f.file_path,
+                f.partition.len(),
+                self.spec_id,
+                self.summaries.len()
+            )));
+        }
+        let status = match entry.status {
+            ManifestStatus::Existing => 0,
+            ManifestStatus::Added => 1,
+            ManifestStatus::Deleted => 2,
+        };
+        if entry.status != ManifestStatus::Deleted {
+            for (s, v) in self.summaries.iter_mut().zip(&f.partition) {
+                s.update(v);
+            }
+            let seq = entry.data_sequence_number.unwrap_or(self.sequence_number);
+            self.min_sequence_number = Some(self.min_sequence_number.map_or(seq, |m| m.min(seq)));
+        }
+        let count = &mut self.counts[status as usize];
+        count.0 += 1;
+        count.1 += f.record_count;
+        self.values.push(Value::Record(vec![
+            ("status".into(), Value::Int(status)),
+            ("snapshot_id".into(), some(Value::Long(self.snapshot_id))),
+            (
+                "sequence_number".into(),
+                opt_long(entry.data_sequence_number),
+            ),
+            (
+                "file_sequence_number".into(),
+                opt_long(entry.file_sequence_number),
+            ),
+            (
+                "data_file".into(),
+                data_file_value(f, &self.partition_names)?,
+            ),
+        ]));
+        Ok(())
+    }
+
+    /// Number of entries added so far.
+    pub fn len(&self) -> usize {
+        self.values.len()
+    }
+
+    /// Whether no entry was added.
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty()
+    }
+
+    /// Encode the manifest. Returns its bytes and its manifest-list entry for
+    /// `manifest_path` (with `manifest_length` = the byte length).
+    pub fn finish(self, manifest_path: &str) -> Result<(Vec<u8>, ManifestFile)> {
+        let avro_err = |e: apache_avro::Error| {
+            Error::invalid_data(format!("writing manifest '{manifest_path}'")).with_source(e)
+        };
+        let mut writer = Writer::with_codec(
+            &self.avro_schema,
+            Vec::new(),
+            Codec::Deflate(Default::default()),
+        );
+        for (k, v) in &self.metadata {
+            writer.add_user_metadata(k.clone(), v).map_err(avro_err)?;
+        }
+        for v in self.values {
+            writer.append_value_ref(&v).map_err(avro_err)?;
+        }
+        let bytes = writer.into_inner().map_err(avro_err)?;
+        let [existing, added, deleted] = self.counts;
+        let file = ManifestFile {
+            manifest_path: manifest_path.to_string(),
+            manifest_length: bytes.len() as i64,
+            partition_spec_id: self.spec_id,
+            content: self.content,
+            sequence_number: self.sequence_number,
+            min_sequence_number: self.min_sequence_number.unwrap_or(self.sequence_number),
+            added_snapshot_id: self.snapshot_id,
+            added_files_count: Some(added.0),
+            existing_files_count: Some(existing.0),
+            deleted_files_count: Some(deleted.0),
+            added_rows_count: Some(added.1),
+            existing_rows_count: Some(existing.1),
+            deleted_rows_count: Some(deleted.1),
+            partitions: Some(
+                self.summaries
+                    .into_iter()
+                    .map(SummaryBuilder::finish)
+                    .collect(),
+            ),
+            key_metadata: None,
+            first_row_id: None,
+        };
+        Ok((bytes, file))
+    }
+}
+
+/// The Iceberg type of a partition field, for callers building partition tuples.
+pub fn partition_types(schema: &Schema, spec: &PartitionSpec) -> Result<Vec<Type>> {
+    Ok(spec
+        .partition_type(schema)?
+        .into_iter()
+        .map(|f| *f.field_type)
+        .collect())
+}

@@ -1,0 +1,98 @@
+//! Table metadata to JSON (spec: "Table Metadata", Appendix C "JSON serialization"),
+//! the inverse of [`TableMetadata::from_json`] for format versions 2 and 3.
+
+use serde_json::{json, Map, Value as JsonValue};
+
+use crate::error::{Error, Result};
+use crate::spec::{FormatVersion, TableMetadata};
+
+fn to_value<T: serde::Serialize>(v: &T, what: &str) -> Result<JsonValue> {
+    serde_json::to_value(v)
+        .map_err(|e| Error::invalid_data(format!("{what} to JSON")).with_source(e))
+}
+
+/// Serialize `metadata` as a v2/v3 metadata JSON document (pretty-printed).
+///
+/// Errors: [`crate::ErrorKind::Unsupported`] for a v1 table (icefloe writes v2+ only).
+pub fn table_metadata_to_json(metadata: &TableMetadata) -> Result<String> {
+    if metadata.format_version == FormatVersion::V1 {
+        return Err(Error::unsupported(
+            "writing format version 1 table metadata",
+        ));
+    }
+    let mut m = Map::new();
+    m.insert(
+        "format-version".into(),
+        json!(metadata.format_version as i32),
+    );
+    m.insert("table-uuid".into(), json!(metadata.table_uuid));
+    m.insert("location".into(), json!(metadata.location));
+    m.insert(
+        "last-sequence-number".into(),
+        json!(metadata.last_sequence_number),
+    );
+    m.insert("last-updated-ms".into(), json!(metadata.last_updated_ms));
+    m.insert("last-column-id".into(), json!(metadata.last_column_id));
+    m.insert(
+        "current-schema-id".into(),
+        json!(metadata.current_schema_id),
+    );
+    m.insert("schemas".into(), to_value(&metadata.schemas, "schemas")?);
+    m.insert("default-spec-id".into(), json!(metadata.default_spec_id));
+    m.insert(
+        "partition-specs".into(),
+        to_value(&metadata.partition_specs, "partition-specs")?,
+    );
+    m.insert(
+        "last-partition-id".into(),
+        json!(metadata.last_partition_id),
+    );
+    m.insert(
+        "properties".into(),
+        to_value(&metadata.properties, "properties")?,
+    );
+    m.insert(
+        "current-snapshot-id".into(),
+        json!(metadata.current_snapshot_id.unwrap_or(-1)),
+    );
+    m.insert(
+        "snapshots".into(),
+        to_value(&metadata.snapshots, "snapshots")?,
+    );
+    m.insert(
+        "snapshot-log".into(),
+        to_value(&metadata.snapshot_log, "snapshot-log")?,
+    );
+    m.insert(
+        "metadata-log".into(),
+        to_value(&metadata.metadata_log, "metadata-log")?,
+    );
+    m.insert(
+        "sort-orders".into(),
+        to_value(&metadata.sort_orders, "sort-orders")?,
+    );
+    m.insert(
+        "default-sort-order-id".into(),
+        json!(metadata.default_sort_order_id),
+    );
+    m.insert("refs".into(), to_value(&metadata.refs, "refs")?);
+    m.insert(
+        "statistics".into(),
+        to_value(&metadata.statistics, "statistics")?,
+    );
+    m.insert(
+        "partition-statistics".into(),
+        to_value(&metadata.partition_statistics, "partition-statistics")?,
+    );
+    if let Some(id) = metadata.next_row_id {
+        m.insert("next-row-id".into(), json!(id));
+    }
+    if !metadata.encryption_keys.is_empty() {
+        m.insert(
+            "encryption-keys".into(),
+            to_value(&metadata.encryption_keys, "encryption-keys")?,
+        );
+    }
+    serde_json::to_string_pretty(&JsonValue::Object(m))
+        .map_err(|e| Error::invalid_data("table metadata to JSON").with_source(e))
+}

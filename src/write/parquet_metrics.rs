@@ -1,0 +1,353 @@
+//! Iceberg schemas and data-file metrics from Parquet footers, for registering
+//! existing Parquet files in a table ("add_files").
+//!
+//! Metrics per leaf column with a Parquet field id (spec: "Manifests", fields 108–128):
+//! `column_sizes` (compressed bytes summed over row groups), `value_counts` (values
+//! including nulls), `null_value_counts`, and `lower_bounds` / `upper_bounds` in the
+//! single-value binary form, taken from the row-group statistics. A column whose
+//! statistics are missing in any row group gets no bounds (and no null count) — a
+//! missing metric only weakens pruning, a wrong one would drop rows.
+
+use std::cmp::Ordering;
+use std::collections::HashMap;
+use std::fs::File;
+use std::path::Path;
+
+use datafusion::arrow::datatypes::{DataType, Schema as ArrowSchema, TimeUnit};
+use datafusion::parquet::arrow::parquet_to_arrow_schema;
+use datafusion::parquet::file::metadata::ParquetMetaData;
+use datafusion::parquet::file::reader::{FileReader, SerializedFileReader};
+use datafusion::parquet::file::statistics::Statistics;
+
+use super::bounds::{decimal_from_parquet_bytes, literal_to_bytes};
+use crate::error::{Error, ErrorKind, Result};
+use crate::expr::compare;
+use crate::spec::arrow::arrow_field_id;
+use crate::spec::{
+    DataContentType, DataFile, DataFileFormat, Literal, NestedField, PrimitiveType, Schema, Type,
+};
+
+/// The footer of a local Parquet file.
+pub fn read_parquet_metadata(path: &Path) -> Result<ParquetMetaData> {
+    let io = |e: std::io::Error| {
+        Error::new(ErrorKind::Io, format!("cannot open '{}'", path.display())).with_source(e)
+    };
+    let file = File::open(path).map_err(io)?;
+    let reader = SerializedFileReader::new(file).map_err(|e| {
+        Error::invalid_data(format!(
+            "'{}' is not a readable Parquet file",
+            path.display()
+        ))
+        .with_source(e)
+    })?;
+    Ok(reader.metadata().clone())
+}
+
+/// The Iceberg type of a flat Arrow column.
+///
+/// Errors: [`ErrorKind::Unsupported`] for nested types and units Iceberg has no type for.
+pub fn primitive_from_arrow(dt: &DataType) -> Result<PrimitiveType> {
+    Ok(match dt {
+        DataType::Boolean => PrimitiveType::Boolean,
+        DataType::Int8 | DataType::Int16 | DataType::Int32 => PrimitiveType::Int,
+        DataType::Int64 => PrimitiveType::Long,
+        DataType::Float32 => PrimitiveType::Float,
+        DataType::Float64 => PrimitiveType::Double,
+        DataType::Decimal128(p, s) if *s >= 0 => PrimitiveType::Decimal {
+            precision: u32::from(*p),
+            scale: *s as u32,
+        },
+        DataType::Date32 => PrimitiveType::Date,
+        DataType::Time64(TimeUnit::Microsecond) => PrimitiveType::Time,
+        DataType::Timestamp(TimeUnit::Microsecond, None) => PrimitiveType::Timestamp,
+        DataType::Timestamp(TimeUnit::Microsecond, Some(_)) => PrimitiveType::Timestamptz,
+        DataType::Timestamp(TimeUnit::Nanosecond, None) => PrimitiveType::TimestampNs,
+        DataType::Timestamp(TimeUnit::Nanosecond, Some(_)) => PrimitiveType::TimestamptzNs,
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => PrimitiveType::String,
+        DataType::Binary | DataType::LargeBinary | DataType::BinaryView => PrimitiveType::Binary,
+        DataType::FixedSizeBinary(n) if *n >= 0 => PrimitiveType::Fixed(*n as u64),
+        other => {
+            return Err(Error::unsupported(format!(
+                "Arrow type {other} in an Iceberg table"
+            )))
+        }
+    })
+}
+
+/// An Iceberg schema (id 0) from a flat Arrow schema whose fields carry Parquet field
+/// ids (`PARQUET:field_id`). Nullable fields are optional, others required.
+///
+/// Errors: a field without a field id ([`ErrorKind::InvalidArgument`]), a nested or
+/// unsupported type ([`ErrorKind::Unsupported`]).
+pub fn schema_from_arrow(schema: &ArrowSchema) -> Result<Schema> {
+    let fields = schema
+        .fields()
+        .iter()
+        .map(|f| {
+            let id = arrow_field_id(f).ok_or_else(|| {
+                Error::invalid_argument(format!("column '{}' has no Parquet field id", f.name()))
+            })?;
+            let ty = Type::Primitive(primitive_from_arrow(f.data_type())?);
+            Ok(if f.is_nullable() {
+                NestedField::optional(id, f.name(), ty)
+            } else {
+                NestedField::required(id, f.name(), ty)
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(Schema::new(0, fields))
+}
+
+/// The Iceberg schema of a local Parquet file (see [`schema_from_arrow`]).
+pub fn schema_from_parquet(path: &Path) -> Result<Schema> {
+    let meta = read_parquet_metadata(path)?;
+    let file_meta = meta.file_metadata();
+    let arrow = parquet_to_arrow_schema(file_meta.schema_descr(), file_meta.key_value_metadata())
+        .map_err(|e| {
+        Error::invalid_data(format!("schema of '{}'", path.display())).with_source(e)
+    })?;
+    schema_from_arrow(&arrow).map_err(|e| e.context(format!("'{}'", path.display())))
+}
+
+/// A statistics value (min or max) as a literal of Iceberg type `ty`; `None` when the
+/// physical and Iceberg types do not pair up (no bound is written then).
+fn stat_literal(stats: &Statistics, min: bool, ty: &PrimitiveType) -> Option<Literal> {
+    use PrimitiveType as P;
+    let bytes = if min {
+        stats.min_bytes_opt()?
+    } else {
+        stats.max_bytes_opt()?
+    };
+    match stats {
+        Statistics::Boolean(_) => Some(Literal::Boolean(*bytes.first()? != 0)),
+        Statistics::Int32(_) => {
+            let v = i32::from_le_bytes(bytes.try_into().ok()?);
+            match ty {
+                P::Int => Some(Literal::Int(v)),
+                P::Date => Some(Literal::Date(v)),
+                P::Long => Some(Literal::Long(i64::from(v))),
+                P::Decimal { precision, scale } => Some(Literal::Decimal {
+                    unscaled: i128::from(v),
+                    precision: *precision,
+                    scale: *scale,
+                }),
+                _ => None,
+            }
+        }
+        Statistics::Int64(_) => {
+            let v = i64::from_le_bytes(bytes.try_into().ok()?);
+            match ty {
+                P::Long => Some(Literal::Long(v)),
+                P::Time => Some(Literal::Time(v)),
+                P::Timestamp => Some(Literal::Timestamp(v)),
+                P::Timestamptz => Some(Literal::Timestamptz(v)),
+                P::TimestampNs => Some(Literal::TimestampNs(v)),
+                P::TimestamptzNs => Some(Literal::TimestamptzNs(v)),
+                P::Decimal { precision, scale } => Some(Literal::Decimal {
+                    unscaled: i128::from(v),
+                    precision: *precision,
+                    scale: *scale,
+                }),
+                _ => None,
+            }
+        }
+        Statistics::Float(_) if *ty == P::Float => {
+            Some(Literal::Float(f32::from_le_bytes(bytes.try_into().ok()?))).filter(|l| !is_nan(l))
+        }
+        Statistics::Double(_) if *ty == P::Double => {
+            Some(Literal::Double(f64::from_le_bytes(bytes.try_into().ok()?))).filter(|l| !is_nan(l))
+        }
+        Statistics::ByteArray(_) | Statistics::FixedLenByteArray(_) => match ty {
+            P::String => String::from_utf8(bytes.to_vec()).ok().map(Literal::String),
+            P::Binary => Some(Literal::Binary(bytes.to_vec())),
+            P::Fixed(_) => Some(Literal::Fixed(bytes.to_vec())),
+            P::Uuid => Some(Literal::Uuid(bytes.try_into().ok()?)),
+            P::Decimal { precision, scale } => Some(Literal::Decimal {
+                unscaled: decimal_from_parquet_bytes(bytes).ok()?,
+                precision: *precision,
+                scale: *scale,
+            }),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+fn is_nan(l: &Literal) -> bool {
+    matches!(l, Literal::Float(f) if f.is_nan()) || matches!(l, Literal::Double(d) if d.is_nan())
+}
+
+/// Per-column accumulation over row groups.
+#[derive(Default)]
+struct ColumnMetrics {
+    size: i64,
+    values: i64,
+    nulls: Option<i64>,
+    lower: Option<Literal>,
+    upper: Option<Literal>,
+    /// Cleared when a row group has no usable min/max.
+    bounds_valid: bool,
+}
+
+/// A data (or delete) file entry for a local Parquet file with the metrics of its
+/// footer, typed by `schema` (columns matched by Parquet field id).
+///
+/// `file_path` is the location to record (e.g. `file:///…`), `partition` the partition
+/// tuple, `content` data or delete content, `equality_ids` for equality delete files.
+///
+/// Errors: an unreadable file ([`ErrorKind::Io`] / [`ErrorKind::InvalidData`]).
+pub fn data_file_from_parquet(
+    path: &Path,
+    file_path: &str,
+    schema: &Schema,
+    partition: Vec<Option<Literal>>,
+    content: DataContentType,
+    equality_ids: Vec<i32>,
+) -> Result<DataFile> {
+    let meta = read_parquet_metadata(path)?;
+    let file_size = std::fs::metadata(path)
+        .map_err(|e| {
+            Error::new(ErrorKind::Io, format!("cannot stat '{}'", path.display())).with_source(e)
+        })?
+        .len() as i64;
+    Ok(data_file_from_metadata(
+        &meta,
+        file_size,
+        file_path,
+        schema,
+        partition,
+        content,
+        equality_ids,
+    ))
+}
+
+/// Like [`data_file_from_parquet`], from an already-read footer and the file's size in
+/// bytes.
+pub fn data_file_from_metadata(
+    meta: &ParquetMetaData,
+    file_size_in_bytes: i64,
+    file_path: &str,
+    schema: &Schema,
+    partition: Vec<Option<Literal>>,
+    content: DataContentType,
+    equality_ids: Vec<i32>,
+) -> DataFile {
+    let descr = meta.file_metadata().schema_descr();
+    // Leaf column index → (field id, Iceberg type) for top-level primitive columns.
+    let columns: Vec<Option<(i32, PrimitiveType)>> = (0..descr.num_columns())
+        .map(|i| {
+            let col = descr.column(i);
+            if col.path().parts().len() != 1 {
+                return None;
+            }
+            let info = col.self_type().get_basic_info();
+            if !info.has_id() {
+                return None;
+            }
+            let id = info.id();
+            schema.primitive_type(id).map(|ty| (id, ty))
+        })
+        .collect();
+    let mut metrics: Vec<ColumnMetrics> = columns
+        .iter()
+        .map(|_| ColumnMetrics {
+            nulls: Some(0),
+            bounds_valid: true,
+            ..Default::default()
+        })
+        .collect();
+    let mut split_offsets = Vec::with_capacity(meta.num_row_groups());
+    for rg in meta.row_groups() {
+        if let Some(first) = rg.columns().first() {
+            let offset = first
+                .dictionary_page_offset()
+                .unwrap_or_else(|| first.data_page_offset());
+            split_offsets.push(offset);
+        }
+        for (i, cc) in rg.columns().iter().enumerate() {
+            let (Some(Some((_, ty))), Some(m)) = (columns.get(i), metrics.get_mut(i)) else {
+                continue;
+            };
+            m.size += cc.compressed_size();
+            m.values += cc.num_values();
+            let stats = cc.statistics();
+            m.nulls = match (m.nulls, stats.and_then(Statistics::null_count_opt)) {
+                (Some(n), Some(c)) => Some(n + c as i64),
+                _ => None,
+            };
+            let row_group_all_null = stats
+                .and_then(Statistics::null_count_opt)
+                .is_some_and(|n| n as i64 == cc.num_values());
+            if row_group_all_null {
+                continue;
+            }
+            let bounds =
+                stats.and_then(|s| Some((stat_literal(s, true, ty)?, stat_literal(s, false, ty)?)));
+            match bounds {
+                None => m.bounds_valid = false,
+                Some((lo, hi)) => {
+                    if m.lower
+                        .as_ref()
+                        .is_none_or(|l| compare(&lo, l) == Some(Ordering::Less))
+                    {
+                        m.lower = Some(lo);
+                    }
+                    if m.upper
+                        .as_ref()
+                        .is_none_or(|u| compare(&hi, u) == Some(Ordering::Greater))
+                    {
+                        m.upper = Some(hi);
+                    }
+                }
+            }
+        }
+    }
+    let mut file = empty_data_file(file_path, content);
+    file.partition = partition;
+    file.record_count = meta.file_metadata().num_rows();
+    file.file_size_in_bytes = file_size_in_bytes;
+    file.split_offsets = split_offsets;
+    file.equality_ids = equality_ids;
+    for (col, m) in columns.iter().zip(metrics) {
+        let Some((id, _)) = col else { continue };
+        file.column_sizes.insert(*id, m.size);
+        file.value_counts.insert(*id, m.values);
+        if let Some(n) = m.nulls {
+            file.null_value_counts.insert(*id, n);
+        }
+        if m.bounds_valid {
+            if let (Some(lo), Some(hi)) = (m.lower, m.upper) {
+                file.lower_bounds.insert(*id, literal_to_bytes(&lo));
+                file.upper_bounds.insert(*id, literal_to_bytes(&hi));
+            }
+        }
+    }
+    file
+}
+
+/// A Parquet data or delete file entry with no partition values, no metrics and zero
+/// counts, for callers that fill in what they know.
+pub fn empty_data_file(file_path: &str, content: DataContentType) -> DataFile {
+    DataFile {
+        content,
+        file_path: file_path.to_string(),
+        file_format: DataFileFormat::Parquet,
+        partition: vec![],
+        record_count: 0,
+        file_size_in_bytes: 0,
+        column_sizes: HashMap::new(),
+        value_counts: HashMap::new(),
+        null_value_counts: HashMap::new(),
+        nan_value_counts: HashMap::new(),
+        lower_bounds: HashMap::new(),
+        upper_bounds: HashMap::new(),
+        key_metadata: None,
+        split_offsets: vec![],
+        equality_ids: vec![],
+        sort_order_id: None,
+        first_row_id: None,
+        referenced_data_file: None,
+        content_offset: None,
+        content_size_in_bytes: None,
+    }
+}

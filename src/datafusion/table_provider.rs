@@ -77,15 +77,11 @@ impl IcebergTableProvider {
     /// cannot read yet (naming the column).
     pub fn try_new(table: Table) -> Result<Self> {
         let snapshot = table.metadata().current_snapshot().cloned();
-        Self::at_snapshot(table, snapshot)
+        let schema = table.metadata().current_schema().clone();
+        Self::at_snapshot(table, snapshot, schema)
     }
 
-    fn at_snapshot(table: Table, snapshot: Option<Snapshot>) -> Result<Self> {
-        let metadata = table.metadata();
-        let schema = match &snapshot {
-            Some(s) => metadata.schema_for_snapshot(s).clone(),
-            None => metadata.current_schema().clone(),
-        };
+    fn at_snapshot(table: Table, snapshot: Option<Snapshot>, schema: Schema) -> Result<Self> {
         let arrow_schema = Arc::new(schema_to_arrow(&schema)?);
         Ok(Self {
             table,
@@ -98,28 +94,44 @@ impl IcebergTableProvider {
     }
 
     /// The same table at snapshot `id`, read with the schema that snapshot was written
-    /// with. Errors with [`crate::ErrorKind::NotFound`] naming the id.
+    /// with (as Iceberg Java's `SnapshotUtil.schemaFor` does for time travel by id).
+    /// Errors with [`crate::ErrorKind::NotFound`] naming the id.
     pub fn with_snapshot_id(self, id: i64) -> Result<Self> {
-        let snapshot = self
-            .table
-            .metadata()
-            .snapshot_by_id(id)
-            .cloned()
-            .ok_or_else(|| Error::not_found(format!("snapshot id {id} in table '{}'", self.table.metadata_location())))?;
-        Self::at_snapshot(self.table, Some(snapshot))
+        let metadata = self.table.metadata();
+        let snapshot = metadata.snapshot_by_id(id).cloned().ok_or_else(|| {
+            Error::not_found(format!(
+                "snapshot id {id} in table '{}'",
+                self.table.metadata_location()
+            ))
+        })?;
+        let schema = metadata.schema_for_snapshot(&snapshot).clone();
+        Self::at_snapshot(self.table, Some(snapshot), schema)
     }
 
-    /// The same table at the snapshot a branch or tag points at.
+    /// The same table at the snapshot a branch or tag points at. A branch is read with
+    /// the table's current schema, a tag with the schema its snapshot was written with
+    /// (Iceberg Java's `SnapshotUtil.schemaFor(table, ref)`).
     /// Errors with [`crate::ErrorKind::NotFound`] naming the ref.
     pub fn with_ref(self, name: &str) -> Result<Self> {
-        let id = self
-            .table
-            .metadata()
-            .refs
-            .get(name)
-            .map(|r| r.snapshot_id)
-            .ok_or_else(|| Error::not_found(format!("branch or tag '{name}' in table '{}'", self.table.metadata_location())))?;
-        self.with_snapshot_id(id)
+        let metadata = self.table.metadata();
+        let reference = metadata.refs.get(name).ok_or_else(|| {
+            Error::not_found(format!(
+                "branch or tag '{name}' in table '{}'",
+                self.table.metadata_location()
+            ))
+        })?;
+        if reference.ref_type != "branch" {
+            let id = reference.snapshot_id;
+            return self.with_snapshot_id(id);
+        }
+        let snapshot = metadata.snapshot_by_id(reference.snapshot_id).cloned().ok_or_else(|| {
+            Error::invalid_data(format!(
+                "branch '{name}' points at snapshot {} which the table does not have",
+                reference.snapshot_id
+            ))
+        })?;
+        let schema = metadata.current_schema().clone();
+        Self::at_snapshot(self.table, Some(snapshot), schema)
     }
 
     /// The table.

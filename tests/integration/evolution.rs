@@ -70,3 +70,33 @@ async fn files_without_field_ids_use_the_name_mapping() {
     let original = query(crate::fixtures::testdata("sample_table").to_str().unwrap(), sql).await.unwrap();
     assert_eq!(with_mapping, original);
 }
+
+/// A column added after the last snapshot shows (as NULL) when reading the table, as in
+/// Spark; time travel to that snapshot by id reads the snapshot's own schema.
+#[tokio::test]
+async fn current_schema_for_the_table_snapshot_schema_for_time_travel() {
+    let dir = copy_table("sample_table");
+    let meta = dir.path().join("metadata/v4.metadata.json");
+    let mut json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&meta).unwrap()).unwrap();
+    let mut schema = json["schemas"][0].clone();
+    schema["schema-id"] = 1.into();
+    schema["fields"]
+        .as_array_mut()
+        .unwrap()
+        .push(serde_json::json!({"id": 4, "name": "note", "required": false, "type": "string"}));
+    json["schemas"].as_array_mut().unwrap().push(schema);
+    json["current-schema-id"] = 1.into();
+    json["last-column-id"] = 4.into();
+    std::fs::write(&meta, json.to_string()).unwrap();
+
+    let location = dir.path().to_str().unwrap();
+    let out = query(location, "SELECT count(*) AS n, count(note) AS notes FROM t").await.unwrap();
+    assert!(out.contains("| 61 | 0     |"), "{out}");
+
+    let table = icefloe::Table::open(location).await.unwrap();
+    let current = table.metadata().current_snapshot_id.unwrap();
+    let by_id = IcebergTableProvider::try_new(table.clone()).unwrap().with_snapshot_id(current).unwrap();
+    assert_eq!(by_id.iceberg_schema().columns().len(), 3);
+    let by_branch = IcebergTableProvider::try_new(table).unwrap().with_ref("main").unwrap();
+    assert_eq!(by_branch.iceberg_schema().columns().len(), 4);
+}

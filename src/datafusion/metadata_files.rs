@@ -26,8 +26,8 @@ use crate::error::Result;
 use crate::spec::arrow::primitive_to_arrow;
 use crate::spec::values::epoch_date;
 use crate::spec::{
-    DataContentType, DataFileFormat, Literal, ManifestEntry, ManifestStatus, PrimitiveType,
-    TableMetadata, Transform,
+    DataContentType, DataFileFormat, Literal, ManifestEntry, ManifestStatus, NestedField,
+    PrimitiveType, TableMetadata, Transform, Type,
 };
 
 /// Which files a files table lists.
@@ -212,8 +212,73 @@ fn bytes_map_column<'a>(
     Ok(Arc::new(b.finish()))
 }
 
+/// The primitive leaves of the current schema reachable through structs, with their
+/// dotted names (`st.x`), in schema order.
+fn metric_leaves(metadata: &TableMetadata) -> Vec<(String, i32, PrimitiveType)> {
+    fn walk(fields: &[NestedField], prefix: &str, out: &mut Vec<(String, i32, PrimitiveType)>) {
+        for f in fields {
+            let name = format!("{prefix}{}", f.name);
+            match f.field_type.as_ref() {
+                Type::Primitive(p) => out.push((name, f.id, *p)),
+                Type::Struct(st) => walk(&st.fields, &format!("{name}."), out),
+                Type::List(_) | Type::Map(_) => {}
+            }
+        }
+    }
+    let mut out = vec![];
+    walk(metadata.current_schema().columns(), "", &mut out);
+    out
+}
+
+/// Spark's `readable_metrics`: per column of the current schema, a struct of
+/// `column_size`, `value_count`, `null_value_count`, `nan_value_count` and
+/// `lower_bound` / `upper_bound` decoded to the column's type. `None` when the schema
+/// has no primitive column.
+fn readable_metrics_column(
+    metadata: &TableMetadata,
+    entries: &[&ManifestEntry],
+) -> Result<Option<ArrayRef>> {
+    let files: Vec<_> = entries.iter().map(|e| &e.data_file).collect();
+    let mut outer = Columns::default();
+    for (name, id, ptype) in metric_leaves(metadata) {
+        let Ok(data_type) = primitive_to_arrow(&ptype) else {
+            continue;
+        };
+        let bound = |f: &crate::spec::DataFile, upper: bool| {
+            let map = if upper {
+                &f.upper_bounds
+            } else {
+                &f.lower_bounds
+            };
+            map.get(&id)
+                .and_then(|b| Literal::from_bytes(b, &ptype).ok())
+        };
+        let lowers: Vec<Option<Literal>> = files.iter().map(|f| bound(f, false)).collect();
+        let uppers: Vec<Option<Literal>> = files.iter().map(|f| bound(f, true)).collect();
+        let count = |m: fn(&crate::spec::DataFile) -> &std::collections::HashMap<i32, i64>| {
+            longs(files.iter().map(|f| m(f).get(&id).copied()))
+        };
+        let mut c = Columns::default();
+        c.add("column_size", count(|f| &f.column_sizes));
+        c.add("value_count", count(|f| &f.value_counts));
+        c.add("null_value_count", count(|f| &f.null_value_counts));
+        c.add("nan_value_count", count(|f| &f.nan_value_counts));
+        let lower = scalar_column(lowers.iter().map(Option::as_ref).collect(), &data_type)?;
+        c.add("lower_bound", lower);
+        let upper = scalar_column(uppers.iter().map(Option::as_ref).collect(), &data_type)?;
+        c.add("upper_bound", upper);
+        let (fields, arrays) = c.into_parts();
+        outer.add(&name, Arc::new(StructArray::try_new(fields, arrays, None)?));
+    }
+    let (fields, arrays) = outer.into_parts();
+    if fields.is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(Arc::new(StructArray::try_new(fields, arrays, None)?)))
+}
+
 /// The columns of Spark's `files` table for `entries` (also the `data_file` struct of
-/// `entries`).
+/// `entries`), without `readable_metrics`.
 fn file_columns(metadata: &TableMetadata, entries: &[&ManifestEntry]) -> Result<Columns> {
     let unified = unified_partition_type(metadata);
     let files: Vec<_> = entries.iter().map(|e| &e.data_file).collect();
@@ -318,7 +383,11 @@ pub(crate) fn files_table(
             FileFilter::Deletes => e.data_file.content != DataContentType::Data,
         })
         .collect();
-    file_columns(metadata, &selected)?.into_batch()
+    let mut c = file_columns(metadata, &selected)?;
+    if let Some(m) = readable_metrics_column(metadata, &selected)? {
+        c.add("readable_metrics", m);
+    }
+    c.into_batch()
 }
 
 /// `entries`: every entry of the snapshot's manifests.
@@ -353,6 +422,9 @@ pub(crate) fn entries_table(
         "data_file",
         Arc::new(StructArray::try_new(fields, arrays, None)?),
     );
+    if let Some(m) = readable_metrics_column(metadata, entries)? {
+        c.add("readable_metrics", m);
+    }
     c.into_batch()
 }
 

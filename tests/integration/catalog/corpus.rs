@@ -211,13 +211,14 @@ async fn metadata_table_columns_are_sparks() {
     );
     let files = "content,file_path,file_format,spec_id,partition,record_count,file_size_in_bytes,column_sizes,\
         value_counts,null_value_counts,nan_value_counts,lower_bounds,upper_bounds,key_metadata,split_offsets,\
-        equality_ids,sort_order_id,first_row_id,referenced_data_file,content_offset,content_size_in_bytes";
+        equality_ids,sort_order_id,first_row_id,referenced_data_file,content_offset,content_size_in_bytes,\
+        readable_metrics";
     for t in ["files", "data_files", "delete_files"] {
         assert_eq!(columns(t).await, files);
     }
     assert_eq!(
         columns("entries").await,
-        "status,snapshot_id,sequence_number,file_sequence_number,data_file"
+        "status,snapshot_id,sequence_number,file_sequence_number,data_file,readable_metrics"
     );
     assert_eq!(
         columns("partitions").await,
@@ -234,6 +235,30 @@ async fn metadata_table_columns_are_sparks() {
     assert_eq!(rows, 61);
     let days = strings(&ctx, &format!("SELECT CAST(partition['ts_day'] AS VARCHAR) FROM c.corpus.\"{name}$partitions\" ORDER BY 1 NULLS FIRST")).await;
     assert_eq!(days.first().map(String::as_str), Some("NULL"), "{days:?}");
+    // readable_metrics decodes the bounds to the column type
+    let t = format!("c.corpus.{name}");
+    let lower = scalar_i64(
+        &ctx,
+        &format!(
+            "SELECT min(readable_metrics['id']['lower_bound']) FROM c.corpus.\"{name}$files\""
+        ),
+    )
+    .await;
+    assert_eq!(
+        lower,
+        scalar_i64(&ctx, &format!("SELECT min(id) FROM {t}")).await
+    );
+    let upper = scalar_i64(
+        &ctx,
+        &format!(
+            "SELECT max(readable_metrics['id']['upper_bound']) FROM c.corpus.\"{name}$files\""
+        ),
+    )
+    .await;
+    assert_eq!(
+        upper,
+        scalar_i64(&ctx, &format!("SELECT max(id) FROM {t}")).await
+    );
     // the summaries of a day-partitioned manifest read as dates
     let bounds = strings(
         &ctx,

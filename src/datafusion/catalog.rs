@@ -13,8 +13,9 @@
 //! | `"t@v1-tag$files"` | a snapshot-scoped metadata table at that snapshot |
 //!
 //! After `@`, a branch or tag name wins over a snapshot id, which wins over a timestamp.
-//! The suffixed names need double quotes in SQL. An old snapshot is read with the schema
-//! it was written with.
+//! The suffixed names need double quotes in SQL. As in Iceberg Java, a snapshot id, tag or
+//! timestamp reads with the schema the snapshot was written with, a branch with the
+//! table's current schema.
 //!
 //! Namespace and table lists are read when the provider is created
 //! ([`IcebergCatalogProvider::try_new`]) and on [`IcebergCatalogProvider::refresh`];
@@ -116,9 +117,12 @@ pub async fn table_provider_for(
         }
         None => {
             let provider = IcebergTableProvider::try_new(table)?;
-            Ok(Arc::new(match snapshot {
-                Some(s) => provider.with_snapshot_id(s.snapshot_id)?,
-                None => provider,
+            // schemas as Iceberg Java picks them: a branch reads with the table's current
+            // schema, a snapshot id, tag or timestamp with the snapshot's own
+            Ok(Arc::new(match (version, snapshot) {
+                (Some(TableVersion::Ref(name)), Some(_)) => provider.with_ref(name)?,
+                (_, Some(s)) => provider.with_snapshot_id(s.snapshot_id)?,
+                (_, None) => provider,
             }))
         }
     }

@@ -1,3 +1,173 @@
-//! Placeholder: filled in by the benchmark commits (see benches/README.md).
+//! TPC-H side by side: the same SQL on icefloe (`IcebergTableProvider` over Iceberg v2
+//! tables) and on DataFusion's `ListingTable` over the very same Parquet files (the
+//! floor), interleaved, medians, per-query ratio and total, results compared.
+//!
+//! ```text
+//! cargo bench --bench side_by_side -- --sf 1 [--iterations 5] [--queries 1,6,18]
+//!     [--data DIR] [--tpchgen PATH] [--parts 4]
+//! ```
+//!
+//! Data: `tpchgen-cli` (from `--tpchgen`, `$TPCHGEN_CLI` or `PATH`) writes
+//! `DATA/tpch-sfN/parquet/<table>/<table>.<k>.parquet` (`--parts` files per table);
+//! icefloe's own writer registers them ("add_files") as Iceberg v2 tables in
+//! `DATA/tpch-sfN/iceberg/<table>`. Both are made once and reused.
+//!
+//! Each query runs once on each side as a warm-up (its results are the ones compared),
+//! then `--iterations` times per side, interleaved A B, B A, … so drift hits both.
 
-fn main() {}
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::{canonical_rows, machine, median, ms, timed, Args};
+use datafusion::prelude::{ParquetReadOptions, SessionConfig, SessionContext};
+use icefloe::spec::PartitionSpec;
+use icefloe::write::{schema_from_parquet, LocalTableWriter};
+use icefloe::IcebergTableProvider;
+
+const TABLES: [&str; 8] = [
+    "customer", "lineitem", "nation", "orders", "part", "partsupp", "region", "supplier",
+];
+
+type BoxError = Box<dyn std::error::Error>;
+
+fn tpchgen_binary(args: &Args) -> String {
+    args.get("tpchgen")
+        .or_else(|| std::env::var("TPCHGEN_CLI").ok())
+        .unwrap_or_else(|| "tpchgen-cli".to_string())
+}
+
+fn parquet_files(dir: &Path) -> Result<Vec<PathBuf>, BoxError> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "parquet"))
+        .collect();
+    files.sort();
+    Ok(files)
+}
+
+/// Generate the Parquet files (if missing) and the Iceberg tables over them (if missing).
+fn prepare(args: &Args, root: &Path, sf: &str) -> Result<(), BoxError> {
+    let parquet = root.join("parquet");
+    let parts = args.get("parts").unwrap_or_else(|| "4".into());
+    if !TABLES.iter().all(|t| parquet.join(t).is_dir()) {
+        let bin = tpchgen_binary(args);
+        eprintln!("generating TPC-H SF{sf} Parquet with {bin} ({parts} files per table) …");
+        let status = Command::new(&bin)
+            .args(["parquet", "-s", sf, "--parts", &parts, "--output-dir"])
+            .arg(&parquet)
+            .status()
+            .map_err(|e| format!("cannot run '{bin}' (install: pip install tpchgen-cli): {e}"))?;
+        if !status.success() {
+            return Err(format!("{bin} failed: {status}").into());
+        }
+    }
+    for t in TABLES {
+        let table_dir = root.join("iceberg").join(t);
+        if table_dir.join("metadata/version-hint.text").exists() {
+            continue;
+        }
+        let files = parquet_files(&parquet.join(t))?;
+        let first = files.first().ok_or_else(|| format!("no Parquet files for {t}"))?;
+        let schema = schema_from_parquet(first)?;
+        let mut w = LocalTableWriter::create(
+            &table_dir,
+            schema,
+            PartitionSpec::unpartitioned(),
+            Default::default(),
+        )?;
+        w.add_parquet_files(&files)?;
+        eprintln!("registered {} files as Iceberg table {}", files.len(), table_dir.display());
+    }
+    Ok(())
+}
+
+async fn contexts(root: &Path) -> Result<(SessionContext, SessionContext), BoxError> {
+    let config = || SessionConfig::new();
+    let iceberg = SessionContext::new_with_config(config());
+    let listing = SessionContext::new_with_config(config());
+    for t in TABLES {
+        let provider = IcebergTableProvider::open(&root.join("iceberg").join(t).to_string_lossy()).await?;
+        iceberg.register_table(t, Arc::new(provider))?;
+        let dir = format!("{}/", root.join("parquet").join(t).display());
+        listing.register_parquet(t, &dir, ParquetReadOptions::default()).await?;
+    }
+    Ok((iceberg, listing))
+}
+
+async fn run(ctx: &SessionContext, sql: &str) -> Result<(Vec<String>, Duration), BoxError> {
+    let (res, took) = timed(async { ctx.sql(sql).await?.collect().await }).await;
+    Ok((canonical_rows(&res?), took))
+}
+
+#[tokio::main]
+async fn main() -> Result<(), BoxError> {
+    let args = Args::from_env();
+    let sf = args.get("sf").unwrap_or_else(|| "1".into());
+    let iterations: usize = args.num("iterations", 5);
+    let queries: Vec<usize> = match args.get("queries") {
+        Some(list) => list.split(',').filter_map(|q| q.trim().parse().ok()).collect(),
+        None => (1..=22).collect(),
+    };
+    let query_dir = args.get("query-dir").map(PathBuf::from).unwrap_or_else(|| {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/bench/tpch-queries")
+    });
+    let root = common::data_dir(&args).join(format!("tpch-sf{sf}"));
+    prepare(&args, &root, &sf)?;
+    let (iceberg, listing) = contexts(&root).await?;
+
+    println!("# TPC-H SF{sf}: icefloe (Iceberg v2) vs DataFusion ListingTable over the same Parquet files");
+    println!("machine: {}; iterations: {iterations} per side, interleaved; medians in ms", machine());
+    println!();
+    println!("| query | icefloe ms | ListingTable ms | ratio | rows | same results |");
+    println!("|---|---:|---:|---:|---:|---|");
+    let (mut total_a, mut total_b) = (Duration::ZERO, Duration::ZERO);
+    let mut mismatches = vec![];
+    for q in &queries {
+        let sql = std::fs::read_to_string(query_dir.join(format!("q{q:02}.sql")))?;
+        let (rows_a, _) = run(&iceberg, &sql).await?;
+        let (rows_b, _) = run(&listing, &sql).await?;
+        let same = rows_a == rows_b;
+        if !same {
+            mismatches.push(*q);
+        }
+        let (mut ta, mut tb) = (vec![], vec![]);
+        for i in 0..iterations {
+            if i % 2 == 0 {
+                ta.push(run(&iceberg, &sql).await?.1);
+                tb.push(run(&listing, &sql).await?.1);
+            } else {
+                tb.push(run(&listing, &sql).await?.1);
+                ta.push(run(&iceberg, &sql).await?.1);
+            }
+        }
+        let (ma, mb) = (median(ta), median(tb));
+        total_a += ma;
+        total_b += mb;
+        println!(
+            "| q{q:02} | {:.1} | {:.1} | {:.3} | {} | {} |",
+            ms(ma),
+            ms(mb),
+            ms(ma) / ms(mb),
+            rows_a.len(),
+            if same { "yes" } else { "NO" }
+        );
+    }
+    println!(
+        "| total | {:.1} | {:.1} | {:.3} | | {} |",
+        ms(total_a),
+        ms(total_b),
+        ms(total_a) / ms(total_b),
+        if mismatches.is_empty() { "all".to_string() } else { format!("differ: {mismatches:?}") }
+    );
+    if let Some(peak) = common::peak_rss_bytes() {
+        println!("\npeak RSS: {:.0} MiB", peak as f64 / (1 << 20) as f64);
+    }
+    if !mismatches.is_empty() {
+        return Err(format!("results differ for queries {mismatches:?}").into());
+    }
+    Ok(())
+}

@@ -1,0 +1,156 @@
+//! Helpers shared by the benchmark programs: arguments, data locations, timing,
+//! canonical result text and peak memory.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use datafusion::arrow::array::{Array, ArrayRef, Float32Array, Float64Array};
+use datafusion::arrow::datatypes::DataType;
+use datafusion::arrow::record_batch::RecordBatch;
+use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
+
+/// `--name value` arguments (cargo bench adds `--bench`, which is ignored).
+pub struct Args(Vec<String>);
+
+impl Args {
+    pub fn from_env() -> Self {
+        Self(std::env::args().skip(1).filter(|a| a != "--bench").collect())
+    }
+
+    pub fn get(&self, name: &str) -> Option<String> {
+        let flag = format!("--{name}");
+        let mut it = self.0.iter();
+        while let Some(a) = it.next() {
+            if *a == flag {
+                return it.next().cloned();
+            }
+            if let Some(v) = a.strip_prefix(&format!("{flag}=")) {
+                return Some(v.to_string());
+            }
+        }
+        None
+    }
+
+    pub fn has(&self, name: &str) -> bool {
+        self.0.iter().any(|a| *a == format!("--{name}"))
+    }
+
+    pub fn num<T: std::str::FromStr>(&self, name: &str, default: T) -> T {
+        self.get(name).and_then(|v| v.parse().ok()).unwrap_or(default)
+    }
+}
+
+/// Where generated data lives: `--data DIR`, else `$ICEFLOE_BENCH_DATA`, else
+/// `target/bench-data` of this crate (git-ignored).
+pub fn data_dir(args: &Args) -> PathBuf {
+    args.get("data")
+        .or_else(|| std::env::var("ICEFLOE_BENCH_DATA").ok())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target/bench-data"))
+}
+
+/// Median of durations (the mean of the two middle ones for an even count).
+pub fn median(mut v: Vec<Duration>) -> Duration {
+    if v.is_empty() {
+        return Duration::ZERO;
+    }
+    v.sort();
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2
+    }
+}
+
+pub fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+/// Time an async block.
+pub async fn timed<T, F: std::future::Future<Output = T>>(f: F) -> (T, Duration) {
+    let start = Instant::now();
+    let out = f.await;
+    (out, start.elapsed())
+}
+
+/// Peak resident memory of this process so far (`VmHWM` of /proc/self/status), bytes.
+pub fn peak_rss_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// Current resident memory (`VmRSS`), bytes.
+pub fn rss_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+fn float_cell(v: f64) -> String {
+    if v.is_nan() {
+        "NaN".into()
+    } else if v == 0.0 {
+        "0".into()
+    } else {
+        // 9 significant digits: parallel aggregation may sum in a different order.
+        format!("{v:.8e}")
+    }
+}
+
+/// The rows of `batches` as sorted canonical text (floats to 9 significant digits), so
+/// two engines' results compare equal regardless of row order and summation order.
+pub fn canonical_rows(batches: &[RecordBatch]) -> Vec<String> {
+    let mut rows = vec![];
+    let options = FormatOptions::default().with_null("NULL");
+    for b in batches {
+        let columns: Vec<&ArrayRef> = b.columns().iter().collect();
+        let formatters: Vec<Option<ArrayFormatter>> = columns
+            .iter()
+            .map(|c| match c.data_type() {
+                DataType::Float32 | DataType::Float64 => None,
+                _ => ArrayFormatter::try_new(c.as_ref(), &options).ok(),
+            })
+            .collect();
+        for r in 0..b.num_rows() {
+            let cells: Vec<String> = columns
+                .iter()
+                .zip(&formatters)
+                .map(|(c, f)| {
+                    if c.is_null(r) {
+                        return "NULL".to_string();
+                    }
+                    if let Some(a) = c.as_any().downcast_ref::<Float64Array>() {
+                        return float_cell(a.value(r));
+                    }
+                    if let Some(a) = c.as_any().downcast_ref::<Float32Array>() {
+                        return float_cell(f64::from(a.value(r)));
+                    }
+                    f.as_ref().map(|f| f.value(r).to_string()).unwrap_or_else(|| "?".into())
+                })
+                .collect();
+            rows.push(cells.join("|"));
+        }
+    }
+    rows.sort();
+    rows
+}
+
+/// The machine: core count and CPU model.
+pub fn machine() -> String {
+    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0);
+    let model = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split(':').nth(1))
+                .map(|m| m.trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown CPU".into());
+    format!("{cores} cores, {model}")
+}

@@ -16,7 +16,7 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use datafusion::arrow::datatypes::{Field, Schema as ArrowSchema, SchemaRef};
+use datafusion::arrow::datatypes::{DataType, Field, Schema as ArrowSchema, SchemaRef};
 use datafusion::common::tree_node::{Transformed, TransformedResult, TreeNode};
 use datafusion::common::{DataFusionError, Result as DFResult, ScalarValue};
 use datafusion::physical_expr::expressions::{Column, Literal};
@@ -25,6 +25,7 @@ use datafusion::physical_expr_adapter::{
     DefaultPhysicalExprAdapter, PhysicalExprAdapter, PhysicalExprAdapterFactory,
 };
 
+use super::nested_ids::{rename_field_access, rename_to_file, same_but_names, RelabelExpr};
 use crate::spec::arrow::arrow_field_id;
 use crate::spec::name_mapping::NameMapping;
 
@@ -54,13 +55,13 @@ impl FieldIdExprAdapterFactory {
         }
     }
 
-    /// Field id → file column name for the file's top-level columns: the ids the file
+    /// Field id → file column for the file's top-level columns: the ids the file
     /// carries, or those the name mapping assigns when it carries none.
-    fn file_columns_by_id(&self, physical: &ArrowSchema) -> DFResult<HashMap<i32, String>> {
-        let by_id: HashMap<i32, String> = physical
+    fn file_columns_by_id(&self, physical: &ArrowSchema) -> DFResult<HashMap<i32, Field>> {
+        let by_id: HashMap<i32, Field> = physical
             .fields()
             .iter()
-            .filter_map(|f| arrow_field_id(f).map(|id| (id, f.name().clone())))
+            .filter_map(|f| arrow_field_id(f).map(|id| (id, f.as_ref().clone())))
             .collect();
         if !by_id.is_empty() || physical.fields().is_empty() {
             return Ok(by_id);
@@ -85,7 +86,7 @@ impl FieldIdExprAdapterFactory {
                 mapping
                     .find(f.name())
                     .and_then(|m| m.field_id)
-                    .map(|id| (id, f.name().clone()))
+                    .map(|id| (id, f.as_ref().clone()))
             })
             .collect())
     }
@@ -100,11 +101,19 @@ impl PhysicalExprAdapterFactory for FieldIdExprAdapterFactory {
         let file_ids = self.file_columns_by_id(&physical_file_schema)?;
         let mut renames = HashMap::new();
         let mut substitutions = HashMap::new();
+        let mut nested = HashMap::new();
         let mut fields: Vec<Field> = Vec::with_capacity(logical_file_schema.fields().len());
         for f in logical_file_schema.fields() {
+            let mut data_type = f.data_type().clone();
             let target = match arrow_field_id(f) {
                 Some(id) => match file_ids.get(&id) {
-                    Some(name) => name.clone(),
+                    Some(file_field) => {
+                        data_type = rename_to_file(f.data_type(), file_field.data_type());
+                        if &data_type != f.data_type() {
+                            nested.insert(f.name().clone(), (f.data_type().clone(), data_type.clone()));
+                        }
+                        file_field.name().clone()
+                    }
                     None => {
                         if let Some(default) = self.initial_defaults.get(&id) {
                             substitutions.insert(f.name().clone(), default.clone());
@@ -123,7 +132,7 @@ impl PhysicalExprAdapterFactory for FieldIdExprAdapterFactory {
             if &target != f.name() {
                 renames.insert(f.name().clone(), target.clone());
             }
-            fields.push(f.as_ref().clone().with_name(target));
+            fields.push(f.as_ref().clone().with_name(target).with_data_type(data_type));
         }
         let renamed_logical = Arc::new(ArrowSchema::new_with_metadata(
             fields,
@@ -132,6 +141,9 @@ impl PhysicalExprAdapterFactory for FieldIdExprAdapterFactory {
         Ok(Arc::new(FieldIdExprAdapter {
             renames,
             substitutions,
+            nested,
+            logical_file_schema,
+            physical_file_schema: Arc::clone(&physical_file_schema),
             inner: DefaultPhysicalExprAdapter::new(renamed_logical, physical_file_schema),
         }))
     }
@@ -146,11 +158,45 @@ pub struct FieldIdExprAdapter {
     renames: HashMap<String, String>,
     /// Table column name → the `initial-default` it reads as in this file.
     substitutions: HashMap<String, ScalarValue>,
+    /// Table column name → (table type, type renamed to the file's nested names), for
+    /// nested columns whose nested names differ in this file.
+    nested: HashMap<String, (DataType, DataType)>,
+    logical_file_schema: SchemaRef,
+    physical_file_schema: SchemaRef,
     inner: DefaultPhysicalExprAdapter,
 }
 
 impl PhysicalExprAdapter for FieldIdExprAdapter {
     fn rewrite(&self, expr: Arc<dyn PhysicalExpr>) -> DFResult<Arc<dyn PhysicalExpr>> {
+        if self.nested.is_empty() {
+            return self.rewrite_columns(expr);
+        }
+        let table_field = expr.return_field(&self.logical_file_schema).ok();
+        let accesses_renamed = Arc::clone(&expr)
+            .transform(|e| {
+                let renamed = rename_field_access(&e, |name| self.nested.get(name).cloned())?;
+                Ok(match renamed {
+                    Some(r) => Transformed::yes(r),
+                    None => Transformed::no(e),
+                })
+            })
+            .data()?;
+        let rewritten = self.rewrite_columns(accesses_renamed)?;
+        // give values of renamed nested types the table's names again
+        if let Some(table_field) = table_field {
+            let file_type = rewritten.data_type(&self.physical_file_schema)?;
+            if &file_type != table_field.data_type() && same_but_names(&file_type, table_field.data_type()) {
+                return Ok(Arc::new(RelabelExpr::new(rewritten, table_field.as_ref().clone())));
+            }
+        }
+        Ok(rewritten)
+    }
+}
+
+impl FieldIdExprAdapter {
+    /// Rename table columns to file columns (or their defaults), then adapt with
+    /// DataFusion's default adapter.
+    fn rewrite_columns(&self, expr: Arc<dyn PhysicalExpr>) -> DFResult<Arc<dyn PhysicalExpr>> {
         let renamed = if self.renames.is_empty() {
             expr
         } else {

@@ -5,6 +5,7 @@ mod delete_planning;
 mod equality_delete_exec;
 mod expr_adapter;
 mod factory;
+mod nested_ids;
 mod metadata_files;
 pub mod metadata_tables;
 pub mod filter;

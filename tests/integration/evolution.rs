@@ -100,3 +100,35 @@ async fn current_schema_for_the_table_snapshot_schema_for_time_travel() {
     let by_branch = IcebergTableProvider::try_new(table).unwrap().with_ref("main").unwrap();
     assert_eq!(by_branch.iceberg_schema().columns().len(), 4);
 }
+
+/// Nested fields are matched by field id too: after renaming `st.a` → `st.alpha`,
+/// `st.inner.c` → `st.inner.gamma` and the list-of-struct field `arr_st.k` → `key_name`,
+/// files written before the rename still read their values.
+#[tokio::test]
+async fn renamed_nested_fields_read_by_id() {
+    let original = crate::fixtures::testdata("corpus/spark_v2_nested");
+    let dir = copy_table("corpus/spark_v2_nested");
+    let meta = dir.path().join("metadata/v3.metadata.json");
+    let text = std::fs::read_to_string(&meta).unwrap();
+    let renamed = text
+        .replace(r#""id":7,"name":"a""#, r#""id":7,"name":"alpha""#)
+        .replace(r#""id":10,"name":"c""#, r#""id":10,"name":"gamma""#)
+        .replace(r#""id":15,"name":"k""#, r#""id":15,"name":"key_name""#);
+    assert_ne!(renamed, text, "the fixture's schema JSON changed shape");
+    std::fs::write(&meta, renamed).unwrap();
+    let (old, new) = (original.to_str().unwrap(), dir.path().to_str().unwrap());
+
+    let before = query(old, "SELECT id, st['a'] AS a, st['inner']['c'] AS c FROM t WHERE st['a'] > 3 ORDER BY id").await.unwrap();
+    let after = query(new, "SELECT id, st['alpha'] AS a, st['inner']['gamma'] AS c FROM t WHERE st['alpha'] > 3 ORDER BY id").await.unwrap();
+    assert_eq!(after, before);
+    assert!(before.lines().count() > 4, "{before}");
+
+    // whole nested values come back with the table's (new) names and the old values
+    let whole_before = query(old, "SELECT id, st, arr_st FROM t ORDER BY id").await.unwrap();
+    let whole_after = query(new, "SELECT id, st, arr_st FROM t ORDER BY id").await.unwrap();
+    let expected = whole_before.replace("{a: ", "{alpha: ").replace("{c: ", "{gamma: ").replace("{k: ", "{key_name: ");
+    // compare cell contents, ignoring the table's padding
+    let cells = |s: &str| s.lines().filter(|l| l.starts_with('|')).map(|l| l.split_whitespace().collect::<String>()).collect::<Vec<_>>();
+    assert_eq!(cells(&whole_after), cells(&expected));
+    assert!(whole_after.contains("{alpha: 10, b: z, inner: {gamma: -2.5}}"), "{whole_after}");
+}

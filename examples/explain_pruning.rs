@@ -37,6 +37,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.first().map(String::as_str) == Some("--corpus") {
         let dir = args.get(1).ok_or("usage: --corpus <dir>")?;
+        // DataFusion spellings of Spark SQL, kept by the conformance runner
+        let rewrites: serde_json::Value =
+            std::fs::read_to_string("tests/conformance/sql_rewrites.json")
+                .ok()
+                .and_then(|t| serde_json::from_str(&t).ok())
+                .unwrap_or_default();
         let (mut ours_total, mut java_total) = (0usize, 0usize);
         let mut entries: Vec<_> = std::fs::read_dir(dir)?
             .flatten()
@@ -54,10 +60,17 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 .map(|n| n.to_string_lossy().to_string())
                 .unwrap_or_default();
             for case in cases["cases"].as_array().into_iter().flatten() {
-                let sql = case["sql"].as_str().unwrap_or_default().replace("{t}", "t");
+                let key = format!("{name}/{}", case["name"].as_str().unwrap_or("?"));
+                let sql = rewrites[&key]
+                    .as_str()
+                    .or(case["sql"].as_str())
+                    .unwrap_or_default()
+                    .replace("{t}", "t");
                 let java = case["iceberg_java_scan"]["data_files"]
                     .as_u64()
                     .map(|v| v as usize);
+                // the DuckDB-oracle table has PyIceberg's planner count instead
+                let pyiceberg = case["pyiceberg_scan"]["data_files"].as_u64();
                 let result = run(
                     &location,
                     &sql,
@@ -79,7 +92,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                         println!(
                             "{label}: files={} java={} (manifests {}/{} skipped, partition-skipped {}, metrics-skipped {}){flag}",
                             m.data_files_planned,
-                            java.map_or("-".into(), |j| j.to_string()),
+                            java.map_or_else(
+                                || pyiceberg.map_or("-".into(), |p| format!("- pyiceberg={p}")),
+                                |j| j.to_string()
+                            ),
                             m.manifests_skipped,
                             m.manifests_total,
                             m.data_files_skipped_by_partition,

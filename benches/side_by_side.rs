@@ -71,7 +71,9 @@ fn prepare(args: &Args, root: &Path, sf: &str) -> Result<(), BoxError> {
             continue;
         }
         let files = parquet_files(&parquet.join(t))?;
-        let first = files.first().ok_or_else(|| format!("no Parquet files for {t}"))?;
+        let first = files
+            .first()
+            .ok_or_else(|| format!("no Parquet files for {t}"))?;
         let schema = schema_from_parquet(first)?;
         let mut w = LocalTableWriter::create(
             &table_dir,
@@ -80,7 +82,11 @@ fn prepare(args: &Args, root: &Path, sf: &str) -> Result<(), BoxError> {
             Default::default(),
         )?;
         w.add_parquet_files(&files)?;
-        eprintln!("registered {} files as Iceberg table {}", files.len(), table_dir.display());
+        eprintln!(
+            "registered {} files as Iceberg table {}",
+            files.len(),
+            table_dir.display()
+        );
     }
     Ok(())
 }
@@ -90,10 +96,13 @@ async fn contexts(root: &Path) -> Result<(SessionContext, SessionContext), BoxEr
     let iceberg = SessionContext::new_with_config(config());
     let listing = SessionContext::new_with_config(config());
     for t in TABLES {
-        let provider = IcebergTableProvider::open(&root.join("iceberg").join(t).to_string_lossy()).await?;
+        let provider =
+            IcebergTableProvider::open(&root.join("iceberg").join(t).to_string_lossy()).await?;
         iceberg.register_table(t, Arc::new(provider))?;
         let dir = format!("{}/", root.join("parquet").join(t).display());
-        listing.register_parquet(t, &dir, ParquetReadOptions::default()).await?;
+        listing
+            .register_parquet(t, &dir, ParquetReadOptions::default())
+            .await?;
     }
     Ok((iceberg, listing))
 }
@@ -109,7 +118,10 @@ async fn main() -> Result<(), BoxError> {
     let sf = args.get("sf").unwrap_or_else(|| "1".into());
     let iterations: usize = args.num("iterations", 5);
     let queries: Vec<usize> = match args.get("queries") {
-        Some(list) => list.split(',').filter_map(|q| q.trim().parse().ok()).collect(),
+        Some(list) => list
+            .split(',')
+            .filter_map(|q| q.trim().parse().ok())
+            .collect(),
         None => (1..=22).collect(),
     };
     let query_dir = args.get("query-dir").map(PathBuf::from).unwrap_or_else(|| {
@@ -120,7 +132,10 @@ async fn main() -> Result<(), BoxError> {
     let (iceberg, listing) = contexts(&root).await?;
 
     println!("# TPC-H SF{sf}: icefloe (Iceberg v2) vs DataFusion ListingTable over the same Parquet files");
-    println!("machine: {}; iterations: {iterations} per side, interleaved; medians in ms", machine());
+    println!(
+        "machine: {}; iterations: {iterations} per side, interleaved; medians in ms",
+        machine()
+    );
     println!();
     println!("| query | icefloe ms | ListingTable ms | ratio | rows | same results |");
     println!("|---|---:|---:|---:|---:|---|");
@@ -161,7 +176,11 @@ async fn main() -> Result<(), BoxError> {
         ms(total_a),
         ms(total_b),
         ms(total_a) / ms(total_b),
-        if mismatches.is_empty() { "all".to_string() } else { format!("differ: {mismatches:?}") }
+        if mismatches.is_empty() {
+            "all".to_string()
+        } else {
+            format!("differ: {mismatches:?}")
+        }
     );
     if let Some(peak) = common::peak_rss_bytes() {
         println!("\npeak RSS: {:.0} MiB", peak as f64 / (1 << 20) as f64);

@@ -15,7 +15,12 @@ pub struct Args(Vec<String>);
 
 impl Args {
     pub fn from_env() -> Self {
-        Self(std::env::args().skip(1).filter(|a| a != "--bench").collect())
+        Self(
+            std::env::args()
+                .skip(1)
+                .filter(|a| a != "--bench")
+                .collect(),
+        )
     }
 
     pub fn get(&self, name: &str) -> Option<String> {
@@ -37,7 +42,9 @@ impl Args {
     }
 
     pub fn num<T: std::str::FromStr>(&self, name: &str, default: T) -> T {
-        self.get(name).and_then(|v| v.parse().ok()).unwrap_or(default)
+        self.get(name)
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(default)
     }
 }
 
@@ -130,7 +137,9 @@ pub fn canonical_rows(batches: &[RecordBatch]) -> Vec<String> {
                     if let Some(a) = c.as_any().downcast_ref::<Float32Array>() {
                         return float_cell(f64::from(a.value(r)));
                     }
-                    f.as_ref().map(|f| f.value(r).to_string()).unwrap_or_else(|| "?".into())
+                    f.as_ref()
+                        .map(|f| f.value(r).to_string())
+                        .unwrap_or_else(|| "?".into())
                 })
                 .collect();
             rows.push(cells.join("|"));
@@ -142,7 +151,9 @@ pub fn canonical_rows(batches: &[RecordBatch]) -> Vec<String> {
 
 /// The machine: core count and CPU model.
 pub fn machine() -> String {
-    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0);
+    let cores = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(0);
     let model = std::fs::read_to_string("/proc/cpuinfo")
         .ok()
         .and_then(|s| {

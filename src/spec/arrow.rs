@@ -134,6 +134,28 @@ mod tests {
     }
 
     #[test]
+    fn maps_every_primitive() {
+        let cases = [
+            ("timestamp_ns", DataType::Timestamp(TimeUnit::Nanosecond, None)),
+            ("timestamptz_ns", DataType::Timestamp(TimeUnit::Nanosecond, Some("UTC".into()))),
+            ("time", DataType::Time64(TimeUnit::Microsecond)),
+            ("uuid", DataType::FixedSizeBinary(16)),
+            ("fixed[4]", DataType::FixedSizeBinary(4)),
+            ("unknown", DataType::Null),
+            ("date", DataType::Date32),
+            ("binary", DataType::Binary),
+        ];
+        for (name, expected) in cases {
+            let p = PrimitiveType::parse(name).unwrap();
+            assert_eq!(primitive_to_arrow(&p).unwrap(), expected, "{name}");
+        }
+        for name in ["variant", "geometry", "geography(srid:4326)"] {
+            let p = PrimitiveType::parse(name).unwrap();
+            assert_eq!(primitive_to_arrow(&p).unwrap_err().kind(), crate::ErrorKind::Unsupported);
+        }
+    }
+
+    #[test]
     fn variant_is_unsupported_naming_column() {
         let schema = Schema::from_json(&serde_json::json!({
             "type": "struct", "fields": [{"id": 1, "name": "v", "required": false, "type": "variant"}]})).unwrap();

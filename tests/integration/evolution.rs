@@ -132,3 +132,74 @@ async fn renamed_nested_fields_read_by_id() {
     assert_eq!(cells(&whole_after), cells(&expected));
     assert!(whole_after.contains("{alpha: 10, b: z, inner: {gamma: -2.5}}"), "{whole_after}");
 }
+
+/// Rewrite the current metadata file of a copied table: `change` gets the JSON.
+fn edit_metadata(root: &std::path::Path, file: &str, change: impl FnOnce(&mut serde_json::Value)) {
+    let meta = root.join("metadata").join(file);
+    let mut json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&meta).unwrap()).unwrap();
+    change(&mut json);
+    std::fs::write(&meta, json.to_string()).unwrap();
+}
+
+/// A new current schema made from the current one by `change` on its field list.
+fn evolve_schema(json: &mut serde_json::Value, change: impl FnOnce(&mut Vec<serde_json::Value>)) {
+    let current = json["current-schema-id"].as_i64().unwrap_or(0);
+    let schemas = json["schemas"].as_array_mut().unwrap();
+    let mut schema = schemas.iter().find(|s| s["schema-id"].as_i64() == Some(current)).unwrap().clone();
+    let new_id = current + 1;
+    schema["schema-id"] = new_id.into();
+    change(schema["fields"].as_array_mut().unwrap());
+    schemas.push(schema.clone());
+    json["current-schema-id"] = new_id.into();
+    if json.get("schema").is_some() {
+        json["schema"] = schema;
+    }
+}
+
+/// A partition spec whose source column was dropped later (identity(cat), then `cat`
+/// dropped) does not break filtered scans, even when the old schemas are gone.
+#[tokio::test]
+async fn dropped_partition_source_column_does_not_break_filters() {
+    let original = crate::fixtures::testdata("corpus/spark_v1_types_identity");
+    let sql = "SELECT id, i FROM t WHERE i < -20 AND id > 1 ORDER BY id";
+    let expected = query(original.to_str().unwrap(), sql).await.unwrap();
+    assert!(expected.lines().count() > 5, "{expected}");
+    for forget_old_schemas in [false, true] {
+        let dir = copy_table("corpus/spark_v1_types_identity");
+        edit_metadata(dir.path(), "v4.metadata.json", |json| {
+            evolve_schema(json, |fields| fields.retain(|f| f["name"] != "cat"));
+            if forget_old_schemas {
+                let current = json["current-schema-id"].clone();
+                json["schemas"].as_array_mut().unwrap().retain(|s| s["schema-id"] == current);
+            }
+        });
+        let location = dir.path().to_str().unwrap();
+        assert_eq!(query(location, sql).await.unwrap(), expected, "forget_old_schemas={forget_old_schemas}");
+        let err = query(location, "SELECT cat FROM t").await.unwrap_err();
+        assert!(err.contains("cat"), "{err}");
+    }
+}
+
+/// v3 type promotion date → timestamp, and a v3 `unknown` column (always NULL).
+#[tokio::test]
+async fn date_promoted_to_timestamp_and_unknown_type() {
+    let original = crate::fixtures::testdata("corpus/spark_v1_types_identity");
+    let dir = copy_table("corpus/spark_v1_types_identity");
+    edit_metadata(dir.path(), "v4.metadata.json", |json| {
+        evolve_schema(json, |fields| {
+            for f in fields.iter_mut() {
+                if f["name"] == "dt" {
+                    f["type"] = "timestamp".into();
+                }
+            }
+            fields.push(serde_json::json!({"id": 99, "name": "nothing", "required": false, "type": "unknown"}));
+        });
+        json["last-column-id"] = 99.into();
+    });
+    let before = query(original.to_str().unwrap(), "SELECT id, CAST(dt AS TIMESTAMP) AS dt FROM t ORDER BY id").await.unwrap();
+    let after = query(dir.path().to_str().unwrap(), "SELECT id, dt FROM t ORDER BY id").await.unwrap();
+    assert_eq!(after, before);
+    assert!(after.contains("2024-01-02T00:00:00"), "{after}");
+    let nulls = query(dir.path().to_str().unwrap(), "SELECT count(*) AS n, count(nothing) AS c FROM t").await.unwrap();
+    assert!(nulls.contains("| 30 | 0 |"), "{nulls}");
+}

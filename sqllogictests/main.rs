@@ -148,6 +148,7 @@ async fn new_db() -> Result<IcefloeDb, DbError> {
         .with_information_schema(true);
     let ctx = SessionContext::new_with_config(config);
     icefloe::register_iceberg_factory(&ctx);
+    icefloe::datafusion::register_iceberg_functions(&ctx);
     Ok(IcefloeDb { ctx })
 }
 

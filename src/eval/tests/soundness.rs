@@ -578,7 +578,7 @@ fn regressions() {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 3000, failure_persistence: None, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 10_000, failure_persistence: None, ..ProptestConfig::default() })]
     #[test]
     fn pruning_never_drops_a_matching_file(seed in any::<u64>()) {
         if let Err(e) = check(seed) {

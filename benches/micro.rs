@@ -1,3 +1,253 @@
-//! Placeholder: filled in by the benchmark commits (see benches/README.md).
+//! Criterion micro-benchmarks of the hot loops (issue 7 item 5).
+//!
+//! ```text
+//! cargo bench --bench micro                 # all
+//! cargo bench --bench micro -- manifest     # one group (criterion's filter)
+//! ```
+//!
+//! * `metrics_eval`: `InclusiveMetricsEvaluator` over 100,000 data files
+//!   (`id < X` and `p = 17 AND v = 'k'`), per file.
+//! * `manifest_decode`: a 100-entry manifest with metrics: Avro container decode only
+//!   (`apache_avro::Reader` to `Value`s) vs icefloe's full `parse_manifest`.
+//! * `transforms`: bucket[16] on longs and strings, truncate[10] on strings, day on
+//!   timestamps, per value.
+//! * `position_deletes`: 100,000 deleted positions of a 1,000,000-row file to a Parquet
+//!   `RowSelection` (`delete::row_selection`).
+//! * `deletion_vector`: decoding a `deletion-vector-v1` blob of 100,000 positions.
+//! * `equality_probe`: 1,000,000 data keys probed against 100,000 delete keys (Arrow
+//!   row format, hashed), as `EqualityDeleteExec` does.
 
-fn main() {}
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
+use datafusion::arrow::array::{ArrayRef, Int64Array};
+use datafusion::arrow::datatypes::DataType;
+use datafusion::arrow::row::{RowConverter, SortField};
+use icefloe::delete::deletion_vector::{deserialize_deletion_vector, serialize_deletion_vector};
+use icefloe::delete::row_selection;
+use icefloe::eval::InclusiveMetricsEvaluator;
+use icefloe::expr::{BinaryOp, Binder, Predicate};
+use icefloe::spec::{
+    DataContentType, DataFile, Literal, ManifestContent, NestedField, PartitionField,
+    PartitionSpec, PrimitiveType, Schema, Transform, Type,
+};
+use icefloe::write::bounds::literal_to_bytes;
+use icefloe::write::{empty_data_file, ManifestWriter, NewEntry};
+use roaring::RoaringTreemap;
+
+fn schema() -> Schema {
+    Schema::new(
+        0,
+        vec![
+            NestedField::required(1, "id", Type::Primitive(PrimitiveType::Long)),
+            NestedField::required(2, "p", Type::Primitive(PrimitiveType::Int)),
+            NestedField::optional(3, "v", Type::Primitive(PrimitiveType::String)),
+        ],
+    )
+}
+
+fn spec() -> PartitionSpec {
+    PartitionSpec {
+        spec_id: 0,
+        fields: vec![PartitionField {
+            source_id: 2,
+            field_id: Some(1000),
+            name: "p".into(),
+            transform: Transform::Identity,
+        }],
+    }
+}
+
+fn data_file(n: i64) -> DataFile {
+    let p = (n / 1000) as i32;
+    let mut f = empty_data_file(
+        &format!("file:///data/p={p}/{n:08}.parquet"),
+        DataContentType::Data,
+    );
+    f.partition = vec![Some(Literal::Int(p))];
+    f.record_count = 1000;
+    f.file_size_in_bytes = 4_000_000;
+    for id in 1..=3 {
+        f.column_sizes.insert(id, 1_000_000);
+        f.value_counts.insert(id, 1000);
+        f.null_value_counts.insert(id, 0);
+    }
+    f.lower_bounds
+        .insert(1, literal_to_bytes(&Literal::Long(n * 1000)));
+    f.upper_bounds
+        .insert(1, literal_to_bytes(&Literal::Long(n * 1000 + 999)));
+    f.lower_bounds.insert(2, literal_to_bytes(&Literal::Int(p)));
+    f.upper_bounds.insert(2, literal_to_bytes(&Literal::Int(p)));
+    f.lower_bounds.insert(3, format!("a{n}").into_bytes());
+    f.upper_bounds.insert(3, format!("z{n}").into_bytes());
+    f
+}
+
+fn metrics_eval(c: &mut Criterion) {
+    let schema = schema();
+    let files: Vec<DataFile> = (0..100_000).map(data_file).collect();
+    let mut g = c.benchmark_group("metrics_eval");
+    g.throughput(Throughput::Elements(files.len() as u64));
+    let cases =
+        [
+            (
+                "id_lt",
+                Predicate::col_binary(BinaryOp::Lt, "id", Literal::Long(50_000_000)),
+            ),
+            (
+                "p_eq_and_v_eq",
+                Predicate::col_binary(BinaryOp::Eq, "p", Literal::Int(17)).and(
+                    Predicate::col_binary(BinaryOp::Eq, "v", Literal::String("k".into())),
+                ),
+            ),
+        ];
+    for (name, pred) in cases {
+        let Ok(bound) = Binder::new(&schema).bind(&pred) else {
+            continue;
+        };
+        let eval = InclusiveMetricsEvaluator::new(&bound);
+        g.bench_function(format!("{name}/100k_files"), |b| {
+            b.iter(|| {
+                files
+                    .iter()
+                    .filter(|f| eval.eval(*f).unwrap_or(true))
+                    .count()
+            })
+        });
+    }
+    g.finish();
+}
+
+fn manifest_decode(c: &mut Criterion) {
+    let schema = schema();
+    let spec = spec();
+    let Ok(mut w) = ManifestWriter::new(&schema, &spec, ManifestContent::Data, 1, 1) else {
+        return;
+    };
+    for n in 0..100 {
+        if w.add(&NewEntry::added(data_file(n))).is_err() {
+            return;
+        }
+    }
+    let Ok((bytes, manifest)) = w.finish("m.avro") else {
+        return;
+    };
+    let mut g = c.benchmark_group("manifest_decode");
+    g.throughput(Throughput::Elements(100));
+    g.bench_function("avro_reader_values/100_entries", |b| {
+        b.iter(|| {
+            apache_avro::Reader::new(&bytes[..])
+                .map(|r| r.filter_map(Result::ok).count())
+                .unwrap_or(0)
+        })
+    });
+    g.bench_function("parse_manifest/100_entries", |b| {
+        b.iter(|| {
+            icefloe::spec::manifest::parse_manifest(&bytes, "m.avro", &manifest, &spec, &[&schema])
+                .map(|e| e.len())
+                .unwrap_or(0)
+        })
+    });
+    g.finish();
+}
+
+fn transforms(c: &mut Criterion) {
+    let longs: Vec<Literal> = (0..10_000i64).map(|i| Literal::Long(i * 7919)).collect();
+    let strings: Vec<Literal> = (0..10_000)
+        .map(|i| Literal::String(format!("customer#{i:09}")))
+        .collect();
+    let ts: Vec<Literal> = (0..10_000i64)
+        .map(|i| Literal::Timestamp(i * 3_600_000_000))
+        .collect();
+    let mut g = c.benchmark_group("transforms");
+    g.throughput(Throughput::Elements(10_000));
+    let cases: [(&str, Transform, &Vec<Literal>); 4] = [
+        ("bucket16_long", Transform::Bucket(16), &longs),
+        ("bucket16_string", Transform::Bucket(16), &strings),
+        ("truncate10_string", Transform::Truncate(10), &strings),
+        ("day_timestamp", Transform::Day, &ts),
+    ];
+    for (name, t, values) in cases {
+        g.bench_function(format!("{name}/10k_values"), |b| {
+            b.iter(|| {
+                values
+                    .iter()
+                    .filter(|v| icefloe::transform::apply(&t, v).ok().flatten().is_some())
+                    .count()
+            })
+        });
+    }
+    g.finish();
+}
+
+fn deleted_positions() -> RoaringTreemap {
+    // 100,000 positions of a 1,000,000-row file: runs and scattered singles.
+    let mut r = RoaringTreemap::new();
+    for i in 0..50_000u64 {
+        r.insert(i * 17 % 1_000_000);
+    }
+    r.insert_range(400_000..450_000);
+    r
+}
+
+fn position_deletes(c: &mut Criterion) {
+    let deleted = deleted_positions();
+    let mut g = c.benchmark_group("position_deletes");
+    g.throughput(Throughput::Elements(deleted.len()));
+    g.bench_function("row_selection/1M_rows", |b| {
+        b.iter(|| row_selection(&deleted, 1_000_000, "f.parquet").map(|s| s.selects_any()))
+    });
+    g.finish();
+}
+
+fn deletion_vector(c: &mut Criterion) {
+    let deleted = deleted_positions();
+    let Ok(blob) = serialize_deletion_vector(&deleted) else {
+        return;
+    };
+    let mut g = c.benchmark_group("deletion_vector");
+    g.throughput(Throughput::Bytes(blob.len() as u64));
+    g.bench_function("decode/100k_positions", |b| {
+        b.iter(|| deserialize_deletion_vector(&blob, "dv.puffin").map(|r| r.len()))
+    });
+    g.finish();
+}
+
+fn equality_probe(c: &mut Criterion) {
+    let Ok(converter) = RowConverter::new(vec![SortField::new(DataType::Int64)]) else {
+        return;
+    };
+    let deletes: ArrayRef = Arc::new(Int64Array::from_iter_values(
+        (0..100_000i64).map(|i| i * 10),
+    ));
+    let Ok(rows) = converter.convert_columns(&[deletes]) else {
+        return;
+    };
+    let keys: HashMap<Box<[u8]>, i64> = rows.iter().map(|r| (Box::from(r.as_ref()), 1)).collect();
+    let data: ArrayRef = Arc::new(Int64Array::from_iter_values(0..1_000_000i64));
+    let mut g = c.benchmark_group("equality_probe");
+    g.throughput(Throughput::Elements(1_000_000));
+    g.bench_function("int64_key/1M_rows_vs_100k_keys", |b| {
+        b.iter_batched(
+            || Arc::clone(&data),
+            |data| {
+                let Ok(rows) = converter.convert_columns(&[data]) else {
+                    return 0;
+                };
+                (0..rows.num_rows())
+                    .filter(|i| keys.get(rows.row(*i).as_ref()).is_some_and(|s| *s > 0))
+                    .count()
+            },
+            BatchSize::SmallInput,
+        )
+    });
+    g.finish();
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default().sample_size(20).measurement_time(std::time::Duration::from_secs(3));
+    targets = metrics_eval, manifest_decode, transforms, position_deletes, deletion_vector, equality_probe
+}
+criterion_main!(benches);

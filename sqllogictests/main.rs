@@ -170,7 +170,7 @@ async fn main() {
     let (mut passed, mut failed) = (0, 0);
     for file in &files {
         let name = file.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
-        let mut runner = sqllogictest::Runner::new(|| new_db());
+        let mut runner = sqllogictest::Runner::new(new_db);
         match runner.run_file_async(file).await {
             Ok(()) => {
                 passed += 1;

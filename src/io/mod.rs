@@ -86,7 +86,7 @@ impl FileIO {
     pub fn with_remap(mut self, from: &str, to: &str) -> Result<Self> {
         self.remaps
             .push((normalize_location(from)?, normalize_location(to)?));
-        self.remaps.sort_by(|a, b| b.0.len().cmp(&a.0.len()));
+        self.remaps.sort_by_key(|r| std::cmp::Reverse(r.0.len()));
         Ok(self)
     }
 

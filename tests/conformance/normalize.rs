@@ -332,7 +332,7 @@ fn hex(bytes: &[u8]) -> String {
 fn datetime_string(secs: i64, nanos: u32, zone: bool) -> Result<String, String> {
     let dt = chrono::DateTime::from_timestamp(secs, nanos)
         .ok_or_else(|| format!("timestamp out of range: {secs}s"))?;
-    let frac = if nanos % 1000 == 0 { format!("{:06}", nanos / 1000) } else { format!("{nanos:09}") };
+    let frac = if nanos.is_multiple_of(1000) { format!("{:06}", nanos / 1000) } else { format!("{nanos:09}") };
     Ok(format!("{}.{frac}{}", dt.format("%Y-%m-%dT%H:%M:%S"), if zone { "Z" } else { "" }))
 }
 
@@ -350,7 +350,7 @@ fn split_units(v: i64, unit: &TimeUnit) -> (i64, u32) {
 
 fn time_string(v: i64, unit: &TimeUnit) -> String {
     let (secs, nanos) = split_units(v, unit);
-    let frac = if nanos % 1000 == 0 { format!("{:06}", nanos / 1000) } else { format!("{nanos:09}") };
+    let frac = if nanos.is_multiple_of(1000) { format!("{:06}", nanos / 1000) } else { format!("{nanos:09}") };
     format!("{:02}:{:02}:{:02}.{frac}", secs / 3600, (secs / 60) % 60, secs % 60)
 }
 

@@ -473,7 +473,11 @@ impl TableProvider for IcebergTableProvider {
         if let Some(filter) = FilterConverter::new(&self.schema).convert_all(filters) {
             scan = scan.with_filter(filter);
         }
-        let plan = scan.plan_files().await?;
+        // An unfiltered LIMIT opens only the manifests it needs (scan::limit).
+        let plan = match limit {
+            Some(n) if filters.is_empty() => scan.plan_files_with_limit(n).await?,
+            _ => scan.plan_files().await?,
+        };
         let scan_metrics = plan.metrics.clone();
         if let Ok(mut last) = self.last_scan_metrics.lock() {
             *last = Some(scan_metrics.clone());

@@ -28,6 +28,8 @@ use crate::spec::{
 };
 use crate::table::Table;
 
+mod limit;
+
 /// How many manifests are fetched and decoded at once.
 const MANIFEST_CONCURRENCY: usize = 16;
 

@@ -26,7 +26,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use datafusion::arrow::array::RecordBatch;
-use datafusion::physical_plan::{collect, ExecutionPlan};
+use datafusion::physical_plan::collect;
 use datafusion::prelude::{SessionConfig, SessionContext};
 use futures::FutureExt;
 use icefloe::{IcebergTableProvider, Table};
@@ -36,13 +36,12 @@ use normalize::{batches_to_rows, canon_expected, check_type, compare_rows, parse
 
 const CRATE_DIR: &str = env!("CARGO_MANIFEST_DIR");
 
-/// Number of data files the scan of `plan` (already executed) planned.
-///
-/// TODO(library): wire this to the scan metrics icefloe exposes (e.g. walk the plan for the
-/// Iceberg scan node and read its planned data-file count). Until then every line says
-/// `files=?`. This is the only place the runner needs to change for it.
-fn scanned_data_files(_plan: &Arc<dyn ExecutionPlan>) -> Option<usize> {
-    None
+/// Number of data files the latest scan of the table registered as `name` planned (after
+/// pruning), from `IcebergTableProvider::last_scan_metrics`.
+fn scanned_data_files(ctx: &SessionContext, name: &str) -> Option<usize> {
+    let provider = futures::executor::block_on(ctx.table_provider(name)).ok()?;
+    let iceberg = provider.downcast_ref::<IcebergTableProvider>()?;
+    iceberg.last_scan_metrics().map(|m| m.data_files_planned)
 }
 
 fn session_context() -> SessionContext {
@@ -305,19 +304,19 @@ impl TableRunner {
             Err(e) => return (Err(e), None),
         };
         let sql = rewrite.unwrap_or(&case.sql).replace("{t}", &name);
-        let (batches, schema, files) = match self.query(&sql).await {
+        let (batches, schema) = match self.query(&sql).await {
             Ok(r) => r,
             Err(e) => return (Err(e), None),
         };
-        (check_result(case, &batches, &schema), files)
+        (check_result(case, &batches, &schema), scanned_data_files(&self.ctx, &name))
     }
 
-    async fn query(&self, sql: &str) -> Result<(Vec<RecordBatch>, datafusion::arrow::datatypes::SchemaRef, Option<usize>), String> {
+    async fn query(&self, sql: &str) -> Result<(Vec<RecordBatch>, datafusion::arrow::datatypes::SchemaRef), String> {
         let df = self.ctx.sql(sql).await.map_err(|e| format!("planning: {e}"))?;
         let plan = df.create_physical_plan().await.map_err(|e| format!("physical planning: {e}"))?;
         let schema = plan.schema();
         let batches = collect(plan.clone(), self.ctx.task_ctx()).await.map_err(|e| format!("execution: {e}"))?;
-        Ok((batches, schema, scanned_data_files(&plan)))
+        Ok((batches, schema))
     }
 }
 

@@ -6,14 +6,16 @@
 //! are opened, and within them files are planned until `n` rows are covered. Anything
 //! that could make a planned row not count — a row filter, any delete manifest, a
 //! manifest without row counts — falls back to the full [`TableScan::plan_files`].
+//! Manifests are read through the process-wide [`ManifestCache`](super::cache::ManifestCache).
 
 use std::sync::Arc;
 
 use futures::stream::{self, StreamExt, TryStreamExt};
 
-use super::{read_manifest, FileScanTask, ScanMetrics, ScanPlan, TableScan, MANIFEST_CONCURRENCY};
+use super::cache::{read_manifest_cached, CachedManifest};
+use super::{FileScanTask, ScanMetrics, ScanPlan, TableScan, MANIFEST_CONCURRENCY};
 use crate::error::Result;
-use crate::spec::{ManifestContent, ManifestEntry, ManifestFile};
+use crate::spec::{ManifestContent, ManifestFile};
 
 /// Live rows of a manifest per its list entry, `None` when a count is missing.
 fn live_rows(m: &ManifestFile) -> Option<i64> {
@@ -44,7 +46,10 @@ impl TableScan {
         let want = i64::try_from(limit).unwrap_or(i64::MAX);
         let mut covered = 0i64;
         let mut chosen = vec![];
-        for m in manifests.into_iter().filter(|m| live_rows(m).is_some_and(|r| r > 0)) {
+        for m in manifests
+            .into_iter()
+            .filter(|m| live_rows(m).is_some_and(|r| r > 0))
+        {
             if covered >= want {
                 break;
             }
@@ -54,18 +59,22 @@ impl TableScan {
         metrics.manifests_scanned = chosen.len();
         metrics.manifests_skipped = metrics.manifests_total - chosen.len();
         let metadata = self.table.metadata_ref();
-        let entries: Vec<Vec<ManifestEntry>> = stream::iter(chosen)
+        let entries: Vec<CachedManifest> = stream::iter(chosen)
             .map(|m| {
                 let table = self.table.clone();
                 let metadata = Arc::clone(&metadata);
-                async move { read_manifest(&table, &metadata, &m).await }
+                async move { read_manifest_cached(&table, &metadata, &m).await }
             })
             .buffered(MANIFEST_CONCURRENCY)
             .try_collect()
             .await?;
         let mut plan = ScanPlan::default();
         let mut rows = 0i64;
-        for entry in entries.into_iter().flatten().filter(ManifestEntry::is_alive) {
+        for entry in entries
+            .iter()
+            .flat_map(|m| m.iter())
+            .filter(|e| e.is_alive())
+        {
             metrics.data_files_total += 1;
             if rows >= want {
                 continue;
@@ -73,7 +82,7 @@ impl TableScan {
             rows += entry.data_file.record_count;
             let location = self.table.file_io().remap(&entry.data_file.file_path)?;
             plan.tasks.push(FileScanTask {
-                entry: Arc::new(entry),
+                entry: Arc::clone(entry),
                 location,
             });
         }
@@ -96,36 +105,65 @@ mod tests {
     #[tokio::test]
     async fn opens_only_the_manifests_a_limit_needs() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let schema = Schema::new(0, vec![NestedField::required(1, "id", Type::Primitive(PrimitiveType::Long))]);
-        let mut w = LocalTableWriter::create(dir.path(), schema, PartitionSpec::unpartitioned(), HashMap::new())
-            .expect("create");
+        let schema = Schema::new(
+            0,
+            vec![NestedField::required(
+                1,
+                "id",
+                Type::Primitive(PrimitiveType::Long),
+            )],
+        );
+        let mut w = LocalTableWriter::create(
+            dir.path(),
+            schema,
+            PartitionSpec::unpartitioned(),
+            HashMap::new(),
+        )
+        .expect("create");
         let snap = w.begin();
         let mut manifests = vec![];
         for m in 0..20 {
-            let mut mw = w.manifest_writer(&snap, crate::spec::ManifestContent::Data).expect("writer");
+            let mut mw = w
+                .manifest_writer(&snap, crate::spec::ManifestContent::Data)
+                .expect("writer");
             for f in 0..5 {
-                let mut file = empty_data_file(&format!("file:///nowhere/{m}-{f}.parquet"), DataContentType::Data);
+                let mut file = empty_data_file(
+                    &format!("file:///nowhere/{m}-{f}.parquet"),
+                    DataContentType::Data,
+                );
                 file.record_count = 100;
                 mw.add(&NewEntry::added(file)).expect("add");
             }
             manifests.push(w.write_manifest(&snap, mw).expect("write"));
         }
         w.commit(snap, manifests, "append").expect("commit");
-        let table = Table::open(&dir.path().to_string_lossy()).await.expect("open");
-        let scan = super::TableScan::new(table.clone(), table.metadata().current_snapshot().cloned());
+        let table = Table::open(&dir.path().to_string_lossy())
+            .await
+            .expect("open");
+        let scan =
+            super::TableScan::new(table.clone(), table.metadata().current_snapshot().cloned());
         let plan = scan.plan_files_with_limit(250).await.expect("plan");
         assert_eq!((plan.metrics.manifests_scanned, plan.tasks.len()), (1, 3));
         let plan = scan.plan_files_with_limit(1200).await.expect("plan");
         assert_eq!((plan.metrics.manifests_scanned, plan.tasks.len()), (3, 12));
         assert_eq!(plan.metrics.manifests_total, 20);
 
-        let mut delete = empty_data_file("file:///nowhere/eq.parquet", DataContentType::EqualityDeletes);
+        let mut delete = empty_data_file(
+            "file:///nowhere/eq.parquet",
+            DataContentType::EqualityDeletes,
+        );
         delete.equality_ids = vec![1];
         let mut w = w;
         w.row_delta(vec![], vec![delete]).expect("delete commit");
-        let table = Table::open(&dir.path().to_string_lossy()).await.expect("reopen");
-        let scan = super::TableScan::new(table.clone(), table.metadata().current_snapshot().cloned());
+        let table = Table::open(&dir.path().to_string_lossy())
+            .await
+            .expect("reopen");
+        let scan =
+            super::TableScan::new(table.clone(), table.metadata().current_snapshot().cloned());
         let plan = scan.plan_files_with_limit(10).await.expect("plan");
-        assert_eq!((plan.metrics.manifests_scanned, plan.tasks.len()), (21, 100));
+        assert_eq!(
+            (plan.metrics.manifests_scanned, plan.tasks.len()),
+            (21, 100)
+        );
     }
 }

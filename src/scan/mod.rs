@@ -28,6 +28,7 @@ use crate::spec::{
 };
 use crate::table::Table;
 
+pub mod cache;
 mod limit;
 
 /// How many manifests are fetched and decoded at once.

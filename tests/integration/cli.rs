@@ -327,3 +327,25 @@ fn cli_counts_sample_table() {
     assert!(n > 0, "{text}");
     assert_eq!(lines[3], lines[1], "{text}");
 }
+
+#[test]
+fn cli_explain_pruning_prints_the_funnel() {
+    let table = format!("t={}", concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/sample_table"));
+    let out = run(&[
+        "--table",
+        &table,
+        "--explain-pruning",
+        "-c",
+        "SELECT count(*) AS n FROM t WHERE ts >= TIMESTAMP '2024-03-02 00:00:00+00:00' \
+         AND ts < TIMESTAMP '2024-03-03 00:00:00+00:00'",
+    ]);
+    assert_success(&out);
+    assert!(stdout(&out).contains("| 15 |"), "{}", stdout(&out));
+    // 3 manifests, 2 skipped by their partition summaries; of 2 files in the third, the
+    // partition of one cannot match
+    let err = stderr(&out);
+    assert!(
+        err.contains("pruning: manifests 3 (2 skipped by partition summaries); data files 2 (1 skipped by partition, 0 by metrics) -> 1 planned"),
+        "{err}"
+    );
+}

@@ -5,6 +5,7 @@
 //! whose results are written by [`output`].
 
 mod output;
+mod pruning;
 mod repl;
 mod statements;
 
@@ -27,6 +28,9 @@ Examples:
 
   # Show how a query is planned
   icefloe --table t=testdata/sample_table -c \"EXPLAIN SELECT * FROM t LIMIT 10\"
+
+  # Show how many manifests, files and row groups a filter pruned
+  icefloe --table t=testdata/sample_table --explain-pruning -c \"SELECT count(*) FROM t WHERE id > 50\"
 
   # Open a table at a given metadata file
   icefloe --table t=warehouse/db/t/metadata/v3.metadata.json -c \"SELECT * FROM t LIMIT 10\"
@@ -113,6 +117,11 @@ struct OutputArgs {
     /// Write output to FILE instead of stdout
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     output: Option<PathBuf>,
+
+    /// After each query, print to stderr how each Iceberg scan was pruned: manifests and
+    /// data files total / skipped, delete files applied, row groups and pages pruned
+    #[arg(long = "explain-pruning")]
+    explain_pruning: bool,
 }
 
 /// `--table NAME=LOCATION`.
@@ -220,7 +229,8 @@ async fn main() -> ExitCode {
 }
 
 async fn run(cli: Cli) -> Result<(), CliError> {
-    let mut output = Output::new(cli.output.format, cli.output.output.as_deref())?;
+    let mut output = Output::new(cli.output.format, cli.output.output.as_deref())?
+        .with_pruning_report(cli.output.explain_pruning);
     let ctx = session(&cli).await?;
     match (&cli.command, &cli.file) {
         (Some(sql), _) => run_sql(&ctx, sql, &mut output).await?,

@@ -4,6 +4,7 @@
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use clap::ValueEnum;
 use datafusion::arrow::csv::WriterBuilder as CsvWriterBuilder;
@@ -12,6 +13,8 @@ use datafusion::arrow::json::LineDelimitedWriter;
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::arrow::util::pretty::pretty_format_batches_with_schema;
 use datafusion::dataframe::DataFrame;
+use datafusion::execution::SendableRecordBatchStream;
+use datafusion::physical_plan::execute_stream;
 use datafusion::parquet::arrow::ArrowWriter;
 use futures::StreamExt;
 
@@ -34,6 +37,8 @@ pub enum Format {
 pub struct Output {
     format: Format,
     target: Target,
+    /// Print each Iceberg scan's pruning funnel to stderr (`--explain-pruning`).
+    pruning_report: bool,
 }
 
 enum Target {
@@ -72,13 +77,35 @@ impl Output {
                 printed_table: false,
             },
         };
-        Ok(Self { format, target })
+        Ok(Self {
+            format,
+            target,
+            pruning_report: false,
+        })
+    }
+
+    /// Print the pruning funnel of each Iceberg scan to stderr after each statement.
+    pub fn with_pruning_report(mut self, enabled: bool) -> Self {
+        self.pruning_report = enabled;
+        self
     }
 
     /// Run `df` and write its result. Statements without output columns (DDL such as
     /// `CREATE EXTERNAL TABLE`) are run but print nothing.
     pub async fn write_dataframe(&mut self, df: DataFrame) -> Result<(), CliError> {
-        let mut stream = df.execute_stream().await?;
+        let task_ctx = Arc::new(df.task_ctx());
+        let plan = df.create_physical_plan().await?;
+        let stream = execute_stream(Arc::clone(&plan), task_ctx)?;
+        self.write_stream(stream).await?;
+        if self.pruning_report {
+            for line in crate::pruning::report(&plan) {
+                eprintln!("{line}");
+            }
+        }
+        Ok(())
+    }
+
+    async fn write_stream(&mut self, mut stream: SendableRecordBatchStream) -> Result<(), CliError> {
         let schema = stream.schema();
         if schema.fields().is_empty() {
             while let Some(batch) = stream.next().await {

@@ -5,7 +5,8 @@
 //! `file:///a/b`. Remap rules (old prefix → new prefix) are then applied to the normalised
 //! form, longest prefix first; this is how a table that was copied or moved still reads
 //! (see [`crate::table::OpenOptions`]). Cloud URLs (`s3://`, `gs://`, `az://`, …) go to
-//! stores built by `object_store::parse_url_opts` from the FileIO's properties.
+//! stores built by `object_store::parse_url_opts` from the environment and the FileIO's
+//! properties (see [`store_options`]; needs the `cloud` feature).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -17,6 +18,9 @@ use object_store::{ObjectStore, ObjectStoreExt};
 use url::Url;
 
 use crate::error::{Error, ErrorKind, Result};
+
+mod cloud;
+pub use cloud::store_options;
 
 /// A location resolved to a store and a path inside it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -147,13 +151,19 @@ impl FileIO {
             let url = Url::parse(store_url).map_err(|e| {
                 Error::invalid_argument(format!("invalid store URL '{store_url}'")).with_source(e)
             })?;
-            let (store, _) = object_store::parse_url_opts(&url, self.properties.iter())
-                .map_err(|e| {
+            let options = store_options(std::env::vars(), &self.properties);
+            let (store, _) = object_store::parse_url_opts(&url, options).map_err(|e| {
+                if cfg!(feature = "cloud") {
+                    Error::invalid_argument(format!("cannot configure the object store for '{store_url}'"))
+                        .with_source(e)
+                } else {
                     Error::unsupported(format!(
-                        "object store for '{store_url}' (is the cloud feature enabled and configured?)"
+                        "object store for '{store_url}': icefloe was built without the 'cloud' \
+                         feature (s3://, gs://, az://); rebuild with `--features cloud`"
                     ))
                     .with_source(e)
-                })?;
+                }
+            })?;
             Arc::from(store)
         };
         stores.insert(store_url.to_string(), Arc::clone(&store));
@@ -237,6 +247,18 @@ mod tests {
         let r = FileIO::default().resolve("s3://bucket/wh/t/data/a.parquet").unwrap();
         assert_eq!(r.store_url, "s3://bucket");
         assert_eq!(r.path.as_ref(), "wh/t/data/a.parquet");
+    }
+
+    #[test]
+    fn cloud_locations_name_the_feature_or_build_a_store() {
+        let io = FileIO::new(HashMap::from([("s3.region".to_string(), "eu-west-1".to_string())]));
+        let result = io.store("s3://bucket");
+        if cfg!(feature = "cloud") {
+            assert!(result.is_ok(), "{:?}", result.err());
+        } else {
+            let err = result.err().map(|e| e.to_string()).unwrap_or_default();
+            assert!(err.contains("'cloud' feature") && err.contains("s3://bucket"), "{err}");
+        }
     }
 
     #[tokio::test]

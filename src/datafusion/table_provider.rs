@@ -300,7 +300,13 @@ impl IcebergTableProvider {
             }
             by_store.entry(resolved.store_url).or_default().push((file, size));
         }
-        let predicate = match conjunction(filters.iter().cloned()) {
+        // Without equality deletes the scan is a plain `DataSourceExec`, and DataFusion's
+        // physical filter pushdown hands it the `FilterExec` predicate itself; giving it
+        // the filters here too would only evaluate them twice. Under `EqualityDeleteExec`
+        // nothing is pushed through, so the filters are given here for row-group and page
+        // pruning (a filter commutes with row-level deletes).
+        let pruning_filters = if equality.is_some() { filters } else { &[] };
+        let predicate = match conjunction(pruning_filters.iter().cloned()) {
             Some(expr) => {
                 let df_schema = DFSchema::try_from(Arc::clone(&self.arrow_schema))?;
                 Some(state.create_physical_expr(expr, &df_schema)?)

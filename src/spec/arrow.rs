@@ -104,6 +104,98 @@ pub fn type_to_arrow(t: &Type) -> Result<DataType> {
     })
 }
 
+/// The Iceberg primitive type of an Arrow type (the inverse of [`primitive_to_arrow`];
+/// narrower integers read as `int`, large and view strings/binaries as `string`/`binary`).
+///
+/// Errors with [`crate::ErrorKind::Unsupported`] for Arrow types Iceberg has no type for.
+pub fn primitive_from_arrow(dt: &DataType) -> Result<PrimitiveType> {
+    Ok(match dt {
+        DataType::Boolean => PrimitiveType::Boolean,
+        DataType::Int8 | DataType::Int16 | DataType::Int32 => PrimitiveType::Int,
+        DataType::Int64 => PrimitiveType::Long,
+        DataType::Float32 => PrimitiveType::Float,
+        DataType::Float64 => PrimitiveType::Double,
+        DataType::Decimal128(p, s) if *s >= 0 => PrimitiveType::Decimal {
+            precision: u32::from(*p),
+            scale: u32::from(s.unsigned_abs()),
+        },
+        DataType::Date32 => PrimitiveType::Date,
+        DataType::Time64(TimeUnit::Microsecond) => PrimitiveType::Time,
+        DataType::Timestamp(TimeUnit::Microsecond, None) => PrimitiveType::Timestamp,
+        DataType::Timestamp(TimeUnit::Microsecond, Some(_)) => PrimitiveType::Timestamptz,
+        DataType::Timestamp(TimeUnit::Nanosecond, None) => PrimitiveType::TimestampNs,
+        DataType::Timestamp(TimeUnit::Nanosecond, Some(_)) => PrimitiveType::TimestamptzNs,
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => PrimitiveType::String,
+        DataType::Binary | DataType::LargeBinary | DataType::BinaryView => PrimitiveType::Binary,
+        DataType::FixedSizeBinary(n) if *n >= 0 => PrimitiveType::Fixed(n.unsigned_abs().into()),
+        DataType::Null => PrimitiveType::Unknown,
+        other => {
+            return Err(Error::unsupported(format!(
+                "Arrow type {other} has no Iceberg type"
+            )))
+        }
+    })
+}
+
+/// The Iceberg field of an Arrow field that carries its field id in the metadata
+/// ([`PARQUET_FIELD_ID_META_KEY`]), nested fields included. `FixedSizeBinary(16)` is a
+/// `uuid` when tagged with Arrow's canonical `arrow.uuid` extension, else `fixed[16]`.
+///
+/// Errors: a field without a field id ([`crate::ErrorKind::InvalidArgument`], naming
+/// it), a type Iceberg has no type for ([`crate::ErrorKind::Unsupported`]).
+pub fn field_from_arrow(field: &Field) -> Result<NestedField> {
+    let id = arrow_field_id(field).ok_or_else(|| {
+        Error::invalid_argument(format!("Arrow field '{}' has no field id", field.name()))
+    })?;
+    let is_uuid = field.metadata().get("ARROW:extension:name").map(String::as_str) == Some("arrow.uuid");
+    let ty = match field.data_type() {
+        DataType::FixedSizeBinary(16) if is_uuid => Type::Primitive(PrimitiveType::Uuid),
+        dt => type_from_arrow(dt).map_err(|e| e.context(format!("field '{}'", field.name())))?,
+    };
+    Ok(if field.is_nullable() {
+        NestedField::optional(id, field.name(), ty)
+    } else {
+        NestedField::required(id, field.name(), ty)
+    })
+}
+
+fn type_from_arrow(dt: &DataType) -> Result<Type> {
+    Ok(match dt {
+        DataType::Struct(fields) => Type::Struct(crate::spec::StructType::new(
+            fields.iter().map(|f| field_from_arrow(f)).collect::<Result<_>>()?,
+        )),
+        DataType::List(element) | DataType::LargeList(element) => {
+            Type::List(crate::spec::ListType {
+                element_field: field_from_arrow(element)?,
+            })
+        }
+        DataType::Map(entries, _) => {
+            let DataType::Struct(kv) = entries.data_type() else {
+                return Err(Error::invalid_argument("map entries are not a struct"));
+            };
+            let (Some(key), Some(value)) = (kv.first(), kv.get(1)) else {
+                return Err(Error::invalid_argument("map entries need a key and a value"));
+            };
+            Type::Map(crate::spec::MapType {
+                key_field: field_from_arrow(key)?,
+                value_field: field_from_arrow(value)?,
+            })
+        }
+        other => Type::Primitive(primitive_from_arrow(other)?),
+    })
+}
+
+/// The Iceberg schema (with id `schema_id`) of an Arrow schema whose fields carry field
+/// ids — the inverse of [`schema_to_arrow`]. Errors as [`field_from_arrow`].
+pub fn schema_from_arrow(schema: &ArrowSchema, schema_id: i32) -> Result<Schema> {
+    let fields = schema
+        .fields()
+        .iter()
+        .map(|f| field_from_arrow(f))
+        .collect::<Result<Vec<_>>>()?;
+    Ok(Schema::new(schema_id, fields))
+}
+
 /// The Iceberg field id stored in an Arrow field's metadata, if any.
 pub fn arrow_field_id(field: &Field) -> Option<i32> {
     field
@@ -131,6 +223,23 @@ mod tests {
         let DataType::List(el) = arrow.field(1).data_type() else { panic!("not a list") };
         assert_eq!(arrow_field_id(el), Some(3));
         assert_eq!(el.data_type(), &DataType::Decimal128(10, 2));
+    }
+
+    #[test]
+    fn round_trips_through_arrow() {
+        let schema = Schema::from_json(&serde_json::json!({
+            "type": "struct", "schema-id": 4, "fields": [
+                {"id": 1, "name": "id", "required": true, "type": "long"},
+                {"id": 2, "name": "st", "required": false, "type": {"type": "struct", "fields": [
+                    {"id": 3, "name": "d", "required": false, "type": "decimal(12,3)"},
+                    {"id": 4, "name": "l", "required": false, "type": {"type": "list", "element-id": 5, "element-required": true, "element": "fixed[16]"}}]}},
+                {"id": 6, "name": "m", "required": false, "type": {"type": "map", "key-id": 7, "key": "string", "value-id": 8, "value-required": false, "value": "timestamptz_ns"}}
+            ]})).unwrap();
+        let arrow = schema_to_arrow(&schema).unwrap();
+        assert_eq!(schema_from_arrow(&arrow, 4).unwrap(), schema);
+        let no_ids = ArrowSchema::new(vec![Field::new("x", DataType::Int32, true)]);
+        let err = schema_from_arrow(&no_ids, 0).unwrap_err();
+        assert!(err.to_string().contains("'x' has no field id"), "{err}");
     }
 
     #[test]

@@ -16,7 +16,7 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use datafusion::arrow::datatypes::{DataType, Field, Schema as ArrowSchema, SchemaRef};
+use datafusion::arrow::datatypes::{DataType, Field, FieldRef, Fields, Schema as ArrowSchema, SchemaRef};
 use datafusion::common::tree_node::{Transformed, TransformedResult, TreeNode};
 use datafusion::common::{DataFusionError, Result as DFResult, ScalarValue};
 use datafusion::physical_expr::expressions::{Column, Literal};
@@ -27,7 +27,8 @@ use datafusion::physical_expr_adapter::{
 
 use super::nested_ids::{rename_field_access, rename_to_file, same_but_names, RelabelExpr};
 use crate::spec::arrow::arrow_field_id;
-use crate::spec::name_mapping::NameMapping;
+use crate::spec::arrow::PARQUET_FIELD_ID_META_KEY;
+use crate::spec::name_mapping::{MappedField, NameMapping};
 
 /// Creates [`FieldIdExprAdapter`]s: column mapping by Iceberg field id.
 #[derive(Debug, Default, Clone)]
@@ -83,13 +84,43 @@ impl FieldIdExprAdapterFactory {
             .fields()
             .iter()
             .filter_map(|f| {
-                mapping
-                    .find(f.name())
-                    .and_then(|m| m.field_id)
-                    .map(|id| (id, f.as_ref().clone()))
+                let mapped = mapping.find(f.name())?;
+                let id = mapped.field_id?;
+                Some((id, with_mapped_ids(f, mapped)))
             })
             .collect())
     }
+}
+
+/// A file field annotated with the field ids the name mapping gives it and its nested
+/// fields (struct fields by name, list `element`, map `key` / `value`), so nested fields
+/// of files without ids are matched by id too. Only the annotated copy carries the ids;
+/// the file is still read with its own schema.
+fn with_mapped_ids(field: &Field, mapped: &MappedField) -> Field {
+    let mut metadata = field.metadata().clone();
+    if let Some(id) = mapped.field_id {
+        metadata.insert(PARQUET_FIELD_ID_META_KEY.to_string(), id.to_string());
+    }
+    let child = |f: &FieldRef, name: &str| -> FieldRef {
+        match mapped.find(name).or_else(|| mapped.find(f.name())) {
+            Some(m) => Arc::new(with_mapped_ids(f, m)),
+            None => Arc::clone(f),
+        }
+    };
+    let data_type = match field.data_type() {
+        DataType::Struct(fields) => DataType::Struct(fields.iter().map(|f| child(f, f.name())).collect()),
+        DataType::List(e) => DataType::List(child(e, "element")),
+        DataType::LargeList(e) => DataType::LargeList(child(e, "element")),
+        DataType::Map(entries, sorted) => match entries.data_type() {
+            DataType::Struct(kv) if kv.len() == 2 => {
+                let kv: Fields = vec![child(&kv[0], "key"), child(&kv[1], "value")].into();
+                DataType::Map(Arc::new(entries.as_ref().clone().with_data_type(DataType::Struct(kv))), *sorted)
+            }
+            _ => field.data_type().clone(),
+        },
+        other => other.clone(),
+    };
+    field.clone().with_data_type(data_type).with_metadata(metadata)
 }
 
 impl PhysicalExprAdapterFactory for FieldIdExprAdapterFactory {
@@ -225,8 +256,6 @@ mod tests {
     use datafusion::arrow::array::{Int32Array, Int64Array, RecordBatch};
     use datafusion::arrow::datatypes::DataType;
     use datafusion::physical_expr::expressions::col;
-
-    use crate::spec::arrow::PARQUET_FIELD_ID_META_KEY;
 
     fn field(name: &str, dt: DataType, id: Option<i32>) -> Field {
         let f = Field::new(name, dt, true);

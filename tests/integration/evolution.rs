@@ -203,3 +203,33 @@ async fn date_promoted_to_timestamp_and_unknown_type() {
     let nulls = query(dir.path().to_str().unwrap(), "SELECT count(*) AS n, count(nothing) AS c FROM t").await.unwrap();
     assert!(nulls.contains("| 30 | 0 |"), "{nulls}");
 }
+
+/// Files without field ids whose nested fields were renamed in the table: the name
+/// mapping's nested entries give them their ids.
+#[tokio::test]
+async fn name_mapping_covers_nested_fields() {
+    let original = crate::fixtures::testdata("corpus/spark_v2_nested");
+    let dir = copy_table("corpus/spark_v2_nested");
+    for file in files_with_suffix(&dir.path().join("data"), ".parquet") {
+        rewrite_parquet(&file, strip_field_ids);
+    }
+    patch_manifest_file_sizes(dir.path());
+    let mapping = r#"[{"field-id":1,"names":["id"]},
+        {"field-id":2,"names":["st"],"fields":[{"field-id":7,"names":["a"]},{"field-id":8,"names":["b"]},
+            {"field-id":9,"names":["inner"],"fields":[{"field-id":10,"names":["c"]}]}]},
+        {"field-id":3,"names":["arr"],"fields":[{"field-id":11,"names":["element"]}]},
+        {"field-id":4,"names":["m"],"fields":[{"field-id":12,"names":["key"]},{"field-id":13,"names":["value"]}]},
+        {"field-id":5,"names":["arr_st"],"fields":[{"field-id":14,"names":["element"],"fields":[
+            {"field-id":15,"names":["k"]},{"field-id":16,"names":["q"]}]}]},
+        {"field-id":6,"names":["m_st"],"fields":[{"field-id":17,"names":["key"]},{"field-id":18,"names":["value"],"fields":[
+            {"field-id":19,"names":["p"]}]}]}]"#;
+    edit_metadata(dir.path(), "v3.metadata.json", |json| {
+        json["properties"]["schema.name-mapping.default"] = mapping.into();
+        let text = json.to_string().replace(r#""id":7,"name":"a""#, r#""id":7,"name":"alpha""#);
+        *json = serde_json::from_str(&text).unwrap();
+    });
+    let before = query(original.to_str().unwrap(), "SELECT id, st['a'] AS a, st['inner']['c'] AS c, m['k1'] AS k1 FROM t ORDER BY id").await.unwrap();
+    let after = query(dir.path().to_str().unwrap(), "SELECT id, st['alpha'] AS a, st['inner']['c'] AS c, m['k1'] AS k1 FROM t ORDER BY id").await.unwrap();
+    assert_eq!(after, before);
+    assert!(before.contains("| 10 | 10 "), "{before}");
+}

@@ -83,12 +83,29 @@ pub fn drop_column(name: &str) -> impl Fn(&Schema, &RecordBatch) -> (Arc<Schema>
     }
 }
 
-/// Remove every field's metadata (so the file carries no field ids).
+/// Remove every field's metadata, nested fields included (so the file carries no field ids).
 pub fn strip_field_ids(schema: &Schema, batch: &RecordBatch) -> (Arc<Schema>, RecordBatch) {
-    let fields: Vec<Field> = schema.fields().iter().map(|f| f.as_ref().clone().with_metadata(Default::default())).collect();
+    let fields: Vec<Field> = schema.fields().iter().map(|f| strip_field(f)).collect();
     let schema = Arc::new(Schema::new(fields));
-    let batch = RecordBatch::try_new(Arc::clone(&schema), batch.columns().to_vec()).expect("batch");
+    let columns = batch
+        .columns()
+        .iter()
+        .zip(schema.fields())
+        .map(|(c, f)| datafusion::arrow::compute::cast(c, f.data_type()).expect("cast to the stripped type"))
+        .collect();
+    let batch = RecordBatch::try_new(Arc::clone(&schema), columns).expect("batch");
     (schema, batch)
+}
+
+fn strip_field(f: &Field) -> Field {
+    use datafusion::arrow::datatypes::DataType;
+    let data_type = match f.data_type() {
+        DataType::Struct(children) => DataType::Struct(children.iter().map(|c| Arc::new(strip_field(c))).collect()),
+        DataType::List(e) => DataType::List(Arc::new(strip_field(e))),
+        DataType::Map(e, sorted) => DataType::Map(Arc::new(strip_field(e)), *sorted),
+        other => other.clone(),
+    };
+    f.clone().with_data_type(data_type).with_metadata(Default::default())
 }
 
 /// Set each manifest entry's `file_size_in_bytes` to the size of the file now on disk

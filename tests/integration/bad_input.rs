@@ -1,33 +1,20 @@
 //! Bad input gives a clear error naming the file, never a panic or rows.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use datafusion::prelude::SessionContext;
 use icefloe::{ErrorKind, IcebergTableProvider, Table};
 
+use crate::fixtures::{copy_table, testdata};
+
 fn sample_table() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/sample_table")
+    testdata("sample_table")
 }
 
 /// A private copy of the sample table to break.
 fn copy_sample() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().expect("tempdir");
-    copy_dir(&sample_table(), dir.path());
-    dir
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).expect("mkdir");
-    for entry in std::fs::read_dir(from).expect("read_dir") {
-        let entry = entry.expect("entry");
-        let target = to.join(entry.file_name());
-        if entry.file_type().expect("file type").is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).expect("copy");
-        }
-    }
+    copy_table("sample_table")
 }
 
 async fn count_rows(location: &str) -> Result<i64, String> {

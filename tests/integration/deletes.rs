@@ -47,3 +47,22 @@ async fn equality_deletes_are_counted_and_filters_still_apply() {
     assert!(m.equality_delete_files >= 1, "{m:?}");
     assert_eq!(m.rows_deleted_by_position, 0);
 }
+
+/// Position deletes stay exact when DataFusion splits files into byte ranges over more
+/// partitions than files (each range keeps the file-level row selection).
+#[tokio::test]
+async fn position_deletes_with_files_split_into_ranges() {
+    use datafusion::prelude::SessionConfig;
+    let mut config = SessionConfig::new().with_target_partitions(16);
+    config.options_mut().optimizer.repartition_file_min_size = 1;
+    config.options_mut().optimizer.repartition_file_scans = true;
+    let ctx = SessionContext::new_with_config(config);
+    for (table, expected) in [("corpus/spark_v2_mor_position_deletes", 43), ("corpus/spark_v3_deletion_vectors", 50)] {
+        let provider = IcebergTableProvider::open(testdata(table).to_str().unwrap()).await.unwrap();
+        ctx.register_table("t", Arc::new(provider)).unwrap();
+        let batches = ctx.sql("SELECT id FROM t").await.unwrap().collect().await.unwrap();
+        let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
+        assert_eq!(rows, expected, "{table}");
+        ctx.deregister_table("t").unwrap();
+    }
+}

@@ -112,7 +112,11 @@ impl sqllogictest::AsyncDB for IcefloeDb {
         if schema.fields().is_empty() {
             return Ok(DBOutput::StatementComplete(0));
         }
-        let types = schema.fields().iter().map(|f| column_type(f.data_type())).collect();
+        let types = schema
+            .fields()
+            .iter()
+            .map(|f| column_type(f.data_type()))
+            .collect();
         let mut rows = format_rows(&batches).map_err(DbError)?;
         if schema.fields().len() == 2 && schema.field(0).name() == "plan_type" {
             rows = explain_rows(rows);
@@ -169,7 +173,10 @@ async fn main() {
     };
     let (mut passed, mut failed) = (0, 0);
     for file in &files {
-        let name = file.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
+        let name = file
+            .file_name()
+            .map(|n| n.to_string_lossy().to_string())
+            .unwrap_or_default();
         let mut runner = sqllogictest::Runner::new(new_db);
         match runner.run_file_async(file).await {
             Ok(()) => {

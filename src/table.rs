@@ -146,7 +146,8 @@ impl Table {
         let text = std::str::from_utf8(&bytes).map_err(|e| {
             Error::invalid_data(format!("table metadata '{location}' is not UTF-8")).with_source(e)
         })?;
-        TableMetadata::from_json(text).map_err(|e| e.context(format!("table metadata '{location}'")))
+        TableMetadata::from_json(text)
+            .map_err(|e| e.context(format!("table metadata '{location}'")))
     }
 
     /// The table metadata.

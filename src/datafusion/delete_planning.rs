@@ -85,7 +85,10 @@ impl DeleteMetrics {
                 "iceberg_rows_deleted_by_position",
                 usize::try_from(self.rows_deleted_by_position).unwrap_or(usize::MAX),
             ),
-            ("iceberg_data_files_fully_deleted", self.data_files_fully_deleted),
+            (
+                "iceberg_data_files_fully_deleted",
+                self.data_files_fully_deleted,
+            ),
         ]
     }
 }
@@ -200,15 +203,20 @@ pub(crate) async fn plan_deletes(
                     scopes.get(&scope_key(d.spec_id, &file.partition)).copied()
                 };
                 if let Some(scope) = scope {
-                    plan.equality_deletes.push(EqualityDeleteFile { entry: d, scope });
+                    plan.equality_deletes
+                        .push(EqualityDeleteFile { entry: d, scope });
                 }
             }
             _ if crate::delete::is_deletion_vector(file) => plan.metrics.deletion_vectors += 1,
             _ => plan.metrics.position_delete_files += 1,
         }
     }
-    plan.equality_deletes
-        .sort_by(|a, b| a.entry.data_file.file_path.cmp(&b.entry.data_file.file_path));
+    plan.equality_deletes.sort_by(|a, b| {
+        a.entry
+            .data_file
+            .file_path
+            .cmp(&b.entry.data_file.file_path)
+    });
     Ok(plan)
 }
 

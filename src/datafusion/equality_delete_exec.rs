@@ -27,7 +27,9 @@ use datafusion::common::{DataFusionError, Result as DFResult};
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::physical_expr::{EquivalenceProperties, PhysicalExpr};
 use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType};
-use datafusion::physical_plan::metrics::{Count, ExecutionPlanMetricsSet, MetricBuilder, MetricsSet};
+use datafusion::physical_plan::metrics::{
+    Count, ExecutionPlanMetricsSet, MetricBuilder, MetricsSet,
+};
 use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use datafusion::physical_plan::{
     DisplayAs, DisplayFormatType, ExecutionPlan, ExecutionPlanProperties, PlanProperties,
@@ -59,7 +61,10 @@ impl KeySequences {
 
     fn deletes(&self, scope: i32, data_seq: i64) -> bool {
         self.global.is_some_and(|s| s > data_seq)
-            || self.by_scope.iter().any(|(sc, s)| *sc == scope && *s > data_seq)
+            || self
+                .by_scope
+                .iter()
+                .any(|(sc, s)| *sc == scope && *s > data_seq)
     }
 }
 
@@ -128,7 +133,10 @@ impl EqualityDeleteExec {
     }
 }
 
-async fn load_groups(groups: &[EqualityGroup], loader: &EqualityDeleteLoader) -> crate::Result<Vec<LoadedGroup>> {
+async fn load_groups(
+    groups: &[EqualityGroup],
+    loader: &EqualityDeleteLoader,
+) -> crate::Result<Vec<LoadedGroup>> {
     let mut out = Vec::with_capacity(groups.len());
     for group in groups {
         let fields = group
@@ -145,7 +153,9 @@ async fn load_groups(groups: &[EqualityGroup], loader: &EqualityDeleteLoader) ->
             for batch in &batches.batches {
                 let rows = converter.convert_columns(batch.columns())?;
                 for row in rows.iter() {
-                    keys.entry(row.as_ref().into()).or_default().record(file.scope, seq);
+                    keys.entry(row.as_ref().into())
+                        .or_default()
+                        .record(file.scope, seq);
                 }
             }
         }
@@ -159,7 +169,9 @@ fn as_i64s(batch: &RecordBatch, index: usize) -> DFResult<&Int64Array> {
         .column(index)
         .as_any()
         .downcast_ref::<Int64Array>()
-        .ok_or_else(|| DataFusionError::Internal("equality delete sequence column is not Int64".into()))
+        .ok_or_else(|| {
+            DataFusionError::Internal("equality delete sequence column is not Int64".into())
+        })
 }
 
 fn as_i32s(batch: &RecordBatch, index: usize) -> DFResult<&Int32Array> {
@@ -167,7 +179,9 @@ fn as_i32s(batch: &RecordBatch, index: usize) -> DFResult<&Int32Array> {
         .column(index)
         .as_any()
         .downcast_ref::<Int32Array>()
-        .ok_or_else(|| DataFusionError::Internal("equality delete scope column is not Int32".into()))
+        .ok_or_else(|| {
+            DataFusionError::Internal("equality delete scope column is not Int32".into())
+        })
 }
 
 /// Drop the deleted rows of one batch; returns the surviving rows (all columns) and the
@@ -180,7 +194,12 @@ fn apply(
     scope_column: usize,
 ) -> DFResult<(RecordBatch, usize)> {
     let seqs = as_i64s(&batch, sequence_column)?;
-    if seqs.null_count() == 0 && seqs.values().iter().all(|s| *s == super::delete_planning::NO_EQUALITY_DELETES) {
+    if seqs.null_count() == 0
+        && seqs
+            .values()
+            .iter()
+            .all(|s| *s == super::delete_planning::NO_EQUALITY_DELETES)
+    {
         return Ok((batch, 0));
     }
     let scopes = as_i32s(&batch, scope_column)?;
@@ -217,7 +236,10 @@ fn apply(
     if removed == 0 {
         return Ok((batch, 0));
     }
-    Ok((filter_record_batch(&batch, &BooleanArray::from(keep))?, removed))
+    Ok((
+        filter_record_batch(&batch, &BooleanArray::from(keep))?,
+        removed,
+    ))
 }
 
 impl DisplayAs for EqualityDeleteExec {
@@ -256,7 +278,9 @@ impl ExecutionPlan for EqualityDeleteExec {
         mut children: Vec<Arc<dyn ExecutionPlan>>,
     ) -> DFResult<Arc<dyn ExecutionPlan>> {
         if children.len() != 1 {
-            return Err(DataFusionError::Internal("EqualityDeleteExec takes one child".into()));
+            return Err(DataFusionError::Internal(
+                "EqualityDeleteExec takes one child".into(),
+            ));
         }
         let mut exec = EqualityDeleteExec::try_new(
             children.swap_remove(0),
@@ -270,14 +294,19 @@ impl ExecutionPlan for EqualityDeleteExec {
         Ok(Arc::new(exec))
     }
 
-    fn execute(&self, partition: usize, context: Arc<TaskContext>) -> DFResult<SendableRecordBatchStream> {
+    fn execute(
+        &self,
+        partition: usize,
+        context: Arc<TaskContext>,
+    ) -> DFResult<SendableRecordBatchStream> {
         let input = self.input.execute(partition, context)?;
         let groups = Arc::clone(&self.groups);
         let loader = Arc::clone(&self.loader);
         let loaded = Arc::clone(&self.loaded);
         let (seq_col, scope_col) = (self.sequence_column, self.scope_column);
         let output = self.output_columns.clone();
-        let removed: Count = MetricBuilder::new(&self.metrics).counter("rows_deleted_by_equality_deletes", partition);
+        let removed: Count = MetricBuilder::new(&self.metrics)
+            .counter("rows_deleted_by_equality_deletes", partition);
         let stream = futures::stream::once(async move {
             let state = loaded
                 .get_or_try_init(|| async { load_groups(&groups, &loader).await.map(Arc::new) })
@@ -285,15 +314,19 @@ impl ExecutionPlan for EqualityDeleteExec {
                 .map_err(|e: Error| DataFusionError::from(e))?;
             let state = Arc::clone(state);
             Ok::<_, DataFusionError>(input.and_then(move |batch| {
-                let result = apply(batch, &groups, &state, seq_col, scope_col).and_then(|(b, n)| {
-                    removed.add(n);
-                    Ok(b.project(&output)?)
-                });
+                let result =
+                    apply(batch, &groups, &state, seq_col, scope_col).and_then(|(b, n)| {
+                        removed.add(n);
+                        Ok(b.project(&output)?)
+                    });
                 futures::future::ready(result)
             }))
         })
         .try_flatten();
-        Ok(Box::pin(RecordBatchStreamAdapter::new(Arc::clone(&self.schema), stream.boxed())))
+        Ok(Box::pin(RecordBatchStreamAdapter::new(
+            Arc::clone(&self.schema),
+            stream.boxed(),
+        )))
     }
 
     fn metrics(&self) -> Option<MetricsSet> {

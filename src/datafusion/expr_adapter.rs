@@ -16,7 +16,9 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use datafusion::arrow::datatypes::{DataType, Field, FieldRef, Fields, Schema as ArrowSchema, SchemaRef};
+use datafusion::arrow::datatypes::{
+    DataType, Field, FieldRef, Fields, Schema as ArrowSchema, SchemaRef,
+};
 use datafusion::common::tree_node::{Transformed, TransformedResult, TreeNode};
 use datafusion::common::{DataFusionError, Result as DFResult, ScalarValue};
 use datafusion::physical_expr::expressions::{Column, Literal};
@@ -108,19 +110,32 @@ fn with_mapped_ids(field: &Field, mapped: &MappedField) -> Field {
         }
     };
     let data_type = match field.data_type() {
-        DataType::Struct(fields) => DataType::Struct(fields.iter().map(|f| child(f, f.name())).collect()),
+        DataType::Struct(fields) => {
+            DataType::Struct(fields.iter().map(|f| child(f, f.name())).collect())
+        }
         DataType::List(e) => DataType::List(child(e, "element")),
         DataType::LargeList(e) => DataType::LargeList(child(e, "element")),
         DataType::Map(entries, sorted) => match entries.data_type() {
             DataType::Struct(kv) if kv.len() == 2 => {
                 let kv: Fields = vec![child(&kv[0], "key"), child(&kv[1], "value")].into();
-                DataType::Map(Arc::new(entries.as_ref().clone().with_data_type(DataType::Struct(kv))), *sorted)
+                DataType::Map(
+                    Arc::new(
+                        entries
+                            .as_ref()
+                            .clone()
+                            .with_data_type(DataType::Struct(kv)),
+                    ),
+                    *sorted,
+                )
             }
             _ => field.data_type().clone(),
         },
         other => other.clone(),
     };
-    field.clone().with_data_type(data_type).with_metadata(metadata)
+    field
+        .clone()
+        .with_data_type(data_type)
+        .with_metadata(metadata)
 }
 
 impl PhysicalExprAdapterFactory for FieldIdExprAdapterFactory {
@@ -141,7 +156,10 @@ impl PhysicalExprAdapterFactory for FieldIdExprAdapterFactory {
                     Some(file_field) => {
                         data_type = rename_to_file(f.data_type(), file_field.data_type());
                         if &data_type != f.data_type() {
-                            nested.insert(f.name().clone(), (f.data_type().clone(), data_type.clone()));
+                            nested.insert(
+                                f.name().clone(),
+                                (f.data_type().clone(), data_type.clone()),
+                            );
                         }
                         file_field.name().clone()
                     }
@@ -163,7 +181,12 @@ impl PhysicalExprAdapterFactory for FieldIdExprAdapterFactory {
             if &target != f.name() {
                 renames.insert(f.name().clone(), target.clone());
             }
-            fields.push(f.as_ref().clone().with_name(target).with_data_type(data_type));
+            fields.push(
+                f.as_ref()
+                    .clone()
+                    .with_name(target)
+                    .with_data_type(data_type),
+            );
         }
         let renamed_logical = Arc::new(ArrowSchema::new_with_metadata(
             fields,
@@ -216,8 +239,13 @@ impl PhysicalExprAdapter for FieldIdExprAdapter {
         // give values of renamed nested types the table's names again
         if let Some(table_field) = table_field {
             let file_type = rewritten.data_type(&self.physical_file_schema)?;
-            if &file_type != table_field.data_type() && same_but_names(&file_type, table_field.data_type()) {
-                return Ok(Arc::new(RelabelExpr::new(rewritten, table_field.as_ref().clone())));
+            if &file_type != table_field.data_type()
+                && same_but_names(&file_type, table_field.data_type())
+            {
+                return Ok(Arc::new(RelabelExpr::new(
+                    rewritten,
+                    table_field.as_ref().clone(),
+                )));
             }
         }
         Ok(rewritten)
@@ -268,9 +296,18 @@ mod tests {
         }
     }
 
-    fn eval(adapter: &Arc<dyn PhysicalExprAdapter>, logical: &ArrowSchema, name: &str, batch: &RecordBatch) -> Vec<Option<i64>> {
+    fn eval(
+        adapter: &Arc<dyn PhysicalExprAdapter>,
+        logical: &ArrowSchema,
+        name: &str,
+        batch: &RecordBatch,
+    ) -> Vec<Option<i64>> {
         let expr = adapter.rewrite(col(name, logical).unwrap()).unwrap();
-        let out = expr.evaluate(batch).unwrap().into_array(batch.num_rows()).unwrap();
+        let out = expr
+            .evaluate(batch)
+            .unwrap()
+            .into_array(batch.num_rows())
+            .unwrap();
         let out = datafusion::arrow::compute::cast(&out, &DataType::Int64).unwrap();
         let out = out.as_any().downcast_ref::<Int64Array>().unwrap();
         out.iter().collect()
@@ -291,7 +328,10 @@ mod tests {
         ]));
         let batch = RecordBatch::try_new(
             Arc::clone(&physical),
-            vec![Arc::new(Int32Array::from(vec![1, 2])), Arc::new(Int32Array::from(vec![8, 9]))],
+            vec![
+                Arc::new(Int32Array::from(vec![1, 2])),
+                Arc::new(Int32Array::from(vec![8, 9])),
+            ],
         )
         .unwrap();
         let factory = FieldIdExprAdapterFactory::new(
@@ -300,33 +340,62 @@ mod tests {
             None,
         );
         let adapter = factory.create(Arc::clone(&logical), physical).unwrap();
-        assert_eq!(eval(&adapter, &logical, "key", &batch), vec![Some(1), Some(2)]);
+        assert_eq!(
+            eval(&adapter, &logical, "key", &batch),
+            vec![Some(1), Some(2)]
+        );
         assert_eq!(eval(&adapter, &logical, "old", &batch), vec![None, None]);
-        assert_eq!(eval(&adapter, &logical, "extra", &batch), vec![Some(7), Some(7)]);
+        assert_eq!(
+            eval(&adapter, &logical, "extra", &batch),
+            vec![Some(7), Some(7)]
+        );
     }
 
     #[test]
     fn required_absent_column_is_an_error() {
         let logical = Arc::new(ArrowSchema::new(vec![field("r", DataType::Int64, Some(3))]));
-        let physical = Arc::new(ArrowSchema::new(vec![field("id", DataType::Int32, Some(1))]));
+        let physical = Arc::new(ArrowSchema::new(vec![field(
+            "id",
+            DataType::Int32,
+            Some(1),
+        )]));
         let factory = FieldIdExprAdapterFactory::new(HashMap::new(), HashSet::from([3]), None);
         let err = factory.create(logical, physical).unwrap_err();
-        assert!(err.to_string().contains("required column 'r' (field id 3)"), "{err}");
+        assert!(
+            err.to_string().contains("required column 'r' (field id 3)"),
+            "{err}"
+        );
     }
 
     #[test]
     fn files_without_ids_need_a_name_mapping() {
-        let logical = Arc::new(ArrowSchema::new(vec![field("id", DataType::Int64, Some(1))]));
-        let physical = Arc::new(ArrowSchema::new(vec![field("record_id", DataType::Int64, None)]));
+        let logical = Arc::new(ArrowSchema::new(vec![field(
+            "id",
+            DataType::Int64,
+            Some(1),
+        )]));
+        let physical = Arc::new(ArrowSchema::new(vec![field(
+            "record_id",
+            DataType::Int64,
+            None,
+        )]));
         let err = FieldIdExprAdapterFactory::default()
             .create(Arc::clone(&logical), Arc::clone(&physical))
             .unwrap_err();
-        assert!(err.to_string().contains("without Iceberg field ids"), "{err}");
+        assert!(
+            err.to_string().contains("without Iceberg field ids"),
+            "{err}"
+        );
 
-        let mapping = NameMapping::from_json(r#"[{"field-id": 1, "names": ["id", "record_id"]}]"#).unwrap();
-        let factory = FieldIdExprAdapterFactory::new(HashMap::new(), HashSet::new(), Some(Arc::new(mapping)));
-        let adapter = factory.create(Arc::clone(&logical), Arc::clone(&physical)).unwrap();
-        let batch = RecordBatch::try_new(physical, vec![Arc::new(Int64Array::from(vec![5]))]).unwrap();
+        let mapping =
+            NameMapping::from_json(r#"[{"field-id": 1, "names": ["id", "record_id"]}]"#).unwrap();
+        let factory =
+            FieldIdExprAdapterFactory::new(HashMap::new(), HashSet::new(), Some(Arc::new(mapping)));
+        let adapter = factory
+            .create(Arc::clone(&logical), Arc::clone(&physical))
+            .unwrap();
+        let batch =
+            RecordBatch::try_new(physical, vec![Arc::new(Int64Array::from(vec![5]))]).unwrap();
         assert_eq!(eval(&adapter, &logical, "id", &batch), vec![Some(5)]);
     }
 }

@@ -37,21 +37,31 @@ impl TableProviderFactory for IcebergTableProviderFactory {
             match key {
                 "snapshot_id" => {
                     snapshot_id = Some(value.parse::<i64>().map_err(|_| {
-                        crate::Error::invalid_argument(format!("option snapshot_id '{value}' is not a number"))
+                        crate::Error::invalid_argument(format!(
+                            "option snapshot_id '{value}' is not a number"
+                        ))
                     })?)
                 }
                 "ref" => ref_name = Some(value.clone()),
-                "allow_moved_paths" => options.allow_moved_paths = value.eq_ignore_ascii_case("true"),
+                "allow_moved_paths" => {
+                    options.allow_moved_paths = value.eq_ignore_ascii_case("true")
+                }
                 "remap" => {
                     for rule in value.split(';').filter(|r| !r.trim().is_empty()) {
                         let (from, to) = rule.split_once("=>").ok_or_else(|| {
-                            crate::Error::invalid_argument(format!("option remap '{rule}' is not 'old=>new'"))
+                            crate::Error::invalid_argument(format!(
+                                "option remap '{rule}' is not 'old=>new'"
+                            ))
                         })?;
-                        options.remap.push((from.trim().to_string(), to.trim().to_string()));
+                        options
+                            .remap
+                            .push((from.trim().to_string(), to.trim().to_string()));
                     }
                 }
                 _ => {
-                    options.storage_properties.insert(key.to_string(), value.clone());
+                    options
+                        .storage_properties
+                        .insert(key.to_string(), value.clone());
                 }
             }
         }

@@ -64,7 +64,9 @@ pub fn rename_to_file(table: &DataType, file: &DataType) -> DataType {
         ),
         (DataType::List(t), DataType::List(f)) => DataType::List(rename_child(t, f)),
         (DataType::LargeList(t), DataType::LargeList(f)) => DataType::LargeList(rename_child(t, f)),
-        (DataType::Map(t, sorted), DataType::Map(f, _)) => DataType::Map(rename_child(t, f), *sorted),
+        (DataType::Map(t, sorted), DataType::Map(f, _)) => {
+            DataType::Map(rename_child(t, f), *sorted)
+        }
         _ => table.clone(),
     }
 }
@@ -85,12 +87,15 @@ pub fn same_but_names(a: &DataType, b: &DataType) -> bool {
         (DataType::Struct(x), DataType::Struct(y)) => {
             x.len() == y.len()
                 && x.iter().zip(y.iter()).all(|(p, q)| {
-                    p.is_nullable() == q.is_nullable() && same_but_names(p.data_type(), q.data_type())
+                    p.is_nullable() == q.is_nullable()
+                        && same_but_names(p.data_type(), q.data_type())
                 })
         }
         (DataType::List(x), DataType::List(y))
         | (DataType::LargeList(x), DataType::LargeList(y))
-        | (DataType::Map(x, _), DataType::Map(y, _)) => same_but_names(x.data_type(), y.data_type()),
+        | (DataType::Map(x, _), DataType::Map(y, _)) => {
+            same_but_names(x.data_type(), y.data_type())
+        }
         _ => a == b,
     }
 }
@@ -161,7 +166,11 @@ fn relabel_data(data: ArrayData, target: &DataType) -> DFResult<ArrayData> {
             .collect::<DFResult<_>>()?,
         _ => return Ok(data),
     };
-    Ok(data.into_builder().data_type(target.clone()).child_data(children).build()?)
+    Ok(data
+        .into_builder()
+        .data_type(target.clone())
+        .child_data(children)
+        .build()?)
 }
 
 /// Evaluates its input and gives the result the table's nested names (see module docs).
@@ -209,7 +218,11 @@ impl PhysicalExpr for RelabelExpr {
     }
 
     fn return_field(&self, input_schema: &Schema) -> DFResult<FieldRef> {
-        Ok(Arc::new(self.target.clone().with_nullable(self.input.nullable(input_schema)?)))
+        Ok(Arc::new(
+            self.target
+                .clone()
+                .with_nullable(self.input.nullable(input_schema)?),
+        ))
     }
 
     fn evaluate(&self, batch: &RecordBatch) -> DFResult<ColumnarValue> {
@@ -222,7 +235,10 @@ impl PhysicalExpr for RelabelExpr {
         vec![&self.input]
     }
 
-    fn with_new_children(self: Arc<Self>, mut children: Vec<Arc<dyn PhysicalExpr>>) -> DFResult<Arc<dyn PhysicalExpr>> {
+    fn with_new_children(
+        self: Arc<Self>,
+        mut children: Vec<Arc<dyn PhysicalExpr>>,
+    ) -> DFResult<Arc<dyn PhysicalExpr>> {
         let input = children.pop().unwrap_or_else(|| Arc::clone(&self.input));
         Ok(Arc::new(RelabelExpr::new(input, self.target.clone())))
     }
@@ -242,15 +258,19 @@ mod tests {
     use crate::spec::arrow::PARQUET_FIELD_ID_META_KEY;
 
     fn field(name: &str, id: i32) -> Field {
-        Field::new(name, DataType::Int32, true)
-            .with_metadata(HashMap::from([(PARQUET_FIELD_ID_META_KEY.to_string(), id.to_string())]))
+        Field::new(name, DataType::Int32, true).with_metadata(HashMap::from([(
+            PARQUET_FIELD_ID_META_KEY.to_string(),
+            id.to_string(),
+        )]))
     }
 
     #[test]
     fn renames_by_id_and_marks_absent_fields() {
         let table = DataType::Struct(vec![field("alpha", 7), field("added", 9)].into());
         let file = DataType::Struct(vec![field("a", 7), field("dropped", 8)].into());
-        let DataType::Struct(renamed) = rename_to_file(&table, &file) else { panic!("struct") };
+        let DataType::Struct(renamed) = rename_to_file(&table, &file) else {
+            panic!("struct")
+        };
         assert_eq!(renamed[0].name(), "a");
         assert_eq!(renamed[1].name(), "__icefloe_absent_field_9");
         assert!(same_but_names(&DataType::Struct(renamed.clone()), &table));
@@ -261,7 +281,10 @@ mod tests {
     fn relabels_without_copying_values() {
         let file_type = DataType::Struct(vec![field("a", 7)].into());
         let table_field = Field::new("st", DataType::Struct(vec![field("alpha", 7)].into()), true);
-        let values = StructArray::from(vec![(Arc::new(field("a", 7)), Arc::new(Int32Array::from(vec![1, 2])) as _)]);
+        let values = StructArray::from(vec![(
+            Arc::new(field("a", 7)),
+            Arc::new(Int32Array::from(vec![1, 2])) as _,
+        )]);
         let data = relabel_data(values.to_data(), table_field.data_type()).unwrap();
         assert_eq!(data.data_type(), table_field.data_type());
         assert_ne!(&file_type, table_field.data_type());

@@ -69,7 +69,11 @@ mod tests {
             literal_to_scalar(None, &DataType::Utf8).unwrap(),
             ScalarValue::Utf8(None)
         );
-        let dec = Literal::Decimal { unscaled: 1230, precision: 8, scale: 2 };
+        let dec = Literal::Decimal {
+            unscaled: 1230,
+            precision: 8,
+            scale: 2,
+        };
         assert_eq!(
             literal_to_scalar(Some(&dec), &DataType::Decimal128(18, 2)).unwrap(),
             ScalarValue::Decimal128(Some(1230), 18, 2)

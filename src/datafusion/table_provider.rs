@@ -15,33 +15,34 @@ use datafusion::catalog::Session;
 use datafusion::common::config::TableParquetOptions;
 use datafusion::common::stats::Precision;
 use datafusion::common::{DFSchema, Result as DFResult, ScalarValue, Statistics};
-use datafusion::physical_expr_adapter::PhysicalExprAdapterFactory;
 use datafusion::datasource::listing::PartitionedFile;
 use datafusion::datasource::physical_plan::parquet::ParquetRowSelection;
 use datafusion::datasource::physical_plan::{FileGroup, FileScanConfigBuilder, ParquetSource};
-use datafusion_datasource::compute_all_files_statistics;
-use datafusion::datasource::table_schema::TableSchema;
 use datafusion::datasource::source::DataSourceExec;
+use datafusion::datasource::table_schema::TableSchema;
 use datafusion::datasource::{TableProvider, TableType};
 use datafusion::execution::object_store::ObjectStoreUrl;
 use datafusion::logical_expr::utils::conjunction;
 use datafusion::logical_expr::{Expr, TableProviderFilterPushDown};
+use datafusion::physical_expr_adapter::PhysicalExprAdapterFactory;
 use datafusion::physical_plan::empty::EmptyExec;
 use datafusion::physical_plan::union::UnionExec;
 use datafusion::physical_plan::ExecutionPlan;
+use datafusion_datasource::compute_all_files_statistics;
 
 use super::delete_planning::{
-    equality_loader, plan_deletes, DeleteMetrics, DeletePlan, EqualityDeleteFile, NO_EQUALITY_DELETES,
+    equality_loader, plan_deletes, DeleteMetrics, DeletePlan, EqualityDeleteFile,
+    NO_EQUALITY_DELETES,
 };
 use super::equality_delete_exec::{EqualityDeleteExec, EqualityGroup};
 use super::expr_adapter::FieldIdExprAdapterFactory;
-use crate::delete::equality_delete_schema;
-use crate::error::{Error, Result};
 use super::filter::{exact_by_identity_partitions, FilterConverter};
 use super::metrics::{attach_counters, attach_scan_metrics};
+use super::scalar::literal_to_scalar;
+use crate::delete::equality_delete_schema;
+use crate::error::{Error, Result};
 use crate::scan::{FileScanTask, ScanMetrics, TableScan};
 use crate::spec::arrow::schema_to_arrow;
-use super::scalar::literal_to_scalar;
 use crate::spec::name_mapping::{NameMapping, DEFAULT_NAME_MAPPING_PROPERTY};
 use crate::spec::{Literal, Schema, Snapshot};
 use crate::table::Table;
@@ -124,12 +125,15 @@ impl IcebergTableProvider {
             let id = reference.snapshot_id;
             return self.with_snapshot_id(id);
         }
-        let snapshot = metadata.snapshot_by_id(reference.snapshot_id).cloned().ok_or_else(|| {
-            Error::invalid_data(format!(
-                "branch '{name}' points at snapshot {} which the table does not have",
-                reference.snapshot_id
-            ))
-        })?;
+        let snapshot = metadata
+            .snapshot_by_id(reference.snapshot_id)
+            .cloned()
+            .ok_or_else(|| {
+                Error::invalid_data(format!(
+                    "branch '{name}' points at snapshot {} which the table does not have",
+                    reference.snapshot_id
+                ))
+            })?;
         let schema = metadata.current_schema().clone();
         Self::at_snapshot(self.table, Some(snapshot), schema)
     }
@@ -197,17 +201,32 @@ impl IcebergTableProvider {
             if field.required {
                 required.insert(field.id);
             }
-            if let (Some(default), Some(p)) = (&field.initial_default, field.field_type.as_primitive()) {
-                let lit = Literal::from_json(default, p)
-                    .map_err(|e| e.context(format!("initial-default of column '{}'", field.name)))?;
-                defaults.insert(field.id, literal_to_scalar(Some(&lit), arrow_field.data_type())?);
+            if let (Some(default), Some(p)) =
+                (&field.initial_default, field.field_type.as_primitive())
+            {
+                let lit = Literal::from_json(default, p).map_err(|e| {
+                    e.context(format!("initial-default of column '{}'", field.name))
+                })?;
+                defaults.insert(
+                    field.id,
+                    literal_to_scalar(Some(&lit), arrow_field.data_type())?,
+                );
             }
         }
-        let name_mapping = match self.table.metadata().properties.get(DEFAULT_NAME_MAPPING_PROPERTY) {
+        let name_mapping = match self
+            .table
+            .metadata()
+            .properties
+            .get(DEFAULT_NAME_MAPPING_PROPERTY)
+        {
             Some(text) => Some(Arc::new(NameMapping::from_json(text)?)),
             None => None,
         };
-        Ok(FieldIdExprAdapterFactory::new(defaults, required, name_mapping))
+        Ok(FieldIdExprAdapterFactory::new(
+            defaults,
+            required,
+            name_mapping,
+        ))
     }
 
     /// Statistics of one data file for DataFusion: the row count (exact unless deletes
@@ -224,14 +243,23 @@ impl IcebergTableProvider {
         } else {
             Precision::Exact(rows)
         };
-        let Some(spec) = self.table.metadata().partition_spec_by_id(task.entry.spec_id) else {
+        let Some(spec) = self
+            .table
+            .metadata()
+            .partition_spec_by_id(task.entry.spec_id)
+        else {
             return Ok(stats);
         };
         for (field, value) in spec.fields.iter().zip(&data_file.partition) {
             if !field.transform.is_identity() {
                 continue;
             }
-            let Some(index) = self.schema.columns().iter().position(|c| c.id == field.source_id) else {
+            let Some(index) = self
+                .schema
+                .columns()
+                .iter()
+                .position(|c| c.id == field.source_id)
+            else {
                 continue;
             };
             let data_type = self.arrow_schema.field(index).data_type();
@@ -298,7 +326,10 @@ impl IcebergTableProvider {
             if let Some(selection) = planned.selection {
                 file = file.with_extension(ParquetRowSelection::new(selection));
             }
-            by_store.entry(resolved.store_url).or_default().push((file, size));
+            by_store
+                .entry(resolved.store_url)
+                .or_default()
+                .push((file, size));
         }
         // Without equality deletes the scan is a plain `DataSourceExec`, and DataFusion's
         // physical filter pushdown hands it the `FilterExec` predicate itself; giving it
@@ -453,8 +484,16 @@ struct EqualityScan {
 /// The hidden per-file columns equality deletes need: data sequence number and scope.
 fn hidden_delete_columns() -> Vec<FieldRef> {
     vec![
-        Arc::new(Field::new("__icefloe_data_sequence_number", DataType::Int64, false)),
-        Arc::new(Field::new("__icefloe_partition_scope", DataType::Int32, false)),
+        Arc::new(Field::new(
+            "__icefloe_data_sequence_number",
+            DataType::Int64,
+            false,
+        )),
+        Arc::new(Field::new(
+            "__icefloe_partition_scope",
+            DataType::Int32,
+            false,
+        )),
     ]
 }
 

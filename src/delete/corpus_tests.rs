@@ -58,7 +58,10 @@ async fn live_rows(table: &Table, snapshot_id: Option<i64>) -> (u64, u64) {
         Some(id) => metadata.snapshot_by_id(id).cloned(),
         None => metadata.current_snapshot().cloned(),
     };
-    let plan = TableScan::new(table.clone(), snapshot).plan_files().await.unwrap();
+    let plan = TableScan::new(table.clone(), snapshot)
+        .plan_files()
+        .await
+        .unwrap();
     let index = DeleteFileIndex::for_table(metadata, plan.delete_entries.iter().cloned()).unwrap();
     let mut schemas: Vec<&Schema> = vec![metadata.current_schema()];
     schemas.extend(metadata.schemas.iter().rev());
@@ -69,13 +72,26 @@ async fn live_rows(table: &Table, snapshot_id: Option<i64>) -> (u64, u64) {
         let data = &task.entry.data_file;
         let deletes = index.for_data_file(&task.entry).unwrap();
         attached += deletes.len() as u64;
-        let positions = positions_loader.deleted_positions(&data.file_path, &deletes).await.unwrap();
-        let selection = row_selection(&positions, data.record_count as u64, &data.file_path).unwrap();
-        assert_eq!(selection.row_count() as u64, data.record_count as u64 - positions.len());
+        let positions = positions_loader
+            .deleted_positions(&data.file_path, &deletes)
+            .await
+            .unwrap();
+        let selection =
+            row_selection(&positions, data.record_count as u64, &data.file_path).unwrap();
+        assert_eq!(
+            selection.row_count() as u64,
+            data.record_count as u64 - positions.len()
+        );
         // equality delete files grouped by their equality id set
         let mut groups: BTreeMap<Vec<i32>, Vec<&Arc<ManifestEntry>>> = BTreeMap::new();
-        for d in deletes.iter().filter(|d| d.data_file.content == DataContentType::EqualityDeletes) {
-            groups.entry(d.data_file.equality_ids.clone()).or_default().push(d);
+        for d in deletes
+            .iter()
+            .filter(|d| d.data_file.content == DataContentType::EqualityDeletes)
+        {
+            groups
+                .entry(d.data_file.equality_ids.clone())
+                .or_default()
+                .push(d);
         }
         if groups.is_empty() {
             live += data.record_count as u64 - positions.len();
@@ -88,7 +104,11 @@ async fn live_rows(table: &Table, snapshot_id: Option<i64>) -> (u64, u64) {
         let bytes = table.file_io().read(&data.file_path).await.unwrap();
         for (ids, files) in groups {
             let target = equality_delete_schema(&schemas, &ids).unwrap();
-            let sort_fields = target.fields().iter().map(|f| SortField::new(f.data_type().clone())).collect();
+            let sort_fields = target
+                .fields()
+                .iter()
+                .map(|f| SortField::new(f.data_type().clone()))
+                .collect();
             let converter = RowConverter::new(sort_fields).unwrap();
             let mut keys: HashSet<OwnedRow> = HashSet::new();
             for f in files {
@@ -96,7 +116,12 @@ async fn live_rows(table: &Table, snapshot_id: Option<i64>) -> (u64, u64) {
                 keys.extend(build_key_rows(&batches.batches, &converter).unwrap());
             }
             // the data file's key columns, read with the same by-field-id reader
-            let rows = equality_delete::parse_equality_delete_file(bytes.clone(), &data.file_path, &target).unwrap();
+            let rows = equality_delete::parse_equality_delete_file(
+                bytes.clone(),
+                &data.file_path,
+                &target,
+            )
+            .unwrap();
             let mut r = 0;
             for batch in rows {
                 for row in converter.convert_columns(batch.columns()).unwrap().iter() {
@@ -123,10 +148,17 @@ async fn check_table(name: &str) {
     assert!(!expected.is_empty(), "{name}: no unfiltered count cases");
     for e in expected {
         let (live, attached) = live_rows(&table, e.snapshot_id).await;
-        eprintln!("{name} / {}: live {live} (expected {}), delete files {attached} (java {:?})", e.name, e.rows, e.java_delete_files);
+        eprintln!(
+            "{name} / {}: live {live} (expected {}), delete files {attached} (java {:?})",
+            e.name, e.rows, e.java_delete_files
+        );
         assert_eq!(live, e.rows, "{name} / {}: surviving rows", e.name);
         if let Some(java) = e.java_delete_files {
-            assert_eq!(attached, java, "{name} / {}: delete files attached to tasks (Iceberg Java)", e.name);
+            assert_eq!(
+                attached, java,
+                "{name} / {}: delete files attached to tasks (Iceberg Java)",
+                e.name
+            );
         }
     }
 }
@@ -167,12 +199,17 @@ async fn deletion_vectors_match_puffin_footers() {
     }
     let table = Table::open(&dir).await.unwrap();
     let snapshot = table.metadata().current_snapshot().cloned();
-    let plan = TableScan::new(table.clone(), snapshot).plan_files().await.unwrap();
+    let plan = TableScan::new(table.clone(), snapshot)
+        .plan_files()
+        .await
+        .unwrap();
     assert!(!plan.delete_entries.is_empty());
     for dv in &plan.delete_entries {
         let f = &dv.data_file;
         assert!(is_deletion_vector(f));
-        let footer = puffin::read_file_metadata(table.file_io(), &f.file_path).await.unwrap();
+        let footer = puffin::read_file_metadata(table.file_io(), &f.file_path)
+            .await
+            .unwrap();
         let blob = footer
             .blobs
             .iter()
@@ -180,8 +217,14 @@ async fn deletion_vectors_match_puffin_footers() {
             .expect("a footer blob at content_offset");
         assert_eq!(blob.blob_type, "deletion-vector-v1");
         assert_eq!(Some(blob.length), f.content_size_in_bytes);
-        assert_eq!(blob.properties.get("referenced-data-file"), f.referenced_data_file.as_ref());
-        assert_eq!(blob.properties.get("cardinality"), Some(&f.record_count.to_string()));
+        assert_eq!(
+            blob.properties.get("referenced-data-file"),
+            f.referenced_data_file.as_ref()
+        );
+        assert_eq!(
+            blob.properties.get("cardinality"),
+            Some(&f.record_count.to_string())
+        );
     }
 }
 
@@ -202,8 +245,16 @@ fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
 async fn first_delete(dir: &std::path::Path, want: DataContentType) -> (Table, Arc<ManifestEntry>) {
     let table = Table::open(&dir.to_string_lossy()).await.unwrap();
     let snapshot = table.metadata().current_snapshot().cloned();
-    let plan = TableScan::new(table.clone(), snapshot).plan_files().await.unwrap();
-    let first = plan.delete_entries.iter().find(|e| e.data_file.content == want).cloned().unwrap();
+    let plan = TableScan::new(table.clone(), snapshot)
+        .plan_files()
+        .await
+        .unwrap();
+    let first = plan
+        .delete_entries
+        .iter()
+        .find(|e| e.data_file.content == want)
+        .cloned()
+        .unwrap();
     (table, first)
 }
 
@@ -212,9 +263,18 @@ async fn first_delete(dir: &std::path::Path, want: DataContentType) -> (Table, A
 #[tokio::test]
 async fn bad_delete_files_in_a_copied_table() {
     let tables = [
-        ("spark_v2_mor_position_deletes", DataContentType::PositionDeletes),
-        ("spark_v3_deletion_vectors", DataContentType::PositionDeletes),
-        ("spark_v2_equality_deletes", DataContentType::EqualityDeletes),
+        (
+            "spark_v2_mor_position_deletes",
+            DataContentType::PositionDeletes,
+        ),
+        (
+            "spark_v3_deletion_vectors",
+            DataContentType::PositionDeletes,
+        ),
+        (
+            "spark_v2_equality_deletes",
+            DataContentType::EqualityDeletes,
+        ),
     ];
     for (name, want) in tables {
         let src = std::path::PathBuf::from(format!("{CORPUS}/{name}"));
@@ -236,10 +296,16 @@ async fn bad_delete_files_in_a_copied_table() {
                 DataContentType::EqualityDeletes => {
                     let schemas = [table.metadata().current_schema()];
                     let target = equality_delete_schema(&schemas, &f.equality_ids).unwrap();
-                    EqualityDeleteLoader::new(table.file_io().clone()).load(&delete, &target).await.map(|_| ())
+                    EqualityDeleteLoader::new(table.file_io().clone())
+                        .load(&delete, &target)
+                        .await
+                        .map(|_| ())
                 }
                 _ => PositionDeleteLoader::new(table.file_io().clone())
-                    .deleted_positions(f.referenced_data_file.as_deref().unwrap_or("x"), &[Arc::clone(&delete)])
+                    .deleted_positions(
+                        f.referenced_data_file.as_deref().unwrap_or("x"),
+                        &[Arc::clone(&delete)],
+                    )
                     .await
                     .map(|_| ()),
             }
@@ -260,7 +326,10 @@ async fn bad_delete_files_in_a_copied_table() {
         std::fs::remove_file(&local).unwrap();
         let err = load().await.unwrap_err();
         assert_eq!(err.kind(), crate::ErrorKind::NotFound, "{name}: {err}");
-        assert!(err.to_string().contains(&stored) && err.to_string().contains(&actual), "{name}: {err}");
+        assert!(
+            err.to_string().contains(&stored) && err.to_string().contains(&actual),
+            "{name}: {err}"
+        );
         // a flipped byte inside a deletion vector fails its CRC
         if is_deletion_vector(&delete.data_file) {
             let mut damaged = bytes.clone();
@@ -268,7 +337,10 @@ async fn bad_delete_files_in_a_copied_table() {
             damaged[at] ^= 0x01;
             std::fs::write(&local, &damaged).unwrap();
             let err = load().await.unwrap_err();
-            assert!(err.to_string().contains("CRC mismatch") && err.to_string().contains(&file_name), "{name}: {err}");
+            assert!(
+                err.to_string().contains("CRC mismatch") && err.to_string().contains(&file_name),
+                "{name}: {err}"
+            );
         }
     }
 }

@@ -25,8 +25,8 @@ use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::spec::{
-    DataContentType, DataFile, DataFileFormat, Literal, ManifestEntry, NestedField,
-    PartitionSpec, PrimitiveType, Schema, TableMetadata,
+    DataContentType, DataFile, DataFileFormat, Literal, ManifestEntry, NestedField, PartitionSpec,
+    PrimitiveType, Schema, TableMetadata,
 };
 
 /// Field id of the `file_path` column of position delete files (spec: "Reserved Field IDs").
@@ -57,10 +57,16 @@ impl PartitionValue {
             | Literal::Timestamptz(v)
             | Literal::TimestampNs(v)
             | Literal::TimestamptzNs(v) => Self::Int(*v),
-            Literal::Float(f) => {
-                Self::Bits(u64::from(if f.is_nan() { f32::NAN.to_bits() } else { f.to_bits() }))
-            }
-            Literal::Double(d) => Self::Bits(if d.is_nan() { f64::NAN.to_bits() } else { d.to_bits() }),
+            Literal::Float(f) => Self::Bits(u64::from(if f.is_nan() {
+                f32::NAN.to_bits()
+            } else {
+                f.to_bits()
+            })),
+            Literal::Double(d) => Self::Bits(if d.is_nan() {
+                f64::NAN.to_bits()
+            } else {
+                d.to_bits()
+            }),
             Literal::Decimal { unscaled, .. } => Self::Wide(*unscaled),
             Literal::String(s) => Self::Str(s.clone()),
             Literal::Uuid(b) => Self::Bytes(b.to_vec()),
@@ -80,7 +86,11 @@ impl PartitionKey {
     fn of(spec_id: i32, file: &DataFile) -> Self {
         Self {
             spec_id,
-            values: file.partition.iter().map(|v| v.as_ref().map(PartitionValue::of)).collect(),
+            values: file
+                .partition
+                .iter()
+                .map(|v| v.as_ref().map(PartitionValue::of))
+                .collect(),
         }
     }
 }
@@ -224,7 +234,8 @@ impl DeleteFileIndex {
         specs: &[PartitionSpec],
         schemas: &[&Schema],
     ) -> Result<Self> {
-        let specs_by_id: HashMap<i32, &PartitionSpec> = specs.iter().map(|s| (s.spec_id, s)).collect();
+        let specs_by_id: HashMap<i32, &PartitionSpec> =
+            specs.iter().map(|s| (s.spec_id, s)).collect();
         let mut index = DeleteFileIndex::default();
         for entry in delete_entries {
             let file = &entry.data_file;
@@ -283,9 +294,18 @@ impl DeleteFileIndex {
             }
         }
         index.global_eq.index();
-        index.eq_by_partition.values_mut().for_each(EqualityDeletes::index);
-        index.pos_by_partition.values_mut().for_each(PositionDeletes::index);
-        index.pos_by_path.values_mut().for_each(PositionDeletes::index);
+        index
+            .eq_by_partition
+            .values_mut()
+            .for_each(EqualityDeletes::index);
+        index
+            .pos_by_partition
+            .values_mut()
+            .for_each(PositionDeletes::index);
+        index
+            .pos_by_path
+            .values_mut()
+            .for_each(PositionDeletes::index);
         Ok(index)
     }
 
@@ -306,7 +326,9 @@ impl DeleteFileIndex {
 
     /// Whether any position delete file or deletion vector was indexed.
     pub fn has_position_deletes(&self) -> bool {
-        !self.pos_by_partition.is_empty() || !self.pos_by_path.is_empty() || !self.dv_by_path.is_empty()
+        !self.pos_by_partition.is_empty()
+            || !self.pos_by_path.is_empty()
+            || !self.dv_by_path.is_empty()
     }
 
     /// The delete files that apply to the data file `data` (its entry, with its inherited
@@ -369,8 +391,14 @@ fn dv_desc(dv: &ManifestEntry) -> String {
     )
 }
 
-fn validate_partition_match(delete: &ManifestEntry, data: &ManifestEntry, data_key: &PartitionKey) -> Result<()> {
-    if delete.spec_id != data.spec_id || PartitionKey::of(delete.spec_id, &delete.data_file) != *data_key {
+fn validate_partition_match(
+    delete: &ManifestEntry,
+    data: &ManifestEntry,
+    data_key: &PartitionKey,
+) -> Result<()> {
+    if delete.spec_id != data.spec_id
+        || PartitionKey::of(delete.spec_id, &delete.data_file) != *data_key
+    {
         return Err(Error::invalid_data(format!(
             "delete file '{}' (spec {}, partition {:?}) targets data file '{}' of spec {}, partition {:?}: metadata is corrupted",
             delete.data_file.file_path,
@@ -419,19 +447,26 @@ fn can_contain_eq_deletes_for_file(data: &DataFile, delete: &EqualityDeleteFile)
     let del = &delete.entry.data_file;
     for field in &delete.fields {
         let id = field.id;
-        let contains_null = |nulls: &HashMap<i32, i64>| !field.required && nulls.get(&id).is_none_or(|n| *n > 0);
+        let contains_null =
+            |nulls: &HashMap<i32, i64>| !field.required && nulls.get(&id).is_none_or(|n| *n > 0);
         let all_null = |nulls: &HashMap<i32, i64>, values: &HashMap<i32, i64>| {
-            !field.required && matches!((nulls.get(&id), values.get(&id)), (Some(n), Some(v)) if n == v)
+            !field.required
+                && matches!((nulls.get(&id), values.get(&id)), (Some(n), Some(v)) if n == v)
         };
-        let all_non_null = |nulls: &HashMap<i32, i64>| field.required || nulls.get(&id).is_some_and(|n| *n <= 0);
+        let all_non_null =
+            |nulls: &HashMap<i32, i64>| field.required || nulls.get(&id).is_some_and(|n| *n <= 0);
 
         if contains_null(&data.null_value_counts) && contains_null(&del.null_value_counts) {
             continue; // null keys are deleted and the data has nulls
         }
-        if all_null(&data.null_value_counts, &data.value_counts) && all_non_null(&del.null_value_counts) {
+        if all_null(&data.null_value_counts, &data.value_counts)
+            && all_non_null(&del.null_value_counts)
+        {
             return false;
         }
-        if all_null(&del.null_value_counts, &del.value_counts) && all_non_null(&data.null_value_counts) {
+        if all_null(&del.null_value_counts, &del.value_counts)
+            && all_non_null(&data.null_value_counts)
+        {
             return false;
         }
         if matches!(field.ty, PrimitiveType::Float | PrimitiveType::Double) {
@@ -441,9 +476,10 @@ fn can_contain_eq_deletes_for_file(data: &DataFile, delete: &EqualityDeleteFile)
             continue;
         };
         let decode = |b: Option<&Vec<u8>>| b.and_then(|b| Literal::from_bytes(b, &field.ty).ok());
-        let (Some(data_lower), Some(data_upper)) =
-            (decode(data.lower_bounds.get(&id)), decode(data.upper_bounds.get(&id)))
-        else {
+        let (Some(data_lower), Some(data_upper)) = (
+            decode(data.lower_bounds.get(&id)),
+            decode(data.upper_bounds.get(&id)),
+        ) else {
             continue;
         };
         let disjoint = compare_literals(&data_lower, del_upper) == Some(Ordering::Greater)
@@ -468,9 +504,18 @@ fn compare_literals(a: &Literal, b: &Literal) -> Option<Ordering> {
         | (L::Timestamptz(x), L::Timestamptz(y))
         | (L::TimestampNs(x), L::TimestampNs(y))
         | (L::TimestamptzNs(x), L::TimestamptzNs(y)) => Some(x.cmp(y)),
-        (L::Decimal { unscaled: x, scale: sx, .. }, L::Decimal { unscaled: y, scale: sy, .. }) if sx == sy => {
-            Some(x.cmp(y))
-        }
+        (
+            L::Decimal {
+                unscaled: x,
+                scale: sx,
+                ..
+            },
+            L::Decimal {
+                unscaled: y,
+                scale: sy,
+                ..
+            },
+        ) if sx == sy => Some(x.cmp(y)),
         // UTF-8 byte order is code point order, which is the spec's string order
         (L::String(x), L::String(y)) => Some(x.cmp(y)),
         (L::Binary(x), L::Binary(y)) | (L::Fixed(x), L::Fixed(y)) => Some(x.cmp(y)),

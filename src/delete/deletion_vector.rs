@@ -47,23 +47,45 @@ fn be_u32(bytes: &[u8]) -> u32 {
 /// truncated or corrupt input.
 pub fn deserialize_deletion_vector(blob: &[u8], location: &str) -> Result<RoaringTreemap> {
     if blob.len() < OVERHEAD {
-        return Err(bad(location, format!("blob of {} bytes is truncated (at least {OVERHEAD} needed)", blob.len())));
+        return Err(bad(
+            location,
+            format!(
+                "blob of {} bytes is truncated (at least {OVERHEAD} needed)",
+                blob.len()
+            ),
+        ));
     }
     let length = be_u32(blob) as usize;
     let expected = blob.len() - 8;
     if length != expected {
-        return Err(bad(location, format!("length field is {length}, but the blob holds {expected} bytes of magic and vector")));
+        return Err(bad(
+            location,
+            format!(
+                "length field is {length}, but the blob holds {expected} bytes of magic and vector"
+            ),
+        ));
     }
     let data = &blob[4..4 + length];
     if data[..4] != DELETION_VECTOR_MAGIC {
-        return Err(bad(location, format!("bad magic {:02X?}, expected {:02X?}", &data[..4], DELETION_VECTOR_MAGIC)));
+        return Err(bad(
+            location,
+            format!(
+                "bad magic {:02X?}, expected {:02X?}",
+                &data[..4],
+                DELETION_VECTOR_MAGIC
+            ),
+        ));
     }
     let stored_crc = be_u32(&blob[4 + length..]);
     let crc = crc32fast::hash(data);
     if crc != stored_crc {
-        return Err(bad(location, format!("CRC mismatch: computed {crc:#010x}, stored {stored_crc:#010x}")));
+        return Err(bad(
+            location,
+            format!("CRC mismatch: computed {crc:#010x}, stored {stored_crc:#010x}"),
+        ));
     }
-    deserialize_portable(&data[4..]).map_err(|e| e.context(format!("deletion vector in '{location}'")))
+    deserialize_portable(&data[4..])
+        .map_err(|e| e.context(format!("deletion vector in '{location}'")))
 }
 
 /// Read the 64-bit Roaring portable serialization (see the module docs).
@@ -82,18 +104,27 @@ pub fn deserialize_portable(bytes: &[u8]) -> Result<RoaringTreemap> {
         let key_bytes: [u8; 4] = rest
             .get(pos..pos + 4)
             .and_then(|b| b.try_into().ok())
-            .ok_or_else(|| Error::invalid_data(format!("vector truncated at bitmap {i} of {count}")))?;
+            .ok_or_else(|| {
+                Error::invalid_data(format!("vector truncated at bitmap {i} of {count}"))
+            })?;
         let key = u32::from_le_bytes(key_bytes);
         cursor.set_position((pos + 4) as u64);
         if key > i32::MAX as u32 {
-            return Err(Error::invalid_data(format!("bitmap key {key} has its most significant bit set")));
+            return Err(Error::invalid_data(format!(
+                "bitmap key {key} has its most significant bit set"
+            )));
         }
         if last_key.is_some_and(|k| key <= k) {
-            return Err(Error::invalid_data(format!("bitmap keys are not ascending ({key} after {last_key:?})")));
+            return Err(Error::invalid_data(format!(
+                "bitmap keys are not ascending ({key} after {last_key:?})"
+            )));
         }
         last_key = Some(key);
         let bitmap = RoaringBitmap::deserialize_from(&mut cursor).map_err(|e| {
-            Error::invalid_data(format!("bitmap {i} of {count} (key {key}) is corrupt or truncated")).with_source(e)
+            Error::invalid_data(format!(
+                "bitmap {i} of {count} (key {key}) is corrupt or truncated"
+            ))
+            .with_source(e)
         })?;
         bitmaps.push((key, bitmap));
     }
@@ -113,7 +144,9 @@ pub fn deserialize_portable(bytes: &[u8]) -> Result<RoaringTreemap> {
 /// exceed 2^31 bytes.
 pub fn serialize_deletion_vector(positions: &RoaringTreemap) -> Result<Vec<u8>> {
     if positions.max().is_some_and(|m| m > i64::MAX as u64) {
-        return Err(Error::invalid_argument("deletion vector positions must be < 2^63"));
+        return Err(Error::invalid_argument(
+            "deletion vector positions must be < 2^63",
+        ));
     }
     let mut data = Vec::with_capacity(4 + positions.serialized_size());
     data.extend_from_slice(&DELETION_VECTOR_MAGIC);
@@ -148,10 +181,15 @@ mod tests {
         let blob = serialize_deletion_vector(&positions).unwrap();
         assert_eq!(&blob[4..8], &DELETION_VECTOR_MAGIC);
         assert_eq!(be_u32(&blob) as usize, blob.len() - 8);
-        assert_eq!(deserialize_deletion_vector(&blob, "f.puffin").unwrap(), positions);
+        assert_eq!(
+            deserialize_deletion_vector(&blob, "f.puffin").unwrap(),
+            positions
+        );
         let empty = serialize_deletion_vector(&RoaringTreemap::new()).unwrap();
         assert_eq!(empty.len(), 4 + 4 + 8 + 4);
-        assert!(deserialize_deletion_vector(&empty, "f.puffin").unwrap().is_empty());
+        assert!(deserialize_deletion_vector(&empty, "f.puffin")
+            .unwrap()
+            .is_empty());
     }
 
     /// A blob assembled by hand from the spec's description (not by the roaring crate):
@@ -192,17 +230,29 @@ mod tests {
         let blob = serialize_deletion_vector(&sample()).unwrap();
         let mut b = blob.clone();
         b[3] ^= 1;
-        assert!(deserialize_deletion_vector(&b, "x").unwrap_err().to_string().contains("length field"));
+        assert!(deserialize_deletion_vector(&b, "x")
+            .unwrap_err()
+            .to_string()
+            .contains("length field"));
         let mut b = blob.clone();
         b[5] ^= 1;
-        assert!(deserialize_deletion_vector(&b, "x").unwrap_err().to_string().contains("bad magic"));
+        assert!(deserialize_deletion_vector(&b, "x")
+            .unwrap_err()
+            .to_string()
+            .contains("bad magic"));
         let mut b = blob.clone();
         b[20] ^= 0x40;
-        assert!(deserialize_deletion_vector(&b, "x").unwrap_err().to_string().contains("CRC mismatch"));
+        assert!(deserialize_deletion_vector(&b, "x")
+            .unwrap_err()
+            .to_string()
+            .contains("CRC mismatch"));
         let mut b = blob.clone();
         let n = b.len();
         b[n - 1] ^= 1;
-        assert!(deserialize_deletion_vector(&b, "x").unwrap_err().to_string().contains("CRC mismatch"));
+        assert!(deserialize_deletion_vector(&b, "x")
+            .unwrap_err()
+            .to_string()
+            .contains("CRC mismatch"));
     }
 
     #[test]
@@ -211,22 +261,40 @@ mod tests {
         two.extend_from_slice(&2u64.to_le_bytes());
         for key in [5u32, 5] {
             two.extend_from_slice(&key.to_le_bytes());
-            RoaringBitmap::from_iter([1u32]).serialize_into(&mut two).unwrap();
+            RoaringBitmap::from_iter([1u32])
+                .serialize_into(&mut two)
+                .unwrap();
         }
-        assert!(deserialize_portable(&two).unwrap_err().to_string().contains("not ascending"));
+        assert!(deserialize_portable(&two)
+            .unwrap_err()
+            .to_string()
+            .contains("not ascending"));
         let mut high = vec![];
         high.extend_from_slice(&1u64.to_le_bytes());
         high.extend_from_slice(&0x8000_0000u32.to_le_bytes());
-        RoaringBitmap::from_iter([1u32]).serialize_into(&mut high).unwrap();
-        assert!(deserialize_portable(&high).unwrap_err().to_string().contains("most significant bit"));
+        RoaringBitmap::from_iter([1u32])
+            .serialize_into(&mut high)
+            .unwrap();
+        assert!(deserialize_portable(&high)
+            .unwrap_err()
+            .to_string()
+            .contains("most significant bit"));
         let mut trailing = vec![];
-        RoaringTreemap::from_iter([1u64]).serialize_into(&mut trailing).unwrap();
+        RoaringTreemap::from_iter([1u64])
+            .serialize_into(&mut trailing)
+            .unwrap();
         trailing.push(0);
-        assert!(deserialize_portable(&trailing).unwrap_err().to_string().contains("after the last"));
+        assert!(deserialize_portable(&trailing)
+            .unwrap_err()
+            .to_string()
+            .contains("after the last"));
         // a huge count with no bitmaps behind it ends at the first missing key
         let mut huge = u64::MAX.to_le_bytes().to_vec();
         huge.extend_from_slice(&[0, 0]);
-        assert!(deserialize_portable(&huge).unwrap_err().to_string().contains("truncated"));
+        assert!(deserialize_portable(&huge)
+            .unwrap_err()
+            .to_string()
+            .contains("truncated"));
     }
 
     /// Java's `TestBitmapPositionDeleteIndex` cases: the same position sets serialize to
@@ -238,11 +306,16 @@ mod tests {
         const CONTAINER: u64 = 1 << 16;
         const BITMAP: u64 = 1 << 32;
         let mut all_containers = RoaringTreemap::new();
-        for (bitmap, small, compressible, dense) in [(0, [5, 7], (1, 1000), (1, CONTAINER - 1)), (1, [10, 20], (10, 500), (1, CONTAINER - 1))] {
+        for (bitmap, small, compressible, dense) in [
+            (0, [5, 7], (1, 1000), (1, CONTAINER - 1)),
+            (1, [10, 20], (10, 500), (1, CONTAINER - 1)),
+        ] {
             let base = bitmap * BITMAP;
             all_containers.extend(small.iter().map(|p| base + p));
-            all_containers.insert_range(base + CONTAINER + compressible.0..base + CONTAINER + compressible.1);
-            all_containers.insert_range(base + 2 * CONTAINER + dense.0..base + 2 * CONTAINER + dense.1);
+            all_containers
+                .insert_range(base + CONTAINER + compressible.0..base + CONTAINER + compressible.1);
+            all_containers
+                .insert_range(base + 2 * CONTAINER + dense.0..base + 2 * CONTAINER + dense.1);
         }
         let big = i32::MAX as u64;
         let cases: [(RoaringTreemap, usize); 4] = [
@@ -254,14 +327,24 @@ mod tests {
         for (positions, size) in cases {
             let blob = serialize_deletion_vector(&positions).unwrap();
             assert_eq!(blob.len(), size);
-            assert_eq!(deserialize_deletion_vector(&blob, "golden").unwrap(), positions);
+            assert_eq!(
+                deserialize_deletion_vector(&blob, "golden").unwrap(),
+                positions
+            );
         }
         let blob = serialize_deletion_vector(&[1u64, 2].into_iter().collect()).unwrap();
         assert_eq!(be_u32(&blob[blob.len() - 4..]), 0x712f_a6e8);
         let mut bad = blob.clone();
         let n = bad.len();
         bad[n - 1] ^= 1;
-        let err = deserialize_deletion_vector(&bad, "s3://bucket/dv.puffin").unwrap_err().to_string();
-        assert!(err.contains("s3://bucket/dv.puffin") && err.contains("0x712fa6e8") && err.contains("0x712fa6e9"), "{err}");
+        let err = deserialize_deletion_vector(&bad, "s3://bucket/dv.puffin")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("s3://bucket/dv.puffin")
+                && err.contains("0x712fa6e8")
+                && err.contains("0x712fa6e9"),
+            "{err}"
+        );
     }
 }

@@ -43,7 +43,11 @@ pub fn equality_delete_schema(schemas: &[&Schema], equality_ids: &[i32]) -> Resu
             let field = schemas
                 .iter()
                 .find_map(|s| s.field_by_id(*id))
-                .ok_or_else(|| Error::invalid_data(format!("equality field id {id} is not in any table schema")))?;
+                .ok_or_else(|| {
+                    Error::invalid_data(format!(
+                        "equality field id {id} is not in any table schema"
+                    ))
+                })?;
             Ok(field_to_arrow(field)?.with_nullable(true))
         })
         .collect::<Result<Vec<Field>>>()?;
@@ -68,7 +72,8 @@ fn find_path(fields: &Fields, id: i32) -> Option<Vec<usize>> {
 
 fn has_field_ids(fields: &Fields) -> bool {
     fields.iter().any(|f| {
-        arrow_field_id(f).is_some() || matches!(f.data_type(), DataType::Struct(c) if has_field_ids(c))
+        arrow_field_id(f).is_some()
+            || matches!(f.data_type(), DataType::Struct(c) if has_field_ids(c))
     })
 }
 
@@ -76,9 +81,12 @@ fn has_field_ids(fields: &Fields) -> bool {
 fn extract(column: &ArrayRef, path: &[usize]) -> Result<ArrayRef> {
     let mut current = Arc::clone(column);
     for &child in path {
-        let s = current
-            .as_struct_opt()
-            .ok_or_else(|| Error::invalid_data(format!("expected a struct column, found {}", current.data_type())))?;
+        let s = current.as_struct_opt().ok_or_else(|| {
+            Error::invalid_data(format!(
+                "expected a struct column, found {}",
+                current.data_type()
+            ))
+        })?;
         let leaf = s.column(child);
         let nulls = NullBuffer::union(s.nulls(), leaf.nulls());
         let data = leaf.to_data().into_builder().nulls(nulls).build()?;
@@ -89,8 +97,13 @@ fn extract(column: &ArrayRef, path: &[usize]) -> Result<ArrayRef> {
 
 /// Parse the key columns of an equality delete file held in memory into batches of
 /// `target` (see [`EqualityDeleteLoader::load`] for the matching rules).
-pub fn parse_equality_delete_file(bytes: Bytes, location: &str, target: &SchemaRef) -> Result<Vec<RecordBatch>> {
-    let bad = |what: String| Error::invalid_data(format!("equality delete file '{location}': {what}"));
+pub fn parse_equality_delete_file(
+    bytes: Bytes,
+    location: &str,
+    target: &SchemaRef,
+) -> Result<Vec<RecordBatch>> {
+    let bad =
+        |what: String| Error::invalid_data(format!("equality delete file '{location}': {what}"));
     let builder = ParquetRecordBatchReaderBuilder::try_new(bytes)
         .map_err(|e| bad("cannot read Parquet (truncated or corrupt?)".into()).with_source(e))?;
     let file_schema = builder.schema().clone();
@@ -100,7 +113,11 @@ pub fn parse_equality_delete_file(bytes: Bytes, location: &str, target: &SchemaR
     for field in target.fields() {
         let path = match arrow_field_id(field) {
             Some(id) if by_id => find_path(file_schema.fields(), id),
-            _ => file_schema.fields().iter().position(|f| f.name() == field.name()).map(|i| vec![i]),
+            _ => file_schema
+                .fields()
+                .iter()
+                .position(|f| f.name() == field.name())
+                .map(|i| vec![i]),
         };
         let path = path.ok_or_else(|| {
             Error::not_found(format!(
@@ -121,16 +138,21 @@ pub fn parse_equality_delete_file(bytes: Bytes, location: &str, target: &SchemaR
         .map_err(|e| bad("cannot read Parquet".into()).with_source(e))?;
     let mut batches = vec![];
     for batch in reader {
-        let batch = batch.map_err(|e| bad("cannot read Parquet data (truncated or corrupt?)".into()).with_source(e))?;
+        let batch = batch.map_err(|e| {
+            bad("cannot read Parquet data (truncated or corrupt?)".into()).with_source(e)
+        })?;
         let columns = target
             .fields()
             .iter()
             .zip(&paths)
             .map(|(field, path)| {
                 // roots are projected in file order
-                let root = roots.binary_search(&path[0]).map_err(|_| bad("projection lost a column".into()))?;
+                let root = roots
+                    .binary_search(&path[0])
+                    .map_err(|_| bad("projection lost a column".into()))?;
                 extract(batch.column(root), &path[1..])
-                    .and_then(|column| conform(column, field)).map_err(|e| e.context(format!("equality delete file '{location}'")))
+                    .and_then(|column| conform(column, field))
+                    .map_err(|e| e.context(format!("equality delete file '{location}'")))
             })
             .collect::<Result<Vec<_>>>()?;
         let out = RecordBatch::try_new(Arc::clone(target), columns)
@@ -155,7 +177,12 @@ fn conform(column: ArrayRef, field: &Field) -> Result<ArrayRef> {
         )));
     }
     cast(&column, field.data_type()).map_err(|e| {
-        Error::invalid_data(format!("column '{}' cannot be cast to {}", field.name(), field.data_type())).with_source(e)
+        Error::invalid_data(format!(
+            "column '{}' cannot be cast to {}",
+            field.name(),
+            field.data_type()
+        ))
+        .with_source(e)
     })
 }
 
@@ -205,10 +232,17 @@ impl EqualityDeleteLoader {
     /// the requested columns is missing, [`crate::ErrorKind::InvalidData`] when it is
     /// corrupt or a column cannot be read as the target type,
     /// [`crate::ErrorKind::Unsupported`] for Avro / ORC files.
-    pub async fn load(&self, entry: &ManifestEntry, target: &SchemaRef) -> Result<Arc<EqualityDeleteBatches>> {
+    pub async fn load(
+        &self,
+        entry: &ManifestEntry,
+        target: &SchemaRef,
+    ) -> Result<Arc<EqualityDeleteBatches>> {
         let file = &entry.data_file;
         if file.content != DataContentType::EqualityDeletes {
-            return Err(Error::invalid_argument(format!("'{}' is not an equality delete file", file.file_path)));
+            return Err(Error::invalid_argument(format!(
+                "'{}' is not an equality delete file",
+                file.file_path
+            )));
         }
         if file.file_format != DataFileFormat::Parquet {
             return Err(Error::unsupported(format!(
@@ -218,20 +252,35 @@ impl EqualityDeleteLoader {
         }
         let location = file.file_path.clone();
         let cell = {
-            let mut cells = self
-                .cells
-                .lock()
-                .map_err(|_| Error::invalid_argument("equality delete cache poisoned by a panic"))?;
-            Arc::clone(cells.entry((location.clone(), Arc::clone(target))).or_default())
+            let mut cells = self.cells.lock().map_err(|_| {
+                Error::invalid_argument("equality delete cache poisoned by a panic")
+            })?;
+            Arc::clone(
+                cells
+                    .entry((location.clone(), Arc::clone(target)))
+                    .or_default(),
+            )
         };
         let loaded = cell
             .get_or_try_init(|| async {
-                let bytes = self.file_io.read(&location).await.map_err(|e| e.context(super::file_context("equality delete file", &self.file_io, &location)))?;
+                let bytes = self.file_io.read(&location).await.map_err(|e| {
+                    e.context(super::file_context(
+                        "equality delete file",
+                        &self.file_io,
+                        &location,
+                    ))
+                })?;
                 let target = Arc::clone(target);
                 let what = format!("equality delete file '{location}'");
                 let (loc, schema) = (location.clone(), Arc::clone(&target));
-                let batches = super::run_blocking(what, move || parse_equality_delete_file(bytes, &loc, &schema)).await?;
-                Ok::<_, Error>(Arc::new(EqualityDeleteBatches { schema: target, batches }))
+                let batches = super::run_blocking(what, move || {
+                    parse_equality_delete_file(bytes, &loc, &schema)
+                })
+                .await?;
+                Ok::<_, Error>(Arc::new(EqualityDeleteBatches {
+                    schema: target,
+                    batches,
+                }))
             })
             .await?;
         Ok(Arc::clone(loaded))

@@ -15,7 +15,10 @@ use crate::spec::{DataFile, ManifestStatus, NestedField, PrimitiveType, Type};
 use crate::ErrorKind;
 
 fn with_id(f: Field, id: i32) -> Field {
-    f.with_metadata(HashMap::from([(PARQUET_FIELD_ID_META_KEY.to_string(), id.to_string())]))
+    f.with_metadata(HashMap::from([(
+        PARQUET_FIELD_ID_META_KEY.to_string(),
+        id.to_string(),
+    )]))
 }
 
 fn parquet(fields: Vec<Field>, columns: Vec<ArrayRef>) -> Bytes {
@@ -84,10 +87,18 @@ fn delete_file() -> Bytes {
 fn target_schema_from_table_schemas() {
     let (current, old) = schemas();
     let schema = equality_delete_schema(&[&current, &old], &[2, 1, 5]).unwrap();
-    let names: Vec<_> = schema.fields().iter().map(|f| (f.name().as_str(), f.data_type().clone(), f.is_nullable())).collect();
+    let names: Vec<_> = schema
+        .fields()
+        .iter()
+        .map(|f| (f.name().as_str(), f.data_type().clone(), f.is_nullable()))
+        .collect();
     assert_eq!(
         names,
-        [("name", DataType::Utf8, true), ("id", DataType::Int64, true), ("gone", DataType::Int32, true)]
+        [
+            ("name", DataType::Utf8, true),
+            ("id", DataType::Int64, true),
+            ("gone", DataType::Int32, true)
+        ]
     );
     assert_eq!(arrow_field_id(schema.field(2)), Some(5));
     let err = equality_delete_schema(&[&current], &[99]).unwrap_err();
@@ -102,40 +113,72 @@ fn reads_key_columns_by_id_casting_and_nesting() {
     assert_eq!(batches.len(), 1);
     let b = &batches[0];
     assert_eq!(b.schema(), target);
-    assert_eq!(b.column(0).as_primitive::<datafusion::arrow::datatypes::Int64Type>().values(), &[1, 2, 3]);
+    assert_eq!(
+        b.column(0)
+            .as_primitive::<datafusion::arrow::datatypes::Int64Type>()
+            .values(),
+        &[1, 2, 3]
+    );
     // the null parent struct makes k null in row 1
-    let k = b.column(1).as_primitive::<datafusion::arrow::datatypes::Int32Type>();
+    let k = b
+        .column(1)
+        .as_primitive::<datafusion::arrow::datatypes::Int32Type>();
     assert_eq!((k.is_null(0), k.is_null(1), k.value(2)), (false, true, 30));
     assert!(b.column(2).is_null(1));
-    assert_eq!(b.column(3).as_primitive::<datafusion::arrow::datatypes::Int32Type>().value(0), 7);
+    assert_eq!(
+        b.column(3)
+            .as_primitive::<datafusion::arrow::datatypes::Int32Type>()
+            .value(0),
+        7
+    );
 }
 
 #[test]
 fn missing_column_is_an_error_naming_it() {
-    let target = Arc::new(ArrowSchema::new(vec![with_id(Field::new("region", DataType::Utf8, true), 42)]));
+    let target = Arc::new(ArrowSchema::new(vec![with_id(
+        Field::new("region", DataType::Utf8, true),
+        42,
+    )]));
     let err = parse_equality_delete_file(delete_file(), "eq.parquet", &target).unwrap_err();
     assert_eq!(err.kind(), ErrorKind::NotFound);
-    assert!(err.to_string().contains("'eq.parquet'") && err.to_string().contains("'region' (field id 42)"), "{err}");
+    assert!(
+        err.to_string().contains("'eq.parquet'")
+            && err.to_string().contains("'region' (field id 42)"),
+        "{err}"
+    );
 }
 
 #[test]
 fn name_fallback_without_field_ids() {
-    let bytes = parquet(vec![Field::new("id", DataType::Int64, false)], vec![Arc::new(Int64Array::from(vec![4, 5]))]);
-    let target = Arc::new(ArrowSchema::new(vec![with_id(Field::new("id", DataType::Int64, true), 1)]));
+    let bytes = parquet(
+        vec![Field::new("id", DataType::Int64, false)],
+        vec![Arc::new(Int64Array::from(vec![4, 5]))],
+    );
+    let target = Arc::new(ArrowSchema::new(vec![with_id(
+        Field::new("id", DataType::Int64, true),
+        1,
+    )]));
     let batches = parse_equality_delete_file(bytes, "eq", &target).unwrap();
     assert_eq!(batches[0].num_rows(), 2);
 }
 
 #[test]
 fn incompatible_type_and_truncation_are_invalid_data() {
-    let target = Arc::new(ArrowSchema::new(vec![with_id(Field::new("s", DataType::Int64, true), 3)]));
+    let target = Arc::new(ArrowSchema::new(vec![with_id(
+        Field::new("s", DataType::Int64, true),
+        3,
+    )]));
     let err = parse_equality_delete_file(delete_file(), "eq.parquet", &target).unwrap_err();
     assert_eq!(err.kind(), ErrorKind::InvalidData, "{err}");
     assert!(err.to_string().contains("eq.parquet"), "{err}");
     let bytes = delete_file();
-    let target = Arc::new(ArrowSchema::new(vec![with_id(Field::new("id", DataType::Int64, true), 1)]));
+    let target = Arc::new(ArrowSchema::new(vec![with_id(
+        Field::new("id", DataType::Int64, true),
+        1,
+    )]));
     for len in (0..bytes.len()).step_by(11) {
-        let err = parse_equality_delete_file(bytes.slice(..len), "cut.parquet", &target).unwrap_err();
+        let err =
+            parse_equality_delete_file(bytes.slice(..len), "cut.parquet", &target).unwrap_err();
         assert_eq!(err.kind(), ErrorKind::InvalidData, "{err}");
         assert!(err.to_string().contains("cut.parquet"), "{err}");
     }
@@ -147,9 +190,17 @@ fn key_rows_match_null_only_with_null() {
     let target = equality_delete_schema(&[&current], &[2]).unwrap();
     let batches = parse_equality_delete_file(delete_file(), "eq", &target).unwrap();
     let converter = RowConverter::new(vec![SortField::new(DataType::Utf8)]).unwrap();
-    let keys: HashSet<OwnedRow> = build_key_rows(&batches, &converter).unwrap().into_iter().collect();
+    let keys: HashSet<OwnedRow> = build_key_rows(&batches, &converter)
+        .unwrap()
+        .into_iter()
+        .collect();
     assert_eq!(keys.len(), 3);
-    let probe: ArrayRef = Arc::new(StringArray::from(vec![Some("a"), None, Some("b"), Some("")]));
+    let probe: ArrayRef = Arc::new(StringArray::from(vec![
+        Some("a"),
+        None,
+        Some("b"),
+        Some(""),
+    ]));
     let rows = converter.convert_columns(&[probe]).unwrap();
     let hits: Vec<bool> = rows.iter().map(|r| keys.contains(&r.owned())).collect();
     assert_eq!(hits, [true, true, false, false]);
@@ -200,10 +251,16 @@ async fn loader_caches_per_file_and_names_missing_files() {
     std::fs::remove_file(&path).unwrap();
     let again = loader.load(&entry(&path), &target).await.unwrap();
     assert!(Arc::ptr_eq(&first, &again));
-    let err = EqualityDeleteLoader::new(FileIO::default()).load(&entry(&path), &target).await.unwrap_err();
+    let err = EqualityDeleteLoader::new(FileIO::default())
+        .load(&entry(&path), &target)
+        .await
+        .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::NotFound);
     assert!(err.to_string().contains("eq.parquet"), "{err}");
     let mut pos = entry(&path);
     pos.data_file.content = DataContentType::PositionDeletes;
-    assert_eq!(loader.load(&pos, &target).await.unwrap_err().kind(), ErrorKind::InvalidArgument);
+    assert_eq!(
+        loader.load(&pos, &target).await.unwrap_err().kind(),
+        ErrorKind::InvalidArgument
+    );
 }

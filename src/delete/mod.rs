@@ -23,8 +23,8 @@
 //! truncated or corrupt Parquet or Puffin file, a bad deletion-vector length, magic or
 //! CRC is [`crate::ErrorKind::InvalidData`]. Nothing is skipped silently.
 
-pub mod deletion_vector;
 pub mod delete_file_index;
+pub mod deletion_vector;
 pub mod equality_delete;
 pub mod position_delete;
 pub mod puffin;
@@ -36,7 +36,9 @@ pub use position_delete::{row_selection, PositionDeleteFile, PositionDeleteLoade
 /// Error context naming a file by its stored path and, when remapped, where it was read.
 pub(crate) fn file_context(kind: &str, file_io: &crate::io::FileIO, location: &str) -> String {
     match file_io.remap(location) {
-        Ok(actual) if crate::io::normalize_location(location).ok().as_deref() != Some(actual.as_str()) => {
+        Ok(actual)
+            if crate::io::normalize_location(location).ok().as_deref() != Some(actual.as_str()) =>
+        {
             format!("{kind} '{location}' (read at '{actual}')")
         }
         _ => format!("{kind} '{location}'"),

@@ -18,13 +18,17 @@ use bytes::Bytes;
 use datafusion::arrow::array::{Array, AsArray, RecordBatch};
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType, Int64Type, SchemaRef};
-use datafusion::parquet::arrow::arrow_reader::{ParquetRecordBatchReaderBuilder, RowSelection, RowSelector};
+use datafusion::parquet::arrow::arrow_reader::{
+    ParquetRecordBatchReaderBuilder, RowSelection, RowSelector,
+};
 use datafusion::parquet::arrow::ProjectionMask;
 use futures::future::try_join_all;
 use roaring::RoaringTreemap;
 use tokio::sync::OnceCell;
 
-use super::delete_file_index::{is_deletion_vector, DELETE_FILE_PATH_FIELD_ID, DELETE_FILE_POS_FIELD_ID};
+use super::delete_file_index::{
+    is_deletion_vector, DELETE_FILE_PATH_FIELD_ID, DELETE_FILE_POS_FIELD_ID,
+};
 use super::deletion_vector::deserialize_deletion_vector;
 use super::puffin::read_blob;
 use crate::error::{Error, Result};
@@ -68,14 +72,22 @@ fn find_column(schema: &SchemaRef, id: i32, name: &str) -> Option<usize> {
 /// `row` column is not read. Errors ([`crate::ErrorKind::InvalidData`]): not Parquet or
 /// truncated, a missing column, a null or negative value.
 pub fn parse_position_delete_file(bytes: Bytes, location: &str) -> Result<PositionDeleteFile> {
-    let bad = |what: String| Error::invalid_data(format!("position delete file '{location}': {what}"));
+    let bad =
+        |what: String| Error::invalid_data(format!("position delete file '{location}': {what}"));
     let builder = ParquetRecordBatchReaderBuilder::try_new(bytes)
         .map_err(|e| bad("cannot read Parquet (truncated or corrupt?)".into()).with_source(e))?;
     let schema = builder.schema().clone();
-    let path_idx = find_column(&schema, DELETE_FILE_PATH_FIELD_ID, "file_path")
-        .ok_or_else(|| bad(format!("no 'file_path' column (field id {DELETE_FILE_PATH_FIELD_ID})")))?;
-    let pos_idx = find_column(&schema, DELETE_FILE_POS_FIELD_ID, "pos")
-        .ok_or_else(|| bad(format!("no 'pos' column (field id {DELETE_FILE_POS_FIELD_ID})")))?;
+    let path_idx =
+        find_column(&schema, DELETE_FILE_PATH_FIELD_ID, "file_path").ok_or_else(|| {
+            bad(format!(
+                "no 'file_path' column (field id {DELETE_FILE_PATH_FIELD_ID})"
+            ))
+        })?;
+    let pos_idx = find_column(&schema, DELETE_FILE_POS_FIELD_ID, "pos").ok_or_else(|| {
+        bad(format!(
+            "no 'pos' column (field id {DELETE_FILE_POS_FIELD_ID})"
+        ))
+    })?;
     let mask = ProjectionMask::roots(builder.parquet_schema(), [path_idx, pos_idx]);
     let reader = builder
         .with_projection(mask)
@@ -86,7 +98,9 @@ pub fn parse_position_delete_file(bytes: Bytes, location: &str) -> Result<Positi
     let (path_col, pos_col) = if path_idx < pos_idx { (0, 1) } else { (1, 0) };
     let mut out = PositionDeleteFile::default();
     for batch in reader {
-        let batch: RecordBatch = batch.map_err(|e| bad("cannot read Parquet data (truncated or corrupt?)".into()).with_source(e))?;
+        let batch: RecordBatch = batch.map_err(|e| {
+            bad("cannot read Parquet data (truncated or corrupt?)".into()).with_source(e)
+        })?;
         let paths = cast(batch.column(path_col), &DataType::Utf8)
             .map_err(|e| bad("column 'file_path' is not a string".into()).with_source(e))?;
         let positions = cast(batch.column(pos_col), &DataType::Int64)
@@ -106,7 +120,8 @@ pub fn parse_position_delete_file(bytes: Bytes, location: &str) -> Result<Positi
             }
             let set = out.by_data_file.entry(path.to_string()).or_default();
             for &p in &positions.values()[row..end] {
-                let p = u64::try_from(p).map_err(|_| bad(format!("negative position {p} for '{path}'")))?;
+                let p = u64::try_from(p)
+                    .map_err(|_| bad(format!("negative position {p} for '{path}'")))?;
                 set.insert(p);
             }
             row = end;
@@ -124,14 +139,20 @@ pub fn parse_position_delete_file(bytes: Bytes, location: &str) -> Result<Positi
 ///
 /// Errors ([`crate::ErrorKind::InvalidData`], naming `data_file_path`): a deleted position
 /// at or beyond `total_rows`.
-pub fn row_selection(deleted: &RoaringTreemap, total_rows: u64, data_file_path: &str) -> Result<RowSelection> {
+pub fn row_selection(
+    deleted: &RoaringTreemap,
+    total_rows: u64,
+    data_file_path: &str,
+) -> Result<RowSelection> {
     if let Some(max) = deleted.max().filter(|m| *m >= total_rows) {
         return Err(Error::invalid_data(format!(
             "position {max} of data file '{data_file_path}' is deleted, but the file has {total_rows} rows"
         )));
     }
     let to_usize = |n: u64| {
-        usize::try_from(n).map_err(|_| Error::invalid_data(format!("{n} rows in '{data_file_path}' exceed usize")))
+        usize::try_from(n).map_err(|_| {
+            Error::invalid_data(format!("{n} rows in '{data_file_path}' exceed usize"))
+        })
     };
     let mut selectors = Vec::new();
     let mut next = 0u64; // first row not yet covered by a selector
@@ -193,10 +214,16 @@ impl PositionDeleteLoader {
     /// Errors name the delete file: [`crate::ErrorKind::NotFound`] when it is missing,
     /// [`crate::ErrorKind::InvalidData`] when corrupt, [`crate::ErrorKind::Unsupported`] for
     /// Avro / ORC delete files.
-    pub async fn load_position_delete_file(&self, entry: &ManifestEntry) -> Result<Arc<PositionDeleteFile>> {
+    pub async fn load_position_delete_file(
+        &self,
+        entry: &ManifestEntry,
+    ) -> Result<Arc<PositionDeleteFile>> {
         let file = &entry.data_file;
         if file.content != DataContentType::PositionDeletes || is_deletion_vector(file) {
-            return Err(Error::invalid_argument(format!("'{}' is not a position delete file", file.file_path)));
+            return Err(Error::invalid_argument(format!(
+                "'{}' is not a position delete file",
+                file.file_path
+            )));
         }
         if file.file_format != DataFileFormat::Parquet {
             return Err(Error::unsupported(format!(
@@ -208,10 +235,18 @@ impl PositionDeleteLoader {
         let cell = cell(&self.files, location.clone())?;
         let loaded = cell
             .get_or_try_init(|| async {
-                let bytes = self.file_io.read(&location).await.map_err(|e| e.context(super::file_context("position delete file", &self.file_io, &location)))?;
+                let bytes = self.file_io.read(&location).await.map_err(|e| {
+                    e.context(super::file_context(
+                        "position delete file",
+                        &self.file_io,
+                        &location,
+                    ))
+                })?;
                 let what = format!("position delete file '{location}'");
                 let loc = location.clone();
-                let parsed = super::run_blocking(what, move || parse_position_delete_file(bytes, &loc)).await?;
+                let parsed =
+                    super::run_blocking(what, move || parse_position_delete_file(bytes, &loc))
+                        .await?;
                 Ok::<_, Error>(Arc::new(parsed))
             })
             .await?;
@@ -228,10 +263,14 @@ impl PositionDeleteLoader {
     pub async fn load_deletion_vector(&self, entry: &ManifestEntry) -> Result<Arc<RoaringTreemap>> {
         let file = &entry.data_file;
         if !is_deletion_vector(file) {
-            return Err(Error::invalid_argument(format!("'{}' is not a deletion vector", file.file_path)));
+            return Err(Error::invalid_argument(format!(
+                "'{}' is not a deletion vector",
+                file.file_path
+            )));
         }
         let location = file.file_path.clone();
-        let bad = |what: String| Error::invalid_data(format!("deletion vector in '{location}': {what}"));
+        let bad =
+            |what: String| Error::invalid_data(format!("deletion vector in '{location}': {what}"));
         let offset = file
             .content_offset
             .and_then(|o| u64::try_from(o).ok())
@@ -239,8 +278,12 @@ impl PositionDeleteLoader {
         let length = file
             .content_size_in_bytes
             .filter(|l| (12..=i64::from(i32::MAX)).contains(l))
-            .ok_or_else(|| bad(format!("invalid content_size_in_bytes {:?}", file.content_size_in_bytes)))?
-            as u64;
+            .ok_or_else(|| {
+                bad(format!(
+                    "invalid content_size_in_bytes {:?}",
+                    file.content_size_in_bytes
+                ))
+            })? as u64;
         let expected = u64::try_from(file.record_count).ok();
         let cell = cell(&self.dvs, (location.clone(), offset as i64))?;
         let loaded = cell
@@ -267,7 +310,11 @@ impl PositionDeleteLoader {
     ///
     /// Errors: a deletion vector that references another data file
     /// ([`crate::ErrorKind::InvalidArgument`]), and the load errors above.
-    pub async fn deleted_positions(&self, data_file_path: &str, deletes: &[Arc<ManifestEntry>]) -> Result<RoaringTreemap> {
+    pub async fn deleted_positions(
+        &self,
+        data_file_path: &str,
+        deletes: &[Arc<ManifestEntry>],
+    ) -> Result<RoaringTreemap> {
         let position_deletes = deletes
             .iter()
             .filter(|d| d.data_file.content == DataContentType::PositionDeletes);
@@ -287,7 +334,9 @@ impl PositionDeleteLoader {
             }
         });
         let sets = try_join_all(loads).await?;
-        Ok(sets.into_iter().fold(RoaringTreemap::new(), |acc, s| acc | s))
+        Ok(sets
+            .into_iter()
+            .fold(RoaringTreemap::new(), |acc, s| acc | s))
     }
 }
 

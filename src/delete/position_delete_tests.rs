@@ -16,7 +16,10 @@ use crate::ErrorKind;
 fn field(name: &str, ty: DataType, id: Option<i32>) -> Field {
     let f = Field::new(name, ty, false);
     match id {
-        Some(id) => f.with_metadata(HashMap::from([(PARQUET_FIELD_ID_META_KEY.to_string(), id.to_string())])),
+        Some(id) => f.with_metadata(HashMap::from([(
+            PARQUET_FIELD_ID_META_KEY.to_string(),
+            id.to_string(),
+        )])),
         None => f,
     }
 }
@@ -37,7 +40,10 @@ fn delete_file(paths: &[&str], positions: &[i64]) -> Bytes {
             field("file_path", DataType::Utf8, Some(DELETE_FILE_PATH_FIELD_ID)),
             field("pos", DataType::Int64, Some(DELETE_FILE_POS_FIELD_ID)),
         ],
-        vec![Arc::new(StringArray::from(paths.to_vec())), Arc::new(Int64Array::from(positions.to_vec()))],
+        vec![
+            Arc::new(StringArray::from(paths.to_vec())),
+            Arc::new(Int64Array::from(positions.to_vec())),
+        ],
     )
 }
 
@@ -47,12 +53,23 @@ fn set(v: &[u64]) -> RoaringTreemap {
 
 #[test]
 fn groups_positions_by_data_file() {
-    let bytes = delete_file(&["file:/t/a.parquet", "file:/t/a.parquet", "file:/t/b.parquet", "file:/t/c.parquet"], &[0, 7, 3, 1 << 40]);
+    let bytes = delete_file(
+        &[
+            "file:/t/a.parquet",
+            "file:/t/a.parquet",
+            "file:/t/b.parquet",
+            "file:/t/c.parquet",
+        ],
+        &[0, 7, 3, 1 << 40],
+    );
     let parsed = parse_position_delete_file(bytes, "d.parquet").unwrap();
     assert_eq!(parsed.rows, 4);
     assert_eq!(parsed.positions("file:/t/a.parquet"), Some(&set(&[0, 7])));
     assert_eq!(parsed.positions("file:/t/b.parquet"), Some(&set(&[3])));
-    assert_eq!(parsed.positions("file:/t/c.parquet"), Some(&set(&[1 << 40])));
+    assert_eq!(
+        parsed.positions("file:/t/c.parquet"),
+        Some(&set(&[1 << 40]))
+    );
     // stored paths are compared verbatim
     assert_eq!(parsed.positions("file:///t/a.parquet"), None);
 }
@@ -72,20 +89,45 @@ fn columns_by_field_id_then_by_name() {
             Arc::new(LargeStringArray::from(vec!["a", "a"])),
         ],
     );
-    assert_eq!(parse_position_delete_file(bytes, "d").unwrap().positions("a"), Some(&set(&[5, 6])));
+    assert_eq!(
+        parse_position_delete_file(bytes, "d")
+            .unwrap()
+            .positions("a"),
+        Some(&set(&[5, 6]))
+    );
     // no field ids at all: by name
     let bytes = parquet(
-        vec![field("file_path", DataType::Utf8, None), field("pos", DataType::Int64, None)],
-        vec![Arc::new(StringArray::from(vec!["a"])), Arc::new(Int64Array::from(vec![9]))],
+        vec![
+            field("file_path", DataType::Utf8, None),
+            field("pos", DataType::Int64, None),
+        ],
+        vec![
+            Arc::new(StringArray::from(vec!["a"])),
+            Arc::new(Int64Array::from(vec![9])),
+        ],
     );
-    assert_eq!(parse_position_delete_file(bytes, "d").unwrap().positions("a"), Some(&set(&[9])));
+    assert_eq!(
+        parse_position_delete_file(bytes, "d")
+            .unwrap()
+            .positions("a"),
+        Some(&set(&[9]))
+    );
     // ids present but not the reserved ones: the names are not trusted
     let bytes = parquet(
-        vec![field("file_path", DataType::Utf8, Some(1)), field("pos", DataType::Int64, Some(2))],
-        vec![Arc::new(StringArray::from(vec!["a"])), Arc::new(Int64Array::from(vec![9]))],
+        vec![
+            field("file_path", DataType::Utf8, Some(1)),
+            field("pos", DataType::Int64, Some(2)),
+        ],
+        vec![
+            Arc::new(StringArray::from(vec!["a"])),
+            Arc::new(Int64Array::from(vec![9])),
+        ],
     );
     let err = parse_position_delete_file(bytes, "d.parquet").unwrap_err();
-    assert!(err.to_string().contains("'d.parquet'") && err.to_string().contains("file_path"), "{err}");
+    assert!(
+        err.to_string().contains("'d.parquet'") && err.to_string().contains("file_path"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -93,12 +135,26 @@ fn rejects_nulls_and_negative_positions() {
     let nullable = |f: Field| f.with_nullable(true);
     let bytes = parquet(
         vec![
-            nullable(field("file_path", DataType::Utf8, Some(DELETE_FILE_PATH_FIELD_ID))),
-            nullable(field("pos", DataType::Int64, Some(DELETE_FILE_POS_FIELD_ID))),
+            nullable(field(
+                "file_path",
+                DataType::Utf8,
+                Some(DELETE_FILE_PATH_FIELD_ID),
+            )),
+            nullable(field(
+                "pos",
+                DataType::Int64,
+                Some(DELETE_FILE_POS_FIELD_ID),
+            )),
         ],
-        vec![Arc::new(StringArray::from(vec![Some("a")])), Arc::new(Int64Array::from(vec![None::<i64>]))],
+        vec![
+            Arc::new(StringArray::from(vec![Some("a")])),
+            Arc::new(Int64Array::from(vec![None::<i64>])),
+        ],
     );
-    assert!(parse_position_delete_file(bytes, "d").unwrap_err().to_string().contains("null"));
+    assert!(parse_position_delete_file(bytes, "d")
+        .unwrap_err()
+        .to_string()
+        .contains("null"));
     let err = parse_position_delete_file(delete_file(&["a"], &[-1]), "d").unwrap_err();
     assert!(err.to_string().contains("negative position -1"), "{err}");
 }
@@ -145,7 +201,13 @@ fn entry(path: &str, format: DataFileFormat) -> Arc<ManifestEntry> {
     })
 }
 
-fn dv_entry(puffin: &str, data: &str, offset: i64, blob: &[u8], cardinality: i64) -> Arc<ManifestEntry> {
+fn dv_entry(
+    puffin: &str,
+    data: &str,
+    offset: i64,
+    blob: &[u8],
+    cardinality: i64,
+) -> Arc<ManifestEntry> {
     let mut e = (*entry(puffin, DataFileFormat::Puffin)).clone();
     e.data_file.referenced_data_file = Some(data.to_string());
     e.data_file.content_offset = Some(offset);
@@ -158,18 +220,45 @@ fn dv_entry(puffin: &str, data: &str, offset: i64, blob: &[u8], cardinality: i64
 async fn loader_unions_files_and_reads_each_once() {
     let dir = tempfile::tempdir().unwrap();
     let loc = |name: &str| dir.path().join(name).to_string_lossy().to_string();
-    std::fs::write(loc("d1.parquet"), delete_file(&["data-a", "data-b"], &[1, 2])).unwrap();
-    std::fs::write(loc("d2.parquet"), delete_file(&["data-a", "data-a"], &[1, 5])).unwrap();
+    std::fs::write(
+        loc("d1.parquet"),
+        delete_file(&["data-a", "data-b"], &[1, 2]),
+    )
+    .unwrap();
+    std::fs::write(
+        loc("d2.parquet"),
+        delete_file(&["data-a", "data-a"], &[1, 5]),
+    )
+    .unwrap();
     let loader = PositionDeleteLoader::new(FileIO::default());
-    let deletes = [entry(&loc("d1.parquet"), DataFileFormat::Parquet), entry(&loc("d2.parquet"), DataFileFormat::Parquet)];
-    assert_eq!(loader.deleted_positions("data-a", &deletes).await.unwrap(), set(&[1, 5]));
-    assert_eq!(loader.deleted_positions("data-b", &deletes).await.unwrap(), set(&[2]));
-    assert!(loader.deleted_positions("data-c", &deletes).await.unwrap().is_empty());
+    let deletes = [
+        entry(&loc("d1.parquet"), DataFileFormat::Parquet),
+        entry(&loc("d2.parquet"), DataFileFormat::Parquet),
+    ];
+    assert_eq!(
+        loader.deleted_positions("data-a", &deletes).await.unwrap(),
+        set(&[1, 5])
+    );
+    assert_eq!(
+        loader.deleted_positions("data-b", &deletes).await.unwrap(),
+        set(&[2])
+    );
+    assert!(loader
+        .deleted_positions("data-c", &deletes)
+        .await
+        .unwrap()
+        .is_empty());
     // cached: still answers after the files are gone
     std::fs::remove_file(loc("d1.parquet")).unwrap();
-    assert_eq!(loader.deleted_positions("data-b", &deletes).await.unwrap(), set(&[2]));
+    assert_eq!(
+        loader.deleted_positions("data-b", &deletes).await.unwrap(),
+        set(&[2])
+    );
     // a fresh loader reports the missing file by name
-    let err = PositionDeleteLoader::new(FileIO::default()).deleted_positions("data-b", &deletes).await.unwrap_err();
+    let err = PositionDeleteLoader::new(FileIO::default())
+        .deleted_positions("data-b", &deletes)
+        .await
+        .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::NotFound, "{err}");
     assert!(err.to_string().contains("d1.parquet"), "{err}");
 }
@@ -186,52 +275,94 @@ async fn loader_reads_deletion_vectors_by_range() {
     std::fs::write(&puffin, &file).unwrap();
     let loader = PositionDeleteLoader::new(FileIO::default());
     let dv = dv_entry(&puffin, "data-a", 4, &blob, 4);
-    assert_eq!(loader.deleted_positions("data-a", &[Arc::clone(&dv)]).await.unwrap(), positions);
+    assert_eq!(
+        loader
+            .deleted_positions("data-a", &[Arc::clone(&dv)])
+            .await
+            .unwrap(),
+        positions
+    );
     // a DV for another data file is refused
     let err = loader.deleted_positions("data-b", &[dv]).await.unwrap_err();
     assert!(err.to_string().contains("references"), "{err}");
     // wrong record_count, CRC damage, truncation, missing file: errors naming the file
     let fresh = || PositionDeleteLoader::new(FileIO::default());
-    let err = fresh().deleted_positions("data-a", &[dv_entry(&puffin, "data-a", 4, &blob, 5)]).await.unwrap_err();
-    assert!(err.to_string().contains("cardinality 4 differs from record_count 5"), "{err}");
+    let err = fresh()
+        .deleted_positions("data-a", &[dv_entry(&puffin, "data-a", 4, &blob, 5)])
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("cardinality 4 differs from record_count 5"),
+        "{err}"
+    );
     let mut damaged = file.clone();
     damaged[20] ^= 0x10;
     std::fs::write(&puffin, &damaged).unwrap();
-    let err = fresh().deleted_positions("data-a", &[dv_entry(&puffin, "data-a", 4, &blob, 4)]).await.unwrap_err();
-    assert!(err.to_string().contains("CRC") && err.to_string().contains("dv.puffin"), "{err}");
+    let err = fresh()
+        .deleted_positions("data-a", &[dv_entry(&puffin, "data-a", 4, &blob, 4)])
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("CRC") && err.to_string().contains("dv.puffin"),
+        "{err}"
+    );
     std::fs::write(&puffin, &file[..20]).unwrap();
-    let err = fresh().deleted_positions("data-a", &[dv_entry(&puffin, "data-a", 4, &blob, 4)]).await.unwrap_err();
+    let err = fresh()
+        .deleted_positions("data-a", &[dv_entry(&puffin, "data-a", 4, &blob, 4)])
+        .await
+        .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::InvalidData, "{err}");
     assert!(err.to_string().contains("dv.puffin"), "{err}");
     std::fs::remove_file(&puffin).unwrap();
-    let err = fresh().deleted_positions("data-a", &[dv_entry(&puffin, "data-a", 4, &blob, 4)]).await.unwrap_err();
+    let err = fresh()
+        .deleted_positions("data-a", &[dv_entry(&puffin, "data-a", 4, &blob, 4)])
+        .await
+        .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::NotFound, "{err}");
 }
 
 #[tokio::test]
 async fn unsupported_formats_and_equality_entries() {
     let loader = PositionDeleteLoader::new(FileIO::default());
-    let err = loader.deleted_positions("a", &[entry("/x/d.avro", DataFileFormat::Avro)]).await.unwrap_err();
+    let err = loader
+        .deleted_positions("a", &[entry("/x/d.avro", DataFileFormat::Avro)])
+        .await
+        .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Unsupported);
     assert!(err.to_string().contains("/x/d.avro"), "{err}");
     // equality deletes are not position deletes: ignored here
     let mut eq = (*entry("/x/eq.parquet", DataFileFormat::Parquet)).clone();
     eq.data_file.content = DataContentType::EqualityDeletes;
-    assert!(loader.deleted_positions("a", &[Arc::new(eq)]).await.unwrap().is_empty());
+    assert!(loader
+        .deleted_positions("a", &[Arc::new(eq)])
+        .await
+        .unwrap()
+        .is_empty());
 }
 
 #[test]
 fn row_selection_from_deleted_positions() {
     let sel = |deleted: &[u64], total: u64| -> Vec<(bool, usize)> {
         let selection = row_selection(&set(deleted), total, "d.parquet").unwrap();
-        assert_eq!(selection.row_count() + selection.skipped_row_count(), total as usize);
+        assert_eq!(
+            selection.row_count() + selection.skipped_row_count(),
+            total as usize
+        );
         selection.iter().map(|s| (s.skip, s.row_count)).collect()
     };
     assert_eq!(sel(&[], 10), [(false, 10)]);
     assert_eq!(sel(&[0, 1, 2], 3), [(true, 3)]);
-    assert_eq!(sel(&[0, 4, 5, 9], 10), [(true, 1), (false, 3), (true, 2), (false, 3), (true, 1)]);
+    assert_eq!(
+        sel(&[0, 4, 5, 9], 10),
+        [(true, 1), (false, 3), (true, 2), (false, 3), (true, 1)]
+    );
     assert_eq!(sel(&[3], 10), [(false, 3), (true, 1), (false, 6)]);
     assert_eq!(sel(&[], 0), Vec::<(bool, usize)>::new());
     let err = row_selection(&set(&[10]), 10, "d.parquet").unwrap_err();
-    assert!(err.to_string().contains("position 10 of data file 'd.parquet'"), "{err}");
+    assert!(
+        err.to_string()
+            .contains("position 10 of data file 'd.parquet'"),
+        "{err}"
+    );
 }

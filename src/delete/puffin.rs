@@ -69,7 +69,10 @@ pub fn parse_footer(file: &[u8], location: &str) -> Result<FileMetadata> {
     let n = file.len();
     // header magic + footer magic + size + flags + trailing magic
     if n < 4 + 4 + 4 + 4 + 4 {
-        return Err(bad(location, format!("{n} bytes is too short for a Puffin file")));
+        return Err(bad(
+            location,
+            format!("{n} bytes is too short for a Puffin file"),
+        ));
     }
     if file[..4] != PUFFIN_MAGIC || file[n - 4..] != PUFFIN_MAGIC {
         return Err(bad(location, "missing the PFA1 magic at the start or end"));
@@ -83,12 +86,22 @@ pub fn parse_footer(file: &[u8], location: &str) -> Result<FileMetadata> {
         .ok()
         .and_then(|s| payload_end.checked_sub(s))
         .filter(|start| *start >= 8)
-        .ok_or_else(|| bad(location, format!("footer payload size {size} does not fit in {n} bytes")))?;
+        .ok_or_else(|| {
+            bad(
+                location,
+                format!("footer payload size {size} does not fit in {n} bytes"),
+            )
+        })?;
     if file[payload_start - 4..payload_start] != PUFFIN_MAGIC {
-        return Err(bad(location, "missing the PFA1 magic before the footer payload"));
+        return Err(bad(
+            location,
+            "missing the PFA1 magic before the footer payload",
+        ));
     }
     if flags[0] & 1 != 0 {
-        return Err(Error::unsupported(format!("Puffin file '{location}': compressed footer payload")));
+        return Err(Error::unsupported(format!(
+            "Puffin file '{location}': compressed footer payload"
+        )));
     }
     serde_json::from_slice(&file[payload_start..payload_end])
         .map_err(|e| bad(location, "footer payload is not valid FileMetadata JSON").with_source(e))
@@ -107,10 +120,18 @@ pub async fn read_file_metadata(file_io: &FileIO, location: &str) -> Result<File
 /// Errors: [`ErrorKind::NotFound`] when the file does not exist, [`ErrorKind::InvalidData`]
 /// when the range lies beyond the end of the file (a truncated file), [`ErrorKind::Io`]
 /// for other storage failures; all name the file.
-pub async fn read_blob(file_io: &FileIO, location: &str, offset: u64, length: u64) -> Result<Bytes> {
-    let end = offset
-        .checked_add(length)
-        .ok_or_else(|| bad(location, format!("blob offset {offset} + length {length} overflows")))?;
+pub async fn read_blob(
+    file_io: &FileIO,
+    location: &str,
+    offset: u64,
+    length: u64,
+) -> Result<Bytes> {
+    let end = offset.checked_add(length).ok_or_else(|| {
+        bad(
+            location,
+            format!("blob offset {offset} + length {length} overflows"),
+        )
+    })?;
     let resolved = file_io.resolve(location)?;
     let store = file_io.store(&resolved.store_url)?;
     let truncated = |size: u64| {
@@ -128,7 +149,11 @@ pub async fn read_blob(file_io: &FileIO, location: &str, offset: u64, length: u6
         }
         Err(e) => match store.head(&resolved.path).await {
             Ok(meta) if meta.size < end => Err(truncated(meta.size)),
-            _ => Err(Error::new(ErrorKind::Io, format!("cannot read Puffin file '{location}'")).with_source(e)),
+            _ => Err(Error::new(
+                ErrorKind::Io,
+                format!("cannot read Puffin file '{location}'"),
+            )
+            .with_source(e)),
         },
     }
 }
@@ -156,7 +181,10 @@ mod tests {
         let meta = parse_footer(&footer(json), "f.puffin").unwrap();
         assert_eq!(meta.blobs.len(), 1);
         let blob = &meta.blobs[0];
-        assert_eq!((blob.blob_type.as_str(), blob.offset, blob.length), ("deletion-vector-v1", 4, 8));
+        assert_eq!(
+            (blob.blob_type.as_str(), blob.offset, blob.length),
+            ("deletion-vector-v1", 4, 8)
+        );
         assert_eq!(blob.properties["cardinality"], "2");
         assert_eq!(blob.compression_codec, None);
     }
@@ -171,10 +199,16 @@ mod tests {
         let mut big = good.clone();
         let n = big.len();
         big[n - 12..n - 8].copy_from_slice(&1000i32.to_le_bytes());
-        assert!(parse_footer(&big, "t").unwrap_err().to_string().contains("does not fit"));
+        assert!(parse_footer(&big, "t")
+            .unwrap_err()
+            .to_string()
+            .contains("does not fit"));
         let mut compressed = good.clone();
         compressed[n - 8] = 1;
-        assert_eq!(parse_footer(&compressed, "t").unwrap_err().kind(), ErrorKind::Unsupported);
+        assert_eq!(
+            parse_footer(&compressed, "t").unwrap_err().kind(),
+            ErrorKind::Unsupported
+        );
     }
 
     #[tokio::test]
@@ -187,8 +221,13 @@ mod tests {
         assert_eq!(&read_blob(&io, &loc, 4, 8).await.unwrap()[..], b"blobdata");
         let err = read_blob(&io, &loc, 4, 1000).await.unwrap_err();
         assert_eq!(err.kind(), ErrorKind::InvalidData, "{err}");
-        assert!(err.to_string().contains("f.puffin") && err.to_string().contains("truncated"), "{err}");
-        let err = read_blob(&io, "/nonexistent/icefloe/x.puffin", 0, 4).await.unwrap_err();
+        assert!(
+            err.to_string().contains("f.puffin") && err.to_string().contains("truncated"),
+            "{err}"
+        );
+        let err = read_blob(&io, "/nonexistent/icefloe/x.puffin", 0, 4)
+            .await
+            .unwrap_err();
         assert_eq!(err.kind(), ErrorKind::NotFound, "{err}");
         assert!(err.to_string().contains("x.puffin"), "{err}");
     }

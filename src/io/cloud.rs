@@ -33,7 +33,9 @@ fn iceberg_property_to_option(key: &str, value: &str) -> Option<(String, String)
         "adls.account-key" => "azure_storage_account_key",
         "gcs.oauth2.token" => "google_bearer_token",
         _ => {
-            let direct = ["aws_", "google_", "azure_"].iter().any(|p| key.starts_with(p));
+            let direct = ["aws_", "google_", "azure_"]
+                .iter()
+                .any(|p| key.starts_with(p));
             return direct.then(|| (key.to_string(), value.to_string()));
         }
     };
@@ -49,7 +51,10 @@ pub fn store_options<'a>(
     let mut options = HashMap::new();
     for (key, value) in env {
         let lower = key.to_ascii_lowercase();
-        if ["aws_", "google_", "azure_"].iter().any(|p| lower.starts_with(p)) {
+        if ["aws_", "google_", "azure_"]
+            .iter()
+            .any(|p| lower.starts_with(p))
+        {
             options.insert(lower, value);
         }
     }
@@ -82,10 +87,26 @@ mod tests {
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
         let options = store_options(env, &props);
-        assert_eq!(options.get("aws_region").map(String::as_str), Some("eu-west-1"));
-        assert_eq!(options.get("aws_endpoint").map(String::as_str), Some("http://127.0.0.1:9000"));
-        assert_eq!(options.get("aws_virtual_hosted_style_request").map(String::as_str), Some("false"));
-        assert_eq!(options.get("azure_storage_account_name").map(String::as_str), Some("acct"));
+        assert_eq!(
+            options.get("aws_region").map(String::as_str),
+            Some("eu-west-1")
+        );
+        assert_eq!(
+            options.get("aws_endpoint").map(String::as_str),
+            Some("http://127.0.0.1:9000")
+        );
+        assert_eq!(
+            options
+                .get("aws_virtual_hosted_style_request")
+                .map(String::as_str),
+            Some("false")
+        );
+        assert_eq!(
+            options
+                .get("azure_storage_account_name")
+                .map(String::as_str),
+            Some("acct")
+        );
         assert!(!options.contains_key("home"));
         assert!(!options.keys().any(|k| k.contains("compression")));
     }

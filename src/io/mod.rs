@@ -60,7 +60,9 @@ pub fn normalize_location(location: &str) -> Result<String> {
                 path.to_path_buf()
             } else {
                 std::env::current_dir()
-                    .map_err(|e| Error::new(ErrorKind::Io, "cannot read current directory").with_source(e))?
+                    .map_err(|e| {
+                        Error::new(ErrorKind::Io, "cannot read current directory").with_source(e)
+                    })?
                     .join(path)
             };
             let mut s = abs.to_string_lossy().to_string();
@@ -154,8 +156,10 @@ impl FileIO {
             let options = store_options(std::env::vars(), &self.properties);
             let (store, _) = object_store::parse_url_opts(&url, options).map_err(|e| {
                 if cfg!(feature = "cloud") {
-                    Error::invalid_argument(format!("cannot configure the object store for '{store_url}'"))
-                        .with_source(e)
+                    Error::invalid_argument(format!(
+                        "cannot configure the object store for '{store_url}'"
+                    ))
+                    .with_source(e)
                 } else {
                     Error::unsupported(format!(
                         "object store for '{store_url}': icefloe was built without the 'cloud' \
@@ -177,8 +181,14 @@ impl FileIO {
     pub async fn read(&self, location: &str) -> Result<Bytes> {
         let resolved = self.resolve(location)?;
         let store = self.store(&resolved.store_url)?;
-        let result = store.get(&resolved.path).await.map_err(|e| map_store_error(e, location))?;
-        result.bytes().await.map_err(|e| map_store_error(e, location))
+        let result = store
+            .get(&resolved.path)
+            .await
+            .map_err(|e| map_store_error(e, location))?;
+        result
+            .bytes()
+            .await
+            .map_err(|e| map_store_error(e, location))
     }
 
     /// Whether a file exists.
@@ -223,7 +233,11 @@ mod tests {
 
     #[test]
     fn normalizes_local_forms() {
-        for loc in ["/tmp/t/a.parquet", "file:/tmp/t/a.parquet", "file:///tmp/t/a.parquet"] {
+        for loc in [
+            "/tmp/t/a.parquet",
+            "file:/tmp/t/a.parquet",
+            "file:///tmp/t/a.parquet",
+        ] {
             assert_eq!(normalize_location(loc).unwrap(), "file:///tmp/t/a.parquet");
         }
         assert_eq!(normalize_location("s3://b/k/").unwrap(), "s3://b/k");
@@ -234,37 +248,60 @@ mod tests {
         let io = FileIO::default()
             .with_remap("file:///tmp/iceberg-corpus/t", "/data/t")
             .unwrap();
-        assert_eq!(io.remap("file:/tmp/iceberg-corpus/t/data/x.parquet").unwrap(), "file:///data/t/data/x.parquet");
+        assert_eq!(
+            io.remap("file:/tmp/iceberg-corpus/t/data/x.parquet")
+                .unwrap(),
+            "file:///data/t/data/x.parquet"
+        );
         // a sibling table that shares the prefix text is not remapped
-        assert_eq!(io.remap("file:/tmp/iceberg-corpus/t2/x").unwrap(), "file:///tmp/iceberg-corpus/t2/x");
-        let r = io.resolve("file:/tmp/iceberg-corpus/t/data/x.parquet").unwrap();
+        assert_eq!(
+            io.remap("file:/tmp/iceberg-corpus/t2/x").unwrap(),
+            "file:///tmp/iceberg-corpus/t2/x"
+        );
+        let r = io
+            .resolve("file:/tmp/iceberg-corpus/t/data/x.parquet")
+            .unwrap();
         assert_eq!(r.store_url, "file://");
         assert_eq!(r.path.as_ref(), "data/t/data/x.parquet");
     }
 
     #[test]
     fn resolves_cloud_urls() {
-        let r = FileIO::default().resolve("s3://bucket/wh/t/data/a.parquet").unwrap();
+        let r = FileIO::default()
+            .resolve("s3://bucket/wh/t/data/a.parquet")
+            .unwrap();
         assert_eq!(r.store_url, "s3://bucket");
         assert_eq!(r.path.as_ref(), "wh/t/data/a.parquet");
     }
 
     #[test]
     fn cloud_locations_name_the_feature_or_build_a_store() {
-        let io = FileIO::new(HashMap::from([("s3.region".to_string(), "eu-west-1".to_string())]));
+        let io = FileIO::new(HashMap::from([(
+            "s3.region".to_string(),
+            "eu-west-1".to_string(),
+        )]));
         let result = io.store("s3://bucket");
         if cfg!(feature = "cloud") {
             assert!(result.is_ok(), "{:?}", result.err());
         } else {
             let err = result.err().map(|e| e.to_string()).unwrap_or_default();
-            assert!(err.contains("'cloud' feature") && err.contains("s3://bucket"), "{err}");
+            assert!(
+                err.contains("'cloud' feature") && err.contains("s3://bucket"),
+                "{err}"
+            );
         }
     }
 
     #[tokio::test]
     async fn missing_file_is_not_found_naming_it() {
-        let err = FileIO::default().read("/nonexistent/icefloe/x.avro").await.unwrap_err();
+        let err = FileIO::default()
+            .read("/nonexistent/icefloe/x.avro")
+            .await
+            .unwrap_err();
         assert_eq!(err.kind(), ErrorKind::NotFound);
-        assert!(err.to_string().contains("/nonexistent/icefloe/x.avro"), "{err}");
+        assert!(
+            err.to_string().contains("/nonexistent/icefloe/x.avro"),
+            "{err}"
+        );
     }
 }

@@ -153,8 +153,8 @@ impl TableScan {
                 snapshot.snapshot_id
             )));
         };
-        let bytes = self.table.file_io().read(list).await?;
-        crate::spec::manifest_list::parse_manifest_list(&bytes, list)
+        let cached = cache::read_manifest_list_cached(&self.table, list).await?;
+        Ok(cached.as_ref().clone())
     }
 
     /// Plan the files of the snapshot.
@@ -190,20 +190,21 @@ impl TableScan {
             }
         }
         metrics.manifests_scanned = scanned.len();
-        let entries: Vec<Vec<ManifestEntry>> = stream::iter(scanned)
+        // Decoded manifests come from the process-wide cache when planned before.
+        let entries: Vec<cache::CachedManifest> = stream::iter(scanned)
             .map(|m| {
                 let table = self.table.clone();
                 let metadata = Arc::clone(&metadata);
-                async move { read_manifest(&table, &metadata, &m).await }
+                async move { cache::read_manifest_cached(&table, &metadata, &m).await }
             })
             .buffered(MANIFEST_CONCURRENCY)
             .try_collect()
             .await?;
         let mut plan = ScanPlan::default();
         for entry in entries
-            .into_iter()
-            .flatten()
-            .filter(ManifestEntry::is_alive)
+            .iter()
+            .flat_map(|m| m.iter())
+            .filter(|e| e.is_alive())
         {
             let is_data = entry.data_file.content == DataContentType::Data;
             if is_data {
@@ -212,7 +213,7 @@ impl TableScan {
                 metrics.delete_files_total += 1;
             }
             if let Some(p) = &mut pruner {
-                if !p.partition_might_match(&entry)? {
+                if !p.partition_might_match(entry)? {
                     if is_data {
                         metrics.data_files_skipped_by_partition += 1;
                     } else {
@@ -220,7 +221,7 @@ impl TableScan {
                     }
                     continue;
                 }
-                if is_data && !p.metrics_might_match(&entry) {
+                if is_data && !p.metrics_might_match(entry) {
                     metrics.data_files_skipped_by_metrics += 1;
                     continue;
                 }
@@ -228,11 +229,11 @@ impl TableScan {
             if is_data {
                 let location = self.table.file_io().remap(&entry.data_file.file_path)?;
                 plan.tasks.push(FileScanTask {
-                    entry: Arc::new(entry),
+                    entry: Arc::clone(entry),
                     location,
                 });
             } else {
-                plan.delete_entries.push(Arc::new(entry));
+                plan.delete_entries.push(Arc::clone(entry));
             }
         }
         metrics.data_files_planned = plan.tasks.len();

@@ -42,10 +42,12 @@ pub fn schema_to_arrow(schema: &Schema) -> Result<ArrowSchema> {
 pub fn field_to_arrow(field: &NestedField) -> Result<Field> {
     let data_type = type_to_arrow(&field.field_type)
         .map_err(|e| e.context(format!("column '{}'", field.name)))?;
-    Ok(Field::new(&field.name, data_type, !field.required).with_metadata(HashMap::from([(
-        PARQUET_FIELD_ID_META_KEY.to_string(),
-        field.id.to_string(),
-    )])))
+    Ok(
+        Field::new(&field.name, data_type, !field.required).with_metadata(HashMap::from([(
+            PARQUET_FIELD_ID_META_KEY.to_string(),
+            field.id.to_string(),
+        )])),
+    )
 }
 
 /// The Arrow type of an Iceberg primitive type (see the module docs for the mapping).
@@ -66,9 +68,13 @@ pub fn primitive_to_arrow(p: &PrimitiveType) -> Result<DataType> {
         PrimitiveType::Date => DataType::Date32,
         PrimitiveType::Time => DataType::Time64(TimeUnit::Microsecond),
         PrimitiveType::Timestamp => DataType::Timestamp(TimeUnit::Microsecond, None),
-        PrimitiveType::Timestamptz => DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
+        PrimitiveType::Timestamptz => {
+            DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into()))
+        }
         PrimitiveType::TimestampNs => DataType::Timestamp(TimeUnit::Nanosecond, None),
-        PrimitiveType::TimestamptzNs => DataType::Timestamp(TimeUnit::Nanosecond, Some("UTC".into())),
+        PrimitiveType::TimestamptzNs => {
+            DataType::Timestamp(TimeUnit::Nanosecond, Some("UTC".into()))
+        }
         PrimitiveType::String => DataType::Utf8,
         PrimitiveType::Uuid => DataType::FixedSizeBinary(16),
         PrimitiveType::Fixed(len) => DataType::FixedSizeBinary(
@@ -87,7 +93,10 @@ pub fn type_to_arrow(t: &Type) -> Result<DataType> {
     Ok(match t {
         Type::Primitive(p) => primitive_to_arrow(p)?,
         Type::Struct(s) => DataType::Struct(Fields::from(
-            s.fields.iter().map(field_to_arrow).collect::<Result<Vec<_>>>()?,
+            s.fields
+                .iter()
+                .map(field_to_arrow)
+                .collect::<Result<Vec<_>>>()?,
         )),
         Type::List(l) => DataType::List(Arc::new(field_to_arrow(&l.element_field)?)),
         Type::Map(m) => {
@@ -147,7 +156,11 @@ pub fn field_from_arrow(field: &Field) -> Result<NestedField> {
     let id = arrow_field_id(field).ok_or_else(|| {
         Error::invalid_argument(format!("Arrow field '{}' has no field id", field.name()))
     })?;
-    let is_uuid = field.metadata().get("ARROW:extension:name").map(String::as_str) == Some("arrow.uuid");
+    let is_uuid = field
+        .metadata()
+        .get("ARROW:extension:name")
+        .map(String::as_str)
+        == Some("arrow.uuid");
     let ty = match field.data_type() {
         DataType::FixedSizeBinary(16) if is_uuid => Type::Primitive(PrimitiveType::Uuid),
         dt => type_from_arrow(dt).map_err(|e| e.context(format!("field '{}'", field.name())))?,
@@ -162,7 +175,10 @@ pub fn field_from_arrow(field: &Field) -> Result<NestedField> {
 fn type_from_arrow(dt: &DataType) -> Result<Type> {
     Ok(match dt {
         DataType::Struct(fields) => Type::Struct(crate::spec::StructType::new(
-            fields.iter().map(|f| field_from_arrow(f)).collect::<Result<_>>()?,
+            fields
+                .iter()
+                .map(|f| field_from_arrow(f))
+                .collect::<Result<_>>()?,
         )),
         DataType::List(element) | DataType::LargeList(element) => {
             Type::List(crate::spec::ListType {
@@ -174,7 +190,9 @@ fn type_from_arrow(dt: &DataType) -> Result<Type> {
                 return Err(Error::invalid_argument("map entries are not a struct"));
             };
             let (Some(key), Some(value)) = (kv.first(), kv.get(1)) else {
-                return Err(Error::invalid_argument("map entries need a key and a value"));
+                return Err(Error::invalid_argument(
+                    "map entries need a key and a value",
+                ));
             };
             Type::Map(crate::spec::MapType {
                 key_field: field_from_arrow(key)?,
@@ -217,10 +235,15 @@ mod tests {
             ]})).unwrap();
         let arrow = schema_to_arrow(&schema).unwrap();
         let ts = arrow.field(0);
-        assert_eq!(ts.data_type(), &DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())));
+        assert_eq!(
+            ts.data_type(),
+            &DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into()))
+        );
         assert!(!ts.is_nullable());
         assert_eq!(arrow_field_id(ts), Some(1));
-        let DataType::List(el) = arrow.field(1).data_type() else { panic!("not a list") };
+        let DataType::List(el) = arrow.field(1).data_type() else {
+            panic!("not a list")
+        };
         assert_eq!(arrow_field_id(el), Some(3));
         assert_eq!(el.data_type(), &DataType::Decimal128(10, 2));
     }
@@ -245,8 +268,14 @@ mod tests {
     #[test]
     fn maps_every_primitive() {
         let cases = [
-            ("timestamp_ns", DataType::Timestamp(TimeUnit::Nanosecond, None)),
-            ("timestamptz_ns", DataType::Timestamp(TimeUnit::Nanosecond, Some("UTC".into()))),
+            (
+                "timestamp_ns",
+                DataType::Timestamp(TimeUnit::Nanosecond, None),
+            ),
+            (
+                "timestamptz_ns",
+                DataType::Timestamp(TimeUnit::Nanosecond, Some("UTC".into())),
+            ),
             ("time", DataType::Time64(TimeUnit::Microsecond)),
             ("uuid", DataType::FixedSizeBinary(16)),
             ("fixed[4]", DataType::FixedSizeBinary(4)),
@@ -260,7 +289,10 @@ mod tests {
         }
         for name in ["variant", "geometry", "geography(srid:4326)"] {
             let p = PrimitiveType::parse(name).unwrap();
-            assert_eq!(primitive_to_arrow(&p).unwrap_err().kind(), crate::ErrorKind::Unsupported);
+            assert_eq!(
+                primitive_to_arrow(&p).unwrap_err().kind(),
+                crate::ErrorKind::Unsupported
+            );
         }
     }
 

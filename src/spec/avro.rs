@@ -32,7 +32,10 @@ impl Record {
         match unwrap_union(v) {
             Value::Record(fields) => {
                 let order = fields.iter().map(|(n, _)| n.clone()).collect();
-                let fields = fields.into_iter().map(|(n, v)| (n, unwrap_union(v))).collect();
+                let fields = fields
+                    .into_iter()
+                    .map(|(n, v)| (n, unwrap_union(v)))
+                    .collect();
                 Ok(Record { fields, order })
             }
             other => Err(Error::invalid_data(format!(
@@ -196,7 +199,11 @@ pub(crate) fn as_bytes(v: &Value) -> Option<Vec<u8>> {
 
 /// An Avro value of a partition tuple as a [`Literal`] of the partition field's type.
 /// `None` for null; an error naming the field for a value of the wrong shape.
-pub(crate) fn partition_literal(v: Value, ty: &PrimitiveType, field: &str) -> Result<Option<Literal>> {
+pub(crate) fn partition_literal(
+    v: Value,
+    ty: &PrimitiveType,
+    field: &str,
+) -> Result<Option<Literal>> {
     let v = unwrap_union(v);
     let bad = |v: &Value| {
         Error::invalid_data(format!(
@@ -239,14 +246,18 @@ pub(crate) fn partition_literal(v: Value, ty: &PrimitiveType, field: &str) -> Re
         }
         (PrimitiveType::Uuid, Value::String(s)) => Literal::Uuid(
             *uuid::Uuid::parse_str(&s)
-                .map_err(|e| Error::invalid_data(format!("partition field '{field}': bad uuid")).with_source(e))?
+                .map_err(|e| {
+                    Error::invalid_data(format!("partition field '{field}': bad uuid"))
+                        .with_source(e)
+                })?
                 .as_bytes(),
         ),
         (PrimitiveType::Fixed(_), Value::Fixed(_, b)) => Literal::Fixed(b),
         (PrimitiveType::Binary, Value::Bytes(b) | Value::Fixed(_, b)) => Literal::Binary(b),
         (PrimitiveType::Decimal { precision, scale }, Value::Decimal(d)) => {
             let bytes = Vec::<u8>::try_from(&d).map_err(|e| {
-                Error::invalid_data(format!("partition field '{field}': bad decimal")).with_source(e)
+                Error::invalid_data(format!("partition field '{field}': bad decimal"))
+                    .with_source(e)
             })?;
             Literal::Decimal {
                 unscaled: decimal_from_be_bytes(&bytes)?,
@@ -269,7 +280,10 @@ pub(crate) fn partition_literal(v: Value, ty: &PrimitiveType, field: &str) -> Re
 /// Decode all records of an Avro object container file.
 ///
 /// Returns the records and the file's key-value metadata. Errors name `location`.
-pub(crate) fn read_container(bytes: &[u8], location: &str) -> Result<(Vec<Value>, HashMap<String, String>)> {
+pub(crate) fn read_container(
+    bytes: &[u8],
+    location: &str,
+) -> Result<(Vec<Value>, HashMap<String, String>)> {
     let reader = apache_avro::Reader::new(bytes).map_err(|e| {
         Error::invalid_data(format!("'{location}' is not a readable Avro file")).with_source(e)
     })?;
@@ -280,6 +294,8 @@ pub(crate) fn read_container(bytes: &[u8], location: &str) -> Result<(Vec<Value>
         .collect();
     let values = reader
         .collect::<std::result::Result<Vec<_>, _>>()
-        .map_err(|e| Error::invalid_data(format!("corrupt Avro data in '{location}'")).with_source(e))?;
+        .map_err(|e| {
+            Error::invalid_data(format!("corrupt Avro data in '{location}'")).with_source(e)
+        })?;
     Ok((values, meta))
 }

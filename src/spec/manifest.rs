@@ -125,7 +125,10 @@ impl ManifestEntry {
 /// The type of each partition field of `spec`: the transform's result type of the source
 /// column, found in the first of `schemas` that has it (so specs whose source column was
 /// later dropped still type correctly); `unknown` when no schema has it.
-pub fn partition_field_types(spec: &PartitionSpec, schemas: &[&Schema]) -> Result<Vec<PrimitiveType>> {
+pub fn partition_field_types(
+    spec: &PartitionSpec,
+    schemas: &[&Schema],
+) -> Result<Vec<PrimitiveType>> {
     spec.fields
         .iter()
         .map(|f| {
@@ -150,7 +153,11 @@ fn parse_data_file(v: Value, spec: &PartitionSpec, types: &[PrimitiveType]) -> R
         0 => DataContentType::Data,
         1 => DataContentType::PositionDeletes,
         2 => DataContentType::EqualityDeletes,
-        other => return Err(Error::invalid_data(format!("field 'content': unknown value {other}"))),
+        other => {
+            return Err(Error::invalid_data(format!(
+                "field 'content': unknown value {other}"
+            )))
+        }
     };
     let format = r.string("file_format")?;
     let file_format = match format.to_ascii_uppercase().as_str() {
@@ -158,7 +165,11 @@ fn parse_data_file(v: Value, spec: &PartitionSpec, types: &[PrimitiveType]) -> R
         "AVRO" => DataFileFormat::Avro,
         "ORC" => DataFileFormat::Orc,
         "PUFFIN" => DataFileFormat::Puffin,
-        _ => return Err(Error::invalid_data(format!("field 'file_format': unknown format '{format}'"))),
+        _ => {
+            return Err(Error::invalid_data(format!(
+                "field 'file_format': unknown format '{format}'"
+            )))
+        }
     };
     let partition = match r.take("partition") {
         None => vec![],
@@ -189,15 +200,23 @@ fn parse_data_file(v: Value, spec: &PartitionSpec, types: &[PrimitiveType]) -> R
             None => Ok(vec![]),
             Some(Value::Array(items)) => items
                 .iter()
-                .map(|i| as_long(i).ok_or_else(|| Error::invalid_data(format!("field '{name}': expected numbers"))))
+                .map(|i| {
+                    as_long(i).ok_or_else(|| {
+                        Error::invalid_data(format!("field '{name}': expected numbers"))
+                    })
+                })
                 .collect(),
-            Some(_) => Err(Error::invalid_data(format!("field '{name}': expected an array"))),
+            Some(_) => Err(Error::invalid_data(format!(
+                "field '{name}': expected an array"
+            ))),
         }
     };
     let split_offsets = list_of(r.take("split_offsets"), "split_offsets")?;
     let equality_ids = list_of(r.take("equality_ids"), "equality_ids")?
         .into_iter()
-        .map(|v| i32::try_from(v).map_err(|_| Error::invalid_data("field 'equality_ids': out of range")))
+        .map(|v| {
+            i32::try_from(v).map_err(|_| Error::invalid_data("field 'equality_ids': out of range"))
+        })
         .collect::<Result<Vec<_>>>()?;
     Ok(DataFile {
         content,
@@ -262,7 +281,11 @@ fn parse_entry(
         0 => ManifestStatus::Existing,
         1 => ManifestStatus::Added,
         2 => ManifestStatus::Deleted,
-        other => return Err(Error::invalid_data(format!("field 'status': unknown value {other}"))),
+        other => {
+            return Err(Error::invalid_data(format!(
+                "field 'status': unknown value {other}"
+            )))
+        }
     };
     // Inheritance (spec: "Sequence Number Inheritance"): a null sequence number is only
     // valid on an ADDED entry, which takes the manifest's sequence number.
@@ -278,8 +301,11 @@ fn parse_entry(
         }
     };
     let data_sequence_number = inherit(r.opt_long("sequence_number")?, "sequence_number")?;
-    let file_sequence_number = inherit(r.opt_long("file_sequence_number")?, "file_sequence_number")?;
-    let snapshot_id = r.opt_long("snapshot_id")?.unwrap_or(manifest.added_snapshot_id);
+    let file_sequence_number =
+        inherit(r.opt_long("file_sequence_number")?, "file_sequence_number")?;
+    let snapshot_id = r
+        .opt_long("snapshot_id")?
+        .unwrap_or(manifest.added_snapshot_id);
     let data_file = r
         .take("data_file")
         .ok_or_else(|| Error::invalid_data("missing required field 'data_file'"))?;

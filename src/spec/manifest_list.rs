@@ -70,7 +70,8 @@ pub struct ManifestFile {
 impl ManifestFile {
     /// Whether the manifest may hold live files (added or existing).
     pub fn has_live_files(&self) -> bool {
-        self.added_files_count.is_none_or(|c| c > 0) || self.existing_files_count.is_none_or(|c| c > 0)
+        self.added_files_count.is_none_or(|c| c > 0)
+            || self.existing_files_count.is_none_or(|c| c > 0)
     }
 
     fn from_record(mut r: Record) -> Result<ManifestFile> {
@@ -78,7 +79,9 @@ impl ManifestFile {
             0 => ManifestContent::Data,
             1 => ManifestContent::Deletes,
             other => {
-                return Err(Error::invalid_data(format!("field 'content': unknown value {other}")))
+                return Err(Error::invalid_data(format!(
+                    "field 'content': unknown value {other}"
+                )))
             }
         };
         // v1 writers name the counts `added_data_files_count` etc.
@@ -110,7 +113,9 @@ impl ManifestFile {
             partition_spec_id: r.int("partition_spec_id")?,
             content,
             sequence_number,
-            min_sequence_number: r.opt_long("min_sequence_number")?.unwrap_or(sequence_number),
+            min_sequence_number: r
+                .opt_long("min_sequence_number")?
+                .unwrap_or(sequence_number),
             added_snapshot_id: r.long("added_snapshot_id")?,
             added_files_count: count(&r, "added_files_count", "added_data_files_count")?,
             existing_files_count: count(&r, "existing_files_count", "existing_data_files_count")?,

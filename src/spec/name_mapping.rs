@@ -76,7 +76,12 @@ mod tests {
         )
         .unwrap();
         assert_eq!(m.find("record_id").and_then(|f| f.field_id), Some(1));
-        assert_eq!(m.find("loc").and_then(|f| f.find("lat")).and_then(|f| f.field_id), Some(3));
+        assert_eq!(
+            m.find("loc")
+                .and_then(|f| f.find("lat"))
+                .and_then(|f| f.field_id),
+            Some(3)
+        );
         assert_eq!(m.find("ignored").and_then(|f| f.field_id), None);
         assert!(m.find("other").is_none());
         assert!(NameMapping::from_json("{").is_err());

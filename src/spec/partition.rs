@@ -121,7 +121,10 @@ impl FromStr for Transform {
             _ => {
                 if let Some(n) = s.strip_prefix("bucket[").and_then(|r| r.strip_suffix(']')) {
                     Transform::Bucket(parse_arg(n)?)
-                } else if let Some(w) = s.strip_prefix("truncate[").and_then(|r| r.strip_suffix(']')) {
+                } else if let Some(w) = s
+                    .strip_prefix("truncate[")
+                    .and_then(|r| r.strip_suffix(']'))
+                {
                     Transform::Truncate(parse_arg(w)?)
                 } else {
                     Transform::Unknown
@@ -218,7 +221,16 @@ mod tests {
 
     #[test]
     fn parses_transforms() {
-        for s in ["identity", "bucket[16]", "truncate[4]", "year", "month", "day", "hour", "void"] {
+        for s in [
+            "identity",
+            "bucket[16]",
+            "truncate[4]",
+            "year",
+            "month",
+            "day",
+            "hour",
+            "void",
+        ] {
             let t: Transform = s.parse().unwrap();
             assert_eq!(t.to_string(), s);
         }
@@ -229,9 +241,19 @@ mod tests {
     #[test]
     fn result_types() {
         let ts = Type::Primitive(PrimitiveType::Timestamptz);
-        assert_eq!(Transform::Day.result_type(&ts).unwrap(), Type::Primitive(PrimitiveType::Date));
-        assert_eq!(Transform::Hour.result_type(&ts).unwrap(), Type::Primitive(PrimitiveType::Int));
-        assert!(Transform::Hour.result_type(&Type::Primitive(PrimitiveType::Date)).is_err());
-        assert!(Transform::Year.result_type(&Type::Primitive(PrimitiveType::String)).is_err());
+        assert_eq!(
+            Transform::Day.result_type(&ts).unwrap(),
+            Type::Primitive(PrimitiveType::Date)
+        );
+        assert_eq!(
+            Transform::Hour.result_type(&ts).unwrap(),
+            Type::Primitive(PrimitiveType::Int)
+        );
+        assert!(Transform::Hour
+            .result_type(&Type::Primitive(PrimitiveType::Date))
+            .is_err());
+        assert!(Transform::Year
+            .result_type(&Type::Primitive(PrimitiveType::String))
+            .is_err());
     }
 }

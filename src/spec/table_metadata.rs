@@ -23,7 +23,8 @@ use crate::error::{Error, Result};
 
 /// What `current_schema` answers for metadata built by hand without any schema
 /// (`from_json` never produces such metadata).
-static EMPTY_SCHEMA: std::sync::LazyLock<Schema> = std::sync::LazyLock::new(|| Schema::new(0, vec![]));
+static EMPTY_SCHEMA: std::sync::LazyLock<Schema> =
+    std::sync::LazyLock::new(|| Schema::new(0, vec![]));
 
 /// The format version of a table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -136,7 +137,11 @@ impl TableMetadata {
         let raw: RawTableMetadata = serde_json::from_str(text)
             .map_err(|e| Error::invalid_data("malformed table metadata JSON").with_source(e))?;
         let version = match raw.format_version {
-            None => return Err(Error::invalid_data("missing required field 'format-version'")),
+            None => {
+                return Err(Error::invalid_data(
+                    "missing required field 'format-version'",
+                ))
+            }
             Some(JsonValue::Number(n)) => match n.as_i64() {
                 Some(1) => FormatVersion::V1,
                 Some(2) => FormatVersion::V2,
@@ -174,7 +179,9 @@ impl TableMetadata {
                 let id = match raw.current_schema_id {
                     Some(id) => id,
                     None if !v2 => schemas.first().map(|s| s.schema_id).unwrap_or(0),
-                    None => return Err(required::<i32>(None, "current-schema-id", version).unwrap_err()),
+                    None => {
+                        return Err(required::<i32>(None, "current-schema-id", version).unwrap_err())
+                    }
                 };
                 (schemas, id)
             }
@@ -190,12 +197,15 @@ impl TableMetadata {
             )));
         }
 
-        let (mut partition_specs, default_spec_id) = match (raw.partition_specs, raw.partition_spec) {
+        let (mut partition_specs, default_spec_id) = match (raw.partition_specs, raw.partition_spec)
+        {
             (Some(specs), _) if !specs.is_empty() => {
                 let id = match raw.default_spec_id {
                     Some(id) => id,
                     None if !v2 => specs.first().map(|s| s.spec_id).unwrap_or(0),
-                    None => return Err(required::<i32>(None, "default-spec-id", version).unwrap_err()),
+                    None => {
+                        return Err(required::<i32>(None, "default-spec-id", version).unwrap_err())
+                    }
                 };
                 (specs, id)
             }
@@ -224,7 +234,10 @@ impl TableMetadata {
                 required(raw.default_sort_order_id, "default-sort-order-id", version)?,
             )
         } else {
-            (raw.sort_orders.unwrap_or_default(), raw.default_sort_order_id.unwrap_or(0))
+            (
+                raw.sort_orders.unwrap_or_default(),
+                raw.default_sort_order_id.unwrap_or(0),
+            )
         };
 
         let current_snapshot_id = raw.current_snapshot_id.filter(|id| *id != -1);
@@ -311,7 +324,8 @@ impl TableMetadata {
 
     /// The current snapshot, `None` for a table with no snapshot.
     pub fn current_snapshot(&self) -> Option<&Snapshot> {
-        self.current_snapshot_id.and_then(|id| self.snapshot_by_id(id))
+        self.current_snapshot_id
+            .and_then(|id| self.snapshot_by_id(id))
     }
 
     /// A snapshot by id.
@@ -369,11 +383,20 @@ mod tests {
 
     #[test]
     fn missing_required_field_is_named() {
-        for field in ["location", "last-sequence-number", "table-uuid", "sort-orders", "last-column-id"] {
+        for field in [
+            "location",
+            "last-sequence-number",
+            "table-uuid",
+            "sort-orders",
+            "last-column-id",
+        ] {
             let mut j = v2_json();
             j.as_object_mut().unwrap().remove(field);
             let err = TableMetadata::from_json(&j.to_string()).unwrap_err();
-            assert!(err.to_string().contains(&format!("'{field}'")), "{field}: {err}");
+            assert!(
+                err.to_string().contains(&format!("'{field}'")),
+                "{field}: {err}"
+            );
         }
     }
 
@@ -393,7 +416,12 @@ mod tests {
         let err = TableMetadata::from_json(&j.to_string()).unwrap_err();
         assert!(err.to_string().contains("'next-row-id'"), "{err}");
         j["next-row-id"] = 10.into();
-        assert_eq!(TableMetadata::from_json(&j.to_string()).unwrap().next_row_id, Some(10));
+        assert_eq!(
+            TableMetadata::from_json(&j.to_string())
+                .unwrap()
+                .next_row_id,
+            Some(10)
+        );
     }
 
     #[test]

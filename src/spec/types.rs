@@ -126,8 +126,12 @@ impl PrimitiveType {
             let (Some(p), Some(s), None) = (parts.next(), parts.next(), parts.next()) else {
                 return Err(format!("malformed decimal type '{s}'"));
             };
-            let precision = p.parse().map_err(|_| format!("bad decimal precision in '{s}'"))?;
-            let scale = s.parse().map_err(|_| format!("bad decimal scale in '{s}'"))?;
+            let precision = p
+                .parse()
+                .map_err(|_| format!("bad decimal precision in '{s}'"))?;
+            let scale = s
+                .parse()
+                .map_err(|_| format!("bad decimal scale in '{s}'"))?;
             if precision > 38 || scale > precision {
                 return Err(format!("decimal precision/scale out of range in '{s}'"));
             }
@@ -281,7 +285,8 @@ impl Type {
                     "list" => {
                         let id = get_i32(o, "element-id")?;
                         let required = get_bool(o, "element-required")?;
-                        let element = Type::from_json(o.get("element").ok_or("list without 'element'")?)?;
+                        let element =
+                            Type::from_json(o.get("element").ok_or("list without 'element'")?)?;
                         Ok(Type::List(ListType {
                             element_field: NestedField::new(id, "element", element, required),
                         }))
@@ -300,7 +305,9 @@ impl Type {
                     other => Err(format!("unknown nested type '{other}'")),
                 }
             }
-            other => Err(format!("a type must be a string or an object, found {other}")),
+            other => Err(format!(
+                "a type must be a string or an object, found {other}"
+            )),
         }
     }
 
@@ -377,8 +384,11 @@ fn field_from_json(v: &JsonValue) -> Result<NestedField, String> {
         .and_then(JsonValue::as_str)
         .ok_or_else(|| format!("field {id}: missing 'name'"))?;
     let required = get_bool(o, "required").map_err(|e| format!("field '{name}': {e}"))?;
-    let ty = Type::from_json(o.get("type").ok_or_else(|| format!("field '{name}': missing 'type'"))?)
-        .map_err(|e| format!("field '{name}': {e}"))?;
+    let ty = Type::from_json(
+        o.get("type")
+            .ok_or_else(|| format!("field '{name}': missing 'type'"))?,
+    )
+    .map_err(|e| format!("field '{name}': {e}"))?;
     let mut field = NestedField::new(id, name, ty, required);
     field.doc = o.get("doc").and_then(JsonValue::as_str).map(str::to_string);
     field.initial_default = o.get("initial-default").cloned();
@@ -425,10 +435,19 @@ mod tests {
     fn parses_primitives() {
         assert_eq!(
             PrimitiveType::parse("decimal(9, 2)"),
-            Ok(PrimitiveType::Decimal { precision: 9, scale: 2 })
+            Ok(PrimitiveType::Decimal {
+                precision: 9,
+                scale: 2
+            })
         );
-        assert_eq!(PrimitiveType::parse("fixed[16]"), Ok(PrimitiveType::Fixed(16)));
-        assert_eq!(PrimitiveType::parse("timestamptz_ns"), Ok(PrimitiveType::TimestamptzNs));
+        assert_eq!(
+            PrimitiveType::parse("fixed[16]"),
+            Ok(PrimitiveType::Fixed(16))
+        );
+        assert_eq!(
+            PrimitiveType::parse("timestamptz_ns"),
+            Ok(PrimitiveType::TimestamptzNs)
+        );
         assert!(PrimitiveType::parse("decimal(40,2)").is_err());
         assert!(PrimitiveType::parse("int128").is_err());
     }
@@ -446,7 +465,10 @@ mod tests {
             ]
         });
         let t = Type::from_json(&json).unwrap();
-        assert_eq!(t.to_string(), "struct<m: map<string, list<int>>, x: decimal(10, 2)>");
+        assert_eq!(
+            t.to_string(),
+            "struct<m: map<string, list<int>>, x: decimal(10, 2)>"
+        );
         let back = Type::from_json(&t.to_json()).unwrap();
         assert_eq!(back, t);
     }

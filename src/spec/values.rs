@@ -72,7 +72,9 @@ impl fmt::Display for Literal {
             | Literal::TimestamptzNs(v) => write!(f, "{v}"),
             Literal::Float(v) => write!(f, "{v}"),
             Literal::Double(v) => write!(f, "{v}"),
-            Literal::Decimal { unscaled, scale, .. } => write!(f, "{unscaled}e-{scale}"),
+            Literal::Decimal {
+                unscaled, scale, ..
+            } => write!(f, "{unscaled}e-{scale}"),
             Literal::String(s) => write!(f, "'{s}'"),
             Literal::Uuid(b) => write!(f, "{}", uuid::Uuid::from_bytes(*b)),
             Literal::Fixed(b) | Literal::Binary(b) => {
@@ -188,11 +190,13 @@ impl Literal {
                 }
             }
             PrimitiveType::Date => {
-                let d = chrono::NaiveDate::parse_from_str(text()?, "%Y-%m-%d").map_err(|_| bad())?;
+                let d =
+                    chrono::NaiveDate::parse_from_str(text()?, "%Y-%m-%d").map_err(|_| bad())?;
                 Literal::Date((d - epoch_date()).num_days() as i32)
             }
             PrimitiveType::Time => {
-                let t = chrono::NaiveTime::parse_from_str(text()?, "%H:%M:%S%.f").map_err(|_| bad())?;
+                let t =
+                    chrono::NaiveTime::parse_from_str(text()?, "%H:%M:%S%.f").map_err(|_| bad())?;
                 let since = t - chrono::NaiveTime::MIN;
                 Literal::Time(since.num_microseconds().ok_or_else(bad)?)
             }
@@ -215,9 +219,11 @@ impl Literal {
                 }
             }
             PrimitiveType::String => Literal::String(text()?.to_string()),
-            PrimitiveType::Uuid => {
-                Literal::Uuid(*uuid::Uuid::parse_str(text()?).map_err(|_| bad())?.as_bytes())
-            }
+            PrimitiveType::Uuid => Literal::Uuid(
+                *uuid::Uuid::parse_str(text()?)
+                    .map_err(|_| bad())?
+                    .as_bytes(),
+            ),
             PrimitiveType::Fixed(_) | PrimitiveType::Binary => {
                 let s = text()?;
                 let bytes = (0..s.len())
@@ -256,11 +262,18 @@ pub fn parse_decimal(s: &str, scale: u32) -> Option<i128> {
     let (int_part, frac_part) = digits.split_once('.').unwrap_or((digits, ""));
     if frac_part.len() > scale as usize
         || int_part.is_empty() && frac_part.is_empty()
-        || !int_part.chars().chain(frac_part.chars()).all(|c| c.is_ascii_digit())
+        || !int_part
+            .chars()
+            .chain(frac_part.chars())
+            .all(|c| c.is_ascii_digit())
     {
         return None;
     }
-    let mut unscaled: i128 = if int_part.is_empty() { 0 } else { int_part.parse().ok()? };
+    let mut unscaled: i128 = if int_part.is_empty() {
+        0
+    } else {
+        int_part.parse().ok()?
+    };
     for _ in 0..scale {
         unscaled = unscaled.checked_mul(10)?;
     }
@@ -278,7 +291,10 @@ mod tests {
 
     #[test]
     fn binary_bounds() {
-        assert_eq!(Literal::from_bytes(&[1, 0, 0, 0], &PrimitiveType::Int).unwrap(), Literal::Int(1));
+        assert_eq!(
+            Literal::from_bytes(&[1, 0, 0, 0], &PrimitiveType::Int).unwrap(),
+            Literal::Int(1)
+        );
         // int bound under a promoted long column
         assert_eq!(
             Literal::from_bytes(&(-5i32).to_le_bytes(), &PrimitiveType::Long).unwrap(),
@@ -288,26 +304,47 @@ mod tests {
             Literal::from_bytes(&1.5f32.to_le_bytes(), &PrimitiveType::Double).unwrap(),
             Literal::Double(1.5)
         );
-        let dec = PrimitiveType::Decimal { precision: 9, scale: 2 };
+        let dec = PrimitiveType::Decimal {
+            precision: 9,
+            scale: 2,
+        };
         assert_eq!(
             Literal::from_bytes(&[0xff, 0x85], &dec).unwrap(),
-            Literal::Decimal { unscaled: -123, precision: 9, scale: 2 }
+            Literal::Decimal {
+                unscaled: -123,
+                precision: 9,
+                scale: 2
+            }
         );
         assert!(Literal::from_bytes(&[1, 2, 3], &PrimitiveType::Long).is_err());
     }
 
     #[test]
     fn json_defaults() {
-        let ts = Literal::from_json(&"2017-11-16T22:31:08.000001+00:00".into(), &PrimitiveType::Timestamptz).unwrap();
+        let ts = Literal::from_json(
+            &"2017-11-16T22:31:08.000001+00:00".into(),
+            &PrimitiveType::Timestamptz,
+        )
+        .unwrap();
         assert_eq!(ts, Literal::Timestamptz(1510871468000001));
         let d = Literal::from_json(&"2017-11-16".into(), &PrimitiveType::Date).unwrap();
         assert_eq!(d, Literal::Date(17486));
-        let dec = PrimitiveType::Decimal { precision: 9, scale: 2 };
+        let dec = PrimitiveType::Decimal {
+            precision: 9,
+            scale: 2,
+        };
         assert_eq!(
             Literal::from_json(&"-14.2".into(), &dec).unwrap(),
-            Literal::Decimal { unscaled: -1420, precision: 9, scale: 2 }
+            Literal::Decimal {
+                unscaled: -1420,
+                precision: 9,
+                scale: 2
+            }
         );
-        assert_eq!(Literal::from_json(&7.into(), &PrimitiveType::Int).unwrap(), Literal::Int(7));
+        assert_eq!(
+            Literal::from_json(&7.into(), &PrimitiveType::Int).unwrap(),
+            Literal::Int(7)
+        );
         assert_eq!(
             Literal::from_json(&"f00d".into(), &PrimitiveType::Binary).unwrap(),
             Literal::Binary(vec![0xf0, 0x0d])

@@ -32,7 +32,9 @@ use futures::FutureExt;
 use icefloe::{IcebergTableProvider, Table};
 use serde_json::Value;
 
-use normalize::{batches_to_rows, canon_expected, check_type, compare_rows, parse_type, Dialect, ExpType};
+use normalize::{
+    batches_to_rows, canon_expected, check_type, compare_rows, parse_type, Dialect, ExpType,
+};
 
 const CRATE_DIR: &str = env!("CARGO_MANIFEST_DIR");
 
@@ -134,7 +136,8 @@ fn main() {
     let corpus = resolve_corpus();
     let conf_dir = Path::new(CRATE_DIR).join("tests/conformance");
     let skips = load_skips(&conf_dir.join("expected_skips.json")).unwrap_or_else(|e| fatal(&e));
-    let mut rewrites = load_rewrites(&conf_dir.join("sql_rewrites.json")).unwrap_or_else(|e| fatal(&e));
+    let mut rewrites =
+        load_rewrites(&conf_dir.join("sql_rewrites.json")).unwrap_or_else(|e| fatal(&e));
     if std::env::var("ICEFLOE_CONFORMANCE_NO_REWRITES").is_ok_and(|v| v == "1") {
         println!("sql_rewrites.json ignored: running every case's original SQL");
         rewrites.clear();
@@ -157,11 +160,15 @@ fn main() {
     }
     let current = start_watchdog(timeout);
 
-    let runtime = tokio::runtime::Runtime::new().unwrap_or_else(|e| fatal(&format!("tokio runtime: {e}")));
+    let runtime =
+        tokio::runtime::Runtime::new().unwrap_or_else(|e| fatal(&format!("tokio runtime: {e}")));
     let mut total = Tally::default();
     let mut seen_keys: Vec<String> = Vec::new();
     for dir in table_dirs(&corpus) {
-        let table = dir.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
+        let table = dir
+            .file_name()
+            .map(|n| n.to_string_lossy().to_string())
+            .unwrap_or_default();
         let mut tally = Tally::default();
         match load_cases(&dir.join("cases.json")) {
             Err(e) => {
@@ -187,7 +194,16 @@ fn main() {
                         Err(p) => (Err(format!("panic: {}", panic_message(&p))), None),
                     };
                     let listed = lookup_skip(&skips, &table, &case.name);
-                    report(&key, case, rewrite.is_some(), result, files, listed, strict, &mut tally);
+                    report(
+                        &key,
+                        case,
+                        rewrite.is_some(),
+                        result,
+                        files,
+                        listed,
+                        strict,
+                        &mut tally,
+                    );
                 }
             }
         }
@@ -196,7 +212,10 @@ fn main() {
         }
         println!(
             "TABLE {table}: {} passed, {} failed, {} skipped; {}",
-            tally.passed, tally.failed, tally.skipped, tally.files_summary()
+            tally.passed,
+            tally.failed,
+            tally.skipped,
+            tally.files_summary()
         );
         total.add(&tally);
     }
@@ -206,7 +225,10 @@ fn main() {
         warn_stale("sql_rewrites.json", rewrites.keys(), &seen_keys);
     }
     println!("TOTAL {}", total.files_summary());
-    println!("{} passed, {} failed, {} skipped", total.passed, total.failed, total.skipped);
+    println!(
+        "{} passed, {} failed, {} skipped",
+        total.passed, total.failed, total.skipped
+    );
     if total.failed > 0 {
         std::process::exit(1);
     }
@@ -224,9 +246,15 @@ fn report(
     strict: bool,
     tally: &mut Tally,
 ) {
-    let java = case.java_files.map(|j| j.to_string()).unwrap_or_else(|| "-".into());
+    let java = case
+        .java_files
+        .map(|j| j.to_string())
+        .unwrap_or_else(|| "-".into());
     tally.count_files(files, case.java_files);
-    let tail = format!(" files={} java={java}", files.map(|n| n.to_string()).unwrap_or_else(|| "?".into()));
+    let tail = format!(
+        " files={} java={java}",
+        files.map(|n| n.to_string()).unwrap_or_else(|| "?".into())
+    );
     let rw = if rewritten { " (rewritten)" } else { "" };
     match (result, listed) {
         (Ok(()), None) => {
@@ -247,11 +275,20 @@ fn report(
         }
         (Err(e), Some(s)) if strict => {
             tally.failed += 1;
-            println!("FAIL {key}{rw}: {} [expected skip: {}]{tail}", one_line(&e, 400), s.feature);
+            println!(
+                "FAIL {key}{rw}: {} [expected skip: {}]{tail}",
+                one_line(&e, 400),
+                s.feature
+            );
         }
         (Err(e), Some(s)) => {
             tally.skipped += 1;
-            println!("SKIP {key}{rw}: {}: {} [got: {}]{tail}", s.feature, s.reason, one_line(&e, 120));
+            println!(
+                "SKIP {key}{rw}: {}: {} [got: {}]{tail}",
+                s.feature,
+                s.reason,
+                one_line(&e, 120)
+            );
         }
     }
 }
@@ -267,33 +304,69 @@ struct TableRunner {
 
 impl TableRunner {
     fn new(table: &str, dir: &Path) -> Self {
-        let location = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf()).to_string_lossy().to_string();
-        Self { table: table.to_string(), location, ctx: session_context(), registered: Mutex::new(HashMap::new()) }
+        let location = dir
+            .canonicalize()
+            .unwrap_or_else(|_| dir.to_path_buf())
+            .to_string_lossy()
+            .to_string();
+        Self {
+            table: table.to_string(),
+            location,
+            ctx: session_context(),
+            registered: Mutex::new(HashMap::new()),
+        }
     }
 
     async fn provider_name(&self, case: &Case) -> Result<String, String> {
         let (key, name) = match (&case.snapshot_id, &case.reference) {
-            (Some(id), _) => (format!("snapshot {id}"), format!("{}__snap_{}", self.table, id.unsigned_abs())),
-            (None, Some(r)) => (format!("ref {r}"), format!("{}__ref_{}", self.table, sanitize(r))),
+            (Some(id), _) => (
+                format!("snapshot {id}"),
+                format!("{}__snap_{}", self.table, id.unsigned_abs()),
+            ),
+            (None, Some(r)) => (
+                format!("ref {r}"),
+                format!("{}__ref_{}", self.table, sanitize(r)),
+            ),
             (None, None) => ("current".to_string(), self.table.clone()),
         };
-        if let Some(r) = self.registered.lock().unwrap_or_else(|p| p.into_inner()).get(&key) {
+        if let Some(r) = self
+            .registered
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&key)
+        {
             return r.clone();
         }
-        let result = self.register(case, &name).await.map(|_| name).map_err(|e| format!("{key}: {e}"));
-        self.registered.lock().unwrap_or_else(|p| p.into_inner()).insert(key, result.clone());
+        let result = self
+            .register(case, &name)
+            .await
+            .map(|_| name)
+            .map_err(|e| format!("{key}: {e}"));
+        self.registered
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(key, result.clone());
         result
     }
 
     async fn register(&self, case: &Case, name: &str) -> Result<(), String> {
-        let table = Table::open(&self.location).await.map_err(|e| format!("Table::open({}): {e}", self.location))?;
-        let mut provider = IcebergTableProvider::try_new(table).map_err(|e| format!("try_new: {e}"))?;
+        let table = Table::open(&self.location)
+            .await
+            .map_err(|e| format!("Table::open({}): {e}", self.location))?;
+        let mut provider =
+            IcebergTableProvider::try_new(table).map_err(|e| format!("try_new: {e}"))?;
         if let Some(id) = case.snapshot_id {
-            provider = provider.with_snapshot_id(id).map_err(|e| format!("with_snapshot_id({id}): {e}"))?;
+            provider = provider
+                .with_snapshot_id(id)
+                .map_err(|e| format!("with_snapshot_id({id}): {e}"))?;
         } else if let Some(r) = &case.reference {
-            provider = provider.with_ref(r).map_err(|e| format!("with_ref({r}): {e}"))?;
+            provider = provider
+                .with_ref(r)
+                .map_err(|e| format!("with_ref({r}): {e}"))?;
         }
-        self.ctx.register_table(name, Arc::new(provider)).map_err(|e| format!("register_table: {e}"))?;
+        self.ctx
+            .register_table(name, Arc::new(provider))
+            .map_err(|e| format!("register_table: {e}"))?;
         Ok(())
     }
 
@@ -308,23 +381,46 @@ impl TableRunner {
             Ok(r) => r,
             Err(e) => return (Err(e), None),
         };
-        (check_result(case, &batches, &schema), scanned_data_files(&self.ctx, &name))
+        (
+            check_result(case, &batches, &schema),
+            scanned_data_files(&self.ctx, &name),
+        )
     }
 
-    async fn query(&self, sql: &str) -> Result<(Vec<RecordBatch>, datafusion::arrow::datatypes::SchemaRef), String> {
-        let df = self.ctx.sql(sql).await.map_err(|e| format!("planning: {e}"))?;
-        let plan = df.create_physical_plan().await.map_err(|e| format!("physical planning: {e}"))?;
+    async fn query(
+        &self,
+        sql: &str,
+    ) -> Result<(Vec<RecordBatch>, datafusion::arrow::datatypes::SchemaRef), String> {
+        let df = self
+            .ctx
+            .sql(sql)
+            .await
+            .map_err(|e| format!("planning: {e}"))?;
+        let plan = df
+            .create_physical_plan()
+            .await
+            .map_err(|e| format!("physical planning: {e}"))?;
         let schema = plan.schema();
-        let batches = collect(plan.clone(), self.ctx.task_ctx()).await.map_err(|e| format!("execution: {e}"))?;
+        let batches = collect(plan.clone(), self.ctx.task_ctx())
+            .await
+            .map_err(|e| format!("execution: {e}"))?;
         Ok((batches, schema))
     }
 }
 
 /// Column count, column types, then values.
-fn check_result(case: &Case, batches: &[RecordBatch], schema: &datafusion::arrow::datatypes::Schema) -> Result<(), String> {
+fn check_result(
+    case: &Case,
+    batches: &[RecordBatch],
+    schema: &datafusion::arrow::datatypes::Schema,
+) -> Result<(), String> {
     if schema.fields().len() != case.types.len() {
         let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
-        return Err(format!("expected {} columns, got {} {names:?}", case.types.len(), names.len()));
+        return Err(format!(
+            "expected {} columns, got {} {names:?}",
+            case.types.len(),
+            names.len()
+        ));
     }
     let mut problems = Vec::new();
     for (i, (field, ty)) in schema.fields().iter().zip(&case.types).enumerate() {
@@ -332,7 +428,8 @@ fn check_result(case: &Case, batches: &[RecordBatch], schema: &datafusion::arrow
             problems.push(format!("type of column {i} ({}): {e}", field.name()));
         }
     }
-    let expected = canon_expected(&case.rows, &case.types).map_err(|e| format!("bad cases.json: {e}"))?;
+    let expected =
+        canon_expected(&case.rows, &case.types).map_err(|e| format!("bad cases.json: {e}"))?;
     match batches_to_rows(batches, &case.types) {
         Ok(actual) => {
             if let Err(e) = compare_rows(&expected, &actual, case.ordered) {
@@ -370,12 +467,19 @@ fn resolve_corpus() -> PathBuf {
 /// Table folders (those with a cases.json), sorted by name.
 fn table_dirs(corpus: &Path) -> Vec<PathBuf> {
     let mut dirs: Vec<PathBuf> = match std::fs::read_dir(corpus) {
-        Ok(rd) => rd.filter_map(|e| e.ok()).map(|e| e.path()).filter(|p| p.join("cases.json").is_file()).collect(),
+        Ok(rd) => rd
+            .filter_map(|e| e.ok())
+            .map(|e| e.path())
+            .filter(|p| p.join("cases.json").is_file())
+            .collect(),
         Err(e) => fatal(&format!("cannot list corpus {}: {e}", corpus.display())),
     };
     dirs.sort();
     if dirs.is_empty() {
-        fatal(&format!("no table folders with cases.json in {}", corpus.display()));
+        fatal(&format!(
+            "no table folders with cases.json in {}",
+            corpus.display()
+        ));
     }
     dirs
 }
@@ -387,30 +491,64 @@ fn load_cases(path: &Path) -> Result<TableCases, String> {
         Some(n) if n.contains("DuckDB") => Dialect::DuckDb,
         _ => Dialect::Spark,
     };
-    let list = doc.get("cases").and_then(Value::as_array).ok_or("no \"cases\" array")?;
+    let list = doc
+        .get("cases")
+        .and_then(Value::as_array)
+        .ok_or("no \"cases\" array")?;
     let mut cases = Vec::new();
     for (i, c) in list.iter().enumerate() {
         let field = |k: &str| c.get(k).filter(|v| !v.is_null());
-        let name = field("name").and_then(Value::as_str).ok_or(format!("case {i}: no name"))?.to_string();
+        let name = field("name")
+            .and_then(Value::as_str)
+            .ok_or(format!("case {i}: no name"))?
+            .to_string();
         let bad = |what: &str| format!("case {name}: {what}");
-        let sql = field("sql").and_then(Value::as_str).ok_or_else(|| bad("no sql"))?.to_string();
+        let sql = field("sql")
+            .and_then(Value::as_str)
+            .ok_or_else(|| bad("no sql"))?
+            .to_string();
         let ordered = field("ordered").and_then(Value::as_bool).unwrap_or(false);
         let snapshot_id = match field("snapshot_id") {
             None => None,
-            Some(v) => Some(v.as_i64().ok_or_else(|| bad("snapshot_id is not an integer"))?),
+            Some(v) => Some(
+                v.as_i64()
+                    .ok_or_else(|| bad("snapshot_id is not an integer"))?,
+            ),
         };
         let reference = field("ref").and_then(Value::as_str).map(str::to_string);
-        let columns = field("columns").and_then(Value::as_array).ok_or_else(|| bad("no columns"))?;
+        let columns = field("columns")
+            .and_then(Value::as_array)
+            .ok_or_else(|| bad("no columns"))?;
         let types = columns
             .iter()
-            .map(|col| col.get("type").and_then(Value::as_str).map(|t| parse_type(t, dialect)))
+            .map(|col| {
+                col.get("type")
+                    .and_then(Value::as_str)
+                    .map(|t| parse_type(t, dialect))
+            })
             .collect::<Option<Vec<_>>>()
             .ok_or_else(|| bad("column without type"))?;
-        let rows = field("rows").and_then(Value::as_array).ok_or_else(|| bad("no rows"))?.clone();
+        let rows = field("rows")
+            .and_then(Value::as_array)
+            .ok_or_else(|| bad("no rows"))?
+            .clone();
         let java_files = ["iceberg_java_scan", "pyiceberg_scan"]
             .iter()
-            .find_map(|k| c.get(*k).and_then(|s| s.get("data_files")).and_then(Value::as_u64));
-        cases.push(Case { name, sql, ordered, snapshot_id, reference, types, rows, java_files });
+            .find_map(|k| {
+                c.get(*k)
+                    .and_then(|s| s.get("data_files"))
+                    .and_then(Value::as_u64)
+            });
+        cases.push(Case {
+            name,
+            sql,
+            ordered,
+            snapshot_id,
+            reference,
+            types,
+            rows,
+            java_files,
+        });
     }
     Ok(TableCases { cases })
 }
@@ -429,7 +567,12 @@ fn load_skips(path: &Path) -> Result<BTreeMap<String, SkipEntry>, String> {
             (Some(reason), Some(feature)) => {
                 out.insert(k, SkipEntry { reason, feature });
             }
-            _ => return Err(format!("{}: entry {k:?} needs string fields reason and feature", path.display())),
+            _ => {
+                return Err(format!(
+                    "{}: entry {k:?} needs string fields reason and feature",
+                    path.display()
+                ))
+            }
         }
     }
     Ok(out)
@@ -447,7 +590,12 @@ fn load_rewrites(path: &Path) -> Result<BTreeMap<String, String>, String> {
             Some(sql) if sql.contains("{t}") => {
                 out.insert(k, sql.to_string());
             }
-            _ => return Err(format!("{}: rewrite {k:?} must be a SQL string containing {{t}}", path.display())),
+            _ => {
+                return Err(format!(
+                    "{}: rewrite {k:?} must be a SQL string containing {{t}}",
+                    path.display()
+                ))
+            }
         }
     }
     Ok(out)
@@ -463,7 +611,10 @@ fn read_json_object(path: &Path) -> Result<serde_json::Map<String, Value>, Strin
 }
 
 fn lookup_skip(skips: &BTreeMap<String, SkipEntry>, table: &str, case: &str) -> Option<SkipEntry> {
-    skips.get(&format!("{table}/{case}")).or_else(|| skips.get(&format!("{table}/*"))).cloned()
+    skips
+        .get(&format!("{table}/{case}"))
+        .or_else(|| skips.get(&format!("{table}/*")))
+        .cloned()
 }
 
 /// Warns about list entries naming a case that does not exist in a table that was run.
@@ -471,7 +622,11 @@ fn warn_stale<'a>(file: &str, keys: impl Iterator<Item = &'a String>, seen: &[St
     for k in keys {
         let table = k.split('/').next().unwrap_or("");
         let table_ran = seen.iter().any(|s| s.split('/').next() == Some(table));
-        let matched = if k.ends_with("/*") { table_ran } else { seen.contains(k) };
+        let matched = if k.ends_with("/*") {
+            table_ran
+        } else {
+            seen.contains(k)
+        };
         if table_ran && !matched {
             println!("WARN {file}: {k} names no case in the corpus");
         }
@@ -503,7 +658,15 @@ fn start_watchdog(secs: u64) -> Arc<Mutex<String>> {
 }
 
 fn sanitize(s: &str) -> String {
-    s.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '_' }).collect()
+    s.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
+        .collect()
 }
 
 fn one_line(s: &str, max: usize) -> String {
@@ -516,7 +679,10 @@ fn one_line(s: &str, max: usize) -> String {
 }
 
 fn panic_message(p: &Box<dyn std::any::Any + Send>) -> String {
-    p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_default()
+    p.downcast_ref::<String>()
+        .cloned()
+        .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_default()
 }
 
 fn fatal(msg: &str) -> ! {

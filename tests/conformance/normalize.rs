@@ -29,7 +29,9 @@ pub enum ExpType {
     Binary,
     Date,
     /// `tz == true`: instant (Spark `timestamp`, DuckDB `TIMESTAMP WITH TIME ZONE`).
-    Timestamp { tz: bool },
+    Timestamp {
+        tz: bool,
+    },
     Time,
     Uuid,
     Struct(Vec<(String, ExpType)>),
@@ -49,7 +51,11 @@ pub enum Dialect {
 
 /// Parses a Spark simpleString or DuckDB type name. Never fails: unknown text gives `Unknown`.
 pub fn parse_type(s: &str, dialect: Dialect) -> ExpType {
-    let mut p = TypeParser { s: s.as_bytes(), pos: 0, dialect };
+    let mut p = TypeParser {
+        s: s.as_bytes(),
+        pos: 0,
+        dialect,
+    };
     match p.ty() {
         Ok(t) if p.at_end() => t,
         _ => ExpType::Unknown(s.to_string()),
@@ -91,7 +97,9 @@ impl TypeParser<'_> {
         while self.pos < self.s.len() && !b"<>(),:[]".contains(&self.s[self.pos]) {
             self.pos += 1;
         }
-        String::from_utf8_lossy(&self.s[start..self.pos]).trim().to_string()
+        String::from_utf8_lossy(&self.s[start..self.pos])
+            .trim()
+            .to_string()
     }
     fn number(&mut self) -> Result<i64, String> {
         let w = self.word();
@@ -166,7 +174,9 @@ impl TypeParser<'_> {
             }
             "binary" | "blob" | "bytea" | "varbinary" => ExpType::Binary,
             "date" => ExpType::Date,
-            "timestamp" => ExpType::Timestamp { tz: self.dialect == Dialect::Spark },
+            "timestamp" => ExpType::Timestamp {
+                tz: self.dialect == Dialect::Spark,
+            },
             "timestamp_ntz" | "timestamp without time zone" => ExpType::Timestamp { tz: false },
             "timestamp_ltz" | "timestamptz" | "timestamp with time zone" => {
                 ExpType::Timestamp { tz: true }
@@ -213,7 +223,11 @@ pub fn check_type(exp: &ExpType, dt: &DataType) -> Result<(), String> {
         (ExpType::Time, D::Time32(_) | D::Time64(_)) => true,
         (ExpType::Struct(fields), D::Struct(afields)) => {
             if fields.len() != afields.len() {
-                return Err(format!("struct has {} fields, expected {}", afields.len(), fields.len()));
+                return Err(format!(
+                    "struct has {} fields, expected {}",
+                    afields.len(),
+                    fields.len()
+                ));
             }
             for ((name, t), af) in fields.iter().zip(afields.iter()) {
                 if !name.eq_ignore_ascii_case(af.name()) {
@@ -225,7 +239,11 @@ pub fn check_type(exp: &ExpType, dt: &DataType) -> Result<(), String> {
         }
         (
             ExpType::List(e),
-            D::List(f) | D::LargeList(f) | D::FixedSizeList(f, _) | D::ListView(f) | D::LargeListView(f),
+            D::List(f)
+            | D::LargeList(f)
+            | D::FixedSizeList(f, _)
+            | D::ListView(f)
+            | D::LargeListView(f),
         ) => return check_type(e, f.data_type()).map_err(|m| format!("element: {m}")),
         (ExpType::Map(k, v), D::Map(entries, _)) => match entries.data_type() {
             D::Struct(kv) if kv.len() == 2 => {
@@ -262,7 +280,9 @@ pub fn float_json(v: f64) -> Value {
     } else if v == 0.0 && v.is_sign_negative() {
         Value::String("-0.0".into())
     } else {
-        Number::from_f64(v).map(Value::Number).unwrap_or(Value::Null)
+        Number::from_f64(v)
+            .map(Value::Number)
+            .unwrap_or(Value::Null)
     }
 }
 
@@ -322,7 +342,11 @@ fn rescale_decimal(s: &str, scale: i8) -> Option<String> {
     let int = if int.is_empty() { "0" } else { int };
     let zero = int == "0" && frac.chars().all(|c| c == '0');
     let sign = if neg && !zero { "-" } else { "" };
-    Some(if scale == 0 { format!("{sign}{int}") } else { format!("{sign}{int}.{frac}") })
+    Some(if scale == 0 {
+        format!("{sign}{int}")
+    } else {
+        format!("{sign}{int}.{frac}")
+    })
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -332,8 +356,16 @@ fn hex(bytes: &[u8]) -> String {
 fn datetime_string(secs: i64, nanos: u32, zone: bool) -> Result<String, String> {
     let dt = chrono::DateTime::from_timestamp(secs, nanos)
         .ok_or_else(|| format!("timestamp out of range: {secs}s"))?;
-    let frac = if nanos.is_multiple_of(1000) { format!("{:06}", nanos / 1000) } else { format!("{nanos:09}") };
-    Ok(format!("{}.{frac}{}", dt.format("%Y-%m-%dT%H:%M:%S"), if zone { "Z" } else { "" }))
+    let frac = if nanos.is_multiple_of(1000) {
+        format!("{:06}", nanos / 1000)
+    } else {
+        format!("{nanos:09}")
+    };
+    Ok(format!(
+        "{}.{frac}{}",
+        dt.format("%Y-%m-%dT%H:%M:%S"),
+        if zone { "Z" } else { "" }
+    ))
 }
 
 fn split_units(v: i64, unit: &TimeUnit) -> (i64, u32) {
@@ -350,8 +382,17 @@ fn split_units(v: i64, unit: &TimeUnit) -> (i64, u32) {
 
 fn time_string(v: i64, unit: &TimeUnit) -> String {
     let (secs, nanos) = split_units(v, unit);
-    let frac = if nanos.is_multiple_of(1000) { format!("{:06}", nanos / 1000) } else { format!("{nanos:09}") };
-    format!("{:02}:{:02}:{:02}.{frac}", secs / 3600, (secs / 60) % 60, secs % 60)
+    let frac = if nanos.is_multiple_of(1000) {
+        format!("{:06}", nanos / 1000)
+    } else {
+        format!("{nanos:09}")
+    };
+    format!(
+        "{:02}:{:02}:{:02}.{frac}",
+        secs / 3600,
+        (secs / 60) % 60,
+        secs % 60
+    )
 }
 
 /// Orders JSON values: null < bool < numbers (numerically) < strings < arrays < objects.
@@ -370,7 +411,10 @@ pub fn cmp_json(a: &Value, b: &Value) -> Ordering {
         (Value::Bool(x), Value::Bool(y)) => x.cmp(y),
         (Value::Number(x), Value::Number(y)) => match (x.as_i64(), y.as_i64()) {
             (Some(x), Some(y)) => x.cmp(&y),
-            _ => x.as_f64().unwrap_or(0.0).total_cmp(&y.as_f64().unwrap_or(0.0)),
+            _ => x
+                .as_f64()
+                .unwrap_or(0.0)
+                .total_cmp(&y.as_f64().unwrap_or(0.0)),
         },
         (Value::String(x), Value::String(y)) => x.cmp(y),
         (Value::Array(x), Value::Array(y)) => {
@@ -382,13 +426,17 @@ pub fn cmp_json(a: &Value, b: &Value) -> Ordering {
             }
             x.len().cmp(&y.len())
         }
-        _ => rank(a).cmp(&rank(b)).then_with(|| a.to_string().cmp(&b.to_string())),
+        _ => rank(a)
+            .cmp(&rank(b))
+            .then_with(|| a.to_string().cmp(&b.to_string())),
     }
 }
 
 fn sort_pairs(pairs: &mut [Value]) {
     pairs.sort_by(|a, b| match (a, b) {
-        (Value::Array(x), Value::Array(y)) if !x.is_empty() && !y.is_empty() => cmp_json(&x[0], &y[0]),
+        (Value::Array(x), Value::Array(y)) if !x.is_empty() && !y.is_empty() => {
+            cmp_json(&x[0], &y[0])
+        }
         _ => cmp_json(a, b),
     });
 }
@@ -404,7 +452,11 @@ pub fn cell_to_json(arr: &dyn Array, row: usize, hint: Option<&ExpType>) -> Resu
         if dict.keys().is_null(row) {
             return Ok(Value::Null);
         }
-        let key = dict.normalized_keys().get(row).copied().ok_or("bad dictionary key")?;
+        let key = dict
+            .normalized_keys()
+            .get(row)
+            .copied()
+            .ok_or("bad dictionary key")?;
         return cell_to_json(dict.values().as_ref(), key, hint);
     }
     if matches!(arr.data_type(), D::Null) || arr.is_null(row) {
@@ -437,18 +489,22 @@ pub fn cell_to_json(arr: &dyn Array, row: usize, hint: Option<&ExpType>) -> Resu
         D::Float16 => float_json(arr.as_primitive::<Float16Type>().value(row).to_f64()),
         D::Float32 => float_json(arr.as_primitive::<Float32Type>().value(row) as f64),
         D::Float64 => float_json(arr.as_primitive::<Float64Type>().value(row)),
-        D::Decimal32(_, s) => {
-            Value::String(decimal_string(&arr.as_primitive::<Decimal32Type>().value(row).to_string(), *s))
-        }
-        D::Decimal64(_, s) => {
-            Value::String(decimal_string(&arr.as_primitive::<Decimal64Type>().value(row).to_string(), *s))
-        }
-        D::Decimal128(_, s) => {
-            Value::String(decimal_string(&arr.as_primitive::<Decimal128Type>().value(row).to_string(), *s))
-        }
-        D::Decimal256(_, s) => {
-            Value::String(decimal_string(&arr.as_primitive::<Decimal256Type>().value(row).to_string(), *s))
-        }
+        D::Decimal32(_, s) => Value::String(decimal_string(
+            &arr.as_primitive::<Decimal32Type>().value(row).to_string(),
+            *s,
+        )),
+        D::Decimal64(_, s) => Value::String(decimal_string(
+            &arr.as_primitive::<Decimal64Type>().value(row).to_string(),
+            *s,
+        )),
+        D::Decimal128(_, s) => Value::String(decimal_string(
+            &arr.as_primitive::<Decimal128Type>().value(row).to_string(),
+            *s,
+        )),
+        D::Decimal256(_, s) => Value::String(decimal_string(
+            &arr.as_primitive::<Decimal256Type>().value(row).to_string(),
+            *s,
+        )),
         D::Utf8 => Value::String(arr.as_string::<i32>().value(row).into()),
         D::LargeUtf8 => Value::String(arr.as_string::<i64>().value(row).into()),
         D::Utf8View => Value::String(arr.as_string_view().value(row).into()),
@@ -458,7 +514,9 @@ pub fn cell_to_json(arr: &dyn Array, row: usize, hint: Option<&ExpType>) -> Resu
         D::FixedSizeBinary(n) => {
             let bytes = arr.as_fixed_size_binary().value(row);
             match (hint, uuid::Uuid::from_slice(bytes)) {
-                (Some(ExpType::Uuid), Ok(u)) if *n == 16 => Value::String(u.hyphenated().to_string()),
+                (Some(ExpType::Uuid), Ok(u)) if *n == 16 => {
+                    Value::String(u.hyphenated().to_string())
+                }
                 _ => Value::String(hex(bytes)),
             }
         }
@@ -468,7 +526,10 @@ pub fn cell_to_json(arr: &dyn Array, row: usize, hint: Option<&ExpType>) -> Resu
             Value::String(datetime_string(s, n, false)?[..10].to_string())
         }
         D::Date64 => {
-            let (s, n) = split_units(arr.as_primitive::<Date64Type>().value(row), &TimeUnit::Millisecond);
+            let (s, n) = split_units(
+                arr.as_primitive::<Date64Type>().value(row),
+                &TimeUnit::Millisecond,
+            );
             Value::String(datetime_string(s, n, false)?[..10].to_string())
         }
         D::Timestamp(unit, tz) => {
@@ -500,15 +561,19 @@ pub fn cell_to_json(arr: &dyn Array, row: usize, hint: Option<&ExpType>) -> Resu
             let mut obj = Map::new();
             for (i, f) in fields.iter().enumerate() {
                 let h = child_hint(i, f.name());
-                obj.insert(f.name().clone(), cell_to_json(st.column(i).as_ref(), row, h.as_ref())?);
+                obj.insert(
+                    f.name().clone(),
+                    cell_to_json(st.column(i).as_ref(), row, h.as_ref())?,
+                );
             }
             Value::Object(obj)
         }
         D::List(_) => list_json(arr.as_list::<i32>().value(row).as_ref(), elem_hint.as_ref())?,
         D::LargeList(_) => list_json(arr.as_list::<i64>().value(row).as_ref(), elem_hint.as_ref())?,
-        D::FixedSizeList(_, _) => {
-            list_json(arr.as_fixed_size_list().value(row).as_ref(), elem_hint.as_ref())?
-        }
+        D::FixedSizeList(_, _) => list_json(
+            arr.as_fixed_size_list().value(row).as_ref(),
+            elem_hint.as_ref(),
+        )?,
         D::Map(_, _) => {
             let m = arr.as_map();
             let (kh, vh) = match hint {
@@ -565,21 +630,29 @@ pub fn canon(v: &Value, ty: &ExpType) -> Value {
             Some(f) if f.fract() == 0.0 && f.abs() < 9.0e15 => Value::from(f as i64),
             _ => v.clone(),
         },
-        (ExpType::Decimal(_, s), Value::String(t)) => {
-            rescale_decimal(t, *s).map(Value::String).unwrap_or_else(|| v.clone())
-        }
-        (ExpType::Decimal(_, s), Value::Number(n)) => {
-            rescale_decimal(&n.to_string(), *s).map(Value::String).unwrap_or_else(|| v.clone())
-        }
+        (ExpType::Decimal(_, s), Value::String(t)) => rescale_decimal(t, *s)
+            .map(Value::String)
+            .unwrap_or_else(|| v.clone()),
+        (ExpType::Decimal(_, s), Value::Number(n)) => rescale_decimal(&n.to_string(), *s)
+            .map(Value::String)
+            .unwrap_or_else(|| v.clone()),
         (ExpType::Struct(fields), Value::Object(obj)) => {
             let mut out = Map::new();
             for (k, x) in obj {
-                let t = fields.iter().find(|(n, _)| n.eq_ignore_ascii_case(k)).map(|(_, t)| t);
-                out.insert(k.clone(), t.map(|t| canon(x, t)).unwrap_or_else(|| x.clone()));
+                let t = fields
+                    .iter()
+                    .find(|(n, _)| n.eq_ignore_ascii_case(k))
+                    .map(|(_, t)| t);
+                out.insert(
+                    k.clone(),
+                    t.map(|t| canon(x, t)).unwrap_or_else(|| x.clone()),
+                );
             }
             Value::Object(out)
         }
-        (ExpType::List(e), Value::Array(xs)) => Value::Array(xs.iter().map(|x| canon(x, e)).collect()),
+        (ExpType::List(e), Value::Array(xs)) => {
+            Value::Array(xs.iter().map(|x| canon(x, e)).collect())
+        }
         (ExpType::Map(kt, vt), Value::Array(pairs)) => {
             let mut out: Vec<Value> = pairs
                 .iter()
@@ -593,7 +666,9 @@ pub fn canon(v: &Value, ty: &ExpType) -> Value {
             sort_pairs(&mut out);
             Value::Array(out)
         }
-        (ExpType::Uuid | ExpType::Binary, Value::String(s)) => Value::String(s.to_ascii_lowercase()),
+        (ExpType::Uuid | ExpType::Binary, Value::String(s)) => {
+            Value::String(s.to_ascii_lowercase())
+        }
         _ => v.clone(),
     }
 }
@@ -619,7 +694,9 @@ pub fn json_eq(a: &Value, b: &Value) -> bool {
         (Value::Object(x), Value::Object(y)) => {
             x.len() == y.len()
                 && x.iter().all(|(k, p)| {
-                    y.iter().find(|(k2, _)| k2.eq_ignore_ascii_case(k)).is_some_and(|(_, q)| json_eq(p, q))
+                    y.iter()
+                        .find(|(k2, _)| k2.eq_ignore_ascii_case(k))
+                        .is_some_and(|(_, q)| json_eq(p, q))
                 })
         }
         _ => a == b,
@@ -633,8 +710,12 @@ pub fn batches_to_rows(batches: &[RecordBatch], types: &[ExpType]) -> Result<Vec
         for r in 0..batch.num_rows() {
             let mut row = Vec::with_capacity(batch.num_columns());
             for (c, col) in batch.columns().iter().enumerate() {
-                let ty = types.get(c).cloned().unwrap_or(ExpType::Unknown(String::new()));
-                let v = cell_to_json(col.as_ref(), r, Some(&ty)).map_err(|e| format!("column {c}: {e}"))?;
+                let ty = types
+                    .get(c)
+                    .cloned()
+                    .unwrap_or(ExpType::Unknown(String::new()));
+                let v = cell_to_json(col.as_ref(), r, Some(&ty))
+                    .map_err(|e| format!("column {c}: {e}"))?;
                 row.push(canon(&v, &ty));
             }
             rows.push(Value::Array(row));
@@ -651,7 +732,10 @@ pub fn canon_expected(rows: &[Value], types: &[ExpType]) -> Result<Vec<Value>, S
             Value::Array(cells) if cells.len() == types.len() => Ok(Value::Array(
                 cells.iter().zip(types).map(|(v, t)| canon(v, t)).collect(),
             )),
-            _ => Err(format!("expected row {i} is not an array of {} values: {r}", types.len())),
+            _ => Err(format!(
+                "expected row {i} is not an array of {} values: {r}",
+                types.len()
+            )),
         })
         .collect()
 }
@@ -676,8 +760,15 @@ fn describe_row_diff(e: &Value, a: &Value) -> String {
                 .filter(|(_, (p, q))| !json_eq(p, q))
                 .map(|(c, (p, q))| format!("col {c}: expected {} got {}", short(p), short(q)))
                 .collect();
-            let more = if diffs.len() > 3 { format!(" (+{} more cells)", diffs.len() - 3) } else { String::new() };
-            format!("{}{more}", diffs.into_iter().take(3).collect::<Vec<_>>().join(", "))
+            let more = if diffs.len() > 3 {
+                format!(" (+{} more cells)", diffs.len() - 3)
+            } else {
+                String::new()
+            };
+            format!(
+                "{}{more}",
+                diffs.into_iter().take(3).collect::<Vec<_>>().join(", ")
+            )
         }
         _ => format!("expected {} got {}", short(e), short(a)),
     }
@@ -702,7 +793,11 @@ pub fn compare_rows(expected: &[Value], actual: &[Value], ordered: bool) -> Resu
             } else {
                 format!("first missing row {}", short(&expected[actual.len()]))
             };
-            return Err(format!("expected {} rows, got {}; {extra}", expected.len(), actual.len()));
+            return Err(format!(
+                "expected {} rows, got {}; {extra}",
+                expected.len(),
+                actual.len()
+            ));
         }
         return Ok(());
     }
@@ -727,9 +822,20 @@ pub fn compare_rows(expected: &[Value], actual: &[Value], ordered: bool) -> Resu
     if missing.is_empty() && extra.is_empty() {
         return Ok(());
     }
-    let list = |v: &[&Value]| v.iter().take(3).map(|x| short(x)).collect::<Vec<_>>().join(", ");
+    let list = |v: &[&Value]| {
+        v.iter()
+            .take(3)
+            .map(|x| short(x))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
     Err(format!(
         "rows differ (unordered; {} expected, {} actual): {} missing [{}], {} unexpected [{}]",
-        expected.len(), actual.len(), missing.len(), list(&missing), extra.len(), list(&extra)
+        expected.len(),
+        actual.len(),
+        missing.len(),
+        list(&missing),
+        extra.len(),
+        list(&extra)
     ))
 }

@@ -23,9 +23,12 @@ async fn count_rows(location: &str) -> Result<i64, String> {
 
 /// Run `sql` (one Int64 value) on the table at `location` registered as `t`.
 async fn scalar_i64(location: &str, sql: &str) -> Result<i64, String> {
-    let provider = IcebergTableProvider::open(location).await.map_err(|e| e.to_string())?;
+    let provider = IcebergTableProvider::open(location)
+        .await
+        .map_err(|e| e.to_string())?;
     let ctx = SessionContext::new();
-    ctx.register_table("t", Arc::new(provider)).map_err(|e| e.to_string())?;
+    ctx.register_table("t", Arc::new(provider))
+        .map_err(|e| e.to_string())?;
     let batches = ctx
         .sql(sql)
         .await
@@ -60,12 +63,18 @@ async fn moved_paths_can_be_disabled() {
         allow_moved_paths: false,
         ..Default::default()
     };
-    let table = Table::open_with(dir.path().to_str().unwrap(), options).await.unwrap();
+    let table = Table::open_with(dir.path().to_str().unwrap(), options)
+        .await
+        .unwrap();
     // the manifest list is looked up at the recorded location, which does not exist here
     let provider = IcebergTableProvider::try_new(table).unwrap();
     let err = provider.table_scan().plan_files().await.unwrap_err();
     assert_eq!(err.kind(), ErrorKind::NotFound);
-    assert!(err.to_string().contains("/tmp/iceberg-corpus/spark_v2_day_partitioned/metadata/snap-"), "{err}");
+    assert!(
+        err.to_string()
+            .contains("/tmp/iceberg-corpus/spark_v2_day_partitioned/metadata/snap-"),
+        "{err}"
+    );
 }
 
 #[tokio::test]
@@ -79,8 +88,15 @@ async fn explicit_remap_option() {
         )],
         ..Default::default()
     };
-    let table = Table::open_with(dir.path().to_str().unwrap(), options).await.unwrap();
-    let plan = IcebergTableProvider::try_new(table).unwrap().table_scan().plan_files().await.unwrap();
+    let table = Table::open_with(dir.path().to_str().unwrap(), options)
+        .await
+        .unwrap();
+    let plan = IcebergTableProvider::try_new(table)
+        .unwrap()
+        .table_scan()
+        .plan_files()
+        .await
+        .unwrap();
     assert_eq!(plan.tasks.len(), 5);
 }
 
@@ -93,7 +109,10 @@ async fn truncated_metadata_json_names_the_file() {
     let err = Table::open(file.to_str().unwrap()).await.unwrap_err();
     assert_eq!(err.kind(), ErrorKind::InvalidData);
     assert!(err.to_string().contains("v4.metadata.json"), "{err}");
-    assert!(err.to_string().contains("malformed table metadata JSON"), "{err}");
+    assert!(
+        err.to_string().contains("malformed table metadata JSON"),
+        "{err}"
+    );
 }
 
 #[tokio::test]
@@ -101,7 +120,11 @@ async fn unknown_format_version_is_unsupported() {
     let dir = copy_sample();
     let file = dir.path().join("metadata/v4.metadata.json");
     let text = std::fs::read_to_string(&file).unwrap();
-    std::fs::write(&file, text.replace("\"format-version\":2", "\"format-version\":4")).unwrap();
+    std::fs::write(
+        &file,
+        text.replace("\"format-version\":2", "\"format-version\":4"),
+    )
+    .unwrap();
     let err = Table::open(dir.path().to_str().unwrap()).await.unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Unsupported);
     assert!(err.to_string().contains("format version 4"), "{err}");
@@ -124,13 +147,19 @@ async fn missing_manifest_names_it() {
         std::fs::remove_file(m.path()).unwrap();
     }
     let err = count_rows(dir.path().to_str().unwrap()).await.unwrap_err();
-    assert!(err.contains("does not exist") && err.contains("-m"), "{err}");
+    assert!(
+        err.contains("does not exist") && err.contains("-m"),
+        "{err}"
+    );
 }
 
 #[tokio::test]
 async fn corrupt_manifest_list_names_it() {
     let dir = copy_sample();
-    for e in std::fs::read_dir(dir.path().join("metadata")).unwrap().filter_map(|e| e.ok()) {
+    for e in std::fs::read_dir(dir.path().join("metadata"))
+        .unwrap()
+        .filter_map(|e| e.ok())
+    {
         if e.file_name().to_string_lossy().starts_with("snap-") {
             std::fs::write(e.path(), b"Obj\x01garbage").unwrap();
         }
@@ -148,7 +177,9 @@ async fn missing_data_file_fails_the_query() {
     // COUNT(*) is answered from the manifests' record counts without opening files ...
     assert_eq!(count_rows(location).await, Ok(61));
     // ... but reading values opens every file and names the one that is gone
-    let err = scalar_i64(location, "SELECT sum(id) FROM t").await.unwrap_err();
+    let err = scalar_i64(location, "SELECT sum(id) FROM t")
+        .await
+        .unwrap_err();
     assert!(err.contains("ts_day=2024-03-02"), "{err}");
 }
 
@@ -156,7 +187,9 @@ async fn missing_data_file_fails_the_query() {
 async fn table_without_snapshot_is_empty_with_schema() {
     // v1.metadata.json is the table as created, before any insert
     let file = sample_table().join("metadata/v1.metadata.json");
-    let provider = IcebergTableProvider::open(file.to_str().unwrap()).await.unwrap();
+    let provider = IcebergTableProvider::open(file.to_str().unwrap())
+        .await
+        .unwrap();
     assert!(provider.snapshot().is_none());
     let ctx = SessionContext::new();
     ctx.register_table("t", Arc::new(provider)).unwrap();

@@ -330,7 +330,10 @@ fn cli_counts_sample_table() {
 
 #[test]
 fn cli_explain_pruning_prints_the_funnel() {
-    let table = format!("t={}", concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/sample_table"));
+    let table = format!(
+        "t={}",
+        concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/sample_table")
+    );
     let out = run(&[
         "--table",
         &table,

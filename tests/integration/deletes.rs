@@ -9,7 +9,9 @@ use icefloe::IcebergTableProvider;
 use crate::fixtures::testdata;
 
 async fn run(table: &str, sql: &str) -> (IcebergTableProvider, usize) {
-    let provider = IcebergTableProvider::open(testdata(table).to_str().unwrap()).await.unwrap();
+    let provider = IcebergTableProvider::open(testdata(table).to_str().unwrap())
+        .await
+        .unwrap();
     let ctx = SessionContext::new();
     ctx.register_table("t", Arc::new(provider.clone())).unwrap();
     let batches = ctx.sql(sql).await.unwrap().collect().await.unwrap();
@@ -40,8 +42,11 @@ async fn deletion_vectors_are_counted() {
 
 #[tokio::test]
 async fn equality_deletes_are_counted_and_filters_still_apply() {
-    let (provider, rows) =
-        run("corpus/spark_v2_equality_deletes_partitioned", "SELECT id FROM t WHERE region = 'us'").await;
+    let (provider, rows) = run(
+        "corpus/spark_v2_equality_deletes_partitioned",
+        "SELECT id FROM t WHERE region = 'us'",
+    )
+    .await;
     assert_eq!(rows, 12);
     let m = provider.last_delete_metrics().expect("scanned");
     assert!(m.equality_delete_files >= 1, "{m:?}");
@@ -57,10 +62,21 @@ async fn position_deletes_with_files_split_into_ranges() {
     config.options_mut().optimizer.repartition_file_min_size = 1;
     config.options_mut().optimizer.repartition_file_scans = true;
     let ctx = SessionContext::new_with_config(config);
-    for (table, expected) in [("corpus/spark_v2_mor_position_deletes", 43), ("corpus/spark_v3_deletion_vectors", 50)] {
-        let provider = IcebergTableProvider::open(testdata(table).to_str().unwrap()).await.unwrap();
+    for (table, expected) in [
+        ("corpus/spark_v2_mor_position_deletes", 43),
+        ("corpus/spark_v3_deletion_vectors", 50),
+    ] {
+        let provider = IcebergTableProvider::open(testdata(table).to_str().unwrap())
+            .await
+            .unwrap();
         ctx.register_table("t", Arc::new(provider)).unwrap();
-        let batches = ctx.sql("SELECT id FROM t").await.unwrap().collect().await.unwrap();
+        let batches = ctx
+            .sql("SELECT id FROM t")
+            .await
+            .unwrap()
+            .collect()
+            .await
+            .unwrap();
         let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
         assert_eq!(rows, expected, "{table}");
         ctx.deregister_table("t").unwrap();

@@ -7,14 +7,28 @@ use datafusion::arrow::util::pretty::pretty_format_batches;
 use datafusion::prelude::SessionContext;
 use icefloe::IcebergTableProvider;
 
-use crate::fixtures::{copy_table, drop_column, files_with_suffix, patch_manifest_file_sizes, rewrite_parquet, strip_field_ids};
+use crate::fixtures::{
+    copy_table, drop_column, files_with_suffix, patch_manifest_file_sizes, rewrite_parquet,
+    strip_field_ids,
+};
 
 async fn query(location: &str, sql: &str) -> Result<String, String> {
-    let provider = IcebergTableProvider::open(location).await.map_err(|e| e.to_string())?;
+    let provider = IcebergTableProvider::open(location)
+        .await
+        .map_err(|e| e.to_string())?;
     let ctx = SessionContext::new();
-    ctx.register_table("t", Arc::new(provider)).map_err(|e| e.to_string())?;
-    let batches = ctx.sql(sql).await.map_err(|e| e.to_string())?.collect().await.map_err(|e| e.to_string())?;
-    Ok(pretty_format_batches(&batches).map_err(|e| e.to_string())?.to_string())
+    ctx.register_table("t", Arc::new(provider))
+        .map_err(|e| e.to_string())?;
+    let batches = ctx
+        .sql(sql)
+        .await
+        .map_err(|e| e.to_string())?
+        .collect()
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok(pretty_format_batches(&batches)
+        .map_err(|e| e.to_string())?
+        .to_string())
 }
 
 /// A data file that lacks the identity partition source column (as in migrated tables)
@@ -33,11 +47,21 @@ async fn identity_partition_values_fill_missing_columns() {
     assert_eq!(after, before);
     // four groups: a, b, c and the NULL partition
     assert_eq!(before.lines().count(), 8, "{before}");
-    assert!(before.contains("| a ") && before.contains("| c "), "{before}");
+    assert!(
+        before.contains("| a ") && before.contains("| c "),
+        "{before}"
+    );
     // filters on the filled-in column still see the values
-    let filtered = query(root.to_str().unwrap(), "SELECT count(*) AS n FROM t WHERE cat = 'b'").await.unwrap();
+    let filtered = query(
+        root.to_str().unwrap(),
+        "SELECT count(*) AS n FROM t WHERE cat = 'b'",
+    )
+    .await
+    .unwrap();
     let expected = query(
-        crate::fixtures::testdata("corpus/spark_v1_types_identity").to_str().unwrap(),
+        crate::fixtures::testdata("corpus/spark_v1_types_identity")
+            .to_str()
+            .unwrap(),
         "SELECT count(*) AS n FROM t WHERE cat = 'b'",
     )
     .await
@@ -57,17 +81,26 @@ async fn files_without_field_ids_use_the_name_mapping() {
     patch_manifest_file_sizes(root);
     let sql = "SELECT count(*) AS n, sum(id) AS s, count(v) AS nv FROM t";
     let err = query(root.to_str().unwrap(), sql).await.unwrap_err();
-    assert!(err.contains("without Iceberg field ids") && err.contains("name mapping"), "{err}");
+    assert!(
+        err.contains("without Iceberg field ids") && err.contains("name mapping"),
+        "{err}"
+    );
 
     // add a mapping that also maps a renamed column: the file's `v` is the table's `v`
     let meta = root.join("metadata/v4.metadata.json");
-    let mut json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&meta).unwrap()).unwrap();
+    let mut json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&meta).unwrap()).unwrap();
     json["properties"]["schema.name-mapping.default"] = serde_json::Value::String(
         r#"[{"field-id":1,"names":["id"]},{"field-id":2,"names":["ts"]},{"field-id":3,"names":["v","value"]}]"#.into(),
     );
     std::fs::write(&meta, json.to_string()).unwrap();
     let with_mapping = query(root.to_str().unwrap(), sql).await.unwrap();
-    let original = query(crate::fixtures::testdata("sample_table").to_str().unwrap(), sql).await.unwrap();
+    let original = query(
+        crate::fixtures::testdata("sample_table").to_str().unwrap(),
+        sql,
+    )
+    .await
+    .unwrap();
     assert_eq!(with_mapping, original);
 }
 
@@ -77,7 +110,8 @@ async fn files_without_field_ids_use_the_name_mapping() {
 async fn current_schema_for_the_table_snapshot_schema_for_time_travel() {
     let dir = copy_table("sample_table");
     let meta = dir.path().join("metadata/v4.metadata.json");
-    let mut json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&meta).unwrap()).unwrap();
+    let mut json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&meta).unwrap()).unwrap();
     let mut schema = json["schemas"][0].clone();
     schema["schema-id"] = 1.into();
     schema["fields"]
@@ -90,14 +124,25 @@ async fn current_schema_for_the_table_snapshot_schema_for_time_travel() {
     std::fs::write(&meta, json.to_string()).unwrap();
 
     let location = dir.path().to_str().unwrap();
-    let out = query(location, "SELECT count(*) AS n, count(note) AS notes FROM t").await.unwrap();
+    let out = query(
+        location,
+        "SELECT count(*) AS n, count(note) AS notes FROM t",
+    )
+    .await
+    .unwrap();
     assert!(out.contains("| 61 | 0     |"), "{out}");
 
     let table = icefloe::Table::open(location).await.unwrap();
     let current = table.metadata().current_snapshot_id.unwrap();
-    let by_id = IcebergTableProvider::try_new(table.clone()).unwrap().with_snapshot_id(current).unwrap();
+    let by_id = IcebergTableProvider::try_new(table.clone())
+        .unwrap()
+        .with_snapshot_id(current)
+        .unwrap();
     assert_eq!(by_id.iceberg_schema().columns().len(), 3);
-    let by_branch = IcebergTableProvider::try_new(table).unwrap().with_ref("main").unwrap();
+    let by_branch = IcebergTableProvider::try_new(table)
+        .unwrap()
+        .with_ref("main")
+        .unwrap();
     assert_eq!(by_branch.iceberg_schema().columns().len(), 4);
 }
 
@@ -118,25 +163,46 @@ async fn renamed_nested_fields_read_by_id() {
     std::fs::write(&meta, renamed).unwrap();
     let (old, new) = (original.to_str().unwrap(), dir.path().to_str().unwrap());
 
-    let before = query(old, "SELECT id, st['a'] AS a, st['inner']['c'] AS c FROM t WHERE st['a'] > 3 ORDER BY id").await.unwrap();
+    let before = query(
+        old,
+        "SELECT id, st['a'] AS a, st['inner']['c'] AS c FROM t WHERE st['a'] > 3 ORDER BY id",
+    )
+    .await
+    .unwrap();
     let after = query(new, "SELECT id, st['alpha'] AS a, st['inner']['gamma'] AS c FROM t WHERE st['alpha'] > 3 ORDER BY id").await.unwrap();
     assert_eq!(after, before);
     assert!(before.lines().count() > 4, "{before}");
 
     // whole nested values come back with the table's (new) names and the old values
-    let whole_before = query(old, "SELECT id, st, arr_st FROM t ORDER BY id").await.unwrap();
-    let whole_after = query(new, "SELECT id, st, arr_st FROM t ORDER BY id").await.unwrap();
-    let expected = whole_before.replace("{a: ", "{alpha: ").replace("{c: ", "{gamma: ").replace("{k: ", "{key_name: ");
+    let whole_before = query(old, "SELECT id, st, arr_st FROM t ORDER BY id")
+        .await
+        .unwrap();
+    let whole_after = query(new, "SELECT id, st, arr_st FROM t ORDER BY id")
+        .await
+        .unwrap();
+    let expected = whole_before
+        .replace("{a: ", "{alpha: ")
+        .replace("{c: ", "{gamma: ")
+        .replace("{k: ", "{key_name: ");
     // compare cell contents, ignoring the table's padding
-    let cells = |s: &str| s.lines().filter(|l| l.starts_with('|')).map(|l| l.split_whitespace().collect::<String>()).collect::<Vec<_>>();
+    let cells = |s: &str| {
+        s.lines()
+            .filter(|l| l.starts_with('|'))
+            .map(|l| l.split_whitespace().collect::<String>())
+            .collect::<Vec<_>>()
+    };
     assert_eq!(cells(&whole_after), cells(&expected));
-    assert!(whole_after.contains("{alpha: 10, b: z, inner: {gamma: -2.5}}"), "{whole_after}");
+    assert!(
+        whole_after.contains("{alpha: 10, b: z, inner: {gamma: -2.5}}"),
+        "{whole_after}"
+    );
 }
 
 /// Rewrite the current metadata file of a copied table: `change` gets the JSON.
 fn edit_metadata(root: &std::path::Path, file: &str, change: impl FnOnce(&mut serde_json::Value)) {
     let meta = root.join("metadata").join(file);
-    let mut json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&meta).unwrap()).unwrap();
+    let mut json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&meta).unwrap()).unwrap();
     change(&mut json);
     std::fs::write(&meta, json.to_string()).unwrap();
 }
@@ -145,7 +211,11 @@ fn edit_metadata(root: &std::path::Path, file: &str, change: impl FnOnce(&mut se
 fn evolve_schema(json: &mut serde_json::Value, change: impl FnOnce(&mut Vec<serde_json::Value>)) {
     let current = json["current-schema-id"].as_i64().unwrap_or(0);
     let schemas = json["schemas"].as_array_mut().unwrap();
-    let mut schema = schemas.iter().find(|s| s["schema-id"].as_i64() == Some(current)).unwrap().clone();
+    let mut schema = schemas
+        .iter()
+        .find(|s| s["schema-id"].as_i64() == Some(current))
+        .unwrap()
+        .clone();
     let new_id = current + 1;
     schema["schema-id"] = new_id.into();
     change(schema["fields"].as_array_mut().unwrap());
@@ -170,11 +240,18 @@ async fn dropped_partition_source_column_does_not_break_filters() {
             evolve_schema(json, |fields| fields.retain(|f| f["name"] != "cat"));
             if forget_old_schemas {
                 let current = json["current-schema-id"].clone();
-                json["schemas"].as_array_mut().unwrap().retain(|s| s["schema-id"] == current);
+                json["schemas"]
+                    .as_array_mut()
+                    .unwrap()
+                    .retain(|s| s["schema-id"] == current);
             }
         });
         let location = dir.path().to_str().unwrap();
-        assert_eq!(query(location, sql).await.unwrap(), expected, "forget_old_schemas={forget_old_schemas}");
+        assert_eq!(
+            query(location, sql).await.unwrap(),
+            expected,
+            "forget_old_schemas={forget_old_schemas}"
+        );
         let err = query(location, "SELECT cat FROM t").await.unwrap_err();
         assert!(err.contains("cat"), "{err}");
     }
@@ -196,11 +273,26 @@ async fn date_promoted_to_timestamp_and_unknown_type() {
         });
         json["last-column-id"] = 99.into();
     });
-    let before = query(original.to_str().unwrap(), "SELECT id, CAST(dt AS TIMESTAMP) AS dt FROM t ORDER BY id").await.unwrap();
-    let after = query(dir.path().to_str().unwrap(), "SELECT id, dt FROM t ORDER BY id").await.unwrap();
+    let before = query(
+        original.to_str().unwrap(),
+        "SELECT id, CAST(dt AS TIMESTAMP) AS dt FROM t ORDER BY id",
+    )
+    .await
+    .unwrap();
+    let after = query(
+        dir.path().to_str().unwrap(),
+        "SELECT id, dt FROM t ORDER BY id",
+    )
+    .await
+    .unwrap();
     assert_eq!(after, before);
     assert!(after.contains("2024-01-02T00:00:00"), "{after}");
-    let nulls = query(dir.path().to_str().unwrap(), "SELECT count(*) AS n, count(nothing) AS c FROM t").await.unwrap();
+    let nulls = query(
+        dir.path().to_str().unwrap(),
+        "SELECT count(*) AS n, count(nothing) AS c FROM t",
+    )
+    .await
+    .unwrap();
     assert!(nulls.contains("| 30 | 0 |"), "{nulls}");
 }
 
@@ -225,11 +317,23 @@ async fn name_mapping_covers_nested_fields() {
             {"field-id":19,"names":["p"]}]}]}]"#;
     edit_metadata(dir.path(), "v3.metadata.json", |json| {
         json["properties"]["schema.name-mapping.default"] = mapping.into();
-        let text = json.to_string().replace(r#""id":7,"name":"a""#, r#""id":7,"name":"alpha""#);
+        let text = json
+            .to_string()
+            .replace(r#""id":7,"name":"a""#, r#""id":7,"name":"alpha""#);
         *json = serde_json::from_str(&text).unwrap();
     });
-    let before = query(original.to_str().unwrap(), "SELECT id, st['a'] AS a, st['inner']['c'] AS c, m['k1'] AS k1 FROM t ORDER BY id").await.unwrap();
-    let after = query(dir.path().to_str().unwrap(), "SELECT id, st['alpha'] AS a, st['inner']['c'] AS c, m['k1'] AS k1 FROM t ORDER BY id").await.unwrap();
+    let before = query(
+        original.to_str().unwrap(),
+        "SELECT id, st['a'] AS a, st['inner']['c'] AS c, m['k1'] AS k1 FROM t ORDER BY id",
+    )
+    .await
+    .unwrap();
+    let after = query(
+        dir.path().to_str().unwrap(),
+        "SELECT id, st['alpha'] AS a, st['inner']['c'] AS c, m['k1'] AS k1 FROM t ORDER BY id",
+    )
+    .await
+    .unwrap();
     assert_eq!(after, before);
     assert!(before.contains("| 10 | 10 "), "{before}");
 }

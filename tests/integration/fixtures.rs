@@ -13,7 +13,9 @@ use datafusion::parquet::arrow::ArrowWriter;
 
 /// `testdata/<rel>` in the crate.
 pub fn testdata(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata").join(rel)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("testdata")
+        .join(rel)
 }
 
 /// Copy a directory tree.
@@ -40,7 +42,10 @@ pub fn copy_table(rel: &str) -> tempfile::TempDir {
 /// Every file under `dir` whose name ends with `suffix`.
 pub fn files_with_suffix(dir: &Path, suffix: &str) -> Vec<PathBuf> {
     let mut out = vec![];
-    for entry in std::fs::read_dir(dir).expect("read_dir").filter_map(|e| e.ok()) {
+    for entry in std::fs::read_dir(dir)
+        .expect("read_dir")
+        .filter_map(|e| e.ok())
+    {
         let path = entry.path();
         if path.is_dir() {
             out.extend(files_with_suffix(&path, suffix));
@@ -53,9 +58,15 @@ pub fn files_with_suffix(dir: &Path, suffix: &str) -> Vec<PathBuf> {
 }
 
 /// Rewrite a Parquet file through `change` (applied to its Arrow schema and batches).
-pub fn rewrite_parquet(path: &Path, change: impl Fn(&Schema, &RecordBatch) -> (Arc<Schema>, RecordBatch)) {
+pub fn rewrite_parquet(
+    path: &Path,
+    change: impl Fn(&Schema, &RecordBatch) -> (Arc<Schema>, RecordBatch),
+) {
     let file = std::fs::File::open(path).expect("open parquet");
-    let reader = ParquetRecordBatchReaderBuilder::try_new(file).expect("parquet").build().expect("reader");
+    let reader = ParquetRecordBatchReaderBuilder::try_new(file)
+        .expect("parquet")
+        .build()
+        .expect("reader");
     let batches: Vec<RecordBatch> = reader.map(|b| b.expect("batch")).collect();
     let mut out_schema = None;
     let changed: Vec<RecordBatch> = batches
@@ -67,7 +78,9 @@ pub fn rewrite_parquet(path: &Path, change: impl Fn(&Schema, &RecordBatch) -> (A
         })
         .collect();
     let schema = out_schema.expect("at least one batch");
-    let mut writer = ArrowWriter::try_new(std::fs::File::create(path).expect("create"), schema, None).expect("writer");
+    let mut writer =
+        ArrowWriter::try_new(std::fs::File::create(path).expect("create"), schema, None)
+            .expect("writer");
     for b in &changed {
         writer.write(b).expect("write");
     }
@@ -75,9 +88,13 @@ pub fn rewrite_parquet(path: &Path, change: impl Fn(&Schema, &RecordBatch) -> (A
 }
 
 /// Drop the column named `name` (keeping the other columns' field ids).
-pub fn drop_column(name: &str) -> impl Fn(&Schema, &RecordBatch) -> (Arc<Schema>, RecordBatch) + '_ {
+pub fn drop_column(
+    name: &str,
+) -> impl Fn(&Schema, &RecordBatch) -> (Arc<Schema>, RecordBatch) + '_ {
     move |schema, batch| {
-        let keep: Vec<usize> = (0..schema.fields().len()).filter(|i| schema.field(*i).name() != name).collect();
+        let keep: Vec<usize> = (0..schema.fields().len())
+            .filter(|i| schema.field(*i).name() != name)
+            .collect();
         let projected = batch.project(&keep).expect("project");
         (projected.schema(), projected)
     }
@@ -91,7 +108,9 @@ pub fn strip_field_ids(schema: &Schema, batch: &RecordBatch) -> (Arc<Schema>, Re
         .columns()
         .iter()
         .zip(schema.fields())
-        .map(|(c, f)| datafusion::arrow::compute::cast(c, f.data_type()).expect("cast to the stripped type"))
+        .map(|(c, f)| {
+            datafusion::arrow::compute::cast(c, f.data_type()).expect("cast to the stripped type")
+        })
         .collect();
     let batch = RecordBatch::try_new(Arc::clone(&schema), columns).expect("batch");
     (schema, batch)
@@ -100,12 +119,16 @@ pub fn strip_field_ids(schema: &Schema, batch: &RecordBatch) -> (Arc<Schema>, Re
 fn strip_field(f: &Field) -> Field {
     use datafusion::arrow::datatypes::DataType;
     let data_type = match f.data_type() {
-        DataType::Struct(children) => DataType::Struct(children.iter().map(|c| Arc::new(strip_field(c))).collect()),
+        DataType::Struct(children) => {
+            DataType::Struct(children.iter().map(|c| Arc::new(strip_field(c))).collect())
+        }
         DataType::List(e) => DataType::List(Arc::new(strip_field(e))),
         DataType::Map(e, sorted) => DataType::Map(Arc::new(strip_field(e)), *sorted),
         other => other.clone(),
     };
-    f.clone().with_data_type(data_type).with_metadata(Default::default())
+    f.clone()
+        .with_data_type(data_type)
+        .with_metadata(Default::default())
 }
 
 /// Set each manifest entry's `file_size_in_bytes` to the size of the file now on disk
@@ -136,14 +159,22 @@ pub fn patch_manifest_file_sizes(table_dir: &Path) {
 
 fn patch_entry(entry: &mut Value, data_files: &[PathBuf]) {
     let Value::Record(fields) = entry else { return };
-    let Some((_, Value::Record(data_file))) = fields.iter_mut().find(|(n, _)| n == "data_file") else { return };
+    let Some((_, Value::Record(data_file))) = fields.iter_mut().find(|(n, _)| n == "data_file")
+    else {
+        return;
+    };
     let path = data_file.iter().find_map(|(n, v)| match (n.as_str(), v) {
         ("file_path", Value::String(s)) => Some(s.clone()),
         _ => None,
     });
     let Some(path) = path else { return };
     let file_name = path.rsplit('/').next().unwrap_or_default().to_string();
-    let Some(local) = data_files.iter().find(|p| p.file_name().unwrap().to_string_lossy() == file_name) else { return };
+    let Some(local) = data_files
+        .iter()
+        .find(|p| p.file_name().unwrap().to_string_lossy() == file_name)
+    else {
+        return;
+    };
     let size = std::fs::metadata(local).expect("stat").len() as i64;
     for (n, v) in data_file.iter_mut() {
         if n == "file_size_in_bytes" {

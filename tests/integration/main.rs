@@ -1,7 +1,7 @@
 mod cli;
 
 mod bad_input;
-mod deletes;
 mod catalog;
+mod deletes;
 mod evolution;
 mod fixtures;

@@ -14,8 +14,8 @@ use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::arrow::util::pretty::pretty_format_batches_with_schema;
 use datafusion::dataframe::DataFrame;
 use datafusion::execution::SendableRecordBatchStream;
-use datafusion::physical_plan::execute_stream;
 use datafusion::parquet::arrow::ArrowWriter;
+use datafusion::physical_plan::execute_stream;
 use futures::StreamExt;
 
 use crate::CliError;
@@ -105,7 +105,10 @@ impl Output {
         Ok(())
     }
 
-    async fn write_stream(&mut self, mut stream: SendableRecordBatchStream) -> Result<(), CliError> {
+    async fn write_stream(
+        &mut self,
+        mut stream: SendableRecordBatchStream,
+    ) -> Result<(), CliError> {
         let schema = stream.schema();
         if schema.fields().is_empty() {
             while let Some(batch) = stream.next().await {

@@ -41,6 +41,7 @@ use super::metrics::{attach_counters, attach_scan_metrics};
 use super::scalar::literal_to_scalar;
 use crate::delete::equality_delete_schema;
 use crate::error::{Error, Result};
+use crate::scan::cache::ManifestCache;
 use crate::scan::{FileScanTask, ScanMetrics, TableScan};
 use crate::spec::arrow::schema_to_arrow;
 use crate::spec::name_mapping::{NameMapping, DEFAULT_NAME_MAPPING_PROPERTY};
@@ -62,6 +63,9 @@ pub struct IcebergTableProvider {
     last_scan_metrics: Arc<Mutex<Option<ScanMetrics>>>,
     /// The delete planning counts of the latest `scan()` (shared by clones).
     last_delete_metrics: Arc<Mutex<Option<DeleteMetrics>>>,
+    /// Decoded manifest lists and manifests, reused by every scan of this provider and
+    /// its clones (bounded; see [`ManifestCache`]).
+    manifest_cache: Arc<ManifestCache>,
 }
 
 impl IcebergTableProvider {
@@ -91,6 +95,7 @@ impl IcebergTableProvider {
             arrow_schema,
             last_scan_metrics: Arc::default(),
             last_delete_metrics: Arc::default(),
+            manifest_cache: Arc::default(),
         })
     }
 
@@ -156,6 +161,7 @@ impl IcebergTableProvider {
     /// A scan planner for this provider's snapshot.
     pub fn table_scan(&self) -> TableScan {
         TableScan::new(self.table.clone(), self.snapshot.clone())
+            .with_manifest_cache(Arc::clone(&self.manifest_cache))
     }
 
     /// The planning counts (the pruning funnel) of the latest `scan()` of this provider

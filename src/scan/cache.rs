@@ -1,14 +1,17 @@
-//! A bounded, process-wide cache of decoded manifests, shared across queries.
+//! A bounded cache of decoded manifests and manifest lists, shared across the queries
+//! of a session.
 //!
-//! Manifest files are immutable (spec: "Overview", every metadata file is written once),
-//! so a decoded manifest can be reused by every later plan of any snapshot that lists
-//! it. Entries are keyed by the location actually read (after remapping), so two copies
-//! of a table whose manifests carry the same stored path do not share entries. The cache
-//! is bounded by the number of manifest entries it holds (default
-//! [`DEFAULT_MAX_ENTRIES`]); the least recently used manifests are evicted first.
+//! Manifest files and manifest lists are immutable (spec: "Overview": every metadata
+//! file is written once), so a decoded manifest can be reused by every later plan of any
+//! snapshot that lists it. An [`IcebergTableProvider`](crate::IcebergTableProvider)
+//! holds one cache for its lifetime (the session's registration of the table) and hands
+//! it to each [`TableScan`](super::TableScan) it plans; re-opening a table starts a new
+//! one. Entries are keyed by the location actually read (after remapping). The cache is
+//! bounded by the number of manifest entries it holds (default [`DEFAULT_MAX_ENTRIES`],
+//! least recently used evicted first) and by [`MAX_MANIFEST_LISTS`] lists.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 
 use crate::spec::ManifestEntry;
 
@@ -21,6 +24,7 @@ pub type CachedManifest = Arc<Vec<Arc<ManifestEntry>>>;
 #[derive(Debug, Default)]
 struct Inner {
     map: HashMap<String, (CachedManifest, u64)>,
+    lists: HashMap<String, (Arc<Vec<crate::spec::ManifestFile>>, u64)>,
     held: usize,
     tick: u64,
     hits: u64,
@@ -48,25 +52,12 @@ pub struct CacheStats {
 }
 
 impl ManifestCache {
-    /// A cache holding at most `max_entries` manifest entries (0 disables caching).
+    /// A cache holding at most `max_entries` manifest entries (0 keeps no manifests).
     pub fn new(max_entries: usize) -> Self {
         Self {
             inner: Mutex::default(),
             max_entries,
         }
-    }
-
-    /// The process-wide cache (bound from `ICEFLOE_MANIFEST_CACHE_ENTRIES` when set,
-    /// else [`DEFAULT_MAX_ENTRIES`]).
-    pub fn global() -> &'static ManifestCache {
-        static CACHE: OnceLock<ManifestCache> = OnceLock::new();
-        CACHE.get_or_init(|| {
-            let max = std::env::var("ICEFLOE_MANIFEST_CACHE_ENTRIES")
-                .ok()
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(DEFAULT_MAX_ENTRIES);
-            ManifestCache::new(max)
-        })
     }
 
     /// The decoded manifest at `location`, if cached.
@@ -136,9 +127,90 @@ impl ManifestCache {
     pub fn clear(&self) {
         if let Ok(mut inner) = self.inner.lock() {
             inner.map.clear();
+            inner.lists.clear();
             inner.held = 0;
         }
     }
+}
+
+/// Parsed manifest lists held by a [`ManifestCache`] (lists are small next to their
+/// manifests; the least recently used list is dropped beyond this count).
+pub const MAX_MANIFEST_LISTS: usize = 64;
+
+impl ManifestCache {
+    fn get_list(&self, location: &str) -> Option<Arc<Vec<crate::spec::ManifestFile>>> {
+        let mut inner = self.inner.lock().ok()?;
+        inner.tick += 1;
+        let tick = inner.tick;
+        let (list, used) = inner.lists.get_mut(location)?;
+        *used = tick;
+        Some(Arc::clone(list))
+    }
+
+    fn insert_list(&self, location: &str, list: Arc<Vec<crate::spec::ManifestFile>>) {
+        let Ok(mut inner) = self.inner.lock() else {
+            return;
+        };
+        inner.tick += 1;
+        let tick = inner.tick;
+        inner.lists.insert(location.to_string(), (list, tick));
+        while inner.lists.len() > MAX_MANIFEST_LISTS {
+            let Some(oldest) = inner
+                .lists
+                .iter()
+                .min_by_key(|(_, (_, t))| *t)
+                .map(|(k, _)| k.clone())
+            else {
+                break;
+            };
+            inner.lists.remove(&oldest);
+        }
+    }
+}
+
+/// Read a manifest list, through `cache` when given.
+pub(super) async fn read_manifest_list_cached(
+    table: &crate::table::Table,
+    location: &str,
+    cache: Option<&ManifestCache>,
+) -> crate::error::Result<Arc<Vec<crate::spec::ManifestFile>>> {
+    let key = table.file_io().remap(location)?;
+    if let Some(hit) = cache.and_then(|c| c.get_list(&key)) {
+        return Ok(hit);
+    }
+    let bytes = table.file_io().read(location).await?;
+    let list = Arc::new(crate::spec::manifest_list::parse_manifest_list(
+        &bytes, location,
+    )?);
+    if let Some(c) = cache {
+        c.insert_list(&key, Arc::clone(&list));
+    }
+    Ok(list)
+}
+
+/// Read one manifest, through `cache` when given.
+pub(super) async fn read_manifest_cached(
+    table: &crate::table::Table,
+    metadata: &crate::spec::TableMetadata,
+    manifest: &crate::spec::ManifestFile,
+    cache: Option<&ManifestCache>,
+) -> crate::error::Result<CachedManifest> {
+    let key = match cache {
+        Some(c) => {
+            let key = table.file_io().remap(&manifest.manifest_path)?;
+            if let Some(hit) = c.get(&key) {
+                return Ok(hit);
+            }
+            Some((c, key))
+        }
+        None => None,
+    };
+    let entries = super::read_manifest(table, metadata, manifest).await?;
+    let entries: CachedManifest = Arc::new(entries.into_iter().map(Arc::new).collect());
+    if let Some((c, key)) = key {
+        c.insert(&key, Arc::clone(&entries));
+    }
+    Ok(entries)
 }
 
 #[cfg(test)]
@@ -180,19 +252,9 @@ mod tests {
     }
 }
 
-/// Read one manifest through the process-wide cache, keyed by the location read.
-pub(super) async fn read_manifest_cached(
-    table: &crate::table::Table,
-    metadata: &crate::spec::TableMetadata,
-    manifest: &crate::spec::ManifestFile,
-) -> crate::error::Result<CachedManifest> {
-    let cache = ManifestCache::global();
-    let key = table.file_io().remap(&manifest.manifest_path)?;
-    if let Some(hit) = cache.get(&key) {
-        return Ok(hit);
+impl Default for ManifestCache {
+    /// A cache bounded by [`DEFAULT_MAX_ENTRIES`].
+    fn default() -> Self {
+        Self::new(DEFAULT_MAX_ENTRIES)
     }
-    let entries = super::read_manifest(table, metadata, manifest).await?;
-    let entries: CachedManifest = Arc::new(entries.into_iter().map(Arc::new).collect());
-    cache.insert(&key, Arc::clone(&entries));
-    Ok(entries)
 }

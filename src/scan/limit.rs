@@ -6,7 +6,7 @@
 //! are opened, and within them files are planned until `n` rows are covered. Anything
 //! that could make a planned row not count — a row filter, any delete manifest, a
 //! manifest without row counts — falls back to the full [`TableScan::plan_files`].
-//! Manifests are read through the process-wide [`ManifestCache`](super::cache::ManifestCache).
+//! Manifests are read through the scan's [`ManifestCache`](super::cache::ManifestCache), if any.
 
 use std::sync::Arc;
 
@@ -63,7 +63,8 @@ impl TableScan {
             .map(|m| {
                 let table = self.table.clone();
                 let metadata = Arc::clone(&metadata);
-                async move { read_manifest_cached(&table, &metadata, &m).await }
+                let cache = self.cache.clone();
+                async move { read_manifest_cached(&table, &metadata, &m, cache.as_deref()).await }
             })
             .buffered(MANIFEST_CONCURRENCY)
             .try_collect()
@@ -153,7 +154,6 @@ mod tests {
             DataContentType::EqualityDeletes,
         );
         delete.equality_ids = vec![1];
-        let mut w = w;
         w.row_delta(vec![], vec![delete]).expect("delete commit");
         let table = Table::open(&dir.path().to_string_lossy())
             .await

@@ -96,6 +96,7 @@ pub struct TableScan {
     table: Table,
     snapshot: Option<Snapshot>,
     filter: Option<Predicate>,
+    cache: Option<Arc<cache::ManifestCache>>,
 }
 
 impl TableScan {
@@ -105,7 +106,15 @@ impl TableScan {
             table,
             snapshot,
             filter: None,
+            cache: None,
         }
+    }
+
+    /// Read manifest lists and manifests through `cache` (shared across the scans of a
+    /// session; see [`cache::ManifestCache`]).
+    pub fn with_manifest_cache(mut self, cache: Arc<cache::ManifestCache>) -> Self {
+        self.cache = Some(cache);
+        self
     }
 
     /// Plan only files that may hold rows matching `filter` (ANDed with any filter set
@@ -153,7 +162,8 @@ impl TableScan {
                 snapshot.snapshot_id
             )));
         };
-        let cached = cache::read_manifest_list_cached(&self.table, list).await?;
+        let cached =
+            cache::read_manifest_list_cached(&self.table, list, self.cache.as_deref()).await?;
         Ok(cached.as_ref().clone())
     }
 
@@ -190,16 +200,20 @@ impl TableScan {
             }
         }
         metrics.manifests_scanned = scanned.len();
-        // Decoded manifests come from the process-wide cache when planned before.
-        let entries: Vec<cache::CachedManifest> = stream::iter(scanned)
-            .map(|m| {
-                let table = self.table.clone();
-                let metadata = Arc::clone(&metadata);
-                async move { cache::read_manifest_cached(&table, &metadata, &m).await }
-            })
-            .buffered(MANIFEST_CONCURRENCY)
-            .try_collect()
-            .await?;
+        // Decoded manifests come from the scan's cache (if any) when planned before.
+        let entries: Vec<cache::CachedManifest> =
+            stream::iter(scanned)
+                .map(|m| {
+                    let table = self.table.clone();
+                    let metadata = Arc::clone(&metadata);
+                    let cache = self.cache.clone();
+                    async move {
+                        cache::read_manifest_cached(&table, &metadata, &m, cache.as_deref()).await
+                    }
+                })
+                .buffered(MANIFEST_CONCURRENCY)
+                .try_collect()
+                .await?;
         let mut plan = ScanPlan::default();
         for entry in entries
             .iter()

@@ -68,8 +68,10 @@ async fn add_files_round_trips_through_the_reader() {
         HashMap::new(),
     )
     .expect("create");
-    w.add_parquet_files(&[a.clone()]).expect("first commit");
-    w.add_parquet_files(&[b.clone()]).expect("second commit");
+    w.add_parquet_files(std::slice::from_ref(&a))
+        .expect("first commit");
+    w.add_parquet_files(std::slice::from_ref(&b))
+        .expect("second commit");
 
     let table = Table::open(&root.to_string_lossy()).await.expect("open");
     assert_eq!(table.metadata().last_sequence_number, 2);

@@ -213,6 +213,13 @@ pub(super) async fn read_manifest_cached(
     Ok(entries)
 }
 
+impl Default for ManifestCache {
+    /// A cache bounded by [`DEFAULT_MAX_ENTRIES`].
+    fn default() -> Self {
+        Self::new(DEFAULT_MAX_ENTRIES)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -249,12 +256,5 @@ mod tests {
         assert!(cache.get("huge").is_none());
         let s = cache.stats();
         assert_eq!((s.manifests, s.entries, s.hits, s.misses), (2, 8, 3, 2));
-    }
-}
-
-impl Default for ManifestCache {
-    /// A cache bounded by [`DEFAULT_MAX_ENTRIES`].
-    fn default() -> Self {
-        Self::new(DEFAULT_MAX_ENTRIES)
     }
 }

@@ -340,16 +340,18 @@ async fn read_manifest(
                 manifest.manifest_path, manifest.partition_spec_id
             ))
         })?;
-    let mut schemas: Vec<&Schema> = vec![metadata.current_schema()];
-    schemas.extend(metadata.schemas.iter().rev());
+    let spec = spec.clone();
     let bytes = table.file_io().read(&manifest.manifest_path).await?;
-    let entries = crate::spec::manifest::parse_manifest(
-        &bytes,
-        &manifest.manifest_path,
-        manifest,
-        spec,
-        &schemas,
-    )?;
+    // Decoding is CPU-bound: it runs on the blocking pool (when inside tokio), so the
+    // manifests fetched concurrently also decode on every core.
+    let (owned, metadata) = (manifest.clone(), table.metadata_ref());
+    let what = format!("manifest '{}'", manifest.manifest_path);
+    let entries = crate::delete::run_blocking(what, move || {
+        let mut schemas: Vec<&Schema> = vec![metadata.current_schema()];
+        schemas.extend(metadata.schemas.iter().rev());
+        crate::spec::manifest::parse_manifest(&bytes, &owned.manifest_path, &owned, &spec, &schemas)
+    })
+    .await?;
     // A data manifest must hold only data files, a delete manifest only delete files.
     let expect_data = manifest.content == ManifestContent::Data;
     if let Some(bad) = entries

@@ -13,7 +13,6 @@ use std::collections::HashMap;
 use std::fs::File;
 use std::path::Path;
 
-use datafusion::arrow::datatypes::{DataType, Schema as ArrowSchema, TimeUnit};
 use datafusion::parquet::arrow::parquet_to_arrow_schema;
 use datafusion::parquet::file::metadata::ParquetMetaData;
 use datafusion::parquet::file::reader::{FileReader, SerializedFileReader};
@@ -22,10 +21,7 @@ use datafusion::parquet::file::statistics::Statistics;
 use super::bounds::{decimal_from_parquet_bytes, literal_to_bytes};
 use crate::error::{Error, ErrorKind, Result};
 use crate::expr::compare;
-use crate::spec::arrow::arrow_field_id;
-use crate::spec::{
-    DataContentType, DataFile, DataFileFormat, Literal, NestedField, PrimitiveType, Schema, Type,
-};
+use crate::spec::{DataContentType, DataFile, DataFileFormat, Literal, PrimitiveType, Schema};
 
 /// The footer of a local Parquet file.
 pub fn read_parquet_metadata(path: &Path) -> Result<ParquetMetaData> {
@@ -43,62 +39,8 @@ pub fn read_parquet_metadata(path: &Path) -> Result<ParquetMetaData> {
     Ok(reader.metadata().clone())
 }
 
-/// The Iceberg type of a flat Arrow column.
-///
-/// Errors: [`ErrorKind::Unsupported`] for nested types and units Iceberg has no type for.
-pub fn primitive_from_arrow(dt: &DataType) -> Result<PrimitiveType> {
-    Ok(match dt {
-        DataType::Boolean => PrimitiveType::Boolean,
-        DataType::Int8 | DataType::Int16 | DataType::Int32 => PrimitiveType::Int,
-        DataType::Int64 => PrimitiveType::Long,
-        DataType::Float32 => PrimitiveType::Float,
-        DataType::Float64 => PrimitiveType::Double,
-        DataType::Decimal128(p, s) if *s >= 0 => PrimitiveType::Decimal {
-            precision: u32::from(*p),
-            scale: *s as u32,
-        },
-        DataType::Date32 => PrimitiveType::Date,
-        DataType::Time64(TimeUnit::Microsecond) => PrimitiveType::Time,
-        DataType::Timestamp(TimeUnit::Microsecond, None) => PrimitiveType::Timestamp,
-        DataType::Timestamp(TimeUnit::Microsecond, Some(_)) => PrimitiveType::Timestamptz,
-        DataType::Timestamp(TimeUnit::Nanosecond, None) => PrimitiveType::TimestampNs,
-        DataType::Timestamp(TimeUnit::Nanosecond, Some(_)) => PrimitiveType::TimestamptzNs,
-        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => PrimitiveType::String,
-        DataType::Binary | DataType::LargeBinary | DataType::BinaryView => PrimitiveType::Binary,
-        DataType::FixedSizeBinary(n) if *n >= 0 => PrimitiveType::Fixed(*n as u64),
-        other => {
-            return Err(Error::unsupported(format!(
-                "Arrow type {other} in an Iceberg table"
-            )))
-        }
-    })
-}
-
-/// An Iceberg schema (id 0) from a flat Arrow schema whose fields carry Parquet field
-/// ids (`PARQUET:field_id`). Nullable fields are optional, others required.
-///
-/// Errors: a field without a field id ([`ErrorKind::InvalidArgument`]), a nested or
-/// unsupported type ([`ErrorKind::Unsupported`]).
-pub fn schema_from_arrow(schema: &ArrowSchema) -> Result<Schema> {
-    let fields = schema
-        .fields()
-        .iter()
-        .map(|f| {
-            let id = arrow_field_id(f).ok_or_else(|| {
-                Error::invalid_argument(format!("column '{}' has no Parquet field id", f.name()))
-            })?;
-            let ty = Type::Primitive(primitive_from_arrow(f.data_type())?);
-            Ok(if f.is_nullable() {
-                NestedField::optional(id, f.name(), ty)
-            } else {
-                NestedField::required(id, f.name(), ty)
-            })
-        })
-        .collect::<Result<Vec<_>>>()?;
-    Ok(Schema::new(0, fields))
-}
-
-/// The Iceberg schema of a local Parquet file (see [`schema_from_arrow`]).
+/// The Iceberg schema (id 0) of a local Parquet file whose columns carry field ids (see
+/// [`crate::spec::arrow::schema_from_arrow`]).
 pub fn schema_from_parquet(path: &Path) -> Result<Schema> {
     let meta = read_parquet_metadata(path)?;
     let file_meta = meta.file_metadata();
@@ -106,7 +48,8 @@ pub fn schema_from_parquet(path: &Path) -> Result<Schema> {
         .map_err(|e| {
         Error::invalid_data(format!("schema of '{}'", path.display())).with_source(e)
     })?;
-    schema_from_arrow(&arrow).map_err(|e| e.context(format!("'{}'", path.display())))
+    crate::spec::arrow::schema_from_arrow(&arrow, 0)
+        .map_err(|e| e.context(format!("'{}'", path.display())))
 }
 
 /// A statistics value (min or max) as a literal of Iceberg type `ty`; `None` when the

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use datafusion::prelude::SessionContext;
 use icefloe::{ErrorKind, IcebergTableProvider, Table};
 
-use crate::fixtures::{copy_table, testdata};
+use crate::fixtures::{copy_table, run_sql, testdata};
 
 fn sample_table() -> PathBuf {
     testdata("sample_table")
@@ -23,19 +23,7 @@ async fn count_rows(location: &str) -> Result<i64, String> {
 
 /// Run `sql` (one Int64 value) on the table at `location` registered as `t`.
 async fn scalar_i64(location: &str, sql: &str) -> Result<i64, String> {
-    let provider = IcebergTableProvider::open(location)
-        .await
-        .map_err(|e| e.to_string())?;
-    let ctx = SessionContext::new();
-    ctx.register_table("t", Arc::new(provider))
-        .map_err(|e| e.to_string())?;
-    let batches = ctx
-        .sql(sql)
-        .await
-        .map_err(|e| e.to_string())?
-        .collect()
-        .await
-        .map_err(|e| e.to_string())?;
+    let batches = run_sql(location, sql).await?;
     let col = batches[0]
         .column(0)
         .as_any()

@@ -1,31 +1,16 @@
 //! Field ids, name mapping and identity partition values on engine-written tables
 //! (issue 5), with small fixtures derived from them where the corpus has no example.
 
-use std::sync::Arc;
-
 use datafusion::arrow::util::pretty::pretty_format_batches;
-use datafusion::prelude::SessionContext;
 use icefloe::IcebergTableProvider;
 
 use crate::fixtures::{
     copy_table, drop_column, files_with_suffix, patch_manifest_file_sizes, rewrite_parquet,
-    strip_field_ids,
+    run_sql, strip_field_ids,
 };
 
 async fn query(location: &str, sql: &str) -> Result<String, String> {
-    let provider = IcebergTableProvider::open(location)
-        .await
-        .map_err(|e| e.to_string())?;
-    let ctx = SessionContext::new();
-    ctx.register_table("t", Arc::new(provider))
-        .map_err(|e| e.to_string())?;
-    let batches = ctx
-        .sql(sql)
-        .await
-        .map_err(|e| e.to_string())?
-        .collect()
-        .await
-        .map_err(|e| e.to_string())?;
+    let batches = run_sql(location, sql).await?;
     Ok(pretty_format_batches(&batches)
         .map_err(|e| e.to_string())?
         .to_string())

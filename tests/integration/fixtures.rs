@@ -182,3 +182,20 @@ fn patch_entry(entry: &mut Value, data_files: &[PathBuf]) {
         }
     }
 }
+
+/// Run `sql` on the Iceberg table at `location`, registered as `t` in a new session.
+/// Errors (opening, planning or execution) come back as their messages.
+pub async fn run_sql(location: &str, sql: &str) -> Result<Vec<RecordBatch>, String> {
+    let provider = icefloe::IcebergTableProvider::open(location)
+        .await
+        .map_err(|e| e.to_string())?;
+    let ctx = datafusion::prelude::SessionContext::new();
+    ctx.register_table("t", Arc::new(provider))
+        .map_err(|e| e.to_string())?;
+    ctx.sql(sql)
+        .await
+        .map_err(|e| e.to_string())?
+        .collect()
+        .await
+        .map_err(|e| e.to_string())
+}

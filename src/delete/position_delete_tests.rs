@@ -177,26 +177,10 @@ fn entry(path: &str, format: DataFileFormat) -> Arc<ManifestEntry> {
         file_sequence_number: 1,
         spec_id: 0,
         data_file: DataFile {
-            content: DataContentType::PositionDeletes,
-            file_path: path.to_string(),
             file_format: format,
-            partition: vec![],
             record_count: 1,
             file_size_in_bytes: 1,
-            column_sizes: HashMap::new(),
-            value_counts: HashMap::new(),
-            null_value_counts: HashMap::new(),
-            nan_value_counts: HashMap::new(),
-            lower_bounds: HashMap::new(),
-            upper_bounds: HashMap::new(),
-            key_metadata: None,
-            split_offsets: vec![],
-            equality_ids: vec![],
-            sort_order_id: None,
-            first_row_id: None,
-            referenced_data_file: None,
-            content_offset: None,
-            content_size_in_bytes: None,
+            ..crate::write::empty_data_file(path, DataContentType::PositionDeletes)
         },
     })
 }

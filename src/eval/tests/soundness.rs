@@ -24,6 +24,7 @@ use crate::spec::{
     PartitionSpec, PrimitiveType, Schema, Transform, Type,
 };
 use crate::transform::apply_opt;
+use crate::write::bounds::literal_to_bytes;
 
 /// Seeds that once failed (none so far); they run before the random cases.
 const REGRESSIONS: &[u64] = &[];
@@ -251,26 +252,6 @@ fn transform_for(rng: &mut Rng, ty: &PrimitiveType) -> Transform {
     *rng.pick(&options)
 }
 
-/// Single-value binary form (spec Appendix D) of a literal.
-fn to_bytes(l: &Literal) -> Vec<u8> {
-    match l {
-        Literal::Boolean(b) => vec![u8::from(*b)],
-        Literal::Int(v) | Literal::Date(v) => v.to_le_bytes().to_vec(),
-        Literal::Long(v)
-        | Literal::Time(v)
-        | Literal::Timestamp(v)
-        | Literal::Timestamptz(v)
-        | Literal::TimestampNs(v)
-        | Literal::TimestamptzNs(v) => v.to_le_bytes().to_vec(),
-        Literal::Float(v) => v.to_le_bytes().to_vec(),
-        Literal::Double(v) => v.to_le_bytes().to_vec(),
-        Literal::Decimal { unscaled, .. } => unscaled.to_be_bytes().to_vec(),
-        Literal::String(s) => s.as_bytes().to_vec(),
-        Literal::Uuid(u) => u.to_vec(),
-        Literal::Fixed(b) | Literal::Binary(b) => b.clone(),
-    }
-}
-
 /// The upper bound of `s` truncated to `width` code points: the prefix with its last
 /// code point incremented (Iceberg's `truncateStringMax`); `None` when impossible.
 fn truncate_string_max(s: &str, width: usize) -> Option<String> {
@@ -330,11 +311,11 @@ impl FileStats for FileMetrics {
     }
     fn lower_bound(&self, id: i32, ty: &PrimitiveType) -> Option<Literal> {
         let l = self.lower.get(&id)?;
-        Literal::from_bytes(&to_bytes(l), ty).ok()
+        Literal::from_bytes(&literal_to_bytes(l), ty).ok()
     }
     fn upper_bound(&self, id: i32, ty: &PrimitiveType) -> Option<Literal> {
         let u = self.upper.get(&id)?;
-        Literal::from_bytes(&to_bytes(u), ty).ok()
+        Literal::from_bytes(&literal_to_bytes(u), ty).ok()
     }
 }
 
@@ -421,8 +402,8 @@ fn summaries(spec: &BoundPartitionSpec, tuples: &[&Vec<Option<Literal>>]) -> Vec
             FieldSummary {
                 contains_null: values.len() < tuples.len(),
                 contains_nan: Some(values.iter().any(|v| crate::expr::literal::is_nan(v))),
-                lower_bound: ordered.first().map(|l| to_bytes(l)),
-                upper_bound: ordered.last().map(|l| to_bytes(l)),
+                lower_bound: ordered.first().map(|l| literal_to_bytes(l)),
+                upper_bound: ordered.last().map(|l| literal_to_bytes(l)),
             }
         })
         .collect()
@@ -489,7 +470,7 @@ fn check(seed: u64) -> Result<(), String> {
             ft.len() == t.len()
                 && ft.iter().zip(&t).all(|(a, b)| match (a, b) {
                     (None, None) => true,
-                    (Some(a), Some(b)) => to_bytes(a) == to_bytes(b),
+                    (Some(a), Some(b)) => literal_to_bytes(a) == literal_to_bytes(b),
                     _ => false,
                 })
                 && rs.len() < 6

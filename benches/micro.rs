@@ -17,9 +17,12 @@
 //! * `equality_probe`: 1,000,000 data keys probed against 100,000 delete keys (Arrow
 //!   row format, hashed), as `EqualityDeleteExec` does.
 
+mod common;
+
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use common::{schema, spec};
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use datafusion::arrow::array::{ArrayRef, Int64Array};
 use datafusion::arrow::datatypes::DataType;
@@ -28,36 +31,10 @@ use icefloe::delete::deletion_vector::{deserialize_deletion_vector, serialize_de
 use icefloe::delete::row_selection;
 use icefloe::eval::InclusiveMetricsEvaluator;
 use icefloe::expr::{BinaryOp, Binder, Predicate};
-use icefloe::spec::{
-    DataContentType, DataFile, Literal, ManifestContent, NestedField, PartitionField,
-    PartitionSpec, PrimitiveType, Schema, Transform, Type,
-};
+use icefloe::spec::{DataContentType, DataFile, Literal, ManifestContent, Transform};
 use icefloe::write::bounds::literal_to_bytes;
 use icefloe::write::{empty_data_file, ManifestWriter, NewEntry};
 use roaring::RoaringTreemap;
-
-fn schema() -> Schema {
-    Schema::new(
-        0,
-        vec![
-            NestedField::required(1, "id", Type::Primitive(PrimitiveType::Long)),
-            NestedField::required(2, "p", Type::Primitive(PrimitiveType::Int)),
-            NestedField::optional(3, "v", Type::Primitive(PrimitiveType::String)),
-        ],
-    )
-}
-
-fn spec() -> PartitionSpec {
-    PartitionSpec {
-        spec_id: 0,
-        fields: vec![PartitionField {
-            source_id: 2,
-            field_id: Some(1000),
-            name: "p".into(),
-            transform: Transform::Identity,
-        }],
-    }
-}
 
 fn data_file(n: i64) -> DataFile {
     let p = (n / 1000) as i32;

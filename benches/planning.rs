@@ -20,13 +20,10 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
-use common::{machine, median, ms, peak_rss_bytes, Args};
+use common::{machine, median, ms, peak_rss_bytes, schema, spec, Args};
 use datafusion::prelude::SessionContext;
 use icefloe::scan::{ScanMetrics, TableScan};
-use icefloe::spec::{
-    DataContentType, Literal, ManifestContent, NestedField, PartitionField, PartitionSpec,
-    PrimitiveType, Schema, Transform, Type,
-};
+use icefloe::spec::{DataContentType, Literal, ManifestContent};
 use icefloe::write::bounds::literal_to_bytes;
 use icefloe::write::{empty_data_file, LocalTableWriter, ManifestWriter, NewEntry};
 use icefloe::{IcebergTableProvider, Table};
@@ -34,29 +31,6 @@ use icefloe::{IcebergTableProvider, Table};
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 const ROWS_PER_FILE: i64 = 1_000;
-
-fn schema() -> Schema {
-    Schema::new(
-        0,
-        vec![
-            NestedField::required(1, "id", Type::Primitive(PrimitiveType::Long)),
-            NestedField::required(2, "p", Type::Primitive(PrimitiveType::Int)),
-            NestedField::optional(3, "v", Type::Primitive(PrimitiveType::String)),
-        ],
-    )
-}
-
-fn spec() -> PartitionSpec {
-    PartitionSpec {
-        spec_id: 0,
-        fields: vec![PartitionField {
-            source_id: 2,
-            field_id: Some(1000),
-            name: "p".into(),
-            transform: Transform::Identity,
-        }],
-    }
-}
 
 /// Manifest `m` of the synthetic table, encoded.
 fn manifest(

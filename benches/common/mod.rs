@@ -9,6 +9,9 @@ use datafusion::arrow::array::{Array, ArrayRef, Float32Array, Float64Array};
 use datafusion::arrow::datatypes::DataType;
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
+use icefloe::spec::{
+    NestedField, PartitionField, PartitionSpec, PrimitiveType, Schema, Transform, Type,
+};
 
 /// `--name value` arguments (cargo bench adds `--bench`, which is ignored).
 pub struct Args(Vec<String>);
@@ -164,4 +167,29 @@ pub fn machine() -> String {
         })
         .unwrap_or_else(|| "unknown CPU".into());
     format!("{cores} cores, {model}")
+}
+
+/// The schema of the synthetic tables: `id` long, `p` int (the partition source), `v` string.
+pub fn schema() -> Schema {
+    Schema::new(
+        0,
+        vec![
+            NestedField::required(1, "id", Type::Primitive(PrimitiveType::Long)),
+            NestedField::required(2, "p", Type::Primitive(PrimitiveType::Int)),
+            NestedField::optional(3, "v", Type::Primitive(PrimitiveType::String)),
+        ],
+    )
+}
+
+/// identity(p), partition field id 1000.
+pub fn spec() -> PartitionSpec {
+    PartitionSpec {
+        spec_id: 0,
+        fields: vec![PartitionField {
+            source_id: 2,
+            field_id: Some(1000),
+            name: "p".into(),
+            transform: Transform::Identity,
+        }],
+    }
 }

@@ -13,8 +13,7 @@ use async_trait::async_trait;
 use datafusion::arrow::datatypes::{DataType, Field, FieldRef, SchemaRef};
 use datafusion::catalog::Session;
 use datafusion::common::config::TableParquetOptions;
-use datafusion::common::stats::Precision;
-use datafusion::common::{DFSchema, Result as DFResult, ScalarValue, Statistics};
+use datafusion::common::{DFSchema, Result as DFResult, ScalarValue};
 use datafusion::datasource::listing::PartitionedFile;
 use datafusion::datasource::physical_plan::parquet::ParquetRowSelection;
 use datafusion::datasource::physical_plan::{FileGroup, FileScanConfigBuilder, ParquetSource};
@@ -39,10 +38,11 @@ use super::expr_adapter::FieldIdExprAdapterFactory;
 use super::filter::{exact_by_identity_partitions, FilterConverter};
 use super::metrics::{attach_counters, attach_scan_metrics};
 use super::scalar::literal_to_scalar;
+use super::statistics::file_statistics;
 use crate::delete::equality_delete_schema;
 use crate::error::{Error, Result};
 use crate::scan::cache::ManifestCache;
-use crate::scan::{FileScanTask, ScanMetrics, TableScan};
+use crate::scan::{ScanMetrics, TableScan};
 use crate::spec::arrow::schema_to_arrow;
 use crate::spec::name_mapping::{NameMapping, DEFAULT_NAME_MAPPING_PROPERTY};
 use crate::spec::{Literal, Schema, Snapshot};
@@ -235,62 +235,6 @@ impl IcebergTableProvider {
         ))
     }
 
-    /// Statistics of one data file for DataFusion: the row count (exact unless deletes
-    /// may remove rows), and for each column that an identity partition field of the
-    /// file's own spec covers, min = max = the partition value (or all-null). DataFusion
-    /// reads such columns as that constant, which also fills them in for files that do
-    /// not contain the column (spec: "Column Projection", identity partition values).
-    fn file_statistics(&self, task: &FileScanTask, has_deletes: bool) -> Result<Statistics> {
-        let data_file = task.data_file();
-        let rows = usize::try_from(data_file.record_count).unwrap_or(0);
-        let mut stats = Statistics::new_unknown(&self.arrow_schema);
-        stats.num_rows = if has_deletes {
-            Precision::Inexact(rows)
-        } else {
-            Precision::Exact(rows)
-        };
-        let Some(spec) = self
-            .table
-            .metadata()
-            .partition_spec_by_id(task.entry.spec_id)
-        else {
-            return Ok(stats);
-        };
-        for (field, value) in spec.fields.iter().zip(&data_file.partition) {
-            if !field.transform.is_identity() {
-                continue;
-            }
-            let Some(index) = self
-                .schema
-                .columns()
-                .iter()
-                .position(|c| c.id == field.source_id)
-            else {
-                continue;
-            };
-            let data_type = self.arrow_schema.field(index).data_type();
-            let column = &mut stats.column_statistics[index];
-            match value {
-                // With deletes a file's surviving rows may not include the value, so
-                // the bounds are only an estimate (and not read as a constant).
-                Some(v) if has_deletes => {
-                    let scalar = literal_to_scalar(Some(v), data_type)?;
-                    column.min_value = Precision::Inexact(scalar.clone());
-                    column.max_value = Precision::Inexact(scalar);
-                }
-                Some(v) => {
-                    let scalar = literal_to_scalar(Some(v), data_type)?;
-                    column.min_value = Precision::Exact(scalar.clone());
-                    column.max_value = Precision::Exact(scalar);
-                    column.null_count = Precision::Exact(0);
-                }
-                None if !has_deletes => column.null_count = Precision::Exact(rows),
-                None => {}
-            }
-        }
-        Ok(stats)
-    }
-
     fn build_scan(
         &self,
         state: &dyn Session,
@@ -328,7 +272,17 @@ impl IcebergTableProvider {
                     ScalarValue::Int32(Some(planned.scope)),
                 ]);
             }
-            file = file.with_statistics(Arc::new(self.file_statistics(task, has_deletes)?));
+            let spec = self
+                .table
+                .metadata()
+                .partition_spec_by_id(task.entry.spec_id);
+            file = file.with_statistics(Arc::new(file_statistics(
+                &self.schema,
+                &self.arrow_schema,
+                spec,
+                task.data_file(),
+                has_deletes,
+            )?));
             if let Some(selection) = planned.selection {
                 file = file.with_extension(ParquetRowSelection::new(selection));
             }

@@ -1,0 +1,314 @@
+//! Per-file DataFusion `Statistics` from a manifest entry's metrics.
+//!
+//! The optimizer uses them to order joins, estimate filter selectivity and answer
+//! `COUNT(*)`; the Parquet opener uses the bounds to skip whole files. So every value
+//! given here must hold for the rows the scan returns:
+//!
+//! * **Row count**: `record_count`, exact only for a file no delete applies to.
+//! * **Null count**: `null_value_counts` (spec field 110), exact only without deletes.
+//! * **Min / max**: `lower_bounds` / `upper_bounds` (125 / 128), always *inexact*. The
+//!   spec only promises a bound ("less than or equal to all non-null, non-NaN values"):
+//!   strings and binaries are truncated, and deletes remove rows. DataFusion reads an
+//!   exact min = max with no nulls as a constant column and answers `MIN`/`MAX` from
+//!   exact values, which a bound may not support. Float and double bounds are given only
+//!   when the file's NaN count is known to be 0: the bounds exclude NaN, while DataFusion
+//!   orders NaN above every number. UUID bounds are left out (writers have compared them
+//!   both signed and unsigned).
+//! * **Identity partition columns**: the partition value is the column's value in every
+//!   row of the file, so without deletes min = max is exact, and the null count is 0
+//!   (or every row, for a NULL partition). This is also how a column absent from a
+//!   migrated file is filled (see `expr_adapter`).
+//! * **Byte size**: width × rows for fixed-width columns (DataFusion's in-memory size),
+//!   `column_sizes` (108, bytes on disk) for the others.
+
+use datafusion::arrow::datatypes::{DataType, SchemaRef};
+use datafusion::common::stats::Precision;
+use datafusion::common::{ColumnStatistics, Statistics};
+
+use super::scalar::literal_to_scalar;
+use crate::error::Result;
+use crate::eval::FileStats;
+use crate::spec::{DataFile, PartitionSpec, PrimitiveType, Schema};
+
+/// Statistics of one data file for a scan with `arrow_schema` (the Arrow form of
+/// `schema`, one field per top-level column, same order).
+///
+/// `spec` is the partition spec the file was written with (`None` if unknown: identity
+/// values are then not used). `has_deletes` is whether any delete file applies.
+///
+/// Errors when an identity partition value cannot be represented in its column's Arrow
+/// type; an undecodable bound is skipped instead.
+pub(crate) fn file_statistics(
+    schema: &Schema,
+    arrow_schema: &SchemaRef,
+    spec: Option<&PartitionSpec>,
+    data_file: &DataFile,
+    has_deletes: bool,
+) -> Result<Statistics> {
+    let rows = usize::try_from(data_file.record_count).unwrap_or(0);
+    let count = |n: usize| {
+        if has_deletes {
+            Precision::Inexact(n)
+        } else {
+            Precision::Exact(n)
+        }
+    };
+    let mut stats = Statistics::new_unknown(arrow_schema);
+    stats.num_rows = count(rows);
+    for ((field, arrow_field), column) in schema
+        .columns()
+        .iter()
+        .zip(arrow_schema.fields())
+        .zip(stats.column_statistics.iter_mut())
+    {
+        let Some(ty) = field.field_type.as_primitive() else {
+            continue;
+        };
+        *column = metrics_column(data_file, field.id, ty, arrow_field.data_type(), rows);
+        if has_deletes {
+            *column = std::mem::take(column).to_inexact();
+        }
+    }
+    if let Some(spec) = spec {
+        identity_partition_values(
+            schema,
+            arrow_schema,
+            spec,
+            data_file,
+            has_deletes,
+            &mut stats,
+        )?;
+    }
+    Ok(stats)
+}
+
+/// A column's statistics from the file's metrics, as if the file had no deletes.
+fn metrics_column(
+    data_file: &DataFile,
+    field_id: i32,
+    ty: &PrimitiveType,
+    data_type: &DataType,
+    rows: usize,
+) -> ColumnStatistics {
+    let mut column = ColumnStatistics::new_unknown();
+    if let Some(nulls) = data_file.null_count(field_id) {
+        if let Ok(nulls) = usize::try_from(nulls) {
+            column.null_count = Precision::Exact(nulls);
+        }
+    }
+    column.byte_size = match data_type.primitive_width() {
+        Some(width) => Precision::Exact(width * rows),
+        // On-disk (compressed) bytes: an underestimate of the decoded size, but the
+        // optimizer only compares sizes, and absent sizes stop it from comparing at all.
+        None => data_file
+            .column_sizes
+            .get(&field_id)
+            .and_then(|&bytes| usize::try_from(bytes).ok())
+            .map_or(Precision::Absent, Precision::Inexact),
+    };
+    let bounds_usable = match ty {
+        PrimitiveType::Float | PrimitiveType::Double => data_file.nan_count(field_id) == Some(0),
+        PrimitiveType::Uuid => false,
+        _ => true,
+    };
+    if bounds_usable {
+        let bound = |lit: Option<crate::spec::Literal>| {
+            lit.and_then(|l| literal_to_scalar(Some(&l), data_type).ok())
+                .map_or(Precision::Absent, Precision::Inexact)
+        };
+        column.min_value = bound(data_file.lower_bound(field_id, ty));
+        column.max_value = bound(data_file.upper_bound(field_id, ty));
+    }
+    column
+}
+
+/// Overwrite the statistics of identity-partitioned columns with the partition value.
+fn identity_partition_values(
+    schema: &Schema,
+    arrow_schema: &SchemaRef,
+    spec: &PartitionSpec,
+    data_file: &DataFile,
+    has_deletes: bool,
+    stats: &mut Statistics,
+) -> Result<()> {
+    let rows = usize::try_from(data_file.record_count).unwrap_or(0);
+    for (field, value) in spec.fields.iter().zip(&data_file.partition) {
+        if !field.transform.is_identity() {
+            continue;
+        }
+        let Some(index) = schema
+            .columns()
+            .iter()
+            .position(|c| c.id == field.source_id)
+        else {
+            continue;
+        };
+        let data_type = arrow_schema.field(index).data_type();
+        let column = &mut stats.column_statistics[index];
+        match value {
+            // With deletes a file's surviving rows may not include the value, so
+            // the bounds are only an estimate (and not read as a constant).
+            Some(v) if has_deletes => {
+                let scalar = literal_to_scalar(Some(v), data_type)?;
+                column.min_value = Precision::Inexact(scalar.clone());
+                column.max_value = Precision::Inexact(scalar);
+            }
+            Some(v) => {
+                let scalar = literal_to_scalar(Some(v), data_type)?;
+                column.min_value = Precision::Exact(scalar.clone());
+                column.max_value = Precision::Exact(scalar);
+                column.null_count = Precision::Exact(0);
+            }
+            None if !has_deletes => column.null_count = Precision::Exact(rows),
+            None => {}
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use datafusion::common::ScalarValue;
+
+    use super::*;
+    use crate::spec::arrow::schema_to_arrow;
+    use crate::spec::{DataContentType, NestedField, PartitionField, Transform, Type};
+    use crate::write::empty_data_file;
+
+    fn schema() -> Schema {
+        Schema::new(
+            0,
+            vec![
+                NestedField::required(1, "id", Type::Primitive(PrimitiveType::Long)),
+                NestedField::optional(2, "name", Type::Primitive(PrimitiveType::String)),
+                NestedField::optional(3, "score", Type::Primitive(PrimitiveType::Double)),
+                NestedField::optional(4, "dt", Type::Primitive(PrimitiveType::Date)),
+            ],
+        )
+    }
+
+    /// A file of 10 rows: id in [1, 10] stored as an `int` bound (promoted to long),
+    /// name in ["a", "k"] (truncated), score with unknown NaN count, dt = 19000.
+    fn data_file() -> DataFile {
+        let mut f = empty_data_file("f.parquet", DataContentType::Data);
+        f.record_count = 10;
+        f.partition = vec![Some(crate::spec::Literal::Date(19000))];
+        f.null_value_counts = [(1, 0), (2, 3), (3, 0)].into();
+        f.column_sizes = [(2, 55)].into();
+        f.lower_bounds = [
+            (1, 1_i32.to_le_bytes().to_vec()),
+            (2, b"a".to_vec()),
+            (3, 0.5_f64.to_le_bytes().to_vec()),
+        ]
+        .into();
+        f.upper_bounds = [
+            (1, 10_i32.to_le_bytes().to_vec()),
+            (2, b"k".to_vec()),
+            (3, 9.5_f64.to_le_bytes().to_vec()),
+        ]
+        .into();
+        f
+    }
+
+    fn spec() -> PartitionSpec {
+        PartitionSpec {
+            spec_id: 0,
+            fields: vec![PartitionField {
+                source_id: 4,
+                field_id: Some(1000),
+                name: "dt".into(),
+                transform: Transform::Identity,
+            }],
+        }
+    }
+
+    fn stats(file: &DataFile, has_deletes: bool) -> Statistics {
+        let schema = schema();
+        let arrow = Arc::new(schema_to_arrow(&schema).unwrap());
+        file_statistics(&schema, &arrow, Some(&spec()), file, has_deletes).unwrap()
+    }
+
+    #[test]
+    fn bounds_are_inexact_and_counts_exact_without_deletes() {
+        let s = stats(&data_file(), false);
+        assert_eq!(s.num_rows, Precision::Exact(10));
+        let id = &s.column_statistics[0];
+        assert_eq!(id.null_count, Precision::Exact(0));
+        assert_eq!(
+            id.min_value,
+            Precision::Inexact(ScalarValue::Int64(Some(1)))
+        );
+        assert_eq!(
+            id.max_value,
+            Precision::Inexact(ScalarValue::Int64(Some(10)))
+        );
+        assert_eq!(id.byte_size, Precision::Exact(80));
+        let name = &s.column_statistics[1];
+        assert_eq!(name.null_count, Precision::Exact(3));
+        assert_eq!(name.min_value, Precision::Inexact(ScalarValue::from("a")));
+        assert_eq!(name.max_value, Precision::Inexact(ScalarValue::from("k")));
+        assert_eq!(name.byte_size, Precision::Inexact(55));
+    }
+
+    #[test]
+    fn float_bounds_need_a_known_zero_nan_count() {
+        let mut file = data_file();
+        let score = stats(&file, false).column_statistics[2].clone();
+        assert_eq!(score.min_value, Precision::Absent);
+        assert_eq!(score.max_value, Precision::Absent);
+        file.nan_value_counts.insert(3, 2);
+        assert_eq!(
+            stats(&file, false).column_statistics[2].max_value,
+            Precision::Absent
+        );
+        file.nan_value_counts.insert(3, 0);
+        let score = stats(&file, false).column_statistics[2].clone();
+        assert_eq!(
+            score.min_value,
+            Precision::Inexact(ScalarValue::Float64(Some(0.5)))
+        );
+        assert_eq!(
+            score.max_value,
+            Precision::Inexact(ScalarValue::Float64(Some(9.5)))
+        );
+    }
+
+    #[test]
+    fn identity_partition_is_exact_only_without_deletes() {
+        let date = ScalarValue::Date32(Some(19000));
+        let without = stats(&data_file(), false);
+        let dt = &without.column_statistics[3];
+        assert_eq!(dt.min_value, Precision::Exact(date.clone()));
+        assert_eq!(dt.max_value, Precision::Exact(date.clone()));
+        assert_eq!(dt.null_count, Precision::Exact(0));
+
+        let with = stats(&data_file(), true);
+        assert_eq!(with.num_rows, Precision::Inexact(10));
+        let dt = &with.column_statistics[3];
+        assert_eq!(dt.min_value, Precision::Inexact(date));
+        assert_eq!(dt.null_count, Precision::Absent);
+        assert_eq!(with.column_statistics[1].null_count, Precision::Inexact(3));
+        assert!(
+            with.column_statistics
+                .iter()
+                .all(|c| c.min_value.is_exact() != Some(true)
+                    && c.null_count.is_exact() != Some(true))
+        );
+    }
+
+    #[test]
+    fn undecodable_bounds_are_skipped() {
+        let mut file = data_file();
+        file.lower_bounds.insert(1, vec![1, 2, 3]);
+        file.upper_bounds.insert(2, vec![0xff, 0xfe]);
+        let s = stats(&file, false);
+        assert_eq!(s.column_statistics[0].min_value, Precision::Absent);
+        assert_eq!(
+            s.column_statistics[0].max_value,
+            Precision::Inexact(ScalarValue::Int64(Some(10)))
+        );
+        assert_eq!(s.column_statistics[1].max_value, Precision::Absent);
+    }
+}

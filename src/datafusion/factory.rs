@@ -25,7 +25,7 @@ pub struct IcebergTableProviderFactory;
 impl TableProviderFactory for IcebergTableProviderFactory {
     async fn create(
         &self,
-        _state: &dyn Session,
+        state: &dyn Session,
         cmd: &CreateExternalTable,
     ) -> DFResult<Arc<dyn TableProvider>> {
         let mut options = OpenOptions::default();
@@ -73,7 +73,13 @@ impl TableProviderFactory for IcebergTableProviderFactory {
             .into());
         };
         let table = Table::open_with(location, options).await?;
-        let mut provider = IcebergTableProvider::try_new(table)?;
+        let view_types = state
+            .config_options()
+            .execution
+            .parquet
+            .schema_force_view_types;
+        let mut provider =
+            IcebergTableProvider::try_new(table)?.with_schema_force_view_types(view_types)?;
         if let Some(id) = snapshot_id {
             provider = provider.with_snapshot_id(id)?;
         }

@@ -14,6 +14,7 @@ use datafusion::arrow::datatypes::{DataType, Field, FieldRef, SchemaRef};
 use datafusion::catalog::Session;
 use datafusion::common::config::TableParquetOptions;
 use datafusion::common::{DFSchema, Result as DFResult, ScalarValue};
+use datafusion::datasource::file_format::parquet::transform_schema_to_view;
 use datafusion::datasource::listing::PartitionedFile;
 use datafusion::datasource::physical_plan::parquet::ParquetRowSelection;
 use datafusion::datasource::physical_plan::{FileGroup, FileScanConfigBuilder, ParquetSource};
@@ -59,6 +60,8 @@ pub struct IcebergTableProvider {
     snapshot: Option<Snapshot>,
     schema: Arc<Schema>,
     arrow_schema: SchemaRef,
+    /// Whether top-level strings and binaries are exposed as `Utf8View`/`BinaryView`.
+    view_types: bool,
     /// The planning counts of the latest `scan()` (shared by clones).
     last_scan_metrics: Arc<Mutex<Option<ScanMetrics>>>,
     /// The delete planning counts of the latest `scan()` (shared by clones).
@@ -83,16 +86,22 @@ impl IcebergTableProvider {
     pub fn try_new(table: Table) -> Result<Self> {
         let snapshot = table.metadata().current_snapshot().cloned();
         let schema = table.metadata().current_schema().clone();
-        Self::at_snapshot(table, snapshot, schema)
+        Self::at_snapshot(table, snapshot, schema, true)
     }
 
-    fn at_snapshot(table: Table, snapshot: Option<Snapshot>, schema: Schema) -> Result<Self> {
-        let arrow_schema = Arc::new(schema_to_arrow(&schema)?);
+    fn at_snapshot(
+        table: Table,
+        snapshot: Option<Snapshot>,
+        schema: Schema,
+        view_types: bool,
+    ) -> Result<Self> {
+        let arrow_schema = Arc::new(arrow_schema(&schema, view_types)?);
         Ok(Self {
             table,
             snapshot,
             schema: Arc::new(schema),
             arrow_schema,
+            view_types,
             last_scan_metrics: Arc::default(),
             last_delete_metrics: Arc::default(),
             manifest_cache: Arc::default(),
@@ -111,7 +120,23 @@ impl IcebergTableProvider {
             ))
         })?;
         let schema = metadata.schema_for_snapshot(&snapshot).clone();
-        Self::at_snapshot(self.table, Some(snapshot), schema)
+        Self::at_snapshot(self.table, Some(snapshot), schema, self.view_types)
+    }
+
+    /// Whether top-level `string` and `binary` columns are exposed as Arrow
+    /// `Utf8View`/`BinaryView` (the default, as DataFusion's own Parquet tables do under
+    /// `datafusion.execution.parquet.schema_force_view_types`, also on by default) or as
+    /// `Utf8`/`Binary`. Views are decoded straight from Parquet and are faster to
+    /// compare, hash and filter. Nested fields keep `Utf8`/`Binary`, as in DataFusion.
+    ///
+    /// Errors only if the schema cannot be converted (it could be when the provider was
+    /// made).
+    pub fn with_schema_force_view_types(mut self, view_types: bool) -> Result<Self> {
+        if view_types != self.view_types {
+            self.arrow_schema = Arc::new(arrow_schema(&self.schema, view_types)?);
+            self.view_types = view_types;
+        }
+        Ok(self)
     }
 
     /// The same table at the snapshot a branch or tag points at. A branch is read with
@@ -140,7 +165,7 @@ impl IcebergTableProvider {
                 ))
             })?;
         let schema = metadata.current_schema().clone();
-        Self::at_snapshot(self.table, Some(snapshot), schema)
+        Self::at_snapshot(self.table, Some(snapshot), schema, self.view_types)
     }
 
     /// The table.
@@ -195,6 +220,17 @@ fn split_into_groups(mut files: Vec<(PartitionedFile, u64)>, n: usize) -> Vec<Fi
         .filter(|g| !g.1.is_empty())
         .map(|g| FileGroup::new(g.1))
         .collect()
+}
+
+/// The Arrow schema a provider exposes (see
+/// [`IcebergTableProvider::with_schema_force_view_types`]).
+fn arrow_schema(schema: &Schema, view_types: bool) -> Result<datafusion::arrow::datatypes::Schema> {
+    let arrow = schema_to_arrow(schema)?;
+    Ok(if view_types {
+        transform_schema_to_view(&arrow)
+    } else {
+        arrow
+    })
 }
 
 impl IcebergTableProvider {

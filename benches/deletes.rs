@@ -24,36 +24,14 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{machine, median, ms, timed, Args};
+use common::{field, location, machine, median, ms, timed, write_parquet, Args, BoxError};
 use datafusion::arrow::array::{Int32Array, Int64Array, StringArray};
-use datafusion::arrow::datatypes::{DataType, Field, Schema as ArrowSchema};
+use datafusion::arrow::datatypes::{DataType, Schema as ArrowSchema};
 use datafusion::arrow::record_batch::RecordBatch;
-use datafusion::parquet::arrow::ArrowWriter;
 use datafusion::prelude::SessionContext;
 use icefloe::spec::{DataContentType, NestedField, PartitionSpec, PrimitiveType, Schema, Type};
 use icefloe::write::{data_file_from_parquet, schema_from_parquet, LocalTableWriter};
 use icefloe::IcebergTableProvider;
-
-type BoxError = Box<dyn std::error::Error>;
-
-fn field(name: &str, dt: DataType, id: i32) -> Field {
-    Field::new(name, dt, false).with_metadata(HashMap::from([(
-        "PARQUET:field_id".to_string(),
-        id.to_string(),
-    )]))
-}
-
-fn write_parquet(path: &Path, batch: &RecordBatch) -> Result<(), BoxError> {
-    let file = std::fs::File::create(path)?;
-    let mut w = ArrowWriter::try_new(file, batch.schema(), None)?;
-    w.write(batch)?;
-    w.close()?;
-    Ok(())
-}
-
-fn location(p: &Path) -> Result<String, BoxError> {
-    Ok(icefloe::io::normalize_location(&p.to_string_lossy())?)
-}
 
 /// lineitem with one position delete file per data file deleting every 10th row.
 fn build_position_delete_table(sf_root: &Path, root: &Path) -> Result<(), BoxError> {
@@ -102,7 +80,7 @@ fn build_position_delete_table(sf_root: &Path, root: &Path) -> Result<(), BoxErr
             ],
         )?;
         let path = delete_dir.join(format!("pos-{i}.parquet"));
-        write_parquet(&path, &batch)?;
+        write_parquet(&path, &batch, None)?;
         deletes.push(data_file_from_parquet(
             &path,
             &location(&path)?,
@@ -192,8 +170,8 @@ fn build_upsert_chain(root: &Path, commits: usize, keys: usize) -> Result<(i64, 
             RecordBatch::try_new(delete_schema.clone(), vec![Arc::new(Int64Array::from(ks))])?;
         let data_path = dir.join(format!("data-{c:04}.parquet"));
         let delete_path = dir.join(format!("eqdel-{c:04}.parquet"));
-        write_parquet(&data_path, &data)?;
-        write_parquet(&delete_path, &deletes)?;
+        write_parquet(&data_path, &data, None)?;
+        write_parquet(&delete_path, &deletes, None)?;
         let d = data_file_from_parquet(
             &data_path,
             &location(&data_path)?,

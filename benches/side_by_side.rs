@@ -4,7 +4,7 @@
 //!
 //! ```text
 //! cargo bench --bench side_by_side -- --sf 1 [--iterations 5] [--queries 1,6,18]
-//!     [--data DIR] [--tpchgen PATH] [--parts 4]
+//!     [--data DIR] [--tpchgen PATH] [--parts 4] [--refresh 5]
 //! ```
 //!
 //! Data: `tpchgen-cli` (from `--tpchgen`, `$TPCHGEN_CLI` or `PATH`) writes
@@ -12,17 +12,23 @@
 //! icefloe's own writer registers them ("add_files") as Iceberg v2 tables in
 //! `DATA/tpch-sfN/iceberg/<table>`. Both are made once and reused.
 //!
+//! With `--refresh R`, `orders` and `lineitem` are read after R rounds of the TPC-H
+//! refresh functions applied as merge-on-read deletes (see `common/tpch_refresh.rs`),
+//! against `ListingTable` over the same rows compacted into plain Parquet.
+//!
 //! Each query runs once on each side as a warm-up (its results are the ones compared),
 //! then `--iterations` times per side, interleaved A B, B A, … so drift hits both.
 
 mod common;
+#[path = "common/tpch_refresh.rs"]
+mod tpch_refresh;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{canonical_rows, machine, median, ms, timed, Args};
+use common::{canonical_rows, machine, median, ms, parquet_files, timed, Args, BoxError};
 use datafusion::prelude::{ParquetReadOptions, SessionConfig, SessionContext};
 use icefloe::spec::PartitionSpec;
 use icefloe::write::{schema_from_parquet, LocalTableWriter};
@@ -32,21 +38,10 @@ const TABLES: [&str; 8] = [
     "customer", "lineitem", "nation", "orders", "part", "partsupp", "region", "supplier",
 ];
 
-type BoxError = Box<dyn std::error::Error>;
-
 fn tpchgen_binary(args: &Args) -> String {
     args.get("tpchgen")
         .or_else(|| std::env::var("TPCHGEN_CLI").ok())
         .unwrap_or_else(|| "tpchgen-cli".to_string())
-}
-
-fn parquet_files(dir: &Path) -> Result<Vec<PathBuf>, BoxError> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "parquet"))
-        .collect();
-    files.sort();
-    Ok(files)
 }
 
 /// Generate the Parquet files (if missing) and the Iceberg tables over them (if missing).
@@ -91,11 +86,15 @@ fn prepare(args: &Args, root: &Path, sf: &str) -> Result<(), BoxError> {
     Ok(())
 }
 
-async fn contexts(root: &Path) -> Result<(SessionContext, SessionContext), BoxError> {
+/// The two sessions; each table is read from `root_of(table)/{iceberg,parquet}/table`.
+async fn contexts(
+    root_of: impl Fn(&str) -> PathBuf,
+) -> Result<(SessionContext, SessionContext), BoxError> {
     let config = || SessionConfig::new();
     let iceberg = SessionContext::new_with_config(config());
     let listing = SessionContext::new_with_config(config());
     for t in TABLES {
+        let root = root_of(t);
         let provider =
             IcebergTableProvider::open(&root.join("iceberg").join(t).to_string_lossy()).await?;
         iceberg.register_table(t, Arc::new(provider))?;
@@ -129,9 +128,27 @@ async fn main() -> Result<(), BoxError> {
     });
     let root = common::data_dir(&args).join(format!("tpch-sf{sf}"));
     prepare(&args, &root, &sf)?;
-    let (iceberg, listing) = contexts(&root).await?;
-
-    println!("# TPC-H SF{sf}: icefloe (Iceberg v2) vs DataFusion ListingTable over the same Parquet files");
+    let rounds: usize = args.num("refresh", 0);
+    let (iceberg, listing) = if rounds == 0 {
+        println!("# TPC-H SF{sf}: icefloe (Iceberg v2) vs DataFusion ListingTable over the same Parquet files");
+        contexts(|_| root.clone()).await?
+    } else {
+        let refreshed = root.with_file_name(format!("tpch-sf{sf}-rf{rounds}"));
+        let per_round = tpch_refresh::prepare_refresh(&root, &refreshed, rounds)?;
+        println!(
+            "# TPC-H SF{sf} after {rounds} merge-on-read refresh rounds ({per_round} orders \
+             inserted and deleted per round: position deletes on orders, equality deletes \
+             on lineitem): icefloe vs DataFusion ListingTable over the compacted rows"
+        );
+        contexts(|t| {
+            if t == "orders" || t == "lineitem" {
+                refreshed.clone()
+            } else {
+                root.clone()
+            }
+        })
+        .await?
+    };
     println!(
         "machine: {}; iterations: {iterations} per side, interleaved; medians in ms",
         machine()

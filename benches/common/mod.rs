@@ -6,12 +6,66 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use datafusion::arrow::array::{Array, ArrayRef, Float32Array, Float64Array};
-use datafusion::arrow::datatypes::DataType;
+use datafusion::arrow::datatypes::{DataType, Field};
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
+use datafusion::parquet::arrow::ArrowWriter;
+use datafusion::parquet::file::properties::WriterProperties;
 use icefloe::spec::{
     NestedField, PartitionField, PartitionSpec, PrimitiveType, Schema, Transform, Type,
 };
+
+pub type BoxError = Box<dyn std::error::Error>;
+
+/// A non-null Arrow field carrying Iceberg field id `id` (`PARQUET:field_id`).
+pub fn field(name: &str, dt: DataType, id: i32) -> Field {
+    Field::new(name, dt, false).with_metadata(
+        [("PARQUET:field_id".to_string(), id.to_string())]
+            .into_iter()
+            .collect(),
+    )
+}
+
+/// Write `batches` (all of `schema`) as one Parquet file (`props`: writer defaults if
+/// `None`).
+pub fn write_parquet_batches(
+    path: &Path,
+    schema: datafusion::arrow::datatypes::SchemaRef,
+    batches: &[RecordBatch],
+    props: Option<WriterProperties>,
+) -> Result<(), BoxError> {
+    let file = std::fs::File::create(path)?;
+    let mut w = ArrowWriter::try_new(file, schema, props)?;
+    for b in batches {
+        w.write(b)?;
+    }
+    w.close()?;
+    Ok(())
+}
+
+/// Write one batch as a Parquet file.
+pub fn write_parquet(
+    path: &Path,
+    batch: &RecordBatch,
+    props: Option<WriterProperties>,
+) -> Result<(), BoxError> {
+    write_parquet_batches(path, batch.schema(), std::slice::from_ref(batch), props)
+}
+
+/// The Iceberg location (`file:/…`) of a local path.
+pub fn location(p: &Path) -> Result<String, BoxError> {
+    Ok(icefloe::io::normalize_location(&p.to_string_lossy())?)
+}
+
+/// The Parquet files of a directory, sorted.
+pub fn parquet_files(dir: &Path) -> Result<Vec<PathBuf>, BoxError> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "parquet"))
+        .collect();
+    files.sort();
+    Ok(files)
+}
 
 /// `--name value` arguments (cargo bench adds `--bench`, which is ignored).
 pub struct Args(Vec<String>);

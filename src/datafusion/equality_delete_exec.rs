@@ -14,7 +14,6 @@
 //! and dropped when a greater sequence number is found. Memory grows with the number of
 //! distinct delete keys, not with the data.
 
-use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 
@@ -23,12 +22,12 @@ use datafusion::arrow::compute::{cast, filter_record_batch};
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::arrow::row::{RowConverter, SortField};
 use datafusion::common::tree_node::TreeNodeRecursion;
-use datafusion::common::{DataFusionError, Result as DFResult};
+use datafusion::common::{DataFusionError, HashMap, Result as DFResult};
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::physical_expr::{EquivalenceProperties, PhysicalExpr};
 use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType};
 use datafusion::physical_plan::metrics::{
-    Count, ExecutionPlanMetricsSet, MetricBuilder, MetricsSet,
+    BaselineMetrics, Count, ExecutionPlanMetricsSet, MetricBuilder, MetricsSet,
 };
 use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use datafusion::physical_plan::{
@@ -307,6 +306,7 @@ impl ExecutionPlan for EqualityDeleteExec {
         let output = self.output_columns.clone();
         let removed: Count = MetricBuilder::new(&self.metrics)
             .counter("rows_deleted_by_equality_deletes", partition);
+        let baseline = BaselineMetrics::new(&self.metrics, partition);
         let stream = futures::stream::once(async move {
             let state = loaded
                 .get_or_try_init(|| async { load_groups(&groups, &loader).await.map(Arc::new) })
@@ -314,11 +314,16 @@ impl ExecutionPlan for EqualityDeleteExec {
                 .map_err(|e: Error| DataFusionError::from(e))?;
             let state = Arc::clone(state);
             Ok::<_, DataFusionError>(input.and_then(move |batch| {
+                let timer = baseline.elapsed_compute().timer();
                 let result =
                     apply(batch, &groups, &state, seq_col, scope_col).and_then(|(b, n)| {
                         removed.add(n);
                         Ok(b.project(&output)?)
                     });
+                timer.done();
+                if let Ok(b) = &result {
+                    baseline.record_output(b.num_rows());
+                }
                 futures::future::ready(result)
             }))
         })

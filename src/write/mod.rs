@@ -17,7 +17,9 @@ pub mod table_writer;
 pub use manifest::{ManifestWriter, NewEntry};
 pub use manifest_list::write_manifest_list;
 pub use metadata::table_metadata_to_json;
-pub use parquet_metrics::{data_file_from_parquet, empty_data_file, schema_from_parquet};
+pub use parquet_metrics::{
+    data_file_from_parquet, empty_data_file, read_parquet_metadata, schema_from_parquet,
+};
 pub use table_writer::{LocalTableWriter, PendingSnapshot};
 
 #[cfg(test)]

@@ -14,21 +14,20 @@
 //! * `position_deletes`: 100,000 deleted positions of a 1,000,000-row file to a Parquet
 //!   `RowSelection` (`delete::row_selection`).
 //! * `deletion_vector`: decoding a `deletion-vector-v1` blob of 100,000 positions.
-//! * `equality_probe`: 1,000,000 data keys probed against 100,000 delete keys (Arrow
-//!   row format, hashed), as `EqualityDeleteExec` does.
+//! * `equality_probe`: 1,000,000 data keys probed against 100,000 delete keys with
+//!   `delete::EqualityDeleteKeys` (what `EqualityDeleteExec` runs), for a `long` key
+//!   (hashed as i64) and a string key (Arrow row format).
 
 mod common;
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use common::{schema, spec};
-use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
-use datafusion::arrow::array::{ArrayRef, Int64Array};
-use datafusion::arrow::datatypes::DataType;
-use datafusion::arrow::row::{RowConverter, SortField};
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use datafusion::arrow::array::{Array, ArrayRef, Int32Array, Int64Array, StringArray};
+use datafusion::arrow::datatypes::{Field, Schema as ArrowSchema};
 use icefloe::delete::deletion_vector::{deserialize_deletion_vector, serialize_deletion_vector};
-use icefloe::delete::row_selection;
+use icefloe::delete::{row_selection, EqualityDeleteKeys, GLOBAL_SCOPE};
 use icefloe::eval::InclusiveMetricsEvaluator;
 use icefloe::expr::{BinaryOp, Binder, Predicate};
 use icefloe::spec::{DataContentType, DataFile, Literal, ManifestContent, Transform};
@@ -192,33 +191,66 @@ fn deletion_vector(c: &mut Criterion) {
 }
 
 fn equality_probe(c: &mut Criterion) {
-    let Ok(converter) = RowConverter::new(vec![SortField::new(DataType::Int64)]) else {
-        return;
-    };
-    let deletes: ArrayRef = Arc::new(Int64Array::from_iter_values(
-        (0..100_000i64).map(|i| i * 10),
-    ));
-    let Ok(rows) = converter.convert_columns(&[deletes]) else {
-        return;
-    };
-    let keys: HashMap<Box<[u8]>, i64> = rows.iter().map(|r| (Box::from(r.as_ref()), 1)).collect();
-    let data: ArrayRef = Arc::new(Int64Array::from_iter_values(0..1_000_000i64));
     let mut g = c.benchmark_group("equality_probe");
     g.throughput(Throughput::Elements(1_000_000));
-    g.bench_function("int64_key/1M_rows_vs_100k_keys", |b| {
-        b.iter_batched(
-            || Arc::clone(&data),
-            |data| {
-                let Ok(rows) = converter.convert_columns(&[data]) else {
-                    return 0;
-                };
-                (0..rows.num_rows())
-                    .filter(|i| keys.get(rows.row(*i).as_ref()).is_some_and(|s| *s > 0))
-                    .count()
-            },
-            BatchSize::SmallInput,
-        )
-    });
+    // One long key (the integer path) and one string key (the row-format path), each
+    // 100k delete keys probed by 1M data rows in 8192-row batches, as EqualityDeleteExec.
+    let long_keys: ArrayRef = Arc::new(Int64Array::from_iter_values(
+        (0..100_000i64).map(|i| i * 10),
+    ));
+    let long_data: Vec<ArrayRef> = (0..1_000_000i64)
+        .collect::<Vec<_>>()
+        .chunks(8192)
+        .map(|c| Arc::new(Int64Array::from(c.to_vec())) as ArrayRef)
+        .collect();
+    let string_keys: ArrayRef = Arc::new(StringArray::from_iter_values(
+        (0..100_000i64).map(|i| format!("key-{}", i * 10)),
+    ));
+    let string_data: Vec<ArrayRef> = (0..1_000_000i64)
+        .collect::<Vec<_>>()
+        .chunks(8192)
+        .map(|c| {
+            Arc::new(StringArray::from_iter_values(
+                c.iter().map(|i| format!("key-{i}")),
+            )) as ArrayRef
+        })
+        .collect();
+    for (name, keys, data) in [
+        ("int64_key", long_keys, long_data),
+        ("string_key", string_keys, string_data),
+    ] {
+        let schema = Arc::new(ArrowSchema::new(vec![Field::new(
+            "k",
+            keys.data_type().clone(),
+            true,
+        )]));
+        let Ok(mut index) = EqualityDeleteKeys::new(&schema) else {
+            return;
+        };
+        if index.insert(&[keys], GLOBAL_SCOPE, 2).is_err() {
+            return;
+        }
+        let scopes = Int32Array::from(vec![0; 8192]);
+        let seqs = Int64Array::from(vec![1; 8192]);
+        g.bench_function(format!("{name}/1M_rows_vs_100k_keys"), |b| {
+            b.iter(|| {
+                let mut removed = 0;
+                for batch in &data {
+                    let n = batch.len();
+                    let mut keep = vec![true; n];
+                    removed += index
+                        .probe(
+                            std::slice::from_ref(batch),
+                            &scopes.slice(0, n),
+                            &seqs.slice(0, n),
+                            &mut keep,
+                        )
+                        .unwrap_or(0);
+                }
+                removed
+            })
+        });
+    }
     g.finish();
 }
 

@@ -20,7 +20,9 @@ use std::sync::Arc;
 use datafusion::parquet::arrow::arrow_reader::RowSelection;
 use futures::stream::{self, StreamExt, TryStreamExt};
 
-use crate::delete::{row_selection, DeleteFileIndex, EqualityDeleteLoader, PositionDeleteLoader};
+use crate::delete::{
+    row_selection, DeleteFileIndex, EqualityDeleteLoader, PositionDeleteLoader, GLOBAL_SCOPE,
+};
 use crate::error::Result;
 use crate::scan::FileScanTask;
 use crate::spec::{DataContentType, ManifestEntry, TableMetadata};
@@ -28,9 +30,6 @@ use crate::table::Table;
 
 /// How many data files have their position deletes loaded at once.
 const DELETE_LOAD_CONCURRENCY: usize = 16;
-
-/// The scope id of equality deletes that apply to every partition.
-pub(crate) const GLOBAL_SCOPE: i32 = -1;
 
 /// A data file's hidden sequence number when no equality delete applies to it: no
 /// delete can have a greater one, so probing never deletes its rows.

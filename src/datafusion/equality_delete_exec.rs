@@ -1,28 +1,21 @@
 //! [`EqualityDeleteExec`]: equality deletes as a hashed anti-join after the scan.
 //!
-//! Spec: "Equality Delete Files" and "Scan Planning". A data row is deleted by an
-//! equality delete row whose `equality_ids` columns equal the row's (a NULL key equals
-//! NULL only) when the delete's data sequence number is strictly greater than the data
-//! file's, and the delete is global (written unpartitioned) or written for the data file's
-//! spec and partition.
-//!
-//! The delete keys are loaded once per scan, shared by every partition, into one hash map
-//! per equality-id set: key (Arrow row format) → the greatest delete sequence number,
-//! globally and per partition scope. Each input batch carries two hidden constant
-//! columns, the data file's sequence number and scope id (see
-//! [`delete_planning`](super::delete_planning)); a row is probed with its vectorised key
-//! and dropped when a greater sequence number is found. Memory grows with the number of
+//! The delete keys are loaded once per scan, shared by every partition, into one
+//! [`EqualityDeleteKeys`] per equality-id set (the spec's rules live there). Each input
+//! batch carries two hidden constant columns, the data file's sequence number and scope
+//! id (see [`delete_planning`](super::delete_planning)). The pushed-down filters are
+//! evaluated first, so only rows the query keeps are probed, and one copy of the batch
+//! drops both the filtered and the deleted rows. Memory grows with the number of
 //! distinct delete keys, not with the data.
 
 use std::fmt;
 use std::sync::Arc;
 
-use datafusion::arrow::array::{Array, BooleanArray, Int32Array, Int64Array, RecordBatch};
-use datafusion::arrow::compute::{cast, filter_record_batch};
+use datafusion::arrow::array::{Array, AsArray, BooleanArray, Int32Array, Int64Array, RecordBatch};
+use datafusion::arrow::compute::filter_record_batch;
 use datafusion::arrow::datatypes::SchemaRef;
-use datafusion::arrow::row::{RowConverter, SortField};
 use datafusion::common::tree_node::TreeNodeRecursion;
-use datafusion::common::{DataFusionError, HashMap, Result as DFResult};
+use datafusion::common::{DataFusionError, Result as DFResult};
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::physical_expr::{EquivalenceProperties, PhysicalExpr};
 use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType};
@@ -36,36 +29,9 @@ use datafusion::physical_plan::{
 use futures::{StreamExt, TryStreamExt};
 use tokio::sync::OnceCell;
 
-use super::delete_planning::{EqualityDeleteFile, GLOBAL_SCOPE};
-use crate::delete::EqualityDeleteLoader;
+use super::delete_planning::{EqualityDeleteFile, NO_EQUALITY_DELETES};
+use crate::delete::{EqualityDeleteKeys, EqualityDeleteLoader};
 use crate::error::Error;
-
-/// The greatest delete sequence numbers of one key.
-#[derive(Debug, Default, Clone)]
-struct KeySequences {
-    global: Option<i64>,
-    by_scope: Vec<(i32, i64)>,
-}
-
-impl KeySequences {
-    fn record(&mut self, scope: i32, seq: i64) {
-        if scope == GLOBAL_SCOPE {
-            self.global = Some(self.global.map_or(seq, |s| s.max(seq)));
-        } else if let Some(e) = self.by_scope.iter_mut().find(|e| e.0 == scope) {
-            e.1 = e.1.max(seq);
-        } else {
-            self.by_scope.push((scope, seq));
-        }
-    }
-
-    fn deletes(&self, scope: i32, data_seq: i64) -> bool {
-        self.global.is_some_and(|s| s > data_seq)
-            || self
-                .by_scope
-                .iter()
-                .any(|(sc, s)| *sc == scope && *s > data_seq)
-    }
-}
 
 /// One set of equality field ids: the files using it and where its key is in the input.
 #[derive(Debug, Clone)]
@@ -78,19 +44,15 @@ pub(crate) struct EqualityGroup {
     pub files: Vec<EqualityDeleteFile>,
 }
 
-#[derive(Debug)]
-struct LoadedGroup {
-    converter: RowConverter,
-    keys: HashMap<Box<[u8]>, KeySequences>,
-}
-
 /// Applies equality deletes to its input and projects away the helper columns.
 #[derive(Debug)]
 pub struct EqualityDeleteExec {
     input: Arc<dyn ExecutionPlan>,
     groups: Arc<Vec<EqualityGroup>>,
     loader: Arc<EqualityDeleteLoader>,
-    loaded: Arc<OnceCell<Arc<Vec<LoadedGroup>>>>,
+    loaded: Arc<OnceCell<Arc<Vec<EqualityDeleteKeys>>>>,
+    /// Row filter applied before the probe (on the input schema).
+    predicate: Option<Arc<dyn PhysicalExpr>>,
     sequence_column: usize,
     scope_column: usize,
     output_columns: Vec<usize>,
@@ -100,12 +62,14 @@ pub struct EqualityDeleteExec {
 }
 
 impl EqualityDeleteExec {
-    /// Wrap `input`: `sequence_column` / `scope_column` are the hidden per-file columns,
+    /// Wrap `input`: `predicate` (on the input schema) filters rows before the probe,
+    /// `sequence_column` / `scope_column` are the hidden per-file columns,
     /// `output_columns` the input columns to return.
     pub(crate) fn try_new(
         input: Arc<dyn ExecutionPlan>,
         groups: Vec<EqualityGroup>,
         loader: Arc<EqualityDeleteLoader>,
+        predicate: Option<Arc<dyn PhysicalExpr>>,
         sequence_column: usize,
         scope_column: usize,
         output_columns: Vec<usize>,
@@ -122,6 +86,7 @@ impl EqualityDeleteExec {
             groups: Arc::new(groups),
             loader,
             loaded: Arc::new(OnceCell::new()),
+            predicate,
             sequence_column,
             scope_column,
             output_columns,
@@ -135,30 +100,17 @@ impl EqualityDeleteExec {
 async fn load_groups(
     groups: &[EqualityGroup],
     loader: &EqualityDeleteLoader,
-) -> crate::Result<Vec<LoadedGroup>> {
+) -> crate::Result<Vec<EqualityDeleteKeys>> {
     let mut out = Vec::with_capacity(groups.len());
     for group in groups {
-        let fields = group
-            .key_schema
-            .fields()
-            .iter()
-            .map(|f| SortField::new(f.data_type().clone()))
-            .collect();
-        let converter = RowConverter::new(fields)?;
-        let mut keys: HashMap<Box<[u8]>, KeySequences> = HashMap::new();
+        let mut keys = EqualityDeleteKeys::new(&group.key_schema)?;
         for file in &group.files {
             let batches = loader.load(&file.entry, &group.key_schema).await?;
-            let seq = file.entry.data_sequence_number;
             for batch in &batches.batches {
-                let rows = converter.convert_columns(batch.columns())?;
-                for row in rows.iter() {
-                    keys.entry(row.as_ref().into())
-                        .or_default()
-                        .record(file.scope, seq);
-                }
+                keys.insert(batch.columns(), file.scope, file.entry.data_sequence_number)?;
             }
         }
-        out.push(LoadedGroup { converter, keys });
+        out.push(keys);
     }
     Ok(out)
 }
@@ -183,57 +135,58 @@ fn as_i32s(batch: &RecordBatch, index: usize) -> DFResult<&Int32Array> {
         })
 }
 
-/// Drop the deleted rows of one batch; returns the surviving rows (all columns) and the
-/// number removed.
+/// What one batch loses.
+#[derive(Default)]
+struct Removed {
+    by_filter: usize,
+    by_deletes: usize,
+}
+
+/// Drop the rows of one batch that fail `predicate` or are deleted; returns the
+/// surviving rows (all columns).
 fn apply(
     batch: RecordBatch,
+    predicate: Option<&Arc<dyn PhysicalExpr>>,
     groups: &[EqualityGroup],
-    loaded: &[LoadedGroup],
+    loaded: &[EqualityDeleteKeys],
     sequence_column: usize,
     scope_column: usize,
-) -> DFResult<(RecordBatch, usize)> {
+) -> DFResult<(RecordBatch, Removed)> {
+    let rows = batch.num_rows();
+    let mut removed = Removed::default();
+    let mut keep = match predicate {
+        Some(p) => {
+            let result = p.evaluate(&batch)?.into_array(rows)?;
+            let mask = result.as_boolean_opt().ok_or_else(|| {
+                DataFusionError::Internal("equality delete filter is not boolean".into())
+            })?;
+            let keep: Vec<bool> = (0..rows)
+                .map(|i| mask.is_valid(i) && mask.value(i))
+                .collect();
+            removed.by_filter = keep.iter().filter(|k| !**k).count();
+            keep
+        }
+        None => vec![true; rows],
+    };
     let seqs = as_i64s(&batch, sequence_column)?;
-    if seqs.null_count() == 0
-        && seqs
-            .values()
-            .iter()
-            .all(|s| *s == super::delete_planning::NO_EQUALITY_DELETES)
-    {
-        return Ok((batch, 0));
-    }
-    let scopes = as_i32s(&batch, scope_column)?;
-    let mut keep = vec![true; batch.num_rows()];
-    for (group, state) in groups.iter().zip(loaded) {
-        if state.keys.is_empty() {
-            continue;
-        }
-        let columns = group
-            .input_columns
-            .iter()
-            .zip(group.key_schema.fields())
-            .map(|(i, f)| {
-                let c = batch.column(*i);
-                if c.data_type() == f.data_type() {
-                    Ok(Arc::clone(c))
-                } else {
-                    cast(c, f.data_type())
-                }
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        let rows = state.converter.convert_columns(&columns)?;
-        for (i, k) in keep.iter_mut().enumerate() {
-            if *k {
-                if let Some(found) = state.keys.get(rows.row(i).as_ref()) {
-                    if found.deletes(scopes.value(i), seqs.value(i)) {
-                        *k = false;
-                    }
-                }
+    let all_without_deletes =
+        seqs.null_count() == 0 && seqs.values().iter().all(|s| *s == NO_EQUALITY_DELETES);
+    if !all_without_deletes && removed.by_filter < rows {
+        let scopes = as_i32s(&batch, scope_column)?;
+        for (group, keys) in groups.iter().zip(loaded) {
+            if keys.is_empty() {
+                continue;
             }
+            let columns: Vec<_> = group
+                .input_columns
+                .iter()
+                .map(|i| Arc::clone(batch.column(*i)))
+                .collect();
+            removed.by_deletes += keys.probe(&columns, scopes, seqs, &mut keep)?;
         }
     }
-    let removed = keep.iter().filter(|k| !**k).count();
-    if removed == 0 {
-        return Ok((batch, 0));
+    if removed.by_filter + removed.by_deletes == 0 {
+        return Ok((batch, removed));
     }
     Ok((
         filter_record_batch(&batch, &BooleanArray::from(keep))?,
@@ -248,7 +201,11 @@ impl DisplayAs for EqualityDeleteExec {
             f,
             "EqualityDeleteExec: equality_delete_files={files}, equality_id_sets={}",
             self.groups.len()
-        )
+        )?;
+        if let Some(p) = &self.predicate {
+            write!(f, ", predicate={p}")?;
+        }
+        Ok(())
     }
 }
 
@@ -267,9 +224,12 @@ impl ExecutionPlan for EqualityDeleteExec {
 
     fn apply_expressions(
         &self,
-        _f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> DFResult<TreeNodeRecursion>,
+        f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> DFResult<TreeNodeRecursion>,
     ) -> DFResult<TreeNodeRecursion> {
-        Ok(TreeNodeRecursion::Continue)
+        match &self.predicate {
+            Some(p) => f(p),
+            None => Ok(TreeNodeRecursion::Continue),
+        }
     }
 
     fn with_new_children(
@@ -285,6 +245,7 @@ impl ExecutionPlan for EqualityDeleteExec {
             children.swap_remove(0),
             self.groups.as_ref().clone(),
             Arc::clone(&self.loader),
+            self.predicate.clone(),
             self.sequence_column,
             self.scope_column,
             self.output_columns.clone(),
@@ -304,6 +265,7 @@ impl ExecutionPlan for EqualityDeleteExec {
         let loaded = Arc::clone(&self.loaded);
         let (seq_col, scope_col) = (self.sequence_column, self.scope_column);
         let output = self.output_columns.clone();
+        let predicate = self.predicate.clone();
         let removed: Count = MetricBuilder::new(&self.metrics)
             .counter("rows_deleted_by_equality_deletes", partition);
         let baseline = BaselineMetrics::new(&self.metrics, partition);
@@ -315,11 +277,18 @@ impl ExecutionPlan for EqualityDeleteExec {
             let state = Arc::clone(state);
             Ok::<_, DataFusionError>(input.and_then(move |batch| {
                 let timer = baseline.elapsed_compute().timer();
-                let result =
-                    apply(batch, &groups, &state, seq_col, scope_col).and_then(|(b, n)| {
-                        removed.add(n);
-                        Ok(b.project(&output)?)
-                    });
+                let result = apply(
+                    batch,
+                    predicate.as_ref(),
+                    &groups,
+                    &state,
+                    seq_col,
+                    scope_col,
+                )
+                .and_then(|(b, n)| {
+                    removed.add(n.by_deletes);
+                    Ok(b.project(&output)?)
+                });
                 timer.done();
                 if let Ok(b) = &result {
                     baseline.record_output(b.num_rows());

@@ -24,9 +24,9 @@ use datafusion::datasource::{TableProvider, TableType};
 use datafusion::execution::object_store::ObjectStoreUrl;
 use datafusion::logical_expr::utils::conjunction;
 use datafusion::logical_expr::{Expr, TableProviderFilterPushDown};
+use datafusion::physical_expr::PhysicalExpr;
 use datafusion::physical_expr_adapter::PhysicalExprAdapterFactory;
 use datafusion::physical_plan::empty::EmptyExec;
-use datafusion::physical_plan::filter::FilterExec;
 use datafusion::physical_plan::union::UnionExec;
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion_datasource::compute_all_files_statistics;
@@ -223,21 +223,26 @@ fn split_into_groups(mut files: Vec<(PartitionedFile, u64)>, n: usize) -> Vec<Fi
         .collect()
 }
 
-/// `scan` under a `FilterExec` with `filters` (all on columns it returns), so that
-/// equality deletes probe only rows the query keeps. A filter commutes with row-level
-/// deletes (a row is returned iff it matches and is not deleted), and DataFusion keeps
-/// its own `FilterExec` above for the Inexact filters.
+/// The predicate `EqualityDeleteExec` evaluates before probing, so that only rows the
+/// query keeps are probed: the `filters` on columns the scan returns (`schema`). A filter
+/// commutes with row-level deletes (a row is returned iff it matches and is not
+/// deleted); DataFusion keeps its own `FilterExec` above for the Inexact filters. The
+/// filters left out are Exact identity-partition ones, already decided by file pruning.
 fn filter_before_deletes(
     state: &dyn Session,
     filters: &[Expr],
-    scan: Arc<dyn ExecutionPlan>,
-) -> Result<Arc<dyn ExecutionPlan>> {
-    let Some(expr) = conjunction(filters.iter().cloned()) else {
-        return Ok(scan);
+    schema: &SchemaRef,
+) -> Result<Option<Arc<dyn PhysicalExpr>>> {
+    let usable = filters.iter().filter(|f| {
+        f.column_refs()
+            .iter()
+            .all(|c| schema.field_with_name(&c.name).is_ok())
+    });
+    let Some(expr) = conjunction(usable.cloned()) else {
+        return Ok(None);
     };
-    let df_schema = DFSchema::try_from(scan.schema())?;
-    let predicate = state.create_physical_expr(expr, &df_schema)?;
-    Ok(Arc::new(FilterExec::try_new(predicate, scan)?))
+    let df_schema = DFSchema::try_from(Arc::clone(schema))?;
+    Ok(Some(state.create_physical_expr(expr, &df_schema)?))
 }
 
 /// The Arrow schema a provider exposes (see
@@ -345,28 +350,12 @@ impl IcebergTableProvider {
                 .or_default()
                 .push((file, size));
         }
-        // DataFusion's physical filter pushdown hands the `FilterExec` predicate to the
-        // scan itself: above a plain `DataSourceExec`, and under `EqualityDeleteExec` from
-        // the `FilterExec` placed below it (`filter_before_deletes`); giving the scan those
-        // filters here too would only evaluate them twice. What is left for the scan are
-        // the filters on columns it does not return (Exact identity-partition filters),
-        // for row-group pruning.
-        let (row_filters, pruning_filters): (Vec<Expr>, Vec<Expr>) = match &equality {
-            Some(eq) => {
-                let returned: HashSet<&str> = eq
-                    .scan_projection
-                    .iter()
-                    .filter_map(|i| self.arrow_schema.fields().get(*i))
-                    .map(|f| f.name().as_str())
-                    .collect();
-                filters.iter().cloned().partition(|f| {
-                    f.column_refs()
-                        .iter()
-                        .all(|c| returned.contains(c.name.as_str()))
-                })
-            }
-            None => (vec![], vec![]),
-        };
+        // Without equality deletes the scan is a plain `DataSourceExec`, and DataFusion's
+        // physical filter pushdown hands it the `FilterExec` predicate itself; giving it
+        // the filters here too would only evaluate them twice. Under `EqualityDeleteExec`
+        // nothing is pushed through, so the filters are given here for row-group and page
+        // pruning (a filter commutes with row-level deletes).
+        let pruning_filters = if equality.is_some() { filters } else { &[] };
         let predicate = match conjunction(pruning_filters.iter().cloned()) {
             Some(expr) => {
                 let df_schema = DFSchema::try_from(Arc::clone(&self.arrow_schema))?;
@@ -428,9 +417,10 @@ impl IcebergTableProvider {
         Ok(match equality {
             None => scan,
             Some(eq) => Arc::new(EqualityDeleteExec::try_new(
-                filter_before_deletes(state, &row_filters, scan)?,
+                Arc::clone(&scan),
                 eq.groups,
                 equality_loader(&self.table),
+                filter_before_deletes(state, filters, &scan.schema())?,
                 eq.sequence_column,
                 eq.sequence_column + 1,
                 eq.output_columns,

@@ -26,11 +26,13 @@
 pub mod delete_file_index;
 pub mod deletion_vector;
 pub mod equality_delete;
+pub mod equality_keys;
 pub mod position_delete;
 pub mod puffin;
 
 pub use delete_file_index::{is_deletion_vector, referenced_data_file, DeleteFileIndex};
 pub use equality_delete::{build_key_rows, equality_delete_schema, EqualityDeleteLoader};
+pub use equality_keys::{EqualityDeleteKeys, GLOBAL_SCOPE};
 pub use position_delete::{row_selection, PositionDeleteFile, PositionDeleteLoader};
 
 /// Error context naming a file by its stored path and, when remapped, where it was read.

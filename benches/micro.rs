@@ -237,15 +237,14 @@ fn equality_probe(c: &mut Criterion) {
                 let mut removed = 0;
                 for batch in &data {
                     let n = batch.len();
-                    let mut keep = vec![true; n];
                     removed += index
                         .probe(
                             std::slice::from_ref(batch),
                             &scopes.slice(0, n),
                             &seqs.slice(0, n),
-                            &mut keep,
+                            0..n,
                         )
-                        .unwrap_or(0);
+                        .map_or(0, |d| d.len());
                 }
                 removed
             })

@@ -11,7 +11,10 @@
 use std::fmt;
 use std::sync::Arc;
 
-use datafusion::arrow::array::{Array, AsArray, BooleanArray, Int32Array, Int64Array, RecordBatch};
+use datafusion::arrow::array::{
+    Array, AsArray, BooleanArray, BooleanBufferBuilder, Int32Array, Int64Array, RecordBatch,
+};
+use datafusion::arrow::buffer::BooleanBuffer;
 use datafusion::arrow::compute::filter_record_batch;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::common::tree_node::TreeNodeRecursion;
@@ -154,20 +157,21 @@ fn apply(
 ) -> DFResult<(RecordBatch, Removed)> {
     let rows = batch.num_rows();
     let mut removed = Removed::default();
+    // The rows kept so far as a bitmap (a NULL filter result drops the row).
     let mut keep = match predicate {
         Some(p) => {
             let result = p.evaluate(&batch)?.into_array(rows)?;
             let mask = result.as_boolean_opt().ok_or_else(|| {
                 DataFusionError::Internal("equality delete filter is not boolean".into())
             })?;
-            let keep: Vec<bool> = (0..rows)
-                .map(|i| mask.is_valid(i) && mask.value(i))
-                .collect();
-            removed.by_filter = keep.iter().filter(|k| !**k).count();
-            keep
+            match mask.nulls() {
+                Some(nulls) => mask.values() & nulls.inner(),
+                None => mask.values().clone(),
+            }
         }
-        None => vec![true; rows],
+        None => BooleanBuffer::new_set(rows),
     };
+    removed.by_filter = rows - keep.count_set_bits();
     let seqs = as_i64s(&batch, sequence_column)?;
     let all_without_deletes =
         seqs.null_count() == 0 && seqs.values().iter().all(|s| *s == NO_EQUALITY_DELETES);
@@ -182,16 +186,23 @@ fn apply(
                 .iter()
                 .map(|i| Arc::clone(batch.column(*i)))
                 .collect();
-            removed.by_deletes += keys.probe(&columns, scopes, seqs, &mut keep)?;
+            let deleted = keys.probe(&columns, scopes, seqs, keep.set_indices())?;
+            if !deleted.is_empty() {
+                removed.by_deletes += deleted.len();
+                let mut builder = BooleanBufferBuilder::new(rows);
+                builder.append_buffer(&keep);
+                for i in deleted {
+                    builder.set_bit(i, false);
+                }
+                keep = builder.finish();
+            }
         }
     }
     if removed.by_filter + removed.by_deletes == 0 {
         return Ok((batch, removed));
     }
-    Ok((
-        filter_record_batch(&batch, &BooleanArray::from(keep))?,
-        removed,
-    ))
+    let mask = BooleanArray::new(keep, None);
+    Ok((filter_record_batch(&batch, &mask)?, removed))
 }
 
 impl DisplayAs for EqualityDeleteExec {

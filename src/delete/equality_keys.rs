@@ -149,17 +149,17 @@ impl EqualityDeleteKeys {
         Ok(())
     }
 
-    /// Probe the data rows whose `keep` flag is set: clear it for each row a delete
-    /// applies to, given the row's key `columns` (cast to the key types when they
-    /// differ, e.g. `Utf8View` data against `Utf8` keys), its data file's `scopes` and
-    /// data `sequence_numbers`. Returns the number of rows cleared.
+    /// Probe data `rows` (indices into the columns, ascending): the ones a delete
+    /// applies to, ascending, given the rows' key `columns` (cast to the key types when
+    /// they differ, e.g. `Utf8View` data against `Utf8` keys), their data files'
+    /// `scopes` and data `sequence_numbers`.
     pub fn probe(
         &self,
         columns: &[ArrayRef],
         scopes: &Int32Array,
         sequence_numbers: &Int64Array,
-        keep: &mut [bool],
-    ) -> Result<usize> {
+        rows: impl IntoIterator<Item = usize>,
+    ) -> Result<Vec<usize>> {
         let columns = columns
             .iter()
             .zip(&self.types)
@@ -171,38 +171,29 @@ impl EqualityDeleteKeys {
                 }
             })
             .collect::<std::result::Result<Vec<_>, _>>()?;
-        let deleted = |found: Option<&KeySequences>, i: usize| {
+        let deletes = |found: Option<&KeySequences>, i: usize| {
             found.is_some_and(|k| k.deletes(scopes.value(i), sequence_numbers.value(i)))
         };
-        let mut removed = 0;
-        match &self.index {
+        let rows = rows.into_iter();
+        Ok(match &self.index {
             KeyIndex::Integer { keys, nulls } => {
                 let values = as_longs(columns.first().ok_or_else(no_key)?)?;
-                for (i, k) in keep.iter_mut().enumerate() {
-                    if *k {
-                        let found = if values.is_valid(i) {
-                            keys.get(&values.value(i))
-                        } else {
-                            nulls.as_ref()
-                        };
-                        if deleted(found, i) {
-                            *k = false;
-                            removed += 1;
-                        }
-                    }
-                }
+                rows.filter(|&i| {
+                    let found = if values.is_valid(i) {
+                        keys.get(&values.value(i))
+                    } else {
+                        nulls.as_ref()
+                    };
+                    deletes(found, i)
+                })
+                .collect()
             }
             KeyIndex::Rows { converter, keys } => {
-                let rows = converter.convert_columns(&columns)?;
-                for (i, k) in keep.iter_mut().enumerate() {
-                    if *k && deleted(keys.get(rows.row(i).as_ref()), i) {
-                        *k = false;
-                        removed += 1;
-                    }
-                }
+                let converted = converter.convert_columns(&columns)?;
+                rows.filter(|&i| deletes(keys.get(converted.row(i).as_ref()), i))
+                    .collect()
             }
-        }
-        Ok(removed)
+        })
     }
 }
 
@@ -217,17 +208,18 @@ mod tests {
         EqualityDeleteKeys::new(&Arc::new(Schema::new(vec![Field::new("k", dt, true)]))).unwrap()
     }
 
+    /// Which rows survive the probe of every row.
     fn probe(k: &EqualityDeleteKeys, column: ArrayRef, scope: i32, seq: i64) -> Vec<bool> {
         let n = column.len();
-        let mut keep = vec![true; n];
-        k.probe(
-            &[column],
-            &Int32Array::from(vec![scope; n]),
-            &Int64Array::from(vec![seq; n]),
-            &mut keep,
-        )
-        .unwrap();
-        keep
+        let deleted = k
+            .probe(
+                &[column],
+                &Int32Array::from(vec![scope; n]),
+                &Int64Array::from(vec![seq; n]),
+                0..n,
+            )
+            .unwrap();
+        (0..n).map(|i| !deleted.contains(&i)).collect()
     }
 
     #[test]
@@ -273,15 +265,14 @@ mod tests {
             2,
         )
         .unwrap();
-        let mut keep = vec![false, true];
-        let removed = k
+        let deleted = k
             .probe(
-                &[Arc::new(Int32Array::from(vec![1, 1])) as ArrayRef],
-                &Int32Array::from(vec![0, 0]),
-                &Int64Array::from(vec![1, 1]),
-                &mut keep,
+                &[Arc::new(Int32Array::from(vec![1, 1, 1])) as ArrayRef],
+                &Int32Array::from(vec![0, 0, 0]),
+                &Int64Array::from(vec![1, 1, 1]),
+                [1, 2],
             )
             .unwrap();
-        assert_eq!((removed, keep), (1, vec![false, false]));
+        assert_eq!(deleted, vec![1, 2]);
     }
 }

@@ -12,11 +12,11 @@
 //!   file for `orders` (Spark's merge-on-read `DELETE`: `file_path`, `pos`, sorted) and
 //!   an **equality delete** file on `l_orderkey` for `lineitem` (Flink's upsert style).
 //!
-//! The floor directory holds, per base file, its rows minus the deleted ones (same
-//! compression and row-group size as the base file) and the very same RF1 files
-//! (hard links). Both sides therefore read the same inserted files; the base files
-//! are read by icefloe as they are, with deletes applied, and by `ListingTable` as
-//! filtered copies.
+//! Every file is written by the same Arrow writer with the base files' compression and
+//! row-group size: the Iceberg tables' data files are full copies of the base files (so
+//! icefloe does not read `tpchgen-cli`'s own files against the floor's rewritten ones),
+//! and the floor directory holds, per base file, its rows minus the deleted ones, plus
+//! the very same RF1 files (hard links).
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -143,8 +143,11 @@ fn refresh_table(
     let mut inserts: Vec<Vec<RecordBatch>> = vec![vec![]; rounds];
     let mut positions: Vec<Vec<(String, i64)>> = vec![vec![]; rounds];
     let mut arrow_schema: Option<SchemaRef> = None;
+    let mut copies = vec![];
     for file in &base_files {
-        let file_location = location(file)?;
+        let name = file.file_name().ok_or("base file without a name")?;
+        let copy = data_dir.join(name);
+        let file_location = location(&copy)?;
         let batches = read_batches(file)?;
         let mut kept = vec![];
         let mut offset = 0i64;
@@ -174,13 +177,20 @@ fn refresh_table(
             }
             offset += batch.num_rows() as i64;
         }
-        let name = file.file_name().ok_or("base file without a name")?;
+        let file_schema = arrow_schema.clone().ok_or("empty base file")?;
+        write_parquet_batches(
+            &copy,
+            Arc::clone(&file_schema),
+            &batches,
+            Some(props.clone()),
+        )?;
         write_parquet_batches(
             &floor_dir.join(name),
-            arrow_schema.clone().ok_or("empty base file")?,
+            file_schema,
             &kept,
             Some(props.clone()),
         )?;
+        copies.push(copy);
     }
     let arrow_schema = arrow_schema.ok_or("no rows")?;
 
@@ -190,7 +200,7 @@ fn refresh_table(
         PartitionSpec::unpartitioned(),
         Default::default(),
     )?;
-    writer.add_parquet_files(&base_files)?;
+    writer.add_parquet_files(&copies)?;
     let key_field = arrow_schema.field_with_name(table.key_column)?.clone();
     for r in 0..rounds {
         // RF1: the inserted rows, one data file, shared with the floor.

@@ -35,6 +35,9 @@ use crate::spec::{DataFile, PartitionSpec, PrimitiveType, Schema};
 ///
 /// `spec` is the partition spec the file was written with (`None` if unknown: identity
 /// values are then not used). `has_deletes` is whether any delete file applies.
+/// `wanted[i]` says whether column `i`'s metrics are filled (the columns the scan
+/// reads; a plan of a million files should not carry bounds of unread columns); a
+/// shorter `wanted` leaves the remaining columns unknown.
 ///
 /// Errors when an identity partition value cannot be represented in its column's Arrow
 /// type; an undecodable bound is skipped instead.
@@ -44,6 +47,7 @@ pub(crate) fn file_statistics(
     spec: Option<&PartitionSpec>,
     data_file: &DataFile,
     has_deletes: bool,
+    wanted: &[bool],
 ) -> Result<Statistics> {
     let rows = usize::try_from(data_file.record_count).unwrap_or(0);
     let count = |n: usize| {
@@ -55,13 +59,14 @@ pub(crate) fn file_statistics(
     };
     let mut stats = Statistics::new_unknown(arrow_schema);
     stats.num_rows = count(rows);
-    for ((field, arrow_field), column) in schema
+    for (((field, arrow_field), column), wanted) in schema
         .columns()
         .iter()
         .zip(arrow_schema.fields())
         .zip(stats.column_statistics.iter_mut())
+        .zip(wanted)
     {
-        let Some(ty) = field.field_type.as_primitive() else {
+        let Some(ty) = field.field_type.as_primitive().filter(|_| *wanted) else {
             continue;
         };
         *column = metrics_column(data_file, field.id, ty, arrow_field.data_type(), rows);
@@ -227,7 +232,26 @@ mod tests {
     fn stats(file: &DataFile, has_deletes: bool) -> Statistics {
         let schema = schema();
         let arrow = Arc::new(schema_to_arrow(&schema).unwrap());
-        file_statistics(&schema, &arrow, Some(&spec()), file, has_deletes).unwrap()
+        file_statistics(
+            &schema,
+            &arrow,
+            Some(&spec()),
+            file,
+            has_deletes,
+            &[true; 4],
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn only_wanted_columns_get_metrics() {
+        let schema = schema();
+        let arrow = Arc::new(schema_to_arrow(&schema).unwrap());
+        let s =
+            file_statistics(&schema, &arrow, None, &data_file(), false, &[false, true]).unwrap();
+        assert_eq!(s.column_statistics[0], ColumnStatistics::new_unknown());
+        assert_eq!(s.column_statistics[1].null_count, Precision::Exact(3));
+        assert_eq!(s.column_statistics[2], ColumnStatistics::new_unknown());
     }
 
     #[test]

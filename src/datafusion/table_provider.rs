@@ -310,6 +310,15 @@ impl IcebergTableProvider {
             return Ok(Arc::new(EmptyExec::new(projected_schema)));
         }
         let equality = self.equality_scan(&deletes.equality_deletes, projection)?;
+        // The table columns the scan reads, whose metrics become statistics.
+        let columns = self.arrow_schema.fields().len();
+        let read_columns: Vec<bool> = match (&equality, projection) {
+            (Some(eq), _) => (0..columns)
+                .map(|i| eq.scan_projection.contains(&i))
+                .collect(),
+            (None, Some(p)) => (0..columns).map(|i| p.contains(&i)).collect(),
+            (None, None) => vec![true; columns],
+        };
         let io = self.table.file_io();
         // Files grouped by object store (normally one).
         let mut by_store: BTreeMap<String, Vec<(PartitionedFile, u64)>> = BTreeMap::new();
@@ -341,6 +350,7 @@ impl IcebergTableProvider {
                 spec,
                 task.data_file(),
                 has_deletes,
+                &read_columns,
             )?));
             if let Some(selection) = planned.selection {
                 file = file.with_extension(ParquetRowSelection::new(selection));

@@ -17,6 +17,21 @@ pub fn literal_to_scalar(lit: Option<&Literal>, target: &DataType) -> Result<Sca
             Error::invalid_data(format!("no null value for type {target}")).with_source(e)
         });
     };
+    // Direct forms of the common promotions and view types: `ScalarValue::cast_to` goes
+    // through an Arrow cast of a one-row array, which planning would pay per file.
+    match (lit, target) {
+        (Literal::String(s), DataType::Utf8View) => {
+            return Ok(ScalarValue::Utf8View(Some(s.clone())))
+        }
+        (Literal::Binary(b), DataType::BinaryView) => {
+            return Ok(ScalarValue::BinaryView(Some(b.clone())))
+        }
+        (Literal::Int(v), DataType::Int64) => return Ok(ScalarValue::Int64(Some(i64::from(*v)))),
+        (Literal::Float(v), DataType::Float64) => {
+            return Ok(ScalarValue::Float64(Some(f64::from(*v))))
+        }
+        _ => {}
+    }
     let utc = || Some("UTC".into());
     let natural = match lit {
         Literal::Boolean(v) => ScalarValue::Boolean(Some(*v)),
@@ -58,6 +73,29 @@ pub fn literal_to_scalar(lit: Option<&Literal>, target: &DataType) -> Result<Sca
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn direct_forms_equal_the_cast() {
+        let cases = [
+            (
+                Literal::String("ab".into()),
+                DataType::Utf8,
+                DataType::Utf8View,
+            ),
+            (
+                Literal::Binary(vec![1, 2]),
+                DataType::Binary,
+                DataType::BinaryView,
+            ),
+            (Literal::Int(-3), DataType::Int32, DataType::Int64),
+            (Literal::Float(1.5), DataType::Float32, DataType::Float64),
+        ];
+        for (lit, natural, target) in cases {
+            let direct = literal_to_scalar(Some(&lit), &target).unwrap();
+            let natural = literal_to_scalar(Some(&lit), &natural).unwrap();
+            assert_eq!(direct, natural.cast_to(&target).unwrap(), "{lit}");
+        }
+    }
 
     #[test]
     fn converts_and_widens() {

@@ -24,13 +24,16 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{field, location, machine, median, ms, timed, write_parquet, Args, BoxError};
-use datafusion::arrow::array::{Int32Array, Int64Array, StringArray};
+use common::{
+    field, local_data_file, location, machine, median, ms, position_delete_batch, timed,
+    write_parquet, Args, BoxError,
+};
+use datafusion::arrow::array::{Int32Array, Int64Array};
 use datafusion::arrow::datatypes::{DataType, Schema as ArrowSchema};
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::prelude::SessionContext;
 use icefloe::spec::{DataContentType, NestedField, PartitionSpec, PrimitiveType, Schema, Type};
-use icefloe::write::{data_file_from_parquet, schema_from_parquet, LocalTableWriter};
+use icefloe::write::{schema_from_parquet, LocalTableWriter};
 use icefloe::IcebergTableProvider;
 
 /// lineitem with one position delete file per data file deleting every 10th row.
@@ -55,37 +58,20 @@ fn build_position_delete_table(sf_root: &Path, root: &Path) -> Result<(), BoxErr
     w.add_parquet_files(&files)?;
     let delete_dir = root.join("deletes");
     std::fs::create_dir_all(&delete_dir)?;
-    let arrow = Arc::new(ArrowSchema::new(vec![
-        field("file_path", DataType::Utf8, 2147483546),
-        field("pos", DataType::Int64, 2147483545),
-    ]));
     let mut deletes = vec![];
     for (i, f) in files.iter().enumerate() {
-        let rows = data_file_from_parquet(
-            f,
-            &location(f)?,
-            &schema,
-            vec![],
-            DataContentType::Data,
-            vec![],
-        )?
-        .record_count;
-        let positions: Vec<i64> = (0..rows).step_by(10).collect();
-        let paths = vec![location(f)?; positions.len()];
-        let batch = RecordBatch::try_new(
-            arrow.clone(),
-            vec![
-                Arc::new(StringArray::from(paths)),
-                Arc::new(Int64Array::from(positions)),
-            ],
-        )?;
+        let rows = local_data_file(f, &schema, DataContentType::Data, vec![])?.record_count;
+        let file_location = location(f)?;
+        let positions: Vec<(String, i64)> = (0..rows)
+            .step_by(10)
+            .map(|p| (file_location.clone(), p))
+            .collect();
+        let batch = position_delete_batch(&positions)?;
         let path = delete_dir.join(format!("pos-{i}.parquet"));
         write_parquet(&path, &batch, None)?;
-        deletes.push(data_file_from_parquet(
+        deletes.push(local_data_file(
             &path,
-            &location(&path)?,
             &schema,
-            vec![],
             DataContentType::PositionDeletes,
             vec![],
         )?);
@@ -172,19 +158,10 @@ fn build_upsert_chain(root: &Path, commits: usize, keys: usize) -> Result<(i64, 
         let delete_path = dir.join(format!("eqdel-{c:04}.parquet"));
         write_parquet(&data_path, &data, None)?;
         write_parquet(&delete_path, &deletes, None)?;
-        let d = data_file_from_parquet(
-            &data_path,
-            &location(&data_path)?,
-            &schema,
-            vec![],
-            DataContentType::Data,
-            vec![],
-        )?;
-        let e = data_file_from_parquet(
+        let d = local_data_file(&data_path, &schema, DataContentType::Data, vec![])?;
+        let e = local_data_file(
             &delete_path,
-            &location(&delete_path)?,
             &schema,
-            vec![],
             DataContentType::EqualityDeletes,
             vec![1],
         )?;

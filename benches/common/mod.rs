@@ -52,6 +52,44 @@ pub fn write_parquet(
     write_parquet_batches(path, batch.schema(), std::slice::from_ref(batch), props)
 }
 
+/// The manifest entry of a local Parquet file (data or delete, `equality_ids` for an
+/// equality delete file), unpartitioned, with metrics from its footer.
+pub fn local_data_file(
+    path: &Path,
+    schema: &icefloe::spec::Schema,
+    content: icefloe::spec::DataContentType,
+    equality_ids: Vec<i32>,
+) -> Result<icefloe::spec::DataFile, BoxError> {
+    Ok(icefloe::write::data_file_from_parquet(
+        path,
+        &location(path)?,
+        schema,
+        vec![],
+        content,
+        equality_ids,
+    )?)
+}
+
+/// A position delete file's rows (`file_path`, `pos`, with the spec's reserved field ids),
+/// in the order given (the spec wants them sorted by path, then position).
+pub fn position_delete_batch(deletes: &[(String, i64)]) -> Result<RecordBatch, BoxError> {
+    let schema = std::sync::Arc::new(datafusion::arrow::datatypes::Schema::new(vec![
+        field("file_path", DataType::Utf8, 2147483546),
+        field("pos", DataType::Int64, 2147483545),
+    ]));
+    Ok(RecordBatch::try_new(
+        schema,
+        vec![
+            std::sync::Arc::new(datafusion::arrow::array::StringArray::from_iter_values(
+                deletes.iter().map(|d| &d.0),
+            )),
+            std::sync::Arc::new(datafusion::arrow::array::Int64Array::from_iter_values(
+                deletes.iter().map(|d| d.1),
+            )),
+        ],
+    )?)
+}
+
 /// The Iceberg location (`file:/…`) of a local path.
 pub fn location(p: &Path) -> Result<String, BoxError> {
     Ok(icefloe::io::normalize_location(&p.to_string_lossy())?)

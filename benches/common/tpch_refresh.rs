@@ -22,24 +22,22 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use datafusion::arrow::array::{Array, ArrayRef, BooleanArray, Int64Array, StringArray};
+use datafusion::arrow::array::{Array, ArrayRef, BooleanArray, Int64Array};
 use datafusion::arrow::compute::filter_record_batch;
 use datafusion::arrow::compute::kernels::numeric::add;
-use datafusion::arrow::datatypes::{DataType, Schema as ArrowSchema, SchemaRef};
+use datafusion::arrow::datatypes::{Schema as ArrowSchema, SchemaRef};
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use datafusion::parquet::file::properties::WriterProperties;
 use icefloe::spec::{DataContentType, PartitionSpec, Schema};
 use icefloe::write::LocalTableWriter;
-use icefloe::write::{data_file_from_parquet, read_parquet_metadata, schema_from_parquet};
+use icefloe::write::{read_parquet_metadata, schema_from_parquet};
 
 use crate::common::{
-    field, location, parquet_files, write_parquet, write_parquet_batches, BoxError,
+    local_data_file, location, parquet_files, position_delete_batch, write_parquet,
+    write_parquet_batches, BoxError,
 };
 
-/// Field ids of a position delete file's columns (spec: "Position Delete Files").
-const FILE_PATH_ID: i32 = 2147483546;
-const POS_ID: i32 = 2147483545;
 /// Base order keys are below this (6 × 10⁶ × SF); inserted keys are moved above it.
 const KEY_OFFSET: i64 = 1_000_000_000;
 /// One order in this many is deleted per round.
@@ -215,14 +213,7 @@ fn refresh_table(
         if std::fs::hard_link(&insert_path, &floor_copy).is_err() {
             std::fs::copy(&insert_path, &floor_copy)?;
         }
-        let data_file = data_file_from_parquet(
-            &insert_path,
-            &location(&insert_path)?,
-            &schema,
-            vec![],
-            DataContentType::Data,
-            vec![],
-        )?;
+        let data_file = local_data_file(&insert_path, &schema, DataContentType::Data, vec![])?;
         writer.append(vec![data_file])?;
 
         // RF2: the deletes.
@@ -230,16 +221,7 @@ fn refresh_table(
         let (content, equality_ids) = if table.positional {
             let mut pos = std::mem::take(&mut positions[r]);
             pos.sort();
-            let batch = RecordBatch::try_new(
-                Arc::new(ArrowSchema::new(vec![
-                    field("file_path", DataType::Utf8, FILE_PATH_ID),
-                    field("pos", DataType::Int64, POS_ID),
-                ])),
-                vec![
-                    Arc::new(StringArray::from_iter_values(pos.iter().map(|p| &p.0))),
-                    Arc::new(Int64Array::from_iter_values(pos.iter().map(|p| p.1))),
-                ],
-            )?;
+            let batch = position_delete_batch(&pos)?;
             write_parquet(&delete_path, &batch, None)?;
             (DataContentType::PositionDeletes, vec![])
         } else {
@@ -260,14 +242,7 @@ fn refresh_table(
                 .id;
             (DataContentType::EqualityDeletes, vec![id])
         };
-        let delete_file = data_file_from_parquet(
-            &delete_path,
-            &location(&delete_path)?,
-            &schema,
-            vec![],
-            content,
-            equality_ids,
-        )?;
+        let delete_file = local_data_file(&delete_path, &schema, content, equality_ids)?;
         writer.row_delta(vec![], vec![delete_file])?;
     }
     eprintln!(

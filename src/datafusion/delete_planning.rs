@@ -153,9 +153,13 @@ pub(crate) async fn plan_deletes(
                     let data_path = &task.data_file().file_path;
                     let deleted = loader.deleted_positions(data_path, &positional).await?;
                     let total = u64::try_from(task.data_file().record_count).unwrap_or(0);
-                    deleted_rows = deleted.len();
+                    // Only positions inside the file count: a file is skipped as fully
+                    // deleted (and its statistics trusted to describe surviving rows)
+                    // only if every one of its rows is deleted.
+                    let in_file = total.checked_sub(1).map_or(0, |last| deleted.rank(last));
+                    deleted_rows = in_file;
                     applied.extend(positional);
-                    if deleted.len() >= total {
+                    if in_file >= total {
                         return Ok::<_, crate::Error>((None, applied, deleted_rows));
                     }
                     if !deleted.is_empty() {

@@ -15,9 +15,10 @@
 //!   orders NaN above every number. UUID bounds are left out (writers have compared them
 //!   both signed and unsigned).
 //! * **Identity partition columns**: the partition value is the column's value in every
-//!   row of the file, so without deletes min = max is exact, and the null count is 0
-//!   (or every row, for a NULL partition). This is also how a column absent from a
-//!   migrated file is filled (see `expr_adapter`).
+//!   row of the file, deleted or not, so min = max is exact and the null count is 0 (for a
+//!   NULL partition: every row, exact only without deletes). This is also how a column
+//!   absent from a migrated file is filled: DataFusion's Parquet opener reads a column
+//!   with exact min = max and no nulls as that constant.
 //! * **Byte size**: width × rows for fixed-width columns (DataFusion's in-memory size),
 //!   `column_sizes` (108, bytes on disk) for the others.
 
@@ -151,13 +152,11 @@ fn identity_partition_values(
         let data_type = arrow_schema.field(index).data_type();
         let column = &mut stats.column_statistics[index];
         match value {
-            // With deletes a file's surviving rows may not include the value, so
-            // the bounds are only an estimate (and not read as a constant).
-            Some(v) if has_deletes => {
-                let scalar = literal_to_scalar(Some(v), data_type)?;
-                column.min_value = Precision::Inexact(scalar.clone());
-                column.max_value = Precision::Inexact(scalar);
-            }
+            // Every row of the file has the value, deleted or not, so it is exact for the
+            // surviving rows too (a file whose rows are all position-deleted is not
+            // scanned, and above equality deletes `EqualityDeleteExec` makes statistics
+            // inexact). DataFusion reads the column as this constant, which also fills it
+            // in where the file lacks it.
             Some(v) => {
                 let scalar = literal_to_scalar(Some(v), data_type)?;
                 column.min_value = Precision::Exact(scalar.clone());
@@ -300,25 +299,34 @@ mod tests {
     }
 
     #[test]
-    fn identity_partition_is_exact_only_without_deletes() {
+    fn identity_partition_values_are_exact_other_columns_only_without_deletes() {
         let date = ScalarValue::Date32(Some(19000));
-        let without = stats(&data_file(), false);
-        let dt = &without.column_statistics[3];
-        assert_eq!(dt.min_value, Precision::Exact(date.clone()));
-        assert_eq!(dt.max_value, Precision::Exact(date.clone()));
-        assert_eq!(dt.null_count, Precision::Exact(0));
-
+        for has_deletes in [false, true] {
+            let s = stats(&data_file(), has_deletes);
+            let dt = &s.column_statistics[3];
+            assert_eq!(dt.min_value, Precision::Exact(date.clone()));
+            assert_eq!(dt.max_value, Precision::Exact(date.clone()));
+            assert_eq!(dt.null_count, Precision::Exact(0));
+        }
         let with = stats(&data_file(), true);
         assert_eq!(with.num_rows, Precision::Inexact(10));
-        let dt = &with.column_statistics[3];
-        assert_eq!(dt.min_value, Precision::Inexact(date));
-        assert_eq!(dt.null_count, Precision::Absent);
         assert_eq!(with.column_statistics[1].null_count, Precision::Inexact(3));
         assert!(
-            with.column_statistics
+            with.column_statistics[..3]
                 .iter()
                 .all(|c| c.min_value.is_exact() != Some(true)
                     && c.null_count.is_exact() != Some(true))
+        );
+        // a NULL partition: all rows NULL, a count known only without deletes
+        let mut null_partition = data_file();
+        null_partition.partition = vec![None];
+        assert_eq!(
+            stats(&null_partition, false).column_statistics[3].null_count,
+            Precision::Exact(10)
+        );
+        assert_eq!(
+            stats(&null_partition, true).column_statistics[3].null_count,
+            Precision::Absent
         );
     }
 

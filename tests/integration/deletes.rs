@@ -82,3 +82,60 @@ async fn position_deletes_with_files_split_into_ranges() {
         ctx.deregister_table("t").unwrap();
     }
 }
+
+/// A position delete file naming positions past the end of its data file is corrupt: the
+/// query fails naming the data file. (It was once taken as "every row deleted" when such
+/// positions outnumbered the file's rows, and the file was skipped silently.)
+#[tokio::test]
+async fn positions_past_the_end_of_the_data_file_are_an_error() {
+    use datafusion::arrow::array::{Array, Int64Array, StringArray};
+    use datafusion::arrow::record_batch::RecordBatch;
+
+    use crate::fixtures::{
+        copy_table, files_with_suffix, patch_manifest_file_sizes, rewrite_parquet,
+    };
+
+    let dir = copy_table("corpus/spark_v2_mor_position_deletes");
+    let root = dir.path();
+    let delete_files = files_with_suffix(&root.join("data"), "-deletes.parquet");
+    assert!(!delete_files.is_empty());
+    for delete_file in &delete_files {
+        rewrite_parquet(delete_file, |schema, batch| {
+            // 1,000 more deleted positions, from 1,000,000 on, for the batch's first data file
+            let paths = batch
+                .column_by_name("file_path")
+                .and_then(|c| c.as_any().downcast_ref::<StringArray>())
+                .expect("file_path");
+            let first = paths.value(0).to_string();
+            let path_column: StringArray = (0..batch.num_rows())
+                .map(|i| paths.value(i).to_string())
+                .chain((0..1000).map(|_| first.clone()))
+                .map(Some)
+                .collect();
+            let positions = batch
+                .column_by_name("pos")
+                .and_then(|c| c.as_any().downcast_ref::<Int64Array>())
+                .expect("pos");
+            let pos_column: Int64Array = positions
+                .values()
+                .iter()
+                .copied()
+                .chain(1_000_000..1_001_000)
+                .map(Some)
+                .collect();
+            assert_eq!(schema.fields().len(), 2, "file_path and pos only");
+            let schema = Arc::new(schema.clone());
+            let batch = RecordBatch::try_new(
+                Arc::clone(&schema),
+                vec![Arc::new(path_column), Arc::new(pos_column)],
+            )
+            .expect("batch");
+            (schema, batch)
+        });
+    }
+    patch_manifest_file_sizes(root);
+    let err = crate::fixtures::run_sql(root.to_str().unwrap(), "SELECT count(*) FROM t")
+        .await
+        .expect_err("corrupt positions must fail the query");
+    assert!(err.contains("is deleted, but the file has"), "{err}");
+}

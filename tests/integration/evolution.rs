@@ -54,6 +54,44 @@ async fn identity_partition_values_fill_missing_columns() {
     assert_eq!(filtered, expected);
 }
 
+/// The same fill for files that deletes apply to: every row of such a file, deleted or
+/// not, has the partition value, so the surviving rows read it too (position deletes and
+/// equality deletes, Spark-written, identity(region)).
+#[tokio::test]
+async fn identity_partition_values_fill_missing_columns_of_files_with_deletes() {
+    for table in [
+        "corpus/spark_v2_mor_position_deletes",
+        "corpus/spark_v2_equality_deletes_partitioned",
+    ] {
+        let dir = copy_table(table);
+        let root = dir.path();
+        let location = root.to_str().unwrap();
+        let sql = "SELECT region, count(*) AS n, min(region) AS lo FROM t GROUP BY region ORDER BY region NULLS FIRST";
+        let filtered = "SELECT count(*) AS n FROM t WHERE region = 'us'";
+        let before = query(location, sql).await.unwrap();
+        let before_filtered = query(location, filtered).await.unwrap();
+        let data_files: Vec<_> = files_with_suffix(&root.join("data"), ".parquet")
+            .into_iter()
+            .filter(|f| {
+                let name = f.file_name().unwrap().to_string_lossy().to_string();
+                !name.ends_with("-deletes.parquet") && !name.starts_with("eqdel-")
+            })
+            .collect();
+        assert!(data_files.len() >= 2, "{table}: {data_files:?}");
+        for file in &data_files {
+            rewrite_parquet(file, drop_column("region"));
+        }
+        patch_manifest_file_sizes(root);
+        assert_eq!(query(location, sql).await.unwrap(), before, "{table}");
+        assert_eq!(
+            query(location, filtered).await.unwrap(),
+            before_filtered,
+            "{table}"
+        );
+        assert!(before.contains("| us "), "{table}: {before}");
+    }
+}
+
 /// Files without field ids: an error naming the problem without a name mapping, the
 /// right rows with one.
 #[tokio::test]

@@ -62,18 +62,6 @@ struct RowVisitor<'f, 'a> {
 impl PredicateVisitor<BoundReference> for RowVisitor<'_, '_> {
     type Output = bool;
 
-    fn always_true(&mut self) -> Result<bool> {
-        Ok(true)
-    }
-    fn always_false(&mut self) -> Result<bool> {
-        Ok(false)
-    }
-    fn and(&mut self, l: bool, r: bool) -> Result<bool> {
-        Ok(l && r)
-    }
-    fn or(&mut self, l: bool, r: bool) -> Result<bool> {
-        Ok(l || r)
-    }
     fn not(&mut self, c: bool) -> Result<bool> {
         Ok(!c)
     }
@@ -151,18 +139,6 @@ struct ResidualVisitor<'a> {
 impl PredicateVisitor<BoundReference> for ResidualVisitor<'_> {
     type Output = BoundPredicate;
 
-    fn always_true(&mut self) -> Result<BoundPredicate> {
-        Ok(Predicate::AlwaysTrue)
-    }
-    fn always_false(&mut self) -> Result<BoundPredicate> {
-        Ok(Predicate::AlwaysFalse)
-    }
-    fn and(&mut self, l: BoundPredicate, r: BoundPredicate) -> Result<BoundPredicate> {
-        Ok(l.and(r))
-    }
-    fn or(&mut self, l: BoundPredicate, r: BoundPredicate) -> Result<BoundPredicate> {
-        Ok(l.or(r))
-    }
     fn leaf(&mut self, leaf: &BoundPredicate) -> Result<BoundPredicate> {
         let strict = StrictProjection::new(self.spec).project(leaf)?;
         if evaluate_partition(self.spec, &strict, self.partition)? {

@@ -137,19 +137,6 @@ fn starts_with_bounds(lower: Option<&[u8]>, upper: Option<&[u8]>, prefix: &[u8])
 impl PredicateVisitor<BoundReference> for SummaryVisitor<'_> {
     type Output = bool;
 
-    fn always_true(&mut self) -> Result<bool> {
-        Ok(ROWS_MIGHT_MATCH)
-    }
-    fn always_false(&mut self) -> Result<bool> {
-        Ok(ROWS_CANNOT_MATCH)
-    }
-    fn and(&mut self, l: bool, r: bool) -> Result<bool> {
-        Ok(l && r)
-    }
-    fn or(&mut self, l: bool, r: bool) -> Result<bool> {
-        Ok(l || r)
-    }
-
     fn unary(&mut self, op: UnaryOp, term: &BoundReference) -> Result<bool> {
         let Some(s) = self.summary(term) else {
             return Ok(ROWS_MIGHT_MATCH);

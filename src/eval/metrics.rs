@@ -161,19 +161,6 @@ impl MetricsVisitor<'_> {
 impl PredicateVisitor<BoundReference> for MetricsVisitor<'_> {
     type Output = bool;
 
-    fn always_true(&mut self) -> Result<bool> {
-        Ok(ROWS_MIGHT_MATCH)
-    }
-    fn always_false(&mut self) -> Result<bool> {
-        Ok(ROWS_CANNOT_MATCH)
-    }
-    fn and(&mut self, l: bool, r: bool) -> Result<bool> {
-        Ok(l && r)
-    }
-    fn or(&mut self, l: bool, r: bool) -> Result<bool> {
-        Ok(l || r)
-    }
-
     fn unary(&mut self, op: UnaryOp, t: &BoundReference) -> Result<bool> {
         let id = t.field_id;
         Ok(match op {

@@ -139,18 +139,6 @@ struct ProjectionVisitor<'a> {
 impl PredicateVisitor<BoundReference> for ProjectionVisitor<'_> {
     type Output = BoundPredicate;
 
-    fn always_true(&mut self) -> Result<BoundPredicate> {
-        Ok(Predicate::AlwaysTrue)
-    }
-    fn always_false(&mut self) -> Result<BoundPredicate> {
-        Ok(Predicate::AlwaysFalse)
-    }
-    fn and(&mut self, l: BoundPredicate, r: BoundPredicate) -> Result<BoundPredicate> {
-        Ok(l.and(r))
-    }
-    fn or(&mut self, l: BoundPredicate, r: BoundPredicate) -> Result<BoundPredicate> {
-        Ok(l.or(r))
-    }
     fn not(&mut self, _c: BoundPredicate) -> Result<BoundPredicate> {
         Err(Error::invalid_argument(
             "projection of a predicate with NOT left in it",

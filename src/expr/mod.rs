@@ -24,4 +24,4 @@ pub use literal::{compare, convert, Conversion};
 pub use predicate::{
     rewrite_not, BinaryOp, BoundPredicate, BoundReference, Predicate, Reference, SetOp, UnaryOp,
 };
-pub use visitor::{visit, PredicateVisitor};
+pub use visitor::{visit, Connectives, PredicateVisitor};

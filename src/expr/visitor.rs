@@ -1,7 +1,8 @@
 //! The one predicate visitor used by every evaluator and projection.
 //!
-//! Implementors give the four connective results (`always_true`, `always_false`, `and`,
-//! `or`); leaves arrive through [`PredicateVisitor::leaf`], whose default splits them into
+//! The four connectives (`always_true`, `always_false`, `and`, `or`) come from the output
+//! type ([`Connectives`]: truth values for evaluators, folded predicates for projections);
+//! leaves arrive through [`PredicateVisitor::leaf`], whose default splits them into
 //! [`unary`](PredicateVisitor::unary), [`binary`](PredicateVisitor::binary) and
 //! [`set`](PredicateVisitor::set). A projection overrides `leaf` alone (the shape of Java's
 //! `Projections`); a metrics evaluator overrides the three kinds. `Not` is rejected by
@@ -11,22 +12,74 @@ use super::predicate::{BinaryOp, Predicate, SetOp, UnaryOp};
 use crate::error::{Error, Result};
 use crate::spec::Literal;
 
+/// A visitor's result type with the connectives of a predicate tree.
+pub trait Connectives: Sized {
+    /// The result for `AlwaysTrue`.
+    fn always_true() -> Self;
+    /// The result for `AlwaysFalse`.
+    fn always_false() -> Self;
+    /// Both sides of an `And`.
+    fn and(self, other: Self) -> Self;
+    /// Either side of an `Or`.
+    fn or(self, other: Self) -> Self;
+}
+
+/// Truth values: for an evaluator, "rows might match" (`true`) or "cannot match".
+impl Connectives for bool {
+    fn always_true() -> Self {
+        true
+    }
+    fn always_false() -> Self {
+        false
+    }
+    fn and(self, other: Self) -> Self {
+        self && other
+    }
+    fn or(self, other: Self) -> Self {
+        self || other
+    }
+}
+
+/// Predicates, with constants folded (a projection or residual).
+impl<R> Connectives for Predicate<R> {
+    fn always_true() -> Self {
+        Predicate::AlwaysTrue
+    }
+    fn always_false() -> Self {
+        Predicate::AlwaysFalse
+    }
+    fn and(self, other: Self) -> Self {
+        Predicate::and(self, other)
+    }
+    fn or(self, other: Self) -> Self {
+        Predicate::or(self, other)
+    }
+}
+
 /// A visitor over a [`Predicate`] with terms of type `R`, producing `Self::Output`.
 pub trait PredicateVisitor<R> {
     /// The result of visiting a node.
-    type Output;
+    type Output: Connectives;
 
     /// The result for `AlwaysTrue`.
-    fn always_true(&mut self) -> Result<Self::Output>;
+    fn always_true(&mut self) -> Result<Self::Output> {
+        Ok(Self::Output::always_true())
+    }
 
     /// The result for `AlwaysFalse`.
-    fn always_false(&mut self) -> Result<Self::Output>;
+    fn always_false(&mut self) -> Result<Self::Output> {
+        Ok(Self::Output::always_false())
+    }
 
     /// Combine the results of the two sides of an `And`.
-    fn and(&mut self, left: Self::Output, right: Self::Output) -> Result<Self::Output>;
+    fn and(&mut self, left: Self::Output, right: Self::Output) -> Result<Self::Output> {
+        Ok(left.and(right))
+    }
 
     /// Combine the results of the two sides of an `Or`.
-    fn or(&mut self, left: Self::Output, right: Self::Output) -> Result<Self::Output>;
+    fn or(&mut self, left: Self::Output, right: Self::Output) -> Result<Self::Output> {
+        Ok(left.or(right))
+    }
 
     /// The result of a `Not` from its child's. Default: an error asking for
     /// [`rewrite_not`](super::rewrite_not) first.

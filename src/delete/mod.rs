@@ -13,7 +13,9 @@
 //!   [`row_selection`] turns that into the Parquet row selection of the surviving rows.
 //! - [`EqualityDeleteLoader`] reads the equality columns of equality delete files (each
 //!   file once) into Arrow record batches typed like the table's columns;
-//!   [`build_key_rows`] turns them into Arrow row-format keys for hashing.
+//!   [`EqualityDeleteKeys`] holds their keys with the greatest delete sequence number per
+//!   scope and answers which data rows they delete; [`build_key_rows`] turns key batches
+//!   into Arrow row-format keys.
 //!
 //! Paths: delete and data files are matched by their **stored** `file_path` (as written
 //! in manifests and inside position delete files); files are opened through

@@ -4,7 +4,12 @@
 //! them into up to `target_partitions` file groups balanced by size, and returns
 //! DataFusion's own Parquet scan (`DataSourceExec` over `ParquetSource`) with the
 //! filters as its pruning predicate and [`FieldIdExprAdapterFactory`] mapping columns by
-//! field id.
+//! field id. Each file carries statistics from its manifest entry (see
+//! [`statistics`](super::statistics)) for DataFusion's optimizer; top-level strings and
+//! binaries are `Utf8View`/`BinaryView` unless
+//! [`with_schema_force_view_types(false)`](IcebergTableProvider::with_schema_force_view_types).
+//! With equality deletes the scan sits under [`EqualityDeleteExec`], which applies the
+//! pushed-down filters before probing the delete keys.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex};

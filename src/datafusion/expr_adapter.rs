@@ -9,7 +9,8 @@
 //! default adapter, which inserts the casts for promoted types.
 //!
 //! A column whose id is absent from the file reads as its v3 `initial-default` when it
-//! has one, else as null; a *required* column absent with no default is an error.
+//! has one, else as null; reading a *required* column absent with no default is an error
+//! (unless DataFusion already replaced it with the file's identity partition value).
 //! Files written without field ids get ids from the table's name mapping
 //! (`schema.name-mapping.default`); without one they cannot be read (error).
 
@@ -22,6 +23,7 @@ use datafusion::arrow::datatypes::{
 use datafusion::common::tree_node::{Transformed, TransformedResult, TreeNode};
 use datafusion::common::{DataFusionError, Result as DFResult, ScalarValue};
 use datafusion::physical_expr::expressions::{Column, Literal};
+use datafusion::physical_expr::utils::collect_columns;
 use datafusion::physical_expr::PhysicalExpr;
 use datafusion::physical_expr_adapter::{
     DefaultPhysicalExprAdapter, PhysicalExprAdapter, PhysicalExprAdapterFactory,
@@ -148,6 +150,7 @@ impl PhysicalExprAdapterFactory for FieldIdExprAdapterFactory {
         let mut renames = HashMap::new();
         let mut substitutions = HashMap::new();
         let mut nested = HashMap::new();
+        let mut missing_required = HashMap::new();
         let mut fields: Vec<Field> = Vec::with_capacity(logical_file_schema.fields().len());
         for f in logical_file_schema.fields() {
             let mut data_type = f.data_type().clone();
@@ -167,11 +170,7 @@ impl PhysicalExprAdapterFactory for FieldIdExprAdapterFactory {
                         if let Some(default) = self.initial_defaults.get(&id) {
                             substitutions.insert(f.name().clone(), default.clone());
                         } else if self.required.contains(&id) {
-                            return Err(DataFusionError::Execution(format!(
-                                "required column '{}' (field id {id}) is absent from a data file \
-                                 and has no initial-default",
-                                f.name()
-                            )));
+                            missing_required.insert(f.name().clone(), id);
                         }
                         format!("__icefloe_absent_field_{id}")
                     }
@@ -196,6 +195,7 @@ impl PhysicalExprAdapterFactory for FieldIdExprAdapterFactory {
             renames,
             substitutions,
             nested,
+            missing_required,
             logical_file_schema,
             physical_file_schema: Arc::clone(&physical_file_schema),
             inner: DefaultPhysicalExprAdapter::new(renamed_logical, physical_file_schema),
@@ -215,6 +215,11 @@ pub struct FieldIdExprAdapter {
     /// Table column name → (table type, type renamed to the file's nested names), for
     /// nested columns whose nested names differ in this file.
     nested: HashMap<String, (DataType, DataType)>,
+    /// Required table columns absent from this file with no default (name → field id):
+    /// reading one is an error. Checked per expression, after DataFusion has replaced
+    /// the columns it knows to be constant in this file (identity partition values), so
+    /// a required partition column missing from a migrated file still reads its value.
+    missing_required: HashMap<String, i32>,
     logical_file_schema: SchemaRef,
     physical_file_schema: SchemaRef,
     inner: DefaultPhysicalExprAdapter,
@@ -222,6 +227,17 @@ pub struct FieldIdExprAdapter {
 
 impl PhysicalExprAdapter for FieldIdExprAdapter {
     fn rewrite(&self, expr: Arc<dyn PhysicalExpr>) -> DFResult<Arc<dyn PhysicalExpr>> {
+        if !self.missing_required.is_empty() {
+            for column in collect_columns(&expr) {
+                if let Some(id) = self.missing_required.get(column.name()) {
+                    return Err(DataFusionError::Execution(format!(
+                        "required column '{}' (field id {id}) is absent from a data file and \
+                         has no initial-default",
+                        column.name()
+                    )));
+                }
+            }
+        }
         if self.nested.is_empty() {
             return self.rewrite_columns(expr);
         }
@@ -360,11 +376,17 @@ mod tests {
             Some(1),
         )]));
         let factory = FieldIdExprAdapterFactory::new(HashMap::new(), HashSet::from([3]), None);
-        let err = factory.create(logical, physical).unwrap_err();
+        let adapter = factory.create(Arc::clone(&logical), physical).unwrap();
+        let column = datafusion::physical_expr::expressions::col("r", &logical).unwrap();
+        let err = adapter.rewrite(column).unwrap_err();
         assert!(
             err.to_string().contains("required column 'r' (field id 3)"),
             "{err}"
         );
+        // an expression not reading it (e.g. after DataFusion replaced it with the file's
+        // identity partition value) is fine
+        let literal: Arc<dyn PhysicalExpr> = Arc::new(Literal::new(ScalarValue::Int64(Some(4))));
+        assert!(adapter.rewrite(literal).is_ok());
     }
 
     #[test]

@@ -59,36 +59,62 @@ async fn identity_partition_values_fill_missing_columns() {
 /// equality deletes, Spark-written, identity(region)).
 #[tokio::test]
 async fn identity_partition_values_fill_missing_columns_of_files_with_deletes() {
-    for table in [
-        "corpus/spark_v2_mor_position_deletes",
-        "corpus/spark_v2_equality_deletes_partitioned",
+    for (table, metadata_file) in [
+        ("corpus/spark_v2_mor_position_deletes", "v7.metadata.json"),
+        (
+            "corpus/spark_v2_equality_deletes_partitioned",
+            "v5.metadata.json",
+        ),
     ] {
-        let dir = copy_table(table);
-        let root = dir.path();
-        let location = root.to_str().unwrap();
-        let sql = "SELECT region, count(*) AS n, min(region) AS lo FROM t GROUP BY region ORDER BY region NULLS FIRST";
-        let filtered = "SELECT count(*) AS n FROM t WHERE region = 'us'";
-        let before = query(location, sql).await.unwrap();
-        let before_filtered = query(location, filtered).await.unwrap();
-        let data_files: Vec<_> = files_with_suffix(&root.join("data"), ".parquet")
-            .into_iter()
-            .filter(|f| {
-                let name = f.file_name().unwrap().to_string_lossy().to_string();
-                !name.ends_with("-deletes.parquet") && !name.starts_with("eqdel-")
-            })
-            .collect();
-        assert!(data_files.len() >= 2, "{table}: {data_files:?}");
-        for file in &data_files {
-            rewrite_parquet(file, drop_column("region"));
+        // `region` as written (optional), and marked required (as PyIceberg writes a
+        // partition column): the partition value, not an error about a missing column
+        for required in [false, true] {
+            let dir = copy_table(table);
+            let root = dir.path();
+            let location = root.to_str().unwrap();
+            let sql = "SELECT region, count(*) AS n, min(region) AS lo FROM t GROUP BY region ORDER BY region NULLS FIRST";
+            let filtered = "SELECT count(*) AS n FROM t WHERE region = 'us'";
+            let before = query(location, sql).await.unwrap();
+            let before_filtered = query(location, filtered).await.unwrap();
+            let data_files: Vec<_> = files_with_suffix(&root.join("data"), ".parquet")
+                .into_iter()
+                .filter(|f| {
+                    let name = f.file_name().unwrap().to_string_lossy().to_string();
+                    !name.ends_with("-deletes.parquet") && !name.starts_with("eqdel-")
+                })
+                .collect();
+            assert!(data_files.len() >= 2, "{table}: {data_files:?}");
+            for file in &data_files {
+                rewrite_parquet(file, drop_column("region"));
+            }
+            patch_manifest_file_sizes(root);
+            if required {
+                edit_metadata(root, metadata_file, |json| {
+                    evolve_schema(json, |fields| {
+                        for f in fields.iter_mut().filter(|f| f["name"] == "region") {
+                            f["required"] = true.into();
+                        }
+                    })
+                });
+            }
+            let context = format!("{table}, required={required}");
+            assert_eq!(query(location, sql).await.unwrap(), before, "{context}");
+            assert_eq!(
+                query(location, filtered).await.unwrap(),
+                before_filtered,
+                "{context}"
+            );
+            assert_eq!(
+                query(location, "SELECT count(id) AS n FROM t")
+                    .await
+                    .unwrap(),
+                query(location, "SELECT count(*) AS n FROM t")
+                    .await
+                    .unwrap(),
+                "{context}"
+            );
+            assert!(before.contains("| us "), "{context}: {before}");
         }
-        patch_manifest_file_sizes(root);
-        assert_eq!(query(location, sql).await.unwrap(), before, "{table}");
-        assert_eq!(
-            query(location, filtered).await.unwrap(),
-            before_filtered,
-            "{table}"
-        );
-        assert!(before.contains("| us "), "{table}: {before}");
     }
 }
 

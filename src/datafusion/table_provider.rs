@@ -324,6 +324,32 @@ impl IcebergTableProvider {
             (None, Some(p)) => (0..columns).map(|i| p.contains(&i)).collect(),
             (None, None) => vec![true; columns],
         };
+        // Parquet writers leave NaN out of row-group and page min/max (pyarrow, and so
+        // PyIceberg, does not count NaNs in Iceberg metrics either), and DataFusion's
+        // row-group and page pruning then drops NaN rows that a filter (or a TopK's
+        // dynamic filter) matches: `NaN > 0` is true in DataFusion and Spark. So when a
+        // float column is read from a file that may hold NaNs, that pruning is off for
+        // the scan; the manifests' pruning of whole files accounts for NaN itself.
+        let float_columns: Vec<i32> = self
+            .schema
+            .columns()
+            .iter()
+            .zip(self.arrow_schema.fields())
+            .zip(&read_columns)
+            .filter(|((_, f), read)| {
+                **read
+                    && matches!(
+                        f.data_type(),
+                        DataType::Float16 | DataType::Float32 | DataType::Float64
+                    )
+            })
+            .map(|((c, _), _)| c.id)
+            .collect();
+        let nan_unsafe = !float_columns.is_empty()
+            && deletes.files.iter().any(|planned| {
+                let nans = &planned.task.data_file().nan_value_counts;
+                float_columns.iter().any(|id| nans.get(id) != Some(&0))
+            });
         let io = self.table.file_io();
         // Files grouped by object store (normally one).
         let mut by_store: BTreeMap<String, Vec<(PartitionedFile, u64)>> = BTreeMap::new();
@@ -397,9 +423,14 @@ impl IcebergTableProvider {
             state
                 .runtime_env()
                 .register_object_store(url.as_ref(), io.store(&store_url)?);
+            let mut global = state.config_options().execution.parquet.clone();
+            if nan_unsafe {
+                global.pruning = false;
+                global.enable_page_index = false;
+            }
             let mut source = ParquetSource::new(table_schema.clone()).with_table_parquet_options(
                 TableParquetOptions {
-                    global: state.config_options().execution.parquet.clone(),
+                    global,
                     ..Default::default()
                 },
             );

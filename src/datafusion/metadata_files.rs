@@ -22,6 +22,7 @@ use datafusion::common::ScalarValue;
 use super::metadata_tables::{
     ints, longs, map_names, partition_types_by_spec, strings, timestamps_ms, Columns,
 };
+use super::scalar::literal_to_scalar;
 use crate::error::Result;
 use crate::spec::arrow::primitive_to_arrow;
 use crate::spec::values::epoch_date;
@@ -94,31 +95,6 @@ fn unified_values(
     out
 }
 
-fn literal_to_scalar(lit: &Literal) -> ScalarValue {
-    match lit {
-        Literal::Boolean(v) => ScalarValue::Boolean(Some(*v)),
-        Literal::Int(v) => ScalarValue::Int32(Some(*v)),
-        Literal::Long(v) => ScalarValue::Int64(Some(*v)),
-        Literal::Float(v) => ScalarValue::Float32(Some(*v)),
-        Literal::Double(v) => ScalarValue::Float64(Some(*v)),
-        Literal::Decimal {
-            unscaled,
-            precision,
-            scale,
-        } => ScalarValue::Decimal128(Some(*unscaled), *precision as u8, *scale as i8),
-        Literal::Date(v) => ScalarValue::Date32(Some(*v)),
-        Literal::Time(v) => ScalarValue::Time64Microsecond(Some(*v)),
-        Literal::Timestamp(v) => ScalarValue::TimestampMicrosecond(Some(*v), None),
-        Literal::Timestamptz(v) => ScalarValue::TimestampMicrosecond(Some(*v), Some("UTC".into())),
-        Literal::TimestampNs(v) => ScalarValue::TimestampNanosecond(Some(*v), None),
-        Literal::TimestamptzNs(v) => ScalarValue::TimestampNanosecond(Some(*v), Some("UTC".into())),
-        Literal::String(s) => ScalarValue::Utf8(Some(s.clone())),
-        Literal::Uuid(b) => ScalarValue::FixedSizeBinary(16, Some(b.to_vec())),
-        Literal::Fixed(b) => ScalarValue::FixedSizeBinary(b.len() as i32, Some(b.clone())),
-        Literal::Binary(b) => ScalarValue::Binary(Some(b.clone())),
-    }
-}
-
 /// One column of `values` (rows) typed `data_type`.
 fn scalar_column(values: Vec<Option<&Literal>>, data_type: &DataType) -> Result<ArrayRef> {
     if values.is_empty() {
@@ -126,18 +102,8 @@ fn scalar_column(values: Vec<Option<&Literal>>, data_type: &DataType) -> Result<
     }
     let scalars = values
         .into_iter()
-        .map(|v| {
-            let s = match v {
-                Some(l) if *data_type != DataType::Null => literal_to_scalar(l),
-                _ => return ScalarValue::try_from(data_type),
-            };
-            if s.data_type() == *data_type {
-                Ok(s)
-            } else {
-                s.cast_to(data_type)
-            }
-        })
-        .collect::<datafusion::common::Result<Vec<_>>>()?;
+        .map(|v| literal_to_scalar(v.filter(|_| *data_type != DataType::Null), data_type))
+        .collect::<Result<Vec<_>>>()?;
     Ok(ScalarValue::iter_to_array(scalars)?)
 }
 

@@ -15,6 +15,7 @@ use apache_avro::types::Value;
 use apache_avro::{Codec, Schema as AvroSchema, Writer};
 use serde_json::json;
 
+use super::avro_values::{none, optional_field, some};
 use super::bounds::literal_to_bytes;
 use crate::error::{Error, Result};
 use crate::expr::compare;
@@ -76,7 +77,6 @@ fn manifest_entry_schema(partition_fields: &[NestedField]) -> Result<serde_json:
             Ok(json!({"name": f.name, "type": ["null", ty], "default": null, "field-id": f.id}))
         })
         .collect::<Result<Vec<_>>>()?;
-    let opt = |name: &str, ty: serde_json::Value, id: i32| json!({"name": name, "type": ["null", ty], "default": null, "field-id": id});
     let data_file = json!({
         "type": "record",
         "name": "r2",
@@ -93,11 +93,11 @@ fn manifest_entry_schema(partition_fields: &[NestedField]) -> Result<serde_json:
             {"name": "nan_value_counts", "type": int_map_schema("k138_v139", 138, 139, "long"), "default": null, "field-id": 137},
             {"name": "lower_bounds", "type": int_map_schema("k126_v127", 126, 127, "bytes"), "default": null, "field-id": 125},
             {"name": "upper_bounds", "type": int_map_schema("k129_v130", 129, 130, "bytes"), "default": null, "field-id": 128},
-            opt("key_metadata", json!("bytes"), 131),
-            opt("split_offsets", json!({"type": "array", "items": "long", "element-id": 133}), 132),
-            opt("equality_ids", json!({"type": "array", "items": "int", "element-id": 136}), 135),
-            opt("sort_order_id", json!("int"), 140),
-            opt("referenced_data_file", json!("string"), 143),
+            optional_field("key_metadata", json!("bytes"), 131),
+            optional_field("split_offsets", json!({"type": "array", "items": "long", "element-id": 133}), 132),
+            optional_field("equality_ids", json!({"type": "array", "items": "int", "element-id": 136}), 135),
+            optional_field("sort_order_id", json!("int"), 140),
+            optional_field("referenced_data_file", json!("string"), 143),
         ]
     });
     Ok(json!({
@@ -105,27 +105,21 @@ fn manifest_entry_schema(partition_fields: &[NestedField]) -> Result<serde_json:
         "name": "manifest_entry",
         "fields": [
             {"name": "status", "type": "int", "field-id": 0},
-            opt("snapshot_id", json!("long"), 1),
-            opt("sequence_number", json!("long"), 3),
-            opt("file_sequence_number", json!("long"), 4),
+            optional_field("snapshot_id", json!("long"), 1),
+            optional_field("sequence_number", json!("long"), 3),
+            optional_field("file_sequence_number", json!("long"), 4),
             {"name": "data_file", "type": data_file, "field-id": 2},
         ]
     }))
-}
-
-fn some(v: Value) -> Value {
-    Value::Union(1, Box::new(v))
-}
-
-fn none() -> Value {
-    Value::Union(0, Box::new(Value::Null))
 }
 
 fn opt_long(v: Option<i64>) -> Value {
     v.map_or_else(none, |v| some(Value::Long(v)))
 }
 
-fn map_value<T: Copy>(m: &HashMap<i32, T>, f: impl Fn(T) -> Value) -> Value {
+/// An Iceberg `map<int, T>` (field id → value) as Avro key/value records, keys sorted;
+/// null when empty.
+fn map_value<T>(m: &HashMap<i32, T>, f: impl Fn(&T) -> Value) -> Value {
     if m.is_empty() {
         return none();
     }
@@ -134,28 +128,7 @@ fn map_value<T: Copy>(m: &HashMap<i32, T>, f: impl Fn(T) -> Value) -> Value {
     some(Value::Array(
         keys.into_iter()
             .map(|(k, v)| {
-                Value::Record(vec![
-                    ("key".into(), Value::Int(*k)),
-                    ("value".into(), f(*v)),
-                ])
-            })
-            .collect(),
-    ))
-}
-
-fn bytes_map(m: &HashMap<i32, Vec<u8>>) -> Value {
-    if m.is_empty() {
-        return none();
-    }
-    let mut keys: Vec<_> = m.iter().collect();
-    keys.sort_by_key(|(k, _)| **k);
-    some(Value::Array(
-        keys.into_iter()
-            .map(|(k, v)| {
-                Value::Record(vec![
-                    ("key".into(), Value::Int(*k)),
-                    ("value".into(), Value::Bytes(v.clone())),
-                ])
+                Value::Record(vec![("key".into(), Value::Int(*k)), ("value".into(), f(v))])
             })
             .collect(),
     ))
@@ -242,22 +215,28 @@ fn data_file_value(f: &DataFile, partition_names: &[String]) -> Result<Value> {
         ),
         (
             "column_sizes".into(),
-            map_value(&f.column_sizes, Value::Long),
+            map_value(&f.column_sizes, |v| Value::Long(*v)),
         ),
         (
             "value_counts".into(),
-            map_value(&f.value_counts, Value::Long),
+            map_value(&f.value_counts, |v| Value::Long(*v)),
         ),
         (
             "null_value_counts".into(),
-            map_value(&f.null_value_counts, Value::Long),
+            map_value(&f.null_value_counts, |v| Value::Long(*v)),
         ),
         (
             "nan_value_counts".into(),
-            map_value(&f.nan_value_counts, Value::Long),
+            map_value(&f.nan_value_counts, |v| Value::Long(*v)),
         ),
-        ("lower_bounds".into(), bytes_map(&f.lower_bounds)),
-        ("upper_bounds".into(), bytes_map(&f.upper_bounds)),
+        (
+            "lower_bounds".into(),
+            map_value(&f.lower_bounds, |v| Value::Bytes(v.clone())),
+        ),
+        (
+            "upper_bounds".into(),
+            map_value(&f.upper_bounds, |v| Value::Bytes(v.clone())),
+        ),
         (
             "key_metadata".into(),
             f.key_metadata

@@ -5,11 +5,11 @@ use apache_avro::types::Value;
 use apache_avro::{Codec, Schema as AvroSchema, Writer};
 use serde_json::json;
 
+use super::avro_values::{none, optional_field, some};
 use crate::error::{Error, Result};
 use crate::spec::{FieldSummary, ManifestContent, ManifestFile};
 
 fn manifest_file_schema() -> serde_json::Value {
-    let opt = |name: &str, ty: serde_json::Value, id: i32| json!({"name": name, "type": ["null", ty], "default": null, "field-id": id});
     json!({
         "type": "record",
         "name": "manifest_file",
@@ -27,7 +27,7 @@ fn manifest_file_schema() -> serde_json::Value {
             {"name": "added_rows_count", "type": "long", "field-id": 512},
             {"name": "existing_rows_count", "type": "long", "field-id": 513},
             {"name": "deleted_rows_count", "type": "long", "field-id": 514},
-            opt("partitions", json!({
+            optional_field("partitions", json!({
                 "type": "array",
                 "element-id": 508,
                 "items": {
@@ -35,23 +35,15 @@ fn manifest_file_schema() -> serde_json::Value {
                     "name": "r508",
                     "fields": [
                         {"name": "contains_null", "type": "boolean", "field-id": 509},
-                        opt("contains_nan", json!("boolean"), 518),
-                        opt("lower_bound", json!("bytes"), 510),
-                        opt("upper_bound", json!("bytes"), 511),
+                        optional_field("contains_nan", json!("boolean"), 518),
+                        optional_field("lower_bound", json!("bytes"), 510),
+                        optional_field("upper_bound", json!("bytes"), 511),
                     ]
                 }
             }), 507),
-            opt("key_metadata", json!("bytes"), 519),
+            optional_field("key_metadata", json!("bytes"), 519),
         ]
     })
-}
-
-fn some(v: Value) -> Value {
-    Value::Union(1, Box::new(v))
-}
-
-fn none() -> Value {
-    Value::Union(0, Box::new(Value::Null))
 }
 
 fn opt_bytes(b: &Option<Vec<u8>>) -> Value {

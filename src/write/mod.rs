@@ -7,6 +7,7 @@
 //! general one: it writes what the reader in [`crate::spec`] reads back (the round trip
 //! is tested), with the spec's field ids and names.
 
+mod avro_values;
 pub mod bounds;
 pub mod manifest;
 pub mod manifest_list;

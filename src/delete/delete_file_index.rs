@@ -492,34 +492,12 @@ fn can_contain_eq_deletes_for_file(data: &DataFile, delete: &EqualityDeleteFile)
 }
 
 /// Order of two values of the same type; `None` when they cannot be compared safely (then
-/// the ranges are assumed to overlap).
+/// the ranges are assumed to overlap). UUID bounds are left out: writers have ordered them
+/// both signed and unsigned.
 fn compare_literals(a: &Literal, b: &Literal) -> Option<Ordering> {
-    use Literal as L;
     match (a, b) {
-        (L::Boolean(x), L::Boolean(y)) => Some(x.cmp(y)),
-        (L::Int(x), L::Int(y)) | (L::Date(x), L::Date(y)) => Some(x.cmp(y)),
-        (L::Long(x), L::Long(y))
-        | (L::Time(x), L::Time(y))
-        | (L::Timestamp(x), L::Timestamp(y))
-        | (L::Timestamptz(x), L::Timestamptz(y))
-        | (L::TimestampNs(x), L::TimestampNs(y))
-        | (L::TimestamptzNs(x), L::TimestamptzNs(y)) => Some(x.cmp(y)),
-        (
-            L::Decimal {
-                unscaled: x,
-                scale: sx,
-                ..
-            },
-            L::Decimal {
-                unscaled: y,
-                scale: sy,
-                ..
-            },
-        ) if sx == sy => Some(x.cmp(y)),
-        // UTF-8 byte order is code point order, which is the spec's string order
-        (L::String(x), L::String(y)) => Some(x.cmp(y)),
-        (L::Binary(x), L::Binary(y)) | (L::Fixed(x), L::Fixed(y)) => Some(x.cmp(y)),
-        _ => None,
+        (Literal::Uuid(_), _) | (_, Literal::Uuid(_)) => None,
+        _ => crate::expr::compare(a, b),
     }
 }
 

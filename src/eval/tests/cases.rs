@@ -1,43 +1,10 @@
-use std::collections::HashMap;
-
-use crate::eval::{BoundPartitionSpec, FileStats, InclusiveMetricsEvaluator, ManifestEvaluator};
+use super::Stats;
+use crate::eval::{BoundPartitionSpec, InclusiveMetricsEvaluator, ManifestEvaluator};
 use crate::expr::{BinaryOp, Binder, Predicate, SetOp, UnaryOp};
 use crate::spec::{
     FieldSummary, Literal, ManifestContent, ManifestFile, NestedField, PartitionField,
     PartitionSpec, PrimitiveType, Schema, Transform, Type,
 };
-
-/// In-memory column statistics.
-#[derive(Default, Clone)]
-struct Stats {
-    rows: i64,
-    values: HashMap<i32, i64>,
-    nulls: HashMap<i32, i64>,
-    nans: HashMap<i32, i64>,
-    lower: HashMap<i32, Literal>,
-    upper: HashMap<i32, Literal>,
-}
-
-impl FileStats for Stats {
-    fn record_count(&self) -> i64 {
-        self.rows
-    }
-    fn value_count(&self, id: i32) -> Option<i64> {
-        self.values.get(&id).copied()
-    }
-    fn null_count(&self, id: i32) -> Option<i64> {
-        self.nulls.get(&id).copied()
-    }
-    fn nan_count(&self, id: i32) -> Option<i64> {
-        self.nans.get(&id).copied()
-    }
-    fn lower_bound(&self, id: i32, _ty: &PrimitiveType) -> Option<Literal> {
-        self.lower.get(&id).cloned()
-    }
-    fn upper_bound(&self, id: i32, _ty: &PrimitiveType) -> Option<Literal> {
-        self.upper.get(&id).cloned()
-    }
-}
 
 fn schema() -> Schema {
     let opt = |id, n: &str, t| NestedField::optional(id, n, Type::Primitive(t));

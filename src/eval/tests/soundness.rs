@@ -8,12 +8,12 @@
 //! matches. A failing seed is kept in `REGRESSIONS`.
 
 use std::cmp::Ordering;
-use std::collections::HashMap;
 
 use proptest::prelude::*;
 
+use super::Stats;
 use crate::eval::{
-    evaluate, evaluate_partition, BoundPartitionSpec, FileStats, InclusiveMetricsEvaluator,
+    evaluate, evaluate_partition, BoundPartitionSpec, InclusiveMetricsEvaluator,
     InclusiveProjection, ManifestEvaluator, ResidualEvaluator, StrictProjection,
 };
 use crate::expr::{
@@ -286,44 +286,12 @@ fn truncate_binary_max(b: &[u8], width: usize) -> Option<Vec<u8>> {
     None
 }
 
-#[derive(Default)]
-struct FileMetrics {
-    rows: i64,
-    values: HashMap<i32, i64>,
-    nulls: HashMap<i32, i64>,
-    nans: HashMap<i32, i64>,
-    lower: HashMap<i32, Literal>,
-    upper: HashMap<i32, Literal>,
-}
-
-impl FileStats for FileMetrics {
-    fn record_count(&self) -> i64 {
-        self.rows
-    }
-    fn value_count(&self, id: i32) -> Option<i64> {
-        self.values.get(&id).copied()
-    }
-    fn null_count(&self, id: i32) -> Option<i64> {
-        self.nulls.get(&id).copied()
-    }
-    fn nan_count(&self, id: i32) -> Option<i64> {
-        self.nans.get(&id).copied()
-    }
-    fn lower_bound(&self, id: i32, ty: &PrimitiveType) -> Option<Literal> {
-        let l = self.lower.get(&id)?;
-        Literal::from_bytes(&literal_to_bytes(l), ty).ok()
-    }
-    fn upper_bound(&self, id: i32, ty: &PrimitiveType) -> Option<Literal> {
-        let u = self.upper.get(&id)?;
-        Literal::from_bytes(&literal_to_bytes(u), ty).ok()
-    }
-}
-
 type Row = Vec<Option<Literal>>;
 
-fn metrics_of(rng: &mut Rng, rows: &[&Row]) -> FileMetrics {
-    let mut m = FileMetrics {
+fn metrics_of(rng: &mut Rng, rows: &[&Row]) -> Stats {
+    let mut m = Stats {
         rows: rows.len() as i64,
+        through_bytes: true,
         ..Default::default()
     };
     for (k, (id, _, ty)) in columns().into_iter().enumerate() {

@@ -2,7 +2,6 @@
 //! (re-expressed as tables of sequence numbers and expected files), plus statistics and
 //! validation cases.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::*;
@@ -41,32 +40,14 @@ fn schema() -> Schema {
 }
 
 fn file(content: DataContentType, path: &str, partition: Vec<Option<Literal>>) -> DataFile {
-    DataFile {
-        content,
-        file_path: path.to_string(),
-        file_format: DataFileFormat::Parquet,
-        partition,
-        record_count: 1,
-        file_size_in_bytes: 10,
-        column_sizes: HashMap::new(),
-        value_counts: HashMap::new(),
-        null_value_counts: HashMap::new(),
-        nan_value_counts: HashMap::new(),
-        lower_bounds: HashMap::new(),
-        upper_bounds: HashMap::new(),
-        key_metadata: None,
-        split_offsets: vec![],
-        equality_ids: if content == DataContentType::EqualityDeletes {
-            vec![1]
-        } else {
-            vec![]
-        },
-        sort_order_id: None,
-        first_row_id: None,
-        referenced_data_file: None,
-        content_offset: None,
-        content_size_in_bytes: None,
+    let mut f = crate::write::empty_data_file(path, content);
+    f.partition = partition;
+    f.record_count = 1;
+    f.file_size_in_bytes = 10;
+    if content == DataContentType::EqualityDeletes {
+        f.equality_ids = vec![1];
     }
+    f
 }
 
 fn entry(spec_id: i32, seq: i64, data_file: DataFile) -> Arc<ManifestEntry> {

@@ -40,8 +40,7 @@ use super::metadata_files::{
 };
 use crate::catalog::{ancestors, snapshot_id_as_of};
 use crate::error::{Error, Result};
-use crate::scan::TableScan;
-use crate::spec::manifest::parse_manifest;
+use crate::scan::{read_manifest, TableScan};
 use crate::spec::{ManifestContent, ManifestEntry, ManifestFile, Schema, Snapshot, TableMetadata};
 use crate::table::Table;
 
@@ -336,20 +335,7 @@ async fn read_manifests(table: &Table, manifests: Vec<ManifestFile>) -> Result<V
     let per_manifest: Vec<Vec<ManifestEntry>> = stream::iter(manifests)
         .map(|m| {
             let metadata = Arc::clone(&metadata);
-            async move {
-                let spec = metadata
-                    .partition_spec_by_id(m.partition_spec_id)
-                    .ok_or_else(|| {
-                        Error::invalid_data(format!(
-                            "manifest '{}' names partition spec {} which the table does not have",
-                            m.manifest_path, m.partition_spec_id
-                        ))
-                    })?;
-                let mut schemas: Vec<&Schema> = vec![metadata.current_schema()];
-                schemas.extend(metadata.schemas.iter().rev());
-                let bytes = table.file_io().read(&m.manifest_path).await?;
-                parse_manifest(&bytes, &m.manifest_path, &m, spec, &schemas)
-            }
+            async move { read_manifest(table, &metadata, &m).await }
         })
         .buffered(MANIFEST_CONCURRENCY)
         .try_collect()

@@ -326,8 +326,11 @@ impl<'a> Pruner<'a> {
     }
 }
 
-/// Read one manifest, typed by its own partition spec.
-async fn read_manifest(
+/// Read one manifest, typed by its own partition spec (deleted entries included).
+///
+/// Errors when the spec is unknown, the file cannot be read or decoded, or a data
+/// manifest holds delete files (or the reverse); each names the manifest.
+pub(crate) async fn read_manifest(
     table: &Table,
     metadata: &TableMetadata,
     manifest: &ManifestFile,

@@ -191,14 +191,6 @@ impl Catalog for FileSystemCatalog {
             .collect())
     }
 
-    async fn metadata_location(&self, ident: &TableIdent) -> Result<String> {
-        Ok(self
-            .load_table(ident)
-            .await?
-            .metadata_location()
-            .to_string())
-    }
-
     async fn load_table(&self, ident: &TableIdent) -> Result<Table> {
         let mut levels = ident.namespace.levels().to_vec();
         levels.push(ident.name.clone());

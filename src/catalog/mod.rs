@@ -139,11 +139,18 @@ pub trait Catalog: fmt::Debug + Send + Sync {
     /// does not exist.
     async fn list_tables(&self, namespace: &Namespace) -> Result<Vec<TableIdent>>;
 
-    /// The location of the table's current metadata file.
+    /// The location of the table's current metadata file. Default: the one
+    /// [`load_table`](Self::load_table) opens.
     ///
     /// Errors: [`ErrorKind::NotFound`](crate::ErrorKind) naming the table (or its
     /// namespace) when it does not exist.
-    async fn metadata_location(&self, ident: &TableIdent) -> Result<String>;
+    async fn metadata_location(&self, ident: &TableIdent) -> Result<String> {
+        Ok(self
+            .load_table(ident)
+            .await?
+            .metadata_location()
+            .to_string())
+    }
 
     /// Load the table at its current metadata file.
     async fn load_table(&self, ident: &TableIdent) -> Result<Table>;

@@ -15,7 +15,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
-use datafusion::arrow::datatypes::{DataType, Field, FieldRef, SchemaRef};
+use datafusion::arrow::datatypes::{DataType, Field, FieldRef, Schema as ArrowSchema, SchemaRef};
 use datafusion::catalog::Session;
 use datafusion::common::config::TableParquetOptions;
 use datafusion::common::{DFSchema, Result as DFResult, ScalarValue};
@@ -252,7 +252,7 @@ fn filter_before_deletes(
 
 /// The Arrow schema a provider exposes (see
 /// [`IcebergTableProvider::with_schema_force_view_types`]).
-fn arrow_schema(schema: &Schema, view_types: bool) -> Result<datafusion::arrow::datatypes::Schema> {
+fn arrow_schema(schema: &Schema, view_types: bool) -> Result<ArrowSchema> {
     let arrow = schema_to_arrow(schema)?;
     Ok(if view_types {
         transform_schema_to_view(&arrow)
@@ -500,6 +500,7 @@ impl IcebergTableProvider {
                 continue;
             }
             let mut input_columns = Vec::with_capacity(ids.len());
+            let mut key_types = Vec::with_capacity(ids.len());
             for id in ids {
                 let column = self.schema.columns().iter().position(|c| c.id == *id).ok_or_else(|| {
                     Error::unsupported(format!(
@@ -516,8 +517,19 @@ impl IcebergTableProvider {
                     }
                 };
                 input_columns.push(at);
+                key_types.push(self.arrow_schema.field(column).data_type().clone());
             }
+            // Keys in the types the scan returns the columns in (`Utf8View` strings), so
+            // delete keys are cast once when loaded and data batches are never cast.
             let key_schema = equality_delete_schema(&schemas, ids)?;
+            let key_schema = Arc::new(ArrowSchema::new(
+                key_schema
+                    .fields()
+                    .iter()
+                    .zip(key_types)
+                    .map(|(f, t)| f.as_ref().clone().with_data_type(t))
+                    .collect::<Vec<_>>(),
+            ));
             groups.push((
                 ids.clone(),
                 EqualityGroup {

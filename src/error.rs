@@ -26,6 +26,15 @@ pub enum ErrorKind {
     InvalidArgument,
     /// Errors raised by DataFusion or Arrow while executing.
     DataFusion,
+    /// A table, namespace or file that should be new already exists.
+    AlreadyExists,
+    /// A commit was rejected: the table changed since the commit's base and the
+    /// commit's requirements no longer hold (spec: "Commit Conflict Resolution and
+    /// Retry"). Retrying from a refreshed base may succeed.
+    CommitConflict,
+    /// A commit may or may not have landed (the catalog did not answer); it must not be
+    /// retried blindly, and files it wrote must not be removed.
+    CommitStateUnknown,
 }
 
 impl fmt::Display for ErrorKind {
@@ -37,6 +46,9 @@ impl fmt::Display for ErrorKind {
             ErrorKind::Io => "I/O error",
             ErrorKind::InvalidArgument => "invalid argument",
             ErrorKind::DataFusion => "DataFusion error",
+            ErrorKind::AlreadyExists => "already exists",
+            ErrorKind::CommitConflict => "commit conflict",
+            ErrorKind::CommitStateUnknown => "commit state unknown",
         };
         f.write_str(s)
     }

@@ -31,7 +31,7 @@ pub struct ResolvedLocation {
     pub path: ObjectPath,
 }
 
-/// Reads files of a table from local disk or object stores.
+/// Reads and writes files of a table on local disk or object stores.
 #[derive(Debug, Clone, Default)]
 pub struct FileIO {
     remaps: Vec<(String, String)>,
@@ -218,6 +218,68 @@ impl FileIO {
     }
 }
 
+impl FileIO {
+    /// Write a whole file, replacing any file at `location`.
+    ///
+    /// Errors: [`ErrorKind::Io`] naming the location.
+    pub async fn write(&self, location: &str, bytes: Bytes) -> Result<()> {
+        let resolved = self.resolve(location)?;
+        let store = self.store(&resolved.store_url)?;
+        store
+            .put(&resolved.path, bytes.into())
+            .await
+            .map(|_| ())
+            .map_err(|e| write_error(e, location))
+    }
+
+    /// Write a whole file only if nothing exists at `location` (an atomic
+    /// create-if-absent where the store has one: local disk, S3 conditional puts).
+    ///
+    /// Errors: [`ErrorKind::AlreadyExists`] naming the location when a file is there
+    /// (another writer won), [`ErrorKind::Unsupported`] when the store cannot create
+    /// atomically, [`ErrorKind::Io`] otherwise.
+    pub async fn write_new(&self, location: &str, bytes: Bytes) -> Result<()> {
+        let resolved = self.resolve(location)?;
+        let store = self.store(&resolved.store_url)?;
+        let opts = object_store::PutOptions {
+            mode: object_store::PutMode::Create,
+            ..Default::default()
+        };
+        store
+            .put_opts(&resolved.path, bytes.into(), opts)
+            .await
+            .map(|_| ())
+            .map_err(|e| write_error(e, location))
+    }
+
+    /// Delete a file; a missing file is not an error.
+    ///
+    /// Errors: [`ErrorKind::Io`] naming the location.
+    pub async fn delete(&self, location: &str) -> Result<()> {
+        let resolved = self.resolve(location)?;
+        let store = self.store(&resolved.store_url)?;
+        match store.delete(&resolved.path).await {
+            Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+            Err(e) => Err(write_error(e, location)),
+        }
+    }
+}
+
+fn write_error(e: object_store::Error, location: &str) -> Error {
+    match e {
+        object_store::Error::AlreadyExists { .. } => Error::new(
+            ErrorKind::AlreadyExists,
+            format!("file '{location}' already exists"),
+        )
+        .with_source(e),
+        object_store::Error::NotImplemented { .. } => Error::unsupported(format!(
+            "atomic create-if-absent of '{location}' on this object store"
+        ))
+        .with_source(e),
+        other => Error::new(ErrorKind::Io, format!("cannot write '{location}'")).with_source(other),
+    }
+}
+
 fn map_store_error(e: object_store::Error, location: &str) -> Error {
     match e {
         object_store::Error::NotFound { .. } => {
@@ -290,6 +352,25 @@ mod tests {
                 "{err}"
             );
         }
+    }
+
+    #[tokio::test]
+    async fn write_new_refuses_an_existing_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let loc = format!("{}/sub/a.json", dir.path().display());
+        let io = FileIO::default();
+        io.write_new(&loc, Bytes::from_static(b"one")).await.unwrap();
+        let err = io
+            .write_new(&loc, Bytes::from_static(b"two"))
+            .await
+            .unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::AlreadyExists, "{err}");
+        assert_eq!(io.read(&loc).await.unwrap().as_ref(), b"one");
+        io.write(&loc, Bytes::from_static(b"three")).await.unwrap();
+        assert_eq!(io.read(&loc).await.unwrap().as_ref(), b"three");
+        io.delete(&loc).await.unwrap();
+        io.delete(&loc).await.unwrap();
+        assert!(!io.exists(&loc).await.unwrap());
     }
 
     #[tokio::test]

@@ -32,6 +32,10 @@ pub enum ErrorKind {
     /// commit's requirements no longer hold (spec: "Commit Conflict Resolution and
     /// Retry"). Retrying from a refreshed base may succeed.
     CommitConflict,
+    /// A commit's own checks failed against the table as it now is (e.g. files that
+    /// conflict with an overwrite were committed since it began; Java's
+    /// `ValidationException`). Retrying the same commit cannot succeed.
+    ValidationFailed,
     /// A commit may or may not have landed (the catalog did not answer); it must not be
     /// retried blindly, and files it wrote must not be removed.
     CommitStateUnknown,
@@ -49,6 +53,7 @@ impl fmt::Display for ErrorKind {
             ErrorKind::AlreadyExists => "already exists",
             ErrorKind::CommitConflict => "commit conflict",
             ErrorKind::CommitStateUnknown => "commit state unknown",
+            ErrorKind::ValidationFailed => "commit validation failed",
         };
         f.write_str(s)
     }

@@ -25,6 +25,7 @@ pub mod io;
 pub mod scan;
 pub mod spec;
 pub mod table;
+pub mod transaction;
 pub mod transform;
 pub mod write;
 

@@ -122,6 +122,22 @@ impl Table {
                     )));
                 };
                 if io.exists(&file).await? {
+                    // A writer creates v<N+1> before it rewrites the hint: probe past a
+                    // stale hint (as Iceberg Java's `HadoopTableOperations` does).
+                    if let Some(mut version) = metadata_file_version(&text)
+                        .or_else(|| text.parse::<u64>().ok())
+                        .filter(|_| !text.contains('-'))
+                    {
+                        let mut newest = file;
+                        loop {
+                            let next = format!("{meta_dir}/v{}.metadata.json", version + 1);
+                            if !io.exists(&next).await? {
+                                return Ok(newest);
+                            }
+                            version += 1;
+                            newest = next;
+                        }
+                    }
                     return Ok(file);
                 }
             }
@@ -148,6 +164,36 @@ impl Table {
         })?;
         TableMetadata::from_json(text)
             .map_err(|e| e.context(format!("table metadata '{location}'")))
+    }
+
+    /// This table at another version: `metadata` read from `metadata_location`, with
+    /// the same FileIO (remaps and storage properties).
+    pub fn with_metadata(&self, metadata: TableMetadata, metadata_location: &str) -> Table {
+        Table {
+            metadata: Arc::new(metadata),
+            metadata_location: metadata_location.to_string(),
+            file_io: self.file_io.clone(),
+        }
+    }
+
+    /// A table whose metadata was just written to `metadata_location`: read through a
+    /// FileIO made from `options` and the table's properties.
+    pub fn from_written(
+        metadata: TableMetadata,
+        metadata_location: &str,
+        options: &OpenOptions,
+    ) -> Result<Table> {
+        let mut properties = metadata.properties.clone();
+        properties.extend(options.storage_properties.clone());
+        let mut io = FileIO::new(properties);
+        for (from, to) in &options.remap {
+            io = io.with_remap(from, to)?;
+        }
+        Ok(Table {
+            metadata: Arc::new(metadata),
+            metadata_location: normalize_location(metadata_location)?,
+            file_io: io,
+        })
     }
 
     /// The table metadata.

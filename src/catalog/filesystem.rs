@@ -11,15 +11,30 @@
 //! (Spark writes `HadoopCatalog` tables there when no namespace is given). The current
 //! metadata file is found as [`Table::open`] finds it (version hint, else the highest
 //! version). Directories whose names start with `.` are ignored.
+//!
+//! **Commits** (as `HadoopTableOperations`): the next `v<N+1>.metadata.json` is created
+//! with an atomic create-if-absent, and only then is `version-hint.text` rewritten; a
+//! writer that finds the file already there lost the race
+//! ([`ErrorKind::CommitConflict`]). Only local warehouses are committed to: object
+//! stores are refused, since the spec calls this scheme unsafe there — use the SQL (or a
+//! REST) catalog. Namespaces are directories.
 
 use async_trait::async_trait;
 use futures::future::BoxFuture;
 use futures::FutureExt;
 use object_store::path::Path as ObjectPath;
 
-use super::{namespace_not_found, table_not_found, Catalog, Namespace, TableIdent};
+use std::collections::HashMap;
+
+use bytes::Bytes;
+
+use super::{
+    apply_commit, namespace_not_found, purge_table_files, table_not_found, write_metadata_file,
+    Catalog, Namespace, TableCreation, TableIdent,
+};
 use crate::error::{Error, ErrorKind, Result};
 use crate::io::{normalize_location, FileIO};
+use crate::spec::TableCommit;
 use crate::table::{OpenOptions, Table};
 
 /// How deep namespaces are searched below the warehouse.
@@ -54,6 +69,25 @@ impl FileSystemCatalog {
     /// The warehouse location (normalised).
     pub fn warehouse(&self) -> &str {
         &self.warehouse
+    }
+
+    fn table_location(&self, ident: &TableIdent) -> String {
+        let mut levels = ident.namespace.levels().to_vec();
+        levels.push(ident.name.clone());
+        self.location_of(&levels)
+    }
+
+    /// The local directory of a `file://` location; writes elsewhere are refused.
+    fn local_dir(&self, location: &str, what: &str) -> Result<std::path::PathBuf> {
+        match location.strip_prefix("file://") {
+            Some(path) => Ok(std::path::PathBuf::from(path)),
+            None => Err(Error::unsupported(format!(
+                "{what} in filesystem catalog '{}': commits need an atomic create-if-absent, \
+                 which only local disk gives this catalog ('{location}'); use a SQL or REST \
+                 catalog on object stores",
+                self.name
+            ))),
+        }
     }
 
     fn location_of(&self, levels: &[String]) -> String {
@@ -204,5 +238,125 @@ impl Catalog for FileSystemCatalog {
         Table::open_with(&location, self.options.clone())
             .await
             .map_err(|e| e.context(format!("table '{ident}' in catalog '{}'", self.name)))
+    }
+
+    async fn create_namespace(
+        &self,
+        namespace: &Namespace,
+        properties: &HashMap<String, String>,
+    ) -> Result<()> {
+        if !properties.is_empty() {
+            return Err(Error::unsupported(format!(
+                "namespace properties in filesystem catalog '{}'",
+                self.name
+            )));
+        }
+        if namespace.is_root() || self.namespace_exists(namespace).await? {
+            return Err(Error::new(
+                ErrorKind::AlreadyExists,
+                format!(
+                    "namespace '{namespace}' already exists in catalog '{}'",
+                    self.name
+                ),
+            ));
+        }
+        let dir = self.local_dir(
+            &self.location_of(namespace.levels()),
+            "creating a namespace",
+        )?;
+        std::fs::create_dir_all(&dir).map_err(|e| {
+            Error::new(ErrorKind::Io, format!("cannot create '{}'", dir.display())).with_source(e)
+        })
+    }
+
+    async fn create_table(&self, ident: &TableIdent, creation: TableCreation) -> Result<Table> {
+        if !ident.namespace.is_root() && !self.namespace_exists(&ident.namespace).await? {
+            return Err(namespace_not_found(&self.name, &ident.namespace));
+        }
+        let location = self.table_location(ident);
+        self.local_dir(&location, "creating a table")?;
+        if self.is_table_dir(&location).await? {
+            return Err(Error::new(
+                ErrorKind::AlreadyExists,
+                format!("table '{ident}' already exists in catalog '{}'", self.name),
+            ));
+        }
+        if creation
+            .location
+            .as_deref()
+            .is_some_and(|l| normalize_location(l).map_or(true, |l| l != location))
+        {
+            return Err(Error::invalid_argument(format!(
+                "filesystem catalog '{}' keeps table '{ident}' at '{location}'; another \
+                 location cannot be given",
+                self.name
+            )));
+        }
+        let metadata = creation.to_metadata(&location)?;
+        let metadata_location = format!("{location}/metadata/v1.metadata.json");
+        let table = Table::from_written(metadata, &metadata_location, &self.options)?;
+        write_metadata_file(table.file_io(), table.metadata(), &metadata_location)
+            .await
+            .map_err(|e| match e.kind() {
+                ErrorKind::CommitConflict => Error::new(
+                    ErrorKind::AlreadyExists,
+                    format!("table '{ident}' already exists in catalog '{}'", self.name),
+                ),
+                _ => e,
+            })?;
+        self.io
+            .write(
+                &format!("{location}/metadata/version-hint.text"),
+                Bytes::from_static(b"1"),
+            )
+            .await?;
+        Ok(table)
+    }
+
+    async fn commit_table(&self, ident: &TableIdent, commit: &TableCommit) -> Result<Table> {
+        let base = self.load_table(ident).await?;
+        let location = self.table_location(ident);
+        self.local_dir(&location, &format!("committing to table '{ident}'"))?;
+        let version =
+            super::commit::metadata_file_version(base.metadata_location()).ok_or_else(|| {
+                Error::unsupported(format!(
+                    "committing to '{}': not a v<N>.metadata.json file",
+                    base.metadata_location()
+                ))
+            })?;
+        let metadata = apply_commit(&base, commit)?;
+        let next = version + 1;
+        let new_location = format!("{location}/metadata/v{next}.metadata.json");
+        let table = base.with_metadata(metadata, &new_location);
+        write_metadata_file(&self.io, table.metadata(), &new_location).await?;
+        // The new version is committed; the hint only speeds up finding it (readers probe
+        // past a stale hint).
+        self.io
+            .write(
+                &format!("{location}/metadata/version-hint.text"),
+                Bytes::from(next.to_string()),
+            )
+            .await?;
+        Ok(table)
+    }
+
+    async fn drop_table(&self, ident: &TableIdent, purge: bool) -> Result<()> {
+        let table = self.load_table(ident).await?;
+        let dir = self.local_dir(&self.table_location(ident), &format!("dropping '{ident}'"))?;
+        if purge {
+            purge_table_files(&table).await?;
+        }
+        let metadata_dir = dir.join("metadata");
+        std::fs::remove_dir_all(&metadata_dir).map_err(|e| {
+            Error::new(
+                ErrorKind::Io,
+                format!("cannot remove '{}'", metadata_dir.display()),
+            )
+            .with_source(e)
+        })?;
+        if purge {
+            let _ = std::fs::remove_dir_all(&dir);
+        }
+        Ok(())
     }
 }

@@ -18,18 +18,29 @@
 //! Errors: an unknown namespace or table is [`ErrorKind::NotFound`](crate::ErrorKind)
 //! naming it (with the catalog's name).
 
+mod commit;
 mod config;
 mod filesystem;
+mod purge;
 mod sql;
 mod static_catalog;
 mod version;
 
+use std::collections::HashMap;
 use std::fmt;
 
 use async_trait::async_trait;
 
 use crate::error::{Error, Result};
+use crate::spec::TableCommit;
 use crate::table::Table;
+
+pub(crate) use commit::{
+    apply_commit, default_table_location, metadata_dir, next_metadata_location, read_only,
+    write_metadata_file,
+};
+pub use commit::{TableCreation, METADATA_PATH};
+pub(crate) use purge::purge_table_files;
 
 pub use config::{load_catalog, CatalogConfig};
 pub use filesystem::FileSystemCatalog;
@@ -119,7 +130,11 @@ impl fmt::Display for TableIdent {
     }
 }
 
-/// A catalog of Iceberg tables (read side).
+/// A catalog of Iceberg tables: finds them by name and, where the catalog can, creates,
+/// commits to and drops them.
+///
+/// The write methods default to an [`ErrorKind::Unsupported`](crate::ErrorKind) error
+/// naming the catalog (static tables are read-only).
 #[async_trait]
 pub trait Catalog: fmt::Debug + Send + Sync {
     /// The catalog's name (the JDBC `catalog_name`, or what it was configured as).
@@ -154,6 +169,77 @@ pub trait Catalog: fmt::Debug + Send + Sync {
 
     /// Load the table at its current metadata file.
     async fn load_table(&self, ident: &TableIdent) -> Result<Table>;
+
+    /// Whether `ident` names a table here.
+    async fn table_exists(&self, ident: &TableIdent) -> Result<bool> {
+        match self.metadata_location(ident).await {
+            Ok(_) => Ok(true),
+            Err(e) if e.kind() == crate::ErrorKind::NotFound => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Create a namespace with `properties` (REST `createNamespace`).
+    ///
+    /// Errors: [`ErrorKind::AlreadyExists`](crate::ErrorKind) when it exists.
+    async fn create_namespace(
+        &self,
+        namespace: &Namespace,
+        properties: &HashMap<String, String>,
+    ) -> Result<()> {
+        let _ = properties;
+        Err(Error::unsupported(format!(
+            "creating namespace '{namespace}' in catalog '{}'",
+            self.name()
+        )))
+    }
+
+    /// Create a table: write its first metadata file and register it (REST
+    /// `createTable`). The namespace must exist.
+    ///
+    /// Errors: [`ErrorKind::AlreadyExists`](crate::ErrorKind) when the name is taken,
+    /// [`ErrorKind::NotFound`](crate::ErrorKind) for a missing namespace.
+    async fn create_table(&self, ident: &TableIdent, creation: TableCreation) -> Result<Table> {
+        let _ = creation;
+        Err(Error::unsupported(format!(
+            "creating table '{ident}' in catalog '{}'",
+            self.name()
+        )))
+    }
+
+    /// Commit to a table (REST `updateTable`): check `commit.requirements` against the
+    /// current metadata, apply `commit.updates`, write the new metadata file and swap the
+    /// catalog's pointer with a check-and-put against the metadata the check saw.
+    ///
+    /// Errors: [`ErrorKind::CommitConflict`](crate::ErrorKind) when a requirement fails or
+    /// the pointer moved before the swap (retry from a refreshed table);
+    /// [`ErrorKind::CommitStateUnknown`](crate::ErrorKind) when the swap's outcome is
+    /// unknown.
+    async fn commit_table(&self, ident: &TableIdent, commit: &TableCommit) -> Result<Table> {
+        let _ = commit;
+        Err(Error::unsupported(format!(
+            "committing to table '{ident}' in catalog '{}'",
+            self.name()
+        )))
+    }
+
+    /// Drop a table from the catalog; with `purge`, also delete every file its metadata
+    /// reaches (data, delete, manifest, manifest list and metadata files).
+    async fn drop_table(&self, ident: &TableIdent, purge: bool) -> Result<()> {
+        let _ = purge;
+        Err(Error::unsupported(format!(
+            "dropping table '{ident}' in catalog '{}'",
+            self.name()
+        )))
+    }
+
+    /// Rename a table (same or another namespace, which must exist).
+    async fn rename_table(&self, from: &TableIdent, to: &TableIdent) -> Result<()> {
+        Err(Error::unsupported(format!(
+            "renaming table '{from}' to '{to}' in catalog '{}'",
+            self.name()
+        )))
+    }
 }
 
 /// The error for a namespace a catalog does not have.

@@ -23,10 +23,15 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
 
+use std::collections::HashMap;
+
 use super::{
-    namespace_not_found, table_not_found, with_parent_namespaces, Catalog, Namespace, TableIdent,
+    apply_commit, default_table_location, namespace_not_found, next_metadata_location,
+    table_not_found, with_parent_namespaces, write_metadata_file, Catalog, Namespace,
+    TableCreation, TableIdent,
 };
 use crate::error::{Error, ErrorKind, Result};
+use crate::spec::TableCommit;
 use crate::table::{OpenOptions, Table};
 
 /// The V1 schema, as `JdbcUtil` (V1) creates it; PyIceberg creates the same without
@@ -68,6 +73,8 @@ pub struct SqlCatalog {
     /// Whether `iceberg_namespace_properties` exists.
     has_namespace_table: bool,
     options: OpenOptions,
+    /// Where new tables go by default: `<warehouse>/<ns levels…>/<table>`.
+    warehouse: String,
 }
 
 impl SqlCatalog {
@@ -129,7 +136,17 @@ impl SqlCatalog {
             )));
         }
         let has_namespace_table = !columns("iceberg_namespace_properties")?.is_empty();
+        // Concurrent writers (threads or processes) wait for each other's transactions.
+        conn.busy_timeout(std::time::Duration::from_secs(30))
+            .map_err(|e| sql_error(db, "cannot set the busy timeout", e))?;
+        let warehouse = crate::io::normalize_location(
+            &db.parent()
+                .filter(|d| !d.as_os_str().is_empty())
+                .unwrap_or(Path::new("."))
+                .to_string_lossy(),
+        )?;
         Ok(Self {
+            warehouse,
             name: name.to_string(),
             db: db.to_path_buf(),
             v1: table_columns
@@ -145,6 +162,20 @@ impl SqlCatalog {
     pub fn with_open_options(mut self, options: OpenOptions) -> Self {
         self.options = options;
         self
+    }
+
+    /// Create new tables under `warehouse` (a local path or URL; default: the directory
+    /// of the database file).
+    ///
+    /// Errors: a location that cannot be normalised.
+    pub fn with_warehouse(mut self, warehouse: &str) -> Result<Self> {
+        self.warehouse = crate::io::normalize_location(warehouse)?;
+        Ok(self)
+    }
+
+    /// Where new tables go by default.
+    pub fn warehouse(&self) -> &str {
+        &self.warehouse
     }
 
     /// The database file.
@@ -217,45 +248,6 @@ impl SqlCatalog {
         }
     }
 
-    /// Create a namespace (with `exists = true` and the given properties), as
-    /// `JdbcCatalog.createNamespace` does. Errors when it already exists.
-    pub async fn create_namespace(
-        &self,
-        namespace: &Namespace,
-        properties: &[(&str, &str)],
-    ) -> Result<()> {
-        if !self.has_namespace_table {
-            return Err(Error::unsupported(format!(
-                "creating namespaces: '{}' has no iceberg_namespace_properties table",
-                self.db.display()
-            )));
-        }
-        if self.namespace_exists(namespace).await? {
-            return Err(Error::invalid_argument(format!(
-                "namespace '{namespace}' already exists in catalog '{}'",
-                self.name
-            )));
-        }
-        let mut props: Vec<(String, String)> = vec![("exists".into(), "true".into())];
-        props.extend(
-            properties
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string())),
-        );
-        let (catalog, ns) = (self.name.clone(), namespace.to_string());
-        self.with_conn(move |conn| {
-            for (k, v) in &props {
-                conn.execute(
-                    "INSERT OR REPLACE INTO iceberg_namespace_properties \
-                     (catalog_name, namespace, property_key, property_value) VALUES (?1, ?2, ?3, ?4)",
-                    params![catalog, ns, k, v],
-                )?;
-            }
-            Ok(())
-        })
-        .await
-    }
-
     /// Register an existing table under `ident` by its metadata file location
     /// (`Catalog.registerTable`). The namespace must exist or is created when the
     /// database has no namespace table. Errors when the name is taken.
@@ -264,10 +256,10 @@ impl SqlCatalog {
             return Err(namespace_not_found(&self.name, &ident.namespace));
         }
         if self.metadata_location(ident).await.is_ok() {
-            return Err(Error::invalid_argument(format!(
-                "table '{ident}' already exists in catalog '{}'",
-                self.name
-            )));
+            return Err(Error::new(
+                ErrorKind::AlreadyExists,
+                format!("table '{ident}' already exists in catalog '{}'", self.name),
+            ));
         }
         let (catalog, ns, name) = (
             self.name.clone(),
@@ -386,5 +378,175 @@ impl Catalog for SqlCatalog {
         Table::open_with(&location, self.options.clone())
             .await
             .map_err(|e| e.context(format!("table '{ident}' in catalog '{}'", self.name)))
+    }
+
+    /// As `JdbcCatalog.createNamespace`: one row per property plus `exists = true`.
+    async fn create_namespace(
+        &self,
+        namespace: &Namespace,
+        properties: &HashMap<String, String>,
+    ) -> Result<()> {
+        if !self.has_namespace_table {
+            return Err(Error::unsupported(format!(
+                "creating namespaces: '{}' has no iceberg_namespace_properties table",
+                self.db.display()
+            )));
+        }
+        if self.namespace_exists(namespace).await? {
+            return Err(Error::new(
+                ErrorKind::AlreadyExists,
+                format!(
+                    "namespace '{namespace}' already exists in catalog '{}'",
+                    self.name
+                ),
+            ));
+        }
+        let mut props: Vec<(String, String)> = vec![("exists".into(), "true".into())];
+        props.extend(properties.iter().map(|(k, v)| (k.clone(), v.clone())));
+        let (catalog, ns) = (self.name.clone(), namespace.to_string());
+        self.with_conn(move |conn| {
+            for (k, v) in &props {
+                conn.execute(
+                    "INSERT OR REPLACE INTO iceberg_namespace_properties \
+                     (catalog_name, namespace, property_key, property_value) VALUES (?1, ?2, ?3, ?4)",
+                    params![catalog, ns, k, v],
+                )?;
+            }
+            Ok(())
+        })
+        .await
+    }
+
+    /// Writes `00000-<uuid>.metadata.json` under the table location, then inserts the
+    /// catalog row; a row inserted by another writer first (primary key) is
+    /// [`ErrorKind::AlreadyExists`] and the written file is removed.
+    async fn create_table(&self, ident: &TableIdent, creation: TableCreation) -> Result<Table> {
+        if self.table_exists(ident).await? {
+            return Err(Error::new(
+                ErrorKind::AlreadyExists,
+                format!("table '{ident}' already exists in catalog '{}'", self.name),
+            ));
+        }
+        if !self.namespace_exists(&ident.namespace).await? {
+            return Err(namespace_not_found(&self.name, &ident.namespace));
+        }
+        let location = match &creation.location {
+            Some(l) => crate::io::normalize_location(l)?,
+            None => default_table_location(&self.warehouse, ident),
+        };
+        let metadata = creation.to_metadata(&location)?;
+        let metadata_location = next_metadata_location(&metadata, None);
+        let table = Table::from_written(metadata, &metadata_location, &self.options)?;
+        write_metadata_file(table.file_io(), table.metadata(), &metadata_location).await?;
+        if let Err(e) = self.register_table(ident, &metadata_location).await {
+            let _ = table.file_io().delete(&metadata_location).await;
+            return Err(e);
+        }
+        Ok(table)
+    }
+
+    /// The swap is `UPDATE iceberg_tables SET metadata_location = <new>,
+    /// previous_metadata_location = <base> WHERE … AND metadata_location = <base>`
+    /// (`JdbcTableOperations`); no row updated means another commit landed first
+    /// ([`ErrorKind::CommitConflict`]), and the new metadata file is removed.
+    async fn commit_table(&self, ident: &TableIdent, commit: &TableCommit) -> Result<Table> {
+        let base = self.load_table(ident).await?;
+        let metadata = apply_commit(&base, commit)?;
+        let new_location = next_metadata_location(&metadata, Some(base.metadata_location()));
+        let table = base.with_metadata(metadata, &new_location);
+        write_metadata_file(table.file_io(), table.metadata(), &new_location).await?;
+        let (catalog, ns, name) = (
+            self.name.clone(),
+            ident.namespace.to_string(),
+            ident.name.clone(),
+        );
+        let (old, new) = (base.metadata_location().to_string(), new_location.clone());
+        let swapped = self
+            .with_conn(move |conn| {
+                conn.execute(
+                    "UPDATE iceberg_tables SET metadata_location = ?1, previous_metadata_location = ?2 \
+                     WHERE catalog_name = ?3 AND table_namespace = ?4 AND table_name = ?5 \
+                     AND metadata_location = ?2",
+                    params![new, old, catalog, ns, name],
+                )
+            })
+            .await;
+        match swapped {
+            Ok(1) => Ok(table),
+            Ok(_) => {
+                let _ = table.file_io().delete(&new_location).await;
+                Err(Error::new(
+                    ErrorKind::CommitConflict,
+                    format!(
+                        "table '{ident}' in catalog '{}' changed since '{}' was read \
+                         (another commit landed first)",
+                        self.name,
+                        base.metadata_location()
+                    ),
+                ))
+            }
+            // SQLite either applied the update or not; a failed statement did not.
+            Err(e) => {
+                let _ = table.file_io().delete(&new_location).await;
+                Err(e)
+            }
+        }
+    }
+
+    async fn drop_table(&self, ident: &TableIdent, purge: bool) -> Result<()> {
+        let table = if purge {
+            Some(self.load_table(ident).await?)
+        } else {
+            self.metadata_location(ident).await?;
+            None
+        };
+        let (catalog, ns, name) = (
+            self.name.clone(),
+            ident.namespace.to_string(),
+            ident.name.clone(),
+        );
+        let sql = format!(
+            "DELETE FROM iceberg_tables WHERE catalog_name = ?1 AND table_namespace = ?2 \
+             AND table_name = ?3{}",
+            self.tables_only()
+        );
+        let removed = self
+            .with_conn(move |conn| conn.execute(&sql, params![catalog, ns, name]))
+            .await?;
+        if removed == 0 {
+            return Err(table_not_found(&self.name, ident));
+        }
+        if let Some(table) = table {
+            super::purge_table_files(&table).await?;
+        }
+        Ok(())
+    }
+
+    async fn rename_table(&self, from: &TableIdent, to: &TableIdent) -> Result<()> {
+        self.metadata_location(from).await?;
+        if self.table_exists(to).await? {
+            return Err(Error::new(
+                ErrorKind::AlreadyExists,
+                format!("table '{to}' already exists in catalog '{}'", self.name),
+            ));
+        }
+        if !self.namespace_exists(&to.namespace).await? {
+            return Err(namespace_not_found(&self.name, &to.namespace));
+        }
+        let (catalog, ns, name) = (
+            self.name.clone(),
+            from.namespace.to_string(),
+            from.name.clone(),
+        );
+        let (to_ns, to_name) = (to.namespace.to_string(), to.name.clone());
+        self.with_conn(move |conn| {
+            conn.execute(
+                "UPDATE iceberg_tables SET table_namespace = ?4, table_name = ?5 \
+                 WHERE catalog_name = ?1 AND table_namespace = ?2 AND table_name = ?3",
+                params![catalog, ns, name, to_ns, to_name],
+            )
+            .map(|_| ())
+        })
+        .await
     }
 }

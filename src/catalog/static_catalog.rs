@@ -10,9 +10,11 @@ use std::collections::BTreeMap;
 use async_trait::async_trait;
 
 use super::{
-    namespace_not_found, table_not_found, with_parent_namespaces, Catalog, Namespace, TableIdent,
+    namespace_not_found, read_only, table_not_found, with_parent_namespaces, Catalog, Namespace,
+    TableCreation, TableIdent,
 };
 use crate::error::Result;
+use crate::spec::TableCommit;
 use crate::table::{OpenOptions, Table};
 
 /// A catalog of fixed tables, each at a metadata file or table directory.
@@ -103,5 +105,29 @@ impl Catalog for StaticCatalog {
         Table::open_with(location, self.options.clone())
             .await
             .map_err(|e| e.context(format!("table '{ident}' in catalog '{}'", self.name)))
+    }
+
+    async fn commit_table(&self, ident: &TableIdent, _commit: &TableCommit) -> Result<Table> {
+        Err(read_only(
+            &self.name,
+            "static",
+            &format!("committing to table '{ident}'"),
+        ))
+    }
+
+    async fn create_table(&self, ident: &TableIdent, _creation: TableCreation) -> Result<Table> {
+        Err(read_only(
+            &self.name,
+            "static",
+            &format!("creating table '{ident}'"),
+        ))
+    }
+
+    async fn drop_table(&self, ident: &TableIdent, _purge: bool) -> Result<()> {
+        Err(read_only(
+            &self.name,
+            "static",
+            &format!("dropping table '{ident}'"),
+        ))
     }
 }

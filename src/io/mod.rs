@@ -359,7 +359,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let loc = format!("{}/sub/a.json", dir.path().display());
         let io = FileIO::default();
-        io.write_new(&loc, Bytes::from_static(b"one")).await.unwrap();
+        io.write_new(&loc, Bytes::from_static(b"one"))
+            .await
+            .unwrap();
         let err = io
             .write_new(&loc, Bytes::from_static(b"two"))
             .await

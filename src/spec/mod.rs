@@ -11,6 +11,8 @@ pub mod schema;
 pub mod snapshot;
 pub mod sort_order;
 pub mod table_metadata;
+mod table_metadata_builder;
+pub mod table_update;
 pub mod types;
 pub mod values;
 
@@ -19,6 +21,8 @@ pub use manifest_list::{FieldSummary, ManifestContent, ManifestFile};
 pub use partition::{PartitionField, PartitionSpec, Transform};
 pub use schema::Schema;
 pub use snapshot::{Snapshot, SnapshotReference};
-pub use table_metadata::{FormatVersion, TableMetadata};
+pub use table_metadata::{FormatVersion, TableMetadata, MAIN_BRANCH};
+pub use table_metadata_builder::TableMetadataBuilder;
+pub use table_update::{TableCommit, TableRequirement, TableUpdate};
 pub use types::{ListType, MapType, NestedField, PrimitiveType, StructType, Type};
 pub use values::Literal;

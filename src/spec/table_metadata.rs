@@ -26,6 +26,9 @@ use crate::error::{Error, Result};
 static EMPTY_SCHEMA: std::sync::LazyLock<Schema> =
     std::sync::LazyLock::new(|| Schema::new(0, vec![]));
 
+/// The name of the branch that holds the current snapshot.
+pub const MAIN_BRANCH: &str = "main";
+
 /// The format version of a table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum FormatVersion {
@@ -326,6 +329,16 @@ impl TableMetadata {
     pub fn current_snapshot(&self) -> Option<&Snapshot> {
         self.current_snapshot_id
             .and_then(|id| self.snapshot_by_id(id))
+    }
+
+    /// The snapshot a branch or tag points at (`main`: the current snapshot), `None`
+    /// when the ref does not exist.
+    pub fn ref_snapshot_id(&self, name: &str) -> Option<i64> {
+        match self.refs.get(name) {
+            Some(r) => Some(r.snapshot_id),
+            None if name == MAIN_BRANCH => self.current_snapshot_id,
+            None => None,
+        }
     }
 
     /// A snapshot by id.

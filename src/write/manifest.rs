@@ -21,7 +21,8 @@ use crate::error::{Error, Result};
 use crate::expr::compare;
 use crate::spec::{
     DataContentType, DataFile, DataFileFormat, FieldSummary, Literal, ManifestContent,
-    ManifestFile, ManifestStatus, NestedField, PartitionSpec, PrimitiveType, Schema, Type,
+    ManifestEntry, ManifestFile, ManifestStatus, NestedField, PartitionSpec, PrimitiveType, Schema,
+    Type,
 };
 
 /// The Avro schema of a primitive partition value (spec: "Avro" type mapping).
@@ -322,6 +323,8 @@ pub struct NewEntry {
     pub data_sequence_number: Option<i64>,
     /// `file_sequence_number` (4); `None` to inherit.
     pub file_sequence_number: Option<i64>,
+    /// `snapshot_id` (1); `None`: the writer's snapshot (ADDED and DELETED entries).
+    pub snapshot_id: Option<i64>,
     /// `data_file` (2).
     pub data_file: DataFile,
 }
@@ -333,7 +336,32 @@ impl NewEntry {
             status: ManifestStatus::Added,
             data_sequence_number: None,
             file_sequence_number: None,
+            snapshot_id: None,
             data_file,
+        }
+    }
+
+    /// A carried-over EXISTING entry: the snapshot that added the file and its sequence
+    /// numbers are kept (spec: "Manifests", entry `status`).
+    pub fn existing(entry: &ManifestEntry) -> Self {
+        Self {
+            status: ManifestStatus::Existing,
+            data_sequence_number: Some(entry.data_sequence_number),
+            file_sequence_number: Some(entry.file_sequence_number),
+            snapshot_id: Some(entry.snapshot_id),
+            data_file: entry.data_file.clone(),
+        }
+    }
+
+    /// A DELETED entry: the file is removed by the writer's snapshot; its sequence
+    /// numbers are kept.
+    pub fn deleted(entry: &ManifestEntry) -> Self {
+        Self {
+            status: ManifestStatus::Deleted,
+            data_sequence_number: Some(entry.data_sequence_number),
+            file_sequence_number: Some(entry.file_sequence_number),
+            snapshot_id: None,
+            data_file: entry.data_file.clone(),
         }
     }
 }
@@ -453,7 +481,10 @@ impl ManifestWriter {
         count.1 += f.record_count;
         self.values.push(Value::Record(vec![
             ("status".into(), Value::Int(status)),
-            ("snapshot_id".into(), some(Value::Long(self.snapshot_id))),
+            (
+                "snapshot_id".into(),
+                some(Value::Long(entry.snapshot_id.unwrap_or(self.snapshot_id))),
+            ),
             (
                 "sequence_number".into(),
                 opt_long(entry.data_sequence_number),

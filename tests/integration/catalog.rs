@@ -413,11 +413,14 @@ async fn created_catalog_registers_tables() {
     let catalog = SqlCatalog::open_or_create("default", &db).expect("create");
     assert!(catalog.is_v1_schema());
     catalog
-        .create_namespace(&Namespace::parse("ns"), &[("owner", "me")])
+        .create_namespace(
+            &Namespace::parse("ns"),
+            &[("owner".to_string(), "me".to_string())].into(),
+        )
         .await
         .unwrap();
     assert!(catalog
-        .create_namespace(&Namespace::parse("ns"), &[])
+        .create_namespace(&Namespace::parse("ns"), &Default::default())
         .await
         .is_err());
     let ident = TableIdent::parse("ns.day");

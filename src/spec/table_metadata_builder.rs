@@ -1,0 +1,554 @@
+//! [`TableMetadataBuilder`]: new table metadata from a base and a list of
+//! [`TableUpdate`]s, keeping the spec's invariants (spec: "Table Metadata",
+//! "Sequence Numbers", "Row Lineage", "Snapshot References").
+//!
+//! Every catalog applies a commit's updates with this one builder, so the rules live in
+//! one place: snapshot ids are unique and a snapshot's sequence number is above the
+//! table's `last-sequence-number` (v2+); v3 snapshots take `first-row-id` from the
+//! table's `next-row-id`, which grows by the snapshot's `added-rows`; setting `main`
+//! makes a snapshot current and logs it in `snapshot-log`; schema and spec ids never
+//! repeat and `last-column-id` / `last-partition-id` never go down; the previous metadata
+//! file is appended to `metadata-log`, trimmed to `write.metadata.previous-versions-max`
+//! (default 100).
+
+use super::partition::PartitionSpec;
+use super::schema::Schema;
+use super::snapshot::{MetadataLogEntry, SnapshotLogEntry};
+use super::sort_order::SortOrder;
+use super::table_metadata::{FormatVersion, TableMetadata, MAIN_BRANCH};
+use super::table_update::TableUpdate;
+use crate::error::{Error, Result};
+
+/// Table property: how many previous metadata files `metadata-log` keeps.
+pub const PREVIOUS_VERSIONS_MAX: &str = "write.metadata.previous-versions-max";
+const PREVIOUS_VERSIONS_MAX_DEFAULT: usize = 100;
+
+/// Builds the next [`TableMetadata`] from a base by applying [`TableUpdate`]s.
+#[derive(Debug, Clone)]
+pub struct TableMetadataBuilder {
+    metadata: TableMetadata,
+    base_location: Option<String>,
+    base_last_updated_ms: i64,
+    last_added_schema_id: Option<i32>,
+    last_added_spec_id: Option<i32>,
+    last_added_order_id: Option<i64>,
+    added_snapshot_ids: Vec<i64>,
+    changed: bool,
+}
+
+fn now_ms() -> i64 {
+    chrono::Utc::now().timestamp_millis()
+}
+
+impl TableMetadataBuilder {
+    /// Metadata of a new table: `schema`, `spec` and `sort_order` with their ids and
+    /// field ids already assigned, a fresh `table-uuid`, no snapshot.
+    ///
+    /// Errors: a partition or sort field whose source is not in the schema
+    /// ([`crate::ErrorKind::InvalidArgument`]).
+    pub fn new_table(
+        format_version: FormatVersion,
+        location: &str,
+        schema: Schema,
+        spec: PartitionSpec,
+        sort_order: SortOrder,
+        properties: std::collections::HashMap<String, String>,
+    ) -> Result<Self> {
+        for f in &spec.fields {
+            if schema.field_by_id(f.source_id).is_none() {
+                return Err(Error::invalid_argument(format!(
+                    "partition field '{}' has source id {} which is not in the schema",
+                    f.name, f.source_id
+                )));
+            }
+            f.transform.result_type(
+                &schema
+                    .field_by_id(f.source_id)
+                    .map(|s| (*s.field_type).clone())
+                    .ok_or_else(|| Error::invalid_argument("partition source"))?,
+            )?;
+        }
+        for f in &sort_order.fields {
+            if schema.field_by_id(f.source_id).is_none() {
+                return Err(Error::invalid_argument(format!(
+                    "sort field has source id {} which is not in the schema",
+                    f.source_id
+                )));
+            }
+        }
+        let now = now_ms();
+        let metadata = TableMetadata {
+            format_version,
+            table_uuid: Some(uuid::Uuid::new_v4().to_string()),
+            location: location.trim_end_matches('/').to_string(),
+            last_sequence_number: 0,
+            last_updated_ms: now,
+            last_column_id: schema.highest_field_id(),
+            current_schema_id: schema.schema_id,
+            schemas: vec![schema],
+            default_spec_id: spec.spec_id,
+            last_partition_id: spec
+                .fields
+                .iter()
+                .filter_map(|f| f.field_id)
+                .max()
+                .unwrap_or(999),
+            partition_specs: vec![spec],
+            properties,
+            current_snapshot_id: None,
+            snapshots: vec![],
+            snapshot_log: vec![],
+            metadata_log: vec![],
+            default_sort_order_id: sort_order.order_id,
+            sort_orders: vec![sort_order],
+            refs: Default::default(),
+            statistics: vec![],
+            partition_statistics: vec![],
+            next_row_id: (format_version >= FormatVersion::V3).then_some(0),
+            encryption_keys: vec![],
+        };
+        Ok(Self {
+            base_last_updated_ms: now,
+            metadata,
+            base_location: None,
+            last_added_schema_id: None,
+            last_added_spec_id: None,
+            last_added_order_id: None,
+            added_snapshot_ids: vec![],
+            changed: true,
+        })
+    }
+
+    /// A builder over `base`, read from `base_location` (logged in `metadata-log` when
+    /// the built metadata differs).
+    pub fn from_base(base: TableMetadata, base_location: Option<&str>) -> Self {
+        Self {
+            base_last_updated_ms: base.last_updated_ms,
+            metadata: base,
+            base_location: base_location.map(str::to_string),
+            last_added_schema_id: None,
+            last_added_spec_id: None,
+            last_added_order_id: None,
+            added_snapshot_ids: vec![],
+            changed: false,
+        }
+    }
+
+    /// The metadata as updated so far.
+    pub fn metadata(&self) -> &TableMetadata {
+        &self.metadata
+    }
+
+    /// Apply every update in order.
+    ///
+    /// Errors: as [`apply`](Self::apply), for the first update that fails.
+    pub fn apply_all<'a>(
+        &mut self,
+        updates: impl IntoIterator<Item = &'a TableUpdate>,
+    ) -> Result<()> {
+        for u in updates {
+            self.apply(u)?;
+        }
+        Ok(())
+    }
+
+    /// Apply one update.
+    ///
+    /// Errors ([`crate::ErrorKind::InvalidArgument`], naming the rule): a duplicate
+    /// snapshot id; a sequence number not above `last-sequence-number`; a v3 snapshot
+    /// without `first-row-id` at or above `next-row-id`; a ref to an unknown snapshot;
+    /// a downgrade of the format version; `-1` ids with nothing added in this commit;
+    /// ids naming no schema, spec or sort order.
+    pub fn apply(&mut self, update: &TableUpdate) -> Result<()> {
+        self.changed = true;
+        let m = &mut self.metadata;
+        match update {
+            TableUpdate::AssignUuid { uuid } => m.table_uuid = Some(uuid.clone()),
+            TableUpdate::UpgradeFormatVersion { format_version } => {
+                let v = match format_version {
+                    1 => FormatVersion::V1,
+                    2 => FormatVersion::V2,
+                    3 => FormatVersion::V3,
+                    other => {
+                        return Err(Error::unsupported(format!("format version {other}")));
+                    }
+                };
+                if v < m.format_version {
+                    return Err(Error::invalid_argument(format!(
+                        "cannot downgrade format version {} to {}",
+                        m.format_version as i32, v as i32
+                    )));
+                }
+                if v >= FormatVersion::V3 && m.next_row_id.is_none() {
+                    m.next_row_id = Some(0);
+                }
+                m.format_version = v;
+            }
+            TableUpdate::AddSchema { schema } => {
+                if let Some(existing) = m.schema_by_id(schema.schema_id) {
+                    if existing != schema {
+                        return Err(Error::invalid_argument(format!(
+                            "schema id {} is already used by a different schema",
+                            schema.schema_id
+                        )));
+                    }
+                } else {
+                    m.schemas.push(schema.clone());
+                }
+                m.last_column_id = m.last_column_id.max(schema.highest_field_id());
+                self.last_added_schema_id = Some(schema.schema_id);
+            }
+            TableUpdate::SetCurrentSchema { schema_id } => {
+                let id = resolve_last(*schema_id, self.last_added_schema_id, "schema")?;
+                if m.schema_by_id(id).is_none() {
+                    return Err(Error::invalid_argument(format!("no schema with id {id}")));
+                }
+                m.current_schema_id = id;
+            }
+            TableUpdate::AddSpec { spec } => {
+                if m.partition_spec_by_id(spec.spec_id).is_none() {
+                    m.partition_specs.push(spec.clone());
+                }
+                let highest = spec.fields.iter().filter_map(|f| f.field_id).max();
+                m.last_partition_id = m.last_partition_id.max(highest.unwrap_or(999));
+                self.last_added_spec_id = Some(spec.spec_id);
+            }
+            TableUpdate::SetDefaultSpec { spec_id } => {
+                let id = resolve_last(*spec_id, self.last_added_spec_id, "partition spec")?;
+                if m.partition_spec_by_id(id).is_none() {
+                    return Err(Error::invalid_argument(format!(
+                        "no partition spec with id {id}"
+                    )));
+                }
+                m.default_spec_id = id;
+            }
+            TableUpdate::AddSortOrder { sort_order } => {
+                if !m
+                    .sort_orders
+                    .iter()
+                    .any(|o| o.order_id == sort_order.order_id)
+                {
+                    m.sort_orders.push(sort_order.clone());
+                }
+                self.last_added_order_id = Some(sort_order.order_id);
+            }
+            TableUpdate::SetDefaultSortOrder { sort_order_id } => {
+                let id = if *sort_order_id == -1 {
+                    self.last_added_order_id.ok_or_else(|| {
+                        Error::invalid_argument("sort order id -1 but no sort order was added")
+                    })?
+                } else {
+                    *sort_order_id
+                };
+                if !m.sort_orders.iter().any(|o| o.order_id == id) {
+                    return Err(Error::invalid_argument(format!(
+                        "no sort order with id {id}"
+                    )));
+                }
+                m.default_sort_order_id = id;
+            }
+            TableUpdate::AddSnapshot { snapshot } => {
+                if m.snapshot_by_id(snapshot.snapshot_id).is_some() {
+                    return Err(Error::invalid_argument(format!(
+                        "snapshot id {} already exists",
+                        snapshot.snapshot_id
+                    )));
+                }
+                if m.format_version >= FormatVersion::V2
+                    && snapshot.sequence_number <= m.last_sequence_number
+                {
+                    return Err(Error::invalid_argument(format!(
+                        "snapshot {} has sequence number {}, not above the table's \
+                         last-sequence-number {}",
+                        snapshot.snapshot_id, snapshot.sequence_number, m.last_sequence_number
+                    )));
+                }
+                if m.format_version >= FormatVersion::V3 {
+                    let next = m.next_row_id.unwrap_or(0);
+                    match (snapshot.first_row_id, snapshot.added_rows) {
+                        (Some(first), Some(added)) if first >= next && added >= 0 => {
+                            m.next_row_id = Some(first + added);
+                        }
+                        _ => {
+                            return Err(Error::invalid_argument(format!(
+                                "v3 snapshot {} needs first-row-id >= next-row-id {next} and \
+                                 added-rows",
+                                snapshot.snapshot_id
+                            )));
+                        }
+                    }
+                }
+                m.last_sequence_number = m.last_sequence_number.max(snapshot.sequence_number);
+                m.last_updated_ms = snapshot.timestamp_ms;
+                m.snapshots.push(snapshot.clone());
+                self.added_snapshot_ids.push(snapshot.snapshot_id);
+            }
+            TableUpdate::SetSnapshotRef {
+                ref_name,
+                reference,
+            } => {
+                let Some(snapshot) = m.snapshot_by_id(reference.snapshot_id) else {
+                    return Err(Error::invalid_argument(format!(
+                        "ref '{ref_name}' names snapshot {} which does not exist",
+                        reference.snapshot_id
+                    )));
+                };
+                let ts = if self.added_snapshot_ids.contains(&reference.snapshot_id) {
+                    snapshot.timestamp_ms
+                } else {
+                    now_ms()
+                };
+                if ref_name == MAIN_BRANCH {
+                    if reference.ref_type != "branch" {
+                        return Err(Error::invalid_argument("'main' must be a branch"));
+                    }
+                    if m.current_snapshot_id != Some(reference.snapshot_id) {
+                        m.current_snapshot_id = Some(reference.snapshot_id);
+                        m.snapshot_log.push(SnapshotLogEntry {
+                            timestamp_ms: ts,
+                            snapshot_id: reference.snapshot_id,
+                        });
+                    }
+                    m.last_updated_ms = m.last_updated_ms.max(ts);
+                }
+                m.refs.insert(ref_name.clone(), reference.clone());
+            }
+            TableUpdate::RemoveSnapshots { snapshot_ids } => {
+                m.snapshots
+                    .retain(|s| !snapshot_ids.contains(&s.snapshot_id));
+                m.refs.retain(|_, r| !snapshot_ids.contains(&r.snapshot_id));
+                m.snapshot_log
+                    .retain(|e| !snapshot_ids.contains(&e.snapshot_id));
+                if m.current_snapshot_id
+                    .is_some_and(|id| snapshot_ids.contains(&id))
+                {
+                    m.current_snapshot_id = None;
+                }
+                m.statistics
+                    .retain(|s| !snapshot_ids.contains(&s.snapshot_id));
+                m.partition_statistics
+                    .retain(|s| !snapshot_ids.contains(&s.snapshot_id));
+            }
+            TableUpdate::RemoveSnapshotRef { ref_name } => {
+                m.refs.remove(ref_name);
+                if ref_name == MAIN_BRANCH {
+                    m.current_snapshot_id = None;
+                }
+            }
+            TableUpdate::SetLocation { location } => {
+                m.location = location.trim_end_matches('/').to_string();
+            }
+            TableUpdate::SetProperties { updates } => {
+                m.properties
+                    .extend(updates.iter().map(|(k, v)| (k.clone(), v.clone())));
+            }
+            TableUpdate::RemoveProperties { removals } => {
+                for k in removals {
+                    m.properties.remove(k);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The new metadata. When anything changed, `last-updated-ms` moves forward and the
+    /// base's metadata file is logged in `metadata-log` (trimmed to
+    /// `write.metadata.previous-versions-max`).
+    ///
+    /// Errors: a `write.metadata.previous-versions-max` that is not a number
+    /// ([`crate::ErrorKind::InvalidArgument`]).
+    pub fn build(self) -> Result<TableMetadata> {
+        let mut m = self.metadata;
+        if !self.changed {
+            return Ok(m);
+        }
+        m.last_updated_ms = m
+            .last_updated_ms
+            .max(now_ms())
+            .max(self.base_last_updated_ms);
+        if let Some(previous) = self.base_location {
+            m.metadata_log.push(MetadataLogEntry {
+                timestamp_ms: self.base_last_updated_ms,
+                metadata_file: previous,
+            });
+        }
+        let max = match m.properties.get(PREVIOUS_VERSIONS_MAX) {
+            None => PREVIOUS_VERSIONS_MAX_DEFAULT,
+            Some(v) => v.trim().parse::<usize>().map_err(|_| {
+                Error::invalid_argument(format!(
+                    "table property '{PREVIOUS_VERSIONS_MAX}' is '{v}', not a count"
+                ))
+            })?,
+        };
+        if m.metadata_log.len() > max {
+            let excess = m.metadata_log.len() - max;
+            m.metadata_log.drain(..excess);
+        }
+        Ok(m)
+    }
+}
+
+fn resolve_last(id: i32, last_added: Option<i32>, what: &str) -> Result<i32> {
+    if id == -1 {
+        last_added.ok_or_else(|| {
+            Error::invalid_argument(format!(
+                "{what} id -1 but no {what} was added in this commit"
+            ))
+        })
+    } else {
+        Ok(id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::{NestedField, PrimitiveType, Snapshot, SnapshotReference, Type};
+
+    fn table(v: FormatVersion) -> TableMetadataBuilder {
+        let schema = Schema::new(
+            0,
+            vec![NestedField::optional(
+                1,
+                "id",
+                Type::Primitive(PrimitiveType::Long),
+            )],
+        );
+        TableMetadataBuilder::new_table(
+            v,
+            "file:///w/t",
+            schema,
+            PartitionSpec::unpartitioned(),
+            SortOrder {
+                order_id: 0,
+                fields: vec![],
+            },
+            Default::default(),
+        )
+        .unwrap()
+    }
+
+    fn snapshot(id: i64, parent: Option<i64>, seq: i64) -> Snapshot {
+        Snapshot {
+            snapshot_id: id,
+            parent_snapshot_id: parent,
+            sequence_number: seq,
+            timestamp_ms: 1000 + seq,
+            manifest_list: Some(format!("file:///w/t/metadata/snap-{id}.avro")),
+            manifests: None,
+            summary: [("operation".to_string(), "append".to_string())].into(),
+            schema_id: Some(0),
+            first_row_id: None,
+            added_rows: None,
+            key_id: None,
+        }
+    }
+
+    fn main_at(id: i64) -> TableUpdate {
+        TableUpdate::SetSnapshotRef {
+            ref_name: MAIN_BRANCH.into(),
+            reference: SnapshotReference {
+                snapshot_id: id,
+                ref_type: "branch".into(),
+                min_snapshots_to_keep: None,
+                max_snapshot_age_ms: None,
+                max_ref_age_ms: None,
+            },
+        }
+    }
+
+    #[test]
+    fn snapshots_advance_sequence_numbers_and_log() {
+        let mut b = table(FormatVersion::V2);
+        b.apply(&TableUpdate::AddSnapshot {
+            snapshot: snapshot(1, None, 1),
+        })
+        .unwrap();
+        b.apply(&main_at(1)).unwrap();
+        let m = b.build().unwrap();
+        assert_eq!(m.last_sequence_number, 1);
+        assert_eq!(m.current_snapshot_id, Some(1));
+        assert_eq!(m.snapshot_log.len(), 1);
+        assert_eq!(m.snapshot_log[0].timestamp_ms, 1001);
+
+        let mut b =
+            TableMetadataBuilder::from_base(m, Some("file:///w/t/metadata/00001-a.metadata.json"));
+        // a stale sequence number is refused
+        let err = b
+            .apply(&TableUpdate::AddSnapshot {
+                snapshot: snapshot(2, Some(1), 1),
+            })
+            .unwrap_err();
+        assert!(err.to_string().contains("last-sequence-number 1"), "{err}");
+        b.apply(&TableUpdate::AddSnapshot {
+            snapshot: snapshot(2, Some(1), 2),
+        })
+        .unwrap();
+        // a duplicate id is refused
+        assert!(b
+            .apply(&TableUpdate::AddSnapshot {
+                snapshot: snapshot(2, Some(1), 3)
+            })
+            .is_err());
+        b.apply(&main_at(2)).unwrap();
+        let m = b.build().unwrap();
+        assert_eq!(m.current_snapshot_id, Some(2));
+        assert_eq!(m.metadata_log.len(), 1);
+        assert_eq!(
+            m.metadata_log[0].metadata_file,
+            "file:///w/t/metadata/00001-a.metadata.json"
+        );
+    }
+
+    #[test]
+    fn v3_assigns_row_ids() {
+        let mut b = table(FormatVersion::V3);
+        let mut s = snapshot(1, None, 1);
+        assert!(b
+            .apply(&TableUpdate::AddSnapshot {
+                snapshot: s.clone()
+            })
+            .is_err());
+        s.first_row_id = Some(0);
+        s.added_rows = Some(10);
+        b.apply(&TableUpdate::AddSnapshot { snapshot: s }).unwrap();
+        assert_eq!(b.metadata().next_row_id, Some(10));
+        let mut s2 = snapshot(2, Some(1), 2);
+        s2.first_row_id = Some(5);
+        s2.added_rows = Some(1);
+        assert!(b.apply(&TableUpdate::AddSnapshot { snapshot: s2 }).is_err());
+    }
+
+    #[test]
+    fn metadata_log_is_trimmed() {
+        let mut m = table(FormatVersion::V2).build().unwrap();
+        m.properties
+            .insert(PREVIOUS_VERSIONS_MAX.into(), "2".into());
+        for i in 0..5 {
+            let mut b = TableMetadataBuilder::from_base(m, Some(&format!("m{i}")));
+            b.apply(&TableUpdate::SetProperties {
+                updates: [("k".to_string(), i.to_string())].into(),
+            })
+            .unwrap();
+            m = b.build().unwrap();
+        }
+        let files: Vec<&str> = m
+            .metadata_log
+            .iter()
+            .map(|e| e.metadata_file.as_str())
+            .collect();
+        assert_eq!(files, ["m3", "m4"]);
+    }
+
+    #[test]
+    fn refs_must_name_snapshots_and_versions_only_go_up() {
+        let mut b = table(FormatVersion::V2);
+        assert!(b.apply(&main_at(9)).is_err());
+        assert!(b
+            .apply(&TableUpdate::UpgradeFormatVersion { format_version: 1 })
+            .is_err());
+        b.apply(&TableUpdate::UpgradeFormatVersion { format_version: 3 })
+            .unwrap();
+        assert_eq!(b.metadata().next_row_id, Some(0));
+    }
+}

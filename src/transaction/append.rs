@@ -1,0 +1,99 @@
+//! [`AppendFiles`]: add data files in a new `append` snapshot (Java `FastAppend`).
+//!
+//! The new files go into one new manifest per partition spec, written once and reused by
+//! every retry; the parent's manifests are carried over unchanged. An append conflicts
+//! with nothing: a retry only re-reads the parent.
+
+use std::collections::BTreeMap;
+
+use async_trait::async_trait;
+
+use super::snapshot_producer::SnapshotProducer;
+use super::summary::SnapshotSummary;
+use super::TransactionAction;
+use crate::error::{Error, Result};
+use crate::spec::{DataContentType, DataFile, ManifestContent, ManifestFile, TableUpdate};
+use crate::table::Table;
+use crate::write::NewEntry;
+
+/// Append data files (each with the id of the partition spec it was written under).
+#[derive(Debug)]
+pub struct AppendFiles {
+    files: BTreeMap<i32, Vec<DataFile>>,
+    producer: SnapshotProducer,
+    written: Vec<ManifestFile>,
+}
+
+impl AppendFiles {
+    /// An append of `files`, written under partition spec `spec_id`.
+    ///
+    /// Errors: a file that is not a data file ([`crate::ErrorKind::InvalidArgument`]).
+    pub fn new(spec_id: i32, files: Vec<DataFile>) -> Result<Self> {
+        Self::default().with_files(spec_id, files)
+    }
+
+    /// Add more files, written under spec `spec_id`.
+    ///
+    /// Errors: a file that is not a data file.
+    pub fn with_files(mut self, spec_id: i32, files: Vec<DataFile>) -> Result<Self> {
+        if let Some(f) = files.iter().find(|f| f.content != DataContentType::Data) {
+            return Err(Error::invalid_argument(format!(
+                "append of '{}', which is a delete file (use a row delta)",
+                f.file_path
+            )));
+        }
+        self.files.entry(spec_id).or_default().extend(files);
+        Ok(self)
+    }
+
+    /// The id of the snapshot this append commits.
+    pub fn snapshot_id(&self) -> i64 {
+        self.producer.snapshot_id()
+    }
+}
+
+impl Default for AppendFiles {
+    fn default() -> Self {
+        Self {
+            files: BTreeMap::new(),
+            producer: SnapshotProducer::new(),
+            written: vec![],
+        }
+    }
+}
+
+#[async_trait]
+impl TransactionAction for AppendFiles {
+    async fn updates(&mut self, table: &Table) -> Result<Vec<TableUpdate>> {
+        SnapshotProducer::check_format(table)?;
+        if self.written.is_empty() {
+            for (spec_id, files) in &self.files {
+                if files.is_empty() {
+                    continue;
+                }
+                let entries: Vec<NewEntry> = files.iter().cloned().map(NewEntry::added).collect();
+                let m = self
+                    .producer
+                    .write_manifest(table, *spec_id, ManifestContent::Data, &entries)
+                    .await?;
+                self.written.push(m);
+            }
+        }
+        let mut summary = SnapshotSummary::default();
+        for (spec_id, files) in &self.files {
+            for f in files {
+                summary.add(*spec_id, f);
+            }
+        }
+        let parent = self.producer.parent(table).cloned();
+        let mut manifests = self.written.clone();
+        manifests.extend(SnapshotProducer::manifests_of(table, parent.as_ref()).await?);
+        self.producer
+            .commit_updates(table, "append", manifests, &summary)
+            .await
+    }
+
+    async fn clean_up(&mut self, table: &Table, committed: bool) {
+        self.producer.clean_up(table, committed).await;
+    }
+}

@@ -1,0 +1,219 @@
+//! Transactions: the one commit path under every write (spec: "Commit Conflict
+//! Resolution and Retry"; Java `BaseTransaction` and `SnapshotProducer`; REST
+//! `CommitTableRequest`).
+//!
+//! A [`Transaction`] over a loaded table collects actions ([`AppendFiles`],
+//! [`OverwriteFiles`], …). [`Transaction::commit`] asks each action for its
+//! [`TableUpdate`]s against the table as the commit will apply to it, derives the
+//! [`TableRequirement`]s those updates need from the base (as the REST protocol's
+//! `UpdateRequirements` does: the table uuid always; the branch's snapshot id for a new
+//! snapshot; schema, spec and sort-order ids for changes to them) and calls
+//! [`Catalog::commit_table`], whose check-and-put swaps the table's pointer.
+//!
+//! When the catalog answers [`ErrorKind::CommitConflict`] the transaction reloads the
+//! table, and every action re-validates against it (an action's own conflict checks,
+//! e.g. [`OverwriteFiles`]' "no new data in the overwritten range", fail the commit for
+//! good) and re-applies on top of it: data files and the manifests of added files are
+//! reused, a new manifest list and metadata file are written. Attempts back off
+//! exponentially per `commit.retry.num-retries` (default 4), `commit.retry.min-wait-ms`
+//! (100), `commit.retry.max-wait-ms` (60000) and `commit.retry.total-timeout-ms`
+//! (1800000). A commit that finally fails removes the manifests and manifest lists it
+//! wrote; [`ErrorKind::CommitStateUnknown`] removes nothing, since the commit may have
+//! landed.
+
+mod append;
+mod overwrite;
+mod retry;
+mod snapshot_producer;
+mod summary;
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+
+use crate::catalog::{Catalog, TableIdent};
+use crate::error::{ErrorKind, Result};
+use crate::spec::{TableCommit, TableMetadataBuilder, TableRequirement, TableUpdate};
+use crate::table::Table;
+
+pub use append::AppendFiles;
+pub use overwrite::{IsolationLevel, OverwriteFiles};
+pub use retry::RetryPolicy;
+
+/// One change of a transaction.
+#[async_trait]
+pub trait TransactionAction: Send + Sync + std::fmt::Debug {
+    /// Validate against `table` (the base of this attempt, with the transaction's
+    /// earlier actions applied) and return the updates that make the change, writing
+    /// any metadata files they need.
+    ///
+    /// Errors: a validation failure (e.g. conflicting files committed since the action's
+    /// starting snapshot) fails the whole transaction without retry.
+    async fn updates(&mut self, table: &Table) -> Result<Vec<TableUpdate>>;
+
+    /// After the transaction: remove files this action wrote that the committed table
+    /// does not use (`committed`), or all of them (after a failure).
+    async fn clean_up(&mut self, table: &Table, committed: bool);
+}
+
+/// A set of actions committed together, atomically, to one table.
+#[derive(Debug)]
+pub struct Transaction {
+    catalog: Arc<dyn Catalog>,
+    ident: TableIdent,
+    base: Table,
+    actions: Vec<Box<dyn TransactionAction>>,
+}
+
+impl Transaction {
+    /// A transaction on `base` (loaded from `catalog` as `ident`).
+    pub fn new(catalog: Arc<dyn Catalog>, ident: TableIdent, base: Table) -> Self {
+        Self {
+            catalog,
+            ident,
+            base,
+            actions: vec![],
+        }
+    }
+
+    /// The table the transaction started from.
+    pub fn base(&self) -> &Table {
+        &self.base
+    }
+
+    /// Add an action; actions apply in the order added.
+    pub fn add_action(mut self, action: impl TransactionAction + 'static) -> Self {
+        self.actions.push(Box::new(action));
+        self
+    }
+
+    /// Commit, retrying on conflicts per the table's `commit.retry.*` properties.
+    /// Returns the committed table.
+    ///
+    /// Errors: an action's validation error; [`ErrorKind::CommitConflict`] when the
+    /// retries run out; [`ErrorKind::CommitStateUnknown`] when the catalog cannot say
+    /// whether the last attempt landed (files are then kept); I/O errors.
+    pub async fn commit(mut self) -> Result<Table> {
+        let policy = RetryPolicy::from_properties(&self.base.metadata().properties)?;
+        let mut base = self.base.clone();
+        let mut attempt = 0u32;
+        let started = std::time::Instant::now();
+        loop {
+            let result = match self.attempt(&base).await {
+                Ok(catalog_answer) => catalog_answer,
+                Err(e) => {
+                    self.clean_up_failed(&base).await;
+                    return Err(e);
+                }
+            };
+            match result {
+                Ok(table) => {
+                    for a in &mut self.actions {
+                        a.clean_up(&table, true).await;
+                    }
+                    return Ok(table);
+                }
+                Err(e) if e.kind() == ErrorKind::CommitConflict => {
+                    attempt += 1;
+                    if !policy.may_retry(attempt, started.elapsed()) {
+                        self.clean_up_failed(&base).await;
+                        return Err(e.context(format!(
+                            "commit to table '{}' gave up after {attempt} attempts",
+                            self.ident
+                        )));
+                    }
+                    tokio::time::sleep(policy.wait(attempt)).await;
+                    base = match self.catalog.load_table(&self.ident).await {
+                        Ok(t) => t,
+                        Err(load) => {
+                            self.clean_up_failed(&base).await;
+                            return Err(load);
+                        }
+                    };
+                }
+                Err(e) if e.kind() == ErrorKind::CommitStateUnknown => return Err(e),
+                Err(e) => {
+                    self.clean_up_failed(&base).await;
+                    return Err(e);
+                }
+            }
+        }
+    }
+
+    async fn clean_up_failed(&mut self, table: &Table) {
+        for a in &mut self.actions {
+            a.clean_up(table, false).await;
+        }
+    }
+
+    /// One attempt over `base`: the outer error is the actions' (final), the inner
+    /// result the catalog's answer.
+    async fn attempt(&mut self, base: &Table) -> Result<Result<Table>> {
+        let mut working = base.clone();
+        let mut updates = vec![];
+        for action in &mut self.actions {
+            let more = action.updates(&working).await?;
+            let mut builder = TableMetadataBuilder::from_base(
+                working.metadata().clone(),
+                Some(working.metadata_location()),
+            );
+            builder.apply_all(&more)?;
+            let location = working.metadata_location().to_string();
+            working = working.with_metadata(builder.build()?, &location);
+            updates.extend(more);
+        }
+        let commit = TableCommit {
+            requirements: requirements_for(base, &updates),
+            updates,
+        };
+        Ok(self.catalog.commit_table(&self.ident, &commit).await)
+    }
+}
+
+/// The requirements `updates` need on `base` (the REST protocol's
+/// `UpdateRequirements.forUpdateTable`).
+pub fn requirements_for(base: &Table, updates: &[TableUpdate]) -> Vec<TableRequirement> {
+    let m = base.metadata();
+    let mut out = vec![];
+    if let Some(uuid) = &m.table_uuid {
+        out.push(TableRequirement::AssertTableUuid { uuid: uuid.clone() });
+    }
+    let mut push = |r: TableRequirement| {
+        if !out.contains(&r) {
+            out.push(r);
+        }
+    };
+    for u in updates {
+        match u {
+            TableUpdate::SetSnapshotRef { ref_name, .. }
+            | TableUpdate::RemoveSnapshotRef { ref_name } => {
+                push(TableRequirement::AssertRefSnapshotId {
+                    reference: ref_name.clone(),
+                    snapshot_id: m.ref_snapshot_id(ref_name),
+                })
+            }
+            TableUpdate::AddSchema { .. } => push(TableRequirement::AssertLastAssignedFieldId {
+                last_assigned_field_id: m.last_column_id,
+            }),
+            TableUpdate::SetCurrentSchema { .. } => push(TableRequirement::AssertCurrentSchemaId {
+                current_schema_id: m.current_schema_id,
+            }),
+            TableUpdate::AddSpec { .. } => push(TableRequirement::AssertLastAssignedPartitionId {
+                last_assigned_partition_id: m.last_partition_id,
+            }),
+            TableUpdate::SetDefaultSpec { .. } => push(TableRequirement::AssertDefaultSpecId {
+                default_spec_id: m.default_spec_id,
+            }),
+            TableUpdate::SetDefaultSortOrder { .. } => {
+                push(TableRequirement::AssertDefaultSortOrderId {
+                    default_sort_order_id: m.default_sort_order_id,
+                })
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,240 @@
+//! What every snapshot-producing action shares (Java: `SnapshotProducer`): a snapshot id
+//! kept across retries, manifests written under the table's metadata directory, and on
+//! each attempt a new manifest list over the attempt's base, the snapshot summary, and the
+//! `add-snapshot` + `set-snapshot-ref` updates.
+//!
+//! Manifests of added files are written once and reused by every retry: their entries
+//! inherit sequence numbers from the manifest list (spec: "Sequence Number
+//! Inheritance"), so only their list entry's `sequence_number` changes between attempts.
+//! Every file written is remembered, so a commit that finally fails removes what it wrote
+//! and no commit references ([`SnapshotProducer::clean_up`]).
+
+use std::collections::{HashMap, HashSet};
+
+use bytes::Bytes;
+
+use super::summary::SnapshotSummary;
+use crate::catalog::metadata_dir;
+use crate::error::{Error, Result};
+use crate::spec::manifest_list::parse_manifest_list;
+use crate::spec::{
+    FormatVersion, ManifestContent, ManifestEntry, ManifestFile, Snapshot, SnapshotReference,
+    TableUpdate, MAIN_BRANCH,
+};
+use crate::table::Table;
+use crate::write::{write_manifest_list, ManifestWriter, NewEntry};
+
+/// A fresh positive snapshot id (as Iceberg Java: from a random UUID).
+pub(crate) fn new_snapshot_id() -> i64 {
+    let (hi, lo) = uuid::Uuid::new_v4().as_u64_pair();
+    ((hi ^ lo) & (i64::MAX as u64)) as i64
+}
+
+/// Writes the files of one snapshot and the updates that add it.
+#[derive(Debug)]
+pub(crate) struct SnapshotProducer {
+    snapshot_id: i64,
+    commit_uuid: uuid::Uuid,
+    attempt: u32,
+    manifest_count: u32,
+    branch: String,
+    /// Every manifest and manifest list written, by location.
+    written: Vec<String>,
+    /// Files kept by the last attempt (the committed ones, once the commit lands).
+    committed: HashSet<String>,
+}
+
+impl SnapshotProducer {
+    pub(crate) fn new() -> Self {
+        Self {
+            snapshot_id: new_snapshot_id(),
+            commit_uuid: uuid::Uuid::new_v4(),
+            attempt: 0,
+            manifest_count: 0,
+            branch: MAIN_BRANCH.to_string(),
+            written: vec![],
+            committed: HashSet::new(),
+        }
+    }
+
+    /// The id of the snapshot this producer adds.
+    pub(crate) fn snapshot_id(&self) -> i64 {
+        self.snapshot_id
+    }
+
+    /// The snapshot the branch points at in `table`, which the new one descends from.
+    pub(crate) fn parent<'a>(&self, table: &'a Table) -> Option<&'a Snapshot> {
+        let m = table.metadata();
+        m.ref_snapshot_id(&self.branch)
+            .and_then(|id| m.snapshot_by_id(id))
+    }
+
+    /// Refuse format versions whose manifests this crate does not write yet.
+    pub(crate) fn check_format(table: &Table) -> Result<()> {
+        match table.metadata().format_version {
+            FormatVersion::V2 | FormatVersion::V3 => Ok(()),
+            FormatVersion::V1 => Err(Error::unsupported(
+                "writing to a format-version 1 table (v1 manifests); upgrade it with \
+                 'format-version'='2'",
+            )),
+        }
+    }
+
+    /// Write a manifest of `entries` (all of one spec and content) and return its list
+    /// entry, sequence numbers set for the table's next sequence number.
+    pub(crate) async fn write_manifest(
+        &mut self,
+        table: &Table,
+        spec_id: i32,
+        content: ManifestContent,
+        entries: &[NewEntry],
+    ) -> Result<ManifestFile> {
+        let m = table.metadata();
+        let spec = m.partition_spec_by_id(spec_id).ok_or_else(|| {
+            Error::invalid_argument(format!("the table has no partition spec {spec_id}"))
+        })?;
+        let mut writer = ManifestWriter::new(
+            m.current_schema(),
+            spec,
+            content,
+            self.snapshot_id,
+            m.last_sequence_number + 1,
+        )?;
+        for e in entries {
+            writer.add(e)?;
+        }
+        self.manifest_count += 1;
+        let location = format!(
+            "{}/{}-m{}.avro",
+            metadata_dir(m),
+            self.commit_uuid,
+            self.manifest_count
+        );
+        let (bytes, file) = writer.finish(&location)?;
+        table.file_io().write(&location, Bytes::from(bytes)).await?;
+        self.written.push(location);
+        Ok(file)
+    }
+
+    /// The manifests of `snapshot` (its manifest list).
+    pub(crate) async fn manifests_of(
+        table: &Table,
+        snapshot: Option<&Snapshot>,
+    ) -> Result<Vec<ManifestFile>> {
+        let Some(snapshot) = snapshot else {
+            return Ok(vec![]);
+        };
+        let Some(list) = &snapshot.manifest_list else {
+            return Err(Error::unsupported(format!(
+                "committing on top of v1 snapshot {} without a manifest list",
+                snapshot.snapshot_id
+            )));
+        };
+        let bytes = table.file_io().read(list).await?;
+        parse_manifest_list(&bytes, list)
+    }
+
+    /// The entries of a manifest (deleted ones included).
+    pub(crate) async fn entries_of(
+        table: &Table,
+        manifest: &ManifestFile,
+    ) -> Result<Vec<ManifestEntry>> {
+        crate::scan::read_manifest(table, table.metadata(), manifest).await
+    }
+
+    /// Write this attempt's manifest list over `manifests` and return the updates that
+    /// add the snapshot to `table` and point the branch at it.
+    ///
+    /// `manifests` written by this producer get the attempt's sequence number.
+    pub(crate) async fn commit_updates(
+        &mut self,
+        table: &Table,
+        operation: &str,
+        mut manifests: Vec<ManifestFile>,
+        summary: &SnapshotSummary,
+    ) -> Result<Vec<TableUpdate>> {
+        let m = table.metadata();
+        let parent = self.parent(table);
+        let sequence_number = m.last_sequence_number + 1;
+        let v3 = m.format_version >= FormatVersion::V3;
+        let mut next_row_id = m.next_row_id.unwrap_or(0);
+        let first_row_id = next_row_id;
+        for f in &mut manifests {
+            if f.added_snapshot_id == self.snapshot_id {
+                f.sequence_number = sequence_number;
+                f.min_sequence_number = sequence_number;
+                if v3 && f.content == ManifestContent::Data {
+                    f.first_row_id = Some(next_row_id);
+                    next_row_id +=
+                        f.added_rows_count.unwrap_or(0) + f.existing_rows_count.unwrap_or(0);
+                }
+            }
+        }
+        self.attempt += 1;
+        let list_location = format!(
+            "{}/snap-{}-{}-{}.avro",
+            metadata_dir(m),
+            self.snapshot_id,
+            self.attempt,
+            self.commit_uuid
+        );
+        let bytes = write_manifest_list(
+            &manifests,
+            self.snapshot_id,
+            parent.map(|p| p.snapshot_id),
+            sequence_number,
+        )?;
+        table
+            .file_io()
+            .write(&list_location, Bytes::from(bytes))
+            .await?;
+        self.written.push(list_location.clone());
+        self.committed = manifests
+            .iter()
+            .map(|f| f.manifest_path.clone())
+            .chain(std::iter::once(list_location.clone()))
+            .collect();
+        let previous = parent.map(|p| &p.summary);
+        let mut summary_map: HashMap<String, String> = summary.to_map(previous);
+        summary_map.insert("operation".to_string(), operation.to_string());
+        let snapshot = Snapshot {
+            snapshot_id: self.snapshot_id,
+            parent_snapshot_id: parent.map(|p| p.snapshot_id),
+            sequence_number,
+            timestamp_ms: chrono::Utc::now().timestamp_millis().max(m.last_updated_ms),
+            manifest_list: Some(list_location),
+            manifests: None,
+            summary: summary_map,
+            schema_id: Some(m.current_schema_id),
+            first_row_id: v3.then_some(first_row_id),
+            added_rows: v3.then_some(next_row_id - first_row_id),
+            key_id: None,
+        };
+        Ok(vec![
+            TableUpdate::AddSnapshot { snapshot },
+            TableUpdate::SetSnapshotRef {
+                ref_name: self.branch.clone(),
+                reference: SnapshotReference {
+                    snapshot_id: self.snapshot_id,
+                    ref_type: "branch".to_string(),
+                    min_snapshots_to_keep: None,
+                    max_snapshot_age_ms: None,
+                    max_ref_age_ms: None,
+                },
+            },
+        ])
+    }
+
+    /// After the commit: remove manifests and manifest lists of earlier attempts that the
+    /// committed snapshot does not use. After a final failure (`committed` false): remove
+    /// every file written.
+    pub(crate) async fn clean_up(&mut self, table: &Table, committed: bool) {
+        for location in std::mem::take(&mut self.written) {
+            if committed && self.committed.contains(&location) {
+                continue;
+            }
+            // Best effort: a file left behind is an orphan, never a wrong table.
+            let _ = table.file_io().delete(&location).await;
+        }
+    }
+}

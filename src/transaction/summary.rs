@@ -1,0 +1,166 @@
+//! The snapshot summary (spec: "Snapshots", `summary`; Java `SnapshotSummary`): what a
+//! snapshot added and removed, and the table totals after it.
+//!
+//! Totals (`total-records`, `total-data-files`, …) are the parent's totals plus this
+//! snapshot's changes; they are left out when the parent's summary does not have them
+//! (as Iceberg Java does), so a wrong total is never written.
+
+use std::collections::{BTreeSet, HashMap};
+
+use crate::spec::{DataContentType, DataFile, Literal};
+
+/// Counts of one snapshot's changes.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct SnapshotSummary {
+    added_data_files: i64,
+    deleted_data_files: i64,
+    added_delete_files: i64,
+    removed_delete_files: i64,
+    added_records: i64,
+    deleted_records: i64,
+    added_files_size: i64,
+    removed_files_size: i64,
+    added_position_deletes: i64,
+    removed_position_deletes: i64,
+    added_equality_deletes: i64,
+    removed_equality_deletes: i64,
+    partitions: BTreeSet<(i32, String)>,
+}
+
+fn partition_key(spec_id: i32, partition: &[Option<Literal>]) -> (i32, String) {
+    (spec_id, format!("{partition:?}"))
+}
+
+impl SnapshotSummary {
+    /// Count a file the snapshot adds (under spec `spec_id`).
+    pub(crate) fn add(&mut self, spec_id: i32, file: &DataFile) {
+        self.partitions
+            .insert(partition_key(spec_id, &file.partition));
+        self.added_files_size += file.file_size_in_bytes;
+        match file.content {
+            DataContentType::Data => {
+                self.added_data_files += 1;
+                self.added_records += file.record_count;
+            }
+            DataContentType::PositionDeletes => {
+                self.added_delete_files += 1;
+                self.added_position_deletes += file.record_count;
+            }
+            DataContentType::EqualityDeletes => {
+                self.added_delete_files += 1;
+                self.added_equality_deletes += file.record_count;
+            }
+        }
+    }
+
+    /// Count a file the snapshot removes (under spec `spec_id`).
+    pub(crate) fn remove(&mut self, spec_id: i32, file: &DataFile) {
+        self.partitions
+            .insert(partition_key(spec_id, &file.partition));
+        self.removed_files_size += file.file_size_in_bytes;
+        match file.content {
+            DataContentType::Data => {
+                self.deleted_data_files += 1;
+                self.deleted_records += file.record_count;
+            }
+            DataContentType::PositionDeletes => {
+                self.removed_delete_files += 1;
+                self.removed_position_deletes += file.record_count;
+            }
+            DataContentType::EqualityDeletes => {
+                self.removed_delete_files += 1;
+                self.removed_equality_deletes += file.record_count;
+            }
+        }
+    }
+
+    /// The summary map (without `operation`), with totals from `previous` (the
+    /// parent's summary; `None` for the first snapshot, whose totals start at 0).
+    pub(crate) fn to_map(
+        &self,
+        previous: Option<&HashMap<String, String>>,
+    ) -> HashMap<String, String> {
+        let mut out = HashMap::new();
+        let mut put = |k: &str, v: i64| {
+            if v != 0 {
+                out.insert(k.to_string(), v.to_string());
+            }
+        };
+        put("added-data-files", self.added_data_files);
+        put("deleted-data-files", self.deleted_data_files);
+        put("added-delete-files", self.added_delete_files);
+        put("removed-delete-files", self.removed_delete_files);
+        put("added-records", self.added_records);
+        put("deleted-records", self.deleted_records);
+        put("added-files-size", self.added_files_size);
+        put("removed-files-size", self.removed_files_size);
+        put("added-position-deletes", self.added_position_deletes);
+        put("removed-position-deletes", self.removed_position_deletes);
+        put("added-equality-deletes", self.added_equality_deletes);
+        put("removed-equality-deletes", self.removed_equality_deletes);
+        out.insert(
+            "changed-partition-count".to_string(),
+            self.partitions.len().to_string(),
+        );
+        let totals = [
+            ("total-records", self.added_records - self.deleted_records),
+            (
+                "total-files-size",
+                self.added_files_size - self.removed_files_size,
+            ),
+            (
+                "total-data-files",
+                self.added_data_files - self.deleted_data_files,
+            ),
+            (
+                "total-delete-files",
+                self.added_delete_files - self.removed_delete_files,
+            ),
+            (
+                "total-position-deletes",
+                self.added_position_deletes - self.removed_position_deletes,
+            ),
+            (
+                "total-equality-deletes",
+                self.added_equality_deletes - self.removed_equality_deletes,
+            ),
+        ];
+        for (key, change) in totals {
+            let before = match previous {
+                None => Some(0),
+                Some(p) => p.get(key).and_then(|v| v.parse::<i64>().ok()),
+            };
+            if let Some(before) = before {
+                out.insert(key.to_string(), (before + change).max(0).to_string());
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::write::empty_data_file;
+
+    #[test]
+    fn totals_follow_the_parent() {
+        let mut f = empty_data_file("file:///t/a.parquet", DataContentType::Data);
+        f.record_count = 10;
+        f.file_size_in_bytes = 100;
+        let mut s = SnapshotSummary::default();
+        s.add(0, &f);
+        let first = s.to_map(None);
+        assert_eq!(first["added-records"], "10");
+        assert_eq!(first["total-records"], "10");
+        assert_eq!(first["total-data-files"], "1");
+        let mut s2 = SnapshotSummary::default();
+        s2.remove(0, &f);
+        let second = s2.to_map(Some(&first));
+        assert_eq!(second["deleted-records"], "10");
+        assert_eq!(second["total-records"], "0");
+        // a parent without totals: none are written
+        let third = s2.to_map(Some(&HashMap::new()));
+        assert!(!third.contains_key("total-records"));
+    }
+}

@@ -1,0 +1,435 @@
+//! The commit path over real catalogs (SQLite, filesystem) in temp directories: data
+//! files are manifest entries only here (no Parquet is read); the DataFusion insert tests
+//! read rows back.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use super::*;
+use crate::catalog::{
+    Catalog, FileSystemCatalog, Namespace, SqlCatalog, StaticCatalog, TableCreation, TableIdent,
+};
+use crate::expr::{BinaryOp, Predicate};
+use crate::scan::TableScan;
+use crate::spec::{
+    DataContentType, DataFile, Literal, ManifestStatus, NestedField, PartitionField, PartitionSpec,
+    PrimitiveType, Schema, Transform, Type,
+};
+use crate::write::empty_data_file;
+
+fn creation() -> TableCreation {
+    let schema = Schema::new(
+        0,
+        vec![
+            NestedField::optional(1, "id", Type::Primitive(PrimitiveType::Long)),
+            NestedField::optional(2, "p", Type::Primitive(PrimitiveType::Int)),
+        ],
+    );
+    let mut c = TableCreation::new(schema);
+    c.partition_spec = PartitionSpec {
+        spec_id: 0,
+        fields: vec![PartitionField {
+            source_id: 2,
+            field_id: Some(1000),
+            name: "p".into(),
+            transform: Transform::Identity,
+        }],
+    };
+    c
+}
+
+fn file(table: &crate::table::Table, name: &str, p: i32, rows: i64) -> DataFile {
+    let mut f = empty_data_file(
+        &format!("{}/data/p={p}/{name}.parquet", table.metadata().location),
+        DataContentType::Data,
+    );
+    f.partition = vec![Some(Literal::Int(p))];
+    f.record_count = rows;
+    f.file_size_in_bytes = 100;
+    f
+}
+
+async fn sql_catalog(dir: &std::path::Path) -> Arc<dyn Catalog> {
+    let c = SqlCatalog::open_or_create("test", dir.join("catalog.db")).unwrap();
+    c.create_namespace(&Namespace::parse("ns"), &HashMap::new())
+        .await
+        .unwrap();
+    Arc::new(c)
+}
+
+async fn live_files(table: &crate::table::Table) -> Vec<(String, i64)> {
+    let scan = TableScan::new(table.clone(), table.metadata().current_snapshot().cloned());
+    let mut out: Vec<(String, i64)> = scan
+        .plan_files()
+        .await
+        .unwrap()
+        .tasks
+        .iter()
+        .map(|t| {
+            let f = t.data_file();
+            (
+                f.file_path
+                    .rsplit('/')
+                    .next()
+                    .unwrap_or_default()
+                    .to_string(),
+                f.record_count,
+            )
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+async fn append(
+    catalog: &Arc<dyn Catalog>,
+    ident: &TableIdent,
+    name: &str,
+    p: i32,
+    rows: i64,
+) -> crate::table::Table {
+    let base = catalog.load_table(ident).await.unwrap();
+    let f = file(&base, name, p, rows);
+    Transaction::new(Arc::clone(catalog), ident.clone(), base)
+        .add_action(AppendFiles::new(0, vec![f]).unwrap())
+        .commit()
+        .await
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn appends_and_overwrites_through_the_sql_catalog() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = sql_catalog(dir.path()).await;
+    let ident = TableIdent::parse("ns.t");
+    let created = catalog.create_table(&ident, creation()).await.unwrap();
+    assert!(created
+        .metadata_location()
+        .contains("/ns/t/metadata/00000-"));
+    let err = catalog.create_table(&ident, creation()).await.unwrap_err();
+    assert_eq!(err.kind(), crate::ErrorKind::AlreadyExists, "{err}");
+
+    let t1 = append(&catalog, &ident, "a", 1, 10).await;
+    let t2 = append(&catalog, &ident, "b", 2, 5).await;
+    assert_eq!(
+        live_files(&t2).await,
+        [("a.parquet".into(), 10), ("b.parquet".into(), 5)]
+    );
+    let m = t2.metadata();
+    assert_eq!(m.last_sequence_number, 2);
+    assert_eq!(m.snapshots.len(), 2);
+    let s2 = m.current_snapshot().unwrap();
+    assert_eq!(s2.parent_snapshot_id, t1.metadata().current_snapshot_id);
+    assert_eq!(s2.summary["operation"], "append");
+    assert_eq!(s2.summary["total-records"], "15");
+    assert_eq!(s2.summary["total-data-files"], "2");
+    assert_eq!(m.metadata_log.len(), 2);
+    assert!(
+        t2.metadata_location().contains("/00002-"),
+        "{}",
+        t2.metadata_location()
+    );
+
+    // overwrite of partition p = 1 by a filter: a.parquet goes, c.parquet comes
+    let base = catalog.load_table(&ident).await.unwrap();
+    let c = file(&base, "c", 1, 3);
+    let t3 = Transaction::new(Arc::clone(&catalog), ident.clone(), base.clone())
+        .add_action(
+            OverwriteFiles::new(base.metadata().current_snapshot_id)
+                .overwrite_by_row_filter(Predicate::col_binary(BinaryOp::Eq, "p", Literal::Int(1)))
+                .add_files(0, vec![c])
+                .unwrap(),
+        )
+        .commit()
+        .await
+        .unwrap();
+    assert_eq!(
+        live_files(&t3).await,
+        [("b.parquet".into(), 5), ("c.parquet".into(), 3)]
+    );
+    let s3 = t3.metadata().current_snapshot().unwrap();
+    assert_eq!(s3.summary["operation"], "overwrite");
+    assert_eq!(s3.summary["deleted-records"], "10");
+    assert_eq!(s3.summary["total-records"], "8");
+    // the removed file is a DELETED entry with its sequence number kept
+    let manifests = snapshot_producer::SnapshotProducer::manifests_of(&t3, Some(s3))
+        .await
+        .unwrap();
+    let mut deleted = vec![];
+    for mf in &manifests {
+        for e in snapshot_producer::SnapshotProducer::entries_of(&t3, mf)
+            .await
+            .unwrap()
+        {
+            if e.status == ManifestStatus::Deleted {
+                deleted.push((
+                    e.data_file.file_path.clone(),
+                    e.data_sequence_number,
+                    e.snapshot_id,
+                ));
+            }
+        }
+    }
+    assert_eq!(deleted.len(), 1);
+    assert!(deleted[0].0.ends_with("a.parquet"));
+    assert_eq!(deleted[0].1, 1);
+    assert_eq!(deleted[0].2, s3.snapshot_id);
+
+    // a filter that cuts through a partition's rows is refused, nothing committed
+    let base = catalog.load_table(&ident).await.unwrap();
+    let err = Transaction::new(Arc::clone(&catalog), ident.clone(), base.clone())
+        .add_action(
+            OverwriteFiles::new(base.metadata().current_snapshot_id).overwrite_by_row_filter(
+                Predicate::col_binary(BinaryOp::Lt, "id", Literal::Long(3)),
+            ),
+        )
+        .commit()
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), crate::ErrorKind::Unsupported, "{err}");
+    assert_eq!(
+        catalog.metadata_location(&ident).await.unwrap(),
+        t3.metadata_location()
+    );
+
+    // whole-table overwrite
+    let base = catalog.load_table(&ident).await.unwrap();
+    let d = file(&base, "d", 7, 1);
+    let t4 = Transaction::new(Arc::clone(&catalog), ident.clone(), base.clone())
+        .add_action(
+            OverwriteFiles::new(base.metadata().current_snapshot_id)
+                .overwrite_by_row_filter(Predicate::AlwaysTrue)
+                .add_files(0, vec![d])
+                .unwrap(),
+        )
+        .commit()
+        .await
+        .unwrap();
+    assert_eq!(live_files(&t4).await, [("d.parquet".into(), 1)]);
+    assert_eq!(
+        t4.metadata().current_snapshot().unwrap().summary["total-records"],
+        "1"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replace_partitions_and_serializable_conflicts() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = sql_catalog(dir.path()).await;
+    let ident = TableIdent::parse("ns.t");
+    catalog.create_table(&ident, creation()).await.unwrap();
+    append(&catalog, &ident, "a1", 1, 1).await;
+    append(&catalog, &ident, "a2", 2, 1).await;
+    let start = catalog.load_table(&ident).await.unwrap();
+
+    // a concurrent append into partition 2 after the overwrite began
+    append(&catalog, &ident, "late2", 2, 1).await;
+
+    // replacing partition 1 does not conflict with it: retried and committed
+    let r1 = file(&start, "r1", 1, 4);
+    let t = Transaction::new(Arc::clone(&catalog), ident.clone(), start.clone())
+        .add_action(
+            OverwriteFiles::new(start.metadata().current_snapshot_id)
+                .replace_partitions()
+                .add_files(0, vec![r1])
+                .unwrap(),
+        )
+        .commit()
+        .await
+        .unwrap();
+    assert_eq!(
+        live_files(&t).await,
+        [
+            ("a2.parquet".into(), 1),
+            ("late2.parquet".into(), 1),
+            ("r1.parquet".into(), 4)
+        ]
+    );
+
+    // replacing partition 2 from the old start conflicts with late2: validation fails
+    let r2 = file(&start, "r2", 2, 4);
+    let err = Transaction::new(Arc::clone(&catalog), ident.clone(), start.clone())
+        .add_action(
+            OverwriteFiles::new(start.metadata().current_snapshot_id)
+                .replace_partitions()
+                .add_files(0, vec![r2.clone()])
+                .unwrap(),
+        )
+        .commit()
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), crate::ErrorKind::ValidationFailed, "{err}");
+    assert!(err.to_string().contains("late2.parquet"), "{err}");
+
+    // under snapshot isolation it goes through
+    let t = Transaction::new(Arc::clone(&catalog), ident.clone(), start.clone())
+        .add_action(
+            OverwriteFiles::new(start.metadata().current_snapshot_id)
+                .replace_partitions()
+                .with_isolation_level(IsolationLevel::Snapshot)
+                .add_files(0, vec![r2])
+                .unwrap(),
+        )
+        .commit()
+        .await
+        .unwrap();
+    assert_eq!(
+        live_files(&t).await,
+        [("r1.parquet".into(), 4), ("r2.parquet".into(), 4)]
+    );
+    // the failed attempt left none of its manifests or manifest lists behind
+    let metadata_dir = dir.path().join("ns/t/metadata");
+    let referenced: std::collections::HashSet<String> = {
+        let mut set = std::collections::HashSet::new();
+        for s in &t.metadata().snapshots {
+            set.insert(s.manifest_list.clone().unwrap());
+            for mf in snapshot_producer::SnapshotProducer::manifests_of(&t, Some(s))
+                .await
+                .unwrap()
+            {
+                set.insert(mf.manifest_path);
+            }
+        }
+        set.into_iter()
+            .map(|l| l.rsplit('/').next().unwrap().to_string())
+            .collect()
+    };
+    for entry in std::fs::read_dir(&metadata_dir).unwrap() {
+        let name = entry.unwrap().file_name().to_string_lossy().to_string();
+        if name.ends_with(".avro") {
+            assert!(
+                referenced.contains(&name),
+                "orphan {name} left by a failed commit"
+            );
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_appenders_all_land_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = sql_catalog(dir.path()).await;
+    let ident = TableIdent::parse("ns.t");
+    let mut props = HashMap::new();
+    props.insert("commit.retry.num-retries".to_string(), "50".to_string());
+    props.insert("commit.retry.min-wait-ms".to_string(), "5".to_string());
+    props.insert("commit.retry.max-wait-ms".to_string(), "50".to_string());
+    let mut c = creation();
+    c.properties = props;
+    catalog.create_table(&ident, c).await.unwrap();
+    let writers = 8;
+    let mut tasks = vec![];
+    for i in 0..writers {
+        // each writer has its own connection, as separate processes would
+        let db = dir.path().join("catalog.db");
+        let ident = ident.clone();
+        tasks.push(tokio::spawn(async move {
+            let catalog: Arc<dyn Catalog> = Arc::new(SqlCatalog::open("test", db).unwrap());
+            append(&catalog, &ident, &format!("w{i}"), i, i64::from(i) + 1).await;
+        }));
+    }
+    for t in tasks {
+        t.await.unwrap();
+    }
+    let table = catalog.load_table(&ident).await.unwrap();
+    let files = live_files(&table).await;
+    assert_eq!(files.len(), writers as usize);
+    let m = table.metadata();
+    assert_eq!(m.snapshots.len(), writers as usize);
+    let expected: i64 = (1..=i64::from(writers)).sum();
+    assert_eq!(
+        m.current_snapshot().unwrap().summary["total-records"],
+        expected.to_string()
+    );
+    // a linear chain with strictly increasing sequence numbers
+    let mut cursor = m.current_snapshot();
+    let mut seqs = vec![];
+    while let Some(s) = cursor {
+        seqs.push(s.sequence_number);
+        cursor = s.parent_snapshot_id.and_then(|p| m.snapshot_by_id(p));
+    }
+    assert_eq!(seqs, (1..=i64::from(writers)).rev().collect::<Vec<_>>());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn filesystem_catalog_commits_with_version_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog: Arc<dyn Catalog> =
+        Arc::new(FileSystemCatalog::new("fs", &dir.path().to_string_lossy()).unwrap());
+    catalog
+        .create_namespace(&Namespace::parse("db"), &HashMap::new())
+        .await
+        .unwrap();
+    let ident = TableIdent::parse("db.t");
+    catalog.create_table(&ident, creation()).await.unwrap();
+    let t = append(&catalog, &ident, "a", 1, 2).await;
+    assert!(t
+        .metadata_location()
+        .ends_with("/db/t/metadata/v2.metadata.json"));
+    let hint = std::fs::read_to_string(dir.path().join("db/t/metadata/version-hint.text")).unwrap();
+    assert_eq!(hint, "2");
+    // a stale hint still finds the newest version
+    std::fs::write(dir.path().join("db/t/metadata/version-hint.text"), "1").unwrap();
+    let t = append(&catalog, &ident, "b", 1, 2).await;
+    assert!(t.metadata_location().ends_with("/v3.metadata.json"));
+    assert_eq!(live_files(&t).await.len(), 2);
+    // two writers from the same base: the second one's v3 exists → conflict → retry
+    let base = catalog.load_table(&ident).await.unwrap();
+    let f1 = file(&base, "c1", 1, 1);
+    let f2 = file(&base, "c2", 1, 1);
+    Transaction::new(Arc::clone(&catalog), ident.clone(), base.clone())
+        .add_action(AppendFiles::new(0, vec![f1]).unwrap())
+        .commit()
+        .await
+        .unwrap();
+    let t = Transaction::new(Arc::clone(&catalog), ident.clone(), base)
+        .add_action(AppendFiles::new(0, vec![f2]).unwrap())
+        .commit()
+        .await
+        .unwrap();
+    assert!(t.metadata_location().ends_with("/v5.metadata.json"));
+    assert_eq!(live_files(&t).await.len(), 4);
+    catalog.drop_table(&ident, true).await.unwrap();
+    assert!(!catalog.table_exists(&ident).await.unwrap());
+}
+
+#[tokio::test]
+async fn static_catalogs_refuse_writes() {
+    let catalog = StaticCatalog::new("s").with_table(TableIdent::parse("t"), "/nowhere");
+    let err = catalog
+        .create_table(&TableIdent::parse("u"), creation())
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), crate::ErrorKind::Unsupported);
+    assert!(err.to_string().contains("read-only"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn drop_and_rename_in_the_sql_catalog() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = sql_catalog(dir.path()).await;
+    let ident = TableIdent::parse("ns.t");
+    catalog.create_table(&ident, creation()).await.unwrap();
+    let t = append(&catalog, &ident, "a", 1, 1).await;
+    let to = TableIdent::parse("ns.u");
+    catalog.rename_table(&ident, &to).await.unwrap();
+    assert!(!catalog.table_exists(&ident).await.unwrap());
+    assert_eq!(
+        catalog.metadata_location(&to).await.unwrap(),
+        t.metadata_location()
+    );
+    catalog.drop_table(&to, true).await.unwrap();
+    assert!(!catalog.table_exists(&to).await.unwrap());
+    let list = t
+        .metadata()
+        .current_snapshot()
+        .unwrap()
+        .manifest_list
+        .clone()
+        .unwrap();
+    assert!(
+        !t.file_io().exists(&list).await.unwrap(),
+        "purge removes manifest lists"
+    );
+    assert!(!t.file_io().exists(t.metadata_location()).await.unwrap());
+}

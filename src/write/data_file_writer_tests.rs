@@ -1,0 +1,1 @@
+//! Round trips of PartitionedDataFileWriter: batches in, Parquet files and DataFiles out.

@@ -5,4 +5,10 @@ mod catalog;
 mod deletes;
 mod evolution;
 mod fixtures;
+mod interop;
+/// The conformance runner's Arrow -> canonical JSON conversion, shared (the interop tests
+/// compare in the same form).
+#[allow(dead_code)]
+#[path = "../conformance/normalize.rs"]
+mod normalize;
 mod writes;

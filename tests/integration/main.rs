@@ -6,6 +6,7 @@ mod deletes;
 mod evolution;
 mod fixtures;
 mod interop;
+mod interop_writes;
 /// The conformance runner's Arrow -> canonical JSON conversion, shared (the interop tests
 /// compare in the same form).
 #[allow(dead_code)]

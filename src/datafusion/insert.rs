@@ -165,6 +165,7 @@ impl IcebergDataSink {
             }
         }
         let files = writer.close().await?;
+        crate::failpoint::hit("after-data-files");
         let paths: Vec<String> = files.iter().map(|f| f.file_path.clone()).collect();
         let start = m.current_snapshot_id;
         let txn = Transaction::new(

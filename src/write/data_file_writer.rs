@@ -44,6 +44,9 @@ struct PartitionSource {
     transform: Transform,
 }
 
+/// The rows of one batch that fall in one partition: key, values, row indexes.
+type RowsOfPartition = (Vec<u8>, Vec<Option<Literal>>, Vec<u32>);
+
 /// The file being written for one partition.
 struct OpenFile {
     location: String,
@@ -253,7 +256,7 @@ impl PartitionedDataFileWriter {
             };
             columns.push(values);
         }
-        let mut groups: Vec<(Vec<u8>, Vec<Option<Literal>>, Vec<u32>)> = Vec::new();
+        let mut groups: Vec<RowsOfPartition> = Vec::new();
         let mut index: HashMap<Vec<u8>, usize> = HashMap::new();
         for row in 0..batch.num_rows() {
             let values: Vec<Option<Literal>> = columns.iter().map(|c| c[row].clone()).collect();

@@ -559,7 +559,7 @@ async fn rolls_files_at_the_target_size() {
     let mut seen = Vec::new();
     for f in &files {
         seen.extend(read_back(&io, f).await);
-        assert!(f.split_offsets.len() >= 1);
+        assert!(!f.split_offsets.is_empty());
     }
     assert_eq!(files.iter().map(|f| f.record_count).sum::<i64>(), 3500);
     seen.sort_by_key(|r| r.id);
@@ -701,7 +701,13 @@ async fn written_files_commit_prune_and_query() {
     let rows: Vec<Row> = (0..30)
         .map(|i| {
             let name = ["apple", "banana", "cherry"][i as usize % 3];
-            row(i, Some(name), Some(i as f64 / 2.0), Some((i % 2) * DAY_US), Some(1))
+            row(
+                i,
+                Some(name),
+                Some(i as f64 / 2.0),
+                Some((i % 2) * DAY_US),
+                Some(1),
+            )
         })
         .collect();
     w.write(&batch(&rows)).await.expect("write");

@@ -400,11 +400,18 @@ impl PartitionedDataFileWriter {
     /// split offsets (row-group starts) and metrics per the metrics modes; no sort order
     /// id.
     ///
-    /// Errors: [`ErrorKind::Io`] naming the file when finishing it fails (files written
-    /// so far stay; see [`PartitionedDataFileWriter::abort`]).
+    /// Errors: [`ErrorKind::Io`] naming the file when finishing it fails (other open
+    /// uploads are aborted; files finished before stay and are not returned).
     pub async fn close(mut self) -> Result<Vec<DataFile>> {
         for key in std::mem::take(&mut self.order) {
-            self.finish_file(&key).await?;
+            if let Err(e) = self.finish_file(&key).await {
+                for (_, partition) in self.partitions.drain() {
+                    if let Some(file) = partition.file {
+                        let _ = file.writer.into_inner().abort().await;
+                    }
+                }
+                return Err(e);
+            }
         }
         let files = std::mem::take(&mut self.done);
         Ok(files)

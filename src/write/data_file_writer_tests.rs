@@ -25,9 +25,9 @@ use crate::spec::{
 };
 use crate::ErrorKind;
 
-const DAY_US: i64 = 86_400_000_000;
+pub(super) const DAY_US: i64 = 86_400_000_000;
 
-fn schema() -> Schema {
+pub(super) fn schema() -> Schema {
     let p = |t| Type::Primitive(t);
     Schema::new(
         1,
@@ -58,7 +58,7 @@ fn schema() -> Schema {
 
 /// One row of the test table (NaN scores equal each other).
 #[derive(Debug, Clone)]
-struct Row {
+pub(super) struct Row {
     id: i64,
     name: Option<String>,
     score: Option<f64>,
@@ -78,7 +78,13 @@ impl PartialEq for Row {
     }
 }
 
-fn row(id: i64, name: Option<&str>, score: Option<f64>, ts: Option<i64>, a: Option<i32>) -> Row {
+pub(super) fn row(
+    id: i64,
+    name: Option<&str>,
+    score: Option<f64>,
+    ts: Option<i64>,
+    a: Option<i32>,
+) -> Row {
     Row {
         id,
         name: name.map(str::to_string),
@@ -90,7 +96,7 @@ fn row(id: i64, name: Option<&str>, score: Option<f64>, ts: Option<i64>, a: Opti
 }
 
 /// A batch of `rows` as a caller would pass it: no field ids, `name` as Utf8View.
-fn batch(rows: &[Row]) -> RecordBatch {
+pub(super) fn batch(rows: &[Row]) -> RecordBatch {
     let a_field = Arc::new(Field::new("a", DataType::Int32, true));
     let struct_array = StructArray::new(
         Fields::from(vec![a_field]),
@@ -164,7 +170,7 @@ fn rows_of(batch: &RecordBatch) -> Vec<Row> {
 }
 
 /// The rows of a written file, checking field ids and the `iceberg.schema` metadata.
-async fn read_back(io: &FileIO, file: &DataFile) -> Vec<Row> {
+pub(super) async fn read_back(io: &FileIO, file: &DataFile) -> Vec<Row> {
     let bytes = io.read(&file.file_path).await.expect("read data file");
     assert_eq!(bytes.len() as i64, file.file_size_in_bytes, "file size");
     let builder = ParquetRecordBatchReaderBuilder::try_new(bytes).expect("parquet");
@@ -205,13 +211,13 @@ async fn read_back(io: &FileIO, file: &DataFile) -> Vec<Row> {
     rows_of(&all)
 }
 
-fn temp_location() -> (tempfile::TempDir, String) {
+pub(super) fn temp_location() -> (tempfile::TempDir, String) {
     let dir = tempfile::tempdir().expect("tempdir");
     let loc = format!("{}/data", dir.path().display());
     (dir, loc)
 }
 
-fn config(props: &[(&str, &str)]) -> DataFileWriterConfig {
+pub(super) fn config(props: &[(&str, &str)]) -> DataFileWriterConfig {
     let props: HashMap<String, String> = props
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
@@ -219,7 +225,7 @@ fn config(props: &[(&str, &str)]) -> DataFileWriterConfig {
     DataFileWriterConfig::from_properties(&props).expect("config")
 }
 
-fn sample_rows() -> Vec<Row> {
+pub(super) fn sample_rows() -> Vec<Row> {
     vec![
         row(1, Some("apple"), Some(1.5), Some(DAY_US + 5), Some(10)),
         row(2, None, Some(f64::NAN), Some(3 * DAY_US), None),
@@ -229,7 +235,7 @@ fn sample_rows() -> Vec<Row> {
     ]
 }
 
-fn bound(file: &DataFile, id: i32, ty: PrimitiveType, lower: bool) -> Option<Literal> {
+pub(super) fn bound(file: &DataFile, id: i32, ty: PrimitiveType, lower: bool) -> Option<Literal> {
     let map = if lower {
         &file.lower_bounds
     } else {
@@ -415,115 +421,6 @@ async fn partitioned_files_hold_their_rows_and_partition_values() {
         .any(|f| f.file_path.contains("/name=ab+c/") && f.file_path.contains("/ts_day=")));
     assert!(files.iter().any(|f| f.file_path.contains("/name=ab%2Fd/")));
     assert!(files.iter().any(|f| f.file_path.contains("/name=null/")));
-}
-
-#[tokio::test]
-async fn metrics_modes_are_respected() {
-    let (_dir, loc) = temp_location();
-    let io = FileIO::default();
-    let cfg = config(&[
-        ("write.metadata.metrics.default", "truncate(4)"),
-        ("write.metadata.metrics.column.id", "none"),
-        ("write.metadata.metrics.column.score", "counts"),
-        ("write.metadata.metrics.column.s.a", "full"),
-    ]);
-    let mut w = PartitionedDataFileWriter::new(
-        io.clone(),
-        &loc,
-        &schema(),
-        &PartitionSpec::unpartitioned(),
-        cfg,
-    )
-    .expect("writer");
-    let rows = vec![
-        row(1, Some("ab😀cdef"), Some(f64::NAN), Some(1), Some(7)),
-        row(2, Some("日本語テキスト"), Some(2.0), Some(9), Some(-7)),
-        row(3, Some("b"), None, None, None),
-    ];
-    w.write(&batch(&rows)).await.expect("write");
-    let files = w.close().await.expect("close");
-    let f = &files[0];
-    assert_eq!(read_back(&io, f).await, rows);
-    // none: nothing at all
-    assert!(!f.column_sizes.contains_key(&1));
-    assert!(!f.value_counts.contains_key(&1));
-    assert!(!f.null_value_counts.contains_key(&1));
-    assert!(!f.lower_bounds.contains_key(&1));
-    // counts: counts and NaN count, no bounds
-    assert_eq!(f.value_counts.get(&3), Some(&3));
-    assert_eq!(f.null_value_counts.get(&3), Some(&1));
-    assert_eq!(f.nan_value_counts.get(&3), Some(&1));
-    assert!(!f.lower_bounds.contains_key(&3) && !f.upper_bounds.contains_key(&3));
-    // truncate(4): strings cut to 4 code points, the upper bound incremented
-    let b = |id, ty, lower| bound(f, id, ty, lower);
-    assert_eq!(
-        b(2, PrimitiveType::String, true),
-        Some(Literal::String("ab😀c".into()))
-    );
-    assert_eq!(
-        b(2, PrimitiveType::String, false),
-        Some(Literal::String("日本語デ".into()))
-    );
-    // truncate does not change non-string bounds
-    assert_eq!(
-        b(4, PrimitiveType::Timestamptz, false),
-        Some(Literal::Timestamptz(9))
-    );
-    // full on a nested column
-    assert_eq!(b(6, PrimitiveType::Int, true), Some(Literal::Int(-7)));
-    assert_eq!(b(6, PrimitiveType::Int, false), Some(Literal::Int(7)));
-
-    // full keeps long strings whole; counts on strings keeps no bounds
-    let (_dir2, loc2) = temp_location();
-    let cfg = config(&[
-        ("write.metadata.metrics.default", "counts"),
-        ("write.metadata.metrics.column.name", "full"),
-    ]);
-    let mut w = PartitionedDataFileWriter::new(
-        io.clone(),
-        &loc2,
-        &schema(),
-        &PartitionSpec::unpartitioned(),
-        cfg,
-    )
-    .expect("writer");
-    let long = "x".repeat(40);
-    w.write(&batch(&[row(1, Some(&long), None, Some(3), None)]))
-        .await
-        .expect("write");
-    let f = &w.close().await.expect("close")[0];
-    assert_eq!(
-        bound(f, 2, PrimitiveType::String, false),
-        Some(Literal::String(long))
-    );
-    assert!(!f.lower_bounds.contains_key(&4));
-    assert_eq!(f.value_counts.get(&4), Some(&1));
-}
-
-#[tokio::test]
-async fn all_nan_column_has_no_bounds() {
-    let (_dir, loc) = temp_location();
-    let mut w = PartitionedDataFileWriter::new(
-        FileIO::default(),
-        &loc,
-        &schema(),
-        &PartitionSpec::unpartitioned(),
-        DataFileWriterConfig::default(),
-    )
-    .expect("writer");
-    let rows = vec![
-        row(1, None, Some(f64::NAN), None, None),
-        row(2, None, Some(f64::NAN), None, None),
-        row(3, None, None, None, None),
-    ];
-    w.write(&batch(&rows)).await.expect("write");
-    let f = &w.close().await.expect("close")[0];
-    assert_eq!(f.nan_value_counts.get(&3), Some(&2));
-    assert_eq!(f.null_value_counts.get(&3), Some(&1));
-    assert!(!f.lower_bounds.contains_key(&3) && !f.upper_bounds.contains_key(&3));
-    // all-null columns have counts but no bounds
-    assert_eq!(f.null_value_counts.get(&2), Some(&3));
-    assert!(!f.lower_bounds.contains_key(&2));
 }
 
 #[tokio::test]
@@ -758,4 +655,27 @@ async fn written_files_commit_prune_and_query() {
         .to_string();
     // banana ids: 1, 4, …, 28 (10 rows); score > 1 drops id 1
     assert!(text.contains("| 9        | 144 "), "{text}");
+}
+
+#[tokio::test]
+async fn abort_deletes_written_files() {
+    let (dir, loc) = temp_location();
+    let cfg = config(&[("write.target-file-size-bytes", "1024")]);
+    let mut w = PartitionedDataFileWriter::new(
+        FileIO::default(),
+        &loc,
+        &schema(),
+        &PartitionSpec::unpartitioned(),
+        cfg,
+    )
+    .expect("writer");
+    let rows: Vec<Row> = (0..2500)
+        .map(|i| row(i, Some("x"), None, None, None))
+        .collect();
+    w.write(&batch(&rows)).await.expect("write");
+    w.abort().await.expect("abort");
+    let left: Vec<_> = std::fs::read_dir(dir.path().join("data"))
+        .map(|d| d.filter_map(|e| e.ok()).collect())
+        .unwrap_or_default();
+    assert!(left.is_empty(), "{left:?}");
 }

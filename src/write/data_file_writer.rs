@@ -109,8 +109,8 @@ fn parquet_error(
 
 /// The partition-key bytes of one row's partition values (null and non-null values
 /// never collide: each is tagged and length-prefixed).
-fn encode_key(values: &[Option<Literal>]) -> Vec<u8> {
-    let mut key = Vec::new();
+fn encode_key<'a>(values: impl Iterator<Item = Option<&'a Literal>>, key: &mut Vec<u8>) {
+    key.clear();
     for v in values {
         match v {
             None => key.push(0),
@@ -122,7 +122,6 @@ fn encode_key(values: &[Option<Literal>]) -> Vec<u8> {
             }
         }
     }
-    key
 }
 
 impl PartitionedDataFileWriter {
@@ -258,14 +257,16 @@ impl PartitionedDataFileWriter {
         }
         let mut groups: Vec<RowsOfPartition> = Vec::new();
         let mut index: HashMap<Vec<u8>, usize> = HashMap::new();
+        let mut key = Vec::new();
         for row in 0..batch.num_rows() {
-            let values: Vec<Option<Literal>> = columns.iter().map(|c| c[row].clone()).collect();
-            let key = encode_key(&values);
+            encode_key(columns.iter().map(|c| c[row].as_ref()), &mut key);
             let g = match index.get(&key) {
                 Some(g) => *g,
                 None => {
+                    // values are cloned once per partition, not per row
+                    let values = columns.iter().map(|c| c[row].clone()).collect();
                     index.insert(key.clone(), groups.len());
-                    groups.push((key, values, Vec::new()));
+                    groups.push((key.clone(), values, Vec::new()));
                     groups.len() - 1
                 }
             };

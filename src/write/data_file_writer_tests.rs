@@ -679,3 +679,27 @@ async fn abort_deletes_written_files() {
         .unwrap_or_default();
     assert!(left.is_empty(), "{left:?}");
 }
+
+#[tokio::test]
+async fn writer_runs_on_spawned_tasks() {
+    let (_dir, loc) = temp_location();
+    let mut w = PartitionedDataFileWriter::new(
+        FileIO::default(),
+        &loc,
+        &schema(),
+        &PartitionSpec::unpartitioned(),
+        DataFileWriterConfig::default(),
+    )
+    .expect("writer");
+    let b = batch(&sample_rows());
+    // the writer and its futures are Send, as DataFusion's execution needs
+    let files = tokio::spawn(async move {
+        w.write(&b).await?;
+        w.close().await
+    })
+    .await
+    .expect("join")
+    .expect("write");
+    assert_eq!(files.len(), 1);
+    assert_eq!(files[0].record_count, 5);
+}

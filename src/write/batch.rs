@@ -93,6 +93,7 @@ pub(crate) fn conform_batch(
     };
     let mut out = Vec::with_capacity(columns.len());
     for ((array, field), target_field) in batch.columns().iter().zip(columns).zip(target.fields()) {
+        check_required(array.as_ref(), field, &field.name, None)?;
         let to = target_field.data_type();
         let array = if array.data_type() == to {
             Arc::clone(array)
@@ -111,7 +112,6 @@ pub(crate) fn conform_batch(
                     .with_source(e)
             })?
         };
-        check_required(array.as_ref(), field, &field.name, None)?;
         out.push(array);
     }
     RecordBatch::try_new_with_options(

@@ -44,6 +44,9 @@ struct PartitionSource {
     transform: Transform,
 }
 
+/// The rows of one batch that fall in one partition: key, values, row indexes.
+type RowsOfPartition = (Vec<u8>, Vec<Option<Literal>>, Vec<u32>);
+
 /// The file being written for one partition.
 struct OpenFile {
     location: String,
@@ -106,8 +109,8 @@ fn parquet_error(
 
 /// The partition-key bytes of one row's partition values (null and non-null values
 /// never collide: each is tagged and length-prefixed).
-fn encode_key(values: &[Option<Literal>]) -> Vec<u8> {
-    let mut key = Vec::new();
+fn encode_key<'a>(values: impl Iterator<Item = Option<&'a Literal>>, key: &mut Vec<u8>) {
+    key.clear();
     for v in values {
         match v {
             None => key.push(0),
@@ -119,7 +122,6 @@ fn encode_key(values: &[Option<Literal>]) -> Vec<u8> {
             }
         }
     }
-    key
 }
 
 impl PartitionedDataFileWriter {
@@ -253,16 +255,18 @@ impl PartitionedDataFileWriter {
             };
             columns.push(values);
         }
-        let mut groups: Vec<(Vec<u8>, Vec<Option<Literal>>, Vec<u32>)> = Vec::new();
+        let mut groups: Vec<RowsOfPartition> = Vec::new();
         let mut index: HashMap<Vec<u8>, usize> = HashMap::new();
+        let mut key = Vec::new();
         for row in 0..batch.num_rows() {
-            let values: Vec<Option<Literal>> = columns.iter().map(|c| c[row].clone()).collect();
-            let key = encode_key(&values);
+            encode_key(columns.iter().map(|c| c[row].as_ref()), &mut key);
             let g = match index.get(&key) {
                 Some(g) => *g,
                 None => {
+                    // values are cloned once per partition, not per row
+                    let values = columns.iter().map(|c| c[row].clone()).collect();
                     index.insert(key.clone(), groups.len());
-                    groups.push((key, values, Vec::new()));
+                    groups.push((key.clone(), values, Vec::new()));
                     groups.len() - 1
                 }
             };
@@ -397,11 +401,18 @@ impl PartitionedDataFileWriter {
     /// split offsets (row-group starts) and metrics per the metrics modes; no sort order
     /// id.
     ///
-    /// Errors: [`ErrorKind::Io`] naming the file when finishing it fails (files written
-    /// so far stay; see [`PartitionedDataFileWriter::abort`]).
+    /// Errors: [`ErrorKind::Io`] naming the file when finishing it fails (other open
+    /// uploads are aborted; files finished before stay and are not returned).
     pub async fn close(mut self) -> Result<Vec<DataFile>> {
         for key in std::mem::take(&mut self.order) {
-            self.finish_file(&key).await?;
+            if let Err(e) = self.finish_file(&key).await {
+                for (_, partition) in self.partitions.drain() {
+                    if let Some(file) = partition.file {
+                        let _ = file.writer.into_inner().abort().await;
+                    }
+                }
+                return Err(e);
+            }
         }
         let files = std::mem::take(&mut self.done);
         Ok(files)

@@ -33,6 +33,8 @@ pub use table_writer::{LocalTableWriter, PendingSnapshot};
 pub use writer_config::DataFileWriterConfig;
 
 #[cfg(test)]
+mod data_file_metrics_tests;
+#[cfg(test)]
 mod data_file_writer_tests;
 #[cfg(test)]
 mod tests;

@@ -3,7 +3,9 @@
 //! [`super::PartitionedDataFileWriter`] writes ([`data_file_from_footer`], with metrics
 //! modes and NaN counts).
 //!
-//! Metrics per leaf column with a Parquet field id (spec: "Manifests", fields 108–128):
+//! Metrics per leaf column with a Parquet field id and a primitive type in the table
+//! schema (spec: "Manifests", fields 108–128; leaves nested in structs included, leaves
+//! inside lists and maps get their column size only, as Iceberg Java does):
 //! `column_sizes` (compressed bytes summed over row groups), `value_counts` (values
 //! including nulls), `null_value_counts`, and `lower_bounds` / `upper_bounds` in the
 //! single-value binary form, taken from the row-group statistics. A column whose

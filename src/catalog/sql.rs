@@ -474,7 +474,12 @@ impl Catalog for SqlCatalog {
         match swapped {
             Ok(1) => {
                 crate::failpoint::hit("after-swap");
-                super::commit::delete_dropped_metadata(base.metadata(), table.metadata(), table.file_io()).await;
+                super::commit::delete_dropped_metadata(
+                    base.metadata(),
+                    table.metadata(),
+                    table.file_io(),
+                )
+                .await;
                 Ok(table)
             }
             Ok(_) => {

@@ -155,7 +155,11 @@ async fn interop_tables_icefloe_writes_read_alike_in_pyiceberg_and_duckdb() {
             &ice,
         );
         // files PyIceberg plans = files we list
-        let mut ours = strings(&ctx, &format!("SELECT file_path FROM ice.ns.\"{name}$files\"")).await;
+        let mut ours = strings(
+            &ctx,
+            &format!("SELECT file_path FROM ice.ns.\"{name}$files\""),
+        )
+        .await;
         ours.sort();
         let mut theirs: Vec<String> = pyi["files"]
             .as_array()
@@ -173,7 +177,10 @@ async fn interop_tables_icefloe_writes_read_alike_in_pyiceberg_and_duckdb() {
             .map(|s| s["operation"].as_str().unwrap_or("?"))
             .collect();
         assert_eq!(ops, ["append", "append", "overwrite"], "{ident}");
-        let location = pyi["metadata_location"].as_str().expect("location").to_string();
+        let location = pyi["metadata_location"]
+            .as_str()
+            .expect("location")
+            .to_string();
         for s in &snapshots {
             let id = s["snapshot_id"].as_i64().expect("id");
             let ours = icefloe_rows(&ctx, &format!("ice.ns.\"{name}@{id}\""), &schema).await;

@@ -1,4 +1,5 @@
 mod cli;
+mod cli_writes;
 
 mod bad_input;
 mod catalog;

@@ -35,6 +35,7 @@ use datafusion::physical_plan::empty::EmptyExec;
 use datafusion::physical_plan::union::UnionExec;
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion_datasource::compute_all_files_statistics;
+use object_store::ObjectMeta;
 
 use super::delete_planning::{
     equality_loader, plan_deletes, DeleteMetrics, DeletePlan, EqualityDeleteFile,
@@ -364,7 +365,16 @@ impl IcebergTableProvider {
             })?;
             let has_deletes = planned.selection.is_some()
                 || planned.equality_sequence_number != NO_EQUALITY_DELETES;
-            let mut file = PartitionedFile::new(resolved.path.to_string(), size);
+            // The object path as resolved (the location's characters kept as they are):
+            // `PartitionedFile::new` would re-parse its string with `Path::from`, which
+            // encodes `%` (a file named `p=100%25` would be looked up as `p=100%2525`).
+            let mut file = PartitionedFile::new_from_meta(ObjectMeta {
+                location: resolved.path,
+                last_modified: chrono::DateTime::UNIX_EPOCH,
+                size,
+                e_tag: None,
+                version: None,
+            });
             if equality.is_some() {
                 file = file.with_partition_values(vec![
                     ScalarValue::Int64(Some(planned.equality_sequence_number)),

@@ -56,6 +56,14 @@ use crate::spec::name_mapping::{NameMapping, DEFAULT_NAME_MAPPING_PROPERTY};
 use crate::spec::{Literal, Schema, Snapshot};
 use crate::table::Table;
 
+/// The unit INT96 timestamps are read in (DataFusion's `coerce_int96` Parquet option),
+/// set on every scan whatever the session says. INT96 (Impala/Hive/old Spark files,
+/// migrated with `add_files`) holds nanoseconds of a Julian day; read as Arrow nanoseconds
+/// in an `i64` a year outside 1677..2262 wraps around (3332 read as 2163). Iceberg
+/// timestamps are microseconds (spec: "Primitive Types"), whose range covers any INT96
+/// value Spark or Hive writes, so INT96 is decoded to microseconds directly.
+pub const INT96_READ_UNIT: &str = "us";
+
 /// An Iceberg table (one snapshot of it) as a DataFusion table.
 ///
 /// The schema is the one the snapshot was written with; by default the current snapshot
@@ -434,6 +442,7 @@ impl IcebergTableProvider {
                 .runtime_env()
                 .register_object_store(url.as_ref(), io.store(&store_url)?);
             let mut global = state.config_options().execution.parquet.clone();
+            global.coerce_int96 = Some(INT96_READ_UNIT.to_string());
             if nan_unsafe {
                 global.pruning = false;
                 global.enable_page_index = false;

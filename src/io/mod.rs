@@ -41,7 +41,8 @@ pub struct FileIO {
 
 /// Normalise a location: local paths and `file:` forms become `file:///abs/path`; other
 /// URLs are returned unchanged. Relative local paths are made absolute against the
-/// current directory. Trailing slashes are removed.
+/// current directory, and their `.` and `..` segments resolved. Trailing slashes are
+/// removed. Nothing is percent-decoded: `%` is an ordinary character of a location.
 pub fn normalize_location(location: &str) -> Result<String> {
     let loc = location.trim();
     let local = if let Some(rest) = loc.strip_prefix("file://") {
@@ -65,12 +66,19 @@ pub fn normalize_location(location: &str) -> Result<String> {
                     })?
                     .join(path)
             };
-            let mut s = abs.to_string_lossy().to_string();
-            // collapse `./` segments a relative path may have carried
-            while s.contains("/./") {
-                s = s.replace("/./", "/");
+            // `.` and `..` segments are resolved lexically, as for any local path (the
+            // other characters are kept as they are: no percent-decoding)
+            let mut clean = std::path::PathBuf::new();
+            for part in abs.components() {
+                match part {
+                    std::path::Component::CurDir => {}
+                    std::path::Component::ParentDir => {
+                        clean.pop();
+                    }
+                    other => clean.push(other),
+                }
             }
-            format!("file://{s}")
+            format!("file://{}", clean.to_string_lossy())
         }
         None => loc.to_string(),
     };
@@ -321,6 +329,10 @@ mod tests {
             assert_eq!(normalize_location(loc).unwrap(), "file:///tmp/t/a.parquet");
         }
         assert_eq!(normalize_location("s3://b/k/").unwrap(), "s3://b/k");
+        assert_eq!(
+            normalize_location("file:/tmp/./t/../u/p=%2E%2E/a").unwrap(),
+            "file:///tmp/u/p=%2E%2E/a"
+        );
     }
 
     #[test]
@@ -366,7 +378,7 @@ mod tests {
         let r = io.resolve("s3://bucket/wh/p=a%2Bb/k?v=1.parquet").unwrap();
         assert_eq!(r.store_url, "s3://bucket");
         assert_eq!(r.path.as_ref(), "wh/p=a%2Bb/k?v=1.parquet");
-        for bad in ["ht tp://h/x", "file:///t/../x", "s3://b/a//c"] {
+        for bad in ["ht tp://h/x", "s3://b/t/../x", "s3://b/a//c"] {
             let err = io.resolve(bad).unwrap_err();
             assert_eq!(err.kind(), ErrorKind::InvalidArgument, "{bad}: {err}");
         }

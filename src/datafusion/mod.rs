@@ -12,6 +12,7 @@ pub mod metrics;
 mod nested_ids;
 pub mod scalar;
 mod statistics;
+mod struct_nulls;
 pub mod table_functions;
 mod table_provider;
 

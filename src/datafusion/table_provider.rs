@@ -51,7 +51,7 @@ use crate::delete::equality_delete_schema;
 use crate::error::{Error, Result};
 use crate::scan::cache::ManifestCache;
 use crate::scan::{ScanMetrics, TableScan};
-use crate::spec::arrow::schema_to_arrow;
+use crate::spec::arrow::{nullable_under_nullable_structs, schema_to_arrow};
 use crate::spec::name_mapping::{NameMapping, DEFAULT_NAME_MAPPING_PROPERTY};
 use crate::spec::{Literal, Schema, Snapshot};
 use crate::table::Table;
@@ -262,7 +262,8 @@ fn filter_before_deletes(
 /// The Arrow schema a provider exposes (see
 /// [`IcebergTableProvider::with_schema_force_view_types`]).
 fn arrow_schema(schema: &Schema, view_types: bool) -> Result<ArrowSchema> {
-    let arrow = schema_to_arrow(schema)?;
+    // fields of optional structs are null where the struct is, whatever `required` says
+    let arrow = nullable_under_nullable_structs(&schema_to_arrow(schema)?);
     Ok(if view_types {
         transform_schema_to_view(&arrow)
     } else {

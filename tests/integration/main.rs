@@ -5,3 +5,4 @@ mod catalog;
 mod deletes;
 mod evolution;
 mod fixtures;
+mod read_corners;

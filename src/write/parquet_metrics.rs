@@ -61,8 +61,8 @@ pub fn schema_from_parquet(path: &Path) -> Result<Schema> {
 fn int64_time_unit_nanos(col: &ColumnDescriptor) -> Option<i64> {
     use datafusion::parquet::basic::{ConvertedType, LogicalType, TimeUnit};
     let unit = match col.logical_type_ref() {
-        Some(LogicalType::Timestamp(t)) => t.unit.clone(),
-        Some(LogicalType::Time(t)) => t.unit.clone(),
+        Some(LogicalType::Timestamp(t)) => t.unit,
+        Some(LogicalType::Time(t)) => t.unit,
         _ => match col.converted_type() {
             ConvertedType::TIMESTAMP_MILLIS | ConvertedType::TIME_MILLIS => return Some(1_000_000),
             ConvertedType::TIMESTAMP_MICROS | ConvertedType::TIME_MICROS => return Some(1_000),

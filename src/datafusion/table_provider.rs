@@ -57,7 +57,7 @@ use crate::spec::{Literal, Schema, Snapshot};
 use crate::table::Table;
 
 /// The unit INT96 timestamps are read in (DataFusion's `coerce_int96` Parquet option),
-/// set on every scan whatever the session says. INT96 (Impala/Hive/old Spark files,
+/// set on every scan whatever the session says (and `coerce_int96_tz` unset). INT96 (Impala/Hive/old Spark files,
 /// migrated with `add_files`) holds nanoseconds of a Julian day; read as Arrow nanoseconds
 /// in an `i64` a year outside 1677..2262 wraps around (3332 read as 2163). Iceberg
 /// timestamps are microseconds (spec: "Primitive Types"), whose range covers any INT96
@@ -444,6 +444,8 @@ impl IcebergTableProvider {
                 .register_object_store(url.as_ref(), io.store(&store_url)?);
             let mut global = state.config_options().execution.parquet.clone();
             global.coerce_int96 = Some(INT96_READ_UNIT.to_string());
+            // no zone from the session: the table's type alone decides the column's zone
+            global.coerce_int96_tz = None;
             if nan_unsafe {
                 global.pruning = false;
                 global.enable_page_index = false;

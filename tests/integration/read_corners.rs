@@ -323,6 +323,25 @@ async fn timestamps_of_every_parquet_encoding_read_as_the_same_instant() {
     assert_eq!(i64_column(&batches, 1), expected);
     assert_eq!(i64_column(&batches, 2), expected);
 
+    // the session's INT96 settings do not change what an Iceberg scan reads
+    let config = datafusion::prelude::SessionConfig::new()
+        .set_str("datafusion.execution.parquet.coerce_int96", "ms")
+        .set_str("datafusion.execution.parquet.coerce_int96_tz", "Asia/Tokyo");
+    let ctx = datafusion::prelude::SessionContext::new_with_config(config);
+    let provider = icefloe::IcebergTableProvider::open(root.to_str().unwrap())
+        .await
+        .unwrap();
+    ctx.register_table("t", Arc::new(provider)).unwrap();
+    let batches = ctx
+        .sql("SELECT id, tz, ntz FROM t ORDER BY id")
+        .await
+        .unwrap()
+        .collect()
+        .await
+        .unwrap();
+    assert_eq!(i64_column(&batches, 1), expected);
+    assert_eq!(i64_column(&batches, 2), expected);
+
     // the bounds add_files took from the footers are in the table's unit: no file is
     // pruned wrongly (a millisecond bound read as microseconds would end in 1970)
     // (a nanosecond `TIMESTAMP '3332-…'` literal overflows in DataFusion: micros instead)

@@ -14,6 +14,7 @@ mod nested_ids;
 pub mod options;
 pub mod scalar;
 mod statistics;
+mod struct_nulls;
 pub mod table_functions;
 mod table_provider;
 

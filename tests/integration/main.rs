@@ -14,3 +14,4 @@ mod interop_writes;
 #[path = "../conformance/normalize.rs"]
 mod normalize;
 mod writes;
+mod read_corners;

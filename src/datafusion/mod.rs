@@ -11,6 +11,7 @@ pub mod metadata_tables;
 pub mod metrics;
 mod nested_ids;
 pub mod scalar;
+pub mod sql;
 mod statistics;
 pub mod table_functions;
 mod table_provider;

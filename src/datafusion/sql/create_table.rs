@@ -171,12 +171,12 @@ impl Parsed {
         Ok(out)
     }
 
-    /// Record column comments and `UUID` columns; substitute the types DataFusion does
+    /// Record column comments and declared types; substitute the types DataFusion does
     /// not plan (edits to the statement text).
-    fn scan_columns<'t>(
+    fn scan_columns(
         &mut self,
         mut c: Cursor<'_>,
-        edits: &mut Vec<(usize, usize, &'t str)>,
+        edits: &mut Vec<(usize, usize, &str)>,
     ) -> Result<()> {
         while !c.at_end() {
             let name = c.identifier().ok();
@@ -235,7 +235,7 @@ impl Parsed {
         let mut columns = convert_struct(create.input.schema().fields(), &mut ids)?;
         for column in &mut columns {
             if let Some(p) = self.declared.get(&column.name) {
-                column.field_type = Box::new(Type::Primitive(*p));
+                *column.field_type = Type::Primitive(*p);
             }
             if let Some(doc) = self.docs.get(&column.name) {
                 column.doc = Some(doc.clone());

@@ -101,9 +101,13 @@ use tokens::Cursor;
 /// DataFusion's errors wrapped in [`ErrorKind::DataFusion`].
 pub async fn execute(ctx: &SessionContext, statement: &str) -> Result<DataFrame> {
     let options = ctx.state().config_options().sql_parser.clone();
-    let dialect: Box<dyn Dialect> =
-        dialect_from_str(options.dialect.as_ref()).unwrap_or_else(|| Box::new(GenericDialect {}));
-    if let Some(toks) = tokens::tokenize(statement, dialect.as_ref()) {
+    // the dialect is not Send: not held across an await
+    let toks = {
+        let dialect: Box<dyn Dialect> = dialect_from_str(options.dialect.as_ref())
+            .unwrap_or_else(|| Box::new(GenericDialect {}));
+        tokens::tokenize(statement, dialect.as_ref())
+    };
+    if let Some(toks) = toks {
         let cursor = Cursor::new(statement, toks, options.enable_ident_normalization);
         if let Some(df) = execute_ddl(ctx, cursor).await? {
             return Ok(df);

@@ -422,6 +422,13 @@ async fn failed_ctas_drops_the_table() {
 }
 
 #[test]
+fn execute_is_send() {
+    fn assert_send<T: Send>(_: T) {}
+    let ctx = SessionContext::new();
+    assert_send(execute(&ctx, "SELECT 1"));
+}
+
+#[test]
 fn plan_sql_cuts_the_spark_clauses() {
     let sql = "CREATE TABLE ns.t (u UUID COMMENT 'a, b', m STRUCT<a INT, b BINARY>, x BINARY) \
                USING iceberg PARTITIONED BY (bucket(4, u)) LOCATION '/x' \

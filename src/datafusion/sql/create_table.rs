@@ -10,7 +10,7 @@ use datafusion::prelude::SessionContext;
 use datafusion::sql::sqlparser::tokenizer::Token;
 
 use super::tokens::{is_keyword, Cursor};
-use super::{empty, resolve_table, ResolvedTable};
+use super::{empty, resolve_table};
 use crate::catalog::TableCreation;
 use crate::error::{Error, ErrorKind, Result};
 use crate::spec::{
@@ -25,11 +25,15 @@ pub(super) async fn create_table(
     mut c: Cursor<'_>,
 ) -> Result<Option<DataFrame>> {
     let if_not_exists = c.eat_keywords(&["IF", "NOT", "EXISTS"]);
-    let name = c.object_name()?;
+    // a statement icefloe cannot read is DataFusion's to report
+    let Ok(name) = c.object_name() else {
+        return Ok(None);
+    };
     let Some(table) = resolve_table(ctx, &name)? else {
         return Ok(None);
     };
     let what = format!("CREATE TABLE {}", table.display());
+    let quote = c.identifier_quote();
     let parsed = Parsed::parse(c).map_err(|e| e.context(&what))?;
     let catalog = table.target.catalog().clone();
     if catalog.table_exists(&table.ident).await? {
@@ -56,7 +60,7 @@ pub(super) async fn create_table(
     let schema = table.target.schema(namespace)?;
     schema.add_table_name(&table.ident.name);
     if let Some(query) = &parsed.query {
-        if let Err(e) = insert(ctx, &table, query).await {
+        if let Err(e) = insert(ctx, &table.sql_name(quote), query).await {
             // CTAS is create-then-insert: undo the create
             let _ = catalog.drop_table(&table.ident, false).await;
             schema.remove_table_name(&table.ident.name);
@@ -67,8 +71,8 @@ pub(super) async fn create_table(
 }
 
 /// `INSERT INTO <table> <query>`, run to the end.
-async fn insert(ctx: &SessionContext, table: &ResolvedTable, query: &str) -> Result<()> {
-    let sql = format!("INSERT INTO {} {query}", table.sql_name());
+async fn insert(ctx: &SessionContext, table: &str, query: &str) -> Result<()> {
+    let sql = format!("INSERT INTO {table} {query}");
     ctx.sql(&sql).await?.collect().await?;
     Ok(())
 }

@@ -13,7 +13,10 @@
 //! | `ALTER TABLE [[cat.]ns.]t RENAME TO [[cat.]ns.]u` | `rename_table` (a one-part new name stays in the namespace) |
 //!
 //! Every other statement, and these when they target a catalog or schema that is not
-//! Iceberg (e.g. the CLI's in-memory `public`), goes to DataFusion (`ctx.sql`) unchanged.
+//! Iceberg (e.g. the CLI's in-memory `public`), goes to DataFusion (`ctx.sql`) unchanged,
+//! as does a statement whose table name icefloe cannot read (DataFusion reports it).
+//! `CREATE OR REPLACE TABLE` on an Iceberg table is an
+//! [`ErrorKind::Unsupported`](crate::ErrorKind) error.
 //!
 //! Names: `cat.ns.t` when `cat` is a catalog registered in the session, else `ns.t` in
 //! the session's default catalog, or `t` in its default catalog and schema; a namespace
@@ -102,13 +105,19 @@ use tokens::Cursor;
 pub async fn execute(ctx: &SessionContext, statement: &str) -> Result<DataFrame> {
     let options = ctx.state().config_options().sql_parser.clone();
     // the dialect is not Send: not held across an await
-    let toks = {
+    let (toks, quote) = {
         let dialect: Box<dyn Dialect> = dialect_from_str(options.dialect.as_ref())
             .unwrap_or_else(|| Box::new(GenericDialect {}));
-        tokens::tokenize(statement, dialect.as_ref())
+        let quote = if dialect.is_delimited_identifier_start('"') {
+            '"'
+        } else {
+            '`'
+        };
+        (tokens::tokenize(statement, dialect.as_ref()), quote)
     };
     if let Some(toks) = toks {
-        let cursor = Cursor::new(statement, toks, options.enable_ident_normalization);
+        let cursor = Cursor::new(statement, toks, options.enable_ident_normalization)
+            .with_identifier_quote(quote);
         if let Some(df) = execute_ddl(ctx, cursor).await? {
             return Ok(df);
         }
@@ -125,12 +134,29 @@ async fn execute_ddl(ctx: &SessionContext, mut c: Cursor<'_>) -> Result<Option<D
         if c.eat_keyword("TABLE") {
             return create_table::create_table(ctx, c).await;
         }
+        if c.eat_keywords(&["OR", "REPLACE", "TABLE"]) {
+            return replace_table(ctx, c);
+        }
     } else if c.eat_keywords(&["DROP", "TABLE"]) {
         return drop_table(ctx, c).await;
     } else if c.eat_keywords(&["ALTER", "TABLE"]) {
         return alter_table(ctx, c).await;
     }
     Ok(None)
+}
+
+/// `CREATE OR REPLACE TABLE`, after those keywords: not supported on Iceberg tables yet.
+fn replace_table(ctx: &SessionContext, mut c: Cursor<'_>) -> Result<Option<DataFrame>> {
+    let Ok(name) = c.object_name() else {
+        return Ok(None);
+    };
+    match resolve_table(ctx, &name)? {
+        Some(t) => Err(Error::unsupported(format!(
+            "CREATE OR REPLACE TABLE {}: replacing an Iceberg table",
+            t.display()
+        ))),
+        None => Ok(None),
+    }
 }
 
 /// An empty result: no columns, no rows.
@@ -200,15 +226,16 @@ impl ResolvedTable {
         format!("{}.{}", self.target.name, self.ident)
     }
 
-    /// The table's name as a quoted SQL identifier, `"cat"."schema"."t"`.
-    fn sql_name(&self) -> String {
+    /// The table's name as a SQL identifier quoted with `quote`, `"cat"."schema"."t"`.
+    fn sql_name(&self, quote: char) -> String {
+        let escaped = format!("{quote}{quote}");
         [
             self.target.name.as_str(),
             &schema_name(&self.ident.namespace),
             &self.ident.name,
         ]
         .iter()
-        .map(|p| format!("\"{}\"", p.replace('"', "\"\"")))
+        .map(|p| format!("{quote}{}{quote}", p.replace(quote, &escaped)))
         .collect::<Vec<_>>()
         .join(".")
     }
@@ -246,7 +273,10 @@ fn resolve_table(ctx: &SessionContext, parts: &[String]) -> Result<Option<Resolv
 /// `CREATE SCHEMA|DATABASE|NAMESPACE`, after those keywords.
 async fn create_schema(ctx: &SessionContext, mut c: Cursor<'_>) -> Result<Option<DataFrame>> {
     let if_not_exists = c.eat_keywords(&["IF", "NOT", "EXISTS"]);
-    let parts = c.object_name()?;
+    // a statement icefloe cannot read is DataFusion's to report
+    let Ok(parts) = c.object_name() else {
+        return Ok(None);
+    };
     let (default_catalog, _) = defaults(ctx);
     let (catalog, schema) = match parts.as_slice() {
         [cat, rest @ ..] if !rest.is_empty() && ctx.catalog(cat).is_some() => {
@@ -298,9 +328,15 @@ async fn create_schema(ctx: &SessionContext, mut c: Cursor<'_>) -> Result<Option
 /// `DROP TABLE`, after those keywords.
 async fn drop_table(ctx: &SessionContext, mut c: Cursor<'_>) -> Result<Option<DataFrame>> {
     let if_exists = c.eat_keywords(&["IF", "EXISTS"]);
-    let mut names = vec![c.object_name()?];
-    while c.eat(&Token::Comma) {
-        names.push(c.object_name()?);
+    let mut names = Vec::new();
+    loop {
+        let Ok(name) = c.object_name() else {
+            return Ok(None);
+        };
+        names.push(name);
+        if !c.eat(&Token::Comma) {
+            break;
+        }
     }
     let mut tables = Vec::new();
     for name in &names {
@@ -336,7 +372,9 @@ async fn drop_table(ctx: &SessionContext, mut c: Cursor<'_>) -> Result<Option<Da
 
 /// `ALTER TABLE`, after those keywords: only `RENAME TO` is icefloe's.
 async fn alter_table(ctx: &SessionContext, mut c: Cursor<'_>) -> Result<Option<DataFrame>> {
-    let from_parts = c.object_name()?;
+    let Ok(from_parts) = c.object_name() else {
+        return Ok(None);
+    };
     if !c.eat_keywords(&["RENAME", "TO"]) {
         return Ok(None);
     }

@@ -306,6 +306,15 @@ async fn errors_name_the_statement_and_create_nothing() {
     )
     .await;
     ok(&ctx, "DROP TABLE IF EXISTS ns.nope").await;
+    fails(
+        &ctx,
+        "CREATE OR REPLACE TABLE ns.t (id INT)",
+        ErrorKind::Unsupported,
+        "CREATE OR REPLACE TABLE cat.ns.t",
+    )
+    .await;
+    // a statement icefloe cannot read goes to DataFusion, which reports it
+    fails(&ctx, "DROP TABLE 'x'", ErrorKind::DataFusion, "").await;
     // DataFusion's own errors come back as they were
     let e = execute(&ctx, "SELECT * FROM ns.nope").await.unwrap_err();
     let df: datafusion::error::DataFusionError = e.into();

@@ -65,6 +65,8 @@ pub(super) struct Cursor<'a> {
     pos: usize,
     /// Lowercase unquoted identifiers (DataFusion's `enable_ident_normalization`).
     normalize: bool,
+    /// How the dialect quotes identifiers.
+    quote: char,
 }
 
 impl<'a> Cursor<'a> {
@@ -74,7 +76,19 @@ impl<'a> Cursor<'a> {
             toks,
             pos: 0,
             normalize,
+            quote: '"',
         }
+    }
+
+    /// Quote identifiers with `quote` in SQL made from this statement.
+    pub fn with_identifier_quote(mut self, quote: char) -> Self {
+        self.quote = quote;
+        self
+    }
+
+    /// How the dialect quotes identifiers.
+    pub fn identifier_quote(&self) -> char {
+        self.quote
     }
 
     /// A cursor over the tokens in `range` (token indexes) of this one.

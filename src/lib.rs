@@ -21,6 +21,7 @@ pub mod delete;
 pub mod error;
 pub mod eval;
 pub mod expr;
+pub mod failpoint;
 pub mod io;
 pub mod scan;
 pub mod spec;

@@ -145,13 +145,46 @@ pub(crate) async fn write_metadata_file(
     location: &str,
 ) -> Result<()> {
     let json = table_metadata_to_json(metadata)?;
-    match io.write_new(location, Bytes::from(json)).await {
+    let written = match io.write_new(location, Bytes::from(json)).await {
         Err(e) if e.kind() == ErrorKind::AlreadyExists => Err(Error::new(
             ErrorKind::CommitConflict,
             format!("metadata file '{location}' was written by another commit first"),
         )
         .with_source(e)),
         other => other,
+    };
+    crate::failpoint::hit("after-metadata-file");
+    written
+}
+
+/// Table property: whether a commit deletes the metadata files that fall out of
+/// `metadata-log` (default false).
+pub const DELETE_AFTER_COMMIT: &str = "write.metadata.delete-after-commit.enabled";
+
+/// After a commit: when `write.metadata.delete-after-commit.enabled` is true, delete the
+/// metadata files `base` logged that `committed` no longer does (best effort: a file left
+/// behind is an orphan, never a broken table).
+pub(crate) async fn delete_dropped_metadata(
+    base: &TableMetadata,
+    committed: &TableMetadata,
+    io: &crate::io::FileIO,
+) {
+    let enabled = committed
+        .properties
+        .get(DELETE_AFTER_COMMIT)
+        .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"));
+    if !enabled {
+        return;
+    }
+    let kept: std::collections::HashSet<&str> = committed
+        .metadata_log
+        .iter()
+        .map(|e| e.metadata_file.as_str())
+        .collect();
+    for e in &base.metadata_log {
+        if !kept.contains(e.metadata_file.as_str()) {
+            let _ = io.delete(&e.metadata_file).await;
+        }
     }
 }
 

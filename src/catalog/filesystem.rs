@@ -337,6 +337,8 @@ impl Catalog for FileSystemCatalog {
                 Bytes::from(next.to_string()),
             )
             .await?;
+        crate::failpoint::hit("after-swap");
+        super::commit::delete_dropped_metadata(base.metadata(), table.metadata(), &self.io).await;
         Ok(table)
     }
 

@@ -472,7 +472,16 @@ impl Catalog for SqlCatalog {
             })
             .await;
         match swapped {
-            Ok(1) => Ok(table),
+            Ok(1) => {
+                crate::failpoint::hit("after-swap");
+                super::commit::delete_dropped_metadata(
+                    base.metadata(),
+                    table.metadata(),
+                    table.file_io(),
+                )
+                .await;
+                Ok(table)
+            }
             Ok(_) => {
                 let _ = table.file_io().delete(&new_location).await;
                 Err(Error::new(

@@ -33,6 +33,7 @@ use datafusion::catalog::{CatalogProvider, MemorySchemaProvider, SchemaProvider}
 use datafusion::common::{DataFusionError, Result as DFResult};
 use datafusion::datasource::{TableProvider, TableType};
 
+use super::insert::WriteTarget;
 use super::metadata_tables::{metadata_table_provider, MetadataTableKind};
 use super::table_provider::IcebergTableProvider;
 use crate::catalog::{Catalog, Namespace, TableIdent, TableVersion};
@@ -331,6 +332,13 @@ impl IcebergSchemaProvider {
             Some(text) => Some(TableVersion::from_suffix(text, table.metadata(), &display)?),
             None => None,
         };
+        if version.is_none() && metadata.is_none() {
+            let provider = IcebergTableProvider::try_new(table)?.with_write_target(WriteTarget {
+                catalog: Arc::clone(&self.catalog),
+                ident,
+            });
+            return Ok(Some(Arc::new(provider)));
+        }
         table_provider_for(table, &display, version.as_ref(), metadata)
             .await
             .map(Some)

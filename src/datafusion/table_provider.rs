@@ -43,7 +43,9 @@ use super::delete_planning::{
 use super::equality_delete_exec::{EqualityDeleteExec, EqualityGroup};
 use super::expr_adapter::FieldIdExprAdapterFactory;
 use super::filter::{exact_by_identity_partitions, FilterConverter};
+use super::insert::{IcebergDataSink, WriteTarget};
 use super::metrics::{attach_counters, attach_scan_metrics};
+use super::options::IcefloeOptions;
 use super::scalar::literal_to_scalar;
 use super::statistics::file_statistics;
 use crate::delete::equality_delete_schema;
@@ -54,6 +56,8 @@ use crate::spec::arrow::schema_to_arrow;
 use crate::spec::name_mapping::{NameMapping, DEFAULT_NAME_MAPPING_PROPERTY};
 use crate::spec::{Literal, Schema, Snapshot};
 use crate::table::Table;
+use datafusion::datasource::sink::DataSinkExec;
+use datafusion::logical_expr::dml::InsertOp;
 
 /// An Iceberg table (one snapshot of it) as a DataFusion table.
 ///
@@ -75,6 +79,9 @@ pub struct IcebergTableProvider {
     /// Decoded manifest lists and manifests, reused by every scan of this provider and
     /// its clones (bounded; see [`ManifestCache`]).
     manifest_cache: Arc<ManifestCache>,
+    /// Where `INSERT` commits; `None`: the table is read-only here (opened by location,
+    /// or read at a snapshot, tag or branch).
+    write_target: Option<WriteTarget>,
 }
 
 impl IcebergTableProvider {
@@ -111,7 +118,20 @@ impl IcebergTableProvider {
             last_scan_metrics: Arc::default(),
             last_delete_metrics: Arc::default(),
             manifest_cache: Arc::default(),
+            write_target: None,
         })
+    }
+
+    /// Let `INSERT INTO` / `INSERT OVERWRITE` write to this table, committing to
+    /// `target` (the catalog the table was loaded from).
+    pub fn with_write_target(mut self, target: WriteTarget) -> Self {
+        self.write_target = Some(target);
+        self
+    }
+
+    /// Where writes commit, if this provider takes writes.
+    pub fn write_target(&self) -> Option<&WriteTarget> {
+        self.write_target.as_ref()
     }
 
     /// The same table at snapshot `id`, read with the schema that snapshot was written
@@ -614,6 +634,40 @@ impl TableProvider for IcebergTableProvider {
         attach_counters(&exec, &delete_metrics.counters());
         attach_scan_metrics(&exec, &scan_metrics);
         Ok(exec)
+    }
+
+    async fn insert_into(
+        &self,
+        state: &dyn Session,
+        input: Arc<dyn ExecutionPlan>,
+        insert_op: InsertOp,
+    ) -> DFResult<Arc<dyn ExecutionPlan>> {
+        let Some(target) = &self.write_target else {
+            return Err(Error::unsupported(format!(
+                "writing to table '{}': it was opened by location or at a snapshot, tag or \
+                 branch; writes go to the current snapshot of a table in a catalog \
+                 (--catalog, IcebergCatalogProvider)",
+                self.table.metadata_location()
+            ))
+            .into());
+        };
+        if self.snapshot.as_ref().map(|s| s.snapshot_id)
+            != self.table.metadata().current_snapshot_id
+        {
+            return Err(
+                Error::unsupported("writing to a snapshot other than the current one").into(),
+            );
+        }
+        let options = state.config_options().extensions.get::<IcefloeOptions>();
+        let sink = IcebergDataSink::try_new(
+            target.clone(),
+            self.table.clone(),
+            Arc::clone(&self.arrow_schema),
+            insert_op,
+            options,
+        )?;
+        let order = IcebergDataSink::sort_requirement(&self.table, &self.arrow_schema);
+        Ok(Arc::new(DataSinkExec::new(input, Arc::new(sink), order)))
     }
 
     fn supports_filters_pushdown(

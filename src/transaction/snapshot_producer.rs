@@ -113,6 +113,7 @@ impl SnapshotProducer {
         let (bytes, file) = writer.finish(&location)?;
         table.file_io().write(&location, Bytes::from(bytes)).await?;
         self.written.push(location);
+        crate::failpoint::hit("after-manifest");
         Ok(file)
     }
 
@@ -189,6 +190,7 @@ impl SnapshotProducer {
             .write(&list_location, Bytes::from(bytes))
             .await?;
         self.written.push(list_location.clone());
+        crate::failpoint::hit("after-manifest-list");
         self.committed = manifests
             .iter()
             .map(|f| f.manifest_path.clone())

@@ -1,5 +1,6 @@
-//! Writing Iceberg metadata: v2 manifests and manifest lists (Avro), table metadata
-//! JSON, data-file metrics from Parquet footers, and a single-writer table on the local
+//! Writing Iceberg data and metadata: Parquet data files from record batches
+//! ([`PartitionedDataFileWriter`], configured by [`DataFileWriterConfig`]), v2 manifests
+//! and manifest lists (Avro), table metadata JSON, data-file metrics from Parquet footers, and a single-writer table on the local
 //! filesystem ([`LocalTableWriter`]) whose `add_parquet_files` registers existing Parquet
 //! files ("add_files").
 //!
@@ -8,20 +9,32 @@
 //! is tested), with the spec's field ids and names.
 
 mod avro_values;
+mod batch;
 pub mod bounds;
+pub mod data_file_writer;
 pub mod manifest;
 pub mod manifest_list;
 pub mod metadata;
+pub mod metrics_config;
 pub mod parquet_metrics;
+pub mod partition_path;
 pub mod table_writer;
+pub mod writer_config;
 
+pub use data_file_writer::PartitionedDataFileWriter;
 pub use manifest::{ManifestWriter, NewEntry};
 pub use manifest_list::write_manifest_list;
 pub use metadata::table_metadata_to_json;
+pub use metrics_config::{MetricsConfig, MetricsMode};
 pub use parquet_metrics::{
     data_file_from_parquet, empty_data_file, read_parquet_metadata, schema_from_parquet,
 };
 pub use table_writer::{LocalTableWriter, PendingSnapshot};
+pub use writer_config::DataFileWriterConfig;
 
+#[cfg(test)]
+mod data_file_metrics_tests;
+#[cfg(test)]
+mod data_file_writer_tests;
 #[cfg(test)]
 mod tests;

@@ -1,7 +1,11 @@
 //! Iceberg schemas and data-file metrics from Parquet footers, for registering
-//! existing Parquet files in a table ("add_files").
+//! existing Parquet files in a table ("add_files") and for the files
+//! [`super::PartitionedDataFileWriter`] writes ([`data_file_from_footer`], with metrics
+//! modes and NaN counts).
 //!
-//! Metrics per leaf column with a Parquet field id (spec: "Manifests", fields 108–128):
+//! Metrics per leaf column with a Parquet field id and a primitive type in the table
+//! schema (spec: "Manifests", fields 108–128; leaves nested in structs included, leaves
+//! inside lists and maps get their column size only, as Iceberg Java does):
 //! `column_sizes` (compressed bytes summed over row groups), `value_counts` (values
 //! including nulls), `null_value_counts`, and `lower_bounds` / `upper_bounds` in the
 //! single-value binary form, taken from the row-group statistics. A column whose
@@ -14,11 +18,15 @@ use std::fs::File;
 use std::path::Path;
 
 use datafusion::parquet::arrow::parquet_to_arrow_schema;
-use datafusion::parquet::file::metadata::ParquetMetaData;
+use datafusion::parquet::file::metadata::{ColumnChunkMetaData, ParquetMetaData};
 use datafusion::parquet::file::reader::{FileReader, SerializedFileReader};
 use datafusion::parquet::file::statistics::Statistics;
 
-use super::bounds::{decimal_from_parquet_bytes, literal_to_bytes};
+use super::bounds::{
+    decimal_from_parquet_bytes, literal_to_bytes, truncate_binary_lower, truncate_binary_upper,
+    truncate_string_lower, truncate_string_upper,
+};
+use super::metrics_config::MetricsMode;
 use crate::error::{Error, ErrorKind, Result};
 use crate::expr::compare;
 use crate::spec::{DataContentType, DataFile, DataFileFormat, Literal, PrimitiveType, Schema};
@@ -120,9 +128,41 @@ fn is_nan(l: &Literal) -> bool {
     matches!(l, Literal::Float(f) if f.is_nan()) || matches!(l, Literal::Double(d) if d.is_nan())
 }
 
+/// Float/double metrics of one column gathered from the Arrow data while writing
+/// (Parquet statistics leave NaN out and say nothing of how many there were).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct FloatFieldStats {
+    /// NaN values (nulls excluded).
+    pub nan_count: i64,
+    /// The smallest non-NaN value (`-0.0` below `0.0`), if any.
+    pub lower: Option<f64>,
+    /// The largest non-NaN value, if any.
+    pub upper: Option<f64>,
+}
+
+impl FloatFieldStats {
+    /// Count one non-null value.
+    pub fn update(&mut self, v: f64) {
+        if v.is_nan() {
+            self.nan_count += 1;
+            return;
+        }
+        if self.lower.is_none_or(|l| v.total_cmp(&l).is_lt()) {
+            self.lower = Some(v);
+        }
+        if self.upper.is_none_or(|u| v.total_cmp(&u).is_gt()) {
+            self.upper = Some(v);
+        }
+    }
+}
+
 /// Per-column accumulation over row groups.
-#[derive(Default)]
 struct ColumnMetrics {
+    id: i32,
+    ty: PrimitiveType,
+    mode: MetricsMode,
+    /// Inside a list or map: only the column size is kept (as Iceberg Java does).
+    repeated: bool,
     size: i64,
     values: i64,
     nulls: Option<i64>,
@@ -130,6 +170,108 @@ struct ColumnMetrics {
     upper: Option<Literal>,
     /// Cleared when a row group has no usable min/max.
     bounds_valid: bool,
+}
+
+impl ColumnMetrics {
+    fn add_chunk(&mut self, cc: &ColumnChunkMetaData) {
+        self.size += cc.compressed_size();
+        self.values += cc.num_values();
+        if self.repeated {
+            return;
+        }
+        let stats = cc.statistics();
+        let chunk_nulls = stats.and_then(Statistics::null_count_opt);
+        self.nulls = match (self.nulls, chunk_nulls) {
+            (Some(n), Some(c)) => Some(n + c as i64),
+            _ => None,
+        };
+        if !self.mode.keeps_bounds() || !self.bounds_valid {
+            return;
+        }
+        if chunk_nulls.is_some_and(|n| n as i64 == cc.num_values()) {
+            return; // all null: no min/max to expect
+        }
+        let ty = &self.ty;
+        let bounds =
+            stats.and_then(|s| Some((stat_literal(s, true, ty)?, stat_literal(s, false, ty)?)));
+        match bounds {
+            None => self.bounds_valid = false,
+            Some((lo, hi)) => {
+                if self
+                    .lower
+                    .as_ref()
+                    .is_none_or(|l| compare(&lo, l) == Some(Ordering::Less))
+                {
+                    self.lower = Some(lo);
+                }
+                if self
+                    .upper
+                    .as_ref()
+                    .is_none_or(|u| compare(&hi, u) == Some(Ordering::Greater))
+                {
+                    self.upper = Some(hi);
+                }
+            }
+        }
+    }
+
+    /// Record this column's metrics in `file`, per its mode.
+    fn record(self, file: &mut DataFile, float: Option<&FloatFieldStats>) {
+        let id = self.id;
+        file.column_sizes.insert(id, self.size);
+        if self.repeated {
+            return;
+        }
+        file.value_counts.insert(id, self.values);
+        if let Some(n) = self.nulls {
+            file.null_value_counts.insert(id, n);
+        }
+        let (lower, upper) = match (float, &self.ty) {
+            (Some(f), ty @ (PrimitiveType::Float | PrimitiveType::Double)) => {
+                file.nan_value_counts.insert(id, f.nan_count);
+                let lit = |v: f64| match ty {
+                    PrimitiveType::Float => Literal::Float(v as f32),
+                    _ => Literal::Double(v),
+                };
+                (f.lower.map(lit), f.upper.map(lit))
+            }
+            _ if self.bounds_valid => (self.lower, self.upper),
+            _ => (None, None),
+        };
+        if !self.mode.keeps_bounds() {
+            return;
+        }
+        let width = match self.mode {
+            MetricsMode::Truncate(n) => n as usize,
+            _ => usize::MAX,
+        };
+        if let Some(lo) = lower.and_then(|l| truncate_lower(l, width)) {
+            file.lower_bounds.insert(id, literal_to_bytes(&lo));
+        }
+        if let Some(hi) = upper.and_then(|u| truncate_upper(u, width)) {
+            file.upper_bounds.insert(id, literal_to_bytes(&hi));
+        }
+    }
+}
+
+/// A lower bound cut to `width` (strings by code points, binary by bytes); NaN dropped.
+fn truncate_lower(l: Literal, width: usize) -> Option<Literal> {
+    Some(match l {
+        Literal::String(s) => Literal::String(truncate_string_lower(&s, width).to_string()),
+        Literal::Binary(b) => Literal::Binary(truncate_binary_lower(&b, width).to_vec()),
+        other if is_nan(&other) => return None,
+        other => other,
+    })
+}
+
+/// An upper bound cut to `width` and incremented; `None` when none exists, or NaN.
+fn truncate_upper(u: Literal, width: usize) -> Option<Literal> {
+    Some(match u {
+        Literal::String(s) => Literal::String(truncate_string_upper(&s, width)?),
+        Literal::Binary(b) => Literal::Binary(truncate_binary_upper(&b, width)?),
+        other if is_nan(&other) => return None,
+        other => other,
+    })
 }
 
 /// A data (or delete) file entry for a local Parquet file with the metrics of its
@@ -165,7 +307,7 @@ pub fn data_file_from_parquet(
 }
 
 /// Like [`data_file_from_parquet`], from an already-read footer and the file's size in
-/// bytes.
+/// bytes; every column's metrics in `full` mode.
 pub fn data_file_from_metadata(
     meta: &ParquetMetaData,
     file_size_in_bytes: i64,
@@ -175,28 +317,70 @@ pub fn data_file_from_metadata(
     content: DataContentType,
     equality_ids: Vec<i32>,
 ) -> DataFile {
+    let mut file = data_file_from_footer(
+        meta,
+        file_size_in_bytes,
+        file_path,
+        schema,
+        partition,
+        &|_| MetricsMode::Full,
+        &HashMap::new(),
+    );
+    file.content = content;
+    file.equality_ids = equality_ids;
+    file
+}
+
+/// A data file entry (content `Data`) for a written Parquet file: record count, size in
+/// bytes, split offsets (row-group starts) and per-column metrics (spec: "Manifests",
+/// fields 108–128, 137) for leaf columns with a Parquet field id, as `mode_of(field id)`
+/// asks:
+///
+/// - `none`: nothing; otherwise `column_sizes` (compressed bytes over row groups);
+/// - leaves inside a list or map: the column size only (as Iceberg Java);
+/// - `value_counts`; `null_value_counts` when every row group has statistics;
+/// - float/double columns in `float_stats`: `nan_value_counts` and bounds from those
+///   (never NaN); others: bounds from the row-group statistics, dropped when a row
+///   group has none or when a bound would be NaN;
+/// - `counts`: no bounds; `truncate(N)`: string bounds cut to N code points and binary
+///   bounds to N bytes, the upper bound incremented (no upper bound when that is
+///   impossible); `full`: exact bounds.
+pub fn data_file_from_footer(
+    meta: &ParquetMetaData,
+    file_size_in_bytes: i64,
+    file_path: &str,
+    schema: &Schema,
+    partition: Vec<Option<Literal>>,
+    mode_of: &dyn Fn(i32) -> MetricsMode,
+    float_stats: &HashMap<i32, FloatFieldStats>,
+) -> DataFile {
     let descr = meta.file_metadata().schema_descr();
-    // Leaf column index → (field id, Iceberg type) for top-level primitive columns.
-    let columns: Vec<Option<(i32, PrimitiveType)>> = (0..descr.num_columns())
+    // Leaf column index → its accumulator (None: no field id, or mode `none`).
+    let mut columns: Vec<Option<ColumnMetrics>> = (0..descr.num_columns())
         .map(|i| {
             let col = descr.column(i);
-            if col.path().parts().len() != 1 {
-                return None;
-            }
             let info = col.self_type().get_basic_info();
             if !info.has_id() {
                 return None;
             }
             let id = info.id();
-            schema.primitive_type(id).map(|ty| (id, ty))
-        })
-        .collect();
-    let mut metrics: Vec<ColumnMetrics> = columns
-        .iter()
-        .map(|_| ColumnMetrics {
-            nulls: Some(0),
-            bounds_valid: true,
-            ..Default::default()
+            let ty = schema.primitive_type(id)?;
+            let mode = mode_of(id);
+            if mode == MetricsMode::None {
+                return None;
+            }
+            Some(ColumnMetrics {
+                id,
+                ty,
+                mode,
+                repeated: col.max_rep_level() > 0,
+                size: 0,
+                values: 0,
+                nulls: Some(0),
+                lower: None,
+                upper: None,
+                bounds_valid: true,
+            })
         })
         .collect();
     let mut split_offsets = Vec::with_capacity(meta.num_row_groups());
@@ -207,63 +391,20 @@ pub fn data_file_from_metadata(
                 .unwrap_or_else(|| first.data_page_offset());
             split_offsets.push(offset);
         }
-        for (i, cc) in rg.columns().iter().enumerate() {
-            let (Some(Some((_, ty))), Some(m)) = (columns.get(i), metrics.get_mut(i)) else {
-                continue;
-            };
-            m.size += cc.compressed_size();
-            m.values += cc.num_values();
-            let stats = cc.statistics();
-            m.nulls = match (m.nulls, stats.and_then(Statistics::null_count_opt)) {
-                (Some(n), Some(c)) => Some(n + c as i64),
-                _ => None,
-            };
-            let row_group_all_null = stats
-                .and_then(Statistics::null_count_opt)
-                .is_some_and(|n| n as i64 == cc.num_values());
-            if row_group_all_null {
-                continue;
-            }
-            let bounds =
-                stats.and_then(|s| Some((stat_literal(s, true, ty)?, stat_literal(s, false, ty)?)));
-            match bounds {
-                None => m.bounds_valid = false,
-                Some((lo, hi)) => {
-                    if m.lower
-                        .as_ref()
-                        .is_none_or(|l| compare(&lo, l) == Some(Ordering::Less))
-                    {
-                        m.lower = Some(lo);
-                    }
-                    if m.upper
-                        .as_ref()
-                        .is_none_or(|u| compare(&hi, u) == Some(Ordering::Greater))
-                    {
-                        m.upper = Some(hi);
-                    }
-                }
+        for (cc, m) in rg.columns().iter().zip(columns.iter_mut()) {
+            if let Some(m) = m {
+                m.add_chunk(cc);
             }
         }
     }
-    let mut file = empty_data_file(file_path, content);
+    let mut file = empty_data_file(file_path, DataContentType::Data);
     file.partition = partition;
     file.record_count = meta.file_metadata().num_rows();
     file.file_size_in_bytes = file_size_in_bytes;
     file.split_offsets = split_offsets;
-    file.equality_ids = equality_ids;
-    for (col, m) in columns.iter().zip(metrics) {
-        let Some((id, _)) = col else { continue };
-        file.column_sizes.insert(*id, m.size);
-        file.value_counts.insert(*id, m.values);
-        if let Some(n) = m.nulls {
-            file.null_value_counts.insert(*id, n);
-        }
-        if m.bounds_valid {
-            if let (Some(lo), Some(hi)) = (m.lower, m.upper) {
-                file.lower_bounds.insert(*id, literal_to_bytes(&lo));
-                file.upper_bounds.insert(*id, literal_to_bytes(&hi));
-            }
-        }
+    for m in columns.into_iter().flatten() {
+        let float = float_stats.get(&m.id);
+        m.record(&mut file, float);
     }
     file
 }

@@ -1,7 +1,16 @@
 mod cli;
+mod cli_writes;
 
 mod bad_input;
 mod catalog;
 mod deletes;
 mod evolution;
 mod fixtures;
+mod interop;
+mod interop_writes;
+/// The conformance runner's Arrow -> canonical JSON conversion, shared (the interop tests
+/// compare in the same form).
+#[allow(dead_code)]
+#[path = "../conformance/normalize.rs"]
+mod normalize;
+mod writes;

@@ -257,7 +257,9 @@ async fn run(cli: Cli) -> Result<(), CliError> {
 
 /// The DataFusion session, with the Iceberg tables from the command line registered.
 async fn session(cli: &Cli) -> Result<SessionContext, CliError> {
-    let mut config = SessionConfig::new().with_information_schema(true);
+    let mut config = icefloe::datafusion::register_iceberg_options(
+        SessionConfig::new().with_information_schema(true),
+    );
     if let Some(n) = cli.target_partitions {
         config = config.with_target_partitions(n);
     }

@@ -1,0 +1,46 @@
+//! icefloe's session options, set with `SET icefloe.<name> = …` once registered
+//! ([`register_iceberg_options`]; the CLI does): DataFusion's `ConfigExtension`.
+
+use datafusion::common::config::ConfigExtension;
+use datafusion::common::extensions_options;
+use datafusion::prelude::SessionConfig;
+
+use crate::error::{Error, Result};
+
+extensions_options! {
+    /// icefloe's options (prefix `icefloe`).
+    pub struct IcefloeOptions {
+        /// What `INSERT OVERWRITE` replaces: `static` (default; the whole table) or
+        /// `dynamic` (only the partitions the new rows fall in, as Spark's
+        /// `spark.sql.sources.partitionOverwriteMode=dynamic`).
+        pub partition_overwrite_mode: String, default = "static".to_string()
+    }
+}
+
+impl ConfigExtension for IcefloeOptions {
+    const PREFIX: &'static str = "icefloe";
+}
+
+/// Register [`IcefloeOptions`] in a session config, so `SET icefloe.… = …` works.
+pub fn register_iceberg_options(config: SessionConfig) -> SessionConfig {
+    config.with_option_extension(IcefloeOptions::default())
+}
+
+/// `icefloe.partition_overwrite_mode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum PartitionOverwriteMode {
+    Static,
+    Dynamic,
+}
+
+impl PartitionOverwriteMode {
+    pub(crate) fn parse(value: &str) -> Result<Self> {
+        match value.trim().to_ascii_lowercase().as_str() {
+            "static" => Ok(Self::Static),
+            "dynamic" => Ok(Self::Dynamic),
+            other => Err(Error::invalid_argument(format!(
+                "icefloe.partition_overwrite_mode is '{other}' (expected static or dynamic)"
+            ))),
+        }
+    }
+}

@@ -1,0 +1,435 @@
+//! Writing Arrow record batches as Iceberg data files: Parquet files under a table's
+//! data location, one or more per partition, each described by a [`DataFile`] with its
+//! partition tuple and metrics, ready for a manifest.
+//!
+//! Rows are fanned out by partition (spec: "Partitioning", "Partition Transforms"); each
+//! partition has at most one open file, streamed to storage through
+//! [`FileIO`]'s object store (memory per open file: the row group being built plus the
+//! upload buffer), and a new file is started when the open one reaches
+//! `write.target-file-size-bytes`. Files carry Parquet field ids and the Iceberg schema
+//! JSON in the key-value metadata `iceberg.schema`, as Iceberg Java writes them.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use datafusion::arrow::array::{RecordBatch, UInt32Array};
+use datafusion::arrow::compute::take_record_batch;
+use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::parquet::arrow::AsyncArrowWriter;
+use datafusion::parquet::file::metadata::KeyValue;
+use datafusion::parquet::file::properties::WriterProperties;
+use object_store::buffered::BufWriter;
+
+use super::batch::{conform_batch, leaf_at, literals, struct_path, update_float_stats};
+use super::bounds::literal_to_bytes;
+use super::metrics_config::MetricsMode;
+use super::parquet_metrics::{data_file_from_footer, FloatFieldStats};
+use super::partition_path::partition_path;
+use super::writer_config::DataFileWriterConfig;
+use crate::error::{Error, ErrorKind, Result};
+use crate::io::FileIO;
+use crate::spec::arrow::schema_to_arrow;
+use crate::spec::{DataFile, Literal, PartitionSpec, PrimitiveType, Schema, Transform, Type};
+
+/// The key-value metadata key holding the Iceberg schema JSON in written files.
+pub const ICEBERG_SCHEMA_KEY: &str = "iceberg.schema";
+
+/// Rows written between two checks of the open file's size (as Java's rolling writer).
+const ROLL_CHECK_ROWS: usize = 1000;
+
+/// A partition field bound to its source column.
+struct PartitionSource {
+    path: Vec<usize>,
+    source_type: PrimitiveType,
+    transform: Transform,
+}
+
+/// The rows of one batch that fall in one partition: key, values, row indexes.
+type RowsOfPartition = (Vec<u8>, Vec<Option<Literal>>, Vec<u32>);
+
+/// The file being written for one partition.
+struct OpenFile {
+    location: String,
+    writer: AsyncArrowWriter<BufWriter>,
+    float_stats: HashMap<i32, FloatFieldStats>,
+}
+
+/// One partition's values, path and open file.
+struct Partition {
+    values: Vec<Option<Literal>>,
+    path: String,
+    file: Option<OpenFile>,
+}
+
+/// Writes record batches of a table's schema as Parquet data files, fanned out by
+/// partition and rolled at the target file size; [`PartitionedDataFileWriter::close`]
+/// returns the [`DataFile`]s to commit.
+pub struct PartitionedDataFileWriter {
+    file_io: FileIO,
+    data_location: String,
+    schema: Schema,
+    spec: PartitionSpec,
+    arrow_schema: SchemaRef,
+    target_file_size_bytes: u64,
+    properties: WriterProperties,
+    modes: HashMap<i32, MetricsMode>,
+    sources: Vec<PartitionSource>,
+    /// Float/double leaves reachable through structs, with metrics: (field id, path).
+    float_fields: Vec<(i32, Vec<usize>)>,
+    partitions: HashMap<Vec<u8>, Partition>,
+    /// Partition keys in the order first seen.
+    order: Vec<Vec<u8>>,
+    done: Vec<DataFile>,
+    writer_id: uuid::Uuid,
+    file_count: u64,
+}
+
+impl std::fmt::Debug for PartitionedDataFileWriter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PartitionedDataFileWriter")
+            .field("data_location", &self.data_location)
+            .field("spec_id", &self.spec.spec_id)
+            .field("open_partitions", &self.partitions.len())
+            .field("files_done", &self.done.len())
+            .finish()
+    }
+}
+
+fn parquet_error(
+    location: &str,
+) -> impl FnOnce(datafusion::parquet::errors::ParquetError) -> Error + '_ {
+    move |e| {
+        Error::new(
+            ErrorKind::Io,
+            format!("cannot write data file '{location}'"),
+        )
+        .with_source(e)
+    }
+}
+
+/// The partition-key bytes of one row's partition values (null and non-null values
+/// never collide: each is tagged and length-prefixed).
+fn encode_key<'a>(values: impl Iterator<Item = Option<&'a Literal>>, key: &mut Vec<u8>) {
+    key.clear();
+    for v in values {
+        match v {
+            None => key.push(0),
+            Some(l) => {
+                let bytes = literal_to_bytes(l);
+                key.push(1);
+                key.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
+                key.extend_from_slice(&bytes);
+            }
+        }
+    }
+}
+
+impl PartitionedDataFileWriter {
+    /// A writer of data files for `schema` partitioned by `spec`, under
+    /// `data_location` (e.g. `<table location>/data`, or the table's `write.data.path`):
+    /// files are named `<data_location>/<partition path>/00000-<n>-<uuid>.parquet`, the
+    /// partition path as Iceberg Java builds it (`name=value` segments, URL-encoded; none
+    /// for an unpartitioned spec). Nothing is written until the first batch.
+    ///
+    /// Errors: a partition field whose source column is missing or inside a list or map,
+    /// or whose transform does not apply to the source type
+    /// ([`ErrorKind::InvalidArgument`]); an unknown transform or a column type that
+    /// cannot be written yet (variant, geometry, geography: [`ErrorKind::Unsupported`]).
+    pub fn new(
+        file_io: FileIO,
+        data_location: &str,
+        schema: &Schema,
+        spec: &PartitionSpec,
+        config: DataFileWriterConfig,
+    ) -> Result<Self> {
+        let arrow_schema = Arc::new(schema_to_arrow(schema)?);
+        let mut sources = Vec::with_capacity(spec.fields.len());
+        for f in &spec.fields {
+            let bad = |why: &str| {
+                Error::invalid_argument(format!(
+                    "partition field '{}' (source id {}): {why}",
+                    f.name, f.source_id
+                ))
+            };
+            if f.transform == Transform::Unknown {
+                return Err(Error::unsupported(format!(
+                    "writing partition field '{}' with an unknown transform",
+                    f.name
+                )));
+            }
+            let path = struct_path(schema, f.source_id)
+                .ok_or_else(|| bad("source column not in the schema or inside a list or map"))?;
+            let source_type = schema
+                .primitive_type(f.source_id)
+                .ok_or_else(|| bad("source column is not of a primitive type"))?;
+            f.transform
+                .result_type(&Type::Primitive(source_type))
+                .map_err(|e| bad(&e.to_string()))?;
+            sources.push(PartitionSource {
+                path,
+                source_type,
+                transform: f.transform,
+            });
+        }
+        let modes = config.metrics.modes_by_field_id(schema);
+        let mut float_ids: Vec<i32> = modes
+            .iter()
+            .filter(|(id, mode)| {
+                **mode != MetricsMode::None
+                    && matches!(
+                        schema.primitive_type(**id),
+                        Some(PrimitiveType::Float | PrimitiveType::Double)
+                    )
+            })
+            .map(|(id, _)| *id)
+            .collect();
+        float_ids.sort_unstable();
+        let float_fields = float_ids
+            .into_iter()
+            .filter_map(|id| Some((id, struct_path(schema, id)?)))
+            .collect();
+        let schema_json = serde_json::to_string(&schema.to_json())
+            .map_err(|e| Error::invalid_data("schema to JSON").with_source(e))?;
+        let properties = {
+            let base = config.writer_properties();
+            let mut builder = base.into_builder();
+            builder = builder.set_key_value_metadata(Some(vec![KeyValue::new(
+                ICEBERG_SCHEMA_KEY.to_string(),
+                schema_json,
+            )]));
+            builder.build()
+        };
+        Ok(Self {
+            file_io,
+            data_location: data_location.trim_end_matches('/').to_string(),
+            schema: schema.clone(),
+            spec: spec.clone(),
+            arrow_schema,
+            target_file_size_bytes: config.target_file_size_bytes,
+            properties,
+            modes,
+            sources,
+            float_fields,
+            partitions: HashMap::new(),
+            order: Vec::new(),
+            done: Vec::new(),
+            writer_id: uuid::Uuid::new_v4(),
+            file_count: 0,
+        })
+    }
+
+    /// Write one batch whose columns are the table schema's top-level columns in order,
+    /// of Arrow types that cast losslessly to the table's (e.g. `Utf8View` → `Utf8`,
+    /// `Int16` → `Int32`). Rows go to the files of their partitions (each partition
+    /// transform applied per row); an open file is closed, and the next one started,
+    /// once its size reaches the target file size.
+    ///
+    /// Errors ([`ErrorKind::InvalidArgument`] naming the column, before anything of the
+    /// batch is written): a column count or type that does not fit, a null in a
+    /// required column; [`ErrorKind::Io`] naming the file when writing fails.
+    pub async fn write(&mut self, batch: &RecordBatch) -> Result<()> {
+        if batch.num_rows() == 0 {
+            return Ok(());
+        }
+        let batch = conform_batch(batch, &self.schema, &self.arrow_schema)?;
+        if self.sources.is_empty() {
+            return self.write_partition(Vec::new(), Vec::new(), &batch).await;
+        }
+        // partition values per field, per row
+        let mut columns: Vec<Vec<Option<Literal>>> = Vec::with_capacity(self.sources.len());
+        for (s, f) in self.sources.iter().zip(&self.spec.fields) {
+            let values = if s.transform == Transform::Void {
+                vec![None; batch.num_rows()]
+            } else {
+                let (array, ancestors) = leaf_at(&batch, &s.path).ok_or_else(|| {
+                    Error::invalid_argument(format!("partition source of '{}' not found", f.name))
+                })?;
+                literals(array.as_ref(), ancestors.as_ref(), &s.source_type)?
+                    .into_iter()
+                    .map(|v| match v {
+                        None => Ok(None),
+                        Some(v) => crate::transform::apply(&s.transform, &v),
+                    })
+                    .collect::<Result<Vec<_>>>()
+                    .map_err(|e| e.context(format!("partition field '{}'", f.name)))?
+            };
+            columns.push(values);
+        }
+        let mut groups: Vec<RowsOfPartition> = Vec::new();
+        let mut index: HashMap<Vec<u8>, usize> = HashMap::new();
+        let mut key = Vec::new();
+        for row in 0..batch.num_rows() {
+            encode_key(columns.iter().map(|c| c[row].as_ref()), &mut key);
+            let g = match index.get(&key) {
+                Some(g) => *g,
+                None => {
+                    // values are cloned once per partition, not per row
+                    let values = columns.iter().map(|c| c[row].clone()).collect();
+                    index.insert(key.clone(), groups.len());
+                    groups.push((key.clone(), values, Vec::new()));
+                    groups.len() - 1
+                }
+            };
+            groups[g].2.push(row as u32);
+        }
+        if groups.len() == 1 {
+            if let Some((key, values, _)) = groups.pop() {
+                return self.write_partition(key, values, &batch).await;
+            }
+        }
+        for (key, values, rows) in groups {
+            let sub = take_record_batch(&batch, &UInt32Array::from(rows))?;
+            self.write_partition(key, values, &sub).await?;
+        }
+        Ok(())
+    }
+
+    async fn write_partition(
+        &mut self,
+        key: Vec<u8>,
+        values: Vec<Option<Literal>>,
+        batch: &RecordBatch,
+    ) -> Result<()> {
+        if !self.partitions.contains_key(&key) {
+            let path = partition_path(&self.spec, &values);
+            self.order.push(key.clone());
+            self.partitions.insert(
+                key.clone(),
+                Partition {
+                    values,
+                    path,
+                    file: None,
+                },
+            );
+        }
+        let mut offset = 0;
+        while offset < batch.num_rows() {
+            let len = ROLL_CHECK_ROWS.min(batch.num_rows() - offset);
+            let slice = batch.slice(offset, len);
+            offset += len;
+            self.open_file(&key)?;
+            let file = self
+                .partitions
+                .get_mut(&key)
+                .and_then(|p| p.file.as_mut())
+                .ok_or_else(|| Error::invalid_data("open file lost"))?;
+            for (id, path) in &self.float_fields {
+                if let Some((array, ancestors)) = leaf_at(&slice, path) {
+                    let stats = file.float_stats.entry(*id).or_default();
+                    update_float_stats(array.as_ref(), ancestors.as_ref(), stats);
+                }
+            }
+            file.writer
+                .write(&slice)
+                .await
+                .map_err(parquet_error(&file.location))?;
+            let size = (file.writer.bytes_written() + file.writer.in_progress_size()) as u64;
+            if size >= self.target_file_size_bytes {
+                self.finish_file(&key).await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The open file of partition `key`, started when there is none.
+    fn open_file(&mut self, key: &[u8]) -> Result<()> {
+        let partition = self
+            .partitions
+            .get_mut(key)
+            .ok_or_else(|| Error::invalid_data("partition state lost"))?;
+        if partition.file.is_none() {
+            self.file_count += 1;
+            let name = format!("00000-{}-{}.parquet", self.file_count, self.writer_id);
+            let location = if partition.path.is_empty() {
+                format!("{}/{name}", self.data_location)
+            } else {
+                format!("{}/{}/{name}", self.data_location, partition.path)
+            };
+            let resolved = self.file_io.resolve(&location)?;
+            let store = self.file_io.store(&resolved.store_url)?;
+            let writer = AsyncArrowWriter::try_new(
+                BufWriter::new(store, resolved.path),
+                Arc::clone(&self.arrow_schema),
+                Some(self.properties.clone()),
+            )
+            .map_err(parquet_error(&location))?;
+            partition.file = Some(OpenFile {
+                location,
+                writer,
+                float_stats: HashMap::new(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Close the open file of partition `key` (if any) and record its [`DataFile`].
+    async fn finish_file(&mut self, key: &[u8]) -> Result<()> {
+        let Some(partition) = self.partitions.get_mut(key) else {
+            return Ok(());
+        };
+        let Some(mut file) = partition.file.take() else {
+            return Ok(());
+        };
+        let meta = match file.writer.finish().await {
+            Ok(meta) => meta,
+            Err(e) => {
+                let _ = file.writer.into_inner().abort().await;
+                return Err(parquet_error(&file.location)(e));
+            }
+        };
+        let size = file.writer.bytes_written() as i64;
+        let modes = &self.modes;
+        let data_file = data_file_from_footer(
+            &meta,
+            size,
+            &file.location,
+            &self.schema,
+            partition.values.clone(),
+            &|id| modes.get(&id).copied().unwrap_or(MetricsMode::DEFAULT),
+            &file.float_stats,
+        );
+        self.done.push(data_file);
+        Ok(())
+    }
+
+    /// Close every open file and return the data files written: files closed by rolling
+    /// in the order they were closed, then the last file of each partition in the order
+    /// partitions were first seen.
+    ///
+    /// Each [`DataFile`] has content `Data`, format Parquet, the partition tuple (one
+    /// value per spec field, the transform's result), record count, size in bytes,
+    /// split offsets (row-group starts) and metrics per the metrics modes; no sort order
+    /// id.
+    ///
+    /// Errors: [`ErrorKind::Io`] naming the file when finishing it fails (other open
+    /// uploads are aborted; files finished before stay and are not returned).
+    pub async fn close(mut self) -> Result<Vec<DataFile>> {
+        for key in std::mem::take(&mut self.order) {
+            if let Err(e) = self.finish_file(&key).await {
+                for (_, partition) in self.partitions.drain() {
+                    if let Some(file) = partition.file {
+                        let _ = file.writer.into_inner().abort().await;
+                    }
+                }
+                return Err(e);
+            }
+        }
+        let files = std::mem::take(&mut self.done);
+        Ok(files)
+    }
+
+    /// Abandon the write: abort open uploads and delete the files already finished.
+    ///
+    /// Errors: [`ErrorKind::Io`] naming a file that could not be deleted.
+    pub async fn abort(mut self) -> Result<()> {
+        for (_, partition) in self.partitions.drain() {
+            if let Some(file) = partition.file {
+                let _ = file.writer.into_inner().abort().await;
+            }
+        }
+        for f in std::mem::take(&mut self.done) {
+            self.file_io.delete(&f.file_path).await?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,244 @@
+//! Which column metrics a data file records (Java `MetricsConfig` / `MetricsModes`).
+//!
+//! Table properties (Java `TableProperties` names and defaults):
+//! - `write.metadata.metrics.default`: the mode of every column (default `truncate(16)`);
+//! - `write.metadata.metrics.column.<column name>`: the mode of one column, named by its
+//!   full dotted name (`a`, `s.b`, `l.element`, `m.key`, `m.value`);
+//! - `write.metadata.metrics.max-inferred-column-defaults` (default 100): when no default
+//!   is set and the schema has more top-level columns than this, only the first ones get
+//!   `truncate(16)` and the rest get `none` (wide tables keep small manifests).
+//!
+//! Modes: `none` (no metrics), `counts` (value, null and NaN counts, column sizes),
+//! `truncate(N)` (counts and bounds, string bounds cut to N code points and binary bounds
+//! to N bytes), `full` (counts and exact bounds). Sort-order columns are not promoted to
+//! `truncate(16)` as Java does (the writer does not know the sort order).
+
+use std::collections::HashMap;
+
+use crate::error::{Error, Result};
+use crate::spec::{NestedField, Schema, Type};
+
+/// Property naming the default metrics mode.
+pub const METRICS_DEFAULT_PROPERTY: &str = "write.metadata.metrics.default";
+/// Prefix of the properties naming one column's metrics mode.
+pub const METRICS_COLUMN_PREFIX: &str = "write.metadata.metrics.column.";
+/// Property limiting how many columns get the inferred default mode.
+pub const METRICS_MAX_INFERRED_PROPERTY: &str =
+    "write.metadata.metrics.max-inferred-column-defaults";
+/// Java's default for [`METRICS_MAX_INFERRED_PROPERTY`].
+pub const METRICS_MAX_INFERRED_DEFAULT: usize = 100;
+
+/// The metrics kept for one column (Java `MetricsModes`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MetricsMode {
+    /// No metrics at all, not even the column size.
+    None,
+    /// Column size, value, null and NaN counts; no bounds.
+    Counts,
+    /// Counts and bounds; string bounds cut to N code points, binary to N bytes (N > 0).
+    Truncate(u32),
+    /// Counts and exact bounds.
+    Full,
+}
+
+impl MetricsMode {
+    /// Java's default mode, `truncate(16)`.
+    pub const DEFAULT: MetricsMode = MetricsMode::Truncate(16);
+
+    /// Parse `none`, `counts`, `full` or `truncate(N)` with N > 0 (case-insensitive).
+    ///
+    /// Errors: anything else ([`crate::ErrorKind::InvalidArgument`]).
+    pub fn parse(s: &str) -> Result<Self> {
+        let t = s.trim().to_ascii_lowercase();
+        let bad = || Error::invalid_argument(format!("invalid metrics mode '{s}'"));
+        Ok(match t.as_str() {
+            "none" => MetricsMode::None,
+            "counts" => MetricsMode::Counts,
+            "full" => MetricsMode::Full,
+            _ => {
+                let n = t
+                    .strip_prefix("truncate(")
+                    .and_then(|r| r.strip_suffix(')'))
+                    .ok_or_else(bad)?;
+                let n: u32 = n.trim().parse().map_err(|_| bad())?;
+                if n == 0 {
+                    return Err(bad());
+                }
+                MetricsMode::Truncate(n)
+            }
+        })
+    }
+
+    /// Whether bounds are kept.
+    pub fn keeps_bounds(&self) -> bool {
+        matches!(self, MetricsMode::Truncate(_) | MetricsMode::Full)
+    }
+}
+
+/// The metrics modes configured by table properties; resolve them against a schema with
+/// [`MetricsConfig::modes_by_field_id`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MetricsConfig {
+    /// `write.metadata.metrics.default`, when set.
+    pub default_mode: Option<MetricsMode>,
+    /// `write.metadata.metrics.column.<name>`: full column name → mode.
+    pub column_modes: HashMap<String, MetricsMode>,
+    /// `write.metadata.metrics.max-inferred-column-defaults`.
+    pub max_inferred_column_defaults: usize,
+}
+
+impl Default for MetricsConfig {
+    fn default() -> Self {
+        Self {
+            default_mode: None,
+            column_modes: HashMap::new(),
+            max_inferred_column_defaults: METRICS_MAX_INFERRED_DEFAULT,
+        }
+    }
+}
+
+impl MetricsConfig {
+    /// The configuration in table properties (see the module docs for the names).
+    ///
+    /// Errors: a mode that does not parse, or a negative or non-numeric
+    /// `max-inferred-column-defaults` ([`crate::ErrorKind::InvalidArgument`] naming the
+    /// property).
+    pub fn from_properties(props: &HashMap<String, String>) -> Result<Self> {
+        let mut config = MetricsConfig::default();
+        let parse = |key: &str, value: &str| {
+            MetricsMode::parse(value).map_err(|e| e.context(format!("property '{key}'")))
+        };
+        if let Some(v) = props.get(METRICS_DEFAULT_PROPERTY) {
+            config.default_mode = Some(parse(METRICS_DEFAULT_PROPERTY, v)?);
+        }
+        if let Some(v) = props.get(METRICS_MAX_INFERRED_PROPERTY) {
+            config.max_inferred_column_defaults = v.trim().parse().map_err(|_| {
+                Error::invalid_argument(format!(
+                    "property '{METRICS_MAX_INFERRED_PROPERTY}': '{v}' is not a non-negative \
+                     integer"
+                ))
+            })?;
+        }
+        for (key, value) in props {
+            if let Some(column) = key.strip_prefix(METRICS_COLUMN_PREFIX) {
+                config
+                    .column_modes
+                    .insert(column.to_string(), parse(key, value)?);
+            }
+        }
+        Ok(config)
+    }
+
+    /// The mode of every field (nested ones included) of `schema`, by field id.
+    pub fn modes_by_field_id(&self, schema: &Schema) -> HashMap<i32, MetricsMode> {
+        let columns = schema.columns();
+        let inferred_limit = match self.default_mode {
+            Some(_) => usize::MAX,
+            None if columns.len() <= self.max_inferred_column_defaults => usize::MAX,
+            None => self.max_inferred_column_defaults,
+        };
+        let mut out = HashMap::new();
+        for (i, column) in columns.iter().enumerate() {
+            let base = match self.default_mode {
+                Some(m) => m,
+                None if i < inferred_limit => MetricsMode::DEFAULT,
+                None => MetricsMode::None,
+            };
+            let mut names = Vec::new();
+            field_names(column, "", &mut names);
+            for (id, name) in names {
+                let mode = self.column_modes.get(&name).copied().unwrap_or(base);
+                out.insert(id, mode);
+            }
+        }
+        out
+    }
+}
+
+/// Every field under `field` with its full dotted column name (Java
+/// `Schema.findColumnName`: list elements `.element`, map keys and values `.key`/`.value`).
+fn field_names(field: &NestedField, prefix: &str, out: &mut Vec<(i32, String)>) {
+    let name = if prefix.is_empty() {
+        field.name.clone()
+    } else {
+        format!("{prefix}.{}", field.name)
+    };
+    match field.field_type.as_ref() {
+        Type::Struct(s) => {
+            for f in &s.fields {
+                field_names(f, &name, out);
+            }
+        }
+        Type::List(l) => field_names(&l.element_field, &name, out),
+        Type::Map(m) => {
+            field_names(&m.key_field, &name, out);
+            field_names(&m.value_field, &name, out);
+        }
+        Type::Primitive(_) => {}
+    }
+    out.push((field.id, name));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::{PrimitiveType, StructType};
+
+    #[test]
+    fn parses_modes() {
+        assert_eq!(MetricsMode::parse("None").unwrap(), MetricsMode::None);
+        assert_eq!(MetricsMode::parse("counts").unwrap(), MetricsMode::Counts);
+        assert_eq!(MetricsMode::parse("FULL").unwrap(), MetricsMode::Full);
+        assert_eq!(
+            MetricsMode::parse("truncate(4)").unwrap(),
+            MetricsMode::Truncate(4)
+        );
+        for bad in ["truncate(0)", "truncate(x)", "truncate", "some"] {
+            assert!(MetricsMode::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn resolves_per_column() {
+        let schema = Schema::new(
+            0,
+            vec![
+                NestedField::required(1, "a", Type::Primitive(PrimitiveType::Long)),
+                NestedField::optional(
+                    2,
+                    "s",
+                    Type::Struct(StructType::new(vec![NestedField::optional(
+                        3,
+                        "b",
+                        Type::Primitive(PrimitiveType::String),
+                    )])),
+                ),
+            ],
+        );
+        let props = HashMap::from([
+            (METRICS_DEFAULT_PROPERTY.to_string(), "counts".to_string()),
+            (format!("{METRICS_COLUMN_PREFIX}s.b"), "full".to_string()),
+        ]);
+        let modes = MetricsConfig::from_properties(&props)
+            .unwrap()
+            .modes_by_field_id(&schema);
+        assert_eq!(modes[&1], MetricsMode::Counts);
+        assert_eq!(modes[&2], MetricsMode::Counts);
+        assert_eq!(modes[&3], MetricsMode::Full);
+
+        // no default: the first `max-inferred` columns get truncate(16), the rest none
+        let props = HashMap::from([(METRICS_MAX_INFERRED_PROPERTY.to_string(), "1".to_string())]);
+        let modes = MetricsConfig::from_properties(&props)
+            .unwrap()
+            .modes_by_field_id(&schema);
+        assert_eq!(modes[&1], MetricsMode::Truncate(16));
+        assert_eq!(modes[&3], MetricsMode::None);
+
+        let bad = HashMap::from([(format!("{METRICS_COLUMN_PREFIX}a"), "most".to_string())]);
+        let err = MetricsConfig::from_properties(&bad).unwrap_err();
+        assert!(
+            err.to_string().contains("write.metadata.metrics.column.a"),
+            "{err}"
+        );
+    }
+}

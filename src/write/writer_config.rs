@@ -1,0 +1,229 @@
+//! Data-file writer settings from table properties (Java `TableProperties` names and
+//! defaults).
+
+use std::collections::HashMap;
+
+use datafusion::parquet::basic::{BrotliLevel, Compression, GzipLevel, ZstdLevel};
+use datafusion::parquet::file::properties::{EnabledStatistics, WriterProperties};
+
+use super::metrics_config::MetricsConfig;
+use crate::error::{Error, Result};
+
+/// `write.target-file-size-bytes` (default 512 MiB).
+pub const TARGET_FILE_SIZE_PROPERTY: &str = "write.target-file-size-bytes";
+/// `write.parquet.compression-codec` (default `zstd`).
+pub const COMPRESSION_CODEC_PROPERTY: &str = "write.parquet.compression-codec";
+/// `write.parquet.compression-level` (default: the codec's; zstd 3 as parquet-mr).
+pub const COMPRESSION_LEVEL_PROPERTY: &str = "write.parquet.compression-level";
+/// `write.parquet.row-group-size-bytes` (default 128 MiB).
+pub const ROW_GROUP_SIZE_PROPERTY: &str = "write.parquet.row-group-size-bytes";
+/// `write.parquet.page-size-bytes` (default 1 MiB).
+pub const PAGE_SIZE_PROPERTY: &str = "write.parquet.page-size-bytes";
+/// `write.parquet.page-row-limit` (default 20 000).
+pub const PAGE_ROW_LIMIT_PROPERTY: &str = "write.parquet.page-row-limit";
+/// `write.parquet.dict-size-bytes` (default 2 MiB).
+pub const DICT_SIZE_PROPERTY: &str = "write.parquet.dict-size-bytes";
+
+/// How data files are written: sizes in bytes, the Parquet codec, and the metrics kept.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DataFileWriterConfig {
+    /// `write.target-file-size-bytes`: a file is closed and the next one started once
+    /// its written plus buffered bytes reach this (default 536 870 912).
+    pub target_file_size_bytes: u64,
+    /// `write.parquet.compression-codec` with `write.parquet.compression-level`:
+    /// `zstd` (default, level 3), `gzip`, `snappy`, `lz4`, `lz4_raw`, `brotli`,
+    /// `uncompressed`.
+    pub compression: Compression,
+    /// `write.parquet.row-group-size-bytes`: a row group is closed once its estimated
+    /// encoded size reaches this (default 134 217 728).
+    pub row_group_size_bytes: u64,
+    /// `write.parquet.page-size-bytes` (default 1 048 576).
+    pub page_size_bytes: u64,
+    /// `write.parquet.page-row-limit` (default 20 000).
+    pub page_row_limit: u64,
+    /// `write.parquet.dict-size-bytes` (default 2 097 152).
+    pub dict_size_bytes: u64,
+    /// `write.metadata.metrics.*`: which column metrics data files record.
+    pub metrics: MetricsConfig,
+}
+
+impl Default for DataFileWriterConfig {
+    fn default() -> Self {
+        Self {
+            target_file_size_bytes: 512 * 1024 * 1024,
+            compression: zstd_default(),
+            row_group_size_bytes: 128 * 1024 * 1024,
+            page_size_bytes: 1024 * 1024,
+            page_row_limit: 20_000,
+            dict_size_bytes: 2 * 1024 * 1024,
+            metrics: MetricsConfig::default(),
+        }
+    }
+}
+
+fn zstd_default() -> Compression {
+    // parquet-mr's default zstd level is 3
+    Compression::ZSTD(ZstdLevel::try_new(3).unwrap_or_default())
+}
+
+fn positive(props: &HashMap<String, String>, key: &str, default: u64) -> Result<u64> {
+    match props.get(key) {
+        None => Ok(default),
+        Some(v) => match v.trim().parse::<u64>() {
+            Ok(n) if n > 0 => Ok(n),
+            _ => Err(Error::invalid_argument(format!(
+                "property '{key}': '{v}' is not a positive integer"
+            ))),
+        },
+    }
+}
+
+impl DataFileWriterConfig {
+    /// The settings in table properties; unset properties take Java's defaults.
+    ///
+    /// Errors: a size that is not a positive integer, an unknown or unsupported codec
+    /// (`lzo`), a level out of the codec's range, a metrics mode that does not parse
+    /// ([`crate::ErrorKind::InvalidArgument`] naming the property).
+    pub fn from_properties(props: &HashMap<String, String>) -> Result<Self> {
+        let d = DataFileWriterConfig::default();
+        let level = match props.get(COMPRESSION_LEVEL_PROPERTY) {
+            None => None,
+            Some(v) => Some(v.trim().parse::<i32>().map_err(|_| {
+                Error::invalid_argument(format!(
+                    "property '{COMPRESSION_LEVEL_PROPERTY}': '{v}' is not an integer"
+                ))
+            })?),
+        };
+        let codec = props
+            .get(COMPRESSION_CODEC_PROPERTY)
+            .map(|s| s.trim().to_ascii_lowercase())
+            .unwrap_or_else(|| "zstd".to_string());
+        let bad_level = |e: datafusion::parquet::errors::ParquetError| {
+            Error::invalid_argument(format!(
+                "property '{COMPRESSION_LEVEL_PROPERTY}': level not valid for {codec}"
+            ))
+            .with_source(e)
+        };
+        let unsigned_level = |l: i32| {
+            u32::try_from(l).map_err(|_| {
+                Error::invalid_argument(format!(
+                    "property '{COMPRESSION_LEVEL_PROPERTY}': level {l} is negative"
+                ))
+            })
+        };
+        let compression = match codec.as_str() {
+            "zstd" => match level {
+                None => zstd_default(),
+                Some(l) => Compression::ZSTD(ZstdLevel::try_new(l).map_err(bad_level)?),
+            },
+            "gzip" => match level {
+                None => Compression::GZIP(GzipLevel::default()),
+                Some(l) => {
+                    Compression::GZIP(GzipLevel::try_new(unsigned_level(l)?).map_err(bad_level)?)
+                }
+            },
+            "brotli" => match level {
+                None => Compression::BROTLI(BrotliLevel::default()),
+                Some(l) => Compression::BROTLI(
+                    BrotliLevel::try_new(unsigned_level(l)?).map_err(bad_level)?,
+                ),
+            },
+            "snappy" => Compression::SNAPPY,
+            "lz4" => Compression::LZ4,
+            "lz4_raw" => Compression::LZ4_RAW,
+            "uncompressed" | "none" => Compression::UNCOMPRESSED,
+            other => {
+                return Err(Error::invalid_argument(format!(
+                    "property '{COMPRESSION_CODEC_PROPERTY}': unsupported codec '{other}' \
+                     (expected zstd, gzip, snappy, lz4, lz4_raw, brotli or uncompressed)"
+                )))
+            }
+        };
+        Ok(Self {
+            target_file_size_bytes: positive(
+                props,
+                TARGET_FILE_SIZE_PROPERTY,
+                d.target_file_size_bytes,
+            )?,
+            compression,
+            row_group_size_bytes: positive(props, ROW_GROUP_SIZE_PROPERTY, d.row_group_size_bytes)?,
+            page_size_bytes: positive(props, PAGE_SIZE_PROPERTY, d.page_size_bytes)?,
+            page_row_limit: positive(props, PAGE_ROW_LIMIT_PROPERTY, d.page_row_limit)?,
+            dict_size_bytes: positive(props, DICT_SIZE_PROPERTY, d.dict_size_bytes)?,
+            metrics: MetricsConfig::from_properties(props)?,
+        })
+    }
+
+    /// The arrow-rs Parquet writer properties: codec, row-group/page/dictionary limits,
+    /// chunk statistics kept exact (untruncated; Iceberg truncation is applied to the
+    /// bounds afterwards), and `iceberg.schema` key-value metadata added by the caller.
+    pub(crate) fn writer_properties(&self) -> WriterProperties {
+        let to_usize = |v: u64| usize::try_from(v).unwrap_or(usize::MAX).max(1);
+        WriterProperties::builder()
+            .set_compression(self.compression)
+            .set_max_row_group_row_count(None)
+            .set_max_row_group_bytes(Some(to_usize(self.row_group_size_bytes)))
+            .set_data_page_size_limit(to_usize(self.page_size_bytes))
+            .set_data_page_row_count_limit(to_usize(self.page_row_limit))
+            .set_dictionary_page_size_limit(to_usize(self.dict_size_bytes))
+            .set_statistics_enabled(EnabledStatistics::Page)
+            .set_statistics_truncate_length(None)
+            .build()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::write::metrics_config::MetricsMode;
+
+    fn props(kv: &[(&str, &str)]) -> HashMap<String, String> {
+        kv.iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn java_defaults() {
+        let c = DataFileWriterConfig::from_properties(&HashMap::new()).unwrap();
+        assert_eq!(c.target_file_size_bytes, 536_870_912);
+        assert_eq!(c.row_group_size_bytes, 134_217_728);
+        assert!(matches!(c.compression, Compression::ZSTD(_)));
+        assert_eq!(c.metrics, MetricsConfig::default());
+        assert_eq!(c, DataFileWriterConfig::default());
+    }
+
+    #[test]
+    fn reads_properties() {
+        let c = DataFileWriterConfig::from_properties(&props(&[
+            (TARGET_FILE_SIZE_PROPERTY, "1024"),
+            (COMPRESSION_CODEC_PROPERTY, "GZIP"),
+            (COMPRESSION_LEVEL_PROPERTY, "9"),
+            (ROW_GROUP_SIZE_PROPERTY, "4096"),
+            ("write.metadata.metrics.default", "full"),
+        ]))
+        .unwrap();
+        assert_eq!(c.target_file_size_bytes, 1024);
+        assert_eq!(c.row_group_size_bytes, 4096);
+        assert_eq!(
+            c.compression,
+            Compression::GZIP(GzipLevel::try_new(9).unwrap())
+        );
+        assert_eq!(c.metrics.default_mode, Some(MetricsMode::Full));
+    }
+
+    #[test]
+    fn bad_values_name_the_property() {
+        for (k, v) in [
+            (TARGET_FILE_SIZE_PROPERTY, "-1"),
+            (TARGET_FILE_SIZE_PROPERTY, "0"),
+            (ROW_GROUP_SIZE_PROPERTY, "big"),
+            (COMPRESSION_CODEC_PROPERTY, "lzo"),
+            (COMPRESSION_LEVEL_PROPERTY, "99"),
+            ("write.metadata.metrics.default", "truncate(0)"),
+        ] {
+            let err = DataFileWriterConfig::from_properties(&props(&[(k, v)])).unwrap_err();
+            assert!(err.to_string().contains(k), "{k}={v}: {err}");
+        }
+    }
+}

@@ -353,7 +353,20 @@ async fn drop_rename_and_show_tables() {
         .to_string();
     ok(&ctx, "DROP TABLE ns2.d").await;
     assert!(std::path::Path::new(&kept).is_file(), "{kept}");
+    ok(&ctx, "INSERT INTO ns.b VALUES (1), (2)").await;
+    assert_eq!(ok(&ctx, "SELECT count(*) FROM ns.b").await, [["2"]]);
     let purged = catalog.load_table(&ident("ns.b")).await.unwrap();
+    let location = purged
+        .metadata()
+        .location
+        .trim_start_matches("file://")
+        .to_string();
+    let data_files = || {
+        std::fs::read_dir(format!("{location}/data"))
+            .map(|d| d.count())
+            .unwrap_or(0)
+    };
+    assert!(data_files() > 0, "{location}");
     let purged = purged
         .metadata_location()
         .trim_start_matches("file://")
@@ -361,6 +374,7 @@ async fn drop_rename_and_show_tables() {
     assert!(std::path::Path::new(&purged).is_file(), "{purged}");
     ok(&ctx, "DROP TABLE cat.ns.b PURGE").await;
     assert!(!std::path::Path::new(&purged).exists(), "{purged}");
+    assert_eq!(data_files(), 0, "{location}");
     assert!(show_tables(&ctx, "ns").await.is_empty());
     assert!(show_tables(&ctx, "ns2").await.is_empty());
     assert!(!catalog.table_exists(&ident("ns.b")).await.unwrap());
@@ -413,6 +427,28 @@ async fn create_table_as_select() {
     );
     let rows = ok(&ctx, "SELECT id, s FROM ns.c").await;
     assert_eq!(rows, [["1", "x"]]);
+    let files = ok(&ctx, "SELECT file_path FROM ns.\"c$files\"").await;
+    assert_eq!(files.len(), 1);
+    assert!(files[0][0].contains("/data/s=x/"), "{files:?}");
+    // a CTAS from an Iceberg table, with a declared partition transform
+    ok(
+        &ctx,
+        "CREATE TABLE ns.d PARTITIONED BY (bucket(2, id)) TBLPROPERTIES ('format-version'='3') \
+         AS SELECT id * 10 AS id FROM ns.c UNION ALL SELECT CAST(2 AS BIGINT)",
+    )
+    .await;
+    assert_eq!(
+        ok(&ctx, "SELECT id FROM ns.d ORDER BY id").await,
+        [["2"], ["10"]]
+    );
+    let m = catalog
+        .load_table(&ident("ns.d"))
+        .await
+        .unwrap()
+        .metadata()
+        .clone();
+    assert_eq!(m.format_version, FormatVersion::V3);
+    assert_eq!(show_tables(&ctx, "ns").await, ["c", "d"]);
 }
 
 #[tokio::test]
@@ -425,7 +461,11 @@ async fn failed_ctas_drops_the_table() {
     )
     .await
     .unwrap_err();
-    assert!(e.to_string().contains("CREATE TABLE cat.ns.bad AS"), "{e}");
+    assert!(
+        e.to_string()
+            .contains("CREATE TABLE cat.ns.bad AS: inserting the query's rows"),
+        "{e}"
+    );
     assert!(!catalog.table_exists(&ident("ns.bad")).await.unwrap());
     assert!(show_tables(&ctx, "ns").await.is_empty());
 }

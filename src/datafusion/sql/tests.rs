@@ -69,10 +69,15 @@ async fn fails(ctx: &SessionContext, sql: &str, kind: ErrorKind, needle: &str) {
 
 /// The table names `SHOW TABLES` lists in schema `schema` of `cat`.
 async fn show_tables(ctx: &SessionContext, schema: &str) -> Vec<String> {
+    show_tables_in(ctx, "cat", schema).await
+}
+
+/// The table names `SHOW TABLES` lists in `catalog.schema`.
+async fn show_tables_in(ctx: &SessionContext, catalog: &str, schema: &str) -> Vec<String> {
     let mut names: Vec<String> = ok(ctx, "SHOW TABLES")
         .await
         .into_iter()
-        .filter(|r| r[0] == "cat" && r[1] == schema)
+        .filter(|r| r[0] == catalog && r[1] == schema)
         .map(|r| r[2].clone())
         .collect();
     names.sort();
@@ -532,4 +537,41 @@ async fn nested_types_get_ids_after_the_columns() {
         .await
         .unwrap();
     assert!(batches.iter().all(|b| b.num_rows() == 0));
+}
+
+#[tokio::test]
+async fn filesystem_catalog_ddl() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let warehouse = dir.path().to_string_lossy().to_string();
+    let catalog: Arc<dyn Catalog> =
+        Arc::new(crate::catalog::FileSystemCatalog::new("wh", &warehouse).expect("catalog"));
+    let ctx = SessionContext::new_with_config(SessionConfig::new().with_information_schema(true));
+    let provider = IcebergCatalogProvider::try_new(Arc::clone(&catalog))
+        .await
+        .expect("provider");
+    ctx.register_catalog("wh", Arc::new(provider));
+    ok(&ctx, "CREATE SCHEMA wh.db").await;
+    ok(
+        &ctx,
+        "CREATE TABLE wh.db.t (id BIGINT, ts TIMESTAMP) PARTITIONED BY (hours(ts))",
+    )
+    .await;
+    assert_eq!(show_tables_in(&ctx, "wh", "db").await, ["t"]);
+    assert!(dir.path().join("db/t/metadata").is_dir());
+    ok(
+        &ctx,
+        "INSERT INTO wh.db.t VALUES (1, TIMESTAMP '2026-01-01 10:00:00')",
+    )
+    .await;
+    assert_eq!(ok(&ctx, "SELECT id FROM wh.db.t").await, [["1"]]);
+    fails(
+        &ctx,
+        "ALTER TABLE wh.db.t RENAME TO u",
+        ErrorKind::Unsupported,
+        "ALTER TABLE wh.db.t RENAME",
+    )
+    .await;
+    ok(&ctx, "DROP TABLE wh.db.t PURGE").await;
+    assert!(show_tables_in(&ctx, "wh", "db").await.is_empty());
+    assert!(!catalog.table_exists(&ident("db.t")).await.unwrap());
 }

@@ -103,6 +103,9 @@ use tokens::Cursor;
 /// Errors: the crate's [`Error`] naming the statement and table (see the module docs);
 /// DataFusion's errors wrapped in [`ErrorKind::DataFusion`].
 pub async fn execute(ctx: &SessionContext, statement: &str) -> Result<DataFrame> {
+    if !tokens::first_word_is(statement, &["CREATE", "DROP", "ALTER"]) {
+        return Ok(ctx.sql(statement).await?);
+    }
     let options = ctx.state().config_options().sql_parser.clone();
     // the dialect is not Send: not held across an await
     let (toks, quote) = {

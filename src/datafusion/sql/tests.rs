@@ -575,3 +575,20 @@ async fn filesystem_catalog_ddl() {
     assert!(show_tables_in(&ctx, "wh", "db").await.is_empty());
     assert!(!catalog.table_exists(&ident("db.t")).await.unwrap());
 }
+
+#[test]
+fn tokens_carry_their_byte_ranges() {
+    let sql = "/* é */ CREATE TABLE \"é\"\n  (x INT) -- ü\n\tLOCATION 'ü;'";
+    let dialect = datafusion::sql::sqlparser::dialect::GenericDialect {};
+    let toks = super::tokens::tokenize(sql, &dialect).unwrap();
+    let texts: Vec<&str> = toks.iter().map(|t| &sql[t.start..t.end]).collect();
+    assert_eq!(
+        texts,
+        ["CREATE", "TABLE", "\"é\"", "(", "x", "INT", ")", "LOCATION", "'ü;'"]
+    );
+    let first = super::tokens::first_word_is;
+    assert!(first(sql, &["CREATE"]));
+    assert!(first("-- x\n  drop table t", &["DROP"]));
+    assert!(!first("SELECT 1", &["CREATE", "DROP", "ALTER"]));
+    assert!(!first("CREATED", &["CREATE"]));
+}

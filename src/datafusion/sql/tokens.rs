@@ -16,40 +16,79 @@ pub(super) struct Tok {
     pub end: usize,
 }
 
+/// The first word of `text` after whitespace and comments, uppercased, when it is one of
+/// `words` (a cheap check before tokenizing the whole statement).
+pub(super) fn first_word_is(text: &str, words: &[&str]) -> bool {
+    let mut rest = text;
+    loop {
+        rest = rest.trim_start();
+        if let Some(r) = rest.strip_prefix("--") {
+            rest = r.split_once('\n').map_or("", |(_, after)| after);
+        } else if let Some(r) = rest.strip_prefix("/*") {
+            rest = r.split_once("*/").map_or("", |(_, after)| after);
+        } else {
+            break;
+        }
+    }
+    let word: String = rest.chars().take_while(char::is_ascii_alphabetic).collect();
+    words.iter().any(|w| w.eq_ignore_ascii_case(&word))
+}
+
 /// The statement's tokens without whitespace and comments, or `None` when it cannot be
 /// tokenized (DataFusion then reports the error).
 pub(super) fn tokenize(text: &str, dialect: &dyn Dialect) -> Option<Vec<Tok>> {
     let tokens = Tokenizer::new(dialect, text)
         .tokenize_with_location()
         .ok()?;
-    let line_starts: Vec<usize> = std::iter::once(0)
-        .chain(text.match_indices('\n').map(|(i, _)| i + 1))
-        .collect();
+    let mut locator = Locator::new(text);
     tokens
         .into_iter()
         .filter(|t| !matches!(t.token, Token::Whitespace(_) | Token::EOF))
         .map(|t| {
             Some(Tok {
-                start: byte_offset(text, &line_starts, t.span.start)?,
-                end: byte_offset(text, &line_starts, t.span.end)?,
+                start: locator.seek(t.span.start)?,
+                end: locator.seek(t.span.end)?,
                 token: t.token,
             })
         })
         .collect()
 }
 
-/// Byte offset of a tokenizer location (1-based line, 1-based column in chars).
-fn byte_offset(text: &str, line_starts: &[usize], location: Location) -> Option<usize> {
-    let line_start = *line_starts.get(usize::try_from(location.line).ok()?.checked_sub(1)?)?;
-    let column = usize::try_from(location.column).ok()?.checked_sub(1)?;
-    let line = text.get(line_start..)?;
-    Some(
-        line_start
-            + match line.char_indices().nth(column) {
-                Some((i, _)) => i,
-                None => line.len(),
-            },
-    )
+/// Turns tokenizer locations (1-based line, 1-based column in chars) into byte offsets,
+/// moving forward through the text: linear in the text for locations in order.
+struct Locator<'a> {
+    text: &'a str,
+    line: u64,
+    column: u64,
+    byte: usize,
+}
+
+impl<'a> Locator<'a> {
+    fn new(text: &'a str) -> Self {
+        Self {
+            text,
+            line: 1,
+            column: 1,
+            byte: 0,
+        }
+    }
+
+    fn seek(&mut self, to: Location) -> Option<usize> {
+        if (to.line, to.column) < (self.line, self.column) {
+            *self = Self::new(self.text);
+        }
+        while (self.line, self.column) < (to.line, to.column) {
+            let c = self.text.get(self.byte..)?.chars().next()?;
+            self.byte += c.len_utf8();
+            if c == '\n' {
+                self.line += 1;
+                self.column = 1;
+            } else {
+                self.column += 1;
+            }
+        }
+        Some(self.byte)
+    }
 }
 
 /// Whether `token` is the unquoted keyword `kw` (any case).

@@ -106,7 +106,9 @@ impl sqllogictest::AsyncDB for IcefloeDb {
     type ColumnType = DefaultColumnType;
 
     async fn run(&mut self, sql: &str) -> Result<DBOutput<Self::ColumnType>, Self::Error> {
-        let df = self.ctx.sql(sql).await.map_err(DbError)?;
+        let df = icefloe::datafusion::sql::execute(&self.ctx, sql)
+            .await
+            .map_err(|e| DbError(e.into()))?;
         let schema = df.schema().as_arrow().clone();
         let batches = df.collect().await.map_err(DbError)?;
         if schema.fields().is_empty() {

@@ -142,7 +142,19 @@ impl std::error::Error for Error {
 }
 
 impl From<Error> for DataFusionError {
+    /// Unsupported features become `NotImplemented`; an error that only wraps a
+    /// DataFusion error (made by `From<DataFusionError>`) gives that error back;
+    /// anything else becomes `External`.
     fn from(e: Error) -> Self {
+        if e.kind == ErrorKind::DataFusion && e.message == DATAFUSION_WRAPPER {
+            if let Some(source) = e.source {
+                return match source.downcast::<DataFusionError>() {
+                    Ok(df) => *df,
+                    Err(other) => DataFusionError::External(other),
+                };
+            }
+            return DataFusionError::External(Box::new(e));
+        }
         match e.kind {
             ErrorKind::Unsupported => DataFusionError::NotImplemented(e.to_string()),
             _ => DataFusionError::External(Box::new(e)),
@@ -150,9 +162,12 @@ impl From<Error> for DataFusionError {
     }
 }
 
+/// The message of an error that only wraps a DataFusion error.
+const DATAFUSION_WRAPPER: &str = "query failed";
+
 impl From<DataFusionError> for Error {
     fn from(e: DataFusionError) -> Self {
-        Error::new(ErrorKind::DataFusion, "query failed").with_source(e)
+        Error::new(ErrorKind::DataFusion, DATAFUSION_WRAPPER).with_source(e)
     }
 }
 
@@ -180,6 +195,18 @@ mod tests {
         let e: DataFusionError = Error::unsupported("row-level deletes").into();
         assert!(matches!(e, DataFusionError::NotImplemented(_)));
         assert!(e.to_string().contains("row-level deletes"));
+    }
+
+    #[test]
+    fn wrapped_datafusion_error_converts_back() {
+        let e: Error = DataFusionError::Plan("table 'x' not found".into()).into();
+        let back: DataFusionError = e.into();
+        assert!(matches!(back, DataFusionError::Plan(ref m) if m == "table 'x' not found"));
+        let e = Error::from(DataFusionError::Plan("p".into())).context("CREATE TABLE t");
+        assert!(matches!(
+            DataFusionError::from(e),
+            DataFusionError::External(_)
+        ));
     }
 
     #[test]

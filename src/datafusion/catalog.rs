@@ -18,7 +18,8 @@
 //! table's current schema.
 //!
 //! Namespace and table lists are read when the provider is created
-//! ([`IcebergCatalogProvider::try_new`]) and on [`IcebergCatalogProvider::refresh`];
+//! ([`IcebergCatalogProvider::try_new`]) and on [`IcebergCatalogProvider::refresh`], and
+//! kept up to date by icefloe's DDL statements ([`crate::datafusion::sql::execute`]);
 //! tables themselves are loaded on every lookup, so queries see new commits. The root
 //! namespace (tables directly under a Hadoop warehouse) is the schema
 //! [`ROOT_NAMESPACE_SCHEMA`]. Other schemas (e.g. DataFusion's in-memory `public`) can be
@@ -171,11 +172,11 @@ impl IcebergCatalogProvider {
         let mut schemas = BTreeMap::new();
         for ns in self.catalog.list_namespaces().await? {
             let tables = self.catalog.list_tables(&ns).await?;
-            let schema = IcebergSchemaProvider {
-                catalog: Arc::clone(&self.catalog),
-                namespace: ns.clone(),
-                table_names: tables.into_iter().map(|t| t.name).collect(),
-            };
+            let schema = IcebergSchemaProvider::new(
+                Arc::clone(&self.catalog),
+                ns.clone(),
+                tables.into_iter().map(|t| t.name).collect(),
+            );
             schemas.insert(schema_name(&ns), Arc::new(schema));
         }
         *self
@@ -183,6 +184,45 @@ impl IcebergCatalogProvider {
             .write()
             .map_err(|_| Error::new(ErrorKind::Io, "catalog provider lock poisoned"))? = schemas;
         Ok(())
+    }
+
+    /// The schema of a namespace by its DataFusion schema name, if listed.
+    pub fn namespace_schema(&self, name: &str) -> Option<Arc<IcebergSchemaProvider>> {
+        self.schemas.read().ok().and_then(|s| s.get(name).cloned())
+    }
+
+    /// Whether `name` is a schema registered beside the namespaces (not an Iceberg
+    /// namespace), e.g. the in-memory `public`.
+    pub fn is_other_schema(&self, name: &str) -> bool {
+        self.extra.read().is_ok_and(|s| s.contains_key(name))
+    }
+
+    /// Make `namespace` (and its parents) visible as schemas, with no tables listed, if
+    /// they are not yet; returns the namespace's schema.
+    pub fn add_namespace(&self, namespace: &Namespace) -> Result<Arc<IcebergSchemaProvider>> {
+        let mut schemas = self
+            .schemas
+            .write()
+            .map_err(|_| Error::new(ErrorKind::Io, "catalog provider lock poisoned"))?;
+        let levels = namespace.levels();
+        for n in 1..levels.len() {
+            let parent = Namespace::new(levels[..n].to_vec());
+            schemas.entry(schema_name(&parent)).or_insert_with(|| {
+                Arc::new(IcebergSchemaProvider::new(
+                    Arc::clone(&self.catalog),
+                    parent,
+                    vec![],
+                ))
+            });
+        }
+        let schema = schemas.entry(schema_name(namespace)).or_insert_with(|| {
+            Arc::new(IcebergSchemaProvider::new(
+                Arc::clone(&self.catalog),
+                namespace.clone(),
+                vec![],
+            ))
+        });
+        Ok(Arc::clone(schema))
     }
 }
 
@@ -232,33 +272,59 @@ impl CatalogProvider for IcebergCatalogProvider {
 pub struct IcebergSchemaProvider {
     catalog: Arc<dyn Catalog>,
     namespace: Namespace,
-    table_names: Vec<String>,
+    /// The listed tables, sorted.
+    table_names: RwLock<Vec<String>>,
 }
 
 impl IcebergSchemaProvider {
+    fn new(catalog: Arc<dyn Catalog>, namespace: Namespace, mut table_names: Vec<String>) -> Self {
+        table_names.sort();
+        Self {
+            catalog,
+            namespace,
+            table_names: RwLock::new(table_names),
+        }
+    }
+
     /// The namespace.
     pub fn namespace(&self) -> &Namespace {
         &self.namespace
     }
 
+    /// List `name` among the tables (after it was created or renamed to).
+    pub fn add_table_name(&self, name: &str) {
+        if let Ok(mut names) = self.table_names.write() {
+            if let Err(i) = names.binary_search_by(|t| t.as_str().cmp(name)) {
+                names.insert(i, name.to_string());
+            }
+        }
+    }
+
+    /// Stop listing `name` (after it was dropped or renamed).
+    pub fn remove_table_name(&self, name: &str) {
+        if let Ok(mut names) = self.table_names.write() {
+            names.retain(|t| t != name);
+        }
+    }
+
+    fn is_listed(&self, name: &str) -> bool {
+        self.table_names
+            .read()
+            .is_ok_and(|names| names.iter().any(|t| t == name))
+    }
+
     async fn resolve(&self, name: &str) -> Result<Option<Arc<dyn TableProvider>>> {
         let parts = TableNameParts::parse(name);
-        let (base, version, metadata) =
-            if self.table_names.iter().any(|t| t == name) || parts.is_plain() {
-                (name, None, None)
-            } else {
-                (parts.base, parts.version, parts.metadata)
-            };
+        let (base, version, metadata) = if self.is_listed(name) || parts.is_plain() {
+            (name, None, None)
+        } else {
+            (parts.base, parts.version, parts.metadata)
+        };
         let ident = TableIdent::new(self.namespace.clone(), base);
         let table = match self.catalog.load_table(&ident).await {
             Ok(t) => t,
             // an unknown table is "not found" for DataFusion, which names it
-            Err(e)
-                if e.kind() == ErrorKind::NotFound
-                    && !self.table_names.iter().any(|t| t == base) =>
-            {
-                return Ok(None)
-            }
+            Err(e) if e.kind() == ErrorKind::NotFound && !self.is_listed(base) => return Ok(None),
             Err(e) => return Err(e),
         };
         let display = format!("{}.{}", self.catalog.name(), ident);
@@ -282,7 +348,10 @@ impl IcebergSchemaProvider {
 #[async_trait]
 impl SchemaProvider for IcebergSchemaProvider {
     fn table_names(&self) -> Vec<String> {
-        self.table_names.clone()
+        self.table_names
+            .read()
+            .map(|names| names.clone())
+            .unwrap_or_default()
     }
 
     async fn table(&self, name: &str) -> DFResult<Option<Arc<dyn TableProvider>>> {
@@ -291,7 +360,7 @@ impl SchemaProvider for IcebergSchemaProvider {
 
     async fn table_type(&self, name: &str) -> DFResult<Option<TableType>> {
         // listed tables are answered without loading them (information_schema asks for each)
-        if self.table_names.iter().any(|t| t == name) {
+        if self.is_listed(name) {
             return Ok(Some(TableType::Base));
         }
         Ok(self.table(name).await?.map(|t| t.table_type()))
@@ -299,9 +368,7 @@ impl SchemaProvider for IcebergSchemaProvider {
 
     fn table_exist(&self, name: &str) -> bool {
         let parts = TableNameParts::parse(name);
-        self.table_names
-            .iter()
-            .any(|t| t == name || t == parts.base)
+        self.is_listed(name) || self.is_listed(parts.base)
     }
 }
 

@@ -13,6 +13,7 @@ pub mod metrics;
 mod nested_ids;
 pub mod options;
 pub mod scalar;
+pub mod sql;
 mod statistics;
 mod struct_nulls;
 pub mod table_functions;

@@ -352,3 +352,59 @@ fn cli_explain_pruning_prints_the_funnel() {
         "{err}"
     );
 }
+
+#[test]
+fn cli_runs_iceberg_ddl_on_a_sqlite_catalog() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = format!("sqlite:{}", dir.path().join("cat.db").display());
+    let with_catalog = |args: &[&str]| {
+        let mut all = vec!["--catalog", catalog.as_str(), "--format", "csv"];
+        all.extend_from_slice(args);
+        run(&all)
+    };
+    let out = with_catalog(&[
+        "-c",
+        "CREATE SCHEMA ns; CREATE TABLE ns.t (id BIGINT, s VARCHAR, ts TIMESTAMP) \
+         PARTITIONED BY (day(ts))",
+    ]);
+    assert_success(&out);
+    let metadata_dir = dir.path().join("ns/t/metadata");
+    let metadata_files = || {
+        std::fs::read_dir(&metadata_dir)
+            .map(|d| d.filter_map(|e| e.ok()).count())
+            .unwrap_or(0)
+    };
+    assert_eq!(metadata_files(), 1, "{}", metadata_dir.display());
+
+    let out = with_catalog(&["-c", "SHOW TABLES"]);
+    assert_success(&out);
+    assert!(
+        stdout(&out).contains(",ns,t,BASE TABLE"),
+        "{}",
+        stdout(&out)
+    );
+    let out = with_catalog(&["-c", "SELECT count(*) AS n FROM ns.t"]);
+    assert_success(&out);
+    assert_eq!(stdout(&out), "n\n0\n");
+
+    // icefloe's errors name the statement; DataFusion's are passed on as they were
+    let out = with_catalog(&["-c", "CREATE TABLE ns.t (id INT)"]);
+    assert_failure(&out);
+    assert!(
+        stderr(&out).contains("CREATE TABLE") && stderr(&out).contains("already exists"),
+        "{}",
+        stderr(&out)
+    );
+    let out = with_catalog(&["-c", "SELECT * FROM ns.nope"]);
+    assert_failure(&out);
+    assert!(
+        stderr(&out).starts_with("error: Error during planning: table"),
+        "{}",
+        stderr(&out)
+    );
+
+    let out = with_catalog(&["-c", "DROP TABLE ns.t PURGE; SHOW TABLES"]);
+    assert_success(&out);
+    assert!(!stdout(&out).contains(",ns,t,"), "{}", stdout(&out));
+    assert_eq!(metadata_files(), 0);
+}

@@ -49,6 +49,10 @@ Examples:
   icefloe --catalog sqlite:warehouse/catalog.db -c \"SELECT * FROM ns.orders LIMIT 10\"
   icefloe --catalog /data/warehouse -c 'SELECT * FROM ns.\"orders$snapshots\"'
 
+  # Create a namespace and a partitioned table in it (Spark's Iceberg DDL)
+  icefloe --catalog sqlite:warehouse/catalog.db -c \"CREATE SCHEMA ns; \\
+    CREATE TABLE ns.events (id BIGINT, ts TIMESTAMP) PARTITIONED BY (days(ts))\"
+
   # Interactive shell (end statements with ';', quit with \\q or Ctrl-D)
   icefloe --table t=testdata/sample_table";
 
@@ -306,12 +310,28 @@ fn read_sql_file(path: &PathBuf) -> Result<String, CliError> {
         .map_err(|e| CliError::from(e).context(format!("cannot read {}", path.display())))
 }
 
-/// Run each statement in `sql` in turn, writing its result; stop at the first error.
+/// Run each statement in `sql` in turn ([`icefloe::datafusion::sql::execute`]: icefloe's
+/// DDL against Iceberg catalogs, the rest through DataFusion), writing its result; stop
+/// at the first error.
 pub async fn run_sql(ctx: &SessionContext, sql: &str, output: &mut Output) -> Result<(), CliError> {
     let dialect = statements::session_dialect(ctx);
     for statement in statements::split(sql, dialect.as_ref()) {
-        let df = ctx.sql(&statement).await?;
+        let df = icefloe::datafusion::sql::execute(ctx, &statement)
+            .await
+            .map_err(statement_error)?;
         output.write_dataframe(df).await?;
     }
     Ok(())
+}
+
+/// A statement's error: DataFusion's own message when icefloe only passed it on.
+fn statement_error(e: icefloe::Error) -> CliError {
+    if e.kind() == icefloe::ErrorKind::DataFusion {
+        match DataFusionError::from(e) {
+            DataFusionError::External(inner) => CliError::new(inner.to_string()),
+            df => CliError::from(df),
+        }
+    } else {
+        CliError::from(e)
+    }
 }

@@ -1,0 +1,594 @@
+//! `CREATE TABLE` against an Iceberg catalog (see the parent module's docs): the
+//! Spark clauses are parsed here, the rest planned by DataFusion for the columns.
+
+use std::collections::HashMap;
+
+use datafusion::arrow::datatypes::{DataType, Fields};
+use datafusion::dataframe::DataFrame;
+use datafusion::logical_expr::{DdlStatement, LogicalPlan};
+use datafusion::prelude::SessionContext;
+use datafusion::sql::sqlparser::tokenizer::Token;
+
+use super::tokens::{is_keyword, Cursor};
+use super::{empty, resolve_table};
+use crate::catalog::TableCreation;
+use crate::error::{Error, ErrorKind, Result};
+use crate::spec::{
+    ListType, MapType, NestedField, PartitionField, PartitionSpec, PrimitiveType, Schema,
+    StructType, Transform, Type,
+};
+
+/// `CREATE TABLE`, after those keywords; `None` when the table is not in an Iceberg
+/// namespace.
+pub(super) async fn create_table(
+    ctx: &SessionContext,
+    mut c: Cursor<'_>,
+) -> Result<Option<DataFrame>> {
+    let if_not_exists = c.eat_keywords(&["IF", "NOT", "EXISTS"]);
+    // a statement icefloe cannot read is DataFusion's to report
+    let Ok(name) = c.object_name() else {
+        return Ok(None);
+    };
+    let Some(table) = resolve_table(ctx, &name)? else {
+        return Ok(None);
+    };
+    let what = format!("CREATE TABLE {}", table.display());
+    let quote = c.identifier_quote();
+    let parsed = Parsed::parse(c).map_err(|e| e.context(&what))?;
+    let catalog = table.target.catalog().clone();
+    if catalog.table_exists(&table.ident).await? {
+        if if_not_exists {
+            return empty(ctx).map(Some);
+        }
+        return Err(Error::new(
+            ErrorKind::AlreadyExists,
+            format!("{what}: table already exists"),
+        ));
+    }
+    let namespace = &table.ident.namespace;
+    if !catalog.namespace_exists(namespace).await? {
+        return Err(Error::not_found(format!(
+            "{what}: namespace '{namespace}' does not exist in catalog '{}'",
+            table.target.name
+        )));
+    }
+    let creation = parsed.creation(ctx).await.map_err(|e| e.context(&what))?;
+    catalog
+        .create_table(&table.ident, creation)
+        .await
+        .map_err(|e| e.context(&what))?;
+    let schema = table.target.schema(namespace)?;
+    schema.add_table_name(&table.ident.name);
+    if let Some(query) = &parsed.query {
+        if let Err(e) = insert(ctx, &table.sql_name(quote), query).await {
+            // CTAS is create-then-insert: undo the create
+            let _ = catalog.drop_table(&table.ident, false).await;
+            schema.remove_table_name(&table.ident.name);
+            return Err(e.context(format!("{what} AS: inserting the query's rows")));
+        }
+    }
+    empty(ctx).map(Some)
+}
+
+/// `INSERT INTO <table> <query>`, run to the end.
+async fn insert(ctx: &SessionContext, table: &str, query: &str) -> Result<()> {
+    let sql = format!("INSERT INTO {table} {query}");
+    ctx.sql(&sql).await?.collect().await?;
+    Ok(())
+}
+
+/// A `PARTITIONED BY` item: `col`, or `transform([arg,] col)`.
+#[derive(Debug)]
+struct PartitionItem {
+    transform: Transform,
+    column: Vec<String>,
+    text: String,
+}
+
+/// What the statement says besides the columns DataFusion plans.
+#[derive(Debug, Default)]
+pub(super) struct Parsed {
+    /// The statement with the Spark-only clauses cut out, for DataFusion to plan.
+    pub plan_sql: String,
+    partition: Vec<PartitionItem>,
+    pub location: Option<String>,
+    properties: HashMap<String, String>,
+    /// Column comments by column name.
+    pub docs: HashMap<String, String>,
+    /// Top-level columns whose Iceberg type the declaration gives, not DataFusion's
+    /// plan: `UUID` (planned as binary) and timestamps with a time zone (planned
+    /// without one unless the session has a time zone).
+    pub declared: HashMap<String, PrimitiveType>,
+    /// The CTAS query's text.
+    pub query: Option<String>,
+}
+
+/// Top-level column types DataFusion does not plan, and what it is given instead.
+const TYPE_SUBSTITUTES: &[(&str, &str)] = &[
+    ("UUID", "BYTEA"),
+    ("BINARY", "BYTEA"),
+    ("VARBINARY", "BYTEA"),
+    ("LONG", "BIGINT"),
+    ("TIMESTAMP_NTZ", "TIMESTAMP"),
+    ("TIMESTAMP_LTZ", "TIMESTAMPTZ"),
+];
+
+impl Parsed {
+    /// Parse what follows the table name.
+    pub fn parse(mut c: Cursor<'_>) -> Result<Self> {
+        let mut out = Parsed::default();
+        // byte ranges of the statement replaced for DataFusion, in order
+        let mut edits: Vec<(usize, usize, &str)> = Vec::new();
+        let has_columns = c.peek().is_some_and(|t| t.token == Token::LParen);
+        if has_columns {
+            let range = c.group()?;
+            out.scan_columns(c.sub(range), &mut edits)?;
+        }
+        while !c.at_end() {
+            let start = c.offset();
+            if c.eat_keyword("USING") {
+                let provider = c.identifier()?;
+                if !provider.eq_ignore_ascii_case("iceberg") {
+                    return Err(Error::invalid_argument(format!(
+                        "USING {provider}: tables in an Iceberg catalog are iceberg tables"
+                    )));
+                }
+            } else if c.eat_keywords(&["PARTITIONED", "BY"]) {
+                let range = c.group()?;
+                out.partition = parse_partition(c.sub(range))?;
+            } else if c.eat_keyword("LOCATION") {
+                out.location = Some(c.string()?);
+            } else if c.eat_keyword("COMMENT") {
+                out.properties.insert("comment".to_string(), c.string()?);
+            } else if c.eat_keyword("TBLPROPERTIES") {
+                out.properties.extend(c.properties()?);
+            } else if c.peek_keyword("AS") {
+                c.advance();
+                let query = c.text()[c.offset()..].trim();
+                if query.is_empty() {
+                    return Err(c.expected("a query after AS"));
+                }
+                out.query = Some(query.to_string());
+                break;
+            } else {
+                return Err(
+                    c.expected("USING, PARTITIONED BY, LOCATION, COMMENT, TBLPROPERTIES or AS")
+                );
+            }
+            edits.push((start, c.prev_end(), ""));
+        }
+        if !has_columns && out.query.is_none() {
+            return Err(Error::invalid_argument(
+                "expected a column list or AS query",
+            ));
+        }
+        let text = c.text();
+        let mut sql = String::with_capacity(text.len());
+        let mut at = 0;
+        for (start, end, replacement) in edits {
+            sql.push_str(text.get(at..start).unwrap_or_default());
+            sql.push_str(replacement);
+            at = end;
+        }
+        sql.push_str(text.get(at..).unwrap_or_default());
+        out.plan_sql = sql;
+        Ok(out)
+    }
+
+    /// Record column comments and declared types; substitute the types DataFusion does
+    /// not plan (edits to the statement text).
+    fn scan_columns(
+        &mut self,
+        mut c: Cursor<'_>,
+        edits: &mut Vec<(usize, usize, &str)>,
+    ) -> Result<()> {
+        while !c.at_end() {
+            let name = c.identifier().ok();
+            if let (Some(name), Some(t)) = (&name, c.peek()) {
+                let substitute = TYPE_SUBSTITUTES
+                    .iter()
+                    .find(|(from, _)| is_keyword(&t.token, from));
+                if let Some((_, to)) = substitute {
+                    edits.push((t.start, t.end, to));
+                }
+                if let Some(p) = declared_type(&c) {
+                    self.declared.insert(name.clone(), p);
+                }
+            }
+            // to the end of this column definition: a `,` outside () and <>
+            let (mut parens, mut angles) = (0usize, 0usize);
+            while let Some(t) = c.peek() {
+                match &t.token {
+                    Token::Comma if parens == 0 && angles == 0 => break,
+                    Token::LParen => parens += 1,
+                    Token::RParen => parens = parens.saturating_sub(1),
+                    Token::Lt => angles += 1,
+                    Token::Gt => angles = angles.saturating_sub(1),
+                    Token::ShiftRight => angles = angles.saturating_sub(2),
+                    t if parens == 0 && angles == 0 && is_keyword(t, "COMMENT") => {
+                        if let (Some(name), Some(Token::SingleQuotedString(doc))) =
+                            (&name, c.peek_at(1).map(|t| &t.token))
+                        {
+                            self.docs.insert(name.clone(), doc.clone());
+                        }
+                    }
+                    _ => {}
+                }
+                c.advance();
+            }
+            c.eat(&Token::Comma);
+        }
+        Ok(())
+    }
+
+    /// The table to create: DataFusion plans the columns (or the CTAS query).
+    async fn creation(&self, ctx: &SessionContext) -> Result<TableCreation> {
+        let plan = ctx
+            .state()
+            .create_logical_plan(&self.plan_sql)
+            .await
+            .map_err(|e| {
+                Error::new(ErrorKind::DataFusion, "planning the columns").with_source(e)
+            })?;
+        let LogicalPlan::Ddl(DdlStatement::CreateMemoryTable(create)) = plan else {
+            return Err(Error::invalid_argument(
+                "DataFusion did not plan the statement as CREATE TABLE",
+            ));
+        };
+        let mut ids = 0;
+        let mut columns = convert_struct(create.input.schema().fields(), &mut ids)?;
+        for column in &mut columns {
+            if let Some(p) = self.declared.get(&column.name) {
+                *column.field_type = Type::Primitive(*p);
+            }
+            if let Some(doc) = self.docs.get(&column.name) {
+                column.doc = Some(doc.clone());
+            }
+            if self.query.is_some() {
+                make_optional(column);
+            }
+        }
+        let schema = Schema::new(0, columns);
+        let mut creation = TableCreation::new(schema);
+        creation.partition_spec = partition_spec(&creation.schema, &self.partition)?;
+        creation.location.clone_from(&self.location);
+        creation.properties.clone_from(&self.properties);
+        check_properties(&creation.properties)?;
+        // the builder's own checks, before anything is written
+        creation.to_metadata("file:///icefloe-create-table-check")?;
+        Ok(creation)
+    }
+}
+
+/// The Iceberg type a column type at the cursor declares where DataFusion's plan does
+/// not tell it: `UUID`; `TIMESTAMPTZ`, `TIMESTAMP_LTZ`, `TIMESTAMP[(p)] WITH TIME ZONE`.
+fn declared_type(c: &Cursor<'_>) -> Option<PrimitiveType> {
+    let word = |i: usize, kw: &str| c.peek_at(i).is_some_and(|t| is_keyword(&t.token, kw));
+    if word(0, "UUID") {
+        return Some(PrimitiveType::Uuid);
+    }
+    if word(0, "TIMESTAMPTZ") || word(0, "TIMESTAMP_LTZ") {
+        return Some(PrimitiveType::Timestamptz);
+    }
+    if word(0, "TIMESTAMP") {
+        // skip a precision: TIMESTAMP(6) WITH TIME ZONE
+        let at = if c.peek_at(1).is_some_and(|t| t.token == Token::LParen) {
+            4
+        } else {
+            1
+        };
+        if word(at, "WITH") && word(at + 1, "TIME") && word(at + 2, "ZONE") {
+            return Some(PrimitiveType::Timestamptz);
+        }
+    }
+    None
+}
+
+/// Parse the items inside `PARTITIONED BY ( … )`.
+fn parse_partition(mut c: Cursor<'_>) -> Result<Vec<PartitionItem>> {
+    let mut items = Vec::new();
+    loop {
+        let start = c.offset();
+        let first = c.object_name()?;
+        let (transform, column) = match first.as_slice() {
+            [func] if c.peek().is_some_and(|t| t.token == Token::LParen) => {
+                let range = c.group()?;
+                let mut args = c.sub(range);
+                let (mut number, mut column) = (None, None);
+                loop {
+                    if matches!(args.peek().map(|t| &t.token), Some(Token::Number(..))) {
+                        number = Some(args.number()?);
+                    } else {
+                        column = Some(args.object_name()?);
+                    }
+                    if !args.eat(&Token::Comma) {
+                        break;
+                    }
+                }
+                args.expect_end()?;
+                let text = &c.text()[start..c.prev_end()];
+                let column = column.ok_or_else(|| {
+                    Error::invalid_argument(format!("PARTITIONED BY {text}: no column"))
+                })?;
+                (transform(func, number, text)?, column)
+            }
+            _ => (Transform::Identity, first),
+        };
+        items.push(PartitionItem {
+            transform,
+            column,
+            text: c.text()[start..c.prev_end()].to_string(),
+        });
+        if c.at_end() {
+            return Ok(items);
+        }
+        c.expect(&Token::Comma)?;
+    }
+}
+
+/// The transform a `PARTITIONED BY` function names.
+fn transform(func: &str, number: Option<u32>, text: &str) -> Result<Transform> {
+    let func = func.to_lowercase();
+    let t = match func.as_str() {
+        "bucket" | "truncate" => {
+            let n = number.ok_or_else(|| {
+                Error::invalid_argument(format!("PARTITIONED BY {text}: {func} needs a count"))
+            })?;
+            if n == 0 {
+                return Err(Error::invalid_argument(format!(
+                    "PARTITIONED BY {text}: {func} needs a count above 0"
+                )));
+            }
+            return Ok(if func == "bucket" {
+                Transform::Bucket(n)
+            } else {
+                Transform::Truncate(n)
+            });
+        }
+        "identity" => Transform::Identity,
+        "years" | "year" => Transform::Year,
+        "months" | "month" => Transform::Month,
+        "days" | "day" | "date" => Transform::Day,
+        "hours" | "hour" => Transform::Hour,
+        "void" => Transform::Void,
+        _ => {
+            return Err(Error::invalid_argument(format!(
+                "PARTITIONED BY {text}: unknown partition transform '{func}'"
+            )))
+        }
+    };
+    if number.is_some() {
+        return Err(Error::invalid_argument(format!(
+            "PARTITIONED BY {text}: {func} takes only a column"
+        )));
+    }
+    Ok(t)
+}
+
+/// The partition spec (id 0, field ids from 1000) of the `PARTITIONED BY` items.
+fn partition_spec(schema: &Schema, items: &[PartitionItem]) -> Result<PartitionSpec> {
+    let mut fields: Vec<PartitionField> = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        let column = item.column.join(".");
+        let bad =
+            |msg: String| Error::invalid_argument(format!("PARTITIONED BY {}: {msg}", item.text));
+        let source = find_column(schema, &item.column)
+            .ok_or_else(|| bad(format!("column '{column}' does not exist")))?;
+        if !applies(&item.transform, &source.field_type) {
+            return Err(bad(format!(
+                "transform {} cannot apply to column '{column}' of type {}",
+                item.transform, source.field_type
+            )));
+        }
+        let name = match item.transform {
+            Transform::Identity => column.clone(),
+            Transform::Bucket(_) => format!("{column}_bucket"),
+            Transform::Truncate(_) => format!("{column}_trunc"),
+            Transform::Year => format!("{column}_year"),
+            Transform::Month => format!("{column}_month"),
+            Transform::Day => format!("{column}_day"),
+            Transform::Hour => format!("{column}_hour"),
+            Transform::Void | Transform::Unknown => format!("{column}_null"),
+        };
+        if fields.iter().any(|f| f.name == name) {
+            return Err(bad(format!("partition field '{name}' appears twice")));
+        }
+        if fields
+            .iter()
+            .any(|f| f.source_id == source.id && f.transform == item.transform)
+        {
+            return Err(bad(format!(
+                "column '{column}' is already partitioned by {}",
+                item.transform
+            )));
+        }
+        if !item.transform.is_identity() && schema.field_by_name(&name).is_some() {
+            return Err(bad(format!(
+                "partition field name '{name}' is also a column"
+            )));
+        }
+        let field_id = 1000 + i32::try_from(i).map_err(|_| bad("too many fields".into()))?;
+        fields.push(PartitionField {
+            source_id: source.id,
+            field_id: Some(field_id),
+            name,
+            transform: item.transform,
+        });
+    }
+    Ok(PartitionSpec { spec_id: 0, fields })
+}
+
+/// A column by its path (`a` or `a.b` into a struct).
+fn find_column<'s>(schema: &'s Schema, path: &[String]) -> Option<&'s NestedField> {
+    let (first, rest) = path.split_first()?;
+    let mut field = schema.field_by_name(first)?;
+    for part in rest {
+        let Type::Struct(s) = field.field_type.as_ref() else {
+            return None;
+        };
+        field = s.fields.iter().find(|f| &f.name == part)?;
+    }
+    Some(field)
+}
+
+/// Whether `transform` can partition a column of type `source` (Iceberg Java's
+/// `Transform.canTransform`).
+fn applies(transform: &Transform, source: &Type) -> bool {
+    use PrimitiveType as P;
+    let p = source.as_primitive();
+    let domain = match transform {
+        Transform::Void => true,
+        Transform::Identity => {
+            p.is_some_and(|p| !matches!(p, P::Variant | P::Geometry | P::Geography | P::Unknown))
+        }
+        Transform::Bucket(_) => matches!(
+            p,
+            Some(
+                P::Int
+                    | P::Long
+                    | P::Decimal { .. }
+                    | P::Date
+                    | P::Time
+                    | P::Timestamp
+                    | P::Timestamptz
+                    | P::TimestampNs
+                    | P::TimestamptzNs
+                    | P::String
+                    | P::Uuid
+                    | P::Fixed(_)
+                    | P::Binary
+            )
+        ),
+        Transform::Truncate(_) => matches!(
+            p,
+            Some(P::Int | P::Long | P::Decimal { .. } | P::String | P::Binary)
+        ),
+        Transform::Year | Transform::Month | Transform::Day | Transform::Hour => true,
+        Transform::Unknown => false,
+    };
+    domain && transform.result_type(source).is_ok()
+}
+
+/// Check the properties icefloe knows the values of.
+fn check_properties(properties: &HashMap<String, String>) -> Result<()> {
+    const MODES: &[&str] = &["copy-on-write", "merge-on-read"];
+    const FORMATS: &[&str] = &["parquet", "avro", "orc"];
+    for (key, value) in properties {
+        let allowed: &[&str] = match key.as_str() {
+            "format-version" => &["1", "2", "3"],
+            "write.delete.mode" | "write.update.mode" | "write.merge.mode" => MODES,
+            "write.format.default" | "write.delete.format.default" => FORMATS,
+            _ => continue,
+        };
+        if !allowed.iter().any(|a| a.eq_ignore_ascii_case(value.trim())) {
+            return Err(Error::invalid_argument(format!(
+                "table property '{key}' is '{value}' (expected {})",
+                allowed.join(", ")
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Iceberg fields for Arrow fields, with fresh ids after `*ids`: the fields of a struct
+/// first, then their nested fields (as Iceberg Java's `TypeUtil.assignFreshIds`).
+fn convert_struct(fields: &Fields, ids: &mut i32) -> Result<Vec<NestedField>> {
+    let first = *ids + 1;
+    *ids += i32::try_from(fields.len()).map_err(|_| Error::invalid_argument("too many columns"))?;
+    fields
+        .iter()
+        .zip(first..)
+        .map(|(f, id)| {
+            let ty = convert_type(f.data_type(), ids)
+                .map_err(|e| e.context(format!("column '{}'", f.name())))?;
+            Ok(field(id, f.name(), ty, !f.is_nullable()))
+        })
+        .collect()
+}
+
+fn field(id: i32, name: &str, ty: Type, required: bool) -> NestedField {
+    if required {
+        NestedField::required(id, name, ty)
+    } else {
+        NestedField::optional(id, name, ty)
+    }
+}
+
+/// The Iceberg type of an Arrow type (see the parent module's table).
+fn convert_type(dt: &DataType, ids: &mut i32) -> Result<Type> {
+    use PrimitiveType as P;
+    let mut next = || {
+        *ids += 1;
+        *ids
+    };
+    Ok(Type::Primitive(match dt {
+        DataType::Struct(fields) => {
+            return Ok(Type::Struct(StructType::new(convert_struct(fields, ids)?)))
+        }
+        DataType::List(e)
+        | DataType::LargeList(e)
+        | DataType::ListView(e)
+        | DataType::LargeListView(e)
+        | DataType::FixedSizeList(e, _) => {
+            let id = next();
+            let ty = convert_type(e.data_type(), ids)?;
+            return Ok(Type::List(ListType {
+                element_field: field(id, "element", ty, !e.is_nullable()),
+            }));
+        }
+        DataType::Map(entries, _) => {
+            let DataType::Struct(kv) = entries.data_type() else {
+                return Err(Error::invalid_argument("map entries are not a struct"));
+            };
+            let (Some(k), Some(v)) = (kv.first(), kv.get(1)) else {
+                return Err(Error::invalid_argument(
+                    "map entries need a key and a value",
+                ));
+            };
+            let (key_id, value_id) = (next(), next());
+            let key = convert_type(k.data_type(), ids)?;
+            let value = convert_type(v.data_type(), ids)?;
+            return Ok(Type::Map(MapType {
+                key_field: field(key_id, "key", key, true),
+                value_field: field(value_id, "value", value, !v.is_nullable()),
+            }));
+        }
+        DataType::Dictionary(_, value) => return convert_type(value, ids),
+        DataType::Boolean => P::Boolean,
+        DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::UInt8 | DataType::UInt16 => {
+            P::Int
+        }
+        DataType::Int64 | DataType::UInt32 => P::Long,
+        DataType::Float16 | DataType::Float32 => P::Float,
+        DataType::Float64 => P::Double,
+        DataType::Decimal128(p, s) | DataType::Decimal256(p, s) if *p <= 38 && *s >= 0 => {
+            P::Decimal {
+                precision: u32::from(*p),
+                scale: u32::from(s.unsigned_abs()),
+            }
+        }
+        DataType::Date32 | DataType::Date64 => P::Date,
+        DataType::Time32(_) | DataType::Time64(_) => P::Time,
+        DataType::Timestamp(_, None) => P::Timestamp,
+        DataType::Timestamp(_, Some(_)) => P::Timestamptz,
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => P::String,
+        DataType::Binary | DataType::LargeBinary | DataType::BinaryView => P::Binary,
+        DataType::FixedSizeBinary(n) if *n > 0 => P::Fixed(n.unsigned_abs().into()),
+        other => {
+            return Err(Error::invalid_argument(format!(
+                "type {other} has no Iceberg type"
+            )))
+        }
+    }))
+}
+
+/// Make a field and everything in it optional (CTAS columns, as in Spark).
+fn make_optional(field: &mut NestedField) {
+    field.required = false;
+    match field.field_type.as_mut() {
+        Type::Struct(s) => s.fields.iter_mut().for_each(make_optional),
+        Type::List(l) => make_optional(&mut l.element_field),
+        Type::Map(m) => make_optional(&mut m.value_field),
+        Type::Primitive(_) => {}
+    }
+}

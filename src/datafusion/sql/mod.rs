@@ -1,0 +1,417 @@
+//! icefloe's SQL statements: the DDL DataFusion cannot run against an Iceberg catalog,
+//! in the syntax Spark's Iceberg integration takes.
+//!
+//! [`execute`] runs one statement. When it is one of these and its name resolves to an
+//! Iceberg catalog registered in the session (an [`IcebergCatalogProvider`]), icefloe
+//! runs it against the [`Catalog`](crate::catalog::Catalog):
+//!
+//! | statement | does |
+//! |---|---|
+//! | `CREATE SCHEMA\|DATABASE\|NAMESPACE [IF NOT EXISTS] [cat.]ns [COMMENT '…'] [LOCATION '…'] [WITH DBPROPERTIES ('k'='v', …)]` | `create_namespace` |
+//! | `CREATE TABLE [IF NOT EXISTS] [[cat.]ns.]t (col type [NOT NULL] [COMMENT '…'], …) [USING iceberg] [PARTITIONED BY (…)] [LOCATION '…'] [COMMENT '…'] [TBLPROPERTIES ('k'='v', …)] [AS query]` | `create_table` (see [`create_table`](self#create-table)) |
+//! | `DROP TABLE [IF EXISTS] [[cat.]ns.]t [PURGE]` | `drop_table` (with `PURGE`, the table's files are deleted too) |
+//! | `ALTER TABLE [[cat.]ns.]t RENAME TO [[cat.]ns.]u` | `rename_table` (a one-part new name stays in the namespace) |
+//!
+//! Every other statement, and these when they target a catalog or schema that is not
+//! Iceberg (e.g. the CLI's in-memory `public`), goes to DataFusion (`ctx.sql`) unchanged,
+//! as does a statement whose table name icefloe cannot read (DataFusion reports it).
+//! `CREATE OR REPLACE TABLE` on an Iceberg table is an
+//! [`ErrorKind::Unsupported`](crate::ErrorKind) error.
+//!
+//! Names: `cat.ns.t` when `cat` is a catalog registered in the session, else `ns.t` in
+//! the session's default catalog, or `t` in its default catalog and schema; a namespace
+//! of several levels is the quoted schema name (`"a.b".t`). Unquoted names are
+//! lowercased as DataFusion does (`datafusion.sql_parser.enable_ident_normalization`).
+//! After each statement the catalog provider's schema and table lists are updated, so
+//! `SHOW TABLES` and `information_schema` see the change at once.
+//!
+//! # CREATE TABLE
+//!
+//! The Spark-only clauses are cut out and DataFusion plans the rest as its own
+//! `CREATE TABLE`, which gives the columns' Arrow types and nullability (for CTAS, the
+//! query's). Columns get field ids 1..n in order, nested fields after them as Iceberg
+//! Java assigns them; `NOT NULL` makes a field required (CTAS columns are all optional,
+//! as in Spark); a column `COMMENT` becomes the field's doc and a table `COMMENT` the
+//! `comment` property. Types (SQL → DataFusion → Iceberg):
+//!
+//! | SQL | Iceberg |
+//! |---|---|
+//! | `BOOLEAN` | `boolean` |
+//! | `TINYINT`, `SMALLINT`, `INT` | `int` |
+//! | `BIGINT`, `LONG` | `long` |
+//! | `FLOAT`, `REAL` | `float` |
+//! | `DOUBLE` | `double` |
+//! | `DECIMAL(p, s)` | `decimal(p, s)` |
+//! | `DATE` | `date` |
+//! | `TIME` | `time` |
+//! | `TIMESTAMP`, `TIMESTAMP_NTZ` (no time zone, any precision) | `timestamp` (µs) |
+//! | `TIMESTAMPTZ`, `TIMESTAMP WITH TIME ZONE`, `TIMESTAMP_LTZ` | `timestamptz` (µs) |
+//! | `STRING`, `VARCHAR`, `TEXT`, `CHAR` | `string` |
+//! | `BINARY`, `VARBINARY`, `BYTEA` | `binary` |
+//! | `UUID` | `uuid` |
+//! | `INT[]`, `ARRAY<…>`, `STRUCT<…>` | `list`, `struct` |
+//!
+//! `PARTITIONED BY` takes a column (identity) or a transform: `bucket(N, col)`,
+//! `truncate(W, col)`, `years|year(col)`, `months|month(col)`, `days|day|date(col)`,
+//! `hours|hour(col)`, `identity(col)`, `void(col)`. Partition field ids start at 1000;
+//! fields are named as Iceberg Java names them (`col`, `col_bucket`, `col_trunc`,
+//! `col_year`, `col_month`, `col_day`, `col_hour`, `col_null`). `USING` must be
+//! `iceberg`; `TBLPROPERTIES` become table properties (`format-version` picks 1, 2 or 3).
+//! An unknown column, a transform that does not apply to its column's type or a bad
+//! property is an error naming it, raised before anything is created.
+//!
+//! CTAS (`AS query`) creates the table, then runs `INSERT INTO <table> <query>`: two
+//! commits, not one atomic one. If the insert fails, the table is dropped again (its
+//! catalog entry; the insert removes what it wrote) and the insert's error returned.
+//!
+//! Errors are the crate's [`Error`](crate::Error), naming the statement and the table:
+//! [`ErrorKind::AlreadyExists`](crate::ErrorKind) (table or namespace exists),
+//! [`ErrorKind::NotFound`](crate::ErrorKind) (namespace or table missing),
+//! [`ErrorKind::InvalidArgument`](crate::ErrorKind) (bad syntax, column, transform or
+//! property). A statement DataFusion runs fails with
+//! [`ErrorKind::DataFusion`](crate::ErrorKind) wrapping DataFusion's error (which
+//! converts back into exactly that `DataFusionError`).
+
+mod create_table;
+mod tokens;
+
+#[cfg(test)]
+mod tests;
+
+use std::any::Any;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use datafusion::dataframe::DataFrame;
+use datafusion::logical_expr::LogicalPlanBuilder;
+use datafusion::prelude::SessionContext;
+use datafusion::sql::sqlparser::dialect::{dialect_from_str, Dialect, GenericDialect};
+use datafusion::sql::sqlparser::tokenizer::Token;
+
+use super::catalog::{schema_name, IcebergCatalogProvider, IcebergSchemaProvider};
+use crate::catalog::{Catalog, Namespace, TableIdent};
+use crate::error::{Error, ErrorKind, Result};
+use tokens::Cursor;
+
+/// Run one SQL statement in `ctx`: icefloe's DDL (see the [module docs](self)) against
+/// an Iceberg catalog registered in `ctx`, anything else through `ctx.sql`.
+///
+/// Returns the statement's result as a [`DataFrame`]: for icefloe's DDL an empty one
+/// (no columns, no rows; the work is done when this returns), for other statements what
+/// `ctx.sql` returns (not yet run).
+///
+/// Errors: the crate's [`Error`] naming the statement and table (see the module docs);
+/// DataFusion's errors wrapped in [`ErrorKind::DataFusion`].
+pub async fn execute(ctx: &SessionContext, statement: &str) -> Result<DataFrame> {
+    if !tokens::first_word_is(statement, &["CREATE", "DROP", "ALTER"]) {
+        return Ok(ctx.sql(statement).await?);
+    }
+    let options = ctx.state().config_options().sql_parser.clone();
+    // the dialect is not Send: not held across an await
+    let (toks, quote) = {
+        let dialect: Box<dyn Dialect> = dialect_from_str(options.dialect.as_ref())
+            .unwrap_or_else(|| Box::new(GenericDialect {}));
+        let quote = if dialect.is_delimited_identifier_start('"') {
+            '"'
+        } else {
+            '`'
+        };
+        (tokens::tokenize(statement, dialect.as_ref()), quote)
+    };
+    if let Some(toks) = toks {
+        let cursor = Cursor::new(statement, toks, options.enable_ident_normalization)
+            .with_identifier_quote(quote);
+        if let Some(df) = execute_ddl(ctx, cursor).await? {
+            return Ok(df);
+        }
+    }
+    Ok(ctx.sql(statement).await?)
+}
+
+/// Run `c`'s statement if it is icefloe DDL against an Iceberg catalog; `None` otherwise.
+async fn execute_ddl(ctx: &SessionContext, mut c: Cursor<'_>) -> Result<Option<DataFrame>> {
+    if c.eat_keyword("CREATE") {
+        if c.eat_keyword("SCHEMA") || c.eat_keyword("DATABASE") || c.eat_keyword("NAMESPACE") {
+            return create_schema(ctx, c).await;
+        }
+        if c.eat_keyword("TABLE") {
+            return create_table::create_table(ctx, c).await;
+        }
+        if c.eat_keywords(&["OR", "REPLACE", "TABLE"]) {
+            return replace_table(ctx, c);
+        }
+    } else if c.eat_keywords(&["DROP", "TABLE"]) {
+        return drop_table(ctx, c).await;
+    } else if c.eat_keywords(&["ALTER", "TABLE"]) {
+        return alter_table(ctx, c).await;
+    }
+    Ok(None)
+}
+
+/// `CREATE OR REPLACE TABLE`, after those keywords: not supported on Iceberg tables yet.
+fn replace_table(ctx: &SessionContext, mut c: Cursor<'_>) -> Result<Option<DataFrame>> {
+    let Ok(name) = c.object_name() else {
+        return Ok(None);
+    };
+    match resolve_table(ctx, &name)? {
+        Some(t) => Err(Error::unsupported(format!(
+            "CREATE OR REPLACE TABLE {}: replacing an Iceberg table",
+            t.display()
+        ))),
+        None => Ok(None),
+    }
+}
+
+/// An empty result: no columns, no rows.
+fn empty(ctx: &SessionContext) -> Result<DataFrame> {
+    Ok(DataFrame::new(
+        ctx.state(),
+        LogicalPlanBuilder::empty(false).build()?,
+    ))
+}
+
+/// An Iceberg catalog registered in the session, by its registered name.
+struct IcebergTarget {
+    name: String,
+    provider: Arc<IcebergCatalogProvider>,
+}
+
+impl IcebergTarget {
+    /// The catalog named `name` in `ctx`, if it is an Iceberg catalog.
+    fn find(ctx: &SessionContext, name: &str) -> Option<Self> {
+        let provider: Arc<dyn Any + Send + Sync> = ctx.catalog(name)?;
+        Some(Self {
+            name: name.to_string(),
+            provider: provider.downcast::<IcebergCatalogProvider>().ok()?,
+        })
+    }
+
+    fn iceberg(&self) -> &IcebergCatalogProvider {
+        &self.provider
+    }
+
+    fn catalog(&self) -> &Arc<dyn Catalog> {
+        self.provider.catalog()
+    }
+
+    /// The namespace behind DataFusion schema `schema` (the root namespace's schema
+    /// when listed as such), or `None` when `schema` is not an Iceberg namespace.
+    fn namespace(&self, schema: &str) -> Result<Option<Namespace>> {
+        let p = self.iceberg();
+        if p.is_other_schema(schema) {
+            return Ok(None);
+        }
+        Ok(Some(match p.namespace_schema(schema) {
+            Some(s) => s.namespace().clone(),
+            None => Namespace::parse(schema),
+        }))
+    }
+
+    /// The schema provider listing `namespace`'s tables (registered if new).
+    fn schema(&self, namespace: &Namespace) -> Result<Arc<IcebergSchemaProvider>> {
+        let p = self.iceberg();
+        match p.namespace_schema(&schema_name(namespace)) {
+            Some(s) => Ok(s),
+            None => p.add_namespace(namespace),
+        }
+    }
+}
+
+/// A table name resolved to an Iceberg catalog.
+struct ResolvedTable {
+    target: IcebergTarget,
+    ident: TableIdent,
+}
+
+impl ResolvedTable {
+    /// `cat.ns.t` as the statement's messages name it.
+    fn display(&self) -> String {
+        format!("{}.{}", self.target.name, self.ident)
+    }
+
+    /// The table's name as a SQL identifier quoted with `quote`, `"cat"."schema"."t"`.
+    fn sql_name(&self, quote: char) -> String {
+        let escaped = format!("{quote}{quote}");
+        [
+            self.target.name.as_str(),
+            &schema_name(&self.ident.namespace),
+            &self.ident.name,
+        ]
+        .iter()
+        .map(|p| format!("{quote}{}{quote}", p.replace(quote, &escaped)))
+        .collect::<Vec<_>>()
+        .join(".")
+    }
+}
+
+/// The session's default catalog and schema.
+fn defaults(ctx: &SessionContext) -> (String, String) {
+    let state = ctx.state();
+    let o = &state.config_options().catalog;
+    (o.default_catalog.clone(), o.default_schema.clone())
+}
+
+/// Resolve a table name (see the module docs); `None` when it is not in an Iceberg
+/// namespace.
+fn resolve_table(ctx: &SessionContext, parts: &[String]) -> Result<Option<ResolvedTable>> {
+    let (default_catalog, default_schema) = defaults(ctx);
+    let Some((table, qualifier)) = parts.split_last() else {
+        return Ok(None);
+    };
+    let (catalog, schema) = match qualifier {
+        [] => (default_catalog, default_schema),
+        [schema] => (default_catalog, schema.clone()),
+        [cat, rest @ ..] if ctx.catalog(cat).is_some() => (cat.clone(), rest.join(".")),
+        all => (default_catalog, all.join(".")),
+    };
+    let Some(target) = IcebergTarget::find(ctx, &catalog) else {
+        return Ok(None);
+    };
+    Ok(target.namespace(&schema)?.map(|namespace| ResolvedTable {
+        ident: TableIdent::new(namespace, table.clone()),
+        target,
+    }))
+}
+
+/// `CREATE SCHEMA|DATABASE|NAMESPACE`, after those keywords.
+async fn create_schema(ctx: &SessionContext, mut c: Cursor<'_>) -> Result<Option<DataFrame>> {
+    let if_not_exists = c.eat_keywords(&["IF", "NOT", "EXISTS"]);
+    // a statement icefloe cannot read is DataFusion's to report
+    let Ok(parts) = c.object_name() else {
+        return Ok(None);
+    };
+    let (default_catalog, _) = defaults(ctx);
+    let (catalog, schema) = match parts.as_slice() {
+        [cat, rest @ ..] if !rest.is_empty() && ctx.catalog(cat).is_some() => {
+            (cat.clone(), rest.join("."))
+        }
+        all => (default_catalog, all.join(".")),
+    };
+    let Some(target) = IcebergTarget::find(ctx, &catalog) else {
+        return Ok(None);
+    };
+    if target.iceberg().is_other_schema(&schema) {
+        return Ok(None);
+    }
+    let namespace = Namespace::parse(&schema);
+    let what = format!("CREATE SCHEMA {catalog}.{namespace}");
+    let mut properties = HashMap::new();
+    loop {
+        if c.eat_keyword("COMMENT") {
+            properties.insert("comment".to_string(), c.string()?);
+        } else if c.eat_keyword("LOCATION") {
+            properties.insert("location".to_string(), c.string()?);
+        } else if c.eat_keyword("WITH") {
+            if !c.eat_keyword("DBPROPERTIES") {
+                c.expect_keyword("PROPERTIES")?;
+            }
+            properties.extend(c.properties()?);
+        } else {
+            break;
+        }
+    }
+    c.expect_end().map_err(|e| e.context(&what))?;
+    let catalog = target.catalog();
+    let exists = catalog.namespace_exists(&namespace).await?;
+    if !exists {
+        catalog
+            .create_namespace(&namespace, &properties)
+            .await
+            .map_err(|e| e.context(&what))?;
+    } else if !if_not_exists {
+        return Err(Error::new(
+            ErrorKind::AlreadyExists,
+            format!("{what}: namespace '{namespace}' already exists"),
+        ));
+    }
+    target.iceberg().add_namespace(&namespace)?;
+    empty(ctx).map(Some)
+}
+
+/// `DROP TABLE`, after those keywords.
+async fn drop_table(ctx: &SessionContext, mut c: Cursor<'_>) -> Result<Option<DataFrame>> {
+    let if_exists = c.eat_keywords(&["IF", "EXISTS"]);
+    let mut names = Vec::new();
+    loop {
+        let Ok(name) = c.object_name() else {
+            return Ok(None);
+        };
+        names.push(name);
+        if !c.eat(&Token::Comma) {
+            break;
+        }
+    }
+    let mut tables = Vec::new();
+    for name in &names {
+        match resolve_table(ctx, name)? {
+            Some(t) => tables.push(t),
+            // not (all) Iceberg: DataFusion's DROP TABLE
+            None => return Ok(None),
+        }
+    }
+    let purge = c.eat_keyword("PURGE");
+    c.expect_end()
+        .map_err(|e| e.context(format!("DROP TABLE {}", names[0].join("."))))?;
+    for t in tables {
+        let what = format!("DROP TABLE {}", t.display());
+        let catalog = t.target.catalog();
+        if if_exists && !catalog.table_exists(&t.ident).await? {
+            continue;
+        }
+        catalog
+            .drop_table(&t.ident, purge)
+            .await
+            .map_err(|e| e.context(&what))?;
+        if let Some(s) = t
+            .target
+            .iceberg()
+            .namespace_schema(&schema_name(&t.ident.namespace))
+        {
+            s.remove_table_name(&t.ident.name);
+        }
+    }
+    empty(ctx).map(Some)
+}
+
+/// `ALTER TABLE`, after those keywords: only `RENAME TO` is icefloe's.
+async fn alter_table(ctx: &SessionContext, mut c: Cursor<'_>) -> Result<Option<DataFrame>> {
+    let Ok(from_parts) = c.object_name() else {
+        return Ok(None);
+    };
+    if !c.eat_keywords(&["RENAME", "TO"]) {
+        return Ok(None);
+    }
+    let Some(from) = resolve_table(ctx, &from_parts)? else {
+        return Ok(None);
+    };
+    let what = format!("ALTER TABLE {} RENAME", from.display());
+    let to_parts = c.object_name().map_err(|e| e.context(&what))?;
+    c.expect_end().map_err(|e| e.context(&what))?;
+    let to = match to_parts.as_slice() {
+        [name] => TableIdent::new(from.ident.namespace.clone(), name.clone()),
+        _ => match resolve_table(ctx, &to_parts)? {
+            Some(to) if to.target.name == from.target.name => to.ident,
+            _ => {
+                return Err(Error::invalid_argument(format!(
+                    "{what}: '{}' is not in catalog '{}'",
+                    to_parts.join("."),
+                    from.target.name
+                )))
+            }
+        },
+    };
+    from.target
+        .catalog()
+        .rename_table(&from.ident, &to)
+        .await
+        .map_err(|e| e.context(&what))?;
+    if let Some(s) = from
+        .target
+        .iceberg()
+        .namespace_schema(&schema_name(&from.ident.namespace))
+    {
+        s.remove_table_name(&from.ident.name);
+    }
+    from.target.schema(&to.namespace)?.add_table_name(&to.name);
+    empty(ctx).map(Some)
+}

@@ -1,0 +1,594 @@
+//! icefloe's DDL on a SQLite catalog in a temporary directory.
+
+use std::sync::Arc;
+
+use datafusion::catalog::{CatalogProvider, MemoryCatalogProvider, MemorySchemaProvider};
+use datafusion::prelude::{SessionConfig, SessionContext};
+use tempfile::TempDir;
+
+use super::execute;
+use crate::catalog::{Catalog, Namespace, SqlCatalog, TableIdent};
+use crate::datafusion::IcebergCatalogProvider;
+use crate::spec::{FormatVersion, PrimitiveType, Transform, Type};
+use crate::ErrorKind;
+
+/// A session whose default catalog `cat` is a new SQLite catalog (with the in-memory
+/// schema `public` as the default schema, as the CLI sets it up).
+async fn session() -> (SessionContext, Arc<dyn Catalog>, TempDir) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let catalog: Arc<dyn Catalog> =
+        Arc::new(SqlCatalog::open_or_create("cat", dir.path().join("cat.db")).expect("catalog"));
+    let ctx = SessionContext::new_with_config(
+        SessionConfig::new()
+            .with_information_schema(true)
+            .with_default_catalog_and_schema("cat", "public")
+            .with_target_partitions(2),
+    );
+    let provider = IcebergCatalogProvider::try_new(Arc::clone(&catalog))
+        .await
+        .expect("provider");
+    provider
+        .register_schema("public", Arc::new(MemorySchemaProvider::new()))
+        .expect("public");
+    ctx.register_catalog("cat", Arc::new(provider));
+    (ctx, catalog, dir)
+}
+
+async fn run(ctx: &SessionContext, sql: &str) -> crate::Result<Vec<Vec<String>>> {
+    let batches = execute(ctx, sql).await?.collect().await?;
+    let mut rows = Vec::new();
+    for b in &batches {
+        for r in 0..b.num_rows() {
+            rows.push(
+                b.columns()
+                    .iter()
+                    .map(|c| {
+                        datafusion::arrow::util::display::array_value_to_string(c, r)
+                            .unwrap_or_default()
+                    })
+                    .collect(),
+            );
+        }
+    }
+    Ok(rows)
+}
+
+async fn ok(ctx: &SessionContext, sql: &str) -> Vec<Vec<String>> {
+    run(ctx, sql).await.unwrap_or_else(|e| panic!("{sql}: {e}"))
+}
+
+async fn fails(ctx: &SessionContext, sql: &str, kind: ErrorKind, needle: &str) {
+    match run(ctx, sql).await {
+        Ok(_) => panic!("{sql}: succeeded"),
+        Err(e) => {
+            assert_eq!(e.kind(), kind, "{sql}: {e}");
+            assert!(e.to_string().contains(needle), "{sql}: {e}");
+        }
+    }
+}
+
+/// The table names `SHOW TABLES` lists in schema `schema` of `cat`.
+async fn show_tables(ctx: &SessionContext, schema: &str) -> Vec<String> {
+    show_tables_in(ctx, "cat", schema).await
+}
+
+/// The table names `SHOW TABLES` lists in `catalog.schema`.
+async fn show_tables_in(ctx: &SessionContext, catalog: &str, schema: &str) -> Vec<String> {
+    let mut names: Vec<String> = ok(ctx, "SHOW TABLES")
+        .await
+        .into_iter()
+        .filter(|r| r[0] == catalog && r[1] == schema)
+        .map(|r| r[2].clone())
+        .collect();
+    names.sort();
+    names
+}
+
+fn ident(text: &str) -> TableIdent {
+    TableIdent::parse(text)
+}
+
+#[tokio::test]
+async fn create_table_with_every_transform() {
+    let (ctx, catalog, _dir) = session().await;
+    assert!(ok(&ctx, "CREATE SCHEMA ns").await.is_empty());
+    assert!(catalog
+        .namespace_exists(&Namespace::parse("ns"))
+        .await
+        .unwrap());
+    ok(
+        &ctx,
+        "CREATE TABLE ns.t (\n  id BIGINT NOT NULL COMMENT 'the id',\n  s VARCHAR,\n  \
+         ts TIMESTAMP,\n  tz TIMESTAMP WITH TIME ZONE,\n  d DATE,\n  n INT,\n  u UUID,\n  \
+         b BINARY,\n  dec DECIMAL(10, 2),\n  f DOUBLE,\n  flag BOOLEAN,\n  tags INT[]\n) \
+         USING iceberg\n\
+         PARTITIONED BY (bucket(16, id), truncate(4, s), years(ts), months(tz), day(d), \
+         hours(ts), n, identity(flag), void(f))\n\
+         TBLPROPERTIES ('format-version'='2', 'write.delete.mode'='merge-on-read')",
+    )
+    .await;
+    let table = catalog.load_table(&ident("ns.t")).await.unwrap();
+    let m = table.metadata();
+    assert_eq!(m.format_version, FormatVersion::V2);
+    assert_eq!(
+        m.properties.get("write.delete.mode").map(String::as_str),
+        Some("merge-on-read")
+    );
+    let schema = m.current_schema();
+    let columns: Vec<(i32, &str, String, bool)> = schema
+        .columns()
+        .iter()
+        .map(|f| (f.id, f.name.as_str(), f.field_type.to_string(), f.required))
+        .collect();
+    let expected = [
+        (1, "id", "long", true),
+        (2, "s", "string", false),
+        (3, "ts", "timestamp", false),
+        (4, "tz", "timestamptz", false),
+        (5, "d", "date", false),
+        (6, "n", "int", false),
+        (7, "u", "uuid", false),
+        (8, "b", "binary", false),
+        (9, "dec", "decimal(10, 2)", false),
+        (10, "f", "double", false),
+        (11, "flag", "boolean", false),
+    ];
+    for (got, want) in columns.iter().zip(expected) {
+        assert_eq!((got.0, got.1, got.2.as_str(), got.3), want);
+    }
+    let Type::List(tags) = schema.columns()[11].field_type.as_ref() else {
+        panic!("tags: {:?}", schema.columns()[11]);
+    };
+    assert_eq!((schema.columns()[11].id, tags.element_field.id), (12, 13));
+    assert_eq!(schema.columns()[0].doc.as_deref(), Some("the id"));
+    assert_eq!(m.last_column_id, 13);
+
+    let spec = m.default_partition_spec().unwrap();
+    let fields: Vec<(i32, Option<i32>, &str, Transform)> = spec
+        .fields
+        .iter()
+        .map(|f| (f.source_id, f.field_id, f.name.as_str(), f.transform))
+        .collect();
+    assert_eq!(
+        fields,
+        [
+            (1, Some(1000), "id_bucket", Transform::Bucket(16)),
+            (2, Some(1001), "s_trunc", Transform::Truncate(4)),
+            (3, Some(1002), "ts_year", Transform::Year),
+            (4, Some(1003), "tz_month", Transform::Month),
+            (5, Some(1004), "d_day", Transform::Day),
+            (3, Some(1005), "ts_hour", Transform::Hour),
+            (6, Some(1006), "n", Transform::Identity),
+            (11, Some(1007), "flag", Transform::Identity),
+            (10, Some(1008), "f_null", Transform::Void),
+        ]
+    );
+    assert_eq!(m.last_partition_id, 1008);
+    // visible at once, and readable
+    assert_eq!(show_tables(&ctx, "ns").await, ["t"]);
+    assert_eq!(ok(&ctx, "SELECT count(*) FROM ns.t").await, [["0"]]);
+}
+
+#[tokio::test]
+async fn names_format_versions_and_spark_spellings() {
+    let (ctx, catalog, dir) = session().await;
+    ok(&ctx, "CREATE DATABASE IF NOT EXISTS cat.ns COMMENT 'c'").await;
+    ok(&ctx, "CREATE NAMESPACE IF NOT EXISTS ns").await;
+    let location = dir.path().join("elsewhere/t3");
+    ok(
+        &ctx,
+        &format!(
+            "CREATE TABLE cat.ns.T3 (Id LONG, ts TIMESTAMP_NTZ, \"Quoted\" STRING) \
+             PARTITIONED BY (date(ts), bucket(id, 8)) LOCATION '{}' \
+             COMMENT 'three' TBLPROPERTIES ('format-version'='3')",
+            location.display()
+        ),
+    )
+    .await;
+    let m = catalog
+        .load_table(&ident("ns.t3"))
+        .await
+        .unwrap()
+        .metadata()
+        .clone();
+    assert_eq!(m.format_version, FormatVersion::V3);
+    assert!(m.location.ends_with("elsewhere/t3"), "{}", m.location);
+    assert_eq!(
+        m.properties.get("comment").map(String::as_str),
+        Some("three")
+    );
+    let names: Vec<&str> = m
+        .current_schema()
+        .columns()
+        .iter()
+        .map(|f| f.name.as_str())
+        .collect();
+    assert_eq!(names, ["id", "ts", "Quoted"]);
+    assert_eq!(
+        *m.current_schema().columns()[0].field_type,
+        Type::Primitive(PrimitiveType::Long)
+    );
+    let spec = m.default_partition_spec().unwrap();
+    let names: Vec<&str> = spec.fields.iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(names, ["ts_day", "id_bucket"]);
+    assert_eq!(spec.fields[1].transform, Transform::Bucket(8));
+    // a table in the default schema goes to DataFusion's in-memory `public`
+    ok(&ctx, "CREATE TABLE mem (x INT)").await;
+    ok(&ctx, "INSERT INTO mem VALUES (1)").await;
+    assert_eq!(ok(&ctx, "SELECT x FROM public.mem").await, [["1"]]);
+    assert!(!catalog
+        .namespace_exists(&Namespace::parse("public"))
+        .await
+        .unwrap());
+}
+
+#[tokio::test]
+async fn errors_name_the_statement_and_create_nothing() {
+    let (ctx, catalog, _dir) = session().await;
+    ok(&ctx, "CREATE SCHEMA ns").await;
+    fails(
+        &ctx,
+        "CREATE SCHEMA ns",
+        ErrorKind::AlreadyExists,
+        "CREATE SCHEMA cat.ns",
+    )
+    .await;
+    ok(&ctx, "CREATE SCHEMA IF NOT EXISTS ns").await;
+    let bad = [
+        (
+            "CREATE TABLE ns.t (id INT) PARTITIONED BY (bucket(4, nope))",
+            "column 'nope' does not exist",
+        ),
+        (
+            "CREATE TABLE ns.t (id INT, flag BOOLEAN) PARTITIONED BY (bucket(4, flag))",
+            "transform bucket[4] cannot apply to column 'flag' of type boolean",
+        ),
+        (
+            "CREATE TABLE ns.t (id INT) PARTITIONED BY (days(id))",
+            "transform day cannot apply to column 'id'",
+        ),
+        (
+            "CREATE TABLE ns.t (id INT) PARTITIONED BY (zorder(id))",
+            "unknown partition transform 'zorder'",
+        ),
+        (
+            "CREATE TABLE ns.t (id INT) TBLPROPERTIES ('format-version'='5')",
+            "table property 'format-version' is '5'",
+        ),
+        (
+            "CREATE TABLE ns.t (id INT) TBLPROPERTIES ('write.delete.mode'='sometimes')",
+            "table property 'write.delete.mode'",
+        ),
+        ("CREATE TABLE ns.t (id INT) USING parquet", "USING parquet"),
+        ("CREATE TABLE ns.t (id INT) WHATEVER", "'WHATEVER'"),
+    ];
+    for (sql, needle) in bad {
+        fails(&ctx, sql, ErrorKind::InvalidArgument, needle).await;
+        fails(
+            &ctx,
+            sql,
+            ErrorKind::InvalidArgument,
+            "CREATE TABLE cat.ns.t",
+        )
+        .await;
+    }
+    assert!(catalog
+        .list_tables(&Namespace::parse("ns"))
+        .await
+        .unwrap()
+        .is_empty());
+    fails(
+        &ctx,
+        "CREATE TABLE missing.t (id INT)",
+        ErrorKind::NotFound,
+        "namespace 'missing'",
+    )
+    .await;
+    ok(&ctx, "CREATE TABLE ns.t (id INT)").await;
+    fails(
+        &ctx,
+        "CREATE TABLE ns.t (id BIGINT)",
+        ErrorKind::AlreadyExists,
+        "CREATE TABLE cat.ns.t: table already exists",
+    )
+    .await;
+    ok(&ctx, "CREATE TABLE IF NOT EXISTS ns.t (id BIGINT)").await;
+    let m = catalog
+        .load_table(&ident("ns.t"))
+        .await
+        .unwrap()
+        .metadata()
+        .clone();
+    assert_eq!(
+        *m.current_schema().columns()[0].field_type,
+        Type::Primitive(PrimitiveType::Int)
+    );
+    fails(
+        &ctx,
+        "DROP TABLE ns.nope",
+        ErrorKind::NotFound,
+        "DROP TABLE cat.ns.nope",
+    )
+    .await;
+    ok(&ctx, "DROP TABLE IF EXISTS ns.nope").await;
+    fails(
+        &ctx,
+        "CREATE OR REPLACE TABLE ns.t (id INT)",
+        ErrorKind::Unsupported,
+        "CREATE OR REPLACE TABLE cat.ns.t",
+    )
+    .await;
+    // a statement icefloe cannot read goes to DataFusion, which reports it
+    fails(&ctx, "DROP TABLE 'x'", ErrorKind::DataFusion, "").await;
+    // DataFusion's own errors come back as they were
+    let e = execute(&ctx, "SELECT * FROM ns.nope").await.unwrap_err();
+    let df: datafusion::error::DataFusionError = e.into();
+    assert!(df.to_string().contains("nope"), "{df}");
+}
+
+#[tokio::test]
+async fn drop_rename_and_show_tables() {
+    let (ctx, catalog, _dir) = session().await;
+    ok(&ctx, "CREATE SCHEMA ns").await;
+    ok(&ctx, "CREATE SCHEMA ns2").await;
+    ok(&ctx, "CREATE TABLE ns.a (id INT)").await;
+    ok(&ctx, "CREATE TABLE ns.b (id INT)").await;
+    assert_eq!(show_tables(&ctx, "ns").await, ["a", "b"]);
+    let listed = ok(
+        &ctx,
+        "SELECT table_name FROM information_schema.tables \
+         WHERE table_catalog = 'cat' AND table_schema = 'ns' ORDER BY 1",
+    )
+    .await;
+    assert_eq!(listed, [["a"], ["b"]]);
+
+    ok(&ctx, "ALTER TABLE ns.a RENAME TO c").await;
+    assert_eq!(show_tables(&ctx, "ns").await, ["b", "c"]);
+    ok(&ctx, "ALTER TABLE cat.ns.c RENAME TO ns2.d").await;
+    assert_eq!(show_tables(&ctx, "ns").await, ["b"]);
+    assert_eq!(show_tables(&ctx, "ns2").await, ["d"]);
+    assert!(catalog.table_exists(&ident("ns2.d")).await.unwrap());
+    assert_eq!(ok(&ctx, "SELECT count(*) FROM ns2.d").await, [["0"]]);
+
+    // DROP keeps the files, DROP … PURGE deletes them
+    let kept = catalog.load_table(&ident("ns2.d")).await.unwrap();
+    let kept = kept
+        .metadata_location()
+        .trim_start_matches("file://")
+        .to_string();
+    ok(&ctx, "DROP TABLE ns2.d").await;
+    assert!(std::path::Path::new(&kept).is_file(), "{kept}");
+    ok(&ctx, "INSERT INTO ns.b VALUES (1), (2)").await;
+    assert_eq!(ok(&ctx, "SELECT count(*) FROM ns.b").await, [["2"]]);
+    let purged = catalog.load_table(&ident("ns.b")).await.unwrap();
+    let location = purged
+        .metadata()
+        .location
+        .trim_start_matches("file://")
+        .to_string();
+    let data_files = || {
+        std::fs::read_dir(format!("{location}/data"))
+            .map(|d| d.count())
+            .unwrap_or(0)
+    };
+    assert!(data_files() > 0, "{location}");
+    let purged = purged
+        .metadata_location()
+        .trim_start_matches("file://")
+        .to_string();
+    assert!(std::path::Path::new(&purged).is_file(), "{purged}");
+    ok(&ctx, "DROP TABLE cat.ns.b PURGE").await;
+    assert!(!std::path::Path::new(&purged).exists(), "{purged}");
+    assert_eq!(data_files(), 0, "{location}");
+    assert!(show_tables(&ctx, "ns").await.is_empty());
+    assert!(show_tables(&ctx, "ns2").await.is_empty());
+    assert!(!catalog.table_exists(&ident("ns.b")).await.unwrap());
+    let e = execute(&ctx, "SELECT * FROM ns.b").await.unwrap_err();
+    assert!(e.to_string().contains("not found"), "{e}");
+}
+
+#[tokio::test]
+async fn other_catalogs_go_to_datafusion() {
+    let (ctx, catalog, _dir) = session().await;
+    let mem = MemoryCatalogProvider::new();
+    mem.register_schema("public", Arc::new(MemorySchemaProvider::new()))
+        .unwrap();
+    ctx.register_catalog("mem", Arc::new(mem));
+    ok(&ctx, "CREATE TABLE mem.public.m (x INT)").await;
+    ok(&ctx, "INSERT INTO mem.public.m VALUES (7)").await;
+    assert_eq!(ok(&ctx, "SELECT x FROM mem.public.m").await, [["7"]]);
+    ok(&ctx, "DROP TABLE mem.public.m").await;
+    ok(&ctx, "CREATE SCHEMA mem.other").await;
+    ok(&ctx, "CREATE TABLE mem.other.t (x INT)").await;
+    assert!(catalog.list_namespaces().await.unwrap().is_empty());
+    assert!(ctx.catalog("mem").unwrap().schema("other").is_some());
+}
+
+#[tokio::test]
+async fn create_table_as_select() {
+    let (ctx, catalog, _dir) = session().await;
+    ok(&ctx, "CREATE SCHEMA ns").await;
+    ok(
+        &ctx,
+        "CREATE TABLE ns.c USING iceberg PARTITIONED BY (s) \
+         AS SELECT CAST(1 AS BIGINT) AS id, 'x' AS s",
+    )
+    .await;
+    let m = catalog
+        .load_table(&ident("ns.c"))
+        .await
+        .unwrap()
+        .metadata()
+        .clone();
+    let columns: Vec<(String, bool)> = m
+        .current_schema()
+        .columns()
+        .iter()
+        .map(|f| (f.field_type.to_string(), f.required))
+        .collect();
+    assert_eq!(
+        columns,
+        [("long".to_string(), false), ("string".to_string(), false)]
+    );
+    let rows = ok(&ctx, "SELECT id, s FROM ns.c").await;
+    assert_eq!(rows, [["1", "x"]]);
+    let files = ok(&ctx, "SELECT file_path FROM ns.\"c$files\"").await;
+    assert_eq!(files.len(), 1);
+    assert!(files[0][0].contains("/data/s=x/"), "{files:?}");
+    // a CTAS from an Iceberg table, with a declared partition transform
+    ok(
+        &ctx,
+        "CREATE TABLE ns.d PARTITIONED BY (bucket(2, id)) TBLPROPERTIES ('format-version'='3') \
+         AS SELECT id * 10 AS id FROM ns.c UNION ALL SELECT CAST(2 AS BIGINT)",
+    )
+    .await;
+    assert_eq!(
+        ok(&ctx, "SELECT id FROM ns.d ORDER BY id").await,
+        [["2"], ["10"]]
+    );
+    let m = catalog
+        .load_table(&ident("ns.d"))
+        .await
+        .unwrap()
+        .metadata()
+        .clone();
+    assert_eq!(m.format_version, FormatVersion::V3);
+    assert_eq!(show_tables(&ctx, "ns").await, ["c", "d"]);
+}
+
+#[tokio::test]
+async fn failed_ctas_drops_the_table() {
+    let (ctx, catalog, _dir) = session().await;
+    ok(&ctx, "CREATE SCHEMA ns").await;
+    let e = run(
+        &ctx,
+        "CREATE TABLE ns.bad AS SELECT CAST('abc' AS INT) AS x",
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("CREATE TABLE cat.ns.bad AS: inserting the query's rows"),
+        "{e}"
+    );
+    assert!(!catalog.table_exists(&ident("ns.bad")).await.unwrap());
+    assert!(show_tables(&ctx, "ns").await.is_empty());
+}
+
+#[test]
+fn execute_is_send() {
+    fn assert_send<T: Send>(_: T) {}
+    let ctx = SessionContext::new();
+    assert_send(execute(&ctx, "SELECT 1"));
+}
+
+#[test]
+fn plan_sql_cuts_the_spark_clauses() {
+    let sql = "CREATE TABLE ns.t (u UUID COMMENT 'a, b', m STRUCT<a INT, b BINARY>, x BINARY) \
+               USING iceberg PARTITIONED BY (bucket(4, u)) LOCATION '/x' \
+               TBLPROPERTIES ('k'='v') AS SELECT 1";
+    let dialect = datafusion::sql::sqlparser::dialect::GenericDialect {};
+    let toks = super::tokens::tokenize(sql, &dialect).unwrap();
+    let mut c = super::tokens::Cursor::new(sql, toks, true);
+    assert!(c.eat_keywords(&["CREATE", "TABLE"]));
+    c.object_name().unwrap();
+    let parsed = super::create_table::Parsed::parse(c).unwrap();
+    assert_eq!(
+        parsed.plan_sql,
+        "CREATE TABLE ns.t (u BYTEA COMMENT 'a, b', m STRUCT<a INT, b BINARY>, x BYTEA)     AS SELECT 1"
+    );
+    assert_eq!(parsed.docs.get("u").map(String::as_str), Some("a, b"));
+    assert_eq!(parsed.declared.get("u"), Some(&PrimitiveType::Uuid));
+    assert_eq!(parsed.query.as_deref(), Some("SELECT 1"));
+    assert_eq!(parsed.location.as_deref(), Some("/x"));
+}
+
+#[tokio::test]
+async fn nested_types_get_ids_after_the_columns() {
+    let (ctx, catalog, _dir) = session().await;
+    ok(&ctx, "CREATE SCHEMA ns").await;
+    ok(
+        &ctx,
+        "CREATE TABLE ns.n (a INT, s STRUCT<x INT, y VARCHAR>, l VARCHAR[], b INT NOT NULL)",
+    )
+    .await;
+    let m = catalog
+        .load_table(&ident("ns.n"))
+        .await
+        .unwrap()
+        .metadata()
+        .clone();
+    let json = m.current_schema().to_json();
+    let ids: Vec<i64> = json["fields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["id"].as_i64().unwrap())
+        .collect();
+    assert_eq!(ids, [1, 2, 3, 4]);
+    assert_eq!(json["fields"][1]["type"]["fields"][0]["id"], 5);
+    assert_eq!(json["fields"][1]["type"]["fields"][1]["id"], 6);
+    assert_eq!(json["fields"][2]["type"]["element-id"], 7);
+    assert_eq!(json["fields"][3]["required"], true);
+    let batches = execute(&ctx, "SELECT * FROM ns.n")
+        .await
+        .unwrap()
+        .collect()
+        .await
+        .unwrap();
+    assert!(batches.iter().all(|b| b.num_rows() == 0));
+}
+
+#[tokio::test]
+async fn filesystem_catalog_ddl() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let warehouse = dir.path().to_string_lossy().to_string();
+    let catalog: Arc<dyn Catalog> =
+        Arc::new(crate::catalog::FileSystemCatalog::new("wh", &warehouse).expect("catalog"));
+    let ctx = SessionContext::new_with_config(SessionConfig::new().with_information_schema(true));
+    let provider = IcebergCatalogProvider::try_new(Arc::clone(&catalog))
+        .await
+        .expect("provider");
+    ctx.register_catalog("wh", Arc::new(provider));
+    ok(&ctx, "CREATE SCHEMA wh.db").await;
+    ok(
+        &ctx,
+        "CREATE TABLE wh.db.t (id BIGINT, ts TIMESTAMP) PARTITIONED BY (hours(ts))",
+    )
+    .await;
+    assert_eq!(show_tables_in(&ctx, "wh", "db").await, ["t"]);
+    assert!(dir.path().join("db/t/metadata").is_dir());
+    ok(
+        &ctx,
+        "INSERT INTO wh.db.t VALUES (1, TIMESTAMP '2026-01-01 10:00:00')",
+    )
+    .await;
+    assert_eq!(ok(&ctx, "SELECT id FROM wh.db.t").await, [["1"]]);
+    fails(
+        &ctx,
+        "ALTER TABLE wh.db.t RENAME TO u",
+        ErrorKind::Unsupported,
+        "ALTER TABLE wh.db.t RENAME",
+    )
+    .await;
+    ok(&ctx, "DROP TABLE wh.db.t PURGE").await;
+    assert!(show_tables_in(&ctx, "wh", "db").await.is_empty());
+    assert!(!catalog.table_exists(&ident("db.t")).await.unwrap());
+}
+
+#[test]
+fn tokens_carry_their_byte_ranges() {
+    let sql = "/* é */ CREATE TABLE \"é\"\n  (x INT) -- ü\n\tLOCATION 'ü;'";
+    let dialect = datafusion::sql::sqlparser::dialect::GenericDialect {};
+    let toks = super::tokens::tokenize(sql, &dialect).unwrap();
+    let texts: Vec<&str> = toks.iter().map(|t| &sql[t.start..t.end]).collect();
+    assert_eq!(
+        texts,
+        ["CREATE", "TABLE", "\"é\"", "(", "x", "INT", ")", "LOCATION", "'ü;'"]
+    );
+    let first = super::tokens::first_word_is;
+    assert!(first(sql, &["CREATE"]));
+    assert!(first("-- x\n  drop table t", &["DROP"]));
+    assert!(!first("SELECT 1", &["CREATE", "DROP", "ALTER"]));
+    assert!(!first("CREATED", &["CREATE"]));
+}

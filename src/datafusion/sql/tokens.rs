@@ -1,0 +1,341 @@
+//! A cursor over a statement's sqlparser tokens, each with its byte range in the text,
+//! for the few statements [`super::execute`] parses itself.
+
+use std::ops::Range;
+
+use datafusion::sql::sqlparser::dialect::Dialect;
+use datafusion::sql::sqlparser::tokenizer::{Location, Token, Tokenizer};
+
+use crate::error::{Error, Result};
+
+/// A token and where it is in the statement text (bytes, end exclusive).
+#[derive(Debug, Clone)]
+pub(super) struct Tok {
+    pub token: Token,
+    pub start: usize,
+    pub end: usize,
+}
+
+/// The first word of `text` after whitespace and comments, uppercased, when it is one of
+/// `words` (a cheap check before tokenizing the whole statement).
+pub(super) fn first_word_is(text: &str, words: &[&str]) -> bool {
+    let mut rest = text;
+    loop {
+        rest = rest.trim_start();
+        if let Some(r) = rest.strip_prefix("--") {
+            rest = r.split_once('\n').map_or("", |(_, after)| after);
+        } else if let Some(r) = rest.strip_prefix("/*") {
+            rest = r.split_once("*/").map_or("", |(_, after)| after);
+        } else {
+            break;
+        }
+    }
+    let word: String = rest.chars().take_while(char::is_ascii_alphabetic).collect();
+    words.iter().any(|w| w.eq_ignore_ascii_case(&word))
+}
+
+/// The statement's tokens without whitespace and comments, or `None` when it cannot be
+/// tokenized (DataFusion then reports the error).
+pub(super) fn tokenize(text: &str, dialect: &dyn Dialect) -> Option<Vec<Tok>> {
+    let tokens = Tokenizer::new(dialect, text)
+        .tokenize_with_location()
+        .ok()?;
+    let mut locator = Locator::new(text);
+    tokens
+        .into_iter()
+        .filter(|t| !matches!(t.token, Token::Whitespace(_) | Token::EOF))
+        .map(|t| {
+            Some(Tok {
+                start: locator.seek(t.span.start)?,
+                end: locator.seek(t.span.end)?,
+                token: t.token,
+            })
+        })
+        .collect()
+}
+
+/// Turns tokenizer locations (1-based line, 1-based column in chars) into byte offsets,
+/// moving forward through the text: linear in the text for locations in order.
+struct Locator<'a> {
+    text: &'a str,
+    line: u64,
+    column: u64,
+    byte: usize,
+}
+
+impl<'a> Locator<'a> {
+    fn new(text: &'a str) -> Self {
+        Self {
+            text,
+            line: 1,
+            column: 1,
+            byte: 0,
+        }
+    }
+
+    fn seek(&mut self, to: Location) -> Option<usize> {
+        if (to.line, to.column) < (self.line, self.column) {
+            *self = Self::new(self.text);
+        }
+        while (self.line, self.column) < (to.line, to.column) {
+            let c = self.text.get(self.byte..)?.chars().next()?;
+            self.byte += c.len_utf8();
+            if c == '\n' {
+                self.line += 1;
+                self.column = 1;
+            } else {
+                self.column += 1;
+            }
+        }
+        Some(self.byte)
+    }
+}
+
+/// Whether `token` is the unquoted keyword `kw` (any case).
+pub(super) fn is_keyword(token: &Token, kw: &str) -> bool {
+    matches!(token, Token::Word(w) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case(kw))
+}
+
+/// A cursor over a statement's tokens.
+#[derive(Debug)]
+pub(super) struct Cursor<'a> {
+    text: &'a str,
+    toks: Vec<Tok>,
+    pos: usize,
+    /// Lowercase unquoted identifiers (DataFusion's `enable_ident_normalization`).
+    normalize: bool,
+    /// How the dialect quotes identifiers.
+    quote: char,
+}
+
+impl<'a> Cursor<'a> {
+    pub fn new(text: &'a str, toks: Vec<Tok>, normalize: bool) -> Self {
+        Self {
+            text,
+            toks,
+            pos: 0,
+            normalize,
+            quote: '"',
+        }
+    }
+
+    /// Quote identifiers with `quote` in SQL made from this statement.
+    pub fn with_identifier_quote(mut self, quote: char) -> Self {
+        self.quote = quote;
+        self
+    }
+
+    /// How the dialect quotes identifiers.
+    pub fn identifier_quote(&self) -> char {
+        self.quote
+    }
+
+    /// A cursor over the tokens in `range` (token indexes) of this one.
+    pub fn sub(&self, range: Range<usize>) -> Cursor<'a> {
+        Cursor::new(
+            self.text,
+            self.toks
+                .get(range)
+                .map(<[Tok]>::to_vec)
+                .unwrap_or_default(),
+            self.normalize,
+        )
+    }
+
+    pub fn peek(&self) -> Option<&Tok> {
+        self.toks.get(self.pos)
+    }
+
+    pub fn peek_at(&self, ahead: usize) -> Option<&Tok> {
+        self.toks.get(self.pos + ahead)
+    }
+
+    pub fn at_end(&self) -> bool {
+        self.pos >= self.toks.len()
+    }
+
+    pub fn advance(&mut self) -> Option<&Tok> {
+        let t = self.toks.get(self.pos);
+        self.pos += 1;
+        t
+    }
+
+    /// Byte offset where the current token starts (the text's length at the end).
+    pub fn offset(&self) -> usize {
+        self.peek().map_or(self.text.len(), |t| t.start)
+    }
+
+    /// Byte offset where the previous token ends.
+    pub fn prev_end(&self) -> usize {
+        self.pos
+            .checked_sub(1)
+            .and_then(|i| self.toks.get(i))
+            .map_or(0, |t| t.end)
+    }
+
+    pub fn text(&self) -> &'a str {
+        self.text
+    }
+
+    pub fn peek_keyword(&self, kw: &str) -> bool {
+        self.peek().is_some_and(|t| is_keyword(&t.token, kw))
+    }
+
+    /// Consume the keywords `kws` if the next tokens are exactly these.
+    pub fn eat_keywords(&mut self, kws: &[&str]) -> bool {
+        let all = kws
+            .iter()
+            .enumerate()
+            .all(|(i, kw)| self.peek_at(i).is_some_and(|t| is_keyword(&t.token, kw)));
+        if all {
+            self.pos += kws.len();
+        }
+        all
+    }
+
+    pub fn eat_keyword(&mut self, kw: &str) -> bool {
+        self.eat_keywords(&[kw])
+    }
+
+    pub fn eat(&mut self, token: &Token) -> bool {
+        let found = self.peek().is_some_and(|t| &t.token == token);
+        if found {
+            self.pos += 1;
+        }
+        found
+    }
+
+    /// What the current token is, for messages.
+    pub fn found(&self) -> String {
+        self.peek().map_or_else(
+            || "end of statement".to_string(),
+            |t| format!("'{}'", t.token),
+        )
+    }
+
+    /// The error "expected `what`" at the current token.
+    pub fn expected(&self, what: &str) -> Error {
+        Error::invalid_argument(format!("expected {what}, found {}", self.found()))
+    }
+
+    pub fn expect_keyword(&mut self, kw: &str) -> Result<()> {
+        if self.eat_keyword(kw) {
+            Ok(())
+        } else {
+            Err(self.expected(kw))
+        }
+    }
+
+    pub fn expect(&mut self, token: &Token) -> Result<()> {
+        if self.eat(token) {
+            Ok(())
+        } else {
+            Err(self.expected(&format!("'{token}'")))
+        }
+    }
+
+    pub fn expect_end(&self) -> Result<()> {
+        if self.at_end() {
+            Ok(())
+        } else {
+            Err(self.expected("end of statement"))
+        }
+    }
+
+    /// An identifier: unquoted ones lowercased when normalizing, quoted ones as written.
+    pub fn identifier(&mut self) -> Result<String> {
+        match self.peek().map(|t| &t.token) {
+            Some(Token::Word(w)) => {
+                let name = if w.quote_style.is_none() && self.normalize {
+                    w.value.to_lowercase()
+                } else {
+                    w.value.clone()
+                };
+                self.pos += 1;
+                Ok(name)
+            }
+            _ => Err(self.expected("a name")),
+        }
+    }
+
+    /// A dotted name: `a`, `a.b`, `"x".y.z`.
+    pub fn object_name(&mut self) -> Result<Vec<String>> {
+        let mut parts = vec![self.identifier()?];
+        while self.eat(&Token::Period) {
+            parts.push(self.identifier()?);
+        }
+        Ok(parts)
+    }
+
+    /// A single-quoted string literal.
+    pub fn string(&mut self) -> Result<String> {
+        match self.peek().map(|t| &t.token) {
+            Some(Token::SingleQuotedString(s)) => {
+                let s = s.clone();
+                self.pos += 1;
+                Ok(s)
+            }
+            _ => Err(self.expected("a quoted string")),
+        }
+    }
+
+    /// A non-negative integer literal.
+    pub fn number(&mut self) -> Result<u32> {
+        match self.peek().map(|t| &t.token) {
+            Some(Token::Number(n, _)) => {
+                let n = n
+                    .parse()
+                    .map_err(|_| Error::invalid_argument(format!("expected a count, found {n}")))?;
+                self.pos += 1;
+                Ok(n)
+            }
+            _ => Err(self.expected("a number")),
+        }
+    }
+
+    /// At `(`: skip to after the matching `)`; returns the token indexes inside.
+    pub fn group(&mut self) -> Result<Range<usize>> {
+        self.expect(&Token::LParen)?;
+        let start = self.pos;
+        let mut depth = 1usize;
+        while let Some(t) = self.advance() {
+            match t.token {
+                Token::LParen => depth += 1,
+                Token::RParen => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return Ok(start..self.pos - 1);
+                    }
+                }
+                _ => {}
+            }
+        }
+        Err(Error::invalid_argument("unbalanced parentheses"))
+    }
+
+    /// The `( 'k' = 'v', … )` list of a properties clause.
+    pub fn properties(&mut self) -> Result<Vec<(String, String)>> {
+        self.expect(&Token::LParen)?;
+        let mut out = Vec::new();
+        if self.eat(&Token::RParen) {
+            return Ok(out);
+        }
+        loop {
+            let key = self.string()?;
+            self.expect(&Token::Eq)?;
+            let value = match self.peek().map(|t| &t.token) {
+                Some(Token::Number(n, _)) => {
+                    let n = n.clone();
+                    self.pos += 1;
+                    n
+                }
+                _ => self.string()?,
+            };
+            out.push((key, value));
+            if self.eat(&Token::RParen) {
+                return Ok(out);
+            }
+            self.expect(&Token::Comma)?;
+        }
+    }
+}

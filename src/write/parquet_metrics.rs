@@ -242,8 +242,13 @@ impl ColumnMetrics {
             return; // all null: no min/max to expect
         }
         let ty = &self.ty;
-        let bounds =
-            stats.and_then(|s| Some((stat_literal(s, true, ty)?, stat_literal(s, false, ty)?)));
+        let unit = int64_time_unit_nanos(cc.column_descr());
+        let bounds = stats.and_then(|s| {
+            Some((
+                stat_literal(s, true, ty, unit)?,
+                stat_literal(s, false, ty, unit)?,
+            ))
+        });
         match bounds {
             None => self.bounds_valid = false,
             Some((lo, hi)) => {
@@ -441,52 +446,9 @@ pub fn data_file_from_footer(
                 .unwrap_or_else(|| first.data_page_offset());
             split_offsets.push(offset);
         }
-<<<<<<< HEAD
         for (cc, m) in rg.columns().iter().zip(columns.iter_mut()) {
             if let Some(m) = m {
                 m.add_chunk(cc);
-=======
-        for (i, cc) in rg.columns().iter().enumerate() {
-            let (Some(Some((_, ty))), Some(m)) = (columns.get(i), metrics.get_mut(i)) else {
-                continue;
-            };
-            m.size += cc.compressed_size();
-            m.values += cc.num_values();
-            let stats = cc.statistics();
-            m.nulls = match (m.nulls, stats.and_then(Statistics::null_count_opt)) {
-                (Some(n), Some(c)) => Some(n + c as i64),
-                _ => None,
-            };
-            let row_group_all_null = stats
-                .and_then(Statistics::null_count_opt)
-                .is_some_and(|n| n as i64 == cc.num_values());
-            if row_group_all_null {
-                continue;
-            }
-            let unit = int64_time_unit_nanos(&descr.column(i));
-            let bounds = stats.and_then(|s| {
-                Some((
-                    stat_literal(s, true, ty, unit)?,
-                    stat_literal(s, false, ty, unit)?,
-                ))
-            });
-            match bounds {
-                None => m.bounds_valid = false,
-                Some((lo, hi)) => {
-                    if m.lower
-                        .as_ref()
-                        .is_none_or(|l| compare(&lo, l) == Some(Ordering::Less))
-                    {
-                        m.lower = Some(lo);
-                    }
-                    if m.upper
-                        .as_ref()
-                        .is_none_or(|u| compare(&hi, u) == Some(Ordering::Greater))
-                    {
-                        m.upper = Some(hi);
-                    }
-                }
->>>>>>> read-corners
             }
         }
     }

@@ -13,5 +13,5 @@ mod interop_writes;
 #[allow(dead_code)]
 #[path = "../conformance/normalize.rs"]
 mod normalize;
-mod writes;
 mod read_corners;
+mod writes;

@@ -3,12 +3,12 @@
 //!
 //! [`execute`] runs one statement. When it is one of these and its name resolves to an
 //! Iceberg catalog registered in the session (an [`IcebergCatalogProvider`]), icefloe
-//! runs it against the [`Catalog`](crate::catalog::Catalog):
+//! runs it against the [`Catalog`]:
 //!
 //! | statement | does |
 //! |---|---|
 //! | `CREATE SCHEMA\|DATABASE\|NAMESPACE [IF NOT EXISTS] [cat.]ns [COMMENT '…'] [LOCATION '…'] [WITH DBPROPERTIES ('k'='v', …)]` | `create_namespace` |
-//! | `CREATE TABLE [IF NOT EXISTS] [[cat.]ns.]t (col type [NOT NULL] [COMMENT '…'], …) [USING iceberg] [PARTITIONED BY (…)] [LOCATION '…'] [COMMENT '…'] [TBLPROPERTIES ('k'='v', …)] [AS query]` | `create_table` (see [`create_table`](self#create-table)) |
+//! | `CREATE TABLE [IF NOT EXISTS] [[cat.]ns.]t (col type [NOT NULL] [COMMENT '…'], …) [USING iceberg] [PARTITIONED BY (…)] [LOCATION '…'] [COMMENT '…'] [TBLPROPERTIES ('k'='v', …)] [AS query]` | `create_table` (see [below](#create-table)) |
 //! | `DROP TABLE [IF EXISTS] [[cat.]ns.]t [PURGE]` | `drop_table` (with `PURGE`, the table's files are deleted too) |
 //! | `ALTER TABLE [[cat.]ns.]t RENAME TO [[cat.]ns.]u` | `rename_table` (a one-part new name stays in the namespace) |
 //!
@@ -64,7 +64,7 @@
 //! commits, not one atomic one. If the insert fails, the table is dropped again (its
 //! catalog entry; the insert removes what it wrote) and the insert's error returned.
 //!
-//! Errors are the crate's [`Error`](crate::Error), naming the statement and the table:
+//! Errors are the crate's [`Error`], naming the statement and the table:
 //! [`ErrorKind::AlreadyExists`](crate::ErrorKind) (table or namespace exists),
 //! [`ErrorKind::NotFound`](crate::ErrorKind) (namespace or table missing),
 //! [`ErrorKind::InvalidArgument`](crate::ErrorKind) (bad syntax, column, transform or

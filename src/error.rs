@@ -166,8 +166,26 @@ impl From<Error> for DataFusionError {
 const DATAFUSION_WRAPPER: &str = "query failed";
 
 impl From<DataFusionError> for Error {
+    /// An icefloe error that crossed DataFusion (a sink's or provider's) comes back as
+    /// itself, kind and message; DataFusion's `NotImplemented` keeps the `Unsupported`
+    /// kind; anything else is wrapped (and unwraps again on the way back to DataFusion).
     fn from(e: DataFusionError) -> Self {
-        Error::new(ErrorKind::DataFusion, DATAFUSION_WRAPPER).with_source(e)
+        let wrap = |e| Error::new(ErrorKind::DataFusion, DATAFUSION_WRAPPER).with_source(e);
+        match e {
+            DataFusionError::External(inner) => match inner.downcast::<Error>() {
+                Ok(ours) => *ours,
+                Err(other) => wrap(DataFusionError::External(other)),
+            },
+            DataFusionError::NotImplemented(message) => {
+                let kind_prefix = format!("{}: ", ErrorKind::Unsupported);
+                let message = message
+                    .strip_prefix(&kind_prefix)
+                    .unwrap_or(&message)
+                    .to_string();
+                Error::unsupported(message)
+            }
+            other => wrap(other),
+        }
     }
 }
 

@@ -18,10 +18,16 @@ use bytes::Bytes;
 use datafusion::arrow::array::{make_array, Array, ArrayRef, AsArray, RecordBatch};
 use datafusion::arrow::buffer::NullBuffer;
 use datafusion::arrow::compute::{can_cast_types, cast};
-use datafusion::arrow::datatypes::{DataType, Field, Fields, Schema as ArrowSchema, SchemaRef};
+use datafusion::arrow::datatypes::{
+    DataType, Field, Fields, Schema as ArrowSchema, SchemaRef, TimeUnit,
+};
 use datafusion::arrow::row::{OwnedRow, RowConverter};
-use datafusion::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use datafusion::parquet::arrow::arrow_reader::{
+    ArrowReaderOptions, ParquetRecordBatchReaderBuilder,
+};
 use datafusion::parquet::arrow::ProjectionMask;
+use datafusion::parquet::basic::Type as PhysicalType;
+use datafusion::parquet::schema::types::SchemaDescriptor;
 use tokio::sync::OnceCell;
 
 use crate::error::{Error, Result};
@@ -95,6 +101,36 @@ fn extract(column: &ArrayRef, path: &[usize]) -> Result<ArrayRef> {
     Ok(current)
 }
 
+/// The file's Arrow schema with its top-level INT96 columns read as microseconds, as
+/// the table scan reads them (see `INT96_READ_UNIT` in the table provider): as Arrow's
+/// default nanoseconds a year outside 1677..2262 would wrap. `None` when there are none.
+fn int96_as_micros(parquet: &SchemaDescriptor, arrow: &SchemaRef) -> Option<SchemaRef> {
+    let int96: Vec<&str> = parquet
+        .columns()
+        .iter()
+        .filter(|c| c.physical_type() == PhysicalType::INT96 && c.path().parts().len() == 1)
+        .map(|c| c.name())
+        .collect();
+    if int96.is_empty() {
+        return None;
+    }
+    let fields: Vec<Field> = arrow
+        .fields()
+        .iter()
+        .map(|f| match f.data_type() {
+            DataType::Timestamp(_, tz) if int96.contains(&f.name().as_str()) => f
+                .as_ref()
+                .clone()
+                .with_data_type(DataType::Timestamp(TimeUnit::Microsecond, tz.clone())),
+            _ => f.as_ref().clone(),
+        })
+        .collect();
+    Some(Arc::new(ArrowSchema::new_with_metadata(
+        fields,
+        arrow.metadata().clone(),
+    )))
+}
+
 /// Parse the key columns of an equality delete file held in memory into batches of
 /// `target` (see [`EqualityDeleteLoader::load`] for the matching rules).
 pub fn parse_equality_delete_file(
@@ -104,8 +140,16 @@ pub fn parse_equality_delete_file(
 ) -> Result<Vec<RecordBatch>> {
     let bad =
         |what: String| Error::invalid_data(format!("equality delete file '{location}': {what}"));
-    let builder = ParquetRecordBatchReaderBuilder::try_new(bytes)
-        .map_err(|e| bad("cannot read Parquet (truncated or corrupt?)".into()).with_source(e))?;
+    let corrupt = |e| bad("cannot read Parquet (truncated or corrupt?)".into()).with_source(e);
+    let builder = ParquetRecordBatchReaderBuilder::try_new(bytes.clone()).map_err(corrupt)?;
+    let builder = match int96_as_micros(builder.parquet_schema(), builder.schema()) {
+        Some(schema) => ParquetRecordBatchReaderBuilder::try_new_with_options(
+            bytes,
+            ArrowReaderOptions::new().with_schema(schema),
+        )
+        .map_err(corrupt)?,
+        None => builder,
+    };
     let file_schema = builder.schema().clone();
     let by_id = has_field_ids(file_schema.fields());
     // (top-level index in the file, path below it) per target field

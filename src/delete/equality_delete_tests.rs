@@ -248,3 +248,51 @@ async fn loader_caches_per_file_and_names_missing_files() {
         ErrorKind::InvalidArgument
     );
 }
+
+#[test]
+fn int96_keys_read_as_microseconds() {
+    use datafusion::parquet::basic::{Repetition, Type as PType};
+    use datafusion::parquet::data_type::{Int96, Int96Type};
+    use datafusion::parquet::file::writer::SerializedFileWriter;
+    use datafusion::parquet::schema::types::Type as SchemaType;
+    // 3332-12-14T11:33:10.965Z: Julian day and nanoseconds of the day
+    let micros: i64 = 43_010_652_790_965_000;
+    let day = micros.div_euclid(86_400_000_000) + 2_440_588;
+    let nanos = micros.rem_euclid(86_400_000_000) * 1000;
+    let mut v = Int96::new();
+    v.set_data(nanos as u32, (nanos >> 32) as u32, day as u32);
+    let column = SchemaType::primitive_type_builder("ts", PType::INT96)
+        .with_repetition(Repetition::REQUIRED)
+        .with_id(Some(1))
+        .build()
+        .unwrap();
+    let schema = SchemaType::group_type_builder("m")
+        .with_fields(vec![Arc::new(column)])
+        .build()
+        .unwrap();
+    let mut buf = vec![];
+    let mut w = SerializedFileWriter::new(&mut buf, Arc::new(schema), Default::default()).unwrap();
+    let mut rg = w.next_row_group().unwrap();
+    let mut col = rg.next_column().unwrap().unwrap();
+    col.typed::<Int96Type>()
+        .write_batch(&[v], None, None)
+        .unwrap();
+    col.close().unwrap();
+    rg.close().unwrap();
+    w.close().unwrap();
+    let target: SchemaRef = Arc::new(ArrowSchema::new(vec![with_id(
+        Field::new(
+            "ts",
+            DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
+            false,
+        ),
+        1,
+    )]));
+    let batches = parse_equality_delete_file(Bytes::from(buf), "eq", &target).unwrap();
+    let ts = cast(batches[0].column(0), &DataType::Int64).unwrap();
+    assert_eq!(
+        ts.as_primitive::<datafusion::arrow::datatypes::Int64Type>()
+            .value(0),
+        micros
+    );
+}

@@ -241,6 +241,47 @@ mod tests {
     }
 
     #[test]
+    fn required_field_of_an_optional_struct_can_be_null() {
+        let s = Schema::new(
+            1,
+            vec![
+                NestedField::optional(
+                    1,
+                    "address",
+                    Type::Struct(StructType::new(vec![NestedField::required(
+                        2,
+                        "street",
+                        Type::Primitive(PrimitiveType::String),
+                    )])),
+                ),
+                NestedField::required(
+                    3,
+                    "r",
+                    Type::Struct(StructType::new(vec![NestedField::required(
+                        4,
+                        "x",
+                        Type::Primitive(PrimitiveType::Int),
+                    )])),
+                ),
+            ],
+        );
+        let b = Binder::new(&s);
+        let street = bound("address.street", 2, PrimitiveType::String, false);
+        for op in [UnaryOp::IsNull, UnaryOp::NotNull] {
+            assert_eq!(
+                b.bind(&Predicate::col_unary(op, "address.street")).unwrap(),
+                Predicate::unary(op, street.clone())
+            );
+        }
+        // under required ancestors only, a required field is never null
+        assert_eq!(
+            b.bind(&Predicate::col_unary(UnaryOp::IsNull, "r.x"))
+                .unwrap(),
+            Predicate::AlwaysFalse
+        );
+    }
+
+    #[test]
     fn binds_and_converts() {
         let s = schema();
         let b = Binder::new(&s);

@@ -30,6 +30,7 @@ use datafusion::physical_expr_adapter::{
 };
 
 use super::nested_ids::{rename_field_access, rename_to_file, same_but_names, RelabelExpr};
+use super::struct_nulls::{holds_struct, PushStructNullsExpr};
 use crate::spec::arrow::arrow_field_id;
 use crate::spec::arrow::PARQUET_FIELD_ID_META_KEY;
 use crate::spec::name_mapping::{MappedField, NameMapping};
@@ -290,7 +291,26 @@ impl FieldIdExprAdapter {
             })
             .data()?
         };
-        self.inner.rewrite(renamed)
+        let adapted = self.inner.rewrite(renamed)?;
+        // file columns holding structs get struct nulls pushed into their fields before
+        // anything reads a field (see `struct_nulls`)
+        adapted
+            .transform_up(|e| {
+                let Some(col) = e.downcast_ref::<Column>() else {
+                    return Ok(Transformed::no(e));
+                };
+                let holds = self
+                    .physical_file_schema
+                    .fields()
+                    .get(col.index())
+                    .is_some_and(|f| f.name() == col.name() && holds_struct(f.data_type()));
+                Ok(if holds {
+                    Transformed::yes(Arc::new(PushStructNullsExpr::new(e)) as Arc<dyn PhysicalExpr>)
+                } else {
+                    Transformed::no(e)
+                })
+            })
+            .data()
     }
 }
 

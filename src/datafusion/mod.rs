@@ -15,6 +15,7 @@ pub mod options;
 pub mod scalar;
 pub mod sql;
 mod statistics;
+mod struct_nulls;
 pub mod table_functions;
 mod table_provider;
 

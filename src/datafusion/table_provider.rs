@@ -35,6 +35,7 @@ use datafusion::physical_plan::empty::EmptyExec;
 use datafusion::physical_plan::union::UnionExec;
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion_datasource::compute_all_files_statistics;
+use object_store::ObjectMeta;
 
 use super::delete_planning::{
     equality_loader, plan_deletes, DeleteMetrics, DeletePlan, EqualityDeleteFile,
@@ -52,12 +53,20 @@ use crate::delete::equality_delete_schema;
 use crate::error::{Error, Result};
 use crate::scan::cache::ManifestCache;
 use crate::scan::{ScanMetrics, TableScan};
-use crate::spec::arrow::schema_to_arrow;
+use crate::spec::arrow::{nullable_under_nullable_structs, schema_to_arrow};
 use crate::spec::name_mapping::{NameMapping, DEFAULT_NAME_MAPPING_PROPERTY};
 use crate::spec::{Literal, Schema, Snapshot};
 use crate::table::Table;
 use datafusion::datasource::sink::DataSinkExec;
 use datafusion::logical_expr::dml::InsertOp;
+
+/// The unit INT96 timestamps are read in (DataFusion's `coerce_int96` Parquet option),
+/// set on every scan whatever the session says (and `coerce_int96_tz` unset). INT96 (Impala/Hive/old Spark files,
+/// migrated with `add_files`) holds nanoseconds of a Julian day; read as Arrow nanoseconds
+/// in an `i64` a year outside 1677..2262 wraps around (3332 read as 2163). Iceberg
+/// timestamps are microseconds (spec: "Primitive Types"), whose range covers any INT96
+/// value Spark or Hive writes, so INT96 is decoded to microseconds directly.
+pub const INT96_READ_UNIT: &str = "us";
 
 /// An Iceberg table (one snapshot of it) as a DataFusion table.
 ///
@@ -273,7 +282,8 @@ fn filter_before_deletes(
 /// The Arrow schema a provider exposes (see
 /// [`IcebergTableProvider::with_schema_force_view_types`]).
 fn arrow_schema(schema: &Schema, view_types: bool) -> Result<ArrowSchema> {
-    let arrow = schema_to_arrow(schema)?;
+    // fields of optional structs are null where the struct is, whatever `required` says
+    let arrow = nullable_under_nullable_structs(&schema_to_arrow(schema)?);
     Ok(if view_types {
         transform_schema_to_view(&arrow)
     } else {
@@ -384,7 +394,16 @@ impl IcebergTableProvider {
             })?;
             let has_deletes = planned.selection.is_some()
                 || planned.equality_sequence_number != NO_EQUALITY_DELETES;
-            let mut file = PartitionedFile::new(resolved.path.to_string(), size);
+            // The object path as resolved (the location's characters kept as they are):
+            // `PartitionedFile::new` would re-parse its string with `Path::from`, which
+            // encodes `%` (a file named `p=100%25` would be looked up as `p=100%2525`).
+            let mut file = PartitionedFile::new_from_meta(ObjectMeta {
+                location: resolved.path,
+                last_modified: chrono::DateTime::UNIX_EPOCH,
+                size,
+                e_tag: None,
+                version: None,
+            });
             if equality.is_some() {
                 file = file.with_partition_values(vec![
                     ScalarValue::Int64(Some(planned.equality_sequence_number)),
@@ -444,6 +463,9 @@ impl IcebergTableProvider {
                 .runtime_env()
                 .register_object_store(url.as_ref(), io.store(&store_url)?);
             let mut global = state.config_options().execution.parquet.clone();
+            global.coerce_int96 = Some(INT96_READ_UNIT.to_string());
+            // no zone from the session: the table's type alone decides the column's zone
+            global.coerce_int96_tz = None;
             if nan_unsafe {
                 global.pruning = false;
                 global.enable_page_index = false;

@@ -25,7 +25,7 @@ use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::spec::{
-    DataContentType, DataFile, DataFileFormat, Literal, ManifestEntry, NestedField, PartitionSpec,
+    DataContentType, DataFile, DataFileFormat, Literal, ManifestEntry, PartitionSpec,
     PrimitiveType, Schema, TableMetadata,
 };
 
@@ -412,23 +412,21 @@ fn validate_partition_match(
     Ok(())
 }
 
-fn field_by_id<'a>(schemas: &[&'a Schema], id: i32) -> Option<&'a NestedField> {
-    schemas.iter().find_map(|s| s.field_by_id(id))
-}
-
 fn equality_delete_file(entry: Arc<ManifestEntry>, schemas: &[&Schema]) -> EqualityDeleteFile {
     let file = &entry.data_file;
     let fields = file
         .equality_ids
         .iter()
         .filter_map(|id| {
-            let field = field_by_id(schemas, *id)?;
+            let schema = schemas.iter().find(|s| s.field_by_id(*id).is_some())?;
+            let field = schema.field_by_id(*id)?;
             let ty = *field.field_type.as_primitive()?;
             let decode = |b: Option<&Vec<u8>>| b.and_then(|b| Literal::from_bytes(b, &ty).ok());
             Some(EqualityField {
                 id: *id,
                 ty,
-                required: field.required,
+                // a required field inside an optional struct can still be null
+                required: schema.is_never_null(*id),
                 lower: decode(file.lower_bounds.get(id)),
                 upper: decode(file.upper_bounds.get(id)),
             })

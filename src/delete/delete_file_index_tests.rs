@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use super::*;
-use crate::spec::{DataFileFormat, ManifestStatus, PartitionField, Transform, Type};
+use crate::spec::{DataFileFormat, ManifestStatus, NestedField, PartitionField, Transform, Type};
 
 const P: i32 = 0; // bucket[16](data) spec
 const U: i32 = 1; // unpartitioned spec

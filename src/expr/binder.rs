@@ -62,7 +62,9 @@ impl<'a> Binder<'a> {
             field_id: field.id,
             name: reference.name.clone(),
             field_type: *ty,
-            required: field.required,
+            // never null in a row: a required field inside an optional struct is null
+            // wherever the struct is, so `is_null` on it is not false
+            required: self.schema.is_never_null(field.id),
         })
     }
 

@@ -41,7 +41,8 @@ pub struct FileIO {
 
 /// Normalise a location: local paths and `file:` forms become `file:///abs/path`; other
 /// URLs are returned unchanged. Relative local paths are made absolute against the
-/// current directory. Trailing slashes are removed.
+/// current directory, and their `.` and `..` segments resolved. Trailing slashes are
+/// removed. Nothing is percent-decoded: `%` is an ordinary character of a location.
 pub fn normalize_location(location: &str) -> Result<String> {
     let loc = location.trim();
     let local = if let Some(rest) = loc.strip_prefix("file://") {
@@ -65,12 +66,19 @@ pub fn normalize_location(location: &str) -> Result<String> {
                     })?
                     .join(path)
             };
-            let mut s = abs.to_string_lossy().to_string();
-            // collapse `./` segments a relative path may have carried
-            while s.contains("/./") {
-                s = s.replace("/./", "/");
+            // `.` and `..` segments are resolved lexically, as for any local path (the
+            // other characters are kept as they are: no percent-decoding)
+            let mut clean = std::path::PathBuf::new();
+            for part in abs.components() {
+                match part {
+                    std::path::Component::CurDir => {}
+                    std::path::Component::ParentDir => {
+                        clean.pop();
+                    }
+                    other => clean.push(other),
+                }
             }
-            format!("file://{s}")
+            format!("file://{}", clean.to_string_lossy())
         }
         None => loc.to_string(),
     };
@@ -121,17 +129,35 @@ impl FileIO {
     }
 
     /// Resolve a location (after remapping) to its store URL and object path.
+    ///
+    /// A location is an opaque string (Iceberg spec: file locations are stored as written):
+    /// it is split at `scheme://authority/` and the rest is the object path *as is*, never
+    /// percent-decoded or re-encoded. A data file in partition directory `p=x%2Fy` has a
+    /// `%`, `2`, `F` in its name on the store; decoding it would name `p=x/y` instead.
+    /// The object path keeps the location's characters ([`ObjectPath::parse`], not
+    /// [`ObjectPath::from`], which would encode `%` as `%25`), and object_store's local
+    /// and cloud stores map those characters to the file or key name literally.
+    ///
+    /// Errors: [`ErrorKind::InvalidArgument`] naming the location when it has no
+    /// `scheme://`, or its path has an empty or `.`/`..` segment or control characters.
     pub fn resolve(&self, location: &str) -> Result<ResolvedLocation> {
         let loc = self.remap(location)?;
-        let url = Url::parse(&loc).map_err(|e| {
-            Error::invalid_argument(format!("invalid location '{location}'")).with_source(e)
-        })?;
-        let store_url = if url.scheme() == "file" {
-            "file://".to_string()
+        let invalid = || Error::invalid_argument(format!("invalid location '{location}'"));
+        let (scheme, rest) = loc.split_once("://").ok_or_else(invalid)?;
+        let scheme_ok = scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+            && scheme
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
+        if !scheme_ok {
+            return Err(invalid());
+        }
+        let (store_url, key) = if scheme.eq_ignore_ascii_case("file") {
+            ("file://".to_string(), rest)
         } else {
-            format!("{}://{}", url.scheme(), url.authority())
+            let (authority, key) = rest.split_once('/').unwrap_or((rest, ""));
+            (format!("{scheme}://{authority}"), key)
         };
-        let path = ObjectPath::from_url_path(url.path()).map_err(|e| {
+        let path = ObjectPath::parse(key).map_err(|e| {
             Error::invalid_argument(format!("invalid path in location '{location}'")).with_source(e)
         })?;
         Ok(ResolvedLocation { store_url, path })
@@ -303,6 +329,10 @@ mod tests {
             assert_eq!(normalize_location(loc).unwrap(), "file:///tmp/t/a.parquet");
         }
         assert_eq!(normalize_location("s3://b/k/").unwrap(), "s3://b/k");
+        assert_eq!(
+            normalize_location("file:/tmp/./t/../u/p=%2E%2E/a").unwrap(),
+            "file:///tmp/u/p=%2E%2E/a"
+        );
     }
 
     #[test]
@@ -325,6 +355,70 @@ mod tests {
             .unwrap();
         assert_eq!(r.store_url, "file://");
         assert_eq!(r.path.as_ref(), "data/t/data/x.parquet");
+    }
+
+    #[test]
+    fn locations_are_never_percent_decoded_or_encoded() {
+        let io = FileIO::default();
+        for (loc, path) in [
+            ("file:/t/data/p=x%2Fy/a.parquet", "t/data/p=x%2Fy/a.parquet"),
+            (
+                "file:///t/data/p=100%25/q+r=2/a.parquet",
+                "t/data/p=100%25/q+r=2/a.parquet",
+            ),
+            ("/t/data/p=%2541/a b.parquet", "t/data/p=%2541/a b.parquet"),
+            (
+                "/t/data/p=%C3%A9/é#1.parquet",
+                "t/data/p=%C3%A9/é#1.parquet",
+            ),
+        ] {
+            let r = io.resolve(loc).unwrap();
+            assert_eq!((r.store_url.as_str(), r.path.as_ref()), ("file://", path));
+        }
+        let r = io.resolve("s3://bucket/wh/p=a%2Bb/k?v=1.parquet").unwrap();
+        assert_eq!(r.store_url, "s3://bucket");
+        assert_eq!(r.path.as_ref(), "wh/p=a%2Bb/k?v=1.parquet");
+        for bad in ["ht tp://h/x", "s3://b/t/../x", "s3://b/a//c"] {
+            let err = io.resolve(bad).unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::InvalidArgument, "{bad}: {err}");
+        }
+    }
+
+    #[tokio::test]
+    async fn reads_files_whose_names_hold_escapes_literally() {
+        let dir = tempfile::tempdir().unwrap();
+        // the decoded name exists too, with other content: it must not be the one read
+        for (name, content) in [
+            ("p=x%2Fy", "encoded"),
+            ("p=100%25", "percent"),
+            ("p=%2541", "twice"),
+            ("q+r=2", "plus"),
+            ("p=100%", "decoded"),
+            ("q r=2", "space"),
+        ] {
+            std::fs::create_dir_all(dir.path().join(name)).unwrap();
+            std::fs::write(dir.path().join(name).join("f%20.avro"), content).unwrap();
+        }
+        let io = FileIO::default();
+        for (name, content) in [
+            ("p=x%2Fy", "encoded"),
+            ("p=100%25", "percent"),
+            ("p=%2541", "twice"),
+            ("q+r=2", "plus"),
+        ] {
+            let loc = format!("file:{}/{name}/f%20.avro", dir.path().display());
+            assert_eq!(io.read(&loc).await.unwrap().as_ref(), content.as_bytes());
+            assert!(io.exists(&loc).await.unwrap());
+        }
+        let listed = io
+            .list_dir(&format!("{}/p=100%25", dir.path().display()))
+            .await
+            .unwrap();
+        assert_eq!(listed, vec!["f%20.avro".to_string()]);
+        // writes keep the name as given too
+        let loc = format!("{}/new%3Dv/x+y.json", dir.path().display());
+        io.write_new(&loc, Bytes::from_static(b"w")).await.unwrap();
+        assert!(dir.path().join("new%3Dv/x+y.json").is_file());
     }
 
     #[test]

@@ -38,6 +38,48 @@ pub fn schema_to_arrow(schema: &Schema) -> Result<ArrowSchema> {
     Ok(ArrowSchema::new(fields))
 }
 
+/// `schema` with every field inside a nullable struct (at any depth) marked nullable: the
+/// schema of what a scan returns. A required field of an optional struct is null wherever
+/// the struct is (spec: "Nested Types"), so a reader must not promise it is never null
+/// (DataFusion would fold `s.f IS NULL` to false and count `s.f` as `count(*)`). A list
+/// or map passes no nulls to its elements (a null list has none); structs inside them do.
+/// [`schema_to_arrow`] keeps `required` as written (writers need it).
+pub fn nullable_under_nullable_structs(schema: &ArrowSchema) -> ArrowSchema {
+    let fields: Vec<Field> = schema
+        .fields()
+        .iter()
+        .map(|f| relax_field(f, false))
+        .collect();
+    ArrowSchema::new_with_metadata(fields, schema.metadata().clone())
+}
+
+fn relax_field(field: &Field, in_nullable_struct: bool) -> Field {
+    let nullable = field.is_nullable() || in_nullable_struct;
+    let relax_child = |f: &Arc<Field>, in_null: bool| Arc::new(relax_field(f, in_null));
+    let data_type = match field.data_type() {
+        DataType::Struct(children) => {
+            DataType::Struct(children.iter().map(|c| relax_child(c, nullable)).collect())
+        }
+        DataType::List(e) => DataType::List(relax_child(e, false)),
+        DataType::LargeList(e) => DataType::LargeList(relax_child(e, false)),
+        DataType::Map(entries, sorted) => match entries.data_type() {
+            // the entries struct is never null: keys stay as they are
+            DataType::Struct(kv) => DataType::Map(
+                Arc::new(entries.as_ref().clone().with_data_type(DataType::Struct(
+                    kv.iter().map(|c| relax_child(c, false)).collect(),
+                ))),
+                *sorted,
+            ),
+            _ => field.data_type().clone(),
+        },
+        other => other.clone(),
+    };
+    field
+        .clone()
+        .with_data_type(data_type)
+        .with_nullable(nullable)
+}
+
 /// The Arrow field for an Iceberg field (with its field id in the metadata).
 pub fn field_to_arrow(field: &NestedField) -> Result<Field> {
     let data_type = type_to_arrow(&field.field_type)
@@ -246,6 +288,48 @@ mod tests {
         };
         assert_eq!(arrow_field_id(el), Some(3));
         assert_eq!(el.data_type(), &DataType::Decimal128(10, 2));
+    }
+
+    #[test]
+    fn fields_under_nullable_structs_read_nullable() {
+        let schema = Schema::from_json(&serde_json::json!({
+            "type": "struct", "fields": [
+                {"id": 1, "name": "a", "required": false, "type": {"type": "struct", "fields": [
+                    {"id": 2, "name": "street", "required": true, "type": "string"},
+                    {"id": 3, "name": "info", "required": true, "type": {"type": "struct", "fields": [
+                        {"id": 4, "name": "city", "required": true, "type": "string"}]}}]}},
+                {"id": 5, "name": "r", "required": true, "type": {"type": "struct", "fields": [
+                    {"id": 6, "name": "x", "required": true, "type": "int"}]}},
+                {"id": 7, "name": "l", "required": false, "type": {"type": "list", "element-id": 8,
+                    "element-required": true, "element": {"type": "struct", "fields": [
+                        {"id": 9, "name": "z", "required": true, "type": "int"}]}}},
+                {"id": 10, "name": "m", "required": true, "type": {"type": "map", "key-id": 11,
+                    "key": "string", "value-id": 12, "value-required": false, "value": {"type": "struct", "fields": [
+                        {"id": 13, "name": "w", "required": true, "type": "int"}]}}}
+            ]})).unwrap();
+        let read = nullable_under_nullable_structs(&schema_to_arrow(&schema).unwrap());
+        let mut nullable_by_id = std::collections::BTreeMap::new();
+        fn walk(f: &Field, out: &mut std::collections::BTreeMap<i32, bool>) {
+            if let Some(id) = arrow_field_id(f) {
+                out.insert(id, f.is_nullable());
+            }
+            match f.data_type() {
+                DataType::Struct(c) => c.iter().for_each(|c| walk(c, out)),
+                DataType::List(e) | DataType::Map(e, _) => walk(e, out),
+                _ => {}
+            }
+        }
+        read.fields()
+            .iter()
+            .for_each(|f| walk(f, &mut nullable_by_id));
+        let nullable: Vec<i32> = nullable_by_id
+            .iter()
+            .filter(|(_, n)| **n)
+            .map(|(id, _)| *id)
+            .collect();
+        // the list element (8) stays required, its field z (9) too; the map value (12)
+        // is optional, so its field w (13) reads nullable; the key (11) never is
+        assert_eq!(nullable, vec![1, 2, 3, 4, 7, 12, 13]);
     }
 
     #[test]

@@ -63,6 +63,30 @@ impl Schema {
         self.fields.field_by_name(name)
     }
 
+    /// Whether the field with this id is never null in a row: it is required and so is
+    /// every field enclosing it. A required field inside an optional struct is null
+    /// wherever the struct is (spec: "Nested Types": a required field of a struct must
+    /// be present *when the struct is*), so its own `required` says nothing about rows
+    /// or about a missing null count. `false` for an unknown id.
+    pub fn is_never_null(&self, id: i32) -> bool {
+        fn find(fields: &[NestedField], id: i32) -> Option<bool> {
+            fields.iter().find_map(|f| find_in(f, id))
+        }
+        fn find_in(f: &NestedField, id: i32) -> Option<bool> {
+            if f.id == id {
+                return Some(f.required);
+            }
+            let inner = match f.field_type.as_ref() {
+                Type::Struct(s) => find(&s.fields, id),
+                Type::List(l) => find_in(&l.element_field, id),
+                Type::Map(m) => find_in(&m.key_field, id).or_else(|| find_in(&m.value_field, id)),
+                Type::Primitive(_) => None,
+            };
+            inner.map(|never_null| never_null && f.required)
+        }
+        find(self.columns(), id).unwrap_or(false)
+    }
+
     /// The highest field id in the schema (0 when empty).
     pub fn highest_field_id(&self) -> i32 {
         self.id_index.keys().copied().max().unwrap_or(0)
@@ -158,5 +182,31 @@ mod tests {
         assert_eq!(s.primitive_type(1), Some(PrimitiveType::Long));
         assert_eq!(s.highest_field_id(), 3);
         assert_eq!(Schema::from_json(&s.to_json()).unwrap(), s);
+    }
+
+    #[test]
+    fn required_fields_under_optional_ancestors_can_be_null() {
+        let v = serde_json::json!({
+            "type": "struct", "fields": [
+                {"id": 1, "name": "id", "required": true, "type": "long"},
+                {"id": 2, "name": "a", "required": false, "type": {"type": "struct", "fields": [
+                    {"id": 3, "name": "street", "required": true, "type": "string"},
+                    {"id": 4, "name": "info", "required": true, "type": {"type": "struct", "fields": [
+                        {"id": 5, "name": "city", "required": true, "type": "string"}]}}]}},
+                {"id": 6, "name": "r", "required": true, "type": {"type": "struct", "fields": [
+                    {"id": 7, "name": "x", "required": true, "type": "int"},
+                    {"id": 8, "name": "o", "required": false, "type": {"type": "struct", "fields": [
+                        {"id": 9, "name": "y", "required": true, "type": "int"}]}}]}},
+                {"id": 10, "name": "l", "required": false, "type": {"type": "list", "element-id": 11,
+                    "element-required": true, "element": {"type": "struct", "fields": [
+                        {"id": 12, "name": "z", "required": true, "type": "int"}]}}},
+                {"id": 13, "name": "m", "required": true, "type": {"type": "map", "key-id": 14,
+                    "key": "string", "value-id": 15, "value-required": false, "value": {"type": "struct", "fields": [
+                        {"id": 16, "name": "w", "required": true, "type": "int"}]}}}
+            ]
+        });
+        let s = Schema::from_json(&v).unwrap();
+        let never_null: Vec<i32> = (1..=17).filter(|id| s.is_never_null(*id)).collect();
+        assert_eq!(never_null, vec![1, 6, 7, 13, 14]);
     }
 }

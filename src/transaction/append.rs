@@ -1,13 +1,15 @@
 //! [`AppendFiles`]: add data files in a new `append` snapshot (Java `FastAppend`).
 //!
 //! The new files go into one new manifest per partition spec, written once and reused by
-//! every retry; the parent's manifests are carried over unchanged. An append conflicts
-//! with nothing: a retry only re-reads the parent.
+//! every retry; the parent's manifests are carried over, merged as `MergeAppend` does
+//! once there are `commit.manifest.min-count-to-merge` of them (see `manifest_merge`). An
+//! append conflicts with nothing: a retry only re-reads the parent.
 
 use std::collections::BTreeMap;
 
 use async_trait::async_trait;
 
+use super::manifest_merge::merge_manifests;
 use super::snapshot_producer::SnapshotProducer;
 use super::summary::SnapshotSummary;
 use super::TransactionAction;
@@ -88,6 +90,7 @@ impl TransactionAction for AppendFiles {
         let parent = self.producer.parent(table).cloned();
         let mut manifests = self.written.clone();
         manifests.extend(SnapshotProducer::manifests_of(table, parent.as_ref()).await?);
+        let manifests = merge_manifests(table, &mut self.producer, manifests).await?;
         self.producer
             .commit_updates(table, "append", manifests, &summary)
             .await

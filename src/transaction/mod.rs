@@ -22,6 +22,7 @@
 //! landed.
 
 mod append;
+mod manifest_merge;
 mod overwrite;
 mod retry;
 mod snapshot_producer;

@@ -21,6 +21,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use async_trait::async_trait;
 
+use super::manifest_merge::merge_manifests;
 use super::snapshot_producer::SnapshotProducer;
 use super::summary::SnapshotSummary;
 use super::TransactionAction;
@@ -392,6 +393,7 @@ impl TransactionAction for OverwriteFiles {
                 ),
             ));
         }
+        let manifests = merge_manifests(table, &mut self.producer, manifests).await?;
         let operation = self.operation(removed_any);
         self.producer
             .commit_updates(table, operation, manifests, &summary)

@@ -72,10 +72,14 @@ impl SnapshotProducer {
     /// Refuse format versions whose manifests this crate does not write yet.
     pub(crate) fn check_format(table: &Table) -> Result<()> {
         match table.metadata().format_version {
-            FormatVersion::V2 | FormatVersion::V3 => Ok(()),
+            FormatVersion::V2 => Ok(()),
             FormatVersion::V1 => Err(Error::unsupported(
                 "writing to a format-version 1 table (v1 manifests); upgrade it with \
                  'format-version'='2'",
+            )),
+            FormatVersion::V3 => Err(Error::unsupported(
+                "writing to a format-version 3 table (row lineage: first_row_id in manifest \
+                 lists and manifests)",
             )),
         }
     }

@@ -433,3 +433,94 @@ async fn drop_and_rename_in_the_sql_catalog() {
     );
     assert!(!t.file_io().exists(t.metadata_location()).await.unwrap());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn manifests_merge_at_the_min_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = sql_catalog(dir.path()).await;
+    let ident = TableIdent::parse("ns.t");
+    let mut c = creation();
+    c.properties
+        .insert("commit.manifest.min-count-to-merge".into(), "4".into());
+    catalog.create_table(&ident, c).await.unwrap();
+    let mut t = None;
+    for i in 0..6 {
+        t = Some(append(&catalog, &ident, &format!("f{i}"), i % 2, 1).await);
+    }
+    let t = t.unwrap();
+    let current = t.metadata().current_snapshot().unwrap();
+    let manifests = snapshot_producer::SnapshotProducer::manifests_of(&t, Some(current))
+        .await
+        .unwrap();
+    // appends 1..3 keep one manifest each; the 4th merges the 4 into one; 5 and 6 add one
+    // each (3 < 4: no merge)
+    assert_eq!(manifests.len(), 3, "{manifests:?}");
+    assert_eq!(live_files(&t).await.len(), 6);
+    // sequence numbers survive the merge
+    let mut seqs = vec![];
+    for mf in &manifests {
+        for e in snapshot_producer::SnapshotProducer::entries_of(&t, mf)
+            .await
+            .unwrap()
+        {
+            seqs.push((
+                e.data_file
+                    .file_path
+                    .rsplit('/')
+                    .next()
+                    .unwrap()
+                    .to_string(),
+                e.data_sequence_number,
+                format!("{:?}", e.status),
+            ));
+        }
+    }
+    seqs.sort();
+    // f0..f2 were carried into the merged manifest as EXISTING; f3 was added by the
+    // merging snapshot, f4 and f5 by the two after it
+    let expected: Vec<(String, i64, String)> = (0..6)
+        .map(|i| {
+            let status = if i >= 3 { "Added" } else { "Existing" };
+            (
+                format!("f{i}.parquet"),
+                i64::from(i) + 1,
+                status.to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(seqs, expected);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v1_and_v3_tables_refuse_writes_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = sql_catalog(dir.path()).await;
+    // v1 metadata is not written: the table is not created
+    let mut c = creation();
+    c.properties.insert("format-version".into(), "1".into());
+    let err = catalog
+        .create_table(&TableIdent::parse("ns.v1"), c)
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), crate::ErrorKind::Unsupported, "{err}");
+    assert!(err.to_string().contains("format version 1"), "{err}");
+    assert!(!catalog
+        .table_exists(&TableIdent::parse("ns.v1"))
+        .await
+        .unwrap());
+    // a v3 table is created, but appends are refused by name, nothing committed
+    let ident = TableIdent::parse("ns.v3");
+    let mut c = creation();
+    c.properties.insert("format-version".into(), "3".into());
+    let base = catalog.create_table(&ident, c).await.unwrap();
+    let f = file(&base, "a", 1, 1);
+    let err = Transaction::new(Arc::clone(&catalog), ident.clone(), base)
+        .add_action(AppendFiles::new(0, vec![f]).unwrap())
+        .commit()
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), crate::ErrorKind::Unsupported, "{err}");
+    assert!(err.to_string().contains("format-version 3"), "{err}");
+    let t = catalog.load_table(&ident).await.unwrap();
+    assert!(t.metadata().current_snapshot().is_none());
+}

@@ -25,8 +25,18 @@ use crate::spec::{
     Type,
 };
 
-/// The Avro schema of a primitive partition value (spec: "Avro" type mapping).
-fn avro_primitive(ty: &PrimitiveType) -> Result<serde_json::Value> {
+/// The bytes of the smallest two's-complement `fixed` that holds every unscaled value
+/// of precision `precision` (spec: "Avro", decimal as `fixed`).
+pub(crate) fn decimal_required_bytes(precision: u32) -> usize {
+    let max = 10f64.powi(precision as i32);
+    (1..=16usize)
+        .find(|n| 2f64.powi((8 * *n as i32) - 1) >= max)
+        .unwrap_or(16)
+}
+
+/// The Avro schema of a primitive partition value (spec: "Avro" type mapping); `field_id`
+/// names the `fixed` types uniquely within the manifest schema.
+fn avro_primitive(ty: &PrimitiveType, field_id: i32) -> Result<serde_json::Value> {
     Ok(match ty {
         PrimitiveType::Boolean => json!("boolean"),
         PrimitiveType::Int => json!("int"),
@@ -41,6 +51,22 @@ fn avro_primitive(ty: &PrimitiveType) -> Result<serde_json::Value> {
         }
         PrimitiveType::String => json!("string"),
         PrimitiveType::Binary => json!("bytes"),
+        PrimitiveType::TimestampNs | PrimitiveType::TimestamptzNs => {
+            json!({"type": "long", "logicalType": "timestamp-nanos",
+                   "adjust-to-utc": *ty == PrimitiveType::TimestamptzNs})
+        }
+        PrimitiveType::Decimal { precision, scale } => json!({
+            "type": "fixed", "name": format!("decimal_{field_id}"),
+            "size": decimal_required_bytes(*precision),
+            "logicalType": "decimal", "precision": precision, "scale": scale
+        }),
+        // plain fixed[16]: apache-avro length-prefixes uuid values of a fixed schema
+        PrimitiveType::Uuid => {
+            json!({"type": "fixed", "name": format!("uuid_{field_id}"), "size": 16})
+        }
+        PrimitiveType::Fixed(len) => {
+            json!({"type": "fixed", "name": format!("fixed_{field_id}"), "size": len})
+        }
         other => {
             return Err(Error::unsupported(format!(
                 "writing partition values of type {other}"
@@ -72,7 +98,7 @@ fn manifest_entry_schema(partition_fields: &[NestedField]) -> Result<serde_json:
         .iter()
         .map(|f| {
             let ty = match f.field_type.as_primitive() {
-                Some(p) => avro_primitive(p)?,
+                Some(p) => avro_primitive(p, f.id)?,
                 None => return Err(Error::unsupported("nested partition values")),
             };
             Ok(json!({"name": f.name, "type": ["null", ty], "default": null, "field-id": f.id}))
@@ -150,11 +176,12 @@ fn partition_value(lit: &Option<Literal>) -> Result<Value> {
         Literal::Double(v) => Value::Double(*v),
         Literal::String(s) => Value::String(s.clone()),
         Literal::Binary(b) => Value::Bytes(b.clone()),
-        other => {
-            return Err(Error::unsupported(format!(
-                "writing partition value {other}"
-            )))
+        Literal::TimestampNs(v) | Literal::TimestamptzNs(v) => Value::TimestampNanos(*v),
+        Literal::Decimal { unscaled, .. } => {
+            Value::Decimal(apache_avro::Decimal::from(unscaled.to_be_bytes().to_vec()))
         }
+        Literal::Uuid(b) => Value::Fixed(16, b.to_vec()),
+        Literal::Fixed(b) => Value::Fixed(b.len(), b.clone()),
     }))
 }
 

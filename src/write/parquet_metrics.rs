@@ -21,6 +21,7 @@ use datafusion::parquet::arrow::parquet_to_arrow_schema;
 use datafusion::parquet::file::metadata::{ColumnChunkMetaData, ParquetMetaData};
 use datafusion::parquet::file::reader::{FileReader, SerializedFileReader};
 use datafusion::parquet::file::statistics::Statistics;
+use datafusion::parquet::schema::types::ColumnDescriptor;
 
 use super::bounds::{
     decimal_from_parquet_bytes, literal_to_bytes, truncate_binary_lower, truncate_binary_upper,
@@ -62,7 +63,54 @@ pub fn schema_from_parquet(path: &Path) -> Result<Schema> {
 
 /// A statistics value (min or max) as a literal of Iceberg type `ty`; `None` when the
 /// physical and Iceberg types do not pair up (no bound is written then).
-fn stat_literal(stats: &Statistics, min: bool, ty: &PrimitiveType) -> Option<Literal> {
+/// Nanoseconds per unit of an INT64 time or timestamp column (`TIMESTAMP(MILLIS|MICROS|
+/// NANOS, _)`, `TIME(…)` or the legacy converted types), `None` when the column is not
+/// annotated as one.
+fn int64_time_unit_nanos(col: &ColumnDescriptor) -> Option<i64> {
+    use datafusion::parquet::basic::{ConvertedType, LogicalType, TimeUnit};
+    let unit = match col.logical_type_ref() {
+        Some(LogicalType::Timestamp(t)) => t.unit,
+        Some(LogicalType::Time(t)) => t.unit,
+        _ => match col.converted_type() {
+            ConvertedType::TIMESTAMP_MILLIS | ConvertedType::TIME_MILLIS => return Some(1_000_000),
+            ConvertedType::TIMESTAMP_MICROS | ConvertedType::TIME_MICROS => return Some(1_000),
+            _ => return None,
+        },
+    };
+    Some(match unit {
+        TimeUnit::MILLIS => 1_000_000,
+        TimeUnit::MICROS => 1_000,
+        TimeUnit::NANOS => 1,
+    })
+}
+
+/// `v` (in units of `from` ns) in units of `to` ns: exact when finer, else rounded down
+/// for a lower bound and up for an upper bound (so the bound still holds).
+fn rescale(v: i64, from: i64, to: i64, min: bool) -> Option<i64> {
+    if from >= to {
+        v.checked_mul(from / to)
+    } else {
+        let d = to / from;
+        let floor = v.div_euclid(d);
+        Some(if min || v.rem_euclid(d) == 0 {
+            floor
+        } else {
+            floor + 1
+        })
+    }
+}
+
+/// A bound from row-group statistics as a literal of the Iceberg type `ty`. INT64 times
+/// and timestamps are rescaled from the column's unit (`unit_nanos`, see
+/// [`int64_time_unit_nanos`]) to the type's (µs, or ns for `timestamp_ns`); without a
+/// unit annotation they give no bound. INT96 statistics give none either (their order
+/// is not the values' order).
+fn stat_literal(
+    stats: &Statistics,
+    min: bool,
+    ty: &PrimitiveType,
+    unit_nanos: Option<i64>,
+) -> Option<Literal> {
     use PrimitiveType as P;
     let bytes = if min {
         stats.min_bytes_opt()?
@@ -87,13 +135,15 @@ fn stat_literal(stats: &Statistics, min: bool, ty: &PrimitiveType) -> Option<Lit
         }
         Statistics::Int64(_) => {
             let v = i64::from_le_bytes(bytes.try_into().ok()?);
+            let micros = || rescale(v, unit_nanos?, 1_000, min);
+            let nanos = || rescale(v, unit_nanos?, 1, min);
             match ty {
                 P::Long => Some(Literal::Long(v)),
-                P::Time => Some(Literal::Time(v)),
-                P::Timestamp => Some(Literal::Timestamp(v)),
-                P::Timestamptz => Some(Literal::Timestamptz(v)),
-                P::TimestampNs => Some(Literal::TimestampNs(v)),
-                P::TimestamptzNs => Some(Literal::TimestamptzNs(v)),
+                P::Time => Some(Literal::Time(micros()?)),
+                P::Timestamp => Some(Literal::Timestamp(micros()?)),
+                P::Timestamptz => Some(Literal::Timestamptz(micros()?)),
+                P::TimestampNs => Some(Literal::TimestampNs(nanos()?)),
+                P::TimestamptzNs => Some(Literal::TimestamptzNs(nanos()?)),
                 P::Decimal { precision, scale } => Some(Literal::Decimal {
                     unscaled: i128::from(v),
                     precision: *precision,
@@ -192,8 +242,13 @@ impl ColumnMetrics {
             return; // all null: no min/max to expect
         }
         let ty = &self.ty;
-        let bounds =
-            stats.and_then(|s| Some((stat_literal(s, true, ty)?, stat_literal(s, false, ty)?)));
+        let unit = int64_time_unit_nanos(cc.column_descr());
+        let bounds = stats.and_then(|s| {
+            Some((
+                stat_literal(s, true, ty, unit)?,
+                stat_literal(s, false, ty, unit)?,
+            ))
+        });
         match bounds {
             None => self.bounds_valid = false,
             Some((lo, hi)) => {

@@ -199,3 +199,78 @@ fn metadata_json_round_trips() {
     let back = TableMetadata::from_json(&json).expect("parse");
     assert_eq!(&back, w.metadata());
 }
+
+#[test]
+fn partition_values_of_every_identity_type_round_trip() {
+    use crate::spec::{NestedField, Schema, Type};
+    let types = [
+        (
+            PrimitiveType::Decimal {
+                precision: 9,
+                scale: 2,
+            },
+            Literal::Decimal {
+                unscaled: -12345,
+                precision: 9,
+                scale: 2,
+            },
+        ),
+        (
+            PrimitiveType::Decimal {
+                precision: 38,
+                scale: 10,
+            },
+            Literal::Decimal {
+                unscaled: 10i128.pow(37) + 7,
+                precision: 38,
+                scale: 10,
+            },
+        ),
+        (PrimitiveType::Uuid, Literal::Uuid([7; 16])),
+        (PrimitiveType::Fixed(3), Literal::Fixed(vec![1, 2, 3])),
+        (
+            PrimitiveType::TimestampNs,
+            Literal::TimestampNs(-1_000_000_001),
+        ),
+        (
+            PrimitiveType::TimestamptzNs,
+            Literal::TimestamptzNs(1_700_000_000_123_456_789),
+        ),
+    ];
+    let schema = Schema::new(
+        0,
+        types
+            .iter()
+            .enumerate()
+            .map(|(i, (t, _))| {
+                NestedField::optional(i as i32 + 1, format!("c{i}"), Type::Primitive(t.clone()))
+            })
+            .collect(),
+    );
+    let spec = PartitionSpec {
+        spec_id: 0,
+        fields: (0..types.len())
+            .map(|i| PartitionField {
+                source_id: i as i32 + 1,
+                field_id: Some(1000 + i as i32),
+                name: format!("c{i}"),
+                transform: Transform::Identity,
+            })
+            .collect(),
+    };
+    let mut w = ManifestWriter::new(&schema, &spec, ManifestContent::Data, 1, 1).expect("writer");
+    let mut f = empty_data_file("f.parquet", DataContentType::Data);
+    f.partition = types.iter().map(|(_, v)| Some(v.clone())).collect();
+    w.add(&NewEntry::added(f.clone())).expect("add");
+    let mut nulls = empty_data_file("g.parquet", DataContentType::Data);
+    nulls.partition = vec![None; types.len()];
+    w.add(&NewEntry::added(nulls)).expect("add nulls");
+    let (bytes, mf) = w.finish("m.avro").expect("finish");
+    let entries = crate::spec::manifest::parse_manifest(&bytes, "m.avro", &mf, &spec, &[&schema])
+        .expect("read");
+    assert_eq!(entries[0].data_file.partition, f.partition);
+    assert_eq!(entries[1].data_file.partition, vec![None; types.len()]);
+    assert_eq!(super::manifest::decimal_required_bytes(9), 4);
+    assert_eq!(super::manifest::decimal_required_bytes(38), 16);
+    assert_eq!(super::manifest::decimal_required_bytes(18), 8);
+}

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use datafusion::prelude::SessionContext;
 use icefloe::{ErrorKind, IcebergTableProvider, Table};
 
-use crate::fixtures::{copy_table, run_sql, testdata};
+use crate::fixtures::{copy_table, files_with_suffix, run_sql, testdata};
 
 fn sample_table() -> PathBuf {
     testdata("sample_table")
@@ -44,9 +44,28 @@ async fn moved_table_reads_through_remap() {
     assert_eq!(count_rows(dir.path().to_str().unwrap()).await, Ok(61));
 }
 
+/// Point the copy's metadata JSON files at a recorded location inside the copy's own
+/// temp dir that is never created, so a test of the recorded paths does not depend on
+/// whether `/tmp/iceberg-corpus/<table>` happens to exist on this machine.
+fn record_absent_location(dir: &std::path::Path) -> String {
+    let absent = format!("{}/never-created/spark_v2_day_partitioned", dir.display());
+    for file in files_with_suffix(&dir.join("metadata"), ".metadata.json") {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let text = text
+            .replace(
+                "file:///tmp/iceberg-corpus/spark_v2_day_partitioned",
+                &absent,
+            )
+            .replace("file:/tmp/iceberg-corpus/spark_v2_day_partitioned", &absent);
+        std::fs::write(&file, text).unwrap();
+    }
+    absent
+}
+
 #[tokio::test]
 async fn moved_paths_can_be_disabled() {
     let dir = copy_sample();
+    let recorded = record_absent_location(dir.path());
     let options = icefloe::OpenOptions {
         allow_moved_paths: false,
         ..Default::default()
@@ -54,13 +73,13 @@ async fn moved_paths_can_be_disabled() {
     let table = Table::open_with(dir.path().to_str().unwrap(), options)
         .await
         .unwrap();
-    // the manifest list is looked up at the recorded location, which does not exist here
+    // the manifest list is looked up at the recorded location, which does not exist
     let provider = IcebergTableProvider::try_new(table).unwrap();
     let err = provider.table_scan().plan_files().await.unwrap_err();
     assert_eq!(err.kind(), ErrorKind::NotFound);
     assert!(
         err.to_string()
-            .contains("/tmp/iceberg-corpus/spark_v2_day_partitioned/metadata/snap-"),
+            .contains(&format!("{recorded}/metadata/snap-")),
         "{err}"
     );
 }

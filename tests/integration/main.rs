@@ -13,4 +13,5 @@ mod interop_writes;
 #[allow(dead_code)]
 #[path = "../conformance/normalize.rs"]
 mod normalize;
+mod read_corners;
 mod writes;

@@ -1,0 +1,477 @@
+//! Reading's hard corners (issue 16), on small tables written here: locations holding
+//! `%xx` and `+` (never decoded), Parquet timestamps in every encoding (INT96, INT64
+//! millis/micros/nanos, with and without `isAdjustedToUTC`) reading as the same instant,
+//! and required fields inside optional structs reading as null where the struct is.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use datafusion::arrow::array::{
+    Array, ArrayRef, AsArray, Int32Array, Int64Array, ListArray, RecordBatch, StringArray,
+    StructArray, TimestampMillisecondArray, TimestampNanosecondArray,
+};
+use datafusion::arrow::buffer::{NullBuffer, OffsetBuffer};
+use datafusion::arrow::datatypes::{DataType, Field, Fields, Int64Type, Schema, TimeUnit};
+use datafusion::parquet::arrow::ArrowWriter;
+use icefloe::spec::{DataContentType, NestedField, PartitionSpec, PrimitiveType, Type};
+use icefloe::write::{data_file_from_parquet, schema_from_parquet, LocalTableWriter};
+
+use crate::fixtures::run_sql;
+
+fn field(name: &str, dt: DataType, id: i32, nullable: bool) -> Field {
+    Field::new(name, dt, nullable).with_metadata(HashMap::from([(
+        "PARQUET:field_id".to_string(),
+        id.to_string(),
+    )]))
+}
+
+fn write_batch(path: &Path, batch: &RecordBatch) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let mut w =
+        ArrowWriter::try_new(std::fs::File::create(path).unwrap(), batch.schema(), None).unwrap();
+    w.write(batch).unwrap();
+    w.close().unwrap();
+}
+
+fn write_ids(path: &Path, ids: &[i64]) {
+    let schema = Arc::new(Schema::new(vec![field("id", DataType::Int64, 1, false)]));
+    let batch =
+        RecordBatch::try_new(schema, vec![Arc::new(Int64Array::from(ids.to_vec()))]).unwrap();
+    write_batch(path, &batch);
+}
+
+fn i64_column(batches: &[RecordBatch], i: usize) -> Vec<Option<i64>> {
+    batches
+        .iter()
+        .flat_map(|b| {
+            let c = datafusion::arrow::compute::cast(b.column(i), &DataType::Int64).unwrap();
+            c.as_primitive::<Int64Type>().iter().collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+fn string_column(batches: &[RecordBatch], i: usize) -> Vec<Option<String>> {
+    batches
+        .iter()
+        .flat_map(|b| {
+            let c = datafusion::arrow::compute::cast(b.column(i), &DataType::Utf8).unwrap();
+            let s = c.as_string::<i32>();
+            (0..s.len())
+                .map(|r| (!s.is_null(r)).then(|| s.value(r).to_string()))
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+async fn query(root: &Path, sql: &str) -> Vec<RecordBatch> {
+    run_sql(root.to_str().unwrap(), sql)
+        .await
+        .unwrap_or_else(|e| panic!("{sql}: {e}"))
+}
+
+#[tokio::test]
+async fn escapes_in_every_location_are_part_of_the_name() {
+    let dir = tempfile::tempdir().unwrap();
+    // the table directory itself holds escapes: metadata files, manifest lists and
+    // manifests have them in their locations too
+    let root = dir.path().join("wh%2Fx").join("t+1 %25");
+    let data = root.join("data");
+    let encoded: [(&str, &[i64]); 4] = [
+        ("p=x%2Fy", &[1, 2]),
+        ("p=100%25", &[3, 4]),
+        ("p=%2541", &[5]),
+        ("q+r=2", &[6]),
+    ];
+    let mut files: Vec<PathBuf> = vec![];
+    for (part, ids) in encoded {
+        let path = data.join(part).join("f.parquet");
+        write_ids(&path, ids);
+        files.push(path);
+    }
+    // what decoding the names would find instead (once or twice; '+' as space)
+    for decoy in ["p=x/y", "p=100%", "p=%41", "p=A", "q r=2"] {
+        write_ids(&data.join(decoy).join("f.parquet"), &[100]);
+    }
+    let schema = schema_from_parquet(&files[0]).unwrap();
+    let mut w = LocalTableWriter::create(
+        &root,
+        schema.clone(),
+        PartitionSpec::unpartitioned(),
+        HashMap::new(),
+    )
+    .unwrap();
+    w.add_parquet_files(&files).unwrap();
+
+    // a position delete file (its own name escaped) deleting row 0 of `p=100%25/f.parquet`,
+    // matched by the stored location string, with `referenced_data_file` set
+    let target = format!("file://{}", files[1].display());
+    let delete_path = data.join("del%3D1+x.parquet");
+    let delete_schema = Arc::new(Schema::new(vec![
+        field("file_path", DataType::Utf8, 2147483546, false),
+        field("pos", DataType::Int64, 2147483545, false),
+    ]));
+    let deletes = RecordBatch::try_new(
+        delete_schema,
+        vec![
+            Arc::new(StringArray::from(vec![target.as_str()])),
+            Arc::new(Int64Array::from(vec![0])),
+        ],
+    )
+    .unwrap();
+    write_batch(&delete_path, &deletes);
+    let mut delete = data_file_from_parquet(
+        &delete_path,
+        &format!("file:{}", delete_path.display()),
+        &schema,
+        vec![],
+        DataContentType::PositionDeletes,
+        vec![],
+    )
+    .unwrap();
+    delete.referenced_data_file = Some(target.clone());
+    w.row_delta(vec![], vec![delete]).unwrap();
+
+    let batches = query(&root, "SELECT id FROM t ORDER BY id").await;
+    let ids: Vec<Option<i64>> = [1, 2, 4, 5, 6].into_iter().map(Some).collect();
+    assert_eq!(i64_column(&batches, 0), ids);
+    let batches = query(&root, "SELECT count(*) FROM t WHERE id = 100").await;
+    assert_eq!(i64_column(&batches, 0), vec![Some(0)]);
+}
+
+/// Microseconds since the epoch of a UTC date-time.
+fn micros(text: &str) -> i64 {
+    chrono::DateTime::parse_from_rfc3339(text)
+        .unwrap()
+        .timestamp_micros()
+}
+
+/// A Parquet INT96 timestamp (nanoseconds of the day, Julian day) of `micros`.
+fn int96(micros: i64) -> datafusion::parquet::data_type::Int96 {
+    const JULIAN_EPOCH_DAY: i64 = 2_440_588;
+    const DAY_MICROS: i64 = 86_400_000_000;
+    let day = micros.div_euclid(DAY_MICROS) + JULIAN_EPOCH_DAY;
+    let nanos = micros.rem_euclid(DAY_MICROS) * 1000;
+    let mut v = datafusion::parquet::data_type::Int96::new();
+    v.set_data(nanos as u32, (nanos >> 32) as u32, day as u32);
+    v
+}
+
+/// A file of INT96 `tz` (field 2) and `ntz` (field 3) columns, one dictionary-encoded
+/// row group, ids from `first_id`; `None` values are nulls.
+fn write_int96(path: &Path, first_id: i64, values: &[Option<i64>]) {
+    use datafusion::parquet::basic::{Repetition, Type as PhysicalType};
+    use datafusion::parquet::data_type::{Int64Type as PInt64, Int96Type};
+    use datafusion::parquet::file::properties::WriterProperties;
+    use datafusion::parquet::file::writer::SerializedFileWriter;
+    use datafusion::parquet::schema::types::Type as PType;
+    let column = |name: &str, ty, id, repetition| {
+        Arc::new(
+            PType::primitive_type_builder(name, ty)
+                .with_repetition(repetition)
+                .with_id(Some(id))
+                .build()
+                .unwrap(),
+        )
+    };
+    let schema = PType::group_type_builder("spark_schema")
+        .with_fields(vec![
+            column("id", PhysicalType::INT64, 1, Repetition::REQUIRED),
+            column("tz", PhysicalType::INT96, 2, Repetition::OPTIONAL),
+            column("ntz", PhysicalType::INT96, 3, Repetition::OPTIONAL),
+        ])
+        .build()
+        .unwrap();
+    let props = WriterProperties::builder()
+        .set_dictionary_enabled(true)
+        .build();
+    let file = std::fs::File::create(path).unwrap();
+    let mut writer = SerializedFileWriter::new(file, Arc::new(schema), Arc::new(props)).unwrap();
+    let mut rg = writer.next_row_group().unwrap();
+    let ids: Vec<i64> = (first_id..first_id + values.len() as i64).collect();
+    let mut col = rg.next_column().unwrap().unwrap();
+    col.typed::<PInt64>().write_batch(&ids, None, None).unwrap();
+    col.close().unwrap();
+    let present: Vec<_> = values.iter().flatten().map(|m| int96(*m)).collect();
+    let levels: Vec<i16> = values.iter().map(|v| i16::from(v.is_some())).collect();
+    for _ in 0..2 {
+        let mut col = rg.next_column().unwrap().unwrap();
+        col.typed::<Int96Type>()
+            .write_batch(&present, Some(&levels), None)
+            .unwrap();
+        col.close().unwrap();
+    }
+    rg.close().unwrap();
+    writer.close().unwrap();
+}
+
+/// A file whose `tz`/`ntz` columns are INT64 timestamps of Arrow type `tz_type`/`ntz_type`
+/// (unit and time zone decide the Parquet unit and `isAdjustedToUTC`).
+fn write_int64(path: &Path, first_id: i64, values: &[Option<i64>], types: [&DataType; 2]) {
+    let ids: Vec<i64> = (first_id..first_id + values.len() as i64).collect();
+    let column = |dt: &DataType| -> ArrayRef {
+        let (scaled, tz): (Vec<Option<i64>>, _) = match dt {
+            DataType::Timestamp(TimeUnit::Millisecond, tz) => {
+                (values.iter().map(|v| v.map(|m| m / 1000)).collect(), tz)
+            }
+            DataType::Timestamp(TimeUnit::Nanosecond, tz) => {
+                (values.iter().map(|v| v.map(|m| m * 1000)).collect(), tz)
+            }
+            _ => panic!("unexpected {dt}"),
+        };
+        match dt {
+            DataType::Timestamp(TimeUnit::Millisecond, _) => {
+                Arc::new(TimestampMillisecondArray::from(scaled).with_timezone_opt(tz.clone()))
+            }
+            _ => Arc::new(TimestampNanosecondArray::from(scaled).with_timezone_opt(tz.clone())),
+        }
+    };
+    let schema = Arc::new(Schema::new(vec![
+        field("id", DataType::Int64, 1, false),
+        field("tz", types[0].clone(), 2, true),
+        field("ntz", types[1].clone(), 3, true),
+    ]));
+    let batch = RecordBatch::try_new(
+        schema,
+        vec![
+            Arc::new(Int64Array::from(ids)),
+            column(types[0]),
+            column(types[1]),
+        ],
+    )
+    .unwrap();
+    write_batch(path, &batch);
+}
+
+#[tokio::test]
+async fn timestamps_of_every_parquet_encoding_read_as_the_same_instant() {
+    let dir = tempfile::tempdir().unwrap();
+    let far = micros("3332-12-14T11:33:10.965000Z");
+    let before_epoch = micros("1900-01-01T00:00:00.000001Z");
+    let just_before = micros("1969-12-31T23:59:59.999999Z");
+    let int96_values = [Some(far), Some(before_epoch), Some(just_before), None];
+    // ms and ns files: values their unit can hold (ns covers 1677..2262 only)
+    let ms_values = [
+        Some(micros("3000-01-01T00:00:00.001Z")),
+        Some(micros("1960-06-30T12:00:00.123Z")),
+    ];
+    let ns_values = [
+        Some(micros("2200-01-01T00:00:00.000001Z")),
+        Some(micros("1950-01-01T00:00:00.5Z")),
+    ];
+    let utc = Some(Arc::<str>::from("UTC"));
+    let files = [
+        dir.path().join("int96.parquet"),
+        dir.path().join("millis.parquet"),
+        dir.path().join("nanos.parquet"),
+    ];
+    write_int96(&files[0], 0, &int96_values);
+    write_int64(
+        &files[1],
+        10,
+        &ms_values,
+        [
+            &DataType::Timestamp(TimeUnit::Millisecond, utc.clone()),
+            &DataType::Timestamp(TimeUnit::Millisecond, None),
+        ],
+    );
+    // not adjusted to UTC in a timestamptz column, adjusted in a timestamp column
+    write_int64(
+        &files[2],
+        20,
+        &ns_values,
+        [
+            &DataType::Timestamp(TimeUnit::Nanosecond, None),
+            &DataType::Timestamp(TimeUnit::Nanosecond, utc),
+        ],
+    );
+    let schema = icefloe::spec::Schema::new(
+        0,
+        vec![
+            NestedField::required(1, "id", Type::Primitive(PrimitiveType::Long)),
+            NestedField::optional(2, "tz", Type::Primitive(PrimitiveType::Timestamptz)),
+            NestedField::optional(3, "ntz", Type::Primitive(PrimitiveType::Timestamp)),
+        ],
+    );
+    let root = dir.path().join("table");
+    let mut w = LocalTableWriter::create(
+        &root,
+        schema,
+        PartitionSpec::unpartitioned(),
+        HashMap::new(),
+    )
+    .unwrap();
+    w.add_parquet_files(&files).unwrap();
+
+    let batches = query(&root, "SELECT id, tz, ntz FROM t ORDER BY id").await;
+    for b in &batches {
+        assert_eq!(
+            b.schema().field(1).data_type(),
+            &DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into()))
+        );
+        assert_eq!(
+            b.schema().field(2).data_type(),
+            &DataType::Timestamp(TimeUnit::Microsecond, None)
+        );
+    }
+    let expected: Vec<Option<i64>> = int96_values
+        .iter()
+        .chain(&ms_values)
+        .chain(&ns_values)
+        .copied()
+        .collect();
+    assert_eq!(i64_column(&batches, 1), expected);
+    assert_eq!(i64_column(&batches, 2), expected);
+
+    // the session's INT96 settings do not change what an Iceberg scan reads
+    let config = datafusion::prelude::SessionConfig::new()
+        .set_str("datafusion.execution.parquet.coerce_int96", "ms")
+        .set_str("datafusion.execution.parquet.coerce_int96_tz", "Asia/Tokyo");
+    let ctx = datafusion::prelude::SessionContext::new_with_config(config);
+    let provider = icefloe::IcebergTableProvider::open(root.to_str().unwrap())
+        .await
+        .unwrap();
+    ctx.register_table("t", Arc::new(provider)).unwrap();
+    let batches = ctx
+        .sql("SELECT id, tz, ntz FROM t ORDER BY id")
+        .await
+        .unwrap()
+        .collect()
+        .await
+        .unwrap();
+    assert_eq!(i64_column(&batches, 1), expected);
+    assert_eq!(i64_column(&batches, 2), expected);
+
+    // the bounds add_files took from the footers are in the table's unit: no file is
+    // pruned wrongly (a millisecond bound read as microseconds would end in 1970)
+    // (a nanosecond `TIMESTAMP '3332-…'` literal overflows in DataFusion: micros instead)
+    for (sql, ids) in [
+        ("SELECT id FROM t WHERE tz > TIMESTAMP '2100-01-01T00:00:00Z' ORDER BY id".to_string(), vec![0, 10, 20]),
+        ("SELECT id FROM t WHERE ntz < TIMESTAMP '1960-07-01T00:00:00' ORDER BY id".to_string(), vec![1, 11, 21]),
+        (format!("SELECT id FROM t WHERE tz = to_timestamp_micros({far}) ORDER BY id"), vec![0]),
+        (format!("SELECT id FROM t WHERE ntz < to_timestamp_micros({before_epoch}) + INTERVAL '1 day' ORDER BY id"), vec![1]),
+    ] {
+        let got = i64_column(&query(&root, &sql).await, 0);
+        let want: Vec<Option<i64>> = ids.into_iter().map(Some).collect();
+        assert_eq!(got, want, "{sql}");
+    }
+}
+
+/// `a: struct<street: string not null, info: struct<city: string not null>>` (optional
+/// `a` and `info`) and `l: list<struct<z: int not null>>` (optional elements).
+fn write_structs(path: &Path) {
+    let n = 5;
+    let city = StructArray::try_new(
+        Fields::from(vec![field("city", DataType::Utf8, 4, false)]),
+        vec![Arc::new(StringArray::from(vec!["SF", "", "LA", "", ""])) as ArrayRef],
+        Some(NullBuffer::from(vec![true, false, true, false, false])),
+    )
+    .unwrap();
+    let a_fields = Fields::from(vec![
+        field("street", DataType::Utf8, 3, false),
+        field("info", city.data_type().clone(), 5, true),
+    ]);
+    let a = StructArray::try_new(
+        a_fields,
+        vec![
+            Arc::new(StringArray::from(vec!["Main", "Elm", "Oak", "", ""])) as ArrayRef,
+            Arc::new(city),
+        ],
+        Some(NullBuffer::from(vec![true, true, true, false, false])),
+    )
+    .unwrap();
+    // elements: row 0 [{z:1}, null], row 1 [null], row 2 null list, rows 3, 4 [{z:4}]
+    let element = StructArray::try_new(
+        Fields::from(vec![field("z", DataType::Int32, 8, false)]),
+        vec![Arc::new(Int32Array::from(vec![1, 0, 0, 4, 5])) as ArrayRef],
+        Some(NullBuffer::from(vec![true, false, false, true, true])),
+    )
+    .unwrap();
+    let item = Arc::new(field("element", element.data_type().clone(), 7, true));
+    let l = ListArray::try_new(
+        item,
+        OffsetBuffer::from_lengths([2, 1, 0, 1, 1]),
+        Arc::new(element),
+        Some(NullBuffer::from(vec![true, true, false, true, true])),
+    )
+    .unwrap();
+    let schema = Arc::new(Schema::new(vec![
+        field("id", DataType::Int64, 1, false),
+        field("a", a.data_type().clone(), 2, true),
+        field("l", l.data_type().clone(), 6, true),
+    ]));
+    let ids: Vec<i64> = (0..n).collect();
+    let batch = RecordBatch::try_new(
+        schema,
+        vec![Arc::new(Int64Array::from(ids)), Arc::new(a), Arc::new(l)],
+    )
+    .unwrap();
+    write_batch(path, &batch);
+}
+
+#[tokio::test]
+async fn required_fields_of_null_structs_are_null() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("s.parquet");
+    write_structs(&file);
+    let schema = schema_from_parquet(&file).unwrap();
+    assert!(schema.field_by_id(3).is_some_and(|f| f.required));
+    let root = dir.path().join("table");
+    let mut w = LocalTableWriter::create(
+        &root,
+        schema,
+        PartitionSpec::unpartitioned(),
+        HashMap::new(),
+    )
+    .unwrap();
+    w.add_parquet_files(&[file]).unwrap();
+
+    let batches = query(&root, "SELECT id, a.street, a.info.city FROM t ORDER BY id").await;
+    let some = |v: &[Option<&str>]| -> Vec<Option<String>> {
+        v.iter().map(|s| s.map(str::to_string)).collect()
+    };
+    assert_eq!(
+        string_column(&batches, 1),
+        some(&[Some("Main"), Some("Elm"), Some("Oak"), None, None])
+    );
+    assert_eq!(
+        string_column(&batches, 2),
+        some(&[Some("SF"), None, Some("LA"), None, None])
+    );
+    for b in &batches {
+        assert!(b.schema().field(1).is_nullable() && b.schema().field(2).is_nullable());
+    }
+    for (sql, want) in [
+        (
+            "SELECT id FROM t WHERE a.street IS NULL ORDER BY id",
+            vec![3, 4],
+        ),
+        (
+            "SELECT id FROM t WHERE a.info.city IS NULL ORDER BY id",
+            vec![1, 3, 4],
+        ),
+        (
+            "SELECT id FROM t WHERE a.info.city IS NOT NULL ORDER BY id",
+            vec![0, 2],
+        ),
+        (
+            "SELECT count(a.street), count(a.info.city), count(*) FROM t",
+            vec![3, 2, 5],
+        ),
+        // an element that is null has a null z; a null list has no element
+        (
+            "SELECT id FROM t WHERE l[1]['z'] IS NULL ORDER BY id",
+            vec![1, 2],
+        ),
+        ("SELECT count(l[2]['z']) FROM t", vec![0]),
+    ] {
+        let batches = query(&root, sql).await;
+        let got: Vec<Option<i64>> = if batches.first().is_some_and(|b| b.num_columns() == 3) {
+            (0..3).flat_map(|i| i64_column(&batches, i)).collect()
+        } else {
+            i64_column(&batches, 0)
+        };
+        let want: Vec<Option<i64>> = want.into_iter().map(Some).collect();
+        assert_eq!(got, want, "{sql}");
+    }
+}

@@ -447,7 +447,7 @@ async fn create_table_as_select() {
     // a CTAS from an Iceberg table, with a declared partition transform
     ok(
         &ctx,
-        "CREATE TABLE ns.d PARTITIONED BY (bucket(2, id)) TBLPROPERTIES ('format-version'='3') \
+        "CREATE TABLE ns.d PARTITIONED BY (bucket(2, id)) TBLPROPERTIES ('format-version'='2') \
          AS SELECT id * 10 AS id FROM ns.c UNION ALL SELECT CAST(2 AS BIGINT)",
     )
     .await;
@@ -461,7 +461,7 @@ async fn create_table_as_select() {
         .unwrap()
         .metadata()
         .clone();
-    assert_eq!(m.format_version, FormatVersion::V3);
+    assert_eq!(m.format_version, FormatVersion::V2);
     assert_eq!(show_tables(&ctx, "ns").await, ["c", "d"]);
 }
 

@@ -243,7 +243,7 @@ fn partition_values_of_every_identity_type_round_trip() {
             .iter()
             .enumerate()
             .map(|(i, (t, _))| {
-                NestedField::optional(i as i32 + 1, format!("c{i}"), Type::Primitive(t.clone()))
+                NestedField::optional(i as i32 + 1, format!("c{i}"), Type::Primitive(*t))
             })
             .collect(),
     );

@@ -393,13 +393,14 @@ fn partition_spec(schema: &Schema, items: &[PartitionItem]) -> Result<PartitionS
         if fields.iter().any(|f| f.name == name) {
             return Err(bad(format!("partition field '{name}' appears twice")));
         }
-        if fields
-            .iter()
-            .any(|f| f.source_id == source.id && f.transform == item.transform)
-        {
+        // as Iceberg Java: one transform of a kind per column, one time transform
+        let redundant = fields.iter().find(|f| {
+            f.source_id == source.id && dedup_kind(&f.transform) == dedup_kind(&item.transform)
+        });
+        if let Some(f) = redundant {
             return Err(bad(format!(
-                "column '{column}' is already partitioned by {}",
-                item.transform
+                "column '{column}' is already partitioned by {} ({})",
+                f.transform, f.name
             )));
         }
         if !item.transform.is_identity() && schema.field_by_name(&name).is_some() {
@@ -416,6 +417,15 @@ fn partition_spec(schema: &Schema, items: &[PartitionItem]) -> Result<PartitionS
         });
     }
     Ok(PartitionSpec { spec_id: 0, fields })
+}
+
+/// What makes two partition fields of one column redundant (Java's `dedupName`): the
+/// same transform, or any two of year, month, day and hour.
+fn dedup_kind(t: &Transform) -> String {
+    match t {
+        Transform::Year | Transform::Month | Transform::Day | Transform::Hour => "time".into(),
+        other => other.to_string(),
+    }
 }
 
 /// A column by its path (`a` or `a.b` into a struct).

@@ -100,10 +100,10 @@ async fn create_table_with_every_transform() {
         &ctx,
         "CREATE TABLE ns.t (\n  id BIGINT NOT NULL COMMENT 'the id',\n  s VARCHAR,\n  \
          ts TIMESTAMP,\n  tz TIMESTAMP WITH TIME ZONE,\n  d DATE,\n  n INT,\n  u UUID,\n  \
-         b BINARY,\n  dec DECIMAL(10, 2),\n  f DOUBLE,\n  flag BOOLEAN,\n  tags INT[]\n) \
+         b BINARY,\n  dec DECIMAL(10, 2),\n  f DOUBLE,\n  flag BOOLEAN,\n  h TIMESTAMP,\n  tags INT[]\n) \
          USING iceberg\n\
          PARTITIONED BY (bucket(16, id), truncate(4, s), years(ts), months(tz), day(d), \
-         hours(ts), n, identity(flag), void(f))\n\
+         hours(h), n, identity(flag), void(f))\n\
          TBLPROPERTIES ('format-version'='2', 'write.delete.mode'='merge-on-read')",
     )
     .await;
@@ -132,16 +132,17 @@ async fn create_table_with_every_transform() {
         (9, "dec", "decimal(10, 2)", false),
         (10, "f", "double", false),
         (11, "flag", "boolean", false),
+        (12, "h", "timestamp", false),
     ];
     for (got, want) in columns.iter().zip(expected) {
         assert_eq!((got.0, got.1, got.2.as_str(), got.3), want);
     }
-    let Type::List(tags) = schema.columns()[11].field_type.as_ref() else {
-        panic!("tags: {:?}", schema.columns()[11]);
+    let Type::List(tags) = schema.columns()[12].field_type.as_ref() else {
+        panic!("tags: {:?}", schema.columns()[12]);
     };
-    assert_eq!((schema.columns()[11].id, tags.element_field.id), (12, 13));
+    assert_eq!((schema.columns()[12].id, tags.element_field.id), (13, 14));
     assert_eq!(schema.columns()[0].doc.as_deref(), Some("the id"));
-    assert_eq!(m.last_column_id, 13);
+    assert_eq!(m.last_column_id, 14);
 
     let spec = m.default_partition_spec().unwrap();
     let fields: Vec<(i32, Option<i32>, &str, Transform)> = spec
@@ -157,7 +158,7 @@ async fn create_table_with_every_transform() {
             (3, Some(1002), "ts_year", Transform::Year),
             (4, Some(1003), "tz_month", Transform::Month),
             (5, Some(1004), "d_day", Transform::Day),
-            (3, Some(1005), "ts_hour", Transform::Hour),
+            (12, Some(1005), "h_hour", Transform::Hour),
             (6, Some(1006), "n", Transform::Identity),
             (11, Some(1007), "flag", Transform::Identity),
             (10, Some(1008), "f_null", Transform::Void),
@@ -246,6 +247,14 @@ async fn errors_name_the_statement_and_create_nothing() {
         (
             "CREATE TABLE ns.t (id INT) PARTITIONED BY (days(id))",
             "transform day cannot apply to column 'id'",
+        ),
+        (
+            "CREATE TABLE ns.t (ts DATE) PARTITIONED BY (days(ts), years(ts))",
+            "column 'ts' is already partitioned by day (ts_day)",
+        ),
+        (
+            "CREATE TABLE ns.t (id INT) PARTITIONED BY (bucket(2, id), bucket(4, id))",
+            "partition field 'id_bucket' appears twice",
         ),
         (
             "CREATE TABLE ns.t (id INT) PARTITIONED BY (zorder(id))",

@@ -230,8 +230,11 @@ impl CatalogConfig {
                     .as_deref()
                     .ok_or_else(|| Error::invalid_argument("SQL catalog config has no 'uri'"))?;
                 let path = PathBuf::from(uri);
+                // An empty file (`touch catalog.db`) is a new catalog, as a missing one is;
+                // a non-empty database without the catalog tables is refused.
+                let existing = std::fs::metadata(&path).is_ok_and(|m| m.is_file() && m.len() > 0);
                 let name = match &self.name {
-                    Some(n) if path.is_file() => {
+                    Some(n) if existing => {
                         // a name the database does not hold is most likely a typo
                         let names = SqlCatalog::catalog_names(&path)?;
                         if !names.is_empty() && !names.contains(n) {
@@ -243,7 +246,7 @@ impl CatalogConfig {
                         n.clone()
                     }
                     Some(n) => n.clone(),
-                    None if path.is_file() => {
+                    None if existing => {
                         let names = SqlCatalog::catalog_names(&path)?;
                         match names.as_slice() {
                             [] => "default".to_string(),

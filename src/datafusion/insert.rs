@@ -32,6 +32,7 @@ use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::logical_expr::dml::InsertOp;
 use datafusion::physical_expr::expressions::Column;
 use datafusion::physical_expr::{LexRequirement, PhysicalSortRequirement};
+use datafusion::physical_plan::metrics::{ExecutionPlanMetricsSet, MetricBuilder, MetricsSet};
 use datafusion::physical_plan::{DisplayAs, DisplayFormatType};
 use futures::StreamExt;
 
@@ -64,7 +65,13 @@ pub struct IcebergDataSink {
     schema: SchemaRef,
     op: InsertOp,
     overwrite_mode: PartitionOverwriteMode,
+    /// `committed_snapshot_id` (a gauge) once the statement committed; shown by
+    /// `EXPLAIN ANALYZE` and printed by the CLI.
+    metrics: ExecutionPlanMetricsSet,
 }
+
+/// The name of the sink's metric holding the committed snapshot id.
+pub const COMMITTED_SNAPSHOT_METRIC: &str = "committed_snapshot_id";
 
 impl IcebergDataSink {
     /// A sink writing rows of `schema` (the provider's Arrow schema) into `table` (as
@@ -95,6 +102,7 @@ impl IcebergDataSink {
             schema,
             op,
             overwrite_mode,
+            metrics: ExecutionPlanMetricsSet::new(),
         })
     }
 
@@ -189,7 +197,14 @@ impl IcebergDataSink {
             ),
         };
         match txn.commit().await {
-            Ok(_) => Ok(rows),
+            Ok(table) => {
+                if let Some(id) = table.metadata().current_snapshot_id {
+                    MetricBuilder::new(&self.metrics)
+                        .global_gauge(COMMITTED_SNAPSHOT_METRIC)
+                        .set(usize::try_from(id).unwrap_or_default());
+                }
+                Ok(rows)
+            }
             Err(e) => {
                 if e.kind() != ErrorKind::CommitStateUnknown {
                     for p in &paths {
@@ -219,6 +234,10 @@ impl DisplayAs for IcebergDataSink {
 impl DataSink for IcebergDataSink {
     fn schema(&self) -> &SchemaRef {
         &self.schema
+    }
+
+    fn metrics(&self) -> Option<MetricsSet> {
+        Some(self.metrics.clone_inner())
     }
 
     async fn write_all(

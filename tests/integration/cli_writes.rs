@@ -227,4 +227,13 @@ async fn cli_creates_inserts_and_pyiceberg_reads_it() {
     );
     let files = read["files"].as_array().expect("files");
     assert_eq!(files.len(), 2, "one file per day: {read}");
+    // the CLI named the snapshot the INSERT committed
+    let id = read["snapshots"][0]["snapshot_id"]
+        .as_i64()
+        .expect("snapshot id");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!("committed snapshot {id}")),
+        "{stderr}"
+    );
 }

@@ -97,6 +97,9 @@ impl Output {
         let plan = df.create_physical_plan().await?;
         let stream = execute_stream(Arc::clone(&plan), task_ctx)?;
         self.write_stream(stream).await?;
+        for id in committed_snapshots(plan.as_ref()) {
+            eprintln!("committed snapshot {id}");
+        }
         if self.pruning_report {
             for line in crate::pruning::report(&plan) {
                 eprintln!("{line}");
@@ -222,4 +225,27 @@ fn parquet_writer(
 ) -> Result<Box<ArrowWriter<BufWriter<File>>>, CliError> {
     let file = BufWriter::new(create(path)?);
     Ok(Box::new(ArrowWriter::try_new(file, schema, None)?))
+}
+
+/// The snapshot ids the writes in `plan` committed (the Iceberg sink's
+/// `committed_snapshot_id` metric).
+fn committed_snapshots(plan: &dyn datafusion::physical_plan::ExecutionPlan) -> Vec<i64> {
+    use datafusion::physical_plan::metrics::MetricValue;
+    let mut out: Vec<i64> = plan
+        .metrics()
+        .iter()
+        .flat_map(|set| set.iter().cloned().collect::<Vec<_>>())
+        .filter_map(|m| match m.value() {
+            MetricValue::Gauge { name, gauge }
+                if name == icefloe::datafusion::insert::COMMITTED_SNAPSHOT_METRIC =>
+            {
+                i64::try_from(gauge.value()).ok()
+            }
+            _ => None,
+        })
+        .collect();
+    for child in plan.children() {
+        out.extend(committed_snapshots(child.as_ref()));
+    }
+    out
 }

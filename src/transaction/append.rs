@@ -14,16 +14,14 @@ use super::snapshot_producer::SnapshotProducer;
 use super::summary::SnapshotSummary;
 use super::TransactionAction;
 use crate::error::{Error, Result};
-use crate::spec::{DataContentType, DataFile, ManifestContent, ManifestFile, TableUpdate};
+use crate::spec::{DataContentType, DataFile, TableUpdate};
 use crate::table::Table;
-use crate::write::NewEntry;
 
 /// Append data files (each with the id of the partition spec it was written under).
 #[derive(Debug)]
 pub struct AppendFiles {
     files: BTreeMap<i32, Vec<DataFile>>,
     producer: SnapshotProducer,
-    written: Vec<ManifestFile>,
 }
 
 impl AppendFiles {
@@ -59,7 +57,6 @@ impl Default for AppendFiles {
         Self {
             files: BTreeMap::new(),
             producer: SnapshotProducer::new(),
-            written: vec![],
         }
     }
 }
@@ -68,27 +65,9 @@ impl Default for AppendFiles {
 impl TransactionAction for AppendFiles {
     async fn updates(&mut self, table: &Table) -> Result<Vec<TableUpdate>> {
         SnapshotProducer::check_format(table)?;
-        if self.written.is_empty() {
-            for (spec_id, files) in &self.files {
-                if files.is_empty() {
-                    continue;
-                }
-                let entries: Vec<NewEntry> = files.iter().cloned().map(NewEntry::added).collect();
-                let m = self
-                    .producer
-                    .write_manifest(table, *spec_id, ManifestContent::Data, &entries)
-                    .await?;
-                self.written.push(m);
-            }
-        }
-        let mut summary = SnapshotSummary::default();
-        for (spec_id, files) in &self.files {
-            for f in files {
-                summary.add(*spec_id, f);
-            }
-        }
+        let mut manifests = self.producer.added_manifests(table, &self.files).await?;
+        let summary = SnapshotSummary::of_added(&self.files);
         let parent = self.producer.parent(table).cloned();
-        let mut manifests = self.written.clone();
         manifests.extend(SnapshotProducer::manifests_of(table, parent.as_ref()).await?);
         let manifests = merge_manifests(table, &mut self.producer, manifests).await?;
         self.producer

@@ -29,8 +29,8 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::eval::{BoundPartitionSpec, ResidualEvaluator};
 use crate::expr::{Binder, BoundPredicate, Predicate};
 use crate::spec::{
-    DataContentType, DataFile, Literal, ManifestContent, ManifestEntry, ManifestFile,
-    ManifestStatus, Snapshot, TableUpdate,
+    DataContentType, DataFile, Literal, ManifestContent, ManifestEntry, ManifestStatus, Snapshot,
+    TableUpdate,
 };
 use crate::table::Table;
 use crate::write::bounds::literal_to_bytes;
@@ -72,7 +72,6 @@ pub struct OverwriteFiles {
     starting_snapshot_id: Option<i64>,
     isolation: IsolationLevel,
     producer: SnapshotProducer,
-    written: Vec<ManifestFile>,
 }
 
 impl OverwriteFiles {
@@ -87,7 +86,6 @@ impl OverwriteFiles {
             starting_snapshot_id,
             isolation: IsolationLevel::Serializable,
             producer: SnapshotProducer::new(),
-            written: vec![],
         }
     }
 
@@ -276,19 +274,7 @@ fn snapshots_since<'a>(
 impl TransactionAction for OverwriteFiles {
     async fn updates(&mut self, table: &Table) -> Result<Vec<TableUpdate>> {
         SnapshotProducer::check_format(table)?;
-        if self.written.is_empty() {
-            for (spec_id, files) in &self.added {
-                if files.is_empty() {
-                    continue;
-                }
-                let entries: Vec<NewEntry> = files.iter().cloned().map(NewEntry::added).collect();
-                let m = self
-                    .producer
-                    .write_manifest(table, *spec_id, ManifestContent::Data, &entries)
-                    .await?;
-                self.written.push(m);
-            }
-        }
+        let added_manifests = self.producer.added_manifests(table, &self.added).await?;
         let matcher = Matcher::new(
             table,
             self.row_filter.as_ref(),
@@ -326,13 +312,8 @@ impl TransactionAction for OverwriteFiles {
             }
         }
 
-        let mut summary = SnapshotSummary::default();
-        for (spec_id, files) in &self.added {
-            for f in files {
-                summary.add(*spec_id, f);
-            }
-        }
-        let mut manifests = self.written.clone();
+        let mut summary = SnapshotSummary::of_added(&self.added);
+        let mut manifests = added_manifests;
         let mut found_paths = HashSet::new();
         let mut removed_any = false;
         for mf in SnapshotProducer::manifests_of(table, parent.as_ref()).await? {

@@ -9,7 +9,7 @@
 //! Every file written is remembered, so a commit that finally fails removes what it wrote
 //! and no commit references ([`SnapshotProducer::clean_up`]).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use bytes::Bytes;
 
@@ -18,8 +18,8 @@ use crate::catalog::metadata_dir;
 use crate::error::{Error, Result};
 use crate::spec::manifest_list::parse_manifest_list;
 use crate::spec::{
-    FormatVersion, ManifestContent, ManifestEntry, ManifestFile, Snapshot, SnapshotReference,
-    TableUpdate, MAIN_BRANCH,
+    DataFile, FormatVersion, ManifestContent, ManifestEntry, ManifestFile, Snapshot,
+    SnapshotReference, TableUpdate, MAIN_BRANCH,
 };
 use crate::table::Table;
 use crate::write::{write_manifest_list, ManifestWriter, NewEntry};
@@ -40,6 +40,8 @@ pub(crate) struct SnapshotProducer {
     branch: String,
     /// Every manifest and manifest list written, by location.
     written: Vec<String>,
+    /// The manifests of the added files, written on the first attempt.
+    added_manifests: Option<Vec<ManifestFile>>,
     /// Files kept by the last attempt (the committed ones, once the commit lands).
     committed: HashSet<String>,
 }
@@ -53,6 +55,7 @@ impl SnapshotProducer {
             manifest_count: 0,
             branch: MAIN_BRANCH.to_string(),
             written: vec![],
+            added_manifests: None,
             committed: HashSet::new(),
         }
     }
@@ -119,6 +122,28 @@ impl SnapshotProducer {
         self.written.push(location);
         crate::failpoint::hit("after-manifest");
         Ok(file)
+    }
+
+    /// The manifests of the data files the snapshot adds (`added`: spec id → files), one
+    /// per spec; written on the first call and reused by every retry.
+    pub(crate) async fn added_manifests(
+        &mut self,
+        table: &Table,
+        added: &BTreeMap<i32, Vec<DataFile>>,
+    ) -> Result<Vec<ManifestFile>> {
+        if let Some(m) = &self.added_manifests {
+            return Ok(m.clone());
+        }
+        let mut out = vec![];
+        for (spec_id, files) in added.iter().filter(|(_, f)| !f.is_empty()) {
+            let entries: Vec<NewEntry> = files.iter().cloned().map(NewEntry::added).collect();
+            out.push(
+                self.write_manifest(table, *spec_id, ManifestContent::Data, &entries)
+                    .await?,
+            );
+        }
+        self.added_manifests = Some(out.clone());
+        Ok(out)
     }
 
     /// The manifests of `snapshot` (its manifest list).

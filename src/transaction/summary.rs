@@ -53,6 +53,17 @@ impl SnapshotSummary {
         }
     }
 
+    /// The summary of a snapshot adding `added` (spec id → files).
+    pub(crate) fn of_added(added: &std::collections::BTreeMap<i32, Vec<DataFile>>) -> Self {
+        let mut s = Self::default();
+        for (spec_id, files) in added {
+            for f in files {
+                s.add(*spec_id, f);
+            }
+        }
+        s
+    }
+
     /// Count a file the snapshot removes (under spec `spec_id`).
     pub(crate) fn remove(&mut self, spec_id: i32, file: &DataFile) {
         self.partitions

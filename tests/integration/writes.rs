@@ -245,3 +245,54 @@ async fn bad_inserts_fail_before_committing() {
     };
     assert!(err.to_string().contains("catalog"), "{err}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rows_are_written_in_the_tables_sort_order() {
+    let w = warehouse().await;
+    let mut c = TableCreation::new(events_schema());
+    c.sort_order = icefloe::spec::sort_order::SortOrder {
+        order_id: 1,
+        fields: vec![icefloe::spec::sort_order::SortField {
+            transform: Transform::Identity,
+            source_id: 1,
+            direction: "desc".into(),
+            null_order: "nulls-last".into(),
+        }],
+    };
+    w.catalog
+        .create_table(&TableIdent::parse("ns.sorted"), c)
+        .await
+        .expect("create");
+    sql(
+        &w.ctx,
+        "INSERT INTO ns.sorted VALUES (2, 'b', NULL, NULL), (5, 'e', NULL, NULL), \
+         (1, 'a', NULL, NULL), (4, 'd', NULL, NULL)",
+    )
+    .await;
+    // one data file, its rows in descending id order as written
+    let files = sql(&w.ctx, "SELECT file_path FROM ns.\"sorted$files\"").await;
+    assert_eq!(files.iter().map(|b| b.num_rows()).sum::<usize>(), 1);
+    let path = datafusion::arrow::array::AsArray::as_string::<i32>(files[0].column(0))
+        .value(0)
+        .trim_start_matches("file://")
+        .to_string();
+    let reader =
+        datafusion::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(
+            std::fs::File::open(&path).expect("data file"),
+        )
+        .expect("parquet")
+        .build()
+        .expect("reader");
+    let ids: Vec<i64> =
+        reader
+            .flat_map(|b| {
+                let b = b.expect("batch");
+                datafusion::arrow::array::AsArray::as_primitive::<
+                    datafusion::arrow::datatypes::Int64Type,
+                >(b.column(0))
+                .values()
+                .to_vec()
+            })
+            .collect();
+    assert_eq!(ids, [5, 4, 2, 1]);
+}

@@ -4,7 +4,8 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use datafusion::arrow::array::RecordBatch;
+use datafusion::arrow::array::{AsArray, RecordBatch};
+use datafusion::arrow::datatypes::Int64Type;
 use datafusion::arrow::util::pretty::pretty_format_batches;
 use datafusion::prelude::{SessionConfig, SessionContext};
 use icefloe::catalog::{Catalog, Namespace, SqlCatalog, TableCreation, TableIdent};
@@ -200,10 +201,7 @@ async fn insert_overwrite_static_and_dynamic() {
         "SELECT snapshot_id FROM ns.\"t$snapshots\" ORDER BY committed_at LIMIT 1",
     )
     .await;
-    let id = datafusion::arrow::array::AsArray::as_primitive::<
-        datafusion::arrow::datatypes::Int64Type,
-    >(first[0].column(0))
-    .value(0);
+    let id = first[0].column(0).as_primitive::<Int64Type>().value(0);
     let old = sql(&w.ctx, &format!("SELECT count(*) AS n FROM ns.\"t@{id}\"")).await;
     assert_eq!(text(&old), "+---+\n| n |\n+---+\n| 4 |\n+---+");
 }
@@ -272,7 +270,9 @@ async fn rows_are_written_in_the_tables_sort_order() {
     // one data file, its rows in descending id order as written
     let files = sql(&w.ctx, "SELECT file_path FROM ns.\"sorted$files\"").await;
     assert_eq!(files.iter().map(|b| b.num_rows()).sum::<usize>(), 1);
-    let path = datafusion::arrow::array::AsArray::as_string::<i32>(files[0].column(0))
+    let path = files[0]
+        .column(0)
+        .as_string::<i32>()
         .value(0)
         .trim_start_matches("file://")
         .to_string();
@@ -283,16 +283,10 @@ async fn rows_are_written_in_the_tables_sort_order() {
         .expect("parquet")
         .build()
         .expect("reader");
-    let ids: Vec<i64> =
-        reader
-            .flat_map(|b| {
-                let b = b.expect("batch");
-                datafusion::arrow::array::AsArray::as_primitive::<
-                    datafusion::arrow::datatypes::Int64Type,
-                >(b.column(0))
-                .values()
-                .to_vec()
-            })
-            .collect();
+    let mut ids: Vec<i64> = vec![];
+    for batch in reader {
+        let batch = batch.expect("batch");
+        ids.extend(batch.column(0).as_primitive::<Int64Type>().values().iter());
+    }
     assert_eq!(ids, [5, 4, 2, 1]);
 }

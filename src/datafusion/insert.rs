@@ -1,11 +1,12 @@
 //! `INSERT INTO` / `INSERT OVERWRITE` into Iceberg tables: [`IcebergDataSink`], the
-//! DataFusion `DataSink` under `DataSinkExec` that `IcebergTableProvider::insert_into`
-//! plans.
+//! write of one statement, run by [`IcebergWriteExec`](super::write_exec::IcebergWriteExec)
+//! (what `IcebergTableProvider::insert_into` plans).
 //!
-//! The sink streams the rows into Parquet data files ([`PartitionedDataFileWriter`]:
-//! field ids, partition fan-out, rolling, metrics per the table's properties) and then
-//! commits them through the crate's one commit path ([`Transaction`]) to the catalog the
-//! table was loaded from:
+//! Each input partition streams its rows into Parquet data files with a writer of its
+//! own, in parallel ([`PartitionedDataFileWriter`]: field ids, partition fan-out,
+//! rolling, metrics per the table's properties); then all the files are committed in
+//! one snapshot through the crate's one commit path ([`Transaction`]) to the catalog
+//! the table was loaded from:
 //!
 //! | statement | action |
 //! |---|---|
@@ -15,7 +16,8 @@
 //!
 //! The overwrite is validated at [`IsolationLevel::Serializable`] against the snapshot
 //! the statement was planned on. When the table has a sort order whose fields are
-//! identity transforms of top-level columns, the rows are sorted by it before writing.
+//! identity transforms of top-level columns, each input partition is sorted by it before
+//! writing (so every data file is sorted).
 //! A commit that fails removes the data files the statement wrote (unless its state is
 //! unknown: then they are kept, as the commit may have landed). The statement's result
 //! is DataFusion's usual one row, `count`: the rows written.
@@ -23,12 +25,9 @@
 use std::fmt;
 use std::sync::Arc;
 
-use async_trait::async_trait;
 use datafusion::arrow::compute::SortOptions;
 use datafusion::arrow::datatypes::SchemaRef;
-use datafusion::common::Result as DFResult;
-use datafusion::datasource::sink::DataSink;
-use datafusion::execution::{SendableRecordBatchStream, TaskContext};
+use datafusion::execution::SendableRecordBatchStream;
 use datafusion::logical_expr::dml::InsertOp;
 use datafusion::physical_expr::expressions::Column;
 use datafusion::physical_expr::{LexRequirement, PhysicalSortRequirement};
@@ -40,7 +39,7 @@ use super::options::{IcefloeOptions, PartitionOverwriteMode};
 use crate::catalog::{Catalog, TableIdent};
 use crate::error::{Error, ErrorKind, Result};
 use crate::expr::Predicate;
-use crate::spec::Transform;
+use crate::spec::{DataFile, Transform};
 use crate::table::Table;
 use crate::transaction::{AppendFiles, IsolationLevel, OverwriteFiles, Transaction};
 use crate::write::{DataFileWriterConfig, PartitionedDataFileWriter};
@@ -142,14 +141,14 @@ impl IcebergDataSink {
         }
     }
 
-    async fn write(&self, mut data: SendableRecordBatchStream) -> Result<u64> {
+    /// Write one input stream into data files (its own writer; memory: one open file
+    /// per partition value it meets). On error, the files it wrote are removed.
+    async fn write_stream(
+        &self,
+        mut data: SendableRecordBatchStream,
+    ) -> Result<(Vec<DataFile>, u64)> {
         let m = self.table.metadata();
-        let spec = m.default_partition_spec().ok_or_else(|| {
-            Error::invalid_data(format!(
-                "table '{}' has no default partition spec",
-                self.target.ident
-            ))
-        })?;
+        let spec = self.spec()?;
         let config = DataFileWriterConfig::from_properties(&m.properties)?;
         let mut writer = PartitionedDataFileWriter::new(
             self.table.file_io().clone(),
@@ -172,8 +171,64 @@ impl IcebergDataSink {
                 return Err(e);
             }
         }
-        let files = writer.close().await?;
+        Ok((writer.close().await?, rows))
+    }
+
+    fn spec(&self) -> Result<&crate::spec::PartitionSpec> {
+        self.table
+            .metadata()
+            .default_partition_spec()
+            .ok_or_else(|| {
+                Error::invalid_data(format!(
+                    "table '{}' has no default partition spec",
+                    self.target.ident
+                ))
+            })
+    }
+
+    /// Write every input stream at once (one writer each, on its own task), then commit
+    /// all the files in one snapshot. Returns the rows written.
+    ///
+    /// Errors: a stream's or writer's error (every file written is removed), or the
+    /// commit's (the files are removed unless the commit's state is unknown).
+    pub(crate) async fn write_all_streams(
+        self: Arc<Self>,
+        streams: Vec<SendableRecordBatchStream>,
+    ) -> Result<u64> {
+        let mut tasks = tokio::task::JoinSet::new();
+        for stream in streams {
+            let this = Arc::clone(&self);
+            tasks.spawn(async move { this.write_stream(stream).await });
+        }
+        let (mut files, mut rows, mut failure) = (vec![], 0u64, None);
+        while let Some(joined) = tasks.join_next().await {
+            match joined {
+                Ok(Ok((f, n))) => {
+                    files.extend(f);
+                    rows += n;
+                }
+                Ok(Err(e)) => failure = failure.or(Some(e)),
+                Err(e) => {
+                    failure = failure.or(Some(
+                        Error::new(ErrorKind::Io, "a data file writer task failed").with_source(e),
+                    ))
+                }
+            }
+        }
+        if let Some(e) = failure {
+            for f in &files {
+                let _ = self.table.file_io().delete(&f.file_path).await;
+            }
+            return Err(e);
+        }
         crate::failpoint::hit("after-data-files");
+        self.commit(files).await?;
+        Ok(rows)
+    }
+
+    async fn commit(&self, files: Vec<DataFile>) -> Result<()> {
+        let m = self.table.metadata();
+        let spec = self.spec()?;
         let paths: Vec<String> = files.iter().map(|f| f.file_path.clone()).collect();
         let start = m.current_snapshot_id;
         let txn = Transaction::new(
@@ -203,7 +258,7 @@ impl IcebergDataSink {
                         .global_gauge(COMMITTED_SNAPSHOT_METRIC)
                         .set(usize::try_from(id).unwrap_or_default());
                 }
-                Ok(rows)
+                Ok(())
             }
             Err(e) => {
                 if e.kind() != ErrorKind::CommitStateUnknown {
@@ -217,6 +272,18 @@ impl IcebergDataSink {
     }
 }
 
+impl IcebergDataSink {
+    /// The rows' schema (the provider's Arrow schema).
+    pub fn schema(&self) -> &SchemaRef {
+        &self.schema
+    }
+
+    /// The sink's metrics (`committed_snapshot_id`).
+    pub fn metrics(&self) -> MetricsSet {
+        self.metrics.clone_inner()
+    }
+}
+
 impl DisplayAs for IcebergDataSink {
     fn fmt_as(&self, t: DisplayFormatType, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match t {
@@ -227,24 +294,5 @@ impl DisplayAs for IcebergDataSink {
             ),
             DisplayFormatType::TreeRender => write!(f, "table={}", self.target.ident),
         }
-    }
-}
-
-#[async_trait]
-impl DataSink for IcebergDataSink {
-    fn schema(&self) -> &SchemaRef {
-        &self.schema
-    }
-
-    fn metrics(&self) -> Option<MetricsSet> {
-        Some(self.metrics.clone_inner())
-    }
-
-    async fn write_all(
-        &self,
-        data: SendableRecordBatchStream,
-        _context: &Arc<TaskContext>,
-    ) -> DFResult<u64> {
-        Ok(self.write(data).await?)
     }
 }

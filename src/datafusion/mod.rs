@@ -18,6 +18,7 @@ mod statistics;
 mod struct_nulls;
 pub mod table_functions;
 mod table_provider;
+mod write_exec;
 
 pub use catalog::{IcebergCatalogProvider, IcebergSchemaProvider};
 pub use delete_planning::DeleteMetrics;
@@ -28,3 +29,4 @@ pub use insert::{IcebergDataSink, WriteTarget};
 pub use options::{register_iceberg_options, IcefloeOptions};
 pub use table_functions::register_iceberg_functions;
 pub use table_provider::IcebergTableProvider;
+pub use write_exec::IcebergWriteExec;

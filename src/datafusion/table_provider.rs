@@ -49,6 +49,7 @@ use super::metrics::{attach_counters, attach_scan_metrics};
 use super::options::IcefloeOptions;
 use super::scalar::literal_to_scalar;
 use super::statistics::file_statistics;
+use super::write_exec::IcebergWriteExec;
 use crate::delete::equality_delete_schema;
 use crate::error::{Error, Result};
 use crate::scan::cache::ManifestCache;
@@ -57,7 +58,6 @@ use crate::spec::arrow::{nullable_under_nullable_structs, schema_to_arrow};
 use crate::spec::name_mapping::{NameMapping, DEFAULT_NAME_MAPPING_PROPERTY};
 use crate::spec::{Literal, Schema, Snapshot};
 use crate::table::Table;
-use datafusion::datasource::sink::DataSinkExec;
 use datafusion::logical_expr::dml::InsertOp;
 
 /// The unit INT96 timestamps are read in (DataFusion's `coerce_int96` Parquet option),
@@ -689,7 +689,11 @@ impl TableProvider for IcebergTableProvider {
             options,
         )?;
         let order = IcebergDataSink::sort_requirement(&self.table, &self.arrow_schema);
-        Ok(Arc::new(DataSinkExec::new(input, Arc::new(sink), order)))
+        Ok(Arc::new(IcebergWriteExec::new(
+            input,
+            Arc::new(sink),
+            order,
+        )))
     }
 
     fn supports_filters_pushdown(

@@ -290,3 +290,44 @@ async fn rows_are_written_in_the_tables_sort_order() {
     }
     assert_eq!(ids, [5, 4, 2, 1]);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn input_partitions_are_written_in_parallel_into_one_commit() {
+    let w = warehouse().await;
+    create(&w, "ns.wide", PartitionSpec::unpartitioned()).await;
+    create(&w, "ns.src", PartitionSpec::unpartitioned()).await;
+    // a source of two files, scanned as two partitions
+    for lo in [0, 1000] {
+        sql(
+            &w.ctx,
+            &format!(
+                "INSERT INTO ns.src SELECT value, NULL AS s, NULL AS ts, NULL AS x \
+                 FROM generate_series({lo}, {lo} + 999)"
+            ),
+        )
+        .await;
+    }
+    let plan = sql(&w.ctx, "EXPLAIN INSERT INTO ns.wide SELECT * FROM ns.src").await;
+    let plan = text(&plan);
+    assert!(plan.contains("IcebergWriteExec"), "{plan}");
+    assert!(!plan.contains("CoalescePartitionsExec"), "{plan}");
+    let count = sql(&w.ctx, "INSERT INTO ns.wide SELECT * FROM ns.src").await;
+    assert!(text(&count).contains("| 2000  |"), "{}", text(&count));
+    let files = sql(
+        &w.ctx,
+        "SELECT count(*) AS files, sum(record_count) AS rows FROM ns.\"wide$files\"",
+    )
+    .await;
+    // one file per input partition (two writers), one snapshot
+    assert_eq!(
+        text(&files),
+        "+-------+------+\n| files | rows |\n+-------+------+\n| 2     | 2000 |\n+-------+------+"
+    );
+    let snapshots = sql(&w.ctx, "SELECT count(*) AS n FROM ns.\"wide$snapshots\"").await;
+    assert_eq!(text(&snapshots), "+---+\n| n |\n+---+\n| 1 |\n+---+");
+    let sum = sql(&w.ctx, "SELECT sum(id) AS s FROM ns.wide").await;
+    assert_eq!(
+        text(&sum),
+        "+---------+\n| s       |\n+---------+\n| 1999000 |\n+---------+"
+    );
+}

@@ -59,7 +59,10 @@ fn table_root_of_metadata_file(location: &str) -> Option<String> {
 /// The version number in a metadata file name: `v12.metadata.json` → 12,
 /// `00012-<uuid>.metadata.json` → 12.
 fn metadata_file_version(name: &str) -> Option<u64> {
-    let stem = name.strip_suffix(".metadata.json")?;
+    let stem = name
+        .strip_suffix(".metadata.json")
+        .or_else(|| name.strip_suffix(".metadata.json.gz"))?;
+    let stem = stem.strip_suffix(".gz").unwrap_or(stem);
     let digits = stem.strip_prefix('v').unwrap_or(stem);
     let digits = digits.split('-').next()?;
     digits.parse().ok()
@@ -82,7 +85,9 @@ impl Table {
         for (from, to) in &options.remap {
             io = io.with_remap(from, to)?;
         }
-        let (root, metadata_location) = if location.ends_with(".json") {
+        let (root, metadata_location) = if location.ends_with(".json")
+            || location.ends_with(".json.gz")
+        {
             let root = table_root_of_metadata_file(&location).ok_or_else(|| {
                 Error::invalid_argument(format!("cannot find the table directory of '{location}'"))
             })?;
@@ -112,33 +117,50 @@ impl Table {
         match io.read(&hint).await {
             Ok(bytes) => {
                 let text = String::from_utf8_lossy(&bytes).trim().to_string();
-                let file = if text.ends_with(".metadata.json") {
-                    format!("{meta_dir}/{}", text.rsplit('/').next().unwrap_or(&text))
+                let candidates = if text.ends_with(".metadata.json") || text.ends_with(".json.gz") {
+                    vec![format!(
+                        "{meta_dir}/{}",
+                        text.rsplit('/').next().unwrap_or(&text)
+                    )]
                 } else if text.parse::<u64>().is_ok() {
-                    format!("{meta_dir}/v{text}.metadata.json")
+                    vec![
+                        format!("{meta_dir}/v{text}.metadata.json"),
+                        format!("{meta_dir}/v{text}.gz.metadata.json"),
+                    ]
                 } else {
                     return Err(Error::invalid_data(format!(
                         "'{hint}' holds '{text}', not a version number"
                     )));
                 };
-                if io.exists(&file).await? {
-                    // A writer creates v<N+1> before it rewrites the hint: probe past a
-                    // stale hint (as Iceberg Java's `HadoopTableOperations` does).
-                    if let Some(mut version) = metadata_file_version(&text)
-                        .or_else(|| text.parse::<u64>().ok())
-                        .filter(|_| !text.contains('-'))
-                    {
-                        let mut newest = file;
-                        loop {
-                            let next = format!("{meta_dir}/v{}.metadata.json", version + 1);
-                            if !io.exists(&next).await? {
-                                return Ok(newest);
-                            }
-                            version += 1;
-                            newest = next;
-                        }
+                let mut file = None;
+                for c in candidates {
+                    if io.exists(&c).await? {
+                        file = Some(c);
+                        break;
                     }
+                }
+                let Some(file) = file else {
+                    return Err(Error::not_found(format!(
+                        "'{hint}' names version '{text}', but no such metadata file exists in \
+                         '{meta_dir}'"
+                    )));
+                };
+                // A writer creates v<N+1> before it rewrites the hint: probe past a stale
+                // hint (as Iceberg Java's `HadoopTableOperations` does).
+                let name = file.rsplit('/').next().unwrap_or(&file);
+                let Some(mut version) =
+                    metadata_file_version(name).filter(|_| name.starts_with('v'))
+                else {
                     return Ok(file);
+                };
+                let mut newest = file;
+                loop {
+                    let next = format!("{meta_dir}/v{}.metadata.json", version + 1);
+                    if !io.exists(&next).await? {
+                        return Ok(newest);
+                    }
+                    version += 1;
+                    newest = next;
                 }
             }
             Err(e) if e.kind() == ErrorKind::NotFound => {}
@@ -158,7 +180,18 @@ impl Table {
     }
 
     async fn read_metadata(io: &FileIO, location: &str) -> Result<TableMetadata> {
-        let bytes = io.read(location).await?;
+        let mut bytes = io.read(location).await?.to_vec();
+        // gzip (`write.metadata.compression-codec=gzip`: `*.gz.metadata.json`, or
+        // `*.metadata.json.gz` from older writers), known by its magic bytes
+        if bytes.starts_with(&[0x1f, 0x8b]) {
+            let mut out = Vec::new();
+            std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&bytes[..]), &mut out)
+                .map_err(|e| {
+                    Error::invalid_data(format!("table metadata '{location}': corrupt gzip"))
+                        .with_source(e)
+                })?;
+            bytes = out;
+        }
         let text = std::str::from_utf8(&bytes).map_err(|e| {
             Error::invalid_data(format!("table metadata '{location}' is not UTF-8")).with_source(e)
         })?;
@@ -229,6 +262,12 @@ mod tests {
             Some(3)
         );
         assert_eq!(metadata_file_version("snap-1.avro"), None);
+        assert_eq!(metadata_file_version("v4.gz.metadata.json"), Some(4));
+        assert_eq!(
+            metadata_file_version("00005-ab-cd.gz.metadata.json"),
+            Some(5)
+        );
+        assert_eq!(metadata_file_version("v6.metadata.json.gz"), Some(6));
         assert_eq!(
             table_root_of_metadata_file("file:///w/t/metadata/v1.metadata.json").as_deref(),
             Some("file:///w/t")

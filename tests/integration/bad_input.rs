@@ -205,3 +205,50 @@ async fn table_without_snapshot_is_empty_with_schema() {
     let batches = df.collect().await.unwrap();
     assert_eq!(batches.iter().map(|b| b.num_rows()).sum::<usize>(), 0);
 }
+
+/// gzip a file in place under a new name (`write.metadata.compression-codec=gzip`).
+fn gzip_to(from: &std::path::Path, to: &std::path::Path) {
+    use std::io::Write;
+    let bytes = std::fs::read(from).expect("read");
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    enc.write_all(&bytes).expect("gzip");
+    std::fs::write(to, enc.finish().expect("gzip")).expect("write");
+    std::fs::remove_file(from).expect("remove");
+}
+
+#[tokio::test]
+async fn gzip_metadata_opens_by_path_and_by_directory() {
+    let dir = copy_sample();
+    let meta = dir.path().join("metadata");
+    // Hadoop naming with the codec in the name: found through the hint
+    gzip_to(
+        &meta.join("v4.metadata.json"),
+        &meta.join("v4.gz.metadata.json"),
+    );
+    let root = dir.path().to_str().unwrap();
+    assert_eq!(count_rows(root).await, Ok(61));
+    let by_path = meta.join("v4.gz.metadata.json");
+    assert_eq!(count_rows(by_path.to_str().unwrap()).await, Ok(61));
+    // the older `*.metadata.json.gz` form, by path and as the newest file without a hint
+    let old_form = meta.join("v4.metadata.json.gz");
+    std::fs::rename(&by_path, &old_form).expect("rename");
+    assert_eq!(count_rows(old_form.to_str().unwrap()).await, Ok(61));
+    std::fs::remove_file(meta.join("version-hint.text")).expect("remove hint");
+    assert_eq!(count_rows(root).await, Ok(61));
+}
+
+#[tokio::test]
+async fn a_hint_naming_a_missing_version_is_an_error() {
+    let dir = copy_sample();
+    let meta = dir.path().join("metadata");
+    std::fs::write(meta.join("version-hint.text"), "9").expect("hint");
+    let err = Table::open(dir.path().to_str().unwrap())
+        .await
+        .expect_err("missing version");
+    assert_eq!(err.kind(), ErrorKind::NotFound, "{err}");
+    let text = err.to_string();
+    assert!(
+        text.contains("version-hint.text") && text.contains("'9'"),
+        "{text}"
+    );
+}

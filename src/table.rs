@@ -56,9 +56,10 @@ fn table_root_of_metadata_file(location: &str) -> Option<String> {
     Some(dir.strip_suffix("/metadata").unwrap_or(dir).to_string())
 }
 
-/// The version number in a metadata file name: `v12.metadata.json` → 12,
+/// The version number in a metadata file name or location: `…/v12.metadata.json` → 12,
 /// `00012-<uuid>.metadata.json` → 12.
-fn metadata_file_version(name: &str) -> Option<u64> {
+pub(crate) fn metadata_file_version(location: &str) -> Option<u64> {
+    let name = location.rsplit('/').next()?;
     let stem = name
         .strip_suffix(".metadata.json")
         .or_else(|| name.strip_suffix(".metadata.json.gz"))?;

@@ -19,7 +19,7 @@ use crate::spec::sort_order::SortOrder;
 use crate::spec::{
     FormatVersion, PartitionSpec, Schema, TableCommit, TableMetadata, TableMetadataBuilder,
 };
-use crate::table::Table;
+use crate::table::{metadata_file_version, Table};
 use crate::write::table_metadata_to_json;
 
 /// Table property: where new metadata files go (default `<location>/metadata`).
@@ -85,15 +85,6 @@ impl TableCreation {
         )?
         .build()
     }
-}
-
-/// The version number in a metadata file name (`v12.metadata.json`,
-/// `00012-<uuid>.metadata.json` → 12).
-pub(crate) fn metadata_file_version(location: &str) -> Option<u64> {
-    let name = location.rsplit('/').next()?;
-    let stem = name.strip_suffix(".metadata.json")?;
-    let digits = stem.strip_prefix('v').unwrap_or(stem);
-    digits.split('-').next()?.parse().ok()
 }
 
 /// `<metadata dir>/<NNNNN>-<uuid>.metadata.json` for the version after `base_location`'s.

@@ -318,7 +318,7 @@ impl Catalog for FileSystemCatalog {
         let location = self.table_location(ident);
         self.local_dir(&location, &format!("committing to table '{ident}'"))?;
         let version =
-            super::commit::metadata_file_version(base.metadata_location()).ok_or_else(|| {
+            crate::table::metadata_file_version(base.metadata_location()).ok_or_else(|| {
                 Error::unsupported(format!(
                     "committing to '{}': not a v<N>.metadata.json file",
                     base.metadata_location()

@@ -16,7 +16,6 @@ use bytes::Bytes;
 use super::summary::SnapshotSummary;
 use crate::catalog::metadata_dir;
 use crate::error::{Error, Result};
-use crate::spec::manifest_list::parse_manifest_list;
 use crate::spec::{
     DataFile, FormatVersion, ManifestContent, ManifestEntry, ManifestFile, Snapshot,
     SnapshotReference, TableUpdate, MAIN_BRANCH,
@@ -151,17 +150,9 @@ impl SnapshotProducer {
         table: &Table,
         snapshot: Option<&Snapshot>,
     ) -> Result<Vec<ManifestFile>> {
-        let Some(snapshot) = snapshot else {
-            return Ok(vec![]);
-        };
-        let Some(list) = &snapshot.manifest_list else {
-            return Err(Error::unsupported(format!(
-                "committing on top of v1 snapshot {} without a manifest list",
-                snapshot.snapshot_id
-            )));
-        };
-        let bytes = table.file_io().read(list).await?;
-        parse_manifest_list(&bytes, list)
+        crate::scan::TableScan::new(table.clone(), snapshot.cloned())
+            .manifest_list()
+            .await
     }
 
     /// The entries of a manifest (deleted ones included).

@@ -294,6 +294,15 @@ async fn rows_are_written_in_the_tables_sort_order() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn input_partitions_are_written_in_parallel_into_one_commit() {
     let w = warehouse().await;
+    // two partitions whatever the machine's core count (CI may have one), and no file
+    // stealing between them: DataFusion 55's file streams let an idle partition take a
+    // sibling's files, so on one core partition 0 may read both and partition 1 none
+    sql(&w.ctx, "SET datafusion.execution.target_partitions = 2").await;
+    sql(
+        &w.ctx,
+        "SET datafusion.execution.enable_file_stream_work_stealing = false",
+    )
+    .await;
     create(&w, "ns.wide", PartitionSpec::unpartitioned()).await;
     create(&w, "ns.src", PartitionSpec::unpartitioned()).await;
     // a source of two files, scanned as two partitions

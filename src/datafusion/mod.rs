@@ -2,6 +2,7 @@
 
 pub mod catalog;
 mod delete_planning;
+pub mod dml;
 mod equality_delete_exec;
 mod expr_adapter;
 mod factory;

@@ -25,8 +25,10 @@ mod append;
 mod manifest_merge;
 mod overwrite;
 mod retry;
+mod row_delta;
 mod snapshot_producer;
 mod summary;
+mod validation;
 
 use std::sync::Arc;
 
@@ -40,6 +42,15 @@ use crate::table::Table;
 pub use append::AppendFiles;
 pub use overwrite::{IsolationLevel, OverwriteFiles};
 pub use retry::RetryPolicy;
+pub use row_delta::RowDelta;
+
+/// Check that this crate writes `table`'s format version (v2 today), before any file
+/// is written for a change to it.
+///
+/// Errors: [`ErrorKind::Unsupported`](crate::ErrorKind) naming what is missing.
+pub fn check_writable(table: &Table) -> Result<()> {
+    snapshot_producer::SnapshotProducer::check_format(table)
+}
 
 /// One change of a transaction.
 #[async_trait]

@@ -17,8 +17,8 @@ use super::summary::SnapshotSummary;
 use crate::catalog::metadata_dir;
 use crate::error::{Error, Result};
 use crate::spec::{
-    DataFile, FormatVersion, ManifestContent, ManifestEntry, ManifestFile, Snapshot,
-    SnapshotReference, TableUpdate, MAIN_BRANCH,
+    DataContentType, DataFile, FormatVersion, ManifestContent, ManifestEntry, ManifestFile,
+    Snapshot, SnapshotReference, TableUpdate, MAIN_BRANCH,
 };
 use crate::table::Table;
 use crate::write::{write_manifest_list, ManifestWriter, NewEntry};
@@ -123,8 +123,9 @@ impl SnapshotProducer {
         Ok(file)
     }
 
-    /// The manifests of the data files the snapshot adds (`added`: spec id → files), one
-    /// per spec; written on the first call and reused by every retry.
+    /// The manifests of the files the snapshot adds (`added`: spec id → files), one per
+    /// spec and content (data, deletes); written on the first call and reused by every
+    /// retry.
     pub(crate) async fn added_manifests(
         &mut self,
         table: &Table,
@@ -135,11 +136,24 @@ impl SnapshotProducer {
         }
         let mut out = vec![];
         for (spec_id, files) in added.iter().filter(|(_, f)| !f.is_empty()) {
-            let entries: Vec<NewEntry> = files.iter().cloned().map(NewEntry::added).collect();
-            out.push(
-                self.write_manifest(table, *spec_id, ManifestContent::Data, &entries)
-                    .await?,
-            );
+            // data files in a data manifest, delete files in a delete manifest
+            let (data, deletes): (Vec<&DataFile>, Vec<&DataFile>) = files
+                .iter()
+                .partition(|f| f.content == DataContentType::Data);
+            for (content, files) in [
+                (ManifestContent::Data, data),
+                (ManifestContent::Deletes, deletes),
+            ] {
+                if files.is_empty() {
+                    continue;
+                }
+                let entries: Vec<NewEntry> =
+                    files.into_iter().cloned().map(NewEntry::added).collect();
+                out.push(
+                    self.write_manifest(table, *spec_id, content, &entries)
+                        .await?,
+                );
+            }
         }
         self.added_manifests = Some(out.clone());
         Ok(out)

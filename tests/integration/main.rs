@@ -4,6 +4,7 @@ mod cli_writes;
 mod bad_input;
 mod catalog;
 mod deletes;
+mod dml;
 mod evolution;
 mod fixtures;
 mod interop;

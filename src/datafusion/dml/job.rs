@@ -389,9 +389,10 @@ impl RowLevelJob {
         let granularity = DeleteGranularity::from_properties(&m.properties)?;
         let config = DataFileWriterConfig::from_properties(&m.properties)?;
         let planned = self.planned_files();
-        // (spec id, partition key) → (partition, [(file, positions)])
+        // (spec id, partition key, data file or "") → (partition, [(file, positions)])
         type Group = (Vec<Option<Literal>>, Vec<(String, RoaringTreemap)>);
-        let mut groups: BTreeMap<(i32, Vec<Option<Vec<u8>>>, String), Group> = BTreeMap::new();
+        type GroupKey = (i32, Vec<Option<Vec<u8>>>, String);
+        let mut groups: BTreeMap<GroupKey, Group> = BTreeMap::new();
         for (path, rows) in positions {
             let (spec_id, file) = planned.get(path.as_str()).ok_or_else(|| {
                 Error::invalid_data(format!(

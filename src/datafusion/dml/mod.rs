@@ -34,6 +34,7 @@
 //! is written, with [`ErrorKind::Unsupported`](crate::ErrorKind).
 
 mod exec;
+mod guard;
 mod job;
 
 use std::collections::{HashMap, HashSet};
@@ -53,6 +54,7 @@ use crate::expr::Predicate;
 use crate::transaction::{check_writable, IsolationLevel};
 
 pub use exec::IcebergRowLevelExec;
+pub use guard::{install_dml_guard, DmlEmptyInputGuard, DML_GUARD_RULE};
 use job::{RowLevelJob, RowLevelOp};
 
 /// Table property: how `DELETE` writes (`copy-on-write` or `merge-on-read`).

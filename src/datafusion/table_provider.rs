@@ -18,7 +18,7 @@ use async_trait::async_trait;
 use datafusion::arrow::datatypes::{DataType, Field, FieldRef, Schema as ArrowSchema, SchemaRef};
 use datafusion::catalog::Session;
 use datafusion::common::config::TableParquetOptions;
-use datafusion::common::{DFSchema, Result as DFResult, ScalarValue};
+use datafusion::common::{DFSchema, DFSchemaRef, Result as DFResult, ScalarValue};
 use datafusion::datasource::file_format::parquet::transform_schema_to_view;
 use datafusion::datasource::listing::PartitionedFile;
 use datafusion::datasource::physical_plan::parquet::ParquetRowSelection;
@@ -27,6 +27,7 @@ use datafusion::datasource::source::DataSourceExec;
 use datafusion::datasource::table_schema::TableSchema;
 use datafusion::datasource::{TableProvider, TableType};
 use datafusion::execution::object_store::ObjectStoreUrl;
+use datafusion::logical_expr::dml::MergeIntoClause;
 use datafusion::logical_expr::utils::conjunction;
 use datafusion::logical_expr::{Expr, TableProviderFilterPushDown};
 use datafusion::parquet::arrow::RowNumber;
@@ -810,6 +811,17 @@ impl TableProvider for IcebergTableProvider {
 
     async fn truncate(&self, state: &dyn Session) -> DFResult<Arc<dyn ExecutionPlan>> {
         Ok(super::dml::plan_delete(self, state, vec![], "TRUNCATE").await?)
+    }
+
+    async fn merge_into(
+        &self,
+        state: &dyn Session,
+        source: Arc<dyn ExecutionPlan>,
+        merge_schema: DFSchemaRef,
+        on: Expr,
+        clauses: Vec<MergeIntoClause>,
+    ) -> DFResult<Arc<dyn ExecutionPlan>> {
+        Ok(super::dml::plan_merge(self, state, source, merge_schema, on, clauses).await?)
     }
 
     fn supports_filters_pushdown(

@@ -668,3 +668,97 @@ async fn dml_on_tables_with_equality_deletes() {
         engines_agree(&lake, &name, mode == "copy-on-write").await;
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dml_merge_into_both_modes() {
+    let lake = lake().await;
+    for (mode, partitioning) in [
+        ("copy-on-write", ""),
+        ("merge-on-read", ""),
+        ("copy-on-write", "PARTITIONED BY (k)"),
+        ("merge-on-read", "PARTITIONED BY (k)"),
+    ] {
+        let name = format!(
+            "merge_{}_{}",
+            mode.replace('-', "_"),
+            if partitioning.is_empty() {
+                "plain"
+            } else {
+                "by_k"
+            }
+        );
+        let t = format!("ice.ns.{name}");
+        create(
+            &lake,
+            &name,
+            partitioning,
+            &format!(", 'write.merge.mode'='{mode}'"),
+        )
+        .await;
+        ok(
+            &lake.ctx,
+            &format!(
+                "INSERT INTO {t} VALUES (1, 1, 'a', 1.0), (2, 1, 'b', 2.0), (3, 2, 'c', 3.0), \
+                 (4, 2, 'd', 4.0), (5, NULL, 'e', 5.0)"
+            ),
+        )
+        .await;
+        ok(
+            &lake.ctx,
+            &format!("INSERT INTO {t} VALUES (6, 3, 'f', 6.0)"),
+        )
+        .await;
+        // matched: 1 updated (moving partitions), 2 deleted by its AND condition, 3
+        // matched by a clause-less row that no clause takes; not matched: 7 inserted;
+        // not matched by source: 4 and 5 updated, 6 deleted
+        let count = ok(
+            &lake.ctx,
+            &format!(
+                "MERGE INTO {t} t USING (VALUES (1, 'x', 10.0), (2, 'y', -1.0), (3, 'z', NULL), \
+                 (7, 'w', 70.0)) AS s(id, s, d) ON t.id = s.id \
+                 WHEN MATCHED AND s.d < 0 THEN DELETE \
+                 WHEN MATCHED AND s.d > 0 THEN UPDATE SET d = s.d, s = s.s, k = 9 \
+                 WHEN NOT MATCHED THEN INSERT (id, s, d) VALUES (s.id, s.s, s.d) \
+                 WHEN NOT MATCHED BY SOURCE AND t.id = 6 THEN DELETE \
+                 WHEN NOT MATCHED BY SOURCE THEN UPDATE SET d = -t.d"
+            ),
+        )
+        .await;
+        assert!(count.contains("| 6     |"), "{name}: {count}");
+        let rows = ok(
+            &lake.ctx,
+            &format!("SELECT id, k, s, d FROM {t} ORDER BY id"),
+        )
+        .await;
+        assert_eq!(
+            rows,
+            "+----+---+---+------+\n\
+             | id | k | s | d    |\n\
+             +----+---+---+------+\n\
+             | 1  | 9 | x | 10.0 |\n\
+             | 3  | 2 | c | 3.0  |\n\
+             | 4  | 2 | d | -4.0 |\n\
+             | 5  |   | e | -5.0 |\n\
+             | 7  |   | w | 70.0 |\n\
+             +----+---+---+------+",
+            "{name}"
+        );
+        // a target row matched twice is an error, and nothing is committed
+        let before = current_snapshot(&lake.catalog, &format!("ns.{name}")).await;
+        let e = run(
+            &lake.ctx,
+            &format!(
+                "MERGE INTO {t} t USING (VALUES (1, 1.0), (1, 2.0)) AS s(id, d) ON t.id = s.id \
+                 WHEN MATCHED THEN UPDATE SET d = s.d"
+            ),
+        )
+        .await
+        .expect_err("two source rows for one target row");
+        assert!(e.contains("more than one row of the source"), "{name}: {e}");
+        assert_eq!(
+            current_snapshot(&lake.catalog, &format!("ns.{name}")).await,
+            before
+        );
+        other_engines_agree(&lake, &name).await;
+    }
+}

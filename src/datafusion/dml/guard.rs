@@ -21,7 +21,10 @@ use datafusion::prelude::SessionContext;
 /// The rule's name (as listed by the session's optimizer).
 pub const DML_GUARD_RULE: &str = "icefloe_dml_empty_input_guard";
 
-/// See the [module docs](self).
+/// An optimizer rule: a `DELETE`/`UPDATE` whose input DataFusion emptied (a `WHERE` never
+/// true) gets a scan of its target with the filter `false` back, so the table provider
+/// changes no row instead of every row. Run it after DataFusion's own rules
+/// ([`install_dml_guard`] appends it).
 #[derive(Debug, Default)]
 pub struct DmlEmptyInputGuard;
 

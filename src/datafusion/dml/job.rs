@@ -16,6 +16,7 @@ use datafusion::physical_plan::ExecutionPlan;
 use futures::StreamExt;
 use roaring::RoaringTreemap;
 
+use super::merge::MergeActions;
 use super::RowLevelMode;
 use crate::datafusion::delete_planning::DeletePlan;
 use crate::datafusion::insert::{data_location, WriteTarget, COMMITTED_SNAPSHOT_METRIC};
@@ -37,6 +38,26 @@ pub(crate) enum RowLevelOp {
     Delete,
     /// Set columns (index in the table's Arrow schema) to expressions over the row.
     Update(Vec<(usize, Arc<dyn PhysicalExpr>)>),
+    /// `MERGE`: the clauses, over the target's rows joined with the source.
+    Merge(MergeActions),
+}
+
+/// What pass one found in one input partition.
+#[derive(Debug, Default)]
+struct PassOne {
+    positions: Positions,
+    count: u64,
+    /// Target rows a `MERGE` matched (for the cardinality check across partitions).
+    matched: Positions,
+    /// New data files written.
+    files: Vec<DataFile>,
+}
+
+fn cardinality_error(ident: &crate::catalog::TableIdent) -> Error {
+    Error::invalid_argument(format!(
+        "MERGE into '{ident}': a row of the target table matched more than one row of the \
+         source (each target row may match at most one source row)"
+    ))
 }
 
 /// Deleted positions per data file location.
@@ -194,54 +215,43 @@ impl RowLevelJob {
         )
     }
 
-    /// Pass one over one input partition: the matched positions of files not removed
-    /// whole, the matched row count, and (merge-on-read `UPDATE`) the new rows written.
-    async fn find_matches(
-        &self,
-        mut input: SendableRecordBatchStream,
-    ) -> Result<(Positions, u64, Vec<DataFile>)> {
-        let writes_rows =
-            self.mode == RowLevelMode::MergeOnRead && matches!(self.op, RowLevelOp::Update(_));
+    /// Pass one over one input partition: the positions to delete (of files not removed
+    /// whole), the rows changed, the target rows a `MERGE` matched, and the new rows
+    /// written (merge-on-read `UPDATE`, `MERGE`).
+    async fn find_matches(&self, mut input: SendableRecordBatchStream) -> Result<PassOne> {
+        let writes_rows = match self.op {
+            RowLevelOp::Merge(_) => true,
+            RowLevelOp::Update(_) => self.mode == RowLevelMode::MergeOnRead,
+            RowLevelOp::Delete => false,
+        };
         let mut writer = if writes_rows {
             Some(self.writer()?)
         } else {
             None
         };
         let result = async {
-            let (mut positions, mut count) = (Positions::new(), 0u64);
-            let columns = self.provider.arrow_schema().fields().len();
+            let mut out = PassOne::default();
             while let Some(batch) = input.next().await {
                 let batch = batch?;
-                let mask = self.matches(&batch)?;
-                let matched = mask.true_count();
-                if matched == 0 {
-                    continue;
-                }
-                count += matched as u64;
-                let files = batch.column(columns).as_string::<i32>();
-                let pos = batch.column(columns + 1).as_primitive::<Int64Type>();
-                for row in (0..batch.num_rows()).filter(|r| mask.value(*r)) {
-                    let file = files.value(row);
-                    if self.whole_read.contains(file) {
-                        continue;
-                    }
-                    positions
-                        .entry(file.to_string())
-                        .or_default()
-                        .insert(pos.value(row) as u64);
-                }
+                let new_rows = match &self.op {
+                    RowLevelOp::Merge(actions) => self.merge_batch(actions, &batch, &mut out)?,
+                    _ => self.match_batch(&batch, &mut out, writer.is_some())?,
+                };
                 if let Some(w) = &mut writer {
-                    let rows = filter_record_batch(&batch, &mask)?;
-                    let all = BooleanArray::from(vec![true; rows.num_rows()]);
-                    w.write(&self.updated(&rows, &all)?).await?;
+                    for rows in &new_rows {
+                        w.write(rows).await?;
+                    }
                 }
             }
-            Ok::<_, Error>((positions, count))
+            Ok::<_, Error>(out)
         }
         .await;
         match (result, writer) {
-            (Ok((p, c)), Some(w)) => Ok((p, c, w.close().await?)),
-            (Ok((p, c)), None) => Ok((p, c, vec![])),
+            (Ok(mut out), Some(w)) => {
+                out.files = w.close().await?;
+                Ok(out)
+            }
+            (Ok(out), None) => Ok(out),
             (Err(e), Some(w)) => {
                 let _ = w.abort().await;
                 Err(e)
@@ -250,20 +260,105 @@ impl RowLevelJob {
         }
     }
 
+    /// `DELETE`/`UPDATE`: the rows of `batch` the condition matches; returns their new
+    /// versions when `new_rows` (merge-on-read `UPDATE`).
+    fn match_batch(
+        &self,
+        batch: &RecordBatch,
+        out: &mut PassOne,
+        new_rows: bool,
+    ) -> Result<Vec<RecordBatch>> {
+        let columns = self.provider.arrow_schema().fields().len();
+        let mask = self.matches(batch)?;
+        let matched = mask.true_count();
+        if matched == 0 {
+            return Ok(vec![]);
+        }
+        out.count += matched as u64;
+        let files = batch.column(columns).as_string::<i32>();
+        let pos = batch.column(columns + 1).as_primitive::<Int64Type>();
+        for row in (0..batch.num_rows()).filter(|r| mask.value(*r)) {
+            let file = files.value(row);
+            if self.whole_read.contains(file) {
+                continue;
+            }
+            out.positions
+                .entry(file.to_string())
+                .or_default()
+                .insert(pos.value(row) as u64);
+        }
+        if !new_rows {
+            return Ok(vec![]);
+        }
+        let rows = filter_record_batch(batch, &mask)?;
+        let all = BooleanArray::from(vec![true; rows.num_rows()]);
+        Ok(vec![self.updated(&rows, &all)?])
+    }
+
+    /// `MERGE`: apply the clauses to a joined batch; returns the new rows.
+    ///
+    /// Errors: a target row matched twice (when the statement has a `MATCHED` clause).
+    fn merge_batch(
+        &self,
+        actions: &MergeActions,
+        batch: &RecordBatch,
+        out: &mut PassOne,
+    ) -> Result<Vec<RecordBatch>> {
+        let columns = self.provider.arrow_schema().fields().len();
+        let outcome = actions.apply(batch)?;
+        out.count += outcome.count;
+        let files = batch.column(columns).as_string::<i32>();
+        let pos = batch.column(columns + 1).as_primitive::<Int64Type>();
+        if actions.check_cardinality() {
+            for row in (0..batch.num_rows()).filter(|r| outcome.matched.value(*r)) {
+                let seen = out.matched.entry(files.value(row).to_string()).or_default();
+                if !seen.insert(pos.value(row) as u64) {
+                    return Err(cardinality_error(&self.target.ident));
+                }
+            }
+        }
+        for row in (0..batch.num_rows()).filter(|r| outcome.removed.value(*r)) {
+            out.positions
+                .entry(files.value(row).to_string())
+                .or_default()
+                .insert(pos.value(row) as u64);
+        }
+        Ok(outcome.new_rows)
+    }
+
     /// Pass two (copy-on-write) over one partition of the rewrite scan: each row not
-    /// deleted written as it is, or as updated.
-    async fn rewrite(&self, mut input: SendableRecordBatchStream) -> Result<Vec<DataFile>> {
+    /// deleted written as it is, or as updated (`MERGE`: every row but those in
+    /// `positions`, whose new versions pass one wrote).
+    async fn rewrite(
+        &self,
+        mut input: SendableRecordBatchStream,
+        positions: &Positions,
+    ) -> Result<Vec<DataFile>> {
         let mut writer = self.writer()?;
+        let columns = self.provider.arrow_schema().fields().len();
         let result = async {
             while let Some(batch) = input.next().await {
                 let batch = batch?;
-                let mask = self.matches(&batch)?;
-                let out = match self.op {
+                let out = match &self.op {
+                    RowLevelOp::Merge(_) => {
+                        let files = batch.column(columns).as_string::<i32>();
+                        let pos = batch.column(columns + 1).as_primitive::<Int64Type>();
+                        let keep: BooleanArray = (0..batch.num_rows())
+                            .map(|r| {
+                                let removed = positions
+                                    .get(files.value(r))
+                                    .is_some_and(|p| p.contains(pos.value(r) as u64));
+                                Some(!removed)
+                            })
+                            .collect();
+                        self.table_columns(&filter_record_batch(&batch, &keep)?)?
+                    }
                     RowLevelOp::Delete => {
+                        let mask = self.matches(&batch)?;
                         let keep: BooleanArray = mask.iter().map(|m| m.map(|m| !m)).collect();
                         self.table_columns(&filter_record_batch(&batch, &keep)?)?
                     }
-                    RowLevelOp::Update(_) => self.updated(&batch, &mask)?,
+                    RowLevelOp::Update(_) => self.updated(&batch, &self.matches(&batch)?)?,
                 };
                 if out.num_rows() > 0 {
                     writer.write(&out).await?;
@@ -314,15 +409,23 @@ impl RowLevelJob {
         }
         let (mut positions, mut count) = (Positions::new(), self.whole_rows);
         let (mut new_rows, mut failure) = (vec![], None);
+        let mut matched = Positions::new();
         while let Some(joined) = tasks.join_next().await {
             match joined {
-                Ok(Ok((p, c, files))) => {
-                    for (file, rows) in p {
+                Ok(Ok(pass)) => {
+                    for (file, rows) in pass.positions {
                         *positions.entry(file).or_default() |= rows;
                     }
-                    count += c;
-                    written.extend(files.iter().cloned());
-                    new_rows.extend(files);
+                    for (file, rows) in pass.matched {
+                        let seen = matched.entry(file).or_default();
+                        if !(&*seen & &rows).is_empty() {
+                            failure = failure.or(Some(cardinality_error(&self.target.ident)));
+                        }
+                        *seen |= rows;
+                    }
+                    count += pass.count;
+                    written.extend(pass.files.iter().cloned());
+                    new_rows.extend(pass.files);
                 }
                 Ok(Err(e)) => failure = failure.or(Some(e)),
                 Err(e) => {
@@ -335,8 +438,8 @@ impl RowLevelJob {
         if let Some(e) = failure {
             return Err(e);
         }
-        if positions.is_empty() && self.whole.is_empty() {
-            return Ok(0);
+        if positions.is_empty() && self.whole.is_empty() && new_rows.is_empty() {
+            return Ok(count);
         }
         crate::failpoint::hit("after-data-files");
         let txn = match self.mode {
@@ -346,8 +449,8 @@ impl RowLevelJob {
             }
             RowLevelMode::CopyOnWrite => {
                 let affected: HashSet<String> = positions.keys().cloned().collect();
-                let files = self.rewrite_files(&affected, context).await;
-                let files = match files {
+                let positions = Arc::new(positions);
+                let mut files = match self.rewrite_files(&positions, context).await {
                     Ok(f) => f,
                     Err((e, partial)) => {
                         written.extend(partial);
@@ -355,6 +458,8 @@ impl RowLevelJob {
                     }
                 };
                 written.extend(files.iter().cloned());
+                // MERGE's updated and inserted rows, written in pass one
+                files.extend(new_rows);
                 self.overwrite(&affected, files)?
             }
         };
@@ -498,15 +603,15 @@ impl RowLevelJob {
     /// rewrite scan on its own task. On error, also returns the files already written.
     async fn rewrite_files(
         self: &Arc<Self>,
-        affected: &HashSet<String>,
+        positions: &Arc<Positions>,
         context: Arc<TaskContext>,
     ) -> std::result::Result<Vec<DataFile>, (Error, Vec<DataFile>)> {
-        if affected.is_empty() {
+        if positions.is_empty() {
             return Ok(vec![]);
         }
         let mut plan = self.plan.clone();
         plan.files
-            .retain(|f| affected.contains(&f.task.data_file().file_path));
+            .retain(|f| positions.contains_key(&f.task.data_file().file_path));
         let scan: Arc<dyn ExecutionPlan> = self
             .provider
             .row_level_exec(&self.session, plan, &[])
@@ -516,8 +621,8 @@ impl RowLevelJob {
             let stream = scan
                 .execute(p, Arc::clone(&context))
                 .map_err(|e| (e.into(), vec![]))?;
-            let this = Arc::clone(self);
-            tasks.spawn(async move { this.rewrite(stream).await });
+            let (this, positions) = (Arc::clone(self), Arc::clone(positions));
+            tasks.spawn(async move { this.rewrite(stream, &positions).await });
         }
         let (mut files, mut failure) = (vec![], None);
         while let Some(joined) = tasks.join_next().await {

@@ -1,5 +1,8 @@
-//! Row-level changes: `DELETE FROM`, `UPDATE` and `TRUNCATE` on Iceberg tables, as
-//! DataFusion hands them to `TableProvider::delete_from` / `update` / `truncate`.
+//! Row-level changes: `DELETE FROM`, `UPDATE`, `MERGE INTO` and `TRUNCATE` on Iceberg
+//! tables, as DataFusion hands them to `TableProvider::delete_from` / `update` /
+//! `merge_into` / `truncate`. `MERGE` joins the whole table with its source (see
+//! module `merge` for its clauses) and writes per `write.merge.mode` like an
+//! `UPDATE`.
 //!
 //! Each statement reads the rows it may change with a row-level scan of the table's
 //! current snapshot (the table's existing deletes applied; every row tagged with its
@@ -10,8 +13,8 @@
 //!
 //! | mode | `DELETE` | `UPDATE` |
 //! |---|---|---|
-//! | `copy-on-write` (default) | data files holding deleted rows are rewritten without them ([`OverwriteFiles`]) | data files holding updated rows are rewritten with the new values |
-//! | `merge-on-read` | a position delete file per data file (`write.delete.granularity` = `file`, default) or per partition (`partition`) ([`RowDelta`]) | the old rows as position deletes, the new versions appended as data files, in one [`RowDelta`] |
+//! | `copy-on-write` (default) | data files holding deleted rows are rewritten without them ([`OverwriteFiles`](crate::transaction::OverwriteFiles)) | data files holding updated rows are rewritten with the new values |
+//! | `merge-on-read` | a position delete file per data file (`write.delete.granularity` = `file`, default) or per partition (`partition`) ([`RowDelta`](crate::transaction::RowDelta)) | the old rows as position deletes, the new versions appended as data files, in one [`RowDelta`](crate::transaction::RowDelta) |
 //!
 //! Data files every row of which a `DELETE` removes are dropped in metadata alone,
 //! without rewriting or delete files: when the condition is decided by identity
@@ -36,18 +39,21 @@
 mod exec;
 mod guard;
 mod job;
+mod merge;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use datafusion::catalog::Session;
-use datafusion::common::DFSchema;
+use datafusion::common::{DFSchema, DFSchemaRef};
 use datafusion::execution::SessionState;
+use datafusion::logical_expr::dml::MergeIntoClause;
 use datafusion::logical_expr::utils::conjunction;
 use datafusion::logical_expr::Expr;
 use datafusion::physical_plan::ExecutionPlan;
 
 use super::filter::{exact_by_identity_partitions, FilterConverter};
+use super::insert::WriteTarget;
 use super::table_provider::IcebergTableProvider;
 use crate::error::{Error, Result};
 use crate::expr::Predicate;
@@ -65,6 +71,10 @@ pub const UPDATE_MODE: &str = "write.update.mode";
 pub const DELETE_ISOLATION_LEVEL: &str = "write.delete.isolation-level";
 /// Table property: `UPDATE`'s isolation level.
 pub const UPDATE_ISOLATION_LEVEL: &str = "write.update.isolation-level";
+/// Table property: how `MERGE` writes.
+pub const MERGE_MODE: &str = "write.merge.mode";
+/// Table property: `MERGE`'s isolation level.
+pub const MERGE_ISOLATION_LEVEL: &str = "write.merge.isolation-level";
 
 /// How a row-level change is written (`write.*.mode`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -130,18 +140,57 @@ pub(crate) async fn plan_update(
     .await
 }
 
-enum RowLevelOpPlan {
-    Delete,
-    Update(Vec<(String, Expr)>),
-}
-
-async fn plan(
+/// Plan `MERGE INTO t USING source ON on WHEN …` (see [`merge`]).
+///
+/// Errors: as [`plan_delete`] (with `write.merge.*`); a clause naming a column the table
+/// does not have.
+pub(crate) async fn plan_merge(
     provider: &IcebergTableProvider,
     state: &dyn Session,
-    filters: Vec<Expr>,
-    op: RowLevelOpPlan,
-    statement: &'static str,
+    source: Arc<dyn ExecutionPlan>,
+    merge_schema: DFSchemaRef,
+    on: Expr,
+    clauses: Vec<MergeIntoClause>,
 ) -> Result<Arc<dyn ExecutionPlan>> {
+    let (target, session) = writable(provider, state, "MERGE")?;
+    let table = provider.table();
+    let props = &table.metadata().properties;
+    let mode = RowLevelMode::from_properties(props, MERGE_MODE)?;
+    let level = isolation(props, MERGE_ISOLATION_LEVEL)?;
+    // every target row may match: the whole table is read
+    let planned = provider.plan_row_level(&[]).await?;
+    let mut job = RowLevelJob::new(
+        provider.clone(),
+        target,
+        session.clone(),
+        mode,
+        level,
+        Predicate::AlwaysTrue,
+        "MERGE",
+    );
+    let scan = provider.row_level_exec(state, planned.clone(), &[])?;
+    job.set_plan(planned);
+    let (joined, actions) = merge::plan_merge(
+        session,
+        scan,
+        source,
+        &merge_schema,
+        on,
+        clauses,
+        provider.arrow_schema(),
+    )
+    .await?;
+    job.set_operation(RowLevelOp::Merge(actions), None);
+    Ok(Arc::new(IcebergRowLevelExec::new(joined, Arc::new(job))))
+}
+
+/// The write target and session of a row-level `statement` on `provider`, after the
+/// checks every one of them makes.
+fn writable<'a>(
+    provider: &IcebergTableProvider,
+    state: &'a dyn Session,
+    statement: &'static str,
+) -> Result<(WriteTarget, &'a SessionState)> {
     let table = provider.table();
     let Some(target) = provider.write_target() else {
         return Err(Error::unsupported(format!(
@@ -157,6 +206,28 @@ async fn plan(
         )));
     }
     check_writable(table).map_err(|e| e.context(format!("{statement} on '{}'", target.ident)))?;
+    let Some(session) = state.as_any().downcast_ref::<SessionState>() else {
+        return Err(Error::unsupported(format!(
+            "{statement} planned outside a DataFusion SessionState"
+        )));
+    };
+    Ok((target.clone(), session))
+}
+
+enum RowLevelOpPlan {
+    Delete,
+    Update(Vec<(String, Expr)>),
+}
+
+async fn plan(
+    provider: &IcebergTableProvider,
+    state: &dyn Session,
+    filters: Vec<Expr>,
+    op: RowLevelOpPlan,
+    statement: &'static str,
+) -> Result<Arc<dyn ExecutionPlan>> {
+    let (target, session) = writable(provider, state, statement)?;
+    let table = provider.table();
     let props = &table.metadata().properties;
     let (mode, level) = match op {
         RowLevelOpPlan::Delete => (
@@ -168,12 +239,6 @@ async fn plan(
             isolation(props, UPDATE_ISOLATION_LEVEL)?,
         ),
     };
-    let Some(session) = state.as_any().downcast_ref::<SessionState>() else {
-        return Err(Error::unsupported(format!(
-            "{statement} planned outside a DataFusion SessionState"
-        )));
-    };
-
     let schema = provider.iceberg_schema();
     let converter = FilterConverter::new(schema);
     // The rows the statement reads, for conflict detection: converting drops what it

@@ -13,6 +13,7 @@ pub mod metadata_tables;
 pub mod metrics;
 mod nested_ids;
 pub mod options;
+pub mod read_only;
 pub mod scalar;
 pub mod sql;
 mod statistics;

@@ -513,6 +513,22 @@ impl IcebergTableProvider {
             Some(_) => hidden_delete_columns(),
             None => vec![],
         };
+        // DataFusion panics on a hidden column named like a table column
+        let hidden_names = partition_cols.iter().map(|f| f.name().as_str()).chain(
+            row_ids
+                .then_some([FILE_COLUMN, POS_COLUMN])
+                .into_iter()
+                .flatten(),
+        );
+        for name in hidden_names {
+            if self.arrow_schema.field_with_name(name).is_ok() {
+                return Err(Error::unsupported(format!(
+                    "reading table '{}' with deletes or for a row-level change: its column \
+                     '{name}' has a name icefloe reserves for a hidden column",
+                    self.table.metadata_location()
+                )));
+            }
+        }
         let mut builder = TableSchema::builder(Arc::clone(&self.arrow_schema));
         if row_ids {
             let [file, pos] = row_id_columns();

@@ -762,3 +762,102 @@ async fn dml_merge_into_both_modes() {
         other_engines_agree(&lake, &name).await;
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dml_refuses_what_datafusion_would_plan_as_every_row() {
+    let lake = lake().await;
+    create(&lake, "t", "", ", 'write.delete.mode'='merge-on-read'").await;
+    create(&lake, "o", "", "").await;
+    ok(
+        &lake.ctx,
+        "INSERT INTO ice.ns.t VALUES (1, 1, 'a', 1.0), (2, 2, 'b', NULL), (3, 3, 'c', 2.0)",
+    )
+    .await;
+    ok(&lake.ctx, "INSERT INTO ice.ns.o VALUES (1, 1, 'x', 0.0)").await;
+    let before = current_snapshot(&lake.catalog, "ns.t").await;
+    // DataFusion 55 turns these subqueries into joins and then hands the table no filter
+    for q in [
+        "DELETE FROM ice.ns.t WHERE id IN (SELECT id FROM ice.ns.o)",
+        "DELETE FROM ice.ns.t WHERE id NOT IN (SELECT id FROM ice.ns.o)",
+        "UPDATE ice.ns.t SET d = 0 WHERE EXISTS (SELECT 1 FROM ice.ns.o WHERE o.id = t.id)",
+    ] {
+        let e = run(&lake.ctx, q).await.expect_err(q);
+        assert!(e.contains("not supported"), "{q}: {e}");
+    }
+    assert_eq!(current_snapshot(&lake.catalog, "ns.t").await, before);
+    // a session without the guard is refused instead of trusted
+    let plain = context();
+    attach(&plain, "ice", Arc::clone(&lake.catalog)).await;
+    let e = plain
+        .sql("DELETE FROM ice.ns.t WHERE id = 1")
+        .await
+        .expect("logical plan")
+        .collect()
+        .await
+        .expect_err("no guard");
+    assert!(e.to_string().contains("install_dml_guard"), "{e}");
+    // metadata tables are read-only
+    for q in [
+        "DELETE FROM ice.ns.\"t$files\"",
+        "UPDATE ice.ns.\"t$snapshots\" SET operation = 'x'",
+    ] {
+        let e = run(&lake.ctx, q).await.expect_err(q);
+        assert!(e.contains("read-only"), "{q}: {e}");
+    }
+    assert_eq!(current_snapshot(&lake.catalog, "ns.t").await, before);
+    let rows = ok(&lake.ctx, "SELECT id FROM ice.ns.t ORDER BY id").await;
+    assert_eq!(
+        rows,
+        "+----+\n| id |\n+----+\n| 1  |\n| 2  |\n| 3  |\n+----+"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dml_counts_the_rows_it_changes_even_for_volatile_conditions() {
+    let lake = lake().await;
+    for mode in ["copy-on-write", "merge-on-read"] {
+        let name = format!("vol_{}", mode.replace('-', "_"));
+        let t = format!("ice.ns.{name}");
+        create(
+            &lake,
+            &name,
+            "",
+            &format!(", 'write.delete.mode'='{mode}', 'write.update.mode'='{mode}'"),
+        )
+        .await;
+        ok(
+            &lake.ctx,
+            &format!("INSERT INTO {t} SELECT value, 0, NULL, 0.0 FROM generate_series(1, 2000)"),
+        )
+        .await;
+        let count = |s: &str| -> u64 {
+            s.lines()
+                .filter_map(|l| l.trim_matches(|c| c == '|' || c == ' ').parse().ok())
+                .next()
+                .unwrap_or_else(|| panic!("no count in {s}"))
+        };
+        let deleted = count(&ok(&lake.ctx, &format!("DELETE FROM {t} WHERE random() < 0.5")).await);
+        let left = count(&ok(&lake.ctx, &format!("SELECT count(*) FROM {t}")).await);
+        assert_eq!(deleted + left, 2000, "{name}");
+        let updated = count(
+            &ok(
+                &lake.ctx,
+                &format!("UPDATE {t} SET k = 1 WHERE random() < 0.5"),
+            )
+            .await,
+        );
+        let ones = count(&ok(&lake.ctx, &format!("SELECT count(*) FROM {t} WHERE k = 1")).await);
+        assert_eq!(updated, ones, "{name}");
+    }
+    // a column named like a hidden one is an error, not a crash
+    ok(
+        &lake.ctx,
+        "CREATE TABLE ice.ns.odd (id BIGINT, __icefloe_pos BIGINT) TBLPROPERTIES ('format-version'='2')",
+    )
+    .await;
+    ok(&lake.ctx, "INSERT INTO ice.ns.odd VALUES (1, 100)").await;
+    let e = run(&lake.ctx, "DELETE FROM ice.ns.odd WHERE id = 1")
+        .await
+        .expect_err("reserved");
+    assert!(e.contains("__icefloe_pos") && e.contains("reserves"), "{e}");
+}

@@ -1,18 +1,23 @@
-//! [`DmlEmptyInputGuard`]: keeps DataFusion 55 from turning `DELETE … WHERE <never true>`
-//! into a `DELETE` of every row.
+//! [`DmlEmptyInputGuard`]: keeps DataFusion 55 from turning a `DELETE`/`UPDATE` whose
+//! condition it rewrote into one of every row.
 //!
-//! DataFusion's optimizer replaces a filter it proves never true (`WHERE false`,
-//! `WHERE NULL`, `WHERE 1 = 2`, a contradiction) with an empty relation; its physical
-//! planner then finds no filter in the `DELETE`/`UPDATE` input and calls
-//! `TableProvider::delete_from` / `update` with none, which means "every row". This rule,
-//! run after the others, puts back a scan of the target table with the filter `false`,
-//! so the provider is told that no row matches. Installed by [`install_dml_guard`]
-//! (the statement layer and the CLI install it in their session).
+//! DataFusion's physical planner hands `TableProvider::delete_from` / `update` the
+//! conditions it finds in `Filter` nodes and the target's `TableScan` of the statement's
+//! input, and no filter means "every row". Two rewrites of its optimizer leave it none:
+//! - a condition proven never true (`WHERE false`, `WHERE NULL`, `WHERE 1 = 2`, a
+//!   contradiction) becomes an empty relation: this rule, run after the others, puts
+//!   back a scan of the target with the filter `false`, so no row changes;
+//! - a subquery (`WHERE id IN (SELECT …)`, `EXISTS`, `NOT IN`) becomes a semi or anti
+//!   join, which the planner does not look into: this rule refuses such a statement
+//!   with an error naming the feature, rather than let it change every row.
+//!
+//! Installed by [`install_dml_guard`]; the statement layer and the CLI install it, and
+//! the Iceberg table provider refuses `DELETE`/`UPDATE` in a session without it.
 
 use std::sync::Arc;
 
-use datafusion::common::tree_node::{Transformed, TreeNode};
-use datafusion::common::Result as DFResult;
+use datafusion::common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
+use datafusion::common::{plan_err, Result as DFResult};
 use datafusion::logical_expr::dml::WriteOp;
 use datafusion::logical_expr::{lit, DmlStatement, LogicalPlan, LogicalPlanBuilder};
 use datafusion::optimizer::{OptimizerConfig, OptimizerRule};
@@ -51,6 +56,33 @@ impl OptimizerRule for DmlEmptyInputGuard {
             input,
             output_schema,
         } = dml;
+        let mut unsupported = None;
+        input.apply(|node| {
+            if !matches!(
+                node,
+                LogicalPlan::Filter(_)
+                    | LogicalPlan::TableScan(_)
+                    | LogicalPlan::Projection(_)
+                    | LogicalPlan::SubqueryAlias(_)
+                    | LogicalPlan::EmptyRelation(_)
+            ) {
+                unsupported = Some(node.display().to_string());
+                return Ok(TreeNodeRecursion::Stop);
+            }
+            Ok(TreeNodeRecursion::Continue)
+        })?;
+        if let Some(node) = unsupported {
+            return plan_err!(
+                "{} on '{table_name}' with a condition DataFusion plans as '{node}' (e.g. a \
+                 subquery in WHERE) is not supported: DataFusion 55 would hand the table no \
+                 filter for it",
+                if op == WriteOp::Delete {
+                    "DELETE"
+                } else {
+                    "UPDATE"
+                }
+            );
+        }
         let scan_name = table_name.clone();
         let scan_target = Arc::clone(&target);
         let input = Arc::unwrap_or_clone(input).transform_up(|node| match node {
@@ -90,6 +122,14 @@ impl OptimizerRule for DmlEmptyInputGuard {
             Transformed::no(dml)
         })
     }
+}
+
+/// Whether `state`'s optimizer runs [`DmlEmptyInputGuard`].
+pub(crate) fn installed(state: &datafusion::execution::SessionState) -> bool {
+    state
+        .optimizers()
+        .iter()
+        .any(|r| r.name() == DML_GUARD_RULE)
 }
 
 /// Add [`DmlEmptyInputGuard`] to `ctx`'s optimizer, once (a second call does nothing).

@@ -339,26 +339,26 @@ impl RowLevelJob {
         let result = async {
             while let Some(batch) = input.next().await {
                 let batch = batch?;
+                // the rows pass one found (never the condition again: a volatile one,
+                // e.g. random(), would pick other rows than it counted)
+                let files = batch.column(columns).as_string::<i32>();
+                let pos = batch.column(columns + 1).as_primitive::<Int64Type>();
+                let found: BooleanArray = (0..batch.num_rows())
+                    .map(|r| {
+                        Some(
+                            positions
+                                .get(files.value(r))
+                                .is_some_and(|p| p.contains(pos.value(r) as u64)),
+                        )
+                    })
+                    .collect();
                 let out = match &self.op {
-                    RowLevelOp::Merge(_) => {
-                        let files = batch.column(columns).as_string::<i32>();
-                        let pos = batch.column(columns + 1).as_primitive::<Int64Type>();
-                        let keep: BooleanArray = (0..batch.num_rows())
-                            .map(|r| {
-                                let removed = positions
-                                    .get(files.value(r))
-                                    .is_some_and(|p| p.contains(pos.value(r) as u64));
-                                Some(!removed)
-                            })
-                            .collect();
+                    // MERGE: updated rows' new versions were written in pass one
+                    RowLevelOp::Merge(_) | RowLevelOp::Delete => {
+                        let keep: BooleanArray = found.iter().map(|f| f.map(|f| !f)).collect();
                         self.table_columns(&filter_record_batch(&batch, &keep)?)?
                     }
-                    RowLevelOp::Delete => {
-                        let mask = self.matches(&batch)?;
-                        let keep: BooleanArray = mask.iter().map(|m| m.map(|m| !m)).collect();
-                        self.table_columns(&filter_record_batch(&batch, &keep)?)?
-                    }
-                    RowLevelOp::Update(_) => self.updated(&batch, &self.matches(&batch)?)?,
+                    RowLevelOp::Update(_) => self.updated(&batch, &found)?,
                 };
                 if out.num_rows() > 0 {
                     writer.write(&out).await?;

@@ -211,6 +211,16 @@ fn writable<'a>(
             "{statement} planned outside a DataFusion SessionState"
         )));
     };
+    if statement != "MERGE" && statement != "TRUNCATE" && !guard::installed(session) {
+        return Err(Error::unsupported(format!(
+            "{statement} on '{}' in a session without icefloe's DML guard: DataFusion 55 \
+             may hand the table no filter for a condition it rewrote (a subquery, a condition \
+             never true), which would change every row; run statements through \
+             icefloe::datafusion::sql::execute, or call \
+             icefloe::datafusion::dml::install_dml_guard(&ctx) once",
+            target.ident
+        )));
+    }
     Ok((target.clone(), session))
 }
 
@@ -296,6 +306,15 @@ async fn plan(
         RowLevelOpPlan::Delete => RowLevelOp::Delete,
         RowLevelOpPlan::Update(assignments) => {
             let mut out = Vec::with_capacity(assignments.len());
+            let mut seen = HashSet::new();
+            for (column, _) in &assignments {
+                if !seen.insert(column.as_str()) {
+                    return Err(Error::invalid_argument(format!(
+                        "UPDATE of '{}' assigns column '{column}' more than once",
+                        target.ident
+                    )));
+                }
+            }
             for (column, expr) in assignments {
                 let index = provider.arrow_schema().index_of(&column).map_err(|_| {
                     Error::invalid_argument(format!(

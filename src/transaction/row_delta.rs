@@ -139,6 +139,20 @@ impl RowDelta {
 impl TransactionAction for RowDelta {
     async fn updates(&mut self, table: &Table) -> Result<Vec<TableUpdate>> {
         SnapshotProducer::check_format(table)?;
+        // v3 tables take deletion vectors, never new position delete files (spec:
+        // "Deletion Vectors")
+        if table.metadata().format_version >= crate::spec::FormatVersion::V3 {
+            if let Some(f) = self.added.values().flatten().find(|f| {
+                f.content == DataContentType::PositionDeletes
+                    && !crate::delete::is_deletion_vector(f)
+            }) {
+                return Err(Error::unsupported(format!(
+                    "adding position delete file '{}' to a format-version 3 table (v3 takes \
+                     deletion vectors, which this crate does not write yet)",
+                    f.file_path
+                )));
+            }
+        }
         let added_manifests = self.producer.added_manifests(table, &self.added).await?;
         let parent = self.producer.parent(table).cloned();
         let starting = self.starting_snapshot_id;

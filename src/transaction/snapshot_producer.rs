@@ -21,7 +21,8 @@ use crate::spec::{
     Snapshot, SnapshotReference, TableUpdate, MAIN_BRANCH,
 };
 use crate::table::Table;
-use crate::write::{write_manifest_list, ManifestWriter, NewEntry};
+use crate::write::manifest_list::write_manifest_list_for;
+use crate::write::{ManifestWriter, NewEntry};
 
 /// A fresh positive snapshot id (as Iceberg Java: from a random UUID).
 pub(crate) fn new_snapshot_id() -> i64 {
@@ -71,17 +72,13 @@ impl SnapshotProducer {
             .and_then(|id| m.snapshot_by_id(id))
     }
 
-    /// Refuse format versions whose manifests this crate does not write yet.
+    /// Refuse format versions whose manifests this crate does not write yet (v1).
     pub(crate) fn check_format(table: &Table) -> Result<()> {
         match table.metadata().format_version {
-            FormatVersion::V2 => Ok(()),
+            FormatVersion::V2 | FormatVersion::V3 => Ok(()),
             FormatVersion::V1 => Err(Error::unsupported(
                 "writing to a format-version 1 table (v1 manifests); upgrade it with \
                  'format-version'='2'",
-            )),
-            FormatVersion::V3 => Err(Error::unsupported(
-                "writing to a format-version 3 table (row lineage: first_row_id in manifest \
-                 lists and manifests)",
             )),
         }
     }
@@ -105,7 +102,8 @@ impl SnapshotProducer {
             content,
             self.snapshot_id,
             m.last_sequence_number + 1,
-        )?;
+        )?
+        .with_format_version(m.format_version, m.current_schema(), spec)?;
         for e in entries {
             writer.add(e)?;
         }
@@ -213,11 +211,12 @@ impl SnapshotProducer {
             self.attempt,
             self.commit_uuid
         );
-        let bytes = write_manifest_list(
+        let bytes = write_manifest_list_for(
             &manifests,
             self.snapshot_id,
             parent.map(|p| p.snapshot_id),
             sequence_number,
+            v3.then_some(first_row_id),
         )?;
         table
             .file_io()

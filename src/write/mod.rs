@@ -1,5 +1,5 @@
 //! Writing Iceberg data and metadata: Parquet data files from record batches
-//! ([`PartitionedDataFileWriter`], configured by [`DataFileWriterConfig`]), v2 manifests
+//! ([`PartitionedDataFileWriter`], configured by [`DataFileWriterConfig`]), v2 and v3 manifests
 //! and manifest lists (Avro), table metadata JSON, data-file metrics from Parquet footers, and a single-writer table on the local
 //! filesystem ([`LocalTableWriter`]) whose `add_parquet_files` registers existing Parquet
 //! files ("add_files").

@@ -19,15 +19,15 @@ use crate::catalog::{attach, context};
 use crate::interop::{assert_same_rows, duckdb_read, icefloe_rows, pyiceberg_read, python};
 
 /// A SQLite catalog `default` (attached as `ice`) with namespace `ns`, in a temp dir.
-struct Lake {
-    dir: tempfile::TempDir,
-    db: PathBuf,
-    warehouse: PathBuf,
-    catalog: Arc<dyn Catalog>,
-    ctx: SessionContext,
+pub(crate) struct Lake {
+    pub(crate) dir: tempfile::TempDir,
+    pub(crate) db: PathBuf,
+    pub(crate) warehouse: PathBuf,
+    pub(crate) catalog: Arc<dyn Catalog>,
+    pub(crate) ctx: SessionContext,
 }
 
-async fn lake() -> Lake {
+pub(crate) async fn lake() -> Lake {
     let dir = tempfile::tempdir().expect("tempdir");
     let db = dir.path().join("catalog.db");
     let warehouse = dir.path().join("warehouse");
@@ -41,7 +41,10 @@ async fn lake() -> Lake {
         .await
         .expect("namespace");
     let catalog: Arc<dyn Catalog> = Arc::new(catalog);
-    let ctx = context();
+    // `SET icefloe.…` needs the options registered
+    let config = icefloe::datafusion::register_iceberg_options(context().state().config().clone());
+    let ctx = SessionContext::new_with_config(config);
+    icefloe::datafusion::register_iceberg_functions(&ctx);
     attach(&ctx, "ice", Arc::clone(&catalog)).await;
     Lake {
         dir,
@@ -52,14 +55,14 @@ async fn lake() -> Lake {
     }
 }
 
-async fn run(ctx: &SessionContext, q: &str) -> Result<Vec<RecordBatch>, String> {
+pub(crate) async fn run(ctx: &SessionContext, q: &str) -> Result<Vec<RecordBatch>, String> {
     let df = icefloe::datafusion::sql::execute(ctx, q)
         .await
         .map_err(|e| e.to_string())?;
     df.collect().await.map_err(|e| e.to_string())
 }
 
-async fn ok(ctx: &SessionContext, q: &str) -> String {
+pub(crate) async fn ok(ctx: &SessionContext, q: &str) -> String {
     let batches = run(ctx, q).await.unwrap_or_else(|e| panic!("{q}: {e}"));
     pretty_format_batches(&batches).expect("format").to_string()
 }
@@ -226,7 +229,7 @@ fn schema_json() -> Value {
 
 /// PyIceberg (through the catalog) and DuckDB (`iceberg_scan` of the metadata file)
 /// read `ns.<name>` as icefloe does.
-async fn other_engines_agree(lake: &Lake, name: &str) {
+pub(crate) async fn other_engines_agree(lake: &Lake, name: &str) {
     engines_agree(lake, name, true).await
 }
 
@@ -277,7 +280,7 @@ const PARTITIONINGS: [(&str, &str); 3] = [
     ),
 ];
 
-async fn create(lake: &Lake, name: &str, partitioning: &str, properties: &str) {
+pub(crate) async fn create(lake: &Lake, name: &str, partitioning: &str, properties: &str) {
     ok(
         &lake.ctx,
         &format!(

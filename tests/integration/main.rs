@@ -15,4 +15,5 @@ mod interop_writes;
 #[path = "../conformance/normalize.rs"]
 mod normalize;
 mod read_corners;
+mod v3_writes;
 mod writes;

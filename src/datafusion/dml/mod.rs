@@ -32,9 +32,9 @@
 //! and removes every file the statement wrote. The result is DataFusion's usual one
 //! row, `count`: the rows deleted or updated.
 //!
-//! Format versions: v2. A v1 table (no delete files, v1 manifests) and a v3 table
-//! (deletion vectors and row lineage are not written yet) are refused before anything
-//! is written, with [`ErrorKind::Unsupported`](crate::ErrorKind).
+//! Format versions: v2. A v1 table (v1 manifests are not written) and a v3 table
+//! (deletion vectors, and `_row_id`s kept in rewritten files, are not written yet) are
+//! refused before anything is written, with [`ErrorKind::Unsupported`](crate::ErrorKind).
 
 mod exec;
 mod guard;
@@ -206,6 +206,13 @@ fn writable<'a>(
         )));
     }
     check_writable(table).map_err(|e| e.context(format!("{statement} on '{}'", target.ident)))?;
+    if table.metadata().format_version >= crate::spec::FormatVersion::V3 {
+        return Err(Error::unsupported(format!(
+            "{statement} on '{}', a format-version 3 table (deletion vectors and keeping row \
+             lineage in rewritten files are not written yet)",
+            target.ident
+        )));
+    }
     let Some(session) = state.as_any().downcast_ref::<SessionState>() else {
         return Err(Error::unsupported(format!(
             "{statement} planned outside a DataFusion SessionState"

@@ -47,6 +47,8 @@ pub(crate) struct PlannedFile {
     pub equality_sequence_number: i64,
     /// The file's partition scope id for partition-scoped equality deletes.
     pub scope: i32,
+    /// The position delete files and deletion vectors that apply to it.
+    pub position_deletes: Vec<Arc<ManifestEntry>>,
 }
 
 /// One equality delete file and the scope it applies in.
@@ -149,6 +151,7 @@ pub(crate) async fn plan_deletes(
                 let mut applied = equality;
                 let mut deleted_rows = 0;
                 let mut selection = None;
+                let position_deletes = positional.clone();
                 if !positional.is_empty() {
                     let data_path = &task.data_file().file_path;
                     let deleted = loader.deleted_positions(data_path, &positional).await?;
@@ -171,6 +174,7 @@ pub(crate) async fn plan_deletes(
                     selection,
                     equality_sequence_number,
                     scope,
+                    position_deletes,
                 };
                 Ok((Some(file), applied, deleted_rows))
             }

@@ -21,8 +21,8 @@ use super::manifest_merge::merge_manifests;
 use super::snapshot_producer::SnapshotProducer;
 use super::summary::SnapshotSummary;
 use super::validation::{
-    check_all_removed, remove_files, validate_data_files_exist, validate_no_conflicting_data,
-    validate_no_new_deletes_for_data_files, Coverage, Matcher,
+    check_all_removed, remove_files, removed_key, validate_data_files_exist,
+    validate_no_conflicting_data, validate_no_new_deletes_for_data_files, Coverage, Matcher,
 };
 use super::{IsolationLevel, TransactionAction};
 use crate::error::{Error, Result};
@@ -35,6 +35,8 @@ use crate::table::Table;
 pub struct RowDelta {
     added: BTreeMap<i32, Vec<DataFile>>,
     removed_paths: HashSet<String>,
+    /// Delete files (deletion vectors) replaced, by [`removed_key`].
+    removed_deletes: HashSet<String>,
     /// The data files the change reads rows of (deletes it adds, files it removes),
     /// with their spec ids, for the conflict checks.
     referenced: Vec<(i32, DataFile)>,
@@ -50,6 +52,7 @@ impl RowDelta {
         Self {
             added: BTreeMap::new(),
             removed_paths: HashSet::new(),
+            removed_deletes: HashSet::new(),
             referenced: vec![],
             starting_snapshot_id,
             isolation: IsolationLevel::Serializable,
@@ -90,6 +93,14 @@ impl RowDelta {
     pub fn remove_rows(mut self, spec_id: i32, file: DataFile) -> Self {
         self.removed_paths.insert(file.file_path.clone());
         self.referenced.push((spec_id, file));
+        self
+    }
+
+    /// Remove a delete file: a deletion vector the added one replaces (the spec allows
+    /// one per data file per snapshot), or a file-scoped position delete file merged
+    /// into it.
+    pub fn remove_deletes(mut self, file: &DataFile) -> Self {
+        self.removed_deletes.insert(removed_key(file));
         self
     }
 
@@ -194,15 +205,16 @@ impl TransactionAction for RowDelta {
         }
 
         let mut summary = SnapshotSummary::of_added(&self.added);
-        let removed_paths = &self.removed_paths;
+        let (removed_paths, removed_deletes) = (&self.removed_paths, &self.removed_deletes);
         let covered = |e: &ManifestEntry| -> Result<Coverage> {
-            Ok(if removed_paths.contains(&e.data_file.file_path) {
-                Coverage::All
-            } else {
-                Coverage::None
-            })
+            let f = &e.data_file;
+            let hit = match f.content {
+                DataContentType::Data => removed_paths.contains(&f.file_path),
+                _ => removed_deletes.contains(&removed_key(f)),
+            };
+            Ok(if hit { Coverage::All } else { Coverage::None })
         };
-        let (kept, removed) = if removed_paths.is_empty() {
+        let (kept, removed) = if removed_paths.is_empty() && removed_deletes.is_empty() {
             let kept = SnapshotProducer::manifests_of(table, parent.as_ref()).await?;
             (kept, HashSet::new())
         } else {
@@ -216,6 +228,7 @@ impl TransactionAction for RowDelta {
             .await?
         };
         check_all_removed(&self.removed_paths, &removed)?;
+        check_all_removed(&self.removed_deletes, &removed)?;
         let mut manifests = added_manifests;
         manifests.extend(kept);
         let manifests = merge_manifests(table, &mut self.producer, manifests).await?;

@@ -293,7 +293,8 @@ pub(crate) async fn validate_data_files_exist(
 /// The manifests of `parent` with the files `covered` says to remove taken out: each
 /// manifest holding one is rewritten (removed entries `DELETED`, other live entries
 /// `EXISTING` with their snapshot ids and sequence numbers); the others are kept.
-/// Removed files are counted in `summary`. Returns the manifests and the paths removed.
+/// Removed files are counted in `summary`. Returns the manifests and the removed files'
+/// keys ([`removed_key`]: the location; `location@offset` for a deletion vector).
 ///
 /// `covered` answers for each live entry: [`Coverage::All`] removes it; `Partial` on a
 /// data file is an [`ErrorKind::Unsupported`] error (removing it would take rows the
@@ -309,11 +310,13 @@ pub(crate) async fn remove_files(
     let mut removed_paths = HashSet::new();
     for mf in SnapshotProducer::manifests_of(table, parent).await? {
         let entries = SnapshotProducer::entries_of(table, &mf).await?;
-        let mut removed: HashSet<&str> = HashSet::new();
+        // by location and blob offset: one Puffin file holds the deletion vectors of
+        // several data files, each its own entry
+        let mut removed: HashSet<FileKey> = HashSet::new();
         for e in entries.iter().filter(|e| e.is_alive()) {
             match covered(e)? {
                 Coverage::All => {
-                    removed.insert(e.data_file.file_path.as_str());
+                    removed.insert(file_key(&e.data_file));
                 }
                 Coverage::Partial if e.data_file.content == DataContentType::Data => {
                     return Err(Error::unsupported(format!(
@@ -331,20 +334,39 @@ pub(crate) async fn remove_files(
         }
         let mut new_entries = vec![];
         for e in entries.iter().filter(|e| e.is_alive()) {
-            if removed.contains(e.data_file.file_path.as_str()) {
+            if removed.contains(&file_key(&e.data_file)) {
                 summary.remove(e.spec_id, &e.data_file);
                 new_entries.push(NewEntry::deleted(e));
             } else {
                 new_entries.push(NewEntry::existing(e));
             }
         }
-        removed_paths.extend(removed.into_iter().map(str::to_string));
+        removed_paths.extend(removed.into_iter().map(|(p, o)| match o {
+            Some(offset) => format!("{p}@{offset}"),
+            None => p.to_string(),
+        }));
         let rewritten = producer
             .write_manifest(table, mf.partition_spec_id, mf.content, &new_entries)
             .await?;
         manifests.push(rewritten);
     }
     Ok((manifests, removed_paths))
+}
+
+/// A file entry's identity: its location and, for a deletion vector, its blob offset.
+type FileKey<'a> = (&'a str, Option<i64>);
+
+fn file_key(f: &DataFile) -> FileKey<'_> {
+    (f.file_path.as_str(), f.content_offset)
+}
+
+/// The key [`remove_files`] reports a removed entry by: its location, with `@<offset>`
+/// for a deletion vector (a blob of a Puffin file).
+pub(crate) fn removed_key(f: &DataFile) -> String {
+    match f.content_offset {
+        Some(offset) => format!("{}@{offset}", f.file_path),
+        None => f.file_path.clone(),
+    }
 }
 
 /// Every path in `wanted` was removed (`removed`), else a concurrent commit removed it.

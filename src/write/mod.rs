@@ -19,6 +19,7 @@ pub mod metrics_config;
 pub mod parquet_metrics;
 pub mod partition_path;
 pub mod position_delete_writer;
+pub mod puffin_writer;
 pub mod table_writer;
 pub mod writer_config;
 
@@ -33,6 +34,7 @@ pub use parquet_metrics::{
 pub use position_delete_writer::{
     position_delete_schema, write_position_delete_file, DeleteGranularity,
 };
+pub use puffin_writer::write_deletion_vectors;
 pub use table_writer::{LocalTableWriter, PendingSnapshot};
 pub use writer_config::DataFileWriterConfig;
 

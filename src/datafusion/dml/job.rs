@@ -18,17 +18,19 @@ use roaring::RoaringTreemap;
 
 use super::merge::MergeActions;
 use super::RowLevelMode;
-use crate::datafusion::delete_planning::DeletePlan;
+use crate::datafusion::delete_planning::{DeletePlan, PlannedFile};
 use crate::datafusion::insert::{data_location, WriteTarget, COMMITTED_SNAPSHOT_METRIC};
 use crate::datafusion::table_provider::IcebergTableProvider;
+use crate::delete::{is_deletion_vector, PositionDeleteLoader};
 use crate::error::{Error, ErrorKind, Result};
 use crate::expr::Predicate;
-use crate::spec::{DataFile, Literal};
+use crate::spec::{DataFile, FormatVersion, Literal};
 use crate::table::Table;
 use crate::transaction::{IsolationLevel, OverwriteFiles, RowDelta, Transaction};
 use crate::write::bounds::literal_to_bytes;
 use crate::write::{
-    write_position_delete_file, DataFileWriterConfig, DeleteGranularity, PartitionedDataFileWriter,
+    write_deletion_vectors, write_position_delete_file, DataFileWriterConfig, DeleteGranularity,
+    PartitionedDataFileWriter,
 };
 
 /// What the statement does to the rows its condition matches.
@@ -444,8 +446,16 @@ impl RowLevelJob {
         crate::failpoint::hit("after-data-files");
         let txn = match self.mode {
             RowLevelMode::MergeOnRead => {
-                let deletes = self.write_position_deletes(&positions, written).await?;
-                self.row_delta(&positions, deletes, new_rows)?
+                let v3 = self.table().metadata().format_version >= FormatVersion::V3;
+                let (deletes, replaced) = if v3 {
+                    self.write_deletion_vectors(&positions, written).await?
+                } else {
+                    (
+                        self.write_position_deletes(&positions, written).await?,
+                        vec![],
+                    )
+                };
+                self.row_delta(&positions, deletes, &replaced, new_rows)?
             }
             RowLevelMode::CopyOnWrite => {
                 let affected: HashSet<String> = positions.keys().cloned().collect();
@@ -539,10 +549,80 @@ impl RowLevelJob {
         Ok(out)
     }
 
+    /// v3: a deletion vector per data file in `positions`, holding its new positions and
+    /// those its existing position deletes and deletion vector already delete (spec: at
+    /// most one deletion vector per data file per snapshot). Returns the new vectors and
+    /// the deletion vectors they replace (removed in the same commit).
+    async fn write_deletion_vectors(
+        &self,
+        positions: &Positions,
+        written: &mut Vec<DataFile>,
+    ) -> Result<(Vec<(i32, DataFile)>, Vec<DataFile>)> {
+        let m = self.table().metadata();
+        let loader = PositionDeleteLoader::new(self.table().file_io().clone());
+        let planned: HashMap<&str, &PlannedFile> = self
+            .plan
+            .files
+            .iter()
+            .map(|f| (f.task.data_file().file_path.as_str(), f))
+            .collect();
+        type Group = (Vec<Option<Literal>>, Vec<(String, RoaringTreemap)>);
+        let mut groups: BTreeMap<(i32, Vec<Option<Vec<u8>>>), Group> = BTreeMap::new();
+        let mut replaced = vec![];
+        for (path, rows) in positions {
+            let file = planned.get(path.as_str()).ok_or_else(|| {
+                Error::invalid_data(format!(
+                    "row-level scan returned rows of unplanned file '{path}'"
+                ))
+            })?;
+            let mut all = rows.clone();
+            if !file.position_deletes.is_empty() {
+                all |= loader
+                    .deleted_positions(path, &file.position_deletes)
+                    .await?;
+                replaced.extend(
+                    file.position_deletes
+                        .iter()
+                        .filter(|d| is_deletion_vector(&d.data_file))
+                        .map(|d| d.data_file.clone()),
+                );
+            }
+            let data = file.task.data_file();
+            let key = data
+                .partition
+                .iter()
+                .map(|v| v.as_ref().map(literal_to_bytes))
+                .collect();
+            groups
+                .entry((file.task.entry.spec_id, key))
+                .or_insert_with(|| (data.partition.clone(), vec![]))
+                .1
+                .push((path.clone(), all));
+        }
+        let mut out = vec![];
+        for ((spec_id, _), (partition, vectors)) in groups {
+            let spec = m.partition_spec_by_id(spec_id).ok_or_else(|| {
+                Error::invalid_data(format!("the table has no partition spec {spec_id}"))
+            })?;
+            let files = write_deletion_vectors(
+                self.table().file_io(),
+                &data_location(self.table()),
+                spec,
+                partition,
+                vectors,
+            )
+            .await?;
+            written.extend(files.iter().take(1).cloned());
+            out.extend(files.into_iter().map(|f| (spec_id, f)));
+        }
+        Ok((out, replaced))
+    }
+
     fn row_delta(
         &self,
         positions: &Positions,
         deletes: Vec<(i32, DataFile)>,
+        replaced: &[DataFile],
         new_rows: Vec<DataFile>,
     ) -> Result<Transaction> {
         let start = self.provider.snapshot().map(|s| s.snapshot_id);
@@ -568,6 +648,9 @@ impl RowLevelJob {
         }
         for (spec, file) in &self.whole {
             delta = delta.remove_rows(*spec, file.clone());
+        }
+        for dv in replaced {
+            delta = delta.remove_deletes(dv);
         }
         Ok(self.transaction().add_action(delta))
     }

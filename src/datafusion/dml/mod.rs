@@ -207,11 +207,20 @@ fn writable<'a>(
     }
     check_writable(table).map_err(|e| e.context(format!("{statement} on '{}'", target.ident)))?;
     if table.metadata().format_version >= crate::spec::FormatVersion::V3 {
-        return Err(Error::unsupported(format!(
-            "{statement} on '{}', a format-version 3 table (deletion vectors and keeping row \
-             lineage in rewritten files are not written yet)",
-            target.ident
-        )));
+        // v3 rows keep their row ids when rewritten or updated (spec: "Row Lineage"),
+        // which this crate does not write yet; merge-on-read DELETE (deletion vectors)
+        // and whole-file removals change no row
+        let props = &table.metadata().properties;
+        let merge_on_read_delete = statement == "DELETE"
+            && RowLevelMode::from_properties(props, DELETE_MODE)? == RowLevelMode::MergeOnRead;
+        if !merge_on_read_delete && statement != "TRUNCATE" {
+            return Err(Error::unsupported(format!(
+                "{statement} on '{}', a format-version 3 table, except DELETE in \
+                 merge-on-read mode (keeping row lineage in rewritten and updated rows is \
+                 not written yet)",
+                target.ident
+            )));
+        }
     }
     let Some(session) = state.as_any().downcast_ref::<SessionState>() else {
         return Err(Error::unsupported(format!(

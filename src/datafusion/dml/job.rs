@@ -18,20 +18,15 @@ use roaring::RoaringTreemap;
 
 use super::merge::MergeActions;
 use super::RowLevelMode;
-use crate::datafusion::delete_planning::{DeletePlan, PlannedFile};
+use crate::datafusion::delete_planning::DeletePlan;
 use crate::datafusion::insert::{data_location, WriteTarget, COMMITTED_SNAPSHOT_METRIC};
 use crate::datafusion::table_provider::IcebergTableProvider;
-use crate::delete::{is_deletion_vector, PositionDeleteLoader};
 use crate::error::{Error, ErrorKind, Result};
 use crate::expr::Predicate;
 use crate::spec::{DataFile, FormatVersion, Literal};
 use crate::table::Table;
 use crate::transaction::{IsolationLevel, OverwriteFiles, RowDelta, Transaction};
-use crate::write::bounds::literal_to_bytes;
-use crate::write::{
-    write_deletion_vectors, write_position_delete_file, DataFileWriterConfig, DeleteGranularity,
-    PartitionedDataFileWriter,
-};
+use crate::write::{DataFileWriterConfig, PartitionedDataFileWriter};
 
 /// What the statement does to the rows its condition matches.
 #[derive(Debug)]
@@ -63,7 +58,13 @@ fn cardinality_error(ident: &crate::catalog::TableIdent) -> Error {
 }
 
 /// Deleted positions per data file location.
-type Positions = HashMap<String, RoaringTreemap>;
+pub(super) type Positions = HashMap<String, RoaringTreemap>;
+
+/// A partition tuple as bytes (each value's single-value serialization).
+pub(super) type PartitionKey = Vec<Option<Vec<u8>>>;
+
+/// The deletes of one partition: its tuple and (data file, positions) pairs.
+pub(super) type DeleteGroup = (Vec<Option<Literal>>, Vec<(String, RoaringTreemap)>);
 
 /// One row-level statement: planned state and the run.
 #[derive(Debug)]
@@ -448,10 +449,22 @@ impl RowLevelJob {
             RowLevelMode::MergeOnRead => {
                 let v3 = self.table().metadata().format_version >= FormatVersion::V3;
                 let (deletes, replaced) = if v3 {
-                    self.write_deletion_vectors(&positions, written).await?
+                    super::delete_files::write_deletion_vectors(
+                        self.table(),
+                        &self.plan,
+                        &positions,
+                        written,
+                    )
+                    .await?
                 } else {
                     (
-                        self.write_position_deletes(&positions, written).await?,
+                        super::delete_files::write_position_deletes(
+                            self.table(),
+                            &self.plan,
+                            &positions,
+                            written,
+                        )
+                        .await?,
                         vec![],
                     )
                 };
@@ -484,138 +497,7 @@ impl RowLevelJob {
 
     /// The planned data files by location: (spec id, file).
     fn planned_files(&self) -> HashMap<&str, (i32, &DataFile)> {
-        self.plan
-            .files
-            .iter()
-            .map(|f| {
-                let d = f.task.data_file();
-                (d.file_path.as_str(), (f.task.entry.spec_id, d))
-            })
-            .collect()
-    }
-
-    /// Position delete files for `positions`, one per data file or per partition.
-    async fn write_position_deletes(
-        &self,
-        positions: &Positions,
-        written: &mut Vec<DataFile>,
-    ) -> Result<Vec<(i32, DataFile)>> {
-        let m = self.table().metadata();
-        let granularity = DeleteGranularity::from_properties(&m.properties)?;
-        let config = DataFileWriterConfig::from_properties(&m.properties)?;
-        let planned = self.planned_files();
-        // (spec id, partition key, data file or "") → (partition, [(file, positions)])
-        type Group = (Vec<Option<Literal>>, Vec<(String, RoaringTreemap)>);
-        type GroupKey = (i32, Vec<Option<Vec<u8>>>, String);
-        let mut groups: BTreeMap<GroupKey, Group> = BTreeMap::new();
-        for (path, rows) in positions {
-            let (spec_id, file) = planned.get(path.as_str()).ok_or_else(|| {
-                Error::invalid_data(format!(
-                    "row-level scan returned rows of unplanned file '{path}'"
-                ))
-            })?;
-            let key: Vec<Option<Vec<u8>>> = file
-                .partition
-                .iter()
-                .map(|v| v.as_ref().map(literal_to_bytes))
-                .collect();
-            let split = match granularity {
-                DeleteGranularity::File => path.clone(),
-                DeleteGranularity::Partition => String::new(),
-            };
-            groups
-                .entry((*spec_id, key, split))
-                .or_insert_with(|| (file.partition.clone(), vec![]))
-                .1
-                .push((path.clone(), rows.clone()));
-        }
-        let mut out = vec![];
-        for ((spec_id, _, _), (partition, deletes)) in groups {
-            let spec = m.partition_spec_by_id(spec_id).ok_or_else(|| {
-                Error::invalid_data(format!("the table has no partition spec {spec_id}"))
-            })?;
-            let file = write_position_delete_file(
-                self.table().file_io(),
-                &data_location(self.table()),
-                spec,
-                partition,
-                deletes,
-                &config,
-            )
-            .await?;
-            written.push(file.clone());
-            out.push((spec_id, file));
-        }
-        Ok(out)
-    }
-
-    /// v3: a deletion vector per data file in `positions`, holding its new positions and
-    /// those its existing position deletes and deletion vector already delete (spec: at
-    /// most one deletion vector per data file per snapshot). Returns the new vectors and
-    /// the deletion vectors they replace (removed in the same commit).
-    async fn write_deletion_vectors(
-        &self,
-        positions: &Positions,
-        written: &mut Vec<DataFile>,
-    ) -> Result<(Vec<(i32, DataFile)>, Vec<DataFile>)> {
-        let m = self.table().metadata();
-        let loader = PositionDeleteLoader::new(self.table().file_io().clone());
-        let planned: HashMap<&str, &PlannedFile> = self
-            .plan
-            .files
-            .iter()
-            .map(|f| (f.task.data_file().file_path.as_str(), f))
-            .collect();
-        type Group = (Vec<Option<Literal>>, Vec<(String, RoaringTreemap)>);
-        let mut groups: BTreeMap<(i32, Vec<Option<Vec<u8>>>), Group> = BTreeMap::new();
-        let mut replaced = vec![];
-        for (path, rows) in positions {
-            let file = planned.get(path.as_str()).ok_or_else(|| {
-                Error::invalid_data(format!(
-                    "row-level scan returned rows of unplanned file '{path}'"
-                ))
-            })?;
-            let mut all = rows.clone();
-            if !file.position_deletes.is_empty() {
-                all |= loader
-                    .deleted_positions(path, &file.position_deletes)
-                    .await?;
-                replaced.extend(
-                    file.position_deletes
-                        .iter()
-                        .filter(|d| is_deletion_vector(&d.data_file))
-                        .map(|d| d.data_file.clone()),
-                );
-            }
-            let data = file.task.data_file();
-            let key = data
-                .partition
-                .iter()
-                .map(|v| v.as_ref().map(literal_to_bytes))
-                .collect();
-            groups
-                .entry((file.task.entry.spec_id, key))
-                .or_insert_with(|| (data.partition.clone(), vec![]))
-                .1
-                .push((path.clone(), all));
-        }
-        let mut out = vec![];
-        for ((spec_id, _), (partition, vectors)) in groups {
-            let spec = m.partition_spec_by_id(spec_id).ok_or_else(|| {
-                Error::invalid_data(format!("the table has no partition spec {spec_id}"))
-            })?;
-            let files = write_deletion_vectors(
-                self.table().file_io(),
-                &data_location(self.table()),
-                spec,
-                partition,
-                vectors,
-            )
-            .await?;
-            written.extend(files.iter().take(1).cloned());
-            out.extend(files.into_iter().map(|f| (spec_id, f)));
-        }
-        Ok((out, replaced))
+        super::delete_files::planned_files(&self.plan)
     }
 
     fn row_delta(

@@ -36,6 +36,7 @@
 //! (deletion vectors, and `_row_id`s kept in rewritten files, are not written yet) are
 //! refused before anything is written, with [`ErrorKind::Unsupported`](crate::ErrorKind).
 
+mod delete_files;
 mod exec;
 mod guard;
 mod job;

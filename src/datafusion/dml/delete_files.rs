@@ -1,0 +1,151 @@
+//! The delete files of a merge-on-read change: position delete files (v2; one per data
+//! file or per partition, `write.delete.granularity`) or deletion vectors (v3; one per
+//! data file, merged with the positions its existing deletes remove).
+
+use std::collections::{BTreeMap, HashMap};
+
+use super::job::{DeleteGroup, PartitionKey, Positions};
+use crate::datafusion::delete_planning::{DeletePlan, PlannedFile};
+use crate::datafusion::insert::data_location;
+use crate::delete::{is_deletion_vector, PositionDeleteLoader};
+use crate::error::{Error, Result};
+use crate::spec::DataFile;
+use crate::table::Table;
+use crate::write::bounds::literal_to_bytes;
+use crate::write::{
+    write_deletion_vectors as write_vectors, write_position_delete_file, DataFileWriterConfig,
+    DeleteGranularity,
+};
+
+/// The planned data files by location: (spec id, file).
+pub(super) fn planned_files(plan: &DeletePlan) -> HashMap<&str, (i32, &DataFile)> {
+    plan.files
+        .iter()
+        .map(|f| {
+            let d = f.task.data_file();
+            (d.file_path.as_str(), (f.task.entry.spec_id, d))
+        })
+        .collect()
+}
+
+/// Position delete files for `positions`, one per data file or per partition.
+pub(super) async fn write_position_deletes(
+    table: &Table,
+    plan: &DeletePlan,
+    positions: &Positions,
+    written: &mut Vec<DataFile>,
+) -> Result<Vec<(i32, DataFile)>> {
+    let m = table.metadata();
+    let granularity = DeleteGranularity::from_properties(&m.properties)?;
+    let config = DataFileWriterConfig::from_properties(&m.properties)?;
+    let planned = planned_files(plan);
+    // (spec id, partition key, data file or "") → (partition, [(file, positions)])
+    let mut groups: BTreeMap<(i32, PartitionKey, String), DeleteGroup> = BTreeMap::new();
+    for (path, rows) in positions {
+        let (spec_id, file) = planned.get(path.as_str()).ok_or_else(|| {
+            Error::invalid_data(format!(
+                "row-level scan returned rows of unplanned file '{path}'"
+            ))
+        })?;
+        let key: Vec<Option<Vec<u8>>> = file
+            .partition
+            .iter()
+            .map(|v| v.as_ref().map(literal_to_bytes))
+            .collect();
+        let split = match granularity {
+            DeleteGranularity::File => path.clone(),
+            DeleteGranularity::Partition => String::new(),
+        };
+        groups
+            .entry((*spec_id, key, split))
+            .or_insert_with(|| (file.partition.clone(), vec![]))
+            .1
+            .push((path.clone(), rows.clone()));
+    }
+    let mut out = vec![];
+    for ((spec_id, _, _), (partition, deletes)) in groups {
+        let spec = m.partition_spec_by_id(spec_id).ok_or_else(|| {
+            Error::invalid_data(format!("the table has no partition spec {spec_id}"))
+        })?;
+        let file = write_position_delete_file(
+            table.file_io(),
+            &data_location(table),
+            spec,
+            partition,
+            deletes,
+            &config,
+        )
+        .await?;
+        written.push(file.clone());
+        out.push((spec_id, file));
+    }
+    Ok(out)
+}
+
+/// v3: a deletion vector per data file in `positions`, holding its new positions and
+/// those its existing position deletes and deletion vector already delete (spec: at
+/// most one deletion vector per data file per snapshot). Returns the new vectors and
+/// the deletion vectors they replace (removed in the same commit).
+pub(super) async fn write_deletion_vectors(
+    table: &Table,
+    plan: &DeletePlan,
+    positions: &Positions,
+    written: &mut Vec<DataFile>,
+) -> Result<(Vec<(i32, DataFile)>, Vec<DataFile>)> {
+    let m = table.metadata();
+    let loader = PositionDeleteLoader::new(table.file_io().clone());
+    let planned: HashMap<&str, &PlannedFile> = plan
+        .files
+        .iter()
+        .map(|f| (f.task.data_file().file_path.as_str(), f))
+        .collect();
+    let mut groups: BTreeMap<(i32, PartitionKey), DeleteGroup> = BTreeMap::new();
+    let mut replaced = vec![];
+    for (path, rows) in positions {
+        let file = planned.get(path.as_str()).ok_or_else(|| {
+            Error::invalid_data(format!(
+                "row-level scan returned rows of unplanned file '{path}'"
+            ))
+        })?;
+        let mut all = rows.clone();
+        if !file.position_deletes.is_empty() {
+            all |= loader
+                .deleted_positions(path, &file.position_deletes)
+                .await?;
+            replaced.extend(
+                file.position_deletes
+                    .iter()
+                    .filter(|d| is_deletion_vector(&d.data_file))
+                    .map(|d| d.data_file.clone()),
+            );
+        }
+        let data = file.task.data_file();
+        let key = data
+            .partition
+            .iter()
+            .map(|v| v.as_ref().map(literal_to_bytes))
+            .collect();
+        groups
+            .entry((file.task.entry.spec_id, key))
+            .or_insert_with(|| (data.partition.clone(), vec![]))
+            .1
+            .push((path.clone(), all));
+    }
+    let mut out = vec![];
+    for ((spec_id, _), (partition, vectors)) in groups {
+        let spec = m.partition_spec_by_id(spec_id).ok_or_else(|| {
+            Error::invalid_data(format!("the table has no partition spec {spec_id}"))
+        })?;
+        let files = write_vectors(
+            table.file_io(),
+            &data_location(table),
+            spec,
+            partition,
+            vectors,
+        )
+        .await?;
+        written.extend(files.iter().take(1).cloned());
+        out.extend(files.into_iter().map(|f| (spec_id, f)));
+    }
+    Ok((out, replaced))
+}

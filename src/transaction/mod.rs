@@ -22,11 +22,14 @@
 //! landed.
 
 mod append;
+mod manage_snapshots;
 mod manifest_merge;
 mod overwrite;
 mod retry;
 mod snapshot_producer;
 mod summary;
+mod update_properties;
+mod update_schema;
 
 use std::sync::Arc;
 
@@ -38,8 +41,11 @@ use crate::spec::{TableCommit, TableMetadataBuilder, TableRequirement, TableUpda
 use crate::table::Table;
 
 pub use append::AppendFiles;
+pub use manage_snapshots::{ManageSnapshots, RefExists, RefRetention};
 pub use overwrite::{IsolationLevel, OverwriteFiles};
 pub use retry::RetryPolicy;
+pub use update_properties::{UpdateProperties, FORMAT_VERSION, RESERVED_PROPERTIES};
+pub use update_schema::{check_promotion, ColumnPosition, UpdateSchema};
 
 /// One change of a transaction.
 #[async_trait]

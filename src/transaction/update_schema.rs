@@ -1,0 +1,537 @@
+//! [`UpdateSchema`]: schema evolution as one commit (Java `SchemaUpdate`; spec "Schema
+//! Evolution").
+//!
+//! Changes address fields by name path (`["point", "x"]`; a list's element struct is
+//! `element`, a map's value struct `value`, both may be left out) and apply in the
+//! order given to the table's current schema. The result is a new schema with the next
+//! schema id (or, as Java's `TableMetadata.Builder.addSchema` does, the id of an
+//! existing schema with the same fields); new fields get ids after the table's
+//! `last-column-id`, so ids are never reused, even for a dropped field's name.
+//!
+//! The rules (each refusal an [`ErrorKind::InvalidArgument`] error naming the column
+//! and the rule, [`ErrorKind::NotFound`] for a name that does not exist):
+//! - a new field is optional (existing rows have no value for it; Java's
+//!   `addRequiredColumn` needs `allowIncompatibleChanges`) and its name is new in its
+//!   struct;
+//! - a deleted field is not an identifier field and not the source of a field of the
+//!   current partition spec or sort order (Java checks the same at commit);
+//! - a type changes only by a valid primitive promotion (spec "Schema Evolution"):
+//!   `int` → `long`, `float` → `double`, `decimal(P, S)` → `decimal(P', S)` with
+//!   `P' > P`. The spec's v3 `date` → `timestamp`/`timestamp_ns` promotion is an
+//!   [`ErrorKind::Unsupported`] error: icefloe's readers do not yet read 4-byte date
+//!   bounds as timestamps;
+//! - a required field may become optional, never the reverse;
+//! - a moved field moves within its own struct (`FIRST`, or after a sibling).
+//!
+//! A retry re-applies the changes by name to the refreshed table's current schema, so a
+//! concurrent schema change is built on, not overwritten (and a name it removed fails
+//! the commit).
+
+use async_trait::async_trait;
+
+use super::TransactionAction;
+use crate::error::{Error, ErrorKind, Result};
+use crate::spec::{
+    FormatVersion, NestedField, PrimitiveType, Schema, StructType, TableMetadata, TableUpdate, Type,
+};
+use crate::table::Table;
+
+/// Where a field goes within its struct (Java `moveFirst`, `moveAfter`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ColumnPosition {
+    /// The first field.
+    First,
+    /// Right after the named sibling.
+    After(String),
+}
+
+#[derive(Debug, Clone)]
+enum Change {
+    Add {
+        parent: Vec<String>,
+        field: NestedField,
+        position: Option<ColumnPosition>,
+    },
+    Delete(Vec<String>),
+    Rename(Vec<String>, String),
+    UpdateType(Vec<String>, PrimitiveType),
+    MakeOptional(Vec<String>),
+    UpdateDoc(Vec<String>, Option<String>),
+    Move(Vec<String>, ColumnPosition),
+}
+
+/// A set of schema changes committed as one new schema.
+#[derive(Debug, Clone, Default)]
+pub struct UpdateSchema {
+    changes: Vec<Change>,
+}
+
+impl UpdateSchema {
+    /// No changes yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Add an optional field `name` of `field_type` to the struct at `parent` (empty:
+    /// a top-level column), last or at `position`. Ids inside `field_type` are
+    /// reassigned.
+    pub fn add_column(
+        mut self,
+        parent: &[String],
+        name: &str,
+        field_type: Type,
+        doc: Option<String>,
+        position: Option<ColumnPosition>,
+    ) -> Self {
+        let mut field = NestedField::optional(0, name, field_type);
+        field.doc = doc;
+        self.changes.push(Change::Add {
+            parent: parent.to_vec(),
+            field,
+            position,
+        });
+        self
+    }
+
+    /// Delete the field at `path` (and everything in it).
+    pub fn delete_column(mut self, path: &[String]) -> Self {
+        self.changes.push(Change::Delete(path.to_vec()));
+        self
+    }
+
+    /// Rename the field at `path` to `new_name` (its id, and so its data, stay).
+    pub fn rename_column(mut self, path: &[String], new_name: &str) -> Self {
+        self.changes
+            .push(Change::Rename(path.to_vec(), new_name.to_string()));
+        self
+    }
+
+    /// Promote the primitive field at `path` to `new_type` (see the module docs).
+    pub fn update_column(mut self, path: &[String], new_type: PrimitiveType) -> Self {
+        self.changes
+            .push(Change::UpdateType(path.to_vec(), new_type));
+        self
+    }
+
+    /// Make the field at `path` optional.
+    pub fn make_column_optional(mut self, path: &[String]) -> Self {
+        self.changes.push(Change::MakeOptional(path.to_vec()));
+        self
+    }
+
+    /// Set (or with `None`, clear) the doc of the field at `path`.
+    pub fn update_column_doc(mut self, path: &[String], doc: Option<String>) -> Self {
+        self.changes.push(Change::UpdateDoc(path.to_vec(), doc));
+        self
+    }
+
+    /// Move the field at `path` within its struct.
+    pub fn move_column(mut self, path: &[String], position: ColumnPosition) -> Self {
+        self.changes.push(Change::Move(path.to_vec(), position));
+        self
+    }
+
+    /// The schema the changes make from `metadata`'s current schema, with its new id
+    /// (see the module docs). Nothing is committed.
+    ///
+    /// Errors: a change that breaks a rule of the module docs, naming the column.
+    pub fn apply(&self, metadata: &TableMetadata) -> Result<Schema> {
+        let base = metadata.current_schema();
+        let mut fields = base.fields.fields.clone();
+        let mut last_id = metadata.last_column_id.max(base.highest_field_id());
+        for change in &self.changes {
+            apply_change(&mut fields, change, metadata, &mut last_id)?;
+        }
+        let mut schema = Schema::new(base.schema_id, fields);
+        schema.identifier_field_ids = base.identifier_field_ids.clone();
+        let same = |s: &Schema| {
+            s.fields == schema.fields && s.identifier_field_ids == schema.identifier_field_ids
+        };
+        schema.schema_id = match metadata.schemas.iter().find(|s| same(s)) {
+            Some(existing) => existing.schema_id,
+            None => metadata
+                .schemas
+                .iter()
+                .map(|s| s.schema_id)
+                .max()
+                .map_or(0, |id| id + 1),
+        };
+        Ok(schema)
+    }
+}
+
+#[async_trait]
+impl TransactionAction for UpdateSchema {
+    async fn updates(&mut self, table: &Table) -> Result<Vec<TableUpdate>> {
+        let m = table.metadata();
+        let schema = self.apply(m)?;
+        if schema.schema_id == m.current_schema_id {
+            return Ok(vec![]);
+        }
+        let mut out = vec![];
+        let id = schema.schema_id;
+        if m.schema_by_id(id).is_none() {
+            out.push(TableUpdate::AddSchema { schema });
+            out.push(TableUpdate::SetCurrentSchema { schema_id: -1 });
+        } else {
+            out.push(TableUpdate::SetCurrentSchema { schema_id: id });
+        }
+        Ok(out)
+    }
+
+    async fn clean_up(&mut self, _table: &Table, _committed: bool) {}
+}
+
+fn name(path: &[String]) -> String {
+    path.join(".")
+}
+
+fn not_found(path: &[String]) -> Error {
+    Error::not_found(format!("column '{}' does not exist", name(path)))
+}
+
+/// The fields of the struct a field holds: its own struct, or the struct of its list's
+/// element or map's value. `rest` starting with `element`/`value` steps through it.
+fn children_mut<'a>(
+    field: &'a mut NestedField,
+    rest: &mut &[String],
+) -> Option<&'a mut Vec<NestedField>> {
+    let inner = match field.field_type.as_mut() {
+        Type::Struct(s) => return Some(&mut s.fields),
+        Type::List(l) => {
+            skip_word(rest, "element");
+            &mut l.element_field
+        }
+        Type::Map(m) => {
+            skip_word(rest, "value");
+            &mut m.value_field
+        }
+        Type::Primitive(_) => return None,
+    };
+    match inner.field_type.as_mut() {
+        Type::Struct(s) => Some(&mut s.fields),
+        _ => None,
+    }
+}
+
+fn skip_word(rest: &mut &[String], word: &str) {
+    if let Some((first, tail)) = rest.split_first() {
+        if first == word {
+            *rest = tail;
+        }
+    }
+}
+
+/// The sibling list holding the struct at `path` (empty: the top level).
+fn struct_mut<'a>(
+    fields: &'a mut Vec<NestedField>,
+    path: &[String],
+) -> Result<&'a mut Vec<NestedField>> {
+    let mut current = fields;
+    let mut rest = path;
+    while let Some((first, tail)) = rest.split_first() {
+        rest = tail;
+        let field = current
+            .iter_mut()
+            .find(|f| &f.name == first)
+            .ok_or_else(|| not_found(path))?;
+        current = children_mut(field, &mut rest).ok_or_else(|| {
+            Error::invalid_argument(format!("column '{}' is not a struct", name(path)))
+        })?;
+    }
+    Ok(current)
+}
+
+/// The sibling list holding the field at `path`, and its index there.
+fn locate<'a>(
+    fields: &'a mut Vec<NestedField>,
+    path: &[String],
+) -> Result<(&'a mut Vec<NestedField>, usize)> {
+    let (last, parent) = path.split_last().ok_or_else(|| not_found(path))?;
+    let siblings = struct_mut(fields, parent).map_err(|e| {
+        if e.kind() == ErrorKind::NotFound {
+            not_found(path)
+        } else {
+            e
+        }
+    })?;
+    let i = siblings
+        .iter()
+        .position(|f| &f.name == last)
+        .ok_or_else(|| not_found(path))?;
+    Ok((siblings, i))
+}
+
+fn field_at<'a>(fields: &'a mut Vec<NestedField>, path: &[String]) -> Result<&'a mut NestedField> {
+    let (siblings, i) = locate(fields, path)?;
+    siblings.get_mut(i).ok_or_else(|| not_found(path))
+}
+
+fn apply_change(
+    fields: &mut Vec<NestedField>,
+    change: &Change,
+    metadata: &TableMetadata,
+    last_id: &mut i32,
+) -> Result<()> {
+    match change {
+        Change::Add {
+            parent,
+            field,
+            position,
+        } => {
+            let full: Vec<String> = parent.iter().chain([&field.name]).cloned().collect();
+            if field.name.is_empty() {
+                return Err(Error::invalid_argument("a column needs a name"));
+            }
+            let siblings = struct_mut(fields, parent)?;
+            if siblings.iter().any(|f| f.name == field.name) {
+                return Err(Error::new(
+                    ErrorKind::AlreadyExists,
+                    format!("column '{}' already exists", name(&full)),
+                ));
+            }
+            let mut field = field.clone();
+            field.required = false;
+            assign_fresh_ids(&mut field, last_id);
+            siblings.push(field);
+            if let Some(p) = position {
+                move_field(siblings, &full, p)?;
+            }
+        }
+        Change::Delete(path) => {
+            let (siblings, i) = locate(fields, path)?;
+            let removed = siblings.remove(i);
+            check_deletable(&removed, path, metadata)?;
+        }
+        Change::Rename(path, new_name) => {
+            let (siblings, i) = locate(fields, path)?;
+            if new_name.is_empty() {
+                return Err(Error::invalid_argument("a column needs a name"));
+            }
+            if siblings
+                .iter()
+                .enumerate()
+                .any(|(j, f)| j != i && &f.name == new_name)
+            {
+                return Err(Error::new(
+                    ErrorKind::AlreadyExists,
+                    format!(
+                        "cannot rename column '{}' to '{new_name}': a column of that name exists",
+                        name(path)
+                    ),
+                ));
+            }
+            if let Some(f) = siblings.get_mut(i) {
+                f.name.clone_from(new_name);
+            }
+        }
+        Change::UpdateType(path, to) => {
+            let field = field_at(fields, path)?;
+            let Type::Primitive(from) = *field.field_type else {
+                return Err(Error::invalid_argument(format!(
+                    "cannot change column '{}' of type {} to {to}: only primitive types \
+                     are promoted",
+                    name(path),
+                    field.field_type
+                )));
+            };
+            check_promotion(from, *to, metadata.format_version)
+                .map_err(|e| e.context(format!("cannot change column '{}'", name(path))))?;
+            *field.field_type = Type::Primitive(*to);
+        }
+        Change::MakeOptional(path) => field_at(fields, path)?.required = false,
+        Change::UpdateDoc(path, doc) => field_at(fields, path)?.doc.clone_from(doc),
+        Change::Move(path, position) => {
+            let (siblings, _) = locate(fields, path)?;
+            move_field(siblings, path, position)?;
+        }
+    }
+    Ok(())
+}
+
+/// Give `field` and every field inside it new ids after `last_id`: the field, then
+/// each struct's fields before their nested fields (Java `TypeUtil.assignFreshIds`).
+fn assign_fresh_ids(field: &mut NestedField, last_id: &mut i32) {
+    *last_id += 1;
+    field.id = *last_id;
+    assign_nested_ids(&mut field.field_type, last_id);
+}
+
+fn assign_nested_ids(ty: &mut Type, last_id: &mut i32) {
+    match ty {
+        Type::Struct(StructType { fields }) => {
+            for f in fields.iter_mut() {
+                *last_id += 1;
+                f.id = *last_id;
+            }
+            for f in fields.iter_mut() {
+                assign_nested_ids(&mut f.field_type, last_id);
+            }
+        }
+        Type::List(l) => {
+            *last_id += 1;
+            l.element_field.id = *last_id;
+            assign_nested_ids(&mut l.element_field.field_type, last_id);
+        }
+        Type::Map(m) => {
+            *last_id += 1;
+            m.key_field.id = *last_id;
+            *last_id += 1;
+            m.value_field.id = *last_id;
+            assign_nested_ids(&mut m.key_field.field_type, last_id);
+            assign_nested_ids(&mut m.value_field.field_type, last_id);
+        }
+        Type::Primitive(_) => {}
+    }
+}
+
+/// Every id in `field` (itself included).
+fn ids_in(field: &NestedField, out: &mut Vec<i32>) {
+    out.push(field.id);
+    match field.field_type.as_ref() {
+        Type::Struct(s) => s.fields.iter().for_each(|f| ids_in(f, out)),
+        Type::List(l) => ids_in(&l.element_field, out),
+        Type::Map(m) => {
+            ids_in(&m.key_field, out);
+            ids_in(&m.value_field, out);
+        }
+        Type::Primitive(_) => {}
+    }
+}
+
+/// Refuse deleting identifier fields and the sources of the current partition spec and
+/// sort order.
+fn check_deletable(removed: &NestedField, path: &[String], m: &TableMetadata) -> Result<()> {
+    let mut ids = vec![];
+    ids_in(removed, &mut ids);
+    let column = name(path);
+    if let Some(id) = m
+        .current_schema()
+        .identifier_field_ids
+        .iter()
+        .find(|id| ids.contains(id))
+    {
+        return Err(Error::invalid_argument(format!(
+            "cannot drop column '{column}': field {id} is an identifier field of the table"
+        )));
+    }
+    if let Some(f) = m
+        .default_partition_spec()
+        .into_iter()
+        .flat_map(|s| &s.fields)
+        .find(|f| ids.contains(&f.source_id))
+    {
+        return Err(Error::invalid_argument(format!(
+            "cannot drop column '{column}': the current partition spec uses it (partition \
+             field '{}', {}); drop the partition field first",
+            f.name, f.transform
+        )));
+    }
+    let order = m
+        .sort_orders
+        .iter()
+        .find(|o| o.order_id == m.default_sort_order_id);
+    if order
+        .into_iter()
+        .flat_map(|o| &o.fields)
+        .any(|f| ids.contains(&f.source_id))
+    {
+        return Err(Error::invalid_argument(format!(
+            "cannot drop column '{column}': the table's sort order uses it"
+        )));
+    }
+    Ok(())
+}
+
+/// Whether `from` may be promoted to `to` in a table of format `version` (spec "Schema
+/// Evolution", valid primitive type promotions).
+///
+/// Errors: [`ErrorKind::InvalidArgument`] naming the rule; [`ErrorKind::Unsupported`]
+/// for the v3 `date` → timestamp promotions icefloe cannot read yet.
+pub fn check_promotion(
+    from: PrimitiveType,
+    to: PrimitiveType,
+    version: FormatVersion,
+) -> Result<()> {
+    use PrimitiveType as P;
+    if from == to {
+        return Ok(());
+    }
+    match (from, to) {
+        (P::Int, P::Long) | (P::Float, P::Double) => Ok(()),
+        (
+            P::Decimal {
+                precision: p,
+                scale: s,
+            },
+            P::Decimal {
+                precision: p2,
+                scale: s2,
+            },
+        ) => {
+            if s != s2 {
+                Err(Error::invalid_argument(format!(
+                    "from {from} to {to}: a decimal's scale cannot change"
+                )))
+            } else if p2 < p {
+                Err(Error::invalid_argument(format!(
+                    "from {from} to {to}: a decimal's precision can only widen"
+                )))
+            } else {
+                Ok(())
+            }
+        }
+        (P::Date, P::Timestamp | P::TimestampNs) if version >= FormatVersion::V3 => {
+            Err(Error::unsupported(format!(
+                "from {from} to {to}: the v3 date promotion is not supported by icefloe yet"
+            )))
+        }
+        _ => Err(Error::invalid_argument(format!(
+            "from {from} to {to}: not a valid type promotion (allowed: int to long, float to \
+             double, decimal(P, S) to decimal(P', S) with P' > P)"
+        ))),
+    }
+}
+
+/// Move the field at `path` (in `siblings`) to `position`.
+fn move_field(
+    siblings: &mut Vec<NestedField>,
+    path: &[String],
+    position: &ColumnPosition,
+) -> Result<()> {
+    let last = path.last().map(String::as_str).unwrap_or_default();
+    let i = siblings
+        .iter()
+        .position(|f| f.name == last)
+        .ok_or_else(|| not_found(path))?;
+    let field = siblings.remove(i);
+    let at = match position {
+        ColumnPosition::First => 0,
+        ColumnPosition::After(after) => {
+            if after == last {
+                return Err(Error::invalid_argument(format!(
+                    "cannot move column '{}' after itself",
+                    name(path)
+                )));
+            }
+            let mut sibling = path.to_vec();
+            if let Some(l) = sibling.last_mut() {
+                l.clone_from(after);
+            }
+            let j = siblings
+                .iter()
+                .position(|f| &f.name == after)
+                .ok_or_else(|| {
+                    Error::not_found(format!(
+                        "cannot move column '{}' after '{}': no such column in the same \
+                         struct",
+                        name(path),
+                        name(&sibling)
+                    ))
+                })?;
+            j + 1
+        }
+    };
+    siblings.insert(at, field);
+    Ok(())
+}

@@ -72,9 +72,14 @@
 //! [`ErrorKind::DataFusion`](crate::ErrorKind) wrapping DataFusion's error (which
 //! converts back into exactly that `DataFusionError`).
 
+mod alter_columns;
+mod alter_table;
+mod call;
 mod create_table;
 mod tokens;
 
+#[cfg(test)]
+mod alter_tests;
 #[cfg(test)]
 mod tests;
 
@@ -103,29 +108,31 @@ use tokens::Cursor;
 /// Errors: the crate's [`Error`] naming the statement and table (see the module docs);
 /// DataFusion's errors wrapped in [`ErrorKind::DataFusion`].
 pub async fn execute(ctx: &SessionContext, statement: &str) -> Result<DataFrame> {
-    if !tokens::first_word_is(statement, &["CREATE", "DROP", "ALTER"]) {
+    if !tokens::first_word_is(statement, &["CREATE", "DROP", "ALTER", "CALL"]) {
         return Ok(ctx.sql(statement).await?);
     }
-    let options = ctx.state().config_options().sql_parser.clone();
-    // the dialect is not Send: not held across an await
-    let (toks, quote) = {
-        let dialect: Box<dyn Dialect> = dialect_from_str(options.dialect.as_ref())
-            .unwrap_or_else(|| Box::new(GenericDialect {}));
-        let quote = if dialect.is_delimited_identifier_start('"') {
-            '"'
-        } else {
-            '`'
-        };
-        (tokens::tokenize(statement, dialect.as_ref()), quote)
-    };
-    if let Some(toks) = toks {
-        let cursor = Cursor::new(statement, toks, options.enable_ident_normalization)
-            .with_identifier_quote(quote);
+    if let Some(cursor) = cursor(ctx, statement) {
         if let Some(df) = execute_ddl(ctx, cursor).await? {
             return Ok(df);
         }
     }
     Ok(ctx.sql(statement).await?)
+}
+
+/// A cursor over `text` tokenized in the session's SQL dialect, or `None` when it
+/// cannot be tokenized.
+fn cursor<'a>(ctx: &SessionContext, text: &'a str) -> Option<Cursor<'a>> {
+    let options = ctx.state().config_options().sql_parser.clone();
+    // the dialect is not Send: not held across an await
+    let dialect: Box<dyn Dialect> =
+        dialect_from_str(options.dialect.as_ref()).unwrap_or_else(|| Box::new(GenericDialect {}));
+    let quote = if dialect.is_delimited_identifier_start('"') {
+        '"'
+    } else {
+        '`'
+    };
+    let toks = tokens::tokenize(text, dialect.as_ref())?;
+    Some(Cursor::new(text, toks, options.enable_ident_normalization).with_identifier_quote(quote))
 }
 
 /// Run `c`'s statement if it is icefloe DDL against an Iceberg catalog; `None` otherwise.
@@ -144,6 +151,8 @@ async fn execute_ddl(ctx: &SessionContext, mut c: Cursor<'_>) -> Result<Option<D
         return drop_table(ctx, c).await;
     } else if c.eat_keywords(&["ALTER", "TABLE"]) {
         return alter_table(ctx, c).await;
+    } else if c.eat_keyword("CALL") {
+        return call::call(ctx, c).await;
     }
     Ok(None)
 }
@@ -373,13 +382,14 @@ async fn drop_table(ctx: &SessionContext, mut c: Cursor<'_>) -> Result<Option<Da
     empty(ctx).map(Some)
 }
 
-/// `ALTER TABLE`, after those keywords: only `RENAME TO` is icefloe's.
+/// `ALTER TABLE`, after those keywords: `RENAME TO` here, the other clauses in
+/// [`alter_table`](mod@alter_table).
 async fn alter_table(ctx: &SessionContext, mut c: Cursor<'_>) -> Result<Option<DataFrame>> {
     let Ok(from_parts) = c.object_name() else {
         return Ok(None);
     };
     if !c.eat_keywords(&["RENAME", "TO"]) {
-        return Ok(None);
+        return alter_table::alter_table(ctx, &from_parts, c).await;
     }
     let Some(from) = resolve_table(ctx, &from_parts)? else {
         return Ok(None);

@@ -174,3 +174,34 @@ impl TransactionAction for UpdateProperties {
 
     async fn clean_up(&mut self, _table: &Table, _committed: bool) {}
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refuses_reserved_and_contradictory_keys() {
+        let err = UpdateProperties::new()
+            .set("snapshot-count", "1")
+            .unwrap_err();
+        assert!(
+            err.to_string().contains("'snapshot-count' is reserved"),
+            "{err}"
+        );
+        let err = UpdateProperties::new().remove("uuid").unwrap_err();
+        assert!(err.to_string().contains("'uuid' is reserved"), "{err}");
+        let err = UpdateProperties::new()
+            .set("a", "1")
+            .and_then(|u| u.remove("a"))
+            .unwrap_err();
+        assert!(
+            err.to_string().contains("'a' is both set and removed"),
+            "{err}"
+        );
+        let err = UpdateProperties::new()
+            .set(FORMAT_VERSION, "v2")
+            .unwrap_err();
+        assert!(err.to_string().contains("expected 1, 2 or 3"), "{err}");
+        assert!(UpdateProperties::new().set(FORMAT_VERSION, "3").is_ok());
+    }
+}

@@ -23,6 +23,10 @@
 //! - a required field may become optional, never the reverse;
 //! - a moved field moves within its own struct (`FIRST`, or after a sibling).
 //!
+//! When the table has a name mapping (`schema.name-mapping.default`, for data files
+//! written without field ids), it is updated in the same commit as Java does: renamed
+//! fields keep their old names and gain the new one, added fields are mapped.
+//!
 //! A retry re-applies the changes by name to the refreshed table's current schema, so a
 //! concurrent schema change is built on, not overwritten (and a name it removed fails
 //! the commit).
@@ -31,6 +35,7 @@ use async_trait::async_trait;
 
 use super::TransactionAction;
 use crate::error::{Error, ErrorKind, Result};
+use crate::spec::name_mapping::{update_name_mapping, DEFAULT_NAME_MAPPING_PROPERTY};
 use crate::spec::{
     FormatVersion, NestedField, PrimitiveType, Schema, StructType, TableMetadata, TableUpdate, Type,
 };
@@ -169,6 +174,14 @@ impl TransactionAction for UpdateSchema {
             return Ok(vec![]);
         }
         let mut out = vec![];
+        if let Some(mapping) = m.properties.get(DEFAULT_NAME_MAPPING_PROPERTY) {
+            let updated = update_name_mapping(mapping, &schema)?;
+            if &updated != mapping {
+                out.push(TableUpdate::SetProperties {
+                    updates: [(DEFAULT_NAME_MAPPING_PROPERTY.to_string(), updated)].into(),
+                });
+            }
+        }
         let id = schema.schema_id;
         if m.schema_by_id(id).is_none() {
             out.push(TableUpdate::AddSchema { schema });
@@ -534,4 +547,184 @@ fn move_field(
     };
     siblings.insert(at, field);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::sort_order::{SortField, SortOrder};
+    use crate::spec::{ListType, MapType, PartitionSpec, TableMetadataBuilder, Transform};
+
+    fn p(t: PrimitiveType) -> Type {
+        Type::Primitive(t)
+    }
+
+    fn path(text: &str) -> Vec<String> {
+        text.split('.').map(str::to_string).collect()
+    }
+
+    /// 1 id long (identifier), 2 k int (sorted by), 3 l list<4 struct<5 a int>>,
+    /// 6 m map<7 string, 8 struct<9 b int>>.
+    fn metadata() -> TableMetadata {
+        let strukt = |id: i32, name: &str| {
+            Type::Struct(StructType::new(vec![NestedField::optional(
+                id,
+                name,
+                p(PrimitiveType::Int),
+            )]))
+        };
+        let mut schema = Schema::new(
+            0,
+            vec![
+                NestedField::required(1, "id", p(PrimitiveType::Long)),
+                NestedField::optional(2, "k", p(PrimitiveType::Int)),
+                NestedField::optional(
+                    3,
+                    "l",
+                    Type::List(ListType {
+                        element_field: NestedField::optional(4, "element", strukt(5, "a")),
+                    }),
+                ),
+                NestedField::optional(
+                    6,
+                    "m",
+                    Type::Map(MapType {
+                        key_field: NestedField::required(7, "key", p(PrimitiveType::String)),
+                        value_field: NestedField::optional(8, "value", strukt(9, "b")),
+                    }),
+                ),
+            ],
+        );
+        schema.identifier_field_ids = vec![1];
+        let order = SortOrder {
+            order_id: 1,
+            fields: vec![SortField {
+                transform: Transform::Identity,
+                source_id: 2,
+                direction: "asc".into(),
+                null_order: "nulls-first".into(),
+            }],
+        };
+        TableMetadataBuilder::new_table(
+            FormatVersion::V2,
+            "file:///w/t",
+            schema,
+            PartitionSpec::unpartitioned(),
+            order,
+            Default::default(),
+        )
+        .unwrap()
+        .build()
+        .unwrap()
+    }
+
+    #[test]
+    fn adds_into_list_elements_and_map_values_with_fresh_ids() {
+        let m = metadata();
+        let s = UpdateSchema::new()
+            .add_column(&path("l"), "x", p(PrimitiveType::Int), None, None)
+            .add_column(
+                &path("l.element"),
+                "y",
+                p(PrimitiveType::Int),
+                None,
+                Some(ColumnPosition::First),
+            )
+            .add_column(&path("m.value"), "z", p(PrimitiveType::String), None, None)
+            .add_column(
+                &[],
+                "s",
+                Type::Struct(StructType::new(vec![NestedField::required(
+                    1,
+                    "inner",
+                    p(PrimitiveType::Int),
+                )])),
+                Some("doc".into()),
+                Some(ColumnPosition::After("id".into())),
+            )
+            .apply(&m)
+            .unwrap();
+        assert_eq!(s.schema_id, 1);
+        assert_eq!(s.identifier_field_ids, vec![1]);
+        let names: Vec<&str> = s.columns().iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, ["id", "s", "k", "l", "m"]);
+        assert_eq!(s.field_by_id(10).map(|f| f.name.as_str()), Some("x"));
+        assert_eq!(s.field_by_id(11).map(|f| f.name.as_str()), Some("y"));
+        assert_eq!(s.field_by_id(12).map(|f| f.name.as_str()), Some("z"));
+        // the added struct and its field: ids 13, 14; an added field is optional
+        let added = s.field_by_id(13).unwrap();
+        assert_eq!((added.name.as_str(), added.required), ("s", false));
+        assert_eq!(added.doc.as_deref(), Some("doc"));
+        assert_eq!(s.field_by_id(14).map(|f| f.name.as_str()), Some("inner"));
+        assert_eq!(
+            s.field_by_id(4).unwrap().field_type.to_string(),
+            "struct<y: int, a: int, x: int>"
+        );
+        assert_eq!(
+            s.field_by_id(8).unwrap().field_type.to_string(),
+            "struct<b: int, z: string>"
+        );
+    }
+
+    #[test]
+    fn refuses_dropping_identifier_and_sort_fields() {
+        let m = metadata();
+        let err = UpdateSchema::new()
+            .delete_column(&path("id"))
+            .apply(&m)
+            .unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("cannot drop column 'id': field 1 is an identifier field"),
+            "{err}"
+        );
+        let err = UpdateSchema::new()
+            .delete_column(&path("k"))
+            .apply(&m)
+            .unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("cannot drop column 'k': the table's sort order uses it"),
+            "{err}"
+        );
+        // a nested field can go; renaming back reuses the original schema's id
+        let s = UpdateSchema::new()
+            .delete_column(&path("m.value.b"))
+            .apply(&m)
+            .unwrap();
+        assert_eq!(s.field_by_id(8).unwrap().field_type.to_string(), "struct<>");
+        let s = UpdateSchema::new()
+            .rename_column(&path("k"), "kk")
+            .rename_column(&path("kk"), "k")
+            .apply(&m)
+            .unwrap();
+        assert_eq!(s.schema_id, 0);
+    }
+
+    #[test]
+    fn promotions_follow_the_spec() {
+        use PrimitiveType as P;
+        let dec = |precision, scale| P::Decimal { precision, scale };
+        let v2 = FormatVersion::V2;
+        assert!(check_promotion(P::Int, P::Long, v2).is_ok());
+        assert!(check_promotion(P::Float, P::Double, v2).is_ok());
+        assert!(check_promotion(dec(9, 2), dec(18, 2), v2).is_ok());
+        assert!(check_promotion(P::Long, P::Long, v2).is_ok());
+        let refused = [
+            (P::Long, P::Int, "not a valid type promotion"),
+            (P::Int, P::Double, "not a valid type promotion"),
+            (P::Date, P::Timestamp, "not a valid type promotion"),
+            (dec(9, 2), dec(18, 3), "scale cannot change"),
+            (dec(9, 2), dec(8, 2), "precision can only widen"),
+        ];
+        for (from, to, needle) in refused {
+            let err = check_promotion(from, to, v2).unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::InvalidArgument);
+            assert!(err.to_string().contains(needle), "{from} -> {to}: {err}");
+        }
+        let err = check_promotion(P::Date, P::Timestamp, FormatVersion::V3).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Unsupported);
+        let err = check_promotion(P::Date, P::Timestamptz, FormatVersion::V3).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InvalidArgument);
+    }
 }

@@ -292,6 +292,32 @@ async fn add_rename_promote_and_read_old_files() {
 }
 
 #[tokio::test]
+async fn schema_changes_update_the_name_mapping() {
+    let (ctx, catalog, _dir) = session().await;
+    ok(&ctx, "CREATE SCHEMA ns").await;
+    ok(
+        &ctx,
+        "CREATE TABLE ns.t (id INT, s VARCHAR) TBLPROPERTIES \
+         ('schema.name-mapping.default'='[{\"field-id\": 1, \"names\": [\"id\"]}, \
+         {\"field-id\": 2, \"names\": [\"s\"]}]')",
+    )
+    .await;
+    ok(&ctx, "ALTER TABLE ns.t RENAME COLUMN s TO name").await;
+    ok(&ctx, "ALTER TABLE ns.t ADD COLUMN c BIGINT").await;
+    let m = metadata(&catalog, "ns.t").await;
+    let mapping: serde_json::Value =
+        serde_json::from_str(property(&m, "schema.name-mapping.default").unwrap()).unwrap();
+    assert_eq!(
+        mapping,
+        serde_json::json!([
+            {"field-id": 1, "names": ["id"]},
+            {"field-id": 2, "names": ["s", "name"]},
+            {"field-id": 3, "names": ["c"]}
+        ])
+    );
+}
+
+#[tokio::test]
 async fn column_changes_that_are_refused() {
     let (ctx, catalog, _dir) = session().await;
     ok(&ctx, "CREATE SCHEMA ns").await;

@@ -17,9 +17,10 @@
 //!   current partition spec or sort order (Java checks the same at commit);
 //! - a type changes only by a valid primitive promotion (spec "Schema Evolution"):
 //!   `int` → `long`, `float` → `double`, `decimal(P, S)` → `decimal(P', S)` with
-//!   `P' > P`. The spec's v3 `date` → `timestamp`/`timestamp_ns` promotion is an
-//!   [`ErrorKind::Unsupported`] error: icefloe's readers do not yet read 4-byte date
-//!   bounds as timestamps;
+//!   `P' > P`; in v3 also `date` → `timestamp`/`timestamp_ns` and `unknown` → any type.
+//!   A `date` that is the source of a partition field other than `year`, `month`, `day`
+//!   or `void` (in any of the table's specs) is not promoted: its partition values
+//!   would change;
 //! - a required field may become optional, never the reverse;
 //! - a moved field moves within its own struct (`FIRST`, or after a sibling).
 //!
@@ -37,7 +38,8 @@ use super::TransactionAction;
 use crate::error::{Error, ErrorKind, Result};
 use crate::spec::name_mapping::{update_name_mapping, DEFAULT_NAME_MAPPING_PROPERTY};
 use crate::spec::{
-    FormatVersion, NestedField, PrimitiveType, Schema, StructType, TableMetadata, TableUpdate, Type,
+    FormatVersion, NestedField, PrimitiveType, Schema, StructType, TableMetadata, TableUpdate,
+    Transform, Type,
 };
 use crate::table::Table;
 
@@ -350,6 +352,10 @@ fn apply_change(
             };
             check_promotion(from, *to, metadata.format_version)
                 .map_err(|e| e.context(format!("cannot change column '{}'", name(path))))?;
+            if from != *to {
+                check_partition_values_keep(field.id, from, *to, metadata)
+                    .map_err(|e| e.context(format!("cannot change column '{}'", name(path))))?;
+            }
             *field.field_type = Type::Primitive(*to);
         }
         Change::MakeOptional(path) => field_at(fields, path)?.required = false,
@@ -459,8 +465,7 @@ fn check_deletable(removed: &NestedField, path: &[String], m: &TableMetadata) ->
 /// Whether `from` may be promoted to `to` in a table of format `version` (spec "Schema
 /// Evolution", valid primitive type promotions).
 ///
-/// Errors: [`ErrorKind::InvalidArgument`] naming the rule; [`ErrorKind::Unsupported`]
-/// for the v3 `date` → timestamp promotions icefloe cannot read yet.
+/// Errors: [`ErrorKind::InvalidArgument`] naming the rule.
 pub fn check_promotion(
     from: PrimitiveType,
     to: PrimitiveType,
@@ -494,15 +499,46 @@ pub fn check_promotion(
                 Ok(())
             }
         }
-        (P::Date, P::Timestamp | P::TimestampNs) if version >= FormatVersion::V3 => {
-            Err(Error::unsupported(format!(
-                "from {from} to {to}: the v3 date promotion is not supported by icefloe yet"
-            )))
+        (P::Date, P::Timestamp | P::TimestampNs) | (P::Unknown, _)
+            if version >= FormatVersion::V3 =>
+        {
+            Ok(())
         }
         _ => Err(Error::invalid_argument(format!(
             "from {from} to {to}: not a valid type promotion (allowed: int to long, float to \
-             double, decimal(P, S) to decimal(P', S) with P' > P)"
+             double, decimal(P, S) to decimal(P', S) with P' > P; in v3 also date to \
+             timestamp or timestamp_ns, unknown to any type)"
         ))),
+    }
+}
+
+/// Refuse a promotion of the source of a partition field (of any of the table's specs)
+/// whose transform would give a different value for the promoted type (spec "Schema
+/// Evolution"): for `date` to a timestamp, every transform but `year`, `month`, `day`
+/// and `void` (identity values and bucket hashes change). The other promotions keep
+/// every transform's values.
+fn check_partition_values_keep(
+    id: i32,
+    from: PrimitiveType,
+    to: PrimitiveType,
+    m: &TableMetadata,
+) -> Result<()> {
+    if from != PrimitiveType::Date {
+        return Ok(());
+    }
+    let changed = m.partition_specs.iter().flat_map(|s| &s.fields).find(|f| {
+        f.source_id == id
+            && !matches!(
+                f.transform,
+                Transform::Year | Transform::Month | Transform::Day | Transform::Void
+            )
+    });
+    match changed {
+        Some(f) => Err(Error::invalid_argument(format!(
+            "from {from} to {to}: partition field '{}' ({}) would change its values",
+            f.name, f.transform
+        ))),
+        None => Ok(()),
     }
 }
 
@@ -553,7 +589,7 @@ fn move_field(
 mod tests {
     use super::*;
     use crate::spec::sort_order::{SortField, SortOrder};
-    use crate::spec::{ListType, MapType, PartitionSpec, TableMetadataBuilder, Transform};
+    use crate::spec::{ListType, MapType, PartitionSpec, TableMetadataBuilder};
 
     fn p(t: PrimitiveType) -> Type {
         Type::Primitive(t)
@@ -722,9 +758,16 @@ mod tests {
             assert_eq!(err.kind(), ErrorKind::InvalidArgument);
             assert!(err.to_string().contains(needle), "{from} -> {to}: {err}");
         }
-        let err = check_promotion(P::Date, P::Timestamp, FormatVersion::V3).unwrap_err();
-        assert_eq!(err.kind(), ErrorKind::Unsupported);
-        let err = check_promotion(P::Date, P::Timestamptz, FormatVersion::V3).unwrap_err();
+        let v3 = FormatVersion::V3;
+        assert!(check_promotion(P::Date, P::Timestamp, v3).is_ok());
+        assert!(check_promotion(P::Date, P::TimestampNs, v3).is_ok());
+        assert!(check_promotion(P::Unknown, P::String, v3).is_ok());
+        assert!(check_promotion(P::Unknown, P::String, v2).is_err());
+        let err = check_promotion(P::Date, P::Timestamptz, v3).unwrap_err();
         assert_eq!(err.kind(), ErrorKind::InvalidArgument);
+        assert!(
+            err.to_string().contains("not a valid type promotion"),
+            "{err}"
+        );
     }
 }

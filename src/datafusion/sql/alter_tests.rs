@@ -416,7 +416,7 @@ async fn column_changes_that_are_refused() {
         fails(&ctx, sql, kind, "ALTER TABLE cat.ns.t").await;
     }
     assert_eq!(metadata_location(&catalog, "ns.t").await, before);
-    // dropping NOT NULL is allowed; a v3 date promotion is not read by icefloe yet
+    // dropping NOT NULL is allowed; the date promotion needs v3
     ok(&ctx, "ALTER TABLE ns.t ALTER COLUMN id DROP NOT NULL").await;
     assert_eq!(
         columns(&metadata(&catalog, "ns.t").await)[0],
@@ -427,18 +427,6 @@ async fn column_changes_that_are_refused() {
         "ALTER TABLE ns.t ALTER COLUMN d TYPE TIMESTAMP",
         ErrorKind::InvalidArgument,
         "from date to timestamp: not a valid type promotion",
-    )
-    .await;
-    ok(
-        &ctx,
-        "ALTER TABLE ns.t SET TBLPROPERTIES ('format-version'='3')",
-    )
-    .await;
-    fails(
-        &ctx,
-        "ALTER TABLE ns.t ALTER COLUMN d TYPE TIMESTAMP",
-        ErrorKind::Unsupported,
-        "the v3 date promotion is not supported by icefloe yet",
     )
     .await;
 }
@@ -786,4 +774,78 @@ async fn snapshot_procedures() {
     assert_eq!(m.current_snapshot_id, Some(s3));
     let log: Vec<i64> = m.snapshot_log.iter().map(|e| e.snapshot_id).collect();
     assert_eq!(log, [s1, s2, s3, s2, s3, s2, s3]);
+}
+
+#[tokio::test]
+async fn v3_date_promotion_reads_old_files() {
+    let (ctx, catalog, _dir) = session().await;
+    ok(&ctx, "CREATE SCHEMA ns").await;
+    ok(
+        &ctx,
+        "CREATE TABLE ns.t (id INT, d DATE) PARTITIONED BY (month(d))",
+    )
+    .await;
+    ok(
+        &ctx,
+        "INSERT INTO ns.t VALUES (1, DATE '2026-01-05'), (2, DATE '2026-03-01')",
+    )
+    .await;
+    ok(&ctx, "INSERT INTO ns.t VALUES (3, DATE '2025-01-05')").await;
+    ok(
+        &ctx,
+        "CREATE TABLE ns.b (id INT, d DATE) PARTITIONED BY (bucket(4, d))",
+    )
+    .await;
+    for t in ["t", "b"] {
+        ok(
+            &ctx,
+            &format!("ALTER TABLE ns.{t} SET TBLPROPERTIES ('format-version'='3')"),
+        )
+        .await;
+    }
+    // a bucket of a date hashes the day number, of a timestamp the microseconds
+    fails(
+        &ctx,
+        "ALTER TABLE ns.b ALTER COLUMN d TYPE TIMESTAMP",
+        ErrorKind::InvalidArgument,
+        "cannot change column 'd': from date to timestamp: partition field 'd_bucket' \
+         (bucket[4]) would change its values",
+    )
+    .await;
+    fails(
+        &ctx,
+        "ALTER TABLE ns.t ALTER COLUMN d TYPE TIMESTAMPTZ",
+        ErrorKind::InvalidArgument,
+        "from date to timestamptz: not a valid type promotion",
+    )
+    .await;
+    ok(&ctx, "ALTER TABLE ns.t ALTER COLUMN d TYPE TIMESTAMP").await;
+    let m = metadata(&catalog, "ns.t").await;
+    assert_eq!(columns(&m), ["1:id:int", "2:d:timestamp"]);
+    // old date files read as midnight timestamps; partition and metrics pruning agree
+    let queries = [
+        (
+            "SELECT id, d FROM ns.t ORDER BY id",
+            vec![
+                vec!["1", "2026-01-05T00:00:00"],
+                vec!["2", "2026-03-01T00:00:00"],
+                vec!["3", "2025-01-05T00:00:00"],
+            ],
+        ),
+        (
+            "SELECT id FROM ns.t WHERE d > TIMESTAMP '2026-02-01 00:00:00'",
+            vec![vec!["2"]],
+        ),
+        (
+            "SELECT id FROM ns.t WHERE d = TIMESTAMP '2026-01-05 00:00:00'",
+            vec![vec!["1"]],
+        ),
+        (
+            "SELECT id FROM ns.t WHERE d < TIMESTAMP '2026-01-01 00:00:00'",
+            vec![vec!["3"]],
+        ),
+    ];
+    for (sql, expected) in queries {
+        assert_eq!(ok(&ctx, sql).await, expected, "{sql}");
+    }
 }

@@ -93,7 +93,13 @@ async fn add_columns(ctx: &SessionContext, c: &mut Cursor<'_>) -> Result<UpdateS
     loop {
         let path = c.object_name()?;
         let start = c.offset();
-        skip_type(c);
+        if skip_type(c) {
+            return Err(Error::unsupported(format!(
+                "column '{}' with a DEFAULT: default values (v3 initial-default and \
+                 write-default) are not supported yet",
+                path.join(".")
+            )));
+        }
         let type_text = c.text()[start..c.prev_end()].to_string();
         if type_text.trim().is_empty() {
             return Err(c.expected(&format!("a type for column '{}'", path.join("."))));
@@ -123,14 +129,16 @@ async fn add_columns(ctx: &SessionContext, c: &mut Cursor<'_>) -> Result<UpdateS
 }
 
 /// Skip a column's type and options: to a `,` or `)` outside brackets, `FIRST`, `AFTER`
-/// or the end.
-fn skip_type(c: &mut Cursor<'_>) {
+/// or the end. Whether the options have a `DEFAULT`.
+fn skip_type(c: &mut Cursor<'_>) -> bool {
     let (mut parens, mut angles) = (0usize, 0usize);
+    let mut default = false;
     while let Some(t) = c.peek() {
         let top = parens == 0 && angles == 0;
         match &t.token {
-            Token::Comma | Token::RParen if top => return,
-            t if top && (is_keyword(t, "FIRST") || is_keyword(t, "AFTER")) => return,
+            Token::Comma | Token::RParen if top => return default,
+            t if top && (is_keyword(t, "FIRST") || is_keyword(t, "AFTER")) => return default,
+            t if top && is_keyword(t, "DEFAULT") => default = true,
             Token::LParen => parens += 1,
             Token::RParen => parens = parens.saturating_sub(1),
             Token::Lt => angles += 1,
@@ -140,6 +148,7 @@ fn skip_type(c: &mut Cursor<'_>) {
         }
         c.advance();
     }
+    default
 }
 
 /// `[FIRST | AFTER name]`.

@@ -401,6 +401,16 @@ async fn column_changes_that_are_refused() {
             "planning the columns",
         ),
         (
+            "ALTER TABLE ns.t ADD COLUMN n INT DEFAULT 5",
+            ErrorKind::Unsupported,
+            "column 'n' with a DEFAULT",
+        ),
+        (
+            "ALTER TABLE ns.t ALTER COLUMN s SET DEFAULT 'x'",
+            ErrorKind::InvalidArgument,
+            "expected TYPE, DROP NOT NULL, COMMENT, FIRST or AFTER",
+        ),
+        (
             "ALTER TABLE ns.t ADD PARTITION FIELD bucket(4, id)",
             ErrorKind::Unsupported,
             "ADD: expected COLUMN",
@@ -416,6 +426,20 @@ async fn column_changes_that_are_refused() {
         fails(&ctx, sql, kind, "ALTER TABLE cat.ns.t").await;
     }
     assert_eq!(metadata_location(&catalog, "ns.t").await, before);
+    fails(
+        &ctx,
+        "ALTER TABLE ns.nope ADD COLUMN n INT",
+        ErrorKind::NotFound,
+        "ALTER TABLE cat.ns.nope ADD COLUMN",
+    )
+    .await;
+    fails(
+        &ctx,
+        "CALL system.rollback_to_snapshot('ns.nope', 1)",
+        ErrorKind::NotFound,
+        "ns.nope",
+    )
+    .await;
     // dropping NOT NULL is allowed; the date promotion needs v3
     ok(&ctx, "ALTER TABLE ns.t ALTER COLUMN id DROP NOT NULL").await;
     assert_eq!(
@@ -848,4 +872,101 @@ async fn v3_date_promotion_reads_old_files() {
     for (sql, expected) in queries {
         assert_eq!(ok(&ctx, sql).await, expected, "{sql}");
     }
+}
+
+/// Only the current spec's sources are kept from being dropped (as Iceberg Java): a
+/// column that only an older spec partitions by can go, and files of that spec still read.
+#[tokio::test]
+async fn dropping_an_old_specs_source_keeps_reads() {
+    use crate::spec::{PartitionField, PartitionSpec, TableCommit, TableUpdate, Transform};
+    let (ctx, catalog, _dir) = session().await;
+    ok(&ctx, "CREATE SCHEMA ns").await;
+    ok(
+        &ctx,
+        "CREATE TABLE ns.t (id INT, a VARCHAR, b INT) PARTITIONED BY (a)",
+    )
+    .await;
+    ok(&ctx, "INSERT INTO ns.t VALUES (1, 'x', 10), (2, 'y', 20)").await;
+    let spec = PartitionSpec {
+        spec_id: 1,
+        fields: vec![PartitionField {
+            source_id: 3,
+            field_id: Some(1001),
+            name: "b_bucket".into(),
+            transform: Transform::Bucket(4),
+        }],
+    };
+    catalog
+        .commit_table(
+            &ident("ns.t"),
+            &TableCommit {
+                requirements: vec![],
+                updates: vec![
+                    TableUpdate::AddSpec { spec },
+                    TableUpdate::SetDefaultSpec { spec_id: -1 },
+                ],
+            },
+        )
+        .await
+        .unwrap();
+    ok(&ctx, "INSERT INTO ns.t VALUES (3, 'z', 30)").await;
+    fails(
+        &ctx,
+        "ALTER TABLE ns.t DROP COLUMN b",
+        ErrorKind::InvalidArgument,
+        "the current partition spec uses it (partition field 'b_bucket', bucket[4])",
+    )
+    .await;
+    ok(&ctx, "ALTER TABLE ns.t DROP COLUMN a").await;
+    assert_eq!(
+        ok(&ctx, "SELECT * FROM ns.t ORDER BY id").await,
+        [["1", "10"], ["2", "20"], ["3", "30"]]
+    );
+    assert_eq!(ok(&ctx, "SELECT b FROM ns.t WHERE id = 1").await, [["10"]]);
+}
+
+#[tokio::test]
+async fn rollback_retries_on_a_concurrent_append() {
+    use crate::transaction::ManageSnapshots;
+    let (ctx, catalog, _dir) = session().await;
+    ok(&ctx, "CREATE SCHEMA ns").await;
+    ok(
+        &ctx,
+        "CREATE TABLE ns.t (id BIGINT) TBLPROPERTIES ('commit.retry.min-wait-ms'='1')",
+    )
+    .await;
+    ok(&ctx, "INSERT INTO ns.t VALUES (1)").await;
+    let s1 = metadata(&catalog, "ns.t")
+        .await
+        .current_snapshot_id
+        .unwrap();
+    ok(&ctx, "INSERT INTO ns.t VALUES (2)").await;
+    let base = catalog.load_table(&ident("ns.t")).await.unwrap();
+    // an append lands after the load: main moved, the rollback's requirement fails once
+    ok(&ctx, "INSERT INTO ns.t VALUES (3)").await;
+    let committed = Transaction::new(Arc::clone(&catalog), ident("ns.t"), base.clone())
+        .add_action(ManageSnapshots::new().rollback_to(s1))
+        .commit()
+        .await
+        .unwrap();
+    assert_eq!(committed.metadata().current_snapshot_id, Some(s1));
+    assert_eq!(ok(&ctx, "SELECT id FROM ns.t").await, [["1"]]);
+    // a tag created from a stale base still lands, at the snapshot it names
+    ok(&ctx, "INSERT INTO ns.t VALUES (4)").await;
+    let committed = Transaction::new(Arc::clone(&catalog), ident("ns.t"), base)
+        .add_action(ManageSnapshots::new().create_tag(
+            "first",
+            Some(s1),
+            Default::default(),
+            crate::transaction::RefExists::Fail,
+        ))
+        .commit()
+        .await
+        .unwrap();
+    assert_eq!(committed.metadata().refs["first"].snapshot_id, s1);
+    assert_eq!(
+        committed.metadata().ref_snapshot_id("main"),
+        metadata(&catalog, "ns.t").await.current_snapshot_id
+    );
+    assert_eq!(ok(&ctx, "SELECT count(*) FROM ns.t").await, [["2"]]);
 }

@@ -51,16 +51,27 @@ pub(super) async fn alter_table(
 }
 
 /// Load `table`, apply `action` in one transaction and commit it; errors get `what`.
+/// A change that changes nothing (e.g. `IF NOT EXISTS` of an existing tag) commits
+/// nothing: no new metadata file.
 pub(super) async fn commit(
     table: &ResolvedTable,
     what: &str,
-    action: impl TransactionAction + 'static,
+    mut action: impl TransactionAction + 'static,
 ) -> Result<Table> {
     let catalog = table.target.catalog().clone();
     let base = catalog
         .load_table(&table.ident)
         .await
         .map_err(|e| e.context(what))?;
+    // these actions write no files: asking for their updates has no side effect
+    if action
+        .updates(&base)
+        .await
+        .map_err(|e| e.context(what))?
+        .is_empty()
+    {
+        return Ok(base);
+    }
     Transaction::new(catalog, table.ident.clone(), base)
         .add_action(action)
         .commit()

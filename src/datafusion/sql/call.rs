@@ -80,7 +80,11 @@ pub(super) async fn call(ctx: &SessionContext, mut c: Cursor<'_>) -> Result<Opti
         .ok_or_else(|| {
             Error::invalid_argument(format!("{what}: '{table_name}' is not a table name"))
         })?;
-    if parts.len() > 1 && ctx.catalog(&parts[0]).is_none() || parts.len() == 1 {
+    // in the procedure's catalog: `t` in its default namespace, `ns.t`, or `cat.ns.t`
+    if parts.len() == 1 {
+        parts.insert(0, defaults(ctx).1);
+        parts.insert(0, target.name.clone());
+    } else if ctx.catalog(&parts[0]).is_none() {
         parts.insert(0, target.name.clone());
     }
     let table = resolve_table(ctx, &parts)?

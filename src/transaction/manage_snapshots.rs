@@ -11,7 +11,9 @@
 //! - [`rollback_to`](ManageSnapshots::rollback_to) moves `main` to an *ancestor* of the
 //!   current snapshot; [`rollback_to_time`](ManageSnapshots::rollback_to_time) to the
 //!   latest ancestor older than the time;
-//!   [`set_current_snapshot`](ManageSnapshots::set_current_snapshot) to any snapshot.
+//!   [`set_current_snapshot`](ManageSnapshots::set_current_snapshot) to any snapshot;
+//!   [`fast_forward_branch`](ManageSnapshots::fast_forward_branch) moves a branch to a
+//!   ref whose snapshot descends from the branch's.
 //!
 //! Each ref change requires the ref to still be where the base had it
 //! (`assert-ref-snapshot-id`); a retry re-checks every rule against the refreshed table.
@@ -64,6 +66,10 @@ enum Op {
     RollbackTo(i64),
     RollbackToTime(i64),
     SetCurrent(i64),
+    FastForward {
+        branch: String,
+        to: String,
+    },
 }
 
 /// Ref and current-snapshot changes committed together.
@@ -152,6 +158,17 @@ impl ManageSnapshots {
     /// Make any snapshot of the table current.
     pub fn set_current_snapshot(mut self, snapshot_id: i64) -> Self {
         self.ops.push(Op::SetCurrent(snapshot_id));
+        self
+    }
+
+    /// Move branch `branch` forward to the snapshot of ref `to` (Java
+    /// `fastForwardBranch`): `branch`'s snapshot must be an ancestor of `to`'s; a
+    /// `branch` that does not exist is created there.
+    pub fn fast_forward_branch(mut self, branch: &str, to: &str) -> Self {
+        self.ops.push(Op::FastForward {
+            branch: branch.to_string(),
+            to: to.to_string(),
+        });
         self
     }
 }
@@ -321,6 +338,54 @@ impl Op {
             Op::SetCurrent(id) => {
                 snapshot_exists(m, *id)?;
                 Ok(vec![main_at(m, *id)])
+            }
+            Op::FastForward { branch, to } => {
+                let target = m.ref_snapshot_id(to).ok_or_else(|| {
+                    Error::not_found(format!("branch or tag '{to}' does not exist"))
+                })?;
+                if let Some(r) = m.refs.get(branch).filter(|r| r.ref_type != "branch") {
+                    return Err(Error::invalid_argument(format!(
+                        "'{branch}' is a {}, not a branch",
+                        r.ref_type
+                    )));
+                }
+                let Some(from) = m.ref_snapshot_id(branch) else {
+                    // as Java: a missing branch is created at the target
+                    return Ok(vec![TableUpdate::SetSnapshotRef {
+                        ref_name: branch.clone(),
+                        reference: SnapshotReference {
+                            snapshot_id: target,
+                            ref_type: "branch".into(),
+                            min_snapshots_to_keep: None,
+                            max_snapshot_age_ms: None,
+                            max_ref_age_ms: None,
+                        },
+                    }]);
+                };
+                if from == target {
+                    return Ok(vec![]);
+                }
+                let is_ancestor = ancestors(m, Some(target))
+                    .iter()
+                    .any(|s| s.snapshot_id == from);
+                if !is_ancestor {
+                    return Err(Error::invalid_argument(format!(
+                        "cannot fast-forward '{branch}' to '{to}': its snapshot {from} is not \
+                         an ancestor of {target}"
+                    )));
+                }
+                if branch == MAIN_BRANCH {
+                    return Ok(vec![main_at(m, target)]);
+                }
+                let mut reference =
+                    m.refs.get(branch).cloned().ok_or_else(|| {
+                        Error::not_found(format!("branch '{branch}' does not exist"))
+                    })?;
+                reference.snapshot_id = target;
+                Ok(vec![TableUpdate::SetSnapshotRef {
+                    ref_name: branch.clone(),
+                    reference,
+                }])
             }
         }
     }

@@ -56,8 +56,19 @@ pub(super) async fn alter_table(
 pub(super) async fn commit(
     table: &ResolvedTable,
     what: &str,
-    mut action: impl TransactionAction + 'static,
+    action: impl TransactionAction + 'static,
 ) -> Result<Table> {
+    commit_from(table, what, action)
+        .await
+        .map(|(_, after)| after)
+}
+
+/// [`commit`], returning the table as loaded before the change too.
+pub(super) async fn commit_from(
+    table: &ResolvedTable,
+    what: &str,
+    mut action: impl TransactionAction + 'static,
+) -> Result<(Table, Table)> {
     let catalog = table.target.catalog().clone();
     let base = catalog
         .load_table(&table.ident)
@@ -70,13 +81,14 @@ pub(super) async fn commit(
         .map_err(|e| e.context(what))?
         .is_empty()
     {
-        return Ok(base);
+        return Ok((base.clone(), base));
     }
-    Transaction::new(catalog, table.ident.clone(), base)
+    let after = Transaction::new(catalog, table.ident.clone(), base.clone())
         .add_action(action)
         .commit()
         .await
-        .map_err(|e| e.context(what))
+        .map_err(|e| e.context(what))?;
+    Ok((base, after))
 }
 
 /// `SET TBLPROPERTIES ('k' = 'v', …)`, after those keywords.

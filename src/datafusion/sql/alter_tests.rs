@@ -977,3 +977,94 @@ async fn rollback_retries_on_a_concurrent_append() {
     );
     assert_eq!(ok(&ctx, "SELECT count(*) FROM ns.t").await, [["2"]]);
 }
+
+#[tokio::test]
+async fn fast_forward_procedure() {
+    let (ctx, catalog, _dir) = session().await;
+    ok(&ctx, "CREATE SCHEMA ns").await;
+    ok(&ctx, "CREATE TABLE ns.t (id BIGINT)").await;
+    ok(&ctx, "INSERT INTO ns.t VALUES (1)").await;
+    let s1 = metadata(&catalog, "ns.t")
+        .await
+        .current_snapshot_id
+        .unwrap();
+    ok(&ctx, "ALTER TABLE ns.t CREATE BRANCH old RETAIN 2 DAYS").await;
+    ok(&ctx, "ALTER TABLE ns.t CREATE TAG v0").await;
+    ok(&ctx, "INSERT INTO ns.t VALUES (2)").await;
+    let s2 = metadata(&catalog, "ns.t")
+        .await
+        .current_snapshot_id
+        .unwrap();
+
+    let df = super::execute(&ctx, "CALL system.fast_forward('ns.t', 'old', 'main')")
+        .await
+        .unwrap();
+    let names: Vec<String> = df
+        .schema()
+        .fields()
+        .iter()
+        .map(|f| f.name().clone())
+        .collect();
+    assert_eq!(names, ["branch_updated", "previous_ref", "updated_ref"]);
+    let rows = super::tests::run(&ctx, "CALL system.fast_forward('ns.t', 'old', 'main')")
+        .await
+        .unwrap();
+    // the first call moved it; the second finds nothing to do
+    assert_eq!(rows, [["old".to_string(), s2.to_string(), s2.to_string()]]);
+    let m = metadata(&catalog, "ns.t").await;
+    assert_eq!(m.refs["old"].snapshot_id, s2);
+    assert_eq!(m.refs["old"].max_ref_age_ms, Some(2 * 86_400_000));
+
+    // main, rolled back, moves forward to the branch; a missing branch is created
+    ok(
+        &ctx,
+        &format!("CALL system.rollback_to_snapshot('ns.t', {s1})"),
+    )
+    .await;
+    assert_eq!(
+        ok(
+            &ctx,
+            "CALL system.fast_forward(table => 'ns.t', branch => 'main', to => 'old')"
+        )
+        .await,
+        [["main".to_string(), s1.to_string(), s2.to_string()]]
+    );
+    assert_eq!(ok(&ctx, "SELECT count(*) FROM ns.t").await, [["2"]]);
+    assert_eq!(
+        ok(&ctx, "CALL system.fast_forward('ns.t', 'fresh', 'v0')").await,
+        [["fresh".to_string(), String::new(), s1.to_string()]]
+    );
+
+    let before = metadata_location(&catalog, "ns.t").await;
+    fails(
+        &ctx,
+        "CALL system.fast_forward('ns.t', 'main', 'v0')",
+        ErrorKind::InvalidArgument,
+        &format!(
+            "cannot fast-forward 'main' to 'v0': its snapshot {s2} is not an ancestor of {s1}"
+        ),
+    )
+    .await;
+    fails(
+        &ctx,
+        "CALL system.fast_forward('ns.t', 'v0', 'main')",
+        ErrorKind::InvalidArgument,
+        "'v0' is a tag, not a branch",
+    )
+    .await;
+    fails(
+        &ctx,
+        "CALL system.fast_forward('ns.t', 'main', 'nope')",
+        ErrorKind::NotFound,
+        "branch or tag 'nope' does not exist",
+    )
+    .await;
+    fails(
+        &ctx,
+        "CALL system.fast_forward('ns.t', 'main')",
+        ErrorKind::InvalidArgument,
+        "the 'branch' and 'to' arguments",
+    )
+    .await;
+    assert_eq!(metadata_location(&catalog, "ns.t").await, before);
+}

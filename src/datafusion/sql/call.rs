@@ -6,13 +6,13 @@
 
 use std::sync::Arc;
 
-use datafusion::arrow::array::{ArrayRef, Int64Array, RecordBatch};
+use datafusion::arrow::array::{ArrayRef, Int64Array, RecordBatch, StringArray};
 use datafusion::arrow::datatypes::{DataType, Field, Schema as ArrowSchema};
 use datafusion::dataframe::DataFrame;
 use datafusion::prelude::SessionContext;
 use datafusion::sql::sqlparser::tokenizer::Token;
 
-use super::alter_table::{commit, long};
+use super::alter_table::{commit_from, long};
 use super::tokens::Cursor;
 use super::{cursor, defaults, resolve_table, IcebergTarget};
 use crate::catalog::parse_timestamp_ms;
@@ -33,6 +33,7 @@ const PROCEDURES: &[(&str, &[&str])] = &[
     ("rollback_to_snapshot", &["table", "snapshot_id"]),
     ("rollback_to_timestamp", &["table", "timestamp"]),
     ("set_current_snapshot", &["table", "snapshot_id", "ref"]),
+    ("fast_forward", &["table", "branch", "to"]),
 ];
 
 /// `CALL`, after that keyword; `None` when the procedure's catalog is not an Iceberg
@@ -119,6 +120,27 @@ pub(super) async fn call(ctx: &SessionContext, mut c: Cursor<'_>) -> Result<Opti
             };
             ManageSnapshots::new().set_current_snapshot(id)
         }
+        "fast_forward" => {
+            let (Some(Value::Text(branch)), Some(Value::Text(to))) = (get("branch"), get("to"))
+            else {
+                return Err(Error::invalid_argument(format!(
+                    "{what}: the 'branch' and 'to' arguments (ref names) are needed"
+                )));
+            };
+            let (before, after) = commit_from(
+                &table,
+                &what,
+                ManageSnapshots::new().fast_forward_branch(&branch, &to),
+            )
+            .await?;
+            return fast_forward_result(
+                ctx,
+                &branch,
+                before.metadata().ref_snapshot_id(&branch),
+                after.metadata().ref_snapshot_id(&branch),
+            )
+            .map(Some);
+        }
         _ => {
             let ms = match get("timestamp") {
                 Some(Value::Timestamp(ms) | Value::Number(ms)) => ms,
@@ -134,10 +156,13 @@ pub(super) async fn call(ctx: &SessionContext, mut c: Cursor<'_>) -> Result<Opti
             ManageSnapshots::new().rollback_to_time(ms)
         }
     };
-    let before = table.target.catalog().load_table(&table.ident).await?;
-    let previous = before.metadata().current_snapshot_id;
-    let after = commit(&table, &what, action).await?;
-    result(ctx, previous, after.metadata().current_snapshot_id).map(Some)
+    let (before, after) = commit_from(&table, &what, action).await?;
+    result(
+        ctx,
+        before.metadata().current_snapshot_id,
+        after.metadata().current_snapshot_id,
+    )
+    .map(Some)
 }
 
 fn snapshot_id(get: &dyn Fn(&str) -> Option<Value>, what: &str) -> Result<i64> {
@@ -215,6 +240,28 @@ fn value(c: &mut Cursor<'_>) -> Result<Value> {
         return c.string().map(Value::Text);
     }
     long(c).map(Value::Number)
+}
+
+/// Spark's `fast_forward` result row: `branch_updated`, `previous_ref`, `updated_ref`.
+fn fast_forward_result(
+    ctx: &SessionContext,
+    branch: &str,
+    previous: Option<i64>,
+    updated: Option<i64>,
+) -> Result<DataFrame> {
+    let schema = Arc::new(ArrowSchema::new(vec![
+        Field::new("branch_updated", DataType::Utf8, false),
+        Field::new("previous_ref", DataType::Int64, true),
+        Field::new("updated_ref", DataType::Int64, true),
+    ]));
+    let columns: Vec<ArrayRef> = vec![
+        Arc::new(StringArray::from(vec![branch])),
+        Arc::new(Int64Array::from(vec![previous])),
+        Arc::new(Int64Array::from(vec![updated])),
+    ];
+    let batch = RecordBatch::try_new(schema, columns)
+        .map_err(|e| Error::new(ErrorKind::DataFusion, "procedure result").with_source(e))?;
+    Ok(ctx.read_batch(batch)?)
 }
 
 /// Spark's result row: `previous_snapshot_id`, `current_snapshot_id`.

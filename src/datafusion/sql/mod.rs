@@ -23,6 +23,7 @@
 //! | `CALL [cat.]system.rollback_to_snapshot(table, snapshot_id)` | `rollback_to` (an ancestor of the current snapshot) |
 //! | `CALL [cat.]system.set_current_snapshot(table, snapshot_id \| ref => 'name')` | `set_current_snapshot` (any snapshot) |
 //! | `CALL [cat.]system.rollback_to_timestamp(table, TIMESTAMP '…' \| ms)` | `rollback_to_time` (the latest ancestor older than the time) |
+//! | `CALL [cat.]system.fast_forward(table, branch, to)` | `fast_forward_branch` (`branch`'s snapshot must be an ancestor of `to`'s; a missing branch is created) |
 //!
 //! Every other statement, and these when they target a catalog or schema that is not
 //! Iceberg (e.g. the CLI's in-memory `public`), goes to DataFusion (`ctx.sql`) unchanged,
@@ -55,7 +56,8 @@
 //! `CALL` takes Spark's arguments, positional or named (`table => 'ns.t', snapshot_id
 //! => 5`); the table string is resolved in the procedure's catalog (`cat.system.…`, or
 //! the session's default catalog). The result is Spark's one row:
-//! `previous_snapshot_id`, `current_snapshot_id`. A `TIMESTAMP '…'` without a zone is
+//! `previous_snapshot_id`, `current_snapshot_id` (`fast_forward`: `branch_updated`,
+//! `previous_ref`, `updated_ref`). A `TIMESTAMP '…'` without a zone is
 //! UTC. An `ALTER TABLE` clause or procedure icefloe does not run (`ADD PARTITION
 //! FIELD`, `WRITE ORDERED BY`, `expire_snapshots`, …) on an Iceberg table is an
 //! [`ErrorKind::Unsupported`](crate::ErrorKind) error naming it.

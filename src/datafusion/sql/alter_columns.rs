@@ -12,7 +12,7 @@ use datafusion::sql::sqlparser::tokenizer::Token;
 use super::alter_table::commit;
 use super::tokens::{is_keyword, Cursor};
 use super::{create_table, empty, ResolvedTable};
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, Result};
 use crate::spec::{NestedField, Type};
 use crate::transaction::{ColumnPosition, UpdateSchema};
 
@@ -232,6 +232,12 @@ async fn alter_column(ctx: &SessionContext, c: &mut Cursor<'_>) -> Result<Update
         }
         let type_text = c.text()[start..].trim().to_string();
         let field = plan_column(ctx, &type_text).await?;
+        if field.required || field.doc.is_some() {
+            return Err(Error::invalid_argument(format!(
+                "TYPE '{type_text}': only a type (change nullability or the comment in \
+                 its own ALTER COLUMN)"
+            )));
+        }
         let Type::Primitive(p) = *field.field_type else {
             return Err(Error::invalid_argument(format!(
                 "cannot change column '{column}' to {}: only primitive types are promoted",
@@ -251,12 +257,7 @@ async fn alter_column(ctx: &SessionContext, c: &mut Cursor<'_>) -> Result<Update
     } else if let Some(p) = position(c)? {
         update.move_column(&path, p)
     } else {
-        return Err(Error::new(
-            ErrorKind::InvalidArgument,
-            c.expected("TYPE, DROP NOT NULL, COMMENT, FIRST or AFTER")
-                .message()
-                .to_string(),
-        ));
+        return Err(c.expected("TYPE, DROP NOT NULL, COMMENT, FIRST or AFTER"));
     };
     c.expect_end()?;
     Ok(update)

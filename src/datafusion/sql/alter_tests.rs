@@ -397,6 +397,16 @@ async fn column_changes_that_are_refused() {
             "planning the columns",
         ),
         (
+            "ALTER TABLE ns.t ALTER COLUMN id TYPE BIGINT COMMENT 'x'",
+            ErrorKind::InvalidArgument,
+            "TYPE 'BIGINT COMMENT 'x'': only a type",
+        ),
+        (
+            "ALTER TABLE ns.t ALTER COLUMN s",
+            ErrorKind::InvalidArgument,
+            "expected TYPE, DROP NOT NULL, COMMENT, FIRST or AFTER, found end of statement",
+        ),
+        (
             "ALTER TABLE ns.t ADD COLUMN n INT DEFAULT 5",
             ErrorKind::Unsupported,
             "column 'n' with a DEFAULT",

@@ -21,7 +21,10 @@
 //!   A `date` that is the source of a partition field other than `year`, `month`, `day`
 //!   or `void` (in any of the table's specs) is not promoted: its partition values
 //!   would change;
-//! - a required field may become optional, never the reverse;
+//! - a required field may become optional, never the reverse (an identifier field
+//!   stays required: the spec requires it);
+//! - identifier fields are required primitive fields other than `float` and `double`,
+//!   not inside a list, a map or an optional struct (spec "Identifier Field IDs");
 //! - a moved field moves within its own struct (`FIRST`, or after a sibling).
 //!
 //! When the table has a name mapping (`schema.name-mapping.default`, for data files
@@ -65,6 +68,8 @@ enum Change {
     MakeOptional(Vec<String>),
     UpdateDoc(Vec<String>, Option<String>),
     Move(Vec<String>, ColumnPosition),
+    SetIdentifiers(Vec<Vec<String>>),
+    DropIdentifiers(Vec<Vec<String>>),
 }
 
 /// A set of schema changes committed as one new schema.
@@ -138,6 +143,20 @@ impl UpdateSchema {
         self
     }
 
+    /// Make the fields at `paths` the schema's identifier fields (Java
+    /// `setIdentifierFields`; spec "Identifier Field IDs": required primitive fields, not
+    /// `float` or `double`, not inside a list, a map or an optional struct).
+    pub fn set_identifier_fields(mut self, paths: &[Vec<String>]) -> Self {
+        self.changes.push(Change::SetIdentifiers(paths.to_vec()));
+        self
+    }
+
+    /// Remove the fields at `paths` from the identifier fields (each must be one).
+    pub fn drop_identifier_fields(mut self, paths: &[Vec<String>]) -> Self {
+        self.changes.push(Change::DropIdentifiers(paths.to_vec()));
+        self
+    }
+
     /// The schema the changes make from `metadata`'s current schema, with its new id
     /// (see the module docs). Nothing is committed.
     ///
@@ -146,11 +165,32 @@ impl UpdateSchema {
         let base = metadata.current_schema();
         let mut fields = base.fields.fields.clone();
         let mut last_id = metadata.last_column_id.max(base.highest_field_id());
+        let mut identifiers = base.identifier_field_ids.clone();
         for change in &self.changes {
-            apply_change(&mut fields, change, metadata, &mut last_id)?;
+            match change {
+                Change::SetIdentifiers(paths) => {
+                    identifiers = paths
+                        .iter()
+                        .map(|p| identifier_id(&fields, p))
+                        .collect::<Result<_>>()?;
+                }
+                Change::DropIdentifiers(paths) => {
+                    for p in paths {
+                        let id = find_id(&fields, p)?;
+                        if !identifiers.contains(&id) {
+                            return Err(Error::invalid_argument(format!(
+                                "column '{}' is not an identifier field",
+                                name(p)
+                            )));
+                        }
+                        identifiers.retain(|i| *i != id);
+                    }
+                }
+                other => apply_change(&mut fields, other, metadata, &mut last_id, &identifiers)?,
+            }
         }
         let mut schema = Schema::new(base.schema_id, fields);
-        schema.identifier_field_ids = base.identifier_field_ids.clone();
+        schema.identifier_field_ids = identifiers;
         let same = |s: &Schema| {
             s.fields == schema.fields && s.identifier_field_ids == schema.identifier_field_ids
         };
@@ -287,6 +327,7 @@ fn apply_change(
     change: &Change,
     metadata: &TableMetadata,
     last_id: &mut i32,
+    identifiers: &[i32],
 ) -> Result<()> {
     match change {
         Change::Add {
@@ -316,7 +357,7 @@ fn apply_change(
         Change::Delete(path) => {
             let (siblings, i) = locate(fields, path)?;
             let removed = siblings.remove(i);
-            check_deletable(&removed, path, metadata)?;
+            check_deletable(&removed, path, metadata, identifiers)?;
         }
         Change::Rename(path, new_name) => {
             let (siblings, i) = locate(fields, path)?;
@@ -358,14 +399,81 @@ fn apply_change(
             }
             *field.field_type = Type::Primitive(*to);
         }
-        Change::MakeOptional(path) => field_at(fields, path)?.required = false,
+        Change::MakeOptional(path) => {
+            let field = field_at(fields, path)?;
+            if identifiers.contains(&field.id) {
+                return Err(Error::invalid_argument(format!(
+                    "cannot make column '{}' optional: it is an identifier field",
+                    name(path)
+                )));
+            }
+            field.required = false;
+        }
         Change::UpdateDoc(path, doc) => field_at(fields, path)?.doc.clone_from(doc),
         Change::Move(path, position) => {
             let (siblings, _) = locate(fields, path)?;
             move_field(siblings, path, position)?;
         }
+        Change::SetIdentifiers(_) | Change::DropIdentifiers(_) => {}
     }
     Ok(())
+}
+
+/// The id of the field at `path`.
+fn find_id(fields: &[NestedField], path: &[String]) -> Result<i32> {
+    let mut fields = fields;
+    let mut found = None;
+    for part in path {
+        let f = fields
+            .iter()
+            .find(|f| &f.name == part)
+            .ok_or_else(|| not_found(path))?;
+        fields = match f.field_type.as_ref() {
+            Type::Struct(s) => &s.fields,
+            _ => &[],
+        };
+        found = Some(f.id);
+    }
+    found.ok_or_else(|| not_found(path))
+}
+
+/// The id of the field at `path` if it may be an identifier field (spec "Identifier
+/// Field IDs"): reached through required structs only, itself required and primitive,
+/// not `float` or `double`.
+fn identifier_id(fields: &[NestedField], path: &[String]) -> Result<i32> {
+    let column = name(path);
+    let refuse = |why: &str| {
+        Err(Error::invalid_argument(format!(
+            "column '{column}' cannot be an identifier field: {why}"
+        )))
+    };
+    let mut fields = fields;
+    let Some((last, parents)) = path.split_last() else {
+        return Err(not_found(path));
+    };
+    for part in parents {
+        let f = fields
+            .iter()
+            .find(|f| &f.name == part)
+            .ok_or_else(|| not_found(path))?;
+        fields = match f.field_type.as_ref() {
+            Type::Struct(s) if f.required => &s.fields,
+            Type::Struct(_) => return refuse(&format!("struct '{part}' is optional")),
+            _ => return refuse(&format!("'{part}' is a list or map")),
+        };
+    }
+    let f = fields
+        .iter()
+        .find(|f| &f.name == last)
+        .ok_or_else(|| not_found(path))?;
+    match f.field_type.as_ref() {
+        Type::Primitive(PrimitiveType::Float | PrimitiveType::Double) => {
+            refuse("float and double fields are not allowed")
+        }
+        Type::Primitive(_) if !f.required => refuse("it is optional (make it NOT NULL)"),
+        Type::Primitive(_) => Ok(f.id),
+        _ => refuse("it is not a primitive field"),
+    }
 }
 
 /// Give `field` and every field inside it new ids after `last_id`: the field, then
@@ -420,16 +528,16 @@ fn ids_in(field: &NestedField, out: &mut Vec<i32>) {
 
 /// Refuse deleting identifier fields and the sources of the current partition spec and
 /// sort order.
-fn check_deletable(removed: &NestedField, path: &[String], m: &TableMetadata) -> Result<()> {
+fn check_deletable(
+    removed: &NestedField,
+    path: &[String],
+    m: &TableMetadata,
+    identifiers: &[i32],
+) -> Result<()> {
     let mut ids = vec![];
     ids_in(removed, &mut ids);
     let column = name(path);
-    if let Some(id) = m
-        .current_schema()
-        .identifier_field_ids
-        .iter()
-        .find(|id| ids.contains(id))
-    {
+    if let Some(id) = identifiers.iter().find(|id| ids.contains(id)) {
         return Err(Error::invalid_argument(format!(
             "cannot drop column '{column}': field {id} is an identifier field of the table"
         )));

@@ -21,6 +21,7 @@ use crate::transaction::{ColumnPosition, UpdateSchema};
 /// - `ADD COLUMN|COLUMNS [(]path type [COMMENT '…'] [FIRST|AFTER name], …[)]`;
 /// - `DROP COLUMN|COLUMNS [IF EXISTS] [(]path, …[)]`;
 /// - `RENAME COLUMN path TO name`;
+/// - `SET IDENTIFIER FIELDS path, …`, `DROP IDENTIFIER FIELDS path, …`;
 /// - `ALTER [COLUMN] path` then one of `TYPE type` (also `SET DATA TYPE type`),
 ///   `DROP NOT NULL`, `COMMENT '…'`, `FIRST`, `AFTER name` (`SET NOT NULL` is refused).
 pub(super) async fn alter_columns(
@@ -39,6 +40,14 @@ pub(super) async fn alter_columns(
             .await
             .map_err(|e| e.context(&what))?;
         (what, update)
+    } else if c.eat_keywords(&["SET", "IDENTIFIER", "FIELDS"]) {
+        let what = format!("{base} SET IDENTIFIER FIELDS");
+        let paths = name_list(&mut c).map_err(|e| e.context(&what))?;
+        (what, UpdateSchema::new().set_identifier_fields(&paths))
+    } else if c.eat_keywords(&["DROP", "IDENTIFIER", "FIELDS"]) {
+        let what = format!("{base} DROP IDENTIFIER FIELDS");
+        let paths = name_list(&mut c).map_err(|e| e.context(&what))?;
+        (what, UpdateSchema::new().drop_identifier_fields(&paths))
     } else if c.eat_keyword("DROP") {
         if !c.eat_keyword("COLUMNS") {
             c.expect_keyword("COLUMN")
@@ -218,6 +227,20 @@ fn strip<'a>(path: &'a [String], word: &str) -> &'a [String] {
         Some((first, rest)) if first == word => rest,
         _ => path,
     }
+}
+
+/// `name, …` (optionally in parentheses) to the end of the statement.
+fn name_list(c: &mut Cursor<'_>) -> Result<Vec<Vec<String>>> {
+    let parens = c.eat(&Token::LParen);
+    let mut paths = vec![c.object_name()?];
+    while c.eat(&Token::Comma) {
+        paths.push(c.object_name()?);
+    }
+    if parens {
+        c.expect(&Token::RParen)?;
+    }
+    c.expect_end()?;
+    Ok(paths)
 }
 
 /// What follows `ALTER [COLUMN]`: the column and one change.

@@ -1078,3 +1078,79 @@ async fn fast_forward_procedure() {
     .await;
     assert_eq!(metadata_location(&catalog, "ns.t").await, before);
 }
+
+#[tokio::test]
+async fn identifier_fields() {
+    let (ctx, catalog, _dir) = session().await;
+    ok(&ctx, "CREATE SCHEMA ns").await;
+    ok(
+        &ctx,
+        "CREATE TABLE ns.t (id BIGINT NOT NULL, k INT NOT NULL, s VARCHAR, f DOUBLE NOT NULL, \
+         st STRUCT<a INT>)",
+    )
+    .await;
+    ok(&ctx, "ALTER TABLE ns.t SET IDENTIFIER FIELDS id, k").await;
+    let m = metadata(&catalog, "ns.t").await;
+    assert_eq!(m.current_schema().identifier_field_ids, [1, 2]);
+    assert_eq!(m.current_schema_id, 1);
+
+    let before = metadata_location(&catalog, "ns.t").await;
+    let cases = [
+        (
+            "ALTER TABLE ns.t DROP COLUMN id",
+            "cannot drop column 'id': field 1 is an identifier field",
+        ),
+        (
+            "ALTER TABLE ns.t ALTER COLUMN k DROP NOT NULL",
+            "cannot make column 'k' optional: it is an identifier field",
+        ),
+        (
+            "ALTER TABLE ns.t SET IDENTIFIER FIELDS s",
+            "column 's' cannot be an identifier field: it is optional",
+        ),
+        (
+            "ALTER TABLE ns.t SET IDENTIFIER FIELDS f",
+            "column 'f' cannot be an identifier field: float and double fields are not allowed",
+        ),
+        (
+            "ALTER TABLE ns.t SET IDENTIFIER FIELDS st.a",
+            "column 'st.a' cannot be an identifier field: struct 'st' is optional",
+        ),
+        (
+            "ALTER TABLE ns.t DROP IDENTIFIER FIELDS s",
+            "column 's' is not an identifier field",
+        ),
+    ];
+    for (sql, needle) in cases {
+        fails(&ctx, sql, ErrorKind::InvalidArgument, needle).await;
+        fails(
+            &ctx,
+            sql,
+            ErrorKind::InvalidArgument,
+            "ALTER TABLE cat.ns.t",
+        )
+        .await;
+    }
+    fails(
+        &ctx,
+        "ALTER TABLE ns.t SET IDENTIFIER FIELDS nope",
+        ErrorKind::NotFound,
+        "column 'nope' does not exist",
+    )
+    .await;
+    assert_eq!(metadata_location(&catalog, "ns.t").await, before);
+
+    ok(&ctx, "ALTER TABLE ns.t DROP IDENTIFIER FIELDS id").await;
+    let m = metadata(&catalog, "ns.t").await;
+    assert_eq!(m.current_schema().identifier_field_ids, [2]);
+    ok(&ctx, "ALTER TABLE ns.t DROP COLUMN id").await;
+    assert_eq!(
+        columns(&metadata(&catalog, "ns.t").await),
+        [
+            "2:k:int:required",
+            "3:s:string",
+            "4:f:double:required",
+            "5:st:struct<a: int>"
+        ]
+    );
+}

@@ -17,6 +17,7 @@
 //! | `ALTER TABLE t RENAME COLUMN path TO name` | `rename_column` |
 //! | `ALTER TABLE t ALTER [COLUMN] path TYPE type` (also `SET DATA TYPE`) | `update_column` (the spec's promotions only) |
 //! | `ALTER TABLE t ALTER [COLUMN] path DROP NOT NULL \| COMMENT '…' \| FIRST \| AFTER c` | `make_column_optional`, `update_column_doc`, `move_column` (`SET NOT NULL` is refused) |
+//! | `ALTER TABLE t SET IDENTIFIER FIELDS path, …`, `ALTER TABLE t DROP IDENTIFIER FIELDS path, …` | `set_identifier_fields`, `drop_identifier_fields` (required primitive fields, not `float`/`double`) |
 //! | `ALTER TABLE t CREATE [OR REPLACE] TAG [IF NOT EXISTS] name [AS OF VERSION id] [RETAIN n DAYS\|HOURS\|MINUTES]`; `REPLACE TAG …` | [`ManageSnapshots`](crate::transaction::ManageSnapshots) `create_tag` (default: the current snapshot) |
 //! | `ALTER TABLE t CREATE [OR REPLACE] BRANCH [IF NOT EXISTS] name [AS OF VERSION id] [RETAIN n unit] [WITH SNAPSHOT RETENTION [n SNAPSHOTS] [n unit]]`; `REPLACE BRANCH …` | `create_branch` |
 //! | `ALTER TABLE t DROP TAG\|BRANCH [IF EXISTS] name` | `remove_tag`, `remove_branch` (never `main`) |

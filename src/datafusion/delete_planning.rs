@@ -93,7 +93,7 @@ impl DeleteMetrics {
 }
 
 /// The result of delete planning.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub(crate) struct DeletePlan {
     /// The data files to scan.
     pub files: Vec<PlannedFile>,

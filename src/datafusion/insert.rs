@@ -47,6 +47,15 @@ use crate::write::{DataFileWriterConfig, PartitionedDataFileWriter};
 /// Table property: where data files go (default `<location>/data`).
 pub const DATA_PATH: &str = "write.data.path";
 
+/// Where `table`'s data (and delete) files go: `write.data.path`, else `<location>/data`.
+pub(crate) fn data_location(table: &Table) -> String {
+    let m = table.metadata();
+    match m.properties.get(DATA_PATH) {
+        Some(p) => p.trim_end_matches('/').to_string(),
+        None => format!("{}/data", m.location),
+    }
+}
+
 /// Where a table's writes commit: the catalog it was loaded from and its name there.
 #[derive(Debug, Clone)]
 pub struct WriteTarget {
@@ -134,11 +143,7 @@ impl IcebergDataSink {
     }
 
     fn data_location(&self) -> String {
-        let m = self.table.metadata();
-        match m.properties.get(DATA_PATH) {
-            Some(p) => p.trim_end_matches('/').to_string(),
-            None => format!("{}/data", m.location),
-        }
+        data_location(&self.table)
     }
 
     /// Write one input stream into data files (its own writer; memory: one open file

@@ -282,17 +282,19 @@ pub async fn metadata_table_batch(
     }
 }
 
-/// Metadata table `kind` of `table` as a DataFusion table (in memory).
+/// Metadata table `kind` of `table` as a DataFusion table (in memory, read-only: changes
+/// fail with [`ErrorKind::Unsupported`](crate::ErrorKind)).
 pub async fn metadata_table_provider(
     table: &Table,
     kind: MetadataTableKind,
     snapshot: Option<&Snapshot>,
 ) -> Result<Arc<dyn TableProvider>> {
     let batch = metadata_table_batch(table, kind, snapshot).await?;
-    Ok(Arc::new(MemTable::try_new(
-        batch.schema(),
-        vec![vec![batch]],
-    )?))
+    let memory = Arc::new(MemTable::try_new(batch.schema(), vec![vec![batch]])?);
+    Ok(Arc::new(super::read_only::ReadOnlyTable::new(
+        memory,
+        format!("metadata table {kind:?} of '{}'", table.metadata_location()),
+    )))
 }
 
 async fn read_manifest_list(

@@ -2,6 +2,7 @@
 
 pub mod catalog;
 mod delete_planning;
+pub mod dml;
 mod equality_delete_exec;
 mod expr_adapter;
 mod factory;
@@ -12,6 +13,7 @@ pub mod metadata_tables;
 pub mod metrics;
 mod nested_ids;
 pub mod options;
+pub mod read_only;
 pub mod scalar;
 pub mod sql;
 mod statistics;

@@ -18,7 +18,7 @@ use async_trait::async_trait;
 use datafusion::arrow::datatypes::{DataType, Field, FieldRef, Schema as ArrowSchema, SchemaRef};
 use datafusion::catalog::Session;
 use datafusion::common::config::TableParquetOptions;
-use datafusion::common::{DFSchema, Result as DFResult, ScalarValue};
+use datafusion::common::{DFSchema, DFSchemaRef, Result as DFResult, ScalarValue};
 use datafusion::datasource::file_format::parquet::transform_schema_to_view;
 use datafusion::datasource::listing::PartitionedFile;
 use datafusion::datasource::physical_plan::parquet::ParquetRowSelection;
@@ -27,8 +27,10 @@ use datafusion::datasource::source::DataSourceExec;
 use datafusion::datasource::table_schema::TableSchema;
 use datafusion::datasource::{TableProvider, TableType};
 use datafusion::execution::object_store::ObjectStoreUrl;
+use datafusion::logical_expr::dml::MergeIntoClause;
 use datafusion::logical_expr::utils::conjunction;
 use datafusion::logical_expr::{Expr, TableProviderFilterPushDown};
+use datafusion::parquet::arrow::RowNumber;
 use datafusion::physical_expr::PhysicalExpr;
 use datafusion::physical_expr_adapter::PhysicalExprAdapterFactory;
 use datafusion::physical_plan::empty::EmptyExec;
@@ -292,6 +294,42 @@ fn arrow_schema(schema: &Schema, view_types: bool) -> Result<ArrowSchema> {
 }
 
 impl IcebergTableProvider {
+    /// The Arrow schema the provider exposes (as `TableProvider::schema`).
+    pub(crate) fn arrow_schema(&self) -> &SchemaRef {
+        &self.arrow_schema
+    }
+
+    /// The data files a row-level operation (`DELETE`, `UPDATE`, `MERGE`) with
+    /// `filters` reads, with their deletes planned: files pruned by partitions and
+    /// metrics; files whose rows are all deleted already are left out.
+    ///
+    /// Errors: planning errors (a manifest or delete file that cannot be read).
+    pub(crate) async fn plan_row_level(&self, filters: &[Expr]) -> Result<DeletePlan> {
+        let mut scan = self.table_scan();
+        if let Some(filter) = FilterConverter::new(&self.schema).convert_all(filters) {
+            scan = scan.with_filter(filter);
+        }
+        let plan = scan.plan_files().await?;
+        plan_deletes(&self.table, plan.tasks, plan.delete_entries).await
+    }
+
+    /// A scan of `files` (from [`Self::plan_row_level`]) for a row-level operation:
+    /// every table column, then [`FILE_COLUMN`] (the row's data file location as
+    /// stored) and [`POS_COLUMN`] (its 0-based ordinal in the file, as position deletes
+    /// count), with the files' existing deletes applied. `prune_by` are filters used for
+    /// row-group and page pruning: rows not matching them may be left out, so only a
+    /// scan that looks at the matching rows alone may pass any.
+    ///
+    /// Errors: a filter that cannot be planned; an unusable file location.
+    pub(crate) fn row_level_exec(
+        &self,
+        state: &dyn Session,
+        files: DeletePlan,
+        prune_by: &[Expr],
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        self.build_scan(state, files, None, prune_by, None, true)
+    }
+
     /// The field-id adapter for this schema: `initial-default`s of top-level primitive
     /// columns, required field ids, and the table's name mapping.
     fn expr_adapter_factory(&self) -> Result<FieldIdExprAdapterFactory> {
@@ -336,15 +374,32 @@ impl IcebergTableProvider {
         projection: Option<&Vec<usize>>,
         filters: &[Expr],
         limit: Option<usize>,
+        row_ids: bool,
     ) -> Result<Arc<dyn ExecutionPlan>> {
         let projected_schema = match projection {
             Some(p) => Arc::new(self.arrow_schema.project(p)?),
             None => Arc::clone(&self.arrow_schema),
         };
         if deletes.files.is_empty() {
-            return Ok(Arc::new(EmptyExec::new(projected_schema)));
+            let schema = if row_ids {
+                let mut fields: Vec<FieldRef> = projected_schema.fields().iter().cloned().collect();
+                fields.extend(row_id_columns());
+                Arc::new(ArrowSchema::new(fields))
+            } else {
+                projected_schema
+            };
+            return Ok(Arc::new(EmptyExec::new(schema)));
         }
-        let equality = self.equality_scan(&deletes.equality_deletes, projection)?;
+        let mut equality = self.equality_scan(&deletes.equality_deletes, projection)?;
+        if row_ids {
+            if let Some(eq) = &mut equality {
+                // `_file` after the two hidden delete columns, `_pos` (virtual) after it
+                let hidden = self.arrow_schema.fields().len();
+                eq.scan_projection.extend([hidden + 2, hidden + 3]);
+                let n = eq.scan_projection.len();
+                eq.output_columns.extend([n - 2, n - 1]);
+            }
+        }
         // The table columns the scan reads, whose metrics become statistics.
         let columns = self.arrow_schema.fields().len();
         let read_columns: Vec<bool> = match (&equality, projection) {
@@ -404,11 +459,18 @@ impl IcebergTableProvider {
                 e_tag: None,
                 version: None,
             });
+            let mut partition_values = vec![];
             if equality.is_some() {
-                file = file.with_partition_values(vec![
+                partition_values.extend([
                     ScalarValue::Int64(Some(planned.equality_sequence_number)),
                     ScalarValue::Int32(Some(planned.scope)),
                 ]);
+            }
+            if row_ids {
+                partition_values.push(ScalarValue::Utf8(Some(task.data_file().file_path.clone())));
+            }
+            if !partition_values.is_empty() {
+                file = file.with_partition_values(partition_values);
             }
             let spec = self
                 .table
@@ -435,7 +497,11 @@ impl IcebergTableProvider {
         // the filters here too would only evaluate them twice. Under `EqualityDeleteExec`
         // nothing is pushed through, so the filters are given here for row-group and page
         // pruning (a filter commutes with row-level deletes).
-        let pruning_filters = if equality.is_some() { filters } else { &[] };
+        let pruning_filters = if equality.is_some() || row_ids {
+            filters
+        } else {
+            &[]
+        };
         let predicate = match conjunction(pruning_filters.iter().cloned()) {
             Some(expr) => {
                 let df_schema = DFSchema::try_from(Arc::clone(&self.arrow_schema))?;
@@ -443,14 +509,44 @@ impl IcebergTableProvider {
             }
             None => None,
         };
-        let table_schema = match &equality {
-            Some(_) => TableSchema::builder(Arc::clone(&self.arrow_schema))
-                .with_table_partition_cols(hidden_delete_columns())
-                .build(),
-            None => TableSchema::from(Arc::clone(&self.arrow_schema)),
+        let mut partition_cols = match &equality {
+            Some(_) => hidden_delete_columns(),
+            None => vec![],
         };
+        // DataFusion panics on a hidden column named like a table column
+        let hidden_names = partition_cols.iter().map(|f| f.name().as_str()).chain(
+            row_ids
+                .then_some([FILE_COLUMN, POS_COLUMN])
+                .into_iter()
+                .flatten(),
+        );
+        for name in hidden_names {
+            if self.arrow_schema.field_with_name(name).is_ok() {
+                return Err(Error::unsupported(format!(
+                    "reading table '{}' with deletes or for a row-level change: its column \
+                     '{name}' has a name icefloe reserves for a hidden column",
+                    self.table.metadata_location()
+                )));
+            }
+        }
+        let mut builder = TableSchema::builder(Arc::clone(&self.arrow_schema));
+        if row_ids {
+            let [file, pos] = row_id_columns();
+            partition_cols.push(file);
+            builder = builder.with_virtual_columns(vec![pos]);
+        }
+        let table_schema = builder.with_table_partition_cols(partition_cols).build();
         let (scan_projection, scan_limit) = match &equality {
             Some(eq) => (Some(eq.scan_projection.clone()), None),
+            None if row_ids => {
+                let columns = self.arrow_schema.fields().len();
+                let mut p: Vec<usize> = match projection {
+                    Some(p) => p.clone(),
+                    None => (0..columns).collect(),
+                };
+                p.extend([columns, columns + 1]);
+                (Some(p), limit)
+            }
             None => (projection.cloned(), limit),
         };
         let adapter: Arc<dyn PhysicalExprAdapterFactory> = Arc::new(self.expr_adapter_factory()?);
@@ -601,6 +697,22 @@ struct EqualityScan {
     groups: Vec<EqualityGroup>,
 }
 
+/// The name of a row-level scan's column holding each row's data file location (as
+/// stored in its manifest entry).
+pub(crate) const FILE_COLUMN: &str = "__icefloe_file";
+/// The name of a row-level scan's column holding each row's 0-based ordinal in its file.
+pub(crate) const POS_COLUMN: &str = "__icefloe_pos";
+
+/// The two columns a row-level scan adds after the table's: the data file (constant
+/// per file) and the row's position in it (Parquet's row number, counted before any
+/// deletes, as position deletes count).
+fn row_id_columns() -> [FieldRef; 2] {
+    [
+        Arc::new(Field::new(FILE_COLUMN, DataType::Utf8, false)),
+        Arc::new(Field::new(POS_COLUMN, DataType::Int64, false).with_extension_type(RowNumber)),
+    ]
+}
+
 /// The hidden per-file columns equality deletes need: data sequence number and scope.
 fn hidden_delete_columns() -> Vec<FieldRef> {
     vec![
@@ -652,7 +764,7 @@ impl TableProvider for IcebergTableProvider {
         if let Ok(mut last) = self.last_delete_metrics.lock() {
             *last = Some(delete_metrics.clone());
         }
-        let exec = self.build_scan(state, deletes, projection, filters, limit)?;
+        let exec = self.build_scan(state, deletes, projection, filters, limit, false)?;
         attach_counters(&exec, &delete_metrics.counters());
         attach_scan_metrics(&exec, &scan_metrics);
         Ok(exec)
@@ -694,6 +806,38 @@ impl TableProvider for IcebergTableProvider {
             Arc::new(sink),
             order,
         )))
+    }
+
+    async fn delete_from(
+        &self,
+        state: &dyn Session,
+        filters: Vec<Expr>,
+    ) -> DFResult<Arc<dyn ExecutionPlan>> {
+        Ok(super::dml::plan_delete(self, state, filters, "DELETE").await?)
+    }
+
+    async fn update(
+        &self,
+        state: &dyn Session,
+        assignments: Vec<(String, Expr)>,
+        filters: Vec<Expr>,
+    ) -> DFResult<Arc<dyn ExecutionPlan>> {
+        Ok(super::dml::plan_update(self, state, assignments, filters).await?)
+    }
+
+    async fn truncate(&self, state: &dyn Session) -> DFResult<Arc<dyn ExecutionPlan>> {
+        Ok(super::dml::plan_delete(self, state, vec![], "TRUNCATE").await?)
+    }
+
+    async fn merge_into(
+        &self,
+        state: &dyn Session,
+        source: Arc<dyn ExecutionPlan>,
+        merge_schema: DFSchemaRef,
+        on: Expr,
+        clauses: Vec<MergeIntoClause>,
+    ) -> DFResult<Arc<dyn ExecutionPlan>> {
+        Ok(super::dml::plan_merge(self, state, source, merge_schema, on, clauses).await?)
     }
 
     fn supports_filters_pushdown(

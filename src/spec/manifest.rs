@@ -260,14 +260,33 @@ pub fn parse_manifest(
     let (values, _meta) = read_container(bytes, location)?;
     let types = partition_field_types(spec, schemas)
         .map_err(|e| e.context(format!("manifest '{location}'")))?;
-    values
+    let mut entries = values
         .into_iter()
         .enumerate()
         .map(|(i, v)| {
             parse_entry(v, manifest, spec, &types)
                 .map_err(|e| e.context(format!("manifest '{location}', entry {i}")))
         })
-        .collect()
+        .collect::<Result<Vec<_>>>()?;
+    inherit_first_row_ids(&mut entries, manifest);
+    Ok(entries)
+}
+
+/// Row-lineage inheritance (v3, spec: "Row Lineage", "First Row ID Inheritance"): in a
+/// data manifest whose list entry has a `first_row_id`, each data file without one gets
+/// that id plus the record counts of the files before it (in manifest order) that had
+/// none.
+fn inherit_first_row_ids(entries: &mut [ManifestEntry], manifest: &ManifestFile) {
+    let Some(mut next) = manifest.first_row_id else {
+        return;
+    };
+    for e in entries.iter_mut() {
+        let f = &mut e.data_file;
+        if f.content == DataContentType::Data && f.first_row_id.is_none() {
+            f.first_row_id = Some(next);
+            next += f.record_count;
+        }
+    }
 }
 
 fn parse_entry(

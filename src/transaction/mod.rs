@@ -26,10 +26,12 @@ mod manage_snapshots;
 mod manifest_merge;
 mod overwrite;
 mod retry;
+mod row_delta;
 mod snapshot_producer;
 mod summary;
 mod update_properties;
 mod update_schema;
+mod validation;
 
 use std::sync::Arc;
 
@@ -44,8 +46,17 @@ pub use append::AppendFiles;
 pub use manage_snapshots::{ManageSnapshots, RefExists, RefRetention};
 pub use overwrite::{IsolationLevel, OverwriteFiles};
 pub use retry::RetryPolicy;
+pub use row_delta::RowDelta;
 pub use update_properties::{UpdateProperties, FORMAT_VERSION, RESERVED_PROPERTIES};
 pub use update_schema::{check_promotion, ColumnPosition, UpdateSchema};
+
+/// Check that this crate writes `table`'s format version (v2 today), before any file
+/// is written for a change to it.
+///
+/// Errors: [`ErrorKind::Unsupported`](crate::ErrorKind) naming what is missing.
+pub fn check_writable(table: &Table) -> Result<()> {
+    snapshot_producer::SnapshotProducer::check_format(table)
+}
 
 /// One change of a transaction.
 #[async_trait]

@@ -17,24 +17,22 @@
 //! A failed check is [`ErrorKind::ValidationFailed`](crate::ErrorKind) naming the file and
 //! the snapshot that added it.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashSet};
 
 use async_trait::async_trait;
 
 use super::manifest_merge::merge_manifests;
 use super::snapshot_producer::SnapshotProducer;
 use super::summary::SnapshotSummary;
-use super::TransactionAction;
-use crate::error::{Error, ErrorKind, Result};
-use crate::eval::{BoundPartitionSpec, ResidualEvaluator};
-use crate::expr::{Binder, BoundPredicate, Predicate};
-use crate::spec::{
-    DataContentType, DataFile, Literal, ManifestContent, ManifestEntry, ManifestStatus, Snapshot,
-    TableUpdate,
+use super::validation::{
+    check_all_removed, partition_key, remove_files, validate_no_conflicting_data,
+    validate_no_new_deletes_for_data_files, Coverage, Matcher, PartitionKey,
 };
+use super::TransactionAction;
+use crate::error::{Error, Result};
+use crate::expr::Predicate;
+use crate::spec::{DataContentType, DataFile, ManifestContent, ManifestEntry, TableUpdate};
 use crate::table::Table;
-use crate::write::bounds::literal_to_bytes;
-use crate::write::NewEntry;
 
 /// How strictly concurrent commits are checked (`write.*.isolation-level`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -71,6 +69,8 @@ pub struct OverwriteFiles {
     replace_partitions: bool,
     starting_snapshot_id: Option<i64>,
     isolation: IsolationLevel,
+    conflict_detection_filter: Option<Predicate>,
+    validate_deletes_of_removed: bool,
     producer: SnapshotProducer,
 }
 
@@ -85,6 +85,8 @@ impl OverwriteFiles {
             replace_partitions: false,
             starting_snapshot_id,
             isolation: IsolationLevel::Serializable,
+            conflict_detection_filter: None,
+            validate_deletes_of_removed: false,
             producer: SnapshotProducer::new(),
         }
     }
@@ -131,6 +133,44 @@ impl OverwriteFiles {
         self
     }
 
+    /// Under serializable isolation, fail when a data file added since the starting
+    /// snapshot may hold rows matching `filter` (Java `conflictDetectionFilter` +
+    /// `validateNoConflictingData`): what a copy-on-write `DELETE`/`UPDATE` read.
+    pub fn conflict_detection_filter(mut self, filter: Predicate) -> Self {
+        self.conflict_detection_filter = Some(filter);
+        self
+    }
+
+    /// Fail when a delete file added since the starting snapshot applies to a data file
+    /// this overwrite removes (Java `validateNoConflictingDeletes`): a copy-on-write
+    /// rewrite would otherwise bring back the rows such a delete removed. Checked at
+    /// every isolation level.
+    pub fn validate_no_conflicting_deletes(mut self) -> Self {
+        self.validate_deletes_of_removed = true;
+        self
+    }
+
+    /// The removed data files (spec id, file) as the table holds them.
+    async fn removed_data_files(
+        &self,
+        table: &Table,
+        removed: &HashSet<String>,
+    ) -> Result<Vec<(i32, DataFile)>> {
+        let mut out = vec![];
+        let parent = self.producer.parent(table).cloned();
+        for mf in SnapshotProducer::manifests_of(table, parent.as_ref()).await? {
+            if mf.content != ManifestContent::Data {
+                continue;
+            }
+            for e in SnapshotProducer::entries_of(table, &mf).await? {
+                if e.is_alive() && removed.contains(&e.data_file.file_path) {
+                    out.push((e.spec_id, e.data_file));
+                }
+            }
+        }
+        Ok(out)
+    }
+
     /// The id of the snapshot this overwrite commits.
     pub fn snapshot_id(&self) -> i64 {
         self.producer.snapshot_id()
@@ -156,120 +196,6 @@ impl OverwriteFiles {
     }
 }
 
-/// A partition tuple as a hashable key: each value's single-value serialization.
-type PartitionKey = Vec<Option<Vec<u8>>>;
-
-fn partition_key(partition: &[Option<Literal>]) -> PartitionKey {
-    partition
-        .iter()
-        .map(|v| v.as_ref().map(literal_to_bytes))
-        .collect()
-}
-
-/// Decides, per file, whether an overwrite covers it.
-struct Matcher {
-    filter: Option<BoundPredicate>,
-    residuals: HashMap<i32, ResidualEvaluator>,
-    partitions: HashSet<(i32, PartitionKey)>,
-    replace_all_unpartitioned: bool,
-}
-
-#[derive(Debug, PartialEq)]
-enum Coverage {
-    None,
-    Partial,
-    All,
-}
-
-impl Matcher {
-    fn new(
-        table: &Table,
-        filter: Option<&Predicate>,
-        partitions: HashSet<(i32, PartitionKey)>,
-        replace: bool,
-    ) -> Result<Self> {
-        let m = table.metadata();
-        let filter = filter
-            .map(|f| Binder::new(m.current_schema()).bind(f))
-            .transpose()?;
-        let mut residuals = HashMap::new();
-        if let Some(f) = &filter {
-            let schemas: Vec<_> = std::iter::once(m.current_schema())
-                .chain(m.schemas.iter().rev())
-                .collect();
-            for spec in &m.partition_specs {
-                let bound = BoundPartitionSpec::new(spec, &schemas)?;
-                residuals.insert(spec.spec_id, ResidualEvaluator::new(bound, f));
-            }
-        }
-        // Replacing the partitions of files added to an unpartitioned spec is the whole
-        // table (Java `BaseReplacePartitions` on an unpartitioned table).
-        let replace_all_unpartitioned = replace
-            && partitions.iter().any(|(spec, _)| {
-                m.partition_spec_by_id(*spec)
-                    .is_some_and(|s| s.is_unpartitioned())
-            });
-        Ok(Self {
-            filter,
-            residuals,
-            partitions,
-            replace_all_unpartitioned,
-        })
-    }
-
-    fn coverage(&self, spec_id: i32, file: &DataFile) -> Result<Coverage> {
-        if self.replace_all_unpartitioned
-            || self
-                .partitions
-                .contains(&(spec_id, partition_key(&file.partition)))
-        {
-            return Ok(Coverage::All);
-        }
-        if self.filter.is_none() {
-            return Ok(Coverage::None);
-        }
-        let Some(residual) = self.residuals.get(&spec_id) else {
-            return Ok(Coverage::Partial);
-        };
-        Ok(match residual.residual_for(&file.partition)? {
-            Predicate::AlwaysTrue => Coverage::All,
-            Predicate::AlwaysFalse => Coverage::None,
-            _ => Coverage::Partial,
-        })
-    }
-}
-
-/// The snapshots committed after `starting` up to `current` (newest first), following
-/// parents. `Err` when `starting` is not an ancestor (expired or another branch).
-fn snapshots_since<'a>(
-    table: &'a Table,
-    current: Option<&'a Snapshot>,
-    starting: Option<i64>,
-) -> Result<Vec<&'a Snapshot>> {
-    let m = table.metadata();
-    let mut out = vec![];
-    let mut cursor = current;
-    while let Some(s) = cursor {
-        if Some(s.snapshot_id) == starting {
-            return Ok(out);
-        }
-        out.push(s);
-        cursor = s.parent_snapshot_id.and_then(|p| m.snapshot_by_id(p));
-    }
-    if starting.is_none() {
-        Ok(out)
-    } else {
-        Err(Error::new(
-            ErrorKind::ValidationFailed,
-            format!(
-                "cannot check for conflicts: starting snapshot {} is no longer an ancestor \
-                 of the table's current snapshot (expired or rolled back)",
-                starting.unwrap_or_default()
-            ),
-        ))
-    }
-}
-
 #[async_trait]
 impl TransactionAction for OverwriteFiles {
     async fn updates(&mut self, table: &Table) -> Result<Vec<TableUpdate>> {
@@ -282,100 +208,69 @@ impl TransactionAction for OverwriteFiles {
             self.replace_partitions,
         )?;
         let parent = self.producer.parent(table).cloned();
+        let starting = self.starting_snapshot_id;
 
         // Conflict checks against what was committed since the starting snapshot.
-        if self.isolation == IsolationLevel::Serializable
-            && (self.row_filter.is_some() || self.replace_partitions)
-        {
-            for s in snapshots_since(table, parent.as_ref(), self.starting_snapshot_id)? {
-                for mf in SnapshotProducer::manifests_of(table, Some(s)).await? {
-                    if mf.added_snapshot_id != s.snapshot_id || mf.content != ManifestContent::Data
-                    {
-                        continue;
-                    }
-                    for e in SnapshotProducer::entries_of(table, &mf).await? {
-                        if e.status == ManifestStatus::Added
-                            && e.snapshot_id == s.snapshot_id
-                            && matcher.coverage(e.spec_id, &e.data_file)? != Coverage::None
-                        {
-                            return Err(Error::new(
-                                ErrorKind::ValidationFailed,
-                                format!(
-                                    "found a conflicting data file '{}' added by snapshot {} \
-                                     after this overwrite began (serializable isolation)",
-                                    e.data_file.file_path, s.snapshot_id
-                                ),
-                            ));
-                        }
-                    }
-                }
+        if self.isolation == IsolationLevel::Serializable {
+            if self.row_filter.is_some() || self.replace_partitions {
+                validate_no_conflicting_data(
+                    table,
+                    parent.as_ref(),
+                    starting,
+                    &matcher,
+                    "overwrite",
+                )
+                .await?;
+            }
+            if let Some(filter) = &self.conflict_detection_filter {
+                let conflicts = Matcher::new(table, Some(filter), HashSet::new(), false)?;
+                validate_no_conflicting_data(
+                    table,
+                    parent.as_ref(),
+                    starting,
+                    &conflicts,
+                    "overwrite",
+                )
+                .await?;
             }
         }
 
         let mut summary = SnapshotSummary::of_added(&self.added);
+        let delete_paths = &self.delete_paths;
+        let covered = |e: &ManifestEntry| -> Result<Coverage> {
+            if delete_paths.contains(&e.data_file.file_path) {
+                Ok(Coverage::All)
+            } else {
+                matcher.coverage(e.spec_id, &e.data_file)
+            }
+        };
+        let (kept, removed) = remove_files(
+            table,
+            &mut self.producer,
+            parent.as_ref(),
+            &covered,
+            &mut summary,
+        )
+        .await?;
+        check_all_removed(&self.delete_paths, &removed)?;
+        if self.validate_deletes_of_removed {
+            let removed_files: Vec<(i32, DataFile)> =
+                self.removed_data_files(table, &removed).await?;
+            let touched: Vec<(i32, &DataFile)> =
+                removed_files.iter().map(|(s, f)| (*s, f)).collect();
+            validate_no_new_deletes_for_data_files(
+                table,
+                parent.as_ref(),
+                starting,
+                &touched,
+                "overwrite",
+            )
+            .await?;
+        }
         let mut manifests = added_manifests;
-        let mut found_paths = HashSet::new();
-        let mut removed_any = false;
-        for mf in SnapshotProducer::manifests_of(table, parent.as_ref()).await? {
-            let entries = SnapshotProducer::entries_of(table, &mf).await?;
-            let mut removed: Vec<&ManifestEntry> = vec![];
-            for e in entries.iter().filter(|e| e.is_alive()) {
-                let by_path = self.delete_paths.contains(&e.data_file.file_path);
-                if by_path {
-                    found_paths.insert(e.data_file.file_path.clone());
-                }
-                let covered = if by_path {
-                    Coverage::All
-                } else {
-                    matcher.coverage(e.spec_id, &e.data_file)?
-                };
-                match covered {
-                    Coverage::All => removed.push(e),
-                    Coverage::Partial if e.data_file.content == DataContentType::Data => {
-                        return Err(Error::unsupported(format!(
-                            "overwrite by a filter that matches only some rows of data file \
-                             '{}' (rewriting data files is a row-level DELETE)",
-                            e.data_file.file_path
-                        )));
-                    }
-                    _ => {}
-                }
-            }
-            if removed.is_empty() {
-                manifests.push(mf);
-                continue;
-            }
-            removed_any = true;
-            let removed_paths: HashSet<&str> = removed
-                .iter()
-                .map(|e| e.data_file.file_path.as_str())
-                .collect();
-            let mut new_entries = vec![];
-            for e in entries.iter().filter(|e| e.is_alive()) {
-                if removed_paths.contains(e.data_file.file_path.as_str()) {
-                    summary.remove(e.spec_id, &e.data_file);
-                    new_entries.push(NewEntry::deleted(e));
-                } else {
-                    new_entries.push(NewEntry::existing(e));
-                }
-            }
-            let rewritten = self
-                .producer
-                .write_manifest(table, mf.partition_spec_id, mf.content, &new_entries)
-                .await?;
-            manifests.push(rewritten);
-        }
-        if let Some(missing) = self.delete_paths.iter().find(|p| !found_paths.contains(*p)) {
-            return Err(Error::new(
-                ErrorKind::ValidationFailed,
-                format!(
-                    "file '{missing}' to be removed is not live in the table any more \
-                     (a concurrent commit removed it)"
-                ),
-            ));
-        }
+        manifests.extend(kept);
         let manifests = merge_manifests(table, &mut self.producer, manifests).await?;
-        let operation = self.operation(removed_any);
+        let operation = self.operation(!removed.is_empty());
         self.producer
             .commit_updates(table, operation, manifests, &summary)
             .await

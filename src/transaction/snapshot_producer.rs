@@ -17,11 +17,12 @@ use super::summary::SnapshotSummary;
 use crate::catalog::metadata_dir;
 use crate::error::{Error, Result};
 use crate::spec::{
-    DataFile, FormatVersion, ManifestContent, ManifestEntry, ManifestFile, Snapshot,
-    SnapshotReference, TableUpdate, MAIN_BRANCH,
+    DataContentType, DataFile, FormatVersion, ManifestContent, ManifestEntry, ManifestFile,
+    Snapshot, SnapshotReference, TableUpdate, MAIN_BRANCH,
 };
 use crate::table::Table;
-use crate::write::{write_manifest_list, ManifestWriter, NewEntry};
+use crate::write::manifest_list::write_manifest_list_for;
+use crate::write::{ManifestWriter, NewEntry};
 
 /// A fresh positive snapshot id (as Iceberg Java: from a random UUID).
 pub(crate) fn new_snapshot_id() -> i64 {
@@ -71,17 +72,13 @@ impl SnapshotProducer {
             .and_then(|id| m.snapshot_by_id(id))
     }
 
-    /// Refuse format versions whose manifests this crate does not write yet.
+    /// Refuse format versions whose manifests this crate does not write yet (v1).
     pub(crate) fn check_format(table: &Table) -> Result<()> {
         match table.metadata().format_version {
-            FormatVersion::V2 => Ok(()),
+            FormatVersion::V2 | FormatVersion::V3 => Ok(()),
             FormatVersion::V1 => Err(Error::unsupported(
                 "writing to a format-version 1 table (v1 manifests); upgrade it with \
                  'format-version'='2'",
-            )),
-            FormatVersion::V3 => Err(Error::unsupported(
-                "writing to a format-version 3 table (row lineage: first_row_id in manifest \
-                 lists and manifests)",
             )),
         }
     }
@@ -105,7 +102,8 @@ impl SnapshotProducer {
             content,
             self.snapshot_id,
             m.last_sequence_number + 1,
-        )?;
+        )?
+        .with_format_version(m.format_version, m.current_schema(), spec)?;
         for e in entries {
             writer.add(e)?;
         }
@@ -123,8 +121,9 @@ impl SnapshotProducer {
         Ok(file)
     }
 
-    /// The manifests of the data files the snapshot adds (`added`: spec id → files), one
-    /// per spec; written on the first call and reused by every retry.
+    /// The manifests of the files the snapshot adds (`added`: spec id → files), one per
+    /// spec and content (data, deletes); written on the first call and reused by every
+    /// retry.
     pub(crate) async fn added_manifests(
         &mut self,
         table: &Table,
@@ -135,11 +134,24 @@ impl SnapshotProducer {
         }
         let mut out = vec![];
         for (spec_id, files) in added.iter().filter(|(_, f)| !f.is_empty()) {
-            let entries: Vec<NewEntry> = files.iter().cloned().map(NewEntry::added).collect();
-            out.push(
-                self.write_manifest(table, *spec_id, ManifestContent::Data, &entries)
-                    .await?,
-            );
+            // data files in a data manifest, delete files in a delete manifest
+            let (data, deletes): (Vec<&DataFile>, Vec<&DataFile>) = files
+                .iter()
+                .partition(|f| f.content == DataContentType::Data);
+            for (content, files) in [
+                (ManifestContent::Data, data),
+                (ManifestContent::Deletes, deletes),
+            ] {
+                if files.is_empty() {
+                    continue;
+                }
+                let entries: Vec<NewEntry> =
+                    files.into_iter().cloned().map(NewEntry::added).collect();
+                out.push(
+                    self.write_manifest(table, *spec_id, content, &entries)
+                        .await?,
+                );
+            }
         }
         self.added_manifests = Some(out.clone());
         Ok(out)
@@ -199,11 +211,12 @@ impl SnapshotProducer {
             self.attempt,
             self.commit_uuid
         );
-        let bytes = write_manifest_list(
+        let bytes = write_manifest_list_for(
             &manifests,
             self.snapshot_id,
             parent.map(|p| p.snapshot_id),
             sequence_number,
+            v3.then_some(first_row_id),
         )?;
         table
             .file_io()

@@ -492,7 +492,7 @@ async fn manifests_merge_at_the_min_count() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn v1_and_v3_tables_refuse_writes_by_name() {
+async fn v1_tables_refuse_writes_v3_tables_append_with_row_lineage() {
     let dir = tempfile::tempdir().unwrap();
     let catalog = sql_catalog(dir.path()).await;
     // v1 metadata is not written: the table is not created
@@ -508,19 +508,18 @@ async fn v1_and_v3_tables_refuse_writes_by_name() {
         .table_exists(&TableIdent::parse("ns.v1"))
         .await
         .unwrap());
-    // a v3 table is created, but appends are refused by name, nothing committed
+    // a v3 table takes appends: the snapshot gets the first row ids
     let ident = TableIdent::parse("ns.v3");
     let mut c = creation();
     c.properties.insert("format-version".into(), "3".into());
     let base = catalog.create_table(&ident, c).await.unwrap();
     let f = file(&base, "a", 1, 1);
-    let err = Transaction::new(Arc::clone(&catalog), ident.clone(), base)
+    let t = Transaction::new(Arc::clone(&catalog), ident.clone(), base)
         .add_action(AppendFiles::new(0, vec![f]).unwrap())
         .commit()
         .await
-        .unwrap_err();
-    assert_eq!(err.kind(), crate::ErrorKind::Unsupported, "{err}");
-    assert!(err.to_string().contains("format-version 3"), "{err}");
-    let t = catalog.load_table(&ident).await.unwrap();
-    assert!(t.metadata().current_snapshot().is_none());
+        .unwrap();
+    let s = t.metadata().current_snapshot().unwrap();
+    assert_eq!((s.first_row_id, s.added_rows), (Some(0), Some(1)));
+    assert_eq!(t.metadata().next_row_id, Some(1));
 }

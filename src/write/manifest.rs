@@ -1,4 +1,4 @@
-//! Writing v2 manifests (spec: "Manifests", the `manifest_entry` and `data_file`
+//! Writing v2 and v3 manifests (spec: "Manifests", the `manifest_entry` and `data_file`
 //! structs with their field ids).
 //!
 //! [`ManifestWriter`] collects entries of one content type (data or deletes) written
@@ -92,8 +92,9 @@ fn int_map_schema(name: &str, key_id: i32, value_id: i32, value: &str) -> serde_
     }])
 }
 
-/// The v2 `manifest_entry` Avro schema for a partition tuple of `partition_fields`.
-fn manifest_entry_schema(partition_fields: &[NestedField]) -> Result<serde_json::Value> {
+/// The v2 `manifest_entry` Avro schema for a partition tuple of `partition_fields`; with
+/// `v3`, the v3 one (`first_row_id`, `content_offset`, `content_size_in_bytes` added).
+fn manifest_entry_schema(partition_fields: &[NestedField], v3: bool) -> Result<serde_json::Value> {
     let partition = partition_fields
         .iter()
         .map(|f| {
@@ -127,6 +128,16 @@ fn manifest_entry_schema(partition_fields: &[NestedField]) -> Result<serde_json:
             optional_field("referenced_data_file", json!("string"), 143),
         ]
     });
+    let mut data_file = data_file;
+    if v3 {
+        if let Some(fields) = data_file["fields"].as_array_mut() {
+            fields.extend([
+                optional_field("first_row_id", json!("long"), 142),
+                optional_field("content_offset", json!("long"), 144),
+                optional_field("content_size_in_bytes", json!("long"), 145),
+            ]);
+        }
+    }
     Ok(json!({
         "type": "record",
         "name": "manifest_entry",
@@ -209,7 +220,7 @@ fn avro_field_name(name: &str, i: usize) -> String {
     }
 }
 
-fn data_file_value(f: &DataFile, partition_names: &[String]) -> Result<Value> {
+fn data_file_value(f: &DataFile, partition_names: &[String], v3: bool) -> Result<Value> {
     let content = match f.content {
         DataContentType::Data => 0,
         DataContentType::PositionDeletes => 1,
@@ -228,7 +239,7 @@ fn data_file_value(f: &DataFile, partition_names: &[String]) -> Result<Value> {
             some(Value::Array(items))
         }
     };
-    Ok(Value::Record(vec![
+    let mut fields: Vec<(String, Value)> = vec![
         ("content".into(), Value::Int(content)),
         ("file_path".into(), Value::String(f.file_path.clone())),
         (
@@ -289,7 +300,18 @@ fn data_file_value(f: &DataFile, partition_names: &[String]) -> Result<Value> {
                 .clone()
                 .map_or_else(none, |s| some(Value::String(s))),
         ),
-    ]))
+    ];
+    if v3 {
+        fields.extend([
+            ("first_row_id".into(), opt_long(f.first_row_id)),
+            ("content_offset".into(), opt_long(f.content_offset)),
+            (
+                "content_size_in_bytes".into(),
+                opt_long(f.content_size_in_bytes),
+            ),
+        ]);
+    }
+    Ok(Value::Record(fields))
 }
 
 /// The running summary of one partition field over a manifest's entries.
@@ -393,7 +415,8 @@ impl NewEntry {
     }
 }
 
-/// Writes one v2 manifest (Avro) of data or delete files under one partition spec.
+/// Writes one v2 (or, [`ManifestWriter::with_format_version`], v3) manifest (Avro) of
+/// data or delete files under one partition spec.
 pub struct ManifestWriter {
     avro_schema: AvroSchema,
     metadata: Vec<(String, String)>,
@@ -406,6 +429,7 @@ pub struct ManifestWriter {
     summaries: Vec<SummaryBuilder>,
     counts: [(i32, i64); 3],
     min_sequence_number: Option<i64>,
+    v3: bool,
 }
 
 impl ManifestWriter {
@@ -430,7 +454,7 @@ impl ManifestWriter {
             })
             .collect();
         let partition_names = renamed.iter().map(|f| f.name.clone()).collect();
-        let entry_schema = manifest_entry_schema(&renamed)?;
+        let entry_schema = manifest_entry_schema(&renamed, false)?;
         let avro_schema = AvroSchema::parse(&entry_schema)
             .map_err(|e| Error::invalid_data("manifest Avro schema").with_source(e))?;
         let schema_json = serde_json::to_string(schema)
@@ -467,7 +491,47 @@ impl ManifestWriter {
                 .collect(),
             counts: [(0, 0); 3],
             min_sequence_number: None,
+            v3: false,
         })
+    }
+
+    /// Write the manifest in `format_version`'s layout: v3 adds the data file's
+    /// `first_row_id` (null for an added data file, which inherits it; spec: "Row
+    /// Lineage"), `content_offset` and `content_size_in_bytes`. v1 is not written.
+    ///
+    /// Errors: format version 1 ([`crate::ErrorKind::Unsupported`]).
+    pub fn with_format_version(
+        mut self,
+        format_version: crate::spec::FormatVersion,
+        schema: &Schema,
+        spec: &PartitionSpec,
+    ) -> Result<Self> {
+        use crate::spec::FormatVersion;
+        let v3 = match format_version {
+            FormatVersion::V1 => return Err(Error::unsupported("writing v1 manifests")),
+            FormatVersion::V2 => false,
+            FormatVersion::V3 => true,
+        };
+        if v3 == self.v3 {
+            return Ok(self);
+        }
+        let renamed: Vec<NestedField> = spec
+            .partition_type(schema)?
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                NestedField::optional(f.id, avro_field_name(&f.name, i), (*f.field_type).clone())
+            })
+            .collect();
+        self.avro_schema = AvroSchema::parse(&manifest_entry_schema(&renamed, v3)?)
+            .map_err(|e| Error::invalid_data("manifest Avro schema").with_source(e))?;
+        for (k, v) in &mut self.metadata {
+            if k == "format-version" {
+                *v = if v3 { "3" } else { "2" }.to_string();
+            }
+        }
+        self.v3 = v3;
+        Ok(self)
     }
 
     /// Add an entry.
@@ -522,7 +586,7 @@ impl ManifestWriter {
             ),
             (
                 "data_file".into(),
-                data_file_value(f, &self.partition_names)?,
+                data_file_value(f, &self.partition_names, self.v3)?,
             ),
         ]));
         Ok(())

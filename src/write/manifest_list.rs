@@ -1,5 +1,5 @@
-//! Writing v2 manifest lists (spec: "Manifest Lists", the `manifest_file` struct with
-//! field ids 500–519).
+//! Writing v2 and v3 manifest lists (spec: "Manifest Lists", the `manifest_file` struct
+//! with field ids 500–519, and v3's `first_row_id`, 520).
 
 use apache_avro::types::Value;
 use apache_avro::{Codec, Schema as AvroSchema, Writer};
@@ -9,8 +9,8 @@ use super::avro_values::{none, optional_field, some};
 use crate::error::{Error, Result};
 use crate::spec::{FieldSummary, ManifestContent, ManifestFile};
 
-fn manifest_file_schema() -> serde_json::Value {
-    json!({
+fn manifest_file_schema(v3: bool) -> serde_json::Value {
+    let mut schema = json!({
         "type": "record",
         "name": "manifest_file",
         "fields": [
@@ -43,7 +43,13 @@ fn manifest_file_schema() -> serde_json::Value {
             }), 507),
             optional_field("key_metadata", json!("bytes"), 519),
         ]
-    })
+    });
+    if v3 {
+        if let Some(fields) = schema["fields"].as_array_mut() {
+            fields.push(optional_field("first_row_id", json!("long"), 520));
+        }
+    }
+    schema
 }
 
 fn opt_bytes(b: &Option<Vec<u8>>) -> Value {
@@ -64,8 +70,8 @@ fn summary_value(s: &FieldSummary) -> Value {
     ])
 }
 
-fn manifest_file_value(m: &ManifestFile) -> Value {
-    Value::Record(vec![
+fn manifest_file_value(m: &ManifestFile, v3: bool) -> Value {
+    let mut fields: Vec<(String, Value)> = vec![
         (
             "manifest_path".into(),
             Value::String(m.manifest_path.clone()),
@@ -116,7 +122,14 @@ fn manifest_file_value(m: &ManifestFile) -> Value {
             }),
         ),
         ("key_metadata".into(), opt_bytes(&m.key_metadata)),
-    ])
+    ];
+    if v3 {
+        fields.push((
+            "first_row_id".into(),
+            m.first_row_id.map_or_else(none, |v| some(Value::Long(v))),
+        ));
+    }
+    Value::Record(fields)
 }
 
 /// Encode a v2 manifest list for snapshot `snapshot_id` (sequence number
@@ -129,17 +142,42 @@ pub fn write_manifest_list(
     parent_snapshot_id: Option<i64>,
     sequence_number: i64,
 ) -> Result<Vec<u8>> {
+    write_manifest_list_for(
+        manifests,
+        snapshot_id,
+        parent_snapshot_id,
+        sequence_number,
+        None,
+    )
+}
+
+/// As [`write_manifest_list`]; with `first_row_id` (the snapshot's, v3) the list is
+/// written in the v3 layout: each manifest's `first_row_id` (field 520, set by the
+/// caller for data manifests; spec: "Row Lineage") and the `first-row-id` key.
+///
+/// Errors: an Avro encoding failure ([`crate::ErrorKind::InvalidData`]).
+pub fn write_manifest_list_for(
+    manifests: &[ManifestFile],
+    snapshot_id: i64,
+    parent_snapshot_id: Option<i64>,
+    sequence_number: i64,
+    first_row_id: Option<i64>,
+) -> Result<Vec<u8>> {
+    let v3 = first_row_id.is_some();
     let avro_err =
         |e: apache_avro::Error| Error::invalid_data("writing manifest list").with_source(e);
-    let schema = AvroSchema::parse(&manifest_file_schema()).map_err(avro_err)?;
+    let schema = AvroSchema::parse(&manifest_file_schema(v3)).map_err(avro_err)?;
     let mut writer = Writer::with_codec(&schema, Vec::new(), Codec::Deflate(Default::default()));
     let mut meta = vec![
         ("snapshot-id", snapshot_id.to_string()),
         ("sequence-number", sequence_number.to_string()),
-        ("format-version", "2".to_string()),
+        ("format-version", if v3 { "3" } else { "2" }.to_string()),
     ];
     if let Some(p) = parent_snapshot_id {
         meta.push(("parent-snapshot-id", p.to_string()));
+    }
+    if let Some(id) = first_row_id {
+        meta.push(("first-row-id", id.to_string()));
     }
     for (k, v) in meta {
         writer
@@ -148,7 +186,7 @@ pub fn write_manifest_list(
     }
     for m in manifests {
         writer
-            .append_value_ref(&manifest_file_value(m))
+            .append_value_ref(&manifest_file_value(m, v3))
             .map_err(avro_err)?;
     }
     writer.into_inner().map_err(avro_err)

@@ -1,5 +1,5 @@
 //! Writing Iceberg data and metadata: Parquet data files from record batches
-//! ([`PartitionedDataFileWriter`], configured by [`DataFileWriterConfig`]), v2 manifests
+//! ([`PartitionedDataFileWriter`], configured by [`DataFileWriterConfig`]), v2 and v3 manifests
 //! and manifest lists (Avro), table metadata JSON, data-file metrics from Parquet footers, and a single-writer table on the local
 //! filesystem ([`LocalTableWriter`]) whose `add_parquet_files` registers existing Parquet
 //! files ("add_files").
@@ -18,6 +18,7 @@ pub mod metadata;
 pub mod metrics_config;
 pub mod parquet_metrics;
 pub mod partition_path;
+pub mod position_delete_writer;
 pub mod table_writer;
 pub mod writer_config;
 
@@ -28,6 +29,9 @@ pub use metadata::table_metadata_to_json;
 pub use metrics_config::{MetricsConfig, MetricsMode};
 pub use parquet_metrics::{
     data_file_from_parquet, empty_data_file, read_parquet_metadata, schema_from_parquet,
+};
+pub use position_delete_writer::{
+    position_delete_schema, write_position_delete_file, DeleteGranularity,
 };
 pub use table_writer::{LocalTableWriter, PendingSnapshot};
 pub use writer_config::DataFileWriterConfig;

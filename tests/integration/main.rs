@@ -5,6 +5,7 @@ mod alter;
 mod bad_input;
 mod catalog;
 mod deletes;
+mod dml;
 mod evolution;
 mod fixtures;
 mod interop;
@@ -15,4 +16,5 @@ mod interop_writes;
 #[path = "../conformance/normalize.rs"]
 mod normalize;
 mod read_corners;
+mod v3_writes;
 mod writes;

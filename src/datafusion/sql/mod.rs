@@ -147,6 +147,7 @@ use tokens::Cursor;
 /// Errors: the crate's [`Error`] naming the statement and table (see the module docs);
 /// DataFusion's errors wrapped in [`ErrorKind::DataFusion`].
 pub async fn execute(ctx: &SessionContext, statement: &str) -> Result<DataFrame> {
+    crate::datafusion::dml::install_dml_guard(ctx);
     if !tokens::first_word_is(statement, &["CREATE", "DROP", "ALTER", "CALL"]) {
         return Ok(ctx.sql(statement).await?);
     }

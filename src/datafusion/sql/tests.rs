@@ -466,16 +466,22 @@ async fn create_table_as_select() {
         m.partition_specs[0].fields[0].transform,
         Transform::Bucket(2)
     );
-    // a CTAS into a v3 table fails by name (v3 writes are not supported yet) and leaves
-    // no table behind
-    fails(
+    // a CTAS into a v3 table (row lineage assigned)
+    ok(
         &ctx,
         "CREATE TABLE ns.e TBLPROPERTIES ('format-version'='3') AS SELECT CAST(1 AS BIGINT) AS id",
-        ErrorKind::Unsupported,
-        "format-version 3",
     )
     .await;
-    assert_eq!(show_tables(&ctx, "ns").await, ["c", "d"]);
+    assert_eq!(ok(&ctx, "SELECT id FROM ns.e").await, [["1"]]);
+    let m = catalog
+        .load_table(&ident("ns.e"))
+        .await
+        .unwrap()
+        .metadata()
+        .clone();
+    assert_eq!(m.format_version, FormatVersion::V3);
+    assert_eq!(m.next_row_id, Some(1));
+    assert_eq!(show_tables(&ctx, "ns").await, ["c", "d", "e"]);
 }
 
 #[tokio::test]

@@ -1,0 +1,644 @@
+//! The work of one row-level statement once its scan runs: find the rows the condition
+//! matches, write what the mode asks for (rewritten data files, or position delete
+//! files and new rows) and commit once (see the [module docs](super)).
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
+
+use datafusion::arrow::array::{Array, ArrayRef, AsArray, BooleanArray, RecordBatch};
+use datafusion::arrow::compute::kernels::zip::zip;
+use datafusion::arrow::compute::{cast, filter_record_batch};
+use datafusion::arrow::datatypes::{Int64Type, SchemaRef};
+use datafusion::execution::{SendableRecordBatchStream, SessionState, TaskContext};
+use datafusion::physical_expr::PhysicalExpr;
+use datafusion::physical_plan::metrics::{ExecutionPlanMetricsSet, MetricBuilder};
+use datafusion::physical_plan::ExecutionPlan;
+use futures::StreamExt;
+use roaring::RoaringTreemap;
+
+use super::merge::MergeActions;
+use super::RowLevelMode;
+use crate::datafusion::delete_planning::DeletePlan;
+use crate::datafusion::insert::{data_location, WriteTarget, COMMITTED_SNAPSHOT_METRIC};
+use crate::datafusion::table_provider::IcebergTableProvider;
+use crate::error::{Error, ErrorKind, Result};
+use crate::expr::Predicate;
+use crate::spec::{DataFile, Literal};
+use crate::table::Table;
+use crate::transaction::{IsolationLevel, OverwriteFiles, RowDelta, Transaction};
+use crate::write::bounds::literal_to_bytes;
+use crate::write::{
+    write_position_delete_file, DataFileWriterConfig, DeleteGranularity, PartitionedDataFileWriter,
+};
+
+/// What the statement does to the rows its condition matches.
+#[derive(Debug)]
+pub(crate) enum RowLevelOp {
+    /// Remove them.
+    Delete,
+    /// Set columns (index in the table's Arrow schema) to expressions over the row.
+    Update(Vec<(usize, Arc<dyn PhysicalExpr>)>),
+    /// `MERGE`: the clauses, over the target's rows joined with the source.
+    Merge(MergeActions),
+}
+
+/// What pass one found in one input partition.
+#[derive(Debug, Default)]
+struct PassOne {
+    positions: Positions,
+    count: u64,
+    /// Target rows a `MERGE` matched (for the cardinality check across partitions).
+    matched: Positions,
+    /// New data files written.
+    files: Vec<DataFile>,
+}
+
+fn cardinality_error(ident: &crate::catalog::TableIdent) -> Error {
+    Error::invalid_argument(format!(
+        "MERGE into '{ident}': a row of the target table matched more than one row of the \
+         source (each target row may match at most one source row)"
+    ))
+}
+
+/// Deleted positions per data file location.
+type Positions = HashMap<String, RoaringTreemap>;
+
+/// One row-level statement: planned state and the run.
+#[derive(Debug)]
+pub(crate) struct RowLevelJob {
+    provider: IcebergTableProvider,
+    target: WriteTarget,
+    session: SessionState,
+    mode: RowLevelMode,
+    isolation: IsolationLevel,
+    conflict_filter: Predicate,
+    statement: &'static str,
+    op: RowLevelOp,
+    condition: Option<Arc<dyn PhysicalExpr>>,
+    /// Every data file the statement may change, deletes planned.
+    plan: DeletePlan,
+    /// Files removed whole (spec id, file), and which of them are read to be counted.
+    whole: Vec<(i32, DataFile)>,
+    whole_read: HashSet<String>,
+    /// Rows of whole files known without reading them.
+    whole_rows: u64,
+    pub(crate) metrics: ExecutionPlanMetricsSet,
+}
+
+impl RowLevelJob {
+    pub(crate) fn new(
+        provider: IcebergTableProvider,
+        target: WriteTarget,
+        session: SessionState,
+        mode: RowLevelMode,
+        isolation: IsolationLevel,
+        conflict_filter: Predicate,
+        statement: &'static str,
+    ) -> Self {
+        Self {
+            provider,
+            target,
+            session,
+            mode,
+            isolation,
+            conflict_filter,
+            statement,
+            op: RowLevelOp::Delete,
+            condition: None,
+            plan: DeletePlan::default(),
+            whole: vec![],
+            whole_read: HashSet::new(),
+            whole_rows: 0,
+            metrics: ExecutionPlanMetricsSet::new(),
+        }
+    }
+
+    /// Remove `file` whole; `read`: it has deletes, so its rows are counted by reading.
+    pub(crate) fn remove_whole(&mut self, spec_id: i32, file: DataFile, read: bool) {
+        if read {
+            self.whole_read.insert(file.file_path.clone());
+        } else {
+            self.whole_rows += u64::try_from(file.record_count).unwrap_or(0);
+        }
+        self.whole.push((spec_id, file));
+    }
+
+    pub(crate) fn set_plan(&mut self, plan: DeletePlan) {
+        self.plan = plan;
+    }
+
+    pub(crate) fn set_operation(
+        &mut self,
+        op: RowLevelOp,
+        condition: Option<Arc<dyn PhysicalExpr>>,
+    ) {
+        self.op = op;
+        self.condition = condition;
+    }
+
+    /// The statement's name and table, for errors and display.
+    pub(crate) fn describe(&self) -> String {
+        format!(
+            "{} {}, mode={:?}",
+            self.statement, self.target.ident, self.mode
+        )
+    }
+
+    fn table(&self) -> &Table {
+        self.provider.table()
+    }
+
+    /// Which rows of `batch` (a row-level scan batch) the condition matches (`TRUE`).
+    fn matches(&self, batch: &RecordBatch) -> Result<BooleanArray> {
+        let Some(condition) = &self.condition else {
+            return Ok(BooleanArray::from(vec![true; batch.num_rows()]));
+        };
+        let value = condition.evaluate(batch)?.into_array(batch.num_rows())?;
+        let mask = value.as_boolean_opt().ok_or_else(|| {
+            Error::invalid_argument(format!(
+                "{} condition is not boolean ({})",
+                self.statement,
+                value.data_type()
+            ))
+        })?;
+        // NULL is not a match (SQL three-valued logic)
+        Ok(mask.iter().map(|v| Some(v == Some(true))).collect())
+    }
+
+    /// The batch's table columns (without the two row-id columns).
+    fn table_columns(&self, batch: &RecordBatch) -> Result<RecordBatch> {
+        let n = self.provider.arrow_schema().fields().len();
+        Ok(batch.project(&(0..n).collect::<Vec<_>>())?)
+    }
+
+    /// The table columns of `batch` with the update's assignments applied where `mask`
+    /// is true.
+    fn updated(&self, batch: &RecordBatch, mask: &BooleanArray) -> Result<RecordBatch> {
+        let RowLevelOp::Update(assignments) = &self.op else {
+            return self.table_columns(batch);
+        };
+        let table = self.table_columns(batch)?;
+        let schema: SchemaRef = table.schema();
+        let mut columns: Vec<ArrayRef> = table.columns().to_vec();
+        for (index, expr) in assignments {
+            let field = schema.field(*index);
+            let value = expr.evaluate(batch)?.into_array(batch.num_rows())?;
+            let value = cast(&value, field.data_type()).map_err(|e| {
+                Error::invalid_argument(format!(
+                    "UPDATE of '{}': cannot set column '{}' of type {} to a value of type {}",
+                    self.target.ident,
+                    field.name(),
+                    field.data_type(),
+                    value.data_type()
+                ))
+                .with_source(e)
+            })?;
+            columns[*index] = zip(mask, &value, &columns[*index])?;
+        }
+        Ok(RecordBatch::try_new(schema, columns)?)
+    }
+
+    fn writer(&self) -> Result<PartitionedDataFileWriter> {
+        let m = self.table().metadata();
+        let spec = m.default_partition_spec().ok_or_else(|| {
+            Error::invalid_data(format!(
+                "table '{}' has no default partition spec",
+                self.target.ident
+            ))
+        })?;
+        PartitionedDataFileWriter::new(
+            self.table().file_io().clone(),
+            &data_location(self.table()),
+            m.current_schema(),
+            spec,
+            DataFileWriterConfig::from_properties(&m.properties)?,
+        )
+    }
+
+    /// Pass one over one input partition: the positions to delete (of files not removed
+    /// whole), the rows changed, the target rows a `MERGE` matched, and the new rows
+    /// written (merge-on-read `UPDATE`, `MERGE`).
+    async fn find_matches(&self, mut input: SendableRecordBatchStream) -> Result<PassOne> {
+        let writes_rows = match self.op {
+            RowLevelOp::Merge(_) => true,
+            RowLevelOp::Update(_) => self.mode == RowLevelMode::MergeOnRead,
+            RowLevelOp::Delete => false,
+        };
+        let mut writer = if writes_rows {
+            Some(self.writer()?)
+        } else {
+            None
+        };
+        let result = async {
+            let mut out = PassOne::default();
+            while let Some(batch) = input.next().await {
+                let batch = batch?;
+                let new_rows = match &self.op {
+                    RowLevelOp::Merge(actions) => self.merge_batch(actions, &batch, &mut out)?,
+                    _ => self.match_batch(&batch, &mut out, writer.is_some())?,
+                };
+                if let Some(w) = &mut writer {
+                    for rows in &new_rows {
+                        w.write(rows).await?;
+                    }
+                }
+            }
+            Ok::<_, Error>(out)
+        }
+        .await;
+        match (result, writer) {
+            (Ok(mut out), Some(w)) => {
+                out.files = w.close().await?;
+                Ok(out)
+            }
+            (Ok(out), None) => Ok(out),
+            (Err(e), Some(w)) => {
+                let _ = w.abort().await;
+                Err(e)
+            }
+            (Err(e), None) => Err(e),
+        }
+    }
+
+    /// `DELETE`/`UPDATE`: the rows of `batch` the condition matches; returns their new
+    /// versions when `new_rows` (merge-on-read `UPDATE`).
+    fn match_batch(
+        &self,
+        batch: &RecordBatch,
+        out: &mut PassOne,
+        new_rows: bool,
+    ) -> Result<Vec<RecordBatch>> {
+        let columns = self.provider.arrow_schema().fields().len();
+        let mask = self.matches(batch)?;
+        let matched = mask.true_count();
+        if matched == 0 {
+            return Ok(vec![]);
+        }
+        out.count += matched as u64;
+        let files = batch.column(columns).as_string::<i32>();
+        let pos = batch.column(columns + 1).as_primitive::<Int64Type>();
+        for row in (0..batch.num_rows()).filter(|r| mask.value(*r)) {
+            let file = files.value(row);
+            if self.whole_read.contains(file) {
+                continue;
+            }
+            out.positions
+                .entry(file.to_string())
+                .or_default()
+                .insert(pos.value(row) as u64);
+        }
+        if !new_rows {
+            return Ok(vec![]);
+        }
+        let rows = filter_record_batch(batch, &mask)?;
+        let all = BooleanArray::from(vec![true; rows.num_rows()]);
+        Ok(vec![self.updated(&rows, &all)?])
+    }
+
+    /// `MERGE`: apply the clauses to a joined batch; returns the new rows.
+    ///
+    /// Errors: a target row matched twice (when the statement has a `MATCHED` clause).
+    fn merge_batch(
+        &self,
+        actions: &MergeActions,
+        batch: &RecordBatch,
+        out: &mut PassOne,
+    ) -> Result<Vec<RecordBatch>> {
+        let columns = self.provider.arrow_schema().fields().len();
+        let outcome = actions.apply(batch)?;
+        out.count += outcome.count;
+        let files = batch.column(columns).as_string::<i32>();
+        let pos = batch.column(columns + 1).as_primitive::<Int64Type>();
+        if actions.check_cardinality() {
+            for row in (0..batch.num_rows()).filter(|r| outcome.matched.value(*r)) {
+                let seen = out.matched.entry(files.value(row).to_string()).or_default();
+                if !seen.insert(pos.value(row) as u64) {
+                    return Err(cardinality_error(&self.target.ident));
+                }
+            }
+        }
+        for row in (0..batch.num_rows()).filter(|r| outcome.removed.value(*r)) {
+            out.positions
+                .entry(files.value(row).to_string())
+                .or_default()
+                .insert(pos.value(row) as u64);
+        }
+        Ok(outcome.new_rows)
+    }
+
+    /// Pass two (copy-on-write) over one partition of the rewrite scan: each row not
+    /// deleted written as it is, or as updated (`MERGE`: every row but those in
+    /// `positions`, whose new versions pass one wrote).
+    async fn rewrite(
+        &self,
+        mut input: SendableRecordBatchStream,
+        positions: &Positions,
+    ) -> Result<Vec<DataFile>> {
+        let mut writer = self.writer()?;
+        let columns = self.provider.arrow_schema().fields().len();
+        let result = async {
+            while let Some(batch) = input.next().await {
+                let batch = batch?;
+                // the rows pass one found (never the condition again: a volatile one,
+                // e.g. random(), would pick other rows than it counted)
+                let files = batch.column(columns).as_string::<i32>();
+                let pos = batch.column(columns + 1).as_primitive::<Int64Type>();
+                let found: BooleanArray = (0..batch.num_rows())
+                    .map(|r| {
+                        Some(
+                            positions
+                                .get(files.value(r))
+                                .is_some_and(|p| p.contains(pos.value(r) as u64)),
+                        )
+                    })
+                    .collect();
+                let out = match &self.op {
+                    // MERGE: updated rows' new versions were written in pass one
+                    RowLevelOp::Merge(_) | RowLevelOp::Delete => {
+                        let keep: BooleanArray = found.iter().map(|f| f.map(|f| !f)).collect();
+                        self.table_columns(&filter_record_batch(&batch, &keep)?)?
+                    }
+                    RowLevelOp::Update(_) => self.updated(&batch, &found)?,
+                };
+                if out.num_rows() > 0 {
+                    writer.write(&out).await?;
+                }
+            }
+            Ok::<_, Error>(())
+        }
+        .await;
+        match result {
+            Ok(()) => writer.close().await,
+            Err(e) => {
+                let _ = writer.abort().await;
+                Err(e)
+            }
+        }
+    }
+
+    /// Run: pass one over `streams` (the scan's partitions), the writes, the commit.
+    /// Returns the rows deleted or updated.
+    pub(crate) async fn run(
+        self: Arc<Self>,
+        streams: Vec<SendableRecordBatchStream>,
+        context: Arc<TaskContext>,
+    ) -> Result<u64> {
+        let mut written: Vec<DataFile> = vec![];
+        let outcome = self.run_inner(streams, context, &mut written).await;
+        if let Err(e) = &outcome {
+            if e.kind() != ErrorKind::CommitStateUnknown {
+                for f in &written {
+                    let _ = self.table().file_io().delete(&f.file_path).await;
+                }
+            }
+        }
+        outcome
+    }
+
+    async fn run_inner(
+        self: &Arc<Self>,
+        streams: Vec<SendableRecordBatchStream>,
+        context: Arc<TaskContext>,
+        written: &mut Vec<DataFile>,
+    ) -> Result<u64> {
+        // pass one, every input partition on its own task
+        let mut tasks = tokio::task::JoinSet::new();
+        for stream in streams {
+            let this = Arc::clone(self);
+            tasks.spawn(async move { this.find_matches(stream).await });
+        }
+        let (mut positions, mut count) = (Positions::new(), self.whole_rows);
+        let (mut new_rows, mut failure) = (vec![], None);
+        let mut matched = Positions::new();
+        while let Some(joined) = tasks.join_next().await {
+            match joined {
+                Ok(Ok(pass)) => {
+                    for (file, rows) in pass.positions {
+                        *positions.entry(file).or_default() |= rows;
+                    }
+                    for (file, rows) in pass.matched {
+                        let seen = matched.entry(file).or_default();
+                        if !(&*seen & &rows).is_empty() {
+                            failure = failure.or(Some(cardinality_error(&self.target.ident)));
+                        }
+                        *seen |= rows;
+                    }
+                    count += pass.count;
+                    written.extend(pass.files.iter().cloned());
+                    new_rows.extend(pass.files);
+                }
+                Ok(Err(e)) => failure = failure.or(Some(e)),
+                Err(e) => {
+                    failure = failure.or(Some(
+                        Error::new(ErrorKind::Io, "a row-level scan task failed").with_source(e),
+                    ))
+                }
+            }
+        }
+        if let Some(e) = failure {
+            return Err(e);
+        }
+        if positions.is_empty() && self.whole.is_empty() && new_rows.is_empty() {
+            return Ok(count);
+        }
+        crate::failpoint::hit("after-data-files");
+        let txn = match self.mode {
+            RowLevelMode::MergeOnRead => {
+                let deletes = self.write_position_deletes(&positions, written).await?;
+                self.row_delta(&positions, deletes, new_rows)?
+            }
+            RowLevelMode::CopyOnWrite => {
+                let affected: HashSet<String> = positions.keys().cloned().collect();
+                let positions = Arc::new(positions);
+                let mut files = match self.rewrite_files(&positions, context).await {
+                    Ok(f) => f,
+                    Err((e, partial)) => {
+                        written.extend(partial);
+                        return Err(e);
+                    }
+                };
+                written.extend(files.iter().cloned());
+                // MERGE's updated and inserted rows, written in pass one
+                files.extend(new_rows);
+                self.overwrite(&affected, files)?
+            }
+        };
+        let table = txn.commit().await?;
+        if let Some(id) = table.metadata().current_snapshot_id {
+            MetricBuilder::new(&self.metrics)
+                .global_gauge(COMMITTED_SNAPSHOT_METRIC)
+                .set(usize::try_from(id).unwrap_or_default());
+        }
+        Ok(count)
+    }
+
+    /// The planned data files by location: (spec id, file).
+    fn planned_files(&self) -> HashMap<&str, (i32, &DataFile)> {
+        self.plan
+            .files
+            .iter()
+            .map(|f| {
+                let d = f.task.data_file();
+                (d.file_path.as_str(), (f.task.entry.spec_id, d))
+            })
+            .collect()
+    }
+
+    /// Position delete files for `positions`, one per data file or per partition.
+    async fn write_position_deletes(
+        &self,
+        positions: &Positions,
+        written: &mut Vec<DataFile>,
+    ) -> Result<Vec<(i32, DataFile)>> {
+        let m = self.table().metadata();
+        let granularity = DeleteGranularity::from_properties(&m.properties)?;
+        let config = DataFileWriterConfig::from_properties(&m.properties)?;
+        let planned = self.planned_files();
+        // (spec id, partition key, data file or "") → (partition, [(file, positions)])
+        type Group = (Vec<Option<Literal>>, Vec<(String, RoaringTreemap)>);
+        type GroupKey = (i32, Vec<Option<Vec<u8>>>, String);
+        let mut groups: BTreeMap<GroupKey, Group> = BTreeMap::new();
+        for (path, rows) in positions {
+            let (spec_id, file) = planned.get(path.as_str()).ok_or_else(|| {
+                Error::invalid_data(format!(
+                    "row-level scan returned rows of unplanned file '{path}'"
+                ))
+            })?;
+            let key: Vec<Option<Vec<u8>>> = file
+                .partition
+                .iter()
+                .map(|v| v.as_ref().map(literal_to_bytes))
+                .collect();
+            let split = match granularity {
+                DeleteGranularity::File => path.clone(),
+                DeleteGranularity::Partition => String::new(),
+            };
+            groups
+                .entry((*spec_id, key, split))
+                .or_insert_with(|| (file.partition.clone(), vec![]))
+                .1
+                .push((path.clone(), rows.clone()));
+        }
+        let mut out = vec![];
+        for ((spec_id, _, _), (partition, deletes)) in groups {
+            let spec = m.partition_spec_by_id(spec_id).ok_or_else(|| {
+                Error::invalid_data(format!("the table has no partition spec {spec_id}"))
+            })?;
+            let file = write_position_delete_file(
+                self.table().file_io(),
+                &data_location(self.table()),
+                spec,
+                partition,
+                deletes,
+                &config,
+            )
+            .await?;
+            written.push(file.clone());
+            out.push((spec_id, file));
+        }
+        Ok(out)
+    }
+
+    fn row_delta(
+        &self,
+        positions: &Positions,
+        deletes: Vec<(i32, DataFile)>,
+        new_rows: Vec<DataFile>,
+    ) -> Result<Transaction> {
+        let start = self.provider.snapshot().map(|s| s.snapshot_id);
+        let mut delta = RowDelta::new(start)
+            .with_isolation_level(self.isolation)
+            .conflict_detection_filter(self.conflict_filter.clone());
+        let spec_id = self.table().metadata().default_spec_id;
+        if !new_rows.is_empty() {
+            delta = delta.add_rows(spec_id, new_rows)?;
+        }
+        let mut by_spec: BTreeMap<i32, Vec<DataFile>> = BTreeMap::new();
+        for (spec, file) in deletes {
+            by_spec.entry(spec).or_default().push(file);
+        }
+        for (spec, files) in by_spec {
+            delta = delta.add_deletes(spec, files)?;
+        }
+        let planned = self.planned_files();
+        for path in positions.keys() {
+            if let Some((spec, file)) = planned.get(path.as_str()) {
+                delta = delta.validate_data_file(*spec, (*file).clone());
+            }
+        }
+        for (spec, file) in &self.whole {
+            delta = delta.remove_rows(*spec, file.clone());
+        }
+        Ok(self.transaction().add_action(delta))
+    }
+
+    fn overwrite(&self, affected: &HashSet<String>, files: Vec<DataFile>) -> Result<Transaction> {
+        let start = self.provider.snapshot().map(|s| s.snapshot_id);
+        let mut overwrite = OverwriteFiles::new(start)
+            .with_isolation_level(self.isolation)
+            .conflict_detection_filter(self.conflict_filter.clone())
+            .validate_no_conflicting_deletes();
+        for path in affected {
+            overwrite = overwrite.delete_file(path.clone());
+        }
+        for (_, file) in &self.whole {
+            overwrite = overwrite.delete_file(file.file_path.clone());
+        }
+        if !files.is_empty() {
+            let spec_id = self.table().metadata().default_spec_id;
+            overwrite = overwrite.add_files(spec_id, files)?;
+        }
+        Ok(self.transaction().add_action(overwrite))
+    }
+
+    fn transaction(&self) -> Transaction {
+        Transaction::new(
+            Arc::clone(&self.target.catalog),
+            self.target.ident.clone(),
+            self.table().clone(),
+        )
+    }
+
+    /// Pass two (copy-on-write): rewrite the `affected` files, every partition of the
+    /// rewrite scan on its own task. On error, also returns the files already written.
+    async fn rewrite_files(
+        self: &Arc<Self>,
+        positions: &Arc<Positions>,
+        context: Arc<TaskContext>,
+    ) -> std::result::Result<Vec<DataFile>, (Error, Vec<DataFile>)> {
+        if positions.is_empty() {
+            return Ok(vec![]);
+        }
+        let mut plan = self.plan.clone();
+        plan.files
+            .retain(|f| positions.contains_key(&f.task.data_file().file_path));
+        let scan: Arc<dyn ExecutionPlan> = self
+            .provider
+            .row_level_exec(&self.session, plan, &[])
+            .map_err(|e| (e, vec![]))?;
+        let mut tasks = tokio::task::JoinSet::new();
+        for p in 0..scan.properties().partitioning.partition_count() {
+            let stream = scan
+                .execute(p, Arc::clone(&context))
+                .map_err(|e| (e.into(), vec![]))?;
+            let (this, positions) = (Arc::clone(self), Arc::clone(positions));
+            tasks.spawn(async move { this.rewrite(stream, &positions).await });
+        }
+        let (mut files, mut failure) = (vec![], None);
+        while let Some(joined) = tasks.join_next().await {
+            match joined {
+                Ok(Ok(f)) => files.extend(f),
+                Ok(Err(e)) => failure = failure.or(Some(e)),
+                Err(e) => {
+                    failure = failure.or(Some(
+                        Error::new(ErrorKind::Io, "a rewrite task failed").with_source(e),
+                    ))
+                }
+            }
+        }
+        match failure {
+            Some(e) => Err((e, files)),
+            None => Ok(files),
+        }
+    }
+}

@@ -1,0 +1,387 @@
+//! `MERGE INTO t USING s ON … WHEN …`: planning and the per-row semantics.
+//!
+//! The target's rows (with their data file and position) are joined with the source on
+//! the `ON` condition — an outer join on the side(s) whose unmatched rows a clause acts
+//! on — by DataFusion's own join. Each joined row then takes the first `WHEN` clause of
+//! its kind (`MATCHED`, `NOT MATCHED [BY TARGET]`, `NOT MATCHED BY SOURCE`) whose `AND`
+//! condition is true, as the SQL standard and Spark do:
+//! - `UPDATE SET …`: the target row is deleted (by position) and its new version
+//!   written (unassigned columns keep the target's values);
+//! - `DELETE`: the target row is deleted;
+//! - `INSERT [(cols)] VALUES (…)`: a new row (unlisted columns NULL).
+//!
+//! A target row matched by more than one source row is an error when the statement has
+//! a `MATCHED` clause (Spark: "matched a single row from the target table with multiple
+//! rows of the source table"), and nothing is committed. The result `count` is the rows
+//! updated, deleted and inserted.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use datafusion::arrow::array::{Array, ArrayRef, BooleanArray, RecordBatch};
+use datafusion::arrow::compute::kernels::boolean::{and, and_not, or};
+use datafusion::arrow::compute::{cast, filter_record_batch, is_not_null};
+use datafusion::arrow::datatypes::{Field, Schema as ArrowSchema, SchemaRef};
+use datafusion::catalog::Session;
+use datafusion::common::{Column, DFSchema, DFSchemaRef, Result as DFResult};
+use datafusion::datasource::{provider_as_source, TableProvider, TableType};
+use datafusion::logical_expr::dml::{MergeIntoAction, MergeIntoClause, MergeIntoClauseKind};
+use datafusion::logical_expr::{lit, Expr, JoinType, LogicalPlanBuilder};
+use datafusion::physical_expr::expressions::Column as PhysicalColumn;
+use datafusion::physical_expr::PhysicalExpr;
+use datafusion::physical_plan::projection::ProjectionExec;
+use datafusion::physical_plan::ExecutionPlan;
+
+use crate::datafusion::table_provider::{FILE_COLUMN, POS_COLUMN};
+use crate::error::{Error, Result};
+
+/// The name of the joined rows' source-presence column.
+const SOURCE_PRESENT: &str = "__icefloe_source_present";
+
+/// One `WHEN` clause, its expressions planned against the joined rows.
+#[derive(Debug)]
+pub(crate) struct MergeClause {
+    kind: MergeIntoClauseKind,
+    predicate: Option<Arc<dyn PhysicalExpr>>,
+    action: MergeAction,
+}
+
+#[derive(Debug)]
+enum MergeAction {
+    /// Target column index → value.
+    Update(Vec<(usize, Arc<dyn PhysicalExpr>)>),
+    Delete,
+    /// Target column index → value (columns not listed are NULL).
+    Insert(Vec<(usize, Arc<dyn PhysicalExpr>)>),
+}
+
+/// The clauses of one `MERGE`, over joined rows laid out as: the target's columns, its
+/// file and position columns, the source's columns, then the source-presence column.
+#[derive(Debug)]
+pub(crate) struct MergeActions {
+    clauses: Vec<MergeClause>,
+    target_columns: usize,
+    source_present: usize,
+    target_schema: SchemaRef,
+    check_cardinality: bool,
+}
+
+/// What one joined batch does to the table.
+pub(crate) struct MergeOutcome {
+    /// Target rows deleted or updated (indices into the batch).
+    pub removed: BooleanArray,
+    /// New rows (the table's columns): updated versions and inserts.
+    pub new_rows: Vec<RecordBatch>,
+    /// Rows updated, deleted or inserted.
+    pub count: u64,
+    /// Target rows that matched a source row (for the cardinality check).
+    pub matched: BooleanArray,
+}
+
+impl MergeActions {
+    /// Whether a target row matched twice is an error.
+    pub(crate) fn check_cardinality(&self) -> bool {
+        self.check_cardinality
+    }
+
+    /// Apply the clauses to one joined batch.
+    pub(crate) fn apply(&self, batch: &RecordBatch) -> Result<MergeOutcome> {
+        let rows = batch.num_rows();
+        let target = is_not_null(batch.column(self.target_columns))?;
+        let source = is_not_null(batch.column(self.source_present))?;
+        let matched = and(&target, &source)?;
+        let by_target = and_not(&source, &target)?;
+        let by_source = and_not(&target, &source)?;
+        let mut handled = BooleanArray::from(vec![false; rows]);
+        let mut removed = BooleanArray::from(vec![false; rows]);
+        let (mut new_rows, mut count) = (vec![], 0u64);
+        for clause in &self.clauses {
+            let kind = match clause.kind {
+                MergeIntoClauseKind::Matched => &matched,
+                MergeIntoClauseKind::NotMatchedBySource => &by_source,
+                _ => &by_target,
+            };
+            let mut applies = and_not(kind, &handled)?;
+            if let Some(p) = &clause.predicate {
+                let value = p.evaluate(batch)?.into_array(rows)?;
+                let value = cast(&value, &datafusion::arrow::datatypes::DataType::Boolean)?;
+                let value = datafusion::arrow::array::AsArray::as_boolean(&value);
+                // NULL is not true
+                let truthy: BooleanArray = value.iter().map(|v| Some(v == Some(true))).collect();
+                applies = and(&applies, &truthy)?;
+            }
+            let n = applies.true_count();
+            if n == 0 {
+                continue;
+            }
+            handled = or(&handled, &applies)?;
+            count += n as u64;
+            let selected = filter_record_batch(batch, &applies)?;
+            match &clause.action {
+                MergeAction::Delete => removed = or(&removed, &applies)?,
+                MergeAction::Update(assignments) => {
+                    removed = or(&removed, &applies)?;
+                    let mut columns: Vec<ArrayRef> =
+                        selected.columns()[..self.target_columns].to_vec();
+                    for (index, expr) in assignments {
+                        columns[*index] = self.value(expr, &selected, *index)?;
+                    }
+                    new_rows.push(RecordBatch::try_new(
+                        Arc::clone(&self.target_schema),
+                        columns,
+                    )?);
+                }
+                MergeAction::Insert(values) => {
+                    let mut columns: Vec<ArrayRef> = self
+                        .target_schema
+                        .fields()
+                        .iter()
+                        .map(|f| datafusion::arrow::array::new_null_array(f.data_type(), n))
+                        .collect();
+                    for (index, expr) in values {
+                        columns[*index] = self.value(expr, &selected, *index)?;
+                    }
+                    new_rows.push(RecordBatch::try_new(
+                        Arc::clone(&self.target_schema),
+                        columns,
+                    )?);
+                }
+            }
+        }
+        Ok(MergeOutcome {
+            removed,
+            new_rows,
+            count,
+            matched,
+        })
+    }
+
+    fn value(
+        &self,
+        expr: &Arc<dyn PhysicalExpr>,
+        batch: &RecordBatch,
+        index: usize,
+    ) -> Result<ArrayRef> {
+        let field = self.target_schema.field(index);
+        let value = expr.evaluate(batch)?.into_array(batch.num_rows())?;
+        cast(&value, field.data_type()).map_err(|e| {
+            Error::invalid_argument(format!(
+                "MERGE: cannot set column '{}' of type {} to a value of type {}",
+                field.name(),
+                field.data_type(),
+                value.data_type()
+            ))
+            .with_source(e)
+        })
+    }
+}
+
+/// A table whose scan is a given plan (the target's row-level scan, or the source), so
+/// that DataFusion can plan the join between them.
+#[derive(Debug)]
+struct PlanTable {
+    plan: Arc<dyn ExecutionPlan>,
+    schema: SchemaRef,
+}
+
+impl PlanTable {
+    /// `plan` with its columns renamed to `names` (unique), same order.
+    fn new(plan: Arc<dyn ExecutionPlan>, names: &[String]) -> Result<Self> {
+        let fields: Vec<Field> = plan
+            .schema()
+            .fields()
+            .iter()
+            .zip(names)
+            .map(|(f, n)| f.as_ref().clone().with_name(n))
+            .collect();
+        Ok(Self {
+            plan,
+            schema: Arc::new(ArrowSchema::new(fields)),
+        })
+    }
+}
+
+#[async_trait]
+impl TableProvider for PlanTable {
+    fn schema(&self) -> SchemaRef {
+        Arc::clone(&self.schema)
+    }
+
+    fn table_type(&self) -> TableType {
+        TableType::Temporary
+    }
+
+    async fn scan(
+        &self,
+        _state: &dyn Session,
+        projection: Option<&Vec<usize>>,
+        _filters: &[Expr],
+        _limit: Option<usize>,
+    ) -> DFResult<Arc<dyn ExecutionPlan>> {
+        let all: Vec<usize> = (0..self.schema.fields().len()).collect();
+        let input_schema = self.plan.schema();
+        // columns by index, renamed to this table's names
+        let exprs: Vec<(Arc<dyn PhysicalExpr>, String)> = projection
+            .unwrap_or(&all)
+            .iter()
+            .map(|i| {
+                let original = input_schema.field(*i).name();
+                let col: Arc<dyn PhysicalExpr> = Arc::new(PhysicalColumn::new(original, *i));
+                (col, self.schema.field(*i).name().clone())
+            })
+            .collect();
+        Ok(Arc::new(ProjectionExec::try_new(
+            exprs,
+            Arc::clone(&self.plan),
+        )?))
+    }
+}
+
+/// Plan the join of the target's row-level `scan` (table columns, file, position) with
+/// `source` for `clauses`, and the clauses over its rows. Returns the joined plan (rows
+/// laid out as [`MergeActions`] describes) and the actions.
+///
+/// Errors: an `UPDATE`/`INSERT` of a column the table does not have; expressions that
+/// cannot be planned.
+pub(crate) async fn plan_merge(
+    state: &datafusion::execution::SessionState,
+    scan: Arc<dyn ExecutionPlan>,
+    source: Arc<dyn ExecutionPlan>,
+    merge_schema: &DFSchemaRef,
+    on: Expr,
+    clauses: Vec<MergeIntoClause>,
+    target_schema: &SchemaRef,
+) -> Result<(Arc<dyn ExecutionPlan>, MergeActions)> {
+    let n = target_schema.fields().len();
+    let target_qualifier =
+        merge_schema.qualified_field(0).0.cloned().ok_or_else(|| {
+            Error::invalid_argument("MERGE: the target's columns have no table name")
+        })?;
+    // the target: its columns under its own names, then file and position
+    let target_names: Vec<String> = scan
+        .schema()
+        .fields()
+        .iter()
+        .map(|f| f.name().clone())
+        .collect();
+    let target_table = PlanTable::new(scan, &target_names)?;
+    // the source: unique names, aliased back to their qualified names after the scan
+    let source_count = source.schema().fields().len();
+    let source_names: Vec<String> = (0..source_count)
+        .map(|i| format!("__icefloe_source_{i}"))
+        .collect();
+    let source_table = PlanTable::new(source, &source_names)?;
+    let mut source_exprs: Vec<Expr> = vec![];
+    for (i, name) in source_names.iter().enumerate() {
+        let (qualifier, field) = merge_schema.qualified_field(n + i);
+        source_exprs.push(
+            Expr::Column(Column::new_unqualified(name.clone()))
+                .alias_qualified(qualifier.cloned(), field.name()),
+        );
+    }
+    source_exprs.push(lit(true).alias(SOURCE_PRESENT));
+    let source_plan = LogicalPlanBuilder::scan(
+        "__icefloe_merge_source",
+        provider_as_source(Arc::new(source_table)),
+        None,
+    )?
+    .project(source_exprs)?
+    .build()?;
+    let by_source = clauses
+        .iter()
+        .any(|c| c.kind == MergeIntoClauseKind::NotMatchedBySource);
+    let by_target = clauses.iter().any(|c| c.kind.is_not_matched_by_target());
+    let join_type = match (by_source, by_target) {
+        (true, true) => JoinType::Full,
+        (true, false) => JoinType::Left,
+        (false, true) => JoinType::Right,
+        (false, false) => JoinType::Inner,
+    };
+    let joined = LogicalPlanBuilder::scan(
+        target_qualifier.clone(),
+        provider_as_source(Arc::new(target_table)),
+        None,
+    )?
+    .join_on(source_plan, join_type, vec![on])?
+    .build()?;
+    // the joined schema: target columns, file, position, source columns, presence
+    let joined_schema: DFSchema = joined.schema().as_ref().clone();
+    let plan = state.create_physical_plan(&joined).await?;
+    let check_cardinality = clauses
+        .iter()
+        .any(|c| c.kind == MergeIntoClauseKind::Matched);
+    let column_index = |name: &str| -> Result<usize> {
+        target_schema.index_of(name).map_err(|_| {
+            Error::invalid_argument(format!("MERGE: the target table has no column '{name}'"))
+        })
+    };
+    let mut planned = vec![];
+    for clause in clauses {
+        let predicate = match clause.predicate {
+            Some(p) => Some(state.create_physical_expr(p, &joined_schema)?),
+            None => None,
+        };
+        let action = match clause.action {
+            MergeIntoAction::Delete => MergeAction::Delete,
+            MergeIntoAction::Update(assignments) => {
+                let mut out = vec![];
+                for (column, expr) in assignments {
+                    let column = column.rsplit('.').next().unwrap_or(&column).to_string();
+                    out.push((
+                        column_index(&column)?,
+                        state.create_physical_expr(expr, &joined_schema)?,
+                    ));
+                }
+                MergeAction::Update(out)
+            }
+            MergeIntoAction::Insert { columns, values } => {
+                let columns: Vec<String> = if columns.is_empty() {
+                    target_schema
+                        .fields()
+                        .iter()
+                        .map(|f| f.name().clone())
+                        .collect()
+                } else {
+                    columns
+                };
+                if columns.len() != values.len() {
+                    return Err(Error::invalid_argument(format!(
+                        "MERGE: INSERT of {} columns with {} values",
+                        columns.len(),
+                        values.len()
+                    )));
+                }
+                let mut out = vec![];
+                for (column, expr) in columns.iter().zip(values) {
+                    out.push((
+                        column_index(column)?,
+                        state.create_physical_expr(expr, &joined_schema)?,
+                    ));
+                }
+                MergeAction::Insert(out)
+            }
+        };
+        planned.push(MergeClause {
+            kind: clause.kind,
+            predicate,
+            action,
+        });
+    }
+    let source_present = joined_schema
+        .index_of_column(&Column::new_unqualified(SOURCE_PRESENT))
+        .map_err(|e| {
+            Error::invalid_data("MERGE: joined rows lost the source marker").with_source(e)
+        })?;
+    debug_assert_eq!(joined_schema.field(n).name(), FILE_COLUMN);
+    debug_assert_eq!(joined_schema.field(n + 1).name(), POS_COLUMN);
+    Ok((
+        plan,
+        MergeActions {
+            clauses: planned,
+            target_columns: n,
+            source_present,
+            target_schema: Arc::clone(target_schema),
+            check_cardinality,
+        },
+    ))
+}

@@ -1,0 +1,339 @@
+//! Row-level changes: `DELETE FROM`, `UPDATE`, `MERGE INTO` and `TRUNCATE` on Iceberg
+//! tables, as DataFusion hands them to `TableProvider::delete_from` / `update` /
+//! `merge_into` / `truncate`. `MERGE` joins the whole table with its source (see
+//! module `merge` for its clauses) and writes per `write.merge.mode` like an
+//! `UPDATE`.
+//!
+//! Each statement reads the rows it may change with a row-level scan of the table's
+//! current snapshot (the table's existing deletes applied; every row tagged with its
+//! data file and position), evaluates the `WHERE` condition on them (a row changes when
+//! it is `TRUE`, not `NULL`) and commits once, through the crate's one commit path, per
+//! the table's `write.delete.mode` / `write.update.mode` (spec: "Row-level Deletes";
+//! the property names and defaults of Iceberg Java):
+//!
+//! | mode | `DELETE` | `UPDATE` |
+//! |---|---|---|
+//! | `copy-on-write` (default) | data files holding deleted rows are rewritten without them ([`OverwriteFiles`](crate::transaction::OverwriteFiles)) | data files holding updated rows are rewritten with the new values |
+//! | `merge-on-read` | a position delete file per data file (`write.delete.granularity` = `file`, default) or per partition (`partition`) ([`RowDelta`](crate::transaction::RowDelta)) | the old rows as position deletes, the new versions appended as data files, in one [`RowDelta`](crate::transaction::RowDelta) |
+//!
+//! Data files every row of which a `DELETE` removes are dropped in metadata alone,
+//! without rewriting or delete files: when the condition is decided by identity
+//! partition values alone (the filters DataFusion is told are exact), every file it
+//! selects is such a file; `TRUNCATE` (and `DELETE` without `WHERE`) drops every file.
+//! Those files are read only to count their rows when deletes apply to them.
+//!
+//! The commit is checked for conflicts with what was committed since the statement's
+//! snapshot (re-checked on every retry; `write.delete.isolation-level` /
+//! `write.update.isolation-level`, `serializable` default or `snapshot`): under
+//! `serializable`, no data file added since may hold rows the condition matches; at
+//! both levels, no delete file added since may apply to the files the statement
+//! changes, and the files it changes are still live. A conflict fails the statement
+//! with [`ErrorKind::ValidationFailed`](crate::ErrorKind) naming the file and snapshot,
+//! and removes every file the statement wrote. The result is DataFusion's usual one
+//! row, `count`: the rows deleted or updated.
+//!
+//! Format versions: v2. A v1 table (v1 manifests are not written) and a v3 table
+//! (deletion vectors, and `_row_id`s kept in rewritten files, are not written yet) are
+//! refused before anything is written, with [`ErrorKind::Unsupported`](crate::ErrorKind).
+
+mod exec;
+mod guard;
+mod job;
+mod merge;
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use datafusion::catalog::Session;
+use datafusion::common::{DFSchema, DFSchemaRef};
+use datafusion::execution::SessionState;
+use datafusion::logical_expr::dml::MergeIntoClause;
+use datafusion::logical_expr::utils::conjunction;
+use datafusion::logical_expr::Expr;
+use datafusion::physical_plan::ExecutionPlan;
+
+use super::filter::{exact_by_identity_partitions, FilterConverter};
+use super::insert::WriteTarget;
+use super::table_provider::IcebergTableProvider;
+use crate::error::{Error, Result};
+use crate::expr::Predicate;
+use crate::transaction::{check_writable, IsolationLevel};
+
+pub use exec::IcebergRowLevelExec;
+pub use guard::{install_dml_guard, DmlEmptyInputGuard, DML_GUARD_RULE};
+use job::{RowLevelJob, RowLevelOp};
+
+/// Table property: how `DELETE` writes (`copy-on-write` or `merge-on-read`).
+pub const DELETE_MODE: &str = "write.delete.mode";
+/// Table property: how `UPDATE` writes.
+pub const UPDATE_MODE: &str = "write.update.mode";
+/// Table property: `DELETE`'s isolation level (`serializable` or `snapshot`).
+pub const DELETE_ISOLATION_LEVEL: &str = "write.delete.isolation-level";
+/// Table property: `UPDATE`'s isolation level.
+pub const UPDATE_ISOLATION_LEVEL: &str = "write.update.isolation-level";
+/// Table property: how `MERGE` writes.
+pub const MERGE_MODE: &str = "write.merge.mode";
+/// Table property: `MERGE`'s isolation level.
+pub const MERGE_ISOLATION_LEVEL: &str = "write.merge.isolation-level";
+
+/// How a row-level change is written (`write.*.mode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RowLevelMode {
+    /// Rewrite the data files holding changed rows.
+    CopyOnWrite,
+    /// Write delete files (and new rows) beside the data files.
+    MergeOnRead,
+}
+
+impl RowLevelMode {
+    /// The mode in property `key` of `props` (default copy-on-write).
+    ///
+    /// Errors: another value, naming the property.
+    pub fn from_properties(props: &HashMap<String, String>, key: &str) -> Result<Self> {
+        match props.get(key).map(|v| v.trim().to_ascii_lowercase()) {
+            None => Ok(Self::CopyOnWrite),
+            Some(v) if v == "copy-on-write" => Ok(Self::CopyOnWrite),
+            Some(v) if v == "merge-on-read" => Ok(Self::MergeOnRead),
+            Some(v) => Err(Error::invalid_argument(format!(
+                "table property {key}='{v}' (expected copy-on-write or merge-on-read)"
+            ))),
+        }
+    }
+}
+
+fn isolation(props: &HashMap<String, String>, key: &str) -> Result<IsolationLevel> {
+    match props.get(key) {
+        Some(v) => IsolationLevel::parse(v).map_err(|e| e.context(format!("table property {key}"))),
+        None => Ok(IsolationLevel::Serializable),
+    }
+}
+
+/// Plan `DELETE FROM t [WHERE filters]` (no filters: every row; also `TRUNCATE`).
+///
+/// Errors: the table is not writable here (opened by location or at a snapshot), its
+/// format version is not written yet, a bad `write.delete.*` property, planning errors.
+pub(crate) async fn plan_delete(
+    provider: &IcebergTableProvider,
+    state: &dyn Session,
+    filters: Vec<Expr>,
+    statement: &'static str,
+) -> Result<Arc<dyn ExecutionPlan>> {
+    plan(provider, state, filters, RowLevelOpPlan::Delete, statement).await
+}
+
+/// Plan `UPDATE t SET assignments [WHERE filters]`.
+///
+/// Errors: as [`plan_delete`]; an assignment to a column the table does not have.
+pub(crate) async fn plan_update(
+    provider: &IcebergTableProvider,
+    state: &dyn Session,
+    assignments: Vec<(String, Expr)>,
+    filters: Vec<Expr>,
+) -> Result<Arc<dyn ExecutionPlan>> {
+    plan(
+        provider,
+        state,
+        filters,
+        RowLevelOpPlan::Update(assignments),
+        "UPDATE",
+    )
+    .await
+}
+
+/// Plan `MERGE INTO t USING source ON on WHEN …` (see [`merge`]).
+///
+/// Errors: as [`plan_delete`] (with `write.merge.*`); a clause naming a column the table
+/// does not have.
+pub(crate) async fn plan_merge(
+    provider: &IcebergTableProvider,
+    state: &dyn Session,
+    source: Arc<dyn ExecutionPlan>,
+    merge_schema: DFSchemaRef,
+    on: Expr,
+    clauses: Vec<MergeIntoClause>,
+) -> Result<Arc<dyn ExecutionPlan>> {
+    let (target, session) = writable(provider, state, "MERGE")?;
+    let table = provider.table();
+    let props = &table.metadata().properties;
+    let mode = RowLevelMode::from_properties(props, MERGE_MODE)?;
+    let level = isolation(props, MERGE_ISOLATION_LEVEL)?;
+    // every target row may match: the whole table is read
+    let planned = provider.plan_row_level(&[]).await?;
+    let mut job = RowLevelJob::new(
+        provider.clone(),
+        target,
+        session.clone(),
+        mode,
+        level,
+        Predicate::AlwaysTrue,
+        "MERGE",
+    );
+    let scan = provider.row_level_exec(state, planned.clone(), &[])?;
+    job.set_plan(planned);
+    let (joined, actions) = merge::plan_merge(
+        session,
+        scan,
+        source,
+        &merge_schema,
+        on,
+        clauses,
+        provider.arrow_schema(),
+    )
+    .await?;
+    job.set_operation(RowLevelOp::Merge(actions), None);
+    Ok(Arc::new(IcebergRowLevelExec::new(joined, Arc::new(job))))
+}
+
+/// The write target and session of a row-level `statement` on `provider`, after the
+/// checks every one of them makes.
+fn writable<'a>(
+    provider: &IcebergTableProvider,
+    state: &'a dyn Session,
+    statement: &'static str,
+) -> Result<(WriteTarget, &'a SessionState)> {
+    let table = provider.table();
+    let Some(target) = provider.write_target() else {
+        return Err(Error::unsupported(format!(
+            "{statement} on table '{}': it was opened by location or at a snapshot, tag or \
+             branch; row-level changes go to the current snapshot of a table in a catalog",
+            table.metadata_location()
+        )));
+    };
+    if provider.snapshot().map(|s| s.snapshot_id) != table.metadata().current_snapshot_id {
+        return Err(Error::unsupported(format!(
+            "{statement} on a snapshot of '{}' other than the current one",
+            target.ident
+        )));
+    }
+    check_writable(table).map_err(|e| e.context(format!("{statement} on '{}'", target.ident)))?;
+    if table.metadata().format_version >= crate::spec::FormatVersion::V3 {
+        return Err(Error::unsupported(format!(
+            "{statement} on '{}', a format-version 3 table (deletion vectors and keeping row \
+             lineage in rewritten files are not written yet)",
+            target.ident
+        )));
+    }
+    let Some(session) = state.as_any().downcast_ref::<SessionState>() else {
+        return Err(Error::unsupported(format!(
+            "{statement} planned outside a DataFusion SessionState"
+        )));
+    };
+    if statement != "MERGE" && statement != "TRUNCATE" && !guard::installed(session) {
+        return Err(Error::unsupported(format!(
+            "{statement} on '{}' in a session without icefloe's DML guard: DataFusion 55 \
+             may hand the table no filter for a condition it rewrote (a subquery, a condition \
+             never true), which would change every row; run statements through \
+             icefloe::datafusion::sql::execute, or call \
+             icefloe::datafusion::dml::install_dml_guard(&ctx) once",
+            target.ident
+        )));
+    }
+    Ok((target.clone(), session))
+}
+
+enum RowLevelOpPlan {
+    Delete,
+    Update(Vec<(String, Expr)>),
+}
+
+async fn plan(
+    provider: &IcebergTableProvider,
+    state: &dyn Session,
+    filters: Vec<Expr>,
+    op: RowLevelOpPlan,
+    statement: &'static str,
+) -> Result<Arc<dyn ExecutionPlan>> {
+    let (target, session) = writable(provider, state, statement)?;
+    let table = provider.table();
+    let props = &table.metadata().properties;
+    let (mode, level) = match op {
+        RowLevelOpPlan::Delete => (
+            RowLevelMode::from_properties(props, DELETE_MODE)?,
+            isolation(props, DELETE_ISOLATION_LEVEL)?,
+        ),
+        RowLevelOpPlan::Update(_) => (
+            RowLevelMode::from_properties(props, UPDATE_MODE)?,
+            isolation(props, UPDATE_ISOLATION_LEVEL)?,
+        ),
+    };
+    let schema = provider.iceberg_schema();
+    let converter = FilterConverter::new(schema);
+    // The rows the statement reads, for conflict detection: converting drops what it
+    // cannot express, which only widens it.
+    let conflict_filter = converter
+        .convert_all(&filters)
+        .unwrap_or(Predicate::AlwaysTrue);
+    // A DELETE whose condition identity partition values decide removes whole files.
+    let whole_files = matches!(op, RowLevelOpPlan::Delete)
+        && filters.iter().all(|f| {
+            converter.convert(f).is_some_and(|c| {
+                exact_by_identity_partitions(&c, schema, &table.metadata().partition_specs)
+            })
+        });
+
+    let planned = provider.plan_row_level(&filters).await?;
+    let mut job = RowLevelJob::new(
+        provider.clone(),
+        target.clone(),
+        session.clone(),
+        mode,
+        level,
+        conflict_filter,
+        statement,
+    );
+    let mut scanned = planned.clone();
+    if whole_files {
+        let mut skipped = HashSet::new();
+        for f in &planned.files {
+            let has_deletes = f.selection.is_some()
+                || f.equality_sequence_number != super::delete_planning::NO_EQUALITY_DELETES;
+            job.remove_whole(
+                f.task.entry.spec_id,
+                f.task.data_file().clone(),
+                has_deletes,
+            );
+            if !has_deletes {
+                skipped.insert(f.task.data_file().file_path.clone());
+            }
+        }
+        // files without deletes are counted from their record counts, never read
+        scanned
+            .files
+            .retain(|f| !skipped.contains(&f.task.data_file().file_path));
+    }
+    job.set_plan(planned);
+    let scan = provider.row_level_exec(state, scanned, &filters)?;
+    let scan_schema = scan.schema();
+    let df_schema = DFSchema::try_from(Arc::clone(&scan_schema))?;
+    let condition = match conjunction(filters) {
+        Some(expr) => Some(state.create_physical_expr(expr, &df_schema)?),
+        None => None,
+    };
+    let op = match op {
+        RowLevelOpPlan::Delete => RowLevelOp::Delete,
+        RowLevelOpPlan::Update(assignments) => {
+            let mut out = Vec::with_capacity(assignments.len());
+            let mut seen = HashSet::new();
+            for (column, _) in &assignments {
+                if !seen.insert(column.as_str()) {
+                    return Err(Error::invalid_argument(format!(
+                        "UPDATE of '{}' assigns column '{column}' more than once",
+                        target.ident
+                    )));
+                }
+            }
+            for (column, expr) in assignments {
+                let index = provider.arrow_schema().index_of(&column).map_err(|_| {
+                    Error::invalid_argument(format!(
+                        "UPDATE of '{}': no column '{column}'",
+                        target.ident
+                    ))
+                })?;
+                out.push((index, state.create_physical_expr(expr, &df_schema)?));
+            }
+            RowLevelOp::Update(out)
+        }
+    };
+    job.set_operation(op, condition);
+    Ok(Arc::new(IcebergRowLevelExec::new(scan, Arc::new(job))))
+}

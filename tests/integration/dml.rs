@@ -1,0 +1,866 @@
+//! `DELETE`, `UPDATE` and `TRUNCATE` on Iceberg tables of a SQLite catalog: a model check
+//! against DataFusion's own in-memory table over random statements (copy-on-write and
+//! merge-on-read, three partitionings, time travel to every step), PyIceberg and DuckDB
+//! reading what they leave, conflicts between concurrent statements, and refusals.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use datafusion::arrow::array::RecordBatch;
+use datafusion::arrow::util::pretty::pretty_format_batches;
+use datafusion::physical_plan::collect;
+use datafusion::prelude::SessionContext;
+use icefloe::catalog::{Catalog, Namespace, SqlCatalog, TableIdent};
+use icefloe::ErrorKind;
+use serde_json::Value;
+
+use crate::catalog::{attach, context};
+use crate::interop::{assert_same_rows, duckdb_read, icefloe_rows, pyiceberg_read, python};
+
+/// A SQLite catalog `default` (attached as `ice`) with namespace `ns`, in a temp dir.
+pub(crate) struct Lake {
+    pub(crate) dir: tempfile::TempDir,
+    pub(crate) db: PathBuf,
+    pub(crate) warehouse: PathBuf,
+    pub(crate) catalog: Arc<dyn Catalog>,
+    pub(crate) ctx: SessionContext,
+}
+
+pub(crate) async fn lake() -> Lake {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("catalog.db");
+    let warehouse = dir.path().join("warehouse");
+    std::fs::create_dir_all(&warehouse).expect("warehouse");
+    let catalog = SqlCatalog::open_or_create("default", &db)
+        .expect("catalog")
+        .with_warehouse(&warehouse.to_string_lossy())
+        .expect("warehouse");
+    catalog
+        .create_namespace(&Namespace::parse("ns"), &HashMap::new())
+        .await
+        .expect("namespace");
+    let catalog: Arc<dyn Catalog> = Arc::new(catalog);
+    // `SET icefloe.…` needs the options registered
+    let config = icefloe::datafusion::register_iceberg_options(context().state().config().clone());
+    let ctx = SessionContext::new_with_config(config);
+    icefloe::datafusion::register_iceberg_functions(&ctx);
+    attach(&ctx, "ice", Arc::clone(&catalog)).await;
+    Lake {
+        dir,
+        db,
+        warehouse,
+        catalog,
+        ctx,
+    }
+}
+
+pub(crate) async fn run(ctx: &SessionContext, q: &str) -> Result<Vec<RecordBatch>, String> {
+    let df = icefloe::datafusion::sql::execute(ctx, q)
+        .await
+        .map_err(|e| e.to_string())?;
+    df.collect().await.map_err(|e| e.to_string())
+}
+
+pub(crate) async fn ok(ctx: &SessionContext, q: &str) -> String {
+    let batches = run(ctx, q).await.unwrap_or_else(|e| panic!("{q}: {e}"));
+    pretty_format_batches(&batches).expect("format").to_string()
+}
+
+/// Deterministic pseudo-random numbers (xorshift64*), so a failing seed reproduces.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+    fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
+        items[self.below(items.len() as u64) as usize]
+    }
+}
+
+const COLUMNS: &str = "id, k, s, d";
+const ORDER: &str = "ORDER BY id, k, s, d";
+
+fn rows(rng: &mut Rng, next_id: &mut i64) -> String {
+    let n = 1 + rng.below(12);
+    let mut out = vec![];
+    for _ in 0..n {
+        *next_id += 1;
+        let k = rng.pick(&["0", "1", "2", "3", "NULL"]);
+        let s = rng.pick(&["'a'", "'ab'", "'b'", "'c'", "NULL"]);
+        let d = rng.pick(&["-1.5", "0.0", "2.5", "10.0", "NULL"]);
+        out.push(format!("({next_id}, {k}, {s}, {d})"));
+    }
+    out.join(", ")
+}
+
+fn condition(rng: &mut Rng, max_id: i64) -> String {
+    let atom = |rng: &mut Rng| -> String {
+        match rng.below(9) {
+            0 => format!("id < {}", rng.below(max_id.max(1) as u64 + 2)),
+            1 => format!("id % 3 = {}", rng.below(3)),
+            2 => format!("k = {}", rng.below(4)),
+            3 => format!("k <> {}", rng.below(4)),
+            4 => "k IS NULL".to_string(),
+            5 => "s IS NULL".to_string(),
+            6 => "s LIKE 'a%'".to_string(),
+            7 => format!("d > {}", rng.pick(&["-2", "0", "1", "5"])),
+            _ => "k IN (1, 2)".to_string(),
+        }
+    };
+    match rng.below(4) {
+        0 => format!("{} AND {}", atom(rng), atom(rng)),
+        1 => format!("({} OR {})", atom(rng), atom(rng)),
+        _ => atom(rng),
+    }
+}
+
+fn assignments(rng: &mut Rng) -> String {
+    let all = [
+        "d = d + 1",
+        "s = 'u'",
+        "k = 3",
+        "k = k + 1",
+        "s = NULL",
+        "d = CASE WHEN k IS NULL THEN 0.5 ELSE d END",
+    ];
+    let first = rng.below(all.len() as u64) as usize;
+    let second = rng.below(all.len() as u64) as usize;
+    let column = |a: &str| a.split(' ').next().unwrap_or_default().to_string();
+    if second != first && column(all[first]) != column(all[second]) && rng.below(2) == 0 {
+        format!("{}, {}", all[first], all[second])
+    } else {
+        all[first].to_string()
+    }
+}
+
+async fn current_snapshot(catalog: &Arc<dyn Catalog>, ident: &str) -> Option<i64> {
+    catalog
+        .load_table(&TableIdent::parse(ident))
+        .await
+        .expect("load")
+        .metadata()
+        .current_snapshot_id
+}
+
+/// Random INSERT / DELETE / UPDATE / TRUNCATE on `ice.ns.<name>` and on a DataFusion
+/// memory table; after every statement both hold the same rows and the counts agree.
+/// Returns the snapshots with the rows each should show.
+async fn model_check(lake: &Lake, name: &str, seed: u64, steps: usize) -> Vec<(i64, String)> {
+    let model = SessionContext::new();
+    ok(
+        &model,
+        "CREATE TABLE m (id BIGINT, k INT, s VARCHAR, d DOUBLE)",
+    )
+    .await;
+    let t = format!("ice.ns.{name}");
+    let mut rng = Rng(seed);
+    let mut next_id = 0i64;
+    let mut history = vec![];
+    for step in 0..steps {
+        let kind = if step < 2 { 0 } else { rng.below(10) };
+        let (ours, theirs) = match kind {
+            0..=2 => {
+                let values = rows(&mut rng, &mut next_id);
+                (
+                    format!("INSERT INTO {t} VALUES {values}"),
+                    format!("INSERT INTO m VALUES {values}"),
+                )
+            }
+            3..=5 => {
+                let c = condition(&mut rng, next_id);
+                (
+                    format!("DELETE FROM {t} WHERE {c}"),
+                    format!("DELETE FROM m WHERE {c}"),
+                )
+            }
+            6..=8 => {
+                let (a, c) = (assignments(&mut rng), condition(&mut rng, next_id));
+                (
+                    format!("UPDATE {t} SET {a} WHERE {c}"),
+                    format!("UPDATE m SET {a} WHERE {c}"),
+                )
+            }
+            _ if rng.below(3) == 0 => (format!("TRUNCATE TABLE {t}"), "DELETE FROM m".into()),
+            _ => {
+                let a = assignments(&mut rng);
+                (format!("UPDATE {t} SET {a}"), format!("UPDATE m SET {a}"))
+            }
+        };
+        let what = format!("{name} seed {seed} step {step}: {ours}");
+        let count_ours = ok(&lake.ctx, &ours).await;
+        let count_theirs = ok(&model, &theirs).await;
+        assert_eq!(count_ours, count_theirs, "{what}: count");
+        let expected = ok(&model, &format!("SELECT {COLUMNS} FROM m {ORDER}")).await;
+        let actual = ok(&lake.ctx, &format!("SELECT {COLUMNS} FROM {t} {ORDER}")).await;
+        assert_eq!(actual, expected, "{what}: rows");
+        if let Some(id) = current_snapshot(&lake.catalog, &format!("ns.{name}")).await {
+            history.retain(|(s, _)| *s != id);
+            history.push((id, expected));
+        }
+    }
+    // every snapshot still reads as the model did then
+    for (id, expected) in &history {
+        let actual = ok(
+            &lake.ctx,
+            &format!("SELECT {COLUMNS} FROM ice.ns.\"{name}@{id}\" {ORDER}"),
+        )
+        .await;
+        assert_eq!(&actual, expected, "{name} seed {seed}: time travel to {id}");
+    }
+    history
+}
+
+fn schema_json() -> Value {
+    serde_json::json!({"type": "struct", "schema-id": 0, "fields": [
+        {"id": 1, "name": "id", "required": false, "type": "long"},
+        {"id": 2, "name": "k", "required": false, "type": "int"},
+        {"id": 3, "name": "s", "required": false, "type": "string"},
+        {"id": 4, "name": "d", "required": false, "type": "double"}
+    ]})
+}
+
+/// PyIceberg (through the catalog) and DuckDB (`iceberg_scan` of the metadata file)
+/// read `ns.<name>` as icefloe does.
+pub(crate) async fn other_engines_agree(lake: &Lake, name: &str) {
+    engines_agree(lake, name, true).await
+}
+
+/// As [`other_engines_agree`]; `pyiceberg` false: DuckDB only (PyIceberg 0.12 refuses
+/// to read equality deletes).
+async fn engines_agree(lake: &Lake, name: &str, pyiceberg: bool) {
+    if python().is_none() {
+        return;
+    }
+    let ident = format!("ns.{name}");
+    let schema = schema_json();
+    let ours = icefloe_rows(&lake.ctx, &format!("ice.{ident}"), &schema).await;
+    let location = match pyiceberg {
+        true => {
+            let pyi = pyiceberg_read(&lake.db, &lake.warehouse, &ident);
+            assert_same_rows(
+                &format!("{ident}: icefloe vs PyIceberg"),
+                pyi["rows"].as_array().expect("rows"),
+                &ours,
+            );
+            pyi["metadata_location"]
+                .as_str()
+                .expect("location")
+                .to_string()
+        }
+        false => lake
+            .catalog
+            .load_table(&TableIdent::parse(&ident))
+            .await
+            .expect("load")
+            .metadata_location()
+            .to_string(),
+    };
+    let duck = duckdb_read(&location);
+    assert_same_rows(
+        &format!("{ident}: icefloe vs DuckDB"),
+        duck["rows"].as_array().expect("rows"),
+        &ours,
+    );
+}
+
+const PARTITIONINGS: [(&str, &str); 3] = [
+    ("plain", ""),
+    ("by_k", "PARTITIONED BY (k)"),
+    (
+        "by_bucket",
+        "PARTITIONED BY (bucket(4, id), truncate(1, s))",
+    ),
+];
+
+pub(crate) async fn create(lake: &Lake, name: &str, partitioning: &str, properties: &str) {
+    ok(
+        &lake.ctx,
+        &format!(
+            "CREATE TABLE ice.ns.{name} (id BIGINT, k INT, s STRING, d DOUBLE) {partitioning} \
+             TBLPROPERTIES ('format-version'='2'{properties})"
+        ),
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dml_model_check_copy_on_write() {
+    let lake = lake().await;
+    for (i, (name, partitioning)) in PARTITIONINGS.iter().enumerate() {
+        let name = format!("cow_{name}");
+        create(&lake, &name, partitioning, "").await;
+        model_check(&lake, &name, 0x9E37_79B9 + i as u64, 24).await;
+        other_engines_agree(&lake, &name).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dml_model_check_merge_on_read() {
+    let lake = lake().await;
+    for (i, (name, partitioning)) in PARTITIONINGS.iter().enumerate() {
+        let name = format!("mor_{name}");
+        // the bucketed table writes one delete file per partition
+        let granularity = if i == 2 {
+            ", 'write.delete.granularity'='partition'"
+        } else {
+            ""
+        };
+        create(
+            &lake,
+            &name,
+            partitioning,
+            &format!(
+                ", 'write.delete.mode'='merge-on-read', 'write.update.mode'='merge-on-read'\
+                 {granularity}"
+            ),
+        )
+        .await;
+        let history = model_check(&lake, &name, 0x51ED_270B + i as u64, 24).await;
+        assert!(history.len() > 5, "{name}: {history:?}");
+        other_engines_agree(&lake, &name).await;
+    }
+    // merge-on-read wrote position delete files, each naming its data file
+    let deletes = ok(
+        &lake.ctx,
+        "SELECT count(*) > 0 AS any FROM ice.ns.\"mor_plain$files\" WHERE content = 1",
+    )
+    .await;
+    assert!(deletes.contains("true"), "{deletes}");
+}
+
+/// Files under the warehouse directory (data, delete and metadata files).
+fn files_under(dir: &Path) -> usize {
+    let mut n = 0;
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).expect("read_dir").flatten() {
+            if e.path().is_dir() {
+                stack.push(e.path());
+            } else {
+                n += 1;
+            }
+        }
+    }
+    n
+}
+
+/// Plan `statement` now, run it later: the statement read the table as it was planned.
+async fn planned(
+    ctx: &SessionContext,
+    statement: &str,
+) -> Arc<dyn datafusion::physical_plan::ExecutionPlan> {
+    ctx.sql(statement)
+        .await
+        .expect("plan")
+        .create_physical_plan()
+        .await
+        .expect("physical plan")
+}
+
+async fn execute_planned(
+    ctx: &SessionContext,
+    plan: Arc<dyn datafusion::physical_plan::ExecutionPlan>,
+) -> Result<Vec<RecordBatch>, icefloe::Error> {
+    collect(plan, ctx.task_ctx())
+        .await
+        .map_err(icefloe::Error::from)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dml_conflicts_follow_the_isolation_level() {
+    let lake = lake().await;
+    for mode in ["copy-on-write", "merge-on-read"] {
+        for level in ["serializable", "snapshot"] {
+            let name = format!("{}_{level}", mode.replace('-', "_"));
+            let t = format!("ice.ns.{name}");
+            create(
+                &lake,
+                &name,
+                "PARTITIONED BY (k)",
+                &format!(
+                    ", 'write.delete.mode'='{mode}', 'write.delete.isolation-level'='{level}'"
+                ),
+            )
+            .await;
+            ok(
+                &lake.ctx,
+                &format!(
+                    "INSERT INTO {t} VALUES (1, 1, 'a', 1.0), (2, 1, 'b', -1.0), (3, 2, 'c', 1.0)"
+                ),
+            )
+            .await;
+            // a DELETE planned, then an INSERT into the partition it reads commits first
+            let delete =
+                planned(&lake.ctx, &format!("DELETE FROM {t} WHERE k = 1 AND d > 0")).await;
+            ok(
+                &lake.ctx,
+                &format!("INSERT INTO {t} VALUES (4, 1, 'd', 5.0)"),
+            )
+            .await;
+            let before = files_under(&lake.warehouse);
+            let result = execute_planned(&lake.ctx, delete).await;
+            let rows = ok(&lake.ctx, &format!("SELECT id FROM {t} ORDER BY id")).await;
+            match level {
+                "serializable" => {
+                    let e = result.expect_err("a conflicting data file fails serializable");
+                    assert_eq!(e.kind(), ErrorKind::ValidationFailed, "{name}: {e}");
+                    assert!(
+                        e.to_string().contains("conflicting data file"),
+                        "{name}: {e}"
+                    );
+                    // nothing of the failed statement stays
+                    assert_eq!(files_under(&lake.warehouse), before, "{name}: files left");
+                    assert!(rows.contains("| 1  |") && rows.contains("| 4  |"), "{rows}");
+                }
+                _ => {
+                    result.unwrap_or_else(|e| panic!("{name}: snapshot isolation: {e}"));
+                    // the DELETE's rows are gone; the concurrent INSERT's row stays
+                    assert!(!rows.contains("| 1  |"), "{name}: {rows}");
+                    assert!(
+                        rows.contains("| 4  |") && rows.contains("| 2  |"),
+                        "{name}: {rows}"
+                    );
+                }
+            }
+        }
+    }
+    // two DELETEs of overlapping rows: the second to commit fails, at either level
+    for mode in ["copy-on-write", "merge-on-read"] {
+        let name = format!("twice_{}", mode.replace('-', "_"));
+        let t = format!("ice.ns.{name}");
+        create(
+            &lake,
+            &name,
+            "",
+            &format!(", 'write.delete.mode'='{mode}', 'write.delete.isolation-level'='snapshot'"),
+        )
+        .await;
+        ok(
+            &lake.ctx,
+            &format!("INSERT INTO {t} VALUES (1, 1, 'a', 1.0), (2, 1, 'b', 2.0), (3, 1, 'c', 3.0)"),
+        )
+        .await;
+        let first = planned(&lake.ctx, &format!("DELETE FROM {t} WHERE id <= 2")).await;
+        let second = planned(&lake.ctx, &format!("DELETE FROM {t} WHERE id >= 2")).await;
+        execute_planned(&lake.ctx, first)
+            .await
+            .expect("first DELETE");
+        let before = files_under(&lake.warehouse);
+        let e = execute_planned(&lake.ctx, second)
+            .await
+            .expect_err("the second DELETE conflicts");
+        assert_eq!(e.kind(), ErrorKind::ValidationFailed, "{name}: {e}");
+        assert_eq!(files_under(&lake.warehouse), before, "{name}: files left");
+        let rows = ok(&lake.ctx, &format!("SELECT id FROM {t} ORDER BY id")).await;
+        assert_eq!(rows, "+----+\n| id |\n+----+\n| 3  |\n+----+", "{name}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dml_refusals_leave_the_table_unchanged() {
+    let lake = lake().await;
+    create(
+        &lake,
+        "t",
+        "PARTITIONED BY (k)",
+        ", 'write.delete.mode'='merge-on-read'",
+    )
+    .await;
+    ok(
+        &lake.ctx,
+        "INSERT INTO ice.ns.t VALUES (1, 1, 'a', 1.0), (2, 2, 'b', 2.0)",
+    )
+    .await;
+    let before = current_snapshot(&lake.catalog, "ns.t").await;
+    // a value of the wrong type
+    let e = run(
+        &lake.ctx,
+        "UPDATE ice.ns.t SET k = 'not a number' WHERE id = 1",
+    )
+    .await
+    .expect_err("wrong type");
+    assert!(
+        e.to_lowercase().contains("cast") || e.contains("not a number"),
+        "{e}"
+    );
+    // an unknown column
+    let e = run(&lake.ctx, "UPDATE ice.ns.t SET nope = 1")
+        .await
+        .expect_err("no column");
+    assert!(e.contains("nope"), "{e}");
+    assert_eq!(current_snapshot(&lake.catalog, "ns.t").await, before);
+    // a table read at a snapshot is not written
+    let e = run(
+        &lake.ctx,
+        &format!(
+            "DELETE FROM ice.ns.\"t@{}\" WHERE id = 1",
+            before.expect("snapshot")
+        ),
+    )
+    .await
+    .expect_err("snapshot");
+    assert!(e.contains("snapshot"), "{e}");
+    // conditions never true change nothing (DataFusion 55 alone would hand the table no
+    // filter at all, i.e. every row: see dml::guard)
+    for q in [
+        "DELETE FROM ice.ns.t WHERE false",
+        "DELETE FROM ice.ns.t WHERE NULL",
+        "DELETE FROM ice.ns.t WHERE id = 1 AND id = 2",
+        "UPDATE ice.ns.t SET d = 0 WHERE 1 = 2",
+    ] {
+        assert_eq!(
+            ok(&lake.ctx, q).await,
+            "+-------+\n| count |\n+-------+\n| 0     |\n+-------+",
+            "{q}"
+        );
+    }
+    assert_eq!(current_snapshot(&lake.catalog, "ns.t").await, before);
+    // format versions not written yet: named (v1 tables are not even created yet)
+    for (v, words) in [("3", "format-version 3")] {
+        ok(
+            &lake.ctx,
+            &format!("CREATE TABLE ice.ns.v{v} (id BIGINT) TBLPROPERTIES ('format-version'='{v}')"),
+        )
+        .await;
+        let e = run(&lake.ctx, &format!("DELETE FROM ice.ns.v{v} WHERE id = 1"))
+            .await
+            .expect_err("format version");
+        assert!(e.contains(words), "{e}");
+    }
+    let rows = ok(&lake.ctx, "SELECT id, k FROM ice.ns.t ORDER BY id").await;
+    assert_eq!(
+        rows,
+        "+----+---+\n| id | k |\n+----+---+\n| 1  | 1 |\n| 2  | 2 |\n+----+---+"
+    );
+    drop(lake.dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dml_whole_partitions_are_dropped_without_reading() {
+    let lake = lake().await;
+    create(
+        &lake,
+        "t",
+        "PARTITIONED BY (k)",
+        ", 'write.delete.mode'='merge-on-read'",
+    )
+    .await;
+    ok(&lake.ctx, "INSERT INTO ice.ns.t VALUES (1, 1, 'a', 1.0), (2, 1, 'b', 2.0), (3, 2, 'c', NULL), (4, NULL, 'd', 4.0)").await;
+    // k <> 1 keeps the NULL partition (NULL <> 1 is not true)
+    let count = ok(&lake.ctx, "DELETE FROM ice.ns.t WHERE k <> 1").await;
+    assert!(count.contains("| 1     |"), "{count}");
+    let rows = ok(&lake.ctx, "SELECT id FROM ice.ns.t ORDER BY id").await;
+    assert_eq!(
+        rows,
+        "+----+\n| id |\n+----+\n| 1  |\n| 2  |\n| 4  |\n+----+"
+    );
+    // an identity-partition condition removes files in metadata: no delete file written
+    let files = ok(
+        &lake.ctx,
+        "SELECT content, count(*) AS n FROM ice.ns.\"t$files\" GROUP BY content ORDER BY content",
+    )
+    .await;
+    assert_eq!(
+        files,
+        "+---------+---+\n| content | n |\n+---------+---+\n| 0       | 2 |\n+---------+---+"
+    );
+    let op = ok(
+        &lake.ctx,
+        "SELECT operation FROM ice.ns.\"t$snapshots\" ORDER BY committed_at DESC LIMIT 1",
+    )
+    .await;
+    assert!(op.contains("delete"), "{op}");
+}
+
+/// Commit an equality delete file on `id` (field id 1) deleting `ids` from `ns.<name>`,
+/// through the `RowDelta` API (as an upsert-style writer would).
+async fn equality_delete(lake: &Lake, name: &str, ids: &[i64]) {
+    use datafusion::arrow::array::Int64Array;
+    use datafusion::arrow::datatypes::{DataType, Field, Schema as ArrowSchema};
+    use datafusion::parquet::arrow::ArrowWriter;
+    use icefloe::spec::DataContentType;
+    use icefloe::transaction::{RowDelta, Transaction};
+
+    let ident = TableIdent::parse(&format!("ns.{name}"));
+    let table = lake.catalog.load_table(&ident).await.expect("load");
+    let m = table.metadata();
+    let dir = lake.dir.path().join("eq-deletes");
+    std::fs::create_dir_all(&dir).expect("dir");
+    let path = dir.join(format!("{name}-{}.parquet", ids.len()));
+    let schema = Arc::new(ArrowSchema::new(vec![Field::new(
+        "id",
+        DataType::Int64,
+        false,
+    )
+    .with_metadata(HashMap::from([(
+        "PARQUET:field_id".to_string(),
+        "1".to_string(),
+    )]))]));
+    let batch = RecordBatch::try_new(
+        Arc::clone(&schema),
+        vec![Arc::new(Int64Array::from(ids.to_vec()))],
+    )
+    .expect("batch");
+    let mut w = ArrowWriter::try_new(std::fs::File::create(&path).expect("file"), schema, None)
+        .expect("writer");
+    w.write(&batch).expect("write");
+    w.close().expect("close");
+    let location = format!("file://{}", path.display());
+    let file = icefloe::write::data_file_from_parquet(
+        &path,
+        &location,
+        m.current_schema(),
+        vec![],
+        DataContentType::EqualityDeletes,
+        vec![1],
+    )
+    .expect("delete file");
+    let delta = RowDelta::new(m.current_snapshot_id)
+        .add_deletes(m.default_spec_id, vec![file])
+        .expect("deletes");
+    Transaction::new(Arc::clone(&lake.catalog), ident, table.clone())
+        .add_action(delta)
+        .commit()
+        .await
+        .expect("commit equality deletes");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dml_on_tables_with_equality_deletes() {
+    let lake = lake().await;
+    for mode in ["copy-on-write", "merge-on-read"] {
+        let name = format!("eq_{}", mode.replace('-', "_"));
+        let t = format!("ice.ns.{name}");
+        create(
+            &lake,
+            &name,
+            "",
+            &format!(", 'write.delete.mode'='{mode}', 'write.update.mode'='{mode}'"),
+        )
+        .await;
+        ok(&lake.ctx, &format!("INSERT INTO {t} SELECT value, CAST(value % 3 AS INT), NULL, value * 1.0 FROM generate_series(1, 10)")).await;
+        equality_delete(&lake, &name, &[2, 5]).await;
+        let rows = ok(
+            &lake.ctx,
+            &format!("SELECT count(*) AS n, sum(id) AS s FROM {t}"),
+        )
+        .await;
+        assert!(rows.contains("| 8 | 48 |"), "{name}: {rows}");
+        // rows the equality deletes removed are neither counted nor brought back
+        let count = ok(&lake.ctx, &format!("DELETE FROM {t} WHERE id <= 3")).await;
+        assert!(count.contains("| 2     |"), "{name}: {count}");
+        let count = ok(&lake.ctx, &format!("UPDATE {t} SET d = -d WHERE k = 2")).await;
+        // k = id % 3 = 2 for ids 8 (5 and 2 are deleted)
+        assert!(count.contains("| 1     |"), "{name}: {count}");
+        let rows = ok(&lake.ctx, &format!("SELECT id, d FROM {t} ORDER BY id")).await;
+        assert_eq!(
+            rows,
+            "+----+------+\n| id | d    |\n+----+------+\n| 4  | 4.0  |\n| 6  | 6.0  |\n\
+             | 7  | 7.0  |\n| 8  | -8.0 |\n| 9  | 9.0  |\n| 10 | 10.0 |\n+----+------+",
+            "{name}"
+        );
+        // the copy-on-write rewrite leaves no data file the equality deletes apply to
+        engines_agree(&lake, &name, mode == "copy-on-write").await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dml_merge_into_both_modes() {
+    let lake = lake().await;
+    for (mode, partitioning) in [
+        ("copy-on-write", ""),
+        ("merge-on-read", ""),
+        ("copy-on-write", "PARTITIONED BY (k)"),
+        ("merge-on-read", "PARTITIONED BY (k)"),
+    ] {
+        let name = format!(
+            "merge_{}_{}",
+            mode.replace('-', "_"),
+            if partitioning.is_empty() {
+                "plain"
+            } else {
+                "by_k"
+            }
+        );
+        let t = format!("ice.ns.{name}");
+        create(
+            &lake,
+            &name,
+            partitioning,
+            &format!(", 'write.merge.mode'='{mode}'"),
+        )
+        .await;
+        ok(
+            &lake.ctx,
+            &format!(
+                "INSERT INTO {t} VALUES (1, 1, 'a', 1.0), (2, 1, 'b', 2.0), (3, 2, 'c', 3.0), \
+                 (4, 2, 'd', 4.0), (5, NULL, 'e', 5.0)"
+            ),
+        )
+        .await;
+        ok(
+            &lake.ctx,
+            &format!("INSERT INTO {t} VALUES (6, 3, 'f', 6.0)"),
+        )
+        .await;
+        // matched: 1 updated (moving partitions), 2 deleted by its AND condition, 3
+        // matched by a clause-less row that no clause takes; not matched: 7 inserted;
+        // not matched by source: 4 and 5 updated, 6 deleted
+        let count = ok(
+            &lake.ctx,
+            &format!(
+                "MERGE INTO {t} t USING (VALUES (1, 'x', 10.0), (2, 'y', -1.0), (3, 'z', NULL), \
+                 (7, 'w', 70.0)) AS s(id, s, d) ON t.id = s.id \
+                 WHEN MATCHED AND s.d < 0 THEN DELETE \
+                 WHEN MATCHED AND s.d > 0 THEN UPDATE SET d = s.d, s = s.s, k = 9 \
+                 WHEN NOT MATCHED THEN INSERT (id, s, d) VALUES (s.id, s.s, s.d) \
+                 WHEN NOT MATCHED BY SOURCE AND t.id = 6 THEN DELETE \
+                 WHEN NOT MATCHED BY SOURCE THEN UPDATE SET d = -t.d"
+            ),
+        )
+        .await;
+        assert!(count.contains("| 6     |"), "{name}: {count}");
+        let rows = ok(
+            &lake.ctx,
+            &format!("SELECT id, k, s, d FROM {t} ORDER BY id"),
+        )
+        .await;
+        assert_eq!(
+            rows,
+            "+----+---+---+------+\n\
+             | id | k | s | d    |\n\
+             +----+---+---+------+\n\
+             | 1  | 9 | x | 10.0 |\n\
+             | 3  | 2 | c | 3.0  |\n\
+             | 4  | 2 | d | -4.0 |\n\
+             | 5  |   | e | -5.0 |\n\
+             | 7  |   | w | 70.0 |\n\
+             +----+---+---+------+",
+            "{name}"
+        );
+        // a target row matched twice is an error, and nothing is committed
+        let before = current_snapshot(&lake.catalog, &format!("ns.{name}")).await;
+        let e = run(
+            &lake.ctx,
+            &format!(
+                "MERGE INTO {t} t USING (VALUES (1, 1.0), (1, 2.0)) AS s(id, d) ON t.id = s.id \
+                 WHEN MATCHED THEN UPDATE SET d = s.d"
+            ),
+        )
+        .await
+        .expect_err("two source rows for one target row");
+        assert!(e.contains("more than one row of the source"), "{name}: {e}");
+        assert_eq!(
+            current_snapshot(&lake.catalog, &format!("ns.{name}")).await,
+            before
+        );
+        other_engines_agree(&lake, &name).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dml_refuses_what_datafusion_would_plan_as_every_row() {
+    let lake = lake().await;
+    create(&lake, "t", "", ", 'write.delete.mode'='merge-on-read'").await;
+    create(&lake, "o", "", "").await;
+    ok(
+        &lake.ctx,
+        "INSERT INTO ice.ns.t VALUES (1, 1, 'a', 1.0), (2, 2, 'b', NULL), (3, 3, 'c', 2.0)",
+    )
+    .await;
+    ok(&lake.ctx, "INSERT INTO ice.ns.o VALUES (1, 1, 'x', 0.0)").await;
+    let before = current_snapshot(&lake.catalog, "ns.t").await;
+    // DataFusion 55 turns these subqueries into joins and then hands the table no filter
+    for q in [
+        "DELETE FROM ice.ns.t WHERE id IN (SELECT id FROM ice.ns.o)",
+        "DELETE FROM ice.ns.t WHERE id NOT IN (SELECT id FROM ice.ns.o)",
+        "UPDATE ice.ns.t SET d = 0 WHERE EXISTS (SELECT 1 FROM ice.ns.o WHERE o.id = t.id)",
+    ] {
+        let e = run(&lake.ctx, q).await.expect_err(q);
+        assert!(e.contains("not supported"), "{q}: {e}");
+    }
+    assert_eq!(current_snapshot(&lake.catalog, "ns.t").await, before);
+    // a session without the guard is refused instead of trusted
+    let plain = context();
+    attach(&plain, "ice", Arc::clone(&lake.catalog)).await;
+    let e = plain
+        .sql("DELETE FROM ice.ns.t WHERE id = 1")
+        .await
+        .expect("logical plan")
+        .collect()
+        .await
+        .expect_err("no guard");
+    assert!(e.to_string().contains("install_dml_guard"), "{e}");
+    // metadata tables are read-only
+    for q in [
+        "DELETE FROM ice.ns.\"t$files\"",
+        "UPDATE ice.ns.\"t$snapshots\" SET operation = 'x'",
+    ] {
+        let e = run(&lake.ctx, q).await.expect_err(q);
+        assert!(e.contains("read-only"), "{q}: {e}");
+    }
+    assert_eq!(current_snapshot(&lake.catalog, "ns.t").await, before);
+    let rows = ok(&lake.ctx, "SELECT id FROM ice.ns.t ORDER BY id").await;
+    assert_eq!(
+        rows,
+        "+----+\n| id |\n+----+\n| 1  |\n| 2  |\n| 3  |\n+----+"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dml_counts_the_rows_it_changes_even_for_volatile_conditions() {
+    let lake = lake().await;
+    for mode in ["copy-on-write", "merge-on-read"] {
+        let name = format!("vol_{}", mode.replace('-', "_"));
+        let t = format!("ice.ns.{name}");
+        create(
+            &lake,
+            &name,
+            "",
+            &format!(", 'write.delete.mode'='{mode}', 'write.update.mode'='{mode}'"),
+        )
+        .await;
+        ok(
+            &lake.ctx,
+            &format!("INSERT INTO {t} SELECT value, 0, NULL, 0.0 FROM generate_series(1, 2000)"),
+        )
+        .await;
+        let count = |s: &str| -> u64 {
+            s.lines()
+                .filter_map(|l| l.trim_matches(|c| c == '|' || c == ' ').parse().ok())
+                .next()
+                .unwrap_or_else(|| panic!("no count in {s}"))
+        };
+        let deleted = count(&ok(&lake.ctx, &format!("DELETE FROM {t} WHERE random() < 0.5")).await);
+        let left = count(&ok(&lake.ctx, &format!("SELECT count(*) FROM {t}")).await);
+        assert_eq!(deleted + left, 2000, "{name}");
+        let updated = count(
+            &ok(
+                &lake.ctx,
+                &format!("UPDATE {t} SET k = 1 WHERE random() < 0.5"),
+            )
+            .await,
+        );
+        let ones = count(&ok(&lake.ctx, &format!("SELECT count(*) FROM {t} WHERE k = 1")).await);
+        assert_eq!(updated, ones, "{name}");
+    }
+    // a column named like a hidden one is an error, not a crash
+    ok(
+        &lake.ctx,
+        "CREATE TABLE ice.ns.odd (id BIGINT, __icefloe_pos BIGINT) TBLPROPERTIES ('format-version'='2')",
+    )
+    .await;
+    ok(&lake.ctx, "INSERT INTO ice.ns.odd VALUES (1, 100)").await;
+    let e = run(&lake.ctx, "DELETE FROM ice.ns.odd WHERE id = 1")
+        .await
+        .expect_err("reserved");
+    assert!(e.contains("__icefloe_pos") && e.contains("reserves"), "{e}");
+}

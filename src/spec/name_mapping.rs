@@ -7,7 +7,10 @@
 //! list elements (`element`) and map keys and values (`key`, `value`).
 
 use serde::Deserialize;
+use serde_json::Value as JsonValue;
 
+use super::schema::Schema;
+use super::types::{NestedField, Type};
 use crate::error::{Error, Result};
 
 /// The table property holding the default name mapping.
@@ -63,6 +66,80 @@ fn find_in<'a>(fields: &'a [MappedField], name: &str) -> Option<&'a MappedField>
     fields.iter().find(|f| f.names.iter().any(|n| n == name))
 }
 
+/// The name mapping `text` (JSON) brought up to date with `schema` after a schema
+/// change, as Iceberg Java's `SchemaUpdate` does through `MappingUtil.update`: a mapped
+/// field whose name changed gets the new name added (the old names stay, since files
+/// written before the rename use them); a field the mapping does not have, under a
+/// mapped parent, gets a mapping of its current name. Mappings of dropped fields stay.
+///
+/// Errors: `text` is not a name mapping (naming the property).
+pub fn update_name_mapping(text: &str, schema: &Schema) -> Result<String> {
+    let mut mapping: Vec<JsonValue> = serde_json::from_str(text).map_err(|e| {
+        Error::invalid_data(format!(
+            "table property '{DEFAULT_NAME_MAPPING_PROPERTY}' is not a valid name mapping"
+        ))
+        .with_source(e)
+    })?;
+    let top: Vec<&NestedField> = schema.columns().iter().collect();
+    update_level(&mut mapping, &top);
+    serde_json::to_string(&mapping)
+        .map_err(|e| Error::invalid_data("cannot write the updated name mapping").with_source(e))
+}
+
+/// The fields nested directly in `field`: a struct's fields, a list's element, a map's
+/// key and value (named `element`, `key`, `value` in a mapping).
+fn children(field: &NestedField) -> Vec<&NestedField> {
+    match field.field_type.as_ref() {
+        Type::Struct(s) => s.fields.iter().collect(),
+        Type::List(l) => vec![&l.element_field],
+        Type::Map(m) => vec![&m.key_field, &m.value_field],
+        Type::Primitive(_) => vec![],
+    }
+}
+
+fn update_level(mapped: &mut Vec<JsonValue>, fields: &[&NestedField]) {
+    for f in fields {
+        let id = JsonValue::from(f.id);
+        match mapped.iter_mut().find(|m| m.get("field-id") == Some(&id)) {
+            Some(entry) => {
+                let name = JsonValue::from(f.name.as_str());
+                if let Some(names) = entry.get_mut("names").and_then(JsonValue::as_array_mut) {
+                    if !names.contains(&name) {
+                        names.push(name);
+                    }
+                }
+                let nested = children(f);
+                if nested.is_empty() {
+                    continue;
+                }
+                if let Some(o) = entry.as_object_mut() {
+                    let slot = o
+                        .entry("fields")
+                        .or_insert_with(|| JsonValue::Array(vec![]));
+                    if let Some(list) = slot.as_array_mut() {
+                        update_level(list, &nested);
+                    }
+                }
+            }
+            None => mapped.push(new_mapping(f)),
+        }
+    }
+}
+
+fn new_mapping(f: &NestedField) -> JsonValue {
+    let nested: Vec<JsonValue> = children(f).into_iter().map(new_mapping).collect();
+    let mut o = serde_json::Map::new();
+    o.insert("field-id".into(), f.id.into());
+    o.insert(
+        "names".into(),
+        vec![JsonValue::from(f.name.as_str())].into(),
+    );
+    if !nested.is_empty() {
+        o.insert("fields".into(), nested.into());
+    }
+    JsonValue::Object(o)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -85,5 +162,43 @@ mod tests {
         assert_eq!(m.find("ignored").and_then(|f| f.field_id), None);
         assert!(m.find("other").is_none());
         assert!(NameMapping::from_json("{").is_err());
+    }
+
+    #[test]
+    fn updates_for_renamed_and_added_fields() {
+        use crate::spec::{PrimitiveType, StructType};
+        let text = r#"[{"field-id": 1, "names": ["id"]},
+            {"field-id": 2, "names": ["loc"], "fields": [{"field-id": 3, "names": ["lat"]}]},
+            {"field-id": 9, "names": ["dropped"]}]"#;
+        let int = || Type::Primitive(PrimitiveType::Int);
+        let schema = Schema::new(
+            1,
+            vec![
+                NestedField::optional(1, "key", int()),
+                NestedField::optional(
+                    2,
+                    "loc",
+                    Type::Struct(StructType::new(vec![
+                        NestedField::optional(3, "lat", int()),
+                        NestedField::optional(10, "lon", int()),
+                    ])),
+                ),
+                NestedField::optional(11, "new", int()),
+            ],
+        );
+        let updated = update_name_mapping(text, &schema).unwrap();
+        let m = NameMapping::from_json(&updated).unwrap();
+        // the old name still maps (files written before the rename), and the new one
+        assert_eq!(m.find("id").and_then(|f| f.field_id), Some(1));
+        assert_eq!(m.find("key").and_then(|f| f.field_id), Some(1));
+        assert_eq!(
+            m.find("loc")
+                .and_then(|f| f.find("lon"))
+                .and_then(|f| f.field_id),
+            Some(10)
+        );
+        assert_eq!(m.find("new").and_then(|f| f.field_id), Some(11));
+        assert_eq!(m.find("dropped").and_then(|f| f.field_id), Some(9));
+        assert!(update_name_mapping("{", &schema).is_err());
     }
 }

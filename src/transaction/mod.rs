@@ -22,12 +22,15 @@
 //! landed.
 
 mod append;
+mod manage_snapshots;
 mod manifest_merge;
 mod overwrite;
 mod retry;
 mod row_delta;
 mod snapshot_producer;
 mod summary;
+mod update_properties;
+mod update_schema;
 mod validation;
 
 use std::sync::Arc;
@@ -40,9 +43,12 @@ use crate::spec::{TableCommit, TableMetadataBuilder, TableRequirement, TableUpda
 use crate::table::Table;
 
 pub use append::AppendFiles;
+pub use manage_snapshots::{ManageSnapshots, RefExists, RefRetention};
 pub use overwrite::{IsolationLevel, OverwriteFiles};
 pub use retry::RetryPolicy;
 pub use row_delta::RowDelta;
+pub use update_properties::{UpdateProperties, FORMAT_VERSION, RESERVED_PROPERTIES};
+pub use update_schema::{check_promotion, ColumnPosition, UpdateSchema};
 
 /// Check that this crate writes `table`'s format version (v2 today), before any file
 /// is written for a change to it.

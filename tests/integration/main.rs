@@ -1,6 +1,7 @@
 mod cli;
 mod cli_writes;
 
+mod alter;
 mod bad_input;
 mod catalog;
 mod deletes;

@@ -70,6 +70,20 @@ pub(super) async fn create_table(
     empty(ctx).map(Some)
 }
 
+/// The Iceberg fields (ids 1..n) DataFusion plans for `columns`, a column list as in
+/// `CREATE TABLE t (<columns>)` (for `ALTER TABLE … ADD COLUMN` and `… TYPE`).
+pub(super) async fn plan_columns(ctx: &SessionContext, columns: &str) -> Result<Vec<NestedField>> {
+    let text = format!("CREATE TABLE icefloe_columns ({columns})");
+    let mut c = super::cursor(ctx, &text)
+        .ok_or_else(|| Error::invalid_argument(format!("cannot read the column '{columns}'")))?;
+    // past CREATE TABLE icefloe_columns
+    for _ in 0..3 {
+        c.advance();
+    }
+    let parsed = Parsed::parse(c)?;
+    Ok(parsed.creation(ctx).await?.schema.columns().to_vec())
+}
+
 /// `INSERT INTO <table> <query>`, run to the end.
 async fn insert(ctx: &SessionContext, table: &str, query: &str) -> Result<()> {
     let sql = format!("INSERT INTO {table} {query}");
@@ -480,7 +494,7 @@ fn applies(transform: &Transform, source: &Type) -> bool {
 }
 
 /// Check the properties icefloe knows the values of.
-fn check_properties(properties: &HashMap<String, String>) -> Result<()> {
+pub(super) fn check_properties(properties: &HashMap<String, String>) -> Result<()> {
     const MODES: &[&str] = &["copy-on-write", "merge-on-read"];
     const FORMATS: &[&str] = &["parquet", "avro", "orc"];
     for (key, value) in properties {

@@ -11,6 +11,20 @@
 //! | `CREATE TABLE [IF NOT EXISTS] [[cat.]ns.]t (col type [NOT NULL] [COMMENT '…'], …) [USING iceberg] [PARTITIONED BY (…)] [LOCATION '…'] [COMMENT '…'] [TBLPROPERTIES ('k'='v', …)] [AS query]` | `create_table` (see [below](#create-table)) |
 //! | `DROP TABLE [IF EXISTS] [[cat.]ns.]t [PURGE]` | `drop_table` (with `PURGE`, the table's files are deleted too) |
 //! | `ALTER TABLE [[cat.]ns.]t RENAME TO [[cat.]ns.]u` | `rename_table` (a one-part new name stays in the namespace) |
+//! | `ALTER TABLE t SET TBLPROPERTIES ('k'='v', …)`, `ALTER TABLE t UNSET TBLPROPERTIES [IF EXISTS] ('k', …)` | [`UpdateProperties`](crate::transaction::UpdateProperties) (`'format-version'` upgrades the table) |
+//! | `ALTER TABLE t ADD COLUMN\|COLUMNS [(]path type [COMMENT '…'] [FIRST\|AFTER c], …[)]` | [`UpdateSchema`](crate::transaction::UpdateSchema) `add_column` (`path`: `c` or `s.c` into a struct; optional only) |
+//! | `ALTER TABLE t DROP COLUMN\|COLUMNS [IF EXISTS] [(]path, …[)]` | `delete_column` |
+//! | `ALTER TABLE t RENAME COLUMN path TO name` | `rename_column` |
+//! | `ALTER TABLE t ALTER [COLUMN] path TYPE type` (also `SET DATA TYPE`) | `update_column` (the spec's promotions only) |
+//! | `ALTER TABLE t ALTER [COLUMN] path DROP NOT NULL \| COMMENT '…' \| FIRST \| AFTER c` | `make_column_optional`, `update_column_doc`, `move_column` (`SET NOT NULL` is refused) |
+//! | `ALTER TABLE t SET IDENTIFIER FIELDS path, …`, `ALTER TABLE t DROP IDENTIFIER FIELDS path, …` | `set_identifier_fields`, `drop_identifier_fields` (required primitive fields, not `float`/`double`) |
+//! | `ALTER TABLE t CREATE [OR REPLACE] TAG [IF NOT EXISTS] name [AS OF VERSION id] [RETAIN n DAYS\|HOURS\|MINUTES]`; `REPLACE TAG …` | [`ManageSnapshots`](crate::transaction::ManageSnapshots) `create_tag` (default: the current snapshot) |
+//! | `ALTER TABLE t CREATE [OR REPLACE] BRANCH [IF NOT EXISTS] name [AS OF VERSION id] [RETAIN n unit] [WITH SNAPSHOT RETENTION [n SNAPSHOTS] [n unit]]`; `REPLACE BRANCH …` | `create_branch` |
+//! | `ALTER TABLE t DROP TAG\|BRANCH [IF EXISTS] name` | `remove_tag`, `remove_branch` (never `main`) |
+//! | `CALL [cat.]system.rollback_to_snapshot(table, snapshot_id)` | `rollback_to` (an ancestor of the current snapshot) |
+//! | `CALL [cat.]system.set_current_snapshot(table, snapshot_id \| ref => 'name')` | `set_current_snapshot` (any snapshot) |
+//! | `CALL [cat.]system.rollback_to_timestamp(table, TIMESTAMP '…' \| ms)` | `rollback_to_time` (the latest ancestor older than the time) |
+//! | `CALL [cat.]system.fast_forward(table, branch, to)` | `fast_forward_branch` (`branch`'s snapshot must be an ancestor of `to`'s; a missing branch is created) |
 //!
 //! Every other statement, and these when they target a catalog or schema that is not
 //! Iceberg (e.g. the CLI's in-memory `public`), goes to DataFusion (`ctx.sql`) unchanged,
@@ -24,6 +38,30 @@
 //! lowercased as DataFusion does (`datafusion.sql_parser.enable_ident_normalization`).
 //! After each statement the catalog provider's schema and table lists are updated, so
 //! `SHOW TABLES` and `information_schema` see the change at once.
+//!
+//! # ALTER TABLE and CALL
+//!
+//! Each `ALTER TABLE` clause above and each procedure is one
+//! [`Transaction`](crate::transaction::Transaction) commit through
+//! [`Catalog::commit_table`], with the requirements its updates need (e.g.
+//! `assert-current-schema-id` and `assert-last-assigned-field-id` for a schema change,
+//! `assert-ref-snapshot-id` for a ref); on a conflict the change is re-applied to the
+//! refreshed table and retried. A statement that fails commits nothing. The rules are
+//! the actions' ([`UpdateProperties`](crate::transaction::UpdateProperties),
+//! [`UpdateSchema`](crate::transaction::UpdateSchema),
+//! [`ManageSnapshots`](crate::transaction::ManageSnapshots)); a type in `ADD COLUMN` or
+//! `TYPE` is planned as in `CREATE TABLE` (the table below). Reads see the change at
+//! once (table providers load the table per query); `SELECT *` after `ADD COLUMN`
+//! shows the column, null in rows written before it.
+//!
+//! `CALL` takes Spark's arguments, positional or named (`table => 'ns.t', snapshot_id
+//! => 5`); the table string is resolved in the procedure's catalog (`cat.system.…`, or
+//! the session's default catalog). The result is Spark's one row:
+//! `previous_snapshot_id`, `current_snapshot_id` (`fast_forward`: `branch_updated`,
+//! `previous_ref`, `updated_ref`). A `TIMESTAMP '…'` without a zone is
+//! UTC. An `ALTER TABLE` clause or procedure icefloe does not run (`ADD PARTITION
+//! FIELD`, `WRITE ORDERED BY`, `expire_snapshots`, …) on an Iceberg table is an
+//! [`ErrorKind::Unsupported`](crate::ErrorKind) error naming it.
 //!
 //! # CREATE TABLE
 //!
@@ -65,16 +103,22 @@
 //! catalog entry; the insert removes what it wrote) and the insert's error returned.
 //!
 //! Errors are the crate's [`Error`], naming the statement and the table:
-//! [`ErrorKind::AlreadyExists`](crate::ErrorKind) (table or namespace exists),
-//! [`ErrorKind::NotFound`](crate::ErrorKind) (namespace or table missing),
+//! [`ErrorKind::AlreadyExists`](crate::ErrorKind) (table, namespace, column, branch or
+//! tag exists), [`ErrorKind::NotFound`](crate::ErrorKind) (namespace, table, column,
+//! branch, tag, snapshot or property missing),
 //! [`ErrorKind::InvalidArgument`](crate::ErrorKind) (bad syntax, column, transform or
-//! property). A statement DataFusion runs fails with
+//! property; a schema or ref change that breaks a rule, naming the rule). A statement DataFusion runs fails with
 //! [`ErrorKind::DataFusion`](crate::ErrorKind) wrapping DataFusion's error (which
 //! converts back into exactly that `DataFusionError`).
 
+mod alter_columns;
+mod alter_table;
+mod call;
 mod create_table;
 mod tokens;
 
+#[cfg(test)]
+mod alter_tests;
 #[cfg(test)]
 mod tests;
 
@@ -104,29 +148,31 @@ use tokens::Cursor;
 /// DataFusion's errors wrapped in [`ErrorKind::DataFusion`].
 pub async fn execute(ctx: &SessionContext, statement: &str) -> Result<DataFrame> {
     crate::datafusion::dml::install_dml_guard(ctx);
-    if !tokens::first_word_is(statement, &["CREATE", "DROP", "ALTER"]) {
+    if !tokens::first_word_is(statement, &["CREATE", "DROP", "ALTER", "CALL"]) {
         return Ok(ctx.sql(statement).await?);
     }
-    let options = ctx.state().config_options().sql_parser.clone();
-    // the dialect is not Send: not held across an await
-    let (toks, quote) = {
-        let dialect: Box<dyn Dialect> = dialect_from_str(options.dialect.as_ref())
-            .unwrap_or_else(|| Box::new(GenericDialect {}));
-        let quote = if dialect.is_delimited_identifier_start('"') {
-            '"'
-        } else {
-            '`'
-        };
-        (tokens::tokenize(statement, dialect.as_ref()), quote)
-    };
-    if let Some(toks) = toks {
-        let cursor = Cursor::new(statement, toks, options.enable_ident_normalization)
-            .with_identifier_quote(quote);
+    if let Some(cursor) = cursor(ctx, statement) {
         if let Some(df) = execute_ddl(ctx, cursor).await? {
             return Ok(df);
         }
     }
     Ok(ctx.sql(statement).await?)
+}
+
+/// A cursor over `text` tokenized in the session's SQL dialect, or `None` when it
+/// cannot be tokenized.
+fn cursor<'a>(ctx: &SessionContext, text: &'a str) -> Option<Cursor<'a>> {
+    let options = ctx.state().config_options().sql_parser.clone();
+    // the dialect is not Send: not held across an await
+    let dialect: Box<dyn Dialect> =
+        dialect_from_str(options.dialect.as_ref()).unwrap_or_else(|| Box::new(GenericDialect {}));
+    let quote = if dialect.is_delimited_identifier_start('"') {
+        '"'
+    } else {
+        '`'
+    };
+    let toks = tokens::tokenize(text, dialect.as_ref())?;
+    Some(Cursor::new(text, toks, options.enable_ident_normalization).with_identifier_quote(quote))
 }
 
 /// Run `c`'s statement if it is icefloe DDL against an Iceberg catalog; `None` otherwise.
@@ -145,6 +191,8 @@ async fn execute_ddl(ctx: &SessionContext, mut c: Cursor<'_>) -> Result<Option<D
         return drop_table(ctx, c).await;
     } else if c.eat_keywords(&["ALTER", "TABLE"]) {
         return alter_table(ctx, c).await;
+    } else if c.eat_keyword("CALL") {
+        return call::call(ctx, c).await;
     }
     Ok(None)
 }
@@ -374,13 +422,14 @@ async fn drop_table(ctx: &SessionContext, mut c: Cursor<'_>) -> Result<Option<Da
     empty(ctx).map(Some)
 }
 
-/// `ALTER TABLE`, after those keywords: only `RENAME TO` is icefloe's.
+/// `ALTER TABLE`, after those keywords: `RENAME TO` here, the other clauses in
+/// [`alter_table`](mod@alter_table).
 async fn alter_table(ctx: &SessionContext, mut c: Cursor<'_>) -> Result<Option<DataFrame>> {
     let Ok(from_parts) = c.object_name() else {
         return Ok(None);
     };
     if !c.eat_keywords(&["RENAME", "TO"]) {
-        return Ok(None);
+        return alter_table::alter_table(ctx, &from_parts, c).await;
     }
     let Some(from) = resolve_table(ctx, &from_parts)? else {
         return Ok(None);

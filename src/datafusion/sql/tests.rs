@@ -14,7 +14,7 @@ use crate::ErrorKind;
 
 /// A session whose default catalog `cat` is a new SQLite catalog (with the in-memory
 /// schema `public` as the default schema, as the CLI sets it up).
-async fn session() -> (SessionContext, Arc<dyn Catalog>, TempDir) {
+pub(super) async fn session() -> (SessionContext, Arc<dyn Catalog>, TempDir) {
     let dir = tempfile::tempdir().expect("temp dir");
     let catalog: Arc<dyn Catalog> =
         Arc::new(SqlCatalog::open_or_create("cat", dir.path().join("cat.db")).expect("catalog"));
@@ -34,7 +34,7 @@ async fn session() -> (SessionContext, Arc<dyn Catalog>, TempDir) {
     (ctx, catalog, dir)
 }
 
-async fn run(ctx: &SessionContext, sql: &str) -> crate::Result<Vec<Vec<String>>> {
+pub(super) async fn run(ctx: &SessionContext, sql: &str) -> crate::Result<Vec<Vec<String>>> {
     let batches = execute(ctx, sql).await?.collect().await?;
     let mut rows = Vec::new();
     for b in &batches {
@@ -53,11 +53,11 @@ async fn run(ctx: &SessionContext, sql: &str) -> crate::Result<Vec<Vec<String>>>
     Ok(rows)
 }
 
-async fn ok(ctx: &SessionContext, sql: &str) -> Vec<Vec<String>> {
+pub(super) async fn ok(ctx: &SessionContext, sql: &str) -> Vec<Vec<String>> {
     run(ctx, sql).await.unwrap_or_else(|e| panic!("{sql}: {e}"))
 }
 
-async fn fails(ctx: &SessionContext, sql: &str, kind: ErrorKind, needle: &str) {
+pub(super) async fn fails(ctx: &SessionContext, sql: &str, kind: ErrorKind, needle: &str) {
     match run(ctx, sql).await {
         Ok(_) => panic!("{sql}: succeeded"),
         Err(e) => {
@@ -84,7 +84,7 @@ async fn show_tables_in(ctx: &SessionContext, catalog: &str, schema: &str) -> Ve
     names
 }
 
-fn ident(text: &str) -> TableIdent {
+pub(super) fn ident(text: &str) -> TableIdent {
     TableIdent::parse(text)
 }
 

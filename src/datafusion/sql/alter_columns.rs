@@ -1,0 +1,287 @@
+//! `ALTER TABLE` column clauses on an Iceberg table, each one [`UpdateSchema`] commit
+//! (see the parent module's docs for the statements and [`UpdateSchema`] for the rules).
+//!
+//! Column types are planned by DataFusion exactly as `CREATE TABLE` plans them (the
+//! parent module's type table), from a one-column `CREATE TABLE` made of the clause's
+//! type text.
+
+use datafusion::dataframe::DataFrame;
+use datafusion::prelude::SessionContext;
+use datafusion::sql::sqlparser::tokenizer::Token;
+
+use super::alter_table::commit;
+use super::tokens::{is_keyword, Cursor};
+use super::{create_table, empty, ResolvedTable};
+use crate::error::{Error, Result};
+use crate::spec::{NestedField, Type};
+use crate::transaction::{ColumnPosition, UpdateSchema};
+
+/// The column clauses, after `ALTER TABLE name`:
+///
+/// - `ADD COLUMN|COLUMNS [(]path type [COMMENT '…'] [FIRST|AFTER name], …[)]`;
+/// - `DROP COLUMN|COLUMNS [IF EXISTS] [(]path, …[)]`;
+/// - `RENAME COLUMN path TO name`;
+/// - `SET IDENTIFIER FIELDS path, …`, `DROP IDENTIFIER FIELDS path, …`;
+/// - `ALTER [COLUMN] path` then one of `TYPE type` (also `SET DATA TYPE type`),
+///   `DROP NOT NULL`, `COMMENT '…'`, `FIRST`, `AFTER name` (`SET NOT NULL` is refused).
+pub(super) async fn alter_columns(
+    ctx: &SessionContext,
+    table: &ResolvedTable,
+    base: &str,
+    mut c: Cursor<'_>,
+) -> Result<Option<DataFrame>> {
+    let (clause, update) = if c.eat_keyword("ADD") {
+        if !c.eat_keyword("COLUMNS") {
+            c.expect_keyword("COLUMN")
+                .map_err(|e| unsupported_clause(base, "ADD", e))?;
+        }
+        let what = format!("{base} ADD COLUMN");
+        let update = add_columns(ctx, &mut c)
+            .await
+            .map_err(|e| e.context(&what))?;
+        (what, update)
+    } else if c.eat_keywords(&["SET", "IDENTIFIER", "FIELDS"]) {
+        let what = format!("{base} SET IDENTIFIER FIELDS");
+        let paths = name_list(&mut c).map_err(|e| e.context(&what))?;
+        (what, UpdateSchema::new().set_identifier_fields(&paths))
+    } else if c.eat_keywords(&["DROP", "IDENTIFIER", "FIELDS"]) {
+        let what = format!("{base} DROP IDENTIFIER FIELDS");
+        let paths = name_list(&mut c).map_err(|e| e.context(&what))?;
+        (what, UpdateSchema::new().drop_identifier_fields(&paths))
+    } else if c.eat_keyword("DROP") {
+        if !c.eat_keyword("COLUMNS") {
+            c.expect_keyword("COLUMN")
+                .map_err(|e| unsupported_clause(base, "DROP", e))?;
+        }
+        let what = format!("{base} DROP COLUMN");
+        let update = drop_columns(table, &mut c)
+            .await
+            .map_err(|e| e.context(&what))?;
+        (what, update)
+    } else if c.eat_keywords(&["RENAME", "COLUMN"]) {
+        let what = format!("{base} RENAME COLUMN");
+        let parse = |c: &mut Cursor<'_>| -> Result<UpdateSchema> {
+            let path = c.object_name()?;
+            c.expect_keyword("TO")?;
+            let to = c.identifier()?;
+            c.expect_end()?;
+            Ok(UpdateSchema::new().rename_column(&path, &to))
+        };
+        let update = parse(&mut c).map_err(|e| e.context(&what))?;
+        (what, update)
+    } else if c.eat_keyword("ALTER") {
+        c.eat_keyword("COLUMN");
+        let what = format!("{base} ALTER COLUMN");
+        let update = alter_column(ctx, &mut c)
+            .await
+            .map_err(|e| e.context(&what))?;
+        (what, update)
+    } else {
+        let found = c.found();
+        return Err(Error::unsupported(format!(
+            "{base}: {found} is not an ALTER TABLE clause icefloe runs (SET|UNSET \
+             TBLPROPERTIES, ADD|DROP|RENAME|ALTER COLUMN, CREATE|REPLACE|DROP TAG|BRANCH, \
+             RENAME TO)"
+        )));
+    };
+    commit(table, &clause, update).await?;
+    empty(ctx).map(Some)
+}
+
+fn unsupported_clause(base: &str, verb: &str, e: Error) -> Error {
+    Error::unsupported(format!(
+        "{base} {verb}: {} (icefloe runs {verb} COLUMN, and {verb} TAG|BRANCH)",
+        e.message()
+    ))
+}
+
+/// The definitions after `ADD COLUMN|COLUMNS`.
+async fn add_columns(ctx: &SessionContext, c: &mut Cursor<'_>) -> Result<UpdateSchema> {
+    let parens = c.eat(&Token::LParen);
+    let mut update = UpdateSchema::new();
+    loop {
+        let path = c.object_name()?;
+        let start = c.offset();
+        if skip_type(c) {
+            return Err(Error::unsupported(format!(
+                "column '{}' with a DEFAULT: default values (v3 initial-default and \
+                 write-default) are not supported yet",
+                path.join(".")
+            )));
+        }
+        let type_text = c.text()[start..c.prev_end()].to_string();
+        if type_text.trim().is_empty() {
+            return Err(c.expected(&format!("a type for column '{}'", path.join("."))));
+        }
+        let position = position(c)?;
+        let field = plan_column(ctx, &type_text).await?;
+        let column = path.join(".");
+        if field.required {
+            return Err(Error::invalid_argument(format!(
+                "cannot add required column '{column}' (NOT NULL): rows already in the \
+                 table have no value for it"
+            )));
+        }
+        let (name, parent) = path
+            .split_last()
+            .ok_or_else(|| Error::invalid_argument("a column needs a name"))?;
+        update = update.add_column(parent, name, *field.field_type, field.doc, position);
+        if !c.eat(&Token::Comma) {
+            break;
+        }
+    }
+    if parens {
+        c.expect(&Token::RParen)?;
+    }
+    c.expect_end()?;
+    Ok(update)
+}
+
+/// Skip a column's type and options: to a `,` or `)` outside brackets, `FIRST`, `AFTER`
+/// or the end. Whether the options have a `DEFAULT`.
+fn skip_type(c: &mut Cursor<'_>) -> bool {
+    let (mut parens, mut angles) = (0usize, 0usize);
+    let mut default = false;
+    while let Some(t) = c.peek() {
+        let top = parens == 0 && angles == 0;
+        match &t.token {
+            Token::Comma | Token::RParen if top => return default,
+            t if top && (is_keyword(t, "FIRST") || is_keyword(t, "AFTER")) => return default,
+            t if top && is_keyword(t, "DEFAULT") => default = true,
+            Token::LParen => parens += 1,
+            Token::RParen => parens = parens.saturating_sub(1),
+            Token::Lt => angles += 1,
+            Token::Gt => angles = angles.saturating_sub(1),
+            Token::ShiftRight => angles = angles.saturating_sub(2),
+            _ => {}
+        }
+        c.advance();
+    }
+    default
+}
+
+/// `[FIRST | AFTER name]`.
+fn position(c: &mut Cursor<'_>) -> Result<Option<ColumnPosition>> {
+    if c.eat_keyword("FIRST") {
+        Ok(Some(ColumnPosition::First))
+    } else if c.eat_keyword("AFTER") {
+        Ok(Some(ColumnPosition::After(c.identifier()?)))
+    } else {
+        Ok(None)
+    }
+}
+
+/// The Iceberg field DataFusion plans for `type_text` (a type, optionally with
+/// `NOT NULL` and `COMMENT '…'`), as `CREATE TABLE` would.
+async fn plan_column(ctx: &SessionContext, type_text: &str) -> Result<NestedField> {
+    let columns = create_table::plan_columns(ctx, &format!("c {type_text}")).await?;
+    columns
+        .into_iter()
+        .next()
+        .ok_or_else(|| Error::invalid_argument(format!("cannot read type '{type_text}'")))
+}
+
+/// The names after `DROP COLUMN|COLUMNS`.
+async fn drop_columns(table: &ResolvedTable, c: &mut Cursor<'_>) -> Result<UpdateSchema> {
+    let if_exists = c.eat_keywords(&["IF", "EXISTS"]);
+    let parens = c.eat(&Token::LParen);
+    let mut paths = vec![c.object_name()?];
+    while c.eat(&Token::Comma) {
+        paths.push(c.object_name()?);
+    }
+    if parens {
+        c.expect(&Token::RParen)?;
+    }
+    c.expect_end()?;
+    if if_exists {
+        let current = table.target.catalog().load_table(&table.ident).await?;
+        let schema = current.metadata().current_schema();
+        paths.retain(|p| find_field(schema.columns(), p).is_some());
+    }
+    Ok(paths
+        .iter()
+        .fold(UpdateSchema::new(), |u, p| u.delete_column(p)))
+}
+
+/// The field at a name path (through structs, list elements and map values).
+fn find_field<'a>(fields: &'a [NestedField], path: &[String]) -> Option<&'a NestedField> {
+    let (first, rest) = path.split_first()?;
+    let field = fields.iter().find(|f| &f.name == first)?;
+    if rest.is_empty() {
+        return Some(field);
+    }
+    let (rest, inner) = match field.field_type.as_ref() {
+        Type::Struct(s) => return find_field(&s.fields, rest),
+        Type::List(l) => (strip(rest, "element"), &l.element_field),
+        Type::Map(m) => (strip(rest, "value"), &m.value_field),
+        Type::Primitive(_) => return None,
+    };
+    match inner.field_type.as_ref() {
+        Type::Struct(s) => find_field(&s.fields, rest),
+        _ => None,
+    }
+}
+
+fn strip<'a>(path: &'a [String], word: &str) -> &'a [String] {
+    match path.split_first() {
+        Some((first, rest)) if first == word => rest,
+        _ => path,
+    }
+}
+
+/// `name, …` (optionally in parentheses) to the end of the statement.
+fn name_list(c: &mut Cursor<'_>) -> Result<Vec<Vec<String>>> {
+    let parens = c.eat(&Token::LParen);
+    let mut paths = vec![c.object_name()?];
+    while c.eat(&Token::Comma) {
+        paths.push(c.object_name()?);
+    }
+    if parens {
+        c.expect(&Token::RParen)?;
+    }
+    c.expect_end()?;
+    Ok(paths)
+}
+
+/// What follows `ALTER [COLUMN]`: the column and one change.
+async fn alter_column(ctx: &SessionContext, c: &mut Cursor<'_>) -> Result<UpdateSchema> {
+    let path = c.object_name()?;
+    let column = path.join(".");
+    let update = UpdateSchema::new();
+    let update = if c.eat_keyword("TYPE") || c.eat_keywords(&["SET", "DATA", "TYPE"]) {
+        let start = c.offset();
+        while !c.at_end() {
+            c.advance();
+        }
+        let type_text = c.text()[start..].trim().to_string();
+        let field = plan_column(ctx, &type_text).await?;
+        if field.required || field.doc.is_some() {
+            return Err(Error::invalid_argument(format!(
+                "TYPE '{type_text}': only a type (change nullability or the comment in \
+                 its own ALTER COLUMN)"
+            )));
+        }
+        let Type::Primitive(p) = *field.field_type else {
+            return Err(Error::invalid_argument(format!(
+                "cannot change column '{column}' to {}: only primitive types are promoted",
+                field.field_type
+            )));
+        };
+        update.update_column(&path, p)
+    } else if c.eat_keywords(&["DROP", "NOT", "NULL"]) {
+        update.make_column_optional(&path)
+    } else if c.eat_keywords(&["SET", "NOT", "NULL"]) {
+        return Err(Error::invalid_argument(format!(
+            "cannot make column '{column}' required (SET NOT NULL): rows already in the \
+             table may hold nulls (Iceberg allows only required to optional)"
+        )));
+    } else if c.eat_keyword("COMMENT") {
+        update.update_column_doc(&path, Some(c.string()?))
+    } else if let Some(p) = position(c)? {
+        update.move_column(&path, p)
+    } else {
+        return Err(c.expected("TYPE, DROP NOT NULL, COMMENT, FIRST or AFTER"));
+    };
+    c.expect_end()?;
+    Ok(update)
+}

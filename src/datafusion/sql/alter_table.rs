@@ -1,0 +1,259 @@
+//! `ALTER TABLE` clauses on an Iceberg table, besides `RENAME TO` (see the parent
+//! module's docs): table properties and branches and tags here, columns in
+//! [`alter_columns`](super::alter_columns).
+//!
+//! DataFusion's SQL parser (sqlparser) knows only some of Spark's forms (`SET
+//! TBLPROPERTIES`, `ADD COLUMN` of a top-level column) and none of `UNSET TBLPROPERTIES`,
+//! nested column paths, `ALTER COLUMN … COMMENT|FIRST|AFTER` or the ref clauses, so these
+//! clauses are read with the statement layer's token cursor; column types are still
+//! planned by DataFusion (see `alter_columns`).
+//!
+//! Each statement is one [`Transaction`] commit through `Catalog::commit_table`; a
+//! statement that fails commits nothing.
+
+use datafusion::dataframe::DataFrame;
+use datafusion::prelude::SessionContext;
+use datafusion::sql::sqlparser::tokenizer::Token;
+
+use super::tokens::{is_keyword, Cursor};
+use super::{alter_columns, create_table, empty, resolve_table, ResolvedTable};
+use crate::error::{Error, Result};
+use crate::table::Table;
+use crate::transaction::{
+    ManageSnapshots, RefExists, RefRetention, Transaction, TransactionAction, UpdateProperties,
+};
+
+/// What follows `ALTER TABLE name`, for a table in an Iceberg namespace; `None` when the
+/// table is not (DataFusion then reports the statement).
+pub(super) async fn alter_table(
+    ctx: &SessionContext,
+    name: &[String],
+    mut c: Cursor<'_>,
+) -> Result<Option<DataFrame>> {
+    let Some(table) = resolve_table(ctx, name)? else {
+        return Ok(None);
+    };
+    let base = format!("ALTER TABLE {}", table.display());
+    if c.eat_keywords(&["SET", "TBLPROPERTIES"]) {
+        let what = format!("{base} SET TBLPROPERTIES");
+        let action = set_properties(&mut c).map_err(|e| e.context(&what))?;
+        commit(&table, &what, action).await?;
+    } else if c.eat_keywords(&["UNSET", "TBLPROPERTIES"]) {
+        let what = format!("{base} UNSET TBLPROPERTIES");
+        let action = unset_properties(&mut c).map_err(|e| e.context(&what))?;
+        commit(&table, &what, action).await?;
+    } else if let Some((what, action)) = refs(&mut c, &base)? {
+        commit(&table, &what, action).await?;
+    } else {
+        return alter_columns::alter_columns(ctx, &table, &base, c).await;
+    }
+    empty(ctx).map(Some)
+}
+
+/// Load `table`, apply `action` in one transaction and commit it; errors get `what`.
+/// A change that changes nothing (e.g. `IF NOT EXISTS` of an existing tag) commits
+/// nothing: no new metadata file.
+pub(super) async fn commit(
+    table: &ResolvedTable,
+    what: &str,
+    action: impl TransactionAction + 'static,
+) -> Result<Table> {
+    commit_from(table, what, action)
+        .await
+        .map(|(_, after)| after)
+}
+
+/// [`commit`], returning the table as loaded before the change too.
+pub(super) async fn commit_from(
+    table: &ResolvedTable,
+    what: &str,
+    mut action: impl TransactionAction + 'static,
+) -> Result<(Table, Table)> {
+    let catalog = table.target.catalog().clone();
+    let base = catalog
+        .load_table(&table.ident)
+        .await
+        .map_err(|e| e.context(what))?;
+    // these actions write no files: asking for their updates has no side effect
+    if action
+        .updates(&base)
+        .await
+        .map_err(|e| e.context(what))?
+        .is_empty()
+    {
+        return Ok((base.clone(), base));
+    }
+    let after = Transaction::new(catalog, table.ident.clone(), base.clone())
+        .add_action(action)
+        .commit()
+        .await
+        .map_err(|e| e.context(what))?;
+    Ok((base, after))
+}
+
+/// `SET TBLPROPERTIES ('k' = 'v', …)`, after those keywords.
+fn set_properties(c: &mut Cursor<'_>) -> Result<UpdateProperties> {
+    let properties = c.properties()?;
+    c.expect_end()?;
+    create_table::check_properties(&properties.iter().cloned().collect())?;
+    properties
+        .into_iter()
+        .try_fold(UpdateProperties::new(), |u, (k, v)| u.set(k, v))
+}
+
+/// `UNSET TBLPROPERTIES [IF EXISTS] ('k', …)`, after those keywords.
+fn unset_properties(c: &mut Cursor<'_>) -> Result<UpdateProperties> {
+    let if_exists = c.eat_keywords(&["IF", "EXISTS"]);
+    c.expect(&Token::LParen)?;
+    let mut update = UpdateProperties::new();
+    loop {
+        update = update.remove(c.string()?)?;
+        if c.eat(&Token::RParen) {
+            break;
+        }
+        c.expect(&Token::Comma)?;
+    }
+    c.expect_end()?;
+    Ok(if if_exists {
+        update.remove_if_exists()
+    } else {
+        update
+    })
+}
+
+/// The branch and tag clauses (Spark's Iceberg SQL extensions):
+///
+/// - `CREATE [OR REPLACE] TAG [IF NOT EXISTS] name [AS OF VERSION id] [RETAIN n unit]`,
+///   `REPLACE TAG …`;
+/// - `CREATE [OR REPLACE] BRANCH [IF NOT EXISTS] name [AS OF VERSION id] [RETAIN n unit]
+///   [WITH SNAPSHOT RETENTION [n SNAPSHOTS] [n unit]]`, `REPLACE BRANCH …`;
+/// - `DROP TAG|BRANCH [IF EXISTS] name`;
+///
+/// with `unit` one of `DAYS`, `HOURS`, `MINUTES`. `None` when the clause is none of
+/// these.
+fn refs(c: &mut Cursor<'_>, base: &str) -> Result<Option<(String, ManageSnapshots)>> {
+    let mut exists = RefExists::Fail;
+    let is_ref = |c: &Cursor<'_>, at: usize| {
+        c.peek_at(at)
+            .is_some_and(|t| is_keyword(&t.token, "TAG") || is_keyword(&t.token, "BRANCH"))
+    };
+    let create = if c.eat_keywords(&["CREATE", "OR", "REPLACE"]) || c.eat_keyword("REPLACE") {
+        exists = RefExists::Replace;
+        true
+    } else if c.eat_keyword("CREATE") {
+        true
+    } else if c.peek_keyword("DROP") && is_ref(c, 1) {
+        c.advance();
+        false
+    } else {
+        // DROP COLUMN and the like
+        return Ok(None);
+    };
+    if !is_ref(c, 0) {
+        return Err(c
+            .expected("TAG or BRANCH")
+            .context(format!("{base} CREATE")));
+    }
+    let branch = c.eat_keyword("BRANCH");
+    if !branch {
+        c.expect_keyword("TAG")?;
+    }
+    let kind = if branch { "BRANCH" } else { "TAG" };
+    let verb = if !create {
+        "DROP"
+    } else if exists == RefExists::Replace {
+        "CREATE OR REPLACE"
+    } else {
+        "CREATE"
+    };
+    let what = format!("{base} {verb} {kind}");
+    let mut parse = |c: &mut Cursor<'_>| -> Result<ManageSnapshots> {
+        if !create {
+            let if_exists = c.eat_keywords(&["IF", "EXISTS"]);
+            let name = c.identifier()?;
+            c.expect_end()?;
+            let m = ManageSnapshots::new();
+            return Ok(if branch {
+                m.remove_branch(&name, if_exists)
+            } else {
+                m.remove_tag(&name, if_exists)
+            });
+        }
+        if c.eat_keywords(&["IF", "NOT", "EXISTS"]) {
+            if exists == RefExists::Replace {
+                return Err(Error::invalid_argument(
+                    "OR REPLACE and IF NOT EXISTS cannot be used together",
+                ));
+            }
+            exists = RefExists::Keep;
+        }
+        let name = c.identifier()?;
+        let snapshot_id = if c.eat_keywords(&["AS", "OF", "VERSION"]) {
+            Some(long(c)?)
+        } else {
+            None
+        };
+        let mut retention = RefRetention::default();
+        if c.eat_keyword("RETAIN") {
+            let n = long(c)?;
+            retention.max_ref_age_ms = Some(duration_ms(c, n)?);
+        }
+        if branch && c.eat_keywords(&["WITH", "SNAPSHOT", "RETENTION"]) {
+            let n = long(c)?;
+            if c.eat_keyword("SNAPSHOTS") {
+                retention.min_snapshots_to_keep =
+                    Some(i32::try_from(n).map_err(|_| {
+                        Error::invalid_argument(format!("{n} snapshots is too many"))
+                    })?);
+                if matches!(c.peek().map(|t| &t.token), Some(Token::Number(..))) {
+                    let age = long(c)?;
+                    retention.max_snapshot_age_ms = Some(duration_ms(c, age)?);
+                }
+            } else {
+                retention.max_snapshot_age_ms = Some(duration_ms(c, n)?);
+            }
+        }
+        c.expect_end()?;
+        let m = ManageSnapshots::new();
+        Ok(if branch {
+            m.create_branch(&name, snapshot_id, retention, exists)
+        } else {
+            m.create_tag(&name, snapshot_id, retention, exists)
+        })
+    };
+    let action = parse(c).map_err(|e| e.context(&what))?;
+    Ok(Some((what, action)))
+}
+
+/// A whole number, possibly negative.
+pub(super) fn long(c: &mut Cursor<'_>) -> Result<i64> {
+    let negative = c.eat(&Token::Minus);
+    match c.peek().map(|t| &t.token) {
+        Some(Token::Number(n, _)) => {
+            let v: i64 = n
+                .parse()
+                .map_err(|_| Error::invalid_argument(format!("'{n}' is not a whole number")))?;
+            c.advance();
+            Ok(if negative { -v } else { v })
+        }
+        _ => Err(c.expected("a whole number")),
+    }
+}
+
+/// `n` of the time unit at the cursor (`DAYS`, `HOURS`, `MINUTES`), in ms.
+fn duration_ms(c: &mut Cursor<'_>, n: i64) -> Result<i64> {
+    const UNITS: &[(&str, i64)] = &[
+        ("DAYS", 86_400_000),
+        ("DAY", 86_400_000),
+        ("HOURS", 3_600_000),
+        ("HOUR", 3_600_000),
+        ("MINUTES", 60_000),
+        ("MINUTE", 60_000),
+    ];
+    let (_, ms) = UNITS
+        .iter()
+        .find(|(unit, _)| c.eat_keyword(unit))
+        .ok_or_else(|| c.expected("DAYS, HOURS or MINUTES"))?;
+    n.checked_mul(*ms)
+        .ok_or_else(|| Error::invalid_argument(format!("{n} is too long a time")))
+}

@@ -1,0 +1,1182 @@
+//! `ALTER TABLE` properties, columns, branches and tags, and the snapshot procedures,
+//! on a SQLite catalog in a temporary directory.
+
+use std::sync::Arc;
+
+use super::tests::{fails, ident, ok, session};
+use crate::catalog::Catalog;
+use crate::spec::{FormatVersion, TableMetadata};
+use crate::transaction::{Transaction, UpdateProperties, UpdateSchema};
+use crate::ErrorKind;
+
+async fn metadata(catalog: &Arc<dyn Catalog>, name: &str) -> TableMetadata {
+    catalog
+        .load_table(&ident(name))
+        .await
+        .expect("table")
+        .metadata()
+        .clone()
+}
+
+async fn metadata_location(catalog: &Arc<dyn Catalog>, name: &str) -> String {
+    catalog
+        .load_table(&ident(name))
+        .await
+        .expect("table")
+        .metadata_location()
+        .to_string()
+}
+
+/// The current schema's columns as `id:name:type[:required]`, nested fields inline.
+fn columns(m: &TableMetadata) -> Vec<String> {
+    m.current_schema()
+        .columns()
+        .iter()
+        .map(|f| {
+            format!(
+                "{}:{}:{}{}",
+                f.id,
+                f.name,
+                f.field_type,
+                if f.required { ":required" } else { "" }
+            )
+        })
+        .collect()
+}
+
+fn property<'a>(m: &'a TableMetadata, key: &str) -> Option<&'a str> {
+    m.properties.get(key).map(String::as_str)
+}
+
+#[tokio::test]
+async fn set_and_unset_properties() {
+    let (ctx, catalog, _dir) = session().await;
+    ok(&ctx, "CREATE SCHEMA ns").await;
+    ok(
+        &ctx,
+        "CREATE TABLE ns.t (id BIGINT) TBLPROPERTIES ('format-version'='2', 'a'='0')",
+    )
+    .await;
+    ok(
+        &ctx,
+        "ALTER TABLE ns.t SET TBLPROPERTIES ('a'='1', 'write.delete.mode'='merge-on-read', \
+         'format-version'='3')",
+    )
+    .await;
+    let m = metadata(&catalog, "ns.t").await;
+    assert_eq!(property(&m, "a"), Some("1"));
+    assert_eq!(property(&m, "write.delete.mode"), Some("merge-on-read"));
+    assert_eq!(m.format_version, FormatVersion::V3);
+    assert_eq!(property(&m, "format-version"), None);
+    // the same version again is no change, and no commit
+    let before = metadata_location(&catalog, "ns.t").await;
+    ok(
+        &ctx,
+        "ALTER TABLE ns.t SET TBLPROPERTIES ('format-version'='3')",
+    )
+    .await;
+    assert_eq!(metadata_location(&catalog, "ns.t").await, before);
+
+    ok(&ctx, "ALTER TABLE ns.t UNSET TBLPROPERTIES ('a')").await;
+    let m = metadata(&catalog, "ns.t").await;
+    assert_eq!(property(&m, "a"), None);
+    assert_eq!(property(&m, "write.delete.mode"), Some("merge-on-read"));
+    ok(
+        &ctx,
+        "ALTER TABLE ns.t UNSET TBLPROPERTIES IF EXISTS ('a', 'write.delete.mode')",
+    )
+    .await;
+    assert_eq!(
+        property(&metadata(&catalog, "ns.t").await, "write.delete.mode"),
+        None
+    );
+
+    // refusals name the statement, the table and the key, and change nothing
+    let before = metadata_location(&catalog, "ns.t").await;
+    let cases = [
+        (
+            "ALTER TABLE ns.t UNSET TBLPROPERTIES ('missing')",
+            ErrorKind::NotFound,
+            "table property 'missing' is not set",
+        ),
+        (
+            "ALTER TABLE ns.t SET TBLPROPERTIES ('format-version'='2')",
+            ErrorKind::InvalidArgument,
+            "cannot downgrade format version 3 to 2",
+        ),
+        (
+            "ALTER TABLE ns.t SET TBLPROPERTIES ('format-version'='9')",
+            ErrorKind::InvalidArgument,
+            "'format-version' is '9'",
+        ),
+        (
+            "ALTER TABLE ns.t SET TBLPROPERTIES ('b'='1', 'current-snapshot-id'='5')",
+            ErrorKind::InvalidArgument,
+            "table property 'current-snapshot-id' is reserved",
+        ),
+        (
+            "ALTER TABLE ns.t SET TBLPROPERTIES ('uuid'='x')",
+            ErrorKind::InvalidArgument,
+            "'uuid' is reserved",
+        ),
+        (
+            "ALTER TABLE ns.t UNSET TBLPROPERTIES ('format-version')",
+            ErrorKind::InvalidArgument,
+            "'format-version' is reserved",
+        ),
+        (
+            "ALTER TABLE ns.t SET TBLPROPERTIES ('write.delete.mode'='sometimes')",
+            ErrorKind::InvalidArgument,
+            "'write.delete.mode' is 'sometimes'",
+        ),
+        (
+            "ALTER TABLE ns.t SET TBLPROPERTIES 'a'='1'",
+            ErrorKind::InvalidArgument,
+            "expected '('",
+        ),
+    ];
+    for (sql, kind, needle) in cases {
+        fails(&ctx, sql, kind, needle).await;
+        fails(&ctx, sql, kind, "ALTER TABLE cat.ns.t").await;
+    }
+    assert_eq!(metadata_location(&catalog, "ns.t").await, before);
+    assert_eq!(property(&metadata(&catalog, "ns.t").await, "b"), None);
+}
+
+#[tokio::test]
+async fn add_rename_promote_and_read_old_files() {
+    let (ctx, catalog, _dir) = session().await;
+    ok(&ctx, "CREATE SCHEMA ns").await;
+    ok(
+        &ctx,
+        "CREATE TABLE ns.t (id INT, s VARCHAR, f FLOAT, d DECIMAL(5, 2), p STRUCT<x INT>)",
+    )
+    .await;
+    ok(
+        &ctx,
+        "INSERT INTO ns.t VALUES (1, 'a', 1.5, 1.25, {x: 10}), (2, 'b', 2.5, 2.50, {x: 20})",
+    )
+    .await;
+    let start = metadata(&catalog, "ns.t").await;
+    assert_eq!(start.last_column_id, 6);
+
+    ok(
+        &ctx,
+        "ALTER TABLE ns.t ADD COLUMN c BIGINT COMMENT 'new' AFTER id",
+    )
+    .await;
+    let m = metadata(&catalog, "ns.t").await;
+    assert_eq!(m.current_schema_id, 1);
+    assert_eq!(m.last_column_id, 7);
+    assert_eq!(
+        columns(&m),
+        [
+            "1:id:int",
+            "7:c:long",
+            "2:s:string",
+            "3:f:float",
+            "4:d:decimal(5, 2)",
+            "5:p:struct<x: int>"
+        ]
+    );
+    assert_eq!(
+        m.current_schema()
+            .field_by_id(7)
+            .and_then(|f| f.doc.clone()),
+        Some("new".to_string())
+    );
+    // SELECT * sees the new column at once: NULL in the old file
+    assert_eq!(
+        ok(&ctx, "SELECT * FROM ns.t ORDER BY id").await,
+        [
+            ["1", "", "a", "1.5", "1.25", "{x: 10}"],
+            ["2", "", "b", "2.5", "2.50", "{x: 20}"]
+        ]
+    );
+
+    ok(&ctx, "ALTER TABLE ns.t RENAME COLUMN s TO name").await;
+    ok(&ctx, "ALTER TABLE ns.t ALTER COLUMN id TYPE BIGINT").await;
+    ok(&ctx, "ALTER TABLE ns.t ALTER COLUMN f TYPE DOUBLE").await;
+    ok(&ctx, "ALTER TABLE ns.t ALTER COLUMN d TYPE DECIMAL(9, 2)").await;
+    ok(
+        &ctx,
+        "ALTER TABLE ns.t ADD COLUMNS (p.y VARCHAR FIRST, tags INT[] COMMENT 'list')",
+    )
+    .await;
+    ok(&ctx, "ALTER TABLE ns.t RENAME COLUMN p.x TO xx").await;
+    ok(&ctx, "ALTER TABLE ns.t ALTER COLUMN name FIRST").await;
+    ok(&ctx, "ALTER TABLE ns.t ALTER COLUMN c COMMENT 'changed'").await;
+    let m = metadata(&catalog, "ns.t").await;
+    assert_eq!(
+        columns(&m),
+        [
+            "2:name:string",
+            "1:id:long",
+            "7:c:long",
+            "3:f:double",
+            "4:d:decimal(9, 2)",
+            "5:p:struct<y: string, xx: int>",
+            "9:tags:list<int>"
+        ]
+    );
+    // field ids after last-column-id: p.y 8, tags 9 and its element 10
+    assert_eq!(m.last_column_id, 10);
+    assert_eq!(
+        m.current_schema().field_by_id(8).map(|f| f.name.as_str()),
+        Some("y")
+    );
+    assert_eq!(
+        m.current_schema()
+            .field_by_id(7)
+            .and_then(|f| f.doc.clone()),
+        Some("changed".to_string())
+    );
+    assert_eq!(m.schemas.len(), 10);
+    assert_eq!(m.current_schema_id, 9);
+    ok(
+        &ctx,
+        "INSERT INTO ns.t (name, id, c) VALUES ('z', 3000000000, 7)",
+    )
+    .await;
+    assert_eq!(
+        ok(
+            &ctx,
+            "SELECT name, id, c, f, d, p, tags FROM ns.t ORDER BY id"
+        )
+        .await,
+        [
+            ["a", "1", "", "1.5", "1.25", "{y: , xx: 10}", ""],
+            ["b", "2", "", "2.5", "2.50", "{y: , xx: 20}", ""],
+            ["z", "3000000000", "7", "", "", "", ""]
+        ]
+    );
+    // filters on promoted and renamed columns over old files
+    assert_eq!(
+        ok(&ctx, "SELECT name FROM ns.t WHERE id = 2 AND f > 2.0").await,
+        [["b"]]
+    );
+    // the old snapshot still reads with its own schema
+    let first = start.current_snapshot_id.expect("snapshot");
+    assert_eq!(
+        ok(&ctx, &format!("SELECT s FROM ns.\"t@{first}\" ORDER BY s")).await,
+        [["a"], ["b"]]
+    );
+
+    // drop a column, and a field of a struct; a dropped name comes back with a new id
+    ok(&ctx, "ALTER TABLE ns.t DROP COLUMN c").await;
+    ok(&ctx, "ALTER TABLE ns.t DROP COLUMNS (p.y, tags)").await;
+    ok(&ctx, "ALTER TABLE ns.t ADD COLUMN c INT").await;
+    let m = metadata(&catalog, "ns.t").await;
+    assert_eq!(
+        columns(&m),
+        [
+            "2:name:string",
+            "1:id:long",
+            "3:f:double",
+            "4:d:decimal(9, 2)",
+            "5:p:struct<xx: int>",
+            "11:c:int"
+        ]
+    );
+    assert_eq!(
+        ok(&ctx, "SELECT name, c FROM ns.t ORDER BY id").await,
+        [["a", ""], ["b", ""], ["z", ""]]
+    );
+    let before = metadata_location(&catalog, "ns.t").await;
+    ok(&ctx, "ALTER TABLE ns.t DROP COLUMN IF EXISTS nothing").await;
+    assert_eq!(metadata_location(&catalog, "ns.t").await, before);
+}
+
+#[tokio::test]
+async fn schema_changes_update_the_name_mapping() {
+    let (ctx, catalog, _dir) = session().await;
+    ok(&ctx, "CREATE SCHEMA ns").await;
+    ok(
+        &ctx,
+        "CREATE TABLE ns.t (id INT, s VARCHAR) TBLPROPERTIES \
+         ('schema.name-mapping.default'='[{\"field-id\": 1, \"names\": [\"id\"]}, \
+         {\"field-id\": 2, \"names\": [\"s\"]}]')",
+    )
+    .await;
+    ok(&ctx, "ALTER TABLE ns.t RENAME COLUMN s TO name").await;
+    ok(&ctx, "ALTER TABLE ns.t ADD COLUMN c BIGINT").await;
+    let m = metadata(&catalog, "ns.t").await;
+    let mapping: serde_json::Value =
+        serde_json::from_str(property(&m, "schema.name-mapping.default").unwrap()).unwrap();
+    assert_eq!(
+        mapping,
+        serde_json::json!([
+            {"field-id": 1, "names": ["id"]},
+            {"field-id": 2, "names": ["s", "name"]},
+            {"field-id": 3, "names": ["c"]}
+        ])
+    );
+}
+
+#[tokio::test]
+async fn column_changes_that_are_refused() {
+    let (ctx, catalog, _dir) = session().await;
+    ok(&ctx, "CREATE SCHEMA ns").await;
+    ok(
+        &ctx,
+        "CREATE TABLE ns.t (id INT NOT NULL, s VARCHAR, ts TIMESTAMP, d DATE, \
+         p STRUCT<x INT>) PARTITIONED BY (days(ts))",
+    )
+    .await;
+    let before = metadata_location(&catalog, "ns.t").await;
+    let cases = [
+        (
+            "ALTER TABLE ns.t ALTER COLUMN s TYPE INT",
+            ErrorKind::InvalidArgument,
+            "cannot change column 's': from string to int: not a valid type promotion",
+        ),
+        (
+            "ALTER TABLE ns.t ALTER COLUMN id TYPE VARCHAR",
+            ErrorKind::InvalidArgument,
+            "from int to string",
+        ),
+        (
+            "ALTER TABLE ns.t ALTER COLUMN ts TYPE TIMESTAMPTZ",
+            ErrorKind::InvalidArgument,
+            "from timestamp to timestamptz",
+        ),
+        (
+            "ALTER TABLE ns.t ALTER COLUMN p TYPE INT",
+            ErrorKind::InvalidArgument,
+            "only primitive types are promoted",
+        ),
+        (
+            "ALTER TABLE ns.t DROP COLUMN ts",
+            ErrorKind::InvalidArgument,
+            "cannot drop column 'ts': the current partition spec uses it (partition field \
+             'ts_day', day)",
+        ),
+        (
+            "ALTER TABLE ns.t ADD COLUMN n INT NOT NULL",
+            ErrorKind::InvalidArgument,
+            "cannot add required column 'n' (NOT NULL)",
+        ),
+        (
+            "ALTER TABLE ns.t ALTER COLUMN s SET NOT NULL",
+            ErrorKind::InvalidArgument,
+            "cannot make column 's' required (SET NOT NULL)",
+        ),
+        (
+            "ALTER TABLE ns.t ADD COLUMN s INT",
+            ErrorKind::AlreadyExists,
+            "column 's' already exists",
+        ),
+        (
+            "ALTER TABLE ns.t ADD COLUMN q.x INT",
+            ErrorKind::NotFound,
+            "column 'q' does not exist",
+        ),
+        (
+            "ALTER TABLE ns.t ADD COLUMN s.x INT",
+            ErrorKind::InvalidArgument,
+            "column 's' is not a struct",
+        ),
+        (
+            "ALTER TABLE ns.t DROP COLUMN nothing",
+            ErrorKind::NotFound,
+            "column 'nothing' does not exist",
+        ),
+        (
+            "ALTER TABLE ns.t RENAME COLUMN s TO id",
+            ErrorKind::AlreadyExists,
+            "cannot rename column 's' to 'id'",
+        ),
+        (
+            "ALTER TABLE ns.t ALTER COLUMN s AFTER nothing",
+            ErrorKind::NotFound,
+            "cannot move column 's' after 'nothing'",
+        ),
+        (
+            "ALTER TABLE ns.t ADD COLUMN n FOO",
+            ErrorKind::DataFusion,
+            "planning the columns",
+        ),
+        (
+            "ALTER TABLE ns.t ALTER COLUMN id TYPE BIGINT COMMENT 'x'",
+            ErrorKind::InvalidArgument,
+            "TYPE 'BIGINT COMMENT 'x'': only a type",
+        ),
+        (
+            "ALTER TABLE ns.t ALTER COLUMN s",
+            ErrorKind::InvalidArgument,
+            "expected TYPE, DROP NOT NULL, COMMENT, FIRST or AFTER, found end of statement",
+        ),
+        (
+            "ALTER TABLE ns.t ADD COLUMN n INT DEFAULT 5",
+            ErrorKind::Unsupported,
+            "column 'n' with a DEFAULT",
+        ),
+        (
+            "ALTER TABLE ns.t ALTER COLUMN s SET DEFAULT 'x'",
+            ErrorKind::InvalidArgument,
+            "expected TYPE, DROP NOT NULL, COMMENT, FIRST or AFTER",
+        ),
+        (
+            "ALTER TABLE ns.t ADD PARTITION FIELD bucket(4, id)",
+            ErrorKind::Unsupported,
+            "ADD: expected COLUMN",
+        ),
+        (
+            "ALTER TABLE ns.t WRITE ORDERED BY id",
+            ErrorKind::Unsupported,
+            "'WRITE' is not an ALTER TABLE clause icefloe runs",
+        ),
+    ];
+    for (sql, kind, needle) in cases {
+        fails(&ctx, sql, kind, needle).await;
+        fails(&ctx, sql, kind, "ALTER TABLE cat.ns.t").await;
+    }
+    assert_eq!(metadata_location(&catalog, "ns.t").await, before);
+    fails(
+        &ctx,
+        "ALTER TABLE ns.nope ADD COLUMN n INT",
+        ErrorKind::NotFound,
+        "ALTER TABLE cat.ns.nope ADD COLUMN",
+    )
+    .await;
+    fails(
+        &ctx,
+        "CALL system.rollback_to_snapshot('ns.nope', 1)",
+        ErrorKind::NotFound,
+        "ns.nope",
+    )
+    .await;
+    // dropping NOT NULL is allowed; the date promotion needs v3
+    ok(&ctx, "ALTER TABLE ns.t ALTER COLUMN id DROP NOT NULL").await;
+    assert_eq!(
+        columns(&metadata(&catalog, "ns.t").await)[0],
+        "1:id:int".to_string()
+    );
+    fails(
+        &ctx,
+        "ALTER TABLE ns.t ALTER COLUMN d TYPE TIMESTAMP",
+        ErrorKind::InvalidArgument,
+        "from date to timestamp: not a valid type promotion",
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn schema_change_retries_on_a_concurrent_commit() {
+    let (ctx, catalog, _dir) = session().await;
+    ok(&ctx, "CREATE SCHEMA ns").await;
+    ok(
+        &ctx,
+        "CREATE TABLE ns.t (id INT) TBLPROPERTIES ('commit.retry.min-wait-ms'='1')",
+    )
+    .await;
+    let base = catalog.load_table(&ident("ns.t")).await.unwrap();
+    // another writer's schema and property changes land after our load
+    ok(&ctx, "ALTER TABLE ns.t ADD COLUMN other VARCHAR").await;
+    ok(&ctx, "ALTER TABLE ns.t SET TBLPROPERTIES ('k'='theirs')").await;
+    let ours = UpdateSchema::new().add_column(
+        &[],
+        "mine",
+        crate::spec::Type::Primitive(crate::spec::PrimitiveType::Long),
+        None,
+        None,
+    );
+    let committed = Transaction::new(Arc::clone(&catalog), ident("ns.t"), base.clone())
+        .add_action(ours)
+        .add_action(UpdateProperties::new().set("k2", "ours").unwrap())
+        .commit()
+        .await
+        .unwrap();
+    let m = committed.metadata();
+    // re-applied on the new schema: both columns, ids never reused
+    assert_eq!(columns(m), ["1:id:int", "2:other:string", "3:mine:long"]);
+    assert_eq!(m.last_column_id, 3);
+    assert_eq!(m.current_schema_id, 2);
+    assert_eq!(property(m, "k"), Some("theirs"));
+    assert_eq!(property(m, "k2"), Some("ours"));
+    assert_eq!(
+        ok(&ctx, "SELECT * FROM ns.t").await,
+        Vec::<Vec<String>>::new()
+    );
+    // a change that no longer applies after the concurrent commit fails, committing nothing
+    let base = catalog.load_table(&ident("ns.t")).await.unwrap();
+    ok(&ctx, "ALTER TABLE ns.t RENAME COLUMN other TO renamed").await;
+    let before = metadata_location(&catalog, "ns.t").await;
+    let err = Transaction::new(Arc::clone(&catalog), ident("ns.t"), base)
+        .add_action(UpdateSchema::new().delete_column(&["other".to_string()]))
+        .commit()
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::NotFound, "{err}");
+    assert!(
+        err.to_string().contains("column 'other' does not exist"),
+        "{err}"
+    );
+    assert_eq!(metadata_location(&catalog, "ns.t").await, before);
+}
+
+/// The table's refs as `name:type:snapshot`, sorted.
+fn refs(m: &TableMetadata) -> Vec<String> {
+    let mut out: Vec<String> = m
+        .refs
+        .iter()
+        .map(|(n, r)| format!("{n}:{}:{}", r.ref_type, r.snapshot_id))
+        .collect();
+    out.sort();
+    out
+}
+
+#[tokio::test]
+async fn tags_and_branches() {
+    let (ctx, catalog, _dir) = session().await;
+    ok(&ctx, "CREATE SCHEMA ns").await;
+    ok(&ctx, "CREATE TABLE ns.t (id BIGINT)").await;
+    fails(
+        &ctx,
+        "ALTER TABLE ns.t CREATE TAG v0",
+        ErrorKind::InvalidArgument,
+        "cannot create tag 'v0': the table has no current snapshot",
+    )
+    .await;
+    ok(&ctx, "INSERT INTO ns.t VALUES (1)").await;
+    let s1 = metadata(&catalog, "ns.t")
+        .await
+        .current_snapshot_id
+        .unwrap();
+    ok(&ctx, "INSERT INTO ns.t VALUES (2)").await;
+    let s2 = metadata(&catalog, "ns.t")
+        .await
+        .current_snapshot_id
+        .unwrap();
+
+    ok(
+        &ctx,
+        &format!("ALTER TABLE ns.t CREATE TAG v1 AS OF VERSION {s1} RETAIN 7 DAYS"),
+    )
+    .await;
+    ok(
+        &ctx,
+        "ALTER TABLE ns.t CREATE BRANCH dev WITH SNAPSHOT RETENTION 3 SNAPSHOTS 2 HOURS",
+    )
+    .await;
+    let before = metadata_location(&catalog, "ns.t").await;
+    ok(&ctx, "ALTER TABLE ns.t CREATE TAG IF NOT EXISTS v1").await;
+    // nothing changed: no commit, no new metadata file
+    assert_eq!(metadata_location(&catalog, "ns.t").await, before);
+    let m = metadata(&catalog, "ns.t").await;
+    assert_eq!(
+        refs(&m),
+        [
+            format!("dev:branch:{s2}"),
+            format!("main:branch:{s2}"),
+            format!("v1:tag:{s1}")
+        ]
+    );
+    assert_eq!(m.refs["v1"].max_ref_age_ms, Some(7 * 86_400_000));
+    assert_eq!(m.refs["dev"].min_snapshots_to_keep, Some(3));
+    assert_eq!(m.refs["dev"].max_snapshot_age_ms, Some(2 * 3_600_000));
+    // reads of the refs
+    assert_eq!(ok(&ctx, "SELECT id FROM ns.\"t@v1\"").await, [["1"]]);
+    assert_eq!(
+        ok(&ctx, "SELECT name, type FROM ns.\"t$refs\" ORDER BY name").await,
+        [["dev", "BRANCH"], ["main", "BRANCH"], ["v1", "TAG"]]
+    );
+
+    ok(&ctx, "ALTER TABLE ns.t CREATE OR REPLACE TAG v1").await;
+    ok(
+        &ctx,
+        &format!("ALTER TABLE ns.t REPLACE BRANCH dev AS OF VERSION {s1}"),
+    )
+    .await;
+    let m = metadata(&catalog, "ns.t").await;
+    assert_eq!(
+        refs(&m),
+        [
+            format!("dev:branch:{s1}"),
+            format!("main:branch:{s2}"),
+            format!("v1:tag:{s2}")
+        ]
+    );
+    assert_eq!(
+        ok(&ctx, "SELECT id FROM ns.\"t@v1\" ORDER BY id").await,
+        [["1"], ["2"]]
+    );
+
+    let before = metadata_location(&catalog, "ns.t").await;
+    let cases = [
+        (
+            "ALTER TABLE ns.t CREATE TAG v1",
+            ErrorKind::AlreadyExists,
+            "tag 'v1' already exists",
+        ),
+        (
+            "ALTER TABLE ns.t CREATE BRANCH v1",
+            ErrorKind::AlreadyExists,
+            "tag 'v1' already exists",
+        ),
+        (
+            "ALTER TABLE ns.t CREATE OR REPLACE BRANCH v1",
+            ErrorKind::InvalidArgument,
+            "'v1' is a tag, not a branch",
+        ),
+        (
+            "ALTER TABLE ns.t CREATE TAG x AS OF VERSION 42",
+            ErrorKind::NotFound,
+            "snapshot 42 does not exist",
+        ),
+        (
+            "ALTER TABLE ns.t CREATE TAG main",
+            ErrorKind::InvalidArgument,
+            "'main' is the table's main branch",
+        ),
+        (
+            "ALTER TABLE ns.t CREATE TAG x RETAIN 0 DAYS",
+            ErrorKind::InvalidArgument,
+            "max-ref-age-ms must be greater than 0",
+        ),
+        (
+            "ALTER TABLE ns.t CREATE BRANCH x WITH SNAPSHOT RETENTION -1 SNAPSHOTS",
+            ErrorKind::InvalidArgument,
+            "min-snapshots-to-keep must be greater than 0",
+        ),
+        (
+            "ALTER TABLE ns.t CREATE TAG x RETAIN 2 WEEKS",
+            ErrorKind::InvalidArgument,
+            "expected DAYS, HOURS or MINUTES",
+        ),
+        (
+            "ALTER TABLE ns.t DROP BRANCH main",
+            ErrorKind::InvalidArgument,
+            "cannot remove the 'main' branch",
+        ),
+        (
+            "ALTER TABLE ns.t DROP TAG dev",
+            ErrorKind::InvalidArgument,
+            "'dev' is a branch, not a tag",
+        ),
+        (
+            "ALTER TABLE ns.t DROP TAG nope",
+            ErrorKind::NotFound,
+            "tag 'nope' does not exist",
+        ),
+    ];
+    for (sql, kind, needle) in cases {
+        fails(&ctx, sql, kind, needle).await;
+        fails(&ctx, sql, kind, "ALTER TABLE cat.ns.t").await;
+    }
+    assert_eq!(metadata_location(&catalog, "ns.t").await, before);
+
+    ok(&ctx, "ALTER TABLE ns.t DROP TAG v1").await;
+    ok(&ctx, "ALTER TABLE ns.t DROP BRANCH IF EXISTS dev").await;
+    ok(&ctx, "ALTER TABLE ns.t DROP TAG IF EXISTS v1").await;
+    let m = metadata(&catalog, "ns.t").await;
+    assert_eq!(refs(&m), [format!("main:branch:{s2}")]);
+    assert_eq!(m.current_snapshot_id, Some(s2));
+}
+
+#[tokio::test]
+async fn snapshot_procedures() {
+    let (ctx, catalog, _dir) = session().await;
+    ok(&ctx, "CREATE SCHEMA ns").await;
+    ok(&ctx, "CREATE TABLE ns.t (id BIGINT)").await;
+    let mut ids = vec![];
+    for i in 1..=3 {
+        ok(&ctx, &format!("INSERT INTO ns.t VALUES ({i})")).await;
+        ids.push(
+            metadata(&catalog, "ns.t")
+                .await
+                .current_snapshot_id
+                .unwrap(),
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    let (s1, s2, s3) = (ids[0], ids[1], ids[2]);
+    let header = ["previous_snapshot_id", "current_snapshot_id"];
+    let df = super::execute(
+        &ctx,
+        &format!("CALL cat.system.rollback_to_snapshot('ns.t', {s2})"),
+    )
+    .await
+    .unwrap();
+    let names: Vec<String> = df
+        .schema()
+        .fields()
+        .iter()
+        .map(|f| f.name().clone())
+        .collect();
+    assert_eq!(names, header);
+    assert_eq!(df.collect().await.unwrap()[0].num_rows(), 1);
+    assert_eq!(
+        metadata(&catalog, "ns.t").await.current_snapshot_id,
+        Some(s2)
+    );
+    assert_eq!(ok(&ctx, "SELECT count(*) FROM ns.t").await, [["2"]]);
+
+    // s3 is no longer an ancestor: rollback refuses it, set_current_snapshot takes it
+    let before = metadata_location(&catalog, "ns.t").await;
+    fails(
+        &ctx,
+        &format!("CALL system.rollback_to_snapshot(table => 'ns.t', snapshot_id => {s3})"),
+        ErrorKind::InvalidArgument,
+        &format!("cannot roll back to snapshot {s3}: it is not an ancestor"),
+    )
+    .await;
+    fails(
+        &ctx,
+        "CALL system.rollback_to_snapshot('ns.t', 42)",
+        ErrorKind::NotFound,
+        "snapshot 42 does not exist",
+    )
+    .await;
+    fails(
+        &ctx,
+        "CALL system.set_current_snapshot('ns.nope', 42)",
+        ErrorKind::NotFound,
+        "nope",
+    )
+    .await;
+    fails(
+        &ctx,
+        "CALL system.rollback_to_snapshot('ns.t', snapshot => 1)",
+        ErrorKind::InvalidArgument,
+        "unknown argument 'snapshot'",
+    )
+    .await;
+    fails(
+        &ctx,
+        "CALL system.expire_everything('ns.t')",
+        ErrorKind::Unsupported,
+        "unknown procedure",
+    )
+    .await;
+    assert_eq!(metadata_location(&catalog, "ns.t").await, before);
+    assert_eq!(
+        ok(
+            &ctx,
+            &format!("CALL system.set_current_snapshot(snapshot_id => {s3}, table => 'ns.t')")
+        )
+        .await,
+        [[s2.to_string(), s3.to_string()]]
+    );
+    assert_eq!(ok(&ctx, "SELECT count(*) FROM ns.t").await, [["3"]]);
+    // a one-part name is in the session's default schema (`public` here: not Iceberg)
+    fails(
+        &ctx,
+        "CALL system.rollback_to_snapshot('t', 1)",
+        ErrorKind::NotFound,
+        "'t' is not a table of Iceberg catalog 'cat'",
+    )
+    .await;
+
+    // rollback_to_timestamp: the latest ancestor older than the time
+    let m = metadata(&catalog, "ns.t").await;
+    let t2 = m.snapshot_by_id(s2).unwrap().timestamp_ms;
+    let at = chrono::DateTime::from_timestamp_millis(t2 + 1)
+        .unwrap()
+        .format("%Y-%m-%d %H:%M:%S%.3f")
+        .to_string();
+    assert_eq!(
+        ok(
+            &ctx,
+            &format!("CALL cat.system.rollback_to_timestamp('ns.t', TIMESTAMP '{at}')")
+        )
+        .await,
+        [[s3.to_string(), s2.to_string()]]
+    );
+    assert_eq!(
+        ok(&ctx, "SELECT id FROM ns.t ORDER BY id").await,
+        [["1"], ["2"]]
+    );
+    fails(
+        &ctx,
+        &format!(
+            "CALL system.rollback_to_timestamp('ns.t', {})",
+            m.snapshot_by_id(s1).unwrap().timestamp_ms
+        ),
+        ErrorKind::NotFound,
+        "no ancestor of the current snapshot is older than",
+    )
+    .await;
+    // set_current_snapshot by ref
+    ok(
+        &ctx,
+        &format!("ALTER TABLE ns.t CREATE TAG last AS OF VERSION {s3}"),
+    )
+    .await;
+    assert_eq!(
+        ok(
+            &ctx,
+            "CALL system.set_current_snapshot(table => 'ns.t', ref => 'last')"
+        )
+        .await,
+        [[s2.to_string(), s3.to_string()]]
+    );
+    let m = metadata(&catalog, "ns.t").await;
+    assert_eq!(m.current_snapshot_id, Some(s3));
+    let log: Vec<i64> = m.snapshot_log.iter().map(|e| e.snapshot_id).collect();
+    assert_eq!(log, [s1, s2, s3, s2, s3, s2, s3]);
+}
+
+#[tokio::test]
+async fn v3_date_promotion_reads_old_files() {
+    let (ctx, catalog, _dir) = session().await;
+    ok(&ctx, "CREATE SCHEMA ns").await;
+    ok(
+        &ctx,
+        "CREATE TABLE ns.t (id INT, d DATE) PARTITIONED BY (month(d))",
+    )
+    .await;
+    ok(
+        &ctx,
+        "INSERT INTO ns.t VALUES (1, DATE '2026-01-05'), (2, DATE '2026-03-01')",
+    )
+    .await;
+    ok(&ctx, "INSERT INTO ns.t VALUES (3, DATE '2025-01-05')").await;
+    ok(
+        &ctx,
+        "CREATE TABLE ns.b (id INT, d DATE) PARTITIONED BY (bucket(4, d))",
+    )
+    .await;
+    for t in ["t", "b"] {
+        ok(
+            &ctx,
+            &format!("ALTER TABLE ns.{t} SET TBLPROPERTIES ('format-version'='3')"),
+        )
+        .await;
+    }
+    // a bucket of a date hashes the day number, of a timestamp the microseconds
+    fails(
+        &ctx,
+        "ALTER TABLE ns.b ALTER COLUMN d TYPE TIMESTAMP",
+        ErrorKind::InvalidArgument,
+        "cannot change column 'd': from date to timestamp: partition field 'd_bucket' \
+         (bucket[4]) would change its values",
+    )
+    .await;
+    fails(
+        &ctx,
+        "ALTER TABLE ns.t ALTER COLUMN d TYPE TIMESTAMPTZ",
+        ErrorKind::InvalidArgument,
+        "from date to timestamptz: not a valid type promotion",
+    )
+    .await;
+    ok(&ctx, "ALTER TABLE ns.t ALTER COLUMN d TYPE TIMESTAMP").await;
+    let m = metadata(&catalog, "ns.t").await;
+    assert_eq!(columns(&m), ["1:id:int", "2:d:timestamp"]);
+    // old date files read as midnight timestamps; partition and metrics pruning agree
+    let queries = [
+        (
+            "SELECT id, d FROM ns.t ORDER BY id",
+            vec![
+                vec!["1", "2026-01-05T00:00:00"],
+                vec!["2", "2026-03-01T00:00:00"],
+                vec!["3", "2025-01-05T00:00:00"],
+            ],
+        ),
+        (
+            "SELECT id FROM ns.t WHERE d > TIMESTAMP '2026-02-01 00:00:00'",
+            vec![vec!["2"]],
+        ),
+        (
+            "SELECT id FROM ns.t WHERE d = TIMESTAMP '2026-01-05 00:00:00'",
+            vec![vec!["1"]],
+        ),
+        (
+            "SELECT id FROM ns.t WHERE d < TIMESTAMP '2026-01-01 00:00:00'",
+            vec![vec!["3"]],
+        ),
+    ];
+    for (sql, expected) in queries {
+        assert_eq!(ok(&ctx, sql).await, expected, "{sql}");
+    }
+}
+
+/// Only the current spec's sources are kept from being dropped (as Iceberg Java): a
+/// column that only an older spec partitions by can go, and files of that spec still read.
+#[tokio::test]
+async fn dropping_an_old_specs_source_keeps_reads() {
+    use crate::spec::{PartitionField, PartitionSpec, TableCommit, TableUpdate, Transform};
+    let (ctx, catalog, _dir) = session().await;
+    ok(&ctx, "CREATE SCHEMA ns").await;
+    ok(
+        &ctx,
+        "CREATE TABLE ns.t (id INT, a VARCHAR, b INT) PARTITIONED BY (a)",
+    )
+    .await;
+    ok(&ctx, "INSERT INTO ns.t VALUES (1, 'x', 10), (2, 'y', 20)").await;
+    let spec = PartitionSpec {
+        spec_id: 1,
+        fields: vec![PartitionField {
+            source_id: 3,
+            field_id: Some(1001),
+            name: "b_bucket".into(),
+            transform: Transform::Bucket(4),
+        }],
+    };
+    catalog
+        .commit_table(
+            &ident("ns.t"),
+            &TableCommit {
+                requirements: vec![],
+                updates: vec![
+                    TableUpdate::AddSpec { spec },
+                    TableUpdate::SetDefaultSpec { spec_id: -1 },
+                ],
+            },
+        )
+        .await
+        .unwrap();
+    ok(&ctx, "INSERT INTO ns.t VALUES (3, 'z', 30)").await;
+    fails(
+        &ctx,
+        "ALTER TABLE ns.t DROP COLUMN b",
+        ErrorKind::InvalidArgument,
+        "the current partition spec uses it (partition field 'b_bucket', bucket[4])",
+    )
+    .await;
+    ok(&ctx, "ALTER TABLE ns.t DROP COLUMN a").await;
+    assert_eq!(
+        ok(&ctx, "SELECT * FROM ns.t ORDER BY id").await,
+        [["1", "10"], ["2", "20"], ["3", "30"]]
+    );
+    assert_eq!(ok(&ctx, "SELECT b FROM ns.t WHERE id = 1").await, [["10"]]);
+}
+
+#[tokio::test]
+async fn rollback_retries_on_a_concurrent_append() {
+    use crate::transaction::ManageSnapshots;
+    let (ctx, catalog, _dir) = session().await;
+    ok(&ctx, "CREATE SCHEMA ns").await;
+    ok(
+        &ctx,
+        "CREATE TABLE ns.t (id BIGINT) TBLPROPERTIES ('commit.retry.min-wait-ms'='1')",
+    )
+    .await;
+    ok(&ctx, "INSERT INTO ns.t VALUES (1)").await;
+    let s1 = metadata(&catalog, "ns.t")
+        .await
+        .current_snapshot_id
+        .unwrap();
+    ok(&ctx, "INSERT INTO ns.t VALUES (2)").await;
+    let base = catalog.load_table(&ident("ns.t")).await.unwrap();
+    // an append lands after the load: main moved, the rollback's requirement fails once
+    ok(&ctx, "INSERT INTO ns.t VALUES (3)").await;
+    let committed = Transaction::new(Arc::clone(&catalog), ident("ns.t"), base.clone())
+        .add_action(ManageSnapshots::new().rollback_to(s1))
+        .commit()
+        .await
+        .unwrap();
+    assert_eq!(committed.metadata().current_snapshot_id, Some(s1));
+    assert_eq!(ok(&ctx, "SELECT id FROM ns.t").await, [["1"]]);
+    // a tag created from a stale base still lands, at the snapshot it names
+    ok(&ctx, "INSERT INTO ns.t VALUES (4)").await;
+    let committed = Transaction::new(Arc::clone(&catalog), ident("ns.t"), base)
+        .add_action(ManageSnapshots::new().create_tag(
+            "first",
+            Some(s1),
+            Default::default(),
+            crate::transaction::RefExists::Fail,
+        ))
+        .commit()
+        .await
+        .unwrap();
+    assert_eq!(committed.metadata().refs["first"].snapshot_id, s1);
+    assert_eq!(
+        committed.metadata().ref_snapshot_id("main"),
+        metadata(&catalog, "ns.t").await.current_snapshot_id
+    );
+    assert_eq!(ok(&ctx, "SELECT count(*) FROM ns.t").await, [["2"]]);
+}
+
+#[tokio::test]
+async fn fast_forward_procedure() {
+    let (ctx, catalog, _dir) = session().await;
+    ok(&ctx, "CREATE SCHEMA ns").await;
+    ok(&ctx, "CREATE TABLE ns.t (id BIGINT)").await;
+    ok(&ctx, "INSERT INTO ns.t VALUES (1)").await;
+    let s1 = metadata(&catalog, "ns.t")
+        .await
+        .current_snapshot_id
+        .unwrap();
+    ok(&ctx, "ALTER TABLE ns.t CREATE BRANCH old RETAIN 2 DAYS").await;
+    ok(&ctx, "ALTER TABLE ns.t CREATE TAG v0").await;
+    ok(&ctx, "INSERT INTO ns.t VALUES (2)").await;
+    let s2 = metadata(&catalog, "ns.t")
+        .await
+        .current_snapshot_id
+        .unwrap();
+
+    let df = super::execute(&ctx, "CALL system.fast_forward('ns.t', 'old', 'main')")
+        .await
+        .unwrap();
+    let names: Vec<String> = df
+        .schema()
+        .fields()
+        .iter()
+        .map(|f| f.name().clone())
+        .collect();
+    assert_eq!(names, ["branch_updated", "previous_ref", "updated_ref"]);
+    let rows = super::tests::run(&ctx, "CALL system.fast_forward('ns.t', 'old', 'main')")
+        .await
+        .unwrap();
+    // the first call moved it; the second finds nothing to do
+    assert_eq!(rows, [["old".to_string(), s2.to_string(), s2.to_string()]]);
+    let m = metadata(&catalog, "ns.t").await;
+    assert_eq!(m.refs["old"].snapshot_id, s2);
+    assert_eq!(m.refs["old"].max_ref_age_ms, Some(2 * 86_400_000));
+
+    // main, rolled back, moves forward to the branch; a missing branch is created
+    ok(
+        &ctx,
+        &format!("CALL system.rollback_to_snapshot('ns.t', {s1})"),
+    )
+    .await;
+    assert_eq!(
+        ok(
+            &ctx,
+            "CALL system.fast_forward(table => 'ns.t', branch => 'main', to => 'old')"
+        )
+        .await,
+        [["main".to_string(), s1.to_string(), s2.to_string()]]
+    );
+    assert_eq!(ok(&ctx, "SELECT count(*) FROM ns.t").await, [["2"]]);
+    assert_eq!(
+        ok(&ctx, "CALL system.fast_forward('ns.t', 'fresh', 'v0')").await,
+        [["fresh".to_string(), String::new(), s1.to_string()]]
+    );
+
+    let before = metadata_location(&catalog, "ns.t").await;
+    fails(
+        &ctx,
+        "CALL system.fast_forward('ns.t', 'main', 'v0')",
+        ErrorKind::InvalidArgument,
+        &format!(
+            "cannot fast-forward 'main' to 'v0': its snapshot {s2} is not an ancestor of {s1}"
+        ),
+    )
+    .await;
+    fails(
+        &ctx,
+        "CALL system.fast_forward('ns.t', 'v0', 'main')",
+        ErrorKind::InvalidArgument,
+        "'v0' is a tag, not a branch",
+    )
+    .await;
+    fails(
+        &ctx,
+        "CALL system.fast_forward('ns.t', 'main', 'nope')",
+        ErrorKind::NotFound,
+        "branch or tag 'nope' does not exist",
+    )
+    .await;
+    fails(
+        &ctx,
+        "CALL system.fast_forward('ns.t', 'main')",
+        ErrorKind::InvalidArgument,
+        "the 'branch' and 'to' arguments",
+    )
+    .await;
+    assert_eq!(metadata_location(&catalog, "ns.t").await, before);
+}
+
+#[tokio::test]
+async fn identifier_fields() {
+    let (ctx, catalog, _dir) = session().await;
+    ok(&ctx, "CREATE SCHEMA ns").await;
+    ok(
+        &ctx,
+        "CREATE TABLE ns.t (id BIGINT NOT NULL, k INT NOT NULL, s VARCHAR, f DOUBLE NOT NULL, \
+         st STRUCT<a INT>)",
+    )
+    .await;
+    ok(&ctx, "ALTER TABLE ns.t SET IDENTIFIER FIELDS id, k").await;
+    let m = metadata(&catalog, "ns.t").await;
+    assert_eq!(m.current_schema().identifier_field_ids, [1, 2]);
+    assert_eq!(m.current_schema_id, 1);
+
+    let before = metadata_location(&catalog, "ns.t").await;
+    let cases = [
+        (
+            "ALTER TABLE ns.t DROP COLUMN id",
+            "cannot drop column 'id': field 1 is an identifier field",
+        ),
+        (
+            "ALTER TABLE ns.t ALTER COLUMN k DROP NOT NULL",
+            "cannot make column 'k' optional: it is an identifier field",
+        ),
+        (
+            "ALTER TABLE ns.t SET IDENTIFIER FIELDS s",
+            "column 's' cannot be an identifier field: it is optional",
+        ),
+        (
+            "ALTER TABLE ns.t SET IDENTIFIER FIELDS f",
+            "column 'f' cannot be an identifier field: float and double fields are not allowed",
+        ),
+        (
+            "ALTER TABLE ns.t SET IDENTIFIER FIELDS st.a",
+            "column 'st.a' cannot be an identifier field: struct 'st' is optional",
+        ),
+        (
+            "ALTER TABLE ns.t DROP IDENTIFIER FIELDS s",
+            "column 's' is not an identifier field",
+        ),
+    ];
+    for (sql, needle) in cases {
+        fails(&ctx, sql, ErrorKind::InvalidArgument, needle).await;
+        fails(
+            &ctx,
+            sql,
+            ErrorKind::InvalidArgument,
+            "ALTER TABLE cat.ns.t",
+        )
+        .await;
+    }
+    fails(
+        &ctx,
+        "ALTER TABLE ns.t SET IDENTIFIER FIELDS nope",
+        ErrorKind::NotFound,
+        "column 'nope' does not exist",
+    )
+    .await;
+    assert_eq!(metadata_location(&catalog, "ns.t").await, before);
+
+    ok(&ctx, "ALTER TABLE ns.t DROP IDENTIFIER FIELDS id").await;
+    let m = metadata(&catalog, "ns.t").await;
+    assert_eq!(m.current_schema().identifier_field_ids, [2]);
+    ok(&ctx, "ALTER TABLE ns.t DROP COLUMN id").await;
+    assert_eq!(
+        columns(&metadata(&catalog, "ns.t").await),
+        [
+            "2:k:int:required",
+            "3:s:string",
+            "4:f:double:required",
+            "5:st:struct<a: int>"
+        ]
+    );
+}
+
+/// A v2 table upgraded by `SET TBLPROPERTIES` takes v3 writes: row ids start at the
+/// upgrade (`next-row-id` 0), the rows written before keep reading.
+#[tokio::test]
+async fn upgraded_v3_table_takes_writes() {
+    let (ctx, catalog, _dir) = session().await;
+    ok(&ctx, "CREATE SCHEMA ns").await;
+    ok(&ctx, "CREATE TABLE ns.t (id BIGINT)").await;
+    ok(&ctx, "INSERT INTO ns.t VALUES (1), (2)").await;
+    ok(
+        &ctx,
+        "ALTER TABLE ns.t SET TBLPROPERTIES ('format-version'='3')",
+    )
+    .await;
+    assert_eq!(metadata(&catalog, "ns.t").await.next_row_id, Some(0));
+    assert_eq!(ok(&ctx, "INSERT INTO ns.t VALUES (3)").await, [["1"]]);
+    assert_eq!(
+        ok(&ctx, "SELECT id FROM ns.t ORDER BY id").await,
+        [["1"], ["2"], ["3"]]
+    );
+    let m = metadata(&catalog, "ns.t").await;
+    assert_eq!(m.format_version, FormatVersion::V3);
+    assert_eq!(m.next_row_id, Some(1));
+    let last = m.current_snapshot().unwrap();
+    assert_eq!((last.first_row_id, last.added_rows), (Some(0), Some(1)));
+}

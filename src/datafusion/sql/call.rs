@@ -1,0 +1,280 @@
+//! `CALL [cat.]system.<procedure>(…)`: Spark's Iceberg procedures that move the current
+//! snapshot, with Spark's names, arguments and result columns (see the parent module's
+//! docs). Arguments are positional or named (`table => 'ns.t', snapshot_id => 1`); the
+//! table is a name string resolved in the procedure's catalog (`cat` when given, else
+//! the session's default catalog).
+
+use std::sync::Arc;
+
+use datafusion::arrow::array::{ArrayRef, Int64Array, RecordBatch, StringArray};
+use datafusion::arrow::datatypes::{DataType, Field, Schema as ArrowSchema};
+use datafusion::dataframe::DataFrame;
+use datafusion::prelude::SessionContext;
+use datafusion::sql::sqlparser::tokenizer::Token;
+
+use super::alter_table::{commit_from, long};
+use super::tokens::Cursor;
+use super::{cursor, defaults, resolve_table, IcebergTarget};
+use crate::catalog::parse_timestamp_ms;
+use crate::error::{Error, ErrorKind, Result};
+use crate::transaction::ManageSnapshots;
+
+/// A procedure argument's value.
+#[derive(Debug, Clone)]
+enum Value {
+    Text(String),
+    Number(i64),
+    /// `TIMESTAMP '…'`, ms since the epoch.
+    Timestamp(i64),
+}
+
+/// The procedures and their parameters, in Spark's order.
+const PROCEDURES: &[(&str, &[&str])] = &[
+    ("rollback_to_snapshot", &["table", "snapshot_id"]),
+    ("rollback_to_timestamp", &["table", "timestamp"]),
+    ("set_current_snapshot", &["table", "snapshot_id", "ref"]),
+    ("fast_forward", &["table", "branch", "to"]),
+];
+
+/// `CALL`, after that keyword; `None` when the procedure's catalog is not an Iceberg
+/// catalog of the session.
+pub(super) async fn call(ctx: &SessionContext, mut c: Cursor<'_>) -> Result<Option<DataFrame>> {
+    let Ok(name) = c.object_name() else {
+        return Ok(None);
+    };
+    let (catalog, procedure) = match name.as_slice() {
+        [system, p] if system == "system" => (defaults(ctx).0, p.clone()),
+        [cat, system, p] if system == "system" => (cat.clone(), p.clone()),
+        _ => return Ok(None),
+    };
+    let Some(target) = IcebergTarget::find(ctx, &catalog) else {
+        return Ok(None);
+    };
+    let what = format!("CALL {catalog}.system.{procedure}");
+    let Some((_, params)) = PROCEDURES.iter().find(|(p, _)| *p == procedure) else {
+        return Err(Error::unsupported(format!(
+            "{what}: unknown procedure (icefloe runs {})",
+            PROCEDURES
+                .iter()
+                .map(|(p, _)| *p)
+                .collect::<Vec<_>>()
+                .join(", ")
+        )));
+    };
+    let args = arguments(&mut c, params).map_err(|e| e.context(&what))?;
+    let get = |param: &str| {
+        params
+            .iter()
+            .position(|p| *p == param)
+            .and_then(|i| args.get(i).cloned().flatten())
+    };
+    let table_name = match get("table") {
+        Some(Value::Text(t)) => t,
+        _ => {
+            return Err(Error::invalid_argument(format!(
+                "{what}: the 'table' argument (a name string such as 'ns.t') is missing"
+            )))
+        }
+    };
+    let mut parts = cursor(ctx, &table_name)
+        .and_then(|mut tc| tc.object_name().ok().filter(|_| tc.at_end()))
+        .ok_or_else(|| {
+            Error::invalid_argument(format!("{what}: '{table_name}' is not a table name"))
+        })?;
+    // in the procedure's catalog: `t` in its default namespace, `ns.t`, or `cat.ns.t`
+    if parts.len() == 1 {
+        parts.insert(0, defaults(ctx).1);
+        parts.insert(0, target.name.clone());
+    } else if ctx.catalog(&parts[0]).is_none() {
+        parts.insert(0, target.name.clone());
+    }
+    let table = resolve_table(ctx, &parts)?
+        .filter(|t| t.target.name == target.name)
+        .ok_or_else(|| {
+            Error::not_found(format!(
+                "{what}: '{table_name}' is not a table of Iceberg catalog '{catalog}'"
+            ))
+        })?;
+    let what = format!("{what}('{}')", table.ident);
+    let action = match procedure.as_str() {
+        "rollback_to_snapshot" => ManageSnapshots::new().rollback_to(snapshot_id(&get, &what)?),
+        "set_current_snapshot" => {
+            let id = match (get("snapshot_id"), get("ref")) {
+                (Some(_), Some(_)) => {
+                    return Err(Error::invalid_argument(format!(
+                        "{what}: give snapshot_id or ref, not both"
+                    )))
+                }
+                (None, Some(Value::Text(r))) => {
+                    let current = table.target.catalog().load_table(&table.ident).await?;
+                    current
+                        .metadata()
+                        .refs
+                        .get(&r)
+                        .map(|r| r.snapshot_id)
+                        .ok_or_else(|| {
+                            Error::not_found(format!("{what}: branch or tag '{r}' does not exist"))
+                        })?
+                }
+                _ => snapshot_id(&get, &what)?,
+            };
+            ManageSnapshots::new().set_current_snapshot(id)
+        }
+        "fast_forward" => {
+            let (Some(Value::Text(branch)), Some(Value::Text(to))) = (get("branch"), get("to"))
+            else {
+                return Err(Error::invalid_argument(format!(
+                    "{what}: the 'branch' and 'to' arguments (ref names) are needed"
+                )));
+            };
+            let (before, after) = commit_from(
+                &table,
+                &what,
+                ManageSnapshots::new().fast_forward_branch(&branch, &to),
+            )
+            .await?;
+            return fast_forward_result(
+                ctx,
+                &branch,
+                before.metadata().ref_snapshot_id(&branch),
+                after.metadata().ref_snapshot_id(&branch),
+            )
+            .map(Some);
+        }
+        _ => {
+            let ms = match get("timestamp") {
+                Some(Value::Timestamp(ms) | Value::Number(ms)) => ms,
+                Some(Value::Text(t)) => parse_timestamp_ms(&t).ok_or_else(|| {
+                    Error::invalid_argument(format!("{what}: '{t}' is not a timestamp"))
+                })?,
+                None => {
+                    return Err(Error::invalid_argument(format!(
+                        "{what}: the 'timestamp' argument is missing"
+                    )))
+                }
+            };
+            ManageSnapshots::new().rollback_to_time(ms)
+        }
+    };
+    let (before, after) = commit_from(&table, &what, action).await?;
+    result(
+        ctx,
+        before.metadata().current_snapshot_id,
+        after.metadata().current_snapshot_id,
+    )
+    .map(Some)
+}
+
+fn snapshot_id(get: &dyn Fn(&str) -> Option<Value>, what: &str) -> Result<i64> {
+    match get("snapshot_id") {
+        Some(Value::Number(id)) => Ok(id),
+        Some(other) => Err(Error::invalid_argument(format!(
+            "{what}: snapshot_id must be a number, got {other:?}"
+        ))),
+        None => Err(Error::invalid_argument(format!(
+            "{what}: the 'snapshot_id' argument is missing"
+        ))),
+    }
+}
+
+/// The `( … )` argument list, each value in the slot of its parameter.
+fn arguments(c: &mut Cursor<'_>, params: &[&str]) -> Result<Vec<Option<Value>>> {
+    let mut out: Vec<Option<Value>> = vec![None; params.len()];
+    c.expect(&Token::LParen)?;
+    let mut position = 0;
+    let mut named = false;
+    while !c.eat(&Token::RParen) {
+        let slot = if matches!(c.peek_at(1).map(|t| &t.token), Some(Token::RArrow)) {
+            let name = c.identifier()?;
+            c.advance();
+            named = true;
+            params.iter().position(|p| *p == name).ok_or_else(|| {
+                Error::invalid_argument(format!(
+                    "unknown argument '{name}' (expected {})",
+                    params.join(", ")
+                ))
+            })?
+        } else if named {
+            return Err(Error::invalid_argument(
+                "positional arguments cannot follow named ones",
+            ));
+        } else {
+            position += 1;
+            position - 1
+        };
+        let value = value(c)?;
+        let Some(entry) = out.get_mut(slot) else {
+            return Err(Error::invalid_argument(format!(
+                "too many arguments (expected {})",
+                params.join(", ")
+            )));
+        };
+        if entry.replace(value).is_some() {
+            return Err(Error::invalid_argument(format!(
+                "argument '{}' given twice",
+                params.get(slot).copied().unwrap_or_default()
+            )));
+        }
+        if !c.eat(&Token::Comma) {
+            c.expect(&Token::RParen)?;
+            break;
+        }
+    }
+    c.expect_end()?;
+    Ok(out)
+}
+
+fn value(c: &mut Cursor<'_>) -> Result<Value> {
+    if c.eat_keyword("TIMESTAMP") {
+        let text = c.string()?;
+        return parse_timestamp_ms(&text)
+            .map(Value::Timestamp)
+            .ok_or_else(|| {
+                Error::invalid_argument(format!("TIMESTAMP '{text}' is not a timestamp"))
+            });
+    }
+    if matches!(
+        c.peek().map(|t| &t.token),
+        Some(Token::SingleQuotedString(_))
+    ) {
+        return c.string().map(Value::Text);
+    }
+    long(c).map(Value::Number)
+}
+
+/// Spark's `fast_forward` result row: `branch_updated`, `previous_ref`, `updated_ref`.
+fn fast_forward_result(
+    ctx: &SessionContext,
+    branch: &str,
+    previous: Option<i64>,
+    updated: Option<i64>,
+) -> Result<DataFrame> {
+    let schema = Arc::new(ArrowSchema::new(vec![
+        Field::new("branch_updated", DataType::Utf8, false),
+        Field::new("previous_ref", DataType::Int64, true),
+        Field::new("updated_ref", DataType::Int64, true),
+    ]));
+    let columns: Vec<ArrayRef> = vec![
+        Arc::new(StringArray::from(vec![branch])),
+        Arc::new(Int64Array::from(vec![previous])),
+        Arc::new(Int64Array::from(vec![updated])),
+    ];
+    let batch = RecordBatch::try_new(schema, columns)
+        .map_err(|e| Error::new(ErrorKind::DataFusion, "procedure result").with_source(e))?;
+    Ok(ctx.read_batch(batch)?)
+}
+
+/// Spark's result row: `previous_snapshot_id`, `current_snapshot_id`.
+fn result(ctx: &SessionContext, previous: Option<i64>, current: Option<i64>) -> Result<DataFrame> {
+    let schema = Arc::new(ArrowSchema::new(vec![
+        Field::new("previous_snapshot_id", DataType::Int64, true),
+        Field::new("current_snapshot_id", DataType::Int64, true),
+    ]));
+    let columns: Vec<ArrayRef> = vec![
+        Arc::new(Int64Array::from(vec![previous])),
+        Arc::new(Int64Array::from(vec![current])),
+    ];
+    let batch = RecordBatch::try_new(schema, columns)
+        .map_err(|e| Error::new(ErrorKind::DataFusion, "procedure result").with_source(e))?;
+    Ok(ctx.read_batch(batch)?)
+}

@@ -1,0 +1,881 @@
+//! [`UpdateSchema`]: schema evolution as one commit (Java `SchemaUpdate`; spec "Schema
+//! Evolution").
+//!
+//! Changes address fields by name path (`["point", "x"]`; a list's element struct is
+//! `element`, a map's value struct `value`, both may be left out) and apply in the
+//! order given to the table's current schema. The result is a new schema with the next
+//! schema id (or, as Java's `TableMetadata.Builder.addSchema` does, the id of an
+//! existing schema with the same fields); new fields get ids after the table's
+//! `last-column-id`, so ids are never reused, even for a dropped field's name.
+//!
+//! The rules (each refusal an [`ErrorKind::InvalidArgument`] error naming the column
+//! and the rule, [`ErrorKind::NotFound`] for a name that does not exist):
+//! - a new field is optional (existing rows have no value for it; Java's
+//!   `addRequiredColumn` needs `allowIncompatibleChanges`) and its name is new in its
+//!   struct;
+//! - a deleted field is not an identifier field and not the source of a field of the
+//!   current partition spec or sort order (Java checks the same at commit);
+//! - a type changes only by a valid primitive promotion (spec "Schema Evolution"):
+//!   `int` → `long`, `float` → `double`, `decimal(P, S)` → `decimal(P', S)` with
+//!   `P' > P`; in v3 also `date` → `timestamp`/`timestamp_ns` and `unknown` → any type.
+//!   A `date` that is the source of a partition field other than `year`, `month`, `day`
+//!   or `void` (in any of the table's specs) is not promoted: its partition values
+//!   would change;
+//! - a required field may become optional, never the reverse (an identifier field
+//!   stays required: the spec requires it);
+//! - identifier fields are required primitive fields other than `float` and `double`,
+//!   not inside a list, a map or an optional struct (spec "Identifier Field IDs");
+//! - a moved field moves within its own struct (`FIRST`, or after a sibling).
+//!
+//! When the table has a name mapping (`schema.name-mapping.default`, for data files
+//! written without field ids), it is updated in the same commit as Java does: renamed
+//! fields keep their old names and gain the new one, added fields are mapped.
+//!
+//! A retry re-applies the changes by name to the refreshed table's current schema, so a
+//! concurrent schema change is built on, not overwritten (and a name it removed fails
+//! the commit).
+
+use async_trait::async_trait;
+
+use super::TransactionAction;
+use crate::error::{Error, ErrorKind, Result};
+use crate::spec::name_mapping::{update_name_mapping, DEFAULT_NAME_MAPPING_PROPERTY};
+use crate::spec::{
+    FormatVersion, NestedField, PrimitiveType, Schema, StructType, TableMetadata, TableUpdate,
+    Transform, Type,
+};
+use crate::table::Table;
+
+/// Where a field goes within its struct (Java `moveFirst`, `moveAfter`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ColumnPosition {
+    /// The first field.
+    First,
+    /// Right after the named sibling.
+    After(String),
+}
+
+#[derive(Debug, Clone)]
+enum Change {
+    Add {
+        parent: Vec<String>,
+        field: NestedField,
+        position: Option<ColumnPosition>,
+    },
+    Delete(Vec<String>),
+    Rename(Vec<String>, String),
+    UpdateType(Vec<String>, PrimitiveType),
+    MakeOptional(Vec<String>),
+    UpdateDoc(Vec<String>, Option<String>),
+    Move(Vec<String>, ColumnPosition),
+    SetIdentifiers(Vec<Vec<String>>),
+    DropIdentifiers(Vec<Vec<String>>),
+}
+
+/// A set of schema changes committed as one new schema.
+#[derive(Debug, Clone, Default)]
+pub struct UpdateSchema {
+    changes: Vec<Change>,
+}
+
+impl UpdateSchema {
+    /// No changes yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Add an optional field `name` of `field_type` to the struct at `parent` (empty:
+    /// a top-level column), last or at `position`. Ids inside `field_type` are
+    /// reassigned.
+    pub fn add_column(
+        mut self,
+        parent: &[String],
+        name: &str,
+        field_type: Type,
+        doc: Option<String>,
+        position: Option<ColumnPosition>,
+    ) -> Self {
+        let mut field = NestedField::optional(0, name, field_type);
+        field.doc = doc;
+        self.changes.push(Change::Add {
+            parent: parent.to_vec(),
+            field,
+            position,
+        });
+        self
+    }
+
+    /// Delete the field at `path` (and everything in it).
+    pub fn delete_column(mut self, path: &[String]) -> Self {
+        self.changes.push(Change::Delete(path.to_vec()));
+        self
+    }
+
+    /// Rename the field at `path` to `new_name` (its id, and so its data, stay).
+    pub fn rename_column(mut self, path: &[String], new_name: &str) -> Self {
+        self.changes
+            .push(Change::Rename(path.to_vec(), new_name.to_string()));
+        self
+    }
+
+    /// Promote the primitive field at `path` to `new_type` (see the module docs).
+    pub fn update_column(mut self, path: &[String], new_type: PrimitiveType) -> Self {
+        self.changes
+            .push(Change::UpdateType(path.to_vec(), new_type));
+        self
+    }
+
+    /// Make the field at `path` optional.
+    pub fn make_column_optional(mut self, path: &[String]) -> Self {
+        self.changes.push(Change::MakeOptional(path.to_vec()));
+        self
+    }
+
+    /// Set (or with `None`, clear) the doc of the field at `path`.
+    pub fn update_column_doc(mut self, path: &[String], doc: Option<String>) -> Self {
+        self.changes.push(Change::UpdateDoc(path.to_vec(), doc));
+        self
+    }
+
+    /// Move the field at `path` within its struct.
+    pub fn move_column(mut self, path: &[String], position: ColumnPosition) -> Self {
+        self.changes.push(Change::Move(path.to_vec(), position));
+        self
+    }
+
+    /// Make the fields at `paths` the schema's identifier fields (Java
+    /// `setIdentifierFields`; spec "Identifier Field IDs": required primitive fields, not
+    /// `float` or `double`, not inside a list, a map or an optional struct).
+    pub fn set_identifier_fields(mut self, paths: &[Vec<String>]) -> Self {
+        self.changes.push(Change::SetIdentifiers(paths.to_vec()));
+        self
+    }
+
+    /// Remove the fields at `paths` from the identifier fields (each must be one).
+    pub fn drop_identifier_fields(mut self, paths: &[Vec<String>]) -> Self {
+        self.changes.push(Change::DropIdentifiers(paths.to_vec()));
+        self
+    }
+
+    /// The schema the changes make from `metadata`'s current schema, with its new id
+    /// (see the module docs). Nothing is committed.
+    ///
+    /// Errors: a change that breaks a rule of the module docs, naming the column.
+    pub fn apply(&self, metadata: &TableMetadata) -> Result<Schema> {
+        let base = metadata.current_schema();
+        let mut fields = base.fields.fields.clone();
+        let mut last_id = metadata.last_column_id.max(base.highest_field_id());
+        let mut identifiers = base.identifier_field_ids.clone();
+        for change in &self.changes {
+            match change {
+                Change::SetIdentifiers(paths) => {
+                    identifiers = paths
+                        .iter()
+                        .map(|p| identifier_id(&fields, p))
+                        .collect::<Result<_>>()?;
+                }
+                Change::DropIdentifiers(paths) => {
+                    for p in paths {
+                        let id = find_id(&fields, p)?;
+                        if !identifiers.contains(&id) {
+                            return Err(Error::invalid_argument(format!(
+                                "column '{}' is not an identifier field",
+                                name(p)
+                            )));
+                        }
+                        identifiers.retain(|i| *i != id);
+                    }
+                }
+                other => apply_change(&mut fields, other, metadata, &mut last_id, &identifiers)?,
+            }
+        }
+        let mut schema = Schema::new(base.schema_id, fields);
+        schema.identifier_field_ids = identifiers;
+        let same = |s: &Schema| {
+            s.fields == schema.fields && s.identifier_field_ids == schema.identifier_field_ids
+        };
+        schema.schema_id = match metadata.schemas.iter().find(|s| same(s)) {
+            Some(existing) => existing.schema_id,
+            None => metadata
+                .schemas
+                .iter()
+                .map(|s| s.schema_id)
+                .max()
+                .map_or(0, |id| id + 1),
+        };
+        Ok(schema)
+    }
+}
+
+#[async_trait]
+impl TransactionAction for UpdateSchema {
+    async fn updates(&mut self, table: &Table) -> Result<Vec<TableUpdate>> {
+        let m = table.metadata();
+        let schema = self.apply(m)?;
+        if schema.schema_id == m.current_schema_id {
+            return Ok(vec![]);
+        }
+        let mut out = vec![];
+        if let Some(mapping) = m.properties.get(DEFAULT_NAME_MAPPING_PROPERTY) {
+            let updated = update_name_mapping(mapping, &schema)?;
+            if &updated != mapping {
+                out.push(TableUpdate::SetProperties {
+                    updates: [(DEFAULT_NAME_MAPPING_PROPERTY.to_string(), updated)].into(),
+                });
+            }
+        }
+        let id = schema.schema_id;
+        if m.schema_by_id(id).is_none() {
+            out.push(TableUpdate::AddSchema { schema });
+            out.push(TableUpdate::SetCurrentSchema { schema_id: -1 });
+        } else {
+            out.push(TableUpdate::SetCurrentSchema { schema_id: id });
+        }
+        Ok(out)
+    }
+
+    async fn clean_up(&mut self, _table: &Table, _committed: bool) {}
+}
+
+fn name(path: &[String]) -> String {
+    path.join(".")
+}
+
+fn not_found(path: &[String]) -> Error {
+    Error::not_found(format!("column '{}' does not exist", name(path)))
+}
+
+/// The fields of the struct a field holds: its own struct, or the struct of its list's
+/// element or map's value. `rest` starting with `element`/`value` steps through it.
+fn children_mut<'a>(
+    field: &'a mut NestedField,
+    rest: &mut &[String],
+) -> Option<&'a mut Vec<NestedField>> {
+    let inner = match field.field_type.as_mut() {
+        Type::Struct(s) => return Some(&mut s.fields),
+        Type::List(l) => {
+            skip_word(rest, "element");
+            &mut l.element_field
+        }
+        Type::Map(m) => {
+            skip_word(rest, "value");
+            &mut m.value_field
+        }
+        Type::Primitive(_) => return None,
+    };
+    match inner.field_type.as_mut() {
+        Type::Struct(s) => Some(&mut s.fields),
+        _ => None,
+    }
+}
+
+fn skip_word(rest: &mut &[String], word: &str) {
+    if let Some((first, tail)) = rest.split_first() {
+        if first == word {
+            *rest = tail;
+        }
+    }
+}
+
+/// The sibling list holding the struct at `path` (empty: the top level).
+fn struct_mut<'a>(
+    fields: &'a mut Vec<NestedField>,
+    path: &[String],
+) -> Result<&'a mut Vec<NestedField>> {
+    let mut current = fields;
+    let mut rest = path;
+    while let Some((first, tail)) = rest.split_first() {
+        rest = tail;
+        let field = current
+            .iter_mut()
+            .find(|f| &f.name == first)
+            .ok_or_else(|| not_found(path))?;
+        current = children_mut(field, &mut rest).ok_or_else(|| {
+            Error::invalid_argument(format!("column '{}' is not a struct", name(path)))
+        })?;
+    }
+    Ok(current)
+}
+
+/// The sibling list holding the field at `path`, and its index there.
+fn locate<'a>(
+    fields: &'a mut Vec<NestedField>,
+    path: &[String],
+) -> Result<(&'a mut Vec<NestedField>, usize)> {
+    let (last, parent) = path.split_last().ok_or_else(|| not_found(path))?;
+    let siblings = struct_mut(fields, parent).map_err(|e| {
+        if e.kind() == ErrorKind::NotFound {
+            not_found(path)
+        } else {
+            e
+        }
+    })?;
+    let i = siblings
+        .iter()
+        .position(|f| &f.name == last)
+        .ok_or_else(|| not_found(path))?;
+    Ok((siblings, i))
+}
+
+fn field_at<'a>(fields: &'a mut Vec<NestedField>, path: &[String]) -> Result<&'a mut NestedField> {
+    let (siblings, i) = locate(fields, path)?;
+    siblings.get_mut(i).ok_or_else(|| not_found(path))
+}
+
+fn apply_change(
+    fields: &mut Vec<NestedField>,
+    change: &Change,
+    metadata: &TableMetadata,
+    last_id: &mut i32,
+    identifiers: &[i32],
+) -> Result<()> {
+    match change {
+        Change::Add {
+            parent,
+            field,
+            position,
+        } => {
+            let full: Vec<String> = parent.iter().chain([&field.name]).cloned().collect();
+            if field.name.is_empty() {
+                return Err(Error::invalid_argument("a column needs a name"));
+            }
+            let siblings = struct_mut(fields, parent)?;
+            if siblings.iter().any(|f| f.name == field.name) {
+                return Err(Error::new(
+                    ErrorKind::AlreadyExists,
+                    format!("column '{}' already exists", name(&full)),
+                ));
+            }
+            let mut field = field.clone();
+            field.required = false;
+            assign_fresh_ids(&mut field, last_id);
+            siblings.push(field);
+            if let Some(p) = position {
+                move_field(siblings, &full, p)?;
+            }
+        }
+        Change::Delete(path) => {
+            let (siblings, i) = locate(fields, path)?;
+            let removed = siblings.remove(i);
+            check_deletable(&removed, path, metadata, identifiers)?;
+        }
+        Change::Rename(path, new_name) => {
+            let (siblings, i) = locate(fields, path)?;
+            if new_name.is_empty() {
+                return Err(Error::invalid_argument("a column needs a name"));
+            }
+            if siblings
+                .iter()
+                .enumerate()
+                .any(|(j, f)| j != i && &f.name == new_name)
+            {
+                return Err(Error::new(
+                    ErrorKind::AlreadyExists,
+                    format!(
+                        "cannot rename column '{}' to '{new_name}': a column of that name exists",
+                        name(path)
+                    ),
+                ));
+            }
+            if let Some(f) = siblings.get_mut(i) {
+                f.name.clone_from(new_name);
+            }
+        }
+        Change::UpdateType(path, to) => {
+            let field = field_at(fields, path)?;
+            let Type::Primitive(from) = *field.field_type else {
+                return Err(Error::invalid_argument(format!(
+                    "cannot change column '{}' of type {} to {to}: only primitive types \
+                     are promoted",
+                    name(path),
+                    field.field_type
+                )));
+            };
+            check_promotion(from, *to, metadata.format_version)
+                .map_err(|e| e.context(format!("cannot change column '{}'", name(path))))?;
+            if from != *to {
+                check_partition_values_keep(field.id, from, *to, metadata)
+                    .map_err(|e| e.context(format!("cannot change column '{}'", name(path))))?;
+            }
+            *field.field_type = Type::Primitive(*to);
+        }
+        Change::MakeOptional(path) => {
+            let field = field_at(fields, path)?;
+            if identifiers.contains(&field.id) {
+                return Err(Error::invalid_argument(format!(
+                    "cannot make column '{}' optional: it is an identifier field",
+                    name(path)
+                )));
+            }
+            field.required = false;
+        }
+        Change::UpdateDoc(path, doc) => field_at(fields, path)?.doc.clone_from(doc),
+        Change::Move(path, position) => {
+            let (siblings, _) = locate(fields, path)?;
+            move_field(siblings, path, position)?;
+        }
+        Change::SetIdentifiers(_) | Change::DropIdentifiers(_) => {}
+    }
+    Ok(())
+}
+
+/// The id of the field at `path`.
+fn find_id(fields: &[NestedField], path: &[String]) -> Result<i32> {
+    let mut fields = fields;
+    let mut found = None;
+    for part in path {
+        let f = fields
+            .iter()
+            .find(|f| &f.name == part)
+            .ok_or_else(|| not_found(path))?;
+        fields = match f.field_type.as_ref() {
+            Type::Struct(s) => &s.fields,
+            _ => &[],
+        };
+        found = Some(f.id);
+    }
+    found.ok_or_else(|| not_found(path))
+}
+
+/// The id of the field at `path` if it may be an identifier field (spec "Identifier
+/// Field IDs"): reached through required structs only, itself required and primitive,
+/// not `float` or `double`.
+fn identifier_id(fields: &[NestedField], path: &[String]) -> Result<i32> {
+    let column = name(path);
+    let refuse = |why: &str| {
+        Err(Error::invalid_argument(format!(
+            "column '{column}' cannot be an identifier field: {why}"
+        )))
+    };
+    let mut fields = fields;
+    let Some((last, parents)) = path.split_last() else {
+        return Err(not_found(path));
+    };
+    for part in parents {
+        let f = fields
+            .iter()
+            .find(|f| &f.name == part)
+            .ok_or_else(|| not_found(path))?;
+        fields = match f.field_type.as_ref() {
+            Type::Struct(s) if f.required => &s.fields,
+            Type::Struct(_) => return refuse(&format!("struct '{part}' is optional")),
+            _ => return refuse(&format!("'{part}' is a list or map")),
+        };
+    }
+    let f = fields
+        .iter()
+        .find(|f| &f.name == last)
+        .ok_or_else(|| not_found(path))?;
+    match f.field_type.as_ref() {
+        Type::Primitive(PrimitiveType::Float | PrimitiveType::Double) => {
+            refuse("float and double fields are not allowed")
+        }
+        Type::Primitive(_) if !f.required => refuse("it is optional (make it NOT NULL)"),
+        Type::Primitive(_) => Ok(f.id),
+        _ => refuse("it is not a primitive field"),
+    }
+}
+
+/// Give `field` and every field inside it new ids after `last_id`: the field, then
+/// each struct's fields before their nested fields (Java `TypeUtil.assignFreshIds`).
+fn assign_fresh_ids(field: &mut NestedField, last_id: &mut i32) {
+    *last_id += 1;
+    field.id = *last_id;
+    assign_nested_ids(&mut field.field_type, last_id);
+}
+
+fn assign_nested_ids(ty: &mut Type, last_id: &mut i32) {
+    match ty {
+        Type::Struct(StructType { fields }) => {
+            for f in fields.iter_mut() {
+                *last_id += 1;
+                f.id = *last_id;
+            }
+            for f in fields.iter_mut() {
+                assign_nested_ids(&mut f.field_type, last_id);
+            }
+        }
+        Type::List(l) => {
+            *last_id += 1;
+            l.element_field.id = *last_id;
+            assign_nested_ids(&mut l.element_field.field_type, last_id);
+        }
+        Type::Map(m) => {
+            *last_id += 1;
+            m.key_field.id = *last_id;
+            *last_id += 1;
+            m.value_field.id = *last_id;
+            assign_nested_ids(&mut m.key_field.field_type, last_id);
+            assign_nested_ids(&mut m.value_field.field_type, last_id);
+        }
+        Type::Primitive(_) => {}
+    }
+}
+
+/// Every id in `field` (itself included).
+fn ids_in(field: &NestedField, out: &mut Vec<i32>) {
+    out.push(field.id);
+    match field.field_type.as_ref() {
+        Type::Struct(s) => s.fields.iter().for_each(|f| ids_in(f, out)),
+        Type::List(l) => ids_in(&l.element_field, out),
+        Type::Map(m) => {
+            ids_in(&m.key_field, out);
+            ids_in(&m.value_field, out);
+        }
+        Type::Primitive(_) => {}
+    }
+}
+
+/// Refuse deleting identifier fields and the sources of the current partition spec and
+/// sort order.
+fn check_deletable(
+    removed: &NestedField,
+    path: &[String],
+    m: &TableMetadata,
+    identifiers: &[i32],
+) -> Result<()> {
+    let mut ids = vec![];
+    ids_in(removed, &mut ids);
+    let column = name(path);
+    if let Some(id) = identifiers.iter().find(|id| ids.contains(id)) {
+        return Err(Error::invalid_argument(format!(
+            "cannot drop column '{column}': field {id} is an identifier field of the table"
+        )));
+    }
+    if let Some(f) = m
+        .default_partition_spec()
+        .into_iter()
+        .flat_map(|s| &s.fields)
+        .find(|f| ids.contains(&f.source_id))
+    {
+        return Err(Error::invalid_argument(format!(
+            "cannot drop column '{column}': the current partition spec uses it (partition \
+             field '{}', {}); drop the partition field first",
+            f.name, f.transform
+        )));
+    }
+    let order = m
+        .sort_orders
+        .iter()
+        .find(|o| o.order_id == m.default_sort_order_id);
+    if order
+        .into_iter()
+        .flat_map(|o| &o.fields)
+        .any(|f| ids.contains(&f.source_id))
+    {
+        return Err(Error::invalid_argument(format!(
+            "cannot drop column '{column}': the table's sort order uses it"
+        )));
+    }
+    Ok(())
+}
+
+/// Whether `from` may be promoted to `to` in a table of format `version` (spec "Schema
+/// Evolution", valid primitive type promotions).
+///
+/// Errors: [`ErrorKind::InvalidArgument`] naming the rule.
+pub fn check_promotion(
+    from: PrimitiveType,
+    to: PrimitiveType,
+    version: FormatVersion,
+) -> Result<()> {
+    use PrimitiveType as P;
+    if from == to {
+        return Ok(());
+    }
+    match (from, to) {
+        (P::Int, P::Long) | (P::Float, P::Double) => Ok(()),
+        (
+            P::Decimal {
+                precision: p,
+                scale: s,
+            },
+            P::Decimal {
+                precision: p2,
+                scale: s2,
+            },
+        ) => {
+            if s != s2 {
+                Err(Error::invalid_argument(format!(
+                    "from {from} to {to}: a decimal's scale cannot change"
+                )))
+            } else if p2 < p {
+                Err(Error::invalid_argument(format!(
+                    "from {from} to {to}: a decimal's precision can only widen"
+                )))
+            } else {
+                Ok(())
+            }
+        }
+        (P::Date, P::Timestamp | P::TimestampNs) | (P::Unknown, _)
+            if version >= FormatVersion::V3 =>
+        {
+            Ok(())
+        }
+        _ => Err(Error::invalid_argument(format!(
+            "from {from} to {to}: not a valid type promotion (allowed: int to long, float to \
+             double, decimal(P, S) to decimal(P', S) with P' > P; in v3 also date to \
+             timestamp or timestamp_ns, unknown to any type)"
+        ))),
+    }
+}
+
+/// Refuse a promotion of the source of a partition field (of any of the table's specs)
+/// whose transform would give a different value for the promoted type (spec "Schema
+/// Evolution"): for `date` to a timestamp, every transform but `year`, `month`, `day`
+/// and `void` (identity values and bucket hashes change). The other promotions keep
+/// every transform's values.
+fn check_partition_values_keep(
+    id: i32,
+    from: PrimitiveType,
+    to: PrimitiveType,
+    m: &TableMetadata,
+) -> Result<()> {
+    if from != PrimitiveType::Date {
+        return Ok(());
+    }
+    let changed = m.partition_specs.iter().flat_map(|s| &s.fields).find(|f| {
+        f.source_id == id
+            && !matches!(
+                f.transform,
+                Transform::Year | Transform::Month | Transform::Day | Transform::Void
+            )
+    });
+    match changed {
+        Some(f) => Err(Error::invalid_argument(format!(
+            "from {from} to {to}: partition field '{}' ({}) would change its values",
+            f.name, f.transform
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// Move the field at `path` (in `siblings`) to `position`.
+fn move_field(
+    siblings: &mut Vec<NestedField>,
+    path: &[String],
+    position: &ColumnPosition,
+) -> Result<()> {
+    let last = path.last().map(String::as_str).unwrap_or_default();
+    let i = siblings
+        .iter()
+        .position(|f| f.name == last)
+        .ok_or_else(|| not_found(path))?;
+    let field = siblings.remove(i);
+    let at = match position {
+        ColumnPosition::First => 0,
+        ColumnPosition::After(after) => {
+            if after == last {
+                return Err(Error::invalid_argument(format!(
+                    "cannot move column '{}' after itself",
+                    name(path)
+                )));
+            }
+            let mut sibling = path.to_vec();
+            if let Some(l) = sibling.last_mut() {
+                l.clone_from(after);
+            }
+            let j = siblings
+                .iter()
+                .position(|f| &f.name == after)
+                .ok_or_else(|| {
+                    Error::not_found(format!(
+                        "cannot move column '{}' after '{}': no such column in the same \
+                         struct",
+                        name(path),
+                        name(&sibling)
+                    ))
+                })?;
+            j + 1
+        }
+    };
+    siblings.insert(at, field);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::sort_order::{SortField, SortOrder};
+    use crate::spec::{ListType, MapType, PartitionSpec, TableMetadataBuilder};
+
+    fn p(t: PrimitiveType) -> Type {
+        Type::Primitive(t)
+    }
+
+    fn path(text: &str) -> Vec<String> {
+        text.split('.').map(str::to_string).collect()
+    }
+
+    /// 1 id long (identifier), 2 k int (sorted by), 3 l list<4 struct<5 a int>>,
+    /// 6 m map<7 string, 8 struct<9 b int>>.
+    fn metadata() -> TableMetadata {
+        let strukt = |id: i32, name: &str| {
+            Type::Struct(StructType::new(vec![NestedField::optional(
+                id,
+                name,
+                p(PrimitiveType::Int),
+            )]))
+        };
+        let mut schema = Schema::new(
+            0,
+            vec![
+                NestedField::required(1, "id", p(PrimitiveType::Long)),
+                NestedField::optional(2, "k", p(PrimitiveType::Int)),
+                NestedField::optional(
+                    3,
+                    "l",
+                    Type::List(ListType {
+                        element_field: NestedField::optional(4, "element", strukt(5, "a")),
+                    }),
+                ),
+                NestedField::optional(
+                    6,
+                    "m",
+                    Type::Map(MapType {
+                        key_field: NestedField::required(7, "key", p(PrimitiveType::String)),
+                        value_field: NestedField::optional(8, "value", strukt(9, "b")),
+                    }),
+                ),
+            ],
+        );
+        schema.identifier_field_ids = vec![1];
+        let order = SortOrder {
+            order_id: 1,
+            fields: vec![SortField {
+                transform: Transform::Identity,
+                source_id: 2,
+                direction: "asc".into(),
+                null_order: "nulls-first".into(),
+            }],
+        };
+        TableMetadataBuilder::new_table(
+            FormatVersion::V2,
+            "file:///w/t",
+            schema,
+            PartitionSpec::unpartitioned(),
+            order,
+            Default::default(),
+        )
+        .unwrap()
+        .build()
+        .unwrap()
+    }
+
+    #[test]
+    fn adds_into_list_elements_and_map_values_with_fresh_ids() {
+        let m = metadata();
+        let s = UpdateSchema::new()
+            .add_column(&path("l"), "x", p(PrimitiveType::Int), None, None)
+            .add_column(
+                &path("l.element"),
+                "y",
+                p(PrimitiveType::Int),
+                None,
+                Some(ColumnPosition::First),
+            )
+            .add_column(&path("m.value"), "z", p(PrimitiveType::String), None, None)
+            .add_column(
+                &[],
+                "s",
+                Type::Struct(StructType::new(vec![NestedField::required(
+                    1,
+                    "inner",
+                    p(PrimitiveType::Int),
+                )])),
+                Some("doc".into()),
+                Some(ColumnPosition::After("id".into())),
+            )
+            .apply(&m)
+            .unwrap();
+        assert_eq!(s.schema_id, 1);
+        assert_eq!(s.identifier_field_ids, vec![1]);
+        let names: Vec<&str> = s.columns().iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, ["id", "s", "k", "l", "m"]);
+        assert_eq!(s.field_by_id(10).map(|f| f.name.as_str()), Some("x"));
+        assert_eq!(s.field_by_id(11).map(|f| f.name.as_str()), Some("y"));
+        assert_eq!(s.field_by_id(12).map(|f| f.name.as_str()), Some("z"));
+        // the added struct and its field: ids 13, 14; an added field is optional
+        let added = s.field_by_id(13).unwrap();
+        assert_eq!((added.name.as_str(), added.required), ("s", false));
+        assert_eq!(added.doc.as_deref(), Some("doc"));
+        assert_eq!(s.field_by_id(14).map(|f| f.name.as_str()), Some("inner"));
+        assert_eq!(
+            s.field_by_id(4).unwrap().field_type.to_string(),
+            "struct<y: int, a: int, x: int>"
+        );
+        assert_eq!(
+            s.field_by_id(8).unwrap().field_type.to_string(),
+            "struct<b: int, z: string>"
+        );
+    }
+
+    #[test]
+    fn refuses_dropping_identifier_and_sort_fields() {
+        let m = metadata();
+        let err = UpdateSchema::new()
+            .delete_column(&path("id"))
+            .apply(&m)
+            .unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("cannot drop column 'id': field 1 is an identifier field"),
+            "{err}"
+        );
+        let err = UpdateSchema::new()
+            .delete_column(&path("k"))
+            .apply(&m)
+            .unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("cannot drop column 'k': the table's sort order uses it"),
+            "{err}"
+        );
+        // a nested field can go; renaming back reuses the original schema's id
+        let s = UpdateSchema::new()
+            .delete_column(&path("m.value.b"))
+            .apply(&m)
+            .unwrap();
+        assert_eq!(s.field_by_id(8).unwrap().field_type.to_string(), "struct<>");
+        let s = UpdateSchema::new()
+            .rename_column(&path("k"), "kk")
+            .rename_column(&path("kk"), "k")
+            .apply(&m)
+            .unwrap();
+        assert_eq!(s.schema_id, 0);
+    }
+
+    #[test]
+    fn promotions_follow_the_spec() {
+        use PrimitiveType as P;
+        let dec = |precision, scale| P::Decimal { precision, scale };
+        let v2 = FormatVersion::V2;
+        assert!(check_promotion(P::Int, P::Long, v2).is_ok());
+        assert!(check_promotion(P::Float, P::Double, v2).is_ok());
+        assert!(check_promotion(dec(9, 2), dec(18, 2), v2).is_ok());
+        assert!(check_promotion(P::Long, P::Long, v2).is_ok());
+        let refused = [
+            (P::Long, P::Int, "not a valid type promotion"),
+            (P::Int, P::Double, "not a valid type promotion"),
+            (P::Date, P::Timestamp, "not a valid type promotion"),
+            (dec(9, 2), dec(18, 3), "scale cannot change"),
+            (dec(9, 2), dec(8, 2), "precision can only widen"),
+        ];
+        for (from, to, needle) in refused {
+            let err = check_promotion(from, to, v2).unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::InvalidArgument);
+            assert!(err.to_string().contains(needle), "{from} -> {to}: {err}");
+        }
+        let v3 = FormatVersion::V3;
+        assert!(check_promotion(P::Date, P::Timestamp, v3).is_ok());
+        assert!(check_promotion(P::Date, P::TimestampNs, v3).is_ok());
+        assert!(check_promotion(P::Unknown, P::String, v3).is_ok());
+        assert!(check_promotion(P::Unknown, P::String, v2).is_err());
+        let err = check_promotion(P::Date, P::Timestamptz, v3).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InvalidArgument);
+        assert!(
+            err.to_string().contains("not a valid type promotion"),
+            "{err}"
+        );
+    }
+}

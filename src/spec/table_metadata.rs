@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use serde::Deserialize;
 use serde_json::Value as JsonValue;
 
-use super::partition::PartitionSpec;
+use super::partition::{PartitionSpec, Transform};
 use super::schema::Schema;
 use super::snapshot::{
     EncryptionKey, MetadataLogEntry, PartitionStatisticsFile, Snapshot, SnapshotLogEntry,
@@ -304,9 +304,13 @@ impl TableMetadata {
     ///   reserves for the unsorted order (v1 writers may omit `sort-orders`);
     /// - `current-snapshot-id` (-1 or absent: none) and every ref's `snapshot-id` name a
     ///   snapshot in `snapshots`;
-    /// - every partition field's `source-id` names a field of *some* schema: a spec may
-    ///   keep partitioning by a column a later schema dropped, so only an id in no schema
-    ///   at all is an error.
+    /// - every field of the default partition spec (the one writers use) with a transform
+    ///   other than `void` has a `source-id` naming a field of *some* schema. A spec may
+    ///   keep partitioning by a column a later schema dropped, so an id only older schemas
+    ///   hold is fine; older specs are not checked at all, because once the snapshots of
+    ///   the schemas holding their column are expired, Java's metadata cleanup may remove
+    ///   those schemas while manifests written with the spec stay live (Java binds such
+    ///   specs unchecked).
     ///
     /// Errors: [`InvalidData`](crate::ErrorKind::InvalidData) naming the field and the id;
     /// the caller adds the metadata file's name.
@@ -360,8 +364,12 @@ impl TableMetadata {
                 )));
             }
         }
-        for spec in &self.partition_specs {
-            for f in &spec.fields {
+        if let Some(spec) = self.default_partition_spec() {
+            for f in spec
+                .fields
+                .iter()
+                .filter(|f| f.transform != Transform::Void)
+            {
                 if !self
                     .schemas
                     .iter()
@@ -598,6 +606,13 @@ mod tests {
                 {"name": "x_bucket", "transform": "bucket[4]", "source-id": 1, "field-id": 1000}]},
             {"spec-id": 1, "fields": []}]);
         j["default-spec-id"] = 1.into();
+        let m = TableMetadata::from_json(&j.to_string()).unwrap();
+        assert_eq!(m.partition_specs[0].fields[0].source_id, 1);
+        // an older spec may even name a column no remaining schema holds (its schemas
+        // expired), and a void field of the default spec too
+        j["schemas"].as_array_mut().unwrap().remove(0);
+        j["partition-specs"][1]["fields"] = serde_json::json!([
+            {"name": "gone", "transform": "void", "source-id": 9, "field-id": 1001}]);
         // the unsorted order's reserved id 0 need not be listed
         j["sort-orders"] = serde_json::json!([{"order-id": 1, "fields": []}]);
         j["default-sort-order-id"] = 0.into();
@@ -607,7 +622,7 @@ mod tests {
         let m = TableMetadata::from_json(&j.to_string()).unwrap();
         assert_eq!(m.current_snapshot_id, None);
         assert_eq!(m.ref_snapshot_id("t"), Some(7));
-        assert_eq!(m.partition_specs[0].fields[0].source_id, 1);
+        assert_eq!(m.partition_specs.len(), 2);
     }
 
     #[test]

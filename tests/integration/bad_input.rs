@@ -302,3 +302,52 @@ async fn metadata_naming_nothing_is_rejected_on_open_naming_file_and_field() {
         }
     }
 }
+
+/// Replace `file` by a FIFO (a named pipe: opening it to read waits for a writer).
+#[cfg(unix)]
+fn replace_with_fifo(file: &std::path::Path) {
+    std::fs::remove_file(file).expect("remove");
+    let made = std::process::Command::new("mkfifo")
+        .arg(file)
+        .status()
+        .expect("mkfifo");
+    assert!(made.success(), "mkfifo {}", file.display());
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn a_fifo_where_a_table_file_should_be_is_an_error_not_a_hang() {
+    // (file to replace, SQL that reads it)
+    let data_file =
+        |dir: &std::path::Path| files_with_suffix(&dir.join("data"), ".parquet")[0].clone();
+    let manifest =
+        |dir: &std::path::Path| files_with_suffix(&dir.join("metadata"), "-m0.avro")[0].clone();
+    let metadata = |dir: &std::path::Path| dir.join("metadata/v4.metadata.json");
+    let cases: [(fn(&std::path::Path) -> PathBuf, &str); 3] = [
+        (metadata, "SELECT count(*) FROM t"),
+        (manifest, "SELECT count(*) FROM t"),
+        (data_file, "SELECT sum(id) FROM t"),
+    ];
+    for (pick, sql) in cases {
+        let dir = copy_sample();
+        let fifo = pick(dir.path());
+        replace_with_fifo(&fifo);
+        let read = tokio::time::timeout(
+            std::time::Duration::from_secs(20),
+            scalar_i64(dir.path().to_str().unwrap(), sql),
+        )
+        .await;
+        let Ok(result) = read else {
+            // unblock the reader (a writer opens and closes the FIFO) before failing
+            let _ = std::fs::OpenOptions::new().write(true).open(&fifo);
+            panic!("reading {} blocked", fifo.display());
+        };
+        let err = result.expect_err("a FIFO is no table file");
+        let name = fifo.file_name().unwrap().to_string_lossy().to_string();
+        assert!(
+            err.contains(&name) && err.contains("a FIFO"),
+            "{}: {err}",
+            fifo.display()
+        );
+    }
+}

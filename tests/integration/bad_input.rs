@@ -323,7 +323,8 @@ async fn a_fifo_where_a_table_file_should_be_is_an_error_not_a_hang() {
     let manifest =
         |dir: &std::path::Path| files_with_suffix(&dir.join("metadata"), "-m0.avro")[0].clone();
     let metadata = |dir: &std::path::Path| dir.join("metadata/v4.metadata.json");
-    let cases: [(fn(&std::path::Path) -> PathBuf, &str); 3] = [
+    type Pick = fn(&std::path::Path) -> PathBuf;
+    let cases: [(Pick, &str); 3] = [
         (metadata, "SELECT count(*) FROM t"),
         (manifest, "SELECT count(*) FROM t"),
         (data_file, "SELECT sum(id) FROM t"),

@@ -316,12 +316,11 @@ fn mutate_avro_value(v: &mut AvroValue, path: &[Index], with: &Replacement) {
         AvroValue::Map(m) if matches!(with, Replacement::EmptyList | Replacement::Remove) => {
             m.clear()
         }
-        AvroValue::Union(i, inner) if matches!(with, Replacement::Null) => {
-            // the null branch when the union's first branch is null (optional fields)
-            if *i != 0 {
-                *i = 0;
-                **inner = AvroValue::Null;
-            }
+        // the first branch, null in optional fields (else the record no longer fits the
+        // schema and the mutation is skipped)
+        AvroValue::Union(i, inner) if matches!(with, Replacement::Null) && *i != 0 => {
+            *i = 0;
+            **inner = AvroValue::Null;
         }
         _ => {}
     }
@@ -356,11 +355,11 @@ fn subject(corpus: &Path, name: &str, rt: &tokio::runtime::Runtime) -> Subject {
             let file_name = e.file_name().to_string_lossy().to_string();
             if p.is_dir() {
                 stack.push(p);
-            } else if !file_name.ends_with(".json") || file_name == current {
-                if !file_name.starts_with('.') {
-                    let bytes = std::fs::read(&p).expect("read");
-                    files.push((p, bytes));
-                }
+            } else if (!file_name.ends_with(".json") || file_name == current)
+                && !file_name.starts_with('.')
+            {
+                let bytes = std::fs::read(&p).expect("read");
+                files.push((p, bytes));
             }
         }
     }

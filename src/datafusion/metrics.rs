@@ -19,7 +19,7 @@ use datafusion::physical_plan::ExecutionPlan;
 use crate::scan::ScanMetrics;
 
 /// The funnel counts, named as they appear in `EXPLAIN ANALYZE`.
-pub fn funnel(metrics: &ScanMetrics) -> [(&'static str, usize); 10] {
+pub fn funnel(metrics: &ScanMetrics) -> [(&'static str, usize); 11] {
     [
         ("iceberg_manifests_total", metrics.manifests_total),
         ("iceberg_manifests_skipped", metrics.manifests_skipped),
@@ -36,6 +36,10 @@ pub fn funnel(metrics: &ScanMetrics) -> [(&'static str, usize); 10] {
         (
             "iceberg_data_files_skipped_by_metrics",
             metrics.data_files_skipped_by_metrics,
+        ),
+        (
+            "iceberg_data_files_with_inconsistent_metrics",
+            metrics.data_files_with_inconsistent_metrics,
         ),
         ("iceberg_data_files_planned", metrics.data_files_planned),
         (

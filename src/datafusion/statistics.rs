@@ -19,6 +19,9 @@
 //!   NULL partition: every row, exact only without deletes). This is also how a column
 //!   absent from a migrated file is filled: DataFusion's Parquet opener reads a column
 //!   with exact min = max and no nulls as that constant.
+//! * **Metrics that contradict themselves** (inverted bounds, a bound of the wrong width,
+//!   more nulls than values: [`metrics_inconsistency`]) give nothing: the column's null
+//!   count and bounds stay unknown for that file.
 //! * **Byte size**: width × rows for fixed-width columns (DataFusion's in-memory size),
 //!   `column_sizes` (108, bytes on disk) for the others.
 
@@ -28,7 +31,7 @@ use datafusion::common::{ColumnStatistics, Statistics};
 
 use super::scalar::literal_to_scalar;
 use crate::error::Result;
-use crate::eval::FileStats;
+use crate::eval::{metrics_inconsistency, FileStats};
 use crate::spec::{DataFile, PartitionSpec, PrimitiveType, Schema};
 
 /// Statistics of one data file for a scan with `arrow_schema` (the Arrow form of
@@ -41,7 +44,8 @@ use crate::spec::{DataFile, PartitionSpec, PrimitiveType, Schema};
 /// shorter `wanted` leaves the remaining columns unknown.
 ///
 /// Errors when an identity partition value cannot be represented in its column's Arrow
-/// type; an undecodable bound is skipped instead.
+/// type; metrics that contradict themselves (an undecodable bound among them) leave the
+/// column unknown instead.
 pub(crate) fn file_statistics(
     schema: &Schema,
     arrow_schema: &SchemaRef,
@@ -97,11 +101,6 @@ fn metrics_column(
     rows: usize,
 ) -> ColumnStatistics {
     let mut column = ColumnStatistics::new_unknown();
-    if let Some(nulls) = data_file.null_count(field_id) {
-        if let Ok(nulls) = usize::try_from(nulls) {
-            column.null_count = Precision::Exact(nulls);
-        }
-    }
     column.byte_size = match data_type.primitive_width() {
         Some(width) => Precision::Exact(width * rows),
         // On-disk (compressed) bytes: an underestimate of the decoded size, but the
@@ -112,6 +111,14 @@ fn metrics_column(
             .and_then(|&bytes| usize::try_from(bytes).ok())
             .map_or(Precision::Absent, Precision::Inexact),
     };
+    if metrics_inconsistency(data_file, field_id, ty).is_some() {
+        return column;
+    }
+    if let Some(nulls) = data_file.null_count(field_id) {
+        if let Ok(nulls) = usize::try_from(nulls) {
+            column.null_count = Precision::Exact(nulls);
+        }
+    }
     let bounds_usable = match ty {
         PrimitiveType::Float | PrimitiveType::Double => data_file.nan_count(field_id) == Some(0),
         PrimitiveType::Uuid => false,
@@ -331,16 +338,33 @@ mod tests {
     }
 
     #[test]
-    fn undecodable_bounds_are_skipped() {
+    fn inconsistent_metrics_leave_the_column_unknown() {
+        let unknown = |s: &Statistics, i: usize| {
+            let c = &s.column_statistics[i];
+            (c.min_value.clone(), c.max_value.clone(), c.null_count)
+        };
+        let absent = (Precision::Absent, Precision::Absent, Precision::Absent);
+        // a 3-byte lower bound under a long: the well-formed upper bound goes too
         let mut file = data_file();
         file.lower_bounds.insert(1, vec![1, 2, 3]);
+        // a string bound that is not UTF-8
         file.upper_bounds.insert(2, vec![0xff, 0xfe]);
         let s = stats(&file, false);
-        assert_eq!(s.column_statistics[0].min_value, Precision::Absent);
+        assert_eq!(unknown(&s, 0), absent);
+        assert_eq!(unknown(&s, 1), absent);
+        assert_eq!(s.column_statistics[0].byte_size, Precision::Exact(80));
+        // inverted bounds
+        let mut file = data_file();
+        file.lower_bounds.insert(1, 11_i32.to_le_bytes().to_vec());
+        assert_eq!(unknown(&stats(&file, false), 0), absent);
+        // more nulls than values
+        let mut file = data_file();
+        file.value_counts.insert(2, 2);
+        assert_eq!(unknown(&stats(&file, false), 1), absent);
+        // the untouched columns keep their metrics
         assert_eq!(
-            s.column_statistics[0].max_value,
-            Precision::Inexact(ScalarValue::Int64(Some(10)))
+            stats(&file, false).column_statistics[0].min_value,
+            Precision::Inexact(ScalarValue::Int64(Some(1)))
         );
-        assert_eq!(s.column_statistics[1].max_value, Precision::Absent);
     }
 }

@@ -13,6 +13,14 @@
 //! null or all NaN cannot match a comparison; a NaN bound is treated as unknown; `in`
 //! with more than [`IN_PREDICATE_LIMIT`] values is not checked; `!=` / `not in` prune
 //! only when the file holds a single non-null, non-NaN value equal to the literal.
+//!
+//! **Metrics that contradict themselves are unknown.** A column whose metrics in a file
+//! cannot all be true ([`metrics_inconsistency`]: a lower bound above the upper bound, a
+//! bound whose byte width or encoding is wrong for the type, more nulls or NaNs than
+//! values, a negative count) is not pruned by at all for that file: every predicate on
+//! it might match. Java prunes a live file on inverted bounds; a writer bug must not
+//! lose rows, so here it only costs the pruning. Such files are counted
+//! ([`MetricsVerdict::inconsistent`], `ScanMetrics::data_files_with_inconsistent_metrics`).
 
 use std::cmp::Ordering;
 
@@ -39,6 +47,70 @@ pub trait FileStats {
     fn lower_bound(&self, field_id: i32, ty: &PrimitiveType) -> Option<Literal>;
     /// Upper bound of the field's non-null, non-NaN values, as type `ty`.
     fn upper_bound(&self, field_id: i32, ty: &PrimitiveType) -> Option<Literal>;
+    /// Whether the field's stored bounds (those present) are well-formed values of `ty`:
+    /// the type's byte width (or that of a type promotable to it), valid UTF-8 for
+    /// strings. Stats that hold decoded values only keep the default, `true`.
+    fn bounds_well_formed(&self, _field_id: i32, _ty: &PrimitiveType) -> bool {
+        true
+    }
+}
+
+/// Why the metrics of column `field_id` (of type `ty`) in a file contradict themselves,
+/// or `None` when they can all be true. The spec ("Manifests", `data_file` fields
+/// 109–110, 137, 125, 128) defines value counts as including nulls and NaNs and bounds
+/// as a lower ≤ every non-null, non-NaN value ≤ an upper, in the single-value binary
+/// form of the type (Appendix D), so any of these is a broken writer:
+///
+/// - a bound that is not a value of the type (wrong byte width, a string bound that is
+///   not UTF-8);
+/// - a negative value, null or NaN count;
+/// - more nulls, more NaNs, or more nulls plus NaNs than values;
+/// - a lower bound above the upper bound (NaN bounds, already unknown, are not compared).
+///
+/// Callers treat all of that column's metrics in that file as unknown.
+pub fn metrics_inconsistency(
+    stats: &dyn FileStats,
+    field_id: i32,
+    ty: &PrimitiveType,
+) -> Option<&'static str> {
+    if !stats.bounds_well_formed(field_id, ty) {
+        return Some("a bound is not a value of the column's type");
+    }
+    let (values, nulls, nans) = (
+        stats.value_count(field_id),
+        stats.null_count(field_id),
+        stats.nan_count(field_id),
+    );
+    if [values, nulls, nans].iter().flatten().any(|n| *n < 0) {
+        return Some("a negative count");
+    }
+    if let Some(values) = values {
+        let nulls = nulls.unwrap_or(0);
+        let nans = nans.unwrap_or(0);
+        if nulls > values || nans > values || nulls.saturating_add(nans) > values {
+            return Some("more nulls or NaNs than values");
+        }
+    }
+    let lower = stats.lower_bound(field_id, ty).filter(|l| !is_nan(l));
+    let upper = stats.upper_bound(field_id, ty).filter(|u| !is_nan(u));
+    if let (Some(l), Some(u)) = (lower, upper) {
+        if compare(&l, &u) == Some(Ordering::Greater) {
+            return Some("the lower bound is above the upper bound");
+        }
+    }
+    None
+}
+
+/// Whether `bytes` is a well-formed stored bound of type `ty` (spec Appendix D, with the
+/// narrower forms written before a promotion: int under long, float under double, date
+/// under timestamp).
+fn bound_well_formed(bytes: &[u8], ty: &PrimitiveType) -> bool {
+    match ty {
+        PrimitiveType::Boolean => bytes.len() == 1,
+        // truncated like binary by writers, never longer than the type
+        PrimitiveType::Fixed(n) => bytes.len() as u64 <= *n,
+        _ => Literal::from_bytes(bytes, ty).is_ok(),
+    }
 }
 
 impl FileStats for DataFile {
@@ -62,6 +134,22 @@ impl FileStats for DataFile {
         let bytes = self.upper_bounds.get(&field_id)?;
         Literal::from_bytes(bytes, ty).ok()
     }
+    fn bounds_well_formed(&self, field_id: i32, ty: &PrimitiveType) -> bool {
+        [&self.lower_bounds, &self.upper_bounds]
+            .iter()
+            .filter_map(|bounds| bounds.get(&field_id))
+            .all(|bytes| bound_well_formed(bytes, ty))
+    }
+}
+
+/// What the metrics say about one file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MetricsVerdict {
+    /// Whether the file might hold a matching row (`false`: skip it).
+    pub might_match: bool,
+    /// Whether the metrics of a column the filter looked at contradicted themselves (and
+    /// were therefore not used).
+    pub inconsistent: bool,
 }
 
 /// Evaluates files' metrics against a row filter.
@@ -80,22 +168,49 @@ impl InclusiveMetricsEvaluator {
 
     /// Whether the file might hold a matching row (`false`: skip it).
     pub fn eval(&self, stats: &dyn FileStats) -> Result<bool> {
+        Ok(self.verdict(stats)?.might_match)
+    }
+
+    /// Whether the file might hold a matching row, and whether a column's metrics were
+    /// ignored because they contradict themselves ([`metrics_inconsistency`]).
+    pub fn verdict(&self, stats: &dyn FileStats) -> Result<MetricsVerdict> {
         let rows = stats.record_count();
+        let might_match = |might_match| MetricsVerdict {
+            might_match,
+            inconsistent: false,
+        };
         if rows == 0 {
-            return Ok(ROWS_CANNOT_MATCH);
+            return Ok(might_match(ROWS_CANNOT_MATCH));
         }
         if rows < 0 {
-            return Ok(ROWS_MIGHT_MATCH);
+            return Ok(might_match(ROWS_MIGHT_MATCH));
         }
-        visit(&self.predicate, &mut MetricsVisitor { stats })
+        let mut visitor = MetricsVisitor {
+            stats,
+            inconsistent: false,
+        };
+        let result = visit(&self.predicate, &mut visitor)?;
+        Ok(MetricsVerdict {
+            might_match: result,
+            inconsistent: visitor.inconsistent,
+        })
     }
 }
 
 struct MetricsVisitor<'a> {
     stats: &'a dyn FileStats,
+    /// Set when a column's metrics were found to contradict themselves.
+    inconsistent: bool,
 }
 
 impl MetricsVisitor<'_> {
+    /// Whether the column's metrics contradict themselves in this file (and so say
+    /// nothing); records it.
+    fn unknown(&mut self, t: &BoundReference) -> bool {
+        let bad = metrics_inconsistency(self.stats, t.field_id, &t.field_type).is_some();
+        self.inconsistent |= bad;
+        bad
+    }
     fn may_contain_null(&self, id: i32) -> bool {
         self.stats.null_count(id).is_none_or(|n| n != 0)
     }
@@ -162,6 +277,9 @@ impl PredicateVisitor<BoundReference> for MetricsVisitor<'_> {
     type Output = bool;
 
     fn unary(&mut self, op: UnaryOp, t: &BoundReference) -> Result<bool> {
+        if self.unknown(t) {
+            return Ok(ROWS_MIGHT_MATCH);
+        }
         let id = t.field_id;
         Ok(match op {
             UnaryOp::IsNull => self.may_contain_null(id),
@@ -172,6 +290,9 @@ impl PredicateVisitor<BoundReference> for MetricsVisitor<'_> {
     }
 
     fn binary(&mut self, op: BinaryOp, t: &BoundReference, lit: &Literal) -> Result<bool> {
+        if self.unknown(t) {
+            return Ok(ROWS_MIGHT_MATCH);
+        }
         let id = t.field_id;
         match op {
             BinaryOp::NotEq => {
@@ -221,6 +342,9 @@ impl PredicateVisitor<BoundReference> for MetricsVisitor<'_> {
     }
 
     fn set(&mut self, op: SetOp, t: &BoundReference, literals: &[Literal]) -> Result<bool> {
+        if self.unknown(t) {
+            return Ok(ROWS_MIGHT_MATCH);
+        }
         let id = t.field_id;
         if op == SetOp::NotIn {
             return Ok(self.unique_value(t).is_none_or(|v| {

@@ -20,7 +20,7 @@ pub use evaluator::{
     eval_binary, eval_set, eval_unary, evaluate, evaluate_partition, ResidualEvaluator,
 };
 pub use manifest::ManifestEvaluator;
-pub use metrics::{FileStats, InclusiveMetricsEvaluator};
+pub use metrics::{metrics_inconsistency, FileStats, InclusiveMetricsEvaluator, MetricsVerdict};
 pub use projection::{
     BoundPartitionField, BoundPartitionSpec, InclusiveProjection, StrictProjection,
 };

@@ -3,6 +3,7 @@
 //! and the pruning soundness property test.
 
 mod cases;
+mod inconsistent;
 mod soundness;
 
 use std::collections::HashMap;

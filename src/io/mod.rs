@@ -6,13 +6,14 @@
 //! form, longest prefix first; this is how a table that was copied or moved still reads
 //! (see [`crate::table::OpenOptions`]). Cloud URLs (`s3://`, `gs://`, `az://`, …) go to
 //! stores built by `object_store::parse_url_opts` from the environment and the FileIO's
-//! properties (see [`store_options`]; needs the `cloud` feature).
+//! properties (see [`store_options`]; needs the `cloud` feature). Local files are read
+//! only when they are regular files: a FIFO or device where a table file should be is an
+//! error naming it, not a read that blocks forever.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
-use object_store::local::LocalFileSystem;
 use object_store::path::Path as ObjectPath;
 use object_store::{ObjectStore, ObjectStoreExt};
 use url::Url;
@@ -20,6 +21,7 @@ use url::Url;
 use crate::error::{Error, ErrorKind, Result};
 
 mod cloud;
+mod local;
 pub use cloud::store_options;
 
 /// A location resolved to a store and a path inside it.
@@ -174,7 +176,7 @@ impl FileIO {
             return Ok(Arc::clone(s));
         }
         let store: Arc<dyn ObjectStore> = if store_url == "file://" {
-            Arc::new(LocalFileSystem::new())
+            Arc::new(local::RegularFileStore::new())
         } else {
             let url = Url::parse(store_url).map_err(|e| {
                 Error::invalid_argument(format!("invalid store URL '{store_url}'")).with_source(e)
@@ -467,6 +469,37 @@ mod tests {
         io.delete(&loc).await.unwrap();
         io.delete(&loc).await.unwrap();
         assert!(!io.exists(&loc).await.unwrap());
+    }
+
+    #[tokio::test]
+    #[cfg(unix)]
+    async fn a_fifo_is_an_error_not_a_blocked_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("v1.metadata.json");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .expect("mkfifo");
+        assert!(made.success());
+        let location = fifo.to_str().unwrap();
+        let io = FileIO::default();
+        let read =
+            tokio::time::timeout(std::time::Duration::from_secs(10), io.read(location)).await;
+        let Ok(result) = read else {
+            // unblock the reader (a writer opens and closes the FIFO) before failing
+            let _ = std::fs::OpenOptions::new().write(true).open(&fifo);
+            panic!("reading a FIFO blocked");
+        };
+        let err = result.unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Io, "{err}");
+        let text = err.to_string();
+        assert!(text.contains(location) && text.contains("a FIFO"), "{text}");
+        // a regular file next to it still reads; a directory is still "not found"
+        std::fs::write(dir.path().join("f"), b"x").unwrap();
+        let f = dir.path().join("f");
+        assert_eq!(&io.read(f.to_str().unwrap()).await.unwrap()[..], b"x");
+        let err = io.read(dir.path().to_str().unwrap()).await.unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::NotFound, "{err}");
     }
 
     #[tokio::test]

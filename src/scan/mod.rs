@@ -20,6 +20,7 @@ use futures::stream::{self, StreamExt, TryStreamExt};
 use crate::error::{Error, Result};
 use crate::eval::{
     evaluate_partition, BoundPartitionSpec, InclusiveMetricsEvaluator, ManifestEvaluator,
+    MetricsVerdict,
 };
 use crate::expr::{Binder, BoundPredicate, Predicate};
 use crate::spec::{
@@ -69,6 +70,11 @@ pub struct ScanMetrics {
     pub data_files_skipped_by_partition: usize,
     /// Data files skipped by their column metrics.
     pub data_files_skipped_by_metrics: usize,
+    /// Data files whose metrics of a filtered column contradict themselves (inverted
+    /// bounds, a bound of the wrong width, more nulls than values; see
+    /// [`metrics_inconsistency`](crate::eval::metrics_inconsistency)): not pruned by
+    /// that column.
+    pub data_files_with_inconsistent_metrics: usize,
     /// Data files planned.
     pub data_files_planned: usize,
     /// Live delete files in the scanned manifests.
@@ -235,9 +241,15 @@ impl TableScan {
                     }
                     continue;
                 }
-                if is_data && !p.metrics_might_match(entry) {
-                    metrics.data_files_skipped_by_metrics += 1;
-                    continue;
+                if is_data {
+                    let verdict = p.metrics_verdict(entry);
+                    if verdict.inconsistent {
+                        metrics.data_files_with_inconsistent_metrics += 1;
+                    }
+                    if !verdict.might_match {
+                        metrics.data_files_skipped_by_metrics += 1;
+                        continue;
+                    }
                 }
             }
             if is_data {
@@ -320,9 +332,15 @@ impl<'a> Pruner<'a> {
         .map_err(|e| e.context(format!("partition of '{}'", entry.data_file.file_path)))
     }
 
-    /// Whether the data file's column metrics allow a matching row (best effort).
-    fn metrics_might_match(&self, entry: &ManifestEntry) -> bool {
-        self.metrics.eval(&entry.data_file).unwrap_or(true)
+    /// Whether the data file's column metrics allow a matching row (best effort: an
+    /// evaluation error keeps the file), and whether some were inconsistent.
+    fn metrics_verdict(&self, entry: &ManifestEntry) -> MetricsVerdict {
+        self.metrics
+            .verdict(&entry.data_file)
+            .unwrap_or(MetricsVerdict {
+                might_match: true,
+                inconsistent: false,
+            })
     }
 }
 

@@ -220,7 +220,7 @@ fn parse_data_file(v: Value, spec: &PartitionSpec, types: &[PrimitiveType]) -> R
         .collect::<Result<Vec<_>>>()?;
     Ok(DataFile {
         content,
-        file_path: r.string("file_path")?,
+        file_path: r.location("file_path")?,
         file_format,
         partition,
         record_count: r.long("record_count")?,

@@ -108,7 +108,7 @@ impl ManifestFile {
         };
         let sequence_number = r.opt_long("sequence_number")?.unwrap_or(0);
         Ok(ManifestFile {
-            manifest_path: r.string("manifest_path")?,
+            manifest_path: r.location("manifest_path")?,
             manifest_length: r.long("manifest_length")?,
             partition_spec_id: r.int("partition_spec_id")?,
             content,

@@ -87,6 +87,37 @@ impl Schema {
         find(self.columns(), id).unwrap_or(false)
     }
 
+    /// The first field id used by two fields of this schema, with the two fields' dotted
+    /// names, or `None` when every id is unique (spec: "Schemas": a field id is unique
+    /// within the schema). The id index keeps one field per id, so a duplicate is found by
+    /// walking the fields.
+    pub fn duplicate_field_id(&self) -> Option<(i32, String, String)> {
+        fn walk(
+            f: &NestedField,
+            path: &str,
+            seen: &mut HashMap<i32, String>,
+        ) -> Option<(i32, String, String)> {
+            let name = if path.is_empty() {
+                f.name.clone()
+            } else {
+                format!("{path}.{}", f.name)
+            };
+            if let Some(first) = seen.insert(f.id, name.clone()) {
+                return Some((f.id, first, name));
+            }
+            match f.field_type.as_ref() {
+                Type::Struct(s) => s.fields.iter().find_map(|c| walk(c, &name, seen)),
+                Type::List(l) => walk(&l.element_field, &name, seen),
+                Type::Map(m) => {
+                    walk(&m.key_field, &name, seen).or_else(|| walk(&m.value_field, &name, seen))
+                }
+                Type::Primitive(_) => None,
+            }
+        }
+        let mut seen = HashMap::new();
+        self.columns().iter().find_map(|f| walk(f, "", &mut seen))
+    }
+
     /// The highest field id in the schema (0 when empty).
     pub fn highest_field_id(&self) -> i32 {
         self.id_index.keys().copied().max().unwrap_or(0)

@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use serde::Deserialize;
 use serde_json::Value as JsonValue;
 
-use super::partition::PartitionSpec;
+use super::partition::{PartitionSpec, Transform};
 use super::schema::Schema;
 use super::snapshot::{
     EncryptionKey, MetadataLogEntry, PartitionStatisticsFile, Snapshot, SnapshotLogEntry,
@@ -194,11 +194,6 @@ impl TableMetadata {
             }
             _ => return Err(required::<()>(None, "schemas", version).unwrap_err()),
         };
-        if !schemas.iter().any(|s| s.schema_id == current_schema_id) {
-            return Err(Error::invalid_data(format!(
-                "'current-schema-id' {current_schema_id} names no schema in 'schemas'"
-            )));
-        }
 
         let (mut partition_specs, default_spec_id) = match (raw.partition_specs, raw.partition_spec)
         {
@@ -245,13 +240,6 @@ impl TableMetadata {
 
         let current_snapshot_id = raw.current_snapshot_id.filter(|id| *id != -1);
         let snapshots = raw.snapshots.unwrap_or_default();
-        if let Some(id) = current_snapshot_id {
-            if !snapshots.iter().any(|s| s.snapshot_id == id) {
-                return Err(Error::invalid_data(format!(
-                    "'current-snapshot-id' {id} names no snapshot in 'snapshots'"
-                )));
-            }
-        }
         if v2 {
             if let Some(s) = snapshots.iter().find(|s| s.manifest_list.is_none()) {
                 return Err(Error::invalid_data(format!(
@@ -276,7 +264,7 @@ impl TableMetadata {
             raw.next_row_id
         };
 
-        Ok(TableMetadata {
+        let metadata = TableMetadata {
             format_version: version,
             table_uuid,
             location,
@@ -300,7 +288,102 @@ impl TableMetadata {
             partition_statistics: raw.partition_statistics.unwrap_or_default(),
             next_row_id,
             encryption_keys: raw.encryption_keys.unwrap_or_default(),
-        })
+        };
+        metadata.validate_references()?;
+        Ok(metadata)
+    }
+
+    /// Check that every id the metadata refers to names something, once, when it is read
+    /// (spec: "Table Metadata Fields", "Schemas", "Partition Specs", "Snapshot References"):
+    ///
+    /// - field ids are unique within each schema (spec: "every field has an id … unique
+    ///   within the schema"; Java fails to index such a schema);
+    /// - `current-schema-id` names a schema in `schemas`;
+    /// - `default-spec-id` names a spec in `partition-specs`;
+    /// - `default-sort-order-id` names an order in `sort-orders`, or is 0, the id the spec
+    ///   reserves for the unsorted order (v1 writers may omit `sort-orders`);
+    /// - `current-snapshot-id` (-1 or absent: none) and every ref's `snapshot-id` name a
+    ///   snapshot in `snapshots`;
+    /// - every field of the default partition spec (the one writers use) with a transform
+    ///   other than `void` has a `source-id` naming a field of *some* schema. A spec may
+    ///   keep partitioning by a column a later schema dropped, so an id only older schemas
+    ///   hold is fine; older specs are not checked at all, because once the snapshots of
+    ///   the schemas holding their column are expired, Java's metadata cleanup may remove
+    ///   those schemas while manifests written with the spec stay live (Java binds such
+    ///   specs unchecked).
+    ///
+    /// Errors: [`InvalidData`](crate::ErrorKind::InvalidData) naming the field and the id;
+    /// the caller adds the metadata file's name.
+    fn validate_references(&self) -> Result<()> {
+        for schema in &self.schemas {
+            if let Some((id, first, second)) = schema.duplicate_field_id() {
+                return Err(Error::invalid_data(format!(
+                    "schema {}: field id {id} is used by both '{first}' and '{second}' \
+                     (field ids must be unique within a schema)",
+                    schema.schema_id
+                )));
+            }
+        }
+        if self.schema_by_id(self.current_schema_id).is_none() {
+            return Err(Error::invalid_data(format!(
+                "'current-schema-id' {} names no schema in 'schemas'",
+                self.current_schema_id
+            )));
+        }
+        if self.partition_spec_by_id(self.default_spec_id).is_none() {
+            return Err(Error::invalid_data(format!(
+                "'default-spec-id' {} names no spec in 'partition-specs'",
+                self.default_spec_id
+            )));
+        }
+        if self.default_sort_order_id != 0
+            && !self
+                .sort_orders
+                .iter()
+                .any(|o| o.order_id == self.default_sort_order_id)
+        {
+            return Err(Error::invalid_data(format!(
+                "'default-sort-order-id' {} names no order in 'sort-orders'",
+                self.default_sort_order_id
+            )));
+        }
+        if let Some(id) = self.current_snapshot_id {
+            if self.snapshot_by_id(id).is_none() {
+                return Err(Error::invalid_data(format!(
+                    "'current-snapshot-id' {id} names no snapshot in 'snapshots'"
+                )));
+            }
+        }
+        let mut refs: Vec<_> = self.refs.iter().collect();
+        refs.sort_by(|a, b| a.0.cmp(b.0));
+        for (name, r) in refs {
+            if self.snapshot_by_id(r.snapshot_id).is_none() {
+                return Err(Error::invalid_data(format!(
+                    "'refs': '{name}' has 'snapshot-id' {} that names no snapshot in 'snapshots'",
+                    r.snapshot_id
+                )));
+            }
+        }
+        if let Some(spec) = self.default_partition_spec() {
+            for f in spec
+                .fields
+                .iter()
+                .filter(|f| f.transform != Transform::Void)
+            {
+                if !self
+                    .schemas
+                    .iter()
+                    .any(|s| s.field_by_id(f.source_id).is_some())
+                {
+                    return Err(Error::invalid_data(format!(
+                        "partition spec {}: field '{}' has 'source-id' {} that names no field \
+                         of any schema",
+                        spec.spec_id, f.name, f.source_id
+                    )));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// The current schema.
@@ -450,6 +533,96 @@ mod tests {
         assert_eq!(m.last_partition_id, 1000);
         assert!(m.current_snapshot().is_none());
         assert!(m.refs.is_empty());
+    }
+
+    /// `j` is rejected as invalid data with a message containing every one of `needles`.
+    fn rejected(j: &JsonValue, needles: &[&str]) {
+        let err = TableMetadata::from_json(&j.to_string()).unwrap_err();
+        assert_eq!(err.kind(), crate::ErrorKind::InvalidData, "{err}");
+        for n in needles {
+            assert!(err.to_string().contains(n), "'{n}' not in: {err}");
+        }
+    }
+
+    #[test]
+    fn duplicate_field_ids_are_rejected_top_level_and_nested() {
+        let mut j = v2_json();
+        j["schemas"][0]["fields"][1]["id"] = 1.into();
+        rejected(&j, &["schema 0", "field id 1", "'x'", "'y'"]);
+
+        let mut j = v2_json();
+        j["schemas"][0]["fields"][1]["type"] = serde_json::json!({"type": "struct", "fields": [
+            {"id": 3, "name": "a", "required": false, "type": "int"},
+            {"id": 3, "name": "b", "required": false, "type": "int"}]});
+        rejected(&j, &["field id 3", "'y.a'", "'y.b'"]);
+
+        let mut j = v2_json();
+        j["schemas"][0]["fields"][1]["type"] = serde_json::json!({"type": "list",
+            "element-id": 2, "element-required": false, "element": "int"});
+        rejected(&j, &["field id 2", "'y'", "'y.element'"]);
+    }
+
+    #[test]
+    fn ids_naming_nothing_are_rejected_naming_the_field() {
+        let mut j = v2_json();
+        j["current-schema-id"] = 5.into();
+        rejected(&j, &["'current-schema-id' 5"]);
+
+        let mut j = v2_json();
+        j["default-spec-id"] = 3.into();
+        rejected(&j, &["'default-spec-id' 3"]);
+
+        let mut j = v2_json();
+        j["default-sort-order-id"] = 4.into();
+        rejected(&j, &["'default-sort-order-id' 4"]);
+
+        let mut j = v2_json();
+        j["current-snapshot-id"] = 8.into();
+        rejected(&j, &["'current-snapshot-id' 8"]);
+
+        let mut j = v2_json();
+        j["refs"] = serde_json::json!({"main": {"snapshot-id": 7, "type": "branch"},
+                                       "audit": {"snapshot-id": 99, "type": "tag"}});
+        rejected(&j, &["'refs'", "'audit'", "'snapshot-id' 99"]);
+
+        let mut j = v2_json();
+        j["partition-specs"][0]["fields"][0]["source-id"] = 42.into();
+        rejected(&j, &["partition spec 0", "'x_bucket'", "'source-id' 42"]);
+    }
+
+    #[test]
+    fn legal_references_still_open() {
+        // a spec partitioning by a column only an older schema has (dropped since)
+        let mut j = v2_json();
+        j["schemas"] = serde_json::json!([
+            {"type": "struct", "schema-id": 0, "fields": [
+                {"id": 1, "name": "x", "required": true, "type": "long"},
+                {"id": 2, "name": "y", "required": false, "type": "string"}]},
+            {"type": "struct", "schema-id": 1, "fields": [
+                {"id": 2, "name": "y", "required": false, "type": "string"}]}]);
+        j["current-schema-id"] = 1.into();
+        j["partition-specs"] = serde_json::json!([
+            {"spec-id": 0, "fields": [
+                {"name": "x_bucket", "transform": "bucket[4]", "source-id": 1, "field-id": 1000}]},
+            {"spec-id": 1, "fields": []}]);
+        j["default-spec-id"] = 1.into();
+        let m = TableMetadata::from_json(&j.to_string()).unwrap();
+        assert_eq!(m.partition_specs[0].fields[0].source_id, 1);
+        // an older spec may even name a column no remaining schema holds (its schemas
+        // expired), and a void field of the default spec too
+        j["schemas"].as_array_mut().unwrap().remove(0);
+        j["partition-specs"][1]["fields"] = serde_json::json!([
+            {"name": "gone", "transform": "void", "source-id": 9, "field-id": 1001}]);
+        // the unsorted order's reserved id 0 need not be listed
+        j["sort-orders"] = serde_json::json!([{"order-id": 1, "fields": []}]);
+        j["default-sort-order-id"] = 0.into();
+        // no current snapshot, written as -1; a tag on the one snapshot
+        j["current-snapshot-id"] = (-1).into();
+        j["refs"] = serde_json::json!({"t": {"snapshot-id": 7, "type": "tag"}});
+        let m = TableMetadata::from_json(&j.to_string()).unwrap();
+        assert_eq!(m.current_snapshot_id, None);
+        assert_eq!(m.ref_snapshot_id("t"), Some(7));
+        assert_eq!(m.partition_specs.len(), 2);
     }
 
     #[test]

@@ -97,6 +97,15 @@ fn bytes_to_array<const N: usize>(bytes: &[u8], ty: &PrimitiveType) -> Result<[u
     })
 }
 
+/// A 4-byte date (days since epoch) as a timestamp of `per_day` units per day; an error
+/// when it does not fit in an int64.
+fn days_to(bytes: &[u8], ty: &PrimitiveType, per_day: i64) -> Result<i64> {
+    let days = i32::from_le_bytes(bytes_to_array(bytes, ty)?);
+    i64::from(days)
+        .checked_mul(per_day)
+        .ok_or_else(|| Error::invalid_data(format!("date {days} (days) out of range for {ty}")))
+}
+
 /// The decimal unscaled value of big-endian two's-complement bytes.
 pub fn decimal_from_be_bytes(bytes: &[u8]) -> Result<i128> {
     if bytes.len() > 16 {
@@ -136,6 +145,13 @@ impl Literal {
                 f64::from_le_bytes(bytes_to_array(bytes, ty)?)
             }),
             PrimitiveType::Time => Literal::Time(i64::from_le_bytes(bytes_to_array(bytes, ty)?)),
+            // 4 bytes: a date bound written before a v3 date → timestamp promotion
+            PrimitiveType::Timestamp if bytes.len() == 4 => {
+                Literal::Timestamp(days_to(bytes, ty, 86_400_000_000)?)
+            }
+            PrimitiveType::TimestampNs if bytes.len() == 4 => {
+                Literal::TimestampNs(days_to(bytes, ty, 86_400_000_000_000)?)
+            }
             PrimitiveType::Timestamp => {
                 Literal::Timestamp(i64::from_le_bytes(bytes_to_array(bytes, ty)?))
             }
@@ -304,6 +320,25 @@ mod tests {
             Literal::from_bytes(&1.5f32.to_le_bytes(), &PrimitiveType::Double).unwrap(),
             Literal::Double(1.5)
         );
+        // date bound under a column promoted to timestamp / timestamp_ns (v3)
+        assert_eq!(
+            Literal::from_bytes(&(-2i32).to_le_bytes(), &PrimitiveType::Timestamp).unwrap(),
+            Literal::Timestamp(-2 * 86_400_000_000)
+        );
+        assert_eq!(
+            Literal::from_bytes(&19_000i32.to_le_bytes(), &PrimitiveType::TimestampNs).unwrap(),
+            Literal::TimestampNs(19_000 * 86_400_000_000_000)
+        );
+        // a date whose nanoseconds do not fit an int64 is an error, not a wrapped value
+        assert!(Literal::from_bytes(&i32::MAX.to_le_bytes(), &PrimitiveType::TimestampNs).is_err());
+        // 3 bytes are no value of a 4- or 8-byte type
+        for ty in [
+            PrimitiveType::Int,
+            PrimitiveType::Long,
+            PrimitiveType::Timestamp,
+        ] {
+            assert!(Literal::from_bytes(&[1, 2, 3], &ty).is_err(), "{ty}");
+        }
         let dec = PrimitiveType::Decimal {
             precision: 9,
             scale: 2,

@@ -32,6 +32,11 @@ pub enum ExpType {
     Timestamp {
         tz: bool,
     },
+    /// Iceberg v3 `timestamp_ns` / `timestamptz_ns` (DuckDB `TIMESTAMP_NS`): nanoseconds,
+    /// written with 9 fractional digits always.
+    TimestampNs {
+        tz: bool,
+    },
     Time,
     Uuid,
     Struct(Vec<(String, ExpType)>),
@@ -181,6 +186,8 @@ impl TypeParser<'_> {
             "timestamp_ltz" | "timestamptz" | "timestamp with time zone" => {
                 ExpType::Timestamp { tz: true }
             }
+            "timestamp_ns" => ExpType::TimestampNs { tz: false },
+            "timestamptz_ns" | "timestamp_ns with time zone" => ExpType::TimestampNs { tz: true },
             "time" => ExpType::Time,
             "uuid" => ExpType::Uuid,
             other => return Err(format!("unknown type {other:?}")),
@@ -220,6 +227,9 @@ pub fn check_type(exp: &ExpType, dt: &DataType) -> Result<(), String> {
         (ExpType::Uuid, D::FixedSizeBinary(16) | D::Utf8 | D::LargeUtf8 | D::Utf8View) => true,
         (ExpType::Date, D::Date32 | D::Date64) => true,
         (ExpType::Timestamp { tz }, D::Timestamp(_, atz)) => *tz == atz.is_some(),
+        (ExpType::TimestampNs { tz }, D::Timestamp(TimeUnit::Nanosecond, atz)) => {
+            *tz == atz.is_some()
+        }
         (ExpType::Time, D::Time32(_) | D::Time64(_)) => true,
         (ExpType::Struct(fields), D::Struct(afields)) => {
             if fields.len() != afields.len() {
@@ -265,6 +275,8 @@ fn describe(t: &ExpType) -> String {
     match t {
         ExpType::Timestamp { tz: true } => "timestamp with time zone".into(),
         ExpType::Timestamp { tz: false } => "timestamp without time zone".into(),
+        ExpType::TimestampNs { tz: true } => "timestamptz_ns".into(),
+        ExpType::TimestampNs { tz: false } => "timestamp_ns".into(),
         ExpType::Int(b) => format!("int{b}"),
         ExpType::Decimal(p, s) => format!("decimal({p},{s})"),
         other => format!("{other:?}").to_lowercase(),
@@ -353,10 +365,13 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-fn datetime_string(secs: i64, nanos: u32, zone: bool) -> Result<String, String> {
+/// `YYYY-MM-DDTHH:MM:SS.ffffff[Z]`, with 9 fractional digits when `nine_digits` (the
+/// corpus encoding of `timestamp_ns` / `timestamptz_ns`) or when the value has
+/// sub-microsecond digits.
+fn datetime_string(secs: i64, nanos: u32, zone: bool, nine_digits: bool) -> Result<String, String> {
     let dt = chrono::DateTime::from_timestamp(secs, nanos)
         .ok_or_else(|| format!("timestamp out of range: {secs}s"))?;
-    let frac = if nanos.is_multiple_of(1000) {
+    let frac = if !nine_digits && nanos.is_multiple_of(1000) {
         format!("{:06}", nanos / 1000)
     } else {
         format!("{nanos:09}")
@@ -442,7 +457,8 @@ fn sort_pairs(pairs: &mut [Value]) {
 }
 
 /// Converts one Arrow cell to JSON in the corpus encoding. `hint` (the expected type) is used only
-/// to render 16-byte fixed binaries as UUIDs.
+/// to render 16-byte fixed binaries as UUIDs and to print `timestamp_ns` / `timestamptz_ns`
+/// with 9 fractional digits.
 pub fn cell_to_json(arr: &dyn Array, row: usize, hint: Option<&ExpType>) -> Result<Value, String> {
     use DataType as D;
     if row >= arr.len() {
@@ -523,14 +539,14 @@ pub fn cell_to_json(arr: &dyn Array, row: usize, hint: Option<&ExpType>) -> Resu
         D::Date32 => {
             let days = arr.as_primitive::<Date32Type>().value(row) as i64;
             let (s, n) = (days * 86_400, 0);
-            Value::String(datetime_string(s, n, false)?[..10].to_string())
+            Value::String(datetime_string(s, n, false, false)?[..10].to_string())
         }
         D::Date64 => {
             let (s, n) = split_units(
                 arr.as_primitive::<Date64Type>().value(row),
                 &TimeUnit::Millisecond,
             );
-            Value::String(datetime_string(s, n, false)?[..10].to_string())
+            Value::String(datetime_string(s, n, false, false)?[..10].to_string())
         }
         D::Timestamp(unit, tz) => {
             let raw = match unit {
@@ -540,7 +556,14 @@ pub fn cell_to_json(arr: &dyn Array, row: usize, hint: Option<&ExpType>) -> Resu
                 TimeUnit::Nanosecond => arr.as_primitive::<TimestampNanosecondType>().value(row),
             };
             let (s, n) = split_units(raw, unit);
-            Value::String(datetime_string(s, n, tz.is_some())?)
+            // nanosecond types print 9 digits always; a nanosecond Arrow column under a
+            // microsecond expected type (e.g. a DataFusion cast) prints as microseconds
+            let nine = match hint {
+                Some(ExpType::TimestampNs { .. }) => true,
+                None => *unit == TimeUnit::Nanosecond,
+                Some(_) => false,
+            };
+            Value::String(datetime_string(s, n, tz.is_some(), nine)?)
         }
         D::Time32(unit) => {
             let raw = match unit {

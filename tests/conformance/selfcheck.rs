@@ -24,6 +24,8 @@ pub fn run() {
     assert_eq!(ty("decimal(38,10)"), ExpType::Decimal(38, 10));
     assert_eq!(ty("timestamp"), ExpType::Timestamp { tz: true });
     assert_eq!(ty("timestamp_ntz"), ExpType::Timestamp { tz: false });
+    assert_eq!(ty("timestamp_ns"), ExpType::TimestampNs { tz: false });
+    assert_eq!(ty("timestamptz_ns"), ExpType::TimestampNs { tz: true });
     assert_eq!(
         parse_type("TIMESTAMP", Dialect::DuckDb),
         ExpType::Timestamp { tz: false }
@@ -142,6 +144,32 @@ pub fn run() {
         cell(&ntz, 0, &ty("timestamp_ntz")),
         json!("2024-01-01T05:00:00.000002")
     );
+    // timestamp_ns / timestamptz_ns: 9 digits always, also when the sub-microsecond digits
+    // are zero (and with them), as the corpus encodes them
+    let ns = TimestampNanosecondArray::from(vec![1704085200000002000i64, 1704085200000002003]);
+    assert_eq!(
+        cell(&ns, 0, &ty("timestamp_ns")),
+        json!("2024-01-01T05:00:00.000002000")
+    );
+    assert_eq!(
+        cell(&ns, 1, &ty("timestamp_ns")),
+        json!("2024-01-01T05:00:00.000002003")
+    );
+    let nsz = ns.clone().with_timezone("+00:00");
+    assert_eq!(
+        cell(&nsz, 0, &ty("timestamptz_ns")),
+        json!("2024-01-01T05:00:00.000002000Z")
+    );
+    assert_eq!(
+        cell_to_json(&nsz, 0, None).expect("no hint"),
+        json!("2024-01-01T05:00:00.000002000Z")
+    );
+    assert!(check_type(&ty("timestamp_ns"), ns.data_type()).is_ok());
+    assert!(check_type(
+        &ty("timestamp_ns"),
+        &DataType::Timestamp(TimeUnit::Microsecond, None)
+    )
+    .is_err());
     let dates = Date32Array::from(vec![-1, 19737]);
     assert_eq!(cell(&dates, 0, &ty("date")), json!("1969-12-31"));
     assert_eq!(cell(&dates, 1, &ty("date")), json!("2024-01-15"));

@@ -252,3 +252,103 @@ async fn a_hint_naming_a_missing_version_is_an_error() {
         "{text}"
     );
 }
+
+/// Rewrite the copy's current metadata JSON (`v4.metadata.json`) with `edit`.
+fn edit_metadata(dir: &std::path::Path, edit: impl FnOnce(&mut serde_json::Value)) {
+    let file = dir.join("metadata/v4.metadata.json");
+    let mut j: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    edit(&mut j);
+    std::fs::write(&file, j.to_string()).unwrap();
+}
+
+#[tokio::test]
+async fn metadata_naming_nothing_is_rejected_on_open_naming_file_and_field() {
+    type Edit = fn(&mut serde_json::Value);
+    let cases: [(Edit, &str); 5] = [
+        (|j| j["default-spec-id"] = 77.into(), "'default-spec-id' 77"),
+        (
+            |j| j["partition-specs"][0]["fields"][0]["source-id"] = 4242.into(),
+            "'source-id' 4242",
+        ),
+        (
+            |j| j["refs"]["main"]["snapshot-id"] = 1.into(),
+            "'snapshot-id' 1 ",
+        ),
+        (
+            |j| j["schemas"][0]["fields"][1]["id"] = 1.into(),
+            "field id 1 is used by both",
+        ),
+        (
+            |j| j["default-sort-order-id"] = 5.into(),
+            "'default-sort-order-id' 5",
+        ),
+    ];
+    for (edit, needle) in cases {
+        let dir = copy_sample();
+        edit_metadata(dir.path(), edit);
+        // by directory (through the hint) and by the file's path
+        let by_path = dir.path().join("metadata/v4.metadata.json");
+        for location in [dir.path(), by_path.as_path()] {
+            let err = Table::open(location.to_str().unwrap())
+                .await
+                .expect_err(needle);
+            assert_eq!(err.kind(), ErrorKind::InvalidData, "{err}");
+            let text = err.to_string();
+            assert!(
+                text.contains(needle) && text.contains("v4.metadata.json"),
+                "{needle}: {text}"
+            );
+        }
+    }
+}
+
+/// Replace `file` by a FIFO (a named pipe: opening it to read waits for a writer).
+#[cfg(unix)]
+fn replace_with_fifo(file: &std::path::Path) {
+    std::fs::remove_file(file).expect("remove");
+    let made = std::process::Command::new("mkfifo")
+        .arg(file)
+        .status()
+        .expect("mkfifo");
+    assert!(made.success(), "mkfifo {}", file.display());
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn a_fifo_where_a_table_file_should_be_is_an_error_not_a_hang() {
+    // (file to replace, SQL that reads it)
+    let data_file =
+        |dir: &std::path::Path| files_with_suffix(&dir.join("data"), ".parquet")[0].clone();
+    let manifest =
+        |dir: &std::path::Path| files_with_suffix(&dir.join("metadata"), "-m0.avro")[0].clone();
+    let metadata = |dir: &std::path::Path| dir.join("metadata/v4.metadata.json");
+    type Pick = fn(&std::path::Path) -> PathBuf;
+    let cases: [(Pick, &str); 3] = [
+        (metadata, "SELECT count(*) FROM t"),
+        (manifest, "SELECT count(*) FROM t"),
+        (data_file, "SELECT sum(id) FROM t"),
+    ];
+    for (pick, sql) in cases {
+        let dir = copy_sample();
+        let fifo = pick(dir.path());
+        replace_with_fifo(&fifo);
+        let read = tokio::time::timeout(
+            std::time::Duration::from_secs(20),
+            scalar_i64(dir.path().to_str().unwrap(), sql),
+        )
+        .await;
+        let Ok(result) = read else {
+            // unblock the reader (a writer opens and closes the FIFO) before failing
+            let _ = std::fs::OpenOptions::new().write(true).open(&fifo);
+            panic!("reading {} blocked", fifo.display());
+        };
+        let err = result.expect_err("a FIFO is no table file");
+        let name = fifo.file_name().unwrap().to_string_lossy().to_string();
+        assert!(
+            err.contains(&name) && err.contains("a FIFO"),
+            "{}: {err}",
+            fifo.display()
+        );
+    }
+}

@@ -8,6 +8,7 @@ mod deletes;
 mod dml;
 mod evolution;
 mod fixtures;
+mod fuzz;
 mod interop;
 mod interop_writes;
 /// The conformance runner's Arrow -> canonical JSON conversion, shared (the interop tests

@@ -42,7 +42,7 @@ fn line(m: &MetricsSet) -> String {
     let get = |name: &str| metric(m, name).unwrap_or_else(|| "0".to_string());
     format!(
         "pruning: manifests {} ({} skipped by partition summaries); data files {} \
-         ({} skipped by partition, {} by metrics) -> {} planned ({} fully deleted); \
+         ({} skipped by partition, {} by metrics; {} with inconsistent metrics) -> {} planned ({} fully deleted); \
          delete files kept {} (position {}, deletion vectors {}, equality {}; rows deleted by position {}); \
          row groups {}; pages {}",
         get("iceberg_manifests_total"),
@@ -50,6 +50,7 @@ fn line(m: &MetricsSet) -> String {
         get("iceberg_data_files_total"),
         get("iceberg_data_files_skipped_by_partition"),
         get("iceberg_data_files_skipped_by_metrics"),
+        get("iceberg_data_files_with_inconsistent_metrics"),
         get("iceberg_data_files_planned"),
         get("iceberg_data_files_fully_deleted"),
         get("iceberg_delete_files_kept"),

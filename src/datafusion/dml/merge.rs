@@ -20,7 +20,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use datafusion::arrow::array::{Array, ArrayRef, BooleanArray, RecordBatch};
 use datafusion::arrow::compute::kernels::boolean::{and, and_not, or};
-use datafusion::arrow::compute::{cast, filter_record_batch, is_not_null};
+use datafusion::arrow::compute::{cast, filter_record_batch};
 use datafusion::arrow::datatypes::{Field, Schema as ArrowSchema, SchemaRef};
 use datafusion::catalog::Session;
 use datafusion::common::{Column, DFSchema, DFSchemaRef, Result as DFResult};
@@ -87,8 +87,8 @@ impl MergeActions {
     /// Apply the clauses to one joined batch.
     pub(crate) fn apply(&self, batch: &RecordBatch) -> Result<MergeOutcome> {
         let rows = batch.num_rows();
-        let target = is_not_null(batch.column(self.target_columns))?;
-        let source = is_not_null(batch.column(self.source_present))?;
+        let target = present(batch.column(self.target_columns).as_ref());
+        let source = present(batch.column(self.source_present).as_ref());
         let matched = and(&target, &source)?;
         let by_target = and_not(&source, &target)?;
         let by_source = and_not(&target, &source)?;
@@ -173,6 +173,17 @@ impl MergeActions {
             ))
             .with_source(e)
         })
+    }
+}
+
+/// Which rows of `column` are not null, in a fresh buffer (bit offset 0). arrow 59.3.2's
+/// `and_not` of two boolean arrays with different bit offsets reads the right one at the
+/// left one's offset and panics ("offset + len out of bounds" / "buffer not large
+/// enough"); an outer join's output has such null buffers (seen at TPC-H SF1).
+fn present(column: &dyn Array) -> BooleanArray {
+    match column.logical_nulls() {
+        None => BooleanArray::from(vec![true; column.len()]),
+        Some(nulls) => nulls.iter().map(Some).collect(),
     }
 }
 
@@ -384,4 +395,40 @@ pub(crate) async fn plan_merge(
             check_cardinality,
         },
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use datafusion::arrow::array::{BooleanArray, StringArray};
+    use datafusion::arrow::buffer::{BooleanBuffer, NullBuffer, OffsetBuffer};
+    use datafusion::arrow::compute::kernels::boolean::and_not;
+
+    use super::present;
+
+    /// The shapes an SF1 outer join produced: a string column whose null buffer starts
+    /// at bit 2588 of a 364-byte buffer, and a boolean column sliced at 2588.
+    #[test]
+    fn presence_masks_of_offset_null_buffers() {
+        let bits: Vec<bool> = (0..2912).map(|i| i % 3 != 0).collect();
+        let nulls = NullBuffer::new(BooleanBuffer::from(bits.clone()).slice(2588, 317));
+        let target = StringArray::new(
+            OffsetBuffer::from_lengths(vec![0; 317]),
+            Vec::<u8>::new().into(),
+            Some(nulls),
+        );
+        let source = BooleanArray::from(
+            bits.iter()
+                .map(|b| (!b).then_some(true))
+                .collect::<Vec<_>>(),
+        )
+        .slice(2588, 317);
+        let (t, s) = (present(&target), present(&source));
+        let both = and_not(&t, &s).expect("and_not");
+        for i in 0..317 {
+            let expected = bits[2588 + i] && bits[2588 + i];
+            assert_eq!(t.value(i), bits[2588 + i], "target {i}");
+            assert_eq!(s.value(i), !bits[2588 + i], "source {i}");
+            assert_eq!(both.value(i), expected && bits[2588 + i], "and_not {i}");
+        }
+    }
 }

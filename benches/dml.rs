@@ -32,11 +32,13 @@
 //!   t.l_linenumber = s.l_linenumber WHEN MATCHED THEN UPDATE SET l_quantity =
 //!   s.l_quantity WHEN NOT MATCHED THEN INSERT (…) VALUES (s.…)`, the source being the
 //!   rows with `l_partkey % 100 = 1` (1 %) with `l_quantity + 1`, and the rows with
-//!   `l_partkey % 1000 = 2` (0.1 %) as new rows (`l_linenumber + 100`).
+//!   `l_partkey % 1000 = 2` (0.1 %) as new rows (`l_linenumber + 100`);
+//! * the same `MERGE` with the 1 % changed rows only and `WHEN MATCHED` only.
 //!
-//! The ten sides (5 statements × 2 modes) run in a rotated order each iteration; the
+//! The twelve sides (6 statements × 2 modes) run in a rotated order each iteration; the
 //! figures are medians. Each run checks the returned count against the expected one
 //! (computed on `lineitem` beforehand) and against `SELECT count(*)` before and after.
+//! A statement that fails is reported (with its error) and the other sides go on.
 //!
 //! Reads (first iteration, merge-on-read sides): after the statement, the changed table
 //! is copied into a compacted one (`CREATE TABLE cat.ns.c AS SELECT * FROM cat.ns.t`,
@@ -462,6 +464,19 @@ async fn changes(ctx: &SessionContext, rows: u64) -> Result<Vec<Change>, BoxErro
         expected: matched + inserted,
         expected_delta: inserted as i64,
     });
+    // the same without `WHEN NOT MATCHED` (an inner join: no unmatched rows)
+    out.push(Change {
+        label: "MERGE 1 % updated (`WHEN MATCHED` only)".into(),
+        sql: format!(
+            "MERGE INTO cat.ns.t t USING (\
+             SELECT {} FROM lineitem WHERE l_partkey % 100 = 1) s \
+             ON t.l_orderkey = s.l_orderkey AND t.l_linenumber = s.l_linenumber \
+             WHEN MATCHED THEN UPDATE SET l_quantity = s.l_quantity",
+            select("l_quantity", &quantity),
+        ),
+        expected: matched,
+        expected_delta: 0,
+    });
     Ok(out)
 }
 
@@ -507,13 +522,28 @@ async fn main() -> Result<(), BoxError> {
     }
     let mut runs: HashMap<usize, Vec<Run>> = HashMap::new();
     let mut reads_after: HashMap<usize, Reads> = HashMap::new();
+    let mut failures: HashMap<usize, String> = HashMap::new();
     for i in 0..iterations {
         for k in 0..sides.len() {
             let s = (i + k) % sides.len();
             let (c, mode) = sides[s];
             let change = &changes[c];
             let measure = (i == 0 && mode == Mode::MergeOnRead && reads > 0).then_some(reads);
-            let (run, r) = run_change(&lineitem, &tmp, &templates[&mode], change, measure).await?;
+            let (run, r) =
+                match run_change(&lineitem, &tmp, &templates[&mode], change, measure).await {
+                    Ok(x) => x,
+                    Err(e) => {
+                        // reported, and the other sides still measured
+                        let e = e.to_string().replace('\n', " ");
+                        eprintln!(
+                            "iteration {i}: {} [{}]: FAILED: {e}",
+                            change.label,
+                            mode.property()
+                        );
+                        failures.entry(s).or_insert(e);
+                        continue;
+                    }
+                };
             eprintln!(
                 "iteration {i}: {} [{}]: {:.2} s, count {} (checked), +{} data files, \
                  -{} data files, +{} delete files, {:.1} MB written",
@@ -544,7 +574,14 @@ async fn main() -> Result<(), BoxError> {
     );
     println!("|---|---|---:|---|---:|---:|---:|---:|");
     for (s, (c, mode)) in sides.iter().enumerate() {
-        let r = &runs[&s];
+        let Some(r) = runs.get(&s) else {
+            println!(
+                "| {} | {} | failed | | | | | |",
+                changes[*c].label,
+                mode.property()
+            );
+            continue;
+        };
         let last = &r[r.len() - 1];
         let times: Vec<String> = r
             .iter()
@@ -561,6 +598,15 @@ async fn main() -> Result<(), BoxError> {
             last.removed_data_files,
             last.added_delete_files,
             last.added_bytes as f64 / 1e6
+        );
+    }
+    for (s, e) in &failures {
+        let (c, mode) = sides[*s];
+        println!(
+            "\n{} [{}] failed ({} of {iterations} runs): {e}",
+            changes[c].label,
+            mode.property(),
+            iterations - runs.get(s).map_or(0, Vec::len)
         );
     }
     if !reads_after.is_empty() {

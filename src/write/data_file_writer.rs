@@ -24,7 +24,7 @@ use super::batch::{conform_batch, leaf_at, literals, struct_path, update_float_s
 use super::bounds::literal_to_bytes;
 use super::metrics_config::MetricsMode;
 use super::parquet_metrics::{data_file_from_footer, FloatFieldStats};
-use super::partition_path::partition_path;
+use super::partition_path::{file_location, partition_path};
 use super::writer_config::DataFileWriterConfig;
 use crate::error::{Error, ErrorKind, Result};
 use crate::io::FileIO;
@@ -340,11 +340,7 @@ impl PartitionedDataFileWriter {
         if partition.file.is_none() {
             self.file_count += 1;
             let name = format!("00000-{}-{}.parquet", self.file_count, self.writer_id);
-            let location = if partition.path.is_empty() {
-                format!("{}/{name}", self.data_location)
-            } else {
-                format!("{}/{}/{name}", self.data_location, partition.path)
-            };
+            let location = file_location(&self.data_location, &partition.path, &name);
             let resolved = self.file_io.resolve(&location)?;
             let store = self.file_io.store(&resolved.store_url)?;
             let writer = AsyncArrowWriter::try_new(

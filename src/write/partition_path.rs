@@ -257,6 +257,17 @@ fn base64(bytes: &[u8]) -> String {
     out
 }
 
+/// The location of a file named `name` in partition directory `partition_dir` (a
+/// [`partition_path`], empty for an unpartitioned spec) under `data_location`.
+pub fn file_location(data_location: &str, partition_dir: &str, name: &str) -> String {
+    let root = data_location.trim_end_matches('/');
+    if partition_dir.is_empty() {
+        format!("{root}/{name}")
+    } else {
+        format!("{root}/{partition_dir}/{name}")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -21,7 +21,7 @@ use roaring::RoaringTreemap;
 use super::data_file_writer::ICEBERG_SCHEMA_KEY;
 use super::metrics_config::MetricsMode;
 use super::parquet_metrics::data_file_from_footer;
-use super::partition_path::partition_path;
+use super::partition_path::{file_location, partition_path};
 use super::writer_config::DataFileWriterConfig;
 use crate::delete::delete_file_index::DELETE_FILE_PATH_FIELD_ID;
 use crate::error::{Error, ErrorKind, Result};
@@ -112,13 +112,8 @@ pub async fn write_position_delete_file(
     deletes.sort_by(|a, b| a.0.cmp(&b.0));
     let schema = position_delete_schema();
     let arrow_schema = Arc::new(schema_to_arrow(&schema)?);
-    let dir = partition_path(spec, &partition);
     let name = format!("{}-deletes.parquet", uuid::Uuid::new_v4());
-    let location = if dir.is_empty() {
-        format!("{}/{name}", data_location.trim_end_matches('/'))
-    } else {
-        format!("{}/{dir}/{name}", data_location.trim_end_matches('/'))
-    };
+    let location = file_location(data_location, &partition_path(spec, &partition), &name);
     let io_error = |e: datafusion::parquet::errors::ParquetError| {
         Error::new(
             ErrorKind::Io,

@@ -9,7 +9,7 @@ use bytes::Bytes;
 use roaring::RoaringTreemap;
 use serde_json::json;
 
-use super::partition_path::partition_path;
+use super::partition_path::{file_location, partition_path};
 use crate::delete::deletion_vector::serialize_deletion_vector;
 use crate::delete::puffin::PUFFIN_MAGIC;
 use crate::error::{Error, Result};
@@ -41,13 +41,8 @@ pub async fn write_deletion_vectors(
         ));
     }
     vectors.sort_by(|a, b| a.0.cmp(&b.0));
-    let dir = partition_path(spec, &partition);
     let name = format!("{}-dv.puffin", uuid::Uuid::new_v4());
-    let location = if dir.is_empty() {
-        format!("{}/{name}", data_location.trim_end_matches('/'))
-    } else {
-        format!("{}/{dir}/{name}", data_location.trim_end_matches('/'))
-    };
+    let location = file_location(data_location, &partition_path(spec, &partition), &name);
     let mut bytes = PUFFIN_MAGIC.to_vec();
     let mut blobs = vec![];
     let mut placed = vec![];

@@ -96,7 +96,6 @@ impl OptimizerRule for DmlEmptyInputGuard {
                 .build()?;
                 Ok(Transformed::yes(scan))
             }
-            other if other.inputs().is_empty() => Ok(Transformed::no(other)),
             other => Ok(Transformed::no(other)),
         })?;
         let changed = input.transformed;

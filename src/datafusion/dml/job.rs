@@ -5,7 +5,9 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
-use datafusion::arrow::array::{Array, ArrayRef, AsArray, BooleanArray, RecordBatch};
+use datafusion::arrow::array::{
+    Array, ArrayRef, AsArray, BooleanArray, Int64Array, RecordBatch, StringArray,
+};
 use datafusion::arrow::compute::kernels::zip::zip;
 use datafusion::arrow::compute::{cast, filter_record_batch};
 use datafusion::arrow::datatypes::{Int64Type, SchemaRef};
@@ -48,6 +50,27 @@ struct PassOne {
     matched: Positions,
     /// New data files written.
     files: Vec<DataFile>,
+}
+
+/// The row-id columns of a row-level scan batch whose table has `columns` columns: the
+/// data file locations and the row positions.
+///
+/// Errors: a batch without them ([`ErrorKind::InvalidData`]).
+fn row_ids(batch: &RecordBatch, columns: usize) -> Result<(&StringArray, &Int64Array)> {
+    let files = batch
+        .columns()
+        .get(columns)
+        .and_then(|c| c.as_string_opt::<i32>());
+    let pos = batch
+        .columns()
+        .get(columns + 1)
+        .and_then(|c| c.as_primitive_opt::<Int64Type>());
+    match (files, pos) {
+        (Some(files), Some(pos)) => Ok((files, pos)),
+        _ => Err(Error::invalid_data(
+            "a row-level scan batch lacks its data file and position columns",
+        )),
+    }
 }
 
 fn cardinality_error(ident: &crate::catalog::TableIdent) -> Error {
@@ -278,8 +301,7 @@ impl RowLevelJob {
             return Ok(vec![]);
         }
         out.count += matched as u64;
-        let files = batch.column(columns).as_string::<i32>();
-        let pos = batch.column(columns + 1).as_primitive::<Int64Type>();
+        let (files, pos) = row_ids(batch, columns)?;
         for row in (0..batch.num_rows()).filter(|r| mask.value(*r)) {
             let file = files.value(row);
             if self.whole_read.contains(file) {
@@ -310,8 +332,7 @@ impl RowLevelJob {
         let columns = self.provider.arrow_schema().fields().len();
         let outcome = actions.apply(batch)?;
         out.count += outcome.count;
-        let files = batch.column(columns).as_string::<i32>();
-        let pos = batch.column(columns + 1).as_primitive::<Int64Type>();
+        let (files, pos) = row_ids(batch, columns)?;
         if actions.check_cardinality() {
             for row in (0..batch.num_rows()).filter(|r| outcome.matched.value(*r)) {
                 let seen = out.matched.entry(files.value(row).to_string()).or_default();
@@ -344,8 +365,7 @@ impl RowLevelJob {
                 let batch = batch?;
                 // the rows pass one found (never the condition again: a volatile one,
                 // e.g. random(), would pick other rows than it counted)
-                let files = batch.column(columns).as_string::<i32>();
-                let pos = batch.column(columns + 1).as_primitive::<Int64Type>();
+                let (files, pos) = row_ids(&batch, columns)?;
                 let found: BooleanArray = (0..batch.num_rows())
                     .map(|r| {
                         Some(

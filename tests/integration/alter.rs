@@ -4,11 +4,10 @@
 //! icefloe gives, old data files read with the new schema (an added column null, a
 //! renamed column keeping its values, promoted values intact).
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use datafusion::prelude::SessionContext;
-use icefloe::catalog::{Catalog, Namespace, SqlCatalog, TableIdent};
+use icefloe::catalog::{Catalog, SqlCatalog, TableIdent};
 use icefloe::datafusion::sql::execute;
 use serde_json::Value;
 
@@ -35,21 +34,9 @@ async fn evolved_tables_read_alike_in_pyiceberg_and_duckdb() {
     if python().is_none() {
         return;
     }
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let db = tmp.path().join("catalog.db");
-    let warehouse = tmp.path().join("warehouse");
-    std::fs::create_dir_all(&warehouse).expect("warehouse");
-    let catalog = SqlCatalog::open_or_create("default", &db)
-        .expect("catalog")
-        .with_warehouse(&warehouse.to_string_lossy())
-        .expect("warehouse");
-    catalog
-        .create_namespace(&Namespace::parse("ns"), &HashMap::new())
-        .await
-        .expect("namespace");
-    let catalog: Arc<dyn Catalog> = Arc::new(catalog);
-    let ctx = context();
-    attach(&ctx, "ice", Arc::clone(&catalog)).await;
+    let lake = crate::dml::lake().await;
+    let (db, warehouse) = (lake.db.clone(), lake.warehouse.clone());
+    let (catalog, ctx) = (Arc::clone(&lake.catalog), lake.ctx.clone());
 
     let t = "ice.ns.evolved";
     run(

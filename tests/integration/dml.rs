@@ -62,6 +62,15 @@ pub(crate) async fn run(ctx: &SessionContext, q: &str) -> Result<Vec<RecordBatch
     df.collect().await.map_err(|e| e.to_string())
 }
 
+/// The one number a statement answers (a DML `count`, a `SELECT count(*)`).
+async fn count(ctx: &SessionContext, q: &str) -> i64 {
+    let text = ok(ctx, q).await;
+    text.lines()
+        .filter_map(|l| l.trim_matches(|c| c == '|' || c == ' ').parse().ok())
+        .next()
+        .unwrap_or_else(|| panic!("{q}: no count in {text}"))
+}
+
 pub(crate) async fn ok(ctx: &SessionContext, q: &str) -> String {
     let batches = run(ctx, q).await.unwrap_or_else(|e| panic!("{q}: {e}"));
     pretty_format_batches(&batches).expect("format").to_string()
@@ -833,23 +842,15 @@ async fn dml_counts_the_rows_it_changes_even_for_volatile_conditions() {
             &format!("INSERT INTO {t} SELECT value, 0, NULL, 0.0 FROM generate_series(1, 2000)"),
         )
         .await;
-        let count = |s: &str| -> u64 {
-            s.lines()
-                .filter_map(|l| l.trim_matches(|c| c == '|' || c == ' ').parse().ok())
-                .next()
-                .unwrap_or_else(|| panic!("no count in {s}"))
-        };
-        let deleted = count(&ok(&lake.ctx, &format!("DELETE FROM {t} WHERE random() < 0.5")).await);
-        let left = count(&ok(&lake.ctx, &format!("SELECT count(*) FROM {t}")).await);
+        let deleted = count(&lake.ctx, &format!("DELETE FROM {t} WHERE random() < 0.5")).await;
+        let left = count(&lake.ctx, &format!("SELECT count(*) FROM {t}")).await;
         assert_eq!(deleted + left, 2000, "{name}");
         let updated = count(
-            &ok(
-                &lake.ctx,
-                &format!("UPDATE {t} SET k = 1 WHERE random() < 0.5"),
-            )
-            .await,
-        );
-        let ones = count(&ok(&lake.ctx, &format!("SELECT count(*) FROM {t} WHERE k = 1")).await);
+            &lake.ctx,
+            &format!("UPDATE {t} SET k = 1 WHERE random() < 0.5"),
+        )
+        .await;
+        let ones = count(&lake.ctx, &format!("SELECT count(*) FROM {t} WHERE k = 1")).await;
         assert_eq!(updated, ones, "{name}");
     }
     // a column named like a hidden one is an error, not a crash
@@ -870,28 +871,13 @@ async fn dml_counts_the_rows_it_changes_even_for_volatile_conditions() {
 /// PyIceberg and DuckDB read the results as icefloe does.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dml_on_tables_pyiceberg_wrote() {
-    if python().is_none() {
+    let Some((_tmp, db, warehouse, written, ctx)) = crate::interop::written().await else {
         return;
-    }
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let db = tmp.path().join("catalog.db");
-    let warehouse = tmp.path().join("warehouse");
-    std::fs::create_dir_all(&warehouse).expect("warehouse");
-    let written = crate::interop::pyiceberg_write(&db, &warehouse);
+    };
     let ns = written["namespace"]
         .as_str()
         .expect("namespace")
         .to_string();
-    let catalog: Arc<dyn Catalog> =
-        Arc::new(SqlCatalog::open("default", &db).expect("PyIceberg's catalog"));
-    let ctx = context();
-    attach(&ctx, "ice", catalog).await;
-    let count = |s: &str| -> i64 {
-        s.lines()
-            .filter_map(|l| l.trim_matches(|c| c == '|' || c == ' ').parse().ok())
-            .next()
-            .unwrap_or_else(|| panic!("no count in {s}"))
-    };
     for (table, mode, column, condition) in [
         ("types_v2", "merge-on-read", "s", "id % 2 = 0"),
         ("evolve_v2", "copy-on-write", "note", "id % 2 = 0"),
@@ -908,25 +894,21 @@ async fn dml_on_tables_pyiceberg_wrote() {
             ),
         )
         .await;
-        let before = count(&ok(&ctx, &format!("SELECT count(*) FROM {t}")).await);
-        let deleted = count(&ok(&ctx, &format!("DELETE FROM {t} WHERE {condition}")).await);
-        let after = count(&ok(&ctx, &format!("SELECT count(*) FROM {t}")).await);
+        let before = count(&ctx, &format!("SELECT count(*) FROM {t}")).await;
+        let deleted = count(&ctx, &format!("DELETE FROM {t} WHERE {condition}")).await;
+        let after = count(&ctx, &format!("SELECT count(*) FROM {t}")).await;
         assert!(deleted > 0, "{what}: nothing deleted");
         assert_eq!(after, before - deleted, "{what}");
         let updated = count(
-            &ok(
-                &ctx,
-                &format!("UPDATE {t} SET {column} = 'changed' WHERE id % 3 = 0"),
-            )
-            .await,
-        );
+            &ctx,
+            &format!("UPDATE {t} SET {column} = 'changed' WHERE id % 3 = 0"),
+        )
+        .await;
         let changed = count(
-            &ok(
-                &ctx,
-                &format!("SELECT count(*) FROM {t} WHERE {column} = 'changed'"),
-            )
-            .await,
-        );
+            &ctx,
+            &format!("SELECT count(*) FROM {t} WHERE {column} = 'changed'"),
+        )
+        .await;
         assert_eq!(updated, changed, "{what}");
         let ident = format!("{ns}.{table}");
         let pyi = pyiceberg_read(&db, &warehouse, &ident);

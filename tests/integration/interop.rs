@@ -244,7 +244,8 @@ fn json_rows(v: &Value) -> Vec<Value> {
 /// PyIceberg writes the tables in a fresh temp dir; icefloe opens the same SQLite catalog.
 /// Returns the temp dir (kept alive by the caller), the catalog db, the warehouse, the
 /// writer's JSON and a context with the catalog attached as `ice`.
-async fn written() -> Option<(tempfile::TempDir, PathBuf, PathBuf, Value, SessionContext)> {
+pub(crate) async fn written() -> Option<(tempfile::TempDir, PathBuf, PathBuf, Value, SessionContext)>
+{
     python()?;
     let tmp = tempfile::tempdir().expect("tempdir");
     let db = tmp.path().join("catalog.db");

@@ -83,6 +83,57 @@ impl Transform {
     pub fn is_identity(&self) -> bool {
         *self == Transform::Identity
     }
+
+    /// Whether this transform can partition or sort a column of type `source` (Iceberg
+    /// Java's `Transform.canTransform`; spec "Partition Transforms", the "Source types"
+    /// column): `bucket` takes int, long, decimal, date, time, timestamps, string,
+    /// uuid, fixed and binary; `truncate` int, long, decimal, string and binary; the
+    /// time transforms dates and timestamps (`hour` no date); `identity` any primitive
+    /// but variant, geometry, geography and unknown; `void` anything.
+    pub fn can_transform(&self, source: &Type) -> bool {
+        use PrimitiveType as P;
+        let p = source.as_primitive();
+        let domain = match self {
+            Transform::Void => true,
+            Transform::Identity => p.is_some_and(|p| {
+                !matches!(p, P::Variant | P::Geometry | P::Geography | P::Unknown)
+            }),
+            Transform::Bucket(_) => matches!(
+                p,
+                Some(
+                    P::Int
+                        | P::Long
+                        | P::Decimal { .. }
+                        | P::Date
+                        | P::Time
+                        | P::Timestamp
+                        | P::Timestamptz
+                        | P::TimestampNs
+                        | P::TimestamptzNs
+                        | P::String
+                        | P::Uuid
+                        | P::Fixed(_)
+                        | P::Binary
+                )
+            ),
+            Transform::Truncate(_) => matches!(
+                p,
+                Some(P::Int | P::Long | P::Decimal { .. } | P::String | P::Binary)
+            ),
+            Transform::Year | Transform::Month | Transform::Day | Transform::Hour => true,
+            Transform::Unknown => false,
+        };
+        domain && self.result_type(source).is_ok()
+    }
+
+    /// What makes two partition fields of one column redundant (Java's `dedupName`):
+    /// the same transform, or any two of year, month, day and hour (`"time"`).
+    pub fn dedup_name(&self) -> String {
+        match self {
+            Transform::Year | Transform::Month | Transform::Day | Transform::Hour => "time".into(),
+            other => other.to_string(),
+        }
+    }
 }
 
 impl fmt::Display for Transform {

@@ -388,7 +388,7 @@ fn partition_spec(schema: &Schema, items: &[PartitionItem]) -> Result<PartitionS
             |msg: String| Error::invalid_argument(format!("PARTITIONED BY {}: {msg}", item.text));
         let source = find_column(schema, &item.column)
             .ok_or_else(|| bad(format!("column '{column}' does not exist")))?;
-        if !applies(&item.transform, &source.field_type) {
+        if !item.transform.can_transform(&source.field_type) {
             return Err(bad(format!(
                 "transform {} cannot apply to column '{column}' of type {}",
                 item.transform, source.field_type
@@ -409,7 +409,7 @@ fn partition_spec(schema: &Schema, items: &[PartitionItem]) -> Result<PartitionS
         }
         // as Iceberg Java: one transform of a kind per column, one time transform
         let redundant = fields.iter().find(|f| {
-            f.source_id == source.id && dedup_kind(&f.transform) == dedup_kind(&item.transform)
+            f.source_id == source.id && f.transform.dedup_name() == item.transform.dedup_name()
         });
         if let Some(f) = redundant {
             return Err(bad(format!(
@@ -433,15 +433,6 @@ fn partition_spec(schema: &Schema, items: &[PartitionItem]) -> Result<PartitionS
     Ok(PartitionSpec { spec_id: 0, fields })
 }
 
-/// What makes two partition fields of one column redundant (Java's `dedupName`): the
-/// same transform, or any two of year, month, day and hour.
-fn dedup_kind(t: &Transform) -> String {
-    match t {
-        Transform::Year | Transform::Month | Transform::Day | Transform::Hour => "time".into(),
-        other => other.to_string(),
-    }
-}
-
 /// A column by its path (`a` or `a.b` into a struct).
 fn find_column<'s>(schema: &'s Schema, path: &[String]) -> Option<&'s NestedField> {
     let (first, rest) = path.split_first()?;
@@ -453,44 +444,6 @@ fn find_column<'s>(schema: &'s Schema, path: &[String]) -> Option<&'s NestedFiel
         field = s.fields.iter().find(|f| &f.name == part)?;
     }
     Some(field)
-}
-
-/// Whether `transform` can partition a column of type `source` (Iceberg Java's
-/// `Transform.canTransform`).
-fn applies(transform: &Transform, source: &Type) -> bool {
-    use PrimitiveType as P;
-    let p = source.as_primitive();
-    let domain = match transform {
-        Transform::Void => true,
-        Transform::Identity => {
-            p.is_some_and(|p| !matches!(p, P::Variant | P::Geometry | P::Geography | P::Unknown))
-        }
-        Transform::Bucket(_) => matches!(
-            p,
-            Some(
-                P::Int
-                    | P::Long
-                    | P::Decimal { .. }
-                    | P::Date
-                    | P::Time
-                    | P::Timestamp
-                    | P::Timestamptz
-                    | P::TimestampNs
-                    | P::TimestamptzNs
-                    | P::String
-                    | P::Uuid
-                    | P::Fixed(_)
-                    | P::Binary
-            )
-        ),
-        Transform::Truncate(_) => matches!(
-            p,
-            Some(P::Int | P::Long | P::Decimal { .. } | P::String | P::Binary)
-        ),
-        Transform::Year | Transform::Month | Transform::Day | Transform::Hour => true,
-        Transform::Unknown => false,
-    };
-    domain && transform.result_type(source).is_ok()
 }
 
 /// Check the properties icefloe knows the values of.

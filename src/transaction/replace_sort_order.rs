@@ -1,0 +1,145 @@
+//! [`ReplaceSortOrder`]: set the table's default sort order (Java `ReplaceSortOrder`,
+//! `BaseReplaceSortOrder`; spec "Sorting", "Sort Orders"; REST `add-sort-order` and
+//! `set-default-sort-order`).
+//!
+//! The order is a list of terms (a transform of a column) with a direction and a null
+//! order; no terms is the unsorted order, whose id is always 0. Another order takes
+//! the id of an existing order with the same fields (Java's
+//! `reuseOrCreateNewSortOrderId`), or one above the highest. An order equal to the
+//! default commits nothing. Writers then sort the rows of each data file by it and
+//! record its id in the files (`sort_order_id`).
+//!
+//! Refusals ([`ErrorKind::NotFound`](crate::ErrorKind) for an unknown column,
+//! [`ErrorKind::InvalidArgument`](crate::ErrorKind) otherwise, naming the term): a
+//! transform the column's type does not take, a column that is not primitive.
+
+use async_trait::async_trait;
+
+use super::update_partition_spec::{resolve_column, PartitionTerm};
+use super::TransactionAction;
+use crate::error::{Error, Result};
+use crate::spec::sort_order::{SortField, SortOrder};
+use crate::spec::{TableMetadata, TableUpdate, Transform};
+use crate::table::Table;
+
+/// Sort direction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SortDirection {
+    /// Ascending (`asc`).
+    Asc,
+    /// Descending (`desc`).
+    Desc,
+}
+
+/// Where nulls sort.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NullOrder {
+    /// `nulls-first`.
+    First,
+    /// `nulls-last`.
+    Last,
+}
+
+/// Replace the default sort order in one commit.
+#[derive(Debug, Clone, Default)]
+pub struct ReplaceSortOrder {
+    terms: Vec<(PartitionTerm, SortDirection, NullOrder)>,
+}
+
+impl ReplaceSortOrder {
+    /// The unsorted order (until terms are added).
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sort by `term` in `direction`; nulls first for ascending, last for descending
+    /// unless `nulls` says (Java's `SortOrder.Builder.asc/desc` defaults).
+    pub fn sort_by(
+        mut self,
+        term: PartitionTerm,
+        direction: SortDirection,
+        nulls: Option<NullOrder>,
+    ) -> Self {
+        let nulls = nulls.unwrap_or(match direction {
+            SortDirection::Asc => NullOrder::First,
+            SortDirection::Desc => NullOrder::Last,
+        });
+        self.terms.push((term, direction, nulls));
+        self
+    }
+
+    /// The new sort order over `m` (its id set as the commit will use it).
+    ///
+    /// Errors: see the module docs.
+    pub fn apply(&self, m: &TableMetadata) -> Result<SortOrder> {
+        let schema = m.current_schema();
+        let mut fields = Vec::with_capacity(self.terms.len());
+        for (term, direction, nulls) in &self.terms {
+            let source = resolve_column(schema, &term.column)?;
+            if matches!(term.transform, Transform::Unknown)
+                || source.field_type.as_primitive().is_none()
+            {
+                return Err(Error::invalid_argument(format!(
+                    "cannot sort by {term}: column '{}' is of type {}",
+                    term.column, source.field_type
+                )));
+            }
+            if !term.transform.can_transform(&source.field_type) {
+                return Err(Error::invalid_argument(format!(
+                    "cannot sort by {term}: transform {} cannot apply to column '{}' of type {}",
+                    term.transform, term.column, source.field_type
+                )));
+            }
+            fields.push(SortField {
+                transform: term.transform,
+                source_id: source.id,
+                direction: match direction {
+                    SortDirection::Asc => "asc",
+                    SortDirection::Desc => "desc",
+                }
+                .into(),
+                null_order: match nulls {
+                    NullOrder::First => "nulls-first",
+                    NullOrder::Last => "nulls-last",
+                }
+                .into(),
+            });
+        }
+        let order_id = if fields.is_empty() {
+            0
+        } else {
+            match m.sort_orders.iter().find(|o| o.fields == fields) {
+                Some(o) => o.order_id,
+                None => m.sort_orders.iter().map(|o| o.order_id).max().unwrap_or(0) + 1,
+            }
+        };
+        Ok(SortOrder { order_id, fields })
+    }
+
+    /// The `add-sort-order` / `set-default-sort-order` updates over `m` (none when the
+    /// default order does not change).
+    pub(crate) fn updates_for(&self, m: &TableMetadata) -> Result<Vec<TableUpdate>> {
+        let order = self.apply(m)?;
+        Ok(if order.order_id == m.default_sort_order_id {
+            vec![]
+        } else if m.sort_orders.iter().any(|o| o.order_id == order.order_id) {
+            vec![TableUpdate::SetDefaultSortOrder {
+                sort_order_id: order.order_id,
+            }]
+        } else {
+            vec![
+                TableUpdate::AddSortOrder { sort_order: order },
+                TableUpdate::SetDefaultSortOrder { sort_order_id: -1 },
+            ]
+        })
+    }
+}
+
+#[async_trait]
+impl TransactionAction for ReplaceSortOrder {
+    async fn updates(&mut self, table: &Table) -> Result<Vec<TableUpdate>> {
+        self.updates_for(table.metadata())
+    }
+
+    async fn clean_up(&mut self, _table: &Table, _committed: bool) {}
+}

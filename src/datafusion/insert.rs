@@ -15,9 +15,11 @@
 //! | `INSERT OVERWRITE t …`, `icefloe.partition_overwrite_mode = 'dynamic'` | [`OverwriteFiles::replace_partitions`]: the partitions the new rows fall in (Spark's `partitionOverwriteMode=dynamic`) |
 //!
 //! The overwrite is validated at [`IsolationLevel::Serializable`] against the snapshot
-//! the statement was planned on. When the table has a sort order whose fields are
-//! identity transforms of top-level columns, each input partition is sorted by it before
-//! writing (so every data file is sorted).
+//! the statement was planned on. When the table has a sort order (`ALTER TABLE … WRITE
+//! ORDERED BY`) over top-level columns, each input partition is sorted by it before
+//! writing (a DataFusion `SortExec`; transforms such as `bucket(4, c)` through
+//! [`IcebergTransformExpr`]), so every data file is sorted and records the order's id
+//! in `sort_order_id`.
 //! A commit that fails removes the data files the statement wrote (unless its state is
 //! unknown: then they are kept, as the commit may have landed). The statement's result
 //! is DataFusion's usual one row, `count`: the rows written.
@@ -30,12 +32,13 @@ use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::execution::SendableRecordBatchStream;
 use datafusion::logical_expr::dml::InsertOp;
 use datafusion::physical_expr::expressions::Column;
-use datafusion::physical_expr::{LexRequirement, PhysicalSortRequirement};
+use datafusion::physical_expr::{LexRequirement, PhysicalExpr, PhysicalSortRequirement};
 use datafusion::physical_plan::metrics::{ExecutionPlanMetricsSet, MetricBuilder, MetricsSet};
 use datafusion::physical_plan::{DisplayAs, DisplayFormatType};
 use futures::StreamExt;
 
 use super::options::{IcefloeOptions, PartitionOverwriteMode};
+use super::transform_expr::IcebergTransformExpr;
 use crate::catalog::{Catalog, TableIdent};
 use crate::error::{Error, ErrorKind, Result};
 use crate::expr::Predicate;
@@ -73,6 +76,9 @@ pub struct IcebergDataSink {
     schema: SchemaRef,
     op: InsertOp,
     overwrite_mode: PartitionOverwriteMode,
+    /// The sort order the rows arrive in (the plan sorts each input partition by it),
+    /// recorded in the data files' `sort_order_id`.
+    sort_order_id: Option<i32>,
     /// `committed_snapshot_id` (a gauge) once the statement committed; shown by
     /// `EXPLAIN ANALYZE` and printed by the CLI.
     metrics: ExecutionPlanMetricsSet,
@@ -110,13 +116,17 @@ impl IcebergDataSink {
             schema,
             op,
             overwrite_mode,
+            sort_order_id: None,
             metrics: ExecutionPlanMetricsSet::new(),
         })
     }
 
-    /// The required input ordering for the table's sort order, when every sort field
-    /// is an identity transform of a top-level column (`None` otherwise: rows are
-    /// written in arrival order).
+    /// The required input ordering for the table's default sort order (spec "Sorting"),
+    /// its terms over top-level columns: identity terms sort by the column, other
+    /// transforms by an [`IcebergTransformExpr`] of it. `None` for the unsorted order or
+    /// an order DataFusion cannot sort by here (a nested source column, an unknown
+    /// transform): rows are then written in arrival order and the files record no
+    /// sort order.
     pub(crate) fn sort_requirement(table: &Table, schema: &SchemaRef) -> Option<LexRequirement> {
         let m = table.metadata();
         let order = m
@@ -126,13 +136,19 @@ impl IcebergDataSink {
         let current = m.current_schema();
         let mut reqs = vec![];
         for f in &order.fields {
-            if f.transform != Transform::Identity {
-                return None;
-            }
             let field = current.columns().iter().find(|c| c.id == f.source_id)?;
             let index = schema.index_of(&field.name).ok()?;
+            let column: Arc<dyn PhysicalExpr> = Arc::new(Column::new(&field.name, index));
+            let expr = match f.transform {
+                Transform::Identity => column,
+                Transform::Void => continue,
+                t => Arc::new(
+                    IcebergTransformExpr::try_new(t, *field.field_type.as_primitive()?, column)
+                        .ok()?,
+                ),
+            };
             reqs.push(PhysicalSortRequirement::new(
-                Arc::new(Column::new(&field.name, index)),
+                expr,
                 Some(SortOptions {
                     descending: f.direction.eq_ignore_ascii_case("desc"),
                     nulls_first: f.null_order.eq_ignore_ascii_case("nulls-first"),
@@ -140,6 +156,13 @@ impl IcebergDataSink {
             ));
         }
         LexRequirement::new(reqs)
+    }
+
+    /// Record `order_id` as the sort order of every file written: the plan sorts the
+    /// rows of each input partition by it.
+    pub(crate) fn with_sort_order_id(mut self, order_id: Option<i64>) -> Self {
+        self.sort_order_id = order_id.and_then(|id| i32::try_from(id).ok());
+        self
     }
 
     fn data_location(&self) -> String {
@@ -176,7 +199,11 @@ impl IcebergDataSink {
                 return Err(e);
             }
         }
-        Ok((writer.close().await?, rows))
+        let mut files = writer.close().await?;
+        for f in &mut files {
+            f.sort_order_id = self.sort_order_id;
+        }
+        Ok((files, rows))
     }
 
     fn spec(&self) -> Result<&crate::spec::PartitionSpec> {

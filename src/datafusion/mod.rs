@@ -20,6 +20,7 @@ mod statistics;
 mod struct_nulls;
 pub mod table_functions;
 mod table_provider;
+mod transform_expr;
 mod write_exec;
 
 pub use catalog::{IcebergCatalogProvider, IcebergSchemaProvider};

@@ -801,6 +801,11 @@ impl TableProvider for IcebergTableProvider {
             options,
         )?;
         let order = IcebergDataSink::sort_requirement(&self.table, &self.arrow_schema);
+        let sink = sink.with_sort_order_id(
+            order
+                .as_ref()
+                .map(|_| self.table.metadata().default_sort_order_id),
+        );
         Ok(Arc::new(IcebergWriteExec::new(
             input,
             Arc::new(sink),

@@ -24,6 +24,17 @@ pub mod table_writer;
 pub mod writer_config;
 
 pub use data_file_writer::PartitionedDataFileWriter;
+
+/// The values of an array of the Arrow type of Iceberg type `ty` (see
+/// `crate::spec::arrow`) as literals, `None` for nulls.
+///
+/// Errors: an array of another type, or a type with no literal form.
+pub(crate) fn batch_literals(
+    array: &dyn datafusion::arrow::array::Array,
+    ty: &crate::spec::PrimitiveType,
+) -> crate::error::Result<Vec<Option<crate::spec::Literal>>> {
+    batch::literals(array, None, ty)
+}
 pub use manifest::{ManifestWriter, NewEntry};
 pub use manifest_list::write_manifest_list;
 pub use metadata::table_metadata_to_json;

@@ -81,7 +81,7 @@ pub(super) async fn alter_columns(
         return Err(Error::unsupported(format!(
             "{base}: {found} is not an ALTER TABLE clause icefloe runs (SET|UNSET \
              TBLPROPERTIES, ADD|DROP|RENAME|ALTER COLUMN, CREATE|REPLACE|DROP TAG|BRANCH, \
-             RENAME TO)"
+             ADD|DROP|REPLACE PARTITION FIELD, WRITE [LOCALLY] ORDERED BY|UNORDERED, RENAME TO)"
         )));
     };
     commit(table, &clause, update).await?;

@@ -16,7 +16,7 @@ use datafusion::prelude::SessionContext;
 use datafusion::sql::sqlparser::tokenizer::Token;
 
 use super::tokens::{is_keyword, Cursor};
-use super::{alter_columns, create_table, empty, resolve_table, ResolvedTable};
+use super::{alter_columns, alter_partition, create_table, empty, resolve_table, ResolvedTable};
 use crate::error::{Error, Result};
 use crate::table::Table;
 use crate::transaction::{
@@ -42,6 +42,8 @@ pub(super) async fn alter_table(
         let what = format!("{base} UNSET TBLPROPERTIES");
         let action = unset_properties(&mut c).map_err(|e| e.context(&what))?;
         commit(&table, &what, action).await?;
+    } else if alter_partition::alter_partition(&table, &base, &mut c).await? {
+        // done: `ADD|DROP|REPLACE PARTITION FIELD`, `WRITE …`
     } else if let Some((what, action)) = refs(&mut c, &base)? {
         commit(&table, &what, action).await?;
     } else {

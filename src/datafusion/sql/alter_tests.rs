@@ -417,14 +417,56 @@ async fn column_changes_that_are_refused() {
             "expected TYPE, DROP NOT NULL, COMMENT, FIRST or AFTER",
         ),
         (
-            "ALTER TABLE ns.t ADD PARTITION FIELD bucket(4, id)",
-            ErrorKind::Unsupported,
-            "ADD: expected COLUMN",
+            "ALTER TABLE ns.t ADD PARTITION FIELD years(id)",
+            ErrorKind::InvalidArgument,
+            "ADD PARTITION FIELD: cannot add partition field year(id): transform year cannot \
+             apply to column 'id'",
         ),
         (
-            "ALTER TABLE ns.t WRITE ORDERED BY id",
+            "ALTER TABLE ns.t ADD PARTITION FIELD hours(ts)",
+            ErrorKind::InvalidArgument,
+            "the spec already has 'ts_day' (day); drop or replace it",
+        ),
+        (
+            "ALTER TABLE ns.t ADD PARTITION FIELD bucket(4, nope)",
+            ErrorKind::NotFound,
+            "column 'nope' does not exist",
+        ),
+        (
+            "ALTER TABLE ns.t ADD PARTITION FIELD bucket(4, id) AS s",
+            ErrorKind::InvalidArgument,
+            "partition field name 's' is the name of a column",
+        ),
+        (
+            "ALTER TABLE ns.t DROP PARTITION FIELD id_bucket_4",
+            ErrorKind::NotFound,
+            "DROP PARTITION FIELD: partition field 'id_bucket_4' is not in the current \
+             partition spec 0 (ts_day: day)",
+        ),
+        (
+            "ALTER TABLE ns.t DROP PARTITION FIELD bucket(4, id)",
+            ErrorKind::NotFound,
+            "partition field bucket(4, id) is not in the current partition spec",
+        ),
+        (
+            "ALTER TABLE ns.t REPLACE PARTITION FIELD ts_day WITH months(nope)",
+            ErrorKind::NotFound,
+            "REPLACE PARTITION FIELD: column 'nope' does not exist",
+        ),
+        (
+            "ALTER TABLE ns.t WRITE ORDERED BY nope",
+            ErrorKind::NotFound,
+            "WRITE: column 'nope' does not exist",
+        ),
+        (
+            "ALTER TABLE ns.t WRITE ORDERED BY id SIDEWAYS",
+            ErrorKind::InvalidArgument,
+            "expected ',', ASC, DESC, NULLS FIRST or NULLS LAST",
+        ),
+        (
+            "ALTER TABLE ns.t WRITE DISTRIBUTED BY PARTITION",
             ErrorKind::Unsupported,
-            "'WRITE' is not an ALTER TABLE clause icefloe runs",
+            "WRITE DISTRIBUTED BY PARTITION",
         ),
     ];
     for (sql, kind, needle) in cases {
@@ -1179,4 +1221,237 @@ async fn upgraded_v3_table_takes_writes() {
     assert_eq!(m.next_row_id, Some(1));
     let last = m.current_snapshot().unwrap();
     assert_eq!((last.first_row_id, last.added_rows), (Some(0), Some(1)));
+}
+
+/// `(field id, name, transform)` of the default partition spec.
+fn spec_fields(m: &TableMetadata) -> Vec<(i32, String, String)> {
+    m.default_partition_spec()
+        .expect("default spec")
+        .fields
+        .iter()
+        .map(|f| {
+            (
+                f.field_id.unwrap_or(-1),
+                f.name.clone(),
+                f.transform.to_string(),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn partition_evolution_then_writes_and_row_changes() {
+    let (ctx, catalog, _dir) = session().await;
+    ok(&ctx, "CREATE SCHEMA ns").await;
+    ok(
+        &ctx,
+        "CREATE TABLE ns.p (id BIGINT, s VARCHAR, ts TIMESTAMP) PARTITIONED BY (days(ts))",
+    )
+    .await;
+    ok(
+        &ctx,
+        "INSERT INTO ns.p VALUES (1, 'a', TIMESTAMP '2026-01-01 10:00:00'), \
+         (2, 'b', TIMESTAMP '2026-01-02 10:00:00')",
+    )
+    .await;
+    ok(&ctx, "ALTER TABLE ns.p ADD PARTITION FIELD bucket(4, id)").await;
+    let m = metadata(&catalog, "ns.p").await;
+    assert_eq!((m.default_spec_id, m.last_partition_id), (1, 1001));
+    assert_eq!(
+        spec_fields(&m),
+        [
+            (1000, "ts_day".into(), "day".into()),
+            (1001, "id_bucket_4".into(), "bucket[4]".into())
+        ]
+    );
+    ok(
+        &ctx,
+        "INSERT INTO ns.p VALUES (3, 'c', TIMESTAMP '2026-02-03 10:00:00'), \
+         (4, 'd', TIMESTAMP '2026-02-03 11:00:00')",
+    )
+    .await;
+    ok(
+        &ctx,
+        "ALTER TABLE ns.p REPLACE PARTITION FIELD ts_day WITH months(ts) AS mon",
+    )
+    .await;
+    ok(&ctx, "ALTER TABLE ns.p DROP PARTITION FIELD bucket(4, id)").await;
+    let m = metadata(&catalog, "ns.p").await;
+    assert_eq!((m.default_spec_id, m.last_partition_id), (3, 1002));
+    assert_eq!(spec_fields(&m), [(1002, "mon".into(), "month".into())]);
+    ok(
+        &ctx,
+        "INSERT INTO ns.p VALUES (5, 'e', TIMESTAMP '2026-03-04 10:00:00')",
+    )
+    .await;
+    // each file under the spec it was written with, partition values by its transforms
+    assert_eq!(
+        ok(
+            &ctx,
+            "SELECT spec_id, count(*), sum(record_count) FROM ns.\"p$files\" \
+             GROUP BY spec_id ORDER BY spec_id"
+        )
+        .await,
+        [["0", "2", "2"], ["1", "2", "2"], ["3", "1", "1"]]
+    );
+    // the unified partition struct: a field each spec does not have is null
+    assert_eq!(
+        ok(
+            &ctx,
+            "SELECT spec_id, get_field(partition, 'ts_day'), get_field(partition, 'id_bucket_4'), \
+             get_field(partition, 'mon'), record_count FROM ns.\"p$partitions\" \
+             ORDER BY spec_id, 2, 3"
+        )
+        .await,
+        [
+            ["0", "2026-01-01", "", "", "1"],
+            ["0", "2026-01-02", "", "", "1"],
+            ["1", "2026-02-03", "2", "", "1"],
+            ["1", "2026-02-03", "3", "", "1"],
+            ["3", "", "", "674", "1"],
+        ]
+    );
+    assert_eq!(
+        ok(
+            &ctx,
+            "SELECT get_field(partition, 'mon'), get_field(partition, 'ts_day') \
+             FROM ns.\"p$partitions\" WHERE spec_id = 3"
+        )
+        .await,
+        [["674", ""]],
+        "2026-03 is month 674"
+    );
+    // a filter on the evolved columns reads every spec's files right
+    assert_eq!(
+        ok(
+            &ctx,
+            "SELECT id FROM ns.p WHERE ts >= TIMESTAMP '2026-01-02 00:00:00' ORDER BY id"
+        )
+        .await,
+        [["2"], ["3"], ["4"], ["5"]]
+    );
+    // the current spec's source cannot be dropped
+    fails(
+        &ctx,
+        "ALTER TABLE ns.p DROP COLUMN ts",
+        ErrorKind::InvalidArgument,
+        "the current partition spec uses it (partition field 'mon', month)",
+    )
+    .await;
+    // DELETE and UPDATE over files of three specs; rewritten rows go to the default spec
+    ok(&ctx, "DELETE FROM ns.p WHERE id IN (1, 3)").await;
+    ok(&ctx, "UPDATE ns.p SET s = 'u' WHERE id IN (2, 4)").await;
+    assert_eq!(
+        ok(&ctx, "SELECT id, s FROM ns.p ORDER BY id").await,
+        [["2", "u"], ["4", "u"], ["5", "e"]]
+    );
+    assert_eq!(
+        ok(
+            &ctx,
+            "SELECT DISTINCT spec_id FROM ns.\"p$files\" WHERE readable_metrics.s.lower_bound = 'u'"
+        )
+        .await,
+        [["3"]]
+    );
+    // back to an earlier spec: its id is reused, no new spec
+    ok(&ctx, "ALTER TABLE ns.p DROP PARTITION FIELD mon").await;
+    ok(&ctx, "ALTER TABLE ns.p ADD PARTITION FIELD days(ts)").await;
+    let m = metadata(&catalog, "ns.p").await;
+    assert_eq!(m.partition_specs.len(), 5);
+    assert_eq!(spec_fields(&m), [(1000, "ts_day".into(), "day".into())]);
+    assert_eq!(m.default_spec_id, 0);
+}
+
+#[tokio::test]
+async fn write_ordered_by_sorts_each_file_and_records_the_order() {
+    let (ctx, catalog, _dir) = session().await;
+    ok(&ctx, "CREATE SCHEMA ns").await;
+    ok(&ctx, "CREATE TABLE ns.o (id BIGINT, s VARCHAR)").await;
+    ok(
+        &ctx,
+        "ALTER TABLE ns.o WRITE ORDERED BY s DESC NULLS FIRST, bucket(4, id), id",
+    )
+    .await;
+    let m = metadata(&catalog, "ns.o").await;
+    assert_eq!(m.default_sort_order_id, 1);
+    let order = m
+        .sort_orders
+        .iter()
+        .find(|o| o.order_id == 1)
+        .expect("order 1");
+    assert_eq!(
+        order
+            .fields
+            .iter()
+            .map(|f| format!(
+                "{} {} {} {}",
+                f.source_id, f.transform, f.direction, f.null_order
+            ))
+            .collect::<Vec<_>>(),
+        [
+            "2 identity desc nulls-first",
+            "1 bucket[4] asc nulls-first",
+            "1 identity asc nulls-first"
+        ]
+    );
+    ok(
+        &ctx,
+        "INSERT INTO ns.o VALUES (1, 'a'), (2, 'c'), (3, NULL), (4, 'b'), (5, 'c'), (6, 'c')",
+    )
+    .await;
+    assert_eq!(
+        ok(&ctx, "SELECT DISTINCT sort_order_id FROM ns.\"o$files\"").await,
+        [["1"]]
+    );
+    // one file holds every row (one input partition for VALUES): its order is the
+    // table's: s descending with nulls first, then bucket(4, id), then id
+    let read = ok(&ctx, "SELECT id FROM ns.o").await;
+    let ids: Vec<&str> = read.iter().map(|r| r[0].as_str()).collect();
+    let bucket = |id: i64| {
+        crate::transform::apply(
+            &crate::spec::Transform::Bucket(4),
+            &crate::spec::Literal::Long(id),
+        )
+        .expect("bucket")
+        .map(|v| format!("{v:?}"))
+    };
+    let mut expected: Vec<(Option<&str>, i64)> = vec![
+        (Some("a"), 1),
+        (Some("c"), 2),
+        (None, 3),
+        (Some("b"), 4),
+        (Some("c"), 5),
+        (Some("c"), 6),
+    ];
+    expected.sort_by(|a, b| {
+        let s = match (a.0, b.0) {
+            (None, None) => std::cmp::Ordering::Equal,
+            (None, _) => std::cmp::Ordering::Less,
+            (_, None) => std::cmp::Ordering::Greater,
+            (Some(x), Some(y)) => y.cmp(x),
+        };
+        s.then_with(|| bucket(a.1).cmp(&bucket(b.1)))
+            .then(a.1.cmp(&b.1))
+    });
+    let expected: Vec<String> = expected.iter().map(|(_, id)| id.to_string()).collect();
+    assert_eq!(ids, expected);
+    // the same order again commits nothing; UNORDERED goes back to order 0
+    let before = metadata_location(&catalog, "ns.o").await;
+    ok(
+        &ctx,
+        "ALTER TABLE ns.o WRITE LOCALLY ORDERED BY s DESC NULLS FIRST, bucket(4, id), id ASC",
+    )
+    .await;
+    assert_eq!(metadata_location(&catalog, "ns.o").await, before);
+    ok(&ctx, "ALTER TABLE ns.o WRITE UNORDERED").await;
+    assert_eq!(metadata(&catalog, "ns.o").await.default_sort_order_id, 0);
+    ok(&ctx, "INSERT INTO ns.o VALUES (7, 'z')").await;
+    assert_eq!(
+        ok(
+            &ctx,
+            "SELECT count(*) FROM ns.\"o$files\" WHERE sort_order_id IS NULL"
+        )
+        .await,
+        [["1"]]
+    );
 }

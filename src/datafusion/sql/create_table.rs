@@ -302,36 +302,11 @@ fn declared_type(c: &Cursor<'_>) -> Option<PrimitiveType> {
 fn parse_partition(mut c: Cursor<'_>) -> Result<Vec<PartitionItem>> {
     let mut items = Vec::new();
     loop {
-        let start = c.offset();
-        let first = c.object_name()?;
-        let (transform, column) = match first.as_slice() {
-            [func] if c.peek().is_some_and(|t| t.token == Token::LParen) => {
-                let range = c.group()?;
-                let mut args = c.sub(range);
-                let (mut number, mut column) = (None, None);
-                loop {
-                    if matches!(args.peek().map(|t| &t.token), Some(Token::Number(..))) {
-                        number = Some(args.number()?);
-                    } else {
-                        column = Some(args.object_name()?);
-                    }
-                    if !args.eat(&Token::Comma) {
-                        break;
-                    }
-                }
-                args.expect_end()?;
-                let text = &c.text()[start..c.prev_end()];
-                let column = column.ok_or_else(|| {
-                    Error::invalid_argument(format!("PARTITIONED BY {text}: no column"))
-                })?;
-                (transform(func, number, text)?, column)
-            }
-            _ => (Transform::Identity, first),
-        };
+        let (transform, column, text) = parse_term(&mut c, "PARTITIONED BY")?;
         items.push(PartitionItem {
             transform,
             column,
-            text: c.text()[start..c.prev_end()].to_string(),
+            text,
         });
         if c.at_end() {
             return Ok(items);
@@ -340,17 +315,53 @@ fn parse_partition(mut c: Cursor<'_>) -> Result<Vec<PartitionItem>> {
     }
 }
 
-/// The transform a `PARTITIONED BY` function names.
-fn transform(func: &str, number: Option<u32>, text: &str) -> Result<Transform> {
+/// One transform term of Spark's Iceberg syntax at the cursor: `col`, `a.b`, or
+/// `transform([arg,] col)` (`bucket(16, id)`, `truncate(4, s)`, `years|months|days|hours(ts)`,
+/// also the singular names, `date(ts)` and `identity(c)`). Returns the transform, the
+/// column's name path and the term's text. Errors name `clause` and the term.
+pub(super) fn parse_term(
+    c: &mut Cursor<'_>,
+    clause: &str,
+) -> Result<(Transform, Vec<String>, String)> {
+    let start = c.offset();
+    let first = c.object_name()?;
+    let (transform, column) = match first.as_slice() {
+        [func] if c.peek().is_some_and(|t| t.token == Token::LParen) => {
+            let range = c.group()?;
+            let mut args = c.sub(range);
+            let (mut number, mut column) = (None, None);
+            loop {
+                if matches!(args.peek().map(|t| &t.token), Some(Token::Number(..))) {
+                    number = Some(args.number()?);
+                } else {
+                    column = Some(args.object_name()?);
+                }
+                if !args.eat(&Token::Comma) {
+                    break;
+                }
+            }
+            args.expect_end()?;
+            let text = &c.text()[start..c.prev_end()];
+            let column = column
+                .ok_or_else(|| Error::invalid_argument(format!("{clause} {text}: no column")))?;
+            (transform(func, number, text, clause)?, column)
+        }
+        _ => (Transform::Identity, first),
+    };
+    Ok((transform, column, c.text()[start..c.prev_end()].to_string()))
+}
+
+/// The transform a function of `clause` (`PARTITIONED BY`, …) names.
+fn transform(func: &str, number: Option<u32>, text: &str, clause: &str) -> Result<Transform> {
     let func = func.to_lowercase();
     let t = match func.as_str() {
         "bucket" | "truncate" => {
             let n = number.ok_or_else(|| {
-                Error::invalid_argument(format!("PARTITIONED BY {text}: {func} needs a count"))
+                Error::invalid_argument(format!("{clause} {text}: {func} needs a count"))
             })?;
             if n == 0 {
                 return Err(Error::invalid_argument(format!(
-                    "PARTITIONED BY {text}: {func} needs a count above 0"
+                    "{clause} {text}: {func} needs a count above 0"
                 )));
             }
             return Ok(if func == "bucket" {
@@ -367,13 +378,13 @@ fn transform(func: &str, number: Option<u32>, text: &str) -> Result<Transform> {
         "void" => Transform::Void,
         _ => {
             return Err(Error::invalid_argument(format!(
-                "PARTITIONED BY {text}: unknown partition transform '{func}'"
+                "{clause} {text}: unknown partition transform '{func}'"
             )))
         }
     };
     if number.is_some() {
         return Err(Error::invalid_argument(format!(
-            "PARTITIONED BY {text}: {func} takes only a column"
+            "{clause} {text}: {func} takes only a column"
         )));
     }
     Ok(t)

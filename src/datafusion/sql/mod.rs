@@ -112,6 +112,7 @@
 //! converts back into exactly that `DataFusionError`).
 
 mod alter_columns;
+mod alter_partition;
 mod alter_table;
 mod call;
 mod create_table;

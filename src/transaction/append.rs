@@ -46,6 +46,12 @@ impl AppendFiles {
         Ok(self)
     }
 
+    /// Set a summary property of the new snapshot (e.g. `source-snapshot-id`).
+    pub(crate) fn set_summary(mut self, key: &str, value: String) -> Self {
+        self.producer.set_summary(key, value);
+        self
+    }
+
     /// The id of the snapshot this append commits.
     pub fn snapshot_id(&self) -> i64 {
         self.producer.snapshot_id()

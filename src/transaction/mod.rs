@@ -22,6 +22,7 @@
 //! landed.
 
 mod append;
+mod cherry_pick;
 mod manage_snapshots;
 mod manifest_merge;
 mod overwrite;
@@ -45,6 +46,7 @@ use crate::spec::{TableCommit, TableMetadataBuilder, TableRequirement, TableUpda
 use crate::table::Table;
 
 pub use append::AppendFiles;
+pub use cherry_pick::{CherryPickSnapshot, SOURCE_SNAPSHOT_ID};
 pub use manage_snapshots::{ManageSnapshots, RefExists, RefRetention};
 pub use overwrite::{IsolationLevel, OverwriteFiles};
 pub use replace_sort_order::{NullOrder, ReplaceSortOrder, SortDirection};

@@ -44,6 +44,8 @@ pub(crate) struct SnapshotProducer {
     added_manifests: Option<Vec<ManifestFile>>,
     /// Files kept by the last attempt (the committed ones, once the commit lands).
     committed: HashSet<String>,
+    /// Summary properties set by the action (e.g. `source-snapshot-id` of a cherry-pick).
+    extra_summary: BTreeMap<String, String>,
 }
 
 impl SnapshotProducer {
@@ -57,7 +59,13 @@ impl SnapshotProducer {
             written: vec![],
             added_manifests: None,
             committed: HashSet::new(),
+            extra_summary: BTreeMap::new(),
         }
+    }
+
+    /// Set a snapshot summary property of the new snapshot.
+    pub(crate) fn set_summary(&mut self, key: &str, value: String) {
+        self.extra_summary.insert(key.to_string(), value);
     }
 
     /// The id of the snapshot this producer adds.
@@ -231,6 +239,7 @@ impl SnapshotProducer {
             .collect();
         let previous = parent.map(|p| &p.summary);
         let mut summary_map: HashMap<String, String> = summary.to_map(previous);
+        summary_map.extend(self.extra_summary.clone());
         summary_map.insert("operation".to_string(), operation.to_string());
         let snapshot = Snapshot {
             snapshot_id: self.snapshot_id,

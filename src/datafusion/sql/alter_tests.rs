@@ -1455,3 +1455,95 @@ async fn write_ordered_by_sorts_each_file_and_records_the_order() {
         [["1"]]
     );
 }
+
+#[tokio::test]
+async fn cherrypick_snapshot_applies_appends_onto_main() {
+    let (ctx, catalog, _dir) = session().await;
+    ok(&ctx, "CREATE SCHEMA ns").await;
+    ok(
+        &ctx,
+        "CREATE TABLE ns.c (id BIGINT) PARTITIONED BY (bucket(2, id))",
+    )
+    .await;
+    let current = |m: TableMetadata| m.current_snapshot_id.expect("snapshot");
+    ok(&ctx, "INSERT INTO ns.c VALUES (1)").await;
+    let a = current(metadata(&catalog, "ns.c").await);
+    ok(&ctx, "INSERT INTO ns.c VALUES (2), (3)").await;
+    let b = current(metadata(&catalog, "ns.c").await);
+    ok(&ctx, "DELETE FROM ns.c WHERE id = 1").await;
+    let d = current(metadata(&catalog, "ns.c").await);
+    ok(
+        &ctx,
+        &format!("CALL system.rollback_to_snapshot('ns.c', {a})"),
+    )
+    .await;
+    ok(&ctx, "INSERT INTO ns.c VALUES (4)").await;
+    let c = current(metadata(&catalog, "ns.c").await);
+    // b is no ancestor of c: its files are appended in a new snapshot
+    let out = ok(
+        &ctx,
+        &format!("CALL system.cherrypick_snapshot('ns.c', {b})"),
+    )
+    .await;
+    let m = metadata(&catalog, "ns.c").await;
+    let new = m.current_snapshot().expect("snapshot");
+    assert_eq!(out, [[b.to_string(), new.snapshot_id.to_string()]]);
+    assert_eq!(new.parent_snapshot_id, Some(c));
+    assert_eq!(
+        new.summary.get("operation").map(String::as_str),
+        Some("append")
+    );
+    assert_eq!(new.summary.get("source-snapshot-id"), Some(&b.to_string()));
+    assert_eq!(
+        new.summary.get("added-records").map(String::as_str),
+        Some("2")
+    );
+    assert_eq!(
+        ok(&ctx, "SELECT id FROM ns.c ORDER BY id").await,
+        [["1"], ["2"], ["3"], ["4"]]
+    );
+    let before = metadata_location(&catalog, "ns.c").await;
+    for (sql, kind, needle) in [
+        (
+            format!("CALL system.cherrypick_snapshot('ns.c', {b})"),
+            ErrorKind::InvalidArgument,
+            format!("cannot cherry-pick snapshot {b}: it was cherry-picked before"),
+        ),
+        (
+            format!("CALL system.cherrypick_snapshot('ns.c', {a})"),
+            ErrorKind::InvalidArgument,
+            "it is already an ancestor of the current snapshot".to_string(),
+        ),
+        (
+            format!("CALL system.cherrypick_snapshot('ns.c', {d})"),
+            ErrorKind::Unsupported,
+            format!("cherry-picking snapshot {d}: its operation is 'delete'"),
+        ),
+        (
+            "CALL system.cherrypick_snapshot('ns.c', 42)".to_string(),
+            ErrorKind::NotFound,
+            "CALL cat.system.cherrypick_snapshot('ns.c'): snapshot 42 does not exist".to_string(),
+        ),
+    ] {
+        fails(&ctx, &sql, kind, &needle).await;
+    }
+    assert_eq!(metadata_location(&catalog, "ns.c").await, before);
+    // a snapshot whose parent is main's current one: main fast-forwards to it
+    ok(&ctx, "INSERT INTO ns.c VALUES (5)").await;
+    let e = current(metadata(&catalog, "ns.c").await);
+    ok(
+        &ctx,
+        &format!(
+            "CALL system.rollback_to_snapshot('ns.c', {})",
+            new.snapshot_id
+        ),
+    )
+    .await;
+    let out = ok(
+        &ctx,
+        &format!("CALL system.cherrypick_snapshot(table => 'ns.c', snapshot_id => {e})"),
+    )
+    .await;
+    assert_eq!(out, [[e.to_string(), e.to_string()]]);
+    assert_eq!(current(metadata(&catalog, "ns.c").await), e);
+}

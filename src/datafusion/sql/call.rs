@@ -17,7 +17,7 @@ use super::tokens::Cursor;
 use super::{cursor, defaults, resolve_table, IcebergTarget};
 use crate::catalog::parse_timestamp_ms;
 use crate::error::{Error, ErrorKind, Result};
-use crate::transaction::ManageSnapshots;
+use crate::transaction::{CherryPickSnapshot, ManageSnapshots};
 
 /// A procedure argument's value.
 #[derive(Debug, Clone)]
@@ -34,6 +34,7 @@ const PROCEDURES: &[(&str, &[&str])] = &[
     ("rollback_to_timestamp", &["table", "timestamp"]),
     ("set_current_snapshot", &["table", "snapshot_id", "ref"]),
     ("fast_forward", &["table", "branch", "to"]),
+    ("cherrypick_snapshot", &["table", "snapshot_id"]),
 ];
 
 /// `CALL`, after that keyword; `None` when the procedure's catalog is not an Iceberg
@@ -119,6 +120,11 @@ pub(super) async fn call(ctx: &SessionContext, mut c: Cursor<'_>) -> Result<Opti
                 _ => snapshot_id(&get, &what)?,
             };
             ManageSnapshots::new().set_current_snapshot(id)
+        }
+        "cherrypick_snapshot" => {
+            let id = snapshot_id(&get, &what)?;
+            let (_, after) = commit_from(&table, &what, CherryPickSnapshot::new(id)).await?;
+            return cherrypick_result(ctx, id, after.metadata().current_snapshot_id).map(Some);
         }
         "fast_forward" => {
             let (Some(Value::Text(branch)), Some(Value::Text(to))) = (get("branch"), get("to"))
@@ -272,6 +278,21 @@ fn result(ctx: &SessionContext, previous: Option<i64>, current: Option<i64>) -> 
     ]));
     let columns: Vec<ArrayRef> = vec![
         Arc::new(Int64Array::from(vec![previous])),
+        Arc::new(Int64Array::from(vec![current])),
+    ];
+    let batch = RecordBatch::try_new(schema, columns)
+        .map_err(|e| Error::new(ErrorKind::DataFusion, "procedure result").with_source(e))?;
+    Ok(ctx.read_batch(batch)?)
+}
+
+/// Spark's `cherrypick_snapshot` result row: `source_snapshot_id`, `current_snapshot_id`.
+fn cherrypick_result(ctx: &SessionContext, source: i64, current: Option<i64>) -> Result<DataFrame> {
+    let schema = Arc::new(ArrowSchema::new(vec![
+        Field::new("source_snapshot_id", DataType::Int64, false),
+        Field::new("current_snapshot_id", DataType::Int64, true),
+    ]));
+    let columns: Vec<ArrayRef> = vec![
+        Arc::new(Int64Array::from(vec![source])),
         Arc::new(Int64Array::from(vec![current])),
     ];
     let batch = RecordBatch::try_new(schema, columns)

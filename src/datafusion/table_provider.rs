@@ -780,7 +780,7 @@ impl TableProvider for IcebergTableProvider {
             return Err(Error::unsupported(format!(
                 "writing to table '{}': it was opened by location or at a snapshot, tag or \
                  branch; writes go to the current snapshot of a table in a catalog \
-                 (--catalog, IcebergCatalogProvider)",
+                 (--catalog, IcebergCatalogProvider); writes to a branch are not supported yet",
                 self.table.metadata_location()
             ))
             .into());

@@ -16,6 +16,7 @@ mod interop_writes;
 #[allow(dead_code)]
 #[path = "../conformance/normalize.rs"]
 mod normalize;
+mod partition_evolution;
 mod read_corners;
 mod v3_writes;
 mod writes;

@@ -5,7 +5,9 @@ usage: pyiceberg_read.py DB WAREHOUSE NAMESPACE.TABLE [SNAPSHOT_ID] [--catalog N
 Prints {"metadata_location", "format_version", "current_snapshot_id", "schema" (the Iceberg
 JSON schema read: field ids, names, types), "rows" (canonical, see canon.py), "count",
 "files" (file_path, record_count, partition of the live data files) and "snapshots"
-(snapshot_id, parent_id, operation, sequence_number)}.
+(snapshot_id, parent_id, operation, sequence_number), "file_specs" (file_path -> spec_id of
+the planned files), "default_spec_id", "specs" and "sort_order" (Iceberg JSON, as PyIceberg
+parses them)}.
 """
 
 import argparse
@@ -35,7 +37,9 @@ def main():
     # table.inspect.files(), which fails on uuid column bounds in PyIceberg 0.12
     specs = table.specs()
     files = []
+    file_specs = {}
     for task in scan.plan_files():
+        file_specs[task.file.file_path] = task.file.spec_id
         for f in [task.file, *task.delete_files]:
             names = [pf.name for pf in specs[f.spec_id].fields]
             files.append(
@@ -66,6 +70,10 @@ def main():
             "count": len(rows),
             "files": files,
             "snapshots": snapshots,
+            "file_specs": file_specs,
+            "default_spec_id": table.metadata.default_spec_id,
+            "specs": [json.loads(s.model_dump_json(by_alias=True)) for s in table.metadata.partition_specs],
+            "sort_order": json.loads(table.sort_order().model_dump_json(by_alias=True)),
         }
     )
 

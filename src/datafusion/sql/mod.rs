@@ -149,6 +149,11 @@ use tokens::Cursor;
 /// DataFusion's errors wrapped in [`ErrorKind::DataFusion`].
 pub async fn execute(ctx: &SessionContext, statement: &str) -> Result<DataFrame> {
     crate::datafusion::dml::install_dml_guard(ctx);
+    if tokens::first_word_is(statement, &["INSERT"]) {
+        if let Some(cursor) = cursor(ctx, statement) {
+            refuse_branch_insert(ctx, cursor).await?;
+        }
+    }
     if !tokens::first_word_is(statement, &["CREATE", "DROP", "ALTER", "CALL"]) {
         return Ok(ctx.sql(statement).await?);
     }
@@ -174,6 +179,43 @@ fn cursor<'a>(ctx: &SessionContext, text: &'a str) -> Option<Cursor<'a>> {
     };
     let toks = tokens::tokenize(text, dialect.as_ref())?;
     Some(Cursor::new(text, toks, options.enable_ident_normalization).with_identifier_quote(quote))
+}
+
+/// Refuse Spark's write-to-branch form `INSERT INTO|OVERWRITE [cat.]ns.t.branch_<name>`
+/// when `[cat.]ns.t` is an Iceberg table: writes to a branch are not supported yet
+/// (an error naming the table and the branch, instead of DataFusion's "table not
+/// found" for the four-part name). `"t@branch"` targets are refused by the table.
+async fn refuse_branch_insert(ctx: &SessionContext, mut c: Cursor<'_>) -> Result<()> {
+    c.eat_keyword("INSERT");
+    if !c.eat_keyword("INTO") {
+        c.eat_keyword("OVERWRITE");
+        c.eat_keyword("TABLE");
+    }
+    let Ok(mut name) = c.object_name() else {
+        return Ok(());
+    };
+    let Some(branch) = name
+        .last()
+        .and_then(|last| last.strip_prefix("branch_"))
+        .map(str::to_string)
+    else {
+        return Ok(());
+    };
+    name.pop();
+    if name.len() < 2 {
+        return Ok(());
+    }
+    let Some(t) = resolve_table(ctx, &name)? else {
+        return Ok(());
+    };
+    if t.target.catalog().load_table(&t.ident).await.is_ok() {
+        return Err(Error::unsupported(format!(
+            "INSERT into branch '{branch}' of table {}: writes to a branch are not supported \
+             yet (write to main, or stage the snapshot and CALL system.cherrypick_snapshot)",
+            t.display()
+        )));
+    }
+    Ok(())
 }
 
 /// Run `c`'s statement if it is icefloe DDL against an Iceberg catalog; `None` otherwise.

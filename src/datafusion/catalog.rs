@@ -339,6 +339,23 @@ impl IcebergSchemaProvider {
             });
             return Ok(Some(Arc::new(provider)));
         }
+        // a branch (`t@dev`) is read at its head and takes `INSERT INTO`
+        if let (Some(TableVersion::Ref(name)), None) = (&version, metadata) {
+            if table
+                .metadata()
+                .refs
+                .get(name)
+                .is_some_and(|r| r.ref_type == "branch")
+            {
+                let provider = IcebergTableProvider::try_new(table)?
+                    .with_ref(name)?
+                    .with_write_target(WriteTarget {
+                        catalog: Arc::clone(&self.catalog),
+                        ident,
+                    });
+                return Ok(Some(Arc::new(provider)));
+            }
+        }
         table_provider_for(table, &display, version.as_ref(), metadata)
             .await
             .map(Some)

@@ -79,6 +79,8 @@ pub struct IcebergDataSink {
     /// The sort order the rows arrive in (the plan sorts each input partition by it),
     /// recorded in the data files' `sort_order_id`.
     sort_order_id: Option<i32>,
+    /// The branch the rows are appended to (`None`: `main`).
+    branch: Option<String>,
     /// `committed_snapshot_id` (a gauge) once the statement committed; shown by
     /// `EXPLAIN ANALYZE` and printed by the CLI.
     metrics: ExecutionPlanMetricsSet,
@@ -117,6 +119,7 @@ impl IcebergDataSink {
             op,
             overwrite_mode,
             sort_order_id: None,
+            branch: None,
             metrics: ExecutionPlanMetricsSet::new(),
         })
     }
@@ -156,6 +159,12 @@ impl IcebergDataSink {
             ));
         }
         LexRequirement::new(reqs)
+    }
+
+    /// Append to branch `branch` instead of `main` (`None`: `main`).
+    pub(crate) fn with_branch(mut self, branch: Option<String>) -> Self {
+        self.branch = branch;
+        self
     }
 
     /// Record `order_id` as the sort order of every file written: the plan sorts the
@@ -269,7 +278,13 @@ impl IcebergDataSink {
             self.table.clone(),
         );
         let txn = match (self.op, self.overwrite_mode) {
-            (InsertOp::Append, _) => txn.add_action(AppendFiles::new(spec.spec_id, files)?),
+            (InsertOp::Append, _) => {
+                let append = AppendFiles::new(spec.spec_id, files)?;
+                txn.add_action(match &self.branch {
+                    Some(branch) => append.to_branch(branch),
+                    None => append,
+                })
+            }
             (_, PartitionOverwriteMode::Static) => txn.add_action(
                 OverwriteFiles::new(start)
                     .overwrite_by_row_filter(Predicate::AlwaysTrue)
@@ -285,7 +300,8 @@ impl IcebergDataSink {
         };
         match txn.commit().await {
             Ok(table) => {
-                if let Some(id) = table.metadata().current_snapshot_id {
+                let branch = self.branch.as_deref().unwrap_or(crate::spec::MAIN_BRANCH);
+                if let Some(id) = table.metadata().ref_snapshot_id(branch) {
                     MetricBuilder::new(&self.metrics)
                         .global_gauge(COMMITTED_SNAPSHOT_METRIC)
                         .set(usize::try_from(id).unwrap_or_default());

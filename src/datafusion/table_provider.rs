@@ -93,6 +93,8 @@ pub struct IcebergTableProvider {
     /// Where `INSERT` commits; `None`: the table is read-only here (opened by location,
     /// or read at a snapshot, tag or branch).
     write_target: Option<WriteTarget>,
+    /// The branch the table was opened at (`"t@dev"`), where `INSERT INTO` commits.
+    branch: Option<String>,
 }
 
 impl IcebergTableProvider {
@@ -130,6 +132,7 @@ impl IcebergTableProvider {
             last_delete_metrics: Arc::default(),
             manifest_cache: Arc::default(),
             write_target: None,
+            branch: None,
         })
     }
 
@@ -202,7 +205,14 @@ impl IcebergTableProvider {
                 ))
             })?;
         let schema = metadata.current_schema().clone();
-        Self::at_snapshot(self.table, Some(snapshot), schema, self.view_types)
+        let mut provider = Self::at_snapshot(self.table, Some(snapshot), schema, self.view_types)?;
+        provider.branch = Some(name.to_string());
+        Ok(provider)
+    }
+
+    /// The branch the table was opened at (`with_ref` of a branch), if any.
+    pub fn branch(&self) -> Option<&str> {
+        self.branch.as_deref()
     }
 
     /// The table.
@@ -780,12 +790,21 @@ impl TableProvider for IcebergTableProvider {
             return Err(Error::unsupported(format!(
                 "writing to table '{}': it was opened by location or at a snapshot, tag or \
                  branch; writes go to the current snapshot of a table in a catalog \
-                 (--catalog, IcebergCatalogProvider); writes to a branch are not supported yet",
+                 (--catalog, IcebergCatalogProvider) or of one of its branches",
                 self.table.metadata_location()
             ))
             .into());
         };
-        if self.snapshot.as_ref().map(|s| s.snapshot_id)
+        if let Some(branch) = &self.branch {
+            if insert_op != InsertOp::Append {
+                return Err(Error::unsupported(format!(
+                    "INSERT OVERWRITE into branch '{branch}' of '{}': only INSERT INTO \
+                     appends to a branch",
+                    target.ident
+                ))
+                .into());
+            }
+        } else if self.snapshot.as_ref().map(|s| s.snapshot_id)
             != self.table.metadata().current_snapshot_id
         {
             return Err(
@@ -801,7 +820,7 @@ impl TableProvider for IcebergTableProvider {
             options,
         )?;
         let order = IcebergDataSink::sort_requirement(&self.table, &self.arrow_schema);
-        let sink = sink.with_sort_order_id(
+        let sink = sink.with_branch(self.branch.clone()).with_sort_order_id(
             order
                 .as_ref()
                 .map(|_| self.table.metadata().default_sort_order_id),

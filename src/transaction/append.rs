@@ -46,6 +46,13 @@ impl AppendFiles {
         Ok(self)
     }
 
+    /// Commit to branch `branch` (which must exist) instead of `main`; `main` is left
+    /// as it is.
+    pub fn to_branch(mut self, branch: &str) -> Self {
+        self.producer.set_branch(branch);
+        self
+    }
+
     /// Set a summary property of the new snapshot (e.g. `source-snapshot-id`).
     pub(crate) fn set_summary(mut self, key: &str, value: String) -> Self {
         self.producer.set_summary(key, value);

@@ -63,6 +63,12 @@ impl SnapshotProducer {
         }
     }
 
+    /// Commit to branch `branch` instead of `main`: the new snapshot descends from the
+    /// branch's, and only the branch moves (spec: "Branching and Tagging").
+    pub(crate) fn set_branch(&mut self, branch: &str) {
+        self.branch = branch.to_string();
+    }
+
     /// Set a snapshot summary property of the new snapshot.
     pub(crate) fn set_summary(&mut self, key: &str, value: String) {
         self.extra_summary.insert(key.to_string(), value);
@@ -195,6 +201,31 @@ impl SnapshotProducer {
         summary: &SnapshotSummary,
     ) -> Result<Vec<TableUpdate>> {
         let m = table.metadata();
+        // the branch keeps its retention settings; a tag or a missing branch other than
+        // main cannot take a commit
+        let mut reference = match m.refs.get(&self.branch) {
+            Some(r) if r.ref_type != "branch" => {
+                return Err(Error::invalid_argument(format!(
+                    "cannot commit to '{}': it is a tag, not a branch",
+                    self.branch
+                )))
+            }
+            Some(r) => r.clone(),
+            None if self.branch == MAIN_BRANCH => SnapshotReference {
+                snapshot_id: self.snapshot_id,
+                ref_type: "branch".to_string(),
+                min_snapshots_to_keep: None,
+                max_snapshot_age_ms: None,
+                max_ref_age_ms: None,
+            },
+            None => {
+                return Err(Error::not_found(format!(
+                    "branch '{}' does not exist (create it with ALTER TABLE … CREATE BRANCH)",
+                    self.branch
+                )))
+            }
+        };
+        reference.snapshot_id = self.snapshot_id;
         let parent = self.parent(table);
         let sequence_number = m.last_sequence_number + 1;
         let v3 = m.format_version >= FormatVersion::V3;
@@ -258,13 +289,7 @@ impl SnapshotProducer {
             TableUpdate::AddSnapshot { snapshot },
             TableUpdate::SetSnapshotRef {
                 ref_name: self.branch.clone(),
-                reference: SnapshotReference {
-                    snapshot_id: self.snapshot_id,
-                    ref_type: "branch".to_string(),
-                    min_snapshots_to_keep: None,
-                    max_snapshot_age_ms: None,
-                    max_ref_age_ms: None,
-                },
+                reference,
             },
         ])
     }

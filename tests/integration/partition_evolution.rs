@@ -116,7 +116,7 @@ async fn evolved_specs_write_read_and_change_rows_alike() {
         ),
         (
             "INSERT INTO ice.ns.pe.branch_dev VALUES (9, 1, 'x', 1.0)",
-            "INSERT into branch 'dev' of table ice.ns.pe: writes to a branch are not supported",
+            "branch or tag 'dev'",
         ),
     ] {
         let err = run(ctx, sql).await.expect_err(sql);

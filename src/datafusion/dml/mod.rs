@@ -200,6 +200,13 @@ fn writable<'a>(
             table.metadata_location()
         )));
     };
+    if let Some(branch) = provider.branch() {
+        return Err(Error::unsupported(format!(
+            "{statement} on branch '{branch}' of '{}': row-level changes on a branch are not \
+             supported yet (only INSERT INTO appends to a branch)",
+            target.ident
+        )));
+    }
     if provider.snapshot().map(|s| s.snapshot_id) != table.metadata().current_snapshot_id {
         return Err(Error::unsupported(format!(
             "{statement} on a snapshot of '{}' other than the current one",

@@ -1547,3 +1547,95 @@ async fn cherrypick_snapshot_applies_appends_onto_main() {
     assert_eq!(out, [[e.to_string(), e.to_string()]]);
     assert_eq!(current(metadata(&catalog, "ns.c").await), e);
 }
+
+#[tokio::test]
+async fn inserts_into_a_branch_leave_main_alone() {
+    let (ctx, catalog, _dir) = session().await;
+    ok(&ctx, "CREATE SCHEMA ns").await;
+    ok(
+        &ctx,
+        "CREATE TABLE ns.b (id BIGINT) PARTITIONED BY (bucket(2, id))",
+    )
+    .await;
+    ok(&ctx, "INSERT INTO ns.b VALUES (1)").await;
+    let main = metadata(&catalog, "ns.b").await.current_snapshot_id;
+    ok(
+        &ctx,
+        "ALTER TABLE ns.b CREATE BRANCH dev RETAIN 7 DAYS WITH SNAPSHOT RETENTION 2 SNAPSHOTS",
+    )
+    .await;
+    // Spark's form and the branch's table name
+    assert_eq!(
+        ok(&ctx, "INSERT INTO ns.b.branch_dev VALUES (2)").await,
+        [["1"]]
+    );
+    assert_eq!(
+        ok(&ctx, "INSERT INTO ns.\"b@dev\" VALUES (3), (4)").await,
+        [["2"]]
+    );
+    let m = metadata(&catalog, "ns.b").await;
+    assert_eq!(m.current_snapshot_id, main);
+    let dev = &m.refs["dev"];
+    let head = m.snapshot_by_id(dev.snapshot_id).expect("dev head");
+    let parent = m
+        .snapshot_by_id(head.parent_snapshot_id.expect("parent"))
+        .expect("parent");
+    assert_eq!(parent.parent_snapshot_id, main);
+    // the branch keeps its retention
+    assert_eq!(dev.max_ref_age_ms, Some(7 * 86_400_000));
+    assert_eq!(dev.min_snapshots_to_keep, Some(2));
+    assert_eq!(ok(&ctx, "SELECT id FROM ns.b").await, [["1"]]);
+    assert_eq!(
+        ok(&ctx, "SELECT id FROM ns.\"b@dev\" ORDER BY id").await,
+        [["1"], ["2"], ["3"], ["4"]]
+    );
+    let before = metadata_location(&catalog, "ns.b").await;
+    for (sql, kind, needle) in [
+        (
+            "INSERT OVERWRITE ns.\"b@dev\" VALUES (9)",
+            ErrorKind::Unsupported,
+            "INSERT OVERWRITE into branch 'dev' of 'ns.b': only INSERT INTO appends to a branch",
+        ),
+        (
+            "DELETE FROM ns.\"b@dev\" WHERE id = 2",
+            ErrorKind::DataFusion,
+            "DELETE on branch 'dev' of 'ns.b': row-level changes on a branch are not supported",
+        ),
+        (
+            "UPDATE ns.\"b@dev\" SET id = 5 WHERE id = 2",
+            ErrorKind::DataFusion,
+            "UPDATE on branch 'dev' of 'ns.b'",
+        ),
+        (
+            "INSERT INTO ns.b.branch_nope VALUES (9)",
+            ErrorKind::NotFound,
+            "nope",
+        ),
+    ] {
+        fails(&ctx, sql, kind, needle).await;
+    }
+    assert_eq!(metadata_location(&catalog, "ns.b").await, before);
+    // the branch's snapshots cherry-picked onto main, one by one: fast-forwards
+    let second = parent.snapshot_id;
+    ok(
+        &ctx,
+        &format!("CALL system.cherrypick_snapshot('ns.b', {second})"),
+    )
+    .await;
+    ok(
+        &ctx,
+        &format!(
+            "CALL system.cherrypick_snapshot('ns.b', {})",
+            head.snapshot_id
+        ),
+    )
+    .await;
+    assert_eq!(
+        metadata(&catalog, "ns.b").await.current_snapshot_id,
+        Some(head.snapshot_id)
+    );
+    assert_eq!(
+        ok(&ctx, "SELECT id FROM ns.b ORDER BY id").await,
+        [["1"], ["2"], ["3"], ["4"]]
+    );
+}

@@ -151,7 +151,9 @@ pub async fn execute(ctx: &SessionContext, statement: &str) -> Result<DataFrame>
     crate::datafusion::dml::install_dml_guard(ctx);
     if tokens::first_word_is(statement, &["INSERT"]) {
         if let Some(cursor) = cursor(ctx, statement) {
-            refuse_branch_insert(ctx, cursor).await?;
+            if let Some(rewritten) = branch_insert(ctx, cursor).await? {
+                return Ok(ctx.sql(&rewritten).await?);
+            }
         }
     }
     if !tokens::first_word_is(statement, &["CREATE", "DROP", "ALTER", "CALL"]) {
@@ -181,41 +183,50 @@ fn cursor<'a>(ctx: &SessionContext, text: &'a str) -> Option<Cursor<'a>> {
     Some(Cursor::new(text, toks, options.enable_ident_normalization).with_identifier_quote(quote))
 }
 
-/// Refuse Spark's write-to-branch form `INSERT INTO|OVERWRITE [cat.]ns.t.branch_<name>`
-/// when `[cat.]ns.t` is an Iceberg table: writes to a branch are not supported yet
-/// (an error naming the table and the branch, instead of DataFusion's "table not
-/// found" for the four-part name). `"t@branch"` targets are refused by the table.
-async fn refuse_branch_insert(ctx: &SessionContext, mut c: Cursor<'_>) -> Result<()> {
+/// Spark's write-to-branch form `INSERT INTO|OVERWRITE [TABLE] [cat.]ns.t.branch_<name>`,
+/// when `[cat.]ns.t` is an Iceberg table: the statement with its target rewritten to
+/// `[cat.]ns."t@<name>"`, the branch's table (see the parent module's docs). `None` for
+/// any other statement.
+async fn branch_insert(ctx: &SessionContext, mut c: Cursor<'_>) -> Result<Option<String>> {
     c.eat_keyword("INSERT");
     if !c.eat_keyword("INTO") {
         c.eat_keyword("OVERWRITE");
         c.eat_keyword("TABLE");
     }
+    let start = c.offset();
     let Ok(mut name) = c.object_name() else {
-        return Ok(());
+        return Ok(None);
     };
+    let end = c.prev_end();
     let Some(branch) = name
         .last()
         .and_then(|last| last.strip_prefix("branch_"))
+        .filter(|b| !b.is_empty())
         .map(str::to_string)
     else {
-        return Ok(());
+        return Ok(None);
     };
     name.pop();
     if name.len() < 2 {
-        return Ok(());
+        return Ok(None);
     }
     let Some(t) = resolve_table(ctx, &name)? else {
-        return Ok(());
+        return Ok(None);
     };
-    if t.target.catalog().load_table(&t.ident).await.is_ok() {
-        return Err(Error::unsupported(format!(
-            "INSERT into branch '{branch}' of table {}: writes to a branch are not supported \
-             yet (write to main, or stage the snapshot and CALL system.cherrypick_snapshot)",
-            t.display()
-        )));
+    if t.target.catalog().load_table(&t.ident).await.is_err() {
+        return Ok(None);
     }
-    Ok(())
+    let q = c.identifier_quote();
+    let quote = |part: &str| format!("{q}{}{q}", part.replace(q, &format!("{q}{q}")));
+    let mut parts: Vec<String> = name[..name.len() - 1].iter().map(|p| quote(p)).collect();
+    parts.push(quote(&format!("{}@{branch}", name[name.len() - 1])));
+    let text = c.text();
+    Ok(Some(format!(
+        "{}{}{}",
+        &text[..start],
+        parts.join("."),
+        &text[end..]
+    )))
 }
 
 /// Run `c`'s statement if it is icefloe DDL against an Iceberg catalog; `None` otherwise.

@@ -59,9 +59,16 @@
 //! the session's default catalog). The result is Spark's one row:
 //! `previous_snapshot_id`, `current_snapshot_id` (`fast_forward`: `branch_updated`,
 //! `previous_ref`, `updated_ref`). A `TIMESTAMP '…'` without a zone is
-//! UTC. An `ALTER TABLE` clause or procedure icefloe does not run (`ADD PARTITION
-//! FIELD`, `WRITE ORDERED BY`, `expire_snapshots`, …) on an Iceberg table is an
+//! UTC. An `ALTER TABLE` clause or procedure icefloe does not run (`WRITE DISTRIBUTED
+//! BY`, `expire_snapshots`, …) on an Iceberg table is an
 //! [`ErrorKind::Unsupported`](crate::ErrorKind) error naming it.
+//!
+//! # INSERT into a branch
+//!
+//! Spark's `INSERT INTO [cat.]ns.t.branch_<name> …` is rewritten to `INSERT INTO
+//! [cat.]ns."t@<name>" …` when `[cat.]ns.t` is an Iceberg table (the last name part
+//! starting with `branch_` cannot otherwise be told from a four-part name); the table of
+//! a branch (`"t@dev"`) appends to the branch (see `IcebergTableProvider::insert_into`).
 //!
 //! # CREATE TABLE
 //!

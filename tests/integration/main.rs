@@ -17,5 +17,7 @@ mod interop_writes;
 #[path = "../conformance/normalize.rs"]
 mod normalize;
 mod read_corners;
+mod rest_s3;
+mod seaweed;
 mod v3_writes;
 mod writes;

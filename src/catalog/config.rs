@@ -486,14 +486,20 @@ mod tests {
         assert_eq!(c.warehouse.as_deref(), Some("analytics"));
         assert_eq!(c.uri.as_deref(), Some("http://127.0.0.1:8181"));
         let debug = format!("{c:?}");
-        assert!(!debug.contains("top-secret") && !debug.contains("also-secret"), "{debug}");
+        assert!(
+            !debug.contains("top-secret") && !debug.contains("also-secret"),
+            "{debug}"
+        );
         assert!(debug.contains("http://127.0.0.1:8333"), "{debug}");
         let built = c.build();
         if cfg!(feature = "cloud") {
             let catalog = built.unwrap();
             assert_eq!(catalog.name(), "rest");
             let debug = format!("{catalog:?}");
-            assert!(!debug.contains("top-secret") && !debug.contains("also-secret"), "{debug}");
+            assert!(
+                !debug.contains("top-secret") && !debug.contains("also-secret"),
+                "{debug}"
+            );
         } else {
             let err = built.unwrap_err().to_string();
             assert!(err.contains("'cloud' feature"), "{err}");

@@ -27,9 +27,16 @@ use crate::error::{Error, ErrorKind, Result};
 /// Whether a property's value is a secret that must never be shown.
 pub fn is_secret(key: &str) -> bool {
     let k = key.to_ascii_lowercase();
-    ["secret", "password", "token", "credential", "key-id", "account-key"]
-        .iter()
-        .any(|s| k.contains(s))
+    [
+        "secret",
+        "password",
+        "token",
+        "credential",
+        "key-id",
+        "account-key",
+    ]
+    .iter()
+    .any(|s| k.contains(s))
         || k.starts_with("header.")
 }
 
@@ -218,10 +225,7 @@ mod tests {
         );
         assert!(!options.contains_key("home"));
         assert!(!options.keys().any(|k| k.contains("compression")));
-        assert_eq!(
-            options.get("allow_http").map(String::as_str),
-            Some("true")
-        );
+        assert_eq!(options.get("allow_http").map(String::as_str), Some("true"));
         let https = HashMap::from([(
             "s3.endpoint".to_string(),
             "https://s3.example.com".to_string(),

@@ -189,10 +189,7 @@ impl FileIO {
         let store: Arc<dyn ObjectStore> = if store_url == "file://" {
             Arc::new(local::RegularFileStore::new())
         } else {
-            shared_store(
-                store_url,
-                store_options(std::env::vars(), &self.properties),
-            )?
+            shared_store(store_url, store_options(std::env::vars(), &self.properties))?
         };
         stores.insert(store_url.to_string(), Arc::clone(&store));
         Ok(store)

@@ -176,7 +176,13 @@ impl Transaction {
             return Err(unknown);
         }
         match self.catalog.load_table(&self.ident).await {
-            Ok(t) if added.iter().all(|id| t.metadata().snapshot_by_id(*id).is_some()) => Ok(t),
+            Ok(t)
+                if added
+                    .iter()
+                    .all(|id| t.metadata().snapshot_by_id(*id).is_some()) =>
+            {
+                Ok(t)
+            }
             Ok(_) => Err(unknown.context(format!(
                 "table '{}' reloaded: snapshot {added:?} is not in it; not retried",
                 self.ident

@@ -587,7 +587,9 @@ async fn unknown_commit_state_is_checked_not_retried() {
             let table = result.unwrap();
             assert_eq!(table.metadata_location(), now.metadata_location());
             assert_eq!(now.metadata().snapshots.len(), before + 1);
-            assert!(live_files(&now).await.contains(&(format!("{name}.parquet"), 5)));
+            assert!(live_files(&now)
+                .await
+                .contains(&(format!("{name}.parquet"), 5)));
         } else {
             let err = result.unwrap_err();
             assert_eq!(err.kind(), ErrorKind::CommitStateUnknown, "{err}");

@@ -28,6 +28,8 @@ use std::time::{Duration, Instant};
 pub const ACCESS_KEY: &str = "icefloe-admin";
 /// The table bucket (one REST catalog warehouse).
 pub const WAREHOUSE: &str = "s3://warehouse";
+/// A plain S3 bucket created at start.
+pub const FILES_BUCKET: &str = "icefloe-files";
 /// The S3 region clients name (SeaweedFS accepts any).
 pub const REGION: &str = "us-east-1";
 
@@ -157,6 +159,7 @@ fn start(python: &std::path::Path) -> Result<Seaweed, String> {
         "-ip=127.0.0.1".into(),
         "-ip.bind=127.0.0.1".into(),
         "-tableBucket=warehouse".into(),
+        format!("-bucket={FILES_BUCKET}"),
         "-s3.port.lance=0".into(),
         "-webdav=false".into(),
         "-admin.ui=false".into(),

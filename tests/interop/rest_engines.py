@@ -133,7 +133,7 @@ def duckdb_connect():
     )
     con.execute(
         "ATTACH '{}' AS lake (TYPE ICEBERG, SECRET rest_secret, ENDPOINT '{}', "
-        "ACCESS_DELEGATION_MODE 'none')".format(p["warehouse"], p["uri"])
+        "ACCESS_DELEGATION_MODE 'none', READ_ONLY false)".format(p["warehouse"], p["uri"])
     )
     return con
 

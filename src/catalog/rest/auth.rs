@@ -264,6 +264,9 @@ mod tests {
             panic!("not client credentials");
         };
         assert_eq!(server_uri.as_str(), "http://idp/token");
-        assert_eq!((client_id.as_str(), scope.as_str()), ("", "PRINCIPAL_ROLE:ALL"));
+        assert_eq!(
+            (client_id.as_str(), scope.as_str()),
+            ("", "PRINCIPAL_ROLE:ALL")
+        );
     }
 }

@@ -100,7 +100,10 @@ impl RestConfig {
     pub fn headers(&self) -> Vec<(String, String)> {
         self.properties
             .iter()
-            .filter_map(|(k, v)| k.strip_prefix("header.").map(|h| (h.to_string(), v.clone())))
+            .filter_map(|(k, v)| {
+                k.strip_prefix("header.")
+                    .map(|h| (h.to_string(), v.clone()))
+            })
             .collect()
     }
 

@@ -81,9 +81,10 @@ impl fmt::Debug for RestCatalog {
             .field("config", &self.config)
             .field(
                 "resolved",
-                &self.resolved.get().map(|r| {
-                    (r.base.as_str().to_string(), redacted(&r.properties))
-                }),
+                &self
+                    .resolved
+                    .get()
+                    .map(|r| (r.base.as_str().to_string(), redacted(&r.properties))),
             )
             .finish()
     }
@@ -139,8 +140,10 @@ impl RestCatalog {
                 let properties = self
                     .config
                     .merged_with_server(&answer.defaults, &answer.overrides);
-                let base =
-                    self.route_base(&self.config.uri, properties.get("prefix").map(String::as_str))?;
+                let base = self.route_base(
+                    &self.config.uri,
+                    properties.get("prefix").map(String::as_str),
+                )?;
                 Ok(Resolved { base, properties })
             })
             .await
@@ -337,7 +340,11 @@ impl RestCatalog {
     ///
     /// Errors: [`ErrorKind::AlreadyExists`] when the name is taken;
     /// [`ErrorKind::NotFound`] for a missing namespace.
-    pub async fn register_table(&self, ident: &TableIdent, metadata_location: &str) -> Result<Table> {
+    pub async fn register_table(
+        &self,
+        ident: &TableIdent,
+        metadata_location: &str,
+    ) -> Result<Table> {
         let url = self.namespace_url(&ident.namespace, &["register"]).await?;
         let body = json!({"name": ident.name, "metadata-location": metadata_location});
         let answer: LoadTableResult = self
@@ -483,10 +490,17 @@ impl Catalog for RestCatalog {
         }
     }
 
+    /// Creates with `stage-create: false`. A server answers 409 for a taken name; as
+    /// not every server does (SeaweedFS 4.48 replaces the table), the name is checked
+    /// first with `HEAD`.
     async fn create_table(&self, ident: &TableIdent, creation: TableCreation) -> Result<Table> {
-        let url = self
-            .namespace_url(&ident.namespace, &["tables"])
-            .await?;
+        if self.table_exists(ident).await? {
+            return Err(Error::new(
+                ErrorKind::AlreadyExists,
+                format!("table '{ident}' in catalog '{}'", self.config.name),
+            ));
+        }
+        let url = self.namespace_url(&ident.namespace, &["tables"]).await?;
         let mut body = json!({
             "name": ident.name,
             "schema": creation.schema,
@@ -526,7 +540,9 @@ impl Catalog for RestCatalog {
             Ok(None) => {
                 return Err(Error::new(
                     ErrorKind::CommitStateUnknown,
-                    format!("commit to table '{ident}': the REST catalog answered without metadata"),
+                    format!(
+                        "commit to table '{ident}': the REST catalog answered without metadata"
+                    ),
                 ))
             }
             Err(e) => return Err(self.commit_error(e, ident)),
@@ -588,7 +604,10 @@ impl RestCatalog {
             Some(404) => self.table_error(e, ident),
             Some(500 | 502 | 503 | 504) => Error::new(
                 ErrorKind::CommitStateUnknown,
-                format!("{context}: the REST catalog failed ({}); the commit may have landed", e.error),
+                format!(
+                    "{context}: the REST catalog failed ({}); the commit may have landed",
+                    e.error
+                ),
             ),
             // the request may have reached the server before the connection failed
             None if e.error.kind() == ErrorKind::Io => Error::new(

@@ -7,6 +7,7 @@ mod catalog;
 mod deletes;
 mod dml;
 mod evolution;
+mod fault_proxy;
 mod fixtures;
 mod fuzz;
 mod interop;

@@ -318,6 +318,81 @@ async fn concurrent_commits_lose_nothing() {
     assert_eq!(theirs["snapshots"], 2 * N);
 }
 
+/// Through a proxy that answers the table's first two requests 503 and loses the answer
+/// to its first commit (forwarded, then answered 502): loads are retried, and the
+/// commit's unknown state is checked by reloading, not retried — the rows land once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lost_commit_answers_are_checked_not_retried() {
+    let Some(server) = seaweed::server() else {
+        return;
+    };
+    let ns = seaweed::unique_namespace("lost");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let direct = rest_catalog(server, dir.path());
+    direct
+        .create_namespace(&Namespace::parse(&ns), &HashMap::new())
+        .await
+        .expect("namespace");
+    let ident = TableIdent::new(Namespace::parse(&ns), "t");
+    let schema = icefloe::spec::Schema::new(
+        0,
+        vec![icefloe::spec::NestedField::optional(
+            1,
+            "id",
+            icefloe::spec::Type::Primitive(icefloe::spec::PrimitiveType::Long),
+        )],
+    );
+    direct
+        .create_table(&ident, icefloe::catalog::TableCreation::new(schema))
+        .await
+        .expect("create");
+    let upstream = server.rest_uri.trim_start_matches("http://");
+    let (proxy, faults) = crate::fault_proxy::start(upstream, &format!("/{ns}/tables/t"), 2, 1);
+    let text: String = server
+        .catalog_properties()
+        .into_iter()
+        .map(|(k, v)| {
+            if k == "uri" {
+                format!("uri={proxy}\n")
+            } else {
+                format!("{k}={v}\n")
+            }
+        })
+        .collect();
+    let file = dir.path().join("proxied.properties");
+    std::fs::write(&file, text).expect("config");
+    let proxied = load_catalog(file.to_str().expect("utf-8")).expect("proxied catalog");
+    let ctx = SessionContext::new_with_config(icefloe::datafusion::register_iceberg_options(
+        context().state().config().clone(),
+    ));
+    attach(&ctx, "lake", proxied).await;
+    run(&ctx, &format!("INSERT INTO lake.{ns}.t VALUES (1), (2)")).await;
+    assert_eq!(
+        faults
+            .unavailable_sent
+            .load(std::sync::atomic::Ordering::SeqCst),
+        2
+    );
+    assert_eq!(
+        faults
+            .commits_lost
+            .load(std::sync::atomic::Ordering::SeqCst),
+        1
+    );
+    let table = direct.load_table(&ident).await.expect("load");
+    assert_eq!(
+        table.metadata().snapshots.len(),
+        1,
+        "the commit landed once"
+    );
+    let theirs = engines(server, &["pyiceberg-read", &format!("{ns}.t")]);
+    assert_same_rows(
+        "after a lost commit answer",
+        &[serde_json::json!([1]), serde_json::json!([2])],
+        &rows(&theirs),
+    );
+}
+
 /// Namespaces (nested, properties, drop), table rename, register and drop through the
 /// REST catalog; missing names are NotFound errors naming them.
 #[tokio::test]
@@ -405,6 +480,24 @@ async fn namespaces_and_tables_round_trip() {
         .expect_err("dropped twice");
     assert_eq!(err.kind(), ErrorKind::NotFound, "{err}");
     assert!(catalog.list_tables(&ns).await.expect("list").is_empty());
+
+    // namespace properties and drop, on the concrete client
+    let rest = icefloe::catalog::RestCatalog::new(
+        "rest",
+        server.catalog_properties().into_iter().collect(),
+    )
+    .expect("REST catalog");
+    let props = rest.namespace_properties(&ns).await.expect("properties");
+    assert_eq!(
+        props.get("owner").map(String::as_str),
+        Some("icefloe"),
+        "{props:?}"
+    );
+    rest.drop_namespace(&ns).await.expect("drop namespace");
+    assert!(!catalog.namespace_exists(&ns).await.expect("exists"));
+    let err = rest.namespace_properties(&ns).await.expect_err("dropped");
+    assert_eq!(err.kind(), ErrorKind::NotFound, "{err}");
+    assert!(err.to_string().contains(&ns_name), "{err}");
 }
 
 /// Wrong credentials: a clear permission error naming the endpoint, with no secret in

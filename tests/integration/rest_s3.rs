@@ -228,7 +228,7 @@ async fn engines_read_what_icefloe_wrote() {
         .create_namespace(&Namespace::parse(&ns), &HashMap::new())
         .await
         .expect("create namespace");
-    let (_dir, _catalog, ctx2) = attached(server).await;
+    let (dir2, _catalog, ctx2) = attached(server).await;
     drop(ctx);
     let t = format!("lake.{ns}.t");
     run(
@@ -255,6 +255,20 @@ async fn engines_read_what_icefloe_wrote() {
     assert_same_rows("PyIceberg", &expected, &rows(&theirs));
     let duck = engines(server, &["duckdb-read", &ident]);
     assert_same_rows("DuckDB", &expected, &rows(&duck));
+    // the CLI with the same config file (`--catalog lake.properties`)
+    let cli = Command::new(env!("CARGO_BIN_EXE_icefloe"))
+        .arg("--catalog")
+        .arg(dir2.path().join("lake.properties"))
+        .args(["--format", "csv", "-c"])
+        .arg(format!("SELECT count(*) AS n, max(id) AS m FROM {ident}"))
+        .env("HOME", dir2.path())
+        .output()
+        .expect("run icefloe");
+    let stdout = String::from_utf8_lossy(&cli.stdout);
+    let stderr = String::from_utf8_lossy(&cli.stderr);
+    assert!(cli.status.success(), "{stderr}");
+    assert_eq!(stdout.trim(), "n,m\n3,4", "{stderr}");
+    assert!(!stderr.contains(&server.secret_key) && !stdout.contains(&server.secret_key));
     assert!(
         theirs["metadata_location"]
             .as_str()

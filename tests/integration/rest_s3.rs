@@ -495,12 +495,36 @@ async fn namespaces_and_tables_round_trip() {
     assert_eq!(err.kind(), ErrorKind::NotFound, "{err}");
     assert!(catalog.list_tables(&ns).await.expect("list").is_empty());
 
-    // namespace properties and drop, on the concrete client
     let rest = icefloe::catalog::RestCatalog::new(
         "rest",
         server.catalog_properties().into_iter().collect(),
     )
     .expect("REST catalog");
+    // register a second name for a live table's metadata file (SeaweedFS removes a dropped
+    // table's files even without purge)
+    let d = TableIdent::new(ns.clone(), "d");
+    let live = catalog
+        .create_table(
+            &d,
+            icefloe::catalog::TableCreation::new(created.metadata().current_schema().clone()),
+        )
+        .await
+        .expect("create d");
+    let c = TableIdent::new(ns.clone(), "c");
+    let registered = rest
+        .register_table(&c, live.metadata_location())
+        .await
+        .expect("register");
+    assert_eq!(registered.metadata_location(), live.metadata_location());
+    assert_eq!(
+        catalog.list_tables(&ns).await.expect("list"),
+        vec![c.clone(), d.clone()]
+    );
+    catalog.drop_table(&d, false).await.expect("drop d");
+    catalog.drop_table(&c, true).await.expect("drop with purge");
+    assert!(!catalog.table_exists(&c).await.expect("exists"));
+
+    // namespace properties and drop, on the concrete client
     let props = rest.namespace_properties(&ns).await.expect("properties");
     assert_eq!(
         props.get("owner").map(String::as_str),

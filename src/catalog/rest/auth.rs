@@ -24,18 +24,21 @@ pub enum Auth {
     /// `Authorization: Bearer <token>`.
     Token(String),
     /// OAuth2 client credentials, exchanged for a token.
-    ClientCredentials {
-        /// The token endpoint.
-        server_uri: Url,
-        /// `client_id` (empty when the credential is only a secret).
-        client_id: String,
-        /// `client_secret`.
-        client_secret: String,
-        /// `scope`.
-        scope: String,
-        /// The current token and when to fetch a new one.
-        cached: Mutex<Option<(String, Option<Instant>)>>,
-    },
+    ClientCredentials(Box<ClientCredentials>),
+}
+
+/// OAuth2 client credentials and the token they were last exchanged for.
+pub struct ClientCredentials {
+    /// The token endpoint.
+    server_uri: Url,
+    /// `client_id` (empty when the credential is only a secret).
+    client_id: String,
+    /// `client_secret`.
+    client_secret: String,
+    /// `scope`.
+    scope: String,
+    /// The current token and when to fetch a new one.
+    cached: Mutex<Option<(String, Option<Instant>)>>,
 }
 
 impl fmt::Debug for Auth {
@@ -43,17 +46,12 @@ impl fmt::Debug for Auth {
         match self {
             Auth::None => f.write_str("None"),
             Auth::Token(_) => f.write_str("Token(***)"),
-            Auth::ClientCredentials {
-                server_uri,
-                client_id,
-                scope,
-                ..
-            } => f
+            Auth::ClientCredentials(c) => f
                 .debug_struct("ClientCredentials")
-                .field("server_uri", &server_uri.as_str())
-                .field("client_id", client_id)
+                .field("server_uri", &c.server_uri.as_str())
+                .field("client_id", &c.client_id)
                 .field("client_secret", &"***")
-                .field("scope", scope)
+                .field("scope", &c.scope)
                 .finish(),
         }
     }
@@ -107,13 +105,13 @@ impl Auth {
                 u
             }
         };
-        Ok(Auth::ClientCredentials {
+        Ok(Auth::ClientCredentials(Box::new(ClientCredentials {
             server_uri,
             client_id,
             client_secret,
             scope: config.get("scope").unwrap_or("catalog").to_string(),
             cached: Mutex::new(None),
-        })
+        })))
     }
 
     /// The `Authorization` header value, fetching or refreshing an OAuth2 token when
@@ -130,13 +128,14 @@ impl Auth {
         match self {
             Auth::None => Ok(None),
             Auth::Token(t) => Ok(Some(format!("Bearer {t}"))),
-            Auth::ClientCredentials {
-                server_uri,
-                client_id,
-                client_secret,
-                scope,
-                cached,
-            } => {
+            Auth::ClientCredentials(c) => {
+                let ClientCredentials {
+                    server_uri,
+                    client_id,
+                    client_secret,
+                    scope,
+                    cached,
+                } = c.as_ref();
                 let mut cached = cached.lock().await;
                 if let Some((token, refresh_at)) = cached.as_ref() {
                     let fresh = refresh_at.is_none_or(|at| Instant::now() < at);
@@ -254,18 +253,12 @@ mod tests {
             ("scope", "PRINCIPAL_ROLE:ALL"),
         ]))
         .unwrap();
-        let Auth::ClientCredentials {
-            server_uri,
-            client_id,
-            scope,
-            ..
-        } = custom
-        else {
+        let Auth::ClientCredentials(c) = custom else {
             panic!("not client credentials");
         };
-        assert_eq!(server_uri.as_str(), "http://idp/token");
+        assert_eq!(c.server_uri.as_str(), "http://idp/token");
         assert_eq!(
-            (client_id.as_str(), scope.as_str()),
+            (c.client_id.as_str(), c.scope.as_str()),
             ("", "PRINCIPAL_ROLE:ALL")
         );
     }

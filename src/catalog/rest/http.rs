@@ -201,7 +201,7 @@ impl RestClient {
             }
             if status == StatusCode::UNAUTHORIZED
                 && !refreshed_token
-                && matches!(self.auth, Auth::ClientCredentials { .. })
+                && matches!(self.auth, Auth::ClientCredentials(_))
             {
                 // the token may have expired early: fetch a new one once
                 refreshed_token = true;

@@ -2,8 +2,10 @@
 //! the first `unavailable` requests whose path ends with a given suffix are answered
 //! `503 Service Unavailable` without reaching the server, and the first `lost_commits`
 //! `POST`s to that path are forwarded (so the commit lands) but answered
-//! `502 Bad Gateway`, as a gateway that timed out would. Everything else is passed
-//! through unchanged. One connection per request (`Connection: close`).
+//! `502 Bad Gateway`, as a gateway that timed out would; with `unauthorized`, the first
+//! such requests are answered `401 Unauthorized` (a token the server stopped accepting).
+//! Everything else is passed through unchanged, and OAuth2 token requests are counted.
+//! One connection per request (`Connection: close`).
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -17,16 +19,26 @@ pub struct Faults {
     pub unavailable_sent: AtomicUsize,
     /// Commits forwarded and answered 502.
     pub commits_lost: AtomicUsize,
+    /// 401s answered.
+    pub unauthorized_sent: AtomicUsize,
+    /// Requests to `/v1/oauth/tokens` passed through.
+    pub token_requests: AtomicUsize,
+}
+
+/// The faults to inject on requests whose path ends with the suffix.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Plan {
+    /// Answer this many with 503 (not forwarded).
+    pub unavailable: usize,
+    /// Forward this many `POST`s, then answer 502.
+    pub lost_commits: usize,
+    /// Answer this many with 401 (not forwarded).
+    pub unauthorized: usize,
 }
 
 /// Starts the proxy to `upstream` (`127.0.0.1:PORT`); returns its `http://127.0.0.1:PORT`
 /// and the counters. The listener thread lives as long as the test process.
-pub fn start(
-    upstream: &str,
-    path_suffix: &str,
-    unavailable: usize,
-    lost_commits: usize,
-) -> (String, Arc<Faults>) {
+pub fn start(upstream: &str, path_suffix: &str, plan: Plan) -> (String, Arc<Faults>) {
     let listener = TcpListener::bind("127.0.0.1:0").expect("proxy port");
     let url = format!("http://{}", listener.local_addr().expect("addr"));
     let faults = Arc::new(Faults::default());
@@ -39,7 +51,7 @@ pub fn start(
             let suffix = suffix.clone();
             let faults = Arc::clone(&counters);
             std::thread::spawn(move || {
-                let _ = serve(conn, &upstream, &suffix, unavailable, lost_commits, &faults);
+                let _ = serve(conn, &upstream, &suffix, plan, &faults);
             });
         }
     });
@@ -50,8 +62,7 @@ fn serve(
     conn: TcpStream,
     upstream: &str,
     suffix: &str,
-    unavailable: usize,
-    lost_commits: usize,
+    plan: Plan,
     faults: &Faults,
 ) -> std::io::Result<()> {
     let mut reader = BufReader::new(conn.try_clone()?);
@@ -81,14 +92,22 @@ fn serve(
     let path = parts.next().unwrap_or_default().to_string();
     let path_only = path.split('?').next().unwrap_or_default();
     let mut out = conn;
-    if path_only.ends_with(suffix)
-        && faults
-            .unavailable_sent
+    if path_only.ends_with("/v1/oauth/tokens") {
+        faults.token_requests.fetch_add(1, Ordering::SeqCst);
+    }
+    let take = |counter: &AtomicUsize, limit: usize| {
+        counter
             .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
-                (n < unavailable).then_some(n + 1)
+                (n < limit).then_some(n + 1)
             })
             .is_ok()
-    {
+    };
+    if path_only.ends_with(suffix) && take(&faults.unauthorized_sent, plan.unauthorized) {
+        return out.write_all(
+            b"HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+        );
+    }
+    if path_only.ends_with(suffix) && take(&faults.unavailable_sent, plan.unavailable) {
         return out.write_all(
             b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
         );
@@ -103,12 +122,7 @@ fn serve(
     up.read_to_end(&mut response)?;
     let lose = method == "POST"
         && path_only.ends_with(suffix)
-        && faults
-            .commits_lost
-            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
-                (n < lost_commits).then_some(n + 1)
-            })
-            .is_ok();
+        && take(&faults.commits_lost, plan.lost_commits);
     if lose {
         return out.write_all(
             b"HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",

@@ -7,6 +7,7 @@ mod catalog;
 mod deletes;
 mod dml;
 mod evolution;
+#[cfg(feature = "cloud")]
 mod fault_proxy;
 mod fixtures;
 mod fuzz;
@@ -18,7 +19,9 @@ mod interop_writes;
 #[path = "../conformance/normalize.rs"]
 mod normalize;
 mod read_corners;
+#[cfg(feature = "cloud")]
 mod rest_s3;
+#[cfg(feature = "cloud")]
 mod seaweed;
 mod v3_writes;
 mod writes;

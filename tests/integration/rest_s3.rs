@@ -5,6 +5,7 @@
 
 use std::collections::HashMap;
 use std::process::Command;
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -15,6 +16,7 @@ use icefloe::ErrorKind;
 use serde_json::Value;
 
 use crate::catalog::{attach, context};
+use crate::fault_proxy::Plan;
 use crate::interop::{assert_same_rows, icefloe_rows};
 use crate::seaweed::{self, Seaweed};
 
@@ -361,21 +363,13 @@ async fn lost_commit_answers_are_checked_not_retried() {
         .await
         .expect("create");
     let upstream = server.rest_uri.trim_start_matches("http://");
-    let (proxy, faults) = crate::fault_proxy::start(upstream, &format!("/{ns}/tables/t"), 2, 1);
-    let text: String = server
-        .catalog_properties()
-        .into_iter()
-        .map(|(k, v)| {
-            if k == "uri" {
-                format!("uri={proxy}\n")
-            } else {
-                format!("{k}={v}\n")
-            }
-        })
-        .collect();
-    let file = dir.path().join("proxied.properties");
-    std::fs::write(&file, text).expect("config");
-    let proxied = load_catalog(file.to_str().expect("utf-8")).expect("proxied catalog");
+    let plan = Plan {
+        unavailable: 2,
+        lost_commits: 1,
+        unauthorized: 0,
+    };
+    let (proxy, faults) = crate::fault_proxy::start(upstream, &format!("/{ns}/tables/t"), plan);
+    let proxied = proxied_catalog(server, &proxy, dir.path());
     let ctx = SessionContext::new_with_config(icefloe::datafusion::register_iceberg_options(
         context().state().config().clone(),
     ));
@@ -405,6 +399,66 @@ async fn lost_commit_answers_are_checked_not_retried() {
         &[serde_json::json!([1]), serde_json::json!([2])],
         &rows(&theirs),
     );
+}
+
+/// The catalog of `server` reached through `proxy`.
+fn proxied_catalog(server: &Seaweed, proxy: &str, dir: &std::path::Path) -> Arc<dyn Catalog> {
+    let text: String = server
+        .catalog_properties()
+        .into_iter()
+        .map(|(k, v)| {
+            if k == "uri" {
+                format!("uri={proxy}\n")
+            } else {
+                format!("{k}={v}\n")
+            }
+        })
+        .collect();
+    let file = dir.join("proxied.properties");
+    std::fs::write(&file, text).expect("config");
+    load_catalog(file.to_str().expect("utf-8")).expect("proxied catalog")
+}
+
+/// A 401 on a request with an OAuth2 token fetches a new token and sends the request
+/// again, once; a second 401 in a row is a permission error.
+#[tokio::test]
+async fn refused_tokens_are_refreshed_once() {
+    let Some(server) = seaweed::server() else {
+        return;
+    };
+    let ns = seaweed::unique_namespace("auth");
+    let dir = tempfile::tempdir().expect("tempdir");
+    rest_catalog(server, dir.path())
+        .create_namespace(&Namespace::parse(&ns), &HashMap::new())
+        .await
+        .expect("namespace");
+    let upstream = server.rest_uri.trim_start_matches("http://");
+    let plan = Plan {
+        unauthorized: 1,
+        ..Default::default()
+    };
+    let (proxy, faults) = crate::fault_proxy::start(upstream, &format!("/namespaces/{ns}"), plan);
+    let catalog = proxied_catalog(server, &proxy, dir.path());
+    assert!(catalog
+        .namespace_exists(&Namespace::parse(&ns))
+        .await
+        .expect("exists after a refused token"));
+    assert_eq!(faults.unauthorized_sent.load(Ordering::SeqCst), 1);
+    assert_eq!(faults.token_requests.load(Ordering::SeqCst), 2);
+
+    let plan = Plan {
+        unauthorized: 2,
+        ..Default::default()
+    };
+    let (proxy, faults) = crate::fault_proxy::start(upstream, &format!("/namespaces/{ns}"), plan);
+    let catalog = proxied_catalog(server, &proxy, dir.path());
+    let err = catalog
+        .namespace_exists(&Namespace::parse(&ns))
+        .await
+        .expect_err("refused twice");
+    assert_eq!(err.kind(), ErrorKind::PermissionDenied, "{err}");
+    assert!(!err.to_string().contains(&server.secret_key), "{err}");
+    assert_eq!(faults.unauthorized_sent.load(Ordering::SeqCst), 2);
 }
 
 /// Namespaces (nested, properties, drop), table rename, register and drop through the

@@ -24,7 +24,10 @@ use url::Url;
 
 use crate::error::{Error, ErrorKind, Result};
 
-/// Whether a property's value is a secret that must never be shown.
+/// Whether a property's value is a secret that must never be shown: names holding
+/// `secret`, `password`, `token`, `credential`, `key-id`/`key_id`, or ending in
+/// `key` (`adls.account-key`, `azure_storage_account_key`, `google_service_account_key`),
+/// and every `header.*` value.
 pub fn is_secret(key: &str) -> bool {
     let k = key.to_ascii_lowercase();
     [
@@ -33,10 +36,11 @@ pub fn is_secret(key: &str) -> bool {
         "token",
         "credential",
         "key-id",
-        "account-key",
+        "key_id",
     ]
     .iter()
     .any(|s| k.contains(s))
+        || k.ends_with("key")
         || k.starts_with("header.")
 }
 
@@ -171,6 +175,9 @@ mod tests {
             ("credential", "id:cs"),
             ("adls.account-key", "ak2"),
             ("header.Authorization", "hv"),
+            ("azure_storage_account_key", "ak3"),
+            ("google_service_account_key", "gk"),
+            ("aws_access_key_id", "ak4"),
             ("s3.endpoint", "http://e"),
         ]
         .into_iter()

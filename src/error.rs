@@ -39,6 +39,9 @@ pub enum ErrorKind {
     /// A commit may or may not have landed (the catalog did not answer); it must not be
     /// retried blindly, and files it wrote must not be removed.
     CommitStateUnknown,
+    /// A catalog or store refused the credentials (HTTP 401/403, an OAuth2 token
+    /// endpoint's refusal). The message names the endpoint, never the secret.
+    PermissionDenied,
 }
 
 impl fmt::Display for ErrorKind {
@@ -54,6 +57,7 @@ impl fmt::Display for ErrorKind {
             ErrorKind::CommitConflict => "commit conflict",
             ErrorKind::CommitStateUnknown => "commit state unknown",
             ErrorKind::ValidationFailed => "commit validation failed",
+            ErrorKind::PermissionDenied => "permission denied",
         };
         f.write_str(s)
     }

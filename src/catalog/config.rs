@@ -6,6 +6,7 @@
 //! | `sqlite:///rel/path.db`, `sqlite:////abs/path.db` | [`SqlCatalog`], SQLAlchemy's URL form (PyIceberg's `uri`) |
 //! | `….metadata.json`, or a table directory (has `metadata/`) | [`StaticCatalog`] with that one table in the root namespace |
 //! | any other directory or URL (`file:`, `s3://…`) | [`FileSystemCatalog`] with that warehouse |
+//! | `rest:http(s)://host:port[/path]?warehouse=W[&key=value…]` | [`RestCatalog`](super::RestCatalog) (Iceberg REST) |
 //! | `….json` (not metadata) / `….properties` / `….conf` / `….cfg` | a config file, below |
 //!
 //! A SQLite URI may end in `?catalog=NAME` to pick the `catalog_name`; without it a
@@ -13,10 +14,14 @@
 //! catalog named `default` (PyIceberg's usual name) among others, uses `default`.
 //!
 //! Config files hold properties, as a JSON object or `key=value` lines (`#` comments):
-//! `type` (`sql`, `hadoop`/`filesystem`, `static`), `name`, `uri` (SQL), `warehouse`
-//! (filesystem), `table.<ns>.<name>` = location (static; JSON may use a `tables` object
-//! instead); every other key is an object store property (e.g. `aws_region`). Relative
-//! paths are resolved against the config file's directory.
+//! `type` (`sql`, `hadoop`/`filesystem`, `static`, `rest`), `name`, `uri` (SQL, REST),
+//! `warehouse` (filesystem, REST), `table.<ns>.<name>` = location (static; JSON may use a
+//! `tables` object instead); every other key is an object store property (e.g.
+//! `s3.endpoint`, `aws_region`) or, for REST, a client property (`credential`, `token`,
+//! `oauth2-server-uri`, `scope`, `header.<Name>`), with Iceberg's names as PyIceberg
+//! and Spark take them. Relative paths are resolved against the config file's directory
+//! (not for REST, whose `warehouse` may be a plain name). `Debug` output of a config
+//! shows secret values as `***`.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -27,7 +32,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::table::OpenOptions;
 
 /// Properties of a catalog, as read from a config file or derived from a URI.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Clone, Default, PartialEq)]
 pub struct CatalogConfig {
     /// `sql`, `hadoop` (or `filesystem`) or `static`.
     pub catalog_type: String,
@@ -41,6 +46,37 @@ pub struct CatalogConfig {
     pub tables: BTreeMap<String, String>,
     /// Object store properties, passed to every table opened.
     pub properties: BTreeMap<String, String>,
+}
+
+impl std::fmt::Debug for CatalogConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CatalogConfig")
+            .field("catalog_type", &self.catalog_type)
+            .field("name", &self.name)
+            .field("uri", &self.uri)
+            .field("warehouse", &self.warehouse)
+            .field("tables", &self.tables)
+            .field("properties", &crate::io::redacted(&self.properties))
+            .finish()
+    }
+}
+
+/// The config of a `rest:http(s)://…[?warehouse=…&key=value]` URI.
+fn rest_spec(uri: &str) -> Result<CatalogConfig> {
+    let parsed = url::Url::parse(uri).map_err(|e| {
+        Error::invalid_argument(format!("REST catalog URI '{uri}' is not a URL")).with_source(e)
+    })?;
+    let mut properties: BTreeMap<String, String> = parsed.query_pairs().into_owned().collect();
+    let mut base = parsed.clone();
+    base.set_query(None);
+    Ok(CatalogConfig {
+        catalog_type: "rest".into(),
+        name: properties.remove("name"),
+        uri: Some(base.to_string().trim_end_matches('/').to_string()),
+        warehouse: properties.remove("warehouse"),
+        tables: BTreeMap::new(),
+        properties,
+    })
 }
 
 fn is_sqlite_path(s: &str) -> bool {
@@ -81,6 +117,9 @@ impl CatalogConfig {
     /// read.
     pub fn from_spec(spec: &str) -> Result<CatalogConfig> {
         let spec = spec.trim();
+        if let Some(uri) = spec.strip_prefix("rest:") {
+            return rest_spec(uri);
+        }
         if spec.starts_with("sqlite:") || spec.starts_with("jdbc:sqlite:") || is_sqlite_path(spec) {
             let (path, name) = sqlite_path(spec);
             return Ok(CatalogConfig {
@@ -186,6 +225,17 @@ impl CatalogConfig {
             }
         }
         let tables = tables.into_iter().map(|(k, v)| (k, relative(v))).collect();
+        if props.get("type").is_some_and(|t| t == "rest") {
+            props.remove("type");
+            return Ok(CatalogConfig {
+                catalog_type: "rest".into(),
+                name: props.remove("name"),
+                uri: props.remove("uri"),
+                warehouse: props.remove("warehouse"),
+                tables,
+                properties: props,
+            });
+        }
         let uri = props.remove("uri").map(|u| {
             let (p, name) = sqlite_path(&u);
             (relative(p), name)
@@ -287,10 +337,38 @@ impl CatalogConfig {
                 }
                 Ok(Arc::new(catalog))
             }
+            "rest" => self.build_rest(),
             other => Err(Error::invalid_argument(format!(
-                "unknown catalog type '{other}' (expected sql, hadoop or static)"
+                "unknown catalog type '{other}' (expected sql, hadoop, static or rest)"
             ))),
         }
+    }
+}
+
+impl CatalogConfig {
+    /// A [`RestCatalog`](super::RestCatalog) from `uri`, `warehouse` and the properties.
+    #[cfg(feature = "cloud")]
+    fn build_rest(&self) -> Result<Arc<dyn Catalog>> {
+        let mut properties = self.properties.clone();
+        let uri = self
+            .uri
+            .clone()
+            .ok_or_else(|| Error::invalid_argument("REST catalog config has no 'uri'"))?;
+        properties.insert("uri".into(), uri);
+        if let Some(w) = &self.warehouse {
+            properties.insert("warehouse".into(), w.clone());
+        }
+        let name = self.name.clone().unwrap_or_else(|| "rest".to_string());
+        Ok(Arc::new(super::RestCatalog::new(&name, properties)?))
+    }
+
+    /// Without the `cloud` feature there is no HTTP client.
+    #[cfg(not(feature = "cloud"))]
+    fn build_rest(&self) -> Result<Arc<dyn Catalog>> {
+        Err(Error::unsupported(
+            "the REST catalog: icefloe was built without the 'cloud' feature; rebuild with \
+             `--features cloud`",
+        ))
     }
 }
 
@@ -378,11 +456,53 @@ mod tests {
         let c = CatalogConfig::from_file(&p).unwrap();
         assert_eq!(c.tables.get("ns.t").map(String::as_str), Some("/x/t"));
         let err = CatalogConfig {
-            catalog_type: "rest".into(),
+            catalog_type: "nessie".into(),
             ..Default::default()
         }
         .build()
         .unwrap_err();
-        assert!(err.to_string().contains("'rest'"), "{err}");
+        assert!(err.to_string().contains("'nessie'"), "{err}");
+    }
+
+    #[test]
+    fn rest_uris_and_files() {
+        let c = CatalogConfig::from_spec(
+            "rest:http://127.0.0.1:8181/api/catalog?warehouse=s3://wh&s3.region=eu-west-1",
+        )
+        .unwrap();
+        assert_eq!(c.catalog_type, "rest");
+        assert_eq!(c.uri.as_deref(), Some("http://127.0.0.1:8181/api/catalog"));
+        assert_eq!(c.warehouse.as_deref(), Some("s3://wh"));
+        assert_eq!(c.properties["s3.region"], "eu-west-1");
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("lake.properties");
+        std::fs::write(
+            &p,
+            "type=rest\nuri=http://127.0.0.1:8181\nwarehouse=analytics\ncredential=id:top-secret\n\
+             s3.secret-access-key=also-secret\ns3.endpoint=http://127.0.0.1:8333\n",
+        )
+        .unwrap();
+        let c = CatalogConfig::from_file(&p).unwrap();
+        assert_eq!(c.warehouse.as_deref(), Some("analytics"));
+        assert_eq!(c.uri.as_deref(), Some("http://127.0.0.1:8181"));
+        let debug = format!("{c:?}");
+        assert!(
+            !debug.contains("top-secret") && !debug.contains("also-secret"),
+            "{debug}"
+        );
+        assert!(debug.contains("http://127.0.0.1:8333"), "{debug}");
+        let built = c.build();
+        if cfg!(feature = "cloud") {
+            let catalog = built.unwrap();
+            assert_eq!(catalog.name(), "rest");
+            let debug = format!("{catalog:?}");
+            assert!(
+                !debug.contains("top-secret") && !debug.contains("also-secret"),
+                "{debug}"
+            );
+        } else {
+            let err = built.unwrap_err().to_string();
+            assert!(err.contains("'cloud' feature"), "{err}");
+        }
     }
 }

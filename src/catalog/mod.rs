@@ -8,12 +8,12 @@
 //!   `JdbcCatalog` and PyIceberg's `SqlCatalog` write it;
 //! - [`FileSystemCatalog`]: Iceberg Java's `HadoopCatalog` layout,
 //!   `<warehouse>/<ns…>/<table>/metadata/` with `version-hint.text`;
-//! - [`StaticCatalog`]: tables named by hand, each from a metadata file or table directory.
+//! - [`StaticCatalog`]: tables named by hand, each from a metadata file or table directory;
+//! - `RestCatalog` (with the `cloud` feature): a client of the Iceberg REST catalog.
 //!
 //! [`load_catalog`] builds one from a URI or a config file (what the CLI's `--catalog`
 //! takes). [`TableVersion`] picks a snapshot for time travel (by id, branch or tag, or
-//! timestamp). Catalogs are read-only apart from [`SqlCatalog`]'s namespace creation and
-//! table registration; committing new table versions is not implemented.
+//! timestamp).
 //!
 //! Errors: an unknown namespace or table is [`ErrorKind::NotFound`](crate::ErrorKind)
 //! naming it (with the catalog's name).
@@ -22,6 +22,8 @@ mod commit;
 mod config;
 mod filesystem;
 mod purge;
+#[cfg(feature = "cloud")]
+mod rest;
 mod sql;
 mod static_catalog;
 mod version;
@@ -44,6 +46,8 @@ pub(crate) use purge::purge_table_files;
 
 pub use config::{load_catalog, CatalogConfig};
 pub use filesystem::FileSystemCatalog;
+#[cfg(feature = "cloud")]
+pub use rest::RestCatalog;
 pub use sql::SqlCatalog;
 pub use static_catalog::StaticCatalog;
 pub use version::{ancestors, parse_timestamp_ms, snapshot_id_as_of, TableVersion};

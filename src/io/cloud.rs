@@ -8,10 +8,58 @@
 //! `gcs.oauth2.token`), and `object_store`'s own keys (`aws_region`, `google_service_account`,
 //! `azure_storage_account_name`, …) given directly.
 //!
+//! An `s3.endpoint` starting with `http://` (a local S3-compatible server) also allows
+//! plain HTTP. Stores are shared process-wide ([`shared_store`]): one `ObjectStore` per
+//! store URL (`s3://bucket`) and option set (credentials, endpoint, region), so every
+//! table in a bucket reuses one HTTP connection pool.
+//!
 //! The cloud stores are compiled in with the `cloud` cargo feature (object_store's `aws`,
 //! `gcp` and `azure`); without it such locations fail with an error naming the feature.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use object_store::ObjectStore;
+use url::Url;
+
+use crate::error::{Error, ErrorKind, Result};
+
+/// Whether a property's value is a secret that must never be shown: names holding
+/// `secret`, `password`, `token`, `credential`, `key-id`/`key_id`, or ending in
+/// `key` (`adls.account-key`, `azure_storage_account_key`, `google_service_account_key`),
+/// and every `header.*` value.
+pub fn is_secret(key: &str) -> bool {
+    let k = key.to_ascii_lowercase();
+    [
+        "secret",
+        "password",
+        "token",
+        "credential",
+        "key-id",
+        "key_id",
+    ]
+    .iter()
+    .any(|s| k.contains(s))
+        || k.ends_with("key")
+        || k.starts_with("header.")
+}
+
+/// `properties` with secret values replaced by `***`.
+pub fn redacted<'a>(
+    properties: impl IntoIterator<Item = (&'a String, &'a String)>,
+) -> BTreeMap<String, String> {
+    properties
+        .into_iter()
+        .map(|(k, v)| {
+            let v = if is_secret(k) {
+                "***".to_string()
+            } else {
+                v.clone()
+            };
+            (k.clone(), v)
+        })
+        .collect()
+}
 
 /// The `object_store` option for an Iceberg FileIO property, if it has one.
 fn iceberg_property_to_option(key: &str, value: &str) -> Option<(String, String)> {
@@ -59,6 +107,9 @@ pub fn store_options<'a>(
         }
     }
     for (key, value) in properties {
+        if key == "s3.endpoint" && value.trim_start().starts_with("http://") {
+            options.insert("allow_http".to_string(), "true".to_string());
+        }
         if let Some((k, v)) = iceberg_property_to_option(key, value) {
             options.insert(k, v);
         }
@@ -66,9 +117,81 @@ pub fn store_options<'a>(
     options
 }
 
+/// The process-wide stores: (store URL, options) → store.
+type Registry = Mutex<HashMap<(String, BTreeMap<String, String>), Arc<dyn ObjectStore>>>;
+
+/// The object store for `store_url` (`s3://bucket`, `gs://bucket`, …) configured with
+/// `options` (see [`store_options`]): built by `object_store::parse_url_opts` on first
+/// use, then the same instance for every caller with the same URL and options.
+///
+/// Errors: [`ErrorKind::InvalidArgument`] naming the store URL when it cannot be
+/// configured (never the option values: they hold credentials);
+/// [`ErrorKind::Unsupported`] naming the `cloud` feature when icefloe was built without it.
+pub fn shared_store(
+    store_url: &str,
+    options: HashMap<String, String>,
+) -> Result<Arc<dyn ObjectStore>> {
+    static STORES: OnceLock<Registry> = OnceLock::new();
+    let key = (store_url.to_string(), options.into_iter().collect());
+    let mut stores = STORES
+        .get_or_init(Default::default)
+        .lock()
+        .map_err(|_| Error::new(ErrorKind::Io, "object store registry poisoned"))?;
+    if let Some(store) = stores.get(&key) {
+        return Ok(Arc::clone(store));
+    }
+    let url = Url::parse(store_url).map_err(|e| {
+        Error::invalid_argument(format!("invalid store URL '{store_url}'")).with_source(e)
+    })?;
+    let (store, _) = object_store::parse_url_opts(&url, key.1.clone()).map_err(|e| {
+        if cfg!(feature = "cloud") {
+            Error::invalid_argument(format!(
+                "cannot configure the object store for '{store_url}'"
+            ))
+            .with_source(e)
+        } else {
+            Error::unsupported(format!(
+                "object store for '{store_url}': icefloe was built without the 'cloud' \
+                 feature (s3://, s3a://, gs://, az://); rebuild with `--features cloud`"
+            ))
+            .with_source(e)
+        }
+    })?;
+    let store: Arc<dyn ObjectStore> = Arc::from(store);
+    stores.insert(key, Arc::clone(&store));
+    Ok(store)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn secrets_are_redacted() {
+        let props: HashMap<String, String> = [
+            ("s3.secret-access-key", "sk"),
+            ("s3.access-key-id", "ak"),
+            ("s3.session-token", "st"),
+            ("credential", "id:cs"),
+            ("adls.account-key", "ak2"),
+            ("header.Authorization", "hv"),
+            ("azure_storage_account_key", "ak3"),
+            ("google_service_account_key", "gk"),
+            ("aws_access_key_id", "ak4"),
+            ("s3.endpoint", "http://e"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        let shown = redacted(&props);
+        for (k, v) in &shown {
+            if k == "s3.endpoint" {
+                assert_eq!(v, "http://e");
+            } else {
+                assert_eq!(v, "***", "{k}");
+            }
+        }
+    }
 
     #[test]
     fn maps_iceberg_names_and_layers_sources() {
@@ -109,5 +232,33 @@ mod tests {
         );
         assert!(!options.contains_key("home"));
         assert!(!options.keys().any(|k| k.contains("compression")));
+        assert_eq!(options.get("allow_http").map(String::as_str), Some("true"));
+        let https = HashMap::from([(
+            "s3.endpoint".to_string(),
+            "https://s3.example.com".to_string(),
+        )]);
+        assert!(!store_options(vec![], &https).contains_key("allow_http"));
+    }
+
+    #[cfg(feature = "cloud")]
+    #[test]
+    fn one_store_per_bucket_and_option_set() {
+        let opts = |key: &str| {
+            HashMap::from([
+                ("aws_region".to_string(), "eu-west-1".to_string()),
+                ("aws_access_key_id".to_string(), key.to_string()),
+                ("aws_secret_access_key".to_string(), "s".to_string()),
+            ])
+        };
+        let a = shared_store("s3://bucket-a", opts("k1")).unwrap();
+        let again = shared_store("s3://bucket-a", opts("k1")).unwrap();
+        let other_key = shared_store("s3://bucket-a", opts("k2")).unwrap();
+        let other_bucket = shared_store("s3://bucket-b", opts("k1")).unwrap();
+        assert!(Arc::ptr_eq(&a, &again));
+        assert!(!Arc::ptr_eq(&a, &other_key));
+        assert!(!Arc::ptr_eq(&a, &other_bucket));
+        // s3a:// is the Hadoop name of the same store
+        let s3a = shared_store("s3a://bucket-a", opts("k1")).unwrap();
+        assert!(s3a.to_string().contains("bucket-a"), "{s3a}");
     }
 }

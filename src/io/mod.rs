@@ -16,13 +16,12 @@ use std::sync::{Arc, Mutex};
 use bytes::Bytes;
 use object_store::path::Path as ObjectPath;
 use object_store::{ObjectStore, ObjectStoreExt};
-use url::Url;
 
 use crate::error::{Error, ErrorKind, Result};
 
 mod cloud;
 mod local;
-pub use cloud::store_options;
+pub use cloud::{is_secret, redacted, shared_store, store_options};
 
 /// A location resolved to a store and a path inside it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -34,11 +33,22 @@ pub struct ResolvedLocation {
 }
 
 /// Reads and writes files of a table on local disk or object stores.
-#[derive(Debug, Clone, Default)]
+///
+/// `Debug` shows the properties with secret values (keys, tokens) replaced by `***`.
+#[derive(Clone, Default)]
 pub struct FileIO {
     remaps: Vec<(String, String)>,
     properties: HashMap<String, String>,
     stores: Arc<Mutex<HashMap<String, Arc<dyn ObjectStore>>>>,
+}
+
+impl std::fmt::Debug for FileIO {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FileIO")
+            .field("remaps", &self.remaps)
+            .field("properties", &redacted(&self.properties))
+            .finish_non_exhaustive()
+    }
 }
 
 /// Normalise a location: local paths and `file:` forms become `file:///abs/path`; other
@@ -166,7 +176,8 @@ impl FileIO {
     }
 
     /// The object store serving `store_url` (`file://`, `s3://bucket`, …), created on
-    /// first use from this FileIO's properties.
+    /// first use from this FileIO's properties; cloud stores are shared by every FileIO
+    /// with the same bucket and options ([`shared_store`]).
     pub fn store(&self, store_url: &str) -> Result<Arc<dyn ObjectStore>> {
         let mut stores = self
             .stores
@@ -178,25 +189,7 @@ impl FileIO {
         let store: Arc<dyn ObjectStore> = if store_url == "file://" {
             Arc::new(local::RegularFileStore::new())
         } else {
-            let url = Url::parse(store_url).map_err(|e| {
-                Error::invalid_argument(format!("invalid store URL '{store_url}'")).with_source(e)
-            })?;
-            let options = store_options(std::env::vars(), &self.properties);
-            let (store, _) = object_store::parse_url_opts(&url, options).map_err(|e| {
-                if cfg!(feature = "cloud") {
-                    Error::invalid_argument(format!(
-                        "cannot configure the object store for '{store_url}'"
-                    ))
-                    .with_source(e)
-                } else {
-                    Error::unsupported(format!(
-                        "object store for '{store_url}': icefloe was built without the 'cloud' \
-                         feature (s3://, gs://, az://); rebuild with `--features cloud`"
-                    ))
-                    .with_source(e)
-                }
-            })?;
-            Arc::from(store)
+            shared_store(store_url, store_options(std::env::vars(), &self.properties))?
         };
         stores.insert(store_url.to_string(), Arc::clone(&store));
         Ok(store)

@@ -19,7 +19,9 @@
 //! (100), `commit.retry.max-wait-ms` (60000) and `commit.retry.total-timeout-ms`
 //! (1800000). A commit that finally fails removes the manifests and manifest lists it
 //! wrote; [`ErrorKind::CommitStateUnknown`] removes nothing, since the commit may have
-//! landed.
+//! landed. It is never retried: the transaction reloads the table once and, when every
+//! snapshot the commit added is in it, the commit landed and its table is returned
+//! (Java's `checkCommitStatus`); otherwise the error stands.
 
 mod append;
 mod cherry_pick;
@@ -41,7 +43,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 
 use crate::catalog::{Catalog, TableIdent};
-use crate::error::{ErrorKind, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::spec::{TableCommit, TableMetadataBuilder, TableRequirement, TableUpdate};
 use crate::table::Table;
 
@@ -124,7 +126,10 @@ impl Transaction {
         let started = std::time::Instant::now();
         loop {
             let result = match self.attempt(&base).await {
-                Ok(catalog_answer) => catalog_answer,
+                Ok((Err(e), added)) if e.kind() == ErrorKind::CommitStateUnknown => {
+                    self.check_landed(e, &added).await
+                }
+                Ok((catalog_answer, _)) => catalog_answer,
                 Err(e) => {
                     self.clean_up_failed(&base).await;
                     return Err(e);
@@ -170,9 +175,34 @@ impl Transaction {
         }
     }
 
+    /// After an unknown commit outcome: reload the table; when it holds every snapshot
+    /// the commit added (`added`, none: the outcome cannot be told), the commit landed.
+    async fn check_landed(&self, unknown: Error, added: &[i64]) -> Result<Table> {
+        if added.is_empty() {
+            return Err(unknown);
+        }
+        match self.catalog.load_table(&self.ident).await {
+            Ok(t)
+                if added
+                    .iter()
+                    .all(|id| t.metadata().snapshot_by_id(*id).is_some()) =>
+            {
+                Ok(t)
+            }
+            Ok(_) => Err(unknown.context(format!(
+                "table '{}' reloaded: snapshot {added:?} is not in it; not retried",
+                self.ident
+            ))),
+            Err(load) => Err(unknown.context(format!(
+                "table '{}' could not be reloaded to check ({load})",
+                self.ident
+            ))),
+        }
+    }
+
     /// One attempt over `base`: the outer error is the actions' (final), the inner
-    /// result the catalog's answer.
-    async fn attempt(&mut self, base: &Table) -> Result<Result<Table>> {
+    /// result the catalog's answer, with the ids of the snapshots the commit added.
+    async fn attempt(&mut self, base: &Table) -> Result<(Result<Table>, Vec<i64>)> {
         let mut working = base.clone();
         let mut updates = vec![];
         for action in &mut self.actions {
@@ -186,11 +216,18 @@ impl Transaction {
             working = working.with_metadata(builder.build()?, &location);
             updates.extend(more);
         }
+        let added: Vec<i64> = updates
+            .iter()
+            .filter_map(|u| match u {
+                TableUpdate::AddSnapshot { snapshot } => Some(snapshot.snapshot_id),
+                _ => None,
+            })
+            .collect();
         let commit = TableCommit {
             requirements: requirements_for(base, &updates),
             updates,
         };
-        Ok(self.catalog.commit_table(&self.ident, &commit).await)
+        Ok((self.catalog.commit_table(&self.ident, &commit).await, added))
     }
 }
 

@@ -523,3 +523,78 @@ async fn v1_tables_refuse_writes_v3_tables_append_with_row_lineage() {
     assert_eq!((s.first_row_id, s.added_rows), (Some(0), Some(1)));
     assert_eq!(t.metadata().next_row_id, Some(1));
 }
+
+/// A catalog whose commits land but whose answer is lost (`lose_answer`), or that fails
+/// before committing: the SQLite catalog underneath is real.
+#[derive(Debug)]
+struct LostAnswer {
+    inner: Arc<dyn Catalog>,
+    lands: bool,
+}
+
+#[async_trait]
+impl Catalog for LostAnswer {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+    async fn list_namespaces(&self) -> Result<Vec<Namespace>> {
+        self.inner.list_namespaces().await
+    }
+    async fn list_tables(&self, namespace: &Namespace) -> Result<Vec<TableIdent>> {
+        self.inner.list_tables(namespace).await
+    }
+    async fn load_table(&self, ident: &TableIdent) -> Result<crate::table::Table> {
+        self.inner.load_table(ident).await
+    }
+    async fn commit_table(
+        &self,
+        ident: &TableIdent,
+        commit: &TableCommit,
+    ) -> Result<crate::table::Table> {
+        if self.lands {
+            self.inner.commit_table(ident, commit).await?;
+        }
+        Err(Error::new(
+            ErrorKind::CommitStateUnknown,
+            "the catalog answered 504 Gateway Timeout",
+        ))
+    }
+}
+
+/// An unknown commit outcome is checked by reloading, never retried: a commit that
+/// landed is a success (its snapshot appears once), one that did not stays an error
+/// and adds nothing.
+#[tokio::test]
+async fn unknown_commit_state_is_checked_not_retried() {
+    let dir = tempfile::tempdir().unwrap();
+    let sql = sql_catalog(dir.path()).await;
+    let ident = TableIdent::parse("ns.t");
+    sql.create_table(&ident, creation()).await.unwrap();
+    for lands in [true, false] {
+        let catalog: Arc<dyn Catalog> = Arc::new(LostAnswer {
+            inner: Arc::clone(&sql),
+            lands,
+        });
+        let base = catalog.load_table(&ident).await.unwrap();
+        let before = base.metadata().snapshots.len();
+        let name = format!("f{lands}");
+        let result = Transaction::new(Arc::clone(&catalog), ident.clone(), base.clone())
+            .add_action(AppendFiles::new(0, vec![file(&base, &name, 1, 5)]).unwrap())
+            .commit()
+            .await;
+        let now = sql.load_table(&ident).await.unwrap();
+        if lands {
+            let table = result.unwrap();
+            assert_eq!(table.metadata_location(), now.metadata_location());
+            assert_eq!(now.metadata().snapshots.len(), before + 1);
+            assert!(live_files(&now)
+                .await
+                .contains(&(format!("{name}.parquet"), 5)));
+        } else {
+            let err = result.unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::CommitStateUnknown, "{err}");
+            assert!(err.to_string().contains("not retried"), "{err}");
+            assert_eq!(now.metadata().snapshots.len(), before);
+        }
+    }
+}

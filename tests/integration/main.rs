@@ -7,6 +7,8 @@ mod catalog;
 mod deletes;
 mod dml;
 mod evolution;
+#[cfg(feature = "cloud")]
+mod fault_proxy;
 mod fixtures;
 mod fuzz;
 mod interop;
@@ -18,5 +20,9 @@ mod interop_writes;
 mod normalize;
 mod partition_evolution;
 mod read_corners;
+#[cfg(feature = "cloud")]
+mod rest_s3;
+#[cfg(feature = "cloud")]
+mod seaweed;
 mod v3_writes;
 mod writes;

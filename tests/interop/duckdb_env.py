@@ -1,5 +1,6 @@
-"""A DuckDB connection with the avro and iceberg extensions loaded from the PyPI packages
-`duckdb-extension-avro` / `duckdb-extension-iceberg` (no extension download, works offline)."""
+"""A DuckDB connection with the avro and iceberg extensions (and, for s3://, httpfs) loaded
+from the PyPI packages `duckdb-extension-avro` / `duckdb-extension-iceberg` /
+`duckdb-extension-httpfs` (no extension download, works offline)."""
 
 import os
 
@@ -16,8 +17,12 @@ def _extension(module, name):
     return path
 
 
-def connect():
+def connect(httpfs=False):
     con = duckdb.connect(config={"autoinstall_known_extensions": "false", "autoload_known_extensions": "false"})
+    if httpfs:
+        import duckdb_extension_httpfs
+
+        con.execute(f"LOAD '{_extension(duckdb_extension_httpfs, 'httpfs')}'")
     con.execute(f"LOAD '{_extension(duckdb_extension_avro, 'avro')}'")
     con.execute(f"LOAD '{_extension(duckdb_extension_iceberg, 'iceberg')}'")
     con.execute("SET TimeZone = 'UTC'")

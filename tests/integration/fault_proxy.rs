@@ -1,0 +1,140 @@
+//! An HTTP/1.1 proxy on loopback in front of a real REST catalog that injects faults:
+//! the first `unavailable` requests whose path ends with a given suffix are answered
+//! `503 Service Unavailable` without reaching the server, and the first `lost_commits`
+//! `POST`s to that path are forwarded (so the commit lands) but answered
+//! `502 Bad Gateway`, as a gateway that timed out would; with `unauthorized`, the first
+//! such requests are answered `401 Unauthorized` (a token the server stopped accepting).
+//! Everything else is passed through unchanged, and OAuth2 token requests are counted.
+//! One connection per request (`Connection: close`).
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+/// Counts of what the proxy did.
+#[derive(Debug, Default)]
+pub struct Faults {
+    /// 503s answered.
+    pub unavailable_sent: AtomicUsize,
+    /// Commits forwarded and answered 502.
+    pub commits_lost: AtomicUsize,
+    /// 401s answered.
+    pub unauthorized_sent: AtomicUsize,
+    /// Requests to `/v1/oauth/tokens` passed through.
+    pub token_requests: AtomicUsize,
+}
+
+/// The faults to inject on requests whose path ends with the suffix.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Plan {
+    /// Answer this many with 503 (not forwarded).
+    pub unavailable: usize,
+    /// Forward this many `POST`s, then answer 502.
+    pub lost_commits: usize,
+    /// Answer this many with 401 (not forwarded).
+    pub unauthorized: usize,
+}
+
+/// Starts the proxy to `upstream` (`127.0.0.1:PORT`); returns its `http://127.0.0.1:PORT`
+/// and the counters. The listener thread lives as long as the test process.
+pub fn start(upstream: &str, path_suffix: &str, plan: Plan) -> (String, Arc<Faults>) {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("proxy port");
+    let url = format!("http://{}", listener.local_addr().expect("addr"));
+    let faults = Arc::new(Faults::default());
+    let upstream = upstream.to_string();
+    let suffix = path_suffix.to_string();
+    let counters = Arc::clone(&faults);
+    std::thread::spawn(move || {
+        for conn in listener.incoming().flatten() {
+            let upstream = upstream.clone();
+            let suffix = suffix.clone();
+            let faults = Arc::clone(&counters);
+            std::thread::spawn(move || {
+                let _ = serve(conn, &upstream, &suffix, plan, &faults);
+            });
+        }
+    });
+    (url, faults)
+}
+
+fn serve(
+    conn: TcpStream,
+    upstream: &str,
+    suffix: &str,
+    plan: Plan,
+    faults: &Faults,
+) -> std::io::Result<()> {
+    let mut reader = BufReader::new(conn.try_clone()?);
+    let mut head = vec![];
+    let mut content_length = 0usize;
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line)? == 0 {
+            return Ok(());
+        }
+        if line == "\r\n" {
+            break;
+        }
+        let lower = line.to_ascii_lowercase();
+        if let Some(v) = lower.strip_prefix("content-length:") {
+            content_length = v.trim().parse().unwrap_or(0);
+        }
+        if !lower.starts_with("connection:") {
+            head.push(line);
+        }
+    }
+    let mut body = vec![0u8; content_length];
+    reader.read_exact(&mut body)?;
+    let request_line = head.first().cloned().unwrap_or_default();
+    let mut parts = request_line.split_whitespace();
+    let method = parts.next().unwrap_or_default().to_string();
+    let path = parts.next().unwrap_or_default().to_string();
+    let path_only = path.split('?').next().unwrap_or_default();
+    let mut out = conn;
+    if path_only.ends_with("/v1/oauth/tokens") {
+        faults.token_requests.fetch_add(1, Ordering::SeqCst);
+    }
+    let take = |counter: &AtomicUsize, limit: usize| {
+        counter
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
+                (n < limit).then_some(n + 1)
+            })
+            .is_ok()
+    };
+    if path_only.ends_with(suffix) && take(&faults.unauthorized_sent, plan.unauthorized) {
+        return out.write_all(
+            b"HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+        );
+    }
+    if path_only.ends_with(suffix) && take(&faults.unavailable_sent, plan.unavailable) {
+        return out.write_all(
+            b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+        );
+    }
+    let mut up = TcpStream::connect(upstream)?;
+    for line in &head {
+        up.write_all(line.as_bytes())?;
+    }
+    up.write_all(b"Connection: close\r\n\r\n")?;
+    up.write_all(&body)?;
+    let mut response = vec![];
+    up.read_to_end(&mut response)?;
+    let lose = method == "POST"
+        && path_only.ends_with(suffix)
+        && take(&faults.commits_lost, plan.lost_commits);
+    if lose {
+        return out.write_all(
+            b"HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+        );
+    }
+    // this proxy closes every connection: say so, so the client does not reuse it
+    match response.windows(2).position(|w| w == b"\r\n") {
+        Some(end) => {
+            out.write_all(&response[..end + 2])?;
+            out.write_all(b"Connection: close\r\n")?;
+            out.write_all(&response[end + 2..])
+        }
+        None => out.write_all(&response),
+    }
+}

@@ -1,0 +1,663 @@
+//! Iceberg on S3 behind a REST catalog: icefloe, PyIceberg 0.12 and DuckDB 1.5.5 against
+//! one real SeaweedFS `weed mini` server on loopback ([`crate::seaweed`]). Each test works
+//! in its own namespace. The engines run `tests/interop/rest_engines.py`, which gets the
+//! catalog properties (secrets included) through the environment, not its command line.
+
+use std::collections::HashMap;
+use std::process::Command;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use datafusion::prelude::SessionContext;
+use icefloe::catalog::{load_catalog, Catalog, Namespace, TableIdent};
+use icefloe::io::FileIO;
+use icefloe::ErrorKind;
+use serde_json::Value;
+
+use crate::catalog::{attach, context};
+use crate::fault_proxy::Plan;
+use crate::interop::{assert_same_rows, icefloe_rows};
+use crate::seaweed::{self, Seaweed};
+
+/// Runs `rest_engines.py COMMAND ARGS` against `server`; its JSON output.
+fn engines(server: &Seaweed, args: &[&str]) -> Value {
+    let py = crate::interop::python().expect("venv checked by seaweed::server()");
+    let props: serde_json::Map<String, Value> = server
+        .catalog_properties()
+        .into_iter()
+        .map(|(k, v)| (k, Value::String(v)))
+        .collect();
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop/rest_engines.py");
+    let out = Command::new(&py)
+        .arg(&script)
+        .args(args)
+        .env("ICEFLOE_REST_PROPS", Value::Object(props).to_string())
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .output()
+        .expect("run rest_engines.py");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "rest_engines.py {args:?} failed:\n{stderr}"
+    );
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{args:?}: not JSON ({e}):\n{stderr}"))
+}
+
+/// The catalog as a user configures it: a `type=rest` properties file with Iceberg's
+/// names, through `load_catalog` (what `--catalog FILE` does).
+fn rest_catalog(server: &Seaweed, dir: &std::path::Path) -> Arc<dyn Catalog> {
+    let text: String = server
+        .catalog_properties()
+        .into_iter()
+        .map(|(k, v)| format!("{k}={v}\n"))
+        .collect();
+    let file = dir.join("lake.properties");
+    std::fs::write(&file, text).expect("config file");
+    load_catalog(file.to_str().expect("utf-8 path")).expect("load the REST catalog")
+}
+
+async fn attached(server: &Seaweed) -> (tempfile::TempDir, Arc<dyn Catalog>, SessionContext) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let catalog = rest_catalog(server, dir.path());
+    let config = icefloe::datafusion::register_iceberg_options(context().state().config().clone());
+    let ctx = SessionContext::new_with_config(config);
+    icefloe::datafusion::register_iceberg_functions(&ctx);
+    attach(&ctx, "lake", Arc::clone(&catalog)).await;
+    (dir, catalog, ctx)
+}
+
+async fn run(ctx: &SessionContext, q: &str) -> Vec<datafusion::arrow::record_batch::RecordBatch> {
+    let df = icefloe::datafusion::sql::execute(ctx, q)
+        .await
+        .unwrap_or_else(|e| panic!("{q}: {e}"));
+    df.collect().await.unwrap_or_else(|e| panic!("{q}: {e}"))
+}
+
+fn rows(v: &Value) -> Vec<Value> {
+    v["rows"].as_array().expect("rows").clone()
+}
+
+/// The server answers the REST `GET /v1/config` for the warehouse with its prefix, and
+/// listens on loopback only.
+#[test]
+fn server_starts_on_loopback() {
+    let Some(server) = seaweed::server() else {
+        return;
+    };
+    assert!(server.rest_uri.starts_with("http://127.0.0.1:"));
+    assert!(server.s3_endpoint.starts_with("http://127.0.0.1:"));
+}
+
+/// s3:// and s3a:// through object_store with Iceberg's property names (endpoint,
+/// keys, region, path-style): write, read back, list, conditional create; a bucket that
+/// does not exist is an error naming the location.
+#[tokio::test]
+async fn s3_files_through_iceberg_properties() {
+    let Some(server) = seaweed::server() else {
+        return;
+    };
+    let props: HashMap<String, String> = server
+        .catalog_properties()
+        .into_iter()
+        .filter(|(k, _)| k.starts_with("s3."))
+        .collect();
+    let io = FileIO::new(props.clone());
+    let ns = seaweed::unique_namespace("files");
+    // a plain bucket: SeaweedFS's table bucket takes only table files
+    let loc = format!("s3://{}/{ns}/a/one.bin", seaweed::FILES_BUCKET);
+    io.write(&loc, bytes::Bytes::from_static(b"hello"))
+        .await
+        .expect("put");
+    assert_eq!(io.read(&loc).await.expect("get").as_ref(), b"hello");
+    let s3a = loc.replacen("s3://", "s3a://", 1);
+    assert_eq!(io.read(&s3a).await.expect("get s3a").as_ref(), b"hello");
+    assert_eq!(
+        io.list_dir(&format!("s3://{}/{ns}/a", seaweed::FILES_BUCKET))
+            .await
+            .expect("list"),
+        vec!["one.bin".to_string()]
+    );
+    let err = io
+        .write_new(&loc, bytes::Bytes::from_static(b"again"))
+        .await
+        .expect_err("create-if-absent over an existing object");
+    assert_eq!(err.kind(), ErrorKind::AlreadyExists, "{err}");
+    // another FileIO with the same bucket and credentials reuses the store
+    let other = FileIO::new(props.clone());
+    let bucket = format!("s3://{}", seaweed::FILES_BUCKET);
+    assert!(Arc::ptr_eq(
+        &io.store(&bucket).expect("store"),
+        &other.store(&bucket).expect("store")
+    ));
+    let missing = format!("s3://no-such-bucket-{ns}/x.parquet");
+    let err = io.read(&missing).await.expect_err("missing bucket");
+    let text = err.to_string();
+    assert!(text.contains(&missing), "{text}");
+    assert!(!text.contains(&server.secret_key), "{text}");
+}
+
+/// Tables PyIceberg wrote through the REST catalog into S3 (append, overwrite,
+/// copy-on-write delete, schema and partition evolution) read through icefloe's REST
+/// catalog equal PyIceberg's own read.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn icefloe_reads_what_pyiceberg_wrote() {
+    let Some(server) = seaweed::server() else {
+        return;
+    };
+    let ns = seaweed::unique_namespace("pyw");
+    let written = engines(server, &["pyiceberg-write", &ns]);
+    let (_dir, catalog, ctx) = attached(server).await;
+    let tables = catalog
+        .list_tables(&Namespace::parse(&ns))
+        .await
+        .expect("list tables");
+    let names: Vec<&str> = tables.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["appended", "deleted", "evolved", "overwritten"]);
+    for (name, table) in written.as_object().expect("tables") {
+        let ours = icefloe_rows(&ctx, &format!("lake.{ns}.{name}"), &table["schema"]).await;
+        assert_same_rows(&format!("{ns}.{name}"), &rows(table), &ours);
+        let loaded = catalog
+            .load_table(&TableIdent::new(Namespace::parse(&ns), name.as_str()))
+            .await
+            .expect("load");
+        assert_eq!(
+            loaded.metadata_location(),
+            table["metadata_location"].as_str().unwrap_or_default()
+        );
+    }
+    // what PyIceberg wrote last is what it reads: 5 appended rows, 2 after the overwrite…
+    let counts: Vec<usize> = ["appended", "deleted", "evolved", "overwritten"]
+        .iter()
+        .map(|t| rows(&written[t]).len())
+        .collect();
+    assert_eq!(counts, [5, 3, 4, 2]);
+}
+
+/// DuckDB's INSERT, merge-on-read DELETE and UPDATE through the REST catalog, read by
+/// icefloe: the rows DuckDB reads.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn icefloe_reads_what_duckdb_wrote() {
+    let Some(server) = seaweed::server() else {
+        return;
+    };
+    let ns = seaweed::unique_namespace("duckw");
+    let written = engines(server, &["duckdb-write", &ns]);
+    assert_eq!(
+        written["updated"],
+        Value::Bool(true),
+        "DuckDB UPDATE: {}",
+        written["updated"]
+    );
+    let (_dir, catalog, ctx) = attached(server).await;
+    let ours = icefloe_rows(&ctx, &format!("lake.{ns}.duck"), &written["schema"]).await;
+    assert_same_rows("duck", &rows(&written), &ours);
+    assert_eq!(ours.len(), 3);
+    // DuckDB's deletes are position delete files (merge-on-read)
+    let table = catalog
+        .load_table(&TableIdent::new(Namespace::parse(&ns), "duck"))
+        .await
+        .expect("load");
+    let deletes: i64 = table
+        .metadata()
+        .snapshots
+        .iter()
+        .filter_map(|s| {
+            s.summary
+                .get("added-delete-files")
+                .and_then(|n| n.parse::<i64>().ok())
+        })
+        .sum();
+    assert!(
+        deletes > 0,
+        "no delete files in {:?}",
+        table.metadata().snapshots
+    );
+}
+
+/// icefloe creates a table through the REST catalog, inserts and deletes; PyIceberg and
+/// DuckDB read the same rows through the same catalog.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn engines_read_what_icefloe_wrote() {
+    let Some(server) = seaweed::server() else {
+        return;
+    };
+    let ns = seaweed::unique_namespace("icew");
+    let (_dir, catalog, ctx) = attached(server).await;
+    catalog
+        .create_namespace(&Namespace::parse(&ns), &HashMap::new())
+        .await
+        .expect("create namespace");
+    let (dir2, _catalog, ctx2) = attached(server).await;
+    drop(ctx);
+    let t = format!("lake.{ns}.t");
+    run(
+        &ctx2,
+        &format!("CREATE TABLE {t} (id BIGINT, name VARCHAR)"),
+    )
+    .await;
+    run(
+        &ctx2,
+        &format!("INSERT INTO {t} VALUES (1, 'a'), (2, 'b'), (3, 'c')"),
+    )
+    .await;
+    run(&ctx2, &format!("INSERT INTO {t} VALUES (4, 'd')")).await;
+    run(&ctx2, &format!("DELETE FROM {t} WHERE id = 2")).await;
+    let ident = format!("{ns}.t");
+    let theirs = engines(server, &["pyiceberg-read", &ident]);
+    let ours = icefloe_rows(&ctx2, &t, &theirs["schema"]).await;
+    let expected = vec![
+        serde_json::json!([1, "a"]),
+        serde_json::json!([3, "c"]),
+        serde_json::json!([4, "d"]),
+    ];
+    assert_same_rows("icefloe", &expected, &ours);
+    assert_same_rows("PyIceberg", &expected, &rows(&theirs));
+    let duck = engines(server, &["duckdb-read", &ident]);
+    assert_same_rows("DuckDB", &expected, &rows(&duck));
+    // the CLI with the same config file (`--catalog lake.properties`)
+    let cli = Command::new(env!("CARGO_BIN_EXE_icefloe"))
+        .arg("--catalog")
+        .arg(dir2.path().join("lake.properties"))
+        .args(["--format", "csv", "-c"])
+        .arg(format!("SELECT count(*) AS n, max(id) AS m FROM {ident}"))
+        .env("HOME", dir2.path())
+        .output()
+        .expect("run icefloe");
+    let stdout = String::from_utf8_lossy(&cli.stdout);
+    let stderr = String::from_utf8_lossy(&cli.stderr);
+    assert!(cli.status.success(), "{stderr}");
+    assert_eq!(stdout.trim(), "n,m\n3,4", "{stderr}");
+    assert!(!stderr.contains(&server.secret_key) && !stdout.contains(&server.secret_key));
+    assert!(
+        theirs["metadata_location"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("s3://warehouse/"),
+        "{}",
+        theirs["metadata_location"]
+    );
+}
+
+/// icefloe and PyIceberg append to one table at the same time through the REST
+/// catalog; every commit of both lands exactly once (409s are refreshed and retried).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_commits_lose_nothing() {
+    let Some(server) = seaweed::server() else {
+        return;
+    };
+    let ns = seaweed::unique_namespace("conc");
+    let (_dir, catalog, ctx) = attached(server).await;
+    catalog
+        .create_namespace(&Namespace::parse(&ns), &HashMap::new())
+        .await
+        .expect("create namespace");
+    let (_dir2, _catalog, ctx) = {
+        drop(ctx);
+        attached(server).await
+    };
+    let t = format!("lake.{ns}.t");
+    run(&ctx, &format!("CREATE TABLE {t} (id BIGINT) TBLPROPERTIES ('commit.retry.num-retries'='20', 'commit.retry.min-wait-ms'='20', 'commit.retry.max-wait-ms'='200')")).await;
+    const N: i64 = 8;
+    let ident = format!("{ns}.t");
+    let python = {
+        let server: &'static Seaweed = server;
+        let ident = ident.clone();
+        std::thread::spawn(move || {
+            engines(
+                server,
+                &["pyiceberg-append", &ident, "1000", &N.to_string()],
+            )
+        })
+    };
+    for i in 0..N {
+        run(&ctx, &format!("INSERT INTO {t} VALUES ({i})")).await;
+    }
+    let py = python.join().expect("PyIceberg appender");
+    assert_eq!(py["appended"], N);
+    let theirs = engines(server, &["pyiceberg-read", &ident]);
+    let mut ids: Vec<i64> = rows(&theirs)
+        .iter()
+        .map(|r| r[0].as_i64().expect("id"))
+        .collect();
+    ids.sort();
+    let expected: Vec<i64> = (0..N).chain(1000..1000 + N).collect();
+    assert_eq!(
+        ids, expected,
+        "PyIceberg conflicts retried: {}",
+        py["conflicts"]
+    );
+    let ours = icefloe_rows(&ctx, &t, &theirs["schema"]).await;
+    assert_eq!(ours.len() as i64, 2 * N);
+    assert_eq!(theirs["snapshots"], 2 * N);
+}
+
+/// Through a proxy that answers the table's first two requests 503 and loses the answer
+/// to its first commit (forwarded, then answered 502): loads are retried, and the
+/// commit's unknown state is checked by reloading, not retried — the rows land once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lost_commit_answers_are_checked_not_retried() {
+    let Some(server) = seaweed::server() else {
+        return;
+    };
+    let ns = seaweed::unique_namespace("lost");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let direct = rest_catalog(server, dir.path());
+    direct
+        .create_namespace(&Namespace::parse(&ns), &HashMap::new())
+        .await
+        .expect("namespace");
+    let ident = TableIdent::new(Namespace::parse(&ns), "t");
+    let schema = icefloe::spec::Schema::new(
+        0,
+        vec![icefloe::spec::NestedField::optional(
+            1,
+            "id",
+            icefloe::spec::Type::Primitive(icefloe::spec::PrimitiveType::Long),
+        )],
+    );
+    direct
+        .create_table(&ident, icefloe::catalog::TableCreation::new(schema))
+        .await
+        .expect("create");
+    let upstream = server.rest_uri.trim_start_matches("http://");
+    let plan = Plan {
+        unavailable: 2,
+        lost_commits: 1,
+        unauthorized: 0,
+    };
+    let (proxy, faults) = crate::fault_proxy::start(upstream, &format!("/{ns}/tables/t"), plan);
+    let proxied = proxied_catalog(server, &proxy, dir.path());
+    let ctx = SessionContext::new_with_config(icefloe::datafusion::register_iceberg_options(
+        context().state().config().clone(),
+    ));
+    attach(&ctx, "lake", proxied).await;
+    run(&ctx, &format!("INSERT INTO lake.{ns}.t VALUES (1), (2)")).await;
+    assert_eq!(
+        faults
+            .unavailable_sent
+            .load(std::sync::atomic::Ordering::SeqCst),
+        2
+    );
+    assert_eq!(
+        faults
+            .commits_lost
+            .load(std::sync::atomic::Ordering::SeqCst),
+        1
+    );
+    let table = direct.load_table(&ident).await.expect("load");
+    assert_eq!(
+        table.metadata().snapshots.len(),
+        1,
+        "the commit landed once"
+    );
+    let theirs = engines(server, &["pyiceberg-read", &format!("{ns}.t")]);
+    assert_same_rows(
+        "after a lost commit answer",
+        &[serde_json::json!([1]), serde_json::json!([2])],
+        &rows(&theirs),
+    );
+}
+
+/// The catalog of `server` reached through `proxy`.
+fn proxied_catalog(server: &Seaweed, proxy: &str, dir: &std::path::Path) -> Arc<dyn Catalog> {
+    let text: String = server
+        .catalog_properties()
+        .into_iter()
+        .map(|(k, v)| {
+            if k == "uri" {
+                format!("uri={proxy}\n")
+            } else {
+                format!("{k}={v}\n")
+            }
+        })
+        .collect();
+    let file = dir.join("proxied.properties");
+    std::fs::write(&file, text).expect("config");
+    load_catalog(file.to_str().expect("utf-8")).expect("proxied catalog")
+}
+
+/// A 401 on a request with an OAuth2 token fetches a new token and sends the request
+/// again, once; a second 401 in a row is a permission error.
+#[tokio::test]
+async fn refused_tokens_are_refreshed_once() {
+    let Some(server) = seaweed::server() else {
+        return;
+    };
+    let ns = seaweed::unique_namespace("auth");
+    let dir = tempfile::tempdir().expect("tempdir");
+    rest_catalog(server, dir.path())
+        .create_namespace(&Namespace::parse(&ns), &HashMap::new())
+        .await
+        .expect("namespace");
+    let upstream = server.rest_uri.trim_start_matches("http://");
+    let plan = Plan {
+        unauthorized: 1,
+        ..Default::default()
+    };
+    let (proxy, faults) = crate::fault_proxy::start(upstream, &format!("/namespaces/{ns}"), plan);
+    let catalog = proxied_catalog(server, &proxy, dir.path());
+    assert!(catalog
+        .namespace_exists(&Namespace::parse(&ns))
+        .await
+        .expect("exists after a refused token"));
+    assert_eq!(faults.unauthorized_sent.load(Ordering::SeqCst), 1);
+    assert_eq!(faults.token_requests.load(Ordering::SeqCst), 2);
+
+    let plan = Plan {
+        unauthorized: 2,
+        ..Default::default()
+    };
+    let (proxy, faults) = crate::fault_proxy::start(upstream, &format!("/namespaces/{ns}"), plan);
+    let catalog = proxied_catalog(server, &proxy, dir.path());
+    let err = catalog
+        .namespace_exists(&Namespace::parse(&ns))
+        .await
+        .expect_err("refused twice");
+    assert_eq!(err.kind(), ErrorKind::PermissionDenied, "{err}");
+    assert!(!err.to_string().contains(&server.secret_key), "{err}");
+    assert_eq!(faults.unauthorized_sent.load(Ordering::SeqCst), 2);
+}
+
+/// Namespaces (nested, properties, drop), table rename, register and drop through the
+/// REST catalog; missing names are NotFound errors naming them.
+#[tokio::test]
+async fn namespaces_and_tables_round_trip() {
+    let Some(server) = seaweed::server() else {
+        return;
+    };
+    let ns_name = seaweed::unique_namespace("meta");
+    let ns = Namespace::parse(&ns_name);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let catalog = rest_catalog(server, dir.path());
+    catalog
+        .create_namespace(
+            &ns,
+            &HashMap::from([("owner".to_string(), "icefloe".to_string())]),
+        )
+        .await
+        .expect("create namespace");
+    assert!(catalog.namespace_exists(&ns).await.expect("exists"));
+    assert!(catalog.list_namespaces().await.expect("list").contains(&ns));
+    let err = catalog
+        .create_namespace(&ns, &HashMap::new())
+        .await
+        .expect_err("twice");
+    assert_eq!(err.kind(), ErrorKind::AlreadyExists, "{err}");
+    let missing_ns = Namespace::parse(&format!("{ns_name}_missing"));
+    assert!(!catalog.namespace_exists(&missing_ns).await.expect("exists"));
+    // (SeaweedFS lists no tables for a missing namespace rather than answering 404)
+    let in_missing = TableIdent::new(missing_ns.clone(), "t");
+    let err = catalog
+        .load_table(&in_missing)
+        .await
+        .expect_err("missing namespace");
+    assert_eq!(err.kind(), ErrorKind::NotFound, "{err}");
+    assert!(err.to_string().contains(&in_missing.to_string()), "{err}");
+    let missing = TableIdent::new(ns.clone(), "nope");
+    let err = catalog
+        .load_table(&missing)
+        .await
+        .expect_err("missing table");
+    assert_eq!(err.kind(), ErrorKind::NotFound, "{err}");
+    assert!(
+        err.to_string().contains(&format!("{ns_name}.nope")),
+        "{err}"
+    );
+    assert!(!catalog.table_exists(&missing).await.expect("exists"));
+
+    let schema = icefloe::spec::Schema::new(
+        0,
+        vec![icefloe::spec::NestedField::optional(
+            1,
+            "id",
+            icefloe::spec::Type::Primitive(icefloe::spec::PrimitiveType::Long),
+        )],
+    );
+    let a = TableIdent::new(ns.clone(), "a");
+    let created = catalog
+        .create_table(&a, icefloe::catalog::TableCreation::new(schema))
+        .await
+        .expect("create table");
+    assert!(created.metadata_location().starts_with("s3://warehouse/"));
+    let err = catalog
+        .create_table(
+            &a,
+            icefloe::catalog::TableCreation::new(created.metadata().current_schema().clone()),
+        )
+        .await
+        .expect_err("twice");
+    assert_eq!(err.kind(), ErrorKind::AlreadyExists, "{err}");
+    let b = TableIdent::new(ns.clone(), "b");
+    catalog.rename_table(&a, &b).await.expect("rename");
+    assert!(!catalog.table_exists(&a).await.expect("exists"));
+    assert_eq!(
+        catalog
+            .load_table(&b)
+            .await
+            .expect("renamed")
+            .metadata_location(),
+        created.metadata_location()
+    );
+    catalog.drop_table(&b, false).await.expect("drop");
+    let err = catalog
+        .drop_table(&b, false)
+        .await
+        .expect_err("dropped twice");
+    assert_eq!(err.kind(), ErrorKind::NotFound, "{err}");
+    assert!(catalog.list_tables(&ns).await.expect("list").is_empty());
+
+    let rest = icefloe::catalog::RestCatalog::new(
+        "rest",
+        server.catalog_properties().into_iter().collect(),
+    )
+    .expect("REST catalog");
+    // register a second name for a live table's metadata file (SeaweedFS removes a dropped
+    // table's files even without purge)
+    let d = TableIdent::new(ns.clone(), "d");
+    let live = catalog
+        .create_table(
+            &d,
+            icefloe::catalog::TableCreation::new(created.metadata().current_schema().clone()),
+        )
+        .await
+        .expect("create d");
+    let c = TableIdent::new(ns.clone(), "c");
+    let registered = rest
+        .register_table(&c, live.metadata_location())
+        .await
+        .expect("register");
+    assert_eq!(registered.metadata_location(), live.metadata_location());
+    assert_eq!(
+        catalog.list_tables(&ns).await.expect("list"),
+        vec![c.clone(), d.clone()]
+    );
+    catalog.drop_table(&d, false).await.expect("drop d");
+    catalog.drop_table(&c, true).await.expect("drop with purge");
+    assert!(!catalog.table_exists(&c).await.expect("exists"));
+
+    // namespace properties and drop, on the concrete client
+    let props = rest.namespace_properties(&ns).await.expect("properties");
+    assert_eq!(
+        props.get("owner").map(String::as_str),
+        Some("icefloe"),
+        "{props:?}"
+    );
+    rest.drop_namespace(&ns).await.expect("drop namespace");
+    assert!(!catalog.namespace_exists(&ns).await.expect("exists"));
+    let err = rest.namespace_properties(&ns).await.expect_err("dropped");
+    assert_eq!(err.kind(), ErrorKind::NotFound, "{err}");
+    assert!(err.to_string().contains(&ns_name), "{err}");
+}
+
+/// Wrong credentials: a clear permission error naming the endpoint, with no secret in
+/// it; an unreachable catalog: an error naming the URL, quickly; the catalog's Debug
+/// output holds no secret.
+#[tokio::test]
+async fn bad_credentials_and_unreachable_endpoints() {
+    let Some(server) = seaweed::server() else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let wrong_secret = "wrong-secret-value-42";
+    let file = dir.path().join("wrong.properties");
+    std::fs::write(
+        &file,
+        format!(
+            "type=rest\nuri={}\nwarehouse=s3://warehouse\ncredential={}:{wrong_secret}\n\
+             s3.secret-access-key={}\n",
+            server.rest_uri,
+            seaweed::ACCESS_KEY,
+            server.secret_key
+        ),
+    )
+    .expect("config");
+    let catalog = load_catalog(file.to_str().expect("utf-8")).expect("config parses");
+    let debug = format!("{catalog:?}");
+    assert!(
+        !debug.contains(wrong_secret) && !debug.contains(&server.secret_key),
+        "{debug}"
+    );
+    let err = catalog
+        .list_namespaces()
+        .await
+        .expect_err("wrong credentials");
+    let text = format!("{err} {err:?}");
+    assert_eq!(err.kind(), ErrorKind::PermissionDenied, "{text}");
+    assert!(text.contains("/v1/oauth/tokens"), "{text}");
+    assert!(
+        !text.contains(wrong_secret) && !text.contains(&server.secret_key),
+        "{text}"
+    );
+
+    // the right catalog's Debug, after use, holds no secret either
+    let good = rest_catalog(server, dir.path());
+    good.list_namespaces().await.expect("list");
+    let debug = format!("{good:?}");
+    assert!(!debug.contains(&server.secret_key), "{debug}");
+
+    // nothing listens on this port
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("port")
+        .port();
+    let url = format!("http://127.0.0.1:{port}");
+    let unreachable = load_catalog(&format!(
+        "rest:{url}?warehouse=s3://warehouse&rest.client.connection-timeout-ms=2000"
+    ))
+    .expect("URI parses");
+    let started = Instant::now();
+    let err = unreachable
+        .list_namespaces()
+        .await
+        .expect_err("unreachable");
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(err.kind(), ErrorKind::Io, "{err}");
+    assert!(err.to_string().contains(&url), "{err}");
+}

@@ -180,6 +180,19 @@ impl From<DataFusionError> for Error {
                 Ok(ours) => *ours,
                 Err(other) => wrap(DataFusionError::External(other)),
             },
+            // an icefloe error raised under DataFusion's Parquet reader (e.g. a data file
+            // that is not what its manifest says) comes back as itself too
+            DataFusionError::ParquetError(inner) => match *inner {
+                datafusion::parquet::errors::ParquetError::External(source) => {
+                    match source.downcast::<Error>() {
+                        Ok(ours) => *ours,
+                        Err(other) => wrap(DataFusionError::ParquetError(Box::new(
+                            datafusion::parquet::errors::ParquetError::External(other),
+                        ))),
+                    }
+                }
+                other => wrap(DataFusionError::ParquetError(Box::new(other))),
+            },
             DataFusionError::NotImplemented(message) => {
                 let kind_prefix = format!("{}: ", ErrorKind::Unsupported);
                 let message = message

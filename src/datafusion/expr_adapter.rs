@@ -63,7 +63,10 @@ impl FieldIdExprAdapterFactory {
 
     /// Field id → file column for the file's top-level columns: the ids the file
     /// carries, or those the name mapping assigns when it carries none.
-    fn file_columns_by_id(&self, physical: &ArrowSchema) -> DFResult<HashMap<i32, Field>> {
+    pub(crate) fn file_columns_by_id(
+        &self,
+        physical: &ArrowSchema,
+    ) -> DFResult<HashMap<i32, Field>> {
         let by_id: HashMap<i32, Field> = physical
             .fields()
             .iter()

@@ -6,6 +6,7 @@ pub mod dml;
 mod equality_delete_exec;
 mod expr_adapter;
 mod factory;
+mod file_reader;
 pub mod filter;
 pub mod insert;
 mod metadata_files;

@@ -45,6 +45,7 @@ use super::delete_planning::{
 };
 use super::equality_delete_exec::{EqualityDeleteExec, EqualityGroup};
 use super::expr_adapter::FieldIdExprAdapterFactory;
+use super::file_reader::IcebergParquetReaderFactory;
 use super::filter::{exact_by_identity_partitions, FilterConverter};
 use super::insert::{IcebergDataSink, WriteTarget};
 use super::metrics::{attach_counters, attach_scan_metrics};
@@ -448,6 +449,8 @@ impl IcebergTableProvider {
         let io = self.table.file_io();
         // Files grouped by object store (normally one).
         let mut by_store: BTreeMap<String, Vec<(PartitionedFile, u64)>> = BTreeMap::new();
+        // where a moved table's files were recorded, for errors naming them
+        let mut recorded = HashMap::new();
         for planned in deletes.files {
             let task = &planned.task;
             let resolved = io.resolve(&task.location)?;
@@ -462,6 +465,9 @@ impl IcebergTableProvider {
             // The object path as resolved (the location's characters kept as they are):
             // `PartitionedFile::new` would re-parse its string with `Path::from`, which
             // encodes `%` (a file named `p=100%25` would be looked up as `p=100%2525`).
+            if !io.remaps().is_empty() {
+                recorded.insert(resolved.path.clone(), task.location.clone());
+            }
             let mut file = PartitionedFile::new_from_meta(ObjectMeta {
                 location: resolved.path,
                 last_modified: chrono::DateTime::UNIX_EPOCH,
@@ -559,15 +565,25 @@ impl IcebergTableProvider {
             }
             None => (projection.cloned(), limit),
         };
-        let adapter: Arc<dyn PhysicalExprAdapterFactory> = Arc::new(self.expr_adapter_factory()?);
+        let columns = Arc::new(self.expr_adapter_factory()?);
+        let adapter: Arc<dyn PhysicalExprAdapterFactory> = Arc::clone(&columns) as _;
         let target_partitions = state.config().target_partitions();
         let store_count = by_store.len();
+        let recorded = Arc::new(recorded);
         let mut plans: Vec<Arc<dyn ExecutionPlan>> = Vec::with_capacity(store_count);
         for (store_url, files) in by_store {
             let url = ObjectStoreUrl::parse(&store_url)?;
+            let store = io.store(&store_url)?;
             state
                 .runtime_env()
-                .register_object_store(url.as_ref(), io.store(&store_url)?);
+                .register_object_store(url.as_ref(), Arc::clone(&store));
+            let readers = IcebergParquetReaderFactory::new(
+                store,
+                &store_url,
+                Arc::clone(&recorded),
+                Arc::clone(table_schema.file_schema()),
+                Arc::clone(&columns),
+            );
             let mut global = state.config_options().execution.parquet.clone();
             global.coerce_int96 = Some(INT96_READ_UNIT.to_string());
             // no zone from the session: the table's type alone decides the column's zone
@@ -582,6 +598,7 @@ impl IcebergTableProvider {
                     ..Default::default()
                 },
             );
+            source = source.with_parquet_file_reader_factory(Arc::new(readers));
             if let Some(p) = &predicate {
                 source = source.with_predicate(Arc::clone(p));
             }

@@ -525,3 +525,234 @@ async fn inverted_bounds_in_a_manifest_never_prune_the_row() {
         assert_eq!(m.data_files_planned, 1, "{sql}");
     }
 }
+
+/// One table (`id long, x int, s string, d decimal(10,2), st struct<a: int>`) over the
+/// given files, returned with the error (or rows) of `SELECT *`.
+async fn read_all(dir: &Path, name: &str, files: &[PathBuf]) -> (PathBuf, Result<usize, String>) {
+    let int = |id, n: &str| NestedField::optional(id, n, Type::Primitive(PrimitiveType::Int));
+    let schema = icefloe::spec::Schema::new(
+        0,
+        vec![
+            NestedField::required(1, "id", Type::Primitive(PrimitiveType::Long)),
+            int(2, "x"),
+            NestedField::optional(3, "s", Type::Primitive(PrimitiveType::String)),
+            NestedField::optional(
+                4,
+                "d",
+                Type::Primitive(PrimitiveType::Decimal {
+                    precision: 10,
+                    scale: 2,
+                }),
+            ),
+            NestedField::optional(
+                5,
+                "st",
+                Type::Struct(icefloe::spec::StructType::new(vec![int(6, "a")])),
+            ),
+        ],
+    );
+    let root = dir.join(name);
+    let mut w = LocalTableWriter::create(
+        &root,
+        schema,
+        PartitionSpec::unpartitioned(),
+        HashMap::new(),
+    )
+    .unwrap();
+    w.add_parquet_files(files).unwrap();
+    let got = run_sql(root.to_str().unwrap(), "SELECT * FROM t")
+        .await
+        .map(|b| b.iter().map(|b| b.num_rows()).sum());
+    (root, got)
+}
+
+/// A file with columns `id` (field id 1) and the given ones (name, type, id, values).
+fn write_columns(path: &Path, columns: Vec<(&str, DataType, i32, ArrayRef)>) {
+    let mut fields = vec![field("id", DataType::Int64, 1, false)];
+    let mut arrays: Vec<ArrayRef> = vec![Arc::new(Int64Array::from(vec![1, 2]))];
+    for (name, dt, id, array) in columns {
+        fields.push(field(name, dt, id, true));
+        arrays.push(array);
+    }
+    let batch = RecordBatch::try_new(Arc::new(Schema::new(fields)), arrays).unwrap();
+    write_batch(path, &batch);
+}
+
+#[tokio::test]
+async fn a_column_stored_as_another_type_is_an_error_naming_file_column_and_types() {
+    use datafusion::arrow::array::{BinaryArray, Decimal128Array, Float64Array, Int16Array};
+    let dir = tempfile::tempdir().unwrap();
+    // the spec's promotions and other encodings of the same type read:
+    // int16 under int, binary (unannotated BYTE_ARRAY) under string, decimal(8,2) under
+    // decimal(10,2)
+    let good = dir.path().join("good.parquet");
+    write_columns(
+        &good,
+        vec![
+            (
+                "x",
+                DataType::Int16,
+                2,
+                Arc::new(Int16Array::from(vec![7, -3])),
+            ),
+            (
+                "s",
+                DataType::Binary,
+                3,
+                Arc::new(BinaryArray::from(vec![&b"ab"[..], b"c"])),
+            ),
+            (
+                "d",
+                DataType::Decimal128(8, 2),
+                4,
+                Arc::new(
+                    Decimal128Array::from(vec![470, -1])
+                        .with_precision_and_scale(8, 2)
+                        .unwrap(),
+                ),
+            ),
+        ],
+    );
+    let (root, got) = read_all(dir.path(), "good", std::slice::from_ref(&good)).await;
+    assert_eq!(got, Ok(2));
+    let batches = query(&root, "SELECT x, s, CAST(d AS VARCHAR) FROM t ORDER BY id").await;
+    assert_eq!(i64_column(&batches, 0), vec![Some(7), Some(-3)]);
+    assert_eq!(
+        string_column(&batches, 1),
+        vec![Some("ab".into()), Some("c".into())]
+    );
+    assert_eq!(
+        string_column(&batches, 2),
+        vec![Some("4.70".into()), Some("-0.01".into())]
+    );
+
+    // anything else fails naming the file, the column (nested too) and both types
+    let double = dir.path().join("double_under_int.parquet");
+    write_columns(
+        &double,
+        vec![(
+            "x",
+            DataType::Float64,
+            2,
+            Arc::new(Float64Array::from(vec![4.7, 1.0])),
+        )],
+    );
+    let text = dir.path().join("int_under_string.parquet");
+    write_columns(
+        &text,
+        vec![(
+            "s",
+            DataType::Int64,
+            3,
+            Arc::new(Int64Array::from(vec![1, 2])),
+        )],
+    );
+    let scale = dir.path().join("other_scale.parquet");
+    write_columns(
+        &scale,
+        vec![(
+            "d",
+            DataType::Decimal128(10, 3),
+            4,
+            Arc::new(
+                Decimal128Array::from(vec![4700, 1])
+                    .with_precision_and_scale(10, 3)
+                    .unwrap(),
+            ),
+        )],
+    );
+    let nested = dir.path().join("nested_double.parquet");
+    let inner = Fields::from(vec![field("a", DataType::Float64, 6, true)]);
+    let st = StructArray::new(
+        inner.clone(),
+        vec![Arc::new(Float64Array::from(vec![0.5, 2.5])) as ArrayRef],
+        None,
+    );
+    write_columns(
+        &nested,
+        vec![("st", DataType::Struct(inner), 5, Arc::new(st))],
+    );
+    for (file, column, stored) in [
+        (
+            &double,
+            "'x' (field id 2)",
+            "Float64, which does not read as the table's type int",
+        ),
+        (&text, "'s' (field id 3)", "Int64"),
+        (&scale, "'d' (field id 4)", "Decimal128(10, 3)"),
+        (&nested, "'st.a' (field id 6)", "Float64"),
+    ] {
+        let name = file.file_stem().unwrap().to_str().unwrap();
+        let (root, got) = read_all(dir.path(), name, &[good.clone(), file.clone()]).await;
+        let err = got.expect_err(name);
+        assert!(
+            err.contains(&format!("data file '{}'", file.display())),
+            "{err}"
+        );
+        assert!(
+            err.contains(&format!("column {column} is stored as {stored}")),
+            "{err}"
+        );
+        assert!(err.contains("type promotions"), "{err}");
+        assert!(!err.contains("Parquet error: Parquet error"), "{err}");
+        // COUNT(*) is still answered from the manifests
+        let count = query(&root, "SELECT count(*) FROM t").await;
+        assert_eq!(i64_column(&count, 0), vec![Some(4)]);
+    }
+}
+
+#[tokio::test]
+async fn a_data_file_that_is_not_what_the_manifest_says_is_named_with_the_reason() {
+    use datafusion::arrow::array::Int16Array;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("f.parquet");
+    write_columns(
+        &file,
+        vec![(
+            "x",
+            DataType::Int16,
+            2,
+            Arc::new(Int16Array::from(vec![1, 2])),
+        )],
+    );
+    let (root, got) = read_all(dir.path(), "t", std::slice::from_ref(&file)).await;
+    assert_eq!(got, Ok(2));
+    let bytes = std::fs::read(&file).unwrap();
+    let sql = "SELECT sum(x) FROM t";
+    let fails = |why: &str| {
+        let root = root.clone();
+        let why = why.to_string();
+        async move {
+            let err = run_sql(root.to_str().unwrap(), sql).await.expect_err(&why);
+            assert!(err.contains("data file '/"), "{why}: {err}");
+            err
+        }
+    };
+    // truncated
+    std::fs::write(&file, &bytes[..bytes.len() / 2]).unwrap();
+    let err = fails("truncated").await;
+    assert!(
+        err.contains(&format!(
+            "is {} bytes, the manifest says {}",
+            bytes.len() / 2,
+            bytes.len()
+        )),
+        "{err}"
+    );
+    // replaced by a longer file (bytes past the recorded size are never read, so only a
+    // file whose first `file_size_in_bytes` bytes do not end in its footer is noticed;
+    // no HEAD request is made per file to compare sizes up front)
+    let mut longer = vec![b'x'; 100];
+    longer.extend_from_slice(&bytes);
+    std::fs::write(&file, &longer).unwrap();
+    let err = fails("grown").await;
+    assert!(err.contains(&format!("is {} bytes", longer.len())), "{err}");
+    // the same size, not Parquet
+    std::fs::write(&file, vec![b'x'; bytes.len()]).unwrap();
+    let err = fails("not parquet").await;
+    assert!(err.contains("is not a readable Parquet file"), "{err}");
+    // gone
+    std::fs::remove_file(&file).unwrap();
+    let err = fails("missing").await;
+    assert!(err.contains("does not exist"), "{err}");
+}

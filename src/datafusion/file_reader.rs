@@ -1,0 +1,392 @@
+//! The Parquet reader under an Iceberg scan: DataFusion's own reader, with each data file
+//! checked against what the manifest and the table's schema say before it is decoded.
+//!
+//! [`IcebergParquetReaderFactory`] wraps DataFusion's `DefaultParquetFileReaderFactory`
+//! (set on the scan's `ParquetSource`). Its readers
+//! - name the data file in every I/O error (its location as the manifest records it,
+//!   and where it was read from when the table was moved);
+//! - when the footer cannot be read, say why: the file is missing, its size differs from
+//!   the manifest's `file_size_in_bytes` ("is 812 bytes, the manifest says 1134"), or it
+//!   is not Parquet;
+//! - check each column's stored type against the table's type, matching columns by field
+//!   id (or by the table's name mapping for files without ids): only the same type or a
+//!   promotion the spec allows (spec: "Schema Evolution": int→long, float→double, decimal
+//!   precision widening, v3 date→timestamp) is read; anything else fails naming the
+//!   file, the column and both types, where DataFusion's casts would read `4.7` stored in
+//!   a `double` file as the `int` 4 (issue 16, item 4).
+
+use std::collections::HashMap;
+use std::ops::Range;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use datafusion::arrow::datatypes::{DataType, Field, SchemaRef};
+use datafusion::common::Result as DFResult;
+use datafusion::datasource::listing::PartitionedFile;
+use datafusion::datasource::physical_plan::parquet::DefaultParquetFileReaderFactory;
+use datafusion::datasource::physical_plan::ParquetFileReaderFactory;
+use datafusion::parquet::arrow::arrow_reader::ArrowReaderOptions;
+use datafusion::parquet::arrow::async_reader::AsyncFileReader;
+use datafusion::parquet::arrow::parquet_to_arrow_schema;
+use datafusion::parquet::errors::ParquetError;
+use datafusion::parquet::file::metadata::ParquetMetaData;
+use datafusion::physical_plan::metrics::ExecutionPlanMetricsSet;
+use futures::future::BoxFuture;
+use futures::FutureExt;
+use object_store::path::Path;
+use object_store::{ObjectStore, ObjectStoreExt};
+
+use super::expr_adapter::FieldIdExprAdapterFactory;
+use crate::error::Error;
+use crate::spec::arrow::{arrow_field_id, primitive_from_arrow};
+
+/// Creates the readers of one scan's data files on one object store.
+#[derive(Debug)]
+pub struct IcebergParquetReaderFactory {
+    inner: DefaultParquetFileReaderFactory,
+    store: Arc<dyn ObjectStore>,
+    /// How locations are shown: the store's URL (`file://`, `s3://bucket`).
+    store_url: String,
+    /// Object path → location as recorded in the manifest, for moved tables (where the
+    /// two differ); empty otherwise.
+    recorded: Arc<HashMap<Path, String>>,
+    /// The table schema the scan reads (Arrow, field ids in the field metadata).
+    table_schema: SchemaRef,
+    /// For the table's name mapping (files without field ids).
+    columns: Arc<FieldIdExprAdapterFactory>,
+}
+
+impl IcebergParquetReaderFactory {
+    /// A factory for files in `store` (whose URL is `store_url`), read as `table_schema`
+    /// with the column mapping of `columns`; `recorded` maps object paths of a moved
+    /// table to the locations its manifests record.
+    pub fn new(
+        store: Arc<dyn ObjectStore>,
+        store_url: &str,
+        recorded: Arc<HashMap<Path, String>>,
+        table_schema: SchemaRef,
+        columns: Arc<FieldIdExprAdapterFactory>,
+    ) -> Self {
+        Self {
+            inner: DefaultParquetFileReaderFactory::new(Arc::clone(&store)),
+            store,
+            store_url: store_url.to_string(),
+            recorded,
+            table_schema,
+            columns,
+        }
+    }
+
+    /// The location to show for an object path: as recorded, plus where it was read
+    /// from when that differs.
+    fn describe(&self, path: &Path) -> String {
+        let read_from = if self.store_url.starts_with("file:") {
+            format!("/{path}")
+        } else {
+            format!("{}/{path}", self.store_url.trim_end_matches('/'))
+        };
+        match self.recorded.get(path) {
+            Some(recorded) if recorded != &read_from => {
+                format!("'{recorded}' (read from '{read_from}')")
+            }
+            _ => format!("'{read_from}'"),
+        }
+    }
+}
+
+impl ParquetFileReaderFactory for IcebergParquetReaderFactory {
+    fn create_reader(
+        &self,
+        partition_index: usize,
+        partitioned_file: PartitionedFile,
+        metadata_size_hint: Option<usize>,
+        metrics: &ExecutionPlanMetricsSet,
+    ) -> DFResult<Box<dyn AsyncFileReader + Send>> {
+        let path = partitioned_file.object_meta.location.clone();
+        let manifest_size = partitioned_file.object_meta.size;
+        let inner = self.inner.create_reader(
+            partition_index,
+            partitioned_file,
+            metadata_size_hint,
+            metrics,
+        )?;
+        Ok(Box::new(IcebergFileReader {
+            inner,
+            store: Arc::clone(&self.store),
+            described: self.describe(&path),
+            path,
+            manifest_size,
+            table_schema: Arc::clone(&self.table_schema),
+            columns: Arc::clone(&self.columns),
+            checked: false,
+        }))
+    }
+}
+
+/// One data file's reader (see the module docs).
+struct IcebergFileReader {
+    inner: Box<dyn AsyncFileReader + Send>,
+    store: Arc<dyn ObjectStore>,
+    path: Path,
+    /// The location as shown in errors, quoted.
+    described: String,
+    /// `file_size_in_bytes` from the manifest (bytes).
+    manifest_size: u64,
+    table_schema: SchemaRef,
+    columns: Arc<FieldIdExprAdapterFactory>,
+    /// Whether the column types were checked already (the footer is read more than once
+    /// when the page index is loaded later).
+    checked: bool,
+}
+
+/// A parquet error carrying our own (whose message is shown without a second
+/// "Parquet error:" prefix by [`Error`]'s conversions).
+fn external(e: Error) -> ParquetError {
+    ParquetError::External(Box::new(e))
+}
+
+impl IcebergFileReader {
+    /// The file's columns against the table's types (see the module docs).
+    fn check_types(&self, metadata: &ParquetMetaData) -> Result<(), ParquetError> {
+        let file_metadata = metadata.file_metadata();
+        let physical = parquet_to_arrow_schema(
+            file_metadata.schema_descr(),
+            file_metadata.key_value_metadata(),
+        )
+        .map_err(|e| {
+            external(Error::invalid_data(format!(
+                "data file {}: its Parquet schema cannot be read: {e}",
+                self.described
+            )))
+        })?;
+        let by_id = self.columns.file_columns_by_id(&physical).map_err(|e| {
+            external(Error::unsupported(format!(
+                "data file {}: {e}",
+                self.described
+            )))
+        })?;
+        for table_field in self.table_schema.fields() {
+            let Some(id) = arrow_field_id(table_field) else {
+                continue;
+            };
+            if let Some(file_field) = by_id.get(&id) {
+                check_field(table_field, file_field, table_field.name()).map_err(|m| {
+                    external(Error::invalid_data(format!(
+                        "data file {}: {m}",
+                        self.described
+                    )))
+                })?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl AsyncFileReader for IcebergFileReader {
+    fn get_bytes(&mut self, range: Range<u64>) -> BoxFuture<'_, Result<Bytes, ParquetError>> {
+        async move {
+            let (start, end) = (range.start, range.end);
+            self.inner.get_bytes(range).await.map_err(|e| {
+                external(Error::invalid_data(format!(
+                    "reading bytes {start}..{end} of data file {}: {e}",
+                    self.described
+                )))
+            })
+        }
+        .boxed()
+    }
+
+    fn get_byte_ranges(
+        &mut self,
+        ranges: Vec<Range<u64>>,
+    ) -> BoxFuture<'_, Result<Vec<Bytes>, ParquetError>> {
+        async move {
+            self.inner.get_byte_ranges(ranges).await.map_err(|e| {
+                external(Error::invalid_data(format!(
+                    "reading data file {}: {e}",
+                    self.described
+                )))
+            })
+        }
+        .boxed()
+    }
+
+    fn get_metadata<'a>(
+        &'a mut self,
+        options: Option<&'a ArrowReaderOptions>,
+    ) -> BoxFuture<'a, Result<Arc<ParquetMetaData>, ParquetError>> {
+        async move {
+            let metadata = match self.inner.get_metadata(options).await {
+                Ok(m) => m,
+                Err(e) => {
+                    let store = Arc::clone(&self.store);
+                    let path = self.path.clone();
+                    let file = self.described.clone();
+                    return Err(diagnose(store, path, file, self.manifest_size, e).await);
+                }
+            };
+            if !self.checked {
+                self.check_types(&metadata)?;
+                self.checked = true;
+            }
+            Ok(metadata)
+        }
+        .boxed()
+    }
+}
+
+/// Why the footer of the data file at `path` (shown as `file`) could not be read, as
+/// well as the store can tell.
+async fn diagnose(
+    store: Arc<dyn ObjectStore>,
+    path: Path,
+    file: String,
+    manifest_size: u64,
+    cause: ParquetError,
+) -> ParquetError {
+    let message = match store.head(&path).await {
+        Err(object_store::Error::NotFound { .. }) => format!("data file {file} does not exist"),
+        Ok(meta) if meta.size != manifest_size => format!(
+            "data file {file} is {} bytes, the manifest says {manifest_size} \
+             (file_size_in_bytes): the file was replaced or truncated",
+            meta.size
+        ),
+        Ok(_) => format!("data file {file} is not a readable Parquet file: {cause}"),
+        Err(e) => format!("data file {file} cannot be read: {e}"),
+    };
+    external(Error::invalid_data(message))
+}
+
+/// Whether a column stored as `file` reads as the table's `table` field: the same type or
+/// a promotion the spec allows, recursing into structs (children matched by field id),
+/// lists and maps. `path` is the column's dotted name, for the error.
+fn check_field(table: &Field, file: &Field, path: &str) -> Result<(), String> {
+    let file_type = match file.data_type() {
+        DataType::Dictionary(_, value) => value.as_ref(),
+        other => other,
+    };
+    match (file_type, table.data_type()) {
+        (DataType::Null, _) => Ok(()),
+        (DataType::Struct(file_fields), DataType::Struct(table_fields)) => {
+            for t in table_fields {
+                let Some(id) = arrow_field_id(t) else {
+                    continue;
+                };
+                if let Some(f) = file_fields.iter().find(|f| arrow_field_id(f) == Some(id)) {
+                    check_field(t, f, &format!("{path}.{}", t.name()))?;
+                }
+            }
+            Ok(())
+        }
+        (
+            DataType::List(f) | DataType::LargeList(f) | DataType::FixedSizeList(f, _),
+            DataType::List(t) | DataType::LargeList(t),
+        ) => check_field(t, f, &format!("{path}.element")),
+        (DataType::Map(f, _), DataType::Map(t, _)) => match (f.data_type(), t.data_type()) {
+            (DataType::Struct(fkv), DataType::Struct(tkv)) if fkv.len() == 2 && tkv.len() == 2 => {
+                check_field(&tkv[0], &fkv[0], &format!("{path}.key"))?;
+                check_field(&tkv[1], &fkv[1], &format!("{path}.value"))
+            }
+            _ => Err(mismatch(table, file_type, path)),
+        },
+        (f, t) if readable_as(f, t) => Ok(()),
+        _ => Err(mismatch(table, file_type, path)),
+    }
+}
+
+fn mismatch(table: &Field, file_type: &DataType, path: &str) -> String {
+    let id = arrow_field_id(table).map_or(String::new(), |id| format!(" (field id {id})"));
+    let table_type = match primitive_from_arrow(table.data_type()) {
+        Ok(p) => p.to_string(),
+        Err(_) => table.data_type().to_string(),
+    };
+    format!(
+        "column '{path}'{id} is stored as {file_type}, which does not read as the table's type \
+         {table_type}: only the spec's type promotions are applied (int→long, float→double, \
+         decimal precision widening, date→timestamp)"
+    )
+}
+
+/// Whether a primitive stored as `file` (the Arrow type the Parquet reader gives it) holds
+/// values of the table's `table` type exactly. Beyond the spec's promotions this allows
+/// the other Parquet encodings of one Iceberg type: narrower integer logical types
+/// (`INT(8|16)`, unsigned up to 32 bits), timestamps in any unit or INT96 (converted
+/// exactly, see the scan), `TIME_MILLIS`, strings stored as unannotated `BYTE_ARRAY` (old
+/// Hive/Impala writers), and the Arrow string/binary layouts.
+fn readable_as(file: &DataType, table: &DataType) -> bool {
+    use DataType::*;
+    let stringy = |t: &DataType| matches!(t, Utf8 | LargeUtf8 | Utf8View);
+    let bytes = |t: &DataType| matches!(t, Binary | LargeBinary | BinaryView);
+    let decimal = |t: &DataType| match t {
+        Decimal32(p, s) | Decimal64(p, s) => Some((*p, *s)),
+        Decimal128(p, s) | Decimal256(p, s) => Some((*p, *s)),
+        _ => None,
+    };
+    if file == table {
+        return true;
+    }
+    match (file, table) {
+        (Int8 | Int16 | Int32 | UInt8 | UInt16, Int32) => true,
+        (Int8 | Int16 | Int32 | Int64 | UInt8 | UInt16 | UInt32, Int64) => true,
+        (Float16 | Float32, Float32) | (Float16 | Float32 | Float64, Float64) => true,
+        (Date32 | Date64, Date32) => true,
+        (Date32 | Date64 | Timestamp(..), Timestamp(..)) => true,
+        (Time32(_) | Time64(_), Time64(_)) => true,
+        (f, t) if stringy(t) => stringy(f) || bytes(f),
+        (f, t) if bytes(t) => stringy(f) || bytes(f) || matches!(f, FixedSizeBinary(_)),
+        (Binary | LargeBinary | BinaryView | FixedSizeBinary(_), FixedSizeBinary(_)) => {
+            // a `fixed`/`uuid` column stored as plain binary: the lengths are checked by
+            // the cast when values are read
+            !matches!(file, FixedSizeBinary(_))
+        }
+        (f, t) => match (decimal(f), decimal(t)) {
+            (Some((fp, fs)), Some((tp, ts))) => fs == ts && fp <= tp,
+            _ => false,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use datafusion::arrow::datatypes::TimeUnit;
+
+    #[test]
+    fn only_promotions_and_encodings_of_the_same_type_read() {
+        use DataType::*;
+        for (file, table) in [
+            (Int16, Int32),
+            (Int32, Int64),
+            (UInt32, Int64),
+            (Float32, Float64),
+            (Decimal128(9, 2), Decimal128(12, 2)),
+            (Date32, Timestamp(TimeUnit::Microsecond, None)),
+            (
+                Timestamp(TimeUnit::Nanosecond, None),
+                Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
+            ),
+            (Binary, Utf8),
+            (Utf8View, Utf8),
+            (Time32(TimeUnit::Millisecond), Time64(TimeUnit::Microsecond)),
+            (FixedSizeBinary(16), FixedSizeBinary(16)),
+        ] {
+            assert!(readable_as(&file, &table), "{file} as {table}");
+        }
+        for (file, table) in [
+            (Float64, Int32),
+            (Int64, Int32),
+            (UInt64, Int64),
+            (Float64, Float32),
+            (Utf8, Int64),
+            (Int64, Utf8),
+            (Decimal128(12, 2), Decimal128(9, 2)),
+            (Decimal128(10, 3), Decimal128(12, 2)),
+            (Int64, Timestamp(TimeUnit::Microsecond, None)),
+            (Timestamp(TimeUnit::Microsecond, None), Date32),
+            (FixedSizeBinary(8), FixedSizeBinary(16)),
+            (Boolean, Int32),
+        ] {
+            assert!(!readable_as(&file, &table), "{file} as {table}");
+        }
+    }
+}

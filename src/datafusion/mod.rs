@@ -8,6 +8,7 @@ mod expr_adapter;
 mod factory;
 pub mod filter;
 pub mod insert;
+pub mod maintenance;
 mod metadata_files;
 pub mod metadata_tables;
 pub mod metrics;

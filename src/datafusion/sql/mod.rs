@@ -115,6 +115,7 @@ mod alter_columns;
 mod alter_table;
 mod call;
 mod create_table;
+mod procedures;
 mod tokens;
 
 #[cfg(test)]

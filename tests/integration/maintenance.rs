@@ -95,13 +95,22 @@ async fn maintenance_compaction_and_manifest_rewrite_keep_rows() {
     assert_eq!(data_files, 24);
     assert!(delete_files > 0);
 
+    // one partition first
+    let r = call(
+        &lake,
+        &format!("CALL ice.system.rewrite_data_files(table => 'ns.{name}', where => 'k = 1')"),
+    )
+    .await;
+    assert_eq!(r["rewritten_data_files_count"], 8, "{r:?}");
+    assert_eq!(r["added_data_files_count"], 1, "{r:?}");
+    assert_eq!(rows(&lake, &t).await, before);
     let r = call(
         &lake,
         &format!("CALL ice.system.rewrite_data_files(table => 'ns.{name}')"),
     )
     .await;
-    assert_eq!(r["rewritten_data_files_count"], data_files);
-    assert_eq!(r["added_data_files_count"], 3, "one file per partition: {r:?}");
+    assert_eq!(r["rewritten_data_files_count"], data_files - 8);
+    assert_eq!(r["added_data_files_count"], 2, "one file per partition: {r:?}");
     assert!(r["rewritten_bytes_count"] > 0);
     assert_eq!(r["failed_data_files_count"], 0);
     assert_eq!(rows(&lake, &t).await, before);
@@ -150,7 +159,7 @@ async fn maintenance_compaction_and_manifest_rewrite_keep_rows() {
 }
 
 /// Copies of corpus tables in a SQLite catalog (paths remapped to the copies).
-async fn corpus_lake(tables: &[&str]) -> (tempfile::TempDir, Lake) {
+async fn corpus_lake(tables: &[&str]) -> (tempfile::TempDir, Lake, Arc<dyn Catalog>) {
     let lake = lake().await;
     let copies = tempfile::tempdir().expect("tempdir");
     let mut remap = vec![];
@@ -182,8 +191,9 @@ async fn corpus_lake(tables: &[&str]) -> (tempfile::TempDir, Lake) {
             .await
             .expect("register");
     }
-    attach(&lake.ctx, "corpus", Arc::new(catalog)).await;
-    (copies, lake)
+    let catalog: Arc<dyn Catalog> = Arc::new(catalog);
+    attach(&lake.ctx, "corpus", Arc::clone(&catalog)).await;
+    (copies, lake, catalog)
 }
 
 /// Every conformance query of corpus table `t` (time travel included), as text.
@@ -233,7 +243,7 @@ async fn maintenance_on_corpus_copies_keeps_every_answer() {
     ];
     let refused = ["spark_v3_deletion_vectors", "spark_v1_types_identity"];
     let names: Vec<&str> = tables.iter().map(|t| t.0).chain(refused).collect();
-    let (_copies, lake) = corpus_lake(&names).await;
+    let (_copies, lake, catalog) = corpus_lake(&names).await;
     for (t, options, fewer) in tables {
         let before = answers(&lake, t).await;
         let files = n(&lake, &format!("SELECT count(*) FROM corpus.ns.\"{t}$files\"")).await;
@@ -260,6 +270,24 @@ async fn maintenance_on_corpus_copies_keeps_every_answer() {
         assert!(
             m["added_manifests_count"] <= m["rewritten_manifests_count"],
             "{t}: {m:?}"
+        );
+        // nothing the metadata references is an orphan, whatever form its location
+        // takes (Spark stores `file:/…`, the copy is remapped)
+        let table = catalog
+            .load_table(&TableIdent::parse(&format!("ns.{t}")))
+            .await
+            .expect("load");
+        let orphans = icefloe::maintenance::remove_orphan_files(
+            &table,
+            &icefloe::maintenance::RemoveOrphanFiles::new()
+                .older_than(chrono::Utc::now().timestamp_millis() + 60_000)
+                .allow_recent(true),
+        )
+        .await
+        .expect("remove orphans");
+        assert!(
+            orphans.iter().all(|o| !o.ends_with(".avro") && !o.ends_with(".metadata.json")),
+            "{t}: {orphans:?}"
         );
         let after = answers(&lake, t).await;
         let answered = before.iter().filter(|a| !a.contains("\nerror: ")).count();
@@ -630,4 +658,94 @@ fn files_named(dir: &Path, prefix: &str) -> usize {
         .filter_map(|e| e.ok())
         .filter(|e| e.file_name().to_string_lossy().starts_with(prefix))
         .count()
+}
+
+#[tokio::test]
+async fn maintenance_expire_honours_ref_retention() {
+    use icefloe::maintenance::{expire_snapshots, ExpireOptions};
+    use icefloe::transaction::ExpireSnapshots;
+    let lake = lake().await;
+    let name = "refs";
+    create(&lake, name, "", "").await;
+    insert_small_batches(&lake, name, 6).await;
+    let ids: Vec<i64> = crate::catalog::strings(
+        &lake.ctx,
+        &format!("SELECT snapshot_id FROM ice.ns.\"{name}$snapshots\" ORDER BY committed_at"),
+    )
+    .await
+    .iter()
+    .map(|s| s.parse().expect("id"))
+    .collect();
+    let t = format!("ice.ns.{name}");
+    for q in [
+        format!("ALTER TABLE {t} CREATE TAG old AS OF VERSION {} RETAIN 1 DAYS", ids[0]),
+        format!("ALTER TABLE {t} CREATE TAG keep AS OF VERSION {}", ids[1]),
+        format!(
+            "ALTER TABLE {t} CREATE BRANCH b AS OF VERSION {} WITH SNAPSHOT RETENTION 3 SNAPSHOTS",
+            ids[3]
+        ),
+    ] {
+        ok(&lake.ctx, &q).await;
+    }
+    let ident = TableIdent::parse(&format!("ns.{name}"));
+    // six days on: every snapshot is past the default 5-day age
+    let later = chrono::Utc::now().timestamp_millis() + 6 * 24 * 3600 * 1000;
+    let (_, dry) = expire_snapshots(
+        &lake.catalog,
+        &ident,
+        ExpireSnapshots::new().at_time(later),
+        ExpireOptions {
+            dry_run: true,
+            ..Default::default()
+        },
+    )
+    .await
+    .expect("dry run");
+    // tag 'old' is past its max-ref-age; 'keep' holds ids[1]; branch b keeps 3 (ids[3],
+    // ids[2], ids[1]); main keeps its head
+    let mut expected = vec![ids[0], ids[4]];
+    expected.sort_unstable();
+    assert_eq!(dry.expired_snapshot_ids, expected);
+    assert_eq!(dry.removed_refs, ["old"]);
+
+    // the table default keeps two of main's history
+    ok(
+        &lake.ctx,
+        &format!("ALTER TABLE {t} SET TBLPROPERTIES ('history.expire.min-snapshots-to-keep'='2')"),
+    )
+    .await;
+    let (table, done) = expire_snapshots(
+        &lake.catalog,
+        &ident,
+        ExpireSnapshots::new().at_time(later),
+        ExpireOptions::default(),
+    )
+    .await
+    .expect("expire");
+    assert_eq!(done.expired_snapshot_ids, [ids[0]]);
+    assert_eq!(done.removed_refs, ["old"]);
+    let m = table.metadata();
+    assert!(m.refs.contains_key("keep") && m.refs.contains_key("b") && !m.refs.contains_key("old"));
+    let refs = crate::catalog::strings(
+        &lake.ctx,
+        &format!("SELECT name FROM ice.ns.\"{name}$refs\" ORDER BY name"),
+    )
+    .await;
+    assert_eq!(refs, ["b", "keep", "main"]);
+    assert_eq!(
+        n(&lake, &format!("SELECT count(*) FROM ice.ns.\"{name}@keep\"")).await,
+        6
+    );
+    // the head of a ref cannot be expired by id
+    let err = expire_snapshots(
+        &lake.catalog,
+        &ident,
+        ExpireSnapshots::new().expire_snapshot_id(ids[1]),
+        ExpireOptions::default(),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidArgument);
+    assert!(err.to_string().contains("keep"), "{err}");
+    reachable_files_exist(&lake.catalog, &format!("ns.{name}")).await;
 }

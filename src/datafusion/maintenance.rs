@@ -176,6 +176,9 @@ pub struct RewriteDataFilesResult {
     pub failed_data_files_count: usize,
 }
 
+/// A partition: spec id and the partition tuple's single-value serialization.
+type PartitionOf = (i32, Vec<Option<Vec<u8>>>);
+
 /// One candidate file.
 struct Candidate {
     spec_id: i32,
@@ -241,8 +244,7 @@ pub async fn rewrite_data_files(
         .collect();
 
     // candidates by partition
-    let mut by_partition: BTreeMap<(i32, Vec<Option<Vec<u8>>>), Vec<Candidate>> =
-        BTreeMap::new();
+    let mut by_partition: BTreeMap<PartitionOf, Vec<Candidate>> = BTreeMap::new();
     for task in tasks {
         let entry = &task.entry;
         let file = entry.data_file.clone();

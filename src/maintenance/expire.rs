@@ -155,11 +155,11 @@ async fn unreachable_files(
         .into_iter()
         .filter(|(k, _)| !kept_manifests.contains_key(k))
         .collect();
-    let candidates = content_files(table, before, expired_manifests.values(), false, true).await?;
+    let candidates = content_files(table, expired_manifests.values(), false, true).await?;
     let live = if candidates.is_empty() {
         HashMap::new()
     } else {
-        content_files(table, before, kept_manifests.values(), true, false).await?
+        content_files(table, kept_manifests.values(), true, false).await?
     };
     let mut files: BTreeSet<(u8, Located)> = BTreeSet::new();
     for (key, (content, stored)) in candidates {

@@ -80,14 +80,12 @@ pub async fn rewrite_manifests(
     let paths = |table: &Table, s| {
         let table = table.clone();
         async move {
-            reachable::manifests_of(&table, &s, false)
-                .await
-                .map(|m| {
-                    m.unwrap_or_default()
-                        .into_iter()
-                        .map(|f| f.manifest_path)
-                        .collect::<std::collections::HashSet<String>>()
-                })
+            reachable::manifests_of(&table, &s, false).await.map(|m| {
+                m.unwrap_or_default()
+                    .into_iter()
+                    .map(|f| f.manifest_path)
+                    .collect::<std::collections::HashSet<String>>()
+            })
         }
     };
     let old = paths(&committed, parent).await?;

@@ -95,7 +95,10 @@ fn parts(location: &str) -> (String, String, String) {
 /// [`ErrorKind::InvalidData`](crate::ErrorKind) for a listed file that matches a
 /// referenced one in path only (scheme or authority differ), naming both; an unreadable
 /// manifest list or manifest (nothing is deleted then); listing errors.
-pub async fn remove_orphan_files(table: &Table, options: &RemoveOrphanFiles) -> Result<Vec<String>> {
+pub async fn remove_orphan_files(
+    table: &Table,
+    options: &RemoveOrphanFiles,
+) -> Result<Vec<String>> {
     let now = chrono::Utc::now().timestamp_millis();
     let older_than = options.older_than_ms.unwrap_or(now - 3 * DAY_MS);
     if older_than > now - DAY_MS && !options.allow_recent {
@@ -129,7 +132,7 @@ pub async fn remove_orphan_files(table: &Table, options: &RemoveOrphanFiles) -> 
     let all_manifests = manifests(table, &snapshots, false).await?;
     referenced.extend(all_manifests.keys().cloned());
     referenced.extend(
-        content_files(table, m, all_manifests.values(), false, false)
+        content_files(table, all_manifests.values(), false, false)
             .await?
             .into_keys(),
     );

@@ -57,7 +57,10 @@ pub(crate) async fn manifests(
 ) -> Result<HashMap<String, ManifestFile>> {
     let mut out = HashMap::new();
     for s in snapshots {
-        for mf in manifests_of(table, s, missing_ok).await?.unwrap_or_default() {
+        for mf in manifests_of(table, s, missing_ok)
+            .await?
+            .unwrap_or_default()
+        {
             out.insert(table.file_io().remap(&mf.manifest_path)?, mf);
         }
     }
@@ -66,29 +69,34 @@ pub(crate) async fn manifests(
 
 /// The content files `manifests` name, by key, with their content type (a Puffin file
 /// of deletion vectors once). `live_only`: only added and existing entries. With
-/// `missing_ok`, a manifest that is gone is skipped.
+/// `missing_ok`, a manifest that is gone is skipped. Entries are decoded with the
+/// table's partition specs and schemas.
 pub(crate) async fn content_files<'a>(
     table: &Table,
-    metadata: &TableMetadata,
     manifests: impl IntoIterator<Item = &'a ManifestFile>,
     live_only: bool,
     missing_ok: bool,
 ) -> Result<HashMap<String, (DataContentType, String)>> {
-    let lists: Vec<Vec<(String, DataContentType, String)>> = stream::iter(manifests)
-        .map(|mf| async move {
-            let entries = match crate::scan::read_manifest(table, metadata, mf).await {
-                Ok(e) => e,
-                Err(e) if missing_ok && e.kind() == ErrorKind::NotFound => return Ok(vec![]),
-                Err(e) => return Err(e),
-            };
-            entries
-                .into_iter()
-                .filter(|e| !live_only || e.is_alive())
-                .map(|e| {
-                    let key = table.file_io().remap(&e.data_file.file_path)?;
-                    Ok((key, e.data_file.content, e.data_file.file_path))
-                })
-                .collect::<Result<Vec<_>>>()
+    let owned: Vec<ManifestFile> = manifests.into_iter().cloned().collect();
+    let lists: Vec<Vec<(String, DataContentType, String)>> = stream::iter(owned)
+        .map(|mf: ManifestFile| {
+            let table = table.clone();
+            async move {
+                let entries = match crate::scan::read_manifest(&table, table.metadata(), &mf).await
+                {
+                    Ok(e) => e,
+                    Err(e) if missing_ok && e.kind() == ErrorKind::NotFound => return Ok(vec![]),
+                    Err(e) => return Err(e),
+                };
+                entries
+                    .into_iter()
+                    .filter(|e| !live_only || e.is_alive())
+                    .map(|e| {
+                        let key = table.file_io().remap(&e.data_file.file_path)?;
+                        Ok((key, e.data_file.content, e.data_file.file_path))
+                    })
+                    .collect::<Result<Vec<_>>>()
+            }
         })
         .buffer_unordered(READ_CONCURRENCY)
         .try_collect()

@@ -115,7 +115,8 @@ impl ExpireSnapshots {
             )));
         }
         let props = &m.properties;
-        let default_age = property(props, MAX_SNAPSHOT_AGE_MS)?.unwrap_or(DEFAULT_MAX_SNAPSHOT_AGE_MS);
+        let default_age =
+            property(props, MAX_SNAPSHOT_AGE_MS)?.unwrap_or(DEFAULT_MAX_SNAPSHOT_AGE_MS);
         let default_keep = match self.retain_last {
             Some(n) => i64::from(n),
             None => property(props, MIN_SNAPSHOTS_TO_KEEP)?.unwrap_or(1),

@@ -34,9 +34,7 @@ use super::validation::{
 };
 use super::TransactionAction;
 use crate::error::{Error, Result};
-use crate::spec::{
-    DataContentType, DataFile, FormatVersion, ManifestEntry, TableUpdate,
-};
+use crate::spec::{DataContentType, DataFile, FormatVersion, ManifestEntry, TableUpdate};
 use crate::table::Table;
 
 /// Replace data files (and drop delete files) in one snapshot without changing rows.
@@ -178,8 +176,7 @@ impl TransactionAction for RewriteFiles {
         let parent = self.producer.parent(table).cloned();
         let starting = self.starting_snapshot_id;
 
-        let touched: Vec<(i32, &DataFile)> =
-            self.replaced.values().map(|(s, f)| (*s, f)).collect();
+        let touched: Vec<(i32, &DataFile)> = self.replaced.values().map(|(s, f)| (*s, f)).collect();
         validate_no_new_deletes_for_data_files(
             table,
             parent.as_ref(),

@@ -107,10 +107,8 @@ impl TransactionAction for RewriteManifests {
         let mut manifests = vec![];
         let mut rewritten = false;
         for ((_, spec_id), group) in groups {
-            let worth = group.len() > 1
-                || group
-                    .iter()
-                    .any(|m| m.deleted_files_count.unwrap_or(1) > 0);
+            let worth =
+                group.len() > 1 || group.iter().any(|m| m.deleted_files_count.unwrap_or(1) > 0);
             if !worth {
                 manifests.extend(group);
                 continue;

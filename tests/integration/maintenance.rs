@@ -29,7 +29,9 @@ async fn n(lake: &Lake, q: &str) -> i64 {
 
 /// The result of a CALL as (column, value) pairs of its one row.
 async fn call(lake: &Lake, q: &str) -> HashMap<String, i64> {
-    let batches = run(&lake.ctx, q).await.unwrap_or_else(|e| panic!("{q}: {e}"));
+    let batches = run(&lake.ctx, q)
+        .await
+        .unwrap_or_else(|e| panic!("{q}: {e}"));
     let b = &batches[0];
     assert_eq!(b.num_rows(), 1, "{q}");
     b.schema()
@@ -86,12 +88,23 @@ async fn maintenance_compaction_and_manifest_rewrite_keep_rows() {
     )
     .await;
     insert_small_batches(&lake, name, 8).await;
-    ok(&lake.ctx, &format!("DELETE FROM ice.ns.{name} WHERE id % 4 = 0")).await;
+    ok(
+        &lake.ctx,
+        &format!("DELETE FROM ice.ns.{name} WHERE id % 4 = 0"),
+    )
+    .await;
     let t = format!("ice.ns.{name}");
     let before = rows(&lake, &t).await;
-    let data_files = n(&lake, &format!("SELECT count(*) FROM ice.ns.\"{name}$data_files\"")).await;
-    let delete_files =
-        n(&lake, &format!("SELECT count(*) FROM ice.ns.\"{name}$delete_files\"")).await;
+    let data_files = n(
+        &lake,
+        &format!("SELECT count(*) FROM ice.ns.\"{name}$data_files\""),
+    )
+    .await;
+    let delete_files = n(
+        &lake,
+        &format!("SELECT count(*) FROM ice.ns.\"{name}$delete_files\""),
+    )
+    .await;
     assert_eq!(data_files, 24);
     assert!(delete_files > 0);
 
@@ -110,17 +123,28 @@ async fn maintenance_compaction_and_manifest_rewrite_keep_rows() {
     )
     .await;
     assert_eq!(r["rewritten_data_files_count"], data_files - 8);
-    assert_eq!(r["added_data_files_count"], 2, "one file per partition: {r:?}");
+    assert_eq!(
+        r["added_data_files_count"], 2,
+        "one file per partition: {r:?}"
+    );
     assert!(r["rewritten_bytes_count"] > 0);
     assert_eq!(r["failed_data_files_count"], 0);
     assert_eq!(rows(&lake, &t).await, before);
     assert_eq!(
-        n(&lake, &format!("SELECT count(*) FROM ice.ns.\"{name}$data_files\"")).await,
+        n(
+            &lake,
+            &format!("SELECT count(*) FROM ice.ns.\"{name}$data_files\"")
+        )
+        .await,
         3
     );
     // the deletes applied to rewritten files only: dropped with them
     assert_eq!(
-        n(&lake, &format!("SELECT count(*) FROM ice.ns.\"{name}$delete_files\"")).await,
+        n(
+            &lake,
+            &format!("SELECT count(*) FROM ice.ns.\"{name}$delete_files\"")
+        )
+        .await,
         0
     );
     let op = crate::catalog::strings(
@@ -139,7 +163,11 @@ async fn maintenance_compaction_and_manifest_rewrite_keep_rows() {
     .await;
     assert_eq!(again["rewritten_data_files_count"], 0);
 
-    let manifests = n(&lake, &format!("SELECT count(*) FROM ice.ns.\"{name}$manifests\"")).await;
+    let manifests = n(
+        &lake,
+        &format!("SELECT count(*) FROM ice.ns.\"{name}$manifests\""),
+    )
+    .await;
     assert!(manifests > 1, "{manifests}");
     let r = call(
         &lake,
@@ -147,12 +175,20 @@ async fn maintenance_compaction_and_manifest_rewrite_keep_rows() {
     )
     .await;
     assert_eq!(r["rewritten_manifests_count"], manifests);
-    let after = n(&lake, &format!("SELECT count(*) FROM ice.ns.\"{name}$manifests\"")).await;
+    let after = n(
+        &lake,
+        &format!("SELECT count(*) FROM ice.ns.\"{name}$manifests\""),
+    )
+    .await;
     assert_eq!(r["added_manifests_count"], after);
     assert_eq!(after, 1, "one small data manifest");
     assert_eq!(rows(&lake, &t).await, before);
     assert_eq!(
-        n(&lake, &format!("SELECT count(*) FROM ice.ns.\"{name}$files\"")).await,
+        n(
+            &lake,
+            &format!("SELECT count(*) FROM ice.ns.\"{name}$files\"")
+        )
+        .await,
         3
     );
     other_engines_agree(&lake, name).await;
@@ -172,7 +208,7 @@ async fn corpus_lake(tables: &[&str]) -> (tempfile::TempDir, Lake, Arc<dyn Catal
             dst.to_string_lossy().to_string(),
         ));
     }
-    let catalog = SqlCatalog::open_or_create("corpus", &lake.dir.path().join("corpus.db"))
+    let catalog = SqlCatalog::open_or_create("corpus", lake.dir.path().join("corpus.db"))
         .expect("catalog")
         .with_open_options(icefloe::OpenOptions {
             remap,
@@ -246,7 +282,11 @@ async fn maintenance_on_corpus_copies_keeps_every_answer() {
     let (_copies, lake, catalog) = corpus_lake(&names).await;
     for (t, options, fewer) in tables {
         let before = answers(&lake, t).await;
-        let files = n(&lake, &format!("SELECT count(*) FROM corpus.ns.\"{t}$files\"")).await;
+        let files = n(
+            &lake,
+            &format!("SELECT count(*) FROM corpus.ns.\"{t}$files\""),
+        )
+        .await;
         let r = call(
             &lake,
             &format!(
@@ -255,12 +295,22 @@ async fn maintenance_on_corpus_copies_keeps_every_answer() {
             ),
         )
         .await;
-        let after_files = n(&lake, &format!("SELECT count(*) FROM corpus.ns.\"{t}$files\"")).await;
+        let after_files = n(
+            &lake,
+            &format!("SELECT count(*) FROM corpus.ns.\"{t}$files\""),
+        )
+        .await;
         assert!(r["rewritten_data_files_count"] > 0, "{t}: {r:?}");
         if fewer {
-            assert!(after_files < files, "{t}: {files} -> {after_files} files ({r:?})");
+            assert!(
+                after_files < files,
+                "{t}: {files} -> {after_files} files ({r:?})"
+            );
         } else {
-            assert!(after_files <= files, "{t}: {files} -> {after_files} files ({r:?})");
+            assert!(
+                after_files <= files,
+                "{t}: {files} -> {after_files} files ({r:?})"
+            );
         }
         let m = call(
             &lake,
@@ -286,12 +336,18 @@ async fn maintenance_on_corpus_copies_keeps_every_answer() {
         .await
         .expect("remove orphans");
         assert!(
-            orphans.iter().all(|o| !o.ends_with(".avro") && !o.ends_with(".metadata.json")),
+            orphans
+                .iter()
+                .all(|o| !o.ends_with(".avro") && !o.ends_with(".metadata.json")),
             "{t}: {orphans:?}"
         );
         let after = answers(&lake, t).await;
         let answered = before.iter().filter(|a| !a.contains("\nerror: ")).count();
-        assert!(answered * 4 >= before.len() * 3, "{t}: {answered} of {}", before.len());
+        assert!(
+            answered * 4 >= before.len() * 3,
+            "{t}: {answered} of {}",
+            before.len()
+        );
         assert_eq!(before.len(), after.len());
         for (b, a) in before.iter().zip(&after) {
             assert_eq!(b, a, "{t}");
@@ -357,7 +413,11 @@ async fn maintenance_expire_then_remove_orphans() {
     create(&lake, name, "", "").await;
     insert_small_batches(&lake, name, 4).await;
     // copy-on-write: rewrites the files holding id 0 and 10
-    ok(&lake.ctx, &format!("DELETE FROM ice.ns.{name} WHERE id IN (0, 10)")).await;
+    ok(
+        &lake.ctx,
+        &format!("DELETE FROM ice.ns.{name} WHERE id IN (0, 10)"),
+    )
+    .await;
     insert_small_batches(&lake, name, 1).await;
     let t = format!("ice.ns.{name}");
     let before = rows(&lake, &t).await;
@@ -392,22 +452,42 @@ async fn maintenance_expire_then_remove_orphans() {
     );
     let dry = call(&lake, &q).await;
     assert_eq!(metadata_location(&lake, name).await, location);
-    assert_eq!(n(&lake, &format!("SELECT count(*) FROM ice.ns.\"{name}$snapshots\"")).await, 6);
+    assert_eq!(
+        n(
+            &lake,
+            &format!("SELECT count(*) FROM ice.ns.\"{name}$snapshots\"")
+        )
+        .await,
+        6
+    );
 
     // keep the last 4 (the third snapshot of six stays)
     let q = q.replace(", dry_run => true", "");
     let r = call(&lake, &q).await;
     assert_eq!(r, dry, "the dry run lists what the run deletes");
     assert_eq!(r["deleted_manifest_lists_count"], 2);
-    assert_eq!(r["deleted_data_files_count"], 0, "every data file is still reachable");
-    assert_eq!(n(&lake, &format!("SELECT count(*) FROM ice.ns.\"{name}$snapshots\"")).await, 4);
+    assert_eq!(
+        r["deleted_data_files_count"], 0,
+        "every data file is still reachable"
+    );
+    assert_eq!(
+        n(
+            &lake,
+            &format!("SELECT count(*) FROM ice.ns.\"{name}$snapshots\"")
+        )
+        .await,
+        4
+    );
     assert_eq!(
         rows(&lake, &format!("ice.ns.\"{name}@{}\"", ids[2])).await,
         at_third
     );
-    let err = run(&lake.ctx, &format!("SELECT * FROM ice.ns.\"{name}@{}\"", ids[0]))
-        .await
-        .unwrap_err();
+    let err = run(
+        &lake.ctx,
+        &format!("SELECT * FROM ice.ns.\"{name}@{}\"", ids[0]),
+    )
+    .await
+    .unwrap_err();
     assert!(err.contains(&ids[0].to_string()), "{err}");
     reachable_files_exist(&lake.catalog, &format!("ns.{name}")).await;
 
@@ -422,7 +502,14 @@ async fn maintenance_expire_then_remove_orphans() {
     .await;
     assert_eq!(r["deleted_data_files_count"], 2, "{r:?}");
     assert_eq!(r["deleted_manifest_lists_count"], 3);
-    assert_eq!(n(&lake, &format!("SELECT count(*) FROM ice.ns.\"{name}$snapshots\"")).await, 1);
+    assert_eq!(
+        n(
+            &lake,
+            &format!("SELECT count(*) FROM ice.ns.\"{name}$snapshots\"")
+        )
+        .await,
+        1
+    );
     reachable_files_exist(&lake.catalog, &format!("ns.{name}")).await;
     assert_eq!(rows(&lake, &t).await, before);
 
@@ -544,7 +631,9 @@ async fn maintenance_bad_input_leaves_the_table_unchanged() {
             "spec_id",
         ),
         (
-            format!("CALL ice.system.remove_orphan_files('ns.{name}', max_concurrent_deletes => 0)"),
+            format!(
+                "CALL ice.system.remove_orphan_files('ns.{name}', max_concurrent_deletes => 0)"
+            ),
             "max_concurrent_deletes must be at least 1",
         ),
         (
@@ -561,13 +650,14 @@ async fn maintenance_bad_input_leaves_the_table_unchanged() {
         );
         assert_eq!(metadata_location(&lake, name).await, location, "{q}");
     }
-    assert_eq!(n(&lake, &format!("SELECT count(*) FROM ice.ns.{name}")).await, 6);
+    assert_eq!(
+        n(&lake, &format!("SELECT count(*) FROM ice.ns.{name}")).await,
+        6
+    );
 }
 
 /// A rewrite of one file: its bytes copied to a new data file (the same rows).
-async fn copy_rewrite(
-    table: &icefloe::Table,
-) -> (RewriteFiles, String) {
+async fn copy_rewrite(table: &icefloe::Table) -> (RewriteFiles, String) {
     let plan = TableScan::new(table.clone(), table.metadata().current_snapshot().cloned())
         .plan_files()
         .await
@@ -607,7 +697,11 @@ async fn maintenance_concurrent_commits_during_compaction() {
     let ident = TableIdent::parse("ns.append");
     let base = lake.catalog.load_table(&ident).await.expect("load");
     let (rewrite, new_path) = copy_rewrite(&base).await;
-    ok(&lake.ctx, "INSERT INTO ice.ns.append VALUES (100, 1, 'late', 1.0)").await;
+    ok(
+        &lake.ctx,
+        "INSERT INTO ice.ns.append VALUES (100, 1, 'late', 1.0)",
+    )
+    .await;
     let expected = rows(&lake, "ice.ns.append").await;
     let committed = Transaction::new(Arc::clone(&lake.catalog), ident.clone(), base)
         .add_action(rewrite)
@@ -615,15 +709,15 @@ async fn maintenance_concurrent_commits_during_compaction() {
         .await
         .expect("the rewrite commits over the append");
     assert_eq!(
-        committed.metadata().current_snapshot().and_then(|s| s.operation()),
+        committed
+            .metadata()
+            .current_snapshot()
+            .and_then(|s| s.operation()),
         Some("replace")
     );
     assert_eq!(rows(&lake, "ice.ns.append").await, expected);
-    let files = crate::catalog::strings(
-        &lake.ctx,
-        "SELECT file_path FROM ice.ns.\"append$files\"",
-    )
-    .await;
+    let files =
+        crate::catalog::strings(&lake.ctx, "SELECT file_path FROM ice.ns.\"append$files\"").await;
     assert!(files.contains(&new_path), "{files:?}");
     assert_eq!(files.len(), 4);
     other_engines_agree(&lake, "append").await;
@@ -678,7 +772,10 @@ async fn maintenance_expire_honours_ref_retention() {
     .collect();
     let t = format!("ice.ns.{name}");
     for q in [
-        format!("ALTER TABLE {t} CREATE TAG old AS OF VERSION {} RETAIN 1 DAYS", ids[0]),
+        format!(
+            "ALTER TABLE {t} CREATE TAG old AS OF VERSION {} RETAIN 1 DAYS",
+            ids[0]
+        ),
         format!("ALTER TABLE {t} CREATE TAG keep AS OF VERSION {}", ids[1]),
         format!(
             "ALTER TABLE {t} CREATE BRANCH b AS OF VERSION {} WITH SNAPSHOT RETENTION 3 SNAPSHOTS",
@@ -733,7 +830,11 @@ async fn maintenance_expire_honours_ref_retention() {
     .await;
     assert_eq!(refs, ["b", "keep", "main"]);
     assert_eq!(
-        n(&lake, &format!("SELECT count(*) FROM ice.ns.\"{name}@keep\"")).await,
+        n(
+            &lake,
+            &format!("SELECT count(*) FROM ice.ns.\"{name}@keep\"")
+        )
+        .await,
         6
     );
     // the head of a ref cannot be expired by id

@@ -92,40 +92,51 @@ pub(super) async fn call(
         .find(|(p, _)| *p == procedure)
         .map(|(_, params)| *params)
         .ok_or_else(|| Error::unsupported(format!("{what}: unknown procedure")))?;
-    let args = arguments(&mut c, params).map_err(|e| e.context(what))?;
-    let get = |param: &str| {
-        params
-            .iter()
-            .position(|p| *p == param)
-            .and_then(|i| args.get(i).cloned().flatten())
+    let args = Args {
+        params,
+        values: arguments(&mut c, params).map_err(|e| e.context(what))?,
     };
-    let table = resolve(ctx, target, what, get("table")).await?;
+    let table = resolve(ctx, target, what, args.get("table")).await?;
     let what = format!("{what}('{}')", table.ident);
-    let run = async {
-        match procedure {
-            "expire_snapshots" => expire(ctx, &table, &get).await,
-            "remove_orphan_files" => orphans(ctx, &table, &get).await,
-            "rewrite_data_files" => rewrite_data(ctx, &table, &get).await,
-            _ => manifests(ctx, &table, &get).await,
-        }
+    // each procedure's future, boxed as `Send` (`execute` must stay `Send`)
+    type Work<'a> =
+        std::pin::Pin<Box<dyn std::future::Future<Output = Result<DataFrame>> + Send + 'a>>;
+    let run: Work<'_> = match procedure {
+        "expire_snapshots" => Box::pin(expire(ctx, &table, &args)),
+        "remove_orphan_files" => Box::pin(orphans(ctx, &table, &args)),
+        "rewrite_data_files" => Box::pin(rewrite_data(ctx, &table, &args)),
+        _ => Box::pin(manifests(ctx, &table, &args)),
     };
     run.await.map_err(|e| e.context(&what))
 }
 
-type Get<'a> = dyn Fn(&str) -> Option<Value> + 'a;
+/// The arguments of a call, by parameter.
+struct Args {
+    params: &'static [&'static str],
+    values: Vec<Option<Value>>,
+}
 
-async fn expire(ctx: &SessionContext, table: &ResolvedTable, get: &Get<'_>) -> Result<DataFrame> {
+impl Args {
+    fn get(&self, param: &str) -> Option<Value> {
+        self.params
+            .iter()
+            .position(|p| *p == param)
+            .and_then(|i| self.values.get(i).cloned().flatten())
+    }
+}
+
+async fn expire(ctx: &SessionContext, table: &ResolvedTable, args: &Args) -> Result<DataFrame> {
     let mut action = ExpireSnapshots::new();
-    if let Some(ms) = timestamp(get, "older_than")? {
+    if let Some(ms) = timestamp(args, "older_than")? {
         action = action.expire_older_than(ms);
     }
-    if let Some(n) = number(get, "retain_last")? {
+    if let Some(n) = number(args, "retain_last")? {
         let n = i32::try_from(n).map_err(|_| {
             Error::invalid_argument(format!("retain_last must be at least 1, got {n}"))
         })?;
         action = action.retain_last(n);
     }
-    match get("snapshot_ids") {
+    match args.get("snapshot_ids") {
         None => {}
         Some(Value::Array(ids)) => {
             for id in ids {
@@ -147,11 +158,11 @@ async fn expire(ctx: &SessionContext, table: &ResolvedTable, get: &Get<'_>) -> R
         }
     }
     let mut options = ExpireOptions {
-        dry_run: flag(get, "dry_run")?.unwrap_or(false),
+        dry_run: flag(args, "dry_run")?.unwrap_or(false),
         ..Default::default()
     };
-    flag(get, "stream_results")?;
-    if let Some(n) = number(get, "max_concurrent_deletes")? {
+    flag(args, "stream_results")?;
+    if let Some(n) = number(args, "max_concurrent_deletes")? {
         options.max_concurrent_deletes = positive(n, "max_concurrent_deletes")?;
     }
     let (_, r) = expire_snapshots(table.target.catalog(), &table.ident, action, options).await?;
@@ -166,7 +177,10 @@ async fn expire(ctx: &SessionContext, table: &ResolvedTable, get: &Get<'_>) -> R
             r.deleted_equality_delete_files.len(),
         ),
         ("deleted_manifest_files_count", r.deleted_manifests.len()),
-        ("deleted_manifest_lists_count", r.deleted_manifest_lists.len()),
+        (
+            "deleted_manifest_lists_count",
+            r.deleted_manifest_lists.len(),
+        ),
         (
             "deleted_statistics_files_count",
             r.deleted_statistics_files.len(),
@@ -181,12 +195,12 @@ async fn expire(ctx: &SessionContext, table: &ResolvedTable, get: &Get<'_>) -> R
     )
 }
 
-async fn orphans(ctx: &SessionContext, table: &ResolvedTable, get: &Get<'_>) -> Result<DataFrame> {
-    let mut options = RemoveOrphanFiles::new().dry_run(flag(get, "dry_run")?.unwrap_or(false));
-    if let Some(ms) = timestamp(get, "older_than")? {
+async fn orphans(ctx: &SessionContext, table: &ResolvedTable, args: &Args) -> Result<DataFrame> {
+    let mut options = RemoveOrphanFiles::new().dry_run(flag(args, "dry_run")?.unwrap_or(false));
+    if let Some(ms) = timestamp(args, "older_than")? {
         options = options.older_than(ms);
     }
-    match get("location") {
+    match args.get("location") {
         None => {}
         Some(Value::Text(l)) => options = options.location(l),
         Some(other) => {
@@ -195,7 +209,7 @@ async fn orphans(ctx: &SessionContext, table: &ResolvedTable, get: &Get<'_>) -> 
             )))
         }
     }
-    if let Some(n) = number(get, "max_concurrent_deletes")? {
+    if let Some(n) = number(args, "max_concurrent_deletes")? {
         options = options.max_concurrent_deletes(positive(n, "max_concurrent_deletes")?);
     }
     let loaded = table.target.catalog().load_table(&table.ident).await?;
@@ -213,9 +227,9 @@ async fn orphans(ctx: &SessionContext, table: &ResolvedTable, get: &Get<'_>) -> 
 async fn rewrite_data(
     ctx: &SessionContext,
     table: &ResolvedTable,
-    get: &Get<'_>,
+    args: &Args,
 ) -> Result<DataFrame> {
-    match get("strategy") {
+    match args.get("strategy") {
         None => {}
         Some(Value::Text(s)) if s.eq_ignore_ascii_case("binpack") => {}
         Some(Value::Text(s)) if s.eq_ignore_ascii_case("sort") => {
@@ -230,12 +244,12 @@ async fn rewrite_data(
             )))
         }
     }
-    if get("sort_order").is_some() {
+    if args.get("sort_order").is_some() {
         return Err(Error::unsupported(
             "rewrite_data_files argument 'sort_order' (the 'sort' strategy)",
         ));
     }
-    let map = match get("options") {
+    let map = match args.get("options") {
         None => vec![],
         Some(Value::Map(m)) => m,
         Some(other) => {
@@ -246,7 +260,7 @@ async fn rewrite_data(
     };
     let mut options = RewriteDataFilesOptions::default().with_options(&map)?;
     let catalog = table.target.catalog();
-    if let Some(w) = get("where") {
+    if let Some(w) = args.get("where") {
         let Value::Text(condition) = w else {
             return Err(Error::invalid_argument(format!(
                 "where must be a string holding a condition, got {w:?}"
@@ -274,7 +288,10 @@ async fn rewrite_data(
                 "rewritten_data_files_count",
                 Count::Int(r.rewritten_data_files_count),
             ),
-            ("added_data_files_count", Count::Int(r.added_data_files_count)),
+            (
+                "added_data_files_count",
+                Count::Int(r.added_data_files_count),
+            ),
             (
                 "rewritten_bytes_count",
                 Count::Long(r.rewritten_bytes_count as i64),
@@ -287,13 +304,9 @@ async fn rewrite_data(
     )
 }
 
-async fn manifests(
-    ctx: &SessionContext,
-    table: &ResolvedTable,
-    get: &Get<'_>,
-) -> Result<DataFrame> {
-    flag(get, "use_caching")?;
-    if get("spec_id").is_some() {
+async fn manifests(ctx: &SessionContext, table: &ResolvedTable, args: &Args) -> Result<DataFrame> {
+    flag(args, "use_caching")?;
+    if args.get("spec_id").is_some() {
         return Err(Error::unsupported(
             "rewrite_manifests argument 'spec_id' (every spec's manifests are rewritten)",
         ));
@@ -348,8 +361,8 @@ async fn resolve(
     Ok(table)
 }
 
-fn number(get: &Get<'_>, name: &str) -> Result<Option<i64>> {
-    match get(name) {
+fn number(args: &Args, name: &str) -> Result<Option<i64>> {
+    match args.get(name) {
         None => Ok(None),
         Some(Value::Number(n)) => Ok(Some(n)),
         Some(other) => Err(Error::invalid_argument(format!(
@@ -358,8 +371,8 @@ fn number(get: &Get<'_>, name: &str) -> Result<Option<i64>> {
     }
 }
 
-fn flag(get: &Get<'_>, name: &str) -> Result<Option<bool>> {
-    match get(name) {
+fn flag(args: &Args, name: &str) -> Result<Option<bool>> {
+    match args.get(name) {
         None => Ok(None),
         Some(Value::Bool(b)) => Ok(Some(b)),
         Some(other) => Err(Error::invalid_argument(format!(
@@ -368,8 +381,8 @@ fn flag(get: &Get<'_>, name: &str) -> Result<Option<bool>> {
     }
 }
 
-fn timestamp(get: &Get<'_>, name: &str) -> Result<Option<i64>> {
-    match get(name) {
+fn timestamp(args: &Args, name: &str) -> Result<Option<i64>> {
+    match args.get(name) {
         None => Ok(None),
         Some(Value::Timestamp(ms) | Value::Number(ms)) => Ok(Some(ms)),
         Some(Value::Text(t)) => parse_timestamp_ms(&t)
@@ -467,9 +480,7 @@ fn value(c: &mut Cursor<'_>) -> Result<Value> {
             return Ok(Value::Array(items));
         }
         if items.len() % 2 != 0 {
-            return Err(Error::invalid_argument(
-                "map(…) needs key, value pairs",
-            ));
+            return Err(Error::invalid_argument("map(…) needs key, value pairs"));
         }
         let text = |v: &Value| match v {
             Value::Text(t) => Ok(t.clone()),

@@ -193,3 +193,42 @@ pub async fn remove_orphan_files(
     }
     Ok(orphans)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::parts;
+
+    #[test]
+    fn schemes_s3_s3a_s3n_are_one_and_authorities_count() {
+        assert_eq!(
+            parts("s3a://b/t/data/f.parquet"),
+            parts("s3://b/t/data/f.parquet")
+        );
+        assert_eq!(
+            parts("s3n://b/t/data/f.parquet"),
+            parts("s3://b/t/data/f.parquet")
+        );
+        assert_ne!(
+            parts("s3://other/t/data/f.parquet"),
+            parts("s3://b/t/data/f.parquet")
+        );
+        assert_ne!(
+            parts("gs://b/t/data/f.parquet"),
+            parts("s3://b/t/data/f.parquet")
+        );
+        // the path alone (what a prefix mismatch is detected by) is the same
+        assert_eq!(
+            parts("s3://other/t/data/f.parquet").2,
+            parts("s3://b/t/data/f.parquet").2
+        );
+        // local forms are normalised first: file:/x, file:///x and /x
+        let io = crate::io::FileIO::default();
+        let forms = [
+            "file:/tmp/t/f.parquet",
+            "file:///tmp/t/f.parquet",
+            "/tmp/t/f.parquet",
+        ];
+        let keys: Vec<_> = forms.iter().map(|f| parts(&io.remap(f).unwrap())).collect();
+        assert!(keys.windows(2).all(|w| w[0] == w[1]), "{keys:?}");
+    }
+}

@@ -24,17 +24,24 @@
 //!
 //! **Refused** with [`ErrorKind::Unsupported`](crate::ErrorKind): format version 1
 //! (manifests not written) and 3 (row ids of rewritten rows not kept, as for `UPDATE`
-//! and copy-on-write `DELETE`); the `sort` strategy (and `sort_order`), and `zorder`.
+//! and copy-on-write `DELETE`); the `sort` strategy on a table without a sort order (or
+//! with a non-identity sort field), a `sort_order` argument, and `zorder`.
+//!
+//! **`sort`** selects and groups files as `binpack` does and writes each group's rows
+//! sorted by the table's default sort order.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
+use datafusion::physical_expr::LexOrdering;
+use datafusion::physical_plan::coalesce_partitions::CoalescePartitionsExec;
+use datafusion::physical_plan::sorts::sort::SortExec;
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion::prelude::SessionContext;
 use futures::StreamExt;
 
 use super::delete_planning::{plan_deletes, DeletePlan, PlannedFile};
-use super::insert::data_location;
+use super::insert::{data_location, IcebergDataSink};
 use super::table_provider::IcebergTableProvider;
 use crate::catalog::{Catalog, TableIdent};
 use crate::delete::GLOBAL_SCOPE;
@@ -52,6 +59,9 @@ pub enum RewriteStrategy {
     /// Combine small files and split large ones, rows in their order (`binpack`).
     #[default]
     BinPack,
+    /// As `BinPack`, each group's rows sorted by the table's sort order (`sort`; identity
+    /// sort fields only).
+    Sort,
 }
 
 /// The options of `rewrite_data_files` (Spark's names).
@@ -230,6 +240,19 @@ pub async fn rewrite_data_files(
         .unwrap_or(target.saturating_mul(18) / 10);
 
     let provider = IcebergTableProvider::try_new(table.clone())?;
+    let ordering: Option<LexOrdering> = match options.strategy {
+        RewriteStrategy::BinPack => None,
+        RewriteStrategy::Sort => Some(
+            IcebergDataSink::sort_requirement(&table, provider.arrow_schema())
+                .map(LexOrdering::from)
+                .ok_or_else(|| {
+                    Error::unsupported(format!(
+                        "rewrite_data_files strategy 'sort' on '{ident}': the table has no \
+                         sort order, or one with a transform other than identity"
+                    ))
+                })?,
+        ),
+    };
     let mut scan = provider.table_scan();
     if let Some(f) = &options.filter {
         scan = scan.with_filter(f.clone());
@@ -325,7 +348,15 @@ pub async fn rewrite_data_files(
                 equality_deletes: deletes.equality_deletes.clone(),
                 metrics: Default::default(),
             };
-            let new = rewrite_group(ctx, &provider, &table, group_plan, config.clone()).await;
+            let new = rewrite_group(
+                ctx,
+                &provider,
+                &table,
+                group_plan,
+                ordering.clone(),
+                config.clone(),
+            )
+            .await;
             match new {
                 Ok(f) => written.extend(f),
                 Err((e, f)) => {
@@ -373,19 +404,28 @@ pub async fn rewrite_data_files(
     ))
 }
 
-/// Read `plan`'s rows (deletes applied) and write them as new data files under the
-/// current spec. On error, also returns the files already written.
+/// Read `plan`'s rows (deletes applied; sorted by `ordering` when given) and write them
+/// as new data files under the current spec. On error, also returns the files already
+/// written.
 async fn rewrite_group(
     ctx: &SessionContext,
     provider: &IcebergTableProvider,
     table: &Table,
     plan: DeletePlan,
+    ordering: Option<LexOrdering>,
     config: DataFileWriterConfig,
 ) -> std::result::Result<Vec<DataFile>, (Error, Vec<DataFile>)> {
     let state = ctx.state();
-    let exec: Arc<dyn ExecutionPlan> = provider
+    let mut exec: Arc<dyn ExecutionPlan> = provider
         .row_level_exec(&state, plan, &[])
         .map_err(|e| (e, vec![]))?;
+    if let Some(ordering) = ordering {
+        // the table's columns come first, so the sort fields' indexes hold
+        exec = Arc::new(SortExec::new(
+            ordering,
+            Arc::new(CoalescePartitionsExec::new(exec)),
+        ));
+    }
     let m = table.metadata();
     let spec = m.default_partition_spec().ok_or_else(|| {
         (

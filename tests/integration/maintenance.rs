@@ -895,3 +895,105 @@ async fn maintenance_expire_honours_ref_retention() {
     assert!(err.to_string().contains("keep"), "{err}");
     reachable_files_exist(&lake.catalog, &format!("ns.{name}")).await;
 }
+
+#[tokio::test]
+async fn maintenance_sort_strategy_writes_in_the_table_sort_order() {
+    use icefloe::spec::sort_order::{SortField, SortOrder};
+    use icefloe::spec::{TableCommit, TableUpdate, Transform};
+    let lake = lake().await;
+    let name = "sorted";
+    create(&lake, name, "", "").await;
+    // ids descending, over three appends
+    for b in 0..3 {
+        let values: Vec<String> = (0..4)
+            .map(|i| {
+                let id = 100 - (b * 4 + i);
+                format!("({id}, {}, 's', 1.0)", id % 3)
+            })
+            .collect();
+        ok(
+            &lake.ctx,
+            &format!("INSERT INTO ice.ns.{name} VALUES {}", values.join(", ")),
+        )
+        .await;
+    }
+    let t = format!("ice.ns.{name}");
+    let before = rows(&lake, &t).await;
+    // unsorted table: the sort strategy is refused
+    let err = run(
+        &lake.ctx,
+        &format!("CALL ice.system.rewrite_data_files(table => 'ns.{name}', strategy => 'sort')"),
+    )
+    .await
+    .unwrap_err();
+    assert!(err.contains("no sort order"), "{err}");
+    // sort order: id ascending (metadata only, as `WRITE ORDERED BY id` would commit)
+    let ident = TableIdent::parse(&format!("ns.{name}"));
+    lake.catalog
+        .commit_table(
+            &ident,
+            &TableCommit {
+                requirements: vec![],
+                updates: vec![
+                    TableUpdate::AddSortOrder {
+                        sort_order: SortOrder {
+                            order_id: 1,
+                            fields: vec![SortField {
+                                transform: Transform::Identity,
+                                source_id: 1,
+                                direction: "asc".into(),
+                                null_order: "nulls-first".into(),
+                            }],
+                        },
+                    },
+                    TableUpdate::SetDefaultSortOrder { sort_order_id: -1 },
+                ],
+            },
+        )
+        .await
+        .expect("sort order");
+    let r = call(
+        &lake,
+        &format!(
+            "CALL ice.system.rewrite_data_files(table => 'ns.{name}', strategy => 'sort', \
+             options => map('rewrite-all', 'true'))"
+        ),
+    )
+    .await;
+    assert_eq!(r["rewritten_data_files_count"], 3, "{r:?}");
+    assert_eq!(r["added_data_files_count"], 1, "{r:?}");
+    assert_eq!(rows(&lake, &t).await, before);
+    // the one file holds the rows in id order
+    let table = lake.catalog.load_table(&ident).await.expect("load");
+    let plan = TableScan::new(table.clone(), table.metadata().current_snapshot().cloned())
+        .plan_files()
+        .await
+        .expect("plan");
+    assert_eq!(plan.tasks.len(), 1);
+    let path = plan.tasks[0]
+        .location
+        .trim_start_matches("file://")
+        .to_string();
+    let file = std::fs::File::open(&path).expect("open");
+    let reader =
+        datafusion::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file)
+            .expect("parquet")
+            .build()
+            .expect("reader");
+    let mut ids = vec![];
+    for batch in reader {
+        let batch = batch.expect("batch");
+        let col = batch
+            .column(0)
+            .as_any()
+            .downcast_ref::<datafusion::arrow::array::Int64Array>()
+            .expect("ids")
+            .clone();
+        ids.extend(col.iter().map(|v| v.expect("id")));
+    }
+    let mut sorted = ids.clone();
+    sorted.sort_unstable();
+    assert_eq!(ids, sorted);
+    assert_eq!(ids.len(), 12);
+    other_engines_agree(&lake, name).await;
+}

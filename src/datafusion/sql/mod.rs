@@ -27,7 +27,7 @@
 //! | `CALL [cat.]system.fast_forward(table, branch, to)` | `fast_forward_branch` (`branch`'s snapshot must be an ancestor of `to`'s; a missing branch is created) |
 //! | `CALL [cat.]system.expire_snapshots(table, older_than, retain_last, max_concurrent_deletes, stream_results, snapshot_ids, dry_run)` | [`maintenance::expire_snapshots`](crate::maintenance::expire_snapshots) |
 //! | `CALL [cat.]system.remove_orphan_files(table, older_than, location, dry_run, max_concurrent_deletes)` | [`maintenance::remove_orphan_files`](crate::maintenance::remove_orphan_files) |
-//! | `CALL [cat.]system.rewrite_data_files(table, strategy, sort_order, options, where)` | [`rewrite_data_files`](crate::datafusion::maintenance::rewrite_data_files) (`binpack`) |
+//! | `CALL [cat.]system.rewrite_data_files(table, strategy, sort_order, options, where)` | [`rewrite_data_files`](crate::datafusion::maintenance::rewrite_data_files) (`binpack`, `sort`) |
 //! | `CALL [cat.]system.rewrite_manifests(table)` | [`maintenance::rewrite_manifests`](crate::maintenance::rewrite_manifests) |
 //!
 //! Every other statement, and these when they target a catalog or schema that is not

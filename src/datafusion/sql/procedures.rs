@@ -5,7 +5,7 @@
 //! |---|---|---|
 //! | `expire_snapshots` | `table`, `older_than` (`TIMESTAMP '…'` or ms), `retain_last`, `max_concurrent_deletes`, `stream_results` (ignored), `snapshot_ids` (`array(…)`), `dry_run` (icefloe) | `deleted_data_files_count`, `deleted_position_delete_files_count`, `deleted_equality_delete_files_count`, `deleted_manifest_files_count`, `deleted_manifest_lists_count`, `deleted_statistics_files_count` |
 //! | `remove_orphan_files` | `table`, `older_than` (default 3 days ago; within 24 h refused), `location`, `dry_run`, `max_concurrent_deletes` | one row per file: `orphan_file_location` |
-//! | `rewrite_data_files` | `table`, `strategy` (`'binpack'`), `sort_order` (refused), `options` (`map('k', 'v', …)`), `where` (a SQL condition string) | `rewritten_data_files_count`, `added_data_files_count`, `rewritten_bytes_count`, `failed_data_files_count` |
+//! | `rewrite_data_files` | `table`, `strategy` (`'binpack'`, `'sort'`: the table's sort order), `sort_order` (refused), `options` (`map('k', 'v', …)`), `where` (a SQL condition string) | `rewritten_data_files_count`, `added_data_files_count`, `rewritten_bytes_count`, `failed_data_files_count` |
 //! | `rewrite_manifests` | `table`, `use_caching` (ignored), `spec_id` (refused) | `rewritten_manifests_count`, `added_manifests_count` |
 //!
 //! The work is [`crate::maintenance`]'s and
@@ -26,7 +26,9 @@ use super::tokens::Cursor;
 use super::{cursor, defaults, resolve_table, IcebergTarget, ResolvedTable};
 use crate::catalog::parse_timestamp_ms;
 use crate::datafusion::filter::FilterConverter;
-use crate::datafusion::maintenance::{rewrite_data_files, RewriteDataFilesOptions};
+use crate::datafusion::maintenance::{
+    rewrite_data_files, RewriteDataFilesOptions, RewriteStrategy,
+};
 use crate::error::{Error, ErrorKind, Result};
 use crate::maintenance::{
     expire_snapshots, remove_orphan_files, rewrite_manifests, ExpireOptions, RemoveOrphanFiles,
@@ -229,24 +231,20 @@ async fn rewrite_data(
     table: &ResolvedTable,
     args: &Args,
 ) -> Result<DataFrame> {
-    match args.get("strategy") {
-        None => {}
-        Some(Value::Text(s)) if s.eq_ignore_ascii_case("binpack") => {}
-        Some(Value::Text(s)) if s.eq_ignore_ascii_case("sort") => {
-            return Err(Error::unsupported(
-                "rewrite_data_files strategy 'sort' (rewriting rows in the table's sort \
-                 order); use 'binpack'",
-            ))
-        }
+    let strategy = match args.get("strategy") {
+        None => RewriteStrategy::BinPack,
+        Some(Value::Text(s)) if s.eq_ignore_ascii_case("binpack") => RewriteStrategy::BinPack,
+        Some(Value::Text(s)) if s.eq_ignore_ascii_case("sort") => RewriteStrategy::Sort,
         Some(other) => {
             return Err(Error::invalid_argument(format!(
-                "unknown strategy {other:?} (expected 'binpack')"
+                "unknown strategy {other:?} (expected 'binpack' or 'sort')"
             )))
         }
-    }
+    };
     if args.get("sort_order").is_some() {
         return Err(Error::unsupported(
-            "rewrite_data_files argument 'sort_order' (the 'sort' strategy)",
+            "rewrite_data_files argument 'sort_order' (the 'sort' strategy sorts by the \
+             table's sort order)",
         ));
     }
     let map = match args.get("options") {
@@ -259,6 +257,7 @@ async fn rewrite_data(
         }
     };
     let mut options = RewriteDataFilesOptions::default().with_options(&map)?;
+    options.strategy = strategy;
     let catalog = table.target.catalog();
     if let Some(w) = args.get("where") {
         let Value::Text(condition) = w else {

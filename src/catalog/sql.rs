@@ -450,7 +450,12 @@ impl Catalog for SqlCatalog {
     /// (`JdbcTableOperations`); no row updated means another commit landed first
     /// ([`ErrorKind::CommitConflict`]), and the new metadata file is removed.
     async fn commit_table(&self, ident: &TableIdent, commit: &TableCommit) -> Result<Table> {
-        let base = self.load_table(ident).await?;
+        // the swap compares with the location exactly as stored (a registered table's
+        // may be a plain path, which the loaded table reports normalised)
+        let stored = self.metadata_location(ident).await?;
+        let base = Table::open_with(&stored, self.options.clone())
+            .await
+            .map_err(|e| e.context(format!("table '{ident}' in catalog '{}'", self.name)))?;
         let metadata = apply_commit(&base, commit)?;
         let new_location = next_metadata_location(&metadata, Some(base.metadata_location()));
         let table = base.with_metadata(metadata, &new_location);
@@ -460,7 +465,7 @@ impl Catalog for SqlCatalog {
             ident.namespace.to_string(),
             ident.name.clone(),
         );
-        let (old, new) = (base.metadata_location().to_string(), new_location.clone());
+        let (old, new) = (stored, new_location.clone());
         let swapped = self
             .with_conn(move |conn| {
                 conn.execute(

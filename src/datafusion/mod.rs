@@ -9,6 +9,7 @@ mod factory;
 mod file_reader;
 pub mod filter;
 pub mod insert;
+pub mod maintenance;
 mod metadata_files;
 pub mod metadata_tables;
 pub mod metrics;

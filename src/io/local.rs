@@ -154,3 +154,39 @@ impl ObjectStore for RegularFileStore {
         self.inner.rename_opts(from, to, options).await
     }
 }
+
+/// Every regular file under `root` (recursively, symlinks not followed), as
+/// `file:///…` locations; a missing `root` has none.
+pub(super) fn walk(root: &std::path::Path) -> std::io::Result<Vec<super::ListedFile>> {
+    let mut out = vec![];
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(e) => e,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && dir == root => return Ok(out),
+            Err(e) => return Err(e),
+        };
+        for entry in entries {
+            let entry = entry?;
+            let meta = entry.metadata()?;
+            let path = entry.path();
+            if meta.is_dir() {
+                stack.push(path);
+            } else if meta.is_file() {
+                let modified = meta
+                    .modified()
+                    .ok()
+                    .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                    .map(|d| d.as_millis() as i64)
+                    .unwrap_or(0);
+                out.push(super::ListedFile {
+                    location: format!("file://{}", path.to_string_lossy()),
+                    last_modified_ms: modified,
+                    size: meta.len(),
+                });
+            }
+        }
+    }
+    out.sort_by(|a, b| a.location.cmp(&b.location));
+    Ok(out)
+}

@@ -239,6 +239,56 @@ impl FileIO {
     }
 }
 
+/// A file found by [`FileIO::list_files`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListedFile {
+    /// Its location, `scheme://authority/path` (`file:///abs/path` for local files),
+    /// the path exactly as the store names it.
+    pub location: String,
+    /// When it was last modified, ms since the epoch.
+    pub last_modified_ms: i64,
+    /// Its size in bytes.
+    pub size: u64,
+}
+
+impl FileIO {
+    /// Every file under the directory `location` (after remapping), at any depth.
+    /// Local directories are walked on disk (names kept as they are; symlinks not
+    /// followed); object stores are listed by prefix.
+    ///
+    /// Errors: [`ErrorKind::Io`] naming the location when it cannot be listed; a
+    /// missing local directory lists nothing.
+    pub async fn list_files(&self, location: &str) -> Result<Vec<ListedFile>> {
+        let resolved = self.resolve(location)?;
+        if resolved.store_url == "file://" {
+            let root = std::path::PathBuf::from(format!("/{}", resolved.path.as_ref()));
+            let location = location.to_string();
+            return tokio::task::spawn_blocking(move || local::walk(&root))
+                .await
+                .map_err(|e| Error::new(ErrorKind::Io, "listing task failed").with_source(e))?
+                .map_err(|e| {
+                    Error::new(ErrorKind::Io, format!("cannot list '{location}'")).with_source(e)
+                });
+        }
+        use futures::TryStreamExt;
+        let store = self.store(&resolved.store_url)?;
+        let prefix = resolved.path.clone();
+        let metas: Vec<object_store::ObjectMeta> = store
+            .list(Some(&prefix))
+            .try_collect()
+            .await
+            .map_err(|e| map_store_error(e, location))?;
+        Ok(metas
+            .into_iter()
+            .map(|m| ListedFile {
+                location: format!("{}/{}", resolved.store_url, m.location.as_ref()),
+                last_modified_ms: m.last_modified.timestamp_millis(),
+                size: m.size,
+            })
+            .collect())
+    }
+}
+
 impl FileIO {
     /// Write a whole file, replacing any file at `location`.
     ///

@@ -25,11 +25,14 @@
 
 mod append;
 mod cherry_pick;
+mod expire_snapshots;
 mod manage_snapshots;
 mod manifest_merge;
 mod overwrite;
 mod replace_sort_order;
 mod retry;
+mod rewrite_files;
+mod rewrite_manifests;
 mod row_delta;
 mod snapshot_producer;
 mod summary;
@@ -49,10 +52,15 @@ use crate::table::Table;
 
 pub use append::AppendFiles;
 pub use cherry_pick::{CherryPickSnapshot, SOURCE_SNAPSHOT_ID};
+pub use expire_snapshots::{
+    ExpirePlan, ExpireSnapshots, MAX_REF_AGE_MS, MAX_SNAPSHOT_AGE_MS, MIN_SNAPSHOTS_TO_KEEP,
+};
 pub use manage_snapshots::{ManageSnapshots, RefExists, RefRetention};
 pub use overwrite::{IsolationLevel, OverwriteFiles};
 pub use replace_sort_order::{NullOrder, ReplaceSortOrder, SortDirection};
 pub use retry::RetryPolicy;
+pub use rewrite_files::RewriteFiles;
+pub use rewrite_manifests::RewriteManifests;
 pub use row_delta::RowDelta;
 pub use update_partition_spec::{PartitionFieldRef, PartitionTerm, UpdatePartitionSpec};
 pub use update_properties::{UpdateProperties, FORMAT_VERSION, RESERVED_PROPERTIES};
@@ -216,6 +224,10 @@ impl Transaction {
             working = working.with_metadata(builder.build()?, &location);
             updates.extend(more);
         }
+        if updates.is_empty() {
+            // nothing to change (e.g. no snapshot old enough to expire): no new metadata
+            return Ok((Ok(base.clone()), vec![]));
+        }
         let added: Vec<i64> = updates
             .iter()
             .filter_map(|u| match u {
@@ -252,6 +264,17 @@ pub fn requirements_for(base: &Table, updates: &[TableUpdate]) -> Vec<TableRequi
                     reference: ref_name.clone(),
                     snapshot_id: m.ref_snapshot_id(ref_name),
                 })
+            }
+            // which snapshots expire depends on where every ref is (ExpireSnapshots)
+            TableUpdate::RemoveSnapshots { .. } => {
+                let mut names: Vec<&String> = m.refs.keys().collect();
+                names.sort();
+                for name in names {
+                    push(TableRequirement::AssertRefSnapshotId {
+                        reference: name.clone(),
+                        snapshot_id: m.ref_snapshot_id(name),
+                    });
+                }
             }
             TableUpdate::AddSchema { .. } => push(TableRequirement::AssertLastAssignedFieldId {
                 last_assigned_field_id: m.last_column_id,

@@ -233,8 +233,12 @@ impl SnapshotProducer {
         let first_row_id = next_row_id;
         for f in &mut manifests {
             if f.added_snapshot_id == self.snapshot_id {
+                // existing entries keep their (older) sequence numbers: the writer's
+                // minimum is below its placeholder then, and stays
+                if f.min_sequence_number >= f.sequence_number {
+                    f.min_sequence_number = sequence_number;
+                }
                 f.sequence_number = sequence_number;
-                f.min_sequence_number = sequence_number;
                 if v3 && f.content == ManifestContent::Data {
                     f.first_row_id = Some(next_row_id);
                     next_row_id +=

@@ -13,6 +13,7 @@ mod fixtures;
 mod fuzz;
 mod interop;
 mod interop_writes;
+mod maintenance;
 /// The conformance runner's Arrow -> canonical JSON conversion, shared (the interop tests
 /// compare in the same form).
 #[allow(dead_code)]

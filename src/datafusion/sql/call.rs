@@ -52,6 +52,14 @@ pub(super) async fn call(ctx: &SessionContext, mut c: Cursor<'_>) -> Result<Opti
         return Ok(None);
     };
     let what = format!("CALL {catalog}.system.{procedure}");
+    if super::procedures::PROCEDURES
+        .iter()
+        .any(|(p, _)| *p == procedure)
+    {
+        return super::procedures::call(ctx, &target, &what, &procedure, c)
+            .await
+            .map(Some);
+    }
     let Some((_, params)) = PROCEDURES.iter().find(|(p, _)| *p == procedure) else {
         return Err(Error::unsupported(format!(
             "{what}: unknown procedure (icefloe runs {})",

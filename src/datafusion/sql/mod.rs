@@ -25,6 +25,10 @@
 //! | `CALL [cat.]system.set_current_snapshot(table, snapshot_id \| ref => 'name')` | `set_current_snapshot` (any snapshot) |
 //! | `CALL [cat.]system.rollback_to_timestamp(table, TIMESTAMP '…' \| ms)` | `rollback_to_time` (the latest ancestor older than the time) |
 //! | `CALL [cat.]system.fast_forward(table, branch, to)` | `fast_forward_branch` (`branch`'s snapshot must be an ancestor of `to`'s; a missing branch is created) |
+//! | `CALL [cat.]system.expire_snapshots(table, older_than, retain_last, max_concurrent_deletes, stream_results, snapshot_ids, dry_run)` | [`maintenance::expire_snapshots`](crate::maintenance::expire_snapshots) |
+//! | `CALL [cat.]system.remove_orphan_files(table, older_than, location, dry_run, max_concurrent_deletes)` | [`maintenance::remove_orphan_files`](crate::maintenance::remove_orphan_files) |
+//! | `CALL [cat.]system.rewrite_data_files(table, strategy, sort_order, options, where)` | [`rewrite_data_files`](crate::datafusion::maintenance::rewrite_data_files) (`binpack`, `sort`) |
+//! | `CALL [cat.]system.rewrite_manifests(table)` | [`maintenance::rewrite_manifests`](crate::maintenance::rewrite_manifests) |
 //!
 //! Every other statement, and these when they target a catalog or schema that is not
 //! Iceberg (e.g. the CLI's in-memory `public`), goes to DataFusion (`ctx.sql`) unchanged,
@@ -58,9 +62,10 @@
 //! => 5`); the table string is resolved in the procedure's catalog (`cat.system.…`, or
 //! the session's default catalog). The result is Spark's one row:
 //! `previous_snapshot_id`, `current_snapshot_id` (`fast_forward`: `branch_updated`,
-//! `previous_ref`, `updated_ref`). A `TIMESTAMP '…'` without a zone is
+//! `previous_ref`, `updated_ref`; the maintenance procedures: Spark's columns, see
+//! module `procedures`). A `TIMESTAMP '…'` without a zone is
 //! UTC. An `ALTER TABLE` clause or procedure icefloe does not run (`WRITE DISTRIBUTED
-//! BY`, `expire_snapshots`, …) on an Iceberg table is an
+//! BY`, `rewrite_position_delete_files`, …) on an Iceberg table is an
 //! [`ErrorKind::Unsupported`](crate::ErrorKind) error naming it.
 //!
 //! # INSERT into a branch
@@ -123,6 +128,7 @@ mod alter_partition;
 mod alter_table;
 mod call;
 mod create_table;
+mod procedures;
 mod tokens;
 
 #[cfg(test)]

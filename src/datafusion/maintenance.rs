@@ -1,0 +1,465 @@
+//! `rewrite_data_files`: compaction (Spark's procedure and Java's
+//! `RewriteDataFilesSparkAction` with the `binpack` strategy, `SizeBasedFileRewritePlanner`).
+//!
+//! **Selection.** The current snapshot's data files are planned with the `where` filter
+//! (files that may hold matching rows; every row of a selected file is rewritten). A file
+//! is a candidate when it is smaller than `min-file-size-bytes` (default 75 % of the
+//! target), larger than `max-file-size-bytes` (180 %), has at least
+//! `delete-file-threshold` delete files applying to it, or has every row deleted; with
+//! `rewrite-all` every file is. Candidates are grouped by partition (spec and tuple), in
+//! groups of at most `max-file-group-size-bytes`; a group is rewritten when it has at
+//! least two files and `min-input-files` of them (default 5), or two files and more
+//! bytes than the target, or more than `max-file-group-size-bytes`, or a file with too
+//! many deletes (or none left), or `rewrite-all` is set. The target is
+//! `target-file-size-bytes`, else the table's `write.target-file-size-bytes`.
+//!
+//! **Rewrite.** Each group is read through the table's row-level scan (its deletes
+//! applied: position deletes, deletion vectors, equality deletes) and written by the
+//! table's data file writer under the current partition spec, files rolling at the
+//! target size. All groups commit together in one [`RewriteFiles`] (`replace`
+//! snapshot) that also drops the delete files no remaining data file needs; it is
+//! validated against what was committed since (a concurrent append is kept, a
+//! concurrent delete touching a rewritten file fails the rewrite, which then removes
+//! the files it wrote). `partial-progress.enabled` = `true` is not supported.
+//!
+//! **Refused** with [`ErrorKind::Unsupported`](crate::ErrorKind): format version 1
+//! (manifests not written) and 3 (row ids of rewritten rows not kept, as for `UPDATE`
+//! and copy-on-write `DELETE`); the `sort` strategy on a table without a sort order (or
+//! with a non-identity sort field), a `sort_order` argument, and `zorder`.
+//!
+//! **`sort`** selects and groups files as `binpack` does and writes each group's rows
+//! sorted by the table's default sort order.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+use datafusion::physical_expr::LexOrdering;
+use datafusion::physical_plan::coalesce_partitions::CoalescePartitionsExec;
+use datafusion::physical_plan::sorts::sort::SortExec;
+use datafusion::physical_plan::ExecutionPlan;
+use datafusion::prelude::SessionContext;
+use futures::StreamExt;
+
+use super::delete_planning::{plan_deletes, DeletePlan, PlannedFile};
+use super::insert::{data_location, IcebergDataSink};
+use super::table_provider::IcebergTableProvider;
+use crate::catalog::{Catalog, TableIdent};
+use crate::delete::GLOBAL_SCOPE;
+use crate::error::{Error, ErrorKind, Result};
+use crate::expr::Predicate;
+use crate::spec::{DataFile, FormatVersion};
+use crate::table::Table;
+use crate::transaction::{check_writable, RewriteFiles, Transaction};
+use crate::write::{DataFileWriterConfig, PartitionedDataFileWriter};
+
+/// How files are rewritten.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum RewriteStrategy {
+    /// Combine small files and split large ones, rows in their order (`binpack`).
+    #[default]
+    BinPack,
+    /// As `BinPack`, each group's rows sorted by the table's sort order (`sort`; identity
+    /// sort fields only).
+    Sort,
+}
+
+/// The options of `rewrite_data_files` (Spark's names).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RewriteDataFilesOptions {
+    /// The strategy.
+    pub strategy: RewriteStrategy,
+    /// Only files that may hold rows matching this filter.
+    pub filter: Option<Predicate>,
+    /// `target-file-size-bytes` (default: table `write.target-file-size-bytes`).
+    pub target_file_size_bytes: Option<u64>,
+    /// `min-file-size-bytes` (default 75 % of the target).
+    pub min_file_size_bytes: Option<u64>,
+    /// `max-file-size-bytes` (default 180 % of the target).
+    pub max_file_size_bytes: Option<u64>,
+    /// `min-input-files` (default 5).
+    pub min_input_files: usize,
+    /// `delete-file-threshold` (default: never).
+    pub delete_file_threshold: usize,
+    /// `rewrite-all` (default false).
+    pub rewrite_all: bool,
+    /// `max-file-group-size-bytes` (default 100 GiB).
+    pub max_file_group_size_bytes: u64,
+}
+
+impl Default for RewriteDataFilesOptions {
+    fn default() -> Self {
+        Self {
+            strategy: RewriteStrategy::BinPack,
+            filter: None,
+            target_file_size_bytes: None,
+            min_file_size_bytes: None,
+            max_file_size_bytes: None,
+            min_input_files: 5,
+            delete_file_threshold: usize::MAX,
+            rewrite_all: false,
+            max_file_group_size_bytes: 100 * 1024 * 1024 * 1024,
+        }
+    }
+}
+
+impl RewriteDataFilesOptions {
+    /// Set options from Spark's `options` map.
+    ///
+    /// Errors: an unknown option or a value that does not parse, naming it; an option
+    /// that is not supported (`partial-progress.enabled` = `true`,
+    /// `use-starting-sequence-number` = `true`) as [`ErrorKind::Unsupported`].
+    pub fn with_options(mut self, options: &[(String, String)]) -> Result<Self> {
+        fn num<T: std::str::FromStr>(key: &str, v: &str) -> Result<T> {
+            v.trim().parse().map_err(|_| {
+                Error::invalid_argument(format!("option '{key}' is '{v}', not a valid number"))
+            })
+        }
+        fn flag(key: &str, v: &str) -> Result<bool> {
+            match v.trim().to_ascii_lowercase().as_str() {
+                "true" => Ok(true),
+                "false" => Ok(false),
+                _ => Err(Error::invalid_argument(format!(
+                    "option '{key}' is '{v}', not true or false"
+                ))),
+            }
+        }
+        for (k, v) in options {
+            match k.as_str() {
+                "target-file-size-bytes" => self.target_file_size_bytes = Some(num(k, v)?),
+                "min-file-size-bytes" => self.min_file_size_bytes = Some(num(k, v)?),
+                "max-file-size-bytes" => self.max_file_size_bytes = Some(num(k, v)?),
+                "min-input-files" => self.min_input_files = num(k, v)?,
+                "delete-file-threshold" => self.delete_file_threshold = num(k, v)?,
+                "rewrite-all" => self.rewrite_all = flag(k, v)?,
+                "max-file-group-size-bytes" => self.max_file_group_size_bytes = num(k, v)?,
+                "max-concurrent-file-group-rewrites" => {
+                    let _: usize = num(k, v)?;
+                }
+                "remove-dangling-deletes" => {
+                    // dangling deletes are always dropped: correct either way
+                    flag(k, v)?;
+                }
+                "partial-progress.enabled" | "use-starting-sequence-number" => {
+                    if flag(k, v)? {
+                        return Err(Error::unsupported(format!(
+                            "rewrite_data_files option '{k}' = true"
+                        )));
+                    }
+                }
+                other => {
+                    return Err(Error::invalid_argument(format!(
+                        "unknown rewrite_data_files option '{other}' (known: \
+                         target-file-size-bytes, min-file-size-bytes, max-file-size-bytes, \
+                         min-input-files, delete-file-threshold, rewrite-all, \
+                         max-file-group-size-bytes, max-concurrent-file-group-rewrites, \
+                         remove-dangling-deletes, partial-progress.enabled, \
+                         use-starting-sequence-number)"
+                    )))
+                }
+            }
+        }
+        if self.min_input_files == 0 {
+            return Err(Error::invalid_argument(
+                "option 'min-input-files' must be at least 1",
+            ));
+        }
+        if self.delete_file_threshold == 0 {
+            return Err(Error::invalid_argument(
+                "option 'delete-file-threshold' must be at least 1",
+            ));
+        }
+        Ok(self)
+    }
+}
+
+/// Spark's result row of `rewrite_data_files`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RewriteDataFilesResult {
+    /// Data files replaced.
+    pub rewritten_data_files_count: usize,
+    /// Data files written in their place.
+    pub added_data_files_count: usize,
+    /// Bytes of the replaced data files.
+    pub rewritten_bytes_count: u64,
+    /// Files of groups that failed (0: groups commit together or not at all).
+    pub failed_data_files_count: usize,
+}
+
+/// A partition: spec id and the partition tuple's single-value serialization.
+type PartitionOf = (i32, Vec<Option<Vec<u8>>>);
+
+/// One candidate file.
+struct Candidate {
+    spec_id: i32,
+    file: DataFile,
+    /// Rows left after deletes (`None`: every row deleted; nothing to read).
+    planned: Option<PlannedFile>,
+    too_many_deletes: bool,
+}
+
+/// Compact the data files of table `ident` per `options` (see the module docs), reading
+/// and writing in `ctx`. Returns the committed table (the loaded one when nothing needed
+/// a rewrite) and Spark's counts.
+///
+/// Errors: unsupported format versions or strategies, bad options (naming them), read
+/// and write errors, [`ErrorKind::ValidationFailed`] when a concurrent commit deleted
+/// rows of or removed a file being rewritten — in every error case the files written
+/// are removed and the table is unchanged.
+pub async fn rewrite_data_files(
+    ctx: &SessionContext,
+    catalog: &Arc<dyn Catalog>,
+    ident: &TableIdent,
+    options: &RewriteDataFilesOptions,
+) -> Result<(Table, RewriteDataFilesResult)> {
+    let table = catalog.load_table(ident).await?;
+    check_writable(&table)?;
+    if table.metadata().format_version >= FormatVersion::V3 {
+        return Err(Error::unsupported(format!(
+            "rewrite_data_files on '{ident}', a format-version 3 table (keeping row lineage \
+             in rewritten rows is not written yet)"
+        )));
+    }
+    let Some(snapshot) = table.metadata().current_snapshot().cloned() else {
+        return Ok((table, RewriteDataFilesResult::default()));
+    };
+    let m = table.metadata();
+    let mut config = DataFileWriterConfig::from_properties(&m.properties)?;
+    if let Some(t) = options.target_file_size_bytes {
+        if t == 0 {
+            return Err(Error::invalid_argument(
+                "option 'target-file-size-bytes' must be positive",
+            ));
+        }
+        config.target_file_size_bytes = t;
+    }
+    let target = config.target_file_size_bytes;
+    let min_size = options.min_file_size_bytes.unwrap_or(target / 4 * 3);
+    let max_size = options
+        .max_file_size_bytes
+        .unwrap_or(target.saturating_mul(18) / 10);
+
+    let provider = IcebergTableProvider::try_new(table.clone())?;
+    let ordering: Option<LexOrdering> = match options.strategy {
+        RewriteStrategy::BinPack => None,
+        RewriteStrategy::Sort => Some(
+            IcebergDataSink::sort_requirement(&table, provider.arrow_schema())
+                .map(LexOrdering::from)
+                .ok_or_else(|| {
+                    Error::unsupported(format!(
+                        "rewrite_data_files strategy 'sort' on '{ident}': the table has no \
+                         sort order, or one with a transform other than identity"
+                    ))
+                })?,
+        ),
+    };
+    let mut scan = provider.table_scan();
+    if let Some(f) = &options.filter {
+        scan = scan.with_filter(f.clone());
+    }
+    let plan = scan.plan_files().await?;
+    let tasks = plan.tasks.clone();
+    let deletes = plan_deletes(&table, plan.tasks, plan.delete_entries).await?;
+    let mut planned: HashMap<String, PlannedFile> = deletes
+        .files
+        .iter()
+        .map(|f| (f.task.data_file().file_path.clone(), f.clone()))
+        .collect();
+
+    // candidates by partition
+    let mut by_partition: BTreeMap<PartitionOf, Vec<Candidate>> = BTreeMap::new();
+    for task in tasks {
+        let entry = &task.entry;
+        let file = entry.data_file.clone();
+        let planned = planned.remove(&file.file_path);
+        let delete_count = planned.as_ref().map_or(0, |p| {
+            let seq = p.task.entry.data_sequence_number;
+            p.position_deletes.len()
+                + deletes
+                    .equality_deletes
+                    .iter()
+                    .filter(|d| {
+                        (d.scope == GLOBAL_SCOPE || d.scope == p.scope)
+                            && d.entry.data_sequence_number > seq
+                    })
+                    .count()
+        });
+        let too_many_deletes = planned.is_none() || delete_count >= options.delete_file_threshold;
+        let size = u64::try_from(file.file_size_in_bytes).unwrap_or(0);
+        if !(options.rewrite_all || size < min_size || size > max_size || too_many_deletes) {
+            continue;
+        }
+        let key = (
+            entry.spec_id,
+            file.partition
+                .iter()
+                .map(|v| v.as_ref().map(crate::write::bounds::literal_to_bytes))
+                .collect(),
+        );
+        by_partition.entry(key).or_default().push(Candidate {
+            spec_id: entry.spec_id,
+            file,
+            planned,
+            too_many_deletes,
+        });
+    }
+    let mut groups: Vec<Vec<Candidate>> = vec![];
+    for (_, files) in by_partition {
+        let mut group: Vec<Candidate> = vec![];
+        let mut size = 0u64;
+        for c in files {
+            let s = u64::try_from(c.file.file_size_in_bytes).unwrap_or(0);
+            if !group.is_empty() && size + s > options.max_file_group_size_bytes {
+                groups.push(std::mem::take(&mut group));
+                size = 0;
+            }
+            size += s;
+            group.push(c);
+        }
+        if !group.is_empty() {
+            groups.push(group);
+        }
+    }
+    groups.retain(|g| {
+        let n = g.len();
+        let size: u64 = g
+            .iter()
+            .map(|c| u64::try_from(c.file.file_size_in_bytes).unwrap_or(0))
+            .sum();
+        options.rewrite_all
+            || (n > 1 && n >= options.min_input_files)
+            || (n > 1 && size > target)
+            || size > options.max_file_group_size_bytes
+            || g.iter().any(|c| c.too_many_deletes)
+    });
+    if groups.is_empty() {
+        return Ok((table, RewriteDataFilesResult::default()));
+    }
+
+    let mut written: Vec<DataFile> = vec![];
+    let outcome = async {
+        for group in &groups {
+            let files: Vec<PlannedFile> = group.iter().filter_map(|c| c.planned.clone()).collect();
+            if files.is_empty() {
+                continue;
+            }
+            let group_plan = DeletePlan {
+                files,
+                equality_deletes: deletes.equality_deletes.clone(),
+                metrics: Default::default(),
+            };
+            let new = rewrite_group(
+                ctx,
+                &provider,
+                &table,
+                group_plan,
+                ordering.clone(),
+                config.clone(),
+            )
+            .await;
+            match new {
+                Ok(f) => written.extend(f),
+                Err((e, f)) => {
+                    written.extend(f);
+                    return Err(e);
+                }
+            }
+        }
+        let mut rewrite = RewriteFiles::new(Some(snapshot.snapshot_id)).remove_dangling_deletes();
+        for c in groups.iter().flatten() {
+            rewrite = rewrite.delete_data_file(c.spec_id, c.file.clone())?;
+        }
+        if !written.is_empty() {
+            rewrite = rewrite.add_data_files(table.metadata().default_spec_id, written.clone())?;
+        }
+        Transaction::new(Arc::clone(catalog), ident.clone(), table.clone())
+            .add_action(rewrite)
+            .commit()
+            .await
+    }
+    .await;
+    let committed = match outcome {
+        Ok(t) => t,
+        Err(e) => {
+            if e.kind() != ErrorKind::CommitStateUnknown {
+                for f in &written {
+                    let _ = table.file_io().delete(&f.file_path).await;
+                }
+            }
+            return Err(e.context(format!("rewrite_data_files on '{ident}'")));
+        }
+    };
+    let rewritten: Vec<&Candidate> = groups.iter().flatten().collect();
+    Ok((
+        committed,
+        RewriteDataFilesResult {
+            rewritten_data_files_count: rewritten.len(),
+            added_data_files_count: written.len(),
+            rewritten_bytes_count: rewritten
+                .iter()
+                .map(|c| u64::try_from(c.file.file_size_in_bytes).unwrap_or(0))
+                .sum(),
+            failed_data_files_count: 0,
+        },
+    ))
+}
+
+/// Read `plan`'s rows (deletes applied; sorted by `ordering` when given) and write them
+/// as new data files under the current spec. On error, also returns the files already
+/// written.
+async fn rewrite_group(
+    ctx: &SessionContext,
+    provider: &IcebergTableProvider,
+    table: &Table,
+    plan: DeletePlan,
+    ordering: Option<LexOrdering>,
+    config: DataFileWriterConfig,
+) -> std::result::Result<Vec<DataFile>, (Error, Vec<DataFile>)> {
+    let state = ctx.state();
+    let mut exec: Arc<dyn ExecutionPlan> = provider
+        .row_level_exec(&state, plan, &[])
+        .map_err(|e| (e, vec![]))?;
+    if let Some(ordering) = ordering {
+        // the table's columns come first, so the sort fields' indexes hold
+        exec = Arc::new(SortExec::new(
+            ordering,
+            Arc::new(CoalescePartitionsExec::new(exec)),
+        ));
+    }
+    let m = table.metadata();
+    let spec = m.default_partition_spec().ok_or_else(|| {
+        (
+            Error::invalid_data("the table has no default partition spec"),
+            vec![],
+        )
+    })?;
+    let columns: Vec<usize> = (0..provider.arrow_schema().fields().len()).collect();
+    let mut writer = PartitionedDataFileWriter::new(
+        table.file_io().clone(),
+        &data_location(table),
+        m.current_schema(),
+        spec,
+        config,
+    )
+    .map_err(|e| (e, vec![]))?;
+    let result = async {
+        for p in 0..exec.properties().partitioning.partition_count() {
+            let mut stream = exec.execute(p, ctx.task_ctx())?;
+            while let Some(batch) = stream.next().await {
+                let batch = batch?.project(&columns)?;
+                if batch.num_rows() > 0 {
+                    writer.write(&batch).await?;
+                }
+            }
+        }
+        Ok::<_, Error>(())
+    }
+    .await;
+    match result {
+        Ok(()) => writer.close().await.map_err(|e| (e, vec![])),
+        Err(e) => {
+            let _ = writer.abort().await;
+            Err((e, vec![]))
+        }
+    }
+}

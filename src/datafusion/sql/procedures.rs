@@ -1,0 +1,533 @@
+//! `CALL [cat.]system.<procedure>(…)` for Spark's maintenance procedures, with Spark's
+//! arguments (positional or named `=>`) and result columns:
+//!
+//! | procedure | arguments | result |
+//! |---|---|---|
+//! | `expire_snapshots` | `table`, `older_than` (`TIMESTAMP '…'` or ms), `retain_last`, `max_concurrent_deletes`, `stream_results` (ignored), `snapshot_ids` (`array(…)`), `dry_run` (icefloe) | `deleted_data_files_count`, `deleted_position_delete_files_count`, `deleted_equality_delete_files_count`, `deleted_manifest_files_count`, `deleted_manifest_lists_count`, `deleted_statistics_files_count` |
+//! | `remove_orphan_files` | `table`, `older_than` (default 3 days ago; within 24 h refused), `location`, `dry_run`, `max_concurrent_deletes` | one row per file: `orphan_file_location` |
+//! | `rewrite_data_files` | `table`, `strategy` (`'binpack'`, `'sort'`: the table's sort order), `sort_order` (refused), `options` (`map('k', 'v', …)`), `where` (a SQL condition string) | `rewritten_data_files_count`, `added_data_files_count`, `rewritten_bytes_count`, `failed_data_files_count` |
+//! | `rewrite_manifests` | `table`, `use_caching` (ignored), `spec_id` (refused) | `rewritten_manifests_count`, `added_manifests_count` |
+//!
+//! The work is [`crate::maintenance`]'s and
+//! [`rewrite_data_files`](crate::datafusion::maintenance::rewrite_data_files)'s. Errors
+//! name the procedure and the table; a bad argument changes nothing.
+
+use std::sync::Arc;
+
+use datafusion::arrow::array::{ArrayRef, Int32Array, Int64Array, RecordBatch, StringArray};
+use datafusion::arrow::datatypes::{DataType, Field, Schema as ArrowSchema};
+use datafusion::common::DFSchema;
+use datafusion::dataframe::DataFrame;
+use datafusion::prelude::SessionContext;
+use datafusion::sql::sqlparser::tokenizer::Token;
+
+use super::alter_table::long;
+use super::tokens::Cursor;
+use super::{cursor, defaults, resolve_table, IcebergTarget, ResolvedTable};
+use crate::catalog::parse_timestamp_ms;
+use crate::datafusion::filter::FilterConverter;
+use crate::datafusion::maintenance::{
+    rewrite_data_files, RewriteDataFilesOptions, RewriteStrategy,
+};
+use crate::error::{Error, ErrorKind, Result};
+use crate::maintenance::{
+    expire_snapshots, remove_orphan_files, rewrite_manifests, ExpireOptions, RemoveOrphanFiles,
+};
+use crate::transaction::ExpireSnapshots;
+
+/// The maintenance procedures and their parameters, in Spark's order.
+pub(super) const PROCEDURES: &[(&str, &[&str])] = &[
+    (
+        "expire_snapshots",
+        &[
+            "table",
+            "older_than",
+            "retain_last",
+            "max_concurrent_deletes",
+            "stream_results",
+            "snapshot_ids",
+            "dry_run",
+        ],
+    ),
+    (
+        "remove_orphan_files",
+        &[
+            "table",
+            "older_than",
+            "location",
+            "dry_run",
+            "max_concurrent_deletes",
+        ],
+    ),
+    (
+        "rewrite_data_files",
+        &["table", "strategy", "sort_order", "options", "where"],
+    ),
+    ("rewrite_manifests", &["table", "use_caching", "spec_id"]),
+];
+
+/// A procedure argument's value.
+#[derive(Debug, Clone)]
+enum Value {
+    Text(String),
+    Number(i64),
+    Bool(bool),
+    /// `TIMESTAMP '…'`, ms since the epoch.
+    Timestamp(i64),
+    /// `array(…)`.
+    Array(Vec<Value>),
+    /// `map(k, v, …)`.
+    Map(Vec<(String, String)>),
+}
+
+/// Run maintenance procedure `procedure` (one of [`PROCEDURES`]) of `target`, its
+/// arguments at `c`; `what` names it in errors.
+pub(super) async fn call(
+    ctx: &SessionContext,
+    target: &IcebergTarget,
+    what: &str,
+    procedure: &str,
+    mut c: Cursor<'_>,
+) -> Result<DataFrame> {
+    let params = PROCEDURES
+        .iter()
+        .find(|(p, _)| *p == procedure)
+        .map(|(_, params)| *params)
+        .ok_or_else(|| Error::unsupported(format!("{what}: unknown procedure")))?;
+    let args = Args {
+        params,
+        values: arguments(&mut c, params).map_err(|e| e.context(what))?,
+    };
+    let table = resolve(ctx, target, what, args.get("table")).await?;
+    let what = format!("{what}('{}')", table.ident);
+    // each procedure's future, boxed as `Send` (`execute` must stay `Send`)
+    type Work<'a> =
+        std::pin::Pin<Box<dyn std::future::Future<Output = Result<DataFrame>> + Send + 'a>>;
+    let run: Work<'_> = match procedure {
+        "expire_snapshots" => Box::pin(expire(ctx, &table, &args)),
+        "remove_orphan_files" => Box::pin(orphans(ctx, &table, &args)),
+        "rewrite_data_files" => Box::pin(rewrite_data(ctx, &table, &args)),
+        _ => Box::pin(manifests(ctx, &table, &args)),
+    };
+    run.await.map_err(|e| e.context(&what))
+}
+
+/// The arguments of a call, by parameter.
+struct Args {
+    params: &'static [&'static str],
+    values: Vec<Option<Value>>,
+}
+
+impl Args {
+    fn get(&self, param: &str) -> Option<Value> {
+        self.params
+            .iter()
+            .position(|p| *p == param)
+            .and_then(|i| self.values.get(i).cloned().flatten())
+    }
+}
+
+async fn expire(ctx: &SessionContext, table: &ResolvedTable, args: &Args) -> Result<DataFrame> {
+    let mut action = ExpireSnapshots::new();
+    if let Some(ms) = timestamp(args, "older_than")? {
+        action = action.expire_older_than(ms);
+    }
+    if let Some(n) = number(args, "retain_last")? {
+        let n = i32::try_from(n).map_err(|_| {
+            Error::invalid_argument(format!("retain_last must be at least 1, got {n}"))
+        })?;
+        action = action.retain_last(n);
+    }
+    match args.get("snapshot_ids") {
+        None => {}
+        Some(Value::Array(ids)) => {
+            for id in ids {
+                match id {
+                    Value::Number(id) => action = action.expire_snapshot_id(id),
+                    other => {
+                        return Err(Error::invalid_argument(format!(
+                            "snapshot_ids must hold snapshot ids, got {other:?}"
+                        )))
+                    }
+                }
+            }
+        }
+        Some(Value::Number(id)) => action = action.expire_snapshot_id(id),
+        Some(other) => {
+            return Err(Error::invalid_argument(format!(
+                "snapshot_ids must be array(id, …), got {other:?}"
+            )))
+        }
+    }
+    let mut options = ExpireOptions {
+        dry_run: flag(args, "dry_run")?.unwrap_or(false),
+        ..Default::default()
+    };
+    flag(args, "stream_results")?;
+    if let Some(n) = number(args, "max_concurrent_deletes")? {
+        options.max_concurrent_deletes = positive(n, "max_concurrent_deletes")?;
+    }
+    let (_, r) = expire_snapshots(table.target.catalog(), &table.ident, action, options).await?;
+    let counts = [
+        ("deleted_data_files_count", r.deleted_data_files.len()),
+        (
+            "deleted_position_delete_files_count",
+            r.deleted_position_delete_files.len(),
+        ),
+        (
+            "deleted_equality_delete_files_count",
+            r.deleted_equality_delete_files.len(),
+        ),
+        ("deleted_manifest_files_count", r.deleted_manifests.len()),
+        (
+            "deleted_manifest_lists_count",
+            r.deleted_manifest_lists.len(),
+        ),
+        (
+            "deleted_statistics_files_count",
+            r.deleted_statistics_files.len(),
+        ),
+    ];
+    one_row(
+        ctx,
+        counts
+            .iter()
+            .map(|(name, n)| (*name, Count::Long(*n as i64)))
+            .collect(),
+    )
+}
+
+async fn orphans(ctx: &SessionContext, table: &ResolvedTable, args: &Args) -> Result<DataFrame> {
+    let mut options = RemoveOrphanFiles::new().dry_run(flag(args, "dry_run")?.unwrap_or(false));
+    if let Some(ms) = timestamp(args, "older_than")? {
+        options = options.older_than(ms);
+    }
+    match args.get("location") {
+        None => {}
+        Some(Value::Text(l)) => options = options.location(l),
+        Some(other) => {
+            return Err(Error::invalid_argument(format!(
+                "location must be a string, got {other:?}"
+            )))
+        }
+    }
+    if let Some(n) = number(args, "max_concurrent_deletes")? {
+        options = options.max_concurrent_deletes(positive(n, "max_concurrent_deletes")?);
+    }
+    let loaded = table.target.catalog().load_table(&table.ident).await?;
+    let files = remove_orphan_files(&loaded, &options).await?;
+    let schema = Arc::new(ArrowSchema::new(vec![Field::new(
+        "orphan_file_location",
+        DataType::Utf8,
+        false,
+    )]));
+    let batch = RecordBatch::try_new(schema, vec![Arc::new(StringArray::from(files))])
+        .map_err(|e| Error::new(ErrorKind::DataFusion, "procedure result").with_source(e))?;
+    Ok(ctx.read_batch(batch)?)
+}
+
+async fn rewrite_data(
+    ctx: &SessionContext,
+    table: &ResolvedTable,
+    args: &Args,
+) -> Result<DataFrame> {
+    let strategy = match args.get("strategy") {
+        None => RewriteStrategy::BinPack,
+        Some(Value::Text(s)) if s.eq_ignore_ascii_case("binpack") => RewriteStrategy::BinPack,
+        Some(Value::Text(s)) if s.eq_ignore_ascii_case("sort") => RewriteStrategy::Sort,
+        Some(other) => {
+            return Err(Error::invalid_argument(format!(
+                "unknown strategy {other:?} (expected 'binpack' or 'sort')"
+            )))
+        }
+    };
+    if args.get("sort_order").is_some() {
+        return Err(Error::unsupported(
+            "rewrite_data_files argument 'sort_order' (the 'sort' strategy sorts by the \
+             table's sort order)",
+        ));
+    }
+    let map = match args.get("options") {
+        None => vec![],
+        Some(Value::Map(m)) => m,
+        Some(other) => {
+            return Err(Error::invalid_argument(format!(
+                "options must be map('key', 'value', …), got {other:?}"
+            )))
+        }
+    };
+    let mut options = RewriteDataFilesOptions::default().with_options(&map)?;
+    options.strategy = strategy;
+    let catalog = table.target.catalog();
+    if let Some(w) = args.get("where") {
+        let Value::Text(condition) = w else {
+            return Err(Error::invalid_argument(format!(
+                "where must be a string holding a condition, got {w:?}"
+            )));
+        };
+        let loaded = catalog.load_table(&table.ident).await?;
+        let provider = crate::IcebergTableProvider::try_new(loaded)?;
+        let df_schema = DFSchema::try_from(provider.arrow_schema().as_ref().clone())?;
+        let expr = ctx.parse_sql_expr(&condition, &df_schema)?;
+        let converted = FilterConverter::new(provider.iceberg_schema())
+            .convert(&expr)
+            .ok_or_else(|| {
+                Error::invalid_argument(format!(
+                    "where '{condition}' cannot select files (use comparisons of columns \
+                     with constants)"
+                ))
+            })?;
+        options.filter = Some(converted.predicate);
+    }
+    let (_, r) = rewrite_data_files(ctx, catalog, &table.ident, &options).await?;
+    one_row(
+        ctx,
+        vec![
+            (
+                "rewritten_data_files_count",
+                Count::Int(r.rewritten_data_files_count),
+            ),
+            (
+                "added_data_files_count",
+                Count::Int(r.added_data_files_count),
+            ),
+            (
+                "rewritten_bytes_count",
+                Count::Long(r.rewritten_bytes_count as i64),
+            ),
+            (
+                "failed_data_files_count",
+                Count::Int(r.failed_data_files_count),
+            ),
+        ],
+    )
+}
+
+async fn manifests(ctx: &SessionContext, table: &ResolvedTable, args: &Args) -> Result<DataFrame> {
+    flag(args, "use_caching")?;
+    if args.get("spec_id").is_some() {
+        return Err(Error::unsupported(
+            "rewrite_manifests argument 'spec_id' (every spec's manifests are rewritten)",
+        ));
+    }
+    let (_, r) = rewrite_manifests(table.target.catalog(), &table.ident, None).await?;
+    one_row(
+        ctx,
+        vec![
+            (
+                "rewritten_manifests_count",
+                Count::Int(r.rewritten_manifests_count),
+            ),
+            ("added_manifests_count", Count::Int(r.added_manifests_count)),
+        ],
+    )
+}
+
+/// The table named by the `table` argument, in the procedure's catalog: `t` in its
+/// default namespace, `ns.t`, or `cat.ns.t`.
+async fn resolve(
+    ctx: &SessionContext,
+    target: &IcebergTarget,
+    what: &str,
+    name: Option<Value>,
+) -> Result<ResolvedTable> {
+    let Some(Value::Text(name)) = name else {
+        return Err(Error::invalid_argument(format!(
+            "{what}: the 'table' argument (a name string such as 'ns.t') is missing"
+        )));
+    };
+    let mut parts = cursor(ctx, &name)
+        .and_then(|mut tc| tc.object_name().ok().filter(|_| tc.at_end()))
+        .ok_or_else(|| Error::invalid_argument(format!("{what}: '{name}' is not a table name")))?;
+    if parts.len() == 1 {
+        parts.insert(0, defaults(ctx).1);
+        parts.insert(0, target.name.clone());
+    } else if ctx.catalog(&parts[0]).is_none() {
+        parts.insert(0, target.name.clone());
+    }
+    let not_found = || {
+        Error::not_found(format!(
+            "{what}: '{name}' is not a table of Iceberg catalog '{}'",
+            target.name
+        ))
+    };
+    let table = resolve_table(ctx, &parts)?
+        .filter(|t| t.target.name == target.name)
+        .ok_or_else(not_found)?;
+    if !table.target.catalog().table_exists(&table.ident).await? {
+        return Err(not_found());
+    }
+    Ok(table)
+}
+
+fn number(args: &Args, name: &str) -> Result<Option<i64>> {
+    match args.get(name) {
+        None => Ok(None),
+        Some(Value::Number(n)) => Ok(Some(n)),
+        Some(other) => Err(Error::invalid_argument(format!(
+            "{name} must be a number, got {other:?}"
+        ))),
+    }
+}
+
+fn flag(args: &Args, name: &str) -> Result<Option<bool>> {
+    match args.get(name) {
+        None => Ok(None),
+        Some(Value::Bool(b)) => Ok(Some(b)),
+        Some(other) => Err(Error::invalid_argument(format!(
+            "{name} must be true or false, got {other:?}"
+        ))),
+    }
+}
+
+fn timestamp(args: &Args, name: &str) -> Result<Option<i64>> {
+    match args.get(name) {
+        None => Ok(None),
+        Some(Value::Timestamp(ms) | Value::Number(ms)) => Ok(Some(ms)),
+        Some(Value::Text(t)) => parse_timestamp_ms(&t)
+            .map(Some)
+            .ok_or_else(|| Error::invalid_argument(format!("{name}: '{t}' is not a timestamp"))),
+        Some(other) => Err(Error::invalid_argument(format!(
+            "{name} must be a timestamp, got {other:?}"
+        ))),
+    }
+}
+
+fn positive(n: i64, name: &str) -> Result<usize> {
+    usize::try_from(n)
+        .ok()
+        .filter(|n| *n > 0)
+        .ok_or_else(|| Error::invalid_argument(format!("{name} must be at least 1, got {n}")))
+}
+
+/// The `( … )` argument list, each value in the slot of its parameter.
+fn arguments(c: &mut Cursor<'_>, params: &[&str]) -> Result<Vec<Option<Value>>> {
+    let mut out: Vec<Option<Value>> = vec![None; params.len()];
+    c.expect(&Token::LParen)?;
+    let (mut position, mut named) = (0, false);
+    while !c.eat(&Token::RParen) {
+        let slot = if matches!(c.peek_at(1).map(|t| &t.token), Some(Token::RArrow)) {
+            let name = c.identifier()?;
+            c.advance();
+            named = true;
+            params.iter().position(|p| *p == name).ok_or_else(|| {
+                Error::invalid_argument(format!(
+                    "unknown argument '{name}' (expected {})",
+                    params.join(", ")
+                ))
+            })?
+        } else if named {
+            return Err(Error::invalid_argument(
+                "positional arguments cannot follow named ones",
+            ));
+        } else {
+            position += 1;
+            position - 1
+        };
+        let value = value(c)?;
+        let Some(entry) = out.get_mut(slot) else {
+            return Err(Error::invalid_argument(format!(
+                "too many arguments (expected {})",
+                params.join(", ")
+            )));
+        };
+        if entry.replace(value).is_some() {
+            return Err(Error::invalid_argument(format!(
+                "argument '{}' given twice",
+                params.get(slot).copied().unwrap_or_default()
+            )));
+        }
+        if !c.eat(&Token::Comma) {
+            c.expect(&Token::RParen)?;
+            break;
+        }
+    }
+    c.expect_end()?;
+    Ok(out)
+}
+
+fn value(c: &mut Cursor<'_>) -> Result<Value> {
+    if c.eat_keyword("TIMESTAMP") {
+        let text = c.string()?;
+        return parse_timestamp_ms(&text)
+            .map(Value::Timestamp)
+            .ok_or_else(|| {
+                Error::invalid_argument(format!("TIMESTAMP '{text}' is not a timestamp"))
+            });
+    }
+    if c.eat_keyword("TRUE") {
+        return Ok(Value::Bool(true));
+    }
+    if c.eat_keyword("FALSE") {
+        return Ok(Value::Bool(false));
+    }
+    if c.peek_keyword("ARRAY") || c.peek_keyword("MAP") {
+        let is_map = c.eat_keyword("MAP");
+        if !is_map {
+            c.advance();
+        }
+        c.expect(&Token::LParen)?;
+        let mut items = vec![];
+        while !c.eat(&Token::RParen) {
+            items.push(value(c)?);
+            if !c.eat(&Token::Comma) {
+                c.expect(&Token::RParen)?;
+                break;
+            }
+        }
+        if !is_map {
+            return Ok(Value::Array(items));
+        }
+        if items.len() % 2 != 0 {
+            return Err(Error::invalid_argument("map(…) needs key, value pairs"));
+        }
+        let text = |v: &Value| match v {
+            Value::Text(t) => Ok(t.clone()),
+            Value::Number(n) => Ok(n.to_string()),
+            Value::Bool(b) => Ok(b.to_string()),
+            other => Err(Error::invalid_argument(format!(
+                "map(…) keys and values are strings, got {other:?}"
+            ))),
+        };
+        let pairs = items
+            .chunks(2)
+            .map(|kv| Ok((text(&kv[0])?, text(&kv[1])?)))
+            .collect::<Result<_>>()?;
+        return Ok(Value::Map(pairs));
+    }
+    if matches!(
+        c.peek().map(|t| &t.token),
+        Some(Token::SingleQuotedString(_))
+    ) {
+        return c.string().map(Value::Text);
+    }
+    long(c).map(Value::Number)
+}
+
+/// One result column's value.
+enum Count {
+    Int(usize),
+    Long(i64),
+}
+
+fn one_row(ctx: &SessionContext, columns: Vec<(&str, Count)>) -> Result<DataFrame> {
+    let mut fields = vec![];
+    let mut arrays: Vec<ArrayRef> = vec![];
+    for (name, v) in columns {
+        match v {
+            Count::Int(n) => {
+                fields.push(Field::new(name, DataType::Int32, false));
+                arrays.push(Arc::new(Int32Array::from(vec![
+                    i32::try_from(n).unwrap_or(i32::MAX)
+                ])));
+            }
+            Count::Long(n) => {
+                fields.push(Field::new(name, DataType::Int64, false));
+                arrays.push(Arc::new(Int64Array::from(vec![n])));
+            }
+        }
+    }
+    let batch = RecordBatch::try_new(Arc::new(ArrowSchema::new(fields)), arrays)
+        .map_err(|e| Error::new(ErrorKind::DataFusion, "procedure result").with_source(e))?;
+    Ok(ctx.read_batch(batch)?)
+}

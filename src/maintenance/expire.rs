@@ -1,0 +1,229 @@
+//! `expire_snapshots`: commit an [`ExpireSnapshots`], then delete the files only the
+//! expired snapshots reached (Java `ExpireSnapshotsSparkAction` with
+//! `ReachableFileCleanup`).
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::sync::Arc;
+
+use futures::stream::{self, StreamExt};
+
+use super::reachable::{content_files, located, manifests, statistics_files, Located};
+use crate::catalog::{Catalog, TableIdent};
+use crate::error::{Error, Result};
+use crate::spec::{DataContentType, TableMetadata, TableMetadataBuilder};
+use crate::table::Table;
+use crate::transaction::{ExpireSnapshots, Transaction};
+
+/// What an expiry removed (or, in a dry run, would remove). File lists hold locations
+/// as the metadata stores them, sorted.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ExpireSnapshotsResult {
+    /// The snapshots expired.
+    pub expired_snapshot_ids: Vec<i64>,
+    /// The refs removed (past their `max-ref-age-ms`).
+    pub removed_refs: Vec<String>,
+    /// Data files deleted.
+    pub deleted_data_files: Vec<String>,
+    /// Position delete files deleted (Puffin files of deletion vectors included).
+    pub deleted_position_delete_files: Vec<String>,
+    /// Equality delete files deleted.
+    pub deleted_equality_delete_files: Vec<String>,
+    /// Manifests deleted.
+    pub deleted_manifests: Vec<String>,
+    /// Manifest lists deleted.
+    pub deleted_manifest_lists: Vec<String>,
+    /// Statistics and partition statistics files deleted.
+    pub deleted_statistics_files: Vec<String>,
+}
+
+/// How [`expire_snapshots`] runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ExpireOptions {
+    /// List what would be removed; commit and delete nothing.
+    pub dry_run: bool,
+    /// Files deleted at once (Spark `max_concurrent_deletes`; at least 1).
+    pub max_concurrent_deletes: usize,
+}
+
+impl Default for ExpireOptions {
+    fn default() -> Self {
+        Self {
+            dry_run: false,
+            max_concurrent_deletes: 16,
+        }
+    }
+}
+
+/// Expire snapshots of table `ident` per `expire` (see [`ExpireSnapshots`] for what is
+/// kept), then delete exactly the manifest lists, manifests, data and delete files and
+/// statistics files that the expired snapshots reached and no kept snapshot reaches —
+/// computed by reading the metadata (reachability), never by listing directories.
+/// Files are deleted only after the commit succeeded; a file that cannot be deleted
+/// stays behind as an orphan (for `remove_orphan_files`) and is not counted.
+///
+/// Returns the committed table (the loaded one for a dry run or when nothing expires)
+/// and what was removed.
+///
+/// Errors: the action's (bad retention, a ref's head named — the current snapshot
+/// included, an unknown snapshot) before anything changes; commit errors
+/// ([`ErrorKind::CommitConflict`](crate::ErrorKind) when the retries run out); a kept
+/// snapshot's manifest list or manifest that cannot be read (then nothing is deleted,
+/// the commit stands).
+pub async fn expire_snapshots(
+    catalog: &Arc<dyn Catalog>,
+    ident: &TableIdent,
+    expire: ExpireSnapshots,
+    options: ExpireOptions,
+) -> Result<(Table, ExpireSnapshotsResult)> {
+    if options.max_concurrent_deletes == 0 {
+        return Err(Error::invalid_argument(
+            "max_concurrent_deletes must be at least 1",
+        ));
+    }
+    let before = catalog.load_table(ident).await?;
+    let plan = expire.plan(before.metadata())?;
+    let after = if plan.snapshot_ids.is_empty() && plan.refs.is_empty() {
+        before.clone()
+    } else if options.dry_run {
+        let mut builder = TableMetadataBuilder::from_base(
+            before.metadata().clone(),
+            Some(before.metadata_location()),
+        );
+        builder.apply_all(&plan.updates())?;
+        before.with_metadata(builder.build()?, before.metadata_location())
+    } else {
+        Transaction::new(Arc::clone(catalog), ident.clone(), before.clone())
+            .add_action(expire)
+            .commit()
+            .await?
+    };
+    let mut result = unreachable_files(&before, before.metadata(), after.metadata()).await?;
+    result.removed_refs = before
+        .metadata()
+        .refs
+        .keys()
+        .filter(|r| !after.metadata().refs.contains_key(*r))
+        .cloned()
+        .collect();
+    result.removed_refs.sort();
+    if !options.dry_run {
+        delete_all(&before, &mut result, options.max_concurrent_deletes).await;
+    }
+    Ok((after, result))
+}
+
+/// The files `before`'s snapshots reach that `after`'s do not.
+async fn unreachable_files(
+    table: &Table,
+    before: &TableMetadata,
+    after: &TableMetadata,
+) -> Result<ExpireSnapshotsResult> {
+    let io = table.file_io();
+    let kept_ids: HashSet<i64> = after.snapshots.iter().map(|s| s.snapshot_id).collect();
+    let expired: Vec<_> = before
+        .snapshots
+        .iter()
+        .filter(|s| !kept_ids.contains(&s.snapshot_id))
+        .collect();
+    let kept: Vec<_> = after.snapshots.iter().collect();
+    let mut result = ExpireSnapshotsResult {
+        expired_snapshot_ids: expired.iter().map(|s| s.snapshot_id).collect(),
+        ..Default::default()
+    };
+    result.expired_snapshot_ids.sort_unstable();
+    if expired.is_empty() {
+        return Ok(result);
+    }
+
+    let kept_lists: HashSet<String> = kept
+        .iter()
+        .filter_map(|s| s.manifest_list.as_deref())
+        .map(|l| io.remap(l))
+        .collect::<Result<_>>()?;
+    let mut lists = BTreeSet::new();
+    for s in &expired {
+        if let Some(l) = s.manifest_list.as_deref() {
+            let l = located(io, l)?;
+            if !kept_lists.contains(&l.key) {
+                lists.insert(l);
+            }
+        }
+    }
+    let kept_manifests = manifests(table, &kept, false).await?;
+    let expired_manifests: HashMap<String, _> = manifests(table, &expired, true)
+        .await?
+        .into_iter()
+        .filter(|(k, _)| !kept_manifests.contains_key(k))
+        .collect();
+    let candidates = content_files(table, expired_manifests.values(), false, true).await?;
+    let live = if candidates.is_empty() {
+        HashMap::new()
+    } else {
+        content_files(table, kept_manifests.values(), true, false).await?
+    };
+    let mut files: BTreeSet<(u8, Located)> = BTreeSet::new();
+    for (key, (content, stored)) in candidates {
+        if live.contains_key(&key) {
+            continue;
+        }
+        let kind = match content {
+            DataContentType::Data => 0,
+            DataContentType::PositionDeletes => 1,
+            DataContentType::EqualityDeletes => 2,
+        };
+        files.insert((kind, Located { key, stored }));
+    }
+    for (kind, f) in files {
+        match kind {
+            0 => result.deleted_data_files.push(f.stored),
+            1 => result.deleted_position_delete_files.push(f.stored),
+            _ => result.deleted_equality_delete_files.push(f.stored),
+        }
+    }
+    let mut manifest_paths: Vec<String> = expired_manifests
+        .into_values()
+        .map(|m| m.manifest_path)
+        .collect();
+    manifest_paths.sort();
+    result.deleted_manifests = manifest_paths;
+    result.deleted_manifest_lists = lists.into_iter().map(|l| l.stored).collect();
+    let kept_stats: HashSet<String> = statistics_files(io, after)?
+        .into_iter()
+        .map(|l| l.key)
+        .collect();
+    let mut stats: Vec<String> = statistics_files(io, before)?
+        .into_iter()
+        .filter(|l| !kept_stats.contains(&l.key))
+        .map(|l| l.stored)
+        .collect();
+    stats.sort();
+    result.deleted_statistics_files = stats;
+    Ok(result)
+}
+
+/// Delete every file of `result`, `concurrency` at a time; files that could not be
+/// deleted are taken out of the lists (they stay behind as orphans).
+async fn delete_all(table: &Table, result: &mut ExpireSnapshotsResult, concurrency: usize) {
+    let lists = [
+        &mut result.deleted_data_files,
+        &mut result.deleted_position_delete_files,
+        &mut result.deleted_equality_delete_files,
+        &mut result.deleted_manifests,
+        &mut result.deleted_manifest_lists,
+        &mut result.deleted_statistics_files,
+    ];
+    for list in lists {
+        let failed: HashSet<String> = stream::iter(list.iter().cloned())
+            .map(|path| async move {
+                match table.file_io().delete(&path).await {
+                    Ok(()) => None,
+                    Err(_) => Some(path),
+                }
+            })
+            .buffer_unordered(concurrency)
+            .filter_map(|f| async move { f })
+            .collect()
+            .await;
+        list.retain(|p| !failed.contains(p));
+    }
+}

@@ -1,0 +1,100 @@
+//! Table maintenance (spec: "Maintenance"; Spark's Iceberg procedures and Java's
+//! actions): the work that keeps cheap commits from piling up snapshots, manifests and
+//! small files until planning is slow.
+//!
+//! | function | Spark procedure | commits |
+//! |---|---|---|
+//! | [`expire_snapshots`] | `expire_snapshots` | [`ExpireSnapshots`](crate::transaction::ExpireSnapshots), then deletes what only expired snapshots reached |
+//! | [`remove_orphan_files`] | `remove_orphan_files` | nothing: deletes files no metadata references |
+//! | [`rewrite_manifests`] | `rewrite_manifests` | [`RewriteManifests`](crate::transaction::RewriteManifests) |
+//! | `icefloe::datafusion::maintenance::rewrite_data_files` | `rewrite_data_files` | [`RewriteFiles`](crate::transaction::RewriteFiles) (reads and writes rows through DataFusion) |
+//!
+//! Every commit goes through [`Transaction`](crate::transaction::Transaction) and
+//! [`Catalog::commit_table`](crate::catalog::Catalog::commit_table), with its retries
+//! and conflict checks. Files are deleted only after the commit that stops referencing
+//! them succeeded.
+
+mod expire;
+mod orphan_files;
+mod reachable;
+
+use std::sync::Arc;
+
+pub use expire::{expire_snapshots, ExpireOptions, ExpireSnapshotsResult};
+pub use orphan_files::{remove_orphan_files, RemoveOrphanFiles};
+
+use crate::catalog::{Catalog, TableIdent};
+use crate::error::Result;
+use crate::table::Table;
+use crate::transaction::{RewriteManifests, Transaction};
+
+/// What [`rewrite_manifests`] did: Spark's `rewritten_manifests_count` and
+/// `added_manifests_count`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RewriteManifestsResult {
+    /// Manifests of the current snapshot replaced.
+    pub rewritten_manifests_count: usize,
+    /// Manifests written in their place.
+    pub added_manifests_count: usize,
+}
+
+/// Recluster the manifests of table `ident`'s current snapshot by partition (see
+/// [`RewriteManifests`]); `target_size_bytes` overrides
+/// `commit.manifest.target-size-bytes`. A table without snapshots, or whose manifests
+/// need no rewrite, is left as it is (zero counts).
+///
+/// Errors: a v1 or v3 table ([`ErrorKind::Unsupported`](crate::ErrorKind)), a target
+/// size that is not positive, commit errors.
+pub async fn rewrite_manifests(
+    catalog: &Arc<dyn Catalog>,
+    ident: &TableIdent,
+    target_size_bytes: Option<i64>,
+) -> Result<(Table, RewriteManifestsResult)> {
+    let base = catalog.load_table(ident).await?;
+    let Some(current) = base.metadata().current_snapshot().cloned() else {
+        return Ok((base, RewriteManifestsResult::default()));
+    };
+    let mut action = RewriteManifests::new();
+    if let Some(t) = target_size_bytes {
+        action = action.target_size_bytes(t);
+    }
+    let committed = Transaction::new(Arc::clone(catalog), ident.clone(), base.clone())
+        .add_action(action)
+        .commit()
+        .await?;
+    let Some(after) = committed
+        .metadata()
+        .current_snapshot()
+        .filter(|s| s.snapshot_id != current.snapshot_id)
+        .cloned()
+    else {
+        return Ok((committed, RewriteManifestsResult::default()));
+    };
+    // against the snapshot the rewrite replaced (its parent: a retry may have moved on
+    // from `current`)
+    let parent = after
+        .parent_snapshot_id
+        .and_then(|p| committed.metadata().snapshot_by_id(p))
+        .unwrap_or(&current)
+        .clone();
+    let paths = |table: &Table, s| {
+        let table = table.clone();
+        async move {
+            reachable::manifests_of(&table, &s, false).await.map(|m| {
+                m.unwrap_or_default()
+                    .into_iter()
+                    .map(|f| f.manifest_path)
+                    .collect::<std::collections::HashSet<String>>()
+            })
+        }
+    };
+    let old = paths(&committed, parent).await?;
+    let new = paths(&committed, after).await?;
+    Ok((
+        committed,
+        RewriteManifestsResult {
+            rewritten_manifests_count: old.difference(&new).count(),
+            added_manifests_count: new.difference(&old).count(),
+        },
+    ))
+}

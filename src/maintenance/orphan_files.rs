@@ -1,0 +1,234 @@
+//! `remove_orphan_files`: delete files under a table's location that no metadata
+//! references (Java `DeleteOrphanFilesSparkAction`).
+//!
+//! Referenced are: the current metadata file and every file of its `metadata-log`, the
+//! `metadata/version-hint.text` of filesystem tables, every snapshot's manifest list,
+//! every manifest of those lists and every data and delete file their entries name (any
+//! status), and the statistics and partition statistics files. Listed files are compared
+//! with these by location normalised and remapped (`file:/x`, `file:///x` and `/x` are
+//! one file) and with the schemes `s3`, `s3a`, `s3n` taken as one (Spark's
+//! `equal_schemes`). A listed file whose path equals a referenced one's but whose scheme
+//! or authority differs is an error (Spark's `prefix_mismatch_mode` `ERROR`): deleting
+//! it could break the table.
+//!
+//! Only files last modified before `older_than` (default: 3 days ago) are orphans:
+//! younger ones may belong to a commit in flight. An `older_than` within the last 24
+//! hours is refused unless [`RemoveOrphanFiles::allow_recent`] says otherwise (Spark
+//! refuses it in SQL).
+
+use std::collections::{HashMap, HashSet};
+
+use futures::stream::{self, StreamExt};
+
+use super::reachable::{content_files, manifests, statistics_files};
+use crate::error::{Error, ErrorKind, Result};
+use crate::table::Table;
+
+const DAY_MS: i64 = 24 * 60 * 60 * 1000;
+
+/// What [`remove_orphan_files`] does.
+#[derive(Debug, Clone, Default)]
+pub struct RemoveOrphanFiles {
+    older_than_ms: Option<i64>,
+    location: Option<String>,
+    dry_run: bool,
+    allow_recent: bool,
+    max_concurrent_deletes: Option<usize>,
+}
+
+impl RemoveOrphanFiles {
+    /// Files older than 3 days, under the table location, deleted.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Only files last modified before `timestamp_ms` (ms since the epoch).
+    pub fn older_than(mut self, timestamp_ms: i64) -> Self {
+        self.older_than_ms = Some(timestamp_ms);
+        self
+    }
+
+    /// Look under `location` instead of the table location.
+    pub fn location(mut self, location: impl Into<String>) -> Self {
+        self.location = Some(location.into());
+        self
+    }
+
+    /// List the orphans; delete nothing.
+    pub fn dry_run(mut self, dry_run: bool) -> Self {
+        self.dry_run = dry_run;
+        self
+    }
+
+    /// Accept an `older_than` within the last 24 hours (only when no other writer can
+    /// be committing to the table: its new files are not referenced yet).
+    pub fn allow_recent(mut self, allow: bool) -> Self {
+        self.allow_recent = allow;
+        self
+    }
+
+    /// Delete this many files at once (default 16; at least 1).
+    pub fn max_concurrent_deletes(mut self, n: usize) -> Self {
+        self.max_concurrent_deletes = Some(n);
+        self
+    }
+}
+
+/// A location split for comparison: (scheme class, authority, path).
+fn parts(location: &str) -> (String, String, String) {
+    let Some((scheme, rest)) = location.split_once("://") else {
+        return (String::new(), String::new(), location.to_string());
+    };
+    let scheme = match scheme.to_ascii_lowercase().as_str() {
+        "s3a" | "s3n" => "s3".to_string(),
+        s => s.to_string(),
+    };
+    let (authority, path) = rest.split_once('/').unwrap_or((rest, ""));
+    (scheme, authority.to_string(), path.to_string())
+}
+
+/// Delete (or with `dry_run`, list) the orphan files of `table` per `options`.
+/// Returns their locations as listed, sorted.
+///
+/// Errors: [`ErrorKind::InvalidArgument`](crate::ErrorKind) for an `older_than` within
+/// 24 hours (unless allowed) or `max_concurrent_deletes` 0;
+/// [`ErrorKind::InvalidData`](crate::ErrorKind) for a listed file that matches a
+/// referenced one in path only (scheme or authority differ), naming both; an unreadable
+/// manifest list or manifest (nothing is deleted then); listing errors.
+pub async fn remove_orphan_files(
+    table: &Table,
+    options: &RemoveOrphanFiles,
+) -> Result<Vec<String>> {
+    let now = chrono::Utc::now().timestamp_millis();
+    let older_than = options.older_than_ms.unwrap_or(now - 3 * DAY_MS);
+    if older_than > now - DAY_MS && !options.allow_recent {
+        return Err(Error::invalid_argument(format!(
+            "cannot remove orphan files with older_than within the last 24 hours ({older_than} \
+             ms): files of commits in flight would be deleted and the table corrupted"
+        )));
+    }
+    let concurrency = options.max_concurrent_deletes.unwrap_or(16);
+    if concurrency == 0 {
+        return Err(Error::invalid_argument(
+            "max_concurrent_deletes must be at least 1",
+        ));
+    }
+    let m = table.metadata();
+    let io = table.file_io();
+
+    // every file the metadata references, by normalised (and remapped) location
+    let mut referenced: HashSet<String> = HashSet::new();
+    referenced.insert(io.remap(table.metadata_location())?);
+    for entry in &m.metadata_log {
+        referenced.insert(io.remap(&entry.metadata_file)?);
+    }
+    referenced.insert(io.remap(&format!("{}/metadata/version-hint.text", m.location))?);
+    let snapshots: Vec<_> = m.snapshots.iter().collect();
+    for s in &snapshots {
+        if let Some(l) = &s.manifest_list {
+            referenced.insert(io.remap(l)?);
+        }
+    }
+    let all_manifests = manifests(table, &snapshots, false).await?;
+    referenced.extend(all_manifests.keys().cloned());
+    referenced.extend(
+        content_files(table, all_manifests.values(), false, false)
+            .await?
+            .into_keys(),
+    );
+    referenced.extend(statistics_files(io, m)?.into_iter().map(|l| l.key));
+
+    let by_parts: HashMap<(String, String, String), &String> =
+        referenced.iter().map(|r| (parts(r), r)).collect();
+    let by_path: HashMap<&str, &String> = by_parts
+        .iter()
+        .map(|((_, _, p), r)| (p.as_str(), *r))
+        .collect();
+
+    let root = options.location.as_deref().unwrap_or(&m.location);
+    let mut orphans = vec![];
+    for f in io.list_files(root).await? {
+        if f.last_modified_ms >= older_than {
+            continue;
+        }
+        let key = parts(&io.remap(&f.location)?);
+        if by_parts.contains_key(&key) {
+            continue;
+        }
+        if let Some(other) = by_path.get(key.2.as_str()) {
+            return Err(Error::new(
+                ErrorKind::InvalidData,
+                format!(
+                    "cannot tell whether '{}' is an orphan: the metadata references '{other}', \
+                     the same path under another scheme or authority",
+                    f.location
+                ),
+            ));
+        }
+        orphans.push(f.location);
+    }
+    orphans.sort();
+    if !options.dry_run {
+        let failed: Vec<String> = stream::iter(orphans.iter().cloned())
+            .map(|path| async move {
+                match io.delete(&path).await {
+                    Ok(()) => None,
+                    Err(_) => Some(path),
+                }
+            })
+            .buffer_unordered(concurrency)
+            .filter_map(|f| async move { f })
+            .collect()
+            .await;
+        if let Some(first) = failed.first() {
+            return Err(Error::new(
+                ErrorKind::Io,
+                format!(
+                    "removed {} orphan files but could not delete {} (e.g. '{first}')",
+                    orphans.len() - failed.len(),
+                    failed.len()
+                ),
+            ));
+        }
+    }
+    Ok(orphans)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parts;
+
+    #[test]
+    fn schemes_s3_s3a_s3n_are_one_and_authorities_count() {
+        assert_eq!(
+            parts("s3a://b/t/data/f.parquet"),
+            parts("s3://b/t/data/f.parquet")
+        );
+        assert_eq!(
+            parts("s3n://b/t/data/f.parquet"),
+            parts("s3://b/t/data/f.parquet")
+        );
+        assert_ne!(
+            parts("s3://other/t/data/f.parquet"),
+            parts("s3://b/t/data/f.parquet")
+        );
+        assert_ne!(
+            parts("gs://b/t/data/f.parquet"),
+            parts("s3://b/t/data/f.parquet")
+        );
+        // the path alone (what a prefix mismatch is detected by) is the same
+        assert_eq!(
+            parts("s3://other/t/data/f.parquet").2,
+            parts("s3://b/t/data/f.parquet").2
+        );
+        // local forms are normalised first: file:/x, file:///x and /x
+        let io = crate::io::FileIO::default();
+        let forms = [
+            "file:/tmp/t/f.parquet",
+            "file:///tmp/t/f.parquet",
+            "/tmp/t/f.parquet",
+        ];
+        let keys: Vec<_> = forms.iter().map(|f| parts(&io.remap(f).unwrap())).collect();
+        assert!(keys.windows(2).all(|w| w[0] == w[1]), "{keys:?}");
+    }
+}

@@ -1,0 +1,230 @@
+//! [`RewriteFiles`]: replace data files by new ones holding the same rows, in one
+//! `replace` snapshot (Java `BaseRewriteFiles`; spec: "Snapshots", operation `replace`)
+//! — what compaction (`rewrite_data_files`) commits.
+//!
+//! The new files hold the rows of the replaced files with their deletes applied, so
+//! they get the snapshot's new data sequence number: the deletes committed before the
+//! rewrite (lower sequence numbers) do not apply to them. Delete files that apply to no
+//! live data file after the rewrite are dropped with
+//! [`remove_dangling_deletes`](RewriteFiles::remove_dangling_deletes): a position delete
+//! or deletion vector whose data sequence number is below that of every remaining data
+//! file of its partition (or, file-scoped, whose data file was rewritten), an equality
+//! delete whose sequence number is not above that of any remaining data file of its
+//! partition (spec: "Scan Planning"; a delete written under an unpartitioned spec is
+//! compared with every data file).
+//!
+//! **Validation** (re-run on every retry): every replaced file is still live
+//! (Java `validateDeletedFiles`), and no delete file added since the starting snapshot
+//! applies to a replaced file (`validateNoNewDeletesForDataFiles`) — its rows would come
+//! back in the new files. Data files appended concurrently are no conflict: the retry
+//! carries them over. A failed check is [`ErrorKind::ValidationFailed`](crate::ErrorKind)
+//! naming the file and snapshot. Format version 3 is refused: rewritten rows would lose
+//! their row ids (spec: "Row Lineage"), which this crate does not carry over yet.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use async_trait::async_trait;
+
+use super::manifest_merge::merge_manifests;
+use super::snapshot_producer::SnapshotProducer;
+use super::summary::SnapshotSummary;
+use super::validation::{
+    check_all_removed, partition_key, remove_files, removed_key,
+    validate_no_new_deletes_for_data_files, Coverage, PartitionKey,
+};
+use super::TransactionAction;
+use crate::error::{Error, Result};
+use crate::spec::{DataContentType, DataFile, FormatVersion, ManifestEntry, TableUpdate};
+use crate::table::Table;
+
+/// Replace data files (and drop delete files) in one snapshot without changing rows.
+#[derive(Debug)]
+pub struct RewriteFiles {
+    replaced: BTreeMap<String, (i32, DataFile)>,
+    removed_deletes: HashSet<String>,
+    added: BTreeMap<i32, Vec<DataFile>>,
+    starting_snapshot_id: Option<i64>,
+    remove_dangling_deletes: bool,
+    producer: SnapshotProducer,
+}
+
+impl RewriteFiles {
+    /// A rewrite whose input files were read at `starting_snapshot_id`.
+    pub fn new(starting_snapshot_id: Option<i64>) -> Self {
+        Self {
+            replaced: BTreeMap::new(),
+            removed_deletes: HashSet::new(),
+            added: BTreeMap::new(),
+            starting_snapshot_id,
+            remove_dangling_deletes: false,
+            producer: SnapshotProducer::new(),
+        }
+    }
+
+    /// Replace data file `file` (of spec `spec_id`, as the table lists it).
+    ///
+    /// Errors: a delete file ([`crate::ErrorKind::InvalidArgument`]).
+    pub fn delete_data_file(mut self, spec_id: i32, file: DataFile) -> Result<Self> {
+        if file.content != DataContentType::Data {
+            return Err(Error::invalid_argument(format!(
+                "rewrite replacing '{}' as a data file, which is a delete file",
+                file.file_path
+            )));
+        }
+        self.replaced
+            .insert(file.file_path.clone(), (spec_id, file));
+        Ok(self)
+    }
+
+    /// Drop a delete file (by location; a deletion vector by location and offset).
+    pub fn delete_delete_file(mut self, file: &DataFile) -> Self {
+        self.removed_deletes.insert(removed_key(file));
+        self
+    }
+
+    /// Add the new data files, written under spec `spec_id`.
+    ///
+    /// Errors: a delete file ([`crate::ErrorKind::InvalidArgument`]).
+    pub fn add_data_files(mut self, spec_id: i32, files: Vec<DataFile>) -> Result<Self> {
+        if let Some(f) = files.iter().find(|f| f.content != DataContentType::Data) {
+            return Err(Error::invalid_argument(format!(
+                "rewrite adding '{}', which is a delete file",
+                f.file_path
+            )));
+        }
+        self.added.entry(spec_id).or_default().extend(files);
+        Ok(self)
+    }
+
+    /// Also drop every delete file that applies to no live data file after the rewrite
+    /// (see the module docs).
+    pub fn remove_dangling_deletes(mut self) -> Self {
+        self.remove_dangling_deletes = true;
+        self
+    }
+
+    /// The id of the snapshot this rewrite commits.
+    pub fn snapshot_id(&self) -> i64 {
+        self.producer.snapshot_id()
+    }
+
+    /// The keys of the delete files of `entries` that apply to no data file that stays.
+    fn dangling(&self, table: &Table, entries: &[ManifestEntry]) -> HashSet<String> {
+        let m = table.metadata();
+        // remaining live data files: min data sequence number per (spec, partition),
+        // overall, and by path
+        let mut min_by_scope: HashMap<(i32, PartitionKey), i64> = HashMap::new();
+        let mut min_all = i64::MAX;
+        let mut by_path: HashMap<&str, i64> = HashMap::new();
+        for e in entries.iter().filter(|e| {
+            e.is_alive()
+                && e.data_file.content == DataContentType::Data
+                && !self.replaced.contains_key(&e.data_file.file_path)
+        }) {
+            let seq = e.data_sequence_number;
+            let scope = min_by_scope
+                .entry((e.spec_id, partition_key(&e.data_file.partition)))
+                .or_insert(i64::MAX);
+            *scope = (*scope).min(seq);
+            min_all = min_all.min(seq);
+            by_path.insert(e.data_file.file_path.as_str(), seq);
+        }
+        let mut out = HashSet::new();
+        for e in entries
+            .iter()
+            .filter(|e| e.is_alive() && e.data_file.content != DataContentType::Data)
+        {
+            let d = &e.data_file;
+            let seq = e.data_sequence_number;
+            let global = m
+                .partition_spec_by_id(e.spec_id)
+                .is_none_or(|s| s.is_unpartitioned());
+            let min_seq = if global {
+                min_all
+            } else {
+                min_by_scope
+                    .get(&(e.spec_id, partition_key(&d.partition)))
+                    .copied()
+                    .unwrap_or(i64::MAX)
+            };
+            let applies = match d.content {
+                DataContentType::PositionDeletes => match &d.referenced_data_file {
+                    Some(path) => by_path.get(path.as_str()).is_some_and(|s| *s <= seq),
+                    None => min_seq <= seq,
+                },
+                _ => min_seq < seq,
+            };
+            if !applies {
+                out.insert(removed_key(d));
+            }
+        }
+        out
+    }
+}
+
+#[async_trait]
+impl TransactionAction for RewriteFiles {
+    async fn updates(&mut self, table: &Table) -> Result<Vec<TableUpdate>> {
+        SnapshotProducer::check_format(table)?;
+        if table.metadata().format_version >= FormatVersion::V3 {
+            return Err(Error::unsupported(
+                "rewriting data files of a format-version 3 table (keeping the row ids of \
+                 rewritten rows, spec 'Row Lineage', is not written yet)",
+            ));
+        }
+        let added_manifests = self.producer.added_manifests(table, &self.added).await?;
+        let parent = self.producer.parent(table).cloned();
+        let starting = self.starting_snapshot_id;
+
+        let touched: Vec<(i32, &DataFile)> = self.replaced.values().map(|(s, f)| (*s, f)).collect();
+        validate_no_new_deletes_for_data_files(
+            table,
+            parent.as_ref(),
+            starting,
+            &touched,
+            "rewrite",
+        )
+        .await?;
+
+        let mut removed_deletes = self.removed_deletes.clone();
+        if self.remove_dangling_deletes {
+            let mut all = vec![];
+            for mf in SnapshotProducer::manifests_of(table, parent.as_ref()).await? {
+                all.extend(SnapshotProducer::entries_of(table, &mf).await?);
+            }
+            removed_deletes.extend(self.dangling(table, &all));
+        }
+
+        let mut summary = SnapshotSummary::of_added(&self.added);
+        let (replaced, removed_ref) = (&self.replaced, &removed_deletes);
+        let covered = |e: &ManifestEntry| -> Result<Coverage> {
+            let f = &e.data_file;
+            let hit = match f.content {
+                DataContentType::Data => replaced.contains_key(&f.file_path),
+                _ => removed_ref.contains(&removed_key(f)),
+            };
+            Ok(if hit { Coverage::All } else { Coverage::None })
+        };
+        let (kept, removed) = remove_files(
+            table,
+            &mut self.producer,
+            parent.as_ref(),
+            &covered,
+            &mut summary,
+        )
+        .await?;
+        let wanted: HashSet<String> = self.replaced.keys().cloned().collect();
+        check_all_removed(&wanted, &removed)?;
+        check_all_removed(&self.removed_deletes, &removed)?;
+        let mut manifests = added_manifests;
+        manifests.extend(kept);
+        let manifests = merge_manifests(table, &mut self.producer, manifests).await?;
+        self.producer
+            .commit_updates(table, "replace", manifests, &summary)
+            .await
+    }
+
+    async fn clean_up(&mut self, table: &Table, committed: bool) {
+        self.producer.clean_up(table, committed).await;
+    }
+}

@@ -1,0 +1,999 @@
+//! Maintenance procedures (issue 13 point 6): `rewrite_data_files`, `rewrite_manifests`,
+//! `expire_snapshots`, `remove_orphan_files` in SQL and through the Rust API, on our own
+//! tables (PyIceberg and DuckDB reading the results) and on copies of corpus tables
+//! (every conformance query answering alike before and after).
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use datafusion::arrow::util::pretty::pretty_format_batches;
+use icefloe::catalog::{Catalog, Namespace, SqlCatalog, TableIdent};
+use icefloe::scan::TableScan;
+use icefloe::transaction::{RewriteFiles, Transaction};
+use icefloe::ErrorKind;
+
+use crate::catalog::{attach, corpus_dir, metadata_file, scalar_i64};
+use crate::dml::{create, lake, ok, other_engines_agree, run, Lake};
+
+const ORDER: &str = "ORDER BY id, k, s, d";
+
+async fn rows(lake: &Lake, table: &str) -> String {
+    ok(&lake.ctx, &format!("SELECT * FROM {table} {ORDER}")).await
+}
+
+async fn n(lake: &Lake, q: &str) -> i64 {
+    scalar_i64(&lake.ctx, q).await
+}
+
+/// The result of a CALL as (column, value) pairs of its one row.
+async fn call(lake: &Lake, q: &str) -> HashMap<String, i64> {
+    let batches = run(&lake.ctx, q)
+        .await
+        .unwrap_or_else(|e| panic!("{q}: {e}"));
+    let b = &batches[0];
+    assert_eq!(b.num_rows(), 1, "{q}");
+    b.schema()
+        .fields()
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let v = datafusion::arrow::compute::cast(
+                b.column(i),
+                &datafusion::arrow::datatypes::DataType::Int64,
+            )
+            .expect("cast");
+            let v = v
+                .as_any()
+                .downcast_ref::<datafusion::arrow::array::Int64Array>()
+                .expect("i64")
+                .value(0);
+            (f.name().clone(), v)
+        })
+        .collect()
+}
+
+async fn insert_small_batches(lake: &Lake, name: &str, batches: i64) {
+    for b in 0..batches {
+        let values: Vec<String> = (0..3)
+            .map(|k| format!("({}, {k}, 's{b}', {b}.5)", b * 10 + k))
+            .collect();
+        ok(
+            &lake.ctx,
+            &format!("INSERT INTO ice.ns.{name} VALUES {}", values.join(", ")),
+        )
+        .await;
+    }
+}
+
+async fn metadata_location(lake: &Lake, name: &str) -> String {
+    lake.catalog
+        .load_table(&TableIdent::parse(&format!("ns.{name}")))
+        .await
+        .expect("load")
+        .metadata_location()
+        .to_string()
+}
+
+#[tokio::test]
+async fn maintenance_compaction_and_manifest_rewrite_keep_rows() {
+    let lake = lake().await;
+    let name = "compact";
+    create(
+        &lake,
+        name,
+        "PARTITIONED BY (k)",
+        ", 'write.delete.mode'='merge-on-read', 'commit.manifest-merge.enabled'='false'",
+    )
+    .await;
+    insert_small_batches(&lake, name, 8).await;
+    ok(
+        &lake.ctx,
+        &format!("DELETE FROM ice.ns.{name} WHERE id % 4 = 0"),
+    )
+    .await;
+    let t = format!("ice.ns.{name}");
+    let before = rows(&lake, &t).await;
+    let data_files = n(
+        &lake,
+        &format!("SELECT count(*) FROM ice.ns.\"{name}$data_files\""),
+    )
+    .await;
+    let delete_files = n(
+        &lake,
+        &format!("SELECT count(*) FROM ice.ns.\"{name}$delete_files\""),
+    )
+    .await;
+    assert_eq!(data_files, 24);
+    assert!(delete_files > 0);
+
+    // one partition first
+    let r = call(
+        &lake,
+        &format!("CALL ice.system.rewrite_data_files(table => 'ns.{name}', where => 'k = 1')"),
+    )
+    .await;
+    assert_eq!(r["rewritten_data_files_count"], 8, "{r:?}");
+    assert_eq!(r["added_data_files_count"], 1, "{r:?}");
+    assert_eq!(rows(&lake, &t).await, before);
+    let r = call(
+        &lake,
+        &format!("CALL ice.system.rewrite_data_files(table => 'ns.{name}')"),
+    )
+    .await;
+    assert_eq!(r["rewritten_data_files_count"], data_files - 8);
+    assert_eq!(
+        r["added_data_files_count"], 2,
+        "one file per partition: {r:?}"
+    );
+    assert!(r["rewritten_bytes_count"] > 0);
+    assert_eq!(r["failed_data_files_count"], 0);
+    assert_eq!(rows(&lake, &t).await, before);
+    assert_eq!(
+        n(
+            &lake,
+            &format!("SELECT count(*) FROM ice.ns.\"{name}$data_files\"")
+        )
+        .await,
+        3
+    );
+    // the deletes applied to rewritten files only: dropped with them
+    assert_eq!(
+        n(
+            &lake,
+            &format!("SELECT count(*) FROM ice.ns.\"{name}$delete_files\"")
+        )
+        .await,
+        0
+    );
+    let op = crate::catalog::strings(
+        &lake.ctx,
+        &format!(
+            "SELECT operation FROM ice.ns.\"{name}$snapshots\" ORDER BY committed_at DESC LIMIT 1"
+        ),
+    )
+    .await;
+    assert_eq!(op, ["replace"]);
+    // nothing left to compact
+    let again = call(
+        &lake,
+        &format!("CALL ice.system.rewrite_data_files('ns.{name}')"),
+    )
+    .await;
+    assert_eq!(again["rewritten_data_files_count"], 0);
+
+    let manifests = n(
+        &lake,
+        &format!("SELECT count(*) FROM ice.ns.\"{name}$manifests\""),
+    )
+    .await;
+    assert!(manifests > 1, "{manifests}");
+    let r = call(
+        &lake,
+        &format!("CALL ice.system.rewrite_manifests('ns.{name}')"),
+    )
+    .await;
+    assert_eq!(r["rewritten_manifests_count"], manifests);
+    let after = n(
+        &lake,
+        &format!("SELECT count(*) FROM ice.ns.\"{name}$manifests\""),
+    )
+    .await;
+    assert_eq!(r["added_manifests_count"], after);
+    assert_eq!(after, 1, "one small data manifest");
+    assert_eq!(rows(&lake, &t).await, before);
+    assert_eq!(
+        n(
+            &lake,
+            &format!("SELECT count(*) FROM ice.ns.\"{name}$files\"")
+        )
+        .await,
+        3
+    );
+    // the rewritten manifest keeps its entries' (older) sequence numbers as its minimum
+    let table = lake
+        .catalog
+        .load_table(&TableIdent::parse(&format!("ns.{name}")))
+        .await
+        .expect("load");
+    let list = TableScan::new(table.clone(), table.metadata().current_snapshot().cloned())
+        .manifest_list()
+        .await
+        .expect("manifest list");
+    assert_eq!(list.len(), 1);
+    assert!(
+        list[0].min_sequence_number < list[0].sequence_number,
+        "min {} vs {}",
+        list[0].min_sequence_number,
+        list[0].sequence_number
+    );
+    // partitions: one file each, every live row counted
+    let live = n(&lake, &format!("SELECT count(*) FROM {t}")).await;
+    let partitions = format!("ice.ns.\"{name}$partitions\"");
+    assert_eq!(
+        n(
+            &lake,
+            &format!("SELECT sum(record_count) FROM {partitions}")
+        )
+        .await,
+        live
+    );
+    assert_eq!(
+        n(&lake, &format!("SELECT max(file_count) FROM {partitions}")).await,
+        1
+    );
+    // history: every commit
+    assert_eq!(
+        n(
+            &lake,
+            &format!("SELECT count(*) FROM ice.ns.\"{name}$history\"")
+        )
+        .await,
+        n(
+            &lake,
+            &format!("SELECT count(*) FROM ice.ns.\"{name}$snapshots\"")
+        )
+        .await
+    );
+    other_engines_agree(&lake, name).await;
+}
+
+/// Copies of corpus tables in a SQLite catalog (paths remapped to the copies).
+async fn corpus_lake(tables: &[&str]) -> (tempfile::TempDir, Lake, Arc<dyn Catalog>) {
+    let lake = lake().await;
+    let copies = tempfile::tempdir().expect("tempdir");
+    let mut remap = vec![];
+    for t in tables {
+        let src = corpus_dir().join(t);
+        let dst = copies.path().join(t);
+        crate::fixtures::copy_dir(&src, &dst);
+        remap.push((
+            format!("file:///tmp/iceberg-corpus/{t}"),
+            dst.to_string_lossy().to_string(),
+        ));
+    }
+    let catalog = SqlCatalog::open_or_create("corpus", lake.dir.path().join("corpus.db"))
+        .expect("catalog")
+        .with_open_options(icefloe::OpenOptions {
+            remap,
+            ..Default::default()
+        });
+    catalog
+        .create_namespace(&Namespace::parse("ns"), &HashMap::new())
+        .await
+        .expect("ns");
+    for t in tables {
+        catalog
+            .register_table(
+                &TableIdent::parse(&format!("ns.{t}")),
+                &metadata_file(&copies.path().join(t)),
+            )
+            .await
+            .expect("register");
+    }
+    let catalog: Arc<dyn Catalog> = Arc::new(catalog);
+    attach(&lake.ctx, "corpus", Arc::clone(&catalog)).await;
+    (copies, lake, catalog)
+}
+
+/// Every conformance query of corpus table `t` (time travel included), as text.
+async fn answers(lake: &Lake, t: &str) -> Vec<String> {
+    let cases: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(corpus_dir().join(t).join("cases.json")).expect("cases"),
+    )
+    .expect("json");
+    let mut out = vec![];
+    for case in cases["cases"].as_array().expect("cases") {
+        let table = match (&case["snapshot_id"], &case["ref"]) {
+            (serde_json::Value::Number(id), _) => format!("corpus.ns.\"{t}@{id}\""),
+            (_, serde_json::Value::String(r)) => format!("corpus.ns.\"{t}@{r}\""),
+            _ => format!("corpus.ns.{t}"),
+        };
+        let sql = case["sql"].as_str().expect("sql").replace("{t}", &table);
+        // the answer as DataFusion gives it; a query DataFusion cannot run is skipped
+        // alike before and after
+        let text = match lake.ctx.sql(&sql).await {
+            Ok(df) => match df.collect().await {
+                Ok(b) => pretty_format_batches(&b).expect("format").to_string(),
+                Err(e) => format!("error: {e}"),
+            },
+            Err(e) => format!("error: {e}"),
+        };
+        out.push(format!("{sql}\n{text}"));
+    }
+    out
+}
+
+#[tokio::test]
+async fn maintenance_on_corpus_copies_keeps_every_answer() {
+    // (table, options, whether the file count must drop)
+    let tables = [
+        (
+            "spark_v2_mor_position_deletes",
+            "'min-input-files', '2', 'delete-file-threshold', '1'",
+            true,
+        ),
+        (
+            "spark_v2_equality_deletes_partitioned",
+            "'min-input-files', '2', 'delete-file-threshold', '1'",
+            true,
+        ),
+        // one file per day: rewritten all the same, never more files
+        ("spark_v2_day_partitioned", "'rewrite-all', 'true'", false),
+    ];
+    let refused = ["spark_v3_deletion_vectors", "spark_v1_types_identity"];
+    let names: Vec<&str> = tables.iter().map(|t| t.0).chain(refused).collect();
+    let (_copies, lake, catalog) = corpus_lake(&names).await;
+    for (t, options, fewer) in tables {
+        let before = answers(&lake, t).await;
+        let files = n(
+            &lake,
+            &format!("SELECT count(*) FROM corpus.ns.\"{t}$files\""),
+        )
+        .await;
+        let r = call(
+            &lake,
+            &format!(
+                "CALL corpus.system.rewrite_data_files(table => 'ns.{t}', \
+                 options => map({options}))"
+            ),
+        )
+        .await;
+        let after_files = n(
+            &lake,
+            &format!("SELECT count(*) FROM corpus.ns.\"{t}$files\""),
+        )
+        .await;
+        assert!(r["rewritten_data_files_count"] > 0, "{t}: {r:?}");
+        if fewer {
+            assert!(
+                after_files < files,
+                "{t}: {files} -> {after_files} files ({r:?})"
+            );
+        } else {
+            assert!(
+                after_files <= files,
+                "{t}: {files} -> {after_files} files ({r:?})"
+            );
+        }
+        let m = call(
+            &lake,
+            &format!("CALL corpus.system.rewrite_manifests('ns.{t}')"),
+        )
+        .await;
+        assert!(
+            m["added_manifests_count"] <= m["rewritten_manifests_count"],
+            "{t}: {m:?}"
+        );
+        // nothing the metadata references is an orphan, whatever form its location
+        // takes (Spark stores `file:/…`, the copy is remapped)
+        let table = catalog
+            .load_table(&TableIdent::parse(&format!("ns.{t}")))
+            .await
+            .expect("load");
+        let orphans = icefloe::maintenance::remove_orphan_files(
+            &table,
+            &icefloe::maintenance::RemoveOrphanFiles::new()
+                .older_than(chrono::Utc::now().timestamp_millis() + 60_000)
+                .allow_recent(true),
+        )
+        .await
+        .expect("remove orphans");
+        assert!(
+            orphans
+                .iter()
+                .all(|o| !o.ends_with(".avro") && !o.ends_with(".metadata.json")),
+            "{t}: {orphans:?}"
+        );
+        let after = answers(&lake, t).await;
+        let answered = before.iter().filter(|a| !a.contains("\nerror: ")).count();
+        assert!(
+            answered * 4 >= before.len() * 3,
+            "{t}: {answered} of {}",
+            before.len()
+        );
+        assert_eq!(before.len(), after.len());
+        for (b, a) in before.iter().zip(&after) {
+            assert_eq!(b, a, "{t}");
+        }
+    }
+    // v3 (row lineage) and v1 (manifests) are refused, the table unchanged
+    for t in refused {
+        let ident = TableIdent::parse(&format!("ns.{t}"));
+        let catalog_location = |lake: &Lake| {
+            let lake_ctx = lake.ctx.clone();
+            async move {
+                crate::catalog::strings(
+                    &lake_ctx,
+                    &format!("SELECT file FROM corpus.ns.\"{t}$metadata_log_entries\""),
+                )
+                .await
+            }
+        };
+        let before = catalog_location(&lake).await;
+        for q in [
+            format!("CALL corpus.system.rewrite_data_files('ns.{t}')"),
+            format!("CALL corpus.system.rewrite_manifests('ns.{t}')"),
+        ] {
+            let err = run(&lake.ctx, &q).await.unwrap_err();
+            assert!(err.contains("format-version"), "{q}: {err}");
+        }
+        assert_eq!(catalog_location(&lake).await, before, "{ident}");
+    }
+}
+
+/// Every manifest list, manifest and content file the table's snapshots reach exists.
+async fn reachable_files_exist(catalog: &Arc<dyn Catalog>, ident: &str) -> usize {
+    let table = catalog
+        .load_table(&TableIdent::parse(ident))
+        .await
+        .expect("load");
+    let io = table.file_io();
+    let mut seen = HashSet::new();
+    for s in &table.metadata().snapshots {
+        let scan = TableScan::new(table.clone(), Some(s.clone()));
+        for mf in scan.manifest_list().await.expect("manifest list") {
+            seen.insert(mf.manifest_path.clone());
+        }
+        let plan = scan.plan_files().await.expect("plan");
+        for t in &plan.tasks {
+            seen.insert(t.data_file().file_path.clone());
+        }
+        for d in &plan.delete_entries {
+            seen.insert(d.data_file.file_path.clone());
+        }
+        seen.insert(s.manifest_list.clone().expect("list"));
+    }
+    for f in &seen {
+        assert!(io.exists(f).await.expect("exists"), "{f} is gone");
+    }
+    seen.len()
+}
+
+#[tokio::test]
+async fn maintenance_expire_then_remove_orphans() {
+    let lake = lake().await;
+    let name = "expire";
+    create(&lake, name, "", "").await;
+    insert_small_batches(&lake, name, 4).await;
+    // copy-on-write: rewrites the files holding id 0 and 10
+    ok(
+        &lake.ctx,
+        &format!("DELETE FROM ice.ns.{name} WHERE id IN (0, 10)"),
+    )
+    .await;
+    insert_small_batches(&lake, name, 1).await;
+    let t = format!("ice.ns.{name}");
+    let before = rows(&lake, &t).await;
+    let ids: Vec<i64> = crate::catalog::strings(
+        &lake.ctx,
+        &format!("SELECT snapshot_id FROM ice.ns.\"{name}$snapshots\" ORDER BY committed_at"),
+    )
+    .await
+    .iter()
+    .map(|s| s.parse().expect("id"))
+    .collect();
+    assert_eq!(ids.len(), 6);
+    let at_third = rows(&lake, &format!("ice.ns.\"{name}@{}\"", ids[2])).await;
+
+    // the current snapshot cannot be expired
+    let err = run(
+        &lake.ctx,
+        &format!(
+            "CALL ice.system.expire_snapshots(table => 'ns.{name}', snapshot_ids => array({}))",
+            ids[5]
+        ),
+    )
+    .await
+    .unwrap_err();
+    assert!(err.contains("current snapshot"), "{err}");
+
+    // dry run: counts, nothing removed
+    let location = metadata_location(&lake, name).await;
+    let q = format!(
+        "CALL ice.system.expire_snapshots('ns.{name}', TIMESTAMP '2999-01-01 00:00:00', 4, \
+         dry_run => true)"
+    );
+    let dry = call(&lake, &q).await;
+    assert_eq!(metadata_location(&lake, name).await, location);
+    assert_eq!(
+        n(
+            &lake,
+            &format!("SELECT count(*) FROM ice.ns.\"{name}$snapshots\"")
+        )
+        .await,
+        6
+    );
+
+    // keep the last 4 (the third snapshot of six stays)
+    let q = q.replace(", dry_run => true", "");
+    let r = call(&lake, &q).await;
+    assert_eq!(r, dry, "the dry run lists what the run deletes");
+    assert_eq!(r["deleted_manifest_lists_count"], 2);
+    assert_eq!(
+        r["deleted_data_files_count"], 0,
+        "every data file is still reachable"
+    );
+    assert_eq!(
+        n(
+            &lake,
+            &format!("SELECT count(*) FROM ice.ns.\"{name}$snapshots\"")
+        )
+        .await,
+        4
+    );
+    assert_eq!(
+        rows(&lake, &format!("ice.ns.\"{name}@{}\"", ids[2])).await,
+        at_third
+    );
+    let err = run(
+        &lake.ctx,
+        &format!("SELECT * FROM ice.ns.\"{name}@{}\"", ids[0]),
+    )
+    .await
+    .unwrap_err();
+    assert!(err.contains(&ids[0].to_string()), "{err}");
+    reachable_files_exist(&lake.catalog, &format!("ns.{name}")).await;
+
+    // keep only the current one: the files the DELETE replaced go
+    let r = call(
+        &lake,
+        &format!(
+            "CALL ice.system.expire_snapshots(table => 'ns.{name}', \
+             older_than => TIMESTAMP '2999-01-01 00:00:00', retain_last => 1)"
+        ),
+    )
+    .await;
+    assert_eq!(r["deleted_data_files_count"], 2, "{r:?}");
+    assert_eq!(r["deleted_manifest_lists_count"], 3);
+    assert_eq!(
+        n(
+            &lake,
+            &format!("SELECT count(*) FROM ice.ns.\"{name}$snapshots\"")
+        )
+        .await,
+        1
+    );
+    reachable_files_exist(&lake.catalog, &format!("ns.{name}")).await;
+    assert_eq!(rows(&lake, &t).await, before);
+
+    // an orphan: a file no metadata names, older than 3 days
+    let table_dir = lake.warehouse.join("ns").join(name);
+    let orphan = table_dir.join("data").join("stray.parquet");
+    std::fs::write(&orphan, b"not referenced").expect("write");
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(4 * 24 * 3600);
+    std::fs::File::options()
+        .write(true)
+        .open(&orphan)
+        .expect("open")
+        .set_modified(old)
+        .expect("mtime");
+    // a young unreferenced file is not touched
+    let young = table_dir.join("data").join("in-flight.parquet");
+    std::fs::write(&young, b"a commit in flight").expect("write");
+
+    let err = run(
+        &lake.ctx,
+        &format!(
+            "CALL ice.system.remove_orphan_files(table => 'ns.{name}', \
+             older_than => {})",
+            chrono::Utc::now().timestamp_millis() - 3_600_000
+        ),
+    )
+    .await
+    .unwrap_err();
+    assert!(err.contains("24 hours"), "{err}");
+
+    let listed = |batches: Vec<datafusion::arrow::array::RecordBatch>| -> Vec<String> {
+        let mut out = vec![];
+        for b in batches {
+            let c = b
+                .column(0)
+                .as_any()
+                .downcast_ref::<datafusion::arrow::array::StringArray>()
+                .expect("strings")
+                .clone();
+            out.extend(c.iter().map(|v| v.expect("location").to_string()));
+        }
+        out
+    };
+    let dry = listed(
+        run(
+            &lake.ctx,
+            &format!("CALL ice.system.remove_orphan_files(table => 'ns.{name}', dry_run => true)"),
+        )
+        .await
+        .expect("dry run"),
+    );
+    assert_eq!(dry, [format!("file://{}", orphan.display())]);
+    assert!(orphan.exists());
+    let removed = listed(
+        run(
+            &lake.ctx,
+            &format!("CALL ice.system.remove_orphan_files('ns.{name}')"),
+        )
+        .await
+        .expect("remove"),
+    );
+    assert_eq!(removed, dry);
+    assert!(!orphan.exists());
+    assert!(young.exists());
+    let kept = reachable_files_exist(&lake.catalog, &format!("ns.{name}")).await;
+    assert!(kept > 0);
+    assert_eq!(rows(&lake, &t).await, before);
+    std::fs::remove_file(&young).expect("rm");
+    other_engines_agree(&lake, name).await;
+}
+
+#[tokio::test]
+async fn maintenance_bad_input_leaves_the_table_unchanged() {
+    let lake = lake().await;
+    let name = "bad";
+    create(&lake, name, "", "").await;
+    insert_small_batches(&lake, name, 2).await;
+    let location = metadata_location(&lake, name).await;
+    let cases = [
+        (
+            format!("CALL ice.system.expire_snapshots('ns.{name}', retain_last => 0)"),
+            "retain_last must be at least 1",
+        ),
+        (
+            format!("CALL ice.system.expire_snapshots('ns.{name}', retain_last => -3)"),
+            "retain_last must be at least 1",
+        ),
+        (
+            "CALL ice.system.expire_snapshots('ns.nope')".to_string(),
+            "'ns.nope' is not a table",
+        ),
+        (
+            format!("CALL ice.system.expire_snapshots('ns.{name}', snapshot_ids => array(42))"),
+            "snapshot 42 does not exist",
+        ),
+        (
+            format!(
+                "CALL ice.system.rewrite_data_files('ns.{name}', options => map('frobnicate', '1'))"
+            ),
+            "unknown rewrite_data_files option 'frobnicate'",
+        ),
+        (
+            format!(
+                "CALL ice.system.rewrite_data_files('ns.{name}', \
+                 options => map('min-input-files', 'many'))"
+            ),
+            "option 'min-input-files' is 'many'",
+        ),
+        (
+            format!("CALL ice.system.rewrite_data_files('ns.{name}', strategy => 'sort')"),
+            "strategy 'sort'",
+        ),
+        (
+            format!("CALL ice.system.rewrite_data_files('ns.{name}', where => 'nope > 1')"),
+            "nope",
+        ),
+        (
+            format!("CALL ice.system.rewrite_manifests('ns.{name}', spec_id => 0)"),
+            "spec_id",
+        ),
+        (
+            format!(
+                "CALL ice.system.remove_orphan_files('ns.{name}', max_concurrent_deletes => 0)"
+            ),
+            "max_concurrent_deletes must be at least 1",
+        ),
+        (
+            format!("CALL ice.system.expire_snapshots('ns.{name}', bogus => 1)"),
+            "unknown argument 'bogus'",
+        ),
+    ];
+    for (q, expected) in cases {
+        let err = run(&lake.ctx, &q).await.unwrap_err();
+        assert!(err.contains(expected), "{q}: {err}");
+        assert!(
+            err.contains("CALL ice.system."),
+            "{q}: the error names the procedure: {err}"
+        );
+        assert_eq!(metadata_location(&lake, name).await, location, "{q}");
+    }
+    assert_eq!(
+        n(&lake, &format!("SELECT count(*) FROM ice.ns.{name}")).await,
+        6
+    );
+}
+
+/// A rewrite of one file: its bytes copied to a new data file (the same rows).
+async fn copy_rewrite(table: &icefloe::Table) -> (RewriteFiles, String) {
+    let plan = TableScan::new(table.clone(), table.metadata().current_snapshot().cloned())
+        .plan_files()
+        .await
+        .expect("plan");
+    let task = &plan.tasks[0];
+    let old = task.data_file().clone();
+    let bytes = table.file_io().read(&old.file_path).await.expect("read");
+    let mut new = old.clone();
+    new.file_path = old.file_path.replace(".parquet", "-compacted.parquet");
+    table
+        .file_io()
+        .write(&new.file_path, Bytes::from(bytes.to_vec()))
+        .await
+        .expect("write");
+    let rewrite = RewriteFiles::new(table.metadata().current_snapshot_id)
+        .delete_data_file(task.entry.spec_id, old)
+        .expect("data file")
+        .add_data_files(table.metadata().default_spec_id, vec![new.clone()])
+        .expect("data file");
+    (rewrite, new.file_path)
+}
+
+#[tokio::test]
+async fn maintenance_concurrent_commits_during_compaction() {
+    let lake = lake().await;
+    for (name, mode) in [("append", "copy-on-write"), ("conflict", "merge-on-read")] {
+        create(
+            &lake,
+            name,
+            "",
+            &format!(", 'write.delete.mode'='{mode}', 'commit.retry.min-wait-ms'='1'"),
+        )
+        .await;
+        insert_small_batches(&lake, name, 3).await;
+    }
+    // a concurrent append lands and is kept
+    let ident = TableIdent::parse("ns.append");
+    let base = lake.catalog.load_table(&ident).await.expect("load");
+    let (rewrite, new_path) = copy_rewrite(&base).await;
+    ok(
+        &lake.ctx,
+        "INSERT INTO ice.ns.append VALUES (100, 1, 'late', 1.0)",
+    )
+    .await;
+    let expected = rows(&lake, "ice.ns.append").await;
+    let committed = Transaction::new(Arc::clone(&lake.catalog), ident.clone(), base)
+        .add_action(rewrite)
+        .commit()
+        .await
+        .expect("the rewrite commits over the append");
+    assert_eq!(
+        committed
+            .metadata()
+            .current_snapshot()
+            .and_then(|s| s.operation()),
+        Some("replace")
+    );
+    assert_eq!(rows(&lake, "ice.ns.append").await, expected);
+    let files =
+        crate::catalog::strings(&lake.ctx, "SELECT file_path FROM ice.ns.\"append$files\"").await;
+    assert!(files.contains(&new_path), "{files:?}");
+    assert_eq!(files.len(), 4);
+    other_engines_agree(&lake, "append").await;
+
+    // a concurrent delete of rows in the rewritten file fails the rewrite cleanly
+    let ident = TableIdent::parse("ns.conflict");
+    let base = lake.catalog.load_table(&ident).await.expect("load");
+    let (rewrite, new_path) = copy_rewrite(&base).await;
+    ok(&lake.ctx, "DELETE FROM ice.ns.conflict WHERE k = 1").await;
+    let location = metadata_location(&lake, "conflict").await;
+    let expected = rows(&lake, "ice.ns.conflict").await;
+    let err = Transaction::new(Arc::clone(&lake.catalog), ident, base)
+        .add_action(rewrite)
+        .commit()
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::ValidationFailed, "{err}");
+    assert!(err.to_string().contains("conflicting delete file"), "{err}");
+    assert_eq!(metadata_location(&lake, "conflict").await, location);
+    assert_eq!(rows(&lake, "ice.ns.conflict").await, expected);
+    // the caller wrote the new file; the rewrite's own manifests are gone
+    let _ = std::fs::remove_file(new_path.trim_start_matches("file://"));
+    let metadata_dir = lake.warehouse.join("ns/conflict/metadata");
+    let snapshots = n(&lake, "SELECT count(*) FROM ice.ns.\"conflict$snapshots\"").await;
+    let lists = files_named(&metadata_dir, "snap-");
+    assert_eq!(lists as i64, snapshots, "no manifest list left behind");
+}
+
+fn files_named(dir: &Path, prefix: &str) -> usize {
+    std::fs::read_dir(dir)
+        .expect("dir")
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().starts_with(prefix))
+        .count()
+}
+
+#[tokio::test]
+async fn maintenance_expire_honours_ref_retention() {
+    use icefloe::maintenance::{expire_snapshots, ExpireOptions};
+    use icefloe::transaction::ExpireSnapshots;
+    let lake = lake().await;
+    let name = "refs";
+    create(&lake, name, "", "").await;
+    insert_small_batches(&lake, name, 6).await;
+    let ids: Vec<i64> = crate::catalog::strings(
+        &lake.ctx,
+        &format!("SELECT snapshot_id FROM ice.ns.\"{name}$snapshots\" ORDER BY committed_at"),
+    )
+    .await
+    .iter()
+    .map(|s| s.parse().expect("id"))
+    .collect();
+    let t = format!("ice.ns.{name}");
+    for q in [
+        format!(
+            "ALTER TABLE {t} CREATE TAG old AS OF VERSION {} RETAIN 1 DAYS",
+            ids[0]
+        ),
+        format!("ALTER TABLE {t} CREATE TAG keep AS OF VERSION {}", ids[1]),
+        format!(
+            "ALTER TABLE {t} CREATE BRANCH b AS OF VERSION {} WITH SNAPSHOT RETENTION 3 SNAPSHOTS",
+            ids[3]
+        ),
+    ] {
+        ok(&lake.ctx, &q).await;
+    }
+    let ident = TableIdent::parse(&format!("ns.{name}"));
+    // six days on: every snapshot is past the default 5-day age
+    let later = chrono::Utc::now().timestamp_millis() + 6 * 24 * 3600 * 1000;
+    let (_, dry) = expire_snapshots(
+        &lake.catalog,
+        &ident,
+        ExpireSnapshots::new().at_time(later),
+        ExpireOptions {
+            dry_run: true,
+            ..Default::default()
+        },
+    )
+    .await
+    .expect("dry run");
+    // tag 'old' is past its max-ref-age; 'keep' holds ids[1]; branch b keeps 3 (ids[3],
+    // ids[2], ids[1]); main keeps its head
+    let mut expected = vec![ids[0], ids[4]];
+    expected.sort_unstable();
+    assert_eq!(dry.expired_snapshot_ids, expected);
+    assert_eq!(dry.removed_refs, ["old"]);
+
+    // the table default keeps two of main's history
+    ok(
+        &lake.ctx,
+        &format!("ALTER TABLE {t} SET TBLPROPERTIES ('history.expire.min-snapshots-to-keep'='2')"),
+    )
+    .await;
+    let (table, done) = expire_snapshots(
+        &lake.catalog,
+        &ident,
+        ExpireSnapshots::new().at_time(later),
+        ExpireOptions::default(),
+    )
+    .await
+    .expect("expire");
+    assert_eq!(done.expired_snapshot_ids, [ids[0]]);
+    assert_eq!(done.removed_refs, ["old"]);
+    let m = table.metadata();
+    assert!(m.refs.contains_key("keep") && m.refs.contains_key("b") && !m.refs.contains_key("old"));
+    let refs = crate::catalog::strings(
+        &lake.ctx,
+        &format!("SELECT name FROM ice.ns.\"{name}$refs\" ORDER BY name"),
+    )
+    .await;
+    assert_eq!(refs, ["b", "keep", "main"]);
+    assert_eq!(
+        n(
+            &lake,
+            &format!("SELECT count(*) FROM ice.ns.\"{name}@keep\"")
+        )
+        .await,
+        6
+    );
+    // the head of a ref cannot be expired by id
+    let err = expire_snapshots(
+        &lake.catalog,
+        &ident,
+        ExpireSnapshots::new().expire_snapshot_id(ids[1]),
+        ExpireOptions::default(),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidArgument);
+    assert!(err.to_string().contains("keep"), "{err}");
+    reachable_files_exist(&lake.catalog, &format!("ns.{name}")).await;
+}
+
+#[tokio::test]
+async fn maintenance_sort_strategy_writes_in_the_table_sort_order() {
+    use icefloe::spec::sort_order::{SortField, SortOrder};
+    use icefloe::spec::{TableCommit, TableUpdate, Transform};
+    let lake = lake().await;
+    let name = "sorted";
+    create(&lake, name, "", "").await;
+    // ids descending, over three appends
+    for b in 0..3 {
+        let values: Vec<String> = (0..4)
+            .map(|i| {
+                let id = 100 - (b * 4 + i);
+                format!("({id}, {}, 's', 1.0)", id % 3)
+            })
+            .collect();
+        ok(
+            &lake.ctx,
+            &format!("INSERT INTO ice.ns.{name} VALUES {}", values.join(", ")),
+        )
+        .await;
+    }
+    let t = format!("ice.ns.{name}");
+    let before = rows(&lake, &t).await;
+    // unsorted table: the sort strategy is refused
+    let err = run(
+        &lake.ctx,
+        &format!("CALL ice.system.rewrite_data_files(table => 'ns.{name}', strategy => 'sort')"),
+    )
+    .await
+    .unwrap_err();
+    assert!(err.contains("no sort order"), "{err}");
+    // sort order: id ascending (metadata only, as `WRITE ORDERED BY id` would commit)
+    let ident = TableIdent::parse(&format!("ns.{name}"));
+    lake.catalog
+        .commit_table(
+            &ident,
+            &TableCommit {
+                requirements: vec![],
+                updates: vec![
+                    TableUpdate::AddSortOrder {
+                        sort_order: SortOrder {
+                            order_id: 1,
+                            fields: vec![SortField {
+                                transform: Transform::Identity,
+                                source_id: 1,
+                                direction: "asc".into(),
+                                null_order: "nulls-first".into(),
+                            }],
+                        },
+                    },
+                    TableUpdate::SetDefaultSortOrder { sort_order_id: -1 },
+                ],
+            },
+        )
+        .await
+        .expect("sort order");
+    let r = call(
+        &lake,
+        &format!(
+            "CALL ice.system.rewrite_data_files(table => 'ns.{name}', strategy => 'sort', \
+             options => map('rewrite-all', 'true'))"
+        ),
+    )
+    .await;
+    assert_eq!(r["rewritten_data_files_count"], 3, "{r:?}");
+    assert_eq!(r["added_data_files_count"], 1, "{r:?}");
+    assert_eq!(rows(&lake, &t).await, before);
+    // the one file holds the rows in id order
+    let table = lake.catalog.load_table(&ident).await.expect("load");
+    let plan = TableScan::new(table.clone(), table.metadata().current_snapshot().cloned())
+        .plan_files()
+        .await
+        .expect("plan");
+    assert_eq!(plan.tasks.len(), 1);
+    let path = plan.tasks[0]
+        .location
+        .trim_start_matches("file://")
+        .to_string();
+    let file = std::fs::File::open(&path).expect("open");
+    let reader =
+        datafusion::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file)
+            .expect("parquet")
+            .build()
+            .expect("reader");
+    let mut ids = vec![];
+    for batch in reader {
+        let batch = batch.expect("batch");
+        let col = batch
+            .column(0)
+            .as_any()
+            .downcast_ref::<datafusion::arrow::array::Int64Array>()
+            .expect("ids")
+            .clone();
+        ids.extend(col.iter().map(|v| v.expect("id")));
+    }
+    let mut sorted = ids.clone();
+    sorted.sort_unstable();
+    assert_eq!(ids, sorted);
+    assert_eq!(ids.len(), 12);
+    other_engines_agree(&lake, name).await;
+}

@@ -10,23 +10,14 @@ use datafusion::arrow::array::{ArrayRef, Int64Array, RecordBatch, StringArray};
 use datafusion::arrow::datatypes::{DataType, Field, Schema as ArrowSchema};
 use datafusion::dataframe::DataFrame;
 use datafusion::prelude::SessionContext;
-use datafusion::sql::sqlparser::tokenizer::Token;
 
-use super::alter_table::{commit_from, long};
+use super::alter_table::commit_from;
+use super::call_args::{arguments, Value};
 use super::tokens::Cursor;
 use super::{cursor, defaults, resolve_table, IcebergTarget};
 use crate::catalog::parse_timestamp_ms;
 use crate::error::{Error, ErrorKind, Result};
 use crate::transaction::{CherryPickSnapshot, ManageSnapshots};
-
-/// A procedure argument's value.
-#[derive(Debug, Clone)]
-enum Value {
-    Text(String),
-    Number(i64),
-    /// `TIMESTAMP '…'`, ms since the epoch.
-    Timestamp(i64),
-}
 
 /// The procedures and their parameters, in Spark's order.
 const PROCEDURES: &[(&str, &[&str])] = &[
@@ -161,6 +152,11 @@ pub(super) async fn call(ctx: &SessionContext, mut c: Cursor<'_>) -> Result<Opti
                 Some(Value::Text(t)) => parse_timestamp_ms(&t).ok_or_else(|| {
                     Error::invalid_argument(format!("{what}: '{t}' is not a timestamp"))
                 })?,
+                Some(other) => {
+                    return Err(Error::invalid_argument(format!(
+                        "{what}: timestamp must be a timestamp, got {other:?}"
+                    )))
+                }
                 None => {
                     return Err(Error::invalid_argument(format!(
                         "{what}: the 'timestamp' argument is missing"
@@ -189,71 +185,6 @@ fn snapshot_id(get: &dyn Fn(&str) -> Option<Value>, what: &str) -> Result<i64> {
             "{what}: the 'snapshot_id' argument is missing"
         ))),
     }
-}
-
-/// The `( … )` argument list, each value in the slot of its parameter.
-fn arguments(c: &mut Cursor<'_>, params: &[&str]) -> Result<Vec<Option<Value>>> {
-    let mut out: Vec<Option<Value>> = vec![None; params.len()];
-    c.expect(&Token::LParen)?;
-    let mut position = 0;
-    let mut named = false;
-    while !c.eat(&Token::RParen) {
-        let slot = if matches!(c.peek_at(1).map(|t| &t.token), Some(Token::RArrow)) {
-            let name = c.identifier()?;
-            c.advance();
-            named = true;
-            params.iter().position(|p| *p == name).ok_or_else(|| {
-                Error::invalid_argument(format!(
-                    "unknown argument '{name}' (expected {})",
-                    params.join(", ")
-                ))
-            })?
-        } else if named {
-            return Err(Error::invalid_argument(
-                "positional arguments cannot follow named ones",
-            ));
-        } else {
-            position += 1;
-            position - 1
-        };
-        let value = value(c)?;
-        let Some(entry) = out.get_mut(slot) else {
-            return Err(Error::invalid_argument(format!(
-                "too many arguments (expected {})",
-                params.join(", ")
-            )));
-        };
-        if entry.replace(value).is_some() {
-            return Err(Error::invalid_argument(format!(
-                "argument '{}' given twice",
-                params.get(slot).copied().unwrap_or_default()
-            )));
-        }
-        if !c.eat(&Token::Comma) {
-            c.expect(&Token::RParen)?;
-            break;
-        }
-    }
-    c.expect_end()?;
-    Ok(out)
-}
-
-fn value(c: &mut Cursor<'_>) -> Result<Value> {
-    if c.eat_keyword("TIMESTAMP") {
-        let text = c.string()?;
-        return parse_timestamp_ms(&text)
-            .map(Value::Timestamp)
-            .ok_or_else(|| {
-                Error::invalid_argument(format!("TIMESTAMP '{text}' is not a timestamp"))
-            });
-    }
-    if matches!(
-        c.peek().map(|t| &t.token),
-        Some(Token::SingleQuotedString(_))
-    ) {
-        return c.string().map(Value::Text);
-    }
-    long(c).map(Value::Number)
 }
 
 /// Spark's `fast_forward` result row: `branch_updated`, `previous_ref`, `updated_ref`.

@@ -127,6 +127,7 @@ mod alter_columns;
 mod alter_partition;
 mod alter_table;
 mod call;
+mod call_args;
 mod create_table;
 mod procedures;
 mod tokens;

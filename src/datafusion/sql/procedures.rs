@@ -19,9 +19,8 @@ use datafusion::arrow::datatypes::{DataType, Field, Schema as ArrowSchema};
 use datafusion::common::DFSchema;
 use datafusion::dataframe::DataFrame;
 use datafusion::prelude::SessionContext;
-use datafusion::sql::sqlparser::tokenizer::Token;
 
-use super::alter_table::long;
+use super::call_args::{arguments, Value};
 use super::tokens::Cursor;
 use super::{cursor, defaults, resolve_table, IcebergTarget, ResolvedTable};
 use crate::catalog::parse_timestamp_ms;
@@ -65,20 +64,6 @@ pub(super) const PROCEDURES: &[(&str, &[&str])] = &[
     ),
     ("rewrite_manifests", &["table", "use_caching", "spec_id"]),
 ];
-
-/// A procedure argument's value.
-#[derive(Debug, Clone)]
-enum Value {
-    Text(String),
-    Number(i64),
-    Bool(bool),
-    /// `TIMESTAMP '…'`, ms since the epoch.
-    Timestamp(i64),
-    /// `array(…)`.
-    Array(Vec<Value>),
-    /// `map(k, v, …)`.
-    Map(Vec<(String, String)>),
-}
 
 /// Run maintenance procedure `procedure` (one of [`PROCEDURES`]) of `target`, its
 /// arguments at `c`; `what` names it in errors.
@@ -398,110 +383,6 @@ fn positive(n: i64, name: &str) -> Result<usize> {
         .ok()
         .filter(|n| *n > 0)
         .ok_or_else(|| Error::invalid_argument(format!("{name} must be at least 1, got {n}")))
-}
-
-/// The `( … )` argument list, each value in the slot of its parameter.
-fn arguments(c: &mut Cursor<'_>, params: &[&str]) -> Result<Vec<Option<Value>>> {
-    let mut out: Vec<Option<Value>> = vec![None; params.len()];
-    c.expect(&Token::LParen)?;
-    let (mut position, mut named) = (0, false);
-    while !c.eat(&Token::RParen) {
-        let slot = if matches!(c.peek_at(1).map(|t| &t.token), Some(Token::RArrow)) {
-            let name = c.identifier()?;
-            c.advance();
-            named = true;
-            params.iter().position(|p| *p == name).ok_or_else(|| {
-                Error::invalid_argument(format!(
-                    "unknown argument '{name}' (expected {})",
-                    params.join(", ")
-                ))
-            })?
-        } else if named {
-            return Err(Error::invalid_argument(
-                "positional arguments cannot follow named ones",
-            ));
-        } else {
-            position += 1;
-            position - 1
-        };
-        let value = value(c)?;
-        let Some(entry) = out.get_mut(slot) else {
-            return Err(Error::invalid_argument(format!(
-                "too many arguments (expected {})",
-                params.join(", ")
-            )));
-        };
-        if entry.replace(value).is_some() {
-            return Err(Error::invalid_argument(format!(
-                "argument '{}' given twice",
-                params.get(slot).copied().unwrap_or_default()
-            )));
-        }
-        if !c.eat(&Token::Comma) {
-            c.expect(&Token::RParen)?;
-            break;
-        }
-    }
-    c.expect_end()?;
-    Ok(out)
-}
-
-fn value(c: &mut Cursor<'_>) -> Result<Value> {
-    if c.eat_keyword("TIMESTAMP") {
-        let text = c.string()?;
-        return parse_timestamp_ms(&text)
-            .map(Value::Timestamp)
-            .ok_or_else(|| {
-                Error::invalid_argument(format!("TIMESTAMP '{text}' is not a timestamp"))
-            });
-    }
-    if c.eat_keyword("TRUE") {
-        return Ok(Value::Bool(true));
-    }
-    if c.eat_keyword("FALSE") {
-        return Ok(Value::Bool(false));
-    }
-    if c.peek_keyword("ARRAY") || c.peek_keyword("MAP") {
-        let is_map = c.eat_keyword("MAP");
-        if !is_map {
-            c.advance();
-        }
-        c.expect(&Token::LParen)?;
-        let mut items = vec![];
-        while !c.eat(&Token::RParen) {
-            items.push(value(c)?);
-            if !c.eat(&Token::Comma) {
-                c.expect(&Token::RParen)?;
-                break;
-            }
-        }
-        if !is_map {
-            return Ok(Value::Array(items));
-        }
-        if items.len() % 2 != 0 {
-            return Err(Error::invalid_argument("map(…) needs key, value pairs"));
-        }
-        let text = |v: &Value| match v {
-            Value::Text(t) => Ok(t.clone()),
-            Value::Number(n) => Ok(n.to_string()),
-            Value::Bool(b) => Ok(b.to_string()),
-            other => Err(Error::invalid_argument(format!(
-                "map(…) keys and values are strings, got {other:?}"
-            ))),
-        };
-        let pairs = items
-            .chunks(2)
-            .map(|kv| Ok((text(&kv[0])?, text(&kv[1])?)))
-            .collect::<Result<_>>()?;
-        return Ok(Value::Map(pairs));
-    }
-    if matches!(
-        c.peek().map(|t| &t.token),
-        Some(Token::SingleQuotedString(_))
-    ) {
-        return c.string().map(Value::Text);
-    }
-    long(c).map(Value::Number)
 }
 
 /// One result column's value.

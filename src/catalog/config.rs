@@ -81,6 +81,12 @@ impl CatalogConfig {
     /// read.
     pub fn from_spec(spec: &str) -> Result<CatalogConfig> {
         let spec = spec.trim();
+        if let Some(kind) = unsupported_catalog(spec) {
+            return Err(Error::unsupported(format!(
+                "catalog URI '{spec}' names a {kind}, which icefloe does not support \
+                 (supported: SQLite catalogs, warehouse directories, metadata files, config files)"
+            )));
+        }
         if spec.starts_with("sqlite:") || spec.starts_with("jdbc:sqlite:") || is_sqlite_path(spec) {
             let (path, name) = sqlite_path(spec);
             return Ok(CatalogConfig {
@@ -294,6 +300,21 @@ impl CatalogConfig {
     }
 }
 
+/// The kind of catalog a URI of a catalog type icefloe does not open names, if it is one.
+fn unsupported_catalog(spec: &str) -> Option<&'static str> {
+    let scheme = spec.split_once("://")?.0.to_ascii_lowercase();
+    let scheme = scheme.strip_prefix("jdbc:").unwrap_or(&scheme);
+    Some(match scheme {
+        "postgresql" | "postgres" => "PostgreSQL (JDBC) catalog",
+        "mysql" | "mariadb" => "MySQL (JDBC) catalog",
+        "thrift" => "Hive Metastore catalog",
+        "http" | "https" => "REST catalog",
+        "glue" => "AWS Glue catalog",
+        "nessie" => "Nessie catalog",
+        _ => return None,
+    })
+}
+
 /// A name for a table or warehouse at `location`: its directory name (for a metadata
 /// file, the directory above `metadata/`), made SQL-friendly.
 fn table_name_of(location: &str) -> String {
@@ -352,6 +373,16 @@ mod tests {
         assert_eq!(c.catalog_type, "static");
         assert!(c.tables.contains_key("orders"));
         assert_eq!(table_name_of("/a/My-Warehouse/"), "my_warehouse");
+        for (uri, kind) in [
+            ("postgresql://db/iceberg", "PostgreSQL"),
+            ("jdbc:postgresql://db/iceberg", "PostgreSQL"),
+            ("thrift://metastore:9083", "Hive Metastore"),
+            ("http://localhost:8181", "REST catalog"),
+        ] {
+            let err = CatalogConfig::from_spec(uri).unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::Unsupported, "{uri}");
+            assert!(err.to_string().contains(kind), "{uri}: {err}");
+        }
     }
 
     #[test]

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use datafusion::arrow::datatypes::{DataType, SchemaRef};
+use datafusion::arrow::datatypes::{DataType, SchemaRef, TimeUnit};
 use datafusion::catalog::{Session, TableProviderFactory};
 use datafusion::common::Result as DFResult;
 use datafusion::datasource::TableProvider;
@@ -24,7 +24,8 @@ use crate::table::{OpenOptions, Table};
 ///
 /// A column list (`CREATE EXTERNAL TABLE t (id BIGINT, …) STORED AS ICEBERG`) is
 /// optional; when given, it must name the table's columns in order with matching types
-/// (string and binary types in any of their Arrow encodings), else it is an error.
+/// (string and binary types in any of their Arrow encodings, timestamps in any unit),
+/// else it is an error.
 #[derive(Debug, Default)]
 pub struct IcebergTableProviderFactory;
 
@@ -46,11 +47,13 @@ fn unknown_option(key: &str) -> crate::Error {
 }
 
 /// Arrow types compared as a declared column type: string and binary types in any
-/// encoding are one type each; nested fields' names and metadata are ignored.
+/// encoding are one type each, and timestamps of any unit and zone one type (SQL's
+/// `TIMESTAMP [WITH TIME ZONE]` is planned as nanoseconds without a zone).
 fn comparable(data_type: &DataType) -> DataType {
     match data_type {
         DataType::Utf8View | DataType::LargeUtf8 => DataType::Utf8,
         DataType::BinaryView | DataType::LargeBinary => DataType::Binary,
+        DataType::Timestamp(_, _) => DataType::Timestamp(TimeUnit::Microsecond, None),
         other => other.clone(),
     }
 }

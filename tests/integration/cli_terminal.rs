@@ -101,7 +101,8 @@ fn play(home: &std::path::Path, args: &[&str], steps: serde_json::Value) -> Opti
         .arg(env!("CARGO_BIN_EXE_icefloe"))
         .args(args)
         .env("HOME", home)
-        .env("TERM", "dumb")
+        // a terminal rustyline drives in raw mode (it reads a "dumb" one as plain lines)
+        .env("TERM", "xterm")
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
         .expect("run the pty driver");

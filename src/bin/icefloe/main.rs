@@ -6,6 +6,7 @@
 
 mod catalog;
 mod describe;
+mod interrupt;
 mod output;
 mod progress;
 mod pruning;
@@ -279,31 +280,32 @@ impl From<datafusion::parquet::errors::ParquetError> for CliError {
 async fn main() -> ExitCode {
     let cli = Cli::parse();
     // The interactive shell handles Ctrl-C itself (cancelling the running query);
-    // statements from -c or -f stop at once.
-    let shell = cli.command.is_none() && cli.file.is_none();
-    let result = if shell {
-        run(cli).await
+    // statements from -c or -f stop at once with status 130, as does a script piped
+    // into the shell.
+    let shell = cli.command.is_none() && cli.file.is_none() && io::stdin().is_terminal();
+    interrupt::install(if shell {
+        interrupt::Mode::Notify
     } else {
-        tokio::select! {
-            r = run(cli) => r,
-            _ = tokio::signal::ctrl_c() => Err(CliError::interrupted()),
-        }
-    };
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) if e.is_broken_pipe() => ExitCode::SUCCESS,
+        interrupt::Mode::Exit
+    });
+    let code = match run(cli).await {
+        Ok(()) => 0,
+        Err(e) if e.is_broken_pipe() => 0,
         Err(e) => match e.status {
             ExitStatus::Failed => {
                 eprintln!("error: {e}");
-                ExitCode::FAILURE
+                1
             }
-            ExitStatus::Reported => ExitCode::FAILURE,
+            ExitStatus::Reported => 1,
             ExitStatus::Interrupted => {
                 eprintln!("interrupted");
-                ExitCode::from(130)
+                130
             }
         },
-    }
+    };
+    // Output is complete here. Exit without waiting for the runtime to shut down: a
+    // cancelled query's task may still be inside a long computation.
+    std::process::exit(code)
 }
 
 async fn run(cli: Cli) -> Result<(), CliError> {

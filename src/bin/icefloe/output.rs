@@ -19,6 +19,7 @@ use datafusion::arrow::util::pretty::pretty_format_batches_with_options;
 use datafusion::dataframe::DataFrame;
 use datafusion::execution::SendableRecordBatchStream;
 use datafusion::parquet::arrow::ArrowWriter;
+use datafusion::physical_plan::stream::RecordBatchReceiverStreamBuilder;
 use datafusion::physical_plan::{execute_stream, ExecutionPlan};
 use futures::StreamExt;
 use tempfile::NamedTempFile;
@@ -144,7 +145,7 @@ impl Output {
             vec![]
         };
         let plan = df.create_physical_plan().await?;
-        let stream = execute_stream(Arc::clone(&plan), task_ctx)?;
+        let stream = on_runtime(execute_stream(Arc::clone(&plan), task_ctx)?);
         let progress = self
             .progress
             .then(|| crate::progress::Progress::start(Arc::clone(&plan)));
@@ -302,6 +303,22 @@ impl Output {
     }
 }
 
+/// `stream` polled by a task of its own, so that a plan computing inside a single poll
+/// never keeps the caller (and its Ctrl-C) waiting; dropping the result stops the task.
+fn on_runtime(mut stream: SendableRecordBatchStream) -> SendableRecordBatchStream {
+    let mut builder = RecordBatchReceiverStreamBuilder::new(stream.schema(), 2);
+    let tx = builder.tx();
+    builder.spawn(async move {
+        while let Some(batch) = stream.next().await {
+            if tx.send(batch).await.is_err() {
+                break;
+            }
+        }
+        Ok(())
+    });
+    builder.build()
+}
+
 fn write_csv(writer: &mut dyn Write, batch: &RecordBatch, null: &str) -> Result<(), CliError> {
     let schema = batch.schema();
     let mut line = String::new();
@@ -338,6 +355,7 @@ impl PendingFile {
         let temp = builder.tempfile_in(&dir).map_err(|e| {
             CliError::from(e).context(format!("cannot create output file {}", path.display()))
         })?;
+        crate::interrupt::remove_on_exit(temp.path().to_path_buf());
         Ok(Self {
             path: path.to_path_buf(),
             temp,

@@ -6,6 +6,7 @@
 
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -17,8 +18,12 @@ const DELAY: Duration = Duration::from_secs(1);
 const INTERVAL: Duration = Duration::from_millis(250);
 
 /// A running progress line; dropping it stops and erases it.
+///
+/// It runs on its own thread: the query's CPU-bound work may keep every runtime worker
+/// busy, and the line must still be drawn.
 pub struct Progress {
-    task: tokio::task::JoinHandle<()>,
+    stop: Option<mpsc::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
     shown: Arc<AtomicBool>,
 }
 
@@ -28,26 +33,33 @@ impl Progress {
         let shown = Arc::new(AtomicBool::new(false));
         let flag = Arc::clone(&shown);
         let started = Instant::now();
-        let task = tokio::spawn(async move {
-            tokio::time::sleep(DELAY).await;
-            loop {
+        let (stop, stopped) = mpsc::channel::<()>();
+        let thread = std::thread::spawn(move || {
+            let mut wait = DELAY;
+            // a message or a closed channel both mean stop
+            while let Err(RecvTimeoutError::Timeout) = stopped.recv_timeout(wait) {
                 let line = line(plan.as_ref(), started.elapsed());
-                {
-                    let mut err = std::io::stderr().lock();
-                    let _ = write!(err, "\r\x1b[K{line}");
-                    let _ = err.flush();
-                }
+                let mut err = std::io::stderr().lock();
+                let _ = write!(err, "\r\x1b[K{line}");
+                let _ = err.flush();
                 flag.store(true, Ordering::SeqCst);
-                tokio::time::sleep(INTERVAL).await;
+                wait = INTERVAL;
             }
         });
-        Self { task, shown }
+        Self {
+            stop: Some(stop),
+            thread: Some(thread),
+            shown,
+        }
     }
 }
 
 impl Drop for Progress {
     fn drop(&mut self) {
-        self.task.abort();
+        drop(self.stop.take());
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
         if self.shown.load(Ordering::SeqCst) {
             let mut err = std::io::stderr().lock();
             let _ = write!(err, "\r\x1b[K");

@@ -170,10 +170,11 @@ impl Shell<'_> {
     async fn execute(&self, sql: &str, output: &mut Output) -> Result<Outcome, CliError> {
         let dialect = statements::session_dialect(self.ctx);
         for statement in statements::split(sql, dialect.as_ref()) {
+            crate::interrupt::arm();
             let started = Instant::now();
             let result = tokio::select! {
                 r = run_statement(self.ctx, &statement, output) => Some(r),
-                _ = tokio::signal::ctrl_c() => None,
+                _ = crate::interrupt::ctrl_c() => None,
             };
             let outcome = self.report(result.map(|r| r.map(|w| w.rows)), started, output)?;
             if outcome != Outcome::Done {
@@ -185,6 +186,7 @@ impl Shell<'_> {
 
     /// Run a shell command.
     async fn command(&self, command: Command, output: &mut Output) -> Result<Outcome, CliError> {
+        crate::interrupt::arm();
         let started = Instant::now();
         let work = async {
             match &command {
@@ -204,7 +206,7 @@ impl Shell<'_> {
         };
         let result = tokio::select! {
             r = work => Some(r.map(|()| None)),
-            _ = tokio::signal::ctrl_c() => None,
+            _ = crate::interrupt::ctrl_c() => None,
         };
         self.report(result, started, output)
     }

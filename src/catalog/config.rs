@@ -120,6 +120,20 @@ impl CatalogConfig {
         if let Some(uri) = spec.strip_prefix("rest:") {
             return rest_spec(uri);
         }
+        let lower = spec.to_ascii_lowercase();
+        if lower.starts_with("http://") || lower.starts_with("https://") {
+            return Err(Error::invalid_argument(format!(
+                "catalog URI '{spec}' is an HTTP endpoint: to open it as a REST catalog write \
+                 'rest:{spec}'"
+            )));
+        }
+        if let Some(kind) = unsupported_catalog(spec) {
+            return Err(Error::unsupported(format!(
+                "catalog URI '{spec}' names a {kind}, which icefloe does not support \
+                 (supported: REST catalogs as 'rest:http(s)://…', SQLite catalogs, warehouse \
+                 directories, metadata files, config files)"
+            )));
+        }
         if spec.starts_with("sqlite:") || spec.starts_with("jdbc:sqlite:") || is_sqlite_path(spec) {
             let (path, name) = sqlite_path(spec);
             return Ok(CatalogConfig {
@@ -372,6 +386,20 @@ impl CatalogConfig {
     }
 }
 
+/// The kind of catalog a URI of a catalog type icefloe does not open names, if it is one.
+fn unsupported_catalog(spec: &str) -> Option<&'static str> {
+    let scheme = spec.split_once("://")?.0.to_ascii_lowercase();
+    let scheme = scheme.strip_prefix("jdbc:").unwrap_or(&scheme);
+    Some(match scheme {
+        "postgresql" | "postgres" => "PostgreSQL (JDBC) catalog",
+        "mysql" | "mariadb" => "MySQL (JDBC) catalog",
+        "thrift" => "Hive Metastore catalog",
+        "glue" => "AWS Glue catalog",
+        "nessie" => "Nessie catalog",
+        _ => return None,
+    })
+}
+
 /// A name for a table or warehouse at `location`: its directory name (for a metadata
 /// file, the directory above `metadata/`), made SQL-friendly.
 fn table_name_of(location: &str) -> String {
@@ -430,6 +458,22 @@ mod tests {
         assert_eq!(c.catalog_type, "static");
         assert!(c.tables.contains_key("orders"));
         assert_eq!(table_name_of("/a/My-Warehouse/"), "my_warehouse");
+        for (uri, kind) in [
+            ("postgresql://db/iceberg", "PostgreSQL"),
+            ("jdbc:postgresql://db/iceberg", "PostgreSQL"),
+            ("thrift://metastore:9083", "Hive Metastore"),
+        ] {
+            let err = CatalogConfig::from_spec(uri).unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::Unsupported, "{uri}");
+            assert!(err.to_string().contains(kind), "{uri}: {err}");
+        }
+        // a bare HTTP endpoint is most likely a REST catalog missing its `rest:` prefix
+        let err = CatalogConfig::from_spec("http://localhost:8181").unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InvalidArgument);
+        assert!(
+            err.to_string().contains("write 'rest:http://localhost:8181'"),
+            "{err}"
+        );
     }
 
     #[test]

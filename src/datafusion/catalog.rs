@@ -12,6 +12,9 @@
 //! | `"t$snapshots"`, `"t$files"`, … | a metadata table ([`MetadataTableKind`]) |
 //! | `"t@v1-tag$files"` | a snapshot-scoped metadata table at that snapshot |
 //!
+//! A `$` suffix that is no metadata table name is an error listing them. Tables
+//! registered by name get the same suffixes through
+//! [`IcebergNamesSchemaProvider`](super::named_tables::IcebergNamesSchemaProvider).
 //! After `@`, a branch or tag name wins over a snapshot id, which wins over a timestamp.
 //! The suffixed names need double quotes in SQL. As in Iceberg Java, a snapshot id, tag or
 //! timestamp reads with the schema the snapshot was written with, a branch with the
@@ -315,6 +318,13 @@ impl IcebergSchemaProvider {
 
     async fn resolve(&self, name: &str) -> Result<Option<Arc<dyn TableProvider>>> {
         let parts = TableNameParts::parse(name);
+        if parts.is_plain() && !self.is_listed(name) {
+            if let Some((base, error)) = super::named_tables::unknown_metadata_table(name) {
+                if self.is_listed(TableNameParts::parse(base).base) {
+                    return Err(error);
+                }
+            }
+        }
         let (base, version, metadata) = if self.is_listed(name) || parts.is_plain() {
             (name, None, None)
         } else {

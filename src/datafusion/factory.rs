@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use datafusion::arrow::datatypes::{DataType, SchemaRef, TimeUnit};
 use datafusion::catalog::{Session, TableProviderFactory};
 use datafusion::common::Result as DFResult;
 use datafusion::datasource::TableProvider;
@@ -16,10 +17,76 @@ use crate::table::{OpenOptions, Table};
 ///
 /// `LOCATION` is a metadata file or table directory. Options (`OPTIONS ('k' 'v', …)`):
 /// `snapshot_id` (read that snapshot), `ref` (a branch or tag), `allow_moved_paths`
-/// (`true`/`false`), `remap` (`old=>new`, several separated by `;`); other options are
-/// passed to the object store (e.g. `aws_region`).
+/// (`true`/`false`), `remap` (`old=>new`, several separated by `;`), and object store
+/// options: `object_store`'s keys (prefixes [`STORAGE_OPTION_PREFIXES`]: `aws_…`,
+/// `google_…`, `azure_…`) and Iceberg FileIO properties (`s3.…`, `gcs.…`, `adls.…`,
+/// `client.…`). Any other key is an error listing the accepted ones.
+///
+/// A column list (`CREATE EXTERNAL TABLE t (id BIGINT, …) STORED AS ICEBERG`) is
+/// optional; when given, it must name the table's columns in order with matching types
+/// (string and binary types in any of their Arrow encodings, timestamps in any unit),
+/// else it is an error.
 #[derive(Debug, Default)]
 pub struct IcebergTableProviderFactory;
+
+/// The options `STORED AS ICEBERG` reads itself.
+pub const TABLE_OPTIONS: [&str; 4] = ["snapshot_id", "ref", "allow_moved_paths", "remap"];
+
+/// Prefixes of the object store options passed on to the table's FileIO.
+pub const STORAGE_OPTION_PREFIXES: [&str; 7] = [
+    "aws_", "google_", "azure_", "s3.", "gcs.", "adls.", "client.",
+];
+
+fn unknown_option(key: &str) -> crate::Error {
+    crate::Error::invalid_argument(format!(
+        "STORED AS ICEBERG: unknown option '{key}' (accepted: {}, and object store options \
+         starting with {})",
+        TABLE_OPTIONS.join(", "),
+        STORAGE_OPTION_PREFIXES.join(", ")
+    ))
+}
+
+/// Arrow types compared as a declared column type: string and binary types in any
+/// encoding are one type each, and timestamps of any unit and zone one type (SQL's
+/// `TIMESTAMP [WITH TIME ZONE]` is planned as nanoseconds without a zone).
+fn comparable(data_type: &DataType) -> DataType {
+    match data_type {
+        DataType::Utf8View | DataType::LargeUtf8 => DataType::Utf8,
+        DataType::BinaryView | DataType::LargeBinary => DataType::Binary,
+        DataType::Timestamp(_, _) => DataType::Timestamp(TimeUnit::Microsecond, None),
+        other => other.clone(),
+    }
+}
+
+/// Check a declared column list against the table's Arrow schema.
+fn check_declared_columns(cmd: &CreateExternalTable, table: &SchemaRef) -> crate::Result<()> {
+    let declared = cmd.schema.fields();
+    if declared.is_empty() {
+        return Ok(());
+    }
+    let describe = |fields: &mut dyn Iterator<Item = (&String, &DataType)>| {
+        fields
+            .map(|(n, t)| format!("{n} {t}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let same = declared.len() == table.fields().len()
+        && declared.iter().zip(table.fields()).all(|(d, t)| {
+            d.name() == t.name()
+                && (comparable(d.data_type()) == comparable(t.data_type())
+                    || d.data_type().equals_datatype(t.data_type()))
+        });
+    if same {
+        return Ok(());
+    }
+    Err(crate::Error::invalid_argument(format!(
+        "CREATE EXTERNAL TABLE {}: the declared columns ({}) do not match the Iceberg table's \
+         columns ({}); leave the column list out to take the table's",
+        cmd.name,
+        describe(&mut declared.iter().map(|f| (f.name(), f.data_type()))),
+        describe(&mut table.fields().iter().map(|f| (f.name(), f.data_type())))
+    )))
+}
 
 #[async_trait]
 impl TableProviderFactory for IcebergTableProviderFactory {
@@ -58,11 +125,12 @@ impl TableProviderFactory for IcebergTableProviderFactory {
                             .push((from.trim().to_string(), to.trim().to_string()));
                     }
                 }
-                _ => {
+                _ if STORAGE_OPTION_PREFIXES.iter().any(|p| key.starts_with(p)) => {
                     options
                         .storage_properties
                         .insert(key.to_string(), value.clone());
                 }
+                _ => return Err(unknown_option(key).into()),
             }
         }
         let [location] = cmd.locations.as_slice() else {
@@ -86,6 +154,7 @@ impl TableProviderFactory for IcebergTableProviderFactory {
         if let Some(name) = ref_name {
             provider = provider.with_ref(&name)?;
         }
+        check_declared_columns(cmd, &provider.schema())?;
         Ok(Arc::new(provider))
     }
 }

@@ -19,10 +19,14 @@ use datafusion::physical_plan::ExecutionPlan;
 use crate::scan::ScanMetrics;
 
 /// The funnel counts, named as they appear in `EXPLAIN ANALYZE`.
-pub fn funnel(metrics: &ScanMetrics) -> [(&'static str, usize); 11] {
+pub fn funnel(metrics: &ScanMetrics) -> [(&'static str, usize); 12] {
     [
         ("iceberg_manifests_total", metrics.manifests_total),
         ("iceberg_manifests_skipped", metrics.manifests_skipped),
+        (
+            "iceberg_manifests_skipped_by_limit",
+            metrics.manifests_skipped_by_limit,
+        ),
         ("iceberg_data_manifests_total", metrics.data_manifests_total),
         (
             "iceberg_data_manifests_skipped",

@@ -132,7 +132,8 @@ fn load_table(
             })?;
             Ok((iceberg.table().clone(), provider))
         }
-        None if looks_like_location(name) => {
+        // a relative directory name (`iceberg_scan('sample_table')`) when no table has it
+        None if looks_like_location(name) || std::path::Path::new(name).exists() => {
             let table = block_on(Table::open(name))?;
             let provider = Arc::new(IcebergTableProvider::try_new(table.clone())?);
             Ok((table, provider))

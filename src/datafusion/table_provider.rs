@@ -294,9 +294,28 @@ fn filter_before_deletes(
 
 /// The Arrow schema a provider exposes (see
 /// [`IcebergTableProvider::with_schema_force_view_types`]).
+///
+/// Top-level `uuid` columns are tagged with Arrow's canonical `arrow.uuid` extension
+/// type (`ARROW:extension:name`), so that results tell a UUID from a `fixed[16]` (the CLI
+/// prints them as 8-4-4-4-12 strings).
 fn arrow_schema(schema: &Schema, view_types: bool) -> Result<ArrowSchema> {
     // fields of optional structs are null where the struct is, whatever `required` says
     let arrow = nullable_under_nullable_structs(&schema_to_arrow(schema)?);
+    let fields: Vec<_> = (arrow.fields().iter().zip(schema.columns()))
+        .map(|(field, column)| {
+            if matches!(
+                column.field_type.as_ref(),
+                crate::spec::Type::Primitive(crate::spec::PrimitiveType::Uuid)
+            ) {
+                let mut metadata = field.metadata().clone();
+                metadata.insert("ARROW:extension:name".to_string(), "arrow.uuid".to_string());
+                Arc::new(field.as_ref().clone().with_metadata(metadata))
+            } else {
+                Arc::clone(field)
+            }
+        })
+        .collect();
+    let arrow = ArrowSchema::new_with_metadata(fields, arrow.metadata().clone());
     Ok(if view_types {
         transform_schema_to_view(&arrow)
     } else {

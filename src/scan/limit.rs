@@ -57,7 +57,7 @@ impl TableScan {
             chosen.push(m);
         }
         metrics.manifests_scanned = chosen.len();
-        metrics.manifests_skipped = metrics.manifests_total - chosen.len();
+        metrics.manifests_skipped_by_limit = metrics.manifests_total - chosen.len();
         let metadata = self.table.metadata_ref();
         let entries: Vec<CachedManifest> = stream::iter(chosen)
             .map(|m| {
@@ -145,6 +145,14 @@ mod tests {
             super::TableScan::new(table.clone(), table.metadata().current_snapshot().cloned());
         let plan = scan.plan_files_with_limit(250).await.expect("plan");
         assert_eq!((plan.metrics.manifests_scanned, plan.tasks.len()), (1, 3));
+        // the 19 others are skipped for the limit, not by partition summaries
+        assert_eq!(
+            (
+                plan.metrics.manifests_skipped_by_limit,
+                plan.metrics.manifests_skipped
+            ),
+            (19, 0)
+        );
         let plan = scan.plan_files_with_limit(1200).await.expect("plan");
         assert_eq!((plan.metrics.manifests_scanned, plan.tasks.len()), (3, 12));
         assert_eq!(plan.metrics.manifests_total, 20);

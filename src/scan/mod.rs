@@ -60,6 +60,9 @@ pub struct ScanMetrics {
     pub manifests_scanned: usize,
     /// Manifests skipped by their partition summaries.
     pub manifests_skipped: usize,
+    /// Manifests not opened because the manifests before them hold enough rows for an
+    /// unfiltered `LIMIT` ([`TableScan::plan_files_with_limit`]).
+    pub manifests_skipped_by_limit: usize,
     /// Data manifests in the manifest list.
     pub data_manifests_total: usize,
     /// Data manifests skipped by their partition summaries.

@@ -9,7 +9,7 @@ use datafusion::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
 /// The binary, with HOME pointed at an empty directory so that no history file is
 /// read or written in the real home.
-fn icefloe(home: &Path) -> Command {
+pub(crate) fn icefloe(home: &Path) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_icefloe"));
     cmd.env("HOME", home)
         .env("USERPROFILE", home)
@@ -18,13 +18,13 @@ fn icefloe(home: &Path) -> Command {
     cmd
 }
 
-fn run(args: &[&str]) -> Output {
+pub(crate) fn run(args: &[&str]) -> Output {
     let home = tempfile::tempdir().unwrap();
     icefloe(home.path()).args(args).output().unwrap()
 }
 
 /// Run with `stdin` fed to the process (no terminal: rustyline reads plain lines).
-fn run_with_stdin(args: &[&str], stdin: &str) -> Output {
+pub(crate) fn run_with_stdin(args: &[&str], stdin: &str) -> Output {
     let home = tempfile::tempdir().unwrap();
     let mut child = icefloe(home.path())
         .args(args)
@@ -42,16 +42,16 @@ fn run_with_stdin(args: &[&str], stdin: &str) -> Output {
     child.wait_with_output().unwrap()
 }
 
-fn stdout(out: &Output) -> String {
+pub(crate) fn stdout(out: &Output) -> String {
     String::from_utf8(out.stdout.clone()).unwrap()
 }
 
-fn stderr(out: &Output) -> String {
+pub(crate) fn stderr(out: &Output) -> String {
     String::from_utf8(out.stderr.clone()).unwrap()
 }
 
 #[track_caller]
-fn assert_success(out: &Output) {
+pub(crate) fn assert_success(out: &Output) {
     assert!(
         out.status.success(),
         "exit status {:?}\nstdout:\n{}\nstderr:\n{}",
@@ -62,7 +62,7 @@ fn assert_success(out: &Output) {
 }
 
 #[track_caller]
-fn assert_failure(out: &Output) {
+pub(crate) fn assert_failure(out: &Output) {
     assert_eq!(
         out.status.code(),
         Some(1),
@@ -278,7 +278,8 @@ fn cli_repl_continues_after_error() {
         &["--format", "csv"],
         "SELECT * FROM no_such_table;\nSELECT 2 AS b;\n",
     );
-    assert_success(&out);
+    // the next statement runs; the run fails
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert_eq!(stdout(&out), "b\n2\n");
     assert!(stderr(&out).starts_with("error: "), "{}", stderr(&out));
     assert!(stderr(&out).contains("no_such_table"), "{}", stderr(&out));
@@ -294,7 +295,7 @@ fn cli_repl_runs_unterminated_last_statement() {
     assert_eq!(stdout(&out), "{\"e\":5}\n");
 }
 
-fn sample_table() -> PathBuf {
+pub(crate) fn sample_table() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/sample_table")
 }
 
@@ -348,7 +349,7 @@ fn cli_explain_pruning_prints_the_funnel() {
     // partition of one cannot match
     let err = stderr(&out);
     assert!(
-        err.contains("pruning: manifests 3 (2 skipped by partition summaries); data files 2 (1 skipped by partition, 0 by metrics; 0 with inconsistent metrics) -> 1 planned"),
+        err.contains("pruning: manifests 3 (2 skipped by partition summaries, 0 not opened: LIMIT already covered); data files 2 (1 skipped by partition, 0 by metrics; 0 with inconsistent metrics) -> 1 planned"),
         "{err}"
     );
 }
@@ -363,6 +364,7 @@ fn cli_runs_iceberg_ddl_on_a_sqlite_catalog() {
         run(&all)
     };
     let out = with_catalog(&[
+        "--create-catalog",
         "-c",
         "CREATE SCHEMA ns; CREATE TABLE ns.t (id BIGINT, s VARCHAR, ts TIMESTAMP) \
          PARTITIONED BY (day(ts))",
@@ -398,7 +400,8 @@ fn cli_runs_iceberg_ddl_on_a_sqlite_catalog() {
     let out = with_catalog(&["-c", "SELECT * FROM ns.nope"]);
     assert_failure(&out);
     assert!(
-        stderr(&out).starts_with("error: Error during planning: table"),
+        stderr(&out)
+            .starts_with("error: table 'nope' not found in schema 'default.ns' (tables: t)"),
         "{}",
         stderr(&out)
     );

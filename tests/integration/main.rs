@@ -1,4 +1,7 @@
 mod cli;
+mod cli_catalogs;
+mod cli_output;
+mod cli_terminal;
 mod cli_writes;
 
 mod alter;

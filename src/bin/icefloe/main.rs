@@ -4,21 +4,29 @@
 //! `-f` or the interactive shell ([`repl`]) is split into statements ([`statements`])
 //! whose results are written by [`output`].
 
+mod catalog;
+mod describe;
+mod interrupt;
 mod output;
+mod progress;
 mod pruning;
+mod render;
 mod repl;
 mod statements;
 
 use std::fmt;
-use std::io::{self, Read};
+use std::io::{self, IsTerminal, Read};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::{Args, Parser};
+use datafusion::catalog::{CatalogProvider, MemorySchemaProvider};
 use datafusion::error::DataFusionError;
 use datafusion::prelude::{SessionConfig, SessionContext};
+use icefloe::datafusion::IcebergNamesSchemaProvider;
 
+use catalog::DEFAULT_CATALOG;
 use output::{Format, Output};
 
 const EXAMPLES: &str = "\
@@ -47,6 +55,7 @@ Examples:
   # Attach an Iceberg catalog (SQLite in the JDBC layout, a warehouse directory or a
   # config file); its namespaces are schemas. Without a value: ./warehouse/catalog.db
   icefloe --catalog sqlite:warehouse/catalog.db -c \"SELECT * FROM ns.orders LIMIT 10\"
+  icefloe --catalog sqlite:new.db --create-catalog -c \"CREATE SCHEMA ns\"
   icefloe --catalog /data/warehouse -c 'SELECT * FROM ns.\"orders$snapshots\"'
 
   # Create a namespace and a partitioned table in it (Spark's Iceberg DDL)
@@ -90,20 +99,24 @@ struct Cli {
     output: OutputArgs,
 }
 
-/// The catalog attached by a bare `--catalog`, and when it exists without one.
-const DEFAULT_CATALOG: &str = "warehouse/catalog.db";
-
 /// Where tables come from.
 #[derive(Debug, Args)]
 #[command(next_help_heading = "Tables")]
 struct TableArgs {
     /// Attach an Iceberg catalog as the default catalog, its namespaces as schemas
-    /// (SELECT * FROM ns.t): a SQLite catalog in the JDBC layout (sqlite:PATH, PATH.db;
-    /// created if missing), a warehouse directory (Hadoop layout), a metadata file or a
-    /// config file. Without a value: ./warehouse/catalog.db. Without the option, that
-    /// file is attached only if it exists
-    #[arg(long = "catalog", value_name = "URI|CONFIG", num_args = 0..=1, default_missing_value = DEFAULT_CATALOG)]
+    /// (SELECT * FROM ns.t): a SQLite catalog in the JDBC layout (sqlite:PATH, PATH.db,
+    /// SQLAlchemy's sqlite:///relative.db and sqlite:////absolute.db, Java's
+    /// jdbc:sqlite:/absolute.db), a warehouse directory (Hadoop layout), a metadata file
+    /// or a config file. A missing database or directory is an error unless
+    /// --create-catalog is given. Without a value: ./warehouse/catalog.db, created if
+    /// missing. Without the option, that file is attached only if it exists
+    #[arg(long = "catalog", value_name = "URI|CONFIG", num_args = 0..=1, default_missing_value = "")]
     catalog: Option<String>,
+
+    /// Create the SQLite catalog database or warehouse directory named by --catalog if
+    /// it does not exist
+    #[arg(long = "create-catalog", requires = "catalog")]
+    create_catalog: bool,
 
     /// Register the Iceberg table at LOCATION (a table directory or a metadata.json
     /// path or URL) as NAME; repeat for more tables
@@ -122,10 +135,20 @@ struct OutputArgs {
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     output: Option<PathBuf>,
 
+    /// Text written for NULL in CSV output [default: an empty field; an empty string is
+    /// written as ""]. Table output shows NULL, JSON null
+    #[arg(long = "null-string", value_name = "TEXT", default_value = "")]
+    null_string: String,
+
     /// After each query, print to stderr how each Iceberg scan was pruned: manifests and
     /// data files total / skipped, delete files applied, row groups and pages pruned
     #[arg(long = "explain-pruning")]
     explain_pruning: bool,
+
+    /// No progress line on stderr (it is shown only when stderr is a terminal, for
+    /// queries running longer than a second)
+    #[arg(short = 'q', long = "quiet")]
+    quiet: bool,
 }
 
 /// `--table NAME=LOCATION`.
@@ -152,6 +175,18 @@ fn parse_table_arg(value: &str) -> Result<TableArg, String> {
 pub struct CliError {
     message: String,
     broken_pipe: bool,
+    status: ExitStatus,
+}
+
+/// How a failed run ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ExitStatus {
+    /// Print `error: <message>`, exit code 1.
+    Failed,
+    /// The errors were printed already (e.g. by the shell reading a script): exit code 1.
+    Reported,
+    /// Ctrl-C: exit code 130, as shells report SIGINT.
+    Interrupted,
 }
 
 impl CliError {
@@ -159,7 +194,29 @@ impl CliError {
         Self {
             message: message.into(),
             broken_pipe: false,
+            status: ExitStatus::Failed,
         }
+    }
+
+    /// Statements failed and their errors were printed.
+    pub fn reported(failed: usize) -> Self {
+        Self {
+            status: ExitStatus::Reported,
+            ..Self::new(format!("{failed} statement(s) failed"))
+        }
+    }
+
+    /// The run was interrupted with Ctrl-C.
+    pub fn interrupted() -> Self {
+        Self {
+            status: ExitStatus::Interrupted,
+            ..Self::new("interrupted")
+        }
+    }
+
+    /// Whether this is Ctrl-C.
+    pub fn is_interrupted(&self) -> bool {
+        self.status == ExitStatus::Interrupted
     }
 
     /// Prefix the message with what was being done.
@@ -183,8 +240,8 @@ impl fmt::Display for CliError {
 impl From<io::Error> for CliError {
     fn from(e: io::Error) -> Self {
         Self {
-            message: e.to_string(),
             broken_pipe: e.kind() == io::ErrorKind::BrokenPipe,
+            ..Self::new(e.to_string())
         }
     }
 }
@@ -207,8 +264,8 @@ impl From<datafusion::arrow::error::ArrowError> for CliError {
         let broken_pipe =
             matches!(&e, ArrowError::IoError(_, io) if io.kind() == io::ErrorKind::BrokenPipe);
         Self {
-            message: e.to_string(),
             broken_pipe,
+            ..Self::new(e.to_string())
         }
     }
 }
@@ -222,19 +279,40 @@ impl From<datafusion::parquet::errors::ParquetError> for CliError {
 #[tokio::main]
 async fn main() -> ExitCode {
     let cli = Cli::parse();
-    match run(cli).await {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) if e.is_broken_pipe() => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("error: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    // The interactive shell handles Ctrl-C itself (cancelling the running query);
+    // statements from -c or -f stop at once with status 130, as does a script piped
+    // into the shell.
+    let shell = cli.command.is_none() && cli.file.is_none() && io::stdin().is_terminal();
+    interrupt::install(if shell {
+        interrupt::Mode::Notify
+    } else {
+        interrupt::Mode::Exit
+    });
+    let code = match run(cli).await {
+        Ok(()) => 0,
+        Err(e) if e.is_broken_pipe() => 0,
+        Err(e) => match e.status {
+            ExitStatus::Failed => {
+                eprintln!("error: {e}");
+                1
+            }
+            ExitStatus::Reported => 1,
+            ExitStatus::Interrupted => {
+                eprintln!("interrupted");
+                130
+            }
+        },
+    };
+    // Output is complete here. Exit without waiting for the runtime to shut down: a
+    // cancelled query's task may still be inside a long computation.
+    std::process::exit(code)
 }
 
 async fn run(cli: Cli) -> Result<(), CliError> {
     let mut output = Output::new(cli.output.format, cli.output.output.as_deref())?
-        .with_pruning_report(cli.output.explain_pruning);
+        .with_pruning_report(cli.output.explain_pruning)
+        .with_progress(!cli.output.quiet && io::stderr().is_terminal())
+        .with_null_string(cli.output.null_string.clone());
     let ctx = session(&cli).await?;
     match (&cli.command, &cli.file) {
         (Some(sql), _) => run_sql(&ctx, sql, &mut output).await?,
@@ -257,19 +335,17 @@ async fn run(cli: Cli) -> Result<(), CliError> {
 
 /// The DataFusion session, with the Iceberg tables from the command line registered.
 async fn session(cli: &Cli) -> Result<SessionContext, CliError> {
-    let mut config = icefloe::datafusion::register_iceberg_options(
-        SessionConfig::new().with_information_schema(true),
-    );
+    let mut config = icefloe::datafusion::register_iceberg_options(SessionConfig::new());
     if let Some(n) = cli.target_partitions {
         config = config.with_target_partitions(n);
     }
-    let spec = (cli.tables.catalog.as_deref())
-        .or(Some(DEFAULT_CATALOG).filter(|p| std::path::Path::new(p).is_file()));
-    let catalog = match spec {
-        Some(spec) => Some(
-            icefloe::catalog::load_catalog(spec)
-                .map_err(|e| CliError::from(e).context(format!("cannot open catalog {spec}")))?,
-        ),
+    let catalog = match cli.tables.catalog.as_deref() {
+        // the bare --catalog: the default database, created when missing
+        Some("") => Some(catalog::open(DEFAULT_CATALOG, true)?),
+        Some(spec) => Some(catalog::open(spec, cli.tables.create_catalog)?),
+        None if std::path::Path::new(DEFAULT_CATALOG).is_file() => {
+            Some(catalog::open(DEFAULT_CATALOG, false)?)
+        }
         None => None,
     };
     if let Some(c) = &catalog {
@@ -278,13 +354,20 @@ async fn session(cli: &Cli) -> Result<SessionContext, CliError> {
     let ctx = SessionContext::new_with_config(config);
     icefloe::register_iceberg_factory(&ctx);
     icefloe::datafusion::register_iceberg_functions(&ctx);
+    // tables registered by name (--table, CREATE EXTERNAL TABLE) answer to "t$snapshots",
+    // "t@v1", … as catalog tables do
+    let public = Arc::new(IcebergNamesSchemaProvider::new(Arc::new(
+        MemorySchemaProvider::new(),
+    )));
     if let Some(c) = catalog {
         let name = c.name().to_string();
-        let provider =
-            icefloe::datafusion::IcebergCatalogProvider::try_new_with_memory_schema(c, "public")
-                .await
-                .map_err(|e| CliError::from(e).context(format!("cannot list catalog {name}")))?;
+        let provider = icefloe::datafusion::IcebergCatalogProvider::try_new(c)
+            .await
+            .map_err(|e| CliError::from(e).context(format!("cannot list catalog {name}")))?;
+        provider.register_schema("public", public)?;
         ctx.register_catalog(name, Arc::new(provider));
+    } else if let Some(default) = ctx.catalog("datafusion") {
+        default.register_schema("public", public)?;
     }
     for TableArg { name, location } in &cli.tables.tables {
         let provider = icefloe::IcebergTableProvider::open(location)
@@ -295,6 +378,7 @@ async fn session(cli: &Cli) -> Result<SessionContext, CliError> {
         ctx.register_table(name.as_str(), Arc::new(provider))
             .map_err(|e| CliError::from(e).context(format!("cannot register table {name}")))?;
     }
+    icefloe::datafusion::information_schema::register_information_schema(&ctx)?;
     Ok(ctx)
 }
 
@@ -316,12 +400,27 @@ fn read_sql_file(path: &PathBuf) -> Result<String, CliError> {
 pub async fn run_sql(ctx: &SessionContext, sql: &str, output: &mut Output) -> Result<(), CliError> {
     let dialect = statements::session_dialect(ctx);
     for statement in statements::split(sql, dialect.as_ref()) {
-        let df = icefloe::datafusion::sql::execute(ctx, &statement)
-            .await
-            .map_err(statement_error)?;
-        output.write_dataframe(df).await?;
+        run_statement(ctx, &statement, output).await?;
     }
     Ok(())
+}
+
+/// Run one statement and write its result.
+pub async fn run_statement(
+    ctx: &SessionContext,
+    statement: &str,
+    output: &mut Output,
+) -> Result<output::Written, CliError> {
+    let df = icefloe::datafusion::sql::execute(ctx, statement)
+        .await
+        .map_err(|e| {
+            let e = statement_error(e);
+            match explain_not_found(ctx, &e.message) {
+                Some(message) => CliError::new(message),
+                None => e,
+            }
+        })?;
+    output.write_dataframe(df).await
 }
 
 /// A statement's error: DataFusion's own message when icefloe only passed it on.
@@ -334,4 +433,39 @@ fn statement_error(e: icefloe::Error) -> CliError {
     } else {
         CliError::from(e)
     }
+}
+
+/// DataFusion's "table 'cat.schema.t' not found", said more precisely: which of the
+/// catalog, the schema (an Iceberg namespace) or the table is unknown, and what exists.
+fn explain_not_found(ctx: &SessionContext, message: &str) -> Option<String> {
+    let rest = message.split("table '").nth(1)?;
+    let (name, _) = rest.split_once("' not found")?;
+    let parts: Vec<&str> = name.split('.').collect();
+    let [catalog, schema, table] = parts.as_slice() else {
+        return None;
+    };
+    let Some(cat) = ctx.catalog(catalog) else {
+        return Some(format!(
+            "catalog '{catalog}' not found (catalogs: {})",
+            ctx.catalog_names().join(", ")
+        ));
+    };
+    let Some(sch) = cat.schema(schema) else {
+        let mut names = cat.schema_names();
+        names.retain(|n| n != "information_schema");
+        return Some(format!(
+            "schema (namespace) '{schema}' not found in catalog '{catalog}' (schemas: {})",
+            names.join(", ")
+        ));
+    };
+    let mut tables = sch.table_names();
+    tables.sort();
+    let listed = if tables.is_empty() {
+        "it has no tables".to_string()
+    } else {
+        format!("tables: {}", tables.join(", "))
+    };
+    Some(format!(
+        "table '{table}' not found in schema '{catalog}.{schema}' ({listed})"
+    ))
 }

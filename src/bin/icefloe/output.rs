@@ -1,5 +1,10 @@
 //! Writing query results: aligned table, CSV, newline-delimited JSON or Parquet, to
 //! stdout or to the file given with `-o`.
+//!
+//! A file given with `-o` is written to a temporary file in the same directory and
+//! renamed over FILE only when every statement succeeded ([`Output::finish`]), so a
+//! failing run leaves an existing FILE as it was and never a truncated one. How values
+//! are written in each format is described in [`crate::render`].
 
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
@@ -7,17 +12,19 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use clap::ValueEnum;
-use datafusion::arrow::csv::WriterBuilder as CsvWriterBuilder;
 use datafusion::arrow::datatypes::SchemaRef;
-use datafusion::arrow::json::LineDelimitedWriter;
 use datafusion::arrow::record_batch::RecordBatch;
-use datafusion::arrow::util::pretty::pretty_format_batches_with_schema;
+use datafusion::arrow::util::display::FormatOptions;
+use datafusion::arrow::util::pretty::pretty_format_batches_with_options;
 use datafusion::dataframe::DataFrame;
 use datafusion::execution::SendableRecordBatchStream;
 use datafusion::parquet::arrow::ArrowWriter;
-use datafusion::physical_plan::execute_stream;
+use datafusion::physical_plan::stream::RecordBatchReceiverStreamBuilder;
+use datafusion::physical_plan::{execute_stream, ExecutionPlan};
 use futures::StreamExt;
+use tempfile::NamedTempFile;
 
+use crate::render;
 use crate::CliError;
 
 /// How results are printed (`--format`).
@@ -33,24 +40,42 @@ pub enum Format {
     Parquet,
 }
 
+/// What a statement produced.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Written {
+    /// Rows in the result (`None`: the statement returns no columns, e.g. DDL).
+    pub rows: Option<usize>,
+}
+
 /// Where results go. Create one per run and feed it every statement's result.
 pub struct Output {
     format: Format,
     target: Target,
     /// Print each Iceberg scan's pruning funnel to stderr (`--explain-pruning`).
     pruning_report: bool,
+    /// Show a progress line on stderr for slow queries.
+    progress: bool,
+    /// The CSV text of NULL.
+    null_string: String,
+}
+
+/// A file being written: a temporary file beside the destination, renamed at the end.
+struct PendingFile {
+    path: PathBuf,
+    temp: NamedTempFile,
 }
 
 enum Target {
     /// Text formats: stdout or a file, created once and written statement after statement.
     Text {
         writer: Box<dyn Write + Send>,
+        file: Option<PendingFile>,
         /// Whether a table was printed already (tables are separated by a blank line).
         printed_table: bool,
     },
-    /// Parquet: one file holds one result, so the file is created at the first result.
+    /// Parquet: one file holds one result, so the writer is created at the first result.
     Parquet {
-        path: PathBuf,
+        file: PendingFile,
         writer: Option<Box<ArrowWriter<BufWriter<File>>>>,
     },
 }
@@ -65,15 +90,21 @@ impl Output {
                 ))
             }
             (Format::Parquet, Some(path)) => Target::Parquet {
-                path: path.to_path_buf(),
+                file: PendingFile::new(path)?,
                 writer: None,
             },
-            (_, Some(path)) => Target::Text {
-                writer: Box::new(BufWriter::new(create(path)?)),
-                printed_table: false,
-            },
+            (_, Some(path)) => {
+                let file = PendingFile::new(path)?;
+                let handle = file.temp.reopen().map_err(|e| file.error(e))?;
+                Target::Text {
+                    writer: Box::new(BufWriter::new(handle)),
+                    file: Some(file),
+                    printed_table: false,
+                }
+            }
             (_, None) => Target::Text {
                 writer: Box::new(BufWriter::new(io::stdout())),
+                file: None,
                 printed_table: false,
             },
         };
@@ -81,6 +112,8 @@ impl Output {
             format,
             target,
             pruning_report: false,
+            progress: false,
+            null_string: String::new(),
         })
     }
 
@@ -90,48 +123,90 @@ impl Output {
         self
     }
 
+    /// Show a progress line on stderr while a query runs longer than a second.
+    pub fn with_progress(mut self, enabled: bool) -> Self {
+        self.progress = enabled;
+        self
+    }
+
+    /// The CSV text of NULL (`--null-string`).
+    pub fn with_null_string(mut self, null: impl Into<String>) -> Self {
+        self.null_string = null.into();
+        self
+    }
+
     /// Run `df` and write its result. Statements without output columns (DDL such as
     /// `CREATE EXTERNAL TABLE`) are run but print nothing.
-    pub async fn write_dataframe(&mut self, df: DataFrame) -> Result<(), CliError> {
+    pub async fn write_dataframe(&mut self, df: DataFrame) -> Result<Written, CliError> {
         let task_ctx = Arc::new(df.task_ctx());
+        let scanned = if self.pruning_report {
+            crate::pruning::iceberg_scans(df.logical_plan())
+        } else {
+            vec![]
+        };
         let plan = df.create_physical_plan().await?;
-        let stream = execute_stream(Arc::clone(&plan), task_ctx)?;
-        self.write_stream(stream).await?;
+        let stream = on_runtime(execute_stream(Arc::clone(&plan), task_ctx)?);
+        let progress = self
+            .progress
+            .then(|| crate::progress::Progress::start(Arc::clone(&plan)));
+        let written = self.write_stream(stream).await;
+        drop(progress);
+        let written = written?;
         for id in committed_snapshots(plan.as_ref()) {
             eprintln!("committed snapshot {id}");
         }
         if self.pruning_report {
-            for line in crate::pruning::report(&plan) {
+            for line in crate::pruning::report(&plan, &scanned) {
                 eprintln!("{line}");
             }
         }
-        Ok(())
+        Ok(written)
+    }
+
+    /// Write a result computed by the shell itself (`\d`).
+    pub async fn write_batch(&mut self, batch: RecordBatch) -> Result<Written, CliError> {
+        let schema = batch.schema();
+        let stream =
+            datafusion::physical_plan::memory::MemoryStream::try_new(vec![batch], schema, None)?;
+        self.write_stream(Box::pin(stream)).await
     }
 
     async fn write_stream(
         &mut self,
         mut stream: SendableRecordBatchStream,
-    ) -> Result<(), CliError> {
+    ) -> Result<Written, CliError> {
         let schema = stream.schema();
         if schema.fields().is_empty() {
             while let Some(batch) = stream.next().await {
                 batch?;
             }
-            return Ok(());
+            return Ok(Written { rows: None });
         }
+        let mut rows = 0;
         match (&mut self.target, self.format) {
             (
                 Target::Text {
                     writer,
                     printed_table,
+                    ..
                 },
                 Format::Table,
             ) => {
                 let mut batches = Vec::new();
                 while let Some(batch) = stream.next().await {
-                    batches.push(batch?);
+                    let batch = batch?;
+                    rows += batch.num_rows();
+                    batches.push(render::uuids_as_text(&batch)?);
                 }
-                let table = pretty_format_batches_with_schema(schema, &batches)?;
+                if batches.is_empty() {
+                    batches.push(RecordBatch::new_empty(render::uuids_as_text_schema(
+                        &schema,
+                    )));
+                }
+                let options = FormatOptions::default()
+                    .with_display_error(true)
+                    .with_null("NULL");
+                let table = pretty_format_batches_with_options(&batches, &options)?;
                 if *printed_table {
                     writeln!(writer)?;
                 }
@@ -139,44 +214,49 @@ impl Output {
                 *printed_table = true;
             }
             (Target::Text { writer, .. }, Format::Csv) => {
-                let mut csv = CsvWriterBuilder::new()
-                    .with_header(true)
-                    .build(&mut *writer);
-                let mut wrote_any = false;
+                let header: Vec<String> = schema
+                    .fields()
+                    .iter()
+                    .map(|f| render::csv_field(Some(f.name()), &self.null_string))
+                    .collect();
+                writeln!(writer, "{}", header.join(","))?;
                 while let Some(batch) = stream.next().await {
-                    csv.write(&batch?)?;
-                    wrote_any = true;
-                }
-                if !wrote_any {
-                    // Still print the header line.
-                    csv.write(&RecordBatch::new_empty(schema))?;
+                    let batch = batch?;
+                    rows += batch.num_rows();
+                    write_csv(writer, &batch, &self.null_string)?;
                 }
             }
             (Target::Text { writer, .. }, Format::Json) => {
-                let mut json = LineDelimitedWriter::new(&mut *writer);
+                let mut text = String::new();
                 while let Some(batch) = stream.next().await {
-                    json.write(&batch?)?;
+                    let batch = batch?;
+                    rows += batch.num_rows();
+                    text.clear();
+                    render::write_json_rows(&mut text, &batch)?;
+                    writer.write_all(text.as_bytes())?;
                 }
-                json.finish()?;
             }
-            (Target::Parquet { path, writer }, _) => {
+            (Target::Parquet { file, writer }, _) => {
                 if writer.is_some() {
                     return Err(CliError::new(format!(
                         "a Parquet file holds one result, but more than one statement \
                          returned rows for {}",
-                        path.display()
+                        file.path.display()
                     )));
                 }
-                let parquet = writer.insert(parquet_writer(path, schema)?);
+                let parquet = writer.insert(parquet_writer(file, schema)?);
                 while let Some(batch) = stream.next().await {
-                    parquet.write(&batch?)?;
+                    let batch = batch?;
+                    rows += batch.num_rows();
+                    parquet.write(&batch)?;
                 }
             }
             (Target::Text { .. }, Format::Parquet) => {
                 unreachable!("Output::new sends Parquet to a file")
             }
         }
-        self.flush()
+        self.flush()?;
+        Ok(Written { rows: Some(rows) })
     }
 
     /// Flush text output (the REPL calls this after every statement).
@@ -187,20 +267,30 @@ impl Output {
         Ok(())
     }
 
-    /// Finish the output: flush text, write the Parquet footer.
+    /// Finish the output: flush text, write the Parquet footer, and move a file given
+    /// with `-o` into place.
     pub fn finish(self) -> Result<(), CliError> {
         match self.target {
-            Target::Text { mut writer, .. } => writer.flush()?,
+            Target::Text {
+                mut writer, file, ..
+            } => {
+                writer.flush()?;
+                drop(writer);
+                if let Some(file) = file {
+                    file.persist()?;
+                }
+            }
             Target::Parquet {
                 writer: Some(writer),
-                ..
+                file,
             } => {
                 writer.close()?;
+                file.persist()?;
             }
-            Target::Parquet { path, writer: None } => {
+            Target::Parquet { file, writer: None } => {
                 return Err(CliError::new(format!(
                     "no statement returned rows to write to {}",
-                    path.display()
+                    file.path.display()
                 )))
             }
         }
@@ -213,23 +303,89 @@ impl Output {
     }
 }
 
-fn create(path: &Path) -> Result<File, CliError> {
-    File::create(path).map_err(|e| {
-        CliError::from(e).context(format!("cannot create output file {}", path.display()))
-    })
+/// `stream` polled by a task of its own, so that a plan computing inside a single poll
+/// never keeps the caller (and its Ctrl-C) waiting; dropping the result stops the task.
+fn on_runtime(mut stream: SendableRecordBatchStream) -> SendableRecordBatchStream {
+    let mut builder = RecordBatchReceiverStreamBuilder::new(stream.schema(), 2);
+    let tx = builder.tx();
+    builder.spawn(async move {
+        while let Some(batch) = stream.next().await {
+            if tx.send(batch).await.is_err() {
+                break;
+            }
+        }
+        Ok(())
+    });
+    builder.build()
+}
+
+fn write_csv(writer: &mut dyn Write, batch: &RecordBatch, null: &str) -> Result<(), CliError> {
+    let schema = batch.schema();
+    let mut line = String::new();
+    for row in 0..batch.num_rows() {
+        line.clear();
+        for (i, (field, column)) in schema.fields().iter().zip(batch.columns()).enumerate() {
+            if i > 0 {
+                line.push(',');
+            }
+            let cell = render::csv_cell(column.as_ref(), field, row)?;
+            line.push_str(&render::csv_field(cell.as_deref(), null));
+        }
+        line.push('\n');
+        writer.write_all(line.as_bytes())?;
+    }
+    Ok(())
+}
+
+impl PendingFile {
+    fn new(path: &Path) -> Result<Self, CliError> {
+        let dir = match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        let mut builder = tempfile::Builder::new();
+        builder.prefix(".icefloe-output-");
+        #[cfg(unix)]
+        {
+            // as a newly created file would be (the umask applies), or the old file's mode
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(path).map_or(0o666, |m| m.permissions().mode());
+            builder.permissions(std::fs::Permissions::from_mode(mode));
+        }
+        let temp = builder.tempfile_in(&dir).map_err(|e| {
+            CliError::from(e).context(format!("cannot create output file {}", path.display()))
+        })?;
+        crate::interrupt::remove_on_exit(temp.path().to_path_buf());
+        Ok(Self {
+            path: path.to_path_buf(),
+            temp,
+        })
+    }
+
+    fn error(&self, e: io::Error) -> CliError {
+        CliError::from(e).context(format!("cannot write output file {}", self.path.display()))
+    }
+
+    fn persist(self) -> Result<(), CliError> {
+        let path = self.path;
+        self.temp.persist(&path).map_err(|e| {
+            CliError::from(e.error).context(format!("cannot write output file {}", path.display()))
+        })?;
+        Ok(())
+    }
 }
 
 fn parquet_writer(
-    path: &Path,
+    file: &PendingFile,
     schema: SchemaRef,
 ) -> Result<Box<ArrowWriter<BufWriter<File>>>, CliError> {
-    let file = BufWriter::new(create(path)?);
-    Ok(Box::new(ArrowWriter::try_new(file, schema, None)?))
+    let handle = BufWriter::new(file.temp.reopen().map_err(|e| file.error(e))?);
+    Ok(Box::new(ArrowWriter::try_new(handle, schema, None)?))
 }
 
 /// The snapshot ids the writes in `plan` committed (the Iceberg sink's
 /// `committed_snapshot_id` metric).
-fn committed_snapshots(plan: &dyn datafusion::physical_plan::ExecutionPlan) -> Vec<i64> {
+fn committed_snapshots(plan: &dyn ExecutionPlan) -> Vec<i64> {
     use datafusion::physical_plan::metrics::MetricValue;
     let mut out: Vec<i64> = plan
         .metrics()

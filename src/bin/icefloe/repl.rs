@@ -1,11 +1,19 @@
 //! The interactive shell: line editing and history (rustyline), statements spanning
 //! several lines until a `;`, errors printed without leaving.
 //!
+//! In a terminal, each result is followed by its row count and elapsed time on standard
+//! error, history is saved after every statement, and Ctrl-C cancels the running query
+//! and returns to the prompt; at the prompt Ctrl-C discards the line typed, and a second
+//! Ctrl-C in a row (on an empty line, or after a cancelled query) leaves the shell.
+//!
 //! When stdin is not a terminal, rustyline reads plain lines from it without prompts,
-//! so a script can be piped in; history is then neither loaded nor saved.
+//! so a script can be piped in: a failed statement is reported and the next one runs,
+//! and the exit status is 1 if any failed; Ctrl-C stops it (status 130); history is
+//! neither loaded nor saved.
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
+use std::time::Instant;
 
 use datafusion::prelude::SessionContext;
 use rustyline::error::ReadlineError;
@@ -13,7 +21,7 @@ use rustyline::{Config, DefaultEditor};
 
 use crate::output::Output;
 use crate::statements::{self, Completeness};
-use crate::{run_sql, CliError};
+use crate::{run_statement, CliError};
 
 const PROMPT: &str = "icefloe> ";
 const CONTINUATION: &str = "     -> ";
@@ -21,10 +29,22 @@ const HISTORY_FILE: &str = ".icefloe_history";
 
 const HELP: &str = "\
 End SQL statements with ';'; they may span several lines.
-  \\q, quit, exit, Ctrl-D   leave
+  \\q, quit, exit, Ctrl-D   leave (also on a continuation line)
   \\?, help                 this help
-  Ctrl-C                   discard the statement being typed
+  \\d                       list the tables
+  \\d NAME                  describe a table: columns with Iceberg types and field ids,
+                           partition spec, sort order, current snapshot
+  Ctrl-C                   cancel the running query, or discard the line typed;
+                           twice in a row: leave
   SHOW TABLES; SHOW COLUMNS FROM t; EXPLAIN SELECT ...;   look around";
+
+/// How running some SQL ended.
+#[derive(Debug, PartialEq, Eq)]
+enum Outcome {
+    Done,
+    Failed,
+    Cancelled,
+}
 
 /// Run the interactive shell until `\q`, `quit`, `exit` or end of input.
 pub async fn run(ctx: &SessionContext, output: &mut Output) -> Result<(), CliError> {
@@ -47,7 +67,11 @@ pub async fn run(ctx: &SessionContext, output: &mut Output) -> Result<(), CliErr
         );
     }
 
+    let shell = Shell { ctx, interactive };
     let mut buffer = String::new();
+    let mut failed = 0;
+    // a Ctrl-C now leaves the shell
+    let mut exit_armed = false;
     loop {
         let prompt = if buffer.is_empty() {
             PROMPT
@@ -56,27 +80,40 @@ pub async fn run(ctx: &SessionContext, output: &mut Output) -> Result<(), CliErr
         };
         let line = match editor.readline(prompt) {
             Ok(line) => line,
-            // Ctrl-C: drop what was typed so far.
             Err(ReadlineError::Interrupted) => {
+                if buffer.is_empty() && exit_armed {
+                    break;
+                }
+                if buffer.is_empty() {
+                    eprintln!("(Ctrl-C again, \\q or Ctrl-D to leave)");
+                    exit_armed = true;
+                }
                 buffer.clear();
                 continue;
             }
             Err(ReadlineError::Eof) => break,
             Err(e) => return Err(readline_error(e)),
         };
-        if buffer.is_empty() {
-            match Command::parse(&line) {
-                Some(Command::Quit) => break,
-                Some(Command::Help) => {
-                    eprintln!("{HELP}");
-                    continue;
-                }
-                Some(Command::Unknown(cmd)) => {
-                    eprintln!("error: unknown command {cmd} (\\? for help)");
-                    continue;
-                }
-                None => {}
+        exit_armed = false;
+        match Command::parse(&line) {
+            // leaving works on a continuation line too; the unfinished statement is dropped
+            Some(Command::Quit) => {
+                buffer.clear();
+                break;
             }
+            Some(command) if buffer.is_empty() => {
+                if let Some(path) = &history {
+                    let _ = editor.add_history_entry(line.as_str());
+                    save_history(&mut editor, path);
+                }
+                match shell.command(command, output).await? {
+                    Outcome::Done => {}
+                    Outcome::Failed => failed += 1,
+                    Outcome::Cancelled => exit_armed = true,
+                }
+                continue;
+            }
+            _ => {}
         }
         if !buffer.is_empty() {
             buffer.push('\n');
@@ -89,37 +126,126 @@ pub async fn run(ctx: &SessionContext, output: &mut Output) -> Result<(), CliErr
             Completeness::Incomplete => {}
             Completeness::Complete => {
                 let sql = std::mem::take(&mut buffer);
-                if interactive {
+                if let Some(path) = &history {
                     let _ = editor.add_history_entry(sql.as_str());
+                    save_history(&mut editor, path);
                 }
-                execute(ctx, &sql, output).await?;
+                match shell.execute(&sql, output).await? {
+                    Outcome::Done => {}
+                    Outcome::Failed => failed += 1,
+                    Outcome::Cancelled => exit_armed = true,
+                }
             }
         }
     }
 
     // Piped input may end without a final ';': run what is left.
-    if !interactive && !buffer.trim().is_empty() {
-        execute(ctx, &buffer, output).await?;
+    if !interactive
+        && !buffer.trim().is_empty()
+        && shell.execute(&buffer, output).await? == Outcome::Failed
+    {
+        failed += 1;
     }
-    if let Some(path) = &history {
-        if let Err(e) = editor.save_history(path) {
-            eprintln!("warning: cannot save history to {}: {e}", path.display());
-        }
+    if !interactive && failed > 0 {
+        return Err(CliError::reported(failed));
     }
     Ok(())
 }
 
-/// Run statements, printing an error instead of returning it (the shell goes on),
-/// unless stdout is gone.
-async fn execute(ctx: &SessionContext, sql: &str, output: &mut Output) -> Result<(), CliError> {
-    match run_sql(ctx, sql, output).await {
-        Ok(()) => Ok(()),
-        Err(e) if e.is_broken_pipe() => Err(e),
-        Err(e) => {
-            // Show whatever was printed before the failing statement.
-            output.flush()?;
-            eprintln!("error: {e}");
-            Ok(())
+fn save_history(editor: &mut DefaultEditor, path: &PathBuf) {
+    if let Err(e) = editor.save_history(path) {
+        eprintln!("warning: cannot save history to {}: {e}", path.display());
+    }
+}
+
+struct Shell<'a> {
+    ctx: &'a SessionContext,
+    interactive: bool,
+}
+
+impl Shell<'_> {
+    /// Run the statements in `sql` one by one, printing an error instead of returning it
+    /// (the shell goes on), unless stdout is gone or (reading a script) Ctrl-C was
+    /// pressed. Stops at the first failed or cancelled statement.
+    async fn execute(&self, sql: &str, output: &mut Output) -> Result<Outcome, CliError> {
+        let dialect = statements::session_dialect(self.ctx);
+        for statement in statements::split(sql, dialect.as_ref()) {
+            crate::interrupt::arm();
+            let started = Instant::now();
+            let result = tokio::select! {
+                r = run_statement(self.ctx, &statement, output) => Some(r),
+                _ = crate::interrupt::ctrl_c() => None,
+            };
+            let outcome = self.report(result.map(|r| r.map(|w| w.rows)), started, output)?;
+            if outcome != Outcome::Done {
+                return Ok(outcome);
+            }
+        }
+        Ok(Outcome::Done)
+    }
+
+    /// Run a shell command.
+    async fn command(&self, command: Command, output: &mut Output) -> Result<Outcome, CliError> {
+        crate::interrupt::arm();
+        let started = Instant::now();
+        let work = async {
+            match &command {
+                Command::Help => {
+                    eprintln!("{HELP}");
+                    Ok(())
+                }
+                Command::ListTables => crate::describe::list_tables(self.ctx, output).await,
+                Command::Describe(name) => {
+                    crate::describe::describe_table(self.ctx, name, output).await
+                }
+                Command::Unknown(cmd) => Err(CliError::new(format!(
+                    "unknown command {cmd} (\\? for help)"
+                ))),
+                Command::Quit => Ok(()),
+            }
+        };
+        let result = tokio::select! {
+            r = work => Some(r.map(|()| None)),
+            _ = crate::interrupt::ctrl_c() => None,
+        };
+        self.report(result, started, output)
+    }
+
+    /// Print what running a statement gave: its row count and time (in a terminal), its
+    /// error, or that it was cancelled.
+    fn report(
+        &self,
+        result: Option<Result<Option<usize>, CliError>>,
+        started: Instant,
+        output: &mut Output,
+    ) -> Result<Outcome, CliError> {
+        let elapsed = started.elapsed().as_secs_f64();
+        match result {
+            None if self.interactive => {
+                output.flush()?;
+                eprintln!("query cancelled after {elapsed:.3} s");
+                Ok(Outcome::Cancelled)
+            }
+            None => Err(CliError::interrupted()),
+            Some(Ok(rows)) => {
+                if self.interactive {
+                    match rows {
+                        Some(1) => eprintln!("1 row in {elapsed:.3} s"),
+                        Some(n) => {
+                            eprintln!("{} rows in {elapsed:.3} s", crate::pruning::thousands(n))
+                        }
+                        None => eprintln!("done in {elapsed:.3} s"),
+                    }
+                }
+                Ok(Outcome::Done)
+            }
+            Some(Err(e)) if e.is_broken_pipe() || e.is_interrupted() => Err(e),
+            Some(Err(e)) => {
+                // Show whatever was printed before the failing statement.
+                output.flush()?;
+                eprintln!("error: {e}");
+                Ok(Outcome::Failed)
+            }
         }
     }
 }
@@ -129,6 +255,8 @@ async fn execute(ctx: &SessionContext, sql: &str, output: &mut Output) -> Result
 enum Command {
     Quit,
     Help,
+    ListTables,
+    Describe(String),
     Unknown(String),
 }
 
@@ -136,9 +264,13 @@ impl Command {
     fn parse(line: &str) -> Option<Self> {
         let word = line.trim();
         let word = word.strip_suffix(';').unwrap_or(word).trim_end();
+        if let Some(name) = word.strip_prefix("\\d ") {
+            return Some(Command::Describe(name.trim().to_string()));
+        }
         match word.to_ascii_lowercase().as_str() {
             "\\q" | "quit" | "exit" => Some(Command::Quit),
             "\\?" | "\\h" | "help" => Some(Command::Help),
+            "\\d" => Some(Command::ListTables),
             w if w.starts_with('\\') => Some(Command::Unknown(word.to_string())),
             _ => None,
         }
@@ -169,5 +301,10 @@ mod tests {
         assert_eq!(Command::parse("\\x"), Some(Command::Unknown("\\x".into())));
         assert_eq!(Command::parse("SELECT 1;"), None);
         assert_eq!(Command::parse("exit_code"), None);
+        assert_eq!(Command::parse("\\d"), Some(Command::ListTables));
+        assert_eq!(
+            Command::parse("\\d ns.\"t@v1\";"),
+            Some(Command::Describe("ns.\"t@v1\"".into()))
+        );
     }
 }

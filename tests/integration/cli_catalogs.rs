@@ -1,0 +1,415 @@
+//! The CLI's catalogs fail loudly, every Iceberg table answers to one naming scheme,
+//! `CREATE EXTERNAL TABLE … STORED AS ICEBERG` checks its options and columns, and
+//! `--explain-pruning` and `\d` tell what they see.
+
+use std::path::Path;
+use std::process::Output;
+
+use crate::cli::{
+    assert_failure, assert_success, icefloe, run, run_with_stdin, sample_table, stderr, stdout,
+};
+
+/// The first snapshot of `testdata/sample_table` (of three; the current is the third).
+const FIRST_SNAPSHOT: &str = "3378843091875528318";
+
+/// Run in `cwd` (relative catalog paths resolve there).
+fn run_in(cwd: &Path, args: &[&str]) -> Output {
+    let home = tempfile::tempdir().unwrap();
+    icefloe(home.path())
+        .current_dir(cwd)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn cli_sqlite_catalog_must_exist_unless_created() {
+    let dir = tempfile::tempdir().unwrap();
+    let cwd = std::fs::canonicalize(dir.path()).unwrap();
+    // a missing file is an error naming the absolute path
+    let out = run_in(&cwd, &["--catalog", "sqlite:missing.db", "-c", "SELECT 1"]);
+    assert_failure(&out);
+    let expected = format!(
+        "no catalog database at {}",
+        cwd.join("missing.db").display()
+    );
+    assert!(stderr(&out).contains(&expected), "{}", stderr(&out));
+    assert!(!cwd.join("missing.db").exists());
+    // an empty file is a new catalog
+    std::fs::write(cwd.join("empty.db"), b"").unwrap();
+    let out = run_in(
+        &cwd,
+        &["--catalog", "sqlite:empty.db", "-c", "CREATE SCHEMA ns"],
+    );
+    assert_success(&out);
+    assert!(std::fs::metadata(cwd.join("empty.db")).unwrap().len() > 0);
+    // --create-catalog creates it; SQLAlchemy's three slashes are a relative path
+    let out = run_in(
+        &cwd,
+        &[
+            "--catalog",
+            "sqlite:///rel.db",
+            "--create-catalog",
+            "-c",
+            "CREATE SCHEMA ns",
+        ],
+    );
+    assert_success(&out);
+    assert!(cwd.join("rel.db").is_file());
+    let out = run_in(
+        &cwd,
+        &[
+            "--catalog",
+            "sqlite:///rel.db",
+            "--format",
+            "csv",
+            "-c",
+            "SELECT schema_name FROM information_schema.schemata WHERE schema_name = 'ns'",
+        ],
+    );
+    assert_success(&out);
+    assert_eq!(stdout(&out), "schema_name\nns\n");
+    // four slashes, and Java's jdbc:sqlite:/, are absolute
+    let abs = cwd.join("abs.db");
+    let four = format!("sqlite:///{}", abs.display());
+    let out = run_in(
+        Path::new("/"),
+        &[
+            "--catalog",
+            &four,
+            "--create-catalog",
+            "-c",
+            "CREATE SCHEMA a",
+        ],
+    );
+    assert_success(&out);
+    assert!(abs.is_file());
+    let jdbc = format!("jdbc:sqlite:{}", abs.display());
+    let out = run_in(
+        Path::new("/"),
+        &[
+            "--catalog",
+            &jdbc,
+            "--format",
+            "csv",
+            "-c",
+            "CREATE SCHEMA b; SELECT 1 AS one",
+        ],
+    );
+    assert_success(&out);
+    // a file that is no SQLite database: the error names its absolute path
+    std::fs::write(cwd.join("junk.db"), b"this is not a database, it is text").unwrap();
+    let out = run_in(&cwd, &["--catalog", "sqlite:junk.db", "-c", "SELECT 1"]);
+    assert_failure(&out);
+    assert!(
+        stderr(&out).contains(&cwd.join("junk.db").display().to_string()),
+        "{}",
+        stderr(&out)
+    );
+    // a missing warehouse directory too
+    let out = run_in(&cwd, &["--catalog", "no_such_warehouse", "-c", "SELECT 1"]);
+    assert_failure(&out);
+    let expected = format!(
+        "no warehouse directory at {}",
+        cwd.join("no_such_warehouse").display()
+    );
+    assert!(stderr(&out).contains(&expected), "{}", stderr(&out));
+}
+
+#[test]
+fn cli_unsupported_catalog_uris_name_the_catalog_type() {
+    for (uri, kind) in [
+        ("postgresql://localhost/iceberg", "PostgreSQL"),
+        ("thrift://metastore:9083", "Hive Metastore"),
+        ("http://localhost:8181", "REST catalog"),
+        ("https://catalog.example.com/api", "REST catalog"),
+    ] {
+        let out = run(&["--catalog", uri, "-c", "SELECT 1"]);
+        assert_failure(&out);
+        assert!(stderr(&out).contains(kind), "{uri}: {}", stderr(&out));
+        assert!(!stderr(&out).contains("feature"), "{uri}: {}", stderr(&out));
+        if uri.starts_with("http") {
+            let hint = format!("'rest:{uri}'");
+            assert!(stderr(&out).contains(&hint), "{uri}: {}", stderr(&out));
+        }
+    }
+}
+
+/// A catalog with `ns.good` and `ns.broken`, whose metadata files are gone.
+fn catalog_with_a_broken_table(dir: &Path) -> String {
+    let catalog = format!("sqlite:{}", dir.join("c.db").display());
+    let out = run(&[
+        "--catalog",
+        &catalog,
+        "--create-catalog",
+        "-c",
+        "CREATE SCHEMA ns; CREATE TABLE ns.good (id BIGINT); CREATE TABLE ns.broken (id BIGINT)",
+    ]);
+    assert_success(&out);
+    std::fs::remove_dir_all(dir.join("ns/broken/metadata")).unwrap();
+    catalog
+}
+
+#[test]
+fn cli_one_broken_table_does_not_break_listing() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = catalog_with_a_broken_table(dir.path());
+    let out = run(&[
+        "--catalog",
+        &catalog,
+        "--format",
+        "csv",
+        "-c",
+        "SHOW TABLES",
+    ]);
+    assert_success(&out);
+    assert!(
+        stdout(&out).contains(",ns,broken,BASE TABLE"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(
+        stdout(&out).contains(",ns,good,BASE TABLE"),
+        "{}",
+        stdout(&out)
+    );
+    let out = run(&[
+        "--catalog",
+        &catalog,
+        "--format",
+        "csv",
+        "-c",
+        "SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = 'ns'",
+    ]);
+    assert_success(&out);
+    assert_eq!(stdout(&out), "table_name,column_name\ngood,id\n");
+    let out = run(&["--catalog", &catalog, "-c", "SELECT * FROM ns.broken"]);
+    assert_failure(&out);
+    assert!(stderr(&out).contains("metadata"), "{}", stderr(&out));
+}
+
+#[test]
+fn cli_one_naming_scheme_for_every_table() {
+    let location = sample_table();
+    let location = location.to_str().unwrap();
+    // --table and CREATE EXTERNAL TABLE
+    let sql = format!(
+        "CREATE EXTERNAL TABLE u STORED AS ICEBERG LOCATION '{location}'; \
+         SELECT count(*) AS n FROM \"t$snapshots\"; SELECT count(*) AS n FROM \"u$snapshots\"; \
+         SELECT count(*) AS n FROM \"t@{FIRST_SNAPSHOT}\"; SELECT count(*) AS n FROM \"u@{FIRST_SNAPSHOT}\"; \
+         SELECT count(*) AS n FROM \"t@{FIRST_SNAPSHOT}$files\"; SELECT count(*) AS n FROM \"u@{FIRST_SNAPSHOT}$files\"; \
+         SELECT summary['total-data-files'] AS n FROM \"t$snapshots\" WHERE snapshot_id = {FIRST_SNAPSHOT}"
+    );
+    let table = format!("t={location}");
+    let out = run(&["--table", &table, "--format", "csv", "-c", &sql]);
+    assert_success(&out);
+    let text = stdout(&out);
+    let counts: Vec<&str> = text.lines().filter(|l| *l != "n").map(str::trim).collect();
+    assert_eq!(counts.len(), 7, "{}", stdout(&out));
+    assert_eq!((counts[0], counts[1]), ("3", "3"));
+    assert_eq!(counts[2], counts[3]);
+    assert_eq!(counts[4], counts[5]);
+    // the files the writer (Spark) recorded in the first snapshot's summary
+    assert_eq!(counts[4], counts[6]);
+
+    // a catalog table, with a tag
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = format!("sqlite:{}", dir.path().join("c.db").display());
+    let out = run(&[
+        "--catalog",
+        &catalog,
+        "--create-catalog",
+        "--format",
+        "csv",
+        "-c",
+        "CREATE SCHEMA ns; CREATE TABLE ns.c (id BIGINT); INSERT INTO ns.c VALUES (1); \
+         ALTER TABLE ns.c CREATE TAG v1; INSERT INTO ns.c VALUES (2); \
+         SELECT count(*) AS n FROM ns.\"c@v1\"; SELECT count(*) AS n FROM ns.\"c$snapshots\"; \
+         SELECT count(*) AS n FROM ns.\"c@v1$files\"",
+    ]);
+    assert_success(&out);
+    assert!(
+        stdout(&out).ends_with("n\n1\nn\n2\nn\n1\n"),
+        "{}",
+        stdout(&out)
+    );
+
+    // an unknown suffix lists the metadata tables, for every kind of table
+    for (args, name) in [
+        (vec!["--table", table.as_str()], "\"t$bogus\""),
+        (vec!["--catalog", catalog.as_str()], "ns.\"c$bogus\""),
+    ] {
+        let mut all = args.clone();
+        let sql = format!("SELECT * FROM {name}");
+        all.extend(["-c", sql.as_str()]);
+        let out = run(&all);
+        assert_failure(&out);
+        let err = stderr(&out);
+        assert!(
+            err.contains("'bogus'") && err.contains("snapshots, history"),
+            "{err}"
+        );
+    }
+    // an unknown namespace or table says which
+    let out = run(&["--catalog", &catalog, "-c", "SELECT * FROM nope.c"]);
+    assert_failure(&out);
+    assert!(stderr(&out).contains("nope"), "{}", stderr(&out));
+    let out = run(&["--catalog", &catalog, "-c", "SELECT * FROM ns.nope"]);
+    assert_failure(&out);
+    assert!(stderr(&out).contains("nope"), "{}", stderr(&out));
+}
+
+#[test]
+fn cli_iceberg_scan_takes_a_relative_directory() {
+    let testdata = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata");
+    let out = run_in(
+        &testdata,
+        &[
+            "--format",
+            "csv",
+            "-c",
+            "SELECT count(*) AS n FROM iceberg_scan('sample_table')",
+        ],
+    );
+    assert_success(&out);
+    let table = format!("t={}", sample_table().display());
+    let whole = run(&[
+        "--table",
+        &table,
+        "--format",
+        "csv",
+        "-c",
+        "SELECT count(*) AS n FROM t",
+    ]);
+    assert_eq!(stdout(&out), stdout(&whole));
+}
+
+#[test]
+fn cli_external_table_checks_options_and_columns() {
+    let location = sample_table();
+    let location = location.to_str().unwrap();
+    let create = |rest: &str| {
+        run(&[
+            "-c",
+            &format!("CREATE EXTERNAL TABLE u {rest}; SELECT count(*) FROM u")
+                .replace("@LOC@", location),
+        ])
+    };
+    let out = create("STORED AS ICEBERG LOCATION '@LOC@' OPTIONS ('snapshot' '1')");
+    assert_failure(&out);
+    let err = stderr(&out);
+    assert!(err.contains("unknown option 'snapshot'"), "{err}");
+    assert!(
+        err.contains("snapshot_id, ref, allow_moved_paths, remap"),
+        "{err}"
+    );
+    assert!(err.contains("aws_") && err.contains("s3."), "{err}");
+    // object store options by their prefixes are accepted
+    let out = create("STORED AS ICEBERG LOCATION '@LOC@' OPTIONS ('aws_region' 'eu-west-1', 's3.region' 'eu-west-1')");
+    assert_success(&out);
+    // a column list must match the table's
+    let out = create(
+        "(id BIGINT, ts TIMESTAMP WITH TIME ZONE, v VARCHAR) STORED AS ICEBERG LOCATION '@LOC@'",
+    );
+    assert_success(&out);
+    let out = create("(id INT, v VARCHAR) STORED AS ICEBERG LOCATION '@LOC@'");
+    assert_failure(&out);
+    assert!(stderr(&out).contains("do not match"), "{}", stderr(&out));
+}
+
+#[test]
+fn cli_explain_pruning_counts_exactly_and_says_where_answers_came_from() {
+    let table = format!("t={}", sample_table().display());
+    // answered from the manifests' row counts: no scan, but a line saying so
+    let out = run(&[
+        "--table",
+        &table,
+        "--explain-pruning",
+        "-c",
+        "SELECT count(*) FROM t",
+    ]);
+    assert_success(&out);
+    assert!(
+        stderr(&out).contains("pruning: t: no data file read; the answer came from table metadata"),
+        "{}",
+        stderr(&out)
+    );
+    // a LIMIT opens only the manifests it needs, and says so
+    let out = run(&[
+        "--table",
+        &table,
+        "--explain-pruning",
+        "-c",
+        "SELECT * FROM t LIMIT 1",
+    ]);
+    assert_success(&out);
+    assert!(
+        stderr(&out).contains("pruning: manifests 3 (0 skipped by partition summaries, 2 not opened: LIMIT already covered)"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// A table with more than a thousand data files prints its counts in full.
+#[test]
+fn cli_explain_pruning_prints_exact_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = format!("sqlite:{}", dir.path().join("c.db").display());
+    let out = run(&[
+        "--catalog",
+        &catalog,
+        "--create-catalog",
+        "--format",
+        "csv",
+        "-c",
+        "CREATE SCHEMA ns; CREATE TABLE ns.t (id BIGINT, p BIGINT) PARTITIONED BY (p); \
+         INSERT INTO ns.t SELECT v AS id, v AS p FROM generate_series(1, 1234) AS s(v)",
+    ]);
+    assert_success(&out);
+    let out = run(&[
+        "--catalog",
+        &catalog,
+        "--explain-pruning",
+        "-c",
+        "SELECT count(*) FROM ns.t WHERE id > 0",
+    ]);
+    assert_success(&out);
+    assert!(
+        stderr(&out).contains("data files 1,234 (0 skipped"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        stderr(&out).contains("-> 1,234 planned"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn cli_describe_lists_and_describes_tables() {
+    let table = format!("t={}", sample_table().display());
+    let out = run_with_stdin(&["--table", &table, "--format", "csv"], "\\d\n\\d t\n");
+    assert_success(&out);
+    let text = stdout(&out);
+    assert!(text.contains("datafusion,public,t,BASE TABLE"), "{text}");
+    assert!(text.contains("column,type,field_id,required,doc\nid,long,1,false,\nts,timestamptz,2,false,\nv,string,3,false,\n"), "{text}");
+    assert!(
+        text.contains("partition spec,spec 0: day(ts) AS ts_day (field id 1000)"),
+        "{text}"
+    );
+    assert!(text.contains("sort order,unsorted"), "{text}");
+    assert!(
+        text.contains("current snapshot,\"2049152867955782130 at "),
+        "{text}"
+    );
+    assert!(text.contains("(append, 61 rows)"), "{text}");
+    // an unknown table is an error, and the shell goes on
+    let out = run_with_stdin(
+        &["--table", &table, "--format", "csv"],
+        "\\d nope\nSELECT 1 AS a;\n",
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("nope"), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "a\n1\n");
+}

@@ -1,0 +1,266 @@
+//! The CLI's output formats tell the truth, `-o FILE` is atomic, a closed pipe ends
+//! quietly, and a failed statement makes the run fail, however the SQL arrives.
+
+use std::io::Read;
+use std::process::Stdio;
+
+use crate::cli::{
+    assert_failure, assert_success, icefloe, run, run_with_stdin, sample_table, stderr, stdout,
+};
+
+/// Values JSON cannot hold as numbers, NULL map values, non-string map keys, NULL next
+/// to an empty string, nested values.
+const TRICKY: &str = "SELECT CAST(1.50 AS DECIMAL(10,2)) AS d, \
+     CAST('12345678901234567.89' AS DECIMAL(20,2)) AS big, \
+     CAST('NaN' AS DOUBLE) AS nan, CAST('inf' AS DOUBLE) AS pinf, \
+     CAST('-inf' AS DOUBLE) AS ninf, 2.5 AS f, \
+     MAP(['a', 'b'], [1, NULL]) AS m, MAP([1, 2], ['x', NULL]) AS mi, \
+     CAST(NULL AS VARCHAR) AS n, '' AS e, named_struct('z', 1, 'a', [1, 2]) AS s";
+
+#[test]
+fn cli_json_keeps_nulls_non_finite_floats_decimals_and_maps() {
+    let out = run(&["--format", "json", "-c", TRICKY]);
+    assert_success(&out);
+    assert_eq!(
+        stdout(&out),
+        "{\"d\":\"1.50\",\"big\":\"12345678901234567.89\",\"nan\":\"NaN\",\"pinf\":\"Infinity\",\
+         \"ninf\":\"-Infinity\",\"f\":2.5,\"m\":{\"a\":1,\"b\":null},\
+         \"mi\":[{\"key\":1,\"value\":\"x\"},{\"key\":2,\"value\":null}],\"n\":null,\"e\":\"\",\
+         \"s\":{\"z\":1,\"a\":[1,2]}}\n"
+    );
+}
+
+#[test]
+fn cli_csv_writes_nested_values_as_json_and_tells_null_from_empty() {
+    let out = run(&["--format", "csv", "-c", TRICKY]);
+    assert_success(&out);
+    assert_eq!(
+        stdout(&out),
+        "d,big,nan,pinf,ninf,f,m,mi,n,e,s\n\
+         1.50,12345678901234567.89,NaN,inf,-inf,2.5,\"{\"\"a\"\":1,\"\"b\"\":null}\",\
+         \"[{\"\"key\"\":1,\"\"value\"\":\"\"x\"\"},{\"\"key\"\":2,\"\"value\"\":null}]\",,\"\",\
+         \"{\"\"z\"\":1,\"\"a\"\":[1,2]}\"\n"
+    );
+    let out = run(&[
+        "--format",
+        "csv",
+        "--null-string",
+        "\\N",
+        "-c",
+        "SELECT CAST(NULL AS VARCHAR) AS n, '' AS e, '\\N' AS literal",
+    ]);
+    assert_success(&out);
+    assert_eq!(stdout(&out), "n,e,literal\n\\N,\"\",\"\\N\"\n");
+}
+
+#[test]
+fn cli_table_shows_null() {
+    let out = run(&["-c", "SELECT CAST(NULL AS VARCHAR) AS n, '' AS e"]);
+    assert_success(&out);
+    assert_eq!(
+        stdout(&out),
+        "+------+---+\n| n    | e |\n+------+---+\n| NULL |   |\n+------+---+\n"
+    );
+}
+
+/// Every metadata table of a table with nested `map<int, …>` columns (`$files`,
+/// `$entries`) exports in every text format.
+#[test]
+fn cli_every_metadata_table_exports_in_every_format() {
+    let table = format!("t={}", sample_table().display());
+    for name in [
+        "snapshots",
+        "history",
+        "metadata_log_entries",
+        "refs",
+        "manifests",
+        "all_manifests",
+        "files",
+        "data_files",
+        "delete_files",
+        "entries",
+        "all_files",
+        "all_entries",
+        "partitions",
+    ] {
+        for format in ["table", "csv", "json"] {
+            let sql = format!("SELECT * FROM \"t${name}\"");
+            let out = run(&["--table", &table, "--format", format, "-c", &sql]);
+            assert_success(&out);
+            // table and CSV print a header at least ($delete_files is empty here)
+            assert!(
+                format == "json" || !stdout(&out).is_empty(),
+                "{name} as {format}"
+            );
+        }
+    }
+    // the map<int, long> column_sizes as key/value pairs, and its file path
+    let out = run(&[
+        "--table",
+        &table,
+        "--format",
+        "json",
+        "-c",
+        "SELECT file_path, column_sizes FROM \"t$files\" LIMIT 1",
+    ]);
+    assert_success(&out);
+    let row: serde_json::Value = serde_json::from_str(stdout(&out).trim()).expect("one row");
+    let sizes = row["column_sizes"].as_array().expect("pairs");
+    assert!(!sizes.is_empty(), "{row}");
+    assert!(
+        sizes
+            .iter()
+            .all(|p| p["key"].is_i64() && p["value"].is_i64()),
+        "{row}"
+    );
+}
+
+#[test]
+fn cli_information_schema_types_have_no_field_id_noise() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = format!("sqlite:{}", dir.path().join("c.db").display());
+    let out = run(&[
+        "--catalog",
+        &catalog,
+        "--create-catalog",
+        "--format",
+        "csv",
+        "-c",
+        "CREATE SCHEMA ns; CREATE TABLE ns.t (id BIGINT, s STRUCT<a INT, b VARCHAR>, xs ARRAY<INT>); \
+         SELECT column_name, data_type FROM information_schema.columns \
+         WHERE table_name = 't' ORDER BY ordinal_position",
+    ]);
+    assert_success(&out);
+    let text = stdout(&out);
+    assert!(!text.contains("field_id"), "{text}");
+    assert!(
+        text.starts_with("column_name,data_type\nid,Int64\ns,"),
+        "{text}"
+    );
+    assert!(text.contains("xs,\"List(Int32"), "{text}");
+}
+
+#[test]
+fn cli_uuids_print_in_canonical_form() {
+    // PyIceberg wrote a uuid column in the corpus table
+    let corpus = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/corpus/pyiceberg_v2_types_uuid_time");
+    let corpus = std::env::var_os("ICEFLOE_CORPUS")
+        .map(|c| std::path::PathBuf::from(c).join("pyiceberg_v2_types_uuid_time"))
+        .unwrap_or(corpus);
+    if !corpus.is_dir() {
+        eprintln!("SKIPPED: no corpus table at {}", corpus.display());
+        return;
+    }
+    let table = format!("t={}", corpus.display());
+    let sql = "SELECT u FROM t WHERE u IS NOT NULL LIMIT 1";
+    let canonical = |s: &str| {
+        let parts: Vec<usize> = s.split('-').map(str::len).collect();
+        parts == [8, 4, 4, 4, 12] && s.chars().all(|c| c == '-' || c.is_ascii_hexdigit())
+    };
+    for format in ["csv", "json", "table"] {
+        let out = run(&["--table", &table, "--format", format, "-c", sql]);
+        assert_success(&out);
+        let text = stdout(&out);
+        let found = text
+            .split(|c: char| !(c == '-' || c.is_ascii_hexdigit()))
+            .any(canonical);
+        assert!(found, "{format}: {text}");
+    }
+}
+
+#[test]
+fn cli_output_file_is_replaced_only_when_the_run_succeeds() {
+    let dir = tempfile::tempdir().unwrap();
+    for format in ["csv", "json", "table", "parquet"] {
+        let path = dir.path().join(format!("out.{format}"));
+        std::fs::write(&path, b"old contents").unwrap();
+        let out = run(&[
+            "--format",
+            format,
+            "-o",
+            path.to_str().unwrap(),
+            "-c",
+            "SELECT 1 AS a; SELECT * FROM no_such_table",
+        ]);
+        assert_failure(&out);
+        assert_eq!(std::fs::read(&path).unwrap(), b"old contents", "{format}");
+        let out = run(&[
+            "--format",
+            format,
+            "-o",
+            path.to_str().unwrap(),
+            "-c",
+            "SELECT 1 AS a",
+        ]);
+        assert_success(&out);
+        assert_ne!(std::fs::read(&path).unwrap(), b"old contents", "{format}");
+    }
+    // no temporary file is left behind
+    let names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names.len(), 4, "{names:?}");
+}
+
+/// A reader that stops after the first line: the rest is written into a closed pipe.
+#[test]
+fn cli_closed_pipe_ends_quietly_in_every_format() {
+    for format in ["table", "csv", "json"] {
+        let home = tempfile::tempdir().unwrap();
+        let mut child = icefloe(home.path())
+            .args([
+                "--format",
+                format,
+                "-c",
+                "SELECT v, repeat('x', 100) AS pad FROM generate_series(1, 200000) AS s(v)",
+            ])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdout = child.stdout.take().unwrap();
+        let mut first = [0u8; 64];
+        stdout.read_exact(&mut first).unwrap();
+        drop(stdout);
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{format}: {}", stderr(&out));
+        assert_eq!(stderr(&out), "", "{format}");
+    }
+}
+
+#[test]
+fn cli_any_failed_statement_fails_the_run() {
+    let sql = "SELECT 1 AS a;\nSELECT * FROM no_such_table;\nSELECT 2 AS b;\n";
+    // -c and -f stop at the failing statement
+    let out = run(&["--format", "csv", "-c", sql]);
+    assert_failure(&out);
+    assert_eq!(stdout(&out), "a\n1\n");
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("q.sql");
+    std::fs::write(&file, sql).unwrap();
+    let out = run(&["--format", "csv", "-f", file.to_str().unwrap()]);
+    assert_failure(&out);
+    // -f - and a pipe into the shell
+    let out = run_with_stdin(&["--format", "csv", "-f", "-"], sql);
+    assert_failure(&out);
+    let out = run_with_stdin(&["--format", "csv"], sql);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    // the shell reports the error and runs the rest
+    assert_eq!(stdout(&out), "a\n1\nb\n2\n");
+    assert!(stderr(&out).contains("no_such_table"), "{}", stderr(&out));
+}
+
+#[test]
+fn cli_quit_works_on_a_continuation_line() {
+    let out = run_with_stdin(
+        &["--format", "csv"],
+        "SELECT 1 AS a;\nSELECT 2\n\\q\nSELECT 3 AS c;\n",
+    );
+    assert_success(&out);
+    assert_eq!(stdout(&out), "a\n1\n");
+    let out = run_with_stdin(&["--format", "csv"], "SELECT 1 AS a;\nSELECT 2\nquit\n");
+    assert_success(&out);
+    assert_eq!(stdout(&out), "a\n1\n");
+}

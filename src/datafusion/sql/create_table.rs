@@ -127,6 +127,15 @@ const TYPE_SUBSTITUTES: &[(&str, &str)] = &[
     ("TIMESTAMP_LTZ", "TIMESTAMPTZ"),
 ];
 
+/// DataFusion's SQL planner has no map type: `MAP<K, V>` (Spark) and `MAP(K, V)` (DuckDB)
+/// are planned as `ARRAY<STRUCT<MAP_KEY K, MAP_VALUE V>>` and turned back into an
+/// Iceberg map by [`convert_type`].
+const MAP_KEY: &str = "icefloe_map_key";
+const MAP_VALUE: &str = "icefloe_map_value";
+const MAP_OPEN: &str = "ARRAY<STRUCT<icefloe_map_key ";
+const MAP_SEPARATOR: &str = ", icefloe_map_value ";
+const MAP_CLOSE: &str = ">>";
+
 impl Parsed {
     /// Parse what follows the table name.
     pub fn parse(mut c: Cursor<'_>) -> Result<Self> {
@@ -211,7 +220,46 @@ impl Parsed {
             }
             // to the end of this column definition: a `,` outside () and <>
             let (mut parens, mut angles) = (0usize, 0usize);
+            // depths (parens + angles inside them) of the MAP types being rewritten
+            let mut maps: Vec<usize> = Vec::new();
             while let Some(t) = c.peek() {
+                let depth = parens + angles;
+                match &t.token {
+                    Token::Comma if maps.last() == Some(&depth) => {
+                        edits.push((t.start, t.end, MAP_SEPARATOR));
+                    }
+                    Token::Gt | Token::RParen if maps.last() == Some(&depth) => {
+                        edits.push((t.start, t.end, MAP_CLOSE));
+                        maps.pop();
+                    }
+                    Token::ShiftRight => {
+                        let inner = maps.last() == Some(&depth);
+                        if inner {
+                            maps.pop();
+                        }
+                        let outer = depth
+                            .checked_sub(1)
+                            .is_some_and(|d| maps.last() == Some(&d));
+                        if outer {
+                            maps.pop();
+                        }
+                        match (inner, outer) {
+                            (true, true) => edits.push((t.start, t.end, ">>>>")),
+                            (true, false) | (false, true) => edits.push((t.start, t.end, ">>>")),
+                            (false, false) => {}
+                        }
+                    }
+                    Token::Word(_) if is_keyword(&t.token, "MAP") => {
+                        if let Some(open) = c
+                            .peek_at(1)
+                            .filter(|o| matches!(o.token, Token::Lt | Token::LParen))
+                        {
+                            edits.push((t.start, open.end, MAP_OPEN));
+                            maps.push(depth + 1);
+                        }
+                    }
+                    _ => {}
+                }
                 match &t.token {
                     Token::Comma if parens == 0 && angles == 0 => break,
                     Token::LParen => parens += 1,
@@ -518,6 +566,19 @@ fn convert_type(dt: &DataType, ids: &mut i32) -> Result<Type> {
         | DataType::ListView(e)
         | DataType::LargeListView(e)
         | DataType::FixedSizeList(e, _) => {
+            if let DataType::Struct(kv) = e.data_type() {
+                if let [k, v] = &kv[..] {
+                    if k.name() == MAP_KEY && v.name() == MAP_VALUE {
+                        let (key_id, value_id) = (next(), next());
+                        let key = convert_type(k.data_type(), ids)?;
+                        let value = convert_type(v.data_type(), ids)?;
+                        return Ok(Type::Map(MapType {
+                            key_field: field(key_id, "key", key, true),
+                            value_field: field(value_id, "value", value, !v.is_nullable()),
+                        }));
+                    }
+                }
+            }
             let id = next();
             let ty = convert_type(e.data_type(), ids)?;
             return Ok(Type::List(ListType {

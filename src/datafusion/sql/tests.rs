@@ -568,6 +568,83 @@ async fn nested_types_get_ids_after_the_columns() {
 }
 
 #[tokio::test]
+async fn map_columns_in_spark_and_duckdb_spelling() {
+    let (ctx, catalog, _dir) = session().await;
+    ok(&ctx, "CREATE SCHEMA ns").await;
+    ok(
+        &ctx,
+        "CREATE TABLE ns.m (id INT, m MAP<STRING, INT>, d MAP(VARCHAR, DECIMAL(10,2)) COMMENT 'a, b', \
+         n MAP<STRING, MAP<STRING, BIGINT>>, s STRUCT<tags MAP<STRING, STRING>>, \
+         l ARRAY<MAP<INT, STRING>>, map INT)",
+    )
+    .await;
+    let m = catalog
+        .load_table(&ident("ns.m"))
+        .await
+        .unwrap()
+        .metadata()
+        .clone();
+    let json = m.current_schema().to_json();
+    let f = &json["fields"];
+    let map = |key_id: i64, key: serde_json::Value, value_id: i64, value: serde_json::Value| {
+        serde_json::json!({"type": "map", "key-id": key_id, "key": key, "value-id": value_id,
+            "value-required": false, "value": value})
+    };
+    assert_eq!(f[1]["type"], map(8, "string".into(), 9, "int".into()));
+    assert_eq!(
+        f[2]["type"],
+        map(10, "string".into(), 11, "decimal(10, 2)".into())
+    );
+    assert_eq!(f[2]["doc"], "a, b");
+    assert_eq!(
+        f[3]["type"],
+        map(
+            12,
+            "string".into(),
+            13,
+            map(14, "string".into(), 15, "long".into())
+        )
+    );
+    assert_eq!(f[4]["type"]["fields"][0]["id"], 16);
+    assert_eq!(
+        f[4]["type"]["fields"][0]["type"],
+        map(17, "string".into(), 18, "string".into())
+    );
+    assert_eq!(f[5]["type"]["element-id"], 19);
+    assert_eq!(
+        f[5]["type"]["element"],
+        map(20, "int".into(), 21, "string".into())
+    );
+    assert_eq!(f[6]["name"], "map");
+    assert_eq!(f[6]["type"], "int");
+    // a map column added later gets the same treatment
+    ok(
+        &ctx,
+        "ALTER TABLE ns.m ADD COLUMN extra MAP<STRING, DOUBLE>",
+    )
+    .await;
+    let m = catalog
+        .load_table(&ident("ns.m"))
+        .await
+        .unwrap()
+        .metadata()
+        .clone();
+    let json = m.current_schema().to_json();
+    assert_eq!(json["fields"][7]["type"]["type"], "map");
+    assert_eq!(json["fields"][7]["type"]["value"], "double");
+    // rows go in and come back
+    ok(
+        &ctx,
+        "INSERT INTO ns.m (id, m, n) VALUES (1, MAP {'a': 1, 'b': 2}, MAP {'x': MAP {'y': 3}})",
+    )
+    .await;
+    assert_eq!(
+        ok(&ctx, "SELECT id, m['b'], n['x']['y'], d FROM ns.m").await,
+        [["1", "2", "3", ""]]
+    );
+}
+
+#[tokio::test]
 async fn filesystem_catalog_ddl() {
     let dir = tempfile::tempdir().expect("temp dir");
     let warehouse = dir.path().to_string_lossy().to_string();

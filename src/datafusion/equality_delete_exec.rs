@@ -101,6 +101,32 @@ impl EqualityDeleteExec {
     }
 }
 
+/// The state of an [`EqualityDeleteExec`] besides its input, for the plan codec.
+#[cfg_attr(not(feature = "distributed"), allow(dead_code))]
+pub(crate) struct EqualityDeleteParts<'a> {
+    pub groups: &'a [EqualityGroup],
+    pub loader: &'a Arc<EqualityDeleteLoader>,
+    pub predicate: Option<&'a Arc<dyn PhysicalExpr>>,
+    pub sequence_column: usize,
+    pub scope_column: usize,
+    pub output_columns: &'a [usize],
+}
+
+impl EqualityDeleteExec {
+    /// Its state besides the input (see [`EqualityDeleteParts`]).
+    #[cfg_attr(not(feature = "distributed"), allow(dead_code))]
+    pub(crate) fn parts(&self) -> EqualityDeleteParts<'_> {
+        EqualityDeleteParts {
+            groups: &self.groups,
+            loader: &self.loader,
+            predicate: self.predicate.as_ref(),
+            sequence_column: self.sequence_column,
+            scope_column: self.scope_column,
+            output_columns: &self.output_columns,
+        }
+    }
+}
+
 async fn load_groups(
     groups: &[EqualityGroup],
     loader: &EqualityDeleteLoader,

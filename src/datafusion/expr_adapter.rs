@@ -61,6 +61,24 @@ impl FieldIdExprAdapterFactory {
         }
     }
 
+    /// Field id → `initial-default` value.
+    #[cfg_attr(not(feature = "distributed"), allow(dead_code))]
+    pub(crate) fn initial_defaults(&self) -> &HashMap<i32, ScalarValue> {
+        &self.initial_defaults
+    }
+
+    /// Field ids of required columns.
+    #[cfg_attr(not(feature = "distributed"), allow(dead_code))]
+    pub(crate) fn required(&self) -> &HashSet<i32> {
+        &self.required
+    }
+
+    /// The name mapping for files without field ids.
+    #[cfg_attr(not(feature = "distributed"), allow(dead_code))]
+    pub(crate) fn name_mapping(&self) -> Option<&Arc<NameMapping>> {
+        self.name_mapping.as_ref()
+    }
+
     /// Field id → file column for the file's top-level columns: the ids the file
     /// carries, or those the name mapping assigns when it carries none.
     pub(crate) fn file_columns_by_id(

@@ -1,13 +1,18 @@
 //! The DataFusion integration: the only module that knows DataFusion planning types.
 
 pub mod catalog;
+#[cfg(feature = "distributed")]
+mod codec;
 mod delete_planning;
+#[cfg(feature = "distributed")]
+pub mod distributed;
 pub mod dml;
 mod equality_delete_exec;
 mod expr_adapter;
 mod factory;
 mod file_reader;
 pub mod filter;
+mod iceberg_source;
 pub mod information_schema;
 pub mod insert;
 pub mod maintenance;
@@ -28,10 +33,13 @@ mod transform_expr;
 mod write_exec;
 
 pub use catalog::{IcebergCatalogProvider, IcebergSchemaProvider};
+#[cfg(feature = "distributed")]
+pub use codec::IcebergPhysicalCodec;
 pub use delete_planning::DeleteMetrics;
 pub use equality_delete_exec::EqualityDeleteExec;
 pub use expr_adapter::{FieldIdExprAdapter, FieldIdExprAdapterFactory};
 pub use factory::{register_iceberg_factory, IcebergTableProviderFactory};
+pub use iceberg_source::{IcebergParquetSource, IcebergScanState};
 pub use insert::{IcebergDataSink, WriteTarget};
 pub use named_tables::IcebergNamesSchemaProvider;
 pub use options::{register_iceberg_options, IcefloeOptions};

@@ -47,6 +47,7 @@ use super::equality_delete_exec::{EqualityDeleteExec, EqualityGroup};
 use super::expr_adapter::FieldIdExprAdapterFactory;
 use super::file_reader::IcebergParquetReaderFactory;
 use super::filter::{exact_by_identity_partitions, FilterConverter};
+use super::iceberg_source::{IcebergParquetSource, IcebergScanState};
 use super::insert::{IcebergDataSink, WriteTarget};
 use super::metrics::{attach_counters, attach_scan_metrics};
 use super::options::IcefloeOptions;
@@ -630,6 +631,15 @@ impl IcebergTableProvider {
                 true,
                 false,
             )?;
+            // wrapped so that the whole scan, deletes included, can be sent to another
+            // process (see `iceberg_source`)
+            let state = Arc::new(IcebergScanState {
+                file_io: io.clone(),
+                store_url: store_url.clone(),
+                recorded: Arc::clone(&recorded),
+                columns: Arc::clone(&columns),
+            });
+            let source = IcebergParquetSource::new(Arc::new(source), state);
             let config = FileScanConfigBuilder::new(url, Arc::new(source))
                 .with_file_groups(groups)
                 .with_statistics(statistics)

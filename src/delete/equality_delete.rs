@@ -265,6 +265,11 @@ impl EqualityDeleteLoader {
         }
     }
 
+    /// The FileIO the delete files are read through.
+    pub fn file_io(&self) -> &FileIO {
+        &self.file_io
+    }
+
     /// The key columns of the equality delete file `entry`, as batches of `target`.
     ///
     /// `target` is usually [`equality_delete_schema`] of the entry's `equality_ids`. Each

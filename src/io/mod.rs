@@ -122,6 +122,12 @@ impl FileIO {
         Ok(self)
     }
 
+    /// The properties configuring cloud stores (secret values included: what a worker
+    /// needs to rebuild this FileIO).
+    pub fn properties(&self) -> &HashMap<String, String> {
+        &self.properties
+    }
+
     /// The remap rules in effect (normalised, longest prefix first).
     pub fn remaps(&self) -> &[(String, String)] {
         &self.remaps

@@ -6,7 +6,7 @@
 //! whose name is one of `names` has that field id. Nested `fields` map struct fields,
 //! list elements (`element`) and map keys and values (`key`, `value`).
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value as JsonValue;
 
 use super::schema::Schema;
@@ -17,11 +17,11 @@ use crate::error::{Error, Result};
 pub const DEFAULT_NAME_MAPPING_PROPERTY: &str = "schema.name-mapping.default";
 
 /// One mapped field: the names it may have in files, its id and its nested fields.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub struct MappedField {
     /// The field id (absent: the names are known to map to no field).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub field_id: Option<i32>,
     /// Names the field may have in data files.
     pub names: Vec<String>,

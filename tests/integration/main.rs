@@ -8,6 +8,8 @@ mod alter;
 mod bad_input;
 mod catalog;
 mod deletes;
+#[cfg(feature = "distributed")]
+mod distributed;
 mod dml;
 mod evolution;
 #[cfg(feature = "cloud")]

@@ -1,0 +1,588 @@
+//! [`IcebergPhysicalCodec`]: icefloe's plan nodes through `datafusion-proto` (feature
+//! `distributed`), so that a distributed engine built on DataFusion can run Iceberg
+//! scans, deletes included, on its workers (issue 15).
+//!
+//! What it carries:
+//! - **Scans** (`DataSourceExec` over [`IcebergParquetSource`]): DataFusion's own
+//!   `ParquetScan` message for the file groups, schema, statistics, projection,
+//!   predicate and Parquet options, plus what `datafusion-proto` does not serialize: each
+//!   file's position-delete / deletion-vector row selection (a `ParquetRowSelection` in
+//!   its `PartitionedFile` extensions), the field-id column mapping (`initial-default`s,
+//!   required ids, name mapping) and how to reach the files (the store URL and the
+//!   table's FileIO properties and remaps, from which the worker rebuilds the object
+//!   store and registers it in its runtime before decoding).
+//! - **[`EqualityDeleteExec`]**: its delete files (the manifest fields the loader reads:
+//!   location, format, size, record count, `equality_ids`, sequence numbers, spec id),
+//!   their scopes and key schemas, the pre-probe predicate, the hidden-column positions
+//!   and the table's FileIO; its input is a child plan.
+//!
+//! Refused with an error naming the node (never sent without its delete information):
+//! row-level scans for `DELETE` / `UPDATE` / `MERGE` (their `_pos` virtual column is not
+//! serialized by `datafusion-proto`), [`IcebergWriteExec`](super::IcebergWriteExec) and
+//! `IcebergRowLevelExec` (writes commit on the coordinator; distributed writes are not
+//! supported yet), files carrying an extension other than a row selection, and equality
+//! delete files in a format other than Parquet.
+//!
+//! The encoded bytes hold the FileIO properties, which can include cloud credentials:
+//! send them only to workers trusted with the table.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
+
+use datafusion::arrow::datatypes::Schema as ArrowSchema;
+use datafusion::common::{DataFusionError, Result as DFResult, ScalarValue};
+use datafusion::datasource::physical_plan::parquet::ParquetRowSelection;
+use datafusion::datasource::physical_plan::{FileGroup, FileScanConfig, FileSource, ParquetSource};
+use datafusion::datasource::source::DataSourceExec;
+use datafusion::execution::object_store::ObjectStoreUrl;
+use datafusion::execution::TaskContext;
+use datafusion::parquet::arrow::arrow_reader::{RowSelection, RowSelector};
+use datafusion::physical_expr_adapter::PhysicalExprAdapterFactory;
+use datafusion::physical_plan::ExecutionPlan;
+use datafusion_proto::physical_plan::{
+    PhysicalExtensionCodec, PhysicalPlanDecodeContext, PhysicalProtoConverterExtension,
+};
+use datafusion_proto::protobuf;
+use object_store::path::Path;
+use prost::Message;
+use serde::{Deserialize, Serialize};
+
+use super::delete_planning::EqualityDeleteFile;
+use super::equality_delete_exec::{EqualityDeleteExec, EqualityGroup};
+use super::expr_adapter::FieldIdExprAdapterFactory;
+use super::file_reader::IcebergParquetReaderFactory;
+use super::iceberg_source::{IcebergParquetSource, IcebergScanState};
+use crate::delete::EqualityDeleteLoader;
+use crate::io::FileIO;
+use crate::spec::name_mapping::{MappedField, NameMapping};
+use crate::spec::{DataContentType, DataFile, DataFileFormat, ManifestEntry, ManifestStatus};
+
+/// The `kind` of an encoded scan.
+const SCAN: &str = "IcebergParquetScan";
+/// The `kind` of an encoded [`EqualityDeleteExec`].
+const EQUALITY_DELETES: &str = "EqualityDeleteExec";
+
+/// The envelope of every node this codec writes.
+#[derive(Clone, PartialEq, Message)]
+struct EncodedNode {
+    /// [`SCAN`] or [`EQUALITY_DELETES`].
+    #[prost(string, tag = "1")]
+    kind: String,
+    /// The node's icefloe state, as JSON ([`ScanState`] / [`EqualityState`]).
+    #[prost(string, tag = "2")]
+    state: String,
+    /// Scan: the `PhysicalPlanNode` of the same scan over a plain `ParquetSource`.
+    #[prost(bytes = "vec", tag = "3")]
+    plan: Vec<u8>,
+    /// Scan: the `initial-default` values (`ScalarValue` messages), in the order of
+    /// `ScanState::default_ids`. Equality deletes: the key schemas (`Schema` messages),
+    /// one per group.
+    #[prost(bytes = "vec", repeated, tag = "4")]
+    values: Vec<Vec<u8>>,
+    /// Equality deletes: the pre-probe predicate (`PhysicalExprNode`), if any.
+    #[prost(bytes = "vec", optional, tag = "5")]
+    predicate: Option<Vec<u8>>,
+}
+
+/// A FileIO as it crosses processes.
+#[derive(Serialize, Deserialize)]
+struct FileIoState {
+    properties: BTreeMap<String, String>,
+    remaps: Vec<(String, String)>,
+}
+
+impl FileIoState {
+    fn of(io: &FileIO) -> Self {
+        Self {
+            properties: io
+                .properties()
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+            remaps: io.remaps().to_vec(),
+        }
+    }
+
+    fn rebuild(&self) -> DFResult<FileIO> {
+        let mut io = FileIO::new(self.properties.clone().into_iter().collect());
+        for (from, to) in &self.remaps {
+            io = io.with_remap(from, to)?;
+        }
+        Ok(io)
+    }
+}
+
+/// One file's row selection: the file at `file` of group `group`, as `(skip, rows)` runs.
+#[derive(Serialize, Deserialize)]
+struct FileSelection {
+    group: usize,
+    file: usize,
+    runs: Vec<(bool, usize)>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct ScanState {
+    store_url: String,
+    file_io: FileIoState,
+    /// Object path → location as recorded in the manifest (moved tables).
+    recorded: Vec<(String, String)>,
+    required: Vec<i32>,
+    /// The name mapping's fields (JSON), if the table has one.
+    name_mapping: Option<Vec<MappedField>>,
+    /// Field ids of the `initial-default`s (values in `EncodedNode::values`).
+    default_ids: Vec<i32>,
+    selections: Vec<FileSelection>,
+}
+
+/// An equality delete file as the loader and the probe use it.
+#[derive(Serialize, Deserialize)]
+struct EqualityFileState {
+    file_path: String,
+    file_size_in_bytes: i64,
+    record_count: i64,
+    equality_ids: Vec<i32>,
+    snapshot_id: i64,
+    data_sequence_number: i64,
+    file_sequence_number: i64,
+    spec_id: i32,
+    scope: i32,
+}
+
+#[derive(Serialize, Deserialize)]
+struct EqualityGroupState {
+    input_columns: Vec<usize>,
+    files: Vec<EqualityFileState>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct EqualityState {
+    file_io: FileIoState,
+    groups: Vec<EqualityGroupState>,
+    sequence_column: usize,
+    scope_column: usize,
+    output_columns: Vec<usize>,
+}
+
+/// The `PhysicalExtensionCodec` of icefloe's plan nodes (see the module docs for what
+/// it carries and what it refuses). Register it on the coordinator and on every worker.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct IcebergPhysicalCodec;
+
+fn codec_error(message: impl Into<String>) -> DataFusionError {
+    DataFusionError::Plan(format!("IcebergPhysicalCodec: {}", message.into()))
+}
+
+fn not_supported(node: &str, why: &str) -> DataFusionError {
+    DataFusionError::NotImplemented(format!(
+        "IcebergPhysicalCodec cannot send {node} to another process: {why}"
+    ))
+}
+
+fn to_json<T: Serialize>(value: &T) -> DFResult<String> {
+    serde_json::to_string(value).map_err(|e| codec_error(format!("encoding state: {e}")))
+}
+
+fn from_json<'a, T: Deserialize<'a>>(text: &'a str) -> DFResult<T> {
+    serde_json::from_str(text).map_err(|e| codec_error(format!("decoding state: {e}")))
+}
+
+fn decode_message<M: Message + Default>(bytes: &[u8], what: &str) -> DFResult<M> {
+    M::decode(bytes).map_err(|e| codec_error(format!("decoding {what}: {e}")))
+}
+
+impl IcebergPhysicalCodec {
+    fn encode_scan(
+        &self,
+        config: &FileScanConfig,
+        source: &IcebergParquetSource,
+        proto_converter: &dyn PhysicalProtoConverterExtension,
+    ) -> DFResult<EncodedNode> {
+        let node = "an Iceberg row-level scan (DELETE / UPDATE / MERGE)";
+        if !source.table_schema().virtual_columns().is_empty() {
+            return Err(not_supported(
+                node,
+                "its row-position column is not serialized by datafusion-proto",
+            ));
+        }
+        if source.inner().downcast_ref::<ParquetSource>().is_none() {
+            return Err(codec_error("an Iceberg scan whose source is not Parquet"));
+        }
+        let mut selections = vec![];
+        for (g, group) in config.file_groups.iter().enumerate() {
+            for (f, file) in group.files().iter().enumerate() {
+                let selection = file.extension::<ParquetRowSelection>();
+                let known = usize::from(selection.is_some());
+                if file.extensions.len() > known {
+                    return Err(not_supported(
+                        &format!("the scan of '{}'", file.object_meta.location),
+                        "the file carries an extension other than its row selection",
+                    ));
+                }
+                if let Some(selection) = selection {
+                    selections.push(FileSelection {
+                        group: g,
+                        file: f,
+                        runs: selection
+                            .selection()
+                            .iter()
+                            .map(|s| (s.skip, s.row_count))
+                            .collect(),
+                    });
+                }
+            }
+        }
+        // the same scan over DataFusion's own source: its `ParquetScan` message
+        let mut plain = config.clone();
+        plain.file_source = Arc::clone(source.inner());
+        plain.expr_adapter_factory = None;
+        let plain: Arc<dyn ExecutionPlan> = DataSourceExec::from_data_source(plain);
+        let plan = proto_converter
+            .execution_plan_to_proto(&plain, self)?
+            .encode_to_vec();
+        let state = source.state();
+        let columns = &state.columns;
+        let mut default_ids: Vec<i32> = columns.initial_defaults().keys().copied().collect();
+        default_ids.sort_unstable();
+        let values = default_ids
+            .iter()
+            .map(|id| {
+                let value = &columns.initial_defaults()[id];
+                Ok(protobuf::ScalarValue::try_from(value)?.encode_to_vec())
+            })
+            .collect::<DFResult<Vec<_>>>()?;
+        let mut required: Vec<i32> = columns.required().iter().copied().collect();
+        required.sort_unstable();
+        let mut recorded: Vec<(String, String)> = state
+            .recorded
+            .iter()
+            .map(|(path, location)| (path.to_string(), location.clone()))
+            .collect();
+        recorded.sort();
+        let scan = ScanState {
+            store_url: state.store_url.clone(),
+            file_io: FileIoState::of(&state.file_io),
+            recorded,
+            required,
+            name_mapping: columns.name_mapping().map(|m| m.fields.clone()),
+            default_ids,
+            selections,
+        };
+        Ok(EncodedNode {
+            kind: SCAN.to_string(),
+            state: to_json(&scan)?,
+            plan,
+            values,
+            predicate: None,
+        })
+    }
+
+    fn decode_scan(
+        &self,
+        node: &EncodedNode,
+        ctx: &TaskContext,
+        proto_converter: &dyn PhysicalProtoConverterExtension,
+    ) -> DFResult<Arc<dyn ExecutionPlan>> {
+        let scan: ScanState = from_json(&node.state)?;
+        let file_io = scan.file_io.rebuild()?;
+        // the store first: DataFusion's decoder looks it up in the runtime
+        let store = file_io.store(&scan.store_url)?;
+        let url = ObjectStoreUrl::parse(&scan.store_url)?;
+        ctx.runtime_env()
+            .register_object_store(url.as_ref(), Arc::clone(&store));
+        let plan_node: protobuf::PhysicalPlanNode = decode_message(&node.plan, "scan plan")?;
+        let decode_ctx = PhysicalPlanDecodeContext::new(ctx, self);
+        let plain = proto_converter.proto_to_execution_plan(&plan_node, &decode_ctx)?;
+        let mut config = plain
+            .downcast_ref::<DataSourceExec>()
+            .and_then(|dse| dse.data_source().downcast_ref::<FileScanConfig>())
+            .cloned()
+            .ok_or_else(|| codec_error("the encoded scan is not a file scan"))?;
+        let parquet = config
+            .file_source()
+            .downcast_ref::<ParquetSource>()
+            .cloned()
+            .ok_or_else(|| codec_error("the encoded scan is not a Parquet scan"))?;
+
+        if scan.default_ids.len() != node.values.len() {
+            return Err(codec_error(
+                "initial-default ids and values differ in number",
+            ));
+        }
+        let mut defaults = HashMap::new();
+        for (id, bytes) in scan.default_ids.iter().zip(&node.values) {
+            let value: protobuf::ScalarValue = decode_message(bytes, "initial-default")?;
+            defaults.insert(*id, ScalarValue::try_from(&value)?);
+        }
+        let name_mapping = scan
+            .name_mapping
+            .map(|fields| Arc::new(NameMapping { fields }));
+        let columns = Arc::new(FieldIdExprAdapterFactory::new(
+            defaults,
+            scan.required.into_iter().collect::<HashSet<_>>(),
+            name_mapping,
+        ));
+        // object paths as DataFusion decodes them: their characters kept (`parse`)
+        let recorded: HashMap<Path, String> = scan
+            .recorded
+            .into_iter()
+            .map(|(path, location)| {
+                Path::parse(&path)
+                    .map(|p| (p, location))
+                    .map_err(|e| codec_error(format!("object path '{path}': {e}")))
+            })
+            .collect::<DFResult<_>>()?;
+        let recorded = Arc::new(recorded);
+        let readers = IcebergParquetReaderFactory::new(
+            store,
+            &scan.store_url,
+            Arc::clone(&recorded),
+            Arc::clone(config.file_schema()),
+            Arc::clone(&columns),
+        );
+        let parquet = parquet.with_parquet_file_reader_factory(Arc::new(readers));
+        let state = Arc::new(IcebergScanState {
+            file_io,
+            store_url: scan.store_url,
+            recorded,
+            columns: Arc::clone(&columns),
+        });
+        config.file_source = Arc::new(IcebergParquetSource::new(Arc::new(parquet), state));
+        let adapter: Arc<dyn PhysicalExprAdapterFactory> = columns;
+        config.expr_adapter_factory = Some(adapter);
+        // the row selections back on their files
+        let mut groups: Vec<Vec<_>> = std::mem::take(&mut config.file_groups)
+            .into_iter()
+            .map(|g| g.into_inner())
+            .collect();
+        for selection in scan.selections {
+            let file = groups
+                .get_mut(selection.group)
+                .and_then(|g| g.get_mut(selection.file))
+                .ok_or_else(|| {
+                    codec_error(format!(
+                        "row selection for file {} of group {}, which the scan does not have",
+                        selection.file, selection.group
+                    ))
+                })?;
+            let selectors: Vec<RowSelector> = selection
+                .runs
+                .into_iter()
+                .map(|(skip, rows)| {
+                    if skip {
+                        RowSelector::skip(rows)
+                    } else {
+                        RowSelector::select(rows)
+                    }
+                })
+                .collect();
+            file.extensions
+                .insert(ParquetRowSelection::new(RowSelection::from(selectors)));
+        }
+        config.file_groups = groups.into_iter().map(FileGroup::new).collect();
+        Ok(DataSourceExec::from_data_source(config))
+    }
+
+    fn encode_equality_deletes(
+        &self,
+        exec: &EqualityDeleteExec,
+        proto_converter: &dyn PhysicalProtoConverterExtension,
+    ) -> DFResult<EncodedNode> {
+        let parts = exec.parts();
+        let mut groups = Vec::with_capacity(parts.groups.len());
+        let mut values = Vec::with_capacity(parts.groups.len());
+        for group in parts.groups {
+            let mut files = Vec::with_capacity(group.files.len());
+            for file in &group.files {
+                let data_file = &file.entry.data_file;
+                if data_file.file_format != DataFileFormat::Parquet {
+                    return Err(not_supported(
+                        &format!("equality delete file '{}'", data_file.file_path),
+                        "only Parquet equality delete files are read",
+                    ));
+                }
+                files.push(EqualityFileState {
+                    file_path: data_file.file_path.clone(),
+                    file_size_in_bytes: data_file.file_size_in_bytes,
+                    record_count: data_file.record_count,
+                    equality_ids: data_file.equality_ids.clone(),
+                    snapshot_id: file.entry.snapshot_id,
+                    data_sequence_number: file.entry.data_sequence_number,
+                    file_sequence_number: file.entry.file_sequence_number,
+                    spec_id: file.entry.spec_id,
+                    scope: file.scope,
+                });
+            }
+            groups.push(EqualityGroupState {
+                input_columns: group.input_columns.clone(),
+                files,
+            });
+            values.push(protobuf::Schema::try_from(group.key_schema.as_ref())?.encode_to_vec());
+        }
+        let predicate = parts
+            .predicate
+            .map(|p| {
+                Ok::<_, DataFusionError>(
+                    proto_converter
+                        .physical_expr_to_proto(p, self)?
+                        .encode_to_vec(),
+                )
+            })
+            .transpose()?;
+        let state = EqualityState {
+            file_io: FileIoState::of(parts.loader.file_io()),
+            groups,
+            sequence_column: parts.sequence_column,
+            scope_column: parts.scope_column,
+            output_columns: parts.output_columns.to_vec(),
+        };
+        Ok(EncodedNode {
+            kind: EQUALITY_DELETES.to_string(),
+            state: to_json(&state)?,
+            plan: vec![],
+            values,
+            predicate,
+        })
+    }
+
+    fn decode_equality_deletes(
+        &self,
+        node: &EncodedNode,
+        inputs: &[Arc<dyn ExecutionPlan>],
+        ctx: &TaskContext,
+        proto_converter: &dyn PhysicalProtoConverterExtension,
+    ) -> DFResult<Arc<dyn ExecutionPlan>> {
+        let [input] = inputs else {
+            return Err(codec_error("EqualityDeleteExec takes one input"));
+        };
+        let state: EqualityState = from_json(&node.state)?;
+        if state.groups.len() != node.values.len() {
+            return Err(codec_error(
+                "equality delete groups and key schemas differ in number",
+            ));
+        }
+        let mut groups = Vec::with_capacity(state.groups.len());
+        for (group, schema) in state.groups.into_iter().zip(&node.values) {
+            let schema: protobuf::Schema = decode_message(schema, "equality key schema")?;
+            let key_schema = Arc::new(ArrowSchema::try_from(&schema)?);
+            let files = group
+                .files
+                .into_iter()
+                .map(|f| EqualityDeleteFile {
+                    entry: Arc::new(ManifestEntry {
+                        status: ManifestStatus::Existing,
+                        snapshot_id: f.snapshot_id,
+                        data_sequence_number: f.data_sequence_number,
+                        file_sequence_number: f.file_sequence_number,
+                        spec_id: f.spec_id,
+                        data_file: DataFile {
+                            content: DataContentType::EqualityDeletes,
+                            file_path: f.file_path,
+                            file_format: DataFileFormat::Parquet,
+                            partition: vec![],
+                            record_count: f.record_count,
+                            file_size_in_bytes: f.file_size_in_bytes,
+                            column_sizes: HashMap::new(),
+                            value_counts: HashMap::new(),
+                            null_value_counts: HashMap::new(),
+                            nan_value_counts: HashMap::new(),
+                            lower_bounds: HashMap::new(),
+                            upper_bounds: HashMap::new(),
+                            key_metadata: None,
+                            split_offsets: vec![],
+                            equality_ids: f.equality_ids,
+                            sort_order_id: None,
+                            first_row_id: None,
+                            referenced_data_file: None,
+                            content_offset: None,
+                            content_size_in_bytes: None,
+                        },
+                    }),
+                    scope: f.scope,
+                })
+                .collect();
+            groups.push(EqualityGroup {
+                key_schema,
+                input_columns: group.input_columns,
+                files,
+            });
+        }
+        let predicate = match &node.predicate {
+            Some(bytes) => {
+                let expr: protobuf::PhysicalExprNode = decode_message(bytes, "predicate")?;
+                let decode_ctx = PhysicalPlanDecodeContext::new(ctx, self);
+                Some(proto_converter.proto_to_physical_expr(
+                    &expr,
+                    input.schema().as_ref(),
+                    &decode_ctx,
+                )?)
+            }
+            None => None,
+        };
+        let loader = Arc::new(EqualityDeleteLoader::new(state.file_io.rebuild()?));
+        Ok(Arc::new(EqualityDeleteExec::try_new(
+            Arc::clone(input),
+            groups,
+            loader,
+            predicate,
+            state.sequence_column,
+            state.scope_column,
+            state.output_columns,
+        )?))
+    }
+}
+
+impl PhysicalExtensionCodec for IcebergPhysicalCodec {
+    fn try_decode(
+        &self,
+        buf: &[u8],
+        inputs: &[Arc<dyn ExecutionPlan>],
+        ctx: &TaskContext,
+        proto_converter: &dyn PhysicalProtoConverterExtension,
+    ) -> DFResult<Arc<dyn ExecutionPlan>> {
+        let node: EncodedNode = decode_message(buf, "icefloe plan node")?;
+        match node.kind.as_str() {
+            SCAN => self.decode_scan(&node, ctx, proto_converter),
+            EQUALITY_DELETES => self.decode_equality_deletes(&node, inputs, ctx, proto_converter),
+            other => Err(codec_error(format!("unknown icefloe plan node '{other}'"))),
+        }
+    }
+
+    fn try_encode(
+        &self,
+        node: Arc<dyn ExecutionPlan>,
+        buf: &mut Vec<u8>,
+        proto_converter: &dyn PhysicalProtoConverterExtension,
+    ) -> DFResult<()> {
+        let encoded = if let Some(dse) = node.downcast_ref::<DataSourceExec>() {
+            let scan = dse
+                .data_source()
+                .downcast_ref::<FileScanConfig>()
+                .and_then(|c| {
+                    c.file_source()
+                        .downcast_ref::<IcebergParquetSource>()
+                        .map(|s| (c, s))
+                });
+            match scan {
+                Some((config, source)) => self.encode_scan(config, source, proto_converter)?,
+                None => {
+                    return Err(codec_error(format!(
+                        "a data source that is not an Iceberg scan: {}",
+                        node.name()
+                    )))
+                }
+            }
+        } else if let Some(exec) = node.downcast_ref::<EqualityDeleteExec>() {
+            self.encode_equality_deletes(exec, proto_converter)?
+        } else {
+            let name = node.name();
+            let why = match name {
+                "IcebergWriteExec" | "IcebergRowLevelExec" => {
+                    "writes commit on the coordinator; distributed writes are not supported yet"
+                }
+                _ => "it is not an icefloe plan node",
+            };
+            return Err(not_supported(name, why));
+        };
+        encoded.encode(buf).map_err(|e| codec_error(e.to_string()))
+    }
+}

@@ -1,0 +1,65 @@
+//! Iceberg queries on datafusion-distributed (feature `distributed`, issue 15).
+//!
+//! [`IcebergWorkerSessionBuilder`] is what a worker process needs: its sessions decode
+//! icefloe's plan nodes with [`IcebergPhysicalCodec`]. On the coordinator, register the
+//! same codec with `datafusion_distributed::DistributedExt::with_distributed_user_codec`
+//! next to the planner and the worker and channel resolvers of your deployment.
+//!
+//! [`in_process_session`] builds a coordinator session whose queries run on in-process
+//! workers: datafusion-distributed's in-memory gRPC channel (its `integration`
+//! utilities), so every task's plan is encoded, sent and decoded as it would be between
+//! machines. All `workers` URLs are served by one in-process worker service.
+
+use datafusion::common::Result as DFResult;
+use datafusion::execution::{SessionState, SessionStateBuilder};
+use datafusion::prelude::{SessionConfig, SessionContext};
+use datafusion_distributed::test_utils::in_memory_channel_resolver::{
+    InMemoryChannelResolver, InMemoryWorkerResolver,
+};
+use datafusion_distributed::{
+    DistributedExt, SessionStateBuilderExt, WorkerQueryContext, WorkerSessionBuilder,
+};
+
+use super::codec::IcebergPhysicalCodec;
+
+/// A worker's sessions with [`IcebergPhysicalCodec`] registered (give it to
+/// `datafusion_distributed::Worker::from_session_builder`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct IcebergWorkerSessionBuilder;
+
+#[async_trait::async_trait]
+impl WorkerSessionBuilder for IcebergWorkerSessionBuilder {
+    async fn build_session_state(&self, ctx: WorkerQueryContext) -> DFResult<SessionState> {
+        Ok(ctx
+            .builder
+            .with_distributed_user_codec(IcebergPhysicalCodec)
+            .build())
+    }
+}
+
+/// A coordinator session over `workers` in-process workers (see the module docs), with
+/// `config` (its `target_partitions` is the partitions of each task).
+/// `bytes_per_task_partition` is how many bytes of data files one scan partition of a
+/// task reads: a scan of `B` planned bytes asks for `B / bytes_per_task_partition /
+/// target_partitions` tasks (datafusion-distributed's file-scan rule, capped at the
+/// number of workers).
+///
+/// Must be called inside a Tokio runtime (the worker service is spawned on it).
+/// Errors: an invalid `bytes_per_task_partition` (0).
+pub fn in_process_session(
+    workers: usize,
+    config: SessionConfig,
+    bytes_per_task_partition: usize,
+) -> DFResult<SessionContext> {
+    let channels = InMemoryChannelResolver::from_session_builder(IcebergWorkerSessionBuilder);
+    let state = SessionStateBuilder::new()
+        .with_default_features()
+        .with_config(config)
+        .with_distributed_planner()
+        .with_distributed_worker_resolver(InMemoryWorkerResolver::new(workers))
+        .with_distributed_channel_resolver(channels)
+        .with_distributed_user_codec(IcebergPhysicalCodec)
+        .with_distributed_file_scan_config_bytes_per_partition(bytes_per_task_partition)?
+        .build();
+    Ok(SessionContext::from(state))
+}

@@ -605,6 +605,7 @@ impl IcebergTableProvider {
                 Arc::clone(&recorded),
                 Arc::clone(table_schema.file_schema()),
                 Arc::clone(&columns),
+                state.runtime_env().cache_manager.get_file_metadata_cache(),
             );
             let mut global = state.config_options().execution.parquet.clone();
             global.coerce_int96 = Some(INT96_READ_UNIT.to_string());

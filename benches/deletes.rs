@@ -45,12 +45,12 @@ use icefloe::IcebergTableProvider;
 /// row with probability 1/10 from a fixed LCG over (file, position).
 fn deleted_position(file: usize, p: i64, random: bool) -> bool {
     if !random {
-        return p % 10 == 0;
+        return p.is_multiple_of(10);
     }
     let x = (p as u64 ^ ((file as u64) << 40))
         .wrapping_mul(6_364_136_223_846_793_005)
         .wrapping_add(1_442_695_040_888_963_407);
-    (x >> 33) % 10 == 0
+    (x >> 33).is_multiple_of(10)
 }
 
 /// lineitem with one position delete file per data file deleting every 10th row, or 10 %

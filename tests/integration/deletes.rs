@@ -223,7 +223,7 @@ async fn fragmented_position_deletes_are_exact_as_mask_and_as_selectors() {
             state = state
                 .wrapping_mul(6_364_136_223_846_793_005)
                 .wrapping_add(1_442_695_040_888_963_407);
-            (state >> 33) % 10 == 0
+            (state >> 33).is_multiple_of(10)
         })
         .collect();
     let location = icefloe::io::normalize_location(&data_path.to_string_lossy()).expect("loc");

@@ -45,7 +45,7 @@ use icefloe::IcebergTableProvider;
 /// row with probability 1/10 from a fixed LCG over (file, position).
 fn deleted_position(file: usize, p: i64, random: bool) -> bool {
     if !random {
-        return p.is_multiple_of(10);
+        return p % 10 == 0;
     }
     let x = (p as u64 ^ ((file as u64) << 40))
         .wrapping_mul(6_364_136_223_846_793_005)

@@ -7,8 +7,13 @@
 //! ```
 //!
 //! * **Position deletes**: TPC-H `lineitem` (the side-by-side harness's files, run it
-//!   first) as an Iceberg table twice: plain, and with one Parquet position delete file
-//!   per data file deleting every 10th row. `SELECT count(*), sum(l_quantity)` on both.
+//!   first) as an Iceberg table three times: plain, with one Parquet position delete file
+//!   per data file deleting every 10th row, and deleting 10 % of the rows at random (a
+//!   fixed LCG). `SELECT count(*), sum(l_quantity)` on each; the deleted tables are read
+//!   twice, with the Parquet reader's default selection policy (`Auto`: a boolean mask
+//!   when the selection's runs are short, as here) and with selectors forced
+//!   (`datafusion.execution.parquet.force_filter_selections`), whose results must match
+//!   (issue 18, item 4).
 //! * **Equality deletes**: `--commits` upsert commits (Flink pattern), each adding a
 //!   data file of `--keys` rows `(id, v, c)` and an equality delete file on `[id]` with
 //!   the same keys, keys drawn from `[0, 20 × keys)` by a fixed LCG, so every commit's
@@ -36,8 +41,21 @@ use icefloe::spec::{DataContentType, NestedField, PartitionSpec, PrimitiveType, 
 use icefloe::write::{schema_from_parquet, LocalTableWriter};
 use icefloe::IcebergTableProvider;
 
-/// lineitem with one position delete file per data file deleting every 10th row.
-fn build_position_delete_table(sf_root: &Path, root: &Path) -> Result<(), BoxError> {
+/// Whether row `p` of data file `file` is deleted: every 10th row, or (`random`) each
+/// row with probability 1/10 from a fixed LCG over (file, position).
+fn deleted_position(file: usize, p: i64, random: bool) -> bool {
+    if !random {
+        return p % 10 == 0;
+    }
+    let x = (p as u64 ^ ((file as u64) << 40))
+        .wrapping_mul(6_364_136_223_846_793_005)
+        .wrapping_add(1_442_695_040_888_963_407);
+    (x >> 33).is_multiple_of(10)
+}
+
+/// lineitem with one position delete file per data file deleting every 10th row, or 10 %
+/// of the rows at random (`random`).
+fn build_position_delete_table(sf_root: &Path, root: &Path, random: bool) -> Result<(), BoxError> {
     if root.join("metadata/version-hint.text").exists() {
         return Ok(());
     }
@@ -63,7 +81,7 @@ fn build_position_delete_table(sf_root: &Path, root: &Path) -> Result<(), BoxErr
         let rows = local_data_file(f, &schema, DataContentType::Data, vec![])?.record_count;
         let file_location = location(f)?;
         let positions: Vec<(String, i64)> = (0..rows)
-            .step_by(10)
+            .filter(|p| deleted_position(i, *p, random))
             .map(|p| (file_location.clone(), p))
             .collect();
         let batch = position_delete_batch(&positions)?;
@@ -188,7 +206,20 @@ async fn time_query(
 }
 
 async fn register(location: &Path) -> Result<SessionContext, BoxError> {
-    let ctx = SessionContext::new();
+    register_with(location, false).await
+}
+
+/// A session reading `location` as `t`; `force_selectors` sets
+/// `datafusion.execution.parquet.force_filter_selections` (row selections applied as
+/// selectors, never as a boolean mask).
+async fn register_with(location: &Path, force_selectors: bool) -> Result<SessionContext, BoxError> {
+    let mut config = datafusion::prelude::SessionConfig::new();
+    config
+        .options_mut()
+        .execution
+        .parquet
+        .force_filter_selections = force_selectors;
+    let ctx = SessionContext::new_with_config(config);
     let provider = IcebergTableProvider::open(&location.to_string_lossy()).await?;
     ctx.register_table("t", Arc::new(provider))?;
     Ok(ctx)
@@ -219,16 +250,45 @@ async fn main() -> Result<(), BoxError> {
     let sf_root = data.join(format!("tpch-sf{sf}"));
     let plain = sf_root.join("iceberg/lineitem");
     let pos = data.join(format!("deletes/lineitem-sf{sf}-pos10"));
+    let random = data.join(format!("deletes/lineitem-sf{sf}-pos10-random"));
     if plain.join("metadata/version-hint.text").exists() {
-        build_position_delete_table(&sf_root, &pos)?;
+        build_position_delete_table(&sf_root, &pos, false)?;
+        build_position_delete_table(&sf_root, &random, true)?;
         let sql = "SELECT count(*), sum(l_quantity) FROM t";
         let mut scanned = 0i64;
-        for (label, loc) in [
-            ("lineitem (no deletes)", &plain),
-            ("lineitem, 10% position-deleted", &pos),
+        let mut by_table: HashMap<&Path, Vec<String>> = HashMap::new();
+        for (label, loc, force_selectors) in [
+            ("lineitem (no deletes)", &plain, false),
+            (
+                "lineitem, every 10th row position-deleted, mask (Auto)",
+                &pos,
+                false,
+            ),
+            (
+                "lineitem, every 10th row position-deleted, selectors",
+                &pos,
+                true,
+            ),
+            (
+                "lineitem, 10% random position-deleted, mask (Auto)",
+                &random,
+                false,
+            ),
+            (
+                "lineitem, 10% random position-deleted, selectors",
+                &random,
+                true,
+            ),
         ] {
-            let ctx = register(loc).await?;
+            let ctx = register_with(loc, force_selectors).await?;
             let (cold, med, rows) = time_query(&ctx, sql, iterations).await?;
+            if let Some(before) = by_table.insert(loc.as_path(), rows.clone()) {
+                if before != rows {
+                    return Err(
+                        format!("{label}: {rows:?}, the other policy gave {before:?}").into(),
+                    );
+                }
+            }
             let n = first_i64(&rows, 0).unwrap_or(0);
             if scanned == 0 {
                 scanned = n;

@@ -175,6 +175,8 @@ async fn main() -> Result<(), BoxError> {
     let ctx = SessionContext::new();
     ctx.register_table("t", Arc::new(provider.clone()))?;
     let cases = [
+        // first, so that its first run reads the manifest list cold (issue 18, item 5)
+        ("unfiltered `count(*)`", "SELECT count(*) FROM t"),
         (
             "`WHERE p = 17` (selective)",
             "SELECT id FROM t WHERE p = 17",

@@ -1,8 +1,14 @@
 //! The Parquet reader under an Iceberg scan: DataFusion's own reader, with each data file
 //! checked against what the manifest and the table's schema say before it is decoded.
 //!
-//! [`IcebergParquetReaderFactory`] wraps DataFusion's `DefaultParquetFileReaderFactory`
-//! (set on the scan's `ParquetSource`). Its readers
+//! [`IcebergParquetReaderFactory`] wraps DataFusion's `CachedParquetFileReaderFactory`
+//! (set on the scan's `ParquetSource`), which keeps each file's decoded footer (and page
+//! index, once loaded) in the session's file-metadata cache (`RuntimeEnv` →
+//! `CacheManager::get_file_metadata_cache`, the one DataFusion's own Parquet tables
+//! use, bounded by `datafusion.runtime.metadata_cache_limit`): later scans of the same
+//! files in the session read no footer (issue 18, item 6). Entries are keyed by object
+//! path and checked against the size recorded in the manifest (Iceberg data files are
+//! never rewritten in place; a file of another size is read again). Its readers
 //! - name the data file in every I/O error (its location as the manifest records it,
 //!   and where it was read from when the table was moved);
 //! - when the footer cannot be read, say why: the file is missing, its size differs from
@@ -23,8 +29,9 @@ use bytes::Bytes;
 use datafusion::arrow::datatypes::{DataType, Field, SchemaRef};
 use datafusion::common::Result as DFResult;
 use datafusion::datasource::listing::PartitionedFile;
-use datafusion::datasource::physical_plan::parquet::DefaultParquetFileReaderFactory;
+use datafusion::datasource::physical_plan::parquet::CachedParquetFileReaderFactory;
 use datafusion::datasource::physical_plan::ParquetFileReaderFactory;
+use datafusion::execution::cache::cache_manager::FileMetadataCache;
 use datafusion::parquet::arrow::arrow_reader::ArrowReaderOptions;
 use datafusion::parquet::arrow::async_reader::AsyncFileReader;
 use datafusion::parquet::arrow::parquet_to_arrow_schema;
@@ -43,7 +50,7 @@ use crate::spec::arrow::{arrow_field_id, primitive_from_arrow};
 /// Creates the readers of one scan's data files on one object store.
 #[derive(Debug)]
 pub struct IcebergParquetReaderFactory {
-    inner: DefaultParquetFileReaderFactory,
+    inner: CachedParquetFileReaderFactory,
     store: Arc<dyn ObjectStore>,
     /// How locations are shown: the store's URL (`file://`, `s3://bucket`).
     store_url: String,
@@ -59,16 +66,18 @@ pub struct IcebergParquetReaderFactory {
 impl IcebergParquetReaderFactory {
     /// A factory for files in `store` (whose URL is `store_url`), read as `table_schema`
     /// with the column mapping of `columns`; `recorded` maps object paths of a moved
-    /// table to the locations its manifests record.
+    /// table to the locations its manifests record. Footers are kept in
+    /// `metadata_cache` (the session's, see the module docs).
     pub fn new(
         store: Arc<dyn ObjectStore>,
         store_url: &str,
         recorded: Arc<HashMap<Path, String>>,
         table_schema: SchemaRef,
         columns: Arc<FieldIdExprAdapterFactory>,
+        metadata_cache: Arc<FileMetadataCache>,
     ) -> Self {
         Self {
-            inner: DefaultParquetFileReaderFactory::new(Arc::clone(&store)),
+            inner: CachedParquetFileReaderFactory::new(Arc::clone(&store), metadata_cache),
             store,
             store_url: store_url.to_string(),
             recorded,

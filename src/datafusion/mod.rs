@@ -23,6 +23,7 @@ pub mod named_tables;
 mod nested_ids;
 pub mod options;
 pub mod read_only;
+mod row_count;
 pub mod scalar;
 pub mod sql;
 mod statistics;

@@ -6,14 +6,22 @@
 //!
 //! * **Row count**: `record_count`, exact only for a file no delete applies to.
 //! * **Null count**: `null_value_counts` (spec field 110), exact only without deletes.
-//! * **Min / max**: `lower_bounds` / `upper_bounds` (125 / 128), always *inexact*. The
-//!   spec only promises a bound ("less than or equal to all non-null, non-NaN values"):
-//!   strings and binaries are truncated, and deletes remove rows. DataFusion reads an
-//!   exact min = max with no nulls as a constant column and answers `MIN`/`MAX` from
-//!   exact values, which a bound may not support. Float and double bounds are given only
-//!   when the file's NaN count is known to be 0: the bounds exclude NaN, while DataFusion
-//!   orders NaN above every number. UUID bounds are left out (writers have compared them
-//!   both signed and unsigned).
+//! * **Min / max**: `lower_bounds` / `upper_bounds` (125 / 128). Float and double
+//!   bounds are given only when the file's NaN count is known to be 0: the bounds
+//!   exclude NaN, while DataFusion orders NaN above every number. UUID bounds are left
+//!   out (writers have compared them both signed and unsigned). The spec promises a
+//!   bound ("less than or equal to all non-null, non-NaN values"), and the writers
+//!   (Iceberg Java, PyIceberg, icefloe) record the file's own minimum and maximum from
+//!   the Parquet column statistics, so a bound is given as **exact** — DataFusion then
+//!   answers `MIN`/`MAX` from it without reading the file (issue 18, item 5), and reads
+//!   an exact min = max with no nulls as a constant column — only when it is the value:
+//!   no delete applies to the file; the column's bounds are not truncated (`string`,
+//!   `binary` and `fixed` only when the table's metrics mode for the column is `full`,
+//!   see [`untruncated_bounds`]; other types are never truncated); and for `float` /
+//!   `double` the NaN count is 0 and the bound is not zero (Parquet writers record a
+//!   minimum of `+0.0` as `-0.0` and a maximum of `-0.0` as `+0.0`). Otherwise it is
+//!   *inexact*. DataFusion's merge of the files' statistics keeps a column's min/max
+//!   exact only when every file's is.
 //! * **Identity partition columns**: the partition value is the column's value in every
 //!   row of the file, deleted or not, so min = max is exact and the null count is 0 (for a
 //!   NULL partition: every row, exact only without deletes). This is also how a column
@@ -25,6 +33,8 @@
 //! * **Byte size**: width × rows for fixed-width columns (DataFusion's in-memory size),
 //!   `column_sizes` (108, bytes on disk) for the others.
 
+use std::collections::HashMap;
+
 use datafusion::arrow::datatypes::{DataType, SchemaRef};
 use datafusion::common::stats::Precision;
 use datafusion::common::{ColumnStatistics, Statistics};
@@ -32,7 +42,8 @@ use datafusion::common::{ColumnStatistics, Statistics};
 use super::scalar::literal_to_scalar;
 use crate::error::Result;
 use crate::eval::{metrics_inconsistency, FileStats};
-use crate::spec::{DataFile, PartitionSpec, PrimitiveType, Schema};
+use crate::spec::{DataFile, Literal, PartitionSpec, PrimitiveType, Schema};
+use crate::write::metrics_config::{MetricsConfig, MetricsMode};
 
 /// Statistics of one data file for a scan with `arrow_schema` (the Arrow form of
 /// `schema`, one field per top-level column, same order).
@@ -41,7 +52,9 @@ use crate::spec::{DataFile, PartitionSpec, PrimitiveType, Schema};
 /// values are then not used). `has_deletes` is whether any delete file applies.
 /// `wanted[i]` says whether column `i`'s metrics are filled (the columns the scan
 /// reads; a plan of a million files should not carry bounds of unread columns); a
-/// shorter `wanted` leaves the remaining columns unknown.
+/// shorter `wanted` leaves the remaining columns unknown. `untruncated[i]` says whether
+/// column `i`'s bounds are never truncated ([`untruncated_bounds`]); only such bounds
+/// may be exact (a shorter slice: the remaining columns' bounds are inexact).
 ///
 /// Errors when an identity partition value cannot be represented in its column's Arrow
 /// type; metrics that contradict themselves (an undecodable bound among them) leave the
@@ -53,6 +66,7 @@ pub(crate) fn file_statistics(
     data_file: &DataFile,
     has_deletes: bool,
     wanted: &[bool],
+    untruncated: &[bool],
 ) -> Result<Statistics> {
     let rows = usize::try_from(data_file.record_count).unwrap_or(0);
     let count = |n: usize| {
@@ -64,17 +78,26 @@ pub(crate) fn file_statistics(
     };
     let mut stats = Statistics::new_unknown(arrow_schema);
     stats.num_rows = count(rows);
-    for (((field, arrow_field), column), wanted) in schema
+    for (i, (((field, arrow_field), column), wanted)) in schema
         .columns()
         .iter()
         .zip(arrow_schema.fields())
         .zip(stats.column_statistics.iter_mut())
         .zip(wanted)
+        .enumerate()
     {
         let Some(ty) = field.field_type.as_primitive().filter(|_| *wanted) else {
             continue;
         };
-        *column = metrics_column(data_file, field.id, ty, arrow_field.data_type(), rows);
+        let exact_bounds = !has_deletes && untruncated.get(i).copied().unwrap_or(false);
+        *column = metrics_column(
+            data_file,
+            field.id,
+            ty,
+            arrow_field.data_type(),
+            rows,
+            exact_bounds,
+        );
         if has_deletes {
             *column = std::mem::take(column).to_inexact();
         }
@@ -92,13 +115,54 @@ pub(crate) fn file_statistics(
     Ok(stats)
 }
 
-/// A column's statistics from the file's metrics, as if the file had no deletes.
+/// Per top-level column of `schema`: whether its bounds are never truncated, so that a
+/// file's bounds are its minimum and maximum. `string`, `binary` and `fixed` bounds are
+/// cut under the metrics modes `truncate(N)` (Java `MetricsModes.Truncate`, the default
+/// `truncate(16)`), so they count only when the table's mode for the column (table
+/// properties `write.metadata.metrics.default` / `write.metadata.metrics.column.<name>`,
+/// see [`MetricsConfig`]) is `full`; properties that do not parse count as truncated.
+/// Other primitive types are never truncated. The mode is the table's today; a file
+/// written while the table had another mode for the column is not told apart.
+pub(crate) fn untruncated_bounds(
+    schema: &Schema,
+    properties: &HashMap<String, String>,
+) -> Vec<bool> {
+    let modes = MetricsConfig::from_properties(properties)
+        .map(|c| c.modes_by_field_id(schema))
+        .unwrap_or_default();
+    schema
+        .columns()
+        .iter()
+        .map(|field| match field.field_type.as_primitive() {
+            Some(PrimitiveType::String | PrimitiveType::Binary | PrimitiveType::Fixed(_)) => {
+                modes.get(&field.id) == Some(&MetricsMode::Full)
+            }
+            Some(_) => true,
+            None => false,
+        })
+        .collect()
+}
+
+/// Whether a decoded bound may be given as the column's exact min or max: not a zero
+/// float (whose sign Parquet writers choose, see the module docs).
+fn exact_bound(bound: &Literal) -> bool {
+    match bound {
+        Literal::Float(v) => *v != 0.0,
+        Literal::Double(v) => *v != 0.0,
+        _ => true,
+    }
+}
+
+/// A column's statistics from the file's metrics, as if the file had no deletes; bounds
+/// are exact when `exact_bounds` says the column's are the values (no deletes, not
+/// truncated) and the bound itself allows it ([`exact_bound`]).
 fn metrics_column(
     data_file: &DataFile,
     field_id: i32,
     ty: &PrimitiveType,
     data_type: &DataType,
     rows: usize,
+    exact_bounds: bool,
 ) -> ColumnStatistics {
     let mut column = ColumnStatistics::new_unknown();
     column.byte_size = match data_type.primitive_width() {
@@ -125,9 +189,15 @@ fn metrics_column(
         _ => true,
     };
     if bounds_usable {
-        let bound = |lit: Option<crate::spec::Literal>| {
-            lit.and_then(|l| literal_to_scalar(Some(&l), data_type).ok())
-                .map_or(Precision::Absent, Precision::Inexact)
+        let bound = |lit: Option<Literal>| {
+            let Some(lit) = lit else {
+                return Precision::Absent;
+            };
+            match literal_to_scalar(Some(&lit), data_type) {
+                Ok(v) if exact_bounds && exact_bound(&lit) => Precision::Exact(v),
+                Ok(v) => Precision::Inexact(v),
+                Err(_) => Precision::Absent,
+            }
         };
         column.min_value = bound(data_file.lower_bound(field_id, ty));
         column.max_value = bound(data_file.upper_bound(field_id, ty));
@@ -245,6 +315,7 @@ mod tests {
             file,
             has_deletes,
             &[true; 4],
+            &[true, false, true, true],
         )
         .unwrap()
     }
@@ -253,27 +324,30 @@ mod tests {
     fn only_wanted_columns_get_metrics() {
         let schema = schema();
         let arrow = Arc::new(schema_to_arrow(&schema).unwrap());
-        let s =
-            file_statistics(&schema, &arrow, None, &data_file(), false, &[false, true]).unwrap();
+        let s = file_statistics(
+            &schema,
+            &arrow,
+            None,
+            &data_file(),
+            false,
+            &[false, true],
+            &[],
+        )
+        .unwrap();
         assert_eq!(s.column_statistics[0], ColumnStatistics::new_unknown());
         assert_eq!(s.column_statistics[1].null_count, Precision::Exact(3));
         assert_eq!(s.column_statistics[2], ColumnStatistics::new_unknown());
     }
 
     #[test]
-    fn bounds_are_inexact_and_counts_exact_without_deletes() {
+    fn bounds_are_exact_only_untruncated_and_counts_exact_without_deletes() {
         let s = stats(&data_file(), false);
         assert_eq!(s.num_rows, Precision::Exact(10));
         let id = &s.column_statistics[0];
         assert_eq!(id.null_count, Precision::Exact(0));
-        assert_eq!(
-            id.min_value,
-            Precision::Inexact(ScalarValue::Int64(Some(1)))
-        );
-        assert_eq!(
-            id.max_value,
-            Precision::Inexact(ScalarValue::Int64(Some(10)))
-        );
+        assert_eq!(id.min_value, Precision::Exact(ScalarValue::Int64(Some(1))));
+        assert_eq!(id.max_value, Precision::Exact(ScalarValue::Int64(Some(10))));
+        // `name` may be truncated (`untruncated` is false for it): inexact
         assert_eq!(id.byte_size, Precision::Exact(80));
         let name = &s.column_statistics[1];
         assert_eq!(name.null_count, Precision::Exact(3));
@@ -297,12 +371,62 @@ mod tests {
         let score = stats(&file, false).column_statistics[2].clone();
         assert_eq!(
             score.min_value,
-            Precision::Inexact(ScalarValue::Float64(Some(0.5)))
+            Precision::Exact(ScalarValue::Float64(Some(0.5)))
         );
+        assert_eq!(
+            score.max_value,
+            Precision::Exact(ScalarValue::Float64(Some(9.5)))
+        );
+        // a zero bound may be -0.0 for +0.0 (Parquet's rule): inexact, the other exact
+        file.lower_bounds
+            .insert(3, (-0.0_f64).to_le_bytes().to_vec());
+        let score = stats(&file, false).column_statistics[2].clone();
+        assert_eq!(
+            score.min_value,
+            Precision::Inexact(ScalarValue::Float64(Some(-0.0)))
+        );
+        assert_eq!(
+            score.max_value,
+            Precision::Exact(ScalarValue::Float64(Some(9.5)))
+        );
+        // deletes: inexact
+        let score = stats(&file, true).column_statistics[2].clone();
         assert_eq!(
             score.max_value,
             Precision::Inexact(ScalarValue::Float64(Some(9.5)))
         );
+    }
+
+    #[test]
+    fn only_full_metrics_mode_makes_string_bounds_untruncated() {
+        let schema = schema();
+        let props = |pairs: &[(&str, &str)]| -> HashMap<String, String> {
+            pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect()
+        };
+        // default truncate(16): strings truncated, the other types never
+        assert_eq!(
+            untruncated_bounds(&schema, &HashMap::new()),
+            [true, false, true, true]
+        );
+        let full_name = props(&[("write.metadata.metrics.column.name", "full")]);
+        assert_eq!(
+            untruncated_bounds(&schema, &full_name),
+            [true, true, true, true]
+        );
+        let full = props(&[
+            ("write.metadata.metrics.default", "full"),
+            ("write.metadata.metrics.column.name", "truncate(100)"),
+        ]);
+        assert_eq!(
+            untruncated_bounds(&schema, &full),
+            [true, false, true, true]
+        );
+        // properties that do not parse: truncated
+        let bad = props(&[("write.metadata.metrics.default", "fullest")]);
+        assert_eq!(untruncated_bounds(&schema, &bad), [true, false, true, true]);
     }
 
     #[test]
@@ -364,7 +488,7 @@ mod tests {
         // the untouched columns keep their metrics
         assert_eq!(
             stats(&file, false).column_statistics[0].min_value,
-            Precision::Inexact(ScalarValue::Int64(Some(1)))
+            Precision::Exact(ScalarValue::Int64(Some(1)))
         );
     }
 }

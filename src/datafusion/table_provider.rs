@@ -51,8 +51,9 @@ use super::iceberg_source::{IcebergParquetSource, IcebergScanState};
 use super::insert::{IcebergDataSink, WriteTarget};
 use super::metrics::{attach_counters, attach_scan_metrics};
 use super::options::IcefloeOptions;
+use super::row_count::rows_without_columns;
 use super::scalar::literal_to_scalar;
-use super::statistics::file_statistics;
+use super::statistics::{file_statistics, untruncated_bounds};
 use super::write_exec::IcebergWriteExec;
 use crate::delete::equality_delete_schema;
 use crate::error::{Error, Result};
@@ -466,6 +467,7 @@ impl IcebergTableProvider {
                 let nans = &planned.task.data_file().nan_value_counts;
                 float_columns.iter().any(|id| nans.get(id) != Some(&0))
             });
+        let untruncated = untruncated_bounds(&self.schema, &self.table.metadata().properties);
         let io = self.table.file_io();
         // Files grouped by object store (normally one).
         let mut by_store: BTreeMap<String, Vec<(PartitionedFile, u64)>> = BTreeMap::new();
@@ -519,6 +521,7 @@ impl IcebergTableProvider {
                 task.data_file(),
                 has_deletes,
                 &read_columns,
+                &untruncated,
             )?));
             if let Some(selection) = planned.selection {
                 file = file.with_extension(ParquetRowSelection::new(selection));
@@ -603,6 +606,7 @@ impl IcebergTableProvider {
                 Arc::clone(&recorded),
                 Arc::clone(table_schema.file_schema()),
                 Arc::clone(&columns),
+                state.runtime_env().cache_manager.get_file_metadata_cache(),
             );
             let mut global = state.config_options().execution.parquet.clone();
             global.coerce_int96 = Some(INT96_READ_UNIT.to_string());
@@ -802,6 +806,22 @@ impl TableProvider for IcebergTableProvider {
         filters: &[Expr],
         limit: Option<usize>,
     ) -> DFResult<Arc<dyn ExecutionPlan>> {
+        // No column and no filter (`COUNT(*)`): the manifest list may give the count.
+        if projection.is_some_and(|p| p.is_empty()) && filters.is_empty() {
+            if let Some((rows, metrics)) = self.table_scan().live_row_count().await? {
+                if let Ok(mut last) = self.last_scan_metrics.lock() {
+                    *last = Some(metrics);
+                }
+                if let Ok(mut last) = self.last_delete_metrics.lock() {
+                    *last = Some(DeleteMetrics::default());
+                }
+                return Ok(rows_without_columns(
+                    rows,
+                    limit,
+                    state.config().batch_size(),
+                )?);
+            }
+        }
         let mut scan = self.table_scan();
         if let Some(filter) = FilterConverter::new(&self.schema).convert_all(filters) {
             scan = scan.with_filter(filter);

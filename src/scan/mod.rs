@@ -31,6 +31,9 @@ use crate::table::Table;
 
 pub mod cache;
 mod limit;
+mod row_count;
+
+pub use row_count::live_rows_from_manifest_list;
 
 /// How many manifests are fetched and decoded at once.
 const MANIFEST_CONCURRENCY: usize = 16;

@@ -153,7 +153,11 @@ async fn missing_manifest_names_it() {
     for m in &manifests {
         std::fs::remove_file(m.path()).unwrap();
     }
-    let err = count_rows(dir.path().to_str().unwrap()).await.unwrap_err();
+    // (an unfiltered COUNT(*) is answered from the manifest list: the bounds of `id`
+    // are in the manifests)
+    let err = scalar_i64(dir.path().to_str().unwrap(), "SELECT max(id) FROM t")
+        .await
+        .unwrap_err();
     assert!(
         err.contains("does not exist") && err.contains("-m"),
         "{err}"
@@ -326,7 +330,7 @@ async fn a_fifo_where_a_table_file_should_be_is_an_error_not_a_hang() {
     type Pick = fn(&std::path::Path) -> PathBuf;
     let cases: [(Pick, &str); 3] = [
         (metadata, "SELECT count(*) FROM t"),
-        (manifest, "SELECT count(*) FROM t"),
+        (manifest, "SELECT max(id) FROM t"),
         (data_file, "SELECT sum(id) FROM t"),
     ];
     for (pick, sql) in cases {

@@ -139,3 +139,166 @@ async fn positions_past_the_end_of_the_data_file_are_an_error() {
         .expect_err("corrupt positions must fail the query");
     assert!(err.contains("is deleted, but the file has"), "{err}");
 }
+
+/// An Arrow field carrying its Iceberg field id for the Parquet writer.
+fn field_with_id(
+    name: &str,
+    data_type: datafusion::arrow::datatypes::DataType,
+    id: i32,
+) -> datafusion::arrow::datatypes::Field {
+    datafusion::arrow::datatypes::Field::new(name, data_type, false).with_metadata(
+        [("PARQUET:field_id".to_string(), id.to_string())]
+            .into_iter()
+            .collect(),
+    )
+}
+
+/// Write `batch` as a Parquet file with row groups of `row_group_rows`.
+fn write_parquet_file(
+    path: &std::path::Path,
+    batch: &datafusion::arrow::record_batch::RecordBatch,
+    row_group_rows: usize,
+) {
+    use datafusion::parquet::arrow::ArrowWriter;
+    use datafusion::parquet::file::properties::WriterProperties;
+    let props = WriterProperties::builder()
+        .set_max_row_group_row_count(Some(row_group_rows))
+        .build();
+    let file = std::fs::File::create(path).expect("create");
+    let mut w = ArrowWriter::try_new(file, batch.schema(), Some(props)).expect("writer");
+    w.write(batch).expect("write");
+    w.close().expect("close");
+}
+
+/// 10 % of the rows position-deleted at random (a fragmented selection: runs of about 9
+/// kept rows, across row groups): the same, right rows whether the Parquet reader applies
+/// the selection as a boolean mask (its `Auto` policy's choice for short runs, the
+/// default) or as a queue of selectors (`force_filter_selections`; issue 18, item 4).
+#[tokio::test]
+async fn fragmented_position_deletes_are_exact_as_mask_and_as_selectors() {
+    use datafusion::arrow::array::Int64Array;
+    use datafusion::arrow::datatypes::{DataType, Schema as ArrowSchema};
+    use datafusion::arrow::record_batch::RecordBatch;
+    use datafusion::prelude::SessionConfig;
+    use icefloe::spec::{DataContentType, NestedField, PartitionSpec, PrimitiveType, Schema, Type};
+    use icefloe::write::{data_file_from_parquet, LocalTableWriter};
+
+    const ROWS: i64 = 50_000;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let data_path = dir.path().join("data.parquet");
+    let ids = Int64Array::from_iter_values(0..ROWS);
+    let data = RecordBatch::try_new(
+        Arc::new(ArrowSchema::new(vec![field_with_id(
+            "id",
+            DataType::Int64,
+            1,
+        )])),
+        vec![Arc::new(ids)],
+    )
+    .expect("batch");
+    write_parquet_file(&data_path, &data, 8192);
+    let schema = Schema::new(
+        0,
+        vec![NestedField::required(
+            1,
+            "id",
+            Type::Primitive(PrimitiveType::Long),
+        )],
+    );
+    let table = dir.path().join("table");
+    let mut w = LocalTableWriter::create(
+        &table,
+        schema.clone(),
+        PartitionSpec::unpartitioned(),
+        Default::default(),
+    )
+    .expect("create");
+    w.add_parquet_files(std::slice::from_ref(&data_path))
+        .expect("add");
+
+    // positions drawn by a fixed LCG, each row with probability 1/10
+    let mut state: u64 = 0x2545_f491_4f6c_dd1d;
+    let deleted: Vec<i64> = (0..ROWS)
+        .filter(|_| {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (state >> 33).is_multiple_of(10)
+        })
+        .collect();
+    let location = icefloe::io::normalize_location(&data_path.to_string_lossy()).expect("loc");
+    let delete_path = dir.path().join("pos.parquet");
+    let deletes = RecordBatch::try_new(
+        Arc::new(ArrowSchema::new(vec![
+            field_with_id("file_path", DataType::Utf8, 2147483546),
+            field_with_id("pos", DataType::Int64, 2147483545),
+        ])),
+        vec![
+            Arc::new(datafusion::arrow::array::StringArray::from_iter_values(
+                deleted.iter().map(|_| location.as_str()),
+            )),
+            Arc::new(Int64Array::from(deleted.clone())),
+        ],
+    )
+    .expect("batch");
+    write_parquet_file(&delete_path, &deletes, 1 << 20);
+    let delete_location =
+        icefloe::io::normalize_location(&delete_path.to_string_lossy()).expect("loc");
+    let delete_file = data_file_from_parquet(
+        &delete_path,
+        &delete_location,
+        &schema,
+        vec![],
+        DataContentType::PositionDeletes,
+        vec![],
+    )
+    .expect("delete file");
+    w.row_delta(vec![], vec![delete_file]).expect("row delta");
+
+    let gone: std::collections::HashSet<i64> = deleted.iter().copied().collect();
+    let kept: Vec<i64> = (0..ROWS).filter(|i| !gone.contains(i)).collect();
+    assert!(
+        (4_000..6_000).contains(&deleted.len()),
+        "{} deleted",
+        deleted.len()
+    );
+    let want = format!("{} {}", kept.len(), kept.iter().sum::<i64>());
+    for force_selectors in [false, true] {
+        let mut config = SessionConfig::new().with_target_partitions(2);
+        config
+            .options_mut()
+            .execution
+            .parquet
+            .force_filter_selections = force_selectors;
+        let ctx = SessionContext::new_with_config(config);
+        let provider = IcebergTableProvider::open(table.to_str().expect("utf-8"))
+            .await
+            .expect("open");
+        ctx.register_table("t", Arc::new(provider.clone()))
+            .expect("register");
+        let batches = ctx
+            .sql("SELECT count(*) AS n, sum(id) AS s FROM t")
+            .await
+            .expect("sql")
+            .collect()
+            .await
+            .expect("run");
+        let n = batches[0]
+            .column(0)
+            .as_any()
+            .downcast_ref::<Int64Array>()
+            .expect("n");
+        let s = batches[0]
+            .column(1)
+            .as_any()
+            .downcast_ref::<Int64Array>()
+            .expect("s");
+        assert_eq!(
+            format!("{} {}", n.value(0), s.value(0)),
+            want,
+            "force_filter_selections = {force_selectors}"
+        );
+        let m = provider.last_delete_metrics().expect("scanned");
+        assert_eq!(m.rows_deleted_by_position, deleted.len() as u64);
+    }
+}

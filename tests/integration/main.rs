@@ -19,6 +19,7 @@ mod fuzz;
 mod interop;
 mod interop_writes;
 mod maintenance;
+mod metadata_answers;
 /// The conformance runner's Arrow -> canonical JSON conversion, shared (the interop tests
 /// compare in the same form).
 #[allow(dead_code)]
@@ -30,5 +31,6 @@ mod read_corners;
 mod rest_s3;
 #[cfg(feature = "cloud")]
 mod seaweed;
+mod session_caches;
 mod v3_writes;
 mod writes;

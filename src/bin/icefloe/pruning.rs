@@ -4,7 +4,8 @@
 //! data and delete files at each pruning step, deletes applied) plus DataFusion's own
 //! row-group and page pruning counters of the Parquet scan, printed exactly (`9,999`).
 //! An Iceberg table the query read without any data-file scan in the executed plan
-//! (a `count(*)` answered from the row counts in the manifests, or a filter that pruned
+//! (a `count(*)` answered from the row counts in the manifest list, a `min`/`max` from
+//! exact bounds in the manifests, or a filter that pruned
 //! every file) gets a line saying so.
 
 use std::sync::Arc;
@@ -58,7 +59,8 @@ pub fn report(plan: &Arc<dyn ExecutionPlan>, scanned: &[String]) -> Vec<String> 
     for table in scanned.iter().skip(lines.len()) {
         lines.push(format!(
             "pruning: {table}: no data file read; the answer came from table metadata \
-             (row counts in the manifests) or every data file was pruned"
+             (row counts or bounds in the manifest list or manifests) or every data file was \
+             pruned"
         ));
     }
     lines

@@ -471,7 +471,8 @@ mod tests {
         let err = CatalogConfig::from_spec("http://localhost:8181").unwrap_err();
         assert_eq!(err.kind(), ErrorKind::InvalidArgument);
         assert!(
-            err.to_string().contains("write 'rest:http://localhost:8181'"),
+            err.to_string()
+                .contains("write 'rest:http://localhost:8181'"),
             "{err}"
         );
     }

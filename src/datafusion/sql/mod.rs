@@ -163,6 +163,7 @@ use tokens::Cursor;
 /// DataFusion's errors wrapped in [`ErrorKind::DataFusion`].
 pub async fn execute(ctx: &SessionContext, statement: &str) -> Result<DataFrame> {
     crate::datafusion::dml::install_dml_guard(ctx);
+    crate::datafusion::install_values_rule(ctx);
     if tokens::first_word_is(statement, &["INSERT"]) {
         if let Some(cursor) = cursor(ctx, statement) {
             if let Some(rewritten) = branch_insert(ctx, cursor).await? {

@@ -29,5 +29,6 @@ mod read_corners;
 mod rest_s3;
 #[cfg(feature = "cloud")]
 mod seaweed;
+mod v1_writes;
 mod v3_writes;
 mod writes;

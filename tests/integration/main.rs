@@ -29,6 +29,7 @@ mod read_corners;
 mod rest_s3;
 #[cfg(feature = "cloud")]
 mod seaweed;
+mod session_setup;
 mod v1_writes;
 mod v3_writes;
 mod writes;

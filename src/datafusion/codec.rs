@@ -338,6 +338,8 @@ impl IcebergPhysicalCodec {
             Arc::clone(&recorded),
             Arc::clone(config.file_schema()),
             Arc::clone(&columns),
+            // footers cached in the worker's own session, as on the coordinator
+            ctx.runtime_env().cache_manager.get_file_metadata_cache(),
         );
         let parquet = parquet.with_parquet_file_reader_factory(Arc::new(readers));
         let state = Arc::new(IcebergScanState {

@@ -160,8 +160,11 @@ impl TableProviderFactory for IcebergTableProviderFactory {
 }
 
 /// Register [`IcebergTableProviderFactory`] under `ICEBERG` in `ctx`, enabling
-/// `CREATE EXTERNAL TABLE … STORED AS ICEBERG LOCATION '…'`.
+/// `CREATE EXTERNAL TABLE … STORED AS ICEBERG LOCATION '…'`; also installs the
+/// optimizer rule that lets `INSERT … VALUES` carry nested values
+/// ([`install_values_rule`](super::install_values_rule)).
 pub fn register_iceberg_factory(ctx: &SessionContext) {
+    super::install_values_rule(ctx);
     ctx.state_ref()
         .write()
         .table_factories_mut()

@@ -22,8 +22,7 @@
 //! concurrent delete touching a rewritten file fails the rewrite, which then removes
 //! the files it wrote). `partial-progress.enabled` = `true` is not supported.
 //!
-//! **Refused** with [`ErrorKind::Unsupported`](crate::ErrorKind): format version 1
-//! (manifests not written) and 3 (row ids of rewritten rows not kept, as for `UPDATE`
+//! **Refused** with [`ErrorKind::Unsupported`](crate::ErrorKind): format version 3 (row ids of rewritten rows not kept, as for `UPDATE`
 //! and copy-on-write `DELETE`); the `sort` strategy on a table without a sort order (or
 //! with a non-identity sort field), a `sort_order` argument, and `zorder`.
 //!

@@ -31,6 +31,7 @@ mod struct_nulls;
 pub mod table_functions;
 mod table_provider;
 mod transform_expr;
+pub mod values_fields;
 mod write_exec;
 
 pub use catalog::{IcebergCatalogProvider, IcebergSchemaProvider};
@@ -46,4 +47,5 @@ pub use named_tables::IcebergNamesSchemaProvider;
 pub use options::{register_iceberg_options, IcefloeOptions};
 pub use table_functions::register_iceberg_functions;
 pub use table_provider::IcebergTableProvider;
+pub use values_fields::install_values_rule;
 pub use write_exec::IcebergWriteExec;

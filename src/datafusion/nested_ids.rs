@@ -151,7 +151,7 @@ pub fn rename_field_access(
 
 /// An array's data with its type (and its children's types, recursively) replaced by
 /// `target`, which must differ only in nested names.
-fn relabel_data(data: ArrayData, target: &DataType) -> DFResult<ArrayData> {
+pub(crate) fn relabel_data(data: ArrayData, target: &DataType) -> DFResult<ArrayData> {
     let children: Vec<ArrayData> = match target {
         DataType::Struct(fields) => data
             .child_data()

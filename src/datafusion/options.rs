@@ -14,6 +14,12 @@ extensions_options! {
         /// `dynamic` (only the partitions the new rows fall in, as Spark's
         /// `spark.sql.sources.partitionOverwriteMode=dynamic`).
         pub partition_overwrite_mode: String, default = "static".to_string()
+        /// The deepest expression nesting `sql::execute` plans (a bound from the
+        /// statement's tokens; deeper statements fail with "expression too deep"
+        /// instead of overflowing the stack). The default suits 2 MiB thread stacks;
+        /// raise it only where planning and execution run on larger ones (the CLI:
+        /// 256 MiB and 5000).
+        pub max_expression_depth: usize, default = crate::datafusion::sql::DEFAULT_MAX_EXPRESSION_DEPTH
     }
 }
 

@@ -150,6 +150,20 @@ impl RowDelta {
 impl TransactionAction for RowDelta {
     async fn updates(&mut self, table: &Table) -> Result<Vec<TableUpdate>> {
         SnapshotProducer::check_format(table)?;
+        if table.metadata().format_version == crate::spec::FormatVersion::V1 {
+            if let Some(f) = self
+                .added
+                .values()
+                .flatten()
+                .find(|f| f.content != DataContentType::Data)
+            {
+                return Err(Error::unsupported(format!(
+                    "delete file '{}' in a format-version 1 table: v1 has no delete files \
+                     (use copy-on-write, or upgrade to format version 2)",
+                    f.file_path
+                )));
+            }
+        }
         // v3 tables take deletion vectors, never new position delete files (spec:
         // "Deletion Vectors")
         if table.metadata().format_version >= crate::spec::FormatVersion::V3 {

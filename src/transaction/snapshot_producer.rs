@@ -21,7 +21,7 @@ use crate::spec::{
     Snapshot, SnapshotReference, TableUpdate, MAIN_BRANCH,
 };
 use crate::table::Table;
-use crate::write::manifest_list::write_manifest_list_for;
+use crate::write::manifest_list::{write_manifest_list_for, write_manifest_list_v1};
 use crate::write::{ManifestWriter, NewEntry};
 
 /// A fresh positive snapshot id (as Iceberg Java: from a random UUID).
@@ -86,14 +86,21 @@ impl SnapshotProducer {
             .and_then(|id| m.snapshot_by_id(id))
     }
 
-    /// Refuse format versions whose manifests this crate does not write yet (v1).
+    /// Every format version is written (v1 without sequence numbers and delete
+    /// files); kept as the one place to refuse a version a commit cannot write.
     pub(crate) fn check_format(table: &Table) -> Result<()> {
         match table.metadata().format_version {
-            FormatVersion::V2 | FormatVersion::V3 => Ok(()),
-            FormatVersion::V1 => Err(Error::unsupported(
-                "writing to a format-version 1 table (v1 manifests); upgrade it with \
-                 'format-version'='2'",
-            )),
+            FormatVersion::V1 | FormatVersion::V2 | FormatVersion::V3 => Ok(()),
+        }
+    }
+
+    /// The sequence number of the snapshot this producer adds to `m`: the next one;
+    /// always 0 in a v1 table, which has none (spec: "Sequence Numbers").
+    fn next_sequence_number(m: &crate::spec::TableMetadata) -> i64 {
+        if m.format_version == FormatVersion::V1 {
+            0
+        } else {
+            m.last_sequence_number + 1
         }
     }
 
@@ -115,7 +122,7 @@ impl SnapshotProducer {
             spec,
             content,
             self.snapshot_id,
-            m.last_sequence_number + 1,
+            Self::next_sequence_number(m),
         )?
         .with_format_version(m.format_version, m.current_schema(), spec)?;
         for e in entries {
@@ -227,7 +234,7 @@ impl SnapshotProducer {
         };
         reference.snapshot_id = self.snapshot_id;
         let parent = self.parent(table);
-        let sequence_number = m.last_sequence_number + 1;
+        let sequence_number = Self::next_sequence_number(m);
         let v3 = m.format_version >= FormatVersion::V3;
         let mut next_row_id = m.next_row_id.unwrap_or(0);
         let first_row_id = next_row_id;
@@ -254,13 +261,17 @@ impl SnapshotProducer {
             self.attempt,
             self.commit_uuid
         );
-        let bytes = write_manifest_list_for(
-            &manifests,
-            self.snapshot_id,
-            parent.map(|p| p.snapshot_id),
-            sequence_number,
-            v3.then_some(first_row_id),
-        )?;
+        let bytes = if m.format_version == FormatVersion::V1 {
+            write_manifest_list_v1(&manifests, self.snapshot_id, parent.map(|p| p.snapshot_id))?
+        } else {
+            write_manifest_list_for(
+                &manifests,
+                self.snapshot_id,
+                parent.map(|p| p.snapshot_id),
+                sequence_number,
+                v3.then_some(first_row_id),
+            )?
+        };
         table
             .file_io()
             .write(&list_location, Bytes::from(bytes))

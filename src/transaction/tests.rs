@@ -492,22 +492,101 @@ async fn manifests_merge_at_the_min_count() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn v1_tables_refuse_writes_v3_tables_append_with_row_lineage() {
+async fn v1_tables_take_appends_overwrites_no_deletes_v3_tables_append_with_row_lineage() {
     let dir = tempfile::tempdir().unwrap();
     let catalog = sql_catalog(dir.path()).await;
-    // v1 metadata is not written: the table is not created
+    // a v1 table: no sequence numbers anywhere, v1 manifests and manifest lists
+    let v1 = TableIdent::parse("ns.v1");
     let mut c = creation();
     c.properties.insert("format-version".into(), "1".into());
-    let err = catalog
-        .create_table(&TableIdent::parse("ns.v1"), c)
+    let base = catalog.create_table(&v1, c).await.unwrap();
+    assert_eq!(
+        base.metadata().format_version,
+        crate::spec::FormatVersion::V1
+    );
+    let t = Transaction::new(Arc::clone(&catalog), v1.clone(), base.clone())
+        .add_action(AppendFiles::new(0, vec![file(&base, "a", 1, 3)]).unwrap())
+        .commit()
+        .await
+        .unwrap();
+    Transaction::new(Arc::clone(&catalog), v1.clone(), t.clone())
+        .add_action(AppendFiles::new(0, vec![file(&t, "b", 2, 4)]).unwrap())
+        .commit()
+        .await
+        .unwrap();
+    let t = catalog.load_table(&v1).await.unwrap();
+    let m = t.metadata();
+    assert_eq!(m.format_version, crate::spec::FormatVersion::V1);
+    assert_eq!(m.last_sequence_number, 0);
+    assert_eq!(m.snapshots.len(), 2);
+    assert!(m.snapshots.iter().all(|s| s.sequence_number == 0));
+    // the metadata JSON is v1's: `schema` and `partition-spec`, no sequence numbers
+    let json: serde_json::Value =
+        serde_json::from_slice(&t.file_io().read(t.metadata_location()).await.unwrap()).unwrap();
+    assert_eq!(json["format-version"], 1);
+    assert_eq!(json["schema"]["fields"][0]["name"], "id");
+    assert_eq!(json["partition-spec"][0]["field-id"], 1000);
+    assert!(json.get("last-sequence-number").is_none(), "{json}");
+    assert!(json["snapshots"][1].get("sequence-number").is_none());
+    assert_eq!(
+        live_files(&t).await,
+        vec![("a.parquet".into(), 3), ("b.parquet".into(), 4)]
+    );
+    // the manifests read back with the snapshot that added each file
+    let current = m.current_snapshot().unwrap();
+    let manifests = snapshot_producer::SnapshotProducer::manifests_of(&t, Some(current))
+        .await
+        .unwrap();
+    assert_eq!(manifests.len(), 2);
+    let mut added_by = vec![];
+    for mf in &manifests {
+        assert_eq!(mf.sequence_number, 0);
+        assert_eq!(mf.added_files_count, Some(1));
+        for e in snapshot_producer::SnapshotProducer::entries_of(&t, mf)
+            .await
+            .unwrap()
+        {
+            added_by.push((e.data_file.record_count, e.snapshot_id));
+        }
+    }
+    added_by.sort();
+    assert_eq!(
+        added_by,
+        vec![
+            (3, m.snapshots[0].snapshot_id),
+            (4, m.snapshots[1].snapshot_id)
+        ]
+    );
+    // an overwrite (copy-on-write) replaces partition 1
+    let t = Transaction::new(Arc::clone(&catalog), v1.clone(), t.clone())
+        .add_action(
+            OverwriteFiles::new(t.metadata().current_snapshot_id)
+                .delete_file(file(&t, "a", 1, 3).file_path)
+                .add_files(0, vec![file(&t, "c", 1, 2)])
+                .unwrap(),
+        )
+        .commit()
+        .await
+        .unwrap();
+    assert_eq!(
+        live_files(&t).await,
+        vec![("b.parquet".into(), 4), ("c.parquet".into(), 2)]
+    );
+    assert_eq!(t.metadata().last_sequence_number, 0);
+    // v1 has no delete files: a row delta adding one is refused before anything is written
+    let mut deletes = file(&t, "d", 1, 1);
+    deletes.content = DataContentType::PositionDeletes;
+    let err = Transaction::new(Arc::clone(&catalog), v1.clone(), t.clone())
+        .add_action(
+            RowDelta::new(t.metadata().current_snapshot_id)
+                .add_deletes(0, vec![deletes])
+                .unwrap(),
+        )
+        .commit()
         .await
         .unwrap_err();
     assert_eq!(err.kind(), crate::ErrorKind::Unsupported, "{err}");
-    assert!(err.to_string().contains("format version 1"), "{err}");
-    assert!(!catalog
-        .table_exists(&TableIdent::parse("ns.v1"))
-        .await
-        .unwrap());
+    assert!(err.to_string().contains("format-version 1"), "{err}");
     // a v3 table takes appends: the snapshot gets the first row ids
     let ident = TableIdent::parse("ns.v3");
     let mut c = creation();

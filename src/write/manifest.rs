@@ -1,4 +1,4 @@
-//! Writing v2 and v3 manifests (spec: "Manifests", the `manifest_entry` and `data_file`
+//! Writing v1, v2 and v3 manifests (spec: "Manifests", the `manifest_entry` and `data_file`
 //! structs with their field ids).
 //!
 //! [`ManifestWriter`] collects entries of one content type (data or deletes) written
@@ -20,9 +20,9 @@ use super::bounds::literal_to_bytes;
 use crate::error::{Error, Result};
 use crate::expr::compare;
 use crate::spec::{
-    DataContentType, DataFile, DataFileFormat, FieldSummary, Literal, ManifestContent,
-    ManifestEntry, ManifestFile, ManifestStatus, NestedField, PartitionSpec, PrimitiveType, Schema,
-    Type,
+    DataContentType, DataFile, DataFileFormat, FieldSummary, FormatVersion, Literal,
+    ManifestContent, ManifestEntry, ManifestFile, ManifestStatus, NestedField, PartitionSpec,
+    PrimitiveType, Schema, Type,
 };
 
 /// The bytes of the smallest two's-complement `fixed` that holds every unscaled value
@@ -92,9 +92,16 @@ fn int_map_schema(name: &str, key_id: i32, value_id: i32, value: &str) -> serde_
     }])
 }
 
-/// The v2 `manifest_entry` Avro schema for a partition tuple of `partition_fields`; with
-/// `v3`, the v3 one (`first_row_id`, `content_offset`, `content_size_in_bytes` added).
-fn manifest_entry_schema(partition_fields: &[NestedField], v3: bool) -> Result<serde_json::Value> {
+/// The `manifest_entry` Avro schema of `version` for a partition tuple of
+/// `partition_fields`: v2's; v3 adds `first_row_id`, `content_offset` and
+/// `content_size_in_bytes`; v1's has no sequence numbers, a required `snapshot_id`, and a
+/// `data_file` without `content`, `equality_ids` and `referenced_data_file` but with the
+/// deprecated `block_size_in_bytes` (spec: "Manifests", the v1 column of each field).
+fn manifest_entry_schema(
+    partition_fields: &[NestedField],
+    version: FormatVersion,
+) -> Result<serde_json::Value> {
+    let v3 = version >= FormatVersion::V3;
     let partition = partition_fields
         .iter()
         .map(|f| {
@@ -129,6 +136,30 @@ fn manifest_entry_schema(partition_fields: &[NestedField], v3: bool) -> Result<s
         ]
     });
     let mut data_file = data_file;
+    if version == FormatVersion::V1 {
+        if let Some(fields) = data_file["fields"].as_array_mut() {
+            fields.retain(|f| {
+                !matches!(
+                    f["name"].as_str(),
+                    Some("content" | "equality_ids" | "referenced_data_file")
+                )
+            });
+            // after file_size_in_bytes
+            fields.insert(
+                5,
+                json!({"name": "block_size_in_bytes", "type": "long", "field-id": 105}),
+            );
+        }
+        return Ok(json!({
+            "type": "record",
+            "name": "manifest_entry",
+            "fields": [
+                {"name": "status", "type": "int", "field-id": 0},
+                {"name": "snapshot_id", "type": "long", "field-id": 1},
+                {"name": "data_file", "type": data_file, "field-id": 2},
+            ]
+        }));
+    }
     if v3 {
         if let Some(fields) = data_file["fields"].as_array_mut() {
             fields.extend([
@@ -220,7 +251,16 @@ fn avro_field_name(name: &str, i: usize) -> String {
     }
 }
 
-fn data_file_value(f: &DataFile, partition_names: &[String], v3: bool) -> Result<Value> {
+/// `block_size_in_bytes` of v1 data files: deprecated, required, written as Java does
+/// (its default, 64 MiB).
+const V1_BLOCK_SIZE: i64 = 64 * 1024 * 1024;
+
+fn data_file_value(
+    f: &DataFile,
+    partition_names: &[String],
+    version: FormatVersion,
+) -> Result<Value> {
+    let v3 = version >= FormatVersion::V3;
     let content = match f.content {
         DataContentType::Data => 0,
         DataContentType::PositionDeletes => 1,
@@ -301,6 +341,19 @@ fn data_file_value(f: &DataFile, partition_names: &[String], v3: bool) -> Result
                 .map_or_else(none, |s| some(Value::String(s))),
         ),
     ];
+    if version == FormatVersion::V1 {
+        fields.retain(|(name, _)| {
+            !matches!(
+                name.as_str(),
+                "content" | "equality_ids" | "referenced_data_file"
+            )
+        });
+        // after file_size_in_bytes
+        fields.insert(
+            5,
+            ("block_size_in_bytes".into(), Value::Long(V1_BLOCK_SIZE)),
+        );
+    }
     if v3 {
         fields.extend([
             ("first_row_id".into(), opt_long(f.first_row_id)),
@@ -415,7 +468,7 @@ impl NewEntry {
     }
 }
 
-/// Writes one v2 (or, [`ManifestWriter::with_format_version`], v3) manifest (Avro) of
+/// Writes one v2 (or, [`ManifestWriter::with_format_version`], v1 or v3) manifest (Avro) of
 /// data or delete files under one partition spec.
 pub struct ManifestWriter {
     avro_schema: AvroSchema,
@@ -429,7 +482,7 @@ pub struct ManifestWriter {
     summaries: Vec<SummaryBuilder>,
     counts: [(i32, i64); 3],
     min_sequence_number: Option<i64>,
-    v3: bool,
+    version: FormatVersion,
 }
 
 impl ManifestWriter {
@@ -454,7 +507,7 @@ impl ManifestWriter {
             })
             .collect();
         let partition_names = renamed.iter().map(|f| f.name.clone()).collect();
-        let entry_schema = manifest_entry_schema(&renamed, false)?;
+        let entry_schema = manifest_entry_schema(&renamed, FormatVersion::V2)?;
         let avro_schema = AvroSchema::parse(&entry_schema)
             .map_err(|e| Error::invalid_data("manifest Avro schema").with_source(e))?;
         let schema_json = serde_json::to_string(schema)
@@ -491,28 +544,29 @@ impl ManifestWriter {
                 .collect(),
             counts: [(0, 0); 3],
             min_sequence_number: None,
-            v3: false,
+            version: FormatVersion::V2,
         })
     }
 
     /// Write the manifest in `format_version`'s layout: v3 adds the data file's
     /// `first_row_id` (null for an added data file, which inherits it; spec: "Row
-    /// Lineage"), `content_offset` and `content_size_in_bytes`. v1 is not written.
+    /// Lineage"), `content_offset` and `content_size_in_bytes`; v1 has no sequence
+    /// numbers and no delete files (see [`manifest_entry_schema`]).
     ///
-    /// Errors: format version 1 ([`crate::ErrorKind::Unsupported`]).
+    /// Errors: a v1 manifest of delete files ([`crate::ErrorKind::Unsupported`]: v1
+    /// has none).
     pub fn with_format_version(
         mut self,
-        format_version: crate::spec::FormatVersion,
+        format_version: FormatVersion,
         schema: &Schema,
         spec: &PartitionSpec,
     ) -> Result<Self> {
-        use crate::spec::FormatVersion;
-        let v3 = match format_version {
-            FormatVersion::V1 => return Err(Error::unsupported("writing v1 manifests")),
-            FormatVersion::V2 => false,
-            FormatVersion::V3 => true,
-        };
-        if v3 == self.v3 {
+        if format_version == FormatVersion::V1 && self.content == ManifestContent::Deletes {
+            return Err(Error::unsupported(
+                "delete files in a format-version 1 table (v1 has no delete files)",
+            ));
+        }
+        if format_version == self.version {
             return Ok(self);
         }
         let renamed: Vec<NestedField> = spec
@@ -523,14 +577,18 @@ impl ManifestWriter {
                 NestedField::optional(f.id, avro_field_name(&f.name, i), (*f.field_type).clone())
             })
             .collect();
-        self.avro_schema = AvroSchema::parse(&manifest_entry_schema(&renamed, v3)?)
+        self.avro_schema = AvroSchema::parse(&manifest_entry_schema(&renamed, format_version)?)
             .map_err(|e| Error::invalid_data("manifest Avro schema").with_source(e))?;
         for (k, v) in &mut self.metadata {
             if k == "format-version" {
-                *v = if v3 { "3" } else { "2" }.to_string();
+                *v = (format_version as i32).to_string();
             }
         }
-        self.v3 = v3;
+        if format_version == FormatVersion::V1 {
+            // v1 manifests hold data files only and say nothing of content
+            self.metadata.retain(|(k, _)| k != "content");
+        }
+        self.version = format_version;
         Ok(self)
     }
 
@@ -570,25 +628,30 @@ impl ManifestWriter {
         let count = &mut self.counts[status as usize];
         count.0 += 1;
         count.1 += f.record_count;
-        self.values.push(Value::Record(vec![
-            ("status".into(), Value::Int(status)),
-            (
-                "snapshot_id".into(),
-                some(Value::Long(entry.snapshot_id.unwrap_or(self.snapshot_id))),
-            ),
-            (
-                "sequence_number".into(),
-                opt_long(entry.data_sequence_number),
-            ),
-            (
-                "file_sequence_number".into(),
-                opt_long(entry.file_sequence_number),
-            ),
-            (
-                "data_file".into(),
-                data_file_value(f, &self.partition_names, self.v3)?,
-            ),
-        ]));
+        let snapshot_id = Value::Long(entry.snapshot_id.unwrap_or(self.snapshot_id));
+        let data_file = data_file_value(f, &self.partition_names, self.version)?;
+        self.values
+            .push(Value::Record(if self.version == FormatVersion::V1 {
+                vec![
+                    ("status".into(), Value::Int(status)),
+                    ("snapshot_id".into(), snapshot_id),
+                    ("data_file".into(), data_file),
+                ]
+            } else {
+                vec![
+                    ("status".into(), Value::Int(status)),
+                    ("snapshot_id".into(), some(snapshot_id)),
+                    (
+                        "sequence_number".into(),
+                        opt_long(entry.data_sequence_number),
+                    ),
+                    (
+                        "file_sequence_number".into(),
+                        opt_long(entry.file_sequence_number),
+                    ),
+                    ("data_file".into(), data_file),
+                ]
+            }));
         Ok(())
     }
 

@@ -1,5 +1,6 @@
-//! Writing v2 and v3 manifest lists (spec: "Manifest Lists", the `manifest_file` struct
-//! with field ids 500–519, and v3's `first_row_id`, 520).
+//! Writing v1, v2 and v3 manifest lists (spec: "Manifest Lists", the `manifest_file`
+//! struct with field ids 500–519, and v3's `first_row_id`, 520; v1's has no `content` and
+//! no sequence numbers, and its file and row counts are optional).
 
 use apache_avro::types::Value;
 use apache_avro::{Codec, Schema as AvroSchema, Writer};
@@ -187,6 +188,117 @@ pub fn write_manifest_list_for(
     for m in manifests {
         writer
             .append_value_ref(&manifest_file_value(m, v3))
+            .map_err(avro_err)?;
+    }
+    writer.into_inner().map_err(avro_err)
+}
+
+/// The v1 `manifest_file` schema (as Iceberg Java's `V1Metadata.MANIFEST_LIST_SCHEMA`):
+/// no `content`, `sequence_number`, `min_sequence_number`; the counts optional.
+fn manifest_file_schema_v1() -> serde_json::Value {
+    let v2 = manifest_file_schema(false);
+    let fields: Vec<serde_json::Value> = v2["fields"]
+        .as_array()
+        .map(|fields| {
+            fields
+                .iter()
+                .filter(|f| {
+                    !matches!(
+                        f["name"].as_str(),
+                        Some("content" | "sequence_number" | "min_sequence_number")
+                    )
+                })
+                .map(|f| match f["name"].as_str() {
+                    Some(
+                        name @ ("added_files_count"
+                        | "existing_files_count"
+                        | "deleted_files_count"
+                        | "added_rows_count"
+                        | "existing_rows_count"
+                        | "deleted_rows_count"),
+                    ) => optional_field(
+                        name,
+                        f["type"].clone(),
+                        f["field-id"].as_i64().unwrap_or(0) as i32,
+                    ),
+                    _ => f.clone(),
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    json!({"type": "record", "name": "manifest_file", "fields": fields})
+}
+
+fn manifest_file_value_v1(m: &ManifestFile) -> Value {
+    let count_i = |v: Option<i32>| v.map_or_else(none, |v| some(Value::Int(v)));
+    let count_l = |v: Option<i64>| v.map_or_else(none, |v| some(Value::Long(v)));
+    Value::Record(vec![
+        (
+            "manifest_path".into(),
+            Value::String(m.manifest_path.clone()),
+        ),
+        ("manifest_length".into(), Value::Long(m.manifest_length)),
+        ("partition_spec_id".into(), Value::Int(m.partition_spec_id)),
+        ("added_snapshot_id".into(), Value::Long(m.added_snapshot_id)),
+        ("added_files_count".into(), count_i(m.added_files_count)),
+        (
+            "existing_files_count".into(),
+            count_i(m.existing_files_count),
+        ),
+        ("deleted_files_count".into(), count_i(m.deleted_files_count)),
+        ("added_rows_count".into(), count_l(m.added_rows_count)),
+        ("existing_rows_count".into(), count_l(m.existing_rows_count)),
+        ("deleted_rows_count".into(), count_l(m.deleted_rows_count)),
+        (
+            "partitions".into(),
+            m.partitions.as_ref().map_or_else(none, |p| {
+                some(Value::Array(p.iter().map(summary_value).collect()))
+            }),
+        ),
+        ("key_metadata".into(), opt_bytes(&m.key_metadata)),
+    ])
+}
+
+/// Encode a v1 manifest list for snapshot `snapshot_id` (parent `parent_snapshot_id`)
+/// holding `manifests` in order: the v1 layout and key-value metadata (`snapshot-id`,
+/// `parent-snapshot-id`, `format-version` 1; no sequence number). Every manifest must
+/// be a data manifest (v1 has no delete files).
+///
+/// Errors: a delete manifest ([`crate::ErrorKind::Unsupported`]); an Avro encoding
+/// failure ([`crate::ErrorKind::InvalidData`]).
+pub fn write_manifest_list_v1(
+    manifests: &[ManifestFile],
+    snapshot_id: i64,
+    parent_snapshot_id: Option<i64>,
+) -> Result<Vec<u8>> {
+    if let Some(m) = manifests
+        .iter()
+        .find(|m| m.content != ManifestContent::Data)
+    {
+        return Err(Error::unsupported(format!(
+            "delete manifest '{}' in a format-version 1 table (v1 has no delete files)",
+            m.manifest_path
+        )));
+    }
+    let avro_err =
+        |e: apache_avro::Error| Error::invalid_data("writing manifest list").with_source(e);
+    let schema = AvroSchema::parse(&manifest_file_schema_v1()).map_err(avro_err)?;
+    let mut writer = Writer::with_codec(&schema, Vec::new(), Codec::Deflate(Default::default()));
+    let mut meta = vec![
+        ("snapshot-id", snapshot_id.to_string()),
+        ("format-version", "1".to_string()),
+    ];
+    if let Some(p) = parent_snapshot_id {
+        meta.push(("parent-snapshot-id", p.to_string()));
+    }
+    for (k, v) in meta {
+        writer
+            .add_user_metadata(k.to_string(), v)
+            .map_err(avro_err)?;
+    }
+    for m in manifests {
+        writer
+            .append_value_ref(&manifest_file_value_v1(m))
             .map_err(avro_err)?;
     }
     writer.into_inner().map_err(avro_err)

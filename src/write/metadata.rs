@@ -1,5 +1,5 @@
 //! Table metadata to JSON (spec: "Table Metadata", Appendix C "JSON serialization"),
-//! the inverse of [`TableMetadata::from_json`] for format versions 2 and 3.
+//! the inverse of [`TableMetadata::from_json`] for format versions 1, 2 and 3.
 
 use serde_json::{json, Map, Value as JsonValue};
 
@@ -11,15 +11,14 @@ fn to_value<T: serde::Serialize>(v: &T, what: &str) -> Result<JsonValue> {
         .map_err(|e| Error::invalid_data(format!("{what} to JSON")).with_source(e))
 }
 
-/// Serialize `metadata` as a v2/v3 metadata JSON document (pretty-printed).
+/// Serialize `metadata` as a metadata JSON document (pretty-printed). A v1 document
+/// also carries the v1 fields `schema` (the current schema) and `partition-spec` (the
+/// default spec's fields), as Iceberg Java writes them, and no sequence numbers.
 ///
-/// Errors: [`crate::ErrorKind::Unsupported`] for a v1 table (icefloe writes v2+ only).
+/// Errors: [`crate::ErrorKind::InvalidData`] when a part cannot be serialized, or a v1
+/// table's default spec is missing.
 pub fn table_metadata_to_json(metadata: &TableMetadata) -> Result<String> {
-    if metadata.format_version == FormatVersion::V1 {
-        return Err(Error::unsupported(
-            "writing format version 1 table metadata",
-        ));
-    }
+    let v1 = metadata.format_version == FormatVersion::V1;
     let mut m = Map::new();
     m.insert(
         "format-version".into(),
@@ -27,16 +26,34 @@ pub fn table_metadata_to_json(metadata: &TableMetadata) -> Result<String> {
     );
     m.insert("table-uuid".into(), json!(metadata.table_uuid));
     m.insert("location".into(), json!(metadata.location));
-    m.insert(
-        "last-sequence-number".into(),
-        json!(metadata.last_sequence_number),
-    );
+    if !v1 {
+        m.insert(
+            "last-sequence-number".into(),
+            json!(metadata.last_sequence_number),
+        );
+    }
     m.insert("last-updated-ms".into(), json!(metadata.last_updated_ms));
     m.insert("last-column-id".into(), json!(metadata.last_column_id));
     m.insert(
         "current-schema-id".into(),
         json!(metadata.current_schema_id),
     );
+    if v1 {
+        m.insert(
+            "schema".into(),
+            to_value(metadata.current_schema(), "schema")?,
+        );
+        let spec = metadata.default_partition_spec().ok_or_else(|| {
+            Error::invalid_data(format!(
+                "table metadata of '{}' has no default partition spec {}",
+                metadata.location, metadata.default_spec_id
+            ))
+        })?;
+        m.insert(
+            "partition-spec".into(),
+            to_value(&spec.fields, "partition-spec")?,
+        );
+    }
     m.insert("schemas".into(), to_value(&metadata.schemas, "schemas")?);
     m.insert("default-spec-id".into(), json!(metadata.default_spec_id));
     m.insert(
@@ -55,10 +72,16 @@ pub fn table_metadata_to_json(metadata: &TableMetadata) -> Result<String> {
         "current-snapshot-id".into(),
         json!(metadata.current_snapshot_id.unwrap_or(-1)),
     );
-    m.insert(
-        "snapshots".into(),
-        to_value(&metadata.snapshots, "snapshots")?,
-    );
+    let mut snapshots = to_value(&metadata.snapshots, "snapshots")?;
+    if v1 {
+        // v1 snapshots have no sequence number
+        if let Some(list) = snapshots.as_array_mut() {
+            for s in list.iter_mut().filter_map(JsonValue::as_object_mut) {
+                s.remove("sequence-number");
+            }
+        }
+    }
+    m.insert("snapshots".into(), snapshots);
     m.insert(
         "snapshot-log".into(),
         to_value(&metadata.snapshot_log, "snapshot-log")?,

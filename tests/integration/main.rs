@@ -20,6 +20,7 @@ mod interop;
 mod interop_writes;
 mod maintenance;
 mod metadata_answers;
+mod nested_writes;
 /// The conformance runner's Arrow -> canonical JSON conversion, shared (the interop tests
 /// compare in the same form).
 #[allow(dead_code)]
@@ -32,5 +33,7 @@ mod rest_s3;
 #[cfg(feature = "cloud")]
 mod seaweed;
 mod session_caches;
+mod session_setup;
+mod v1_writes;
 mod v3_writes;
 mod writes;

@@ -276,8 +276,44 @@ impl From<datafusion::parquet::errors::ParquetError> for CliError {
     }
 }
 
-#[tokio::main]
-async fn main() -> ExitCode {
+/// The stack of every thread that plans or runs statements: DataFusion walks expression
+/// trees recursively, and a 2,000-term `AND`/`OR` or arithmetic chain needs tens of MiB
+/// (debug builds); virtual memory, touched only as deep as a statement goes.
+const STACK_BYTES: usize = 256 * 1024 * 1024;
+
+/// The expression depth allowed with [`STACK_BYTES`] (`icefloe.max_expression_depth`;
+/// deeper statements fail with "expression too deep").
+const MAX_EXPRESSION_DEPTH: usize = 5000;
+
+fn main() -> ExitCode {
+    // the runtime's threads, and the one driving it, get large stacks
+    let driver = std::thread::Builder::new()
+        .name("icefloe-main".into())
+        .stack_size(STACK_BYTES)
+        .spawn(|| {
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .enable_all()
+                .thread_stack_size(STACK_BYTES)
+                .build();
+            match runtime {
+                Ok(runtime) => runtime.block_on(async_main()),
+                Err(e) => {
+                    eprintln!("error: cannot start the async runtime: {e}");
+                    std::process::exit(1)
+                }
+            }
+        });
+    match driver.map(|d| d.join()) {
+        Ok(Ok(code)) => code,
+        Ok(Err(_)) => ExitCode::FAILURE,
+        Err(e) => {
+            eprintln!("error: cannot start the main thread: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn async_main() -> ExitCode {
     let cli = Cli::parse();
     // The interactive shell handles Ctrl-C itself (cancelling the running query);
     // statements from -c or -f stop at once with status 130, as does a script piped
@@ -336,6 +372,13 @@ async fn run(cli: Cli) -> Result<(), CliError> {
 /// The DataFusion session, with the Iceberg tables from the command line registered.
 async fn session(cli: &Cli) -> Result<SessionContext, CliError> {
     let mut config = icefloe::datafusion::register_iceberg_options(SessionConfig::new());
+    if let Some(o) = config
+        .options_mut()
+        .extensions
+        .get_mut::<icefloe::datafusion::IcefloeOptions>()
+    {
+        o.max_expression_depth = MAX_EXPRESSION_DEPTH;
+    }
     if let Some(n) = cli.target_partitions {
         config = config.with_target_partitions(n);
     }

@@ -143,4 +143,6 @@ pub fn install_dml_guard(ctx: &SessionContext) {
     if !present {
         ctx.add_optimizer_rule(Arc::new(DmlEmptyInputGuard));
     }
+    // the sessions that write through `ctx.sql` need nested `INSERT … VALUES` too
+    crate::datafusion::install_values_rule(ctx);
 }

@@ -32,9 +32,10 @@
 //! and removes every file the statement wrote. The result is DataFusion's usual one
 //! row, `count`: the rows deleted or updated.
 //!
-//! Format versions: v2. A v1 table (v1 manifests are not written) and a v3 table
-//! (deletion vectors, and `_row_id`s kept in rewritten files, are not written yet) are
-//! refused before anything is written, with [`ErrorKind::Unsupported`](crate::ErrorKind).
+//! Format versions: v2, and v1 in copy-on-write mode (v1 has no delete files: its
+//! merge-on-read statements are refused). A v3 table (deletion vectors, and `_row_id`s
+//! kept in rewritten files, are not written yet) is refused before anything is written,
+//! with [`ErrorKind::Unsupported`](crate::ErrorKind).
 
 mod delete_files;
 mod exec;
@@ -214,6 +215,27 @@ fn writable<'a>(
         )));
     }
     check_writable(table).map_err(|e| e.context(format!("{statement} on '{}'", target.ident)))?;
+    if table.metadata().format_version == crate::spec::FormatVersion::V1 {
+        // v1 has no delete files: only copy-on-write changes rows (spec: "Row-level Deletes")
+        let key = match statement {
+            "UPDATE" => Some(UPDATE_MODE),
+            "MERGE" => Some(MERGE_MODE),
+            "DELETE" => Some(DELETE_MODE),
+            _ => None,
+        };
+        if let Some(key) = key {
+            if RowLevelMode::from_properties(&table.metadata().properties, key)?
+                == RowLevelMode::MergeOnRead
+            {
+                return Err(Error::unsupported(format!(
+                    "{statement} in merge-on-read mode on '{}', a format-version 1 table: v1 \
+                     has no delete files; set '{key}'='copy-on-write' (or upgrade the table \
+                     with 'format-version'='2')",
+                    target.ident
+                )));
+            }
+        }
+    }
     if table.metadata().format_version >= crate::spec::FormatVersion::V3 {
         // v3 rows keep their row ids when rewritten or updated (spec: "Row Lineage"),
         // which this crate does not write yet; merge-on-read DELETE (deletion vectors)

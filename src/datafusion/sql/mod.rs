@@ -129,6 +129,7 @@ mod alter_table;
 mod call;
 mod call_args;
 mod create_table;
+mod depth;
 mod procedures;
 mod tokens;
 
@@ -163,6 +164,8 @@ use tokens::Cursor;
 /// DataFusion's errors wrapped in [`ErrorKind::DataFusion`].
 pub async fn execute(ctx: &SessionContext, statement: &str) -> Result<DataFrame> {
     crate::datafusion::dml::install_dml_guard(ctx);
+    crate::datafusion::install_values_rule(ctx);
+    check_expression_depth(ctx, statement)?;
     if tokens::first_word_is(statement, &["INSERT"]) {
         if let Some(cursor) = cursor(ctx, statement) {
             if let Some(rewritten) = branch_insert(ctx, cursor).await? {
@@ -179,6 +182,29 @@ pub async fn execute(ctx: &SessionContext, statement: &str) -> Result<DataFrame>
         }
     }
     Ok(ctx.sql(statement).await?)
+}
+
+pub use depth::DEFAULT_MAX_EXPRESSION_DEPTH;
+
+/// Refuse `statement` when its expressions may nest deeper than
+/// `icefloe.max_expression_depth` (default [`DEFAULT_MAX_EXPRESSION_DEPTH`] when the
+/// option is not registered): see [`depth`].
+///
+/// Errors: [`ErrorKind::InvalidArgument`], "expression too deep".
+fn check_expression_depth(ctx: &SessionContext, statement: &str) -> Result<()> {
+    let state = ctx.state();
+    let options = state.config_options();
+    let limit = options
+        .extensions
+        .get::<crate::datafusion::IcefloeOptions>()
+        .map_or(DEFAULT_MAX_EXPRESSION_DEPTH, |o| o.max_expression_depth);
+    let dialect: Box<dyn Dialect> = dialect_from_str(options.sql_parser.dialect.as_ref())
+        .unwrap_or_else(|| Box::new(GenericDialect {}));
+    match tokens::tokenize(statement, dialect.as_ref()) {
+        Some(toks) => depth::check_depth(&toks, limit),
+        // DataFusion reports what cannot be tokenized
+        None => Ok(()),
+    }
 }
 
 /// A cursor over `text` tokenized in the session's SQL dialect, or `None` when it

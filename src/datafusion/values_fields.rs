@@ -1,0 +1,129 @@
+//! [`ValuesNestedFields`]: `INSERT INTO t VALUES (…)` into a table with nested columns.
+//!
+//! An Iceberg table's Arrow schema carries the field id of every nested field (a list's
+//! element, a map's key and value, a struct's fields) as `PARQUET:field_id` metadata on
+//! that field, so the schema DataFusion plans against is the table's exact type. For
+//! `INSERT … VALUES` DataFusion 55 gives the `Values` node the table's column types and
+//! casts each value to them; its constant folding then turns `CAST([1, 2] AS …)` into a
+//! list *literal* whose element field has the right name and type but no metadata
+//! (`ScalarValue::try_from_array` rebuilds a list's child field from its name and
+//! nullability only). The `Values` node is then planned as a batch whose column type
+//! differs from its schema only in nested field metadata, and Arrow refuses it
+//! ("column types must match schema types, expected List(Int32, field: 'element',
+//! metadata: {"PARQUET:field_id": "3"}) …"). The same happens for maps, lists of structs,
+//! structs of lists, at any depth.
+//!
+//! This optimizer rule, run after DataFusion's own, gives each such literal of a
+//! `Values` node the node's column type (same buffers, the field metadata and names of
+//! the schema: [`relabel`](super::nested_ids)); values whose types differ in anything
+//! else are left for DataFusion to report. Installed by [`install_values_rule`]
+//! (called by [`register_iceberg_factory`](super::register_iceberg_factory),
+//! [`sql::execute`](super::sql::execute) and so the CLI, and
+//! [`install_dml_guard`](super::dml::install_dml_guard)).
+
+use std::sync::Arc;
+
+use datafusion::arrow::array::{make_array, Array, AsArray};
+use datafusion::arrow::datatypes::DataType;
+use datafusion::common::tree_node::Transformed;
+use datafusion::common::{Result as DFResult, ScalarValue};
+use datafusion::logical_expr::{Expr, LogicalPlan, Values};
+use datafusion::optimizer::{OptimizerConfig, OptimizerRule};
+use datafusion::prelude::SessionContext;
+
+use super::nested_ids::{relabel_data, same_but_names};
+
+/// The rule's name (as listed by the session's optimizer).
+pub const VALUES_NESTED_FIELDS_RULE: &str = "icefloe_values_nested_fields";
+
+/// An optimizer rule: nested literals of a `Values` node get the node's column types,
+/// nested field metadata (Iceberg field ids) included (see the module docs).
+#[derive(Debug, Default)]
+pub struct ValuesNestedFields;
+
+/// `value` with type `target` when the two differ only in nested field names or
+/// metadata; `None` otherwise (or when nothing differs).
+fn relabel_scalar(value: &ScalarValue, target: &DataType) -> DFResult<Option<ScalarValue>> {
+    let current = value.data_type();
+    if &current == target || !same_but_names(&current, target) {
+        return Ok(None);
+    }
+    if !matches!(
+        target,
+        DataType::List(_)
+            | DataType::LargeList(_)
+            | DataType::FixedSizeList(..)
+            | DataType::Struct(_)
+            | DataType::Map(..)
+    ) {
+        return Ok(None);
+    }
+    let array = make_array(relabel_data(value.to_array()?.to_data(), target)?);
+    Ok(Some(match target {
+        DataType::List(_) => ScalarValue::List(Arc::new(array.as_list::<i32>().clone())),
+        DataType::LargeList(_) => ScalarValue::LargeList(Arc::new(array.as_list::<i64>().clone())),
+        DataType::FixedSizeList(..) => {
+            ScalarValue::FixedSizeList(Arc::new(array.as_fixed_size_list().clone()))
+        }
+        DataType::Struct(_) => ScalarValue::Struct(Arc::new(array.as_struct().clone())),
+        DataType::Map(..) => ScalarValue::Map(Arc::new(array.as_map().clone())),
+        _ => return Ok(None),
+    }))
+}
+
+impl OptimizerRule for ValuesNestedFields {
+    fn name(&self) -> &str {
+        VALUES_NESTED_FIELDS_RULE
+    }
+
+    fn apply_order(&self) -> Option<datafusion::optimizer::ApplyOrder> {
+        Some(datafusion::optimizer::ApplyOrder::TopDown)
+    }
+
+    fn rewrite(
+        &self,
+        plan: LogicalPlan,
+        _config: &dyn OptimizerConfig,
+    ) -> DFResult<Transformed<LogicalPlan>> {
+        let LogicalPlan::Values(Values { schema, mut values }) = plan else {
+            return Ok(Transformed::no(plan));
+        };
+        let mut changed = false;
+        for row in &mut values {
+            for (value, field) in row.iter_mut().zip(schema.fields().iter()) {
+                // folded constants keep the alias of the expression they replaced
+                let mut inner = value;
+                while let Expr::Alias(alias) = inner {
+                    inner = alias.expr.as_mut();
+                }
+                let Expr::Literal(scalar, metadata) = inner else {
+                    continue;
+                };
+                if let Some(relabelled) = relabel_scalar(scalar, field.data_type())? {
+                    *inner = Expr::Literal(relabelled, metadata.clone());
+                    changed = true;
+                }
+            }
+        }
+        let plan = LogicalPlan::Values(Values { schema, values });
+        Ok(if changed {
+            Transformed::yes(plan)
+        } else {
+            Transformed::no(plan)
+        })
+    }
+}
+
+/// Add [`ValuesNestedFields`] to `ctx`'s optimizer, once (a second call does nothing).
+/// A session that runs `INSERT INTO … VALUES` with nested values into Iceberg tables
+/// through `ctx.sql` needs it (see the module docs).
+pub fn install_values_rule(ctx: &SessionContext) {
+    let present = ctx
+        .state()
+        .optimizers()
+        .iter()
+        .any(|r| r.name() == VALUES_NESTED_FIELDS_RULE);
+    if !present {
+        ctx.add_optimizer_rule(Arc::new(ValuesNestedFields));
+    }
+}

@@ -11,6 +11,7 @@ pub mod filter;
 pub mod information_schema;
 pub mod insert;
 pub mod maintenance;
+pub mod metadata_columns;
 mod metadata_files;
 pub mod metadata_tables;
 pub mod metrics;

@@ -17,6 +17,7 @@ mod fuzz;
 mod interop;
 mod interop_writes;
 mod maintenance;
+mod metadata_columns;
 /// The conformance runner's Arrow -> canonical JSON conversion, shared (the interop tests
 /// compare in the same form).
 #[allow(dead_code)]

@@ -193,6 +193,9 @@ fn writable<'a>(
     statement: &'static str,
 ) -> Result<(WriteTarget, &'a SessionState)> {
     let table = provider.table();
+    if provider.has_metadata_columns() {
+        return Err(super::table_provider::read_only_metadata_view(table));
+    }
     let Some(target) = provider.write_target() else {
         return Err(Error::unsupported(format!(
             "{statement} on table '{}': it was opened by location or at a snapshot, tag or \

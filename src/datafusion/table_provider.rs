@@ -396,7 +396,9 @@ impl IcebergTableProvider {
     /// A scan of `files` (from [`Self::plan_row_level`]) for a row-level operation:
     /// every table column, then [`FILE_COLUMN`] (the row's data file location as
     /// stored) and [`POS_COLUMN`] (its 0-based ordinal in the file, as position deletes
-    /// count), with the files' existing deletes applied. `prune_by` are filters used for
+    /// count), on v3 tables then [`ROW_ID_COLUMN`] and [`LAST_UPDATED_COLUMN`] (the
+    /// row's lineage, stored or inherited; spec: "Row Lineage"), with the files'
+    /// existing deletes applied. `prune_by` are filters used for
     /// row-group and page pruning: rows not matching them may be left out, so only a
     /// scan that looks at the matching rows alone may pass any.
     ///
@@ -407,7 +409,43 @@ impl IcebergTableProvider {
         files: DeletePlan,
         prune_by: &[Expr],
     ) -> Result<Arc<dyn ExecutionPlan>> {
-        self.build_scan(state, files, None, prune_by, None, Hidden::RowIds)
+        if self.table.metadata().format_version < crate::spec::FormatVersion::V3 {
+            return self.build_scan(state, files, None, prune_by, None, Hidden::RowIds);
+        }
+        // v3: each row's `_row_id` and `_last_updated_sequence_number` too (as the
+        // metadata columns compute them), after the file and position
+        let scan = self.build_scan(state, files, None, prune_by, None, Hidden::Metadata)?;
+        let scan_schema = scan.schema();
+        let df_schema = DFSchema::try_from(Arc::clone(&scan_schema))?;
+        let hidden = |name: &str| Expr::Column(datafusion::common::Column::from_name(name));
+        let n = self.arrow_schema.fields().len();
+        let mut exprs: Vec<(Arc<dyn PhysicalExpr>, String)> = (0..n + 2)
+            .map(|i| {
+                let name = scan_schema.field(i).name().clone();
+                let column: Arc<dyn PhysicalExpr> = Arc::new(
+                    datafusion::physical_expr::expressions::Column::new(&name, i),
+                );
+                (column, name)
+            })
+            .collect();
+        for (expr, name) in [
+            (
+                stored_or(
+                    STORED_ROW_ID_COLUMN,
+                    hidden(FIRST_ROW_ID_COLUMN) + hidden(POS_COLUMN),
+                )?,
+                ROW_ID_COLUMN,
+            ),
+            (
+                stored_or(STORED_SEQUENCE_NUMBER_COLUMN, hidden(SEQUENCE_NUMBER_COLUMN))?,
+                LAST_UPDATED_COLUMN,
+            ),
+        ] {
+            exprs.push((state.create_physical_expr(expr, &df_schema)?, name.to_string()));
+        }
+        Ok(Arc::new(
+            datafusion::physical_plan::projection::ProjectionExec::try_new(exprs, scan)?,
+        ))
     }
 
     /// The scan of a provider with metadata columns: `projection` indexes the table's
@@ -921,6 +959,12 @@ struct EqualityScan {
 pub(crate) const FILE_COLUMN: &str = "__icefloe_file";
 /// The name of a row-level scan's column holding each row's 0-based ordinal in its file.
 pub(crate) const POS_COLUMN: &str = "__icefloe_pos";
+/// The name of a v3 row-level scan's column holding each row's `_row_id` (after
+/// [`POS_COLUMN`]).
+pub(crate) const ROW_ID_COLUMN: &str = "__icefloe_row_id";
+/// The name of a v3 row-level scan's column holding each row's
+/// `_last_updated_sequence_number` (after [`ROW_ID_COLUMN`]).
+pub(crate) const LAST_UPDATED_COLUMN: &str = "__icefloe_last_updated_sequence_number";
 
 /// The two columns a row-level scan adds after the table's: the data file (constant
 /// per file) and the row's position in it (Parquet's row number, counted before any

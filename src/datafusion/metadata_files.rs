@@ -43,14 +43,15 @@ pub(crate) enum FileFilter {
 }
 
 /// One field of the unified partition type.
-struct UnifiedField {
-    field_id: i32,
-    name: String,
-    data_type: DataType,
+#[derive(Debug)]
+pub(crate) struct UnifiedField {
+    pub field_id: i32,
+    pub name: String,
+    pub data_type: DataType,
 }
 
 /// The unified partition type of the table (see the module docs).
-fn unified_partition_type(metadata: &TableMetadata) -> Vec<UnifiedField> {
+pub(crate) fn unified_partition_type(metadata: &TableMetadata) -> Vec<UnifiedField> {
     let types = partition_types_by_spec(metadata);
     let mut specs: Vec<_> = metadata.partition_specs.iter().collect();
     specs.sort_by_key(|s| s.spec_id);
@@ -78,7 +79,7 @@ fn unified_partition_type(metadata: &TableMetadata) -> Vec<UnifiedField> {
 
 /// An entry's partition values placed in the unified type (null where its spec lacks a
 /// field).
-fn unified_values(
+pub(crate) fn unified_values(
     metadata: &TableMetadata,
     unified: &[UnifiedField],
     entry: &ManifestEntry,

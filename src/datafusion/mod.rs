@@ -16,6 +16,7 @@ mod iceberg_source;
 pub mod information_schema;
 pub mod insert;
 pub mod maintenance;
+pub mod metadata_columns;
 mod metadata_files;
 pub mod metadata_tables;
 pub mod metrics;

@@ -49,6 +49,10 @@ use super::file_reader::IcebergParquetReaderFactory;
 use super::filter::{exact_by_identity_partitions, FilterConverter};
 use super::iceberg_source::{IcebergParquetSource, IcebergScanState};
 use super::insert::{IcebergDataSink, WriteTarget};
+use super::metadata_columns::{
+    stored_lineage_fields, MetadataColumn, MetadataColumns, FIRST_ROW_ID_COLUMN, PARTITION_COLUMN,
+    SEQUENCE_NUMBER_COLUMN, SPEC_ID_COLUMN, STORED_ROW_ID_COLUMN, STORED_SEQUENCE_NUMBER_COLUMN,
+};
 use super::metrics::{attach_counters, attach_scan_metrics};
 use super::options::IcefloeOptions;
 use super::row_count::rows_without_columns;
@@ -98,6 +102,9 @@ pub struct IcebergTableProvider {
     write_target: Option<WriteTarget>,
     /// The branch the table was opened at (`"t@dev"`), where `INSERT INTO` commits.
     branch: Option<String>,
+    /// With metadata columns (see [`Self::with_metadata_columns`]): the columns, and
+    /// the schema with them appended.
+    metadata_columns: Option<(Arc<MetadataColumns>, SchemaRef)>,
 }
 
 impl IcebergTableProvider {
@@ -136,7 +143,47 @@ impl IcebergTableProvider {
             manifest_cache: Arc::default(),
             write_target: None,
             branch: None,
+            metadata_columns: None,
         })
+    }
+
+    /// A read-only view of the same table whose schema appends the metadata columns
+    /// (`_file`, `_pos`, `_spec_id`, `_partition`, `_deleted`, and on v3 tables
+    /// `_row_id` and `_last_updated_sequence_number`; see
+    /// [`metadata_columns`](super::metadata_columns) for their values). Every write
+    /// through it is an [`crate::ErrorKind::Unsupported`] error.
+    pub fn with_metadata_columns(mut self) -> Self {
+        self.set_metadata_columns();
+        self.write_target = None;
+        self
+    }
+
+    fn set_metadata_columns(&mut self) {
+        let columns = MetadataColumns::new(self.table.metadata(), &self.arrow_schema);
+        let mut fields: Vec<FieldRef> = self.arrow_schema.fields().iter().cloned().collect();
+        fields.extend(columns.columns.iter().map(|(_, f)| Arc::clone(f)));
+        let schema = Arc::new(ArrowSchema::new_with_metadata(
+            fields,
+            self.arrow_schema.metadata().clone(),
+        ));
+        self.metadata_columns = Some((Arc::new(columns), schema));
+    }
+
+    /// The names of the metadata columns this view appends (none unless made by
+    /// [`Self::with_metadata_columns`]).
+    pub fn metadata_column_names(&self) -> Vec<&str> {
+        match &self.metadata_columns {
+            Some((_, schema)) => schema.fields()[self.arrow_schema.fields().len()..]
+                .iter()
+                .map(|f| f.name().as_str())
+                .collect(),
+            None => vec![],
+        }
+    }
+
+    /// Whether this is a view with metadata columns (read-only).
+    pub fn has_metadata_columns(&self) -> bool {
+        self.metadata_columns.is_some()
     }
 
     /// Let `INSERT INTO` / `INSERT OVERWRITE` write to this table, committing to
@@ -178,6 +225,9 @@ impl IcebergTableProvider {
         if view_types != self.view_types {
             self.arrow_schema = Arc::new(arrow_schema(&self.schema, view_types)?);
             self.view_types = view_types;
+            if self.metadata_columns.is_some() {
+                self.set_metadata_columns();
+            }
         }
         Ok(self)
     }
@@ -348,7 +398,9 @@ impl IcebergTableProvider {
     /// A scan of `files` (from [`Self::plan_row_level`]) for a row-level operation:
     /// every table column, then [`FILE_COLUMN`] (the row's data file location as
     /// stored) and [`POS_COLUMN`] (its 0-based ordinal in the file, as position deletes
-    /// count), with the files' existing deletes applied. `prune_by` are filters used for
+    /// count), on v3 tables then [`ROW_ID_COLUMN`] and [`LAST_UPDATED_COLUMN`] (the
+    /// row's lineage, stored or inherited; spec: "Row Lineage"), with the files'
+    /// existing deletes applied. `prune_by` are filters used for
     /// row-group and page pruning: rows not matching them may be left out, so only a
     /// scan that looks at the matching rows alone may pass any.
     ///
@@ -359,7 +411,140 @@ impl IcebergTableProvider {
         files: DeletePlan,
         prune_by: &[Expr],
     ) -> Result<Arc<dyn ExecutionPlan>> {
-        self.build_scan(state, files, None, prune_by, None, true)
+        if self.table.metadata().format_version < crate::spec::FormatVersion::V3 {
+            return self.build_scan(state, files, None, prune_by, None, Hidden::RowIds);
+        }
+        // v3: each row's `_row_id` and `_last_updated_sequence_number` too (as the
+        // metadata columns compute them), after the file and position
+        let scan = self.build_scan(state, files, None, prune_by, None, Hidden::Metadata)?;
+        let scan_schema = scan.schema();
+        let df_schema = DFSchema::try_from(Arc::clone(&scan_schema))?;
+        let hidden = |name: &str| Expr::Column(datafusion::common::Column::from_name(name));
+        let n = self.arrow_schema.fields().len();
+        let mut exprs: Vec<(Arc<dyn PhysicalExpr>, String)> = (0..n + 2)
+            .map(|i| {
+                let name = scan_schema.field(i).name().clone();
+                let column: Arc<dyn PhysicalExpr> = Arc::new(
+                    datafusion::physical_expr::expressions::Column::new(&name, i),
+                );
+                (column, name)
+            })
+            .collect();
+        for (expr, name) in [
+            (
+                stored_or(
+                    STORED_ROW_ID_COLUMN,
+                    hidden(FIRST_ROW_ID_COLUMN) + hidden(POS_COLUMN),
+                )?,
+                ROW_ID_COLUMN,
+            ),
+            (
+                stored_or(
+                    STORED_SEQUENCE_NUMBER_COLUMN,
+                    hidden(SEQUENCE_NUMBER_COLUMN),
+                )?,
+                LAST_UPDATED_COLUMN,
+            ),
+        ] {
+            exprs.push((
+                state.create_physical_expr(expr, &df_schema)?,
+                name.to_string(),
+            ));
+        }
+        Ok(Arc::new(
+            datafusion::physical_plan::projection::ProjectionExec::try_new(exprs, scan)?,
+        ))
+    }
+
+    /// The scan of a provider with metadata columns: `projection` indexes the table's
+    /// columns then the metadata columns. Without metadata columns projected, the plain
+    /// scan; else a row-level style scan with a projection computing them on top.
+    fn scan_with_metadata(
+        &self,
+        state: &dyn Session,
+        deletes: DeletePlan,
+        projection: Option<&Vec<usize>>,
+        filters: &[Expr],
+        limit: Option<usize>,
+        columns: &MetadataColumns,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        let n = self.arrow_schema.fields().len();
+        let all: Vec<usize> = (0..n + columns.columns.len()).collect();
+        let projection = projection.unwrap_or(&all);
+        // filters on metadata columns stay with DataFusion (they are Inexact)
+        let filters: Vec<Expr> = filters
+            .iter()
+            .filter(|f| {
+                f.column_refs()
+                    .iter()
+                    .all(|c| self.arrow_schema.field_with_name(&c.name).is_ok())
+            })
+            .cloned()
+            .collect();
+        if projection.iter().all(|i| *i < n) {
+            return self.build_scan(
+                state,
+                deletes,
+                Some(projection),
+                &filters,
+                limit,
+                Hidden::None,
+            );
+        }
+        let table_columns: Vec<usize> = projection.iter().copied().filter(|i| *i < n).collect();
+        let scan = self.build_scan(
+            state,
+            deletes,
+            Some(&table_columns),
+            &filters,
+            limit,
+            Hidden::Metadata,
+        )?;
+        let scan_schema = scan.schema();
+        let df_schema = DFSchema::try_from(Arc::clone(&scan_schema))?;
+        let hidden = |name: &str| Expr::Column(datafusion::common::Column::from_name(name));
+        let mut exprs: Vec<(Arc<dyn PhysicalExpr>, String)> = vec![];
+        let mut table_at = 0;
+        for i in projection {
+            let (expr, name) = if *i < n {
+                let field = scan_schema.field(table_at);
+                let column =
+                    datafusion::physical_expr::expressions::Column::new(field.name(), table_at);
+                table_at += 1;
+                exprs.push((Arc::new(column), field.name().clone()));
+                continue;
+            } else {
+                let Some((kind, field)) = columns.columns.get(*i - n) else {
+                    return Err(Error::invalid_argument(format!(
+                        "column {i} of table '{}' projected, which has {} columns",
+                        self.table.metadata_location(),
+                        n + columns.columns.len()
+                    )));
+                };
+                let expr = match kind {
+                    MetadataColumn::File => hidden(FILE_COLUMN),
+                    MetadataColumn::Pos => hidden(POS_COLUMN),
+                    MetadataColumn::SpecId => hidden(SPEC_ID_COLUMN),
+                    MetadataColumn::Partition => hidden(PARTITION_COLUMN),
+                    MetadataColumn::Deleted => datafusion::logical_expr::lit(false),
+                    // spec "Row Lineage": null in the file → first_row_id + _pos
+                    MetadataColumn::RowId => stored_or(
+                        STORED_ROW_ID_COLUMN,
+                        hidden(FIRST_ROW_ID_COLUMN) + hidden(POS_COLUMN),
+                    )?,
+                    // null in the file → the file's data sequence number
+                    MetadataColumn::LastUpdatedSequenceNumber => stored_or(
+                        STORED_SEQUENCE_NUMBER_COLUMN,
+                        hidden(SEQUENCE_NUMBER_COLUMN),
+                    )?,
+                };
+                (expr, field.name().clone())
+            };
+            exprs.push((state.create_physical_expr(expr, &df_schema)?, name));
+        }
+        Ok(Arc::new(
+            datafusion::physical_plan::projection::ProjectionExec::try_new(exprs, scan)?,
+        ))
     }
 
     /// The field-id adapter for this schema: `initial-default`s of top-level primitive
@@ -406,31 +591,29 @@ impl IcebergTableProvider {
         projection: Option<&Vec<usize>>,
         filters: &[Expr],
         limit: Option<usize>,
-        row_ids: bool,
+        hidden: Hidden,
     ) -> Result<Arc<dyn ExecutionPlan>> {
+        let row_ids = hidden != Hidden::None;
         let projected_schema = match projection {
             Some(p) => Arc::new(self.arrow_schema.project(p)?),
             None => Arc::clone(&self.arrow_schema),
         };
+        let layout = HiddenLayout::new(self, hidden);
         if deletes.files.is_empty() {
-            let schema = if row_ids {
-                let mut fields: Vec<FieldRef> = projected_schema.fields().iter().cloned().collect();
-                fields.extend(row_id_columns());
-                Arc::new(ArrowSchema::new(fields))
-            } else {
-                projected_schema
-            };
-            return Ok(Arc::new(EmptyExec::new(schema)));
+            let mut fields: Vec<FieldRef> = projected_schema.fields().iter().cloned().collect();
+            fields.extend(layout.output_fields());
+            return Ok(Arc::new(EmptyExec::new(Arc::new(ArrowSchema::new(fields)))));
         }
-        let mut equality = self.equality_scan(&deletes.equality_deletes, projection)?;
-        if row_ids {
-            if let Some(eq) = &mut equality {
-                // `_file` after the two hidden delete columns, `_pos` (virtual) after it
-                let hidden = self.arrow_schema.fields().len();
-                eq.scan_projection.extend([hidden + 2, hidden + 3]);
-                let n = eq.scan_projection.len();
-                eq.output_columns.extend([n - 2, n - 1]);
-            }
+        let mut equality = self.equality_scan(
+            &deletes.equality_deletes,
+            projection,
+            layout.file_fields().len(),
+        )?;
+        if let Some(eq) = &mut equality {
+            let indices = layout.scan_indices(self.arrow_schema.fields().len(), 2);
+            let first = eq.scan_projection.len();
+            eq.output_columns.extend(first..first + indices.len());
+            eq.scan_projection.extend(indices);
         }
         // The table columns the scan reads, whose metrics become statistics.
         let columns = self.arrow_schema.fields().len();
@@ -507,6 +690,19 @@ impl IcebergTableProvider {
             if row_ids {
                 partition_values.push(ScalarValue::Utf8(Some(task.data_file().file_path.clone())));
             }
+            if let Some(columns) = &layout.metadata {
+                partition_values.push(ScalarValue::Int32(Some(task.entry.spec_id)));
+                if columns.partitioned() {
+                    partition_values
+                        .push(columns.partition_value(self.table.metadata(), &task.entry)?);
+                }
+                if layout.lineage {
+                    partition_values.extend([
+                        ScalarValue::Int64(task.data_file().first_row_id),
+                        ScalarValue::Int64(Some(task.entry.data_sequence_number)),
+                    ]);
+                }
+            }
             if !partition_values.is_empty() {
                 file = file.with_partition_values(partition_values);
             }
@@ -514,7 +710,7 @@ impl IcebergTableProvider {
                 .table
                 .metadata()
                 .partition_spec_by_id(task.entry.spec_id);
-            file = file.with_statistics(Arc::new(file_statistics(
+            let mut statistics = file_statistics(
                 &self.schema,
                 &self.arrow_schema,
                 spec,
@@ -522,7 +718,14 @@ impl IcebergTableProvider {
                 has_deletes,
                 &read_columns,
                 &untruncated,
-            )?));
+            )?;
+            // the stored lineage columns read from the file: nothing known
+            for _ in layout.file_fields() {
+                statistics
+                    .column_statistics
+                    .push(datafusion::common::ColumnStatistics::new_unknown());
+            }
+            file = file.with_statistics(Arc::new(statistics));
             if let Some(selection) = planned.selection {
                 file = file.with_extension(ParquetRowSelection::new(selection));
             }
@@ -552,13 +755,13 @@ impl IcebergTableProvider {
             Some(_) => hidden_delete_columns(),
             None => vec![],
         };
+        partition_cols.extend(layout.partition_fields());
         // DataFusion panics on a hidden column named like a table column
-        let hidden_names = partition_cols.iter().map(|f| f.name().as_str()).chain(
-            row_ids
-                .then_some([FILE_COLUMN, POS_COLUMN])
-                .into_iter()
-                .flatten(),
-        );
+        let hidden_fields = layout.output_fields();
+        let hidden_names = partition_cols
+            .iter()
+            .chain(&hidden_fields)
+            .map(|f| f.name().as_str());
         for name in hidden_names {
             if self.arrow_schema.field_with_name(name).is_ok() {
                 return Err(Error::unsupported(format!(
@@ -568,10 +771,21 @@ impl IcebergTableProvider {
                 )));
             }
         }
-        let mut builder = TableSchema::builder(Arc::clone(&self.arrow_schema));
+        let file_schema = match layout.file_fields() {
+            extra if extra.is_empty() => Arc::clone(&self.arrow_schema),
+            extra => {
+                let mut fields: Vec<FieldRef> =
+                    self.arrow_schema.fields().iter().cloned().collect();
+                fields.extend(extra);
+                Arc::new(ArrowSchema::new_with_metadata(
+                    fields,
+                    self.arrow_schema.metadata().clone(),
+                ))
+            }
+        };
+        let mut builder = TableSchema::builder(file_schema);
         if row_ids {
-            let [file, pos] = row_id_columns();
-            partition_cols.push(file);
+            let [_, pos] = row_id_columns();
             builder = builder.with_virtual_columns(vec![pos]);
         }
         let table_schema = builder.with_table_partition_cols(partition_cols).build();
@@ -583,7 +797,7 @@ impl IcebergTableProvider {
                     Some(p) => p.clone(),
                     None => (0..columns).collect(),
                 };
-                p.extend([columns, columns + 1]);
+                p.extend(layout.scan_indices(columns, 0));
                 (Some(p), limit)
             }
             None => (projection.cloned(), limit),
@@ -678,6 +892,7 @@ impl IcebergTableProvider {
         &self,
         files: &[EqualityDeleteFile],
         projection: Option<&Vec<usize>>,
+        file_extras: usize,
     ) -> Result<Option<EqualityScan>> {
         if files.is_empty() {
             return Ok(None);
@@ -738,7 +953,9 @@ impl IcebergTableProvider {
             ));
         }
         let sequence_column = scan_projection.len();
-        let hidden = self.arrow_schema.fields().len();
+        // the hidden delete columns come after the file's columns (the table's, then
+        // `file_extras` more)
+        let hidden = self.arrow_schema.fields().len() + file_extras;
         scan_projection.extend([hidden, hidden + 1]);
         Ok(Some(EqualityScan {
             scan_projection,
@@ -762,6 +979,12 @@ struct EqualityScan {
 pub(crate) const FILE_COLUMN: &str = "__icefloe_file";
 /// The name of a row-level scan's column holding each row's 0-based ordinal in its file.
 pub(crate) const POS_COLUMN: &str = "__icefloe_pos";
+/// The name of a v3 row-level scan's column holding each row's `_row_id` (after
+/// [`POS_COLUMN`]).
+pub(crate) const ROW_ID_COLUMN: &str = "__icefloe_row_id";
+/// The name of a v3 row-level scan's column holding each row's
+/// `_last_updated_sequence_number` (after [`ROW_ID_COLUMN`]).
+pub(crate) const LAST_UPDATED_COLUMN: &str = "__icefloe_last_updated_sequence_number";
 
 /// The two columns a row-level scan adds after the table's: the data file (constant
 /// per file) and the row's position in it (Parquet's row number, counted before any
@@ -771,6 +994,134 @@ fn row_id_columns() -> [FieldRef; 2] {
         Arc::new(Field::new(FILE_COLUMN, DataType::Utf8, false)),
         Arc::new(Field::new(POS_COLUMN, DataType::Int64, false).with_extension_type(RowNumber)),
     ]
+}
+
+/// `CASE WHEN stored IS NOT NULL THEN stored ELSE inherited END` over the hidden
+/// column `stored` (a value a data file stores wins over the inherited one).
+fn stored_or(stored: &str, inherited: Expr) -> Result<Expr> {
+    let stored = Expr::Column(datafusion::common::Column::from_name(stored));
+    Ok(
+        datafusion::logical_expr::when(stored.clone().is_not_null(), stored)
+            .otherwise(inherited)?,
+    )
+}
+
+/// The error for a write through a view with metadata columns.
+pub(crate) fn read_only_metadata_view(table: &Table) -> Error {
+    Error::unsupported(format!(
+        "writing to table '{}' through its view with metadata columns (_file, _pos, …), \
+         which is read-only",
+        table.metadata_location()
+    ))
+}
+
+/// Which hidden columns a scan adds after the table's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Hidden {
+    /// None: a query's scan.
+    None,
+    /// [`FILE_COLUMN`] and [`POS_COLUMN`]: a row-level operation's scan.
+    RowIds,
+    /// Those and what the metadata columns are computed from.
+    Metadata,
+}
+
+/// Where a scan's hidden columns come from, and the order it returns them in: file,
+/// position, spec id, partition (partitioned tables), and on v3 tables the file's
+/// `first_row_id` and data sequence number, then `_row_id` and
+/// `_last_updated_sequence_number` as stored in the file.
+struct HiddenLayout {
+    row_ids: bool,
+    metadata: Option<Arc<MetadataColumns>>,
+    lineage: bool,
+}
+
+impl HiddenLayout {
+    fn new(provider: &IcebergTableProvider, hidden: Hidden) -> Self {
+        let metadata = (hidden == Hidden::Metadata).then(|| match &provider.metadata_columns {
+            Some((columns, _)) => Arc::clone(columns),
+            None => Arc::new(MetadataColumns::new(
+                provider.table.metadata(),
+                &provider.arrow_schema,
+            )),
+        });
+        let lineage = metadata.is_some()
+            && provider.table.metadata().format_version >= crate::spec::FormatVersion::V3;
+        Self {
+            row_ids: hidden != Hidden::None,
+            metadata,
+            lineage,
+        }
+    }
+
+    /// Columns read from each data file after the table's.
+    fn file_fields(&self) -> Vec<FieldRef> {
+        if self.lineage {
+            stored_lineage_fields().to_vec()
+        } else {
+            vec![]
+        }
+    }
+
+    /// Per-file values (DataFusion partition columns), after any equality-delete ones.
+    fn partition_fields(&self) -> Vec<FieldRef> {
+        let mut out = vec![];
+        if self.row_ids {
+            let [file, _] = row_id_columns();
+            out.push(file);
+        }
+        if let Some(columns) = &self.metadata {
+            out.push(Arc::new(Field::new(SPEC_ID_COLUMN, DataType::Int32, false)));
+            if columns.partitioned() {
+                out.push(Arc::new(Field::new(
+                    PARTITION_COLUMN,
+                    columns.partition_type().clone(),
+                    true,
+                )));
+            }
+            if self.lineage {
+                out.push(Arc::new(Field::new(
+                    FIRST_ROW_ID_COLUMN,
+                    DataType::Int64,
+                    true,
+                )));
+                out.push(Arc::new(Field::new(
+                    SEQUENCE_NUMBER_COLUMN,
+                    DataType::Int64,
+                    false,
+                )));
+            }
+        }
+        out
+    }
+
+    /// The hidden columns in the order the scan returns them.
+    fn output_fields(&self) -> Vec<FieldRef> {
+        if !self.row_ids {
+            return vec![];
+        }
+        let mut out = self.partition_fields();
+        let [_, pos] = row_id_columns();
+        out.insert(1, pos);
+        out.extend(self.file_fields());
+        out
+    }
+
+    /// The indices of [`Self::output_fields`] in the scan's table schema, whose file
+    /// schema has `columns` table columns (then [`Self::file_fields`]) and whose partition
+    /// columns start with `before` others.
+    fn scan_indices(&self, columns: usize, before: usize) -> Vec<usize> {
+        if !self.row_ids {
+            return vec![];
+        }
+        let extras = self.file_fields().len();
+        let parts = self.partition_fields().len();
+        let first = columns + extras + before;
+        let mut out = vec![first, first + parts];
+        out.extend(first + 1..first + parts);
+        out.extend(columns..columns + extras);
+        out
+    }
 }
 
 /// The hidden per-file columns equality deletes need: data sequence number and scope.
@@ -792,7 +1143,10 @@ fn hidden_delete_columns() -> Vec<FieldRef> {
 #[async_trait]
 impl TableProvider for IcebergTableProvider {
     fn schema(&self) -> SchemaRef {
-        Arc::clone(&self.arrow_schema)
+        match &self.metadata_columns {
+            Some((_, schema)) => Arc::clone(schema),
+            None => Arc::clone(&self.arrow_schema),
+        }
     }
 
     fn table_type(&self) -> TableType {
@@ -840,7 +1194,12 @@ impl TableProvider for IcebergTableProvider {
         if let Ok(mut last) = self.last_delete_metrics.lock() {
             *last = Some(delete_metrics.clone());
         }
-        let exec = self.build_scan(state, deletes, projection, filters, limit, false)?;
+        let exec = match &self.metadata_columns {
+            Some((columns, _)) => {
+                self.scan_with_metadata(state, deletes, projection, filters, limit, columns)?
+            }
+            None => self.build_scan(state, deletes, projection, filters, limit, Hidden::None)?,
+        };
         attach_counters(&exec, &delete_metrics.counters());
         attach_scan_metrics(&exec, &scan_metrics);
         Ok(exec)
@@ -852,6 +1211,9 @@ impl TableProvider for IcebergTableProvider {
         input: Arc<dyn ExecutionPlan>,
         insert_op: InsertOp,
     ) -> DFResult<Arc<dyn ExecutionPlan>> {
+        if self.metadata_columns.is_some() {
+            return Err(read_only_metadata_view(&self.table).into());
+        }
         let Some(target) = &self.write_target else {
             return Err(Error::unsupported(format!(
                 "writing to table '{}': it was opened by location or at a snapshot, tag or \

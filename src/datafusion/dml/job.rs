@@ -224,7 +224,50 @@ impl RowLevelJob {
         Ok(RecordBatch::try_new(schema, columns)?)
     }
 
+    /// Whether rewritten rows carry their lineage explicitly: copy-on-write on a v3
+    /// table (spec: "Row Lineage": a copied row keeps `_row_id` and
+    /// `_last_updated_sequence_number`, an updated one keeps `_row_id` with a null
+    /// `_last_updated_sequence_number`, which inherits the new snapshot's).
+    fn keeps_lineage(&self) -> bool {
+        self.mode == RowLevelMode::CopyOnWrite
+            && self.table().metadata().format_version >= FormatVersion::V3
+    }
+
+    /// `rows` (table columns) with the lineage columns of `batch` (a v3 row-level scan
+    /// batch of the same rows) appended; `_last_updated_sequence_number` null where
+    /// `updated`.
+    fn with_lineage(
+        &self,
+        rows: RecordBatch,
+        batch: &RecordBatch,
+        updated: &BooleanArray,
+    ) -> Result<RecordBatch> {
+        let n = self.provider.arrow_schema().fields().len();
+        let (Some(row_id), Some(sequence)) =
+            (batch.columns().get(n + 2), batch.columns().get(n + 3))
+        else {
+            return Err(Error::invalid_data(
+                "a v3 row-level scan batch lacks its row lineage columns",
+            ));
+        };
+        let sequence = datafusion::arrow::compute::nullif(sequence, updated)?;
+        let mut fields: Vec<_> = rows.schema().fields().iter().cloned().collect();
+        fields.extend(crate::datafusion::metadata_columns::stored_lineage_fields());
+        let mut columns = rows.columns().to_vec();
+        columns.extend([Arc::clone(row_id), sequence]);
+        Ok(RecordBatch::try_new(
+            Arc::new(datafusion::arrow::datatypes::Schema::new(fields)),
+            columns,
+        )?)
+    }
+
     fn writer(&self) -> Result<PartitionedDataFileWriter> {
+        self.writer_for(false)
+    }
+
+    /// A data file writer; `lineage`: with the two row lineage columns after the
+    /// table's (reserved field ids 2147483540 and 2147483539).
+    fn writer_for(&self, lineage: bool) -> Result<PartitionedDataFileWriter> {
         let m = self.table().metadata();
         let spec = m.default_partition_spec().ok_or_else(|| {
             Error::invalid_data(format!(
@@ -232,10 +275,33 @@ impl RowLevelJob {
                 self.target.ident
             ))
         })?;
+        let lineage_schema;
+        let schema = if lineage {
+            use crate::datafusion::metadata_columns as mc;
+            use crate::spec::{NestedField, PrimitiveType, Type};
+            let mut fields = m.current_schema().columns().to_vec();
+            for (id, name) in [
+                (mc::ROW_ID_FIELD_ID, mc::ROW_ID),
+                (
+                    mc::LAST_UPDATED_SEQUENCE_NUMBER_FIELD_ID,
+                    mc::LAST_UPDATED_SEQUENCE_NUMBER,
+                ),
+            ] {
+                fields.push(NestedField::optional(
+                    id,
+                    name,
+                    Type::Primitive(PrimitiveType::Long),
+                ));
+            }
+            lineage_schema = crate::spec::Schema::new(m.current_schema().schema_id, fields);
+            &lineage_schema
+        } else {
+            m.current_schema()
+        };
         PartitionedDataFileWriter::new(
             self.table().file_io().clone(),
             &data_location(self.table()),
-            m.current_schema(),
+            schema,
             spec,
             DataFileWriterConfig::from_properties(&m.properties)?,
         )
@@ -358,7 +424,8 @@ impl RowLevelJob {
         mut input: SendableRecordBatchStream,
         positions: &Positions,
     ) -> Result<Vec<DataFile>> {
-        let mut writer = self.writer()?;
+        let lineage = self.keeps_lineage();
+        let mut writer = self.writer_for(lineage)?;
         let columns = self.provider.arrow_schema().fields().len();
         let result = async {
             while let Some(batch) = input.next().await {
@@ -379,7 +446,17 @@ impl RowLevelJob {
                     // MERGE: updated rows' new versions were written in pass one
                     RowLevelOp::Merge(_) | RowLevelOp::Delete => {
                         let keep: BooleanArray = found.iter().map(|f| f.map(|f| !f)).collect();
-                        self.table_columns(&filter_record_batch(&batch, &keep)?)?
+                        let kept = filter_record_batch(&batch, &keep)?;
+                        let rows = self.table_columns(&kept)?;
+                        if lineage {
+                            let none = BooleanArray::from(vec![false; kept.num_rows()]);
+                            self.with_lineage(rows, &kept, &none)?
+                        } else {
+                            rows
+                        }
+                    }
+                    RowLevelOp::Update(_) if lineage => {
+                        self.with_lineage(self.updated(&batch, &found)?, &batch, &found)?
                     }
                     RowLevelOp::Update(_) => self.updated(&batch, &found)?,
                 };

@@ -32,10 +32,13 @@
 //! and removes every file the statement wrote. The result is DataFusion's usual one
 //! row, `count`: the rows deleted or updated.
 //!
-//! Format versions: v2, and v1 in copy-on-write mode (v1 has no delete files: its
-//! merge-on-read statements are refused). A v3 table (deletion vectors, and `_row_id`s
-//! kept in rewritten files, are not written yet) is refused before anything is written,
-//! with [`ErrorKind::Unsupported`](crate::ErrorKind).
+//! Format versions: v1, v2 and v3. v1 has no delete files: its merge-on-read statements
+//! are refused, copy-on-write works. On v3, merge-on-read `DELETE` writes deletion
+//! vectors, and copy-on-write `DELETE`/`UPDATE` store each rewritten row's `_row_id` and
+//! `_last_updated_sequence_number` in the new file (null sequence number for updated
+//! rows, which then inherit the new snapshot's; spec: "Row Lineage"). On v3 a
+//! merge-on-read `UPDATE` or any `MERGE` (their new rows do not keep lineage yet) is
+//! refused before anything is written, with [`ErrorKind::Unsupported`](crate::ErrorKind).
 
 mod delete_files;
 mod exec;
@@ -194,6 +197,9 @@ fn writable<'a>(
     statement: &'static str,
 ) -> Result<(WriteTarget, &'a SessionState)> {
     let table = provider.table();
+    if provider.has_metadata_columns() {
+        return Err(super::table_provider::read_only_metadata_view(table));
+    }
     let Some(target) = provider.write_target() else {
         return Err(Error::unsupported(format!(
             "{statement} on table '{}': it was opened by location or at a snapshot, tag or \
@@ -237,18 +243,28 @@ fn writable<'a>(
         }
     }
     if table.metadata().format_version >= crate::spec::FormatVersion::V3 {
-        // v3 rows keep their row ids when rewritten or updated (spec: "Row Lineage"),
-        // which this crate does not write yet; merge-on-read DELETE (deletion vectors)
-        // and whole-file removals change no row
+        // v3 rows keep their row ids when rewritten or updated (spec: "Row Lineage"):
+        // copy-on-write DELETE/UPDATE store them in the rewritten files; the new rows
+        // of merge-on-read UPDATE and of MERGE do not carry them yet
         let props = &table.metadata().properties;
-        let merge_on_read_delete = statement == "DELETE"
-            && RowLevelMode::from_properties(props, DELETE_MODE)? == RowLevelMode::MergeOnRead;
-        if !merge_on_read_delete && statement != "TRUNCATE" {
+        let refused = match statement {
+            "UPDATE" => {
+                RowLevelMode::from_properties(props, UPDATE_MODE)? == RowLevelMode::MergeOnRead
+            }
+            "MERGE" => true,
+            _ => false,
+        };
+        if refused {
             return Err(Error::unsupported(format!(
-                "{statement} on '{}', a format-version 3 table, except DELETE in \
-                 merge-on-read mode (keeping row lineage in rewritten and updated rows is \
-                 not written yet)",
-                target.ident
+                "{statement} on '{}', a format-version 3 table, in {} mode (keeping row \
+                 lineage in the new rows of a merge-on-read UPDATE or a MERGE is not written \
+                 yet; DELETE in either mode and copy-on-write UPDATE are)",
+                target.ident,
+                if statement == "MERGE" {
+                    "any"
+                } else {
+                    "merge-on-read"
+                }
             )));
         }
     }

@@ -130,6 +130,7 @@ mod call;
 mod call_args;
 mod create_table;
 mod depth;
+mod metadata_columns;
 mod procedures;
 mod tokens;
 
@@ -174,6 +175,9 @@ pub async fn execute(ctx: &SessionContext, statement: &str) -> Result<DataFrame>
         }
     }
     if !tokens::first_word_is(statement, &["CREATE", "DROP", "ALTER", "CALL"]) {
+        if let Some(plan) = metadata_columns::plan(ctx, statement).await? {
+            return Ok(ctx.execute_logical_plan(plan).await?);
+        }
         return Ok(ctx.sql(statement).await?);
     }
     if let Some(cursor) = cursor(ctx, statement) {

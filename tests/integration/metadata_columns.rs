@@ -1,0 +1,305 @@
+//! Metadata columns (`_file`, `_pos`, `_spec_id`, `_partition`, `_deleted`, and on v3
+//! tables `_row_id`, `_last_updated_sequence_number`): values on tables other engines
+//! wrote, checked against the spec's rules with facts read independently (the `$files`
+//! and `$entries` metadata tables, Parquet row counts), and hidden from `SELECT *`.
+
+use std::sync::Arc;
+
+use datafusion::arrow::array::RecordBatch;
+use datafusion::arrow::util::display::array_value_to_string;
+use datafusion::prelude::SessionContext;
+use icefloe::IcebergTableProvider;
+
+use crate::fixtures::testdata;
+
+/// Rows of `sql` as strings.
+async fn rows(ctx: &SessionContext, sql: &str) -> Vec<Vec<String>> {
+    let df = icefloe::datafusion::sql::execute(ctx, sql)
+        .await
+        .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    let batches: Vec<RecordBatch> = df.collect().await.unwrap_or_else(|e| panic!("{sql}: {e}"));
+    let mut out = vec![];
+    for b in &batches {
+        for r in 0..b.num_rows() {
+            out.push(
+                b.columns()
+                    .iter()
+                    .map(|c| array_value_to_string(c, r).unwrap())
+                    .collect(),
+            );
+        }
+    }
+    out
+}
+
+async fn column_names(ctx: &SessionContext, sql: &str) -> Vec<String> {
+    let df = icefloe::datafusion::sql::execute(ctx, sql).await.unwrap();
+    df.schema()
+        .fields()
+        .iter()
+        .map(|f| f.name().clone())
+        .collect()
+}
+
+async fn corpus(ctx: &SessionContext, name: &str, table: &str) {
+    let provider = IcebergTableProvider::open(testdata(table).to_str().unwrap())
+        .await
+        .unwrap();
+    ctx.register_table(name, Arc::new(provider)).unwrap();
+}
+
+/// What a data file says about one row: the table's `id` column at that position, and
+/// `_row_id` / `_last_updated_sequence_number` as stored (null when not stored).
+fn stored_row(location: &str, pos: usize) -> (i64, Option<i64>, Option<i64>) {
+    use datafusion::arrow::array::{Array, AsArray};
+    use datafusion::arrow::compute::cast;
+    use datafusion::arrow::datatypes::{DataType, Int64Type};
+    use datafusion::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+    let path = location
+        .strip_prefix("file://")
+        .or_else(|| location.strip_prefix("file:"))
+        .unwrap_or(location);
+    let file = std::fs::File::open(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let reader = ParquetRecordBatchReaderBuilder::try_new(file)
+        .unwrap()
+        .build()
+        .unwrap();
+    let batches: Vec<RecordBatch> = reader.map(|b| b.unwrap()).collect();
+    let batch = datafusion::arrow::compute::concat_batches(&batches[0].schema(), &batches).unwrap();
+    let long = |name: &str| -> Option<i64> {
+        let c = batch.column_by_name(name)?;
+        let c = cast(c, &DataType::Int64).unwrap();
+        let c = c.as_primitive::<Int64Type>();
+        c.is_valid(pos).then(|| c.value(pos))
+    };
+    (
+        long("id").expect("id"),
+        long("_row_id"),
+        long("_last_updated_sequence_number"),
+    )
+}
+
+/// Every live row of `table` (registered as `t` in `ctx`, opened from `location`):
+/// `_pos` points at the row in its `_file`, and on v3 `_row_id` and
+/// `_last_updated_sequence_number` are the stored values or, where null, the file's
+/// `first_row_id` + `_pos` and its data sequence number (spec: "Row Lineage").
+/// Returns the rows checked.
+async fn check_rows_against_files(ctx: &SessionContext, provider: &IcebergTableProvider) -> usize {
+    let v3 = provider.table().metadata().format_version as i32 >= 3;
+    let plan = provider.table_scan().plan_files().await.unwrap();
+    let files: std::collections::HashMap<String, _> = plan
+        .tasks
+        .iter()
+        .map(|t| (t.data_file().file_path.clone(), t.clone()))
+        .collect();
+    let sql = if v3 {
+        "SELECT id, _file, _pos, _row_id, _last_updated_sequence_number FROM t"
+    } else {
+        "SELECT id, _file, _pos FROM t"
+    };
+    let got = rows(ctx, sql).await;
+    let mut ids = std::collections::HashSet::new();
+    for r in &got {
+        let task = files
+            .get(&r[1])
+            .unwrap_or_else(|| panic!("_file {} not planned", r[1]));
+        let pos: usize = r[2].parse().unwrap();
+        let (id, stored_row_id, stored_seq) = stored_row(&task.location, pos);
+        assert_eq!(r[0], id.to_string(), "id at _pos {pos} of {}", r[1]);
+        if v3 {
+            let first = task.data_file().first_row_id.expect("v3 file first_row_id");
+            let row_id = stored_row_id.unwrap_or(first + pos as i64);
+            let seq = stored_seq.unwrap_or(task.entry.data_sequence_number);
+            assert_eq!(r[3], row_id.to_string(), "_row_id of {r:?}");
+            assert_eq!(
+                r[4],
+                seq.to_string(),
+                "_last_updated_sequence_number of {r:?}"
+            );
+            assert!(ids.insert(row_id), "row id {row_id} twice");
+        }
+    }
+    got.len()
+}
+
+/// Spark's v3 table: rows appended (row ids inherited from `first_row_id`), updated
+/// and merged in merge-on-read mode (the update's file stores `_row_id`, the merge's
+/// stores nulls), with deletion vectors; and Spark's v2 table with position deletes.
+#[tokio::test]
+async fn row_lineage_and_positions_follow_the_spec_on_spark_tables() {
+    for (table, live, stored_ids) in [
+        ("corpus/spark_v3_deletion_vectors", 50, 8),
+        ("corpus/spark_v2_mor_position_deletes", 43, 0),
+    ] {
+        let ctx = SessionContext::new();
+        let provider = IcebergTableProvider::open(testdata(table).to_str().unwrap())
+            .await
+            .unwrap();
+        ctx.register_table("t", Arc::new(provider.clone())).unwrap();
+        assert_eq!(
+            check_rows_against_files(&ctx, &provider).await,
+            live,
+            "{table}"
+        );
+        if stored_ids > 0 {
+            // the update's rows keep the ids Spark stored: their original ones
+            let kept = rows(
+                &ctx,
+                "SELECT count(*) FROM t WHERE _row_id = id AND _last_updated_sequence_number = 5 \
+                 AND _file LIKE '%00000-1005-%'",
+            )
+            .await;
+            assert_eq!(kept, vec![vec![stored_ids.to_string()]], "{table}");
+        }
+    }
+}
+
+/// `SELECT *` shows the table's columns only; naming a metadata column adds it; a
+/// wildcard over a derived table shows what the derived table selected.
+#[tokio::test]
+async fn metadata_columns_are_hidden_from_select_star() {
+    let ctx = SessionContext::new();
+    corpus(&ctx, "t", "corpus/spark_v3_deletion_vectors").await;
+    let table = ["id", "grp", "v", "ts", "extra"];
+    assert_eq!(column_names(&ctx, "SELECT * FROM t").await, table);
+    assert_eq!(
+        column_names(&ctx, "SELECT * FROM t WHERE _pos = 0").await,
+        table
+    );
+    assert_eq!(
+        column_names(&ctx, "SELECT *, _file FROM t").await,
+        [&table[..], &["_file"]].concat()
+    );
+    assert_eq!(
+        column_names(&ctx, "SELECT x.*, x._row_id FROM t AS x").await,
+        [&table[..], &["_row_id"]].concat()
+    );
+    assert_eq!(
+        column_names(
+            &ctx,
+            "SELECT * FROM (SELECT id, _spec_id, _deleted FROM t) s"
+        )
+        .await,
+        ["id", "_spec_id", "_deleted"]
+    );
+    // the filter on a metadata column applies: one first row per data file
+    assert_eq!(
+        rows(&ctx, "SELECT count(*) FROM t WHERE _pos = 0").await,
+        rows(&ctx, "SELECT count(DISTINCT _file) FROM t WHERE _pos = 0").await
+    );
+    assert_eq!(
+        rows(&ctx, "SELECT DISTINCT _deleted FROM t").await,
+        vec![vec!["false".to_string()]]
+    );
+    // a query that names no metadata column plans as before
+    assert_eq!(
+        rows(&ctx, "SELECT count(*) FROM t").await,
+        vec![vec!["50".to_string()]]
+    );
+    // unqualified * over a join that reads metadata columns is refused, t.* is not
+    corpus(&ctx, "u", "corpus/spark_v2_day_partitioned").await;
+    let err =
+        icefloe::datafusion::sql::execute(&ctx, "SELECT *, t._file FROM t JOIN u ON t.id = u.id")
+            .await
+            .expect_err("refused");
+    assert!(err.to_string().contains("t.*, u.*"), "{err}");
+    assert_eq!(
+        column_names(&ctx, "SELECT t.*, t._pos FROM t JOIN u ON t.id = u.id").await,
+        [&table[..], &["_pos"]].concat()
+    );
+    // writes through the view are refused
+    let view = IcebergTableProvider::open(
+        testdata("corpus/spark_v3_deletion_vectors")
+            .to_str()
+            .unwrap(),
+    )
+    .await
+    .unwrap()
+    .with_metadata_columns();
+    use datafusion::datasource::TableProvider;
+    let input = Arc::new(datafusion::physical_plan::empty::EmptyExec::new(
+        view.schema(),
+    ));
+    let err = view
+        .insert_into(
+            &ctx.state(),
+            input,
+            datafusion::logical_expr::dml::InsertOp::Append,
+        )
+        .await
+        .expect_err("insert refused");
+    assert!(err.to_string().contains("read-only"), "{err}");
+}
+
+/// `_spec_id` and `_partition` are the file's, as the `files` metadata table lists them
+/// (`_partition` in the unified partition type), with and without equality deletes.
+#[tokio::test]
+async fn spec_id_and_partition_are_the_files() {
+    use icefloe::datafusion::IcebergNamesSchemaProvider;
+    let ctx = SessionContext::new();
+    let catalog = ctx.catalog("datafusion").unwrap();
+    let public = catalog.schema("public").unwrap();
+    catalog
+        .register_schema("public", Arc::new(IcebergNamesSchemaProvider::new(public)))
+        .unwrap();
+    for table in [
+        "corpus/spark_v2_day_partitioned",
+        "corpus/spark_v2_equality_deletes_partitioned",
+    ] {
+        corpus(&ctx, "t", table).await;
+        let mut got = rows(&ctx, "SELECT DISTINCT _file, _spec_id, _partition FROM t").await;
+        let mut want = rows(
+            &ctx,
+            "SELECT file_path, spec_id, partition FROM \"t$data_files\" \
+             WHERE file_path IN (SELECT _file FROM t)",
+        )
+        .await;
+        got.sort();
+        want.sort();
+        assert!(!got.is_empty(), "{table}");
+        assert_eq!(got, want, "{table}");
+        ctx.deregister_table("t").unwrap();
+    }
+}
+
+/// A v3 table icefloe writes (appends, then a merge-on-read `DELETE` writing a deletion
+/// vector): the same rules hold, read by catalog name (`ice.ns.v3`, aliased by the
+/// rewrite) and by a registered name alike.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn row_lineage_on_a_v3_table_icefloe_writes() {
+    use icefloe::catalog::TableIdent;
+    let lake = crate::dml::lake().await;
+    crate::dml::create(
+        &lake,
+        "v3",
+        "PARTITIONED BY (k)",
+        ", 'format-version'='3', 'write.delete.mode'='merge-on-read'",
+    )
+    .await;
+    for values in [
+        "(1, 1, 'a', 1.0), (2, 1, 'b', 2.0), (3, 2, 'c', 3.0)",
+        "(4, 1, 'd', 4.0), (5, 3, 'e', 5.0)",
+    ] {
+        crate::dml::ok(&lake.ctx, &format!("INSERT INTO ice.ns.v3 VALUES {values}")).await;
+    }
+    crate::dml::ok(&lake.ctx, "DELETE FROM ice.ns.v3 WHERE id = 2").await;
+    let table = lake
+        .catalog
+        .load_table(&TableIdent::parse("ns.v3"))
+        .await
+        .expect("load");
+    let provider = IcebergTableProvider::try_new(table).unwrap();
+    let ctx = SessionContext::new();
+    ctx.register_table("t", Arc::new(provider.clone())).unwrap();
+    assert_eq!(check_rows_against_files(&ctx, &provider).await, 4);
+    let sql = "SELECT id, _row_id, _last_updated_sequence_number, _spec_id FROM {} ORDER BY id";
+    let by_catalog = rows(&lake.ctx, &sql.replace("{}", "ice.ns.v3")).await;
+    assert_eq!(by_catalog, rows(&ctx, &sql.replace("{}", "t")).await);
+    // the second append's rows carry the second snapshot's sequence number
+    let seqs: Vec<&str> = by_catalog.iter().map(|r| r[2].as_str()).collect();
+    assert_eq!(seqs, ["1", "1", "2", "2"]);
+    assert_eq!(
+        column_names(&lake.ctx, "SELECT * FROM ice.ns.v3 WHERE _row_id >= 0").await,
+        ["id", "k", "s", "d"]
+    );
+}

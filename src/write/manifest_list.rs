@@ -165,10 +165,6 @@ pub fn write_manifest_list_for(
     first_row_id: Option<i64>,
 ) -> Result<Vec<u8>> {
     let v3 = first_row_id.is_some();
-    let avro_err =
-        |e: apache_avro::Error| Error::invalid_data("writing manifest list").with_source(e);
-    let schema = AvroSchema::parse(&manifest_file_schema(v3)).map_err(avro_err)?;
-    let mut writer = Writer::with_codec(&schema, Vec::new(), Codec::Deflate(Default::default()));
     let mut meta = vec![
         ("snapshot-id", snapshot_id.to_string()),
         ("sequence-number", sequence_number.to_string()),
@@ -180,15 +176,28 @@ pub fn write_manifest_list_for(
     if let Some(id) = first_row_id {
         meta.push(("first-row-id", id.to_string()));
     }
+    let values = manifests.iter().map(|m| manifest_file_value(m, v3));
+    write_avro_list(&manifest_file_schema(v3), meta, values)
+}
+
+/// An Avro manifest list file: `schema`, the key-value metadata `meta`, one record per
+/// value, deflate-compressed.
+fn write_avro_list(
+    schema: &serde_json::Value,
+    meta: Vec<(&str, String)>,
+    values: impl Iterator<Item = Value>,
+) -> Result<Vec<u8>> {
+    let avro_err =
+        |e: apache_avro::Error| Error::invalid_data("writing manifest list").with_source(e);
+    let schema = AvroSchema::parse(schema).map_err(avro_err)?;
+    let mut writer = Writer::with_codec(&schema, Vec::new(), Codec::Deflate(Default::default()));
     for (k, v) in meta {
         writer
             .add_user_metadata(k.to_string(), v)
             .map_err(avro_err)?;
     }
-    for m in manifests {
-        writer
-            .append_value_ref(&manifest_file_value(m, v3))
-            .map_err(avro_err)?;
+    for value in values {
+        writer.append_value_ref(&value).map_err(avro_err)?;
     }
     writer.into_inner().map_err(avro_err)
 }
@@ -280,10 +289,6 @@ pub fn write_manifest_list_v1(
             m.manifest_path
         )));
     }
-    let avro_err =
-        |e: apache_avro::Error| Error::invalid_data("writing manifest list").with_source(e);
-    let schema = AvroSchema::parse(&manifest_file_schema_v1()).map_err(avro_err)?;
-    let mut writer = Writer::with_codec(&schema, Vec::new(), Codec::Deflate(Default::default()));
     let mut meta = vec![
         ("snapshot-id", snapshot_id.to_string()),
         ("format-version", "1".to_string()),
@@ -291,15 +296,6 @@ pub fn write_manifest_list_v1(
     if let Some(p) = parent_snapshot_id {
         meta.push(("parent-snapshot-id", p.to_string()));
     }
-    for (k, v) in meta {
-        writer
-            .add_user_metadata(k.to_string(), v)
-            .map_err(avro_err)?;
-    }
-    for m in manifests {
-        writer
-            .append_value_ref(&manifest_file_value_v1(m))
-            .map_err(avro_err)?;
-    }
-    writer.into_inner().map_err(avro_err)
+    let values = manifests.iter().map(manifest_file_value_v1);
+    write_avro_list(&manifest_file_schema_v1(), meta, values)
 }

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use datafusion::arrow::datatypes::{DataType, Fields};
+use datafusion::arrow::datatypes::{DataType, Field, Fields};
 use datafusion::dataframe::DataFrame;
 use datafusion::logical_expr::{DdlStatement, LogicalPlan};
 use datafusion::prelude::SessionContext;
@@ -550,6 +550,19 @@ fn field(id: i32, name: &str, ty: Type, required: bool) -> NestedField {
     }
 }
 
+/// An Iceberg map of Arrow key and value fields: key and value ids first, then the ids
+/// nested in them (as Iceberg Java's `TypeUtil.assignFreshIds`).
+fn map_type(k: &Field, v: &Field, ids: &mut i32) -> Result<Type> {
+    let (key_id, value_id) = (*ids + 1, *ids + 2);
+    *ids += 2;
+    let key = convert_type(k.data_type(), ids)?;
+    let value = convert_type(v.data_type(), ids)?;
+    Ok(Type::Map(MapType {
+        key_field: field(key_id, "key", key, true),
+        value_field: field(value_id, "value", value, !v.is_nullable()),
+    }))
+}
+
 /// The Iceberg type of an Arrow type (see the parent module's table).
 fn convert_type(dt: &DataType, ids: &mut i32) -> Result<Type> {
     use PrimitiveType as P;
@@ -569,13 +582,7 @@ fn convert_type(dt: &DataType, ids: &mut i32) -> Result<Type> {
             if let DataType::Struct(kv) = e.data_type() {
                 if let [k, v] = &kv[..] {
                     if k.name() == MAP_KEY && v.name() == MAP_VALUE {
-                        let (key_id, value_id) = (next(), next());
-                        let key = convert_type(k.data_type(), ids)?;
-                        let value = convert_type(v.data_type(), ids)?;
-                        return Ok(Type::Map(MapType {
-                            key_field: field(key_id, "key", key, true),
-                            value_field: field(value_id, "value", value, !v.is_nullable()),
-                        }));
+                        return map_type(k, v, ids);
                     }
                 }
             }
@@ -594,13 +601,7 @@ fn convert_type(dt: &DataType, ids: &mut i32) -> Result<Type> {
                     "map entries need a key and a value",
                 ));
             };
-            let (key_id, value_id) = (next(), next());
-            let key = convert_type(k.data_type(), ids)?;
-            let value = convert_type(v.data_type(), ids)?;
-            return Ok(Type::Map(MapType {
-                key_field: field(key_id, "key", key, true),
-                value_field: field(value_id, "value", value, !v.is_nullable()),
-            }));
+            return map_type(k, v, ids);
         }
         DataType::Dictionary(_, value) => return convert_type(value, ids),
         DataType::Boolean => P::Boolean,

@@ -91,6 +91,20 @@ pub struct ScanMetrics {
     pub delete_files_kept: usize,
 }
 
+impl ScanMetrics {
+    /// Metrics with the manifest counts of a snapshot's manifest list filled in.
+    fn of_manifest_list(manifests: &[ManifestFile]) -> Self {
+        ScanMetrics {
+            manifests_total: manifests.len(),
+            data_manifests_total: manifests
+                .iter()
+                .filter(|m| m.content == ManifestContent::Data)
+                .count(),
+            ..Default::default()
+        }
+    }
+}
+
 /// The result of planning a scan.
 #[derive(Debug, Clone, Default)]
 pub struct ScanPlan {
@@ -186,14 +200,7 @@ impl TableScan {
     pub async fn plan_files(&self) -> Result<ScanPlan> {
         let filter = self.bound_filter()?;
         let manifests = self.manifest_list().await?;
-        let mut metrics = ScanMetrics {
-            manifests_total: manifests.len(),
-            data_manifests_total: manifests
-                .iter()
-                .filter(|m| m.content == ManifestContent::Data)
-                .count(),
-            ..Default::default()
-        };
+        let mut metrics = ScanMetrics::of_manifest_list(&manifests);
         let metadata = self.table.metadata_ref();
         let mut pruner = filter.as_ref().map(|f| Pruner::new(&metadata, f));
         let mut scanned = Vec::with_capacity(manifests.len());

@@ -43,14 +43,7 @@ impl TableScan {
         let Some(rows) = live_rows_from_manifest_list(&manifests) else {
             return Ok(None);
         };
-        let metrics = ScanMetrics {
-            manifests_total: manifests.len(),
-            data_manifests_total: manifests
-                .iter()
-                .filter(|m| m.content == ManifestContent::Data)
-                .count(),
-            ..Default::default()
-        };
+        let metrics = ScanMetrics::of_manifest_list(&manifests);
         Ok(Some((rows, metrics)))
     }
 }

@@ -56,6 +56,7 @@ use crate::delete::EqualityDeleteLoader;
 use crate::io::FileIO;
 use crate::spec::name_mapping::{MappedField, NameMapping};
 use crate::spec::{DataContentType, DataFile, DataFileFormat, ManifestEntry, ManifestStatus};
+use crate::write::empty_data_file;
 
 /// The `kind` of an encoded scan.
 const SCAN: &str = "IcebergParquetScan";
@@ -477,26 +478,10 @@ impl IcebergPhysicalCodec {
                         file_sequence_number: f.file_sequence_number,
                         spec_id: f.spec_id,
                         data_file: DataFile {
-                            content: DataContentType::EqualityDeletes,
-                            file_path: f.file_path,
-                            file_format: DataFileFormat::Parquet,
-                            partition: vec![],
                             record_count: f.record_count,
                             file_size_in_bytes: f.file_size_in_bytes,
-                            column_sizes: HashMap::new(),
-                            value_counts: HashMap::new(),
-                            null_value_counts: HashMap::new(),
-                            nan_value_counts: HashMap::new(),
-                            lower_bounds: HashMap::new(),
-                            upper_bounds: HashMap::new(),
-                            key_metadata: None,
-                            split_offsets: vec![],
                             equality_ids: f.equality_ids,
-                            sort_order_id: None,
-                            first_row_id: None,
-                            referenced_data_file: None,
-                            content_offset: None,
-                            content_size_in_bytes: None,
+                            ..empty_data_file(&f.file_path, DataContentType::EqualityDeletes)
                         },
                     }),
                     scope: f.scope,

@@ -22,9 +22,13 @@
 //! concurrent delete touching a rewritten file fails the rewrite, which then removes
 //! the files it wrote). `partial-progress.enabled` = `true` is not supported.
 //!
-//! **Refused** with [`ErrorKind::Unsupported`](crate::ErrorKind): format version 3 (row ids of rewritten rows not kept, as for `UPDATE`
-//! and copy-on-write `DELETE`); the `sort` strategy on a table without a sort order (or
-//! with a non-identity sort field), a `sort_order` argument, and `zorder`.
+//! On format version 3 every rewritten row keeps its `_row_id` and
+//! `_last_updated_sequence_number` (stored or inherited, as read): the new files store
+//! both (spec: "Row Lineage": a compaction changes no row).
+//!
+//! **Refused** with [`ErrorKind::Unsupported`](crate::ErrorKind): the `sort` strategy
+//! on a table without a sort order (or with a non-identity sort field), a `sort_order`
+//! argument, and `zorder`.
 //!
 //! **`sort`** selects and groups files as `binpack` does and writes each group's rows
 //! sorted by the table's default sort order.
@@ -41,6 +45,7 @@ use futures::StreamExt;
 
 use super::delete_planning::{plan_deletes, DeletePlan, PlannedFile};
 use super::insert::{data_location, IcebergDataSink};
+use super::metadata_columns::{append_lineage, with_lineage_fields};
 use super::table_provider::IcebergTableProvider;
 use crate::catalog::{Catalog, TableIdent};
 use crate::delete::GLOBAL_SCOPE;
@@ -213,12 +218,6 @@ pub async fn rewrite_data_files(
 ) -> Result<(Table, RewriteDataFilesResult)> {
     let table = catalog.load_table(ident).await?;
     check_writable(&table)?;
-    if table.metadata().format_version >= FormatVersion::V3 {
-        return Err(Error::unsupported(format!(
-            "rewrite_data_files on '{ident}', a format-version 3 table (keeping row lineage \
-             in rewritten rows is not written yet)"
-        )));
-    }
     let Some(snapshot) = table.metadata().current_snapshot().cloned() else {
         return Ok((table, RewriteDataFilesResult::default()));
     };
@@ -364,7 +363,10 @@ pub async fn rewrite_data_files(
                 }
             }
         }
-        let mut rewrite = RewriteFiles::new(Some(snapshot.snapshot_id)).remove_dangling_deletes();
+        // v3: the new files store each row's lineage (see `rewrite_group`)
+        let mut rewrite = RewriteFiles::new(Some(snapshot.snapshot_id))
+            .remove_dangling_deletes()
+            .keeps_row_lineage();
         for c in groups.iter().flatten() {
             rewrite = rewrite.delete_data_file(c.spec_id, c.file.clone())?;
         }
@@ -432,11 +434,23 @@ async fn rewrite_group(
             vec![],
         )
     })?;
-    let columns: Vec<usize> = (0..provider.arrow_schema().fields().len()).collect();
+    // v3: every row keeps its `_row_id` and `_last_updated_sequence_number` as read
+    // (stored or inherited), stored in the new files (spec: "Row Lineage"); the scan has
+    // them after the file and position columns
+    let lineage = m.format_version >= FormatVersion::V3;
+    let n = provider.arrow_schema().fields().len();
+    let columns: Vec<usize> = (0..n).collect();
+    let lineage_schema;
+    let schema = if lineage {
+        lineage_schema = with_lineage_fields(m.current_schema());
+        &lineage_schema
+    } else {
+        m.current_schema()
+    };
     let mut writer = PartitionedDataFileWriter::new(
         table.file_io().clone(),
         &data_location(table),
-        m.current_schema(),
+        schema,
         spec,
         config,
     )
@@ -445,7 +459,19 @@ async fn rewrite_group(
         for p in 0..exec.properties().partitioning.partition_count() {
             let mut stream = exec.execute(p, ctx.task_ctx())?;
             while let Some(batch) = stream.next().await {
-                let batch = batch?.project(&columns)?;
+                let scanned = batch?;
+                let rows = scanned.project(&columns)?;
+                let batch = match (scanned.columns().get(n + 2), scanned.columns().get(n + 3)) {
+                    (Some(row_id), Some(sequence)) if lineage => {
+                        append_lineage(&rows, Arc::clone(row_id), Arc::clone(sequence))?
+                    }
+                    _ if lineage => {
+                        return Err(Error::invalid_data(
+                            "a v3 row-level scan batch lacks its row lineage columns",
+                        ))
+                    }
+                    _ => rows,
+                };
                 if batch.num_rows() > 0 {
                     writer.write(&batch).await?;
                 }

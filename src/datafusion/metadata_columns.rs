@@ -215,3 +215,45 @@ pub(crate) fn stored_lineage_fields() -> [FieldRef; 2] {
         ),
     ]
 }
+
+/// `schema` with the two row lineage fields appended (optional longs under their
+/// reserved ids 2147483540 and 2147483539), the schema a v3 rewrite writes its files
+/// with when it stores each row's lineage (spec: "Row Lineage").
+pub(crate) fn with_lineage_fields(schema: &crate::spec::Schema) -> crate::spec::Schema {
+    use crate::spec::{NestedField, PrimitiveType, Type};
+    let mut fields = schema.columns().to_vec();
+    for (id, name) in [
+        (ROW_ID_FIELD_ID, ROW_ID),
+        (
+            LAST_UPDATED_SEQUENCE_NUMBER_FIELD_ID,
+            LAST_UPDATED_SEQUENCE_NUMBER,
+        ),
+    ] {
+        fields.push(NestedField::optional(
+            id,
+            name,
+            Type::Primitive(PrimitiveType::Long),
+        ));
+    }
+    crate::spec::Schema::new(schema.schema_id, fields)
+}
+
+/// `rows` (the table's columns) with `row_id` and `sequence` (Int64, one value per row)
+/// appended as the stored lineage columns, in the layout [`with_lineage_fields`]
+/// describes.
+///
+/// Errors: columns of another length or type than `rows` needs.
+pub(crate) fn append_lineage(
+    rows: &datafusion::arrow::array::RecordBatch,
+    row_id: datafusion::arrow::array::ArrayRef,
+    sequence: datafusion::arrow::array::ArrayRef,
+) -> Result<datafusion::arrow::array::RecordBatch> {
+    let mut fields: Vec<FieldRef> = rows.schema().fields().iter().cloned().collect();
+    fields.extend(stored_lineage_fields());
+    let mut columns = rows.columns().to_vec();
+    columns.extend([row_id, sequence]);
+    Ok(datafusion::arrow::array::RecordBatch::try_new(
+        Arc::new(ArrowSchema::new(fields)),
+        columns,
+    )?)
+}

@@ -18,8 +18,14 @@
 //! applies to a replaced file (`validateNoNewDeletesForDataFiles`) — its rows would come
 //! back in the new files. Data files appended concurrently are no conflict: the retry
 //! carries them over. A failed check is [`ErrorKind::ValidationFailed`](crate::ErrorKind)
-//! naming the file and snapshot. Format version 3 is refused: rewritten rows would lose
-//! their row ids (spec: "Row Lineage"), which this crate does not carry over yet.
+//! naming the file and snapshot.
+//!
+//! **Format version 3**: a rewritten row must keep its `_row_id` and
+//! `_last_updated_sequence_number` (spec: "Row Lineage"), so the new files have to store
+//! both for every row (the new files' own `first_row_id` and sequence number would
+//! otherwise give it new ones). A rewrite of a v3 table is refused unless the caller
+//! says its files do so with [`keeps_row_lineage`](RewriteFiles::keeps_row_lineage), as
+//! `rewrite_data_files` does.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -45,6 +51,7 @@ pub struct RewriteFiles {
     added: BTreeMap<i32, Vec<DataFile>>,
     starting_snapshot_id: Option<i64>,
     remove_dangling_deletes: bool,
+    keeps_row_lineage: bool,
     producer: SnapshotProducer,
 }
 
@@ -57,6 +64,7 @@ impl RewriteFiles {
             added: BTreeMap::new(),
             starting_snapshot_id,
             remove_dangling_deletes: false,
+            keeps_row_lineage: false,
             producer: SnapshotProducer::new(),
         }
     }
@@ -100,6 +108,15 @@ impl RewriteFiles {
     /// (see the module docs).
     pub fn remove_dangling_deletes(mut self) -> Self {
         self.remove_dangling_deletes = true;
+        self
+    }
+
+    /// Declare that the added files store every row's `_row_id` and
+    /// `_last_updated_sequence_number` (reserved field ids 2147483540 and 2147483539)
+    /// as the replaced files had them, stored or inherited (spec: "Row Lineage").
+    /// Without it a rewrite of a format-version 3 table is refused.
+    pub fn keeps_row_lineage(mut self) -> Self {
+        self.keeps_row_lineage = true;
         self
     }
 
@@ -166,10 +183,11 @@ impl RewriteFiles {
 impl TransactionAction for RewriteFiles {
     async fn updates(&mut self, table: &Table) -> Result<Vec<TableUpdate>> {
         SnapshotProducer::check_format(table)?;
-        if table.metadata().format_version >= FormatVersion::V3 {
+        if table.metadata().format_version >= FormatVersion::V3 && !self.keeps_row_lineage {
             return Err(Error::unsupported(
-                "rewriting data files of a format-version 3 table (keeping the row ids of \
-                 rewritten rows, spec 'Row Lineage', is not written yet)",
+                "rewriting data files of a format-version 3 table with files not declared \
+                 to keep each row's _row_id and _last_updated_sequence_number (spec 'Row \
+                 Lineage'; see RewriteFiles::keeps_row_lineage)",
             ));
         }
         let added_manifests = self.producer.added_manifests(table, &self.added).await?;

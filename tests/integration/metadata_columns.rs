@@ -50,7 +50,7 @@ async fn corpus(ctx: &SessionContext, name: &str, table: &str) {
 
 /// What a data file says about one row: the table's `id` column at that position, and
 /// `_row_id` / `_last_updated_sequence_number` as stored (null when not stored).
-fn stored_row(location: &str, pos: usize) -> (i64, Option<i64>, Option<i64>) {
+pub(crate) fn stored_row(location: &str, pos: usize) -> (i64, Option<i64>, Option<i64>) {
     use datafusion::arrow::array::{Array, AsArray};
     use datafusion::arrow::compute::cast;
     use datafusion::arrow::datatypes::{DataType, Int64Type};

@@ -224,13 +224,13 @@ impl RowLevelJob {
         Ok(RecordBatch::try_new(schema, columns)?)
     }
 
-    /// Whether rewritten rows carry their lineage explicitly: copy-on-write on a v3
+    /// Whether the rows a statement writes carry their lineage explicitly: on every v3
     /// table (spec: "Row Lineage": a copied row keeps `_row_id` and
-    /// `_last_updated_sequence_number`, an updated one keeps `_row_id` with a null
-    /// `_last_updated_sequence_number`, which inherits the new snapshot's).
+    /// `_last_updated_sequence_number`; an updated one keeps `_row_id` with a null
+    /// `_last_updated_sequence_number`, which inherits the new snapshot's; an inserted
+    /// one has both null, inheriting its file's `first_row_id` + position).
     fn keeps_lineage(&self) -> bool {
-        self.mode == RowLevelMode::CopyOnWrite
-            && self.table().metadata().format_version >= FormatVersion::V3
+        self.table().metadata().format_version >= FormatVersion::V3
     }
 
     /// `rows` (table columns) with the lineage columns of `batch` (a v3 row-level scan
@@ -251,18 +251,7 @@ impl RowLevelJob {
             ));
         };
         let sequence = datafusion::arrow::compute::nullif(sequence, updated)?;
-        let mut fields: Vec<_> = rows.schema().fields().iter().cloned().collect();
-        fields.extend(crate::datafusion::metadata_columns::stored_lineage_fields());
-        let mut columns = rows.columns().to_vec();
-        columns.extend([Arc::clone(row_id), sequence]);
-        Ok(RecordBatch::try_new(
-            Arc::new(datafusion::arrow::datatypes::Schema::new(fields)),
-            columns,
-        )?)
-    }
-
-    fn writer(&self) -> Result<PartitionedDataFileWriter> {
-        self.writer_for(false)
+        crate::datafusion::metadata_columns::append_lineage(&rows, Arc::clone(row_id), sequence)
     }
 
     /// A data file writer; `lineage`: with the two row lineage columns after the
@@ -277,23 +266,8 @@ impl RowLevelJob {
         })?;
         let lineage_schema;
         let schema = if lineage {
-            use crate::datafusion::metadata_columns as mc;
-            use crate::spec::{NestedField, PrimitiveType, Type};
-            let mut fields = m.current_schema().columns().to_vec();
-            for (id, name) in [
-                (mc::ROW_ID_FIELD_ID, mc::ROW_ID),
-                (
-                    mc::LAST_UPDATED_SEQUENCE_NUMBER_FIELD_ID,
-                    mc::LAST_UPDATED_SEQUENCE_NUMBER,
-                ),
-            ] {
-                fields.push(NestedField::optional(
-                    id,
-                    name,
-                    Type::Primitive(PrimitiveType::Long),
-                ));
-            }
-            lineage_schema = crate::spec::Schema::new(m.current_schema().schema_id, fields);
+            lineage_schema =
+                crate::datafusion::metadata_columns::with_lineage_fields(m.current_schema());
             &lineage_schema
         } else {
             m.current_schema()
@@ -317,7 +291,7 @@ impl RowLevelJob {
             RowLevelOp::Delete => false,
         };
         let mut writer = if writes_rows {
-            Some(self.writer()?)
+            Some(self.writer_for(self.keeps_lineage())?)
         } else {
             None
         };
@@ -383,7 +357,12 @@ impl RowLevelJob {
         }
         let rows = filter_record_batch(batch, &mask)?;
         let all = BooleanArray::from(vec![true; rows.num_rows()]);
-        Ok(vec![self.updated(&rows, &all)?])
+        let updated = self.updated(&rows, &all)?;
+        if self.keeps_lineage() {
+            // the new versions keep `_row_id`; their sequence number is the new snapshot's
+            return Ok(vec![self.with_lineage(updated, &rows, &all)?]);
+        }
+        Ok(vec![updated])
     }
 
     /// `MERGE`: apply the clauses to a joined batch; returns the new rows.

@@ -18,10 +18,10 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use datafusion::arrow::array::{Array, ArrayRef, BooleanArray, RecordBatch};
+use datafusion::arrow::array::{new_null_array, Array, ArrayRef, BooleanArray, RecordBatch};
 use datafusion::arrow::compute::kernels::boolean::{and, and_not, or};
 use datafusion::arrow::compute::{cast, filter_record_batch};
-use datafusion::arrow::datatypes::{Field, Schema as ArrowSchema, SchemaRef};
+use datafusion::arrow::datatypes::{DataType, Field, Schema as ArrowSchema, SchemaRef};
 use datafusion::catalog::Session;
 use datafusion::common::{Column, DFSchema, DFSchemaRef, Result as DFResult};
 use datafusion::datasource::{provider_as_source, TableProvider, TableType};
@@ -32,6 +32,7 @@ use datafusion::physical_expr::PhysicalExpr;
 use datafusion::physical_plan::projection::ProjectionExec;
 use datafusion::physical_plan::ExecutionPlan;
 
+use crate::datafusion::metadata_columns::append_lineage;
 use crate::datafusion::table_provider::{FILE_COLUMN, POS_COLUMN};
 use crate::error::{Error, Result};
 
@@ -56,7 +57,9 @@ enum MergeAction {
 }
 
 /// The clauses of one `MERGE`, over joined rows laid out as: the target's columns, its
-/// file and position columns, the source's columns, then the source-presence column.
+/// file and position columns (on v3 tables then its `_row_id` and
+/// `_last_updated_sequence_number`), the source's columns, then the source-presence
+/// column.
 #[derive(Debug)]
 pub(crate) struct MergeActions {
     clauses: Vec<MergeClause>,
@@ -64,13 +67,18 @@ pub(crate) struct MergeActions {
     source_present: usize,
     target_schema: SchemaRef,
     check_cardinality: bool,
+    /// v3: new rows carry the stored lineage columns after the table's (spec: "Row
+    /// Lineage": an updated row keeps its `_row_id` with a null
+    /// `_last_updated_sequence_number`; an inserted row has both null).
+    lineage: bool,
 }
 
 /// What one joined batch does to the table.
 pub(crate) struct MergeOutcome {
     /// Target rows deleted or updated (indices into the batch).
     pub removed: BooleanArray,
-    /// New rows (the table's columns): updated versions and inserts.
+    /// New rows (the table's columns, on v3 then the stored lineage columns): updated
+    /// versions and inserts.
     pub new_rows: Vec<RecordBatch>,
     /// Rows updated, deleted or inserted.
     pub count: u64,
@@ -126,25 +134,32 @@ impl MergeActions {
                     for (index, expr) in assignments {
                         columns[*index] = self.value(expr, &selected, *index)?;
                     }
-                    new_rows.push(RecordBatch::try_new(
-                        Arc::clone(&self.target_schema),
-                        columns,
-                    )?);
+                    let rows = RecordBatch::try_new(Arc::clone(&self.target_schema), columns)?;
+                    new_rows.push(if self.lineage {
+                        // the target's `_row_id`, after its file and position columns
+                        let row_id = Arc::clone(selected.column(self.target_columns + 2));
+                        append_lineage(&rows, row_id, new_null_array(&DataType::Int64, n))?
+                    } else {
+                        rows
+                    });
                 }
                 MergeAction::Insert(values) => {
                     let mut columns: Vec<ArrayRef> = self
                         .target_schema
                         .fields()
                         .iter()
-                        .map(|f| datafusion::arrow::array::new_null_array(f.data_type(), n))
+                        .map(|f| new_null_array(f.data_type(), n))
                         .collect();
                     for (index, expr) in values {
                         columns[*index] = self.value(expr, &selected, *index)?;
                     }
-                    new_rows.push(RecordBatch::try_new(
-                        Arc::clone(&self.target_schema),
-                        columns,
-                    )?);
+                    let rows = RecordBatch::try_new(Arc::clone(&self.target_schema), columns)?;
+                    new_rows.push(if self.lineage {
+                        let none = new_null_array(&DataType::Int64, n);
+                        append_lineage(&rows, Arc::clone(&none), none)?
+                    } else {
+                        rows
+                    });
                 }
             }
         }
@@ -248,7 +263,8 @@ impl TableProvider for PlanTable {
     }
 }
 
-/// Plan the join of the target's row-level `scan` (table columns, file, position) with
+/// Plan the join of the target's row-level `scan` (table columns, file, position; with
+/// `lineage`, a v3 table's, then `_row_id` and `_last_updated_sequence_number`) with
 /// `source` for `clauses`, and the clauses over its rows. Returns the joined plan (rows
 /// laid out as [`MergeActions`] describes) and the actions.
 ///
@@ -262,6 +278,7 @@ pub(crate) async fn plan_merge(
     on: Expr,
     clauses: Vec<MergeIntoClause>,
     target_schema: &SchemaRef,
+    lineage: bool,
 ) -> Result<(Arc<dyn ExecutionPlan>, MergeActions)> {
     let n = target_schema.fields().len();
     let target_qualifier =
@@ -393,6 +410,7 @@ pub(crate) async fn plan_merge(
             source_present,
             target_schema: Arc::clone(target_schema),
             check_cardinality,
+            lineage,
         },
     ))
 }

@@ -183,6 +183,7 @@ pub(crate) async fn plan_merge(
         on,
         clauses,
         provider.arrow_schema(),
+        table.metadata().format_version >= crate::spec::FormatVersion::V3,
     )
     .await?;
     job.set_operation(RowLevelOp::Merge(actions), None);
@@ -240,32 +241,6 @@ fn writable<'a>(
                     target.ident
                 )));
             }
-        }
-    }
-    if table.metadata().format_version >= crate::spec::FormatVersion::V3 {
-        // v3 rows keep their row ids when rewritten or updated (spec: "Row Lineage"):
-        // copy-on-write DELETE/UPDATE store them in the rewritten files; the new rows
-        // of merge-on-read UPDATE and of MERGE do not carry them yet
-        let props = &table.metadata().properties;
-        let refused = match statement {
-            "UPDATE" => {
-                RowLevelMode::from_properties(props, UPDATE_MODE)? == RowLevelMode::MergeOnRead
-            }
-            "MERGE" => true,
-            _ => false,
-        };
-        if refused {
-            return Err(Error::unsupported(format!(
-                "{statement} on '{}', a format-version 3 table, in {} mode (keeping row \
-                 lineage in the new rows of a merge-on-read UPDATE or a MERGE is not written \
-                 yet; DELETE in either mode and copy-on-write UPDATE are)",
-                target.ident,
-                if statement == "MERGE" {
-                    "any"
-                } else {
-                    "merge-on-read"
-                }
-            )));
         }
     }
     let Some(session) = state.as_any().downcast_ref::<SessionState>() else {

@@ -11,15 +11,21 @@
 //!   join, which the planner does not look into: this rule refuses such a statement
 //!   with an error naming the feature, rather than let it change every row.
 //!
+//!
+//! It also puts back into the condition the common subexpressions the optimizer moved
+//! into a projection under it (`WHERE id % 3 = 1 OR id % 3 = 0`), which the planner
+//! would look for among the table's columns and fail on.
+//!
 //! Installed by [`install_dml_guard`]; the statement layer and the CLI install it, and
 //! the Iceberg table provider refuses `DELETE`/`UPDATE` in a session without it.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use datafusion::common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
 use datafusion::common::{plan_err, Result as DFResult};
 use datafusion::logical_expr::dml::WriteOp;
-use datafusion::logical_expr::{lit, DmlStatement, LogicalPlan, LogicalPlanBuilder};
+use datafusion::logical_expr::{lit, DmlStatement, Expr, Filter, LogicalPlan, LogicalPlanBuilder};
 use datafusion::optimizer::{OptimizerConfig, OptimizerRule};
 use datafusion::prelude::SessionContext;
 
@@ -99,6 +105,11 @@ impl OptimizerRule for DmlEmptyInputGuard {
             other => Ok(Transformed::no(other)),
         })?;
         let changed = input.transformed;
+        // common subexpressions DataFusion's optimizer moved into a projection under
+        // the filter are put back into the condition, which the planner checks against
+        // the table's own columns
+        let input = inline_common_subexpressions(input.data)?;
+        let changed = changed || input.transformed;
         let input = if changed {
             // parents of a replaced node take the scan's schema
             input
@@ -121,6 +132,47 @@ impl OptimizerRule for DmlEmptyInputGuard {
             Transformed::no(dml)
         })
     }
+}
+
+/// The `Filter`s of `plan` with the columns a `Projection` right under them defines
+/// (`__common_expr_N`, from DataFusion's common subexpression elimination: `WHERE id % 3
+/// = 1 OR id % 3 = 0` filters on `__common_expr_3`) replaced by their expressions, so
+/// the condition names the table's columns only.
+fn inline_common_subexpressions(plan: LogicalPlan) -> DFResult<Transformed<LogicalPlan>> {
+    plan.transform_up(|node| {
+        let LogicalPlan::Filter(filter) = node else {
+            return Ok(Transformed::no(node));
+        };
+        let LogicalPlan::Projection(projection) = filter.input.as_ref() else {
+            return Ok(Transformed::no(LogicalPlan::Filter(filter)));
+        };
+        let defined: HashMap<String, Expr> = projection
+            .expr
+            .iter()
+            .filter_map(|e| match e {
+                Expr::Alias(a) if a.name.starts_with("__common_expr") => {
+                    Some((a.name.clone(), a.expr.as_ref().clone()))
+                }
+                _ => None,
+            })
+            .collect();
+        if defined.is_empty() {
+            return Ok(Transformed::no(LogicalPlan::Filter(filter)));
+        }
+        let predicate = filter.predicate.clone().transform(|e| match &e {
+            Expr::Column(c) if c.relation.is_none() && defined.contains_key(&c.name) => {
+                Ok(Transformed::yes(defined[&c.name].clone()))
+            }
+            _ => Ok(Transformed::no(e)),
+        })?;
+        if !predicate.transformed {
+            return Ok(Transformed::no(LogicalPlan::Filter(filter)));
+        }
+        Ok(Transformed::yes(LogicalPlan::Filter(Filter::try_new(
+            predicate.data,
+            Arc::clone(&filter.input),
+        )?)))
+    })
 }
 
 /// Whether `state`'s optimizer runs [`DmlEmptyInputGuard`].

@@ -1,6 +1,6 @@
 //! The work of one row-level statement once its scan runs: find the rows the condition
-//! matches, write what the mode asks for (rewritten data files, or position delete
-//! files and new rows) and commit once (see the [module docs](super)).
+//! matches, write what the mode asks for (rewritten data files, or delete files — position
+//! deletes or deletion vectors — and new rows) and commit once (see the [module docs](super)).
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;

@@ -33,7 +33,7 @@ use datafusion::physical_plan::projection::ProjectionExec;
 use datafusion::physical_plan::ExecutionPlan;
 
 use crate::datafusion::metadata_columns::append_lineage;
-use crate::datafusion::table_provider::{FILE_COLUMN, POS_COLUMN};
+use crate::datafusion::table_provider::{FILE_COLUMN, POS_COLUMN, ROW_ID_COLUMN};
 use crate::error::{Error, Result};
 
 /// The name of the joined rows' source-presence column.
@@ -263,8 +263,8 @@ impl TableProvider for PlanTable {
     }
 }
 
-/// Plan the join of the target's row-level `scan` (table columns, file, position; with
-/// `lineage`, a v3 table's, then `_row_id` and `_last_updated_sequence_number`) with
+/// Plan the join of the target's row-level `scan` (table columns, file, position; a v3
+/// table's then `_row_id` and `_last_updated_sequence_number`) with
 /// `source` for `clauses`, and the clauses over its rows. Returns the joined plan (rows
 /// laid out as [`MergeActions`] describes) and the actions.
 ///
@@ -278,9 +278,10 @@ pub(crate) async fn plan_merge(
     on: Expr,
     clauses: Vec<MergeIntoClause>,
     target_schema: &SchemaRef,
-    lineage: bool,
 ) -> Result<(Arc<dyn ExecutionPlan>, MergeActions)> {
     let n = target_schema.fields().len();
+    // a v3 table's row-level scan has the row's lineage after its file and position
+    let lineage = scan.schema().index_of(ROW_ID_COLUMN).ok() == Some(n + 2);
     let target_qualifier =
         merge_schema.qualified_field(0).0.cloned().ok_or_else(|| {
             Error::invalid_argument("MERGE: the target's columns have no table name")

@@ -14,7 +14,7 @@
 //! | mode | `DELETE` | `UPDATE` |
 //! |---|---|---|
 //! | `copy-on-write` (default) | data files holding deleted rows are rewritten without them ([`OverwriteFiles`](crate::transaction::OverwriteFiles)) | data files holding updated rows are rewritten with the new values |
-//! | `merge-on-read` | a position delete file per data file (`write.delete.granularity` = `file`, default) or per partition (`partition`) ([`RowDelta`](crate::transaction::RowDelta)) | the old rows as position deletes, the new versions appended as data files, in one [`RowDelta`](crate::transaction::RowDelta) |
+//! | `merge-on-read` | v2: a position delete file per data file (`write.delete.granularity` = `file`, default) or per partition (`partition`); v3: a deletion vector per data file ([`RowDelta`](crate::transaction::RowDelta)) | the old rows deleted as by `DELETE`, the new versions appended as data files, in one [`RowDelta`](crate::transaction::RowDelta) |
 //!
 //! Data files every row of which a `DELETE` removes are dropped in metadata alone,
 //! without rewriting or delete files: when the condition is decided by identity
@@ -33,12 +33,13 @@
 //! row, `count`: the rows deleted or updated.
 //!
 //! Format versions: v1, v2 and v3. v1 has no delete files: its merge-on-read statements
-//! are refused, copy-on-write works. On v3, merge-on-read `DELETE` writes deletion
-//! vectors, and copy-on-write `DELETE`/`UPDATE` store each rewritten row's `_row_id` and
-//! `_last_updated_sequence_number` in the new file (null sequence number for updated
-//! rows, which then inherit the new snapshot's; spec: "Row Lineage"). On v3 a
-//! merge-on-read `UPDATE` or any `MERGE` (their new rows do not keep lineage yet) is
-//! refused before anything is written, with [`ErrorKind::Unsupported`](crate::ErrorKind).
+//! are refused, copy-on-write works. On v3, merge-on-read writes deletion vectors (one
+//! per data file, an existing one merged in and removed in the same commit), and every
+//! statement keeps row lineage (spec: "Row Lineage"): the data files it writes store
+//! each row's `_row_id` and `_last_updated_sequence_number` — a row copied into a
+//! rewritten file keeps both; an updated row (`UPDATE`, `MERGE … UPDATE`, either mode)
+//! keeps its `_row_id` with a null sequence number, which inherits the new snapshot's;
+//! a row `MERGE` inserts has both null and inherits its file's `first_row_id` + position.
 
 mod delete_files;
 mod exec;
@@ -183,7 +184,6 @@ pub(crate) async fn plan_merge(
         on,
         clauses,
         provider.arrow_schema(),
-        table.metadata().format_version >= crate::spec::FormatVersion::V3,
     )
     .await?;
     job.set_operation(RowLevelOp::Merge(actions), None);

@@ -5,7 +5,7 @@
 //! |---|---|---|
 //! | `expire_snapshots` | `table`, `older_than` (`TIMESTAMP '…'` or ms), `retain_last`, `max_concurrent_deletes`, `stream_results` (ignored), `snapshot_ids` (`array(…)`), `dry_run` (icefloe) | `deleted_data_files_count`, `deleted_position_delete_files_count`, `deleted_equality_delete_files_count`, `deleted_manifest_files_count`, `deleted_manifest_lists_count`, `deleted_statistics_files_count` |
 //! | `remove_orphan_files` | `table`, `older_than` (default 3 days ago; within 24 h refused), `location`, `dry_run`, `max_concurrent_deletes` | one row per file: `orphan_file_location` |
-//! | `rewrite_data_files` | `table`, `strategy` (`'binpack'`, `'sort'`: the table's sort order), `sort_order` (refused), `options` (`map('k', 'v', …)`), `where` (a SQL condition string) | `rewritten_data_files_count`, `added_data_files_count`, `rewritten_bytes_count`, `failed_data_files_count` |
+//! | `rewrite_data_files` | `table`, `strategy` (`'binpack'`, `'sort'`), `sort_order` (`'id DESC NULLS LAST, bucket(4, s)'`, the `sort` strategy's order instead of the table's; `zorder(…)` refused), `options` (`map('k', 'v', …)`), `where` (a SQL condition string) | `rewritten_data_files_count`, `added_data_files_count`, `rewritten_bytes_count`, `failed_data_files_count` |
 //! | `rewrite_manifests` | `table`, `use_caching` (ignored), `spec_id` (refused) | `rewritten_manifests_count`, `added_manifests_count` |
 //! | `rewrite_position_delete_files` | `table`, `options` (`map('k', 'v', …)`), `where` (a SQL condition string) | `rewritten_delete_files_count`, `added_delete_files_count`, `rewritten_bytes_count`, `added_bytes_count` |
 //!
@@ -234,15 +234,27 @@ async fn rewrite_data(
             )))
         }
     };
-    if args.get("sort_order").is_some() {
-        return Err(Error::unsupported(
-            "rewrite_data_files argument 'sort_order' (the 'sort' strategy sorts by the \
-             table's sort order)",
-        ));
-    }
     let mut options = RewriteDataFilesOptions::default().with_options(&map(args)?)?;
     options.strategy = strategy;
     let catalog = table.target.catalog();
+    match args.get("sort_order") {
+        None => {}
+        Some(Value::Text(order)) => {
+            if args.get("strategy").is_some() && strategy != RewriteStrategy::Sort {
+                return Err(Error::invalid_argument(
+                    "sort_order is given only with strategy 'sort'",
+                ));
+            }
+            options.strategy = RewriteStrategy::Sort;
+            let loaded = catalog.load_table(&table.ident).await?;
+            options.sort_order = Some(sort_order(ctx, &loaded, &order)?);
+        }
+        Some(other) => {
+            return Err(Error::invalid_argument(format!(
+                "sort_order must be a string such as 'id DESC NULLS LAST, name', got {other:?}"
+            )))
+        }
+    }
     options.filter = where_filter(ctx, table, args).await?;
     let (_, r) = rewrite_data_files(ctx, catalog, &table.ident, &options).await?;
     one_row(
@@ -298,6 +310,37 @@ async fn rewrite_deletes(
             ),
         ],
     )
+}
+
+/// Spark's `sort_order` string (`term [ASC|DESC] [NULLS FIRST|LAST], …`, terms as in
+/// `WRITE ORDERED BY`) as a sort order of `table`'s current schema.
+///
+/// Errors: `zorder(…)` ([`ErrorKind::Unsupported`]); a term that does not parse, an
+/// unknown column or a transform its type does not take, naming it.
+fn sort_order(
+    ctx: &SessionContext,
+    table: &crate::table::Table,
+    order: &str,
+) -> Result<crate::spec::sort_order::SortOrder> {
+    if order
+        .trim_start()
+        .to_ascii_lowercase()
+        .starts_with("zorder")
+    {
+        return Err(Error::unsupported(format!(
+            "rewrite_data_files sort_order '{order}': Z-order (zorder) rewrites"
+        )));
+    }
+    let what = || format!("sort_order '{order}'");
+    let mut c = cursor(ctx, order)
+        .ok_or_else(|| Error::invalid_argument(format!("{} does not parse", what())))?;
+    if c.at_end() {
+        return Err(Error::invalid_argument(format!("{} is empty", what())));
+    }
+    let terms = super::alter_partition::sort_terms(&mut c)
+        .and_then(|t| c.expect_end().map(|()| t))
+        .map_err(|e| e.context(what()))?;
+    terms.apply(table.metadata()).map_err(|e| e.context(what()))
 }
 
 /// The `options` argument: `map('key', 'value', …)`.

@@ -679,6 +679,57 @@ async fn maintenance_bad_input_leaves_the_table_unchanged() {
         ),
         (
             format!(
+                "CALL ice.system.rewrite_data_files('ns.{name}', strategy => 'sort', \
+                 sort_order => 'nope DESC')"
+            ),
+            "sort_order 'nope DESC': column 'nope' does not exist",
+        ),
+        (
+            format!(
+                "CALL ice.system.rewrite_data_files('ns.{name}', sort_order => 'zorder(id, k)')"
+            ),
+            "Z-order (zorder)",
+        ),
+        (
+            format!(
+                "CALL ice.system.rewrite_data_files('ns.{name}', strategy => 'binpack', \
+                 sort_order => 'id')"
+            ),
+            "sort_order is given only with strategy 'sort'",
+        ),
+        (
+            format!("CALL ice.system.rewrite_data_files('ns.{name}', sort_order => 'id SIDEWAYS')"),
+            "sort_order 'id SIDEWAYS'",
+        ),
+        (
+            format!(
+                "CALL ice.system.rewrite_position_delete_files('ns.{name}', \
+                 options => map('frobnicate', '1'))"
+            ),
+            "unknown rewrite_position_delete_files option 'frobnicate'",
+        ),
+        (
+            format!(
+                "CALL ice.system.rewrite_position_delete_files('ns.{name}', \
+                 options => map('rewrite-job-order', 'sideways'))"
+            ),
+            "option 'rewrite-job-order' is 'sideways'",
+        ),
+        (
+            format!(
+                "CALL ice.system.rewrite_position_delete_files('ns.{name}', \
+                 options => map('partial-progress.enabled', 'true'))"
+            ),
+            "partial-progress.enabled",
+        ),
+        (
+            format!(
+                "CALL ice.system.rewrite_position_delete_files('ns.{name}', where => 'nope = 1')"
+            ),
+            "nope",
+        ),
+        (
+            format!(
                 "CALL ice.system.remove_orphan_files('ns.{name}', max_concurrent_deletes => 0)"
             ),
             "max_concurrent_deletes must be at least 1",
@@ -1431,5 +1482,111 @@ async fn maintenance_rewrite_position_delete_files_v3_folds_and_drops_vectors() 
         "{r:?} {before:?} {after:?}"
     );
     assert_eq!(rows(&lake, &t).await, rows_before);
+    other_engines_agree(&lake, name).await;
+}
+
+#[tokio::test]
+async fn maintenance_sort_strategy_takes_a_sort_order_argument() {
+    let lake = lake().await;
+    let name = "sort_arg";
+    create(&lake, name, "", "").await;
+    for b in 0..3 {
+        let values: Vec<String> = (0..4)
+            .map(|i| {
+                let id = b * 4 + i;
+                // s: NULL for every third row
+                let s = if id % 3 == 0 {
+                    "NULL".to_string()
+                } else {
+                    format!("'s{}'", id % 2)
+                };
+                format!("({id}, {}, {s}, 1.0)", id % 3)
+            })
+            .collect();
+        ok(
+            &lake.ctx,
+            &format!("INSERT INTO ice.ns.{name} VALUES {}", values.join(", ")),
+        )
+        .await;
+    }
+    let t = format!("ice.ns.{name}");
+    let before = rows(&lake, &t).await;
+    let r = call(
+        &lake,
+        &format!(
+            "CALL ice.system.rewrite_data_files(table => 'ns.{name}', strategy => 'sort', \
+             sort_order => 's DESC NULLS LAST, id', options => map('rewrite-all', 'true'))"
+        ),
+    )
+    .await;
+    assert_eq!(
+        (r["rewritten_data_files_count"], r["added_data_files_count"]),
+        (3, 1),
+        "{r:?}"
+    );
+    assert_eq!(rows(&lake, &t).await, before);
+    // the table's own order is unchanged (unsorted)
+    let ident = TableIdent::parse(&format!("ns.{name}"));
+    let table = lake.catalog.load_table(&ident).await.expect("load");
+    assert_eq!(table.metadata().default_sort_order_id, 0);
+    // the one file holds the rows in (s DESC NULLS LAST, id) order
+    let plan = TableScan::new(table.clone(), table.metadata().current_snapshot().cloned())
+        .plan_files()
+        .await
+        .expect("plan");
+    assert_eq!(plan.tasks.len(), 1);
+    let path = plan.tasks[0]
+        .location
+        .trim_start_matches("file://")
+        .to_string();
+    let reader =
+        datafusion::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(
+            std::fs::File::open(&path).expect("open"),
+        )
+        .expect("parquet")
+        .build()
+        .expect("reader");
+    let mut keys: Vec<(Option<String>, i64)> = vec![];
+    for batch in reader {
+        let batch = batch.expect("batch");
+        let ids = datafusion::arrow::compute::cast(
+            batch.column(0),
+            &datafusion::arrow::datatypes::DataType::Int64,
+        )
+        .expect("cast");
+        let ids = ids
+            .as_any()
+            .downcast_ref::<datafusion::arrow::array::Int64Array>()
+            .expect("ids");
+        let s = datafusion::arrow::compute::cast(
+            batch.column(2),
+            &datafusion::arrow::datatypes::DataType::Utf8,
+        )
+        .expect("cast");
+        let s = s
+            .as_any()
+            .downcast_ref::<datafusion::arrow::array::StringArray>()
+            .expect("s");
+        for i in 0..batch.num_rows() {
+            keys.push((
+                (!datafusion::arrow::array::Array::is_null(s, i)).then(|| s.value(i).to_string()),
+                ids.value(i),
+            ));
+        }
+    }
+    let mut expected = keys.clone();
+    expected.sort_by(|a, b| {
+        let s = match (&a.0, &b.0) {
+            (None, None) => std::cmp::Ordering::Equal,
+            (None, _) => std::cmp::Ordering::Greater,
+            (_, None) => std::cmp::Ordering::Less,
+            (Some(x), Some(y)) => y.cmp(x),
+        };
+        s.then(a.1.cmp(&b.1))
+    });
+    assert_eq!(keys.len(), 12);
+    assert_eq!(keys, expected);
+    assert_eq!(keys[0].0.as_deref(), Some("s1"));
+    assert_eq!(keys[11].0, None);
     other_engines_agree(&lake, name).await;
 }

@@ -4,9 +4,17 @@
 //! Totals (`total-records`, `total-data-files`, …) are the parent's totals plus this
 //! snapshot's changes; they are left out when the parent's summary does not have them
 //! (as Iceberg Java does), so a wrong total is never written.
+//!
+//! Delete files are counted by kind as Java does: a deletion vector (a position delete in
+//! Puffin) counts in `added-dvs`/`removed-dvs` and its size is its blob's
+//! `content_size_in_bytes`, other position delete files in
+//! `added-position-delete-files`/`removed-position-delete-files`, equality delete files in
+//! `added-equality-delete-files`/`removed-equality-delete-files`; all of them in
+//! `added-delete-files`/`removed-delete-files`.
 
 use std::collections::{BTreeSet, HashMap};
 
+use crate::delete::is_deletion_vector;
 use crate::spec::{DataContentType, DataFile, Literal};
 
 /// Counts of one snapshot's changes.
@@ -16,6 +24,12 @@ pub(crate) struct SnapshotSummary {
     deleted_data_files: i64,
     added_delete_files: i64,
     removed_delete_files: i64,
+    added_position_delete_files: i64,
+    removed_position_delete_files: i64,
+    added_equality_delete_files: i64,
+    removed_equality_delete_files: i64,
+    added_dvs: i64,
+    removed_dvs: i64,
     added_records: i64,
     deleted_records: i64,
     added_files_size: i64,
@@ -31,12 +45,23 @@ fn partition_key(spec_id: i32, partition: &[Option<Literal>]) -> (i32, String) {
     (spec_id, format!("{partition:?}"))
 }
 
+/// The bytes a file counts for in `added-files-size`/`removed-files-size`: a deletion
+/// vector's blob length, else the whole file (Java `ScanTaskUtil.contentSizeInBytes`).
+fn content_size(file: &DataFile) -> i64 {
+    if is_deletion_vector(file) {
+        file.content_size_in_bytes
+            .unwrap_or(file.file_size_in_bytes)
+    } else {
+        file.file_size_in_bytes
+    }
+}
+
 impl SnapshotSummary {
     /// Count a file the snapshot adds (under spec `spec_id`).
     pub(crate) fn add(&mut self, spec_id: i32, file: &DataFile) {
         self.partitions
             .insert(partition_key(spec_id, &file.partition));
-        self.added_files_size += file.file_size_in_bytes;
+        self.added_files_size += content_size(file);
         match file.content {
             DataContentType::Data => {
                 self.added_data_files += 1;
@@ -44,10 +69,16 @@ impl SnapshotSummary {
             }
             DataContentType::PositionDeletes => {
                 self.added_delete_files += 1;
+                if is_deletion_vector(file) {
+                    self.added_dvs += 1;
+                } else {
+                    self.added_position_delete_files += 1;
+                }
                 self.added_position_deletes += file.record_count;
             }
             DataContentType::EqualityDeletes => {
                 self.added_delete_files += 1;
+                self.added_equality_delete_files += 1;
                 self.added_equality_deletes += file.record_count;
             }
         }
@@ -68,7 +99,7 @@ impl SnapshotSummary {
     pub(crate) fn remove(&mut self, spec_id: i32, file: &DataFile) {
         self.partitions
             .insert(partition_key(spec_id, &file.partition));
-        self.removed_files_size += file.file_size_in_bytes;
+        self.removed_files_size += content_size(file);
         match file.content {
             DataContentType::Data => {
                 self.deleted_data_files += 1;
@@ -76,10 +107,16 @@ impl SnapshotSummary {
             }
             DataContentType::PositionDeletes => {
                 self.removed_delete_files += 1;
+                if is_deletion_vector(file) {
+                    self.removed_dvs += 1;
+                } else {
+                    self.removed_position_delete_files += 1;
+                }
                 self.removed_position_deletes += file.record_count;
             }
             DataContentType::EqualityDeletes => {
                 self.removed_delete_files += 1;
+                self.removed_equality_delete_files += 1;
                 self.removed_equality_deletes += file.record_count;
             }
         }
@@ -101,6 +138,24 @@ impl SnapshotSummary {
         put("deleted-data-files", self.deleted_data_files);
         put("added-delete-files", self.added_delete_files);
         put("removed-delete-files", self.removed_delete_files);
+        put(
+            "added-position-delete-files",
+            self.added_position_delete_files,
+        );
+        put(
+            "removed-position-delete-files",
+            self.removed_position_delete_files,
+        );
+        put(
+            "added-equality-delete-files",
+            self.added_equality_delete_files,
+        );
+        put(
+            "removed-equality-delete-files",
+            self.removed_equality_delete_files,
+        );
+        put("added-dvs", self.added_dvs);
+        put("removed-dvs", self.removed_dvs);
         put("added-records", self.added_records);
         put("deleted-records", self.deleted_records);
         put("added-files-size", self.added_files_size);
@@ -152,6 +207,7 @@ impl SnapshotSummary {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::spec::DataFileFormat;
     use crate::write::empty_data_file;
 
     #[test]
@@ -173,5 +229,42 @@ mod tests {
         // a parent without totals: none are written
         let third = s2.to_map(Some(&HashMap::new()));
         assert!(!third.contains_key("total-records"));
+    }
+
+    #[test]
+    fn delete_files_are_counted_by_kind_as_java_does() {
+        let mut pos = empty_data_file("file:///t/p.parquet", DataContentType::PositionDeletes);
+        pos.record_count = 3;
+        pos.file_size_in_bytes = 500;
+        let mut dv = empty_data_file("file:///t/d.puffin", DataContentType::PositionDeletes);
+        dv.file_format = DataFileFormat::Puffin;
+        dv.record_count = 2;
+        dv.file_size_in_bytes = 900;
+        dv.content_size_in_bytes = Some(40);
+        let mut eq = empty_data_file("file:///t/e.parquet", DataContentType::EqualityDeletes);
+        eq.record_count = 5;
+        eq.file_size_in_bytes = 300;
+        let mut s = SnapshotSummary::default();
+        s.add(0, &pos);
+        s.add(0, &dv);
+        s.add(0, &eq);
+        let added = s.to_map(None);
+        assert_eq!(added["added-delete-files"], "3");
+        assert_eq!(added["added-position-delete-files"], "1");
+        assert_eq!(added["added-dvs"], "1");
+        assert_eq!(added["added-equality-delete-files"], "1");
+        assert_eq!(added["added-position-deletes"], "5");
+        assert_eq!(added["added-equality-deletes"], "5");
+        // a DV counts its blob, not the Puffin file
+        assert_eq!(added["added-files-size"], "840");
+        let mut r = SnapshotSummary::default();
+        r.remove(0, &dv);
+        let removed = r.to_map(Some(&added));
+        assert_eq!(removed["removed-dvs"], "1");
+        assert_eq!(removed["removed-delete-files"], "1");
+        assert!(!removed.contains_key("removed-position-delete-files"));
+        assert_eq!(removed["removed-files-size"], "40");
+        assert_eq!(removed["total-delete-files"], "2");
+        assert_eq!(removed["total-files-size"], "800");
     }
 }

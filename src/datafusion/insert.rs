@@ -136,7 +136,17 @@ impl IcebergDataSink {
             .sort_orders
             .iter()
             .find(|o| o.order_id == m.default_sort_order_id)?;
-        let current = m.current_schema();
+        Self::sort_requirement_of(table, order, schema)
+    }
+
+    /// As [`Self::sort_requirement`], for sort order `order` over the table's current
+    /// schema (e.g. `rewrite_data_files`' `sort_order` argument).
+    pub(crate) fn sort_requirement_of(
+        table: &Table,
+        order: &crate::spec::sort_order::SortOrder,
+        schema: &SchemaRef,
+    ) -> Option<LexRequirement> {
+        let current = table.metadata().current_schema();
         let mut reqs = vec![];
         for f in &order.fields {
             let field = current.columns().iter().find(|c| c.id == f.source_id)?;

@@ -26,12 +26,14 @@
 //! `_last_updated_sequence_number` (stored or inherited, as read): the new files store
 //! both (spec: "Row Lineage": a compaction changes no row).
 //!
-//! **Refused** with [`ErrorKind::Unsupported`](crate::ErrorKind): the `sort` strategy
-//! on a table without a sort order (or with a non-identity sort field), a `sort_order`
-//! argument, and `zorder`.
+//! **Refused** with [`ErrorKind::Unsupported`](crate::ErrorKind): the `sort` strategy on a
+//! table without a sort order (or with a term DataFusion cannot sort by here); `zorder`
+//! (refused where the `sort_order` string is read).
 //!
 //! **`sort`** selects and groups files as `binpack` does and writes each group's rows
-//! sorted by the table's default sort order.
+//! sorted by [`RewriteDataFilesOptions::sort_order`] when given (Spark's `sort_order`
+//! argument), else by the table's default sort order; the table's sort order is not
+//! changed.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -89,6 +91,8 @@ pub struct RewriteDataFilesOptions {
     pub rewrite_all: bool,
     /// `max-file-group-size-bytes` (default 100 GiB).
     pub max_file_group_size_bytes: u64,
+    /// The order the `sort` strategy writes rows in (default: the table's sort order).
+    pub sort_order: Option<crate::spec::sort_order::SortOrder>,
 }
 
 impl Default for RewriteDataFilesOptions {
@@ -103,6 +107,7 @@ impl Default for RewriteDataFilesOptions {
             delete_file_threshold: usize::MAX,
             rewrite_all: false,
             max_file_group_size_bytes: 100 * 1024 * 1024 * 1024,
+            sort_order: None,
         }
     }
 }
@@ -241,14 +246,20 @@ pub async fn rewrite_data_files(
     let ordering: Option<LexOrdering> = match options.strategy {
         RewriteStrategy::BinPack => None,
         RewriteStrategy::Sort => Some(
-            IcebergDataSink::sort_requirement(&table, provider.arrow_schema())
-                .map(LexOrdering::from)
-                .ok_or_else(|| {
-                    Error::unsupported(format!(
-                        "rewrite_data_files strategy 'sort' on '{ident}': the table has no \
-                         sort order, or one with a transform other than identity"
-                    ))
-                })?,
+            match &options.sort_order {
+                Some(order) => {
+                    IcebergDataSink::sort_requirement_of(&table, order, provider.arrow_schema())
+                }
+                None => IcebergDataSink::sort_requirement(&table, provider.arrow_schema()),
+            }
+            .map(LexOrdering::from)
+            .ok_or_else(|| {
+                Error::unsupported(format!(
+                    "rewrite_data_files strategy 'sort' on '{ident}': the table has no \
+                         sort order, or the order has a term that cannot be sorted by here \
+                         (a nested column)"
+                ))
+            })?,
         ),
     };
     let mut scan = provider.table_scan();

@@ -8,6 +8,7 @@
 //! | [`remove_orphan_files`] | `remove_orphan_files` | nothing: deletes files no metadata references |
 //! | [`rewrite_manifests`] | `rewrite_manifests` | [`RewriteManifests`](crate::transaction::RewriteManifests) |
 //! | `icefloe::datafusion::maintenance::rewrite_data_files` | `rewrite_data_files` | [`RewriteFiles`](crate::transaction::RewriteFiles) (reads and writes rows through DataFusion) |
+//! | [`rewrite_position_delete_files`] | `rewrite_position_delete_files` | [`RewriteFiles`](crate::transaction::RewriteFiles) of delete files (v3: deletion vectors) |
 //!
 //! Every commit goes through [`Transaction`](crate::transaction::Transaction) and
 //! [`Catalog::commit_table`](crate::catalog::Catalog::commit_table), with its retries
@@ -17,11 +18,17 @@
 mod expire;
 mod orphan_files;
 mod reachable;
+mod rewrite_position_deletes;
 
 use std::sync::Arc;
 
 pub use expire::{expire_snapshots, ExpireOptions, ExpireSnapshotsResult};
 pub use orphan_files::{remove_orphan_files, RemoveOrphanFiles};
+pub use rewrite_position_deletes::{
+    rewrite_position_delete_files, RewritePositionDeleteFilesOptions,
+    RewritePositionDeleteFilesResult, DELETE_TARGET_FILE_SIZE_BYTES,
+    DELETE_TARGET_FILE_SIZE_BYTES_DEFAULT,
+};
 
 use crate::catalog::{Catalog, TableIdent};
 use crate::error::Result;

@@ -23,9 +23,19 @@
 //! **Format version 3**: a rewritten row must keep its `_row_id` and
 //! `_last_updated_sequence_number` (spec: "Row Lineage"), so the new files have to store
 //! both for every row (the new files' own `first_row_id` and sequence number would
-//! otherwise give it new ones). A rewrite of a v3 table is refused unless the caller
-//! says its files do so with [`keeps_row_lineage`](RewriteFiles::keeps_row_lineage), as
-//! `rewrite_data_files` does.
+//! otherwise give it new ones). A rewrite replacing data files of a v3 table is refused
+//! unless the caller says its files do so with
+//! [`keeps_row_lineage`](RewriteFiles::keeps_row_lineage), as `rewrite_data_files` does.
+//!
+//! **Delete files only** (`rewrite_position_delete_files`, Java's
+//! `RewritePositionDeletesCommitManager`): [`add_delete_files`](RewriteFiles::add_delete_files)
+//! adds the compacted position delete files or deletion vectors in place of those
+//! dropped with [`delete_delete_file`](RewriteFiles::delete_delete_file); every dropped
+//! file must still be live at commit (a concurrent commit that removed it fails the
+//! rewrite), and [`validate_data_file`](RewriteFiles::validate_data_file) names data
+//! files that no delete file added since the start may touch (a new deletion vector
+//! must not meet a concurrent one for the same data file). Any format version with
+//! delete files (v2, v3) takes this form.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -49,6 +59,8 @@ pub struct RewriteFiles {
     replaced: BTreeMap<String, (i32, DataFile)>,
     removed_deletes: HashSet<String>,
     added: BTreeMap<i32, Vec<DataFile>>,
+    /// Data files no concurrent delete may touch, besides the replaced ones.
+    validated: Vec<(i32, DataFile)>,
     starting_snapshot_id: Option<i64>,
     remove_dangling_deletes: bool,
     keeps_row_lineage: bool,
@@ -62,6 +74,7 @@ impl RewriteFiles {
             replaced: BTreeMap::new(),
             removed_deletes: HashSet::new(),
             added: BTreeMap::new(),
+            validated: vec![],
             starting_snapshot_id,
             remove_dangling_deletes: false,
             keeps_row_lineage: false,
@@ -102,6 +115,28 @@ impl RewriteFiles {
         }
         self.added.entry(spec_id).or_default().extend(files);
         Ok(self)
+    }
+
+    /// Add delete files (compacted position deletes, deletion vectors) written under
+    /// spec `spec_id`; their data sequence number is the new snapshot's.
+    ///
+    /// Errors: a data file ([`crate::ErrorKind::InvalidArgument`]).
+    pub fn add_delete_files(mut self, spec_id: i32, files: Vec<DataFile>) -> Result<Self> {
+        if let Some(f) = files.iter().find(|f| f.content == DataContentType::Data) {
+            return Err(Error::invalid_argument(format!(
+                "rewrite adding '{}' as a delete file, which is a data file",
+                f.file_path
+            )));
+        }
+        self.added.entry(spec_id).or_default().extend(files);
+        Ok(self)
+    }
+
+    /// Fail the commit when a delete file added since the starting snapshot applies to
+    /// data file `file` (of spec `spec_id`), as for a replaced file.
+    pub fn validate_data_file(mut self, spec_id: i32, file: DataFile) -> Self {
+        self.validated.push((spec_id, file));
+        self
     }
 
     /// Also drop every delete file that applies to no live data file after the rewrite
@@ -183,7 +218,10 @@ impl RewriteFiles {
 impl TransactionAction for RewriteFiles {
     async fn updates(&mut self, table: &Table) -> Result<Vec<TableUpdate>> {
         SnapshotProducer::check_format(table)?;
-        if table.metadata().format_version >= FormatVersion::V3 && !self.keeps_row_lineage {
+        if table.metadata().format_version >= FormatVersion::V3
+            && !self.replaced.is_empty()
+            && !self.keeps_row_lineage
+        {
             return Err(Error::unsupported(
                 "rewriting data files of a format-version 3 table with files not declared \
                  to keep each row's _row_id and _last_updated_sequence_number (spec 'Row \
@@ -194,7 +232,12 @@ impl TransactionAction for RewriteFiles {
         let parent = self.producer.parent(table).cloned();
         let starting = self.starting_snapshot_id;
 
-        let touched: Vec<(i32, &DataFile)> = self.replaced.values().map(|(s, f)| (*s, f)).collect();
+        let touched: Vec<(i32, &DataFile)> = self
+            .replaced
+            .values()
+            .chain(&self.validated)
+            .map(|(s, f)| (*s, f))
+            .collect();
         validate_no_new_deletes_for_data_files(
             table,
             parent.as_ref(),

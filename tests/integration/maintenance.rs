@@ -692,6 +692,57 @@ async fn maintenance_bad_input_leaves_the_table_unchanged() {
         ),
         (
             format!(
+                "CALL ice.system.rewrite_data_files('ns.{name}', strategy => 'sort', \
+                 sort_order => 'nope DESC')"
+            ),
+            "sort_order 'nope DESC': column 'nope' does not exist",
+        ),
+        (
+            format!(
+                "CALL ice.system.rewrite_data_files('ns.{name}', sort_order => 'zorder(id, k)')"
+            ),
+            "Z-order (zorder)",
+        ),
+        (
+            format!(
+                "CALL ice.system.rewrite_data_files('ns.{name}', strategy => 'binpack', \
+                 sort_order => 'id')"
+            ),
+            "sort_order is given only with strategy 'sort'",
+        ),
+        (
+            format!("CALL ice.system.rewrite_data_files('ns.{name}', sort_order => 'id SIDEWAYS')"),
+            "sort_order 'id SIDEWAYS'",
+        ),
+        (
+            format!(
+                "CALL ice.system.rewrite_position_delete_files('ns.{name}', \
+                 options => map('frobnicate', '1'))"
+            ),
+            "unknown rewrite_position_delete_files option 'frobnicate'",
+        ),
+        (
+            format!(
+                "CALL ice.system.rewrite_position_delete_files('ns.{name}', \
+                 options => map('rewrite-job-order', 'sideways'))"
+            ),
+            "option 'rewrite-job-order' is 'sideways'",
+        ),
+        (
+            format!(
+                "CALL ice.system.rewrite_position_delete_files('ns.{name}', \
+                 options => map('partial-progress.enabled', 'true'))"
+            ),
+            "partial-progress.enabled",
+        ),
+        (
+            format!(
+                "CALL ice.system.rewrite_position_delete_files('ns.{name}', where => 'nope = 1')"
+            ),
+            "nope",
+        ),
+        (
+            format!(
                 "CALL ice.system.remove_orphan_files('ns.{name}', max_concurrent_deletes => 0)"
             ),
             "max_concurrent_deletes must be at least 1",
@@ -1010,5 +1061,545 @@ async fn maintenance_sort_strategy_writes_in_the_table_sort_order() {
     sorted.sort_unstable();
     assert_eq!(ids, sorted);
     assert_eq!(ids.len(), 12);
+    other_engines_agree(&lake, name).await;
+}
+
+/// The delete files of a table's current snapshot, and what they hold.
+#[derive(Debug, Default, PartialEq)]
+struct DeleteState {
+    /// Parquet position delete files.
+    position_files: usize,
+    /// Deletion vectors.
+    vectors: usize,
+    /// Delete files whose every position names a data file that is not live.
+    dangling_files: usize,
+    /// Positions (of any delete file) naming a data file that is not live.
+    dangling_positions: u64,
+    /// Positions naming a live data file.
+    live_positions: u64,
+}
+
+async fn delete_state(catalog: &Arc<dyn Catalog>, ident: &str) -> DeleteState {
+    use icefloe::delete::{is_deletion_vector, PositionDeleteLoader};
+    let table = catalog
+        .load_table(&TableIdent::parse(ident))
+        .await
+        .expect("load");
+    let plan = TableScan::new(table.clone(), table.metadata().current_snapshot().cloned())
+        .plan_files()
+        .await
+        .expect("plan");
+    let live: HashSet<String> = plan
+        .tasks
+        .iter()
+        .map(|t| t.data_file().file_path.clone())
+        .collect();
+    let loader = PositionDeleteLoader::new(table.file_io().clone());
+    let mut state = DeleteState::default();
+    for e in &plan.delete_entries {
+        let by_file: Vec<(String, u64)> = if is_deletion_vector(&e.data_file) {
+            state.vectors += 1;
+            let dv = loader.load_deletion_vector(e).await.expect("dv");
+            vec![(
+                e.data_file
+                    .referenced_data_file
+                    .clone()
+                    .expect("referenced"),
+                dv.len(),
+            )]
+        } else {
+            state.position_files += 1;
+            let f = loader.load_position_delete_file(e).await.expect("deletes");
+            f.by_data_file
+                .iter()
+                .map(|(p, s)| (p.clone(), s.len()))
+                .collect()
+        };
+        let mut any_live = false;
+        for (path, n) in by_file {
+            if live.contains(&path) {
+                state.live_positions += n;
+                any_live = true;
+            } else {
+                state.dangling_positions += n;
+            }
+        }
+        if !any_live {
+            state.dangling_files += 1;
+        }
+    }
+    state
+}
+
+/// Sum of `file_size_in_bytes` of the table's live delete files.
+async fn delete_bytes(lake: &Lake, t: &str) -> i64 {
+    n(
+        lake,
+        &format!("SELECT coalesce(sum(file_size_in_bytes), 0) FROM {t}$delete_files\""),
+    )
+    .await
+}
+
+/// Six rows per append, ids `b*10 + j`, `k = j % 2`: two data files of three rows each
+/// (partitioned by `k`).
+async fn insert_pairs(lake: &Lake, name: &str, batches: i64) {
+    for b in 0..batches {
+        let values: Vec<String> = (0..6)
+            .map(|j| format!("({}, {}, 's{b}', {b}.5)", b * 10 + j, j % 2))
+            .collect();
+        ok(
+            &lake.ctx,
+            &format!("INSERT INTO ice.ns.{name} VALUES {}", values.join(", ")),
+        )
+        .await;
+    }
+}
+
+#[tokio::test]
+async fn maintenance_rewrite_position_delete_files_compacts_and_drops_dangling() {
+    let lake = lake().await;
+    let name = "posdel";
+    create(
+        &lake,
+        name,
+        "PARTITIONED BY (k)",
+        ", 'write.delete.mode'='merge-on-read', 'write.update.mode'='merge-on-read'",
+    )
+    .await;
+    insert_pairs(&lake, name, 4).await;
+    let t = format!("ice.ns.{name}");
+    // many small delete files, one per statement and data file
+    for id in [0, 2, 10, 12, 20, 30, 1, 11, 13] {
+        ok(&lake.ctx, &format!("DELETE FROM {t} WHERE id = {id}")).await;
+    }
+    // dangling deletes: a copy-on-write delete replaces data files that have deletes
+    ok(
+        &lake.ctx,
+        &format!("ALTER TABLE {t} SET TBLPROPERTIES ('write.delete.mode'='copy-on-write')"),
+    )
+    .await;
+    ok(&lake.ctx, &format!("DELETE FROM {t} WHERE id IN (4, 15)")).await;
+    let ident = format!("ns.{name}");
+    let before = delete_state(&lake.catalog, &ident).await;
+    assert_eq!(before.position_files, 9, "{before:?}");
+    // ids 0 and 2 (file of 0, 2, 4), 11 and 13 (file of 11, 13, 15)
+    assert_eq!(
+        (before.dangling_files, before.dangling_positions),
+        (4, 4),
+        "{before:?}"
+    );
+    // ids 10, 12, 20, 30, 1
+    assert_eq!(before.live_positions, 5, "{before:?}");
+    let rows_before = rows(&lake, &t).await;
+    let bytes_before = delete_bytes(&lake, &format!("ice.ns.\"{name}")).await;
+
+    let r = call(
+        &lake,
+        &format!(
+            "CALL ice.system.rewrite_position_delete_files(table => 'ns.{name}', \
+             options => map('min-input-files', '2'))"
+        ),
+    )
+    .await;
+    let after = delete_state(&lake.catalog, &ident).await;
+    // both partitions' files compacted into one file each; dangling positions gone
+    assert_eq!(r["rewritten_delete_files_count"], 9, "{r:?}");
+    assert_eq!(r["added_delete_files_count"], 2, "{r:?}");
+    assert_eq!(r["rewritten_bytes_count"], bytes_before, "{r:?}");
+    assert_eq!(
+        r["added_bytes_count"],
+        delete_bytes(&lake, &format!("ice.ns.\"{name}")).await,
+        "{r:?}"
+    );
+    assert_eq!(
+        after,
+        DeleteState {
+            position_files: 2,
+            live_positions: 5,
+            ..Default::default()
+        }
+    );
+    assert_eq!(rows(&lake, &t).await, rows_before);
+    assert_eq!(
+        n(
+            &lake,
+            &format!(
+                "SELECT count(*) FROM ice.ns.\"{name}$snapshots\" WHERE operation = 'replace'"
+            )
+        )
+        .await,
+        1
+    );
+    other_engines_agree(&lake, name).await;
+
+    // nothing left to do: one file per partition
+    let location = metadata_location(&lake, name).await;
+    let again = call(
+        &lake,
+        &format!("CALL ice.system.rewrite_position_delete_files('ns.{name}', map('min-input-files', '2'))"),
+    )
+    .await;
+    assert!(again.values().all(|v| *v == 0), "{again:?}");
+    assert_eq!(metadata_location(&lake, name).await, location);
+
+    // `where` selects partitions: more deletes in both, only k = 1 compacted
+    ok(
+        &lake.ctx,
+        &format!("ALTER TABLE {t} SET TBLPROPERTIES ('write.delete.mode'='merge-on-read')"),
+    )
+    .await;
+    for id in [22, 31, 33] {
+        ok(&lake.ctx, &format!("DELETE FROM {t} WHERE id = {id}")).await;
+    }
+    let rows_before = rows(&lake, &t).await;
+    let r = call(
+        &lake,
+        &format!(
+            "CALL ice.system.rewrite_position_delete_files(table => 'ns.{name}', \
+             where => 'k = 1', options => map('min-input-files', '2'))"
+        ),
+    )
+    .await;
+    assert_eq!(r["rewritten_delete_files_count"], 3, "{r:?}");
+    assert_eq!(r["added_delete_files_count"], 1, "{r:?}");
+    let state = delete_state(&lake.catalog, &ident).await;
+    assert_eq!(state.position_files, 3, "{state:?}");
+    assert_eq!(state.live_positions, 8, "{state:?}");
+    assert_eq!(rows(&lake, &t).await, rows_before);
+    other_engines_agree(&lake, name).await;
+}
+
+#[tokio::test]
+async fn maintenance_rewrite_position_delete_files_on_corpus_copy() {
+    let t = "spark_v2_mor_position_deletes";
+    let (_copies, lake, catalog) = corpus_lake(&[t]).await;
+    let before = answers(&lake, t).await;
+    let ident = format!("ns.{t}");
+    let state = delete_state(&catalog, &ident).await;
+    assert!(state.position_files >= 1, "{state:?}");
+    let r = call(
+        &lake,
+        &format!(
+            "CALL corpus.system.rewrite_position_delete_files(table => 'ns.{t}', \
+             options => map('rewrite-all', 'true'))"
+        ),
+    )
+    .await;
+    let after_state = delete_state(&catalog, &ident).await;
+    assert_eq!(
+        r["rewritten_delete_files_count"] as usize, state.position_files,
+        "{r:?}"
+    );
+    assert_eq!(
+        r["added_delete_files_count"] as usize, after_state.position_files,
+        "{r:?}"
+    );
+    assert!(after_state.position_files <= state.position_files);
+    assert_eq!(after_state.live_positions, state.live_positions);
+    assert_eq!(after_state.dangling_positions, 0);
+    let after = answers(&lake, t).await;
+    assert_eq!(before, after);
+}
+
+/// A catalog whose first commit is preceded by another session's statement (a real
+/// concurrent commit landing between the rewrite's planning and its commit); the
+/// SQLite catalog underneath is real.
+struct CommitAfter {
+    inner: Arc<dyn Catalog>,
+    ctx: datafusion::prelude::SessionContext,
+    statement: std::sync::Mutex<Option<String>>,
+}
+
+impl std::fmt::Debug for CommitAfter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CommitAfter").finish_non_exhaustive()
+    }
+}
+
+#[async_trait::async_trait]
+impl Catalog for CommitAfter {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+    async fn list_namespaces(&self) -> icefloe::Result<Vec<Namespace>> {
+        self.inner.list_namespaces().await
+    }
+    async fn list_tables(&self, namespace: &Namespace) -> icefloe::Result<Vec<TableIdent>> {
+        self.inner.list_tables(namespace).await
+    }
+    async fn load_table(&self, ident: &TableIdent) -> icefloe::Result<icefloe::Table> {
+        self.inner.load_table(ident).await
+    }
+    async fn commit_table(
+        &self,
+        ident: &TableIdent,
+        commit: &icefloe::spec::TableCommit,
+    ) -> icefloe::Result<icefloe::Table> {
+        let statement = self.statement.lock().expect("lock").take();
+        if let Some(q) = statement {
+            ok(&self.ctx, &q).await;
+        }
+        self.inner.commit_table(ident, commit).await
+    }
+}
+
+#[tokio::test]
+async fn maintenance_rewrite_position_delete_files_with_concurrent_commits() {
+    use icefloe::maintenance::{rewrite_position_delete_files, RewritePositionDeleteFilesOptions};
+    let lake = lake().await;
+    let name = "posdel_race";
+    create(
+        &lake,
+        name,
+        "",
+        ", 'write.delete.mode'='merge-on-read', 'commit.retry.min-wait-ms'='1'",
+    )
+    .await;
+    insert_pairs(&lake, name, 2).await;
+    let t = format!("ice.ns.{name}");
+    for id in [0, 1, 2, 10] {
+        ok(&lake.ctx, &format!("DELETE FROM {t} WHERE id = {id}")).await;
+    }
+    let ident = TableIdent::parse(&format!("ns.{name}"));
+    let options = RewritePositionDeleteFilesOptions {
+        rewrite_all: true,
+        ..Default::default()
+    };
+    let racing = |q: String| -> Arc<dyn Catalog> {
+        Arc::new(CommitAfter {
+            inner: Arc::clone(&lake.catalog),
+            ctx: lake.ctx.clone(),
+            statement: std::sync::Mutex::new(Some(q)),
+        })
+    };
+
+    // a concurrent delete lands and is kept: the rewrite retries over it
+    let catalog = racing(format!("DELETE FROM {t} WHERE id = 11"));
+    let (_, r) = rewrite_position_delete_files(&catalog, &ident, &options)
+        .await
+        .expect("the rewrite commits over the delete");
+    assert_eq!(
+        (r.rewritten_delete_files_count, r.added_delete_files_count),
+        (4, 1)
+    );
+    let expected: Vec<i64> = (0..6)
+        .chain(10..16)
+        .filter(|id| ![0, 1, 2, 10, 11].contains(id))
+        .collect();
+    let ids = crate::catalog::strings(&lake.ctx, &format!("SELECT id FROM {t} ORDER BY id")).await;
+    assert_eq!(
+        ids,
+        expected.iter().map(|i| i.to_string()).collect::<Vec<_>>()
+    );
+    let state = delete_state(&lake.catalog, &format!("ns.{name}")).await;
+    assert_eq!((state.position_files, state.live_positions), (2, 5));
+    other_engines_agree(&lake, name).await;
+
+    // a concurrent rewrite removed the files this one rewrites: it fails cleanly
+    let location_before = metadata_location(&lake, name).await;
+    let catalog = racing(format!(
+        "CALL ice.system.rewrite_position_delete_files('ns.{name}', map('rewrite-all', 'true'))"
+    ));
+    let err = rewrite_position_delete_files(&catalog, &ident, &options)
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::ValidationFailed, "{err}");
+    assert!(err.to_string().contains("not live"), "{err}");
+    assert!(
+        err.to_string().contains("rewrite_position_delete_files"),
+        "{err}"
+    );
+    // the concurrent rewrite committed; this one left nothing behind
+    assert_ne!(metadata_location(&lake, name).await, location_before);
+    let state = delete_state(&lake.catalog, &format!("ns.{name}")).await;
+    assert_eq!((state.position_files, state.live_positions), (1, 5));
+    let table = lake.catalog.load_table(&ident).await.expect("load");
+    let orphans = icefloe::maintenance::remove_orphan_files(
+        &table,
+        &icefloe::maintenance::RemoveOrphanFiles::new()
+            .older_than(chrono::Utc::now().timestamp_millis() + 60_000)
+            .allow_recent(true)
+            .dry_run(true),
+    )
+    .await
+    .expect("orphans");
+    assert!(
+        orphans
+            .iter()
+            .all(|o| !o.ends_with("-deletes.parquet") && !o.ends_with(".avro")),
+        "{orphans:?}"
+    );
+    assert_eq!(
+        crate::catalog::strings(&lake.ctx, &format!("SELECT id FROM {t} ORDER BY id")).await,
+        expected.iter().map(|i| i.to_string()).collect::<Vec<_>>()
+    );
+}
+
+#[tokio::test]
+async fn maintenance_rewrite_position_delete_files_v3_folds_and_drops_vectors() {
+    let lake = lake().await;
+    let name = "dvs";
+    create(
+        &lake,
+        name,
+        "PARTITIONED BY (k)",
+        ", 'write.delete.mode'='merge-on-read'",
+    )
+    .await;
+    insert_pairs(&lake, name, 3).await;
+    let t = format!("ice.ns.{name}");
+    // v2 position delete files, then the upgrade
+    for id in [0, 2, 10, 1, 21] {
+        ok(&lake.ctx, &format!("DELETE FROM {t} WHERE id = {id}")).await;
+    }
+    ok(
+        &lake.ctx,
+        &format!("ALTER TABLE {t} SET TBLPROPERTIES ('format-version'='3')"),
+    )
+    .await;
+    // v3 deletes write deletion vectors (merging the old positions of their files)
+    for id in [4, 13] {
+        ok(&lake.ctx, &format!("DELETE FROM {t} WHERE id = {id}")).await;
+    }
+    // a copy-on-write delete replaces a data file that has a vector
+    ok(
+        &lake.ctx,
+        &format!("ALTER TABLE {t} SET TBLPROPERTIES ('write.delete.mode'='copy-on-write')"),
+    )
+    .await;
+    ok(&lake.ctx, &format!("DELETE FROM {t} WHERE id = 15")).await;
+    let ident = format!("ns.{name}");
+    let before = delete_state(&lake.catalog, &ident).await;
+    assert_eq!(before.position_files, 5, "{before:?}");
+    assert!(before.vectors >= 1, "{before:?}");
+    assert!(before.dangling_files >= 1, "{before:?}");
+    let rows_before = rows(&lake, &t).await;
+    let r = call(
+        &lake,
+        &format!("CALL ice.system.rewrite_position_delete_files('ns.{name}')"),
+    )
+    .await;
+    let after = delete_state(&lake.catalog, &ident).await;
+    assert_eq!(after.position_files, 0, "{after:?}");
+    assert_eq!(after.dangling_positions, 0, "{after:?}");
+    assert_eq!(after.dangling_files, 0, "{after:?}");
+    // files with a vector keep it; every other file with deletes gets one
+    assert_eq!(
+        r["rewritten_delete_files_count"] as usize,
+        before.position_files + before.dangling_files,
+        "{r:?}"
+    );
+    assert_eq!(
+        after.vectors,
+        before.vectors - before.dangling_files + r["added_delete_files_count"] as usize,
+        "{r:?} {before:?} {after:?}"
+    );
+    assert_eq!(rows(&lake, &t).await, rows_before);
+    other_engines_agree(&lake, name).await;
+}
+
+#[tokio::test]
+async fn maintenance_sort_strategy_takes_a_sort_order_argument() {
+    let lake = lake().await;
+    let name = "sort_arg";
+    create(&lake, name, "", "").await;
+    for b in 0..3 {
+        let values: Vec<String> = (0..4)
+            .map(|i| {
+                let id = b * 4 + i;
+                // s: NULL for every third row
+                let s = if id % 3 == 0 {
+                    "NULL".to_string()
+                } else {
+                    format!("'s{}'", id % 2)
+                };
+                format!("({id}, {}, {s}, 1.0)", id % 3)
+            })
+            .collect();
+        ok(
+            &lake.ctx,
+            &format!("INSERT INTO ice.ns.{name} VALUES {}", values.join(", ")),
+        )
+        .await;
+    }
+    let t = format!("ice.ns.{name}");
+    let before = rows(&lake, &t).await;
+    let r = call(
+        &lake,
+        &format!(
+            "CALL ice.system.rewrite_data_files(table => 'ns.{name}', strategy => 'sort', \
+             sort_order => 's DESC NULLS LAST, id', options => map('rewrite-all', 'true'))"
+        ),
+    )
+    .await;
+    assert_eq!(
+        (r["rewritten_data_files_count"], r["added_data_files_count"]),
+        (3, 1),
+        "{r:?}"
+    );
+    assert_eq!(rows(&lake, &t).await, before);
+    // the table's own order is unchanged (unsorted)
+    let ident = TableIdent::parse(&format!("ns.{name}"));
+    let table = lake.catalog.load_table(&ident).await.expect("load");
+    assert_eq!(table.metadata().default_sort_order_id, 0);
+    // the one file holds the rows in (s DESC NULLS LAST, id) order
+    let plan = TableScan::new(table.clone(), table.metadata().current_snapshot().cloned())
+        .plan_files()
+        .await
+        .expect("plan");
+    assert_eq!(plan.tasks.len(), 1);
+    let path = plan.tasks[0]
+        .location
+        .trim_start_matches("file://")
+        .to_string();
+    let reader =
+        datafusion::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(
+            std::fs::File::open(&path).expect("open"),
+        )
+        .expect("parquet")
+        .build()
+        .expect("reader");
+    let mut keys: Vec<(Option<String>, i64)> = vec![];
+    for batch in reader {
+        let batch = batch.expect("batch");
+        let ids = datafusion::arrow::compute::cast(
+            batch.column(0),
+            &datafusion::arrow::datatypes::DataType::Int64,
+        )
+        .expect("cast");
+        let ids = ids
+            .as_any()
+            .downcast_ref::<datafusion::arrow::array::Int64Array>()
+            .expect("ids");
+        let s = datafusion::arrow::compute::cast(
+            batch.column(2),
+            &datafusion::arrow::datatypes::DataType::Utf8,
+        )
+        .expect("cast");
+        let s = s
+            .as_any()
+            .downcast_ref::<datafusion::arrow::array::StringArray>()
+            .expect("s");
+        for i in 0..batch.num_rows() {
+            keys.push((
+                (!datafusion::arrow::array::Array::is_null(s, i)).then(|| s.value(i).to_string()),
+                ids.value(i),
+            ));
+        }
+    }
+    let mut expected = keys.clone();
+    expected.sort_by(|a, b| {
+        let s = match (&a.0, &b.0) {
+            (None, None) => std::cmp::Ordering::Equal,
+            (None, _) => std::cmp::Ordering::Greater,
+            (_, None) => std::cmp::Ordering::Less,
+            (Some(x), Some(y)) => y.cmp(x),
+        };
+        s.then(a.1.cmp(&b.1))
+    });
+    assert_eq!(keys.len(), 12);
+    assert_eq!(keys, expected);
+    assert_eq!(keys[0].0.as_deref(), Some("s1"));
+    assert_eq!(keys[11].0, None);
     other_engines_agree(&lake, name).await;
 }

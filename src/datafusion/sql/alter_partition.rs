@@ -5,13 +5,17 @@
 //! - `DROP PARTITION FIELD term|name`: a bare name that is not a column names a
 //!   partition field, anything else is a term (as Spark's `DropPartitionFieldExec`);
 //! - `REPLACE PARTITION FIELD term|name WITH term [AS name]`;
-//! - `WRITE [LOCALLY] ORDERED BY term [ASC|DESC] [NULLS FIRST|LAST], …` and
-//!   `WRITE UNORDERED` (icefloe sorts within each written file either way, so the two
-//!   forms mean the same; `write.distribution-mode` is left as it is).
+//! - `WRITE ORDERED BY terms`, `WRITE LOCALLY ORDERED BY terms`, `WRITE UNORDERED`,
+//!   `WRITE DISTRIBUTED BY PARTITION [LOCALLY ORDERED BY terms]` (the ordering clause may
+//!   also come first), as Spark's `SetWriteDistributionAndOrdering`: one commit that
+//!   replaces the sort order (unsorted when no terms are given) and sets the table
+//!   property `write.distribution-mode`: `hash` with `DISTRIBUTED BY PARTITION`, else
+//!   `none` for `LOCALLY ORDERED BY` and `UNORDERED`, else `range`. icefloe's own writes
+//!   sort within each written file by the sort order and write each partition's rows to
+//!   its own files under every mode; the property is for other engines (Spark).
 //!
 //! A term is `col`, `bucket(N, col)`, `truncate(W, col)`, `years|months|days|hours(col)`
-//! (see [`create_table::parse_term`]). `WRITE DISTRIBUTED BY PARTITION` is refused,
-//! naming it.
+//! (see [`create_table::parse_term`]), followed by `[ASC|DESC] [NULLS FIRST|LAST]`.
 
 use datafusion::sql::sqlparser::tokenizer::Token;
 
@@ -22,8 +26,8 @@ use super::ResolvedTable;
 use crate::error::{Error, Result};
 use crate::spec::Transform;
 use crate::transaction::{
-    NullOrder, PartitionFieldRef, PartitionTerm, ReplaceSortOrder, SortDirection,
-    UpdatePartitionSpec,
+    NullOrder, PartitionFieldRef, PartitionTerm, ReplaceSortOrder, SortDirection, Transaction,
+    UpdatePartitionSpec, UpdateProperties,
 };
 
 /// Run the clause at `c` when it is one of this module's; `Ok(false)` when it is not.
@@ -66,8 +70,28 @@ pub(super) async fn alter_partition(
     } else if c.peek_keyword("WRITE") {
         c.advance();
         let what = format!("{base} WRITE");
-        let action = write_order(c).map_err(|e| e.context(&what))?;
-        commit(table, &what, action).await?;
+        let (order, mode) = write_order(c).map_err(|e| e.context(&what))?;
+        let catalog = table.target.catalog().clone();
+        let loaded = catalog
+            .load_table(&table.ident)
+            .await
+            .map_err(|e| e.context(&what))?;
+        // a property already set is not set again (a repeated clause commits nothing)
+        let unchanged = loaded
+            .metadata()
+            .properties
+            .get(WRITE_DISTRIBUTION_MODE)
+            .map(String::as_str)
+            == Some(mode);
+        let mut txn = Transaction::new(catalog, table.ident.clone(), loaded).add_action(order);
+        if !unchanged {
+            txn = txn.add_action(
+                UpdateProperties::new()
+                    .set(WRITE_DISTRIBUTION_MODE, mode)
+                    .map_err(|e| e.context(&what))?,
+            );
+        }
+        txn.commit().await.map_err(|e| e.context(&what))?;
     } else {
         return Ok(false);
     }
@@ -106,23 +130,58 @@ async fn field_ref(c: &mut Cursor<'_>, table: &ResolvedTable) -> Result<Partitio
     )))
 }
 
-/// After `WRITE`: `[LOCALLY] ORDERED BY term [ASC|DESC] [NULLS FIRST|LAST], …` or
-/// `UNORDERED`.
-fn write_order(c: &mut Cursor<'_>) -> Result<ReplaceSortOrder> {
-    if c.eat_keyword("UNORDERED") {
-        c.expect_end()?;
-        return Ok(ReplaceSortOrder::new());
+/// Table property: how Spark distributes rows to writers (`none`, `hash`, `range`).
+pub(super) const WRITE_DISTRIBUTION_MODE: &str = "write.distribution-mode";
+
+/// After `WRITE`: an ordering clause (`ORDERED BY terms`, `LOCALLY ORDERED BY terms`,
+/// `UNORDERED`) and/or `DISTRIBUTED BY PARTITION`, in either order; the sort order and
+/// the distribution mode they set (see the module docs).
+fn write_order(c: &mut Cursor<'_>) -> Result<(ReplaceSortOrder, &'static str)> {
+    let mut distributed = false;
+    // (locally, terms) of the ordering clause; `UNORDERED` is local with no terms
+    let mut ordering: Option<(bool, ReplaceSortOrder)> = None;
+    while !c.at_end() {
+        if c.eat_keywords(&["DISTRIBUTED", "BY"]) {
+            if distributed {
+                return Err(Error::invalid_argument("DISTRIBUTED BY is given twice"));
+            }
+            if !c.eat_keyword("PARTITION") {
+                return Err(c.expected("PARTITION (rows are distributed by partition only)"));
+            }
+            distributed = true;
+            continue;
+        }
+        if ordering.is_some() {
+            return Err(c.expected("DISTRIBUTED BY PARTITION or the end (one ordering clause)"));
+        }
+        if c.eat_keyword("UNORDERED") {
+            ordering = Some((true, ReplaceSortOrder::new()));
+            continue;
+        }
+        let locally = c.eat_keyword("LOCALLY");
+        if !c.eat_keywords(&["ORDERED", "BY"]) {
+            return Err(c.expected(
+                "ORDERED BY, LOCALLY ORDERED BY, UNORDERED or DISTRIBUTED BY PARTITION",
+            ));
+        }
+        ordering = Some((locally, sort_terms(c)?));
     }
-    if c.peek_keyword("DISTRIBUTED") {
-        return Err(Error::unsupported(
-            "WRITE DISTRIBUTED BY PARTITION (icefloe writes each partition's rows to its own \
-             files already; set 'write.distribution-mode' with SET TBLPROPERTIES)",
-        ));
-    }
-    c.eat_keyword("LOCALLY");
-    if !c.eat_keywords(&["ORDERED", "BY"]) {
-        return Err(c.expected("ORDERED BY, LOCALLY ORDERED BY or UNORDERED"));
-    }
+    let mode = match (&ordering, distributed) {
+        (None, false) => {
+            return Err(
+                c.expected("ORDERED BY, LOCALLY ORDERED BY, UNORDERED or DISTRIBUTED BY PARTITION")
+            )
+        }
+        (_, true) => "hash",
+        (Some((true, _)), false) => "none",
+        (Some((false, _)), false) => "range",
+    };
+    Ok((ordering.map(|(_, o)| o).unwrap_or_default(), mode))
+}
+
+/// `term [ASC|DESC] [NULLS FIRST|LAST], …` up to the end: the terms of a sort order
+/// (also Spark's `sort_order` argument of `rewrite_data_files`).
+pub(super) fn sort_terms(c: &mut Cursor<'_>) -> Result<ReplaceSortOrder> {
     let mut order = ReplaceSortOrder::new();
     loop {
         let (transform, column, _) = parse_term(c, "ORDERED BY")?;
@@ -144,7 +203,7 @@ fn write_order(c: &mut Cursor<'_>) -> Result<ReplaceSortOrder> {
             direction,
             nulls,
         );
-        if c.at_end() {
+        if c.at_end() || c.peek_keyword("DISTRIBUTED") {
             return Ok(order);
         }
         if !c.eat(&Token::Comma) {

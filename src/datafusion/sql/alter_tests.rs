@@ -464,9 +464,24 @@ async fn column_changes_that_are_refused() {
             "expected ',', ASC, DESC, NULLS FIRST or NULLS LAST",
         ),
         (
-            "ALTER TABLE ns.t WRITE DISTRIBUTED BY PARTITION",
-            ErrorKind::Unsupported,
-            "WRITE DISTRIBUTED BY PARTITION",
+            "ALTER TABLE ns.t WRITE DISTRIBUTED BY id",
+            ErrorKind::InvalidArgument,
+            "expected PARTITION",
+        ),
+        (
+            "ALTER TABLE ns.t WRITE ORDERED BY id DISTRIBUTED BY PARTITION DISTRIBUTED BY PARTITION",
+            ErrorKind::InvalidArgument,
+            "DISTRIBUTED BY is given twice",
+        ),
+        (
+            "ALTER TABLE ns.t WRITE ORDERED BY id UNORDERED",
+            ErrorKind::InvalidArgument,
+            "expected ','",
+        ),
+        (
+            "ALTER TABLE ns.t WRITE",
+            ErrorKind::InvalidArgument,
+            "DISTRIBUTED BY PARTITION",
         ),
     ];
     for (sql, kind, needle) in cases {
@@ -1435,11 +1450,12 @@ async fn write_ordered_by_sorts_each_file_and_records_the_order() {
     });
     let expected: Vec<String> = expected.iter().map(|(_, id)| id.to_string()).collect();
     assert_eq!(ids, expected);
-    // the same order again commits nothing; UNORDERED goes back to order 0
+    // the same order (and distribution mode, range) again commits nothing; UNORDERED
+    // goes back to order 0
     let before = metadata_location(&catalog, "ns.o").await;
     ok(
         &ctx,
-        "ALTER TABLE ns.o WRITE LOCALLY ORDERED BY s DESC NULLS FIRST, bucket(4, id), id ASC",
+        "ALTER TABLE ns.o WRITE ORDERED BY s DESC NULLS FIRST, bucket(4, id), id ASC",
     )
     .await;
     assert_eq!(metadata_location(&catalog, "ns.o").await, before);
@@ -1638,4 +1654,74 @@ async fn inserts_into_a_branch_leave_main_alone() {
         ok(&ctx, "SELECT id FROM ns.b ORDER BY id").await,
         [["1"], ["2"], ["3"], ["4"]]
     );
+}
+
+/// `WRITE [DISTRIBUTED BY PARTITION] [LOCALLY] ORDERED BY …` / `UNORDERED` set the sort
+/// order and `write.distribution-mode` in one commit, as Spark's
+/// `SetWriteDistributionAndOrdering` does.
+#[tokio::test]
+async fn write_distribution_and_ordering_set_the_mode_and_the_order() {
+    let (ctx, catalog, _dir) = session().await;
+    ok(&ctx, "CREATE SCHEMA ns").await;
+    ok(
+        &ctx,
+        "CREATE TABLE ns.d (id BIGINT, s VARCHAR) PARTITIONED BY (s) \
+         TBLPROPERTIES ('format-version'='2')",
+    )
+    .await;
+    let order = |m: &TableMetadata| -> Vec<String> {
+        m.sort_orders
+            .iter()
+            .find(|o| o.order_id == m.default_sort_order_id)
+            .expect("default order")
+            .fields
+            .iter()
+            .map(|f| {
+                format!(
+                    "{} {} {} {}",
+                    f.source_id, f.transform, f.direction, f.null_order
+                )
+            })
+            .collect()
+    };
+    let cases: [(&str, &str, &[&str]); 6] = [
+        (
+            "WRITE ORDERED BY id DESC",
+            "range",
+            &["1 identity desc nulls-last"],
+        ),
+        (
+            "WRITE DISTRIBUTED BY PARTITION LOCALLY ORDERED BY s, id NULLS LAST",
+            "hash",
+            &["2 identity asc nulls-first", "1 identity asc nulls-last"],
+        ),
+        ("WRITE DISTRIBUTED BY PARTITION", "hash", &[]),
+        (
+            "WRITE LOCALLY ORDERED BY bucket(4, id)",
+            "none",
+            &["1 bucket[4] asc nulls-first"],
+        ),
+        (
+            "WRITE ORDERED BY id DISTRIBUTED BY PARTITION",
+            "hash",
+            &["1 identity asc nulls-first"],
+        ),
+        ("WRITE UNORDERED", "none", &[]),
+    ];
+    for (clause, mode, fields) in cases {
+        let before = metadata(&catalog, "ns.d").await.snapshots.len();
+        ok(&ctx, &format!("ALTER TABLE ns.d {clause}")).await;
+        let m = metadata(&catalog, "ns.d").await;
+        assert_eq!(
+            property(&m, "write.distribution-mode"),
+            Some(mode),
+            "{clause}"
+        );
+        assert_eq!(order(&m), fields, "{clause}");
+        assert_eq!(m.snapshots.len(), before, "{clause}: metadata only");
+    }
+    // the same clause again commits nothing
+    let location = metadata_location(&catalog, "ns.d").await;
+    ok(&ctx, "ALTER TABLE ns.d WRITE UNORDERED").await;
+    assert_eq!(metadata_location(&catalog, "ns.d").await, location);
 }

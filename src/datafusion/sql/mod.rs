@@ -64,8 +64,8 @@
 //! `previous_snapshot_id`, `current_snapshot_id` (`fast_forward`: `branch_updated`,
 //! `previous_ref`, `updated_ref`; the maintenance procedures: Spark's columns, see
 //! module `procedures`). A `TIMESTAMP '…'` without a zone is
-//! UTC. An `ALTER TABLE` clause or procedure icefloe does not run (`WRITE DISTRIBUTED
-//! BY`, `rewrite_position_delete_files`, …) on an Iceberg table is an
+//! UTC. An `ALTER TABLE` clause or procedure icefloe does not run (e.g. the `zorder`
+//! strategy of `rewrite_data_files`, `compute_table_stats`) on an Iceberg table is an
 //! [`ErrorKind::Unsupported`](crate::ErrorKind) error naming it.
 //!
 //! # INSERT into a branch

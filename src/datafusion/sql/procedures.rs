@@ -5,10 +5,11 @@
 //! |---|---|---|
 //! | `expire_snapshots` | `table`, `older_than` (`TIMESTAMP '…'` or ms), `retain_last`, `max_concurrent_deletes`, `stream_results` (ignored), `snapshot_ids` (`array(…)`), `dry_run` (icefloe) | `deleted_data_files_count`, `deleted_position_delete_files_count`, `deleted_equality_delete_files_count`, `deleted_manifest_files_count`, `deleted_manifest_lists_count`, `deleted_statistics_files_count` |
 //! | `remove_orphan_files` | `table`, `older_than` (default 3 days ago; within 24 h refused), `location`, `dry_run`, `max_concurrent_deletes` | one row per file: `orphan_file_location` |
-//! | `rewrite_data_files` | `table`, `strategy` (`'binpack'`, `'sort'`: the table's sort order), `sort_order` (refused), `options` (`map('k', 'v', …)`), `where` (a SQL condition string) | `rewritten_data_files_count`, `added_data_files_count`, `rewritten_bytes_count`, `failed_data_files_count` |
+//! | `rewrite_data_files` | `table`, `strategy` (`'binpack'`, `'sort'`), `sort_order` (`'id DESC NULLS LAST, bucket(4, s)'`, the `sort` strategy's order instead of the table's; `zorder(…)` refused), `options` (`map('k', 'v', …)`), `where` (a SQL condition string) | `rewritten_data_files_count`, `added_data_files_count`, `rewritten_bytes_count`, `failed_data_files_count` |
 //! | `rewrite_manifests` | `table`, `use_caching` (ignored), `spec_id` (refused) | `rewritten_manifests_count`, `added_manifests_count` |
+//! | `rewrite_position_delete_files` | `table`, `options` (`map('k', 'v', …)`), `where` (a SQL condition string) | `rewritten_delete_files_count`, `added_delete_files_count`, `rewritten_bytes_count`, `added_bytes_count` |
 //!
-//! The work is [`crate::maintenance`]'s and
+//! The work is [`crate::maintenance`]'s (`rewrite_position_delete_files` among it) and
 //! [`rewrite_data_files`](crate::datafusion::maintenance::rewrite_data_files)'s. Errors
 //! name the procedure and the table; a bad argument changes nothing.
 
@@ -29,8 +30,10 @@ use crate::datafusion::maintenance::{
     rewrite_data_files, RewriteDataFilesOptions, RewriteStrategy,
 };
 use crate::error::{Error, ErrorKind, Result};
+use crate::expr::Predicate;
 use crate::maintenance::{
-    expire_snapshots, remove_orphan_files, rewrite_manifests, ExpireOptions, RemoveOrphanFiles,
+    expire_snapshots, remove_orphan_files, rewrite_manifests, rewrite_position_delete_files,
+    ExpireOptions, RemoveOrphanFiles, RewritePositionDeleteFilesOptions,
 };
 use crate::transaction::ExpireSnapshots;
 
@@ -63,6 +66,10 @@ pub(super) const PROCEDURES: &[(&str, &[&str])] = &[
         &["table", "strategy", "sort_order", "options", "where"],
     ),
     ("rewrite_manifests", &["table", "use_caching", "spec_id"]),
+    (
+        "rewrite_position_delete_files",
+        &["table", "options", "where"],
+    ),
 ];
 
 /// Run maintenance procedure `procedure` (one of [`PROCEDURES`]) of `target`, its
@@ -92,6 +99,7 @@ pub(super) async fn call(
         "expire_snapshots" => Box::pin(expire(ctx, &table, &args)),
         "remove_orphan_files" => Box::pin(orphans(ctx, &table, &args)),
         "rewrite_data_files" => Box::pin(rewrite_data(ctx, &table, &args)),
+        "rewrite_position_delete_files" => Box::pin(rewrite_deletes(ctx, &table, &args)),
         _ => Box::pin(manifests(ctx, &table, &args)),
     };
     run.await.map_err(|e| e.context(&what))
@@ -226,44 +234,28 @@ async fn rewrite_data(
             )))
         }
     };
-    if args.get("sort_order").is_some() {
-        return Err(Error::unsupported(
-            "rewrite_data_files argument 'sort_order' (the 'sort' strategy sorts by the \
-             table's sort order)",
-        ));
-    }
-    let map = match args.get("options") {
-        None => vec![],
-        Some(Value::Map(m)) => m,
-        Some(other) => {
-            return Err(Error::invalid_argument(format!(
-                "options must be map('key', 'value', …), got {other:?}"
-            )))
-        }
-    };
-    let mut options = RewriteDataFilesOptions::default().with_options(&map)?;
+    let mut options = RewriteDataFilesOptions::default().with_options(&map(args)?)?;
     options.strategy = strategy;
     let catalog = table.target.catalog();
-    if let Some(w) = args.get("where") {
-        let Value::Text(condition) = w else {
+    match args.get("sort_order") {
+        None => {}
+        Some(Value::Text(order)) => {
+            if args.get("strategy").is_some() && strategy != RewriteStrategy::Sort {
+                return Err(Error::invalid_argument(
+                    "sort_order is given only with strategy 'sort'",
+                ));
+            }
+            options.strategy = RewriteStrategy::Sort;
+            let loaded = catalog.load_table(&table.ident).await?;
+            options.sort_order = Some(sort_order(ctx, &loaded, &order)?);
+        }
+        Some(other) => {
             return Err(Error::invalid_argument(format!(
-                "where must be a string holding a condition, got {w:?}"
-            )));
-        };
-        let loaded = catalog.load_table(&table.ident).await?;
-        let provider = crate::IcebergTableProvider::try_new(loaded)?;
-        let df_schema = DFSchema::try_from(provider.arrow_schema().as_ref().clone())?;
-        let expr = ctx.parse_sql_expr(&condition, &df_schema)?;
-        let converted = FilterConverter::new(provider.iceberg_schema())
-            .convert(&expr)
-            .ok_or_else(|| {
-                Error::invalid_argument(format!(
-                    "where '{condition}' cannot select files (use comparisons of columns \
-                     with constants)"
-                ))
-            })?;
-        options.filter = Some(converted.predicate);
+                "sort_order must be a string such as 'id DESC NULLS LAST, name', got {other:?}"
+            )))
+        }
     }
+    options.filter = where_filter(ctx, table, args).await?;
     let (_, r) = rewrite_data_files(ctx, catalog, &table.ident, &options).await?;
     one_row(
         ctx,
@@ -286,6 +278,109 @@ async fn rewrite_data(
             ),
         ],
     )
+}
+
+async fn rewrite_deletes(
+    ctx: &SessionContext,
+    table: &ResolvedTable,
+    args: &Args,
+) -> Result<DataFrame> {
+    let mut options = RewritePositionDeleteFilesOptions::default().with_options(&map(args)?)?;
+    options.filter = where_filter(ctx, table, args).await?;
+    let (_, r) =
+        rewrite_position_delete_files(table.target.catalog(), &table.ident, &options).await?;
+    one_row(
+        ctx,
+        vec![
+            (
+                "rewritten_delete_files_count",
+                Count::Int(r.rewritten_delete_files_count),
+            ),
+            (
+                "added_delete_files_count",
+                Count::Int(r.added_delete_files_count),
+            ),
+            (
+                "rewritten_bytes_count",
+                Count::Long(i64::try_from(r.rewritten_bytes_count).unwrap_or(i64::MAX)),
+            ),
+            (
+                "added_bytes_count",
+                Count::Long(i64::try_from(r.added_bytes_count).unwrap_or(i64::MAX)),
+            ),
+        ],
+    )
+}
+
+/// Spark's `sort_order` string (`term [ASC|DESC] [NULLS FIRST|LAST], …`, terms as in
+/// `WRITE ORDERED BY`) as a sort order of `table`'s current schema.
+///
+/// Errors: `zorder(…)` ([`ErrorKind::Unsupported`]); a term that does not parse, an
+/// unknown column or a transform its type does not take, naming it.
+fn sort_order(
+    ctx: &SessionContext,
+    table: &crate::table::Table,
+    order: &str,
+) -> Result<crate::spec::sort_order::SortOrder> {
+    if order
+        .trim_start()
+        .to_ascii_lowercase()
+        .starts_with("zorder")
+    {
+        return Err(Error::unsupported(format!(
+            "rewrite_data_files sort_order '{order}': Z-order (zorder) rewrites"
+        )));
+    }
+    let what = || format!("sort_order '{order}'");
+    let mut c = cursor(ctx, order)
+        .ok_or_else(|| Error::invalid_argument(format!("{} does not parse", what())))?;
+    if c.at_end() {
+        return Err(Error::invalid_argument(format!("{} is empty", what())));
+    }
+    let terms = super::alter_partition::sort_terms(&mut c)
+        .and_then(|t| c.expect_end().map(|()| t))
+        .map_err(|e| e.context(what()))?;
+    terms.apply(table.metadata()).map_err(|e| e.context(what()))
+}
+
+/// The `options` argument: `map('key', 'value', …)`.
+fn map(args: &Args) -> Result<Vec<(String, String)>> {
+    match args.get("options") {
+        None => Ok(vec![]),
+        Some(Value::Map(m)) => Ok(m),
+        Some(other) => Err(Error::invalid_argument(format!(
+            "options must be map('key', 'value', …), got {other:?}"
+        ))),
+    }
+}
+
+/// The `where` argument, a SQL condition string over the table's columns, as a filter
+/// that selects files.
+async fn where_filter(
+    ctx: &SessionContext,
+    table: &ResolvedTable,
+    args: &Args,
+) -> Result<Option<Predicate>> {
+    let Some(w) = args.get("where") else {
+        return Ok(None);
+    };
+    let Value::Text(condition) = w else {
+        return Err(Error::invalid_argument(format!(
+            "where must be a string holding a condition, got {w:?}"
+        )));
+    };
+    let loaded = table.target.catalog().load_table(&table.ident).await?;
+    let provider = crate::IcebergTableProvider::try_new(loaded)?;
+    let df_schema = DFSchema::try_from(provider.arrow_schema().as_ref().clone())?;
+    let expr = ctx.parse_sql_expr(&condition, &df_schema)?;
+    let converted = FilterConverter::new(provider.iceberg_schema())
+        .convert(&expr)
+        .ok_or_else(|| {
+            Error::invalid_argument(format!(
+                "where '{condition}' cannot select files (use comparisons of columns with                  constants)"
+            ))
+        })?;
+    Ok(Some(converted.predicate))
 }
 
 async fn manifests(ctx: &SessionContext, table: &ResolvedTable, args: &Args) -> Result<DataFrame> {

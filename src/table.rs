@@ -249,6 +249,16 @@ impl Table {
     pub fn file_io(&self) -> &FileIO {
         &self.file_io
     }
+
+    /// This table (same metadata) read through `file_io` instead, e.g. the table's
+    /// FileIO with a request observer ([`FileIO::with_request_observer`]).
+    pub fn with_file_io(&self, file_io: FileIO) -> Table {
+        Table {
+            metadata: Arc::clone(&self.metadata),
+            metadata_location: self.metadata_location.clone(),
+            file_io,
+        }
+    }
 }
 
 #[cfg(test)]

@@ -24,6 +24,7 @@ pub mod named_tables;
 mod nested_ids;
 pub mod options;
 pub mod read_only;
+mod request_metrics;
 mod row_count;
 pub mod scalar;
 pub mod sql;

@@ -55,12 +55,14 @@ use super::metadata_columns::{
 };
 use super::metrics::{attach_counters, attach_scan_metrics};
 use super::options::IcefloeOptions;
+use super::request_metrics::StoreRequestMetrics;
 use super::row_count::rows_without_columns;
 use super::scalar::literal_to_scalar;
 use super::statistics::{file_statistics, untruncated_bounds};
 use super::write_exec::IcebergWriteExec;
 use crate::delete::equality_delete_schema;
 use crate::error::{Error, Result};
+use crate::io::RequestCounts;
 use crate::scan::cache::ManifestCache;
 use crate::scan::{ScanMetrics, TableScan};
 use crate::spec::arrow::{nullable_under_nullable_structs, schema_to_arrow};
@@ -387,7 +389,16 @@ impl IcebergTableProvider {
     ///
     /// Errors: planning errors (a manifest or delete file that cannot be read).
     pub(crate) async fn plan_row_level(&self, filters: &[Expr]) -> Result<DeletePlan> {
-        let mut scan = self.table_scan();
+        // Planning reads (manifest list, manifests, position deletes) are counted on one
+        // FileIO, the scan's own reads on another (request_metrics).
+        let planning_requests = Arc::new(RequestCounts::default());
+        let planning_table = self.table.with_file_io(
+            self.table
+                .file_io()
+                .with_request_observer(Arc::clone(&planning_requests) as _),
+        );
+        let mut scan = TableScan::new(planning_table.clone(), self.snapshot.clone())
+            .with_manifest_cache(Arc::clone(&self.manifest_cache));
         if let Some(filter) = FilterConverter::new(&self.schema).convert_all(filters) {
             scan = scan.with_filter(filter);
         }
@@ -810,10 +821,12 @@ impl IcebergTableProvider {
         let mut plans: Vec<Arc<dyn ExecutionPlan>> = Vec::with_capacity(store_count);
         for (store_url, files) in by_store {
             let url = ObjectStoreUrl::parse(&store_url)?;
+            // the session's registry gets the plain store; this scan's readers, the one
+            // counting its requests (request_metrics)
             let store = io.store(&store_url)?;
             state
                 .runtime_env()
-                .register_object_store(url.as_ref(), Arc::clone(&store));
+                .register_object_store(url.as_ref(), io.base_store(&store_url)?);
             let readers = IcebergParquetReaderFactory::new(
                 store,
                 &store_url,
@@ -836,6 +849,10 @@ impl IcebergTableProvider {
                     ..Default::default()
                 },
             );
+            // No `metadata_size_hint`: each footer costs two GETs (its 8-byte tail, then the
+            // metadata). With the hint (one GET of the last 512 KiB), a file shorter than
+            // its manifest's size panics in parquet 59's push decoder ("Range length must
+            // match buffer length") instead of failing with the size error.
             source = source.with_parquet_file_reader_factory(Arc::new(readers));
             if let Some(p) = &predicate {
                 source = source.with_predicate(Arc::clone(p));
@@ -1176,7 +1193,16 @@ impl TableProvider for IcebergTableProvider {
                 )?);
             }
         }
-        let mut scan = self.table_scan();
+        // Planning reads (manifest list, manifests, position deletes) are counted on one
+        // FileIO, the scan's own reads on another (request_metrics).
+        let planning_requests = Arc::new(RequestCounts::default());
+        let planning_table = self.table.with_file_io(
+            self.table
+                .file_io()
+                .with_request_observer(Arc::clone(&planning_requests) as _),
+        );
+        let mut scan = TableScan::new(planning_table.clone(), self.snapshot.clone())
+            .with_manifest_cache(Arc::clone(&self.manifest_cache));
         if let Some(filter) = FilterConverter::new(&self.schema).convert_all(filters) {
             scan = scan.with_filter(filter);
         }
@@ -1189,19 +1215,29 @@ impl TableProvider for IcebergTableProvider {
         if let Ok(mut last) = self.last_scan_metrics.lock() {
             *last = Some(scan_metrics.clone());
         }
-        let deletes = plan_deletes(&self.table, plan.tasks, plan.delete_entries).await?;
+        let deletes = plan_deletes(&planning_table, plan.tasks, plan.delete_entries).await?;
         let delete_metrics = deletes.metrics.clone();
         if let Ok(mut last) = self.last_delete_metrics.lock() {
             *last = Some(delete_metrics.clone());
         }
+        let store_requests = Arc::new(StoreRequestMetrics::default());
+        let counted = Self {
+            table: self.table.with_file_io(
+                self.table
+                    .file_io()
+                    .with_request_observer(Arc::clone(&store_requests) as _),
+            ),
+            ..self.clone()
+        };
         let exec = match &self.metadata_columns {
             Some((columns, _)) => {
-                self.scan_with_metadata(state, deletes, projection, filters, limit, columns)?
+                counted.scan_with_metadata(state, deletes, projection, filters, limit, columns)?
             }
-            None => self.build_scan(state, deletes, projection, filters, limit, Hidden::None)?,
+            None => counted.build_scan(state, deletes, projection, filters, limit, Hidden::None)?,
         };
         attach_counters(&exec, &delete_metrics.counters());
         attach_scan_metrics(&exec, &scan_metrics);
+        store_requests.register(&exec, planning_requests.totals());
         Ok(exec)
     }
 

@@ -5,11 +5,12 @@
 //! the table's or catalog's properties under the Iceberg FileIO names
 //! (`s3.endpoint`, `s3.region`, `s3.access-key-id`, `s3.secret-access-key`,
 //! `s3.session-token`, `s3.path-style-access`, `adls.account-name`, `adls.account-key`,
-//! `gcs.oauth2.token`), and `object_store`'s own keys (`aws_region`, `google_service_account`,
+//! `gcs.oauth2.token`, `gcs.service.host`, `gcs.no-auth`; the ADLS names are mapped per
+//! account by `azure`), and `object_store`'s own keys (`aws_region`, `google_service_account`,
 //! `azure_storage_account_name`, …) given directly.
 //!
-//! An `s3.endpoint` starting with `http://` (a local S3-compatible server) also allows
-//! plain HTTP. Stores are shared process-wide ([`shared_store`]): one `ObjectStore` per
+//! An `s3.endpoint` or `gcs.service.host` starting with `http://` (a local S3-compatible
+//! server, a GCS emulator) also allows plain HTTP. Stores are shared process-wide ([`shared_store`]): one `ObjectStore` per
 //! store URL (`s3://bucket`) and option set (credentials, endpoint, region), so every
 //! table in a bucket reuses one HTTP connection pool.
 //!
@@ -80,6 +81,20 @@ fn iceberg_property_to_option(key: &str, value: &str) -> Option<(String, String)
         "adls.account-name" => "azure_storage_account_name",
         "adls.account-key" => "azure_storage_account_key",
         "gcs.oauth2.token" => "google_bearer_token",
+        // Iceberg Java's GCPProperties: another GCS host (an emulator)
+        "gcs.service.host" => "google_base_url",
+        "gcs.no-auth" => {
+            // no OAuth token at all: object_store does this for a service-account key
+            // with `disable_oauth` (its emulator mode); the key's other fields are unused
+            if !value.eq_ignore_ascii_case("true") {
+                return None;
+            }
+            return Some((
+                "google_service_account_key".into(),
+                r#"{"private_key": "", "private_key_id": "", "client_email": "", "disable_oauth": true}"#
+                    .into(),
+            ));
+        }
         _ => {
             let direct = ["aws_", "google_", "azure_"]
                 .iter()
@@ -107,7 +122,9 @@ pub fn store_options<'a>(
         }
     }
     for (key, value) in properties {
-        if key == "s3.endpoint" && value.trim_start().starts_with("http://") {
+        if matches!(key.as_str(), "s3.endpoint" | "gcs.service.host")
+            && value.trim_start().starts_with("http://")
+        {
             options.insert("allow_http".to_string(), "true".to_string());
         }
         if let Some((k, v)) = iceberg_property_to_option(key, value) {
@@ -231,6 +248,18 @@ mod tests {
             Some("acct")
         );
         assert!(!options.contains_key("home"));
+        // a GCS emulator: its host, plain HTTP, no OAuth
+        let gcs = HashMap::from([
+            (
+                "gcs.service.host".to_string(),
+                "http://127.0.0.1:9023".to_string(),
+            ),
+            ("gcs.no-auth".to_string(), "true".to_string()),
+        ]);
+        let gcs = store_options(vec![], &gcs);
+        assert_eq!(gcs["google_base_url"], "http://127.0.0.1:9023");
+        assert_eq!(gcs["allow_http"], "true");
+        assert!(gcs["google_service_account_key"].contains("\"disable_oauth\": true"));
         assert!(!options.keys().any(|k| k.contains("compression")));
         assert_eq!(options.get("allow_http").map(String::as_str), Some("true"));
         let https = HashMap::from([(

@@ -4,7 +4,7 @@
 //! Hadoop form Spark writes) and `file:///a/b` (the URL form PyIceberg writes) all become
 //! `file:///a/b`. Remap rules (old prefix → new prefix) are then applied to the normalised
 //! form, longest prefix first; this is how a table that was copied or moved still reads
-//! (see [`crate::table::OpenOptions`]). Cloud URLs (`s3://`, `gs://`, `az://`, …) go to
+//! (see [`crate::table::OpenOptions`]). Cloud URLs (`s3://`, `gs://`, `abfss://`, …) go to
 //! stores built by `object_store::parse_url_opts` from the environment and the FileIO's
 //! properties (see [`store_options`]; needs the `cloud` feature). Local files are read
 //! only when they are regular files: a FIFO or device where a table file should be is an
@@ -19,9 +19,12 @@ use object_store::{ObjectStore, ObjectStoreExt};
 
 use crate::error::{Error, ErrorKind, Result};
 
+mod azure;
 mod cloud;
+mod counting;
 mod local;
 pub use cloud::{is_secret, redacted, shared_store, store_options};
+pub use counting::{CountingStore, RequestCounts, RequestObserver, RequestTotals, StoreRequest};
 
 /// A location resolved to a store and a path inside it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -40,6 +43,9 @@ pub struct FileIO {
     remaps: Vec<(String, String)>,
     properties: HashMap<String, String>,
     stores: Arc<Mutex<HashMap<String, Arc<dyn ObjectStore>>>>,
+    /// Told of every request the stores of this FileIO make (see
+    /// [`with_request_observer`](Self::with_request_observer)).
+    observer: Option<Arc<dyn RequestObserver>>,
 }
 
 impl std::fmt::Debug for FileIO {
@@ -122,6 +128,18 @@ impl FileIO {
         Ok(self)
     }
 
+    /// This FileIO (same properties and remaps) with every request its stores make
+    /// reported to `observer` ([`CountingStore`]): how one scan counts the GET, HEAD
+    /// and LIST requests it makes. The stores themselves are the same shared ones.
+    pub fn with_request_observer(&self, observer: Arc<dyn RequestObserver>) -> FileIO {
+        FileIO {
+            remaps: self.remaps.clone(),
+            properties: self.properties.clone(),
+            stores: Arc::clone(&self.stores),
+            observer: Some(observer),
+        }
+    }
+
     /// The properties configuring cloud stores (secret values included: what a worker
     /// needs to rebuild this FileIO).
     pub fn properties(&self) -> &HashMap<String, String> {
@@ -183,8 +201,19 @@ impl FileIO {
 
     /// The object store serving `store_url` (`file://`, `s3://bucket`, …), created on
     /// first use from this FileIO's properties; cloud stores are shared by every FileIO
-    /// with the same bucket and options ([`shared_store`]).
+    /// with the same bucket and options ([`shared_store`]). With a request observer
+    /// ([`with_request_observer`](Self::with_request_observer)) the store reports its
+    /// requests to it.
     pub fn store(&self, store_url: &str) -> Result<Arc<dyn ObjectStore>> {
+        let store = self.base_store(store_url)?;
+        Ok(match &self.observer {
+            Some(observer) => Arc::new(CountingStore::new(store, Arc::clone(observer))),
+            None => store,
+        })
+    }
+
+    /// [`store`](Self::store) without the request observer.
+    pub fn base_store(&self, store_url: &str) -> Result<Arc<dyn ObjectStore>> {
         let mut stores = self
             .stores
             .lock()
@@ -195,7 +224,11 @@ impl FileIO {
         let store: Arc<dyn ObjectStore> = if store_url == "file://" {
             Arc::new(local::RegularFileStore::new())
         } else {
-            shared_store(store_url, store_options(std::env::vars(), &self.properties))?
+            let mut options = store_options(std::env::vars(), &self.properties);
+            if azure::is_azure(store_url) {
+                azure::add_adls_options(store_url, &self.properties, &mut options);
+            }
+            shared_store(&azure::parseable_url(store_url), options)?
         };
         stores.insert(store_url.to_string(), Arc::clone(&store));
         Ok(store)

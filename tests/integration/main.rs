@@ -5,6 +5,8 @@ mod cli_terminal;
 mod cli_writes;
 
 mod alter;
+#[cfg(feature = "cloud")]
+mod azurite;
 mod bad_input;
 mod catalog;
 mod deletes;
@@ -29,6 +31,7 @@ mod nested_writes;
 mod normalize;
 mod partition_evolution;
 mod read_corners;
+mod request_counts;
 #[cfg(feature = "cloud")]
 mod rest_s3;
 #[cfg(feature = "cloud")]

@@ -1,0 +1,277 @@
+//! Counting the requests a reader makes of an object store.
+//!
+//! [`CountingStore`] wraps any `ObjectStore` and reports each request to a
+//! [`RequestObserver`] before handing the answer on: a GET (whole object or byte range)
+//! with the bytes its answer carries, a HEAD, a LIST (one per `list`,
+//! `list_with_offset` or `list_with_delimiter` call; a paginated listing counts once), a
+//! PUT (whole object or one multipart upload). Counts are of requests *answered*
+//! (failed requests are not counted).
+//!
+//! Ranged reads of several ranges (`get_ranges`) go through object_store's
+//! `coalesce_ranges` over this store's own `get_range`: ranges less than 1 MiB apart
+//! become one request, as object_store's S3, GCS and Azure clients do, so each coalesced
+//! request is counted, and a local table counts the requests the same table on S3 would
+//! make. [`RequestCounts`] is an observer that keeps totals (atomics, shared by clones of
+//! its `Arc`).
+
+use std::fmt;
+use std::ops::Range;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use bytes::Bytes;
+use futures::stream::BoxStream;
+use object_store::path::Path;
+use object_store::{
+    CopyOptions, GetOptions, GetResult, ListResult, MultipartUpload, ObjectMeta, ObjectStore,
+    PutMultipartOptions, PutOptions, PutPayload, PutResult, RenameOptions,
+};
+
+/// One request made of an object store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StoreRequest {
+    /// A GET of a whole object or a byte range; `bytes` is the length of the answer's
+    /// body (the range it covers).
+    Get {
+        /// Bytes in the answer.
+        bytes: u64,
+    },
+    /// A HEAD (object metadata only).
+    Head,
+    /// A LIST of a prefix.
+    List,
+    /// A PUT of a whole object, or the start of a multipart upload.
+    Put,
+}
+
+/// Told of every request a [`CountingStore`] makes.
+pub trait RequestObserver: fmt::Debug + Send + Sync {
+    /// One request was answered.
+    fn observe(&self, request: StoreRequest);
+}
+
+/// Request totals (an observer whose counts can be read at any time).
+#[derive(Debug, Default)]
+pub struct RequestCounts {
+    gets: AtomicU64,
+    heads: AtomicU64,
+    lists: AtomicU64,
+    puts: AtomicU64,
+    bytes_read: AtomicU64,
+}
+
+/// The totals of a [`RequestCounts`] at one moment.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RequestTotals {
+    /// GET requests (whole or ranged).
+    pub gets: u64,
+    /// HEAD requests.
+    pub heads: u64,
+    /// LIST requests.
+    pub lists: u64,
+    /// PUT requests (and multipart uploads started).
+    pub puts: u64,
+    /// Bytes in the GET answers.
+    pub bytes_read: u64,
+}
+
+impl RequestCounts {
+    /// The totals so far.
+    pub fn totals(&self) -> RequestTotals {
+        RequestTotals {
+            gets: self.gets.load(Ordering::Relaxed),
+            heads: self.heads.load(Ordering::Relaxed),
+            lists: self.lists.load(Ordering::Relaxed),
+            puts: self.puts.load(Ordering::Relaxed),
+            bytes_read: self.bytes_read.load(Ordering::Relaxed),
+        }
+    }
+}
+
+impl RequestObserver for RequestCounts {
+    fn observe(&self, request: StoreRequest) {
+        let counter = match request {
+            StoreRequest::Get { bytes } => {
+                self.bytes_read.fetch_add(bytes, Ordering::Relaxed);
+                &self.gets
+            }
+            StoreRequest::Head => &self.heads,
+            StoreRequest::List => &self.lists,
+            StoreRequest::Put => &self.puts,
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// An object store that reports every request to an observer (see the module docs).
+#[derive(Debug)]
+pub struct CountingStore {
+    inner: Arc<dyn ObjectStore>,
+    observer: Arc<dyn RequestObserver>,
+}
+
+impl CountingStore {
+    /// `inner`, with its requests reported to `observer`.
+    pub fn new(inner: Arc<dyn ObjectStore>, observer: Arc<dyn RequestObserver>) -> Self {
+        Self { inner, observer }
+    }
+}
+
+impl fmt::Display for CountingStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Counting({})", self.inner)
+    }
+}
+
+#[async_trait]
+impl ObjectStore for CountingStore {
+    async fn put_opts(
+        &self,
+        location: &Path,
+        payload: PutPayload,
+        opts: PutOptions,
+    ) -> object_store::Result<PutResult> {
+        let result = self.inner.put_opts(location, payload, opts).await?;
+        self.observer.observe(StoreRequest::Put);
+        Ok(result)
+    }
+
+    async fn put_multipart_opts(
+        &self,
+        location: &Path,
+        opts: PutMultipartOptions,
+    ) -> object_store::Result<Box<dyn MultipartUpload>> {
+        let upload = self.inner.put_multipart_opts(location, opts).await?;
+        self.observer.observe(StoreRequest::Put);
+        Ok(upload)
+    }
+
+    async fn get_opts(
+        &self,
+        location: &Path,
+        options: GetOptions,
+    ) -> object_store::Result<GetResult> {
+        let head = options.head;
+        let result = self.inner.get_opts(location, options).await?;
+        self.observer.observe(if head {
+            StoreRequest::Head
+        } else {
+            StoreRequest::Get {
+                bytes: result.range.end.saturating_sub(result.range.start),
+            }
+        });
+        Ok(result)
+    }
+
+    async fn get_ranges(
+        &self,
+        location: &Path,
+        ranges: &[Range<u64>],
+    ) -> object_store::Result<Vec<Bytes>> {
+        use object_store::ObjectStoreExt;
+        object_store::coalesce_ranges(
+            ranges,
+            |range| self.get_range(location, range),
+            object_store::OBJECT_STORE_COALESCE_DEFAULT,
+        )
+        .await
+    }
+
+    fn delete_stream(
+        &self,
+        locations: BoxStream<'static, object_store::Result<Path>>,
+    ) -> BoxStream<'static, object_store::Result<Path>> {
+        self.inner.delete_stream(locations)
+    }
+
+    fn list(&self, prefix: Option<&Path>) -> BoxStream<'static, object_store::Result<ObjectMeta>> {
+        self.observer.observe(StoreRequest::List);
+        self.inner.list(prefix)
+    }
+
+    fn list_with_offset(
+        &self,
+        prefix: Option<&Path>,
+        offset: &Path,
+    ) -> BoxStream<'static, object_store::Result<ObjectMeta>> {
+        self.observer.observe(StoreRequest::List);
+        self.inner.list_with_offset(prefix, offset)
+    }
+
+    async fn list_with_delimiter(&self, prefix: Option<&Path>) -> object_store::Result<ListResult> {
+        let result = self.inner.list_with_delimiter(prefix).await?;
+        self.observer.observe(StoreRequest::List);
+        Ok(result)
+    }
+
+    async fn copy_opts(
+        &self,
+        from: &Path,
+        to: &Path,
+        options: CopyOptions,
+    ) -> object_store::Result<()> {
+        self.inner.copy_opts(from, to, options).await
+    }
+
+    async fn rename_opts(
+        &self,
+        from: &Path,
+        to: &Path,
+        options: RenameOptions,
+    ) -> object_store::Result<()> {
+        self.inner.rename_opts(from, to, options).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use futures::StreamExt;
+    use object_store::memory::InMemory;
+    use object_store::ObjectStoreExt;
+
+    #[tokio::test]
+    async fn counts_each_request_and_the_bytes_answered() {
+        let counts = Arc::new(RequestCounts::default());
+        let store = CountingStore::new(
+            Arc::new(InMemory::new()),
+            Arc::clone(&counts) as Arc<dyn RequestObserver>,
+        );
+        let path = Path::from("t/data/a.parquet");
+        store
+            .put(&path, Bytes::from(vec![7u8; 3 * 1024 * 1024]).into())
+            .await
+            .unwrap();
+        assert_eq!(
+            store.get(&path).await.unwrap().bytes().await.unwrap().len(),
+            3 << 20
+        );
+        store.head(&path).await.unwrap();
+        assert_eq!(store.get_range(&path, 10..110).await.unwrap().len(), 100);
+        // 0..10 and 20..30 coalesce into one GET of 0..30; 2.5 MiB on is another GET
+        let got = store
+            .get_ranges(&path, &[0..10, 20..30, 2_621_440..2_621_450])
+            .await
+            .unwrap();
+        assert_eq!(got.iter().map(Bytes::len).collect::<Vec<_>>(), [10, 10, 10]);
+        let listed: Vec<_> = store.list(Some(&Path::from("t"))).collect().await;
+        assert_eq!(listed.len(), 1);
+        store
+            .list_with_delimiter(Some(&Path::from("t")))
+            .await
+            .unwrap();
+        // a failed GET is not counted
+        assert!(store.get(&Path::from("t/missing")).await.is_err());
+        assert_eq!(
+            counts.totals(),
+            RequestTotals {
+                gets: 4,
+                heads: 1,
+                lists: 2,
+                puts: 1,
+                bytes_read: (3 << 20) + 100 + 30 + 10,
+            }
+        );
+    }
+}

@@ -35,7 +35,7 @@ use object_store::path::Path;
 use object_store::ObjectStore;
 
 use super::expr_adapter::FieldIdExprAdapterFactory;
-use super::scan_errors::{Locations, NamedFileMorselizer, NamedFileOpener};
+use super::scan_errors::{Locations, NamedFileMorselizer};
 use crate::io::FileIO;
 
 /// What a scan of one object store needs besides DataFusion's own configuration: how
@@ -126,10 +126,9 @@ impl FileSource for IcebergParquetSource {
         base_config: &FileScanConfig,
         partition: usize,
     ) -> DFResult<Arc<dyn FileOpener>> {
-        let inner = self
-            .inner
-            .create_file_opener(object_store, base_config, partition)?;
-        Ok(Arc::new(NamedFileOpener::new(inner, self.locations())))
+        // DataFusion 55's ParquetSource reads through `create_morselizer` only
+        self.inner
+            .create_file_opener(object_store, base_config, partition)
     }
 
     fn create_morselizer(

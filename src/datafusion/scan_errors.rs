@@ -5,9 +5,9 @@
 //! by DataFusion's Parquet opener and the `parquet` crate's page decoding (a corrupt
 //! page header, a dictionary index out of range, a truncated column chunk), carry no path:
 //! "Parquet error: Parquet error: Unexpected end of stream" tells no one which of a
-//! table's thousand files to look at. [`NamedFileMorselizer`] and [`NamedFileOpener`] wrap
-//! what DataFusion's `ParquetSource` hands the scan (`create_morselizer` and
-//! `create_file_opener`) and give every such error the file's location (as the manifest
+//! table's thousand files to look at. [`NamedFileMorselizer`] wraps what DataFusion's
+//! `ParquetSource` hands the scan (`create_morselizer`; its `create_file_opener` is
+//! unsupported in DataFusion 55) and gives every such error the file's location (as the manifest
 //! records it, and where it was read from when the table was moved): an [`Error`] of kind
 //! [`ErrorKind::InvalidData`] ("cannot read data file '…': Parquet error: …", the
 //! `Parquet error:` prefix once) or [`ErrorKind::Io`] for storage failures. Errors that
@@ -16,15 +16,13 @@
 //! unchanged.
 
 use std::collections::HashMap;
-use std::fmt;
 use std::sync::Arc;
 
 use datafusion::common::Result as DFResult;
 use datafusion::datasource::listing::PartitionedFile;
-use datafusion::datasource::physical_plan::{FileOpenFuture, FileOpener};
 use datafusion::error::DataFusionError;
 use datafusion_datasource::morsel::{Morsel, MorselPlan, MorselPlanner, Morselizer};
-use futures::{FutureExt, StreamExt, TryFutureExt};
+use futures::{FutureExt, StreamExt};
 use object_store::path::Path;
 
 use crate::error::{Error, ErrorKind};
@@ -49,12 +47,21 @@ impl Locations {
             format!("{}/{path}", self.store_url.trim_end_matches('/'))
         };
         match self.recorded.get(path) {
-            Some(recorded) if recorded != &read_from => {
-                format!("'{recorded}' (read from '{read_from}')")
-            }
-            _ => format!("'{read_from}'"),
+            Some(recorded) if same_local_file(recorded, &read_from) => format!("'{recorded}'"),
+            Some(recorded) => format!("'{recorded}' (read from '{read_from}')"),
+            None => format!("'{read_from}'"),
         }
     }
+}
+
+/// Whether the recorded location `recorded` is the local path `read_from` (`/a`,
+/// `file:/a`, `file:///a`).
+fn same_local_file(recorded: &str, read_from: &str) -> bool {
+    let local = recorded
+        .strip_prefix("file://")
+        .or_else(|| recorded.strip_prefix("file:"))
+        .unwrap_or(recorded);
+    local == read_from
 }
 
 /// Whether `e`'s chain holds an icefloe [`Error`] (which names its file).
@@ -187,46 +194,6 @@ impl Morsel for NamedFileMorsel {
             .into_stream()
             .map(move |r| r.map_err(|e| name_file(e, &described)))
             .boxed()
-    }
-}
-
-/// A `FileOpener` whose futures and streams name their file in errors.
-pub(crate) struct NamedFileOpener {
-    inner: Arc<dyn FileOpener>,
-    locations: Locations,
-}
-
-impl fmt::Debug for NamedFileOpener {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("NamedFileOpener")
-            .field("locations", &self.locations)
-            .finish()
-    }
-}
-
-impl NamedFileOpener {
-    /// Wrap `inner` (DataFusion's Parquet opener).
-    pub fn new(inner: Arc<dyn FileOpener>, locations: Locations) -> Self {
-        Self { inner, locations }
-    }
-}
-
-impl FileOpener for NamedFileOpener {
-    fn open(&self, file: PartitionedFile) -> DFResult<FileOpenFuture> {
-        let described = described(&self.locations, &file);
-        let opened = self
-            .inner
-            .open(file)
-            .map_err(|e| name_file(e, &described))?;
-        let on_open = Arc::clone(&described);
-        Ok(opened
-            .map_err(move |e| name_file(e, &on_open))
-            .map_ok(move |stream| {
-                stream
-                    .map(move |r| r.map_err(|e| name_file(e, &described)))
-                    .boxed()
-            })
-            .boxed())
     }
 }
 

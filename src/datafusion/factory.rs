@@ -162,9 +162,13 @@ impl TableProviderFactory for IcebergTableProviderFactory {
 /// Register [`IcebergTableProviderFactory`] under `ICEBERG` in `ctx`, enabling
 /// `CREATE EXTERNAL TABLE … STORED AS ICEBERG LOCATION '…'`; also installs the
 /// optimizer rule that lets `INSERT … VALUES` carry nested values
-/// ([`install_values_rule`](super::install_values_rule)).
+/// ([`install_values_rule`](super::install_values_rule)) and turns on exact decimal
+/// literals (`datafusion.sql_parser.parse_float_as_decimal = true`, with the rewrite that
+/// keeps `float`/`double` comparisons in double: [`use_decimal_literals`](super::use_decimal_literals)),
+/// so `WHERE dec_col = 3703703670369.0370370367` finds its row.
 pub fn register_iceberg_factory(ctx: &SessionContext) {
     super::install_values_rule(ctx);
+    super::use_decimal_literals(ctx);
     ctx.state_ref()
         .write()
         .table_factories_mut()

@@ -44,6 +44,7 @@ use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt};
 
 use super::expr_adapter::FieldIdExprAdapterFactory;
+use super::scan_errors::Locations;
 use crate::error::Error;
 use crate::spec::arrow::{arrow_field_id, primitive_from_arrow};
 
@@ -52,11 +53,9 @@ use crate::spec::arrow::{arrow_field_id, primitive_from_arrow};
 pub struct IcebergParquetReaderFactory {
     inner: CachedParquetFileReaderFactory,
     store: Arc<dyn ObjectStore>,
-    /// How locations are shown: the store's URL (`file://`, `s3://bucket`).
-    store_url: String,
-    /// Object path → location as recorded in the manifest, for moved tables (where the
-    /// two differ); empty otherwise.
-    recorded: Arc<HashMap<Path, String>>,
+    /// How locations are shown (the store's URL; for moved tables, the locations the
+    /// manifests record).
+    locations: Locations,
     /// The table schema the scan reads (Arrow, field ids in the field metadata).
     table_schema: SchemaRef,
     /// For the table's name mapping (files without field ids).
@@ -79,26 +78,12 @@ impl IcebergParquetReaderFactory {
         Self {
             inner: CachedParquetFileReaderFactory::new(Arc::clone(&store), metadata_cache),
             store,
-            store_url: store_url.to_string(),
-            recorded,
+            locations: Locations {
+                store_url: store_url.to_string(),
+                recorded,
+            },
             table_schema,
             columns,
-        }
-    }
-
-    /// The location to show for an object path: as recorded, plus where it was read
-    /// from when that differs.
-    fn describe(&self, path: &Path) -> String {
-        let read_from = if self.store_url.starts_with("file:") {
-            format!("/{path}")
-        } else {
-            format!("{}/{path}", self.store_url.trim_end_matches('/'))
-        };
-        match self.recorded.get(path) {
-            Some(recorded) if recorded != &read_from => {
-                format!("'{recorded}' (read from '{read_from}')")
-            }
-            _ => format!("'{read_from}'"),
         }
     }
 }
@@ -122,7 +107,7 @@ impl ParquetFileReaderFactory for IcebergParquetReaderFactory {
         Ok(Box::new(IcebergFileReader {
             inner,
             store: Arc::clone(&self.store),
-            described: self.describe(&path),
+            described: self.locations.describe(&path),
             path,
             manifest_size,
             table_schema: Arc::clone(&self.table_schema),

@@ -11,6 +11,8 @@
 //! `DataSourceExec`, `FileScanConfig` and every optimization on them unchanged (each call
 //! is forwarded to the `ParquetSource`) while making the scan reach icefloe's
 //! `PhysicalExtensionCodec` (feature `distributed`), which carries the whole state.
+//! The file openers it hands out name the data file in every error
+//! ([`scan_errors`](super::scan_errors)).
 
 use std::collections::HashMap;
 use std::fmt;
@@ -33,6 +35,7 @@ use object_store::path::Path;
 use object_store::ObjectStore;
 
 use super::expr_adapter::FieldIdExprAdapterFactory;
+use super::scan_errors::{Locations, NamedFileMorselizer};
 use crate::io::FileIO;
 
 /// What a scan of one object store needs besides DataFusion's own configuration: how
@@ -85,6 +88,14 @@ impl IcebergParquetSource {
         &self.state
     }
 
+    /// How this scan's data files are named in errors.
+    fn locations(&self) -> Locations {
+        Locations {
+            store_url: self.state.store_url.clone(),
+            recorded: Arc::clone(&self.state.recorded),
+        }
+    }
+
     fn wrap(&self, inner: Arc<dyn FileSource>) -> Arc<dyn FileSource> {
         Arc::new(Self {
             inner,
@@ -115,6 +126,7 @@ impl FileSource for IcebergParquetSource {
         base_config: &FileScanConfig,
         partition: usize,
     ) -> DFResult<Arc<dyn FileOpener>> {
+        // DataFusion 55's ParquetSource reads through `create_morselizer` only
         self.inner
             .create_file_opener(object_store, base_config, partition)
     }
@@ -125,8 +137,10 @@ impl FileSource for IcebergParquetSource {
         base_config: &FileScanConfig,
         partition: usize,
     ) -> DFResult<Box<dyn Morselizer>> {
-        self.inner
-            .create_morselizer(object_store, base_config, partition)
+        let inner = self
+            .inner
+            .create_morselizer(object_store, base_config, partition)?;
+        Ok(Box::new(NamedFileMorselizer::new(inner, self.locations())))
     }
 
     fn table_schema(&self) -> &TableSchema {

@@ -48,12 +48,15 @@ fn scanned_data_files(ctx: &SessionContext, name: &str) -> Option<usize> {
 
 fn session_context() -> SessionContext {
     // Spark's semantics where DataFusion's differ only by a setting: NULLs sort first in
-    // ascending order (Spark's default), and the session time zone is UTC like the oracle's.
+    // ascending order (Spark's default), the session time zone is UTC like the oracle's,
+    // and `1.25` is an exact decimal literal (icefloe's session setup, as the CLI's).
     let config = SessionConfig::new()
         .with_target_partitions(4)
         .set_str("datafusion.sql_parser.default_null_ordering", "nulls_min")
         .set_str("datafusion.execution.time_zone", "+00:00");
-    SessionContext::new_with_config(config)
+    let ctx = SessionContext::new_with_config(config);
+    icefloe::datafusion::use_decimal_literals(&ctx);
+    ctx
 }
 
 struct Case {

@@ -356,3 +356,47 @@ async fn a_fifo_where_a_table_file_should_be_is_an_error_not_a_hang() {
         );
     }
 }
+
+/// Flip the last bytes of every column chunk of `file` (the end of each chunk's last page:
+/// compressed page data), keeping its size and footer.
+fn corrupt_page_data(file: &std::path::Path) {
+    use datafusion::parquet::file::reader::{FileReader, SerializedFileReader};
+    let mut bytes = std::fs::read(file).expect("read");
+    let reader =
+        SerializedFileReader::new(std::fs::File::open(file).expect("open")).expect("footer");
+    for row_group in reader.metadata().row_groups() {
+        for column in row_group.columns() {
+            let (start, len) = column.byte_range();
+            let end = (start + len) as usize;
+            for b in &mut bytes[end - 6..end - 1] {
+                *b ^= 0x5a;
+            }
+        }
+    }
+    std::fs::write(file, bytes).expect("write");
+}
+
+#[tokio::test]
+async fn corrupt_pages_are_errors_naming_the_data_file_once_prefixed() {
+    let dir = copy_sample();
+    let data = files_with_suffix(&dir.path().join("data/ts_day=2024-03-03"), ".parquet");
+    assert_eq!(data.len(), 1);
+    corrupt_page_data(&data[0]);
+    let name = data[0].file_name().unwrap().to_string_lossy().to_string();
+    let location = dir.path().to_str().unwrap();
+    for sql in [
+        "SELECT sum(id) FROM t",
+        "SELECT * FROM t",
+        "SELECT sum(length(v)) FROM t",
+    ] {
+        let err = run_sql(location, sql).await.expect_err("corrupt pages");
+        // named once, as the manifest records it (the table was not moved)
+        let file = format!(
+            "cannot read data file 'file://{}/data/ts_day=2024-03-03/{name}': ",
+            dir.path().display()
+        );
+        assert!(err.contains(&file), "{sql}: {err}");
+        assert!(!err.contains("read from"), "{sql}: {err}");
+        assert!(err.matches("Parquet error:").count() <= 1, "{sql}: {err}");
+    }
+}

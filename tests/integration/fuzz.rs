@@ -13,9 +13,8 @@
 //! panic hook records panics on every thread); a dependency's panic that icefloe catches
 //! must come back as an error naming the file. Only the known dependency panics listed
 //! in `KNOWN_UPSTREAM_PANICS` may escape (counted and printed). And every
-//! failure is an error whose message names a file of the table (its path or its name) —
-//! except errors from decoding a Parquet data file's pages inside DataFusion's scan,
-//! which do not carry the path yet (see the comment at the check).
+//! failure is an error whose message names a file of the table (its path or its name),
+//! errors from decoding a Parquet data file's pages inside DataFusion's scan included.
 //!
 //! Bounded for CI: `ICEFLOE_FUZZ_CASES` cases in all (default 1,500: about a minute on 2
 //! shared cores in a debug build), the same cases every run (`ICEFLOE_FUZZ_SEED`, default
@@ -481,12 +480,9 @@ fn mutated_files_never_panic_and_errors_name_the_file() {
         }
         if let Err(message) = outcome {
             // the message names a file of the table: the mutated one, or (when the
-            // mutation changed a location or a reference) another under the table.
-            // Not yet for errors DataFusion's Parquet scan raises while decoding a data
-            // file's pages (issue 16 item 9: they carry no path), so data files are only
-            // held to "no panic" for now.
-            let parquet_data = name.ends_with(".parquet");
-            if !parquet_data && !message.contains(&name) && !message.contains(&s.name) {
+            // mutation changed a location or a reference) another under the table;
+            // errors from decoding a data file's pages inside DataFusion's scan too
+            if !message.contains(&name) && !message.contains(&s.name) {
                 return Err(TestCaseError::fail(format!(
                     "error reading mutated {}/{name} names no file: {message}",
                     s.name

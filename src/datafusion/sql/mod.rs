@@ -166,6 +166,7 @@ use tokens::Cursor;
 pub async fn execute(ctx: &SessionContext, statement: &str) -> Result<DataFrame> {
     crate::datafusion::dml::install_dml_guard(ctx);
     crate::datafusion::install_values_rule(ctx);
+    crate::datafusion::install_float_literal_rule(ctx);
     check_expression_depth(ctx, statement)?;
     if tokens::first_word_is(statement, &["INSERT"]) {
         if let Some(cursor) = cursor(ctx, statement) {

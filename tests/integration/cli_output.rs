@@ -204,6 +204,30 @@ fn cli_output_file_is_replaced_only_when_the_run_succeeds() {
     assert_eq!(names.len(), 4, "{names:?}");
 }
 
+/// Without `--format`, `-o FILE` writes the format its extension names (as a user who
+/// types `-o out.parquet` expects); `--format` still wins, other extensions get the table.
+#[test]
+fn cli_output_file_extension_picks_the_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let sql = "SELECT 1 AS a, 'x' AS b";
+    let write = |name: &str, extra: &[&str]| {
+        let path = dir.path().join(name);
+        let mut args = extra.to_vec();
+        let p = path.to_str().unwrap().to_string();
+        args.extend(["-o", &p, "-c", sql]);
+        assert_success(&run(&args));
+        std::fs::read(&path).unwrap()
+    };
+    let parquet = write("out.PARQUET", &[]);
+    assert!(parquet.starts_with(b"PAR1") && parquet.ends_with(b"PAR1"));
+    assert_eq!(write("out.csv", &[]), b"a,b\n1,x\n");
+    assert_eq!(write("out.ndjson", &[]), b"{\"a\":1,\"b\":\"x\"}\n");
+    assert_eq!(write("out.jsonl", &[]), write("out.json", &[]));
+    let table = String::from_utf8(write("out.txt", &[])).unwrap();
+    assert!(table.contains("| a | b |"), "{table}");
+    assert_eq!(write("forced.parquet", &["--format", "csv"]), b"a,b\n1,x\n");
+}
+
 /// A reader that stops after the first line: the rest is written into a closed pipe.
 #[test]
 fn cli_closed_pipe_ends_quietly_in_every_format() {

@@ -127,9 +127,10 @@ struct TableArgs {
 #[derive(Debug, Args)]
 #[command(next_help_heading = "Output")]
 struct OutputArgs {
-    /// Output format
-    #[arg(long, value_enum, default_value_t = Format::Table)]
-    format: Format,
+    /// Output format [default: from the extension of -o FILE (.parquet, .csv, .json,
+    /// .ndjson, .jsonl), else table]
+    #[arg(long, value_enum)]
+    format: Option<Format>,
 
     /// Write output to FILE instead of stdout
     #[arg(short = 'o', long = "output", value_name = "FILE")]
@@ -345,7 +346,11 @@ async fn async_main() -> ExitCode {
 }
 
 async fn run(cli: Cli) -> Result<(), CliError> {
-    let mut output = Output::new(cli.output.format, cli.output.output.as_deref())?
+    let format = cli
+        .output
+        .format
+        .unwrap_or_else(|| Format::for_output_file(cli.output.output.as_deref()));
+    let mut output = Output::new(format, cli.output.output.as_deref())?
         .with_pruning_report(cli.output.explain_pruning)
         .with_progress(!cli.output.quiet && io::stderr().is_terminal())
         .with_null_string(cli.output.null_string.clone());

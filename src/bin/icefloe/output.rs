@@ -40,6 +40,24 @@ pub enum Format {
     Parquet,
 }
 
+impl Format {
+    /// The format `-o FILE` implies when `--format` is not given: by the file's
+    /// extension (`.parquet`, `.csv`, `.json`/`.ndjson`/`.jsonl`, any case), else
+    /// [`Format::Table`] (also without `-o`).
+    pub fn for_output_file(path: Option<&Path>) -> Format {
+        let ext = path
+            .and_then(|p| p.extension())
+            .and_then(|e| e.to_str())
+            .map(str::to_ascii_lowercase);
+        match ext.as_deref() {
+            Some("parquet") => Format::Parquet,
+            Some("csv") => Format::Csv,
+            Some("json" | "ndjson" | "jsonl") => Format::Json,
+            _ => Format::Table,
+        }
+    }
+}
+
 /// What a statement produced.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Written {

@@ -7,8 +7,10 @@
 //!
 //! * `metrics_eval`: `InclusiveMetricsEvaluator` over 100,000 data files
 //!   (`id < X` and `p = 17 AND v = 'k'`), per file.
-//! * `manifest_decode`: a 100-entry manifest with metrics: Avro container decode only
-//!   (`apache_avro::Reader` to `Value`s) vs icefloe's full `parse_manifest`.
+//! * `manifest_decode`: a 100-entry manifest with metrics (as the planning bench writes
+//!   them): Avro container decode only (`apache_avro::Reader` to `Value`s) vs icefloe's
+//!   full `parse_manifest` vs arrow-rs's columnar Avro reader (`arrow_avro::reader::Reader`
+//!   to one Arrow `RecordBatch`, issue 18), per entry.
 //! * `transforms`: bucket[16] on longs and strings, truncate[10] on strings, day on
 //!   timestamps, per value.
 //! * `position_deletes`: 100,000 deleted positions of a 1,000,000-row file to a Parquet
@@ -118,6 +120,19 @@ fn manifest_decode(c: &mut Criterion) {
                 .unwrap_or(0)
         })
     });
+    // The same file decoded column-wise into Arrow arrays (no per-entry Value tree).
+    let columnar = || -> usize {
+        arrow_avro::reader::ReaderBuilder::new()
+            .with_batch_size(8192)
+            .build(std::io::Cursor::new(&bytes[..]))
+            .map(|r| r.filter_map(Result::ok).map(|b| b.num_rows()).sum())
+            .unwrap_or(0)
+    };
+    if columnar() != 100 {
+        eprintln!("arrow-avro did not decode the 100 entries; skipping its case");
+    } else {
+        g.bench_function("arrow_avro_record_batch/100_entries", |b| b.iter(columnar));
+    }
     g.bench_function("parse_manifest/100_entries", |b| {
         b.iter(|| {
             icefloe::spec::manifest::parse_manifest(&bytes, "m.avro", &manifest, &spec, &[&schema])

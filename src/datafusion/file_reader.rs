@@ -245,7 +245,10 @@ async fn diagnose(
              (file_size_in_bytes): the file was replaced or truncated",
             meta.size
         ),
-        Ok(_) => format!("data file {file} is not a readable Parquet file: {cause}"),
+        Ok(_) => format!(
+            "data file {file} is not a readable Parquet file: {}",
+            super::scan_errors::parquet_cause(&cause)
+        ),
         Err(e) => format!("data file {file} cannot be read: {e}"),
     };
     external(Error::invalid_data(message))

@@ -21,6 +21,7 @@ use std::sync::Arc;
 use datafusion::common::Result as DFResult;
 use datafusion::datasource::listing::PartitionedFile;
 use datafusion::error::DataFusionError;
+use datafusion::parquet::errors::ParquetError;
 use datafusion_datasource::morsel::{Morsel, MorselPlan, MorselPlanner, Morselizer};
 use futures::{FutureExt, StreamExt};
 use object_store::path::Path;
@@ -76,6 +77,28 @@ fn holds_icefloe_error(e: &DataFusionError) -> bool {
     false
 }
 
+/// A Parquet error's text as our messages show it: `Parquet error: ` once, however often
+/// the parquet crate and DataFusion nested it, and without the reader's own "Failed to
+/// fetch metadata for file <path>: " (the message names the file itself, as the user can
+/// open it; the store path there lacks its leading `/`).
+pub(crate) fn parquet_cause(e: &ParquetError) -> String {
+    let mut text = e.to_string();
+    loop {
+        let before = text.len();
+        text = text.replace("Parquet error: Parquet error: ", "Parquet error: ");
+        if let Some(start) = text.find("Failed to fetch metadata for file ") {
+            if let Some(end) = text[start..].find(": ") {
+                text.replace_range(start..start + end + 2, "");
+            }
+        }
+        if text.len() == before {
+            break;
+        }
+    }
+    let text = text.strip_prefix("Parquet error: ").unwrap_or(&text);
+    format!("Parquet error: {text}")
+}
+
 /// `e`, naming the data file `described` (see the module docs).
 pub(crate) fn name_file(e: DataFusionError, described: &str) -> DataFusionError {
     if holds_icefloe_error(&e) {
@@ -86,11 +109,7 @@ pub(crate) fn name_file(e: DataFusionError, described: &str) -> DataFusionError 
             return DataFusionError::Context(context, Box::new(name_file(*inner, described)));
         }
         // "Parquet error: " once (DataFusion's prefix and the parquet crate's own)
-        DataFusionError::ParquetError(inner) => {
-            let text = inner.to_string();
-            let text = text.strip_prefix("Parquet error: ").unwrap_or(&text);
-            (ErrorKind::InvalidData, format!("Parquet error: {text}"))
-        }
+        DataFusionError::ParquetError(inner) => (ErrorKind::InvalidData, parquet_cause(&inner)),
         DataFusionError::ArrowError(inner, _) => (ErrorKind::InvalidData, inner.to_string()),
         DataFusionError::ObjectStore(inner) => (ErrorKind::Io, inner.to_string()),
         DataFusionError::IoError(inner) => (ErrorKind::Io, inner.to_string()),
@@ -202,7 +221,7 @@ mod tests {
     use datafusion::error::DataFusionError;
     use datafusion::parquet::errors::ParquetError;
 
-    use super::name_file;
+    use super::{name_file, parquet_cause};
     use crate::error::Error;
 
     #[test]
@@ -220,6 +239,18 @@ mod tests {
         assert!(name_file(e, "'/a'")
             .to_string()
             .ends_with("cannot read data file '/a': Parquet error: EOF: eof"));
+    }
+
+    #[test]
+    fn parquet_causes_have_one_prefix_and_no_store_path() {
+        let e = ParquetError::General(
+            "Failed to fetch metadata for file tmp/x/a.parquet: Parquet error: Parquet error: \
+             Empty struct has fields"
+                .to_string(),
+        );
+        assert_eq!(parquet_cause(&e), "Parquet error: Empty struct has fields");
+        let e = ParquetError::EOF("eof".to_string());
+        assert_eq!(parquet_cause(&e), "Parquet error: EOF: eof");
     }
 
     #[test]

@@ -8,8 +8,15 @@
 //! entry. Entries become `EXISTING`, keeping their snapshot ids and sequence numbers;
 //! deleted entries are dropped. No file is added or removed, so rows are unchanged.
 //! Each commit attempt reclusters the manifests of the (refreshed) current snapshot, so
-//! a concurrent commit is carried over. Format version 3 is refused (the row ids of
-//! existing entries would have to be written out, spec: "Row Lineage").
+//! a concurrent commit is carried over.
+//!
+//! Format version 3 (spec: "Row Lineage"): every rewritten entry is written with its
+//! data file's `first_row_id` as read (stored, or inherited from its old manifest), so
+//! no row's `_row_id` changes; its data sequence number, which `_last_updated_sequence_number`
+//! inherits, is kept as for any existing entry. As Iceberg Java's manifest-list writer does,
+//! each new data manifest is still given a `first_row_id` range covering its existing
+//! rows (entries that carry their own id do not use it; entries of a table upgraded from
+//! v2 that never had one get theirs from it).
 
 use std::collections::BTreeMap;
 
@@ -20,7 +27,7 @@ use super::summary::SnapshotSummary;
 use super::validation::{partition_key, PartitionKey};
 use super::TransactionAction;
 use crate::error::{Error, Result};
-use crate::spec::{FormatVersion, ManifestContent, ManifestEntry, ManifestFile, TableUpdate};
+use crate::spec::{ManifestContent, ManifestEntry, ManifestFile, TableUpdate};
 use crate::table::Table;
 use crate::write::NewEntry;
 
@@ -86,12 +93,6 @@ impl RewriteManifests {
 impl TransactionAction for RewriteManifests {
     async fn updates(&mut self, table: &Table) -> Result<Vec<TableUpdate>> {
         SnapshotProducer::check_format(table)?;
-        if table.metadata().format_version >= FormatVersion::V3 {
-            return Err(Error::unsupported(
-                "rewriting manifests of a format-version 3 table (the row ids of existing \
-                 entries, spec 'Row Lineage', are not written out yet)",
-            ));
-        }
         let target = self.target(table)?;
         let parent = self.producer.parent(table).cloned();
         let Some(parent) = parent else {

@@ -14,7 +14,8 @@
 //! must come back as an error naming the file. Only the known dependency panics listed
 //! in `KNOWN_UPSTREAM_PANICS` may escape (counted and printed). And every
 //! failure is an error whose message names a file of the table (its path or its name),
-//! errors from decoding a Parquet data file's pages inside DataFusion's scan included.
+//! errors from decoding a Parquet data file's pages inside DataFusion's scan included,
+//! with no doubled "Parquet error: Parquet error:".
 //!
 //! Bounded for CI: `ICEFLOE_FUZZ_CASES` cases in all (default 1,500: about a minute on 2
 //! shared cores in a debug build), the same cases every run (`ICEFLOE_FUZZ_SEED`, default
@@ -485,6 +486,12 @@ fn mutated_files_never_panic_and_errors_name_the_file() {
             if !message.contains(&name) && !message.contains(&s.name) {
                 return Err(TestCaseError::fail(format!(
                     "error reading mutated {}/{name} names no file: {message}",
+                    s.name
+                )));
+            }
+            if message.contains("Parquet error: Parquet error:") {
+                return Err(TestCaseError::fail(format!(
+                    "doubled prefix reading mutated {}/{name}: {message}",
                     s.name
                 )));
             }

@@ -53,6 +53,7 @@ use crate::catalog::{Catalog, TableIdent};
 use crate::delete::GLOBAL_SCOPE;
 use crate::error::{Error, ErrorKind, Result};
 use crate::expr::Predicate;
+use crate::maintenance::options::{option_flag as flag, option_number as num};
 use crate::spec::{DataFile, FormatVersion};
 use crate::table::Table;
 use crate::transaction::{check_writable, RewriteFiles, Transaction};
@@ -119,20 +120,6 @@ impl RewriteDataFilesOptions {
     /// that is not supported (`partial-progress.enabled` = `true`,
     /// `use-starting-sequence-number` = `true`) as [`ErrorKind::Unsupported`].
     pub fn with_options(mut self, options: &[(String, String)]) -> Result<Self> {
-        fn num<T: std::str::FromStr>(key: &str, v: &str) -> Result<T> {
-            v.trim().parse().map_err(|_| {
-                Error::invalid_argument(format!("option '{key}' is '{v}', not a valid number"))
-            })
-        }
-        fn flag(key: &str, v: &str) -> Result<bool> {
-            match v.trim().to_ascii_lowercase().as_str() {
-                "true" => Ok(true),
-                "false" => Ok(false),
-                _ => Err(Error::invalid_argument(format!(
-                    "option '{key}' is '{v}', not true or false"
-                ))),
-            }
-        }
         for (k, v) in options {
             match k.as_str() {
                 "target-file-size-bytes" => self.target_file_size_bytes = Some(num(k, v)?),

@@ -16,6 +16,7 @@
 //! them succeeded.
 
 mod expire;
+pub(crate) mod options;
 mod orphan_files;
 mod reachable;
 mod rewrite_position_deletes;

@@ -47,6 +47,7 @@ use std::sync::Arc;
 
 use roaring::RoaringTreemap;
 
+use super::options::{option_flag as flag, option_number as num};
 use crate::catalog::{Catalog, TableIdent};
 use crate::datafusion::insert::data_location;
 use crate::delete::{is_deletion_vector, referenced_data_file, PositionDeleteLoader};
@@ -108,20 +109,6 @@ impl RewritePositionDeleteFilesOptions {
     /// ([`ErrorKind::InvalidArgument`]); `partial-progress.enabled` = `true`
     /// ([`ErrorKind::Unsupported`]).
     pub fn with_options(mut self, options: &[(String, String)]) -> Result<Self> {
-        fn num<T: std::str::FromStr>(key: &str, v: &str) -> Result<T> {
-            v.trim().parse().map_err(|_| {
-                Error::invalid_argument(format!("option '{key}' is '{v}', not a valid number"))
-            })
-        }
-        fn flag(key: &str, v: &str) -> Result<bool> {
-            match v.trim().to_ascii_lowercase().as_str() {
-                "true" => Ok(true),
-                "false" => Ok(false),
-                _ => Err(Error::invalid_argument(format!(
-                    "option '{key}' is '{v}', not true or false"
-                ))),
-            }
-        }
         for (k, v) in options {
             match k.as_str() {
                 "target-file-size-bytes" => {

@@ -389,21 +389,23 @@ impl IcebergTableProvider {
     ///
     /// Errors: planning errors (a manifest or delete file that cannot be read).
     pub(crate) async fn plan_row_level(&self, filters: &[Expr]) -> Result<DeletePlan> {
-        // Planning reads (manifest list, manifests, position deletes) are counted on one
-        // FileIO, the scan's own reads on another (request_metrics).
-        let planning_requests = Arc::new(RequestCounts::default());
-        let planning_table = self.table.with_file_io(
-            self.table
-                .file_io()
-                .with_request_observer(Arc::clone(&planning_requests) as _),
-        );
-        let mut scan = TableScan::new(planning_table.clone(), self.snapshot.clone())
-            .with_manifest_cache(Arc::clone(&self.manifest_cache));
-        if let Some(filter) = FilterConverter::new(&self.schema).convert_all(filters) {
-            scan = scan.with_filter(filter);
-        }
-        let plan = scan.plan_files().await?;
+        let plan = self
+            .filtered_scan(self.table.clone(), filters)
+            .plan_files()
+            .await?;
         plan_deletes(&self.table, plan.tasks, plan.delete_entries).await
+    }
+
+    /// A [`TableScan`] of `table` (this provider's table, perhaps with another FileIO)
+    /// at this provider's snapshot, sharing its manifest cache, filtered by what of
+    /// `filters` converts to Iceberg predicates.
+    fn filtered_scan(&self, table: Table, filters: &[Expr]) -> TableScan {
+        let scan = TableScan::new(table, self.snapshot.clone())
+            .with_manifest_cache(Arc::clone(&self.manifest_cache));
+        match FilterConverter::new(&self.schema).convert_all(filters) {
+            Some(filter) => scan.with_filter(filter),
+            None => scan,
+        }
     }
 
     /// A scan of `files` (from [`Self::plan_row_level`]) for a row-level operation:
@@ -1201,11 +1203,7 @@ impl TableProvider for IcebergTableProvider {
                 .file_io()
                 .with_request_observer(Arc::clone(&planning_requests) as _),
         );
-        let mut scan = TableScan::new(planning_table.clone(), self.snapshot.clone())
-            .with_manifest_cache(Arc::clone(&self.manifest_cache));
-        if let Some(filter) = FilterConverter::new(&self.schema).convert_all(filters) {
-            scan = scan.with_filter(filter);
-        }
+        let scan = self.filtered_scan(planning_table.clone(), filters);
         // An unfiltered LIMIT opens only the manifests it needs (scan::limit).
         let plan = match limit {
             Some(n) if filters.is_empty() => scan.plan_files_with_limit(n).await?,

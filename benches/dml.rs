@@ -12,9 +12,11 @@
 //! table lives in a temp dir under `DATA/tmp`, removed afterwards.
 //!
 //! Setup (not timed): for each mode, one "template" table is loaded with
-//! `INSERT INTO cat.ns.t SELECT * FROM lineitem` (unpartitioned, format v2), created
-//! with `write.delete.mode`, `write.update.mode` and `write.merge.mode` set to
-//! `copy-on-write` or `merge-on-read`. Each measured statement then runs on a fresh
+//! `INSERT INTO cat.ns.t SELECT * FROM lineitem` (unpartitioned), created with
+//! `write.delete.mode`, `write.update.mode` and `write.merge.mode` set to
+//! `copy-on-write` or `merge-on-read`. Three modes: copy-on-write on format v2,
+//! merge-on-read on v2 (position delete files) and merge-on-read on v3 (deletion
+//! vectors in Puffin files). Each measured statement then runs on a fresh
 //! copy of it: a new SQLite catalog in a new temp dir, the template's current metadata
 //! file registered there (`SqlCatalog::register_table`), and a new `SessionContext`.
 //! Iceberg files are immutable, so the statement only adds files (under the
@@ -35,7 +37,7 @@
 //!   `l_partkey % 1000 = 2` (0.1 %) as new rows (`l_linenumber + 100`);
 //! * the same `MERGE` with the 1 % changed rows only and `WHEN MATCHED` only.
 //!
-//! The twelve sides (6 statements × 2 modes) run in a rotated order each iteration; the
+//! The eighteen sides (6 statements × 3 modes) run in a rotated order each iteration; the
 //! figures are medians. Each run checks the returned count against the expected one
 //! (computed on `lineitem` beforehand) and against `SELECT count(*)` before and after.
 //! A statement that fails is reported (with its error) and the other sides go on.
@@ -143,16 +145,43 @@ async fn count(ctx: &SessionContext, from: &str) -> Result<u64, BoxError> {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 enum Mode {
+    /// v2, `copy-on-write`.
     CopyOnWrite,
+    /// v2, `merge-on-read`: position delete files.
     MergeOnRead,
+    /// v3, `merge-on-read`: deletion vectors.
+    MergeOnReadDv,
 }
 
 impl Mode {
+    const ALL: [Mode; 3] = [Mode::CopyOnWrite, Mode::MergeOnRead, Mode::MergeOnReadDv];
+
+    /// The value of `write.delete.mode`, `write.update.mode` and `write.merge.mode`.
     fn property(self) -> &'static str {
         match self {
             Mode::CopyOnWrite => "copy-on-write",
-            Mode::MergeOnRead => "merge-on-read",
+            Mode::MergeOnRead | Mode::MergeOnReadDv => "merge-on-read",
         }
+    }
+
+    fn format_version(self) -> &'static str {
+        match self {
+            Mode::CopyOnWrite | Mode::MergeOnRead => "2",
+            Mode::MergeOnReadDv => "3",
+        }
+    }
+
+    /// How the mode is named in the output.
+    fn label(self) -> &'static str {
+        match self {
+            Mode::CopyOnWrite => "copy-on-write (v2)",
+            Mode::MergeOnRead => "merge-on-read (v2, position deletes)",
+            Mode::MergeOnReadDv => "merge-on-read (v3, deletion vectors)",
+        }
+    }
+
+    fn writes_deletes(self) -> bool {
+        self != Mode::CopyOnWrite
     }
 }
 
@@ -208,7 +237,7 @@ async fn load_template(lineitem: &Path, dir: &Path, mode: Mode) -> Result<Templa
     let mut creation = TableCreation::new(schema_from_parquet(&parquet_files(lineitem)?[0])?);
     creation
         .properties
-        .insert("format-version".into(), "2".into());
+        .insert("format-version".into(), mode.format_version().into());
     for key in ["write.delete.mode", "write.update.mode", "write.merge.mode"] {
         creation
             .properties
@@ -229,7 +258,7 @@ async fn load_template(lineitem: &Path, dir: &Path, mode: Mode) -> Result<Templa
         .summary;
     eprintln!(
         "loaded the {} template: {rows} rows, {} data files, {:.1} MB, in {:.2} s",
-        mode.property(),
+        mode.label(),
         summary.get("total-data-files").map_or("?", |s| s.as_str()),
         summary
             .get("total-files-size")
@@ -510,13 +539,15 @@ async fn main() -> Result<(), BoxError> {
     }
     let work = tempfile::tempdir_in(&tmp)?;
     let mut templates = HashMap::new();
-    for mode in [Mode::CopyOnWrite, Mode::MergeOnRead] {
-        let dir = work.path().join(mode.property());
+    for mode in Mode::ALL {
+        let dir = work
+            .path()
+            .join(format!("{}-v{}", mode.property(), mode.format_version()));
         templates.insert(mode, load_template(&lineitem, &dir, mode).await?);
     }
     let mut sides = vec![];
     for (c, _) in changes.iter().enumerate() {
-        for mode in [Mode::CopyOnWrite, Mode::MergeOnRead] {
+        for mode in Mode::ALL {
             sides.push((c, mode));
         }
     }
@@ -528,7 +559,7 @@ async fn main() -> Result<(), BoxError> {
             let s = (i + k) % sides.len();
             let (c, mode) = sides[s];
             let change = &changes[c];
-            let measure = (i == 0 && mode == Mode::MergeOnRead && reads > 0).then_some(reads);
+            let measure = (i == 0 && mode.writes_deletes() && reads > 0).then_some(reads);
             let (run, r) =
                 match run_change(&lineitem, &tmp, &templates[&mode], change, measure).await {
                     Ok(x) => x,
@@ -538,7 +569,7 @@ async fn main() -> Result<(), BoxError> {
                         eprintln!(
                             "iteration {i}: {} [{}]: FAILED: {e}",
                             change.label,
-                            mode.property()
+                            mode.label()
                         );
                         failures.entry(s).or_insert(e);
                         continue;
@@ -548,7 +579,7 @@ async fn main() -> Result<(), BoxError> {
                 "iteration {i}: {} [{}]: {:.2} s, count {} (checked), +{} data files, \
                  -{} data files, +{} delete files, {:.1} MB written",
                 change.label,
-                mode.property(),
+                mode.label(),
                 run.time.as_secs_f64(),
                 run.count,
                 run.added_data_files,
@@ -578,7 +609,7 @@ async fn main() -> Result<(), BoxError> {
             println!(
                 "| {} | {} | failed | | | | | |",
                 changes[*c].label,
-                mode.property()
+                mode.label()
             );
             continue;
         };
@@ -590,7 +621,7 @@ async fn main() -> Result<(), BoxError> {
         println!(
             "| {} | {} | {:.2} | {} | {} | +{} / -{} | {} | {:.1} |",
             changes[*c].label,
-            mode.property(),
+            mode.label(),
             median(r.iter().map(|x| x.time).collect()).as_secs_f64(),
             times.join(", "),
             last.count,
@@ -605,7 +636,7 @@ async fn main() -> Result<(), BoxError> {
         println!(
             "\n{} [{}] failed ({} of {iterations} runs): {e}",
             changes[c].label,
-            mode.property(),
+            mode.label(),
             iterations - runs.get(s).map_or(0, Vec::len)
         );
     }
@@ -615,14 +646,17 @@ async fn main() -> Result<(), BoxError> {
              side alternating, medians; compacted = `CREATE TABLE … AS SELECT * FROM t`"
         );
         println!();
-        println!("| after | query | MoR table ms | compacted ms | ratio | data / delete files |");
-        println!("|---|---|---:|---:|---:|---:|");
-        for (s, (c, _)) in sides.iter().enumerate() {
+        println!(
+            "| after | mode | query | MoR table ms | compacted ms | ratio | data / delete files |"
+        );
+        println!("|---|---|---|---:|---:|---:|---:|");
+        for (s, (c, mode)) in sides.iter().enumerate() {
             if let Some(r) = reads_after.get(&s) {
                 for (q, a, b) in &r.queries {
                     println!(
-                        "| {} | {q} | {a:.1} | {b:.1} | {:.3} | {} / {} |",
+                        "| {} | {} | {q} | {a:.1} | {b:.1} | {:.3} | {} / {} |",
                         changes[*c].label,
+                        mode.label(),
                         a / b,
                         r.data_files,
                         r.delete_files

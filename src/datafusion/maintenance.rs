@@ -20,7 +20,10 @@
 //! snapshot) that also drops the delete files no remaining data file needs; it is
 //! validated against what was committed since (a concurrent append is kept, a
 //! concurrent delete touching a rewritten file fails the rewrite, which then removes
-//! the files it wrote). `partial-progress.enabled` = `true` is not supported.
+//! the files it wrote). With `partial-progress.enabled` the groups commit in up to
+//! `partial-progress.max-commits` commits, and a failing group or commit leaves the
+//! others in place (see [`RewriteDataFilesOptions::partial_progress_enabled`] and
+//! `failed_data_files_count`).
 //!
 //! On format version 3 every rewritten row keeps its `_row_id` and
 //! `_last_updated_sequence_number` (stored or inherited, as read): the new files store
@@ -94,6 +97,13 @@ pub struct RewriteDataFilesOptions {
     pub max_file_group_size_bytes: u64,
     /// The order the `sort` strategy writes rows in (default: the table's sort order).
     pub sort_order: Option<crate::spec::sort_order::SortOrder>,
+    /// `partial-progress.enabled` (default false): commit groups in several commits, so
+    /// a failing group does not undo the others.
+    pub partial_progress_enabled: bool,
+    /// `partial-progress.max-commits` (default 10, at least 1).
+    pub partial_progress_max_commits: usize,
+    /// `partial-progress.max-failed-commits` (default: `max-commits`).
+    pub partial_progress_max_failed_commits: Option<usize>,
 }
 
 impl Default for RewriteDataFilesOptions {
@@ -109,6 +119,9 @@ impl Default for RewriteDataFilesOptions {
             rewrite_all: false,
             max_file_group_size_bytes: 100 * 1024 * 1024 * 1024,
             sort_order: None,
+            partial_progress_enabled: false,
+            partial_progress_max_commits: 10,
+            partial_progress_max_failed_commits: None,
         }
     }
 }
@@ -117,8 +130,8 @@ impl RewriteDataFilesOptions {
     /// Set options from Spark's `options` map.
     ///
     /// Errors: an unknown option or a value that does not parse, naming it; an option
-    /// that is not supported (`partial-progress.enabled` = `true`,
-    /// `use-starting-sequence-number` = `true`) as [`ErrorKind::Unsupported`].
+    /// that is not supported (`use-starting-sequence-number` = `true`) as
+    /// [`ErrorKind::Unsupported`].
     pub fn with_options(mut self, options: &[(String, String)]) -> Result<Self> {
         for (k, v) in options {
             match k.as_str() {
@@ -136,7 +149,12 @@ impl RewriteDataFilesOptions {
                     // dangling deletes are always dropped: correct either way
                     flag(k, v)?;
                 }
-                "partial-progress.enabled" | "use-starting-sequence-number" => {
+                "partial-progress.enabled" => self.partial_progress_enabled = flag(k, v)?,
+                "partial-progress.max-commits" => self.partial_progress_max_commits = num(k, v)?,
+                "partial-progress.max-failed-commits" => {
+                    self.partial_progress_max_failed_commits = Some(num(k, v)?)
+                }
+                "use-starting-sequence-number" => {
                     if flag(k, v)? {
                         return Err(Error::unsupported(format!(
                             "rewrite_data_files option '{k}' = true"
@@ -150,6 +168,7 @@ impl RewriteDataFilesOptions {
                          min-input-files, delete-file-threshold, rewrite-all, \
                          max-file-group-size-bytes, max-concurrent-file-group-rewrites, \
                          remove-dangling-deletes, partial-progress.enabled, \
+                         partial-progress.max-commits, partial-progress.max-failed-commits, \
                          use-starting-sequence-number)"
                     )))
                 }
@@ -158,6 +177,11 @@ impl RewriteDataFilesOptions {
         if self.min_input_files == 0 {
             return Err(Error::invalid_argument(
                 "option 'min-input-files' must be at least 1",
+            ));
+        }
+        if self.partial_progress_max_commits == 0 {
+            return Err(Error::invalid_argument(
+                "option 'partial-progress.max-commits' must be at least 1",
             ));
         }
         if self.delete_file_threshold == 0 {
@@ -169,8 +193,9 @@ impl RewriteDataFilesOptions {
     }
 }
 
-/// Spark's result row of `rewrite_data_files`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// Spark's result row of `rewrite_data_files`, and the failures behind
+/// `failed_data_files_count`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RewriteDataFilesResult {
     /// Data files replaced.
     pub rewritten_data_files_count: usize,
@@ -178,8 +203,11 @@ pub struct RewriteDataFilesResult {
     pub added_data_files_count: usize,
     /// Bytes of the replaced data files.
     pub rewritten_bytes_count: u64,
-    /// Files of groups that failed (0: groups commit together or not at all).
+    /// Files of groups whose rewrite or commit failed under `partial-progress.enabled`
+    /// (otherwise 0: the groups commit together or not at all).
     pub failed_data_files_count: usize,
+    /// The error of each failed group or commit (partial progress only).
+    pub failures: Vec<String>,
 }
 
 /// A partition: spec id and the partition tuple's single-value serialization.
@@ -332,75 +360,226 @@ pub async fn rewrite_data_files(
         return Ok((table, RewriteDataFilesResult::default()));
     }
 
-    let mut written: Vec<DataFile> = vec![];
-    let outcome = async {
-        for group in &groups {
-            let files: Vec<PlannedFile> = group.iter().filter_map(|c| c.planned.clone()).collect();
-            if files.is_empty() {
-                continue;
-            }
-            let group_plan = DeletePlan {
-                files,
-                equality_deletes: deletes.equality_deletes.clone(),
-                metrics: Default::default(),
-            };
-            let new = rewrite_group(
-                ctx,
-                &provider,
-                &table,
-                group_plan,
-                ordering.clone(),
-                config.clone(),
-            )
-            .await;
-            match new {
-                Ok(f) => written.extend(f),
-                Err((e, f)) => {
-                    written.extend(f);
-                    return Err(e);
-                }
-            }
+    let job = RewriteJob {
+        ctx,
+        catalog,
+        ident,
+        provider: &provider,
+        deletes: &deletes,
+        base_snapshot_id: snapshot.snapshot_id,
+        ordering,
+        config,
+    };
+    if !options.partial_progress_enabled {
+        let all: Vec<&[Candidate]> = groups.iter().map(Vec::as_slice).collect();
+        let (committed, written) = job
+            .rewrite_and_commit(&table, &all)
+            .await
+            .map_err(|e| e.context(format!("rewrite_data_files on '{ident}'")))?;
+        let rewritten: Vec<&Candidate> = groups.iter().flatten().collect();
+        return Ok((
+            committed,
+            RewriteDataFilesResult {
+                rewritten_data_files_count: rewritten.len(),
+                added_data_files_count: written,
+                rewritten_bytes_count: bytes_of(rewritten.iter().copied()),
+                ..Default::default()
+            },
+        ));
+    }
+    job.rewrite_with_partial_progress(table, &groups, options)
+        .await
+        .map_err(|e| e.context(format!("rewrite_data_files on '{ident}'")))
+}
+
+/// Bytes of the files.
+fn bytes_of<'a>(files: impl Iterator<Item = &'a Candidate>) -> u64 {
+    files
+        .map(|c| u64::try_from(c.file.file_size_in_bytes).unwrap_or(0))
+        .sum()
+}
+
+/// What every file group of one `rewrite_data_files` call shares.
+struct RewriteJob<'a> {
+    ctx: &'a SessionContext,
+    catalog: &'a Arc<dyn Catalog>,
+    ident: &'a TableIdent,
+    /// The table as loaded: the rows of every group are read from its current snapshot.
+    provider: &'a IcebergTableProvider,
+    deletes: &'a DeletePlan,
+    /// The snapshot the groups were planned on: commits validate what was committed
+    /// since.
+    base_snapshot_id: i64,
+    ordering: Option<LexOrdering>,
+    config: DataFileWriterConfig,
+}
+
+impl RewriteJob<'_> {
+    /// Rewrite one group: the files written, or the error and the files already written.
+    async fn rewrite(
+        &self,
+        group: &[Candidate],
+    ) -> std::result::Result<Vec<DataFile>, (Error, Vec<DataFile>)> {
+        let files: Vec<PlannedFile> = group.iter().filter_map(|c| c.planned.clone()).collect();
+        if files.is_empty() {
+            // every row of these files is deleted: they are dropped, nothing is written
+            return Ok(vec![]);
         }
+        let group_plan = DeletePlan {
+            files,
+            equality_deletes: self.deletes.equality_deletes.clone(),
+            metrics: Default::default(),
+        };
+        rewrite_group(
+            self.ctx,
+            self.provider,
+            self.provider.table(),
+            group_plan,
+            self.ordering.clone(),
+            self.config.clone(),
+        )
+        .await
+    }
+
+    /// Commit the replacement of `groups`' files by `written` as one [`RewriteFiles`] on
+    /// `base` (validated against what was committed since the planned snapshot).
+    async fn commit(
+        &self,
+        base: &Table,
+        groups: &[&[Candidate]],
+        written: &[DataFile],
+    ) -> Result<Table> {
         // v3: the new files store each row's lineage (see `rewrite_group`)
-        let mut rewrite = RewriteFiles::new(Some(snapshot.snapshot_id))
+        let mut rewrite = RewriteFiles::new(Some(self.base_snapshot_id))
             .remove_dangling_deletes()
             .keeps_row_lineage();
-        for c in groups.iter().flatten() {
+        for c in groups.iter().copied().flatten() {
             rewrite = rewrite.delete_data_file(c.spec_id, c.file.clone())?;
         }
         if !written.is_empty() {
-            rewrite = rewrite.add_data_files(table.metadata().default_spec_id, written.clone())?;
+            rewrite = rewrite.add_data_files(base.metadata().default_spec_id, written.to_vec())?;
         }
-        Transaction::new(Arc::clone(catalog), ident.clone(), table.clone())
+        Transaction::new(Arc::clone(self.catalog), self.ident.clone(), base.clone())
             .add_action(rewrite)
             .commit()
             .await
     }
-    .await;
-    let committed = match outcome {
-        Ok(t) => t,
-        Err(e) => {
-            if e.kind() != ErrorKind::CommitStateUnknown {
-                for f in &written {
-                    let _ = table.file_io().delete(&f.file_path).await;
+
+    /// Remove files a failed rewrite or commit wrote (best effort: nothing references
+    /// them).
+    async fn remove(&self, written: &[DataFile]) {
+        for f in written {
+            let _ = self.provider.table().file_io().delete(&f.file_path).await;
+        }
+    }
+
+    /// Rewrite every group and commit them together: the committed table and the number
+    /// of files written. On any error the files written are removed (unless the commit's
+    /// state is unknown) and the table is unchanged.
+    async fn rewrite_and_commit(
+        &self,
+        base: &Table,
+        groups: &[&[Candidate]],
+    ) -> Result<(Table, usize)> {
+        let mut written: Vec<DataFile> = vec![];
+        let outcome = async {
+            for group in groups {
+                match self.rewrite(group).await {
+                    Ok(f) => written.extend(f),
+                    Err((e, f)) => {
+                        written.extend(f);
+                        return Err(e);
+                    }
                 }
             }
-            return Err(e.context(format!("rewrite_data_files on '{ident}'")));
+            self.commit(base, groups, &written).await
         }
-    };
-    let rewritten: Vec<&Candidate> = groups.iter().flatten().collect();
-    Ok((
-        committed,
-        RewriteDataFilesResult {
-            rewritten_data_files_count: rewritten.len(),
-            added_data_files_count: written.len(),
-            rewritten_bytes_count: rewritten
-                .iter()
-                .map(|c| u64::try_from(c.file.file_size_in_bytes).unwrap_or(0))
-                .sum(),
-            failed_data_files_count: 0,
-        },
-    ))
+        .await;
+        match outcome {
+            Ok(t) => Ok((t, written.len())),
+            Err(e) => {
+                if e.kind() != ErrorKind::CommitStateUnknown {
+                    self.remove(&written).await;
+                }
+                Err(e)
+            }
+        }
+    }
+
+    /// `partial-progress.enabled`: the groups, in planning order, are split into at most
+    /// `partial-progress.max-commits` commits of consecutive groups (Java's
+    /// `groupsPerCommit`, rounded up). A group whose rewrite fails is left out of its
+    /// commit; a commit that fails (or has no group left) leaves the table as the earlier
+    /// commits made it and the next commits go on. Their files count in
+    /// `failed_data_files_count`. When more commits failed than
+    /// `partial-progress.max-failed-commits` (default: `max-commits`), the call fails,
+    /// after the commits that landed; a commit whose state is unknown stops the call.
+    async fn rewrite_with_partial_progress(
+        &self,
+        table: Table,
+        groups: &[Vec<Candidate>],
+        options: &RewriteDataFilesOptions,
+    ) -> Result<(Table, RewriteDataFilesResult)> {
+        let max_commits = options.partial_progress_max_commits;
+        let per_commit = groups.len().div_ceil(max_commits).max(1);
+        let mut result = RewriteDataFilesResult::default();
+        let mut base = table;
+        let (mut commits, mut failed_commits) = (0usize, 0usize);
+        for chunk in groups.chunks(per_commit) {
+            commits += 1;
+            let mut done: Vec<&[Candidate]> = vec![];
+            let mut written: Vec<DataFile> = vec![];
+            for group in chunk {
+                match self.rewrite(group).await {
+                    Ok(f) => {
+                        done.push(group);
+                        written.extend(f);
+                    }
+                    Err((e, f)) => {
+                        self.remove(&f).await;
+                        result.failed_data_files_count += group.len();
+                        result.failures.push(e.to_string());
+                    }
+                }
+            }
+            if done.is_empty() {
+                failed_commits += 1;
+                continue;
+            }
+            match self.commit(&base, &done, &written).await {
+                Ok(t) => {
+                    base = t;
+                    let rewritten: Vec<&Candidate> = done.iter().copied().flatten().collect();
+                    result.rewritten_data_files_count += rewritten.len();
+                    result.added_data_files_count += written.len();
+                    result.rewritten_bytes_count += bytes_of(rewritten.into_iter());
+                }
+                Err(e) if e.kind() == ErrorKind::CommitStateUnknown => return Err(e),
+                Err(e) => {
+                    self.remove(&written).await;
+                    failed_commits += 1;
+                    result.failed_data_files_count += done.iter().map(|g| g.len()).sum::<usize>();
+                    result.failures.push(e.to_string());
+                }
+            }
+        }
+        let max_failed = options
+            .partial_progress_max_failed_commits
+            .unwrap_or(max_commits);
+        if failed_commits > max_failed {
+            return Err(Error::new(
+                ErrorKind::ValidationFailed,
+                format!(
+                    "partial-progress.enabled is true but {failed_commits} of {commits} \
+                     rewrite commits failed, more than partial-progress.max-failed-commits \
+                     = {max_failed} ({} commits landed; first failure: {})",
+                    commits - failed_commits,
+                    result.failures.first().map_or("none", String::as_str)
+                ),
+            ));
+        }
+        Ok((base, result))
+    }
 }
 
 /// Read `plan`'s rows (deletes applied; sorted by `ordering` when given) and write them

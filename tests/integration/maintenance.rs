@@ -1674,3 +1674,111 @@ async fn maintenance_sort_strategy_takes_a_sort_order_argument() {
     assert_eq!(keys[11].0, None);
     other_engines_agree(&lake, name).await;
 }
+
+/// `partial-progress.enabled` (Spark's option): the groups commit in up to
+/// `partial-progress.max-commits` commits, a group that cannot be rewritten (here: a data
+/// file lost from storage) is counted in `failed_data_files_count` and the other groups
+/// still land; without the option the whole call fails and the table is unchanged; more
+/// failed commits than `partial-progress.max-failed-commits` is an error.
+#[tokio::test]
+async fn maintenance_rewrite_data_files_with_partial_progress() {
+    let lake = lake().await;
+    let name = "partial";
+    create(
+        &lake,
+        name,
+        "PARTITIONED BY (k)",
+        ", 'commit.manifest-merge.enabled'='false'",
+    )
+    .await;
+    insert_small_batches(&lake, name, 6).await;
+    let t = format!("ice.ns.{name}");
+    let files_of = |k: i64| {
+        format!("SELECT file_path FROM ice.ns.\"{name}$data_files\" WHERE partition.k = {k} ORDER BY file_path")
+    };
+    let lost = crate::catalog::strings(&lake.ctx, &files_of(2)).await;
+    assert_eq!(lost.len(), 6);
+    let kept = format!("SELECT * FROM {t} WHERE k <> 2 {ORDER}");
+    let before = ok(&lake.ctx, &kept).await;
+    // one data file of partition k = 2 is lost: its group cannot be read
+    let path = url::Url::parse(&lost[0])
+        .ok()
+        .and_then(|u| u.to_file_path().ok())
+        .unwrap_or_else(|| lost[0].clone().into());
+    std::fs::remove_file(&path).expect("remove a data file");
+
+    // without partial progress: nothing lands
+    let location = metadata_location(&lake, name).await;
+    let err = run(
+        &lake.ctx,
+        &format!("CALL ice.system.rewrite_data_files('ns.{name}')"),
+    )
+    .await
+    .expect_err("a group cannot be read");
+    assert!(err.contains("rewrite_data_files on 'ns.partial'"), "{err}");
+    assert_eq!(metadata_location(&lake, name).await, location);
+
+    // with it: one group per commit (3 groups, max 3 commits); k = 0 and k = 1 land
+    let snapshots = format!("SELECT count(*) FROM ice.ns.\"{name}$snapshots\"");
+    let snapshots_before = n(&lake, &snapshots).await;
+    let r = call(
+        &lake,
+        &format!(
+            "CALL ice.system.rewrite_data_files(table => 'ns.{name}', options => map(\
+             'partial-progress.enabled', 'true', 'partial-progress.max-commits', '3'))"
+        ),
+    )
+    .await;
+    assert_eq!(r["rewritten_data_files_count"], 12, "{r:?}");
+    assert_eq!(r["added_data_files_count"], 2, "{r:?}");
+    assert_eq!(r["failed_data_files_count"], 6, "{r:?}");
+    assert_eq!(n(&lake, &snapshots).await, snapshots_before + 2);
+    for k in [0, 1] {
+        assert_eq!(
+            crate::catalog::strings(&lake.ctx, &files_of(k)).await.len(),
+            1
+        );
+    }
+    assert_eq!(crate::catalog::strings(&lake.ctx, &files_of(2)).await, lost);
+    assert_eq!(ok(&lake.ctx, &kept).await, before);
+    let ops = crate::catalog::strings(
+        &lake.ctx,
+        &format!(
+            "SELECT operation FROM ice.ns.\"{name}$snapshots\" ORDER BY committed_at DESC LIMIT 2"
+        ),
+    )
+    .await;
+    assert_eq!(ops, ["replace", "replace"]);
+
+    // the k = 2 group fails again; with no failed commit allowed the call fails and
+    // nothing changes
+    let location = metadata_location(&lake, name).await;
+    let err = run(
+        &lake.ctx,
+        &format!(
+            "CALL ice.system.rewrite_data_files(table => 'ns.{name}', options => map(\
+             'min-input-files', '2', 'partial-progress.enabled', 'true', \
+             'partial-progress.max-failed-commits', '0'))"
+        ),
+    )
+    .await
+    .expect_err("more failed commits than allowed");
+    assert!(
+        err.contains("1 of 1 rewrite commits failed")
+            && err.contains("partial-progress.max-failed-commits = 0"),
+        "{err}"
+    );
+    assert_eq!(metadata_location(&lake, name).await, location);
+
+    // bad values name the option
+    let err = run(
+        &lake.ctx,
+        &format!(
+            "CALL ice.system.rewrite_data_files('ns.{name}', \
+             options => map('partial-progress.max-commits', '0'))"
+        ),
+    )
+    .await
+    .expect_err("zero commits");
+    assert!(err.contains("partial-progress.max-commits"), "{err}");
+}

@@ -52,54 +52,18 @@ mod common;
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{canonical_rows, machine, median, ms, parquet_files, Args, BoxError};
+use common::{
+    canonical_rows, machine, median, ms, parquet_files, prepare_lineitem, Args, BoxError,
+};
 use datafusion::arrow::array::{Array, Int64Array, RecordBatch, UInt64Array};
 use datafusion::arrow::datatypes::DataType;
 use datafusion::prelude::{ParquetReadOptions, SessionConfig, SessionContext};
 use icefloe::catalog::{Catalog, Namespace, SqlCatalog, TableCreation, TableIdent};
 use icefloe::datafusion::{register_iceberg_options, sql, IcebergCatalogProvider};
 use icefloe::write::schema_from_parquet;
-
-fn tpchgen_binary(args: &Args) -> String {
-    args.get("tpchgen")
-        .or_else(|| std::env::var("TPCHGEN_CLI").ok())
-        .unwrap_or_else(|| "tpchgen-cli".to_string())
-}
-
-/// `DATA/tpch-sfN/parquet/lineitem`, generated (lineitem only) when missing (as in
-/// `insert.rs`).
-fn prepare_lineitem(args: &Args, root: &Path, sf: &str) -> Result<PathBuf, BoxError> {
-    let parquet = root.join("parquet");
-    let dir = parquet.join("lineitem");
-    if dir.is_dir() && !parquet_files(&dir)?.is_empty() {
-        return Ok(dir);
-    }
-    let parts = args.get("parts").unwrap_or_else(|| "4".into());
-    let bin = tpchgen_binary(args);
-    eprintln!("generating TPC-H SF{sf} lineitem Parquet with {bin} ({parts} files) …");
-    let status = Command::new(&bin)
-        .args([
-            "parquet",
-            "-s",
-            sf,
-            "--tables",
-            "lineitem",
-            "--parts",
-            &parts,
-            "--output-dir",
-        ])
-        .arg(&parquet)
-        .status()
-        .map_err(|e| format!("cannot run '{bin}' (install: pip install tpchgen-cli): {e}"))?;
-    if !status.success() {
-        return Err(format!("{bin} failed: {status}").into());
-    }
-    Ok(dir)
-}
 
 /// A session with `lineitem` (Parquet) and, if given, the catalog as `cat`.
 async fn session(
@@ -522,7 +486,7 @@ async fn main() -> Result<(), BoxError> {
     println!(
         "# Row-level changes (issue 12): machine: {}; commit {}",
         machine(),
-        git_commit()
+        common::git_commit()
     );
     let started = Instant::now();
     let ctx = session(&lineitem, None).await?;
@@ -673,14 +637,4 @@ async fn main() -> Result<(), BoxError> {
         println!("peak RSS: {:.0} MiB", peak as f64 / (1 << 20) as f64);
     }
     Ok(())
-}
-
-fn git_commit() -> String {
-    Command::new("git")
-        .args(["rev-parse", "--short", "HEAD"])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .ok()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-        .unwrap_or_else(|| "unknown".into())
 }

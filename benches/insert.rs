@@ -40,14 +40,14 @@
 mod common;
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
-use common::{machine, median, parquet_files, Args, BoxError};
+use common::{machine, median, parquet_files, prepare_lineitem, Args, BoxError};
 use datafusion::prelude::{ParquetReadOptions, SessionConfig, SessionContext};
 use icefloe::catalog::{Catalog, Namespace, SqlCatalog, TableCreation, TableIdent};
 use icefloe::datafusion::{register_iceberg_options, IcebergCatalogProvider};
@@ -55,42 +55,6 @@ use icefloe::spec::{DataContentType, PartitionField, PartitionSpec, TableCommit,
 use icefloe::table::Table;
 use icefloe::transaction::{AppendFiles, Transaction};
 use icefloe::write::{empty_data_file, schema_from_parquet};
-
-fn tpchgen_binary(args: &Args) -> String {
-    args.get("tpchgen")
-        .or_else(|| std::env::var("TPCHGEN_CLI").ok())
-        .unwrap_or_else(|| "tpchgen-cli".to_string())
-}
-
-/// `DATA/tpch-sfN/parquet/lineitem`, generated (lineitem only) when missing.
-fn prepare_lineitem(args: &Args, root: &Path, sf: &str) -> Result<PathBuf, BoxError> {
-    let parquet = root.join("parquet");
-    let dir = parquet.join("lineitem");
-    if dir.is_dir() && !parquet_files(&dir)?.is_empty() {
-        return Ok(dir);
-    }
-    let parts = args.get("parts").unwrap_or_else(|| "4".into());
-    let bin = tpchgen_binary(args);
-    eprintln!("generating TPC-H SF{sf} lineitem Parquet with {bin} ({parts} files) …");
-    let status = Command::new(&bin)
-        .args([
-            "parquet",
-            "-s",
-            sf,
-            "--tables",
-            "lineitem",
-            "--parts",
-            &parts,
-            "--output-dir",
-        ])
-        .arg(&parquet)
-        .status()
-        .map_err(|e| format!("cannot run '{bin}' (install: pip install tpchgen-cli): {e}"))?;
-    if !status.success() {
-        return Err(format!("{bin} failed: {status}").into());
-    }
-    Ok(dir)
-}
 
 /// Total size of the files under `dir` (recursively), and their count.
 fn dir_size(dir: &Path) -> (u64, usize) {
@@ -578,7 +542,7 @@ async fn main() -> Result<(), BoxError> {
     println!(
         "# Writes (issue 11): machine: {}; commit {}",
         machine(),
-        git_commit()
+        common::git_commit()
     );
     if !args.has("no-throughput") {
         let lineitem = prepare_lineitem(&args, &data.join(format!("tpch-sf{sf}")), &sf)?;
@@ -597,14 +561,4 @@ async fn main() -> Result<(), BoxError> {
         println!("\npeak RSS: {:.0} MiB", peak as f64 / (1 << 20) as f64);
     }
     Ok(())
-}
-
-fn git_commit() -> String {
-    Command::new("git")
-        .args(["rev-parse", "--short", "HEAD"])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .ok()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-        .unwrap_or_else(|| "unknown".into())
 }

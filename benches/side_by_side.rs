@@ -38,18 +38,12 @@ const TABLES: [&str; 8] = [
     "customer", "lineitem", "nation", "orders", "part", "partsupp", "region", "supplier",
 ];
 
-fn tpchgen_binary(args: &Args) -> String {
-    args.get("tpchgen")
-        .or_else(|| std::env::var("TPCHGEN_CLI").ok())
-        .unwrap_or_else(|| "tpchgen-cli".to_string())
-}
-
 /// Generate the Parquet files (if missing) and the Iceberg tables over them (if missing).
 fn prepare(args: &Args, root: &Path, sf: &str) -> Result<(), BoxError> {
     let parquet = root.join("parquet");
     let parts = args.get("parts").unwrap_or_else(|| "4".into());
     if !TABLES.iter().all(|t| parquet.join(t).is_dir()) {
-        let bin = tpchgen_binary(args);
+        let bin = common::tpchgen_binary(args);
         eprintln!("generating TPC-H SF{sf} Parquet with {bin} ({parts} files per table) …");
         let status = Command::new(&bin)
             .args(["parquet", "-s", sf, "--parts", &parts, "--output-dir"])

@@ -17,6 +17,44 @@ use icefloe::spec::{
 
 pub type BoxError = Box<dyn std::error::Error>;
 
+/// The `tpchgen-cli` program: `--tpchgen PATH`, else `TPCHGEN_CLI`, else on `PATH`.
+pub fn tpchgen_binary(args: &Args) -> String {
+    args.get("tpchgen")
+        .or_else(|| std::env::var("TPCHGEN_CLI").ok())
+        .unwrap_or_else(|| "tpchgen-cli".to_string())
+}
+
+/// `DATA/tpch-sfN/parquet/lineitem` (`root` = `DATA/tpch-sfN`), generated (lineitem only,
+/// `--parts` files, default 4) by `tpchgen-cli` when missing, and reused after.
+pub fn prepare_lineitem(args: &Args, root: &Path, sf: &str) -> Result<PathBuf, BoxError> {
+    let parquet = root.join("parquet");
+    let dir = parquet.join("lineitem");
+    if dir.is_dir() && !parquet_files(&dir)?.is_empty() {
+        return Ok(dir);
+    }
+    let parts = args.get("parts").unwrap_or_else(|| "4".into());
+    let bin = tpchgen_binary(args);
+    eprintln!("generating TPC-H SF{sf} lineitem Parquet with {bin} ({parts} files) …");
+    let status = std::process::Command::new(&bin)
+        .args([
+            "parquet",
+            "-s",
+            sf,
+            "--tables",
+            "lineitem",
+            "--parts",
+            &parts,
+            "--output-dir",
+        ])
+        .arg(&parquet)
+        .status()
+        .map_err(|e| format!("cannot run '{bin}' (install: pip install tpchgen-cli): {e}"))?;
+    if !status.success() {
+        return Err(format!("{bin} failed: {status}").into());
+    }
+    Ok(dir)
+}
+
 /// A non-null Arrow field carrying Iceberg field id `id` (`PARQUET:field_id`).
 pub fn field(name: &str, dt: DataType, id: i32) -> Field {
     Field::new(name, dt, false).with_metadata(
@@ -284,4 +322,15 @@ pub fn spec() -> PartitionSpec {
             transform: Transform::Identity,
         }],
     }
+}
+
+/// The checkout's `HEAD` commit (short), or `unknown`.
+pub fn git_commit() -> String {
+    std::process::Command::new("git")
+        .args(["rev-parse", "--short", "HEAD"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .ok()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_else(|| "unknown".into())
 }

@@ -41,6 +41,7 @@ use super::metadata_tables::{metadata_table_provider, MetadataTableKind};
 use super::table_provider::IcebergTableProvider;
 use crate::catalog::{Catalog, Namespace, TableIdent, TableVersion};
 use crate::error::{Error, ErrorKind, Result};
+use crate::scan::cache::ManifestCache;
 use crate::table::Table;
 
 /// The schema name of the root (empty) namespace.
@@ -139,6 +140,10 @@ pub struct IcebergCatalogProvider {
     catalog: Arc<dyn Catalog>,
     schemas: RwLock<BTreeMap<String, Arc<IcebergSchemaProvider>>>,
     extra: RwLock<BTreeMap<String, Arc<dyn SchemaProvider>>>,
+    /// Decoded manifest lists and manifests of every table of the catalog, shared by the
+    /// providers each statement loads (manifests are immutable and keyed by location),
+    /// so a statement does not read again what an earlier one decoded.
+    manifest_cache: Arc<ManifestCache>,
 }
 
 impl IcebergCatalogProvider {
@@ -148,6 +153,7 @@ impl IcebergCatalogProvider {
             catalog,
             schemas: RwLock::new(BTreeMap::new()),
             extra: RwLock::new(BTreeMap::new()),
+            manifest_cache: Arc::default(),
         };
         provider.refresh().await?;
         Ok(provider)
@@ -179,6 +185,7 @@ impl IcebergCatalogProvider {
                 Arc::clone(&self.catalog),
                 ns.clone(),
                 tables.into_iter().map(|t| t.name).collect(),
+                Arc::clone(&self.manifest_cache),
             );
             schemas.insert(schema_name(&ns), Arc::new(schema));
         }
@@ -215,6 +222,7 @@ impl IcebergCatalogProvider {
                     Arc::clone(&self.catalog),
                     parent,
                     vec![],
+                    Arc::clone(&self.manifest_cache),
                 ))
             });
         }
@@ -223,6 +231,7 @@ impl IcebergCatalogProvider {
                 Arc::clone(&self.catalog),
                 namespace.clone(),
                 vec![],
+                Arc::clone(&self.manifest_cache),
             ))
         });
         Ok(Arc::clone(schema))
@@ -277,15 +286,23 @@ pub struct IcebergSchemaProvider {
     namespace: Namespace,
     /// The listed tables, sorted.
     table_names: RwLock<Vec<String>>,
+    /// The catalog provider's manifest cache.
+    manifest_cache: Arc<ManifestCache>,
 }
 
 impl IcebergSchemaProvider {
-    fn new(catalog: Arc<dyn Catalog>, namespace: Namespace, mut table_names: Vec<String>) -> Self {
+    fn new(
+        catalog: Arc<dyn Catalog>,
+        namespace: Namespace,
+        mut table_names: Vec<String>,
+        manifest_cache: Arc<ManifestCache>,
+    ) -> Self {
         table_names.sort();
         Self {
             catalog,
             namespace,
             table_names: RwLock::new(table_names),
+            manifest_cache,
         }
     }
 
@@ -343,10 +360,12 @@ impl IcebergSchemaProvider {
             None => None,
         };
         if version.is_none() && metadata.is_none() {
-            let provider = IcebergTableProvider::try_new(table)?.with_write_target(WriteTarget {
-                catalog: Arc::clone(&self.catalog),
-                ident,
-            });
+            let provider = IcebergTableProvider::try_new(table)?
+                .with_manifest_cache(Arc::clone(&self.manifest_cache))
+                .with_write_target(WriteTarget {
+                    catalog: Arc::clone(&self.catalog),
+                    ident,
+                });
             return Ok(Some(Arc::new(provider)));
         }
         // a branch (`t@dev`) is read at its head and takes `INSERT INTO`
@@ -358,6 +377,7 @@ impl IcebergSchemaProvider {
                 .is_some_and(|r| r.ref_type == "branch")
             {
                 let provider = IcebergTableProvider::try_new(table)?
+                    .with_manifest_cache(Arc::clone(&self.manifest_cache))
                     .with_ref(name)?
                     .with_write_target(WriteTarget {
                         catalog: Arc::clone(&self.catalog),

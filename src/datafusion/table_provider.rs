@@ -195,6 +195,13 @@ impl IcebergTableProvider {
         self
     }
 
+    /// Share `cache` (e.g. one per catalog) for the decoded manifest lists and
+    /// manifests of this provider's scans, instead of the provider's own.
+    pub fn with_manifest_cache(mut self, cache: Arc<ManifestCache>) -> Self {
+        self.manifest_cache = cache;
+        self
+    }
+
     /// Where writes commit, if this provider takes writes.
     pub fn write_target(&self) -> Option<&WriteTarget> {
         self.write_target.as_ref()

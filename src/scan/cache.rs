@@ -6,7 +6,9 @@
 //! snapshot that lists it. An [`IcebergTableProvider`](crate::IcebergTableProvider)
 //! holds one cache for its lifetime (the session's registration of the table) and hands
 //! it to each [`TableScan`](super::TableScan) it plans; re-opening a table starts a new
-//! one. Entries are keyed by the location actually read (after remapping). The cache is
+//! one, except through a catalog: an
+//! [`IcebergCatalogProvider`](crate::datafusion::IcebergCatalogProvider) shares one cache
+//! among the providers it loads for each statement. Entries are keyed by the location actually read (after remapping). The cache is
 //! bounded by the number of manifest entries it holds (default [`DEFAULT_MAX_ENTRIES`],
 //! least recently used evicted first) and by [`MAX_MANIFEST_LISTS`] lists.
 

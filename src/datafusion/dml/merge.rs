@@ -8,13 +8,15 @@
 //! - `UPDATE SET …`: the target row is deleted (by position) and its new version
 //!   written (unassigned columns keep the target's values);
 //! - `DELETE`: the target row is deleted;
-//! - `INSERT [(cols)] VALUES (…)`: a new row (unlisted columns NULL).
+//! - `INSERT [(cols)] VALUES (…)`: a new row (unlisted columns take their v3
+//!   `write-default`, else NULL).
 //!
 //! A target row matched by more than one source row is an error when the statement has
 //! a `MATCHED` clause (Spark: "matched a single row from the target table with multiple
 //! rows of the source table"), and nothing is committed. The result `count` is the rows
 //! updated, deleted and inserted.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -52,7 +54,8 @@ enum MergeAction {
     /// Target column index → value.
     Update(Vec<(usize, Arc<dyn PhysicalExpr>)>),
     Delete,
-    /// Target column index → value (columns not listed are NULL).
+    /// Target column index → value (columns not listed are NULL; their write-defaults
+    /// are listed).
     Insert(Vec<(usize, Arc<dyn PhysicalExpr>)>),
 }
 
@@ -278,6 +281,7 @@ pub(crate) async fn plan_merge(
     on: Expr,
     clauses: Vec<MergeIntoClause>,
     target_schema: &SchemaRef,
+    write_defaults: &HashMap<String, Expr>,
 ) -> Result<(Arc<dyn ExecutionPlan>, MergeActions)> {
     let n = target_schema.fields().len();
     // a v3 table's row-level scan has the row's lineage after its file and position
@@ -386,6 +390,18 @@ pub(crate) async fn plan_merge(
                         column_index(column)?,
                         state.create_physical_expr(expr, &joined_schema)?,
                     ));
+                }
+                // spec "Default values": an unlisted column takes its write-default
+                for (i, field) in target_schema.fields().iter().enumerate() {
+                    if out.iter().any(|(index, _)| *index == i) {
+                        continue;
+                    }
+                    if let Some(default) = write_defaults.get(field.name()) {
+                        out.push((
+                            i,
+                            state.create_physical_expr(default.clone(), &joined_schema)?,
+                        ));
+                    }
                 }
                 MergeAction::Insert(out)
             }

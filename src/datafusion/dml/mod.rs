@@ -184,6 +184,7 @@ pub(crate) async fn plan_merge(
         on,
         clauses,
         provider.arrow_schema(),
+        provider.write_defaults(),
     )
     .await?;
     job.set_operation(RowLevelOp::Merge(actions), None);

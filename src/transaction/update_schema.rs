@@ -19,8 +19,9 @@
 //!   change sets or clears only the `write-default` (the `initial-default` never
 //!   changes once set); defaults are primitive values of the field's type (not of
 //!   `unknown`, `variant`, `geometry` or `geography`), stored in the spec's JSON
-//!   single-value form (Appendix C); a required field's `write-default` cannot be
-//!   promoted field's defaults are re-encoded for its new type;
+//!   single-value form (Appendix C); clearing a required field's `write-default` is
+//!   allowed (writers must then be given its value); a promoted field's defaults are
+//!   re-encoded for its new type (a `date` default becomes that day's midnight);
 //! - a deleted field is not an identifier field and not the source of a field of the
 //!   current partition spec or sort order (Java checks the same at commit);
 //! - a type changes only by a valid primitive promotion (spec "Schema Evolution"):
@@ -453,12 +454,10 @@ fn apply_change(
                     .map_err(|e| e.context(format!("cannot change column '{}'", name(path))))?;
             }
             if from != *to {
-                for default in [&mut field.initial_default, &mut field.write_default] {
-                    if let Some(json) = default {
-                        *json = promote_default(json, &from, to).map_err(|e| {
-                            e.context(format!("cannot change column '{}'", name(path)))
-                        })?;
-                    }
+                let defaults = [&mut field.initial_default, &mut field.write_default];
+                for json in defaults.into_iter().flatten() {
+                    *json = promote_default(json, &from, to)
+                        .map_err(|e| e.context(format!("cannot change column '{}'", name(path))))?;
                 }
             }
             *field.field_type = Type::Primitive(*to);

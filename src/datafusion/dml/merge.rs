@@ -266,6 +266,36 @@ impl TableProvider for PlanTable {
     }
 }
 
+/// `clauses` with each `INSERT (cols) VALUES (…)` also listing the columns it leaves
+/// out that have a v3 `write-default` (`write_defaults`: column name → literal), with
+/// that value (spec "Default values").
+pub(crate) fn with_write_defaults(
+    clauses: Vec<MergeIntoClause>,
+    target_schema: &SchemaRef,
+    write_defaults: &HashMap<String, Expr>,
+) -> Vec<MergeIntoClause> {
+    clauses
+        .into_iter()
+        .map(|mut clause| {
+            if let MergeIntoAction::Insert { columns, values } = &mut clause.action {
+                // no column list: every column is given
+                if !columns.is_empty() {
+                    for field in target_schema.fields() {
+                        let listed = columns
+                            .iter()
+                            .any(|c| c.rsplit('.').next() == Some(field.name().as_str()));
+                        if let (false, Some(default)) = (listed, write_defaults.get(field.name())) {
+                            columns.push(field.name().clone());
+                            values.push(default.clone());
+                        }
+                    }
+                }
+            }
+            clause
+        })
+        .collect()
+}
+
 /// Plan the join of the target's row-level `scan` (table columns, file, position; a v3
 /// table's then `_row_id` and `_last_updated_sequence_number`) with
 /// `source` for `clauses`, and the clauses over its rows. Returns the joined plan (rows
@@ -281,7 +311,6 @@ pub(crate) async fn plan_merge(
     on: Expr,
     clauses: Vec<MergeIntoClause>,
     target_schema: &SchemaRef,
-    write_defaults: &HashMap<String, Expr>,
 ) -> Result<(Arc<dyn ExecutionPlan>, MergeActions)> {
     let n = target_schema.fields().len();
     // a v3 table's row-level scan has the row's lineage after its file and position
@@ -390,18 +419,6 @@ pub(crate) async fn plan_merge(
                         column_index(column)?,
                         state.create_physical_expr(expr, &joined_schema)?,
                     ));
-                }
-                // spec "Default values": an unlisted column takes its write-default
-                for (i, field) in target_schema.fields().iter().enumerate() {
-                    if out.iter().any(|(index, _)| *index == i) {
-                        continue;
-                    }
-                    if let Some(default) = write_defaults.get(field.name()) {
-                        out.push((
-                            i,
-                            state.create_physical_expr(default.clone(), &joined_schema)?,
-                        ));
-                    }
                 }
                 MergeAction::Insert(out)
             }

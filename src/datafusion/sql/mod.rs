@@ -57,7 +57,8 @@
 //! [`ManageSnapshots`](crate::transaction::ManageSnapshots)); a type in `ADD COLUMN` or
 //! `TYPE` is planned as in `CREATE TABLE` (the table below). Reads see the change at
 //! once (table providers load the table per query); `SELECT *` after `ADD COLUMN`
-//! shows the column, null in rows written before it.
+//! shows the column, null in rows written before it (its `initial-default` with a
+//! `DEFAULT`).
 //!
 //! `CALL` takes Spark's arguments, positional or named (`table => 'ns.t', snapshot_id
 //! => 5`); the table string is resolved in the procedure's catalog (`cat.system.…`, or

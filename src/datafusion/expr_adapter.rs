@@ -11,6 +11,8 @@
 //! A column whose id is absent from the file reads as its v3 `initial-default` when it
 //! has one, else as null; reading a *required* column absent with no default is an error
 //! (unless DataFusion already replaced it with the file's identity partition value).
+//! Struct fields absent from the file read as their `initial-default` too (see
+//! [`super::nested_defaults`]).
 //! Files written without field ids get ids from the table's name mapping
 //! (`schema.name-mapping.default`); without one they cannot be read (error).
 
@@ -29,6 +31,7 @@ use datafusion::physical_expr_adapter::{
     DefaultPhysicalExprAdapter, PhysicalExprAdapter, PhysicalExprAdapterFactory,
 };
 
+use super::nested_defaults::{missing_defaults, Fill, FillDefaultsExpr};
 use super::nested_ids::{rename_field_access, rename_to_file, same_but_names, RelabelExpr};
 use super::struct_nulls::{holds_struct, PushStructNullsExpr};
 use crate::spec::arrow::arrow_field_id;
@@ -38,7 +41,8 @@ use crate::spec::name_mapping::{MappedField, NameMapping};
 /// Creates [`FieldIdExprAdapter`]s: column mapping by Iceberg field id.
 #[derive(Debug, Default, Clone)]
 pub struct FieldIdExprAdapterFactory {
-    /// Field id → `initial-default` value for columns absent from older files.
+    /// Field id → `initial-default` value for columns and struct fields absent from
+    /// older files.
     initial_defaults: HashMap<i32, ScalarValue>,
     /// Field ids of required columns (absent without a default → error).
     required: HashSet<i32>,
@@ -173,12 +177,21 @@ impl PhysicalExprAdapterFactory for FieldIdExprAdapterFactory {
         let mut substitutions = HashMap::new();
         let mut nested = HashMap::new();
         let mut missing_required = HashMap::new();
+        let mut fills = HashMap::new();
         let mut fields: Vec<Field> = Vec::with_capacity(logical_file_schema.fields().len());
         for f in logical_file_schema.fields() {
             let mut data_type = f.data_type().clone();
             let target = match arrow_field_id(f) {
                 Some(id) => match file_ids.get(&id) {
                     Some(file_field) => {
+                        let missing = missing_defaults(
+                            f.data_type(),
+                            file_field.data_type(),
+                            &self.initial_defaults,
+                        );
+                        if !missing.is_empty() {
+                            fills.insert(f.name().clone(), Arc::new(missing));
+                        }
                         data_type = rename_to_file(f.data_type(), file_field.data_type());
                         if &data_type != f.data_type() {
                             nested.insert(
@@ -216,6 +229,7 @@ impl PhysicalExprAdapterFactory for FieldIdExprAdapterFactory {
         Ok(Arc::new(FieldIdExprAdapter {
             renames,
             substitutions,
+            fills,
             nested,
             missing_required,
             logical_file_schema,
@@ -234,6 +248,9 @@ pub struct FieldIdExprAdapter {
     renames: HashMap<String, String>,
     /// Table column name → the `initial-default` it reads as in this file.
     substitutions: HashMap<String, ScalarValue>,
+    /// Table column name → the struct fields absent from this file it fills with their
+    /// `initial-default`.
+    fills: HashMap<String, Arc<Vec<Fill>>>,
     /// Table column name → (table type, type renamed to the file's nested names), for
     /// nested columns whose nested names differ in this file.
     nested: HashMap<String, (DataType, DataType)>,
@@ -294,7 +311,7 @@ impl FieldIdExprAdapter {
     /// Rename table columns to file columns (or their defaults), then adapt with
     /// DataFusion's default adapter.
     fn rewrite_columns(&self, expr: Arc<dyn PhysicalExpr>) -> DFResult<Arc<dyn PhysicalExpr>> {
-        let renamed = if self.renames.is_empty() {
+        let renamed = if self.renames.is_empty() && self.fills.is_empty() {
             expr
         } else {
             expr.transform(|e| {
@@ -303,10 +320,17 @@ impl FieldIdExprAdapter {
                         let lit: Arc<dyn PhysicalExpr> = Arc::new(Literal::new(value.clone()));
                         return Ok(Transformed::yes(lit));
                     }
-                    if let Some(target) = self.renames.get(col.name()) {
-                        let new: Arc<dyn PhysicalExpr> = Arc::new(Column::new(target, col.index()));
-                        return Ok(Transformed::yes(new));
+                    let renamed = self.renames.get(col.name());
+                    let fills = self.fills.get(col.name());
+                    if renamed.is_none() && fills.is_none() {
+                        return Ok(Transformed::no(e));
                     }
+                    let target = renamed.map_or(col.name(), String::as_str);
+                    let mut new: Arc<dyn PhysicalExpr> = Arc::new(Column::new(target, col.index()));
+                    if let Some(fills) = fills {
+                        new = Arc::new(FillDefaultsExpr::new(new, Arc::clone(fills)));
+                    }
+                    return Ok(Transformed::yes(new));
                 }
                 Ok(Transformed::no(e))
             })

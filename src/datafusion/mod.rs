@@ -3,6 +3,7 @@
 pub mod catalog;
 #[cfg(feature = "distributed")]
 mod codec;
+mod column_defaults;
 mod delete_planning;
 #[cfg(feature = "distributed")]
 pub mod distributed;
@@ -22,6 +23,7 @@ mod metadata_files;
 pub mod metadata_tables;
 pub mod metrics;
 pub mod named_tables;
+mod nested_defaults;
 mod nested_ids;
 pub mod options;
 pub mod read_only;

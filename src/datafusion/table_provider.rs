@@ -39,6 +39,7 @@ use datafusion::physical_plan::ExecutionPlan;
 use datafusion_datasource::compute_all_files_statistics;
 use object_store::ObjectMeta;
 
+use super::column_defaults::{initial_defaults, write_defaults};
 use super::delete_planning::{
     equality_loader, plan_deletes, DeleteMetrics, DeletePlan, EqualityDeleteFile,
     NO_EQUALITY_DELETES,
@@ -57,7 +58,6 @@ use super::metrics::{attach_counters, attach_scan_metrics};
 use super::options::IcefloeOptions;
 use super::request_metrics::StoreRequestMetrics;
 use super::row_count::rows_without_columns;
-use super::scalar::literal_to_scalar;
 use super::statistics::{file_statistics, untruncated_bounds};
 use super::write_exec::IcebergWriteExec;
 use crate::delete::equality_delete_schema;
@@ -67,7 +67,7 @@ use crate::scan::cache::ManifestCache;
 use crate::scan::{ScanMetrics, TableScan};
 use crate::spec::arrow::{nullable_under_nullable_structs, schema_to_arrow};
 use crate::spec::name_mapping::{NameMapping, DEFAULT_NAME_MAPPING_PROPERTY};
-use crate::spec::{Literal, Schema, Snapshot};
+use crate::spec::{Schema, Snapshot};
 use crate::table::Table;
 use datafusion::logical_expr::dml::InsertOp;
 
@@ -107,6 +107,9 @@ pub struct IcebergTableProvider {
     /// With metadata columns (see [`Self::with_metadata_columns`]): the columns, and
     /// the schema with them appended.
     metadata_columns: Option<(Arc<MetadataColumns>, SchemaRef)>,
+    /// Top-level column name → its v3 `write-default`, for `INSERT` statements that do
+    /// not list the column ([`TableProvider::get_column_default`]).
+    write_defaults: Arc<HashMap<String, Expr>>,
 }
 
 impl IcebergTableProvider {
@@ -134,6 +137,7 @@ impl IcebergTableProvider {
         view_types: bool,
     ) -> Result<Self> {
         let arrow_schema = Arc::new(arrow_schema(&schema, view_types)?);
+        let write_defaults = Arc::new(write_defaults(&schema, &arrow_schema)?);
         Ok(Self {
             table,
             snapshot,
@@ -146,6 +150,7 @@ impl IcebergTableProvider {
             write_target: None,
             branch: None,
             metadata_columns: None,
+            write_defaults,
         })
     }
 
@@ -292,10 +297,12 @@ impl IcebergTableProvider {
         &self.schema
     }
 
-    /// A scan planner for this provider's snapshot.
+    /// A scan planner for this provider's snapshot, its filters bound to this
+    /// provider's schema.
     pub fn table_scan(&self) -> TableScan {
         TableScan::new(self.table.clone(), self.snapshot.clone())
             .with_manifest_cache(Arc::clone(&self.manifest_cache))
+            .with_schema(Arc::clone(&self.schema))
     }
 
     /// The planning counts (the pruning funnel) of the latest `scan()` of this provider
@@ -385,6 +392,11 @@ fn arrow_schema(schema: &Schema, view_types: bool) -> Result<ArrowSchema> {
 }
 
 impl IcebergTableProvider {
+    /// Top-level column name → its v3 `write-default` (a literal of the column's type).
+    pub(crate) fn write_defaults(&self) -> &HashMap<String, Expr> {
+        &self.write_defaults
+    }
+
     /// The Arrow schema the provider exposes (as `TableProvider::schema`).
     pub(crate) fn arrow_schema(&self) -> &SchemaRef {
         &self.arrow_schema
@@ -408,7 +420,8 @@ impl IcebergTableProvider {
     /// `filters` converts to Iceberg predicates.
     fn filtered_scan(&self, table: Table, filters: &[Expr]) -> TableScan {
         let scan = TableScan::new(table, self.snapshot.clone())
-            .with_manifest_cache(Arc::clone(&self.manifest_cache));
+            .with_manifest_cache(Arc::clone(&self.manifest_cache))
+            .with_schema(Arc::clone(&self.schema));
         match FilterConverter::new(&self.schema).convert_all(filters) {
             Some(filter) => scan.with_filter(filter),
             None => scan,
@@ -567,27 +580,17 @@ impl IcebergTableProvider {
         ))
     }
 
-    /// The field-id adapter for this schema: `initial-default`s of top-level primitive
-    /// columns, required field ids, and the table's name mapping.
+    /// The field-id adapter for this schema: `initial-default`s of columns and struct
+    /// fields, required field ids, and the table's name mapping.
     fn expr_adapter_factory(&self) -> Result<FieldIdExprAdapterFactory> {
-        let mut defaults = HashMap::new();
-        let mut required = HashSet::new();
-        for (field, arrow_field) in self.schema.columns().iter().zip(self.arrow_schema.fields()) {
-            if field.required {
-                required.insert(field.id);
-            }
-            if let (Some(default), Some(p)) =
-                (&field.initial_default, field.field_type.as_primitive())
-            {
-                let lit = Literal::from_json(default, p).map_err(|e| {
-                    e.context(format!("initial-default of column '{}'", field.name))
-                })?;
-                defaults.insert(
-                    field.id,
-                    literal_to_scalar(Some(&lit), arrow_field.data_type())?,
-                );
-            }
-        }
+        let defaults = initial_defaults(&self.schema, &self.arrow_schema)?;
+        let required: HashSet<i32> = self
+            .schema
+            .columns()
+            .iter()
+            .filter(|f| f.required)
+            .map(|f| f.id)
+            .collect();
         let name_mapping = match self
             .table
             .metadata()
@@ -1177,6 +1180,13 @@ impl TableProvider for IcebergTableProvider {
 
     fn table_type(&self) -> TableType {
         TableType::Base
+    }
+
+    /// The column's v3 `write-default` (spec "Default values"): `INSERT` fills it into a
+    /// column the statement does not list (without one: null, which a required column
+    /// refuses when written).
+    fn get_column_default(&self, column: &str) -> Option<&Expr> {
+        self.write_defaults.get(column)
     }
 
     async fn scan(

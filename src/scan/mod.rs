@@ -123,6 +123,8 @@ pub struct TableScan {
     snapshot: Option<Snapshot>,
     filter: Option<Predicate>,
     cache: Option<Arc<cache::ManifestCache>>,
+    /// The schema the filter binds to, when not the snapshot's.
+    schema: Option<Arc<Schema>>,
 }
 
 impl TableScan {
@@ -133,6 +135,7 @@ impl TableScan {
             snapshot,
             filter: None,
             cache: None,
+            schema: None,
         }
     }
 
@@ -153,8 +156,20 @@ impl TableScan {
         self
     }
 
-    /// The schema the filter binds to: the snapshot's, else the current one.
+    /// Bind the filter to `schema` (the schema the rows are read with, e.g. the current
+    /// schema when reading the current snapshot: a column added after the snapshot was
+    /// written is in it, not in the snapshot's) instead of the snapshot's.
+    pub fn with_schema(mut self, schema: Arc<Schema>) -> Self {
+        self.schema = Some(schema);
+        self
+    }
+
+    /// The schema the filter binds to: the one given ([`Self::with_schema`]), else the
+    /// snapshot's, else the current one.
     fn schema(&self) -> &Schema {
+        if let Some(schema) = &self.schema {
+            return schema;
+        }
         let metadata = self.table.metadata();
         match &self.snapshot {
             Some(s) => metadata.schema_for_snapshot(s),

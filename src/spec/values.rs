@@ -263,6 +263,118 @@ impl Literal {
     }
 }
 
+impl Literal {
+    /// The spec's JSON single-value form (Appendix C) of this value as a value of `ty`,
+    /// for `initial-default` / `write-default`: booleans, ints, longs, floats and
+    /// doubles as JSON numbers; decimals as a string with `scale` digits after the point
+    /// (`"-14.20"`); dates `"2017-11-16"`; times `"22:31:08.123456"`; timestamps
+    /// `"2017-11-16T22:31:08.123456"` (nanosecond types: 9 fraction digits), with
+    /// `+00:00` appended for the `tz` types; strings as strings; UUIDs in their
+    /// hyphenated form; fixed and binary as lowercase hex.
+    ///
+    /// Errors ([`crate::ErrorKind::InvalidArgument`]): the value is not one of `ty`
+    /// (a decimal of another scale or too many digits for the precision, a fixed of
+    /// another length), a float that is NaN or infinite (JSON has no such number), or
+    /// `ty` has no single values (`unknown`, `variant`, `geometry`, `geography`).
+    pub fn to_json(&self, ty: &PrimitiveType) -> Result<JsonValue> {
+        let bad = || Error::invalid_argument(format!("value {self} is not a {ty}"));
+        let number = |v: f64| {
+            serde_json::Number::from_f64(v)
+                .map(JsonValue::Number)
+                .ok_or_else(|| Error::invalid_argument(format!("{ty} value {v} has no JSON form")))
+        };
+        let timestamp = |units: i64, per_second: i64, zone: &str| -> Result<JsonValue> {
+            let seconds = units.div_euclid(per_second);
+            let fraction = units.rem_euclid(per_second);
+            let nanos =
+                u32::try_from(fraction * (1_000_000_000 / per_second)).map_err(|_| bad())?;
+            let t = chrono::DateTime::from_timestamp(seconds, nanos).ok_or_else(bad)?;
+            let digits = if per_second == 1_000_000 { 6 } else { 9 };
+            Ok(JsonValue::String(format!(
+                "{}.{fraction:0digits$}{zone}",
+                t.naive_utc().format("%Y-%m-%dT%H:%M:%S")
+            )))
+        };
+        let hex = |b: &[u8]| JsonValue::String(b.iter().map(|x| format!("{x:02x}")).collect());
+        let value = match (self, ty) {
+            (Literal::Boolean(v), PrimitiveType::Boolean) => JsonValue::Bool(*v),
+            (Literal::Int(v), PrimitiveType::Int) => JsonValue::from(*v),
+            (Literal::Long(v), PrimitiveType::Long) => JsonValue::from(*v),
+            // the shortest decimal that reads back as this float (1.1, not 1.100000023841858)
+            (Literal::Float(v), PrimitiveType::Float) => {
+                number(v.to_string().parse().unwrap_or(f64::from(*v)))?
+            }
+            (Literal::Double(v), PrimitiveType::Double) => number(*v)?,
+            (
+                Literal::Decimal {
+                    unscaled, scale, ..
+                },
+                PrimitiveType::Decimal {
+                    precision: p,
+                    scale: s,
+                },
+            ) => {
+                let digits = unscaled.unsigned_abs().to_string();
+                if scale != s || digits.len() as u32 > *p {
+                    return Err(bad());
+                }
+                let scale = *scale as usize;
+                let padded = format!("{digits:0>width$}", width = scale + 1);
+                let (int, frac) = padded.split_at(padded.len() - scale);
+                let sign = if *unscaled < 0 { "-" } else { "" };
+                JsonValue::String(if scale == 0 {
+                    format!("{sign}{int}")
+                } else {
+                    format!("{sign}{int}.{frac}")
+                })
+            }
+            (Literal::Date(d), PrimitiveType::Date) => {
+                let date = epoch_date()
+                    .checked_add_signed(chrono::TimeDelta::days(i64::from(*d)))
+                    .ok_or_else(bad)?;
+                JsonValue::String(date.format("%Y-%m-%d").to_string())
+            }
+            (Literal::Time(us), PrimitiveType::Time) => {
+                let secs = u32::try_from(us.div_euclid(1_000_000)).map_err(|_| bad())?;
+                let micros = us.rem_euclid(1_000_000);
+                let t = chrono::NaiveTime::from_num_seconds_from_midnight_opt(secs, 0)
+                    .ok_or_else(bad)?;
+                JsonValue::String(format!("{}.{micros:06}", t.format("%H:%M:%S")))
+            }
+            (Literal::Timestamp(v), PrimitiveType::Timestamp) => timestamp(*v, 1_000_000, "")?,
+            (Literal::Timestamptz(v), PrimitiveType::Timestamptz) => {
+                timestamp(*v, 1_000_000, "+00:00")?
+            }
+            (Literal::TimestampNs(v), PrimitiveType::TimestampNs) => {
+                timestamp(*v, 1_000_000_000, "")?
+            }
+            (Literal::TimestamptzNs(v), PrimitiveType::TimestamptzNs) => {
+                timestamp(*v, 1_000_000_000, "+00:00")?
+            }
+            (Literal::String(s), PrimitiveType::String) => JsonValue::String(s.clone()),
+            (Literal::Uuid(b), PrimitiveType::Uuid) => {
+                JsonValue::String(uuid::Uuid::from_bytes(*b).hyphenated().to_string())
+            }
+            (Literal::Fixed(b), PrimitiveType::Fixed(n)) if b.len() as u64 == *n => hex(b),
+            (Literal::Binary(b), PrimitiveType::Binary) => hex(b),
+            (
+                _,
+                PrimitiveType::Unknown
+                | PrimitiveType::Variant
+                | PrimitiveType::Geometry
+                | PrimitiveType::Geography,
+            ) => {
+                return Err(Error::invalid_argument(format!(
+                    "a {ty} column has no default values (spec \"Default values\": they \
+                     default to null)"
+                )))
+            }
+            _ => return Err(bad()),
+        };
+        Ok(value)
+    }
+}
+
 /// 1970-01-01.
 pub fn epoch_date() -> chrono::NaiveDate {
     chrono::DateTime::UNIX_EPOCH.date_naive()
@@ -384,6 +496,134 @@ mod tests {
             Literal::from_json(&"f00d".into(), &PrimitiveType::Binary).unwrap(),
             Literal::Binary(vec![0xf0, 0x0d])
         );
+    }
+
+    #[test]
+    fn json_defaults_round_trip() {
+        let dec = |precision, scale| PrimitiveType::Decimal { precision, scale };
+        let cases: Vec<(Literal, PrimitiveType, JsonValue)> = vec![
+            (Literal::Boolean(true), PrimitiveType::Boolean, true.into()),
+            (Literal::Int(-7), PrimitiveType::Int, (-7).into()),
+            (
+                Literal::Long(1 << 40),
+                PrimitiveType::Long,
+                (1i64 << 40).into(),
+            ),
+            (Literal::Float(1.5), PrimitiveType::Float, 1.5.into()),
+            (
+                Literal::Double(-0.25),
+                PrimitiveType::Double,
+                (-0.25).into(),
+            ),
+            (
+                Literal::Decimal {
+                    unscaled: -1420,
+                    precision: 9,
+                    scale: 2,
+                },
+                dec(9, 2),
+                "-14.20".into(),
+            ),
+            (
+                Literal::Decimal {
+                    unscaled: 5,
+                    precision: 4,
+                    scale: 3,
+                },
+                dec(4, 3),
+                "0.005".into(),
+            ),
+            (
+                Literal::Decimal {
+                    unscaled: 12,
+                    precision: 5,
+                    scale: 0,
+                },
+                dec(5, 0),
+                "12".into(),
+            ),
+            (
+                Literal::Date(17486),
+                PrimitiveType::Date,
+                "2017-11-16".into(),
+            ),
+            (Literal::Date(-1), PrimitiveType::Date, "1969-12-31".into()),
+            (
+                Literal::Time(81_068_123_456),
+                PrimitiveType::Time,
+                "22:31:08.123456".into(),
+            ),
+            (
+                Literal::Timestamp(1510871468000001),
+                PrimitiveType::Timestamp,
+                "2017-11-16T22:31:08.000001".into(),
+            ),
+            (
+                Literal::Timestamp(-1),
+                PrimitiveType::Timestamp,
+                "1969-12-31T23:59:59.999999".into(),
+            ),
+            (
+                Literal::Timestamptz(1510871468000001),
+                PrimitiveType::Timestamptz,
+                "2017-11-16T22:31:08.000001+00:00".into(),
+            ),
+            (
+                Literal::TimestampNs(1510871468000001001),
+                PrimitiveType::TimestampNs,
+                "2017-11-16T22:31:08.000001001".into(),
+            ),
+            (
+                Literal::TimestamptzNs(1510871468000001001),
+                PrimitiveType::TimestamptzNs,
+                "2017-11-16T22:31:08.000001001+00:00".into(),
+            ),
+            (
+                Literal::String("a'b".into()),
+                PrimitiveType::String,
+                "a'b".into(),
+            ),
+            (
+                Literal::Uuid(
+                    *uuid::Uuid::from_u128(0xf79c3e09_677c_4bbd_a479_3f349cb785e7).as_bytes(),
+                ),
+                PrimitiveType::Uuid,
+                "f79c3e09-677c-4bbd-a479-3f349cb785e7".into(),
+            ),
+            (
+                Literal::Fixed(vec![0, 1, 0xff]),
+                PrimitiveType::Fixed(3),
+                "0001ff".into(),
+            ),
+            (
+                Literal::Binary(vec![0xf0, 0x0d]),
+                PrimitiveType::Binary,
+                "f00d".into(),
+            ),
+        ];
+        for (lit, ty, json) in cases {
+            assert_eq!(lit.to_json(&ty).unwrap(), json, "{ty}");
+            assert_eq!(Literal::from_json(&json, &ty).unwrap(), lit, "{ty}");
+        }
+        // values that are not of the type, or have no JSON form
+        assert!(Literal::Int(1).to_json(&PrimitiveType::Long).is_err());
+        assert!(Literal::Fixed(vec![1])
+            .to_json(&PrimitiveType::Fixed(2))
+            .is_err());
+        assert!(Literal::Double(f64::NAN)
+            .to_json(&PrimitiveType::Double)
+            .is_err());
+        let wide = Literal::Decimal {
+            unscaled: 12345,
+            precision: 9,
+            scale: 2,
+        };
+        assert!(wide.to_json(&dec(4, 2)).is_err());
+        assert!(wide.to_json(&dec(9, 3)).is_err());
+        let err = Literal::Int(1)
+            .to_json(&PrimitiveType::Unknown)
+            .unwrap_err();
+        assert!(err.message().contains("has no default values"), "{err}");
     }
 
     #[test]

@@ -11,8 +11,17 @@
 //! The rules (each refusal an [`ErrorKind::InvalidArgument`] error naming the column
 //! and the rule, [`ErrorKind::NotFound`] for a name that does not exist):
 //! - a new field is optional (existing rows have no value for it; Java's
-//!   `addRequiredColumn` needs `allowIncompatibleChanges`) and its name is new in its
-//!   struct;
+//!   `addRequiredColumn` needs `allowIncompatibleChanges`), or, in v3, required with a
+//!   default value; its name is new in its struct;
+//! - default values (spec "Default values", v3 only: an error naming the rule on v1/v2
+//!   tables): a field added with a default gets it as both `initial-default` (the
+//!   value of the rows written before the field existed) and `write-default`; a later
+//!   change sets or clears only the `write-default` (the `initial-default` never
+//!   changes once set); defaults are primitive values of the field's type (not of
+//!   `unknown`, `variant`, `geometry` or `geography`), stored in the spec's JSON
+//!   single-value form (Appendix C); clearing a required field's `write-default` is
+//!   allowed (writers must then be given its value); a promoted field's defaults are
+//!   re-encoded for its new type (a `date` default becomes that day's midnight);
 //! - a deleted field is not an identifier field and not the source of a field of the
 //!   current partition spec or sort order (Java checks the same at commit);
 //! - a type changes only by a valid primitive promotion (spec "Schema Evolution"):
@@ -41,8 +50,8 @@ use super::TransactionAction;
 use crate::error::{Error, ErrorKind, Result};
 use crate::spec::name_mapping::{update_name_mapping, DEFAULT_NAME_MAPPING_PROPERTY};
 use crate::spec::{
-    FormatVersion, NestedField, PrimitiveType, Schema, StructType, TableMetadata, TableUpdate,
-    Transform, Type,
+    FormatVersion, Literal, NestedField, PrimitiveType, Schema, StructType, TableMetadata,
+    TableUpdate, Transform, Type,
 };
 use crate::table::Table;
 
@@ -60,9 +69,12 @@ enum Change {
     Add {
         parent: Vec<String>,
         field: NestedField,
+        /// The `initial-default` and `write-default` of the new field.
+        default: Option<Literal>,
         position: Option<ColumnPosition>,
     },
     Delete(Vec<String>),
+    UpdateDefault(Vec<String>, Option<Literal>),
     Rename(Vec<String>, String),
     UpdateType(Vec<String>, PrimitiveType),
     MakeOptional(Vec<String>),
@@ -100,8 +112,40 @@ impl UpdateSchema {
         self.changes.push(Change::Add {
             parent: parent.to_vec(),
             field,
+            default: None,
             position,
         });
+        self
+    }
+
+    /// Add a field with a default value (Java `addColumn(parent, name, type, doc,
+    /// defaultValue)` / `addRequiredColumn(…, defaultValue)`): as [`Self::add_column`],
+    /// with `default` as its `initial-default` and `write-default`, and `required`
+    /// (rows written before it exist read the default, so a required field may be
+    /// added). v3 only (spec "Default values"); `default` must be a value of
+    /// `field_type` (see the module docs).
+    pub fn add_column_with_default(
+        mut self,
+        parent: &[String],
+        field: NestedField,
+        default: Literal,
+        position: Option<ColumnPosition>,
+    ) -> Self {
+        self.changes.push(Change::Add {
+            parent: parent.to_vec(),
+            field,
+            default: Some(default),
+            position,
+        });
+        self
+    }
+
+    /// Set (or with `None`, clear) the `write-default` of the field at `path` (Java
+    /// `updateColumnDefault`); its `initial-default` stays. v3 only (spec "Default
+    /// values").
+    pub fn update_column_default(mut self, path: &[String], default: Option<Literal>) -> Self {
+        self.changes
+            .push(Change::UpdateDefault(path.to_vec(), default));
         self
     }
 
@@ -333,6 +377,7 @@ fn apply_change(
         Change::Add {
             parent,
             field,
+            default,
             position,
         } => {
             let full: Vec<String> = parent.iter().chain([&field.name]).cloned().collect();
@@ -347,7 +392,18 @@ fn apply_change(
                 ));
             }
             let mut field = field.clone();
-            field.required = false;
+            match default {
+                Some(value) => {
+                    let json = default_json(&full, &field.field_type, value, metadata)?;
+                    field.initial_default = Some(json.clone());
+                    field.write_default = Some(json);
+                }
+                None => {
+                    field.required = false;
+                    field.initial_default = None;
+                    field.write_default = None;
+                }
+            }
             assign_fresh_ids(&mut field, last_id);
             siblings.push(field);
             if let Some(p) = position {
@@ -397,6 +453,13 @@ fn apply_change(
                 check_partition_values_keep(field.id, from, *to, metadata)
                     .map_err(|e| e.context(format!("cannot change column '{}'", name(path))))?;
             }
+            if from != *to {
+                let defaults = [&mut field.initial_default, &mut field.write_default];
+                for json in defaults.into_iter().flatten() {
+                    *json = promote_default(json, &from, to)
+                        .map_err(|e| e.context(format!("cannot change column '{}'", name(path))))?;
+                }
+            }
             *field.field_type = Type::Primitive(*to);
         }
         Change::MakeOptional(path) => {
@@ -410,6 +473,16 @@ fn apply_change(
             field.required = false;
         }
         Change::UpdateDoc(path, doc) => field_at(fields, path)?.doc.clone_from(doc),
+        Change::UpdateDefault(path, default) => {
+            let field = field_at(fields, path)?;
+            field.write_default = match default {
+                Some(value) => Some(default_json(path, &field.field_type, value, metadata)?),
+                None => {
+                    check_v3(path, metadata)?;
+                    None
+                }
+            };
+        }
         Change::Move(path, position) => {
             let (siblings, _) = locate(fields, path)?;
             move_field(siblings, path, position)?;
@@ -417,6 +490,71 @@ fn apply_change(
         Change::SetIdentifiers(_) | Change::DropIdentifiers(_) => {}
     }
     Ok(())
+}
+
+/// Refuses default values below format version 3 (spec "Default values").
+fn check_v3(path: &[String], metadata: &TableMetadata) -> Result<()> {
+    if metadata.format_version < FormatVersion::V3 {
+        return Err(Error::invalid_argument(format!(
+            "cannot set a default value of column '{}': default values require format \
+             version 3 (the table is v{})",
+            name(path),
+            metadata.format_version as u8
+        )));
+    }
+    Ok(())
+}
+
+/// `value` in the JSON single-value form of the field's type (spec Appendix C), checked
+/// against the rules of the module docs.
+fn default_json(
+    path: &[String],
+    field_type: &Type,
+    value: &Literal,
+    metadata: &TableMetadata,
+) -> Result<serde_json::Value> {
+    check_v3(path, metadata)?;
+    let Type::Primitive(p) = field_type else {
+        return Err(Error::invalid_argument(format!(
+            "cannot set a default value of column '{}' of type {field_type}: only primitive \
+             fields have default values (a struct's fields carry their own)",
+            name(path)
+        )));
+    };
+    value
+        .to_json(p)
+        .map_err(|e| e.context(format!("default value of column '{}'", name(path))))
+}
+
+/// A default's JSON form for a field promoted from `from` to `to`: the same except a
+/// `date` promoted to a timestamp (v3), whose default becomes that day's midnight.
+fn promote_default(
+    json: &serde_json::Value,
+    from: &PrimitiveType,
+    to: &PrimitiveType,
+) -> Result<serde_json::Value> {
+    let value = match (Literal::from_json(json, from)?, to) {
+        (Literal::Date(d), PrimitiveType::Timestamp) => {
+            Literal::Timestamp(i64::from(d) * 86_400_000_000)
+        }
+        (Literal::Date(d), PrimitiveType::TimestampNs) => {
+            Literal::TimestampNs(i64::from(d) * 86_400_000_000_000)
+        }
+        (Literal::Int(v), PrimitiveType::Long) => Literal::Long(i64::from(v)),
+        (Literal::Float(v), PrimitiveType::Double) => Literal::Double(f64::from(v)),
+        (
+            Literal::Decimal {
+                unscaled, scale, ..
+            },
+            PrimitiveType::Decimal { precision, .. },
+        ) => Literal::Decimal {
+            unscaled,
+            precision: *precision,
+            scale,
+        },
+        (other, _) => other,
+    };
+    value.to_json(to)
 }
 
 /// The id of the field at `path`.

@@ -8,13 +8,15 @@
 //! - `UPDATE SET …`: the target row is deleted (by position) and its new version
 //!   written (unassigned columns keep the target's values);
 //! - `DELETE`: the target row is deleted;
-//! - `INSERT [(cols)] VALUES (…)`: a new row (unlisted columns NULL).
+//! - `INSERT [(cols)] VALUES (…)`: a new row (unlisted columns take their v3
+//!   `write-default`, else NULL).
 //!
 //! A target row matched by more than one source row is an error when the statement has
 //! a `MATCHED` clause (Spark: "matched a single row from the target table with multiple
 //! rows of the source table"), and nothing is committed. The result `count` is the rows
 //! updated, deleted and inserted.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -52,7 +54,8 @@ enum MergeAction {
     /// Target column index → value.
     Update(Vec<(usize, Arc<dyn PhysicalExpr>)>),
     Delete,
-    /// Target column index → value (columns not listed are NULL).
+    /// Target column index → value (columns not listed are NULL; their write-defaults
+    /// are listed).
     Insert(Vec<(usize, Arc<dyn PhysicalExpr>)>),
 }
 
@@ -261,6 +264,36 @@ impl TableProvider for PlanTable {
             Arc::clone(&self.plan),
         )?))
     }
+}
+
+/// `clauses` with each `INSERT (cols) VALUES (…)` also listing the columns it leaves
+/// out that have a v3 `write-default` (`write_defaults`: column name → literal), with
+/// that value (spec "Default values").
+pub(crate) fn with_write_defaults(
+    clauses: Vec<MergeIntoClause>,
+    target_schema: &SchemaRef,
+    write_defaults: &HashMap<String, Expr>,
+) -> Vec<MergeIntoClause> {
+    clauses
+        .into_iter()
+        .map(|mut clause| {
+            if let MergeIntoAction::Insert { columns, values } = &mut clause.action {
+                // no column list: every column is given
+                if !columns.is_empty() {
+                    for field in target_schema.fields() {
+                        let listed = columns
+                            .iter()
+                            .any(|c| c.rsplit('.').next() == Some(field.name().as_str()));
+                        if let (false, Some(default)) = (listed, write_defaults.get(field.name())) {
+                            columns.push(field.name().clone());
+                            values.push(default.clone());
+                        }
+                    }
+                }
+            }
+            clause
+        })
+        .collect()
 }
 
 /// Plan the join of the target's row-level `scan` (table columns, file, position; a v3

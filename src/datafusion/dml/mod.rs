@@ -182,7 +182,7 @@ pub(crate) async fn plan_merge(
         source,
         &merge_schema,
         on,
-        clauses,
+        merge::with_write_defaults(clauses, provider.arrow_schema(), provider.write_defaults()),
         provider.arrow_schema(),
     )
     .await?;

@@ -6,10 +6,12 @@
 //! type text.
 
 use datafusion::dataframe::DataFrame;
+use datafusion::logical_expr::Expr;
 use datafusion::prelude::SessionContext;
 use datafusion::sql::sqlparser::tokenizer::Token;
 
 use super::alter_table::commit;
+use super::column_default::{default_from_sql, default_value};
 use super::tokens::{is_keyword, Cursor};
 use super::{create_table, empty, ResolvedTable};
 use crate::error::{Error, Result};
@@ -18,12 +20,17 @@ use crate::transaction::{ColumnPosition, UpdateSchema};
 
 /// The column clauses, after `ALTER TABLE name`:
 ///
-/// - `ADD COLUMN|COLUMNS [(]path type [COMMENT '…'] [FIRST|AFTER name], …[)]`;
+/// - `ADD COLUMN|COLUMNS [(]path type [NOT NULL] [DEFAULT value] [COMMENT '…']
+///   [FIRST|AFTER name], …[)]` (with a `DEFAULT`, v3: the field's `initial-default` and
+///   `write-default`, and it may be `NOT NULL`);
 /// - `DROP COLUMN|COLUMNS [IF EXISTS] [(]path, …[)]`;
 /// - `RENAME COLUMN path TO name`;
 /// - `SET IDENTIFIER FIELDS path, …`, `DROP IDENTIFIER FIELDS path, …`;
 /// - `ALTER [COLUMN] path` then one of `TYPE type` (also `SET DATA TYPE type`),
-///   `DROP NOT NULL`, `COMMENT '…'`, `FIRST`, `AFTER name` (`SET NOT NULL` is refused).
+///   `DROP NOT NULL`, `COMMENT '…'`, `FIRST`, `AFTER name` (`SET NOT NULL` is refused),
+///   `SET DEFAULT value`, `DROP DEFAULT` (v3: the field's `write-default`).
+///
+/// A `DEFAULT` value is a constant of the column's type (module `column_default`).
 pub(super) async fn alter_columns(
     ctx: &SessionContext,
     table: &ResolvedTable,
@@ -72,7 +79,7 @@ pub(super) async fn alter_columns(
     } else if c.eat_keyword("ALTER") {
         c.eat_keyword("COLUMN");
         let what = format!("{base} ALTER COLUMN");
-        let update = alter_column(ctx, &mut c)
+        let update = alter_column(ctx, table, &mut c)
             .await
             .map_err(|e| e.context(&what))?;
         (what, update)
@@ -102,30 +109,35 @@ async fn add_columns(ctx: &SessionContext, c: &mut Cursor<'_>) -> Result<UpdateS
     loop {
         let path = c.object_name()?;
         let start = c.offset();
-        if skip_type(c) {
-            return Err(Error::unsupported(format!(
-                "column '{}' with a DEFAULT: default values (v3 initial-default and \
-                 write-default) are not supported yet",
-                path.join(".")
-            )));
-        }
+        skip_type(c);
         let type_text = c.text()[start..c.prev_end()].to_string();
         if type_text.trim().is_empty() {
             return Err(c.expected(&format!("a type for column '{}'", path.join("."))));
         }
         let position = position(c)?;
-        let field = plan_column(ctx, &type_text).await?;
+        let (field, default) = plan_column(ctx, &type_text).await?;
         let column = path.join(".");
-        if field.required {
-            return Err(Error::invalid_argument(format!(
-                "cannot add required column '{column}' (NOT NULL): rows already in the \
-                 table have no value for it"
-            )));
-        }
+        let default = match default {
+            Some(expr) => default_value(ctx, expr, &column, &field.field_type).await?,
+            None => None,
+        };
         let (name, parent) = path
             .split_last()
             .ok_or_else(|| Error::invalid_argument("a column needs a name"))?;
-        update = update.add_column(parent, name, *field.field_type, field.doc, position);
+        update = match default {
+            Some(value) => {
+                let mut field = field;
+                field.name.clone_from(name);
+                update.add_column_with_default(parent, field, value, position)
+            }
+            None if field.required => {
+                return Err(Error::invalid_argument(format!(
+                    "cannot add required column '{column}' (NOT NULL) without a DEFAULT: \
+                     rows already in the table have no value for it"
+                )));
+            }
+            None => update.add_column(parent, name, *field.field_type, field.doc, position),
+        };
         if !c.eat(&Token::Comma) {
             break;
         }
@@ -138,16 +150,14 @@ async fn add_columns(ctx: &SessionContext, c: &mut Cursor<'_>) -> Result<UpdateS
 }
 
 /// Skip a column's type and options: to a `,` or `)` outside brackets, `FIRST`, `AFTER`
-/// or the end. Whether the options have a `DEFAULT`.
-fn skip_type(c: &mut Cursor<'_>) -> bool {
+/// or the end.
+fn skip_type(c: &mut Cursor<'_>) {
     let (mut parens, mut angles) = (0usize, 0usize);
-    let mut default = false;
     while let Some(t) = c.peek() {
         let top = parens == 0 && angles == 0;
         match &t.token {
-            Token::Comma | Token::RParen if top => return default,
-            t if top && (is_keyword(t, "FIRST") || is_keyword(t, "AFTER")) => return default,
-            t if top && is_keyword(t, "DEFAULT") => default = true,
+            Token::Comma | Token::RParen if top => return,
+            t if top && (is_keyword(t, "FIRST") || is_keyword(t, "AFTER")) => return,
             Token::LParen => parens += 1,
             Token::RParen => parens = parens.saturating_sub(1),
             Token::Lt => angles += 1,
@@ -157,7 +167,6 @@ fn skip_type(c: &mut Cursor<'_>) -> bool {
         }
         c.advance();
     }
-    default
 }
 
 /// `[FIRST | AFTER name]`.
@@ -172,8 +181,9 @@ fn position(c: &mut Cursor<'_>) -> Result<Option<ColumnPosition>> {
 }
 
 /// The Iceberg field DataFusion plans for `type_text` (a type, optionally with
-/// `NOT NULL` and `COMMENT '…'`), as `CREATE TABLE` would.
-async fn plan_column(ctx: &SessionContext, type_text: &str) -> Result<NestedField> {
+/// `NOT NULL`, `DEFAULT value` and `COMMENT '…'`), as `CREATE TABLE` would, with its
+/// planned `DEFAULT`.
+async fn plan_column(ctx: &SessionContext, type_text: &str) -> Result<(NestedField, Option<Expr>)> {
     let columns = create_table::plan_columns(ctx, &format!("c {type_text}")).await?;
     columns
         .into_iter()
@@ -244,7 +254,11 @@ fn name_list(c: &mut Cursor<'_>) -> Result<Vec<Vec<String>>> {
 }
 
 /// What follows `ALTER [COLUMN]`: the column and one change.
-async fn alter_column(ctx: &SessionContext, c: &mut Cursor<'_>) -> Result<UpdateSchema> {
+async fn alter_column(
+    ctx: &SessionContext,
+    table: &ResolvedTable,
+    c: &mut Cursor<'_>,
+) -> Result<UpdateSchema> {
     let path = c.object_name()?;
     let column = path.join(".");
     let update = UpdateSchema::new();
@@ -254,8 +268,8 @@ async fn alter_column(ctx: &SessionContext, c: &mut Cursor<'_>) -> Result<Update
             c.advance();
         }
         let type_text = c.text()[start..].trim().to_string();
-        let field = plan_column(ctx, &type_text).await?;
-        if field.required || field.doc.is_some() {
+        let (field, default) = plan_column(ctx, &type_text).await?;
+        if field.required || field.doc.is_some() || default.is_some() {
             return Err(Error::invalid_argument(format!(
                 "TYPE '{type_text}': only a type (change nullability or the comment in \
                  its own ALTER COLUMN)"
@@ -275,12 +289,31 @@ async fn alter_column(ctx: &SessionContext, c: &mut Cursor<'_>) -> Result<Update
             "cannot make column '{column}' required (SET NOT NULL): rows already in the \
              table may hold nulls (Iceberg allows only required to optional)"
         )));
+    } else if c.eat_keywords(&["SET", "DEFAULT"]) {
+        let start = c.offset();
+        while !c.at_end() {
+            c.advance();
+        }
+        let text = c.text()[start..].trim().to_string();
+        if text.is_empty() {
+            return Err(c.expected("a value after SET DEFAULT"));
+        }
+        let current = table.target.catalog().load_table(&table.ident).await?;
+        let schema = current.metadata().current_schema();
+        let field = find_field(schema.columns(), &path)
+            .ok_or_else(|| Error::not_found(format!("column '{column}' does not exist")))?;
+        let value = default_from_sql(ctx, &text, &column, &field.field_type).await?;
+        update.update_column_default(&path, value)
+    } else if c.eat_keywords(&["DROP", "DEFAULT"]) {
+        update.update_column_default(&path, None)
     } else if c.eat_keyword("COMMENT") {
         update.update_column_doc(&path, Some(c.string()?))
     } else if let Some(p) = position(c)? {
         update.move_column(&path, p)
     } else {
-        return Err(c.expected("TYPE, DROP NOT NULL, COMMENT, FIRST or AFTER"));
+        return Err(
+            c.expected("TYPE, DROP NOT NULL, SET DEFAULT, DROP DEFAULT, COMMENT, FIRST or AFTER")
+        );
     };
     c.expect_end()?;
     Ok(update)

@@ -404,17 +404,21 @@ async fn column_changes_that_are_refused() {
         (
             "ALTER TABLE ns.t ALTER COLUMN s",
             ErrorKind::InvalidArgument,
-            "expected TYPE, DROP NOT NULL, COMMENT, FIRST or AFTER, found end of statement",
+            "expected TYPE, DROP NOT NULL, SET DEFAULT, DROP DEFAULT, COMMENT, FIRST or \
+             AFTER, found end of statement",
         ),
+        // default values are v3 (see default_tests)
         (
             "ALTER TABLE ns.t ADD COLUMN n INT DEFAULT 5",
-            ErrorKind::Unsupported,
-            "column 'n' with a DEFAULT",
+            ErrorKind::InvalidArgument,
+            "cannot set a default value of column 'n': default values require format \
+             version 3 (the table is v2)",
         ),
         (
             "ALTER TABLE ns.t ALTER COLUMN s SET DEFAULT 'x'",
             ErrorKind::InvalidArgument,
-            "expected TYPE, DROP NOT NULL, COMMENT, FIRST or AFTER",
+            "cannot set a default value of column 's': default values require format \
+             version 3",
         ),
         (
             "ALTER TABLE ns.t ADD PARTITION FIELD years(id)",

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use datafusion::arrow::datatypes::{DataType, Field, Fields};
 use datafusion::dataframe::DataFrame;
-use datafusion::logical_expr::{DdlStatement, LogicalPlan};
+use datafusion::logical_expr::{DdlStatement, Expr, LogicalPlan};
 use datafusion::prelude::SessionContext;
 use datafusion::sql::sqlparser::tokenizer::Token;
 
@@ -72,7 +72,11 @@ pub(super) async fn create_table(
 
 /// The Iceberg fields (ids 1..n) DataFusion plans for `columns`, a column list as in
 /// `CREATE TABLE t (<columns>)` (for `ALTER TABLE … ADD COLUMN` and `… TYPE`).
-pub(super) async fn plan_columns(ctx: &SessionContext, columns: &str) -> Result<Vec<NestedField>> {
+/// Each field comes with its `DEFAULT` expression, if it has one, as DataFusion plans it.
+pub(super) async fn plan_columns(
+    ctx: &SessionContext,
+    columns: &str,
+) -> Result<Vec<(NestedField, Option<Expr>)>> {
     let text = format!("CREATE TABLE icefloe_columns ({columns})");
     let mut c = super::cursor(ctx, &text)
         .ok_or_else(|| Error::invalid_argument(format!("cannot read the column '{columns}'")))?;
@@ -81,7 +85,19 @@ pub(super) async fn plan_columns(ctx: &SessionContext, columns: &str) -> Result<
         c.advance();
     }
     let parsed = Parsed::parse(c)?;
-    Ok(parsed.creation(ctx).await?.schema.columns().to_vec())
+    let (creation, mut defaults) = parsed.plan(ctx).await?;
+    Ok(creation
+        .schema
+        .columns()
+        .iter()
+        .map(|f| {
+            let default = defaults
+                .iter()
+                .position(|(name, _)| name == &f.name)
+                .map(|i| defaults.swap_remove(i).1);
+            (f.clone(), default)
+        })
+        .collect())
 }
 
 /// `INSERT INTO <table> <query>`, run to the end.
@@ -285,6 +301,18 @@ impl Parsed {
 
     /// The table to create: DataFusion plans the columns (or the CTAS query).
     async fn creation(&self, ctx: &SessionContext) -> Result<TableCreation> {
+        let (creation, defaults) = self.plan(ctx).await?;
+        if let Some((column, _)) = defaults.first() {
+            return Err(Error::unsupported(format!(
+                "column '{column}' with a DEFAULT: CREATE TABLE does not set default values \
+                 yet (add the column to the v3 table with ALTER TABLE … ADD COLUMN … DEFAULT)"
+            )));
+        }
+        Ok(creation)
+    }
+
+    /// The table DataFusion plans, and the columns' `DEFAULT` expressions.
+    async fn plan(&self, ctx: &SessionContext) -> Result<(TableCreation, Vec<(String, Expr)>)> {
         let plan = ctx
             .state()
             .create_logical_plan(&self.plan_sql)
@@ -318,7 +346,7 @@ impl Parsed {
         check_properties(&creation.properties)?;
         // the builder's own checks, before anything is written
         creation.to_metadata("file:///icefloe-create-table-check")?;
-        Ok(creation)
+        Ok((creation, create.column_defaults.clone()))
     }
 }
 

@@ -12,11 +12,12 @@
 //! | `DROP TABLE [IF EXISTS] [[cat.]ns.]t [PURGE]` | `drop_table` (with `PURGE`, the table's files are deleted too) |
 //! | `ALTER TABLE [[cat.]ns.]t RENAME TO [[cat.]ns.]u` | `rename_table` (a one-part new name stays in the namespace) |
 //! | `ALTER TABLE t SET TBLPROPERTIES ('k'='v', …)`, `ALTER TABLE t UNSET TBLPROPERTIES [IF EXISTS] ('k', …)` | [`UpdateProperties`](crate::transaction::UpdateProperties) (`'format-version'` upgrades the table) |
-//! | `ALTER TABLE t ADD COLUMN\|COLUMNS [(]path type [COMMENT '…'] [FIRST\|AFTER c], …[)]` | [`UpdateSchema`](crate::transaction::UpdateSchema) `add_column` (`path`: `c` or `s.c` into a struct; optional only) |
+//! | `ALTER TABLE t ADD COLUMN\|COLUMNS [(]path type [NOT NULL] [DEFAULT value] [COMMENT '…'] [FIRST\|AFTER c], …[)]` | [`UpdateSchema`](crate::transaction::UpdateSchema) `add_column` (`path`: `c` or `s.c` into a struct; optional unless it has a `DEFAULT`), `add_column_with_default` (v3: `initial-default` = `write-default` = the value) |
 //! | `ALTER TABLE t DROP COLUMN\|COLUMNS [IF EXISTS] [(]path, …[)]` | `delete_column` |
 //! | `ALTER TABLE t RENAME COLUMN path TO name` | `rename_column` |
 //! | `ALTER TABLE t ALTER [COLUMN] path TYPE type` (also `SET DATA TYPE`) | `update_column` (the spec's promotions only) |
 //! | `ALTER TABLE t ALTER [COLUMN] path DROP NOT NULL \| COMMENT '…' \| FIRST \| AFTER c` | `make_column_optional`, `update_column_doc`, `move_column` (`SET NOT NULL` is refused) |
+//! | `ALTER TABLE t ALTER [COLUMN] path SET DEFAULT value \| DROP DEFAULT` | `update_column_default` (v3: the `write-default` only; the `initial-default` never changes) |
 //! | `ALTER TABLE t SET IDENTIFIER FIELDS path, …`, `ALTER TABLE t DROP IDENTIFIER FIELDS path, …` | `set_identifier_fields`, `drop_identifier_fields` (required primitive fields, not `float`/`double`) |
 //! | `ALTER TABLE t CREATE [OR REPLACE] TAG [IF NOT EXISTS] name [AS OF VERSION id] [RETAIN n DAYS\|HOURS\|MINUTES]`; `REPLACE TAG …` | [`ManageSnapshots`](crate::transaction::ManageSnapshots) `create_tag` (default: the current snapshot) |
 //! | `ALTER TABLE t CREATE [OR REPLACE] BRANCH [IF NOT EXISTS] name [AS OF VERSION id] [RETAIN n unit] [WITH SNAPSHOT RETENTION [n SNAPSHOTS] [n unit]]`; `REPLACE BRANCH …` | `create_branch` |
@@ -56,7 +57,8 @@
 //! [`ManageSnapshots`](crate::transaction::ManageSnapshots)); a type in `ADD COLUMN` or
 //! `TYPE` is planned as in `CREATE TABLE` (the table below). Reads see the change at
 //! once (table providers load the table per query); `SELECT *` after `ADD COLUMN`
-//! shows the column, null in rows written before it.
+//! shows the column, null in rows written before it (its `initial-default` with a
+//! `DEFAULT`).
 //!
 //! `CALL` takes Spark's arguments, positional or named (`table => 'ns.t', snapshot_id
 //! => 5`); the table string is resolved in the procedure's catalog (`cat.system.…`, or
@@ -128,6 +130,7 @@ mod alter_partition;
 mod alter_table;
 mod call;
 mod call_args;
+mod column_default;
 mod create_table;
 mod depth;
 mod metadata_columns;
@@ -136,6 +139,8 @@ mod tokens;
 
 #[cfg(test)]
 mod alter_tests;
+#[cfg(test)]
+mod default_tests;
 #[cfg(test)]
 mod tests;
 

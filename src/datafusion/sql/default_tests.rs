@@ -1,0 +1,342 @@
+//! v3 column default values through SQL (spec "Default values"): `ADD COLUMN … DEFAULT`,
+//! `ALTER COLUMN … SET|DROP DEFAULT`, reads of files written before a column existed,
+//! `INSERT` filling the `write-default`, and the refusals, on a SQLite catalog in a
+//! temporary directory.
+
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+
+use super::tests::{fails, ident, ok, session};
+use crate::catalog::Catalog;
+use crate::spec::{NestedField, TableMetadata, Type};
+use crate::ErrorKind;
+
+async fn metadata(catalog: &Arc<dyn Catalog>, name: &str) -> TableMetadata {
+    catalog
+        .load_table(&ident(name))
+        .await
+        .expect("table")
+        .metadata()
+        .clone()
+}
+
+/// The field at a dotted path of the current schema.
+fn field(m: &TableMetadata, path: &str) -> NestedField {
+    let mut fields = m.current_schema().columns().to_vec();
+    let mut found = None;
+    for name in path.split('.') {
+        let f = fields
+            .iter()
+            .find(|f| f.name == name)
+            .unwrap_or_else(|| panic!("no field {path}"))
+            .clone();
+        if let Type::Struct(s) = f.field_type.as_ref() {
+            fields = s.fields.clone();
+        }
+        found = Some(f);
+    }
+    found.expect("a path")
+}
+
+/// (`initial-default`, `write-default`) of a field, as the schema's JSON gives them.
+fn defaults(m: &TableMetadata, path: &str) -> (Value, Value) {
+    let f = field(m, path);
+    (
+        f.initial_default.unwrap_or(Value::Null),
+        f.write_default.unwrap_or(Value::Null),
+    )
+}
+
+#[tokio::test]
+async fn defaults_fill_old_rows_and_omitted_columns() {
+    let (ctx, catalog, _dir) = session().await;
+    ok(&ctx, "CREATE SCHEMA ns").await;
+    ok(
+        &ctx,
+        "CREATE TABLE ns.t (id INT, p STRUCT<x INT>) TBLPROPERTIES ('format-version'='3')",
+    )
+    .await;
+    ok(
+        &ctx,
+        "INSERT INTO ns.t VALUES (1, named_struct('x', 10)), (2, NULL)",
+    )
+    .await;
+    for sql in [
+        "ALTER TABLE ns.t ADD COLUMN n INT DEFAULT 5",
+        "ALTER TABLE ns.t ADD COLUMN r VARCHAR NOT NULL DEFAULT 'r0' COMMENT 'req'",
+        "ALTER TABLE ns.t ADD COLUMNS (d DATE DEFAULT DATE '2024-02-29', \
+         m DECIMAL(9, 2) DEFAULT 12.5 AFTER id)",
+        "ALTER TABLE ns.t ADD COLUMN p.y BIGINT DEFAULT -7",
+    ] {
+        ok(&ctx, sql).await;
+    }
+    let m = metadata(&catalog, "ns.t").await;
+    assert_eq!(defaults(&m, "n"), (json!(5), json!(5)));
+    assert_eq!(defaults(&m, "r"), (json!("r0"), json!("r0")));
+    assert!(field(&m, "r").required);
+    assert_eq!(field(&m, "r").doc.as_deref(), Some("req"));
+    assert_eq!(
+        defaults(&m, "d"),
+        (json!("2024-02-29"), json!("2024-02-29"))
+    );
+    assert_eq!(defaults(&m, "m"), (json!("12.50"), json!("12.50")));
+    assert_eq!(defaults(&m, "p.y"), (json!(-7), json!(-7)));
+    // the schema JSON carries them as the spec names them
+    let schema = serde_json::to_value(m.current_schema()).expect("schema JSON");
+    let n = &schema["fields"]
+        .as_array()
+        .expect("fields")
+        .iter()
+        .find(|f| f["name"] == "n")
+        .expect("n")
+        .clone();
+    assert_eq!(
+        (&n["initial-default"], &n["write-default"]),
+        (&json!(5), &json!(5))
+    );
+
+    // the file written before the columns existed reads their initial-default; p.y is
+    // null where p is
+    let all = "SELECT id, m, n, r, d, p.x, p.y FROM ns.t ORDER BY id";
+    assert_eq!(
+        ok(&ctx, all).await,
+        [
+            ["1", "12.50", "5", "r0", "2024-02-29", "10", "-7"],
+            ["2", "12.50", "5", "r0", "2024-02-29", "", ""],
+        ]
+    );
+    // filters on the defaults keep the old file (its rows all hold them)
+    for (sql, expected) in [
+        (
+            "SELECT id FROM ns.t WHERE n = 5 ORDER BY id",
+            vec!["1", "2"],
+        ),
+        ("SELECT id FROM ns.t WHERE n <> 5", vec![]),
+        (
+            "SELECT id FROM ns.t WHERE r = 'r0' AND d = DATE '2024-02-29' ORDER BY id",
+            vec!["1", "2"],
+        ),
+        ("SELECT id FROM ns.t WHERE p.y = -7", vec!["1"]),
+        ("SELECT id FROM ns.t WHERE n IS NULL", vec![]),
+        ("SELECT count(*) FROM ns.t WHERE m = 12.5", vec!["2"]),
+    ] {
+        let got: Vec<String> = ok(&ctx, sql).await.into_iter().flatten().collect();
+        assert_eq!(got, expected, "{sql}");
+    }
+    assert_eq!(
+        ok(&ctx, "SELECT min(n), max(n), count(n) FROM ns.t").await,
+        [["5", "5", "2"]]
+    );
+
+    // INSERT fills the write-default of the columns it does not list
+    ok(
+        &ctx,
+        "INSERT INTO ns.t (id, p) VALUES (3, named_struct('x', 30, 'y', 70))",
+    )
+    .await;
+    ok(&ctx, "ALTER TABLE ns.t ALTER COLUMN n SET DEFAULT 6").await;
+    ok(
+        &ctx,
+        "ALTER TABLE ns.t ALTER COLUMN d SET DEFAULT '2025-01-01'",
+    )
+    .await;
+    let m = metadata(&catalog, "ns.t").await;
+    assert_eq!(defaults(&m, "n"), (json!(5), json!(6)));
+    assert_eq!(
+        defaults(&m, "d"),
+        (json!("2024-02-29"), json!("2025-01-01"))
+    );
+    ok(&ctx, "INSERT INTO ns.t (id, r) VALUES (4, 'r4')").await;
+    ok(&ctx, "ALTER TABLE ns.t ALTER COLUMN n DROP DEFAULT").await;
+    assert_eq!(
+        defaults(&metadata(&catalog, "ns.t").await, "n"),
+        (json!(5), Value::Null)
+    );
+    ok(&ctx, "INSERT INTO ns.t (id, n) VALUES (5, 50)").await;
+    ok(&ctx, "INSERT INTO ns.t (id) VALUES (6)").await;
+    assert_eq!(
+        ok(&ctx, all).await,
+        [
+            ["1", "12.50", "5", "r0", "2024-02-29", "10", "-7"],
+            ["2", "12.50", "5", "r0", "2024-02-29", "", ""],
+            ["3", "12.50", "5", "r0", "2024-02-29", "30", "70"],
+            ["4", "12.50", "6", "r4", "2025-01-01", "", ""],
+            ["5", "12.50", "50", "r0", "2025-01-01", "", ""],
+            ["6", "12.50", "", "r0", "2025-01-01", "", ""],
+        ]
+    );
+    // a required column without a write-default must be given (DataFusion's check of
+    // the planned rows refuses the null it fills in)
+    ok(&ctx, "ALTER TABLE ns.t ALTER COLUMN r DROP DEFAULT").await;
+    assert_eq!(
+        defaults(&metadata(&catalog, "ns.t").await, "r"),
+        (json!("r0"), Value::Null)
+    );
+    fails(
+        &ctx,
+        "INSERT INTO ns.t (id) VALUES (7)",
+        ErrorKind::DataFusion,
+        "has null but schema specifies non-nullable",
+    )
+    .await;
+    assert_eq!(ok(&ctx, "SELECT count(*) FROM ns.t").await, [["6"]]);
+}
+
+#[tokio::test]
+async fn default_changes_that_are_refused() {
+    let (ctx, catalog, _dir) = session().await;
+    ok(&ctx, "CREATE SCHEMA ns").await;
+    ok(&ctx, "CREATE TABLE ns.v2 (id INT, s VARCHAR)").await;
+    ok(
+        &ctx,
+        "CREATE TABLE ns.v3 (id INT, s VARCHAR, p STRUCT<x INT>, l ARRAY<INT>) \
+         TBLPROPERTIES ('format-version'='3')",
+    )
+    .await;
+    let cases = [
+        (
+            "ALTER TABLE ns.v2 ADD COLUMN n INT DEFAULT 5",
+            ErrorKind::InvalidArgument,
+            "cannot set a default value of column 'n': default values require format \
+             version 3 (the table is v2)",
+        ),
+        (
+            "ALTER TABLE ns.v2 ALTER COLUMN s SET DEFAULT 'x'",
+            ErrorKind::InvalidArgument,
+            "default values require format version 3",
+        ),
+        (
+            "ALTER TABLE ns.v2 ALTER COLUMN s DROP DEFAULT",
+            ErrorKind::InvalidArgument,
+            "default values require format version 3",
+        ),
+        (
+            "ALTER TABLE ns.v2 ADD COLUMN n INT NOT NULL",
+            ErrorKind::InvalidArgument,
+            "cannot add required column 'n' (NOT NULL) without a DEFAULT",
+        ),
+        (
+            "ALTER TABLE ns.v3 ADD COLUMN n INT NOT NULL",
+            ErrorKind::InvalidArgument,
+            "cannot add required column 'n' (NOT NULL) without a DEFAULT",
+        ),
+        (
+            "ALTER TABLE ns.v3 ADD COLUMN n INT NOT NULL DEFAULT NULL",
+            ErrorKind::InvalidArgument,
+            "without a DEFAULT",
+        ),
+        (
+            "ALTER TABLE ns.v3 ADD COLUMN n INT DEFAULT 'abc'",
+            ErrorKind::InvalidArgument,
+            "DEFAULT abc is not a value of column 'n' of type int",
+        ),
+        (
+            "ALTER TABLE ns.v3 ADD COLUMN n INT DEFAULT 5.5",
+            ErrorKind::InvalidArgument,
+            "DEFAULT 5.5 is not a value of column 'n' of type int",
+        ),
+        (
+            "ALTER TABLE ns.v3 ADD COLUMN p.z DATE DEFAULT 5",
+            ErrorKind::InvalidArgument,
+            "is not a value of column 'p.z' of type date",
+        ),
+        (
+            "ALTER TABLE ns.v3 ALTER COLUMN id SET DEFAULT 'abc'",
+            ErrorKind::InvalidArgument,
+            "DEFAULT abc is not a value of column 'id' of type int",
+        ),
+        (
+            "ALTER TABLE ns.v3 ALTER COLUMN nope SET DEFAULT 1",
+            ErrorKind::NotFound,
+            "column 'nope' does not exist",
+        ),
+        (
+            "ALTER TABLE ns.v3 ALTER COLUMN nope DROP DEFAULT",
+            ErrorKind::NotFound,
+            "nope",
+        ),
+        (
+            "ALTER TABLE ns.v3 ALTER COLUMN p SET DEFAULT 1",
+            ErrorKind::InvalidArgument,
+            "column 'p' of type struct<x: int> cannot have a DEFAULT",
+        ),
+        (
+            "ALTER TABLE ns.v3 ALTER COLUMN id SET DEFAULT id + 1",
+            ErrorKind::DataFusion,
+            "planning the DEFAULT of column 'id'",
+        ),
+        (
+            "ALTER TABLE ns.v3 ALTER COLUMN id SET DEFAULT",
+            ErrorKind::InvalidArgument,
+            "expected a value after SET DEFAULT",
+        ),
+        (
+            "ALTER TABLE ns.v3 ADD COLUMN q ARRAY<INT> DEFAULT [1]",
+            ErrorKind::InvalidArgument,
+            "only primitive columns have default values",
+        ),
+        (
+            "ALTER TABLE ns.v3 ALTER COLUMN id TYPE BIGINT DEFAULT 1",
+            ErrorKind::InvalidArgument,
+            "only a type",
+        ),
+        (
+            "CREATE TABLE ns.c (id INT DEFAULT 1) TBLPROPERTIES ('format-version'='3')",
+            ErrorKind::Unsupported,
+            "column 'id' with a DEFAULT: CREATE TABLE does not set default values yet",
+        ),
+    ];
+    let locations = |catalog: Arc<dyn Catalog>| async move {
+        let mut out = vec![];
+        for t in ["ns.v2", "ns.v3"] {
+            let table = catalog.load_table(&ident(t)).await.expect("table");
+            out.push(table.metadata_location().to_string());
+        }
+        out
+    };
+    let before = locations(Arc::clone(&catalog)).await;
+    for (sql, kind, needle) in cases {
+        fails(&ctx, sql, kind, needle).await;
+    }
+    // nothing was committed
+    assert_eq!(locations(Arc::clone(&catalog)).await, before);
+    assert!(!catalog.table_exists(&ident("ns.c")).await.expect("exists"));
+}
+
+#[tokio::test]
+async fn promoted_columns_keep_their_defaults() {
+    let (ctx, catalog, _dir) = session().await;
+    ok(&ctx, "CREATE SCHEMA ns").await;
+    ok(
+        &ctx,
+        "CREATE TABLE ns.t (id INT) TBLPROPERTIES ('format-version'='3')",
+    )
+    .await;
+    ok(&ctx, "INSERT INTO ns.t VALUES (1)").await;
+    for sql in [
+        "ALTER TABLE ns.t ADD COLUMN i INT DEFAULT 7",
+        "ALTER TABLE ns.t ADD COLUMN d DATE DEFAULT '2024-02-29'",
+        "ALTER TABLE ns.t ALTER COLUMN i TYPE BIGINT",
+        "ALTER TABLE ns.t ALTER COLUMN d TYPE TIMESTAMP",
+    ] {
+        ok(&ctx, sql).await;
+    }
+    let m = metadata(&catalog, "ns.t").await;
+    assert_eq!(defaults(&m, "i"), (json!(7), json!(7)));
+    assert_eq!(
+        defaults(&m, "d"),
+        (
+            json!("2024-02-29T00:00:00.000000"),
+            json!("2024-02-29T00:00:00.000000")
+        )
+    );
+    ok(&ctx, "INSERT INTO ns.t (id) VALUES (2)").await;
+    assert_eq!(
+        ok(&ctx, "SELECT id, i, d FROM ns.t ORDER BY id").await,
+        [
+            ["1", "7", "2024-02-29T00:00:00"],
+            ["2", "7", "2024-02-29T00:00:00"]
+        ]
+    );
+}

@@ -162,16 +162,18 @@ impl TableProviderFactory for IcebergTableProviderFactory {
 /// Register [`IcebergTableProviderFactory`] under `ICEBERG` in `ctx`, enabling
 /// `CREATE EXTERNAL TABLE … STORED AS ICEBERG LOCATION '…'`; also installs the
 /// optimizer rule that lets `INSERT … VALUES` carry nested values
-/// ([`install_values_rule`](super::install_values_rule)) and the rewrite that keeps
-/// `float`/`double` comparisons in double under exact decimal literals
-/// ([`install_float_literal_rule`](super::install_float_literal_rule)). Exact decimal
-/// literals themselves (`datafusion.sql_parser.parse_float_as_decimal`) stay off here:
-/// DataFusion 55's parser then refuses exponent literals outside the decimal range
-/// (`1e300`: "Decimal scale -300 exceeds the minimum supported scale") where Spark reads
-/// a double; opt in with [`use_decimal_literals`](super::use_decimal_literals).
+/// ([`install_values_rule`](super::install_values_rule)) and turns on exact decimal
+/// literals (`datafusion.sql_parser.parse_float_as_decimal = true`, with the rewrite that
+/// keeps `float`/`double` comparisons in double:
+/// [`use_decimal_literals`](super::use_decimal_literals)), so
+/// `WHERE dec_col = 3703703670369.0370370367` finds its row. Statements run through
+/// [`sql::execute`](super::sql::execute) read exponent literals (`1e300`) as doubles, as
+/// Spark does; plain `ctx.sql` reads them as decimals and refuses those beyond the
+/// decimal range (DataFusion 55: "Decimal scale -300 exceeds the minimum supported
+/// scale").
 pub fn register_iceberg_factory(ctx: &SessionContext) {
     super::install_values_rule(ctx);
-    super::install_float_literal_rule(ctx);
+    super::use_decimal_literals(ctx);
     ctx.state_ref()
         .write()
         .table_factories_mut()

@@ -20,6 +20,12 @@
 //! matches what it matched before). Arithmetic between a double and a decimal is already done
 //! in double by DataFusion; decimal literals next to integers or decimals are left as they are.
 //!
+//! The same holds for decimal *columns* (any decimal-typed expression) next to a
+//! floating-point value: `dec_col = 1e10` (an exponent literal is a double, see
+//! `sql::execute`) or `dec_col = double_col` compare in double, as Spark compares a
+//! decimal with a double. DataFusion would cast the double to `Decimal128(30, 15)`, which
+//! overflows for `1e300` and misses equal values.
+//!
 //! Installed (once) by [`install_float_literal_rule`], which
 //! [`register_iceberg_factory`](super::register_iceberg_factory),
 //! [`sql::execute`](super::sql::execute) and so the CLI call.
@@ -43,8 +49,8 @@ const UNIFYING_FUNCTIONS: &[&str] = &[
     "coalesce", "nullif", "nvl", "nvl2", "ifnull", "greatest", "least",
 ];
 
-/// A [`FunctionRewrite`]: decimal literals unified with a floating-point value become
-/// `CAST(literal AS DOUBLE)` (see the module docs).
+/// A [`FunctionRewrite`]: decimal values unified with a floating-point value become
+/// `CAST(value AS DOUBLE)` (see the module docs).
 #[derive(Debug, Default)]
 pub struct FloatDecimalLiterals;
 
@@ -78,14 +84,26 @@ fn to_double(expr: Expr) -> Expr {
     Expr::Cast(Cast::new(Box::new(expr), DataType::Float64))
 }
 
-/// When one of `group` is floating point, cast each decimal literal in it to double.
+/// `expr` is a decimal literal or has a decimal type in `schema`.
+fn is_decimal(expr: &Expr, schema: &DFSchema) -> bool {
+    is_decimal_literal(expr)
+        || matches!(
+            expr.get_type(schema),
+            Ok(DataType::Decimal32(..)
+                | DataType::Decimal64(..)
+                | DataType::Decimal128(..)
+                | DataType::Decimal256(..))
+        )
+}
+
+/// When one of `group` is floating point, cast each decimal value in it to double.
 /// Returns whether anything changed.
 fn unify(group: &mut [&mut Expr], schema: &DFSchema) -> bool {
-    if !group.iter().any(|e| is_decimal_literal(e)) || !group.iter().any(|e| is_float(e, schema)) {
+    if !group.iter().any(|e| is_float(e, schema)) || !group.iter().any(|e| is_decimal(e, schema)) {
         return false;
     }
     for expr in group.iter_mut() {
-        if is_decimal_literal(expr) {
+        if is_decimal(expr, schema) {
             let literal = std::mem::replace(&mut **expr, Expr::Literal(ScalarValue::Null, None));
             **expr = to_double(literal);
         }
@@ -307,6 +325,10 @@ mod tests {
         assert_eq!(ids(&ctx, "dec = 3").await, vec![3]);
         assert_eq!(ids(&ctx, "dec < -0").await, vec![4]);
         assert_eq!(ids(&ctx, "dec IN (0, 3)").await, vec![3, 6]);
+        // a decimal column next to a double column compares in double (as in Spark;
+        // DataFusion alone would cast the doubles to decimals and fail on NaN)
+        assert_eq!(ids(&ctx, "dec = d").await, vec![5, 6]);
+        assert_eq!(ids(&ctx, "dec < d").await, vec![2, 3]);
         // the literal keeps its decimal type (no cast to double next to a decimal)
         let batches = ctx
             .sql("SELECT 3703703670369.0370370367 AS x")

@@ -27,12 +27,19 @@ impl ConfigExtension for IcefloeOptions {
     const PREFIX: &'static str = "icefloe";
 }
 
-/// Register [`IcefloeOptions`] in a session config, so `SET icefloe.… = …` works.
-/// Exact decimal literals (`datafusion.sql_parser.parse_float_as_decimal`) are an opt-in
-/// ([`use_decimal_literals`](super::use_decimal_literals)), see
-/// [`register_iceberg_factory`](super::register_iceberg_factory).
+/// Register [`IcefloeOptions`] in a session config, so `SET icefloe.… = …` works, and
+/// turn on exact decimal literals (`datafusion.sql_parser.parse_float_as_decimal = true`:
+/// `1.25` is a `decimal(3,2)`, as in Spark). A session built from this config also needs
+/// [`install_float_literal_rule`](super::install_float_literal_rule) (which
+/// [`register_iceberg_factory`](super::register_iceberg_factory) and
+/// [`sql::execute`](super::sql::execute) install) so `float`/`double` values stay
+/// compared in double, and should run its SQL through `sql::execute`, which reads
+/// exponent literals (`1e300`) as doubles; plain `ctx.sql` reads them as decimals and
+/// refuses those beyond the decimal range.
 pub fn register_iceberg_options(config: SessionConfig) -> SessionConfig {
-    config.with_option_extension(IcefloeOptions::default())
+    let mut config = config.with_option_extension(IcefloeOptions::default());
+    config.options_mut().sql_parser.parse_float_as_decimal = true;
+    config
 }
 
 /// `icefloe.partition_overwrite_mode`.

@@ -9,6 +9,19 @@
 //! account by `azure`), and `object_store`'s own keys (`aws_region`, `google_service_account`,
 //! `azure_storage_account_name`, …) given directly.
 //!
+//! Timeouts and retries, so that a store that stops answering fails a read instead of
+//! hanging it: `s3.connect-timeout` (seconds, PyIceberg's name; default 5 s: establishing
+//! the connection) and `s3.request-timeout` (seconds, PyIceberg's name; default 30 s: one
+//! request, from sending it to the last byte of the answer), and Iceberg Java's
+//! `s3.retry.num-retries` (default 10), `s3.retry.min-wait-ms` (default 100) and
+//! `s3.retry.max-wait-ms` (default 15000): a request that times out, cannot connect or
+//! gets a 5xx/429 answer is retried that often with exponential backoff between those
+//! waits, all retries together within 3 minutes. GCS and Azure stores take object_store's
+//! keys for the same (`google_timeout`, `google_connect_timeout`, `azure_timeout`, …;
+//! durations such as `30s`) with the same defaults. So a store that accepts connections
+//! and never answers fails a read after at most (retries + 1) × request timeout plus the
+//! waits, with an error naming the file and the request's URL (never a credential).
+//!
 //! An `s3.endpoint` or `gcs.service.host` starting with `http://` (a local S3-compatible
 //! server, a GCS emulator) also allows plain HTTP. Stores are shared process-wide ([`shared_store`]): one `ObjectStore` per
 //! store URL (`s3://bucket`) and option set (credentials, endpoint, region), so every
@@ -105,12 +118,65 @@ fn iceberg_property_to_option(key: &str, value: &str) -> Option<(String, String)
     Some((mapped.to_string(), value.to_string()))
 }
 
-/// The options for `object_store::parse_url_opts`: `env` (name, value) pairs, then
-/// `properties`, later keys overriding earlier ones.
+/// Option keys that carry Iceberg Java's `s3.retry.*` properties (milliseconds, counts)
+/// to [`shared_store`], which builds the store's retry policy from them (object_store
+/// has no option keys for it).
+const RETRY_NUM_RETRIES: &str = "icefloe_retry_num_retries";
+const RETRY_MIN_WAIT_MS: &str = "icefloe_retry_min_wait_ms";
+const RETRY_MAX_WAIT_MS: &str = "icefloe_retry_max_wait_ms";
+
+/// The object_store option for an Iceberg timeout or retry property (see the module
+/// docs), `None` for other keys.
+///
+/// Errors: [`ErrorKind::InvalidArgument`] naming the property when its value is not a
+/// non-negative number (seconds for the timeouts, a count or milliseconds for retries).
+fn timeout_property_to_option(key: &str, value: &str) -> Result<Option<(String, String)>> {
+    let invalid = |what: &str| {
+        Error::invalid_argument(format!("property '{key}' is '{value}', expected {what}"))
+    };
+    let option = match key {
+        "s3.connect-timeout" | "s3.request-timeout" => {
+            let seconds: f64 = value
+                .trim()
+                .parse()
+                .ok()
+                .filter(|s: &f64| s.is_finite() && *s >= 0.0)
+                .ok_or_else(|| invalid("a number of seconds"))?;
+            let name = if key == "s3.connect-timeout" {
+                "aws_connect_timeout"
+            } else {
+                "aws_timeout"
+            };
+            // object_store reads durations as text; whole milliseconds keep 1.5 s exact
+            let millis = (seconds * 1000.0).round() as u64;
+            (name, format!("{millis}ms"))
+        }
+        "s3.retry.num-retries" | "s3.retry.min-wait-ms" | "s3.retry.max-wait-ms" => {
+            let n: u64 = value
+                .trim()
+                .parse()
+                .map_err(|_| invalid("a non-negative whole number"))?;
+            let name = match key {
+                "s3.retry.num-retries" => RETRY_NUM_RETRIES,
+                "s3.retry.min-wait-ms" => RETRY_MIN_WAIT_MS,
+                _ => RETRY_MAX_WAIT_MS,
+            };
+            (name, n.to_string())
+        }
+        _ => return Ok(None),
+    };
+    Ok(Some((option.0.to_string(), option.1)))
+}
+
+/// The options for [`shared_store`]: `env` (name, value) pairs, then `properties`,
+/// later keys overriding earlier ones.
+///
+/// Errors: [`ErrorKind::InvalidArgument`] naming a timeout or retry property whose value
+/// is not a number (see the module docs).
 pub fn store_options<'a>(
     env: impl IntoIterator<Item = (String, String)>,
     properties: impl IntoIterator<Item = (&'a String, &'a String)>,
-) -> HashMap<String, String> {
+) -> Result<HashMap<String, String>> {
     let mut options = HashMap::new();
     for (key, value) in env {
         let lower = key.to_ascii_lowercase();
@@ -127,11 +193,58 @@ pub fn store_options<'a>(
         {
             options.insert("allow_http".to_string(), "true".to_string());
         }
-        if let Some((k, v)) = iceberg_property_to_option(key, value) {
+        if let Some((k, v)) = timeout_property_to_option(key, value)? {
+            options.insert(k, v);
+        } else if let Some((k, v)) = iceberg_property_to_option(key, value) {
             options.insert(k, v);
         }
     }
-    options
+    Ok(options)
+}
+
+/// The retry policy for a store from `options`' retry keys (object_store's defaults for
+/// those not given), removing them from `options`.
+fn take_retry_config(options: &mut BTreeMap<String, String>) -> object_store::RetryConfig {
+    let mut retry = object_store::RetryConfig::default();
+    let mut take = |key: &str| options.remove(key).and_then(|v| v.parse::<u64>().ok());
+    if let Some(n) = take(RETRY_NUM_RETRIES) {
+        retry.max_retries = usize::try_from(n).unwrap_or(usize::MAX);
+    }
+    if let Some(ms) = take(RETRY_MIN_WAIT_MS) {
+        retry.backoff.init_backoff = std::time::Duration::from_millis(ms);
+    }
+    if let Some(ms) = take(RETRY_MAX_WAIT_MS) {
+        retry.backoff.max_backoff = std::time::Duration::from_millis(ms);
+    }
+    if retry.backoff.max_backoff < retry.backoff.init_backoff {
+        retry.backoff.max_backoff = retry.backoff.init_backoff;
+    }
+    retry
+}
+
+/// Build the store for `url` from `options` (keys object_store does not know are
+/// ignored, as `object_store::parse_url_opts` ignores them), with `retry` for S3.
+fn build_store(
+    url: &Url,
+    options: BTreeMap<String, String>,
+    retry: object_store::RetryConfig,
+) -> object_store::Result<Box<dyn ObjectStore>> {
+    #[cfg(feature = "cloud")]
+    {
+        let (scheme, _) = object_store::ObjectStoreScheme::parse(url)?;
+        if scheme == object_store::ObjectStoreScheme::AmazonS3 {
+            let builder = options.into_iter().fold(
+                object_store::aws::AmazonS3Builder::new().with_url(url.to_string()),
+                |builder, (key, value)| match key.to_ascii_lowercase().parse() {
+                    Ok(k) => builder.with_config(k, value),
+                    Err(_) => builder,
+                },
+            );
+            return Ok(Box::new(builder.with_retry(retry).build()?));
+        }
+    }
+    let _ = retry;
+    Ok(object_store::parse_url_opts(url, options)?.0)
 }
 
 /// The process-wide stores: (store URL, options) → store.
@@ -160,7 +273,9 @@ pub fn shared_store(
     let url = Url::parse(store_url).map_err(|e| {
         Error::invalid_argument(format!("invalid store URL '{store_url}'")).with_source(e)
     })?;
-    let (store, _) = object_store::parse_url_opts(&url, key.1.clone()).map_err(|e| {
+    let mut options = key.1.clone();
+    let retry = take_retry_config(&mut options);
+    let store = build_store(&url, options, retry).map_err(|e| {
         if cfg!(feature = "cloud") {
             Error::invalid_argument(format!(
                 "cannot configure the object store for '{store_url}'"
@@ -226,7 +341,7 @@ mod tests {
         .into_iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
-        let options = store_options(env, &props);
+        let options = store_options(env, &props).unwrap();
         assert_eq!(
             options.get("aws_region").map(String::as_str),
             Some("eu-west-1")
@@ -256,7 +371,7 @@ mod tests {
             ),
             ("gcs.no-auth".to_string(), "true".to_string()),
         ]);
-        let gcs = store_options(vec![], &gcs);
+        let gcs = store_options(vec![], &gcs).unwrap();
         assert_eq!(gcs["google_base_url"], "http://127.0.0.1:9023");
         assert_eq!(gcs["allow_http"], "true");
         assert!(gcs["google_service_account_key"].contains("\"disable_oauth\": true"));
@@ -266,7 +381,9 @@ mod tests {
             "s3.endpoint".to_string(),
             "https://s3.example.com".to_string(),
         )]);
-        assert!(!store_options(vec![], &https).contains_key("allow_http"));
+        assert!(!store_options(vec![], &https)
+            .unwrap()
+            .contains_key("allow_http"));
     }
 
     #[cfg(feature = "cloud")]

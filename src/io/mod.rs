@@ -224,7 +224,7 @@ impl FileIO {
         let store: Arc<dyn ObjectStore> = if store_url == "file://" {
             Arc::new(local::RegularFileStore::new())
         } else {
-            let mut options = store_options(std::env::vars(), &self.properties);
+            let mut options = store_options(std::env::vars(), &self.properties)?;
             if azure::is_azure(store_url) {
                 azure::add_adls_options(store_url, &self.properties, &mut options);
             }

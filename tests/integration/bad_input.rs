@@ -400,3 +400,110 @@ async fn corrupt_pages_are_errors_naming_the_data_file_once_prefixed() {
         assert!(err.matches("Parquet error:").count() <= 1, "{sql}: {err}");
     }
 }
+
+/// A TCP server on loopback that accepts connections and never answers (a hung store, a
+/// load balancer without a backend): its `127.0.0.1:PORT`. The connections stay open
+/// as long as the test process.
+fn silent_server() -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("port");
+    let addr = listener.local_addr().expect("addr").to_string();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for conn in listener.incoming().flatten() {
+            held.push(conn);
+        }
+    });
+    addr
+}
+
+/// An S3 endpoint that accepts connections and never answers fails the read within the
+/// request timeout and retries (`s3.request-timeout`, `s3.retry.num-retries`), naming
+/// the file and the endpoint and never the secret; it does not hang.
+#[tokio::test]
+async fn a_silent_s3_endpoint_times_out_naming_it() {
+    let addr = silent_server();
+    let secret = "not-to-be-shown-7f3a";
+    let storage_properties = [
+        ("s3.endpoint", format!("http://{addr}")),
+        ("s3.region", "us-east-1".to_string()),
+        ("s3.path-style-access", "true".to_string()),
+        ("s3.access-key-id", "AKIDSILENT".to_string()),
+        ("s3.secret-access-key", secret.to_string()),
+        ("s3.request-timeout", "0.5".to_string()),
+        ("s3.retry.num-retries", "1".to_string()),
+        ("s3.retry.min-wait-ms", "10".to_string()),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    let location = "s3://silent-bucket/db/t/metadata/v1.metadata.json";
+    let started = std::time::Instant::now();
+    let opened = tokio::time::timeout(
+        std::time::Duration::from_secs(60),
+        Table::open_with(
+            location,
+            icefloe::OpenOptions {
+                storage_properties,
+                ..Default::default()
+            },
+        ),
+    )
+    .await
+    .expect("the read timed out instead of hanging");
+    let elapsed = started.elapsed();
+    let err = opened.expect_err("nothing answers");
+    let message = err.to_string();
+    assert_eq!(err.kind(), ErrorKind::Io, "{message}");
+    // two attempts of 0.5 s and a short wait: well under 10 s (object_store's defaults
+    // would take minutes)
+    assert!(
+        elapsed >= std::time::Duration::from_millis(900)
+            && elapsed < std::time::Duration::from_secs(10),
+        "{elapsed:?}: {message}"
+    );
+    assert!(message.contains(location), "{message}");
+    assert!(message.contains(&addr), "{message}");
+    assert!(!message.contains(secret), "{message}");
+    // a bad timeout value is refused naming the property
+    let err = Table::open_with(
+        location,
+        icefloe::OpenOptions {
+            storage_properties: [("s3.request-timeout".to_string(), "soon".to_string())]
+                .into_iter()
+                .collect(),
+            ..Default::default()
+        },
+    )
+    .await
+    .expect_err("not a number");
+    assert_eq!(err.kind(), ErrorKind::InvalidArgument, "{err}");
+    assert!(err.to_string().contains("s3.request-timeout"), "{err}");
+}
+
+/// A REST catalog endpoint that accepts connections and never answers fails each call
+/// within `rest.client.socket-timeout-ms`, naming the URL; the read does not hang.
+#[tokio::test]
+async fn a_silent_rest_catalog_times_out_naming_the_url() {
+    let addr = silent_server();
+    let url = format!("http://{addr}");
+    let catalog = icefloe::catalog::load_catalog(&format!(
+        "rest:{url}?warehouse=s3://warehouse&rest.client.socket-timeout-ms=500"
+    ))
+    .expect("URI parses");
+    let started = std::time::Instant::now();
+    let listed = tokio::time::timeout(
+        std::time::Duration::from_secs(60),
+        catalog.list_namespaces(),
+    )
+    .await
+    .expect("the call timed out instead of hanging");
+    let elapsed = started.elapsed();
+    let err = listed.expect_err("nothing answers");
+    assert_eq!(err.kind(), ErrorKind::Io, "{err}");
+    assert!(err.to_string().contains(&url), "{err}");
+    assert!(err.to_string().contains("timed out"), "{err}");
+    assert!(
+        elapsed < std::time::Duration::from_secs(10),
+        "{elapsed:?}: {err}"
+    );
+}

@@ -13,7 +13,7 @@ use crate::cli::{
 const TRICKY: &str = "SELECT CAST(1.50 AS DECIMAL(10,2)) AS d, \
      CAST('12345678901234567.89' AS DECIMAL(20,2)) AS big, \
      CAST('NaN' AS DOUBLE) AS nan, CAST('inf' AS DOUBLE) AS pinf, \
-     CAST('-inf' AS DOUBLE) AS ninf, 2.5 AS f, \
+     CAST('-inf' AS DOUBLE) AS ninf, 2.5e0 AS f, \
      MAP(['a', 'b'], [1, NULL]) AS m, MAP([1, 2], ['x', NULL]) AS mi, \
      CAST(NULL AS VARCHAR) AS n, '' AS e, named_struct('z', 1, 'a', [1, 2]) AS s";
 

@@ -1,6 +1,8 @@
 //! How icefloe's sessions take deep expressions (2,000 `AND`/`OR` terms, long arithmetic
 //! chains): the CLI runs them (large stacks), the library's `sql::execute` fails with
-//! "expression too deep" on small stacks; neither aborts the process.
+//! "expression too deep" on small stacks; neither aborts the process. And number
+//! literals: plain decimals are exact, exponent forms doubles, in the CLI and in sessions
+//! set up by `register_iceberg_factory`.
 
 use datafusion::prelude::SessionContext;
 
@@ -88,4 +90,94 @@ async fn library_refuses_too_deep_expressions_on_small_stacks() {
     }
     sums.sort();
     assert_eq!(sums, [100, 200]);
+}
+
+/// The corpus table with `int`, `bigint`, `float`, `double`, `decimal(9,2)` and
+/// `decimal(38,10)` columns (NaN, infinities and -0.0 among the floating-point values).
+const TYPES_TABLE: &str = "testdata/corpus/spark_v1_types_identity";
+
+#[test]
+fn cli_reads_decimal_literals_exactly_and_exponent_literals_as_doubles() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("literals.sql");
+    std::fs::write(
+        &file,
+        "SELECT id FROM t WHERE dec_big = 3703703670369.0370370367;\n\
+         SELECT id FROM t WHERE d = 3.75e0 OR l = 1.2000000084e10 OR dec_small = 4.121e1 \
+         OR f = 1.4e1 OR i = 1.9E2 ORDER BY id;\n\
+         SELECT id FROM t WHERE d > 1e300 OR f < -1e300 OR dec_big > 3.5e13 ORDER BY id;\n\
+         SELECT 1e300 AS x, 2.5E-3 AS y, 1.5 AS z, 1e-400 AS u;\n",
+    )
+    .expect("write");
+    let table = format!("t={TYPES_TABLE}");
+    let out = run(&[
+        "--format",
+        "csv",
+        "--table",
+        &table,
+        "-f",
+        &file.to_string_lossy(),
+    ]);
+    assert_success(&out);
+    assert_eq!(
+        stdout(&out),
+        "id\n3\nid\n3\n12\n13\n28\n29\nid\n21\n22\n23\n27\n29\nx,y,z,u\n1e300,0.0025,1.5,0.0\n"
+    );
+}
+
+#[tokio::test]
+async fn factory_sessions_read_decimal_literals_exactly() {
+    let ctx = SessionContext::new();
+    icefloe::register_iceberg_factory(&ctx);
+    let location = crate::fixtures::testdata("corpus/spark_v1_types_identity");
+    ctx.sql(&format!(
+        "CREATE EXTERNAL TABLE t STORED AS ICEBERG LOCATION '{}'",
+        location.display()
+    ))
+    .await
+    .expect("create");
+    let ids = |batches: Vec<datafusion::arrow::record_batch::RecordBatch>| -> Vec<i32> {
+        batches
+            .iter()
+            .flat_map(|b| {
+                datafusion::arrow::array::AsArray::as_primitive::<
+                    datafusion::arrow::datatypes::Int32Type,
+                >(b.column(0))
+                .values()
+                .to_vec()
+            })
+            .collect()
+    };
+    // plain ctx.sql: exact decimals; double columns still compared in double
+    for (filter, want) in [
+        ("dec_big = 3703703670369.0370370367", vec![3]),
+        ("dec_big = 3703703670369.037037037", vec![]),
+        ("dec_small = 41.21", vec![13]),
+        ("d = 3.75 OR d = -0.0", vec![3, 25]),
+        ("f = 14.0", vec![28]),
+    ] {
+        let sql = format!("SELECT id FROM t WHERE {filter} ORDER BY id");
+        let batches = ctx
+            .sql(&sql)
+            .await
+            .unwrap_or_else(|e| panic!("{sql}: {e}"))
+            .collect()
+            .await
+            .unwrap_or_else(|e| panic!("{sql}: {e}"));
+        assert_eq!(ids(batches), want, "{sql}");
+    }
+    // exponent literals: doubles through sql::execute
+    let sql = "SELECT id FROM t WHERE d > 1e300 OR dec_big > 3.5e13 ORDER BY id";
+    let batches = icefloe::datafusion::sql::execute(&ctx, sql)
+        .await
+        .expect("plan")
+        .collect()
+        .await
+        .expect("run");
+    // NaN sorts above every double (rows 21, 22), as in Spark
+    assert_eq!(ids(batches), [21, 22, 23, 29]);
+    // plain ctx.sql reads them as decimals and refuses those beyond the decimal range
+    // (as documented)
+    let err = ctx.sql("SELECT 1e300").await.expect_err("decimal range");
+    assert!(err.to_string().contains("Decimal scale -300"), "{err}");
 }

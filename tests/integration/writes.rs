@@ -92,7 +92,7 @@ async fn create(w: &Warehouse, name: &str, spec: PartitionSpec) {
 const ROWS: &str = "(1, 'a', TIMESTAMP '2026-01-01 10:00:00', 1.5), \
                     (2, 'b', TIMESTAMP '2026-01-02 11:00:00', 'NaN'), \
                     (3, NULL, TIMESTAMP '2026-01-02 12:00:00', NULL), \
-                    (4, 'd', NULL, -0.0)";
+                    (4, 'd', NULL, '-0.0')";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn insert_reads_back_with_partitions_and_metrics() {

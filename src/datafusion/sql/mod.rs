@@ -32,8 +32,11 @@
 //! | `CALL [cat.]system.rewrite_manifests(table)` | [`maintenance::rewrite_manifests`](crate::maintenance::rewrite_manifests) |
 //!
 //! Every other statement, and these when they target a catalog or schema that is not
-//! Iceberg (e.g. the CLI's in-memory `public`), goes to DataFusion (`ctx.sql`) unchanged,
-//! as does a statement whose table name icefloe cannot read (DataFusion reports it).
+//! Iceberg (e.g. the CLI's in-memory `public`), goes to DataFusion (`ctx.sql`), as does
+//! a statement whose table name icefloe cannot read (DataFusion reports it). Number
+//! literals written with an exponent (`1e300`, `2.5E-3`) are doubles in every statement,
+//! as in Spark, also where exact decimal literals are on
+//! (`datafusion.sql_parser.parse_float_as_decimal`): see module `literals`.
 //! `CREATE OR REPLACE TABLE` on an Iceberg table is an
 //! [`ErrorKind::Unsupported`](crate::ErrorKind) error.
 //!
@@ -133,6 +136,7 @@ mod call_args;
 mod column_default;
 mod create_table;
 mod depth;
+mod literals;
 mod metadata_columns;
 mod procedures;
 mod tokens;
@@ -141,6 +145,8 @@ mod tokens;
 mod alter_tests;
 #[cfg(test)]
 mod default_tests;
+#[cfg(test)]
+mod literal_tests;
 #[cfg(test)]
 mod tests;
 
@@ -172,7 +178,16 @@ pub async fn execute(ctx: &SessionContext, statement: &str) -> Result<DataFrame>
     crate::datafusion::dml::install_dml_guard(ctx);
     crate::datafusion::install_values_rule(ctx);
     crate::datafusion::install_float_literal_rule(ctx);
-    check_expression_depth(ctx, statement)?;
+    let toks = tokenize(ctx, statement);
+    if let Some(toks) = &toks {
+        check_expression_depth(ctx, toks)?;
+    }
+    let rewritten = match &toks {
+        Some(toks) => literals::exponent_literals_as_doubles(statement, toks)?,
+        // DataFusion reports what cannot be tokenized
+        None => std::borrow::Cow::Borrowed(statement),
+    };
+    let statement: &str = &rewritten;
     if tokens::first_word_is(statement, &["INSERT"]) {
         if let Some(cursor) = cursor(ctx, statement) {
             if let Some(rewritten) = branch_insert(ctx, cursor).await? {
@@ -196,25 +211,29 @@ pub async fn execute(ctx: &SessionContext, statement: &str) -> Result<DataFrame>
 
 pub use depth::DEFAULT_MAX_EXPRESSION_DEPTH;
 
-/// Refuse `statement` when its expressions may nest deeper than
+/// `statement`'s tokens in the session's SQL dialect, or `None` when it cannot be
+/// tokenized.
+fn tokenize(ctx: &SessionContext, statement: &str) -> Option<Vec<tokens::Tok>> {
+    let state = ctx.state();
+    let dialect: Box<dyn Dialect> =
+        dialect_from_str(state.config_options().sql_parser.dialect.as_ref())
+            .unwrap_or_else(|| Box::new(GenericDialect {}));
+    tokens::tokenize(statement, dialect.as_ref())
+}
+
+/// Refuse a statement (tokenized as `toks`) when its expressions may nest deeper than
 /// `icefloe.max_expression_depth` (default [`DEFAULT_MAX_EXPRESSION_DEPTH`] when the
 /// option is not registered): see [`depth`].
 ///
 /// Errors: [`ErrorKind::InvalidArgument`], "expression too deep".
-fn check_expression_depth(ctx: &SessionContext, statement: &str) -> Result<()> {
+fn check_expression_depth(ctx: &SessionContext, toks: &[tokens::Tok]) -> Result<()> {
     let state = ctx.state();
-    let options = state.config_options();
-    let limit = options
+    let limit = state
+        .config_options()
         .extensions
         .get::<crate::datafusion::IcefloeOptions>()
         .map_or(DEFAULT_MAX_EXPRESSION_DEPTH, |o| o.max_expression_depth);
-    let dialect: Box<dyn Dialect> = dialect_from_str(options.sql_parser.dialect.as_ref())
-        .unwrap_or_else(|| Box::new(GenericDialect {}));
-    match tokens::tokenize(statement, dialect.as_ref()) {
-        Some(toks) => depth::check_depth(&toks, limit),
-        // DataFusion reports what cannot be tokenized
-        None => Ok(()),
-    }
+    depth::check_depth(toks, limit)
 }
 
 /// A cursor over `text` tokenized in the session's SQL dialect, or `None` when it

@@ -233,3 +233,122 @@ pub async fn table_credentials(
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::rest::config::RestConfig;
+    use crate::catalog::Namespace;
+
+    fn props(pairs: &[(&str, &str)]) -> HashMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn credentials_from_storage_credentials_or_an_expiring_config() {
+        let uri = Url::parse("http://127.0.0.1:1/api").unwrap();
+        let config = RestConfig::new(
+            "rest",
+            BTreeMap::from([("uri".to_string(), uri.to_string())]),
+        )
+        .unwrap();
+        let client = Arc::new(RestClient::new(&config).unwrap());
+        let instance = format!("test-{}", uuid::Uuid::new_v4());
+        let catalog_properties = BTreeMap::new();
+        let ctx = CredentialContext {
+            client: &client,
+            instance: &instance,
+            catalog_properties: &catalog_properties,
+            uri: &uri,
+            offers_load_credentials: false,
+        };
+        let ident = TableIdent::new(Namespace::parse("ns"), "t");
+        let table_url = Url::parse("http://127.0.0.1:1/api/v1/namespaces/ns/tables/t").unwrap();
+        let later = (chrono::Utc::now().timestamp_millis() + 3_600_000).to_string();
+        let expiring = [
+            (S3_ACCESS_KEY_ID, "k"),
+            (S3_SECRET_ACCESS_KEY, "s"),
+            (S3_SESSION_TOKEN_EXPIRES_AT_MS, later.as_str()),
+        ];
+        // nothing vended
+        let none = table_credentials(
+            &ctx,
+            &ident,
+            "s3://b/ns/t",
+            &table_url,
+            &HashMap::new(),
+            vec![],
+        )
+        .await
+        .unwrap();
+        assert!(none.is_empty());
+        // an expiring credential in `config` only: for the table's location, refreshed
+        let from_config = table_credentials(
+            &ctx,
+            &ident,
+            "s3://b/ns/t",
+            &table_url,
+            &props(&[
+                ("s3.endpoint", "http://s3"),
+                expiring[0],
+                expiring[1],
+                expiring[2],
+            ]),
+            vec![],
+        )
+        .await
+        .unwrap();
+        assert_eq!(from_config.len(), 1);
+        assert_eq!(from_config[0].prefix, "s3://b/ns/t");
+        assert!(from_config[0].s3_provider.is_some());
+        assert!(!from_config[0].properties.contains_key("s3.endpoint"));
+        // storage-credentials: a fixed one and an expiring one, each for its prefix
+        let vended = table_credentials(
+            &ctx,
+            &ident,
+            "s3://b/ns/t",
+            &table_url,
+            &HashMap::new(),
+            vec![
+                ("s3://b/".to_string(), props(&[expiring[0], expiring[1]])),
+                ("s3://b/ns/t/data".to_string(), props(&expiring)),
+            ],
+        )
+        .await
+        .unwrap();
+        assert_eq!(vended.len(), 2);
+        assert_eq!(vended[0].prefix, "s3://b");
+        assert!(vended[0].s3_provider.is_none());
+        assert!(vended[1].s3_provider.is_some());
+        let debug = format!("{vended:?}");
+        assert!(
+            !debug.contains("\"k\"") && !debug.contains("\"s\""),
+            "{debug}"
+        );
+        // a broken expiry is an error naming the property, not the value of a secret
+        let err = table_credentials(
+            &ctx,
+            &ident,
+            "s3://b/ns/t",
+            &table_url,
+            &HashMap::new(),
+            vec![(
+                "s3://b/ns/t".to_string(),
+                props(&[
+                    expiring[0],
+                    expiring[1],
+                    (S3_SESSION_TOKEN_EXPIRES_AT_MS, "x"),
+                ]),
+            )],
+        )
+        .await
+        .unwrap_err();
+        assert!(
+            err.to_string().contains(S3_SESSION_TOKEN_EXPIRES_AT_MS),
+            "{err}"
+        );
+    }
+}

@@ -90,6 +90,9 @@ struct EncodedNode {
 struct FileIoState {
     properties: BTreeMap<String, String>,
     remaps: Vec<(String, String)>,
+    /// Vended credentials by prefix, as they are now (a worker does not refresh them).
+    #[serde(default)]
+    credentials: Vec<(String, BTreeMap<String, String>)>,
 }
 
 impl FileIoState {
@@ -101,6 +104,11 @@ impl FileIoState {
                 .map(|(k, v)| (k.clone(), v.clone()))
                 .collect(),
             remaps: io.remaps().to_vec(),
+            credentials: io
+                .storage_credentials()
+                .iter()
+                .map(|c| (c.prefix.clone(), c.properties.clone().into_iter().collect()))
+                .collect(),
         }
     }
 
@@ -108,6 +116,19 @@ impl FileIoState {
         let mut io = FileIO::new(self.properties.clone().into_iter().collect());
         for (from, to) in &self.remaps {
             io = io.with_remap(from, to)?;
+        }
+        if !self.credentials.is_empty() {
+            let credentials = self
+                .credentials
+                .iter()
+                .map(|(prefix, properties)| {
+                    crate::io::StorageCredential::new(
+                        prefix,
+                        properties.clone().into_iter().collect(),
+                    )
+                })
+                .collect::<crate::error::Result<Vec<_>>>()?;
+            io = io.with_storage_credentials(credentials);
         }
         Ok(io)
     }

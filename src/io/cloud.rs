@@ -294,6 +294,74 @@ pub fn shared_store(
     Ok(store)
 }
 
+/// Option keys that carry an S3 credential: left out of a store's cache key and
+/// configuration when a [`CredentialProvider`](object_store::CredentialProvider) signs
+/// its requests instead.
+#[cfg(feature = "cloud")]
+const S3_CREDENTIAL_OPTIONS: &[&str] = &[
+    "aws_access_key_id",
+    "aws_secret_access_key",
+    "aws_session_token",
+    "aws_token",
+];
+
+/// The S3 store for `store_url` (`s3://bucket`, `s3a://bucket`) configured with
+/// `options` but signing with `credentials` (vended credentials that refresh; see
+/// [`VendedS3Credentials`](super::vended::VendedS3Credentials)); shared like
+/// [`shared_store`], keyed by the store URL, the options other than credentials and
+/// `credentials_key` (which names the credential source, e.g. catalog, table and
+/// prefix).
+///
+/// Errors: [`ErrorKind::InvalidArgument`] naming the store URL when it cannot be
+/// configured (never the option values).
+#[cfg(feature = "cloud")]
+pub fn shared_s3_store_with_credentials(
+    store_url: &str,
+    options: HashMap<String, String>,
+    credentials_key: &str,
+    credentials: object_store::aws::AwsCredentialProvider,
+) -> Result<Arc<dyn ObjectStore>> {
+    use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey};
+    static STORES: OnceLock<Registry> = OnceLock::new();
+    let mut options: BTreeMap<String, String> = options
+        .into_iter()
+        .filter(|(k, _)| !S3_CREDENTIAL_OPTIONS.contains(&k.as_str()))
+        .collect();
+    let mut builder_options = options.clone();
+    let retry = take_retry_config(&mut builder_options);
+    options.insert(
+        "icefloe.credentials".to_string(),
+        credentials_key.to_string(),
+    );
+    let key = (store_url.to_string(), options);
+    let mut stores = STORES
+        .get_or_init(Default::default)
+        .lock()
+        .map_err(|_| Error::new(ErrorKind::Io, "object store registry poisoned"))?;
+    if let Some(store) = stores.get(&key) {
+        return Ok(Arc::clone(store));
+    }
+    let mut builder = AmazonS3Builder::new().with_url(store_url);
+    for (k, v) in &builder_options {
+        if let Ok(config_key) = k.parse::<AmazonS3ConfigKey>() {
+            builder = builder.with_config(config_key, v);
+        }
+    }
+    let store = builder
+        .with_retry(retry)
+        .with_credentials(credentials)
+        .build()
+        .map_err(|e| {
+            Error::invalid_argument(format!(
+                "cannot configure the object store for '{store_url}'"
+            ))
+            .with_source(e)
+        })?;
+    let store: Arc<dyn ObjectStore> = Arc::new(store);
+    stores.insert(key, Arc::clone(&store));
+    Ok(store)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

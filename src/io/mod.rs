@@ -23,8 +23,14 @@ mod azure;
 mod cloud;
 mod counting;
 mod local;
+mod routing;
+#[cfg(feature = "cloud")]
+pub mod vended;
+#[cfg(feature = "cloud")]
+pub use cloud::shared_s3_store_with_credentials;
 pub use cloud::{is_secret, redacted, shared_store, store_options};
 pub use counting::{CountingStore, RequestCounts, RequestObserver, RequestTotals, StoreRequest};
+pub use routing::PrefixRoutedStore;
 
 /// A location resolved to a store and a path inside it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -35,6 +41,47 @@ pub struct ResolvedLocation {
     pub path: ObjectPath,
 }
 
+/// Storage properties for the locations under one prefix: a REST catalog's vended
+/// `StorageCredential` (REST spec `LoadTableResult.storage-credentials`). A location
+/// uses the credential with the longest prefix matching it (whole path segments), its
+/// properties over the FileIO's own.
+#[derive(Clone)]
+pub struct StorageCredential {
+    /// The location prefix (normalised, e.g. `s3://bucket/wh/ns/t`).
+    pub prefix: String,
+    /// FileIO properties (`s3.access-key-id`, …) for locations under it.
+    pub properties: HashMap<String, String>,
+    /// For an S3 credential that expires: the provider that refreshes it, and the key
+    /// naming its source (shared stores are cached by it).
+    #[cfg(feature = "cloud")]
+    pub s3_provider: Option<(String, Arc<vended::VendedS3Credentials>)>,
+}
+
+impl std::fmt::Debug for StorageCredential {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut d = f.debug_struct("StorageCredential");
+        d.field("prefix", &self.prefix)
+            .field("properties", &redacted(&self.properties));
+        #[cfg(feature = "cloud")]
+        d.field("refreshes", &self.s3_provider.is_some());
+        d.finish()
+    }
+}
+
+impl StorageCredential {
+    /// A credential of fixed properties for locations under `prefix`.
+    ///
+    /// Errors: [`ErrorKind::InvalidArgument`] for a prefix that is not a location.
+    pub fn new(prefix: &str, properties: HashMap<String, String>) -> Result<Self> {
+        Ok(Self {
+            prefix: normalize_location(prefix)?,
+            properties,
+            #[cfg(feature = "cloud")]
+            s3_provider: None,
+        })
+    }
+}
+
 /// Reads and writes files of a table on local disk or object stores.
 ///
 /// `Debug` shows the properties with secret values (keys, tokens) replaced by `***`.
@@ -43,6 +90,8 @@ pub struct FileIO {
     remaps: Vec<(String, String)>,
     properties: HashMap<String, String>,
     stores: Arc<Mutex<HashMap<String, Arc<dyn ObjectStore>>>>,
+    /// Vended credentials by location prefix, longest prefix first.
+    credentials: Arc<Vec<StorageCredential>>,
     /// Told of every request the stores of this FileIO make (see
     /// [`with_request_observer`](Self::with_request_observer)).
     observer: Option<Arc<dyn RequestObserver>>,
@@ -53,6 +102,7 @@ impl std::fmt::Debug for FileIO {
         f.debug_struct("FileIO")
             .field("remaps", &self.remaps)
             .field("properties", &redacted(&self.properties))
+            .field("credentials", &self.credentials)
             .finish_non_exhaustive()
     }
 }
@@ -136,8 +186,23 @@ impl FileIO {
             remaps: self.remaps.clone(),
             properties: self.properties.clone(),
             stores: Arc::clone(&self.stores),
+            credentials: Arc::clone(&self.credentials),
             observer: Some(observer),
         }
+    }
+
+    /// This FileIO with `credentials` for the locations under their prefixes (see
+    /// [`StorageCredential`]); stores made before are dropped.
+    pub fn with_storage_credentials(mut self, mut credentials: Vec<StorageCredential>) -> Self {
+        credentials.sort_by_key(|c| std::cmp::Reverse(c.prefix.len()));
+        self.credentials = Arc::new(credentials);
+        self.stores = Default::default();
+        self
+    }
+
+    /// The vended credentials by prefix, longest prefix first.
+    pub fn storage_credentials(&self) -> &[StorageCredential] {
+        &self.credentials
     }
 
     /// The properties configuring cloud stores (secret values included: what a worker
@@ -224,14 +289,53 @@ impl FileIO {
         let store: Arc<dyn ObjectStore> = if store_url == "file://" {
             Arc::new(local::RegularFileStore::new())
         } else {
-            let mut options = store_options(std::env::vars(), &self.properties)?;
-            if azure::is_azure(store_url) {
-                azure::add_adls_options(store_url, &self.properties, &mut options);
-            }
-            shared_store(&azure::parseable_url(store_url), options)?
+            self.cloud_store(store_url)?
         };
         stores.insert(store_url.to_string(), Arc::clone(&store));
         Ok(store)
+    }
+
+    /// The store for a cloud `store_url`: the shared store of this FileIO's properties,
+    /// or, when vended credentials cover prefixes in it, a [`PrefixRoutedStore`] sending
+    /// each path to the store of its credential.
+    fn cloud_store(&self, store_url: &str) -> Result<Arc<dyn ObjectStore>> {
+        let url = azure::parseable_url(store_url);
+        let options_for = |properties: &HashMap<String, String>| -> Result<_> {
+            let mut options = store_options(std::env::vars(), properties)?;
+            if azure::is_azure(store_url) {
+                azure::add_adls_options(store_url, properties, &mut options);
+            }
+            Ok(options)
+        };
+        let base = || shared_store(&url, options_for(&self.properties)?);
+        let mut routes = vec![];
+        for c in self.credentials.iter() {
+            let Some(rest) = c.prefix.strip_prefix(store_url) else {
+                continue;
+            };
+            if !(rest.is_empty() || rest.starts_with('/')) {
+                continue;
+            }
+            let mut properties = self.properties.clone();
+            properties.extend(c.properties.clone());
+            let options = options_for(&properties)?;
+            #[cfg(feature = "cloud")]
+            let store = match &c.s3_provider {
+                Some((key, provider)) => {
+                    let provider: object_store::aws::AwsCredentialProvider = provider.clone();
+                    shared_s3_store_with_credentials(&url, options, key, provider)?
+                }
+                None => shared_store(&url, options)?,
+            };
+            #[cfg(not(feature = "cloud"))]
+            let store = shared_store(&url, options)?;
+            routes.push((rest.trim_matches('/').to_string(), store));
+        }
+        Ok(match routes.len() {
+            0 => base()?,
+            1 if routes[0].0.is_empty() => routes.remove(0).1,
+            _ => Arc::new(PrefixRoutedStore::new(routes, base()?)),
+        })
     }
 
     /// Read a whole file.
@@ -386,6 +490,12 @@ fn write_error(e: object_store::Error, location: &str) -> Error {
             "atomic create-if-absent of '{location}' on this object store"
         ))
         .with_source(e),
+        object_store::Error::PermissionDenied { .. }
+        | object_store::Error::Unauthenticated { .. } => Error::new(
+            ErrorKind::PermissionDenied,
+            format!("writing '{location}' refused"),
+        )
+        .with_source(e),
         other => Error::new(ErrorKind::Io, format!("cannot write '{location}'")).with_source(other),
     }
 }
@@ -395,6 +505,12 @@ fn map_store_error(e: object_store::Error, location: &str) -> Error {
         object_store::Error::NotFound { .. } => {
             Error::not_found(format!("file '{location}' does not exist")).with_source(e)
         }
+        object_store::Error::PermissionDenied { .. }
+        | object_store::Error::Unauthenticated { .. } => Error::new(
+            ErrorKind::PermissionDenied,
+            format!("access to '{location}' refused"),
+        )
+        .with_source(e),
         other => Error::new(ErrorKind::Io, format!("cannot read '{location}'")).with_source(other),
     }
 }

@@ -40,4 +40,6 @@ mod session_caches;
 mod session_setup;
 mod v1_writes;
 mod v3_writes;
+#[cfg(feature = "cloud")]
+mod vended_credentials;
 mod writes;

@@ -42,6 +42,9 @@ pub struct Seaweed {
     pub rest_uri: String,
     /// The secret key (random per run; tests check it never shows in a message).
     pub secret_key: String,
+    /// Further S3 identities (access key, secret key), as a catalog that vends
+    /// credentials would hand them out (see `vended_credentials`).
+    pub vended_identities: Vec<(String, String)>,
     /// The guard process; its stdin closes when this process exits.
     _guard: Mutex<Child>,
 }
@@ -171,6 +174,31 @@ fn start(python: &std::path::Path) -> Result<Seaweed, String> {
     ];
     args.extend(ports.iter().map(|(flag, port)| format!("-{flag}={port}")));
     std::fs::create_dir_all(dir.join("data")).map_err(|e| format!("data dir: {e}"))?;
+    // the S3 identities: the admin (also the REST catalog's OAuth2 client) and two more
+    let vended_identities: Vec<(String, String)> = (1..=2)
+        .map(|i| {
+            (
+                format!("icefloe-vended-{i}"),
+                format!("vended-secret-{}", uuid::Uuid::new_v4().simple()),
+            )
+        })
+        .collect();
+    let identity = |name: &str, key: &str, secret: &str| {
+        serde_json::json!({
+            "name": name,
+            "credentials": [{"accessKey": key, "secretKey": secret}],
+            "actions": ["Admin", "Read", "List", "Tagging", "Write"],
+        })
+    };
+    let mut identities = vec![identity("icefloe-admin", ACCESS_KEY, &secret_key)];
+    identities.extend(vended_identities.iter().map(|(k, s)| identity(k, k, s)));
+    let s3_config = dir.join("s3.json");
+    std::fs::write(
+        &s3_config,
+        serde_json::json!({ "identities": identities }).to_string(),
+    )
+    .map_err(|e| format!("s3 config: {e}"))?;
+    args.push(format!("-s3.config={}", s3_config.display()));
     let log = dir.join("weed.log");
     // The guard: start weed, wait for stdin to close (this process exiting), stop weed
     // (SIGKILL after 5 s) and remove the directory.
@@ -204,6 +232,7 @@ rm -rf "$dir"
         s3_endpoint: format!("http://127.0.0.1:{s3}"),
         rest_uri: format!("http://127.0.0.1:{iceberg}"),
         secret_key,
+        vended_identities,
         _guard: Mutex::new(guard),
     };
     let started = Instant::now();

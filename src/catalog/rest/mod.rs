@@ -9,8 +9,9 @@
 //!
 //! Tables are loaded with `X-Iceberg-Access-Delegation: vended-credentials`; a table's
 //! files are read and written through a FileIO configured from the catalog's storage
-//! properties (`s3.*`, …), then the answer's `config`, then the `storage-credentials`
-//! entry with the longest prefix of the table location.
+//! properties (`s3.*`, …), then the answer's `config`, then, for each file, the
+//! `storage-credentials` entry with the longest prefix of its location. Vended S3
+//! credentials that expire are refreshed before they do ([`credentials`]).
 //!
 //! Commit answers: 409 is [`ErrorKind::CommitConflict`] (the transaction refreshes and
 //! retries); 500, 502, 503, 504, or no answer after the request was sent, is
@@ -21,11 +22,13 @@
 
 mod auth;
 mod config;
+mod credentials;
 mod http;
 mod types;
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use reqwest::{Method, StatusCode};
@@ -66,13 +69,17 @@ struct Resolved {
     /// `<uri>/v1[/<prefix>]`.
     base: Url,
     properties: BTreeMap<String, String>,
+    /// Whether the server lists the `loadCredentials` endpoint in `endpoints`.
+    offers_load_credentials: bool,
 }
 
 /// An Iceberg REST catalog.
 pub struct RestCatalog {
     config: RestConfig,
-    client: RestClient,
+    client: Arc<RestClient>,
     resolved: OnceCell<Resolved>,
+    /// Names this instance in the keys of shared credential providers.
+    instance: String,
 }
 
 impl fmt::Debug for RestCatalog {
@@ -102,8 +109,9 @@ impl RestCatalog {
     /// Errors: [`ErrorKind::InvalidArgument`] naming a bad property.
     pub fn new(name: &str, properties: BTreeMap<String, String>) -> Result<Self> {
         let config = RestConfig::new(name, properties)?;
-        let client = RestClient::new(&config)?;
+        let client = Arc::new(RestClient::new(&config)?);
         Ok(Self {
+            instance: format!("{}#{}", config.uri, uuid::Uuid::new_v4().simple()),
             config,
             client,
             resolved: OnceCell::new(),
@@ -144,7 +152,15 @@ impl RestCatalog {
                     &self.config.uri,
                     properties.get("prefix").map(String::as_str),
                 )?;
-                Ok(Resolved { base, properties })
+                let offers_load_credentials = answer.endpoints.as_ref().is_some_and(|e| {
+                    e.iter()
+                        .any(|e| e.trim() == credentials::LOAD_CREDENTIALS_ENDPOINT)
+                });
+                Ok(Resolved {
+                    base,
+                    properties,
+                    offers_load_credentials,
+                })
             })
             .await
     }
@@ -242,7 +258,8 @@ impl RestCatalog {
     }
 
     /// A loaded table: metadata from the answer, FileIO from the catalog's storage
-    /// properties, the answer's `config` and the best-matching storage credential.
+    /// properties and the answer's `config`, with its vended `storage-credentials`
+    /// (see [`credentials`]).
     async fn table_from(&self, ident: &TableIdent, result: LoadTableResult) -> Result<Table> {
         let location = result.metadata_location.ok_or_else(|| {
             Error::invalid_data(format!(
@@ -252,32 +269,52 @@ impl RestCatalog {
         })?;
         let metadata = TableMetadata::from_json(&result.metadata.to_string())
             .map_err(|e| e.context(format!("table '{ident}' metadata from the REST catalog")))?;
-        let mut storage: HashMap<String, String> = self
-            .resolved()
-            .await?
+        let resolved = self.resolved().await?;
+        let mut storage: HashMap<String, String> = resolved
             .properties
             .iter()
             .filter(|(k, _)| !CLIENT_PROPERTIES.contains(&k.as_str()) && !k.starts_with("header."))
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
-        storage.extend(result.config);
-        let table_location = metadata.location.clone();
-        if let Some(best) = result
+        storage.extend(result.config.clone());
+        let ctx = credentials::CredentialContext {
+            client: &self.client,
+            instance: &self.instance,
+            catalog_properties: &resolved.properties,
+            uri: &self.config.uri,
+            offers_load_credentials: resolved.offers_load_credentials,
+        };
+        let vended = result
             .storage_credentials
             .into_iter()
-            .filter(|c| table_location.starts_with(&c.prefix))
-            .max_by_key(|c| c.prefix.len())
-        {
-            storage.extend(best.config);
-        }
-        Table::from_written(
+            .map(|c| (c.prefix, c.config))
+            .collect();
+        let table_url = self.table_url(ident).await?;
+        let credentials = credentials::table_credentials(
+            &ctx,
+            ident,
+            &metadata.location,
+            &table_url,
+            &result.config,
+            vended,
+        )
+        .await?;
+        let table = Table::from_written(
             metadata,
             &location,
             &OpenOptions {
                 storage_properties: storage,
                 ..Default::default()
             },
-        )
+        )?;
+        if credentials.is_empty() {
+            return Ok(table);
+        }
+        let io = table
+            .file_io()
+            .clone()
+            .with_storage_credentials(credentials);
+        Ok(table.with_file_io(io))
     }
 
     /// Drop an empty namespace (REST `dropNamespace`).

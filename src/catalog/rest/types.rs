@@ -14,6 +14,10 @@ pub struct CatalogConfigResponse {
     /// Properties that override the client's.
     #[serde(default)]
     pub overrides: HashMap<String, String>,
+    /// The endpoints the server supports (`"GET /v1/{prefix}/namespaces"`, …); absent
+    /// from older servers.
+    #[serde(default)]
+    pub endpoints: Option<Vec<String>>,
 }
 
 /// `ListNamespacesResponse`.
@@ -86,6 +90,14 @@ pub struct LoadTableResult {
     pub config: HashMap<String, String>,
     /// Vended credentials by location prefix.
     #[serde(default, rename = "storage-credentials")]
+    pub storage_credentials: Vec<StorageCredential>,
+}
+
+/// `LoadCredentialsResponse`: the answer to `loadCredentials`.
+#[derive(Debug, Deserialize)]
+pub struct LoadCredentialsResponse {
+    /// Credentials by location prefix.
+    #[serde(rename = "storage-credentials")]
     pub storage_credentials: Vec<StorageCredential>,
 }
 

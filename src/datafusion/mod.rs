@@ -3,6 +3,7 @@
 pub mod catalog;
 #[cfg(feature = "distributed")]
 mod codec;
+mod data_file_writer_exec;
 mod delete_planning;
 #[cfg(feature = "distributed")]
 pub mod distributed;
@@ -41,6 +42,7 @@ mod write_exec;
 pub use catalog::{IcebergCatalogProvider, IcebergSchemaProvider};
 #[cfg(feature = "distributed")]
 pub use codec::IcebergPhysicalCodec;
+pub use data_file_writer_exec::{DataFileWriteState, IcebergDataFileWriterExec};
 pub use delete_planning::DeleteMetrics;
 pub use equality_delete_exec::EqualityDeleteExec;
 pub use expr_adapter::{FieldIdExprAdapter, FieldIdExprAdapterFactory};

@@ -39,6 +39,7 @@ use datafusion::physical_plan::ExecutionPlan;
 use datafusion_datasource::compute_all_files_statistics;
 use object_store::ObjectMeta;
 
+use super::data_file_writer_exec::IcebergDataFileWriterExec;
 use super::delete_planning::{
     equality_loader, plan_deletes, DeleteMetrics, DeletePlan, EqualityDeleteFile,
     NO_EQUALITY_DELETES,
@@ -1287,10 +1288,15 @@ impl TableProvider for IcebergTableProvider {
                 .as_ref()
                 .map(|_| self.table.metadata().default_sort_order_id),
         );
-        Ok(Arc::new(IcebergWriteExec::new(
+        let writer = IcebergDataFileWriterExec::new(
             input,
-            Arc::new(sink),
+            Arc::new(sink.write_state()?),
+            Arc::clone(&self.arrow_schema),
             order,
+        );
+        Ok(Arc::new(IcebergWriteExec::new(
+            Arc::new(writer),
+            Arc::new(sink),
         )))
     }
 

@@ -15,13 +15,20 @@
 //!   location, format, size, record count, `equality_ids`, sequence numbers, spec id),
 //!   their scopes and key schemas, the pre-probe predicate, the hidden-column positions
 //!   and the table's FileIO; its input is a child plan.
+//! - **[`IcebergDataFileWriterExec`]** (the writing half of an `INSERT`): the table's
+//!   name, FileIO, data location, current schema, default partition spec, properties,
+//!   format version, sort order id and operation id, the rows' Arrow schema and the sort it requires;
+//!   its input is a child plan. The files it writes come back to the coordinator as rows
+//!   ([`crate::write::encode_written_files`]), where
+//!   [`IcebergWriteExec`](super::IcebergWriteExec) commits them.
 //!
 //! Refused with an error naming the node (never sent without its delete information):
 //! row-level scans for `DELETE` / `UPDATE` / `MERGE` (their `_pos` virtual column is not
-//! serialized by `datafusion-proto`), [`IcebergWriteExec`](super::IcebergWriteExec) and
-//! `IcebergRowLevelExec` (writes commit on the coordinator; distributed writes are not
-//! supported yet), files carrying an extension other than a row selection, and equality
-//! delete files in a format other than Parquet.
+//! serialized by `datafusion-proto`), `IcebergRowLevelExec` (row-level changes run and
+//! commit on one node), [`IcebergWriteExec`](super::IcebergWriteExec) (it commits, on the
+//! node that planned the statement: a distributed planner keeps it there), files
+//! carrying an extension other than a row selection, and equality delete files in a
+//! format other than Parquet.
 //!
 //! The encoded bytes hold the FileIO properties, which can include cloud credentials:
 //! send them only to workers trusted with the table.
@@ -29,6 +36,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
+use datafusion::arrow::compute::SortOptions;
 use datafusion::arrow::datatypes::Schema as ArrowSchema;
 use datafusion::common::{DataFusionError, Result as DFResult, ScalarValue};
 use datafusion::datasource::physical_plan::parquet::ParquetRowSelection;
@@ -37,6 +45,7 @@ use datafusion::datasource::source::DataSourceExec;
 use datafusion::execution::object_store::ObjectStoreUrl;
 use datafusion::execution::TaskContext;
 use datafusion::parquet::arrow::arrow_reader::{RowSelection, RowSelector};
+use datafusion::physical_expr::{LexRequirement, PhysicalSortRequirement};
 use datafusion::physical_expr_adapter::PhysicalExprAdapterFactory;
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion_proto::physical_plan::{
@@ -47,6 +56,7 @@ use object_store::path::Path;
 use prost::Message;
 use serde::{Deserialize, Serialize};
 
+use super::data_file_writer_exec::{DataFileWriteState, IcebergDataFileWriterExec};
 use super::delete_planning::EqualityDeleteFile;
 use super::equality_delete_exec::{EqualityDeleteExec, EqualityGroup};
 use super::expr_adapter::FieldIdExprAdapterFactory;
@@ -55,21 +65,27 @@ use super::iceberg_source::{IcebergParquetSource, IcebergScanState};
 use crate::delete::EqualityDeleteLoader;
 use crate::io::FileIO;
 use crate::spec::name_mapping::{MappedField, NameMapping};
-use crate::spec::{DataContentType, DataFile, DataFileFormat, ManifestEntry, ManifestStatus};
+use crate::spec::{
+    DataContentType, DataFile, DataFileFormat, FormatVersion, ManifestEntry, ManifestStatus,
+    PartitionSpec, Schema,
+};
 use crate::write::empty_data_file;
 
 /// The `kind` of an encoded scan.
 const SCAN: &str = "IcebergParquetScan";
 /// The `kind` of an encoded [`EqualityDeleteExec`].
 const EQUALITY_DELETES: &str = "EqualityDeleteExec";
+/// The `kind` of an encoded [`IcebergDataFileWriterExec`].
+const DATA_FILE_WRITER: &str = "IcebergDataFileWriterExec";
 
 /// The envelope of every node this codec writes.
 #[derive(Clone, PartialEq, Message)]
 struct EncodedNode {
-    /// [`SCAN`] or [`EQUALITY_DELETES`].
+    /// [`SCAN`], [`EQUALITY_DELETES`] or [`DATA_FILE_WRITER`].
     #[prost(string, tag = "1")]
     kind: String,
-    /// The node's icefloe state, as JSON ([`ScanState`] / [`EqualityState`]).
+    /// The node's icefloe state, as JSON ([`ScanState`] / [`EqualityState`] /
+    /// [`WriterState`]).
     #[prost(string, tag = "2")]
     state: String,
     /// Scan: the `PhysicalPlanNode` of the same scan over a plain `ParquetSource`.
@@ -77,7 +93,8 @@ struct EncodedNode {
     plan: Vec<u8>,
     /// Scan: the `initial-default` values (`ScalarValue` messages), in the order of
     /// `ScanState::default_ids`. Equality deletes: the key schemas (`Schema` messages),
-    /// one per group.
+    /// one per group. Writer: the rows' schema (a `Schema` message), then the
+    /// expressions of its sort (`PhysicalExprNode`s), in order.
     #[prost(bytes = "vec", repeated, tag = "4")]
     values: Vec<Vec<u8>>,
     /// Equality deletes: the pre-probe predicate (`PhysicalExprNode`), if any.
@@ -183,6 +200,28 @@ struct EqualityState {
     sequence_column: usize,
     scope_column: usize,
     output_columns: Vec<usize>,
+}
+
+/// One term of a writer's sort: its expression is in `EncodedNode::values`.
+#[derive(Serialize, Deserialize)]
+struct SortTermState {
+    descending: bool,
+    nulls_first: bool,
+}
+
+#[derive(Serialize, Deserialize)]
+struct WriterState {
+    table: String,
+    file_io: FileIoState,
+    data_location: String,
+    schema: Schema,
+    spec: PartitionSpec,
+    properties: BTreeMap<String, String>,
+    format_version: u8,
+    sort_order_id: Option<i32>,
+    operation_id: String,
+    /// The sort's terms (`None`: unsorted).
+    sort: Option<Vec<SortTermState>>,
 }
 
 /// The `PhysicalExtensionCodec` of icefloe's plan nodes (see the module docs for what
@@ -539,6 +578,131 @@ impl IcebergPhysicalCodec {
     }
 }
 
+impl IcebergPhysicalCodec {
+    fn encode_data_file_writer(
+        &self,
+        exec: &IcebergDataFileWriterExec,
+        proto_converter: &dyn PhysicalProtoConverterExtension,
+    ) -> DFResult<EncodedNode> {
+        let state = exec.state();
+        let mut values =
+            vec![protobuf::Schema::try_from(exec.row_schema().as_ref())?.encode_to_vec()];
+        let sort = match exec.sort() {
+            None => None,
+            Some(sort) => {
+                let mut terms = Vec::with_capacity(sort.len());
+                for req in sort.iter() {
+                    values.push(
+                        proto_converter
+                            .physical_expr_to_proto(&req.expr, self)?
+                            .encode_to_vec(),
+                    );
+                    let options = req.options.unwrap_or_default();
+                    terms.push(SortTermState {
+                        descending: options.descending,
+                        nulls_first: options.nulls_first,
+                    });
+                }
+                Some(terms)
+            }
+        };
+        let writer = WriterState {
+            table: state.table.clone(),
+            file_io: FileIoState::of(&state.file_io),
+            data_location: state.data_location.clone(),
+            schema: state.schema.clone(),
+            spec: state.spec.clone(),
+            properties: state
+                .properties
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+            format_version: state.format_version as u8,
+            sort_order_id: state.sort_order_id,
+            operation_id: state.operation_id.clone(),
+            sort,
+        };
+        Ok(EncodedNode {
+            kind: DATA_FILE_WRITER.to_string(),
+            state: to_json(&writer)?,
+            plan: vec![],
+            values,
+            predicate: None,
+        })
+    }
+
+    fn decode_data_file_writer(
+        &self,
+        node: &EncodedNode,
+        inputs: &[Arc<dyn ExecutionPlan>],
+        ctx: &TaskContext,
+        proto_converter: &dyn PhysicalProtoConverterExtension,
+    ) -> DFResult<Arc<dyn ExecutionPlan>> {
+        let [input] = inputs else {
+            return Err(codec_error("IcebergDataFileWriterExec takes one input"));
+        };
+        let writer: WriterState = from_json(&node.state)?;
+        let Some((row_schema, exprs)) = node.values.split_first() else {
+            return Err(codec_error(
+                "IcebergDataFileWriterExec without its row schema",
+            ));
+        };
+        let row_schema: protobuf::Schema = decode_message(row_schema, "row schema")?;
+        let row_schema = Arc::new(ArrowSchema::try_from(&row_schema)?);
+        let sort = match writer.sort {
+            None => None,
+            Some(terms) => {
+                if terms.len() != exprs.len() {
+                    return Err(codec_error(
+                        "sort terms and sort expressions differ in number",
+                    ));
+                }
+                let decode_ctx = PhysicalPlanDecodeContext::new(ctx, self);
+                let mut reqs = Vec::with_capacity(terms.len());
+                for (term, bytes) in terms.into_iter().zip(exprs) {
+                    let expr: protobuf::PhysicalExprNode = decode_message(bytes, "sort term")?;
+                    let expr = proto_converter.proto_to_physical_expr(
+                        &expr,
+                        input.schema().as_ref(),
+                        &decode_ctx,
+                    )?;
+                    reqs.push(PhysicalSortRequirement::new(
+                        expr,
+                        Some(SortOptions {
+                            descending: term.descending,
+                            nulls_first: term.nulls_first,
+                        }),
+                    ));
+                }
+                LexRequirement::new(reqs)
+            }
+        };
+        let format_version = match writer.format_version {
+            1 => FormatVersion::V1,
+            2 => FormatVersion::V2,
+            3 => FormatVersion::V3,
+            other => return Err(codec_error(format!("unknown format version {other}"))),
+        };
+        let state = DataFileWriteState {
+            table: writer.table,
+            file_io: writer.file_io.rebuild()?,
+            data_location: writer.data_location,
+            schema: writer.schema,
+            spec: writer.spec,
+            properties: writer.properties.into_iter().collect(),
+            format_version,
+            sort_order_id: writer.sort_order_id,
+            operation_id: writer.operation_id,
+        };
+        Ok(Arc::new(IcebergDataFileWriterExec::new(
+            Arc::clone(input),
+            Arc::new(state),
+            row_schema,
+            sort,
+        )))
+    }
+}
+
 impl PhysicalExtensionCodec for IcebergPhysicalCodec {
     fn try_decode(
         &self,
@@ -551,6 +715,7 @@ impl PhysicalExtensionCodec for IcebergPhysicalCodec {
         match node.kind.as_str() {
             SCAN => self.decode_scan(&node, ctx, proto_converter),
             EQUALITY_DELETES => self.decode_equality_deletes(&node, inputs, ctx, proto_converter),
+            DATA_FILE_WRITER => self.decode_data_file_writer(&node, inputs, ctx, proto_converter),
             other => Err(codec_error(format!("unknown icefloe plan node '{other}'"))),
         }
     }
@@ -581,11 +746,18 @@ impl PhysicalExtensionCodec for IcebergPhysicalCodec {
             }
         } else if let Some(exec) = node.downcast_ref::<EqualityDeleteExec>() {
             self.encode_equality_deletes(exec, proto_converter)?
+        } else if let Some(exec) = node.downcast_ref::<IcebergDataFileWriterExec>() {
+            self.encode_data_file_writer(exec, proto_converter)?
         } else {
             let name = node.name();
             let why = match name {
-                "IcebergWriteExec" | "IcebergRowLevelExec" => {
-                    "writes commit on the coordinator; distributed writes are not supported yet"
+                "IcebergWriteExec" => {
+                    "it commits, once, on the node that planned the INSERT (its input, \
+                     IcebergDataFileWriterExec, is what runs on workers)"
+                }
+                "IcebergRowLevelExec" => {
+                    "DELETE / UPDATE / MERGE run and commit on one node; distributed \
+                     row-level changes are not supported yet"
                 }
                 _ => "it is not an icefloe plan node",
             };

@@ -9,6 +9,13 @@
 //! workers: datafusion-distributed's in-memory gRPC channel (its `integration`
 //! utilities), so every task's plan is encoded, sent and decoded as it would be between
 //! machines. All `workers` URLs are served by one in-process worker service.
+//!
+//! `INSERT` runs distributed too: the writing half
+//! ([`IcebergDataFileWriterExec`](super::IcebergDataFileWriterExec)) sits under a
+//! `CoalescePartitionsExec`, so datafusion-distributed puts it in the stage of the rows it
+//! writes, on the workers, and returns the data files each task wrote (as rows) to the
+//! coordinator, where [`IcebergWriteExec`](super::IcebergWriteExec) commits them all in
+//! one snapshot. A query that fails commits nothing.
 
 use datafusion::common::Result as DFResult;
 use datafusion::execution::{SessionState, SessionStateBuilder};
@@ -51,7 +58,27 @@ pub fn in_process_session(
     config: SessionConfig,
     bytes_per_task_partition: usize,
 ) -> DFResult<SessionContext> {
-    let channels = InMemoryChannelResolver::from_session_builder(IcebergWorkerSessionBuilder);
+    in_process_session_with(
+        workers,
+        config,
+        bytes_per_task_partition,
+        IcebergWorkerSessionBuilder,
+    )
+}
+
+/// [`in_process_session`] whose worker sessions come from `worker_sessions` (e.g. an
+/// [`IcebergWorkerSessionBuilder`] wrapped to add UDFs or to observe the worker), which
+/// must register [`IcebergPhysicalCodec`] or a codec delegating to it.
+///
+/// Must be called inside a Tokio runtime. Errors: an invalid `bytes_per_task_partition`
+/// (0).
+pub fn in_process_session_with(
+    workers: usize,
+    config: SessionConfig,
+    bytes_per_task_partition: usize,
+    worker_sessions: impl WorkerSessionBuilder + Send + Sync + 'static,
+) -> DFResult<SessionContext> {
+    let channels = InMemoryChannelResolver::from_session_builder(worker_sessions);
     let state = SessionStateBuilder::new()
         .with_default_features()
         .with_config(config)

@@ -1,12 +1,13 @@
 //! `INSERT INTO` / `INSERT OVERWRITE` into Iceberg tables: [`IcebergDataSink`], the
-//! write of one statement, run by [`IcebergWriteExec`](super::write_exec::IcebergWriteExec)
-//! (what `IcebergTableProvider::insert_into` plans).
+//! commit of one statement, run by [`IcebergWriteExec`](super::write_exec::IcebergWriteExec)
+//! (what `IcebergTableProvider::insert_into` plans) over the data files its
+//! [`IcebergDataFileWriterExec`](super::data_file_writer_exec::IcebergDataFileWriterExec)
+//! wrote.
 //!
 //! Each input partition streams its rows into Parquet data files with a writer of its
-//! own, in parallel ([`PartitionedDataFileWriter`]: field ids, partition fan-out,
-//! rolling, metrics per the table's properties); then all the files are committed in
-//! one snapshot through the crate's one commit path ([`Transaction`]) to the catalog
-//! the table was loaded from:
+//! own, in parallel (on the workers of a distributed engine, when the plan is
+//! distributed); then all the files are committed in one snapshot through the crate's
+//! one commit path ([`Transaction`]) to the catalog the table was loaded from:
 //!
 //! | statement | action |
 //! |---|---|
@@ -20,13 +21,15 @@
 //! writing (a DataFusion `SortExec`; transforms such as `bucket(4, c)` through
 //! [`IcebergTransformExpr`]), so every data file is sorted and records the order's id
 //! in `sort_order_id`.
-//! A commit that fails removes the data files the statement wrote (unless its state is
-//! unknown: then they are kept, as the commit may have landed). The statement's result
-//! is DataFusion's usual one row, `count`: the rows written.
+//! A statement that fails commits nothing; the files it wrote are never referenced and
+//! are removed (see [`IcebergDataSink::commit_written`]), except after a commit whose
+//! state is unknown: then they are kept, as the commit may have landed. The statement's
+//! result is DataFusion's usual one row, `count`: the rows written.
 
 use std::fmt;
 use std::sync::Arc;
 
+use datafusion::arrow::array::{BinaryArray, RecordBatch};
 use datafusion::arrow::compute::SortOptions;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::execution::SendableRecordBatchStream;
@@ -37,6 +40,7 @@ use datafusion::physical_plan::metrics::{ExecutionPlanMetricsSet, MetricBuilder,
 use datafusion::physical_plan::{DisplayAs, DisplayFormatType};
 use futures::StreamExt;
 
+use super::data_file_writer_exec::{DataFileWriteState, DATA_FILES_COLUMN};
 use super::options::{IcefloeOptions, PartitionOverwriteMode};
 use super::transform_expr::IcebergTransformExpr;
 use crate::catalog::{Catalog, TableIdent};
@@ -45,7 +49,7 @@ use crate::expr::Predicate;
 use crate::spec::{DataFile, Transform};
 use crate::table::Table;
 use crate::transaction::{AppendFiles, IsolationLevel, OverwriteFiles, Transaction};
-use crate::write::{DataFileWriterConfig, PartitionedDataFileWriter};
+use crate::write::decode_written_files;
 
 /// Table property: where data files go (default `<location>/data`).
 pub const DATA_PATH: &str = "write.data.path";
@@ -81,6 +85,8 @@ pub struct IcebergDataSink {
     sort_order_id: Option<i32>,
     /// The branch the rows are appended to (`None`: `main`).
     branch: Option<String>,
+    /// The id of this statement's write, in the names of the files it writes.
+    operation_id: String,
     /// `committed_snapshot_id` (a gauge) once the statement committed; shown by
     /// `EXPLAIN ANALYZE` and printed by the CLI.
     metrics: ExecutionPlanMetricsSet,
@@ -120,6 +126,7 @@ impl IcebergDataSink {
             overwrite_mode,
             sort_order_id: None,
             branch: None,
+            operation_id: uuid::Uuid::new_v4().to_string(),
             metrics: ExecutionPlanMetricsSet::new(),
         })
     }
@@ -184,45 +191,23 @@ impl IcebergDataSink {
         self
     }
 
-    fn data_location(&self) -> String {
-        data_location(&self.table)
-    }
-
-    /// Write one input stream into data files (its own writer; memory: one open file
-    /// per partition value it meets). On error, the files it wrote are removed.
-    async fn write_stream(
-        &self,
-        mut data: SendableRecordBatchStream,
-    ) -> Result<(Vec<DataFile>, u64)> {
+    /// What the writers of this statement write with
+    /// ([`IcebergDataFileWriterExec`](super::data_file_writer_exec::IcebergDataFileWriterExec)).
+    ///
+    /// Errors: a table without a default partition spec.
+    pub(crate) fn write_state(&self) -> Result<DataFileWriteState> {
         let m = self.table.metadata();
-        let spec = self.spec()?;
-        let config = DataFileWriterConfig::from_properties(&m.properties)?;
-        let mut writer = PartitionedDataFileWriter::new(
-            self.table.file_io().clone(),
-            &self.data_location(),
-            m.current_schema(),
-            spec,
-            config,
-        )?;
-        let mut rows = 0u64;
-        while let Some(batch) = data.next().await {
-            let written = match batch {
-                Ok(batch) => {
-                    rows += batch.num_rows() as u64;
-                    writer.write(&batch).await
-                }
-                Err(e) => Err(Error::from(e)),
-            };
-            if let Err(e) = written {
-                let _ = writer.abort().await;
-                return Err(e);
-            }
-        }
-        let mut files = writer.close().await?;
-        for f in &mut files {
-            f.sort_order_id = self.sort_order_id;
-        }
-        Ok((files, rows))
+        Ok(DataFileWriteState {
+            table: self.target.ident.to_string(),
+            file_io: self.table.file_io().clone(),
+            data_location: data_location(&self.table),
+            schema: m.current_schema().clone(),
+            spec: self.spec()?.clone(),
+            properties: m.properties.clone(),
+            format_version: m.format_version,
+            sort_order_id: self.sort_order_id,
+            operation_id: self.operation_id.clone(),
+        })
     }
 
     fn spec(&self) -> Result<&crate::spec::PartitionSpec> {
@@ -237,32 +222,36 @@ impl IcebergDataSink {
             })
     }
 
-    /// Write every input stream at once (one writer each, on its own task), then commit
-    /// all the files in one snapshot. Returns the rows written.
+    /// Collect the data files the writers wrote (the `data_files` rows of `written`, the
+    /// output of [`IcebergDataFileWriterExec`](super::data_file_writer_exec::IcebergDataFileWriterExec)),
+    /// then commit them all in one snapshot. Returns the rows written (the files'
+    /// record counts).
     ///
-    /// Errors: a stream's or writer's error (every file written is removed), or the
-    /// commit's (the files are removed unless the commit's state is unknown).
-    pub(crate) async fn write_all_streams(
-        self: Arc<Self>,
-        streams: Vec<SendableRecordBatchStream>,
+    /// Errors: the first writer's error or undecodable row, once every writer's output
+    /// has ended: nothing is committed; a writer that fails removes its own files, the
+    /// files received are removed here, and so are the statement's other files under
+    /// the data location, found by the operation id in their names (those of writers
+    /// whose output was lost with a failed task: datafusion-distributed ends every
+    /// partition of a task that fails). Or the commit's error (the files are removed
+    /// unless the commit's state is unknown). The table is unchanged either way.
+    pub(crate) async fn commit_written(
+        &self,
+        mut written: SendableRecordBatchStream,
     ) -> Result<u64> {
-        let mut tasks = tokio::task::JoinSet::new();
-        for stream in streams {
-            let this = Arc::clone(&self);
-            tasks.spawn(async move { this.write_stream(stream).await });
-        }
-        let (mut files, mut rows, mut failure) = (vec![], 0u64, None);
-        while let Some(joined) = tasks.join_next().await {
-            match joined {
-                Ok(Ok((f, n))) => {
-                    files.extend(f);
-                    rows += n;
-                }
-                Ok(Err(e)) => failure = failure.or(Some(e)),
+        let schema = self.table.metadata().current_schema();
+        let spec = self.spec()?;
+        // every writer's output is read, a failed one's too: the files of the writers
+        // that finished are then known, and removed
+        let mut files: Vec<DataFile> = vec![];
+        let mut failure = None;
+        while let Some(batch) = written.next().await {
+            let decoded = batch
+                .map_err(Error::from)
+                .and_then(|b| decode_batch(&b, schema, spec));
+            match decoded {
+                Ok(decoded) => files.extend(decoded),
                 Err(e) => {
-                    failure = failure.or(Some(
-                        Error::new(ErrorKind::Io, "a data file writer task failed").with_source(e),
-                    ))
+                    failure.get_or_insert(e);
                 }
             }
         }
@@ -270,11 +259,33 @@ impl IcebergDataSink {
             for f in &files {
                 let _ = self.table.file_io().delete(&f.file_path).await;
             }
+            self.remove_operation_files().await;
             return Err(e);
         }
         crate::failpoint::hit("after-data-files");
+        let rows = files
+            .iter()
+            .map(|f| u64::try_from(f.record_count).unwrap_or_default())
+            .sum();
         self.commit(files).await?;
         Ok(rows)
+    }
+
+    /// Remove every file under the data location whose name holds this statement's
+    /// operation id (best effort: a listing or delete that fails leaves files that no
+    /// snapshot references, for `remove_orphan_files`).
+    async fn remove_operation_files(&self) {
+        let io = self.table.file_io();
+        let marker = format!("-{}-", self.operation_id);
+        let Ok(listed) = io.list_files(&data_location(&self.table)).await else {
+            return;
+        };
+        for f in listed {
+            let name = f.location.rsplit('/').next().unwrap_or_default();
+            if name.contains(&marker) {
+                let _ = io.delete(&f.location).await;
+            }
+        }
     }
 
     async fn commit(&self, files: Vec<DataFile>) -> Result<()> {
@@ -328,6 +339,27 @@ impl IcebergDataSink {
             }
         }
     }
+}
+
+/// The data files of one batch of writer output (its `data_files` column).
+fn decode_batch(
+    batch: &RecordBatch,
+    schema: &crate::spec::Schema,
+    spec: &crate::spec::PartitionSpec,
+) -> Result<Vec<DataFile>> {
+    let column = batch
+        .column_by_name(DATA_FILES_COLUMN)
+        .and_then(|c| c.as_any().downcast_ref::<BinaryArray>())
+        .ok_or_else(|| {
+            Error::invalid_data(format!(
+                "writer output without a binary '{DATA_FILES_COLUMN}' column"
+            ))
+        })?;
+    let mut files = vec![];
+    for bytes in column.iter().flatten() {
+        files.extend(decode_written_files(bytes, schema, spec)?);
+    }
+    Ok(files)
 }
 
 impl IcebergDataSink {

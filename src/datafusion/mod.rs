@@ -4,6 +4,7 @@ pub mod catalog;
 #[cfg(feature = "distributed")]
 mod codec;
 mod column_defaults;
+mod data_file_writer_exec;
 mod delete_planning;
 #[cfg(feature = "distributed")]
 pub mod distributed;
@@ -43,6 +44,7 @@ mod write_exec;
 pub use catalog::{IcebergCatalogProvider, IcebergSchemaProvider};
 #[cfg(feature = "distributed")]
 pub use codec::IcebergPhysicalCodec;
+pub use data_file_writer_exec::{DataFileWriteState, IcebergDataFileWriterExec};
 pub use delete_planning::DeleteMetrics;
 pub use equality_delete_exec::EqualityDeleteExec;
 pub use expr_adapter::{FieldIdExprAdapter, FieldIdExprAdapterFactory};

@@ -40,6 +40,7 @@ use datafusion_datasource::compute_all_files_statistics;
 use object_store::ObjectMeta;
 
 use super::column_defaults::{initial_defaults, write_defaults};
+use super::data_file_writer_exec::IcebergDataFileWriterExec;
 use super::delete_planning::{
     equality_loader, plan_deletes, DeleteMetrics, DeletePlan, EqualityDeleteFile,
     NO_EQUALITY_DELETES,
@@ -1304,10 +1305,15 @@ impl TableProvider for IcebergTableProvider {
                 .as_ref()
                 .map(|_| self.table.metadata().default_sort_order_id),
         );
-        Ok(Arc::new(IcebergWriteExec::new(
+        let writer = IcebergDataFileWriterExec::new(
             input,
-            Arc::new(sink),
+            Arc::new(sink.write_state()?),
+            Arc::clone(&self.arrow_schema),
             order,
+        );
+        Ok(Arc::new(IcebergWriteExec::new(
+            Arc::new(writer),
+            Arc::new(sink),
         )))
     }
 

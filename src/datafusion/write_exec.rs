@@ -1,11 +1,15 @@
-//! [`IcebergWriteExec`]: the plan node of an `INSERT` into an Iceberg table.
+//! [`IcebergWriteExec`]: the plan node of an `INSERT` into an Iceberg table that
+//! commits.
 //!
-//! DataFusion's own `DataSinkExec` hands its sink one input partition, so one writer
-//! would encode every row. This node takes the input as it is partitioned: each input
-//! partition is written by its own [`IcebergDataSink`] writer on its own task, and the
-//! files of all of them are committed once, in one snapshot. Like `DataSinkExec`, it has
-//! one output partition holding one row, `count` (the rows written), and carries the
-//! sink's metrics (`committed_snapshot_id`).
+//! Its input is an
+//! [`IcebergDataFileWriterExec`](super::data_file_writer_exec::IcebergDataFileWriterExec)
+//! under a `CoalescePartitionsExec`: each partition of the rows is written by its own
+//! writer, in parallel, and this node collects the data files they all wrote and commits
+//! them once, in one snapshot, on the node that runs it (the coordinator of a distributed
+//! engine: datafusion-distributed puts the writers in a stage on the workers and keeps
+//! this node on the coordinator, above the stage's `NetworkCoalesceExec`). Like
+//! DataFusion's `DataSinkExec`, it has one output partition holding one row, `count` (the
+//! rows written), and carries the sink's metrics (`committed_snapshot_id`).
 
 use std::fmt;
 use std::sync::Arc;
@@ -15,10 +19,7 @@ use datafusion::arrow::datatypes::{DataType, Field, Schema as ArrowSchema, Schem
 use datafusion::common::tree_node::TreeNodeRecursion;
 use datafusion::common::{DataFusionError, Result as DFResult};
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
-use datafusion::physical_expr::{
-    Distribution, EquivalenceProperties, LexRequirement, OrderingRequirements, PhysicalExpr,
-};
-use datafusion::physical_plan::execution_plan::execute_input_stream;
+use datafusion::physical_expr::{Distribution, EquivalenceProperties, PhysicalExpr};
 use datafusion::physical_plan::metrics::MetricsSet;
 use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use datafusion::physical_plan::{
@@ -29,24 +30,20 @@ use futures::StreamExt;
 
 use super::insert::IcebergDataSink;
 
-/// Writes every input partition in parallel into one Iceberg commit.
+/// Commits the data files its input wrote, in one Iceberg snapshot.
 #[derive(Debug)]
 pub struct IcebergWriteExec {
     input: Arc<dyn ExecutionPlan>,
     sink: Arc<IcebergDataSink>,
-    sort: Option<LexRequirement>,
     count_schema: SchemaRef,
     properties: Arc<PlanProperties>,
 }
 
 impl IcebergWriteExec {
-    /// Write `input` through `sink`; `sort`: the order each input partition is written
-    /// in (the table's sort order), if any.
-    pub fn new(
-        input: Arc<dyn ExecutionPlan>,
-        sink: Arc<IcebergDataSink>,
-        sort: Option<LexRequirement>,
-    ) -> Self {
+    /// Commit through `sink` the data files `input` (an
+    /// [`IcebergDataFileWriterExec`](super::data_file_writer_exec::IcebergDataFileWriterExec),
+    /// or a plan over one that keeps its rows) wrote.
+    pub fn new(input: Arc<dyn ExecutionPlan>, sink: Arc<IcebergDataSink>) -> Self {
         let count_schema = Arc::new(ArrowSchema::new(vec![Field::new(
             "count",
             DataType::UInt64,
@@ -61,7 +58,6 @@ impl IcebergWriteExec {
         Self {
             input,
             sink,
-            sort,
             count_schema,
             properties,
         }
@@ -101,19 +97,16 @@ impl ExecutionPlan for IcebergWriteExec {
     }
 
     fn required_input_distribution(&self) -> Vec<Distribution> {
-        vec![Distribution::UnspecifiedDistribution]
+        // one commit: every writer's files arrive in one partition (on one node)
+        vec![Distribution::SinglePartition]
     }
 
     fn benefits_from_input_partitioning(&self) -> Vec<bool> {
-        vec![true]
-    }
-
-    fn required_input_ordering(&self) -> Vec<Option<OrderingRequirements>> {
-        vec![self.sort.clone().map(Into::into)]
+        vec![false]
     }
 
     fn maintains_input_order(&self) -> Vec<bool> {
-        vec![true]
+        vec![false]
     }
 
     fn with_new_children(
@@ -128,7 +121,6 @@ impl ExecutionPlan for IcebergWriteExec {
         Ok(Arc::new(Self::new(
             children.swap_remove(0),
             Arc::clone(&self.sink),
-            self.sort.clone(),
         )))
     }
 
@@ -142,19 +134,17 @@ impl ExecutionPlan for IcebergWriteExec {
                 "IcebergWriteExec has one output partition, asked for {partition}"
             )));
         }
-        let streams = (0..self.input.output_partitioning().partition_count())
-            .map(|p| {
-                execute_input_stream(
-                    Arc::clone(&self.input),
-                    Arc::clone(self.sink.schema()),
-                    p,
-                    Arc::clone(&context),
-                )
-            })
+        // one input partition once planned; every partition otherwise
+        let written = (0..self.input.output_partitioning().partition_count())
+            .map(|p| self.input.execute(p, Arc::clone(&context)))
             .collect::<DFResult<Vec<_>>>()?;
+        let written: SendableRecordBatchStream = Box::pin(RecordBatchStreamAdapter::new(
+            self.input.schema(),
+            futures::stream::select_all(written),
+        ));
         let sink = Arc::clone(&self.sink);
         let stream = futures::stream::once(async move {
-            let rows = sink.write_all_streams(streams).await?;
+            let rows = sink.commit_written(written).await?;
             let count: ArrayRef = Arc::new(UInt64Array::from(vec![rows]));
             Ok(RecordBatch::try_from_iter_with_nullable(vec![(
                 "count", count, false,

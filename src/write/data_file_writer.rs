@@ -81,6 +81,9 @@ pub struct PartitionedDataFileWriter {
     order: Vec<Vec<u8>>,
     done: Vec<DataFile>,
     writer_id: uuid::Uuid,
+    /// The id of the write this writer is part of, in every file name (see
+    /// [`PartitionedDataFileWriter::with_operation_id`]).
+    operation_id: Option<String>,
     file_count: u64,
 }
 
@@ -214,8 +217,19 @@ impl PartitionedDataFileWriter {
             order: Vec::new(),
             done: Vec::new(),
             writer_id: uuid::Uuid::new_v4(),
+            operation_id: None,
             file_count: 0,
         })
+    }
+
+    /// Name every file `00000-<n>-<operation_id>-<writer uuid>.parquet`, so that the
+    /// files of one write (many writers, possibly on many machines) can be found by name
+    /// under the data location, e.g. to remove them when the write fails (as Iceberg
+    /// Java's `OutputFileFactory` puts its operation id in file names). `operation_id`
+    /// should be unique per write (a UUID).
+    pub fn with_operation_id(mut self, operation_id: &str) -> Self {
+        self.operation_id = Some(operation_id.to_string());
+        self
     }
 
     /// Write one batch whose columns are the table schema's top-level columns in order,
@@ -339,7 +353,10 @@ impl PartitionedDataFileWriter {
             .ok_or_else(|| Error::invalid_data("partition state lost"))?;
         if partition.file.is_none() {
             self.file_count += 1;
-            let name = format!("00000-{}-{}.parquet", self.file_count, self.writer_id);
+            let name = match &self.operation_id {
+                Some(op) => format!("00000-{}-{op}-{}.parquet", self.file_count, self.writer_id),
+                None => format!("00000-{}-{}.parquet", self.file_count, self.writer_id),
+            };
             let location = file_location(&self.data_location, &partition.path, &name);
             let resolved = self.file_io.resolve(&location)?;
             let store = self.file_io.store(&resolved.store_url)?;

@@ -22,6 +22,7 @@ pub mod position_delete_writer;
 pub mod puffin_writer;
 pub mod table_writer;
 pub mod writer_config;
+pub mod written_files;
 
 pub use data_file_writer::PartitionedDataFileWriter;
 
@@ -48,6 +49,7 @@ pub use position_delete_writer::{
 pub use puffin_writer::write_deletion_vectors;
 pub use table_writer::{LocalTableWriter, PendingSnapshot};
 pub use writer_config::DataFileWriterConfig;
+pub use written_files::{decode_written_files, encode_written_files};
 
 #[cfg(test)]
 mod data_file_metrics_tests;

@@ -4,6 +4,7 @@
 //! with position deletes, equality deletes and deletion vectors; nodes that cannot be
 //! sent yet are refused with an error naming them.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use datafusion::arrow::record_batch::RecordBatch;
@@ -194,9 +195,10 @@ async fn scan_without_the_codec_is_refused() {
     assert!(err.to_string().contains("DataSourceExec"), "{err}");
 }
 
-/// Plans that write (`INSERT`: `IcebergWriteExec`; `DELETE` / `UPDATE`: the row-level
-/// scan with its `_pos` column under `IcebergRowLevelExec`) are refused naming what cannot
-/// be sent: they run and commit on one node.
+/// What of a write cannot cross is refused naming it: the commit of an `INSERT`
+/// (`IcebergWriteExec`, which stays on the coordinator: its writers,
+/// `IcebergDataFileWriterExec`, round-trip), and `DELETE` / `UPDATE` (the row-level scan
+/// with its `_pos` column under `IcebergRowLevelExec`), which run and commit on one node.
 #[tokio::test]
 async fn writes_and_row_level_changes_are_refused_naming_the_node() {
     let lake = crate::dml::lake().await;
@@ -238,6 +240,42 @@ async fn writes_and_row_level_changes_are_refused_naming_the_node() {
             "{sql}: {err}"
         );
     }
+    // the writing half of the INSERT round-trips, with its sort
+    crate::dml::ok(
+        ctx,
+        "ALTER TABLE ice.ns.t WRITE ORDERED BY id DESC NULLS LAST",
+    )
+    .await;
+    let plan = ctx
+        .sql("INSERT INTO ice.ns.t VALUES (3, 'c')")
+        .await
+        .unwrap()
+        .create_physical_plan()
+        .await
+        .unwrap();
+    fn find(plan: &Arc<dyn ExecutionPlan>, name: &str) -> Option<Arc<dyn ExecutionPlan>> {
+        if plan.name() == name {
+            return Some(Arc::clone(plan));
+        }
+        plan.children().into_iter().find_map(|c| find(c, name))
+    }
+    let writer = find(&plan, "IcebergDataFileWriterExec").expect("the writer");
+    let bytes =
+        physical_plan_to_bytes_with_extension_codec(Arc::clone(&writer), &IcebergPhysicalCodec)
+            .unwrap();
+    let worker = SessionContext::new();
+    let decoded = physical_plan_from_bytes_with_extension_codec(
+        &bytes,
+        &worker.task_ctx(),
+        &IcebergPhysicalCodec,
+    )
+    .unwrap();
+    assert_eq!(explain(&decoded), explain(&writer));
+    assert_eq!(
+        format!("{:?}", decoded.required_input_ordering()),
+        format!("{:?}", writer.required_input_ordering())
+    );
+    assert!(writer.required_input_ordering()[0].is_some());
     // nothing was written by planning
     let rows = crate::dml::ok(ctx, "SELECT count(*) FROM ice.ns.t").await;
     assert!(rows.contains("| 2 "), "{rows}");
@@ -400,4 +438,395 @@ async fn tpch_sf01_on_three_workers_equals_one_node() {
             assert!(shown.contains("Stage"), "q01 is not distributed\n{shown}");
         }
     }
+}
+
+// ---- INSERT on datafusion-distributed's in-process workers ----
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+use datafusion::common::Result as DFResult;
+use datafusion::execution::{SessionState, TaskContext};
+use datafusion_distributed::{DistributedExt, WorkerQueryContext, WorkerSessionBuilder};
+use datafusion_proto::physical_plan::{PhysicalExtensionCodec, PhysicalProtoConverterExtension};
+use icefloe::datafusion::distributed::in_process_session_with;
+
+use crate::dml::{ok, Lake};
+
+/// What the in-process workers saw: the writers they decoded (one per task that writes),
+/// and a data file to remove when the first task of a query reaches a worker (a read
+/// that then fails on that worker, mid-query).
+#[derive(Debug, Default)]
+struct Observed {
+    writers_decoded: AtomicUsize,
+    remove_on_first_task: Mutex<Option<PathBuf>>,
+}
+
+/// [`IcebergPhysicalCodec`], counting the writers it decodes.
+#[derive(Debug)]
+struct ObservingCodec(Arc<Observed>);
+
+impl PhysicalExtensionCodec for ObservingCodec {
+    fn try_decode(
+        &self,
+        buf: &[u8],
+        inputs: &[Arc<dyn ExecutionPlan>],
+        ctx: &TaskContext,
+        proto_converter: &dyn PhysicalProtoConverterExtension,
+    ) -> DFResult<Arc<dyn ExecutionPlan>> {
+        let plan = IcebergPhysicalCodec.try_decode(buf, inputs, ctx, proto_converter)?;
+        if plan.name() == "IcebergDataFileWriterExec" {
+            self.0.writers_decoded.fetch_add(1, Ordering::SeqCst);
+        }
+        Ok(plan)
+    }
+
+    fn try_encode(
+        &self,
+        node: Arc<dyn ExecutionPlan>,
+        buf: &mut Vec<u8>,
+        proto_converter: &dyn PhysicalProtoConverterExtension,
+    ) -> DFResult<()> {
+        IcebergPhysicalCodec.try_encode(node, buf, proto_converter)
+    }
+}
+
+/// Worker sessions decoding with [`ObservingCodec`].
+#[derive(Debug, Clone)]
+struct ObservedWorkers(Arc<Observed>);
+
+#[async_trait::async_trait]
+impl WorkerSessionBuilder for ObservedWorkers {
+    async fn build_session_state(&self, ctx: WorkerQueryContext) -> DFResult<SessionState> {
+        let remove = self.0.remove_on_first_task.lock().unwrap().take();
+        if let Some(path) = remove {
+            std::fs::remove_file(&path).unwrap();
+        }
+        Ok(ctx
+            .builder
+            .with_distributed_user_codec(ObservingCodec(Arc::clone(&self.0)))
+            .build())
+    }
+}
+
+/// A coordinator over `WORKERS` in-process workers (tiny scan partitions, so every scan
+/// is split across them) with the lake's catalog attached as `ice`.
+async fn distributed_lake(lake: &Lake, observed: &Arc<Observed>) -> SessionContext {
+    let config = icefloe::datafusion::register_iceberg_options(
+        SessionConfig::new().with_target_partitions(2),
+    );
+    let ctx =
+        in_process_session_with(WORKERS, config, 1, ObservedWorkers(Arc::clone(observed))).unwrap();
+    icefloe::datafusion::register_iceberg_functions(&ctx);
+    crate::catalog::attach(&ctx, "ice", Arc::clone(&lake.catalog)).await;
+    ctx
+}
+
+/// `ice.ns.big_source`: 6,000 rows in six data files (one `INSERT` each).
+async fn big_source(lake: &Lake) {
+    crate::dml::create(lake, "big_source", "", "").await;
+    for lo in (0..6000).step_by(1000) {
+        ok(
+            &lake.ctx,
+            &format!(
+                "INSERT INTO ice.ns.big_source SELECT value AS id, CAST(value % 5 AS INT) AS k, \
+                 concat('s', CAST(value % 7 AS VARCHAR)) AS s, value / 4.0 AS d \
+                 FROM generate_series({lo}, {lo} + 999)"
+            ),
+        )
+        .await;
+    }
+}
+
+/// The data files of `ice.ns.<table>`'s current snapshot.
+async fn data_files(ctx: &SessionContext, table: &str) -> Vec<String> {
+    let batches = ctx
+        .sql(&format!(
+            "SELECT file_path FROM ice.ns.\"{table}$files\" ORDER BY file_path"
+        ))
+        .await
+        .unwrap()
+        .collect()
+        .await
+        .unwrap();
+    let mut out = vec![];
+    for b in &batches {
+        let column = datafusion::arrow::compute::cast(
+            b.column(0),
+            &datafusion::arrow::datatypes::DataType::Utf8,
+        )
+        .unwrap();
+        let column = column
+            .as_any()
+            .downcast_ref::<datafusion::arrow::array::StringArray>()
+            .unwrap();
+        out.extend(column.iter().flatten().map(str::to_string));
+    }
+    out
+}
+
+/// The Parquet files under the directory of table `table` in the lake's warehouse.
+fn parquet_files_of(lake: &Lake, table: &str) -> Vec<PathBuf> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                walk(&path, out);
+            } else if path.extension().is_some_and(|e| e == "parquet") {
+                out.push(path);
+            }
+        }
+    }
+    let mut out = vec![];
+    walk(&lake.warehouse, &mut out);
+    out.retain(|p| p.components().any(|c| c.as_os_str() == table));
+    out.sort();
+    out
+}
+
+async fn snapshot_count(ctx: &SessionContext, table: &str) -> String {
+    ok(
+        ctx,
+        &format!("SELECT count(*) AS n FROM ice.ns.\"{table}$snapshots\""),
+    )
+    .await
+}
+
+async fn all_rows(ctx: &SessionContext, table: &str) -> Vec<String> {
+    let batches = ctx
+        .sql(&format!("SELECT * FROM ice.ns.{table}"))
+        .await
+        .unwrap()
+        .collect()
+        .await
+        .unwrap();
+    sorted_rows(&batches)
+}
+
+/// `INSERT INTO t SELECT … FROM big_source` on three in-process workers: the writers run
+/// in the workers' tasks (each task decodes its own), the coordinator commits once (one
+/// snapshot, files from every task's writers), and the rows equal the same `INSERT` on
+/// one node; then an `INSERT OVERWRITE` the same way, and PyIceberg reads the rows.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn insert_select_on_three_workers_commits_once() {
+    let lake = crate::dml::lake().await;
+    big_source(&lake).await;
+    // a partitioned target: each writer fans its rows out by `k`
+    crate::dml::create(&lake, "t", "PARTITIONED BY (k)", "").await;
+    crate::dml::create(&lake, "t_single", "PARTITIONED BY (k)", "").await;
+    let observed = Arc::new(Observed::default());
+    let distributed = distributed_lake(&lake, &observed).await;
+
+    let sql = "INSERT INTO ice.ns.t SELECT * FROM ice.ns.big_source";
+    let plan = distributed
+        .sql(sql)
+        .await
+        .unwrap()
+        .create_physical_plan()
+        .await
+        .unwrap();
+    let shown = display_plan_ascii(plan.as_ref(), false);
+    // the commit in the head stage (the coordinator), the writers in a stage of
+    // `WORKERS` tasks with the scan
+    let (head, stages) = shown.split_once("Stage").expect("a distributed plan");
+    assert!(head.contains("IcebergWriteExec"), "{shown}");
+    assert!(!head.contains("IcebergDataFileWriterExec"), "{shown}");
+    assert!(stages.contains("IcebergDataFileWriterExec"), "{shown}");
+    assert!(
+        stages.contains(&format!("tasks={WORKERS}")),
+        "the writers' stage does not run on {WORKERS} tasks\n{shown}"
+    );
+    let count = collect(plan, distributed.task_ctx()).await.unwrap();
+    assert!(
+        pretty_format_batches(&count)
+            .unwrap()
+            .to_string()
+            .contains("| 6000  |"),
+        "{}",
+        pretty_format_batches(&count).unwrap()
+    );
+    // every task decoded a writer on a worker
+    assert!(
+        observed.writers_decoded.load(Ordering::SeqCst) >= WORKERS,
+        "writers decoded on workers: {}",
+        observed.writers_decoded.load(Ordering::SeqCst)
+    );
+    // one commit; files from more writers than one task has (2 partitions each)
+    assert_eq!(
+        snapshot_count(&distributed, "t").await,
+        "+---+\n| n |\n+---+\n| 1 |\n+---+"
+    );
+    let files = data_files(&distributed, "t").await;
+    let writers: HashSet<&str> = files
+        .iter()
+        .filter_map(|f| f.rsplit('/').next()?.splitn(3, '-').nth(2))
+        .collect();
+    assert!(writers.len() > 2, "{files:?}");
+    // every file the commit references exists; nothing else was left in the table
+    let on_disk: Vec<String> = parquet_files_of(&lake, "t")
+        .iter()
+        .map(|p| p.file_name().unwrap().to_string_lossy().to_string())
+        .collect();
+    let mut referenced: Vec<String> = files
+        .iter()
+        .map(|f| f.rsplit('/').next().unwrap().to_string())
+        .collect();
+    referenced.sort();
+    let mut on_disk_sorted = on_disk.clone();
+    on_disk_sorted.sort();
+    assert_eq!(on_disk_sorted, referenced);
+
+    // the same INSERT on one node
+    ok(
+        &lake.ctx,
+        "INSERT INTO ice.ns.t_single SELECT * FROM ice.ns.big_source",
+    )
+    .await;
+    let rows = all_rows(&lake.ctx, "t").await;
+    assert_eq!(rows.len(), 6000);
+    assert_eq!(rows, all_rows(&lake.ctx, "t_single").await);
+    assert_eq!(rows, all_rows(&lake.ctx, "big_source").await);
+
+    // INSERT OVERWRITE the same way: one more snapshot, the new rows only
+    let count = distributed
+        .sql("INSERT OVERWRITE ice.ns.t SELECT * FROM ice.ns.big_source WHERE id < 2500")
+        .await
+        .unwrap()
+        .collect()
+        .await
+        .unwrap();
+    assert!(
+        pretty_format_batches(&count)
+            .unwrap()
+            .to_string()
+            .contains("| 2500  |"),
+        "{}",
+        pretty_format_batches(&count).unwrap()
+    );
+    assert_eq!(
+        snapshot_count(&distributed, "t").await,
+        "+---+\n| n |\n+---+\n| 2 |\n+---+"
+    );
+    ok(
+        &lake.ctx,
+        "INSERT OVERWRITE ice.ns.t_single SELECT * FROM ice.ns.big_source WHERE id < 2500",
+    )
+    .await;
+    let rows = all_rows(&lake.ctx, "t").await;
+    assert_eq!(rows.len(), 2500);
+    assert_eq!(rows, all_rows(&lake.ctx, "t_single").await);
+
+    // PyIceberg reads the same rows
+    if crate::interop::python().is_some() {
+        let pyi = crate::interop::pyiceberg_read(&lake.db, &lake.warehouse, "ns.t");
+        let ours = crate::interop::icefloe_rows(&lake.ctx, "ice.ns.t", &pyi["schema"]).await;
+        assert_eq!(ours.len(), 2500);
+        crate::interop::assert_same_rows(
+            "ns.t: icefloe vs PyIceberg",
+            pyi["rows"].as_array().expect("rows"),
+            &ours,
+        );
+    }
+}
+
+/// One data file of `ice.ns.big_source`, as a local path.
+async fn one_source_file(ctx: &SessionContext) -> PathBuf {
+    let files = data_files(ctx, "big_source").await;
+    let file = &files[files.len() / 2];
+    PathBuf::from(file.strip_prefix("file://").unwrap_or(file))
+}
+
+/// A worker whose read fails mid-query (a data file of the scan removed once the first
+/// task reached a worker): the query returns the worker's error naming the file, never
+/// partial rows.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_failing_mid_query_fails_the_query() {
+    let lake = crate::dml::lake().await;
+    big_source(&lake).await;
+    let observed = Arc::new(Observed::default());
+    let distributed = distributed_lake(&lake, &observed).await;
+    let file = one_source_file(&distributed).await;
+    let name = file.file_name().unwrap().to_string_lossy().to_string();
+    *observed.remove_on_first_task.lock().unwrap() = Some(file.clone());
+    let sql = "SELECT * FROM ice.ns.big_source";
+    let plan = distributed
+        .sql(sql)
+        .await
+        .unwrap()
+        .create_physical_plan()
+        .await
+        .unwrap();
+    let shown = display_plan_ascii(plan.as_ref(), false);
+    assert!(shown.contains(&format!("tasks={WORKERS}")), "{shown}");
+    let err = collect(plan, distributed.task_ctx())
+        .await
+        .expect_err("a query whose worker failed returned rows")
+        .to_string();
+    assert!(err.contains(&name), "{err}");
+    assert!(!file.exists());
+    // later queries fail the same way (never rows without the file's)
+    for sql in [
+        "SELECT count(*), sum(id) FROM ice.ns.big_source",
+        "SELECT k, count(*) FROM ice.ns.big_source GROUP BY k",
+    ] {
+        let err = distributed
+            .sql(sql)
+            .await
+            .unwrap()
+            .collect()
+            .await
+            .expect_err(sql)
+            .to_string();
+        assert!(err.contains(&name), "{sql}: {err}");
+    }
+}
+
+/// An `INSERT … SELECT` whose worker fails mid-query commits nothing: no new snapshot,
+/// the table's rows unchanged, and the files the other writers wrote are not referenced
+/// (and are removed: see the README's distributed section).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_insert_whose_worker_fails_mid_query_commits_nothing() {
+    let lake = crate::dml::lake().await;
+    big_source(&lake).await;
+    crate::dml::create(&lake, "t", "PARTITIONED BY (k)", "").await;
+    ok(
+        &lake.ctx,
+        "INSERT INTO ice.ns.t VALUES (1, 1, 'a', 1.0), (2, 2, 'b', 2.0)",
+    )
+    .await;
+    let observed = Arc::new(Observed::default());
+    let distributed = distributed_lake(&lake, &observed).await;
+    let before_rows = all_rows(&distributed, "t").await;
+    let before_files = parquet_files_of(&lake, "t");
+    assert_eq!(before_files.len(), 2);
+    let file = one_source_file(&distributed).await;
+    let name = file.file_name().unwrap().to_string_lossy().to_string();
+    *observed.remove_on_first_task.lock().unwrap() = Some(file);
+    let err = distributed
+        .sql("INSERT INTO ice.ns.t SELECT * FROM ice.ns.big_source")
+        .await
+        .unwrap()
+        .collect()
+        .await
+        .expect_err("an INSERT whose worker failed committed")
+        .to_string();
+    assert!(err.contains(&name), "{err}");
+    assert!(observed.writers_decoded.load(Ordering::SeqCst) >= 1);
+    assert_eq!(
+        snapshot_count(&distributed, "t").await,
+        "+---+\n| n |\n+---+\n| 1 |\n+---+"
+    );
+    assert_eq!(all_rows(&distributed, "t").await, before_rows);
+    assert_eq!(all_rows(&lake.ctx, "t").await, before_rows);
+    // the writers remove what they wrote (the ones cancelled in the background)
+    let mut left = parquet_files_of(&lake, "t");
+    for _ in 0..100 {
+        if left == before_files {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        left = parquet_files_of(&lake, "t");
+    }
+    assert_eq!(left, before_files, "files of the failed INSERT were left");
 }

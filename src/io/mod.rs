@@ -23,6 +23,7 @@ mod azure;
 mod cloud;
 mod counting;
 mod local;
+pub mod parquet_footer;
 pub use cloud::{is_secret, redacted, shared_store, store_options};
 pub use counting::{CountingStore, RequestCounts, RequestObserver, RequestTotals, StoreRequest};
 

@@ -14,6 +14,9 @@
 //! - when the footer cannot be read, say why: the file is missing, its size differs from
 //!   the manifest's `file_size_in_bytes` ("is 812 bytes, the manifest says 1134"), or it
 //!   is not Parquet;
+//! - check that every column chunk the footer describes lies inside the file (a corrupt
+//!   footer's negative offsets would panic in the `parquet` crate, see
+//!   [`crate::io::parquet_footer`]);
 //! - check each column's stored type against the table's type, matching columns by field
 //!   id (or by the table's name mapping for files without ids): only the same type or a
 //!   promotion the spec allows (spec: "Schema Evolution": int→long, float→double, decimal
@@ -46,6 +49,7 @@ use object_store::{ObjectStore, ObjectStoreExt};
 use super::expr_adapter::FieldIdExprAdapterFactory;
 use super::scan_errors::Locations;
 use crate::error::Error;
+use crate::io::parquet_footer::column_chunk_out_of_range;
 use crate::spec::arrow::{arrow_field_id, primitive_from_arrow};
 
 /// Creates the readers of one scan's data files on one object store.
@@ -140,6 +144,25 @@ fn external(e: Error) -> ParquetError {
 }
 
 impl IcebergFileReader {
+    /// `bytes` read for `range` hold the whole range: a store may return fewer bytes for
+    /// a range past the end of a file shorter than the manifest says, which the `parquet`
+    /// crate would take for a whole range (it asserts, and panics, on the length).
+    fn check_length(&self, range: &Range<u64>, bytes: &Bytes) -> Result<(), ParquetError> {
+        let wanted = range.end.saturating_sub(range.start);
+        if bytes.len() as u64 == wanted {
+            return Ok(());
+        }
+        Err(external(Error::invalid_data(format!(
+            "data file {}: reading bytes {}..{} returned {} bytes: the file is shorter than \
+             the manifest's file_size_in_bytes ({}) says (truncated?)",
+            self.described,
+            range.start,
+            range.end,
+            bytes.len(),
+            self.manifest_size
+        ))))
+    }
+
     /// The file's columns against the table's types (see the module docs).
     fn check_types(&self, metadata: &ParquetMetaData) -> Result<(), ParquetError> {
         let file_metadata = metadata.file_metadata();
@@ -180,12 +203,14 @@ impl AsyncFileReader for IcebergFileReader {
     fn get_bytes(&mut self, range: Range<u64>) -> BoxFuture<'_, Result<Bytes, ParquetError>> {
         async move {
             let (start, end) = (range.start, range.end);
-            self.inner.get_bytes(range).await.map_err(|e| {
+            let bytes = self.inner.get_bytes(range.clone()).await.map_err(|e| {
                 external(Error::invalid_data(format!(
                     "reading bytes {start}..{end} of data file {}: {e}",
                     self.described
                 )))
-            })
+            })?;
+            self.check_length(&range, &bytes)?;
+            Ok(bytes)
         }
         .boxed()
     }
@@ -195,12 +220,20 @@ impl AsyncFileReader for IcebergFileReader {
         ranges: Vec<Range<u64>>,
     ) -> BoxFuture<'_, Result<Vec<Bytes>, ParquetError>> {
         async move {
-            self.inner.get_byte_ranges(ranges).await.map_err(|e| {
-                external(Error::invalid_data(format!(
-                    "reading data file {}: {e}",
-                    self.described
-                )))
-            })
+            let all = self
+                .inner
+                .get_byte_ranges(ranges.clone())
+                .await
+                .map_err(|e| {
+                    external(Error::invalid_data(format!(
+                        "reading data file {}: {e}",
+                        self.described
+                    )))
+                })?;
+            for (range, bytes) in ranges.iter().zip(&all) {
+                self.check_length(range, bytes)?;
+            }
+            Ok(all)
         }
         .boxed()
     }
@@ -210,7 +243,19 @@ impl AsyncFileReader for IcebergFileReader {
         options: Option<&'a ArrowReaderOptions>,
     ) -> BoxFuture<'a, Result<Arc<ParquetMetaData>, ParquetError>> {
         async move {
-            let metadata = match self.inner.get_metadata(options).await {
+            // the footer decoder panics on some corrupt footers (`parquet` 59.3.2: a
+            // footer length beyond the file overflows a subtraction in debug builds):
+            // caught, it is a footer that cannot be read like any other
+            let read = std::panic::AssertUnwindSafe(self.inner.get_metadata(options))
+                .catch_unwind()
+                .await
+                .unwrap_or_else(|panic| {
+                    Err(ParquetError::General(format!(
+                        "the footer decoder failed on it ({})",
+                        crate::error::panic_message(panic.as_ref())
+                    )))
+                });
+            let metadata = match read {
                 Ok(m) => m,
                 Err(e) => {
                     let store = Arc::clone(&self.store);
@@ -220,6 +265,12 @@ impl AsyncFileReader for IcebergFileReader {
                 }
             };
             if !self.checked {
+                if let Some(what) = column_chunk_out_of_range(&metadata, self.manifest_size) {
+                    return Err(external(Error::invalid_data(format!(
+                        "data file {}: {what}",
+                        self.described
+                    ))));
+                }
                 self.check_types(&metadata)?;
                 self.checked = true;
             }

@@ -49,6 +49,9 @@ pub use delete_planning::DeleteMetrics;
 pub use equality_delete_exec::EqualityDeleteExec;
 pub use expr_adapter::{FieldIdExprAdapter, FieldIdExprAdapterFactory};
 pub use factory::{register_iceberg_factory, IcebergTableProviderFactory};
+/// The scan's Parquet reader factory, public for the parser-level fuzz tests only.
+#[doc(hidden)]
+pub use file_reader::IcebergParquetReaderFactory;
 pub use float_literals::{install_float_literal_rule, use_decimal_literals};
 pub use iceberg_source::{IcebergParquetSource, IcebergScanState};
 pub use insert::{IcebergDataSink, WriteTarget};

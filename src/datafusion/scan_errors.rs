@@ -13,7 +13,8 @@
 //! `Parquet error:` prefix once) or [`ErrorKind::Io`] for storage failures. Errors that
 //! already carry an icefloe [`Error`] (they name the file) and errors that are not about
 //! the file (resources exhausted, a cancelled query, a failing filter expression) pass
-//! unchanged.
+//! unchanged. A panic of the decoders on a corrupt page ends the file's stream with such
+//! an error too.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -119,6 +120,16 @@ pub(crate) fn name_file(e: DataFusionError, described: &str) -> DataFusionError 
     Error::new(kind, format!("cannot read data file {described}: {detail}")).into()
 }
 
+/// The error for a panic of the `parquet`/`arrow` decoders (caught) on the data file
+/// `described`.
+fn decoder_panic(panic: &(dyn std::any::Any + Send), described: &str) -> DataFusionError {
+    Error::invalid_data(format!(
+        "cannot read data file {described}: the Parquet decoder failed on it ({})",
+        crate::error::panic_message(panic)
+    ))
+    .into()
+}
+
 /// The location of one data file as errors show it.
 fn described(locations: &Locations, file: &PartitionedFile) -> Arc<str> {
     locations.describe(&file.object_meta.location).into()
@@ -165,7 +176,10 @@ fn wrap_planner(inner: Box<dyn MorselPlanner>, described: &Arc<str>) -> Box<dyn 
 impl MorselPlanner for NamedFilePlanner {
     fn plan(self: Box<Self>) -> DFResult<Option<MorselPlan>> {
         let described = self.described;
-        let Some(mut plan) = self.inner.plan().map_err(|e| name_file(e, &described))? else {
+        let inner = self.inner;
+        let planned = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || inner.plan()))
+            .unwrap_or_else(|panic| Err(decoder_panic(panic.as_ref(), &described)));
+        let Some(mut plan) = planned.map_err(|e| name_file(e, &described))? else {
             return Ok(None);
         };
         let morsels = plan
@@ -189,9 +203,11 @@ impl MorselPlanner for NamedFilePlanner {
             .with_planners(planners);
         if let Some(pending) = pending {
             let described = Arc::clone(&described);
+            let pending = std::panic::AssertUnwindSafe(pending).catch_unwind();
             named.set_pending_planner(pending.map(move |result| match result {
-                Ok(p) => Ok(wrap_planner(p, &described)),
-                Err(e) => Err(name_file(e, &described)),
+                Ok(Ok(p)) => Ok(wrap_planner(p, &described)),
+                Ok(Err(e)) => Err(name_file(e, &described)),
+                Err(panic) => Err(decoder_panic(panic.as_ref(), &described)),
             }));
         }
         Ok(Some(named))
@@ -209,9 +225,15 @@ impl Morsel for NamedFileMorsel {
         self: Box<Self>,
     ) -> futures::stream::BoxStream<'static, DFResult<datafusion::arrow::array::RecordBatch>> {
         let described = self.described;
-        self.inner
-            .into_stream()
-            .map(move |r| r.map_err(|e| name_file(e, &described)))
+        // the `parquet` and `arrow` decoders panic on some corrupt pages (e.g. a DATA_PAGE
+        // header without its data_page_header, a validity bitmap shorter than its
+        // values): caught, the panic ends this file's stream with an error naming it
+        std::panic::AssertUnwindSafe(self.inner.into_stream())
+            .catch_unwind()
+            .map(move |r| match r {
+                Ok(r) => r.map_err(|e| name_file(e, &described)),
+                Err(panic) => Err(decoder_panic(panic.as_ref(), &described)),
+            })
             .boxed()
     }
 }

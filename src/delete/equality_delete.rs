@@ -31,6 +31,7 @@ use datafusion::parquet::schema::types::SchemaDescriptor;
 use tokio::sync::OnceCell;
 
 use crate::error::{Error, Result};
+use crate::io::parquet_footer::column_chunk_out_of_range;
 use crate::io::FileIO;
 use crate::spec::arrow::{arrow_field_id, field_to_arrow};
 use crate::spec::{DataContentType, DataFileFormat, ManifestEntry, Schema};
@@ -142,6 +143,9 @@ pub fn parse_equality_delete_file(
         |what: String| Error::invalid_data(format!("equality delete file '{location}': {what}"));
     let corrupt = |e| bad("cannot read Parquet (truncated or corrupt?)".into()).with_source(e);
     let builder = ParquetRecordBatchReaderBuilder::try_new(bytes.clone()).map_err(corrupt)?;
+    if let Some(what) = column_chunk_out_of_range(builder.metadata(), bytes.len() as u64) {
+        return Err(bad(what));
+    }
     let builder = match int96_as_micros(builder.parquet_schema(), builder.schema()) {
         Some(schema) => ParquetRecordBatchReaderBuilder::try_new_with_options(
             bytes,

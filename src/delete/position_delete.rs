@@ -32,6 +32,7 @@ use super::delete_file_index::{
 use super::deletion_vector::deserialize_deletion_vector;
 use super::puffin::read_blob;
 use crate::error::{Error, Result};
+use crate::io::parquet_footer::column_chunk_out_of_range;
 use crate::io::FileIO;
 use crate::spec::arrow::arrow_field_id;
 use crate::spec::{DataContentType, DataFileFormat, ManifestEntry};
@@ -74,8 +75,12 @@ fn find_column(schema: &SchemaRef, id: i32, name: &str) -> Option<usize> {
 pub fn parse_position_delete_file(bytes: Bytes, location: &str) -> Result<PositionDeleteFile> {
     let bad =
         |what: String| Error::invalid_data(format!("position delete file '{location}': {what}"));
+    let size = bytes.len() as u64;
     let builder = ParquetRecordBatchReaderBuilder::try_new(bytes)
         .map_err(|e| bad("cannot read Parquet (truncated or corrupt?)".into()).with_source(e))?;
+    if let Some(what) = column_chunk_out_of_range(builder.metadata(), size) {
+        return Err(bad(what));
+    }
     let schema = builder.schema().clone();
     let path_idx =
         find_column(&schema, DELETE_FILE_PATH_FIELD_ID, "file_path").ok_or_else(|| {

@@ -23,6 +23,7 @@ mod azure;
 mod cloud;
 mod counting;
 mod local;
+pub mod parquet_footer;
 mod routing;
 #[cfg(feature = "cloud")]
 pub mod vended;

@@ -180,7 +180,15 @@ pub(super) async fn read_manifest_list_cached(
     if let Some(hit) = cache.and_then(|c| c.get_list(&key)) {
         return Ok(hit);
     }
-    let bytes = table.file_io().read(location).await?;
+    let bytes = table.file_io().read(location).await.map_err(|e| {
+        super::missing_from(
+            e,
+            format!(
+                "manifest list recorded in table metadata '{}'",
+                table.metadata_location()
+            ),
+        )
+    })?;
     let list = Arc::new(crate::spec::manifest_list::parse_manifest_list(
         &bytes, location,
     )?);
@@ -190,11 +198,12 @@ pub(super) async fn read_manifest_list_cached(
     Ok(list)
 }
 
-/// Read one manifest, through `cache` when given.
+/// Read one manifest (listed in the manifest list at `list`), through `cache` when given.
 pub(super) async fn read_manifest_cached(
     table: &crate::table::Table,
     metadata: &crate::spec::TableMetadata,
     manifest: &crate::spec::ManifestFile,
+    list: &str,
     cache: Option<&ManifestCache>,
 ) -> crate::error::Result<CachedManifest> {
     let key = match cache {
@@ -207,7 +216,9 @@ pub(super) async fn read_manifest_cached(
         }
         None => None,
     };
-    let entries = super::read_manifest(table, metadata, manifest).await?;
+    let entries = super::read_manifest(table, metadata, manifest)
+        .await
+        .map_err(|e| super::missing_from(e, format!("manifest listed in '{list}'")))?;
     let entries: CachedManifest = Arc::new(entries.into_iter().map(Arc::new).collect());
     if let Some((c, key)) = key {
         c.insert(&key, Arc::clone(&entries));

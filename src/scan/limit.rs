@@ -10,10 +10,8 @@
 
 use std::sync::Arc;
 
-use futures::stream::{self, StreamExt, TryStreamExt};
-
-use super::cache::{read_manifest_cached, CachedManifest};
-use super::{FileScanTask, ScanMetrics, ScanPlan, TableScan, MANIFEST_CONCURRENCY};
+use super::cache::CachedManifest;
+use super::{FileScanTask, ScanMetrics, ScanPlan, TableScan};
 use crate::error::Result;
 use crate::spec::{ManifestContent, ManifestFile};
 
@@ -58,17 +56,7 @@ impl TableScan {
         }
         metrics.manifests_scanned = chosen.len();
         metrics.manifests_skipped_by_limit = metrics.manifests_total - chosen.len();
-        let metadata = self.table.metadata_ref();
-        let entries: Vec<CachedManifest> = stream::iter(chosen)
-            .map(|m| {
-                let table = self.table.clone();
-                let metadata = Arc::clone(&metadata);
-                let cache = self.cache.clone();
-                async move { read_manifest_cached(&table, &metadata, &m, cache.as_deref()).await }
-            })
-            .buffered(MANIFEST_CONCURRENCY)
-            .try_collect()
-            .await?;
+        let entries: Vec<CachedManifest> = self.read_manifests(chosen).await?;
         let mut plan = ScanPlan::default();
         let mut rows = 0i64;
         for entry in entries

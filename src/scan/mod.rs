@@ -208,6 +208,32 @@ impl TableScan {
         Ok(cached.as_ref().clone())
     }
 
+    /// The entries of `manifests` (of this scan's manifest list), read
+    /// [`MANIFEST_CONCURRENCY`] at a time through the scan's cache.
+    async fn read_manifests(
+        &self,
+        manifests: Vec<ManifestFile>,
+    ) -> Result<Vec<cache::CachedManifest>> {
+        let list = self
+            .snapshot
+            .as_ref()
+            .and_then(|s| s.manifest_list.clone())
+            .unwrap_or_default();
+        let metadata = self.table.metadata_ref();
+        stream::iter(manifests)
+            .map(|m| {
+                let (table, metadata) = (self.table.clone(), Arc::clone(&metadata));
+                let (cache, list) = (self.cache.clone(), list.clone());
+                async move {
+                    cache::read_manifest_cached(&table, &metadata, &m, &list, cache.as_deref())
+                        .await
+                }
+            })
+            .buffered(MANIFEST_CONCURRENCY)
+            .try_collect()
+            .await
+    }
+
     /// Plan the files of the snapshot.
     ///
     /// Errors: a manifest list or manifest that is missing ([`crate::ErrorKind::NotFound`])
@@ -235,19 +261,7 @@ impl TableScan {
         }
         metrics.manifests_scanned = scanned.len();
         // Decoded manifests come from the scan's cache (if any) when planned before.
-        let entries: Vec<cache::CachedManifest> =
-            stream::iter(scanned)
-                .map(|m| {
-                    let table = self.table.clone();
-                    let metadata = Arc::clone(&metadata);
-                    let cache = self.cache.clone();
-                    async move {
-                        cache::read_manifest_cached(&table, &metadata, &m, cache.as_deref()).await
-                    }
-                })
-                .buffered(MANIFEST_CONCURRENCY)
-                .try_collect()
-                .await?;
+        let entries = self.read_manifests(scanned).await?;
         let mut plan = ScanPlan::default();
         for entry in entries
             .iter()
@@ -294,6 +308,17 @@ impl TableScan {
         metrics.delete_files_kept = plan.delete_entries.len();
         plan.metrics = metrics;
         Ok(plan)
+    }
+}
+
+/// `e` with `referenced` (where the file's location was found, e.g. "manifest listed in
+/// '…/snap-1.avro'") when it says the file does not exist: the location itself may be what
+/// is wrong, and the referencing file is the one to look at.
+pub(crate) fn missing_from(e: Error, referenced: String) -> Error {
+    if e.kind() == crate::error::ErrorKind::NotFound {
+        e.context(referenced)
+    } else {
+        e
     }
 }
 

@@ -158,8 +158,58 @@ async fn missing_manifest_names_it() {
     let err = scalar_i64(dir.path().to_str().unwrap(), "SELECT max(id) FROM t")
         .await
         .unwrap_err();
+    // the missing manifest, and the manifest list naming it (the recorded path may be
+    // what is wrong)
     assert!(
         err.contains("does not exist") && err.contains("-m"),
+        "{err}"
+    );
+    assert!(
+        err.contains("manifest listed in '") && err.contains("/metadata/snap-"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn missing_manifest_list_names_it_and_the_metadata_file() {
+    let dir = copy_sample();
+    let lists: Vec<_> = std::fs::read_dir(dir.path().join("metadata"))
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().starts_with("snap-"))
+        .collect();
+    assert!(!lists.is_empty());
+    for l in &lists {
+        std::fs::remove_file(l.path()).unwrap();
+    }
+    let location = dir.path().to_str().unwrap();
+    let table = Table::open(location).await.unwrap();
+    let metadata_file = table
+        .metadata_location()
+        .rsplit('/')
+        .next()
+        .unwrap()
+        .to_string();
+    let err = IcebergTableProvider::try_new(table)
+        .unwrap()
+        .table_scan()
+        .plan_files()
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::NotFound);
+    let err = err.to_string();
+    assert!(
+        err.contains("does not exist") && err.contains("/metadata/snap-"),
+        "{err}"
+    );
+    assert!(
+        err.contains("manifest list recorded in table metadata '") && err.contains(&metadata_file),
+        "{err}"
+    );
+    // the same through SQL (COUNT(*) is answered from the manifest list)
+    let err = count_rows(location).await.unwrap_err();
+    assert!(
+        err.contains("/metadata/snap-") && err.contains(&metadata_file),
         "{err}"
     );
 }
@@ -505,5 +555,35 @@ async fn a_silent_rest_catalog_times_out_naming_the_url() {
     assert!(
         elapsed < std::time::Duration::from_secs(10),
         "{elapsed:?}: {err}"
+    );
+}
+
+/// A data file whose footer gives a column chunk a negative size (found by
+/// `fuzz_parsers`: one flipped byte of a PyIceberg file) is an error naming the file and
+/// the column, where the `parquet` crate would panic computing the chunk's byte range.
+#[tokio::test]
+async fn a_footer_with_a_negative_column_chunk_size_is_an_error_naming_the_file() {
+    use datafusion::parquet::file::reader::{FileReader, SerializedFileReader};
+    let dir = copy_table("corpus/pyiceberg_v2_types_uuid_time");
+    let file = dir
+        .path()
+        .join("data/u_bucket=0/00000-4-cbae6a15-2f12-4dd9-939d-c4daa09c988e.parquet");
+    let mut bytes = std::fs::read(&file).expect("read");
+    bytes[1994] ^= 73;
+    std::fs::write(&file, &bytes).expect("write");
+    // the flip makes column `ts` of row group 0 -85 bytes long
+    let reader = SerializedFileReader::new(std::fs::File::open(&file).unwrap()).unwrap();
+    let ts = reader.metadata().row_group(0).column(4);
+    assert_eq!(
+        (ts.column_path().string(), ts.compressed_size()),
+        ("ts".to_string(), -85)
+    );
+    let err = run_sql(dir.path().to_str().unwrap(), "SELECT * FROM t")
+        .await
+        .unwrap_err();
+    assert!(
+        err.contains("00000-4-cbae6a15-2f12-4dd9-939d-c4daa09c988e.parquet")
+            && err.contains("row group 0, column 'ts': bytes 418 + -85 of a 5219-byte file"),
+        "{err}"
     );
 }

@@ -10,9 +10,11 @@
 //! metadata, so the file is valid Avro holding values a broken writer could produce).
 //!
 //! The property: no panic reaches the caller, and none happens in icefloe's own code (a
-//! panic hook records panics on every thread); a dependency's panic that icefloe catches
-//! must come back as an error naming the file. Only the known dependency panics listed
-//! in `KNOWN_UPSTREAM_PANICS` may escape (counted and printed). And every
+//! panic hook records the panics of the threads working for the case: the test's thread
+//! and its runtime's; other tests' panics in the same binary are reported as usual and
+//! never counted here); a dependency's panic that icefloe catches
+//! must come back as an error naming the file. Only dependency panics listed in
+//! `KNOWN_UPSTREAM_PANICS` (none today) may escape (counted and printed). And every
 //! failure is an error whose message names a file of the table (its path or its name),
 //! errors from decoding a Parquet data file's pages inside DataFusion's scan included,
 //! with no doubled "Parquet error: Parquet error:".
@@ -20,12 +22,15 @@
 //! Bounded for CI: `ICEFLOE_FUZZ_CASES` cases in all (default 1,500: about a minute on 2
 //! shared cores in a debug build), the same cases every run (`ICEFLOE_FUZZ_SEED`, default
 //! 16, picks others). A longer run, e.g.:
-//! `ICEFLOE_FUZZ_CASES=50000 ICEFLOE_FUZZ_SEED=$RANDOM cargo test --release --test integration fuzz -- --nocapture`.
+//! `ICEFLOE_FUZZ_CASES=50000 ICEFLOE_FUZZ_SEED=$RANDOM cargo test --release --features distributed --test integration fuzz:: -- --nocapture`.
+//! `tests/integration/fuzz_parsers.rs` runs the same mutations straight into each parser,
+//! many more cases in the same time.
 //! `ICEFLOE_CORPUS` picks the corpus as for the conformance run (default
 //! `../shared/corpus`, else the tables committed in `testdata/corpus`).
 
+use std::cell::RefCell;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use apache_avro::types::Value as AvroValue;
@@ -39,7 +44,7 @@ use serde_json::Value as JsonValue;
 
 use crate::fixtures::copy_dir;
 
-const TABLES: [&str; 5] = [
+pub(super) const TABLES: [&str; 5] = [
     "spark_v1_types_identity",
     "spark_v2_mor_position_deletes",
     "spark_v2_equality_deletes_partitioned",
@@ -47,57 +52,105 @@ const TABLES: [&str; 5] = [
     "spark_v3_deletion_vectors",
 ];
 
-fn corpus() -> PathBuf {
+/// The corpus holding all of `tables`.
+pub(super) fn corpus(tables: &[&str]) -> PathBuf {
     let crate_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
     let shared = match std::env::var("ICEFLOE_CORPUS") {
         Ok(p) if !p.is_empty() => PathBuf::from(p),
         _ => crate_dir.join("../shared/corpus"),
     };
-    if TABLES.iter().all(|t| shared.join(t).is_dir()) {
+    if tables.iter().all(|t| shared.join(t).is_dir()) {
         shared
     } else {
         crate_dir.join("testdata/corpus")
     }
 }
 
-/// Panics seen (on any thread) while a fuzz case runs: their locations and messages.
-static FUZZING: AtomicBool = AtomicBool::new(false);
-static PANICS: Mutex<Vec<(String, String)>> = Mutex::new(Vec::new());
+/// Panics inside dependencies that may escape to the caller: none. The decoders' panics
+/// on corrupt input found so far (`parquet` 59.3.2: a DATA_PAGE header without its
+/// `data_page_header`, a footer length beyond the file, a store's short read taken for
+/// a whole range; `arrow-buffer`: a validity bitmap shorter than its values) are caught
+/// by icefloe's Parquet reader and the scan's wrapper and come back as errors naming the
+/// data file. An entry here (a path in the panic's location) lets a newly found one pass
+/// while it is reported upstream.
+const KNOWN_UPSTREAM_PANICS: [&str; 0] = [];
 
-/// Panics inside dependencies that icefloe cannot catch without hiding DataFusion's
-/// Parquet scan behind a wrapper plan node, reported upstream-style here: the case
-/// still fails if the same input panics anywhere else. `parquet` 59.3.2: a page header
-/// of type DATA_PAGE without its `data_page_header` (`PageMetadata::try_from` unwraps
-/// it); a footer length larger than the file (`push_decoder.rs` subtracts with
-/// overflow; a debug-build overflow check, it wraps into an error in release builds).
-const KNOWN_UPSTREAM_PANICS: [&str; 2] = [
-    "/parquet-59.3.2/src/column/page.rs",
-    "/parquet-59.3.2/src/file/metadata/push_decoder.rs",
-];
+/// Panics recorded for one fuzz test: their locations and messages.
+pub(super) type PanicLog = Arc<Mutex<Vec<(String, String)>>>;
 
-fn install_panic_recorder() {
+thread_local! {
+    /// Where a panic on this thread is recorded: set on the threads working for a fuzz
+    /// test (its runtime's workers and blocking threads, and the test's own thread
+    /// while a case runs), unset everywhere else.
+    static PANIC_LOG: RefCell<Option<PanicLog>> = const { RefCell::new(None) };
+}
+
+/// Record this thread's panics in `log` (`None`: report them as usual again).
+pub(super) fn record_panics_here(log: Option<PanicLog>) {
+    PANIC_LOG.with(|l| *l.borrow_mut() = log);
+}
+
+/// A panic hook (installed once per test binary) recording panics on threads marked by
+/// [`record_panics_here`] and handing every other panic to the hook before it: a test
+/// running beside a fuzz test (same binary, other thread) panics as usual, and its
+/// panics are never taken for the fuzz case's.
+pub(super) fn install_panic_recorder() {
     static ONCE: OnceLock<()> = OnceLock::new();
     ONCE.get_or_init(|| {
         let previous = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
-            if FUZZING.load(Ordering::SeqCst) {
-                let location = info
-                    .location()
-                    .map(|l| format!("{}:{}", l.file(), l.line()))
-                    .unwrap_or_default();
-                if let Ok(mut panics) = PANICS.lock() {
-                    panics.push((location, info.to_string()));
-                }
-                return;
-            }
-            previous(info);
+            let log = PANIC_LOG
+                .try_with(|l| l.try_borrow().ok().and_then(|l| l.clone()))
+                .ok()
+                .flatten();
+            let Some(log) = log else {
+                return previous(info);
+            };
+            let location = info
+                .location()
+                .map(|l| format!("{}:{}", l.file(), l.line()))
+                .unwrap_or_default();
+            if let Ok(mut panics) = log.lock() {
+                panics.push((location, info.to_string()));
+            };
         }));
     });
 }
 
+/// A runtime whose threads (workers and blocking pool) record their panics in `log`.
+pub(super) fn fuzz_runtime(log: &PanicLog) -> tokio::runtime::Runtime {
+    let log = Arc::clone(log);
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .on_thread_start(move || record_panics_here(Some(Arc::clone(&log))))
+        .enable_all()
+        .build()
+        .expect("runtime")
+}
+
+/// Run `case` on this thread with its panics (and those of `rt`'s threads, which record
+/// in the same log) recorded in `log`, cleared first: what `case` returned (or `None`
+/// when a panic escaped it) and the panics seen.
+pub(super) fn run_recorded<T>(
+    log: &PanicLog,
+    case: impl FnOnce() -> T,
+) -> (Option<T>, Vec<(String, String)>) {
+    log.lock().expect("panics").clear();
+    record_panics_here(Some(Arc::clone(log)));
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(case)).ok();
+    record_panics_here(None);
+    let panics = std::mem::take(&mut *log.lock().expect("panics"));
+    (outcome, panics)
+}
+
+/// Whether a panic at `location` is one of [`KNOWN_UPSTREAM_PANICS`].
+pub(super) fn is_known_upstream(location: &str) -> bool {
+    KNOWN_UPSTREAM_PANICS.iter().any(|k| location.contains(k))
+}
+
 /// A replacement for a JSON or Avro value.
 #[derive(Debug, Clone)]
-enum Replacement {
+pub(super) enum Replacement {
     Remove,
     Null,
     Int(i64),
@@ -108,7 +161,7 @@ enum Replacement {
     Nudge(i64),
 }
 
-fn replacement() -> impl Strategy<Value = Replacement> {
+pub(super) fn replacement() -> impl Strategy<Value = Replacement> {
     prop_oneof![
         Just(Replacement::Remove),
         Just(Replacement::Null),
@@ -130,7 +183,7 @@ fn replacement() -> impl Strategy<Value = Replacement> {
 }
 
 #[derive(Debug, Clone)]
-enum Mutation {
+pub(super) enum Mutation {
     /// XOR `count` bytes from `at` with `mask`.
     Flip { at: Index, mask: u8, count: usize },
     /// XOR one byte `back` bytes before the end (footers, trailing sync markers).
@@ -148,7 +201,7 @@ enum Mutation {
     },
 }
 
-fn mutation() -> impl Strategy<Value = Mutation> {
+pub(super) fn mutation() -> impl Strategy<Value = Mutation> {
     let mask = 1u8..=255;
     prop_oneof![
         2 => (any::<Index>(), mask.clone(), 1usize..4)
@@ -164,7 +217,7 @@ fn mutation() -> impl Strategy<Value = Mutation> {
 
 /// The bytes of `original` mutated, or `None` when the mutation does not apply (a field
 /// mutation of a file that is neither JSON nor Avro, or one that yields no valid Avro).
-fn mutate(name: &str, original: &[u8], m: &Mutation) -> Option<Vec<u8>> {
+pub(super) fn mutate(name: &str, original: &[u8], m: &Mutation) -> Option<Vec<u8>> {
     let mut b = original.to_vec();
     match m {
         Mutation::Flip { at, mask, count } => {
@@ -399,17 +452,14 @@ async fn read_everything(root: &Path) -> Result<(), String> {
 #[test]
 fn mutated_files_never_panic_and_errors_name_the_file() {
     install_panic_recorder();
+    let log = PanicLog::default();
     let upstream_panics = AtomicUsize::new(0);
     let cases: u32 = std::env::var("ICEFLOE_FUZZ_CASES")
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(1_500);
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("runtime");
-    let corpus = corpus();
+    let rt = fuzz_runtime(&log);
+    let corpus = corpus(&TABLES);
     let subjects: Vec<Subject> = TABLES.iter().map(|t| subject(&corpus, t, &rt)).collect();
     for s in &subjects {
         rt.block_on(read_everything(&s.root))
@@ -439,14 +489,8 @@ fn mutated_files_never_panic_and_errors_name_the_file() {
             return Ok(());
         };
         std::fs::write(path, &bytes).expect("write mutated file");
-        PANICS.lock().expect("panics").clear();
-        FUZZING.store(true, Ordering::SeqCst);
-        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            rt.block_on(read_everything(&s.root))
-        }));
-        FUZZING.store(false, Ordering::SeqCst);
+        let (outcome, panics) = run_recorded(&log, || rt.block_on(read_everything(&s.root)));
         std::fs::write(path, original).expect("restore file");
-        let panics = std::mem::take(&mut *PANICS.lock().expect("panics"));
         let fail = |location: &str, message: &str| {
             Err(TestCaseError::fail(format!(
                 "{} panic(s) reading {}/{name}, at {location}: {message}",
@@ -459,13 +503,10 @@ fn mutated_files_never_panic_and_errors_name_the_file() {
             return fail(location, message);
         }
         let outcome = match outcome {
-            Ok(outcome) => outcome,
-            Err(_) => {
+            Some(outcome) => outcome,
+            None => {
                 // escaped to the caller: only a known upstream panic is tolerated
-                return match panics
-                    .iter()
-                    .find(|(l, _)| !KNOWN_UPSTREAM_PANICS.iter().any(|k| l.contains(k)))
-                {
+                return match panics.iter().find(|(l, _)| !is_known_upstream(l)) {
                     Some((location, message)) => fail(location, message),
                     None if panics.is_empty() => fail("?", "a panic without a location"),
                     None => {
@@ -505,4 +546,27 @@ fn mutated_files_never_panic_and_errors_name_the_file() {
     if let Err(e) = result {
         panic!("{e}");
     }
+}
+
+/// The panic hook records the panics of the threads working for a fuzz test only: a
+/// panic on another thread (another test of the binary) is reported as usual and not
+/// taken for a fuzz case's.
+#[test]
+fn the_panic_recorder_keeps_to_the_fuzz_test_threads() {
+    install_panic_recorder();
+    let log = PanicLog::default();
+    let other = std::thread::spawn(|| std::panic::catch_unwind(|| panic!("another test")));
+    let (outcome, panics) = run_recorded(&log, || {
+        assert!(other.join().expect("joined").is_err());
+        let rt = fuzz_runtime(&log);
+        let in_runtime =
+            rt.block_on(async { tokio::spawn(async { panic!("in the fuzz runtime") }).await });
+        assert!(in_runtime.is_err());
+        7
+    });
+    assert_eq!(outcome, Some(7));
+    let messages: Vec<&str> = panics.iter().map(|(_, m)| m.as_str()).collect();
+    assert_eq!(messages.len(), 1, "{messages:?}");
+    assert!(messages[0].ends_with("in the fuzz runtime"), "{messages:?}");
+    assert!(log.lock().unwrap().is_empty());
 }

@@ -18,6 +18,7 @@ mod evolution;
 mod fault_proxy;
 mod fixtures;
 mod fuzz;
+mod fuzz_parsers;
 mod interop;
 mod interop_writes;
 mod maintenance;

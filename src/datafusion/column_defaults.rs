@@ -10,7 +10,7 @@ use datafusion::logical_expr::Expr;
 use serde_json::Value as JsonValue;
 
 use super::scalar::literal_to_scalar;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::spec::{Literal, NestedField, Schema, Type};
 
 /// Field id → `initial-default` of every field that has one: the top-level columns and
@@ -47,14 +47,47 @@ fn collect(
             out.insert(field.id, value);
         }
     }
-    if let (Type::Struct(s), DataType::Struct(arrow)) =
-        (field.field_type.as_ref(), arrow_field.data_type())
-    {
-        for (child, arrow_child) in s.fields.iter().zip(arrow.iter()) {
-            collect(child, arrow_child, &format!("{path}.{}", child.name), out)?;
+    match field.field_type.as_ref() {
+        Type::Struct(s) => {
+            if let DataType::Struct(arrow) = arrow_field.data_type() {
+                for (child, arrow_child) in s.fields.iter().zip(arrow.iter()) {
+                    collect(child, arrow_child, &format!("{path}.{}", child.name), out)?;
+                }
+            }
         }
+        Type::List(l) => refuse_repeated_defaults(&l.element_field, &format!("{path}.element"))?,
+        Type::Map(m) => {
+            refuse_repeated_defaults(&m.key_field, &format!("{path}.key"))?;
+            refuse_repeated_defaults(&m.value_field, &format!("{path}.value"))?;
+        }
+        Type::Primitive(_) => {}
     }
     Ok(())
+}
+
+/// Refuse an `initial-default` on `field` (inside a list or a map) or below it: the scan
+/// fills defaults into columns and struct fields only, and reading NULL where the spec
+/// says the default would be wrong rows.
+fn refuse_repeated_defaults(field: &NestedField, path: &str) -> Result<()> {
+    if field.initial_default.is_some() {
+        return Err(Error::unsupported(format!(
+            "field '{path}' (id {}) has an initial-default inside a list or map: reading \
+             such defaults is not supported yet",
+            field.id
+        )));
+    }
+    match field.field_type.as_ref() {
+        Type::Struct(s) => s
+            .fields
+            .iter()
+            .try_for_each(|c| refuse_repeated_defaults(c, &format!("{path}.{}", c.name))),
+        Type::List(l) => refuse_repeated_defaults(&l.element_field, &format!("{path}.element")),
+        Type::Map(m) => {
+            refuse_repeated_defaults(&m.key_field, &format!("{path}.key"))?;
+            refuse_repeated_defaults(&m.value_field, &format!("{path}.value"))
+        }
+        Type::Primitive(_) => Ok(()),
+    }
 }
 
 /// Top-level column name → its `write-default` as a literal expression of the column's
@@ -105,4 +138,60 @@ fn scalar(
     literal_to_scalar(Some(&lit), target)
         .map(Some)
         .map_err(|e| e.context(format!("{which} of field '{path}'")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::{ListType, MapType, PrimitiveType, StructType};
+    use crate::ErrorKind;
+
+    fn with_default(mut f: NestedField) -> NestedField {
+        f.initial_default = Some(serde_json::json!(5));
+        f
+    }
+
+    /// A default inside a list element or a map value would be read as NULL by the
+    /// scan: it is refused, naming the field, instead of giving wrong rows.
+    #[test]
+    fn defaults_inside_lists_and_maps_are_refused() {
+        let int = || Type::Primitive(PrimitiveType::Int);
+        let element = NestedField::optional(
+            3,
+            "element",
+            Type::Struct(StructType::new(vec![with_default(NestedField::optional(
+                4,
+                "x",
+                int(),
+            ))])),
+        );
+        let list = NestedField::optional(
+            2,
+            "arr",
+            Type::List(ListType {
+                element_field: element,
+            }),
+        );
+        let map = NestedField::optional(
+            5,
+            "m",
+            Type::Map(MapType {
+                key_field: NestedField::required(6, "key", int()),
+                value_field: with_default(NestedField::optional(7, "value", int())),
+            }),
+        );
+        for (field, named) in [(list, "arr.element.x"), (map, "m.value")] {
+            let schema = Schema::new(0, vec![field.clone()]);
+            let arrow = ArrowSchema::new(vec![Field::new(&field.name, DataType::Null, true)]);
+            let err = initial_defaults(&schema, &arrow).expect_err("refused");
+            assert_eq!(err.kind(), ErrorKind::Unsupported, "{err}");
+            assert!(err.to_string().contains(&format!("'{named}'")), "{err}");
+        }
+        // a top-level default is fine
+        let top = with_default(NestedField::optional(1, "n", int()));
+        let schema = Schema::new(0, vec![top]);
+        let arrow = ArrowSchema::new(vec![Field::new("n", DataType::Int32, true)]);
+        let defaults = initial_defaults(&schema, &arrow).expect("top-level default");
+        assert_eq!(defaults[&1], ScalarValue::Int32(Some(5)));
+    }
 }

@@ -386,7 +386,8 @@ impl PartitionedDataFileWriter {
         let meta = match file.writer.finish().await {
             Ok(meta) => meta,
             Err(e) => {
-                let _ = file.writer.into_inner().abort().await;
+                abort_after_failed_finish(file.writer.into_inner(), &self.file_io, &file.location)
+                    .await;
                 return Err(parquet_error(&file.location)(e));
             }
         };
@@ -444,5 +445,21 @@ impl PartitionedDataFileWriter {
             self.file_io.delete(&f.file_path).await?;
         }
         Ok(())
+    }
+}
+
+/// Clean up after `finish` of the file at `location` failed: abort its upload (an open
+/// multipart upload), or, when the failure came from completing the upload itself, delete
+/// whatever object may exist (best effort; nothing references the file). object_store's
+/// `BufWriter::abort` panics ("Already shut down") on a writer whose completion was
+/// attempted, and nothing tells the two cases apart from outside: that documented panic
+/// is caught here, so a failed upload is an error, never a panic.
+async fn abort_after_failed_finish(mut writer: BufWriter, file_io: &FileIO, location: &str) {
+    use futures::FutureExt;
+    let aborted = std::panic::AssertUnwindSafe(writer.abort())
+        .catch_unwind()
+        .await;
+    if aborted.is_err() {
+        let _ = file_io.delete(location).await;
     }
 }

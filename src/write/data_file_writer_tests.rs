@@ -703,3 +703,45 @@ async fn writer_runs_on_spawned_tasks() {
     assert_eq!(files.len(), 1);
     assert_eq!(files[0].record_count, 5);
 }
+
+/// A data file whose upload fails when it is completed (an S3 endpoint that accepts
+/// connections and never answers: the small file is one PUT at `close`) is an error
+/// naming the file, not a panic: object_store's `BufWriter::abort` panics on a writer
+/// whose completion was attempted, so the writer must not abort it blindly.
+#[tokio::test]
+async fn a_failed_upload_at_close_is_an_error_naming_the_file() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("port");
+    let addr = listener.local_addr().expect("addr").to_string();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for conn in listener.incoming().flatten() {
+            held.push(conn);
+        }
+    });
+    let properties: HashMap<String, String> = [
+        ("s3.endpoint", format!("http://{addr}")),
+        ("s3.region", "us-east-1".to_string()),
+        ("s3.path-style-access", "true".to_string()),
+        ("s3.access-key-id", "AKIDSILENT".to_string()),
+        ("s3.secret-access-key", "not-shown".to_string()),
+        ("s3.request-timeout", "0.3".to_string()),
+        ("s3.retry.num-retries", "0".to_string()),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    let loc = "s3://silent-bucket/db/t/data";
+    let mut w = PartitionedDataFileWriter::new(
+        FileIO::new(properties),
+        loc,
+        &schema(),
+        &PartitionSpec::unpartitioned(),
+        DataFileWriterConfig::default(),
+    )
+    .expect("writer");
+    w.write(&batch(&sample_rows())).await.expect("buffered");
+    let err = w.close().await.expect_err("nothing answers");
+    let message = err.to_string();
+    assert!(message.contains(&format!("{loc}/00000-")), "{message}");
+    assert!(!message.contains("not-shown"), "{message}");
+}

@@ -389,9 +389,25 @@ async fn tpch_sf01_on_three_workers_equals_one_node() {
     use icefloe::spec::PartitionSpec;
     use icefloe::write::{schema_from_parquet, LocalTableWriter};
 
+    let queries =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/bench/tpch-queries");
+    let bin = tpchgen_cli();
+    let ci = std::env::var_os("CI").is_some_and(|v| !v.is_empty());
+    let runnable = std::process::Command::new(&bin)
+        .arg("--version")
+        .output()
+        .is_ok();
+    if !ci && (!queries.is_dir() || !runnable) {
+        // outside CI (which installs tpchgen-cli and has ../shared) the test needs both
+        eprintln!(
+            "\n*** SKIPPED: tpch_sf01_on_three_workers_equals_one_node (needs {} and a \
+             runnable tpchgen-cli: set TPCHGEN_CLI) ***\n",
+            queries.display()
+        );
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let parquet = dir.path().join("parquet");
-    let bin = tpchgen_cli();
     let status = std::process::Command::new(&bin)
         .args(["parquet", "-s", "0.1", "--parts", "2", "--output-dir"])
         .arg(&parquet)
@@ -427,8 +443,6 @@ async fn tpch_sf01_on_three_workers_equals_one_node() {
             ctx.register_table(t, Arc::new(provider)).unwrap();
         }
     }
-    let queries =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/bench/tpch-queries");
     for q in 1..=22 {
         let path = queries.join(format!("q{q:02}.sql"));
         let sql = std::fs::read_to_string(&path)

@@ -144,8 +144,51 @@ pub(super) fn run_recorded<T>(
 }
 
 /// Whether a panic at `location` is one of [`KNOWN_UPSTREAM_PANICS`].
-pub(super) fn is_known_upstream(location: &str) -> bool {
+fn is_known_upstream(location: &str) -> bool {
     KNOWN_UPSTREAM_PANICS.iter().any(|k| location.contains(k))
+}
+
+/// The rules both fuzz layers hold a case to, given what [`run_recorded`] returned
+/// (`what` names the mutated input in failures): no panic in icefloe's own code; a panic
+/// that escaped only if it is a known upstream one (counted in `upstream_panics`); a
+/// dependency's panic that icefloe caught must have become an error; no doubled
+/// "Parquet error:" prefix. Returns the case's error message, if it ended in one, for
+/// the caller's check that it names the file.
+pub(super) fn judge_case(
+    what: &str,
+    outcome: Option<Result<(), String>>,
+    panics: &[(String, String)],
+    upstream_panics: &AtomicUsize,
+) -> Result<Option<String>, TestCaseError> {
+    let fail = |location: &str, message: &str| {
+        Err(TestCaseError::fail(format!(
+            "{} panic(s) reading mutated {what}, at {location}: {message}",
+            panics.len()
+        )))
+    };
+    if let Some((location, message)) = panics.iter().find(|(l, _)| l.starts_with("src/")) {
+        return fail(location, message);
+    }
+    let Some(outcome) = outcome else {
+        return match panics.iter().find(|(l, _)| !is_known_upstream(l)) {
+            Some((location, message)) => fail(location, message),
+            None if panics.is_empty() => fail("?", "a panic without a location"),
+            None => {
+                upstream_panics.fetch_add(1, Ordering::SeqCst);
+                Ok(None)
+            }
+        };
+    };
+    if let (Some((location, message)), Ok(())) = (panics.first(), &outcome) {
+        return fail(location, message);
+    }
+    match outcome {
+        Err(message) if message.contains("Parquet error: Parquet error:") => Err(
+            TestCaseError::fail(format!("doubled prefix reading mutated {what}: {message}")),
+        ),
+        Err(message) => Ok(Some(message)),
+        Ok(()) => Ok(None),
+    }
 }
 
 /// A replacement for a JSON or Avro value.
@@ -491,49 +534,14 @@ fn mutated_files_never_panic_and_errors_name_the_file() {
         std::fs::write(path, &bytes).expect("write mutated file");
         let (outcome, panics) = run_recorded(&log, || rt.block_on(read_everything(&s.root)));
         std::fs::write(path, original).expect("restore file");
-        let fail = |location: &str, message: &str| {
-            Err(TestCaseError::fail(format!(
-                "{} panic(s) reading {}/{name}, at {location}: {message}",
-                panics.len(),
-                s.name
-            )))
-        };
-        // a panic in icefloe's own code always fails the case
-        if let Some((location, message)) = panics.iter().find(|(l, _)| l.starts_with("src/")) {
-            return fail(location, message);
-        }
-        let outcome = match outcome {
-            Some(outcome) => outcome,
-            None => {
-                // escaped to the caller: only a known upstream panic is tolerated
-                return match panics.iter().find(|(l, _)| !is_known_upstream(l)) {
-                    Some((location, message)) => fail(location, message),
-                    None if panics.is_empty() => fail("?", "a panic without a location"),
-                    None => {
-                        upstream_panics.fetch_add(1, Ordering::SeqCst);
-                        Ok(())
-                    }
-                };
-            }
-        };
-        // a dependency's panic that icefloe caught must have become an error
-        if let (Some((location, message)), Ok(())) = (panics.first(), &outcome) {
-            return fail(location, message);
-        }
-        if let Err(message) = outcome {
+        let what = format!("{}/{name}", s.name);
+        if let Some(message) = judge_case(&what, outcome, &panics, &upstream_panics)? {
             // the message names a file of the table: the mutated one, or (when the
             // mutation changed a location or a reference) another under the table;
             // errors from decoding a data file's pages inside DataFusion's scan too
             if !message.contains(&name) && !message.contains(&s.name) {
                 return Err(TestCaseError::fail(format!(
-                    "error reading mutated {}/{name} names no file: {message}",
-                    s.name
-                )));
-            }
-            if message.contains("Parquet error: Parquet error:") {
-                return Err(TestCaseError::fail(format!(
-                    "doubled prefix reading mutated {}/{name}: {message}",
-                    s.name
+                    "error reading mutated {what} names no file: {message}"
                 )));
             }
         }

@@ -78,8 +78,8 @@ use proptest::sample::Index;
 use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestRng, TestRunner};
 
 use super::fuzz::{
-    corpus, install_panic_recorder, is_known_upstream, mutate, mutation, record_panics_here,
-    run_recorded, Mutation, PanicLog, TABLES as END_TO_END_TABLES,
+    corpus, install_panic_recorder, judge_case, mutate, mutation, record_panics_here, run_recorded,
+    Mutation, PanicLog, TABLES as END_TO_END_TABLES,
 };
 use crate::fixtures::copy_dir;
 
@@ -606,29 +606,7 @@ fn mutated_inputs_to_each_parser_never_panic_and_errors_name_the_file() {
         let (outcome, panics) = run_recorded(&log, || rt.block_on(read(s, input, bytes, &parquet)));
 
         let what = format!("{} {}/{}", KINDS[k], s.name, input.name);
-        let fail = |location: &str, message: &str| {
-            Err(TestCaseError::fail(format!(
-                "{} panic(s) reading mutated {what}, at {location}: {message}",
-                panics.len()
-            )))
-        };
-        if let Some((location, message)) = panics.iter().find(|(l, _)| l.starts_with("src/")) {
-            return fail(location, message);
-        }
-        let Some(outcome) = outcome else {
-            return match panics.iter().find(|(l, _)| !is_known_upstream(l)) {
-                Some((location, message)) => fail(location, message),
-                None if panics.is_empty() => fail("?", "a panic without a location"),
-                None => {
-                    upstream_panics.fetch_add(1, Ordering::SeqCst);
-                    Ok(())
-                }
-            };
-        };
-        if let (Some((location, message)), Ok(())) = (panics.first(), &outcome) {
-            return fail(location, message);
-        }
-        if let Err(message) = outcome {
+        if let Some(message) = judge_case(&what, outcome, &panics, &upstream_panics)? {
             errors.fetch_add(1, Ordering::SeqCst);
             // metadata and manifest lists lead to other files of the table
             let elsewhere = matches!(input.target, Target::Metadata { .. } | Target::ManifestList)
@@ -636,11 +614,6 @@ fn mutated_inputs_to_each_parser_never_panic_and_errors_name_the_file() {
             if !message.contains(&input.name) && !elsewhere {
                 return Err(TestCaseError::fail(format!(
                     "error reading mutated {what} names no file: {message}"
-                )));
-            }
-            if message.contains("Parquet error: Parquet error:") {
-                return Err(TestCaseError::fail(format!(
-                    "doubled prefix reading mutated {what}: {message}"
                 )));
             }
         }

@@ -233,18 +233,25 @@ fn build_store(
     {
         let (scheme, _) = object_store::ObjectStoreScheme::parse(url)?;
         if scheme == object_store::ObjectStoreScheme::AmazonS3 {
-            let builder = options.into_iter().fold(
-                object_store::aws::AmazonS3Builder::new().with_url(url.to_string()),
-                |builder, (key, value)| match key.to_ascii_lowercase().parse() {
-                    Ok(k) => builder.with_config(k, value),
-                    Err(_) => builder,
-                },
-            );
+            let builder = s3_builder(url.as_str(), options);
             return Ok(Box::new(builder.with_retry(retry).build()?));
         }
     }
     let _ = retry;
     Ok(object_store::parse_url_opts(url, options)?.0)
+}
+
+/// An S3 store builder for `url` configured with `options` (keys object_store does not
+/// know are ignored).
+#[cfg(feature = "cloud")]
+fn s3_builder(url: &str, options: BTreeMap<String, String>) -> object_store::aws::AmazonS3Builder {
+    options.into_iter().fold(
+        object_store::aws::AmazonS3Builder::new().with_url(url),
+        |builder, (key, value)| match key.to_ascii_lowercase().parse() {
+            Ok(k) => builder.with_config(k, value),
+            Err(_) => builder,
+        },
+    )
 }
 
 /// The process-wide stores: (store URL, options) → store.
@@ -321,7 +328,6 @@ pub fn shared_s3_store_with_credentials(
     credentials_key: &str,
     credentials: object_store::aws::AwsCredentialProvider,
 ) -> Result<Arc<dyn ObjectStore>> {
-    use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey};
     static STORES: OnceLock<Registry> = OnceLock::new();
     let mut options: BTreeMap<String, String> = options
         .into_iter()
@@ -341,13 +347,7 @@ pub fn shared_s3_store_with_credentials(
     if let Some(store) = stores.get(&key) {
         return Ok(Arc::clone(store));
     }
-    let mut builder = AmazonS3Builder::new().with_url(store_url);
-    for (k, v) in &builder_options {
-        if let Ok(config_key) = k.parse::<AmazonS3ConfigKey>() {
-            builder = builder.with_config(config_key, v);
-        }
-    }
-    let store = builder
+    let store = s3_builder(store_url, builder_options)
         .with_retry(retry)
         .with_credentials(credentials)
         .build()

@@ -20,6 +20,8 @@
 //! then `--iterations` times per side, interleaved A B, B A, … so drift hits both.
 
 mod common;
+#[path = "common/tpch.rs"]
+mod tpch;
 #[path = "common/tpch_refresh.rs"]
 mod tpch_refresh;
 
@@ -34,52 +36,6 @@ use icefloe::spec::PartitionSpec;
 use icefloe::write::{schema_from_parquet, LocalTableWriter};
 use icefloe::IcebergTableProvider;
 
-const TABLES: [&str; 8] = [
-    "customer", "lineitem", "nation", "orders", "part", "partsupp", "region", "supplier",
-];
-
-/// Generate the Parquet files (if missing) and the Iceberg tables over them (if missing).
-fn prepare(args: &Args, root: &Path, sf: &str) -> Result<(), BoxError> {
-    let parquet = root.join("parquet");
-    let parts = args.get("parts").unwrap_or_else(|| "4".into());
-    if !TABLES.iter().all(|t| parquet.join(t).is_dir()) {
-        let bin = common::tpchgen_binary(args);
-        eprintln!("generating TPC-H SF{sf} Parquet with {bin} ({parts} files per table) …");
-        let status = Command::new(&bin)
-            .args(["parquet", "-s", sf, "--parts", &parts, "--output-dir"])
-            .arg(&parquet)
-            .status()
-            .map_err(|e| format!("cannot run '{bin}' (install: pip install tpchgen-cli): {e}"))?;
-        if !status.success() {
-            return Err(format!("{bin} failed: {status}").into());
-        }
-    }
-    for t in TABLES {
-        let table_dir = root.join("iceberg").join(t);
-        if table_dir.join("metadata/version-hint.text").exists() {
-            continue;
-        }
-        let files = parquet_files(&parquet.join(t))?;
-        let first = files
-            .first()
-            .ok_or_else(|| format!("no Parquet files for {t}"))?;
-        let schema = schema_from_parquet(first)?;
-        let mut w = LocalTableWriter::create(
-            &table_dir,
-            schema,
-            PartitionSpec::unpartitioned(),
-            Default::default(),
-        )?;
-        w.add_parquet_files(&files)?;
-        eprintln!(
-            "registered {} files as Iceberg table {}",
-            files.len(),
-            table_dir.display()
-        );
-    }
-    Ok(())
-}
-
 /// The two sessions; each table is read from `root_of(table)/{iceberg,parquet}/table`.
 async fn contexts(
     root_of: impl Fn(&str) -> PathBuf,
@@ -87,7 +43,7 @@ async fn contexts(
     let config = || SessionConfig::new();
     let iceberg = SessionContext::new_with_config(config());
     let listing = SessionContext::new_with_config(config());
-    for t in TABLES {
+    for t in tpch::TABLES {
         let root = root_of(t);
         let provider =
             IcebergTableProvider::open(&root.join("iceberg").join(t).to_string_lossy()).await?;
@@ -121,7 +77,7 @@ async fn main() -> Result<(), BoxError> {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/bench/tpch-queries")
     });
     let root = common::data_dir(&args).join(format!("tpch-sf{sf}"));
-    prepare(&args, &root, &sf)?;
+    tpch::prepare(&args, &root, &sf)?;
     let rounds: usize = args.num("refresh", 0);
     let (iceberg, listing) = if rounds == 0 {
         println!("# TPC-H SF{sf}: icefloe (Iceberg v2) vs DataFusion ListingTable over the same Parquet files");

@@ -5,6 +5,7 @@
 //! sent yet are refused with an error naming them.
 
 use std::collections::HashSet;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use datafusion::arrow::record_batch::RecordBatch;
@@ -382,15 +383,11 @@ const TPCH_TABLES: [&str; 8] = [
     "customer", "lineitem", "nation", "orders", "part", "partsupp", "region", "supplier",
 ];
 
-/// TPC-H SF0.1 (all 22 queries, `../shared/bench/tpch-queries`) on Iceberg tables
-/// over `tpchgen-cli`'s files: the same rows on three in-process workers as on one node.
-#[tokio::test]
-async fn tpch_sf01_on_three_workers_equals_one_node() {
-    use icefloe::spec::PartitionSpec;
-    use icefloe::write::{schema_from_parquet, LocalTableWriter};
-
-    let queries =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/bench/tpch-queries");
+/// `../shared/bench/tpch-queries` and TPC-H SF0.1 Parquet (`tpchgen-cli`, 2 files per
+/// table) in `dir/parquet/<table>/`; `None` (the test skips, loudly) outside CI when the
+/// queries or a runnable `tpchgen-cli` are missing. CI has both.
+fn tpch_sf01(test: &str, dir: &Path) -> Option<(PathBuf, PathBuf)> {
+    let queries = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/bench/tpch-queries");
     let bin = tpchgen_cli();
     let ci = std::env::var_os("CI").is_some_and(|v| !v.is_empty());
     let runnable = std::process::Command::new(&bin)
@@ -398,16 +395,13 @@ async fn tpch_sf01_on_three_workers_equals_one_node() {
         .output()
         .is_ok();
     if !ci && (!queries.is_dir() || !runnable) {
-        // outside CI (which installs tpchgen-cli and has ../shared) the test needs both
         eprintln!(
-            "\n*** SKIPPED: tpch_sf01_on_three_workers_equals_one_node (needs {} and a \
-             runnable tpchgen-cli: set TPCHGEN_CLI) ***\n",
+            "\n*** SKIPPED: {test} (needs {} and a runnable tpchgen-cli: set TPCHGEN_CLI) ***\n",
             queries.display()
         );
-        return;
+        return None;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let parquet = dir.path().join("parquet");
+    let parquet = dir.join("parquet");
     let status = std::process::Command::new(&bin)
         .args(["parquet", "-s", "0.1", "--parts", "2", "--output-dir"])
         .arg(&parquet)
@@ -419,6 +413,35 @@ async fn tpch_sf01_on_three_workers_equals_one_node() {
             )
         });
     assert!(status.success(), "tpchgen-cli: {status}");
+    Some((queries, parquet))
+}
+
+/// The 22 TPC-H queries of `queries` on both sessions: the same rows.
+async fn tpch_same_rows(distributed: &SessionContext, single: &SessionContext, queries: &Path) {
+    for q in 1..=22 {
+        let path = queries.join(format!("q{q:02}.sql"));
+        let sql = std::fs::read_to_string(&path)
+            .unwrap_or_else(|e| panic!("TPC-H query '{}': {e}", path.display()));
+        let shown = same_rows(distributed, single, &sql).await;
+        if q == 1 {
+            assert!(shown.contains("Stage"), "q01 is not distributed\n{shown}");
+        }
+    }
+}
+
+/// TPC-H SF0.1 (all 22 queries, `../shared/bench/tpch-queries`) on Iceberg tables
+/// over `tpchgen-cli`'s files: the same rows on three in-process workers as on one node.
+#[tokio::test]
+async fn tpch_sf01_on_three_workers_equals_one_node() {
+    use icefloe::spec::PartitionSpec;
+    use icefloe::write::{schema_from_parquet, LocalTableWriter};
+
+    let dir = tempfile::tempdir().unwrap();
+    let Some((queries, parquet)) =
+        tpch_sf01("tpch_sf01_on_three_workers_equals_one_node", dir.path())
+    else {
+        return;
+    };
     let (distributed, single) = sessions();
     for t in TPCH_TABLES {
         let mut files: Vec<_> = std::fs::read_dir(parquet.join(t))
@@ -443,20 +466,112 @@ async fn tpch_sf01_on_three_workers_equals_one_node() {
             ctx.register_table(t, Arc::new(provider)).unwrap();
         }
     }
-    for q in 1..=22 {
-        let path = queries.join(format!("q{q:02}.sql"));
-        let sql = std::fs::read_to_string(&path)
-            .unwrap_or_else(|e| panic!("TPC-H query '{}': {e}", path.display()));
-        let shown = same_rows(&distributed, &single, &sql).await;
-        if q == 1 {
-            assert!(shown.contains("Stage"), "q01 is not distributed\n{shown}");
+    tpch_same_rows(&distributed, &single, &queries).await;
+}
+
+/// TPC-H SF0.1 after merge-on-read changes made through SQL and the `RowDelta` API:
+/// `orders` (v2) with position deletes, `lineitem` (v3) with deletion vectors and an
+/// equality delete file on `l_orderkey`, `customer` (v2) and `part` (v3) updated in
+/// merge-on-read mode (deletes plus new data files). All 22 queries: the same rows on
+/// three in-process workers as on one node.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tpch_sf01_after_merge_on_read_changes_on_three_workers_equals_one_node() {
+    use datafusion::prelude::ParquetReadOptions;
+    use icefloe::catalog::TableIdent;
+
+    let lake = crate::dml::lake().await;
+    let Some((queries, parquet)) = tpch_sf01(
+        "tpch_sf01_after_merge_on_read_changes_on_three_workers_equals_one_node",
+        lake.dir.path(),
+    ) else {
+        return;
+    };
+    for t in TPCH_TABLES {
+        let source = format!("{}/", parquet.join(t).display());
+        lake.ctx
+            .register_parquet(format!("src_{t}"), &source, ParquetReadOptions::default())
+            .await
+            .unwrap();
+        let version = if matches!(t, "lineitem" | "part") {
+            3
+        } else {
+            2
+        };
+        ok(
+            &lake.ctx,
+            &format!(
+                "CREATE TABLE ice.ns.{t} TBLPROPERTIES ('format-version'='{version}', \
+                 'write.delete.mode'='merge-on-read', 'write.update.mode'='merge-on-read') \
+                 AS SELECT * FROM src_{t}"
+            ),
+        )
+        .await;
+    }
+    for change in [
+        "DELETE FROM ice.ns.orders WHERE o_orderkey % 13 = 0",
+        "DELETE FROM ice.ns.lineitem WHERE l_orderkey % 13 = 0",
+        "UPDATE ice.ns.customer SET c_acctbal = c_acctbal + 1 WHERE c_custkey % 10 = 0",
+        "UPDATE ice.ns.part SET p_retailprice = p_retailprice * 2 WHERE p_partkey % 9 = 0",
+    ] {
+        ok(&lake.ctx, change).await;
+    }
+    let keys = crate::dml::run(
+        &lake.ctx,
+        "SELECT DISTINCT l_orderkey FROM ice.ns.lineitem WHERE l_orderkey % 17 = 1",
+    )
+    .await
+    .unwrap();
+    let keys: Vec<i64> = keys
+        .iter()
+        .flat_map(|b| {
+            let a = b.column(0).as_any();
+            let a = a
+                .downcast_ref::<datafusion::arrow::array::Int64Array>()
+                .expect("l_orderkey is a BIGINT");
+            a.values().to_vec()
+        })
+        .collect();
+    assert!(keys.len() > 1000, "{} keys", keys.len());
+    crate::dml::equality_delete_on(&lake, "lineitem", "l_orderkey", &keys).await;
+    // every kind of delete file is there
+    for (t, expected) in [
+        ("orders", ["1", "PARQUET"]),
+        ("customer", ["1", "PARQUET"]),
+        ("lineitem", ["1", "PUFFIN"]),
+        ("lineitem", ["2", "PARQUET"]),
+        ("part", ["1", "PUFFIN"]),
+    ] {
+        let kinds = ok(
+            &lake.ctx,
+            &format!(
+                "SELECT DISTINCT content, file_format FROM ice.ns.\"{t}$delete_files\" \
+                 ORDER BY content"
+            ),
+        )
+        .await;
+        let found = kinds.lines().any(|line| {
+            let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+            cells.len() == 4 && cells[1..3] == expected
+        });
+        assert!(found, "{t}: {expected:?} not in\n{kinds}");
+    }
+    let (distributed, single) = sessions();
+    for t in TPCH_TABLES {
+        let table = lake
+            .catalog
+            .load_table(&TableIdent::parse(&format!("ns.{t}")))
+            .await
+            .unwrap();
+        for ctx in [&distributed, &single] {
+            let provider = IcebergTableProvider::try_new(table.clone()).unwrap();
+            ctx.register_table(t, Arc::new(provider)).unwrap();
         }
     }
+    tpch_same_rows(&distributed, &single, &queries).await;
 }
 
 // ---- INSERT on datafusion-distributed's in-process workers ----
 
-use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 

@@ -805,6 +805,12 @@ async fn dml_whole_partitions_are_dropped_without_reading() {
 /// Commit an equality delete file on `id` (field id 1) deleting `ids` from `ns.<name>`,
 /// through the `RowDelta` API (as an upsert-style writer would).
 async fn equality_delete(lake: &Lake, name: &str, ids: &[i64]) {
+    equality_delete_on(lake, name, "id", ids).await;
+}
+
+/// Commit an equality delete file on `column` (a `BIGINT`, field id 1) deleting `ids`
+/// from `ns.<name>`, through the `RowDelta` API.
+pub(crate) async fn equality_delete_on(lake: &Lake, name: &str, column: &str, ids: &[i64]) {
     use datafusion::arrow::array::Int64Array;
     use datafusion::arrow::datatypes::{DataType, Field, Schema as ArrowSchema};
     use datafusion::parquet::arrow::ArrowWriter;
@@ -818,7 +824,7 @@ async fn equality_delete(lake: &Lake, name: &str, ids: &[i64]) {
     std::fs::create_dir_all(&dir).expect("dir");
     let path = dir.join(format!("{name}-{}.parquet", ids.len()));
     let schema = Arc::new(ArrowSchema::new(vec![Field::new(
-        "id",
+        column,
         DataType::Int64,
         false,
     )

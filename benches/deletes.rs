@@ -6,14 +6,16 @@
 //!     [--iterations 5] [--data DIR] [--corpus ../shared/corpus]
 //! ```
 //!
-//! * **Position deletes**: TPC-H `lineitem` (the side-by-side harness's files, run it
-//!   first) as an Iceberg table three times: plain, with one Parquet position delete file
-//!   per data file deleting every 10th row, and deleting 10 % of the rows at random (a
-//!   fixed LCG). `SELECT count(*), sum(l_quantity)` on each; the deleted tables are read
-//!   twice, with the Parquet reader's default selection policy (`Auto`: a boolean mask
-//!   when the selection's runs are short, as here) and with selectors forced
-//!   (`datafusion.execution.parquet.force_filter_selections`), whose results must match
-//!   (issue 18, item 4).
+//! * **Position deletes and deletion vectors**: TPC-H `lineitem` (the files under
+//!   `DATA/tpch-sfN/parquet/lineitem`, made by `tpchgen-cli` when missing) as an Iceberg
+//!   table five times: plain (v2), with one Parquet position delete file per data file
+//!   (v2) deleting every 10th row or 10 % of the rows at random (a fixed LCG), and as v3
+//!   tables with one deletion vector per data file deleting the same rows. Each is read
+//!   with `SELECT count(*), sum(l_quantity)` and TPC-H Q6 (a filtered scan); the deleted
+//!   tables are read twice, with the Parquet reader's default selection policy (`Auto`:
+//!   a boolean mask when the selection's runs are short) and with selectors forced
+//!   (`datafusion.execution.parquet.force_filter_selections`). Tables deleting the same
+//!   rows must give the same answers (issue 18, item 4).
 //! * **Equality deletes**: `--commits` upsert commits (Flink pattern), each adding a
 //!   data file of `--keys` rows `(id, v, c)` and an equality delete file on `[id]` with
 //!   the same keys, keys drawn from `[0, 20 × keys)` by a fixed LCG, so every commit's
@@ -30,16 +32,19 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::{
-    field, local_data_file, location, machine, median, ms, position_delete_batch, timed,
-    write_parquet, Args, BoxError,
+    field, local_data_file, location, machine, median, ms, parquet_files, position_delete_batch,
+    prepare_lineitem, timed, write_parquet, Args, BoxError,
 };
 use datafusion::arrow::array::{Int32Array, Int64Array};
 use datafusion::arrow::datatypes::{DataType, Schema as ArrowSchema};
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::prelude::SessionContext;
+use icefloe::catalog::{Catalog, FileSystemCatalog, TableCreation, TableIdent};
 use icefloe::spec::{DataContentType, NestedField, PartitionSpec, PrimitiveType, Schema, Type};
-use icefloe::write::{schema_from_parquet, LocalTableWriter};
+use icefloe::transaction::{AppendFiles, RowDelta, Transaction};
+use icefloe::write::{schema_from_parquet, write_deletion_vectors, LocalTableWriter};
 use icefloe::IcebergTableProvider;
+use roaring::RoaringTreemap;
 
 /// Whether row `p` of data file `file` is deleted: every 10th row, or (`random`) each
 /// row with probability 1/10 from a fixed LCG over (file, position).
@@ -53,36 +58,67 @@ fn deleted_position(file: usize, p: i64, random: bool) -> bool {
     (x >> 33).is_multiple_of(10)
 }
 
-/// lineitem with one position delete file per data file deleting every 10th row, or 10 %
-/// of the rows at random (`random`).
-fn build_position_delete_table(sf_root: &Path, root: &Path, random: bool) -> Result<(), BoxError> {
+/// `DATA/tpch-sfN/parquet/lineitem`'s files (made by `tpchgen-cli` when missing).
+fn lineitem_files(args: &Args, sf_root: &Path, sf: &str) -> Result<Vec<PathBuf>, BoxError> {
+    let files = parquet_files(&prepare_lineitem(args, sf_root, sf)?)?;
+    if files.is_empty() {
+        return Err("no lineitem files".into());
+    }
+    Ok(files)
+}
+
+/// The positions of data file `i` (of `rows` rows) that the bench deletes.
+fn deleted_positions(i: usize, rows: i64, random: bool) -> RoaringTreemap {
+    (0..rows)
+        .filter(|p| deleted_position(i, *p, random))
+        .map(|p| p as u64)
+        .collect()
+}
+
+/// lineitem as a plain Iceberg v2 table (the side-by-side harness's table, made here
+/// when that harness has not run).
+fn build_plain_table(files: &[PathBuf], root: &Path) -> Result<(), BoxError> {
     if root.join("metadata/version-hint.text").exists() {
         return Ok(());
     }
-    let dir = sf_root.join("parquet/lineitem");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .map_err(|e| format!("{}: {e} (run the side_by_side bench first)", dir.display()))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "parquet"))
-        .collect();
-    files.sort();
-    let schema = schema_from_parquet(files.first().ok_or("no lineitem files")?)?;
+    let schema = schema_from_parquet(&files[0])?;
+    let mut w = LocalTableWriter::create(
+        root,
+        schema,
+        PartitionSpec::unpartitioned(),
+        Default::default(),
+    )?;
+    w.add_parquet_files(files)?;
+    Ok(())
+}
+
+/// lineitem (v2) with one position delete file per data file deleting every 10th row,
+/// or 10 % of the rows at random (`random`).
+fn build_position_delete_table(
+    files: &[PathBuf],
+    root: &Path,
+    random: bool,
+) -> Result<(), BoxError> {
+    if root.join("metadata/version-hint.text").exists() {
+        return Ok(());
+    }
+    let schema = schema_from_parquet(&files[0])?;
     let mut w = LocalTableWriter::create(
         root,
         schema.clone(),
         PartitionSpec::unpartitioned(),
         Default::default(),
     )?;
-    w.add_parquet_files(&files)?;
+    w.add_parquet_files(files)?;
     let delete_dir = root.join("deletes");
     std::fs::create_dir_all(&delete_dir)?;
     let mut deletes = vec![];
     for (i, f) in files.iter().enumerate() {
         let rows = local_data_file(f, &schema, DataContentType::Data, vec![])?.record_count;
         let file_location = location(f)?;
-        let positions: Vec<(String, i64)> = (0..rows)
-            .filter(|p| deleted_position(i, *p, random))
-            .map(|p| (file_location.clone(), p))
+        let positions: Vec<(String, i64)> = deleted_positions(i, rows, random)
+            .iter()
+            .map(|p| (file_location.clone(), p as i64))
             .collect();
         let batch = position_delete_batch(&positions)?;
         let path = delete_dir.join(format!("pos-{i}.parquet"));
@@ -96,6 +132,63 @@ fn build_position_delete_table(sf_root: &Path, root: &Path, random: bool) -> Res
     }
     w.row_delta(vec![], deletes)?;
     Ok(())
+}
+
+/// lineitem as a v3 table (in a filesystem catalog under `warehouse`, as `d.<name>`)
+/// with one deletion vector per data file (all in one Puffin file) deleting the same
+/// rows as [`build_position_delete_table`]. Returns the table's directory.
+async fn build_deletion_vector_table(
+    files: &[PathBuf],
+    warehouse: &Path,
+    name: &str,
+    random: bool,
+) -> Result<PathBuf, BoxError> {
+    let root = warehouse.join("d").join(name);
+    if root.join("metadata/version-hint.text").exists() {
+        return Ok(root);
+    }
+    std::fs::create_dir_all(warehouse.join("d"))?;
+    let catalog: Arc<dyn Catalog> = Arc::new(FileSystemCatalog::new(
+        "bench",
+        &warehouse.to_string_lossy(),
+    )?);
+    let ident = TableIdent::parse(&format!("d.{name}"));
+    let mut creation = TableCreation::new(schema_from_parquet(&files[0])?);
+    creation
+        .properties
+        .insert("format-version".into(), "3".into());
+    let table = catalog.create_table(&ident, creation).await?;
+    let schema = table.metadata().current_schema().clone();
+    let spec_id = table.metadata().default_spec_id;
+    let data_files = files
+        .iter()
+        .map(|f| local_data_file(f, &schema, DataContentType::Data, vec![]))
+        .collect::<Result<Vec<_>, _>>()?;
+    let table = Transaction::new(Arc::clone(&catalog), ident.clone(), table)
+        .add_action(AppendFiles::new(spec_id, data_files.clone())?)
+        .commit()
+        .await?;
+    let vectors = files
+        .iter()
+        .zip(&data_files)
+        .enumerate()
+        .map(|(i, (f, d))| Ok((location(f)?, deleted_positions(i, d.record_count, random))))
+        .collect::<Result<Vec<_>, BoxError>>()?;
+    let deletes = write_deletion_vectors(
+        table.file_io(),
+        &format!("{}/data", table.metadata().location),
+        &PartitionSpec::unpartitioned(),
+        vec![],
+        vectors,
+    )
+    .await?;
+    let delta =
+        RowDelta::new(table.metadata().current_snapshot_id).add_deletes(spec_id, deletes)?;
+    Transaction::new(catalog, ident, table)
+        .add_action(delta)
+        .commit()
+        .await?;
+    Ok(root)
 }
 
 /// Keys of commit `c` (distinct within the commit), from a fixed LCG.
@@ -225,6 +318,20 @@ async fn register_with(location: &Path, force_selectors: bool) -> Result<Session
     Ok(ctx)
 }
 
+/// `SELECT count(*), sum(l_quantity)`: a full scan of two columns.
+const COUNT_SUM: &str = "SELECT count(*), sum(l_quantity) FROM t";
+
+/// TPC-H Q6: a scan with a selective filter (row-group and page pruning, pushed filters).
+const Q6: &str = "SELECT sum(l_extendedprice * l_discount) AS revenue FROM t \
+    WHERE l_shipdate >= DATE '1994-01-01' AND l_shipdate < DATE '1995-01-01' \
+    AND l_discount BETWEEN 0.05 AND 0.07 AND l_quantity < 24";
+
+/// The table's live rows (`count(*)`).
+async fn live_rows(ctx: &SessionContext) -> Result<i64, BoxError> {
+    let rows = common::canonical_rows(&ctx.sql("SELECT count(*) FROM t").await?.collect().await?);
+    first_i64(&rows, 0).ok_or_else(|| format!("count(*): {rows:?}").into())
+}
+
 fn first_i64(rows: &[String], col: usize) -> Option<i64> {
     rows.first()?.split('|').nth(col)?.parse().ok()
 }
@@ -243,65 +350,75 @@ async fn main() -> Result<(), BoxError> {
         machine()
     );
     println!();
-    println!("| table | query | rows out | cold ms | median ms | rows/s scanned |");
-    println!("|---|---|---:|---:|---:|---:|");
+    println!(
+        "| table | query | live rows | cold ms | median ms | rows/s scanned | vs no deletes |"
+    );
+    println!("|---|---|---:|---:|---:|---:|---:|");
 
-    // Position deletes on TPC-H lineitem.
+    // Position deletes and deletion vectors on TPC-H lineitem.
     let sf_root = data.join(format!("tpch-sf{sf}"));
+    let files = lineitem_files(&args, &sf_root, &sf)?;
     let plain = sf_root.join("iceberg/lineitem");
+    build_plain_table(&files, &plain)?;
     let pos = data.join(format!("deletes/lineitem-sf{sf}-pos10"));
     let random = data.join(format!("deletes/lineitem-sf{sf}-pos10-random"));
-    if plain.join("metadata/version-hint.text").exists() {
-        build_position_delete_table(&sf_root, &pos, false)?;
-        build_position_delete_table(&sf_root, &random, true)?;
-        let sql = "SELECT count(*), sum(l_quantity) FROM t";
+    build_position_delete_table(&files, &pos, false)?;
+    build_position_delete_table(&files, &random, true)?;
+    let warehouse = data.join(format!("deletes/dv-sf{sf}"));
+    let dv = build_deletion_vector_table(&files, &warehouse, "every10", false).await?;
+    let dv_random = build_deletion_vector_table(&files, &warehouse, "random10", true).await?;
+    let tables: [(&str, &Path); 5] = [
+        ("lineitem (no deletes)", &plain),
+        ("every 10th row, v2 position deletes", &pos),
+        ("10% random, v2 position deletes", &random),
+        ("every 10th row, v3 deletion vectors", &dv),
+        ("10% random, v3 deletion vectors", &dv_random),
+    ];
+    for (query, sql) in [("count, sum", COUNT_SUM), ("Q6", Q6)] {
+        // rows/s of the table without deletes, for the ratio
+        let mut base_rate = 0.0;
+        let mut by_rows: HashMap<i64, Vec<String>> = HashMap::new();
         let mut scanned = 0i64;
-        let mut by_table: HashMap<&Path, Vec<String>> = HashMap::new();
-        for (label, loc, force_selectors) in [
-            ("lineitem (no deletes)", &plain, false),
-            (
-                "lineitem, every 10th row position-deleted, mask (Auto)",
-                &pos,
-                false,
-            ),
-            (
-                "lineitem, every 10th row position-deleted, selectors",
-                &pos,
-                true,
-            ),
-            (
-                "lineitem, 10% random position-deleted, mask (Auto)",
-                &random,
-                false,
-            ),
-            (
-                "lineitem, 10% random position-deleted, selectors",
-                &random,
-                true,
-            ),
-        ] {
-            let ctx = register_with(loc, force_selectors).await?;
-            let (cold, med, rows) = time_query(&ctx, sql, iterations).await?;
-            if let Some(before) = by_table.insert(loc.as_path(), rows.clone()) {
-                if before != rows {
-                    return Err(
-                        format!("{label}: {rows:?}, the other policy gave {before:?}").into(),
-                    );
+        for (label, loc) in tables {
+            let policies: &[(&str, bool)] = if loc == plain.as_path() {
+                &[("", false)]
+            } else {
+                &[("mask (Auto)", false), ("selectors", true)]
+            };
+            for (policy, force_selectors) in policies {
+                let ctx = register_with(loc, *force_selectors).await?;
+                let (cold, med, rows) = time_query(&ctx, sql, iterations).await?;
+                let live = live_rows(&ctx).await?;
+                if scanned == 0 {
+                    scanned = live;
                 }
+                // the v2 and v3 tables deleting the same rows, under either policy,
+                // give the same answer
+                if let Some(before) = by_rows.insert(live, rows.clone()) {
+                    if before != rows {
+                        return Err(format!(
+                            "{label} {policy}: {rows:?}, the same rows elsewhere gave {before:?}"
+                        )
+                        .into());
+                    }
+                }
+                let rate = scanned as f64 / med.as_secs_f64() / 1e6;
+                if base_rate == 0.0 {
+                    base_rate = rate;
+                }
+                println!(
+                    "| {label}{} | {query} | {live} | {:.1} | {:.1} | {rate:.2} M | {:.2} |",
+                    if policy.is_empty() {
+                        String::new()
+                    } else {
+                        format!(", {policy}")
+                    },
+                    ms(cold),
+                    ms(med),
+                    rate / base_rate
+                );
             }
-            let n = first_i64(&rows, 0).unwrap_or(0);
-            if scanned == 0 {
-                scanned = n;
-            }
-            println!(
-                "| {label} | `{sql}` | {n} | {:.1} | {:.1} | {:.2} M |",
-                ms(cold),
-                ms(med),
-                scanned as f64 / med.as_secs_f64() / 1e6
-            );
         }
-    } else {
-        println!("| lineitem | skipped: run `cargo bench --bench side_by_side -- --sf {sf}` first | | | | |");
     }
 
     // Equality deletes: the upsert chain.

@@ -302,3 +302,271 @@ async fn fragmented_position_deletes_are_exact_as_mask_and_as_selectors() {
         assert_eq!(m.rows_deleted_by_position, deleted.len() as u64);
     }
 }
+
+/// Rows of the fragmented-delete tables: `id` 0..ROWS in order (so row groups and pages
+/// have disjoint `id` ranges and a range filter prunes both), `g` = `id % 7`.
+const FRAGMENTED_ROWS: i64 = 60_000;
+
+/// The positions the fragmented tables delete: each row with probability 1/10 (fixed
+/// LCG), plus every row of 20,000..20,500 (one long run beside the short ones).
+fn fragmented_deleted_positions() -> Vec<i64> {
+    let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+    (0..FRAGMENTED_ROWS)
+        .filter(|p| {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (state >> 33).is_multiple_of(10) || (20_000..20_500).contains(p)
+        })
+        .collect()
+}
+
+/// A table of one data file of [`FRAGMENTED_ROWS`] rows (row groups of 8,192 rows,
+/// pages of 1,024, so page-index pruning applies) with [`fragmented_deleted_positions`]
+/// deleted: as a v2 Parquet position delete file (`dv` false) or as a v3 deletion
+/// vector. Returns the table's directory.
+async fn fragmented_table(dir: &std::path::Path, dv: bool) -> std::path::PathBuf {
+    use datafusion::arrow::array::{Int32Array, Int64Array};
+    use datafusion::arrow::datatypes::{DataType, Schema as ArrowSchema};
+    use datafusion::arrow::record_batch::RecordBatch;
+    use datafusion::parquet::arrow::ArrowWriter;
+    use datafusion::parquet::file::properties::WriterProperties;
+    use icefloe::catalog::{Catalog, FileSystemCatalog, TableCreation, TableIdent};
+    use icefloe::spec::{DataContentType, NestedField, PartitionSpec, PrimitiveType, Schema, Type};
+    use icefloe::transaction::{AppendFiles, RowDelta, Transaction};
+    use icefloe::write::{data_file_from_parquet, write_deletion_vectors, LocalTableWriter};
+
+    let data_path = dir.join("data.parquet");
+    let data = RecordBatch::try_new(
+        Arc::new(ArrowSchema::new(vec![
+            field_with_id("id", DataType::Int64, 1),
+            field_with_id("g", DataType::Int32, 2),
+        ])),
+        vec![
+            Arc::new(Int64Array::from_iter_values(0..FRAGMENTED_ROWS)),
+            Arc::new(Int32Array::from_iter_values(
+                (0..FRAGMENTED_ROWS).map(|i| (i % 7) as i32),
+            )),
+        ],
+    )
+    .expect("batch");
+    let props = WriterProperties::builder()
+        .set_max_row_group_row_count(Some(8192))
+        .set_data_page_row_count_limit(1024)
+        .set_write_batch_size(1024)
+        .build();
+    let mut w = ArrowWriter::try_new(
+        std::fs::File::create(&data_path).expect("create"),
+        data.schema(),
+        Some(props),
+    )
+    .expect("writer");
+    w.write(&data).expect("write");
+    w.close().expect("close");
+    let schema = Schema::new(
+        0,
+        vec![
+            NestedField::required(1, "id", Type::Primitive(PrimitiveType::Long)),
+            NestedField::required(2, "g", Type::Primitive(PrimitiveType::Int)),
+        ],
+    );
+    let location = icefloe::io::normalize_location(&data_path.to_string_lossy()).expect("loc");
+    let data_file = data_file_from_parquet(
+        &data_path,
+        &location,
+        &schema,
+        vec![],
+        DataContentType::Data,
+        vec![],
+    )
+    .expect("data file");
+    let deleted = fragmented_deleted_positions();
+    if !dv {
+        let table = dir.join("table");
+        let mut w = LocalTableWriter::create(
+            &table,
+            schema.clone(),
+            PartitionSpec::unpartitioned(),
+            Default::default(),
+        )
+        .expect("create");
+        w.append(vec![data_file]).expect("append");
+        let delete_path = dir.join("pos.parquet");
+        let deletes = RecordBatch::try_new(
+            Arc::new(ArrowSchema::new(vec![
+                field_with_id("file_path", DataType::Utf8, 2147483546),
+                field_with_id("pos", DataType::Int64, 2147483545),
+            ])),
+            vec![
+                Arc::new(datafusion::arrow::array::StringArray::from_iter_values(
+                    deleted.iter().map(|_| location.as_str()),
+                )),
+                Arc::new(Int64Array::from(deleted)),
+            ],
+        )
+        .expect("batch");
+        write_parquet_file(&delete_path, &deletes, 1 << 20);
+        let delete_location =
+            icefloe::io::normalize_location(&delete_path.to_string_lossy()).expect("loc");
+        let delete_file = data_file_from_parquet(
+            &delete_path,
+            &delete_location,
+            &schema,
+            vec![],
+            DataContentType::PositionDeletes,
+            vec![],
+        )
+        .expect("delete file");
+        w.row_delta(vec![], vec![delete_file]).expect("row delta");
+        return table;
+    }
+    let warehouse = dir.join("warehouse");
+    std::fs::create_dir_all(warehouse.join("d")).expect("mkdir");
+    let catalog: Arc<dyn Catalog> =
+        Arc::new(FileSystemCatalog::new("w", warehouse.to_str().expect("utf-8")).expect("catalog"));
+    let ident = TableIdent::parse("d.t");
+    let mut creation = TableCreation::new(schema);
+    creation
+        .properties
+        .insert("format-version".into(), "3".into());
+    let table = catalog
+        .create_table(&ident, creation)
+        .await
+        .expect("create");
+    let spec_id = table.metadata().default_spec_id;
+    let table = Transaction::new(Arc::clone(&catalog), ident.clone(), table)
+        .add_action(AppendFiles::new(spec_id, vec![data_file]).expect("append"))
+        .commit()
+        .await
+        .expect("commit append");
+    let vector = deleted.iter().map(|p| *p as u64).collect();
+    let deletes = write_deletion_vectors(
+        table.file_io(),
+        &format!("{}/data", table.metadata().location),
+        &PartitionSpec::unpartitioned(),
+        vec![],
+        vec![(location, vector)],
+    )
+    .await
+    .expect("deletion vector");
+    let delta = RowDelta::new(table.metadata().current_snapshot_id)
+        .add_deletes(spec_id, deletes)
+        .expect("deletes");
+    Transaction::new(catalog, ident, table)
+        .add_action(delta)
+        .commit()
+        .await
+        .expect("commit deletes");
+    warehouse.join("d").join("t")
+}
+
+/// Fragmented deletes (10 % random and one long run, across 8 row groups) as v2
+/// position deletes and as a v3 deletion vector give exactly the surviving rows with
+/// row-group and page pruning by a range filter, with the filter pushed into the Parquet
+/// reader or not, under `LIMIT` (with and without `ORDER BY`), and whether the reader
+/// applies the selection as a mask or as selectors (issue 18, item 4).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fragmented_deletes_are_exact_with_pruning_pushed_filters_and_limit() {
+    use datafusion::arrow::array::{Array, Int64Array};
+    use datafusion::prelude::SessionConfig;
+
+    let gone: std::collections::HashSet<i64> = fragmented_deleted_positions().into_iter().collect();
+    let kept: Vec<i64> = (0..FRAGMENTED_ROWS).filter(|i| !gone.contains(i)).collect();
+    let expect = |keep: &dyn Fn(i64) -> bool| {
+        let rows: Vec<i64> = kept.iter().copied().filter(|i| keep(*i)).collect();
+        (rows.len() as i64, rows.iter().sum::<i64>())
+    };
+    let ints = |batches: &[datafusion::arrow::record_batch::RecordBatch], col: usize| {
+        batches
+            .iter()
+            .flat_map(|b| {
+                let a = b
+                    .column(col)
+                    .as_any()
+                    .downcast_ref::<Int64Array>()
+                    .expect("bigint")
+                    .clone();
+                (0..a.len()).map(move |i| a.value(i))
+            })
+            .collect::<Vec<i64>>()
+    };
+    for dv in [false, true] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let table = fragmented_table(dir.path(), dv).await;
+        for pushdown in [false, true] {
+            for force_selectors in [false, true] {
+                let case = format!(
+                    "dv = {dv}, pushdown_filters = {pushdown}, force_filter_selections = {force_selectors}"
+                );
+                let mut config = SessionConfig::new().with_target_partitions(2);
+                let parquet = &mut config.options_mut().execution.parquet;
+                parquet.pushdown_filters = pushdown;
+                parquet.reorder_filters = pushdown;
+                parquet.force_filter_selections = force_selectors;
+                let ctx = SessionContext::new_with_config(config);
+                let provider = IcebergTableProvider::open(table.to_str().expect("utf-8"))
+                    .await
+                    .expect("open");
+                ctx.register_table("t", Arc::new(provider.clone()))
+                    .expect("register");
+                let sql = |q: &'static str| {
+                    let ctx = ctx.clone();
+                    async move { ctx.sql(q).await.expect("sql").collect().await.expect("run") }
+                };
+                // whole table
+                let b = sql("SELECT count(*) AS n, sum(id) AS s FROM t").await;
+                assert_eq!(
+                    (ints(&b, 0)[0], ints(&b, 1)[0]),
+                    expect(&|_| true),
+                    "{case}"
+                );
+                let m = provider.last_delete_metrics().expect("scanned");
+                assert_eq!(m.rows_deleted_by_position, gone.len() as u64, "{case}");
+                // a range that prunes row groups (8,192 rows each) and pages (1,024), with
+                // the long deleted run inside it
+                let b = sql(
+                    "SELECT count(*) AS n, sum(id) AS s FROM t WHERE id >= 12345 AND id < 30001",
+                )
+                .await;
+                assert_eq!(
+                    (ints(&b, 0)[0], ints(&b, 1)[0]),
+                    expect(&|i| (12345..30001).contains(&i)),
+                    "{case}"
+                );
+                // a filter on a column not projected, and one that prunes nothing
+                let b = sql("SELECT count(*) AS n, sum(id) AS s FROM t WHERE g = 3 AND id > 19990")
+                    .await;
+                assert_eq!(
+                    (ints(&b, 0)[0], ints(&b, 1)[0]),
+                    expect(&|i| i % 7 == 3 && i > 19990),
+                    "{case}"
+                );
+                // LIMIT without order: any surviving rows that match, as many as asked
+                let b = sql("SELECT id FROM t WHERE id >= 19995 AND id < 20600 LIMIT 25").await;
+                let got = ints(&b, 0);
+                assert_eq!(got.len(), 25, "{case}: {got:?}");
+                assert!(
+                    got.iter()
+                        .all(|i| !gone.contains(i) && (19995..20600).contains(i)),
+                    "{case}: deleted or unmatched rows in {got:?}"
+                );
+                let b = sql("SELECT id FROM t LIMIT 1000").await;
+                let got = ints(&b, 0);
+                assert_eq!(got.len(), 1000, "{case}");
+                assert!(got.iter().all(|i| !gone.contains(i)), "{case}: {got:?}");
+                // LIMIT with order (TopK, whose dynamic filter prunes at run time)
+                let b = sql("SELECT id FROM t WHERE id > 19000 ORDER BY id DESC LIMIT 7").await;
+                let want: Vec<i64> = kept.iter().rev().take(7).copied().collect();
+                assert_eq!(ints(&b, 0), want, "{case}");
+                let b = sql("SELECT id FROM t WHERE id >= 19990 ORDER BY id LIMIT 12").await;
+                let want: Vec<i64> = kept
+                    .iter()
+                    .copied()
+                    .filter(|i| *i >= 19990)
+                    .take(12)
+                    .collect();
+                assert_eq!(ints(&b, 0), want, "{case}");
+            }
+        }
+    }
+}

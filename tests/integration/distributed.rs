@@ -21,7 +21,7 @@ use icefloe::IcebergTableProvider;
 use crate::fixtures::testdata;
 
 /// The rows of `batches` as sorted lines (a multiset comparison).
-fn sorted_rows(batches: &[RecordBatch]) -> Vec<String> {
+pub(crate) fn sorted_rows(batches: &[RecordBatch]) -> Vec<String> {
     let text = pretty_format_batches(batches).expect("format").to_string();
     let mut lines: Vec<String> = text
         .lines()
@@ -318,30 +318,34 @@ async fn same_rows(distributed: &SessionContext, single: &SessionContext, sql: &
     shown
 }
 
+/// Spark-written tables with position deletes, deletion vectors (v3) and equality
+/// deletes (`testdata/corpus`), and queries over each (as table `t`).
+pub(crate) const DELETE_TABLE_QUERIES: [(&str, &[&str]); 3] = [
+    (
+        "corpus/spark_v2_mor_position_deletes",
+        &[
+            "SELECT * FROM t",
+            "SELECT count(*), sum(id) FROM t WHERE id > 5",
+        ],
+    ),
+    (
+        "corpus/spark_v3_deletion_vectors",
+        &["SELECT * FROM t", "SELECT count(*) FROM t"],
+    ),
+    (
+        "corpus/spark_v2_equality_deletes_partitioned",
+        &[
+            "SELECT * FROM t",
+            "SELECT region, count(*) FROM t GROUP BY region",
+            "SELECT id, name FROM t WHERE region = 'us'",
+        ],
+    ),
+];
+
 #[tokio::test]
 async fn delete_tables_on_three_workers_equal_one_node() {
     let (distributed, single) = sessions();
-    for (table, queries) in [
-        (
-            "corpus/spark_v2_mor_position_deletes",
-            &[
-                "SELECT * FROM t",
-                "SELECT count(*), sum(id) FROM t WHERE id > 5",
-            ][..],
-        ),
-        (
-            "corpus/spark_v3_deletion_vectors",
-            &["SELECT * FROM t", "SELECT count(*) FROM t"][..],
-        ),
-        (
-            "corpus/spark_v2_equality_deletes_partitioned",
-            &[
-                "SELECT * FROM t",
-                "SELECT region, count(*) FROM t GROUP BY region",
-                "SELECT id, name FROM t WHERE region = 'us'",
-            ][..],
-        ),
-    ] {
+    for (table, queries) in DELETE_TABLE_QUERIES {
         for ctx in [&distributed, &single] {
             let provider = IcebergTableProvider::open(testdata(table).to_str().unwrap())
                 .await
@@ -382,10 +386,16 @@ const TPCH_TABLES: [&str; 8] = [
     "customer", "lineitem", "nation", "orders", "part", "partsupp", "region", "supplier",
 ];
 
-/// TPC-H SF0.1 (all 22 queries, `../shared/bench/tpch-queries`) on Iceberg tables
-/// over `tpchgen-cli`'s files: the same rows on three in-process workers as on one node.
-#[tokio::test]
-async fn tpch_sf01_on_three_workers_equals_one_node() {
+/// TPC-H SF0.1 as Iceberg tables: `tpchgen-cli`'s Parquet files (two per table) under
+/// `dir`, added to one unpartitioned Iceberg table per TPC-H table. Returns the query
+/// directory (`../shared/bench/tpch-queries`, `qNN.sql`) and each table's name and
+/// directory; `None` (the test named `test` is skipped, saying so) when the queries or a
+/// runnable `tpchgen-cli` are missing outside CI (CI installs tpchgen-cli and has
+/// ../shared).
+pub(crate) fn tpch_sf01_tables(
+    dir: &std::path::Path,
+    test: &str,
+) -> Option<(std::path::PathBuf, Vec<(&'static str, std::path::PathBuf)>)> {
     use icefloe::spec::PartitionSpec;
     use icefloe::write::{schema_from_parquet, LocalTableWriter};
 
@@ -398,16 +408,13 @@ async fn tpch_sf01_on_three_workers_equals_one_node() {
         .output()
         .is_ok();
     if !ci && (!queries.is_dir() || !runnable) {
-        // outside CI (which installs tpchgen-cli and has ../shared) the test needs both
         eprintln!(
-            "\n*** SKIPPED: tpch_sf01_on_three_workers_equals_one_node (needs {} and a \
-             runnable tpchgen-cli: set TPCHGEN_CLI) ***\n",
+            "\n*** SKIPPED: {test} (needs {} and a runnable tpchgen-cli: set TPCHGEN_CLI) ***\n",
             queries.display()
         );
-        return;
+        return None;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let parquet = dir.path().join("parquet");
+    let parquet = dir.join("parquet");
     let status = std::process::Command::new(&bin)
         .args(["parquet", "-s", "0.1", "--parts", "2", "--output-dir"])
         .arg(&parquet)
@@ -419,14 +426,14 @@ async fn tpch_sf01_on_three_workers_equals_one_node() {
             )
         });
     assert!(status.success(), "tpchgen-cli: {status}");
-    let (distributed, single) = sessions();
+    let mut tables = vec![];
     for t in TPCH_TABLES {
         let mut files: Vec<_> = std::fs::read_dir(parquet.join(t))
             .unwrap()
             .map(|e| e.unwrap().path())
             .collect();
         files.sort();
-        let table_dir = dir.path().join("iceberg").join(t);
+        let table_dir = dir.join("iceberg").join(t);
         let schema = schema_from_parquet(&files[0]).unwrap();
         let mut writer = LocalTableWriter::create(
             &table_dir,
@@ -436,17 +443,39 @@ async fn tpch_sf01_on_three_workers_equals_one_node() {
         )
         .unwrap();
         writer.add_parquet_files(&files).unwrap();
+        tables.push((t, table_dir));
+    }
+    Some((queries, tables))
+}
+
+/// TPC-H query `q` (1..=22) of `queries`.
+pub(crate) fn tpch_query(queries: &std::path::Path, q: usize) -> String {
+    let path = queries.join(format!("q{q:02}.sql"));
+    std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("TPC-H query '{}': {e}", path.display()))
+}
+
+/// TPC-H SF0.1 (all 22 queries, `../shared/bench/tpch-queries`) on Iceberg tables
+/// over `tpchgen-cli`'s files: the same rows on three in-process workers as on one node.
+#[tokio::test]
+async fn tpch_sf01_on_three_workers_equals_one_node() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some((queries, tables)) =
+        tpch_sf01_tables(dir.path(), "tpch_sf01_on_three_workers_equals_one_node")
+    else {
+        return;
+    };
+    let (distributed, single) = sessions();
+    for (t, table_dir) in &tables {
         for ctx in [&distributed, &single] {
             let provider = IcebergTableProvider::open(table_dir.to_str().unwrap())
                 .await
                 .unwrap();
-            ctx.register_table(t, Arc::new(provider)).unwrap();
+            ctx.register_table(*t, Arc::new(provider)).unwrap();
         }
     }
     for q in 1..=22 {
-        let path = queries.join(format!("q{q:02}.sql"));
-        let sql = std::fs::read_to_string(&path)
-            .unwrap_or_else(|e| panic!("TPC-H query '{}': {e}", path.display()));
+        let sql = tpch_query(&queries, q);
         let shown = same_rows(&distributed, &single, &sql).await;
         if q == 1 {
             assert!(shown.contains("Stage"), "q01 is not distributed\n{shown}");

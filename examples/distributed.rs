@@ -11,20 +11,39 @@
 //!
 //! `--explain` prints the distributed plan (its stages and tasks) instead of the rows.
 //! Rows are printed as the `icefloe` CLI prints a table (NULL for nulls).
+//!
+//! `--engine ballista` (feature `ballista` too) runs the query on Ballista standalone
+//! instead: an in-process scheduler and executor (`--workers` task slots) to which the
+//! client sends the logical plan (tables as their identity, `IcebergLogicalCodec`) and
+//! the scheduler the stages' physical plans (`IcebergBallistaPhysicalCodec`):
+//!
+//! ```text
+//! cargo run --features distributed,ballista --example distributed -- --engine ballista \
+//!     --table t=testdata/corpus/spark_v2_mor_position_deletes -c "SELECT count(*) FROM t"
+//! ```
 
 use std::sync::Arc;
 
-use clap::Parser;
+use clap::{Parser, ValueEnum};
 use datafusion::arrow::util::display::FormatOptions;
 use datafusion::arrow::util::pretty::pretty_format_batches_with_options;
 use datafusion::physical_plan::collect;
-use datafusion::prelude::SessionConfig;
+use datafusion::prelude::{SessionConfig, SessionContext};
 use datafusion_distributed::display_plan_ascii;
 use icefloe::datafusion::distributed::in_process_session;
 use icefloe::IcebergTableProvider;
 
+/// The distributed engine the query runs on.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Engine {
+    /// In-process datafusion-distributed workers.
+    Distributed,
+    /// Ballista standalone (in-process scheduler and executor; feature `ballista`).
+    Ballista,
+}
+
 #[derive(Parser)]
-#[command(about = "Run SQL over Iceberg tables on in-process datafusion-distributed workers")]
+#[command(about = "Run SQL over Iceberg tables on in-process distributed workers")]
 struct Args {
     /// A table to register: NAME=LOCATION (a table directory or metadata file); repeatable.
     #[arg(long = "table", value_name = "NAME=LOCATION", required = true)]
@@ -32,15 +51,31 @@ struct Args {
     /// The SQL to run.
     #[arg(short = 'c', long = "command", value_name = "SQL")]
     sql: String,
-    /// How many in-process workers.
+    /// The engine: datafusion-distributed workers or Ballista standalone.
+    #[arg(long, value_enum, default_value_t = Engine::Distributed)]
+    engine: Engine,
+    /// How many in-process workers (Ballista: the executor's task slots).
     #[arg(long, default_value_t = 3)]
     workers: usize,
     /// Bytes of data files one scan partition of a task reads (smaller: more tasks).
     #[arg(long, default_value_t = 16 * 1024 * 1024)]
     bytes_per_partition: usize,
-    /// Print the distributed plan instead of running the query.
+    /// Print the distributed plan instead of running the query (datafusion-distributed).
     #[arg(long)]
     explain: bool,
+}
+
+/// A Ballista standalone client whose executor has `slots` task slots.
+#[cfg(feature = "ballista")]
+async fn ballista_session(slots: usize) -> Result<SessionContext, Box<dyn std::error::Error>> {
+    use ballista::prelude::SessionConfigExt;
+    let config = SessionConfig::new_with_ballista().with_ballista_standalone_parallelism(slots);
+    Ok(icefloe::datafusion::ballista::standalone_session(config).await?)
+}
+
+#[cfg(not(feature = "ballista"))]
+async fn ballista_session(_slots: usize) -> Result<SessionContext, Box<dyn std::error::Error>> {
+    Err("--engine ballista needs the example built with `--features distributed,ballista`".into())
 }
 
 #[tokio::main]
@@ -49,7 +84,19 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     if args.workers == 0 {
         return Err("--workers must be at least 1".into());
     }
-    let ctx = in_process_session(args.workers, SessionConfig::new(), args.bytes_per_partition)?;
+    let ctx = match args.engine {
+        Engine::Distributed => {
+            in_process_session(args.workers, SessionConfig::new(), args.bytes_per_partition)?
+        }
+        Engine::Ballista => {
+            if args.explain {
+                return Err("--explain shows datafusion-distributed's stages: not with \
+                            --engine ballista"
+                    .into());
+            }
+            ballista_session(args.workers).await?
+        }
+    };
     for spec in &args.tables {
         let (name, location) = spec
             .split_once('=')

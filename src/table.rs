@@ -200,6 +200,23 @@ impl Table {
             .map_err(|e| e.context(format!("table metadata '{location}'")))
     }
 
+    /// The table whose metadata file is `metadata_location`, read through `file_io` as
+    /// given (its properties, remaps and vended credentials; no moved-table rule is
+    /// added): how a process that received a table's identity (metadata location +
+    /// FileIO) reloads it, e.g. a Ballista scheduler.
+    ///
+    /// Errors: as [`Table::open_with`] for a metadata file ([`ErrorKind::NotFound`],
+    /// [`ErrorKind::InvalidData`] naming the file).
+    pub async fn load(metadata_location: &str, file_io: FileIO) -> Result<Table> {
+        let metadata_location = normalize_location(metadata_location)?;
+        let metadata = Self::read_metadata(&file_io, &metadata_location).await?;
+        Ok(Table {
+            metadata: Arc::new(metadata),
+            metadata_location,
+            file_io,
+        })
+    }
+
     /// This table at another version: `metadata` read from `metadata_location`, with
     /// the same FileIO (remaps and storage properties).
     pub fn with_metadata(&self, metadata: TableMetadata, metadata_location: &str) -> Table {

@@ -104,7 +104,7 @@ struct EncodedNode {
 
 /// A FileIO as it crosses processes.
 #[derive(Serialize, Deserialize)]
-struct FileIoState {
+pub(super) struct FileIoState {
     properties: BTreeMap<String, String>,
     remaps: Vec<(String, String)>,
     /// Vended credentials by prefix, as they are now (a worker does not refresh them).
@@ -113,7 +113,7 @@ struct FileIoState {
 }
 
 impl FileIoState {
-    fn of(io: &FileIO) -> Self {
+    pub(super) fn of(io: &FileIO) -> Self {
         Self {
             properties: io
                 .properties()
@@ -129,7 +129,7 @@ impl FileIoState {
         }
     }
 
-    fn rebuild(&self) -> DFResult<FileIO> {
+    pub(super) fn rebuild(&self) -> DFResult<FileIO> {
         let mut io = FileIO::new(self.properties.clone().into_iter().collect());
         for (from, to) in &self.remaps {
             io = io.with_remap(from, to)?;

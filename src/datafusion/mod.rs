@@ -1,7 +1,9 @@
 //! The DataFusion integration: the only module that knows DataFusion planning types.
 
+#[cfg(feature = "ballista")]
+pub mod ballista;
 pub mod catalog;
-#[cfg(feature = "distributed")]
+#[cfg(any(feature = "distributed", feature = "ballista"))]
 mod codec;
 mod column_defaults;
 mod data_file_writer_exec;
@@ -18,6 +20,8 @@ pub mod float_literals;
 mod iceberg_source;
 pub mod information_schema;
 pub mod insert;
+#[cfg(any(feature = "distributed", feature = "ballista"))]
+mod logical_codec;
 pub mod maintenance;
 pub mod metadata_columns;
 mod metadata_files;
@@ -42,7 +46,7 @@ pub mod values_fields;
 mod write_exec;
 
 pub use catalog::{IcebergCatalogProvider, IcebergSchemaProvider};
-#[cfg(feature = "distributed")]
+#[cfg(any(feature = "distributed", feature = "ballista"))]
 pub use codec::IcebergPhysicalCodec;
 pub use data_file_writer_exec::{DataFileWriteState, IcebergDataFileWriterExec};
 pub use delete_planning::DeleteMetrics;
@@ -55,6 +59,8 @@ pub use file_reader::IcebergParquetReaderFactory;
 pub use float_literals::{install_float_literal_rule, use_decimal_literals};
 pub use iceberg_source::{IcebergParquetSource, IcebergScanState};
 pub use insert::{IcebergDataSink, WriteTarget};
+#[cfg(any(feature = "distributed", feature = "ballista"))]
+pub use logical_codec::IcebergLogicalCodec;
 pub use named_tables::IcebergNamesSchemaProvider;
 pub use options::{register_iceberg_options, IcefloeOptions};
 pub use table_functions::register_iceberg_functions;

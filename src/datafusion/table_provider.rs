@@ -131,7 +131,9 @@ impl IcebergTableProvider {
         Self::at_snapshot(table, snapshot, schema, true)
     }
 
-    fn at_snapshot(
+    /// `table` read at `snapshot` with `schema` (how every constructor ends; the
+    /// Ballista logical codec rebuilds a provider from its identity with it).
+    pub(super) fn at_snapshot(
         table: Table,
         snapshot: Option<Snapshot>,
         schema: Schema,
@@ -281,6 +283,12 @@ impl IcebergTableProvider {
     /// The branch the table was opened at (`with_ref` of a branch), if any.
     pub fn branch(&self) -> Option<&str> {
         self.branch.as_deref()
+    }
+
+    /// Whether top-level strings and binaries are exposed as views (see
+    /// [`Self::with_schema_force_view_types`]).
+    pub fn schema_force_view_types(&self) -> bool {
+        self.view_types
     }
 
     /// The table.

@@ -22,7 +22,7 @@ use icefloe::IcebergTableProvider;
 use crate::fixtures::testdata;
 
 /// The rows of `batches` as sorted lines (a multiset comparison).
-fn sorted_rows(batches: &[RecordBatch]) -> Vec<String> {
+pub(crate) fn sorted_rows(batches: &[RecordBatch]) -> Vec<String> {
     let text = pretty_format_batches(batches).expect("format").to_string();
     let mut lines: Vec<String> = text
         .lines()
@@ -319,30 +319,34 @@ async fn same_rows(distributed: &SessionContext, single: &SessionContext, sql: &
     shown
 }
 
+/// Spark-written tables with position deletes, deletion vectors (v3) and equality
+/// deletes (`testdata/corpus`), and queries over each (as table `t`).
+pub(crate) const DELETE_TABLE_QUERIES: [(&str, &[&str]); 3] = [
+    (
+        "corpus/spark_v2_mor_position_deletes",
+        &[
+            "SELECT * FROM t",
+            "SELECT count(*), sum(id) FROM t WHERE id > 5",
+        ],
+    ),
+    (
+        "corpus/spark_v3_deletion_vectors",
+        &["SELECT * FROM t", "SELECT count(*) FROM t"],
+    ),
+    (
+        "corpus/spark_v2_equality_deletes_partitioned",
+        &[
+            "SELECT * FROM t",
+            "SELECT region, count(*) FROM t GROUP BY region",
+            "SELECT id, name FROM t WHERE region = 'us'",
+        ],
+    ),
+];
+
 #[tokio::test]
 async fn delete_tables_on_three_workers_equal_one_node() {
     let (distributed, single) = sessions();
-    for (table, queries) in [
-        (
-            "corpus/spark_v2_mor_position_deletes",
-            &[
-                "SELECT * FROM t",
-                "SELECT count(*), sum(id) FROM t WHERE id > 5",
-            ][..],
-        ),
-        (
-            "corpus/spark_v3_deletion_vectors",
-            &["SELECT * FROM t", "SELECT count(*) FROM t"][..],
-        ),
-        (
-            "corpus/spark_v2_equality_deletes_partitioned",
-            &[
-                "SELECT * FROM t",
-                "SELECT region, count(*) FROM t GROUP BY region",
-                "SELECT id, name FROM t WHERE region = 'us'",
-            ][..],
-        ),
-    ] {
+    for (table, queries) in DELETE_TABLE_QUERIES {
         for ctx in [&distributed, &single] {
             let provider = IcebergTableProvider::open(testdata(table).to_str().unwrap())
                 .await
@@ -384,9 +388,10 @@ const TPCH_TABLES: [&str; 8] = [
 ];
 
 /// `../shared/bench/tpch-queries` and TPC-H SF0.1 Parquet (`tpchgen-cli`, 2 files per
-/// table) in `dir/parquet/<table>/`; `None` (the test skips, loudly) outside CI when the
-/// queries or a runnable `tpchgen-cli` are missing. CI has both.
-fn tpch_sf01(test: &str, dir: &Path) -> Option<(PathBuf, PathBuf)> {
+/// table) in `dir/parquet/<table>/`; `None` (the test named `test` is skipped, saying so)
+/// outside CI when the queries or a runnable `tpchgen-cli` are missing. CI installs
+/// tpchgen-cli and has ../shared.
+fn tpch_sf01_parquet(dir: &Path, test: &str) -> Option<(PathBuf, PathBuf)> {
     let queries = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/bench/tpch-queries");
     let bin = tpchgen_cli();
     let ci = std::env::var_os("CI").is_some_and(|v| !v.is_empty());
@@ -416,40 +421,26 @@ fn tpch_sf01(test: &str, dir: &Path) -> Option<(PathBuf, PathBuf)> {
     Some((queries, parquet))
 }
 
-/// The 22 TPC-H queries of `queries` on both sessions: the same rows.
-async fn tpch_same_rows(distributed: &SessionContext, single: &SessionContext, queries: &Path) {
-    for q in 1..=22 {
-        let path = queries.join(format!("q{q:02}.sql"));
-        let sql = std::fs::read_to_string(&path)
-            .unwrap_or_else(|e| panic!("TPC-H query '{}': {e}", path.display()));
-        let shown = same_rows(distributed, single, &sql).await;
-        if q == 1 {
-            assert!(shown.contains("Stage"), "q01 is not distributed\n{shown}");
-        }
-    }
-}
-
-/// TPC-H SF0.1 (all 22 queries, `../shared/bench/tpch-queries`) on Iceberg tables
-/// over `tpchgen-cli`'s files: the same rows on three in-process workers as on one node.
-#[tokio::test]
-async fn tpch_sf01_on_three_workers_equals_one_node() {
+/// TPC-H SF0.1 as Iceberg tables: `tpchgen-cli`'s Parquet files (two per table) under
+/// `dir`, added to one unpartitioned Iceberg table per TPC-H table. Returns the query
+/// directory (`qNN.sql`) and each table's name and directory; `None` when the inputs are
+/// missing outside CI (see [`tpch_sf01_parquet`]).
+pub(crate) fn tpch_sf01_tables(
+    dir: &Path,
+    test: &str,
+) -> Option<(PathBuf, Vec<(&'static str, PathBuf)>)> {
     use icefloe::spec::PartitionSpec;
     use icefloe::write::{schema_from_parquet, LocalTableWriter};
 
-    let dir = tempfile::tempdir().unwrap();
-    let Some((queries, parquet)) =
-        tpch_sf01("tpch_sf01_on_three_workers_equals_one_node", dir.path())
-    else {
-        return;
-    };
-    let (distributed, single) = sessions();
+    let (queries, parquet) = tpch_sf01_parquet(dir, test)?;
+    let mut tables = vec![];
     for t in TPCH_TABLES {
         let mut files: Vec<_> = std::fs::read_dir(parquet.join(t))
             .unwrap()
             .map(|e| e.unwrap().path())
             .collect();
         files.sort();
-        let table_dir = dir.path().join("iceberg").join(t);
+        let table_dir = dir.join("iceberg").join(t);
         let schema = schema_from_parquet(&files[0]).unwrap();
         let mut writer = LocalTableWriter::create(
             &table_dir,
@@ -459,33 +450,25 @@ async fn tpch_sf01_on_three_workers_equals_one_node() {
         )
         .unwrap();
         writer.add_parquet_files(&files).unwrap();
-        for ctx in [&distributed, &single] {
-            let provider = IcebergTableProvider::open(table_dir.to_str().unwrap())
-                .await
-                .unwrap();
-            ctx.register_table(t, Arc::new(provider)).unwrap();
-        }
+        tables.push((t, table_dir));
     }
-    tpch_same_rows(&distributed, &single, &queries).await;
+    Some((queries, tables))
 }
 
-/// TPC-H SF0.1 after merge-on-read changes made through SQL and the `RowDelta` API:
-/// `orders` (v2) with position deletes, `lineitem` (v3) with deletion vectors and an
-/// equality delete file on `l_orderkey`, `customer` (v2) and `part` (v3) updated in
-/// merge-on-read mode (deletes plus new data files). All 22 queries: the same rows on
-/// three in-process workers as on one node.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn tpch_sf01_after_merge_on_read_changes_on_three_workers_equals_one_node() {
+/// TPC-H SF0.1 in a SQLite-catalog lake after merge-on-read changes made through SQL and
+/// the `RowDelta` API: `orders` (v2) with position deletes, `lineitem` (v3) with deletion
+/// vectors and an equality delete file on `l_orderkey`, `customer` (v2) and `part` (v3)
+/// updated in merge-on-read mode (deletes plus new data files); checked to hold each kind
+/// of delete file. Returns the lake, the query directory and the eight tables as loaded
+/// from the catalog; `None` when the inputs are missing outside CI.
+pub(crate) async fn tpch_sf01_merge_on_read(
+    test: &str,
+) -> Option<(Lake, PathBuf, Vec<(&'static str, icefloe::Table)>)> {
     use datafusion::prelude::ParquetReadOptions;
     use icefloe::catalog::TableIdent;
 
     let lake = crate::dml::lake().await;
-    let Some((queries, parquet)) = tpch_sf01(
-        "tpch_sf01_after_merge_on_read_changes_on_three_workers_equals_one_node",
-        lake.dir.path(),
-    ) else {
-        return;
-    };
+    let (queries, parquet) = tpch_sf01_parquet(lake.dir.path(), test)?;
     for t in TPCH_TABLES {
         let source = format!("{}/", parquet.join(t).display());
         lake.ctx
@@ -555,16 +538,73 @@ async fn tpch_sf01_after_merge_on_read_changes_on_three_workers_equals_one_node(
         });
         assert!(found, "{t}: {expected:?} not in\n{kinds}");
     }
-    let (distributed, single) = sessions();
+    let mut tables = vec![];
     for t in TPCH_TABLES {
         let table = lake
             .catalog
             .load_table(&TableIdent::parse(&format!("ns.{t}")))
             .await
             .unwrap();
+        tables.push((t, table));
+    }
+    Some((lake, queries, tables))
+}
+
+/// TPC-H query `q` (1..=22) of `queries`.
+pub(crate) fn tpch_query(queries: &Path, q: usize) -> String {
+    let path = queries.join(format!("q{q:02}.sql"));
+    std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("TPC-H query '{}': {e}", path.display()))
+}
+
+/// The 22 TPC-H queries of `queries` on both sessions: the same rows.
+async fn tpch_same_rows(distributed: &SessionContext, single: &SessionContext, queries: &Path) {
+    for q in 1..=22 {
+        let shown = same_rows(distributed, single, &tpch_query(queries, q)).await;
+        if q == 1 {
+            assert!(shown.contains("Stage"), "q01 is not distributed\n{shown}");
+        }
+    }
+}
+
+/// TPC-H SF0.1 (all 22 queries, `../shared/bench/tpch-queries`) on Iceberg tables
+/// over `tpchgen-cli`'s files: the same rows on three in-process workers as on one node.
+#[tokio::test]
+async fn tpch_sf01_on_three_workers_equals_one_node() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some((queries, tables)) =
+        tpch_sf01_tables(dir.path(), "tpch_sf01_on_three_workers_equals_one_node")
+    else {
+        return;
+    };
+    let (distributed, single) = sessions();
+    for (t, table_dir) in &tables {
+        for ctx in [&distributed, &single] {
+            let provider = IcebergTableProvider::open(table_dir.to_str().unwrap())
+                .await
+                .unwrap();
+            ctx.register_table(*t, Arc::new(provider)).unwrap();
+        }
+    }
+    tpch_same_rows(&distributed, &single, &queries).await;
+}
+
+/// TPC-H SF0.1 after merge-on-read changes (see [`tpch_sf01_merge_on_read`]): all 22
+/// queries give the same rows on three in-process workers as on one node.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tpch_sf01_after_merge_on_read_changes_on_three_workers_equals_one_node() {
+    let Some((_lake, queries, tables)) = tpch_sf01_merge_on_read(
+        "tpch_sf01_after_merge_on_read_changes_on_three_workers_equals_one_node",
+    )
+    .await
+    else {
+        return;
+    };
+    let (distributed, single) = sessions();
+    for (t, table) in &tables {
         for ctx in [&distributed, &single] {
             let provider = IcebergTableProvider::try_new(table.clone()).unwrap();
-            ctx.register_table(t, Arc::new(provider)).unwrap();
+            ctx.register_table(*t, Arc::new(provider)).unwrap();
         }
     }
     tpch_same_rows(&distributed, &single, &queries).await;

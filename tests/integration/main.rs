@@ -8,6 +8,9 @@ mod alter;
 #[cfg(feature = "cloud")]
 mod azurite;
 mod bad_input;
+// the TPC-H and delete tables of the datafusion-distributed tests, on Ballista standalone
+#[cfg(all(feature = "ballista", feature = "distributed"))]
+mod ballista_standalone;
 mod catalog;
 mod deletes;
 #[cfg(feature = "distributed")]

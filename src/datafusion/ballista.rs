@@ -1,0 +1,136 @@
+//! Iceberg queries on Apache DataFusion Ballista 55 (feature `ballista`, issue 15).
+//!
+//! A Ballista client ships the **logical** plan to the scheduler, which plans it and
+//! sends each stage's **physical** plan to executors. Both hops need icefloe's codecs,
+//! registered on the client, the scheduler and every executor:
+//! - [`ballista_logical_codec`]: [`IcebergLogicalCodec`] over Ballista's own logical
+//!   codec. An [`IcebergTableProvider`](super::IcebergTableProvider) crosses as its
+//!   identity (metadata location, FileIO, snapshot and schema ids) and the scheduler
+//!   reloads the table from it; the scheduler reads the manifests when it plans.
+//! - [`IcebergBallistaPhysicalCodec`]: [`IcebergPhysicalCodec`] (scans with their
+//!   position-delete / deletion-vector row selections, `EqualityDeleteExec`, the field-id
+//!   column mapping) next to Ballista's codec for its shuffle nodes.
+//!
+//! [`with_iceberg_codecs`] puts both in a client's `SessionConfig` (Ballista's
+//! standalone scheduler and executor take them from the client's state);
+//! [`standalone_session`] starts an in-process scheduler and executor with them. For
+//! separate scheduler / executor processes, set both codecs as their
+//! `override_logical_codec` / `override_physical_codec` (README "Distributed queries",
+//! `examples/ballista_nodes.rs`).
+//!
+//! Reads only: the tables a scheduler decodes are read-only, and icefloe's writing nodes
+//! are not planned by Ballista's scheduler.
+
+use std::sync::Arc;
+
+use ::ballista::prelude::{SessionConfigExt, SessionContextExt};
+use ballista_core::serde::{BallistaLogicalExtensionCodec, BallistaPhysicalExtensionCodec};
+use datafusion::common::{DataFusionError, Result as DFResult};
+use datafusion::execution::{SessionStateBuilder, TaskContext};
+use datafusion::physical_plan::ExecutionPlan;
+use datafusion::prelude::{SessionConfig, SessionContext};
+use datafusion_proto::physical_plan::{PhysicalExtensionCodec, PhysicalProtoConverterExtension};
+
+use super::codec::IcebergPhysicalCodec;
+use super::logical_codec::IcebergLogicalCodec;
+
+/// The first byte of a node Ballista's codec wrote.
+const BALLISTA_NODE: u8 = 0;
+/// The first byte of a node [`IcebergPhysicalCodec`] wrote.
+const ICEBERG_NODE: u8 = 1;
+
+/// The `PhysicalExtensionCodec` of a Ballista cluster reading Iceberg tables: Ballista's
+/// nodes (shuffle writers and readers, …) through `BallistaPhysicalExtensionCodec`,
+/// everything else through [`IcebergPhysicalCodec`], whose error names a node neither
+/// can send. Each encoded node starts with one byte saying which codec wrote it.
+#[derive(Debug, Default)]
+pub struct IcebergBallistaPhysicalCodec {
+    ballista: BallistaPhysicalExtensionCodec,
+}
+
+impl PhysicalExtensionCodec for IcebergBallistaPhysicalCodec {
+    fn try_decode(
+        &self,
+        buf: &[u8],
+        inputs: &[Arc<dyn ExecutionPlan>],
+        ctx: &TaskContext,
+        proto_converter: &dyn PhysicalProtoConverterExtension,
+    ) -> DFResult<Arc<dyn ExecutionPlan>> {
+        match buf.split_first() {
+            Some((&BALLISTA_NODE, rest)) => {
+                self.ballista.try_decode(rest, inputs, ctx, proto_converter)
+            }
+            Some((&ICEBERG_NODE, rest)) => {
+                IcebergPhysicalCodec.try_decode(rest, inputs, ctx, proto_converter)
+            }
+            _ => Err(DataFusionError::Plan(
+                "IcebergBallistaPhysicalCodec: a plan node written by another codec".into(),
+            )),
+        }
+    }
+
+    fn try_encode(
+        &self,
+        node: Arc<dyn ExecutionPlan>,
+        buf: &mut Vec<u8>,
+        proto_converter: &dyn PhysicalProtoConverterExtension,
+    ) -> DFResult<()> {
+        let mut bytes = vec![];
+        if self
+            .ballista
+            .try_encode(Arc::clone(&node), &mut bytes, proto_converter)
+            .is_ok()
+        {
+            buf.push(BALLISTA_NODE);
+        } else {
+            bytes.clear();
+            IcebergPhysicalCodec.try_encode(node, &mut bytes, proto_converter)?;
+            buf.push(ICEBERG_NODE);
+        }
+        buf.extend_from_slice(&bytes);
+        Ok(())
+    }
+}
+
+/// [`IcebergLogicalCodec`] over Ballista's logical codec (its file formats and cache
+/// nodes): the logical codec of a client, scheduler or executor.
+pub fn ballista_logical_codec() -> IcebergLogicalCodec {
+    IcebergLogicalCodec::new(Arc::new(BallistaLogicalExtensionCodec::default()))
+}
+
+/// `config` with icefloe's logical and physical codecs registered as Ballista's
+/// (`with_ballista_logical_extension_codec` / `with_ballista_physical_extension_codec`).
+pub fn with_iceberg_codecs(config: SessionConfig) -> SessionConfig {
+    config
+        .with_ballista_logical_extension_codec(Arc::new(ballista_logical_codec()))
+        .with_ballista_physical_extension_codec(Arc::new(IcebergBallistaPhysicalCodec::default()))
+}
+
+/// A client session on an in-process Ballista cluster (Ballista's `standalone` mode: a
+/// scheduler and one executor in this process, on loopback gRPC ports the OS picks),
+/// all three with icefloe's codecs. `config` is the client's (e.g.
+/// `SessionConfig::new_with_ballista().with_ballista_standalone_parallelism(4)`: the
+/// executor's task slots); its codecs are replaced by icefloe's ([`with_iceberg_codecs`]).
+///
+/// Must be called inside a multi-threaded Tokio runtime (the scheduler and executor are
+/// spawned on it). Errors: the scheduler or executor cannot start (Ballista's error).
+pub async fn standalone_session(config: SessionConfig) -> DFResult<SessionContext> {
+    let state = SessionStateBuilder::new()
+        .with_default_features()
+        .with_config(with_iceberg_codecs(config))
+        .build();
+    SessionContext::standalone_with_state(state).await
+}
+
+/// A client session of the Ballista scheduler at `url` (`df://HOST:PORT`) with icefloe's
+/// codecs in `config` ([`with_iceberg_codecs`]); the scheduler and executors must have
+/// them too (`override_logical_codec` / `override_physical_codec`).
+///
+/// Errors: an invalid `url` (Ballista's error).
+pub async fn remote_session(url: &str, config: SessionConfig) -> DFResult<SessionContext> {
+    let state = SessionStateBuilder::new()
+        .with_default_features()
+        .with_config(with_iceberg_codecs(config))
+        .build();
+    SessionContext::remote_with_state(url, state).await
+}

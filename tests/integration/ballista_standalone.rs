@@ -1,0 +1,383 @@
+//! Iceberg tables on Ballista standalone (feature `ballista`, issue 15): the client ships
+//! the logical plan with each table as its identity (`IcebergLogicalCodec`), the
+//! in-process scheduler reloads the table and plans, and the in-process executor runs
+//! each stage's plan decoded with `IcebergBallistaPhysicalCodec`; the rows equal a
+//! single-node session's. The TPC-H tables and the delete tables are those of the
+//! datafusion-distributed tests (`crate::distributed`).
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use ballista::prelude::{SessionConfigExt, SessionContextExt};
+use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::catalog::TableProvider;
+use datafusion::common::{Result as DFResult, TableReference};
+use datafusion::execution::{SessionStateBuilder, TaskContext};
+use datafusion::logical_expr::{Extension, LogicalPlan};
+use datafusion::physical_plan::ExecutionPlan;
+use datafusion::prelude::{SessionConfig, SessionContext};
+use datafusion_proto::bytes::{
+    logical_plan_from_bytes_with_extension_codec, logical_plan_to_bytes_with_extension_codec,
+};
+use datafusion_proto::logical_plan::LogicalExtensionCodec;
+use datafusion_proto::physical_plan::{PhysicalExtensionCodec, PhysicalProtoConverterExtension};
+use icefloe::datafusion::ballista::{ballista_logical_codec, IcebergBallistaPhysicalCodec};
+use icefloe::datafusion::IcebergLogicalCodec;
+use icefloe::IcebergTableProvider;
+
+use crate::distributed::{
+    sorted_rows, tpch_query, tpch_sf01_merge_on_read, tpch_sf01_tables, DELETE_TABLE_QUERIES,
+};
+use crate::fixtures::testdata;
+
+/// What crossed: tables the scheduler reloaded, icefloe plan nodes executors decoded.
+#[derive(Debug, Default)]
+struct Observed {
+    tables_decoded: AtomicUsize,
+    iceberg_nodes_decoded: AtomicUsize,
+}
+
+/// [`ballista_logical_codec`], counting the Iceberg tables it decodes.
+#[derive(Debug)]
+struct ObservingLogical(IcebergLogicalCodec, Arc<Observed>);
+
+impl LogicalExtensionCodec for ObservingLogical {
+    fn try_decode(
+        &self,
+        buf: &[u8],
+        inputs: &[LogicalPlan],
+        ctx: &TaskContext,
+    ) -> DFResult<Extension> {
+        self.0.try_decode(buf, inputs, ctx)
+    }
+
+    fn try_encode(&self, node: &Extension, buf: &mut Vec<u8>) -> DFResult<()> {
+        self.0.try_encode(node, buf)
+    }
+
+    fn try_decode_table_provider(
+        &self,
+        buf: &[u8],
+        table_ref: &TableReference,
+        schema: SchemaRef,
+        ctx: &TaskContext,
+    ) -> DFResult<Arc<dyn TableProvider>> {
+        let table = self
+            .0
+            .try_decode_table_provider(buf, table_ref, schema, ctx)?;
+        if table.downcast_ref::<IcebergTableProvider>().is_some() {
+            self.1.tables_decoded.fetch_add(1, Ordering::SeqCst);
+        }
+        Ok(table)
+    }
+
+    fn try_encode_table_provider(
+        &self,
+        table_ref: &TableReference,
+        node: Arc<dyn TableProvider>,
+        buf: &mut Vec<u8>,
+    ) -> DFResult<()> {
+        self.0.try_encode_table_provider(table_ref, node, buf)
+    }
+}
+
+/// [`IcebergBallistaPhysicalCodec`], counting the icefloe nodes it decodes (Iceberg
+/// scans and `EqualityDeleteExec`).
+#[derive(Debug)]
+struct ObservingPhysical(IcebergBallistaPhysicalCodec, Arc<Observed>);
+
+impl PhysicalExtensionCodec for ObservingPhysical {
+    fn try_decode(
+        &self,
+        buf: &[u8],
+        inputs: &[Arc<dyn ExecutionPlan>],
+        ctx: &TaskContext,
+        proto_converter: &dyn PhysicalProtoConverterExtension,
+    ) -> DFResult<Arc<dyn ExecutionPlan>> {
+        let plan = self.0.try_decode(buf, inputs, ctx, proto_converter)?;
+        if matches!(plan.name(), "DataSourceExec" | "EqualityDeleteExec") {
+            self.1.iceberg_nodes_decoded.fetch_add(1, Ordering::SeqCst);
+        }
+        Ok(plan)
+    }
+
+    fn try_encode(
+        &self,
+        node: Arc<dyn ExecutionPlan>,
+        buf: &mut Vec<u8>,
+        proto_converter: &dyn PhysicalProtoConverterExtension,
+    ) -> DFResult<()> {
+        self.0.try_encode(node, buf, proto_converter)
+    }
+}
+
+/// A client of an in-process Ballista cluster (scheduler + one executor with two task
+/// slots) whose codecs are icefloe's, observed; two partitions per stage, so scans are
+/// split into several tasks.
+async fn ballista_session(observed: &Arc<Observed>) -> SessionContext {
+    let config = SessionConfig::new_with_ballista()
+        .with_target_partitions(2)
+        .with_ballista_standalone_parallelism(2)
+        .with_ballista_logical_extension_codec(Arc::new(ObservingLogical(
+            ballista_logical_codec(),
+            Arc::clone(observed),
+        )))
+        .with_ballista_physical_extension_codec(Arc::new(ObservingPhysical(
+            IcebergBallistaPhysicalCodec::default(),
+            Arc::clone(observed),
+        )));
+    let state = SessionStateBuilder::new()
+        .with_default_features()
+        .with_config(config)
+        .build();
+    SessionContext::standalone_with_state(state).await.unwrap()
+}
+
+/// Run `sql` on the Ballista client and on `single`; the rows must be equal (and there
+/// must be some).
+async fn same_rows(ballista: &SessionContext, single: &SessionContext, sql: &str) {
+    let remote = ballista
+        .sql(sql)
+        .await
+        .unwrap_or_else(|e| panic!("{sql}: {e}"))
+        .collect()
+        .await
+        .unwrap_or_else(|e| panic!("{sql}: on Ballista: {e}"));
+    let local = single.sql(sql).await.unwrap().collect().await.unwrap();
+    assert!(!local.is_empty(), "{sql}: no rows");
+    assert_eq!(sorted_rows(&remote), sorted_rows(&local), "{sql}");
+}
+
+/// An Iceberg table through the logical codec (bytes, then decoded in a fresh session,
+/// no table or object store registered): the decoded plan shows the same plan and
+/// returns the same rows; the provider is rebuilt from its identity (the same metadata
+/// file, snapshot and schema), including a time-travelled snapshot.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn logical_plan_with_iceberg_tables_round_trips() {
+    let codec = ballista_logical_codec();
+    for (table, sql) in [
+        ("corpus/spark_v2_mor_position_deletes", "SELECT * FROM t"),
+        (
+            "corpus/spark_v2_equality_deletes_partitioned",
+            "SELECT region, count(*) FROM t GROUP BY region",
+        ),
+        ("corpus/spark_v3_deletion_vectors", "SELECT * FROM t"),
+        ("corpus/spark_v2_nested", "SELECT * FROM t"),
+    ] {
+        let location = testdata(table);
+        let client = SessionContext::new();
+        let provider = IcebergTableProvider::open(location.to_str().unwrap())
+            .await
+            .unwrap();
+        let snapshots: Vec<i64> = provider
+            .table()
+            .metadata()
+            .snapshots
+            .iter()
+            .map(|s| s.snapshot_id)
+            .collect();
+        client.register_table("t", Arc::new(provider)).unwrap();
+        let plan = client
+            .sql(sql)
+            .await
+            .unwrap()
+            .into_optimized_plan()
+            .unwrap();
+        let bytes = logical_plan_to_bytes_with_extension_codec(&plan, &codec).unwrap();
+        let scheduler = SessionContext::new();
+        let decoded =
+            logical_plan_from_bytes_with_extension_codec(&bytes, &scheduler.task_ctx(), &codec)
+                .unwrap_or_else(|e| panic!("{table}: decoding failed: {e}"));
+        assert_eq!(
+            decoded.display_indent_schema().to_string(),
+            plan.display_indent_schema().to_string(),
+            "{table}"
+        );
+        let remote = scheduler
+            .execute_logical_plan(decoded)
+            .await
+            .unwrap()
+            .collect()
+            .await
+            .unwrap();
+        let local = client.sql(sql).await.unwrap().collect().await.unwrap();
+        assert_eq!(sorted_rows(&remote), sorted_rows(&local), "{table}");
+        assert!(!local.is_empty(), "{table}");
+
+        // every older snapshot: the decoded table reads that snapshot, not the current
+        for &id in &snapshots {
+            let old = IcebergTableProvider::open(location.to_str().unwrap())
+                .await
+                .unwrap()
+                .with_snapshot_id(id)
+                .unwrap();
+            let client = SessionContext::new();
+            client.register_table("t", Arc::new(old)).unwrap();
+            let plan = client
+                .sql("SELECT * FROM t")
+                .await
+                .unwrap()
+                .into_optimized_plan()
+                .unwrap();
+            let bytes = logical_plan_to_bytes_with_extension_codec(&plan, &codec).unwrap();
+            let scheduler = SessionContext::new();
+            let decoded =
+                logical_plan_from_bytes_with_extension_codec(&bytes, &scheduler.task_ctx(), &codec)
+                    .unwrap();
+            let remote = scheduler
+                .execute_logical_plan(decoded)
+                .await
+                .unwrap()
+                .collect()
+                .await
+                .unwrap();
+            let local = client
+                .sql("SELECT * FROM t")
+                .await
+                .unwrap()
+                .collect()
+                .await
+                .unwrap();
+            assert_eq!(
+                sorted_rows(&remote),
+                sorted_rows(&local),
+                "{table} at snapshot {id}"
+            );
+        }
+    }
+}
+
+/// The encoded table is its identity, not its metadata: a table whose metadata file
+/// is gone cannot be decoded (the error names the file), and the bytes do not grow
+/// with the table's metadata.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_table_crosses_as_its_identity() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = testdata("corpus/spark_v2_mor_position_deletes");
+    let copy = dir.path().join("t");
+    crate::fixtures::copy_dir(&src, &copy);
+    let provider = IcebergTableProvider::open(copy.to_str().unwrap())
+        .await
+        .unwrap();
+    let metadata_location = provider.table().metadata_location().to_string();
+    let metadata_len = std::fs::metadata(metadata_location.trim_start_matches("file://"))
+        .unwrap()
+        .len();
+    let codec = ballista_logical_codec();
+    let mut bytes = vec![];
+    codec
+        .try_encode_table_provider(&TableReference::bare("t"), Arc::new(provider), &mut bytes)
+        .unwrap();
+    let text = String::from_utf8_lossy(&bytes);
+    assert!(text.contains(&metadata_location), "{text}");
+    assert!(!text.contains("\"schemas\""), "{text}");
+    assert!((bytes.len() as u64) < metadata_len, "{} bytes", bytes.len());
+
+    std::fs::remove_file(metadata_location.trim_start_matches("file://")).unwrap();
+    let provider_schema = IcebergTableProvider::open(src.to_str().unwrap())
+        .await
+        .unwrap()
+        .schema();
+    let err = codec
+        .try_decode_table_provider(
+            &bytes,
+            &TableReference::bare("t"),
+            provider_schema,
+            &SessionContext::new().task_ctx(),
+        )
+        .expect_err("decoded a table whose metadata file is gone")
+        .to_string();
+    let file = metadata_location.rsplit('/').next().unwrap();
+    assert!(err.contains(file), "{err}");
+}
+
+/// Spark-written tables with position deletes, deletion vectors (v3) and equality
+/// deletes: the same rows through Ballista standalone as on one node; the scheduler
+/// reloaded each table and the executor decoded icefloe's scans.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn delete_tables_on_ballista_standalone_equal_one_node() {
+    let observed = Arc::new(Observed::default());
+    let ballista = ballista_session(&observed).await;
+    let single = SessionContext::new_with_config(SessionConfig::new().with_target_partitions(2));
+    for (table, queries) in DELETE_TABLE_QUERIES {
+        for ctx in [&ballista, &single] {
+            let provider = IcebergTableProvider::open(testdata(table).to_str().unwrap())
+                .await
+                .unwrap();
+            ctx.register_table("t", Arc::new(provider)).unwrap();
+        }
+        for sql in queries {
+            let tables = observed.tables_decoded.load(Ordering::SeqCst);
+            let nodes = observed.iceberg_nodes_decoded.load(Ordering::SeqCst);
+            same_rows(&ballista, &single, sql).await;
+            assert!(
+                observed.tables_decoded.load(Ordering::SeqCst) > tables,
+                "{table}: {sql}: the scheduler did not decode the table"
+            );
+            assert!(
+                observed.iceberg_nodes_decoded.load(Ordering::SeqCst) > nodes,
+                "{table}: {sql}: no icefloe plan node was decoded by the executor"
+            );
+        }
+        for ctx in [&ballista, &single] {
+            ctx.deregister_table("t").unwrap();
+        }
+    }
+}
+
+/// TPC-H SF0.1 (all 22 queries) on Iceberg tables: the same rows through Ballista
+/// standalone as on one node.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tpch_sf01_on_ballista_standalone_equals_one_node() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some((queries, tables)) = tpch_sf01_tables(
+        dir.path(),
+        "tpch_sf01_on_ballista_standalone_equals_one_node",
+    ) else {
+        return;
+    };
+    let observed = Arc::new(Observed::default());
+    let ballista = ballista_session(&observed).await;
+    let single = SessionContext::new_with_config(SessionConfig::new().with_target_partitions(2));
+    for (t, table_dir) in &tables {
+        for ctx in [&ballista, &single] {
+            let provider = IcebergTableProvider::open(table_dir.to_str().unwrap())
+                .await
+                .unwrap();
+            ctx.register_table(*t, Arc::new(provider)).unwrap();
+        }
+    }
+    for q in 1..=22 {
+        same_rows(&ballista, &single, &tpch_query(&queries, q)).await;
+    }
+    assert!(observed.tables_decoded.load(Ordering::SeqCst) >= 22);
+    assert!(observed.iceberg_nodes_decoded.load(Ordering::SeqCst) >= 22);
+}
+
+/// TPC-H SF0.1 after merge-on-read changes (position deletes, deletion vectors, an
+/// equality delete file, merge-on-read updates; `distributed::tpch_sf01_merge_on_read`):
+/// all 22 queries give the same rows through Ballista standalone as on one node.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tpch_sf01_after_merge_on_read_changes_on_ballista_standalone_equals_one_node() {
+    let Some((_lake, queries, tables)) = tpch_sf01_merge_on_read(
+        "tpch_sf01_after_merge_on_read_changes_on_ballista_standalone_equals_one_node",
+    )
+    .await
+    else {
+        return;
+    };
+    let observed = Arc::new(Observed::default());
+    let ballista = ballista_session(&observed).await;
+    let single = SessionContext::new_with_config(SessionConfig::new().with_target_partitions(2));
+    for (t, table) in &tables {
+        for ctx in [&ballista, &single] {
+            let provider = IcebergTableProvider::try_new(table.clone()).unwrap();
+            ctx.register_table(*t, Arc::new(provider)).unwrap();
+        }
+    }
+    for q in 1..=22 {
+        same_rows(&ballista, &single, &tpch_query(&queries, q)).await;
+    }
+    assert!(observed.tables_decoded.load(Ordering::SeqCst) >= 22);
+    assert!(observed.iceberg_nodes_decoded.load(Ordering::SeqCst) >= 22);
+}

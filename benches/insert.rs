@@ -6,7 +6,11 @@
 //! cargo bench --bench insert -- --sf 1 [--iterations 3] [--python PATH | --no-python]
 //!     [--writers 8] [--commits 100] [--retries 20] [--no-throughput] [--no-commits]
 //!     [--data DIR] [--tpchgen PATH] [--parts 4]
+//!     [--sides copy,insert,insert-month,copy-month,pyiceberg,pyiceberg-month]
 //! ```
+//!
+//! `--sides` runs only the sides named (`copy`, the floor, always among them), e.g. to
+//! profile one of them.
 //!
 //! Data: `tpchgen-cli` writes `DATA/tpch-sfN/parquet/lineitem/lineitem.<k>.parquet`
 //! (`--parts` files, the layout and cache of `side_by_side.rs`), made once and reused.
@@ -95,6 +99,18 @@ enum Side {
 }
 
 impl Side {
+    /// The side's name for `--sides`.
+    fn name(self) -> &'static str {
+        match self {
+            Side::IcefloeUnpartitioned => "insert",
+            Side::IcefloeMonth => "insert-month",
+            Side::DataFusionCopy => "copy",
+            Side::DataFusionCopyMonth => "copy-month",
+            Side::PyIcebergUnpartitioned => "pyiceberg",
+            Side::PyIcebergMonth => "pyiceberg-month",
+        }
+    }
+
     fn label(self) -> &'static str {
         match self {
             Side::IcefloeUnpartitioned => "icefloe `INSERT INTO`, unpartitioned",
@@ -314,6 +330,13 @@ async fn throughput(
         sides.push(Side::PyIcebergUnpartitioned);
         sides.push(Side::PyIcebergMonth);
     }
+    if let Some(only) = args.get("sides") {
+        let wanted: Vec<&str> = only.split(',').map(str::trim).collect();
+        sides.retain(|s| wanted.contains(&s.name()));
+        if !sides.contains(&Side::DataFusionCopy) {
+            return Err("--sides must include copy (the floor of the ratios)".into());
+        }
+    }
     let mut runs: HashMap<usize, Vec<Run>> = HashMap::new();
     for i in 0..iterations {
         for k in 0..sides.len() {
@@ -330,7 +353,11 @@ async fn throughput(
             runs.entry(s).or_default().push(run);
         }
     }
-    let floor = median(runs[&1].iter().map(|r| r.time).collect());
+    let floor_side = sides
+        .iter()
+        .position(|s| *s == Side::DataFusionCopy)
+        .ok_or("no COPY side")?;
+    let floor = median(runs[&floor_side].iter().map(|r| r.time).collect());
     println!(
         "python: {}",
         python

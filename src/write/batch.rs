@@ -11,8 +11,9 @@ use datafusion::arrow::array::{
 use datafusion::arrow::buffer::NullBuffer;
 use datafusion::arrow::compute::{cast_with_options, CastOptions};
 use datafusion::arrow::datatypes::{
-    DataType, Date32Type, Decimal128Type, Float32Type, Float64Type, Int32Type, Int64Type,
-    SchemaRef, Time64MicrosecondType, TimeUnit, TimestampMicrosecondType, TimestampNanosecondType,
+    DataType, Date32Type, Decimal128Type, FieldRef, Float32Type, Float64Type, Int32Type, Int64Type,
+    Schema as ArrowSchema, SchemaRef, Time64MicrosecondType, TimeUnit, TimestampMicrosecondType,
+    TimestampNanosecondType,
 };
 
 use super::parquet_metrics::FloatFieldStats;
@@ -62,9 +63,24 @@ pub(crate) fn lossless(from: &DataType, to: &DataType) -> bool {
     }
 }
 
+/// Whether a top-level column of Arrow type `from` is written as the table's `to` as it
+/// is: the Parquet writer encodes `Utf8View`/`LargeUtf8` as the same `BYTE_ARRAY`
+/// (`STRING`) column as `Utf8`, and `BinaryView`/`LargeBinary` as `Binary`, with the
+/// same statistics, so these columns are not cast (a cast copies every value).
+pub(crate) fn written_as_is(from: &DataType, to: &DataType) -> bool {
+    use DataType as D;
+    matches!(
+        (from, to),
+        (D::Utf8View | D::LargeUtf8, D::Utf8) | (D::BinaryView | D::LargeBinary, D::Binary)
+    )
+}
+
 /// `batch` as a batch of the table's Arrow schema `target` (field ids in the metadata):
 /// columns matched by position and cast losslessly; required columns (nested ones
-/// too) checked for nulls.
+/// too) checked for nulls. Top-level string and binary columns of another layout
+/// ([`written_as_is`]: views, large offsets) keep it: the result's field then has that
+/// type with the target field's name, nullability and metadata, and the Parquet writer
+/// (built for `target`) writes it as the table's type.
 ///
 /// Errors ([`crate::ErrorKind::InvalidArgument`], naming the column): a different
 /// column count, a type that does not cast losslessly, a value the cast rejects, a null
@@ -92,10 +108,20 @@ pub(crate) fn conform_batch(
         ..Default::default()
     };
     let mut out = Vec::with_capacity(columns.len());
-    for ((array, field), target_field) in batch.columns().iter().zip(columns).zip(target.fields()) {
+    let mut kept: Vec<(usize, DataType)> = Vec::new();
+    for (i, ((array, field), target_field)) in batch
+        .columns()
+        .iter()
+        .zip(columns)
+        .zip(target.fields())
+        .enumerate()
+    {
         check_required(array.as_ref(), field, &field.name, None)?;
         let to = target_field.data_type();
         let array = if array.data_type() == to {
+            Arc::clone(array)
+        } else if written_as_is(array.data_type(), to) {
+            kept.push((i, array.data_type().clone()));
             Arc::clone(array)
         } else {
             if !lossless(array.data_type(), to) {
@@ -114,8 +140,20 @@ pub(crate) fn conform_batch(
         };
         out.push(array);
     }
+    let schema = if kept.is_empty() {
+        Arc::clone(target)
+    } else {
+        let mut fields: Vec<FieldRef> = target.fields().iter().cloned().collect();
+        for (i, ty) in kept {
+            fields[i] = Arc::new(fields[i].as_ref().clone().with_data_type(ty));
+        }
+        Arc::new(ArrowSchema::new_with_metadata(
+            fields,
+            target.metadata().clone(),
+        ))
+    };
     RecordBatch::try_new_with_options(
-        Arc::clone(target),
+        schema,
         out,
         &RecordBatchOptions::new().with_row_count(Some(batch.num_rows())),
     )
@@ -226,7 +264,8 @@ fn is_valid(array: &dyn Array, ancestors: Option<&NullBuffer>, i: usize) -> bool
 }
 
 /// The values of a conformed (table-typed) array as literals of Iceberg type `ty`,
-/// `None` for nulls (the leaf's or an ancestor's).
+/// `None` for nulls (the leaf's or an ancestor's); strings and binaries also from the
+/// view and large layouts [`conform_batch`] keeps.
 ///
 /// Errors: a type with no literal form (unknown, variant, geo) or an array not of the
 /// table's Arrow type ([`crate::ErrorKind::Unsupported`] / `InvalidArgument`).
@@ -273,16 +312,38 @@ pub(crate) fn literals(
             scale: *scale,
         }),
         P::String => {
-            let a = array.as_string_opt::<i32>().ok_or_else(mismatch)?;
-            (0..n)
-                .map(|i| valid(i).then(|| Literal::String(a.value(i).to_string())))
-                .collect()
+            let string = |v: &str| Literal::String(v.to_string());
+            if let Some(a) = array.as_string_opt::<i32>() {
+                (0..n)
+                    .map(|i| valid(i).then(|| string(a.value(i))))
+                    .collect()
+            } else if let Some(a) = array.as_string_view_opt() {
+                (0..n)
+                    .map(|i| valid(i).then(|| string(a.value(i))))
+                    .collect()
+            } else {
+                let a = array.as_string_opt::<i64>().ok_or_else(mismatch)?;
+                (0..n)
+                    .map(|i| valid(i).then(|| string(a.value(i))))
+                    .collect()
+            }
         }
         P::Binary => {
-            let a = array.as_binary_opt::<i32>().ok_or_else(mismatch)?;
-            (0..n)
-                .map(|i| valid(i).then(|| Literal::Binary(a.value(i).to_vec())))
-                .collect()
+            let binary = |v: &[u8]| Literal::Binary(v.to_vec());
+            if let Some(a) = array.as_binary_opt::<i32>() {
+                (0..n)
+                    .map(|i| valid(i).then(|| binary(a.value(i))))
+                    .collect()
+            } else if let Some(a) = array.as_binary_view_opt() {
+                (0..n)
+                    .map(|i| valid(i).then(|| binary(a.value(i))))
+                    .collect()
+            } else {
+                let a = array.as_binary_opt::<i64>().ok_or_else(mismatch)?;
+                (0..n)
+                    .map(|i| valid(i).then(|| binary(a.value(i))))
+                    .collect()
+            }
         }
         P::Uuid | P::Fixed(_) => {
             let a: &FixedSizeBinaryArray = array.as_fixed_size_binary_opt().ok_or_else(mismatch)?;

@@ -4,7 +4,8 @@
 use std::sync::Arc;
 
 use datafusion::arrow::array::{ArrayRef, RecordBatch};
-use datafusion::arrow::datatypes::{Field, Schema as ArrowSchema};
+use datafusion::arrow::compute::cast;
+use datafusion::arrow::datatypes::{DataType, Field, Schema as ArrowSchema};
 
 use super::data_file_writer_tests::{batch, bound, config, read_back, row, schema, temp_location};
 use super::*;
@@ -233,5 +234,108 @@ async fn bounds_use_single_value_serialization() {
     for id in 1..=8 {
         let nulls = if id == 4 { 0 } else { 1 };
         assert_eq!(f.null_value_counts.get(&id), Some(&nulls), "nulls {id}");
+    }
+}
+
+/// `batch(rows)` with its `name` column (Utf8View) as `layout` instead.
+fn with_name_layout(rows: &[super::data_file_writer_tests::Row], layout: &DataType) -> RecordBatch {
+    let b = batch(rows);
+    let name = cast(b.column(1), layout).expect("cast name");
+    let mut fields: Vec<Field> = b
+        .schema()
+        .fields()
+        .iter()
+        .map(|f| f.as_ref().clone())
+        .collect();
+    fields[1] = fields[1].clone().with_data_type(layout.clone());
+    let mut columns: Vec<ArrayRef> = b.columns().to_vec();
+    columns[1] = name;
+    RecordBatch::try_new(Arc::new(ArrowSchema::new(fields)), columns).expect("batch")
+}
+
+/// Strings arriving as `Utf8`, `Utf8View` (written without a cast) or `LargeUtf8` make
+/// the same file: the same Parquet column (BYTE_ARRAY, STRING), the same Arrow schema
+/// hint and `iceberg.schema`, the same metrics, partition values and rows.
+#[tokio::test]
+async fn string_layouts_write_the_same_file() {
+    let rows: Vec<_> = (0..3000)
+        .map(|i| {
+            let name = format!("name-{}-{}", i % 17, "x".repeat((i % 40) as usize));
+            row(
+                i,
+                (i % 11 != 0).then_some(name.as_str()),
+                Some(i as f64),
+                Some(i),
+                Some(1),
+            )
+        })
+        .collect();
+    let spec = PartitionSpec {
+        spec_id: 0,
+        fields: vec![crate::spec::PartitionField {
+            source_id: 2,
+            field_id: Some(1000),
+            name: "name_trunc".into(),
+            transform: crate::spec::Transform::Truncate(6),
+        }],
+    };
+    let mut written = Vec::new();
+    for layout in [DataType::Utf8, DataType::Utf8View, DataType::LargeUtf8] {
+        let (_dir, loc) = temp_location();
+        let io = FileIO::default();
+        let mut w = PartitionedDataFileWriter::new(
+            io.clone(),
+            &loc,
+            &schema(),
+            &spec,
+            DataFileWriterConfig::default(),
+        )
+        .expect("writer");
+        w.write(&with_name_layout(&rows[..1700], &layout))
+            .await
+            .expect("write");
+        w.write(&with_name_layout(&rows[1700..], &layout))
+            .await
+            .expect("write");
+        let files = w.close().await.expect("close");
+        let mut out = Vec::new();
+        for f in files {
+            let bytes = io.read(&f.file_path).await.expect("read");
+            let reader =
+                datafusion::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(
+                    bytes,
+                )
+                .expect("parquet");
+            let column = reader.metadata().file_metadata().schema_descr().column(1);
+            assert_eq!(
+                column.physical_type(),
+                datafusion::parquet::basic::Type::BYTE_ARRAY
+            );
+            assert_eq!(
+                column.logical_type_ref(),
+                Some(&datafusion::parquet::basic::LogicalType::String)
+            );
+            assert_eq!(
+                reader.schema().field(1).data_type(),
+                &DataType::Utf8,
+                "{layout}: the Arrow schema hint"
+            );
+            let got = read_back(&io, &f).await;
+            // locations differ by their uuid; everything else is the same
+            let mut f = f;
+            f.file_path = String::new();
+            out.push((f, got));
+        }
+        written.push((layout, out));
+    }
+    let (_, utf8) = &written[0];
+    assert!(utf8.len() > 3, "{} files", utf8.len());
+    assert_eq!(utf8.iter().map(|(_, r)| r.len()).sum::<usize>(), rows.len());
+    for (layout, files) in &written[1..] {
+        assert_eq!(files.len(), utf8.len(), "{layout}");
+        for ((a, ra), (b, rb)) in files.iter().zip(utf8) {
+            assert_eq!(a, b, "{layout}: data file and metrics");
+            assert_eq!(ra, rb, "{layout}: rows");
+        }
     }
 }

@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use datafusion::arrow::array::{RecordBatch, UInt32Array};
-use datafusion::arrow::compute::take_record_batch;
+use datafusion::arrow::compute::{concat_batches, take_record_batch};
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::parquet::arrow::AsyncArrowWriter;
 use datafusion::parquet::file::metadata::KeyValue;
@@ -37,6 +37,16 @@ pub const ICEBERG_SCHEMA_KEY: &str = "iceberg.schema";
 /// Rows written between two checks of the open file's size (as Java's rolling writer).
 const ROLL_CHECK_ROWS: usize = 1000;
 
+/// A partitioned write holds a partition's rows until it has this many, then writes
+/// them at once (each Parquet write has a cost per column, whatever its row count: rows
+/// spread over many partitions would otherwise arrive a few at a time).
+const PENDING_ROWS_PER_PARTITION: usize = 8192;
+
+/// Every this many input batches, a partitioned write writes every partition's held
+/// rows: held rows are slices of the input batches they came from, so this bounds the
+/// memory held to this many batches.
+const MAX_HELD_BATCHES: usize = 32;
+
 /// A partition field bound to its source column.
 struct PartitionSource {
     path: Vec<usize>,
@@ -44,8 +54,8 @@ struct PartitionSource {
     transform: Transform,
 }
 
-/// The rows of one batch that fall in one partition: key, values, row indexes.
-type RowsOfPartition = (Vec<u8>, Vec<Option<Literal>>, Vec<u32>);
+/// The rows of one batch that fall in one partition: key, values, row count.
+type RowsOfPartition = (Vec<u8>, Vec<Option<Literal>>, usize);
 
 /// The file being written for one partition.
 struct OpenFile {
@@ -59,6 +69,9 @@ struct Partition {
     values: Vec<Option<Literal>>,
     path: String,
     file: Option<OpenFile>,
+    /// Rows received and not written yet, in order (slices of conformed batches).
+    pending: Vec<RecordBatch>,
+    pending_rows: usize,
 }
 
 /// Writes record batches of a table's schema as Parquet data files, fanned out by
@@ -79,6 +92,8 @@ pub struct PartitionedDataFileWriter {
     partitions: HashMap<Vec<u8>, Partition>,
     /// Partition keys in the order first seen.
     order: Vec<Vec<u8>>,
+    /// Input batches received since every partition's held rows were last written.
+    held_batches: usize,
     done: Vec<DataFile>,
     writer_id: uuid::Uuid,
     /// The id of the write this writer is part of, in every file name (see
@@ -215,6 +230,7 @@ impl PartitionedDataFileWriter {
             float_fields,
             partitions: HashMap::new(),
             order: Vec::new(),
+            held_batches: 0,
             done: Vec::new(),
             writer_id: uuid::Uuid::new_v4(),
             operation_id: None,
@@ -236,11 +252,14 @@ impl PartitionedDataFileWriter {
     /// of Arrow types that cast losslessly to the table's (e.g. `Utf8View` → `Utf8`,
     /// `Int16` → `Int32`). Rows go to the files of their partitions (each partition
     /// transform applied per row); an open file is closed, and the next one started,
-    /// once its size reaches the target file size.
+    /// once its size reaches the target file size. In a partitioned write a
+    /// partition's rows are held until it has 8192 of them (or every 32 batches), then
+    /// written at once, in the order received; [`Self::close`] writes the rest.
     ///
     /// Errors ([`ErrorKind::InvalidArgument`] naming the column, before anything of the
     /// batch is written): a column count or type that does not fit, a null in a
-    /// required column; [`ErrorKind::Io`] naming the file when writing fails.
+    /// required column; [`ErrorKind::Io`] naming the file when writing fails (this
+    /// batch's rows or rows held from earlier ones).
     pub async fn write(&mut self, batch: &RecordBatch) -> Result<()> {
         if batch.num_rows() == 0 {
             return Ok(());
@@ -269,33 +288,127 @@ impl PartitionedDataFileWriter {
             };
             columns.push(values);
         }
+        // the group of each row, groups in the order first seen
         let mut groups: Vec<RowsOfPartition> = Vec::new();
-        let mut index: HashMap<Vec<u8>, usize> = HashMap::new();
+        let mut group_of: Vec<u32> = Vec::with_capacity(batch.num_rows());
+        let mut index: HashMap<Vec<u8>, u32> = HashMap::new();
         let mut key = Vec::new();
+        // the previous row's group: runs of one partition (sorted input) skip the lookup
+        let mut last: Option<u32> = None;
         for row in 0..batch.num_rows() {
             encode_key(columns.iter().map(|c| c[row].as_ref()), &mut key);
-            let g = match index.get(&key) {
-                Some(g) => *g,
-                None => {
-                    // values are cloned once per partition, not per row
-                    let values = columns.iter().map(|c| c[row].clone()).collect();
-                    index.insert(key.clone(), groups.len());
-                    groups.push((key.clone(), values, Vec::new()));
-                    groups.len() - 1
-                }
+            let g = match last {
+                Some(g) if groups[g as usize].0 == key => g,
+                _ => match index.get(&key) {
+                    Some(g) => *g,
+                    None => {
+                        // values are cloned once per partition, not per row
+                        let values = columns.iter().map(|c| c[row].clone()).collect();
+                        let g = groups.len() as u32;
+                        index.insert(key.clone(), g);
+                        groups.push((key.clone(), values, 0));
+                        g
+                    }
+                },
             };
-            groups[g].2.push(row as u32);
+            last = Some(g);
+            groups[g as usize].2 += 1;
+            group_of.push(g);
         }
-        if groups.len() == 1 {
-            if let Some((key, values, _)) = groups.pop() {
-                return self.write_partition(key, values, &batch).await;
+        // the rows grouped (a stable counting sort: each partition's rows keep their
+        // order), then each group a slice of the one reordered batch
+        let grouped = if groups.len() == 1 {
+            batch
+        } else {
+            let mut start: Vec<u32> = Vec::with_capacity(groups.len());
+            let mut next = 0u32;
+            for (_, _, n) in &groups {
+                start.push(next);
+                next += *n as u32;
             }
+            let mut order = vec![0u32; batch.num_rows()];
+            for (row, g) in group_of.iter().enumerate() {
+                let at = &mut start[*g as usize];
+                order[*at as usize] = row as u32;
+                *at += 1;
+            }
+            take_record_batch(&batch, &UInt32Array::from(order))?
+        };
+        let mut offset = 0;
+        for (key, values, n) in groups {
+            self.hold(key, values, grouped.slice(offset, n)).await?;
+            offset += n;
         }
-        for (key, values, rows) in groups {
-            let sub = take_record_batch(&batch, &UInt32Array::from(rows))?;
-            self.write_partition(key, values, &sub).await?;
+        self.held_batches += 1;
+        if self.held_batches >= MAX_HELD_BATCHES {
+            self.write_held().await?;
         }
         Ok(())
+    }
+
+    /// Hold `rows` of partition `key` (with partition `values`), writing the
+    /// partition's held rows once there are enough.
+    async fn hold(
+        &mut self,
+        key: Vec<u8>,
+        values: Vec<Option<Literal>>,
+        rows: RecordBatch,
+    ) -> Result<()> {
+        let partition = match self.partitions.get_mut(&key) {
+            Some(p) => p,
+            None => {
+                let path = partition_path(&self.spec, &values);
+                self.order.push(key.clone());
+                self.partitions.entry(key.clone()).or_insert(Partition {
+                    values,
+                    path,
+                    file: None,
+                    pending: Vec::new(),
+                    pending_rows: 0,
+                })
+            }
+        };
+        partition.pending_rows += rows.num_rows();
+        partition.pending.push(rows);
+        if partition.pending_rows >= PENDING_ROWS_PER_PARTITION {
+            self.write_pending(&key).await?;
+        }
+        Ok(())
+    }
+
+    /// Write every partition's held rows.
+    async fn write_held(&mut self) -> Result<()> {
+        self.held_batches = 0;
+        for i in 0..self.order.len() {
+            let key = self.order[i].clone();
+            self.write_pending(&key).await?;
+        }
+        Ok(())
+    }
+
+    /// Write the held rows of partition `key`, as one batch.
+    async fn write_pending(&mut self, key: &[u8]) -> Result<()> {
+        let Some(partition) = self.partitions.get_mut(key) else {
+            return Ok(());
+        };
+        if partition.pending.is_empty() {
+            return Ok(());
+        }
+        let pending = std::mem::take(&mut partition.pending);
+        partition.pending_rows = 0;
+        let rows = if pending.len() == 1 {
+            pending.into_iter().next()
+        } else {
+            let schema = pending.first().map(|b| b.schema());
+            match schema {
+                Some(schema) => Some(concat_batches(&schema, &pending)?),
+                None => None,
+            }
+        };
+        match rows {
+            Some(rows) => self.write_partition(key.to_vec(), Vec::new(), &rows).await,
+            None => Ok(()),
+        }
     }
 
     async fn write_partition(
@@ -313,6 +426,8 @@ impl PartitionedDataFileWriter {
                     values,
                     path,
                     file: None,
+                    pending: Vec::new(),
+                    pending_rows: 0,
                 },
             );
         }
@@ -418,15 +533,22 @@ impl PartitionedDataFileWriter {
     /// Errors: [`ErrorKind::Io`] naming the file when finishing it fails (other open
     /// uploads are aborted; files finished before stay and are not returned).
     pub async fn close(mut self) -> Result<Vec<DataFile>> {
-        for key in std::mem::take(&mut self.order) {
-            if let Err(e) = self.finish_file(&key).await {
-                for (_, partition) in self.partitions.drain() {
-                    if let Some(file) = partition.file {
-                        let _ = file.writer.into_inner().abort().await;
-                    }
+        let mut finished = self.write_held().await;
+        if finished.is_ok() {
+            for key in std::mem::take(&mut self.order) {
+                finished = self.finish_file(&key).await;
+                if finished.is_err() {
+                    break;
                 }
-                return Err(e);
             }
+        }
+        if let Err(e) = finished {
+            for (_, partition) in self.partitions.drain() {
+                if let Some(file) = partition.file {
+                    let _ = file.writer.into_inner().abort().await;
+                }
+            }
+            return Err(e);
         }
         let files = std::mem::take(&mut self.done);
         Ok(files)

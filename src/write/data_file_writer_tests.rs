@@ -745,3 +745,67 @@ async fn a_failed_upload_at_close_is_an_error_naming_the_file() {
     assert!(message.contains(&format!("{loc}/00000-")), "{message}");
     assert!(!message.contains("not-shown"), "{message}");
 }
+
+/// A partitioned write holds rows per partition across batches: over more batches than
+/// it holds at once, and with a partition past the rows it holds, every row lands once,
+/// in its partition's file, in the order it arrived.
+#[tokio::test]
+async fn held_partition_rows_keep_their_order() {
+    let (_dir, loc) = temp_location();
+    let io = FileIO::default();
+    let spec = PartitionSpec {
+        spec_id: 0,
+        fields: vec![PartitionField {
+            source_id: 6,
+            field_id: Some(1000),
+            name: "a".into(),
+            transform: Transform::Identity,
+        }],
+    };
+    let mut w = PartitionedDataFileWriter::new(
+        io.clone(),
+        &loc,
+        &schema(),
+        &spec,
+        DataFileWriterConfig::default(),
+    )
+    .expect("writer");
+    // 45 batches of 500 rows; half the rows in partition a=0 (11 250 rows), the rest
+    // over a=1..=7 and a=null
+    let rows: Vec<Row> = (0..22_500i64)
+        .map(|i| {
+            let a = if i % 2 == 0 {
+                Some(0)
+            } else {
+                (i % 9 != 1).then_some((i % 7 + 1) as i32)
+            };
+            row(i, Some(&format!("n{}", i % 13)), Some(i as f64), Some(i), a)
+        })
+        .collect();
+    for chunk in rows.chunks(500) {
+        w.write(&batch(chunk)).await.expect("write");
+    }
+    let files = w.close().await.expect("close");
+    assert_eq!(files.len(), 9, "one file per partition");
+    let mut seen = Vec::new();
+    for f in &files {
+        let got = read_back(&io, f).await;
+        assert_eq!(got.len() as i64, f.record_count);
+        for r in &got {
+            assert_eq!(f.partition, vec![r.a.map(Literal::Int)], "row {}", r.id);
+        }
+        assert!(
+            got.windows(2).all(|w| w[0].id < w[1].id),
+            "rows of {:?} out of order",
+            f.partition
+        );
+        seen.extend(got);
+    }
+    seen.sort_by_key(|r| r.id);
+    assert_eq!(seen, rows);
+    let zero = files
+        .iter()
+        .find(|f| f.partition == vec![Some(Literal::Int(0))])
+        .expect("a=0");
+    assert_eq!(zero.record_count, 11_250);
+}

@@ -10,7 +10,6 @@
 use std::collections::HashMap;
 
 use arrow_avro::reader::{read_header_info, ReaderBuilder};
-use arrow_avro::schema::AvroSchema;
 use datafusion::arrow::array::{
     Array, ArrayRef, AsArray, BinaryArray, BooleanArray, FixedSizeBinaryArray, GenericListArray,
     Int32Array, Int64Array, LargeBinaryArray, RecordBatch, StructArray,
@@ -26,8 +25,8 @@ const BATCH_ROWS: usize = 64 * 1024;
 /// Decode all records of an Avro object container file into record batches (one column
 /// per top-level field of its writer schema).
 ///
-/// The reader schema is the writer schema, normalized where `arrow-avro` 59 cannot read
-/// it (neither change alters Avro's binary encoding):
+/// The header's writer schema is normalized where `arrow-avro` 59 cannot read it (no
+/// change alters Avro's binary encoding of the records):
 /// - nested records without fields (the `partition` tuple of an unpartitioned table's
 ///   manifest) are left out: they occupy no bytes, and `arrow-avro` cannot build an
 ///   Arrow struct without fields (apache/arrow-rs#10770);
@@ -51,22 +50,28 @@ pub(crate) fn read_batches(bytes: &[u8], location: &str) -> Result<Vec<RecordBat
 
 fn decode(bytes: &[u8], location: &str) -> Result<Vec<RecordBatch>> {
     let unreadable = || Error::invalid_data(format!("'{location}' is not a readable Avro file"));
+    let corrupt = || Error::invalid_data(format!("corrupt Avro data in '{location}'"));
     let header = read_header_info(bytes).map_err(|e| unreadable().with_source(e))?;
     let writer = header
         .writer_schema()
         .map_err(|e| unreadable().with_source(e))?;
-    let mut builder = ReaderBuilder::new().with_batch_size(BATCH_ROWS);
-    if let Some(reader) = normalized_schema(&writer.json_string, location)? {
-        builder = builder.with_reader_schema(AvroSchema::new(reader));
-    }
-    let corrupt = || Error::invalid_data(format!("corrupt Avro data in '{location}'"));
+    let header_len = usize::try_from(header.header_len()).map_err(|_| unreadable())?;
     // The reader stops silently at a block cut short and does not check sync markers:
     // the block framing is checked here, so a truncated file is an error, not fewer rows.
-    let header_len = usize::try_from(header.header_len()).map_err(|_| unreadable())?;
     let rows =
         block_rows(bytes, header_len, &header.sync()).map_err(|why| corrupt().context(why))?;
-    let reader = builder
-        .build(bytes)
+    // A normalized schema replaces the header's (no schema resolution: the encoding of
+    // the records is unchanged by the normalization).
+    let rewritten = match normalized_schema(&writer.json_string, location)? {
+        None => None,
+        Some(schema) => {
+            Some(with_schema(bytes, header_len, &schema).map_err(|why| unreadable().context(why))?)
+        }
+    };
+    let input: &[u8] = rewritten.as_deref().unwrap_or(bytes);
+    let reader = ReaderBuilder::new()
+        .with_batch_size(BATCH_ROWS)
+        .build(input)
         .map_err(|e| unreadable().with_source(e))?;
     let batches = reader
         .collect::<std::result::Result<Vec<_>, _>>()
@@ -78,6 +83,72 @@ fn decode(bytes: &[u8], location: &str) -> Result<Vec<RecordBatch>> {
         )));
     }
     Ok(batches)
+}
+
+/// `bytes` (an object container file whose header is `header_len` bytes) with the
+/// `avro.schema` of its header replaced by `schema` (spec: Avro "Object Container
+/// Files": magic, a metadata map of bytes, the sync marker).
+fn with_schema(
+    bytes: &[u8],
+    header_len: usize,
+    schema: &str,
+) -> std::result::Result<Vec<u8>, String> {
+    let mut pos = 4; // magic
+    let mut out = Vec::with_capacity(bytes.len() + schema.len());
+    out.extend_from_slice(bytes.get(..4).ok_or("file cut short")?);
+    let mut entries: Vec<(&[u8], &[u8])> = vec![];
+    loop {
+        let count = read_long(bytes, &mut pos)?;
+        if count == 0 {
+            break;
+        }
+        if count < 0 {
+            read_long(bytes, &mut pos)?; // the block's byte size
+        }
+        for _ in 0..count.unsigned_abs() {
+            let key = read_bytes(bytes, &mut pos)?;
+            let value = read_bytes(bytes, &mut pos)?;
+            entries.push((key, value));
+        }
+    }
+    write_long(&mut out, entries.len() as i64);
+    for (key, value) in entries {
+        let value = if key == b"avro.schema" {
+            schema.as_bytes()
+        } else {
+            value
+        };
+        write_long(&mut out, key.len() as i64);
+        out.extend_from_slice(key);
+        write_long(&mut out, value.len() as i64);
+        out.extend_from_slice(value);
+    }
+    write_long(&mut out, 0);
+    if pos + 16 != header_len {
+        return Err("header length does not match its metadata".to_string());
+    }
+    out.extend_from_slice(&bytes[pos..]);
+    Ok(out)
+}
+
+fn read_bytes<'b>(bytes: &'b [u8], pos: &mut usize) -> std::result::Result<&'b [u8], String> {
+    let len = usize::try_from(read_long(bytes, pos)?).map_err(|_| "negative length")?;
+    let end = pos
+        .checked_add(len)
+        .filter(|e| *e <= bytes.len())
+        .ok_or("header cut short")?;
+    let out = &bytes[*pos..end];
+    *pos = end;
+    Ok(out)
+}
+
+fn write_long(out: &mut Vec<u8>, v: i64) {
+    let mut z = ((v << 1) ^ (v >> 63)) as u64;
+    while z >= 0x80 {
+        out.push((z as u8 & 0x7f) | 0x80);
+        z >>= 7;
+    }
+    out.push(z as u8);
 }
 
 /// The number of records in the data blocks of an object container file (spec: Avro

@@ -168,6 +168,15 @@ fn block_rows(
         let (Ok(count), Ok(size)) = (usize::try_from(count), usize::try_from(size)) else {
             return Err(format!("negative block count or size at byte {pos}"));
         };
+        // Every record of a manifest or manifest list takes at least one byte (its first
+        // field is a required `int` or `string`), so a block claiming more records than
+        // bytes is corrupt; without this check the reader would spin through the claimed
+        // count on no data.
+        if count > size {
+            return Err(format!(
+                "block at byte {pos} claims {count} records in {size} bytes"
+            ));
+        }
         let end = pos
             .checked_add(size)
             .filter(|e| e.checked_add(16).is_some_and(|s| s <= bytes.len()))
@@ -651,7 +660,15 @@ mod tests {
         let mut bad_sync = bytes.clone();
         let last = bad_sync.len() - 1;
         bad_sync[last] ^= 0xff;
+        // a block claiming far more records than it has bytes (the reader would spin)
+        let sync = &bytes[bytes.len() - 16..];
+        let data_start = bytes.windows(16).position(|w| w == sync).unwrap() + 16;
+        assert_eq!(bytes[data_start], 2, "one record");
+        let mut bad_count = bytes[..data_start].to_vec();
+        bad_count.extend_from_slice(&[0xfe, 0xff, 0xff, 0xff, 0x0f]);
+        bad_count.extend_from_slice(&bytes[data_start + 1..]);
         for bad in [
+            bad_count,
             bad_json,
             bytes[..bytes.len() - 20].to_vec(),
             bytes[..bytes.len() - 1].to_vec(),

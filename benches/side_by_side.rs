@@ -26,14 +26,11 @@ mod tpch;
 mod tpch_refresh;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{canonical_rows, machine, median, ms, parquet_files, timed, Args, BoxError};
+use common::{canonical_rows, machine, median, ms, timed, Args, BoxError};
 use datafusion::prelude::{ParquetReadOptions, SessionConfig, SessionContext};
-use icefloe::spec::PartitionSpec;
-use icefloe::write::{schema_from_parquet, LocalTableWriter};
 use icefloe::IcebergTableProvider;
 
 /// The two sessions; each table is read from `root_of(table)/{iceberg,parquet}/table`.

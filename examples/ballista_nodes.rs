@@ -82,12 +82,13 @@ enum Node {
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     match Args::parse().node {
         Node::Scheduler { bind, port } => {
-            let mut config = SchedulerConfig::default();
-            config.bind_host = bind.clone();
-            config.bind_port = port;
-            config.override_logical_codec = Some(Arc::new(ballista_logical_codec()));
-            config.override_physical_codec =
-                Some(Arc::new(IcebergBallistaPhysicalCodec::default()));
+            let config = SchedulerConfig {
+                bind_host: bind.clone(),
+                bind_port: port,
+                override_logical_codec: Some(Arc::new(ballista_logical_codec())),
+                override_physical_codec: Some(Arc::new(IcebergBallistaPhysicalCodec::default())),
+                ..Default::default()
+            };
             let cluster = BallistaCluster::new_from_config(&config).await?;
             start_server(cluster, format!("{bind}:{port}").parse()?, Arc::new(config)).await?;
         }

@@ -180,8 +180,8 @@ async fn fragmented_position_deletes_are_exact_as_mask_and_as_selectors() {
     use datafusion::arrow::datatypes::{DataType, Schema as ArrowSchema};
     use datafusion::arrow::record_batch::RecordBatch;
     use datafusion::prelude::SessionConfig;
-    use icefloe::spec::{DataContentType, NestedField, PartitionSpec, PrimitiveType, Schema, Type};
-    use icefloe::write::{data_file_from_parquet, LocalTableWriter};
+    use icefloe::spec::{NestedField, PartitionSpec, PrimitiveType, Schema, Type};
+    use icefloe::write::LocalTableWriter;
 
     const ROWS: i64 = 50_000;
     let dir = tempfile::tempdir().expect("tempdir");
@@ -227,33 +227,13 @@ async fn fragmented_position_deletes_are_exact_as_mask_and_as_selectors() {
         })
         .collect();
     let location = icefloe::io::normalize_location(&data_path.to_string_lossy()).expect("loc");
-    let delete_path = dir.path().join("pos.parquet");
-    let deletes = RecordBatch::try_new(
-        Arc::new(ArrowSchema::new(vec![
-            field_with_id("file_path", DataType::Utf8, 2147483546),
-            field_with_id("pos", DataType::Int64, 2147483545),
-        ])),
-        vec![
-            Arc::new(datafusion::arrow::array::StringArray::from_iter_values(
-                deleted.iter().map(|_| location.as_str()),
-            )),
-            Arc::new(Int64Array::from(deleted.clone())),
-        ],
-    )
-    .expect("batch");
-    write_parquet_file(&delete_path, &deletes, 1 << 20);
-    let delete_location =
-        icefloe::io::normalize_location(&delete_path.to_string_lossy()).expect("loc");
-    let delete_file = data_file_from_parquet(
-        &delete_path,
-        &delete_location,
+    commit_position_deletes(
+        &mut w,
         &schema,
-        vec![],
-        DataContentType::PositionDeletes,
-        vec![],
-    )
-    .expect("delete file");
-    w.row_delta(vec![], vec![delete_file]).expect("row delta");
+        &dir.path().join("pos.parquet"),
+        &location,
+        &deleted,
+    );
 
     let gone: std::collections::HashSet<i64> = deleted.iter().copied().collect();
     let kept: Vec<i64> = (0..ROWS).filter(|i| !gone.contains(i)).collect();
@@ -391,33 +371,13 @@ async fn fragmented_table(dir: &std::path::Path, dv: bool) -> std::path::PathBuf
         )
         .expect("create");
         w.append(vec![data_file]).expect("append");
-        let delete_path = dir.join("pos.parquet");
-        let deletes = RecordBatch::try_new(
-            Arc::new(ArrowSchema::new(vec![
-                field_with_id("file_path", DataType::Utf8, 2147483546),
-                field_with_id("pos", DataType::Int64, 2147483545),
-            ])),
-            vec![
-                Arc::new(datafusion::arrow::array::StringArray::from_iter_values(
-                    deleted.iter().map(|_| location.as_str()),
-                )),
-                Arc::new(Int64Array::from(deleted)),
-            ],
-        )
-        .expect("batch");
-        write_parquet_file(&delete_path, &deletes, 1 << 20);
-        let delete_location =
-            icefloe::io::normalize_location(&delete_path.to_string_lossy()).expect("loc");
-        let delete_file = data_file_from_parquet(
-            &delete_path,
-            &delete_location,
+        commit_position_deletes(
+            &mut w,
             &schema,
-            vec![],
-            DataContentType::PositionDeletes,
-            vec![],
-        )
-        .expect("delete file");
-        w.row_delta(vec![], vec![delete_file]).expect("row delta");
+            &dir.join("pos.parquet"),
+            &location,
+            &deleted,
+        );
         return table;
     }
     let warehouse = dir.join("warehouse");
@@ -569,4 +529,47 @@ async fn fragmented_deletes_are_exact_with_pruning_pushed_filters_and_limit() {
             }
         }
     }
+}
+
+/// Write a position delete file at `delete_path` deleting rows `deleted` of the data
+/// file at `location`, and commit it to the table `w` writes (one `RowDelta`).
+fn commit_position_deletes(
+    w: &mut icefloe::write::LocalTableWriter,
+    schema: &icefloe::spec::Schema,
+    delete_path: &std::path::Path,
+    location: &str,
+    deleted: &[i64],
+) {
+    use datafusion::arrow::array::Int64Array;
+    use datafusion::arrow::datatypes::{DataType, Schema as ArrowSchema};
+    use datafusion::arrow::record_batch::RecordBatch;
+    use icefloe::spec::DataContentType;
+    use icefloe::write::data_file_from_parquet;
+
+    let deletes = RecordBatch::try_new(
+        Arc::new(ArrowSchema::new(vec![
+            field_with_id("file_path", DataType::Utf8, 2147483546),
+            field_with_id("pos", DataType::Int64, 2147483545),
+        ])),
+        vec![
+            Arc::new(datafusion::arrow::array::StringArray::from_iter_values(
+                deleted.iter().map(|_| location),
+            )),
+            Arc::new(Int64Array::from(deleted.to_vec())),
+        ],
+    )
+    .expect("batch");
+    write_parquet_file(delete_path, &deletes, 1 << 20);
+    let delete_location =
+        icefloe::io::normalize_location(&delete_path.to_string_lossy()).expect("loc");
+    let delete_file = data_file_from_parquet(
+        delete_path,
+        &delete_location,
+        schema,
+        vec![],
+        DataContentType::PositionDeletes,
+        vec![],
+    )
+    .expect("delete file");
+    w.row_delta(vec![], vec![delete_file]).expect("row delta");
 }

@@ -142,19 +142,6 @@ async fn main() -> Result<(), BoxError> {
             line.push_str(&format!(" {:.3} |", ms(*t) / ms(totals[0])));
         }
     }
-    println!(
-        "{line} | {} |",
-        if mismatches.is_empty() {
-            "all".to_string()
-        } else {
-            format!("differ: {mismatches:?}")
-        }
-    );
-    if let Some(peak) = common::peak_rss_bytes() {
-        println!("\npeak RSS: {:.0} MiB", peak as f64 / (1 << 20) as f64);
-    }
-    if !mismatches.is_empty() {
-        return Err(format!("results differ for queries {mismatches:?}").into());
-    }
-    Ok(())
+    println!("{line} | {} |", common::same_results_cell(&mismatches));
+    common::finish_query_run(&mismatches)
 }

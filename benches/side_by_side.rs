@@ -140,17 +140,7 @@ async fn main() -> Result<(), BoxError> {
         ms(total_a),
         ms(total_b),
         ms(total_a) / ms(total_b),
-        if mismatches.is_empty() {
-            "all".to_string()
-        } else {
-            format!("differ: {mismatches:?}")
-        }
+        common::same_results_cell(&mismatches)
     );
-    if let Some(peak) = common::peak_rss_bytes() {
-        println!("\npeak RSS: {:.0} MiB", peak as f64 / (1 << 20) as f64);
-    }
-    if !mismatches.is_empty() {
-        return Err(format!("results differ for queries {mismatches:?}").into());
-    }
-    Ok(())
+    common::finish_query_run(&mismatches)
 }

@@ -334,3 +334,25 @@ pub fn git_commit() -> String {
         .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
         .unwrap_or_else(|| "unknown".into())
 }
+
+/// The "same results" cell of a query table's total row: `all`, or the queries whose
+/// results differed.
+pub fn same_results_cell(mismatches: &[usize]) -> String {
+    if mismatches.is_empty() {
+        "all".to_string()
+    } else {
+        format!("differ: {mismatches:?}")
+    }
+}
+
+/// The end of a query bench: print the peak RSS, and fail when any query's results
+/// differed between the sides (`mismatches`).
+pub fn finish_query_run(mismatches: &[usize]) -> Result<(), BoxError> {
+    if let Some(peak) = peak_rss_bytes() {
+        println!("\npeak RSS: {:.0} MiB", peak as f64 / (1 << 20) as f64);
+    }
+    if !mismatches.is_empty() {
+        return Err(format!("results differ for queries {mismatches:?}").into());
+    }
+    Ok(())
+}

@@ -19,7 +19,7 @@ mod common;
 #[path = "common/tpch.rs"]
 mod tpch;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -55,16 +55,8 @@ async fn main() -> Result<(), BoxError> {
         .filter_map(|w| w.trim().parse().ok())
         .filter(|w| *w > 0)
         .collect();
-    let queries: Vec<usize> = match args.get("queries") {
-        Some(list) => list
-            .split(',')
-            .filter_map(|q| q.trim().parse().ok())
-            .collect(),
-        None => (1..=22).collect(),
-    };
-    let query_dir = args.get("query-dir").map(PathBuf::from).unwrap_or_else(|| {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/bench/tpch-queries")
-    });
+    let queries = tpch::queries(&args);
+    let query_dir = tpch::query_dir(&args);
     let root = common::data_dir(&args).join(format!("tpch-sf{sf}"));
     tpch::prepare(&args, &root, &sf)?;
 

@@ -25,7 +25,7 @@ mod tpch;
 #[path = "common/tpch_refresh.rs"]
 mod tpch_refresh;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -63,16 +63,8 @@ async fn main() -> Result<(), BoxError> {
     let args = Args::from_env();
     let sf = args.get("sf").unwrap_or_else(|| "1".into());
     let iterations: usize = args.num("iterations", 5);
-    let queries: Vec<usize> = match args.get("queries") {
-        Some(list) => list
-            .split(',')
-            .filter_map(|q| q.trim().parse().ok())
-            .collect(),
-        None => (1..=22).collect(),
-    };
-    let query_dir = args.get("query-dir").map(PathBuf::from).unwrap_or_else(|| {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/bench/tpch-queries")
-    });
+    let queries = tpch::queries(&args);
+    let query_dir = tpch::query_dir(&args);
     let root = common::data_dir(&args).join(format!("tpch-sf{sf}"));
     tpch::prepare(&args, &root, &sf)?;
     let rounds: usize = args.num("refresh", 0);

@@ -2,7 +2,7 @@
 //! v2 tables icefloe's writer registers over them ("add_files"), both made once under
 //! `DATA/tpch-sfN/` and reused.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use icefloe::spec::PartitionSpec;
@@ -55,4 +55,23 @@ pub fn prepare(args: &Args, root: &Path, sf: &str) -> Result<(), BoxError> {
         );
     }
     Ok(())
+}
+
+/// The TPC-H query numbers to run: `--queries 1,6,18`, else all 22.
+pub fn queries(args: &Args) -> Vec<usize> {
+    match args.get("queries") {
+        Some(list) => list
+            .split(',')
+            .filter_map(|q| q.trim().parse().ok())
+            .collect(),
+        None => (1..=22).collect(),
+    }
+}
+
+/// The directory of the query texts (`qNN.sql`): `--query-dir DIR`, else
+/// `../shared/bench/tpch-queries`.
+pub fn query_dir(args: &Args) -> PathBuf {
+    args.get("query-dir").map(PathBuf::from).unwrap_or_else(|| {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/bench/tpch-queries")
+    })
 }

@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use ballista::prelude::{SessionConfigExt, SessionContextExt};
 use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::catalog::TableProvider;
 use datafusion::common::{Result as DFResult, TableReference};
 use datafusion::execution::{SessionStateBuilder, TaskContext};
@@ -152,6 +153,35 @@ async fn same_rows(ballista: &SessionContext, single: &SessionContext, sql: &str
 /// no table or object store registered): the decoded plan shows the same plan and
 /// returns the same rows; the provider is rebuilt from its identity (the same metadata
 /// file, snapshot and schema), including a time-travelled snapshot.
+/// `sql`'s optimized logical plan on `client`, encoded with `codec`, decoded in a fresh
+/// session (the scheduler's: no table registered) and run there: the plan, the decoded
+/// plan and the decoded plan's rows.
+async fn through_the_codec(
+    client: &SessionContext,
+    sql: &str,
+    codec: &dyn LogicalExtensionCodec,
+) -> (LogicalPlan, LogicalPlan, Vec<RecordBatch>) {
+    let plan = client
+        .sql(sql)
+        .await
+        .unwrap()
+        .into_optimized_plan()
+        .unwrap();
+    let bytes = logical_plan_to_bytes_with_extension_codec(&plan, codec).unwrap();
+    let scheduler = SessionContext::new();
+    let decoded =
+        logical_plan_from_bytes_with_extension_codec(&bytes, &scheduler.task_ctx(), codec)
+            .unwrap_or_else(|e| panic!("{sql}: decoding failed: {e}"));
+    let rows = scheduler
+        .execute_logical_plan(decoded.clone())
+        .await
+        .unwrap()
+        .collect()
+        .await
+        .unwrap();
+    (plan, decoded, rows)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn logical_plan_with_iceberg_tables_round_trips() {
     let codec = ballista_logical_codec();
@@ -177,29 +207,12 @@ async fn logical_plan_with_iceberg_tables_round_trips() {
             .map(|s| s.snapshot_id)
             .collect();
         client.register_table("t", Arc::new(provider)).unwrap();
-        let plan = client
-            .sql(sql)
-            .await
-            .unwrap()
-            .into_optimized_plan()
-            .unwrap();
-        let bytes = logical_plan_to_bytes_with_extension_codec(&plan, &codec).unwrap();
-        let scheduler = SessionContext::new();
-        let decoded =
-            logical_plan_from_bytes_with_extension_codec(&bytes, &scheduler.task_ctx(), &codec)
-                .unwrap_or_else(|e| panic!("{table}: decoding failed: {e}"));
+        let (plan, decoded, remote) = through_the_codec(&client, sql, &codec).await;
         assert_eq!(
             decoded.display_indent_schema().to_string(),
             plan.display_indent_schema().to_string(),
             "{table}"
         );
-        let remote = scheduler
-            .execute_logical_plan(decoded)
-            .await
-            .unwrap()
-            .collect()
-            .await
-            .unwrap();
         let local = client.sql(sql).await.unwrap().collect().await.unwrap();
         assert_eq!(sorted_rows(&remote), sorted_rows(&local), "{table}");
         assert!(!local.is_empty(), "{table}");
@@ -213,24 +226,7 @@ async fn logical_plan_with_iceberg_tables_round_trips() {
                 .unwrap();
             let client = SessionContext::new();
             client.register_table("t", Arc::new(old)).unwrap();
-            let plan = client
-                .sql("SELECT * FROM t")
-                .await
-                .unwrap()
-                .into_optimized_plan()
-                .unwrap();
-            let bytes = logical_plan_to_bytes_with_extension_codec(&plan, &codec).unwrap();
-            let scheduler = SessionContext::new();
-            let decoded =
-                logical_plan_from_bytes_with_extension_codec(&bytes, &scheduler.task_ctx(), &codec)
-                    .unwrap();
-            let remote = scheduler
-                .execute_logical_plan(decoded)
-                .await
-                .unwrap()
-                .collect()
-                .await
-                .unwrap();
+            let (_, _, remote) = through_the_codec(&client, "SELECT * FROM t", &codec).await;
             let local = client
                 .sql("SELECT * FROM t")
                 .await

@@ -6,7 +6,7 @@
 //! cargo bench --bench insert -- --sf 1 [--iterations 3] [--python PATH | --no-python]
 //!     [--writers 8] [--commits 100] [--retries 20] [--no-throughput] [--no-commits]
 //!     [--data DIR] [--tpchgen PATH] [--parts 4]
-//!     [--sides copy,insert,insert-month,copy-month,pyiceberg,pyiceberg-month]
+//!     [--sides copy,insert,insert-month,insert-month-none,copy-month,pyiceberg,pyiceberg-month]
 //! ```
 //!
 //! `--sides` runs only the sides named (`copy`, the floor, always among them), e.g. to
@@ -23,7 +23,11 @@
 //! to the collected result (planning, writing, committing):
 //!
 //! * icefloe, unpartitioned: `INSERT INTO cat.ns.t SELECT * FROM lineitem`;
-//! * icefloe, `month(l_shipdate)`: the same into a table partitioned by month;
+//! * icefloe, `month(l_shipdate)`: the same into a table partitioned by month (rows
+//!   hash-distributed by month before the writers, `write.distribution-mode` `hash`,
+//!   the default for a partitioned table);
+//! * icefloe, `month(l_shipdate)`, `write.distribution-mode` `none`: no shuffle, each
+//!   writer fans out to every month it sees;
 //! * DataFusion, the floor: `COPY (SELECT * FROM lineitem) TO '<dir>/' STORED AS PARQUET`
 //!   with `datafusion.execution.parquet.compression = 'zstd(3)'`, icefloe's default codec
 //!   (`write.parquet.compression-codec` zstd, level 3 as parquet-mr);
@@ -92,6 +96,7 @@ struct Run {
 enum Side {
     IcefloeUnpartitioned,
     IcefloeMonth,
+    IcefloeMonthNone,
     DataFusionCopy,
     DataFusionCopyMonth,
     PyIcebergUnpartitioned,
@@ -104,6 +109,7 @@ impl Side {
         match self {
             Side::IcefloeUnpartitioned => "insert",
             Side::IcefloeMonth => "insert-month",
+            Side::IcefloeMonthNone => "insert-month-none",
             Side::DataFusionCopy => "copy",
             Side::DataFusionCopyMonth => "copy-month",
             Side::PyIcebergUnpartitioned => "pyiceberg",
@@ -115,6 +121,9 @@ impl Side {
         match self {
             Side::IcefloeUnpartitioned => "icefloe `INSERT INTO`, unpartitioned",
             Side::IcefloeMonth => "icefloe `INSERT INTO`, `month(l_shipdate)`",
+            Side::IcefloeMonthNone => {
+                "icefloe `INSERT INTO`, `month(l_shipdate)`, distribution `none`"
+            }
             Side::DataFusionCopy => "DataFusion `COPY … STORED AS PARQUET` (floor)",
             Side::DataFusionCopyMonth => {
                 "DataFusion `COPY … PARTITIONED BY (ship_month)` (reference)"
@@ -165,7 +174,14 @@ fn count_of(batches: &[datafusion::arrow::array::RecordBatch]) -> u64 {
         .sum()
 }
 
-async fn icefloe_insert(lineitem: &Path, tmp: &Path, month: bool) -> Result<Run, BoxError> {
+/// `INSERT INTO` a new table, partitioned by `month(l_shipdate)` when `month`, with
+/// `write.distribution-mode` = `distribution` when given.
+async fn icefloe_insert(
+    lineitem: &Path,
+    tmp: &Path,
+    month: bool,
+    distribution: Option<&str>,
+) -> Result<Run, BoxError> {
     let dir = tempfile::tempdir_in(tmp)?;
     let catalog = SqlCatalog::open_or_create("cat", dir.path().join("catalog.db"))?;
     catalog
@@ -188,6 +204,11 @@ async fn icefloe_insert(lineitem: &Path, tmp: &Path, month: bool) -> Result<Run,
                 transform: Transform::Month,
             }],
         };
+    }
+    if let Some(mode) = distribution {
+        creation
+            .properties
+            .insert("write.distribution-mode".into(), mode.into());
     }
     catalog
         .create_table(&TableIdent::parse("ns.t"), creation)
@@ -295,8 +316,9 @@ async fn run_side(
     python: Option<&str>,
 ) -> Result<Run, BoxError> {
     match side {
-        Side::IcefloeUnpartitioned => icefloe_insert(lineitem, tmp, false).await,
-        Side::IcefloeMonth => icefloe_insert(lineitem, tmp, true).await,
+        Side::IcefloeUnpartitioned => icefloe_insert(lineitem, tmp, false, None).await,
+        Side::IcefloeMonth => icefloe_insert(lineitem, tmp, true, None).await,
+        Side::IcefloeMonthNone => icefloe_insert(lineitem, tmp, true, Some("none")).await,
         Side::DataFusionCopy => datafusion_copy(lineitem, tmp, false).await,
         Side::DataFusionCopyMonth => datafusion_copy(lineitem, tmp, true).await,
         Side::PyIcebergUnpartitioned => {
@@ -324,6 +346,7 @@ async fn throughput(
         Side::IcefloeUnpartitioned,
         Side::DataFusionCopy,
         Side::IcefloeMonth,
+        Side::IcefloeMonthNone,
         Side::DataFusionCopyMonth,
     ];
     if python.is_some() {

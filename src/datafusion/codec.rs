@@ -21,6 +21,9 @@
 //!   its input is a child plan. The files it writes come back to the coordinator as rows
 //!   ([`crate::write::encode_written_files`]), where
 //!   [`IcebergWriteExec`](super::IcebergWriteExec) commits them.
+//! - **[`IcebergTransformExpr`]** (a partition transform in a writer's sort or in the
+//!   hash repartitioning before it): the transform and its source type; its input is
+//!   the expression's child.
 //!
 //! Refused with an error naming the node (never sent without its delete information):
 //! row-level scans for `DELETE` / `UPDATE` / `MERGE` (their `_pos` virtual column is not
@@ -45,8 +48,10 @@ use datafusion::datasource::source::DataSourceExec;
 use datafusion::execution::object_store::ObjectStoreUrl;
 use datafusion::execution::TaskContext;
 use datafusion::parquet::arrow::arrow_reader::{RowSelection, RowSelector};
-use datafusion::physical_expr::{LexRequirement, PhysicalSortRequirement};
+use datafusion::physical_expr::{LexRequirement, PhysicalExpr, PhysicalSortRequirement};
 use datafusion::physical_expr_adapter::PhysicalExprAdapterFactory;
+use datafusion::physical_expr_common::physical_expr::proto_decode::PhysicalExprDecodeCtx;
+use datafusion::physical_expr_common::physical_expr::proto_encode::PhysicalExprEncodeCtx;
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion_proto::physical_plan::{
     PhysicalExtensionCodec, PhysicalPlanDecodeContext, PhysicalProtoConverterExtension,
@@ -62,6 +67,7 @@ use super::equality_delete_exec::{EqualityDeleteExec, EqualityGroup};
 use super::expr_adapter::FieldIdExprAdapterFactory;
 use super::file_reader::IcebergParquetReaderFactory;
 use super::iceberg_source::{IcebergParquetSource, IcebergScanState};
+use super::transform_expr::IcebergTransformExpr;
 use crate::delete::EqualityDeleteLoader;
 use crate::io::FileIO;
 use crate::spec::name_mapping::{MappedField, NameMapping};
@@ -704,6 +710,41 @@ impl IcebergPhysicalCodec {
 }
 
 impl PhysicalExtensionCodec for IcebergPhysicalCodec {
+    /// Decodes an [`IcebergTransformExpr`] (a write's sort term or partition
+    /// distribution), its input the one child in `inputs`.
+    fn try_decode_expr(
+        &self,
+        buf: &[u8],
+        inputs: &[Arc<dyn PhysicalExpr>],
+        _ctx: &PhysicalExprDecodeCtx<'_>,
+    ) -> DFResult<Arc<dyn PhysicalExpr>> {
+        let [input] = inputs else {
+            return Err(codec_error(
+                "an Iceberg transform expression takes one input",
+            ));
+        };
+        Ok(Arc::new(IcebergTransformExpr::decode(
+            buf,
+            Arc::clone(input),
+        )?))
+    }
+
+    /// Encodes an [`IcebergTransformExpr`]; any other expression is refused, naming it.
+    fn try_encode_expr(
+        &self,
+        node: &Arc<dyn PhysicalExpr>,
+        buf: &mut Vec<u8>,
+        _ctx: &PhysicalExprEncodeCtx<'_>,
+    ) -> DFResult<()> {
+        let Some(transform) = node.downcast_ref::<IcebergTransformExpr>() else {
+            return Err(codec_error(format!(
+                "an expression that is not an Iceberg transform: {node}"
+            )));
+        };
+        buf.extend_from_slice(&transform.encode()?);
+        Ok(())
+    }
+
     fn try_decode(
         &self,
         buf: &[u8],

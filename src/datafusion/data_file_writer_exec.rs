@@ -9,6 +9,11 @@
 //! [`IcebergWriteExec`](super::IcebergWriteExec), which commits them all at once on the
 //! node that planned the statement.
 //!
+//! Under `write.distribution-mode` `hash` or `range` (Spark's default for a partitioned
+//! table) the node asks DataFusion for its input hash-partitioned by the partition
+//! values, so each partition is written by one writer
+//! ([`write_distribution`](super::write_distribution)).
+//!
 //! The node holds only what writing needs ([`DataFileWriteState`]: FileIO, data
 //! location, schema, partition spec, properties), none of it process-local, so
 //! `IcebergPhysicalCodec` can send it to a worker of a distributed engine: an
@@ -40,6 +45,7 @@ use datafusion::physical_plan::{
 };
 use futures::StreamExt;
 
+use super::write_distribution::partition_distribution;
 use crate::error::{Error, Result};
 use crate::io::FileIO;
 use crate::spec::{DataFile, FormatVersion, PartitionSpec, Schema};
@@ -145,6 +151,9 @@ pub struct IcebergDataFileWriterExec {
     /// The rows' schema (the provider's Arrow schema): input is checked against it.
     schema: SchemaRef,
     sort: Option<LexRequirement>,
+    /// The partition values the input is hash-distributed by (`write.distribution-mode`
+    /// `hash` or `range`), if any.
+    distribution: Option<Vec<Arc<dyn PhysicalExpr>>>,
     properties: Arc<PlanProperties>,
 }
 
@@ -164,11 +173,13 @@ impl IcebergDataFileWriterExec {
             input.pipeline_behavior(),
             input.boundedness(),
         ));
+        let distribution = partition_distribution(&state, &schema);
         Self {
             input,
             state,
             schema,
             sort,
+            distribution,
             properties,
         }
     }
@@ -223,7 +234,10 @@ impl ExecutionPlan for IcebergDataFileWriterExec {
     }
 
     fn required_input_distribution(&self) -> Vec<Distribution> {
-        vec![Distribution::UnspecifiedDistribution]
+        match &self.distribution {
+            Some(exprs) => vec![Distribution::KeyPartitioned(exprs.clone())],
+            None => vec![Distribution::UnspecifiedDistribution],
+        }
     }
 
     fn benefits_from_input_partitioning(&self) -> Vec<bool> {

@@ -43,6 +43,7 @@ pub mod table_functions;
 mod table_provider;
 mod transform_expr;
 pub mod values_fields;
+mod write_distribution;
 mod write_exec;
 
 pub use catalog::{IcebergCatalogProvider, IcebergSchemaProvider};

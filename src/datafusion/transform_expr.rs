@@ -16,6 +16,7 @@ use datafusion::arrow::datatypes::{DataType, Schema as ArrowSchema};
 use datafusion::common::{Result as DFResult, ScalarValue};
 use datafusion::logical_expr::ColumnarValue;
 use datafusion::physical_expr::PhysicalExpr;
+use serde::{Deserialize, Serialize};
 
 use super::scalar::literal_to_scalar;
 use crate::error::{Error, Result};
@@ -103,6 +104,44 @@ impl IcebergTransformExpr {
             ));
         }
         Ok(ColumnarValue::Array(ScalarValue::iter_to_array(scalars)?))
+    }
+}
+
+/// An [`IcebergTransformExpr`] as a plan codec sends it: the transform and the source
+/// type (the input expression travels as the expression's child).
+#[derive(Serialize, Deserialize)]
+struct EncodedTransform {
+    transform: Transform,
+    /// `Type::Primitive` of the source type (the spec's JSON form, e.g. `"date"`).
+    source: Type,
+}
+
+impl IcebergTransformExpr {
+    /// The bytes a plan codec sends for this expression (JSON of the transform and the
+    /// source type; the input is the expression's one child).
+    pub(crate) fn encode(&self) -> Result<Vec<u8>> {
+        serde_json::to_vec(&EncodedTransform {
+            transform: self.transform,
+            source: Type::Primitive(self.source),
+        })
+        .map_err(|e| Error::invalid_argument("encoding an Iceberg transform").with_source(e))
+    }
+
+    /// The expression [`Self::encode`] wrote, over `input`.
+    ///
+    /// Errors ([`crate::ErrorKind::InvalidArgument`]): bytes that are not such JSON, or
+    /// a transform that does not apply to the source type.
+    pub(crate) fn decode(bytes: &[u8], input: Arc<dyn PhysicalExpr>) -> Result<Self> {
+        let e: EncodedTransform = serde_json::from_slice(bytes).map_err(|e| {
+            Error::invalid_argument("decoding an Iceberg transform expression").with_source(e)
+        })?;
+        let Type::Primitive(source) = e.source else {
+            return Err(Error::invalid_argument(format!(
+                "an Iceberg transform over non-primitive type {}",
+                e.source
+            )));
+        };
+        Self::try_new(e.transform, source, input)
     }
 }
 

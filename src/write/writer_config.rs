@@ -23,6 +23,69 @@ pub const PAGE_SIZE_PROPERTY: &str = "write.parquet.page-size-bytes";
 pub const PAGE_ROW_LIMIT_PROPERTY: &str = "write.parquet.page-row-limit";
 /// `write.parquet.dict-size-bytes` (default 2 MiB).
 pub const DICT_SIZE_PROPERTY: &str = "write.parquet.dict-size-bytes";
+/// `write.distribution-mode` (`none`, `hash`, `range`; default: see [`DistributionMode`]).
+pub const DISTRIBUTION_MODE_PROPERTY: &str = "write.distribution-mode";
+
+/// How the rows of one write are spread over its writers before they are written
+/// (`write.distribution-mode`, Java `DistributionMode`).
+///
+/// Unset, a write takes Spark's default for the table: `range` when it has a sort
+/// order, else `hash` when it is partitioned, else `none`. icefloe writes `hash` and
+/// `range` alike: rows are hash-distributed by their partition values, so each
+/// partition's rows reach one writer (DataFusion has no range repartitioning; each
+/// writer still sorts its files by the sort order). An unpartitioned table is not
+/// redistributed under any mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DistributionMode {
+    /// Rows are written by the writer that produced them.
+    None,
+    /// Rows are distributed by a hash of their partition values.
+    Hash,
+    /// Rows are distributed by ranges of the sort order (Spark); icefloe: as `Hash`.
+    Range,
+}
+
+impl DistributionMode {
+    /// The mode set in `props`, if any.
+    ///
+    /// Errors ([`crate::ErrorKind::InvalidArgument`] naming the property): a value other
+    /// than `none`, `hash` or `range` (any case).
+    pub fn from_properties(props: &HashMap<String, String>) -> Result<Option<Self>> {
+        let Some(v) = props.get(DISTRIBUTION_MODE_PROPERTY) else {
+            return Ok(None);
+        };
+        match v.trim().to_ascii_lowercase().as_str() {
+            "none" => Ok(Some(Self::None)),
+            "hash" => Ok(Some(Self::Hash)),
+            "range" => Ok(Some(Self::Range)),
+            _ => Err(Error::invalid_argument(format!(
+                "property '{DISTRIBUTION_MODE_PROPERTY}': '{v}' is not one of none, hash, range"
+            ))),
+        }
+    }
+
+    /// The mode a write uses: the one set in `props`, else Spark's default for a table
+    /// that is `sorted` (has a sort order) and `partitioned` (has a non-void partition
+    /// field). Errors as [`Self::from_properties`].
+    pub fn resolve(
+        props: &HashMap<String, String>,
+        partitioned: bool,
+        sorted: bool,
+    ) -> Result<Self> {
+        Ok(Self::from_properties(props)?.unwrap_or(if sorted {
+            Self::Range
+        } else if partitioned {
+            Self::Hash
+        } else {
+            Self::None
+        }))
+    }
+
+    /// Whether rows are distributed by their partition values before writing.
+    pub fn distributes_by_partition(self) -> bool {
+        matches!(self, Self::Hash | Self::Range)
+    }
+}
 
 /// How data files are written: sizes in bytes, the Parquet codec, and the metrics kept.
 #[derive(Debug, Clone, PartialEq)]
@@ -45,6 +108,9 @@ pub struct DataFileWriterConfig {
     pub dict_size_bytes: u64,
     /// `write.metadata.metrics.*`: which column metrics data files record.
     pub metrics: MetricsConfig,
+    /// `write.distribution-mode`, when set (checked here so a bad value fails the write
+    /// before any file is written; the plan applies it, see [`DistributionMode`]).
+    pub distribution_mode: Option<DistributionMode>,
 }
 
 impl Default for DataFileWriterConfig {
@@ -57,6 +123,7 @@ impl Default for DataFileWriterConfig {
             page_row_limit: 20_000,
             dict_size_bytes: 2 * 1024 * 1024,
             metrics: MetricsConfig::default(),
+            distribution_mode: None,
         }
     }
 }
@@ -151,6 +218,7 @@ impl DataFileWriterConfig {
             page_row_limit: positive(props, PAGE_ROW_LIMIT_PROPERTY, d.page_row_limit)?,
             dict_size_bytes: positive(props, DICT_SIZE_PROPERTY, d.dict_size_bytes)?,
             metrics: MetricsConfig::from_properties(props)?,
+            distribution_mode: DistributionMode::from_properties(props)?,
         })
     }
 
@@ -210,6 +278,36 @@ mod tests {
             Compression::GZIP(GzipLevel::try_new(9).unwrap())
         );
         assert_eq!(c.metrics.default_mode, Some(MetricsMode::Full));
+        assert_eq!(c.distribution_mode, None);
+    }
+
+    #[test]
+    fn distribution_mode_defaults_as_spark() {
+        let none = HashMap::new();
+        // Spark: sorted -> range, partitioned -> hash, else none
+        assert_eq!(
+            DistributionMode::resolve(&none, true, true).unwrap(),
+            DistributionMode::Range
+        );
+        assert_eq!(
+            DistributionMode::resolve(&none, true, false).unwrap(),
+            DistributionMode::Hash
+        );
+        assert_eq!(
+            DistributionMode::resolve(&none, false, false).unwrap(),
+            DistributionMode::None
+        );
+        let set = props(&[(DISTRIBUTION_MODE_PROPERTY, " NONE ")]);
+        assert_eq!(
+            DistributionMode::resolve(&set, true, true).unwrap(),
+            DistributionMode::None
+        );
+        assert!(!DistributionMode::None.distributes_by_partition());
+        assert!(DistributionMode::Range.distributes_by_partition());
+        let c =
+            DataFileWriterConfig::from_properties(&props(&[(DISTRIBUTION_MODE_PROPERTY, "hash")]))
+                .unwrap();
+        assert_eq!(c.distribution_mode, Some(DistributionMode::Hash));
     }
 
     #[test]
@@ -221,6 +319,7 @@ mod tests {
             (COMPRESSION_CODEC_PROPERTY, "lzo"),
             (COMPRESSION_LEVEL_PROPERTY, "99"),
             ("write.metadata.metrics.default", "truncate(0)"),
+            (DISTRIBUTION_MODE_PROPERTY, "random"),
         ] {
             let err = DataFileWriterConfig::from_properties(&props(&[(k, v)])).unwrap_err();
             assert!(err.to_string().contains(k), "{k}={v}: {err}");

@@ -277,6 +277,36 @@ async fn writes_and_row_level_changes_are_refused_naming_the_node() {
         format!("{:?}", writer.required_input_ordering())
     );
     assert!(writer.required_input_ordering()[0].is_some());
+    // a sort by a transform: the writer and the sort below it (both holding an
+    // `IcebergTransformExpr`) round-trip through the codec, which encodes the expression
+    crate::dml::ok(ctx, "ALTER TABLE ice.ns.t WRITE ORDERED BY bucket(4, id)").await;
+    let plan = ctx
+        .sql("INSERT INTO ice.ns.t VALUES (3, 'c')")
+        .await
+        .unwrap()
+        .create_physical_plan()
+        .await
+        .unwrap();
+    let writer = find(&plan, "IcebergDataFileWriterExec").expect("the writer");
+    assert!(
+        explain(&writer).contains("iceberg_bucket[4](id"),
+        "{}",
+        explain(&writer)
+    );
+    let bytes =
+        physical_plan_to_bytes_with_extension_codec(Arc::clone(&writer), &IcebergPhysicalCodec)
+            .unwrap();
+    let decoded = physical_plan_from_bytes_with_extension_codec(
+        &bytes,
+        &worker.task_ctx(),
+        &IcebergPhysicalCodec,
+    )
+    .unwrap();
+    assert_eq!(explain(&decoded), explain(&writer));
+    assert_eq!(
+        format!("{:?}", decoded.required_input_ordering()),
+        format!("{:?}", writer.required_input_ordering())
+    );
     // nothing was written by planning
     let rows = crate::dml::ok(ctx, "SELECT count(*) FROM ice.ns.t").await;
     assert!(rows.contains("| 2 "), "{rows}");
@@ -897,6 +927,63 @@ async fn insert_select_on_three_workers_commits_once() {
             &ours,
         );
     }
+}
+
+/// `INSERT … SELECT` into a table partitioned by `truncate(1000, id)` and `k` on three
+/// workers: the rows are shuffled by their partition values (`write.distribution-mode`
+/// `hash`, Spark's default for a partitioned table) before the writers, so each
+/// partition is written by one writer — one file per partition — and the rows equal
+/// the source's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn insert_into_a_partitioned_table_on_workers_shuffles_by_partition() {
+    let lake = crate::dml::lake().await;
+    big_source(&lake).await;
+    crate::dml::create(&lake, "b", "PARTITIONED BY (truncate(1000, id), k)", "").await;
+    let observed = Arc::new(Observed::default());
+    let distributed = distributed_lake(&lake, &observed).await;
+    let sql = "INSERT INTO ice.ns.b SELECT * FROM ice.ns.big_source";
+    let plan = distributed
+        .sql(sql)
+        .await
+        .unwrap()
+        .create_physical_plan()
+        .await
+        .unwrap();
+    let shown = display_plan_ascii(plan.as_ref(), false);
+    // the shuffle's key: the spec's formula of truncate(1000, id), and k
+    assert!(
+        shown.contains("Hash([id@0 - (id@0 % 1000 + 1000) % 1000, k@1]"),
+        "{shown}"
+    );
+    assert!(shown.contains("IcebergDataFileWriterExec"), "{shown}");
+    let count = collect(plan, distributed.task_ctx()).await.unwrap();
+    assert!(
+        pretty_format_batches(&count)
+            .unwrap()
+            .to_string()
+            .contains("| 6000  |"),
+        "{}",
+        pretty_format_batches(&count).unwrap()
+    );
+    assert!(observed.writers_decoded.load(Ordering::SeqCst) >= WORKERS);
+    // one file per partition (6 × 5): each partition's rows reached one writer
+    assert_eq!(
+        ok(
+            &lake.ctx,
+            "SELECT count(*) AS files, count(DISTINCT partition) AS partitions, \
+             sum(record_count) AS n FROM ice.ns.\"b$files\""
+        )
+        .await,
+        "+-------+------------+------+\n\
+         | files | partitions | n    |\n\
+         +-------+------------+------+\n\
+         | 30    | 30         | 6000 |\n\
+         +-------+------------+------+"
+    );
+    assert_eq!(
+        all_rows(&lake.ctx, "b").await,
+        all_rows(&lake.ctx, "big_source").await
+    );
 }
 
 /// One data file of `ice.ns.big_source`, as a local path.

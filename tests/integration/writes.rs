@@ -291,6 +291,98 @@ async fn rows_are_written_in_the_tables_sort_order() {
     assert_eq!(ids, [5, 4, 2, 1]);
 }
 
+/// A partitioned table's rows are hash-distributed by their partition values before
+/// the writers (`write.distribution-mode`: `hash`, Spark's default for a partitioned
+/// table), so each day is written by one writer into one file even when every input
+/// partition holds every day; under `none` each writer writes each day it sees; an
+/// unknown mode fails the write, naming the property, before anything is committed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn partitioned_writes_are_distributed_by_partition_per_write_distribution_mode() {
+    let w = warehouse().await;
+    sql(&w.ctx, "SET datafusion.execution.target_partitions = 2").await;
+    sql(
+        &w.ctx,
+        "SET datafusion.execution.enable_file_stream_work_stealing = false",
+    )
+    .await;
+    create(&w, "ns.src", PartitionSpec::unpartitioned()).await;
+    // two source files (two input partitions), each with rows of all four days
+    for lo in [0, 1000] {
+        sql(
+            &w.ctx,
+            &format!(
+                "INSERT INTO ns.src SELECT value, NULL AS s, \
+                 to_timestamp_seconds(1767225600 + (value % 4) * 86400) AS ts, \
+                 NULL AS x FROM generate_series({lo}, {lo} + 999)"
+            ),
+        )
+        .await;
+    }
+    let files_per_day = |table: &str| {
+        format!(
+            "SELECT count(*) AS files, count(DISTINCT partition) AS days, \
+             sum(record_count) AS n FROM ns.\"{table}$files\""
+        )
+    };
+    for (mode, expected_files) in [(None, 4), (Some("hash"), 4), (Some("none"), 8)] {
+        let name = format!("ns.t_{}", mode.unwrap_or("default"));
+        let mut c = TableCreation::new(events_schema());
+        c.partition_spec = by_day();
+        if let Some(mode) = mode {
+            c.properties
+                .insert("write.distribution-mode".into(), mode.into());
+        }
+        w.catalog
+            .create_table(&TableIdent::parse(&name), c)
+            .await
+            .expect("create");
+        let plan = text(
+            &sql(
+                &w.ctx,
+                &format!("EXPLAIN INSERT INTO {name} SELECT * FROM ns.src"),
+            )
+            .await,
+        );
+        let hashed = plan.contains("Hash([date_trunc(day, ts");
+        assert_eq!(hashed, mode != Some("none"), "{mode:?}\n{plan}");
+        sql(&w.ctx, &format!("INSERT INTO {name} SELECT * FROM ns.src")).await;
+        let short = name.trim_start_matches("ns.");
+        assert_eq!(
+            text(&sql(&w.ctx, &files_per_day(short)).await),
+            format!(
+                "+-------+------+------+\n\
+                 | files | days | n    |\n\
+                 +-------+------+------+\n\
+                 | {expected_files:<5} | 4    | 2000 |\n\
+                 +-------+------+------+"
+            ),
+            "{mode:?}"
+        );
+        assert_eq!(
+            text(&sql(&w.ctx, &format!("SELECT count(*) AS n, sum(id) AS s FROM {name}")).await),
+            "+------+---------+\n| n    | s       |\n+------+---------+\n| 2000 | 1999000 |\n+------+---------+"
+        );
+    }
+    // an unknown mode: the write fails naming the property; nothing is committed
+    let mut c = TableCreation::new(events_schema());
+    c.partition_spec = by_day();
+    c.properties
+        .insert("write.distribution-mode".into(), "random".into());
+    w.catalog
+        .create_table(&TableIdent::parse("ns.t_bad"), c)
+        .await
+        .expect("create");
+    let err = match w.ctx.sql("INSERT INTO ns.t_bad SELECT * FROM ns.src").await {
+        Ok(df) => df.collect().await.expect_err("an unknown mode"),
+        Err(e) => e,
+    };
+    assert!(err.to_string().contains("write.distribution-mode"), "{err}");
+    assert_eq!(
+        text(&sql(&w.ctx, "SELECT count(*) AS n FROM ns.\"t_bad$snapshots\"").await),
+        "+---+\n| n |\n+---+\n| 0 |\n+---+"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn input_partitions_are_written_in_parallel_into_one_commit() {
     let w = warehouse().await;

@@ -11,8 +11,8 @@
 //!   replaces the sort order (unsorted when no terms are given) and sets the table
 //!   property `write.distribution-mode`: `hash` with `DISTRIBUTED BY PARTITION`, else
 //!   `none` for `LOCALLY ORDERED BY` and `UNORDERED`, else `range`. icefloe's own writes
-//!   sort within each written file by the sort order and write each partition's rows to
-//!   its own files under every mode; the property is for other engines (Spark).
+//!   sort each written file by the sort order and distribute rows by the property
+//!   ([`crate::write::DistributionMode`]).
 //!
 //! A term is `col`, `bucket(N, col)`, `truncate(W, col)`, `years|months|days|hours(col)`
 //! (see [`create_table::parse_term`]), followed by `[ASC|DESC] [NULLS FIRST|LAST]`.

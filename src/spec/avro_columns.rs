@@ -7,7 +7,9 @@
 //! wrong Arrow type is an error naming the field. Optional fields are Avro unions with
 //! null, which the reader turns into nullable columns.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
+use std::io::Read;
 
 use arrow_avro::reader::{read_header_info, ReaderBuilder};
 use datafusion::arrow::array::{
@@ -18,12 +20,8 @@ use datafusion::arrow::datatypes::{DataType, Int32Type};
 
 use crate::error::{Error, Result};
 
-/// Rows decoded per record batch: a manifest or manifest list is read in as few batches
-/// as possible, since the conversion to domain types works per batch.
-const BATCH_ROWS: usize = 64 * 1024;
-
-/// Decode all records of an Avro object container file into record batches (one column
-/// per top-level field of its writer schema).
+/// Decode all records of an Avro object container file into record batches: one batch
+/// per data block holding records, one column per top-level field of its writer schema.
 ///
 /// The header's writer schema is normalized where `arrow-avro` 59 cannot read it (no
 /// change alters Avro's binary encoding of the records):
@@ -37,8 +35,10 @@ const BATCH_ROWS: usize = 64 * 1024;
 ///   0.21 writes a decimal on `fixed` with its `logicalType`, `precision` and `scale`
 ///   twice, which `arrow-avro`'s schema parser rejects.
 ///
-/// Errors name `location`; a panic inside the decoder on corrupt input is caught and
-/// becomes the same [`InvalidData`](crate::ErrorKind::InvalidData) error.
+/// Errors ([`InvalidData`](crate::ErrorKind::InvalidData)) name `location`: a block cut
+/// short, a wrong sync marker, a block yielding fewer records than it claims, a writer
+/// schema whose records or array items could take no bytes (see [`records_take_bytes`]);
+/// a panic inside the decoder on corrupt input is caught and becomes the same error.
 pub(crate) fn read_batches(bytes: &[u8], location: &str) -> Result<Vec<RecordBatch>> {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| decode(bytes, location)))
         .unwrap_or_else(|_| {
@@ -55,37 +55,73 @@ fn decode(bytes: &[u8], location: &str) -> Result<Vec<RecordBatch>> {
     let writer = header
         .writer_schema()
         .map_err(|e| unreadable().with_source(e))?;
-    let header_len = usize::try_from(header.header_len()).map_err(|_| unreadable())?;
+    let header_len = usize::try_from(header.header_len())
+        .ok()
+        .filter(|l| *l <= bytes.len())
+        .ok_or_else(unreadable)?;
     // The reader stops silently at a block cut short and does not check sync markers:
     // the block framing is checked here, so a truncated file is an error, not fewer rows.
-    let rows =
-        block_rows(bytes, header_len, &header.sync()).map_err(|why| corrupt().context(why))?;
+    let blocks = blocks(bytes, header_len, &header.sync()).map_err(|why| corrupt().context(why))?;
     // A normalized schema replaces the header's (no schema resolution: the encoding of
     // the records is unchanged by the normalization).
-    let rewritten = match normalized_schema(&writer.json_string, location)? {
-        None => None,
-        Some(schema) => {
-            Some(with_schema(bytes, header_len, &schema).map_err(|why| unreadable().context(why))?)
-        }
+    let normalized = normalized_schema(&writer.json_string, location)?;
+    let schema = normalized.as_deref().unwrap_or(&writer.json_string);
+    if !records_take_bytes(schema) {
+        return Err(unreadable().context(
+            "its schema allows records or array items of no bytes, which no manifest or \
+             manifest list has (a block could then claim any number of them)",
+        ));
+    }
+    let file_header: Cow<'_, [u8]> = match &normalized {
+        None => Cow::Borrowed(&bytes[..header_len]),
+        Some(schema) => Cow::Owned(
+            with_schema(&bytes[..header_len], header_len, schema)
+                .map_err(|why| unreadable().context(why))?,
+        ),
     };
-    let input: &[u8] = rewritten.as_deref().unwrap_or(bytes);
-    let reader = ReaderBuilder::new()
-        .with_batch_size(BATCH_ROWS)
-        .build(input)
-        .map_err(|e| unreadable().with_source(e))?;
-    let batches = reader
-        .collect::<std::result::Result<Vec<_>, _>>()
-        .map_err(|e| corrupt().with_source(e))?;
-    let decoded: usize = batches.iter().map(|b| b.num_rows()).sum();
-    if decoded != rows {
-        return Err(corrupt().context(format!(
-            "{decoded} records decoded where the blocks hold {rows}"
-        )));
+    // Each block is decoded by a reader of its own over the header and that block, in
+    // one batch of exactly the block's record count. `arrow-avro` 59's `Reader::read`
+    // loops forever on a block whose records end before its (decompressed) bytes do:
+    // once the block's count is decoded it asks for no more records, yet waits for the
+    // block's bytes to be used up. A corrupt length inside a record (or a flipped bit in
+    // deflate data, which carries no checksum) does that, and so does a block of no
+    // records holding bytes. A full batch makes the reader return before that loop;
+    // the batch's row count is checked against the block's count, so no records go
+    // missing silently either. Bytes left in a block after its records are ignored, as
+    // Avro's Java and Rust readers do.
+    let mut batches = Vec::with_capacity(blocks.len());
+    for block in blocks {
+        if block.count == 0 {
+            continue; // holds no records
+        }
+        let input = file_header.as_ref().chain(&bytes[block.start..block.end]);
+        let mut reader = ReaderBuilder::new()
+            .with_batch_size(block.count)
+            .build(input)
+            .map_err(|e| unreadable().with_source(e))?;
+        let decoded = match reader.next() {
+            Some(Ok(batch)) => batch,
+            Some(Err(e)) => {
+                return Err(corrupt()
+                    .context(format!("block at byte {}", block.start))
+                    .with_source(e))
+            }
+            None => RecordBatch::new_empty(reader.schema()),
+        };
+        if decoded.num_rows() != block.count {
+            return Err(corrupt().context(format!(
+                "{} records decoded where the block at byte {} holds {}",
+                decoded.num_rows(),
+                block.start,
+                block.count
+            )));
+        }
+        batches.push(decoded);
     }
     Ok(batches)
 }
 
-/// `bytes` (an object container file whose header is `header_len` bytes) with the
+/// `bytes` (the header of an object container file, `header_len` bytes) with the
 /// `avro.schema` of its header replaced by `schema` (spec: Avro "Object Container
 /// Files": magic, a metadata map of bytes, the sync marker).
 fn with_schema(
@@ -151,43 +187,47 @@ fn write_long(out: &mut Vec<u8>, v: i64) {
     out.push(z as u8);
 }
 
-/// The number of records in the data blocks of an object container file (spec: Avro
-/// "Object Container Files": each block is a record count, a byte size, the
-/// serialized records and the file's 16-byte sync marker), checking that the blocks
-/// end exactly at the end of `bytes`.
-fn block_rows(
+/// One data block of an object container file: its record count and the bytes from
+/// its count to the end of its sync marker.
+struct Block {
+    count: usize,
+    start: usize,
+    end: usize,
+}
+
+/// The data blocks of an object container file (spec: Avro "Object Container Files":
+/// each block is a record count, a byte size, the serialized records and the file's
+/// 16-byte sync marker), checking that each ends with the sync marker and that the
+/// blocks end exactly at the end of `bytes`.
+fn blocks(
     bytes: &[u8],
     header_len: usize,
     sync: &[u8; 16],
-) -> std::result::Result<usize, String> {
+) -> std::result::Result<Vec<Block>, String> {
     let mut pos = header_len;
-    let mut rows = 0usize;
+    let mut out = vec![];
     while pos < bytes.len() {
+        let start = pos;
         let count = read_long(bytes, &mut pos)?;
         let size = read_long(bytes, &mut pos)?;
         let (Ok(count), Ok(size)) = (usize::try_from(count), usize::try_from(size)) else {
-            return Err(format!("negative block count or size at byte {pos}"));
+            return Err(format!("negative block count or size at byte {start}"));
         };
-        // Every record of a manifest or manifest list takes at least one byte (its first
-        // field is a required `int` or `string`), so a block claiming more records than
-        // bytes is corrupt; without this check the reader would spin through the claimed
-        // count on no data.
-        if count > size {
-            return Err(format!(
-                "block at byte {pos} claims {count} records in {size} bytes"
-            ));
-        }
         let end = pos
             .checked_add(size)
             .filter(|e| e.checked_add(16).is_some_and(|s| s <= bytes.len()))
-            .ok_or_else(|| format!("block at byte {pos} is cut short"))?;
+            .ok_or_else(|| format!("block at byte {start} is cut short"))?;
         if &bytes[end..end + 16] != sync {
             return Err(format!("sync marker after byte {end} does not match"));
         }
         pos = end + 16;
-        rows = rows.saturating_add(count);
+        out.push(Block {
+            count,
+            start,
+            end: pos,
+        });
     }
-    Ok(rows)
+    Ok(out)
 }
 
 /// An Avro `long` (zig-zag varint) at `pos`, advancing it.
@@ -204,6 +244,81 @@ fn read_long(bytes: &[u8], pos: &mut usize) -> std::result::Result<i64, String> 
         }
     }
     Err(format!("varint longer than 10 bytes before byte {pos}"))
+}
+
+/// Whether every record of the top-level `schema` (Avro schema JSON) and every item of
+/// each array in it takes at least one byte of Avro binary encoding: the decoder loops
+/// once per record of a block and once per array item a block of the array claims, so
+/// each iteration must use up a byte of the input for the loops to end with it. A
+/// schema that is not JSON passes (the decoder rejects it).
+fn records_take_bytes(schema: &str) -> bool {
+    let Ok(schema) = serde_json::from_str::<serde_json::Value>(schema) else {
+        return true;
+    };
+    let mut walk = MinBytes::default();
+    walk.of(&schema) > 0 && !walk.empty_items
+}
+
+/// The least number of bytes a value of an Avro type takes (spec: Avro "Binary
+/// Encoding"), with the named types seen so far.
+#[derive(Default)]
+struct MinBytes {
+    named: HashMap<String, u64>,
+    empty_items: bool,
+}
+
+impl MinBytes {
+    fn of(&mut self, t: &serde_json::Value) -> u64 {
+        match t {
+            serde_json::Value::String(name) => match name.as_str() {
+                "null" => 0,
+                "float" => 4,
+                "double" => 8,
+                "boolean" | "int" | "long" | "string" | "bytes" => 1,
+                other => self.named.get(other).copied().unwrap_or(1),
+            },
+            // a union: the branch index, then the branch
+            serde_json::Value::Array(branches) => {
+                1 + branches.iter().map(|b| self.of(b)).min().unwrap_or(0)
+            }
+            serde_json::Value::Object(map) => {
+                let size = match map.get("type").and_then(|t| t.as_str()) {
+                    Some("record" | "error") => {
+                        let fields = map.get("fields").and_then(|f| f.as_array());
+                        fields
+                            .into_iter()
+                            .flatten()
+                            .filter_map(|f| f.get("type"))
+                            .map(|f| self.of(f))
+                            .fold(0u64, u64::saturating_add)
+                    }
+                    Some("fixed") => map.get("size").and_then(|s| s.as_u64()).unwrap_or(0),
+                    Some("enum") => 1,
+                    Some("array") => {
+                        let items = map.get("items").map_or(0, |i| self.of(i));
+                        self.empty_items |= items == 0;
+                        1
+                    }
+                    // map keys are strings, so each entry takes a byte
+                    Some("map") => {
+                        if let Some(values) = map.get("values") {
+                            self.of(values);
+                        }
+                        1
+                    }
+                    _ => map.get("type").map_or(0, |t| self.of(t)),
+                };
+                if let Some(name) = map.get("name").and_then(|n| n.as_str()) {
+                    self.named.insert(name.to_string(), size);
+                    if let Some(ns) = map.get("namespace").and_then(|n| n.as_str()) {
+                        self.named.insert(format!("{ns}.{name}"), size);
+                    }
+                }
+                size
+            }
+            _ => 0,
+        }
+    }
 }
 
 /// The writer schema normalized as [`read_batches`] describes, or `None` when it needs
@@ -660,7 +775,7 @@ mod tests {
         let mut bad_sync = bytes.clone();
         let last = bad_sync.len() - 1;
         bad_sync[last] ^= 0xff;
-        // a block claiming far more records than it has bytes (the reader would spin)
+        // a block claiming far more records than it has bytes
         let sync = &bytes[bytes.len() - 16..];
         let data_start = bytes.windows(16).position(|w| w == sync).unwrap() + 16;
         assert_eq!(bytes[data_start], 2, "one record");
@@ -678,5 +793,133 @@ mod tests {
             assert_eq!(err.kind(), crate::ErrorKind::InvalidData);
             assert!(err.to_string().contains("'/t/metadata/m.avro'"), "{err}");
         }
+    }
+    /// `f` run on a thread of its own; fails the test when it has not returned within
+    /// 30 s (the decoder spins) instead of hanging it.
+    fn within_deadline<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(f());
+        });
+        rx.recv_timeout(std::time::Duration::from_secs(30))
+            .expect("the Avro decoder did not return within 30 s: it spins")
+    }
+
+    /// An object container file of `records` under `schema` (one block).
+    fn container(schema: &str, records: Vec<apache_avro::types::Value>) -> Vec<u8> {
+        let schema = apache_avro::Schema::parse_str(schema).unwrap();
+        let mut w = apache_avro::Writer::new(&schema, Vec::new());
+        for r in records {
+            w.append(r).unwrap();
+        }
+        w.into_inner().unwrap()
+    }
+
+    /// The byte offset of the first data block (after the header's sync marker).
+    fn data_start(bytes: &[u8]) -> usize {
+        let sync = &bytes[bytes.len() - 16..];
+        bytes.windows(16).position(|w| w == sync).unwrap() + 16
+    }
+
+    #[test]
+    fn a_block_whose_records_end_before_its_bytes_is_read_without_spinning() {
+        use apache_avro::types::Value;
+        let bytes = container(
+            r#"{"type": "record", "name": "r", "fields": [{"name": "a", "type": "string"},
+                {"name": "b", "type": "long"}]}"#,
+            vec![Value::Record(vec![
+                ("a".into(), Value::String("hello".into())),
+                ("b".into(), Value::Long(1)),
+            ])],
+        );
+        let start = data_start(&bytes);
+        // count 1, size 7: the string's length (5), "hello", the long
+        assert_eq!(&bytes[start..start + 3], &[2, 14, 10]);
+        // The string's length cut to 1 (a flipped bit, as the fuzz test of corrupt files
+        // does): the record ends 4 bytes before its block, where arrow-avro's reader
+        // looped forever. The block's one record is read (Avro readers ignore what is
+        // left of a block after its records), the sync marker still matches.
+        let mut short_string = bytes.clone();
+        short_string[start + 2] = 2;
+        let batches = within_deadline(move || read_batches(&short_string, "m.avro")).unwrap();
+        assert_eq!(batches.iter().map(|b| b.num_rows()).sum::<usize>(), 1);
+        let columns = Columns::of_batch(&batches[0]);
+        assert_eq!(columns.string("a").unwrap().get(0), Some("h"));
+        // A block claiming no records but holding bytes, before the real one: it holds
+        // no records, the reader looped forever on it too.
+        let mut empty_block = bytes[..start].to_vec();
+        empty_block.extend_from_slice(&[0, 4, 1, 2]);
+        empty_block.extend_from_slice(&bytes[bytes.len() - 16..]);
+        empty_block.extend_from_slice(&bytes[start..]);
+        let batches = within_deadline(move || read_batches(&empty_block, "m.avro")).unwrap();
+        assert_eq!(batches.iter().map(|b| b.num_rows()).sum::<usize>(), 1);
+        let columns = Columns::of_batch(&batches[0]);
+        assert_eq!(columns.string("a").unwrap().get(0), Some("hello"));
+        assert_eq!(columns.long("b").unwrap().get(0), Some(1));
+    }
+
+    /// The mutated file on which the fuzz test of corrupt files (`tests/integration/fuzz.rs`,
+    /// seed 16) hung: a manifest list of the corpus with one byte of its deflate block
+    /// flipped, so the block's records end before its decompressed bytes.
+    #[test]
+    fn a_corrupt_deflate_block_of_a_corpus_manifest_list_is_read_without_spinning() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(
+            "testdata/corpus/spark_v2_nested/metadata/\
+             snap-9022307558027715534-1-eaec2f03-fad3-4e87-acfc-cce2fd109868.avro",
+        );
+        let original = std::fs::read(&path).unwrap();
+        let rows = |batches: &[RecordBatch]| batches.iter().map(|b| b.num_rows()).sum::<usize>();
+        let good = read_batches(&original, "snap.avro").unwrap();
+        let mut flipped = original.clone();
+        let at = flipped.len() - 25; // 9 bytes before the closing sync marker
+        flipped[at] ^= 0x0f;
+        let result = within_deadline(move || read_batches(&flipped, "/t/metadata/snap.avro"));
+        // the block's two records, or an error naming the file: never fewer rows
+        match result {
+            Ok(batches) => assert_eq!(rows(&batches), rows(&good)),
+            Err(err) => {
+                assert_eq!(err.kind(), crate::ErrorKind::InvalidData);
+                assert!(err.to_string().contains("'/t/metadata/snap.avro'"), "{err}");
+            }
+        }
+        assert_eq!(rows(&good), 2);
+    }
+
+    #[test]
+    fn a_schema_whose_records_or_items_may_take_no_bytes_is_an_error_naming_the_file() {
+        use apache_avro::types::Value;
+        // records of nulls only, and an array of nulls: a block could claim any number
+        // of them in no bytes, and the decoder would loop through the claimed count
+        let nulls = container(
+            r#"{"type": "record", "name": "r", "fields": [{"name": "n", "type": "null"}]}"#,
+            vec![Value::Record(vec![("n".into(), Value::Null)])],
+        );
+        let null_items = container(
+            r#"{"type": "record", "name": "r", "fields": [{"name": "a", "type": "int"},
+                {"name": "l", "type": {"type": "array", "items": "null"}}]}"#,
+            vec![Value::Record(vec![
+                ("a".into(), Value::Int(1)),
+                ("l".into(), Value::Array(vec![Value::Null])),
+            ])],
+        );
+        for bad in [nulls, null_items] {
+            let err =
+                within_deadline(move || read_batches(&bad, "/t/metadata/m.avro")).unwrap_err();
+            assert_eq!(err.kind(), crate::ErrorKind::InvalidData);
+            assert!(err.to_string().contains("'/t/metadata/m.avro'"), "{err}");
+            assert!(err.to_string().contains("no bytes"), "{err}");
+        }
+        // a fixed of size 0 in a record with an int, a named record used twice, a
+        // union with null: each takes a byte at least
+        assert!(records_take_bytes(
+            r#"{"type": "record", "name": "r", "fields": [{"name": "a", "type": "int"},
+                {"name": "f", "type": {"type": "fixed", "name": "f0", "size": 0}},
+                {"name": "l", "type": {"type": "array", "items": ["null", "f0"]}}]}"#
+        ));
+        assert!(!records_take_bytes(
+            r#"{"type": "record", "name": "r", "fields": [{"name": "a", "type": "int"},
+                {"name": "f", "type": {"type": "fixed", "name": "f0", "size": 0}},
+                {"name": "l", "type": {"type": "array", "items": "f0"}}]}"#
+        ));
     }
 }

@@ -8,9 +8,10 @@
 //! * `metrics_eval`: `InclusiveMetricsEvaluator` over 100,000 data files
 //!   (`id < X` and `p = 17 AND v = 'k'`), per file.
 //! * `manifest_decode`: a 100-entry manifest with metrics (as the planning bench writes
-//!   them): Avro container decode only (`apache_avro::Reader` to `Value`s) vs icefloe's
-//!   full `parse_manifest` vs arrow-rs's columnar Avro reader (`arrow_avro::reader::Reader`
-//!   to one Arrow `RecordBatch`, issue 18), per entry.
+//!   them): Avro container decode only (`apache_avro::Reader` to `Value`s) vs arrow-rs's
+//!   columnar Avro reader alone (`arrow_avro::reader::Reader` to one Arrow `RecordBatch`)
+//!   vs icefloe's full `parse_manifest` (that reader, then `ManifestEntry`s; issue 18),
+//!   per entry.
 //! * `transforms`: bucket[16] on longs and strings, truncate[10] on strings, day on
 //!   timestamps, per value.
 //! * `position_deletes`: 100,000 deleted positions of a 1,000,000-row file to a Parquet

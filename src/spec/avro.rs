@@ -1,8 +1,6 @@
-//! Helpers to read Iceberg's Avro records (manifest lists and manifests) field by field.
-//!
-//! Iceberg files are decoded to generic `apache_avro::types::Value`s and then converted
-//! into domain types by name, so every missing or mistyped field yields an error that
-//! names it. Optional fields are Avro unions with null.
+//! Helpers of the test oracle `legacy_avro_decoder`: Iceberg's Avro records decoded to
+//! generic `apache_avro::types::Value`s and converted into domain types by name. The
+//! library reads manifests column-wise (`avro_columns`); this is compiled for tests only.
 
 use std::collections::HashMap;
 

@@ -8,9 +8,8 @@
 
 use std::collections::HashMap;
 
-use apache_avro::types::Value;
-
-use super::avro::{as_bytes, as_long, int_map, partition_literal, read_container, Record};
+use super::avro_columns::{read_batches, Columns};
+use super::manifest_columns::EntryColumns;
 use super::manifest_list::ManifestFile;
 use super::partition::PartitionSpec;
 use super::schema::Schema;
@@ -147,105 +146,7 @@ pub fn partition_field_types(
         .collect()
 }
 
-fn parse_data_file(v: Value, spec: &PartitionSpec, types: &[PrimitiveType]) -> Result<DataFile> {
-    let mut r = Record::from_value(v, "data_file")?;
-    let content = match r.opt_int("content")?.unwrap_or(0) {
-        0 => DataContentType::Data,
-        1 => DataContentType::PositionDeletes,
-        2 => DataContentType::EqualityDeletes,
-        other => {
-            return Err(Error::invalid_data(format!(
-                "field 'content': unknown value {other}"
-            )))
-        }
-    };
-    let format = r.string("file_format")?;
-    let file_format = match format.to_ascii_uppercase().as_str() {
-        "PARQUET" => DataFileFormat::Parquet,
-        "AVRO" => DataFileFormat::Avro,
-        "ORC" => DataFileFormat::Orc,
-        "PUFFIN" => DataFileFormat::Puffin,
-        _ => {
-            return Err(Error::invalid_data(format!(
-                "field 'file_format': unknown format '{format}'"
-            )))
-        }
-    };
-    let partition = match r.take("partition") {
-        None => vec![],
-        Some(p) => {
-            let values = Record::from_value(p, "partition")?.into_ordered();
-            if values.len() != spec.fields.len() {
-                return Err(Error::invalid_data(format!(
-                    "field 'partition': {} values for spec {} with {} fields",
-                    values.len(),
-                    spec.spec_id,
-                    spec.fields.len()
-                )));
-            }
-            values
-                .into_iter()
-                .zip(spec.fields.iter().zip(types))
-                .map(|(v, (f, ty))| match ty {
-                    PrimitiveType::Unknown => Ok(None),
-                    ty => partition_literal(v, ty, &f.name),
-                })
-                .collect::<Result<Vec<_>>>()?
-        }
-    };
-    let longs = |r: &mut Record, name: &str| int_map(r.take(name), name, as_long);
-    let bytes = |r: &mut Record, name: &str| int_map(r.take(name), name, as_bytes);
-    let list_of = |v: Option<Value>, name: &str| -> Result<Vec<i64>> {
-        match v {
-            None => Ok(vec![]),
-            Some(Value::Array(items)) => items
-                .iter()
-                .map(|i| {
-                    as_long(i).ok_or_else(|| {
-                        Error::invalid_data(format!("field '{name}': expected numbers"))
-                    })
-                })
-                .collect(),
-            Some(_) => Err(Error::invalid_data(format!(
-                "field '{name}': expected an array"
-            ))),
-        }
-    };
-    let split_offsets = list_of(r.take("split_offsets"), "split_offsets")?;
-    let equality_ids = list_of(r.take("equality_ids"), "equality_ids")?
-        .into_iter()
-        .map(|v| {
-            i32::try_from(v).map_err(|_| Error::invalid_data("field 'equality_ids': out of range"))
-        })
-        .collect::<Result<Vec<_>>>()?;
-    Ok(DataFile {
-        content,
-        file_path: r.location("file_path")?,
-        file_format,
-        partition,
-        record_count: r.long("record_count")?,
-        file_size_in_bytes: r.long("file_size_in_bytes")?,
-        column_sizes: longs(&mut r, "column_sizes")?,
-        value_counts: longs(&mut r, "value_counts")?,
-        null_value_counts: longs(&mut r, "null_value_counts")?,
-        nan_value_counts: longs(&mut r, "nan_value_counts")?,
-        lower_bounds: bytes(&mut r, "lower_bounds")?,
-        upper_bounds: bytes(&mut r, "upper_bounds")?,
-        key_metadata: r.opt_bytes("key_metadata")?,
-        split_offsets,
-        equality_ids,
-        sort_order_id: r.opt_int("sort_order_id")?,
-        first_row_id: r.opt_long("first_row_id")?,
-        referenced_data_file: match r.opt("referenced_data_file") {
-            None => None,
-            Some(_) => Some(r.string("referenced_data_file")?),
-        },
-        content_offset: r.opt_long("content_offset")?,
-        content_size_in_bytes: r.opt_long("content_size_in_bytes")?,
-    })
-}
-
-/// Parse a manifest file.
+/// Parse a manifest file, decoded column-wise.
 ///
 /// `manifest` is its entry in the manifest list (for inheritance), `spec` the partition
 /// spec it was written with, `schemas` the table's schemas (current first) used to type
@@ -257,17 +158,23 @@ pub fn parse_manifest(
     spec: &PartitionSpec,
     schemas: &[&Schema],
 ) -> Result<Vec<ManifestEntry>> {
-    let (values, _meta) = read_container(bytes, location)?;
     let types = partition_field_types(spec, schemas)
         .map_err(|e| e.context(format!("manifest '{location}'")))?;
-    let mut entries = values
-        .into_iter()
-        .enumerate()
-        .map(|(i, v)| {
-            parse_entry(v, manifest, spec, &types)
-                .map_err(|e| e.context(format!("manifest '{location}', entry {i}")))
-        })
-        .collect::<Result<Vec<_>>>()?;
+    let batches = read_batches(bytes, location)?;
+    let mut entries = Vec::with_capacity(batches.iter().map(|b| b.num_rows()).sum());
+    for batch in &batches {
+        let columns = Columns::of_batch(batch);
+        let bound = EntryColumns::bind(&columns, spec, &types)
+            .map_err(|e| e.context(format!("manifest '{location}'")))?;
+        for row in 0..batch.num_rows() {
+            let i = entries.len();
+            entries.push(
+                bound
+                    .entry(row, manifest, spec)
+                    .map_err(|e| e.context(format!("manifest '{location}', entry {i}")))?,
+            );
+        }
+    }
     inherit_first_row_ids(&mut entries, manifest);
     Ok(entries)
 }
@@ -276,7 +183,7 @@ pub fn parse_manifest(
 /// data manifest whose list entry has a `first_row_id`, each data file without one gets
 /// that id plus the record counts of the files before it (in manifest order) that had
 /// none.
-fn inherit_first_row_ids(entries: &mut [ManifestEntry], manifest: &ManifestFile) {
+pub(super) fn inherit_first_row_ids(entries: &mut [ManifestEntry], manifest: &ManifestFile) {
     let Some(mut next) = manifest.first_row_id else {
         return;
     };
@@ -287,53 +194,4 @@ fn inherit_first_row_ids(entries: &mut [ManifestEntry], manifest: &ManifestFile)
             next += f.record_count;
         }
     }
-}
-
-fn parse_entry(
-    v: Value,
-    manifest: &ManifestFile,
-    spec: &PartitionSpec,
-    types: &[PrimitiveType],
-) -> Result<ManifestEntry> {
-    let mut r = Record::from_value(v, "manifest_entry")?;
-    let status = match r.int("status")? {
-        0 => ManifestStatus::Existing,
-        1 => ManifestStatus::Added,
-        2 => ManifestStatus::Deleted,
-        other => {
-            return Err(Error::invalid_data(format!(
-                "field 'status': unknown value {other}"
-            )))
-        }
-    };
-    // Inheritance (spec: "Sequence Number Inheritance"): a null sequence number is only
-    // valid on an ADDED entry, which takes the manifest's sequence number.
-    let inherit = |value: Option<i64>, name: &str| -> Result<i64> {
-        match value {
-            Some(v) => Ok(v),
-            None if status == ManifestStatus::Added || manifest.sequence_number == 0 => {
-                Ok(manifest.sequence_number)
-            }
-            None => Err(Error::invalid_data(format!(
-                "field '{name}' is null on an entry that is not ADDED"
-            ))),
-        }
-    };
-    let data_sequence_number = inherit(r.opt_long("sequence_number")?, "sequence_number")?;
-    let file_sequence_number =
-        inherit(r.opt_long("file_sequence_number")?, "file_sequence_number")?;
-    let snapshot_id = r
-        .opt_long("snapshot_id")?
-        .unwrap_or(manifest.added_snapshot_id);
-    let data_file = r
-        .take("data_file")
-        .ok_or_else(|| Error::invalid_data("missing required field 'data_file'"))?;
-    Ok(ManifestEntry {
-        status,
-        snapshot_id,
-        data_sequence_number,
-        file_sequence_number,
-        spec_id: spec.spec_id,
-        data_file: parse_data_file(data_file, spec, types)?,
-    })
 }

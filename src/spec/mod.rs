@@ -2,8 +2,13 @@
 //! manifest lists and manifests. No I/O happens here: parsers take bytes or text.
 
 pub mod arrow;
+#[cfg(test)]
 mod avro;
+mod avro_columns;
+#[cfg(test)]
+mod legacy_avro_decoder;
 pub mod manifest;
+mod manifest_columns;
 pub mod manifest_list;
 pub mod name_mapping;
 pub mod partition;

@@ -377,3 +377,54 @@ async fn tpch_sf01_after_merge_on_read_changes_on_ballista_standalone_equals_one
     assert!(observed.tables_decoded.load(Ordering::SeqCst) >= 22);
     assert!(observed.iceberg_nodes_decoded.load(Ordering::SeqCst) >= 22);
 }
+
+/// An `INSERT` through a Ballista client is refused, not half-done: the table crosses to
+/// the scheduler as its identity and comes back read-only, so the statement fails with
+/// an error and the table keeps its snapshot and rows (the same `INSERT` on one node
+/// commits). Distributed `INSERT` runs on datafusion-distributed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_insert_through_ballista_fails_and_leaves_the_table_as_it_was() {
+    let lake = crate::dml::lake().await;
+    crate::dml::create(&lake, "t", "", "").await;
+    crate::dml::ok(&lake.ctx, "INSERT INTO ice.ns.t VALUES (1, 1, 'a', 1.0)").await;
+    let observed = Arc::new(Observed::default());
+    let ballista = ballista_session(&observed).await;
+    crate::catalog::attach(&ballista, "ice", Arc::clone(&lake.catalog)).await;
+    let sql = "INSERT INTO ice.ns.t VALUES (2, 2, 'b', 2.0)";
+    let err = match ballista.sql(sql).await {
+        Ok(df) => match df.collect().await {
+            Ok(rows) => panic!(
+                "{sql} succeeded through Ballista: {}",
+                sorted_rows(&rows).join("\n")
+            ),
+            Err(e) => e.to_string(),
+        },
+        Err(e) => e.to_string(),
+    };
+    // the scheduler's reloaded table refuses the write, naming it
+    assert!(
+        err.contains("writing to table") && err.contains("ns/t/metadata/"),
+        "{err}"
+    );
+    let state = "SELECT (SELECT count(*) FROM ice.ns.\"t$snapshots\") AS snapshots, \
+                 (SELECT count(*) FROM ice.ns.t) AS n";
+    assert_eq!(
+        crate::dml::ok(&lake.ctx, state).await,
+        "+-----------+---+\n| snapshots | n |\n+-----------+---+\n| 1         | 1 |\n+-----------+---+",
+        "after: {err}"
+    );
+    // no data file beyond the first INSERT's was left in the table's directory
+    let mut files = vec![];
+    let mut dirs = vec![lake.warehouse.clone()];
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                dirs.push(p);
+            } else if p.extension().is_some_and(|x| x == "parquet") {
+                files.push(p);
+            }
+        }
+    }
+    assert_eq!(files.len(), 1, "{files:?} (error: {err})");
+}

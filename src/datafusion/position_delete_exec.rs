@@ -14,7 +14,7 @@
 //! so a batch whose positions are contiguous (no row filter pushed into the decoder)
 //! takes a slice of it as its mask, and any other batch looks its positions up one by
 //! one. The scan must not be given a `LIMIT` (it would count deleted rows); this node
-//! does not pass limits down.
+//! does not pass limits down. Filters above it pass through to the scan.
 
 use std::fmt;
 use std::sync::Arc;
@@ -23,11 +23,15 @@ use datafusion::arrow::array::{Array, BooleanArray, Int32Array, Int64Array, Reco
 use datafusion::arrow::buffer::BooleanBuffer;
 use datafusion::arrow::compute::filter_record_batch;
 use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::TreeNodeRecursion;
 use datafusion::common::{DataFusionError, Result as DFResult, Statistics};
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::physical_expr::{EquivalenceProperties, PhysicalExpr};
 use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType};
+use datafusion::physical_plan::filter_pushdown::{
+    ChildPushdownResult, FilterDescription, FilterPushdownPhase, FilterPushdownPropagation,
+};
 use datafusion::physical_plan::metrics::{
     BaselineMetrics, Count, ExecutionPlanMetricsSet, MetricBuilder, MetricsSet,
 };
@@ -258,6 +262,27 @@ impl ExecutionPlan for PositionDeleteExec {
         _f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> DFResult<TreeNodeRecursion>,
     ) -> DFResult<TreeNodeRecursion> {
         Ok(TreeNodeRecursion::Continue)
+    }
+
+    /// Filters above pass through to the scan (its columns keep their indices here), for
+    /// pruning, dynamic filters and, with `pushdown_filters`, decoding: a filter commutes
+    /// with deletes, and positions count rows before any filtering.
+    fn gather_filters_for_pushdown(
+        &self,
+        _phase: FilterPushdownPhase,
+        parent_filters: Vec<Arc<dyn PhysicalExpr>>,
+        _config: &ConfigOptions,
+    ) -> DFResult<FilterDescription> {
+        FilterDescription::from_children(parent_filters, &self.children())
+    }
+
+    fn handle_child_pushdown_result(
+        &self,
+        _phase: FilterPushdownPhase,
+        child_pushdown_result: ChildPushdownResult,
+        _config: &ConfigOptions,
+    ) -> DFResult<FilterPushdownPropagation<Arc<dyn ExecutionPlan>>> {
+        Ok(FilterPushdownPropagation::if_all(child_pushdown_result))
     }
 
     fn with_new_children(

@@ -807,7 +807,7 @@ impl IcebergTableProvider {
         // the filters here too would only evaluate them twice. Under `EqualityDeleteExec`
         // nothing is pushed through, so the filters are given here for row-group and page
         // pruning (a filter commutes with row-level deletes).
-        let pruning_filters = if equality.is_some() || row_ids || per_batch {
+        let pruning_filters = if equality.is_some() || row_ids {
             filters
         } else {
             &[]

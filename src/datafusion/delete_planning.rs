@@ -110,7 +110,7 @@ impl PositionDeletes {
 }
 
 /// The number of runs of consecutive positions in `deleted`.
-fn runs(deleted: &RoaringTreemap) -> u64 {
+pub(crate) fn runs(deleted: &RoaringTreemap) -> u64 {
     let mut runs = 0;
     let mut next = None;
     for p in deleted.iter() {

@@ -358,3 +358,55 @@ impl ExecutionPlan for PositionDeleteExec {
         Ok(Arc::new(stats))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn deletes(deleted: &[u64], rows: u64) -> FileDeletes {
+        FileDeletes::try_new(Arc::new(deleted.iter().copied().collect()), rows).unwrap()
+    }
+
+    fn mask(d: &FileDeletes, positions: &[i64]) -> Vec<bool> {
+        d.live_mask(&Int64Array::from(positions.to_vec()))
+            .iter()
+            .collect()
+    }
+
+    #[test]
+    fn contiguous_positions_take_a_slice_of_the_live_rows() {
+        let d = deletes(&[1, 2, 9], 10);
+        assert_eq!(mask(&d, &[0, 1, 2, 3]), [true, false, false, true]);
+        assert_eq!(mask(&d, &[7, 8, 9]), [true, true, false]);
+    }
+
+    #[test]
+    fn scattered_positions_are_looked_up_one_by_one() {
+        // as after a filter pushed into the decoder
+        let d = deletes(&[1, 2, 9], 10);
+        assert_eq!(mask(&d, &[0, 2, 5, 9]), [true, false, true, false]);
+        // a position beyond the file is not deleted (no bit for it)
+        assert_eq!(mask(&d, &[2, 12]), [false, true]);
+    }
+
+    #[test]
+    fn a_deleted_position_beyond_the_file_is_an_error() {
+        let err = FileDeletes::try_new(Arc::new([3u64, 10].into_iter().collect()), 10)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("deleted position 10 of a file of 10 rows"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn runs_are_counted() {
+        let d: RoaringTreemap = [1u64, 2, 3, 7, 9, 10].into_iter().collect();
+        assert_eq!(crate::datafusion::delete_planning::runs(&d), 3);
+        assert_eq!(
+            crate::datafusion::delete_planning::runs(&RoaringTreemap::new()),
+            0
+        );
+    }
+}

@@ -12,8 +12,11 @@
 //!   (v2) deleting every 10th row or 10 % of the rows at random (a fixed LCG), and as v3
 //!   tables with one deletion vector per data file deleting the same rows. Each is read
 //!   with `SELECT count(*), sum(l_quantity)` and TPC-H Q6 (a filtered scan); the deleted
-//!   tables are read twice, with the Parquet reader's default selection policy (`Auto`:
-//!   a boolean mask when the selection's runs are short) and with selectors forced
+//!   tables are read three times: with icefloe's default (`icefloe.position_deletes =
+//!   auto`: these fragmented deletes applied per batch after decoding), and with the
+//!   deletes given to the Parquet decoder as a row selection (`selection`), under the
+//!   reader's default selection policy (`Auto`: a boolean mask when the selection's runs
+//!   are short) and with selectors forced
 //!   (`datafusion.execution.parquet.force_filter_selections`). Tables deleting the same
 //!   rows must give the same answers (issue 18, item 4).
 //! * **Equality deletes**: `--commits` upsert commits (Flink pattern), each adding a
@@ -299,14 +302,21 @@ async fn time_query(
 }
 
 async fn register(location: &Path) -> Result<SessionContext, BoxError> {
-    register_with(location, false).await
+    register_with(location, "auto", false).await
 }
 
-/// A session reading `location` as `t`; `force_selectors` sets
+/// A session reading `location` as `t`; `position_deletes` is
+/// `icefloe.position_deletes` (`auto`, `selection`, `filter`), `force_selectors` sets
 /// `datafusion.execution.parquet.force_filter_selections` (row selections applied as
 /// selectors, never as a boolean mask).
-async fn register_with(location: &Path, force_selectors: bool) -> Result<SessionContext, BoxError> {
-    let mut config = datafusion::prelude::SessionConfig::new();
+async fn register_with(
+    location: &Path,
+    position_deletes: &str,
+    force_selectors: bool,
+) -> Result<SessionContext, BoxError> {
+    let mut options = icefloe::datafusion::IcefloeOptions::default();
+    options.position_deletes = position_deletes.to_string();
+    let mut config = datafusion::prelude::SessionConfig::new().with_option_extension(options);
     config
         .options_mut()
         .execution
@@ -380,13 +390,17 @@ async fn main() -> Result<(), BoxError> {
         let mut by_rows: HashMap<i64, Vec<String>> = HashMap::new();
         let mut scanned = 0i64;
         for (label, loc) in tables {
-            let policies: &[(&str, bool)] = if loc == plain.as_path() {
-                &[("", false)]
+            let policies: &[(&str, &str, bool)] = if loc == plain.as_path() {
+                &[("", "auto", false)]
             } else {
-                &[("mask (Auto)", false), ("selectors", true)]
+                &[
+                    ("per batch (auto)", "auto", false),
+                    ("selection, mask (Auto)", "selection", false),
+                    ("selection, selectors", "selection", true),
+                ]
             };
-            for (policy, force_selectors) in policies {
-                let ctx = register_with(loc, *force_selectors).await?;
+            for (policy, position_deletes, force_selectors) in policies {
+                let ctx = register_with(loc, position_deletes, *force_selectors).await?;
                 let (cold, med, rows) = time_query(&ctx, sql, iterations).await?;
                 let live = live_rows(&ctx).await?;
                 if scanned == 0 {

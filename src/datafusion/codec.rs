@@ -11,6 +11,12 @@
 //!   required ids, name mapping) and how to reach the files (the store URL and the
 //!   table's FileIO properties and remaps, from which the worker rebuilds the object
 //!   store and registers it in its runtime before decoding).
+//!   A scan's Parquet `RowNumber` virtual columns (row positions, for position deletes
+//!   applied per batch) are carried by name, with the scan's projection, which
+//!   `datafusion-proto` could not decode without them.
+//! - **[`PositionDeleteExec`]**: each file's deleted positions (a serialized
+//!   `RoaringTreemap`, the portable format of the Roaring spec) and row count, and the
+//!   positions of its two hidden input columns; its input is a child plan.
 //! - **[`EqualityDeleteExec`]**: its delete files (the manifest fields the loader reads:
 //!   location, format, size, record count, `equality_ids`, sequence numbers, spec id),
 //!   their scopes and key schemas, the pre-probe predicate, the hidden-column positions
@@ -26,8 +32,7 @@
 //!   the expression's child.
 //!
 //! Refused with an error naming the node (never sent without its delete information):
-//! row-level scans for `DELETE` / `UPDATE` / `MERGE` (their `_pos` virtual column is not
-//! serialized by `datafusion-proto`), `IcebergRowLevelExec` (row-level changes run and
+//! `IcebergRowLevelExec` (row-level changes run and
 //! commit on one node), [`IcebergWriteExec`](super::IcebergWriteExec) (it commits, on the
 //! node that planned the statement: a distributed planner keeps it there), files
 //! carrying an extension other than a row selection, and equality delete files in a
@@ -40,14 +45,17 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
 use datafusion::arrow::compute::SortOptions;
-use datafusion::arrow::datatypes::Schema as ArrowSchema;
+use datafusion::arrow::datatypes::{DataType, Field, FieldRef, Schema as ArrowSchema};
 use datafusion::common::{DataFusionError, Result as DFResult, ScalarValue};
 use datafusion::datasource::physical_plan::parquet::ParquetRowSelection;
 use datafusion::datasource::physical_plan::{FileGroup, FileScanConfig, FileSource, ParquetSource};
 use datafusion::datasource::source::DataSourceExec;
+use datafusion::datasource::table_schema::TableSchema;
 use datafusion::execution::object_store::ObjectStoreUrl;
 use datafusion::execution::TaskContext;
 use datafusion::parquet::arrow::arrow_reader::{RowSelection, RowSelector};
+use datafusion::parquet::arrow::RowNumber;
+use datafusion::physical_expr::projection::{ProjectionExpr, ProjectionExprs};
 use datafusion::physical_expr::{LexRequirement, PhysicalExpr, PhysicalSortRequirement};
 use datafusion::physical_expr_adapter::PhysicalExprAdapterFactory;
 use datafusion::physical_expr_common::physical_expr::proto_decode::PhysicalExprDecodeCtx;
@@ -59,6 +67,7 @@ use datafusion_proto::physical_plan::{
 use datafusion_proto::protobuf;
 use object_store::path::Path;
 use prost::Message;
+use roaring::RoaringTreemap;
 use serde::{Deserialize, Serialize};
 
 use super::data_file_writer_exec::{DataFileWriteState, IcebergDataFileWriterExec};
@@ -67,6 +76,7 @@ use super::equality_delete_exec::{EqualityDeleteExec, EqualityGroup};
 use super::expr_adapter::FieldIdExprAdapterFactory;
 use super::file_reader::IcebergParquetReaderFactory;
 use super::iceberg_source::{IcebergParquetSource, IcebergScanState};
+use super::position_delete_exec::{FileDeletes, PositionDeleteExec};
 use super::transform_expr::IcebergTransformExpr;
 use crate::delete::EqualityDeleteLoader;
 use crate::io::FileIO;
@@ -81,6 +91,8 @@ use crate::write::empty_data_file;
 const SCAN: &str = "IcebergParquetScan";
 /// The `kind` of an encoded [`EqualityDeleteExec`].
 const EQUALITY_DELETES: &str = "EqualityDeleteExec";
+/// The `kind` of an encoded [`PositionDeleteExec`].
+const POSITION_DELETES: &str = "PositionDeleteExec";
 /// The `kind` of an encoded [`IcebergDataFileWriterExec`].
 const DATA_FILE_WRITER: &str = "IcebergDataFileWriterExec";
 
@@ -106,6 +118,10 @@ struct EncodedNode {
     /// Equality deletes: the pre-probe predicate (`PhysicalExprNode`), if any.
     #[prost(bytes = "vec", optional, tag = "5")]
     predicate: Option<Vec<u8>>,
+    /// Scan with virtual columns: its projection (a `ProjectionExprs` message), taken
+    /// out of `plan`, whose decoding would not know those columns.
+    #[prost(bytes = "vec", optional, tag = "6")]
+    projection: Option<Vec<u8>>,
 }
 
 /// A FileIO as it crosses processes.
@@ -177,6 +193,19 @@ struct ScanState {
     /// Field ids of the `initial-default`s (values in `EncodedNode::values`).
     default_ids: Vec<i32>,
     selections: Vec<FileSelection>,
+    /// The scan's virtual columns, all Parquet `RowNumber`s: name and nullability.
+    #[serde(default)]
+    row_numbers: Vec<(String, bool)>,
+}
+
+/// A [`PositionDeleteExec`] besides its input (the positions in `EncodedNode::values`,
+/// one per file with deletes, in order).
+#[derive(Serialize, Deserialize)]
+struct PositionDeleteState {
+    pos_column: usize,
+    file_column: usize,
+    /// Per file index, its row count if it has deletes.
+    files: Vec<Option<u64>>,
 }
 
 /// An equality delete file as the loader and the probe use it.
@@ -264,12 +293,15 @@ impl IcebergPhysicalCodec {
         source: &IcebergParquetSource,
         proto_converter: &dyn PhysicalProtoConverterExtension,
     ) -> DFResult<EncodedNode> {
-        let node = "an Iceberg row-level scan (DELETE / UPDATE / MERGE)";
-        if !source.table_schema().virtual_columns().is_empty() {
-            return Err(not_supported(
-                node,
-                "its row-position column is not serialized by datafusion-proto",
-            ));
+        let mut row_numbers = vec![];
+        for field in source.table_schema().virtual_columns() {
+            if field.try_extension_type::<RowNumber>().is_err() {
+                return Err(not_supported(
+                    "an Iceberg scan",
+                    &format!("its virtual column '{}' is not a row number", field.name()),
+                ));
+            }
+            row_numbers.push((field.name().clone(), field.is_nullable()));
         }
         if source.inner().downcast_ref::<ParquetSource>().is_none() {
             return Err(codec_error("an Iceberg scan whose source is not Parquet"));
@@ -303,9 +335,19 @@ impl IcebergPhysicalCodec {
         plain.file_source = Arc::clone(source.inner());
         plain.expr_adapter_factory = None;
         let plain: Arc<dyn ExecutionPlan> = DataSourceExec::from_data_source(plain);
-        let plan = proto_converter
-            .execution_plan_to_proto(&plain, self)?
-            .encode_to_vec();
+        let mut plan = proto_converter.execution_plan_to_proto(&plain, self)?;
+        let mut projection = None;
+        if !row_numbers.is_empty() {
+            // the projection may name the virtual columns: carried beside the plan
+            if let Some(protobuf::physical_plan_node::PhysicalPlanType::ParquetScan(scan)) =
+                &mut plan.physical_plan_type
+            {
+                if let Some(conf) = &mut scan.base_conf {
+                    projection = conf.projection_exprs.take().map(|p| p.encode_to_vec());
+                }
+            }
+        }
+        let plan = plan.encode_to_vec();
         let state = source.state();
         let columns = &state.columns;
         let mut default_ids: Vec<i32> = columns.initial_defaults().keys().copied().collect();
@@ -333,6 +375,7 @@ impl IcebergPhysicalCodec {
             name_mapping: columns.name_mapping().map(|m| m.fields.clone()),
             default_ids,
             selections,
+            row_numbers,
         };
         Ok(EncodedNode {
             kind: SCAN.to_string(),
@@ -340,6 +383,7 @@ impl IcebergPhysicalCodec {
             plan,
             values,
             predicate: None,
+            projection,
         })
     }
 
@@ -409,13 +453,15 @@ impl IcebergPhysicalCodec {
             ctx.runtime_env().cache_manager.get_file_metadata_cache(),
         );
         let parquet = parquet.with_parquet_file_reader_factory(Arc::new(readers));
+        let parquet =
+            self.with_row_numbers(parquet, &scan.row_numbers, node, ctx, proto_converter)?;
         let state = Arc::new(IcebergScanState {
             file_io,
             store_url: scan.store_url,
             recorded,
             columns: Arc::clone(&columns),
         });
-        config.file_source = Arc::new(IcebergParquetSource::new(Arc::new(parquet), state));
+        config.file_source = Arc::new(IcebergParquetSource::new(parquet, state));
         let adapter: Arc<dyn PhysicalExprAdapterFactory> = columns;
         config.expr_adapter_factory = Some(adapter);
         // the row selections back on their files
@@ -449,6 +495,130 @@ impl IcebergPhysicalCodec {
         }
         config.file_groups = groups.into_iter().map(FileGroup::new).collect();
         Ok(DataSourceExec::from_data_source(config))
+    }
+
+    /// `parquet` (decoded without projection) with the virtual `row_numbers` added to
+    /// its table schema, then the node's projection.
+    fn with_row_numbers(
+        &self,
+        parquet: ParquetSource,
+        row_numbers: &[(String, bool)],
+        node: &EncodedNode,
+        ctx: &TaskContext,
+        proto_converter: &dyn PhysicalProtoConverterExtension,
+    ) -> DFResult<Arc<dyn FileSource>> {
+        if row_numbers.is_empty() {
+            return Ok(Arc::new(parquet));
+        }
+        let decoded = parquet.table_schema();
+        let virtual_columns: Vec<FieldRef> = row_numbers
+            .iter()
+            .map(|(name, nullable)| {
+                Arc::new(
+                    Field::new(name, DataType::Int64, *nullable).with_extension_type(RowNumber),
+                ) as FieldRef
+            })
+            .collect();
+        let table_schema = TableSchema::builder(Arc::clone(decoded.file_schema()))
+            .with_table_partition_cols(decoded.table_partition_cols().clone())
+            .with_virtual_columns(virtual_columns)
+            .build();
+        let mut rebuilt = ParquetSource::new(table_schema)
+            .with_table_parquet_options(parquet.table_parquet_options().clone());
+        if let Some(factory) = parquet.parquet_file_reader_factory() {
+            rebuilt = rebuilt.with_parquet_file_reader_factory(Arc::clone(factory));
+        }
+        if let Some(predicate) = parquet.filter() {
+            rebuilt = rebuilt.with_predicate(predicate);
+        }
+        let Some(bytes) = &node.projection else {
+            return Ok(Arc::new(rebuilt));
+        };
+        let proto: protobuf::ProjectionExprs = decode_message(bytes, "scan projection")?;
+        let schema = Arc::clone(rebuilt.table_schema().table_schema());
+        let decode_ctx = PhysicalPlanDecodeContext::new(ctx, self);
+        let exprs = proto
+            .projections
+            .iter()
+            .map(|p| {
+                let expr = p
+                    .expr
+                    .as_ref()
+                    .ok_or_else(|| codec_error("a scan projection without its expression"))?;
+                Ok(ProjectionExpr::new(
+                    proto_converter.proto_to_physical_expr(expr, &schema, &decode_ctx)?,
+                    p.alias.clone(),
+                ))
+            })
+            .collect::<DFResult<Vec<_>>>()?;
+        let rebuilt: Arc<dyn FileSource> = Arc::new(rebuilt);
+        Ok(rebuilt
+            .try_pushdown_projection(&ProjectionExprs::new(exprs))?
+            .unwrap_or(rebuilt))
+    }
+
+    fn encode_position_deletes(&self, exec: &PositionDeleteExec) -> DFResult<EncodedNode> {
+        let (pos_column, file_column) = exec.columns();
+        let mut files = vec![];
+        let mut values = vec![];
+        for file in exec.files() {
+            files.push(file.as_ref().map(|f| f.total_rows()));
+            if let Some(f) = file {
+                let mut bytes = Vec::with_capacity(f.deleted.serialized_size());
+                f.deleted
+                    .serialize_into(&mut bytes)
+                    .map_err(|e| codec_error(format!("serializing deleted positions: {e}")))?;
+                values.push(bytes);
+            }
+        }
+        let state = PositionDeleteState {
+            pos_column,
+            file_column,
+            files,
+        };
+        Ok(EncodedNode {
+            kind: POSITION_DELETES.to_string(),
+            state: to_json(&state)?,
+            plan: vec![],
+            values,
+            predicate: None,
+            projection: None,
+        })
+    }
+
+    fn decode_position_deletes(
+        &self,
+        node: &EncodedNode,
+        inputs: &[Arc<dyn ExecutionPlan>],
+    ) -> DFResult<Arc<dyn ExecutionPlan>> {
+        let [input] = inputs else {
+            return Err(codec_error("PositionDeleteExec takes one input"));
+        };
+        let state: PositionDeleteState = from_json(&node.state)?;
+        let mut values = node.values.iter();
+        let mut files = Vec::with_capacity(state.files.len());
+        for total in state.files {
+            files.push(match total {
+                None => None,
+                Some(total) => {
+                    let bytes = values
+                        .next()
+                        .ok_or_else(|| codec_error("fewer deleted-position sets than files"))?;
+                    let deleted = RoaringTreemap::deserialize_from(bytes.as_slice())
+                        .map_err(|e| codec_error(format!("deleted positions: {e}")))?;
+                    Some(FileDeletes::try_new(Arc::new(deleted), total)?)
+                }
+            });
+        }
+        if values.next().is_some() {
+            return Err(codec_error("more deleted-position sets than files"));
+        }
+        Ok(Arc::new(PositionDeleteExec::try_new(
+            Arc::clone(input),
+            Arc::new(files),
+            state.pos_column,
+            state.file_column,
+        )?))
     }
 
     fn encode_equality_deletes(
@@ -510,6 +680,7 @@ impl IcebergPhysicalCodec {
             plan: vec![],
             values,
             predicate,
+            projection: None,
         })
     }
 
@@ -634,6 +805,7 @@ impl IcebergPhysicalCodec {
             plan: vec![],
             values,
             predicate: None,
+            projection: None,
         })
     }
 
@@ -756,6 +928,7 @@ impl PhysicalExtensionCodec for IcebergPhysicalCodec {
         match node.kind.as_str() {
             SCAN => self.decode_scan(&node, ctx, proto_converter),
             EQUALITY_DELETES => self.decode_equality_deletes(&node, inputs, ctx, proto_converter),
+            POSITION_DELETES => self.decode_position_deletes(&node, inputs),
             DATA_FILE_WRITER => self.decode_data_file_writer(&node, inputs, ctx, proto_converter),
             other => Err(codec_error(format!("unknown icefloe plan node '{other}'"))),
         }
@@ -787,6 +960,8 @@ impl PhysicalExtensionCodec for IcebergPhysicalCodec {
             }
         } else if let Some(exec) = node.downcast_ref::<EqualityDeleteExec>() {
             self.encode_equality_deletes(exec, proto_converter)?
+        } else if let Some(exec) = node.downcast_ref::<PositionDeleteExec>() {
+            self.encode_position_deletes(exec)?
         } else if let Some(exec) = node.downcast_ref::<IcebergDataFileWriterExec>() {
             self.encode_data_file_writer(exec, proto_converter)?
         } else {

@@ -4,10 +4,16 @@
 //! apply (spec: "Scan Planning": position deletes and deletion vectors when their data
 //! sequence number ≥ the data file's, equality deletes when >, partition-scoped unless
 //! written unpartitioned). Then:
-//! - **Position deletes and deletion vectors** are read at planning time and become a
-//!   file-level `ParquetRowSelection` on the file's `PartitionedFile`, so DataFusion keeps
-//!   row-group, page and filter pruning on and skips the deleted rows while decoding. A
-//!   file whose rows are all deleted is not scanned at all.
+//! - **Position deletes and deletion vectors** are read at planning time into a bitmap
+//!   of deleted positions per data file. A file whose rows are all deleted is not
+//!   scanned at all. The scan applies the others in one of two ways
+//!   ([`PositionDeletePolicy`]): as a file-level `ParquetRowSelection` on the file's
+//!   `PartitionedFile` (DataFusion keeps row-group, page and filter pruning on and skips
+//!   the deleted rows while decoding, and whole pages of deleted rows are never read),
+//!   or, when the deletes are fragmented (short runs all over the file, where a
+//!   selection of hundreds of thousands of selectors costs more to split per row group
+//!   than the decoding it saves), per batch after decoding by
+//!   [`PositionDeleteExec`](super::position_delete_exec::PositionDeleteExec).
 //! - **Equality deletes** are applied after the scan by
 //!   [`EqualityDeleteExec`](super::equality_delete_exec::EqualityDeleteExec): each data
 //!   file carries two hidden constant columns, its data sequence number and the id of its
@@ -19,11 +25,12 @@ use std::sync::Arc;
 
 use datafusion::parquet::arrow::arrow_reader::RowSelection;
 use futures::stream::{self, StreamExt, TryStreamExt};
+use roaring::RoaringTreemap;
 
 use crate::delete::{
     row_selection, DeleteFileIndex, EqualityDeleteLoader, PositionDeleteLoader, GLOBAL_SCOPE,
 };
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::scan::FileScanTask;
 use crate::spec::{DataContentType, ManifestEntry, TableMetadata};
 use crate::table::Table;
@@ -35,13 +42,93 @@ const DELETE_LOAD_CONCURRENCY: usize = 16;
 /// delete can have a greater one, so probing never deletes its rows.
 pub(crate) const NO_EQUALITY_DELETES: i64 = i64::MAX;
 
+/// A file's position deletes are *fragmented* when they form more than one run of
+/// consecutive deleted rows per this many rows of the file on average. Then no Parquet
+/// page (at most 20,000 rows as DataFusion writes them, usually fewer) and no decoded
+/// batch (8,192 rows) is deleted whole, so a row selection skips no I/O, while its
+/// cost grows with the number of runs (DataFusion 55 and parquet 59 split and re-count
+/// the file's selectors for every row group). Chosen by measurement: see
+/// `benches/README.md`, "Fragmented position deletes and deletion vectors".
+pub(crate) const ROWS_PER_RUN_FRAGMENTED: u64 = 4096;
+
+/// How a scan applies position deletes and deletion vectors (the session option
+/// `icefloe.position_deletes`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PositionDeletePolicy {
+    /// Fragmented deletes (see [`ROWS_PER_RUN_FRAGMENTED`]) per batch after decoding,
+    /// the others as row selections (the default).
+    Auto,
+    /// Always as a row selection given to the Parquet decoder.
+    Selection,
+    /// Always per batch after decoding.
+    Filter,
+}
+
+impl PositionDeletePolicy {
+    /// Parse `auto`, `selection` or `filter` (case-insensitive).
+    ///
+    /// Errors: [`crate::ErrorKind::InvalidArgument`] for another value.
+    pub fn parse(value: &str) -> Result<Self> {
+        match value.trim().to_ascii_lowercase().as_str() {
+            "auto" => Ok(Self::Auto),
+            "selection" => Ok(Self::Selection),
+            "filter" => Ok(Self::Filter),
+            other => Err(Error::invalid_argument(format!(
+                "icefloe.position_deletes is '{other}' (expected auto, selection or filter)"
+            ))),
+        }
+    }
+}
+
+/// The position deletes of one data file, as planned.
+#[derive(Debug, Clone)]
+pub(crate) struct PositionDeletes {
+    /// The deleted positions, all below the file's row count, at least one.
+    pub deleted: Arc<RoaringTreemap>,
+    /// The file's row count (`record_count`).
+    pub total_rows: u64,
+    /// Whether they are fragmented (see [`ROWS_PER_RUN_FRAGMENTED`]).
+    pub fragmented: bool,
+}
+
+impl PositionDeletes {
+    /// Whether `policy` applies them per batch after decoding.
+    pub fn per_batch(&self, policy: PositionDeletePolicy) -> bool {
+        match policy {
+            PositionDeletePolicy::Auto => self.fragmented,
+            PositionDeletePolicy::Selection => false,
+            PositionDeletePolicy::Filter => true,
+        }
+    }
+
+    /// The surviving rows as a Parquet row selection.
+    ///
+    /// Errors: see [`row_selection`].
+    pub fn selection(&self, data_file_path: &str) -> Result<RowSelection> {
+        row_selection(&self.deleted, self.total_rows, data_file_path)
+    }
+}
+
+/// The number of runs of consecutive positions in `deleted`.
+pub(crate) fn runs(deleted: &RoaringTreemap) -> u64 {
+    let mut runs = 0;
+    let mut next = None;
+    for p in deleted.iter() {
+        if next != Some(p) {
+            runs += 1;
+        }
+        next = p.checked_add(1);
+    }
+    runs
+}
+
 /// One data file to scan, with its deletes planned.
 #[derive(Debug, Clone)]
 pub(crate) struct PlannedFile {
     /// The data file.
     pub task: FileScanTask,
-    /// Rows that survive its position deletes / deletion vector (`None`: all rows).
-    pub selection: Option<RowSelection>,
+    /// Its position deletes / deletion vector (`None`: no row deleted by position).
+    pub position: Option<PositionDeletes>,
     /// The data sequence number equality deletes are compared with, or
     /// [`NO_EQUALITY_DELETES`].
     pub equality_sequence_number: i64,
@@ -150,7 +237,7 @@ pub(crate) async fn plan_deletes(
                 };
                 let mut applied = equality;
                 let mut deleted_rows = 0;
-                let mut selection = None;
+                let mut position = None;
                 let position_deletes = positional.clone();
                 if !positional.is_empty() {
                     let data_path = &task.data_file().file_path;
@@ -165,13 +252,25 @@ pub(crate) async fn plan_deletes(
                     if in_file >= total {
                         return Ok::<_, crate::Error>((None, applied, deleted_rows));
                     }
+                    if let Some(max) = deleted.max().filter(|m| *m >= total) {
+                        return Err(Error::invalid_data(format!(
+                            "position {max} of data file '{data_path}' is deleted, but the \
+                             file has {total} rows"
+                        )));
+                    }
                     if !deleted.is_empty() {
-                        selection = Some(row_selection(&deleted, total, data_path)?);
+                        let fragmented =
+                            runs(&deleted).saturating_mul(ROWS_PER_RUN_FRAGMENTED) > total;
+                        position = Some(PositionDeletes {
+                            deleted: Arc::new(deleted),
+                            total_rows: total,
+                            fragmented,
+                        });
                     }
                 }
                 let file = PlannedFile {
                     task,
-                    selection,
+                    position,
                     equality_sequence_number,
                     scope,
                     position_deletes,

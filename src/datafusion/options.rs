@@ -20,6 +20,12 @@ extensions_options! {
         /// raise it only where planning and execution run on larger ones (the CLI:
         /// 256 MiB and 5000).
         pub max_expression_depth: usize, default = crate::datafusion::sql::DEFAULT_MAX_EXPRESSION_DEPTH
+        /// How scans apply position deletes and deletion vectors: `auto` (default;
+        /// fragmented ones per batch after decoding, the others as a Parquet row
+        /// selection), `selection` (always a row selection) or `filter` (always per
+        /// batch). Scans for `DELETE`/`UPDATE`/`MERGE` and of metadata columns always
+        /// use row selections.
+        pub position_deletes: String, default = "auto".to_string()
     }
 }
 

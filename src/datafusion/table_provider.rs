@@ -43,7 +43,7 @@ use super::column_defaults::{initial_defaults, write_defaults};
 use super::data_file_writer_exec::IcebergDataFileWriterExec;
 use super::delete_planning::{
     equality_loader, plan_deletes, DeleteMetrics, DeletePlan, EqualityDeleteFile,
-    NO_EQUALITY_DELETES,
+    PositionDeletePolicy, NO_EQUALITY_DELETES,
 };
 use super::equality_delete_exec::{EqualityDeleteExec, EqualityGroup};
 use super::expr_adapter::FieldIdExprAdapterFactory;
@@ -57,6 +57,7 @@ use super::metadata_columns::{
 };
 use super::metrics::{attach_counters, attach_scan_metrics};
 use super::options::IcefloeOptions;
+use super::position_delete_exec::{FileDeletes, PositionDeleteExec};
 use super::request_metrics::StoreRequestMetrics;
 use super::row_count::rows_without_columns;
 use super::statistics::{file_statistics, untruncated_bounds};
@@ -631,6 +632,20 @@ impl IcebergTableProvider {
             None => Arc::clone(&self.arrow_schema),
         };
         let layout = HiddenLayout::new(self, hidden);
+        // Fragmented position deletes are applied per batch after decoding (see
+        // `position_delete_exec`), except in row-level and metadata-column scans,
+        // which read positions for themselves.
+        let policy = match state.config_options().extensions.get::<IcefloeOptions>() {
+            Some(options) => PositionDeletePolicy::parse(&options.position_deletes)?,
+            None => PositionDeletePolicy::Auto,
+        };
+        let per_batch = !row_ids
+            && deletes.files.iter().any(|planned| {
+                planned
+                    .position
+                    .as_ref()
+                    .is_some_and(|p| p.per_batch(policy))
+            });
         if deletes.files.is_empty() {
             let mut fields: Vec<FieldRef> = projected_schema.fields().iter().cloned().collect();
             fields.extend(layout.output_fields());
@@ -688,6 +703,8 @@ impl IcebergTableProvider {
         let mut by_store: BTreeMap<String, Vec<(PartitionedFile, u64)>> = BTreeMap::new();
         // where a moved table's files were recorded, for errors naming them
         let mut recorded = HashMap::new();
+        // per-batch deletes: by file index (the file's hidden `DELETE_FILE_INDEX_COLUMN`)
+        let mut file_deletes: Vec<Option<FileDeletes>> = vec![];
         for planned in deletes.files {
             let task = &planned.task;
             let resolved = io.resolve(&task.location)?;
@@ -697,7 +714,7 @@ impl IcebergTableProvider {
                     task.data_file().file_path
                 ))
             })?;
-            let has_deletes = planned.selection.is_some()
+            let has_deletes = planned.position.is_some()
                 || planned.equality_sequence_number != NO_EQUALITY_DELETES;
             // The object path as resolved (the location's characters kept as they are):
             // `PartitionedFile::new` would re-parse its string with `Path::from`, which
@@ -735,6 +752,25 @@ impl IcebergTableProvider {
                     ]);
                 }
             }
+            let mut selection = None;
+            if let Some(position) = &planned.position {
+                if row_ids || !position.per_batch(policy) {
+                    selection = Some(position.selection(&task.data_file().file_path)?);
+                }
+            }
+            if per_batch {
+                let index = i32::try_from(file_deletes.len()).map_err(|_| {
+                    Error::unsupported("a scan of more than 2^31 data files with deletes")
+                })?;
+                partition_values.push(ScalarValue::Int32(Some(index)));
+                file_deletes.push(match (&planned.position, &selection) {
+                    (Some(position), None) => Some(FileDeletes::try_new(
+                        Arc::clone(&position.deleted),
+                        position.total_rows,
+                    )?),
+                    _ => None,
+                });
+            }
             if !partition_values.is_empty() {
                 file = file.with_partition_values(partition_values);
             }
@@ -758,7 +794,7 @@ impl IcebergTableProvider {
                     .push(datafusion::common::ColumnStatistics::new_unknown());
             }
             file = file.with_statistics(Arc::new(statistics));
-            if let Some(selection) = planned.selection {
+            if let Some(selection) = selection {
                 file = file.with_extension(ParquetRowSelection::new(selection));
             }
             by_store
@@ -788,8 +824,22 @@ impl IcebergTableProvider {
             None => vec![],
         };
         partition_cols.extend(layout.partition_fields());
+        if per_batch {
+            partition_cols.push(Arc::new(Field::new(
+                DELETE_FILE_INDEX_COLUMN,
+                DataType::Int32,
+                false,
+            )));
+        }
         // DataFusion panics on a hidden column named like a table column
-        let hidden_fields = layout.output_fields();
+        let mut hidden_fields = layout.output_fields();
+        if per_batch {
+            hidden_fields.push(Arc::new(Field::new(
+                DELETE_POS_COLUMN,
+                DataType::Int64,
+                false,
+            )));
+        }
         let hidden_names = partition_cols
             .iter()
             .chain(&hidden_fields)
@@ -815,13 +865,22 @@ impl IcebergTableProvider {
                 ))
             }
         };
+        // with per-batch deletes the scan reads, after everything else, each row's
+        // position and its file's index
+        let per_batch_columns = file_schema.fields().len() + partition_cols.len();
+        let per_batch_columns = [per_batch_columns, per_batch_columns - 1];
         let mut builder = TableSchema::builder(file_schema);
         if row_ids {
             let [_, pos] = row_id_columns();
             builder = builder.with_virtual_columns(vec![pos]);
+        } else if per_batch {
+            builder = builder.with_virtual_columns(vec![Arc::new(
+                Field::new(DELETE_POS_COLUMN, DataType::Int64, false)
+                    .with_extension_type(RowNumber),
+            ) as FieldRef]);
         }
         let table_schema = builder.with_table_partition_cols(partition_cols).build();
-        let (scan_projection, scan_limit) = match &equality {
+        let (mut scan_projection, mut scan_limit) = match &equality {
             Some(eq) => (Some(eq.scan_projection.clone()), None),
             None if row_ids => {
                 let columns = self.arrow_schema.fields().len();
@@ -834,6 +893,14 @@ impl IcebergTableProvider {
             }
             None => (projection.cloned(), limit),
         };
+        if per_batch {
+            // no LIMIT for the decoder: it would count deleted rows
+            scan_limit = None;
+            let mut p =
+                scan_projection.unwrap_or_else(|| (0..self.arrow_schema.fields().len()).collect());
+            p.extend(per_batch_columns);
+            scan_projection = Some(p);
+        }
         let columns = Arc::new(self.expr_adapter_factory()?);
         let adapter: Arc<dyn PhysicalExprAdapterFactory> = Arc::clone(&columns) as _;
         let target_partitions = state.config().target_partitions();
@@ -905,11 +972,20 @@ impl IcebergTableProvider {
                 .build();
             plans.push(DataSourceExec::from_data_source(config));
         }
-        let scan: Arc<dyn ExecutionPlan> = if plans.len() == 1 {
+        let mut scan: Arc<dyn ExecutionPlan> = if plans.len() == 1 {
             plans.remove(0)
         } else {
             UnionExec::try_new(plans)?
         };
+        if per_batch {
+            let width = scan.schema().fields().len();
+            scan = Arc::new(PositionDeleteExec::try_new(
+                scan,
+                Arc::new(file_deletes),
+                width - 2,
+                width - 1,
+            )?);
+        }
         Ok(match equality {
             None => scan,
             Some(eq) => Arc::new(EqualityDeleteExec::try_new(
@@ -1017,6 +1093,12 @@ struct EqualityScan {
 pub(crate) const FILE_COLUMN: &str = "__icefloe_file";
 /// The name of a row-level scan's column holding each row's 0-based ordinal in its file.
 pub(crate) const POS_COLUMN: &str = "__icefloe_pos";
+/// The name of the hidden column holding each row's position in its file when position
+/// deletes are applied per batch ([`PositionDeleteExec`]).
+pub(crate) const DELETE_POS_COLUMN: &str = "__icefloe_delete_pos";
+/// The name of the hidden per-file column holding the file's index in the
+/// [`PositionDeleteExec`] above the scan.
+pub(crate) const DELETE_FILE_INDEX_COLUMN: &str = "__icefloe_delete_file_index";
 /// The name of a v3 row-level scan's column holding each row's `_row_id` (after
 /// [`POS_COLUMN`]).
 pub(crate) const ROW_ID_COLUMN: &str = "__icefloe_row_id";

@@ -304,8 +304,9 @@ fn fragmented_deleted_positions() -> Vec<i64> {
 /// A table of one data file of [`FRAGMENTED_ROWS`] rows (row groups of 8,192 rows,
 /// pages of 1,024, so page-index pruning applies) with [`fragmented_deleted_positions`]
 /// deleted: as a v2 Parquet position delete file (`dv` false) or as a v3 deletion
-/// vector. Returns the table's directory.
-async fn fragmented_table(dir: &std::path::Path, dv: bool) -> std::path::PathBuf {
+/// vector; with `equality`, then an equality delete file on `g` deleting `g = 3` (a
+/// later commit, so it applies to the data file). Returns the table's directory.
+async fn fragmented_table(dir: &std::path::Path, dv: bool, equality: bool) -> std::path::PathBuf {
     use datafusion::arrow::array::{Int32Array, Int64Array};
     use datafusion::arrow::datatypes::{DataType, Schema as ArrowSchema};
     use datafusion::arrow::record_batch::RecordBatch;
@@ -378,6 +379,10 @@ async fn fragmented_table(dir: &std::path::Path, dv: bool) -> std::path::PathBuf
             &location,
             &deleted,
         );
+        if equality {
+            let eq = equality_delete_on_g(dir, &schema);
+            w.row_delta(vec![], vec![eq]).expect("equality row delta");
+        }
         return table;
     }
     let warehouse = dir.join("warehouse");
@@ -412,12 +417,57 @@ async fn fragmented_table(dir: &std::path::Path, dv: bool) -> std::path::PathBuf
     let delta = RowDelta::new(table.metadata().current_snapshot_id)
         .add_deletes(spec_id, deletes)
         .expect("deletes");
-    Transaction::new(catalog, ident, table)
+    let table = Transaction::new(Arc::clone(&catalog), ident.clone(), table)
         .add_action(delta)
         .commit()
         .await
         .expect("commit deletes");
+    if equality {
+        let eq = equality_delete_on_g(dir, table.metadata().current_schema());
+        let delta = RowDelta::new(table.metadata().current_snapshot_id)
+            .add_deletes(spec_id, vec![eq])
+            .expect("equality deletes");
+        Transaction::new(catalog, ident, table)
+            .add_action(delta)
+            .commit()
+            .await
+            .expect("commit equality deletes");
+    }
     warehouse.join("d").join("t")
+}
+
+/// An equality delete file on `g` (field id 2) deleting `g = 3`, in `dir`.
+fn equality_delete_on_g(
+    dir: &std::path::Path,
+    schema: &icefloe::spec::Schema,
+) -> icefloe::spec::DataFile {
+    use datafusion::arrow::array::Int32Array;
+    use datafusion::arrow::datatypes::{DataType, Schema as ArrowSchema};
+    use datafusion::arrow::record_batch::RecordBatch;
+    use icefloe::spec::DataContentType;
+    use icefloe::write::data_file_from_parquet;
+
+    let path = dir.join("eq-g3.parquet");
+    let batch = RecordBatch::try_new(
+        Arc::new(ArrowSchema::new(vec![field_with_id(
+            "g",
+            DataType::Int32,
+            2,
+        )])),
+        vec![Arc::new(Int32Array::from(vec![3]))],
+    )
+    .expect("batch");
+    write_parquet_file(&path, &batch, 1 << 20);
+    let location = icefloe::io::normalize_location(&path.to_string_lossy()).expect("loc");
+    data_file_from_parquet(
+        &path,
+        &location,
+        schema,
+        vec![],
+        DataContentType::EqualityDeletes,
+        vec![2],
+    )
+    .expect("equality delete file")
 }
 
 /// Fragmented deletes (10 % random and one long run, across 8 row groups) as v2
@@ -428,7 +478,6 @@ async fn fragmented_table(dir: &std::path::Path, dv: bool) -> std::path::PathBuf
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fragmented_deletes_are_exact_with_pruning_pushed_filters_and_limit() {
     use datafusion::arrow::array::{Array, Int64Array};
-    use datafusion::prelude::SessionConfig;
 
     let gone: std::collections::HashSet<i64> = fragmented_deleted_positions().into_iter().collect();
     let kept: Vec<i64> = (0..FRAGMENTED_ROWS).filter(|i| !gone.contains(i)).collect();
@@ -452,18 +501,20 @@ async fn fragmented_deletes_are_exact_with_pruning_pushed_filters_and_limit() {
     };
     for dv in [false, true] {
         let dir = tempfile::tempdir().expect("tempdir");
-        let table = fragmented_table(dir.path(), dv).await;
+        let table = fragmented_table(dir.path(), dv, false).await;
         for pushdown in [false, true] {
-            for force_selectors in [false, true] {
+            // icefloe's policy, and the Parquet reader's for selections
+            for (policy, force_selectors) in [
+                ("auto", false),
+                ("filter", false),
+                ("selection", false),
+                ("selection", true),
+            ] {
                 let case = format!(
-                    "dv = {dv}, pushdown_filters = {pushdown}, force_filter_selections = {force_selectors}"
+                    "dv = {dv}, pushdown_filters = {pushdown}, position_deletes = {policy}, \
+                     force_filter_selections = {force_selectors}"
                 );
-                let mut config = SessionConfig::new().with_target_partitions(2);
-                let parquet = &mut config.options_mut().execution.parquet;
-                parquet.pushdown_filters = pushdown;
-                parquet.reorder_filters = pushdown;
-                parquet.force_filter_selections = force_selectors;
-                let ctx = SessionContext::new_with_config(config);
+                let ctx = fragmented_session(policy, pushdown, force_selectors);
                 let provider = IcebergTableProvider::open(table.to_str().expect("utf-8"))
                     .await
                     .expect("open");
@@ -482,6 +533,32 @@ async fn fragmented_deletes_are_exact_with_pruning_pushed_filters_and_limit() {
                 );
                 let m = provider.last_delete_metrics().expect("scanned");
                 assert_eq!(m.rows_deleted_by_position, gone.len() as u64, "{case}");
+                // no column read: the scan returns positions only
+                let b = sql("SELECT count(*) AS n FROM t").await;
+                assert_eq!(ints(&b, 0), vec![kept.len() as i64], "{case}");
+                // the deletes are fragmented: applied per batch unless selections are asked for
+                let plan = explain_analyze(
+                    &ctx,
+                    "SELECT count(*) AS n, sum(id) AS s FROM t WHERE id >= 12345 AND id < 30001",
+                )
+                .await;
+                assert_eq!(
+                    plan.contains("PositionDeleteExec"),
+                    policy != "selection",
+                    "{case}: {plan}"
+                );
+                if policy != "selection" {
+                    // row groups pruned by the filter given to the scan; rows deleted per batch
+                    assert!(
+                        plan.contains("row_groups_pruned_statistics=8 total \u{2192} 3 matched"),
+                        "{case}: {plan}"
+                    );
+                    assert!(plan.contains("rows_deleted_by_position="), "{case}: {plan}");
+                    assert!(
+                        !plan.contains("rows_deleted_by_position=0"),
+                        "{case}: {plan}"
+                    );
+                }
                 // a range that prunes row groups (8,192 rows each) and pages (1,024), with
                 // the long deleted run inside it
                 let b = sql(
@@ -527,6 +604,122 @@ async fn fragmented_deletes_are_exact_with_pruning_pushed_filters_and_limit() {
                     .collect();
                 assert_eq!(ints(&b, 0), want, "{case}");
             }
+        }
+    }
+}
+
+/// A session for the fragmented tables: `icefloe.position_deletes = policy`, filters
+/// pushed into the Parquet reader or not, selections forced to selectors or not, two
+/// partitions.
+fn fragmented_session(policy: &str, pushdown: bool, force_selectors: bool) -> SessionContext {
+    let mut options = icefloe::datafusion::IcefloeOptions::default();
+    options.position_deletes = policy.to_string();
+    let mut config = datafusion::prelude::SessionConfig::new()
+        .with_target_partitions(2)
+        .with_option_extension(options);
+    let parquet = &mut config.options_mut().execution.parquet;
+    parquet.pushdown_filters = pushdown;
+    parquet.reorder_filters = pushdown;
+    parquet.force_filter_selections = force_selectors;
+    SessionContext::new_with_config(config)
+}
+
+/// The `EXPLAIN ANALYZE` text of `sql` (the plan with its metrics).
+async fn explain_analyze(ctx: &SessionContext, sql: &str) -> String {
+    let batches = ctx
+        .sql(&format!("EXPLAIN ANALYZE {sql}"))
+        .await
+        .expect("explain")
+        .collect()
+        .await
+        .expect("run");
+    datafusion::arrow::util::pretty::pretty_format_batches(&batches)
+        .expect("format")
+        .to_string()
+}
+
+/// A data file with fragmented position deletes (v2 file or v3 deletion vector) and a
+/// later equality delete (`g = 3`): both apply, per batch or through selections, with
+/// pruning filters and `LIMIT`, and `count(*)` counts neither.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fragmented_position_deletes_compose_with_equality_deletes() {
+    use datafusion::arrow::array::{Array, Int64Array};
+
+    let gone: std::collections::HashSet<i64> = fragmented_deleted_positions().into_iter().collect();
+    let kept: Vec<i64> = (0..FRAGMENTED_ROWS)
+        .filter(|i| !gone.contains(i) && i % 7 != 3)
+        .collect();
+    let expect = |keep: &dyn Fn(i64) -> bool| {
+        let rows: Vec<i64> = kept.iter().copied().filter(|i| keep(*i)).collect();
+        (rows.len() as i64, rows.iter().sum::<i64>())
+    };
+    let ints = |batches: &[datafusion::arrow::record_batch::RecordBatch], col: usize| {
+        batches
+            .iter()
+            .flat_map(|b| {
+                let a = b
+                    .column(col)
+                    .as_any()
+                    .downcast_ref::<Int64Array>()
+                    .expect("bigint")
+                    .clone();
+                (0..a.len()).map(move |i| a.value(i))
+            })
+            .collect::<Vec<i64>>()
+    };
+    for dv in [false, true] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let table = fragmented_table(dir.path(), dv, true).await;
+        for (policy, pushdown) in [("auto", false), ("auto", true), ("selection", false)] {
+            let case = format!("dv = {dv}, position_deletes = {policy}, pushdown = {pushdown}");
+            let ctx = fragmented_session(policy, pushdown, false);
+            let provider = IcebergTableProvider::open(table.to_str().expect("utf-8"))
+                .await
+                .expect("open");
+            ctx.register_table("t", Arc::new(provider))
+                .expect("register");
+            let sql = |q: &'static str| {
+                let ctx = ctx.clone();
+                async move { ctx.sql(q).await.expect("sql").collect().await.expect("run") }
+            };
+            let b = sql("SELECT count(*) AS n, sum(id) AS s FROM t").await;
+            assert_eq!(
+                (ints(&b, 0)[0], ints(&b, 1)[0]),
+                expect(&|_| true),
+                "{case}"
+            );
+            let b =
+                sql("SELECT count(*) AS n, sum(id) AS s FROM t WHERE id >= 12345 AND id < 30001")
+                    .await;
+            assert_eq!(
+                (ints(&b, 0)[0], ints(&b, 1)[0]),
+                expect(&|i| (12345..30001).contains(&i)),
+                "{case}"
+            );
+            let b = sql("SELECT id FROM t WHERE id >= 19995 AND id < 20600 LIMIT 25").await;
+            let got = ints(&b, 0);
+            assert_eq!(got.len(), 25, "{case}: {got:?}");
+            assert!(
+                got.iter()
+                    .all(|i| !gone.contains(i) && i % 7 != 3 && (19995..20600).contains(i)),
+                "{case}: deleted or unmatched rows in {got:?}"
+            );
+            let b = sql("SELECT id FROM t WHERE id >= 19990 ORDER BY id LIMIT 12").await;
+            let want: Vec<i64> = kept
+                .iter()
+                .copied()
+                .filter(|i| *i >= 19990)
+                .take(12)
+                .collect();
+            assert_eq!(ints(&b, 0), want, "{case}");
+            let plan =
+                explain_analyze(&ctx, "SELECT count(*) FROM t WHERE g = 3 OR id < 100").await;
+            assert!(plan.contains("EqualityDeleteExec"), "{case}: {plan}");
+            assert_eq!(
+                plan.contains("PositionDeleteExec"),
+                policy == "auto",
+                "{case}: {plan}"
+            );
         }
     }
 }

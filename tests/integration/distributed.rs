@@ -43,9 +43,18 @@ async fn session(table: &str) -> SessionContext {
 }
 
 async fn session_at(location: &str) -> SessionContext {
+    session_with(location, "auto").await
+}
+
+/// [`session_at`] with `icefloe.position_deletes = position_deletes`.
+async fn session_with(location: &str, position_deletes: &str) -> SessionContext {
     // more partitions than files, and files split into ranges: each range keeps its
-    // file's row selection through the codec
-    let mut config = SessionConfig::new().with_target_partitions(8);
+    // file's row selection (or its per-batch deletes) through the codec
+    let mut options = icefloe::datafusion::IcefloeOptions::default();
+    options.position_deletes = position_deletes.to_string();
+    let mut config = SessionConfig::new()
+        .with_target_partitions(8)
+        .with_option_extension(options);
     config.options_mut().optimizer.repartition_file_min_size = 1;
     let ctx = SessionContext::new_with_config(config);
     let provider = IcebergTableProvider::open(location).await.unwrap();
@@ -61,7 +70,11 @@ async fn round_trip(table: &str, sql: &str) -> (String, usize) {
 }
 
 async fn round_trip_at(table: &str, sql: &str) -> (String, usize) {
-    let ctx = session_at(table).await;
+    round_trip_with(table, sql, "auto").await
+}
+
+async fn round_trip_with(table: &str, sql: &str, position_deletes: &str) -> (String, usize) {
+    let ctx = session_with(table, position_deletes).await;
     let plan = ctx
         .sql(sql)
         .await
@@ -90,10 +103,24 @@ async fn round_trip_at(table: &str, sql: &str) -> (String, usize) {
 
 #[tokio::test]
 async fn scan_with_position_deletes_round_trips() {
-    let (plan, rows) = round_trip("corpus/spark_v2_mor_position_deletes", "SELECT * FROM t").await;
-    // 69 rows written, 26 deleted by position (tests/integration/deletes.rs)
-    assert_eq!(rows, 43);
-    assert!(plan.contains("DataSourceExec"), "{plan}");
+    let table = testdata("corpus/spark_v2_mor_position_deletes");
+    let table = table.to_str().unwrap();
+    // fragmented deletes applied per batch (the positions cross in PositionDeleteExec,
+    // the scan's row-number column with the scan), and as row selections
+    for (policy, node) in [
+        ("auto", "PositionDeleteExec"),
+        ("selection", "DataSourceExec"),
+    ] {
+        let (plan, rows) = round_trip_with(table, "SELECT * FROM t", policy).await;
+        // 69 rows written, 26 deleted by position (tests/integration/deletes.rs)
+        assert_eq!(rows, 43, "{policy}");
+        assert!(plan.contains(node), "{policy}: {plan}");
+        assert_eq!(
+            plan.contains("PositionDeleteExec"),
+            policy == "auto",
+            "{policy}: {plan}"
+        );
+    }
 }
 
 #[tokio::test]
@@ -109,8 +136,9 @@ async fn scan_with_position_deletes_and_filter_round_trips() {
 #[tokio::test]
 async fn scan_with_deletion_vectors_and_initial_defaults_round_trips() {
     // v3: deletion vectors (Puffin) and columns with `initial-default`s
-    let (_, rows) = round_trip("corpus/spark_v3_deletion_vectors", "SELECT * FROM t").await;
+    let (plan, rows) = round_trip("corpus/spark_v3_deletion_vectors", "SELECT * FROM t").await;
     assert_eq!(rows, 50);
+    assert!(plan.contains("PositionDeleteExec"), "{plan}");
 }
 
 #[tokio::test]

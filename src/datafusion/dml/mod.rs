@@ -315,7 +315,7 @@ async fn plan(
     if whole_files {
         let mut skipped = HashSet::new();
         for f in &planned.files {
-            let has_deletes = f.selection.is_some()
+            let has_deletes = f.position.is_some()
                 || f.equality_sequence_number != super::delete_planning::NO_EQUALITY_DELETES;
             job.remove_whole(
                 f.task.entry.spec_id,

@@ -349,13 +349,11 @@ impl ExecutionPlan for PositionDeleteExec {
         input_stats: &[Arc<Statistics>],
         _args: &StatisticsArgs,
     ) -> DFResult<Arc<Statistics>> {
-        let stats = match input_stats.first() {
-            Some(input) => Statistics::clone(input)
-                .project(Some(&self.output_columns))
-                .to_inexact(),
-            None => Statistics::new_unknown(&self.schema),
-        };
-        Ok(Arc::new(stats))
+        Ok(super::statistics::after_removing_rows(
+            input_stats,
+            &self.output_columns,
+            &self.schema,
+        ))
     }
 }
 

@@ -45,6 +45,23 @@ use crate::eval::{metrics_inconsistency, FileStats};
 use crate::spec::{DataFile, Literal, PartitionSpec, PrimitiveType, Schema};
 use crate::write::metrics_config::{MetricsConfig, MetricsMode};
 
+/// The statistics of a node that only removes rows of its input (a delete node) and
+/// keeps its `output_columns`: the input's, projected, made inexact (bounds still hold;
+/// counts become upper estimates); unknown without input statistics.
+pub(crate) fn after_removing_rows(
+    input_stats: &[std::sync::Arc<datafusion::common::Statistics>],
+    output_columns: &[usize],
+    schema: &datafusion::arrow::datatypes::SchemaRef,
+) -> std::sync::Arc<datafusion::common::Statistics> {
+    use datafusion::common::Statistics;
+    std::sync::Arc::new(match input_stats.first() {
+        Some(input) => Statistics::clone(input)
+            .project(Some(&output_columns))
+            .to_inexact(),
+        None => Statistics::new_unknown(schema),
+    })
+}
+
 /// Statistics of one data file for a scan with `arrow_schema` (the Arrow form of
 /// `schema`, one field per top-level column, same order).
 ///

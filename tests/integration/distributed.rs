@@ -750,6 +750,20 @@ async fn distributed_lake(lake: &Lake, observed: &Arc<Observed>) -> SessionConte
     ctx
 }
 
+/// The physical plan of `sql` on a distributed session, and its stages as
+/// datafusion-distributed shows them.
+async fn distributed_plan(ctx: &SessionContext, sql: &str) -> (Arc<dyn ExecutionPlan>, String) {
+    let plan = ctx
+        .sql(sql)
+        .await
+        .unwrap()
+        .create_physical_plan()
+        .await
+        .unwrap();
+    let shown = display_plan_ascii(plan.as_ref(), false);
+    (plan, shown)
+}
+
 /// `ice.ns.big_source`: 6,000 rows in six data files (one `INSERT` each).
 async fn big_source(lake: &Lake) {
     crate::dml::create(lake, "big_source", "", "").await;
@@ -846,14 +860,7 @@ async fn insert_select_on_three_workers_commits_once() {
     let distributed = distributed_lake(&lake, &observed).await;
 
     let sql = "INSERT INTO ice.ns.t SELECT * FROM ice.ns.big_source";
-    let plan = distributed
-        .sql(sql)
-        .await
-        .unwrap()
-        .create_physical_plan()
-        .await
-        .unwrap();
-    let shown = display_plan_ascii(plan.as_ref(), false);
+    let (plan, shown) = distributed_plan(&distributed, sql).await;
     // the commit in the head stage (the coordinator), the writers in a stage of
     // `WORKERS` tasks with the scan
     let (head, stages) = shown.split_once("Stage").expect("a distributed plan");
@@ -970,14 +977,7 @@ async fn insert_into_a_partitioned_table_on_workers_shuffles_by_partition() {
     let observed = Arc::new(Observed::default());
     let distributed = distributed_lake(&lake, &observed).await;
     let sql = "INSERT INTO ice.ns.b SELECT * FROM ice.ns.big_source";
-    let plan = distributed
-        .sql(sql)
-        .await
-        .unwrap()
-        .create_physical_plan()
-        .await
-        .unwrap();
-    let shown = display_plan_ascii(plan.as_ref(), false);
+    let (plan, shown) = distributed_plan(&distributed, sql).await;
     // the shuffle's key: the spec's formula of truncate(1000, id), and k
     assert!(
         shown.contains("Hash([id@0 - (id@0 % 1000 + 1000) % 1000, k@1]"),
@@ -1034,14 +1034,7 @@ async fn a_worker_failing_mid_query_fails_the_query() {
     let name = file.file_name().unwrap().to_string_lossy().to_string();
     *observed.remove_on_first_task.lock().unwrap() = Some(file.clone());
     let sql = "SELECT * FROM ice.ns.big_source";
-    let plan = distributed
-        .sql(sql)
-        .await
-        .unwrap()
-        .create_physical_plan()
-        .await
-        .unwrap();
-    let shown = display_plan_ascii(plan.as_ref(), false);
+    let (plan, shown) = distributed_plan(&distributed, sql).await;
     assert!(shown.contains(&format!("tasks={WORKERS}")), "{shown}");
     let err = collect(plan, distributed.task_ctx())
         .await

@@ -27,6 +27,7 @@ pub mod parquet_footer;
 mod routing;
 #[cfg(feature = "cloud")]
 pub mod vended;
+mod write;
 #[cfg(feature = "cloud")]
 pub use cloud::shared_s3_store_with_credentials;
 pub use cloud::{is_secret, redacted, shared_store, store_options};
@@ -430,74 +431,6 @@ impl FileIO {
                 size: m.size,
             })
             .collect())
-    }
-}
-
-impl FileIO {
-    /// Write a whole file, replacing any file at `location`.
-    ///
-    /// Errors: [`ErrorKind::Io`] naming the location.
-    pub async fn write(&self, location: &str, bytes: Bytes) -> Result<()> {
-        let resolved = self.resolve(location)?;
-        let store = self.store(&resolved.store_url)?;
-        store
-            .put(&resolved.path, bytes.into())
-            .await
-            .map(|_| ())
-            .map_err(|e| write_error(e, location))
-    }
-
-    /// Write a whole file only if nothing exists at `location` (an atomic
-    /// create-if-absent where the store has one: local disk, S3 conditional puts).
-    ///
-    /// Errors: [`ErrorKind::AlreadyExists`] naming the location when a file is there
-    /// (another writer won), [`ErrorKind::Unsupported`] when the store cannot create
-    /// atomically, [`ErrorKind::Io`] otherwise.
-    pub async fn write_new(&self, location: &str, bytes: Bytes) -> Result<()> {
-        let resolved = self.resolve(location)?;
-        let store = self.store(&resolved.store_url)?;
-        let opts = object_store::PutOptions {
-            mode: object_store::PutMode::Create,
-            ..Default::default()
-        };
-        store
-            .put_opts(&resolved.path, bytes.into(), opts)
-            .await
-            .map(|_| ())
-            .map_err(|e| write_error(e, location))
-    }
-
-    /// Delete a file; a missing file is not an error.
-    ///
-    /// Errors: [`ErrorKind::Io`] naming the location.
-    pub async fn delete(&self, location: &str) -> Result<()> {
-        let resolved = self.resolve(location)?;
-        let store = self.store(&resolved.store_url)?;
-        match store.delete(&resolved.path).await {
-            Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
-            Err(e) => Err(write_error(e, location)),
-        }
-    }
-}
-
-fn write_error(e: object_store::Error, location: &str) -> Error {
-    match e {
-        object_store::Error::AlreadyExists { .. } => Error::new(
-            ErrorKind::AlreadyExists,
-            format!("file '{location}' already exists"),
-        )
-        .with_source(e),
-        object_store::Error::NotImplemented { .. } => Error::unsupported(format!(
-            "atomic create-if-absent of '{location}' on this object store"
-        ))
-        .with_source(e),
-        object_store::Error::PermissionDenied { .. }
-        | object_store::Error::Unauthenticated { .. } => Error::new(
-            ErrorKind::PermissionDenied,
-            format!("writing '{location}' refused"),
-        )
-        .with_source(e),
-        other => Error::new(ErrorKind::Io, format!("cannot write '{location}'")).with_source(other),
     }
 }
 

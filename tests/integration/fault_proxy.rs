@@ -4,6 +4,9 @@
 //! `POST`s to that path are forwarded (so the commit lands) but answered
 //! `502 Bad Gateway`, as a gateway that timed out would; with `unauthorized`, the first
 //! such requests are answered `401 Unauthorized` (a token the server stopped accepting).
+//! In front of an S3 endpoint, the first `garbled_puts` `PUT`s to that path are answered
+//! with bytes that are not HTTP (not forwarded), and the first `dropped_puts` are
+//! forwarded (so the object lands) and the connection closed without an answer.
 //! Everything else is passed through unchanged, and OAuth2 token requests are counted.
 //! One connection per request (`Connection: close`).
 
@@ -23,6 +26,10 @@ pub struct Faults {
     pub unauthorized_sent: AtomicUsize,
     /// Requests to `/v1/oauth/tokens` passed through.
     pub token_requests: AtomicUsize,
+    /// `PUT`s answered with bytes that are not HTTP.
+    pub garbled_sent: AtomicUsize,
+    /// `PUT`s forwarded and left without an answer.
+    pub puts_dropped: AtomicUsize,
 }
 
 /// The faults to inject on requests whose path ends with the suffix.
@@ -34,6 +41,10 @@ pub struct Plan {
     pub lost_commits: usize,
     /// Answer this many with 401 (not forwarded).
     pub unauthorized: usize,
+    /// Answer this many `PUT`s with bytes that are not HTTP (not forwarded).
+    pub garbled_puts: usize,
+    /// Forward this many `PUT`s, then close the connection without an answer.
+    pub dropped_puts: usize,
 }
 
 /// Starts the proxy to `upstream` (`127.0.0.1:PORT`); returns its `http://127.0.0.1:PORT`
@@ -112,6 +123,10 @@ fn serve(
             b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
         );
     }
+    let put = method == "PUT" && path_only.ends_with(suffix);
+    if put && take(&faults.garbled_sent, plan.garbled_puts) {
+        return out.write_all(b"NOT HTTP AT ALL\r\n\r\n");
+    }
     let mut up = TcpStream::connect(upstream)?;
     for line in &head {
         up.write_all(line.as_bytes())?;
@@ -123,6 +138,10 @@ fn serve(
     let lose = method == "POST"
         && path_only.ends_with(suffix)
         && take(&faults.commits_lost, plan.lost_commits);
+    if put && take(&faults.puts_dropped, plan.dropped_puts) {
+        // the object landed; the client hears nothing
+        return Ok(());
+    }
     if lose {
         return out.write_all(
             b"HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",

@@ -139,6 +139,84 @@ async fn s3_files_through_iceberg_properties() {
     assert!(!text.contains(&server.secret_key), "{text}");
 }
 
+/// Writes to S3 through a proxy that garbles or drops answers: a replace is tried again
+/// after a garbled answer (object_store gives up on it at once); a create-if-absent is
+/// tried again too, and when its object landed but the answer was lost, the object
+/// holding its own bytes counts as written, not as another writer's file. Before, the
+/// first failed a commit ("error sending request") and the second answered
+/// "already exists".
+#[tokio::test]
+async fn s3_writes_survive_garbled_and_lost_answers() {
+    let Some(server) = seaweed::server() else {
+        return;
+    };
+    let ns = seaweed::unique_namespace("lossy");
+    let upstream = server.s3_endpoint.trim_start_matches("http://");
+    let lossy_io = |plan: Plan| {
+        let (proxy, faults) = crate::fault_proxy::start(upstream, ".json", plan);
+        let props: HashMap<String, String> = server
+            .catalog_properties()
+            .into_iter()
+            .filter(|(k, _)| k.starts_with("s3."))
+            .map(|(k, v)| match k.as_str() {
+                "s3.endpoint" => (k, proxy.clone()),
+                _ => (k, v),
+            })
+            .collect();
+        (FileIO::new(props), faults)
+    };
+    let direct = FileIO::new(
+        server
+            .catalog_properties()
+            .into_iter()
+            .filter(|(k, _)| k.starts_with("s3."))
+            .collect(),
+    );
+    let count = |c: &std::sync::atomic::AtomicUsize| c.load(std::sync::atomic::Ordering::SeqCst);
+
+    // replace: two garbled answers, the third attempt lands
+    let (io, faults) = lossy_io(Plan {
+        garbled_puts: 2,
+        ..Plan::default()
+    });
+    let loc = format!("s3://{}/{ns}/replaced.json", seaweed::FILES_BUCKET);
+    io.write(&loc, bytes::Bytes::from_static(b"{\"n\":1}"))
+        .await
+        .expect("a replace after two garbled answers");
+    assert_eq!(count(&faults.garbled_sent), 2);
+    assert_eq!(
+        direct.read(&loc).await.expect("read").as_ref(),
+        b"{\"n\":1}"
+    );
+
+    // create-if-absent: a garbled answer, then one that lands and is lost
+    let (io, faults) = lossy_io(Plan {
+        garbled_puts: 1,
+        dropped_puts: 1,
+        ..Plan::default()
+    });
+    let loc = format!("s3://{}/{ns}/v1.metadata.json", seaweed::FILES_BUCKET);
+    io.write_new(&loc, bytes::Bytes::from_static(b"{\"v\":1}"))
+        .await
+        .expect("a create whose answer was lost");
+    assert_eq!(count(&faults.garbled_sent), 1);
+    assert_eq!(count(&faults.puts_dropped), 1);
+    assert_eq!(
+        direct.read(&loc).await.expect("read").as_ref(),
+        b"{\"v\":1}"
+    );
+    // another writer's bytes at the same name still fail the create
+    let err = io
+        .write_new(&loc, bytes::Bytes::from_static(b"{\"v\":2}"))
+        .await
+        .expect_err("another file is there");
+    assert_eq!(err.kind(), ErrorKind::AlreadyExists, "{err}");
+    assert_eq!(
+        direct.read(&loc).await.expect("read").as_ref(),
+        b"{\"v\":1}"
+    );
+}
+
 /// Tables PyIceberg wrote through the REST catalog into S3 (append, overwrite,
 /// copy-on-write delete, schema and partition evolution) read through icefloe's REST
 /// catalog equal PyIceberg's own read.
@@ -367,6 +445,7 @@ async fn lost_commit_answers_are_checked_not_retried() {
         unavailable: 2,
         lost_commits: 1,
         unauthorized: 0,
+        ..Plan::default()
     };
     let (proxy, faults) = crate::fault_proxy::start(upstream, &format!("/{ns}/tables/t"), plan);
     let proxied = proxied_catalog(server, &proxy, dir.path());

@@ -1,0 +1,201 @@
+//! Writing and deleting whole files through the object stores.
+//!
+//! object_store retries a request that failed in transport only when it knows the
+//! request was not sent, or when the request is idempotent and the failure is a timeout
+//! or a cut connection. Other transport failures (a garbled or missing answer from the
+//! server) come back at once, and a create-if-absent is never retried. A commit cannot
+//! tell a lost answer from a failed write, so these writes add their own retries:
+//!
+//! * [`FileIO::write`] (replace) is idempotent: it is tried again after a transport
+//!   failure;
+//! * [`FileIO::write_new`] (create-if-absent) is tried again too, and an object that
+//!   already holds exactly the bytes being written counts as written: an earlier attempt
+//!   of the same call landed (ours or object_store's own retry) and its answer was lost.
+//!   Identical bytes leave the same state whoever wrote them; different bytes are
+//!   another writer's, and the create fails as before.
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use object_store::{ObjectStore, ObjectStoreExt};
+
+use super::FileIO;
+use crate::error::{Error, ErrorKind, Result};
+
+/// Attempts of a write whose request failed in transport: the first and two more.
+const WRITE_ATTEMPTS: u32 = 3;
+
+/// The wait before the second attempt, doubled before each later one (ms).
+const FIRST_BACKOFF_MS: u64 = 50;
+
+impl FileIO {
+    /// Write a whole file, replacing any file at `location`.
+    ///
+    /// A request that fails in transport (no HTTP answer) is tried again, up to 3
+    /// attempts with 50 ms, then 100 ms between them (module docs).
+    ///
+    /// Errors: [`ErrorKind::PermissionDenied`] when the store refuses the credentials,
+    /// [`ErrorKind::Io`] naming the location otherwise.
+    pub async fn write(&self, location: &str, bytes: Bytes) -> Result<()> {
+        let resolved = self.resolve(location)?;
+        let store = self.store(&resolved.store_url)?;
+        let mut attempt = 1;
+        loop {
+            match store.put(&resolved.path, bytes.clone().into()).await {
+                Ok(_) => return Ok(()),
+                Err(e) if attempt < WRITE_ATTEMPTS && is_transport_failure(&e) => {
+                    backoff(attempt).await;
+                    attempt += 1;
+                }
+                Err(e) => return Err(write_error(e, location)),
+            }
+        }
+    }
+
+    /// Write a whole file only if nothing exists at `location` (an atomic
+    /// create-if-absent where the store has one: local disk, S3 conditional puts).
+    ///
+    /// A request that fails in transport is tried again (as [`Self::write`]); an
+    /// existing object whose bytes equal `bytes` counts as this write (module docs).
+    ///
+    /// Errors: [`ErrorKind::AlreadyExists`] naming the location when another file is
+    /// there (another writer won), [`ErrorKind::Unsupported`] when the store cannot
+    /// create atomically, [`ErrorKind::PermissionDenied`] when it refuses the
+    /// credentials, [`ErrorKind::Io`] otherwise.
+    pub async fn write_new(&self, location: &str, bytes: Bytes) -> Result<()> {
+        let resolved = self.resolve(location)?;
+        let store = self.store(&resolved.store_url)?;
+        let mut attempt = 1;
+        loop {
+            let opts = object_store::PutOptions {
+                mode: object_store::PutMode::Create,
+                ..Default::default()
+            };
+            match store
+                .put_opts(&resolved.path, bytes.clone().into(), opts)
+                .await
+            {
+                Ok(_) => return Ok(()),
+                Err(e @ object_store::Error::AlreadyExists { .. }) => {
+                    return match holds(store.as_ref(), &resolved.path, &bytes).await {
+                        true => Ok(()),
+                        false => Err(write_error(e, location)),
+                    };
+                }
+                Err(e) if attempt < WRITE_ATTEMPTS && is_transport_failure(&e) => {
+                    backoff(attempt).await;
+                    attempt += 1;
+                }
+                Err(e) => return Err(write_error(e, location)),
+            }
+        }
+    }
+
+    /// Delete a file; a missing file is not an error.
+    ///
+    /// Errors: [`ErrorKind::Io`] naming the location.
+    pub async fn delete(&self, location: &str) -> Result<()> {
+        let resolved = self.resolve(location)?;
+        let store = self.store(&resolved.store_url)?;
+        match store.delete(&resolved.path).await {
+            Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+            Err(e) => Err(write_error(e, location)),
+        }
+    }
+}
+
+/// Whether the object at `path` holds exactly `bytes` (false when it cannot be read).
+async fn holds(store: &dyn ObjectStore, path: &object_store::path::Path, bytes: &Bytes) -> bool {
+    let Ok(found) = store.get(path).await else {
+        return false;
+    };
+    if found.meta.size != bytes.len() as u64 {
+        return false;
+    }
+    matches!(found.bytes().await, Ok(b) if b == *bytes)
+}
+
+async fn backoff(attempt: u32) {
+    let ms = FIRST_BACKOFF_MS << (attempt - 1).min(6);
+    tokio::time::sleep(Duration::from_millis(ms)).await;
+}
+
+/// Whether `e` is a request that got no HTTP answer (a transport failure object_store
+/// gave up on), rather than an answer from the store.
+#[cfg(feature = "cloud")]
+fn is_transport_failure(e: &object_store::Error) -> bool {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(err) = source {
+        if err
+            .downcast_ref::<object_store::client::HttpError>()
+            .is_some()
+        {
+            return true;
+        }
+        source = err.source();
+    }
+    false
+}
+
+/// Without the cloud stores, no store speaks HTTP.
+#[cfg(not(feature = "cloud"))]
+fn is_transport_failure(_: &object_store::Error) -> bool {
+    false
+}
+
+fn write_error(e: object_store::Error, location: &str) -> Error {
+    match e {
+        object_store::Error::AlreadyExists { .. } => Error::new(
+            ErrorKind::AlreadyExists,
+            format!("file '{location}' already exists"),
+        )
+        .with_source(e),
+        object_store::Error::NotImplemented { .. } => Error::unsupported(format!(
+            "atomic create-if-absent of '{location}' on this object store"
+        ))
+        .with_source(e),
+        object_store::Error::PermissionDenied { .. }
+        | object_store::Error::Unauthenticated { .. } => Error::new(
+            ErrorKind::PermissionDenied,
+            format!("writing '{location}' refused"),
+        )
+        .with_source(e),
+        other => Error::new(ErrorKind::Io, format!("cannot write '{location}'")).with_source(other),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_create_over_the_same_bytes_counts_as_written_and_over_others_fails() {
+        let dir = tempfile::tempdir().unwrap();
+        let io = FileIO::new(Default::default());
+        let loc = format!("file://{}/m.json", dir.path().display());
+        io.write_new(&loc, Bytes::from_static(b"{\"v\":1}"))
+            .await
+            .unwrap();
+        // the same bytes again: what a retried create whose answer was lost finds
+        io.write_new(&loc, Bytes::from_static(b"{\"v\":1}"))
+            .await
+            .unwrap();
+        for other in [&b"{\"v\":2}"[..], &b"{\"v\":1} "[..], &b"{"[..]] {
+            let err = io
+                .write_new(&loc, Bytes::copy_from_slice(other))
+                .await
+                .unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::AlreadyExists, "{err}");
+        }
+        assert_eq!(io.read(&loc).await.unwrap().as_ref(), b"{\"v\":1}");
+    }
+
+    #[test]
+    fn a_local_error_is_not_a_transport_failure() {
+        let e = object_store::Error::NotFound {
+            path: "x".into(),
+            source: "gone".into(),
+        };
+        assert!(!is_transport_failure(&e));
+    }
+}

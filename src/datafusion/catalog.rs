@@ -41,7 +41,7 @@ use super::metadata_tables::{metadata_table_provider, MetadataTableKind};
 use super::table_provider::IcebergTableProvider;
 use crate::catalog::{Catalog, Namespace, TableIdent, TableVersion};
 use crate::error::{Error, ErrorKind, Result};
-use crate::scan::cache::ManifestCache;
+use crate::scan::cache::SessionCaches;
 use crate::table::Table;
 
 /// The schema name of the root (empty) namespace.
@@ -140,10 +140,11 @@ pub struct IcebergCatalogProvider {
     catalog: Arc<dyn Catalog>,
     schemas: RwLock<BTreeMap<String, Arc<IcebergSchemaProvider>>>,
     extra: RwLock<BTreeMap<String, Arc<dyn SchemaProvider>>>,
-    /// Decoded manifest lists and manifests of every table of the catalog, shared by the
-    /// providers each statement loads (manifests are immutable and keyed by location),
-    /// so a statement does not read again what an earlier one decoded.
-    manifest_cache: Arc<ManifestCache>,
+    /// Decoded manifest lists, manifests and position deletes of every table of the
+    /// catalog, shared by the providers each statement loads (the files are immutable
+    /// and keyed by location), so a statement does not read again what an earlier one
+    /// decoded.
+    caches: SessionCaches,
 }
 
 impl IcebergCatalogProvider {
@@ -153,7 +154,7 @@ impl IcebergCatalogProvider {
             catalog,
             schemas: RwLock::new(BTreeMap::new()),
             extra: RwLock::new(BTreeMap::new()),
-            manifest_cache: Arc::default(),
+            caches: SessionCaches::default(),
         };
         provider.refresh().await?;
         Ok(provider)
@@ -185,7 +186,7 @@ impl IcebergCatalogProvider {
                 Arc::clone(&self.catalog),
                 ns.clone(),
                 tables.into_iter().map(|t| t.name).collect(),
-                Arc::clone(&self.manifest_cache),
+                self.caches.clone(),
             );
             schemas.insert(schema_name(&ns), Arc::new(schema));
         }
@@ -222,7 +223,7 @@ impl IcebergCatalogProvider {
                     Arc::clone(&self.catalog),
                     parent,
                     vec![],
-                    Arc::clone(&self.manifest_cache),
+                    self.caches.clone(),
                 ))
             });
         }
@@ -231,7 +232,7 @@ impl IcebergCatalogProvider {
                 Arc::clone(&self.catalog),
                 namespace.clone(),
                 vec![],
-                Arc::clone(&self.manifest_cache),
+                self.caches.clone(),
             ))
         });
         Ok(Arc::clone(schema))
@@ -286,8 +287,8 @@ pub struct IcebergSchemaProvider {
     namespace: Namespace,
     /// The listed tables, sorted.
     table_names: RwLock<Vec<String>>,
-    /// The catalog provider's manifest cache.
-    manifest_cache: Arc<ManifestCache>,
+    /// The catalog provider's caches.
+    caches: SessionCaches,
 }
 
 impl IcebergSchemaProvider {
@@ -295,14 +296,14 @@ impl IcebergSchemaProvider {
         catalog: Arc<dyn Catalog>,
         namespace: Namespace,
         mut table_names: Vec<String>,
-        manifest_cache: Arc<ManifestCache>,
+        caches: SessionCaches,
     ) -> Self {
         table_names.sort();
         Self {
             catalog,
             namespace,
             table_names: RwLock::new(table_names),
-            manifest_cache,
+            caches,
         }
     }
 
@@ -361,7 +362,7 @@ impl IcebergSchemaProvider {
         };
         if version.is_none() && metadata.is_none() {
             let provider = IcebergTableProvider::try_new(table)?
-                .with_manifest_cache(Arc::clone(&self.manifest_cache))
+                .with_caches(self.caches.clone())
                 .with_write_target(WriteTarget {
                     catalog: Arc::clone(&self.catalog),
                     ident,
@@ -377,7 +378,7 @@ impl IcebergSchemaProvider {
                 .is_some_and(|r| r.ref_type == "branch")
             {
                 let provider = IcebergTableProvider::try_new(table)?
-                    .with_manifest_cache(Arc::clone(&self.manifest_cache))
+                    .with_caches(self.caches.clone())
                     .with_ref(name)?
                     .with_write_target(WriteTarget {
                         catalog: Arc::clone(&self.catalog),

@@ -28,7 +28,8 @@ use futures::stream::{self, StreamExt, TryStreamExt};
 use roaring::RoaringTreemap;
 
 use crate::delete::{
-    row_selection, DeleteFileIndex, EqualityDeleteLoader, PositionDeleteLoader, GLOBAL_SCOPE,
+    row_selection, DeleteFileIndex, EqualityDeleteLoader, PositionDeleteCache,
+    PositionDeleteLoader, GLOBAL_SCOPE,
 };
 use crate::error::{Error, Result};
 use crate::scan::FileScanTask;
@@ -196,7 +197,9 @@ fn scope_key(spec_id: i32, partition: &[Option<crate::spec::Literal>]) -> String
     format!("{spec_id}:{partition:?}")
 }
 
-/// Plan the deletes of `tasks` given the snapshot's live `delete_entries`.
+/// Plan the deletes of `tasks` given the snapshot's live `delete_entries`, reading
+/// position deletes and deletion vectors through `cache` when given (a session's, see
+/// [`PositionDeleteCache`]).
 ///
 /// Errors: a delete file that is missing, truncated or corrupt (naming it), or
 /// inconsistent delete metadata (see [`DeleteFileIndex::for_data_file`]).
@@ -204,10 +207,15 @@ pub(crate) async fn plan_deletes(
     table: &Table,
     tasks: Vec<FileScanTask>,
     delete_entries: Vec<Arc<ManifestEntry>>,
+    cache: Option<&Arc<PositionDeleteCache>>,
 ) -> Result<DeletePlan> {
     let metadata: &TableMetadata = table.metadata();
     let index = DeleteFileIndex::for_table(metadata, delete_entries.iter().cloned())?;
-    let loader = PositionDeleteLoader::new(table.file_io().clone());
+    let file_io = table.file_io().clone();
+    let loader = match cache {
+        Some(c) => PositionDeleteLoader::with_cache(file_io, Arc::clone(c)),
+        None => PositionDeleteLoader::new(file_io),
+    };
 
     // Scope ids of the data files' partitions (for partition-scoped equality deletes).
     let mut scopes: HashMap<String, i32> = HashMap::new();

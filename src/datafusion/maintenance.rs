@@ -283,7 +283,7 @@ pub async fn rewrite_data_files(
     }
     let plan = scan.plan_files().await?;
     let tasks = plan.tasks.clone();
-    let deletes = plan_deletes(&table, plan.tasks, plan.delete_entries).await?;
+    let deletes = plan_deletes(&table, plan.tasks, plan.delete_entries, None).await?;
     let mut planned: HashMap<String, PlannedFile> = deletes
         .files
         .iter()

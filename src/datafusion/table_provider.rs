@@ -65,7 +65,7 @@ use super::write_exec::IcebergWriteExec;
 use crate::delete::equality_delete_schema;
 use crate::error::{Error, Result};
 use crate::io::RequestCounts;
-use crate::scan::cache::ManifestCache;
+use crate::scan::cache::SessionCaches;
 use crate::scan::{ScanMetrics, TableScan};
 use crate::spec::arrow::{nullable_under_nullable_structs, schema_to_arrow};
 use crate::spec::name_mapping::{NameMapping, DEFAULT_NAME_MAPPING_PROPERTY};
@@ -98,9 +98,9 @@ pub struct IcebergTableProvider {
     last_scan_metrics: Arc<Mutex<Option<ScanMetrics>>>,
     /// The delete planning counts of the latest `scan()` (shared by clones).
     last_delete_metrics: Arc<Mutex<Option<DeleteMetrics>>>,
-    /// Decoded manifest lists and manifests, reused by every scan of this provider and
-    /// its clones (bounded; see [`ManifestCache`]).
-    manifest_cache: Arc<ManifestCache>,
+    /// Decoded manifest lists, manifests and position deletes, reused by every scan of
+    /// this provider and its clones (bounded; see [`SessionCaches`]).
+    caches: SessionCaches,
     /// Where `INSERT` commits; `None`: the table is read-only here (opened by location,
     /// or read at a snapshot, tag or branch).
     write_target: Option<WriteTarget>,
@@ -150,7 +150,7 @@ impl IcebergTableProvider {
             view_types,
             last_scan_metrics: Arc::default(),
             last_delete_metrics: Arc::default(),
-            manifest_cache: Arc::default(),
+            caches: SessionCaches::default(),
             write_target: None,
             branch: None,
             metadata_columns: None,
@@ -204,10 +204,10 @@ impl IcebergTableProvider {
         self
     }
 
-    /// Share `cache` (e.g. one per catalog) for the decoded manifest lists and
-    /// manifests of this provider's scans, instead of the provider's own.
-    pub fn with_manifest_cache(mut self, cache: Arc<ManifestCache>) -> Self {
-        self.manifest_cache = cache;
+    /// Share `caches` (e.g. one set per catalog) for the decoded manifest lists,
+    /// manifests and position deletes of this provider's scans, instead of its own.
+    pub fn with_caches(mut self, caches: SessionCaches) -> Self {
+        self.caches = caches;
         self
     }
 
@@ -311,7 +311,7 @@ impl IcebergTableProvider {
     /// provider's schema.
     pub fn table_scan(&self) -> TableScan {
         TableScan::new(self.table.clone(), self.snapshot.clone())
-            .with_manifest_cache(Arc::clone(&self.manifest_cache))
+            .with_manifest_cache(Arc::clone(&self.caches.manifests))
             .with_schema(Arc::clone(&self.schema))
     }
 
@@ -422,7 +422,8 @@ impl IcebergTableProvider {
             .filtered_scan(self.table.clone(), filters)
             .plan_files()
             .await?;
-        plan_deletes(&self.table, plan.tasks, plan.delete_entries).await
+        let cache = Some(&self.caches.position_deletes);
+        plan_deletes(&self.table, plan.tasks, plan.delete_entries, cache).await
     }
 
     /// A [`TableScan`] of `table` (this provider's table, perhaps with another FileIO)
@@ -430,7 +431,7 @@ impl IcebergTableProvider {
     /// `filters` converts to Iceberg predicates.
     fn filtered_scan(&self, table: Table, filters: &[Expr]) -> TableScan {
         let scan = TableScan::new(table, self.snapshot.clone())
-            .with_manifest_cache(Arc::clone(&self.manifest_cache))
+            .with_manifest_cache(Arc::clone(&self.caches.manifests))
             .with_schema(Arc::clone(&self.schema));
         match FilterConverter::new(&self.schema).convert_all(filters) {
             Some(filter) => scan.with_filter(filter),
@@ -1321,7 +1322,8 @@ impl TableProvider for IcebergTableProvider {
         if let Ok(mut last) = self.last_scan_metrics.lock() {
             *last = Some(scan_metrics.clone());
         }
-        let deletes = plan_deletes(&planning_table, plan.tasks, plan.delete_entries).await?;
+        let cache = Some(&self.caches.position_deletes);
+        let deletes = plan_deletes(&planning_table, plan.tasks, plan.delete_entries, cache).await?;
         let delete_metrics = deletes.metrics.clone();
         if let Ok(mut last) = self.last_delete_metrics.lock() {
             *last = Some(delete_metrics.clone());

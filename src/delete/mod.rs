@@ -11,6 +11,8 @@
 //!   vectors (each file once) and answers the set of deleted row positions (0-based row
 //!   ordinals in the data file) of one data file as a [`roaring::RoaringTreemap`];
 //!   [`row_selection`] turns that into the Parquet row selection of the surviving rows.
+//!   [`PositionDeleteCache`] keeps what it decodes across the scans of a session
+//!   (delete files are immutable), bounded in bytes.
 //! - [`EqualityDeleteLoader`] reads the equality columns of equality delete files (each
 //!   file once) into Arrow record batches typed like the table's columns;
 //!   [`EqualityDeleteKeys`] holds their keys with the greatest delete sequence number per
@@ -30,12 +32,16 @@ pub mod deletion_vector;
 pub mod equality_delete;
 pub mod equality_keys;
 pub mod position_delete;
+pub mod position_delete_cache;
 pub mod puffin;
 
 pub use delete_file_index::{is_deletion_vector, referenced_data_file, DeleteFileIndex};
 pub use equality_delete::{build_key_rows, equality_delete_schema, EqualityDeleteLoader};
 pub use equality_keys::{EqualityDeleteKeys, GLOBAL_SCOPE};
 pub use position_delete::{row_selection, PositionDeleteFile, PositionDeleteLoader};
+pub use position_delete_cache::{
+    PositionDeleteCache, PositionDeleteCacheStats, DEFAULT_POSITION_DELETE_CACHE_BYTES,
+};
 
 /// Error context naming a file by its stored path and, when remapped, where it was read.
 pub(crate) fn file_context(kind: &str, file_io: &crate::io::FileIO, location: &str) -> String {

@@ -9,7 +9,10 @@
 //! [`PositionDeleteLoader`] reads each delete file once and keeps it for the life of the
 //! loader (one loader per scan is the intended use): a Parquet position delete file is
 //! parsed into a map from data file path to a [`RoaringTreemap`]; a deletion vector is
-//! read by its byte range and cached by (Puffin file, offset).
+//! read by its byte range and kept by (Puffin file, offset, length). Given a
+//! [`PositionDeleteCache`] ([`PositionDeleteLoader::with_cache`]), it also keeps what it
+//! decodes there and looks there first, so the scans of a session decode each delete file
+//! once.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -30,6 +33,7 @@ use super::delete_file_index::{
     is_deletion_vector, DELETE_FILE_PATH_FIELD_ID, DELETE_FILE_POS_FIELD_ID,
 };
 use super::deletion_vector::deserialize_deletion_vector;
+use super::position_delete_cache::PositionDeleteCache;
 use super::puffin::read_blob;
 use crate::error::{Error, Result};
 use crate::io::parquet_footer::column_chunk_out_of_range;
@@ -201,7 +205,8 @@ fn cell<K: std::hash::Hash + Eq, V>(cells: &Cells<K, V>, key: K) -> Result<Arc<O
 pub struct PositionDeleteLoader {
     file_io: FileIO,
     files: Cells<String, PositionDeleteFile>,
-    dvs: Cells<(String, i64), RoaringTreemap>,
+    dvs: Cells<(String, u64, u64), RoaringTreemap>,
+    cache: Option<Arc<PositionDeleteCache>>,
 }
 
 impl PositionDeleteLoader {
@@ -211,7 +216,34 @@ impl PositionDeleteLoader {
             file_io,
             files: Mutex::default(),
             dvs: Mutex::default(),
+            cache: None,
         }
+    }
+
+    /// A loader reading through `file_io` that first looks in `cache` (shared by the
+    /// scans of a session) and keeps there what it decodes, keyed by the location read
+    /// (after remapping). Failed loads are not kept.
+    pub fn with_cache(file_io: FileIO, cache: Arc<PositionDeleteCache>) -> Self {
+        Self {
+            cache: Some(cache),
+            ..Self::new(file_io)
+        }
+    }
+
+    /// The session cache and the key of `location` in it (the location read), if cached.
+    fn cache_key(
+        &self,
+        kind: &str,
+        location: &str,
+    ) -> Result<Option<(&PositionDeleteCache, String)>> {
+        let Some(cache) = &self.cache else {
+            return Ok(None);
+        };
+        let key = self
+            .file_io
+            .remap(location)
+            .map_err(|e| e.context(super::file_context(kind, &self.file_io, location)))?;
+        Ok(Some((cache, key)))
     }
 
     /// The parsed Parquet position delete file of `entry`, read on first use.
@@ -240,6 +272,13 @@ impl PositionDeleteLoader {
         let cell = cell(&self.files, location.clone())?;
         let loaded = cell
             .get_or_try_init(|| async {
+                let cached = self.cache_key("position delete file", &location)?;
+                if let Some(hit) = cached
+                    .as_ref()
+                    .and_then(|(c, key)| c.get_position_delete_file(key))
+                {
+                    return Ok(hit);
+                }
                 let bytes = self.file_io.read(&location).await.map_err(|e| {
                     e.context(super::file_context(
                         "position delete file",
@@ -252,7 +291,11 @@ impl PositionDeleteLoader {
                 let parsed =
                     super::run_blocking(what, move || parse_position_delete_file(bytes, &loc))
                         .await?;
-                Ok::<_, Error>(Arc::new(parsed))
+                let parsed = Arc::new(parsed);
+                if let Some((c, key)) = cached {
+                    c.insert_position_delete_file(&key, Arc::clone(&parsed));
+                }
+                Ok::<_, Error>(parsed)
             })
             .await?;
         Ok(Arc::clone(loaded))
@@ -289,22 +332,32 @@ impl PositionDeleteLoader {
                     file.content_size_in_bytes
                 ))
             })? as u64;
-        let expected = u64::try_from(file.record_count).ok();
-        let cell = cell(&self.dvs, (location.clone(), offset as i64))?;
+        let cell = cell(&self.dvs, (location.clone(), offset, length))?;
         let loaded = cell
             .get_or_try_init(|| async {
-                let blob = read_blob(&self.file_io, &location, offset, length).await?;
-                let positions = deserialize_deletion_vector(&blob, &location)?;
-                if Some(positions.len()) != expected {
-                    return Err(bad(format!(
-                        "cardinality {} differs from record_count {} (blob at offset {offset})",
-                        positions.len(),
-                        file.record_count
-                    )));
+                let cached = self.cache_key("deletion vector", &location)?;
+                if let Some(hit) = cached
+                    .as_ref()
+                    .and_then(|(c, key)| c.get_deletion_vector(key, offset, length))
+                {
+                    return Ok(hit);
                 }
-                Ok(Arc::new(positions))
+                let blob = read_blob(&self.file_io, &location, offset, length).await?;
+                let positions = Arc::new(deserialize_deletion_vector(&blob, &location)?);
+                if let Some((c, key)) = cached {
+                    c.insert_deletion_vector(&key, offset, length, Arc::clone(&positions));
+                }
+                Ok::<_, Error>(positions)
             })
             .await?;
+        // checked on every use: the blob may have been decoded for another entry
+        if u64::try_from(file.record_count).ok() != Some(loaded.len()) {
+            return Err(bad(format!(
+                "cardinality {} differs from record_count {} (blob at offset {offset})",
+                loaded.len(),
+                file.record_count
+            )));
+        }
         Ok(Arc::clone(loaded))
     }
 

@@ -307,6 +307,85 @@ async fn loader_reads_deletion_vectors_by_range() {
 }
 
 #[tokio::test]
+async fn loaders_sharing_a_cache_read_each_file_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let loc = |name: &str| dir.path().join(name).to_string_lossy().to_string();
+    let parquet_bytes = delete_file(&["data-a", "data-b"], &[1, 2]);
+    std::fs::write(loc("d.parquet"), &parquet_bytes).unwrap();
+    let dv_positions = set(&[0, 7]);
+    let blob = super::super::deletion_vector::serialize_deletion_vector(&dv_positions).unwrap();
+    let mut puffin = b"PFA1".to_vec();
+    puffin.extend_from_slice(&blob);
+    std::fs::write(loc("dv.puffin"), &puffin).unwrap();
+    let deletes = [
+        entry(&loc("d.parquet"), DataFileFormat::Parquet),
+        dv_entry(&loc("dv.puffin"), "data-a", 4, &blob, 2),
+    ];
+    let cache = Arc::new(PositionDeleteCache::default());
+    let first = PositionDeleteLoader::with_cache(FileIO::default(), Arc::clone(&cache));
+    assert_eq!(
+        first.deleted_positions("data-a", &deletes).await.unwrap(),
+        set(&[0, 1, 7])
+    );
+    let s = cache.stats();
+    assert_eq!((s.entries, s.misses, s.hits), (2, 2, 0));
+
+    // the files are gone: a later scan's loader answers from the cache, with the values
+    // the first one decoded
+    std::fs::remove_file(loc("d.parquet")).unwrap();
+    std::fs::remove_file(loc("dv.puffin")).unwrap();
+    let second = PositionDeleteLoader::with_cache(FileIO::default(), Arc::clone(&cache));
+    assert_eq!(
+        second.deleted_positions("data-a", &deletes).await.unwrap(),
+        set(&[0, 1, 7])
+    );
+    assert_eq!(cache.stats().hits, 2);
+    let (a, b) = (
+        first.load_position_delete_file(&deletes[0]).await.unwrap(),
+        second.load_position_delete_file(&deletes[0]).await.unwrap(),
+    );
+    assert!(Arc::ptr_eq(&a, &b));
+    let (a, b) = (
+        first.load_deletion_vector(&deletes[1]).await.unwrap(),
+        second.load_deletion_vector(&deletes[1]).await.unwrap(),
+    );
+    assert!(Arc::ptr_eq(&a, &b));
+    // a cached deletion vector is still checked against the entry that names it
+    let err = second
+        .load_deletion_vector(&dv_entry(&loc("dv.puffin"), "data-a", 4, &blob, 3))
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("cardinality 2 differs from record_count 3"),
+        "{err}"
+    );
+    // an uncached loader reads, and misses the file
+    let err = PositionDeleteLoader::new(FileIO::default())
+        .deleted_positions("data-a", &deletes)
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::NotFound, "{err}");
+
+    // a failed load is not kept: once the file reads, the next loader decodes it
+    let other = entry(&loc("other.parquet"), DataFileFormat::Parquet);
+    std::fs::write(loc("other.parquet"), &parquet_bytes[..20]).unwrap();
+    let err = PositionDeleteLoader::with_cache(FileIO::default(), Arc::clone(&cache))
+        .load_position_delete_file(&other)
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidData, "{err}");
+    assert_eq!(cache.stats().entries, 2);
+    std::fs::write(loc("other.parquet"), &parquet_bytes).unwrap();
+    let loaded = PositionDeleteLoader::with_cache(FileIO::default(), Arc::clone(&cache))
+        .load_position_delete_file(&other)
+        .await
+        .unwrap();
+    assert_eq!(loaded.positions("data-b"), Some(&set(&[2])));
+    assert_eq!(cache.stats().entries, 3);
+}
+
+#[tokio::test]
 async fn unsupported_formats_and_equality_entries() {
     let loader = PositionDeleteLoader::new(FileIO::default());
     let err = loader

@@ -8,7 +8,8 @@
 //! it to each [`TableScan`](super::TableScan) it plans; re-opening a table starts a new
 //! one, except through a catalog: an
 //! [`IcebergCatalogProvider`](crate::datafusion::IcebergCatalogProvider) shares one cache
-//! among the providers it loads for each statement. Entries are keyed by the location actually read (after remapping). The cache is
+//! among the providers it loads for each statement ([`SessionCaches`] bundles it with the
+//! position delete cache). Entries are keyed by the location actually read (after remapping). The cache is
 //! bounded by the number of manifest entries it holds (default [`DEFAULT_MAX_ENTRIES`],
 //! least recently used evicted first) and by [`MAX_MANIFEST_LISTS`] lists.
 
@@ -168,6 +169,19 @@ impl ManifestCache {
             inner.lists.remove(&oldest);
         }
     }
+}
+
+/// The caches of immutable files a table provider shares with the other providers of a
+/// session's catalog: decoded manifests and manifest lists ([`ManifestCache`]) and
+/// decoded position deletes and deletion vectors
+/// ([`PositionDeleteCache`](crate::delete::PositionDeleteCache)). Cloning shares them.
+/// The default makes new ones, each with its default bound.
+#[derive(Debug, Clone, Default)]
+pub struct SessionCaches {
+    /// Decoded manifest lists and manifests.
+    pub manifests: Arc<ManifestCache>,
+    /// Decoded position delete files and deletion vectors.
+    pub position_deletes: Arc<crate::delete::PositionDeleteCache>,
 }
 
 /// Read a manifest list, through `cache` when given.

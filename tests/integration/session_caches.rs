@@ -1,16 +1,24 @@
-//! Reusing what the DataFusion session caches (issue 18, item 6): Parquet footers of
-//! data files go through the session's file-metadata cache, so a second scan in the
-//! same session reads no footer.
+//! Reusing what the session caches (issue 18, items 4 and 6): Parquet footers of data
+//! files go through the session's file-metadata cache, so a second scan in the same
+//! session reads no footer; position delete files and deletion vectors go through the
+//! catalog provider's position delete cache, so a second scan reads no delete file.
 
+use std::collections::HashMap;
 use std::io::{Seek, SeekFrom, Write};
 use std::sync::Arc;
 
 use datafusion::arrow::array::{Array, AsArray};
 use datafusion::arrow::datatypes::Int64Type;
+use datafusion::physical_plan::collect;
 use datafusion::prelude::SessionContext;
+use icefloe::catalog::TableIdent;
+use icefloe::delete::is_deletion_vector;
+use icefloe::scan::TableScan;
 use icefloe::IcebergTableProvider;
 
+use crate::dml::{create, lake, ok, Lake};
 use crate::fixtures::{copy_table, files_with_suffix};
+use crate::request_counts::request_metrics;
 
 async fn sum_of_ids(ctx: &SessionContext) -> Result<i64, String> {
     let batches = ctx
@@ -70,4 +78,152 @@ async fn a_second_scan_in_a_session_reads_no_footer() {
         .expect("register");
     let err = sum_of_ids(&fresh).await.unwrap_err();
     assert!(err.contains(".parquet"), "{err}");
+}
+
+/// Runs `q` (a query of one BIGINT column) and returns its values and its scan's request
+/// metrics.
+async fn ids_and_requests(ctx: &SessionContext, q: &str) -> (Vec<i64>, HashMap<String, usize>) {
+    let df = icefloe::datafusion::sql::execute(ctx, q)
+        .await
+        .unwrap_or_else(|e| panic!("{q}: {e}"));
+    let plan = df
+        .create_physical_plan()
+        .await
+        .unwrap_or_else(|e| panic!("{q}: {e}"));
+    let batches = collect(Arc::clone(&plan), ctx.task_ctx())
+        .await
+        .unwrap_or_else(|e| panic!("{q}: {e}"));
+    let ids = batches
+        .iter()
+        .flat_map(|b| b.column(0).as_primitive::<Int64Type>().values().to_vec())
+        .collect();
+    (ids, request_metrics(&plan))
+}
+
+/// The position delete files and deletion vectors the latest commit of `ice.ns.<name>`
+/// added: how many, and the bytes a scan reads of them (whole files; a vector's blob
+/// range), one GET each.
+async fn added_delete_reads(lake: &Lake, name: &str) -> (usize, usize) {
+    let table = lake
+        .catalog
+        .load_table(&TableIdent::parse(&format!("ns.{name}")))
+        .await
+        .expect("load");
+    let snapshot = table.metadata().current_snapshot().cloned();
+    let id = snapshot.as_ref().expect("snapshot").snapshot_id;
+    let plan = TableScan::new(table, snapshot)
+        .plan_files()
+        .await
+        .expect("plan");
+    let added: Vec<_> = plan
+        .delete_entries
+        .iter()
+        .filter(|d| d.snapshot_id == id)
+        .collect();
+    let bytes = added
+        .iter()
+        .map(|d| match is_deletion_vector(&d.data_file) {
+            true => d.data_file.content_size_in_bytes.expect("blob size"),
+            false => d.data_file.file_size_in_bytes,
+        })
+        .map(|n| usize::try_from(n).expect("size"))
+        .sum();
+    (added.len(), bytes)
+}
+
+/// The first scan `q` of `ice.ns.<name>` after a commit: its ids; the number of delete
+/// files the commit added; the planning reads (GETs, bytes) reading them takes; and the
+/// planning reads the scan made. A scan that matches no data file (`id < 0`, pruned by the
+/// column bounds) reads the new manifest list and manifests first, so what the scan then
+/// reads while planning is delete files alone.
+async fn first_scan(
+    lake: &Lake,
+    name: &str,
+    q: &str,
+) -> (Vec<i64>, usize, (usize, usize), (usize, usize)) {
+    let (none, _) = ids_and_requests(
+        &lake.ctx,
+        &format!("SELECT id FROM ice.ns.{name} WHERE id < 0"),
+    )
+    .await;
+    assert!(none.is_empty());
+    let (added, bytes) = added_delete_reads(lake, name).await;
+    let (ids, metrics) = ids_and_requests(&lake.ctx, q).await;
+    (ids, added, (added, bytes), planning_reads(&metrics))
+}
+
+fn planning_reads(metrics: &HashMap<String, usize>) -> (usize, usize) {
+    (
+        metrics["iceberg_planning_get_requests"],
+        metrics["iceberg_planning_bytes_read"],
+    )
+}
+
+/// In one session, a scan of a table with v2 position delete files or v3 deletion
+/// vectors decodes each delete file once: the next scan reads none (no planning read at
+/// all, the manifests being cached too) and returns the same rows; a `DELETE` through
+/// SQL adds a new delete file (a new key), which the next scan reads, alone, and whose
+/// rows are gone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_scan_in_a_session_reads_no_delete_file() {
+    let lake = lake().await;
+    let tables = [
+        (
+            "v2_position_deletes",
+            ", 'write.delete.mode'='merge-on-read'",
+        ),
+        (
+            "v3_deletion_vectors",
+            ", 'format-version'='3', 'write.delete.mode'='merge-on-read'",
+        ),
+    ];
+    for (name, properties) in tables {
+        create(&lake, name, "", properties).await;
+        let values: Vec<String> = (1..=60)
+            .map(|i| format!("({i}, {}, 's{i}', {i}.5)", i % 4))
+            .collect();
+        ok(
+            &lake.ctx,
+            &format!("INSERT INTO ice.ns.{name} VALUES {}", values.join(", ")),
+        )
+        .await;
+        ok(
+            &lake.ctx,
+            &format!("DELETE FROM ice.ns.{name} WHERE id % 3 = 0"),
+        )
+        .await;
+        let q = format!("SELECT id FROM ice.ns.{name} ORDER BY id");
+        let expected: Vec<i64> = (1..=60).filter(|i| i % 3 != 0).collect();
+
+        let (ids, added, expected_reads, reads) = first_scan(&lake, name, &q).await;
+        assert_eq!(ids, expected, "{name}");
+        assert_eq!(added, 1, "{name}: one delete file or vector");
+        assert_eq!(reads, expected_reads, "{name}");
+        // the same session: no delete file (nor manifest) is read again
+        let (ids, again) = ids_and_requests(&lake.ctx, &q).await;
+        assert_eq!(ids, expected, "{name}");
+        assert_eq!(planning_reads(&again), (0, 0), "{name}: {again:?}");
+
+        // another DELETE commits a new delete file (v2: beside the first; v3: a new
+        // vector replacing the file's old one); the next scan reads it and only it
+        ok(
+            &lake.ctx,
+            &format!("DELETE FROM ice.ns.{name} WHERE id % 5 = 0"),
+        )
+        .await;
+        let expected: Vec<i64> = (1..=60).filter(|i| i % 3 != 0 && i % 5 != 0).collect();
+        let (ids, added, expected_reads, reads) = first_scan(&lake, name, &q).await;
+        assert_eq!(ids, expected, "{name}");
+        assert_eq!(added, 1, "{name}: one new delete file or vector");
+        assert_eq!(reads, expected_reads, "{name}");
+        let (ids, again) = ids_and_requests(&lake.ctx, &q).await;
+        assert_eq!(ids, expected, "{name}");
+        assert_eq!(planning_reads(&again), (0, 0), "{name}: {again:?}");
+    }
+    // v2 kept both position delete files live, v3 one vector for the data file
+    let live = |name: &str| format!("SELECT count(*) AS n FROM ice.ns.\"{name}$delete_files\"");
+    let v2 = ok(&lake.ctx, &live("v2_position_deletes")).await;
+    assert!(v2.contains("| 2 "), "{v2}");
+    let v3 = ok(&lake.ctx, &live("v3_deletion_vectors")).await;
+    assert!(v3.contains("| 1 "), "{v3}");
 }

@@ -1,0 +1,264 @@
+//! A cache of decoded position deletes shared across the queries of a session, bounded in
+//! bytes.
+//!
+//! Delete files are immutable once committed (spec: "Overview": data and delete files are
+//! never changed, only added and removed by new snapshots), so what a delete file decodes
+//! to can be kept by its location and reused by every later scan of any snapshot that
+//! lists it; a commit that deletes more rows adds a new delete file (a new key) and the
+//! old one keeps its meaning. Two kinds of value are kept:
+//! - a Parquet position delete file (spec: "Position Delete Files") parsed into its
+//!   [`PositionDeleteFile`] (deleted positions per data file), keyed by its location;
+//! - a deletion vector (spec: "Deletion Vectors"; Puffin `deletion-vector-v1` blob)
+//!   decoded into a [`RoaringTreemap`], keyed by its Puffin file's location, the blob's
+//!   `content_offset` and its `content_size_in_bytes`.
+//!
+//! Locations are the ones actually read (after the table's remapping), so two tables whose
+//! stored paths coincide but are read from different places never share an entry.
+//!
+//! The cache holds at most [`max_bytes`](PositionDeleteCache::max_bytes) bytes of
+//! estimated memory (default [`DEFAULT_POSITION_DELETE_CACHE_BYTES`]); beyond it the least
+//! recently used entries are evicted, and a value larger than the whole budget is not
+//! kept. The estimate of a value is the serialized size of its bitmaps
+//! ([`RoaringTreemap::serialized_size`]: 2 bytes a position in sparse containers, 8 KiB
+//! a dense container of 65,536 rows, 4 bytes a run), which is close to what they occupy
+//! in memory, plus its keys' bytes and a fixed overhead per entry. Failed loads are never
+//! cached (the loader inserts only what it decoded). The
+//! [`PositionDeleteLoader`](super::PositionDeleteLoader) consults it through
+//! [`PositionDeleteLoader::with_cache`](super::PositionDeleteLoader::with_cache); its own
+//! per-key cells still make concurrent first loads within one scan load once.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
+
+use roaring::RoaringTreemap;
+
+use super::position_delete::PositionDeleteFile;
+
+/// Default budget of a [`PositionDeleteCache`]: 256 MiB of estimated memory.
+///
+/// Deleted positions are cheap: a dense bitmap container covers 65,536 rows in 8 KiB
+/// (1 bit a row), a sparse one costs 2 bytes a deleted row. 256 MiB thus holds the
+/// deletes of about two billion rows deleted densely, or of ~128 million rows deleted
+/// sparsely, which covers the delete files of the tables a session scans
+/// repeatedly, while staying well below the manifest cache's default (500,000 entries of
+/// about 1 KiB) and memory a query's own operators need.
+pub const DEFAULT_POSITION_DELETE_CACHE_BYTES: u64 = 256 * 1024 * 1024;
+
+/// Bytes counted per entry beyond its bitmaps and key strings (map slots, `Arc` and
+/// `String` headers, the bitmaps' own headers).
+const ENTRY_OVERHEAD: u64 = 128;
+
+/// Bytes counted per data file of a parsed position delete file beyond its path and
+/// bitmap (the hash map slot, `String` and `RoaringTreemap` headers).
+const DATA_FILE_OVERHEAD: u64 = 64;
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum Key {
+    /// A Parquet position delete file by location.
+    File(String),
+    /// A deletion vector by Puffin location, content offset and content size.
+    Vector(String, u64, u64),
+}
+
+#[derive(Debug, Clone)]
+enum Value {
+    File(Arc<PositionDeleteFile>),
+    Vector(Arc<RoaringTreemap>),
+}
+
+#[derive(Debug)]
+struct Entry {
+    value: Value,
+    bytes: u64,
+    /// The tick of its latest use (its key in [`Inner::by_use`]).
+    used: u64,
+}
+
+#[derive(Debug, Default)]
+struct Inner {
+    map: HashMap<Key, Entry>,
+    /// Tick of latest use → key, oldest first.
+    by_use: BTreeMap<u64, Key>,
+    held: u64,
+    tick: u64,
+    hits: u64,
+    misses: u64,
+    evictions: u64,
+}
+
+/// Hit and miss counts and size of a [`PositionDeleteCache`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PositionDeleteCacheStats {
+    /// Lookups answered from the cache.
+    pub hits: u64,
+    /// Lookups that were not.
+    pub misses: u64,
+    /// Entries dropped to stay within the budget.
+    pub evictions: u64,
+    /// Delete files and deletion vectors held now.
+    pub entries: usize,
+    /// Their estimated bytes.
+    pub bytes: u64,
+}
+
+/// A least-recently-used cache of decoded position delete files and deletion vectors,
+/// bounded in estimated bytes (see the module docs). Shared behind an `Arc` by the
+/// scans of a session; all methods take `&self`.
+#[derive(Debug)]
+pub struct PositionDeleteCache {
+    inner: Mutex<Inner>,
+    max_bytes: u64,
+}
+
+impl Default for PositionDeleteCache {
+    /// A cache of [`DEFAULT_POSITION_DELETE_CACHE_BYTES`].
+    fn default() -> Self {
+        Self::new(DEFAULT_POSITION_DELETE_CACHE_BYTES)
+    }
+}
+
+/// Estimated bytes of a parsed position delete file kept at `location`.
+fn file_bytes(location: &str, file: &PositionDeleteFile) -> u64 {
+    let data_files: u64 = file
+        .by_data_file
+        .iter()
+        .map(|(path, set)| path.len() as u64 + set.serialized_size() as u64 + DATA_FILE_OVERHEAD)
+        .sum();
+    ENTRY_OVERHEAD + location.len() as u64 + data_files
+}
+
+/// Estimated bytes of a deletion vector kept at `location`.
+fn vector_bytes(location: &str, positions: &RoaringTreemap) -> u64 {
+    ENTRY_OVERHEAD + location.len() as u64 + positions.serialized_size() as u64
+}
+
+impl PositionDeleteCache {
+    /// A cache holding at most `max_bytes` bytes of estimated memory (0 keeps nothing).
+    pub fn new(max_bytes: u64) -> Self {
+        Self {
+            inner: Mutex::default(),
+            max_bytes,
+        }
+    }
+
+    /// The budget in bytes.
+    pub fn max_bytes(&self) -> u64 {
+        self.max_bytes
+    }
+
+    /// The parsed Parquet position delete file read at `location` (after remapping), if
+    /// cached.
+    pub fn get_position_delete_file(&self, location: &str) -> Option<Arc<PositionDeleteFile>> {
+        match self.get(Key::File(location.to_string()))? {
+            Value::File(file) => Some(file),
+            Value::Vector(_) => None,
+        }
+    }
+
+    /// Keep the parsed position delete file read at `location` (after remapping),
+    /// evicting the least recently used entries beyond the budget; not kept when larger
+    /// than the whole budget.
+    pub fn insert_position_delete_file(&self, location: &str, file: Arc<PositionDeleteFile>) {
+        let bytes = file_bytes(location, &file);
+        self.insert(Key::File(location.to_string()), Value::File(file), bytes);
+    }
+
+    /// The deletion vector stored in the Puffin file read at `location` (after
+    /// remapping) at `offset` with `length` bytes, if cached.
+    pub fn get_deletion_vector(
+        &self,
+        location: &str,
+        offset: u64,
+        length: u64,
+    ) -> Option<Arc<RoaringTreemap>> {
+        match self.get(Key::Vector(location.to_string(), offset, length))? {
+            Value::Vector(positions) => Some(positions),
+            Value::File(_) => None,
+        }
+    }
+
+    /// Keep a deletion vector (as [`get_deletion_vector`](Self::get_deletion_vector)
+    /// finds it), evicting as [`insert_position_delete_file`](Self::insert_position_delete_file).
+    pub fn insert_deletion_vector(
+        &self,
+        location: &str,
+        offset: u64,
+        length: u64,
+        positions: Arc<RoaringTreemap>,
+    ) {
+        let bytes = vector_bytes(location, &positions);
+        let key = Key::Vector(location.to_string(), offset, length);
+        self.insert(key, Value::Vector(positions), bytes);
+    }
+
+    /// Hit and miss counts and current size.
+    pub fn stats(&self) -> PositionDeleteCacheStats {
+        self.inner
+            .lock()
+            .map(|i| PositionDeleteCacheStats {
+                hits: i.hits,
+                misses: i.misses,
+                evictions: i.evictions,
+                entries: i.map.len(),
+                bytes: i.held,
+            })
+            .unwrap_or_default()
+    }
+
+    /// Drop every entry (the counts stay).
+    pub fn clear(&self) {
+        if let Ok(mut inner) = self.inner.lock() {
+            inner.map.clear();
+            inner.by_use.clear();
+            inner.held = 0;
+        }
+    }
+
+    fn get(&self, key: Key) -> Option<Value> {
+        // a poisoned lock only loses the cache, never the load
+        let mut inner = self.inner.lock().ok()?;
+        inner.tick += 1;
+        let tick = inner.tick;
+        let Some(entry) = inner.map.get_mut(&key) else {
+            inner.misses += 1;
+            return None;
+        };
+        let previous = std::mem::replace(&mut entry.used, tick);
+        let value = entry.value.clone();
+        inner.by_use.remove(&previous);
+        inner.by_use.insert(tick, key);
+        inner.hits += 1;
+        Some(value)
+    }
+
+    fn insert(&self, key: Key, value: Value, bytes: u64) {
+        if bytes > self.max_bytes {
+            return;
+        }
+        let Ok(mut inner) = self.inner.lock() else {
+            return;
+        };
+        inner.tick += 1;
+        let used = inner.tick;
+        let entry = Entry { value, bytes, used };
+        if let Some(old) = inner.map.insert(key.clone(), entry) {
+            inner.by_use.remove(&old.used);
+            inner.held -= old.bytes;
+        }
+        inner.by_use.insert(used, key);
+        inner.held += bytes;
+        while inner.held > self.max_bytes {
+            let Some((_, oldest)) = inner.by_use.pop_first() else {
+                break;
+            };
+            if let Some(old) = inner.map.remove(&oldest) {
+                inner.held -= old.bytes;
+                inner.evictions += 1;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "position_delete_cache_tests.rs"]
+mod tests;

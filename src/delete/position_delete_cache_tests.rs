@@ -1,0 +1,132 @@
+//! Unit tests of the byte-bounded position delete cache (the loader's use of it is tested
+//! in `position_delete_tests.rs`, scans of real tables in `tests/integration/session_caches.rs`).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use roaring::RoaringTreemap;
+
+use super::*;
+
+/// `n` sparse positions (one every 100 rows): an array container, 2 bytes a position.
+fn sparse(n: u64) -> Arc<RoaringTreemap> {
+    Arc::new((0..n).map(|i| i * 100).collect())
+}
+
+#[test]
+fn estimates_follow_the_bitmaps_and_keys() {
+    let positions = sparse(1000);
+    let size = positions.serialized_size() as u64;
+    assert!(size >= 2000, "{size}");
+    assert_eq!(
+        vector_bytes("p.puffin", &positions),
+        ENTRY_OVERHEAD + 8 + size
+    );
+    let file = PositionDeleteFile {
+        by_data_file: HashMap::from([
+            ("a".to_string(), (*positions).clone()),
+            ("bb".to_string(), (*sparse(10)).clone()),
+        ]),
+        rows: 1010,
+    };
+    let ten = sparse(10).serialized_size() as u64;
+    assert_eq!(
+        file_bytes("d.parquet", &file),
+        ENTRY_OVERHEAD + 9 + (1 + size + DATA_FILE_OVERHEAD) + (2 + ten + DATA_FILE_OVERHEAD)
+    );
+}
+
+#[test]
+fn a_hit_is_the_same_value() {
+    let cache = PositionDeleteCache::default();
+    assert_eq!(cache.max_bytes(), DEFAULT_POSITION_DELETE_CACHE_BYTES);
+    let dv = sparse(50);
+    cache.insert_deletion_vector("s3://b/t/dv.puffin", 4, 120, Arc::clone(&dv));
+    let hit = cache
+        .get_deletion_vector("s3://b/t/dv.puffin", 4, 120)
+        .expect("cached");
+    assert!(Arc::ptr_eq(&hit, &dv));
+    // another blob of the same Puffin file, or the same offset with another length, is
+    // another key
+    assert!(cache
+        .get_deletion_vector("s3://b/t/dv.puffin", 124, 120)
+        .is_none());
+    assert!(cache
+        .get_deletion_vector("s3://b/t/dv.puffin", 4, 121)
+        .is_none());
+    let file = Arc::new(PositionDeleteFile {
+        by_data_file: HashMap::from([("data".to_string(), (*sparse(3)).clone())]),
+        rows: 3,
+    });
+    cache.insert_position_delete_file("s3://b/t/d.parquet", Arc::clone(&file));
+    let hit = cache
+        .get_position_delete_file("s3://b/t/d.parquet")
+        .expect("cached");
+    assert!(Arc::ptr_eq(&hit, &file));
+    // the two kinds never answer for each other
+    assert!(cache
+        .get_position_delete_file("s3://b/t/dv.puffin")
+        .is_none());
+    let s = cache.stats();
+    assert_eq!((s.hits, s.misses, s.entries, s.evictions), (2, 3, 2, 0));
+    assert_eq!(
+        s.bytes,
+        vector_bytes("s3://b/t/dv.puffin", &dv) + file_bytes("s3://b/t/d.parquet", &file)
+    );
+    cache.clear();
+    assert!(cache
+        .get_position_delete_file("s3://b/t/d.parquet")
+        .is_none());
+    assert_eq!(cache.stats().bytes, 0);
+}
+
+#[test]
+fn evicts_least_recently_used_beyond_the_byte_budget() {
+    let dv = sparse(1000);
+    let one = vector_bytes("a", &dv);
+    // room for two values, not three
+    let cache = PositionDeleteCache::new(2 * one + one / 2);
+    cache.insert_deletion_vector("a", 0, 10, Arc::clone(&dv));
+    cache.insert_deletion_vector("b", 0, 10, Arc::clone(&dv));
+    assert!(cache.get_deletion_vector("a", 0, 10).is_some()); // a is now newer than b
+    cache.insert_deletion_vector("c", 0, 10, Arc::clone(&dv));
+    assert!(cache.get_deletion_vector("b", 0, 10).is_none());
+    assert!(cache.get_deletion_vector("a", 0, 10).is_some());
+    assert!(cache.get_deletion_vector("c", 0, 10).is_some());
+    let s = cache.stats();
+    assert_eq!((s.entries, s.bytes, s.evictions), (2, 2 * one, 1));
+    // replacing a key does not count it twice
+    cache.insert_deletion_vector("c", 0, 10, Arc::clone(&dv));
+    assert_eq!(cache.stats().bytes, 2 * one);
+    // a value as large as two evicts both older ones
+    let big = sparse(2600);
+    let big_bytes = vector_bytes("big", &big);
+    assert!(big_bytes > 2 * one && big_bytes <= 2 * one + one / 2);
+    cache.insert_deletion_vector("big", 0, 10, Arc::clone(&big));
+    let s = cache.stats();
+    assert_eq!((s.entries, s.bytes, s.evictions), (1, big_bytes, 3));
+    assert!(cache.get_deletion_vector("big", 0, 10).is_some());
+}
+
+#[test]
+fn a_value_larger_than_the_budget_is_not_kept() {
+    let small = sparse(10);
+    let small_bytes = vector_bytes("small", &small);
+    let cache = PositionDeleteCache::new(small_bytes + 100);
+    cache.insert_deletion_vector("small", 0, 10, Arc::clone(&small));
+    let huge = Arc::new(PositionDeleteFile {
+        by_data_file: HashMap::from([("data".to_string(), (*sparse(1000)).clone())]),
+        rows: 1000,
+    });
+    cache.insert_position_delete_file("huge", huge);
+    assert!(cache.get_position_delete_file("huge").is_none());
+    // nothing was evicted for it
+    assert!(cache.get_deletion_vector("small", 0, 10).is_some());
+    let s = cache.stats();
+    assert_eq!((s.entries, s.bytes, s.evictions), (1, small_bytes, 0));
+    // a budget of 0 keeps nothing
+    let none = PositionDeleteCache::new(0);
+    none.insert_deletion_vector("small", 0, 10, small);
+    assert!(none.get_deletion_vector("small", 0, 10).is_none());
+    assert_eq!(none.stats().entries, 0);
+}

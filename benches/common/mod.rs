@@ -17,11 +17,6 @@ use icefloe::spec::{
 
 pub type BoxError = Box<dyn std::error::Error>;
 
-/// mimalloc, as DataFusion's CLI and benchmarks allocate (Cargo feature `mimalloc`).
-#[cfg(feature = "mimalloc")]
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 /// The `tpchgen-cli` program: `--tpchgen PATH`, else `TPCHGEN_CLI`, else on `PATH`.
 pub fn tpchgen_binary(args: &Args) -> String {
     args.get("tpchgen")

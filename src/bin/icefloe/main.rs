@@ -277,11 +277,6 @@ impl From<datafusion::parquet::errors::ParquetError> for CliError {
     }
 }
 
-/// mimalloc, as DataFusion's CLI and benchmarks allocate (Cargo feature `mimalloc`).
-#[cfg(feature = "mimalloc")]
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 /// The stack of every thread that plans or runs statements: DataFusion walks expression
 /// trees recursively, and a 2,000-term `AND`/`OR` or arithmetic chain needs tens of MiB
 /// (debug builds); virtual memory, touched only as deep as a statement goes.

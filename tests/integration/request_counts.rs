@@ -134,6 +134,17 @@ pub fn request_metrics(plan: &Arc<dyn ExecutionPlan>) -> HashMap<String, usize> 
 
 /// Runs `q` and returns its scan's request metrics.
 pub async fn run_counted(ctx: &SessionContext, q: &str) -> HashMap<String, usize> {
+    run_with_metrics(ctx, q).await.1
+}
+
+/// Runs `q` and returns its rows and its scan's request metrics.
+pub async fn run_with_metrics(
+    ctx: &SessionContext,
+    q: &str,
+) -> (
+    Vec<datafusion::arrow::record_batch::RecordBatch>,
+    HashMap<String, usize>,
+) {
     let df = icefloe::datafusion::sql::execute(ctx, q)
         .await
         .unwrap_or_else(|e| panic!("{q}: {e}"));
@@ -141,10 +152,10 @@ pub async fn run_counted(ctx: &SessionContext, q: &str) -> HashMap<String, usize
         .create_physical_plan()
         .await
         .unwrap_or_else(|e| panic!("{q}: {e}"));
-    collect(Arc::clone(&plan), ctx.task_ctx())
+    let batches = collect(Arc::clone(&plan), ctx.task_ctx())
         .await
         .unwrap_or_else(|e| panic!("{q}: {e}"));
-    request_metrics(&plan)
+    (batches, request_metrics(&plan))
 }
 
 /// The metrics a scan of a table with the `expected` files shows: with or without the

@@ -9,7 +9,6 @@ use std::sync::Arc;
 
 use datafusion::arrow::array::{Array, AsArray};
 use datafusion::arrow::datatypes::Int64Type;
-use datafusion::physical_plan::collect;
 use datafusion::prelude::SessionContext;
 use icefloe::catalog::TableIdent;
 use icefloe::delete::is_deletion_vector;
@@ -18,7 +17,7 @@ use icefloe::IcebergTableProvider;
 
 use crate::dml::{create, lake, ok, Lake};
 use crate::fixtures::{copy_table, files_with_suffix};
-use crate::request_counts::request_metrics;
+use crate::request_counts::run_with_metrics;
 
 async fn sum_of_ids(ctx: &SessionContext) -> Result<i64, String> {
     let batches = ctx
@@ -83,21 +82,12 @@ async fn a_second_scan_in_a_session_reads_no_footer() {
 /// Runs `q` (a query of one BIGINT column) and returns its values and its scan's request
 /// metrics.
 async fn ids_and_requests(ctx: &SessionContext, q: &str) -> (Vec<i64>, HashMap<String, usize>) {
-    let df = icefloe::datafusion::sql::execute(ctx, q)
-        .await
-        .unwrap_or_else(|e| panic!("{q}: {e}"));
-    let plan = df
-        .create_physical_plan()
-        .await
-        .unwrap_or_else(|e| panic!("{q}: {e}"));
-    let batches = collect(Arc::clone(&plan), ctx.task_ctx())
-        .await
-        .unwrap_or_else(|e| panic!("{q}: {e}"));
+    let (batches, metrics) = run_with_metrics(ctx, q).await;
     let ids = batches
         .iter()
         .flat_map(|b| b.column(0).as_primitive::<Int64Type>().values().to_vec())
         .collect();
-    (ids, request_metrics(&plan))
+    (ids, metrics)
 }
 
 /// The position delete files and deletion vectors the latest commit of `ice.ns.<name>`

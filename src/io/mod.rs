@@ -24,6 +24,7 @@ mod cloud;
 mod counting;
 mod local;
 pub mod parquet_footer;
+mod retry;
 mod routing;
 #[cfg(feature = "cloud")]
 pub mod vended;
@@ -340,21 +341,29 @@ impl FileIO {
         })
     }
 
-    /// Read a whole file.
+    /// Read a whole file. A request that got no HTTP answer is tried again, up to 3
+    /// attempts 50 ms, then 100 ms apart (`io/retry.rs`).
     ///
     /// Errors: [`ErrorKind::NotFound`] naming the location when it does not exist,
     /// [`ErrorKind::Io`] for other storage failures.
     pub async fn read(&self, location: &str) -> Result<Bytes> {
         let resolved = self.resolve(location)?;
         let store = self.store(&resolved.store_url)?;
-        let result = store
-            .get(&resolved.path)
-            .await
-            .map_err(|e| map_store_error(e, location))?;
-        result
-            .bytes()
-            .await
-            .map_err(|e| map_store_error(e, location))
+        let mut attempt = 1;
+        loop {
+            let got = match store.get(&resolved.path).await {
+                Ok(result) => result.bytes().await,
+                Err(e) => Err(e),
+            };
+            match got {
+                Ok(bytes) => return Ok(bytes),
+                Err(e) if attempt < retry::ATTEMPTS && retry::is_transport_failure(&e) => {
+                    retry::backoff(attempt).await;
+                    attempt += 1;
+                }
+                Err(e) => return Err(map_store_error(e, location)),
+            }
+        }
     }
 
     /// Whether a file exists.

@@ -1,10 +1,8 @@
 //! Writing and deleting whole files through the object stores.
 //!
-//! object_store retries a request that failed in transport only when it knows the
-//! request was not sent, or when the request is idempotent and the failure is a timeout
-//! or a cut connection. Other transport failures (a garbled or missing answer from the
-//! server) come back at once, and a create-if-absent is never retried. A commit cannot
-//! tell a lost answer from a failed write, so these writes add their own retries:
+//! object_store never retries a create-if-absent, and retries other requests only after
+//! some transport failures; a commit cannot tell a lost answer from a failed write, so
+//! these writes add their own retries ([`super::retry`]):
 //!
 //! * [`FileIO::write`] (replace) is idempotent: it is tried again after a transport
 //!   failure;
@@ -14,19 +12,12 @@
 //!   Identical bytes leave the same state whoever wrote them; different bytes are
 //!   another writer's, and the create fails as before.
 
-use std::time::Duration;
-
 use bytes::Bytes;
 use object_store::{ObjectStore, ObjectStoreExt};
 
+use super::retry::{backoff, is_transport_failure, ATTEMPTS};
 use super::FileIO;
 use crate::error::{Error, ErrorKind, Result};
-
-/// Attempts of a write whose request failed in transport: the first and two more.
-const WRITE_ATTEMPTS: u32 = 3;
-
-/// The wait before the second attempt, doubled before each later one (ms).
-const FIRST_BACKOFF_MS: u64 = 50;
 
 impl FileIO {
     /// Write a whole file, replacing any file at `location`.
@@ -43,7 +34,7 @@ impl FileIO {
         loop {
             match store.put(&resolved.path, bytes.clone().into()).await {
                 Ok(_) => return Ok(()),
-                Err(e) if attempt < WRITE_ATTEMPTS && is_transport_failure(&e) => {
+                Err(e) if attempt < ATTEMPTS && is_transport_failure(&e) => {
                     backoff(attempt).await;
                     attempt += 1;
                 }
@@ -82,7 +73,7 @@ impl FileIO {
                         false => Err(write_error(e, location)),
                     };
                 }
-                Err(e) if attempt < WRITE_ATTEMPTS && is_transport_failure(&e) => {
+                Err(e) if attempt < ATTEMPTS && is_transport_failure(&e) => {
                     backoff(attempt).await;
                     attempt += 1;
                 }
@@ -113,34 +104,6 @@ async fn holds(store: &dyn ObjectStore, path: &object_store::path::Path, bytes: 
         return false;
     }
     matches!(found.bytes().await, Ok(b) if b == *bytes)
-}
-
-async fn backoff(attempt: u32) {
-    let ms = FIRST_BACKOFF_MS << (attempt - 1).min(6);
-    tokio::time::sleep(Duration::from_millis(ms)).await;
-}
-
-/// Whether `e` is a request that got no HTTP answer (a transport failure object_store
-/// gave up on), rather than an answer from the store.
-#[cfg(feature = "cloud")]
-fn is_transport_failure(e: &object_store::Error) -> bool {
-    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
-    while let Some(err) = source {
-        if err
-            .downcast_ref::<object_store::client::HttpError>()
-            .is_some()
-        {
-            return true;
-        }
-        source = err.source();
-    }
-    false
-}
-
-/// Without the cloud stores, no store speaks HTTP.
-#[cfg(not(feature = "cloud"))]
-fn is_transport_failure(_: &object_store::Error) -> bool {
-    false
 }
 
 fn write_error(e: object_store::Error, location: &str) -> Error {
@@ -188,14 +151,5 @@ mod tests {
             assert_eq!(err.kind(), ErrorKind::AlreadyExists, "{err}");
         }
         assert_eq!(io.read(&loc).await.unwrap().as_ref(), b"{\"v\":1}");
-    }
-
-    #[test]
-    fn a_local_error_is_not_a_transport_failure() {
-        let e = object_store::Error::NotFound {
-            path: "x".into(),
-            source: "gone".into(),
-        };
-        assert!(!is_transport_failure(&e));
     }
 }

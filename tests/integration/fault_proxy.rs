@@ -6,7 +6,8 @@
 //! such requests are answered `401 Unauthorized` (a token the server stopped accepting).
 //! In front of an S3 endpoint, the first `garbled_puts` `PUT`s to that path are answered
 //! with bytes that are not HTTP (not forwarded), and the first `dropped_puts` are
-//! forwarded (so the object lands) and the connection closed without an answer.
+//! forwarded (so the object lands) and the connection closed without an answer; the
+//! first `garbled_gets` `GET`s are answered with bytes that are not HTTP.
 //! Everything else is passed through unchanged, and OAuth2 token requests are counted.
 //! One connection per request (`Connection: close`).
 
@@ -30,6 +31,8 @@ pub struct Faults {
     pub garbled_sent: AtomicUsize,
     /// `PUT`s forwarded and left without an answer.
     pub puts_dropped: AtomicUsize,
+    /// `GET`s answered with bytes that are not HTTP.
+    pub garbled_gets_sent: AtomicUsize,
 }
 
 /// The faults to inject on requests whose path ends with the suffix.
@@ -45,6 +48,8 @@ pub struct Plan {
     pub garbled_puts: usize,
     /// Forward this many `PUT`s, then close the connection without an answer.
     pub dropped_puts: usize,
+    /// Answer this many `GET`s with bytes that are not HTTP (not forwarded).
+    pub garbled_gets: usize,
 }
 
 /// Starts the proxy to `upstream` (`127.0.0.1:PORT`); returns its `http://127.0.0.1:PORT`
@@ -124,7 +129,10 @@ fn serve(
         );
     }
     let put = method == "PUT" && path_only.ends_with(suffix);
-    if put && take(&faults.garbled_sent, plan.garbled_puts) {
+    let get = method == "GET" && path_only.ends_with(suffix);
+    if (put && take(&faults.garbled_sent, plan.garbled_puts))
+        || (get && take(&faults.garbled_gets_sent, plan.garbled_gets))
+    {
         return out.write_all(b"NOT HTTP AT ALL\r\n\r\n");
     }
     let mut up = TcpStream::connect(upstream)?;

@@ -139,14 +139,14 @@ async fn s3_files_through_iceberg_properties() {
     assert!(!text.contains(&server.secret_key), "{text}");
 }
 
-/// Writes to S3 through a proxy that garbles or drops answers: a replace is tried again
-/// after a garbled answer (object_store gives up on it at once); a create-if-absent is
-/// tried again too, and when its object landed but the answer was lost, the object
-/// holding its own bytes counts as written, not as another writer's file. Before, the
-/// first failed a commit ("error sending request") and the second answered
-/// "already exists".
+/// Requests to S3 through a proxy that garbles or drops answers: a replace and a read are
+/// tried again after a garbled answer (object_store gives up on it at once); a
+/// create-if-absent is tried again too, and when its object landed but the answer was
+/// lost, the object holding its own bytes counts as written, not as another writer's
+/// file. Before, the first failed a commit ("error sending request") and the second
+/// answered "already exists".
 #[tokio::test]
-async fn s3_writes_survive_garbled_and_lost_answers() {
+async fn s3_requests_survive_garbled_and_lost_answers() {
     let Some(server) = seaweed::server() else {
         return;
     };
@@ -188,6 +188,18 @@ async fn s3_writes_survive_garbled_and_lost_answers() {
         direct.read(&loc).await.expect("read").as_ref(),
         b"{\"n\":1}"
     );
+
+    // read: two garbled answers, the third attempt reads
+    let (io, faults) = lossy_io(Plan {
+        garbled_gets: 2,
+        ..Plan::default()
+    });
+    let read = io
+        .read(&loc)
+        .await
+        .expect("a read after two garbled answers");
+    assert_eq!(read.as_ref(), b"{\"n\":1}");
+    assert_eq!(count(&faults.garbled_gets_sent), 2);
 
     // create-if-absent: a garbled answer, then one that lands and is lost
     let (io, faults) = lossy_io(Plan {

@@ -287,6 +287,23 @@ async fn fragmented_position_deletes_are_exact_as_mask_and_as_selectors() {
 /// have disjoint `id` ranges and a range filter prunes both), `g` = `id % 7`.
 const FRAGMENTED_ROWS: i64 = 60_000;
 
+/// The values of BIGINT column `col` over `batches`, in order.
+fn ints(batches: &[datafusion::arrow::record_batch::RecordBatch], col: usize) -> Vec<i64> {
+    use datafusion::arrow::array::{Array, Int64Array};
+    batches
+        .iter()
+        .flat_map(|b| {
+            let a = b
+                .column(col)
+                .as_any()
+                .downcast_ref::<Int64Array>()
+                .expect("bigint")
+                .clone();
+            (0..a.len()).map(move |i| a.value(i))
+        })
+        .collect()
+}
+
 /// The positions the fragmented tables delete: each row with probability 1/10 (fixed
 /// LCG), plus every row of 20,000..20,500 (one long run beside the short ones).
 fn fragmented_deleted_positions() -> Vec<i64> {
@@ -477,27 +494,11 @@ fn equality_delete_on_g(
 /// applies the selection as a mask or as selectors (issue 18, item 4).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fragmented_deletes_are_exact_with_pruning_pushed_filters_and_limit() {
-    use datafusion::arrow::array::{Array, Int64Array};
-
     let gone: std::collections::HashSet<i64> = fragmented_deleted_positions().into_iter().collect();
     let kept: Vec<i64> = (0..FRAGMENTED_ROWS).filter(|i| !gone.contains(i)).collect();
     let expect = |keep: &dyn Fn(i64) -> bool| {
         let rows: Vec<i64> = kept.iter().copied().filter(|i| keep(*i)).collect();
         (rows.len() as i64, rows.iter().sum::<i64>())
-    };
-    let ints = |batches: &[datafusion::arrow::record_batch::RecordBatch], col: usize| {
-        batches
-            .iter()
-            .flat_map(|b| {
-                let a = b
-                    .column(col)
-                    .as_any()
-                    .downcast_ref::<Int64Array>()
-                    .expect("bigint")
-                    .clone();
-                (0..a.len()).map(move |i| a.value(i))
-            })
-            .collect::<Vec<i64>>()
     };
     for dv in [false, true] {
         let dir = tempfile::tempdir().expect("tempdir");
@@ -643,8 +644,6 @@ async fn explain_analyze(ctx: &SessionContext, sql: &str) -> String {
 /// pruning filters and `LIMIT`, and `count(*)` counts neither.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fragmented_position_deletes_compose_with_equality_deletes() {
-    use datafusion::arrow::array::{Array, Int64Array};
-
     let gone: std::collections::HashSet<i64> = fragmented_deleted_positions().into_iter().collect();
     let kept: Vec<i64> = (0..FRAGMENTED_ROWS)
         .filter(|i| !gone.contains(i) && i % 7 != 3)
@@ -652,20 +651,6 @@ async fn fragmented_position_deletes_compose_with_equality_deletes() {
     let expect = |keep: &dyn Fn(i64) -> bool| {
         let rows: Vec<i64> = kept.iter().copied().filter(|i| keep(*i)).collect();
         (rows.len() as i64, rows.iter().sum::<i64>())
-    };
-    let ints = |batches: &[datafusion::arrow::record_batch::RecordBatch], col: usize| {
-        batches
-            .iter()
-            .flat_map(|b| {
-                let a = b
-                    .column(col)
-                    .as_any()
-                    .downcast_ref::<Int64Array>()
-                    .expect("bigint")
-                    .clone();
-                (0..a.len()).map(move |i| a.value(i))
-            })
-            .collect::<Vec<i64>>()
     };
     for dv in [false, true] {
         let dir = tempfile::tempdir().expect("tempdir");

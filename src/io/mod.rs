@@ -349,21 +349,9 @@ impl FileIO {
     pub async fn read(&self, location: &str) -> Result<Bytes> {
         let resolved = self.resolve(location)?;
         let store = self.store(&resolved.store_url)?;
-        let mut attempt = 1;
-        loop {
-            let got = match store.get(&resolved.path).await {
-                Ok(result) => result.bytes().await,
-                Err(e) => Err(e),
-            };
-            match got {
-                Ok(bytes) => return Ok(bytes),
-                Err(e) if attempt < retry::ATTEMPTS && retry::is_transport_failure(&e) => {
-                    retry::backoff(attempt).await;
-                    attempt += 1;
-                }
-                Err(e) => return Err(map_store_error(e, location)),
-            }
-        }
+        retry::retrying(|| async { store.get(&resolved.path).await?.bytes().await })
+            .await
+            .map_err(|e| map_store_error(e, location))
     }
 
     /// Whether a file exists.

@@ -7,16 +7,36 @@
 //! such a failure; answers from the store (a status: 404, 403, 412, a 5xx after
 //! object_store's own retries) are final.
 
+use std::future::Future;
 use std::time::Duration;
 
 /// Attempts of a request that failed in transport: the first and two more.
-pub(super) const ATTEMPTS: u32 = 3;
+const ATTEMPTS: u32 = 3;
 
 /// The wait before the second attempt, doubled before each later one (ms).
 const FIRST_BACKOFF_MS: u64 = 50;
 
+/// Run `request` until it succeeds, fails with an answer from the store, or has failed
+/// in transport [`ATTEMPTS`] times, waiting 50 ms, then 100 ms between attempts.
+pub(super) async fn retrying<T, F, Fut>(mut request: F) -> Result<T, object_store::Error>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<T, object_store::Error>>,
+{
+    let mut attempt = 1;
+    loop {
+        match request().await {
+            Err(e) if attempt < ATTEMPTS && is_transport_failure(&e) => {
+                backoff(attempt).await;
+                attempt += 1;
+            }
+            done => return done,
+        }
+    }
+}
+
 /// Wait before attempt `attempt + 1` (`attempt` ≥ 1): 50 ms, then 100 ms.
-pub(super) async fn backoff(attempt: u32) {
+async fn backoff(attempt: u32) {
     let ms = FIRST_BACKOFF_MS << attempt.saturating_sub(1).min(6);
     tokio::time::sleep(Duration::from_millis(ms)).await;
 }
@@ -24,7 +44,7 @@ pub(super) async fn backoff(attempt: u32) {
 /// Whether `e` is a request that got no HTTP answer (a transport failure object_store
 /// gave up on), rather than an answer from the store.
 #[cfg(feature = "cloud")]
-pub(super) fn is_transport_failure(e: &object_store::Error) -> bool {
+fn is_transport_failure(e: &object_store::Error) -> bool {
     let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
     while let Some(err) = source {
         if err
@@ -40,7 +60,7 @@ pub(super) fn is_transport_failure(e: &object_store::Error) -> bool {
 
 /// Without the cloud stores, no store speaks HTTP.
 #[cfg(not(feature = "cloud"))]
-pub(super) fn is_transport_failure(_: &object_store::Error) -> bool {
+fn is_transport_failure(_: &object_store::Error) -> bool {
     false
 }
 

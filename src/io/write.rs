@@ -15,7 +15,7 @@
 use bytes::Bytes;
 use object_store::{ObjectStore, ObjectStoreExt};
 
-use super::retry::{backoff, is_transport_failure, ATTEMPTS};
+use super::retry::retrying;
 use super::FileIO;
 use crate::error::{Error, ErrorKind, Result};
 
@@ -30,17 +30,10 @@ impl FileIO {
     pub async fn write(&self, location: &str, bytes: Bytes) -> Result<()> {
         let resolved = self.resolve(location)?;
         let store = self.store(&resolved.store_url)?;
-        let mut attempt = 1;
-        loop {
-            match store.put(&resolved.path, bytes.clone().into()).await {
-                Ok(_) => return Ok(()),
-                Err(e) if attempt < ATTEMPTS && is_transport_failure(&e) => {
-                    backoff(attempt).await;
-                    attempt += 1;
-                }
-                Err(e) => return Err(write_error(e, location)),
-            }
-        }
+        retrying(|| store.put(&resolved.path, bytes.clone().into()))
+            .await
+            .map(|_| ())
+            .map_err(|e| write_error(e, location))
     }
 
     /// Write a whole file only if nothing exists at `location` (an atomic
@@ -56,29 +49,22 @@ impl FileIO {
     pub async fn write_new(&self, location: &str, bytes: Bytes) -> Result<()> {
         let resolved = self.resolve(location)?;
         let store = self.store(&resolved.store_url)?;
-        let mut attempt = 1;
-        loop {
+        let create = || {
             let opts = object_store::PutOptions {
                 mode: object_store::PutMode::Create,
                 ..Default::default()
             };
-            match store
-                .put_opts(&resolved.path, bytes.clone().into(), opts)
-                .await
-            {
-                Ok(_) => return Ok(()),
-                Err(e @ object_store::Error::AlreadyExists { .. }) => {
-                    return match holds(store.as_ref(), &resolved.path, &bytes).await {
-                        true => Ok(()),
-                        false => Err(write_error(e, location)),
-                    };
+            store.put_opts(&resolved.path, bytes.clone().into(), opts)
+        };
+        match retrying(create).await {
+            Ok(_) => Ok(()),
+            Err(e @ object_store::Error::AlreadyExists { .. }) => {
+                match holds(store.as_ref(), &resolved.path, &bytes).await {
+                    true => Ok(()),
+                    false => Err(write_error(e, location)),
                 }
-                Err(e) if attempt < ATTEMPTS && is_transport_failure(&e) => {
-                    backoff(attempt).await;
-                    attempt += 1;
-                }
-                Err(e) => return Err(write_error(e, location)),
             }
+            Err(e) => Err(write_error(e, location)),
         }
     }
 

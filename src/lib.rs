@@ -23,6 +23,7 @@ pub mod eval;
 pub mod expr;
 pub mod failpoint;
 pub mod io;
+mod lru;
 pub mod maintenance;
 pub mod scan;
 pub mod spec;

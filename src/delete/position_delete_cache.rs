@@ -27,12 +27,12 @@
 //! [`PositionDeleteLoader::with_cache`](super::PositionDeleteLoader::with_cache); its own
 //! per-key cells still make concurrent first loads within one scan load once.
 
-use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
 use roaring::RoaringTreemap;
 
 use super::position_delete::PositionDeleteFile;
+use crate::lru::WeightedLru;
 
 /// Default budget of a [`PositionDeleteCache`]: 256 MiB of estimated memory.
 ///
@@ -67,20 +67,8 @@ enum Value {
 }
 
 #[derive(Debug)]
-struct Entry {
-    value: Value,
-    bytes: u64,
-    /// The tick of its latest use (its key in [`Inner::by_use`]).
-    used: u64,
-}
-
-#[derive(Debug, Default)]
 struct Inner {
-    map: HashMap<Key, Entry>,
-    /// Tick of latest use → key, oldest first.
-    by_use: BTreeMap<u64, Key>,
-    held: u64,
-    tick: u64,
+    values: WeightedLru<Key, Value>,
     hits: u64,
     misses: u64,
     evictions: u64,
@@ -136,7 +124,12 @@ impl PositionDeleteCache {
     /// A cache holding at most `max_bytes` bytes of estimated memory (0 keeps nothing).
     pub fn new(max_bytes: u64) -> Self {
         Self {
-            inner: Mutex::default(),
+            inner: Mutex::new(Inner {
+                values: WeightedLru::new(max_bytes),
+                hits: 0,
+                misses: 0,
+                evictions: 0,
+            }),
             max_bytes,
         }
     }
@@ -199,8 +192,8 @@ impl PositionDeleteCache {
                 hits: i.hits,
                 misses: i.misses,
                 evictions: i.evictions,
-                entries: i.map.len(),
-                bytes: i.held,
+                entries: i.values.len(),
+                bytes: i.values.weight(),
             })
             .unwrap_or_default()
     }
@@ -208,53 +201,24 @@ impl PositionDeleteCache {
     /// Drop every entry (the counts stay).
     pub fn clear(&self) {
         if let Ok(mut inner) = self.inner.lock() {
-            inner.map.clear();
-            inner.by_use.clear();
-            inner.held = 0;
+            inner.values.clear();
         }
     }
 
     fn get(&self, key: Key) -> Option<Value> {
         // a poisoned lock only loses the cache, never the load
         let mut inner = self.inner.lock().ok()?;
-        inner.tick += 1;
-        let tick = inner.tick;
-        let Some(entry) = inner.map.get_mut(&key) else {
-            inner.misses += 1;
-            return None;
-        };
-        let previous = std::mem::replace(&mut entry.used, tick);
-        let value = entry.value.clone();
-        inner.by_use.remove(&previous);
-        inner.by_use.insert(tick, key);
-        inner.hits += 1;
-        Some(value)
+        let found = inner.values.get(&key);
+        match found {
+            Some(_) => inner.hits += 1,
+            None => inner.misses += 1,
+        }
+        found
     }
 
     fn insert(&self, key: Key, value: Value, bytes: u64) {
-        if bytes > self.max_bytes {
-            return;
-        }
-        let Ok(mut inner) = self.inner.lock() else {
-            return;
-        };
-        inner.tick += 1;
-        let used = inner.tick;
-        let entry = Entry { value, bytes, used };
-        if let Some(old) = inner.map.insert(key.clone(), entry) {
-            inner.by_use.remove(&old.used);
-            inner.held -= old.bytes;
-        }
-        inner.by_use.insert(used, key);
-        inner.held += bytes;
-        while inner.held > self.max_bytes {
-            let Some((_, oldest)) = inner.by_use.pop_first() else {
-                break;
-            };
-            if let Some(old) = inner.map.remove(&oldest) {
-                inner.held -= old.bytes;
-                inner.evictions += 1;
-            }
+        if let Ok(mut inner) = self.inner.lock() {
+            inner.evictions += inner.values.insert(key, value, bytes);
         }
     }
 }

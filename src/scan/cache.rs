@@ -11,11 +11,12 @@
 //! among the providers it loads for each statement ([`SessionCaches`] bundles it with the
 //! position delete cache). Entries are keyed by the location actually read (after remapping). The cache is
 //! bounded by the number of manifest entries it holds (default [`DEFAULT_MAX_ENTRIES`],
-//! least recently used evicted first) and by [`MAX_MANIFEST_LISTS`] lists.
+//! least recently used evicted first) and by [`MAX_MANIFEST_LISTS`] lists
+//! (`crate::lru::WeightedLru` for both).
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+use crate::lru::WeightedLru;
 use crate::spec::ManifestEntry;
 
 /// Default bound: manifest entries held (≈ 1 KiB each with column metrics).
@@ -24,12 +25,12 @@ pub const DEFAULT_MAX_ENTRIES: usize = 500_000;
 /// Decoded entries of one manifest.
 pub type CachedManifest = Arc<Vec<Arc<ManifestEntry>>>;
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct Inner {
-    map: HashMap<String, (CachedManifest, u64)>,
-    lists: HashMap<String, (Arc<Vec<crate::spec::ManifestFile>>, u64)>,
-    held: usize,
-    tick: u64,
+    /// Manifests, weighed by their entries.
+    manifests: WeightedLru<String, CachedManifest>,
+    /// Manifest lists, one each.
+    lists: WeightedLru<String, Arc<Vec<crate::spec::ManifestFile>>>,
     hits: u64,
     misses: u64,
 }
@@ -38,7 +39,6 @@ struct Inner {
 #[derive(Debug)]
 pub struct ManifestCache {
     inner: Mutex<Inner>,
-    max_entries: usize,
 }
 
 /// Hit and miss counts since the cache was created.
@@ -58,58 +58,34 @@ impl ManifestCache {
     /// A cache holding at most `max_entries` manifest entries (0 keeps no manifests).
     pub fn new(max_entries: usize) -> Self {
         Self {
-            inner: Mutex::default(),
-            max_entries,
+            inner: Mutex::new(Inner {
+                manifests: WeightedLru::new(max_entries as u64),
+                lists: WeightedLru::new(MAX_MANIFEST_LISTS as u64),
+                hits: 0,
+                misses: 0,
+            }),
         }
     }
 
     /// The decoded manifest at `location`, if cached.
     pub fn get(&self, location: &str) -> Option<CachedManifest> {
         let mut inner = self.inner.lock().ok()?;
-        inner.tick += 1;
-        let tick = inner.tick;
-        match inner.map.get_mut(location) {
-            Some((m, used)) => {
-                *used = tick;
-                let m = Arc::clone(m);
-                inner.hits += 1;
-                Some(m)
-            }
-            None => {
-                inner.misses += 1;
-                None
-            }
+        let found = inner.manifests.get(&location.to_string());
+        match found {
+            Some(_) => inner.hits += 1,
+            None => inner.misses += 1,
         }
+        found
     }
 
     /// Cache the decoded manifest at `location`, evicting the least recently used ones
     /// beyond the bound. A manifest larger than the whole bound is not cached.
     pub fn insert(&self, location: &str, manifest: CachedManifest) {
-        if manifest.len() > self.max_entries {
-            return;
-        }
-        let Ok(mut inner) = self.inner.lock() else {
-            return;
-        };
-        inner.tick += 1;
-        let tick = inner.tick;
-        let added = manifest.len();
-        if let Some((old, _)) = inner.map.insert(location.to_string(), (manifest, tick)) {
-            inner.held -= old.len();
-        }
-        inner.held += added;
-        while inner.held > self.max_entries {
-            let Some(oldest) = inner
-                .map
-                .iter()
-                .min_by_key(|(_, (_, t))| *t)
-                .map(|(k, _)| k.clone())
-            else {
-                break;
-            };
-            if let Some((m, _)) = inner.map.remove(&oldest) {
-                inner.held -= m.len();
-            }
+        if let Ok(mut inner) = self.inner.lock() {
+            let entries = manifest.len() as u64;
+            inner
+                .manifests
+                .insert(location.to_string(), manifest, entries);
         }
     }
 
@@ -120,8 +96,8 @@ impl ManifestCache {
             .map(|i| CacheStats {
                 hits: i.hits,
                 misses: i.misses,
-                manifests: i.map.len(),
-                entries: i.held,
+                manifests: i.manifests.len(),
+                entries: i.manifests.weight() as usize,
             })
             .unwrap_or_default()
     }
@@ -129,9 +105,8 @@ impl ManifestCache {
     /// Drop every cached manifest.
     pub fn clear(&self) {
         if let Ok(mut inner) = self.inner.lock() {
-            inner.map.clear();
+            inner.manifests.clear();
             inner.lists.clear();
-            inner.held = 0;
         }
     }
 }
@@ -142,31 +117,12 @@ pub const MAX_MANIFEST_LISTS: usize = 64;
 
 impl ManifestCache {
     fn get_list(&self, location: &str) -> Option<Arc<Vec<crate::spec::ManifestFile>>> {
-        let mut inner = self.inner.lock().ok()?;
-        inner.tick += 1;
-        let tick = inner.tick;
-        let (list, used) = inner.lists.get_mut(location)?;
-        *used = tick;
-        Some(Arc::clone(list))
+        self.inner.lock().ok()?.lists.get(&location.to_string())
     }
 
     fn insert_list(&self, location: &str, list: Arc<Vec<crate::spec::ManifestFile>>) {
-        let Ok(mut inner) = self.inner.lock() else {
-            return;
-        };
-        inner.tick += 1;
-        let tick = inner.tick;
-        inner.lists.insert(location.to_string(), (list, tick));
-        while inner.lists.len() > MAX_MANIFEST_LISTS {
-            let Some(oldest) = inner
-                .lists
-                .iter()
-                .min_by_key(|(_, (_, t))| *t)
-                .map(|(k, _)| k.clone())
-            else {
-                break;
-            };
-            inner.lists.remove(&oldest);
+        if let Ok(mut inner) = self.inner.lock() {
+            inner.lists.insert(location.to_string(), list, 1);
         }
     }
 }

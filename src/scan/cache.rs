@@ -9,9 +9,10 @@
 //! one, except through a catalog: an
 //! [`IcebergCatalogProvider`](crate::datafusion::IcebergCatalogProvider) shares one cache
 //! among the providers it loads for each statement ([`SessionCaches`] bundles it with the
-//! position delete cache). Entries are keyed by the location actually read (after remapping). The cache is
-//! bounded by the number of manifest entries it holds (default [`DEFAULT_MAX_ENTRIES`],
-//! least recently used evicted first) and by [`MAX_MANIFEST_LISTS`] lists
+//! position delete cache). Entries are keyed by the location actually read (after
+//! remapping). The cache is bounded by the estimated bytes of the decoded entries it
+//! holds ([`ManifestEntry::estimated_bytes`]; default [`DEFAULT_MAX_BYTES`], least
+//! recently used manifest evicted first) and by [`MAX_MANIFEST_LISTS`] lists
 //! (`crate::lru::WeightedLru` for both).
 
 use std::sync::{Arc, Mutex};
@@ -19,15 +20,16 @@ use std::sync::{Arc, Mutex};
 use crate::lru::WeightedLru;
 use crate::spec::ManifestEntry;
 
-/// Default bound: manifest entries held (≈ 1 KiB each with column metrics).
-pub const DEFAULT_MAX_ENTRIES: usize = 500_000;
+/// Default bound: estimated bytes of decoded manifest entries held (256 MiB; an entry
+/// with metrics for a handful of columns is about 1 KiB).
+pub const DEFAULT_MAX_BYTES: u64 = 256 << 20;
 
 /// Decoded entries of one manifest.
 pub type CachedManifest = Arc<Vec<Arc<ManifestEntry>>>;
 
 #[derive(Debug)]
 struct Inner {
-    /// Manifests, weighed by their entries.
+    /// Manifests, weighed by the estimated bytes of their entries.
     manifests: WeightedLru<String, CachedManifest>,
     /// Manifest lists, one each.
     lists: WeightedLru<String, Arc<Vec<crate::spec::ManifestFile>>>,
@@ -50,16 +52,17 @@ pub struct CacheStats {
     pub misses: u64,
     /// Manifests held now.
     pub manifests: usize,
-    /// Manifest entries held now.
-    pub entries: usize,
+    /// Their estimated size in bytes ([`ManifestEntry::estimated_bytes`]).
+    pub bytes: u64,
 }
 
 impl ManifestCache {
-    /// A cache holding at most `max_entries` manifest entries (0 keeps no manifests).
-    pub fn new(max_entries: usize) -> Self {
+    /// A cache holding decoded manifests of at most `max_bytes` estimated bytes in all
+    /// (0 keeps no manifests).
+    pub fn new(max_bytes: u64) -> Self {
         Self {
             inner: Mutex::new(Inner {
-                manifests: WeightedLru::new(max_entries as u64),
+                manifests: WeightedLru::new(max_bytes),
                 lists: WeightedLru::new(MAX_MANIFEST_LISTS as u64),
                 hits: 0,
                 misses: 0,
@@ -81,11 +84,11 @@ impl ManifestCache {
     /// Cache the decoded manifest at `location`, evicting the least recently used ones
     /// beyond the bound. A manifest larger than the whole bound is not cached.
     pub fn insert(&self, location: &str, manifest: CachedManifest) {
+        let bytes = manifest_bytes(&manifest);
         if let Ok(mut inner) = self.inner.lock() {
-            let entries = manifest.len() as u64;
             inner
                 .manifests
-                .insert(location.to_string(), manifest, entries);
+                .insert(location.to_string(), manifest, bytes);
         }
     }
 
@@ -97,7 +100,7 @@ impl ManifestCache {
                 hits: i.hits,
                 misses: i.misses,
                 manifests: i.manifests.len(),
-                entries: i.manifests.weight() as usize,
+                bytes: i.manifests.weight(),
             })
             .unwrap_or_default()
     }
@@ -109,6 +112,19 @@ impl ManifestCache {
             inner.lists.clear();
         }
     }
+}
+
+/// Bytes an `Arc` adds before its value (the strong and weak counts).
+const ARC_HEADER_BYTES: u64 = 2 * std::mem::size_of::<usize>() as u64;
+
+/// The estimated bytes of a decoded manifest: its entries
+/// ([`ManifestEntry::estimated_bytes`]), their `Arc`s and the vector holding them.
+fn manifest_bytes(manifest: &CachedManifest) -> u64 {
+    manifest
+        .iter()
+        .map(|e| e.estimated_bytes() + ARC_HEADER_BYTES)
+        .sum::<u64>()
+        + (manifest.capacity() * std::mem::size_of::<Arc<ManifestEntry>>()) as u64
 }
 
 /// Parsed manifest lists held by a [`ManifestCache`] (lists are small next to their
@@ -197,16 +213,16 @@ pub(super) async fn read_manifest_cached(
 }
 
 impl Default for ManifestCache {
-    /// A cache bounded by [`DEFAULT_MAX_ENTRIES`].
+    /// A cache bounded by [`DEFAULT_MAX_BYTES`].
     fn default() -> Self {
-        Self::new(DEFAULT_MAX_ENTRIES)
+        Self::new(DEFAULT_MAX_BYTES)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spec::{DataContentType, ManifestStatus};
+    use crate::spec::{DataContentType, Literal, ManifestStatus};
     use crate::write::empty_data_file;
 
     fn manifest(n: usize) -> CachedManifest {
@@ -227,17 +243,42 @@ mod tests {
     }
 
     #[test]
-    fn evicts_least_recently_used_beyond_the_bound() {
-        let cache = ManifestCache::new(10);
+    fn evicts_least_recently_used_beyond_the_bound_in_bytes() {
+        let four = manifest_bytes(&manifest(4));
+        // room for two manifests of 4 entries, not three
+        let cache = ManifestCache::new(four * 5 / 2);
         cache.insert("a", manifest(4));
         cache.insert("b", manifest(4));
         assert!(cache.get("a").is_some()); // a is now more recent than b
-        cache.insert("c", manifest(4)); // 12 > 10: b goes
+        cache.insert("c", manifest(4)); // three do not fit: b goes
         assert!(cache.get("b").is_none());
         assert!(cache.get("a").is_some() && cache.get("c").is_some());
         cache.insert("huge", manifest(11));
         assert!(cache.get("huge").is_none());
         let s = cache.stats();
-        assert_eq!((s.manifests, s.entries, s.hits, s.misses), (2, 8, 3, 2));
+        assert_eq!(
+            (s.manifests, s.bytes, s.hits, s.misses),
+            (2, 2 * four, 3, 2)
+        );
+    }
+
+    #[test]
+    fn an_entry_weighs_what_its_metrics_hold() {
+        let plain = manifest(1)[0].as_ref().clone();
+        let base = plain.estimated_bytes();
+        assert!(base >= std::mem::size_of::<ManifestEntry>() as u64);
+        let mut big = plain.clone();
+        big.data_file.file_path = "p".repeat(1000);
+        big.data_file.lower_bounds.insert(1, vec![0; 5000]);
+        big.data_file.upper_bounds.insert(1, vec![0; 7000]);
+        big.data_file.partition = vec![Some(Literal::String("s".repeat(300)))];
+        assert!(big.estimated_bytes() >= base + 1000 + 5000 + 7000 + 300);
+        // a manifest of wide entries fills the bound sooner than one of plain entries
+        let cache = ManifestCache::new(manifest_bytes(&manifest(4)));
+        let wide = (0..4).map(|_| Arc::new(big.clone())).collect();
+        cache.insert("wide", Arc::new(wide));
+        assert_eq!(cache.stats().manifests, 0);
+        cache.insert("plain", manifest(4));
+        assert_eq!(cache.stats().manifests, 1);
     }
 }

@@ -119,6 +119,40 @@ impl ManifestEntry {
     pub fn is_alive(&self) -> bool {
         self.status != ManifestStatus::Deleted
     }
+
+    /// An estimate of the memory the decoded entry holds, in bytes: the struct itself
+    /// plus what its strings, vectors and maps own on the heap (by capacity; a map's
+    /// slot counts its key, its value and one control byte). Used to bound caches of
+    /// decoded manifests in bytes; allocator overhead is not counted.
+    pub fn estimated_bytes(&self) -> u64 {
+        let f = &self.data_file;
+        fn counts(m: &HashMap<i32, i64>) -> usize {
+            m.capacity() * (std::mem::size_of::<(i32, i64)>() + 1)
+        }
+        fn bounds(m: &HashMap<i32, Vec<u8>>) -> usize {
+            m.capacity() * (std::mem::size_of::<(i32, Vec<u8>)>() + 1)
+                + m.values().map(Vec::capacity).sum::<usize>()
+        }
+        let partition = f.partition.capacity() * std::mem::size_of::<Option<Literal>>()
+            + f.partition
+                .iter()
+                .flatten()
+                .map(Literal::heap_bytes)
+                .sum::<usize>();
+        let heap = f.file_path.capacity()
+            + partition
+            + counts(&f.column_sizes)
+            + counts(&f.value_counts)
+            + counts(&f.null_value_counts)
+            + counts(&f.nan_value_counts)
+            + bounds(&f.lower_bounds)
+            + bounds(&f.upper_bounds)
+            + f.key_metadata.as_ref().map_or(0, Vec::capacity)
+            + f.split_offsets.capacity() * std::mem::size_of::<i64>()
+            + f.equality_ids.capacity() * std::mem::size_of::<i32>()
+            + f.referenced_data_file.as_ref().map_or(0, String::capacity);
+        (std::mem::size_of::<Self>() + heap) as u64
+    }
 }
 
 /// The type of each partition field of `spec`: the transform's result type of the source

@@ -124,6 +124,16 @@ pub fn decimal_from_be_bytes(bytes: &[u8]) -> Result<i128> {
 }
 
 impl Literal {
+    /// Bytes the value owns on the heap (a string's or byte array's capacity; 0 for
+    /// the fixed-size kinds).
+    pub fn heap_bytes(&self) -> usize {
+        match self {
+            Literal::String(s) => s.capacity(),
+            Literal::Fixed(b) | Literal::Binary(b) => b.capacity(),
+            _ => 0,
+        }
+    }
+
     /// Decode the spec's single-value binary form (Appendix D) as type `ty`.
     ///
     /// `int` bytes are accepted for `long`, and `float` bytes for `double`, because

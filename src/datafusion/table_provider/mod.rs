@@ -1,0 +1,577 @@
+//! [`IcebergTableProvider`]: an Iceberg snapshot as a DataFusion `TableProvider`.
+//!
+//! `scan()` plans the snapshot's files at planning time (so `EXPLAIN` lists them), splits
+//! them into up to `target_partitions` file groups balanced by size, and returns
+//! DataFusion's own Parquet scan (`DataSourceExec` over `ParquetSource`) with the
+//! filters as its pruning predicate and [`FieldIdExprAdapterFactory`] mapping columns by
+//! field id. Each file carries statistics from its manifest entry (see
+//! [`statistics`](super::statistics)) for DataFusion's optimizer; top-level strings and
+//! binaries are `Utf8View`/`BinaryView` unless
+//! [`with_schema_force_view_types(false)`](IcebergTableProvider::with_schema_force_view_types).
+//! With equality deletes the scan sits under [`EqualityDeleteExec`], which applies the
+//! pushed-down filters before probing the delete keys.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use datafusion::arrow::datatypes::{FieldRef, Schema as ArrowSchema, SchemaRef};
+use datafusion::catalog::Session;
+use datafusion::common::{DFSchemaRef, Result as DFResult};
+use datafusion::datasource::file_format::parquet::transform_schema_to_view;
+use datafusion::datasource::{TableProvider, TableType};
+use datafusion::logical_expr::dml::MergeIntoClause;
+use datafusion::logical_expr::{Expr, TableProviderFilterPushDown};
+use datafusion::physical_plan::ExecutionPlan;
+
+use super::column_defaults::write_defaults;
+use super::data_file_writer_exec::IcebergDataFileWriterExec;
+use super::delete_planning::{plan_deletes, DeleteMetrics, DeletePlan};
+use super::filter::{exact_by_identity_partitions, FilterConverter};
+use super::insert::{IcebergDataSink, WriteTarget};
+use super::metadata_columns::MetadataColumns;
+use super::metrics::{attach_counters, attach_scan_metrics};
+use super::options::IcefloeOptions;
+use super::request_metrics::StoreRequestMetrics;
+use super::row_count::rows_without_columns;
+use super::write_exec::IcebergWriteExec;
+use crate::error::{Error, Result};
+use crate::io::RequestCounts;
+use crate::scan::cache::SessionCaches;
+use crate::scan::{ScanMetrics, TableScan};
+use crate::spec::arrow::{nullable_under_nullable_structs, schema_to_arrow};
+use crate::spec::{Schema, Snapshot};
+use crate::table::Table;
+use datafusion::logical_expr::dml::InsertOp;
+
+mod hidden;
+mod scan;
+
+use hidden::Hidden;
+pub(crate) use hidden::{read_only_metadata_view, FILE_COLUMN, POS_COLUMN, ROW_ID_COLUMN};
+
+/// The unit INT96 timestamps are read in (DataFusion's `coerce_int96` Parquet option),
+/// set on every scan whatever the session says (and `coerce_int96_tz` unset). INT96 (Impala/Hive/old Spark files,
+/// migrated with `add_files`) holds nanoseconds of a Julian day; read as Arrow nanoseconds
+/// in an `i64` a year outside 1677..2262 wraps around (3332 read as 2163). Iceberg
+/// timestamps are microseconds (spec: "Primitive Types"), whose range covers any INT96
+/// value Spark or Hive writes, so INT96 is decoded to microseconds directly.
+pub const INT96_READ_UNIT: &str = "us";
+
+/// An Iceberg table (one snapshot of it) as a DataFusion table.
+///
+/// The schema is the one the snapshot was written with; by default the current snapshot
+/// and current schema are used, [`with_snapshot_id`](Self::with_snapshot_id) and
+/// [`with_ref`](Self::with_ref) choose another snapshot.
+#[derive(Debug, Clone)]
+pub struct IcebergTableProvider {
+    table: Table,
+    snapshot: Option<Snapshot>,
+    schema: Arc<Schema>,
+    arrow_schema: SchemaRef,
+    /// Whether top-level strings and binaries are exposed as `Utf8View`/`BinaryView`.
+    view_types: bool,
+    /// The planning counts of the latest `scan()` (shared by clones).
+    last_scan_metrics: Arc<Mutex<Option<ScanMetrics>>>,
+    /// The delete planning counts of the latest `scan()` (shared by clones).
+    last_delete_metrics: Arc<Mutex<Option<DeleteMetrics>>>,
+    /// Decoded manifest lists, manifests and position deletes, reused by every scan of
+    /// this provider and its clones (bounded; see [`SessionCaches`]).
+    caches: SessionCaches,
+    /// Where `INSERT` commits; `None`: the table is read-only here (opened by location,
+    /// or read at a snapshot, tag or branch).
+    write_target: Option<WriteTarget>,
+    /// The branch the table was opened at (`"t@dev"`), where `INSERT INTO` commits.
+    branch: Option<String>,
+    /// With metadata columns (see [`Self::with_metadata_columns`]): the columns, and
+    /// the schema with them appended.
+    metadata_columns: Option<(Arc<MetadataColumns>, SchemaRef)>,
+    /// Top-level column name → its v3 `write-default`, for `INSERT` statements that do
+    /// not list the column ([`TableProvider::get_column_default`]).
+    write_defaults: Arc<HashMap<String, Expr>>,
+}
+
+impl IcebergTableProvider {
+    /// Open the table at `location` (metadata file or table directory) at its current
+    /// snapshot.
+    pub async fn open(location: &str) -> Result<Self> {
+        Self::try_new(Table::open(location).await?)
+    }
+
+    /// The table at its current snapshot (or empty, with the current schema, when it
+    /// has none).
+    ///
+    /// Errors: [`crate::ErrorKind::Unsupported`] when the schema has a type icefloe
+    /// cannot read yet (naming the column).
+    pub fn try_new(table: Table) -> Result<Self> {
+        let snapshot = table.metadata().current_snapshot().cloned();
+        let schema = table.metadata().current_schema().clone();
+        Self::at_snapshot(table, snapshot, schema, true)
+    }
+
+    /// `table` read at `snapshot` with `schema` (how every constructor ends; the
+    /// Ballista logical codec rebuilds a provider from its identity with it).
+    pub(super) fn at_snapshot(
+        table: Table,
+        snapshot: Option<Snapshot>,
+        schema: Schema,
+        view_types: bool,
+    ) -> Result<Self> {
+        let arrow_schema = Arc::new(arrow_schema(&schema, view_types)?);
+        let write_defaults = Arc::new(write_defaults(&schema, &arrow_schema)?);
+        Ok(Self {
+            table,
+            snapshot,
+            schema: Arc::new(schema),
+            arrow_schema,
+            view_types,
+            last_scan_metrics: Arc::default(),
+            last_delete_metrics: Arc::default(),
+            caches: SessionCaches::default(),
+            write_target: None,
+            branch: None,
+            metadata_columns: None,
+            write_defaults,
+        })
+    }
+
+    /// A read-only view of the same table whose schema appends the metadata columns
+    /// (`_file`, `_pos`, `_spec_id`, `_partition`, `_deleted`, and on v3 tables
+    /// `_row_id` and `_last_updated_sequence_number`; see
+    /// [`metadata_columns`](super::metadata_columns) for their values). Every write
+    /// through it is an [`crate::ErrorKind::Unsupported`] error.
+    pub fn with_metadata_columns(mut self) -> Self {
+        self.set_metadata_columns();
+        self.write_target = None;
+        self
+    }
+
+    fn set_metadata_columns(&mut self) {
+        let columns = MetadataColumns::new(self.table.metadata(), &self.arrow_schema);
+        let mut fields: Vec<FieldRef> = self.arrow_schema.fields().iter().cloned().collect();
+        fields.extend(columns.columns.iter().map(|(_, f)| Arc::clone(f)));
+        let schema = Arc::new(ArrowSchema::new_with_metadata(
+            fields,
+            self.arrow_schema.metadata().clone(),
+        ));
+        self.metadata_columns = Some((Arc::new(columns), schema));
+    }
+
+    /// The names of the metadata columns this view appends (none unless made by
+    /// [`Self::with_metadata_columns`]).
+    pub fn metadata_column_names(&self) -> Vec<&str> {
+        match &self.metadata_columns {
+            Some((_, schema)) => schema.fields()[self.arrow_schema.fields().len()..]
+                .iter()
+                .map(|f| f.name().as_str())
+                .collect(),
+            None => vec![],
+        }
+    }
+
+    /// Whether this is a view with metadata columns (read-only).
+    pub fn has_metadata_columns(&self) -> bool {
+        self.metadata_columns.is_some()
+    }
+
+    /// Let `INSERT INTO` / `INSERT OVERWRITE` write to this table, committing to
+    /// `target` (the catalog the table was loaded from).
+    pub fn with_write_target(mut self, target: WriteTarget) -> Self {
+        self.write_target = Some(target);
+        self
+    }
+
+    /// Share `caches` (e.g. one set per catalog) for the decoded manifest lists,
+    /// manifests and position deletes of this provider's scans, instead of its own.
+    pub fn with_caches(mut self, caches: SessionCaches) -> Self {
+        self.caches = caches;
+        self
+    }
+
+    /// Where writes commit, if this provider takes writes.
+    pub fn write_target(&self) -> Option<&WriteTarget> {
+        self.write_target.as_ref()
+    }
+
+    /// The same table at snapshot `id`, read with the schema that snapshot was written
+    /// with (as Iceberg Java's `SnapshotUtil.schemaFor` does for time travel by id).
+    /// Errors with [`crate::ErrorKind::NotFound`] naming the id.
+    pub fn with_snapshot_id(self, id: i64) -> Result<Self> {
+        let metadata = self.table.metadata();
+        let snapshot = metadata.snapshot_by_id(id).cloned().ok_or_else(|| {
+            Error::not_found(format!(
+                "snapshot id {id} in table '{}'",
+                self.table.metadata_location()
+            ))
+        })?;
+        let schema = metadata.schema_for_snapshot(&snapshot).clone();
+        Self::at_snapshot(self.table, Some(snapshot), schema, self.view_types)
+    }
+
+    /// Whether top-level `string` and `binary` columns are exposed as Arrow
+    /// `Utf8View`/`BinaryView` (the default, as DataFusion's own Parquet tables do under
+    /// `datafusion.execution.parquet.schema_force_view_types`, also on by default) or as
+    /// `Utf8`/`Binary`. Views are decoded straight from Parquet and are faster to
+    /// compare, hash and filter. Nested fields keep `Utf8`/`Binary`, as in DataFusion.
+    ///
+    /// Errors only if the schema cannot be converted (it could be when the provider was
+    /// made).
+    pub fn with_schema_force_view_types(mut self, view_types: bool) -> Result<Self> {
+        if view_types != self.view_types {
+            self.arrow_schema = Arc::new(arrow_schema(&self.schema, view_types)?);
+            self.view_types = view_types;
+            if self.metadata_columns.is_some() {
+                self.set_metadata_columns();
+            }
+        }
+        Ok(self)
+    }
+
+    /// The same table at the snapshot a branch or tag points at. A branch is read with
+    /// the table's current schema, a tag with the schema its snapshot was written with
+    /// (Iceberg Java's `SnapshotUtil.schemaFor(table, ref)`).
+    /// Errors with [`crate::ErrorKind::NotFound`] naming the ref.
+    pub fn with_ref(self, name: &str) -> Result<Self> {
+        let metadata = self.table.metadata();
+        let reference = metadata.refs.get(name).ok_or_else(|| {
+            Error::not_found(format!(
+                "branch or tag '{name}' in table '{}'",
+                self.table.metadata_location()
+            ))
+        })?;
+        if reference.ref_type != "branch" {
+            let id = reference.snapshot_id;
+            return self.with_snapshot_id(id);
+        }
+        let snapshot = metadata
+            .snapshot_by_id(reference.snapshot_id)
+            .cloned()
+            .ok_or_else(|| {
+                Error::invalid_data(format!(
+                    "branch '{name}' points at snapshot {} which the table does not have",
+                    reference.snapshot_id
+                ))
+            })?;
+        let schema = metadata.current_schema().clone();
+        let mut provider = Self::at_snapshot(self.table, Some(snapshot), schema, self.view_types)?;
+        provider.branch = Some(name.to_string());
+        Ok(provider)
+    }
+
+    /// The branch the table was opened at (`with_ref` of a branch), if any.
+    pub fn branch(&self) -> Option<&str> {
+        self.branch.as_deref()
+    }
+
+    /// Whether top-level strings and binaries are exposed as views (see
+    /// [`Self::with_schema_force_view_types`]).
+    pub fn schema_force_view_types(&self) -> bool {
+        self.view_types
+    }
+
+    /// The table.
+    pub fn table(&self) -> &Table {
+        &self.table
+    }
+
+    /// The snapshot read (`None` for a table without snapshots).
+    pub fn snapshot(&self) -> Option<&Snapshot> {
+        self.snapshot.as_ref()
+    }
+
+    /// The Iceberg schema read.
+    pub fn iceberg_schema(&self) -> &Schema {
+        &self.schema
+    }
+
+    /// A scan planner for this provider's snapshot, its filters bound to this
+    /// provider's schema.
+    pub fn table_scan(&self) -> TableScan {
+        TableScan::new(self.table.clone(), self.snapshot.clone())
+            .with_manifest_cache(Arc::clone(&self.caches.manifests))
+            .with_schema(Arc::clone(&self.schema))
+    }
+
+    /// The planning counts (the pruning funnel) of the latest `scan()` of this provider
+    /// or a clone of it: manifests and data files total / skipped, data files planned,
+    /// delete files kept. `None` before the first scan.
+    pub fn last_scan_metrics(&self) -> Option<ScanMetrics> {
+        self.last_scan_metrics.lock().ok().and_then(|m| m.clone())
+    }
+
+    /// The delete planning counts (delete files applied, rows removed by position
+    /// deletes) of the latest `scan()` of this provider or a clone of it.
+    pub fn last_delete_metrics(&self) -> Option<DeleteMetrics> {
+        self.last_delete_metrics.lock().ok().and_then(|m| m.clone())
+    }
+}
+
+/// The Arrow schema a provider exposes (see
+/// [`IcebergTableProvider::with_schema_force_view_types`]).
+///
+/// Top-level `uuid` columns are tagged with Arrow's canonical `arrow.uuid` extension
+/// type (`ARROW:extension:name`), so that results tell a UUID from a `fixed[16]` (the CLI
+/// prints them as 8-4-4-4-12 strings).
+fn arrow_schema(schema: &Schema, view_types: bool) -> Result<ArrowSchema> {
+    // fields of optional structs are null where the struct is, whatever `required` says
+    let arrow = nullable_under_nullable_structs(&schema_to_arrow(schema)?);
+    let fields: Vec<_> = (arrow.fields().iter().zip(schema.columns()))
+        .map(|(field, column)| {
+            if matches!(
+                column.field_type.as_ref(),
+                crate::spec::Type::Primitive(crate::spec::PrimitiveType::Uuid)
+            ) {
+                let mut metadata = field.metadata().clone();
+                metadata.insert("ARROW:extension:name".to_string(), "arrow.uuid".to_string());
+                Arc::new(field.as_ref().clone().with_metadata(metadata))
+            } else {
+                Arc::clone(field)
+            }
+        })
+        .collect();
+    let arrow = ArrowSchema::new_with_metadata(fields, arrow.metadata().clone());
+    Ok(if view_types {
+        transform_schema_to_view(&arrow)
+    } else {
+        arrow
+    })
+}
+
+impl IcebergTableProvider {
+    /// Top-level column name → its v3 `write-default` (a literal of the column's type).
+    pub(crate) fn write_defaults(&self) -> &HashMap<String, Expr> {
+        &self.write_defaults
+    }
+
+    /// The Arrow schema the provider exposes (as `TableProvider::schema`).
+    pub(crate) fn arrow_schema(&self) -> &SchemaRef {
+        &self.arrow_schema
+    }
+
+    /// The data files a row-level operation (`DELETE`, `UPDATE`, `MERGE`) with
+    /// `filters` reads, with their deletes planned: files pruned by partitions and
+    /// metrics; files whose rows are all deleted already are left out.
+    ///
+    /// Errors: planning errors (a manifest or delete file that cannot be read).
+    pub(crate) async fn plan_row_level(&self, filters: &[Expr]) -> Result<DeletePlan> {
+        let plan = self
+            .filtered_scan(self.table.clone(), filters)
+            .plan_files()
+            .await?;
+        let cache = Some(&self.caches.position_deletes);
+        plan_deletes(&self.table, plan.tasks, plan.delete_entries, cache).await
+    }
+
+    /// A [`TableScan`] of `table` (this provider's table, perhaps with another FileIO)
+    /// at this provider's snapshot, sharing its manifest cache, filtered by what of
+    /// `filters` converts to Iceberg predicates.
+    fn filtered_scan(&self, table: Table, filters: &[Expr]) -> TableScan {
+        let scan = TableScan::new(table, self.snapshot.clone())
+            .with_manifest_cache(Arc::clone(&self.caches.manifests))
+            .with_schema(Arc::clone(&self.schema));
+        match FilterConverter::new(&self.schema).convert_all(filters) {
+            Some(filter) => scan.with_filter(filter),
+            None => scan,
+        }
+    }
+}
+
+#[async_trait]
+impl TableProvider for IcebergTableProvider {
+    fn schema(&self) -> SchemaRef {
+        match &self.metadata_columns {
+            Some((_, schema)) => Arc::clone(schema),
+            None => Arc::clone(&self.arrow_schema),
+        }
+    }
+
+    fn table_type(&self) -> TableType {
+        TableType::Base
+    }
+
+    /// The column's v3 `write-default` (spec "Default values"): `INSERT` fills it into a
+    /// column the statement does not list (without one: null, which a required column
+    /// refuses when written).
+    fn get_column_default(&self, column: &str) -> Option<&Expr> {
+        self.write_defaults.get(column)
+    }
+
+    async fn scan(
+        &self,
+        state: &dyn Session,
+        projection: Option<&Vec<usize>>,
+        filters: &[Expr],
+        limit: Option<usize>,
+    ) -> DFResult<Arc<dyn ExecutionPlan>> {
+        // No column and no filter (`COUNT(*)`): the manifest list may give the count.
+        if projection.is_some_and(|p| p.is_empty()) && filters.is_empty() {
+            if let Some((rows, metrics)) = self.table_scan().live_row_count().await? {
+                if let Ok(mut last) = self.last_scan_metrics.lock() {
+                    *last = Some(metrics);
+                }
+                if let Ok(mut last) = self.last_delete_metrics.lock() {
+                    *last = Some(DeleteMetrics::default());
+                }
+                return Ok(rows_without_columns(
+                    rows,
+                    limit,
+                    state.config().batch_size(),
+                )?);
+            }
+        }
+        // Planning reads (manifest list, manifests, position deletes) are counted on one
+        // FileIO, the scan's own reads on another (request_metrics).
+        let planning_requests = Arc::new(RequestCounts::default());
+        let planning_table = self.table.with_file_io(
+            self.table
+                .file_io()
+                .with_request_observer(Arc::clone(&planning_requests) as _),
+        );
+        let scan = self.filtered_scan(planning_table.clone(), filters);
+        // An unfiltered LIMIT opens only the manifests it needs (scan::limit).
+        let plan = match limit {
+            Some(n) if filters.is_empty() => scan.plan_files_with_limit(n).await?,
+            _ => scan.plan_files().await?,
+        };
+        let scan_metrics = plan.metrics.clone();
+        if let Ok(mut last) = self.last_scan_metrics.lock() {
+            *last = Some(scan_metrics.clone());
+        }
+        let cache = Some(&self.caches.position_deletes);
+        let deletes = plan_deletes(&planning_table, plan.tasks, plan.delete_entries, cache).await?;
+        let delete_metrics = deletes.metrics.clone();
+        if let Ok(mut last) = self.last_delete_metrics.lock() {
+            *last = Some(delete_metrics.clone());
+        }
+        let store_requests = Arc::new(StoreRequestMetrics::default());
+        let counted = Self {
+            table: self.table.with_file_io(
+                self.table
+                    .file_io()
+                    .with_request_observer(Arc::clone(&store_requests) as _),
+            ),
+            ..self.clone()
+        };
+        let exec = match &self.metadata_columns {
+            Some((columns, _)) => {
+                counted.scan_with_metadata(state, deletes, projection, filters, limit, columns)?
+            }
+            None => counted.build_scan(state, deletes, projection, filters, limit, Hidden::None)?,
+        };
+        attach_counters(&exec, &delete_metrics.counters());
+        attach_scan_metrics(&exec, &scan_metrics);
+        store_requests.register(&exec, planning_requests.totals());
+        Ok(exec)
+    }
+
+    async fn insert_into(
+        &self,
+        state: &dyn Session,
+        input: Arc<dyn ExecutionPlan>,
+        insert_op: InsertOp,
+    ) -> DFResult<Arc<dyn ExecutionPlan>> {
+        if self.metadata_columns.is_some() {
+            return Err(read_only_metadata_view(&self.table).into());
+        }
+        let Some(target) = &self.write_target else {
+            return Err(Error::unsupported(format!(
+                "writing to table '{}': it was opened by location or at a snapshot, tag or \
+                 branch; writes go to the current snapshot of a table in a catalog \
+                 (--catalog, IcebergCatalogProvider) or of one of its branches",
+                self.table.metadata_location()
+            ))
+            .into());
+        };
+        if let Some(branch) = &self.branch {
+            if insert_op != InsertOp::Append {
+                return Err(Error::unsupported(format!(
+                    "INSERT OVERWRITE into branch '{branch}' of '{}': only INSERT INTO \
+                     appends to a branch",
+                    target.ident
+                ))
+                .into());
+            }
+        } else if self.snapshot.as_ref().map(|s| s.snapshot_id)
+            != self.table.metadata().current_snapshot_id
+        {
+            return Err(
+                Error::unsupported("writing to a snapshot other than the current one").into(),
+            );
+        }
+        let options = state.config_options().extensions.get::<IcefloeOptions>();
+        let sink = IcebergDataSink::try_new(
+            target.clone(),
+            self.table.clone(),
+            Arc::clone(&self.arrow_schema),
+            insert_op,
+            options,
+        )?;
+        let order = IcebergDataSink::sort_requirement(&self.table, &self.arrow_schema);
+        let sink = sink.with_branch(self.branch.clone()).with_sort_order_id(
+            order
+                .as_ref()
+                .map(|_| self.table.metadata().default_sort_order_id),
+        );
+        let writer = IcebergDataFileWriterExec::new(
+            input,
+            Arc::new(sink.write_state()?),
+            Arc::clone(&self.arrow_schema),
+            order,
+        );
+        Ok(Arc::new(IcebergWriteExec::new(
+            Arc::new(writer),
+            Arc::new(sink),
+        )))
+    }
+
+    async fn delete_from(
+        &self,
+        state: &dyn Session,
+        filters: Vec<Expr>,
+    ) -> DFResult<Arc<dyn ExecutionPlan>> {
+        Ok(super::dml::plan_delete(self, state, filters, "DELETE").await?)
+    }
+
+    async fn update(
+        &self,
+        state: &dyn Session,
+        assignments: Vec<(String, Expr)>,
+        filters: Vec<Expr>,
+    ) -> DFResult<Arc<dyn ExecutionPlan>> {
+        Ok(super::dml::plan_update(self, state, assignments, filters).await?)
+    }
+
+    async fn truncate(&self, state: &dyn Session) -> DFResult<Arc<dyn ExecutionPlan>> {
+        Ok(super::dml::plan_delete(self, state, vec![], "TRUNCATE").await?)
+    }
+
+    async fn merge_into(
+        &self,
+        state: &dyn Session,
+        source: Arc<dyn ExecutionPlan>,
+        merge_schema: DFSchemaRef,
+        on: Expr,
+        clauses: Vec<MergeIntoClause>,
+    ) -> DFResult<Arc<dyn ExecutionPlan>> {
+        Ok(super::dml::plan_merge(self, state, source, merge_schema, on, clauses).await?)
+    }
+
+    fn supports_filters_pushdown(
+        &self,
+        filters: &[&Expr],
+    ) -> DFResult<Vec<TableProviderFilterPushDown>> {
+        // Exact only where partition pruning alone decides every row: identity-partition
+        // predicates under every partition spec of the table; DataFusion re-checks the rest.
+        let converter = FilterConverter::new(&self.schema);
+        let specs = &self.table.metadata().partition_specs;
+        Ok(filters
+            .iter()
+            .map(|f| match converter.convert(f) {
+                Some(c) if exact_by_identity_partitions(&c, &self.schema, specs) => {
+                    TableProviderFilterPushDown::Exact
+                }
+                _ => TableProviderFilterPushDown::Inexact,
+            })
+            .collect())
+    }
+}

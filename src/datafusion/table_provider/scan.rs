@@ -1,0 +1,685 @@
+//! Building the physical scan of a planned snapshot: one `PartitionedFile` per data
+//! file (statistics, row selections, hidden per-file values), DataFusion's Parquet scan
+//! per object store, and the delete operators on top (`PositionDeleteExec`,
+//! `EqualityDeleteExec`).
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
+
+use datafusion::arrow::datatypes::{DataType, Field, FieldRef, Schema as ArrowSchema, SchemaRef};
+use datafusion::catalog::Session;
+use datafusion::common::config::TableParquetOptions;
+use datafusion::common::{DFSchema, ScalarValue};
+use datafusion::datasource::listing::PartitionedFile;
+use datafusion::datasource::physical_plan::parquet::ParquetRowSelection;
+use datafusion::datasource::physical_plan::{FileGroup, FileScanConfigBuilder, ParquetSource};
+use datafusion::datasource::source::DataSourceExec;
+use datafusion::datasource::table_schema::TableSchema;
+use datafusion::execution::object_store::ObjectStoreUrl;
+use datafusion::logical_expr::utils::conjunction;
+use datafusion::logical_expr::Expr;
+use datafusion::parquet::arrow::RowNumber;
+use datafusion::physical_expr::PhysicalExpr;
+use datafusion::physical_expr_adapter::PhysicalExprAdapterFactory;
+use datafusion::physical_plan::empty::EmptyExec;
+use datafusion::physical_plan::union::UnionExec;
+use datafusion::physical_plan::ExecutionPlan;
+use datafusion_datasource::compute_all_files_statistics;
+use object_store::path::Path as ObjectPath;
+use object_store::ObjectMeta;
+
+use crate::datafusion::column_defaults::initial_defaults;
+use crate::datafusion::delete_planning::{
+    equality_loader, DeletePlan, EqualityDeleteFile, PlannedFile, PositionDeletePolicy,
+    NO_EQUALITY_DELETES,
+};
+use crate::datafusion::equality_delete_exec::{EqualityDeleteExec, EqualityGroup};
+use crate::datafusion::expr_adapter::FieldIdExprAdapterFactory;
+use crate::datafusion::file_reader::IcebergParquetReaderFactory;
+use crate::datafusion::iceberg_source::{IcebergParquetSource, IcebergScanState};
+use crate::datafusion::options::IcefloeOptions;
+use crate::datafusion::position_delete_exec::{FileDeletes, PositionDeleteExec};
+use crate::datafusion::statistics::{file_statistics, untruncated_bounds};
+use crate::delete::equality_delete_schema;
+use crate::error::{Error, Result};
+use crate::spec::name_mapping::{NameMapping, DEFAULT_NAME_MAPPING_PROPERTY};
+use crate::spec::Schema;
+
+use super::hidden::{
+    hidden_delete_columns, row_id_columns, Hidden, HiddenLayout, DELETE_FILE_INDEX_COLUMN,
+    DELETE_POS_COLUMN,
+};
+use super::{IcebergTableProvider, INT96_READ_UNIT};
+
+impl IcebergTableProvider {
+    /// The field-id adapter for this schema: `initial-default`s of columns and struct
+    /// fields, required field ids, and the table's name mapping.
+    fn expr_adapter_factory(&self) -> Result<FieldIdExprAdapterFactory> {
+        let defaults = initial_defaults(&self.schema, &self.arrow_schema)?;
+        let required: HashSet<i32> = self
+            .schema
+            .columns()
+            .iter()
+            .filter(|f| f.required)
+            .map(|f| f.id)
+            .collect();
+        let name_mapping = match self
+            .table
+            .metadata()
+            .properties
+            .get(DEFAULT_NAME_MAPPING_PROPERTY)
+        {
+            Some(text) => Some(Arc::new(NameMapping::from_json(text)?)),
+            None => None,
+        };
+        Ok(FieldIdExprAdapterFactory::new(
+            defaults,
+            required,
+            name_mapping,
+        ))
+    }
+
+    /// The physical scan of `deletes.files` (planned files with their deletes):
+    /// `projection` of the table's columns, then the `hidden` columns (see
+    /// [`HiddenLayout`]), with position deletes as row selections or per batch
+    /// ([`PositionDeleteExec`]) and equality deletes by [`EqualityDeleteExec`] on top.
+    /// `filters` prune row groups and pages where DataFusion does not push them itself.
+    ///
+    /// Errors: a reserved hidden column name used by the table, a bad file location or
+    /// size, a filter that cannot be planned.
+    pub(super) fn build_scan(
+        &self,
+        state: &dyn Session,
+        deletes: DeletePlan,
+        projection: Option<&Vec<usize>>,
+        filters: &[Expr],
+        limit: Option<usize>,
+        hidden: Hidden,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        let row_ids = hidden != Hidden::None;
+        let layout = HiddenLayout::new(self, hidden);
+        if deletes.files.is_empty() {
+            let projected_schema = match projection {
+                Some(p) => Arc::new(self.arrow_schema.project(p)?),
+                None => Arc::clone(&self.arrow_schema),
+            };
+            let mut fields: Vec<FieldRef> = projected_schema.fields().iter().cloned().collect();
+            fields.extend(layout.output_fields());
+            return Ok(Arc::new(EmptyExec::new(Arc::new(ArrowSchema::new(fields)))));
+        }
+        // Fragmented position deletes are applied per batch after decoding (see
+        // `position_delete_exec`), except in row-level and metadata-column scans,
+        // which read positions for themselves.
+        let policy = match state.config_options().extensions.get::<IcefloeOptions>() {
+            Some(options) => PositionDeletePolicy::parse(&options.position_deletes)?,
+            None => PositionDeletePolicy::Auto,
+        };
+        let per_batch = !row_ids
+            && deletes.files.iter().any(|planned| {
+                planned
+                    .position
+                    .as_ref()
+                    .is_some_and(|p| p.per_batch(policy))
+            });
+        let mut equality = self.equality_scan(
+            &deletes.equality_deletes,
+            projection,
+            layout.file_fields().len(),
+        )?;
+        if let Some(eq) = &mut equality {
+            let indices = layout.scan_indices(self.arrow_schema.fields().len(), 2);
+            let first = eq.scan_projection.len();
+            eq.output_columns.extend(first..first + indices.len());
+            eq.scan_projection.extend(indices);
+        }
+        // The table columns the scan reads, whose metrics become statistics.
+        let columns = self.arrow_schema.fields().len();
+        let read_columns: Vec<bool> = match (&equality, projection) {
+            (Some(eq), _) => (0..columns)
+                .map(|i| eq.scan_projection.contains(&i))
+                .collect(),
+            (None, Some(p)) => (0..columns).map(|i| p.contains(&i)).collect(),
+            (None, None) => vec![true; columns],
+        };
+        let nan_unsafe = self.may_read_nan(&deletes.files, &read_columns);
+        let files = FileLayout {
+            layout: &layout,
+            equality: equality.is_some(),
+            per_batch,
+            policy,
+            untruncated: untruncated_bounds(&self.schema, &self.table.metadata().properties),
+            read_columns,
+        };
+        let mut by_store: BTreeMap<String, Vec<(PartitionedFile, u64)>> = BTreeMap::new();
+        let mut recorded = HashMap::new();
+        let mut file_deletes: Vec<Option<FileDeletes>> = vec![];
+        for planned in deletes.files {
+            let (store_url, file, size) =
+                self.partitioned_file(planned, &files, &mut file_deletes, &mut recorded)?;
+            by_store.entry(store_url).or_default().push((file, size));
+        }
+        // Without equality deletes the scan is a plain `DataSourceExec`, and DataFusion's
+        // physical filter pushdown hands it the `FilterExec` predicate itself; giving it
+        // the filters here too would only evaluate them twice. Under `EqualityDeleteExec`
+        // nothing is pushed through, so the filters are given here for row-group and page
+        // pruning (a filter commutes with row-level deletes).
+        let pruning_filters = if equality.is_some() || row_ids {
+            filters
+        } else {
+            &[]
+        };
+        let predicate = match conjunction(pruning_filters.iter().cloned()) {
+            Some(expr) => {
+                let df_schema = DFSchema::try_from(Arc::clone(&self.arrow_schema))?;
+                Some(state.create_physical_expr(expr, &df_schema)?)
+            }
+            None => None,
+        };
+        let table_schema = self.scan_table_schema(&files)?;
+        let (mut scan_projection, mut scan_limit) = match &equality {
+            Some(eq) => (Some(eq.scan_projection.clone()), None),
+            None if row_ids => {
+                let mut p: Vec<usize> = match projection {
+                    Some(p) => p.clone(),
+                    None => (0..columns).collect(),
+                };
+                p.extend(layout.scan_indices(columns, 0));
+                (Some(p), limit)
+            }
+            None => (projection.cloned(), limit),
+        };
+        if per_batch {
+            // no LIMIT for the decoder: it would count deleted rows; the scan reads,
+            // after everything else, each row's position (the last column: virtual) and
+            // its file's index (the last per-file value)
+            scan_limit = None;
+            let last = table_schema.table_schema().fields().len() - 1;
+            let mut p = scan_projection.unwrap_or_else(|| (0..columns).collect());
+            p.extend([last, last - 1]);
+            scan_projection = Some(p);
+        }
+        let scan = StoreScan {
+            table_schema,
+            predicate,
+            projection: scan_projection,
+            limit: scan_limit,
+            nan_unsafe,
+            recorded: Arc::new(recorded),
+            columns: Arc::new(self.expr_adapter_factory()?),
+        };
+        let store_count = by_store.len();
+        let target_partitions = state.config().target_partitions().div_ceil(store_count);
+        let mut plans: Vec<Arc<dyn ExecutionPlan>> = Vec::with_capacity(store_count);
+        for (store_url, files) in by_store {
+            let groups = split_into_groups(files, target_partitions);
+            plans.push(self.store_scan(state, &store_url, groups, &scan)?);
+        }
+        let mut scan: Arc<dyn ExecutionPlan> = if plans.len() == 1 {
+            plans.remove(0)
+        } else {
+            UnionExec::try_new(plans)?
+        };
+        if per_batch {
+            let width = scan.schema().fields().len();
+            scan = Arc::new(PositionDeleteExec::try_new(
+                scan,
+                Arc::new(file_deletes),
+                width - 2,
+                width - 1,
+            )?);
+        }
+        Ok(match equality {
+            None => scan,
+            Some(eq) => Arc::new(EqualityDeleteExec::try_new(
+                Arc::clone(&scan),
+                eq.groups,
+                equality_loader(&self.table),
+                filter_before_deletes(state, filters, &scan.schema())?,
+                eq.sequence_column,
+                eq.sequence_column + 1,
+                eq.output_columns,
+            )?),
+        })
+    }
+
+    /// Whether the scan reads a float column from a file that may hold NaN.
+    ///
+    /// Parquet writers leave NaN out of row-group and page min/max (pyarrow, and so
+    /// PyIceberg, does not count NaNs in Iceberg metrics either), and DataFusion's
+    /// row-group and page pruning then drops NaN rows that a filter (or a TopK's
+    /// dynamic filter) matches: `NaN > 0` is true in DataFusion and Spark. So when a
+    /// float column is read from a file that may hold NaNs, that pruning is off for
+    /// the scan; the manifests' pruning of whole files accounts for NaN itself.
+    fn may_read_nan(&self, files: &[PlannedFile], read_columns: &[bool]) -> bool {
+        let float_columns: Vec<i32> = self
+            .schema
+            .columns()
+            .iter()
+            .zip(self.arrow_schema.fields())
+            .zip(read_columns)
+            .filter(|((_, f), read)| {
+                **read
+                    && matches!(
+                        f.data_type(),
+                        DataType::Float16 | DataType::Float32 | DataType::Float64
+                    )
+            })
+            .map(|((c, _), _)| c.id)
+            .collect();
+        !float_columns.is_empty()
+            && files.iter().any(|planned| {
+                let nans = &planned.task.data_file().nan_value_counts;
+                float_columns.iter().any(|id| nans.get(id) != Some(&0))
+            })
+    }
+
+    /// One data file of the scan as DataFusion's `PartitionedFile`, with its store URL
+    /// and size in bytes: its hidden per-file values (in the order of
+    /// [`Self::scan_table_schema`]'s partition columns), statistics from its manifest
+    /// entry, and its position deletes as a row selection, or, per batch, pushed to
+    /// `file_deletes` at the file's index. A moved table's file is recorded in
+    /// `recorded` (object path → location as stored) for errors naming it.
+    ///
+    /// Errors: a location that does not resolve, a negative `file_size_in_bytes`, more
+    /// than 2^31 files with per-batch deletes, bad statistics.
+    fn partitioned_file(
+        &self,
+        planned: PlannedFile,
+        files: &FileLayout<'_>,
+        file_deletes: &mut Vec<Option<FileDeletes>>,
+        recorded: &mut HashMap<ObjectPath, String>,
+    ) -> Result<(String, PartitionedFile, u64)> {
+        let io = self.table.file_io();
+        let task = &planned.task;
+        let resolved = io.resolve(&task.location)?;
+        let size = u64::try_from(task.data_file().file_size_in_bytes).map_err(|_| {
+            Error::invalid_data(format!(
+                "data file '{}' has negative file_size_in_bytes",
+                task.data_file().file_path
+            ))
+        })?;
+        let has_deletes =
+            planned.position.is_some() || planned.equality_sequence_number != NO_EQUALITY_DELETES;
+        // The object path as resolved (the location's characters kept as they are):
+        // `PartitionedFile::new` would re-parse its string with `Path::from`, which
+        // encodes `%` (a file named `p=100%25` would be looked up as `p=100%2525`).
+        if !io.remaps().is_empty() {
+            recorded.insert(resolved.path.clone(), task.location.clone());
+        }
+        let mut file = PartitionedFile::new_from_meta(ObjectMeta {
+            location: resolved.path,
+            last_modified: chrono::DateTime::UNIX_EPOCH,
+            size,
+            e_tag: None,
+            version: None,
+        });
+        let layout = files.layout;
+        let mut partition_values = vec![];
+        if files.equality {
+            partition_values.extend([
+                ScalarValue::Int64(Some(planned.equality_sequence_number)),
+                ScalarValue::Int32(Some(planned.scope)),
+            ]);
+        }
+        if layout.row_ids {
+            partition_values.push(ScalarValue::Utf8(Some(task.data_file().file_path.clone())));
+        }
+        if let Some(columns) = &layout.metadata {
+            partition_values.push(ScalarValue::Int32(Some(task.entry.spec_id)));
+            if columns.partitioned() {
+                partition_values.push(columns.partition_value(self.table.metadata(), &task.entry)?);
+            }
+            if layout.lineage {
+                partition_values.extend([
+                    ScalarValue::Int64(task.data_file().first_row_id),
+                    ScalarValue::Int64(Some(task.entry.data_sequence_number)),
+                ]);
+            }
+        }
+        let mut selection = None;
+        if let Some(position) = &planned.position {
+            if layout.row_ids || !position.per_batch(files.policy) {
+                selection = Some(position.selection(&task.data_file().file_path)?);
+            }
+        }
+        if files.per_batch {
+            let index = i32::try_from(file_deletes.len()).map_err(|_| {
+                Error::unsupported("a scan of more than 2^31 data files with deletes")
+            })?;
+            partition_values.push(ScalarValue::Int32(Some(index)));
+            file_deletes.push(match (&planned.position, &selection) {
+                (Some(position), None) => Some(FileDeletes::try_new(
+                    Arc::clone(&position.deleted),
+                    position.total_rows,
+                )?),
+                _ => None,
+            });
+        }
+        if !partition_values.is_empty() {
+            file = file.with_partition_values(partition_values);
+        }
+        let spec = self
+            .table
+            .metadata()
+            .partition_spec_by_id(task.entry.spec_id);
+        let mut statistics = file_statistics(
+            &self.schema,
+            &self.arrow_schema,
+            spec,
+            task.data_file(),
+            has_deletes,
+            &files.read_columns,
+            &files.untruncated,
+        )?;
+        // the stored lineage columns read from the file: nothing known
+        for _ in layout.file_fields() {
+            statistics
+                .column_statistics
+                .push(datafusion::common::ColumnStatistics::new_unknown());
+        }
+        file = file.with_statistics(Arc::new(statistics));
+        if let Some(selection) = selection {
+            file = file.with_extension(ParquetRowSelection::new(selection));
+        }
+        Ok((resolved.store_url, file, size))
+    }
+
+    /// The scan's table schema: the table's columns and the hidden columns read from
+    /// each file, then the per-file values (equality-delete values, the hidden layout's,
+    /// then the file index for per-batch deletes), with the row position as a virtual
+    /// column for row-level scans and per-batch deletes.
+    ///
+    /// Errors: a table column named like a hidden column (DataFusion would panic).
+    fn scan_table_schema(&self, files: &FileLayout<'_>) -> Result<TableSchema> {
+        let layout = files.layout;
+        let mut partition_cols = match files.equality {
+            true => hidden_delete_columns(),
+            false => vec![],
+        };
+        partition_cols.extend(layout.partition_fields());
+        let delete_pos = Arc::new(
+            Field::new(DELETE_POS_COLUMN, DataType::Int64, false).with_extension_type(RowNumber),
+        ) as FieldRef;
+        if files.per_batch {
+            partition_cols.push(Arc::new(Field::new(
+                DELETE_FILE_INDEX_COLUMN,
+                DataType::Int32,
+                false,
+            )));
+        }
+        let mut hidden_fields = layout.output_fields();
+        if files.per_batch {
+            hidden_fields.push(Arc::clone(&delete_pos));
+        }
+        let hidden_names = partition_cols
+            .iter()
+            .chain(&hidden_fields)
+            .map(|f| f.name().as_str());
+        for name in hidden_names {
+            if self.arrow_schema.field_with_name(name).is_ok() {
+                return Err(Error::unsupported(format!(
+                    "reading table '{}' with deletes or for a row-level change: its column \
+                     '{name}' has a name icefloe reserves for a hidden column",
+                    self.table.metadata_location()
+                )));
+            }
+        }
+        let file_schema = match layout.file_fields() {
+            extra if extra.is_empty() => Arc::clone(&self.arrow_schema),
+            extra => {
+                let mut fields: Vec<FieldRef> =
+                    self.arrow_schema.fields().iter().cloned().collect();
+                fields.extend(extra);
+                Arc::new(ArrowSchema::new_with_metadata(
+                    fields,
+                    self.arrow_schema.metadata().clone(),
+                ))
+            }
+        };
+        let mut builder = TableSchema::builder(file_schema);
+        if layout.row_ids {
+            let [_, pos] = row_id_columns();
+            builder = builder.with_virtual_columns(vec![pos]);
+        } else if files.per_batch {
+            builder = builder.with_virtual_columns(vec![delete_pos]);
+        }
+        Ok(builder.with_table_partition_cols(partition_cols).build())
+    }
+
+    /// DataFusion's Parquet scan of one object store's files in `groups`, through
+    /// icefloe's reader factory (field-id mapping, file checks, request counts, the
+    /// session's footer cache) and wrapped so that it can be sent to another process.
+    ///
+    /// Errors: an unknown store URL, statistics that do not fit the schema.
+    fn store_scan(
+        &self,
+        state: &dyn Session,
+        store_url: &str,
+        groups: Vec<FileGroup>,
+        scan: &StoreScan,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        let io = self.table.file_io();
+        let url = ObjectStoreUrl::parse(store_url)?;
+        // the session's registry gets the plain store; this scan's readers, the one
+        // counting its requests (request_metrics)
+        let store = io.store(store_url)?;
+        state
+            .runtime_env()
+            .register_object_store(url.as_ref(), io.base_store(store_url)?);
+        let readers = IcebergParquetReaderFactory::new(
+            store,
+            store_url,
+            Arc::clone(&scan.recorded),
+            Arc::clone(scan.table_schema.file_schema()),
+            Arc::clone(&scan.columns),
+            state.runtime_env().cache_manager.get_file_metadata_cache(),
+        );
+        let mut global = state.config_options().execution.parquet.clone();
+        global.coerce_int96 = Some(INT96_READ_UNIT.to_string());
+        // no zone from the session: the table's type alone decides the column's zone
+        global.coerce_int96_tz = None;
+        if scan.nan_unsafe {
+            global.pruning = false;
+            global.enable_page_index = false;
+        }
+        let mut source = ParquetSource::new(scan.table_schema.clone()).with_table_parquet_options(
+            TableParquetOptions {
+                global,
+                ..Default::default()
+            },
+        );
+        // No `metadata_size_hint`: each footer costs two GETs (its 8-byte tail, then the
+        // metadata). With the hint (one GET of the last 512 KiB), a file shorter than
+        // its manifest's size panics in parquet 59's push decoder ("Range length must
+        // match buffer length") instead of failing with the size error.
+        source = source.with_parquet_file_reader_factory(Arc::new(readers));
+        if let Some(p) = &scan.predicate {
+            source = source.with_predicate(Arc::clone(p));
+        }
+        // Row counts from the manifests (exact for files without deletes) let
+        // DataFusion answer e.g. COUNT(*) without opening data files.
+        let (groups, statistics) = compute_all_files_statistics(
+            groups,
+            Arc::clone(scan.table_schema.table_schema()),
+            true,
+            false,
+        )?;
+        // wrapped so that the whole scan, deletes included, can be sent to another
+        // process (see `iceberg_source`)
+        let state = Arc::new(IcebergScanState {
+            file_io: io.clone(),
+            store_url: store_url.to_string(),
+            recorded: Arc::clone(&scan.recorded),
+            columns: Arc::clone(&scan.columns),
+        });
+        let source = IcebergParquetSource::new(Arc::new(source), state);
+        let adapter: Arc<dyn PhysicalExprAdapterFactory> = Arc::clone(&scan.columns) as _;
+        let config = FileScanConfigBuilder::new(url, Arc::new(source))
+            .with_file_groups(groups)
+            .with_statistics(statistics)
+            .with_projection_indices(scan.projection.clone())?
+            .with_limit(scan.limit)
+            .with_expr_adapter(Some(adapter))
+            .build();
+        Ok(DataSourceExec::from_data_source(config))
+    }
+
+    /// How the scan reads for equality deletes: the user's columns, then the equality
+    /// columns the user did not ask for, then the two hidden per-file columns.
+    fn equality_scan(
+        &self,
+        files: &[EqualityDeleteFile],
+        projection: Option<&Vec<usize>>,
+        file_extras: usize,
+    ) -> Result<Option<EqualityScan>> {
+        if files.is_empty() {
+            return Ok(None);
+        }
+        let mut scan_projection: Vec<usize> = match projection {
+            Some(p) => p.clone(),
+            None => (0..self.arrow_schema.fields().len()).collect(),
+        };
+        let output_columns: Vec<usize> = (0..scan_projection.len()).collect();
+        let metadata = self.table.metadata();
+        let mut schemas: Vec<&Schema> = vec![&self.schema, metadata.current_schema()];
+        schemas.extend(metadata.schemas.iter().rev());
+        let mut groups: Vec<(Vec<i32>, EqualityGroup)> = vec![];
+        for file in files {
+            let ids = &file.entry.data_file.equality_ids;
+            if let Some((_, g)) = groups.iter_mut().find(|(g_ids, _)| g_ids == ids) {
+                g.files.push(file.clone());
+                continue;
+            }
+            let mut input_columns = Vec::with_capacity(ids.len());
+            let mut key_types = Vec::with_capacity(ids.len());
+            for id in ids {
+                let column = self.schema.columns().iter().position(|c| c.id == *id).ok_or_else(|| {
+                    Error::unsupported(format!(
+                        "equality deletes on field id {id} ('{}'), which is not a top-level column of the \
+                         schema being read",
+                        file.entry.data_file.file_path
+                    ))
+                })?;
+                let at = match scan_projection.iter().position(|c| *c == column) {
+                    Some(at) => at,
+                    None => {
+                        scan_projection.push(column);
+                        scan_projection.len() - 1
+                    }
+                };
+                input_columns.push(at);
+                key_types.push(self.arrow_schema.field(column).data_type().clone());
+            }
+            // Keys in the types the scan returns the columns in (`Utf8View` strings), so
+            // delete keys are cast once when loaded and data batches are never cast.
+            let key_schema = equality_delete_schema(&schemas, ids)?;
+            let key_schema = Arc::new(ArrowSchema::new(
+                key_schema
+                    .fields()
+                    .iter()
+                    .zip(key_types)
+                    .map(|(f, t)| f.as_ref().clone().with_data_type(t))
+                    .collect::<Vec<_>>(),
+            ));
+            groups.push((
+                ids.clone(),
+                EqualityGroup {
+                    key_schema,
+                    input_columns,
+                    files: vec![file.clone()],
+                },
+            ));
+        }
+        let sequence_column = scan_projection.len();
+        // the hidden delete columns come after the file's columns (the table's, then
+        // `file_extras` more)
+        let hidden = self.arrow_schema.fields().len() + file_extras;
+        scan_projection.extend([hidden, hidden + 1]);
+        Ok(Some(EqualityScan {
+            scan_projection,
+            output_columns,
+            sequence_column,
+            groups: groups.into_iter().map(|(_, g)| g).collect(),
+        }))
+    }
+}
+
+/// What the data files of one scan carry besides their locations (see
+/// `IcebergTableProvider::partitioned_file`).
+struct FileLayout<'a> {
+    /// The scan's hidden columns.
+    layout: &'a HiddenLayout,
+    /// Equality deletes apply: each file's two hidden values for them come first.
+    equality: bool,
+    /// Some file's position deletes are applied per batch: each file has an index.
+    per_batch: bool,
+    /// The session's position delete policy.
+    policy: PositionDeletePolicy,
+    /// Per table column, whether the scan reads it (its metrics become statistics).
+    read_columns: Vec<bool>,
+    /// Per table column, whether its bounds are never truncated.
+    untruncated: Vec<bool>,
+}
+
+/// What the Parquet scans of one table scan share, one per object store.
+struct StoreScan {
+    table_schema: TableSchema,
+    /// The pruning predicate given to the Parquet source.
+    predicate: Option<Arc<dyn PhysicalExpr>>,
+    projection: Option<Vec<usize>>,
+    limit: Option<usize>,
+    /// Row-group and page pruning off (see `may_read_nan`).
+    nan_unsafe: bool,
+    /// Object path → location as recorded, for a moved table's errors.
+    recorded: Arc<HashMap<ObjectPath, String>>,
+    columns: Arc<FieldIdExprAdapterFactory>,
+}
+
+/// The scan layout for equality deletes (see `equality_scan`).
+struct EqualityScan {
+    scan_projection: Vec<usize>,
+    output_columns: Vec<usize>,
+    sequence_column: usize,
+    groups: Vec<EqualityGroup>,
+}
+
+/// Split files into at most `n` groups of similar total size (largest first, each into
+/// the currently smallest group), keeping the order deterministic.
+fn split_into_groups(mut files: Vec<(PartitionedFile, u64)>, n: usize) -> Vec<FileGroup> {
+    let n = n.max(1).min(files.len().max(1));
+    files.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.path().cmp(b.0.path())));
+    let mut groups: Vec<(u64, Vec<PartitionedFile>)> = (0..n).map(|_| (0, vec![])).collect();
+    for (file, size) in files {
+        if let Some(g) = groups.iter_mut().min_by_key(|g| g.0) {
+            g.0 += size;
+            g.1.push(file);
+        }
+    }
+    groups
+        .into_iter()
+        .filter(|g| !g.1.is_empty())
+        .map(|g| FileGroup::new(g.1))
+        .collect()
+}
+
+/// The predicate `EqualityDeleteExec` evaluates before probing, so that only rows the
+/// query keeps are probed: the `filters` on columns the scan returns (`schema`). A filter
+/// commutes with row-level deletes (a row is returned iff it matches and is not
+/// deleted); DataFusion keeps its own `FilterExec` above for the Inexact filters. The
+/// filters left out are Exact identity-partition ones, already decided by file pruning.
+fn filter_before_deletes(
+    state: &dyn Session,
+    filters: &[Expr],
+    schema: &SchemaRef,
+) -> Result<Option<Arc<dyn PhysicalExpr>>> {
+    let usable = filters.iter().filter(|f| {
+        f.column_refs()
+            .iter()
+            .all(|c| schema.field_with_name(&c.name).is_ok())
+    });
+    let Some(expr) = conjunction(usable.cloned()) else {
+        return Ok(None);
+    };
+    let df_schema = DFSchema::try_from(Arc::clone(schema))?;
+    Ok(Some(state.create_physical_expr(expr, &df_schema)?))
+}

@@ -5,6 +5,7 @@
 //! ```text
 //! cargo bench --bench side_by_side -- --sf 1 [--iterations 5] [--queries 1,6,18]
 //!     [--data DIR] [--tpchgen PATH] [--parts 4] [--refresh 5]
+//!     [--python PATH | --no-python] [--peers duckdb,pyiceberg] [--peer-iterations N]
 //! ```
 //!
 //! Data: `tpchgen-cli` (from `--tpchgen`, `$TPCHGEN_CLI` or `PATH`) writes

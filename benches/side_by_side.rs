@@ -92,16 +92,6 @@ struct PeerCell {
     error: Option<String>,
 }
 
-/// A table cell for an error message (one line, no `|`, at most 60 characters).
-fn error_cell(e: &str) -> String {
-    let line = e.lines().next().unwrap_or("").replace('|', "/");
-    let short: String = line.chars().take(60).collect();
-    format!(
-        "error: {short}{}",
-        if short.len() < line.len() { "…" } else { "" }
-    )
-}
-
 #[tokio::main]
 async fn main() -> Result<(), BoxError> {
     let args = Args::from_env();
@@ -248,7 +238,7 @@ async fn main() -> Result<(), BoxError> {
         );
         for (k, cell) in cells.into_iter().enumerate() {
             match cell.error {
-                Some(e) => line += &format!(" {} | |", error_cell(&e)),
+                Some(e) => line += &format!(" {} | |", peer::error_cell(&e)),
                 None => {
                     let mp = median(cell.times);
                     let t = &mut peer_totals[k];

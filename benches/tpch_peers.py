@@ -1,5 +1,6 @@
-"""The peers of benches/side_by_side.rs: one long-lived process per engine answering TPC-H
-queries over the harness's Iceberg tables, so Python start-up and imports are not timed.
+"""The peers of benches/side_by_side.rs and benches/planning.rs: one long-lived process per
+engine answering queries over the harness's Iceberg tables, so Python start-up and imports
+are not timed.
 
     python benches/tpch_peers.py --engine duckdb|pyiceberg
 
@@ -13,6 +14,12 @@ Reads one JSON object per line on stdin and answers one JSON line on stdout:
   then written as an Arrow IPC file to `out` when given (not timed). Answer
   `{"ok": true, "seconds": …, "rows": …}`, or `{"ok": false, "error": "…"}` when the
   engine fails (the process keeps serving).
+* `{"cmd": "plan", "table": "t", "row_filter": "p = 17" | null, "limit": 10 | null,
+  "count": false}` (pyiceberg only; benches/planning.rs): the time of
+  `scan(row_filter=…, limit=…).plan_files()` (all of it: PyIceberg plans every file before
+  a limit applies), or of `scan().count()` with `"count": true` (it plans the files and
+  sums their record counts, reading no data file when there are no deletes). Answer
+  `{"ok": true, "seconds": …, "result": <files planned, or the count>}`.
 
 Engines:
 
@@ -122,6 +129,15 @@ class PyIceberg:
         return result, seconds
 
 
+    def plan(self, table, row_filter, limit, count):
+        """Plan a scan of `table` (PyIceberg only): `scan(row_filter, limit).plan_files()`,
+        or `scan().count()` with `count` (the record counts of the planned files)."""
+        scan = self.static[table].scan(row_filter=row_filter or "true", limit=limit)
+        start = time.perf_counter()
+        result = scan.count() if count else len(list(scan.plan_files()))
+        return result, time.perf_counter() - start
+
+
 def write_ipc(table, path):
     with pa.OSFile(path, "wb") as sink, pyarrow.ipc.new_file(sink, table.schema) as writer:
         writer.write_table(table)
@@ -160,8 +176,11 @@ def main():
                 if cmd.get("out"):
                     write_ipc(result, cmd["out"])
                 answer({"ok": True, "seconds": seconds, "rows": result.num_rows})
+            elif cmd["cmd"] == "plan" and isinstance(engine, PyIceberg):
+                result, seconds = engine.plan(cmd["table"], cmd.get("row_filter"), cmd.get("limit"), cmd.get("count", False))
+                answer({"ok": True, "seconds": seconds, "result": result})
             else:
-                answer({"ok": False, "error": f"unknown command {cmd['cmd']!r}"})
+                answer({"ok": False, "error": f"unknown command {cmd['cmd']!r} for {args.engine}"})
         except Exception as e:  # the harness shows the error in the query's cell
             traceback.print_exc(file=sys.stderr)
             first = (str(e).strip().splitlines() or [type(e).__name__])[0]

@@ -3,6 +3,7 @@
 //! its stdin/stdout, so Python's start-up and imports are never timed. The time of a query
 //! is measured inside Python (`time.perf_counter()` around the query only); its result
 //! comes back as an Arrow IPC file in a temp dir this side owns.
+#![allow(dead_code)]
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -84,10 +85,11 @@ pub struct Peer {
     pub versions: String,
 }
 
-/// The answer to one query: the time measured in Python, and the rows when an output
-/// file was asked for.
+/// The answer to one query: the time measured in Python, the row count, and the rows
+/// when an output file was asked for.
 pub struct PeerRun {
     pub time: Duration,
+    pub rows: u64,
     pub batches: Option<Vec<RecordBatch>>,
 }
 
@@ -168,11 +170,36 @@ impl Peer {
             "out": out.map(|p| p.to_string_lossy().into_owned()),
         }))?;
         let time = Duration::from_secs_f64(v["seconds"].as_f64().ok_or("no seconds")?);
+        let rows = v["rows"].as_u64().ok_or("no rows")?;
         let batches = match out {
             Some(p) => Some(read_ipc(p).map_err(|e| format!("{}: {e}", p.display()))?),
             None => None,
         };
-        Ok(PeerRun { time, batches })
+        Ok(PeerRun {
+            time,
+            rows,
+            batches,
+        })
+    }
+
+    /// PyIceberg only: the time of `scan(row_filter, limit).plan_files()` of `table` and the
+    /// number of files planned, or with `count` the time of `scan().count()` and the count.
+    pub fn plan(
+        &mut self,
+        table: &str,
+        row_filter: Option<&str>,
+        limit: Option<usize>,
+        count: bool,
+    ) -> Result<(Duration, u64), String> {
+        let v = self.call(json!({
+            "cmd": "plan",
+            "table": table,
+            "row_filter": row_filter,
+            "limit": limit,
+            "count": count,
+        }))?;
+        let time = Duration::from_secs_f64(v["seconds"].as_f64().ok_or("no seconds")?);
+        Ok((time, v["result"].as_u64().ok_or("no result")?))
     }
 }
 
@@ -181,6 +208,16 @@ impl Drop for Peer {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// A table cell for an error message (one line, no `|`, at most 60 characters).
+pub fn error_cell(e: &str) -> String {
+    let line = e.lines().next().unwrap_or("").replace('|', "/");
+    let short: String = line.chars().take(60).collect();
+    format!(
+        "error: {short}{}",
+        if short.len() < line.len() { "…" } else { "" }
+    )
 }
 
 /// The record batches of an Arrow IPC file.

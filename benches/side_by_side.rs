@@ -23,9 +23,9 @@
 //! Peers (issue 18): with `--python PATH` (or `$ICEFLOE_PYTHON`), the same queries also run
 //! on DuckDB's `iceberg_scan` and on PyIceberg scans + DuckDB SQL over the same Iceberg
 //! tables (`--peers duckdb,pyiceberg`, default both; `benches/tpch_peers.py`, one process
-//! per engine), `--peer-iterations N` times (default `--iterations`); the sides' order
-//! rotates every iteration. Their results are compared with icefloe's as numbers within a
-//! tolerance (`common/approx_rows.rs`); a peer's failure shows in its cell.
+//! per engine), `--peer-iterations N` times (default and at most `--iterations`); the
+//! sides' order rotates every iteration. Their results are compared with icefloe's as
+//! numbers within a tolerance (`common/approx_rows.rs`); a peer's failure shows in its cell.
 
 #[path = "common/approx_rows.rs"]
 mod approx_rows;
@@ -97,7 +97,7 @@ async fn main() -> Result<(), BoxError> {
     let args = Args::from_env();
     let sf = args.get("sf").unwrap_or_else(|| "1".into());
     let iterations: usize = args.num("iterations", 5);
-    let peer_iterations: usize = args.num("peer-iterations", iterations);
+    let peer_iterations: usize = args.num("peer-iterations", iterations).min(iterations);
     let queries = tpch::queries(&args);
     let query_dir = tpch::query_dir(&args);
     let root = common::data_dir(&args).join(format!("tpch-sf{sf}"));

@@ -13,20 +13,35 @@
 //! `TableScan::plan_files` directly). Reported: the first (cold, nothing cached in the
 //! process) and the median of `--iterations` runs, the manifests opened, and the peak
 //! resident memory (`VmHWM`).
+//!
+//! Peers (issue 18): with `--python PATH` (or `$ICEFLOE_PYTHON`; `--peers duckdb,pyiceberg`,
+//! default both), the unfiltered `count(*)`, `p = 17` and `LIMIT 10` cases also run on
+//! PyIceberg (`scan(…).plan_files()`, and `scan().count()` for `count(*)`: planning only)
+//! and on DuckDB's `iceberg_scan` (the SQL itself: DuckDB cannot plan without running the
+//! query, so the data files of partitions 0 and 17, the only ones those queries read, are
+//! made to exist as symbolic links to one real 1,000-row Parquet file per partition; its
+//! `count(*)` reads no data file). First run, then the median of `--peer-iterations`
+//! (default 1: PyIceberg plans every file of the table for `LIMIT 10` and `count(*)`).
 
 mod common;
+#[path = "common/peer.rs"]
+mod peer;
 
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
-use common::{machine, median, ms, peak_rss_bytes, schema, spec, Args};
+use common::{field, machine, median, ms, peak_rss_bytes, schema, spec, Args};
+use datafusion::arrow::array::{Int32Array, Int64Array, StringArray};
+use datafusion::arrow::datatypes::DataType;
+use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::prelude::SessionContext;
 use icefloe::scan::{ScanMetrics, TableScan};
 use icefloe::spec::{DataContentType, Literal, ManifestContent};
 use icefloe::write::bounds::literal_to_bytes;
 use icefloe::write::{empty_data_file, LocalTableWriter, ManifestWriter, NewEntry};
 use icefloe::{IcebergTableProvider, Table};
+use peer::{Peer, PeerKind};
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
@@ -126,6 +141,103 @@ fn generate(root: &Path, manifests: usize, files: usize) -> Result<(), BoxError>
     Ok(())
 }
 
+/// For DuckDB, which reads the data files of the queries it plans: the files of partitions
+/// 0 and 17 (manifests 0–9 and 170–179) as symbolic links to one real Parquet file per
+/// partition, of `ROWS_PER_FILE` rows (`id` 0…, `p`, `v` = "x"; the manifests' `id` bounds
+/// do not hold for them, which no case here relies on). Made once, kept with the table.
+fn peer_data_files(root: &Path, manifests: usize, files: usize) -> Result<(), BoxError> {
+    for p in [0usize, 17] {
+        if p * 10 >= manifests {
+            continue;
+        }
+        let dir = root.join("data").join(format!("p={p}"));
+        std::fs::create_dir_all(&dir)?;
+        let real = root.join("data").join(format!("real-p{p}.parquet"));
+        if !real.exists() {
+            let schema = Arc::new(datafusion::arrow::datatypes::Schema::new(vec![
+                field("id", DataType::Int64, 1),
+                field("p", DataType::Int32, 2),
+                field("v", DataType::Utf8, 3),
+            ]));
+            let n = ROWS_PER_FILE as usize;
+            let batch = RecordBatch::try_new(
+                schema,
+                vec![
+                    Arc::new(Int64Array::from_iter_values(0..ROWS_PER_FILE)),
+                    Arc::new(Int32Array::from(vec![p as i32; n])),
+                    Arc::new(StringArray::from_iter_values(std::iter::repeat_n("x", n))),
+                ],
+            )?;
+            common::write_parquet(&real, &batch, None).map_err(|e| e.to_string())?;
+        }
+        for m in p * 10..(p * 10 + 10).min(manifests) {
+            for j in 0..files {
+                let link = dir.join(format!("{:08}.parquet", m * files + j));
+                if link.symlink_metadata().is_err() {
+                    std::os::unix::fs::symlink(&real, &link)?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// One peer's first and median time of a case (`Err`: its error), and its answer (rows,
+/// files planned or the count).
+fn run_peer_case(
+    p: &mut Peer,
+    sql: &str,
+    row_filter: Option<&str>,
+    limit: Option<usize>,
+    count: bool,
+    iterations: usize,
+    out: &Path,
+) -> Result<(std::time::Duration, std::time::Duration, String), String> {
+    let once =
+        |p: &mut Peer, out: Option<&Path>| -> Result<(std::time::Duration, String), String> {
+            match p.kind {
+                PeerKind::DuckDb => {
+                    let r = p.query(sql, out)?;
+                    Ok((r.time, duckdb_answer(r.rows, r.batches.as_deref())))
+                }
+                PeerKind::PyIceberg => {
+                    let (t, n) = p.plan("t", row_filter, limit, count)?;
+                    Ok((
+                        t,
+                        if count {
+                            format!("count {n}")
+                        } else {
+                            format!("{n} files")
+                        },
+                    ))
+                }
+            }
+        };
+    let (first, answer) = once(p, Some(out))?;
+    let mut times = vec![];
+    for _ in 0..iterations {
+        times.push(once(p, None)?.0);
+    }
+    let med = if times.is_empty() {
+        first
+    } else {
+        median(times)
+    };
+    Ok((first, med, answer))
+}
+
+/// DuckDB's answer: the value of a one-value result (`count(*)`), else the row count.
+fn duckdb_answer(rows: u64, batches: Option<&[RecordBatch]>) -> String {
+    let one = batches
+        .and_then(|b| b.iter().find(|b| b.num_rows() > 0))
+        .filter(|b| rows == 1 && b.num_columns() == 1)
+        .and_then(|b| datafusion::arrow::util::display::array_value_to_string(b.column(0), 0).ok());
+    match one {
+        Some(v) => format!("count {v}"),
+        None => format!("{rows} rows"),
+    }
+}
+
 /// Physical planning of `sql`: (ms, scan metrics of the latest scan).
 async fn plan_sql(
     ctx: &SessionContext,
@@ -184,6 +296,7 @@ async fn main() -> Result<(), BoxError> {
         ("`LIMIT 10` (unfiltered)", "SELECT * FROM t LIMIT 10"),
         ("`SELECT *` (full plan)", "SELECT * FROM t"),
     ];
+    let mut icefloe_times = vec![];
     for (label, sql) in cases {
         let (first, metrics) = plan_sql(&ctx, &provider, sql).await?;
         let mut times = vec![];
@@ -193,9 +306,10 @@ async fn main() -> Result<(), BoxError> {
             times.push(start.elapsed());
         }
         let m = metrics.unwrap_or_default();
+        let med = ms(median(times));
+        icefloe_times.push((first, med));
         println!(
-            "| {label} | {first:.1} | {:.1} | {} / {} | {} | {} |",
-            ms(median(times)),
+            "| {label} | {first:.1} | {med:.1} | {} / {} | {} | {} |",
             m.manifests_scanned,
             m.manifests_total,
             m.data_files_planned,
@@ -225,5 +339,90 @@ async fn main() -> Result<(), BoxError> {
         planned as f64 / t.as_secs_f64(),
         t.as_secs_f64()
     );
+    peers(
+        &args,
+        &table,
+        &root,
+        manifests,
+        files,
+        &cases,
+        &icefloe_times,
+    )
+}
+
+/// The peers' table: the `count(*)`, `p = 17` and `LIMIT 10` cases on each peer, beside
+/// icefloe's figures (`icefloe_times`, ms, in the order of `cases`).
+fn peers(
+    args: &Args,
+    table: &Table,
+    root: &Path,
+    manifests: usize,
+    files: usize,
+    cases: &[(&str, &str)],
+    icefloe_times: &[(f64, f64)],
+) -> Result<(), BoxError> {
+    let (python, kinds) = peer::peers_from_args(args).map_err(|e| e.to_string())?;
+    let Some(python) = python else {
+        return Ok(());
+    };
+    let iterations: usize = args.num("peer-iterations", 1);
+    if kinds.contains(&PeerKind::DuckDb) {
+        peer_data_files(root, manifests, files)?;
+    }
+    let results = tempfile::tempdir()?;
+    let mut peers = vec![];
+    for kind in kinds {
+        let mut p = Peer::start(&python, kind).map_err(|e| e.to_string())?;
+        p.tables(&[("t".to_string(), table.metadata_location().to_string())])?;
+        peers.push(p);
+    }
+    println!();
+    println!(
+        "peers: {}; python: {python}; first run, then {}. PyIceberg: \
+         planning only; DuckDB: the query itself (reading the files of partition 17 for \
+         `p = 17`, one or more of partition 0 for `LIMIT 10`, none for `count(*)`)",
+        peers
+            .iter()
+            .map(|p| format!("{} ({})", p.kind.label(), p.versions))
+            .collect::<Vec<_>>()
+            .join(", "),
+        if iterations == 0 {
+            "no more (the median column repeats the first)".to_string()
+        } else {
+            format!("median of {iterations}")
+        }
+    );
+    println!();
+    let mut header = "| what | icefloe first ms | icefloe median ms |".to_string();
+    let mut rule = "|---|---:|---:|".to_string();
+    for p in &peers {
+        let l = p.kind.label();
+        header += &format!(" {l} first ms | {l} median ms | icefloe/{l} |");
+        rule += "---:|---:|---:|";
+    }
+    println!("{header} peers' answers |");
+    println!("{rule}---|");
+    // (case label, PyIceberg row filter, limit, count)
+    let peer_cases = [
+        (cases[0], None, None, true),
+        (cases[1], Some("p = 17"), None, false),
+        (cases[2], None, Some(10), false),
+    ];
+    for (i, ((label, sql), row_filter, limit, count)) in peer_cases.into_iter().enumerate() {
+        let (first, med) = icefloe_times[i];
+        let mut line = format!("| {label} | {first:.1} | {med:.1} |");
+        let mut answers = vec![];
+        for p in &mut peers {
+            let out = results.path().join(format!("{}-{i}.arrow", p.kind.name()));
+            match run_peer_case(p, sql, row_filter, limit, count, iterations, &out) {
+                Ok((f, m, answer)) => {
+                    line += &format!(" {:.1} | {:.1} | {:.4} |", ms(f), ms(m), med / ms(m));
+                    answers.push(format!("{}: {answer}", p.kind.label()));
+                }
+                Err(e) => line += &format!(" {} | | |", peer::error_cell(&e)),
+            }
+        }
+        println!("{line} {} |", answers.join("; "));
+    }
     Ok(())
 }

@@ -5,6 +5,7 @@
 //! ```text
 //! cargo bench --bench side_by_side -- --sf 1 [--iterations 5] [--queries 1,6,18]
 //!     [--data DIR] [--tpchgen PATH] [--parts 4] [--refresh 5]
+//!     [--python PATH | --no-python] [--peers duckdb,pyiceberg] [--peer-iterations N]
 //! ```
 //!
 //! Data: `tpchgen-cli` (from `--tpchgen`, `$TPCHGEN_CLI` or `PATH`) writes
@@ -18,8 +19,19 @@
 //!
 //! Each query runs once on each side as a warm-up (its results are the ones compared),
 //! then `--iterations` times per side, interleaved A B, B A, … so drift hits both.
+//!
+//! Peers (issue 18): with `--python PATH` (or `$ICEFLOE_PYTHON`), the same queries also run
+//! on DuckDB's `iceberg_scan` and on PyIceberg scans + DuckDB SQL over the same Iceberg
+//! tables (`--peers duckdb,pyiceberg`, default both; `benches/tpch_peers.py`, one process
+//! per engine), `--peer-iterations N` times (default and at most `--iterations`); the
+//! sides' order rotates every iteration. Their results are compared with icefloe's as
+//! numbers within a tolerance (`common/approx_rows.rs`); a peer's failure shows in its cell.
 
+#[path = "common/approx_rows.rs"]
+mod approx_rows;
 mod common;
+#[path = "common/peer.rs"]
+mod peer;
 #[path = "common/tpch.rs"]
 mod tpch;
 #[path = "common/tpch_refresh.rs"]
@@ -30,32 +42,54 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::{canonical_rows, machine, median, ms, timed, Args, BoxError};
+use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::prelude::{ParquetReadOptions, SessionConfig, SessionContext};
 use icefloe::IcebergTableProvider;
+use peer::Peer;
 
-/// The two sessions; each table is read from `root_of(table)/{iceberg,parquet}/table`.
+/// The two sessions, and each table's current metadata file (for the peers); each table
+/// is read from `root_of(table)/{iceberg,parquet}/table`.
 async fn contexts(
     root_of: impl Fn(&str) -> PathBuf,
-) -> Result<(SessionContext, SessionContext), BoxError> {
+) -> Result<(SessionContext, SessionContext, Vec<(String, String)>), BoxError> {
     let config = || SessionConfig::new();
     let iceberg = SessionContext::new_with_config(config());
     let listing = SessionContext::new_with_config(config());
+    let mut metadata = vec![];
     for t in tpch::TABLES {
         let root = root_of(t);
         let provider =
             IcebergTableProvider::open(&root.join("iceberg").join(t).to_string_lossy()).await?;
+        metadata.push((
+            t.to_string(),
+            provider.table().metadata_location().to_string(),
+        ));
         iceberg.register_table(t, Arc::new(provider))?;
         let dir = format!("{}/", root.join("parquet").join(t).display());
         listing
             .register_parquet(t, &dir, ParquetReadOptions::default())
             .await?;
     }
-    Ok((iceberg, listing))
+    Ok((iceberg, listing, metadata))
 }
 
-async fn run(ctx: &SessionContext, sql: &str) -> Result<(Vec<String>, Duration), BoxError> {
+async fn run(ctx: &SessionContext, sql: &str) -> Result<(Vec<RecordBatch>, Duration), BoxError> {
     let (res, took) = timed(async { ctx.sql(sql).await?.collect().await }).await;
-    Ok((canonical_rows(&res?), took))
+    Ok((res?, took))
+}
+
+/// A side of the table: the two DataFusion sessions, then the peers by index.
+#[derive(Clone, Copy, PartialEq)]
+enum Side {
+    Icefloe,
+    Listing,
+    Peer(usize),
+}
+
+/// One peer's column for one query: its median, or the error it gave.
+struct PeerCell {
+    times: Vec<Duration>,
+    error: Option<String>,
 }
 
 #[tokio::main]
@@ -63,12 +97,13 @@ async fn main() -> Result<(), BoxError> {
     let args = Args::from_env();
     let sf = args.get("sf").unwrap_or_else(|| "1".into());
     let iterations: usize = args.num("iterations", 5);
+    let peer_iterations: usize = args.num("peer-iterations", iterations).min(iterations);
     let queries = tpch::queries(&args);
     let query_dir = tpch::query_dir(&args);
     let root = common::data_dir(&args).join(format!("tpch-sf{sf}"));
     tpch::prepare(&args, &root, &sf)?;
     let rounds: usize = args.num("refresh", 0);
-    let (iceberg, listing) = if rounds == 0 {
+    let (iceberg, listing, metadata) = if rounds == 0 {
         println!("# TPC-H SF{sf}: icefloe (Iceberg v2) vs DataFusion ListingTable over the same Parquet files");
         contexts(|_| root.clone()).await?
     } else {
@@ -88,51 +123,160 @@ async fn main() -> Result<(), BoxError> {
         })
         .await?
     };
+    let (python, kinds) = peer::peers_from_args(&args)?;
+    let mut peers = vec![];
+    for kind in kinds {
+        let mut p = Peer::start(python.as_deref().unwrap_or("python3"), kind)?;
+        p.tables(&metadata)
+            .map_err(|e| format!("{}: {e}", kind.label()))?;
+        peers.push(p);
+    }
+    let results_dir = tempfile::tempdir()?;
     println!(
         "machine: {}; iterations: {iterations} per side, interleaved; medians in ms",
         machine()
     );
+    if !peers.is_empty() {
+        println!(
+            "peers: {}; python: {}; {peer_iterations} iterations per peer, in the same rotation",
+            peers
+                .iter()
+                .map(|p| format!("{} ({})", p.kind.label(), p.versions))
+                .collect::<Vec<_>>()
+                .join(", "),
+            python.as_deref().unwrap_or(""),
+        );
+    }
     println!();
-    println!("| query | icefloe ms | ListingTable ms | ratio | rows | same results |");
-    println!("|---|---:|---:|---:|---:|---|");
+    let mut header = "| query | icefloe ms | ListingTable ms | ratio |".to_string();
+    let mut rule = "|---|---:|---:|---:|".to_string();
+    for p in &peers {
+        let l = p.kind.label();
+        header += &format!(" {l} ms | icefloe/{l} |");
+        rule += "---:|---:|";
+    }
+    println!("{header} rows | same results |");
+    println!("{rule}---:|---|");
+    let mut sides = vec![Side::Icefloe, Side::Listing];
+    sides.extend((0..peers.len()).map(Side::Peer));
     let (mut total_a, mut total_b) = (Duration::ZERO, Duration::ZERO);
+    // Per peer: (its total, icefloe's total over the same queries, queries answered).
+    let mut peer_totals = vec![(Duration::ZERO, Duration::ZERO, 0usize); peers.len()];
     let mut mismatches = vec![];
     for q in &queries {
         let sql = std::fs::read_to_string(query_dir.join(format!("q{q:02}.sql")))?;
-        let (rows_a, _) = run(&iceberg, &sql).await?;
-        let (rows_b, _) = run(&listing, &sql).await?;
-        let same = rows_a == rows_b;
-        if !same {
+        let (mut rows_a, mut rows_b) = (None, None);
+        let mut cells: Vec<PeerCell> = (0..peers.len())
+            .map(|_| PeerCell {
+                times: vec![],
+                error: None,
+            })
+            .collect();
+        let mut peer_rows: Vec<Option<Vec<RecordBatch>>> = vec![None; peers.len()];
+        for side in &sides {
+            match *side {
+                Side::Icefloe => rows_a = Some(run(&iceberg, &sql).await?.0),
+                Side::Listing => rows_b = Some(run(&listing, &sql).await?.0),
+                Side::Peer(k) => {
+                    let out = peer::result_file(results_dir.path(), peers[k].kind, *q);
+                    match peers[k].query(&sql, Some(&out)) {
+                        Ok(r) => peer_rows[k] = r.batches,
+                        Err(e) => cells[k].error = Some(e),
+                    }
+                }
+            }
+        }
+        let rows_a = rows_a.unwrap_or_default();
+        let canonical_a = canonical_rows(&rows_a);
+        let mut differ = vec![];
+        if canonical_a != canonical_rows(&rows_b.unwrap_or_default()) {
+            differ.push("ListingTable".to_string());
+        }
+        if !peers.is_empty() {
+            let cells_a = approx_rows::rows(&rows_a)?;
+            for (k, batches) in peer_rows.iter().enumerate() {
+                let Some(batches) = batches else { continue };
+                let label = peers[k].kind.label();
+                let verdict = approx_rows::rows(batches)
+                    .map_err(|e| e.to_string())
+                    .and_then(|cells_p| approx_rows::same_rows(&cells_a, &cells_p));
+                if let Err(e) = verdict {
+                    eprintln!("q{q:02}: {label} differs from icefloe: {e}");
+                    differ.push(label.to_string());
+                }
+            }
+        }
+        if !differ.is_empty() {
             mismatches.push(*q);
         }
         let (mut ta, mut tb) = (vec![], vec![]);
         for i in 0..iterations {
-            if i % 2 == 0 {
-                ta.push(run(&iceberg, &sql).await?.1);
-                tb.push(run(&listing, &sql).await?.1);
-            } else {
-                tb.push(run(&listing, &sql).await?.1);
-                ta.push(run(&iceberg, &sql).await?.1);
+            for j in 0..sides.len() {
+                match sides[(i + j) % sides.len()] {
+                    Side::Icefloe => ta.push(run(&iceberg, &sql).await?.1),
+                    Side::Listing => tb.push(run(&listing, &sql).await?.1),
+                    Side::Peer(k) => {
+                        if i >= peer_iterations || cells[k].error.is_some() {
+                            continue;
+                        }
+                        match peers[k].query(&sql, None) {
+                            Ok(r) => cells[k].times.push(r.time),
+                            Err(e) => cells[k].error = Some(e),
+                        }
+                    }
+                }
             }
         }
         let (ma, mb) = (median(ta), median(tb));
         total_a += ma;
         total_b += mb;
-        println!(
-            "| q{q:02} | {:.1} | {:.1} | {:.3} | {} | {} |",
+        let mut line = format!(
+            "| q{q:02} | {:.1} | {:.1} | {:.3} |",
             ms(ma),
             ms(mb),
-            ms(ma) / ms(mb),
-            rows_a.len(),
-            if same { "yes" } else { "NO" }
+            ms(ma) / ms(mb)
         );
+        for (k, cell) in cells.into_iter().enumerate() {
+            match cell.error {
+                Some(e) => line += &format!(" {} | |", peer::error_cell(&e)),
+                None => {
+                    let mp = median(cell.times);
+                    let t = &mut peer_totals[k];
+                    t.0 += mp;
+                    t.1 += ma;
+                    t.2 += 1;
+                    line += &format!(" {:.1} | {:.3} |", ms(mp), ms(ma) / ms(mp));
+                }
+            }
+        }
+        let same = if differ.is_empty() {
+            "yes".to_string()
+        } else if peers.is_empty() {
+            "NO".to_string()
+        } else {
+            format!("NO: {}", differ.join(", "))
+        };
+        println!("{line} {} | {same} |", canonical_a.len());
     }
-    println!(
-        "| total | {:.1} | {:.1} | {:.3} | | {} |",
+    let mut line = format!(
+        "| total | {:.1} | {:.1} | {:.3} |",
         ms(total_a),
         ms(total_b),
-        ms(total_a) / ms(total_b),
-        common::same_results_cell(&mismatches)
+        ms(total_a) / ms(total_b)
     );
+    for (peer_total, icefloe_total, answered) in &peer_totals {
+        let of = if *answered == queries.len() {
+            String::new()
+        } else {
+            format!(" ({answered} of {} queries)", queries.len())
+        };
+        line += &format!(
+            " {:.1}{of} | {:.3} |",
+            ms(*peer_total),
+            ms(*icefloe_total) / ms(*peer_total)
+        );
+    }
+    println!("{line} | {} |", common::same_results_cell(&mismatches));
+    drop(peers);
     common::finish_query_run(&mismatches)
 }

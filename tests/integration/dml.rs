@@ -41,18 +41,25 @@ pub(crate) async fn lake() -> Lake {
         .await
         .expect("namespace");
     let catalog: Arc<dyn Catalog> = Arc::new(catalog);
-    // `SET icefloe.…` needs the options registered
-    let config = icefloe::datafusion::register_iceberg_options(context().state().config().clone());
-    let ctx = SessionContext::new_with_config(config);
-    icefloe::datafusion::register_iceberg_functions(&ctx);
-    attach(&ctx, "ice", Arc::clone(&catalog)).await;
-    Lake {
+    let mut lake = Lake {
         dir,
         db,
         warehouse,
         catalog,
-        ctx,
-    }
+        ctx: SessionContext::new(),
+    };
+    // `SET icefloe.…` needs the options registered
+    lake.ctx = session_over(&lake).await;
+    lake
+}
+
+/// A new session over `lake`'s catalog (nothing cached), set up as [`lake`]'s.
+pub(crate) async fn session_over(lake: &Lake) -> SessionContext {
+    let config = icefloe::datafusion::register_iceberg_options(context().state().config().clone());
+    let ctx = SessionContext::new_with_config(config);
+    icefloe::datafusion::register_iceberg_functions(&ctx);
+    attach(&ctx, "ice", Arc::clone(&lake.catalog)).await;
+    ctx
 }
 
 pub(crate) async fn run(ctx: &SessionContext, q: &str) -> Result<Vec<RecordBatch>, String> {

@@ -217,3 +217,56 @@ async fn a_second_scan_in_a_session_reads_no_delete_file() {
     let v3 = ok(&lake.ctx, &live("v3_deletion_vectors")).await;
     assert!(v3.contains("| 1 "), "{v3}");
 }
+
+/// A v3 `DELETE` on a data file that already has a deletion vector writes one vector
+/// holding the old positions and the new, from the positions its planning loaded (through
+/// the session's cache), without reading the old vector again: with the old vector's
+/// Puffin file gone after a scan cached it, the `DELETE` still commits, and a new session
+/// (nothing cached) reads the merged vector alone and sees both deletes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_v3_delete_merges_the_old_vector_from_what_it_planned() {
+    let lake = lake().await;
+    let name = "v3_merge";
+    create(
+        &lake,
+        name,
+        "",
+        ", 'format-version'='3', 'write.delete.mode'='merge-on-read'",
+    )
+    .await;
+    let values: Vec<String> = (1..=60)
+        .map(|i| format!("({i}, {}, 's{i}', {i}.5)", i % 4))
+        .collect();
+    ok(
+        &lake.ctx,
+        &format!("INSERT INTO ice.ns.{name} VALUES {}", values.join(", ")),
+    )
+    .await;
+    ok(
+        &lake.ctx,
+        &format!("DELETE FROM ice.ns.{name} WHERE id % 3 = 0"),
+    )
+    .await;
+    let q = format!("SELECT id FROM ice.ns.{name} ORDER BY id");
+    let (ids, _) = ids_and_requests(&lake.ctx, &q).await;
+    assert_eq!(ids, (1..=60).filter(|i| i % 3 != 0).collect::<Vec<i64>>());
+
+    // the session has decoded the vector; its file is gone now
+    let puffins = files_with_suffix(&lake.warehouse, ".puffin");
+    assert_eq!(puffins.len(), 1, "{puffins:?}");
+    std::fs::remove_file(&puffins[0]).expect("remove the old vector");
+
+    ok(
+        &lake.ctx,
+        &format!("DELETE FROM ice.ns.{name} WHERE id % 5 = 0"),
+    )
+    .await;
+    let expected: Vec<i64> = (1..=60).filter(|i| i % 3 != 0 && i % 5 != 0).collect();
+    let (ids, _) = ids_and_requests(&lake.ctx, &q).await;
+    assert_eq!(ids, expected);
+    let fresh = crate::dml::session_over(&lake).await;
+    let (ids, _) = ids_and_requests(&fresh, &q).await;
+    assert_eq!(ids, expected, "a new session reads the merged vector");
+    let live = format!("SELECT count(*) AS n FROM ice.ns.\"{name}$delete_files\"");
+    assert!(ok(&fresh, &live).await.contains("| 1 "));
+}

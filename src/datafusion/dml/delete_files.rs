@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, HashMap};
 use super::job::{DeleteGroup, PartitionKey, Positions};
 use crate::datafusion::delete_planning::{DeletePlan, PlannedFile};
 use crate::datafusion::insert::data_location;
-use crate::delete::{is_deletion_vector, PositionDeleteLoader};
+use crate::delete::is_deletion_vector;
 use crate::error::{Error, Result};
 use crate::spec::DataFile;
 use crate::table::Table;
@@ -93,7 +93,6 @@ pub(super) async fn write_deletion_vectors(
     written: &mut Vec<DataFile>,
 ) -> Result<(Vec<(i32, DataFile)>, Vec<DataFile>)> {
     let m = table.metadata();
-    let loader = PositionDeleteLoader::new(table.file_io().clone());
     let planned: HashMap<&str, &PlannedFile> = plan
         .files
         .iter()
@@ -108,10 +107,11 @@ pub(super) async fn write_deletion_vectors(
             ))
         })?;
         let mut all = rows.clone();
+        // the positions its existing deletes delete, loaded when the files were planned
+        if let Some(existing) = &file.position {
+            all |= existing.deleted.as_ref();
+        }
         if !file.position_deletes.is_empty() {
-            all |= loader
-                .deleted_positions(path, &file.position_deletes)
-                .await?;
             replaced.extend(
                 file.position_deletes
                     .iter()

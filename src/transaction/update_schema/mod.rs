@@ -50,10 +50,16 @@ use super::TransactionAction;
 use crate::error::{Error, ErrorKind, Result};
 use crate::spec::name_mapping::{update_name_mapping, DEFAULT_NAME_MAPPING_PROPERTY};
 use crate::spec::{
-    FormatVersion, Literal, NestedField, PrimitiveType, Schema, StructType, TableMetadata,
-    TableUpdate, Transform, Type,
+    Literal, NestedField, PrimitiveType, Schema, StructType, TableMetadata, TableUpdate, Type,
 };
 use crate::table::Table;
+
+mod rules;
+
+pub use rules::check_promotion;
+use rules::{
+    check_deletable, check_partition_values_keep, check_v3, default_json, promote_default,
+};
 
 /// Where a field goes within its struct (Java `moveFirst`, `moveAfter`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -492,71 +498,6 @@ fn apply_change(
     Ok(())
 }
 
-/// Refuses default values below format version 3 (spec "Default values").
-fn check_v3(path: &[String], metadata: &TableMetadata) -> Result<()> {
-    if metadata.format_version < FormatVersion::V3 {
-        return Err(Error::invalid_argument(format!(
-            "cannot set a default value of column '{}': default values require format \
-             version 3 (the table is v{})",
-            name(path),
-            metadata.format_version as u8
-        )));
-    }
-    Ok(())
-}
-
-/// `value` in the JSON single-value form of the field's type (spec Appendix C), checked
-/// against the rules of the module docs.
-fn default_json(
-    path: &[String],
-    field_type: &Type,
-    value: &Literal,
-    metadata: &TableMetadata,
-) -> Result<serde_json::Value> {
-    check_v3(path, metadata)?;
-    let Type::Primitive(p) = field_type else {
-        return Err(Error::invalid_argument(format!(
-            "cannot set a default value of column '{}' of type {field_type}: only primitive \
-             fields have default values (a struct's fields carry their own)",
-            name(path)
-        )));
-    };
-    value
-        .to_json(p)
-        .map_err(|e| e.context(format!("default value of column '{}'", name(path))))
-}
-
-/// A default's JSON form for a field promoted from `from` to `to`: the same except a
-/// `date` promoted to a timestamp (v3), whose default becomes that day's midnight.
-fn promote_default(
-    json: &serde_json::Value,
-    from: &PrimitiveType,
-    to: &PrimitiveType,
-) -> Result<serde_json::Value> {
-    let value = match (Literal::from_json(json, from)?, to) {
-        (Literal::Date(d), PrimitiveType::Timestamp) => {
-            Literal::Timestamp(i64::from(d) * 86_400_000_000)
-        }
-        (Literal::Date(d), PrimitiveType::TimestampNs) => {
-            Literal::TimestampNs(i64::from(d) * 86_400_000_000_000)
-        }
-        (Literal::Int(v), PrimitiveType::Long) => Literal::Long(i64::from(v)),
-        (Literal::Float(v), PrimitiveType::Double) => Literal::Double(f64::from(v)),
-        (
-            Literal::Decimal {
-                unscaled, scale, ..
-            },
-            PrimitiveType::Decimal { precision, .. },
-        ) => Literal::Decimal {
-            unscaled,
-            precision: *precision,
-            scale,
-        },
-        (other, _) => other,
-    };
-    value.to_json(to)
-}
-
 /// The id of the field at `path`.
 fn find_id(fields: &[NestedField], path: &[String]) -> Result<i32> {
     let mut fields = fields;
@@ -664,130 +605,6 @@ fn ids_in(field: &NestedField, out: &mut Vec<i32>) {
     }
 }
 
-/// Refuse deleting identifier fields and the sources of the current partition spec and
-/// sort order.
-fn check_deletable(
-    removed: &NestedField,
-    path: &[String],
-    m: &TableMetadata,
-    identifiers: &[i32],
-) -> Result<()> {
-    let mut ids = vec![];
-    ids_in(removed, &mut ids);
-    let column = name(path);
-    if let Some(id) = identifiers.iter().find(|id| ids.contains(id)) {
-        return Err(Error::invalid_argument(format!(
-            "cannot drop column '{column}': field {id} is an identifier field of the table"
-        )));
-    }
-    if let Some(f) = m
-        .default_partition_spec()
-        .into_iter()
-        .flat_map(|s| &s.fields)
-        .find(|f| ids.contains(&f.source_id))
-    {
-        return Err(Error::invalid_argument(format!(
-            "cannot drop column '{column}': the current partition spec uses it (partition \
-             field '{}', {}); drop the partition field first",
-            f.name, f.transform
-        )));
-    }
-    let order = m
-        .sort_orders
-        .iter()
-        .find(|o| o.order_id == m.default_sort_order_id);
-    if order
-        .into_iter()
-        .flat_map(|o| &o.fields)
-        .any(|f| ids.contains(&f.source_id))
-    {
-        return Err(Error::invalid_argument(format!(
-            "cannot drop column '{column}': the table's sort order uses it"
-        )));
-    }
-    Ok(())
-}
-
-/// Whether `from` may be promoted to `to` in a table of format `version` (spec "Schema
-/// Evolution", valid primitive type promotions).
-///
-/// Errors: [`ErrorKind::InvalidArgument`] naming the rule.
-pub fn check_promotion(
-    from: PrimitiveType,
-    to: PrimitiveType,
-    version: FormatVersion,
-) -> Result<()> {
-    use PrimitiveType as P;
-    if from == to {
-        return Ok(());
-    }
-    match (from, to) {
-        (P::Int, P::Long) | (P::Float, P::Double) => Ok(()),
-        (
-            P::Decimal {
-                precision: p,
-                scale: s,
-            },
-            P::Decimal {
-                precision: p2,
-                scale: s2,
-            },
-        ) => {
-            if s != s2 {
-                Err(Error::invalid_argument(format!(
-                    "from {from} to {to}: a decimal's scale cannot change"
-                )))
-            } else if p2 < p {
-                Err(Error::invalid_argument(format!(
-                    "from {from} to {to}: a decimal's precision can only widen"
-                )))
-            } else {
-                Ok(())
-            }
-        }
-        (P::Date, P::Timestamp | P::TimestampNs) | (P::Unknown, _)
-            if version >= FormatVersion::V3 =>
-        {
-            Ok(())
-        }
-        _ => Err(Error::invalid_argument(format!(
-            "from {from} to {to}: not a valid type promotion (allowed: int to long, float to \
-             double, decimal(P, S) to decimal(P', S) with P' > P; in v3 also date to \
-             timestamp or timestamp_ns, unknown to any type)"
-        ))),
-    }
-}
-
-/// Refuse a promotion of the source of a partition field (of any of the table's specs)
-/// whose transform would give a different value for the promoted type (spec "Schema
-/// Evolution"): for `date` to a timestamp, every transform but `year`, `month`, `day`
-/// and `void` (identity values and bucket hashes change). The other promotions keep
-/// every transform's values.
-fn check_partition_values_keep(
-    id: i32,
-    from: PrimitiveType,
-    to: PrimitiveType,
-    m: &TableMetadata,
-) -> Result<()> {
-    if from != PrimitiveType::Date {
-        return Ok(());
-    }
-    let changed = m.partition_specs.iter().flat_map(|s| &s.fields).find(|f| {
-        f.source_id == id
-            && !matches!(
-                f.transform,
-                Transform::Year | Transform::Month | Transform::Day | Transform::Void
-            )
-    });
-    match changed {
-        Some(f) => Err(Error::invalid_argument(format!(
-            "from {from} to {to}: partition field '{}' ({}) would change its values",
-            f.name, f.transform
-        ))),
-        None => Ok(()),
-    }
-}
-
 /// Move the field at `path` (in `siblings`) to `position`.
 fn move_field(
     siblings: &mut Vec<NestedField>,
@@ -835,7 +652,9 @@ fn move_field(
 mod tests {
     use super::*;
     use crate::spec::sort_order::{SortField, SortOrder};
-    use crate::spec::{ListType, MapType, PartitionSpec, TableMetadataBuilder};
+    use crate::spec::{
+        FormatVersion, ListType, MapType, PartitionSpec, TableMetadataBuilder, Transform,
+    };
 
     fn p(t: PrimitiveType) -> Type {
         Type::Primitive(t)

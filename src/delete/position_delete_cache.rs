@@ -40,8 +40,8 @@ use crate::lru::WeightedLru;
 /// (1 bit a row), a sparse one costs 2 bytes a deleted row. 256 MiB thus holds the
 /// deletes of about two billion rows deleted densely, or of ~128 million rows deleted
 /// sparsely, which covers the delete files of the tables a session scans
-/// repeatedly; with the manifest cache's default (also 256 MiB) it leaves most memory to
-/// a query's own operators.
+/// repeatedly; with the manifest cache's default (512 MiB) it leaves most memory to a
+/// query's own operators.
 pub const DEFAULT_POSITION_DELETE_CACHE_BYTES: u64 = 256 * 1024 * 1024;
 
 /// Bytes counted per entry beyond its bitmaps and key strings (map slots, `Arc` and

@@ -20,9 +20,13 @@ use std::sync::{Arc, Mutex};
 use crate::lru::WeightedLru;
 use crate::spec::ManifestEntry;
 
-/// Default bound: estimated bytes of decoded manifest entries held (256 MiB; an entry
-/// with metrics for a handful of columns is about 1 KiB).
-pub const DEFAULT_MAX_BYTES: u64 = 256 << 20;
+/// Default bound: estimated bytes of decoded manifest entries held (512 MiB). An entry
+/// with metrics for three columns is estimated at about 1.3 KiB decoded, so this holds
+/// about 400,000 entries: the whole of a 2,000-manifest, 200,000-file table. A table
+/// whose manifests do not fit is read again on each full plan (least recently used
+/// first is the worst order for a repeated full scan): a repeated full plan then costs
+/// about what a cold one does (`benches/README.md`, planning).
+pub const DEFAULT_MAX_BYTES: u64 = 512 << 20;
 
 /// Decoded entries of one manifest.
 pub type CachedManifest = Arc<Vec<Arc<ManifestEntry>>>;

@@ -149,6 +149,22 @@ fn planning_reads(metrics: &HashMap<String, usize>) -> (usize, usize) {
     )
 }
 
+/// Create `ice.ns.<name>` with `properties`, insert ids 1..=60 in one commit, then delete
+/// every id divisible by 3 through SQL.
+async fn sixty_rows_then_delete_every_third(lake: &Lake, name: &str, properties: &str) {
+    create(lake, name, "", properties).await;
+    let values: Vec<String> = (1..=60)
+        .map(|i| format!("({i}, {}, 's{i}', {i}.5)", i % 4))
+        .collect();
+    let insert = format!("INSERT INTO ice.ns.{name} VALUES {}", values.join(", "));
+    ok(&lake.ctx, &insert).await;
+    ok(
+        &lake.ctx,
+        &format!("DELETE FROM ice.ns.{name} WHERE id % 3 = 0"),
+    )
+    .await;
+}
+
 /// In one session, a scan of a table with v2 position delete files or v3 deletion
 /// vectors decodes each delete file once: the next scan reads none (no planning read at
 /// all, the manifests being cached too) and returns the same rows; a `DELETE` through
@@ -168,20 +184,7 @@ async fn a_second_scan_in_a_session_reads_no_delete_file() {
         ),
     ];
     for (name, properties) in tables {
-        create(&lake, name, "", properties).await;
-        let values: Vec<String> = (1..=60)
-            .map(|i| format!("({i}, {}, 's{i}', {i}.5)", i % 4))
-            .collect();
-        ok(
-            &lake.ctx,
-            &format!("INSERT INTO ice.ns.{name} VALUES {}", values.join(", ")),
-        )
-        .await;
-        ok(
-            &lake.ctx,
-            &format!("DELETE FROM ice.ns.{name} WHERE id % 3 = 0"),
-        )
-        .await;
+        sixty_rows_then_delete_every_third(&lake, name, properties).await;
         let q = format!("SELECT id FROM ice.ns.{name} ORDER BY id");
         let expected: Vec<i64> = (1..=60).filter(|i| i % 3 != 0).collect();
 
@@ -227,26 +230,8 @@ async fn a_second_scan_in_a_session_reads_no_delete_file() {
 async fn a_v3_delete_merges_the_old_vector_from_what_it_planned() {
     let lake = lake().await;
     let name = "v3_merge";
-    create(
-        &lake,
-        name,
-        "",
-        ", 'format-version'='3', 'write.delete.mode'='merge-on-read'",
-    )
-    .await;
-    let values: Vec<String> = (1..=60)
-        .map(|i| format!("({i}, {}, 's{i}', {i}.5)", i % 4))
-        .collect();
-    ok(
-        &lake.ctx,
-        &format!("INSERT INTO ice.ns.{name} VALUES {}", values.join(", ")),
-    )
-    .await;
-    ok(
-        &lake.ctx,
-        &format!("DELETE FROM ice.ns.{name} WHERE id % 3 = 0"),
-    )
-    .await;
+    let properties = ", 'format-version'='3', 'write.delete.mode'='merge-on-read'";
+    sixty_rows_then_delete_every_third(&lake, name, properties).await;
     let q = format!("SELECT id FROM ice.ns.{name} ORDER BY id");
     let (ids, _) = ids_and_requests(&lake.ctx, &q).await;
     assert_eq!(ids, (1..=60).filter(|i| i % 3 != 0).collect::<Vec<i64>>());

@@ -56,7 +56,7 @@ pub(crate) const ROWS_PER_RUN_FRAGMENTED: u64 = 4096;
 /// `icefloe.position_deletes`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PositionDeletePolicy {
-    /// Fragmented deletes (see [`ROWS_PER_RUN_FRAGMENTED`]) per batch after decoding,
+    /// Fragmented deletes (see `ROWS_PER_RUN_FRAGMENTED`) per batch after decoding,
     /// the others as row selections (the default).
     Auto,
     /// Always as a row selection given to the Parquet decoder.

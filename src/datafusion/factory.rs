@@ -18,7 +18,7 @@ use crate::table::{OpenOptions, Table};
 /// `LOCATION` is a metadata file or table directory. Options (`OPTIONS ('k' 'v', …)`):
 /// `snapshot_id` (read that snapshot), `ref` (a branch or tag), `allow_moved_paths`
 /// (`true`/`false`), `remap` (`old=>new`, several separated by `;`), and object store
-/// options: `object_store`'s keys (prefixes [`STORAGE_OPTION_PREFIXES`]: `aws_…`,
+/// options: `object_store`'s keys (prefixes `STORAGE_OPTION_PREFIXES`: `aws_…`,
 /// `google_…`, `azure_…`) and Iceberg FileIO properties (`s3.…`, `gcs.…`, `adls.…`,
 /// `client.…`). Any other key is an error listing the accepted ones.
 ///

@@ -19,10 +19,10 @@
 //! the statement was planned on. When the table has a sort order (`ALTER TABLE … WRITE
 //! ORDERED BY`) over top-level columns, each input partition is sorted by it before
 //! writing (a DataFusion `SortExec`; transforms such as `bucket(4, c)` through
-//! [`IcebergTransformExpr`]), so every data file is sorted and records the order's id
+//! `IcebergTransformExpr`), so every data file is sorted and records the order's id
 //! in `sort_order_id`.
 //! A statement that fails commits nothing; the files it wrote are never referenced and
-//! are removed (see [`IcebergDataSink::commit_written`]), except after a commit whose
+//! are removed (see `IcebergDataSink::commit_written`), except after a commit whose
 //! state is unknown: then they are kept, as the commit may have landed. The statement's
 //! result is DataFusion's usual one row, `count`: the rows written.
 

@@ -15,7 +15,7 @@
 //!
 //! This optimizer rule, run after DataFusion's own, gives each such literal of a
 //! `Values` node the node's column type (same buffers, the field metadata and names of
-//! the schema: [`relabel`](super::nested_ids)); values whose types differ in anything
+//! the schema: `relabel` in `nested_ids`); values whose types differ in anything
 //! else are left for DataFusion to report. Installed by [`install_values_rule`]
 //! (called by [`register_iceberg_factory`](super::register_iceberg_factory),
 //! [`sql::execute`](super::sql::execute) and so the CLI, and

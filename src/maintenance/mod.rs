@@ -6,12 +6,12 @@
 //! |---|---|---|
 //! | [`expire_snapshots`] | `expire_snapshots` | [`ExpireSnapshots`](crate::transaction::ExpireSnapshots), then deletes what only expired snapshots reached |
 //! | [`remove_orphan_files`] | `remove_orphan_files` | nothing: deletes files no metadata references |
-//! | [`rewrite_manifests`] | `rewrite_manifests` | [`RewriteManifests`](crate::transaction::RewriteManifests) |
+//! | [`rewrite_manifests`] | `rewrite_manifests` | [`crate::transaction::RewriteManifests`] |
 //! | `icefloe::datafusion::maintenance::rewrite_data_files` | `rewrite_data_files` | [`RewriteFiles`](crate::transaction::RewriteFiles) (reads and writes rows through DataFusion) |
 //! | [`rewrite_position_delete_files`] | `rewrite_position_delete_files` | [`RewriteFiles`](crate::transaction::RewriteFiles) of delete files (v3: deletion vectors) |
 //!
-//! Every commit goes through [`Transaction`](crate::transaction::Transaction) and
-//! [`Catalog::commit_table`](crate::catalog::Catalog::commit_table), with its retries
+//! Every commit goes through [`crate::transaction::Transaction`] and
+//! [`crate::catalog::Catalog::commit_table`], with its retries
 //! and conflict checks. Files are deleted only after the commit that stops referencing
 //! them succeeded.
 

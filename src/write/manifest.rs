@@ -551,7 +551,7 @@ impl ManifestWriter {
     /// Write the manifest in `format_version`'s layout: v3 adds the data file's
     /// `first_row_id` (null for an added data file, which inherits it; spec: "Row
     /// Lineage"), `content_offset` and `content_size_in_bytes`; v1 has no sequence
-    /// numbers and no delete files (see [`manifest_entry_schema`]).
+    /// numbers and no delete files (see `manifest_entry_schema`).
     ///
     /// Errors: a v1 manifest of delete files ([`crate::ErrorKind::Unsupported`]: v1
     /// has none).

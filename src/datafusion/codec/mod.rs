@@ -501,7 +501,7 @@ impl IcebergPhysicalCodec {
 }
 
 impl PhysicalExtensionCodec for IcebergPhysicalCodec {
-    /// Decodes an [`IcebergTransformExpr`] (a write's sort term or partition
+    /// Decodes an `IcebergTransformExpr` (a write's sort term or partition
     /// distribution), its input the one child in `inputs`.
     fn try_decode_expr(
         &self,
@@ -520,7 +520,7 @@ impl PhysicalExtensionCodec for IcebergPhysicalCodec {
         )?))
     }
 
-    /// Encodes an [`IcebergTransformExpr`]; any other expression is refused, naming it.
+    /// Encodes an `IcebergTransformExpr`; any other expression is refused, naming it.
     fn try_encode_expr(
         &self,
         node: &Arc<dyn PhysicalExpr>,

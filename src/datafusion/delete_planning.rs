@@ -81,6 +81,39 @@ impl PositionDeletePolicy {
     }
 }
 
+/// How a query's scan applies equality deletes (the session option
+/// `icefloe.equality_deletes`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EqualityDeletePolicy {
+    /// The default: a data file whose equality deletes were resolved to positions
+    /// before (kept in the session's position delete cache) has them applied as
+    /// position deletes; the others are resolved first (one pass over their equality
+    /// columns), except under a `LIMIT` or when the cache keeps nothing, where they
+    /// are probed per batch.
+    Auto,
+    /// Always probed per batch ([`EqualityDeleteExec`](super::equality_delete_exec)),
+    /// never resolved to positions.
+    Probe,
+    /// Always resolved to positions, under a `LIMIT` too.
+    Resolve,
+}
+
+impl EqualityDeletePolicy {
+    /// Parse `auto`, `probe` or `resolve` (case-insensitive).
+    ///
+    /// Errors: [`crate::ErrorKind::InvalidArgument`] for another value.
+    pub fn parse(value: &str) -> Result<Self> {
+        match value.trim().to_ascii_lowercase().as_str() {
+            "auto" => Ok(Self::Auto),
+            "probe" => Ok(Self::Probe),
+            "resolve" => Ok(Self::Resolve),
+            other => Err(Error::invalid_argument(format!(
+                "icefloe.equality_deletes is '{other}' (expected auto, probe or resolve)"
+            ))),
+        }
+    }
+}
+
 /// The position deletes of one data file, as planned.
 #[derive(Debug, Clone)]
 pub(crate) struct PositionDeletes {
@@ -137,6 +170,9 @@ pub(crate) struct PlannedFile {
     pub scope: i32,
     /// The position delete files and deletion vectors that apply to it.
     pub position_deletes: Vec<Arc<ManifestEntry>>,
+    /// The equality delete files that apply to it (empty when
+    /// `equality_sequence_number` is [`NO_EQUALITY_DELETES`]).
+    pub equality_deletes: Vec<Arc<ManifestEntry>>,
 }
 
 /// One equality delete file and the scope it applies in.
@@ -161,11 +197,14 @@ pub struct DeleteMetrics {
     pub rows_deleted_by_position: u64,
     /// Data files skipped because every row was deleted.
     pub data_files_fully_deleted: usize,
+    /// Data files whose equality deletes were applied as deleted positions, resolved
+    /// once and kept in the session's cache (`icefloe.equality_deletes`).
+    pub data_files_equality_resolved: usize,
 }
 
 impl DeleteMetrics {
     /// The counts, named as they appear in `EXPLAIN ANALYZE` (on the `DataSourceExec`).
-    pub fn counters(&self) -> [(&'static str, usize); 5] {
+    pub fn counters(&self) -> [(&'static str, usize); 6] {
         [
             ("iceberg_position_delete_files", self.position_delete_files),
             ("iceberg_deletion_vectors", self.deletion_vectors),
@@ -177,6 +216,10 @@ impl DeleteMetrics {
             (
                 "iceberg_data_files_fully_deleted",
                 self.data_files_fully_deleted,
+            ),
+            (
+                "iceberg_data_files_equality_resolved",
+                self.data_files_equality_resolved,
             ),
         ]
     }
@@ -243,6 +286,7 @@ pub(crate) async fn plan_deletes(
                 } else {
                     task.entry.data_sequence_number
                 };
+                let equality_deletes = equality.clone();
                 let mut applied = equality;
                 let mut deleted_rows = 0;
                 let mut position = None;
@@ -282,6 +326,7 @@ pub(crate) async fn plan_deletes(
                     equality_sequence_number,
                     scope,
                     position_deletes,
+                    equality_deletes,
                 };
                 Ok((Some(file), applied, deleted_rows))
             }

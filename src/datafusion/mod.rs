@@ -51,7 +51,7 @@ pub use catalog::{IcebergCatalogProvider, IcebergSchemaProvider};
 #[cfg(any(feature = "distributed", feature = "ballista"))]
 pub use codec::IcebergPhysicalCodec;
 pub use data_file_writer_exec::{DataFileWriteState, IcebergDataFileWriterExec};
-pub use delete_planning::{DeleteMetrics, PositionDeletePolicy};
+pub use delete_planning::{DeleteMetrics, EqualityDeletePolicy, PositionDeletePolicy};
 pub use equality_delete_exec::EqualityDeleteExec;
 pub use expr_adapter::{FieldIdExprAdapter, FieldIdExprAdapterFactory};
 pub use factory::{register_iceberg_factory, IcebergTableProviderFactory};

@@ -26,6 +26,14 @@ extensions_options! {
         /// batch). Scans for `DELETE`/`UPDATE`/`MERGE` and of metadata columns always
         /// use row selections.
         pub position_deletes: String, default = "auto".to_string()
+        /// How query scans apply equality deletes: `auto` (default; each data file's
+        /// deleted positions are resolved once, in a pass over its equality columns,
+        /// and kept in the session's position delete cache, so later scans apply them
+        /// as position deletes without reading those columns; under a `LIMIT`, files
+        /// not resolved yet are probed per batch), `probe` (always a hashed probe of
+        /// each row, nothing kept) or `resolve` (resolved under a `LIMIT` too). Scans
+        /// for `DELETE`/`UPDATE`/`MERGE` always probe.
+        pub equality_deletes: String, default = "auto".to_string()
     }
 }
 

@@ -10,7 +10,12 @@
 //!   [`PositionDeleteFile`] (deleted positions per data file), keyed by its location;
 //! - a deletion vector (spec: "Deletion Vectors"; Puffin `deletion-vector-v1` blob)
 //!   decoded into a [`RoaringTreemap`], keyed by its Puffin file's location, the blob's
-//!   `content_offset` and its `content_size_in_bytes`.
+//!   `content_offset` and its `content_size_in_bytes`;
+//! - the positions of one data file that its equality delete files delete (spec:
+//!   "Equality Delete Files"), as a scan resolved them once (see
+//!   `table_provider::resolve`), keyed by the data file's location and the locations
+//!   of the equality delete files that apply to it: both kinds of file are immutable,
+//!   so the rows they match never change, whatever snapshot lists them.
 //!
 //! Locations are the ones actually read (after the table's remapping), so two tables whose
 //! stored paths coincide but are read from different places never share an entry.
@@ -58,6 +63,9 @@ enum Key {
     File(String),
     /// A deletion vector by Puffin location, content offset and content size.
     Vector(String, u64, u64),
+    /// The positions equality deletes delete in a data file, by the data file's location
+    /// then the sorted locations of the equality delete files.
+    Resolved(Vec<String>),
 }
 
 #[derive(Debug, Clone)]
@@ -83,7 +91,7 @@ pub struct PositionDeleteCacheStats {
     pub misses: u64,
     /// Entries dropped to stay within the budget.
     pub evictions: u64,
-    /// Delete files and deletion vectors held now.
+    /// Delete files, deletion vectors and resolved equality deletes held now.
     pub entries: usize,
     /// Their estimated bytes.
     pub bytes: u64,
@@ -118,6 +126,17 @@ fn file_bytes(location: &str, file: &PositionDeleteFile) -> u64 {
 /// Estimated bytes of a deletion vector kept at `location`.
 fn vector_bytes(location: &str, positions: &RoaringTreemap) -> u64 {
     ENTRY_OVERHEAD + location.len() as u64 + positions.serialized_size() as u64
+}
+
+/// The key of a data file's resolved equality deletes.
+fn resolved_key(data_file: &str, equality_deletes: &[String]) -> Key {
+    let mut parts = Vec::with_capacity(equality_deletes.len() + 1);
+    parts.push(data_file.to_string());
+    let mut deletes = equality_deletes.to_vec();
+    deletes.sort();
+    deletes.dedup();
+    parts.extend(deletes);
+    Key::Resolved(parts)
 }
 
 impl PositionDeleteCache {
@@ -181,6 +200,39 @@ impl PositionDeleteCache {
     ) {
         let bytes = vector_bytes(location, &positions);
         let key = Key::Vector(location.to_string(), offset, length);
+        self.insert(key, Value::Vector(positions), bytes);
+    }
+
+    /// The positions of the data file at `data_file` (read location) that the
+    /// equality delete files at `equality_deletes` (read locations, in any order)
+    /// delete, if a scan resolved and kept them.
+    pub fn get_resolved_equality_deletes(
+        &self,
+        data_file: &str,
+        equality_deletes: &[String],
+    ) -> Option<Arc<RoaringTreemap>> {
+        match self.get(resolved_key(data_file, equality_deletes))? {
+            Value::Vector(positions) => Some(positions),
+            Value::File(_) => None,
+        }
+    }
+
+    /// Keep the positions that the equality delete files at `equality_deletes` delete in
+    /// the data file at `data_file` (as
+    /// [`get_resolved_equality_deletes`](Self::get_resolved_equality_deletes) finds
+    /// them), evicting as [`insert_position_delete_file`](Self::insert_position_delete_file).
+    pub fn insert_resolved_equality_deletes(
+        &self,
+        data_file: &str,
+        equality_deletes: &[String],
+        positions: Arc<RoaringTreemap>,
+    ) {
+        let key = resolved_key(data_file, equality_deletes);
+        let Key::Resolved(parts) = &key else {
+            return;
+        };
+        let names: u64 = parts.iter().map(|p| p.len() as u64).sum();
+        let bytes = ENTRY_OVERHEAD + names + positions.serialized_size() as u64;
         self.insert(key, Value::Vector(positions), bytes);
     }
 

@@ -130,3 +130,46 @@ fn a_value_larger_than_the_budget_is_not_kept() {
     assert!(none.get_deletion_vector("small", 0, 10).is_none());
     assert_eq!(none.stats().entries, 0);
 }
+
+#[test]
+fn resolved_equality_deletes_are_keyed_by_the_data_file_and_the_set_of_delete_files() {
+    let cache = PositionDeleteCache::default();
+    let positions = sparse(20);
+    let deletes = [
+        "s3://b/t/eq-2.parquet".to_string(),
+        "s3://b/t/eq-1.parquet".to_string(),
+    ];
+    cache.insert_resolved_equality_deletes("s3://b/t/d.parquet", &deletes, Arc::clone(&positions));
+    // the order of the delete files does not matter
+    let reversed = [deletes[1].clone(), deletes[0].clone()];
+    let hit = cache
+        .get_resolved_equality_deletes("s3://b/t/d.parquet", &reversed)
+        .expect("cached");
+    assert!(Arc::ptr_eq(&hit, &positions));
+    // one delete file fewer or more, or another data file, is another key
+    assert!(cache
+        .get_resolved_equality_deletes("s3://b/t/d.parquet", &deletes[..1])
+        .is_none());
+    let more = [
+        deletes[0].clone(),
+        deletes[1].clone(),
+        "s3://b/t/eq-3.parquet".into(),
+    ];
+    assert!(cache
+        .get_resolved_equality_deletes("s3://b/t/d.parquet", &more)
+        .is_none());
+    assert!(cache
+        .get_resolved_equality_deletes("s3://b/t/e.parquet", &deletes)
+        .is_none());
+    // a deletion vector at the data file's location is not its resolved deletes
+    assert!(cache
+        .get_deletion_vector("s3://b/t/d.parquet", 0, 0)
+        .is_none());
+    let stats = cache.stats();
+    assert_eq!(stats.entries, 1);
+    let names = ("s3://b/t/d.parquet".len() + 2 * "s3://b/t/eq-1.parquet".len()) as u64;
+    assert_eq!(
+        stats.bytes,
+        ENTRY_OVERHEAD + names + positions.serialized_size() as u64
+    );
+}

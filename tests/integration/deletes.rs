@@ -141,7 +141,7 @@ async fn positions_past_the_end_of_the_data_file_are_an_error() {
 }
 
 /// An Arrow field carrying its Iceberg field id for the Parquet writer.
-fn field_with_id(
+pub(crate) fn field_with_id(
     name: &str,
     data_type: datafusion::arrow::datatypes::DataType,
     id: i32,
@@ -154,7 +154,7 @@ fn field_with_id(
 }
 
 /// Write `batch` as a Parquet file with row groups of `row_group_rows`.
-fn write_parquet_file(
+pub(crate) fn write_parquet_file(
     path: &std::path::Path,
     batch: &datafusion::arrow::record_batch::RecordBatch,
     row_group_rows: usize,
@@ -641,7 +641,9 @@ async fn explain_analyze(ctx: &SessionContext, sql: &str) -> String {
 
 /// A data file with fragmented position deletes (v2 file or v3 deletion vector) and a
 /// later equality delete (`g = 3`): both apply, per batch or through selections, with
-/// pruning filters and `LIMIT`, and `count(*)` counts neither.
+/// pruning filters and `LIMIT`, and `count(*)` counts neither; equality deletes probed
+/// per batch, or resolved to positions by the first scan (`auto`; `resolve` under
+/// `LIMIT` too) and merged with the position deletes.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fragmented_position_deletes_compose_with_equality_deletes() {
     let gone: std::collections::HashSet<i64> = fragmented_deleted_positions().into_iter().collect();
@@ -655,9 +657,22 @@ async fn fragmented_position_deletes_compose_with_equality_deletes() {
     for dv in [false, true] {
         let dir = tempfile::tempdir().expect("tempdir");
         let table = fragmented_table(dir.path(), dv, true).await;
-        for (policy, pushdown) in [("auto", false), ("auto", true), ("selection", false)] {
-            let case = format!("dv = {dv}, position_deletes = {policy}, pushdown = {pushdown}");
+        for (policy, pushdown, equality) in [
+            ("auto", false, "probe"),
+            ("auto", true, "probe"),
+            ("selection", false, "probe"),
+            ("auto", false, "auto"),
+            ("auto", true, "auto"),
+            ("selection", false, "resolve"),
+        ] {
+            let case = format!(
+                "dv = {dv}, position_deletes = {policy}, pushdown = {pushdown}, \
+                 equality_deletes = {equality}"
+            );
             let ctx = fragmented_session(policy, pushdown, false);
+            ctx.sql(&format!("SET icefloe.equality_deletes = '{equality}'"))
+                .await
+                .expect("set");
             let provider = IcebergTableProvider::open(table.to_str().expect("utf-8"))
                 .await
                 .expect("open");
@@ -699,7 +714,18 @@ async fn fragmented_position_deletes_compose_with_equality_deletes() {
             assert_eq!(ints(&b, 0), want, "{case}");
             let plan =
                 explain_analyze(&ctx, "SELECT count(*) FROM t WHERE g = 3 OR id < 100").await;
-            assert!(plan.contains("EqualityDeleteExec"), "{case}: {plan}");
+            // resolved (by the first query, kept in the provider's cache), the equality
+            // deletes are positions: no probe, and the file is counted as resolved
+            assert_eq!(
+                plan.contains("EqualityDeleteExec"),
+                equality == "probe",
+                "{case}: {plan}"
+            );
+            assert_eq!(
+                plan.contains("iceberg_data_files_equality_resolved=1"),
+                equality != "probe",
+                "{case}: {plan}"
+            );
             assert_eq!(
                 plan.contains("PositionDeleteExec"),
                 policy == "auto",
@@ -711,7 +737,7 @@ async fn fragmented_position_deletes_compose_with_equality_deletes() {
 
 /// Write a position delete file at `delete_path` deleting rows `deleted` of the data
 /// file at `location`, and commit it to the table `w` writes (one `RowDelta`).
-fn commit_position_deletes(
+pub(crate) fn commit_position_deletes(
     w: &mut icefloe::write::LocalTableWriter,
     schema: &icefloe::spec::Schema,
     delete_path: &std::path::Path,

@@ -43,15 +43,20 @@ async fn session(table: &str) -> SessionContext {
 }
 
 async fn session_at(location: &str) -> SessionContext {
-    session_with(location, "auto").await
+    session_with(location, &[]).await
 }
 
 /// [`session_at`] with `icefloe.position_deletes = position_deletes`.
-async fn session_with(location: &str, position_deletes: &str) -> SessionContext {
+/// A session of 8 partitions over the table at `location` as `t`, with the icefloe
+/// options `settings` (name without prefix, value).
+async fn session_with(location: &str, settings: &[(&str, &str)]) -> SessionContext {
+    use datafusion::common::config::ExtensionOptions;
     // more partitions than files, and files split into ranges: each range keeps its
     // file's row selection (or its per-batch deletes) through the codec
     let mut options = icefloe::datafusion::IcefloeOptions::default();
-    options.position_deletes = position_deletes.to_string();
+    for (key, value) in settings {
+        options.set(key, value).unwrap();
+    }
     let mut config = SessionConfig::new()
         .with_target_partitions(8)
         .with_option_extension(options);
@@ -70,11 +75,11 @@ async fn round_trip(table: &str, sql: &str) -> (String, usize) {
 }
 
 async fn round_trip_at(table: &str, sql: &str) -> (String, usize) {
-    round_trip_with(table, sql, "auto").await
+    round_trip_with(table, sql, &[]).await
 }
 
-async fn round_trip_with(table: &str, sql: &str, position_deletes: &str) -> (String, usize) {
-    let ctx = session_with(table, position_deletes).await;
+async fn round_trip_with(table: &str, sql: &str, settings: &[(&str, &str)]) -> (String, usize) {
+    let ctx = session_with(table, settings).await;
     let plan = ctx
         .sql(sql)
         .await
@@ -111,7 +116,8 @@ async fn scan_with_position_deletes_round_trips() {
         ("auto", "PositionDeleteExec"),
         ("selection", "DataSourceExec"),
     ] {
-        let (plan, rows) = round_trip_with(table, "SELECT * FROM t", policy).await;
+        let (plan, rows) =
+            round_trip_with(table, "SELECT * FROM t", &[("position_deletes", policy)]).await;
         // 69 rows written, 26 deleted by position (tests/integration/deletes.rs)
         assert_eq!(rows, 43, "{policy}");
         assert!(plan.contains(node), "{policy}: {plan}");
@@ -141,25 +147,37 @@ async fn scan_with_deletion_vectors_and_initial_defaults_round_trips() {
     assert!(plan.contains("PositionDeleteExec"), "{plan}");
 }
 
+/// The equality delete table, probed per batch (`EqualityDeleteExec` through the
+/// codec).
+async fn probed_round_trip(sql: &str) -> (String, usize) {
+    let table = testdata("corpus/spark_v2_equality_deletes_partitioned");
+    let probe = [("equality_deletes", "probe")];
+    round_trip_with(table.to_str().unwrap(), sql, &probe).await
+}
+
 #[tokio::test]
 async fn equality_delete_exec_round_trips() {
-    let (plan, rows) = round_trip(
-        "corpus/spark_v2_equality_deletes_partitioned",
-        "SELECT * FROM t",
-    )
-    .await;
+    let (plan, rows) = probed_round_trip("SELECT * FROM t").await;
     assert!(plan.contains("EqualityDeleteExec"), "{plan}");
     // 26 rows survive the partition-scoped deletes (corpus README)
     assert_eq!(rows, 26);
 }
 
+/// Equality deletes resolved to positions (the default) travel as position deletes.
 #[tokio::test]
-async fn equality_delete_exec_with_predicate_round_trips() {
+async fn resolved_equality_deletes_round_trip() {
     let (plan, rows) = round_trip(
         "corpus/spark_v2_equality_deletes_partitioned",
-        "SELECT id FROM t WHERE region = 'us'",
+        "SELECT * FROM t",
     )
     .await;
+    assert!(!plan.contains("EqualityDeleteExec"), "{plan}");
+    assert_eq!(rows, 26);
+}
+
+#[tokio::test]
+async fn equality_delete_exec_with_predicate_round_trips() {
+    let (plan, rows) = probed_round_trip("SELECT id FROM t WHERE region = 'us'").await;
     assert!(plan.contains("EqualityDeleteExec"), "{plan}");
     assert!(plan.contains("predicate="), "{plan}");
     assert_eq!(rows, 12);

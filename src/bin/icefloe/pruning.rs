@@ -109,7 +109,7 @@ fn line(m: &MetricsSet) -> String {
     format!(
         "pruning: manifests {} ({} skipped by partition summaries, {} not opened: LIMIT already covered); \
          data files {} ({} skipped by partition, {} by metrics; {} with inconsistent metrics) -> {} planned ({} fully deleted); \
-         delete files kept {} (position {}, deletion vectors {}, equality {}; rows deleted by position {}); \
+         delete files kept {} (position {}, deletion vectors {}, equality {}, applied as positions to {} data files; rows deleted by position {}); \
          row groups {}; pages {}",
         get("iceberg_manifests_total"),
         get("iceberg_manifests_skipped"),
@@ -124,6 +124,7 @@ fn line(m: &MetricsSet) -> String {
         get("iceberg_position_delete_files"),
         get("iceberg_deletion_vectors"),
         get("iceberg_equality_delete_files"),
+        get("iceberg_data_files_equality_resolved"),
         get("iceberg_rows_deleted_by_position"),
         pruning_counts(m, "row_groups_pruned_statistics"),
         pruning_counts(m, "page_index_pages_pruned"),

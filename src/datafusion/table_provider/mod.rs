@@ -8,8 +8,10 @@
 //! [`statistics`](super::statistics)) for DataFusion's optimizer; top-level strings and
 //! binaries are `Utf8View`/`BinaryView` unless
 //! [`with_schema_force_view_types(false)`](IcebergTableProvider::with_schema_force_view_types).
-//! With equality deletes the scan sits under [`EqualityDeleteExec`], which applies the
-//! pushed-down filters before probing the delete keys.
+//! Equality deletes are resolved to deleted positions once per session and applied as
+//! position deletes (see `resolve`); where they are not, the scan sits under
+//! [`EqualityDeleteExec`], which applies the pushed-down filters before probing the
+//! delete keys.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -45,6 +47,7 @@ use crate::table::Table;
 use datafusion::logical_expr::dml::InsertOp;
 
 mod hidden;
+mod resolve;
 mod scan;
 
 use hidden::Hidden;
@@ -194,7 +197,8 @@ impl IcebergTableProvider {
     }
 
     /// The same table at snapshot `id`, read with the schema that snapshot was written
-    /// with (as Iceberg Java's `SnapshotUtil.schemaFor` does for time travel by id).
+    /// with (as Iceberg Java's `SnapshotUtil.schemaFor` does for time travel by id),
+    /// sharing this provider's caches (they hold immutable files only).
     /// Errors with [`crate::ErrorKind::NotFound`] naming the id.
     pub fn with_snapshot_id(self, id: i64) -> Result<Self> {
         let metadata = self.table.metadata();
@@ -205,7 +209,11 @@ impl IcebergTableProvider {
             ))
         })?;
         let schema = metadata.schema_for_snapshot(&snapshot).clone();
-        Self::at_snapshot(self.table, Some(snapshot), schema, self.view_types)
+        let caches = self.caches.clone();
+        Ok(
+            Self::at_snapshot(self.table, Some(snapshot), schema, self.view_types)?
+                .with_caches(caches),
+        )
     }
 
     /// Whether top-level `string` and `binary` columns are exposed as Arrow
@@ -253,7 +261,9 @@ impl IcebergTableProvider {
                 ))
             })?;
         let schema = metadata.current_schema().clone();
-        let mut provider = Self::at_snapshot(self.table, Some(snapshot), schema, self.view_types)?;
+        let caches = self.caches.clone();
+        let mut provider = Self::at_snapshot(self.table, Some(snapshot), schema, self.view_types)?
+            .with_caches(caches);
         provider.branch = Some(name.to_string());
         Ok(provider)
     }
@@ -439,6 +449,15 @@ impl TableProvider for IcebergTableProvider {
         }
         let cache = Some(&self.caches.position_deletes);
         let deletes = plan_deletes(&planning_table, plan.tasks, plan.delete_entries, cache).await?;
+        // Equality deletes resolved to positions (this session's, or now: `resolve`),
+        // reading through the planning FileIO so their requests count as planning.
+        let planning = Self {
+            table: planning_table.clone(),
+            ..self.clone()
+        };
+        let deletes = planning
+            .resolve_equality_deletes(state, deletes, limit)
+            .await?;
         let delete_metrics = deletes.metrics.clone();
         if let Ok(mut last) = self.last_delete_metrics.lock() {
             *last = Some(delete_metrics.clone());

@@ -14,7 +14,11 @@
 //! so a batch whose positions are contiguous (no row filter pushed into the decoder)
 //! takes a slice of it as its mask, and any other batch looks its positions up one by
 //! one. The scan must not be given a `LIMIT` (it would count deleted rows); this node
-//! does not pass limits down. Filters above it pass through to the scan.
+//! does not pass limits down. Filters above it pass through to the scan (for pruning,
+//! and for decoding under `pushdown_filters`); those the scan does not apply to rows
+//! this node takes over (so DataFusion drops its `FilterExec`): it evaluates them on each
+//! batch and drops the filtered and the deleted rows with one copy, where a `FilterExec`
+//! above would copy the batch a second time (most of it, when deletes are sparse).
 
 use std::fmt;
 use std::sync::Arc;
@@ -27,10 +31,12 @@ use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::TreeNodeRecursion;
 use datafusion::common::{DataFusionError, Result as DFResult, Statistics};
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
+use datafusion::physical_expr::utils::conjunction;
 use datafusion::physical_expr::{EquivalenceProperties, PhysicalExpr};
 use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType};
 use datafusion::physical_plan::filter_pushdown::{
     ChildPushdownResult, FilterDescription, FilterPushdownPhase, FilterPushdownPropagation,
+    PushedDown,
 };
 use datafusion::physical_plan::metrics::{
     BaselineMetrics, Count, ExecutionPlanMetricsSet, MetricBuilder, MetricsSet,
@@ -117,6 +123,9 @@ pub struct PositionDeleteExec {
     /// The input column of each row's file index (Int32).
     file_column: usize,
     output_columns: Vec<usize>,
+    /// Filters taken over from above (on the output schema): rows failing them are
+    /// dropped with the deleted ones.
+    predicate: Option<Arc<dyn PhysicalExpr>>,
     schema: SchemaRef,
     properties: Arc<PlanProperties>,
     metrics: ExecutionPlanMetricsSet,
@@ -155,10 +164,24 @@ impl PositionDeleteExec {
             pos_column,
             file_column,
             output_columns,
+            predicate: None,
             schema,
             properties,
             metrics: ExecutionPlanMetricsSet::new(),
         })
+    }
+
+    /// The same node, also dropping the rows for which `predicate` (on the output
+    /// schema) is not true.
+    pub(crate) fn with_predicate(mut self, predicate: Option<Arc<dyn PhysicalExpr>>) -> Self {
+        self.predicate = predicate;
+        self
+    }
+
+    /// The filters taken over from above, if any (for the plan codec).
+    #[cfg_attr(not(feature = "distributed"), allow(dead_code))]
+    pub(crate) fn predicate(&self) -> Option<&Arc<dyn PhysicalExpr>> {
+        self.predicate.as_ref()
     }
 
     /// Per file index, the file's deletes (for the plan codec).
@@ -182,18 +205,16 @@ fn column<'a, T: 'static>(batch: &'a RecordBatch, index: usize, what: &str) -> D
         .ok_or_else(|| DataFusionError::Internal(format!("PositionDeleteExec: {what} column")))
 }
 
-/// The rows of `batch` that survive, without the helper columns; and how many went.
-fn apply(
+/// Which rows of `batch` its file's deletes keep (`None`: all of them).
+fn live_rows(
     batch: &RecordBatch,
     files: &[Option<FileDeletes>],
     pos_column: usize,
     file_column: usize,
-    output: &[usize],
-) -> DFResult<(RecordBatch, usize)> {
+) -> DFResult<Option<BooleanBuffer>> {
     let rows = batch.num_rows();
-    let projected = batch.project(output)?;
     if rows == 0 {
-        return Ok((projected, 0));
+        return Ok(None);
     }
     let indices: &Int32Array = column(batch, file_column, "file index")?;
     let positions: &Int64Array = column(batch, pos_column, "position")?;
@@ -212,7 +233,7 @@ fn apply(
         && indices.values().iter().all(|i| *i == indices.value(0))
     {
         match file(0)? {
-            None => return Ok((projected, 0)),
+            None => return Ok(None),
             Some(deletes) => deletes.live_mask(positions),
         }
     } else {
@@ -225,12 +246,63 @@ fn apply(
         }
         BooleanBuffer::from(mask)
     };
-    let live = keep.count_set_bits();
-    if live == rows {
-        return Ok((projected, 0));
+    Ok(Some(keep))
+}
+
+/// The rows of `batch` for which `predicate` is true (a NULL drops the row).
+fn matching(predicate: &Arc<dyn PhysicalExpr>, batch: &RecordBatch) -> DFResult<BooleanBuffer> {
+    let result = predicate.evaluate(batch)?.into_array(batch.num_rows())?;
+    let mask = result
+        .as_any()
+        .downcast_ref::<BooleanArray>()
+        .ok_or_else(|| {
+            DataFusionError::Internal(format!(
+                "PositionDeleteExec: predicate {predicate} is not boolean"
+            ))
+        })?;
+    Ok(match mask.nulls() {
+        Some(nulls) => mask.values() & nulls.inner(),
+        None => mask.values().clone(),
+    })
+}
+
+/// The rows of `batch` that survive the deletes and `predicate`, without the helper
+/// columns; and how many the deletes removed.
+fn apply(
+    batch: &RecordBatch,
+    files: &[Option<FileDeletes>],
+    pos_column: usize,
+    file_column: usize,
+    output: &[usize],
+    predicate: Option<&Arc<dyn PhysicalExpr>>,
+) -> DFResult<(RecordBatch, usize)> {
+    let rows = batch.num_rows();
+    let projected = batch.project(output)?;
+    let live = live_rows(batch, files, pos_column, file_column)?;
+    let deleted = live.as_ref().map_or(0, |l| rows - l.count_set_bits());
+    let keep = match (predicate, live) {
+        (None, None) => return Ok((projected, 0)),
+        (None, Some(live)) => live,
+        (Some(p), live) => match (matching(p, &projected), live) {
+            (Ok(matched), None) => matched,
+            (Ok(matched), Some(live)) => &matched & &live,
+            (Err(e), None) => return Err(e),
+            // The filter may fail on a deleted row (`10 / (id - 2)` where the row with
+            // id 2 is deleted), as it would not above this node: then it is evaluated
+            // on the surviving rows alone, and fails only if one of them makes it.
+            (Err(_), Some(live)) => {
+                let survivors = filter_record_batch(&projected, &BooleanArray::new(live, None))?;
+                let matched = matching(p, &survivors)?;
+                let kept = filter_record_batch(&survivors, &BooleanArray::new(matched, None))?;
+                return Ok((kept, deleted));
+            }
+        },
+    };
+    if keep.count_set_bits() == rows {
+        return Ok((projected, deleted));
     }
     let mask = BooleanArray::new(keep, None);
-    Ok((filter_record_batch(&projected, &mask)?, rows - live))
+    Ok((filter_record_batch(&projected, &mask)?, deleted))
 }
 
 impl DisplayAs for PositionDeleteExec {
@@ -240,7 +312,11 @@ impl DisplayAs for PositionDeleteExec {
         write!(
             f,
             "PositionDeleteExec: files={with}, deleted_positions={deleted}"
-        )
+        )?;
+        if let Some(p) = &self.predicate {
+            write!(f, ", predicate={p}")?;
+        }
+        Ok(())
     }
 }
 
@@ -259,9 +335,12 @@ impl ExecutionPlan for PositionDeleteExec {
 
     fn apply_expressions(
         &self,
-        _f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> DFResult<TreeNodeRecursion>,
+        f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> DFResult<TreeNodeRecursion>,
     ) -> DFResult<TreeNodeRecursion> {
-        Ok(TreeNodeRecursion::Continue)
+        match &self.predicate {
+            Some(p) => f(p),
+            None => Ok(TreeNodeRecursion::Continue),
+        }
     }
 
     /// Filters above pass through to the scan (its columns keep their indices here), for
@@ -276,13 +355,39 @@ impl ExecutionPlan for PositionDeleteExec {
         FilterDescription::from_children(parent_filters, &self.children())
     }
 
+    /// The filters of a `FilterExec` above (the `Pre` phase) that the scan does not apply
+    /// to rows are taken over: this node evaluates them (see the module docs), so the
+    /// `FilterExec` goes. Dynamic filters (the `Post` phase) stay with the scan alone.
     fn handle_child_pushdown_result(
         &self,
-        _phase: FilterPushdownPhase,
+        phase: FilterPushdownPhase,
         child_pushdown_result: ChildPushdownResult,
         _config: &ConfigOptions,
     ) -> DFResult<FilterPushdownPropagation<Arc<dyn ExecutionPlan>>> {
-        Ok(FilterPushdownPropagation::if_all(child_pushdown_result))
+        if phase != FilterPushdownPhase::Pre {
+            return Ok(FilterPushdownPropagation::if_all(child_pushdown_result));
+        }
+        let mut taken = vec![];
+        let mut results = vec![];
+        for filter in &child_pushdown_result.parent_filters {
+            if matches!(filter.all(), PushedDown::No) {
+                taken.push(Arc::clone(&filter.filter));
+            }
+            results.push(PushedDown::Yes);
+        }
+        let propagation = FilterPushdownPropagation::with_parent_pushdown_result(results);
+        if taken.is_empty() {
+            return Ok(propagation);
+        }
+        let predicate = conjunction(self.predicate.iter().cloned().chain(taken));
+        let node = PositionDeleteExec::try_new(
+            Arc::clone(&self.input),
+            Arc::clone(&self.files),
+            self.pos_column,
+            self.file_column,
+        )?
+        .with_predicate(Some(predicate));
+        Ok(propagation.with_updated_node(Arc::new(node)))
     }
 
     fn with_new_children(
@@ -294,12 +399,15 @@ impl ExecutionPlan for PositionDeleteExec {
                 "PositionDeleteExec takes one child".into(),
             ));
         }
-        Ok(Arc::new(PositionDeleteExec::try_new(
-            children.swap_remove(0),
-            Arc::clone(&self.files),
-            self.pos_column,
-            self.file_column,
-        )?))
+        Ok(Arc::new(
+            PositionDeleteExec::try_new(
+                children.swap_remove(0),
+                Arc::clone(&self.files),
+                self.pos_column,
+                self.file_column,
+            )?
+            .with_predicate(self.predicate.clone()),
+        ))
     }
 
     fn execute(
@@ -311,16 +419,18 @@ impl ExecutionPlan for PositionDeleteExec {
         let files = Arc::clone(&self.files);
         let (pos, file) = (self.pos_column, self.file_column);
         let output = self.output_columns.clone();
+        let predicate = self.predicate.clone();
         let removed: Count =
             MetricBuilder::new(&self.metrics).counter("rows_deleted_by_position", partition);
         let baseline = BaselineMetrics::new(&self.metrics, partition);
         let stream = input
             .and_then(move |batch| {
                 let timer = baseline.elapsed_compute().timer();
-                let result = apply(&batch, &files, pos, file, &output).map(|(b, n)| {
-                    removed.add(n);
-                    b
-                });
+                let result =
+                    apply(&batch, &files, pos, file, &output, predicate.as_ref()).map(|(b, n)| {
+                        removed.add(n);
+                        b
+                    });
                 timer.done();
                 if let Ok(b) = &result {
                     baseline.record_output(b.num_rows());

@@ -537,18 +537,20 @@ async fn fragmented_deletes_are_exact_with_pruning_pushed_filters_and_limit() {
                 // no column read: the scan returns positions only
                 let b = sql("SELECT count(*) AS n FROM t").await;
                 assert_eq!(ints(&b, 0), vec![kept.len() as i64], "{case}");
-                // the deletes are fragmented: applied per batch unless selections are asked for
+                // the deletes are fragmented: applied per batch unless selections are
+                // asked for
                 let plan = explain_analyze(
                     &ctx,
                     "SELECT count(*) AS n, sum(id) AS s FROM t WHERE id >= 12345 AND id < 30001",
                 )
                 .await;
+                let per_batch = policy != "selection";
                 assert_eq!(
                     plan.contains("PositionDeleteExec"),
-                    policy != "selection",
+                    per_batch,
                     "{case}: {plan}"
                 );
-                if policy != "selection" {
+                if per_batch {
                     // row groups pruned by the filter given to the scan; rows deleted per batch
                     assert!(
                         plan.contains("row_groups_pruned_statistics=8 total \u{2192} 3 matched"),
@@ -730,6 +732,84 @@ async fn fragmented_position_deletes_compose_with_equality_deletes() {
                 plan.contains("PositionDeleteExec"),
                 policy == "auto",
                 "{case}: {plan}"
+            );
+        }
+    }
+}
+
+/// A filter above per-batch deletes is taken over by `PositionDeleteExec` (no
+/// `FilterExec` left; one batch copy) unless the reader applies it while decoding
+/// (`pushdown_filters`); either way the rows are exact. Taken over, a filter that fails
+/// only on a deleted row does not fail the query, where one failing on a live row does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn filters_above_per_batch_deletes_are_taken_over_exactly() {
+    let deleted = fragmented_deleted_positions();
+    let gone: std::collections::HashSet<i64> = deleted.iter().copied().collect();
+    let kept: Vec<i64> = (0..FRAGMENTED_ROWS).filter(|i| !gone.contains(i)).collect();
+    // a deleted row with a live row 10 before it, and a live row
+    let d = *deleted
+        .iter()
+        .find(|d| **d > 100 && !gone.contains(&(**d - 10)))
+        .expect("a deleted row");
+    let live = kept[kept.len() / 2];
+    for dv in [false, true] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let table = fragmented_table(dir.path(), dv, false).await;
+        for pushdown in [false, true] {
+            let case = format!("dv = {dv}, pushdown = {pushdown}");
+            let ctx = fragmented_session("filter", pushdown, false);
+            let provider = IcebergTableProvider::open(table.to_str().expect("utf-8"))
+                .await
+                .expect("open");
+            ctx.register_table("t", Arc::new(provider))
+                .expect("register");
+            let sql = "SELECT count(*) AS n, sum(id) AS s FROM t WHERE id % 3 = 1 AND id < 30000";
+            let b = ctx
+                .sql(sql)
+                .await
+                .expect("sql")
+                .collect()
+                .await
+                .expect("run");
+            let want: Vec<i64> = kept
+                .iter()
+                .copied()
+                .filter(|i| i % 3 == 1 && *i < 30000)
+                .collect();
+            assert_eq!(
+                (ints(&b, 0)[0], ints(&b, 1)[0]),
+                (want.len() as i64, want.iter().sum::<i64>()),
+                "{case}"
+            );
+            // per batch, the filter taken over; under pushdown_filters, the reader
+            // applies it
+            let plan = explain_analyze(&ctx, sql).await;
+            assert!(!plan.contains("FilterExec"), "{case}: {plan}");
+            assert!(plan.contains("PositionDeleteExec"), "{case}: {plan}");
+            let taken = plan
+                .lines()
+                .any(|l| l.contains("PositionDeleteExec") && l.contains("predicate="));
+            assert_eq!(taken, !pushdown, "{case}: {plan}");
+            if pushdown {
+                // the reader evaluates filters on every decoded row, deleted ones too
+                // (README, "Position deletes and deletion vectors")
+                continue;
+            }
+            // 10 / (id - d) divides by zero only on the deleted row d; it is negative
+            // (so the row fails `>= 0`) for the ten rows before d
+            let sql = format!("SELECT count(*) AS n FROM t WHERE 10 / (id - {d}) >= 0");
+            let b = ctx.sql(&sql).await.expect("sql").collect().await;
+            let b = b.unwrap_or_else(|e| panic!("{case}: {e}"));
+            let want = kept.iter().filter(|i| !(d - 10..d).contains(*i)).count();
+            assert_eq!(ints(&b, 0)[0], want as i64, "{case}");
+            let sql = format!("SELECT count(*) AS n FROM t WHERE 10 / (id - {live}) >= 0");
+            let err = match ctx.sql(&sql).await.expect("sql").collect().await {
+                Ok(_) => panic!("{case}: dividing by zero on live row {live} did not fail"),
+                Err(e) => e.to_string(),
+            };
+            assert!(
+                err.to_lowercase().contains("divide by zero"),
+                "{case}: {err}"
             );
         }
     }

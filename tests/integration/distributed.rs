@@ -127,6 +127,27 @@ async fn scan_with_position_deletes_round_trips() {
             "{policy}: {plan}"
         );
     }
+    // a filter above per-batch deletes is taken over by PositionDeleteExec and crosses
+    // the codec with it
+    let (plan, rows) = round_trip_with(
+        table,
+        "SELECT * FROM t WHERE id % 2 = 0",
+        &[("position_deletes", "filter")],
+    )
+    .await;
+    assert!(
+        plan.lines()
+            .any(|l| l.contains("PositionDeleteExec") && l.contains("predicate=")),
+        "{plan}"
+    );
+    assert!(!plan.contains("FilterExec"), "{plan}");
+    let (_, unfiltered) = round_trip_with(
+        table,
+        "SELECT * FROM t WHERE id % 2 = 0",
+        &[("position_deletes", "selection")],
+    )
+    .await;
+    assert_eq!(rows, unfiltered);
 }
 
 #[tokio::test]

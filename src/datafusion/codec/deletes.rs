@@ -1,5 +1,5 @@
 //! The delete nodes of [`IcebergPhysicalCodec`]: [`PositionDeleteExec`] (each file's
-//! deleted positions as serialized roaring bitmaps) and [`EqualityDeleteExec`] (its
+//! deleted positions as serialized roaring bitmaps, and the filters it took over) and [`EqualityDeleteExec`] (its
 //! delete files, scopes, key schemas and pre-probe predicate).
 
 use super::*;
@@ -47,6 +47,7 @@ impl IcebergPhysicalCodec {
     pub(super) fn encode_position_deletes(
         &self,
         exec: &PositionDeleteExec,
+        proto_converter: &dyn PhysicalProtoConverterExtension,
     ) -> DFResult<EncodedNode> {
         let (pos_column, file_column) = exec.columns();
         let mut files = vec![];
@@ -66,12 +67,22 @@ impl IcebergPhysicalCodec {
             file_column,
             files,
         };
+        let predicate = exec
+            .predicate()
+            .map(|p| {
+                Ok::<_, DataFusionError>(
+                    proto_converter
+                        .physical_expr_to_proto(p, self)?
+                        .encode_to_vec(),
+                )
+            })
+            .transpose()?;
         Ok(EncodedNode {
             kind: POSITION_DELETES.to_string(),
             state: to_json(&state)?,
             plan: vec![],
             values,
-            predicate: None,
+            predicate,
             projection: None,
         })
     }
@@ -80,6 +91,8 @@ impl IcebergPhysicalCodec {
         &self,
         node: &EncodedNode,
         inputs: &[Arc<dyn ExecutionPlan>],
+        ctx: &TaskContext,
+        proto_converter: &dyn PhysicalProtoConverterExtension,
     ) -> DFResult<Arc<dyn ExecutionPlan>> {
         let [input] = inputs else {
             return Err(codec_error("PositionDeleteExec takes one input"));
@@ -103,12 +116,26 @@ impl IcebergPhysicalCodec {
         if values.next().is_some() {
             return Err(codec_error("more deleted-position sets than files"));
         }
-        Ok(Arc::new(PositionDeleteExec::try_new(
+        let exec = PositionDeleteExec::try_new(
             Arc::clone(input),
             Arc::new(files),
             state.pos_column,
             state.file_column,
-        )?))
+        )?;
+        // the predicate is on the node's output schema
+        let predicate = match &node.predicate {
+            Some(bytes) => {
+                let expr: protobuf::PhysicalExprNode = decode_message(bytes, "predicate")?;
+                let decode_ctx = PhysicalPlanDecodeContext::new(ctx, self);
+                Some(proto_converter.proto_to_physical_expr(
+                    &expr,
+                    exec.schema().as_ref(),
+                    &decode_ctx,
+                )?)
+            }
+            None => None,
+        };
+        Ok(Arc::new(exec.with_predicate(predicate)))
     }
 
     pub(super) fn encode_equality_deletes(

@@ -15,8 +15,9 @@
 //!   applied per batch) are carried by name, with the scan's projection, which
 //!   `datafusion-proto` could not decode without them.
 //! - **[`PositionDeleteExec`]**: each file's deleted positions (a serialized
-//!   `RoaringTreemap`, the portable format of the Roaring spec) and row count, and the
-//!   positions of its two hidden input columns; its input is a child plan.
+//!   `RoaringTreemap`, the portable format of the Roaring spec) and row count, the
+//!   positions of its two hidden input columns and the filters it took over from
+//!   above; its input is a child plan.
 //! - **[`EqualityDeleteExec`]**: its delete files (the manifest fields the loader reads:
 //!   location, format, size, record count, `equality_ids`, sequence numbers, spec id),
 //!   their scopes and key schemas, the pre-probe predicate, the hidden-column positions
@@ -118,7 +119,8 @@ struct EncodedNode {
     /// expressions of its sort (`PhysicalExprNode`s), in order.
     #[prost(bytes = "vec", repeated, tag = "4")]
     values: Vec<Vec<u8>>,
-    /// Equality deletes: the pre-probe predicate (`PhysicalExprNode`), if any.
+    /// Equality deletes: the pre-probe predicate; position deletes: the filters taken
+    /// over from above (`PhysicalExprNode`), if any.
     #[prost(bytes = "vec", optional, tag = "5")]
     predicate: Option<Vec<u8>>,
     /// Scan with virtual columns: its projection (a `ProjectionExprs` message), taken
@@ -547,7 +549,7 @@ impl PhysicalExtensionCodec for IcebergPhysicalCodec {
         match node.kind.as_str() {
             SCAN => self.decode_scan(&node, ctx, proto_converter),
             EQUALITY_DELETES => self.decode_equality_deletes(&node, inputs, ctx, proto_converter),
-            POSITION_DELETES => self.decode_position_deletes(&node, inputs),
+            POSITION_DELETES => self.decode_position_deletes(&node, inputs, ctx, proto_converter),
             DATA_FILE_WRITER => self.decode_data_file_writer(&node, inputs, ctx, proto_converter),
             other => Err(codec_error(format!("unknown icefloe plan node '{other}'"))),
         }
@@ -580,7 +582,7 @@ impl PhysicalExtensionCodec for IcebergPhysicalCodec {
         } else if let Some(exec) = node.downcast_ref::<EqualityDeleteExec>() {
             self.encode_equality_deletes(exec, proto_converter)?
         } else if let Some(exec) = node.downcast_ref::<PositionDeleteExec>() {
-            self.encode_position_deletes(exec)?
+            self.encode_position_deletes(exec, proto_converter)?
         } else if let Some(exec) = node.downcast_ref::<IcebergDataFileWriterExec>() {
             self.encode_data_file_writer(exec, proto_converter)?
         } else {

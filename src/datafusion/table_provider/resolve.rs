@@ -271,3 +271,54 @@ fn add_live_positions(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use datafusion::arrow::array::{Int64Array, StringArray};
+    use datafusion::arrow::datatypes::{Field, Schema};
+
+    fn batch(rows: &[(&str, i64)]) -> RecordBatch {
+        RecordBatch::try_new(
+            Arc::new(Schema::new(vec![
+                Field::new(FILE_COLUMN, DataType::Utf8, false),
+                Field::new(POS_COLUMN, DataType::Int64, false),
+            ])),
+            vec![
+                Arc::new(StringArray::from_iter_values(rows.iter().map(|r| r.0))),
+                Arc::new(Int64Array::from_iter_values(rows.iter().map(|r| r.1))),
+            ],
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn live_positions_are_gathered_per_file_across_runs_and_batches() {
+        let by_path = HashMap::from([("a".to_string(), 0), ("b".to_string(), 1)]);
+        let mut live = vec![RoaringTreemap::new(), RoaringTreemap::new()];
+        let first = batch(&[("a", 0), ("a", 1), ("a", 2), ("b", 5), ("a", 3), ("a", 7)]);
+        add_live_positions(&first, 0, 1, &by_path, &mut live).unwrap();
+        // a later batch of a range of file a read by another partition, lower positions
+        let second = batch(&[("b", 6), ("a", 5), ("a", 6)]);
+        add_live_positions(&second, 0, 1, &by_path, &mut live).unwrap();
+        assert_eq!(live[0].iter().collect::<Vec<_>>(), [0, 1, 2, 3, 5, 6, 7]);
+        assert_eq!(live[1].iter().collect::<Vec<_>>(), [5, 6]);
+    }
+
+    #[test]
+    fn a_row_of_an_unknown_file_or_a_negative_position_is_an_error() {
+        let by_path = HashMap::from([("a".to_string(), 0)]);
+        let mut live = vec![RoaringTreemap::new()];
+        let err = add_live_positions(&batch(&[("c", 0)]), 0, 1, &by_path, &mut live)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("data file 'c', which it did not read"),
+            "{err}"
+        );
+        let err = add_live_positions(&batch(&[("a", -1)]), 0, 1, &by_path, &mut live)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("negative row position in 'a'"), "{err}");
+    }
+}

@@ -44,6 +44,43 @@ struct EqualityState {
 }
 
 impl IcebergPhysicalCodec {
+    /// A delete node's predicate as an encoded `PhysicalExprNode`.
+    fn encode_predicate(
+        &self,
+        predicate: Option<&Arc<dyn PhysicalExpr>>,
+        proto_converter: &dyn PhysicalProtoConverterExtension,
+    ) -> DFResult<Option<Vec<u8>>> {
+        predicate
+            .map(|p| {
+                Ok::<_, DataFusionError>(
+                    proto_converter
+                        .physical_expr_to_proto(p, self)?
+                        .encode_to_vec(),
+                )
+            })
+            .transpose()
+    }
+
+    /// The predicate of an encoded delete node, bound to `schema`.
+    fn decode_predicate(
+        &self,
+        node: &EncodedNode,
+        schema: &datafusion::arrow::datatypes::SchemaRef,
+        ctx: &TaskContext,
+        proto_converter: &dyn PhysicalProtoConverterExtension,
+    ) -> DFResult<Option<Arc<dyn PhysicalExpr>>> {
+        let Some(bytes) = &node.predicate else {
+            return Ok(None);
+        };
+        let expr: protobuf::PhysicalExprNode = decode_message(bytes, "predicate")?;
+        let decode_ctx = PhysicalPlanDecodeContext::new(ctx, self);
+        Ok(Some(proto_converter.proto_to_physical_expr(
+            &expr,
+            schema.as_ref(),
+            &decode_ctx,
+        )?))
+    }
+
     pub(super) fn encode_position_deletes(
         &self,
         exec: &PositionDeleteExec,
@@ -67,16 +104,7 @@ impl IcebergPhysicalCodec {
             file_column,
             files,
         };
-        let predicate = exec
-            .predicate()
-            .map(|p| {
-                Ok::<_, DataFusionError>(
-                    proto_converter
-                        .physical_expr_to_proto(p, self)?
-                        .encode_to_vec(),
-                )
-            })
-            .transpose()?;
+        let predicate = self.encode_predicate(exec.predicate(), proto_converter)?;
         Ok(EncodedNode {
             kind: POSITION_DELETES.to_string(),
             state: to_json(&state)?,
@@ -123,18 +151,7 @@ impl IcebergPhysicalCodec {
             state.file_column,
         )?;
         // the predicate is on the node's output schema
-        let predicate = match &node.predicate {
-            Some(bytes) => {
-                let expr: protobuf::PhysicalExprNode = decode_message(bytes, "predicate")?;
-                let decode_ctx = PhysicalPlanDecodeContext::new(ctx, self);
-                Some(proto_converter.proto_to_physical_expr(
-                    &expr,
-                    exec.schema().as_ref(),
-                    &decode_ctx,
-                )?)
-            }
-            None => None,
-        };
+        let predicate = self.decode_predicate(node, &exec.schema(), ctx, proto_converter)?;
         Ok(Arc::new(exec.with_predicate(predicate)))
     }
 
@@ -174,16 +191,7 @@ impl IcebergPhysicalCodec {
             });
             values.push(protobuf::Schema::try_from(group.key_schema.as_ref())?.encode_to_vec());
         }
-        let predicate = parts
-            .predicate
-            .map(|p| {
-                Ok::<_, DataFusionError>(
-                    proto_converter
-                        .physical_expr_to_proto(p, self)?
-                        .encode_to_vec(),
-                )
-            })
-            .transpose()?;
+        let predicate = self.encode_predicate(parts.predicate, proto_converter)?;
         let state = EqualityState {
             file_io: FileIoState::of(parts.loader.file_io()),
             groups,
@@ -247,18 +255,7 @@ impl IcebergPhysicalCodec {
                 files,
             });
         }
-        let predicate = match &node.predicate {
-            Some(bytes) => {
-                let expr: protobuf::PhysicalExprNode = decode_message(bytes, "predicate")?;
-                let decode_ctx = PhysicalPlanDecodeContext::new(ctx, self);
-                Some(proto_converter.proto_to_physical_expr(
-                    &expr,
-                    input.schema().as_ref(),
-                    &decode_ctx,
-                )?)
-            }
-            None => None,
-        };
+        let predicate = self.decode_predicate(node, &input.schema(), ctx, proto_converter)?;
         let loader = Arc::new(EqualityDeleteLoader::new(state.file_io.rebuild()?));
         Ok(Arc::new(EqualityDeleteExec::try_new(
             Arc::clone(input),

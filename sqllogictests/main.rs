@@ -149,9 +149,11 @@ fn test_files(filter: Option<&str>) -> std::io::Result<Vec<PathBuf>> {
 }
 
 async fn new_db() -> Result<IcefloeDb, DbError> {
+    // icefloe's options (SET icefloe.…), without the rest of register_iceberg_options
     let config = SessionConfig::new()
         .with_target_partitions(4)
-        .with_information_schema(true);
+        .with_information_schema(true)
+        .with_option_extension(icefloe::datafusion::IcefloeOptions::default());
     let ctx = SessionContext::new_with_config(config);
     icefloe::register_iceberg_factory(&ctx);
     icefloe::datafusion::register_iceberg_functions(&ctx);

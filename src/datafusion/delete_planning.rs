@@ -126,6 +126,17 @@ pub(crate) struct PositionDeletes {
 }
 
 impl PositionDeletes {
+    /// The deletes `deleted` (non-empty, all below `total_rows`) of a file of
+    /// `total_rows` rows, fragmented or not (see [`ROWS_PER_RUN_FRAGMENTED`]).
+    pub fn new(deleted: RoaringTreemap, total_rows: u64) -> Self {
+        let fragmented = runs(&deleted).saturating_mul(ROWS_PER_RUN_FRAGMENTED) > total_rows;
+        Self {
+            deleted: Arc::new(deleted),
+            total_rows,
+            fragmented,
+        }
+    }
+
     /// Whether `policy` applies them per batch after decoding.
     pub fn per_batch(&self, policy: PositionDeletePolicy) -> bool {
         match policy {
@@ -311,13 +322,7 @@ pub(crate) async fn plan_deletes(
                         )));
                     }
                     if !deleted.is_empty() {
-                        let fragmented =
-                            runs(&deleted).saturating_mul(ROWS_PER_RUN_FRAGMENTED) > total;
-                        position = Some(PositionDeletes {
-                            deleted: Arc::new(deleted),
-                            total_rows: total,
-                            fragmented,
-                        });
+                        position = Some(PositionDeletes::new(deleted, total));
                     }
                 }
                 let file = PlannedFile {

@@ -37,8 +37,7 @@ use futures::TryStreamExt;
 use roaring::RoaringTreemap;
 
 use crate::datafusion::delete_planning::{
-    runs, DeletePlan, EqualityDeletePolicy, PositionDeletes, NO_EQUALITY_DELETES,
-    ROWS_PER_RUN_FRAGMENTED,
+    DeletePlan, EqualityDeletePolicy, PositionDeletes, NO_EQUALITY_DELETES,
 };
 use crate::datafusion::options::IcefloeOptions;
 use crate::error::{Error, Result};
@@ -137,12 +136,7 @@ impl IcebergTableProvider {
                     plan.metrics.data_files_fully_deleted += 1;
                     continue;
                 }
-                let fragmented = runs(&deleted).saturating_mul(ROWS_PER_RUN_FRAGMENTED) > total;
-                file.position = Some(PositionDeletes {
-                    deleted: Arc::new(deleted),
-                    total_rows: total,
-                    fragmented,
-                });
+                file.position = Some(PositionDeletes::new(deleted, total));
             }
             plan.files.push(file);
         }

@@ -6,6 +6,7 @@
 //! cargo bench --bench side_by_side -- --sf 1 [--iterations 5] [--queries 1,6,18]
 //!     [--data DIR] [--tpchgen PATH] [--parts 4] [--refresh 5]
 //!     [--python PATH | --no-python] [--peers duckdb,pyiceberg] [--peer-iterations N]
+//!     [--explain DIR]
 //! ```
 //!
 //! Data: `tpchgen-cli` (from `--tpchgen`, `$TPCHGEN_CLI` or `PATH`) writes
@@ -26,6 +27,10 @@
 //! per engine), `--peer-iterations N` times (default and at most `--iterations`); the
 //! sides' order rotates every iteration. Their results are compared with icefloe's as
 //! numbers within a tolerance (`common/approx_rows.rs`); a peer's failure shows in its cell.
+//!
+//! With `--explain DIR`, after its timed runs each query runs once more per side under
+//! `EXPLAIN ANALYZE`, written to `DIR/qNN-icefloe.txt` and `DIR/qNN-listing.txt`, to
+//! compare where the two spend their time (the scans' `time_elapsed_opening`, …).
 
 #[path = "common/approx_rows.rs"]
 mod approx_rows;
@@ -225,6 +230,15 @@ async fn main() -> Result<(), BoxError> {
                         }
                     }
                 }
+            }
+        }
+        if let Some(dir) = args.get("explain") {
+            let dir = PathBuf::from(dir);
+            std::fs::create_dir_all(&dir)?;
+            for (ctx, name) in [(&iceberg, "icefloe"), (&listing, "listing")] {
+                let (batches, _) = run(ctx, &format!("EXPLAIN ANALYZE {sql}")).await?;
+                let text = datafusion::arrow::util::pretty::pretty_format_batches(&batches)?;
+                std::fs::write(dir.join(format!("q{q:02}-{name}.txt")), text.to_string())?;
             }
         }
         let (ma, mb) = (median(ta), median(tb));

@@ -275,7 +275,15 @@ impl FileIO {
     pub fn store(&self, store_url: &str) -> Result<Arc<dyn ObjectStore>> {
         let store = self.base_store(store_url)?;
         Ok(match &self.observer {
-            Some(observer) => Arc::new(CountingStore::new(store, Arc::clone(observer))),
+            Some(observer) => {
+                let counting = CountingStore::new(store, Arc::clone(observer));
+                // the local file system reads each range as asked
+                Arc::new(if store_url == "file://" {
+                    counting.reading_ranges_exactly()
+                } else {
+                    counting
+                })
+            }
             None => store,
         })
     }

@@ -3,8 +3,12 @@
 //!
 //! ```text
 //! cargo bench --bench deletes -- [--sf 1] [--commits 300] [--keys 1000]
-//!     [--iterations 5] [--data DIR] [--corpus ../shared/corpus]
+//!     [--iterations 5] [--data DIR] [--corpus ../shared/corpus] [--only TEXT]
 //! ```
+//!
+//! `--only TEXT` runs only the position-delete rows whose table, way and query (as
+//! printed: `10% random, v3 deletion vectors, per batch (auto) | count, sum`) contain
+//! TEXT, and skips the equality-delete part (to profile one case).
 //!
 //! * **Position deletes and deletion vectors**: TPC-H `lineitem` (the files under
 //!   `DATA/tpch-sfN/parquet/lineitem`, made by `tpchgen-cli` when missing) as an Iceberg
@@ -400,6 +404,12 @@ async fn main() -> Result<(), BoxError> {
                 ]
             };
             for (policy, position_deletes, force_selectors) in policies {
+                if let Some(only) = args.get("only") {
+                    let row = format!("{label}, {policy} | {query}");
+                    if !row.contains(&only) && loc != plain.as_path() {
+                        continue;
+                    }
+                }
                 let ctx = register_with(loc, position_deletes, *force_selectors).await?;
                 let (cold, med, rows) = time_query(&ctx, sql, iterations).await?;
                 let live = live_rows(&ctx).await?;
@@ -435,6 +445,9 @@ async fn main() -> Result<(), BoxError> {
         }
     }
 
+    if args.has("only") {
+        return Ok(());
+    }
     // Equality deletes: the upsert chain.
     let chain = data.join(format!("deletes/upsert-chain-{commits}x{keys}"));
     let (want_count, want_sum) = build_upsert_chain(&chain, commits, keys)?;

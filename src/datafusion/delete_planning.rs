@@ -23,13 +23,11 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use datafusion::parquet::arrow::arrow_reader::RowSelection;
 use futures::stream::{self, StreamExt, TryStreamExt};
-use roaring::RoaringTreemap;
 
+pub(crate) use crate::delete::PositionDeletes;
 use crate::delete::{
-    row_selection, DeleteFileIndex, EqualityDeleteLoader, PositionDeleteCache,
-    PositionDeleteLoader, GLOBAL_SCOPE,
+    DeleteFileIndex, EqualityDeleteLoader, PositionDeleteCache, PositionDeleteLoader, GLOBAL_SCOPE,
 };
 use crate::error::{Error, Result};
 use crate::scan::FileScanTask;
@@ -42,15 +40,6 @@ const DELETE_LOAD_CONCURRENCY: usize = 16;
 /// A data file's hidden sequence number when no equality delete applies to it: no
 /// delete can have a greater one, so probing never deletes its rows.
 pub(crate) const NO_EQUALITY_DELETES: i64 = i64::MAX;
-
-/// A file's position deletes are *fragmented* when they form more than one run of
-/// consecutive deleted rows per this many rows of the file on average. Then no Parquet
-/// page (at most 20,000 rows as DataFusion writes them, usually fewer) and no decoded
-/// batch (8,192 rows) is deleted whole, so a row selection skips no I/O, while its
-/// cost grows with the number of runs (DataFusion 55 and parquet 59 split and re-count
-/// the file's selectors for every row group). Chosen by measurement: see
-/// `benches/README.md`, "Fragmented position deletes and deletion vectors".
-pub(crate) const ROWS_PER_RUN_FRAGMENTED: u64 = 4096;
 
 /// How a scan applies position deletes and deletion vectors (the session option
 /// `icefloe.position_deletes`).
@@ -66,6 +55,15 @@ pub enum PositionDeletePolicy {
 }
 
 impl PositionDeletePolicy {
+    /// Whether this policy applies `position` per batch after decoding.
+    pub(crate) fn per_batch(self, position: &PositionDeletes) -> bool {
+        match self {
+            Self::Auto => position.fragmented,
+            Self::Selection => false,
+            Self::Filter => true,
+        }
+    }
+
     /// Parse `auto`, `selection` or `filter` (case-insensitive).
     ///
     /// Errors: [`crate::ErrorKind::InvalidArgument`] for another value.
@@ -112,59 +110,6 @@ impl EqualityDeletePolicy {
             ))),
         }
     }
-}
-
-/// The position deletes of one data file, as planned.
-#[derive(Debug, Clone)]
-pub(crate) struct PositionDeletes {
-    /// The deleted positions, all below the file's row count, at least one.
-    pub deleted: Arc<RoaringTreemap>,
-    /// The file's row count (`record_count`).
-    pub total_rows: u64,
-    /// Whether they are fragmented (see [`ROWS_PER_RUN_FRAGMENTED`]).
-    pub fragmented: bool,
-}
-
-impl PositionDeletes {
-    /// The deletes `deleted` (non-empty, all below `total_rows`) of a file of
-    /// `total_rows` rows, fragmented or not (see [`ROWS_PER_RUN_FRAGMENTED`]).
-    pub fn new(deleted: RoaringTreemap, total_rows: u64) -> Self {
-        let fragmented = runs(&deleted).saturating_mul(ROWS_PER_RUN_FRAGMENTED) > total_rows;
-        Self {
-            deleted: Arc::new(deleted),
-            total_rows,
-            fragmented,
-        }
-    }
-
-    /// Whether `policy` applies them per batch after decoding.
-    pub fn per_batch(&self, policy: PositionDeletePolicy) -> bool {
-        match policy {
-            PositionDeletePolicy::Auto => self.fragmented,
-            PositionDeletePolicy::Selection => false,
-            PositionDeletePolicy::Filter => true,
-        }
-    }
-
-    /// The surviving rows as a Parquet row selection.
-    ///
-    /// Errors: see [`row_selection`].
-    pub fn selection(&self, data_file_path: &str) -> Result<RowSelection> {
-        row_selection(&self.deleted, self.total_rows, data_file_path)
-    }
-}
-
-/// The number of runs of consecutive positions in `deleted`.
-pub(crate) fn runs(deleted: &RoaringTreemap) -> u64 {
-    let mut runs = 0;
-    let mut next = None;
-    for p in deleted.iter() {
-        if next != Some(p) {
-            runs += 1;
-        }
-        next = p.checked_add(1);
-    }
-    runs
 }
 
 /// One data file to scan, with its deletes planned.
@@ -267,8 +212,8 @@ pub(crate) async fn plan_deletes(
     let index = DeleteFileIndex::for_table(metadata, delete_entries.iter().cloned())?;
     let file_io = table.file_io().clone();
     let loader = match cache {
-        Some(c) => PositionDeleteLoader::with_cache(file_io, Arc::clone(c)),
-        None => PositionDeleteLoader::new(file_io),
+        Some(c) => PositionDeleteLoader::with_cache(file_io.clone(), Arc::clone(c)),
+        None => PositionDeleteLoader::new(file_io.clone()),
     };
 
     // Scope ids of the data files' partitions (for partition-scoped equality deletes).
@@ -282,7 +227,7 @@ pub(crate) async fn plan_deletes(
 
     let planned: Vec<(Option<PlannedFile>, Vec<Arc<ManifestEntry>>, u64)> = stream::iter(tasks)
         .map(|task| {
-            let (index, loader, scopes) = (&index, &loader, &scopes);
+            let (index, loader, scopes, file_io) = (&index, &loader, &scopes, &file_io);
             async move {
                 let applicable = index.for_data_file(&task.entry)?;
                 let (positional, equality): (Vec<_>, Vec<_>) = applicable
@@ -304,8 +249,29 @@ pub(crate) async fn plan_deletes(
                 let position_deletes = positional.clone();
                 if !positional.is_empty() {
                     let data_path = &task.data_file().file_path;
-                    let deleted = loader.deleted_positions(data_path, &positional).await?;
                     let total = u64::try_from(task.data_file().record_count).unwrap_or(0);
+                    let planned_key = match cache {
+                        Some(c) => Some((c, planned_key(&file_io, data_path, &positional)?)),
+                        None => None,
+                    };
+                    let kept = planned_key
+                        .as_ref()
+                        .and_then(|(c, (data, keys))| c.get_planned(data, total, keys));
+                    if let Some(kept) = kept {
+                        // checked when planned: non-empty, inside the file, not all rows
+                        deleted_rows = kept.deleted.len();
+                        applied.extend(positional);
+                        let file = PlannedFile {
+                            task,
+                            position: Some(kept),
+                            equality_sequence_number,
+                            scope,
+                            position_deletes,
+                            equality_deletes,
+                        };
+                        return Ok((Some(file), applied, deleted_rows));
+                    }
+                    let deleted = loader.deleted_positions(data_path, &positional).await?;
                     // Only positions inside the file count: a file is skipped as fully
                     // deleted (and its statistics trusted to describe surviving rows)
                     // only if every one of its rows is deleted.
@@ -322,7 +288,11 @@ pub(crate) async fn plan_deletes(
                         )));
                     }
                     if !deleted.is_empty() {
-                        position = Some(PositionDeletes::new(deleted, total));
+                        let planned = PositionDeletes::new(deleted, total);
+                        if let Some((c, (data, keys))) = &planned_key {
+                            c.insert_planned(data, total, keys, planned.clone());
+                        }
+                        position = Some(planned);
                     }
                 }
                 let file = PlannedFile {
@@ -382,6 +352,31 @@ pub(crate) async fn plan_deletes(
             .cmp(&b.entry.data_file.file_path)
     });
     Ok(plan)
+}
+
+/// The cache key of a data file's planned position deletes: the data file's read
+/// location, and each delete file's read location (with a deletion vector's offset and
+/// length).
+///
+/// Errors: a location the table's FileIO cannot remap.
+fn planned_key(
+    file_io: &crate::io::FileIO,
+    data_path: &str,
+    deletes: &[Arc<ManifestEntry>],
+) -> Result<(String, Vec<String>)> {
+    let keys = deletes
+        .iter()
+        .map(|d| {
+            let file = &d.data_file;
+            Ok(format!(
+                "{}@{:?}+{:?}",
+                file_io.remap(&file.file_path)?,
+                file.content_offset,
+                file.content_size_in_bytes
+            ))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok((file_io.remap(data_path)?, keys))
 }
 
 /// A loader for the equality delete files of a scan (shared by all its partitions).

@@ -59,29 +59,20 @@ pub(crate) struct FileDeletes {
 }
 
 impl FileDeletes {
+    /// The deletes `deleted` of a file whose live rows are `live` (one bit per row,
+    /// see [`crate::delete::PositionDeletes::live_rows`]).
+    pub(crate) fn new(deleted: Arc<RoaringTreemap>, live: BooleanBuffer) -> Self {
+        Self { deleted, live }
+    }
+
     /// The deletes of a file of `total_rows` rows.
     ///
     /// Errors: a deleted position at or beyond `total_rows`, or more rows than memory
     /// can address.
     pub(crate) fn try_new(deleted: Arc<RoaringTreemap>, total_rows: u64) -> DFResult<Self> {
-        let rows = usize::try_from(total_rows)
-            .map_err(|_| DataFusionError::Internal(format!("{total_rows} rows exceed usize")))?;
-        let mut live = datafusion::arrow::array::BooleanBufferBuilder::new(rows);
-        live.append_n(rows, true);
-        for p in deleted.iter() {
-            match usize::try_from(p).ok().filter(|p| *p < rows) {
-                Some(p) => live.set_bit(p, false),
-                None => {
-                    return Err(DataFusionError::Internal(format!(
-                        "deleted position {p} of a file of {total_rows} rows"
-                    )))
-                }
-            }
-        }
-        Ok(Self {
-            deleted,
-            live: live.finish(),
-        })
+        let live = crate::delete::live_rows(&deleted, total_rows)
+            .map_err(|e| DataFusionError::Internal(e.to_string()))?;
+        Ok(Self { deleted, live })
     }
 
     /// The file's row count.
@@ -505,16 +496,6 @@ mod tests {
         assert!(
             err.contains("deleted position 10 of a file of 10 rows"),
             "{err}"
-        );
-    }
-
-    #[test]
-    fn runs_are_counted() {
-        let d: RoaringTreemap = [1u64, 2, 3, 7, 9, 10].into_iter().collect();
-        assert_eq!(crate::datafusion::delete_planning::runs(&d), 3);
-        assert_eq!(
-            crate::datafusion::delete_planning::runs(&RoaringTreemap::new()),
-            0
         );
     }
 }

@@ -11,6 +11,8 @@
 //!   vectors (each file once) and answers the set of deleted row positions (0-based row
 //!   ordinals in the data file) of one data file as a [`roaring::RoaringTreemap`];
 //!   [`row_selection`] turns that into the Parquet row selection of the surviving rows.
+//!   [`PositionDeletes`] is that set for one data file as a scan applies it (merged,
+//!   fragmented or not, live rows as bits), kept per data file by the session cache.
 //!   [`PositionDeleteCache`] keeps what it decodes across the scans of a session
 //!   (delete files are immutable), bounded in bytes.
 //! - [`EqualityDeleteLoader`] reads the equality columns of equality delete files (each
@@ -31,6 +33,7 @@ pub mod delete_file_index;
 pub mod deletion_vector;
 pub mod equality_delete;
 pub mod equality_keys;
+pub mod planned;
 pub mod position_delete;
 pub mod position_delete_cache;
 pub mod puffin;
@@ -38,6 +41,7 @@ pub mod puffin;
 pub use delete_file_index::{is_deletion_vector, referenced_data_file, DeleteFileIndex};
 pub use equality_delete::{build_key_rows, equality_delete_schema, EqualityDeleteLoader};
 pub use equality_keys::{EqualityDeleteKeys, GLOBAL_SCOPE};
+pub use planned::{live_rows, PositionDeletes, ROWS_PER_RUN_FRAGMENTED};
 pub use position_delete::{row_selection, PositionDeleteFile, PositionDeleteLoader};
 pub use position_delete_cache::{
     PositionDeleteCache, PositionDeleteCacheStats, DEFAULT_POSITION_DELETE_CACHE_BYTES,

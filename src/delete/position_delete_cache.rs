@@ -15,7 +15,12 @@
 //!   "Equality Delete Files"), as a scan resolved them once (see
 //!   `table_provider::resolve`), keyed by the data file's location and the locations
 //!   of the equality delete files that apply to it: both kinds of file are immutable,
-//!   so the rows they match never change, whatever snapshot lists them.
+//!   so the rows they match never change, whatever snapshot lists them;
+//! - the position deletes of one data file as a scan applies them ([`PositionDeletes`]:
+//!   all its position delete files and deletion vectors merged, whether they are
+//!   fragmented, and its live rows as one bit per row once a scan built them), keyed
+//!   by the data file's location and record count and the keys of those delete files,
+//!   so a later scan neither merges them again nor walks every deleted position.
 //!
 //! Locations are the ones actually read (after the table's remapping), so two tables whose
 //! stored paths coincide but are read from different places never share an entry.
@@ -36,6 +41,7 @@ use std::sync::{Arc, Mutex};
 
 use roaring::RoaringTreemap;
 
+use super::planned::PositionDeletes;
 use super::position_delete::PositionDeleteFile;
 use crate::lru::WeightedLru;
 
@@ -66,12 +72,16 @@ enum Key {
     /// The positions equality deletes delete in a data file, by the data file's location
     /// then the sorted locations of the equality delete files.
     Resolved(Vec<String>),
+    /// A data file's position deletes as planned: its location, its record count, then
+    /// the keys of its position delete files and deletion vectors, sorted.
+    Planned(Vec<String>),
 }
 
 #[derive(Debug, Clone)]
 enum Value {
     File(Arc<PositionDeleteFile>),
     Vector(Arc<RoaringTreemap>),
+    Planned(PositionDeletes),
 }
 
 #[derive(Debug)]
@@ -128,6 +138,18 @@ fn vector_bytes(location: &str, positions: &RoaringTreemap) -> u64 {
     ENTRY_OVERHEAD + location.len() as u64 + positions.serialized_size() as u64
 }
 
+/// The key of a data file's planned position deletes.
+fn planned_key(data_file: &str, record_count: u64, delete_keys: &[String]) -> Key {
+    let mut parts = Vec::with_capacity(delete_keys.len() + 2);
+    parts.push(data_file.to_string());
+    parts.push(record_count.to_string());
+    let mut deletes = delete_keys.to_vec();
+    deletes.sort();
+    deletes.dedup();
+    parts.extend(deletes);
+    Key::Planned(parts)
+}
+
 /// The key of a data file's resolved equality deletes.
 fn resolved_key(data_file: &str, equality_deletes: &[String]) -> Key {
     let mut parts = Vec::with_capacity(equality_deletes.len() + 1);
@@ -163,7 +185,7 @@ impl PositionDeleteCache {
     pub fn get_position_delete_file(&self, location: &str) -> Option<Arc<PositionDeleteFile>> {
         match self.get(Key::File(location.to_string()))? {
             Value::File(file) => Some(file),
-            Value::Vector(_) => None,
+            Value::Vector(_) | Value::Planned(_) => None,
         }
     }
 
@@ -185,7 +207,7 @@ impl PositionDeleteCache {
     ) -> Option<Arc<RoaringTreemap>> {
         match self.get(Key::Vector(location.to_string(), offset, length))? {
             Value::Vector(positions) => Some(positions),
-            Value::File(_) => None,
+            Value::File(_) | Value::Planned(_) => None,
         }
     }
 
@@ -213,7 +235,7 @@ impl PositionDeleteCache {
     ) -> Option<Arc<RoaringTreemap>> {
         match self.get(resolved_key(data_file, equality_deletes))? {
             Value::Vector(positions) => Some(positions),
-            Value::File(_) => None,
+            Value::File(_) | Value::Planned(_) => None,
         }
     }
 
@@ -234,6 +256,42 @@ impl PositionDeleteCache {
         let names: u64 = parts.iter().map(|p| p.len() as u64).sum();
         let bytes = ENTRY_OVERHEAD + names + positions.serialized_size() as u64;
         self.insert(key, Value::Vector(positions), bytes);
+    }
+
+    /// The position deletes of the data file at `data_file` (read location) of
+    /// `record_count` rows from the delete files keyed `delete_keys` (each delete
+    /// file's read location, and for a deletion vector its offset and length; any
+    /// order), as a scan planned them, if kept.
+    pub fn get_planned(
+        &self,
+        data_file: &str,
+        record_count: u64,
+        delete_keys: &[String],
+    ) -> Option<PositionDeletes> {
+        match self.get(planned_key(data_file, record_count, delete_keys))? {
+            Value::Planned(deletes) => Some(deletes),
+            Value::File(_) | Value::Vector(_) => None,
+        }
+    }
+
+    /// Keep a data file's planned position deletes (as
+    /// [`get_planned`](Self::get_planned) finds them), counted with their live-row bits
+    /// (built later, by the first scan that applies them per batch), evicting as
+    /// [`insert_position_delete_file`](Self::insert_position_delete_file).
+    pub fn insert_planned(
+        &self,
+        data_file: &str,
+        record_count: u64,
+        delete_keys: &[String],
+        deletes: PositionDeletes,
+    ) {
+        let key = planned_key(data_file, record_count, delete_keys);
+        let Key::Planned(parts) = &key else {
+            return;
+        };
+        let names: u64 = parts.iter().map(|p| p.len() as u64).sum();
+        let bytes = ENTRY_OVERHEAD + names + deletes.estimated_bytes(true);
+        self.insert(key, Value::Planned(deletes), bytes);
     }
 
     /// Hit and miss counts and current size.

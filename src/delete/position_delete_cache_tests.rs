@@ -173,3 +173,37 @@ fn resolved_equality_deletes_are_keyed_by_the_data_file_and_the_set_of_delete_fi
         ENTRY_OVERHEAD + names + positions.serialized_size() as u64
     );
 }
+
+#[test]
+fn planned_deletes_are_keyed_by_the_data_file_its_row_count_and_the_set_of_delete_files() {
+    let cache = PositionDeleteCache::new(1 << 20);
+    let planned = PositionDeletes::new((*sparse(100)).clone(), 10_000);
+    let keys = [
+        "d1.puffin@Some(4)+Some(40)".to_string(),
+        "p.parquet@None+None".to_string(),
+    ];
+    cache.insert_planned("a.parquet", 10_000, &keys, planned.clone());
+    // any order of the delete files, the same entry: the same bitmap, and the live-row
+    // bits one scan builds are the ones the next one gets
+    let reversed = [keys[1].clone(), keys[0].clone()];
+    let hit = cache
+        .get_planned("a.parquet", 10_000, &reversed)
+        .expect("kept");
+    assert!(Arc::ptr_eq(&hit.deleted, &planned.deleted));
+    let live = hit.live_rows().expect("bits");
+    let again = cache.get_planned("a.parquet", 10_000, &keys).expect("kept");
+    assert_eq!(
+        again.live_rows().expect("bits").values().as_ptr(),
+        live.values().as_ptr()
+    );
+    // another data file, row count or set of delete files is another entry
+    assert!(cache.get_planned("b.parquet", 10_000, &keys).is_none());
+    assert!(cache.get_planned("a.parquet", 10_001, &keys).is_none());
+    assert!(cache.get_planned("a.parquet", 10_000, &keys[..1]).is_none());
+    // counted with its live-row bits from the start
+    let names = "a.parquet".len() + "10000".len() + keys[0].len() + keys[1].len();
+    assert_eq!(
+        cache.stats().bytes,
+        ENTRY_OVERHEAD + names as u64 + planned.deleted.serialized_size() as u64 + 1250
+    );
+}

@@ -119,7 +119,7 @@ impl IcebergTableProvider {
                 planned
                     .position
                     .as_ref()
-                    .is_some_and(|p| p.per_batch(policy))
+                    .is_some_and(|p| policy.per_batch(p))
             });
         let mut equality = self.equality_scan(
             &deletes.equality_deletes,
@@ -338,7 +338,7 @@ impl IcebergTableProvider {
         }
         let mut selection = None;
         if let Some(position) = &planned.position {
-            if layout.row_ids || !position.per_batch(files.policy) {
+            if layout.row_ids || !files.policy.per_batch(position) {
                 selection = Some(position.selection(&task.data_file().file_path)?);
             }
         }
@@ -348,10 +348,10 @@ impl IcebergTableProvider {
             })?;
             partition_values.push(ScalarValue::Int32(Some(index)));
             file_deletes.push(match (&planned.position, &selection) {
-                (Some(position), None) => Some(FileDeletes::try_new(
+                (Some(position), None) => Some(FileDeletes::new(
                     Arc::clone(&position.deleted),
-                    position.total_rows,
-                )?),
+                    position.live_rows()?,
+                )),
                 _ => None,
             });
         }

@@ -251,7 +251,7 @@ pub(crate) async fn plan_deletes(
                     let data_path = &task.data_file().file_path;
                     let total = u64::try_from(task.data_file().record_count).unwrap_or(0);
                     let planned_key = match cache {
-                        Some(c) => Some((c, planned_key(&file_io, data_path, &positional)?)),
+                        Some(c) => Some((c, planned_key(file_io, data_path, &positional)?)),
                         None => None,
                     };
                     let kept = planned_key

@@ -138,27 +138,28 @@ fn vector_bytes(location: &str, positions: &RoaringTreemap) -> u64 {
     ENTRY_OVERHEAD + location.len() as u64 + positions.serialized_size() as u64
 }
 
-/// The key of a data file's planned position deletes.
-fn planned_key(data_file: &str, record_count: u64, delete_keys: &[String]) -> Key {
-    let mut parts = Vec::with_capacity(delete_keys.len() + 2);
-    parts.push(data_file.to_string());
-    parts.push(record_count.to_string());
-    let mut deletes = delete_keys.to_vec();
+/// `head`, then the delete file keys `deletes` sorted and without repeats (a key
+/// names a set of delete files, whatever order a scan lists them in).
+fn key_parts(head: &[&str], deletes: &[String]) -> Vec<String> {
+    let mut parts: Vec<String> = head.iter().map(|h| h.to_string()).collect();
+    let mut deletes = deletes.to_vec();
     deletes.sort();
     deletes.dedup();
     parts.extend(deletes);
-    Key::Planned(parts)
+    parts
+}
+
+/// The key of a data file's planned position deletes.
+fn planned_key(data_file: &str, record_count: u64, delete_keys: &[String]) -> Key {
+    Key::Planned(key_parts(
+        &[data_file, &record_count.to_string()],
+        delete_keys,
+    ))
 }
 
 /// The key of a data file's resolved equality deletes.
 fn resolved_key(data_file: &str, equality_deletes: &[String]) -> Key {
-    let mut parts = Vec::with_capacity(equality_deletes.len() + 1);
-    parts.push(data_file.to_string());
-    let mut deletes = equality_deletes.to_vec();
-    deletes.sort();
-    deletes.dedup();
-    parts.extend(deletes);
-    Key::Resolved(parts)
+    Key::Resolved(key_parts(&[data_file], equality_deletes))
 }
 
 impl PositionDeleteCache {

@@ -276,9 +276,11 @@ impl PositionDeleteCache {
     }
 
     /// Keep a data file's planned position deletes (as
-    /// [`get_planned`](Self::get_planned) finds them), counted with their live-row bits
-    /// (built later, by the first scan that applies them per batch), evicting as
-    /// [`insert_position_delete_file`](Self::insert_position_delete_file).
+    /// [`get_planned`](Self::get_planned) finds them), evicting as
+    /// [`insert_position_delete_file`](Self::insert_position_delete_file). Fragmented
+    /// ones are counted with their live-row bits from the start (the first scan that
+    /// applies them per batch builds them later; others are applied as row selections
+    /// by default and build none).
     pub fn insert_planned(
         &self,
         data_file: &str,
@@ -291,7 +293,7 @@ impl PositionDeleteCache {
             return;
         };
         let names: u64 = parts.iter().map(|p| p.len() as u64).sum();
-        let bytes = ENTRY_OVERHEAD + names + deletes.estimated_bytes(true);
+        let bytes = ENTRY_OVERHEAD + names + deletes.estimated_bytes(deletes.fragmented);
         self.insert(key, Value::Planned(deletes), bytes);
     }
 

@@ -200,10 +200,20 @@ fn planned_deletes_are_keyed_by_the_data_file_its_row_count_and_the_set_of_delet
     assert!(cache.get_planned("b.parquet", 10_000, &keys).is_none());
     assert!(cache.get_planned("a.parquet", 10_001, &keys).is_none());
     assert!(cache.get_planned("a.parquet", 10_000, &keys[..1]).is_none());
-    // counted with its live-row bits from the start
+    // fragmented (100 runs in 10,000 rows): counted with its live-row bits from the
+    // start; deletes in one run are counted without (applied as a row selection)
+    assert!(planned.fragmented);
     let names = "a.parquet".len() + "10000".len() + keys[0].len() + keys[1].len();
     assert_eq!(
         cache.stats().bytes,
         ENTRY_OVERHEAD + names as u64 + planned.deleted.serialized_size() as u64 + 1250
+    );
+    let run = PositionDeletes::new((0..100).collect(), 10_000);
+    assert!(!run.fragmented);
+    cache.clear();
+    cache.insert_planned("a.parquet", 10_000, &keys, run.clone());
+    assert_eq!(
+        cache.stats().bytes,
+        ENTRY_OVERHEAD + names as u64 + run.deleted.serialized_size() as u64
     );
 }

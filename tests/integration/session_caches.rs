@@ -255,3 +255,160 @@ async fn a_v3_delete_merges_the_old_vector_from_what_it_planned() {
     let live = format!("SELECT count(*) AS n FROM ice.ns.\"{name}$delete_files\"");
     assert!(ok(&fresh, &live).await.contains("| 1 "));
 }
+
+/// The ids of `ice.ns."<name>@<snapshot>"` (or the current snapshot), sorted.
+async fn ids_at(
+    ctx: &datafusion::prelude::SessionContext,
+    name: &str,
+    at: Option<i64>,
+) -> Vec<i64> {
+    let table = match at {
+        Some(id) => format!("ice.ns.\"{name}@{id}\""),
+        None if name.contains('@') => format!("ice.ns.\"{name}\""),
+        None => format!("ice.ns.{name}"),
+    };
+    let batches = crate::dml::run(ctx, &format!("SELECT id FROM {table} ORDER BY id"))
+        .await
+        .unwrap_or_else(|e| panic!("{table}: {e}"));
+    batches
+        .iter()
+        .flat_map(|b| b.column(0).as_primitive::<Int64Type>().values().to_vec())
+        .collect()
+}
+
+/// A session keeps each data file's planned position deletes, keyed by the data file
+/// and the delete files that apply to it. Time travel between snapshots where
+/// different delete files (v2 files, file or partition granularity; v3 vectors replaced
+/// by merged ones) apply to the same data files, in any order, with
+/// `icefloe.position_deletes` switched within the session, and with a data file fully
+/// deleted, answers what a fresh session answers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn planned_deletes_follow_the_snapshot_and_the_policy() {
+    let lake = lake().await;
+    let tables = [
+        ("pd_v2_file", ", 'write.delete.mode'='merge-on-read'"),
+        (
+            "pd_v2_partition",
+            ", 'write.delete.mode'='merge-on-read', 'write.delete.granularity'='partition'",
+        ),
+        (
+            "pd_v3",
+            ", 'format-version'='3', 'write.delete.mode'='merge-on-read'",
+        ),
+    ];
+    for (name, properties) in tables {
+        create(&lake, name, "", properties).await;
+        let mut model: Vec<i64> = vec![];
+        let mut snapshots: Vec<(i64, Vec<i64>)> = vec![];
+        let steps = [
+            "INSERT 1 40",
+            "INSERT 41 80",
+            "DELETE id % 3 = 0",
+            "DELETE id % 5 = 0",
+            "DELETE id > 70",
+            "DELETE id <= 40",
+            "DELETE id = 41",
+        ];
+        for step in steps {
+            let words: Vec<&str> = step.splitn(2, ' ').collect();
+            if words[0] == "INSERT" {
+                let bounds: Vec<i64> = words[1].split(' ').map(|w| w.parse().unwrap()).collect();
+                let values: Vec<String> = (bounds[0]..=bounds[1])
+                    .map(|i| format!("({i}, {}, 's{i}', {i}.5)", i % 4))
+                    .collect();
+                ok(
+                    &lake.ctx,
+                    &format!("INSERT INTO ice.ns.{name} VALUES {}", values.join(", ")),
+                )
+                .await;
+                model.extend(bounds[0]..=bounds[1]);
+            } else {
+                let condition = words[1];
+                ok(
+                    &lake.ctx,
+                    &format!("DELETE FROM ice.ns.{name} WHERE {condition}"),
+                )
+                .await;
+                // the model: evaluate the condition on the kept ids
+                let keep = |i: i64| match condition {
+                    "id % 3 = 0" => i % 3 != 0,
+                    "id % 5 = 0" => i % 5 != 0,
+                    "id > 70" => i <= 70,
+                    "id <= 40" => i > 40,
+                    "id = 41" => i != 41,
+                    _ => unreachable!(),
+                };
+                model.retain(|i| keep(*i));
+            }
+            let id = lake
+                .catalog
+                .load_table(&TableIdent::parse(&format!("ns.{name}")))
+                .await
+                .expect("load")
+                .metadata()
+                .current_snapshot_id
+                .expect("snapshot");
+            // the writing session sees the new snapshot (planned deletes of the old one
+            // in its cache)
+            assert_eq!(ids_at(&lake.ctx, name, None).await, model, "{name}: {step}");
+            snapshots.push((id, model.clone()));
+        }
+        // a branch at each snapshot: read through the session's caches (`t@<id>`
+        // is not), so the same data files are planned with different delete files
+        for (i, (id, _)) in snapshots.iter().enumerate() {
+            ok(
+                &lake.ctx,
+                &format!("ALTER TABLE ice.ns.{name} CREATE BRANCH b{i} AS OF VERSION {id}"),
+            )
+            .await;
+        }
+        // both directions, each policy, the same session throughout
+        let mut order: Vec<usize> = (0..snapshots.len()).rev().collect();
+        order.extend(0..snapshots.len());
+        order.extend([6, 2, 5, 3, 4, 2, 6]);
+        for policy in ["auto", "filter", "selection", "auto", "filter"] {
+            ok(
+                &lake.ctx,
+                &format!("SET icefloe.position_deletes = '{policy}'"),
+            )
+            .await;
+            for i in &order {
+                let (id, expected) = &snapshots[*i];
+                assert_eq!(
+                    &ids_at(&lake.ctx, &format!("{name}@b{i}"), None).await,
+                    expected,
+                    "{name} at branch b{i} ({id}), position_deletes = {policy}"
+                );
+                assert_eq!(
+                    &ids_at(&lake.ctx, name, Some(*id)).await,
+                    expected,
+                    "{name} at snapshot {i} ({id}), position_deletes = {policy}"
+                );
+            }
+        }
+        // main set back and forth: the current table of the same session
+        for i in [3, 6, 2, 4, 6] {
+            let (id, expected) = &snapshots[i];
+            ok(
+                &lake.ctx,
+                &format!("CALL ice.system.set_current_snapshot('ns.{name}', {id})"),
+            )
+            .await;
+            assert_eq!(
+                &ids_at(&lake.ctx, name, None).await,
+                expected,
+                "{name} rolled back to {i}"
+            );
+        }
+        // a fresh session agrees
+        let fresh = crate::dml::session_over(&lake).await;
+        for (i, (id, expected)) in snapshots.iter().enumerate() {
+            assert_eq!(
+                &ids_at(&fresh, name, Some(*id)).await,
+                expected,
+                "{name} fresh {i}"
+            );
+        }
+        ok(&lake.ctx, "SET icefloe.position_deletes = 'auto'").await;
+    }
+}

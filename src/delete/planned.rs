@@ -39,7 +39,8 @@ pub struct PositionDeletes {
     pub total_rows: u64,
     /// Whether they are fragmented (see [`ROWS_PER_RUN_FRAGMENTED`]).
     pub fragmented: bool,
-    /// One bit per row, set when the row is live; built by the first scan that asks.
+    /// One bit per row, set when the row is live; built by the first scan that asks
+    /// (fragmented deletes only, see [`PositionDeletes::live_rows`]).
     live: Arc<OnceLock<BooleanBuffer>>,
 }
 
@@ -63,8 +64,10 @@ impl PositionDeletes {
         row_selection(&self.deleted, self.total_rows, data_file_path)
     }
 
-    /// One bit per row of the file, set when the row is live (length `total_rows`),
-    /// built on the first call and shared by every clone after it.
+    /// One bit per row of the file, set when the row is live (length `total_rows`).
+    /// Fragmented deletes build them on the first call and share them with every clone
+    /// after it (a session cache counts their bits from the start); others build them
+    /// per call (a cache counts none for them: kept, they would be held uncounted).
     ///
     /// Errors: see [`live_rows`].
     pub fn live_rows(&self) -> Result<BooleanBuffer> {
@@ -72,6 +75,9 @@ impl PositionDeletes {
             return Ok(live.clone());
         }
         let live = live_rows(&self.deleted, self.total_rows)?;
+        if !self.fragmented {
+            return Ok(live);
+        }
         // another scan may have built it meanwhile: either is the same
         Ok(self.live.get_or_init(|| live).clone())
     }

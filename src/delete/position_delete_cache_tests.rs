@@ -217,3 +217,30 @@ fn planned_deletes_are_keyed_by_the_data_file_its_row_count_and_the_set_of_delet
         ENTRY_OVERHEAD + names as u64 + run.deleted.serialized_size() as u64
     );
 }
+
+/// The cache counts live-row bits only for fragmented planned deletes; a scan that
+/// applies non-fragmented ones per batch anyway (`icefloe.position_deletes = 'filter'`)
+/// builds their bits, which must not stay in the cache uncounted (a table of many large
+/// files with a few deletes each would hold `rows / 8` bytes per file beyond the
+/// budget).
+#[test]
+fn planned_deletes_hold_no_live_rows_beyond_what_the_cache_counts() {
+    let cache = PositionDeleteCache::new(1 << 30);
+    let keys = ["p.parquet@None+None".to_string()];
+    let rows = 1_500_000;
+    let run = PositionDeletes::new((0..100).collect(), rows);
+    assert!(!run.fragmented);
+    cache.insert_planned("a.parquet", rows, &keys, run);
+    let counted = cache.stats().bytes;
+    let hit = cache.get_planned("a.parquet", rows, &keys).expect("kept");
+    let live = hit.live_rows().expect("bits");
+    assert_eq!(live.len(), rows as usize);
+    assert_eq!(live.count_set_bits(), rows as usize - 100);
+    let names = "a.parquet".len() + rows.to_string().len() + keys[0].len();
+    let held = cache.get_planned("a.parquet", rows, &keys).expect("kept");
+    assert_eq!(
+        ENTRY_OVERHEAD + names as u64 + held.estimated_bytes(false),
+        counted,
+        "the cache holds bits it does not count"
+    );
+}

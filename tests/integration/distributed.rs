@@ -1146,3 +1146,50 @@ async fn an_insert_whose_worker_fails_mid_query_commits_nothing() {
     }
     assert_eq!(left, before_files, "files of the failed INSERT were left");
 }
+
+/// A scan planned from the session's cached planned position deletes (the second scan
+/// of a session, its live-row bits built by the first) crosses the codec as the first
+/// did, with `icefloe.position_deletes` switched within the session.
+#[tokio::test]
+async fn scan_with_cached_planned_position_deletes_round_trips() {
+    let table = testdata("corpus/spark_v2_mor_position_deletes");
+    let ctx = session_with(table.to_str().unwrap(), &[]).await;
+    for policy in ["auto", "filter", "selection", "auto", "filter", "auto"] {
+        ctx.sql(&format!("SET icefloe.position_deletes = '{policy}'"))
+            .await
+            .unwrap()
+            .collect()
+            .await
+            .unwrap();
+        for sql in ["SELECT * FROM t", "SELECT * FROM t WHERE id % 2 = 0"] {
+            let plan = ctx
+                .sql(sql)
+                .await
+                .unwrap()
+                .create_physical_plan()
+                .await
+                .unwrap();
+            let bytes = physical_plan_to_bytes_with_extension_codec(
+                Arc::clone(&plan),
+                &IcebergPhysicalCodec,
+            )
+            .unwrap();
+            let worker = SessionContext::new();
+            let decoded = physical_plan_from_bytes_with_extension_codec(
+                &bytes,
+                &worker.task_ctx(),
+                &IcebergPhysicalCodec,
+            )
+            .unwrap();
+            assert_eq!(explain(&decoded), explain(&plan), "{policy}: {sql}");
+            let local = collect(plan, ctx.task_ctx()).await.unwrap();
+            let remote = collect(decoded, worker.task_ctx()).await.unwrap();
+            assert_eq!(sorted_rows(&remote), sorted_rows(&local), "{policy}: {sql}");
+            let rows: usize = local.iter().map(|b| b.num_rows()).sum();
+            if sql == "SELECT * FROM t" {
+                // 69 rows written, 26 deleted by position (tests/integration/deletes.rs)
+                assert_eq!(rows, 43, "{policy}");
+            }
+        }
+    }
+}

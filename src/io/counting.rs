@@ -510,6 +510,26 @@ mod tests {
             // a zero-length range between two others
             vec![10..20, 15..15, 30..40],
         ];
+        // and random ones (xorshift, fixed seed): up to 8 ranges of up to 1.5 MiB,
+        // anywhere in the file, some overlapping, some more than 1 MiB apart
+        let mut seed = 0x9E37_79B9_7F4A_7C15_u64;
+        let mut next = move |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        let mut cases = cases;
+        for _ in 0..60 {
+            let n = 1 + next(8);
+            let ranges = (0..n)
+                .map(|_| {
+                    let start = next(len);
+                    start..(start + 1 + next(3 << 19)).min(len)
+                })
+                .collect();
+            cases.push(ranges);
+        }
         for ranges in cases {
             let got = exact.get_ranges(&path, &ranges).await.unwrap();
             assert_eq!(got.len(), ranges.len(), "{ranges:?}");

@@ -412,3 +412,63 @@ async fn planned_deletes_follow_the_snapshot_and_the_policy() {
         ok(&lake.ctx, "SET icefloe.position_deletes = 'auto'").await;
     }
 }
+
+/// Two tables of one session sharing data files (and the delete files of their common
+/// history): each DELETE after the split writes delete files for one table alone, and
+/// each table, read alternately, answers its own rows (the planned deletes of a data
+/// file are kept per set of delete files, not per data file).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tables_sharing_data_files_keep_their_own_planned_deletes() {
+    let lake = lake().await;
+    for (name, properties) in [
+        ("share_v2", ", 'write.delete.mode'='merge-on-read'"),
+        (
+            "share_v3",
+            ", 'format-version'='3', 'write.delete.mode'='merge-on-read'",
+        ),
+    ] {
+        sixty_rows_then_delete_every_third(&lake, name, properties).await;
+        let location = lake
+            .catalog
+            .load_table(&TableIdent::parse(&format!("ns.{name}")))
+            .await
+            .expect("load")
+            .metadata_location()
+            .to_string();
+        let other = format!("{name}_other");
+        icefloe::catalog::SqlCatalog::open_or_create("default", &lake.db)
+            .expect("catalog")
+            .register_table(&TableIdent::parse(&format!("ns.{other}")), &location)
+            .await
+            .expect("register");
+        let mut a: Vec<i64> = (1..=60).filter(|i| i % 3 != 0).collect();
+        let mut b = a.clone();
+        let check = |a: Vec<i64>, b: Vec<i64>| {
+            let (ctx, name, other) = (&lake.ctx, name, other.clone());
+            async move {
+                for _ in 0..2 {
+                    assert_eq!(ids_at(ctx, name, None).await, a, "{name}");
+                    assert_eq!(ids_at(ctx, &other, None).await, b, "{other}");
+                }
+            }
+        };
+        check(a.clone(), b.clone()).await;
+        ok(
+            &lake.ctx,
+            &format!("DELETE FROM ice.ns.{other} WHERE id % 5 = 0"),
+        )
+        .await;
+        b.retain(|i| i % 5 != 0);
+        check(a.clone(), b.clone()).await;
+        ok(
+            &lake.ctx,
+            &format!("DELETE FROM ice.ns.{name} WHERE id % 7 = 0"),
+        )
+        .await;
+        a.retain(|i| i % 7 != 0);
+        check(a.clone(), b.clone()).await;
+        ok(&lake.ctx, "SET icefloe.position_deletes = 'filter'").await;
+        check(a.clone(), b.clone()).await;
+        ok(&lake.ctx, "SET icefloe.position_deletes = 'auto'").await;
+    }
+}

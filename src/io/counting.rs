@@ -552,11 +552,23 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let (path, _, exact, exact_counts, remote, _) = local_pair(&dir, 1000).await;
         let missing = Path::from_absolute_path(dir.path().join("missing.parquet")).unwrap();
-        let err = exact.get_ranges(&missing, &[0..10]).await.unwrap_err();
+        let range = |start: u64, end: u64| Range { start, end };
+        let err = exact
+            .get_ranges(&missing, &[range(0, 10)])
+            .await
+            .unwrap_err();
         assert!(matches!(err, object_store::Error::NotFound { .. }), "{err}");
-        assert!(exact.get_ranges(&path, &[2000..2010]).await.is_err());
-        assert!(remote.get_ranges(&path, &[20..10]).await.is_err());
-        let err = exact.get_ranges(&path, &[0..10, 20..10]).await.unwrap_err();
+        assert!(exact.get_ranges(&path, &[range(2000, 2010)]).await.is_err());
+        // a range whose start is after its end
+        let reversed = range(20, 10);
+        assert!(remote
+            .get_ranges(&path, std::slice::from_ref(&reversed))
+            .await
+            .is_err());
+        let err = exact
+            .get_ranges(&path, &[range(0, 10), reversed])
+            .await
+            .unwrap_err();
         assert!(
             !matches!(err, object_store::Error::JoinError { .. }),
             "a reversed range panicked the reading thread: {err}"

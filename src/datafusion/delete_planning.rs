@@ -355,7 +355,9 @@ pub(crate) async fn plan_deletes(
 }
 
 /// The cache key of a data file's planned position deletes: the data file's read
-/// location, and each delete file's read location (with a deletion vector's offset and
+/// location and its path as stored (a position delete file's rows name the stored path,
+/// so two tables reading the same files under differently spelled paths must not share
+/// an entry), and each delete file's read location (with a deletion vector's offset and
 /// length).
 ///
 /// Errors: a location the table's FileIO cannot remap.
@@ -376,7 +378,8 @@ fn planned_key(
             ))
         })
         .collect::<Result<Vec<_>>>()?;
-    Ok((file_io.remap(data_path)?, keys))
+    let data = format!("{} (stored as {data_path})", file_io.remap(data_path)?);
+    Ok((data, keys))
 }
 
 /// A loader for the equality delete files of a scan (shared by all its partitions).

@@ -18,9 +18,10 @@
 //!   so the rows they match never change, whatever snapshot lists them;
 //! - the position deletes of one data file as a scan applies them ([`PositionDeletes`]:
 //!   all its position delete files and deletion vectors merged, whether they are
-//!   fragmented, and its live rows as one bit per row once a scan built them), keyed
-//!   by the data file's location and record count and the keys of those delete files,
-//!   so a later scan neither merges them again nor walks every deleted position.
+//!   fragmented, and when they are, its live rows as one bit per row once a scan built
+//!   them), keyed by the data file's location (as read and as stored), its record count
+//!   and the keys of those delete files, so a later scan neither merges them again nor
+//!   walks every deleted position.
 //!
 //! Locations are the ones actually read (after the table's remapping), so two tables whose
 //! stored paths coincide but are read from different places never share an entry.

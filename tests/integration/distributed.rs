@@ -80,6 +80,13 @@ async fn round_trip_at(table: &str, sql: &str) -> (String, usize) {
 
 async fn round_trip_with(table: &str, sql: &str, settings: &[(&str, &str)]) -> (String, usize) {
     let ctx = session_with(table, settings).await;
+    round_trip_in(&ctx, sql, table).await
+}
+
+/// `sql` planned in `ctx`, encoded, decoded in a fresh worker session: the same plan
+/// text and rows as run locally. Returns the plan text and the row count; `what` names
+/// the case in failures.
+async fn round_trip_in(ctx: &SessionContext, sql: &str, what: &str) -> (String, usize) {
     let plan = ctx
         .sql(sql)
         .await
@@ -90,18 +97,18 @@ async fn round_trip_with(table: &str, sql: &str, settings: &[(&str, &str)]) -> (
     let before = explain(&plan);
     let bytes =
         physical_plan_to_bytes_with_extension_codec(Arc::clone(&plan), &IcebergPhysicalCodec)
-            .unwrap_or_else(|e| panic!("{table}: {sql}: encoding failed: {e}\n{before}"));
+            .unwrap_or_else(|e| panic!("{what}: {sql}: encoding failed: {e}\n{before}"));
     let worker = SessionContext::new();
     let decoded = physical_plan_from_bytes_with_extension_codec(
         &bytes,
         &worker.task_ctx(),
         &IcebergPhysicalCodec,
     )
-    .unwrap_or_else(|e| panic!("{table}: {sql}: decoding failed: {e}"));
-    assert_eq!(explain(&decoded), before, "{table}: {sql}");
+    .unwrap_or_else(|e| panic!("{what}: {sql}: decoding failed: {e}"));
+    assert_eq!(explain(&decoded), before, "{what}: {sql}");
     let local = collect(plan, ctx.task_ctx()).await.unwrap();
     let remote = collect(decoded, worker.task_ctx()).await.unwrap();
-    assert_eq!(sorted_rows(&remote), sorted_rows(&local), "{table}: {sql}");
+    assert_eq!(sorted_rows(&remote), sorted_rows(&local), "{what}: {sql}");
     let rows = local.iter().map(|b| b.num_rows()).sum();
     (before, rows)
 }
@@ -1162,30 +1169,7 @@ async fn scan_with_cached_planned_position_deletes_round_trips() {
             .await
             .unwrap();
         for sql in ["SELECT * FROM t", "SELECT * FROM t WHERE id % 2 = 0"] {
-            let plan = ctx
-                .sql(sql)
-                .await
-                .unwrap()
-                .create_physical_plan()
-                .await
-                .unwrap();
-            let bytes = physical_plan_to_bytes_with_extension_codec(
-                Arc::clone(&plan),
-                &IcebergPhysicalCodec,
-            )
-            .unwrap();
-            let worker = SessionContext::new();
-            let decoded = physical_plan_from_bytes_with_extension_codec(
-                &bytes,
-                &worker.task_ctx(),
-                &IcebergPhysicalCodec,
-            )
-            .unwrap();
-            assert_eq!(explain(&decoded), explain(&plan), "{policy}: {sql}");
-            let local = collect(plan, ctx.task_ctx()).await.unwrap();
-            let remote = collect(decoded, worker.task_ctx()).await.unwrap();
-            assert_eq!(sorted_rows(&remote), sorted_rows(&local), "{policy}: {sql}");
-            let rows: usize = local.iter().map(|b| b.num_rows()).sum();
+            let (_, rows) = round_trip_in(&ctx, sql, policy).await;
             if sql == "SELECT * FROM t" {
                 // 69 rows written, 26 deleted by position (tests/integration/deletes.rs)
                 assert_eq!(rows, 43, "{policy}");

@@ -254,45 +254,37 @@ pub(crate) async fn plan_deletes(
                         Some(c) => Some((c, planned_key(file_io, data_path, &positional)?)),
                         None => None,
                     };
+                    applied.extend(position_deletes.iter().cloned());
                     let kept = planned_key
                         .as_ref()
                         .and_then(|(c, (data, keys))| c.get_planned(data, total, keys));
                     if let Some(kept) = kept {
                         // checked when planned: non-empty, inside the file, not all rows
                         deleted_rows = kept.deleted.len();
-                        applied.extend(positional);
-                        let file = PlannedFile {
-                            task,
-                            position: Some(kept),
-                            equality_sequence_number,
-                            scope,
-                            position_deletes,
-                            equality_deletes,
-                        };
-                        return Ok((Some(file), applied, deleted_rows));
-                    }
-                    let deleted = loader.deleted_positions(data_path, &positional).await?;
-                    // Only positions inside the file count: a file is skipped as fully
-                    // deleted (and its statistics trusted to describe surviving rows)
-                    // only if every one of its rows is deleted.
-                    let in_file = total.checked_sub(1).map_or(0, |last| deleted.rank(last));
-                    deleted_rows = in_file;
-                    applied.extend(positional);
-                    if in_file >= total {
-                        return Ok::<_, crate::Error>((None, applied, deleted_rows));
-                    }
-                    if let Some(max) = deleted.max().filter(|m| *m >= total) {
-                        return Err(Error::invalid_data(format!(
-                            "position {max} of data file '{data_path}' is deleted, but the \
-                             file has {total} rows"
-                        )));
-                    }
-                    if !deleted.is_empty() {
-                        let planned = PositionDeletes::new(deleted, total);
-                        if let Some((c, (data, keys))) = &planned_key {
-                            c.insert_planned(data, total, keys, planned.clone());
+                        position = Some(kept);
+                    } else {
+                        let deleted = loader.deleted_positions(data_path, &positional).await?;
+                        // Only positions inside the file count: a file is skipped as fully
+                        // deleted (and its statistics trusted to describe surviving rows)
+                        // only if every one of its rows is deleted.
+                        let in_file = total.checked_sub(1).map_or(0, |last| deleted.rank(last));
+                        deleted_rows = in_file;
+                        if in_file >= total {
+                            return Ok::<_, crate::Error>((None, applied, deleted_rows));
                         }
-                        position = Some(planned);
+                        if let Some(max) = deleted.max().filter(|m| *m >= total) {
+                            return Err(Error::invalid_data(format!(
+                                "position {max} of data file '{data_path}' is deleted, but \
+                                 the file has {total} rows"
+                            )));
+                        }
+                        if !deleted.is_empty() {
+                            let planned = PositionDeletes::new(deleted, total);
+                            if let Some((c, (data, keys))) = &planned_key {
+                                c.insert_planned(data, total, keys, planned.clone());
+                            }
+                            position = Some(planned);
+                        }
                     }
                 }
                 let file = PlannedFile {

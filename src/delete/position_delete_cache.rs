@@ -78,6 +78,18 @@ enum Key {
     Planned(Vec<String>),
 }
 
+impl Key {
+    /// The bytes of the names in the key (locations, and the parts of a delete set).
+    fn name_bytes(&self) -> u64 {
+        match self {
+            Key::File(location) | Key::Vector(location, _, _) => location.len() as u64,
+            Key::Resolved(parts) | Key::Planned(parts) => {
+                parts.iter().map(|p| p.len() as u64).sum()
+            }
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 enum Value {
     File(Arc<PositionDeleteFile>),
@@ -252,11 +264,7 @@ impl PositionDeleteCache {
         positions: Arc<RoaringTreemap>,
     ) {
         let key = resolved_key(data_file, equality_deletes);
-        let Key::Resolved(parts) = &key else {
-            return;
-        };
-        let names: u64 = parts.iter().map(|p| p.len() as u64).sum();
-        let bytes = ENTRY_OVERHEAD + names + positions.serialized_size() as u64;
+        let bytes = ENTRY_OVERHEAD + key.name_bytes() + positions.serialized_size() as u64;
         self.insert(key, Value::Vector(positions), bytes);
     }
 
@@ -290,11 +298,7 @@ impl PositionDeleteCache {
         deletes: PositionDeletes,
     ) {
         let key = planned_key(data_file, record_count, delete_keys);
-        let Key::Planned(parts) = &key else {
-            return;
-        };
-        let names: u64 = parts.iter().map(|p| p.len() as u64).sum();
-        let bytes = ENTRY_OVERHEAD + names + deletes.estimated_bytes(deletes.fragmented);
+        let bytes = ENTRY_OVERHEAD + key.name_bytes() + deletes.estimated_bytes(deletes.fragmented);
         self.insert(key, Value::Planned(deletes), bytes);
     }
 

@@ -115,6 +115,11 @@ impl std::fmt::Debug for FileIO {
 /// current directory, and their `.` and `..` segments resolved. Trailing slashes are
 /// removed. Nothing is percent-decoded: `%` is an ordinary character of a location.
 pub fn normalize_location(location: &str) -> Result<String> {
+    // Most locations are normal already (every data file of a planned scan is
+    // normalized once more): they are returned as they are, without rebuilding them.
+    if is_normal_location(location) {
+        return Ok(location.to_string());
+    }
     let loc = location.trim();
     let local = if let Some(rest) = loc.strip_prefix("file://") {
         Some(rest.to_string())
@@ -154,6 +159,22 @@ pub fn normalize_location(location: &str) -> Result<String> {
         None => loc.to_string(),
     };
     Ok(out.trim_end_matches('/').to_string())
+}
+
+/// Whether [`normalize_location`] returns `location` unchanged: no surrounding white
+/// space or trailing `/`, and either `file://` and an absolute path without empty, `.`
+/// or `..` segments, or a URL of another scheme.
+fn is_normal_location(location: &str) -> bool {
+    if location.trim().len() != location.len() || location.ends_with('/') {
+        return false;
+    }
+    match location.strip_prefix("file://") {
+        Some(path) => path.strip_prefix('/').is_some_and(|rest| {
+            rest.split('/')
+                .all(|segment| !matches!(segment, "" | "." | ".."))
+        }),
+        None => !location.starts_with("file:") && location.contains("://"),
+    }
 }
 
 impl FileIO {
@@ -245,7 +266,16 @@ impl FileIO {
     /// Errors: [`ErrorKind::InvalidArgument`] naming the location when it has no
     /// `scheme://`, or its path has an empty or `.`/`..` segment or control characters.
     pub fn resolve(&self, location: &str) -> Result<ResolvedLocation> {
-        let loc = self.remap(location)?;
+        self.resolve_remapped(&self.remap(location)?, location)
+    }
+
+    /// [`Self::resolve`] of `remapped`, a location this FileIO has remapped already
+    /// ([`Self::remap`] of `location`, e.g. a planned [`FileScanTask`](crate::scan::FileScanTask)'s):
+    /// remapping it again would apply a rule twice when the rule's new prefix starts
+    /// with its old one (a table moved into a directory under its old location).
+    /// Errors name `location`, as [`Self::resolve`]'s do.
+    pub fn resolve_remapped(&self, remapped: &str, location: &str) -> Result<ResolvedLocation> {
+        let loc = remapped;
         let invalid = || Error::invalid_argument(format!("invalid location '{location}'"));
         let (scheme, rest) = loc.split_once("://").ok_or_else(invalid)?;
         let scheme_ok = scheme.starts_with(|c: char| c.is_ascii_alphabetic())
@@ -472,6 +502,47 @@ mod tests {
             normalize_location("file:/tmp/./t/../u/p=%2E%2E/a").unwrap(),
             "file:///tmp/u/p=%2E%2E/a"
         );
+    }
+
+    /// The shortcut for locations that are normal already gives what the full
+    /// normalization gives, for every form either path handles.
+    #[test]
+    fn normal_locations_are_recognized_exactly() {
+        let prefixes = [
+            "", "file:", "file:/", "file://", "file:///", "s3://", " ", "a",
+        ];
+        let parts = ["", "/", "//", ".", "..", "b", "%2E", " c", "file:", "://"];
+        let mut checked = 0;
+        for prefix in prefixes {
+            for a in parts {
+                for b in parts {
+                    for c in parts {
+                        let loc = format!("{prefix}{a}/{b}{c}");
+                        for loc in [loc.clone(), format!("{loc} "), format!("{loc}/x")] {
+                            let Ok(full) = normalize_location_fully(&loc) else {
+                                continue;
+                            };
+                            if is_normal_location(&loc) {
+                                assert_eq!(full, loc, "shortcut taken for {loc:?}");
+                                checked += 1;
+                            }
+                            assert_eq!(normalize_location(&loc).unwrap(), full, "{loc:?}");
+                        }
+                    }
+                }
+            }
+        }
+        assert!(
+            checked > 100,
+            "only {checked} normal locations among the inputs"
+        );
+    }
+
+    /// [`normalize_location`] without its shortcut: a trailing newline is never
+    /// normal, and the full normalization trims white space first, so the result is
+    /// `location`'s.
+    fn normalize_location_fully(location: &str) -> Result<String> {
+        normalize_location(&format!("{location}\n"))
     }
 
     #[test]

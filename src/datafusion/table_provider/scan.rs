@@ -291,7 +291,7 @@ impl IcebergTableProvider {
     ) -> Result<(String, PartitionedFile, u64)> {
         let io = self.table.file_io();
         let task = &planned.task;
-        let resolved = io.resolve(&task.location)?;
+        let resolved = io.resolve_remapped(&task.location, &task.data_file().file_path)?;
         let size = u64::try_from(task.data_file().file_size_in_bytes).map_err(|_| {
             Error::invalid_data(format!(
                 "data file '{}' has negative file_size_in_bytes",
@@ -304,7 +304,7 @@ impl IcebergTableProvider {
         // `PartitionedFile::new` would re-parse its string with `Path::from`, which
         // encodes `%` (a file named `p=100%25` would be looked up as `p=100%2525`).
         if !io.remaps().is_empty() {
-            recorded.insert(resolved.path.clone(), task.location.clone());
+            recorded.insert(resolved.path.clone(), task.data_file().file_path.clone());
         }
         let mut file = PartitionedFile::new_from_meta(ObjectMeta {
             location: resolved.path,

@@ -131,6 +131,20 @@ pub(crate) struct PlannedFile {
     pub equality_deletes: Vec<Arc<ManifestEntry>>,
 }
 
+impl PlannedFile {
+    /// `task` with no delete applying to it.
+    pub(crate) fn without_deletes(task: FileScanTask) -> Self {
+        PlannedFile {
+            task,
+            position: None,
+            equality_sequence_number: NO_EQUALITY_DELETES,
+            scope: GLOBAL_SCOPE,
+            position_deletes: vec![],
+            equality_deletes: vec![],
+        }
+    }
+}
+
 /// One equality delete file and the scope it applies in.
 #[derive(Debug, Clone)]
 pub(crate) struct EqualityDeleteFile {
@@ -216,13 +230,26 @@ pub(crate) async fn plan_deletes(
         None => PositionDeleteLoader::new(file_io.clone()),
     };
 
-    // Scope ids of the data files' partitions (for partition-scoped equality deletes).
+    // Without delete files every data file is planned as it is: no per-file work (a
+    // table of a million files plans them in one pass).
+    if index.is_empty() {
+        let mut plan = DeletePlan::default();
+        plan.files = tasks
+            .into_iter()
+            .map(PlannedFile::without_deletes)
+            .collect();
+        return Ok(plan);
+    }
+    // Scope ids of the data files' partitions, for partition-scoped equality deletes
+    // (only they read a file's scope).
     let mut scopes: HashMap<String, i32> = HashMap::new();
-    for task in &tasks {
-        let next = scopes.len() as i32;
-        scopes
-            .entry(scope_key(task.entry.spec_id, &task.data_file().partition))
-            .or_insert(next);
+    if index.has_equality_deletes() {
+        for task in &tasks {
+            let next = scopes.len() as i32;
+            scopes
+                .entry(scope_key(task.entry.spec_id, &task.data_file().partition))
+                .or_insert(next);
+        }
     }
 
     let planned: Vec<(Option<PlannedFile>, Vec<Arc<ManifestEntry>>, u64)> = stream::iter(tasks)
@@ -233,14 +260,12 @@ pub(crate) async fn plan_deletes(
                 let (positional, equality): (Vec<_>, Vec<_>) = applicable
                     .into_iter()
                     .partition(|d| d.data_file.content == DataContentType::PositionDeletes);
-                let scope = scopes
-                    .get(&scope_key(task.entry.spec_id, &task.data_file().partition))
-                    .copied()
-                    .unwrap_or(GLOBAL_SCOPE);
-                let equality_sequence_number = if equality.is_empty() {
-                    NO_EQUALITY_DELETES
+                let (scope, equality_sequence_number) = if equality.is_empty() {
+                    (GLOBAL_SCOPE, NO_EQUALITY_DELETES)
                 } else {
-                    task.entry.data_sequence_number
+                    let key = scope_key(task.entry.spec_id, &task.data_file().partition);
+                    let scope = scopes.get(&key).copied().unwrap_or(GLOBAL_SCOPE);
+                    (scope, task.entry.data_sequence_number)
                 };
                 let equality_deletes = equality.clone();
                 let mut applied = equality;

@@ -53,7 +53,6 @@ use super::insert::{data_location, IcebergDataSink};
 use super::metadata_columns::{append_lineage, with_lineage_fields};
 use super::table_provider::IcebergTableProvider;
 use crate::catalog::{Catalog, TableIdent};
-use crate::delete::GLOBAL_SCOPE;
 use crate::error::{Error, ErrorKind, Result};
 use crate::expr::Predicate;
 use crate::maintenance::options::{option_flag as flag, option_number as num};
@@ -296,18 +295,10 @@ pub async fn rewrite_data_files(
         let entry = &task.entry;
         let file = entry.data_file.clone();
         let planned = planned.remove(&file.file_path);
-        let delete_count = planned.as_ref().map_or(0, |p| {
-            let seq = p.task.entry.data_sequence_number;
-            p.position_deletes.len()
-                + deletes
-                    .equality_deletes
-                    .iter()
-                    .filter(|d| {
-                        (d.scope == GLOBAL_SCOPE || d.scope == p.scope)
-                            && d.entry.data_sequence_number > seq
-                    })
-                    .count()
-        });
+        // the delete files that apply to the file (as the delete file index finds them)
+        let delete_count = planned
+            .as_ref()
+            .map_or(0, |p| p.position_deletes.len() + p.equality_deletes.len());
         let too_many_deletes = planned.is_none() || delete_count >= options.delete_file_threshold;
         let size = u64::try_from(file.file_size_in_bytes).unwrap_or(0);
         if !(options.rewrite_all || size < min_size || size > max_size || too_many_deletes) {

@@ -233,12 +233,13 @@ pub(crate) async fn plan_deletes(
     // Without delete files every data file is planned as it is: no per-file work (a
     // table of a million files plans them in one pass).
     if index.is_empty() {
-        let mut plan = DeletePlan::default();
-        plan.files = tasks
-            .into_iter()
-            .map(PlannedFile::without_deletes)
-            .collect();
-        return Ok(plan);
+        return Ok(DeletePlan {
+            files: tasks
+                .into_iter()
+                .map(PlannedFile::without_deletes)
+                .collect(),
+            ..Default::default()
+        });
     }
     // Scope ids of the data files' partitions, for partition-scoped equality deletes
     // (only they read a file's scope).

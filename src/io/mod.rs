@@ -277,7 +277,12 @@ impl FileIO {
     pub fn resolve_remapped(&self, remapped: &str, location: &str) -> Result<ResolvedLocation> {
         let loc = remapped;
         let invalid = || Error::invalid_argument(format!("invalid location '{location}'"));
-        let (scheme, rest) = loc.split_once("://").ok_or_else(invalid)?;
+        // a scheme holds no ':', so the first one ends it (and a location without
+        // `scheme://` is invalid)
+        let (scheme, rest) = loc
+            .split_once(':')
+            .and_then(|(scheme, rest)| Some((scheme, rest.strip_prefix("//")?)))
+            .ok_or_else(invalid)?;
         let scheme_ok = scheme.starts_with(|c: char| c.is_ascii_alphabetic())
             && scheme
                 .chars()

@@ -13,8 +13,10 @@
 //! remapping). The cache is bounded by the estimated bytes of the decoded entries it
 //! holds ([`ManifestEntry::estimated_bytes`]; default [`DEFAULT_MAX_BYTES`], least
 //! recently used manifest evicted first) and by [`MAX_MANIFEST_LISTS`] lists
-//! (`crate::lru::WeightedLru` for both).
+//! (`crate::lru::WeightedLru` for both); one scan adds at most half the bound
+//! ([`ManifestCache::scan_budget`]).
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::lru::WeightedLru;
@@ -22,10 +24,10 @@ use crate::spec::ManifestEntry;
 
 /// Default bound: estimated bytes of decoded manifest entries held (512 MiB). An entry
 /// with metrics for three columns is estimated at about 1.3 KiB decoded, so this holds
-/// about 400,000 entries: the whole of a 2,000-manifest, 200,000-file table. A table
-/// whose manifests do not fit is read again on each full plan (least recently used
-/// first is the worst order for a repeated full scan): a repeated full plan then costs
-/// about what a cold one does (`benches/README.md`, planning).
+/// about 400,000 entries: the whole of a 2,000-manifest, 200,000-file table. One scan
+/// adds at most half the bound ([`ManifestCache::scan_budget`]): a table whose manifests
+/// do not fit keeps that much of them cached, and the rest is read again on each full
+/// plan, without evicting what other queries cached.
 pub const DEFAULT_MAX_BYTES: u64 = 512 << 20;
 
 /// Decoded entries of one manifest.
@@ -45,6 +47,24 @@ struct Inner {
 #[derive(Debug)]
 pub struct ManifestCache {
     inner: Mutex<Inner>,
+    /// The bound, estimated bytes.
+    max_bytes: u64,
+}
+
+/// What one scan may still add to a [`ManifestCache`], in estimated bytes
+/// ([`ManifestCache::scan_budget`]).
+#[derive(Debug)]
+pub struct InsertBudget(AtomicU64);
+
+impl InsertBudget {
+    /// Take `bytes` from the budget; `false` (nothing taken) when fewer are left.
+    fn take(&self, bytes: u64) -> bool {
+        self.0
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |left| {
+                left.checked_sub(bytes)
+            })
+            .is_ok()
+    }
 }
 
 /// Hit and miss counts since the cache was created.
@@ -71,7 +91,32 @@ impl ManifestCache {
                 hits: 0,
                 misses: 0,
             }),
+            max_bytes,
         }
+    }
+
+    /// What one scan may add: half the bound. A scan whose manifests do not fit (a full
+    /// plan of a table of a million files) then keeps the first half-bound of them and
+    /// reads the rest without caching them, instead of evicting every manifest cached
+    /// before (the selective queries' too) for manifests that least recently used
+    /// eviction would drop again before a repeated full scan reached them.
+    pub fn scan_budget(&self) -> InsertBudget {
+        InsertBudget(AtomicU64::new(self.max_bytes / 2))
+    }
+
+    /// [`Self::insert`] if `budget` has room for the manifest's estimated bytes (taken
+    /// from it); whether it was inserted.
+    pub fn insert_within(
+        &self,
+        location: &str,
+        manifest: CachedManifest,
+        budget: &InsertBudget,
+    ) -> bool {
+        if !budget.take(manifest_bytes(&manifest)) {
+            return false;
+        }
+        self.insert(location, manifest);
+        true
     }
 
     /// The decoded manifest at `location`, if cached.
@@ -194,15 +239,15 @@ pub(super) async fn read_manifest_cached(
     metadata: &crate::spec::TableMetadata,
     manifest: &crate::spec::ManifestFile,
     list: &str,
-    cache: Option<&ManifestCache>,
+    cache: Option<(&ManifestCache, &InsertBudget)>,
 ) -> crate::error::Result<CachedManifest> {
     let key = match cache {
-        Some(c) => {
+        Some((c, budget)) => {
             let key = table.file_io().remap(&manifest.manifest_path)?;
             if let Some(hit) = c.get(&key) {
                 return Ok(hit);
             }
-            Some((c, key))
+            Some((c, budget, key))
         }
         None => None,
     };
@@ -210,8 +255,8 @@ pub(super) async fn read_manifest_cached(
         .await
         .map_err(|e| super::missing_from(e, format!("manifest listed in '{list}'")))?;
     let entries: CachedManifest = Arc::new(entries.into_iter().map(Arc::new).collect());
-    if let Some((c, key)) = key {
-        c.insert(&key, Arc::clone(&entries));
+    if let Some((c, budget, key)) = key {
+        c.insert_within(&key, Arc::clone(&entries), budget);
     }
     Ok(entries)
 }
@@ -264,6 +309,28 @@ mod tests {
             (s.manifests, s.bytes, s.hits, s.misses),
             (2, 2 * four, 3, 2)
         );
+    }
+
+    /// A scan adds at most half the bound: what was cached before it stays.
+    #[test]
+    fn a_scan_adds_at_most_half_the_bound() {
+        let four = manifest_bytes(&manifest(4));
+        let cache = ManifestCache::new(four * 4);
+        cache.insert("earlier", manifest(4));
+        let budget = cache.scan_budget();
+        let kept: Vec<bool> = ["a", "b", "c", "d"]
+            .iter()
+            .map(|name| cache.insert_within(name, manifest(4), &budget))
+            .collect();
+        assert_eq!(kept, [true, true, false, false]);
+        for (name, cached) in [("earlier", true), ("a", true), ("b", true), ("c", false)] {
+            assert_eq!(cache.get(name).is_some(), cached, "{name}");
+        }
+        // a smaller manifest still fits what is left of another scan's budget
+        let budget = cache.scan_budget();
+        assert!(cache.insert_within("e", manifest(4), &budget));
+        assert!(cache.insert_within("f", manifest(3), &budget));
+        assert!(!cache.insert_within("g", manifest(2), &budget));
     }
 
     #[test]

@@ -220,13 +220,16 @@ impl TableScan {
             .and_then(|s| s.manifest_list.clone())
             .unwrap_or_default();
         let metadata = self.table.metadata_ref();
+        // what this scan may add to the cache (see `ManifestCache::scan_budget`)
+        let budget = self.cache.as_ref().map(|c| Arc::new(c.scan_budget()));
         stream::iter(manifests)
             .map(|m| {
                 let (table, metadata) = (self.table.clone(), Arc::clone(&metadata));
                 let (cache, list) = (self.cache.clone(), list.clone());
+                let budget = budget.clone();
                 async move {
-                    cache::read_manifest_cached(&table, &metadata, &m, &list, cache.as_deref())
-                        .await
+                    let cache = cache.as_deref().zip(budget.as_deref());
+                    cache::read_manifest_cached(&table, &metadata, &m, &list, cache).await
                 }
             })
             .buffered(MANIFEST_CONCURRENCY)

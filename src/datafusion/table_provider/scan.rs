@@ -643,14 +643,24 @@ struct EqualityScan {
     groups: Vec<EqualityGroup>,
 }
 
-/// Split files into at most `n` groups of similar total size (largest first, each into
-/// the currently smallest group), keeping the order deterministic.
-fn split_into_groups(mut files: Vec<(PartitionedFile, u64)>, n: usize) -> Vec<FileGroup> {
+/// Split files into at most `n` groups of similar total size: largest first, each into
+/// the currently smallest group; files of equal size in the order planned (manifest
+/// order, then entry order), so the split is deterministic. Only (size, index) pairs
+/// are sorted: a plan of a million files sorts 16-byte keys, not the files, and
+/// compares no paths.
+fn split_into_groups(files: Vec<(PartitionedFile, u64)>, n: usize) -> Vec<FileGroup> {
     let n = n.max(1).min(files.len().max(1));
-    files.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.path().cmp(b.0.path())));
+    let mut order: Vec<(u64, usize)> = files
+        .iter()
+        .enumerate()
+        .map(|(i, (_, size))| (*size, i))
+        .collect();
+    order.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    let mut files: Vec<Option<PartitionedFile>> = files.into_iter().map(|f| Some(f.0)).collect();
     let mut groups: Vec<(u64, Vec<PartitionedFile>)> = (0..n).map(|_| (0, vec![])).collect();
-    for (file, size) in files {
-        if let Some(g) = groups.iter_mut().min_by_key(|g| g.0) {
+    for (size, i) in order {
+        let file = files.get_mut(i).and_then(Option::take);
+        if let (Some(g), Some(file)) = (groups.iter_mut().min_by_key(|g| g.0), file) {
             g.0 += size;
             g.1.push(file);
         }
@@ -682,4 +692,44 @@ fn filter_before_deletes(
     };
     let df_schema = DFSchema::try_from(Arc::clone(schema))?;
     Ok(Some(state.create_physical_expr(expr, &df_schema)?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(groups: &[FileGroup]) -> Vec<Vec<String>> {
+        groups
+            .iter()
+            .map(|g| g.iter().map(|f| f.path().to_string()).collect())
+            .collect()
+    }
+
+    /// Largest first into the smallest group; equal sizes in the order planned.
+    #[test]
+    fn files_split_by_size_in_planned_order() {
+        let files = |spec: &[(&str, u64)]| -> Vec<(PartitionedFile, u64)> {
+            spec.iter()
+                .map(|(name, size)| (PartitionedFile::new(*name, *size), *size))
+                .collect()
+        };
+        let planned = files(&[("d", 1), ("c", 3), ("a", 5), ("b", 3)]);
+        assert_eq!(
+            names(&split_into_groups(planned, 2)),
+            [vec!["a", "d"], vec!["c", "b"]]
+        );
+        // the same sizes planned in another order: equal sizes keep that order
+        let planned = files(&[("b", 3), ("c", 3), ("a", 5), ("d", 1)]);
+        assert_eq!(
+            names(&split_into_groups(planned, 2)),
+            [vec!["a", "d"], vec!["b", "c"]]
+        );
+        // more groups than files: one group per file; no files: no group
+        let planned = files(&[("x", 2), ("y", 7)]);
+        assert_eq!(
+            names(&split_into_groups(planned, 8)),
+            [vec!["y"], vec!["x"]]
+        );
+        assert!(split_into_groups(vec![], 4).is_empty());
+    }
 }

@@ -304,11 +304,17 @@ impl FileIO {
 
     /// The object store serving `store_url` (`file://`, `s3://bucket`, …), created on
     /// first use from this FileIO's properties; cloud stores are shared by every FileIO
-    /// with the same bucket and options ([`shared_store`]). With a request observer
-    /// ([`with_request_observer`](Self::with_request_observer)) the store reports its
-    /// requests to it.
+    /// with the same bucket and options ([`shared_store`]). A cloud store's reads are
+    /// tried again after a transport failure (no HTTP answer; see `retry`). With a
+    /// request observer ([`with_request_observer`](Self::with_request_observer)) the
+    /// store reports its requests to it.
     pub fn store(&self, store_url: &str) -> Result<Arc<dyn ObjectStore>> {
-        let store = self.base_store(store_url)?;
+        let mut store = self.base_store(store_url)?;
+        // a cloud store's reads are tried again after a transport failure (the local
+        // file system has none)
+        if store_url != "file://" {
+            store = Arc::new(retry::RetryingReads::new(store));
+        }
         Ok(match &self.observer {
             Some(observer) => {
                 let counting = CountingStore::new(store, Arc::clone(observer));
@@ -392,7 +398,8 @@ impl FileIO {
     pub async fn read(&self, location: &str) -> Result<Bytes> {
         let resolved = self.resolve(location)?;
         let store = self.store(&resolved.store_url)?;
-        retry::retrying(|| async { store.get(&resolved.path).await?.bytes().await })
+        // a cloud store's reads retry a transport failure themselves (`RetryingReads`)
+        async { store.get(&resolved.path).await?.bytes().await }
             .await
             .map_err(|e| map_store_error(e, location))
     }

@@ -3,12 +3,25 @@
 //! object_store retries a transport failure only when it knows the request was not sent,
 //! or when the request is idempotent and the failure is a timeout or a cut connection.
 //! Other transport failures (a garbled or missing answer, an error the HTTP client does
-//! not classify) come back at once. FileIO tries whole-file reads and writes again after
-//! such a failure; answers from the store (a status: 404, 403, 412, a 5xx after
-//! object_store's own retries) are final.
+//! not classify) come back at once. FileIO tries writes again after such a failure, and
+//! every read of a cloud store ([`RetryingReads`]: whole files, and the ranged reads of
+//! DataFusion's Parquet scan); answers from the store (a status: 404, 403, 412, a 5xx
+//! after object_store's own retries) are final.
 
+use std::fmt;
 use std::future::Future;
+use std::ops::Range;
+use std::sync::Arc;
 use std::time::Duration;
+
+use async_trait::async_trait;
+use bytes::Bytes;
+use futures::stream::{BoxStream, StreamExt};
+use object_store::path::Path;
+use object_store::{
+    CopyOptions, GetOptions, GetResult, GetResultPayload, ListResult, MultipartUpload, ObjectMeta,
+    ObjectStore, PutMultipartOptions, PutOptions, PutPayload, PutResult, RenameOptions,
+};
 
 /// Attempts of a request that failed in transport: the first and two more.
 const ATTEMPTS: u32 = 3;
@@ -62,6 +75,124 @@ fn is_transport_failure(e: &object_store::Error) -> bool {
 #[cfg(not(feature = "cloud"))]
 fn is_transport_failure(_: &object_store::Error) -> bool {
     false
+}
+
+/// A cloud store whose reads are tried again after a transport failure ([`retrying`]):
+/// the ranged `GET`s of DataFusion's Parquet scan (footers, column chunks) go through
+/// it, so a garbled or lost answer to one of them no longer fails the query. A `GET`'s
+/// body is read whole inside the retry (a cut in the body is a transport failure too),
+/// so each answer is held in memory once read, as the Parquet reader holds it anyway.
+/// Writes, lists and deletes pass through unchanged (FileIO retries its own writes).
+#[derive(Debug)]
+pub(crate) struct RetryingReads {
+    inner: Arc<dyn ObjectStore>,
+}
+
+impl RetryingReads {
+    /// Reads of `inner` with retries.
+    pub(crate) fn new(inner: Arc<dyn ObjectStore>) -> Self {
+        Self { inner }
+    }
+}
+
+impl fmt::Display for RetryingReads {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "RetryingReads({})", self.inner)
+    }
+}
+
+#[async_trait]
+impl ObjectStore for RetryingReads {
+    async fn put_opts(
+        &self,
+        location: &Path,
+        payload: PutPayload,
+        opts: PutOptions,
+    ) -> object_store::Result<PutResult> {
+        self.inner.put_opts(location, payload, opts).await
+    }
+
+    async fn put_multipart_opts(
+        &self,
+        location: &Path,
+        opts: PutMultipartOptions,
+    ) -> object_store::Result<Box<dyn MultipartUpload>> {
+        self.inner.put_multipart_opts(location, opts).await
+    }
+
+    async fn get_opts(
+        &self,
+        location: &Path,
+        options: GetOptions,
+    ) -> object_store::Result<GetResult> {
+        retrying(|| async {
+            let result = self.inner.get_opts(location, options.clone()).await?;
+            let (meta, range, attributes) = (
+                result.meta.clone(),
+                result.range.clone(),
+                result.attributes.clone(),
+            );
+            let body = result.bytes().await?;
+            Ok(GetResult {
+                payload: GetResultPayload::Stream(
+                    futures::stream::once(async { Ok(body) }).boxed(),
+                ),
+                meta,
+                range,
+                attributes,
+            })
+        })
+        .await
+    }
+
+    async fn get_ranges(
+        &self,
+        location: &Path,
+        ranges: &[Range<u64>],
+    ) -> object_store::Result<Vec<Bytes>> {
+        retrying(|| self.inner.get_ranges(location, ranges)).await
+    }
+
+    fn delete_stream(
+        &self,
+        locations: BoxStream<'static, object_store::Result<Path>>,
+    ) -> BoxStream<'static, object_store::Result<Path>> {
+        self.inner.delete_stream(locations)
+    }
+
+    fn list(&self, prefix: Option<&Path>) -> BoxStream<'static, object_store::Result<ObjectMeta>> {
+        self.inner.list(prefix)
+    }
+
+    fn list_with_offset(
+        &self,
+        prefix: Option<&Path>,
+        offset: &Path,
+    ) -> BoxStream<'static, object_store::Result<ObjectMeta>> {
+        self.inner.list_with_offset(prefix, offset)
+    }
+
+    async fn list_with_delimiter(&self, prefix: Option<&Path>) -> object_store::Result<ListResult> {
+        self.inner.list_with_delimiter(prefix).await
+    }
+
+    async fn copy_opts(
+        &self,
+        from: &Path,
+        to: &Path,
+        options: CopyOptions,
+    ) -> object_store::Result<()> {
+        self.inner.copy_opts(from, to, options).await
+    }
+
+    async fn rename_opts(
+        &self,
+        from: &Path,
+        to: &Path,
+        options: RenameOptions,
+    ) -> object_store::Result<()> {
+        self.inner.rename_opts(from, to, options).await
+    }
 }
 
 #[cfg(test)]

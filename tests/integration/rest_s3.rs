@@ -125,12 +125,12 @@ async fn s3_files_through_iceberg_properties() {
         .await
         .expect_err("create-if-absent over an existing object");
     assert_eq!(err.kind(), ErrorKind::AlreadyExists, "{err}");
-    // another FileIO with the same bucket and credentials reuses the store
+    // another FileIO with the same bucket and credentials reuses the store (its client)
     let other = FileIO::new(props.clone());
     let bucket = format!("s3://{}", seaweed::FILES_BUCKET);
     assert!(Arc::ptr_eq(
-        &io.store(&bucket).expect("store"),
-        &other.store(&bucket).expect("store")
+        &io.base_store(&bucket).expect("store"),
+        &other.base_store(&bucket).expect("store")
     ));
     let missing = format!("s3://no-such-bucket-{ns}/x.parquet");
     let err = io.read(&missing).await.expect_err("missing bucket");
@@ -199,6 +199,36 @@ async fn s3_requests_survive_garbled_and_lost_answers() {
         .await
         .expect("a read after two garbled answers");
     assert_eq!(read.as_ref(), b"{\"n\":1}");
+    assert_eq!(count(&faults.garbled_gets_sent), 2);
+
+    // the ranged reads of the store a scan reads data files through (footers, column
+    // chunks): two garbled answers, the third attempt reads
+    use object_store::ObjectStoreExt;
+    let path = object_store::path::Path::from(format!("{ns}/replaced.json"));
+    let bucket = format!("s3://{}", seaweed::FILES_BUCKET);
+    let (io, faults) = lossy_io(Plan {
+        garbled_gets: 2,
+        ..Plan::default()
+    });
+    let range = io
+        .store(&bucket)
+        .expect("store")
+        .get_range(&path, 1..4)
+        .await
+        .expect("a ranged read after two garbled answers");
+    assert_eq!(range.as_ref(), b"\"n\"");
+    assert_eq!(count(&faults.garbled_gets_sent), 2);
+    let (io, faults) = lossy_io(Plan {
+        garbled_gets: 2,
+        ..Plan::default()
+    });
+    let ranges = io
+        .store(&bucket)
+        .expect("store")
+        .get_ranges(&path, &[0..1, 5..6])
+        .await
+        .expect("ranged reads after two garbled answers");
+    assert_eq!(ranges, [&b"{"[..], &b"1"[..]]);
     assert_eq!(count(&faults.garbled_gets_sent), 2);
 
     // create-if-absent: a garbled answer, then one that lands and is lost

@@ -153,21 +153,10 @@ impl IcebergTableProvider {
         let mut by_store: BTreeMap<String, Vec<(PartitionedFile, u64)>> = BTreeMap::new();
         let mut recorded = HashMap::new();
         let mut file_deletes: Vec<Option<FileDeletes>> = vec![];
-        // a file's index (for per-batch deletes) is its place in the plan
-        let built = map_in_parallel(deletes.files, |index, planned| {
-            self.partitioned_file(planned, &files, index)
-        })?;
-        for f in built {
-            if files.per_batch {
-                file_deletes.push(f.deletes);
-            }
-            if let Some((path, stored)) = f.recorded {
-                recorded.insert(path, stored);
-            }
-            by_store
-                .entry(f.store_url)
-                .or_default()
-                .push((f.file, f.size));
+        for planned in deletes.files {
+            let (store_url, file, size) =
+                self.partitioned_file(planned, &files, &mut file_deletes, &mut recorded)?;
+            by_store.entry(store_url).or_default().push((file, size));
         }
         // Without equality deletes the scan is a plain `DataSourceExec`, and DataFusion's
         // physical filter pushdown hands it the `FilterExec` predicate itself; giving it
@@ -284,11 +273,12 @@ impl IcebergTableProvider {
             })
     }
 
-    /// One data file of the scan as DataFusion's `PartitionedFile` ([`ScanFile`]): its
-    /// hidden per-file values (in the order of [`Self::scan_table_schema`]'s partition
-    /// columns), statistics from its manifest entry, and its position deletes as a row
-    /// selection, or, per batch, in [`ScanFile::deletes`] under the file's `index` in
-    /// the scan.
+    /// One data file of the scan as DataFusion's `PartitionedFile`, with its store URL
+    /// and size in bytes: its hidden per-file values (in the order of
+    /// [`Self::scan_table_schema`]'s partition columns), statistics from its manifest
+    /// entry, and its position deletes as a row selection, or, per batch, pushed to
+    /// `file_deletes` at the file's index. A moved table's file is recorded in
+    /// `recorded` (object path → location as stored) for errors naming it.
     ///
     /// Errors: a location that does not resolve, a negative `file_size_in_bytes`, more
     /// than 2^31 files with per-batch deletes, bad statistics.
@@ -296,8 +286,9 @@ impl IcebergTableProvider {
         &self,
         planned: PlannedFile,
         files: &FileLayout<'_>,
-        index: usize,
-    ) -> Result<ScanFile> {
+        file_deletes: &mut Vec<Option<FileDeletes>>,
+        recorded: &mut HashMap<ObjectPath, String>,
+    ) -> Result<(String, PartitionedFile, u64)> {
         let io = self.table.file_io();
         let task = &planned.task;
         let resolved = io.resolve_remapped(&task.location, &task.data_file().file_path)?;
@@ -312,8 +303,9 @@ impl IcebergTableProvider {
         // The object path as resolved (the location's characters kept as they are):
         // `PartitionedFile::new` would re-parse its string with `Path::from`, which
         // encodes `%` (a file named `p=100%25` would be looked up as `p=100%2525`).
-        let recorded = (!io.remaps().is_empty())
-            .then(|| (resolved.path.clone(), task.data_file().file_path.clone()));
+        if !io.remaps().is_empty() {
+            recorded.insert(resolved.path.clone(), task.data_file().file_path.clone());
+        }
         let mut file = PartitionedFile::new_from_meta(ObjectMeta {
             location: resolved.path,
             last_modified: chrono::DateTime::UNIX_EPOCH,
@@ -350,18 +342,18 @@ impl IcebergTableProvider {
                 selection = Some(position.selection(&task.data_file().file_path)?);
             }
         }
-        let mut deletes = None;
         if files.per_batch {
-            let index = i32::try_from(index).map_err(|_| {
+            let index = i32::try_from(file_deletes.len()).map_err(|_| {
                 Error::unsupported("a scan of more than 2^31 data files with deletes")
             })?;
             partition_values.push(ScalarValue::Int32(Some(index)));
-            if let (Some(position), None) = (&planned.position, &selection) {
-                deletes = Some(FileDeletes::new(
+            file_deletes.push(match (&planned.position, &selection) {
+                (Some(position), None) => Some(FileDeletes::new(
                     Arc::clone(&position.deleted),
                     position.live_rows()?,
-                ));
-            }
+                )),
+                _ => None,
+            });
         }
         if !partition_values.is_empty() {
             file = file.with_partition_values(partition_values);
@@ -389,13 +381,7 @@ impl IcebergTableProvider {
         if let Some(selection) = selection {
             file = file.with_extension(ParquetRowSelection::new(selection));
         }
-        Ok(ScanFile {
-            store_url: resolved.store_url,
-            file,
-            size,
-            deletes,
-            recorded,
-        })
+        Ok((resolved.store_url, file, size))
     }
 
     /// The scan's table schema: the table's columns and the hidden columns read from
@@ -635,80 +621,6 @@ struct FileLayout<'a> {
     untruncated: Vec<bool>,
 }
 
-/// One data file of a scan, built by `partitioned_file`.
-struct ScanFile {
-    /// The object store's URL.
-    store_url: String,
-    file: PartitionedFile,
-    /// `file_size_in_bytes`.
-    size: u64,
-    /// Its position deletes when applied per batch after decoding.
-    deletes: Option<FileDeletes>,
-    /// Object path → location as stored, for errors naming a moved table's file.
-    recorded: Option<(ObjectPath, String)>,
-}
-
-/// Plans of at least this many files build their `PartitionedFile`s on every core.
-const PARALLEL_FROM_FILES: usize = 10_000;
-
-/// `f(index, item)` of each of `items`, in order; on every core when there are
-/// [`PARALLEL_FROM_FILES`] or more (a contiguous share of the items per thread). The
-/// first error (in item order) is returned.
-fn map_in_parallel<T: Send, U: Send>(
-    items: Vec<T>,
-    f: impl Fn(usize, T) -> Result<U> + Sync,
-) -> Result<Vec<U>> {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    if items.len() < PARALLEL_FROM_FILES || threads < 2 {
-        return items
-            .into_iter()
-            .enumerate()
-            .map(|(i, item)| f(i, item))
-            .collect();
-    }
-    let total = items.len();
-    let share = total.div_ceil(threads);
-    let mut shares: Vec<Vec<T>> = Vec::with_capacity(threads);
-    let mut items = items.into_iter();
-    loop {
-        let next: Vec<T> = items.by_ref().take(share).collect();
-        if next.is_empty() {
-            break;
-        }
-        shares.push(next);
-    }
-    std::thread::scope(|scope| {
-        let f = &f;
-        let handles: Vec<_> = shares
-            .into_iter()
-            .enumerate()
-            .map(|(n, items)| {
-                scope.spawn(move || {
-                    items
-                        .into_iter()
-                        .enumerate()
-                        .map(|(i, item)| f(n * share + i, item))
-                        .collect::<Result<Vec<U>>>()
-                })
-            })
-            .collect();
-        let mut out = Vec::with_capacity(total);
-        for handle in handles {
-            let part = handle.join().map_err(|panic| {
-                Error::new(
-                    crate::error::ErrorKind::DataFusion,
-                    format!(
-                        "building the scan's files failed: {}",
-                        crate::error::panic_message(&*panic)
-                    ),
-                )
-            })??;
-            out.extend(part);
-        }
-        Ok(out)
-    })
-}
-
 /// What the Parquet scans of one table scan share, one per object store.
 struct StoreScan {
     table_schema: TableSchema,
@@ -791,28 +703,6 @@ mod tests {
             .iter()
             .map(|g| g.iter().map(|f| f.path().to_string()).collect())
             .collect()
-    }
-
-    /// Every item mapped once with its own index, in order, small or large; the first
-    /// error in item order is returned.
-    #[test]
-    fn files_built_in_parallel_keep_their_order_and_index() {
-        for n in [0, 3, PARALLEL_FROM_FILES - 1, PARALLEL_FROM_FILES * 2 + 7] {
-            let items: Vec<u64> = (0..n as u64).map(|i| i * 3).collect();
-            let out = map_in_parallel(items, |i, item| Ok((i, item))).unwrap();
-            assert_eq!(out.len(), n);
-            assert!(out
-                .iter()
-                .enumerate()
-                .all(|(j, (i, item))| *i == j && *item == 3 * j as u64));
-        }
-        let items: Vec<usize> = (0..PARALLEL_FROM_FILES * 3).collect();
-        let err = map_in_parallel(items, |_, item| match item % 7_000 {
-            6_999 => Err(Error::invalid_data(format!("bad {item}"))),
-            _ => Ok(item),
-        })
-        .unwrap_err();
-        assert!(err.to_string().contains("bad 6999"), "{err}");
     }
 
     /// Largest first into the smallest group; equal sizes in the order planned.

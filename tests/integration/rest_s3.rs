@@ -206,25 +206,23 @@ async fn s3_requests_survive_garbled_and_lost_answers() {
     use object_store::ObjectStoreExt;
     let path = object_store::path::Path::from(format!("{ns}/replaced.json"));
     let bucket = format!("s3://{}", seaweed::FILES_BUCKET);
-    let (io, faults) = lossy_io(Plan {
-        garbled_gets: 2,
-        ..Plan::default()
-    });
-    let range = io
-        .store(&bucket)
-        .expect("store")
+    // each through a new proxy garbling its first two answers
+    let store_garbling_twice = || {
+        let (io, faults) = lossy_io(Plan {
+            garbled_gets: 2,
+            ..Plan::default()
+        });
+        (io.store(&bucket).expect("store"), faults)
+    };
+    let (store, faults) = store_garbling_twice();
+    let range = store
         .get_range(&path, 1..4)
         .await
         .expect("a ranged read after two garbled answers");
     assert_eq!(range.as_ref(), b"\"n\"");
     assert_eq!(count(&faults.garbled_gets_sent), 2);
-    let (io, faults) = lossy_io(Plan {
-        garbled_gets: 2,
-        ..Plan::default()
-    });
-    let ranges = io
-        .store(&bucket)
-        .expect("store")
+    let (store, faults) = store_garbling_twice();
+    let ranges = store
         .get_ranges(&path, &[0..1, 5..6])
         .await
         .expect("ranged reads after two garbled answers");

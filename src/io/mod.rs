@@ -215,6 +215,17 @@ impl FileIO {
         }
     }
 
+    /// This FileIO (same properties, credentials and stores) without remap rules: for
+    /// locations that are remapped already, such as those [`Self::list_files`] lists
+    /// (remapping one again applies a rule twice when the rule's new prefix starts with
+    /// its old one: a table moved into a directory under its old location).
+    pub(crate) fn without_remaps(&self) -> FileIO {
+        FileIO {
+            remaps: vec![],
+            ..self.clone()
+        }
+    }
+
     /// This FileIO with `credentials` for the locations under their prefixes (see
     /// [`StorageCredential`]); stores made before are dropped.
     pub fn with_storage_credentials(mut self, mut credentials: Vec<StorageCredential>) -> Self {

@@ -22,6 +22,7 @@ use futures::stream::{self, StreamExt};
 
 use super::reachable::{content_files, manifests, statistics_files};
 use crate::error::{Error, ErrorKind, Result};
+use crate::io::normalize_location;
 use crate::table::Table;
 
 const DAY_MS: i64 = 24 * 60 * 60 * 1000;
@@ -119,6 +120,9 @@ pub async fn remove_orphan_files(
     // every file the metadata references, by normalised (and remapped) location
     let mut referenced: HashSet<String> = HashSet::new();
     referenced.insert(io.remap(table.metadata_location())?);
+    // a table opened from its directory has the metadata file where it is (a moved
+    // table's is remapped already)
+    referenced.insert(normalize_location(table.metadata_location())?);
     for entry in &m.metadata_log {
         referenced.insert(io.remap(&entry.metadata_file)?);
     }
@@ -151,7 +155,8 @@ pub async fn remove_orphan_files(
         if f.last_modified_ms >= older_than {
             continue;
         }
-        let key = parts(&io.remap(&f.location)?);
+        // a listed location is where the file is (remapped already)
+        let key = parts(&normalize_location(&f.location)?);
         if by_parts.contains_key(&key) {
             continue;
         }
@@ -169,6 +174,8 @@ pub async fn remove_orphan_files(
     }
     orphans.sort();
     if !options.dry_run {
+        // listed locations are remapped already: deleted as they are
+        let io = &io.without_remaps();
         let failed: Vec<String> = stream::iter(orphans.iter().cloned())
             .map(|path| async move {
                 match io.delete(&path).await {

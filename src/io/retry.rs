@@ -207,4 +207,176 @@ mod tests {
         };
         assert!(!is_transport_failure(&e));
     }
+
+    /// A store holding `flaky` (ten bytes) whose answers are cut in the body (a
+    /// transport failure) the first `cuts` times; any other path is not found. Counts
+    /// the requests it answers.
+    #[cfg(feature = "cloud")]
+    #[derive(Debug)]
+    struct Flaky {
+        cuts: std::sync::atomic::AtomicU32,
+        requests: std::sync::atomic::AtomicU32,
+    }
+
+    #[cfg(feature = "cloud")]
+    impl fmt::Display for Flaky {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            write!(f, "Flaky")
+        }
+    }
+
+    #[cfg(feature = "cloud")]
+    #[async_trait]
+    impl ObjectStore for Flaky {
+        async fn put_opts(
+            &self,
+            _: &Path,
+            _: PutPayload,
+            _: PutOptions,
+        ) -> object_store::Result<PutResult> {
+            Err(object_store::Error::NotImplemented {
+                operation: "put".into(),
+                implementer: "Flaky".into(),
+            })
+        }
+
+        async fn put_multipart_opts(
+            &self,
+            _: &Path,
+            _: PutMultipartOptions,
+        ) -> object_store::Result<Box<dyn MultipartUpload>> {
+            Err(object_store::Error::NotImplemented {
+                operation: "put".into(),
+                implementer: "Flaky".into(),
+            })
+        }
+
+        async fn get_opts(
+            &self,
+            location: &Path,
+            options: GetOptions,
+        ) -> object_store::Result<GetResult> {
+            use std::sync::atomic::Ordering;
+            self.requests.fetch_add(1, Ordering::SeqCst);
+            if location.as_ref() != "flaky" {
+                return Err(object_store::Error::NotFound {
+                    path: location.to_string(),
+                    source: "no such key".into(),
+                });
+            }
+            let body = Bytes::from_static(b"0123456789");
+            let range = match options.range {
+                Some(object_store::GetRange::Bounded(r)) => r,
+                _ => 0..body.len() as u64,
+            };
+            let part = body.slice(range.start as usize..range.end as usize);
+            let cut = !options.head
+                && self
+                    .cuts
+                    .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+                    .is_ok();
+            let chunks: Vec<object_store::Result<Bytes>> = if options.head {
+                vec![]
+            } else if cut {
+                let interrupted = object_store::client::HttpError::new(
+                    object_store::client::HttpErrorKind::Interrupted,
+                    std::io::Error::other("connection reset"),
+                );
+                vec![
+                    Ok(part.slice(..part.len() / 2)),
+                    Err(object_store::Error::Generic {
+                        store: "Flaky",
+                        source: Box::new(interrupted),
+                    }),
+                ]
+            } else {
+                vec![Ok(part)]
+            };
+            Ok(GetResult {
+                payload: GetResultPayload::Stream(futures::stream::iter(chunks).boxed()),
+                meta: ObjectMeta {
+                    location: location.clone(),
+                    last_modified: chrono::Utc::now(),
+                    size: body.len() as u64,
+                    e_tag: None,
+                    version: None,
+                },
+                range,
+                attributes: Default::default(),
+            })
+        }
+
+        fn delete_stream(
+            &self,
+            locations: BoxStream<'static, object_store::Result<Path>>,
+        ) -> BoxStream<'static, object_store::Result<Path>> {
+            locations
+        }
+
+        fn list(&self, _: Option<&Path>) -> BoxStream<'static, object_store::Result<ObjectMeta>> {
+            futures::stream::empty().boxed()
+        }
+
+        async fn list_with_delimiter(&self, _: Option<&Path>) -> object_store::Result<ListResult> {
+            Ok(ListResult {
+                common_prefixes: vec![],
+                objects: vec![],
+            })
+        }
+
+        async fn copy_opts(&self, _: &Path, _: &Path, _: CopyOptions) -> object_store::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// Reads through [`RetryingReads`]: a body cut twice is read on the third attempt
+    /// (whole files, ranges, several ranges); a cut three times fails as a transport
+    /// failure; `HEAD` reads no body; NotFound is final, asked once, and stays NotFound.
+    #[cfg(feature = "cloud")]
+    #[tokio::test]
+    async fn reads_are_tried_again_after_a_cut_and_answers_are_final() {
+        use object_store::ObjectStoreExt;
+        use std::sync::atomic::{AtomicU32, Ordering};
+
+        let flaky = |cuts| {
+            let inner = Arc::new(Flaky {
+                cuts: AtomicU32::new(cuts),
+                requests: AtomicU32::new(0),
+            });
+            (RetryingReads::new(inner.clone()), inner)
+        };
+        let path = Path::from("flaky");
+        let (store, inner) = flaky(2);
+        let whole = store.get(&path).await.expect("get").bytes().await;
+        assert_eq!(whole.expect("body").as_ref(), b"0123456789");
+        assert_eq!(inner.requests.load(Ordering::SeqCst), 3);
+        let (store, inner) = flaky(2);
+        let range = store.get_range(&path, 2..6).await.expect("range");
+        assert_eq!(range.as_ref(), b"2345");
+        assert_eq!(inner.requests.load(Ordering::SeqCst), 3);
+        let (store, _) = flaky(1);
+        let ranges = store.get_ranges(&path, &[0..1, 8..10]).await;
+        assert_eq!(ranges.expect("ranges"), [&b"0"[..], &b"89"[..]]);
+        let (store, inner) = flaky(3);
+        let err = store.get_range(&path, 0..4).await.expect_err("cut 3 times");
+        assert!(is_transport_failure(&err), "{err}");
+        assert_eq!(inner.requests.load(Ordering::SeqCst), ATTEMPTS);
+
+        let (store, inner) = flaky(0);
+        let meta = store.head(&path).await.expect("head");
+        assert_eq!(meta.size, 10);
+        let missing = Path::from("missing");
+        for err in [
+            store.head(&missing).await.expect_err("head"),
+            store.get(&missing).await.map(|_| ()).expect_err("get"),
+            store
+                .get_range(&missing, 0..1)
+                .await
+                .map(|_| ())
+                .expect_err("range"),
+        ] {
+            assert!(matches!(err, object_store::Error::NotFound { .. }), "{err}");
+        }
+        assert_eq!(inner.requests.load(Ordering::SeqCst), 4, "each asked once");
+    }
 }

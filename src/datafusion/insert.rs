@@ -280,10 +280,12 @@ impl IcebergDataSink {
         let Ok(listed) = io.list_files(&data_location(&self.table)).await else {
             return;
         };
+        // a listed location is where the file is (remapped already): deleted as it is
+        let unmapped = io.without_remaps();
         for f in listed {
             let name = f.location.rsplit('/').next().unwrap_or_default();
             if name.contains(&marker) {
-                let _ = io.delete(&f.location).await;
+                let _ = unmapped.delete(&f.location).await;
             }
         }
     }

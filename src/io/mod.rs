@@ -457,7 +457,9 @@ pub struct ListedFile {
 impl FileIO {
     /// Every file under the directory `location` (after remapping), at any depth.
     /// Local directories are walked on disk (names kept as they are; symlinks not
-    /// followed); object stores are listed by prefix.
+    /// followed); object stores are listed by prefix. The listed locations are where
+    /// the files are: act on them through [`Self::without_remaps`], not this FileIO
+    /// (which would remap them again).
     ///
     /// Errors: [`ErrorKind::Io`] naming the location when it cannot be listed; a
     /// missing local directory lists nothing.

@@ -286,11 +286,10 @@ impl FileIO {
     /// with its old one (a table moved into a directory under its old location).
     /// Errors name `location`, as [`Self::resolve`]'s do.
     pub fn resolve_remapped(&self, remapped: &str, location: &str) -> Result<ResolvedLocation> {
-        let loc = remapped;
         let invalid = || Error::invalid_argument(format!("invalid location '{location}'"));
         // a scheme holds no ':', so the first one ends it (and a location without
         // `scheme://` is invalid)
-        let (scheme, rest) = loc
+        let (scheme, rest) = remapped
             .split_once(':')
             .and_then(|(scheme, rest)| Some((scheme, rest.strip_prefix("//")?)))
             .ok_or_else(invalid)?;

@@ -38,7 +38,9 @@ use crate::datafusion::expr_adapter::FieldIdExprAdapterFactory;
 use crate::datafusion::file_reader::IcebergParquetReaderFactory;
 use crate::datafusion::iceberg_source::{IcebergParquetSource, IcebergScanState};
 use crate::datafusion::options::IcefloeOptions;
-use crate::datafusion::position_delete_exec::{FileDeletes, PositionDeleteExec};
+use crate::datafusion::position_delete_exec::{
+    file_index_type, file_index_value, FileDeletes, PositionDeleteExec,
+};
 use crate::datafusion::statistics::{file_statistics, untruncated_bounds};
 use crate::delete::equality_delete_schema;
 use crate::error::{Error, Result};
@@ -346,7 +348,7 @@ impl IcebergTableProvider {
             let index = i32::try_from(file_deletes.len()).map_err(|_| {
                 Error::unsupported("a scan of more than 2^31 data files with deletes")
             })?;
-            partition_values.push(ScalarValue::Int32(Some(index)));
+            partition_values.push(file_index_value(index));
             file_deletes.push(match (&planned.position, &selection) {
                 (Some(position), None) => Some(FileDeletes::new(
                     Arc::clone(&position.deleted),
@@ -403,7 +405,7 @@ impl IcebergTableProvider {
         if files.per_batch {
             partition_cols.push(Arc::new(Field::new(
                 DELETE_FILE_INDEX_COLUMN,
-                DataType::Int32,
+                file_index_type(),
                 false,
             )));
         }

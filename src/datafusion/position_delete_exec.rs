@@ -7,9 +7,7 @@
 //! selection and reads two hidden columns after the ones asked for: each row's position
 //! in its file (Parquet's `RowNumber` virtual column, counted before any pruning or
 //! filtering, as position deletes count) and the file's index in this node's list
-//! (a constant per-file column, dictionary-encoded: DataFusion then builds it per batch
-//! from a cached array of zero keys, where a plain `Int32` column was allocated and
-//! filled for every batch). This node keeps the rows whose position is live in the
+//! (a constant per-file column). This node keeps the rows whose position is live in the
 //! file's bitmap and drops both columns, so its schema is the scan's without them.
 //!
 //! Each file's live rows are held as one bit per row (a file of 1.5 M rows: 190 KB),
@@ -25,15 +23,13 @@
 use std::fmt;
 use std::sync::Arc;
 
-use datafusion::arrow::array::{
-    Array, BooleanArray, DictionaryArray, Int32Array, Int64Array, RecordBatch,
-};
+use datafusion::arrow::array::{Array, BooleanArray, Int32Array, Int64Array, RecordBatch};
 use datafusion::arrow::buffer::BooleanBuffer;
 use datafusion::arrow::compute::filter_record_batch;
-use datafusion::arrow::datatypes::{DataType, SchemaRef, UInt16Type};
+use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::TreeNodeRecursion;
-use datafusion::common::{DataFusionError, Result as DFResult, ScalarValue, Statistics};
+use datafusion::common::{DataFusionError, Result as DFResult, Statistics};
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::physical_expr::utils::conjunction;
 use datafusion::physical_expr::{EquivalenceProperties, PhysicalExpr};
@@ -52,20 +48,6 @@ use datafusion::physical_plan::{
 };
 use futures::{StreamExt, TryStreamExt};
 use roaring::RoaringTreemap;
-
-/// The type of the scan's per-file column holding each file's index into a
-/// [`PositionDeleteExec`]'s files: `Dictionary(UInt16, Int32)`, one value per batch.
-pub(crate) fn file_index_type() -> DataType {
-    DataType::Dictionary(Box::new(DataType::UInt16), Box::new(DataType::Int32))
-}
-
-/// The per-file value of the [`file_index_type`] column for the file at `index`.
-pub(crate) fn file_index_value(index: i32) -> ScalarValue {
-    ScalarValue::Dictionary(
-        Box::new(DataType::UInt16),
-        Box::new(ScalarValue::Int32(Some(index))),
-    )
-}
 
 /// The deletes of one data file: its deleted positions, and the live rows as bits.
 #[derive(Debug)]
@@ -214,6 +196,18 @@ fn column<'a, T: 'static>(batch: &'a RecordBatch, index: usize, what: &str) -> D
         .ok_or_else(|| DataFusionError::Internal(format!("PositionDeleteExec: {what} column")))
 }
 
+/// Whether every value of `values` is the first (true when empty).
+///
+/// Checked for every batch: a fold without an early exit, which the compiler
+/// vectorizes (an `all` that stops at the first difference compares one value at a
+/// time, and cost more than the rest of the node's work on a batch but the copy).
+fn all_equal(values: &[i32]) -> bool {
+    let Some(first) = values.first() else {
+        return true;
+    };
+    values.iter().fold(0, |differ, v| differ | (v ^ first)) == 0
+}
+
 /// Which rows of `batch` its file's deletes keep (`None`: all of them).
 fn live_rows(
     batch: &RecordBatch,
@@ -225,16 +219,10 @@ fn live_rows(
     if rows == 0 {
         return Ok(None);
     }
-    let dictionary: &DictionaryArray<UInt16Type> = column(batch, file_column, "file index")?;
-    let indices: &Int32Array = dictionary
-        .values()
-        .as_any()
-        .downcast_ref()
-        .ok_or_else(|| DataFusionError::Internal("PositionDeleteExec: file indices".into()))?;
-    let keys = dictionary.keys();
+    let indices: &Int32Array = column(batch, file_column, "file index")?;
     let positions: &Int64Array = column(batch, pos_column, "position")?;
-    let file = |key: u16| {
-        let index = indices.value(usize::from(key));
+    let file = |i: usize| {
+        let index = indices.value(i);
         usize::try_from(index)
             .ok()
             .and_then(|i| files.get(i))
@@ -242,23 +230,16 @@ fn live_rows(
                 DataFusionError::Internal(format!("PositionDeleteExec: no file {index}"))
             })
     };
-    if keys.null_count() > 0 || indices.null_count() > 0 {
-        return Err(DataFusionError::Internal(
-            "PositionDeleteExec: a row without a file index".into(),
-        ));
-    }
-    // a scan's batch holds rows of one file (one dictionary value, or equal keys);
-    // mixed ones are looked up row by row
-    let first = keys.value(0);
-    let keep = if indices.len() == 1 || keys.values().iter().all(|k| *k == first) {
-        match file(first)? {
+    // a scan's batch holds rows of one file; mixed ones are looked up row by row
+    let keep = if indices.null_count() == 0 && all_equal(indices.values()) {
+        match file(0)? {
             None => return Ok(None),
             Some(deletes) => deletes.live_mask(positions),
         }
     } else {
         let mut mask = Vec::with_capacity(rows);
-        for (i, key) in keys.values().iter().enumerate() {
-            mask.push(match file(*key)? {
+        for i in 0..rows {
+            mask.push(match file(i)? {
                 None => true,
                 Some(d) => !d.deleted.contains(positions.value(i) as u64),
             });
@@ -527,24 +508,18 @@ mod tests {
         );
     }
 
-    /// A batch of `positions` whose file column is `keys` into the dictionary values
-    /// `indices`, as the scan builds it (index column first, positions second).
-    fn batch(indices: &[i32], keys: &[u16], positions: &[i64]) -> RecordBatch {
-        use datafusion::arrow::array::UInt16Array;
-        use datafusion::arrow::datatypes::{Field, Schema};
-        let dictionary = DictionaryArray::<UInt16Type>::try_new(
-            UInt16Array::from(keys.to_vec()),
-            Arc::new(Int32Array::from(indices.to_vec())),
-        )
-        .unwrap();
+    /// A batch of `positions` of the files at `indices` (index column first, positions
+    /// second), as the scan builds it.
+    fn batch(indices: &[i32], positions: &[i64]) -> RecordBatch {
+        use datafusion::arrow::datatypes::{DataType, Field, Schema};
         let schema = Schema::new(vec![
-            Field::new("f", file_index_type(), false),
+            Field::new("f", DataType::Int32, false),
             Field::new("p", DataType::Int64, false),
         ]);
         RecordBatch::try_new(
             Arc::new(schema),
             vec![
-                Arc::new(dictionary),
+                Arc::new(Int32Array::from(indices.to_vec())),
                 Arc::new(Int64Array::from(positions.to_vec())),
             ],
         )
@@ -558,42 +533,37 @@ mod tests {
     }
 
     #[test]
-    fn the_per_file_value_builds_the_file_index_column() {
-        let column = file_index_value(7).to_array_of_size(3).unwrap();
-        assert_eq!(column.data_type(), &file_index_type());
-        let positions = Int64Array::from(vec![0i64, 1, 2]);
-        let schema = datafusion::arrow::datatypes::Schema::new(vec![
-            datafusion::arrow::datatypes::Field::new("f", file_index_type(), false),
-            datafusion::arrow::datatypes::Field::new("p", DataType::Int64, false),
-        ]);
-        let batch =
-            RecordBatch::try_new(Arc::new(schema), vec![column, Arc::new(positions)]).unwrap();
-        let mut files: Vec<Option<FileDeletes>> = (0..8).map(|_| None).collect();
-        files[7] = Some(deletes(&[1], 3));
-        assert_eq!(kept(&batch, &files), Some(vec![true, false, true]));
+    fn equal_values_are_told_from_any_difference() {
+        assert!(all_equal(&[]));
+        assert!(all_equal(&[7]));
+        assert!(all_equal(&[3; 8192]));
+        for at in [0, 1, 4095, 8191] {
+            let mut values = vec![3; 8192];
+            values[at] = 2;
+            assert!(!all_equal(&values), "{at}");
+        }
+        // values that differ in one bit, and negative ones
+        assert!(!all_equal(&[1, 1, 1 | (1 << 30)]));
+        assert!(!all_equal(&[-1, -1, i32::MAX]));
     }
 
     #[test]
     fn batches_of_one_file_and_of_several_find_each_rows_file() {
         let files = vec![Some(deletes(&[0, 2], 4)), None, Some(deletes(&[1], 4))];
-        // one file, as one value or as equal keys into several
         assert_eq!(
-            kept(&batch(&[2], &[0, 0, 0], &[0, 1, 2]), &files),
+            kept(&batch(&[2, 2, 2], &[0, 1, 2]), &files),
             Some(vec![true, false, true])
         );
-        assert_eq!(
-            kept(&batch(&[1, 0], &[1, 1], &[1, 2]), &files),
-            Some(vec![true, false])
-        );
         // a file without deletes keeps every row
-        assert_eq!(kept(&batch(&[1], &[0, 0], &[0, 1]), &files), None);
-        // rows of several files are looked up one by one
+        assert_eq!(kept(&batch(&[1, 1], &[0, 1]), &files), None);
+        // rows of several files are looked up one by one, the same first and last file
+        // included
         assert_eq!(
-            kept(&batch(&[0, 1, 2], &[0, 1, 2, 0], &[0, 0, 1, 1]), &files),
+            kept(&batch(&[0, 1, 2, 0], &[0, 0, 1, 1]), &files),
             Some(vec![false, true, false, true])
         );
         // an index beyond the node's files is an error
-        let err = live_rows(&batch(&[5], &[0], &[0]), &files, 1, 0).unwrap_err();
+        let err = live_rows(&batch(&[5], &[0]), &files, 1, 0).unwrap_err();
         assert!(err.to_string().contains("no file 5"), "{err}");
     }
 }

@@ -38,9 +38,7 @@ use crate::datafusion::expr_adapter::FieldIdExprAdapterFactory;
 use crate::datafusion::file_reader::IcebergParquetReaderFactory;
 use crate::datafusion::iceberg_source::{IcebergParquetSource, IcebergScanState};
 use crate::datafusion::options::IcefloeOptions;
-use crate::datafusion::position_delete_exec::{
-    file_index_type, file_index_value, FileDeletes, PositionDeleteExec,
-};
+use crate::datafusion::position_delete_exec::{FileDeletes, PositionDeleteExec};
 use crate::datafusion::statistics::{file_statistics, untruncated_bounds};
 use crate::delete::equality_delete_schema;
 use crate::error::{Error, Result};
@@ -348,7 +346,7 @@ impl IcebergTableProvider {
             let index = i32::try_from(file_deletes.len()).map_err(|_| {
                 Error::unsupported("a scan of more than 2^31 data files with deletes")
             })?;
-            partition_values.push(file_index_value(index));
+            partition_values.push(ScalarValue::Int32(Some(index)));
             file_deletes.push(match (&planned.position, &selection) {
                 (Some(position), None) => Some(FileDeletes::new(
                     Arc::clone(&position.deleted),
@@ -405,7 +403,7 @@ impl IcebergTableProvider {
         if files.per_batch {
             partition_cols.push(Arc::new(Field::new(
                 DELETE_FILE_INDEX_COLUMN,
-                file_index_type(),
+                DataType::Int32,
                 false,
             )));
         }

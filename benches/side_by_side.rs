@@ -6,7 +6,7 @@
 //! cargo bench --bench side_by_side -- --sf 1 [--iterations 5] [--queries 1,6,18]
 //!     [--data DIR] [--tpchgen PATH] [--parts 4] [--refresh 5]
 //!     [--python PATH | --no-python] [--peers duckdb,pyiceberg] [--peer-iterations N]
-//!     [--explain DIR]
+//!     [--explain DIR] [--lineitem-by-month]
 //! ```
 //!
 //! Data: `tpchgen-cli` (from `--tpchgen`, `$TPCHGEN_CLI` or `PATH`) writes
@@ -28,6 +28,13 @@
 //! sides' order rotates every iteration. Their results are compared with icefloe's as
 //! numbers within a tolerance (`common/approx_rows.rs`); a peer's failure shows in its cell.
 //!
+//! With `--lineitem-by-month` (issue 18, item 8), `lineitem` is an Iceberg table
+//! partitioned by `month(l_shipdate)` (84 months), written once by icefloe's `INSERT INTO`
+//! (`write.distribution-mode` `hash`: one file per month) into a SQLite catalog in
+//! `DATA/tpch-sfN-month/` from the Parquet files above; `ListingTable` (and the peers)
+//! read the same 84 files, so the floor is DataFusion over the partitioned files without
+//! Iceberg's partition pruning.
+//!
 //! With `--explain DIR`, after its timed runs each query runs once more per side under
 //! `EXPLAIN ANALYZE`, written to `DIR/qNN-icefloe.txt` and `DIR/qNN-listing.txt`, to
 //! compare where the two spend their time (the scans' `time_elapsed_opening`, …).
@@ -42,40 +49,131 @@ mod tpch;
 #[path = "common/tpch_refresh.rs"]
 mod tpch_refresh;
 
-use std::path::PathBuf;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{canonical_rows, machine, median, ms, timed, Args, BoxError};
+use common::{canonical_rows, machine, median, ms, parquet_files, timed, Args, BoxError};
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::prelude::{ParquetReadOptions, SessionConfig, SessionContext};
+use icefloe::catalog::{Catalog, Namespace, SqlCatalog, TableCreation, TableIdent};
+use icefloe::datafusion::{register_iceberg_options, sql, IcebergCatalogProvider};
+use icefloe::spec::{PartitionField, PartitionSpec, Transform};
+use icefloe::write::schema_from_parquet;
 use icefloe::IcebergTableProvider;
 use peer::Peer;
 
-/// The two sessions, and each table's current metadata file (for the peers); each table
-/// is read from `root_of(table)/{iceberg,parquet}/table`.
+/// Where one table is read from: the Iceberg table (a table directory or metadata file)
+/// and the directory of its Parquet data files (for `ListingTable`, listed recursively).
+#[derive(Clone)]
+struct TableFiles {
+    iceberg: String,
+    parquet: PathBuf,
+}
+
+impl TableFiles {
+    /// `root/iceberg/table` and `root/parquet/table`.
+    fn under(root: &Path, table: &str) -> Self {
+        Self {
+            iceberg: root
+                .join("iceberg")
+                .join(table)
+                .to_string_lossy()
+                .into_owned(),
+            parquet: root.join("parquet").join(table),
+        }
+    }
+}
+
+/// The two sessions, and each table's current metadata file (for the peers).
 async fn contexts(
-    root_of: impl Fn(&str) -> PathBuf,
+    files_of: impl Fn(&str) -> TableFiles,
 ) -> Result<(SessionContext, SessionContext, Vec<(String, String)>), BoxError> {
     let config = || SessionConfig::new();
     let iceberg = SessionContext::new_with_config(config());
     let listing = SessionContext::new_with_config(config());
     let mut metadata = vec![];
     for t in tpch::TABLES {
-        let root = root_of(t);
-        let provider =
-            IcebergTableProvider::open(&root.join("iceberg").join(t).to_string_lossy()).await?;
+        let files = files_of(t);
+        let provider = IcebergTableProvider::open(&files.iceberg).await?;
         metadata.push((
             t.to_string(),
             provider.table().metadata_location().to_string(),
         ));
         iceberg.register_table(t, Arc::new(provider))?;
-        let dir = format!("{}/", root.join("parquet").join(t).display());
+        let dir = format!("{}/", files.parquet.display());
         listing
             .register_parquet(t, &dir, ParquetReadOptions::default())
             .await?;
     }
     Ok((iceberg, listing, metadata))
+}
+
+/// `lineitem` partitioned by `month(l_shipdate)`, written once from the Parquet files
+/// under `root` by icefloe's `INSERT INTO` into the SQLite catalog `DIR/catalog.db`
+/// (`DIR` = `root`'s sibling `tpch-sfN-month`); reused when it holds rows.
+async fn lineitem_by_month(root: &Path, sf: &str) -> Result<TableFiles, BoxError> {
+    let dir = root.with_file_name(format!("tpch-sf{sf}-month"));
+    let catalog = Arc::new(SqlCatalog::open_or_create("cat", dir.join("catalog.db"))?);
+    let ident = TableIdent::parse("ns.lineitem");
+    let table = match catalog.load_table(&ident).await {
+        Ok(table) if table.metadata().current_snapshot().is_some() => table,
+        _ => {
+            let _ = catalog.drop_table(&ident, true).await;
+            // the namespace may exist from an earlier, interrupted run
+            let _ = catalog
+                .create_namespace(&Namespace::parse("ns"), &HashMap::new())
+                .await;
+            let source = root.join("parquet").join("lineitem");
+            let schema = schema_from_parquet(&parquet_files(&source)?[0])?;
+            let shipdate = schema
+                .columns()
+                .iter()
+                .find(|c| c.name == "l_shipdate")
+                .ok_or("no l_shipdate")?
+                .id;
+            let mut creation = TableCreation::new(schema);
+            creation.partition_spec = PartitionSpec {
+                spec_id: 0,
+                fields: vec![PartitionField {
+                    source_id: shipdate,
+                    field_id: Some(1000),
+                    name: "l_shipdate_month".into(),
+                    transform: Transform::Month,
+                }],
+            };
+            creation
+                .properties
+                .insert("write.distribution-mode".into(), "hash".into());
+            catalog.create_table(&ident, creation).await?;
+            eprintln!(
+                "writing lineitem partitioned by month(l_shipdate) into {} …",
+                dir.display()
+            );
+            let ctx =
+                SessionContext::new_with_config(register_iceberg_options(SessionConfig::new()));
+            ctx.register_parquet(
+                "lineitem",
+                &format!("{}/", source.display()),
+                ParquetReadOptions::default(),
+            )
+            .await?;
+            let provider =
+                IcebergCatalogProvider::try_new(Arc::clone(&catalog) as Arc<dyn Catalog>).await?;
+            ctx.register_catalog("cat", Arc::new(provider));
+            sql::execute(&ctx, "INSERT INTO cat.ns.lineitem SELECT * FROM lineitem")
+                .await?
+                .collect()
+                .await?;
+            catalog.load_table(&ident).await?
+        }
+    };
+    let location = table.metadata().location.trim_start_matches("file://");
+    Ok(TableFiles {
+        iceberg: table.metadata_location().to_string(),
+        parquet: Path::new(location).join("data"),
+    })
 }
 
 async fn run(ctx: &SessionContext, sql: &str) -> Result<(Vec<RecordBatch>, Duration), BoxError> {
@@ -108,9 +206,20 @@ async fn main() -> Result<(), BoxError> {
     let root = common::data_dir(&args).join(format!("tpch-sf{sf}"));
     tpch::prepare(&args, &root, &sf)?;
     let rounds: usize = args.num("refresh", 0);
-    let (iceberg, listing, metadata) = if rounds == 0 {
+    let (iceberg, listing, metadata) = if args.has("lineitem-by-month") {
+        println!(
+            "# TPC-H SF{sf}, lineitem partitioned by month(l_shipdate): icefloe (Iceberg v2) \
+             vs DataFusion ListingTable over the same Parquet files"
+        );
+        let by_month = lineitem_by_month(&root, &sf).await?;
+        contexts(|t| match t {
+            "lineitem" => by_month.clone(),
+            _ => TableFiles::under(&root, t),
+        })
+        .await?
+    } else if rounds == 0 {
         println!("# TPC-H SF{sf}: icefloe (Iceberg v2) vs DataFusion ListingTable over the same Parquet files");
-        contexts(|_| root.clone()).await?
+        contexts(|t| TableFiles::under(&root, t)).await?
     } else {
         let refreshed = root.with_file_name(format!("tpch-sf{sf}-rf{rounds}"));
         let per_round = tpch_refresh::prepare_refresh(&root, &refreshed, rounds)?;
@@ -121,9 +230,9 @@ async fn main() -> Result<(), BoxError> {
         );
         contexts(|t| {
             if t == "orders" || t == "lineitem" {
-                refreshed.clone()
+                TableFiles::under(&refreshed, t)
             } else {
-                root.clone()
+                TableFiles::under(&root, t)
             }
         })
         .await?

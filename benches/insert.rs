@@ -59,7 +59,7 @@ use common::{machine, median, parquet_files, prepare_lineitem, Args, BoxError};
 use datafusion::prelude::{ParquetReadOptions, SessionConfig, SessionContext};
 use icefloe::catalog::{Catalog, Namespace, SqlCatalog, TableCreation, TableIdent};
 use icefloe::datafusion::{register_iceberg_options, IcebergCatalogProvider};
-use icefloe::spec::{DataContentType, PartitionField, PartitionSpec, TableCommit, Transform};
+use icefloe::spec::{DataContentType, TableCommit};
 use icefloe::table::Table;
 use icefloe::transaction::{AppendFiles, Transaction};
 use icefloe::write::{empty_data_file, schema_from_parquet};
@@ -190,20 +190,7 @@ async fn icefloe_insert(
     let schema = schema_from_parquet(&parquet_files(lineitem)?[0])?;
     let mut creation = TableCreation::new(schema.clone());
     if month {
-        let shipdate = schema
-            .columns()
-            .iter()
-            .find(|c| c.name == "l_shipdate")
-            .ok_or("no l_shipdate")?;
-        creation.partition_spec = PartitionSpec {
-            spec_id: 0,
-            fields: vec![PartitionField {
-                source_id: shipdate.id,
-                field_id: Some(1000),
-                name: "l_shipdate_month".into(),
-                transform: Transform::Month,
-            }],
-        };
+        creation.partition_spec = common::lineitem_month_spec(&schema)?;
     }
     if let Some(mode) = distribution {
         creation

@@ -59,7 +59,6 @@ use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::prelude::{ParquetReadOptions, SessionConfig, SessionContext};
 use icefloe::catalog::{Catalog, Namespace, SqlCatalog, TableCreation, TableIdent};
 use icefloe::datafusion::{register_iceberg_options, sql, IcebergCatalogProvider};
-use icefloe::spec::{PartitionField, PartitionSpec, Transform};
 use icefloe::write::schema_from_parquet;
 use icefloe::IcebergTableProvider;
 use peer::Peer;
@@ -127,22 +126,8 @@ async fn lineitem_by_month(root: &Path, sf: &str) -> Result<TableFiles, BoxError
                 .await;
             let source = root.join("parquet").join("lineitem");
             let schema = schema_from_parquet(&parquet_files(&source)?[0])?;
-            let shipdate = schema
-                .columns()
-                .iter()
-                .find(|c| c.name == "l_shipdate")
-                .ok_or("no l_shipdate")?
-                .id;
-            let mut creation = TableCreation::new(schema);
-            creation.partition_spec = PartitionSpec {
-                spec_id: 0,
-                fields: vec![PartitionField {
-                    source_id: shipdate,
-                    field_id: Some(1000),
-                    name: "l_shipdate_month".into(),
-                    transform: Transform::Month,
-                }],
-            };
+            let mut creation = TableCreation::new(schema.clone());
+            creation.partition_spec = common::lineitem_month_spec(&schema)?;
             creation
                 .properties
                 .insert("write.distribution-mode".into(), "hash".into());

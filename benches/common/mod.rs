@@ -311,6 +311,24 @@ pub fn schema() -> Schema {
     )
 }
 
+/// `month(l_shipdate)` of a `lineitem` schema, partition field `l_shipdate_month` (id 1000).
+pub fn lineitem_month_spec(schema: &Schema) -> Result<PartitionSpec, BoxError> {
+    let shipdate = schema
+        .columns()
+        .iter()
+        .find(|c| c.name == "l_shipdate")
+        .ok_or("no l_shipdate")?;
+    Ok(PartitionSpec {
+        spec_id: 0,
+        fields: vec![PartitionField {
+            source_id: shipdate.id,
+            field_id: Some(1000),
+            name: "l_shipdate_month".into(),
+            transform: Transform::Month,
+        }],
+    })
+}
+
 /// identity(p), partition field id 1000.
 pub fn spec() -> PartitionSpec {
     PartitionSpec {

@@ -27,7 +27,7 @@ use crate::error::Result;
 use crate::spec::arrow::primitive_to_arrow;
 use crate::spec::values::epoch_date;
 use crate::spec::{
-    DataContentType, DataFileFormat, Literal, ManifestEntry, ManifestStatus, NestedField,
+    DataContentType, DataFileFormat, IntMap, Literal, ManifestEntry, ManifestStatus, NestedField,
     PrimitiveType, TableMetadata, Transform, Type,
 };
 
@@ -146,35 +146,28 @@ fn content_id(c: DataContentType) -> i32 {
 }
 
 /// A `map<int, long>` column; empty maps are null (the field was not written).
-fn long_map_column<'a>(
-    maps: impl Iterator<Item = &'a std::collections::HashMap<i32, i64>>,
-) -> Result<ArrayRef> {
+fn long_map_column<'a>(maps: impl Iterator<Item = &'a IntMap<i64>>) -> Result<ArrayRef> {
     let mut b = MapBuilder::new(Some(map_names()), Int32Builder::new(), Int64Builder::new());
     for m in maps {
-        let mut pairs: Vec<_> = m.iter().collect();
-        pairs.sort();
-        for (k, v) in &pairs {
-            b.keys().append_value(**k);
-            b.values().append_value(**v);
+        // pairs come in rising field-id order
+        for (k, v) in m.iter() {
+            b.keys().append_value(*k);
+            b.values().append_value(*v);
         }
-        b.append(!pairs.is_empty())?;
+        b.append(!m.is_empty())?;
     }
     Ok(Arc::new(b.finish()))
 }
 
 /// A `map<int, binary>` column; empty maps are null.
-fn bytes_map_column<'a>(
-    maps: impl Iterator<Item = &'a std::collections::HashMap<i32, Vec<u8>>>,
-) -> Result<ArrayRef> {
+fn bytes_map_column<'a>(maps: impl Iterator<Item = &'a IntMap<Vec<u8>>>) -> Result<ArrayRef> {
     let mut b = MapBuilder::new(Some(map_names()), Int32Builder::new(), BinaryBuilder::new());
     for m in maps {
-        let mut pairs: Vec<_> = m.iter().collect();
-        pairs.sort();
-        for (k, v) in &pairs {
-            b.keys().append_value(**k);
+        for (k, v) in m.iter() {
+            b.keys().append_value(*k);
             b.values().append_value(v);
         }
-        b.append(!pairs.is_empty())?;
+        b.append(!m.is_empty())?;
     }
     Ok(Arc::new(b.finish()))
 }
@@ -222,7 +215,7 @@ fn readable_metrics_column(
         };
         let lowers: Vec<Option<Literal>> = files.iter().map(|f| bound(f, false)).collect();
         let uppers: Vec<Option<Literal>> = files.iter().map(|f| bound(f, true)).collect();
-        let count = |m: fn(&crate::spec::DataFile) -> &std::collections::HashMap<i32, i64>| {
+        let count = |m: fn(&crate::spec::DataFile) -> &IntMap<i64>| {
             longs(files.iter().map(|f| m(f).get(&id).copied()))
         };
         let mut c = Columns::default();

@@ -25,7 +25,7 @@ use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::spec::{
-    DataContentType, DataFile, DataFileFormat, Literal, ManifestEntry, PartitionSpec,
+    DataContentType, DataFile, DataFileFormat, IntMap, Literal, ManifestEntry, PartitionSpec,
     PrimitiveType, Schema, TableMetadata,
 };
 
@@ -446,13 +446,13 @@ fn can_contain_eq_deletes_for_file(data: &DataFile, delete: &EqualityDeleteFile)
     for field in &delete.fields {
         let id = field.id;
         let contains_null =
-            |nulls: &HashMap<i32, i64>| !field.required && nulls.get(&id).is_none_or(|n| *n > 0);
-        let all_null = |nulls: &HashMap<i32, i64>, values: &HashMap<i32, i64>| {
+            |nulls: &IntMap<i64>| !field.required && nulls.get(&id).is_none_or(|n| *n > 0);
+        let all_null = |nulls: &IntMap<i64>, values: &IntMap<i64>| {
             !field.required
                 && matches!((nulls.get(&id), values.get(&id)), (Some(n), Some(v)) if n == v)
         };
         let all_non_null =
-            |nulls: &HashMap<i32, i64>| field.required || nulls.get(&id).is_some_and(|n| *n <= 0);
+            |nulls: &IntMap<i64>| field.required || nulls.get(&id).is_some_and(|n| *n <= 0);
 
         if contains_null(&data.null_value_counts) && contains_null(&del.null_value_counts) {
             continue; // null keys are deleted and the data has nulls

@@ -161,15 +161,15 @@ pub(crate) fn int_map<T>(
     v: Option<Value>,
     name: &str,
     convert: impl Fn(&Value) -> Option<T>,
-) -> Result<HashMap<i32, T>> {
+) -> Result<super::IntMap<T>> {
     let Some(v) = v else {
-        return Ok(HashMap::new());
+        return Ok(super::IntMap::new());
     };
     let bad = || Error::invalid_data(format!("field '{name}': malformed map"));
     let Value::Array(items) = v else {
         return Err(bad());
     };
-    let mut out = HashMap::with_capacity(items.len());
+    let mut out = super::IntMap::with_capacity(items.len());
     for item in items {
         let Value::Record(kv) = item else {
             return Err(bad());

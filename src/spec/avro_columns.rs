@@ -18,6 +18,7 @@ use datafusion::arrow::array::{
 };
 use datafusion::arrow::datatypes::{DataType, Int32Type};
 
+use super::int_map::IntMap;
 use crate::error::{Error, Result};
 
 /// Decode all records of an Avro object container file into record batches: one batch
@@ -685,16 +686,16 @@ impl<V> IntMapCol<'_, V> {
         row: usize,
         name: &str,
         value: impl Fn(&V, usize) -> Option<T>,
-    ) -> Result<HashMap<i32, T>> {
+    ) -> Result<IntMap<T>> {
         let Some((list, keys, values)) = &self.list else {
-            return Ok(HashMap::new());
+            return Ok(IntMap::new());
         };
         if list.is_null(row) {
-            return Ok(HashMap::new());
+            return Ok(IntMap::new());
         }
         let offsets = list.value_offsets();
         let (start, end) = (offsets[row] as usize, offsets[row + 1] as usize);
-        let mut out = HashMap::with_capacity(end - start);
+        let mut out = IntMap::with_capacity(end - start);
         for i in start..end {
             if keys.is_null(i) {
                 return Err(Error::invalid_data(format!(

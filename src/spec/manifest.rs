@@ -6,9 +6,8 @@
 //! entries all have sequence number 0. The partition tuple is typed by the manifest's own
 //! partition spec.
 
-use std::collections::HashMap;
-
 use super::avro_columns::{read_batches, Columns};
+use super::int_map::IntMap;
 use super::manifest_columns::EntryColumns;
 use super::manifest_list::ManifestFile;
 use super::partition::PartitionSpec;
@@ -68,17 +67,17 @@ pub struct DataFile {
     /// `file_size_in_bytes` (104).
     pub file_size_in_bytes: i64,
     /// `column_sizes` (108): field id → bytes.
-    pub column_sizes: HashMap<i32, i64>,
+    pub column_sizes: IntMap<i64>,
     /// `value_counts` (109): field id → values incl. nulls and NaNs.
-    pub value_counts: HashMap<i32, i64>,
+    pub value_counts: IntMap<i64>,
     /// `null_value_counts` (110).
-    pub null_value_counts: HashMap<i32, i64>,
+    pub null_value_counts: IntMap<i64>,
     /// `nan_value_counts` (137).
-    pub nan_value_counts: HashMap<i32, i64>,
+    pub nan_value_counts: IntMap<i64>,
     /// `lower_bounds` (125): field id → single-value binary.
-    pub lower_bounds: HashMap<i32, Vec<u8>>,
+    pub lower_bounds: IntMap<Vec<u8>>,
     /// `upper_bounds` (128): field id → single-value binary.
-    pub upper_bounds: HashMap<i32, Vec<u8>>,
+    pub upper_bounds: IntMap<Vec<u8>>,
     /// `key_metadata` (131).
     pub key_metadata: Option<Vec<u8>>,
     /// `split_offsets` (132), bytes.
@@ -122,15 +121,15 @@ impl ManifestEntry {
 
     /// An estimate of the memory the decoded entry holds, in bytes: the struct itself
     /// plus what its strings, vectors and maps own on the heap (by capacity; a map's
-    /// slot counts its key, its value and one control byte). Used to bound caches of
+    /// slot is its `(field id, value)` pair). Used to bound caches of
     /// decoded manifests in bytes; allocator overhead is not counted.
     pub fn estimated_bytes(&self) -> u64 {
         let f = &self.data_file;
-        fn counts(m: &HashMap<i32, i64>) -> usize {
-            m.capacity() * (std::mem::size_of::<(i32, i64)>() + 1)
+        fn counts(m: &IntMap<i64>) -> usize {
+            m.capacity() * std::mem::size_of::<(i32, i64)>()
         }
-        fn bounds(m: &HashMap<i32, Vec<u8>>) -> usize {
-            m.capacity() * (std::mem::size_of::<(i32, Vec<u8>)>() + 1)
+        fn bounds(m: &IntMap<Vec<u8>>) -> usize {
+            m.capacity() * std::mem::size_of::<(i32, Vec<u8>)>()
                 + m.values().map(Vec::capacity).sum::<usize>()
         }
         let partition = f.partition.capacity() * std::mem::size_of::<Option<Literal>>()

@@ -5,6 +5,7 @@ pub mod arrow;
 #[cfg(test)]
 mod avro;
 mod avro_columns;
+pub mod int_map;
 #[cfg(test)]
 mod legacy_avro_decoder;
 pub mod manifest;
@@ -21,6 +22,7 @@ pub mod table_update;
 pub mod types;
 pub mod values;
 
+pub use int_map::IntMap;
 pub use manifest::{DataContentType, DataFile, DataFileFormat, ManifestEntry, ManifestStatus};
 pub use manifest_list::{FieldSummary, ManifestContent, ManifestFile};
 pub use partition::{PartitionField, PartitionSpec, Transform};

@@ -20,8 +20,8 @@ use super::*;
 use crate::io::FileIO;
 use crate::spec::arrow::arrow_field_id;
 use crate::spec::{
-    DataContentType, DataFile, DataFileFormat, ListType, Literal, NestedField, PartitionField,
-    PartitionSpec, PrimitiveType, Schema, StructType, Transform, Type,
+    DataContentType, DataFile, DataFileFormat, IntMap, ListType, Literal, NestedField,
+    PartitionField, PartitionSpec, PrimitiveType, Schema, StructType, Transform, Type,
 };
 use crate::ErrorKind;
 
@@ -287,11 +287,11 @@ async fn unpartitioned_round_trip_with_metrics() {
         assert_eq!(f.value_counts.get(&id), Some(&5), "values {id}");
     }
     assert_eq!(f.value_counts.get(&8), None);
-    let nulls: HashMap<i32, i64> = HashMap::from([(1, 0), (2, 1), (3, 1), (4, 1), (6, 1)]);
+    let nulls: IntMap<i64> = IntMap::from([(1, 0), (2, 1), (3, 1), (4, 1), (6, 1)]);
     for (id, n) in nulls {
         assert_eq!(f.null_value_counts.get(&id), Some(&n), "nulls {id}");
     }
-    assert_eq!(f.nan_value_counts, HashMap::from([(3, 1)]));
+    assert_eq!(f.nan_value_counts, IntMap::from([(3, 1)]));
     // bounds (default truncate(16): nothing here is longer)
     let b = |id, ty, lower| bound(f, id, ty, lower);
     assert_eq!(b(1, PrimitiveType::Long, true), Some(Literal::Long(1)));

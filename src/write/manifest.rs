@@ -9,7 +9,6 @@
 //! with its counts and partition field summaries.
 
 use std::cmp::Ordering;
-use std::collections::HashMap;
 
 use apache_avro::types::Value;
 use apache_avro::{Codec, Schema as AvroSchema, Writer};
@@ -20,7 +19,7 @@ use super::bounds::literal_to_bytes;
 use crate::error::{Error, Result};
 use crate::expr::compare;
 use crate::spec::{
-    DataContentType, DataFile, DataFileFormat, FieldSummary, FormatVersion, Literal,
+    DataContentType, DataFile, DataFileFormat, FieldSummary, FormatVersion, IntMap, Literal,
     ManifestContent, ManifestEntry, ManifestFile, ManifestStatus, NestedField, PartitionSpec,
     PrimitiveType, Schema, Type,
 };
@@ -188,14 +187,13 @@ fn opt_long(v: Option<i64>) -> Value {
 
 /// An Iceberg `map<int, T>` (field id → value) as Avro key/value records, keys sorted;
 /// null when empty.
-fn map_value<T>(m: &HashMap<i32, T>, f: impl Fn(&T) -> Value) -> Value {
+fn map_value<T>(m: &IntMap<T>, f: impl Fn(&T) -> Value) -> Value {
     if m.is_empty() {
         return none();
     }
-    let mut keys: Vec<_> = m.iter().collect();
-    keys.sort_by_key(|(k, _)| **k);
+    // pairs come in rising field-id order
     some(Value::Array(
-        keys.into_iter()
+        m.iter()
             .map(|(k, v)| {
                 Value::Record(vec![("key".into(), Value::Int(*k)), ("value".into(), f(v))])
             })

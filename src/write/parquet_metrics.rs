@@ -30,7 +30,9 @@ use super::bounds::{
 use super::metrics_config::MetricsMode;
 use crate::error::{Error, ErrorKind, Result};
 use crate::expr::compare;
-use crate::spec::{DataContentType, DataFile, DataFileFormat, Literal, PrimitiveType, Schema};
+use crate::spec::{
+    DataContentType, DataFile, DataFileFormat, IntMap, Literal, PrimitiveType, Schema,
+};
 
 /// The footer of a local Parquet file.
 pub fn read_parquet_metadata(path: &Path) -> Result<ParquetMetaData> {
@@ -474,12 +476,12 @@ pub fn empty_data_file(file_path: &str, content: DataContentType) -> DataFile {
         partition: vec![],
         record_count: 0,
         file_size_in_bytes: 0,
-        column_sizes: HashMap::new(),
-        value_counts: HashMap::new(),
-        null_value_counts: HashMap::new(),
-        nan_value_counts: HashMap::new(),
-        lower_bounds: HashMap::new(),
-        upper_bounds: HashMap::new(),
+        column_sizes: IntMap::new(),
+        value_counts: IntMap::new(),
+        null_value_counts: IntMap::new(),
+        nan_value_counts: IntMap::new(),
+        lower_bounds: IntMap::new(),
+        upper_bounds: IntMap::new(),
         key_metadata: None,
         split_offsets: vec![],
         equality_ids: vec![],

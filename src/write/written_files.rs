@@ -81,10 +81,10 @@ pub fn decode_written_files(
 
 #[cfg(test)]
 mod tests {
-    use std::collections::HashMap;
-
     use super::*;
-    use crate::spec::{Literal, NestedField, PartitionField, PrimitiveType, Transform, Type};
+    use crate::spec::{
+        IntMap, Literal, NestedField, PartitionField, PrimitiveType, Transform, Type,
+    };
     use crate::write::empty_data_file;
 
     fn table() -> (Schema, PartitionSpec) {
@@ -112,12 +112,12 @@ mod tests {
             partition: vec![partition.map(|p| Literal::String(p.into()))],
             record_count: 7,
             file_size_in_bytes: 1234,
-            column_sizes: HashMap::from([(1, 40), (2, 50)]),
-            value_counts: HashMap::from([(1, 7), (2, 7)]),
-            null_value_counts: HashMap::from([(1, 0), (2, 2)]),
-            nan_value_counts: HashMap::new(),
-            lower_bounds: HashMap::from([(1, 3i64.to_le_bytes().to_vec()), (2, b"ab".to_vec())]),
-            upper_bounds: HashMap::from([(1, 9i64.to_le_bytes().to_vec()), (2, b"az".to_vec())]),
+            column_sizes: IntMap::from([(1, 40), (2, 50)]),
+            value_counts: IntMap::from([(1, 7), (2, 7)]),
+            null_value_counts: IntMap::from([(1, 0), (2, 2)]),
+            nan_value_counts: IntMap::new(),
+            lower_bounds: IntMap::from([(1, 3i64.to_le_bytes().to_vec()), (2, b"ab".to_vec())]),
+            upper_bounds: IntMap::from([(1, 9i64.to_le_bytes().to_vec()), (2, b"az".to_vec())]),
             split_offsets: vec![4],
             sort_order_id: Some(1),
             ..empty_data_file(path, DataContentType::Data)

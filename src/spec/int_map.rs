@@ -1,0 +1,200 @@
+//! [`IntMap`]: the field id → value maps of a data file's metrics (spec: "Manifests",
+//! `data_file` fields 108–110, 125, 128, 137: `map<int, long>` and `map<int, binary>`).
+//!
+//! A data file has metrics for a handful of columns, and a plan of a large table holds
+//! one data file per planned file, so these maps are small and many. They are kept as a
+//! vector of `(field id, value)` pairs sorted by field id: one allocation of exactly the
+//! pairs, no hashing on insert or lookup (a binary search over a few keys), and
+//! iteration in field-id order, which is the order writers and metadata tables want.
+
+use std::fmt;
+
+/// A map from field id to `V`, kept sorted by field id (see the module docs). Inserting a
+/// key that is present replaces its value, as a `HashMap` does.
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct IntMap<V> {
+    pairs: Vec<(i32, V)>,
+}
+
+impl<V> Default for IntMap<V> {
+    fn default() -> Self {
+        Self { pairs: Vec::new() }
+    }
+}
+
+impl<V> IntMap<V> {
+    /// An empty map (no allocation).
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// An empty map with room for `n` pairs.
+    pub fn with_capacity(n: usize) -> Self {
+        Self {
+            pairs: Vec::with_capacity(n),
+        }
+    }
+
+    fn position(&self, key: i32) -> Result<usize, usize> {
+        self.pairs.binary_search_by_key(&key, |(k, _)| *k)
+    }
+
+    /// Set `key` to `value`; the value it had before, if any. Appending keys in rising
+    /// order (as manifests and writers produce them) costs one comparison each.
+    pub fn insert(&mut self, key: i32, value: V) -> Option<V> {
+        if self.pairs.last().is_none_or(|(last, _)| *last < key) {
+            self.pairs.push((key, value));
+            return None;
+        }
+        match self.position(key) {
+            Ok(i) => Some(std::mem::replace(&mut self.pairs[i].1, value)),
+            Err(i) => {
+                self.pairs.insert(i, (key, value));
+                None
+            }
+        }
+    }
+
+    /// The value of `key`.
+    pub fn get(&self, key: &i32) -> Option<&V> {
+        self.position(*key).ok().map(|i| &self.pairs[i].1)
+    }
+
+    /// Whether `key` has a value.
+    pub fn contains_key(&self, key: &i32) -> bool {
+        self.position(*key).is_ok()
+    }
+
+    /// Remove `key`; its value, if it had one.
+    pub fn remove(&mut self, key: &i32) -> Option<V> {
+        self.position(*key).ok().map(|i| self.pairs.remove(i).1)
+    }
+
+    /// The number of keys.
+    pub fn len(&self) -> usize {
+        self.pairs.len()
+    }
+
+    /// Whether the map has no keys.
+    pub fn is_empty(&self) -> bool {
+        self.pairs.is_empty()
+    }
+
+    /// Pairs the map has room for without reallocating (for memory estimates).
+    pub fn capacity(&self) -> usize {
+        self.pairs.capacity()
+    }
+
+    /// `(field id, value)` pairs in rising field-id order.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = (&i32, &V)> {
+        self.pairs.iter().map(|(k, v)| (k, v))
+    }
+
+    /// The field ids, rising.
+    pub fn keys(&self) -> impl ExactSizeIterator<Item = &i32> {
+        self.pairs.iter().map(|(k, _)| k)
+    }
+
+    /// The values, in field-id order.
+    pub fn values(&self) -> impl ExactSizeIterator<Item = &V> {
+        self.pairs.iter().map(|(_, v)| v)
+    }
+}
+
+impl<V> std::ops::Index<&i32> for IntMap<V> {
+    type Output = V;
+
+    /// The value of `key`; panics when absent, as `HashMap`'s index does (tests only:
+    /// library code uses [`IntMap::get`]).
+    fn index(&self, key: &i32) -> &V {
+        match self.get(key) {
+            Some(v) => v,
+            None => panic!("field id {key} not in map"),
+        }
+    }
+}
+
+impl<V> FromIterator<(i32, V)> for IntMap<V> {
+    fn from_iter<I: IntoIterator<Item = (i32, V)>>(iter: I) -> Self {
+        let iter = iter.into_iter();
+        let mut map = Self::with_capacity(iter.size_hint().0);
+        for (k, v) in iter {
+            map.insert(k, v);
+        }
+        map
+    }
+}
+
+impl<V, const N: usize> From<[(i32, V); N]> for IntMap<V> {
+    fn from(pairs: [(i32, V); N]) -> Self {
+        pairs.into_iter().collect()
+    }
+}
+
+impl<V> IntoIterator for IntMap<V> {
+    type Item = (i32, V);
+    type IntoIter = std::vec::IntoIter<(i32, V)>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.pairs.into_iter()
+    }
+}
+
+impl<V: fmt::Debug> fmt::Debug for IntMap<V> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_map().entries(self.iter()).finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_in_any_order_are_kept_sorted_and_found() {
+        let mut m = IntMap::new();
+        for k in [5, 1, 9, 3, 7] {
+            assert_eq!(m.insert(k, i64::from(k) * 10), None);
+        }
+        assert_eq!(m.keys().copied().collect::<Vec<_>>(), vec![1, 3, 5, 7, 9]);
+        for k in [1, 3, 5, 7, 9] {
+            assert_eq!(m.get(&k), Some(&(i64::from(k) * 10)));
+            assert!(m.contains_key(&k));
+        }
+        for k in [0, 2, 4, 6, 8, 10, -1] {
+            assert_eq!(m.get(&k), None);
+            assert!(!m.contains_key(&k));
+        }
+        assert_eq!(m.len(), 5);
+    }
+
+    #[test]
+    fn inserting_a_present_key_replaces_its_value() {
+        let mut m = IntMap::from([(2, "b"), (4, "d")]);
+        assert_eq!(m.insert(2, "B"), Some("b"));
+        assert_eq!(m.insert(4, "D"), Some("d"));
+        assert_eq!(m.len(), 2);
+        assert_eq!(m[&2], "B");
+        // a repeated key in the input keeps the last value, as a HashMap built from it does
+        let m: IntMap<i64> = [(1, 10), (1, 11), (0, 5)].into_iter().collect();
+        assert_eq!(m.iter().collect::<Vec<_>>(), vec![(&0, &5), (&1, &11)]);
+    }
+
+    #[test]
+    fn equality_does_not_depend_on_insertion_order() {
+        let a: IntMap<Vec<u8>> = [(3, vec![3]), (1, vec![1])].into_iter().collect();
+        let b: IntMap<Vec<u8>> = [(1, vec![1]), (3, vec![3])].into_iter().collect();
+        assert_eq!(a, b);
+        assert_ne!(a, IntMap::from([(1, vec![1])]));
+        assert_ne!(a, IntMap::from([(1, vec![1]), (3, vec![4])]));
+    }
+
+    #[test]
+    fn remove_and_debug() {
+        let mut m = IntMap::from([(1, 10_i64), (2, 20)]);
+        assert_eq!(m.remove(&1), Some(10));
+        assert_eq!(m.remove(&1), None);
+        assert_eq!(format!("{m:?}"), "{2: 20}");
+        assert!(IntMap::<i64>::new().is_empty());
+    }
+}

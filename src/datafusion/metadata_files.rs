@@ -27,8 +27,8 @@ use crate::error::Result;
 use crate::spec::arrow::primitive_to_arrow;
 use crate::spec::values::epoch_date;
 use crate::spec::{
-    DataContentType, DataFileFormat, IntMap, Literal, ManifestEntry, ManifestStatus, NestedField,
-    PrimitiveType, TableMetadata, Transform, Type,
+    BoundBytes, DataContentType, DataFileFormat, IntMap, Literal, ManifestEntry, ManifestStatus,
+    NestedField, PrimitiveType, TableMetadata, Transform, Type,
 };
 
 /// Which files a files table lists.
@@ -160,7 +160,7 @@ fn long_map_column<'a>(maps: impl Iterator<Item = &'a IntMap<i64>>) -> Result<Ar
 }
 
 /// A `map<int, binary>` column; empty maps are null.
-fn bytes_map_column<'a>(maps: impl Iterator<Item = &'a IntMap<Vec<u8>>>) -> Result<ArrayRef> {
+fn bytes_map_column<'a>(maps: impl Iterator<Item = &'a IntMap<BoundBytes>>) -> Result<ArrayRef> {
     let mut b = MapBuilder::new(Some(map_names()), Int32Builder::new(), BinaryBuilder::new());
     for m in maps {
         for (k, v) in m.iter() {

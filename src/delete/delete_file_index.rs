@@ -25,8 +25,8 @@ use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::spec::{
-    DataContentType, DataFile, DataFileFormat, IntMap, Literal, ManifestEntry, PartitionSpec,
-    PrimitiveType, Schema, TableMetadata,
+    BoundBytes, DataContentType, DataFile, DataFileFormat, IntMap, Literal, ManifestEntry,
+    PartitionSpec, PrimitiveType, Schema, TableMetadata,
 };
 
 /// Field id of the `file_path` column of position delete files (spec: "Reserved Field IDs").
@@ -197,7 +197,7 @@ pub fn referenced_data_file(file: &DataFile) -> Option<String> {
     let lower = file.lower_bounds.get(&DELETE_FILE_PATH_FIELD_ID)?;
     let upper = file.upper_bounds.get(&DELETE_FILE_PATH_FIELD_ID)?;
     if lower == upper {
-        String::from_utf8(lower.clone()).ok()
+        String::from_utf8(lower.to_vec()).ok()
     } else {
         None
     }
@@ -421,7 +421,7 @@ fn equality_delete_file(entry: Arc<ManifestEntry>, schemas: &[&Schema]) -> Equal
             let schema = schemas.iter().find(|s| s.field_by_id(*id).is_some())?;
             let field = schema.field_by_id(*id)?;
             let ty = *field.field_type.as_primitive()?;
-            let decode = |b: Option<&Vec<u8>>| b.and_then(|b| Literal::from_bytes(b, &ty).ok());
+            let decode = |b: Option<&BoundBytes>| b.and_then(|b| Literal::from_bytes(b, &ty).ok());
             Some(EqualityField {
                 id: *id,
                 ty,
@@ -473,7 +473,8 @@ fn can_contain_eq_deletes_for_file(data: &DataFile, delete: &EqualityDeleteFile)
         let (Some(del_lower), Some(del_upper)) = (&field.lower, &field.upper) else {
             continue;
         };
-        let decode = |b: Option<&Vec<u8>>| b.and_then(|b| Literal::from_bytes(b, &field.ty).ok());
+        let decode =
+            |b: Option<&BoundBytes>| b.and_then(|b| Literal::from_bytes(b, &field.ty).ok());
         let (Some(data_lower), Some(data_upper)) = (
             decode(data.lower_bounds.get(&id)),
             decode(data.upper_bounds.get(&id)),

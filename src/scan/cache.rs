@@ -352,4 +352,18 @@ mod tests {
         cache.insert("plain", manifest(4));
         assert_eq!(cache.stats().manifests, 1);
     }
+
+    #[test]
+    fn bounds_of_up_to_16_bytes_are_held_inline_and_longer_ones_weigh_their_bytes() {
+        let plain = manifest(1)[0].as_ref().clone();
+        let mut short = plain.clone();
+        short.data_file.lower_bounds.insert(7, vec![1; 16]);
+        assert!(!short.data_file.lower_bounds[&7].spilled());
+        let mut long = plain.clone();
+        long.data_file.lower_bounds.insert(7, vec![1; 17]);
+        assert!(long.data_file.lower_bounds[&7].spilled());
+        assert_eq!(long.data_file.lower_bounds[&7].as_slice(), &[1; 17][..]);
+        // the two maps hold one pair each; only the long bound adds heap bytes
+        assert_eq!(long.estimated_bytes(), short.estimated_bytes() + 17);
+    }
 }

@@ -41,7 +41,8 @@ impl<V> IntMap<V> {
 
     /// Set `key` to `value`; the value it had before, if any. Appending keys in rising
     /// order (as manifests and writers produce them) costs one comparison each.
-    pub fn insert(&mut self, key: i32, value: V) -> Option<V> {
+    pub fn insert(&mut self, key: i32, value: impl Into<V>) -> Option<V> {
+        let value = value.into();
         if self.pairs.last().is_none_or(|(last, _)| *last < key) {
             self.pairs.push((key, value));
             return None;
@@ -125,9 +126,9 @@ impl<V> FromIterator<(i32, V)> for IntMap<V> {
     }
 }
 
-impl<V, const N: usize> From<[(i32, V); N]> for IntMap<V> {
-    fn from(pairs: [(i32, V); N]) -> Self {
-        pairs.into_iter().collect()
+impl<V, T: Into<V>, const N: usize> From<[(i32, T); N]> for IntMap<V> {
+    fn from(pairs: [(i32, T); N]) -> Self {
+        pairs.into_iter().map(|(k, v)| (k, v.into())).collect()
     }
 }
 
@@ -170,7 +171,7 @@ mod tests {
 
     #[test]
     fn inserting_a_present_key_replaces_its_value() {
-        let mut m = IntMap::from([(2, "b"), (4, "d")]);
+        let mut m = IntMap::<&str>::from([(2, "b"), (4, "d")]);
         assert_eq!(m.insert(2, "B"), Some("b"));
         assert_eq!(m.insert(4, "D"), Some("d"));
         assert_eq!(m.len(), 2);
@@ -191,7 +192,7 @@ mod tests {
 
     #[test]
     fn remove_and_debug() {
-        let mut m = IntMap::from([(1, 10_i64), (2, 20)]);
+        let mut m = IntMap::<i64>::from([(1, 10), (2, 20)]);
         assert_eq!(m.remove(&1), Some(10));
         assert_eq!(m.remove(&1), None);
         assert_eq!(format!("{m:?}"), "{2: 20}");

@@ -6,7 +6,8 @@ use apache_avro::types::Value;
 
 use super::avro::{as_bytes, as_long, int_map, partition_literal, read_container, Record};
 use super::manifest::{
-    partition_field_types, DataContentType, DataFile, DataFileFormat, ManifestEntry, ManifestStatus,
+    partition_field_types, BoundBytes, DataContentType, DataFile, DataFileFormat, ManifestEntry,
+    ManifestStatus,
 };
 use super::manifest_list::{FieldSummary, ManifestContent, ManifestFile};
 use super::partition::PartitionSpec;
@@ -151,7 +152,11 @@ fn parse_data_file(v: Value, spec: &PartitionSpec, types: &[PrimitiveType]) -> R
         }
     };
     let longs = |r: &mut Record, name: &str| int_map(r.take(name), name, as_long);
-    let bytes = |r: &mut Record, name: &str| int_map(r.take(name), name, as_bytes);
+    let bytes = |r: &mut Record, name: &str| {
+        int_map(r.take(name), name, |v| {
+            as_bytes(v).map(BoundBytes::from_vec)
+        })
+    };
     let list_of = |v: Option<Value>, name: &str| -> Result<Vec<i64>> {
         match v {
             None => Ok(vec![]),

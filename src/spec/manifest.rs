@@ -51,6 +51,11 @@ pub enum DataFileFormat {
     Puffin,
 }
 
+/// A bound of `lower_bounds` / `upper_bounds` in the single-value binary form (spec:
+/// Appendix D), held inline up to 16 bytes: every fixed-width type and the strings and
+/// binaries of the default `truncate(16)` metrics mode need no allocation of their own.
+pub type BoundBytes = smallvec::SmallVec<[u8; 16]>;
+
 /// A data or delete file and its metrics (spec: "Manifests", `data_file` struct).
 #[derive(Debug, Clone, PartialEq)]
 pub struct DataFile {
@@ -75,9 +80,9 @@ pub struct DataFile {
     /// `nan_value_counts` (137).
     pub nan_value_counts: IntMap<i64>,
     /// `lower_bounds` (125): field id → single-value binary.
-    pub lower_bounds: IntMap<Vec<u8>>,
+    pub lower_bounds: IntMap<BoundBytes>,
     /// `upper_bounds` (128): field id → single-value binary.
-    pub upper_bounds: IntMap<Vec<u8>>,
+    pub upper_bounds: IntMap<BoundBytes>,
     /// `key_metadata` (131).
     pub key_metadata: Option<Vec<u8>>,
     /// `split_offsets` (132), bytes.
@@ -128,9 +133,12 @@ impl ManifestEntry {
         fn counts(m: &IntMap<i64>) -> usize {
             m.capacity() * std::mem::size_of::<(i32, i64)>()
         }
-        fn bounds(m: &IntMap<Vec<u8>>) -> usize {
-            m.capacity() * std::mem::size_of::<(i32, Vec<u8>)>()
-                + m.values().map(Vec::capacity).sum::<usize>()
+        fn bounds(m: &IntMap<BoundBytes>) -> usize {
+            m.capacity() * std::mem::size_of::<(i32, BoundBytes)>()
+                + m.values()
+                    .filter(|b| b.spilled())
+                    .map(BoundBytes::capacity)
+                    .sum::<usize>()
         }
         let partition = f.partition.capacity() * std::mem::size_of::<Option<Literal>>()
             + f.partition

@@ -8,7 +8,9 @@ use datafusion::arrow::datatypes::{
 };
 
 use super::avro_columns::{BytesCol, Columns, IntMapCol, LongCol, LongListCol, StrCol};
-use super::manifest::{DataContentType, DataFile, DataFileFormat, ManifestEntry, ManifestStatus};
+use super::manifest::{
+    BoundBytes, DataContentType, DataFile, DataFileFormat, ManifestEntry, ManifestStatus,
+};
 use super::manifest_list::ManifestFile;
 use super::partition::PartitionSpec;
 use super::types::PrimitiveType;
@@ -222,7 +224,7 @@ impl<'a> DataFileColumns<'a> {
         };
         let bytes = |m: &IntMapCol<'_, BytesCol<'_>>, name: &str| {
             m.get(row, name, |v: &BytesCol<'_>, i| {
-                v.get(i).map(<[u8]>::to_vec)
+                v.get(i).map(BoundBytes::from_slice)
             })
         };
         let file_path = match self.file_path.get(row) {

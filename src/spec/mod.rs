@@ -23,7 +23,9 @@ pub mod types;
 pub mod values;
 
 pub use int_map::IntMap;
-pub use manifest::{DataContentType, DataFile, DataFileFormat, ManifestEntry, ManifestStatus};
+pub use manifest::{
+    BoundBytes, DataContentType, DataFile, DataFileFormat, ManifestEntry, ManifestStatus,
+};
 pub use manifest_list::{FieldSummary, ManifestContent, ManifestFile};
 pub use partition::{PartitionField, PartitionSpec, Transform};
 pub use schema::Schema;

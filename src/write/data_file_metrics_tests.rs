@@ -203,8 +203,8 @@ async fn bounds_use_single_value_serialization() {
     .expect("writer");
     w.write(&batch).await.expect("write");
     let f = &w.close().await.expect("close")[0];
-    let lower = |id: i32| f.lower_bounds.get(&id).cloned();
-    let upper = |id: i32| f.upper_bounds.get(&id).cloned();
+    let lower = |id: i32| f.lower_bounds.get(&id).map(|b| b.to_vec());
+    let upper = |id: i32| f.upper_bounds.get(&id).map(|b| b.to_vec());
     // decimals: minimal big-endian two's complement
     assert_eq!(lower(1), Some(vec![0xCF, 0xC7]));
     assert_eq!(upper(1), Some(vec![0x02, 0xA6]));

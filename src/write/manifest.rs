@@ -308,11 +308,11 @@ fn data_file_value(
         ),
         (
             "lower_bounds".into(),
-            map_value(&f.lower_bounds, |v| Value::Bytes(v.clone())),
+            map_value(&f.lower_bounds, |v| Value::Bytes(v.to_vec())),
         ),
         (
             "upper_bounds".into(),
-            map_value(&f.upper_bounds, |v| Value::Bytes(v.clone())),
+            map_value(&f.upper_bounds, |v| Value::Bytes(v.to_vec())),
         ),
         (
             "key_metadata".into(),

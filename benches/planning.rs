@@ -22,10 +22,17 @@
 //! made to exist as symbolic links to one real 1,000-row Parquet file per partition; its
 //! `count(*)` reads no data file). First run, then the median of `--peer-iterations`
 //! (default 1: PyIceberg plans every file of the table for `LIMIT 10` and `count(*)`).
+//!
+//! `--scan-all icefloe|listing` (issue 18, item 7) instead reads every file of the table
+//! (`SELECT *`, each data file a link to one real file of 1,000 rows) and reports the
+//! resident memory as the scan goes, for icefloe or `ListingTable` over the same files;
+//! see `common/scan_all.rs`.
 
 mod common;
 #[path = "common/peer.rs"]
 mod peer;
+#[path = "common/scan_all.rs"]
+mod scan_all;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -47,10 +54,12 @@ type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 const ROWS_PER_FILE: i64 = 1_000;
 
-/// Manifest `m` of the synthetic table, encoded.
+/// Manifest `m` of the synthetic table, encoded. `file_size`: every file's
+/// `file_size_in_bytes` (`None`: 4,000,000 and a bit, the files do not exist).
 fn manifest(
     m: usize,
     files: usize,
+    file_size: Option<i64>,
     location: &str,
     snapshot_id: i64,
     seq: i64,
@@ -65,7 +74,7 @@ fn manifest(
         );
         f.partition = vec![Some(Literal::Int(p))];
         f.record_count = ROWS_PER_FILE;
-        f.file_size_in_bytes = 4_000_000 + n % 1000;
+        f.file_size_in_bytes = file_size.unwrap_or(4_000_000 + n % 1000);
         for id in 1..=3 {
             f.column_sizes.insert(id, 1_000_000);
             f.value_counts.insert(id, ROWS_PER_FILE);
@@ -88,8 +97,14 @@ fn manifest(
     Ok((name, bytes, file))
 }
 
-/// Write the table (one snapshot holding every manifest) unless it exists.
-fn generate(root: &Path, manifests: usize, files: usize) -> Result<(), BoxError> {
+/// Write the table (one snapshot holding every manifest) unless it exists; `file_size` as
+/// in [`manifest`].
+fn generate(
+    root: &Path,
+    manifests: usize,
+    files: usize,
+    file_size: Option<i64>,
+) -> Result<(), BoxError> {
     if root.join("metadata/version-hint.text").exists() {
         return Ok(());
     }
@@ -113,6 +128,7 @@ fn generate(root: &Path, manifests: usize, files: usize) -> Result<(), BoxError>
                             let (name, bytes, file) = manifest(
                                 m,
                                 files,
+                                file_size,
                                 location,
                                 snap.snapshot_id,
                                 snap.sequence_number,
@@ -261,8 +277,15 @@ async fn main() -> Result<(), BoxError> {
     let manifests: usize = args.num("manifests", 10_000);
     let files: usize = args.num("files-per-manifest", 100);
     let iterations: usize = args.num("iterations", 5);
+    if let Some(engine) = args.get("scan-all") {
+        // a table of its own, whose manifests give the real file's size
+        let root = common::data_dir(&args).join(format!("planning-scan-{manifests}x{files}"));
+        let size = scan_all::real_file(&root, ROWS_PER_FILE)?;
+        generate(&root, manifests, files, Some(size))?;
+        return scan_all::run(&engine, &root, manifests, files, ROWS_PER_FILE).await;
+    }
     let root = common::data_dir(&args).join(format!("planning-{manifests}x{files}"));
-    generate(&root, manifests, files)?;
+    generate(&root, manifests, files, None)?;
     println!("# Planning: {manifests} manifests x {files} data files, identity(p)");
     println!(
         "machine: {}; first run, then median of {iterations}",

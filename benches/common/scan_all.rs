@@ -18,6 +18,7 @@ use datafusion::datasource::file_format::parquet::ParquetFormat;
 use datafusion::datasource::listing::{
     ListingOptions, ListingTable, ListingTableConfig, ListingTableUrl,
 };
+use datafusion::physical_plan::execute_stream;
 use datafusion::prelude::SessionContext;
 use futures::StreamExt;
 use icefloe::{IcebergTableProvider, Table};
@@ -120,7 +121,9 @@ pub async fn run(
     println!("|---:|---:|---:|---:|---:|");
     let start = Instant::now();
     let df = ctx.sql("SELECT * FROM t").await?;
-    let mut stream = df.execute_stream().await?;
+    let task = Arc::new(df.task_ctx());
+    let plan = df.create_physical_plan().await?;
+    let mut stream = execute_stream(Arc::clone(&plan), task)?;
     let row = |rows: u64| {
         println!(
             "| {rows} | {:.0} % | {:.1} | {} | {} |",
@@ -142,7 +145,22 @@ pub async fn run(
     if rows != total {
         return Err(format!("read {rows} rows, the table holds {total}").into());
     }
+    drop(stream);
+    // what the plan's nodes registered in their metrics sets while running (DataFusion's
+    // Parquet opener registers its per-file metrics, labelled with the file's name, in
+    // the scan's set, which lives as long as the plan)
+    let mut metrics = 0usize;
+    let mut nodes = vec![plan];
+    while let Some(node) = nodes.pop() {
+        metrics += node.metrics().map_or(0, |m| m.iter().count());
+        nodes.extend(node.children().into_iter().cloned());
+    }
+    let files = manifests * files;
     println!();
+    println!(
+        "metrics registered in the plan after the scan: {metrics} ({:.1} per file)",
+        metrics as f64 / files.max(1) as f64
+    );
     println!(
         "{engine}: {rows} rows in {:.1} s, peak RSS {}",
         start.elapsed().as_secs_f64(),

@@ -695,7 +695,7 @@ impl<V> IntMapCol<'_, V> {
         }
         let offsets = list.value_offsets();
         let (start, end) = (offsets[row] as usize, offsets[row + 1] as usize);
-        let mut out = IntMap::with_capacity(end - start);
+        let mut out = Vec::with_capacity(end - start);
         for i in start..end {
             if keys.is_null(i) {
                 return Err(Error::invalid_data(format!(
@@ -703,10 +703,10 @@ impl<V> IntMapCol<'_, V> {
                 )));
             }
             if let Some(v) = value(values, i) {
-                out.insert(keys.value(i), v);
+                out.push((keys.value(i), v));
             }
         }
-        Ok(out)
+        Ok(IntMap::from_pairs(out))
     }
 }
 

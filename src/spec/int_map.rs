@@ -56,6 +56,27 @@ impl<V> IntMap<V> {
         }
     }
 
+    /// A map of `pairs` in any order; of pairs with the same key the last wins (as
+    /// inserting them one by one would). Pairs already in rising key order (as
+    /// manifests written by Java, PyIceberg and icefloe mostly hold them) are kept as
+    /// they are; others are sorted once (a stable sort, `O(n log n)`), so that a wide
+    /// map in hash order does not cost a shift per insert.
+    pub fn from_pairs(mut pairs: Vec<(i32, V)>) -> Self {
+        if !pairs.windows(2).all(|w| w[0].0 < w[1].0) {
+            pairs.sort_by_key(|(k, _)| *k);
+            // of a run of equal keys keep one slot, holding the run's last value
+            pairs.dedup_by(|later, kept| {
+                if later.0 == kept.0 {
+                    std::mem::swap(&mut later.1, &mut kept.1);
+                    true
+                } else {
+                    false
+                }
+            });
+        }
+        Self { pairs }
+    }
+
     /// The value of `key`.
     pub fn get(&self, key: &i32) -> Option<&V> {
         self.position(*key).ok().map(|i| &self.pairs[i].1)
@@ -117,12 +138,7 @@ impl<V> std::ops::Index<&i32> for IntMap<V> {
 
 impl<V> FromIterator<(i32, V)> for IntMap<V> {
     fn from_iter<I: IntoIterator<Item = (i32, V)>>(iter: I) -> Self {
-        let iter = iter.into_iter();
-        let mut map = Self::with_capacity(iter.size_hint().0);
-        for (k, v) in iter {
-            map.insert(k, v);
-        }
-        map
+        Self::from_pairs(iter.into_iter().collect())
     }
 }
 
@@ -179,6 +195,29 @@ mod tests {
         // a repeated key in the input keeps the last value, as a HashMap built from it does
         let m: IntMap<i64> = [(1, 10), (1, 11), (0, 5)].into_iter().collect();
         assert_eq!(m.iter().collect::<Vec<_>>(), vec![(&0, &5), (&1, &11)]);
+    }
+
+    #[test]
+    fn pairs_in_any_order_make_the_map_inserting_them_would() {
+        let cases: Vec<Vec<(i32, i64)>> = vec![
+            vec![],
+            vec![(1, 10), (2, 20), (3, 30)],
+            vec![(3, 30), (2, 20), (1, 10)],
+            vec![(2, 20), (-5, 1), (2, 21), (7, 70), (-5, 2), (2, 22)],
+            vec![(4, 1), (4, 2), (4, 3)],
+            (0..200).rev().map(|k| (k % 37, i64::from(k))).collect(),
+        ];
+        for pairs in cases {
+            let mut inserted = IntMap::new();
+            for (k, v) in pairs.clone() {
+                inserted.insert(k, v);
+            }
+            let built = IntMap::from_pairs(pairs.clone());
+            assert_eq!(built, inserted, "{pairs:?}");
+            assert!(built.keys().zip(built.keys().skip(1)).all(|(a, b)| a < b));
+            let collected: IntMap<i64> = pairs.into_iter().collect();
+            assert_eq!(collected, inserted);
+        }
     }
 
     #[test]

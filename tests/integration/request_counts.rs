@@ -25,8 +25,9 @@ pub struct Expected {
     pub planning_gets: usize,
     /// Their sizes.
     pub planning_bytes: usize,
-    /// Per data file: two GETs for the footer (its last 8 bytes, then the metadata
-    /// length they give) and one GET per coalesced span of a row group's column chunks.
+    /// Per data file: one GET for the footer (the last `metadata_size_hint` bytes,
+    /// DataFusion's default 512 KiB, or the whole of a smaller file) and one GET per
+    /// coalesced span of a row group's column chunks.
     pub footer_gets: usize,
     /// The bytes of the footer GETs.
     pub footer_bytes: usize,
@@ -77,6 +78,12 @@ pub async fn expected_requests(table: &Table) -> Expected {
         chunk_gets: 0,
         chunk_bytes: 0,
     };
+    // what a default session reads of each file's tail for its footer
+    let metadata_size_hint = datafusion::config::ConfigOptions::default()
+        .execution
+        .parquet
+        .metadata_size_hint
+        .expect("DataFusion's default footer hint");
     for task in &plan.tasks {
         let size = u64::try_from(task.data_file().file_size_in_bytes).expect("size");
         let bytes = io.read(&task.location).await.expect("data file");
@@ -84,11 +91,17 @@ pub async fn expected_requests(table: &Table) -> Expected {
         let meta = ParquetMetaDataReader::new()
             .parse_and_finish(&bytes)
             .expect("footer");
-        let tail: [u8; 4] = bytes[bytes.len() - 8..bytes.len() - 4]
-            .try_into()
-            .expect("4 bytes");
-        expected.footer_gets += 2;
-        expected.footer_bytes += 8 + usize::try_from(u32::from_le_bytes(tail)).expect("usize");
+        // the footer and page index sit at the end of the file; the tests' files are
+        // small enough for one GET of the hint to hold them (a larger footer would take
+        // a second GET, which this model does not cover)
+        assert!(
+            bytes.len() <= metadata_size_hint,
+            "{}: {} bytes, more than the footer hint this model covers",
+            task.location,
+            bytes.len()
+        );
+        expected.footer_gets += 1;
+        expected.footer_bytes += bytes.len();
         for row_group in meta.row_groups() {
             let spans = coalesced(
                 row_group
@@ -216,7 +229,7 @@ pub async fn check_three_file_scan(
     let table = catalog.load_table(ident).await.expect("load");
     let expected = expected_requests(&table).await;
     assert_eq!(expected.planning_gets, 4, "{expected:?}");
-    assert_eq!(expected.footer_gets, 6, "{expected:?}");
+    assert_eq!(expected.footer_gets, 3, "{expected:?}");
     assert_eq!(expected.chunk_gets, 3, "{expected:?}");
     let q = format!("SELECT * FROM {name}");
     let first = run_counted(ctx, &q).await;

@@ -488,10 +488,16 @@ impl IcebergTableProvider {
                 ..Default::default()
             },
         );
-        // No `metadata_size_hint`: each footer costs two GETs (its 8-byte tail, then the
-        // metadata). With the hint (one GET of the last 512 KiB), a file shorter than
-        // its manifest's size panics in parquet 59's push decoder ("Range length must
-        // match buffer length") instead of failing with the size error.
+        // The session's `metadata_size_hint` (DataFusion's default: 512 KiB), as
+        // `ListingTable` reads footers: one GET of the file's tail holds the footer (and
+        // the page index) unless they are larger, instead of two (the 8-byte tail, then
+        // the metadata). A file shorter than its manifest's size makes parquet's push
+        // decoder panic on the short tail; the reader catches that and names the file and
+        // both sizes (`file_reader::diagnose`).
+        let hint = state.config_options().execution.parquet.metadata_size_hint;
+        if let Some(hint) = hint {
+            source = source.with_metadata_size_hint(hint);
+        }
         source = source.with_parquet_file_reader_factory(Arc::new(readers));
         if let Some(p) = &scan.predicate {
             source = source.with_predicate(Arc::clone(p));

@@ -38,9 +38,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
-use common::{field, machine, median, ms, peak_rss_bytes, schema, spec, Args};
-use datafusion::arrow::array::{Int32Array, Int64Array, StringArray};
-use datafusion::arrow::datatypes::DataType;
+use common::{machine, median, ms, peak_rss_bytes, schema, spec, Args};
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::prelude::SessionContext;
 use icefloe::scan::{ScanMetrics, TableScan};
@@ -170,21 +168,7 @@ fn peer_data_files(root: &Path, manifests: usize, files: usize) -> Result<(), Bo
         std::fs::create_dir_all(&dir)?;
         let real = root.join("data").join(format!("real-p{p}.parquet"));
         if !real.exists() {
-            let schema = Arc::new(datafusion::arrow::datatypes::Schema::new(vec![
-                field("id", DataType::Int64, 1),
-                field("p", DataType::Int32, 2),
-                field("v", DataType::Utf8, 3),
-            ]));
-            let n = ROWS_PER_FILE as usize;
-            let batch = RecordBatch::try_new(
-                schema,
-                vec![
-                    Arc::new(Int64Array::from_iter_values(0..ROWS_PER_FILE)),
-                    Arc::new(Int32Array::from(vec![p as i32; n])),
-                    Arc::new(StringArray::from_iter_values(std::iter::repeat_n("x", n))),
-                ],
-            )?;
-            common::write_parquet(&real, &batch, None).map_err(|e| e.to_string())?;
+            scan_all::write_real_file(&real, ROWS_PER_FILE, p as i32)?;
         }
         for m in p * 10..(p * 10 + 10).min(manifests) {
             for j in 0..files {

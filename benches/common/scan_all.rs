@@ -33,29 +33,36 @@ fn mib(b: Option<u64>) -> String {
 }
 
 /// The one real data file, `real-all.parquet` beside the table's `data/` (kept out of it,
-/// so `ListingTable` lists only the table's files), made unless it exists: `rows` rows of
-/// the planning schema (`id` 0…, `p` 0, `v` "x"). Its size in bytes.
+/// so `ListingTable` lists only the table's files), made unless it exists
+/// ([`write_real_file`], `p` 0). Its size in bytes.
 pub fn real_file(root: &Path, rows: i64) -> Result<i64, BoxError> {
     let real = root.join("real-all.parquet");
     if !real.exists() {
         std::fs::create_dir_all(root)?;
-        let schema = Arc::new(datafusion::arrow::datatypes::Schema::new(vec![
-            field("id", DataType::Int64, 1),
-            field("p", DataType::Int32, 2),
-            field("v", DataType::Utf8, 3),
-        ]));
-        let n = rows as usize;
-        let batch = RecordBatch::try_new(
-            schema,
-            vec![
-                Arc::new(Int64Array::from_iter_values(0..rows)),
-                Arc::new(Int32Array::from(vec![0; n])),
-                Arc::new(StringArray::from_iter_values(std::iter::repeat_n("x", n))),
-            ],
-        )?;
-        write_parquet(&real, &batch, None).map_err(|e| e.to_string())?;
+        write_real_file(&real, rows, 0)?;
     }
     Ok(i64::try_from(std::fs::metadata(&real)?.len())?)
+}
+
+/// Write a Parquet file of `rows` rows of the planning schema at `path`: `id` 0…, `p` =
+/// `p`, `v` = "x" (the manifests' `id` bounds do not hold for it, which no case relies on).
+pub fn write_real_file(path: &Path, rows: i64, p: i32) -> Result<(), BoxError> {
+    let schema = Arc::new(datafusion::arrow::datatypes::Schema::new(vec![
+        field("id", DataType::Int64, 1),
+        field("p", DataType::Int32, 2),
+        field("v", DataType::Utf8, 3),
+    ]));
+    let n = usize::try_from(rows)?;
+    let batch = RecordBatch::try_new(
+        schema,
+        vec![
+            Arc::new(Int64Array::from_iter_values(0..rows)),
+            Arc::new(Int32Array::from(vec![p; n])),
+            Arc::new(StringArray::from_iter_values(std::iter::repeat_n("x", n))),
+        ],
+    )?;
+    write_parquet(path, &batch, None).map_err(|e| e.to_string())?;
+    Ok(())
 }
 
 /// Make every data file of the table (`manifests` × `files`, the layout of the planning

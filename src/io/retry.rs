@@ -5,8 +5,9 @@
 //! Other transport failures (a garbled or missing answer, an error the HTTP client does
 //! not classify) come back at once. FileIO tries writes again after such a failure, and
 //! every read of a cloud store ([`RetryingReads`]: whole files, and the ranged reads of
-//! DataFusion's Parquet scan); answers from the store (a status: 404, 403, 412, a 5xx
-//! after object_store's own retries) are final.
+//! DataFusion's Parquet scan), and every single-request overwrite `PUT` through it (the
+//! data files DataFusion's writers upload whole); answers from the store (a status: 404,
+//! 403, 412, a 5xx after object_store's own retries) are final.
 
 use std::fmt;
 use std::future::Future;
@@ -82,7 +83,12 @@ fn is_transport_failure(_: &object_store::Error) -> bool {
 /// it, so a garbled or lost answer to one of them no longer fails the query. A `GET`'s
 /// body is read whole inside the retry (a cut in the body is a transport failure too),
 /// so each answer is held in memory once read, as the Parquet reader holds it anyway.
-/// Writes, lists and deletes pass through unchanged (FileIO retries its own writes).
+/// A `PUT` in `Overwrite` mode is tried again too: the same whole payload to the same key,
+/// so a second attempt after a lost answer leaves the object as one attempt would (a
+/// data file a writer uploads in one request, e.g. through object_store's `BufWriter`).
+/// Conditional `PUT`s (`Create`, `Update`: a retry could meet its own first attempt),
+/// multipart uploads, lists and deletes pass through unchanged (FileIO retries its own
+/// writes).
 #[derive(Debug)]
 pub(crate) struct RetryingReads {
     inner: Arc<dyn ObjectStore>,
@@ -109,6 +115,9 @@ impl ObjectStore for RetryingReads {
         payload: PutPayload,
         opts: PutOptions,
     ) -> object_store::Result<PutResult> {
+        if matches!(opts.mode, object_store::PutMode::Overwrite) {
+            return retrying(|| self.inner.put_opts(location, payload.clone(), opts.clone())).await;
+        }
         self.inner.put_opts(location, payload, opts).await
     }
 
@@ -216,6 +225,8 @@ mod tests {
     struct Flaky {
         cuts: std::sync::atomic::AtomicU32,
         requests: std::sync::atomic::AtomicU32,
+        /// The payloads of the `PUT`s that went through.
+        put: std::sync::Mutex<Vec<Bytes>>,
     }
 
     #[cfg(feature = "cloud")]
@@ -228,15 +239,42 @@ mod tests {
     #[cfg(feature = "cloud")]
     #[async_trait]
     impl ObjectStore for Flaky {
+        /// A `PUT` of `flaky` is cut (no answer) the first `cuts` times, else stored
+        /// in `put`; any other path is not found.
         async fn put_opts(
             &self,
-            _: &Path,
-            _: PutPayload,
+            location: &Path,
+            payload: PutPayload,
             _: PutOptions,
         ) -> object_store::Result<PutResult> {
-            Err(object_store::Error::NotImplemented {
-                operation: "put".into(),
-                implementer: "Flaky".into(),
+            use std::sync::atomic::Ordering;
+            self.requests.fetch_add(1, Ordering::SeqCst);
+            if location.as_ref() != "flaky" {
+                return Err(object_store::Error::NotFound {
+                    path: location.to_string(),
+                    source: "no such key".into(),
+                });
+            }
+            let cut = self
+                .cuts
+                .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+                .is_ok();
+            if cut {
+                let lost = object_store::client::HttpError::new(
+                    object_store::client::HttpErrorKind::Unknown,
+                    std::io::Error::other("error sending request"),
+                );
+                return Err(object_store::Error::Generic {
+                    store: "Flaky",
+                    source: Box::new(lost),
+                });
+            }
+            if let Ok(mut put) = self.put.lock() {
+                put.push(Bytes::from(payload));
+            }
+            Ok(PutResult {
+                e_tag: None,
+                version: None,
             })
         }
 
@@ -342,6 +380,7 @@ mod tests {
             let inner = Arc::new(Flaky {
                 cuts: AtomicU32::new(cuts),
                 requests: AtomicU32::new(0),
+                put: std::sync::Mutex::new(vec![]),
             });
             (RetryingReads::new(inner.clone()), inner)
         };
@@ -378,5 +417,63 @@ mod tests {
             assert!(matches!(err, object_store::Error::NotFound { .. }), "{err}");
         }
         assert_eq!(inner.requests.load(Ordering::SeqCst), 4, "each asked once");
+    }
+
+    /// `PUT`s through [`RetryingReads`]: an overwrite whose answer was lost twice lands on
+    /// the third attempt, once, with its payload; lost three times it fails as a transport
+    /// failure; a conditional `PUT` (`Create`) is not tried again; NotFound is final.
+    #[cfg(feature = "cloud")]
+    #[tokio::test]
+    async fn overwrite_puts_are_tried_again_after_a_lost_answer_and_conditional_ones_not() {
+        use object_store::{ObjectStoreExt, PutMode};
+        use std::sync::atomic::{AtomicU32, Ordering};
+
+        let flaky = |cuts| {
+            let inner = Arc::new(Flaky {
+                cuts: AtomicU32::new(cuts),
+                requests: AtomicU32::new(0),
+                put: std::sync::Mutex::new(vec![]),
+            });
+            (RetryingReads::new(inner.clone()), inner)
+        };
+        let path = Path::from("flaky");
+        let stored = |inner: &Flaky| inner.put.lock().map(|p| p.clone()).unwrap_or_default();
+
+        let (store, inner) = flaky(2);
+        store
+            .put(&path, PutPayload::from_static(b"data file"))
+            .await
+            .expect("put after two lost answers");
+        assert_eq!(inner.requests.load(Ordering::SeqCst), 3);
+        assert_eq!(stored(&inner), [Bytes::from_static(b"data file")]);
+
+        let (store, inner) = flaky(3);
+        let err = store
+            .put(&path, PutPayload::from_static(b"x"))
+            .await
+            .expect_err("lost three times");
+        assert!(is_transport_failure(&err), "{err}");
+        assert_eq!(inner.requests.load(Ordering::SeqCst), ATTEMPTS);
+        assert!(stored(&inner).is_empty());
+
+        let (store, inner) = flaky(1);
+        let create = PutOptions {
+            mode: PutMode::Create,
+            ..Default::default()
+        };
+        let err = store
+            .put_opts(&path, PutPayload::from_static(b"x"), create)
+            .await
+            .expect_err("a conditional put is not tried again");
+        assert!(is_transport_failure(&err), "{err}");
+        assert_eq!(inner.requests.load(Ordering::SeqCst), 1);
+
+        let (store, inner) = flaky(0);
+        let err = store
+            .put(&Path::from("missing"), PutPayload::from_static(b"x"))
+            .await
+            .expect_err("not found");
+        assert!(matches!(err, object_store::Error::NotFound { .. }), "{err}");
+        assert_eq!(inner.requests.load(Ordering::SeqCst), 1, "asked once");
     }
 }

@@ -202,9 +202,31 @@ pub fn store_options<'a>(
     Ok(options)
 }
 
+/// The retry policy of the HTTP stores: object_store's with the cloud stores, nothing
+/// without them (no store then speaks HTTP).
+#[cfg(feature = "cloud")]
+type StoreRetry = object_store::RetryConfig;
+#[cfg(not(feature = "cloud"))]
+type StoreRetry = NoRetry;
+
+/// The retry policy of a build without cloud stores: none.
+#[cfg(not(feature = "cloud"))]
+#[derive(Debug)]
+struct NoRetry;
+
+/// Without the cloud stores the retry keys are only removed from `options`.
+#[cfg(not(feature = "cloud"))]
+fn take_retry_config(options: &mut BTreeMap<String, String>) -> StoreRetry {
+    for key in [RETRY_NUM_RETRIES, RETRY_MIN_WAIT_MS, RETRY_MAX_WAIT_MS] {
+        options.remove(key);
+    }
+    NoRetry
+}
+
 /// The retry policy for a store from `options`' retry keys (object_store's defaults for
 /// those not given), removing them from `options`.
-fn take_retry_config(options: &mut BTreeMap<String, String>) -> object_store::RetryConfig {
+#[cfg(feature = "cloud")]
+fn take_retry_config(options: &mut BTreeMap<String, String>) -> StoreRetry {
     let mut retry = object_store::RetryConfig::default();
     let mut take = |key: &str| options.remove(key).and_then(|v| v.parse::<u64>().ok());
     if let Some(n) = take(RETRY_NUM_RETRIES) {
@@ -227,7 +249,7 @@ fn take_retry_config(options: &mut BTreeMap<String, String>) -> object_store::Re
 fn build_store(
     url: &Url,
     options: BTreeMap<String, String>,
-    retry: object_store::RetryConfig,
+    retry: StoreRetry,
 ) -> object_store::Result<Box<dyn ObjectStore>> {
     #[cfg(feature = "cloud")]
     {

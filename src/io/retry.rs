@@ -229,6 +229,17 @@ mod tests {
         put: std::sync::Mutex<Vec<Bytes>>,
     }
 
+    /// A [`Flaky`] store that cuts its first `cuts` answers, behind [`RetryingReads`].
+    #[cfg(feature = "cloud")]
+    fn flaky(cuts: u32) -> (RetryingReads, Arc<Flaky>) {
+        let inner = Arc::new(Flaky {
+            cuts: std::sync::atomic::AtomicU32::new(cuts),
+            requests: std::sync::atomic::AtomicU32::new(0),
+            put: std::sync::Mutex::new(vec![]),
+        });
+        (RetryingReads::new(inner.clone()), inner)
+    }
+
     #[cfg(feature = "cloud")]
     impl fmt::Display for Flaky {
         fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -374,16 +385,8 @@ mod tests {
     #[tokio::test]
     async fn reads_are_tried_again_after_a_cut_and_answers_are_final() {
         use object_store::ObjectStoreExt;
-        use std::sync::atomic::{AtomicU32, Ordering};
+        use std::sync::atomic::Ordering;
 
-        let flaky = |cuts| {
-            let inner = Arc::new(Flaky {
-                cuts: AtomicU32::new(cuts),
-                requests: AtomicU32::new(0),
-                put: std::sync::Mutex::new(vec![]),
-            });
-            (RetryingReads::new(inner.clone()), inner)
-        };
         let path = Path::from("flaky");
         let (store, inner) = flaky(2);
         let whole = store.get(&path).await.expect("get").bytes().await;
@@ -426,16 +429,8 @@ mod tests {
     #[tokio::test]
     async fn overwrite_puts_are_tried_again_after_a_lost_answer_and_conditional_ones_not() {
         use object_store::{ObjectStoreExt, PutMode};
-        use std::sync::atomic::{AtomicU32, Ordering};
+        use std::sync::atomic::Ordering;
 
-        let flaky = |cuts| {
-            let inner = Arc::new(Flaky {
-                cuts: AtomicU32::new(cuts),
-                requests: AtomicU32::new(0),
-                put: std::sync::Mutex::new(vec![]),
-            });
-            (RetryingReads::new(inner.clone()), inner)
-        };
         let path = Path::from("flaky");
         let stored = |inner: &Flaky| inner.put.lock().map(|p| p.clone()).unwrap_or_default();
 

@@ -314,16 +314,16 @@ impl FileIO {
 
     /// The object store serving `store_url` (`file://`, `s3://bucket`, …), created on
     /// first use from this FileIO's properties; cloud stores are shared by every FileIO
-    /// with the same bucket and options ([`shared_store`]). A cloud store's reads are
-    /// tried again after a transport failure (no HTTP answer; see `retry`). With a
-    /// request observer ([`with_request_observer`](Self::with_request_observer)) the
+    /// with the same bucket and options ([`shared_store`]). A cloud store's reads and
+    /// overwrite `PUT`s are tried again after a transport failure (no HTTP answer; see
+    /// `retry`). With a request observer ([`with_request_observer`](Self::with_request_observer)) the
     /// store reports its requests to it.
     pub fn store(&self, store_url: &str) -> Result<Arc<dyn ObjectStore>> {
         let mut store = self.base_store(store_url)?;
-        // a cloud store's reads are tried again after a transport failure (the local
-        // file system has none)
+        // a cloud store's reads and overwrite PUTs are tried again after a transport
+        // failure (the local file system has none)
         if store_url != "file://" {
-            store = Arc::new(retry::RetryingReads::new(store));
+            store = Arc::new(retry::RetryingRequests::new(store));
         }
         Ok(match &self.observer {
             Some(observer) => {
@@ -408,7 +408,7 @@ impl FileIO {
     pub async fn read(&self, location: &str) -> Result<Bytes> {
         let resolved = self.resolve(location)?;
         let store = self.store(&resolved.store_url)?;
-        // a cloud store's reads retry a transport failure themselves (`RetryingReads`)
+        // a cloud store's reads retry a transport failure themselves (`RetryingRequests`)
         async { store.get(&resolved.path).await?.bytes().await }
             .await
             .map_err(|e| map_store_error(e, location))

@@ -4,7 +4,7 @@
 //! or when the request is idempotent and the failure is a timeout or a cut connection.
 //! Other transport failures (a garbled or missing answer, an error the HTTP client does
 //! not classify) come back at once. FileIO tries writes again after such a failure, and
-//! every read of a cloud store ([`RetryingReads`]: whole files, and the ranged reads of
+//! every read of a cloud store ([`RetryingRequests`]: whole files, and the ranged reads of
 //! DataFusion's Parquet scan), and every single-request overwrite `PUT` through it (the
 //! data files DataFusion's writers upload whole); answers from the store (a status: 404,
 //! 403, 412, a 5xx after object_store's own retries) are final.
@@ -78,7 +78,8 @@ fn is_transport_failure(_: &object_store::Error) -> bool {
     false
 }
 
-/// A cloud store whose reads are tried again after a transport failure ([`retrying`]):
+/// A cloud store whose reads (and overwrite `PUT`s, below) are tried again after a
+/// transport failure ([`retrying`]):
 /// the ranged `GET`s of DataFusion's Parquet scan (footers, column chunks) go through
 /// it, so a garbled or lost answer to one of them no longer fails the query. A `GET`'s
 /// body is read whole inside the retry (a cut in the body is a transport failure too),
@@ -88,27 +89,27 @@ fn is_transport_failure(_: &object_store::Error) -> bool {
 /// data file a writer uploads in one request, e.g. through object_store's `BufWriter`).
 /// Conditional `PUT`s (`Create`, `Update`: a retry could meet its own first attempt),
 /// multipart uploads, lists and deletes pass through unchanged (FileIO retries its own
-/// writes).
+/// create-if-absent writes, `FileIO::write_new`).
 #[derive(Debug)]
-pub(crate) struct RetryingReads {
+pub(crate) struct RetryingRequests {
     inner: Arc<dyn ObjectStore>,
 }
 
-impl RetryingReads {
+impl RetryingRequests {
     /// Reads of `inner` with retries.
     pub(crate) fn new(inner: Arc<dyn ObjectStore>) -> Self {
         Self { inner }
     }
 }
 
-impl fmt::Display for RetryingReads {
+impl fmt::Display for RetryingRequests {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "RetryingReads({})", self.inner)
+        write!(f, "RetryingRequests({})", self.inner)
     }
 }
 
 #[async_trait]
-impl ObjectStore for RetryingReads {
+impl ObjectStore for RetryingRequests {
     async fn put_opts(
         &self,
         location: &Path,
@@ -229,15 +230,15 @@ mod tests {
         put: std::sync::Mutex<Vec<Bytes>>,
     }
 
-    /// A [`Flaky`] store that cuts its first `cuts` answers, behind [`RetryingReads`].
+    /// A [`Flaky`] store that cuts its first `cuts` answers, behind [`RetryingRequests`].
     #[cfg(feature = "cloud")]
-    fn flaky(cuts: u32) -> (RetryingReads, Arc<Flaky>) {
+    fn flaky(cuts: u32) -> (RetryingRequests, Arc<Flaky>) {
         let inner = Arc::new(Flaky {
             cuts: std::sync::atomic::AtomicU32::new(cuts),
             requests: std::sync::atomic::AtomicU32::new(0),
             put: std::sync::Mutex::new(vec![]),
         });
-        (RetryingReads::new(inner.clone()), inner)
+        (RetryingRequests::new(inner.clone()), inner)
     }
 
     #[cfg(feature = "cloud")]
@@ -378,7 +379,7 @@ mod tests {
         }
     }
 
-    /// Reads through [`RetryingReads`]: a body cut twice is read on the third attempt
+    /// Reads through [`RetryingRequests`]: a body cut twice is read on the third attempt
     /// (whole files, ranges, several ranges); a cut three times fails as a transport
     /// failure; `HEAD` reads no body; NotFound is final, asked once, and stays NotFound.
     #[cfg(feature = "cloud")]
@@ -422,7 +423,7 @@ mod tests {
         assert_eq!(inner.requests.load(Ordering::SeqCst), 4, "each asked once");
     }
 
-    /// `PUT`s through [`RetryingReads`]: an overwrite whose answer was lost twice lands on
+    /// `PUT`s through [`RetryingRequests`]: an overwrite whose answer was lost twice lands on
     /// the third attempt, once, with its payload; lost three times it fails as a transport
     /// failure; a conditional `PUT` (`Create`) is not tried again; NotFound is final.
     #[cfg(feature = "cloud")]

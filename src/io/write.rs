@@ -5,7 +5,8 @@
 //! these writes add their own retries ([`super::retry`]):
 //!
 //! * [`FileIO::write`] (replace) is idempotent: it is tried again after a transport
-//!   failure;
+//!   failure, by the cloud store itself (`RetryingRequests` retries every overwrite
+//!   `PUT`, the data files DataFusion's writers upload included);
 //! * [`FileIO::write_new`] (create-if-absent) is tried again too, and an object that
 //!   already holds exactly the bytes being written counts as written: an earlier attempt
 //!   of the same call landed (ours or object_store's own retry) and its answer was lost.
@@ -23,14 +24,16 @@ impl FileIO {
     /// Write a whole file, replacing any file at `location`.
     ///
     /// A request that fails in transport (no HTTP answer) is tried again, up to 3
-    /// attempts with 50 ms, then 100 ms between them (module docs).
+    /// attempts with 50 ms, then 100 ms between them: a cloud store's overwrite `PUT`s
+    /// retry themselves (`retry::RetryingRequests`), so the retries do not nest.
     ///
     /// Errors: [`ErrorKind::PermissionDenied`] when the store refuses the credentials,
     /// [`ErrorKind::Io`] naming the location otherwise.
     pub async fn write(&self, location: &str, bytes: Bytes) -> Result<()> {
         let resolved = self.resolve(location)?;
         let store = self.store(&resolved.store_url)?;
-        retrying(|| store.put(&resolved.path, bytes.clone().into()))
+        store
+            .put(&resolved.path, bytes.into())
             .await
             .map(|_| ())
             .map_err(|e| write_error(e, location))

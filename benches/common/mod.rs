@@ -17,6 +17,19 @@ use icefloe::spec::{
 
 pub type BoxError = Box<dyn std::error::Error>;
 
+/// The bench programs allocate as the CLI does (feature `mimalloc`, default); each
+/// program's header ([`machine`]) names the allocator it was built with.
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+/// The global allocator this program was built with.
+pub const ALLOCATOR: &str = if cfg!(feature = "mimalloc") {
+    "mimalloc"
+} else {
+    "the system's (glibc)"
+};
+
 /// The `tpchgen-cli` program: `--tpchgen PATH`, else `TPCHGEN_CLI`, else on `PATH`.
 pub fn tpchgen_binary(args: &Args) -> String {
     args.get("tpchgen")
@@ -282,7 +295,7 @@ pub fn canonical_rows(batches: &[RecordBatch]) -> Vec<String> {
     rows
 }
 
-/// The machine: core count and CPU model.
+/// The machine: core count and CPU model, and the allocator ([`ALLOCATOR`]).
 pub fn machine() -> String {
     let cores = std::thread::available_parallelism()
         .map(|n| n.get())
@@ -296,7 +309,7 @@ pub fn machine() -> String {
                 .map(|m| m.trim().to_string())
         })
         .unwrap_or_else(|| "unknown CPU".into());
-    format!("{cores} cores, {model}")
+    format!("{cores} cores, {model}; allocator {ALLOCATOR}")
 }
 
 /// The schema of the synthetic tables: `id` long, `p` int (the partition source), `v` string.

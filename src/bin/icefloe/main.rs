@@ -27,6 +27,13 @@ use datafusion::prelude::{SessionConfig, SessionContext};
 use icefloe::datafusion::IcebergNamesSchemaProvider;
 
 use catalog::DEFAULT_CATALOG;
+
+/// The process's allocator (feature `mimalloc`, default): planning a table of many files
+/// allocates millions of small pieces, which glibc's allocator serves 1.2-2.2x slower
+/// (benches/README.md, "Full plan of 1,000,000 files, round five").
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use output::{Format, Output};
 
 const EXAMPLES: &str = "\

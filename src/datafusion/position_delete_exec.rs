@@ -65,17 +65,19 @@ impl FileDeletes {
         Self { deleted, live }
     }
 
-    /// The deletes of a file of `total_rows` rows.
+    /// The deletes of a file of `total_rows` rows (for the plan codecs).
     ///
     /// Errors: a deleted position at or beyond `total_rows`, or more rows than memory
     /// can address.
+    #[cfg(any(test, feature = "distributed", feature = "ballista"))]
     pub(crate) fn try_new(deleted: Arc<RoaringTreemap>, total_rows: u64) -> DFResult<Self> {
         let live = crate::delete::live_rows(&deleted, total_rows)
             .map_err(|e| DataFusionError::Internal(e.to_string()))?;
         Ok(Self { deleted, live })
     }
 
-    /// The file's row count.
+    /// The file's row count (for the plan codecs).
+    #[cfg(any(feature = "distributed", feature = "ballista"))]
     pub(crate) fn total_rows(&self) -> u64 {
         self.live.len() as u64
     }

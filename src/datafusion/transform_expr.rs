@@ -16,6 +16,7 @@ use datafusion::arrow::datatypes::{DataType, Schema as ArrowSchema};
 use datafusion::common::{Result as DFResult, ScalarValue};
 use datafusion::logical_expr::ColumnarValue;
 use datafusion::physical_expr::PhysicalExpr;
+#[cfg(any(feature = "distributed", feature = "ballista"))]
 use serde::{Deserialize, Serialize};
 
 use super::scalar::literal_to_scalar;
@@ -109,6 +110,7 @@ impl IcebergTransformExpr {
 
 /// An [`IcebergTransformExpr`] as a plan codec sends it: the transform and the source
 /// type (the input expression travels as the expression's child).
+#[cfg(any(feature = "distributed", feature = "ballista"))]
 #[derive(Serialize, Deserialize)]
 struct EncodedTransform {
     transform: Transform,
@@ -116,6 +118,7 @@ struct EncodedTransform {
     source: Type,
 }
 
+#[cfg(any(feature = "distributed", feature = "ballista"))]
 impl IcebergTransformExpr {
     /// The bytes a plan codec sends for this expression (JSON of the transform and the
     /// source type; the input is the expression's one child).

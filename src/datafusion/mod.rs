@@ -2,6 +2,7 @@
 
 #[cfg(feature = "ballista")]
 pub mod ballista;
+mod canonical_nan;
 pub mod catalog;
 #[cfg(any(feature = "distributed", feature = "ballista"))]
 mod codec;

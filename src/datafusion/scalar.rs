@@ -8,7 +8,9 @@ use crate::spec::Literal;
 
 /// The `ScalarValue` of a literal in its natural Arrow type (see `crate::spec::arrow`
 /// for the mapping), then cast to `target` (e.g. an `int` partition value under a column
-/// promoted to `long`). `None` is the typed null of `target`.
+/// promoted to `long`). `None` is the typed null of `target`. A NaN becomes the one
+/// canonical NaN, as scans return it (see `canonical_nan`: Spark's NaN semantics), so
+/// statistics and per-file values built from metadata compare as the rows do.
 ///
 /// Errors when the value cannot be represented in `target`.
 pub fn literal_to_scalar(lit: Option<&Literal>, target: &DataType) -> Result<ScalarValue> {
@@ -28,7 +30,7 @@ pub fn literal_to_scalar(lit: Option<&Literal>, target: &DataType) -> Result<Sca
         }
         (Literal::Int(v), DataType::Int64) => return Ok(ScalarValue::Int64(Some(i64::from(*v)))),
         (Literal::Float(v), DataType::Float64) => {
-            return Ok(ScalarValue::Float64(Some(f64::from(*v))))
+            return Ok(ScalarValue::Float64(Some(canonical_f64(f64::from(*v)))))
         }
         _ => {}
     }
@@ -37,8 +39,8 @@ pub fn literal_to_scalar(lit: Option<&Literal>, target: &DataType) -> Result<Sca
         Literal::Boolean(v) => ScalarValue::Boolean(Some(*v)),
         Literal::Int(v) => ScalarValue::Int32(Some(*v)),
         Literal::Long(v) => ScalarValue::Int64(Some(*v)),
-        Literal::Float(v) => ScalarValue::Float32(Some(*v)),
-        Literal::Double(v) => ScalarValue::Float64(Some(*v)),
+        Literal::Float(v) => ScalarValue::Float32(Some(if v.is_nan() { f32::NAN } else { *v })),
+        Literal::Double(v) => ScalarValue::Float64(Some(canonical_f64(*v))),
         Literal::Decimal {
             unscaled,
             precision,
@@ -68,6 +70,15 @@ pub fn literal_to_scalar(lit: Option<&Literal>, target: &DataType) -> Result<Sca
     natural.cast_to(target).map_err(|e| {
         Error::invalid_data(format!("value {lit} cannot be read as {target}")).with_source(e)
     })
+}
+
+/// `v`, or the canonical NaN when `v` is any NaN.
+fn canonical_f64(v: f64) -> f64 {
+    if v.is_nan() {
+        f64::NAN
+    } else {
+        v
+    }
 }
 
 #[cfg(test)]

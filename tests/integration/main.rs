@@ -28,6 +28,7 @@ mod interop_writes;
 mod maintenance;
 mod metadata_answers;
 mod metadata_columns;
+mod nan_semantics;
 mod nested_writes;
 /// The conformance runner's Arrow -> canonical JSON conversion, shared (the interop tests
 /// compare in the same form).

@@ -31,6 +31,8 @@
 //! - **[`IcebergTransformExpr`]** (a partition transform in a writer's sort or in the
 //!   hash repartitioning before it): the transform and its source type; its input is
 //!   the expression's child.
+//! - **`CanonicalNanExpr`** (a scan's one-NaN projection of float columns that may hold
+//!   NaN): a fixed marker; its input is the expression's child.
 //!
 //! Refused with an error naming the node (never sent without its delete information):
 //! `IcebergRowLevelExec` (row-level changes run and
@@ -71,6 +73,7 @@ use prost::Message;
 use roaring::RoaringTreemap;
 use serde::{Deserialize, Serialize};
 
+use super::canonical_nan::CanonicalNanExpr;
 use super::data_file_writer_exec::{DataFileWriteState, IcebergDataFileWriterExec};
 use super::delete_planning::EqualityDeleteFile;
 use super::equality_delete_exec::{EqualityDeleteExec, EqualityGroup};
@@ -504,7 +507,8 @@ impl IcebergPhysicalCodec {
 
 impl PhysicalExtensionCodec for IcebergPhysicalCodec {
     /// Decodes an `IcebergTransformExpr` (a write's sort term or partition
-    /// distribution), its input the one child in `inputs`.
+    /// distribution) or a `CanonicalNanExpr` (a scan's), its input the one child in
+    /// `inputs`.
     fn try_decode_expr(
         &self,
         buf: &[u8],
@@ -513,25 +517,33 @@ impl PhysicalExtensionCodec for IcebergPhysicalCodec {
     ) -> DFResult<Arc<dyn PhysicalExpr>> {
         let [input] = inputs else {
             return Err(codec_error(
-                "an Iceberg transform expression takes one input",
+                "an Iceberg transform or canonical-NaN expression takes one input",
             ));
         };
+        if buf == CanonicalNanExpr::ENCODED {
+            return Ok(Arc::new(CanonicalNanExpr::new(Arc::clone(input))));
+        }
         Ok(Arc::new(IcebergTransformExpr::decode(
             buf,
             Arc::clone(input),
         )?))
     }
 
-    /// Encodes an `IcebergTransformExpr`; any other expression is refused, naming it.
+    /// Encodes an `IcebergTransformExpr` or a `CanonicalNanExpr`; any other expression is
+    /// refused, naming it.
     fn try_encode_expr(
         &self,
         node: &Arc<dyn PhysicalExpr>,
         buf: &mut Vec<u8>,
         _ctx: &PhysicalExprEncodeCtx<'_>,
     ) -> DFResult<()> {
+        if node.downcast_ref::<CanonicalNanExpr>().is_some() {
+            buf.extend_from_slice(CanonicalNanExpr::ENCODED);
+            return Ok(());
+        }
         let Some(transform) = node.downcast_ref::<IcebergTransformExpr>() else {
             return Err(codec_error(format!(
-                "an expression that is not an Iceberg transform: {node}"
+                "an expression that is neither an Iceberg transform nor canonical_nan: {node}"
             )));
         };
         buf.extend_from_slice(&transform.encode()?);

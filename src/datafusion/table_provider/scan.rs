@@ -28,6 +28,7 @@ use datafusion_datasource::compute_all_files_statistics;
 use object_store::path::Path as ObjectPath;
 use object_store::ObjectMeta;
 
+use crate::datafusion::canonical_nan::{canonical_nan_projection, holds_floats};
 use crate::datafusion::column_defaults::initial_defaults;
 use crate::datafusion::delete_planning::{
     equality_loader, DeletePlan, EqualityDeleteFile, PlannedFile, PositionDeletePolicy,
@@ -43,7 +44,7 @@ use crate::datafusion::statistics::{file_statistics, untruncated_bounds};
 use crate::delete::equality_delete_schema;
 use crate::error::{Error, Result};
 use crate::spec::name_mapping::{NameMapping, DEFAULT_NAME_MAPPING_PROPERTY};
-use crate::spec::Schema;
+use crate::spec::{NestedField, PrimitiveType, Schema, Type};
 
 use super::hidden::{
     hidden_delete_columns, row_id_columns, Hidden, HiddenLayout, DELETE_FILE_INDEX_COLUMN,
@@ -141,7 +142,8 @@ impl IcebergTableProvider {
             (None, Some(p)) => (0..columns).map(|i| p.contains(&i)).collect(),
             (None, None) => vec![true; columns],
         };
-        let nan_unsafe = self.may_read_nan(&deletes.files, &read_columns);
+        let nan_columns = self.nan_columns(&deletes.files, &read_columns);
+        let nan_unsafe = nan_columns.iter().any(|(_, top_level)| *top_level);
         let files = FileLayout {
             layout: &layout,
             equality: equality.is_some(),
@@ -219,6 +221,9 @@ impl IcebergTableProvider {
         } else {
             UnionExec::try_new(plans)?
         };
+        // below every filter, delete and comparison: one NaN, as Spark has it
+        let nan_names: Vec<String> = nan_columns.into_iter().map(|(name, _)| name).collect();
+        scan = canonical_nan_projection(scan, &nan_names)?;
         if per_batch {
             let width = scan.schema().fields().len();
             scan = Arc::new(PositionDeleteExec::try_new(
@@ -242,35 +247,45 @@ impl IcebergTableProvider {
         })
     }
 
-    /// Whether the scan reads a float column from a file that may hold NaN.
+    /// The read columns holding floats (at any depth) that a file of the scan may hold
+    /// NaN in (its `nan_value_counts` for one of the column's float fields is not 0),
+    /// by name, each with whether it is a top-level float column. The scan makes their
+    /// NaNs one ([`canonical_nan_projection`]: Spark's NaN semantics, whatever NaN a
+    /// writer stored).
     ///
-    /// Parquet writers leave NaN out of row-group and page min/max (pyarrow, and so
-    /// PyIceberg, does not count NaNs in Iceberg metrics either), and DataFusion's
-    /// row-group and page pruning then drops NaN rows that a filter (or a TopK's
-    /// dynamic filter) matches: `NaN > 0` is true in DataFusion and Spark. So when a
-    /// float column is read from a file that may hold NaNs, that pruning is off for
-    /// the scan; the manifests' pruning of whole files accounts for NaN itself.
-    fn may_read_nan(&self, files: &[PlannedFile], read_columns: &[bool]) -> bool {
-        let float_columns: Vec<i32> = self
+    /// For the top-level float columns, DataFusion's row-group and page pruning is also
+    /// turned off: Parquet writers leave NaN out of row-group and page min/max (pyarrow,
+    /// and so PyIceberg, does not count NaNs in Iceberg metrics either), and that
+    /// pruning then drops NaN rows that a filter (or a TopK's dynamic filter) matches:
+    /// `NaN > 0` is true in DataFusion and Spark. The manifests' pruning of whole files
+    /// accounts for NaN itself.
+    fn nan_columns(&self, files: &[PlannedFile], read_columns: &[bool]) -> Vec<(String, bool)> {
+        let mut out = vec![];
+        for ((column, field), read) in self
             .schema
             .columns()
             .iter()
             .zip(self.arrow_schema.fields())
             .zip(read_columns)
-            .filter(|((_, f), read)| {
-                **read
-                    && matches!(
-                        f.data_type(),
-                        DataType::Float16 | DataType::Float32 | DataType::Float64
-                    )
-            })
-            .map(|((c, _), _)| c.id)
-            .collect();
-        !float_columns.is_empty()
-            && files.iter().any(|planned| {
+        {
+            if !*read || !holds_floats(field.data_type()) {
+                continue;
+            }
+            let mut ids = vec![];
+            float_field_ids(column, &mut ids);
+            let may_hold_nan = files.iter().any(|planned| {
                 let nans = &planned.task.data_file().nan_value_counts;
-                float_columns.iter().any(|id| nans.get(id) != Some(&0))
-            })
+                ids.iter().any(|id| nans.get(id) != Some(&0))
+            });
+            if may_hold_nan {
+                let top_level = matches!(
+                    field.data_type(),
+                    DataType::Float16 | DataType::Float32 | DataType::Float64
+                );
+                out.push((field.name().clone(), top_level));
+            }
+        }
+        out
     }
 
     /// One data file of the scan as DataFusion's `PartitionedFile`, with its store URL
@@ -698,6 +713,20 @@ fn filter_before_deletes(
     };
     let df_schema = DFSchema::try_from(Arc::clone(schema))?;
     Ok(Some(state.create_physical_expr(expr, &df_schema)?))
+}
+
+/// The ids of the float and double fields in `field`, itself included, at any depth.
+fn float_field_ids(field: &NestedField, out: &mut Vec<i32>) {
+    match field.field_type.as_ref() {
+        Type::Primitive(PrimitiveType::Float | PrimitiveType::Double) => out.push(field.id),
+        Type::Primitive(_) => {}
+        Type::Struct(s) => s.fields.iter().for_each(|f| float_field_ids(f, out)),
+        Type::List(l) => float_field_ids(&l.element_field, out),
+        Type::Map(m) => {
+            float_field_ids(&m.key_field, out);
+            float_field_ids(&m.value_field, out);
+        }
+    }
 }
 
 #[cfg(test)]

@@ -11,21 +11,26 @@
 //!   join, which the planner does not look into: this rule refuses such a statement
 //!   with an error naming the feature, rather than let it change every row.
 //!
-//!
-//! It also puts back into the condition the common subexpressions the optimizer moved
-//! into a projection under it (`WHERE id % 3 = 1 OR id % 3 = 0`), which the planner
-//! would look for among the table's columns and fail on.
+//! It also rewrites the statement's input into the one shape the planner reads, with
+//! every condition and `SET` value in terms of the target's own columns: DataFusion's
+//! optimizer moves parts of them into projections under the filter, named by aliases
+//! the table does not have (common subexpressions, `WHERE id % 3 = 1 OR id % 3 = 0`,
+//! as `__common_expr_N`; struct field accesses, `WHERE st.a = 1` or `SET id = st.a`,
+//! as `__datafusion_extracted_N`), and the table would look for those names among its
+//! columns and fail.
 //!
 //! Installed by [`install_dml_guard`]; the statement layer and the CLI install it, and
 //! the Iceberg table provider refuses `DELETE`/`UPDATE` in a session without it.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use datafusion::common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
-use datafusion::common::{plan_err, Result as DFResult};
+use datafusion::common::{plan_err, DFSchema, DataFusionError, Result as DFResult};
 use datafusion::logical_expr::dml::WriteOp;
-use datafusion::logical_expr::{lit, DmlStatement, Expr, Filter, LogicalPlan, LogicalPlanBuilder};
+use datafusion::logical_expr::utils::conjunction;
+use datafusion::logical_expr::{
+    lit, DmlStatement, Expr, Filter, LogicalPlan, LogicalPlanBuilder, Projection,
+};
 use datafusion::optimizer::{OptimizerConfig, OptimizerRule};
 use datafusion::prelude::SessionContext;
 
@@ -34,8 +39,10 @@ pub const DML_GUARD_RULE: &str = "icefloe_dml_empty_input_guard";
 
 /// An optimizer rule: a `DELETE`/`UPDATE` whose input DataFusion emptied (a `WHERE` never
 /// true) gets a scan of its target with the filter `false` back, so the table provider
-/// changes no row instead of every row. Run it after DataFusion's own rules
-/// ([`install_dml_guard`] appends it).
+/// changes no row instead of every row; one whose condition is a subquery is refused;
+/// and the conditions and `SET` values are put back in terms of the target's columns
+/// (see the module docs). Run it after DataFusion's own rules ([`install_dml_guard`]
+/// appends it), so no later rule moves them into projections again.
 #[derive(Debug, Default)]
 pub struct DmlEmptyInputGuard;
 
@@ -104,12 +111,7 @@ impl OptimizerRule for DmlEmptyInputGuard {
             }
             other => Ok(Transformed::no(other)),
         })?;
-        let changed = input.transformed;
-        // common subexpressions DataFusion's optimizer moved into a projection under
-        // the filter are put back into the condition, which the planner checks against
-        // the table's own columns
-        let input = inline_common_subexpressions(input.data)?;
-        let changed = changed || input.transformed;
+        let mut changed = input.transformed;
         let input = if changed {
             // parents of a replaced node take the scan's schema
             input
@@ -119,6 +121,11 @@ impl OptimizerRule for DmlEmptyInputGuard {
         } else {
             input.data
         };
+        // the conditions and assignments are handed to the table in terms of its own
+        // columns, whatever projections DataFusion's optimizer put under them
+        let input = in_table_columns(input, op == WriteOp::Update)?;
+        changed |= input.transformed;
+        let input = input.data;
         let dml = LogicalPlan::Dml(DmlStatement {
             table_name,
             target,
@@ -134,45 +141,120 @@ impl OptimizerRule for DmlEmptyInputGuard {
     }
 }
 
-/// The `Filter`s of `plan` with the columns a `Projection` right under them defines
-/// (`__common_expr_N`, from DataFusion's common subexpression elimination: `WHERE id % 3
-/// = 1 OR id % 3 = 0` filters on `__common_expr_3`) replaced by their expressions, so
-/// the condition names the table's columns only.
-fn inline_common_subexpressions(plan: LogicalPlan) -> DFResult<Transformed<LogicalPlan>> {
-    plan.transform_up(|node| {
-        let LogicalPlan::Filter(filter) = node else {
-            return Ok(Transformed::no(node));
-        };
-        let LogicalPlan::Projection(projection) = filter.input.as_ref() else {
-            return Ok(Transformed::no(LogicalPlan::Filter(filter)));
-        };
-        let defined: HashMap<String, Expr> = projection
-            .expr
-            .iter()
-            .filter_map(|e| match e {
-                Expr::Alias(a) if a.name.starts_with("__common_expr") => {
-                    Some((a.name.clone(), a.expr.as_ref().clone()))
-                }
-                _ => None,
-            })
+/// `input` of a `DELETE` (`update` false) or `UPDATE` rewritten to the shape DataFusion's
+/// physical planner reads it in, with every expression in terms of the target scan's
+/// columns: `[Projection: <SET values> AS <column>, …]` over `[Filter: <conditions>]` over
+/// the target's `TableScan` (kept as it is, with the filters pushed into it).
+///
+/// The planner hands the table the predicates of every `Filter` and the aliased
+/// expressions of the topmost `Projection` as they stand, and the table resolves them
+/// against its own columns. DataFusion's optimizer, though, moves parts of them into
+/// projections below (`__common_expr_N` for common subexpressions,
+/// `__datafusion_extracted_N` for struct field accesses: `WHERE st.a = 1` becomes a
+/// filter on `__datafusion_extracted_1` over a projection defining it as
+/// `get_field(st, 'a')`), possibly several levels down and with recovery projections
+/// between. Here each column a node reads is replaced by the expression its input
+/// defines it as, down to the scan, so no such name is left. Unchanged when the input
+/// already has that shape, or holds a node other than a filter, projection, alias or
+/// scan (the guard refuses those before).
+///
+/// Errors: a column a node reads that its input does not produce (an inconsistent plan).
+fn in_table_columns(input: LogicalPlan, update: bool) -> DFResult<Transformed<LogicalPlan>> {
+    let Some(resolved) = resolve(&input)? else {
+        return Ok(Transformed::no(input));
+    };
+    let mut plan = resolved.scan;
+    if let Some(condition) = conjunction(resolved.conditions) {
+        plan = LogicalPlan::Filter(Filter::try_new(condition, Arc::new(plan))?);
+    }
+    if update {
+        // the `SET` values (and the unchanged columns) under the names of the columns
+        // they are written to, as the SQL planner names them
+        let values = resolved
+            .outputs
+            .into_iter()
+            .zip(input.schema().fields())
+            .map(|(value, field)| value.alias(field.name()))
             .collect();
-        if defined.is_empty() {
-            return Ok(Transformed::no(LogicalPlan::Filter(filter)));
-        }
-        let predicate = filter.predicate.clone().transform(|e| match &e {
-            Expr::Column(c) if c.relation.is_none() && defined.contains_key(&c.name) => {
-                Ok(Transformed::yes(defined[&c.name].clone()))
+        plan = LogicalPlan::Projection(Projection::try_new(values, Arc::new(plan))?);
+    }
+    Ok(if plan == input {
+        Transformed::no(input)
+    } else {
+        Transformed::yes(plan)
+    })
+}
+
+/// A node of a `DELETE`/`UPDATE` input in terms of the target scan's columns.
+struct Resolved {
+    /// Per output column of the node, the expression it is over the scan's columns.
+    outputs: Vec<Expr>,
+    /// The conditions of the filters at and under the node, over the scan's columns.
+    conditions: Vec<Expr>,
+    /// The target's scan.
+    scan: LogicalPlan,
+}
+
+/// `plan` resolved down to its scan (see [`in_table_columns`]); `None` when it holds a
+/// node other than a filter, projection, subquery alias or table scan.
+fn resolve(plan: &LogicalPlan) -> DFResult<Option<Resolved>> {
+    Ok(match plan {
+        LogicalPlan::TableScan(scan) => Some(Resolved {
+            outputs: scan
+                .projected_schema
+                .columns()
+                .into_iter()
+                .map(Expr::Column)
+                .collect(),
+            conditions: vec![],
+            scan: plan.clone(),
+        }),
+        LogicalPlan::Filter(filter) => resolve(&filter.input)?
+            .map(|mut r| {
+                let condition = substitute(&filter.predicate, filter.input.schema(), &r.outputs)?;
+                r.conditions.push(condition);
+                Ok::<_, DataFusionError>(r)
+            })
+            .transpose()?,
+        LogicalPlan::Projection(projection) => resolve(&projection.input)?
+            .map(|mut r| {
+                r.outputs = projection
+                    .expr
+                    .iter()
+                    .map(|e| {
+                        let e = substitute(e, projection.input.schema(), &r.outputs)?;
+                        Ok(e.unalias_nested().data)
+                    })
+                    .collect::<DFResult<_>>()?;
+                Ok::<_, DataFusionError>(r)
+            })
+            .transpose()?,
+        // the same columns, qualified by the alias
+        LogicalPlan::SubqueryAlias(alias) => resolve(&alias.input)?,
+        _ => None,
+    })
+}
+
+/// `expr` with each column of `schema` it reads replaced by that column's expression
+/// in `outputs` (one per field of `schema`).
+fn substitute(expr: &Expr, schema: &DFSchema, outputs: &[Expr]) -> DFResult<Expr> {
+    Ok(expr
+        .clone()
+        .transform(|e| match &e {
+            Expr::Column(c) => {
+                let index = schema.index_of_column(c)?;
+                match outputs.get(index) {
+                    Some(defined) => Ok(Transformed::yes(defined.clone())),
+                    None => plan_err!(
+                        "DELETE/UPDATE condition or SET value reads column '{c}' (number \
+                         {index}), which the plan under it does not define (it defines {})",
+                        outputs.len()
+                    ),
+                }
             }
             _ => Ok(Transformed::no(e)),
-        })?;
-        if !predicate.transformed {
-            return Ok(Transformed::no(LogicalPlan::Filter(filter)));
-        }
-        Ok(Transformed::yes(LogicalPlan::Filter(Filter::try_new(
-            predicate.data,
-            Arc::clone(&filter.input),
-        )?)))
-    })
+        })?
+        .data)
 }
 
 /// Whether `state`'s optimizer runs [`DmlEmptyInputGuard`].

@@ -439,6 +439,20 @@ fn equality_delete_file(entry: Arc<ManifestEntry>, schemas: &[&Schema]) -> Equal
     }
 }
 
+/// A test of which data files the equality delete file `delete` may remove rows of, by
+/// column statistics alone (Java `DeleteFileIndex.canContainEqDeletesForFile`, the rule
+/// [`DeleteFileIndex::for_data_file`] applies): `false` only when null counts or bounds
+/// prove no key of `delete` can equal a row of the data file. Scope by partition and
+/// sequence number is the caller's. `schemas` type the equality fields (current schema
+/// first); statistics of fields no schema knows are not used.
+pub(crate) fn equality_deletes_may_apply(
+    delete: Arc<ManifestEntry>,
+    schemas: &[&Schema],
+) -> impl Fn(&DataFile) -> bool {
+    let delete = equality_delete_file(delete, schemas);
+    move |data| can_contain_eq_deletes_for_file(data, &delete)
+}
+
 /// Java's `canContainEqDeletesForFile`: false only when statistics prove that no delete
 /// key of `delete` can equal a row of `data`. Missing statistics never exclude a file.
 fn can_contain_eq_deletes_for_file(data: &DataFile, delete: &EqualityDeleteFile) -> bool {

@@ -13,7 +13,8 @@
 //! **Validation** (re-run on every retry, Java `validateNoConflictingData` and
 //! `validateDeletedFiles`): files removed by path must still be live; under
 //! [`IsolationLevel::Serializable`] no data file added since the starting snapshot may
-//! hold rows the overwrite covers (the filter's partitions, or the replaced partitions).
+//! hold rows the overwrite covers (by the filter, asked of the file's partition and column
+//! metrics as Java's `validateAddedDataFiles` does; or by the replaced partitions).
 //! A failed check is [`ErrorKind::ValidationFailed`](crate::ErrorKind) naming the file and
 //! the snapshot that added it.
 

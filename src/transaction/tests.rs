@@ -677,3 +677,225 @@ async fn unknown_commit_state_is_checked_not_retried() {
         }
     }
 }
+
+/// A data file `name` of an unpartitioned table: 10 rows, with `id` bounds `lo..=hi` when
+/// given (`None`: no column metrics at all).
+fn ids_file(table: &crate::table::Table, name: &str, ids: Option<(i64, i64)>) -> DataFile {
+    let mut f = empty_data_file(
+        &format!("{}/data/{name}.parquet", table.metadata().location),
+        DataContentType::Data,
+    );
+    f.record_count = 10;
+    f.file_size_in_bytes = 100;
+    if let Some((lo, hi)) = ids {
+        let bytes = |v| crate::write::bounds::literal_to_bytes(&Literal::Long(v));
+        f.value_counts.insert(1, 10);
+        f.null_value_counts.insert(1, 0);
+        f.lower_bounds.insert(1, bytes(lo));
+        f.upper_bounds.insert(1, bytes(hi));
+    }
+    f
+}
+
+/// An unpartitioned table `ns.<name>` holding `a` (ids 1..=2); its state after that
+/// append is where the row-level changes below start.
+async fn unpartitioned_with_a(
+    catalog: &Arc<dyn Catalog>,
+    name: &str,
+) -> (TableIdent, crate::table::Table) {
+    let ident = TableIdent::parse(&format!("ns.{name}"));
+    let mut c = creation();
+    c.partition_spec = PartitionSpec::unpartitioned();
+    let base = catalog.create_table(&ident, c).await.unwrap();
+    let a = ids_file(&base, "a", Some((1, 2)));
+    let t = Transaction::new(Arc::clone(catalog), ident.clone(), base)
+        .add_action(AppendFiles::new(0, vec![a]).unwrap())
+        .commit()
+        .await
+        .unwrap();
+    (ident, t)
+}
+
+/// What a merge-on-read `UPDATE … WHERE id = 1` read at `start` commits: a position
+/// delete of `a`'s row and a data file with its new version.
+fn update_id_1(start: &crate::table::Table, level: IsolationLevel) -> RowDelta {
+    let a = ids_file(start, "a", Some((1, 2)));
+    let mut deletes = empty_data_file(
+        &format!("{}/data/a-deletes.parquet", start.metadata().location),
+        DataContentType::PositionDeletes,
+    );
+    deletes.record_count = 1;
+    deletes.file_size_in_bytes = 10;
+    deletes.referenced_data_file = Some(a.file_path.clone());
+    let mut new_rows = ids_file(start, "a-updated", Some((1, 1)));
+    new_rows.record_count = 1;
+    RowDelta::new(start.metadata().current_snapshot_id)
+        .with_isolation_level(level)
+        .conflict_detection_filter(Predicate::col_binary(BinaryOp::Eq, "id", Literal::Long(1)))
+        .add_rows(0, vec![new_rows])
+        .unwrap()
+        .add_deletes(0, vec![deletes])
+        .unwrap()
+        .validate_data_file(0, a)
+}
+
+/// Serializable isolation asks a concurrently added data file's column metrics, as Java's
+/// `validateAddedDataFiles` does (`ManifestGroup.filterData`): on an unpartitioned table,
+/// a file whose `id` bounds exclude `id = 1` is no conflict; one whose bounds include it,
+/// or one without metrics, is. Snapshot isolation checks neither. The same holds for a
+/// copy-on-write overwrite with a conflict-detection filter.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serializable_conflicts_ask_the_added_files_metrics() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = sql_catalog(dir.path()).await;
+    let cases = [
+        ("far", Some((100, 100)), false),
+        ("near", Some((0, 5)), true),
+        ("bare", None, true),
+    ];
+    for (i, (added, ids, conflicts)) in cases.into_iter().enumerate() {
+        for level in [IsolationLevel::Serializable, IsolationLevel::Snapshot] {
+            let name = format!("t{i}_{level:?}").to_lowercase();
+            let (ident, start) = unpartitioned_with_a(&catalog, &name).await;
+            // an INSERT commits after the UPDATE read the table
+            let late = ids_file(&start, added, ids);
+            let concurrent = Transaction::new(Arc::clone(&catalog), ident.clone(), start.clone())
+                .add_action(AppendFiles::new(0, vec![late]).unwrap())
+                .commit()
+                .await
+                .unwrap();
+            let late_id = concurrent.metadata().current_snapshot_id.unwrap();
+            let result = Transaction::new(Arc::clone(&catalog), ident.clone(), start.clone())
+                .add_action(update_id_1(&start, level))
+                .commit()
+                .await;
+            if conflicts && level == IsolationLevel::Serializable {
+                let err = result.unwrap_err();
+                assert_eq!(err.kind(), crate::ErrorKind::ValidationFailed, "{err}");
+                let text = err.to_string();
+                assert!(
+                    text.contains(&format!("{added}.parquet"))
+                        && text.contains(&format!("snapshot {late_id}"))
+                        && text.contains("serializable"),
+                    "{name}: {text}"
+                );
+                // nothing committed
+                assert_eq!(
+                    catalog.metadata_location(&ident).await.unwrap(),
+                    concurrent.metadata_location()
+                );
+            } else {
+                let t = result.unwrap_or_else(|e| panic!("{name}: {e}"));
+                let mut expected = vec![
+                    ("a-updated.parquet".to_string(), 1),
+                    ("a.parquet".to_string(), 10),
+                    (format!("{added}.parquet"), 10),
+                ];
+                expected.sort();
+                assert_eq!(live_files(&t).await, expected, "{name}");
+                let summary = &t.metadata().current_snapshot().unwrap().summary;
+                assert_eq!(summary["added-position-deletes"], "1", "{name}");
+                assert_eq!(summary["total-records"], "21", "{name}");
+            }
+
+            // copy-on-write: the overwrite of `a` with its rewritten rows
+            let (ident, start) = unpartitioned_with_a(&catalog, &format!("{name}_cow")).await;
+            let late = ids_file(&start, added, ids);
+            let concurrent = Transaction::new(Arc::clone(&catalog), ident.clone(), start.clone())
+                .add_action(AppendFiles::new(0, vec![late]).unwrap())
+                .commit()
+                .await
+                .unwrap();
+            let late_id = concurrent.metadata().current_snapshot_id.unwrap();
+            let rewritten = ids_file(&start, "a-rewritten", Some((1, 2)));
+            let result = Transaction::new(Arc::clone(&catalog), ident.clone(), start.clone())
+                .add_action(
+                    OverwriteFiles::new(start.metadata().current_snapshot_id)
+                        .with_isolation_level(level)
+                        .conflict_detection_filter(Predicate::col_binary(
+                            BinaryOp::Eq,
+                            "id",
+                            Literal::Long(1),
+                        ))
+                        .delete_file(ids_file(&start, "a", None).file_path)
+                        .add_files(0, vec![rewritten])
+                        .unwrap(),
+                )
+                .commit()
+                .await;
+            if conflicts && level == IsolationLevel::Serializable {
+                let err = result.unwrap_err();
+                assert_eq!(err.kind(), crate::ErrorKind::ValidationFailed, "{err}");
+                assert!(
+                    err.to_string().contains(&format!("snapshot {late_id}")),
+                    "{name}: {err}"
+                );
+            } else {
+                let t = result.unwrap_or_else(|e| panic!("{name} (copy-on-write): {e}"));
+                let mut expected = vec![
+                    ("a-rewritten.parquet".to_string(), 10),
+                    (format!("{added}.parquet"), 10),
+                ];
+                expected.sort();
+                assert_eq!(live_files(&t).await, expected, "{name}");
+            }
+        }
+    }
+}
+
+/// An equality delete file added concurrently conflicts with a row delta only when its
+/// statistics allow a key in a data file the row delta changes (Java
+/// `DeleteFileIndex.canContainEqDeletesForFile`), at either isolation level; one without
+/// statistics always does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_equality_deletes_conflict_by_their_statistics() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = sql_catalog(dir.path()).await;
+    for (i, (ids, conflicts)) in [
+        (Some((100, 200)), false),
+        (Some((2, 2)), true),
+        (None, true),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        for level in [IsolationLevel::Serializable, IsolationLevel::Snapshot] {
+            let name = format!("eq{i}_{level:?}").to_lowercase();
+            let (ident, start) = unpartitioned_with_a(&catalog, &name).await;
+            let mut eq = ids_file(&start, "eq-deletes", ids);
+            eq.content = DataContentType::EqualityDeletes;
+            eq.equality_ids = vec![1];
+            eq.record_count = 2;
+            let concurrent = Transaction::new(Arc::clone(&catalog), ident.clone(), start.clone())
+                .add_action(
+                    RowDelta::new(start.metadata().current_snapshot_id)
+                        .add_deletes(0, vec![eq])
+                        .unwrap(),
+                )
+                .commit()
+                .await
+                .unwrap();
+            let eq_id = concurrent.metadata().current_snapshot_id.unwrap();
+            let result = Transaction::new(Arc::clone(&catalog), ident.clone(), start.clone())
+                .add_action(update_id_1(&start, level))
+                .commit()
+                .await;
+            if conflicts {
+                let err = result.unwrap_err();
+                assert_eq!(err.kind(), crate::ErrorKind::ValidationFailed, "{err}");
+                let text = err.to_string();
+                assert!(
+                    text.contains("conflicting delete file")
+                        && text.contains("eq-deletes.parquet")
+                        && text.contains(&format!("snapshot {eq_id}")),
+                    "{name}: {text}"
+                );
+            } else {
+                let t = result.unwrap_or_else(|e| panic!("{name}: {e}"));
+                let summary = &t.metadata().current_snapshot().unwrap().summary;
+                assert_eq!(summary["total-equality-deletes"], "2", "{name}");
+                assert_eq!(summary["total-position-deletes"], "1", "{name}");
+            }
+        }
+    }
+}

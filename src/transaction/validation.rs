@@ -4,17 +4,27 @@
 //! `validateDataFilesExist`; spec: "Commit Conflict Resolution and Retry"), and the
 //! rewrite of manifests that removes files (entries `DELETED`, the rest `EXISTING`).
 //!
-//! Which files an operation covers is decided per partition ([`Matcher`]): by a row
-//! filter's residual for the file's partition (Java `ResidualEvaluator`), by replaced
-//! partitions, or by path. That is looser than Java's per-file metrics check, so a check
-//! may report a conflict Java would not; it never misses one.
+//! Which files an operation covers is decided per partition ([`Matcher::coverage`]): by a
+//! row filter's residual for the file's partition (Java `ResidualEvaluator`), by replaced
+//! partitions, or by path. Whether a concurrently added data file conflicts
+//! ([`Matcher::may_conflict`]) also asks the file's column metrics, as Java's
+//! `validateAddedDataFiles` does through `ManifestGroup.filterData`
+//! (`InclusiveMetricsEvaluator`): a file whose metrics prove no row matches the filter is
+//! no conflict. Whether a concurrently added equality delete file applies to a data file
+//! the operation changes asks both files' statistics (Java `DeleteFileIndex`,
+//! `canContainEqDeletesForFile`). Metrics only ever rule a file out; files without them
+//! count.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 use super::snapshot_producer::SnapshotProducer;
 use super::summary::SnapshotSummary;
+use crate::delete::delete_file_index::equality_deletes_may_apply;
 use crate::error::{Error, ErrorKind, Result};
-use crate::eval::{BoundPartitionSpec, ResidualEvaluator};
+use crate::eval::{
+    BoundPartitionSpec, InclusiveMetricsEvaluator, ResidualEvaluator, ROWS_MIGHT_MATCH,
+};
 use crate::expr::{Binder, BoundPredicate, Predicate};
 use crate::spec::{
     DataContentType, DataFile, Literal, ManifestContent, ManifestEntry, ManifestFile,
@@ -34,10 +44,13 @@ pub(crate) fn partition_key(partition: &[Option<Literal>]) -> PartitionKey {
         .collect()
 }
 
-/// Decides, per file, whether an overwrite covers it.
+/// Decides, per file, whether an overwrite covers it, and whether a data file added
+/// concurrently conflicts with it.
 pub(crate) struct Matcher {
     filter: Option<BoundPredicate>,
     residuals: HashMap<i32, ResidualEvaluator>,
+    /// The filter against a file's column metrics, for [`Matcher::may_conflict`] only.
+    metrics: Option<InclusiveMetricsEvaluator>,
     partitions: HashSet<(i32, PartitionKey)>,
     replace_all_unpartitioned: bool,
 }
@@ -61,6 +74,7 @@ impl Matcher {
             .map(|f| Binder::new(m.current_schema()).bind(f))
             .transpose()?;
         let mut residuals = HashMap::new();
+        let metrics = filter.as_ref().map(InclusiveMetricsEvaluator::new);
         if let Some(f) = &filter {
             let schemas: Vec<_> = std::iter::once(m.current_schema())
                 .chain(m.schemas.iter().rev())
@@ -80,17 +94,27 @@ impl Matcher {
         Ok(Self {
             filter,
             residuals,
+            metrics,
             partitions,
             replace_all_unpartitioned,
         })
     }
 
-    pub(crate) fn coverage(&self, spec_id: i32, file: &DataFile) -> Result<Coverage> {
-        if self.replace_all_unpartitioned
+    /// Whether the operation replaces the file's whole partition (the partitions new
+    /// files replace, Java `BaseReplacePartitions`).
+    fn replaces_partition(&self, spec_id: i32, file: &DataFile) -> bool {
+        self.replace_all_unpartitioned
             || self
                 .partitions
                 .contains(&(spec_id, partition_key(&file.partition)))
-        {
+    }
+
+    /// How much of the file the operation covers, by its partition alone: `All` when it
+    /// replaces the partition or the filter's residual for the partition is `true`, `None`
+    /// when that residual is `false` (or there is neither), else `Partial`. What
+    /// [`remove_files`] removes by; column metrics are not asked.
+    pub(crate) fn coverage(&self, spec_id: i32, file: &DataFile) -> Result<Coverage> {
+        if self.replaces_partition(spec_id, file) {
             return Ok(Coverage::All);
         }
         if self.filter.is_none() {
@@ -104,6 +128,26 @@ impl Matcher {
             Predicate::AlwaysFalse => Coverage::None,
             _ => Coverage::Partial,
         })
+    }
+
+    /// Whether a data file added by a concurrent commit may hold rows the operation
+    /// covers (serializable isolation). A file in a replaced partition always may (Java
+    /// checks a `PartitionSet` without metrics); otherwise the filter's residual for its
+    /// partition must allow a match and so must its column metrics (Java
+    /// `MergingSnapshotProducer.validateAddedDataFiles` → `ManifestGroup.filterData`:
+    /// partition evaluator and `InclusiveMetricsEvaluator`). Missing metrics, or metrics
+    /// that cannot be evaluated, might match.
+    pub(crate) fn may_conflict(&self, spec_id: i32, file: &DataFile) -> Result<bool> {
+        if self.replaces_partition(spec_id, file) {
+            return Ok(true);
+        }
+        if self.coverage(spec_id, file)? == Coverage::None {
+            return Ok(false);
+        }
+        Ok(self
+            .metrics
+            .as_ref()
+            .is_none_or(|m| m.eval(file).unwrap_or(ROWS_MIGHT_MATCH)))
     }
 }
 
@@ -164,7 +208,7 @@ async fn entries_since(
 }
 
 /// Serializable isolation: no data file added since `starting` may hold rows the
-/// operation covers (`matcher`).
+/// operation covers ([`Matcher::may_conflict`]: by partition and column metrics).
 ///
 /// Errors: [`ErrorKind::ValidationFailed`] naming the file and the snapshot that added it.
 pub(crate) async fn validate_no_conflicting_data(
@@ -183,7 +227,7 @@ pub(crate) async fn validate_no_conflicting_data(
     )
     .await?;
     for (snapshot, e) in added {
-        if matcher.coverage(e.spec_id, &e.data_file)? != Coverage::None {
+        if matcher.may_conflict(e.spec_id, &e.data_file)? {
             return Err(Error::new(
                 ErrorKind::ValidationFailed,
                 format!(
@@ -201,7 +245,9 @@ pub(crate) async fn validate_no_conflicting_data(
 /// files the operation rewrites, removes or adds deletes for): one whose
 /// `referenced_data_file` is such a file, or an unscoped one in the same partition (or
 /// any partition, when its spec is unpartitioned). Such deletes would be lost (the rows
-/// they remove written again) or doubled.
+/// they remove written again) or doubled. An equality delete file applies only to the
+/// touched files its statistics allow (Java `validateNoNewDeletesForDataFiles` through
+/// `DeleteFileIndex.forDataFile`, `canContainEqDeletesForFile`).
 ///
 /// Errors: [`ErrorKind::ValidationFailed`] naming the delete file and its snapshot.
 pub(crate) async fn validate_no_new_deletes_for_data_files(
@@ -215,10 +261,11 @@ pub(crate) async fn validate_no_new_deletes_for_data_files(
         return Ok(());
     }
     let paths: HashSet<&str> = touched.iter().map(|(_, f)| f.file_path.as_str()).collect();
-    let partitions: HashSet<(i32, PartitionKey)> = touched
+    let keyed: Vec<((i32, PartitionKey), &DataFile)> = touched
         .iter()
-        .map(|(spec, f)| (*spec, partition_key(&f.partition)))
+        .map(|(spec, f)| ((*spec, partition_key(&f.partition)), *f))
         .collect();
+    let partitions: HashSet<&(i32, PartitionKey)> = keyed.iter().map(|(k, _)| k).collect();
     let added = entries_since(
         table,
         parent,
@@ -228,15 +275,26 @@ pub(crate) async fn validate_no_new_deletes_for_data_files(
     )
     .await?;
     let m = table.metadata();
+    let schemas: Vec<_> = std::iter::once(m.current_schema())
+        .chain(m.schemas.iter().rev())
+        .collect();
     for (snapshot, e) in added {
+        let e = Arc::new(e);
         let d = &e.data_file;
+        let global = m
+            .partition_spec_by_id(e.spec_id)
+            .is_none_or(|s| s.is_unpartitioned());
+        let key = (e.spec_id, partition_key(&d.partition));
+        let in_scope = global || partitions.contains(&key);
         let applies = match crate::delete::referenced_data_file(d) {
             Some(path) => paths.contains(path.as_str()),
-            None => {
-                m.partition_spec_by_id(e.spec_id)
-                    .is_none_or(|s| s.is_unpartitioned())
-                    || partitions.contains(&(e.spec_id, partition_key(&d.partition)))
+            None if in_scope && d.content == DataContentType::EqualityDeletes => {
+                let may_apply = equality_deletes_may_apply(Arc::clone(&e), &schemas);
+                keyed
+                    .iter()
+                    .any(|(k, f)| (global || *k == key) && may_apply(f))
             }
+            None => in_scope,
         };
         if applies {
             return Err(Error::new(

@@ -705,6 +705,95 @@ async fn dml_conflicts_follow_the_isolation_level() {
     }
 }
 
+/// Serializable isolation on an unpartitioned table: a concurrent INSERT whose file's
+/// column bounds exclude the statement's condition is no conflict (Java's
+/// `validateAddedDataFiles` asks the file's metrics); one whose bounds include it fails
+/// the statement, naming the INSERT's snapshot. Snapshot isolation takes both.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dml_conflicts_ask_the_added_files_metrics() {
+    let lake = lake().await;
+    for mode in ["copy-on-write", "merge-on-read"] {
+        for level in ["serializable", "snapshot"] {
+            let name = format!("metrics_{}_{level}", mode.replace('-', "_"));
+            let t = format!("ice.ns.{name}");
+            create(
+                &lake,
+                &name,
+                "",
+                &format!(
+                    ", 'write.update.mode'='{mode}', 'write.update.isolation-level'='{level}'"
+                ),
+            )
+            .await;
+            ok(
+                &lake.ctx,
+                &format!("INSERT INTO {t} VALUES (1, 1, 'a', 1.0), (2, 1, 'b', 2.0)"),
+            )
+            .await;
+            let select = format!("SELECT id, s, d FROM {t} ORDER BY id, s");
+
+            // the INSERT's file holds id 100 only: it cannot match `id = 1`
+            let update =
+                planned(&lake.ctx, &format!("UPDATE {t} SET d = d + 1 WHERE id = 1")).await;
+            ok(
+                &lake.ctx,
+                &format!("INSERT INTO {t} VALUES (100, 1, 'far', 0.0)"),
+            )
+            .await;
+            execute_planned(&lake.ctx, update)
+                .await
+                .unwrap_or_else(|e| panic!("{name}: a file that cannot match conflicts: {e}"));
+            assert_eq!(
+                ok(&lake.ctx, &select).await,
+                "+-----+-----+-----+\n| id  | s   | d   |\n+-----+-----+-----+\n\
+                 | 1   | a   | 2.0 |\n| 2   | b   | 2.0 |\n| 100 | far | 0.0 |\n\
+                 +-----+-----+-----+",
+                "{name}"
+            );
+
+            // the INSERT's file holds id 1: under serializable isolation it conflicts
+            let update = planned(
+                &lake.ctx,
+                &format!("UPDATE {t} SET d = d + 10 WHERE id = 1"),
+            )
+            .await;
+            ok(
+                &lake.ctx,
+                &format!("INSERT INTO {t} VALUES (1, 1, 'near', 0.0)"),
+            )
+            .await;
+            let inserted = current_snapshot(&lake.catalog, &format!("ns.{name}"))
+                .await
+                .expect("snapshot");
+            let before = files_under(&lake.warehouse);
+            let result = execute_planned(&lake.ctx, update).await;
+            let rows = ok(&lake.ctx, &select).await;
+            if level == "serializable" {
+                let e = result.expect_err("a file that may match conflicts");
+                assert_eq!(e.kind(), ErrorKind::ValidationFailed, "{name}: {e}");
+                assert!(
+                    e.to_string().contains("conflicting data file")
+                        && e.to_string().contains(&format!("snapshot {inserted}")),
+                    "{name}: {e}"
+                );
+                assert_eq!(files_under(&lake.warehouse), before, "{name}: files left");
+                assert_eq!(
+                    current_snapshot(&lake.catalog, &format!("ns.{name}")).await,
+                    Some(inserted),
+                    "{name}"
+                );
+                assert!(rows.contains("| 1   | a    | 2.0 |"), "{name}: {rows}");
+            } else {
+                result.unwrap_or_else(|e| panic!("{name}: snapshot isolation: {e}"));
+                // the row the UPDATE read is updated; the concurrent INSERT's row is not
+                assert!(rows.contains("| 1   | a    | 12.0 |"), "{name}: {rows}");
+            }
+            assert!(rows.contains("| 1   | near | 0.0"), "{name}: {rows}");
+            assert!(rows.contains("| 100 | far  | 0.0"), "{name}: {rows}");
+        }
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dml_refusals_leave_the_table_unchanged() {
     let lake = lake().await;

@@ -25,6 +25,7 @@ pub mod failpoint;
 pub mod io;
 mod lru;
 pub mod maintenance;
+mod nan;
 pub mod scan;
 pub mod spec;
 pub mod table;

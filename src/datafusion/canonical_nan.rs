@@ -17,19 +17,16 @@ use std::fmt;
 use std::hash::Hash;
 use std::sync::Arc;
 
-use datafusion::arrow::array::{
-    Array, ArrayRef, AsArray, FixedSizeListArray, GenericListArray, MapArray, OffsetSizeTrait,
-    PrimitiveArray, RecordBatch, StructArray,
-};
-use datafusion::arrow::datatypes::{
-    DataType, Field, FieldRef, Float32Type, Float64Type, Schema as ArrowSchema,
-};
+use datafusion::arrow::array::RecordBatch;
+use datafusion::arrow::datatypes::{DataType, FieldRef, Schema as ArrowSchema};
 use datafusion::common::{Result as DFResult, ScalarValue};
 use datafusion::logical_expr::ColumnarValue;
 use datafusion::physical_expr::expressions::Column;
 use datafusion::physical_expr::PhysicalExpr;
 use datafusion::physical_plan::projection::ProjectionExec;
 use datafusion::physical_plan::ExecutionPlan;
+
+use crate::nan::canonical_nans;
 
 /// `input` with every NaN in it made the canonical NaN; any type (values without floats
 /// pass unchanged).
@@ -114,22 +111,6 @@ impl PhysicalExpr for CanonicalNanExpr {
     }
 }
 
-/// Whether values of `data_type` can hold a float at any depth.
-pub(crate) fn holds_floats(data_type: &DataType) -> bool {
-    match data_type {
-        DataType::Float16 | DataType::Float32 | DataType::Float64 => true,
-        DataType::Struct(fields) => fields.iter().any(|f| holds_floats(f.data_type())),
-        DataType::List(f)
-        | DataType::LargeList(f)
-        | DataType::FixedSizeList(f, _)
-        | DataType::ListView(f)
-        | DataType::LargeListView(f)
-        | DataType::Map(f, _) => holds_floats(f.data_type()),
-        DataType::Dictionary(_, values) => holds_floats(values),
-        _ => false,
-    }
-}
-
 /// `plan` with the columns named in `columns` passed through [`CanonicalNanExpr`], every
 /// column kept in its place (same names, types and metadata). `plan` itself when no
 /// column is named.
@@ -161,229 +142,4 @@ pub(crate) fn canonical_nan_projection(
         })
         .collect();
     Ok(Arc::new(ProjectionExec::try_new(exprs, plan)?))
-}
-
-/// `array` with every NaN made the canonical one, or `None` when it holds no other NaN
-/// (nothing is copied then).
-///
-/// Errors: Arrow's, rebuilding a nested array.
-pub(crate) fn canonical_nans(array: &ArrayRef) -> DFResult<Option<ArrayRef>> {
-    Ok(match array.data_type() {
-        DataType::Float32 => canonical_f32(array.as_primitive()),
-        DataType::Float64 => canonical_f64(array.as_primitive()),
-        DataType::Struct(_) => {
-            let s = array.as_struct();
-            let mut changed = false;
-            let mut columns = Vec::with_capacity(s.num_columns());
-            for c in s.columns() {
-                columns.push(match canonical_nans(c)? {
-                    Some(new) => {
-                        changed = true;
-                        new
-                    }
-                    None => Arc::clone(c),
-                });
-            }
-            match changed {
-                true => Some(Arc::new(StructArray::try_new(
-                    s.fields().clone(),
-                    columns,
-                    s.nulls().cloned(),
-                )?)),
-                false => None,
-            }
-        }
-        DataType::List(field) => list::<i32>(array.as_list(), field)?,
-        DataType::LargeList(field) => list::<i64>(array.as_list(), field)?,
-        DataType::FixedSizeList(field, size) => {
-            let l = array.as_fixed_size_list();
-            match canonical_nans(l.values())? {
-                Some(values) => Some(Arc::new(FixedSizeListArray::try_new(
-                    Arc::clone(field),
-                    *size,
-                    values,
-                    l.nulls().cloned(),
-                )?)),
-                None => None,
-            }
-        }
-        DataType::Map(field, ordered) => {
-            let m = array.as_map();
-            let entries: ArrayRef = Arc::new(m.entries().clone());
-            match canonical_nans(&entries)? {
-                Some(entries) => Some(Arc::new(MapArray::try_new(
-                    Arc::clone(field),
-                    m.offsets().clone(),
-                    entries.as_struct().clone(),
-                    m.nulls().cloned(),
-                    *ordered,
-                )?)),
-                None => None,
-            }
-        }
-        _ => None,
-    })
-}
-
-/// A `Float32` array with every NaN the canonical one; `None` when no other NaN is in it.
-fn canonical_f32(a: &PrimitiveArray<Float32Type>) -> Option<ArrayRef> {
-    let nan = f32::NAN.to_bits();
-    if !a.values().iter().any(|v| v.is_nan() && v.to_bits() != nan) {
-        return None;
-    }
-    Some(Arc::new(a.unary::<_, Float32Type>(|v| {
-        if v.is_nan() {
-            f32::NAN
-        } else {
-            v
-        }
-    })))
-}
-
-/// A `Float64` array with every NaN the canonical one; `None` when no other NaN is in it.
-fn canonical_f64(a: &PrimitiveArray<Float64Type>) -> Option<ArrayRef> {
-    let nan = f64::NAN.to_bits();
-    if !a.values().iter().any(|v| v.is_nan() && v.to_bits() != nan) {
-        return None;
-    }
-    Some(Arc::new(a.unary::<_, Float64Type>(|v| {
-        if v.is_nan() {
-            f64::NAN
-        } else {
-            v
-        }
-    })))
-}
-
-fn list<O: OffsetSizeTrait>(
-    l: &GenericListArray<O>,
-    field: &Arc<Field>,
-) -> DFResult<Option<ArrayRef>> {
-    Ok(match canonical_nans(l.values())? {
-        Some(values) => Some(Arc::new(GenericListArray::<O>::try_new(
-            Arc::clone(field),
-            l.offsets().clone(),
-            values,
-            l.nulls().cloned(),
-        )?)),
-        None => None,
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use datafusion::arrow::array::Float64Builder;
-    use datafusion::arrow::array::{
-        Float32Array, Float64Array, Int32Array, ListArray, MapBuilder, StringBuilder,
-    };
-    use datafusion::arrow::datatypes::Fields;
-
-    use super::*;
-
-    /// The NaN x86 computes for `0.0 / 0.0`: sign bit set.
-    fn neg_nan() -> f64 {
-        f64::from_bits(f64::NAN.to_bits() | (1 << 63))
-    }
-
-    fn bits(a: &ArrayRef) -> Vec<Option<u64>> {
-        a.as_primitive::<Float64Type>()
-            .iter()
-            .map(|v| v.map(f64::to_bits))
-            .collect()
-    }
-
-    #[test]
-    fn every_nan_becomes_the_positive_one_and_nothing_else_changes() {
-        assert!(neg_nan().is_nan() && neg_nan().is_sign_negative());
-        let a: ArrayRef = Arc::new(Float64Array::from(vec![
-            Some(neg_nan()),
-            Some(f64::NAN),
-            None,
-            Some(-0.0),
-            Some(f64::NEG_INFINITY),
-            Some(1.5),
-        ]));
-        let out = canonical_nans(&a).unwrap().expect("changed");
-        let n = f64::NAN.to_bits();
-        assert_eq!(
-            bits(&out),
-            vec![
-                Some(n),
-                Some(n),
-                None,
-                Some((-0.0f64).to_bits()),
-                Some(f64::NEG_INFINITY.to_bits()),
-                Some(1.5f64.to_bits())
-            ]
-        );
-        // only canonical NaNs (or none): nothing copied
-        let same: ArrayRef = Arc::new(Float64Array::from(vec![Some(f64::NAN), Some(2.0), None]));
-        assert!(canonical_nans(&same).unwrap().is_none());
-        let ints: ArrayRef = Arc::new(Int32Array::from(vec![1, 2]));
-        assert!(canonical_nans(&ints).unwrap().is_none());
-        let floats: ArrayRef = Arc::new(Float32Array::from(vec![
-            f32::from_bits(f32::NAN.to_bits() | (1 << 31)),
-            -1.0,
-        ]));
-        let out = canonical_nans(&floats).unwrap().expect("changed");
-        let out = out.as_primitive::<Float32Type>();
-        assert_eq!(out.value(0).to_bits(), f32::NAN.to_bits());
-        assert_eq!(out.value(1), -1.0);
-    }
-
-    #[test]
-    fn nested_nans_are_made_canonical_keeping_nulls_and_offsets() {
-        // struct<x double, i int> with a null struct row
-        let x: ArrayRef = Arc::new(Float64Array::from(vec![Some(neg_nan()), Some(1.0), None]));
-        let i: ArrayRef = Arc::new(Int32Array::from(vec![1, 2, 3]));
-        let fields = Fields::from(vec![
-            Field::new("x", DataType::Float64, true),
-            Field::new("i", DataType::Int32, false),
-        ]);
-        let nulls = Some(vec![true, false, true].into());
-        let s: ArrayRef =
-            Arc::new(StructArray::try_new(fields, vec![x, i.clone()], nulls).unwrap());
-        let out = canonical_nans(&s).unwrap().expect("changed");
-        let out = out.as_struct();
-        assert_eq!(out.nulls(), s.nulls());
-        assert_eq!(bits(out.column(0))[0], Some(f64::NAN.to_bits()));
-        assert!(
-            Arc::ptr_eq(out.column(1), &i),
-            "a column without NaN is shared"
-        );
-
-        // list<double>: [[-NaN, 2.0], null, []]
-        let mut b = datafusion::arrow::array::ListBuilder::new(Float64Builder::new());
-        b.values().append_value(neg_nan());
-        b.values().append_value(2.0);
-        b.append(true);
-        b.append(false);
-        b.append(true);
-        let l: ArrayRef = Arc::new(b.finish());
-        let out = canonical_nans(&l).unwrap().expect("changed");
-        let out: &ListArray = out.as_list();
-        assert_eq!(out.offsets(), l.as_list::<i32>().offsets());
-        assert!(out.is_null(1));
-        assert_eq!(bits(out.values())[0], Some(f64::NAN.to_bits()));
-
-        // map<string, double>
-        let mut m = MapBuilder::new(None, StringBuilder::new(), Float64Builder::new());
-        m.keys().append_value("a");
-        m.values().append_value(neg_nan());
-        m.append(true).unwrap();
-        let m: ArrayRef = Arc::new(m.finish());
-        let out = canonical_nans(&m).unwrap().expect("changed");
-        assert_eq!(bits(out.as_map().values())[0], Some(f64::NAN.to_bits()));
-        assert_eq!(out.data_type(), m.data_type());
-    }
-
-    #[test]
-    fn holds_floats_looks_through_nesting() {
-        assert!(holds_floats(&DataType::Float32));
-        assert!(!holds_floats(&DataType::Int64));
-        let list = DataType::List(Arc::new(Field::new("element", DataType::Float64, true)));
-        assert!(holds_floats(&list));
-        let st = DataType::Struct(Fields::from(vec![Field::new("a", DataType::Utf8, true)]));
-        assert!(!holds_floats(&st));
-    }
 }

@@ -18,6 +18,7 @@ use datafusion::arrow::datatypes::{
 
 use super::parquet_metrics::FloatFieldStats;
 use crate::error::{Error, Result};
+use crate::nan::{canonical_nans, holds_floats};
 use crate::spec::{Literal, NestedField, PrimitiveType, Schema, Type};
 
 /// Whether every value of Arrow type `from` has an exact counterpart in `to` (the
@@ -80,7 +81,8 @@ pub(crate) fn written_as_is(from: &DataType, to: &DataType) -> bool {
 /// too) checked for nulls. Top-level string and binary columns of another layout
 /// ([`written_as_is`]: views, large offsets) keep it: the result's field then has that
 /// type with the target field's name, nullability and metadata, and the Parquet writer
-/// (built for `target`) writes it as the table's type.
+/// (built for `target`) writes it as the table's type. Every NaN becomes the canonical NaN
+/// ([`crate::nan`]: Spark's NaN semantics, one NaN partition value, not one per bit pattern).
 ///
 /// Errors ([`crate::ErrorKind::InvalidArgument`], naming the column): a different
 /// column count, a type that does not cast losslessly, a value the cast rejects, a null
@@ -137,6 +139,16 @@ pub(crate) fn conform_batch(
                 Error::invalid_argument(format!("column '{}': cannot cast to {to}", field.name))
                     .with_source(e)
             })?
+        };
+        // NaN stored in its one form, as Spark's writes store it (see `crate::nan`)
+        let array = match holds_floats(array.data_type()) {
+            true => canonical_nans(&array)
+                .map_err(|e| {
+                    Error::invalid_argument(format!("column '{}': its NaNs", field.name))
+                        .with_source(e)
+                })?
+                .unwrap_or(array),
+            false => array,
         };
         out.push(array);
     }

@@ -28,7 +28,7 @@ use datafusion_datasource::compute_all_files_statistics;
 use object_store::path::Path as ObjectPath;
 use object_store::ObjectMeta;
 
-use crate::datafusion::canonical_nan::{canonical_nan_projection, holds_floats};
+use crate::datafusion::canonical_nan::canonical_nan_projection;
 use crate::datafusion::column_defaults::initial_defaults;
 use crate::datafusion::delete_planning::{
     equality_loader, DeletePlan, EqualityDeleteFile, PlannedFile, PositionDeletePolicy,
@@ -43,6 +43,7 @@ use crate::datafusion::position_delete_exec::{FileDeletes, PositionDeleteExec};
 use crate::datafusion::statistics::{file_statistics, untruncated_bounds};
 use crate::delete::equality_delete_schema;
 use crate::error::{Error, Result};
+use crate::nan::holds_floats;
 use crate::spec::name_mapping::{NameMapping, DEFAULT_NAME_MAPPING_PROPERTY};
 use crate::spec::{NestedField, PrimitiveType, Schema, Type};
 

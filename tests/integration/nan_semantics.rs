@@ -3,7 +3,10 @@
 //! `0.0 / 0.0` (Arrow's total order alone puts that one below every number). The answer
 //! of a row must not depend on the other values of its file (which decide pruning).
 
+use icefloe::catalog::TableIdent;
+
 use crate::dml::{lake, ok, Lake};
+use crate::interop::{assert_same_rows, duckdb_read, icefloe_rows, pyiceberg_read, python};
 
 /// `0.0 / 0.0` as DataFusion computes it on x86: a NaN with the sign bit set.
 const NEG_NAN: &str = "CAST(0 AS DOUBLE) / CAST(0 AS DOUBLE)";
@@ -116,7 +119,41 @@ async fn a_negative_nan_is_nan_in_reads_and_dml() {
             "1,12,13,15,16",
             "{t}: after UPDATE"
         );
+        other_engines_agree(&lake, t).await;
     }
+}
+
+/// PyIceberg and DuckDB read the same rows of `ns.<t>` (id, f) as icefloe: the NaNs
+/// icefloe wrote and the deletes it committed.
+async fn other_engines_agree(lake: &Lake, t: &str) {
+    if python().is_none() {
+        return;
+    }
+    let schema = serde_json::json!({"type": "struct", "schema-id": 0, "fields": [
+        {"id": 1, "name": "id", "required": false, "type": "int"},
+        {"id": 2, "name": "f", "required": false, "type": "double"}
+    ]});
+    let ident = format!("ns.{t}");
+    let ours = icefloe_rows(&lake.ctx, &format!("ice.{ident}"), &schema).await;
+    let pyi = pyiceberg_read(&lake.db, &lake.warehouse, &ident);
+    assert_same_rows(
+        &format!("{ident}: icefloe vs PyIceberg"),
+        pyi["rows"].as_array().expect("rows"),
+        &ours,
+    );
+    let location = lake
+        .catalog
+        .load_table(&TableIdent::parse(&ident))
+        .await
+        .expect("load")
+        .metadata_location()
+        .to_string();
+    let duck = duckdb_read(&location);
+    assert_same_rows(
+        &format!("{ident}: icefloe vs DuckDB"),
+        duck["rows"].as_array().expect("rows"),
+        &ours,
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -182,6 +182,9 @@ impl FileSource for IcebergParquetSource {
         output_ordering: Option<LexOrdering>,
         config: &FileScanConfig,
     ) -> DFResult<Option<FileScanConfig>> {
+        if output_ordering.is_none() && balanced_by_whole_files(config, target_partitions) {
+            return Ok(None);
+        }
         // `config` holds this wrapper as its source; the inner source only regroups files
         self.inner.repartitioned(
             target_partitions,
@@ -233,4 +236,27 @@ impl FileSource for IcebergParquetSource {
     }
     // `try_to_proto` keeps its default (`Ok(None)`): the scan is then handed to the
     // `PhysicalExtensionCodec`, where icefloe's codec encodes the whole state.
+}
+
+/// Whether the scan's own file groups (icefloe's `split_into_groups`: whole files, largest
+/// first into the smallest group) already spread the work as DataFusion's re-split by
+/// byte range would: at least `target_partitions` groups, and no file larger than an
+/// eighth of a group's share of the bytes, so that two groups differ by at most that
+/// eighth. DataFusion's re-split then only costs: it copies the whole `FileScanConfig`
+/// and every `PartitionedFile` in it (a plan of 1,000,000 files holds each path three
+/// times). A scan of a few large files is still cut by byte range, where whole files
+/// could not balance.
+fn balanced_by_whole_files(config: &FileScanConfig, target_partitions: usize) -> bool {
+    if config.file_groups.len() < target_partitions.max(1) {
+        return false;
+    }
+    let (total, largest) = config.file_groups.iter().flat_map(|g| g.iter()).fold(
+        (0u64, 0u64),
+        |(total, largest), f| {
+            let size = f.effective_size();
+            (total.saturating_add(size), largest.max(size))
+        },
+    );
+    let share = total / target_partitions.max(1) as u64;
+    largest.saturating_mul(8) <= share
 }

@@ -22,7 +22,7 @@ use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::TreeNodeRecursion;
 use datafusion::common::Result as DFResult;
 use datafusion::datasource::listing::PartitionedFile;
-use datafusion::datasource::physical_plan::{FileOpener, FileScanConfig, FileSource};
+use datafusion::datasource::physical_plan::{FileGroup, FileOpener, FileScanConfig, FileSource};
 use datafusion::datasource::table_schema::TableSchema;
 use datafusion::physical_expr::projection::ProjectionExprs;
 use datafusion::physical_expr::{EquivalenceProperties, LexOrdering, PhysicalExpr};
@@ -182,7 +182,9 @@ impl FileSource for IcebergParquetSource {
         output_ordering: Option<LexOrdering>,
         config: &FileScanConfig,
     ) -> DFResult<Option<FileScanConfig>> {
-        if output_ordering.is_none() && balanced_by_whole_files(config, target_partitions) {
+        if output_ordering.is_none()
+            && balanced_by_whole_files(&config.file_groups, target_partitions)
+        {
             return Ok(None);
         }
         // `config` holds this wrapper as its source; the inner source only regroups files
@@ -246,17 +248,61 @@ impl FileSource for IcebergParquetSource {
 /// and every `PartitionedFile` in it (a plan of 1,000,000 files holds each path three
 /// times). A scan of a few large files is still cut by byte range, where whole files
 /// could not balance.
-fn balanced_by_whole_files(config: &FileScanConfig, target_partitions: usize) -> bool {
-    if config.file_groups.len() < target_partitions.max(1) {
+fn balanced_by_whole_files(groups: &[FileGroup], target_partitions: usize) -> bool {
+    if groups.len() < target_partitions.max(1) {
         return false;
     }
-    let (total, largest) = config.file_groups.iter().flat_map(|g| g.iter()).fold(
-        (0u64, 0u64),
-        |(total, largest), f| {
-            let size = f.effective_size();
-            (total.saturating_add(size), largest.max(size))
-        },
-    );
+    let (total, largest) =
+        groups
+            .iter()
+            .flat_map(|g| g.iter())
+            .fold((0u64, 0u64), |(total, largest), f| {
+                let size = f.effective_size();
+                (total.saturating_add(size), largest.max(size))
+            });
     let share = total / target_partitions.max(1) as u64;
     largest.saturating_mul(8) <= share
+}
+
+#[cfg(test)]
+mod tests {
+    use datafusion::datasource::listing::PartitionedFile;
+    use datafusion::datasource::physical_plan::FileGroup;
+
+    use super::balanced_by_whole_files;
+
+    fn groups(sizes: &[&[u64]]) -> Vec<FileGroup> {
+        sizes
+            .iter()
+            .map(|g| {
+                FileGroup::new(
+                    g.iter()
+                        .enumerate()
+                        .map(|(i, size)| PartitionedFile::new(format!("f{i}"), *size))
+                        .collect(),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn many_small_files_keep_their_groups_a_few_large_ones_are_cut() {
+        // 2 groups of 16 equal files: each file is 1/16 of a group's share
+        let many = groups(&[&[100; 16], &[100; 16]]);
+        assert!(balanced_by_whole_files(&many, 2));
+        // more partitions wanted than the scan has groups: DataFusion cuts
+        assert!(!balanced_by_whole_files(&many, 4));
+        // TPC-H lineitem: 2 files, 2 groups, each file the whole share
+        assert!(!balanced_by_whole_files(&groups(&[&[1000], &[1000]]), 2));
+        // one file above an eighth of the share (share 1000, file 126)
+        let mut sizes = vec![126u64];
+        sizes.extend([98u64; 9]);
+        assert!(!balanced_by_whole_files(&groups(&[&sizes, &[1000]]), 2));
+        // exactly an eighth is balanced enough
+        let mut sizes = vec![125u64];
+        sizes.extend([875u64 / 7; 7]);
+        assert!(balanced_by_whole_files(&groups(&[&sizes, &[125; 8]]), 2));
+        // nothing to read
+        assert!(!balanced_by_whole_files(&[], 2));
+    }
 }

@@ -170,6 +170,73 @@ fn cli_uuids_print_in_canonical_form() {
 }
 
 #[test]
+fn cli_uuid_string_literals_filter_the_bucketed_corpus_table() {
+    // PyIceberg's table is partitioned by bucket(4, u): the string literal must become
+    // the UUID's bytes before the manifests' pruning and the scan see it
+    let corpus = std::env::var_os("ICEFLOE_CORPUS")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus")
+        })
+        .join("pyiceberg_v2_types_uuid_time");
+    if !corpus.is_dir() {
+        eprintln!("SKIPPED: no corpus table at {}", corpus.display());
+        return;
+    }
+    let table = format!("t={}", corpus.display());
+    let query = |sql: &str| {
+        let out = run(&["--table", &table, "--format", "csv", "-c", sql]);
+        assert_success(&out);
+        stdout(&out)
+    };
+    let listed = query("SELECT u FROM t WHERE u IS NOT NULL ORDER BY u");
+    let uuids: Vec<&str> = listed.lines().skip(1).collect();
+    assert!(uuids.len() >= 2, "{listed}");
+    let total = query("SELECT count(*) AS n FROM t");
+    for u in [uuids[0], uuids[uuids.len() - 1]] {
+        let hex = u.replace('-', "");
+        let by_bytes = query(&format!(
+            "SELECT count(*) AS n FROM t WHERE u = arrow_cast(decode('{hex}', 'hex'), 'FixedSizeBinary(16)')"
+        ));
+        assert_eq!(by_bytes.trim(), "n\n1", "{u}");
+        let by_string = query(&format!("SELECT count(*) AS n FROM t WHERE u = '{u}'"));
+        assert_eq!(by_string, by_bytes, "{u}");
+        let upper = query(&format!(
+            "SELECT count(*) AS n FROM t WHERE u = '{}'",
+            u.to_uppercase()
+        ));
+        assert_eq!(upper, by_bytes, "{u}");
+        // the complement plus the null rows is the whole table
+        let others = query(&format!(
+            "SELECT count(*) + (SELECT count(*) FROM t WHERE u IS NULL) + 1 AS n \
+             FROM t WHERE u <> '{u}'"
+        ));
+        assert_eq!(others, total, "{u}");
+    }
+    let both = query(&format!(
+        "SELECT count(*) AS n FROM t WHERE u IN ('{}', '{}')",
+        uuids[0],
+        uuids[uuids.len() - 1]
+    ));
+    assert_eq!(both.trim(), "n\n2");
+    let all = query(&format!(
+        "SELECT count(*) AS n FROM t WHERE u BETWEEN '{}' AND '{}'",
+        uuids[0],
+        uuids[uuids.len() - 1]
+    ));
+    assert_eq!(all.trim(), format!("n\n{}", uuids.len()));
+    let out = run(&[
+        "--table",
+        &table,
+        "-c",
+        "SELECT count(*) FROM t WHERE u = 'no-such-uuid'",
+    ]);
+    assert_failure(&out);
+    let err = stderr(&out);
+    assert!(err.contains("'no-such-uuid' is not a UUID"), "{err}");
+}
+
+#[test]
 fn cli_output_file_is_replaced_only_when_the_run_succeeds() {
     let dir = tempfile::tempdir().unwrap();
     for format in ["csv", "json", "table", "parquet"] {

@@ -19,10 +19,11 @@ use std::sync::Arc;
 
 use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::datatypes::{DataType, FieldRef, Schema as ArrowSchema};
+use datafusion::common::tree_node::{Transformed, TransformedResult, TreeNode};
 use datafusion::common::{Result as DFResult, ScalarValue};
 use datafusion::logical_expr::ColumnarValue;
 use datafusion::physical_expr::expressions::Column;
-use datafusion::physical_expr::PhysicalExpr;
+use datafusion::physical_expr::{PhysicalExpr, ScalarFunctionExpr};
 use datafusion::physical_plan::projection::ProjectionExec;
 use datafusion::physical_plan::ExecutionPlan;
 
@@ -109,6 +110,42 @@ impl PhysicalExpr for CanonicalNanExpr {
         self.input.fmt_sql(f)?;
         write!(f, ")")
     }
+}
+
+/// `expr` with each struct field access over a [`CanonicalNanExpr`] turned inside out:
+/// `get_field(canonical_nan(s), 'a', …)` becomes `canonical_nan(get_field(s, 'a', …))`,
+/// the same value (a field of the canonicalized struct is the canonicalized field).
+///
+/// DataFusion's projection and filter pushdown merge the query's `s.a` into the scan's
+/// `canonical_nan(s)`, and the per-file column mapping (`expr_adapter`) recognises a field
+/// access only directly over a column: there a field renamed since the file was written
+/// is read by its name in the file, and a field the file lacks reads as null. Between the
+/// two, `canonical_nan` made `SELECT s.a` fail on such files ("Field a not found in
+/// struct").
+///
+/// Errors: DataFusion's, rebuilding an expression.
+pub(crate) fn field_access_inside(expr: Arc<dyn PhysicalExpr>) -> DFResult<Arc<dyn PhysicalExpr>> {
+    expr.transform_down(|e| {
+        let Some(access) = e.downcast_ref::<ScalarFunctionExpr>() else {
+            return Ok(Transformed::no(e));
+        };
+        if access.name() != "get_field" {
+            return Ok(Transformed::no(e));
+        }
+        let args = access.args();
+        let Some(nan) = args
+            .first()
+            .and_then(|a| a.downcast_ref::<CanonicalNanExpr>())
+        else {
+            return Ok(Transformed::no(e));
+        };
+        let mut inner_args = vec![Arc::clone(&nan.input)];
+        inner_args.extend(args[1..].iter().cloned());
+        let inner = Arc::clone(&e).with_new_children(inner_args)?;
+        let hoisted: Arc<dyn PhysicalExpr> = Arc::new(CanonicalNanExpr::new(inner));
+        Ok(Transformed::yes(hoisted))
+    })
+    .data()
 }
 
 /// `plan` with the columns named in `columns` passed through [`CanonicalNanExpr`], every

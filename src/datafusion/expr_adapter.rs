@@ -31,6 +31,7 @@ use datafusion::physical_expr_adapter::{
     DefaultPhysicalExprAdapter, PhysicalExprAdapter, PhysicalExprAdapterFactory,
 };
 
+use super::canonical_nan::field_access_inside;
 use super::nested_defaults::{missing_defaults, Fill, FillDefaultsExpr};
 use super::nested_ids::{rename_field_access, rename_to_file, same_but_names, RelabelExpr};
 use super::struct_nulls::{holds_struct, PushStructNullsExpr};
@@ -266,6 +267,8 @@ pub struct FieldIdExprAdapter {
 
 impl PhysicalExprAdapter for FieldIdExprAdapter {
     fn rewrite(&self, expr: Arc<dyn PhysicalExpr>) -> DFResult<Arc<dyn PhysicalExpr>> {
+        // field accesses directly over their column, where the mapping below sees them
+        let expr = field_access_inside(expr)?;
         if !self.missing_required.is_empty() {
             for column in collect_columns(&expr) {
                 if let Some(id) = self.missing_required.get(column.name()) {

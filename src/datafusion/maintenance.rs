@@ -6,12 +6,13 @@
 //! is a candidate when it is smaller than `min-file-size-bytes` (default 75 % of the
 //! target), larger than `max-file-size-bytes` (180 %), has at least
 //! `delete-file-threshold` delete files applying to it, or has every row deleted; with
-//! `rewrite-all` every file is. Candidates are grouped by partition (spec and tuple), in
-//! groups of at most `max-file-group-size-bytes`; a group is rewritten when it has at
-//! least two files and `min-input-files` of them (default 5), or two files and more
-//! bytes than the target, or more than `max-file-group-size-bytes`, or a file with too
-//! many deletes (or none left), or `rewrite-all` is set. The target is
-//! `target-file-size-bytes`, else the table's `write.target-file-size-bytes`.
+//! `rewrite-all` every file is. Candidates are grouped by partition (spec and tuple; the
+//! files of older specs all in one group, as Java groups them), in groups of at most
+//! `max-file-group-size-bytes`; a group is rewritten when it has at least two files and
+//! `min-input-files` of them (default 5), or two files and more bytes than the target, or
+//! more than `max-file-group-size-bytes`, or a file with too many deletes (or none left),
+//! or `rewrite-all` is set. The target is `target-file-size-bytes`, else the table's
+//! `write.target-file-size-bytes`.
 //!
 //! **Rewrite.** Each group is read through the table's row-level scan (its deletes
 //! applied: position deletes, deletion vectors, equality deletes) and written by the
@@ -290,6 +291,7 @@ pub async fn rewrite_data_files(
         .collect();
 
     // candidates by partition
+    let current_spec = m.default_spec_id;
     let mut by_partition: BTreeMap<PartitionOf, Vec<Candidate>> = BTreeMap::new();
     for task in tasks {
         let entry = &task.entry;
@@ -304,13 +306,21 @@ pub async fn rewrite_data_files(
         if !(options.rewrite_all || size < min_size || size > max_size || too_many_deletes) {
             continue;
         }
-        let key = (
-            entry.spec_id,
-            file.partition
-                .iter()
-                .map(|v| v.as_ref().map(crate::write::bounds::literal_to_bytes))
-                .collect(),
-        );
+        // Files of an older spec may hold rows of several partitions of the current
+        // one: they form one group, as if unpartitioned, and the writer splits their
+        // rows by the current spec (Java's `RewriteDataFilesSparkAction` groups them
+        // under an empty partition, "to minimize new files made").
+        let key = if entry.spec_id == current_spec {
+            (
+                entry.spec_id,
+                file.partition
+                    .iter()
+                    .map(|v| v.as_ref().map(crate::write::bounds::literal_to_bytes))
+                    .collect(),
+            )
+        } else {
+            (current_spec, vec![])
+        };
         by_partition.entry(key).or_default().push(Candidate {
             spec_id: entry.spec_id,
             file,

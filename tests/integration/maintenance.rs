@@ -1782,3 +1782,72 @@ async fn maintenance_rewrite_data_files_with_partial_progress() {
     .expect_err("zero commits");
     assert!(err.contains("partial-progress.max-commits"), "{err}");
 }
+
+/// After partition evolution the files of older specs form one compaction group (Java's
+/// `RewriteDataFilesSparkAction`: "treating all such files as un-partitioned"), and the
+/// writer splits their rows by the current spec: three files of three `k` partitions
+/// under the old spec become one file of the now unpartitioned table in one call, and
+/// with a `bucket(2, id)` field added the old file's rows land in the current spec's
+/// partitions. The rows stay the same, in PyIceberg and DuckDB too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn maintenance_compaction_groups_older_spec_files_together() {
+    let lake = lake().await;
+    ok(
+        &lake.ctx,
+        "CREATE TABLE ice.ns.evolved (id INT, k INT, s STRING, d DOUBLE) PARTITIONED BY (k)",
+    )
+    .await;
+    insert_small_batches(&lake, "evolved", 1).await;
+    let before = rows(&lake, "ice.ns.evolved").await;
+    let files = "SELECT count(*) FROM ice.ns.evolved$files";
+    assert_eq!(n(&lake, files).await, 3);
+    ok(
+        &lake.ctx,
+        "ALTER TABLE ice.ns.evolved DROP PARTITION FIELD k",
+    )
+    .await;
+    let result = call(
+        &lake,
+        "CALL ice.system.rewrite_data_files(table => 'ns.evolved', \
+         options => map('min-input-files', '2'))",
+    )
+    .await;
+    assert_eq!(result["rewritten_data_files_count"], 3, "{result:?}");
+    assert_eq!(result["added_data_files_count"], 1, "{result:?}");
+    assert_eq!(n(&lake, files).await, 1);
+    assert_eq!(rows(&lake, "ice.ns.evolved").await, before);
+
+    // old-spec files next to current-spec ones: the old ones are grouped, the new ones
+    // stay in their own partitions
+    ok(
+        &lake.ctx,
+        "ALTER TABLE ice.ns.evolved ADD PARTITION FIELD bucket(2, id)",
+    )
+    .await;
+    insert_small_batches(&lake, "evolved", 2).await;
+    let before = rows(&lake, "ice.ns.evolved").await;
+    call(
+        &lake,
+        "CALL ice.system.rewrite_data_files(table => 'ns.evolved', \
+         options => map('rewrite-all', 'true'))",
+    )
+    .await;
+    let specs = n(
+        &lake,
+        "SELECT count(*) FROM ice.ns.evolved$files WHERE spec_id <> \
+         (SELECT max(spec_id) FROM ice.ns.evolved$files)",
+    )
+    .await;
+    assert_eq!(specs, 0, "every file is written under the current spec");
+    let partitions = n(
+        &lake,
+        "SELECT count(DISTINCT partition) FROM ice.ns.evolved$files",
+    )
+    .await;
+    // the old group's rows and each current partition's group are written apart (as
+    // Java rewrites groups): at most two files per bucket
+    assert_eq!(partitions, 2);
+    assert!(n(&lake, files).await <= 4);
+    assert_eq!(rows(&lake, "ice.ns.evolved").await, before);
+    other_engines_agree(&lake, "evolved").await;
+}

@@ -151,7 +151,23 @@ impl IcebergTableProvider {
                 };
                 let expr = match kind {
                     MetadataColumn::File => hidden(FILE_COLUMN),
-                    MetadataColumn::Pos => hidden(POS_COLUMN),
+                    MetadataColumn::Pos => {
+                        // Parquet's row number without its extension type: the field
+                        // the view declares (a type-only cast keeps the values and
+                        // drops the extension keys; DataFusion's aggregates refuse an
+                        // input whose field metadata differs from the logical plan's)
+                        let at = scan_schema.index_of(POS_COLUMN)?;
+                        let column = Arc::new(datafusion::physical_expr::expressions::Column::new(
+                            POS_COLUMN, at,
+                        ));
+                        let cast = datafusion::physical_expr::expressions::CastExpr::new(
+                            column,
+                            DataType::Int64,
+                            None,
+                        );
+                        exprs.push((Arc::new(cast), field.name().clone()));
+                        continue;
+                    }
                     MetadataColumn::SpecId => hidden(SPEC_ID_COLUMN),
                     MetadataColumn::Partition => hidden(PARTITION_COLUMN),
                     MetadataColumn::Deleted => datafusion::logical_expr::lit(false),

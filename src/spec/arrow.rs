@@ -188,6 +188,18 @@ pub fn primitive_from_arrow(dt: &DataType) -> Result<PrimitiveType> {
     })
 }
 
+/// Whether an Arrow field holds Iceberg `uuid` values: a `FixedSizeBinary(16)` tagged
+/// with Arrow's canonical `arrow.uuid` extension type (`ARROW:extension:name`), as the
+/// table provider tags its top-level `uuid` columns.
+pub fn is_uuid_field(field: &Field) -> bool {
+    field.data_type() == &DataType::FixedSizeBinary(16)
+        && field
+            .metadata()
+            .get("ARROW:extension:name")
+            .map(String::as_str)
+            == Some("arrow.uuid")
+}
+
 /// The Iceberg field of an Arrow field that carries its field id in the metadata
 /// ([`PARQUET_FIELD_ID_META_KEY`]), nested fields included. `FixedSizeBinary(16)` is a
 /// `uuid` when tagged with Arrow's canonical `arrow.uuid` extension, else `fixed[16]`.
@@ -198,13 +210,8 @@ pub fn field_from_arrow(field: &Field) -> Result<NestedField> {
     let id = arrow_field_id(field).ok_or_else(|| {
         Error::invalid_argument(format!("Arrow field '{}' has no field id", field.name()))
     })?;
-    let is_uuid = field
-        .metadata()
-        .get("ARROW:extension:name")
-        .map(String::as_str)
-        == Some("arrow.uuid");
     let ty = match field.data_type() {
-        DataType::FixedSizeBinary(16) if is_uuid => Type::Primitive(PrimitiveType::Uuid),
+        _ if is_uuid_field(field) => Type::Primitive(PrimitiveType::Uuid),
         dt => type_from_arrow(dt).map_err(|e| e.context(format!("field '{}'", field.name())))?,
     };
     Ok(if field.is_nullable() {

@@ -563,7 +563,7 @@ fn convert_struct(fields: &Fields, ids: &mut i32) -> Result<Vec<NestedField>> {
         .iter()
         .zip(first..)
         .map(|(f, id)| {
-            let ty = convert_type(f.data_type(), ids)
+            let ty = convert_field_type(f, ids)
                 .map_err(|e| e.context(format!("column '{}'", f.name())))?;
             Ok(field(id, f.name(), ty, !f.is_nullable()))
         })
@@ -583,12 +583,21 @@ fn field(id: i32, name: &str, ty: Type, required: bool) -> NestedField {
 fn map_type(k: &Field, v: &Field, ids: &mut i32) -> Result<Type> {
     let (key_id, value_id) = (*ids + 1, *ids + 2);
     *ids += 2;
-    let key = convert_type(k.data_type(), ids)?;
-    let value = convert_type(v.data_type(), ids)?;
+    let key = convert_field_type(k, ids)?;
+    let value = convert_field_type(v, ids)?;
     Ok(Type::Map(MapType {
         key_field: field(key_id, "key", key, true),
         value_field: field(value_id, "value", value, !v.is_nullable()),
     }))
+}
+
+/// The Iceberg type of an Arrow field: its type's, but `uuid` for a field tagged as
+/// one (a CTAS query reading a `uuid` column).
+fn convert_field_type(f: &Field, ids: &mut i32) -> Result<Type> {
+    if crate::spec::arrow::is_uuid_field(f) {
+        return Ok(Type::Primitive(PrimitiveType::Uuid));
+    }
+    convert_type(f.data_type(), ids)
 }
 
 /// The Iceberg type of an Arrow type (see the parent module's table).
@@ -615,7 +624,7 @@ fn convert_type(dt: &DataType, ids: &mut i32) -> Result<Type> {
                 }
             }
             let id = next();
-            let ty = convert_type(e.data_type(), ids)?;
+            let ty = convert_field_type(e, ids)?;
             return Ok(Type::List(ListType {
                 element_field: field(id, "element", ty, !e.is_nullable()),
             }));

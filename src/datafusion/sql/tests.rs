@@ -484,6 +484,67 @@ async fn create_table_as_select() {
     assert_eq!(show_tables(&ctx, "ns").await, ["c", "d", "e"]);
 }
 
+/// A CTAS reading a `uuid` column creates a `uuid` column (the query's field is tagged
+/// `arrow.uuid`), not `fixed[16]`: top-level, through `SELECT *`, partitioned by it.
+#[tokio::test]
+async fn create_table_as_select_keeps_uuid_columns() {
+    let (ctx, catalog, _dir) = session().await;
+    ok(&ctx, "CREATE SCHEMA ns").await;
+    ok(&ctx, "CREATE TABLE ns.src (id INT, u UUID, f BINARY)").await;
+    ok(
+        &ctx,
+        "INSERT INTO ns.src VALUES (1, X'550e8400e29b41d4a716446655440000', X'01'), \
+         (2, NULL, NULL)",
+    )
+    .await;
+    for (name, sql) in [
+        ("a", "CREATE TABLE ns.a AS SELECT id, u FROM ns.src"),
+        ("b", "CREATE TABLE ns.b AS SELECT * FROM ns.src"),
+        (
+            "c",
+            "CREATE TABLE ns.c PARTITIONED BY (bucket(4, u)) AS SELECT u, id FROM ns.src",
+        ),
+    ] {
+        ok(&ctx, sql).await;
+        let m = catalog
+            .load_table(&ident(&format!("ns.{name}")))
+            .await
+            .unwrap()
+            .metadata()
+            .clone();
+        let u = m
+            .current_schema()
+            .columns()
+            .iter()
+            .find(|f| f.name == "u")
+            .map(|f| f.field_type.to_string());
+        assert_eq!(u.as_deref(), Some("uuid"), "{sql}");
+        let rows = ok(
+            &ctx,
+            &format!("SELECT id FROM ns.{name} WHERE u = '550e8400-e29b-41d4-a716-446655440000'"),
+        )
+        .await;
+        assert_eq!(rows, [["1"]], "{sql}");
+    }
+    // 16 bytes that are no uuid column stay fixed[16]
+    ok(
+        &ctx,
+        "CREATE TABLE ns.d AS SELECT \
+         arrow_cast(X'550e8400e29b41d4a716446655440000', 'FixedSizeBinary(16)') AS x",
+    )
+    .await;
+    let m = catalog
+        .load_table(&ident("ns.d"))
+        .await
+        .unwrap()
+        .metadata()
+        .clone();
+    assert_eq!(
+        m.current_schema().columns()[0].field_type.to_string(),
+        "fixed[16]"
+    );
+}
+
 #[tokio::test]
 async fn failed_ctas_drops_the_table() {
     let (ctx, catalog, _dir) = session().await;

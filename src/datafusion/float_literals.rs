@@ -36,10 +36,12 @@ use datafusion::arrow::datatypes::DataType;
 use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::Transformed;
 use datafusion::common::{DFSchema, Result as DFResult, ScalarValue};
-use datafusion::logical_expr::expr::{Case, InList, ScalarFunction};
+use datafusion::logical_expr::expr::{Case, ScalarFunction};
 use datafusion::logical_expr::expr_rewriter::FunctionRewrite;
-use datafusion::logical_expr::{Between, BinaryExpr, Cast, Expr, ExprSchemable, Operator};
+use datafusion::logical_expr::{Cast, Expr, ExprSchemable};
 use datafusion::prelude::SessionContext;
+
+use super::compared_groups::unify_compared;
 
 /// The rewrite's name (as listed by the session's analyzer).
 pub const FLOAT_DECIMAL_LITERALS_RULE: &str = "icefloe_float_decimal_literals";
@@ -111,20 +113,6 @@ fn unify(group: &mut [&mut Expr], schema: &DFSchema) -> bool {
     true
 }
 
-fn is_comparison(op: Operator) -> bool {
-    matches!(
-        op,
-        Operator::Eq
-            | Operator::NotEq
-            | Operator::Lt
-            | Operator::LtEq
-            | Operator::Gt
-            | Operator::GtEq
-            | Operator::IsDistinctFrom
-            | Operator::IsNotDistinctFrom
-    )
-}
-
 impl FunctionRewrite for FloatDecimalLiterals {
     fn name(&self) -> &str {
         FLOAT_DECIMAL_LITERALS_RULE
@@ -136,51 +124,39 @@ impl FunctionRewrite for FloatDecimalLiterals {
         schema: &DFSchema,
         _config: &ConfigOptions,
     ) -> DFResult<Transformed<Expr>> {
-        let changed = match &mut expr {
-            Expr::BinaryExpr(BinaryExpr { left, op, right }) if is_comparison(*op) => {
-                unify(&mut [left.as_mut(), right.as_mut()], schema)
-            }
-            Expr::Between(Between {
-                expr: value,
-                low,
-                high,
-                ..
-            }) => unify(&mut [value.as_mut(), low.as_mut(), high.as_mut()], schema),
-            Expr::InList(InList {
-                expr: value, list, ..
-            }) => {
-                let mut group: Vec<&mut Expr> = vec![value.as_mut()];
-                group.extend(list.iter_mut());
-                unify(&mut group, schema)
-            }
-            Expr::Case(Case {
-                expr: operand,
-                when_then_expr,
-                else_expr,
-            }) => {
-                let mut whens: Vec<&mut Expr> = Vec::new();
-                let mut thens: Vec<&mut Expr> = Vec::new();
-                for (when, then) in when_then_expr.iter_mut() {
-                    whens.push(when.as_mut());
-                    thens.push(then.as_mut());
+        let schema_unify = |group: &mut [&mut Expr]| Ok(unify(group, schema));
+        let changed = match unify_compared(&mut expr, schema_unify)? {
+            Some(changed) => changed,
+            None => match &mut expr {
+                Expr::Case(Case {
+                    expr: operand,
+                    when_then_expr,
+                    else_expr,
+                }) => {
+                    let mut whens: Vec<&mut Expr> = Vec::new();
+                    let mut thens: Vec<&mut Expr> = Vec::new();
+                    for (when, then) in when_then_expr.iter_mut() {
+                        whens.push(when.as_mut());
+                        thens.push(then.as_mut());
+                    }
+                    if let Some(e) = else_expr {
+                        thens.push(e.as_mut());
+                    }
+                    let mut changed = unify(&mut thens, schema);
+                    if let Some(operand) = operand {
+                        whens.push(operand.as_mut());
+                        changed |= unify(&mut whens, schema);
+                    }
+                    changed
                 }
-                if let Some(e) = else_expr {
-                    thens.push(e.as_mut());
+                Expr::ScalarFunction(ScalarFunction { func, args })
+                    if UNIFYING_FUNCTIONS.contains(&func.name()) =>
+                {
+                    let mut group: Vec<&mut Expr> = args.iter_mut().collect();
+                    unify(&mut group, schema)
                 }
-                let mut changed = unify(&mut thens, schema);
-                if let Some(operand) = operand {
-                    whens.push(operand.as_mut());
-                    changed |= unify(&mut whens, schema);
-                }
-                changed
-            }
-            Expr::ScalarFunction(ScalarFunction { func, args })
-                if UNIFYING_FUNCTIONS.contains(&func.name()) =>
-            {
-                let mut group: Vec<&mut Expr> = args.iter_mut().collect();
-                unify(&mut group, schema)
-            }
-            _ => false,
+                _ => false,
+            },
         };
         Ok(if changed {
             Transformed::yes(expr)

@@ -7,6 +7,7 @@ pub mod catalog;
 #[cfg(any(feature = "distributed", feature = "ballista"))]
 mod codec;
 mod column_defaults;
+mod compared_groups;
 mod data_file_writer_exec;
 mod delete_planning;
 #[cfg(feature = "distributed")]
@@ -43,6 +44,7 @@ mod statistics;
 mod struct_nulls;
 pub mod table_functions;
 mod table_provider;
+pub mod time_literals;
 mod transform_expr;
 pub mod uuid_literals;
 pub mod values_fields;
@@ -70,6 +72,7 @@ pub use options::{register_iceberg_options, IcefloeOptions};
 pub use position_delete_exec::PositionDeleteExec;
 pub use table_functions::register_iceberg_functions;
 pub use table_provider::IcebergTableProvider;
+pub use time_literals::install_time_literal_rule;
 pub use uuid_literals::install_uuid_literal_rule;
 pub use values_fields::install_values_rule;
 pub use write_exec::IcebergWriteExec;

@@ -28,10 +28,11 @@ use datafusion::arrow::datatypes::DataType;
 use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::Transformed;
 use datafusion::common::{plan_err, DFSchema, Result as DFResult, ScalarValue};
-use datafusion::logical_expr::expr::InList;
 use datafusion::logical_expr::expr_rewriter::FunctionRewrite;
-use datafusion::logical_expr::{Between, BinaryExpr, Expr, ExprSchemable, Operator};
+use datafusion::logical_expr::{Expr, ExprSchemable};
 use datafusion::prelude::SessionContext;
+
+use super::compared_groups::unify_compared;
 
 /// The rewrite's name (as listed by the session's analyzer).
 pub const UUID_STRING_LITERALS_RULE: &str = "icefloe_uuid_string_literals";
@@ -120,20 +121,6 @@ fn unify(group: &mut [&mut Expr], schema: &DFSchema) -> DFResult<bool> {
     Ok(changed)
 }
 
-fn is_comparison(op: Operator) -> bool {
-    matches!(
-        op,
-        Operator::Eq
-            | Operator::NotEq
-            | Operator::Lt
-            | Operator::LtEq
-            | Operator::Gt
-            | Operator::GtEq
-            | Operator::IsDistinctFrom
-            | Operator::IsNotDistinctFrom
-    )
-}
-
 impl FunctionRewrite for UuidStringLiterals {
     fn name(&self) -> &str {
         UUID_STRING_LITERALS_RULE
@@ -145,25 +132,7 @@ impl FunctionRewrite for UuidStringLiterals {
         schema: &DFSchema,
         _config: &ConfigOptions,
     ) -> DFResult<Transformed<Expr>> {
-        let changed = match &mut expr {
-            Expr::BinaryExpr(BinaryExpr { left, op, right }) if is_comparison(*op) => {
-                unify(&mut [left.as_mut(), right.as_mut()], schema)?
-            }
-            Expr::Between(Between {
-                expr: value,
-                low,
-                high,
-                ..
-            }) => unify(&mut [value.as_mut(), low.as_mut(), high.as_mut()], schema)?,
-            Expr::InList(InList {
-                expr: value, list, ..
-            }) => {
-                let mut group: Vec<&mut Expr> = vec![value.as_mut()];
-                group.extend(list.iter_mut());
-                unify(&mut group, schema)?
-            }
-            _ => false,
-        };
+        let changed = unify_compared(&mut expr, |group| unify(group, schema))?.unwrap_or(false);
         Ok(if changed {
             Transformed::yes(expr)
         } else {

@@ -237,6 +237,45 @@ fn cli_uuid_string_literals_filter_the_bucketed_corpus_table() {
 }
 
 #[test]
+fn cli_time_literals_filter_the_corpus_time_column() {
+    // PyIceberg wrote an Iceberg `time` column (microseconds); `TIME '…'` is nanoseconds
+    let corpus = std::env::var_os("ICEFLOE_CORPUS")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus")
+        })
+        .join("pyiceberg_v2_types_uuid_time");
+    if !corpus.is_dir() {
+        eprintln!("SKIPPED: no corpus table at {}", corpus.display());
+        return;
+    }
+    let table = format!("t={}", corpus.display());
+    let query = |sql: &str| {
+        let out = run(&["--table", &table, "--format", "csv", "-c", sql]);
+        assert_success(&out);
+        stdout(&out)
+    };
+    // the string form, which DataFusion casts to the column's type, is the reference
+    for (typed, string) in [
+        ("t > TIME '12:00:00'", "t > '12:00:00'"),
+        ("t <= TIME '12:00:00'", "t <= '12:00:00'"),
+        (
+            "t BETWEEN TIME '02:00:00' AND TIME '22:22:22.000154'",
+            "t BETWEEN '02:00:00' AND '22:22:22.000154'",
+        ),
+        ("t = TIME '22:22:22.000154'", "t = '22:22:22.000154'"),
+    ] {
+        let by_time = query(&format!("SELECT count(*) AS n FROM t WHERE {typed}"));
+        let by_string = query(&format!("SELECT count(*) AS n FROM t WHERE {string}"));
+        assert_eq!(by_time, by_string, "{typed}");
+        assert_ne!(by_time.trim(), "n\n0", "{typed}");
+    }
+    // a literal finer than the column compares exactly
+    let finer = query("SELECT count(*) AS n FROM t WHERE t = TIME '22:22:22.0001545'");
+    assert_eq!(finer.trim(), "n\n0");
+}
+
+#[test]
 fn cli_output_file_is_replaced_only_when_the_run_succeeds() {
     let dir = tempfile::tempdir().unwrap();
     for format in ["csv", "json", "table", "parquet"] {

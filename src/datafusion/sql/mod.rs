@@ -179,6 +179,7 @@ pub async fn execute(ctx: &SessionContext, statement: &str) -> Result<DataFrame>
     crate::datafusion::install_values_rule(ctx);
     crate::datafusion::install_float_literal_rule(ctx);
     crate::datafusion::install_uuid_literal_rule(ctx);
+    crate::datafusion::install_time_literal_rule(ctx);
     let toks = tokenize(ctx, statement);
     if let Some(toks) = &toks {
         check_expression_depth(ctx, toks)?;

@@ -1376,3 +1376,100 @@ async fn dml_conditions_and_values_reading_struct_fields() {
         );
     }
 }
+
+/// A `MERGE` without `WHEN NOT MATCHED BY SOURCE` reads, and checks conflicts by, the
+/// conjuncts of its `ON` condition over target columns alone (`t.k = 1` here), as Spark
+/// pushes them into the target's scan: the files of partition `k = 2` are not read, and
+/// under serializable isolation a concurrent `INSERT` into `k = 2` no longer fails it,
+/// while one into `k = 1` still does. With `WHEN NOT MATCHED BY SOURCE` every target row
+/// may change: the whole table is read and any concurrent file conflicts.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dml_merge_reads_and_conflicts_by_its_target_conditions() {
+    let lake = lake().await;
+    for mode in ["copy-on-write", "merge-on-read"] {
+        let name = format!("merge_on_{}", mode.replace('-', "_"));
+        let t = format!("ice.ns.{name}");
+        create(
+            &lake,
+            &name,
+            "PARTITIONED BY (k)",
+            &format!(", 'write.merge.mode'='{mode}'"),
+        )
+        .await;
+        ok(
+            &lake.ctx,
+            &format!("INSERT INTO {t} VALUES (1, 1, 'a', 1.0), (2, 2, 'b', 2.0), (3, 1, 'c', 3.0)"),
+        )
+        .await;
+        let select = format!("SELECT id, k, s, d FROM {t} ORDER BY id, s");
+        let merge = |d: f64| {
+            format!(
+                "MERGE INTO {t} t USING (SELECT * FROM (VALUES (1, 'x'), (2, 'y'), (4, 'z')) \
+                 AS v(id, s)) src ON t.id = src.id AND t.k = 1 \
+                 WHEN MATCHED THEN UPDATE SET d = {d} \
+                 WHEN NOT MATCHED THEN INSERT (id, k, s, d) VALUES (src.id, 1, src.s, 0.0)"
+            )
+        };
+        // id 2 is in k = 2: not matched, so inserted into k = 1; id 1 updated; id 4 inserted
+        let plan = planned(&lake.ctx, &merge(10.0)).await;
+        let text = datafusion::physical_plan::displayable(plan.as_ref())
+            .indent(true)
+            .to_string();
+        assert!(
+            !text.contains("k=2"),
+            "{name}: the k = 2 file is read:\n{text}"
+        );
+        ok(
+            &lake.ctx,
+            &format!("INSERT INTO {t} VALUES (5, 2, 'far', 0.0)"),
+        )
+        .await;
+        execute_planned(&lake.ctx, plan)
+            .await
+            .unwrap_or_else(|e| panic!("{name}: an INSERT into k = 2 conflicts: {e}"));
+        assert_eq!(
+            ok(&lake.ctx, &select).await,
+            "+----+---+-----+------+\n| id | k | s   | d    |\n+----+---+-----+------+\n\
+             | 1  | 1 | a   | 10.0 |\n| 2  | 2 | b   | 2.0  |\n| 2  | 1 | y   | 0.0  |\n\
+             | 3  | 1 | c   | 3.0  |\n| 4  | 1 | z   | 0.0  |\n| 5  | 2 | far | 0.0  |\n\
+             +----+---+-----+------+",
+            "{name}"
+        );
+        // a concurrent INSERT into k = 1 may hold matching rows: it conflicts
+        let plan = planned(&lake.ctx, &merge(20.0)).await;
+        ok(
+            &lake.ctx,
+            &format!("INSERT INTO {t} VALUES (6, 1, 'near', 0.0)"),
+        )
+        .await;
+        let e = execute_planned(&lake.ctx, plan)
+            .await
+            .expect_err("an INSERT into k = 1 conflicts");
+        assert_eq!(e.kind(), ErrorKind::ValidationFailed, "{name}: {e}");
+        // with NOT MATCHED BY SOURCE every target row may change
+        let by_source = format!(
+            "MERGE INTO {t} t USING (SELECT 1 AS id) src ON t.id = src.id AND t.k = 1 \
+             WHEN NOT MATCHED BY SOURCE AND t.k = 2 THEN DELETE"
+        );
+        let plan = planned(&lake.ctx, &by_source).await;
+        ok(
+            &lake.ctx,
+            &format!("INSERT INTO {t} VALUES (7, 2, 'late', 0.0)"),
+        )
+        .await;
+        let e = execute_planned(&lake.ctx, plan)
+            .await
+            .expect_err("NOT MATCHED BY SOURCE conflicts with any file");
+        assert_eq!(e.kind(), ErrorKind::ValidationFailed, "{name}: {e}");
+        ok(&lake.ctx, &by_source).await;
+        assert_eq!(
+            ok(
+                &lake.ctx,
+                &format!("SELECT count(*) AS n FROM {t} WHERE k = 2")
+            )
+            .await,
+            "+---+\n| n |\n+---+\n| 0 |\n+---+",
+            "{name}"
+        );
+    }
+}

@@ -25,9 +25,11 @@ use datafusion::arrow::compute::kernels::boolean::{and, and_not, or};
 use datafusion::arrow::compute::{cast, filter_record_batch};
 use datafusion::arrow::datatypes::{DataType, Field, Schema as ArrowSchema, SchemaRef};
 use datafusion::catalog::Session;
+use datafusion::common::tree_node::{Transformed, TransformedResult, TreeNode};
 use datafusion::common::{Column, DFSchema, DFSchemaRef, Result as DFResult};
 use datafusion::datasource::{provider_as_source, TableProvider, TableType};
 use datafusion::logical_expr::dml::{MergeIntoAction, MergeIntoClause, MergeIntoClauseKind};
+use datafusion::logical_expr::utils::split_conjunction;
 use datafusion::logical_expr::{lit, Expr, JoinType, LogicalPlanBuilder};
 use datafusion::physical_expr::expressions::Column as PhysicalColumn;
 use datafusion::physical_expr::PhysicalExpr;
@@ -292,6 +294,47 @@ pub(crate) fn with_write_defaults(
                 }
             }
             clause
+        })
+        .collect()
+}
+
+/// The conjuncts of a `MERGE`'s `on` condition that read target columns alone (the first
+/// `columns` fields of `merge_schema`), with the columns unqualified, as filters on the
+/// target table: a target row for which one of them is not true matches no source row.
+/// Conjuncts reading a source column, none at all, a volatile function or a subquery are
+/// left out.
+pub(crate) fn target_conjuncts(on: &Expr, merge_schema: &DFSchema, columns: usize) -> Vec<Expr> {
+    split_conjunction(on)
+        .into_iter()
+        .filter(|conjunct| {
+            let refs = conjunct.column_refs();
+            !refs.is_empty()
+                && !conjunct.is_volatile()
+                && !conjunct
+                    .exists(|e| {
+                        Ok(matches!(
+                            e,
+                            Expr::ScalarSubquery(_) | Expr::Exists(_) | Expr::InSubquery(_)
+                        ))
+                    })
+                    .unwrap_or(true)
+                && refs
+                    .iter()
+                    .all(|c| merge_schema.index_of_column(c).is_ok_and(|i| i < columns))
+        })
+        .filter_map(|conjunct| {
+            conjunct
+                .clone()
+                .transform(|e| {
+                    Ok(match e {
+                        Expr::Column(c) => {
+                            Transformed::yes(Expr::Column(Column::new_unqualified(c.name)))
+                        }
+                        other => Transformed::no(other),
+                    })
+                })
+                .data()
+                .ok()
         })
         .collect()
 }

@@ -163,18 +163,34 @@ pub(crate) async fn plan_merge(
     let props = &table.metadata().properties;
     let mode = RowLevelMode::from_properties(props, MERGE_MODE)?;
     let level = isolation(props, MERGE_ISOLATION_LEVEL)?;
-    // every target row may match: the whole table is read
-    let planned = provider.plan_row_level(&[]).await?;
+    // The target rows the statement may change, as filters on the table's columns:
+    // without `WHEN NOT MATCHED BY SOURCE` only rows for which `on` can hold, so the
+    // conjuncts of `on` over target columns alone (Spark pushes the same ones into the
+    // target's scan); with it, every row. They choose the files read (and row groups),
+    // and are the conflict detection filter.
+    let by_source = clauses
+        .iter()
+        .any(|c| c.kind == datafusion::logical_expr::dml::MergeIntoClauseKind::NotMatchedBySource);
+    let filters = match by_source {
+        true => vec![],
+        false => {
+            merge::target_conjuncts(&on, &merge_schema, provider.arrow_schema().fields().len())
+        }
+    };
+    let conflict_filter = FilterConverter::new(provider.iceberg_schema())
+        .convert_all(&filters)
+        .unwrap_or(Predicate::AlwaysTrue);
+    let planned = provider.plan_row_level(&filters).await?;
     let mut job = RowLevelJob::new(
         provider.clone(),
         target,
         session.clone(),
         mode,
         level,
-        Predicate::AlwaysTrue,
+        conflict_filter,
         "MERGE",
     );
-    let scan = provider.row_level_exec(state, planned.clone(), &[])?;
+    let scan = provider.row_level_exec(state, planned.clone(), &filters)?;
     job.set_plan(planned);
     let (joined, actions) = merge::plan_merge(
         session,

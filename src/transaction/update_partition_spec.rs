@@ -11,7 +11,10 @@
 //!   transform, and name when one is given) to a field of an earlier spec takes that
 //!   field's id back, as Java does, since its values mean the same;
 //! - v1 keeps a removed field in place with the `void` transform (v1 field ids are
-//!   positional; spec "Partition Evolution"), v2 and later drop it;
+//!   positional; spec "Partition Evolution"), v2 and later drop it; a new field taking
+//!   the name of a `void` field (one removed now or earlier, so a v1 column can be
+//!   partitioned by again after `DROP PARTITION FIELD`) renames the `void` field to
+//!   `<name>_<field id>`, as Java does (`k` becomes `k_1000`);
 //! - the spec id is that of an existing spec with the same fields (Java's
 //!   `reuseOrCreateNewSpecId`), or one above the highest; a result equal to the
 //!   default spec commits nothing.
@@ -249,15 +252,22 @@ impl UpdatePartitionSpec {
             if m.format_version == FormatVersion::V1 {
                 // v1: the field stays in place, always null
                 if let Some(f) = slot {
-                    let id = spec.field_id(i);
                     f.transform = Transform::Void;
-                    f.field_id = Some(id);
-                    if added_names.contains(f.name.as_str()) {
-                        f.name = format!("{}_{id}", f.name);
-                    }
+                    f.field_id = Some(spec.field_id(i));
                 }
             } else {
                 *slot = None;
+            }
+        }
+        // a void field (removed now, or by an earlier change) whose name a new field takes
+        // is renamed `<name>_<field id>` (Java `BaseUpdatePartitionSpec.addField`)
+        for (i, slot) in fields.iter_mut().enumerate() {
+            if let Some(f) = slot {
+                if f.transform == Transform::Void && added_names.contains(f.name.as_str()) {
+                    let id = spec.field_id(i);
+                    f.name = format!("{}_{id}", f.name);
+                    f.field_id = Some(id);
+                }
             }
         }
         let mut fields: Vec<PartitionField> = fields.into_iter().flatten().collect();

@@ -171,6 +171,64 @@ fn v1_keeps_removed_fields_as_void() {
 }
 
 #[test]
+fn v1_re_adding_a_dropped_field_renames_the_void_one() {
+    // dropped in one commit, added back in the next (Java `BaseUpdatePartitionSpec`)
+    let m = metadata(FormatVersion::V1);
+    let m = update(
+        &m,
+        UpdatePartitionSpec::new().remove_field(PartitionFieldRef::Name("ts_day".into())),
+    );
+    assert_eq!(fields(&m), [(1000, "ts_day".into(), "void".into())]);
+    let m = update(
+        &m,
+        UpdatePartitionSpec::new().add_field(term(Transform::Day, "ts"), None),
+    );
+    assert_eq!(
+        fields(&m),
+        [
+            (1000, "ts_day_1000".into(), "void".into()),
+            (1001, "ts_day".into(), "day".into()),
+        ]
+    );
+    assert_eq!(m.last_partition_id, 1001);
+    assert_eq!(m.default_spec_id, 2);
+    // the same with an identity field named as its column, and an explicit name
+    let m = update(
+        &m,
+        UpdatePartitionSpec::new()
+            .add_field(term(Transform::Identity, "s"), None)
+            .remove_field(PartitionFieldRef::Name("ts_day".into())),
+    );
+    let m = update(
+        &m,
+        UpdatePartitionSpec::new().remove_field(PartitionFieldRef::Name("s".into())),
+    );
+    let m = update(
+        &m,
+        UpdatePartitionSpec::new()
+            .add_field(term(Transform::Identity, "s"), None)
+            .add_field(term(Transform::Bucket(2), "id"), Some("ts_day".into())),
+    );
+    assert_eq!(
+        fields(&m),
+        [
+            (1000, "ts_day_1000".into(), "void".into()),
+            (1001, "ts_day_1001".into(), "void".into()),
+            (1002, "s_1002".into(), "void".into()),
+            (1003, "s".into(), "identity".into()),
+            (1004, "ts_day".into(), "bucket[2]".into()),
+        ]
+    );
+    // a non-void field's name is still refused
+    let (kind, e) = err(
+        &m,
+        UpdatePartitionSpec::new().add_field(term(Transform::Bucket(4), "id"), Some("s".into())),
+    );
+    assert_eq!(kind, ErrorKind::InvalidArgument);
+    assert!(e.contains("partition field name 's' is used twice"), "{e}");
+}
+
+#[test]
 fn removing_and_adding_the_same_field_renames_it() {
     let m = metadata(FormatVersion::V2);
     let m = update(

@@ -11,6 +11,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value as JsonValue;
 
 use super::types::{NestedField, PrimitiveType, StructType, Type};
+use crate::error::{Error, Result};
 
 /// A table schema: the top-level struct with an id, indexed by field id.
 #[derive(Debug, Clone, PartialEq)]
@@ -118,6 +119,51 @@ impl Schema {
         self.columns().iter().find_map(|f| walk(f, "", &mut seen))
     }
 
+    /// Check that no two fields of this schema have the same full name, the way every
+    /// schema Iceberg Java builds indexes its names (`TypeUtil.indexByName`, run by the
+    /// `Schema` constructor; PyIceberg refuses such a schema alike).
+    ///
+    /// A field's full name is its name after its parents' full names, joined with `.`; a
+    /// list's element is named `element`, a map's key `key` and its value `value`
+    /// (`l.element.x`, `m.value`). Names are compared exactly (case-sensitive), and a
+    /// name holding a dot is not split, so a top-level column named `st.a` clashes with
+    /// field `a` of a struct `st`.
+    ///
+    /// Errors: [`InvalidArgument`](crate::ErrorKind::InvalidArgument) naming the full
+    /// name and the ids of the first two fields that share it.
+    pub fn check_field_names(&self) -> Result<()> {
+        fn walk(f: &NestedField, full: String, seen: &mut HashMap<String, i32>) -> Result<()> {
+            if let Some(first) = seen.get(&full) {
+                return Err(Error::invalid_argument(format!(
+                    "invalid schema: two fields have the name '{full}' (field ids {first} and \
+                     {}); full field names must be unique, nested ones as 'struct.field'",
+                    f.id
+                )));
+            }
+            seen.insert(full.clone(), f.id);
+            let child = |name: &str| format!("{full}.{name}");
+            match f.field_type.as_ref() {
+                Type::Struct(s) => {
+                    for c in &s.fields {
+                        walk(c, child(&c.name), seen)?;
+                    }
+                    Ok(())
+                }
+                Type::List(l) => walk(&l.element_field, child("element"), seen),
+                Type::Map(m) => {
+                    walk(&m.key_field, child("key"), seen)?;
+                    walk(&m.value_field, child("value"), seen)
+                }
+                Type::Primitive(_) => Ok(()),
+            }
+        }
+        let mut seen = HashMap::new();
+        for f in self.columns() {
+            walk(f, f.name.clone(), &mut seen)?;
+        }
+        Ok(())
+    }
+
     /// The highest field id in the schema (0 when empty).
     pub fn highest_field_id(&self) -> i32 {
         self.id_index.keys().copied().max().unwrap_or(0)
@@ -213,6 +259,75 @@ mod tests {
         assert_eq!(s.primitive_type(1), Some(PrimitiveType::Long));
         assert_eq!(s.highest_field_id(), 3);
         assert_eq!(Schema::from_json(&s.to_json()).unwrap(), s);
+    }
+
+    fn names_clash(fields: serde_json::Value) -> Option<String> {
+        let v = serde_json::json!({"type": "struct", "fields": fields});
+        let s = Schema::from_json(&v).unwrap();
+        s.check_field_names().err().map(|e| {
+            assert_eq!(e.kind(), crate::ErrorKind::InvalidArgument);
+            e.to_string()
+        })
+    }
+
+    #[test]
+    fn full_field_names_are_unique_as_in_java_index_by_name() {
+        let int = |id: i32, name: &str| serde_json::json!({"id": id, "name": name, "required": false, "type": "int"});
+        let strukt = |id: i32, name: &str, fields: Vec<serde_json::Value>| {
+            serde_json::json!(
+            {"id": id, "name": name, "required": false, "type": {"type": "struct", "fields": fields}})
+        };
+        let clash = |fields: Vec<serde_json::Value>| names_clash(serde_json::Value::Array(fields));
+        // unique names (case matters: `a` and `A` differ), nested and top-level alike
+        assert_eq!(
+            clash(vec![
+                int(1, "a"),
+                int(2, "A"),
+                strukt(3, "s", vec![int(4, "a"), int(5, "s")]),
+            ]),
+            None
+        );
+        let cases = [
+            (vec![int(1, "a"), int(2, "a")], "'a' (field ids 1 and 2)"),
+            (
+                vec![strukt(1, "s", vec![int(2, "x"), int(3, "x")])],
+                "'s.x' (field ids 2 and 3)",
+            ),
+            // a top-level name with a dot against a nested field's path, either order
+            (
+                vec![int(1, "st.a"), strukt(2, "st", vec![int(3, "a")])],
+                "'st.a' (field ids 1 and 3)",
+            ),
+            (
+                vec![strukt(2, "st", vec![int(3, "a")]), int(1, "st.a")],
+                "'st.a' (field ids 3 and 1)",
+            ),
+            // list elements and map keys and values are named element, key and value
+            (
+                vec![
+                    serde_json::json!({"id": 1, "name": "l", "required": false, "type": {
+                        "type": "list", "element-id": 2, "element-required": false,
+                        "element": {"type": "struct", "fields": [int(3, "a"), int(4, "a")]}}}),
+                ],
+                "'l.element.a' (field ids 3 and 4)",
+            ),
+            (
+                vec![
+                    serde_json::json!({"id": 1, "name": "m", "required": false, "type": {
+                        "type": "map", "key-id": 2, "key": "string", "value-id": 3,
+                        "value-required": false, "value": "int"}}),
+                    int(4, "m.value"),
+                ],
+                "'m.value' (field ids 3 and 4)",
+            ),
+        ];
+        for (fields, needle) in cases {
+            let err = clash(fields).expect(needle);
+            assert!(
+                err.contains(&format!("two fields have the name {needle}")),
+                "{err}"
+            );
+        }
     }
 
     #[test]

@@ -44,8 +44,9 @@ impl TableMetadataBuilder {
     /// Metadata of a new table: `schema`, `spec` and `sort_order` with their ids and
     /// field ids already assigned, a fresh `table-uuid`, no snapshot.
     ///
-    /// Errors: a partition or sort field whose source is not in the schema
-    /// ([`crate::ErrorKind::InvalidArgument`]).
+    /// Errors ([`crate::ErrorKind::InvalidArgument`]): two fields of the schema with the
+    /// same full name ([`Schema::check_field_names`]); a partition or sort field whose
+    /// source is not in the schema.
     pub fn new_table(
         format_version: FormatVersion,
         location: &str,
@@ -54,6 +55,7 @@ impl TableMetadataBuilder {
         sort_order: SortOrder,
         properties: std::collections::HashMap<String, String>,
     ) -> Result<Self> {
+        schema.check_field_names()?;
         for f in &spec.fields {
             if schema.field_by_id(f.source_id).is_none() {
                 return Err(Error::invalid_argument(format!(
@@ -158,7 +160,9 @@ impl TableMetadataBuilder {
     /// snapshot id; a sequence number not above `last-sequence-number`; a v3 snapshot
     /// without `first-row-id` at or above `next-row-id`; a ref to an unknown snapshot;
     /// a downgrade of the format version; `-1` ids with nothing added in this commit;
-    /// ids naming no schema, spec or sort order.
+    /// ids naming no schema, spec or sort order; an added schema, or one made current,
+    /// with two fields of the same full name ([`Schema::check_field_names`]; Java's
+    /// `Schema` constructor refuses it, so no reader could load the table).
     pub fn apply(&mut self, update: &TableUpdate) -> Result<()> {
         self.changed = true;
         let m = &mut self.metadata;
@@ -185,6 +189,9 @@ impl TableMetadataBuilder {
                 m.format_version = v;
             }
             TableUpdate::AddSchema { schema } => {
+                schema
+                    .check_field_names()
+                    .map_err(|e| e.context(format!("add schema {}", schema.schema_id)))?;
                 if let Some(existing) = m.schema_by_id(schema.schema_id) {
                     if existing != schema {
                         return Err(Error::invalid_argument(format!(
@@ -200,9 +207,12 @@ impl TableMetadataBuilder {
             }
             TableUpdate::SetCurrentSchema { schema_id } => {
                 let id = resolve_last(*schema_id, self.last_added_schema_id, "schema")?;
-                if m.schema_by_id(id).is_none() {
+                let Some(schema) = m.schema_by_id(id) else {
                     return Err(Error::invalid_argument(format!("no schema with id {id}")));
-                }
+                };
+                schema
+                    .check_field_names()
+                    .map_err(|e| e.context(format!("set current schema {id}")))?;
                 m.current_schema_id = id;
             }
             TableUpdate::AddSpec { spec } => {
@@ -538,6 +548,64 @@ mod tests {
             .map(|e| e.metadata_file.as_str())
             .collect();
         assert_eq!(files, ["m3", "m4"]);
+    }
+
+    #[test]
+    fn schemas_with_a_full_name_twice_are_refused() {
+        let int = || Type::Primitive(PrimitiveType::Int);
+        let dup = Schema::new(
+            1,
+            vec![
+                NestedField::optional(1, "id", int()),
+                NestedField::optional(2, "id", int()),
+            ],
+        );
+        // a new table
+        let err = TableMetadataBuilder::new_table(
+            FormatVersion::V2,
+            "file:///w/t",
+            dup.clone(),
+            PartitionSpec::unpartitioned(),
+            SortOrder {
+                order_id: 0,
+                fields: vec![],
+            },
+            Default::default(),
+        )
+        .unwrap_err();
+        assert_eq!(err.kind(), crate::ErrorKind::InvalidArgument);
+        assert!(
+            err.to_string()
+                .contains("two fields have the name 'id' (field ids 1 and 2)"),
+            "{err}"
+        );
+        // an added schema (the commit path of every catalog and of a transaction)
+        let mut b = table(FormatVersion::V2);
+        let err = b
+            .apply(&TableUpdate::AddSchema {
+                schema: dup.clone(),
+            })
+            .unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("add schema 1: invalid schema: two fields have the name 'id'"),
+            "{err}"
+        );
+        assert_eq!(b.metadata().schemas.len(), 1);
+        assert_eq!(b.metadata().last_column_id, 1);
+        // an existing schema made current (one written before this check)
+        let mut m = table(FormatVersion::V2).build().unwrap();
+        m.schemas.push(dup);
+        let mut b = TableMetadataBuilder::from_base(m, None);
+        let err = b
+            .apply(&TableUpdate::SetCurrentSchema { schema_id: 1 })
+            .unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("set current schema 1: invalid schema"),
+            "{err}"
+        );
+        assert_eq!(b.metadata().current_schema_id, 0);
     }
 
     #[test]

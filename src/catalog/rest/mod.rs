@@ -529,8 +529,14 @@ impl Catalog for RestCatalog {
 
     /// Creates with `stage-create: false`. A server answers 409 for a taken name; as
     /// not every server does (SeaweedFS 4.48 replaces the table), the name is checked
-    /// first with `HEAD`.
+    /// first with `HEAD`. A schema with two fields of the same full name is refused
+    /// before anything is sent ([`Schema::check_field_names`](crate::spec::Schema::check_field_names)),
+    /// as the other catalogs refuse it: not every server checks.
     async fn create_table(&self, ident: &TableIdent, creation: TableCreation) -> Result<Table> {
+        creation
+            .schema
+            .check_field_names()
+            .map_err(|e| e.context(format!("create table '{ident}'")))?;
         if self.table_exists(ident).await? {
             return Err(Error::new(
                 ErrorKind::AlreadyExists,

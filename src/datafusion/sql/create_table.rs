@@ -308,6 +308,9 @@ impl Parsed {
                  yet (add the column to the v3 table with ALTER TABLE … ADD COLUMN … DEFAULT)"
             )));
         }
+        // the builder's own checks (names, partition sources), before anything is
+        // written; `ALTER TABLE` checks the columns it plans in the table's new schema
+        creation.to_metadata("file:///icefloe-create-table-check")?;
         Ok(creation)
     }
 
@@ -344,8 +347,6 @@ impl Parsed {
         creation.location.clone_from(&self.location);
         creation.properties.clone_from(&self.properties);
         check_properties(&creation.properties)?;
-        // the builder's own checks, before anything is written
-        creation.to_metadata("file:///icefloe-create-table-check")?;
         Ok((creation, create.column_defaults.clone()))
     }
 }

@@ -34,7 +34,10 @@
 //!   stays required: the spec requires it);
 //! - identifier fields are required primitive fields other than `float` and `double`,
 //!   not inside a list, a map or an optional struct (spec "Identifier Field IDs");
-//! - a moved field moves within its own struct (`FIRST`, or after a sibling).
+//! - a moved field moves within its own struct (`FIRST`, or after a sibling);
+//! - the new schema has no two fields with the same full name (Java's `Schema`
+//!   constructor, `TypeUtil.indexByName`): a top-level column renamed to `st.a` clashes
+//!   with field `a` of struct `st`, and an added struct may not repeat a name.
 //!
 //! When the table has a name mapping (`schema.name-mapping.default`, for data files
 //! written without field ids), it is updated in the same commit as Java does: renamed
@@ -241,6 +244,7 @@ impl UpdateSchema {
         }
         let mut schema = Schema::new(base.schema_id, fields);
         schema.identifier_field_ids = identifiers;
+        schema.check_field_names()?;
         let same = |s: &Schema| {
             s.fields == schema.fields && s.identifier_field_ids == schema.identifier_field_ids
         };
@@ -800,6 +804,69 @@ mod tests {
             .apply(&m)
             .unwrap();
         assert_eq!(s.schema_id, 0);
+    }
+
+    fn refusal(m: &TableMetadata, u: UpdateSchema) -> String {
+        let err = u.apply(m).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InvalidArgument, "{err}");
+        err.to_string()
+    }
+
+    #[test]
+    fn refuses_two_fields_with_one_full_name() {
+        let m = metadata();
+        let int = || p(PrimitiveType::Int);
+        let twice = |name: &str| {
+            Type::Struct(StructType::new(vec![
+                NestedField::optional(0, name, int()),
+                NestedField::optional(0, name, int()),
+            ]))
+        };
+        // an added struct repeating a name, inside a list's element
+        let err = refusal(
+            &m,
+            UpdateSchema::new().add_column(
+                &[],
+                "y",
+                Type::List(ListType {
+                    element_field: NestedField::optional(0, "element", twice("a")),
+                }),
+                None,
+                None,
+            ),
+        );
+        assert!(
+            err.contains("two fields have the name 'y.element.a' (field ids 12 and 13)"),
+            "{err}"
+        );
+        // a top-level name with a dot clashing with a nested path, by add and by rename
+        let err = refusal(
+            &m,
+            UpdateSchema::new().add_column(&[], "l.element", int(), None, None),
+        );
+        assert!(
+            err.contains("two fields have the name 'l.element' (field ids 4 and 10)"),
+            "{err}"
+        );
+        let err = refusal(
+            &m,
+            UpdateSchema::new().rename_column(&path("k"), "m.value.b"),
+        );
+        assert!(
+            err.contains("two fields have the name 'm.value.b' (field ids 2 and 9)"),
+            "{err}"
+        );
+        // names are case-sensitive, as in Java: `A` next to `a` is a new name
+        let s = UpdateSchema::new()
+            .add_column(&path("l"), "A", int(), None, None)
+            .rename_column(&path("k"), "K")
+            .apply(&m)
+            .unwrap();
+        assert_eq!(
+            s.field_by_id(4).unwrap().field_type.to_string(),
+            "struct<a: int, A: int>"
+        );
+        assert_eq!(s.field_by_id(2).map(|f| f.name.as_str()), Some("K"));
     }
 
     #[test]

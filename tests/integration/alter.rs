@@ -437,9 +437,10 @@ async fn struct_fields_added_or_renamed_later_are_selected_and_filtered_alone() 
 }
 
 /// Schemas that no reader could load (two fields with one full name, Java's
-/// `TypeUtil.indexByName`) are refused by `CREATE TABLE`, CTAS and `ALTER TABLE`, naming
-/// the name, with nothing committed: the table's metadata file stays, and the table stays
-/// readable and writable in icefloe and PyIceberg.
+/// `TypeUtil.indexByName`) or no writer could write to (a struct left without fields)
+/// are refused by `CREATE TABLE`, CTAS and `ALTER TABLE`, naming the name, with nothing
+/// committed: the table's metadata file stays, and the table stays readable and writable
+/// in icefloe and PyIceberg.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn schemas_with_clashing_names_or_empty_structs_are_refused() {
     let lake = crate::dml::lake().await;
@@ -485,6 +486,10 @@ async fn schemas_with_clashing_names_or_empty_structs_are_refused() {
             "ALTER TABLE ice.ns.b ADD COLUMN \"st.b\" INT",
             "two fields have the name 'st.b'",
         ),
+        (
+            "ALTER TABLE ice.ns.b DROP COLUMN st.a, st.b",
+            "cannot leave struct 'st' without fields",
+        ),
     ] {
         let err = crate::dml::run(&ctx, sql).await.expect_err(sql);
         assert!(err.contains(needle), "{sql}: {err}");
@@ -504,7 +509,7 @@ async fn schemas_with_clashing_names_or_empty_structs_are_refused() {
             .expect("location"),
         before
     );
-    // case matters (`A` is not `a`), a field of a struct may go, and the table takes
+    // case matters (`A` is not `a`), one field of a struct may go, and the table takes
     // rows afterwards
     run(&ctx, "ALTER TABLE ice.ns.b ADD COLUMN st.\"A\" INT").await;
     run(&ctx, "ALTER TABLE ice.ns.b DROP COLUMN st.a").await;

@@ -37,7 +37,10 @@
 //! - a moved field moves within its own struct (`FIRST`, or after a sibling);
 //! - the new schema has no two fields with the same full name (Java's `Schema`
 //!   constructor, `TypeUtil.indexByName`): a top-level column renamed to `st.a` clashes
-//!   with field `a` of struct `st`, and an added struct may not repeat a name.
+//!   with field `a` of struct `st`, and an added struct may not repeat a name;
+//! - no struct is left without fields, nor the table without columns (deleting every
+//!   field of a struct; Java allows it, but Parquet cannot write an empty struct): drop
+//!   the struct column instead.
 //!
 //! When the table has a name mapping (`schema.name-mapping.default`, for data files
 //! written without field ids), it is updated in the same commit as Java does: renamed
@@ -61,7 +64,8 @@ mod rules;
 
 pub use rules::check_promotion;
 use rules::{
-    check_deletable, check_partition_values_keep, check_v3, default_json, promote_default,
+    check_deletable, check_no_new_empty_structs, check_partition_values_keep, check_v3,
+    default_json, promote_default,
 };
 
 /// Where a field goes within its struct (Java `moveFirst`, `moveAfter`).
@@ -245,6 +249,7 @@ impl UpdateSchema {
         let mut schema = Schema::new(base.schema_id, fields);
         schema.identifier_field_ids = identifiers;
         schema.check_field_names()?;
+        check_no_new_empty_structs(base, &schema)?;
         let same = |s: &Schema| {
             s.fields == schema.fields && s.identifier_field_ids == schema.identifier_field_ids
         };
@@ -792,12 +797,17 @@ mod tests {
                 .contains("cannot drop column 'k': the table's sort order uses it"),
             "{err}"
         );
-        // a nested field can go; renaming back reuses the original schema's id
+        // a nested field can go (here replaced in the same change); renaming back reuses
+        // the original schema's id
         let s = UpdateSchema::new()
             .delete_column(&path("m.value.b"))
+            .add_column(&path("m.value"), "c", p(PrimitiveType::Long), None, None)
             .apply(&m)
             .unwrap();
-        assert_eq!(s.field_by_id(8).unwrap().field_type.to_string(), "struct<>");
+        assert_eq!(
+            s.field_by_id(8).unwrap().field_type.to_string(),
+            "struct<c: long>"
+        );
         let s = UpdateSchema::new()
             .rename_column(&path("k"), "kk")
             .rename_column(&path("kk"), "k")
@@ -867,6 +877,117 @@ mod tests {
             "struct<a: int, A: int>"
         );
         assert_eq!(s.field_by_id(2).map(|f| f.name.as_str()), Some("K"));
+    }
+
+    #[test]
+    fn refuses_leaving_a_struct_without_fields() {
+        let m = metadata();
+        let u = UpdateSchema::new()
+            .add_column(
+                &[],
+                "st",
+                Type::Struct(StructType::new(vec![
+                    NestedField::optional(0, "a", p(PrimitiveType::Int)),
+                    NestedField::optional(0, "b", p(PrimitiveType::String)),
+                ])),
+                None,
+                None,
+            )
+            .apply(&m)
+            .unwrap();
+        let mut b = TableMetadataBuilder::from_base(m.clone(), None);
+        b.apply_all(&[
+            TableUpdate::AddSchema { schema: u },
+            TableUpdate::SetCurrentSchema { schema_id: -1 },
+        ])
+        .unwrap();
+        let with_st = b.build().unwrap();
+        let err = refusal(
+            &with_st,
+            UpdateSchema::new()
+                .delete_column(&path("st.a"))
+                .delete_column(&path("st.b")),
+        );
+        assert!(
+            err.contains("cannot leave struct 'st' without fields")
+                && err.contains("drop the column 'st' instead"),
+            "{err}"
+        );
+        // one field may go
+        let s = UpdateSchema::new()
+            .delete_column(&path("st.a"))
+            .apply(&with_st)
+            .unwrap();
+        assert_eq!(
+            s.field_by_name("st").unwrap().field_type.to_string(),
+            "struct<b: string>"
+        );
+        // a list's element struct and a map's value struct: drop the list or map instead
+        let err = refusal(&m, UpdateSchema::new().delete_column(&path("l.a")));
+        assert!(
+            err.contains("cannot leave struct 'l.element' without fields")
+                && err.contains("drop the column 'l' instead"),
+            "{err}"
+        );
+        let err = refusal(&m, UpdateSchema::new().delete_column(&path("m.value.b")));
+        assert!(
+            err.contains("struct 'm.value' without fields")
+                && err.contains("drop the column 'm' instead"),
+            "{err}"
+        );
+        // an empty struct added through the API, and every column of the table
+        let err = refusal(
+            &m,
+            UpdateSchema::new().add_column(
+                &[],
+                "e",
+                Type::Struct(StructType::new(vec![])),
+                None,
+                None,
+            ),
+        );
+        assert!(
+            err.contains("cannot leave struct 'e' without fields"),
+            "{err}"
+        );
+        let mut all = UpdateSchema::new();
+        for c in ["l", "m"] {
+            all = all.delete_column(&path(c));
+        }
+        let mut bare = m.clone();
+        bare.schemas[0].identifier_field_ids.clear();
+        bare.sort_orders.clear();
+        bare.default_sort_order_id = 0;
+        let s = all.clone().delete_column(&path("k")).apply(&bare).unwrap();
+        assert_eq!(s.columns().len(), 1);
+        let err = refusal(
+            &bare,
+            all.delete_column(&path("k")).delete_column(&path("id")),
+        );
+        assert!(
+            err.contains("cannot drop every column of the table"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_struct_empty_before_the_change_is_left_alone() {
+        let mut m = metadata();
+        let schema = Schema::new(
+            0,
+            vec![
+                NestedField::optional(1, "id", p(PrimitiveType::Long)),
+                NestedField::optional(2, "e", Type::Struct(StructType::new(vec![]))),
+            ],
+        );
+        m.schemas = vec![schema];
+        m.sort_orders.clear();
+        m.default_sort_order_id = 0;
+        let s = UpdateSchema::new()
+            .add_column(&[], "x", p(PrimitiveType::Int), None, None)
+            .apply(&m)
+            .unwrap();
+        assert_eq!(s.columns().len(), 3);
     }
 
     #[test]

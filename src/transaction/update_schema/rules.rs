@@ -1,11 +1,11 @@
 //! The rules of [`UpdateSchema`](super::UpdateSchema) that refuse a change: default
-//! values (v3 only, their JSON form), deletable fields, and type promotions (spec
-//! "Schema Evolution"), each refusal an [`ErrorKind::InvalidArgument`](crate::ErrorKind::InvalidArgument) naming the rule.
+//! values (v3 only, their JSON form), deletable fields, no struct left empty, and type
+//! promotions (spec "Schema Evolution"), each refusal an [`ErrorKind::InvalidArgument`](crate::ErrorKind::InvalidArgument) naming the rule.
 
 use super::{ids_in, name};
 use crate::error::{Error, Result};
 use crate::spec::{
-    FormatVersion, Literal, NestedField, PrimitiveType, TableMetadata, Transform, Type,
+    FormatVersion, Literal, NestedField, PrimitiveType, Schema, TableMetadata, Transform, Type,
 };
 
 /// Refuses default values below format version 3 (spec "Default values").
@@ -115,6 +115,75 @@ pub(super) fn check_deletable(
         )));
     }
     Ok(())
+}
+
+/// Refuse a schema change that leaves a struct without fields (deleting every field of
+/// a struct, or adding an empty struct), or the table without columns, where `base` had
+/// none such: Parquet cannot write an empty struct, so no row could be written to the
+/// table. Iceberg Java's `SchemaUpdate` allows it (its `ApplyChanges.struct` leaves the
+/// question open: "What happens if there are no fields left?"); icefloe refuses, and a
+/// struct that was already empty in `base` is left alone.
+///
+/// Errors: [`ErrorKind::InvalidArgument`](crate::ErrorKind::InvalidArgument) naming the
+/// struct and the column to drop instead.
+pub(super) fn check_no_new_empty_structs(base: &Schema, new: &Schema) -> Result<()> {
+    if new.columns().is_empty() && !base.columns().is_empty() {
+        return Err(Error::invalid_argument(
+            "cannot drop every column of the table: a table needs at least one column",
+        ));
+    }
+    let mut before = vec![];
+    empty_structs(base.columns(), &[], &mut before);
+    let mut after = vec![];
+    empty_structs(new.columns(), &[], &mut after);
+    let Some((_, path)) = after
+        .into_iter()
+        .find(|(id, _)| !before.iter().any(|(b, _)| b == id))
+    else {
+        return Ok(());
+    };
+    // the field to drop instead: the struct itself, or the list or map holding it
+    let mut column = path.as_slice();
+    while let Some((last, rest)) = column.split_last() {
+        if (last == "element" || last == "value") && !rest.is_empty() {
+            column = rest;
+        } else {
+            break;
+        }
+    }
+    Err(Error::invalid_argument(format!(
+        "cannot leave struct '{}' without fields: Parquet cannot write an empty struct, so \
+         no row could be written to the table; drop the column '{}' instead",
+        name(&path),
+        name(column)
+    )))
+}
+
+/// The id and name path of every struct-typed field in `fields` with no fields.
+fn empty_structs(fields: &[NestedField], parent: &[String], out: &mut Vec<(i32, Vec<String>)>) {
+    for f in fields {
+        let mut path = parent.to_vec();
+        path.push(f.name.clone());
+        walk_empty(f, path, out);
+    }
+}
+
+fn walk_empty(f: &NestedField, path: Vec<String>, out: &mut Vec<(i32, Vec<String>)>) {
+    let child = |word: &str| {
+        let mut p = path.clone();
+        p.push(word.to_string());
+        p
+    };
+    match f.field_type.as_ref() {
+        Type::Struct(s) if s.fields.is_empty() => out.push((f.id, path)),
+        Type::Struct(s) => empty_structs(&s.fields, &path, out),
+        Type::List(l) => walk_empty(&l.element_field, child("element"), out),
+        Type::Map(m) => {
+            walk_empty(&m.key_field, child("key"), out);
+            walk_empty(&m.value_field, child("value"), out);
+        }
+        Type::Primitive(_) => {}
+    }
 }
 
 /// Whether `from` may be promoted to `to` in a table of format `version` (spec "Schema

@@ -16,6 +16,9 @@
 //! `BETWEEN`. DataFusion compares the bytes unsigned, one by one: the order of the UUIDs'
 //! hex text, so `<` and `BETWEEN` mean what they say to a reader of the text.
 //!
+//! `CAST(u AS STRING)` of such a value gives its `8-4-4-4-12` text, as in Spark (DataFusion
+//! has no cast from a fixed-size binary to a string).
+//!
 //! A string that is not a UUID, compared with a column tagged `uuid`, is an error naming
 //! the string (as DuckDB's cast refuses it); compared with a `fixed[16]` value it is left
 //! for DataFusion to report. Installed (once) by [`install_uuid_literal_rule`], which
@@ -28,8 +31,11 @@ use datafusion::arrow::datatypes::DataType;
 use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::Transformed;
 use datafusion::common::{plan_err, DFSchema, Result as DFResult, ScalarValue};
+use datafusion::functions::encoding::expr_fn::encode;
+use datafusion::functions::string::expr_fn::concat_ws;
+use datafusion::functions::unicode::expr_fn::substring;
 use datafusion::logical_expr::expr_rewriter::FunctionRewrite;
-use datafusion::logical_expr::{Expr, ExprSchemable};
+use datafusion::logical_expr::{lit, Expr, ExprSchemable};
 use datafusion::prelude::SessionContext;
 
 use super::compared_groups::unify_compared;
@@ -121,6 +127,45 @@ fn unify(group: &mut [&mut Expr], schema: &DFSchema) -> DFResult<bool> {
     Ok(changed)
 }
 
+/// `CAST(u AS STRING)` of a value tagged `uuid`: its `8-4-4-4-12` text in lower case (as
+/// Spark casts a uuid, and as the CLI prints one), where DataFusion 55 has no cast from a
+/// fixed-size binary to a string. Built from DataFusion's own functions (`encode`,
+/// `substring`, `concat_ws`), so that a plan codec carries it. `None` for any other
+/// expression.
+fn uuid_as_text(expr: &Expr, schema: &DFSchema) -> Option<Expr> {
+    let (value, to) = match expr {
+        Expr::Cast(c) => (c.expr.as_ref(), c.field.data_type()),
+        Expr::TryCast(c) => (c.expr.as_ref(), c.field.data_type()),
+        _ => return None,
+    };
+    if !matches!(
+        to,
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View
+    ) || fixed16(value, schema) != Fixed16::Uuid
+    {
+        return None;
+    }
+    let hex = encode(value.clone(), lit("hex"));
+    let part = |from: i64, len: i64| substring(hex.clone(), lit(from), lit(len));
+    let text = concat_ws(
+        lit("-"),
+        vec![
+            part(1, 8),
+            part(9, 4),
+            part(13, 4),
+            part(17, 4),
+            part(21, 12),
+        ],
+    );
+    Some(match to {
+        DataType::Utf8 => text,
+        other => Expr::Cast(datafusion::logical_expr::Cast::new(
+            Box::new(text),
+            other.clone(),
+        )),
+    })
+}
+
 impl FunctionRewrite for UuidStringLiterals {
     fn name(&self) -> &str {
         UUID_STRING_LITERALS_RULE
@@ -132,6 +177,9 @@ impl FunctionRewrite for UuidStringLiterals {
         schema: &DFSchema,
         _config: &ConfigOptions,
     ) -> DFResult<Transformed<Expr>> {
+        if let Some(text) = uuid_as_text(&expr, schema) {
+            return Ok(Transformed::yes(text));
+        }
         let changed = unify_compared(&mut expr, |group| unify(group, schema))?.unwrap_or(false);
         Ok(if changed {
             Transformed::yes(expr)
@@ -263,6 +311,35 @@ mod tests {
             .unwrap();
         let text = pretty_format_batches(&plan).unwrap().to_string();
         assert!(!text.contains("Utf8"), "{text}");
+    }
+
+    #[tokio::test]
+    async fn uuid_values_cast_to_their_text() {
+        let ctx = session();
+        let batches = ctx
+            .sql(
+                "SELECT CAST(u AS STRING) AS a, u::varchar AS b, TRY_CAST(u AS VARCHAR) AS c, \
+                 arrow_typeof(CAST(u AS STRING)) AS ty FROM t ORDER BY id",
+            )
+            .await
+            .unwrap()
+            .collect()
+            .await
+            .unwrap();
+        let text = pretty_format_batches(&batches).unwrap().to_string();
+        for u in [A, B, C] {
+            assert!(text.contains(&format!("| {u} | {u} | {u} |")), "{text}");
+        }
+        // the null row stays null
+        assert!(text.contains("|                                      |                                      |                                      |"), "{text}");
+        // untagged fixed[16]: DataFusion's own answer, unchanged
+        let err = failure(&ctx, "SELECT CAST(f AS STRING) FROM t").await;
+        assert!(!err.contains("550e8400"), "{err}");
+        // a string comparison of the text, as a Spark user writes it
+        assert_eq!(
+            ids(&ctx, &format!("CAST(u AS STRING) LIKE '{}%'", &C[..8])).await,
+            [3]
+        );
     }
 
     /// The error planning or running `sql` gives (the analyzer runs when the plan does).

@@ -29,6 +29,7 @@ mod nan;
 pub mod scan;
 pub mod spec;
 pub mod table;
+pub mod table_properties;
 pub mod transaction;
 pub mod transform;
 pub mod write;

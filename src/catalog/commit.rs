@@ -60,6 +60,7 @@ impl TableCreation {
     ///
     /// Errors: a `format-version` other than 1, 2, 3; the builder's checks.
     pub fn to_metadata(&self, location: &str) -> Result<TableMetadata> {
+        crate::table_properties::validate_all(&self.properties)?;
         let mut properties = self.properties.clone();
         let version = match properties
             .remove("format-version")
@@ -148,10 +149,6 @@ pub(crate) async fn write_metadata_file(
     written
 }
 
-/// Table property: whether a commit deletes the metadata files that fall out of
-/// `metadata-log` (default false).
-pub const DELETE_AFTER_COMMIT: &str = "write.metadata.delete-after-commit.enabled";
-
 /// After a commit: when `write.metadata.delete-after-commit.enabled` is true, delete the
 /// metadata files `base` logged that `committed` no longer does (best effort: a file left
 /// behind is an orphan, never a broken table).
@@ -160,10 +157,13 @@ pub(crate) async fn delete_dropped_metadata(
     committed: &TableMetadata,
     io: &crate::io::FileIO,
 ) {
-    let enabled = committed
-        .properties
-        .get(DELETE_AFTER_COMMIT)
-        .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"));
+    // after the commit landed: a value that is not a boolean (written by another engine)
+    // reads as false, as Java's `Boolean.parseBoolean` does
+    let enabled = crate::table_properties::METADATA_DELETE_AFTER_COMMIT_ENABLED
+        .bool(&committed.properties)
+        .ok()
+        .flatten()
+        .unwrap_or(false);
     if !enabled {
         return;
     }

@@ -61,7 +61,8 @@ use crate::write::bounds::literal_to_bytes;
 use crate::write::{write_deletion_vectors, write_position_delete_file, DataFileWriterConfig};
 
 /// Table property: target size of delete files, in bytes.
-pub const DELETE_TARGET_FILE_SIZE_BYTES: &str = "write.delete.target-file-size-bytes";
+pub const DELETE_TARGET_FILE_SIZE_BYTES: &str =
+    crate::table_properties::DELETE_TARGET_FILE_SIZE_BYTES.name;
 /// Default of [`DELETE_TARGET_FILE_SIZE_BYTES`]: 64 MiB.
 pub const DELETE_TARGET_FILE_SIZE_BYTES_DEFAULT: u64 = 64 * 1024 * 1024;
 
@@ -341,15 +342,11 @@ async fn plan_v2(
     let mut config = DataFileWriterConfig::from_properties(&m.properties)?;
     let target = match options.target_file_size_bytes {
         Some(t) => t,
-        None => match m.properties.get(DELETE_TARGET_FILE_SIZE_BYTES) {
-            None => DELETE_TARGET_FILE_SIZE_BYTES_DEFAULT,
-            Some(v) => v.trim().parse().ok().filter(|t| *t > 0).ok_or_else(|| {
-                Error::invalid_argument(format!(
-                    "table property {DELETE_TARGET_FILE_SIZE_BYTES}='{v}' is not a positive \
-                     number"
-                ))
-            })?,
-        },
+        None => crate::table_properties::DELETE_TARGET_FILE_SIZE_BYTES
+            .int(&m.properties)?
+            .map_or(DELETE_TARGET_FILE_SIZE_BYTES_DEFAULT, |n| {
+                u64::try_from(n).unwrap_or(DELETE_TARGET_FILE_SIZE_BYTES_DEFAULT)
+            }),
     };
     config.target_file_size_bytes = target;
     let min_size = options.min_file_size_bytes.unwrap_or(target / 4 * 3);

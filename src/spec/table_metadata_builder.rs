@@ -19,8 +19,8 @@ use super::table_metadata::{FormatVersion, TableMetadata, MAIN_BRANCH};
 use super::table_update::TableUpdate;
 use crate::error::{Error, Result};
 
-/// Table property: how many previous metadata files `metadata-log` keeps.
-pub const PREVIOUS_VERSIONS_MAX: &str = "write.metadata.previous-versions-max";
+/// Default of `write.metadata.previous-versions-max`: how many previous metadata files
+/// `metadata-log` keeps.
 const PREVIOUS_VERSIONS_MAX_DEFAULT: usize = 100;
 
 /// Builds the next [`TableMetadata`] from a base by applying [`TableUpdate`]s.
@@ -382,14 +382,17 @@ impl TableMetadataBuilder {
                 metadata_file: previous,
             });
         }
-        let max = match m.properties.get(PREVIOUS_VERSIONS_MAX) {
-            None => PREVIOUS_VERSIONS_MAX_DEFAULT,
-            Some(v) => v.trim().parse::<usize>().map_err(|_| {
-                Error::invalid_argument(format!(
-                    "table property '{PREVIOUS_VERSIONS_MAX}' is '{v}', not a count"
-                ))
-            })?,
-        };
+        // Every commit reads this, so a value icefloe cannot use (written by another
+        // engine; icefloe's own SET refuses it) falls back to the default rather than
+        // failing the commit: failing would lock the table against the very commit that
+        // unsets it. The value only bounds the metadata log's length.
+        let max = crate::table_properties::METADATA_PREVIOUS_VERSIONS_MAX
+            .int(&m.properties)
+            .ok()
+            .flatten()
+            .map_or(PREVIOUS_VERSIONS_MAX_DEFAULT, |n| {
+                usize::try_from(n).unwrap_or(PREVIOUS_VERSIONS_MAX_DEFAULT)
+            });
         if m.metadata_log.len() > max {
             let excess = m.metadata_log.len() - max;
             m.metadata_log.drain(..excess);
@@ -532,8 +535,12 @@ mod tests {
     #[test]
     fn metadata_log_is_trimmed() {
         let mut m = table(FormatVersion::V2).build().unwrap();
-        m.properties
-            .insert(PREVIOUS_VERSIONS_MAX.into(), "2".into());
+        m.properties.insert(
+            crate::table_properties::METADATA_PREVIOUS_VERSIONS_MAX
+                .name
+                .into(),
+            "2".into(),
+        );
         for i in 0..5 {
             let mut b = TableMetadataBuilder::from_base(m, Some(&format!("m{i}")));
             b.apply(&TableUpdate::SetProperties {

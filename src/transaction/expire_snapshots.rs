@@ -37,14 +37,15 @@ use crate::catalog::ancestors;
 use crate::error::{Error, Result};
 use crate::spec::{TableMetadata, TableUpdate, MAIN_BRANCH};
 use crate::table::Table;
+use crate::table_properties as tp;
 
 /// Table property: the default age past which snapshots expire, ms (default 5 days).
-pub const MAX_SNAPSHOT_AGE_MS: &str = "history.expire.max-snapshot-age-ms";
+pub const MAX_SNAPSHOT_AGE_MS: &str = tp::MAX_SNAPSHOT_AGE_MS.name;
 /// Table property: the default number of a branch's snapshots always kept (default 1).
-pub const MIN_SNAPSHOTS_TO_KEEP: &str = "history.expire.min-snapshots-to-keep";
+pub const MIN_SNAPSHOTS_TO_KEEP: &str = tp::MIN_SNAPSHOTS_TO_KEEP.name;
 /// Table property: the default age past which refs other than `main` expire, ms
 /// (default: never).
-pub const MAX_REF_AGE_MS: &str = "history.expire.max-ref-age-ms";
+pub const MAX_REF_AGE_MS: &str = tp::MAX_REF_AGE_MS.name;
 
 const DEFAULT_MAX_SNAPSHOT_AGE_MS: i64 = 5 * 24 * 60 * 60 * 1000;
 
@@ -115,18 +116,19 @@ impl ExpireSnapshots {
             )));
         }
         let props = &m.properties;
-        let default_age =
-            property(props, MAX_SNAPSHOT_AGE_MS)?.unwrap_or(DEFAULT_MAX_SNAPSHOT_AGE_MS);
+        let default_age = tp::MAX_SNAPSHOT_AGE_MS
+            .int(props)?
+            .unwrap_or(DEFAULT_MAX_SNAPSHOT_AGE_MS);
         let default_keep = match self.retain_last {
             Some(n) => i64::from(n),
-            None => property(props, MIN_SNAPSHOTS_TO_KEEP)?.unwrap_or(1),
+            None => tp::MIN_SNAPSHOTS_TO_KEEP.int(props)?.unwrap_or(1),
         };
         if default_keep < 1 {
             return Err(Error::invalid_argument(format!(
                 "table property '{MIN_SNAPSHOTS_TO_KEEP}' must be at least 1, got {default_keep}"
             )));
         }
-        let default_ref_age = property(props, MAX_REF_AGE_MS)?.unwrap_or(i64::MAX);
+        let default_ref_age = tp::MAX_REF_AGE_MS.int(props)?.unwrap_or(i64::MAX);
         let default_cutoff = self
             .older_than_ms
             .unwrap_or_else(|| now.saturating_sub(default_age));
@@ -253,18 +255,6 @@ impl ExpirePlan {
         }
         out
     }
-}
-
-/// An integer table property, `None` when unset.
-fn property(props: &HashMap<String, String>, key: &str) -> Result<Option<i64>> {
-    props
-        .get(key)
-        .map(|v| {
-            v.trim().parse::<i64>().map_err(|_| {
-                Error::invalid_argument(format!("table property '{key}' is '{v}', not a number"))
-            })
-        })
-        .transpose()
 }
 
 #[async_trait]

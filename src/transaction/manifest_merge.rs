@@ -14,9 +14,10 @@
 use std::collections::{BTreeMap, HashMap};
 
 use super::snapshot_producer::SnapshotProducer;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::spec::{ManifestContent, ManifestFile, ManifestStatus};
 use crate::table::Table;
+use crate::table_properties as tp;
 use crate::write::NewEntry;
 
 /// The merge settings of a table.
@@ -32,22 +33,14 @@ impl MergePolicy {
     ///
     /// Errors: a value that does not parse, naming the property.
     pub(crate) fn from_properties(p: &HashMap<String, String>) -> Result<Self> {
-        fn get<T: std::str::FromStr>(
-            p: &HashMap<String, String>,
-            key: &str,
-            default: T,
-        ) -> Result<T> {
-            match p.get(key) {
-                None => Ok(default),
-                Some(v) => v.trim().parse().map_err(|_| {
-                    Error::invalid_argument(format!("table property '{key}' is '{v}'"))
-                }),
-            }
-        }
         Ok(Self {
-            enabled: get(p, "commit.manifest-merge.enabled", true)?,
-            min_count: get(p, "commit.manifest.min-count-to-merge", 100usize)?,
-            target_bytes: get(p, "commit.manifest.target-size-bytes", 8 * 1024 * 1024i64)?,
+            enabled: tp::MANIFEST_MERGE_ENABLED.bool(p)?.unwrap_or(true),
+            min_count: tp::MANIFEST_MIN_MERGE_COUNT
+                .int(p)?
+                .map_or(100, |n| usize::try_from(n).unwrap_or(usize::MAX)),
+            target_bytes: tp::MANIFEST_TARGET_SIZE_BYTES
+                .int(p)?
+                .unwrap_or(8 * 1024 * 1024),
         })
     }
 }

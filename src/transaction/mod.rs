@@ -128,7 +128,9 @@ impl Transaction {
     /// retries run out; [`ErrorKind::CommitStateUnknown`] when the catalog cannot say
     /// whether the last attempt landed (files are then kept); I/O errors.
     pub async fn commit(mut self) -> Result<Table> {
-        let policy = RetryPolicy::from_properties(&self.base.metadata().properties)?;
+        // never fails: see `RetryPolicy::from_properties` for why a value icefloe
+        // cannot use falls back to its default instead
+        let policy = RetryPolicy::from_properties(&self.base.metadata().properties);
         let mut base = self.base.clone();
         let mut attempt = 0u32;
         let started = std::time::Instant::now();
@@ -154,8 +156,14 @@ impl Transaction {
                     attempt += 1;
                     if !policy.may_retry(attempt, started.elapsed()) {
                         self.clean_up_failed(&base).await;
+                        let unusable = RetryPolicy::unusable(&self.base.metadata().properties);
+                        let note = if unusable.is_empty() {
+                            String::new()
+                        } else {
+                            format!(" (defaults used in place of: {})", unusable.join("; "))
+                        };
                         return Err(e.context(format!(
-                            "commit to table '{}' gave up after {attempt} attempts",
+                            "commit to table '{}' gave up after {attempt} attempts{note}",
                             self.ident
                         )));
                     }

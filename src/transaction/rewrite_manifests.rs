@@ -31,8 +31,7 @@ use crate::spec::{ManifestContent, ManifestEntry, ManifestFile, TableUpdate};
 use crate::table::Table;
 use crate::write::NewEntry;
 
-/// Table property: the size manifests are rewritten to, bytes (default 8 MiB).
-pub const MANIFEST_TARGET_SIZE_BYTES: &str = "commit.manifest.target-size-bytes";
+// the size manifests are rewritten to: `commit.manifest.target-size-bytes`
 const DEFAULT_TARGET_SIZE: i64 = 8 * 1024 * 1024;
 
 /// Recluster the current snapshot's manifests by partition.
@@ -71,14 +70,9 @@ impl RewriteManifests {
     fn target(&self, table: &Table) -> Result<i64> {
         let t = match self.target_size_bytes {
             Some(t) => t,
-            None => match table.metadata().properties.get(MANIFEST_TARGET_SIZE_BYTES) {
-                None => DEFAULT_TARGET_SIZE,
-                Some(v) => v.trim().parse().map_err(|_| {
-                    Error::invalid_argument(format!(
-                        "table property '{MANIFEST_TARGET_SIZE_BYTES}' is '{v}', not a number"
-                    ))
-                })?,
-            },
+            None => crate::table_properties::MANIFEST_TARGET_SIZE_BYTES
+                .int(&table.metadata().properties)?
+                .unwrap_or(DEFAULT_TARGET_SIZE),
         };
         if t <= 0 {
             return Err(Error::invalid_argument(format!(

@@ -7,6 +7,11 @@
 //! `TableMetadata.replaceProperties`: setting it to a higher version upgrades the table
 //! (REST `upgrade-format-version`), to the same version does nothing, to a lower one is
 //! refused (spec: "Format Versioning": tables are upgraded, never downgraded).
+//!
+//! A value of a property icefloe reads must be one it can use
+//! ([`crate::table_properties`]), so a property change can never break a later write;
+//! other properties are free-form, as in Java. Removing a property is always allowed,
+//! so a table given a bad value by another engine can be repaired.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -16,9 +21,10 @@ use super::TransactionAction;
 use crate::error::{Error, Result};
 use crate::spec::{FormatVersion, TableUpdate};
 use crate::table::Table;
+use crate::table_properties;
 
 /// The property that names the table's format version.
-pub const FORMAT_VERSION: &str = "format-version";
+pub const FORMAT_VERSION: &str = table_properties::FORMAT_VERSION.name;
 
 /// Properties a commit may not set or remove (Java `TableProperties.RESERVED_PROPERTIES`):
 /// values that live in table metadata fields and are only reported as properties.
@@ -56,15 +62,16 @@ impl UpdateProperties {
     /// Set `key` to `value`.
     ///
     /// Errors ([`crate::ErrorKind::InvalidArgument`], naming the key): a reserved key
-    /// other than `format-version`; a `format-version` that is not 1, 2 or 3; a key
-    /// that is also removed.
+    /// other than `format-version`; a value icefloe cannot use for a property it reads
+    /// ([`table_properties::validate`]: `format-version` 1, 2 or 3,
+    /// `commit.retry.num-retries` a non-negative integer, …), naming the value and what
+    /// the property takes; a key that is also removed.
     pub fn set(mut self, key: impl Into<String>, value: impl Into<String>) -> Result<Self> {
         let (key, value) = (key.into(), value.into());
-        if key == FORMAT_VERSION {
-            parse_format_version(&value)?;
-        } else {
+        if key != FORMAT_VERSION {
             check_not_reserved(&key, "set")?;
         }
+        table_properties::validate(&key, &value)?;
         if self.removals.contains(&key) {
             return Err(Error::invalid_argument(format!(
                 "table property '{key}' is both set and removed"
@@ -156,6 +163,11 @@ impl TransactionAction for UpdateProperties {
             }
         }
         if !updates.is_empty() {
+            // values valid only together (a compression level and its codec), as they
+            // will be after this change
+            let mut after = m.properties.clone();
+            after.extend(updates.clone());
+            table_properties::validate_together(&after, |k| updates.contains_key(k))?;
             out.push(TableUpdate::SetProperties {
                 updates: updates.into_iter().collect(),
             });

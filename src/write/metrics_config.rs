@@ -17,14 +17,14 @@ use std::collections::HashMap;
 
 use crate::error::{Error, Result};
 use crate::spec::{NestedField, Schema, Type};
+use crate::table_properties as tp;
 
 /// Property naming the default metrics mode.
-pub const METRICS_DEFAULT_PROPERTY: &str = "write.metadata.metrics.default";
+pub const METRICS_DEFAULT_PROPERTY: &str = tp::METRICS_DEFAULT.name;
 /// Prefix of the properties naming one column's metrics mode.
-pub const METRICS_COLUMN_PREFIX: &str = "write.metadata.metrics.column.";
+pub const METRICS_COLUMN_PREFIX: &str = tp::METRICS_COLUMN.name;
 /// Property limiting how many columns get the inferred default mode.
-pub const METRICS_MAX_INFERRED_PROPERTY: &str =
-    "write.metadata.metrics.max-inferred-column-defaults";
+pub const METRICS_MAX_INFERRED_PROPERTY: &str = tp::METRICS_MAX_INFERRED_COLUMN_DEFAULTS.name;
 /// Java's default for [`METRICS_MAX_INFERRED_PROPERTY`].
 pub const METRICS_MAX_INFERRED_DEFAULT: usize = 100;
 
@@ -106,18 +106,14 @@ impl MetricsConfig {
     pub fn from_properties(props: &HashMap<String, String>) -> Result<Self> {
         let mut config = MetricsConfig::default();
         let parse = |key: &str, value: &str| {
-            MetricsMode::parse(value).map_err(|e| e.context(format!("property '{key}'")))
+            tp::validate(key, value)?;
+            MetricsMode::parse(value)
         };
         if let Some(v) = props.get(METRICS_DEFAULT_PROPERTY) {
             config.default_mode = Some(parse(METRICS_DEFAULT_PROPERTY, v)?);
         }
-        if let Some(v) = props.get(METRICS_MAX_INFERRED_PROPERTY) {
-            config.max_inferred_column_defaults = v.trim().parse().map_err(|_| {
-                Error::invalid_argument(format!(
-                    "property '{METRICS_MAX_INFERRED_PROPERTY}': '{v}' is not a non-negative \
-                     integer"
-                ))
-            })?;
+        if let Some(n) = tp::METRICS_MAX_INFERRED_COLUMN_DEFAULTS.int(props)? {
+            config.max_inferred_column_defaults = usize::try_from(n).unwrap_or(usize::MAX);
         }
         for (key, value) in props {
             if let Some(column) = key.strip_prefix(METRICS_COLUMN_PREFIX) {

@@ -48,7 +48,7 @@ pub use position_delete_writer::{
 };
 pub use puffin_writer::write_deletion_vectors;
 pub use table_writer::{LocalTableWriter, PendingSnapshot};
-pub use writer_config::{DataFileWriterConfig, DistributionMode};
+pub use writer_config::{parquet_compression, DataFileWriterConfig, DistributionMode};
 pub use written_files::{decode_written_files, encode_written_files};
 
 #[cfg(test)]

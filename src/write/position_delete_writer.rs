@@ -35,7 +35,7 @@ use crate::spec::{
 pub const DELETE_POS_FIELD_ID: i32 = 2147483545;
 
 /// Table property: `file` (one delete file per data file) or `partition`.
-pub const DELETE_GRANULARITY: &str = "write.delete.granularity";
+pub const DELETE_GRANULARITY: &str = crate::table_properties::DELETE_GRANULARITY.name;
 
 /// Rows per Arrow batch handed to the Parquet writer.
 const BATCH_ROWS: usize = 64 * 1024;
@@ -54,17 +54,12 @@ impl DeleteGranularity {
     ///
     /// Errors: a value other than `file` / `partition`, naming it.
     pub fn from_properties(props: &HashMap<String, String>) -> Result<Self> {
-        match props
-            .get(DELETE_GRANULARITY)
-            .map(|v| v.trim().to_ascii_lowercase())
-        {
-            None => Ok(Self::File),
-            Some(v) if v == "file" => Ok(Self::File),
-            Some(v) if v == "partition" => Ok(Self::Partition),
-            Some(v) => Err(Error::invalid_argument(format!(
-                "table property {DELETE_GRANULARITY}='{v}' (expected file or partition)"
-            ))),
-        }
+        Ok(
+            match crate::table_properties::DELETE_GRANULARITY.choice(props)? {
+                Some("partition") => Self::Partition,
+                _ => Self::File,
+            },
+        )
     }
 }
 

@@ -9,22 +9,24 @@ use datafusion::parquet::file::properties::{EnabledStatistics, WriterProperties}
 use super::metrics_config::MetricsConfig;
 use crate::error::{Error, Result};
 
+use crate::table_properties as tp;
+
 /// `write.target-file-size-bytes` (default 512 MiB).
-pub const TARGET_FILE_SIZE_PROPERTY: &str = "write.target-file-size-bytes";
+pub const TARGET_FILE_SIZE_PROPERTY: &str = tp::WRITE_TARGET_FILE_SIZE_BYTES.name;
 /// `write.parquet.compression-codec` (default `zstd`).
-pub const COMPRESSION_CODEC_PROPERTY: &str = "write.parquet.compression-codec";
+pub const COMPRESSION_CODEC_PROPERTY: &str = tp::PARQUET_COMPRESSION.name;
 /// `write.parquet.compression-level` (default: the codec's; zstd 3 as parquet-mr).
-pub const COMPRESSION_LEVEL_PROPERTY: &str = "write.parquet.compression-level";
+pub const COMPRESSION_LEVEL_PROPERTY: &str = tp::PARQUET_COMPRESSION_LEVEL.name;
 /// `write.parquet.row-group-size-bytes` (default 128 MiB).
-pub const ROW_GROUP_SIZE_PROPERTY: &str = "write.parquet.row-group-size-bytes";
+pub const ROW_GROUP_SIZE_PROPERTY: &str = tp::PARQUET_ROW_GROUP_SIZE_BYTES.name;
 /// `write.parquet.page-size-bytes` (default 1 MiB).
-pub const PAGE_SIZE_PROPERTY: &str = "write.parquet.page-size-bytes";
+pub const PAGE_SIZE_PROPERTY: &str = tp::PARQUET_PAGE_SIZE_BYTES.name;
 /// `write.parquet.page-row-limit` (default 20 000).
-pub const PAGE_ROW_LIMIT_PROPERTY: &str = "write.parquet.page-row-limit";
+pub const PAGE_ROW_LIMIT_PROPERTY: &str = tp::PARQUET_PAGE_ROW_LIMIT.name;
 /// `write.parquet.dict-size-bytes` (default 2 MiB).
-pub const DICT_SIZE_PROPERTY: &str = "write.parquet.dict-size-bytes";
+pub const DICT_SIZE_PROPERTY: &str = tp::PARQUET_DICT_SIZE_BYTES.name;
 /// `write.distribution-mode` (`none`, `hash`, `range`; default: see [`DistributionMode`]).
-pub const DISTRIBUTION_MODE_PROPERTY: &str = "write.distribution-mode";
+pub const DISTRIBUTION_MODE_PROPERTY: &str = tp::WRITE_DISTRIBUTION_MODE.name;
 
 /// How the rows of one write are spread over its writers before they are written
 /// (`write.distribution-mode`, Java `DistributionMode`).
@@ -51,17 +53,12 @@ impl DistributionMode {
     /// Errors ([`crate::ErrorKind::InvalidArgument`] naming the property): a value other
     /// than `none`, `hash` or `range` (any case).
     pub fn from_properties(props: &HashMap<String, String>) -> Result<Option<Self>> {
-        let Some(v) = props.get(DISTRIBUTION_MODE_PROPERTY) else {
-            return Ok(None);
-        };
-        match v.trim().to_ascii_lowercase().as_str() {
-            "none" => Ok(Some(Self::None)),
-            "hash" => Ok(Some(Self::Hash)),
-            "range" => Ok(Some(Self::Range)),
-            _ => Err(Error::invalid_argument(format!(
-                "property '{DISTRIBUTION_MODE_PROPERTY}': '{v}' is not one of none, hash, range"
-            ))),
-        }
+        Ok(match tp::WRITE_DISTRIBUTION_MODE.choice(props)? {
+            None => None,
+            Some("hash") => Some(Self::Hash),
+            Some("range") => Some(Self::Range),
+            Some(_) => Some(Self::None),
+        })
     }
 
     /// The mode a write uses: the one set in `props`, else Spark's default for a table
@@ -133,16 +130,61 @@ fn zstd_default() -> Compression {
     Compression::ZSTD(ZstdLevel::try_new(3).unwrap_or_default())
 }
 
-fn positive(props: &HashMap<String, String>, key: &str, default: u64) -> Result<u64> {
-    match props.get(key) {
-        None => Ok(default),
-        Some(v) => match v.trim().parse::<u64>() {
-            Ok(n) if n > 0 => Ok(n),
-            _ => Err(Error::invalid_argument(format!(
-                "property '{key}': '{v}' is not a positive integer"
-            ))),
+fn positive(props: &HashMap<String, String>, p: tp::TableProperty, default: u64) -> Result<u64> {
+    Ok(p.int(props)?
+        .map_or(default, |n| u64::try_from(n).unwrap_or(default)))
+}
+
+/// The Parquet codec with its level set by `write.parquet.compression-codec` and
+/// `write.parquet.compression-level` (default zstd at level 3, as parquet-mr).
+///
+/// Errors ([`crate::ErrorKind::InvalidArgument`] naming the property): an unknown or
+/// unsupported codec (`lzo`), a level that is no integer or out of the codec's range.
+pub fn parquet_compression(props: &HashMap<String, String>) -> Result<Compression> {
+    let level = tp::PARQUET_COMPRESSION_LEVEL
+        .int(props)?
+        .map(|l| i32::try_from(l).unwrap_or(i32::MAX));
+    let codec = tp::PARQUET_COMPRESSION.choice(props)?.unwrap_or("zstd");
+    // the levels arrow-rs takes (its `CompressionLevel` ranges, not exported)
+    let range = match codec {
+        "zstd" => Some((1, 22)),
+        "gzip" => Some((0, 9)),
+        "brotli" => Some((0, 11)),
+        _ => None,
+    };
+    let level = match (level, range) {
+        (Some(l), Some((min, max))) if !(min..=max).contains(&l) => {
+            return Err(Error::invalid_argument(format!(
+                "table property '{COMPRESSION_LEVEL_PROPERTY}' is '{l}' (expected a level \
+                 from {min} to {max} for codec {codec})"
+            )))
+        }
+        (l, _) => l,
+    };
+    let bad = |e: datafusion::parquet::errors::ParquetError| {
+        Error::invalid_argument(format!(
+            "table property '{COMPRESSION_LEVEL_PROPERTY}': level not valid for {codec}"
+        ))
+        .with_source(e)
+    };
+    Ok(match codec {
+        "zstd" => match level {
+            None => zstd_default(),
+            Some(l) => Compression::ZSTD(ZstdLevel::try_new(l).map_err(bad)?),
         },
-    }
+        "gzip" => match level {
+            None => Compression::GZIP(GzipLevel::default()),
+            Some(l) => Compression::GZIP(GzipLevel::try_new(l.unsigned_abs()).map_err(bad)?),
+        },
+        "brotli" => match level {
+            None => Compression::BROTLI(BrotliLevel::default()),
+            Some(l) => Compression::BROTLI(BrotliLevel::try_new(l.unsigned_abs()).map_err(bad)?),
+        },
+        "snappy" => Compression::SNAPPY,
+        "lz4" => Compression::LZ4,
+        "lz4_raw" => Compression::LZ4_RAW,
+        _ => Compression::UNCOMPRESSED,
+    })
 }
 
 impl DataFileWriterConfig {
@@ -153,70 +195,22 @@ impl DataFileWriterConfig {
     /// ([`crate::ErrorKind::InvalidArgument`] naming the property).
     pub fn from_properties(props: &HashMap<String, String>) -> Result<Self> {
         let d = DataFileWriterConfig::default();
-        let level = match props.get(COMPRESSION_LEVEL_PROPERTY) {
-            None => None,
-            Some(v) => Some(v.trim().parse::<i32>().map_err(|_| {
-                Error::invalid_argument(format!(
-                    "property '{COMPRESSION_LEVEL_PROPERTY}': '{v}' is not an integer"
-                ))
-            })?),
-        };
-        let codec = props
-            .get(COMPRESSION_CODEC_PROPERTY)
-            .map(|s| s.trim().to_ascii_lowercase())
-            .unwrap_or_else(|| "zstd".to_string());
-        let bad_level = |e: datafusion::parquet::errors::ParquetError| {
-            Error::invalid_argument(format!(
-                "property '{COMPRESSION_LEVEL_PROPERTY}': level not valid for {codec}"
-            ))
-            .with_source(e)
-        };
-        let unsigned_level = |l: i32| {
-            u32::try_from(l).map_err(|_| {
-                Error::invalid_argument(format!(
-                    "property '{COMPRESSION_LEVEL_PROPERTY}': level {l} is negative"
-                ))
-            })
-        };
-        let compression = match codec.as_str() {
-            "zstd" => match level {
-                None => zstd_default(),
-                Some(l) => Compression::ZSTD(ZstdLevel::try_new(l).map_err(bad_level)?),
-            },
-            "gzip" => match level {
-                None => Compression::GZIP(GzipLevel::default()),
-                Some(l) => {
-                    Compression::GZIP(GzipLevel::try_new(unsigned_level(l)?).map_err(bad_level)?)
-                }
-            },
-            "brotli" => match level {
-                None => Compression::BROTLI(BrotliLevel::default()),
-                Some(l) => Compression::BROTLI(
-                    BrotliLevel::try_new(unsigned_level(l)?).map_err(bad_level)?,
-                ),
-            },
-            "snappy" => Compression::SNAPPY,
-            "lz4" => Compression::LZ4,
-            "lz4_raw" => Compression::LZ4_RAW,
-            "uncompressed" | "none" => Compression::UNCOMPRESSED,
-            other => {
-                return Err(Error::invalid_argument(format!(
-                    "property '{COMPRESSION_CODEC_PROPERTY}': unsupported codec '{other}' \
-                     (expected zstd, gzip, snappy, lz4, lz4_raw, brotli or uncompressed)"
-                )))
-            }
-        };
+        let compression = parquet_compression(props)?;
         Ok(Self {
             target_file_size_bytes: positive(
                 props,
-                TARGET_FILE_SIZE_PROPERTY,
+                tp::WRITE_TARGET_FILE_SIZE_BYTES,
                 d.target_file_size_bytes,
             )?,
             compression,
-            row_group_size_bytes: positive(props, ROW_GROUP_SIZE_PROPERTY, d.row_group_size_bytes)?,
-            page_size_bytes: positive(props, PAGE_SIZE_PROPERTY, d.page_size_bytes)?,
-            page_row_limit: positive(props, PAGE_ROW_LIMIT_PROPERTY, d.page_row_limit)?,
-            dict_size_bytes: positive(props, DICT_SIZE_PROPERTY, d.dict_size_bytes)?,
+            row_group_size_bytes: positive(
+                props,
+                tp::PARQUET_ROW_GROUP_SIZE_BYTES,
+                d.row_group_size_bytes,
+            )?,
+            page_size_bytes: positive(props, tp::PARQUET_PAGE_SIZE_BYTES, d.page_size_bytes)?,
+            page_row_limit: positive(props, tp::PARQUET_PAGE_ROW_LIMIT, d.page_row_limit)?,
+            dict_size_bytes: positive(props, tp::PARQUET_DICT_SIZE_BYTES, d.dict_size_bytes)?,
             metrics: MetricsConfig::from_properties(props)?,
             distribution_mode: DistributionMode::from_properties(props)?,
         })

@@ -63,6 +63,7 @@ use super::insert::WriteTarget;
 use super::table_provider::IcebergTableProvider;
 use crate::error::{Error, Result};
 use crate::expr::Predicate;
+use crate::table_properties as tp;
 use crate::transaction::{check_writable, IsolationLevel};
 
 pub use exec::IcebergRowLevelExec;
@@ -70,17 +71,17 @@ pub use guard::{install_dml_guard, DmlEmptyInputGuard, DML_GUARD_RULE};
 use job::{RowLevelJob, RowLevelOp};
 
 /// Table property: how `DELETE` writes (`copy-on-write` or `merge-on-read`).
-pub const DELETE_MODE: &str = "write.delete.mode";
+pub const DELETE_MODE: &str = tp::DELETE_MODE.name;
 /// Table property: how `UPDATE` writes.
-pub const UPDATE_MODE: &str = "write.update.mode";
+pub const UPDATE_MODE: &str = tp::UPDATE_MODE.name;
 /// Table property: `DELETE`'s isolation level (`serializable` or `snapshot`).
-pub const DELETE_ISOLATION_LEVEL: &str = "write.delete.isolation-level";
+pub const DELETE_ISOLATION_LEVEL: &str = tp::DELETE_ISOLATION_LEVEL.name;
 /// Table property: `UPDATE`'s isolation level.
-pub const UPDATE_ISOLATION_LEVEL: &str = "write.update.isolation-level";
+pub const UPDATE_ISOLATION_LEVEL: &str = tp::UPDATE_ISOLATION_LEVEL.name;
 /// Table property: how `MERGE` writes.
-pub const MERGE_MODE: &str = "write.merge.mode";
+pub const MERGE_MODE: &str = tp::MERGE_MODE.name;
 /// Table property: `MERGE`'s isolation level.
-pub const MERGE_ISOLATION_LEVEL: &str = "write.merge.isolation-level";
+pub const MERGE_ISOLATION_LEVEL: &str = tp::MERGE_ISOLATION_LEVEL.name;
 
 /// How a row-level change is written (`write.*.mode`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -96,22 +97,24 @@ impl RowLevelMode {
     ///
     /// Errors: another value, naming the property.
     pub fn from_properties(props: &HashMap<String, String>, key: &str) -> Result<Self> {
-        match props.get(key).map(|v| v.trim().to_ascii_lowercase()) {
-            None => Ok(Self::CopyOnWrite),
-            Some(v) if v == "copy-on-write" => Ok(Self::CopyOnWrite),
-            Some(v) if v == "merge-on-read" => Ok(Self::MergeOnRead),
-            Some(v) => Err(Error::invalid_argument(format!(
-                "table property {key}='{v}' (expected copy-on-write or merge-on-read)"
-            ))),
-        }
+        Ok(match known(key)?.choice(props)? {
+            Some("merge-on-read") => Self::MergeOnRead,
+            _ => Self::CopyOnWrite,
+        })
     }
 }
 
 fn isolation(props: &HashMap<String, String>, key: &str) -> Result<IsolationLevel> {
-    match props.get(key) {
-        Some(v) => IsolationLevel::parse(v).map_err(|e| e.context(format!("table property {key}"))),
-        None => Ok(IsolationLevel::Serializable),
-    }
+    Ok(match known(key)?.choice(props)? {
+        Some("snapshot") => IsolationLevel::Snapshot,
+        _ => IsolationLevel::Serializable,
+    })
+}
+
+/// The known property `key` (one of this module's constants).
+fn known(key: &str) -> Result<&'static tp::TableProperty> {
+    tp::lookup(key)
+        .ok_or_else(|| Error::invalid_argument(format!("'{key}' is no row-level table property")))
 }
 
 /// Plan `DELETE FROM t [WHERE filters]` (no filters: every row; also `TRUNCATE`).

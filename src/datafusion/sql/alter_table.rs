@@ -16,7 +16,7 @@ use datafusion::prelude::SessionContext;
 use datafusion::sql::sqlparser::tokenizer::Token;
 
 use super::tokens::{is_keyword, Cursor};
-use super::{alter_columns, alter_partition, create_table, empty, resolve_table, ResolvedTable};
+use super::{alter_columns, alter_partition, empty, resolve_table, ResolvedTable};
 use crate::error::{Error, Result};
 use crate::table::Table;
 use crate::transaction::{
@@ -97,7 +97,6 @@ pub(super) async fn commit_from(
 fn set_properties(c: &mut Cursor<'_>) -> Result<UpdateProperties> {
     let properties = c.properties()?;
     c.expect_end()?;
-    create_table::check_properties(&properties.iter().cloned().collect())?;
     properties
         .into_iter()
         .try_fold(UpdateProperties::new(), |u, (k, v)| u.set(k, v))

@@ -346,7 +346,6 @@ impl Parsed {
         creation.partition_spec = partition_spec(&creation.schema, &self.partition)?;
         creation.location.clone_from(&self.location);
         creation.properties.clone_from(&self.properties);
-        check_properties(&creation.properties)?;
         Ok((creation, create.column_defaults.clone()))
     }
 }
@@ -532,27 +531,6 @@ fn find_column<'s>(schema: &'s Schema, path: &[String]) -> Option<&'s NestedFiel
         field = s.fields.iter().find(|f| &f.name == part)?;
     }
     Some(field)
-}
-
-/// Check the properties icefloe knows the values of.
-pub(super) fn check_properties(properties: &HashMap<String, String>) -> Result<()> {
-    const MODES: &[&str] = &["copy-on-write", "merge-on-read"];
-    const FORMATS: &[&str] = &["parquet", "avro", "orc"];
-    for (key, value) in properties {
-        let allowed: &[&str] = match key.as_str() {
-            "format-version" => &["1", "2", "3"],
-            "write.delete.mode" | "write.update.mode" | "write.merge.mode" => MODES,
-            "write.format.default" | "write.delete.format.default" => FORMATS,
-            _ => continue,
-        };
-        if !allowed.iter().any(|a| a.eq_ignore_ascii_case(value.trim())) {
-            return Err(Error::invalid_argument(format!(
-                "table property '{key}' is '{value}' (expected {})",
-                allowed.join(", ")
-            )));
-        }
-    }
-    Ok(())
 }
 
 /// Iceberg fields for Arrow fields, with fresh ids after `*ids`: the fields of a struct

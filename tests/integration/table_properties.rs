@@ -1,0 +1,206 @@
+//! Table properties icefloe reads: `SET TBLPROPERTIES` and `CREATE TABLE … TBLPROPERTIES`
+//! refuse a value icefloe cannot use (naming the property, the value and what it takes)
+//! and commit nothing; a table that holds such a value anyway (written by another engine)
+//! still takes commits, so `UNSET` repairs it.
+
+use std::collections::HashMap;
+
+use icefloe::catalog::TableIdent;
+use icefloe::spec::{TableCommit, TableUpdate};
+
+use crate::dml::{lake, run, Lake};
+
+async fn metadata_location(lake: &Lake, table: &str) -> String {
+    lake.catalog
+        .load_table(&TableIdent::parse(table))
+        .await
+        .expect("table")
+        .metadata_location()
+        .to_string()
+}
+
+async fn properties(lake: &Lake, table: &str) -> HashMap<String, String> {
+    lake.catalog
+        .load_table(&TableIdent::parse(table))
+        .await
+        .expect("table")
+        .metadata()
+        .properties
+        .clone()
+}
+
+/// The values the user's report named and more of the kind, each with the error it gives.
+const BAD: &[(&str, &str, &str)] = &[
+    (
+        "commit.retry.num-retries",
+        "-1",
+        "an integer from 0 to 2147483647",
+    ),
+    ("commit.retry.min-wait-ms", "-1", "a non-negative integer"),
+    ("write.target-file-size-bytes", "abc", "a positive integer"),
+    (
+        "write.parquet.compression-codec",
+        "nope",
+        "zstd, gzip, snappy, lz4, lz4_raw, brotli, uncompressed or none",
+    ),
+    ("write.delete.granularity", "row", "file or partition"),
+    ("write.delete.mode", "mor", "copy-on-write or merge-on-read"),
+    (
+        "write.update.isolation-level",
+        "none",
+        "serializable or snapshot",
+    ),
+    ("write.distribution-mode", "random", "none, hash or range"),
+    (
+        "history.expire.min-snapshots-to-keep",
+        "0",
+        "an integer from 1 to 2147483647",
+    ),
+    (
+        "write.metadata.metrics.column.id",
+        "truncate(0)",
+        "none, counts, truncate(N) with N > 0, or full",
+    ),
+    ("commit.manifest-merge.enabled", "yes", "true or false"),
+    ("format-version", "4", "1, 2 or 3"),
+];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_value_icefloe_cannot_use_is_refused_and_nothing_commits() {
+    let lake = lake().await;
+    let ctx = &lake.ctx;
+    run(ctx, "CREATE TABLE ice.ns.b (id INT)").await.unwrap();
+    let before = metadata_location(&lake, "ns.b").await;
+    for (key, value, expected) in BAD {
+        let err = run(
+            ctx,
+            &format!("ALTER TABLE ice.ns.b SET TBLPROPERTIES ('{key}'='{value}')"),
+        )
+        .await
+        .unwrap_err();
+        assert!(
+            err.contains(&format!(
+                "table property '{key}' is '{value}' (expected {expected})"
+            )),
+            "{key}={value}: {err}"
+        );
+        assert_eq!(metadata_location(&lake, "ns.b").await, before, "{key}");
+        // CREATE TABLE … TBLPROPERTIES: refused, no table
+        let err = run(
+            ctx,
+            &format!("CREATE TABLE ice.ns.c (id INT) TBLPROPERTIES ('{key}'='{value}')"),
+        )
+        .await
+        .unwrap_err();
+        assert!(err.contains(&format!("'{key}' is '{value}'")), "{err}");
+        assert!(
+            lake.catalog
+                .load_table(&TableIdent::parse("ns.c"))
+                .await
+                .is_err(),
+            "{key}: no table created"
+        );
+    }
+    // a compression level outside its codec's range, as the pair will be after the SET
+    let err = run(
+        ctx,
+        "ALTER TABLE ice.ns.b SET TBLPROPERTIES ('write.parquet.compression-level'='30')",
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        err.contains(
+            "table property 'write.parquet.compression-level' is '30' (expected a level from \
+             1 to 22 for codec zstd)"
+        ),
+        "{err}"
+    );
+    assert_eq!(metadata_location(&lake, "ns.b").await, before);
+    // valid values, and unknown properties (free-form as in Java), commit
+    run(
+        ctx,
+        "ALTER TABLE ice.ns.b SET TBLPROPERTIES ('commit.retry.num-retries'='0', \
+         'write.parquet.compression-codec'='GZIP', 'write.parquet.compression-level'='9', \
+         'write.delete.granularity'='partition', 'owner'='-1')",
+    )
+    .await
+    .unwrap();
+    let props = properties(&lake, "ns.b").await;
+    assert_eq!(props["write.parquet.compression-codec"], "GZIP");
+    assert_eq!(props["owner"], "-1");
+    run(ctx, "INSERT INTO ice.ns.b VALUES (1)").await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_table_holding_unusable_values_takes_commits_and_is_repaired_with_unset() {
+    let lake = lake().await;
+    let ctx = &lake.ctx;
+    run(ctx, "CREATE TABLE ice.ns.b (id INT)").await.unwrap();
+    // another engine (PyIceberg sets any string) writes values icefloe cannot use: the
+    // catalog's own commit path takes any property, as the REST protocol does
+    let planted: HashMap<String, String> = [
+        ("commit.retry.num-retries", "-1"),
+        ("commit.retry.min-wait-ms", "-1"),
+        ("commit.retry.total-timeout-ms", "soon"),
+        ("write.metadata.previous-versions-max", "many"),
+        ("write.metadata.delete-after-commit.enabled", "maybe"),
+        ("write.target-file-size-bytes", "abc"),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect();
+    let ident = TableIdent::parse("ns.b");
+    lake.catalog
+        .commit_table(
+            &ident,
+            &TableCommit {
+                requirements: vec![],
+                updates: vec![TableUpdate::SetProperties { updates: planted }],
+            },
+        )
+        .await
+        .expect("planted");
+
+    // the write that reads the bad value fails, naming it, and commits nothing
+    let before = metadata_location(&lake, "ns.b").await;
+    let err = run(ctx, "INSERT INTO ice.ns.b VALUES (1)")
+        .await
+        .unwrap_err();
+    assert!(
+        err.contains("table property 'write.target-file-size-bytes' is 'abc'"),
+        "{err}"
+    );
+    assert_eq!(metadata_location(&lake, "ns.b").await, before);
+
+    // commits that do not read it go through: other properties, the schema
+    for sql in [
+        "ALTER TABLE ice.ns.b SET TBLPROPERTIES ('owner'='me')",
+        "ALTER TABLE ice.ns.b ADD COLUMN s VARCHAR",
+        "ALTER TABLE ice.ns.b DROP COLUMN s",
+    ] {
+        run(ctx, sql).await.unwrap_or_else(|e| panic!("{sql}: {e}"));
+    }
+    // the repair
+    run(
+        ctx,
+        "ALTER TABLE ice.ns.b UNSET TBLPROPERTIES ('commit.retry.num-retries', \
+         'commit.retry.min-wait-ms', 'commit.retry.total-timeout-ms', \
+         'write.metadata.previous-versions-max', \
+         'write.metadata.delete-after-commit.enabled', 'write.target-file-size-bytes')",
+    )
+    .await
+    .unwrap();
+    let props = properties(&lake, "ns.b").await;
+    assert_eq!(props.get("owner").map(String::as_str), Some("me"));
+    for k in ["commit.retry.num-retries", "write.target-file-size-bytes"] {
+        assert!(!props.contains_key(k), "{k} removed");
+    }
+    run(ctx, "INSERT INTO ice.ns.b VALUES (1), (2)")
+        .await
+        .unwrap();
+    let out = run(ctx, "SELECT sum(id) AS s FROM ice.ns.b").await.unwrap();
+    let text = datafusion::arrow::util::pretty::pretty_format_batches(&out)
+        .unwrap()
+        .to_string();
+    assert!(text.contains("| 3 |"), "{text}");
+}

@@ -37,7 +37,6 @@ use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::physical_expr::{
     Distribution, EquivalenceProperties, LexRequirement, OrderingRequirements, PhysicalExpr,
 };
-use datafusion::physical_plan::execution_plan::execute_input_stream;
 use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use datafusion::physical_plan::{
     DisplayAs, DisplayFormatType, ExecutionPlan, ExecutionPlanProperties, Partitioning,
@@ -61,6 +60,64 @@ pub(crate) fn written_files_schema() -> SchemaRef {
         DataType::Binary,
         false,
     )]))
+}
+
+/// Run partition `partition` of `input`, the rows to write into a table of Arrow schema
+/// `sink_schema` (of Iceberg schema `schema`): a null in a required top-level column the
+/// input may leave null is an error naming the column (DataFusion's
+/// `execute_input_stream` names it by its index), and saying when the column has no
+/// `write-default`, the value an `INSERT` that does not list it gets.
+fn execute_required_checked(
+    input: Arc<dyn ExecutionPlan>,
+    sink_schema: SchemaRef,
+    schema: &Schema,
+    partition: usize,
+    context: Arc<TaskContext>,
+) -> DFResult<SendableRecordBatchStream> {
+    let stream = input.execute(partition, context)?;
+    let risky: Vec<(usize, String)> = sink_schema
+        .fields()
+        .iter()
+        .zip(input.schema().fields().iter())
+        .enumerate()
+        .filter(|(_, (sink, given))| !sink.is_nullable() && given.is_nullable())
+        .map(|(i, (sink, _))| {
+            let no_default = schema
+                .field_by_name(sink.name())
+                .is_some_and(|f| f.write_default.is_none());
+            let message = format!(
+                "column '{}' is required (NOT NULL) but a row to write holds null for it{}",
+                sink.name(),
+                if no_default {
+                    " (it has no write-default, so an INSERT must give it a value)"
+                } else {
+                    ""
+                }
+            );
+            (i, message)
+        })
+        .collect();
+    if risky.is_empty() {
+        return Ok(stream);
+    }
+    let checked = stream.map(move |batch| {
+        let batch = batch?;
+        for (i, message) in &risky {
+            let nulls = batch
+                .columns()
+                .get(*i)
+                .and_then(|c| c.logical_nulls())
+                .map_or(0, |n| n.null_count());
+            if nulls > 0 {
+                return Err(Error::invalid_argument(message.clone()).into());
+            }
+        }
+        Ok(batch)
+    });
+    Ok(Box::pin(RecordBatchStreamAdapter::new(
+        sink_schema,
+        checked,
+    )))
 }
 
 /// What writing a table's data files needs, and nothing tied to one process.
@@ -274,9 +331,10 @@ impl ExecutionPlan for IcebergDataFileWriterExec {
         partition: usize,
         context: Arc<TaskContext>,
     ) -> DFResult<SendableRecordBatchStream> {
-        let data = execute_input_stream(
+        let data = execute_required_checked(
             Arc::clone(&self.input),
             Arc::clone(&self.schema),
+            &self.state.schema,
             partition,
             context,
         )?;

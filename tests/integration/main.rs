@@ -44,6 +44,7 @@ mod rest_s3;
 mod seaweed;
 mod session_caches;
 mod session_setup;
+mod statement_errors;
 mod table_properties;
 mod v1_writes;
 mod v3_writes;

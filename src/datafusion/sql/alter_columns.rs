@@ -115,8 +115,8 @@ async fn add_columns(ctx: &SessionContext, c: &mut Cursor<'_>) -> Result<UpdateS
             return Err(c.expected(&format!("a type for column '{}'", path.join("."))));
         }
         let position = position(c)?;
-        let (field, default) = plan_column(ctx, &type_text).await?;
         let column = path.join(".");
+        let (field, default) = plan_column(ctx, &column, &type_text).await?;
         let default = match default {
             Some(expr) => default_value(ctx, expr, &column, &field.field_type).await?,
             None => None,
@@ -180,11 +180,17 @@ fn position(c: &mut Cursor<'_>) -> Result<Option<ColumnPosition>> {
     }
 }
 
-/// The Iceberg field DataFusion plans for `type_text` (a type, optionally with
-/// `NOT NULL`, `DEFAULT value` and `COMMENT '…'`), as `CREATE TABLE` would, with its
-/// planned `DEFAULT`.
-async fn plan_column(ctx: &SessionContext, type_text: &str) -> Result<(NestedField, Option<Expr>)> {
-    let columns = create_table::plan_columns(ctx, &format!("c {type_text}")).await?;
+/// The Iceberg field DataFusion plans for column `column` (its dotted path) of
+/// `type_text` (a type, optionally with `NOT NULL`, `DEFAULT value` and `COMMENT '…'`),
+/// as `CREATE TABLE` would, with its planned `DEFAULT`. The column is planned under its
+/// own name (quoted), so errors name it.
+async fn plan_column(
+    ctx: &SessionContext,
+    column: &str,
+    type_text: &str,
+) -> Result<(NestedField, Option<Expr>)> {
+    let quoted = format!("\"{}\"", column.replace('"', "\"\""));
+    let columns = create_table::plan_columns(ctx, &format!("{quoted} {type_text}")).await?;
     columns
         .into_iter()
         .next()
@@ -268,7 +274,7 @@ async fn alter_column(
             c.advance();
         }
         let type_text = c.text()[start..].trim().to_string();
-        let (field, default) = plan_column(ctx, &type_text).await?;
+        let (field, default) = plan_column(ctx, &column, &type_text).await?;
         if field.required || field.doc.is_some() || default.is_some() {
             return Err(Error::invalid_argument(format!(
                 "TYPE '{type_text}': only a type (change nullability or the comment in \

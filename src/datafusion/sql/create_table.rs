@@ -627,7 +627,12 @@ fn convert_type(dt: &DataType, ids: &mut i32) -> Result<Type> {
         DataType::Int64 | DataType::UInt32 => P::Long,
         DataType::Float16 | DataType::Float32 => P::Float,
         DataType::Float64 => P::Double,
-        DataType::Decimal128(p, s) | DataType::Decimal256(p, s) if *p <= 38 && *s >= 0 => {
+        DataType::Decimal32(p, s)
+        | DataType::Decimal64(p, s)
+        | DataType::Decimal128(p, s)
+        | DataType::Decimal256(p, s)
+            if *p <= 38 && *s >= 0 =>
+        {
             P::Decimal {
                 precision: u32::from(*p),
                 scale: u32::from(s.unsigned_abs()),
@@ -640,6 +645,15 @@ fn convert_type(dt: &DataType, ids: &mut i32) -> Result<Type> {
         DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => P::String,
         DataType::Binary | DataType::LargeBinary | DataType::BinaryView => P::Binary,
         DataType::FixedSizeBinary(n) if *n > 0 => P::Fixed(n.unsigned_abs().into()),
+        DataType::Decimal32(p, s)
+        | DataType::Decimal64(p, s)
+        | DataType::Decimal128(p, s)
+        | DataType::Decimal256(p, s) => {
+            return Err(Error::invalid_argument(format!(
+                "type DECIMAL({p}, {s}) has no Iceberg type (Iceberg decimals have a \
+                 precision of at most 38 and a scale of at least 0)"
+            )))
+        }
         other => {
             return Err(Error::invalid_argument(format!(
                 "type {other} has no Iceberg type"

@@ -166,8 +166,8 @@ async fn defaults_fill_old_rows_and_omitted_columns() {
             ["6", "12.50", "", "r0", "2025-01-01", "", ""],
         ]
     );
-    // a required column without a write-default must be given (DataFusion's check of
-    // the planned rows refuses the null it fills in)
+    // a required column without a write-default must be given (the writer's check of
+    // the planned rows refuses the null DataFusion fills in, naming the column)
     ok(&ctx, "ALTER TABLE ns.t ALTER COLUMN r DROP DEFAULT").await;
     assert_eq!(
         defaults(&metadata(&catalog, "ns.t").await, "r"),
@@ -176,8 +176,9 @@ async fn defaults_fill_old_rows_and_omitted_columns() {
     fails(
         &ctx,
         "INSERT INTO ns.t (id) VALUES (7)",
-        ErrorKind::DataFusion,
-        "has null but schema specifies non-nullable",
+        ErrorKind::InvalidArgument,
+        "column 'r' is required (NOT NULL) but a row to write holds null for it (it has no \
+         write-default, so an INSERT must give it a value)",
     )
     .await;
     assert_eq!(ok(&ctx, "SELECT count(*) FROM ns.t").await, [["6"]]);

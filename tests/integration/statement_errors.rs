@@ -106,3 +106,115 @@ async fn a_null_for_a_required_column_names_it() {
         .await
         .unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn procedure_arguments_and_names_are_reported_as_written() {
+    let lake = lake().await;
+    run(&lake.ctx, "CREATE TABLE ice.ns.t (id INT)")
+        .await
+        .unwrap();
+    run(&lake.ctx, "INSERT INTO ice.ns.t VALUES (1)")
+        .await
+        .unwrap();
+    let t = "ns.t";
+    for (sql, expected) in [
+        (
+            "CALL ice.system.expire_snapshots(table => 'ns.t', retain_last => 99999999999)",
+            "retain_last must be at most 2147483647, got 99999999999",
+        ),
+        (
+            "CALL ice.system.expire_snapshots(table => 'ns.t', retain_last => 0)",
+            "retain_last must be at least 1, got 0",
+        ),
+        (
+            "CALL ice.system.expire_snapshots(table => 'ns.t', retain_last => 'abc')",
+            "retain_last must be a number, got 'abc'",
+        ),
+        (
+            "CALL ice.system.expire_snapshots(table => 'ns.t', dry_run => 'it''s')",
+            "dry_run must be true or false, got 'it''s'",
+        ),
+        (
+            "CALL ice.system.expire_snapshots(table => 'ns.t', snapshot_ids => array('x', 1))",
+            "snapshot_ids must hold snapshot ids, got 'x'",
+        ),
+        (
+            "CALL ice.system.expire_snapshots(table => 'ns.t', older_than => TRUE)",
+            "older_than must be a timestamp (TIMESTAMP '…' or milliseconds since the epoch), \
+             got TRUE",
+        ),
+        (
+            "CALL ice.system.remove_orphan_files(table => 'ns.t', location => 5)",
+            "location must be a string, got 5",
+        ),
+        (
+            "CALL ice.system.rewrite_data_files(table => 'ns.t', strategy => 'zorder')",
+            "strategy 'zorder': Z-order (zorder) rewrites are not yet supported (icefloe runs \
+             'binpack' and 'sort')",
+        ),
+        (
+            "CALL ice.system.rewrite_data_files(table => 'ns.t', strategy => 'random')",
+            "unknown strategy 'random' (expected 'binpack' or 'sort')",
+        ),
+        (
+            "CALL ice.system.rewrite_data_files(table => 'ns.t', options => array(1, 2))",
+            "options must be map('key', 'value', …), got array(1, 2)",
+        ),
+        (
+            "CALL ice.system.rewrite_data_files(table => 'ns.t', sort_order => map('a', 'b'))",
+            "got map('a', 'b')",
+        ),
+        (
+            "CALL ice.system.rollback_to_snapshot('ns.t', 'x')",
+            "snapshot_id must be a number, got 'x'",
+        ),
+        (
+            "CALL ice.system.rollback_to_timestamp('ns.t', array(1))",
+            "timestamp must be a timestamp (TIMESTAMP '…' or milliseconds), got array(1)",
+        ),
+        (
+            "CALL ice.system.remove_orphan_files(table => 'ns.t', older_than => now())",
+            "function call now(…) as a procedure argument: give a literal (a string, a whole \
+             number, TRUE/FALSE, TIMESTAMP '…', array(…) or map(…)), e.g. TIMESTAMP \
+             '2026-01-01 00:00:00' or milliseconds since the epoch for a time",
+        ),
+        (
+            "CALL nope.system.expire_snapshots(table => 'ns.t')",
+            "CALL nope.system.expire_snapshots: catalog 'nope' does not exist",
+        ),
+        (
+            "CALL ice.nope.expire_snapshots(table => 'ns.t')",
+            "procedures are named [catalog.]system.<procedure>",
+        ),
+    ] {
+        fails(&lake, t, sql, expected).await;
+    }
+    // every procedure the dispatcher runs is listed
+    let err = fails(
+        &lake,
+        t,
+        "CALL ice.system.bogus('ns.t')",
+        "CALL ice.system.bogus: unknown procedure (icefloe runs rollback_to_snapshot, \
+         rollback_to_timestamp, set_current_snapshot, fast_forward, cherrypick_snapshot, \
+         expire_snapshots, remove_orphan_files, rewrite_data_files, rewrite_manifests, \
+         rewrite_position_delete_files)",
+    )
+    .await;
+    assert!(err.contains("rewrite_manifests"), "{err}");
+    // what Spark takes for older_than: a TIMESTAMP literal, milliseconds, a string
+    for older_than in [
+        "TIMESTAMP '2001-01-01 00:00:00'",
+        "978307200000",
+        "'2001-01-01 00:00:00'",
+    ] {
+        run(
+            &lake.ctx,
+            &format!(
+                "CALL ice.system.remove_orphan_files(table => 'ns.t', \
+                 older_than => {older_than}, dry_run => true)"
+            ),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("{older_than}: {e}"));
+    }
+}

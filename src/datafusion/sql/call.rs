@@ -19,8 +19,9 @@ use crate::catalog::parse_timestamp_ms;
 use crate::error::{Error, ErrorKind, Result};
 use crate::transaction::{CherryPickSnapshot, ManageSnapshots};
 
-/// The procedures and their parameters, in Spark's order.
-const PROCEDURES: &[(&str, &[&str])] = &[
+/// The procedures that move the current snapshot (run here) and their parameters, in
+/// Spark's order.
+const SNAPSHOT_PROCEDURES: &[(&str, &[&str])] = &[
     ("rollback_to_snapshot", &["table", "snapshot_id"]),
     ("rollback_to_timestamp", &["table", "timestamp"]),
     ("set_current_snapshot", &["table", "snapshot_id", "ref"]),
@@ -28,8 +29,20 @@ const PROCEDURES: &[(&str, &[&str])] = &[
     ("cherrypick_snapshot", &["table", "snapshot_id"]),
 ];
 
-/// `CALL`, after that keyword; `None` when the procedure's catalog is not an Iceberg
-/// catalog of the session.
+/// Every procedure `CALL` runs, with its parameters: the ones that move the current
+/// snapshot, then the maintenance ones ([`super::procedures::PROCEDURES`]). The
+/// dispatcher finds procedures here, and the "unknown procedure" error lists them.
+fn registry() -> impl Iterator<Item = &'static (&'static str, &'static [&'static str])> {
+    SNAPSHOT_PROCEDURES
+        .iter()
+        .chain(super::procedures::PROCEDURES.iter())
+}
+
+/// `CALL`, after that keyword; `None` when what follows is no procedure name.
+///
+/// Errors: a name outside `[catalog.]system.<procedure>`, a catalog the session does not
+/// have or that is not an Iceberg catalog, an unknown procedure (listing the ones
+/// icefloe runs), and the procedure's own errors.
 pub(super) async fn call(ctx: &SessionContext, mut c: Cursor<'_>) -> Result<Option<DataFrame>> {
     let Ok(name) = c.object_name() else {
         return Ok(None);
@@ -37,12 +50,33 @@ pub(super) async fn call(ctx: &SessionContext, mut c: Cursor<'_>) -> Result<Opti
     let (catalog, procedure) = match name.as_slice() {
         [system, p] if system == "system" => (defaults(ctx).0, p.clone()),
         [cat, system, p] if system == "system" => (cat.clone(), p.clone()),
-        _ => return Ok(None),
+        _ => {
+            return Err(Error::invalid_argument(format!(
+                "CALL {}: procedures are named [catalog.]system.<procedure> (icefloe runs {})",
+                name.join("."),
+                procedure_names()
+            )))
+        }
     };
     let Some(target) = IcebergTarget::find(ctx, &catalog) else {
-        return Ok(None);
+        return Err(if ctx.catalog(&catalog).is_none() {
+            Error::not_found(format!(
+                "CALL {catalog}.system.{procedure}: catalog '{catalog}' does not exist"
+            ))
+        } else {
+            Error::unsupported(format!(
+                "CALL {catalog}.system.{procedure}: catalog '{catalog}' is not an Iceberg \
+                 catalog"
+            ))
+        });
     };
     let what = format!("CALL {catalog}.system.{procedure}");
+    let Some((_, params)) = registry().find(|(p, _)| *p == procedure) else {
+        return Err(Error::unsupported(format!(
+            "{what}: unknown procedure (icefloe runs {})",
+            procedure_names()
+        )));
+    };
     if super::procedures::PROCEDURES
         .iter()
         .any(|(p, _)| *p == procedure)
@@ -51,16 +85,6 @@ pub(super) async fn call(ctx: &SessionContext, mut c: Cursor<'_>) -> Result<Opti
             .await
             .map(Some);
     }
-    let Some((_, params)) = PROCEDURES.iter().find(|(p, _)| *p == procedure) else {
-        return Err(Error::unsupported(format!(
-            "{what}: unknown procedure (icefloe runs {})",
-            PROCEDURES
-                .iter()
-                .map(|(p, _)| *p)
-                .collect::<Vec<_>>()
-                .join(", ")
-        )));
-    };
     let args = arguments(&mut c, params).map_err(|e| e.context(&what))?;
     let get = |param: &str| {
         params
@@ -154,8 +178,9 @@ pub(super) async fn call(ctx: &SessionContext, mut c: Cursor<'_>) -> Result<Opti
                 })?,
                 Some(other) => {
                     return Err(Error::invalid_argument(format!(
-                        "{what}: timestamp must be a timestamp, got {other:?}"
-                    )))
+                    "{what}: timestamp must be a timestamp (TIMESTAMP '…' or milliseconds), got \
+                         {other}"
+                )))
                 }
                 None => {
                     return Err(Error::invalid_argument(format!(
@@ -175,11 +200,16 @@ pub(super) async fn call(ctx: &SessionContext, mut c: Cursor<'_>) -> Result<Opti
     .map(Some)
 }
 
+/// The names of [`registry`], for messages.
+fn procedure_names() -> String {
+    registry().map(|(p, _)| *p).collect::<Vec<_>>().join(", ")
+}
+
 fn snapshot_id(get: &dyn Fn(&str) -> Option<Value>, what: &str) -> Result<i64> {
     match get("snapshot_id") {
         Some(Value::Number(id)) => Ok(id),
         Some(other) => Err(Error::invalid_argument(format!(
-            "{what}: snapshot_id must be a number, got {other:?}"
+            "{what}: snapshot_id must be a number, got {other}"
         ))),
         None => Err(Error::invalid_argument(format!(
             "{what}: the 'snapshot_id' argument is missing"

@@ -13,7 +13,8 @@ use super::tokens::Cursor;
 use crate::catalog::parse_timestamp_ms;
 use crate::error::{Error, Result};
 
-/// A procedure argument's value.
+/// A procedure argument's value; it displays as the SQL text of that value (messages
+/// show what the user gave in the form they gave it, never Rust's debug form).
 #[derive(Debug, Clone)]
 pub(super) enum Value {
     Text(String),
@@ -26,6 +27,45 @@ pub(super) enum Value {
     /// `map(k, v, …)`.
     Map(Vec<(String, String)>),
 }
+
+impl std::fmt::Display for Value {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let quoted = |s: &str| format!("'{}'", s.replace('\'', "''"));
+        match self {
+            Value::Text(t) => f.write_str(&quoted(t)),
+            Value::Number(n) => write!(f, "{n}"),
+            Value::Bool(b) => f.write_str(if *b { "TRUE" } else { "FALSE" }),
+            Value::Timestamp(ms) => match chrono::DateTime::from_timestamp_millis(*ms) {
+                Some(t) => write!(f, "TIMESTAMP '{}'", t.format("%Y-%m-%d %H:%M:%S%.3f")),
+                None => write!(f, "TIMESTAMP of {ms} ms"),
+            },
+            Value::Array(items) => {
+                f.write_str("array(")?;
+                for (i, v) in items.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{v}")?;
+                }
+                f.write_str(")")
+            }
+            Value::Map(pairs) => {
+                f.write_str("map(")?;
+                for (i, (k, v)) in pairs.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{}, {}", quoted(k), quoted(v))?;
+                }
+                f.write_str(")")
+            }
+        }
+    }
+}
+
+/// The literals an argument takes, for messages.
+const LITERALS: &str = "a string, a whole number, TRUE/FALSE, TIMESTAMP '…', array(…) or \
+                        map(…)";
 
 /// The `( … )` argument list, each value in the slot of its parameter.
 pub(super) fn arguments(c: &mut Cursor<'_>, params: &[&str]) -> Result<Vec<Option<Value>>> {
@@ -113,7 +153,7 @@ fn value(c: &mut Cursor<'_>) -> Result<Value> {
             Value::Number(n) => Ok(n.to_string()),
             Value::Bool(b) => Ok(b.to_string()),
             other => Err(Error::invalid_argument(format!(
-                "map(…) keys and values are strings, got {other:?}"
+                "map(…) keys and values are strings, got {other}"
             ))),
         };
         let pairs = items
@@ -122,11 +162,20 @@ fn value(c: &mut Cursor<'_>) -> Result<Value> {
             .collect::<Result<_>>()?;
         return Ok(Value::Map(pairs));
     }
-    if matches!(
-        c.peek().map(|t| &t.token),
-        Some(Token::SingleQuotedString(_))
-    ) {
-        return c.string().map(Value::Text);
+    match c.peek().map(|t| &t.token) {
+        Some(Token::SingleQuotedString(_)) => return c.string().map(Value::Text),
+        Some(Token::Number(..) | Token::Minus) => return long(c).map(Value::Number),
+        _ => {}
     }
-    long(c).map(Value::Number)
+    // Spark's procedures take constants; icefloe evaluates no expression here
+    if let (Some(Token::Word(w)), Some(Token::LParen)) =
+        (c.peek().map(|t| &t.token), c.peek_at(1).map(|t| &t.token))
+    {
+        return Err(Error::unsupported(format!(
+            "function call {}(…) as a procedure argument: give a literal ({LITERALS}), \
+             e.g. TIMESTAMP '2026-01-01 00:00:00' or milliseconds since the epoch for a time",
+            w.value
+        )));
+    }
+    Err(c.expected(&format!("an argument value ({LITERALS})")))
 }

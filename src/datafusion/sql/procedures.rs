@@ -126,10 +126,7 @@ async fn expire(ctx: &SessionContext, table: &ResolvedTable, args: &Args) -> Res
         action = action.expire_older_than(ms);
     }
     if let Some(n) = number(args, "retain_last")? {
-        let n = i32::try_from(n).map_err(|_| {
-            Error::invalid_argument(format!("retain_last must be at least 1, got {n}"))
-        })?;
-        action = action.retain_last(n);
+        action = action.retain_last(in_range(n, "retain_last", 1, i32::MAX)?);
     }
     match args.get("snapshot_ids") {
         None => {}
@@ -139,7 +136,7 @@ async fn expire(ctx: &SessionContext, table: &ResolvedTable, args: &Args) -> Res
                     Value::Number(id) => action = action.expire_snapshot_id(id),
                     other => {
                         return Err(Error::invalid_argument(format!(
-                            "snapshot_ids must hold snapshot ids, got {other:?}"
+                            "snapshot_ids must hold snapshot ids, got {other}"
                         )))
                     }
                 }
@@ -148,7 +145,7 @@ async fn expire(ctx: &SessionContext, table: &ResolvedTable, args: &Args) -> Res
         Some(Value::Number(id)) => action = action.expire_snapshot_id(id),
         Some(other) => {
             return Err(Error::invalid_argument(format!(
-                "snapshot_ids must be array(id, …), got {other:?}"
+                "snapshot_ids must be array(id, …), got {other}"
             )))
         }
     }
@@ -200,7 +197,7 @@ async fn orphans(ctx: &SessionContext, table: &ResolvedTable, args: &Args) -> Re
         Some(Value::Text(l)) => options = options.location(l),
         Some(other) => {
             return Err(Error::invalid_argument(format!(
-                "location must be a string, got {other:?}"
+                "location must be a string, got {other}"
             )))
         }
     }
@@ -228,9 +225,15 @@ async fn rewrite_data(
         None => RewriteStrategy::BinPack,
         Some(Value::Text(s)) if s.eq_ignore_ascii_case("binpack") => RewriteStrategy::BinPack,
         Some(Value::Text(s)) if s.eq_ignore_ascii_case("sort") => RewriteStrategy::Sort,
+        Some(Value::Text(s)) if s.eq_ignore_ascii_case("zorder") => {
+            return Err(Error::unsupported(format!(
+                "strategy '{s}': Z-order (zorder) rewrites are not yet supported (icefloe \
+                 runs 'binpack' and 'sort')"
+            )))
+        }
         Some(other) => {
             return Err(Error::invalid_argument(format!(
-                "unknown strategy {other:?} (expected 'binpack' or 'sort')"
+                "unknown strategy {other} (expected 'binpack' or 'sort')"
             )))
         }
     };
@@ -251,7 +254,7 @@ async fn rewrite_data(
         }
         Some(other) => {
             return Err(Error::invalid_argument(format!(
-                "sort_order must be a string such as 'id DESC NULLS LAST, name', got {other:?}"
+                "sort_order must be a string such as 'id DESC NULLS LAST, name', got {other}"
             )))
         }
     }
@@ -349,7 +352,7 @@ fn map(args: &Args) -> Result<Vec<(String, String)>> {
         None => Ok(vec![]),
         Some(Value::Map(m)) => Ok(m),
         Some(other) => Err(Error::invalid_argument(format!(
-            "options must be map('key', 'value', …), got {other:?}"
+            "options must be map('key', 'value', …), got {other}"
         ))),
     }
 }
@@ -366,7 +369,7 @@ async fn where_filter(
     };
     let Value::Text(condition) = w else {
         return Err(Error::invalid_argument(format!(
-            "where must be a string holding a condition, got {w:?}"
+            "where must be a string holding a condition, got {w}"
         )));
     };
     let loaded = table.target.catalog().load_table(&table.ident).await?;
@@ -377,7 +380,8 @@ async fn where_filter(
         .convert(&expr)
         .ok_or_else(|| {
             Error::invalid_argument(format!(
-                "where '{condition}' cannot select files (use comparisons of columns with                  constants)"
+                "where '{condition}' cannot select files (use comparisons of columns with \
+                 constants)"
             ))
         })?;
     Ok(Some(converted.predicate))
@@ -445,7 +449,7 @@ fn number(args: &Args, name: &str) -> Result<Option<i64>> {
         None => Ok(None),
         Some(Value::Number(n)) => Ok(Some(n)),
         Some(other) => Err(Error::invalid_argument(format!(
-            "{name} must be a number, got {other:?}"
+            "{name} must be a number, got {other}"
         ))),
     }
 }
@@ -455,7 +459,7 @@ fn flag(args: &Args, name: &str) -> Result<Option<bool>> {
         None => Ok(None),
         Some(Value::Bool(b)) => Ok(Some(b)),
         Some(other) => Err(Error::invalid_argument(format!(
-            "{name} must be true or false, got {other:?}"
+            "{name} must be true or false, got {other}"
         ))),
     }
 }
@@ -468,16 +472,30 @@ fn timestamp(args: &Args, name: &str) -> Result<Option<i64>> {
             .map(Some)
             .ok_or_else(|| Error::invalid_argument(format!("{name}: '{t}' is not a timestamp"))),
         Some(other) => Err(Error::invalid_argument(format!(
-            "{name} must be a timestamp, got {other:?}"
+            "{name} must be a timestamp (TIMESTAMP '…' or milliseconds since the epoch), \
+             got {other}"
         ))),
     }
 }
 
 fn positive(n: i64, name: &str) -> Result<usize> {
-    usize::try_from(n)
+    let n = in_range(n, name, 1, i32::MAX)?;
+    usize::try_from(n).map_err(|_| Error::invalid_argument(format!("{name} is {n}")))
+}
+
+/// `n`, argument `name`, within `min..=max`.
+///
+/// Errors: a value below `min` ("must be at least") or above `max` ("must be at most").
+fn in_range(n: i64, name: &str, min: i32, max: i32) -> Result<i32> {
+    if n < i64::from(min) {
+        return Err(Error::invalid_argument(format!(
+            "{name} must be at least {min}, got {n}"
+        )));
+    }
+    i32::try_from(n)
         .ok()
-        .filter(|n| *n > 0)
-        .ok_or_else(|| Error::invalid_argument(format!("{name} must be at least 1, got {n}")))
+        .filter(|n| *n <= max)
+        .ok_or_else(|| Error::invalid_argument(format!("{name} must be at most {max}, got {n}")))
 }
 
 /// One result column's value.

@@ -49,7 +49,8 @@ impl RemoveOrphanFiles {
         self
     }
 
-    /// Look under `location` instead of the table location.
+    /// Look under `location` instead of the table location; it must be the table
+    /// location or a directory inside it (files elsewhere may be other tables').
     pub fn location(mut self, location: impl Into<String>) -> Self {
         self.location = Some(location.into());
         self
@@ -88,11 +89,37 @@ fn parts(location: &str) -> (String, String, String) {
     (scheme, authority.to_string(), path.to_string())
 }
 
+/// Check that `location` is `table_location` or under it. Every file under a directory
+/// outside it that the table does not reference would count as an orphan, other tables'
+/// data and metadata files among them (Spark deletes them; icefloe refuses).
+///
+/// Errors: [`ErrorKind::InvalidArgument`](crate::ErrorKind) naming both locations.
+fn check_inside(io: &crate::io::FileIO, location: &str, table_location: &str) -> Result<()> {
+    let (scheme, authority, path) = parts(&io.remap(location)?);
+    let (t_scheme, t_authority, t_path) = parts(&io.remap(table_location)?);
+    let (path, t_path) = (path.trim_end_matches('/'), t_path.trim_end_matches('/'));
+    let inside = scheme == t_scheme
+        && authority == t_authority
+        && path
+            .strip_prefix(t_path)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'));
+    if inside {
+        Ok(())
+    } else {
+        Err(Error::invalid_argument(format!(
+            "location '{location}' is not inside the table location '{table_location}': \
+             files there the table does not reference may be other tables' files, and \
+             removing them as orphans would lose their data"
+        )))
+    }
+}
+
 /// Delete (or with `dry_run`, list) the orphan files of `table` per `options`.
 /// Returns their locations as listed, sorted.
 ///
 /// Errors: [`ErrorKind::InvalidArgument`](crate::ErrorKind) for an `older_than` within
-/// 24 hours (unless allowed) or `max_concurrent_deletes` 0;
+/// 24 hours (unless allowed), `max_concurrent_deletes` 0, or a `location` outside the
+/// table location (naming both);
 /// [`ErrorKind::InvalidData`](crate::ErrorKind) for a listed file that matches a
 /// referenced one in path only (scheme or authority differ), naming both; an unreadable
 /// manifest list or manifest (nothing is deleted then); listing errors.
@@ -116,6 +143,13 @@ pub async fn remove_orphan_files(
     }
     let m = table.metadata();
     let io = table.file_io();
+    let root = match options.location.as_deref() {
+        None => m.location.as_str(),
+        Some(l) => {
+            check_inside(io, l, &m.location)?;
+            l
+        }
+    };
 
     // every file the metadata references, by normalised (and remapped) location
     let mut referenced: HashSet<String> = HashSet::new();
@@ -149,7 +183,6 @@ pub async fn remove_orphan_files(
         .map(|((_, _, p), r)| (p.as_str(), *r))
         .collect();
 
-    let root = options.location.as_deref().unwrap_or(&m.location);
     let mut orphans = vec![];
     for f in io.list_files(root).await? {
         if f.last_modified_ms >= older_than {

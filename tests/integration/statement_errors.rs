@@ -218,3 +218,82 @@ async fn procedure_arguments_and_names_are_reported_as_written() {
         .unwrap_or_else(|e| panic!("{older_than}: {e}"));
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn remove_orphan_files_refuses_a_location_outside_its_table() {
+    let lake = lake().await;
+    for sql in [
+        "CREATE TABLE ice.ns.t (id INT)",
+        "INSERT INTO ice.ns.t VALUES (1)",
+        "CREATE TABLE ice.ns.u (id INT)",
+        "INSERT INTO ice.ns.u VALUES (2)",
+    ] {
+        run(&lake.ctx, sql).await.unwrap();
+    }
+    let table_location = lake
+        .catalog
+        .load_table(&TableIdent::parse("ns.t"))
+        .await
+        .unwrap()
+        .metadata()
+        .location
+        .clone();
+    let namespace_dir = lake.warehouse.join("ns");
+    let u_files = |dir: &std::path::Path| {
+        walk(&dir.join("u"))
+            .into_iter()
+            .filter(|p| p.is_file())
+            .count()
+    };
+    let before = u_files(&namespace_dir);
+    assert!(before >= 3, "u has data and metadata files");
+    for (location, dry_run) in [
+        (namespace_dir.to_string_lossy().to_string(), true),
+        (namespace_dir.to_string_lossy().to_string(), false),
+        (format!("file://{}", namespace_dir.display()), false),
+        // a sibling whose name starts with the table's
+        (format!("{table_location}2"), false),
+    ] {
+        fails(
+            &lake,
+            "ns.t",
+            &format!(
+                "CALL ice.system.remove_orphan_files(table => 'ns.t', location => '{location}', \
+                 dry_run => {dry_run})"
+            ),
+            &format!(
+                "location '{location}' is not inside the table location '{table_location}': \
+                 files there the table does not reference may be other tables' files"
+            ),
+        )
+        .await;
+    }
+    assert_eq!(u_files(&namespace_dir), before, "u's files all kept");
+    // the table location and a directory in it are fine
+    for location in [table_location.clone(), format!("{table_location}/data")] {
+        run(
+            &lake.ctx,
+            &format!(
+                "CALL ice.system.remove_orphan_files(table => 'ns.t', location => '{location}', \
+                 dry_run => true)"
+            ),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("{location}: {e}"));
+    }
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = vec![];
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                out.extend(walk(&p));
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    out
+}

@@ -3,9 +3,13 @@
 //! ([`float_literals`](super::float_literals), [`uuid_literals`](super::uuid_literals),
 //! [`time_literals`](super::time_literals)).
 
+use std::sync::Arc;
+
 use datafusion::common::Result as DFResult;
 use datafusion::logical_expr::expr::InList;
+use datafusion::logical_expr::expr_rewriter::FunctionRewrite;
 use datafusion::logical_expr::{Between, BinaryExpr, Expr, Operator};
+use datafusion::prelude::SessionContext;
 
 /// `op` compares its two sides: `=`, `<>`, `<`, `<=`, `>`, `>=`, `IS [NOT] DISTINCT FROM`.
 pub(crate) fn is_comparison(op: Operator) -> bool {
@@ -50,4 +54,22 @@ pub(crate) fn unify_compared(
         }
         _ => return Ok(None),
     }))
+}
+
+/// Add `rewrite` to `ctx`'s analyzer unless a rewrite of its name is there already (so a
+/// second install does nothing).
+pub(crate) fn install_once(ctx: &SessionContext, rewrite: Arc<dyn FunctionRewrite + Send + Sync>) {
+    let present = ctx
+        .state()
+        .analyzer()
+        .function_rewrites()
+        .iter()
+        .any(|r| r.name() == rewrite.name());
+    if !present {
+        // `register_function_rewrite` never fails for a SessionState
+        let _ = datafusion::execution::FunctionRegistry::register_function_rewrite(
+            &mut *ctx.state_ref().write(),
+            rewrite,
+        );
+    }
 }

@@ -41,7 +41,7 @@ use datafusion::logical_expr::expr_rewriter::FunctionRewrite;
 use datafusion::logical_expr::{Cast, Expr, ExprSchemable};
 use datafusion::prelude::SessionContext;
 
-use super::compared_groups::unify_compared;
+use super::compared_groups::{install_once, unify_compared};
 
 /// The rewrite's name (as listed by the session's analyzer).
 pub const FLOAT_DECIMAL_LITERALS_RULE: &str = "icefloe_float_decimal_literals";
@@ -168,19 +168,7 @@ impl FunctionRewrite for FloatDecimalLiterals {
 
 /// Add [`FloatDecimalLiterals`] to `ctx`'s analyzer, once (a second call does nothing).
 pub fn install_float_literal_rule(ctx: &SessionContext) {
-    let present = ctx
-        .state()
-        .analyzer()
-        .function_rewrites()
-        .iter()
-        .any(|r| r.name() == FLOAT_DECIMAL_LITERALS_RULE);
-    if !present {
-        // `register_function_rewrite` never fails for a SessionState
-        let _ = datafusion::execution::FunctionRegistry::register_function_rewrite(
-            &mut *ctx.state_ref().write(),
-            Arc::new(FloatDecimalLiterals),
-        );
-    }
+    install_once(ctx, Arc::new(FloatDecimalLiterals));
 }
 
 /// Turn on `datafusion.sql_parser.parse_float_as_decimal` in `ctx` (SQL literals such as

@@ -26,7 +26,7 @@ use datafusion::logical_expr::expr_rewriter::FunctionRewrite;
 use datafusion::logical_expr::{Cast, Expr, ExprSchemable};
 use datafusion::prelude::SessionContext;
 
-use super::compared_groups::unify_compared;
+use super::compared_groups::{install_once, unify_compared};
 
 /// The rewrite's name (as listed by the session's analyzer).
 pub const TIME_UNIT_LITERALS_RULE: &str = "icefloe_time_unit_literals";
@@ -192,19 +192,7 @@ impl FunctionRewrite for TimeUnitLiterals {
 
 /// Add [`TimeUnitLiterals`] to `ctx`'s analyzer, once (a second call does nothing).
 pub fn install_time_literal_rule(ctx: &SessionContext) {
-    let present = ctx
-        .state()
-        .analyzer()
-        .function_rewrites()
-        .iter()
-        .any(|r| r.name() == TIME_UNIT_LITERALS_RULE);
-    if !present {
-        // `register_function_rewrite` never fails for a SessionState
-        let _ = datafusion::execution::FunctionRegistry::register_function_rewrite(
-            &mut *ctx.state_ref().write(),
-            Arc::new(TimeUnitLiterals),
-        );
-    }
+    install_once(ctx, Arc::new(TimeUnitLiterals));
 }
 
 #[cfg(test)]

@@ -38,7 +38,7 @@ use datafusion::logical_expr::expr_rewriter::FunctionRewrite;
 use datafusion::logical_expr::{lit, Expr, ExprSchemable};
 use datafusion::prelude::SessionContext;
 
-use super::compared_groups::unify_compared;
+use super::compared_groups::{install_once, unify_compared};
 
 /// The rewrite's name (as listed by the session's analyzer).
 pub const UUID_STRING_LITERALS_RULE: &str = "icefloe_uuid_string_literals";
@@ -191,19 +191,7 @@ impl FunctionRewrite for UuidStringLiterals {
 
 /// Add [`UuidStringLiterals`] to `ctx`'s analyzer, once (a second call does nothing).
 pub fn install_uuid_literal_rule(ctx: &SessionContext) {
-    let present = ctx
-        .state()
-        .analyzer()
-        .function_rewrites()
-        .iter()
-        .any(|r| r.name() == UUID_STRING_LITERALS_RULE);
-    if !present {
-        // `register_function_rewrite` never fails for a SessionState
-        let _ = datafusion::execution::FunctionRegistry::register_function_rewrite(
-            &mut *ctx.state_ref().write(),
-            Arc::new(UuidStringLiterals),
-        );
-    }
+    install_once(ctx, Arc::new(UuidStringLiterals));
 }
 
 #[cfg(test)]

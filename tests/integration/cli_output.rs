@@ -140,18 +140,29 @@ fn cli_information_schema_types_have_no_field_id_noise() {
     assert!(text.contains("xs,\"List(Int32"), "{text}");
 }
 
+/// PyIceberg's corpus table with a `uuid` (bucketed) and a `time` column, or `None`
+/// (reported as skipped) when the corpus is not there.
+fn uuid_time_corpus_table() -> Option<std::path::PathBuf> {
+    let corpus = std::env::var_os("ICEFLOE_CORPUS")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus")
+        })
+        .join("pyiceberg_v2_types_uuid_time");
+    if corpus.is_dir() {
+        Some(corpus)
+    } else {
+        eprintln!("SKIPPED: no corpus table at {}", corpus.display());
+        None
+    }
+}
+
 #[test]
 fn cli_uuids_print_in_canonical_form() {
     // PyIceberg wrote a uuid column in the corpus table
-    let corpus = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/corpus/pyiceberg_v2_types_uuid_time");
-    let corpus = std::env::var_os("ICEFLOE_CORPUS")
-        .map(|c| std::path::PathBuf::from(c).join("pyiceberg_v2_types_uuid_time"))
-        .unwrap_or(corpus);
-    if !corpus.is_dir() {
-        eprintln!("SKIPPED: no corpus table at {}", corpus.display());
+    let Some(corpus) = uuid_time_corpus_table() else {
         return;
-    }
+    };
     let table = format!("t={}", corpus.display());
     let sql = "SELECT u FROM t WHERE u IS NOT NULL LIMIT 1";
     let canonical = |s: &str| {
@@ -173,16 +184,9 @@ fn cli_uuids_print_in_canonical_form() {
 fn cli_uuid_string_literals_filter_the_bucketed_corpus_table() {
     // PyIceberg's table is partitioned by bucket(4, u): the string literal must become
     // the UUID's bytes before the manifests' pruning and the scan see it
-    let corpus = std::env::var_os("ICEFLOE_CORPUS")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| {
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus")
-        })
-        .join("pyiceberg_v2_types_uuid_time");
-    if !corpus.is_dir() {
-        eprintln!("SKIPPED: no corpus table at {}", corpus.display());
+    let Some(corpus) = uuid_time_corpus_table() else {
         return;
-    }
+    };
     let table = format!("t={}", corpus.display());
     let query = |sql: &str| {
         let out = run(&["--table", &table, "--format", "csv", "-c", sql]);
@@ -239,16 +243,9 @@ fn cli_uuid_string_literals_filter_the_bucketed_corpus_table() {
 #[test]
 fn cli_time_literals_filter_the_corpus_time_column() {
     // PyIceberg wrote an Iceberg `time` column (microseconds); `TIME '…'` is nanoseconds
-    let corpus = std::env::var_os("ICEFLOE_CORPUS")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| {
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus")
-        })
-        .join("pyiceberg_v2_types_uuid_time");
-    if !corpus.is_dir() {
-        eprintln!("SKIPPED: no corpus table at {}", corpus.display());
+    let Some(corpus) = uuid_time_corpus_table() else {
         return;
-    }
+    };
     let table = format!("t={}", corpus.display());
     let query = |sql: &str| {
         let out = run(&["--table", &table, "--format", "csv", "-c", sql]);

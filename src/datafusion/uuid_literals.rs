@@ -39,12 +39,10 @@ use datafusion::logical_expr::{lit, Expr, ExprSchemable};
 use datafusion::prelude::SessionContext;
 
 use super::compared_groups::{install_once, unify_compared};
+use crate::spec::arrow::is_uuid_field;
 
 /// The rewrite's name (as listed by the session's analyzer).
 pub const UUID_STRING_LITERALS_RULE: &str = "icefloe_uuid_string_literals";
-
-/// Arrow's canonical extension name of a UUID column.
-const ARROW_UUID: &str = "arrow.uuid";
 
 /// A [`FunctionRewrite`]: string literals compared with a `FixedSizeBinary(16)` value
 /// become that UUID's bytes (see the module docs).
@@ -79,11 +77,7 @@ fn fixed16(expr: &Expr, schema: &DFSchema) -> Fixed16 {
     }
     match expr.to_field(schema) {
         Ok((_, field)) if field.data_type() == &DataType::FixedSizeBinary(16) => {
-            let tagged = field
-                .metadata()
-                .get("ARROW:extension:name")
-                .is_some_and(|name| name == ARROW_UUID);
-            if tagged {
+            if is_uuid_field(&field) {
                 Fixed16::Uuid
             } else {
                 Fixed16::Untagged

@@ -28,14 +28,8 @@ use datafusion::arrow::error::ArrowError;
 use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
 use serde_json::Value;
 
-/// The metadata key of Arrow extension type names.
-const EXTENSION_NAME: &str = "ARROW:extension:name";
-
-/// Whether `field` holds UUIDs (see the module docs).
-pub fn is_uuid(field: &Field) -> bool {
-    matches!(field.data_type(), DataType::FixedSizeBinary(16))
-        && field.metadata().get(EXTENSION_NAME).map(String::as_str) == Some("arrow.uuid")
-}
+/// Whether `field` holds UUIDs (see the module docs): the library's own test of the tag.
+pub use icefloe::spec::arrow::is_uuid_field as is_uuid;
 
 fn uuid_text(bytes: &[u8]) -> String {
     match uuid::Uuid::from_slice(bytes) {

@@ -71,7 +71,9 @@ const fn boolean(name: &'static str) -> TableProperty {
 
 const ROW_LEVEL_MODES: &[&str] = &["copy-on-write", "merge-on-read"];
 const ISOLATION_LEVELS: &[&str] = &["serializable", "snapshot"];
-const FILE_FORMATS: &[&str] = &["parquet", "avro", "orc"];
+/// File formats icefloe writes: Parquet only. Java also takes `avro` and `orc`; icefloe
+/// refuses them, so that a table never names a format its writes would not produce.
+const FILE_FORMATS: &[&str] = &["parquet"];
 
 /// `format-version`: 1, 2 or 3 (setting a higher one upgrades the table).
 pub const FORMAT_VERSION: TableProperty = one_of("format-version", &["1", "2", "3"]);

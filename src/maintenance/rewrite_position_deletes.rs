@@ -340,6 +340,10 @@ async fn plan_v2(
 ) -> Result<Work> {
     let m = table.metadata();
     let mut config = DataFileWriterConfig::from_properties(&m.properties)?;
+    crate::write::check_file_format(
+        &m.properties,
+        crate::table_properties::DELETE_DEFAULT_FILE_FORMAT,
+    )?;
     let target = match options.target_file_size_bytes {
         Some(t) => t,
         None => crate::table_properties::DELETE_TARGET_FILE_SIZE_BYTES

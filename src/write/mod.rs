@@ -48,7 +48,9 @@ pub use position_delete_writer::{
 };
 pub use puffin_writer::write_deletion_vectors;
 pub use table_writer::{LocalTableWriter, PendingSnapshot};
-pub use writer_config::{parquet_compression, DataFileWriterConfig, DistributionMode};
+pub use writer_config::{
+    check_file_format, parquet_compression, DataFileWriterConfig, DistributionMode,
+};
 pub use written_files::{decode_written_files, encode_written_files};
 
 #[cfg(test)]

@@ -187,13 +187,35 @@ pub fn parquet_compression(props: &HashMap<String, String>) -> Result<Compressio
     })
 }
 
+/// Check that `property` (`write.format.default`, `write.delete.format.default`) asks for
+/// Parquet, the one format icefloe writes, or is unset. Another engine may have set `orc`
+/// or `avro` (Java's `TableProperties` take both).
+///
+/// Errors ([`crate::ErrorKind::Unsupported`]): any other value, naming the property and
+/// the value.
+pub fn check_file_format(
+    props: &HashMap<String, String>,
+    property: tp::TableProperty,
+) -> Result<()> {
+    match property.raw(props) {
+        Some(v) if !v.trim().eq_ignore_ascii_case("parquet") => Err(Error::unsupported(format!(
+            "table property '{}' is '{v}': icefloe writes only Parquet files (set it to \
+             'parquet' or unset it to write this table)",
+            property.name
+        ))),
+        _ => Ok(()),
+    }
+}
+
 impl DataFileWriterConfig {
     /// The settings in table properties; unset properties take Java's defaults.
     ///
     /// Errors: a size that is not a positive integer, an unknown or unsupported codec
     /// (`lzo`), a level out of the codec's range, a metrics mode that does not parse
-    /// ([`crate::ErrorKind::InvalidArgument`] naming the property).
+    /// ([`crate::ErrorKind::InvalidArgument`] naming the property); a
+    /// `write.format.default` other than Parquet ([`check_file_format`]).
     pub fn from_properties(props: &HashMap<String, String>) -> Result<Self> {
+        check_file_format(props, tp::DEFAULT_FILE_FORMAT)?;
         let d = DataFileWriterConfig::default();
         let compression = parquet_compression(props)?;
         Ok(Self {

@@ -63,6 +63,9 @@ const BAD: &[(&str, &str, &str)] = &[
     ),
     ("commit.manifest-merge.enabled", "yes", "true or false"),
     ("format-version", "4", "1, 2 or 3"),
+    // icefloe writes Parquet only: a table must not name a format its writes ignore
+    ("write.format.default", "orc", "parquet"),
+    ("write.delete.format.default", "avro", "parquet"),
 ];
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -203,4 +206,78 @@ async fn a_table_holding_unusable_values_takes_commits_and_is_repaired_with_unse
         .unwrap()
         .to_string();
     assert!(text.contains("| 3 |"), "{text}");
+}
+
+/// A table another engine set to write ORC or Avro files: icefloe's writes refuse it,
+/// naming the property, and commit nothing (before, they wrote Parquet files into a table
+/// that asked for another format); reads and `UNSET` still work.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn writes_refuse_a_file_format_icefloe_does_not_write() {
+    let lake = lake().await;
+    let ctx = &lake.ctx;
+    run(
+        ctx,
+        "CREATE TABLE ice.ns.f (id INT) TBLPROPERTIES ('format-version'='2', \
+         'write.delete.mode'='merge-on-read')",
+    )
+    .await
+    .unwrap();
+    run(ctx, "INSERT INTO ice.ns.f VALUES (1), (2), (3)")
+        .await
+        .unwrap();
+    let plant = |k: &str, v: &str| TableCommit {
+        requirements: vec![],
+        updates: vec![TableUpdate::SetProperties {
+            updates: [(k.to_string(), v.to_string())].into_iter().collect(),
+        }],
+    };
+    let ident = TableIdent::parse("ns.f");
+    lake.catalog
+        .commit_table(&ident, &plant("write.format.default", "ORC"))
+        .await
+        .expect("planted");
+    let before = metadata_location(&lake, "ns.f").await;
+    for sql in [
+        "INSERT INTO ice.ns.f VALUES (4)",
+        "UPDATE ice.ns.f SET id = 5 WHERE id = 1",
+        "DELETE FROM ice.ns.f WHERE id = 2",
+    ] {
+        let err = run(ctx, sql).await.unwrap_err();
+        assert!(
+            err.contains("table property 'write.format.default' is 'ORC'")
+                && err.contains("writes only Parquet"),
+            "{sql}: {err}"
+        );
+        assert_eq!(metadata_location(&lake, "ns.f").await, before, "{sql}");
+    }
+    let out = run(ctx, "SELECT count(*) AS n FROM ice.ns.f")
+        .await
+        .unwrap();
+    let text = datafusion::arrow::util::pretty::pretty_format_batches(&out)
+        .unwrap()
+        .to_string();
+    assert!(text.contains("| 3 |"), "{text}");
+
+    // data files in Parquet, delete files asked for in Avro: merge-on-read DELETE refuses
+    run(
+        ctx,
+        "ALTER TABLE ice.ns.f UNSET TBLPROPERTIES ('write.format.default')",
+    )
+    .await
+    .unwrap();
+    lake.catalog
+        .commit_table(&ident, &plant("write.delete.format.default", "avro"))
+        .await
+        .expect("planted");
+    let before = metadata_location(&lake, "ns.f").await;
+    let err = run(ctx, "DELETE FROM ice.ns.f WHERE id = 2")
+        .await
+        .unwrap_err();
+    assert!(
+        err.contains("table property 'write.delete.format.default' is 'avro'"),
+        "{err}"
+    );
+    assert_eq!(metadata_location(&lake, "ns.f").await, before);
+    // an INSERT writes no delete file and goes through
+    run(ctx, "INSERT INTO ice.ns.f VALUES (4)").await.unwrap();
 }

@@ -38,6 +38,10 @@ pub(super) async fn write_position_deletes(
     let m = table.metadata();
     let granularity = DeleteGranularity::from_properties(&m.properties)?;
     let config = DataFileWriterConfig::from_properties(&m.properties)?;
+    crate::write::check_file_format(
+        &m.properties,
+        crate::table_properties::DELETE_DEFAULT_FILE_FORMAT,
+    )?;
     let planned = planned_files(plan);
     // (spec id, partition key, data file or "") → (partition, [(file, positions)])
     let mut groups: BTreeMap<(i32, PartitionKey, String), DeleteGroup> = BTreeMap::new();

@@ -649,6 +649,23 @@ async fn namespaces_and_tables_round_trip() {
         .await
         .expect_err("twice");
     assert_eq!(err.kind(), ErrorKind::AlreadyExists, "{err}");
+    // a property value icefloe could not use is refused before anything is sent, as the
+    // other catalogs refuse it (the server would take any string)
+    let mut bad = icefloe::catalog::TableCreation::new(created.metadata().current_schema().clone());
+    bad.properties
+        .insert("write.delete.mode".into(), "mor".into());
+    let bad_ident = TableIdent::new(ns.clone(), "bad_props");
+    let err = catalog
+        .create_table(&bad_ident, bad)
+        .await
+        .expect_err("bad property");
+    assert_eq!(err.kind(), ErrorKind::InvalidArgument, "{err}");
+    assert!(
+        err.to_string()
+            .contains("table property 'write.delete.mode' is 'mor'"),
+        "{err}"
+    );
+    assert!(!catalog.table_exists(&bad_ident).await.expect("exists"));
     let b = TableIdent::new(ns.clone(), "b");
     catalog.rename_table(&a, &b).await.expect("rename");
     assert!(!catalog.table_exists(&a).await.expect("exists"));

@@ -531,11 +531,14 @@ impl Catalog for RestCatalog {
     /// not every server does (SeaweedFS 4.48 replaces the table), the name is checked
     /// first with `HEAD`. A schema with two fields of the same full name is refused
     /// before anything is sent ([`Schema::check_field_names`](crate::spec::Schema::check_field_names)),
-    /// as the other catalogs refuse it: not every server checks.
+    /// as the other catalogs refuse it: not every server checks. So is a table property
+    /// value icefloe could not use
+    /// ([`table_properties::validate_all`](crate::table_properties::validate_all)).
     async fn create_table(&self, ident: &TableIdent, creation: TableCreation) -> Result<Table> {
         creation
             .schema
             .check_field_names()
+            .and_then(|()| crate::table_properties::validate_all(&creation.properties))
             .map_err(|e| e.context(format!("create table '{ident}'")))?;
         if self.table_exists(ident).await? {
             return Err(Error::new(

@@ -140,6 +140,7 @@ mod literals;
 mod metadata_columns;
 mod procedures;
 mod tokens;
+mod uuid_values;
 
 #[cfg(test)]
 mod alter_tests;
@@ -190,6 +191,17 @@ pub async fn execute(ctx: &SessionContext, statement: &str) -> Result<DataFrame>
         None => std::borrow::Cow::Borrowed(statement),
     };
     let statement: &str = &rewritten;
+    let with_uuids;
+    let statement = match tokens::first_word_is(statement, &["INSERT", "UPDATE", "MERGE"]) {
+        true => match uuid_values::uuid_text_values(ctx, statement).await? {
+            Some(text) => {
+                with_uuids = text;
+                &with_uuids
+            }
+            None => statement,
+        },
+        false => statement,
+    };
     if tokens::first_word_is(statement, &["INSERT"]) {
         if let Some(cursor) = cursor(ctx, statement) {
             if let Some(rewritten) = branch_insert(ctx, cursor).await? {

@@ -545,6 +545,92 @@ async fn create_table_as_select_keeps_uuid_columns() {
     );
 }
 
+/// uuid values written as text (as Spark and DuckDB users write them) go into the uuid
+/// column as the UUID's bytes: `INSERT … VALUES`, a `SELECT` list, `UPDATE … SET`, and
+/// `MERGE`'s `UPDATE SET` and `INSERT … VALUES`; a string column beside it keeps the text,
+/// and a string that is no UUID is an error naming it and the column, committing nothing.
+#[tokio::test]
+async fn uuid_columns_take_their_text_form_in_writes() {
+    let (ctx, catalog, _dir) = session().await;
+    ok(&ctx, "CREATE SCHEMA ns").await;
+    ok(
+        &ctx,
+        "CREATE TABLE ns.t (id INT, u UUID, s STRING) PARTITIONED BY (bucket(4, u)) \
+         TBLPROPERTIES ('write.update.mode'='merge-on-read')",
+    )
+    .await;
+    let text = "550e8400-e29b-41d4-a716-446655440000";
+    ok(
+        &ctx,
+        &format!("INSERT INTO ns.t VALUES (1, '{text}', '{text}'), (2, NULL, 'n')"),
+    )
+    .await;
+    ok(
+        &ctx,
+        "INSERT INTO ns.t (s, u, id) SELECT 'x', ('550E8400-E29B-41D4-A716-446655440003'), 3 \
+         UNION ALL SELECT 'y', '550e8400e29b41d4a716446655440004', 4",
+    )
+    .await;
+    ok(
+        &ctx,
+        "UPDATE ns.t SET u = '00000000-0000-0000-0000-000000000002' WHERE id = 2",
+    )
+    .await;
+    ok(
+        &ctx,
+        "MERGE INTO ns.t USING (SELECT 4 AS id UNION ALL SELECT 5) src ON t.id = src.id \
+         WHEN MATCHED THEN UPDATE SET u = '00000000-0000-0000-0000-000000000044' \
+         WHEN NOT MATCHED THEN INSERT (id, u, s) \
+         VALUES (src.id, '00000000-0000-0000-0000-000000000005', 'm')",
+    )
+    .await;
+    let rows = ok(
+        &ctx,
+        "SELECT id, CAST(u AS STRING), s FROM ns.t ORDER BY id",
+    )
+    .await;
+    assert_eq!(
+        rows,
+        [
+            ["1", text, text],
+            ["2", "00000000-0000-0000-0000-000000000002", "n"],
+            ["3", "550e8400-e29b-41d4-a716-446655440003", "x"],
+            ["4", "00000000-0000-0000-0000-000000000044", "y"],
+            ["5", "00000000-0000-0000-0000-000000000005", "m"],
+        ]
+    );
+    // the bytes are the uuid's (bucketed and filtered by it)
+    let rows = ok(&ctx, &format!("SELECT id FROM ns.t WHERE u = '{text}'")).await;
+    assert_eq!(rows, [["1"]]);
+
+    let before = catalog
+        .load_table(&ident("ns.t"))
+        .await
+        .unwrap()
+        .metadata_location()
+        .to_string();
+    for sql in [
+        "INSERT INTO ns.t VALUES (9, 'nope', 'a')",
+        "UPDATE ns.t SET u = '550e8400-e29b-41d4-a716' WHERE id = 1",
+    ] {
+        let err = run(&ctx, sql).await.unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InvalidArgument, "{sql}: {err}");
+        assert!(
+            err.to_string().contains("is not a UUID") && err.to_string().contains("column 'u'"),
+            "{sql}: {err}"
+        );
+    }
+    let after = catalog
+        .load_table(&ident("ns.t"))
+        .await
+        .unwrap()
+        .metadata_location()
+        .to_string();
+    assert_eq!(before, after);
+    // a string that is no uuid into a string column stays text
+    ok(&ctx, "INSERT INTO ns.t (id, s) VALUES (10, 'nope')").await;
+}
+
 #[tokio::test]
 async fn failed_ctas_drops_the_table() {
     let (ctx, catalog, _dir) = session().await;

@@ -56,7 +56,7 @@ pub(super) fn tokenize(text: &str, dialect: &dyn Dialect) -> Option<Vec<Tok>> {
 
 /// Turns tokenizer locations (1-based line, 1-based column in chars) into byte offsets,
 /// moving forward through the text: linear in the text for locations in order.
-struct Locator<'a> {
+pub(super) struct Locator<'a> {
     text: &'a str,
     line: u64,
     column: u64,
@@ -64,7 +64,7 @@ struct Locator<'a> {
 }
 
 impl<'a> Locator<'a> {
-    fn new(text: &'a str) -> Self {
+    pub fn new(text: &'a str) -> Self {
         Self {
             text,
             line: 1,
@@ -73,7 +73,7 @@ impl<'a> Locator<'a> {
         }
     }
 
-    fn seek(&mut self, to: Location) -> Option<usize> {
+    pub fn seek(&mut self, to: Location) -> Option<usize> {
         if (to.line, to.column) < (self.line, self.column) {
             *self = Self::new(self.text);
         }

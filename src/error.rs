@@ -210,6 +210,13 @@ impl From<DataFusionError> for Error {
                     .to_string();
                 Error::unsupported(message)
             }
+            // DataFusion names the optimizer rule an error came from; icefloe's rules
+            // (`icefloe_…`) raise messages for the user, which stand alone
+            DataFusionError::Context(context, inner)
+                if context.starts_with("Optimizer rule 'icefloe_") =>
+            {
+                Error::from(*inner)
+            }
             other => wrap(other),
         }
     }

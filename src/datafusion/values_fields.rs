@@ -16,7 +16,9 @@
 //! This optimizer rule, run after DataFusion's own, gives each such literal of a
 //! `Values` node the node's column type (same buffers, the field metadata and names of
 //! the schema: `relabel` in `nested_ids`); values whose types differ in anything
-//! else are left for DataFusion to report. Installed by [`install_values_rule`]
+//! else are left for DataFusion to report. The same rule names the table's column when a
+//! `VALUES` row holds `NULL` for a required one (DataFusion's own error names the `Values`
+//! node's `column1`). Installed by [`install_values_rule`]
 //! (called by [`register_iceberg_factory`](super::register_iceberg_factory),
 //! [`sql::execute`](super::sql::execute) and so the CLI, and
 //! [`install_dml_guard`](super::dml::install_dml_guard)).
@@ -26,8 +28,8 @@ use std::sync::Arc;
 use datafusion::arrow::array::{make_array, Array, AsArray};
 use datafusion::arrow::datatypes::DataType;
 use datafusion::common::tree_node::Transformed;
-use datafusion::common::{Result as DFResult, ScalarValue};
-use datafusion::logical_expr::{Expr, LogicalPlan, Values};
+use datafusion::common::{DataFusionError, Result as DFResult, ScalarValue};
+use datafusion::logical_expr::{Expr, LogicalPlan, Values, WriteOp};
 use datafusion::optimizer::{OptimizerConfig, OptimizerRule};
 use datafusion::prelude::SessionContext;
 
@@ -85,6 +87,11 @@ impl OptimizerRule for ValuesNestedFields {
         plan: LogicalPlan,
         _config: &dyn OptimizerConfig,
     ) -> DFResult<Transformed<LogicalPlan>> {
+        if let LogicalPlan::Dml(dml) = &plan {
+            if matches!(dml.op, WriteOp::Insert(_)) {
+                check_required_values(dml.input.as_ref())?;
+            }
+        }
         let LogicalPlan::Values(Values { schema, mut values }) = plan else {
             return Ok(Transformed::no(plan));
         };
@@ -112,6 +119,78 @@ impl OptimizerRule for ValuesNestedFields {
             Transformed::no(plan)
         })
     }
+}
+
+/// `value` without the aliases folded constants keep.
+fn unaliased(mut value: &Expr) -> &Expr {
+    while let Expr::Alias(alias) = value {
+        value = alias.expr.as_ref();
+    }
+    value
+}
+
+/// For `INSERT … VALUES`: a `NULL` in a `VALUES` column that the table requires. DataFusion
+/// gives such a column of the `Values` node the table column's nullability and then
+/// refuses the batch naming the node's column (`column1`); this names the table's column,
+/// as the writer does for nulls from a query.
+///
+/// Errors: an icefloe [`crate::ErrorKind::InvalidArgument`] (as
+/// [`DataFusionError::External`]) "column 'id' is required (NOT NULL) but a row of VALUES
+/// holds NULL for it".
+fn check_required_values(input: &LogicalPlan) -> DFResult<()> {
+    // `Dml ← Projection (columnN AS name, …) ← Values`, or `Dml ← Values`
+    let (names, values): (Vec<(String, String)>, &Values) = match input {
+        LogicalPlan::Projection(p) => {
+            let LogicalPlan::Values(values) = p.input.as_ref() else {
+                return Ok(());
+            };
+            let names = p
+                .expr
+                .iter()
+                .filter_map(|e| match e {
+                    Expr::Alias(a) => match a.expr.as_ref() {
+                        Expr::Column(c) => Some((c.name.clone(), a.name.clone())),
+                        _ => None,
+                    },
+                    Expr::Column(c) => Some((c.name.clone(), c.name.clone())),
+                    _ => None,
+                })
+                .collect();
+            (names, values)
+        }
+        LogicalPlan::Values(values) => {
+            let names = values
+                .schema
+                .fields()
+                .iter()
+                .map(|f| (f.name().clone(), f.name().clone()))
+                .collect();
+            (names, values)
+        }
+        _ => return Ok(()),
+    };
+    for (index, field) in values.schema.fields().iter().enumerate() {
+        if field.is_nullable() {
+            continue;
+        }
+        let holds_null = values.values.iter().any(|row| {
+            row.get(index)
+                .is_some_and(|v| matches!(unaliased(v), Expr::Literal(s, _) if s.is_null()))
+        });
+        if !holds_null {
+            continue;
+        }
+        let column = names
+            .iter()
+            .find(|(from, _)| from == field.name())
+            .map_or(field.name().as_str(), |(_, to)| to.as_str());
+        return Err(DataFusionError::External(Box::new(
+            crate::error::Error::invalid_argument(format!(
+                "column '{column}' is required (NOT NULL) but a row of VALUES holds NULL for it"
+            )),
+        )));
+    }
+    Ok(())
 }
 
 /// Add [`ValuesNestedFields`] to `ctx`'s optimizer, once (a second call does nothing).

@@ -255,8 +255,16 @@ impl From<io::Error> for CliError {
 }
 
 impl From<DataFusionError> for CliError {
+    /// An icefloe error that crossed DataFusion (raised by a sink, a scan or one of
+    /// icefloe's plan rules) is shown as itself; DataFusion's own errors as DataFusion
+    /// words them.
     fn from(e: DataFusionError) -> Self {
-        Self::new(e.to_string())
+        let e = icefloe::Error::from(e);
+        if e.kind() == icefloe::ErrorKind::DataFusion {
+            Self::new(DataFusionError::from(e).to_string())
+        } else {
+            Self::new(e.to_string())
+        }
     }
 }
 

@@ -631,6 +631,45 @@ async fn uuid_columns_take_their_text_form_in_writes() {
     ok(&ctx, "INSERT INTO ns.t (id, s) VALUES (10, 'nope')").await;
 }
 
+/// `INSERT … VALUES` with a NULL for a required column names the table's column (DataFusion
+/// named its `Values` node's `column1`), in any position of a column list, and commits
+/// nothing; a NULL in an optional column beside it is written.
+#[tokio::test]
+async fn null_values_for_required_columns_name_the_column() {
+    let (ctx, catalog, _dir) = session().await;
+    ok(&ctx, "CREATE SCHEMA ns").await;
+    ok(
+        &ctx,
+        "CREATE TABLE ns.t (id INT NOT NULL, s STRING NOT NULL, o INT)",
+    )
+    .await;
+    for (sql, column) in [
+        ("INSERT INTO ns.t VALUES (NULL, 'a', 1)", "id"),
+        (
+            "INSERT INTO ns.t (o, s, id) VALUES (1, 'a', 1), (2, NULL, 2)",
+            "s",
+        ),
+    ] {
+        let err = run(&ctx, sql).await.unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InvalidArgument, "{sql}: {err}");
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "invalid argument: column '{column}' is required (NOT NULL) but a row of \
+                 VALUES holds NULL for it"
+            ),
+            "{sql}"
+        );
+    }
+    let table = catalog.load_table(&ident("ns.t")).await.unwrap();
+    assert!(table.metadata().current_snapshot().is_none());
+    ok(&ctx, "INSERT INTO ns.t VALUES (1, 'a', NULL)").await;
+    assert_eq!(
+        ok(&ctx, "SELECT id, s, o FROM ns.t").await,
+        [["1", "a", ""]]
+    );
+}
+
 #[tokio::test]
 async fn failed_ctas_drops_the_table() {
     let (ctx, catalog, _dir) = session().await;

@@ -327,8 +327,21 @@ impl TableMetadataBuilder {
                 m.snapshots
                     .retain(|s| !snapshot_ids.contains(&s.snapshot_id));
                 m.refs.retain(|_, r| !snapshot_ids.contains(&r.snapshot_id));
-                m.snapshot_log
-                    .retain(|e| !snapshot_ids.contains(&e.snapshot_id));
+                // an entry whose snapshot is gone drops the whole log before it too (Java's
+                // `TableMetadata.Builder#updateSnapshotLog`): with [(t1, s1), (t2, s2),
+                // (t3, s3)] and s2 removed, [(t1, s1), (t3, s3)] would say s1 was current
+                // from t1 to t3, and time travel to a moment in s2's time would read s1
+                let live: std::collections::HashSet<i64> =
+                    m.snapshots.iter().map(|s| s.snapshot_id).collect();
+                let mut log = Vec::with_capacity(m.snapshot_log.len());
+                for entry in m.snapshot_log.drain(..) {
+                    if live.contains(&entry.snapshot_id) {
+                        log.push(entry);
+                    } else {
+                        log.clear();
+                    }
+                }
+                m.snapshot_log = log;
                 if m.current_snapshot_id
                     .is_some_and(|id| snapshot_ids.contains(&id))
                 {
@@ -468,6 +481,43 @@ mod tests {
                 max_ref_age_ms: None,
             },
         }
+    }
+
+    /// Java's `updateSnapshotLog`: removing a snapshot drops its log entry and every entry
+    /// before it, so no gap makes an older snapshot look current in its time.
+    #[test]
+    fn removing_a_snapshot_drops_the_log_before_it() {
+        let mut b = table(FormatVersion::V2);
+        for id in 1..=4 {
+            let parent = (id > 1).then_some(id - 1);
+            b.apply(&TableUpdate::AddSnapshot {
+                snapshot: snapshot(id, parent, id),
+            })
+            .unwrap();
+            b.apply(&main_at(id)).unwrap();
+        }
+        let m = b.build().unwrap();
+        let log = |m: &TableMetadata| -> Vec<i64> {
+            m.snapshot_log.iter().map(|e| e.snapshot_id).collect()
+        };
+        assert_eq!(log(&m), [1, 2, 3, 4]);
+        let mut b = TableMetadataBuilder::from_base(m.clone(), None);
+        b.apply(&TableUpdate::RemoveSnapshots {
+            snapshot_ids: vec![2],
+        })
+        .unwrap();
+        // s1 stays a snapshot (a tag may hold it) but not in the log: it was not
+        // current from t1 to t3
+        let after = b.build().unwrap();
+        assert_eq!(log(&after), [3, 4]);
+        assert!(after.snapshot_by_id(1).is_some());
+        // removing the oldest keeps the rest of the log
+        let mut b = TableMetadataBuilder::from_base(m, None);
+        b.apply(&TableUpdate::RemoveSnapshots {
+            snapshot_ids: vec![1],
+        })
+        .unwrap();
+        assert_eq!(log(&b.build().unwrap()), [2, 3, 4]);
     }
 
     #[test]

@@ -2,7 +2,10 @@
 //! the first `unavailable` requests whose path ends with a given suffix are answered
 //! `503 Service Unavailable` without reaching the server, and the first `lost_commits`
 //! `POST`s to that path are forwarded (so the commit lands) but answered
-//! `502 Bad Gateway`, as a gateway that timed out would; with `unauthorized`, the first
+//! `502 Bad Gateway`, as a gateway that timed out would; the next `garbled_commits` are
+//! forwarded and answered `200 OK` with a body that is not the expected answer, and the
+//! next `cut_commits` forwarded and answered `200 OK` with half the server's body before
+//! the connection closes; with `unauthorized`, the first
 //! such requests are answered `401 Unauthorized` (a token the server stopped accepting).
 //! In front of an S3 endpoint, the first `garbled_puts` `PUT`s to that path are answered
 //! with bytes that are not HTTP (not forwarded), and the first `dropped_puts` are
@@ -23,6 +26,10 @@ pub struct Faults {
     pub unavailable_sent: AtomicUsize,
     /// Commits forwarded and answered 502.
     pub commits_lost: AtomicUsize,
+    /// Commits forwarded and answered 200 with a body that is no commit answer.
+    pub commits_garbled: AtomicUsize,
+    /// Commits forwarded and answered 200 with half the server's body.
+    pub commits_cut: AtomicUsize,
     /// 401s answered.
     pub unauthorized_sent: AtomicUsize,
     /// Requests to `/v1/oauth/tokens` passed through.
@@ -42,6 +49,10 @@ pub struct Plan {
     pub unavailable: usize,
     /// Forward this many `POST`s, then answer 502.
     pub lost_commits: usize,
+    /// Then forward this many `POST`s and answer 200 with `{"garbage": true}`.
+    pub garbled_commits: usize,
+    /// Then forward this many `POST`s and answer 200 with half the server's body.
+    pub cut_commits: usize,
     /// Answer this many with 401 (not forwarded).
     pub unauthorized: usize,
     /// Answer this many `PUT`s with bytes that are not HTTP (not forwarded).
@@ -154,6 +165,27 @@ fn serve(
         return out.write_all(
             b"HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
         );
+    }
+    let commit = method == "POST" && path_only.ends_with(suffix);
+    if commit && take(&faults.commits_garbled, plan.garbled_commits) {
+        let body = br#"{"garbage":true}"#;
+        out.write_all(
+            format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\
+                 Connection: close\r\n\r\n",
+                body.len()
+            )
+            .as_bytes(),
+        )?;
+        return out.write_all(body);
+    }
+    if commit && take(&faults.commits_cut, plan.cut_commits) {
+        // the server's own head (its Content-Length promises the whole body), half the body
+        let Some(end) = response.windows(4).position(|w| w == b"\r\n\r\n") else {
+            return Ok(());
+        };
+        let body_len = response.len() - (end + 4);
+        return out.write_all(&response[..end + 4 + body_len / 2]);
     }
     // this proxy closes every connection: say so, so the client does not reuse it
     match response.windows(2).position(|w| w == b"\r\n") {

@@ -520,6 +520,77 @@ async fn lost_commit_answers_are_checked_not_retried() {
     );
 }
 
+/// Through a proxy that forwards the table's first commit and answers it `200 OK` with a
+/// body that is no commit answer, and the second with half the server's answer (cut off):
+/// both commits landed, so icefloe must not take them for failures and delete the files
+/// they reference (it did, leaving a table no engine could read); it checks by reloading.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unreadable_commit_answers_are_checked_not_cleaned_up() {
+    let Some(server) = seaweed::server() else {
+        return;
+    };
+    let ns = seaweed::unique_namespace("garbled");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let direct = rest_catalog(server, dir.path());
+    direct
+        .create_namespace(&Namespace::parse(&ns), &HashMap::new())
+        .await
+        .expect("namespace");
+    let ident = TableIdent::new(Namespace::parse(&ns), "t");
+    let schema = icefloe::spec::Schema::new(
+        0,
+        vec![icefloe::spec::NestedField::optional(
+            1,
+            "id",
+            icefloe::spec::Type::Primitive(icefloe::spec::PrimitiveType::Long),
+        )],
+    );
+    direct
+        .create_table(&ident, icefloe::catalog::TableCreation::new(schema))
+        .await
+        .expect("create");
+    let upstream = server.rest_uri.trim_start_matches("http://");
+    let plan = Plan {
+        garbled_commits: 1,
+        cut_commits: 1,
+        ..Plan::default()
+    };
+    let (proxy, faults) = crate::fault_proxy::start(upstream, &format!("/{ns}/tables/t"), plan);
+    let proxied = proxied_catalog(server, &proxy, dir.path());
+    let ctx = SessionContext::new_with_config(icefloe::datafusion::register_iceberg_options(
+        context().state().config().clone(),
+    ));
+    attach(&ctx, "lake", proxied).await;
+    run(&ctx, &format!("INSERT INTO lake.{ns}.t VALUES (1), (2)")).await;
+    run(&ctx, &format!("INSERT INTO lake.{ns}.t VALUES (3)")).await;
+    for (what, counter) in [
+        ("garbled", &faults.commits_garbled),
+        ("cut", &faults.commits_cut),
+    ] {
+        assert_eq!(
+            counter.load(std::sync::atomic::Ordering::SeqCst),
+            1,
+            "{what}"
+        );
+    }
+    let table = direct.load_table(&ident).await.expect("load");
+    assert_eq!(
+        table.metadata().snapshots.len(),
+        2,
+        "each commit landed once"
+    );
+    let theirs = engines(server, &["pyiceberg-read", &format!("{ns}.t")]);
+    assert_same_rows(
+        "after unreadable commit answers",
+        &[
+            serde_json::json!([1]),
+            serde_json::json!([2]),
+            serde_json::json!([3]),
+        ],
+        &rows(&theirs),
+    );
+}
+
 /// The catalog of `server` reached through `proxy`.
 fn proxied_catalog(server: &Seaweed, proxy: &str, dir: &std::path::Path) -> Arc<dyn Catalog> {
     let text: String = server

@@ -593,17 +593,31 @@ impl Catalog for RestCatalog {
             }
             Err(e) => return Err(self.commit_error(e, ident)),
         };
-        let metadata = TableMetadata::from_json(&answer.metadata.to_string())
-            .map_err(|e| e.context(format!("table '{ident}' metadata from the REST catalog")))?;
+        // The commit landed: whatever fails from here must not let the writer delete the
+        // files the table now references, so every error is `CommitStateUnknown` (the
+        // kind under which writers keep their files).
+        let landed = |e: Error, what: &str| {
+            Error::new(
+                ErrorKind::CommitStateUnknown,
+                format!(
+                    "commit to table '{ident}' landed ({}), but {what}",
+                    answer.metadata_location
+                ),
+            )
+            .with_source(e)
+        };
+        let metadata = TableMetadata::from_json(&answer.metadata.to_string()).map_err(|e| {
+            landed(
+                e,
+                "the metadata the REST catalog answered with cannot be read",
+            )
+        })?;
         // the committed table keeps the FileIO (and vended credentials) of a fresh load
         let table = self.load_table(ident).await;
         match table {
             Ok(t) if t.metadata_location() == answer.metadata_location => Ok(t),
             Ok(t) => Ok(t.with_metadata(metadata, &answer.metadata_location)),
-            Err(e) => Err(e.context(format!(
-                "commit to table '{ident}' landed ({}), but reloading it failed",
-                answer.metadata_location
-            ))),
+            Err(e) => Err(landed(e, "reloading it failed")),
         }
     }
 
@@ -652,6 +666,16 @@ impl RestCatalog {
                 ErrorKind::CommitStateUnknown,
                 format!(
                     "{context}: the REST catalog failed ({}); the commit may have landed",
+                    e.error
+                ),
+            ),
+            // a success whose answer was cut off or is not the expected JSON: the server
+            // applied the commit (or may have)
+            Some(status) if (200..300).contains(&status) => Error::new(
+                ErrorKind::CommitStateUnknown,
+                format!(
+                    "{context}: the REST catalog answered {status} but its answer cannot be \
+                     read ({}); the commit may have landed",
                     e.error
                 ),
             ),

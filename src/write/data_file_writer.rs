@@ -20,6 +20,8 @@ use datafusion::parquet::file::metadata::KeyValue;
 use datafusion::parquet::file::properties::WriterProperties;
 use object_store::buffered::BufWriter;
 
+use super::upload::Upload;
+
 use super::batch::{conform_batch, leaf_at, literals, struct_path, update_float_stats};
 use super::bounds::literal_to_bytes;
 use super::metrics_config::MetricsMode;
@@ -60,7 +62,7 @@ type RowsOfPartition = (Vec<u8>, Vec<Option<Literal>>, usize);
 /// The file being written for one partition.
 struct OpenFile {
     location: String,
-    writer: AsyncArrowWriter<BufWriter>,
+    writer: AsyncArrowWriter<Upload>,
     float_stats: HashMap<i32, FloatFieldStats>,
 }
 
@@ -476,7 +478,7 @@ impl PartitionedDataFileWriter {
             let resolved = self.file_io.resolve(&location)?;
             let store = self.file_io.store(&resolved.store_url)?;
             let writer = AsyncArrowWriter::try_new(
-                BufWriter::new(store, resolved.path),
+                Upload::new(BufWriter::new(store, resolved.path)),
                 Arc::clone(&self.arrow_schema),
                 Some(self.properties.clone()),
             )
@@ -501,7 +503,9 @@ impl PartitionedDataFileWriter {
         let meta = match file.writer.finish().await {
             Ok(meta) => meta,
             Err(e) => {
-                abort_after_failed_finish(file.writer.into_inner(), &self.file_io, &file.location)
+                file.writer
+                    .into_inner()
+                    .abandon(&self.file_io, &file.location)
                     .await;
                 return Err(parquet_error(&file.location)(e));
             }
@@ -545,7 +549,10 @@ impl PartitionedDataFileWriter {
         if let Err(e) = finished {
             for (_, partition) in self.partitions.drain() {
                 if let Some(file) = partition.file {
-                    let _ = file.writer.into_inner().abort().await;
+                    file.writer
+                        .into_inner()
+                        .abandon(&self.file_io, &file.location)
+                        .await;
                 }
             }
             return Err(e);
@@ -560,28 +567,15 @@ impl PartitionedDataFileWriter {
     pub async fn abort(mut self) -> Result<()> {
         for (_, partition) in self.partitions.drain() {
             if let Some(file) = partition.file {
-                let _ = file.writer.into_inner().abort().await;
+                file.writer
+                    .into_inner()
+                    .abandon(&self.file_io, &file.location)
+                    .await;
             }
         }
         for f in std::mem::take(&mut self.done) {
             self.file_io.delete(&f.file_path).await?;
         }
         Ok(())
-    }
-}
-
-/// Clean up after `finish` of the file at `location` failed: abort its upload (an open
-/// multipart upload), or, when the failure came from completing the upload itself, delete
-/// whatever object may exist (best effort; nothing references the file). object_store's
-/// `BufWriter::abort` panics ("Already shut down") on a writer whose completion was
-/// attempted, and nothing tells the two cases apart from outside: that documented panic
-/// is caught here, so a failed upload is an error, never a panic.
-async fn abort_after_failed_finish(mut writer: BufWriter, file_io: &FileIO, location: &str) {
-    use futures::FutureExt;
-    let aborted = std::panic::AssertUnwindSafe(writer.abort())
-        .catch_unwind()
-        .await;
-    if aborted.is_err() {
-        let _ = file_io.delete(location).await;
     }
 }

@@ -707,7 +707,9 @@ async fn writer_runs_on_spawned_tasks() {
 /// A data file whose upload fails when it is completed (an S3 endpoint that accepts
 /// connections and never answers: the small file is one PUT at `close`) is an error
 /// naming the file, not a panic: object_store's `BufWriter::abort` panics on a writer
-/// whose completion was attempted, so the writer must not abort it blindly.
+/// whose completion was attempted, so the writer must not abort it (it used to, catching
+/// the panic, whose message the default hook still printed; now nothing panics: a panic
+/// here fails the test).
 #[tokio::test]
 async fn a_failed_upload_at_close_is_an_error_naming_the_file() {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("port");

@@ -21,6 +21,7 @@ pub mod partition_path;
 pub mod position_delete_writer;
 pub mod puffin_writer;
 pub mod table_writer;
+mod upload;
 pub mod writer_config;
 pub mod written_files;
 

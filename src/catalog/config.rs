@@ -64,9 +64,28 @@ impl std::fmt::Debug for CatalogConfig {
 /// The config of a `rest:http(s)://…[?warehouse=…&key=value]` URI.
 fn rest_spec(uri: &str) -> Result<CatalogConfig> {
     let parsed = url::Url::parse(uri).map_err(|e| {
-        Error::invalid_argument(format!("REST catalog URI '{uri}' is not a URL")).with_source(e)
+        Error::invalid_argument(format!(
+            "REST catalog URI '{}' is not a URL",
+            without_secrets(uri)
+        ))
+        .with_source(e)
     })?;
+    if !parsed.username().is_empty() || parsed.password().is_some() {
+        return Err(Error::invalid_argument(format!(
+            "REST catalog URI '{}' holds a user name or password: a URI is shown in \
+             errors, logs and shell history, so put credentials in a config file \
+             ('credential=…' or 'token=…')",
+            without_secrets(uri)
+        )));
+    }
     let mut properties: BTreeMap<String, String> = parsed.query_pairs().into_owned().collect();
+    if let Some(key) = properties.keys().find(|k| is_secret_key(k)) {
+        return Err(Error::invalid_argument(format!(
+            "REST catalog URI '{}' holds the secret '{key}': a URI is shown in errors, logs \
+             and shell history, so put secrets in a config file",
+            without_secrets(uri)
+        )));
+    }
     let mut base = parsed.clone();
     base.set_query(None);
     Ok(CatalogConfig {
@@ -77,6 +96,33 @@ fn rest_spec(uri: &str) -> Result<CatalogConfig> {
         tables: BTreeMap::new(),
         properties,
     })
+}
+
+/// Whether a catalog property named `key` holds a secret (`credential`, `token`,
+/// `s3.secret-access-key`, `s3.session-token`, `adls.sas-token.*`, passwords, …).
+fn is_secret_key(key: &str) -> bool {
+    let key = key.to_ascii_lowercase();
+    ["credential", "token", "secret", "password", "sas", "key-id"]
+        .iter()
+        .any(|word| key.contains(word))
+}
+
+/// `uri` as errors may show it: without its query and without a `user:password@`.
+fn without_secrets(uri: &str) -> String {
+    let base = uri.split(['?', '#']).next().unwrap_or_default();
+    match base.split_once("://") {
+        Some((scheme, rest)) => {
+            let (authority, path) = rest.split_once('/').unwrap_or((rest, ""));
+            let host = authority.rsplit('@').next().unwrap_or(authority);
+            let path = if path.is_empty() {
+                String::new()
+            } else {
+                format!("/{path}")
+            };
+            format!("{scheme}://{host}{path}")
+        }
+        None => base.rsplit('@').next().unwrap_or(base).to_string(),
+    }
 }
 
 fn is_sqlite_path(s: &str) -> bool {
@@ -507,6 +553,28 @@ mod tests {
         .build()
         .unwrap_err();
         assert!(err.to_string().contains("'nessie'"), "{err}");
+    }
+
+    #[test]
+    fn rest_uris_hold_no_secrets_and_errors_show_none() {
+        for uri in [
+            "rest:http://127.0.0.1:8181?credential=a:TOPSECRET",
+            "rest:http://127.0.0.1:8181?warehouse=w&token=TOPSECRET",
+            "rest:http://127.0.0.1:8181?s3.secret-access-key=TOPSECRET",
+            "rest:http://user:TOPSECRET@127.0.0.1:8181",
+            // not a URL at all: the message shows no query
+            "rest:http://[bad?credential=a:TOPSECRET",
+        ] {
+            let err = CatalogConfig::from_spec(uri).unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::InvalidArgument, "{uri}: {err}");
+            let message = format!("{err} {err:?}");
+            assert!(!message.contains("TOPSECRET"), "{uri}: {message}");
+            assert!(message.contains("REST catalog URI"), "{uri}: {message}");
+        }
+        assert_eq!(
+            without_secrets("http://u:p@host:1/a/b?x=1#f"),
+            "http://host:1/a/b"
+        );
     }
 
     #[test]

@@ -73,12 +73,15 @@
 //! strategy of `rewrite_data_files`, `compute_table_stats`) on an Iceberg table is an
 //! [`ErrorKind::Unsupported`](crate::ErrorKind) error naming it.
 //!
-//! # INSERT into a branch
+//! # Time travel and branches in Spark's syntax
 //!
-//! Spark's `INSERT INTO [cat.]ns.t.branch_<name> …` is rewritten to `INSERT INTO
-//! [cat.]ns."t@<name>" …` when `[cat.]ns.t` is an Iceberg table (the last name part
-//! starting with `branch_` cannot otherwise be told from a four-part name); the table of
-//! a branch (`"t@dev"`) appends to the branch (see `IcebergTableProvider::insert_into`).
+//! `t VERSION AS OF …`, `t TIMESTAMP AS OF …` (and `FOR SYSTEM_VERSION`/`SYSTEM_TIME`) and
+//! Iceberg's Spark identifiers `[cat.]ns.t.branch_<name>`, `tag_<name>`,
+//! `snapshot_id_<id>`, `at_timestamp_<ms>` are rewritten to icefloe's `"t@<version>"`
+//! names in every statement but `SET`, `SHOW`, `RESET` and `CALL` ([`time_travel`]; an
+//! identifier only when `[cat.]ns.t` is an Iceberg table: the last part cannot otherwise
+//! be told from a four-part name). The table of a branch (`"t@dev"`) appends to the
+//! branch (see `IcebergTableProvider::insert_into`).
 //!
 //! # CREATE TABLE
 //!
@@ -139,6 +142,7 @@ mod depth;
 mod literals;
 mod metadata_columns;
 mod procedures;
+mod time_travel;
 mod tokens;
 mod uuid_values;
 
@@ -150,6 +154,8 @@ mod default_tests;
 mod literal_tests;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod time_travel_tests;
 
 use std::any::Any;
 use std::collections::HashMap;
@@ -202,13 +208,23 @@ pub async fn execute(ctx: &SessionContext, statement: &str) -> Result<DataFrame>
         },
         false => statement,
     };
-    if tokens::first_word_is(statement, &["INSERT"]) {
-        if let Some(cursor) = cursor(ctx, statement) {
-            if let Some(rewritten) = branch_insert(ctx, cursor).await? {
-                return Ok(ctx.sql(&rewritten).await?);
+    let with_versions;
+    let statement = match time_travel_candidate(statement) {
+        true => match tokenize(ctx, statement) {
+            Some(toks) => {
+                let quote = identifier_quote(ctx);
+                match time_travel::spark_time_travel(ctx, statement, &toks, quote).await? {
+                    Some(text) => {
+                        with_versions = text;
+                        &with_versions
+                    }
+                    None => statement,
+                }
             }
-        }
-    }
+            None => statement,
+        },
+        false => statement,
+    };
     if !tokens::first_word_is(statement, &["CREATE", "DROP", "ALTER", "CALL"]) {
         if let Some(plan) = metadata_columns::plan(ctx, statement).await? {
             return Ok(ctx.execute_logical_plan(plan).await?);
@@ -266,50 +282,30 @@ fn cursor<'a>(ctx: &SessionContext, text: &'a str) -> Option<Cursor<'a>> {
     Some(Cursor::new(text, toks, options.enable_ident_normalization).with_identifier_quote(quote))
 }
 
-/// Spark's write-to-branch form `INSERT INTO|OVERWRITE [TABLE] [cat.]ns.t.branch_<name>`,
-/// when `[cat.]ns.t` is an Iceberg table: the statement with its target rewritten to
-/// `[cat.]ns."t@<name>"`, the branch's table (see the parent module's docs). `None` for
-/// any other statement.
-async fn branch_insert(ctx: &SessionContext, mut c: Cursor<'_>) -> Result<Option<String>> {
-    c.eat_keyword("INSERT");
-    if !c.eat_keyword("INTO") {
-        c.eat_keyword("OVERWRITE");
-        c.eat_keyword("TABLE");
+/// Whether `statement` may hold Spark's time-travel syntax (`… AS OF …`, `ns.t.branch_x`
+/// and its kin): a cheap check before tokenizing it again. `SET`, `SHOW`, `RESET` and `CALL`
+/// statements keep their text (option values and procedure arguments).
+fn time_travel_candidate(statement: &str) -> bool {
+    if tokens::first_word_is(statement, &["SET", "SHOW", "RESET", "CALL"]) {
+        return false;
     }
-    let start = c.offset();
-    let Ok(mut name) = c.object_name() else {
-        return Ok(None);
-    };
-    let end = c.prev_end();
-    let Some(branch) = name
-        .last()
-        .and_then(|last| last.strip_prefix("branch_"))
-        .filter(|b| !b.is_empty())
-        .map(str::to_string)
-    else {
-        return Ok(None);
-    };
-    name.pop();
-    if name.len() < 2 {
-        return Ok(None);
+    let lower = statement.to_ascii_lowercase();
+    lower.contains(" of")
+        || ["branch_", "tag_", "snapshot_id_", "at_timestamp_"]
+            .iter()
+            .any(|p| lower.contains(p))
+}
+
+/// How the session's SQL dialect quotes identifiers.
+fn identifier_quote(ctx: &SessionContext) -> char {
+    let options = ctx.state().config_options().sql_parser.clone();
+    let dialect: Box<dyn Dialect> =
+        dialect_from_str(options.dialect.as_ref()).unwrap_or_else(|| Box::new(GenericDialect {}));
+    if dialect.is_delimited_identifier_start('"') {
+        '"'
+    } else {
+        '`'
     }
-    let Some(t) = resolve_table(ctx, &name)? else {
-        return Ok(None);
-    };
-    if t.target.catalog().load_table(&t.ident).await.is_err() {
-        return Ok(None);
-    }
-    let q = c.identifier_quote();
-    let quote = |part: &str| format!("{q}{}{q}", part.replace(q, &format!("{q}{q}")));
-    let mut parts: Vec<String> = name[..name.len() - 1].iter().map(|p| quote(p)).collect();
-    parts.push(quote(&format!("{}@{branch}", name[name.len() - 1])));
-    let text = c.text();
-    Ok(Some(format!(
-        "{}{}{}",
-        &text[..start],
-        parts.join("."),
-        &text[end..]
-    )))
 }
 
 /// Run `c`'s statement if it is icefloe DDL against an Iceberg catalog; `None` otherwise.

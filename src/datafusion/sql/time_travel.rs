@@ -1,0 +1,277 @@
+//! Spark's time-travel syntax, as icefloe's `"t@…"` table names (see the parent module's
+//! docs).
+//!
+//! - `t VERSION AS OF 123`, `t FOR VERSION AS OF 'tag'`, `FOR SYSTEM_VERSION AS OF …`: the
+//!   snapshot with that id, or the branch or tag of that name: `"t@123"`, `"t@tag"`.
+//! - `t TIMESTAMP AS OF '2026-01-01 10:00:00'`, `FOR SYSTEM_TIME AS OF …`, with a string, a
+//!   `TIMESTAMP '…'` literal or a number of seconds since the Unix epoch (Spark casts a
+//!   number to a timestamp as seconds): the snapshot current then, `"t@<time>"`.
+//! - Iceberg's Spark identifiers `ns.t.branch_<name>`, `ns.t.tag_<name>`,
+//!   `ns.t.snapshot_id_<id>` and `ns.t.at_timestamp_<ms>`, when `ns.t` is an Iceberg table:
+//!   `ns."t@<name>"`, `ns."t@<id>"`, and the time of those milliseconds. Reads, `INSERT`
+//!   (a branch takes the rows) and row-level changes take the same names; a write to
+//!   anything but a branch is refused where the `@` name is.
+//!
+//! The rewrite works on the statement's tokens: only the name and the clause change, the
+//! rest of the text stays as written. A time-travel clause whose value is no literal is an
+//! error naming the clause.
+
+use std::ops::Range;
+
+use datafusion::prelude::SessionContext;
+use datafusion::sql::sqlparser::tokenizer::Token;
+
+use super::tokens::{is_keyword, Tok};
+use crate::catalog::{format_ms, parse_timestamp_ms};
+use crate::error::{Error, Result};
+
+/// The prefixes of Iceberg's Spark identifiers for a table's versions.
+const VERSION_PREFIXES: &[&str] = &["branch_", "tag_", "snapshot_id_", "at_timestamp_"];
+
+/// A change to the statement text: replace `range` with `text`.
+struct Edit {
+    range: Range<usize>,
+    text: String,
+}
+
+/// `text` (tokenized as `toks`) with Spark's time-travel clauses and version identifiers
+/// as `@` names (see the module docs); `None` when there is none.
+///
+/// Errors ([`crate::ErrorKind::InvalidArgument`]): a clause whose value is no literal, a
+/// `TIMESTAMP AS OF` value that is no timestamp, naming it.
+pub(super) async fn spark_time_travel(
+    ctx: &SessionContext,
+    text: &str,
+    toks: &[Tok],
+    quote: char,
+) -> Result<Option<String>> {
+    let mut edits = clause_edits(text, toks, quote)?;
+    edits.extend(identifier_edits(ctx, toks, quote).await?);
+    if edits.is_empty() {
+        return Ok(None);
+    }
+    edits.sort_by_key(|e| e.range.start);
+    let mut out = String::with_capacity(text.len() + 16);
+    let mut copied = 0;
+    for e in edits {
+        if e.range.start < copied {
+            continue;
+        }
+        out.push_str(&text[copied..e.range.start]);
+        out.push_str(&e.text);
+        copied = e.range.end;
+    }
+    out.push_str(&text[copied..]);
+    Ok(Some(out))
+}
+
+/// What a clause asks for.
+enum Kind {
+    Version,
+    Timestamp,
+}
+
+/// The clause starting at token `i` (`[FOR] VERSION|SYSTEM_VERSION|TIMESTAMP|SYSTEM_TIME
+/// AS OF`), as its kind and the index of its value token.
+fn clause_at(toks: &[Tok], i: usize) -> Option<(Kind, usize)> {
+    let word = |k: usize, kw: &str| toks.get(k).is_some_and(|t| is_keyword(&t.token, kw));
+    let start = if word(i, "FOR") { i + 1 } else { i };
+    let kind = if word(start, "VERSION") || word(start, "SYSTEM_VERSION") {
+        Kind::Version
+    } else if word(start, "TIMESTAMP") || word(start, "SYSTEM_TIME") {
+        Kind::Timestamp
+    } else {
+        return None;
+    };
+    (word(start + 1, "AS") && word(start + 2, "OF")).then_some((kind, start + 3))
+}
+
+/// The index of the last part of a table name ending just before token `i` (a word).
+fn name_before(toks: &[Tok], i: usize) -> Option<usize> {
+    let last = i.checked_sub(1)?;
+    matches!(toks[last].token, Token::Word(_)).then_some(last)
+}
+
+/// The `@` name for the word `tok` (a table name's last part) at `version`: quoted, with a
+/// metadata table suffix (`t$files`) kept last.
+fn versioned(tok: &Tok, version: &str, quote: char) -> String {
+    let Token::Word(w) = &tok.token else {
+        return String::new();
+    };
+    let name = match w.value.rsplit_once('$') {
+        Some((base, meta)) => format!("{base}@{version}${meta}"),
+        None => format!("{}@{version}", w.value),
+    };
+    let doubled = format!("{quote}{quote}");
+    format!("{quote}{}{quote}", name.replace(quote, &doubled))
+}
+
+/// The time-travel clauses' edits.
+fn clause_edits(text: &str, toks: &[Tok], quote: char) -> Result<Vec<Edit>> {
+    let mut edits = Vec::new();
+    let mut i = 0;
+    while i < toks.len() {
+        let Some((kind, value_at)) = clause_at(toks, i) else {
+            i += 1;
+            continue;
+        };
+        let Some(last) = name_before(toks, i) else {
+            i += 1;
+            continue;
+        };
+        let clause = || text[toks[i].start..toks[value_at - 1].end].to_string();
+        let (version, end) = match (&kind, toks.get(value_at).map(|t| &t.token)) {
+            (Kind::Version, Some(Token::Number(n, _))) => (n.clone(), value_at),
+            (Kind::Version, Some(Token::SingleQuotedString(s))) => (s.clone(), value_at),
+            (Kind::Timestamp, Some(Token::SingleQuotedString(s))) => (timestamp(s)?, value_at),
+            (Kind::Timestamp, Some(Token::Word(w)))
+                if w.quote_style.is_none() && w.value.eq_ignore_ascii_case("TIMESTAMP") =>
+            {
+                match toks.get(value_at + 1).map(|t| &t.token) {
+                    Some(Token::SingleQuotedString(s)) => (timestamp(s)?, value_at + 1),
+                    _ => return Err(no_literal(&clause())),
+                }
+            }
+            (Kind::Timestamp, Some(Token::Number(n, _))) => {
+                let ms = n
+                    .parse::<i64>()
+                    .ok()
+                    .and_then(|s| s.checked_mul(1000))
+                    .ok_or_else(|| {
+                        Error::invalid_argument(format!(
+                            "{} {n}: not a number of seconds since the Unix epoch",
+                            clause()
+                        ))
+                    })?;
+                (format_ms(ms), value_at)
+            }
+            _ => return Err(no_literal(&clause())),
+        };
+        edits.push(Edit {
+            range: toks[last].start..toks[last].end,
+            text: versioned(&toks[last], &version, quote),
+        });
+        edits.push(Edit {
+            range: toks[last].end..toks[end].end,
+            text: String::new(),
+        });
+        i = end + 1;
+    }
+    Ok(edits)
+}
+
+fn no_literal(clause: &str) -> Error {
+    Error::invalid_argument(format!(
+        "{clause} takes a literal: a snapshot id or a branch or tag name for VERSION AS OF, \
+         a timestamp string for TIMESTAMP AS OF"
+    ))
+}
+
+/// A `TIMESTAMP AS OF` string as the `@` name's time (UTC when it names no zone).
+fn timestamp(text: &str) -> Result<String> {
+    parse_timestamp_ms(text).map(format_ms).ok_or_else(|| {
+        Error::invalid_argument(format!(
+            "TIMESTAMP AS OF '{text}' is not a timestamp (e.g. '2026-01-01 10:00:00', \
+             '2026-01-01T10:00:00+02:00')"
+        ))
+    })
+}
+
+/// The edits for `ns.t.branch_x` and its kin (see the module docs): dotted names of at
+/// least three parts whose last part has a version prefix and whose other parts name an
+/// Iceberg table.
+async fn identifier_edits(ctx: &SessionContext, toks: &[Tok], quote: char) -> Result<Vec<Edit>> {
+    let mut edits = Vec::new();
+    let normalize = ctx
+        .state()
+        .config_options()
+        .sql_parser
+        .enable_ident_normalization;
+    let mut i = 0;
+    while i < toks.len() {
+        // a maximal dotted name starting at i
+        if !matches!(toks[i].token, Token::Word(_)) || (i > 0 && toks[i - 1].token == Token::Period)
+        {
+            i += 1;
+            continue;
+        }
+        let mut parts = vec![i];
+        let mut k = i;
+        while toks.get(k + 1).is_some_and(|t| t.token == Token::Period)
+            && toks
+                .get(k + 2)
+                .is_some_and(|t| matches!(t.token, Token::Word(_)))
+        {
+            k += 2;
+            parts.push(k);
+        }
+        i = k + 1;
+        if parts.len() < 3 || toks.get(k + 1).is_some_and(|t| t.token == Token::LParen) {
+            continue;
+        }
+        let words: Vec<String> = parts
+            .iter()
+            .filter_map(|&p| match &toks[p].token {
+                Token::Word(w) if w.quote_style.is_none() && normalize => {
+                    Some(w.value.to_lowercase())
+                }
+                Token::Word(w) => Some(w.value.clone()),
+                _ => None,
+            })
+            .collect();
+        let Some((last, table)) = words.split_last() else {
+            continue;
+        };
+        let Some(version) = version_of(last)? else {
+            continue;
+        };
+        let Some(resolved) = super::resolve_table(ctx, table)? else {
+            continue;
+        };
+        if resolved
+            .target
+            .catalog()
+            .load_table(&resolved.ident)
+            .await
+            .is_err()
+        {
+            continue;
+        }
+        let table_tok = parts[parts.len() - 2];
+        edits.push(Edit {
+            range: toks[table_tok].start..toks[k].end,
+            text: versioned(&toks[table_tok], &version, quote),
+        });
+    }
+    Ok(edits)
+}
+
+/// The `@` suffix an identifier with a version prefix stands for, `None` for any other.
+///
+/// Errors: `at_timestamp_`/`snapshot_id_` with no number after it.
+fn version_of(last: &str) -> Result<Option<String>> {
+    let Some(prefix) = VERSION_PREFIXES.iter().find(|p| last.starts_with(**p)) else {
+        return Ok(None);
+    };
+    let rest = &last[prefix.len()..];
+    if rest.is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(match *prefix {
+        "at_timestamp_" => {
+            let ms = rest.parse::<i64>().map_err(|_| {
+                Error::invalid_argument(format!(
+                    "'{last}': at_timestamp_ takes milliseconds since the Unix epoch"
+                ))
+            })?;
+            format_ms(ms)
+        }
+        "snapshot_id_" => {
+            rest.parse::<i64>().map_err(|_| {
+                Error::invalid_argument(format!("'{last}': snapshot_id_ takes a snapshot id"))
+            })?;
+            rest.to_string()
+        }
+        _ => rest.to_string(),
+    }))
+}

@@ -1,0 +1,126 @@
+//! Spark's time-travel syntax and version identifiers (`time_travel`) on a SQLite catalog.
+
+use super::tests::{ok, run, session};
+use crate::catalog::TableIdent;
+use crate::ErrorKind;
+
+fn ident(s: &str) -> TableIdent {
+    TableIdent::parse(s)
+}
+
+#[tokio::test]
+async fn spark_time_travel_reads_each_version() {
+    let (ctx, catalog, _dir) = session().await;
+    ok(&ctx, "CREATE SCHEMA ns").await;
+    ok(&ctx, "CREATE TABLE ns.t (id INT)").await;
+    ok(&ctx, "INSERT INTO ns.t VALUES (1)").await;
+    ok(&ctx, "ALTER TABLE ns.t CREATE TAG v1").await;
+    ok(&ctx, "ALTER TABLE ns.t CREATE BRANCH dev").await;
+    ok(&ctx, "INSERT INTO ns.t VALUES (2), (3)").await;
+    // Spark's branch identifier takes the rows
+    ok(&ctx, "INSERT INTO ns.t.branch_dev VALUES (100)").await;
+    let m = catalog
+        .load_table(&ident("ns.t"))
+        .await
+        .unwrap()
+        .metadata()
+        .clone();
+    let first = m.snapshot_log[0].clone();
+    let first_time = crate::catalog::format_ms(first.timestamp_ms);
+    let seconds = first.timestamp_ms.div_euclid(1000) + 1;
+    let cases = [
+        format!(
+            "SELECT count(*) FROM ns.t VERSION AS OF {}",
+            first.snapshot_id
+        ),
+        format!(
+            "SELECT count(*) FROM ns.t FOR SYSTEM_VERSION AS OF {}",
+            first.snapshot_id
+        ),
+        "SELECT count(*) FROM ns.t FOR VERSION AS OF 'v1'".to_string(),
+        format!("SELECT count(*) FROM ns.t TIMESTAMP AS OF '{first_time}'"),
+        format!("SELECT count(*) FROM ns.t FOR SYSTEM_TIME AS OF TIMESTAMP '{first_time}' AS x"),
+        "SELECT count(*) FROM ns.t.tag_v1".to_string(),
+        format!(
+            "SELECT count(*) FROM ns.t.snapshot_id_{}",
+            first.snapshot_id
+        ),
+        format!(
+            "SELECT count(*) FROM ns.t.at_timestamp_{}",
+            first.timestamp_ms
+        ),
+        format!(
+            "SELECT count(*) FROM ns.\"t$files\" VERSION AS OF {}",
+            first.snapshot_id
+        ),
+    ];
+    for sql in &cases {
+        assert_eq!(ok(&ctx, sql).await, [["1"]], "{sql}");
+    }
+    // seconds since the epoch, as Spark casts a number: the second after the first
+    // commit is at or after it (the second snapshot is at least as late)
+    let rows = ok(
+        &ctx,
+        &format!("SELECT count(*) >= 1 FROM ns.t TIMESTAMP AS OF {seconds}"),
+    )
+    .await;
+    assert_eq!(rows, [["true"]]);
+    assert_eq!(
+        ok(&ctx, "SELECT id FROM ns.t.branch_dev ORDER BY id").await,
+        [["1"], ["100"]]
+    );
+    assert_eq!(
+        ok(&ctx, "SELECT count(*) FROM ns.t VERSION AS OF 'dev'").await,
+        [["2"]]
+    );
+    // in joins, each side at its own version; the current table unchanged
+    let rows = ok(
+        &ctx,
+        "SELECT count(*) FROM ns.t.tag_v1 a JOIN ns.t VERSION AS OF 'dev' b ON a.id = b.id",
+    )
+    .await;
+    assert_eq!(rows, [["1"]]);
+    assert_eq!(ok(&ctx, "SELECT count(*) FROM ns.t").await, [["3"]]);
+    // a column named like a version identifier, and words around `AS OF`, stay as written
+    ok(&ctx, "CREATE TABLE ns.c (branch_x INT, version INT)").await;
+    ok(&ctx, "INSERT INTO ns.c VALUES (7, 8)").await;
+    assert_eq!(
+        ok(&ctx, "SELECT c.branch_x, version AS of FROM ns.c AS c").await,
+        [["7", "8"]]
+    );
+}
+
+#[tokio::test]
+async fn spark_time_travel_errors_name_the_clause() {
+    let (ctx, _catalog, _dir) = session().await;
+    ok(&ctx, "CREATE SCHEMA ns").await;
+    ok(&ctx, "CREATE TABLE ns.t (id INT)").await;
+    ok(&ctx, "INSERT INTO ns.t VALUES (1)").await;
+    for (sql, wanted) in [
+        (
+            "SELECT * FROM ns.t TIMESTAMP AS OF now()",
+            "takes a literal",
+        ),
+        (
+            "SELECT * FROM ns.t TIMESTAMP AS OF 'yesterday'",
+            "TIMESTAMP AS OF 'yesterday' is not a timestamp",
+        ),
+        (
+            "SELECT * FROM ns.t.at_timestamp_soon",
+            "at_timestamp_ takes milliseconds",
+        ),
+    ] {
+        let err = run(&ctx, sql).await.unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InvalidArgument, "{sql}: {err}");
+        assert!(err.to_string().contains(wanted), "{sql}: {err}");
+    }
+    let err = run(&ctx, "SELECT * FROM ns.t VERSION AS OF 42")
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::NotFound, "{err}");
+    // a branch that does not exist
+    let err = run(&ctx, "SELECT * FROM ns.t.branch_nope")
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("'nope'"), "{err}");
+}

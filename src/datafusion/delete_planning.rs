@@ -202,6 +202,11 @@ pub(crate) struct DeletePlan {
     pub files: Vec<PlannedFile>,
     /// Equality delete files that apply to some planned file.
     pub equality_deletes: Vec<EqualityDeleteFile>,
+    /// Data files left out of `files` because their position deletes or deletion
+    /// vectors delete every row: nothing to read, but still live in the snapshot —
+    /// a statement that removes whole files (`TRUNCATE`, `DELETE` by partition) must
+    /// remove them too.
+    pub fully_deleted: Vec<FileScanTask>,
     /// Counts.
     pub metrics: DeleteMetrics,
 }
@@ -253,7 +258,7 @@ pub(crate) async fn plan_deletes(
         }
     }
 
-    let planned: Vec<(Option<PlannedFile>, Vec<Arc<ManifestEntry>>, u64)> = stream::iter(tasks)
+    let planned: Vec<(Planned, Vec<Arc<ManifestEntry>>, u64)> = stream::iter(tasks)
         .map(|task| {
             let (index, loader, scopes, file_io) = (&index, &loader, &scopes, &file_io);
             async move {
@@ -296,7 +301,8 @@ pub(crate) async fn plan_deletes(
                         let in_file = total.checked_sub(1).map_or(0, |last| deleted.rank(last));
                         deleted_rows = in_file;
                         if in_file >= total {
-                            return Ok::<_, crate::Error>((None, applied, deleted_rows));
+                            let skipped = Planned::FullyDeleted(task);
+                            return Ok::<_, crate::Error>((skipped, applied, deleted_rows));
                         }
                         if let Some(max) = deleted.max().filter(|m| *m >= total) {
                             return Err(Error::invalid_data(format!(
@@ -321,7 +327,7 @@ pub(crate) async fn plan_deletes(
                     position_deletes,
                     equality_deletes,
                 };
-                Ok((Some(file), applied, deleted_rows))
+                Ok((Planned::File(file), applied, deleted_rows))
             }
         })
         .buffered(DELETE_LOAD_CONCURRENCY)
@@ -333,8 +339,11 @@ pub(crate) async fn plan_deletes(
     for (file, applied, deleted_rows) in planned {
         plan.metrics.rows_deleted_by_position += deleted_rows;
         match file {
-            Some(f) => plan.files.push(f),
-            None => plan.metrics.data_files_fully_deleted += 1,
+            Planned::File(f) => plan.files.push(f),
+            Planned::FullyDeleted(task) => {
+                plan.metrics.data_files_fully_deleted += 1;
+                plan.fully_deleted.push(task);
+            }
         }
         for d in applied {
             let key = format!("{}@{:?}", d.data_file.file_path, d.data_file.content_offset);
@@ -370,6 +379,14 @@ pub(crate) async fn plan_deletes(
             .cmp(&b.entry.data_file.file_path)
     });
     Ok(plan)
+}
+
+/// What delete planning made of one data file.
+enum Planned {
+    /// To scan, with its deletes.
+    File(PlannedFile),
+    /// Every row deleted by position: never scanned.
+    FullyDeleted(FileScanTask),
 }
 
 /// The cache key of a data file's planned position deletes: the data file's read

@@ -429,7 +429,7 @@ impl RewriteJob<'_> {
         let group_plan = DeletePlan {
             files,
             equality_deletes: self.deletes.equality_deletes.clone(),
-            metrics: Default::default(),
+            ..Default::default()
         };
         rewrite_group(
             self.ctx,

@@ -357,6 +357,14 @@ pub(crate) async fn validate_data_files_exist(
 /// `covered` answers for each live entry: [`Coverage::All`] removes it; `Partial` on a
 /// data file is an [`ErrorKind::Unsupported`] error (removing it would take rows the
 /// operation does not cover).
+///
+/// A delete file scoped to one data file that this removes — a deletion vector, or a
+/// position delete file whose `referenced_data_file` (or `file_path` bounds) names it —
+/// applies to nothing afterwards and is removed with it (Java
+/// `ManifestFilterManager.removeDanglingDeletesFor`, which every `MergingSnapshotProducer`
+/// commit applies to the data files it deletes; the same rule for v2 file-scoped
+/// position deletes as Java's `RemoveDanglingDeleteFiles`). Partition-scoped and
+/// equality delete files stay.
 pub(crate) async fn remove_files(
     table: &Table,
     producer: &mut SnapshotProducer,
@@ -364,17 +372,24 @@ pub(crate) async fn remove_files(
     covered: &(dyn Fn(&ManifestEntry) -> Result<Coverage> + Sync),
     summary: &mut SnapshotSummary,
 ) -> Result<(Vec<ManifestFile>, HashSet<String>)> {
-    let mut manifests = vec![];
-    let mut removed_paths = HashSet::new();
+    let mut loaded = vec![];
     for mf in SnapshotProducer::manifests_of(table, parent).await? {
         let entries = SnapshotProducer::entries_of(table, &mf).await?;
-        // by location and blob offset: one Puffin file holds the deletion vectors of
-        // several data files, each its own entry
+        loaded.push((mf, entries));
+    }
+    // by location and blob offset: one Puffin file holds the deletion vectors of
+    // several data files, each its own entry
+    let mut removed_by_manifest: Vec<HashSet<FileKey>> = Vec::with_capacity(loaded.len());
+    let mut removed_data: HashSet<&str> = HashSet::new();
+    for (_, entries) in &loaded {
         let mut removed: HashSet<FileKey> = HashSet::new();
         for e in entries.iter().filter(|e| e.is_alive()) {
             match covered(e)? {
                 Coverage::All => {
                     removed.insert(file_key(&e.data_file));
+                    if e.data_file.content == DataContentType::Data {
+                        removed_data.insert(e.data_file.file_path.as_str());
+                    }
                 }
                 Coverage::Partial if e.data_file.content == DataContentType::Data => {
                     return Err(Error::unsupported(format!(
@@ -386,8 +401,24 @@ pub(crate) async fn remove_files(
                 _ => {}
             }
         }
+        removed_by_manifest.push(removed);
+    }
+    if !removed_data.is_empty() {
+        for ((_, entries), removed) in loaded.iter().zip(removed_by_manifest.iter_mut()) {
+            for e in entries.iter().filter(|e| e.is_alive()) {
+                let dangling = crate::delete::referenced_data_file(&e.data_file)
+                    .is_some_and(|data| removed_data.contains(data.as_str()));
+                if dangling {
+                    removed.insert(file_key(&e.data_file));
+                }
+            }
+        }
+    }
+    let mut manifests = vec![];
+    let mut removed_paths = HashSet::new();
+    for ((mf, entries), removed) in loaded.iter().zip(removed_by_manifest) {
         if removed.is_empty() {
-            manifests.push(mf);
+            manifests.push(mf.clone());
             continue;
         }
         let mut new_entries = vec![];

@@ -149,6 +149,11 @@ impl RowLevelJob {
         self.whole.push((spec_id, file));
     }
 
+    /// Remove `file` whole, a file every row of which is deleted already (no row counted).
+    pub(crate) fn remove_fully_deleted(&mut self, spec_id: i32, file: DataFile) {
+        self.whole.push((spec_id, file));
+    }
+
     pub(crate) fn set_plan(&mut self, plan: DeletePlan) {
         self.plan = plan;
     }

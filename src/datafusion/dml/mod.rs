@@ -20,7 +20,10 @@
 //! without rewriting or delete files: when the condition is decided by identity
 //! partition values alone (the filters DataFusion is told are exact), every file it
 //! selects is such a file; `TRUNCATE` (and `DELETE` without `WHERE`) drops every file.
-//! Those files are read only to count their rows when deletes apply to them.
+//! Those files are read only to count their rows when deletes apply to them; a file
+//! whose rows are all deleted already is dropped too, never read. A delete file that
+//! applies only to a dropped file (a deletion vector, a file-scoped position delete
+//! file) is removed in the same commit.
 //!
 //! The commit is checked for conflicts with what was committed since the statement's
 //! snapshot (re-checked on every retry; `write.delete.isolation-level` /
@@ -344,6 +347,11 @@ async fn plan(
             if !has_deletes {
                 skipped.insert(f.task.data_file().file_path.clone());
             }
+        }
+        // files whose rows are all deleted already hold none of the statement's rows,
+        // but stay live until removed
+        for task in &planned.fully_deleted {
+            job.remove_fully_deleted(task.entry.spec_id, task.data_file().clone());
         }
         // files without deletes are counted from their record counts, never read
         scanned

@@ -360,7 +360,8 @@ impl IcebergTableProvider {
 
     /// The data files a row-level operation (`DELETE`, `UPDATE`, `MERGE`) with
     /// `filters` reads, with their deletes planned: files pruned by partitions and
-    /// metrics; files whose rows are all deleted already are left out.
+    /// metrics; files whose rows are all deleted already are left out of the files to
+    /// read, in [`DeletePlan::fully_deleted`].
     ///
     /// Errors: planning errors (a manifest or delete file that cannot be read).
     pub(crate) async fn plan_row_level(&self, filters: &[Expr]) -> Result<DeletePlan> {

@@ -180,7 +180,7 @@ impl IcebergTableProvider {
         let sub = DeletePlan {
             files,
             equality_deletes: plan.equality_deletes.clone(),
-            metrics: Default::default(),
+            ..Default::default()
         };
         let exec = self.build_scan(state, sub, Some(&vec![]), &[], None, Hidden::RowIds)?;
         let schema = exec.schema();

@@ -1,0 +1,130 @@
+//! Statements that remove whole data files (`TRUNCATE`, `DELETE` without `WHERE`,
+//! `DELETE` by identity partition) on tables holding data files whose rows are all
+//! deleted already (by position deletes or a deletion vector): those files are removed
+//! too, with the delete files scoped to them, and the snapshot summary counts nothing
+//! left behind.
+
+use crate::dml::{lake, ok, Lake};
+
+/// `ns.<name>` (`id BIGINT, p INT`, identity-partitioned by `p` when `partitioned`) in
+/// merge-on-read mode: three files, each of one `INSERT`; the file of `(1, 1)` has every
+/// row deleted by a later `DELETE`.
+async fn with_fully_deleted_file(lake: &Lake, name: &str, version: u8, partitioned: bool) {
+    let partitioning = if partitioned {
+        "PARTITIONED BY (p)"
+    } else {
+        ""
+    };
+    ok(
+        &lake.ctx,
+        &format!(
+            "CREATE TABLE ice.ns.{name} (id BIGINT, p INT) {partitioning} TBLPROPERTIES \
+             ('format-version'='{version}', 'write.delete.mode'='merge-on-read', \
+             'write.delete.granularity'='partition')"
+        ),
+    )
+    .await;
+    for values in ["(1, 1)", "(2, 1)", "(3, 2)"] {
+        ok(
+            &lake.ctx,
+            &format!("INSERT INTO ice.ns.{name} VALUES {values}"),
+        )
+        .await;
+    }
+    ok(
+        &lake.ctx,
+        &format!("DELETE FROM ice.ns.{name} WHERE id = 1"),
+    )
+    .await;
+}
+
+/// `content, record_count` of every live file of `ns.<name>`, ordered.
+async fn live_files(lake: &Lake, name: &str) -> String {
+    ok(
+        &lake.ctx,
+        &format!(
+            "SELECT content, record_count FROM ice.ns.\"{name}$files\" \
+             ORDER BY content, record_count"
+        ),
+    )
+    .await
+}
+
+/// The current snapshot's `total-data-files`, `total-delete-files`, `total-records`.
+async fn totals(lake: &Lake, name: &str) -> String {
+    ok(
+        &lake.ctx,
+        &format!(
+            "SELECT summary['total-data-files'] AS f, summary['total-delete-files'] AS d, \
+             summary['total-records'] AS r FROM ice.ns.\"{name}$snapshots\" \
+             ORDER BY committed_at DESC LIMIT 1"
+        ),
+    )
+    .await
+}
+
+const NO_FILES: &str = "++\n++";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dml_whole_file_removal_takes_fully_deleted_files_and_their_deletes() {
+    let lake = lake().await;
+    for version in [2u8, 3] {
+        for (i, statement) in ["TRUNCATE TABLE", "DELETE FROM"].iter().enumerate() {
+            let name = format!("t{version}_{i}");
+            with_fully_deleted_file(&lake, &name, version, false).await;
+            let count = ok(&lake.ctx, &format!("{statement} ice.ns.{name}")).await;
+            if *statement == "DELETE FROM" {
+                // the rows left: the already deleted one is not counted again
+                assert!(
+                    count.contains("| 2     |"),
+                    "{statement} v{version}: {count}"
+                );
+            }
+            assert_eq!(
+                live_files(&lake, &name).await,
+                NO_FILES,
+                "{statement} v{version}"
+            );
+            assert_eq!(
+                totals(&lake, &name).await,
+                "+---+---+---+\n| f | d | r |\n+---+---+---+\n| 0 | 0 | 0 |\n+---+---+---+",
+                "{statement} v{version}"
+            );
+        }
+        // by partition: p = 1 holds the fully deleted file and a live one
+        let name = format!("p{version}");
+        with_fully_deleted_file(&lake, &name, version, true).await;
+        let count = ok(&lake.ctx, &format!("DELETE FROM ice.ns.{name} WHERE p = 1")).await;
+        assert!(count.contains("| 1     |"), "v{version}: {count}");
+        assert_eq!(
+            live_files(&lake, &name).await,
+            "+---------+--------------+\n| content | record_count |\n\
+             +---------+--------------+\n| 0       | 1            |\n+---------+--------------+",
+            "partition v{version}"
+        );
+        assert_eq!(
+            totals(&lake, &name).await,
+            "+---+---+---+\n| f | d | r |\n+---+---+---+\n| 1 | 0 | 1 |\n+---+---+---+",
+            "partition v{version}"
+        );
+        let rows = ok(&lake.ctx, &format!("SELECT id FROM ice.ns.{name}")).await;
+        assert_eq!(rows, "+----+\n| id |\n+----+\n| 3  |\n+----+");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dml_copy_on_write_truncate_takes_fully_deleted_files() {
+    let lake = lake().await;
+    with_fully_deleted_file(&lake, "t", 3, false).await;
+    ok(
+        &lake.ctx,
+        "ALTER TABLE ice.ns.t SET TBLPROPERTIES ('write.delete.mode'='copy-on-write')",
+    )
+    .await;
+    ok(&lake.ctx, "TRUNCATE TABLE ice.ns.t").await;
+    assert_eq!(live_files(&lake, "t").await, NO_FILES);
+    assert_eq!(
+        totals(&lake, "t").await,
+        "+---+---+---+\n| f | d | r |\n+---+---+---+\n| 0 | 0 | 0 |\n+---+---+---+"
+    );
+}

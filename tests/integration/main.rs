@@ -16,6 +16,7 @@ mod deletes;
 #[cfg(feature = "distributed")]
 mod distributed;
 mod dml;
+mod dml_statements;
 mod dml_whole_files;
 mod equality_resolution;
 mod evolution;

@@ -134,6 +134,7 @@
 mod alter_columns;
 mod alter_partition;
 mod alter_table;
+mod assignments;
 mod call;
 mod call_args;
 mod column_default;
@@ -197,6 +198,9 @@ pub async fn execute(ctx: &SessionContext, statement: &str) -> Result<DataFrame>
         None => std::borrow::Cow::Borrowed(statement),
     };
     let statement: &str = &rewritten;
+    if tokens::first_word_is(statement, &["UPDATE", "MERGE"]) {
+        assignments::check_duplicate_assignments(ctx, statement)?;
+    }
     let with_uuids;
     let statement = match tokens::first_word_is(statement, &["INSERT", "UPDATE", "MERGE"]) {
         true => match uuid_values::uuid_text_values(ctx, statement).await? {

@@ -170,7 +170,7 @@ fn parse(ctx: &SessionContext, statement: &str) -> Option<Statement> {
 }
 
 /// The parts of `name`, unquoted ones lowercased when DataFusion normalizes identifiers.
-fn object_name(name: &ObjectName, normalize: bool) -> Vec<String> {
+pub(super) fn object_name(name: &ObjectName, normalize: bool) -> Vec<String> {
     name.0
         .iter()
         .map(|part| match part {

@@ -1,0 +1,65 @@
+//! How `UPDATE`, `DELETE` and `MERGE` statements are read: assignments, aliases, the
+//! source's cardinality, branch names, subqueries, and the errors for what is refused.
+
+use crate::dml::{lake, ok, run, Lake};
+
+/// `ns.<name>` (`id BIGINT NOT NULL, x INT`), rows (1, 0) and (2, 0), in `mode` for
+/// every row-level statement.
+async fn table(lake: &Lake, name: &str, mode: &str) {
+    ok(
+        &lake.ctx,
+        &format!(
+            "CREATE TABLE ice.ns.{name} (id BIGINT NOT NULL, x INT) TBLPROPERTIES \
+             ('format-version'='2', 'write.delete.mode'='{mode}', \
+             'write.update.mode'='{mode}', 'write.merge.mode'='{mode}')"
+        ),
+    )
+    .await;
+    ok(
+        &lake.ctx,
+        &format!("INSERT INTO ice.ns.{name} VALUES (1, 0), (2, 0)"),
+    )
+    .await;
+}
+
+async fn snapshots(lake: &Lake, name: &str) -> String {
+    ok(
+        &lake.ctx,
+        &format!("SELECT count(*) FROM ice.ns.\"{name}$snapshots\""),
+    )
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dml_update_refuses_a_column_assigned_twice() {
+    let lake = lake().await;
+    table(&lake, "t", "copy-on-write").await;
+    let before = snapshots(&lake, "t").await;
+    for (statement, clause) in [
+        ("UPDATE ice.ns.t SET x = 1, x = 2", "UPDATE SET"),
+        (
+            "UPDATE ice.ns.t AS a SET a.x = 1, X = 2 WHERE id = 1",
+            "UPDATE SET",
+        ),
+        ("UPDATE ice.ns.t SET (x, x) = (1, 2)", "UPDATE SET"),
+        (
+            "MERGE INTO ice.ns.t t USING (SELECT 1 AS id) s ON t.id = s.id \
+             WHEN MATCHED THEN UPDATE SET x = 1, t.x = 2",
+            "MERGE UPDATE SET",
+        ),
+    ] {
+        let e = run(&lake.ctx, statement).await.expect_err(statement);
+        assert!(
+            e.contains(&format!("Duplicate column 'x' in {clause} of 'ice.ns.t'")),
+            "{statement}: {e}"
+        );
+    }
+    assert_eq!(snapshots(&lake, "t").await, before);
+    // distinct columns still work
+    ok(&lake.ctx, "UPDATE ice.ns.t SET id = 3, x = 4 WHERE id = 1").await;
+    let rows = ok(&lake.ctx, "SELECT id, x FROM ice.ns.t ORDER BY id").await;
+    assert_eq!(
+        rows,
+        "+----+---+\n| id | x |\n+----+---+\n| 2  | 0 |\n| 3  | 4 |\n+----+---+"
+    );
+}

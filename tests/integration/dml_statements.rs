@@ -63,3 +63,44 @@ async fn dml_update_refuses_a_column_assigned_twice() {
         "+----+---+\n| id | x |\n+----+---+\n| 2  | 0 |\n| 3  | 4 |\n+----+---+"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dml_merge_unconditional_delete_takes_a_row_matched_twice() {
+    let lake = lake().await;
+    for mode in ["copy-on-write", "merge-on-read"] {
+        let name = mode.replace('-', "_");
+        table(&lake, &name, mode).await;
+        // the only MATCHED clause is an unconditional DELETE: no cardinality check
+        let count = ok(
+            &lake.ctx,
+            &format!(
+                "MERGE INTO ice.ns.{name} t USING (SELECT * FROM (VALUES (2), (2), (7)) v(id)) s \
+                 ON t.id = s.id WHEN MATCHED THEN DELETE \
+                 WHEN NOT MATCHED THEN INSERT VALUES (s.id, 9)"
+            ),
+        )
+        .await;
+        // row 2 deleted once, row 7 inserted
+        assert!(count.contains("| 2     |"), "{mode}: {count}");
+        let rows = ok(
+            &lake.ctx,
+            &format!("SELECT id, x FROM ice.ns.{name} ORDER BY id"),
+        )
+        .await;
+        assert_eq!(
+            rows, "+----+---+\n| id | x |\n+----+---+\n| 1  | 0 |\n| 7  | 9 |\n+----+---+",
+            "{mode}"
+        );
+        // a conditional DELETE (or another MATCHED clause) still checks
+        let e = run(
+            &lake.ctx,
+            &format!(
+                "MERGE INTO ice.ns.{name} t USING (SELECT * FROM (VALUES (1), (1)) v(id)) s \
+                 ON t.id = s.id WHEN MATCHED AND t.x = 0 THEN DELETE"
+            ),
+        )
+        .await
+        .expect_err("conditional delete");
+        assert!(e.contains("matched more than one row of the source"), "{e}");
+    }
+}

@@ -392,10 +392,16 @@ impl RowLevelJob {
             }
         }
         for row in (0..batch.num_rows()).filter(|r| outcome.removed.value(*r)) {
-            out.positions
+            let fresh = out
+                .positions
                 .entry(files.value(row).to_string())
                 .or_default()
                 .insert(pos.value(row) as u64);
+            if !fresh {
+                // a target row deleted again by another source row it matched (no
+                // cardinality check): counted once
+                out.count = out.count.saturating_sub(1);
+            }
         }
         Ok(outcome.new_rows)
     }
@@ -497,8 +503,13 @@ impl RowLevelJob {
         while let Some(joined) = tasks.join_next().await {
             match joined {
                 Ok(Ok(pass)) => {
+                    let mut again = 0;
                     for (file, rows) in pass.positions {
-                        *positions.entry(file).or_default() |= rows;
+                        let seen = positions.entry(file).or_default();
+                        // a row another partition changed too (a MERGE without the
+                        // cardinality check): counted once
+                        again += (&*seen & &rows).len();
+                        *seen |= rows;
                     }
                     for (file, rows) in pass.matched {
                         let seen = matched.entry(file).or_default();
@@ -507,7 +518,7 @@ impl RowLevelJob {
                         }
                         *seen |= rows;
                     }
-                    count += pass.count;
+                    count += pass.count.saturating_sub(again);
                     written.extend(pass.files.iter().cloned());
                     new_rows.extend(pass.files);
                 }

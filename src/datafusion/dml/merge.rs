@@ -13,8 +13,11 @@
 //!
 //! A target row matched by more than one source row is an error when the statement has
 //! a `MATCHED` clause (Spark: "matched a single row from the target table with multiple
-//! rows of the source table"), and nothing is committed. The result `count` is the rows
-//! updated, deleted and inserted.
+//! rows of the source table"), and nothing is committed — except when the only
+//! `MATCHED` clause is an unconditional `DELETE`, which deletes the row whichever source
+//! rows match it (Spark `RewriteMergeIntoTable.shouldCheckCardinality`). The result
+//! `count` is the rows updated, deleted and inserted (a target row deleted once
+//! however many source rows match it).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -412,9 +415,7 @@ pub(crate) async fn plan_merge(
     // the joined schema: target columns, file, position, source columns, presence
     let joined_schema: DFSchema = joined.schema().as_ref().clone();
     let plan = state.create_physical_plan(&joined).await?;
-    let check_cardinality = clauses
-        .iter()
-        .any(|c| c.kind == MergeIntoClauseKind::Matched);
+    let check_cardinality = checks_cardinality(&clauses);
     let column_index = |name: &str| -> Result<usize> {
         target_schema.index_of(name).map_err(|_| {
             Error::invalid_argument(format!("MERGE: the target table has no column '{name}'"))
@@ -490,6 +491,22 @@ pub(crate) async fn plan_merge(
             lineage,
         },
     ))
+}
+
+/// Whether a target row matched by several source rows is an error: when the statement
+/// has a `MATCHED` clause, unless its only one is an unconditional `DELETE` (Spark
+/// `RewriteMergeIntoTable.shouldCheckCardinality`: the row is deleted however often it
+/// matches).
+fn checks_cardinality(clauses: &[MergeIntoClause]) -> bool {
+    let matched: Vec<&MergeIntoClause> = clauses
+        .iter()
+        .filter(|c| c.kind == MergeIntoClauseKind::Matched)
+        .collect();
+    match matched.as_slice() {
+        [] => false,
+        [only] => !(only.predicate.is_none() && matches!(only.action, MergeIntoAction::Delete)),
+        _ => true,
+    }
 }
 
 #[cfg(test)]

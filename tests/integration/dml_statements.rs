@@ -104,3 +104,51 @@ async fn dml_merge_unconditional_delete_takes_a_row_matched_twice() {
         assert!(e.contains("matched more than one row of the source"), "{e}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dml_null_into_a_required_column_names_the_column_and_table() {
+    let lake = lake().await;
+    for mode in ["copy-on-write", "merge-on-read"] {
+        let name = mode.replace('-', "_");
+        table(&lake, &name, mode).await;
+        let before = snapshots(&lake, &name).await;
+        for (statement, context, clause) in [
+            (
+                format!("UPDATE ice.ns.{name} SET id = NULL WHERE id = 1"),
+                "UPDATE of",
+                "UPDATE SET",
+            ),
+            (
+                format!("UPDATE ice.ns.{name} SET id = CASE WHEN x = 0 THEN NULL ELSE id END"),
+                "UPDATE of",
+                "UPDATE SET",
+            ),
+            (
+                format!(
+                    "MERGE INTO ice.ns.{name} t USING (SELECT 1 AS id) s ON t.id = s.id \
+                     WHEN MATCHED THEN UPDATE SET id = NULL"
+                ),
+                "MERGE into",
+                "MERGE UPDATE",
+            ),
+            (
+                format!(
+                    "MERGE INTO ice.ns.{name} t USING (SELECT 5 AS id, CAST(NULL AS BIGINT) \
+                     AS n) s ON t.id = s.id WHEN NOT MATCHED THEN INSERT VALUES (s.n, 1)"
+                ),
+                "MERGE into",
+                "MERGE INSERT",
+            ),
+        ] {
+            let e = run(&lake.ctx, &statement).await.expect_err(&statement);
+            assert!(
+                e.contains(&format!(
+                    "{context} 'ns.{name}': column 'id' is required (NOT NULL) but a row to \
+                     write holds null for it ({clause} gives it null)"
+                )),
+                "{statement}: {e}"
+            );
+            assert_eq!(snapshots(&lake, &name).await, before, "{statement}");
+        }
+    }
+}

@@ -226,7 +226,8 @@ impl RowLevelJob {
             })?;
             columns[*index] = zip(mask, &value, &columns[*index])?;
         }
-        Ok(RecordBatch::try_new(schema, columns)?)
+        super::required::table_rows(&schema, columns, "UPDATE SET")
+            .map_err(|e| e.context(format!("UPDATE of '{}'", self.target.ident)))
     }
 
     /// Whether the rows a statement writes carry their lineage explicitly: on every v3
@@ -380,7 +381,9 @@ impl RowLevelJob {
         out: &mut PassOne,
     ) -> Result<Vec<RecordBatch>> {
         let columns = self.provider.arrow_schema().fields().len();
-        let outcome = actions.apply(batch)?;
+        let outcome = actions
+            .apply(batch)
+            .map_err(|e| e.context(format!("MERGE into '{}'", self.target.ident)))?;
         out.count += outcome.count;
         let (files, pos) = row_ids(batch, columns)?;
         if actions.check_cardinality() {

@@ -39,6 +39,7 @@ use datafusion::physical_expr::PhysicalExpr;
 use datafusion::physical_plan::projection::ProjectionExec;
 use datafusion::physical_plan::ExecutionPlan;
 
+use super::required::table_rows;
 use crate::datafusion::metadata_columns::append_lineage;
 use crate::datafusion::table_provider::{FILE_COLUMN, POS_COLUMN, ROW_ID_COLUMN};
 use crate::error::{Error, Result};
@@ -142,7 +143,7 @@ impl MergeActions {
                     for (index, expr) in assignments {
                         columns[*index] = self.value(expr, &selected, *index)?;
                     }
-                    let rows = RecordBatch::try_new(Arc::clone(&self.target_schema), columns)?;
+                    let rows = table_rows(&self.target_schema, columns, "MERGE UPDATE")?;
                     new_rows.push(if self.lineage {
                         // the target's `_row_id`, after its file and position columns
                         let row_id = Arc::clone(selected.column(self.target_columns + 2));
@@ -161,7 +162,7 @@ impl MergeActions {
                     for (index, expr) in values {
                         columns[*index] = self.value(expr, &selected, *index)?;
                     }
-                    let rows = RecordBatch::try_new(Arc::clone(&self.target_schema), columns)?;
+                    let rows = table_rows(&self.target_schema, columns, "MERGE INSERT")?;
                     new_rows.push(if self.lineage {
                         let none = new_null_array(&DataType::Int64, n);
                         append_lineage(&rows, Arc::clone(&none), none)?
@@ -189,7 +190,7 @@ impl MergeActions {
         let value = expr.evaluate(batch)?.into_array(batch.num_rows())?;
         cast(&value, field.data_type()).map_err(|e| {
             Error::invalid_argument(format!(
-                "MERGE: cannot set column '{}' of type {} to a value of type {}",
+                "cannot set column '{}' of type {} to a value of type {}",
                 field.name(),
                 field.data_type(),
                 value.data_type()

@@ -49,6 +49,7 @@ mod exec;
 mod guard;
 mod job;
 mod merge;
+mod required;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;

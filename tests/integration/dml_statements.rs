@@ -152,3 +152,20 @@ async fn dml_null_into_a_required_column_names_the_column_and_table() {
         }
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dml_delete_takes_the_table_alias() {
+    let lake = lake().await;
+    for mode in ["copy-on-write", "merge-on-read"] {
+        let name = mode.replace('-', "_");
+        table(&lake, &name, mode).await;
+        for statement in [
+            format!("DELETE FROM ice.ns.{name} AS a WHERE a.id = 2"),
+            format!("DELETE FROM ice.ns.{name} b WHERE B.id = 3 OR (b.x = 5 AND id = 1)"),
+        ] {
+            ok(&lake.ctx, &statement).await;
+        }
+        let rows = ok(&lake.ctx, &format!("SELECT id FROM ice.ns.{name}")).await;
+        assert_eq!(rows, "+----+\n| id |\n+----+\n| 1  |\n+----+", "{mode}");
+    }
+}

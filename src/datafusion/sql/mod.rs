@@ -139,6 +139,7 @@ mod call;
 mod call_args;
 mod column_default;
 mod create_table;
+mod delete_alias;
 mod depth;
 mod literals;
 mod metadata_columns;
@@ -229,6 +230,11 @@ pub async fn execute(ctx: &SessionContext, statement: &str) -> Result<DataFrame>
         },
         false => statement,
     };
+    if tokens::first_word_is(statement, &["DELETE"]) {
+        if let Some(plan) = delete_alias::plan(ctx, statement).await? {
+            return Ok(ctx.execute_logical_plan(plan).await?);
+        }
+    }
     if !tokens::first_word_is(statement, &["CREATE", "DROP", "ALTER", "CALL"]) {
         if let Some(plan) = metadata_columns::plan(ctx, statement).await? {
             return Ok(ctx.execute_logical_plan(plan).await?);

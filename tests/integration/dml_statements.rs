@@ -197,3 +197,75 @@ async fn dml_on_a_branch_in_spark_form_is_refused_naming_the_branch() {
     }
     assert_eq!(snapshots(&lake, "t").await, before);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dml_scalar_subqueries_run_once_and_correlated_ones_are_refused() {
+    let lake = lake().await;
+    for mode in ["copy-on-write", "merge-on-read"] {
+        let name = mode.replace('-', "_");
+        table(&lake, &name, mode).await;
+        ok(
+            &lake.ctx,
+            &format!("INSERT INTO ice.ns.{name} VALUES (3, 0)"),
+        )
+        .await;
+        let t = format!("ice.ns.{name}");
+        ok(
+            &lake.ctx,
+            &format!("DELETE FROM {t} WHERE id = (SELECT max(id) FROM {t})"),
+        )
+        .await;
+        ok(
+            &lake.ctx,
+            &format!(
+                "UPDATE {t} SET x = (SELECT count(*) FROM {t}) WHERE id > (SELECT min(id) FROM {t})"
+            ),
+        )
+        .await;
+        // no row: NULL, which matches nothing
+        ok(
+            &lake.ctx,
+            &format!("DELETE FROM {t} WHERE id = (SELECT id FROM {t} WHERE id > 10)"),
+        )
+        .await;
+        let rows = ok(&lake.ctx, &format!("SELECT id, x FROM {t} ORDER BY id")).await;
+        assert_eq!(
+            rows, "+----+---+\n| id | x |\n+----+---+\n| 1  | 0 |\n| 2  | 2 |\n+----+---+",
+            "{mode}"
+        );
+        let before = snapshots(&lake, &name).await;
+        let e = run(
+            &lake.ctx,
+            &format!("UPDATE {t} SET x = (SELECT id FROM {t})"),
+        )
+        .await
+        .expect_err("two rows");
+        assert!(
+            e.contains(&format!(
+                "UPDATE on 'ns.{name}': a scalar subquery returned 2 rows (at most one is allowed)"
+            )),
+            "{e}"
+        );
+        for (verb, statement) in [
+            (
+                "UPDATE",
+                format!("UPDATE {t} SET x = (SELECT max(u.id) FROM {t} u WHERE u.id < {t}.id)"),
+            ),
+            (
+                "DELETE",
+                format!(
+                    "DELETE FROM {t} WHERE x = (SELECT max(u.id) FROM {t} u WHERE u.id < {t}.id)"
+                ),
+            ),
+        ] {
+            let e = run(&lake.ctx, &statement).await.expect_err(&statement);
+            assert!(
+                e.contains(&format!(
+                    "{verb} on '{t}' with a correlated scalar subquery"
+                )),
+                "{statement}: {e}"
+            );
+        }
+        assert_eq!(snapshots(&lake, &name).await, before, "{mode}");
+    }
+}

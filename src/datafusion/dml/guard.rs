@@ -9,7 +9,10 @@
 //!   back a scan of the target with the filter `false`, so no row changes;
 //! - a subquery (`WHERE id IN (SELECT …)`, `EXISTS`, `NOT IN`) becomes a semi or anti
 //!   join, which the planner does not look into: this rule refuses such a statement
-//!   with an error naming the feature, rather than let it change every row.
+//!   with an error naming the feature, rather than let it change every row. A
+//!   correlated scalar subquery left in a condition or `SET` value is refused too (an
+//!   uncorrelated one is run once when the table plans the statement, see module
+//!   `subquery`).
 //!
 //! It also rewrites the statement's input into the one shape the planner reads, with
 //! every condition and `SET` value in terms of the target's own columns: DataFusion's
@@ -69,6 +72,38 @@ impl OptimizerRule for DmlEmptyInputGuard {
             input,
             output_schema,
         } = dml;
+        let verb = if op == WriteOp::Delete {
+            "DELETE"
+        } else {
+            "UPDATE"
+        };
+        // a correlated scalar subquery that DataFusion left in a condition or `SET` value
+        // (an uncorrelated one is run once when the table plans the statement)
+        let mut correlated = false;
+        input.apply(|node| {
+            for expr in node.expressions() {
+                expr.apply(|e| {
+                    if matches!(e, Expr::ScalarSubquery(sq) if !sq.outer_ref_columns.is_empty()) {
+                        correlated = true;
+                        return Ok(TreeNodeRecursion::Stop);
+                    }
+                    Ok(TreeNodeRecursion::Continue)
+                })?;
+            }
+            Ok(if correlated {
+                TreeNodeRecursion::Stop
+            } else {
+                TreeNodeRecursion::Continue
+            })
+        })?;
+        if correlated {
+            return plan_err!(
+                "{verb} on '{table_name}' with a correlated scalar subquery (one reading the \
+                 target row's columns) is not supported: DataFusion 55 cannot evaluate it \
+                 in the table's row-level plan (an uncorrelated scalar subquery works; or \
+                 write the statement as a MERGE INTO … USING the subquery)"
+            );
+        }
         let mut unsupported = None;
         input.apply(|node| {
             if !matches!(
@@ -89,11 +124,7 @@ impl OptimizerRule for DmlEmptyInputGuard {
                 "{} on '{table_name}' with a condition DataFusion plans as '{node}' (e.g. a \
                  subquery in WHERE) is not supported: DataFusion 55 would hand the table no \
                  filter for it",
-                if op == WriteOp::Delete {
-                    "DELETE"
-                } else {
-                    "UPDATE"
-                }
+                verb
             );
         }
         let scan_name = table_name.clone();

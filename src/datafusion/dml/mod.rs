@@ -50,6 +50,7 @@ mod guard;
 mod job;
 mod merge;
 mod required;
+mod subquery;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -297,6 +298,17 @@ async fn plan(
     statement: &'static str,
 ) -> Result<Arc<dyn ExecutionPlan>> {
     let (target, session) = writable(provider, state, statement)?;
+    let ident = target.ident.to_string();
+    let filters = subquery::inline_scalar_subqueries(session, filters, statement, &ident).await?;
+    let op = match op {
+        RowLevelOpPlan::Update(assignments) => {
+            let (columns, values): (Vec<String>, Vec<Expr>) = assignments.into_iter().unzip();
+            let values =
+                subquery::inline_scalar_subqueries(session, values, statement, &ident).await?;
+            RowLevelOpPlan::Update(columns.into_iter().zip(values).collect())
+        }
+        RowLevelOpPlan::Delete => RowLevelOpPlan::Delete,
+    };
     let table = provider.table();
     let props = &table.metadata().properties;
     let (mode, level) = match op {

@@ -1,8 +1,10 @@
-//! Statements that remove whole data files (`TRUNCATE`, `DELETE` without `WHERE`,
+//! Files a row-level statement leaves applying to nothing are removed in its commit:
+//! statements that remove whole data files (`TRUNCATE`, `DELETE` without `WHERE`,
 //! `DELETE` by identity partition) on tables holding data files whose rows are all
-//! deleted already (by position deletes or a deletion vector): those files are removed
-//! too, with the delete files scoped to them, and the snapshot summary counts nothing
-//! left behind.
+//! deleted already (by position deletes or a deletion vector) remove those files too,
+//! with the delete files scoped to them, and the snapshot summary counts nothing left
+//! behind; a deletion vector replaces the file-scoped v2 position delete files it takes
+//! in (a table upgraded from v2).
 
 use crate::dml::{lake, ok, Lake};
 
@@ -127,4 +129,78 @@ async fn dml_copy_on_write_truncate_takes_fully_deleted_files() {
         totals(&lake, "t").await,
         "+---+---+---+\n| f | d | r |\n+---+---+---+\n| 0 | 0 | 0 |\n+---+---+---+"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dml_deletion_vector_replaces_file_scoped_v2_position_deletes() {
+    let lake = lake().await;
+    // two data files; v2 position deletes: file-scoped for the first, partition-scoped
+    // (covering both files) in the second table
+    for (name, granularity) in [("f", "file"), ("p", "partition")] {
+        ok(
+            &lake.ctx,
+            &format!(
+                "CREATE TABLE ice.ns.{name} (id BIGINT) TBLPROPERTIES ('format-version'='2', \
+                 'write.delete.mode'='merge-on-read', 'write.delete.granularity'='{granularity}')"
+            ),
+        )
+        .await;
+        ok(
+            &lake.ctx,
+            &format!("INSERT INTO ice.ns.{name} SELECT value FROM generate_series(1, 20)"),
+        )
+        .await;
+        ok(
+            &lake.ctx,
+            &format!("INSERT INTO ice.ns.{name} SELECT value FROM generate_series(21, 30)"),
+        )
+        .await;
+        ok(
+            &lake.ctx,
+            &format!("DELETE FROM ice.ns.{name} WHERE id % 3 = 0"),
+        )
+        .await;
+        ok(
+            &lake.ctx,
+            &format!("ALTER TABLE ice.ns.{name} SET TBLPROPERTIES ('format-version'='3')"),
+        )
+        .await;
+        ok(
+            &lake.ctx,
+            &format!("DELETE FROM ice.ns.{name} WHERE id = 1"),
+        )
+        .await;
+        let deletes = ok(
+            &lake.ctx,
+            &format!(
+                "SELECT file_format, record_count FROM ice.ns.\"{name}$delete_files\" \
+                 ORDER BY file_format, record_count"
+            ),
+        )
+        .await;
+        let expected = match granularity {
+            // the first file's v2 delete file is in its DV now; the second's stays
+            "file" => {
+                "+-------------+--------------+\n| file_format | record_count |\n\
+                 +-------------+--------------+\n| PARQUET     | 4            |\n\
+                 | PUFFIN      | 7            |\n+-------------+--------------+"
+            }
+            // one partition-scoped file covers both data files: it stays
+            _ => {
+                "+-------------+--------------+\n| file_format | record_count |\n\
+                 +-------------+--------------+\n| PARQUET     | 10           |\n\
+                 | PUFFIN      | 7            |\n+-------------+--------------+"
+            }
+        };
+        assert_eq!(deletes, expected, "{granularity}");
+        let count = ok(
+            &lake.ctx,
+            &format!("SELECT count(*) AS n FROM ice.ns.{name}"),
+        )
+        .await;
+        assert_eq!(
+            count, "+----+\n| n  |\n+----+\n| 19 |\n+----+",
+            "{granularity}"
+        );
+    }
 }

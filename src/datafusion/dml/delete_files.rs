@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, HashMap};
 use super::job::{DeleteGroup, PartitionKey, Positions};
 use crate::datafusion::delete_planning::{DeletePlan, PlannedFile};
 use crate::datafusion::insert::data_location;
-use crate::delete::is_deletion_vector;
+use crate::delete::{is_deletion_vector, referenced_data_file};
 use crate::error::{Error, Result};
 use crate::spec::DataFile;
 use crate::table::Table;
@@ -89,7 +89,8 @@ pub(super) async fn write_position_deletes(
 /// v3: a deletion vector per data file in `positions`, holding its new positions and
 /// those its existing position deletes and deletion vector already delete (spec: at
 /// most one deletion vector per data file per snapshot). Returns the new vectors and
-/// the deletion vectors they replace (removed in the same commit).
+/// the file-scoped delete files they replace — deletion vectors, and v2 position delete
+/// files whose `referenced_data_file` is the data file — removed in the same commit.
 pub(super) async fn write_deletion_vectors(
     table: &Table,
     plan: &DeletePlan,
@@ -115,14 +116,19 @@ pub(super) async fn write_deletion_vectors(
         if let Some(existing) = &file.position {
             all |= existing.deleted.as_ref();
         }
-        if !file.position_deletes.is_empty() {
-            replaced.extend(
-                file.position_deletes
-                    .iter()
-                    .filter(|d| is_deletion_vector(&d.data_file))
-                    .map(|d| d.data_file.clone()),
-            );
-        }
+        // the file-scoped deletes of the file are all in the new vector: its deletion
+        // vector, and position delete files of it alone (a table upgraded from v2);
+        // partition-scoped ones still apply to other files and stay (Java
+        // `ContentFileUtil.isFileScoped`, the deletes a DV rewrite removes)
+        replaced.extend(
+            file.position_deletes
+                .iter()
+                .filter(|d| {
+                    is_deletion_vector(&d.data_file)
+                        || referenced_data_file(&d.data_file).as_deref() == Some(path.as_str())
+                })
+                .map(|d| d.data_file.clone()),
+        );
         let data = file.task.data_file();
         let key = data
             .partition

@@ -37,7 +37,8 @@
 //!
 //! Format versions: v1, v2 and v3. v1 has no delete files: its merge-on-read statements
 //! are refused, copy-on-write works. On v3, merge-on-read writes deletion vectors (one
-//! per data file, an existing one merged in and removed in the same commit), and every
+//! per data file, an existing one — and the data file's file-scoped v2 position
+//! delete files, after an upgrade — merged in and removed in the same commit), and every
 //! statement keeps row lineage (spec: "Row Lineage"): the data files it writes store
 //! each row's `_row_id` and `_last_updated_sequence_number` — a row copied into a
 //! rewritten file keeps both; an updated row (`UPDATE`, `MERGE … UPDATE`, either mode)

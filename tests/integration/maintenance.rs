@@ -1227,7 +1227,7 @@ async fn insert_pairs(lake: &Lake, name: &str, batches: i64) {
 }
 
 #[tokio::test]
-async fn maintenance_rewrite_position_delete_files_compacts_and_drops_dangling() {
+async fn maintenance_rewrite_position_delete_files_compacts_per_partition() {
     let lake = lake().await;
     let name = "posdel";
     create(
@@ -1243,7 +1243,9 @@ async fn maintenance_rewrite_position_delete_files_compacts_and_drops_dangling()
     for id in [0, 2, 10, 12, 20, 30, 1, 11, 13] {
         ok(&lake.ctx, &format!("DELETE FROM {t} WHERE id = {id}")).await;
     }
-    // dangling deletes: a copy-on-write delete replaces data files that have deletes
+    // a copy-on-write delete replaces data files that have deletes: their file-scoped
+    // delete files (ids 0 and 2 of the file of 0, 2, 4; 11 and 13 of the file of 11, 13,
+    // 15) go in the same commit, nothing is left dangling
     ok(
         &lake.ctx,
         &format!("ALTER TABLE {t} SET TBLPROPERTIES ('write.delete.mode'='copy-on-write')"),
@@ -1252,17 +1254,25 @@ async fn maintenance_rewrite_position_delete_files_compacts_and_drops_dangling()
     ok(&lake.ctx, &format!("DELETE FROM {t} WHERE id IN (4, 15)")).await;
     let ident = format!("ns.{name}");
     let before = delete_state(&lake.catalog, &ident).await;
-    assert_eq!(before.position_files, 9, "{before:?}");
-    // ids 0 and 2 (file of 0, 2, 4), 11 and 13 (file of 11, 13, 15)
+    assert_eq!(before.position_files, 5, "{before:?}");
     assert_eq!(
         (before.dangling_files, before.dangling_positions),
-        (4, 4),
+        (0, 0),
         "{before:?}"
     );
     // ids 10, 12, 20, 30, 1
     assert_eq!(before.live_positions, 5, "{before:?}");
     let rows_before = rows(&lake, &t).await;
-    let bytes_before = delete_bytes(&lake, &format!("ice.ns.\"{name}")).await;
+    // the files of k = 0, the partition with more than one
+    let bytes_before = n(
+        &lake,
+        &format!(
+            "SELECT coalesce(sum(file_size_in_bytes), 0) FROM ice.ns.\"{name}$delete_files\" \
+             WHERE partition['k'] = 0"
+        ),
+    )
+    .await;
+    let bytes_k1 = delete_bytes(&lake, &format!("ice.ns.\"{name}")).await - bytes_before;
 
     let r = call(
         &lake,
@@ -1273,13 +1283,13 @@ async fn maintenance_rewrite_position_delete_files_compacts_and_drops_dangling()
     )
     .await;
     let after = delete_state(&lake.catalog, &ident).await;
-    // both partitions' files compacted into one file each; dangling positions gone
-    assert_eq!(r["rewritten_delete_files_count"], 9, "{r:?}");
-    assert_eq!(r["added_delete_files_count"], 2, "{r:?}");
+    // k = 0's four files (ids 10, 12, 20, 30) compacted into one; k = 1 has one (id 1)
+    assert_eq!(r["rewritten_delete_files_count"], 4, "{r:?}");
+    assert_eq!(r["added_delete_files_count"], 1, "{r:?}");
     assert_eq!(r["rewritten_bytes_count"], bytes_before, "{r:?}");
     assert_eq!(
         r["added_bytes_count"],
-        delete_bytes(&lake, &format!("ice.ns.\"{name}")).await,
+        delete_bytes(&lake, &format!("ice.ns.\"{name}")).await - bytes_k1,
         "{r:?}"
     );
     assert_eq!(
@@ -1541,9 +1551,12 @@ async fn maintenance_rewrite_position_delete_files_v3_folds_and_drops_vectors() 
     ok(&lake.ctx, &format!("DELETE FROM {t} WHERE id = 15")).await;
     let ident = format!("ns.{name}");
     let before = delete_state(&lake.catalog, &ident).await;
-    assert_eq!(before.position_files, 5, "{before:?}");
+    // the v2 files of ids 0 and 2 went into the vector of the file of 4 (and the v2
+    // files left are of files without a vector); the vector of the file of 13 and 15
+    // went with the data file the copy-on-write delete replaced
+    assert_eq!(before.position_files, 3, "{before:?}");
     assert!(before.vectors >= 1, "{before:?}");
-    assert!(before.dangling_files >= 1, "{before:?}");
+    assert_eq!(before.dangling_files, 0, "{before:?}");
     let rows_before = rows(&lake, &t).await;
     let r = call(
         &lake,

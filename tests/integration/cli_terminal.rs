@@ -165,3 +165,27 @@ fn cli_quiet_has_no_progress_line() {
     };
     assert_eq!(code, 130);
 }
+
+/// Lines that arrive together (typed ahead while a query runs, or written in one chunk)
+/// all run: the line editor keeps what it read past the first line for the next prompt.
+#[test]
+fn cli_repl_runs_lines_typed_ahead() {
+    let home = tempfile::tempdir().unwrap();
+    let steps = serde_json::json!([
+        ["expect", "icefloe> "],
+        [
+            "send",
+            "SELECT 1 AS first_typed;\rSELECT 2 AS second_typed;\rSELECT\r3 AS continued;\r"
+        ],
+        // the result tables' headers (the echoed lines have no '|')
+        ["expect", "| first_typed |"],
+        ["expect", "| second_typed |"],
+        ["expect", "| continued |"],
+        ["expect", "icefloe> "],
+        ["send", "\\q\r"],
+    ]);
+    let Some(code) = play(home.path(), &[], steps) else {
+        return;
+    };
+    assert_eq!(code, 0);
+}

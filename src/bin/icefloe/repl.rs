@@ -5,6 +5,9 @@
 //! error, history is saved after every statement, and Ctrl-C cancels the running query
 //! and returns to the prompt; at the prompt Ctrl-C discards the line typed, and a second
 //! Ctrl-C in a row (on an empty line, or after a cancelled query) leaves the shell.
+//! Lines typed ahead (while a query runs, or pasted without bracketed paste) are kept:
+//! rustyline's `buffer-redux` feature carries the bytes it read past one line over to the
+//! next prompt (without it, they were dropped with the reader at the end of `readline`).
 //!
 //! When stdin is not a terminal, rustyline reads plain lines from it without prompts,
 //! so a script can be piped in: a failed statement is reported and the next one runs,

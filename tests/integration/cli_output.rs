@@ -47,10 +47,14 @@ fn cli_csv_writes_nested_values_as_json_and_tells_null_from_empty() {
         "--null-string",
         "\\N",
         "-c",
-        "SELECT CAST(NULL AS VARCHAR) AS n, '' AS e, '\\N' AS literal",
+        // `NULL AS u`: an untyped NULL (a column of Arrow type Null)
+        "SELECT CAST(NULL AS VARCHAR) AS n, NULL AS u, '' AS e, '\\N' AS literal",
     ]);
     assert_success(&out);
-    assert_eq!(stdout(&out), "n,e,literal\n\\N,\"\",\"\\N\"\n");
+    assert_eq!(stdout(&out), "n,u,e,literal\n\\N,\\N,\"\",\"\\N\"\n");
+    let out = run(&["--format", "json", "-c", "SELECT 1 AS id, NULL AS u"]);
+    assert_success(&out);
+    assert_eq!(stdout(&out), "{\"id\":1,\"u\":null}\n");
 }
 
 #[test]

@@ -42,6 +42,19 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// Whether `array[row]` is NULL as SQL sees it: every value of a `Null` array (which
+/// has no validity bitmap, so [`Array::is_null`] says false), and a dictionary or
+/// run-end encoded value whose key is valid but whose value is NULL.
+fn is_null(array: &dyn Array, row: usize) -> bool {
+    match array.data_type() {
+        DataType::Null => true,
+        DataType::Dictionary(_, _) | DataType::RunEndEncoded(_, _) => array
+            .logical_nulls()
+            .is_some_and(|nulls| nulls.is_null(row)),
+        _ => array.is_null(row),
+    }
+}
+
 /// Options of the text rendering of scalar values (dates, timestamps, decimals, …).
 fn text_options() -> FormatOptions<'static> {
     FormatOptions::default().with_display_error(true)
@@ -79,7 +92,7 @@ pub fn write_json(
     field: Option<&Field>,
     row: usize,
 ) -> Result<(), ArrowError> {
-    if array.is_null(row) {
+    if is_null(array, row) {
         out.push_str("null");
         return Ok(());
     }
@@ -89,7 +102,6 @@ pub fn write_json(
         };
     }
     match array.data_type() {
-        DataType::Null => out.push_str("null"),
         DataType::Boolean => out.push_str(if array.as_boolean().value(row) {
             "true"
         } else {
@@ -224,7 +236,7 @@ pub fn csv_cell(
     field: &Field,
     row: usize,
 ) -> Result<Option<String>, ArrowError> {
-    if array.is_null(row) {
+    if is_null(array, row) {
         return Ok(None);
     }
     Ok(Some(match array.data_type() {
@@ -318,6 +330,26 @@ mod tests {
         assert_eq!(csv_field(Some("say \"hi\""), ""), "\"say \"\"hi\"\"\"");
         assert_eq!(csv_field(Some("NULL"), "NULL"), "\"NULL\"");
         assert_eq!(csv_field(None, "NULL"), "NULL");
+    }
+
+    /// An untyped NULL (`SELECT NULL`) is an array of type `Null`, without a validity
+    /// bitmap: it is NULL all the same, in CSV (the null string) and JSON.
+    #[test]
+    fn untyped_and_dictionary_nulls_are_null() {
+        use datafusion::arrow::array::{DictionaryArray, Int32Array, NullArray};
+        let nulls = NullArray::new(2);
+        let field = Field::new("note", DataType::Null, true);
+        assert_eq!(csv_cell(&nulls, &field, 1).unwrap(), None);
+        assert_eq!(json_text(&nulls, Some(&field), 1).unwrap(), "null");
+        // a valid key pointing at a NULL value
+        let dict = DictionaryArray::new(
+            Int32Array::from(vec![0, 1]),
+            Arc::new(StringArray::from(vec![Some("a"), None])),
+        );
+        let field = Field::new("d", dict.data_type().clone(), true);
+        assert_eq!(csv_cell(&dict, &field, 0).unwrap().as_deref(), Some("a"));
+        assert_eq!(csv_cell(&dict, &field, 1).unwrap(), None);
+        assert_eq!(json_text(&dict, Some(&field), 1).unwrap(), "null");
     }
 
     #[test]

@@ -102,6 +102,24 @@ fn cli_csv_format() {
     assert_eq!(stdout(&out), "a,b\n1,\"x,y\"\n");
 }
 
+/// Values beginning with '-' are values of -c and --null-string, not options.
+#[test]
+fn cli_command_and_null_string_may_begin_with_a_hyphen() {
+    let out = run(&[
+        "-c",
+        "-- a comment first\nSELECT -1 AS a, NULL AS b",
+        "--format",
+        "csv",
+        "--null-string",
+        "-",
+    ]);
+    assert_success(&out);
+    assert_eq!(stdout(&out), "a,b\n-1,-\n");
+    // an SQL error (status 1), not a usage error (status 2)
+    let out = run(&["-c", "-1", "--format", "csv"]);
+    assert_failure(&out);
+}
+
 #[test]
 fn cli_csv_header_without_rows() {
     let out = run(&["-c", "SELECT 1 AS a WHERE false", "--format", "csv"]);

@@ -79,11 +79,13 @@ Examples:
 #[command(name = "icefloe", version, after_help = EXAMPLES)]
 struct Cli {
     /// Run these SQL statements (separated by ';') and exit
+    // SQL may begin with '-' (a `-- comment`, `-1 AS x`): the next argument is the SQL
     #[arg(
         short = 'c',
         long = "command",
         value_name = "SQL",
-        conflicts_with = "file"
+        conflicts_with = "file",
+        allow_hyphen_values = true
     )]
     command: Option<String>,
 
@@ -145,7 +147,12 @@ struct OutputArgs {
 
     /// Text written for NULL in CSV output [default: an empty field; an empty string is
     /// written as ""]. Table output shows NULL, JSON null
-    #[arg(long = "null-string", value_name = "TEXT", default_value = "")]
+    #[arg(
+        long = "null-string",
+        value_name = "TEXT",
+        default_value = "",
+        allow_hyphen_values = true
+    )]
     null_string: String,
 
     /// After each query, print to stderr how each Iceberg scan was pruned: manifests and

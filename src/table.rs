@@ -69,6 +69,14 @@ pub(crate) fn metadata_file_version(location: &str) -> Option<u64> {
     digits.parse().ok()
 }
 
+/// What `version-hint.text` gave.
+enum Hint {
+    /// The current metadata file.
+    File(String),
+    /// Why the hint cannot be used (the directory is listed instead).
+    Unusable(String),
+}
+
 impl Table {
     /// Open a table from a metadata file or table directory with default options.
     pub async fn open(location: &str) -> Result<Table> {
@@ -112,61 +120,22 @@ impl Table {
         })
     }
 
+    /// The current metadata file of the table in `table_dir`: the one
+    /// `metadata/version-hint.text` names (or a newer `v<N>` one), else, when the hint is
+    /// missing, empty, not a version or names a missing file, the highest-versioned
+    /// metadata file in `metadata/` (as Iceberg Java's `HadoopTableOperations` falls back
+    /// to listing the directory).
     async fn find_metadata_file(io: &FileIO, table_dir: &str) -> Result<String> {
         let meta_dir = format!("{table_dir}/metadata");
         let hint = format!("{meta_dir}/version-hint.text");
-        match io.read(&hint).await {
-            Ok(bytes) => {
-                let text = String::from_utf8_lossy(&bytes).trim().to_string();
-                let candidates = if text.ends_with(".metadata.json") || text.ends_with(".json.gz") {
-                    vec![format!(
-                        "{meta_dir}/{}",
-                        text.rsplit('/').next().unwrap_or(&text)
-                    )]
-                } else if text.parse::<u64>().is_ok() {
-                    vec![
-                        format!("{meta_dir}/v{text}.metadata.json"),
-                        format!("{meta_dir}/v{text}.gz.metadata.json"),
-                    ]
-                } else {
-                    return Err(Error::invalid_data(format!(
-                        "'{hint}' holds '{text}', not a version number"
-                    )));
-                };
-                let mut file = None;
-                for c in candidates {
-                    if io.exists(&c).await? {
-                        file = Some(c);
-                        break;
-                    }
-                }
-                let Some(file) = file else {
-                    return Err(Error::not_found(format!(
-                        "'{hint}' names version '{text}', but no such metadata file exists in \
-                         '{meta_dir}'"
-                    )));
-                };
-                // A writer creates v<N+1> before it rewrites the hint: probe past a stale
-                // hint (as Iceberg Java's `HadoopTableOperations` does).
-                let name = file.rsplit('/').next().unwrap_or(&file);
-                let Some(mut version) =
-                    metadata_file_version(name).filter(|_| name.starts_with('v'))
-                else {
-                    return Ok(file);
-                };
-                let mut newest = file;
-                loop {
-                    let next = format!("{meta_dir}/v{}.metadata.json", version + 1);
-                    if !io.exists(&next).await? {
-                        return Ok(newest);
-                    }
-                    version += 1;
-                    newest = next;
-                }
-            }
-            Err(e) if e.kind() == ErrorKind::NotFound => {}
+        let unusable_hint = match io.read(&hint).await {
+            Ok(bytes) => match Self::hinted_metadata_file(io, &meta_dir, &hint, &bytes).await? {
+                Hint::File(file) => return Ok(file),
+                Hint::Unusable(why) => Some(why),
+            },
+            Err(e) if e.kind() == ErrorKind::NotFound => None,
             Err(e) => return Err(e),
-        }
+        };
         let names = io.list_dir(&meta_dir).await?;
         names
             .iter()
@@ -174,10 +143,68 @@ impl Table {
             .max()
             .map(|(_, n)| format!("{meta_dir}/{n}"))
             .ok_or_else(|| {
+                let why = unusable_hint.map(|w| format!("; {w}")).unwrap_or_default();
                 Error::not_found(format!(
-                    "no table metadata file (*.metadata.json) in '{meta_dir}'"
+                    "no table metadata file (*.metadata.json) in '{meta_dir}'{why}"
                 ))
             })
+    }
+
+    /// The metadata file `version-hint.text` (at `hint`, holding `bytes`) names, probing
+    /// past a stale hint; or why the hint cannot be used.
+    async fn hinted_metadata_file(
+        io: &FileIO,
+        meta_dir: &str,
+        hint: &str,
+        bytes: &[u8],
+    ) -> Result<Hint> {
+        let text = String::from_utf8_lossy(bytes).trim().to_string();
+        let candidates = if text.ends_with(".metadata.json") || text.ends_with(".json.gz") {
+            vec![format!(
+                "{meta_dir}/{}",
+                text.rsplit('/').next().unwrap_or(&text)
+            )]
+        } else if text.parse::<u64>().is_ok() {
+            vec![
+                format!("{meta_dir}/v{text}.metadata.json"),
+                format!("{meta_dir}/v{text}.gz.metadata.json"),
+            ]
+        } else if text.is_empty() {
+            return Ok(Hint::Unusable(format!("'{hint}' is empty")));
+        } else {
+            let shown: String = text.chars().take(40).collect();
+            return Ok(Hint::Unusable(format!(
+                "'{hint}' holds '{shown}', not a version number"
+            )));
+        };
+        let mut file = None;
+        for c in candidates {
+            if io.exists(&c).await? {
+                file = Some(c);
+                break;
+            }
+        }
+        let Some(file) = file else {
+            return Ok(Hint::Unusable(format!(
+                "'{hint}' names version '{text}', but no such metadata file exists"
+            )));
+        };
+        // A writer creates v<N+1> before it rewrites the hint: probe past a stale hint
+        // (as Iceberg Java's `HadoopTableOperations` does).
+        let name = file.rsplit('/').next().unwrap_or(&file);
+        let Some(mut version) = metadata_file_version(name).filter(|_| name.starts_with('v'))
+        else {
+            return Ok(Hint::File(file));
+        };
+        let mut newest = file;
+        loop {
+            let next = format!("{meta_dir}/v{}.metadata.json", version + 1);
+            if !io.exists(&next).await? {
+                return Ok(Hint::File(newest));
+            }
+            version += 1;
+            newest = next;
+        }
     }
 
     async fn read_metadata(io: &FileIO, location: &str) -> Result<TableMetadata> {

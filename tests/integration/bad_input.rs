@@ -395,20 +395,38 @@ async fn gzip_metadata_opens_by_path_and_by_directory() {
     assert_eq!(count_rows(root).await, Ok(61));
 }
 
+/// An empty or garbage `version-hint.text`, or one naming a missing version, is passed
+/// over for a listing of `metadata/` (as Iceberg Java's `HadoopTableOperations`); with
+/// no metadata file there either, the error names the hint and what it held.
 #[tokio::test]
-async fn a_hint_naming_a_missing_version_is_an_error() {
+async fn an_unusable_hint_falls_back_to_listing_the_metadata_directory() {
     let dir = copy_sample();
     let meta = dir.path().join("metadata");
-    std::fs::write(meta.join("version-hint.text"), "9").expect("hint");
-    let err = Table::open(dir.path().to_str().unwrap())
-        .await
-        .expect_err("missing version");
-    assert_eq!(err.kind(), ErrorKind::NotFound, "{err}");
-    let text = err.to_string();
-    assert!(
-        text.contains("version-hint.text") && text.contains("'9'"),
-        "{text}"
-    );
+    let root = dir.path().to_str().unwrap();
+    for hint in ["", "\n", "garbage", "9", "v9.metadata.json"] {
+        std::fs::write(meta.join("version-hint.text"), hint).expect("hint");
+        assert_eq!(count_rows(root).await, Ok(61), "hint {hint:?}");
+    }
+    for entry in std::fs::read_dir(&meta).unwrap() {
+        let path = entry.unwrap().path();
+        if path.to_string_lossy().ends_with(".metadata.json") {
+            std::fs::remove_file(path).unwrap();
+        }
+    }
+    for (hint, why) in [
+        ("", "is empty"),
+        ("garbage", "holds 'garbage', not a version number"),
+        ("9", "names version '9'"),
+    ] {
+        std::fs::write(meta.join("version-hint.text"), hint).expect("hint");
+        let err = Table::open(root).await.expect_err("no metadata");
+        assert_eq!(err.kind(), ErrorKind::NotFound, "{err}");
+        let text = err.to_string();
+        assert!(
+            text.contains("version-hint.text") && text.contains(why),
+            "{text}"
+        );
+    }
 }
 
 /// Rewrite the copy's current metadata JSON (`v4.metadata.json`) with `edit`.

@@ -11,12 +11,15 @@ use datafusion::logical_expr::CreateExternalTable;
 use datafusion::prelude::SessionContext;
 
 use super::table_provider::IcebergTableProvider;
+use crate::catalog::TableVersion;
 use crate::table::{OpenOptions, Table};
 
 /// Creates [`IcebergTableProvider`]s for `STORED AS ICEBERG`.
 ///
 /// `LOCATION` is a metadata file or table directory. Options (`OPTIONS ('k' 'v', …)`):
-/// `snapshot_id` (read that snapshot), `ref` (a branch or tag), `allow_moved_paths`
+/// one time-travel key, as `iceberg_scan` takes them (`snapshot_id`, `ref` (also
+/// `branch` / `tag`) or `as_of`, a timestamp or ms since the epoch: see
+/// [`TableVersion::from_key_value`]; two are an error), `allow_moved_paths`
 /// (`true`/`false`), `remap` (`old=>new`, several separated by `;`), and object store
 /// options: `object_store`'s keys (prefixes `STORAGE_OPTION_PREFIXES`: `aws_…`,
 /// `google_…`, `azure_…`) and Iceberg FileIO properties (`s3.…`, `gcs.…`, `adls.…`,
@@ -30,7 +33,18 @@ use crate::table::{OpenOptions, Table};
 pub struct IcebergTableProviderFactory;
 
 /// The options `STORED AS ICEBERG` reads itself.
-pub const TABLE_OPTIONS: [&str; 4] = ["snapshot_id", "ref", "allow_moved_paths", "remap"];
+pub const TABLE_OPTIONS: [&str; 7] = [
+    "snapshot_id",
+    "ref",
+    "branch",
+    "tag",
+    "as_of",
+    "allow_moved_paths",
+    "remap",
+];
+
+/// The options of [`TABLE_OPTIONS`] that pick the snapshot to read (at most one).
+const TIME_TRAVEL_OPTIONS: [&str; 5] = ["snapshot_id", "ref", "branch", "tag", "as_of"];
 
 /// Prefixes of the object store options passed on to the table's FileIO.
 pub const STORAGE_OPTION_PREFIXES: [&str; 7] = [
@@ -96,20 +110,24 @@ impl TableProviderFactory for IcebergTableProviderFactory {
         cmd: &CreateExternalTable,
     ) -> DFResult<Arc<dyn TableProvider>> {
         let mut options = OpenOptions::default();
-        let mut snapshot_id = None;
-        let mut ref_name = None;
+        // (key, version): the one time-travel option given
+        let mut version: Option<(&str, TableVersion)> = None;
         for (key, value) in &cmd.options {
             // DataFusion prefixes format options with `format.`
             let key = key.strip_prefix("format.").unwrap_or(key);
             match key {
-                "snapshot_id" => {
-                    snapshot_id = Some(value.parse::<i64>().map_err(|_| {
-                        crate::Error::invalid_argument(format!(
-                            "option snapshot_id '{value}' is not a number"
+                _ if TIME_TRAVEL_OPTIONS.contains(&key) => {
+                    if let Some((first, _)) = version {
+                        return Err(crate::Error::invalid_argument(format!(
+                            "STORED AS ICEBERG: options '{first}' and '{key}' both pick the \
+                             snapshot to read; give one"
                         ))
-                    })?)
+                        .into());
+                    }
+                    let picked = TableVersion::from_key_value(key, value)
+                        .map_err(|e| e.context(format!("STORED AS ICEBERG option '{key}'")))?;
+                    version = Some((key, picked));
                 }
-                "ref" => ref_name = Some(value.clone()),
                 "allow_moved_paths" => {
                     options.allow_moved_paths = value.eq_ignore_ascii_case("true")
                 }
@@ -148,11 +166,16 @@ impl TableProviderFactory for IcebergTableProviderFactory {
             .schema_force_view_types;
         let mut provider =
             IcebergTableProvider::try_new(table)?.with_schema_force_view_types(view_types)?;
-        if let Some(id) = snapshot_id {
-            provider = provider.with_snapshot_id(id)?;
-        }
-        if let Some(name) = ref_name {
-            provider = provider.with_ref(&name)?;
+        if let Some((_, version)) = version {
+            let name = cmd.name.to_string();
+            let snapshot = version.resolve(provider.table().metadata(), &name)?;
+            // schemas as Iceberg Java picks them: a branch reads with the table's current
+            // schema, a snapshot id, tag or timestamp with the snapshot's own
+            provider = match (&version, snapshot.map(|s| s.snapshot_id)) {
+                (TableVersion::Ref(name), _) => provider.with_ref(name)?,
+                (_, Some(id)) => provider.with_snapshot_id(id)?,
+                (_, None) => provider,
+            };
         }
         check_declared_columns(cmd, &provider.schema())?;
         Ok(Arc::new(provider))

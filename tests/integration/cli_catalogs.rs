@@ -300,10 +300,34 @@ fn cli_external_table_checks_options_and_columns() {
     let err = stderr(&out);
     assert!(err.contains("unknown option 'snapshot'"), "{err}");
     assert!(
-        err.contains("snapshot_id, ref, allow_moved_paths, remap"),
+        err.contains("snapshot_id, ref, branch, tag, as_of, allow_moved_paths, remap"),
         "{err}"
     );
     assert!(err.contains("aws_") && err.contains("s3."), "{err}");
+    // one time-travel option at most, as iceberg_scan takes one key
+    let out = create(
+        "STORED AS ICEBERG LOCATION '@LOC@' \
+         OPTIONS ('snapshot_id' '3378843091875528318', 'ref' 'main')",
+    );
+    assert_failure(&out);
+    let err = stderr(&out);
+    assert!(
+        err.contains("'snapshot_id'") && err.contains("'ref'") && err.contains("give one"),
+        "{err}"
+    );
+    // the first snapshot, by id and by the time it was committed (as_of)
+    let first =
+        create("STORED AS ICEBERG LOCATION '@LOC@' OPTIONS ('snapshot_id' '3378843091875528318')");
+    assert_success(&first);
+    let as_of = create("STORED AS ICEBERG LOCATION '@LOC@' OPTIONS ('as_of' '1795978082825')");
+    assert_success(&as_of);
+    assert_eq!(stdout(&first), stdout(&as_of));
+    let current = create("STORED AS ICEBERG LOCATION '@LOC@' OPTIONS ('ref' 'main')");
+    assert_success(&current);
+    assert_ne!(stdout(&first), stdout(&current));
+    let out = create("STORED AS ICEBERG LOCATION '@LOC@' OPTIONS ('as_of' 'yesterday')");
+    assert_failure(&out);
+    assert!(stderr(&out).contains("option 'as_of'"), "{}", stderr(&out));
     // object store options by their prefixes are accepted
     let out = create("STORED AS ICEBERG LOCATION '@LOC@' OPTIONS ('aws_region' 'eu-west-1', 's3.region' 'eu-west-1')");
     assert_success(&out);

@@ -9,7 +9,7 @@
 use chrono::{DateTime, NaiveDate, NaiveDateTime, TimeZone, Utc};
 
 use crate::error::{Error, Result};
-use crate::spec::{Snapshot, TableMetadata};
+use crate::spec::{Snapshot, TableMetadata, MAIN_BRANCH};
 
 /// Which snapshot of a table to read.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -61,11 +61,12 @@ pub fn parse_timestamp_ms(text: &str) -> Option<i64> {
 
 impl TableVersion {
     /// Interpret the text after `@` in a table name (`orders@v1-tag`): a branch or tag of
-    /// that name if the table has one; else a snapshot id if it is an integer; else a
+    /// that name if the table has one (`main` always: of a table without snapshots it is
+    /// the current, empty state, as in Iceberg Java); else a snapshot id if it is an integer; else a
     /// timestamp (see [`parse_timestamp_ms`]). Errors: [`crate::ErrorKind::NotFound`]
     /// naming the text when it is none of these.
     pub fn from_suffix(text: &str, metadata: &TableMetadata, table: &str) -> Result<TableVersion> {
-        if metadata.refs.contains_key(text) {
+        if metadata.refs.contains_key(text) || text == MAIN_BRANCH {
             return Ok(TableVersion::Ref(text.to_string()));
         }
         if let Ok(id) = text.parse::<i64>() {
@@ -133,6 +134,8 @@ impl TableVersion {
             TableVersion::SnapshotId(id) => by_id(*id, ""),
             TableVersion::Ref(name) => match metadata.refs.get(name) {
                 Some(r) => by_id(r.snapshot_id, &format!(" (of {} '{name}')", r.ref_type)),
+                // a table without snapshots has no `main` ref yet: its current state
+                None if name == MAIN_BRANCH => Ok(metadata.current_snapshot()),
                 None => Err(Error::not_found(format!(
                     "branch or tag '{name}' in table '{table}'; refs: {}",
                     ref_names(metadata)
@@ -244,6 +247,21 @@ mod tests {
         assert_eq!(id(TableVersion::AsOfTimestampMs(1000)), Some(1));
         assert_eq!(id(TableVersion::AsOfTimestampMs(1999)), Some(1));
         assert_eq!(id(TableVersion::AsOfTimestampMs(5000)), Some(2));
+    }
+
+    /// `main` of a table without snapshots is its current, empty state (Iceberg Java,
+    /// Spark's `t.branch_main`), not an unknown ref.
+    #[test]
+    fn main_of_a_table_without_snapshots_is_empty() {
+        let mut m = metadata();
+        m.snapshots.clear();
+        m.snapshot_log.clear();
+        m.refs.clear();
+        m.current_snapshot_id = None;
+        let main = TableVersion::from_suffix("main", &m, "t").unwrap();
+        assert_eq!(main, TableVersion::Ref("main".into()));
+        assert_eq!(main.resolve(&m, "t").unwrap(), None);
+        assert!(TableVersion::Ref("dev".into()).resolve(&m, "t").is_err());
     }
 
     #[test]

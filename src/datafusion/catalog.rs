@@ -375,7 +375,8 @@ impl IcebergSchemaProvider {
                 .metadata()
                 .refs
                 .get(name)
-                .is_some_and(|r| r.ref_type == "branch")
+                // `main` of a table without snapshots has no ref yet
+                .map_or(name == crate::spec::MAIN_BRANCH, |r| r.ref_type == "branch")
             {
                 let provider = IcebergTableProvider::try_new(table)?
                     .with_caches(self.caches.clone())

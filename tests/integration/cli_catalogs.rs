@@ -437,3 +437,26 @@ fn cli_describe_lists_and_describes_tables() {
     assert!(stderr(&out).contains("nope"), "{}", stderr(&out));
     assert_eq!(stdout(&out), "a\n1\n");
 }
+
+/// `main` of a table without snapshots is its current, empty state (as Iceberg Java and
+/// Spark's `t.branch_main` read it), not an unknown ref.
+#[test]
+fn cli_main_of_a_table_without_snapshots_reads_no_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = format!("sqlite:{}", dir.path().join("cat.db").display());
+    let out = run(&[
+        "--catalog",
+        &catalog,
+        "--create-catalog",
+        "--format",
+        "csv",
+        "-c",
+        "CREATE SCHEMA ns; CREATE TABLE ns.t (id BIGINT); \
+         SELECT count(*) AS n FROM ns.\"t@main\"; SELECT * FROM ns.\"t@main\"",
+    ]);
+    assert_success(&out);
+    assert_eq!(stdout(&out), "n\n0\nid\n");
+    let out = run(&["--catalog", &catalog, "-c", "SELECT * FROM ns.\"t@dev\""]);
+    assert_failure(&out);
+    assert!(stderr(&out).contains("'dev'"), "{}", stderr(&out));
+}

@@ -241,6 +241,13 @@ impl IcebergTableProvider {
     /// Errors with [`crate::ErrorKind::NotFound`] naming the ref.
     pub fn with_ref(self, name: &str) -> Result<Self> {
         let metadata = self.table.metadata();
+        if name == crate::spec::MAIN_BRANCH
+            && !metadata.refs.contains_key(name)
+            && metadata.current_snapshot_id.is_none()
+        {
+            // `main` of a table without snapshots: its current, empty state
+            return Ok(self);
+        }
         let reference = metadata.refs.get(name).ok_or_else(|| {
             Error::not_found(format!(
                 "branch or tag '{name}' in table '{}'",

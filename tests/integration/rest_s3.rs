@@ -737,6 +737,17 @@ async fn namespaces_and_tables_round_trip() {
         "{err}"
     );
     assert!(!catalog.table_exists(&bad_ident).await.expect("exists"));
+    // renaming into a missing namespace names that namespace, not the source's
+    let err = catalog
+        .rename_table(&a, &TableIdent::new(missing_ns.clone(), "x"))
+        .await
+        .expect_err("missing destination namespace");
+    assert_eq!(err.kind(), ErrorKind::NotFound, "{err}");
+    assert!(
+        err.to_string()
+            .contains(&format!("namespace '{missing_ns}'")),
+        "{err}"
+    );
     let b = TableIdent::new(ns.clone(), "b");
     catalog.rename_table(&a, &b).await.expect("rename");
     assert!(!catalog.table_exists(&a).await.expect("exists"));
@@ -867,6 +878,24 @@ async fn bad_credentials_and_unreachable_endpoints() {
     );
     assert_eq!(err.kind(), ErrorKind::Io, "{err}");
     assert!(err.to_string().contains(&url), "{err}");
+    // with the reason, not only reqwest's "error sending request"
+    assert!(err.to_string().contains("Connection refused"), "{err}");
+    // a warehouse the server does not know: said so, not "namespace ''"
+    let mut properties: std::collections::BTreeMap<String, String> =
+        server.catalog_properties().into_iter().collect();
+    properties.insert("warehouse".into(), "s3://nosuchwh".into());
+    let unknown = icefloe::catalog::RestCatalog::new("rest", properties).expect("REST catalog");
+    let err = unknown
+        .list_namespaces()
+        .await
+        .expect_err("unknown warehouse");
+    assert_eq!(err.kind(), ErrorKind::NotFound, "{err}");
+    assert!(
+        err.to_string()
+            .contains("the server does not know warehouse 's3://nosuchwh'"),
+        "{err}"
+    );
+    assert!(!err.to_string().contains("namespace ''"), "{err}");
 }
 
 /// A three-file table icefloe wrote through the REST catalog into S3: the GET, HEAD and

@@ -161,7 +161,7 @@ impl Auth {
                             ErrorKind::Io,
                             format!("cannot reach the OAuth2 token endpoint {server_uri}"),
                         )
-                        .with_source(e.without_url())
+                        .with_source(super::http::WithCauses::new(e))
                     })?;
                 let status = response.status();
                 let body = response.bytes().await.unwrap_or_default();

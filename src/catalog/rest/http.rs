@@ -161,7 +161,7 @@ impl RestClient {
                             ErrorKind::Io,
                             format!("REST catalog request {method} {url}: {what}"),
                         )
-                        .with_source(e.without_url()),
+                        .with_source(WithCauses::new(e)),
                     });
                 }
             };
@@ -173,7 +173,7 @@ impl RestClient {
                     ErrorKind::Io,
                     format!("REST catalog request {method} {url}: reading the answer failed"),
                 )
-                .with_source(e.without_url()),
+                .with_source(WithCauses::new(e)),
             })?;
             if status.is_success() {
                 if bytes.is_empty() || status == StatusCode::NO_CONTENT {
@@ -212,6 +212,38 @@ impl RestClient {
         }
     }
 }
+
+/// A `reqwest` error shown with its causes (`error sending request: client error
+/// (Connect): tcp connect error: Connection refused (os error 111)`, or the TLS
+/// handshake's reason): reqwest's own message says only "error sending request". The
+/// URL is dropped from it (the caller's message names the URL, which holds no secret).
+#[derive(Debug)]
+pub(super) struct WithCauses(reqwest::Error);
+
+impl WithCauses {
+    pub(super) fn new(e: reqwest::Error) -> Self {
+        Self(e.without_url())
+    }
+}
+
+impl std::fmt::Display for WithCauses {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut shown: Vec<String> = vec![];
+        let mut next: Option<&(dyn std::error::Error + 'static)> = Some(&self.0);
+        while let Some(e) = next {
+            let text = e.to_string();
+            // a cause some errors repeat in their own message is shown once
+            if !shown.iter().any(|s| s.contains(&text)) {
+                shown.push(text);
+            }
+            next = e.source();
+        }
+        f.write_str(&shown.join(": "))
+    }
+}
+
+/// Its causes are part of its message.
+impl std::error::Error for WithCauses {}
 
 /// The error for a non-success answer.
 fn error_for(method: &Method, url: &Url, status: StatusCode, body: &[u8]) -> HttpError {
@@ -272,5 +304,46 @@ mod tests {
         assert!(e.error.to_string().contains("oops"));
         let e = error_for(&Method::GET, &url, StatusCode::FORBIDDEN, b"");
         assert_eq!(e.error.kind(), ErrorKind::PermissionDenied);
+    }
+
+    /// A request that gets no answer says why: the refused connection, the failed TLS
+    /// handshake (`https` to a plain HTTP server), not only "error sending request".
+    #[tokio::test]
+    async fn failed_requests_name_their_cause() {
+        use std::io::{Read, Write};
+        let client = reqwest::Client::new();
+        let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = closed.local_addr().unwrap().port();
+        drop(closed);
+        let e = client
+            .get(format!("http://127.0.0.1:{port}/v1/config"))
+            .send()
+            .await
+            .unwrap_err();
+        let text = WithCauses::new(e).to_string();
+        assert!(text.contains("Connection refused"), "{text}");
+        assert!(!text.contains("/v1/config"), "{text}");
+
+        let plain = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = plain.local_addr().unwrap().port();
+        let server = std::thread::spawn(move || {
+            if let Ok((mut s, _)) = plain.accept() {
+                let mut buf = [0u8; 1024];
+                let _ = s.read(&mut buf);
+                let _ = s.write_all(b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\n\r\n");
+            }
+        });
+        let e = client
+            .get(format!("https://127.0.0.1:{port}/v1/config"))
+            .send()
+            .await
+            .unwrap_err();
+        let text = WithCauses::new(e).to_string();
+        server.join().unwrap();
+        // reqwest's message, then the connection's and the TLS layer's reasons
+        assert!(
+            text.starts_with("error sending request") && text.matches(": ").count() >= 2,
+            "{text}"
+        );
     }
 }

@@ -223,18 +223,48 @@ impl RestCatalog {
                     q.append_pair("pageToken", p);
                 }
             }
-            let answer: ListNamespacesResponse = self
+            let answer = self
                 .client
-                .send(Method::GET, url, None, &[], true)
-                .await
-                .map_err(|e| self.namespace_error(e, parent))?
-                .ok_or_else(|| Error::invalid_data("REST catalog listed no namespaces"))?;
+                .send::<ListNamespacesResponse>(Method::GET, url, None, &[], true)
+                .await;
+            let answer: ListNamespacesResponse = match answer {
+                Err(e) if parent.is_root() && e.status == Some(StatusCode::NOT_FOUND) => {
+                    return Err(self.routes_not_found(e).await)
+                }
+                other => other.map_err(|e| self.namespace_error(e, parent))?,
+            }
+            .ok_or_else(|| Error::invalid_data("REST catalog listed no namespaces"))?;
             out.extend(answer.namespaces.into_iter().map(Namespace::new));
             match answer.next_page_token.filter(|t| !t.is_empty()) {
                 Some(t) => page = Some(t),
                 None => return Ok(out),
             }
         }
+    }
+
+    /// The error for a 404 to listing the top-level namespaces: not a missing namespace
+    /// but routes the server does not have, most often a `warehouse` it does not know
+    /// (the `prefix` its `GET /v1/config` answer gave then leads nowhere).
+    async fn routes_not_found(&self, e: HttpError) -> Error {
+        let prefix = match self.resolved().await {
+            Ok(r) => r.properties.get("prefix").cloned(),
+            Err(_) => None,
+        };
+        let config = match prefix {
+            Some(p) => format!("its GET /v1/config answered prefix '{p}'"),
+            None => "its GET /v1/config answered no prefix".to_string(),
+        };
+        let why = match self.config.get("warehouse") {
+            Some(w) => format!("the server does not know warehouse '{w}' ({config})"),
+            None => format!(
+                "no catalog at this 'uri' without a 'warehouse' ({config}); set 'warehouse'"
+            ),
+        };
+        Error::not_found(format!(
+            "REST catalog '{}': listing its namespaces answered 404: {why}",
+            self.config.name
+        ))
+        .with_source(e.error)
     }
 
     fn namespace_error(&self, e: HttpError, namespace: &Namespace) -> Error {
@@ -654,6 +684,16 @@ impl Catalog for RestCatalog {
         }
     }
 }
+            // the server's 404 does not say which namespace it missed: the source's, or
+            // the destination's
+            Err(e)
+                if e.status == Some(StatusCode::NOT_FOUND)
+                    && e.error_type == "NoSuchNamespaceException"
+                    && to.namespace != from.namespace
+                    && !self.namespace_exists(&to.namespace).await.unwrap_or(true) =>
+            {
+                Err(namespace_not_found(&self.config.name, &to.namespace).with_source(e.error))
+            }
 
 impl RestCatalog {
     /// The error for a failed commit (REST `updateTable` responses).

@@ -269,6 +269,30 @@ impl Catalog for FileSystemCatalog {
         })
     }
 
+    /// Removes the namespace's directory, which must be empty of tables, namespaces and
+    /// other files.
+    async fn drop_namespace(&self, namespace: &Namespace) -> Result<()> {
+        if namespace.is_root() || !self.namespace_exists(namespace).await? {
+            return Err(namespace_not_found(&self.name, namespace));
+        }
+        let (_, tables) = self.classify(namespace.levels()).await?;
+        super::check_droppable(self, namespace, &tables).await?;
+        let dir = self.local_dir(
+            &self.location_of(namespace.levels()),
+            "dropping a namespace",
+        )?;
+        std::fs::remove_dir(&dir).map_err(|e| {
+            Error::new(
+                ErrorKind::Io,
+                format!(
+                    "cannot remove the directory of namespace '{namespace}', '{}'",
+                    dir.display()
+                ),
+            )
+            .with_source(e)
+        })
+    }
+
     async fn create_table(&self, ident: &TableIdent, creation: TableCreation) -> Result<Table> {
         if !ident.namespace.is_root() && !self.namespace_exists(&ident.namespace).await? {
             return Err(namespace_not_found(&self.name, &ident.namespace));

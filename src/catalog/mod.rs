@@ -245,6 +245,55 @@ pub trait Catalog: fmt::Debug + Send + Sync {
             self.name()
         )))
     }
+
+    /// Drop an empty namespace (REST `dropNamespace`; Java's `dropNamespace`).
+    ///
+    /// Errors: [`ErrorKind::NotFound`](crate::ErrorKind) naming it when it does not
+    /// exist; [`ErrorKind::InvalidArgument`](crate::ErrorKind) when it holds tables or
+    /// namespaces (Java's `NamespaceNotEmptyException`), naming some of them.
+    async fn drop_namespace(&self, namespace: &Namespace) -> Result<()> {
+        Err(Error::unsupported(format!(
+            "dropping namespace '{namespace}' in catalog '{}'",
+            self.name()
+        )))
+    }
+}
+
+/// Check that `namespace` of `catalog` exists and is empty before dropping it: no table
+/// (`tables`: its tables, and views where the catalog keeps them), no namespace under it.
+pub(crate) async fn check_droppable(
+    catalog: &dyn Catalog,
+    namespace: &Namespace,
+    tables: &[String],
+) -> Result<()> {
+    let children: Vec<String> = catalog
+        .list_namespaces()
+        .await?
+        .into_iter()
+        .filter(|n| n != namespace && n.levels().starts_with(namespace.levels()))
+        .map(|n| n.to_string())
+        .collect();
+    let held = |what: &str, names: &[String]| {
+        let shown: Vec<&str> = names.iter().take(5).map(String::as_str).collect();
+        let more = names.len().saturating_sub(shown.len());
+        let more = if more > 0 {
+            format!(" and {more} more")
+        } else {
+            String::new()
+        };
+        Error::invalid_argument(format!(
+            "namespace '{namespace}' in catalog '{}' is not empty: it holds {what} {}{more}",
+            catalog.name(),
+            shown.join(", ")
+        ))
+    };
+    if !tables.is_empty() {
+        return Err(held("tables", tables));
+    }
+    if !children.is_empty() {
+        return Err(held("namespaces", &children));
+    }
+    Ok(())
 }
 
 /// The error for a namespace a catalog does not have.

@@ -417,6 +417,35 @@ impl Catalog for SqlCatalog {
         .await
     }
 
+    /// Deletes the namespace's rows of `iceberg_namespace_properties`; refused while any
+    /// row of `iceberg_tables` (a table or a view) is in it, as Java's `JdbcCatalog`.
+    async fn drop_namespace(&self, namespace: &Namespace) -> Result<()> {
+        if namespace.is_root() || !self.namespace_exists(namespace).await? {
+            return Err(namespace_not_found(&self.name, namespace));
+        }
+        let (catalog, ns) = (self.name.clone(), namespace.to_string());
+        let held: Vec<String> = self
+            .with_conn(move |conn| {
+                let mut stmt = conn.prepare(
+                    "SELECT table_name FROM iceberg_tables WHERE catalog_name = ?1 \
+                     AND table_namespace = ?2 ORDER BY table_name",
+                )?;
+                let rows = stmt.query_map(params![catalog, ns], |row| row.get::<_, String>(0))?;
+                rows.collect()
+            })
+            .await?;
+        super::check_droppable(self, namespace, &held).await?;
+        let (catalog, ns) = (self.name.clone(), namespace.to_string());
+        self.with_conn(move |conn| {
+            conn.execute(
+                "DELETE FROM iceberg_namespace_properties WHERE catalog_name = ?1 AND namespace = ?2",
+                params![catalog, ns],
+            )
+            .map(|_| ())
+        })
+        .await
+    }
+
     /// Writes `00000-<uuid>.metadata.json` under the table location, then inserts the
     /// catalog row; a row inserted by another writer first (primary key) is
     /// [`ErrorKind::AlreadyExists`] and the written file is removed.

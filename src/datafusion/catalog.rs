@@ -208,6 +208,15 @@ impl IcebergCatalogProvider {
         self.extra.read().is_ok_and(|s| s.contains_key(name))
     }
 
+    /// Stop listing `namespace` as a schema (it was dropped).
+    pub fn remove_namespace(&self, namespace: &Namespace) -> Result<()> {
+        self.schemas
+            .write()
+            .map_err(|_| Error::new(ErrorKind::Io, "catalog provider lock poisoned"))?
+            .remove(&schema_name(namespace));
+        Ok(())
+    }
+
     /// Make `namespace` (and its parents) visible as schemas, with no tables listed, if
     /// they are not yet; returns the namespace's schema.
     pub fn add_namespace(&self, namespace: &Namespace) -> Result<Arc<IcebergSchemaProvider>> {

@@ -460,3 +460,56 @@ fn cli_main_of_a_table_without_snapshots_reads_no_rows() {
     assert_failure(&out);
     assert!(stderr(&out).contains("'dev'"), "{}", stderr(&out));
 }
+
+/// `DROP SCHEMA|DATABASE|NAMESPACE [IF EXISTS]` drops an empty namespace of a SQLite or
+/// filesystem catalog; a missing one is an error naming it (unless `IF EXISTS`), one
+/// holding a table is refused naming it, and `CASCADE` does not drop tables.
+#[test]
+fn cli_drop_schema_drops_an_empty_namespace_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let sqlite = format!("sqlite:{}", dir.path().join("cat.db").display());
+    let warehouse = dir.path().join("wh").display().to_string();
+    for catalog in [sqlite, warehouse] {
+        let with_catalog = |sql: &str| {
+            run(&[
+                "--catalog",
+                &catalog,
+                "--create-catalog",
+                "--format",
+                "csv",
+                "-c",
+                sql,
+            ])
+        };
+        let out = with_catalog(
+            "CREATE SCHEMA emptyns; CREATE SCHEMA full; CREATE TABLE full.t (id BIGINT); \
+             DROP SCHEMA emptyns; DROP SCHEMA IF EXISTS nosuch; DROP DATABASE IF EXISTS emptyns; \
+             CREATE NAMESPACE other; DROP NAMESPACE other RESTRICT",
+        );
+        assert_success(&out);
+        let out = with_catalog("DROP SCHEMA nosuch");
+        assert_failure(&out);
+        assert!(
+            stderr(&out).contains("namespace 'nosuch'"),
+            "{}",
+            stderr(&out)
+        );
+        let out = with_catalog("DROP NAMESPACE full");
+        assert_failure(&out);
+        let err = stderr(&out);
+        assert!(
+            err.contains("not empty") && err.contains("tables t"),
+            "{err}"
+        );
+        let out = with_catalog("DROP SCHEMA full CASCADE");
+        assert_failure(&out);
+        assert!(stderr(&out).contains("CASCADE"), "{}", stderr(&out));
+        let out = with_catalog(
+            "SELECT schema_name FROM information_schema.schemata \
+             WHERE schema_name IN ('emptyns', 'full', 'other') ORDER BY 1; \
+             SELECT count(*) AS n FROM full.t",
+        );
+        assert_success(&out);
+        assert_eq!(stdout(&out), "schema_name\nfull\nn\n0\n", "{catalog}");
+    }
+}

@@ -662,6 +662,10 @@ impl Catalog for RestCatalog {
         Ok(())
     }
 
+    async fn drop_namespace(&self, namespace: &Namespace) -> Result<()> {
+        RestCatalog::drop_namespace(self, namespace).await
+    }
+
     async fn rename_table(&self, from: &TableIdent, to: &TableIdent) -> Result<()> {
         let url = self.url(&["tables", "rename"]).await?;
         let ident = |t: &TableIdent| TableIdentifier {
@@ -680,10 +684,6 @@ impl Catalog for RestCatalog {
                 format!("table '{to}' in catalog '{}'", self.config.name),
             )
             .with_source(e.error)),
-            Err(e) => Err(self.table_error(e, from)),
-        }
-    }
-}
             // the server's 404 does not say which namespace it missed: the source's, or
             // the destination's
             Err(e)
@@ -694,6 +694,10 @@ impl Catalog for RestCatalog {
             {
                 Err(namespace_not_found(&self.config.name, &to.namespace).with_source(e.error))
             }
+            Err(e) => Err(self.table_error(e, from)),
+        }
+    }
+}
 
 impl RestCatalog {
     /// The error for a failed commit (REST `updateTable` responses).

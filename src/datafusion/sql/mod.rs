@@ -9,6 +9,7 @@
 //! |---|---|
 //! | `CREATE SCHEMA\|DATABASE\|NAMESPACE [IF NOT EXISTS] [cat.]ns [COMMENT '…'] [LOCATION '…'] [WITH DBPROPERTIES ('k'='v', …)]` | `create_namespace` |
 //! | `CREATE TABLE [IF NOT EXISTS] [[cat.]ns.]t (col type [NOT NULL] [COMMENT '…'], …) [USING iceberg] [PARTITIONED BY (…)] [LOCATION '…'] [COMMENT '…'] [TBLPROPERTIES ('k'='v', …)] [AS query]` | `create_table` (see [below](#create-table)) |
+//! | `DROP SCHEMA\|DATABASE\|NAMESPACE [IF EXISTS] [cat.]ns [RESTRICT\|CASCADE]` | `drop_namespace` (an empty namespace only; `CASCADE` on one holding tables is refused) |
 //! | `DROP TABLE [IF EXISTS] [[cat.]ns.]t [PURGE]` | `drop_table` (with `PURGE`, the table's files are deleted too) |
 //! | `ALTER TABLE [[cat.]ns.]t RENAME TO [[cat.]ns.]u` | `rename_table` (a one-part new name stays in the namespace) |
 //! | `ALTER TABLE t SET TBLPROPERTIES ('k'='v', …)`, `ALTER TABLE t UNSET TBLPROPERTIES [IF EXISTS] ('k', …)` | [`UpdateProperties`](crate::transaction::UpdateProperties) (`'format-version'` upgrades the table) |
@@ -141,6 +142,7 @@ mod column_default;
 mod create_table;
 mod delete_alias;
 mod depth;
+mod drop_schema;
 mod literals;
 mod metadata_columns;
 mod procedures;
@@ -330,6 +332,11 @@ async fn execute_ddl(ctx: &SessionContext, mut c: Cursor<'_>) -> Result<Option<D
         if c.eat_keywords(&["OR", "REPLACE", "TABLE"]) {
             return replace_table(ctx, c);
         }
+    } else if c.eat_keywords(&["DROP", "SCHEMA"])
+        || c.eat_keywords(&["DROP", "DATABASE"])
+        || c.eat_keywords(&["DROP", "NAMESPACE"])
+    {
+        return drop_schema::drop_schema(ctx, c).await;
     } else if c.eat_keywords(&["DROP", "TABLE"]) {
         return drop_table(ctx, c).await;
     } else if c.eat_keywords(&["ALTER", "TABLE"]) {

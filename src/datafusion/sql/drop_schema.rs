@@ -1,0 +1,68 @@
+//! `DROP SCHEMA|DATABASE|NAMESPACE [IF EXISTS] [cat.]ns [RESTRICT|CASCADE]` against an
+//! Iceberg catalog (see the parent module's docs): [`Catalog::drop_namespace`], which
+//! refuses a namespace holding tables or namespaces, as Spark does without `CASCADE`.
+//! `CASCADE` drops an empty namespace; on one that holds tables it is refused as not
+//! supported (icefloe does not drop tables as a side effect).
+//!
+//! [`Catalog::drop_namespace`]: crate::catalog::Catalog::drop_namespace
+
+use datafusion::dataframe::DataFrame;
+use datafusion::prelude::SessionContext;
+
+use super::tokens::Cursor;
+use super::{defaults, empty, IcebergTarget};
+use crate::catalog::Namespace;
+use crate::error::{Error, ErrorKind, Result};
+
+/// `DROP SCHEMA|DATABASE|NAMESPACE`, after those keywords; `None` when the name is not
+/// an Iceberg catalog's namespace (DataFusion's to run or report).
+pub(super) async fn drop_schema(
+    ctx: &SessionContext,
+    mut c: Cursor<'_>,
+) -> Result<Option<DataFrame>> {
+    let if_exists = c.eat_keywords(&["IF", "EXISTS"]);
+    let Ok(parts) = c.object_name() else {
+        return Ok(None);
+    };
+    let (default_catalog, _) = defaults(ctx);
+    let (catalog, schema) = match parts.as_slice() {
+        [cat, rest @ ..] if !rest.is_empty() && ctx.catalog(cat).is_some() => {
+            (cat.clone(), rest.join("."))
+        }
+        all => (default_catalog, all.join(".")),
+    };
+    let Some(target) = IcebergTarget::find(ctx, &catalog) else {
+        return Ok(None);
+    };
+    if target.iceberg().is_other_schema(&schema) {
+        return Ok(None);
+    }
+    let namespace = Namespace::parse(&schema);
+    let what = format!("DROP SCHEMA {catalog}.{namespace}");
+    let cascade = c.eat_keyword("CASCADE");
+    if !cascade {
+        c.eat_keyword("RESTRICT");
+    }
+    c.expect_end().map_err(|e| e.context(&what))?;
+    let iceberg = target.catalog();
+    if namespace.is_root() || !iceberg.namespace_exists(&namespace).await? {
+        if if_exists {
+            return empty(ctx).map(Some);
+        }
+        return Err(Error::not_found(format!(
+            "{what}: namespace '{namespace}' in catalog '{catalog}'"
+        )));
+    }
+    match iceberg.drop_namespace(&namespace).await {
+        Ok(()) => {}
+        Err(e) if cascade && e.kind() == ErrorKind::InvalidArgument => {
+            return Err(Error::unsupported(format!(
+                "{what} CASCADE: dropping the tables of a namespace with it; drop them first \
+                 ({e})"
+            )))
+        }
+        Err(e) => return Err(e.context(&what)),
+    }
+    target.iceberg().remove_namespace(&namespace)?;
+    empty(ctx).map(Some)
+}

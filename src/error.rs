@@ -210,10 +210,11 @@ impl From<DataFusionError> for Error {
                     .to_string();
                 Error::unsupported(message)
             }
-            // DataFusion names the optimizer rule an error came from; icefloe's rules
-            // (`icefloe_…`) raise messages for the user, which stand alone
+            // DataFusion names the optimizer or analyzer rule an error came from;
+            // icefloe's rules (`icefloe_…`) raise messages for the user, which stand alone
             DataFusionError::Context(context, inner)
-                if context.starts_with("Optimizer rule 'icefloe_") =>
+                if context.starts_with("Optimizer rule 'icefloe_")
+                    || context.starts_with("icefloe_") =>
             {
                 Error::from(*inner)
             }

@@ -41,6 +41,7 @@ pub mod scalar;
 mod scan_errors;
 pub mod sql;
 mod statistics;
+mod struct_fields;
 mod struct_nulls;
 pub mod table_functions;
 mod table_provider;

@@ -205,4 +205,6 @@ pub fn install_values_rule(ctx: &SessionContext) {
     if !present {
         ctx.add_optimizer_rule(Arc::new(ValuesNestedFields));
     }
+    // every session that inserts through `ctx.sql` needs the check of struct fields too
+    super::struct_fields::install_struct_fields_rule(ctx);
 }

@@ -41,6 +41,7 @@ use datafusion::physical_plan::ExecutionPlan;
 
 use super::required::table_rows;
 use crate::datafusion::metadata_columns::append_lineage;
+use crate::datafusion::struct_fields::check_assignment;
 use crate::datafusion::table_provider::{FILE_COLUMN, POS_COLUMN, ROW_ID_COLUMN};
 use crate::error::{Error, Result};
 
@@ -434,10 +435,15 @@ pub(crate) async fn plan_merge(
                 let mut out = vec![];
                 for (column, expr) in assignments {
                     let column = column.rsplit('.').next().unwrap_or(&column).to_string();
-                    out.push((
-                        column_index(&column)?,
-                        state.create_physical_expr(expr, &joined_schema)?,
-                    ));
+                    let index = column_index(&column)?;
+                    check_assignment(
+                        "MERGE",
+                        &column,
+                        &expr,
+                        &joined_schema,
+                        target_schema.field(index).data_type(),
+                    )?;
+                    out.push((index, state.create_physical_expr(expr, &joined_schema)?));
                 }
                 MergeAction::Update(out)
             }
@@ -460,10 +466,15 @@ pub(crate) async fn plan_merge(
                 }
                 let mut out = vec![];
                 for (column, expr) in columns.iter().zip(values) {
-                    out.push((
-                        column_index(column)?,
-                        state.create_physical_expr(expr, &joined_schema)?,
-                    ));
+                    let index = column_index(column)?;
+                    check_assignment(
+                        "MERGE",
+                        column,
+                        &expr,
+                        &joined_schema,
+                        target_schema.field(index).data_type(),
+                    )?;
+                    out.push((index, state.create_physical_expr(expr, &joined_schema)?));
                 }
                 MergeAction::Insert(out)
             }

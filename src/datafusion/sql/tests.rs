@@ -670,6 +670,103 @@ async fn null_values_for_required_columns_name_the_column() {
     );
 }
 
+/// A struct value written into a struct column must have exactly the table struct's
+/// fields, matched by name (in any order): an extra field (its value would be dropped) or
+/// a missing one (it would be null) is an error naming the struct and the field, at any
+/// depth, for `INSERT … SELECT`, `INSERT … VALUES`, `UPDATE` and `MERGE`, and nothing is
+/// committed.
+#[tokio::test]
+async fn struct_values_must_have_the_table_struct_fields() {
+    let (ctx, catalog, _dir) = session().await;
+    ok(&ctx, "CREATE SCHEMA ns").await;
+    ok(
+        &ctx,
+        "CREATE TABLE ns.t (id INT, st STRUCT<a INT, b STRING>, n STRUCT<i STRUCT<x INT>>)",
+    )
+    .await;
+    for (sql, message) in [
+        (
+            "INSERT INTO ns.t (id, st) SELECT 1 AS id, named_struct('a', 2, 'b', 'z', 'c', 5) AS st",
+            "INSERT into 'ns.t': cannot write extra fields to struct 'st': 'c'",
+        ),
+        (
+            "INSERT INTO ns.t (id, st) SELECT 2 AS id, named_struct('a', 3) AS st",
+            "INSERT into 'ns.t': cannot find data for output column 'st.b'",
+        ),
+        (
+            "INSERT INTO ns.t (id, st) VALUES (3, named_struct('a', 4, 'zzz', 'lost'))",
+            "INSERT into 'ns.t': cannot write extra fields to struct 'st': 'zzz'; cannot find \
+             data for output column 'st.b'",
+        ),
+        (
+            "INSERT INTO ns.t (id, st) SELECT 4, named_struct('x', 4, 'y', 'by position')",
+            "INSERT into 'ns.t': cannot write extra fields to struct 'st': 'x', 'y'; cannot \
+             find data for output column 'st.a'; cannot find data for output column 'st.b'",
+        ),
+        (
+            "INSERT INTO ns.t (id, n) SELECT 5, named_struct('i', named_struct('x', 1, 'y', 2))",
+            "INSERT into 'ns.t': cannot write extra fields to struct 'n.i': 'y'",
+        ),
+    ] {
+        let err = run(&ctx, sql).await.unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InvalidArgument, "{sql}: {err}");
+        assert_eq!(
+            err.to_string(),
+            format!("invalid argument: {message} (struct fields are matched by name)"),
+            "{sql}"
+        );
+    }
+    let table = catalog.load_table(&ident("ns.t")).await.unwrap();
+    assert!(table.metadata().current_snapshot().is_none());
+
+    // by name, in any order
+    ok(
+        &ctx,
+        "INSERT INTO ns.t (id, st) SELECT 1, named_struct('b', 'x', 'a', 1)",
+    )
+    .await;
+    let before = catalog.load_table(&ident("ns.t")).await.unwrap();
+    fails(
+        &ctx,
+        "UPDATE ns.t SET st = named_struct('a', 7, 'c', 9) WHERE id = 1",
+        ErrorKind::InvalidArgument,
+        "UPDATE of 'ns.t': cannot write extra fields to struct 'st': 'c'; cannot find data \
+         for output column 'st.b'",
+    )
+    .await;
+    // DataFusion wraps what the provider's MERGE planning returns in "MERGE INTO operation
+    // on table 'ns.t'"
+    for (sql, message) in [
+        (
+            "MERGE INTO ns.t USING (SELECT 1 AS id) s ON t.id = s.id \
+             WHEN MATCHED THEN UPDATE SET st = named_struct('a', 7)",
+            "MERGE: cannot find data for output column 'st.b'",
+        ),
+        (
+            "MERGE INTO ns.t USING (SELECT 2 AS id) s ON t.id = s.id WHEN NOT MATCHED \
+             THEN INSERT (id, st) VALUES (s.id, named_struct('a', 7, 'b', 'x', 'q', 1))",
+            "MERGE: cannot write extra fields to struct 'st': 'q'",
+        ),
+    ] {
+        let err = run(&ctx, sql).await.unwrap_err().to_string();
+        assert!(err.contains(message), "{sql}: {err}");
+    }
+    let after = catalog.load_table(&ident("ns.t")).await.unwrap();
+    assert_eq!(
+        after.metadata().current_snapshot_id,
+        before.metadata().current_snapshot_id
+    );
+    ok(
+        &ctx,
+        "UPDATE ns.t SET st = named_struct('b', 'y', 'a', id + 1) WHERE id = 1",
+    )
+    .await;
+    assert_eq!(
+        ok(&ctx, "SELECT id, st FROM ns.t").await,
+        [["1", "{a: 2, b: y}"]]
+    );
+}
+
 #[tokio::test]
 async fn failed_ctas_drops_the_table() {
     let (ctx, catalog, _dir) = session().await;

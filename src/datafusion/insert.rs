@@ -13,7 +13,7 @@
 //! |---|---|
 //! | `INSERT INTO t …` | [`AppendFiles`] |
 //! | `INSERT OVERWRITE t …`, `icefloe.partition_overwrite_mode = 'static'` (default) | [`OverwriteFiles`] removing every file (the whole table) |
-//! | `INSERT OVERWRITE t …`, `icefloe.partition_overwrite_mode = 'dynamic'` | [`OverwriteFiles::replace_partitions`]: the partitions the new rows fall in (Spark's `partitionOverwriteMode=dynamic`) |
+//! | `INSERT OVERWRITE t …`, `icefloe.partition_overwrite_mode = 'dynamic'` | [`OverwriteFiles::replace_partitions`]: the partitions the new rows fall in (Spark's `partitionOverwriteMode=dynamic`); no rows: no commit, as Spark's `SparkWrite.DynamicOverwrite` |
 //!
 //! The overwrite is validated at [`IsolationLevel::Serializable`] against the snapshot
 //! the statement was planned on. When the table has a sort order (`ALTER TABLE … WRITE
@@ -267,6 +267,14 @@ impl IcebergDataSink {
             .iter()
             .map(|f| u64::try_from(f.record_count).unwrap_or_default())
             .sum();
+        if files.is_empty()
+            && self.op == InsertOp::Overwrite
+            && self.overwrite_mode == PartitionOverwriteMode::Dynamic
+        {
+            // no partition to replace: nothing to commit (Spark's `DynamicOverwrite`
+            // skips an empty commit too)
+            return Ok(0);
+        }
         self.commit(files).await?;
         Ok(rows)
     }

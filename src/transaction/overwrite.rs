@@ -187,7 +187,13 @@ impl OverwriteFiles {
             .collect()
     }
 
+    /// The snapshot's `operation`: a partition replace is always `overwrite` (Java
+    /// `BaseReplacePartitions.operation`); otherwise `append` when it only adds,
+    /// `delete` when it only removes, else `overwrite`.
     fn operation(&self, summary_removed: bool) -> &'static str {
+        if self.replace_partitions {
+            return "overwrite";
+        }
         let adds = self.added.values().any(|f| !f.is_empty());
         match (adds, summary_removed || self.replace_partitions) {
             (true, false) => "append",
@@ -237,6 +243,7 @@ impl TransactionAction for OverwriteFiles {
         }
 
         let mut summary = SnapshotSummary::of_added(&self.added);
+        summary.replace_partitions = self.replace_partitions;
         let delete_paths = &self.delete_paths;
         let covered = |e: &ManifestEntry| -> Result<Coverage> {
             if delete_paths.contains(&e.data_file.file_path) {

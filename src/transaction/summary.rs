@@ -39,6 +39,9 @@ pub(crate) struct SnapshotSummary {
     added_equality_deletes: i64,
     removed_equality_deletes: i64,
     partitions: BTreeSet<(i32, String)>,
+    /// Written as `replace-partitions=true` (Java `SnapshotSummary.REPLACE_PARTITIONS_PROP`,
+    /// set by `BaseReplacePartitions`): the snapshot replaced the partitions of its files.
+    pub(crate) replace_partitions: bool,
 }
 
 fn partition_key(spec_id: i32, partition: &[Option<Literal>]) -> (i32, String) {
@@ -164,6 +167,9 @@ impl SnapshotSummary {
         put("removed-position-deletes", self.removed_position_deletes);
         put("added-equality-deletes", self.added_equality_deletes);
         put("removed-equality-deletes", self.removed_equality_deletes);
+        if self.replace_partitions {
+            out.insert("replace-partitions".to_string(), "true".to_string());
+        }
         out.insert(
             "changed-partition-count".to_string(),
             self.partitions.len().to_string(),

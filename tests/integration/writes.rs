@@ -174,6 +174,34 @@ async fn insert_overwrite_static_and_dynamic() {
         text(&ids),
         "+----+\n| id |\n+----+\n| 1  |\n| 4  |\n| 9  |\n+----+"
     );
+    // a dynamic overwrite of no rows replaces no partition: nothing is committed (Spark
+    // skips the empty commit; was a `delete` snapshot changing nothing)
+    let count = sql(
+        &w.ctx,
+        "INSERT OVERWRITE ns.t SELECT id, s, ts, x FROM ns.t WHERE false",
+    )
+    .await;
+    assert_eq!(
+        text(&count),
+        "+-------+\n| count |\n+-------+\n| 0     |\n+-------+"
+    );
+    // the partition replace is an `overwrite` marked `replace-partitions` (Java
+    // `BaseReplacePartitions`)
+    let replace = sql(
+        &w.ctx,
+        "SELECT operation, summary['replace-partitions'] AS r FROM ns.\"t$snapshots\" \
+         ORDER BY committed_at",
+    )
+    .await;
+    assert_eq!(
+        text(&replace),
+        "+-----------+------+\n\
+         | operation | r    |\n\
+         +-----------+------+\n\
+         | append    |      |\n\
+         | overwrite | true |\n\
+         +-----------+------+"
+    );
     // static (default): the whole table
     sql(&w.ctx, "SET icefloe.partition_overwrite_mode = 'static'").await;
     sql(

@@ -320,7 +320,10 @@ async fn register_with(
     force_selectors: bool,
 ) -> Result<SessionContext, BoxError> {
     let mut options = icefloe::datafusion::IcefloeOptions::default();
-    options.position_deletes = position_deletes.to_string();
+    options
+        .position_deletes
+        .set_word(position_deletes)
+        .expect("policy");
     let mut config = datafusion::prelude::SessionConfig::new().with_option_extension(options);
     config
         .options_mut()

@@ -115,7 +115,7 @@ impl IcebergDataSink {
             )));
         }
         let overwrite_mode = match options {
-            Some(o) => PartitionOverwriteMode::parse(&o.partition_overwrite_mode)?,
+            Some(o) => PartitionOverwriteMode::parse(o.partition_overwrite_mode.as_str())?,
             None => PartitionOverwriteMode::Static,
         };
         Ok(Self {

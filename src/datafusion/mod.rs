@@ -69,7 +69,7 @@ pub use insert::{IcebergDataSink, WriteTarget};
 #[cfg(any(feature = "distributed", feature = "ballista"))]
 pub use logical_codec::IcebergLogicalCodec;
 pub use named_tables::IcebergNamesSchemaProvider;
-pub use options::{register_iceberg_options, IcefloeOptions};
+pub use options::{register_iceberg_options, IcefloeOptions, OptionChoice};
 pub use position_delete_exec::PositionDeleteExec;
 pub use table_functions::register_iceberg_functions;
 pub use table_provider::IcebergTableProvider;

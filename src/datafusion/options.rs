@@ -1,8 +1,10 @@
 //! icefloe's session options, set with `SET icefloe.<name> = …` once registered
 //! ([`register_iceberg_options`]; the CLI does): DataFusion's `ConfigExtension`.
 
-use datafusion::common::config::ConfigExtension;
-use datafusion::common::extensions_options;
+use std::fmt;
+
+use datafusion::common::config::{ConfigExtension, ConfigField, Visit};
+use datafusion::common::{extensions_options, DataFusionError};
 use datafusion::prelude::SessionConfig;
 
 use crate::error::{Error, Result};
@@ -13,7 +15,7 @@ extensions_options! {
         /// What `INSERT OVERWRITE` replaces: `static` (default; the whole table) or
         /// `dynamic` (only the partitions the new rows fall in, as Spark's
         /// `spark.sql.sources.partitionOverwriteMode=dynamic`).
-        pub partition_overwrite_mode: String, default = "static".to_string()
+        pub partition_overwrite_mode: OptionChoice, default = OptionChoice::new("partition_overwrite_mode", &["static", "dynamic"])
         /// The deepest expression nesting `sql::execute` plans (a bound from the
         /// statement's tokens; deeper statements fail with "expression too deep"
         /// instead of overflowing the stack). The default suits 2 MiB thread stacks;
@@ -25,7 +27,7 @@ extensions_options! {
         /// selection), `selection` (always a row selection) or `filter` (always per
         /// batch). Scans for `DELETE`/`UPDATE`/`MERGE` and of metadata columns always
         /// use row selections.
-        pub position_deletes: String, default = "auto".to_string()
+        pub position_deletes: OptionChoice, default = OptionChoice::new("position_deletes", &["auto", "selection", "filter"])
         /// How query scans apply equality deletes: `auto` (default; each data file's
         /// deleted positions are resolved once, in a pass over its equality columns,
         /// and kept in the session's position delete cache, so later scans apply them
@@ -33,7 +35,81 @@ extensions_options! {
         /// not resolved yet are probed per batch), `probe` (always a hashed probe of
         /// each row, nothing kept) or `resolve` (resolved under a `LIMIT` too). Scans
         /// for `DELETE`/`UPDATE`/`MERGE` always probe.
-        pub equality_deletes: String, default = "auto".to_string()
+        pub equality_deletes: OptionChoice, default = OptionChoice::new("equality_deletes", &["auto", "probe", "resolve"])
+    }
+}
+
+/// The value of an icefloe option that is one of a fixed set of words (the first is the
+/// default): `SET icefloe.<name> = 'other'` is refused when it is run, naming the option
+/// and the words it takes, rather than at the first statement that reads it. Words are
+/// kept trimmed and lower-case.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OptionChoice {
+    name: &'static str,
+    allowed: &'static [&'static str],
+    value: String,
+}
+
+impl OptionChoice {
+    /// Option `icefloe.<name>`, taking the words `allowed`, set to the first of them.
+    pub fn new(name: &'static str, allowed: &'static [&'static str]) -> Self {
+        Self {
+            name,
+            allowed,
+            value: allowed.first().copied().unwrap_or_default().to_string(),
+        }
+    }
+
+    /// The word the option is set to.
+    pub fn as_str(&self) -> &str {
+        &self.value
+    }
+
+    /// Set the option to `word` (trimmed, lower-cased).
+    ///
+    /// Errors: a word the option does not take ([`crate::ErrorKind::InvalidArgument`],
+    /// naming the option and its words).
+    pub fn set_word(&mut self, word: &str) -> Result<()> {
+        let normalized = word.trim().to_ascii_lowercase();
+        if !self.allowed.contains(&normalized.as_str()) {
+            return Err(Error::invalid_argument(format!(
+                "icefloe.{} cannot be '{word}' (expected {})",
+                self.name,
+                self.expected()
+            )));
+        }
+        self.value = normalized;
+        Ok(())
+    }
+
+    fn expected(&self) -> String {
+        match self.allowed.split_last() {
+            Some((last, [])) => (*last).to_string(),
+            Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+            None => String::new(),
+        }
+    }
+}
+
+impl fmt::Display for OptionChoice {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.value)
+    }
+}
+
+impl ConfigField for OptionChoice {
+    fn visit<V: Visit>(&self, v: &mut V, key: &str, description: &'static str) {
+        v.some(key, self, description)
+    }
+
+    fn set(&mut self, _key: &str, value: &str) -> datafusion::common::Result<()> {
+        self.set_word(value)
+            .map_err(|e| DataFusionError::External(Box::new(e)))
+    }
+
+    fn reset(&mut self, _key: &str) -> datafusion::common::Result<()> {
+        *self = Self::new(self.name, self.allowed);
+        Ok(())
     }
 }
 
@@ -72,5 +148,47 @@ impl PartitionOverwriteMode {
                 "icefloe.partition_overwrite_mode is '{other}' (expected static or dynamic)"
             ))),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use datafusion::prelude::{SessionConfig, SessionContext};
+
+    use super::*;
+    use crate::ErrorKind;
+
+    /// `SET` of a word an option does not take is refused at the `SET`, naming the
+    /// option and its words (it was accepted and failed the next statement reading it);
+    /// a word it takes is kept lower-case.
+    #[tokio::test]
+    async fn set_refuses_unknown_words() {
+        let ctx = SessionContext::new_with_config(register_iceberg_options(SessionConfig::new()));
+        for (option, expected) in [
+            ("partition_overwrite_mode", "static or dynamic"),
+            ("position_deletes", "auto, selection or filter"),
+            ("equality_deletes", "auto, probe or resolve"),
+        ] {
+            let err = match ctx.sql(&format!("SET icefloe.{option} = 'foo'")).await {
+                Ok(_) => panic!("{option}: SET succeeded"),
+                Err(e) => Error::from(e),
+            };
+            assert_eq!(err.kind(), ErrorKind::InvalidArgument, "{err}");
+            assert_eq!(
+                err.to_string(),
+                format!("invalid argument: icefloe.{option} cannot be 'foo' (expected {expected})")
+            );
+        }
+        ctx.sql("SET icefloe.partition_overwrite_mode = ' Dynamic '")
+            .await
+            .expect("SET");
+        let state = ctx.state();
+        let options = state
+            .config_options()
+            .extensions
+            .get::<IcefloeOptions>()
+            .expect("options");
+        assert_eq!(options.partition_overwrite_mode.as_str(), "dynamic");
+        assert_eq!(options.position_deletes.as_str(), "auto");
     }
 }

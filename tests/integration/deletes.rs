@@ -616,7 +616,7 @@ async fn fragmented_deletes_are_exact_with_pruning_pushed_filters_and_limit() {
 /// partitions.
 fn fragmented_session(policy: &str, pushdown: bool, force_selectors: bool) -> SessionContext {
     let mut options = icefloe::datafusion::IcefloeOptions::default();
-    options.position_deletes = policy.to_string();
+    options.position_deletes.set_word(policy).expect("policy");
     let mut config = datafusion::prelude::SessionConfig::new()
         .with_target_partitions(2)
         .with_option_extension(options);

@@ -68,7 +68,7 @@ impl IcebergTableProvider {
             return Ok(plan);
         }
         let policy = match state.config_options().extensions.get::<IcefloeOptions>() {
-            Some(options) => EqualityDeletePolicy::parse(&options.equality_deletes)?,
+            Some(options) => EqualityDeletePolicy::parse(options.equality_deletes.as_str())?,
             None => EqualityDeletePolicy::Auto,
         };
         if policy == EqualityDeletePolicy::Probe {

@@ -113,7 +113,7 @@ impl IcebergTableProvider {
         // `position_delete_exec`), except in row-level and metadata-column scans,
         // which read positions for themselves.
         let policy = match state.config_options().extensions.get::<IcefloeOptions>() {
-            Some(options) => PositionDeletePolicy::parse(&options.position_deletes)?,
+            Some(options) => PositionDeletePolicy::parse(options.position_deletes.as_str())?,
             None => PositionDeletePolicy::Auto,
         };
         let per_batch = !row_ids

@@ -164,6 +164,42 @@ impl Schema {
         Ok(())
     }
 
+    /// Whether a table of format version `version` can hold this schema: the types
+    /// added in v3 (`timestamp_ns`, `timestamptz_ns`, `unknown`, `variant`, `geometry`,
+    /// `geography`; spec "Primitive Types", "Version 3") need v3 (Java
+    /// `Schema.checkCompatibility`).
+    ///
+    /// Errors: [`InvalidArgument`](crate::ErrorKind::InvalidArgument) naming the field
+    /// (lowest id first), its type and the version it needs.
+    pub fn check_format_version(&self, version: super::FormatVersion) -> Result<()> {
+        if version >= super::FormatVersion::V3 {
+            return Ok(());
+        }
+        let mut ids: Vec<&i32> = self.id_index.keys().collect();
+        ids.sort();
+        for id in ids {
+            let Some(f) = self.id_index.get(id) else {
+                continue;
+            };
+            if let Type::Primitive(
+                p @ (PrimitiveType::TimestampNs
+                | PrimitiveType::TimestamptzNs
+                | PrimitiveType::Unknown
+                | PrimitiveType::Variant
+                | PrimitiveType::Geometry
+                | PrimitiveType::Geography),
+            ) = f.field_type.as_ref()
+            {
+                return Err(Error::invalid_argument(format!(
+                    "invalid type for field '{}' (id {}): {p} needs format version 3 (the \
+                     table is v{})",
+                    f.name, f.id, version as u8
+                )));
+            }
+        }
+        Ok(())
+    }
+
     /// The highest field id in the schema (0 when empty).
     pub fn highest_field_id(&self) -> i32 {
         self.id_index.keys().copied().max().unwrap_or(0)

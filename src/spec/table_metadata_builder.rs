@@ -56,6 +56,7 @@ impl TableMetadataBuilder {
         properties: std::collections::HashMap<String, String>,
     ) -> Result<Self> {
         schema.check_field_names()?;
+        schema.check_format_version(format_version)?;
         for f in &spec.fields {
             if schema.field_by_id(f.source_id).is_none() {
                 return Err(Error::invalid_argument(format!(
@@ -191,6 +192,7 @@ impl TableMetadataBuilder {
             TableUpdate::AddSchema { schema } => {
                 schema
                     .check_field_names()
+                    .and_then(|()| schema.check_format_version(m.format_version))
                     .map_err(|e| e.context(format!("add schema {}", schema.schema_id)))?;
                 if let Some(existing) = m.schema_by_id(schema.schema_id) {
                     if existing != schema {

@@ -126,8 +126,9 @@ pub(super) struct Parsed {
     /// Column comments by column name.
     pub docs: HashMap<String, String>,
     /// Top-level columns whose Iceberg type the declaration gives, not DataFusion's
-    /// plan: `UUID` (planned as binary) and timestamps with a time zone (planned
-    /// without one unless the session has a time zone).
+    /// plan: `UUID` (planned as binary), timestamps with a time zone (planned
+    /// without one unless the session has a time zone) and `TIMESTAMP(9)` (see
+    /// [`declared_type`]).
     pub declared: HashMap<String, PrimitiveType>,
     /// The CTAS query's text.
     pub query: Option<String>,
@@ -233,6 +234,15 @@ impl Parsed {
                 if let Some(p) = declared_type(&c) {
                     self.declared.insert(name.clone(), p);
                 }
+                if let Some(unsupported) =
+                    UNSUPPORTED_TYPES.iter().find(|u| is_keyword(&t.token, u))
+                {
+                    return Err(Error::unsupported(format!(
+                        "column '{name}': type {unsupported} (icefloe does not write \
+                         {} columns yet)",
+                        unsupported.to_ascii_lowercase()
+                    )));
+                }
             }
             // to the end of this column definition: a `,` outside () and <>
             let (mut parens, mut angles) = (0usize, 0usize);
@@ -302,6 +312,7 @@ impl Parsed {
     /// The table to create: DataFusion plans the columns (or the CTAS query).
     async fn creation(&self, ctx: &SessionContext) -> Result<TableCreation> {
         let (creation, defaults) = self.plan(ctx).await?;
+        check_nanosecond_columns(&creation.schema, &self.properties)?;
         if let Some((column, _)) = defaults.first() {
             return Err(Error::unsupported(format!(
                 "column '{column}' with a DEFAULT: CREATE TABLE does not set default values \
@@ -351,7 +362,18 @@ impl Parsed {
 }
 
 /// The Iceberg type a column type at the cursor declares where DataFusion's plan does
-/// not tell it: `UUID`; `TIMESTAMPTZ`, `TIMESTAMP_LTZ`, `TIMESTAMP[(p)] WITH TIME ZONE`.
+/// not tell it: `UUID`; `TIMESTAMPTZ`, `TIMESTAMP_LTZ`, `TIMESTAMP[(p)] WITH TIME ZONE`;
+/// `TIMESTAMP(9) [WITH TIME ZONE]`.
+///
+/// Timestamp precision: DataFusion plans every `TIMESTAMP` as Arrow nanoseconds, so its
+/// plan cannot tell them apart. An explicit precision of 9 declares `timestamp_ns` /
+/// `timestamptz_ns` (v3 types, spec "Primitive Types"; refused on v1/v2 tables by
+/// [`check_nanosecond_columns`]); a plain `TIMESTAMP` or any other precision is
+/// `timestamp`/`timestamptz` (microseconds), as Spark creates it. A CTAS column of Arrow
+/// nanoseconds (the query's own type, e.g. `now()`, a `TIMESTAMP` literal) stays
+/// microseconds: nothing in the query declares the precision, and DataFusion gives
+/// nanoseconds to values that never had more than microseconds. Only top-level columns
+/// are declared here; a `TIMESTAMP(9)` nested in a struct, list or map is microseconds.
 fn declared_type(c: &Cursor<'_>) -> Option<PrimitiveType> {
     let word = |i: usize, kw: &str| c.peek_at(i).is_some_and(|t| is_keyword(&t.token, kw));
     if word(0, "UUID") {
@@ -361,17 +383,51 @@ fn declared_type(c: &Cursor<'_>) -> Option<PrimitiveType> {
         return Some(PrimitiveType::Timestamptz);
     }
     if word(0, "TIMESTAMP") {
-        // skip a precision: TIMESTAMP(6) WITH TIME ZONE
-        let at = if c.peek_at(1).is_some_and(|t| t.token == Token::LParen) {
-            4
+        // a precision: TIMESTAMP(9), TIMESTAMP(6) WITH TIME ZONE
+        let precision = if c.peek_at(1).is_some_and(|t| t.token == Token::LParen) {
+            match c.peek_at(2).map(|t| &t.token) {
+                Some(Token::Number(n, _)) => Some(n.as_str()),
+                _ => None,
+            }
         } else {
-            1
+            None
         };
-        if word(at, "WITH") && word(at + 1, "TIME") && word(at + 2, "ZONE") {
-            return Some(PrimitiveType::Timestamptz);
-        }
+        let at = if precision.is_some() { 4 } else { 1 };
+        let zoned = word(at, "WITH") && word(at + 1, "TIME") && word(at + 2, "ZONE");
+        return match (precision == Some("9"), zoned) {
+            (true, false) => Some(PrimitiveType::TimestampNs),
+            (true, true) => Some(PrimitiveType::TimestamptzNs),
+            (false, true) => Some(PrimitiveType::Timestamptz),
+            (false, false) => None,
+        };
     }
     None
+}
+
+/// Column types DataFusion cannot plan and icefloe does not write yet.
+const UNSUPPORTED_TYPES: &[&str] = &["VARIANT", "GEOMETRY", "GEOGRAPHY"];
+
+/// `CREATE TABLE`'s nanosecond timestamps need format version 3 (spec: "Primitive
+/// Types", `timestamp_ns`/`timestamptz_ns` are v3 types).
+///
+/// Errors: a column of `schema` (at any depth) of type `timestamp_ns` or
+/// `timestamptz_ns` when `properties` do not set `format-version` 3.
+fn check_nanosecond_columns(schema: &Schema, properties: &HashMap<String, String>) -> Result<()> {
+    if properties.get("format-version").map(|v| v.trim()) == Some("3") {
+        return Ok(());
+    }
+    for field in schema.columns() {
+        if let Type::Primitive(p @ (PrimitiveType::TimestampNs | PrimitiveType::TimestamptzNs)) =
+            field.field_type.as_ref()
+        {
+            return Err(Error::invalid_argument(format!(
+                "column '{}': type {p} (TIMESTAMP(9)) needs format-version 3 (set \
+                 TBLPROPERTIES ('format-version' = '3'), or use TIMESTAMP for microseconds)",
+                field.name
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Parse the items inside `PARTITIONED BY ( … )`.

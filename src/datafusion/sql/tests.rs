@@ -767,6 +767,72 @@ async fn struct_values_must_have_the_table_struct_fields() {
     );
 }
 
+/// `TIMESTAMP(9) [WITH TIME ZONE]` creates `timestamp_ns`/`timestamptz_ns` on a v3 table
+/// and keeps nanoseconds (it created microsecond columns and truncated); a plain
+/// `TIMESTAMP` and `TIMESTAMP(6)` stay microseconds. On a v2 table it is an error naming
+/// the column, for `CREATE TABLE` and `ALTER TABLE … ADD COLUMN`; `VARIANT` is an error
+/// naming the column and type.
+#[tokio::test]
+async fn timestamp_precision_9_is_nanoseconds_on_v3() {
+    let (ctx, catalog, _dir) = session().await;
+    ok(&ctx, "CREATE SCHEMA ns").await;
+    ok(
+        &ctx,
+        "CREATE TABLE ns.t (a TIMESTAMP(9), b TIMESTAMP(9) WITH TIME ZONE, c TIMESTAMP, \
+         d TIMESTAMP(6)) TBLPROPERTIES ('format-version' = '3')",
+    )
+    .await;
+    let table = catalog.load_table(&ident("ns.t")).await.unwrap();
+    let types: Vec<String> = table
+        .metadata()
+        .current_schema()
+        .columns()
+        .iter()
+        .map(|f| f.field_type.to_string())
+        .collect();
+    assert_eq!(
+        types,
+        ["timestamp_ns", "timestamptz_ns", "timestamp", "timestamp"]
+    );
+    let ts = "TIMESTAMP '2026-01-01 00:00:00.123456789'";
+    ok(
+        &ctx,
+        &format!("INSERT INTO ns.t VALUES ({ts}, {ts}, {ts}, {ts})"),
+    )
+    .await;
+    assert_eq!(
+        ok(&ctx, "SELECT a, b, c FROM ns.t").await,
+        [[
+            "2026-01-01T00:00:00.123456789",
+            "2026-01-01T00:00:00.123456789Z",
+            "2026-01-01T00:00:00.123456"
+        ]]
+    );
+    fails(
+        &ctx,
+        "CREATE TABLE ns.v2 (id INT, a TIMESTAMP(9))",
+        ErrorKind::InvalidArgument,
+        "column 'a': type timestamp_ns (TIMESTAMP(9)) needs format-version 3",
+    )
+    .await;
+    ok(&ctx, "CREATE TABLE ns.v2 (id INT)").await;
+    fails(
+        &ctx,
+        "ALTER TABLE ns.v2 ADD COLUMN a TIMESTAMP(9) WITH TIME ZONE",
+        ErrorKind::InvalidArgument,
+        "invalid type for field 'a' (id 2): timestamptz_ns needs format version 3 (the table \
+         is v2)",
+    )
+    .await;
+    fails(
+        &ctx,
+        "CREATE TABLE ns.var (id INT, v VARIANT) TBLPROPERTIES ('format-version' = '3')",
+        ErrorKind::Unsupported,
+        "column 'v': type VARIANT",
+    )
+    .await;
+}
+
 #[tokio::test]
 async fn failed_ctas_drops_the_table() {
     let (ctx, catalog, _dir) = session().await;

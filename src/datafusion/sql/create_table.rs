@@ -61,8 +61,10 @@ pub(super) async fn create_table(
     schema.add_table_name(&table.ident.name);
     if let Some(query) = &parsed.query {
         if let Err(e) = insert(ctx, &table.sql_name(quote), query).await {
-            // CTAS is create-then-insert: undo the create
-            let _ = catalog.drop_table(&table.ident, false).await;
+            // CTAS is create-then-insert: undo the create, and remove the files of the
+            // table this statement created (its first metadata file; the failed insert
+            // removed its data files)
+            let _ = catalog.drop_table(&table.ident, true).await;
             schema.remove_table_name(&table.ident.name);
             return Err(e.context(format!("{what} AS: inserting the query's rows")));
         }

@@ -850,6 +850,21 @@ async fn failed_ctas_drops_the_table() {
     );
     assert!(!catalog.table_exists(&ident("ns.bad")).await.unwrap());
     assert!(show_tables(&ctx, "ns").await.is_empty());
+    // no file of the table is left (its metadata file was)
+    fn files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                files(&path, out);
+            } else {
+                out.push(path);
+            }
+        }
+    }
+    let mut left = vec![];
+    files(_dir.path(), &mut left);
+    left.retain(|p| !p.to_string_lossy().contains("cat.db"));
+    assert!(left.is_empty(), "{left:?}");
 }
 
 #[test]

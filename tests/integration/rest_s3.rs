@@ -452,15 +452,14 @@ async fn concurrent_commits_lose_nothing() {
     assert_eq!(theirs["snapshots"], 2 * N);
 }
 
-/// Through a proxy that answers the table's first two requests 503 and loses the answer
-/// to its first commit (forwarded, then answered 502): loads are retried, and the
-/// commit's unknown state is checked by reloading, not retried — the rows land once.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn lost_commit_answers_are_checked_not_retried() {
-    let Some(server) = seaweed::server() else {
-        return;
-    };
-    let ns = seaweed::unique_namespace("lost");
+/// A new namespace (`prefix` made unique) with an empty table `t (id long)`, created
+/// directly on `server`: the namespace, the temporary directory the catalog's FileIO
+/// uses, the catalog and the table's name.
+async fn table_of_longs(
+    server: &Seaweed,
+    prefix: &str,
+) -> (String, tempfile::TempDir, Arc<dyn Catalog>, TableIdent) {
+    let ns = seaweed::unique_namespace(prefix);
     let dir = tempfile::tempdir().expect("tempdir");
     let direct = rest_catalog(server, dir.path());
     direct
@@ -480,6 +479,18 @@ async fn lost_commit_answers_are_checked_not_retried() {
         .create_table(&ident, icefloe::catalog::TableCreation::new(schema))
         .await
         .expect("create");
+    (ns, dir, direct, ident)
+}
+
+/// Through a proxy that answers the table's first two requests 503 and loses the answer
+/// to its first commit (forwarded, then answered 502): loads are retried, and the
+/// commit's unknown state is checked by reloading, not retried — the rows land once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lost_commit_answers_are_checked_not_retried() {
+    let Some(server) = seaweed::server() else {
+        return;
+    };
+    let (ns, dir, direct, ident) = table_of_longs(server, "lost").await;
     let upstream = server.rest_uri.trim_start_matches("http://");
     let plan = Plan {
         unavailable: 2,
@@ -529,26 +540,7 @@ async fn unreadable_commit_answers_are_checked_not_cleaned_up() {
     let Some(server) = seaweed::server() else {
         return;
     };
-    let ns = seaweed::unique_namespace("garbled");
-    let dir = tempfile::tempdir().expect("tempdir");
-    let direct = rest_catalog(server, dir.path());
-    direct
-        .create_namespace(&Namespace::parse(&ns), &HashMap::new())
-        .await
-        .expect("namespace");
-    let ident = TableIdent::new(Namespace::parse(&ns), "t");
-    let schema = icefloe::spec::Schema::new(
-        0,
-        vec![icefloe::spec::NestedField::optional(
-            1,
-            "id",
-            icefloe::spec::Type::Primitive(icefloe::spec::PrimitiveType::Long),
-        )],
-    );
-    direct
-        .create_table(&ident, icefloe::catalog::TableCreation::new(schema))
-        .await
-        .expect("create");
+    let (ns, dir, direct, ident) = table_of_longs(server, "garbled").await;
     let upstream = server.rest_uri.trim_start_matches("http://");
     let plan = Plan {
         garbled_commits: 1,

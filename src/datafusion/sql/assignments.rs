@@ -13,8 +13,6 @@ use datafusion::prelude::SessionContext;
 use datafusion::sql::sqlparser::ast::{
     Assignment, AssignmentTarget, MergeAction, ObjectName, Statement, TableFactor,
 };
-use datafusion::sql::sqlparser::dialect::{dialect_from_str, Dialect, GenericDialect};
-use datafusion::sql::sqlparser::parser::Parser;
 
 use super::uuid_values::object_name;
 use crate::error::{Error, Result};
@@ -25,16 +23,12 @@ use crate::error::{Error, Result};
 /// Errors ([`crate::ErrorKind::InvalidArgument`]): "Duplicate column 'x' in UPDATE SET
 /// of 'ns.t'" (`MERGE UPDATE`), naming the column and the table as written.
 pub(super) fn check_duplicate_assignments(ctx: &SessionContext, statement: &str) -> Result<()> {
-    let options = ctx.state().config_options().sql_parser.clone();
-    let normalize = options.enable_ident_normalization;
-    let parsed = {
-        let dialect: Box<dyn Dialect> = dialect_from_str(options.dialect.as_ref())
-            .unwrap_or_else(|| Box::new(GenericDialect {}));
-        Parser::new(dialect.as_ref())
-            .try_with_sql(statement)
-            .and_then(|mut p| p.parse_statement())
-    };
-    let Ok(parsed) = parsed else {
+    let normalize = ctx
+        .state()
+        .config_options()
+        .sql_parser
+        .enable_ident_normalization;
+    let Some(parsed) = super::parse_statement(ctx, statement) else {
         return Ok(());
     };
     match &parsed {

@@ -10,8 +10,7 @@ use datafusion::dataframe::DataFrame;
 use datafusion::prelude::SessionContext;
 
 use super::tokens::Cursor;
-use super::{defaults, empty, IcebergTarget};
-use crate::catalog::Namespace;
+use super::{empty, resolve_namespace};
 use crate::error::{Error, ErrorKind, Result};
 
 /// `DROP SCHEMA|DATABASE|NAMESPACE`, after those keywords; `None` when the name is not
@@ -24,20 +23,9 @@ pub(super) async fn drop_schema(
     let Ok(parts) = c.object_name() else {
         return Ok(None);
     };
-    let (default_catalog, _) = defaults(ctx);
-    let (catalog, schema) = match parts.as_slice() {
-        [cat, rest @ ..] if !rest.is_empty() && ctx.catalog(cat).is_some() => {
-            (cat.clone(), rest.join("."))
-        }
-        all => (default_catalog, all.join(".")),
-    };
-    let Some(target) = IcebergTarget::find(ctx, &catalog) else {
+    let Some((target, catalog, namespace)) = resolve_namespace(ctx, &parts) else {
         return Ok(None);
     };
-    if target.iceberg().is_other_schema(&schema) {
-        return Ok(None);
-    }
-    let namespace = Namespace::parse(&schema);
     let what = format!("DROP SCHEMA {catalog}.{namespace}");
     let cascade = c.eat_keyword("CASCADE");
     if !cascade {

@@ -168,7 +168,9 @@ use std::sync::Arc;
 use datafusion::dataframe::DataFrame;
 use datafusion::logical_expr::LogicalPlanBuilder;
 use datafusion::prelude::SessionContext;
+use datafusion::sql::sqlparser::ast::Statement;
 use datafusion::sql::sqlparser::dialect::{dialect_from_str, Dialect, GenericDialect};
+use datafusion::sql::sqlparser::parser::Parser;
 use datafusion::sql::sqlparser::tokenizer::Token;
 
 use super::catalog::{schema_name, IcebergCatalogProvider, IcebergSchemaProvider};
@@ -219,7 +221,7 @@ pub async fn execute(ctx: &SessionContext, statement: &str) -> Result<DataFrame>
     let statement = match time_travel_candidate(statement) {
         true => match tokenize(ctx, statement) {
             Some(toks) => {
-                let quote = identifier_quote(ctx);
+                let quote = quote_of(session_dialect(ctx).as_ref());
                 match time_travel::spark_time_travel(ctx, statement, &toks, quote).await? {
                     Some(text) => {
                         with_versions = text;
@@ -256,11 +258,33 @@ pub use depth::DEFAULT_MAX_EXPRESSION_DEPTH;
 /// `statement`'s tokens in the session's SQL dialect, or `None` when it cannot be
 /// tokenized.
 fn tokenize(ctx: &SessionContext, statement: &str) -> Option<Vec<tokens::Tok>> {
+    tokens::tokenize(statement, session_dialect(ctx).as_ref())
+}
+
+/// The session's SQL dialect (`datafusion.sql_parser.dialect`; generic when unknown). It
+/// is not `Send`: callers do not hold it across an await.
+fn session_dialect(ctx: &SessionContext) -> Box<dyn Dialect> {
     let state = ctx.state();
-    let dialect: Box<dyn Dialect> =
-        dialect_from_str(state.config_options().sql_parser.dialect.as_ref())
-            .unwrap_or_else(|| Box::new(GenericDialect {}));
-    tokens::tokenize(statement, dialect.as_ref())
+    dialect_from_str(state.config_options().sql_parser.dialect.as_ref())
+        .unwrap_or_else(|| Box::new(GenericDialect {}))
+}
+
+/// How `dialect` quotes identifiers.
+fn quote_of(dialect: &dyn Dialect) -> char {
+    if dialect.is_delimited_identifier_start('"') {
+        '"'
+    } else {
+        '`'
+    }
+}
+
+/// `statement` parsed in the session's dialect, `None` when it does not parse (DataFusion
+/// then reports it).
+fn parse_statement(ctx: &SessionContext, statement: &str) -> Option<Statement> {
+    Parser::new(session_dialect(ctx).as_ref())
+        .try_with_sql(statement)
+        .and_then(|mut p| p.parse_statement())
+        .ok()
 }
 
 /// Refuse a statement (tokenized as `toks`) when its expressions may nest deeper than
@@ -281,17 +305,14 @@ fn check_expression_depth(ctx: &SessionContext, toks: &[tokens::Tok]) -> Result<
 /// A cursor over `text` tokenized in the session's SQL dialect, or `None` when it
 /// cannot be tokenized.
 fn cursor<'a>(ctx: &SessionContext, text: &'a str) -> Option<Cursor<'a>> {
-    let options = ctx.state().config_options().sql_parser.clone();
-    // the dialect is not Send: not held across an await
-    let dialect: Box<dyn Dialect> =
-        dialect_from_str(options.dialect.as_ref()).unwrap_or_else(|| Box::new(GenericDialect {}));
-    let quote = if dialect.is_delimited_identifier_start('"') {
-        '"'
-    } else {
-        '`'
-    };
+    let normalize = ctx
+        .state()
+        .config_options()
+        .sql_parser
+        .enable_ident_normalization;
+    let dialect = session_dialect(ctx);
     let toks = tokens::tokenize(text, dialect.as_ref())?;
-    Some(Cursor::new(text, toks, options.enable_ident_normalization).with_identifier_quote(quote))
+    Some(Cursor::new(text, toks, normalize).with_identifier_quote(quote_of(dialect.as_ref())))
 }
 
 /// Whether `statement` may hold Spark's time-travel syntax (`… AS OF …`, `ns.t.branch_x`
@@ -306,18 +327,6 @@ fn time_travel_candidate(statement: &str) -> bool {
         || ["branch_", "tag_", "snapshot_id_", "at_timestamp_"]
             .iter()
             .any(|p| lower.contains(p))
-}
-
-/// How the session's SQL dialect quotes identifiers.
-fn identifier_quote(ctx: &SessionContext) -> char {
-    let options = ctx.state().config_options().sql_parser.clone();
-    let dialect: Box<dyn Dialect> =
-        dialect_from_str(options.dialect.as_ref()).unwrap_or_else(|| Box::new(GenericDialect {}));
-    if dialect.is_delimited_identifier_start('"') {
-        '"'
-    } else {
-        '`'
-    }
 }
 
 /// Run `c`'s statement if it is icefloe DDL against an Iceberg catalog; `None` otherwise.
@@ -472,6 +481,27 @@ fn resolve_table(ctx: &SessionContext, parts: &[String]) -> Result<Option<Resolv
     }))
 }
 
+/// The Iceberg catalog and namespace a schema name (`[cat.]ns`, a dotted namespace)
+/// names: the target, the catalog's name and the namespace; `None` when the catalog is
+/// not an Iceberg one or the schema is not a namespace of it (DataFusion's to handle).
+fn resolve_namespace(
+    ctx: &SessionContext,
+    parts: &[String],
+) -> Option<(IcebergTarget, String, Namespace)> {
+    let (default_catalog, _) = defaults(ctx);
+    let (catalog, schema) = match parts {
+        [cat, rest @ ..] if !rest.is_empty() && ctx.catalog(cat).is_some() => {
+            (cat.clone(), rest.join("."))
+        }
+        all => (default_catalog, all.join(".")),
+    };
+    let target = IcebergTarget::find(ctx, &catalog)?;
+    if target.iceberg().is_other_schema(&schema) {
+        return None;
+    }
+    Some((target, catalog, Namespace::parse(&schema)))
+}
+
 /// `CREATE SCHEMA|DATABASE|NAMESPACE`, after those keywords.
 async fn create_schema(ctx: &SessionContext, mut c: Cursor<'_>) -> Result<Option<DataFrame>> {
     let if_not_exists = c.eat_keywords(&["IF", "NOT", "EXISTS"]);
@@ -479,20 +509,9 @@ async fn create_schema(ctx: &SessionContext, mut c: Cursor<'_>) -> Result<Option
     let Ok(parts) = c.object_name() else {
         return Ok(None);
     };
-    let (default_catalog, _) = defaults(ctx);
-    let (catalog, schema) = match parts.as_slice() {
-        [cat, rest @ ..] if !rest.is_empty() && ctx.catalog(cat).is_some() => {
-            (cat.clone(), rest.join("."))
-        }
-        all => (default_catalog, all.join(".")),
-    };
-    let Some(target) = IcebergTarget::find(ctx, &catalog) else {
+    let Some((target, catalog, namespace)) = resolve_namespace(ctx, &parts) else {
         return Ok(None);
     };
-    if target.iceberg().is_other_schema(&schema) {
-        return Ok(None);
-    }
-    let namespace = Namespace::parse(&schema);
     let what = format!("CREATE SCHEMA {catalog}.{namespace}");
     let mut properties = HashMap::new();
     loop {

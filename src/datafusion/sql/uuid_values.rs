@@ -24,8 +24,6 @@ use datafusion::sql::sqlparser::ast::{
     Assignment, AssignmentTarget, Expr, MergeAction, MergeInsertKind, ObjectName, ObjectNamePart,
     Query, SelectItem, SetExpr, Statement, TableFactor, TableObject, Value,
 };
-use datafusion::sql::sqlparser::dialect::{dialect_from_str, Dialect, GenericDialect};
-use datafusion::sql::sqlparser::parser::Parser;
 use datafusion::sql::sqlparser::tokenizer::Location;
 
 use super::tokens::Locator;
@@ -84,7 +82,7 @@ pub(super) async fn uuid_text_values(
     if !statement.contains('\'') {
         return Ok(None);
     }
-    let Some(parsed) = parse(ctx, statement) else {
+    let Some(parsed) = super::parse_statement(ctx, statement) else {
         return Ok(None);
     };
     let normalize = ctx
@@ -155,18 +153,6 @@ pub(super) async fn uuid_text_values(
         return Ok(None);
     }
     splice(statement, found).map(Some)
-}
-
-/// `statement` parsed in the session's dialect, `None` when it does not parse. (The
-/// dialect is not `Send`: it is not held across an await.)
-fn parse(ctx: &SessionContext, statement: &str) -> Option<Statement> {
-    let options = ctx.state().config_options().sql_parser.clone();
-    let dialect: Box<dyn Dialect> =
-        dialect_from_str(options.dialect.as_ref()).unwrap_or_else(|| Box::new(GenericDialect {}));
-    Parser::new(dialect.as_ref())
-        .try_with_sql(statement)
-        .and_then(|mut p| p.parse_statement())
-        .ok()
 }
 
 /// The parts of `name`, unquoted ones lowercased when DataFusion normalizes identifiers.

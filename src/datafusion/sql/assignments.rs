@@ -17,21 +17,18 @@ use datafusion::sql::sqlparser::ast::{
 use super::uuid_values::object_name;
 use crate::error::{Error, Result};
 
-/// Refuse an `UPDATE` or `MERGE` (`statement`) that assigns a column twice in one `SET`.
-/// A statement that does not parse here passes (DataFusion reports it).
+/// Refuse an `UPDATE` or `MERGE` (`parsed`) that assigns a column twice in one `SET`;
+/// other statements pass.
 ///
 /// Errors ([`crate::ErrorKind::InvalidArgument`]): "Duplicate column 'x' in UPDATE SET
 /// of 'ns.t'" (`MERGE UPDATE`), naming the column and the table as written.
-pub(super) fn check_duplicate_assignments(ctx: &SessionContext, statement: &str) -> Result<()> {
+pub(super) fn check_duplicate_assignments(ctx: &SessionContext, parsed: &Statement) -> Result<()> {
     let normalize = ctx
         .state()
         .config_options()
         .sql_parser
         .enable_ident_normalization;
-    let Some(parsed) = super::parse_statement(ctx, statement) else {
-        return Ok(());
-    };
-    match &parsed {
+    match parsed {
         Statement::Update(update) => {
             let table = match &update.table.relation {
                 TableFactor::Table { name, .. } => name.to_string(),

@@ -193,6 +193,7 @@ pub async fn execute(ctx: &SessionContext, statement: &str) -> Result<DataFrame>
     crate::datafusion::install_float_literal_rule(ctx);
     crate::datafusion::install_uuid_literal_rule(ctx);
     crate::datafusion::install_time_literal_rule(ctx);
+    let original = statement;
     let toks = tokenize(ctx, statement);
     if let Some(toks) = &toks {
         check_expression_depth(ctx, toks)?;
@@ -203,35 +204,54 @@ pub async fn execute(ctx: &SessionContext, statement: &str) -> Result<DataFrame>
         None => std::borrow::Cow::Borrowed(statement),
     };
     let statement: &str = &rewritten;
-    if tokens::first_word_is(statement, &["UPDATE", "MERGE"]) {
-        assignments::check_duplicate_assignments(ctx, statement)?;
-    }
+    // parsed once for the checks and rewrites of INSERT, UPDATE and MERGE below; one that
+    // does not parse here goes to DataFusion, which reports it
+    // (an INSERT only when it holds a string literal: nothing else here concerns it)
+    let parse = tokens::first_word_is(statement, &["UPDATE", "MERGE"])
+        || (tokens::first_word_is(statement, &["INSERT"]) && statement.contains('\''));
+    let parsed = match parse {
+        true => parse_statement(ctx, statement),
+        false => None,
+    };
     let with_uuids;
-    let statement = match tokens::first_word_is(statement, &["INSERT", "UPDATE", "MERGE"]) {
-        true => match uuid_values::uuid_text_values(ctx, statement).await? {
-            Some(text) => {
-                with_uuids = text;
-                &with_uuids
+    let statement = match &parsed {
+        Some(parsed) => {
+            assignments::check_duplicate_assignments(ctx, parsed)?;
+            match uuid_values::uuid_text_values(ctx, statement, parsed).await? {
+                Some(text) => {
+                    with_uuids = text;
+                    &with_uuids
+                }
+                None => statement,
             }
-            None => statement,
-        },
-        false => statement,
+        }
+        None => statement,
     };
     let with_versions;
     let statement = match time_travel_candidate(statement) {
-        true => match tokenize(ctx, statement) {
-            Some(toks) => {
-                let quote = quote_of(session_dialect(ctx).as_ref());
-                match time_travel::spark_time_travel(ctx, statement, &toks, quote).await? {
-                    Some(text) => {
-                        with_versions = text;
-                        &with_versions
+        true => {
+            // the tokens of the statement as given serve while no rewrite changed it
+            let retokenized;
+            let toks_now = if statement == original {
+                toks.as_deref()
+            } else {
+                retokenized = tokenize(ctx, statement);
+                retokenized.as_deref()
+            };
+            match toks_now {
+                Some(toks_now) => {
+                    let quote = quote_of(session_dialect(ctx).as_ref());
+                    match time_travel::spark_time_travel(ctx, statement, toks_now, quote).await? {
+                        Some(text) => {
+                            with_versions = text;
+                            &with_versions
+                        }
+                        None => statement,
                     }
-                    None => statement,
                 }
+                None => statement,
             }
-            None => statement,
-        },
+        }
         false => statement,
     };
     if tokens::first_word_is(statement, &["DELETE"]) {

@@ -1,12 +1,7 @@
 //! Spark's time-travel syntax and version identifiers (`time_travel`) on a SQLite catalog.
 
-use super::tests::{ok, run, session};
-use crate::catalog::TableIdent;
+use super::tests::{ident, ok, run, session};
 use crate::ErrorKind;
-
-fn ident(s: &str) -> TableIdent {
-    TableIdent::parse(s)
-}
 
 #[tokio::test]
 async fn spark_time_travel_reads_each_version() {

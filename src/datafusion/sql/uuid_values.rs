@@ -67,7 +67,7 @@ struct Found {
     column: String,
 }
 
-/// `statement` (an `INSERT`, `UPDATE` or `MERGE`) with each string literal written
+/// `statement` (an `INSERT`, `UPDATE` or `MERGE`, parsed as `parsed`) with each string literal written
 /// directly to a uuid column of its target table replaced by the UUID's bytes as
 /// `X'…'` (see the module docs); `None` when nothing changes (no such literal, a
 /// statement icefloe does not parse: DataFusion then reports it).
@@ -78,13 +78,11 @@ struct Found {
 pub(super) async fn uuid_text_values(
     ctx: &SessionContext,
     statement: &str,
+    parsed: &Statement,
 ) -> Result<Option<String>> {
     if !statement.contains('\'') {
         return Ok(None);
     }
-    let Some(parsed) = super::parse_statement(ctx, statement) else {
-        return Ok(None);
-    };
     let normalize = ctx
         .state()
         .config_options()
@@ -92,7 +90,7 @@ pub(super) async fn uuid_text_values(
         .enable_ident_normalization;
     let name_of = |o: &ObjectName| object_name(o, normalize);
     let mut found = Vec::new();
-    match &parsed {
+    match parsed {
         Statement::Insert(insert) => {
             let TableObject::TableName(table) = &insert.table else {
                 return Ok(None);

@@ -79,7 +79,7 @@ fn rest_spec(uri: &str) -> Result<CatalogConfig> {
         )));
     }
     let mut properties: BTreeMap<String, String> = parsed.query_pairs().into_owned().collect();
-    if let Some(key) = properties.keys().find(|k| is_secret_key(k)) {
+    if let Some(key) = properties.keys().find(|k| crate::io::is_secret(k)) {
         return Err(Error::invalid_argument(format!(
             "REST catalog URI '{}' holds the secret '{key}': a URI is shown in errors, logs \
              and shell history, so put secrets in a config file",
@@ -96,15 +96,6 @@ fn rest_spec(uri: &str) -> Result<CatalogConfig> {
         tables: BTreeMap::new(),
         properties,
     })
-}
-
-/// Whether a catalog property named `key` holds a secret (`credential`, `token`,
-/// `s3.secret-access-key`, `s3.session-token`, `adls.sas-token.*`, passwords, …).
-fn is_secret_key(key: &str) -> bool {
-    let key = key.to_ascii_lowercase();
-    ["credential", "token", "secret", "password", "sas", "key-id"]
-        .iter()
-        .any(|word| key.contains(word))
 }
 
 /// `uri` as errors may show it: without its query and without a `user:password@`.

@@ -173,7 +173,7 @@ impl TransactionAction for RowDelta {
             }) {
                 return Err(Error::unsupported(format!(
                     "adding position delete file '{}' to a format-version 3 table (v3 takes \
-                     deletion vectors, which this crate does not write yet)",
+                     deletion vectors: one per data file, see `write::write_deletion_vectors`)",
                     f.file_path
                 )));
             }

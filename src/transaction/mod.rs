@@ -175,6 +175,12 @@ impl Transaction {
                             return Err(load);
                         }
                     };
+                    if let Err(e) = self.check_same_table(&base) {
+                        // what the attempts wrote lies under the table they started on
+                        let started = self.base.clone();
+                        self.clean_up_failed(&started).await;
+                        return Err(e);
+                    }
                 }
                 Err(e) if e.kind() == ErrorKind::CommitStateUnknown => return Err(e),
                 Err(e) => {
@@ -182,6 +188,31 @@ impl Transaction {
                     return Err(e);
                 }
             }
+        }
+    }
+
+    /// A retry re-applies the actions to the table the catalog now holds under the name;
+    /// that must be the table the transaction started on. When the name was dropped and
+    /// created again, or the table renamed and another created under its name, the
+    /// reloaded metadata has another `table-uuid` (Java's `checkUUID` on refresh: "Table
+    /// UUID does not match"), and committing there would put files written for one
+    /// table's schema and spec into another.
+    ///
+    /// Errors: [`ErrorKind::ValidationFailed`] naming the table and both uuids.
+    fn check_same_table(&self, reloaded: &Table) -> Result<()> {
+        let started = self.base.metadata().table_uuid.as_deref();
+        let now = reloaded.metadata().table_uuid.as_deref();
+        match (started, now) {
+            (Some(started), Some(now)) if started != now => Err(Error::new(
+                ErrorKind::ValidationFailed,
+                format!(
+                    "commit to table '{}' not retried: the table was replaced while the \
+                     commit ran (table-uuid {started} at the start, {now} now; dropped and \
+                     created again, or renamed and another created under its name)",
+                    self.ident
+                ),
+            )),
+            _ => Ok(()),
         }
     }
 

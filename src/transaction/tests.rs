@@ -389,8 +389,69 @@ async fn filesystem_catalog_commits_with_version_files() {
         .unwrap();
     assert!(t.metadata_location().ends_with("/v5.metadata.json"));
     assert_eq!(live_files(&t).await.len(), 4);
+    // a hint that cannot be written (here a directory in its place) fails nothing: v6 is
+    // the commit, and the table loads at it by listing
+    let hint = dir.path().join("db/t/metadata/version-hint.text");
+    std::fs::remove_file(&hint).unwrap();
+    std::fs::create_dir(&hint).unwrap();
+    let t = append(&catalog, &ident, "d", 1, 2).await;
+    assert!(t.metadata_location().ends_with("/v6.metadata.json"));
+    let loaded = catalog.load_table(&ident).await.unwrap();
+    assert_eq!(loaded.metadata_location(), t.metadata_location());
+    assert_eq!(live_files(&loaded).await.len(), 5);
+    std::fs::remove_dir(&hint).unwrap();
     catalog.drop_table(&ident, true).await.unwrap();
     assert!(!catalog.table_exists(&ident).await.unwrap());
+}
+
+/// A commit that loses its race to a drop and re-create (or a rename and a create) of
+/// the table's name is not retried against the new table: its uuid differs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retry_never_lands_in_another_table_of_the_same_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = sql_catalog(dir.path()).await;
+    let ident = TableIdent::parse("ns.t");
+    for replace in ["drop", "rename"] {
+        catalog.create_table(&ident, creation()).await.unwrap();
+        let base = append(&catalog, &ident, "a", 1, 1).await;
+        match replace {
+            "drop" => catalog.drop_table(&ident, false).await.unwrap(),
+            _ => catalog
+                .rename_table(&ident, &TableIdent::parse("ns.old"))
+                .await
+                .unwrap(),
+        }
+        let other = catalog.create_table(&ident, creation()).await.unwrap();
+        let f = file(&base, "late", 1, 1);
+        let err = Transaction::new(Arc::clone(&catalog), ident.clone(), base.clone())
+            .add_action(AppendFiles::new(0, vec![f]).unwrap())
+            .commit()
+            .await
+            .unwrap_err();
+        assert_eq!(err.kind(), crate::ErrorKind::ValidationFailed, "{err}");
+        let msg = err.to_string();
+        assert!(msg.contains("'ns.t'") && msg.contains("replaced"), "{msg}");
+        let now = catalog.load_table(&ident).await.unwrap();
+        assert_eq!(
+            now.metadata_location(),
+            other.metadata_location(),
+            "{replace}"
+        );
+        assert!(now.metadata().current_snapshot().is_none(), "{replace}");
+        if replace == "rename" {
+            // the renamed table keeps its one file
+            let old = catalog
+                .load_table(&TableIdent::parse("ns.old"))
+                .await
+                .unwrap();
+            assert_eq!(live_files(&old).await, [("a.parquet".to_string(), 1)]);
+            catalog
+                .drop_table(&TableIdent::parse("ns.old"), false)
+                .await
+                .unwrap();
+        }
+        catalog.drop_table(&ident, false).await.unwrap();
+    }
 }
 
 #[tokio::test]

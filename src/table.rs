@@ -122,7 +122,7 @@ impl Table {
 
     /// The current metadata file of the table in `table_dir`: the one
     /// `metadata/version-hint.text` names (or a newer `v<N>` one), else, when the hint is
-    /// missing, empty, not a version or names a missing file, the highest-versioned
+    /// missing, unreadable, empty, not a version or names a missing file, the highest-versioned
     /// metadata file in `metadata/` (as Iceberg Java's `HadoopTableOperations` falls back
     /// to listing the directory).
     async fn find_metadata_file(io: &FileIO, table_dir: &str) -> Result<String> {
@@ -134,7 +134,8 @@ impl Table {
                 Hint::Unusable(why) => Some(why),
             },
             Err(e) if e.kind() == ErrorKind::NotFound => None,
-            Err(e) => return Err(e),
+            // unreadable (a directory, no permission): list, as Java's `findVersion` does
+            Err(e) => Some(format!("'{hint}' could not be read ({e})")),
         };
         let names = io.list_dir(&meta_dir).await?;
         names

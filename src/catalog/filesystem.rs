@@ -13,8 +13,9 @@
 //! version). Directories whose names start with `.` are ignored.
 //!
 //! **Commits** (as `HadoopTableOperations`): the next `v<N+1>.metadata.json` is created
-//! with an atomic create-if-absent, and only then is `version-hint.text` rewritten; a
-//! writer that finds the file already there lost the race
+//! with an atomic create-if-absent, and only then is `version-hint.text` rewritten (best
+//! effort: the version file is the commit, so a hint that cannot be written fails
+//! nothing); a writer that finds the file already there lost the race
 //! ([`ErrorKind::CommitConflict`]). Only local warehouses are committed to: object
 //! stores are refused, since the spec calls this scheme unsafe there — use the SQL (or a
 //! REST) catalog. Namespaces are directories.
@@ -328,12 +329,14 @@ impl Catalog for FileSystemCatalog {
                 ),
                 _ => e,
             })?;
-        self.io
+        // v1 exists: the table is created; the hint is only a hint (see `commit_table`)
+        let _ = self
+            .io
             .write(
                 &format!("{location}/metadata/version-hint.text"),
                 Bytes::from_static(b"1"),
             )
-            .await?;
+            .await;
         Ok(table)
     }
 
@@ -353,14 +356,18 @@ impl Catalog for FileSystemCatalog {
         let new_location = format!("{location}/metadata/v{next}.metadata.json");
         let table = base.with_metadata(metadata, &new_location);
         write_metadata_file(&self.io, table.metadata(), &new_location).await?;
-        // The new version is committed; the hint only speeds up finding it (readers probe
-        // past a stale hint).
-        self.io
+        // The new version is committed: from here on nothing may fail the commit, or the
+        // writer would remove files the table now references. The hint only speeds up
+        // finding the version (readers probe past a stale one and list `metadata/` when
+        // it is unreadable), so failing to write it is ignored, as Java's
+        // `HadoopTableOperations.writeVersionHint` only logs it.
+        let _ = self
+            .io
             .write(
                 &format!("{location}/metadata/version-hint.text"),
                 Bytes::from(next.to_string()),
             )
-            .await?;
+            .await;
         crate::failpoint::hit("after-swap");
         super::commit::delete_dropped_metadata(base.metadata(), table.metadata(), &self.io).await;
         Ok(table)

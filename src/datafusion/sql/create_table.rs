@@ -53,7 +53,7 @@ pub(super) async fn create_table(
         )));
     }
     let creation = parsed.creation(ctx).await.map_err(|e| e.context(&what))?;
-    catalog
+    let created = catalog
         .create_table(&table.ident, creation)
         .await
         .map_err(|e| e.context(&what))?;
@@ -61,12 +61,26 @@ pub(super) async fn create_table(
     schema.add_table_name(&table.ident.name);
     if let Some(query) = &parsed.query {
         if let Err(e) = insert(ctx, &table.sql_name(quote), query).await {
+            let e = e.context(format!("{what} AS: inserting the query's rows"));
             // CTAS is create-then-insert: undo the create, and remove the files of the
             // table this statement created (its first metadata file; the failed insert
-            // removed its data files)
+            // removed its data files) — but only while the table is still as created.
+            // It is visible from the create on, so another writer may have committed
+            // to it meanwhile; dropping it then would delete that writer's rows.
+            let unchanged = catalog
+                .metadata_location(&table.ident)
+                .await
+                .is_ok_and(|now| now == created.metadata_location());
+            if !unchanged {
+                return Err(e.context(format!(
+                    "table {} was kept: it changed after this statement created it \
+                     (another writer committed to it)",
+                    table.display()
+                )));
+            }
             let _ = catalog.drop_table(&table.ident, true).await;
             schema.remove_table_name(&table.ident.name);
-            return Err(e.context(format!("{what} AS: inserting the query's rows")));
+            return Err(e);
         }
     }
     empty(ctx).map(Some)

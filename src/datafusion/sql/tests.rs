@@ -867,6 +867,61 @@ async fn failed_ctas_drops_the_table() {
     assert!(left.is_empty(), "{left:?}");
 }
 
+/// A CTAS whose insert fails after another writer committed to the table it created
+/// (visible from the create on) keeps the table: dropping it would delete those rows.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn failed_ctas_keeps_a_table_another_writer_committed_to() {
+    use datafusion::arrow::datatypes::DataType;
+    use datafusion::common::DataFusionError;
+    use datafusion::logical_expr::{create_udf, ColumnarValue, Volatility};
+    use std::sync::{mpsc, Condvar, Mutex};
+
+    let (ctx, catalog, _dir) = session().await;
+    ok(&ctx, "CREATE SCHEMA ns").await;
+    // `stall(x)`: tells the test it runs, waits for its go, then fails
+    let (started_tx, started_rx) = mpsc::channel::<()>();
+    let started_tx = Mutex::new(started_tx);
+    let go = Arc::new((Mutex::new(false), Condvar::new()));
+    let go_udf = Arc::clone(&go);
+    let stall = create_udf(
+        "stall",
+        vec![DataType::Int64],
+        DataType::Int64,
+        Volatility::Volatile,
+        Arc::new(move |_: &[ColumnarValue]| {
+            let _ = started_tx.lock().map(|tx| tx.send(()));
+            let (lock, cvar) = &*go_udf;
+            let mut ready = lock.lock().expect("lock");
+            while !*ready {
+                ready = cvar.wait(ready).expect("wait");
+            }
+            Err(DataFusionError::Execution("stalled and failed".into()))
+        }),
+    );
+    ctx.register_udf(stall);
+    let ctas = {
+        let ctx = ctx.clone();
+        tokio::spawn(async move { run(&ctx, "CREATE TABLE ns.c AS SELECT stall(1) AS x").await })
+    };
+    tokio::task::spawn_blocking(move || started_rx.recv().expect("stall runs"))
+        .await
+        .expect("join");
+    ok(&ctx, "INSERT INTO ns.c VALUES (7)").await;
+    {
+        let (lock, cvar) = &*go;
+        *lock.lock().expect("lock") = true;
+        cvar.notify_all();
+    }
+    let e = ctas.await.expect("join").unwrap_err().to_string();
+    assert!(e.contains("stalled and failed"), "{e}");
+    assert!(
+        e.contains("table cat.ns.c was kept: it changed after this statement created it"),
+        "{e}"
+    );
+    assert!(catalog.table_exists(&ident("ns.c")).await.unwrap());
+    assert_eq!(ok(&ctx, "SELECT x FROM ns.c").await, [["7"]]);
+}
+
 #[test]
 fn execute_is_send() {
     fn assert_send<T: Send>(_: T) {}

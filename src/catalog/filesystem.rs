@@ -373,6 +373,17 @@ impl Catalog for FileSystemCatalog {
         Ok(table)
     }
 
+    /// Refused: a table's directory is its name, so a rename would move every file the
+    /// metadata references by location (Java's `HadoopCatalog.renameTable` refuses too).
+    async fn rename_table(&self, from: &TableIdent, to: &TableIdent) -> Result<()> {
+        Err(Error::unsupported(format!(
+            "renaming table '{from}' to '{to}' in filesystem catalog '{}': a filesystem \
+             (Hadoop) catalog cannot rename tables, since a table's directory is its name \
+             and its metadata names files by location; use a SQL or REST catalog",
+            self.name
+        )))
+    }
+
     async fn drop_table(&self, ident: &TableIdent, purge: bool) -> Result<()> {
         let table = self.load_table(ident).await?;
         let dir = self.local_dir(&self.table_location(ident), &format!("dropping '{ident}'"))?;

@@ -400,6 +400,17 @@ async fn filesystem_catalog_commits_with_version_files() {
     assert_eq!(loaded.metadata_location(), t.metadata_location());
     assert_eq!(live_files(&loaded).await.len(), 5);
     std::fs::remove_dir(&hint).unwrap();
+    // no rename: the directory is the name
+    let err = catalog
+        .rename_table(&ident, &TableIdent::parse("db.u"))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), crate::ErrorKind::Unsupported);
+    assert!(
+        err.to_string()
+            .contains("filesystem (Hadoop) catalog cannot rename"),
+        "{err}"
+    );
     catalog.drop_table(&ident, true).await.unwrap();
     assert!(!catalog.table_exists(&ident).await.unwrap());
 }

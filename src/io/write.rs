@@ -74,12 +74,47 @@ impl FileIO {
     /// Delete a file; a missing file is not an error.
     ///
     /// Errors: [`ErrorKind::Io`] naming the location.
+    ///
+    /// A local file named like object_store's staging files (`name#<digits>`: what a
+    /// writer killed between writing and renaming leaves) is deleted too, though
+    /// object_store's `LocalFileSystem` refuses such names, so `remove_orphan_files` can
+    /// clean them up.
     pub async fn delete(&self, location: &str) -> Result<()> {
         let resolved = self.resolve(location)?;
+        if resolved.store_url.starts_with("file:") && is_staging_name(&resolved.path) {
+            return delete_local_staging_file(&resolved.path, location);
+        }
         let store = self.store(&resolved.store_url)?;
         match store.delete(&resolved.path).await {
             Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
             Err(e) => Err(write_error(e, location)),
+        }
+    }
+}
+
+/// Whether `path`'s file name is `…#<digits>`, which object_store's `LocalFileSystem`
+/// keeps for its own staging files and refuses to touch.
+fn is_staging_name(path: &object_store::path::Path) -> bool {
+    path.filename()
+        .and_then(|name| name.rsplit_once('#'))
+        .is_some_and(|(_, n)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// Delete the local file at `path` (a path of the `file://` store, decoded the way
+/// `LocalFileSystem` decodes it); a missing file is not an error.
+fn delete_local_staging_file(path: &object_store::path::Path, location: &str) -> Result<()> {
+    let invalid = || Error::invalid_argument(format!("'{location}' is not a local file path"));
+    let mut url = url::Url::parse("file:///").map_err(|_| invalid())?;
+    url.path_segments_mut()
+        .map_err(|_| invalid())?
+        .pop_if_empty()
+        .extend(path.parts());
+    let file = url.to_file_path().map_err(|_| invalid())?;
+    match std::fs::remove_file(&file) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => {
+            Err(Error::new(ErrorKind::Io, format!("cannot delete '{location}'")).with_source(e))
         }
     }
 }
@@ -140,5 +175,28 @@ mod tests {
             assert_eq!(err.kind(), ErrorKind::AlreadyExists, "{err}");
         }
         assert_eq!(io.read(&loc).await.unwrap().as_ref(), b"{\"v\":1}");
+    }
+
+    /// What a killed writer leaves (`…#1`, object_store's staging names) is deleted, in a
+    /// directory whose name needs percent-encoding too; a name with `#` and more than
+    /// digits goes through object_store as before.
+    #[tokio::test]
+    async fn staging_files_of_killed_writers_are_deleted() {
+        let dir = tempfile::tempdir().unwrap();
+        let sub = dir.path().join("p=100% x");
+        std::fs::create_dir(&sub).unwrap();
+        let io = FileIO::new(Default::default());
+        for name in ["00000-1.parquet#1", "v3.metadata.json#17", "a#b1"] {
+            let file = sub.join(name);
+            std::fs::write(&file, b"x").unwrap();
+            io.delete(&format!("file://{}", file.display()))
+                .await
+                .unwrap();
+            assert!(!file.exists(), "{name}");
+            // gone already: not an error
+            io.delete(&format!("file://{}", file.display()))
+                .await
+                .unwrap();
+        }
     }
 }

@@ -139,6 +139,7 @@ impl Transaction {
                 Ok((Err(e), added)) if e.kind() == ErrorKind::CommitStateUnknown => {
                     self.check_landed(e, &added).await
                 }
+                Ok((Err(e), _)) if refused_as_invalid(&e) => self.changed_since(e, &base).await,
                 Ok((catalog_answer, _)) => catalog_answer,
                 Err(e) => {
                     self.clean_up_failed(&base).await;
@@ -216,6 +217,27 @@ impl Transaction {
         }
     }
 
+    /// The catalog refused updates that were valid against `base` (e.g. a v2 position
+    /// delete file, or a snapshot without row lineage, while another writer upgraded the
+    /// table to v3: no [`TableRequirement`] covers the format version). When the table
+    /// changed since `base`, that is a lost race: [`ErrorKind::CommitConflict`], so the
+    /// commit reloads the table and every action re-validates against it (and fails
+    /// there with its own message when it cannot apply). Otherwise the error stands.
+    async fn changed_since(&self, refused: Error, base: &Table) -> Result<Table> {
+        match self.catalog.load_table(&self.ident).await {
+            Ok(now) if now.metadata_location() != base.metadata_location() => Err(Error::new(
+                ErrorKind::CommitConflict,
+                format!(
+                    "table '{}' changed since '{}' was read, and the catalog refused the \
+                     commit against its new state ({refused})",
+                    self.ident,
+                    base.metadata_location()
+                ),
+            )),
+            _ => Err(refused),
+        }
+    }
+
     async fn clean_up_failed(&mut self, table: &Table) {
         for a in &mut self.actions {
             a.clean_up(table, false).await;
@@ -280,6 +302,15 @@ impl Transaction {
         };
         Ok((self.catalog.commit_table(&self.ident, &commit).await, added))
     }
+}
+
+/// Whether the catalog's answer `e` refused the updates themselves (not a conflict, an
+/// unknown outcome, or a storage or permission failure).
+fn refused_as_invalid(e: &Error) -> bool {
+    matches!(
+        e.kind(),
+        ErrorKind::InvalidArgument | ErrorKind::ValidationFailed | ErrorKind::Unsupported
+    )
 }
 
 /// The requirements `updates` need on `base` (the REST protocol's

@@ -811,6 +811,34 @@ fn update_id_1(start: &crate::table::Table, level: IsolationLevel) -> RowDelta {
         .validate_data_file(0, a)
 }
 
+/// A v2 row delta racing an upgrade to v3 (which no requirement asserts): the catalog
+/// refuses its snapshot against the v3 table; that is a lost race, so the retry reloads
+/// the table and the row delta fails with its own message about v3 (not the metadata
+/// builder's invariant), committing nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_row_delta_racing_an_upgrade_to_v3_fails_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = sql_catalog(dir.path()).await;
+    let (ident, start) = unpartitioned_with_a(&catalog, "up").await;
+    let upgraded = Transaction::new(Arc::clone(&catalog), ident.clone(), start.clone())
+        .add_action(UpdateProperties::new().set("format-version", "3").unwrap())
+        .commit()
+        .await
+        .unwrap();
+    let err = Transaction::new(Arc::clone(&catalog), ident.clone(), start.clone())
+        .add_action(update_id_1(&start, IsolationLevel::Serializable))
+        .commit()
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Unsupported, "{err}");
+    assert!(
+        err.to_string().contains("to a format-version 3 table"),
+        "{err}"
+    );
+    let now = catalog.load_table(&ident).await.unwrap();
+    assert_eq!(now.metadata_location(), upgraded.metadata_location());
+}
+
 /// Serializable isolation asks a concurrently added data file's column metrics, as Java's
 /// `validateAddedDataFiles` does (`ManifestGroup.filterData`): on an unpartitioned table,
 /// a file whose `id` bounds exclude `id = 1` is no conflict; one whose bounds include it,

@@ -101,7 +101,7 @@ fn metrics_eval(c: &mut Criterion) {
 fn manifest_decode(c: &mut Criterion) {
     let schema = schema();
     let spec = spec();
-    let Ok(mut w) = ManifestWriter::new(&schema, &spec, ManifestContent::Data, 1, 1) else {
+    let Ok(mut w) = ManifestWriter::new(&[&schema], &spec, ManifestContent::Data, 1, 1) else {
         return;
     };
     for n in 0..100 {

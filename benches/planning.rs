@@ -63,7 +63,13 @@ fn manifest(
     seq: i64,
 ) -> Result<(String, Vec<u8>, icefloe::spec::ManifestFile), BoxError> {
     let p = (m / 10) as i32;
-    let mut w = ManifestWriter::new(&schema(), &spec(), ManifestContent::Data, snapshot_id, seq)?;
+    let mut w = ManifestWriter::new(
+        &[&schema()],
+        &spec(),
+        ManifestContent::Data,
+        snapshot_id,
+        seq,
+    )?;
     for j in 0..files {
         let n = (m * files + j) as i64;
         let mut f = empty_data_file(

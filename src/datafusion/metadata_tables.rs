@@ -41,7 +41,7 @@ use super::metadata_files::{
 use crate::catalog::{ancestors, snapshot_id_as_of};
 use crate::error::{Error, Result};
 use crate::scan::{read_manifest, TableScan};
-use crate::spec::{ManifestContent, ManifestEntry, ManifestFile, Schema, Snapshot, TableMetadata};
+use crate::spec::{ManifestContent, ManifestEntry, ManifestFile, Snapshot, TableMetadata};
 use crate::table::Table;
 
 /// How many manifests are read at once.
@@ -616,8 +616,7 @@ fn manifests_table(
 pub(crate) fn partition_types_by_spec(
     metadata: &TableMetadata,
 ) -> HashMap<i32, Vec<crate::spec::PrimitiveType>> {
-    let mut schemas: Vec<&Schema> = vec![metadata.current_schema()];
-    schemas.extend(metadata.schemas.iter().rev());
+    let schemas = metadata.schemas_newest_first();
     metadata
         .partition_specs
         .iter()

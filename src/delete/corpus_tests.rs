@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use super::*;
 use crate::scan::TableScan;
-use crate::spec::{DataContentType, ManifestEntry, Schema};
+use crate::spec::{DataContentType, ManifestEntry};
 use crate::Table;
 
 const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/corpus");
@@ -63,8 +63,7 @@ async fn live_rows(table: &Table, snapshot_id: Option<i64>) -> (u64, u64) {
         .await
         .unwrap();
     let index = DeleteFileIndex::for_table(metadata, plan.delete_entries.iter().cloned()).unwrap();
-    let mut schemas: Vec<&Schema> = vec![metadata.current_schema()];
-    schemas.extend(metadata.schemas.iter().rev());
+    let schemas = metadata.schemas_newest_first();
     let positions_loader = PositionDeleteLoader::new(table.file_io().clone());
     let eq_loader = EqualityDeleteLoader::new(table.file_io().clone());
     let (mut live, mut attached) = (0u64, 0u64);

@@ -215,9 +215,11 @@ impl DeleteFileIndex {
         metadata: &TableMetadata,
         delete_entries: impl IntoIterator<Item = Arc<ManifestEntry>>,
     ) -> Result<Self> {
-        let mut schemas: Vec<&Schema> = vec![metadata.current_schema()];
-        schemas.extend(metadata.schemas.iter().rev());
-        Self::new(delete_entries, &metadata.partition_specs, &schemas)
+        Self::new(
+            delete_entries,
+            &metadata.partition_specs,
+            &metadata.schemas_newest_first(),
+        )
     }
 
     /// Index delete entries.

@@ -350,8 +350,7 @@ impl<'a> Pruner<'a> {
             let resolved = match self.metadata.partition_spec_by_id(spec_id) {
                 None => None,
                 Some(spec) => {
-                    let mut schemas: Vec<&Schema> = vec![self.metadata.current_schema()];
-                    schemas.extend(self.metadata.schemas.iter().rev());
+                    let schemas = self.metadata.schemas_newest_first();
                     let bound = BoundPartitionSpec::new(spec, &schemas)?;
                     let evaluator = ManifestEvaluator::new(bound.clone(), self.filter)?;
                     Some((bound, evaluator))
@@ -424,8 +423,7 @@ pub(crate) async fn read_manifest(
     let (owned, metadata) = (manifest.clone(), table.metadata_ref());
     let what = format!("manifest '{}'", manifest.manifest_path);
     let entries = crate::delete::run_blocking(what, move || {
-        let mut schemas: Vec<&Schema> = vec![metadata.current_schema()];
-        schemas.extend(metadata.schemas.iter().rev());
+        let schemas = metadata.schemas_newest_first();
         crate::spec::manifest::parse_manifest(&bytes, &owned.manifest_path, &owned, &spec, &schemas)
     })
     .await?;

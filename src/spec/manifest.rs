@@ -162,27 +162,26 @@ impl ManifestEntry {
     }
 }
 
-/// The type of each partition field of `spec`: the transform's result type of the source
-/// column, found in the first of `schemas` that has it (so specs whose source column was
-/// later dropped still type correctly); `unknown` when no schema has it.
+/// The type of each partition field of `spec`, as [`PartitionSpec::partition_type`]
+/// types it from `schemas` (the table's, current first, then newest first: see
+/// [`super::TableMetadata::schemas_newest_first`]): so a spec whose source column was
+/// later dropped still types correctly; `unknown` for an `identity` or `truncate` field
+/// whose source column no schema has.
+///
+/// Errors: a transform that cannot apply to its source's type, or a non-primitive
+/// result ([`crate::ErrorKind::InvalidData`], naming the partition field).
 pub fn partition_field_types(
     spec: &PartitionSpec,
     schemas: &[&Schema],
 ) -> Result<Vec<PrimitiveType>> {
-    spec.fields
-        .iter()
-        .map(|f| {
-            let source = schemas.iter().find_map(|s| s.field_by_id(f.source_id));
-            match source {
-                None => Ok(PrimitiveType::Unknown),
-                Some(source) => match f.transform.result_type(&source.field_type)? {
-                    Type::Primitive(p) => Ok(p),
-                    other => Err(Error::invalid_data(format!(
-                        "partition field '{}' has non-primitive type {other}",
-                        f.name
-                    ))),
-                },
-            }
+    spec.partition_type(schemas)?
+        .into_iter()
+        .map(|f| match *f.field_type {
+            Type::Primitive(p) => Ok(p),
+            other => Err(Error::invalid_data(format!(
+                "partition field '{}' has non-primitive type {other}",
+                f.name
+            ))),
         })
         .collect()
 }

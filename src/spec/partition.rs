@@ -79,6 +79,24 @@ impl Transform {
         })
     }
 
+    /// The type of the transform's result when its source column is in none of the
+    /// table's schemas, so its type is lost (Iceberg Java's `PartitionSpec.resultType`,
+    /// which applies the transform to an `unknown` source): `int` for `bucket`, `year`,
+    /// `month` and `hour`, `date` for `day` (their result type does not depend on the
+    /// source's); `unknown` for `identity`, `truncate`, `void` and unknown transforms,
+    /// whose result type is the source's.
+    pub fn result_type_of_lost_source(&self) -> Type {
+        Type::Primitive(match self {
+            Transform::Bucket(_) | Transform::Year | Transform::Month | Transform::Hour => {
+                PrimitiveType::Int
+            }
+            Transform::Day => PrimitiveType::Date,
+            Transform::Identity | Transform::Truncate(_) | Transform::Void | Transform::Unknown => {
+                PrimitiveType::Unknown
+            }
+        })
+    }
+
     /// Whether partition values equal the source value (identity).
     pub fn is_identity(&self) -> bool {
         *self == Transform::Identity
@@ -246,19 +264,36 @@ impl PartitionSpec {
             .unwrap_or(1000 + index as i32)
     }
 
-    /// The partition tuple's struct type under `schema`: one optional field per partition
-    /// field, typed by its transform's result type.
+    /// The partition tuple's struct type: one optional field per partition field (its
+    /// `field-id` and name), typed by its transform's result type (spec: "Partition
+    /// Transforms", the "Result type" column).
     ///
-    /// A field whose source column is no longer in the schema (dropped) gets the type of
-    /// an `unknown` value; such values are kept in manifests but cannot be used to prune.
-    pub fn partition_type(&self, schema: &Schema) -> Result<Vec<NestedField>> {
+    /// `schemas` are searched in order for each field's source column: the table's
+    /// current schema first, then its older schemas, newest first
+    /// ([`crate::spec::TableMetadata::schemas_newest_first`]). A spec older than the
+    /// current one may partition by a column the current schema dropped (spec:
+    /// "Partition Evolution"); its files keep their partition values, and typing the
+    /// field from the newest schema that still has the column keeps their real type, so
+    /// they read and write back unchanged. Iceberg Java types every spec against the
+    /// current schema only, which leaves an `identity` or `truncate` field of a dropped
+    /// column `unknown` ([`Transform::result_type_of_lost_source`]); icefloe falls back
+    /// to that only when no schema has the column any more.
+    ///
+    /// Errors: a transform that cannot apply to its source column's type
+    /// ([`crate::ErrorKind::InvalidData`], naming the partition field).
+    pub fn partition_type(&self, schemas: &[&Schema]) -> Result<Vec<NestedField>> {
         self.fields
             .iter()
             .enumerate()
             .map(|(i, f)| {
-                let result = match schema.field_by_id(f.source_id) {
-                    Some(source) => f.transform.result_type(&source.field_type)?,
-                    None => Type::Primitive(PrimitiveType::Unknown),
+                let result = match schemas.iter().find_map(|s| s.field_by_id(f.source_id)) {
+                    Some(source) => f.transform.result_type(&source.field_type).map_err(|e| {
+                        e.context(format!(
+                            "partition field '{}' of spec {} (source column '{}')",
+                            f.name, self.spec_id, source.name
+                        ))
+                    })?,
+                    None => f.transform.result_type_of_lost_source(),
                 };
                 Ok(NestedField::optional(self.field_id(i), &f.name, result))
             })
@@ -306,5 +341,135 @@ mod tests {
         assert!(Transform::Year
             .result_type(&Type::Primitive(PrimitiveType::String))
             .is_err());
+    }
+
+    fn field(source_id: i32, id: i32, name: &str, transform: Transform) -> PartitionField {
+        PartitionField {
+            source_id,
+            field_id: Some(id),
+            name: name.into(),
+            transform,
+        }
+    }
+
+    /// An old spec over columns the current schema dropped: each field is typed from
+    /// the first schema (current, then newest first) that has its source column; the
+    /// current schema's type wins over an older one (a promoted column); with no schema
+    /// holding it, only the transforms of fixed result type keep a type (Java's).
+    #[test]
+    fn partition_type_of_a_spec_whose_source_columns_were_dropped() {
+        let prim = |p: PrimitiveType| Type::Primitive(p);
+        let oldest = Schema::new(
+            0,
+            vec![
+                NestedField::optional(1, "id", prim(PrimitiveType::Int)),
+                NestedField::optional(2, "p", prim(PrimitiveType::Int)),
+                NestedField::optional(3, "ts", prim(PrimitiveType::Timestamp)),
+                NestedField::optional(4, "s", prim(PrimitiveType::String)),
+            ],
+        );
+        // `p` promoted to long, `ts` dropped
+        let newer = Schema::new(
+            1,
+            vec![
+                NestedField::optional(1, "id", prim(PrimitiveType::Int)),
+                NestedField::optional(2, "p", prim(PrimitiveType::Long)),
+                NestedField::optional(4, "s", prim(PrimitiveType::String)),
+            ],
+        );
+        // `id` promoted to long, `p` dropped too
+        let current = Schema::new(
+            2,
+            vec![
+                NestedField::optional(1, "id", prim(PrimitiveType::Long)),
+                NestedField::optional(4, "s", prim(PrimitiveType::String)),
+            ],
+        );
+        let spec = PartitionSpec {
+            spec_id: 0,
+            fields: vec![
+                field(2, 1000, "p", Transform::Identity),
+                field(3, 1001, "ts_day", Transform::Day),
+                field(2, 1002, "p_bucket", Transform::Bucket(4)),
+                field(4, 1003, "s_trunc", Transform::Truncate(2)),
+                field(1, 1004, "id", Transform::Identity),
+                field(3, 1005, "ts_hour", Transform::Hour),
+            ],
+        };
+        let types = |schemas: &[&Schema]| -> Vec<(i32, String, Type)> {
+            spec.partition_type(schemas)
+                .expect("partition type")
+                .into_iter()
+                .map(|f| (f.id, f.name.clone(), *f.field_type))
+                .collect()
+        };
+        let named = |t: &[(i32, &str, PrimitiveType)]| -> Vec<(i32, String, Type)> {
+            t.iter()
+                .map(|(id, n, p)| (*id, n.to_string(), prim(*p)))
+                .collect()
+        };
+        assert_eq!(
+            types(&[&current, &current, &newer, &oldest]),
+            named(&[
+                (1000, "p", PrimitiveType::Long),
+                (1001, "ts_day", PrimitiveType::Date),
+                (1002, "p_bucket", PrimitiveType::Int),
+                (1003, "s_trunc", PrimitiveType::String),
+                (1004, "id", PrimitiveType::Long),
+                (1005, "ts_hour", PrimitiveType::Int),
+            ])
+        );
+        // the older schemas gone: identity of a lost column has no type
+        assert_eq!(
+            types(&[&current]),
+            named(&[
+                (1000, "p", PrimitiveType::Unknown),
+                (1001, "ts_day", PrimitiveType::Date),
+                (1002, "p_bucket", PrimitiveType::Int),
+                (1003, "s_trunc", PrimitiveType::String),
+                (1004, "id", PrimitiveType::Long),
+                (1005, "ts_hour", PrimitiveType::Int),
+            ])
+        );
+        for (t, want) in [
+            (Transform::Identity, PrimitiveType::Unknown),
+            (Transform::Truncate(3), PrimitiveType::Unknown),
+            (Transform::Void, PrimitiveType::Unknown),
+            (Transform::Unknown, PrimitiveType::Unknown),
+            (Transform::Bucket(8), PrimitiveType::Int),
+            (Transform::Year, PrimitiveType::Int),
+            (Transform::Month, PrimitiveType::Int),
+            (Transform::Day, PrimitiveType::Date),
+            (Transform::Hour, PrimitiveType::Int),
+        ] {
+            assert_eq!(t.result_type_of_lost_source(), prim(want), "{t}");
+        }
+    }
+
+    /// A transform that cannot apply to its source's type names the partition field,
+    /// its spec and the source column.
+    #[test]
+    fn partition_type_errors_name_the_field() {
+        let schema = Schema::new(
+            0,
+            vec![NestedField::optional(
+                1,
+                "name",
+                Type::Primitive(PrimitiveType::String),
+            )],
+        );
+        let spec = PartitionSpec {
+            spec_id: 3,
+            fields: vec![field(1, 1000, "name_year", Transform::Year)],
+        };
+        let e = spec
+            .partition_type(&[&schema])
+            .expect_err("year of a string");
+        assert_eq!(e.kind(), crate::ErrorKind::InvalidData, "{e}");
+        let msg = e.to_string();
+        assert!(
+            msg.contains("'name_year' of spec 3") && msg.contains("'name'"),
+            "{msg}"
+        );
     }
 }

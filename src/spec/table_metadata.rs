@@ -393,6 +393,16 @@ impl TableMetadata {
             .unwrap_or_else(|| &EMPTY_SCHEMA)
     }
 
+    /// The schemas that type a partition spec's fields
+    /// ([`PartitionSpec::partition_type`]) and an equality delete's columns: the current
+    /// schema first, then every schema of `schemas`, newest (last added) first. The
+    /// current schema appears twice; the first schema holding a field id wins.
+    pub fn schemas_newest_first(&self) -> Vec<&Schema> {
+        std::iter::once(self.current_schema())
+            .chain(self.schemas.iter().rev())
+            .collect()
+    }
+
     /// A schema by id.
     pub fn schema_by_id(&self, id: i32) -> Option<&Schema> {
         self.schemas.iter().find(|s| s.schema_id == id)

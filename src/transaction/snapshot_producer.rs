@@ -117,14 +117,16 @@ impl SnapshotProducer {
         let spec = m.partition_spec_by_id(spec_id).ok_or_else(|| {
             Error::invalid_argument(format!("the table has no partition spec {spec_id}"))
         })?;
+        // the spec may be an older one whose source columns the current schema dropped:
+        // all schemas type its partition tuple
         let mut writer = ManifestWriter::new(
-            m.current_schema(),
+            &m.schemas_newest_first(),
             spec,
             content,
             self.snapshot_id,
             Self::next_sequence_number(m),
         )?
-        .with_format_version(m.format_version, m.current_schema(), spec)?;
+        .with_format_version(m.format_version)?;
         for e in entries {
             writer.add(e)?;
         }

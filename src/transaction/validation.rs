@@ -76,9 +76,7 @@ impl Matcher {
         let mut residuals = HashMap::new();
         let metrics = filter.as_ref().map(InclusiveMetricsEvaluator::new);
         if let Some(f) = &filter {
-            let schemas: Vec<_> = std::iter::once(m.current_schema())
-                .chain(m.schemas.iter().rev())
-                .collect();
+            let schemas = m.schemas_newest_first();
             for spec in &m.partition_specs {
                 let bound = BoundPartitionSpec::new(spec, &schemas)?;
                 residuals.insert(spec.spec_id, ResidualEvaluator::new(bound, f));
@@ -275,9 +273,7 @@ pub(crate) async fn validate_no_new_deletes_for_data_files(
     )
     .await?;
     let m = table.metadata();
-    let schemas: Vec<_> = std::iter::once(m.current_schema())
-        .chain(m.schemas.iter().rev())
-        .collect();
+    let schemas = m.schemas_newest_first();
     for (snapshot, e) in added {
         let e = Arc::new(e);
         let d = &e.data_file;

@@ -255,7 +255,7 @@ const V1_BLOCK_SIZE: i64 = 64 * 1024 * 1024;
 
 fn data_file_value(
     f: &DataFile,
-    partition_names: &[String],
+    partition_fields: &[NestedField],
     version: FormatVersion,
 ) -> Result<Value> {
     let v3 = version >= FormatVersion::V3;
@@ -267,8 +267,8 @@ fn data_file_value(
     let partition = f
         .partition
         .iter()
-        .zip(partition_names)
-        .map(|(v, name)| Ok((name.clone(), partition_value(v)?)))
+        .zip(partition_fields)
+        .map(|(v, field)| Ok((field.name.clone(), partition_value(v)?)))
         .collect::<Result<Vec<_>>>()?;
     let list = |items: Vec<Value>| {
         if items.is_empty() {
@@ -476,7 +476,8 @@ pub struct ManifestWriter {
     snapshot_id: i64,
     sequence_number: i64,
     values: Vec<Value>,
-    partition_names: Vec<String>,
+    /// The partition tuple's fields, named as Avro field names.
+    partition_fields: Vec<NestedField>,
     summaries: Vec<SummaryBuilder>,
     counts: [(i32, i64); 3],
     min_sequence_number: Option<i64>,
@@ -485,27 +486,52 @@ pub struct ManifestWriter {
 
 impl ManifestWriter {
     /// A writer for a manifest added by snapshot `snapshot_id` with sequence number
-    /// `sequence_number`, holding files of `content` written under `spec` of `schema`.
+    /// `sequence_number`, holding files of `content` written under `spec`.
     ///
-    /// Errors: a partition field whose type cannot be written yet
-    /// ([`crate::ErrorKind::Unsupported`]).
+    /// `schemas` are the table's schemas, as [`TableMetadata::schemas_newest_first`]
+    /// lists them: the first, the current schema, is the manifest's `schema`; all type
+    /// the partition tuple ([`PartitionSpec::partition_type`]), so a field of an older
+    /// spec whose source column the current schema dropped is written with the type its
+    /// values have.
+    ///
+    /// Errors: no schema, or a partition field whose type cannot be written
+    /// ([`crate::ErrorKind::Unsupported`]: an `identity` or `truncate` field whose source
+    /// column is in none of `schemas`, named with its spec and source field id).
+    ///
+    /// [`TableMetadata::schemas_newest_first`]: crate::spec::TableMetadata::schemas_newest_first
     pub fn new(
-        schema: &Schema,
+        schemas: &[&Schema],
         spec: &PartitionSpec,
         content: ManifestContent,
         snapshot_id: i64,
         sequence_number: i64,
     ) -> Result<Self> {
-        let partition_fields = spec.partition_type(schema)?;
-        let renamed: Vec<NestedField> = partition_fields
+        let schema = schemas.first().ok_or_else(|| {
+            Error::invalid_argument(format!(
+                "a manifest of partition spec {} needs the table's schema",
+                spec.spec_id
+            ))
+        })?;
+        let partition_type = spec.partition_type(schemas)?;
+        if let Some((f, pf)) = partition_type
+            .iter()
+            .zip(&spec.fields)
+            .find(|(f, _)| *f.field_type == Type::Primitive(PrimitiveType::Unknown))
+        {
+            return Err(Error::unsupported(format!(
+                "writing partition field '{}' of spec {}: its source column (field id {}) is \
+                 in none of the table's schemas, so the type of its values is unknown",
+                f.name, spec.spec_id, pf.source_id
+            )));
+        }
+        let partition_fields: Vec<NestedField> = partition_type
             .iter()
             .enumerate()
             .map(|(i, f)| {
                 NestedField::optional(f.id, avro_field_name(&f.name, i), (*f.field_type).clone())
             })
             .collect();
-        let partition_names = renamed.iter().map(|f| f.name.clone()).collect();
-        let entry_schema = manifest_entry_schema(&renamed, FormatVersion::V2)?;
+        let entry_schema = manifest_entry_schema(&partition_fields, FormatVersion::V2)?;
         let avro_schema = AvroSchema::parse(&entry_schema)
             .map_err(|e| Error::invalid_data("manifest Avro schema").with_source(e))?;
         let schema_json = serde_json::to_string(schema)
@@ -535,11 +561,11 @@ impl ManifestWriter {
             snapshot_id,
             sequence_number,
             values: vec![],
-            partition_names,
             summaries: partition_fields
                 .iter()
                 .map(|_| SummaryBuilder::default())
                 .collect(),
+            partition_fields,
             counts: [(0, 0); 3],
             min_sequence_number: None,
             version: FormatVersion::V2,
@@ -553,12 +579,7 @@ impl ManifestWriter {
     ///
     /// Errors: a v1 manifest of delete files ([`crate::ErrorKind::Unsupported`]: v1
     /// has none).
-    pub fn with_format_version(
-        mut self,
-        format_version: FormatVersion,
-        schema: &Schema,
-        spec: &PartitionSpec,
-    ) -> Result<Self> {
+    pub fn with_format_version(mut self, format_version: FormatVersion) -> Result<Self> {
         if format_version == FormatVersion::V1 && self.content == ManifestContent::Deletes {
             return Err(Error::unsupported(
                 "delete files in a format-version 1 table (v1 has no delete files)",
@@ -567,16 +588,11 @@ impl ManifestWriter {
         if format_version == self.version {
             return Ok(self);
         }
-        let renamed: Vec<NestedField> = spec
-            .partition_type(schema)?
-            .iter()
-            .enumerate()
-            .map(|(i, f)| {
-                NestedField::optional(f.id, avro_field_name(&f.name, i), (*f.field_type).clone())
-            })
-            .collect();
-        self.avro_schema = AvroSchema::parse(&manifest_entry_schema(&renamed, format_version)?)
-            .map_err(|e| Error::invalid_data("manifest Avro schema").with_source(e))?;
+        self.avro_schema = AvroSchema::parse(&manifest_entry_schema(
+            &self.partition_fields,
+            format_version,
+        )?)
+        .map_err(|e| Error::invalid_data("manifest Avro schema").with_source(e))?;
         for (k, v) in &mut self.metadata {
             if k == "format-version" {
                 *v = (format_version as i32).to_string();
@@ -627,7 +643,7 @@ impl ManifestWriter {
         count.0 += 1;
         count.1 += f.record_count;
         let snapshot_id = Value::Long(entry.snapshot_id.unwrap_or(self.snapshot_id));
-        let data_file = data_file_value(f, &self.partition_names, self.version)?;
+        let data_file = data_file_value(f, &self.partition_fields, self.version)?;
         self.values
             .push(Value::Record(if self.version == FormatVersion::V1 {
                 vec![
@@ -707,13 +723,4 @@ impl ManifestWriter {
         };
         Ok((bytes, file))
     }
-}
-
-/// The Iceberg type of a partition field, for callers building partition tuples.
-pub fn partition_types(schema: &Schema, spec: &PartitionSpec) -> Result<Vec<Type>> {
-    Ok(spec
-        .partition_type(schema)?
-        .into_iter()
-        .map(|f| *f.field_type)
-        .collect())
 }

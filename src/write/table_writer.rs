@@ -167,7 +167,7 @@ impl LocalTableWriter {
         content: ManifestContent,
     ) -> Result<ManifestWriter> {
         ManifestWriter::new(
-            self.schema(),
+            &[self.schema()],
             self.spec()?,
             content,
             snap.snapshot_id,

@@ -141,7 +141,8 @@ fn partitioned_manifest_and_list_round_trip() {
             transform: Transform::Identity,
         }],
     };
-    let mut w = ManifestWriter::new(&schema, &spec, ManifestContent::Data, 7, 3).expect("writer");
+    let mut w =
+        ManifestWriter::new(&[&schema], &spec, ManifestContent::Data, 7, 3).expect("writer");
     for p in [5, 2, 9] {
         let mut f = empty_data_file(&format!("f{p}.parquet"), DataContentType::Data);
         f.partition = vec![Some(Literal::Int(p))];
@@ -258,7 +259,8 @@ fn partition_values_of_every_identity_type_round_trip() {
             })
             .collect(),
     };
-    let mut w = ManifestWriter::new(&schema, &spec, ManifestContent::Data, 1, 1).expect("writer");
+    let mut w =
+        ManifestWriter::new(&[&schema], &spec, ManifestContent::Data, 1, 1).expect("writer");
     let mut f = empty_data_file("f.parquet", DataContentType::Data);
     f.partition = types.iter().map(|(_, v)| Some(v.clone())).collect();
     w.add(&NewEntry::added(f.clone())).expect("add");
@@ -273,4 +275,94 @@ fn partition_values_of_every_identity_type_round_trip() {
     assert_eq!(super::manifest::decimal_required_bytes(9), 4);
     assert_eq!(super::manifest::decimal_required_bytes(38), 16);
     assert_eq!(super::manifest::decimal_required_bytes(18), 8);
+}
+
+/// A manifest of an old spec whose source columns the current schema dropped (written
+/// when a row-level change rewrites it or adds delete files under that spec): its
+/// partition values are written with the type of the newest schema that still has the
+/// column, and read back equal, in v2 and v3 layouts. Without any schema holding an
+/// identity field's column, the writer refuses, naming the field, spec and column id.
+#[test]
+fn manifests_of_a_spec_whose_source_columns_were_dropped_keep_their_values() {
+    use crate::spec::{FormatVersion, NestedField, Schema, Type};
+    let prim = |p: PrimitiveType| Type::Primitive(p);
+    let old = Schema::new(
+        0,
+        vec![
+            NestedField::optional(1, "id", prim(PrimitiveType::Long)),
+            NestedField::optional(2, "p", prim(PrimitiveType::Int)),
+            NestedField::optional(3, "d", prim(PrimitiveType::Date)),
+            NestedField::optional(4, "s", prim(PrimitiveType::String)),
+        ],
+    );
+    let current = Schema::new(
+        1,
+        vec![
+            NestedField::optional(1, "id", prim(PrimitiveType::Long)),
+            NestedField::optional(4, "s", prim(PrimitiveType::String)),
+        ],
+    );
+    let field = |source_id, id, name: &str, transform| PartitionField {
+        source_id,
+        field_id: Some(id),
+        name: name.into(),
+        transform,
+    };
+    let spec = PartitionSpec {
+        spec_id: 0,
+        fields: vec![
+            field(2, 1000, "p", Transform::Identity),
+            field(2, 1001, "p_bucket", Transform::Bucket(4)),
+            field(3, 1002, "d_month", Transform::Month),
+            field(3, 1003, "d", Transform::Identity),
+        ],
+    };
+    // as `TableMetadata::schemas_newest_first` lists them
+    let schemas = [&current, &current, &old];
+    let values = vec![
+        Some(Literal::Int(7)),
+        Some(Literal::Int(3)),
+        Some(Literal::Int(665)),
+        Some(Literal::Date(20_250)),
+    ];
+    for version in [FormatVersion::V2, FormatVersion::V3] {
+        for content in [ManifestContent::Data, ManifestContent::Deletes] {
+            let mut w = ManifestWriter::new(&schemas, &spec, content, 5, 2)
+                .and_then(|w| w.with_format_version(version))
+                .expect("writer");
+            let kind = match content {
+                ManifestContent::Data => DataContentType::Data,
+                ManifestContent::Deletes => DataContentType::PositionDeletes,
+            };
+            let mut f = empty_data_file("f.parquet", kind);
+            f.partition = values.clone();
+            w.add(&NewEntry::added(f)).expect("add");
+            let mut nulls = empty_data_file("g.parquet", kind);
+            nulls.partition = vec![None; 4];
+            w.add(&NewEntry::added(nulls)).expect("add nulls");
+            let (bytes, mf) = w.finish("m.avro").expect("finish");
+            let read =
+                crate::spec::manifest::parse_manifest(&bytes, "m.avro", &mf, &spec, &schemas)
+                    .expect("read");
+            let partitions: Vec<_> = read.iter().map(|e| e.data_file.partition.clone()).collect();
+            assert_eq!(
+                partitions,
+                [values.clone(), vec![None; 4]],
+                "{version:?} {content:?}"
+            );
+            // the manifest records the current schema
+            let reader = apache_avro::Reader::new(&bytes[..]).expect("avro");
+            let recorded = reader.user_metadata().get("schema-id").cloned();
+            assert_eq!(recorded.as_deref(), Some(&b"1"[..]), "{version:?}");
+        }
+    }
+    let e = ManifestWriter::new(&[&current], &spec, ManifestContent::Data, 5, 2)
+        .err()
+        .expect("no schema types 'p'");
+    assert_eq!(e.kind(), crate::ErrorKind::Unsupported, "{e}");
+    let msg = e.to_string();
+    assert!(
+        msg.contains("partition field 'p' of spec 0") && msg.contains("field id 2"),
+        "{msg}"
+    );
 }

@@ -31,9 +31,9 @@ pub fn encode_written_files(
     format_version: FormatVersion,
 ) -> Result<Vec<u8>> {
     // snapshot id and sequence number are unknown until the commit: the entries inherit
-    let mut writer = ManifestWriter::new(schema, spec, ManifestContent::Data, 0, 0)?;
+    let mut writer = ManifestWriter::new(&[schema], spec, ManifestContent::Data, 0, 0)?;
     if format_version == FormatVersion::V3 {
-        writer = writer.with_format_version(FormatVersion::V3, schema, spec)?;
+        writer = writer.with_format_version(FormatVersion::V3)?;
     }
     for f in files {
         if f.content != DataContentType::Data {

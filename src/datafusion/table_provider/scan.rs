@@ -563,8 +563,9 @@ impl IcebergTableProvider {
         };
         let output_columns: Vec<usize> = (0..scan_projection.len()).collect();
         let metadata = self.table.metadata();
-        let mut schemas: Vec<&Schema> = vec![&self.schema, metadata.current_schema()];
-        schemas.extend(metadata.schemas.iter().rev());
+        let schemas: Vec<&Schema> = std::iter::once(self.schema.as_ref())
+            .chain(metadata.schemas_newest_first())
+            .collect();
         let mut groups: Vec<(Vec<i32>, EqualityGroup)> = vec![];
         for file in files {
             let ids = &file.entry.data_file.equality_ids;

@@ -18,6 +18,7 @@ mod distributed;
 mod dml;
 mod dml_statements;
 mod dml_whole_files;
+mod dropped_partition_source;
 mod equality_resolution;
 mod evolution;
 #[cfg(feature = "cloud")]

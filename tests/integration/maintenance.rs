@@ -28,7 +28,7 @@ async fn n(lake: &Lake, q: &str) -> i64 {
 }
 
 /// The result of a CALL as (column, value) pairs of its one row.
-async fn call(lake: &Lake, q: &str) -> HashMap<String, i64> {
+pub(crate) async fn call(lake: &Lake, q: &str) -> HashMap<String, i64> {
     let batches = run(&lake.ctx, q)
         .await
         .unwrap_or_else(|e| panic!("{q}: {e}"));

@@ -581,7 +581,11 @@ impl RowLevelJob {
                 self.overwrite(&affected, files)?
             }
         };
-        let table = txn.commit().await?;
+        let table = txn.commit().await.map_err(|e| match e.kind() {
+            // `Transaction::commit` names the table when the retries run out
+            ErrorKind::CommitConflict => e,
+            _ => e.context(format!("{} on '{}'", self.statement, self.target.ident)),
+        })?;
         if let Some(id) = table.metadata().current_snapshot_id {
             MetricBuilder::new(&self.metrics)
                 .global_gauge(COMMITTED_SNAPSHOT_METRIC)

@@ -31,6 +31,7 @@
 //! | `CALL [cat.]system.remove_orphan_files(table, older_than, location, dry_run, max_concurrent_deletes)` | [`maintenance::remove_orphan_files`](crate::maintenance::remove_orphan_files) |
 //! | `CALL [cat.]system.rewrite_data_files(table, strategy, sort_order, options, where)` | [`rewrite_data_files`](crate::datafusion::maintenance::rewrite_data_files) (`binpack`, `sort`) |
 //! | `CALL [cat.]system.rewrite_manifests(table)` | [`maintenance::rewrite_manifests`](crate::maintenance::rewrite_manifests) |
+//! | `SHOW TBLPROPERTIES t [('key')]` | the table's properties as Spark shows an Iceberg table's, rows `key`, `value` (module `show_properties`; any table DataFusion resolves to an Iceberg table) |
 //!
 //! Every other statement, and these when they target a catalog or schema that is not
 //! Iceberg (e.g. the CLI's in-memory `public`), goes to DataFusion (`ctx.sql`), as does
@@ -146,6 +147,8 @@ mod drop_schema;
 mod literals;
 mod metadata_columns;
 mod procedures;
+mod show;
+mod show_properties;
 mod time_travel;
 mod tokens;
 mod uuid_values;
@@ -156,6 +159,8 @@ mod alter_tests;
 mod default_tests;
 #[cfg(test)]
 mod literal_tests;
+#[cfg(test)]
+mod show_tests;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
@@ -257,6 +262,13 @@ pub async fn execute(ctx: &SessionContext, statement: &str) -> Result<DataFrame>
     if tokens::first_word_is(statement, &["DELETE"]) {
         if let Some(plan) = delete_alias::plan(ctx, statement).await? {
             return Ok(ctx.execute_logical_plan(plan).await?);
+        }
+    }
+    if tokens::first_word_is(statement, &["SHOW"]) {
+        if let Some(cursor) = cursor(ctx, statement) {
+            if let Some(df) = show::show(ctx, cursor).await? {
+                return Ok(df);
+            }
         }
     }
     if !tokens::first_word_is(statement, &["CREATE", "DROP", "ALTER", "CALL"]) {

@@ -1,0 +1,117 @@
+//! The `SHOW` statements icefloe answers for Iceberg tables, in Spark's syntax:
+//! `SHOW TBLPROPERTIES` ([`show_properties`](super::show_properties)) and `SHOW CREATE
+//! TABLE` ([`show_create_table`](super::show_create_table)). Every other `SHOW` goes to
+//! DataFusion.
+//!
+//! The table is looked up as a query would look it up (`ctx.table_provider`): a table of
+//! an Iceberg catalog, a `--table` or `CREATE EXTERNAL TABLE … STORED AS ICEBERG` table,
+//! also a `"t@ref"` name; a catalog table is loaded fresh, so the answer is the table's
+//! current metadata.
+
+use std::sync::Arc;
+
+use datafusion::arrow::array::{ArrayRef, RecordBatch, StringArray};
+use datafusion::arrow::datatypes::{DataType, Field, Schema as ArrowSchema};
+use datafusion::common::TableReference;
+use datafusion::dataframe::DataFrame;
+use datafusion::prelude::SessionContext;
+
+use super::tokens::Cursor;
+use super::{defaults, show_properties};
+use crate::error::{Error, ErrorKind, Result};
+use crate::table::Table;
+use crate::IcebergTableProvider;
+
+/// `SHOW …` at `c`: `Some` result for the statements icefloe answers, `None` for the
+/// ones DataFusion answers (any other `SHOW`, and `SHOW CREATE TABLE` of a table that is
+/// not an Iceberg table).
+///
+/// Errors: the statement's own (see the two modules); an unknown table is
+/// [`ErrorKind::NotFound`] "table 'catalog.schema.table' not found".
+pub(super) async fn show(ctx: &SessionContext, mut c: Cursor<'_>) -> Result<Option<DataFrame>> {
+    if !c.eat_keyword("SHOW") {
+        return Ok(None);
+    }
+    if c.eat_keyword("TBLPROPERTIES") {
+        return show_properties::show_tblproperties(ctx, c).await.map(Some);
+    }
+    Ok(None)
+}
+
+/// An Iceberg table found by its SQL name.
+pub(super) struct ShownTable {
+    /// `catalog.schema.table`, for messages and Spark's "does not have property" row.
+    pub display: String,
+    /// The table as loaded for this statement.
+    pub table: Table,
+}
+
+/// The table `parts` (a dotted name, as the cursor read it) names, resolved as a query's
+/// table name (`t`, `schema.t`, `catalog.schema.t`; more parts: a dotted namespace);
+/// `None` when the table is not an Iceberg table.
+///
+/// Errors: [`ErrorKind::NotFound`] "table 'catalog.schema.table' not found" (the CLI
+/// then says which part is unknown); DataFusion's when the table does not load.
+pub(super) async fn find_table(
+    ctx: &SessionContext,
+    parts: &[String],
+) -> Result<Option<ShownTable>> {
+    let reference = match parts {
+        [table] => TableReference::bare(table.as_str()),
+        [schema, table] => TableReference::partial(schema.as_str(), table.as_str()),
+        [catalog, rest @ .., table] if ctx.catalog(catalog).is_some() => {
+            TableReference::full(catalog.as_str(), rest.join("."), table.as_str())
+        }
+        [schema @ .., table] => TableReference::partial(schema.join("."), table.as_str()),
+        [] => return Err(Error::invalid_argument("a table name is missing")),
+    };
+    let (catalog, schema) = defaults(ctx);
+    let resolved = reference.clone().resolve(&catalog, &schema);
+    let display = resolved.to_string();
+    let provider = match ctx.table_provider(reference).await {
+        Ok(provider) => provider,
+        Err(e) => {
+            let listed = ctx
+                .catalog(&resolved.catalog)
+                .and_then(|c| c.schema(&resolved.schema))
+                .is_some_and(|s| s.table_exist(&resolved.table));
+            return Err(if listed {
+                e.into()
+            } else {
+                Error::not_found(format!("table '{display}' not found"))
+            });
+        }
+    };
+    Ok(provider
+        .downcast_ref::<IcebergTableProvider>()
+        .map(|p| ShownTable {
+            display,
+            table: p.table().clone(),
+        }))
+}
+
+/// A result of string columns named `names`, one row per entry of `rows`.
+pub(super) fn string_rows(
+    ctx: &SessionContext,
+    names: &[&str],
+    rows: Vec<Vec<String>>,
+) -> Result<DataFrame> {
+    let schema = Arc::new(ArrowSchema::new(
+        names
+            .iter()
+            .map(|n| Field::new(*n, DataType::Utf8, false))
+            .collect::<Vec<_>>(),
+    ));
+    let columns: Vec<ArrayRef> = (0..names.len())
+        .map(|i| {
+            let values: Vec<&str> = rows
+                .iter()
+                .map(|r| r.get(i).map_or("", String::as_str))
+                .collect();
+            Arc::new(StringArray::from(values)) as ArrayRef
+        })
+        .collect();
+    let batch = RecordBatch::try_new(schema, columns)
+        .map_err(|e| Error::new(ErrorKind::DataFusion, "SHOW result").with_source(e))?;
+    Ok(ctx.read_batch(batch)?)
+}

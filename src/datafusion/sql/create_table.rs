@@ -9,6 +9,7 @@ use datafusion::logical_expr::{DdlStatement, Expr, LogicalPlan};
 use datafusion::prelude::SessionContext;
 use datafusion::sql::sqlparser::tokenizer::Token;
 
+use super::column_default::default_value;
 use super::tokens::{is_keyword, Cursor};
 use super::{empty, resolve_table};
 use crate::catalog::TableCreation;
@@ -327,18 +328,55 @@ impl Parsed {
 
     /// The table to create: DataFusion plans the columns (or the CTAS query).
     async fn creation(&self, ctx: &SessionContext) -> Result<TableCreation> {
-        let (creation, defaults) = self.plan(ctx).await?;
+        let (mut creation, defaults) = self.plan(ctx).await?;
         check_nanosecond_columns(&creation.schema, &self.properties)?;
-        if let Some((column, _)) = defaults.first() {
-            return Err(Error::unsupported(format!(
-                "column '{column}' with a DEFAULT: CREATE TABLE does not set default values \
-                 yet (add the column to the v3 table with ALTER TABLE … ADD COLUMN … DEFAULT)"
-            )));
+        if !defaults.is_empty() {
+            creation.schema = self.with_defaults(ctx, &creation.schema, defaults).await?;
         }
         // the builder's own checks (names, partition sources), before anything is
         // written; `ALTER TABLE` checks the columns it plans in the table's new schema
         creation.to_metadata("file:///icefloe-create-table-check")?;
         Ok(creation)
+    }
+
+    /// `schema` with the columns' `DEFAULT` values (v3, spec "Default values"): each one
+    /// both the column's `initial-default` and its `write-default`, as `ALTER TABLE … ADD
+    /// COLUMN … DEFAULT` sets them (a new table has no rows written before the column, so
+    /// only the `write-default` is ever used; the value is a constant of the column's
+    /// type, see module `column_default`). `DEFAULT NULL` sets none.
+    ///
+    /// Errors: [`ErrorKind::InvalidArgument`] naming the column when the table is not
+    /// `format-version` 3, or the value is not one of the column's type.
+    async fn with_defaults(
+        &self,
+        ctx: &SessionContext,
+        schema: &Schema,
+        defaults: Vec<(String, Expr)>,
+    ) -> Result<Schema> {
+        let version = self.properties.get("format-version").map(|v| v.trim());
+        let mut columns = schema.columns().to_vec();
+        for (name, expr) in defaults {
+            if version != Some("3") {
+                return Err(Error::invalid_argument(format!(
+                    "column '{name}' with a DEFAULT: default values require format version \
+                     3 (set TBLPROPERTIES ('format-version' = '3'))"
+                )));
+            }
+            let Some(column) = columns.iter_mut().find(|c| c.name == name) else {
+                return Err(Error::invalid_argument(format!(
+                    "DEFAULT of an unknown column '{name}'"
+                )));
+            };
+            let value = default_value(ctx, expr, &name, &column.field_type).await?;
+            if let (Some(value), Type::Primitive(p)) = (value, column.field_type.as_ref()) {
+                let json = value
+                    .to_json(p)
+                    .map_err(|e| e.context(format!("default value of column '{name}'")))?;
+                column.initial_default = Some(json.clone());
+                column.write_default = Some(json);
+            }
+        }
+        Ok(Schema::new(schema.schema_id, columns))
     }
 
     /// The table DataFusion plans, and the columns' `DEFAULT` expressions.

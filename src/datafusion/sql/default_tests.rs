@@ -49,6 +49,38 @@ fn defaults(m: &TableMetadata, path: &str) -> (Value, Value) {
 }
 
 #[tokio::test]
+async fn create_table_sets_defaults_on_v3() {
+    let (ctx, catalog, _dir) = session().await;
+    ok(&ctx, "CREATE SCHEMA ns").await;
+    ok(
+        &ctx,
+        "CREATE TABLE ns.c (id INT NOT NULL, n INT DEFAULT 5, \
+         r VARCHAR NOT NULL DEFAULT 'r0' COMMENT 'req', d DATE DEFAULT '2024-02-29', \
+         m DECIMAL(9, 2) DEFAULT 12.5, z INT DEFAULT NULL) \
+         TBLPROPERTIES ('format-version'='3')",
+    )
+    .await;
+    let m = metadata(&catalog, "ns.c").await;
+    assert_eq!(defaults(&m, "n"), (json!(5), json!(5)));
+    assert_eq!(defaults(&m, "r"), (json!("r0"), json!("r0")));
+    assert!(field(&m, "r").required);
+    assert_eq!(field(&m, "r").doc.as_deref(), Some("req"));
+    assert_eq!(
+        defaults(&m, "d"),
+        (json!("2024-02-29"), json!("2024-02-29"))
+    );
+    assert_eq!(defaults(&m, "m"), (json!("12.50"), json!("12.50")));
+    assert_eq!(defaults(&m, "z"), (Value::Null, Value::Null));
+    assert_eq!(defaults(&m, "id"), (Value::Null, Value::Null));
+    // an INSERT not listing them writes the write-defaults
+    ok(&ctx, "INSERT INTO ns.c (id) VALUES (1)").await;
+    assert_eq!(
+        ok(&ctx, "SELECT id, n, r, d, m, z FROM ns.c").await,
+        [["1", "5", "r0", "2024-02-29", "12.50", ""]]
+    );
+}
+
+#[tokio::test]
 async fn defaults_fill_old_rows_and_omitted_columns() {
     let (ctx, catalog, _dir) = session().await;
     ok(&ctx, "CREATE SCHEMA ns").await;
@@ -283,9 +315,19 @@ async fn default_changes_that_are_refused() {
             "only a type",
         ),
         (
-            "CREATE TABLE ns.c (id INT DEFAULT 1) TBLPROPERTIES ('format-version'='3')",
-            ErrorKind::Unsupported,
-            "column 'id' with a DEFAULT: CREATE TABLE does not set default values yet",
+            "CREATE TABLE ns.c (id INT DEFAULT 1)",
+            ErrorKind::InvalidArgument,
+            "column 'id' with a DEFAULT: default values require format version 3",
+        ),
+        (
+            "CREATE TABLE ns.c (id INT DEFAULT 1) TBLPROPERTIES ('format-version'='2')",
+            ErrorKind::InvalidArgument,
+            "column 'id' with a DEFAULT: default values require format version 3",
+        ),
+        (
+            "CREATE TABLE ns.c (id INT DEFAULT 1.5) TBLPROPERTIES ('format-version'='3')",
+            ErrorKind::InvalidArgument,
+            "DEFAULT 1.5 is not a value of column 'id' of type int",
         ),
     ];
     let locations = |catalog: Arc<dyn Catalog>| async move {

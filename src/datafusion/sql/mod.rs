@@ -8,7 +8,7 @@
 //! | statement | does |
 //! |---|---|
 //! | `CREATE SCHEMA\|DATABASE\|NAMESPACE [IF NOT EXISTS] [cat.]ns [COMMENT '…'] [LOCATION '…'] [WITH DBPROPERTIES ('k'='v', …)]` | `create_namespace` |
-//! | `CREATE TABLE [IF NOT EXISTS] [[cat.]ns.]t (col type [NOT NULL] [COMMENT '…'], …) [USING iceberg] [PARTITIONED BY (…)] [LOCATION '…'] [COMMENT '…'] [TBLPROPERTIES ('k'='v', …)] [AS query]` | `create_table` (see [below](#create-table)) |
+//! | `CREATE TABLE [IF NOT EXISTS] [[cat.]ns.]t (col type [NOT NULL] [DEFAULT value] [COMMENT '…'], …) [USING iceberg] [PARTITIONED BY (…)] [LOCATION '…'] [COMMENT '…'] [TBLPROPERTIES ('k'='v', …)] [AS query]` | `create_table` (see [below](#create-table)) |
 //! | `DROP SCHEMA\|DATABASE\|NAMESPACE [IF EXISTS] [cat.]ns [RESTRICT\|CASCADE]` | `drop_namespace` (an empty namespace only; `CASCADE` on one holding tables is refused) |
 //! | `DROP TABLE [IF EXISTS] [[cat.]ns.]t [PURGE]` | `drop_table` (with `PURGE`, the table's files are deleted too) |
 //! | `ALTER TABLE [[cat.]ns.]t RENAME TO [[cat.]ns.]u` | `rename_table` (a one-part new name stays in the namespace) |
@@ -92,7 +92,8 @@
 //! query's). Columns get field ids 1..n in order, nested fields after them as Iceberg
 //! Java assigns them; `NOT NULL` makes a field required (CTAS columns are all optional,
 //! as in Spark); a column `COMMENT` becomes the field's doc and a table `COMMENT` the
-//! `comment` property. Types (SQL → DataFusion → Iceberg):
+//! `comment` property. A column `DEFAULT value` (v3 tables only) becomes the field's
+//! `initial-default` and `write-default`, as `ADD COLUMN … DEFAULT` sets them. Types (SQL → DataFusion → Iceberg):
 //!
 //! | SQL | Iceberg |
 //! |---|---|

@@ -17,7 +17,7 @@ use datafusion::dataframe::DataFrame;
 use datafusion::prelude::SessionContext;
 
 use super::tokens::Cursor;
-use super::{defaults, show_properties};
+use super::{defaults, show_create_table, show_properties};
 use crate::error::{Error, ErrorKind, Result};
 use crate::table::Table;
 use crate::IcebergTableProvider;
@@ -35,6 +35,9 @@ pub(super) async fn show(ctx: &SessionContext, mut c: Cursor<'_>) -> Result<Opti
     if c.eat_keyword("TBLPROPERTIES") {
         return show_properties::show_tblproperties(ctx, c).await.map(Some);
     }
+    if c.eat_keywords(&["CREATE", "TABLE"]) {
+        return show_create_table::show_create_table(ctx, c).await;
+    }
     Ok(None)
 }
 
@@ -42,6 +45,10 @@ pub(super) async fn show(ctx: &SessionContext, mut c: Cursor<'_>) -> Result<Opti
 pub(super) struct ShownTable {
     /// `catalog.schema.table`, for messages and Spark's "does not have property" row.
     pub display: String,
+    /// The DataFusion schema holding it (an Iceberg namespace: `ns`, `a.b`).
+    pub schema: String,
+    /// The table's name in that schema.
+    pub name: String,
     /// The table as loaded for this statement.
     pub table: Table,
 }
@@ -86,6 +93,8 @@ pub(super) async fn find_table(
         .downcast_ref::<IcebergTableProvider>()
         .map(|p| ShownTable {
             display,
+            schema: resolved.schema.to_string(),
+            name: resolved.table.to_string(),
             table: p.table().clone(),
         }))
 }

@@ -157,7 +157,7 @@ pub(super) fn spark_properties(table: &Table) -> BTreeMap<String, String> {
 }
 
 /// `value`, or `***` when `key` names a secret.
-fn shown_value(key: &str, value: &str) -> String {
+pub(super) fn shown_value(key: &str, value: &str) -> String {
     let iceberg = ICEBERG_PREFIXES.iter().any(|p| key.starts_with(p));
     if !iceberg && crate::io::is_secret(key) {
         "***".to_string()
@@ -199,10 +199,15 @@ pub(super) fn describe_sort_order(schema: &Schema, order: &SortOrder) -> String 
 /// The full name of field `id` in `schema` (`a.b` inside a struct, `l.element`,
 /// `m.key`, `m.value`), as Iceberg Java's `Schema.findColumnName`.
 pub(super) fn column_name(schema: &Schema, id: i32) -> Option<String> {
-    fn find(fields: &[&NestedField], id: i32) -> Option<String> {
+    column_path(schema, id).map(|p| p.join("."))
+}
+
+/// The names from the top-level column down to field `id` (see [`column_name`]).
+pub(super) fn column_path(schema: &Schema, id: i32) -> Option<Vec<String>> {
+    fn find(fields: &[&NestedField], id: i32) -> Option<Vec<String>> {
         fields.iter().find_map(|f| {
             if f.id == id {
-                return Some(f.name.clone());
+                return Some(vec![f.name.clone()]);
             }
             let children: Vec<&NestedField> = match f.field_type.as_ref() {
                 Type::Struct(s) => s.fields.iter().collect(),
@@ -210,7 +215,10 @@ pub(super) fn column_name(schema: &Schema, id: i32) -> Option<String> {
                 Type::Map(m) => vec![&m.key_field, &m.value_field],
                 Type::Primitive(_) => return None,
             };
-            find(&children, id).map(|inner| format!("{}.{inner}", f.name))
+            find(&children, id).map(|mut inner| {
+                inner.insert(0, f.name.clone());
+                inner
+            })
         })
     }
     find(&schema.columns().iter().collect::<Vec<_>>(), id)

@@ -150,3 +150,277 @@ async fn show_tblproperties_refusals() {
     )
     .await;
 }
+
+/// What `SHOW CREATE TABLE` must reproduce of a table, without ids: the current schema
+/// (names, types, requiredness, docs, defaults), identifier fields by name, the default
+/// spec's transforms with their source names (and field names when `names`), the sort
+/// order by source names, location, format version and properties.
+fn shape(m: &crate::spec::TableMetadata, names: bool) -> serde_json::Value {
+    use serde_json::{json, Value};
+    fn strip(v: &mut Value) {
+        match v {
+            Value::Object(o) => {
+                for k in [
+                    "id",
+                    "element-id",
+                    "key-id",
+                    "value-id",
+                    "schema-id",
+                    "identifier-field-ids",
+                ] {
+                    o.remove(k);
+                }
+                o.values_mut().for_each(strip);
+            }
+            Value::Array(a) => a.iter_mut().for_each(strip),
+            _ => {}
+        }
+    }
+    let schema = m.current_schema();
+    let name = |id: i32| super::show_properties::column_name(schema, id).expect("a column");
+    let mut fields = serde_json::to_value(schema).expect("schema JSON");
+    strip(&mut fields);
+    let spec: Vec<Value> = m
+        .default_partition_spec()
+        .expect("spec")
+        .fields
+        .iter()
+        .map(|f| {
+            let field = if names { f.name.clone() } else { String::new() };
+            json!([f.transform.to_string(), name(f.source_id), field])
+        })
+        .collect();
+    let order: Vec<Value> = m
+        .sort_orders
+        .iter()
+        .find(|o| o.order_id == m.default_sort_order_id)
+        .map(|o| {
+            o.fields
+                .iter()
+                .map(|f| {
+                    json!([
+                        f.transform.to_string(),
+                        name(f.source_id),
+                        f.direction,
+                        f.null_order
+                    ])
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let identifier: Vec<String> = schema
+        .identifier_field_ids
+        .iter()
+        .map(|id| name(*id))
+        .collect();
+    json!({
+        "schema": fields,
+        "identifier": identifier,
+        "spec": spec,
+        "order": order,
+        "location": m.location,
+        "format_version": m.format_version as i32,
+        "properties": m.properties.iter().collect::<std::collections::BTreeMap<_, _>>(),
+    })
+}
+
+/// `SHOW CREATE TABLE name`'s statement text.
+async fn create_statement(ctx: &datafusion::prelude::SessionContext, name: &str) -> String {
+    let rows = ok(ctx, &format!("SHOW CREATE TABLE {name}")).await;
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(rows[0].len(), 1, "{rows:?}");
+    rows[0][0].clone()
+}
+
+/// Run `statement` (statements separated by `;` and a line break, as `SHOW CREATE TABLE`
+/// writes them) in a new session on another catalog, and return the table `ns.<table>`
+/// it made.
+async fn recreate(statement: &str, table: &str) -> crate::spec::TableMetadata {
+    let (ctx, catalog, _dir) = session().await;
+    ok(&ctx, "CREATE SCHEMA ns").await;
+    for s in statement.split(";\n") {
+        ok(&ctx, s).await;
+    }
+    catalog
+        .load_table(&ident(&format!("ns.{table}")))
+        .await
+        .expect("the new table")
+        .metadata()
+        .clone()
+}
+
+#[tokio::test]
+async fn show_create_table_round_trips() {
+    let (ctx, catalog, _dir) = session().await;
+    ok(&ctx, "CREATE SCHEMA ns").await;
+    ok(
+        &ctx,
+        "CREATE TABLE ns.\"Rich T\" (\n\
+           id BIGINT NOT NULL COMMENT 'the id',\n\
+           \"Mixed Case\" STRING,\n\
+           \"order\" INT COMMENT 'it''s a keyword',\n\
+           s STRUCT<a INT, \"B\" STRING, bin BYTEA, inner STRUCT<x DOUBLE>>,\n\
+           l ARRAY<STRUCT<q DOUBLE>>,\n\
+           m MAP<INT, ARRAY<DATE>>,\n\
+           ts TIMESTAMP, tz TIMESTAMPTZ, tsn TIMESTAMP(9), tzn TIMESTAMP(9) WITH TIME ZONE,\n\
+           u UUID, b BINARY, dec DECIMAL(10, 2), f FLOAT, d DOUBLE, t TIME, flag BOOLEAN,\n\
+           n INT DEFAULT 5, dd DATE DEFAULT '2024-02-29',\n\
+           tzd TIMESTAMPTZ DEFAULT '2024-01-01T10:00:00.000001+00:00',\n\
+           td TIME DEFAULT '10:11:12.5', bd BINARY DEFAULT X'00ff',\n\
+           md DECIMAL(9, 2) DEFAULT 12.5, fd DOUBLE DEFAULT -1.25, flagd BOOLEAN DEFAULT true,\n\
+           ud UUID DEFAULT 'f79c3e09-677c-4bbd-a479-3f349cb785e7',\n\
+           sd STRING NOT NULL DEFAULT 'it''s')\n\
+         USING iceberg\n\
+         PARTITIONED BY (bucket(16, id), truncate(4, \"Mixed Case\"), days(ts), months(tz), \
+         flag, void(f), s.a)\n\
+         COMMENT 'a ''quoted'' comment'\n\
+         TBLPROPERTIES ('format-version'='3', 'write.delete.mode'='merge-on-read', \
+         'owner'='me', 'write.distribution-mode'='hash')",
+    )
+    .await;
+    ok(
+        &ctx,
+        "ALTER TABLE ns.\"Rich T\" WRITE DISTRIBUTED BY PARTITION LOCALLY ORDERED BY \
+         id DESC NULLS LAST, bucket(4, \"Mixed Case\"), truncate(2, s.\"B\") ASC NULLS LAST",
+    )
+    .await;
+    ok(&ctx, "ALTER TABLE ns.\"Rich T\" SET IDENTIFIER FIELDS id").await;
+    let source = catalog
+        .load_table(&ident("ns.Rich T"))
+        .await
+        .expect("table")
+        .metadata()
+        .clone();
+    let statement = create_statement(&ctx, "ns.\"Rich T\"").await;
+    assert!(
+        statement.starts_with(
+            "CREATE TABLE ns.\"Rich T\" (\n  id BIGINT NOT NULL COMMENT 'the id',\n  \
+             \"Mixed Case\" STRING,\n  \"order\" INT COMMENT 'it''s a keyword',\n  \
+             s STRUCT<a INT, \"B\" STRING, bin BYTEA, \"inner\" STRUCT<x DOUBLE>>,\n"
+        ),
+        "{statement}"
+    );
+    for part in [
+        "\n  n INT DEFAULT 5,\n",
+        "\n  dd DATE DEFAULT '2024-02-29',\n",
+        "\n  bd BINARY DEFAULT X'00ff',\n",
+        "\n  sd STRING NOT NULL DEFAULT 'it''s')\nUSING iceberg\n\
+         PARTITIONED BY (bucket(16, id), truncate(4, \"Mixed Case\"), days(ts), months(tz), \
+         flag, void(f), s.a)\nCOMMENT 'a ''quoted'' comment'\nLOCATION '",
+        "\nTBLPROPERTIES (\n  'format-version' = '3',\n  'owner' = 'me',\n  \
+         'write.delete.mode' = 'merge-on-read',\n  'write.distribution-mode' = 'hash');\n\
+         ALTER TABLE ns.\"Rich T\" WRITE DISTRIBUTED BY PARTITION LOCALLY ORDERED BY \
+         id DESC NULLS LAST, bucket(4, \"Mixed Case\") ASC NULLS FIRST, \
+         truncate(2, s.\"B\") ASC NULLS LAST;\n\
+         ALTER TABLE ns.\"Rich T\" SET IDENTIFIER FIELDS id",
+    ] {
+        assert!(statement.contains(part), "{part}\nnot in\n{statement}");
+    }
+    let copy = recreate(&statement, "Rich T").await;
+    assert_eq!(shape(&copy, true), shape(&source, true), "{statement}");
+}
+
+#[tokio::test]
+async fn show_create_table_of_an_evolved_table() {
+    let (ctx, catalog, _dir) = session().await;
+    ok(&ctx, "CREATE SCHEMA ns").await;
+    ok(
+        &ctx,
+        "CREATE TABLE ns.e (id INT NOT NULL, s STRING, gone INT) \
+         TBLPROPERTIES ('format-version'='3')",
+    )
+    .await;
+    ok(&ctx, "INSERT INTO ns.e VALUES (1, 'a', 2)").await;
+    for sql in [
+        "ALTER TABLE ns.e ADD COLUMN n INT DEFAULT 5",
+        "ALTER TABLE ns.e ALTER COLUMN n SET DEFAULT 6",
+        "ALTER TABLE ns.e ADD COLUMN o INT DEFAULT 7",
+        "ALTER TABLE ns.e ALTER COLUMN o DROP DEFAULT",
+        "ALTER TABLE ns.e DROP COLUMN gone",
+        "ALTER TABLE ns.e RENAME COLUMN s TO name",
+        "ALTER TABLE ns.e ALTER COLUMN id TYPE BIGINT",
+        "ALTER TABLE ns.e ADD PARTITION FIELD bucket(8, id)",
+        "ALTER TABLE ns.e WRITE ORDERED BY name",
+    ] {
+        ok(&ctx, sql).await;
+    }
+    let statement = create_statement(&ctx, "ns.e").await;
+    let location = catalog
+        .load_table(&ident("ns.e"))
+        .await
+        .expect("table")
+        .metadata()
+        .location
+        .clone();
+    // the write-default 6 (the new table has no rows from before n); o has none left
+    assert_eq!(
+        statement,
+        format!(
+            "CREATE TABLE ns.e (\n  id BIGINT NOT NULL,\n  name STRING,\n  \
+             n INT DEFAULT 6,\n  o INT)\nUSING iceberg\nPARTITIONED BY (bucket(8, id))\n\
+             LOCATION '{location}'\nTBLPROPERTIES (\n  'format-version' = '3',\n  \
+             'write.distribution-mode' = 'range');\n\
+             ALTER TABLE ns.e WRITE ORDERED BY name ASC NULLS FIRST"
+        )
+    );
+    let copy = recreate(&statement, "e").await;
+    let field = |m: &crate::spec::TableMetadata, name: &str| {
+        m.current_schema()
+            .field_by_name(name)
+            .cloned()
+            .expect("field")
+    };
+    assert_eq!(field(&copy, "n").write_default, Some(serde_json::json!(6)));
+    assert_eq!(field(&copy, "o").write_default, None);
+    let spec = &copy.default_partition_spec().expect("spec").fields;
+    assert_eq!(spec.len(), 1);
+    assert_eq!(spec[0].transform, crate::spec::Transform::Bucket(8));
+}
+
+#[tokio::test]
+async fn show_create_table_refuses_what_create_table_cannot_declare() {
+    let (ctx, _catalog, _dir) = session().await;
+    ok(&ctx, "CREATE SCHEMA ns").await;
+    ok(
+        &ctx,
+        "CREATE TABLE ns.r (id INT, s STRUCT<a INT>, l ARRAY<INT>) \
+         TBLPROPERTIES ('format-version'='3')",
+    )
+    .await;
+    ok(&ctx, "ALTER TABLE ns.r ALTER COLUMN s.a COMMENT 'doc'").await;
+    fails(
+        &ctx,
+        "SHOW CREATE TABLE ns.r",
+        ErrorKind::Unsupported,
+        "SHOW CREATE TABLE cat.ns.r: field 's.a' has a comment: CREATE TABLE declares that \
+         for top-level columns only",
+    )
+    .await;
+    ok(&ctx, "ALTER TABLE ns.r ALTER COLUMN s.a COMMENT ''").await;
+    ok(&ctx, "ALTER TABLE ns.r DROP COLUMN s").await;
+    ok(&ctx, "ALTER TABLE ns.r ADD COLUMN q STRUCT<b INT>").await;
+    ok(
+        &ctx,
+        "ALTER TABLE ns.r ADD COLUMN q.c INT NOT NULL DEFAULT 1",
+    )
+    .await;
+    fails(
+        &ctx,
+        "SHOW CREATE TABLE ns.r",
+        ErrorKind::Unsupported,
+        "field 'q.c' is required (NOT NULL)",
+    )
+    .await;
+    fails(
+        &ctx,
+        "SHOW CREATE TABLE ns.nope",
+        ErrorKind::NotFound,
+        "table 'cat.ns.nope' not found",
+    )
+    .await;
+    // not an Iceberg table: DataFusion's SHOW CREATE TABLE
+    ok(&ctx, "CREATE TABLE public.mem (id INT)").await;
+    let rows = ok(&ctx, "SHOW CREATE TABLE public.mem").await;
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0][..3], ["cat", "public", "mem"]);
+}

@@ -195,12 +195,15 @@ impl TableProviderFactory for IcebergTableProviderFactory {
 /// decimal range (DataFusion 55: "Decimal scale -300 exceeds the minimum supported
 /// scale"). String literals compared with a `uuid` column are read as UUIDs
 /// ([`install_uuid_literal_rule`](super::install_uuid_literal_rule)), and times of
-/// different units compare ([`install_time_literal_rule`](super::install_time_literal_rule)).
+/// different units compare ([`install_time_literal_rule`](super::install_time_literal_rule)),
+/// and `m[1]` reads a map with `int` keys such as `$files`' `column_sizes`
+/// ([`install_map_key_rule`](super::install_map_key_rule)).
 pub fn register_iceberg_factory(ctx: &SessionContext) {
     super::install_values_rule(ctx);
     super::use_decimal_literals(ctx);
     super::install_uuid_literal_rule(ctx);
     super::install_time_literal_rule(ctx);
+    super::install_map_key_rule(ctx);
     ctx.state_ref()
         .write()
         .table_factories_mut()

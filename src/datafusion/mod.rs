@@ -25,6 +25,7 @@ pub mod insert;
 #[cfg(any(feature = "distributed", feature = "ballista"))]
 mod logical_codec;
 pub mod maintenance;
+pub mod map_keys;
 pub mod metadata_columns;
 mod metadata_files;
 pub mod metadata_tables;
@@ -68,6 +69,7 @@ pub use iceberg_source::{IcebergParquetSource, IcebergScanState};
 pub use insert::{IcebergDataSink, WriteTarget};
 #[cfg(any(feature = "distributed", feature = "ballista"))]
 pub use logical_codec::IcebergLogicalCodec;
+pub use map_keys::install_map_key_rule;
 pub use named_tables::IcebergNamesSchemaProvider;
 pub use options::{register_iceberg_options, IcefloeOptions, OptionChoice};
 pub use position_delete_exec::PositionDeleteExec;

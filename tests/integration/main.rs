@@ -29,6 +29,7 @@ mod fuzz_parsers;
 mod interop;
 mod interop_writes;
 mod maintenance;
+mod map_access;
 mod metadata_answers;
 mod metadata_columns;
 mod nan_semantics;

@@ -1,0 +1,95 @@
+//! `m[1]` on maps with `int` keys: the metadata tables' `column_sizes`, `value_counts`,
+//! `null_value_counts`, `lower_bounds`, `upper_bounds` (Spark's `map<int, …>`, in
+//! `"t$files"` and in `"t$entries"`' `data_file`) and a table's own `map<int, …>`
+//! column, read with integer literal keys through `sql::execute`. DataFusion 55 compares
+//! the literal (`Int64`) with the `Int32` keys as it is and failed ("Invalid comparison
+//! operation: Int64 == Int32").
+
+use crate::dml::{lake, ok};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn int_keyed_maps_take_integer_literal_keys() {
+    let lake = lake().await;
+    let ctx = &lake.ctx;
+    ok(
+        ctx,
+        "CREATE TABLE ice.ns.t (id INT, s STRING, m MAP<INT, STRING>)",
+    )
+    .await;
+    ok(
+        ctx,
+        "INSERT INTO ice.ns.t VALUES (3, 'a', MAP {1: 'one', 2: 'two'}), \
+         (1, NULL, MAP {2: 'deux'}), (2, 'c', NULL)",
+    )
+    .await;
+
+    // the table's own map<int, string>
+    let rows = ok(ctx, "SELECT id, m[1], m[2] FROM ice.ns.t ORDER BY id").await;
+    let cells: Vec<Vec<String>> = rows
+        .lines()
+        .skip(3)
+        .filter(|l| l.starts_with('|'))
+        .map(|l| {
+            l.trim_matches('|')
+                .split('|')
+                .map(|c| c.trim().to_string())
+                .collect()
+        })
+        .collect();
+    assert_eq!(
+        cells,
+        [["1", "", "deux"], ["2", "", ""], ["3", "one", "two"],],
+        "{rows}"
+    );
+    assert_eq!(
+        ok(ctx, "SELECT id FROM ice.ns.t WHERE m[2] = 'two'").await,
+        ok(ctx, "SELECT 3 AS id").await
+    );
+
+    // $files: one data file of the three rows; ids 1..3 (field 1) with no null, one
+    // null s (field 2); bounds in the spec's single-value binary form (int: 4 bytes LE)
+    let files = "SELECT record_count, value_counts[1] AS ids, null_value_counts[2] AS null_s, \
+                 lower_bounds[1] AS lo, upper_bounds[1] AS hi, column_sizes[1] > 0 AS sized \
+                 FROM ice.ns.\"t$files\"";
+    let expected = "SELECT CAST(3 AS BIGINT) AS record_count, CAST(3 AS BIGINT) AS ids, \
+                    CAST(1 AS BIGINT) AS null_s, X'01000000' AS lo, X'03000000' AS hi, \
+                    true AS sized";
+    assert_eq!(ok(ctx, files).await, ok(ctx, expected).await);
+    // the same value as map_extract (which coerces its key) finds
+    assert_eq!(
+        ok(
+            ctx,
+            "SELECT column_sizes[1] = map_extract(column_sizes, 1)[1] AS same, \
+             column_sizes[4] = map_extract(column_sizes, 4)[1] AS map_key, \
+             column_sizes[99] IS NULL AS absent FROM ice.ns.\"t$files\""
+        )
+        .await,
+        ok(ctx, "SELECT true AS same, true AS map_key, true AS absent").await
+    );
+    // in a filter too
+    assert_eq!(
+        ok(
+            ctx,
+            "SELECT count(*) AS n FROM ice.ns.\"t$files\" WHERE value_counts[1] = 3"
+        )
+        .await,
+        ok(ctx, "SELECT count(*) AS n FROM (VALUES (1)) v").await
+    );
+
+    // $entries: the same maps inside data_file
+    assert_eq!(
+        ok(
+            ctx,
+            "SELECT data_file.column_sizes[1] AS c, data_file.value_counts[1] AS v, \
+             data_file.null_value_counts[2] AS n, data_file.lower_bounds[1] AS lo \
+             FROM ice.ns.\"t$entries\""
+        )
+        .await,
+        ok(
+            ctx,
+            "SELECT column_sizes[1] AS c, value_counts[1] AS v, null_value_counts[2] AS n, \
+             lower_bounds[1] AS lo FROM ice.ns.\"t$files\""
+        )
+        .await
+    );
+}

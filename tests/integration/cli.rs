@@ -237,6 +237,58 @@ fn cli_file_with_two_statements() {
 }
 
 #[test]
+fn cli_script_errors_name_the_statement() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("q.sql");
+    // the failing statement begins on line 5 (after a comment), spans two lines and is
+    // longer than the 60 characters shown
+    let sql = "-- a script\nSELECT 1 AS a;\n\n/* next */\nSELECT * FROM no_such_table\n  \
+               WHERE id = 1 AND a_rather_long_column_name > 100000;\nSELECT 2 AS b;\n";
+    std::fs::write(&path, sql).unwrap();
+    let head = "SELECT * FROM no_such_table WHERE id = 1 AND a_rather_long_c…";
+    let file = path.to_str().unwrap();
+    for (out, name) in [
+        (run(&["--format", "csv", "-f", file]), file),
+        (
+            run_with_stdin(&["--format", "csv", "-f", "-"], sql),
+            "<stdin>",
+        ),
+    ] {
+        assert_failure(&out);
+        // it stops there
+        assert_eq!(stdout(&out), "a\n1\n");
+        let err = stderr(&out);
+        assert!(
+            err.starts_with(&format!("error: {name}:5 ({head}): ")),
+            "{err}"
+        );
+        assert!(err.contains("no_such_table"), "{err}");
+    }
+    // a script piped into the shell: the error names it, and the rest runs
+    let out = run_with_stdin(&["--format", "csv"], sql);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "a\n1\nb\n2\n");
+    assert!(
+        stderr(&out).starts_with(&format!("error: <stdin>:5 ({head}): ")),
+        "{}",
+        stderr(&out)
+    );
+    // -c: by its place among several statements; one alone is not named
+    let out = run(&["-c", "SELECT 1 AS a; SELECT nope"]);
+    assert_failure(&out);
+    assert!(
+        stderr(&out).starts_with("error: -c statement 2 (SELECT nope): "),
+        "{}",
+        stderr(&out)
+    );
+    let out = run(&["-c", "SELECT nope"]);
+    assert_failure(&out);
+    let err = stderr(&out);
+    assert!(err.starts_with("error: ") && !err.contains("-c"), "{err}");
+    assert!(err.contains("nope"), "{err}");
+}
+
+#[test]
 fn cli_missing_file_is_an_error() {
     let out = run(&["-f", "no/such/file.sql"]);
     assert_failure(&out);

@@ -89,7 +89,8 @@ struct Cli {
     )]
     command: Option<String>,
 
-    /// Run the SQL statements in FILE ('-' for stdin) and exit
+    /// Run the SQL statements in FILE ('-' for stdin) and exit; stops at the first
+    /// failed statement, named by its line and beginning (FILE:LINE (SELECT …): error)
     #[arg(short = 'f', long = "file", value_name = "FILE")]
     file: Option<PathBuf>,
 
@@ -378,10 +379,15 @@ async fn run(cli: Cli) -> Result<(), CliError> {
         .with_null_string(cli.output.null_string.clone());
     let ctx = session(&cli).await?;
     match (&cli.command, &cli.file) {
-        (Some(sql), _) => run_sql(&ctx, sql, &mut output).await?,
+        (Some(sql), _) => run_sql(&ctx, sql, &mut output, Script::Command).await?,
         (None, Some(file)) => {
             let sql = read_sql_file(file)?;
-            run_sql(&ctx, &sql, &mut output).await?;
+            let name = if file.as_os_str() == "-" {
+                STDIN_NAME.to_string()
+            } else {
+                file.display().to_string()
+            };
+            run_sql(&ctx, &sql, &mut output, Script::File(&name)).await?;
         }
         (None, None) => {
             if !output.supports_repl() {
@@ -464,15 +470,50 @@ fn read_sql_file(path: &PathBuf) -> Result<String, CliError> {
         .map_err(|e| CliError::from(e).context(format!("cannot read {}", path.display())))
 }
 
+/// How SQL text is named in errors: the name of a script's errors.
+const STDIN_NAME: &str = "<stdin>";
+
+/// Where statements come from, for the errors that name them.
+#[derive(Debug, Clone, Copy)]
+pub enum Script<'a> {
+    /// `-c`: a failed statement is named by its place when there are several
+    /// (`-c statement 2 (SELECT …)`).
+    Command,
+    /// `-f FILE` (`<stdin>` for `-f -`, and a script piped into the shell): a failed
+    /// statement is always named, `FILE:LINE (first 60 characters)`.
+    File(&'a str),
+}
+
 /// Run each statement in `sql` in turn ([`icefloe::datafusion::sql::execute`]: icefloe's
 /// DDL against Iceberg catalogs, the rest through DataFusion), writing its result; stop
-/// at the first error.
-pub async fn run_sql(ctx: &SessionContext, sql: &str, output: &mut Output) -> Result<(), CliError> {
+/// at the first error, which names the statement (see [`Script`]).
+pub async fn run_sql(
+    ctx: &SessionContext,
+    sql: &str,
+    output: &mut Output,
+    script: Script<'_>,
+) -> Result<(), CliError> {
     let dialect = statements::session_dialect(ctx);
-    for statement in statements::split(sql, dialect.as_ref()) {
-        run_statement(ctx, &statement, output).await?;
+    let statements = statements::split(sql, dialect.as_ref());
+    let several = statements.len() > 1;
+    for (i, statement) in statements.iter().enumerate() {
+        run_statement(ctx, &statement.text, output)
+            .await
+            .map_err(|e| match script {
+                Script::File(name) => e.context(statement_location(name, statement, 0)),
+                Script::Command if several => {
+                    e.context(format!("-c statement {} ({})", i + 1, statement.head))
+                }
+                Script::Command => e,
+            })?;
     }
     Ok(())
+}
+
+/// `NAME:LINE (first characters)` of `statement`, its line moved down by `offset` lines
+/// (where its text began in a longer script).
+pub fn statement_location(name: &str, statement: &statements::Statement, offset: usize) -> String {
+    format!("{name}:{} ({})", statement.line + offset, statement.head)
 }
 
 /// Run one statement and write its result.

@@ -24,7 +24,7 @@ use rustyline::{Config, DefaultEditor};
 
 use crate::output::Output;
 use crate::statements::{self, Completeness};
-use crate::{run_statement, CliError};
+use crate::{run_statement, statement_location, CliError};
 
 const PROMPT: &str = "icefloe> ";
 const CONTINUATION: &str = "     -> ";
@@ -72,6 +72,8 @@ pub async fn run(ctx: &SessionContext, output: &mut Output) -> Result<(), CliErr
 
     let shell = Shell { ctx, interactive };
     let mut buffer = String::new();
+    // lines read, and the line the buffer began on (a piped script's errors name lines)
+    let (mut lines_read, mut buffer_line) = (0usize, 1usize);
     let mut failed = 0;
     // a Ctrl-C now leaves the shell
     let mut exit_armed = false;
@@ -98,6 +100,7 @@ pub async fn run(ctx: &SessionContext, output: &mut Output) -> Result<(), CliErr
             Err(e) => return Err(readline_error(e)),
         };
         exit_armed = false;
+        lines_read += 1;
         match Command::parse(&line) {
             // leaving works on a continuation line too; the unfinished statement is dropped
             Some(Command::Quit) => {
@@ -118,7 +121,9 @@ pub async fn run(ctx: &SessionContext, output: &mut Output) -> Result<(), CliErr
             }
             _ => {}
         }
-        if !buffer.is_empty() {
+        if buffer.is_empty() {
+            buffer_line = lines_read;
+        } else {
             buffer.push('\n');
         }
         buffer.push_str(&line);
@@ -133,7 +138,8 @@ pub async fn run(ctx: &SessionContext, output: &mut Output) -> Result<(), CliErr
                     let _ = editor.add_history_entry(sql.as_str());
                     save_history(&mut editor, path);
                 }
-                match shell.execute(&sql, output).await? {
+                let at = (!interactive).then_some(buffer_line);
+                match shell.execute(&sql, at, output).await? {
                     Outcome::Done => {}
                     Outcome::Failed => failed += 1,
                     Outcome::Cancelled => exit_armed = true,
@@ -145,7 +151,7 @@ pub async fn run(ctx: &SessionContext, output: &mut Output) -> Result<(), CliErr
     // Piped input may end without a final ';': run what is left.
     if !interactive
         && !buffer.trim().is_empty()
-        && shell.execute(&buffer, output).await? == Outcome::Failed
+        && shell.execute(&buffer, Some(buffer_line), output).await? == Outcome::Failed
     {
         failed += 1;
     }
@@ -169,15 +175,31 @@ struct Shell<'a> {
 impl Shell<'_> {
     /// Run the statements in `sql` one by one, printing an error instead of returning it
     /// (the shell goes on), unless stdout is gone or (reading a script) Ctrl-C was
-    /// pressed. Stops at the first failed or cancelled statement.
-    async fn execute(&self, sql: &str, output: &mut Output) -> Result<Outcome, CliError> {
+    /// pressed. Stops at the first failed or cancelled statement. `first_line`: the line
+    /// of a piped script `sql` begins on, which the error of a statement then names
+    /// (`<stdin>:LINE (first characters)`).
+    async fn execute(
+        &self,
+        sql: &str,
+        first_line: Option<usize>,
+        output: &mut Output,
+    ) -> Result<Outcome, CliError> {
         let dialect = statements::session_dialect(self.ctx);
         for statement in statements::split(sql, dialect.as_ref()) {
             crate::interrupt::arm();
             let started = Instant::now();
             let result = tokio::select! {
-                r = run_statement(self.ctx, &statement, output) => Some(r),
+                r = run_statement(self.ctx, &statement.text, output) => Some(r),
                 _ = crate::interrupt::ctrl_c() => None,
+            };
+            // reading a script: the error names the statement by its line in the input
+            let result = match (result, first_line) {
+                (Some(Err(e)), Some(line)) => Some(Err(e.context(statement_location(
+                    crate::STDIN_NAME,
+                    &statement,
+                    line - 1,
+                )))),
+                (result, _) => result,
             };
             let outcome = self.report(result.map(|r| r.map(|w| w.rows)), started, output)?;
             if outcome != Outcome::Done {

@@ -49,52 +49,101 @@ pub fn completeness(text: &str, dialect: &dyn Dialect) -> Completeness {
     }
 }
 
+/// One statement of a script.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Statement {
+    /// Its text, without the terminating `;` and surrounding whitespace.
+    pub text: String,
+    /// The line (1-based) of the script its first token (not a comment) is on.
+    pub line: usize,
+    /// Its beginning from that token, for messages: see [`excerpt`].
+    pub head: String,
+}
+
 /// Split `text` into statements at each `;` outside quotes and comments.
 ///
 /// Returns slices of `text` without their terminating `;`; pieces holding only
 /// whitespace and comments are dropped. If the text cannot be tokenized it is returned
 /// whole, so that DataFusion reports the error.
-pub fn split(text: &str, dialect: &dyn Dialect) -> Vec<String> {
+pub fn split(text: &str, dialect: &dyn Dialect) -> Vec<Statement> {
     match Tokenizer::new(dialect, text).tokenize_with_location() {
         Ok(tokens) => split_tokens(text, &tokens).unwrap_or_else(|| whole(text)),
         Err(_) => whole(text),
     }
 }
 
-fn whole(text: &str) -> Vec<String> {
-    if text.trim().is_empty() {
-        Vec::new()
-    } else {
-        vec![text.to_string()]
+fn whole(text: &str) -> Vec<Statement> {
+    let trimmed = text.trim_start();
+    if trimmed.is_empty() {
+        return Vec::new();
     }
+    let skipped = text.len() - trimmed.len();
+    let line = 1 + text[..skipped].matches('\n').count();
+    vec![Statement {
+        text: text.trim().to_string(),
+        line,
+        head: excerpt(trimmed),
+    }]
 }
 
-fn split_tokens(text: &str, tokens: &[TokenWithSpan]) -> Option<Vec<String>> {
+fn split_tokens(text: &str, tokens: &[TokenWithSpan]) -> Option<Vec<Statement>> {
     let line_starts: Vec<usize> = std::iter::once(0)
         .chain(text.match_indices('\n').map(|(i, _)| i + 1))
         .collect();
     let mut statements = Vec::new();
     let mut start = 0;
-    let mut has_content = false;
+    // where the current statement's first token is: (line, byte offset)
+    let mut first: Option<(usize, usize)> = None;
+    let mut push = |start: usize, end: usize, first: (usize, usize)| -> Option<()> {
+        statements.push(Statement {
+            text: text.get(start..end)?.trim().to_string(),
+            line: first.0,
+            head: excerpt(text.get(first.1..end)?),
+        });
+        Some(())
+    };
     for token in tokens {
         match token.token {
             Token::SemiColon => {
                 let end = byte_offset(text, &line_starts, token.span.start)?;
-                if has_content {
-                    statements.push(text.get(start..end)?.trim().to_string());
+                if text.as_bytes().get(end) != Some(&b';') {
+                    return None;
+                }
+                if let Some(first) = first.take() {
+                    push(start, end, first)?;
                 }
                 // `;` is one byte long.
                 start = end + 1;
-                has_content = false;
             }
             ref t if is_blank(t) => {}
-            _ => has_content = true,
+            _ if first.is_none() => {
+                let at = byte_offset(text, &line_starts, token.span.start)?;
+                first = Some((usize::try_from(token.span.start.line).ok()?, at));
+            }
+            _ => {}
         }
     }
-    if has_content {
-        statements.push(text.get(start..)?.trim().to_string());
+    if let Some(first) = first {
+        push(start, text.len(), first)?;
     }
     Some(statements)
+}
+
+/// Characters of a statement [`excerpt`] shows.
+const EXCERPT_CHARS: usize = 60;
+
+/// The first 60 characters of `text` on one line (each run of whitespace as one space),
+/// with `…` when there is more.
+pub fn excerpt(text: &str) -> String {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let one_line = words.join(" ");
+    let mut chars = one_line.chars();
+    let head: String = chars.by_ref().take(EXCERPT_CHARS).collect();
+    if chars.next().is_some() {
+        format!("{}…", head.trim_end())
+    } else {
+        head
+    }
 }
 
 /// Byte offset of a tokenizer location (1-based line, 1-based column in chars).
@@ -106,8 +155,7 @@ fn byte_offset(text: &str, line_starts: &[usize], location: Location) -> Option<
         Some((i, _)) => i,
         None => line.len(),
     };
-    let offset = line_start + offset;
-    (text.as_bytes().get(offset) == Some(&b';')).then_some(offset)
+    Some(line_start + offset)
 }
 
 fn is_blank(token: &Token) -> bool {
@@ -122,12 +170,19 @@ mod tests {
         dialect("generic")
     }
 
+    fn texts(sql: &str) -> Vec<String> {
+        split(sql, generic().as_ref())
+            .into_iter()
+            .map(|s| s.text)
+            .collect()
+    }
+
     #[test]
     fn splits_on_semicolons_outside_quotes_and_comments() {
         let sql =
             "SELECT ';' AS a;\nSELECT \"x;y\" FROM t -- c;\n;\n/* ; */ SELECT 'é;' ; ; -- end";
         assert_eq!(
-            split(sql, generic().as_ref()),
+            texts(sql),
             vec![
                 "SELECT ';' AS a",
                 "SELECT \"x;y\" FROM t -- c;",
@@ -138,25 +193,50 @@ mod tests {
 
     #[test]
     fn last_statement_needs_no_semicolon() {
-        assert_eq!(
-            split("SELECT 1; SELECT 2", generic().as_ref()),
-            vec!["SELECT 1", "SELECT 2"]
-        );
+        assert_eq!(texts("SELECT 1; SELECT 2"), vec!["SELECT 1", "SELECT 2"]);
         assert!(split("  -- only a comment\n", generic().as_ref()).is_empty());
     }
 
     #[test]
     fn keeps_original_text() {
         let sql = "CREATE EXTERNAL TABLE t STORED AS ICEBERG LOCATION 'a;b'";
-        assert_eq!(split(sql, generic().as_ref()), vec![sql]);
+        assert_eq!(texts(sql), vec![sql]);
     }
 
     #[test]
     fn unterminated_input_is_returned_whole() {
         assert_eq!(
-            split("SELECT 'abc; x", generic().as_ref()),
-            vec!["SELECT 'abc; x"]
+            split("\n\n  SELECT 'abc; x", generic().as_ref()),
+            vec![Statement {
+                text: "SELECT 'abc; x".to_string(),
+                line: 3,
+                head: "SELECT 'abc; x".to_string(),
+            }]
         );
+    }
+
+    #[test]
+    fn statements_know_their_line_and_beginning() {
+        let sql = "-- setup\nSELECT 1;\n\n/* the long one */ SELECT   a,\n  b\nFROM t WHERE \
+                   x = 'a;b' AND y > 2 AND z < 3 AND w = 'some long text here';\n\
+                   SELECT 'é' -- no semicolon";
+        let got: Vec<(usize, String)> = split(sql, generic().as_ref())
+            .into_iter()
+            .map(|s| (s.line, s.head))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (2, "SELECT 1".to_string()),
+                (
+                    4,
+                    "SELECT a, b FROM t WHERE x = 'a;b' AND y > 2 AND z < 3 AND w…".to_string()
+                ),
+                (7, "SELECT 'é' -- no semicolon".to_string()),
+            ]
+        );
+        assert_eq!(excerpt(&"x".repeat(60)), "x".repeat(60));
+        assert_eq!(excerpt(&"é".repeat(61)), format!("{}…", "é".repeat(60)));
     }
 
     #[test]

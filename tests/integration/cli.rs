@@ -289,6 +289,68 @@ fn cli_script_errors_name_the_statement() {
 }
 
 #[test]
+fn cli_table_names_read_as_sql_names() {
+    let count = |name: &str, sql: &str| {
+        let table = format!("{name}=testdata/sample_table");
+        run(&["--format", "csv", "--table", &table, "-c", sql])
+    };
+    let expected = count("t", "SELECT count(*) AS n FROM t");
+    assert_success(&expected);
+    // unquoted: lowercased, as CREATE EXTERNAL TABLE MyT and FROM MyT read it
+    for sql in [
+        "SELECT count(*) AS n FROM MyT",
+        "SELECT count(*) AS n FROM myt",
+        "SELECT count(*) AS n FROM \"myt\"",
+        "SELECT count(*) AS n FROM iceberg_scan('MyT')",
+    ] {
+        let out = count("MyT", sql);
+        assert_success(&out);
+        assert_eq!(stdout(&out), stdout(&expected), "{sql}");
+    }
+    let out = count("MyT", "SELECT count(*) AS n FROM \"MyT$snapshots\"");
+    assert_failure(&out);
+    let out = count("MyT", "SELECT count(*) AS n FROM \"MyT\"");
+    assert_failure(&out);
+    assert!(
+        stderr(&out).contains(
+            "table 'MyT' not found in schema 'datafusion.public' (tables: myt); did you mean \
+             \"myt\"? (unquoted names are lowercased, quoted ones keep their case)"
+        ),
+        "{}",
+        stderr(&out)
+    );
+    // double-quoted: as written, and then only quoted
+    for (name, sql) in [
+        ("\"MyT\"", "SELECT count(*) AS n FROM \"MyT\""),
+        (
+            "\"MyT\"",
+            "SELECT count(*) AS n FROM iceberg_scan('\"MyT\"')",
+        ),
+        ("\"a.b\"", "SELECT count(*) AS n FROM \"a.b\""),
+        ("my-t", "SELECT count(*) AS n FROM \"my-t\""),
+    ] {
+        let out = count(name, sql);
+        assert_success(&out);
+        assert_eq!(stdout(&out), stdout(&expected), "{name}: {sql}");
+    }
+    let out = count("\"MyT\"", "SELECT count(*) AS n FROM MyT");
+    assert_failure(&out);
+    assert!(
+        stderr(&out).contains("did you mean \"MyT\"?"),
+        "{}",
+        stderr(&out)
+    );
+    // a dotted name is a schema and a table: refused, saying how to keep the '.'
+    let out = count("a.b", "SELECT 1");
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("NAME 'a.b' reads as the qualified name a.b; give one table name"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
 fn cli_missing_file_is_an_error() {
     let out = run(&["-f", "no/such/file.sql"]);
     assert_failure(&out);

@@ -22,6 +22,7 @@ use std::sync::Arc;
 
 use clap::{Args, Parser};
 use datafusion::catalog::{CatalogProvider, MemorySchemaProvider};
+use datafusion::common::TableReference;
 use datafusion::error::DataFusionError;
 use datafusion::prelude::{SessionConfig, SessionContext};
 use icefloe::datafusion::IcebergNamesSchemaProvider;
@@ -129,7 +130,10 @@ struct TableArgs {
     create_catalog: bool,
 
     /// Register the Iceberg table at LOCATION (a table directory or a metadata.json
-    /// path or URL) as NAME; repeat for more tables
+    /// path or URL) as NAME; repeat for more tables. NAME is read as SQL reads a table
+    /// name: unquoted it is lowercased (MyT is registered as myt: FROM MyT and FROM myt
+    /// find it, FROM "MyT" does not), as CREATE EXTERNAL TABLE MyT does; double-quoted it
+    /// keeps its case and any character ('"MyT"=…', then FROM "MyT")
     #[arg(long = "table", value_name = "NAME=LOCATION", value_parser = parse_table_arg)]
     tables: Vec<TableArg>,
 }
@@ -170,19 +174,35 @@ struct OutputArgs {
 /// `--table NAME=LOCATION`.
 #[derive(Debug, Clone)]
 struct TableArg {
+    /// NAME as given.
     name: String,
+    /// The table name NAME reads as in SQL (see [`parse_table_arg`]).
+    table: String,
     location: String,
 }
 
+/// `NAME=LOCATION`: NAME is one SQL identifier, read as DataFusion reads a table name
+/// (`TableReference::parse_str`): unquoted lowercased, double-quoted as written; a name
+/// that is not an identifier (`my-t`) is taken as it is. A dotted name (`a.b`, a table in
+/// a schema) is refused.
 fn parse_table_arg(value: &str) -> Result<TableArg, String> {
-    match value.split_once('=') {
-        Some((name, location)) if !name.trim().is_empty() && !location.trim().is_empty() => {
-            Ok(TableArg {
-                name: name.trim().to_string(),
-                location: location.trim().to_string(),
-            })
-        }
-        _ => Err(format!("expected NAME=LOCATION, got '{value}'")),
+    let Some((name, location)) = value
+        .split_once('=')
+        .map(|(n, l)| (n.trim(), l.trim()))
+        .filter(|(n, l)| !n.is_empty() && !l.is_empty())
+    else {
+        return Err(format!("expected NAME=LOCATION, got '{value}'"));
+    };
+    match TableReference::parse_str(name) {
+        TableReference::Bare { table } => Ok(TableArg {
+            name: name.to_string(),
+            table: table.to_string(),
+            location: location.to_string(),
+        }),
+        qualified => Err(format!(
+            "NAME '{name}' reads as the qualified name {qualified}; give one table name \
+             (double-quote it to keep a '.': '\"{name}\"={location}')"
+        )),
     }
 }
 
@@ -445,13 +465,18 @@ async fn session(cli: &Cli) -> Result<SessionContext, CliError> {
     } else if let Some(default) = ctx.catalog("datafusion") {
         default.register_schema("public", public)?;
     }
-    for TableArg { name, location } in &cli.tables.tables {
+    for TableArg {
+        name,
+        table,
+        location,
+    } in &cli.tables.tables
+    {
         let provider = icefloe::IcebergTableProvider::open(location)
             .await
             .map_err(|e| {
                 CliError::from(e).context(format!("cannot open table {name} at {location}"))
             })?;
-        ctx.register_table(name.as_str(), Arc::new(provider))
+        ctx.register_table(TableReference::bare(table.as_str()), Arc::new(provider))
             .map_err(|e| CliError::from(e).context(format!("cannot register table {name}")))?;
     }
     icefloe::datafusion::information_schema::register_information_schema(&ctx)?;
@@ -576,7 +601,18 @@ fn explain_not_found(ctx: &SessionContext, message: &str) -> Option<String> {
     } else {
         format!("tables: {}", tables.join(", "))
     };
+    // a name that differs only in case: quoting (or not quoting) it is the likely slip
+    let hint = tables
+        .iter()
+        .find(|t| t.eq_ignore_ascii_case(table) && t.as_str() != *table)
+        .map(|t| {
+            format!(
+                "; did you mean \"{t}\"? (unquoted names are lowercased, quoted ones keep \
+                 their case)"
+            )
+        })
+        .unwrap_or_default();
     Some(format!(
-        "table '{table}' not found in schema '{catalog}.{schema}' ({listed})"
+        "table '{table}' not found in schema '{catalog}.{schema}' ({listed}){hint}"
     ))
 }

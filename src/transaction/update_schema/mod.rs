@@ -305,26 +305,26 @@ fn not_found(path: &[String]) -> Error {
 }
 
 /// The fields of the struct a field holds: its own struct, or the struct of its list's
-/// element or map's value. `rest` starting with `element`/`value` steps through it.
+/// element or map's value, through any nesting of lists and maps (`l.element.value` of a
+/// list of maps of structs). `rest` starting with `element`/`value` steps through each.
 fn children_mut<'a>(
     field: &'a mut NestedField,
     rest: &mut &[String],
 ) -> Option<&'a mut Vec<NestedField>> {
-    let inner = match field.field_type.as_mut() {
-        Type::Struct(s) => return Some(&mut s.fields),
-        Type::List(l) => {
-            skip_word(rest, "element");
-            &mut l.element_field
-        }
-        Type::Map(m) => {
-            skip_word(rest, "value");
-            &mut m.value_field
-        }
-        Type::Primitive(_) => return None,
-    };
-    match inner.field_type.as_mut() {
-        Type::Struct(s) => Some(&mut s.fields),
-        _ => None,
+    let mut current = field;
+    loop {
+        current = match current.field_type.as_mut() {
+            Type::Struct(s) => return Some(&mut s.fields),
+            Type::List(l) => {
+                skip_word(rest, "element");
+                &mut l.element_field
+            }
+            Type::Map(m) => {
+                skip_word(rest, "value");
+                &mut m.value_field
+            }
+            Type::Primitive(_) => return None,
+        };
     }
 }
 
@@ -706,6 +706,11 @@ mod tests {
             ],
         );
         schema.identifier_field_ids = vec![1];
+        metadata_of(schema)
+    }
+
+    /// A v2 table of `schema`, sorted by field 2.
+    fn metadata_of(schema: Schema) -> TableMetadata {
         let order = SortOrder {
             order_id: 1,
             fields: vec![SortField {
@@ -774,6 +779,84 @@ mod tests {
             s.field_by_id(8).unwrap().field_type.to_string(),
             "struct<b: int, z: string>"
         );
+    }
+
+    /// Paths step through any nesting of lists and maps to the struct they hold:
+    /// `l.element.value` (a list of maps of structs), `m.value.element` (a map of lists
+    /// of structs); add, rename, promote and drop reach the fields there.
+    #[test]
+    fn evolves_structs_inside_lists_of_maps_and_maps_of_lists() {
+        let strukt = |id: i32| {
+            Type::Struct(StructType::new(vec![
+                NestedField::optional(id, "a", p(PrimitiveType::Int)),
+                NestedField::optional(id + 1, "b", p(PrimitiveType::String)),
+            ]))
+        };
+        let key = |id: i32| NestedField::required(id, "key", p(PrimitiveType::String));
+        let schema = Schema::new(
+            0,
+            vec![
+                NestedField::optional(1, "id", p(PrimitiveType::Int)),
+                NestedField::optional(
+                    2,
+                    "l",
+                    Type::List(ListType {
+                        element_field: NestedField::optional(
+                            3,
+                            "element",
+                            Type::Map(MapType {
+                                key_field: key(4),
+                                value_field: NestedField::optional(5, "value", strukt(6)),
+                            }),
+                        ),
+                    }),
+                ),
+                NestedField::optional(
+                    8,
+                    "m",
+                    Type::Map(MapType {
+                        key_field: key(9),
+                        value_field: NestedField::optional(
+                            10,
+                            "value",
+                            Type::List(ListType {
+                                element_field: NestedField::optional(11, "element", strukt(12)),
+                            }),
+                        ),
+                    }),
+                ),
+            ],
+        );
+        let s = UpdateSchema::new()
+            .add_column(
+                &path("l.element.value"),
+                "c",
+                p(PrimitiveType::Long),
+                None,
+                None,
+            )
+            .rename_column(&path("l.element.value.a"), "aa")
+            .delete_column(&path("l.element.value.b"))
+            .update_column(&path("m.value.element.a"), PrimitiveType::Long)
+            .add_column(
+                &path("m.value.element"),
+                "d",
+                p(PrimitiveType::Int),
+                None,
+                None,
+            )
+            .apply(&metadata_of(schema))
+            .unwrap();
+        assert_eq!(
+            s.field_by_id(5).unwrap().field_type.to_string(),
+            "struct<aa: int, c: long>"
+        );
+        assert_eq!(
+            s.field_by_id(11).unwrap().field_type.to_string(),
+            "struct<a: long, b: string, d: int>"
+        );
+        assert_eq!(s.field_by_id(14).map(|f| f.name.as_str()), Some("c"));
+        assert_eq!(s.field_by_id(15).map(|f| f.name.as_str()), Some("d"));
     }
 
     #[test]

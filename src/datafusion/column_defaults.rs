@@ -10,12 +10,13 @@ use datafusion::logical_expr::Expr;
 use serde_json::Value as JsonValue;
 
 use super::scalar::literal_to_scalar;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::spec::{Literal, NestedField, Schema, Type};
 
 /// Field id → `initial-default` of every field that has one: the top-level columns and
-/// the fields of structs (at any depth through structs), each as a value of its Arrow
-/// type in `arrow_schema` (the table's Arrow schema of `schema`).
+/// the fields of structs at any depth (through structs, list elements and map keys and
+/// values), each as a value of its Arrow type in `arrow_schema` (the table's Arrow schema
+/// of `schema`).
 ///
 /// Errors: a default that is not a value of its field's type (naming the field).
 pub fn initial_defaults(
@@ -47,47 +48,26 @@ fn collect(
             out.insert(field.id, value);
         }
     }
-    match field.field_type.as_ref() {
-        Type::Struct(s) => {
-            if let DataType::Struct(arrow) = arrow_field.data_type() {
-                for (child, arrow_child) in s.fields.iter().zip(arrow.iter()) {
-                    collect(child, arrow_child, &format!("{path}.{}", child.name), out)?;
+    match (field.field_type.as_ref(), arrow_field.data_type()) {
+        (Type::Struct(s), DataType::Struct(arrow)) => {
+            for (child, arrow_child) in s.fields.iter().zip(arrow.iter()) {
+                collect(child, arrow_child, &format!("{path}.{}", child.name), out)?;
+            }
+        }
+        (Type::List(l), DataType::List(e) | DataType::LargeList(e)) => {
+            collect(&l.element_field, e, &format!("{path}.element"), out)?;
+        }
+        (Type::Map(m), DataType::Map(entries, _)) => {
+            if let DataType::Struct(kv) = entries.data_type() {
+                if let (Some(k), Some(v)) = (kv.first(), kv.get(1)) {
+                    collect(&m.key_field, k, &format!("{path}.key"), out)?;
+                    collect(&m.value_field, v, &format!("{path}.value"), out)?;
                 }
             }
         }
-        Type::List(l) => refuse_repeated_defaults(&l.element_field, &format!("{path}.element"))?,
-        Type::Map(m) => {
-            refuse_repeated_defaults(&m.key_field, &format!("{path}.key"))?;
-            refuse_repeated_defaults(&m.value_field, &format!("{path}.value"))?;
-        }
-        Type::Primitive(_) => {}
+        _ => {}
     }
     Ok(())
-}
-
-/// Refuse an `initial-default` on `field` (inside a list or a map) or below it: the scan
-/// fills defaults into columns and struct fields only, and reading NULL where the spec
-/// says the default would be wrong rows.
-fn refuse_repeated_defaults(field: &NestedField, path: &str) -> Result<()> {
-    if field.initial_default.is_some() {
-        return Err(Error::unsupported(format!(
-            "field '{path}' (id {}) has an initial-default inside a list or map: reading \
-             such defaults is not supported yet",
-            field.id
-        )));
-    }
-    match field.field_type.as_ref() {
-        Type::Struct(s) => s
-            .fields
-            .iter()
-            .try_for_each(|c| refuse_repeated_defaults(c, &format!("{path}.{}", c.name))),
-        Type::List(l) => refuse_repeated_defaults(&l.element_field, &format!("{path}.element")),
-        Type::Map(m) => {
-            refuse_repeated_defaults(&m.key_field, &format!("{path}.key"))?;
-            refuse_repeated_defaults(&m.value_field, &format!("{path}.value"))
-        }
-        Type::Primitive(_) => Ok(()),
-    }
 }
 
 /// Top-level column name → its `write-default` as a literal expression of the column's
@@ -144,17 +124,17 @@ fn scalar(
 mod tests {
     use super::*;
     use crate::spec::{ListType, MapType, PrimitiveType, StructType};
-    use crate::ErrorKind;
 
     fn with_default(mut f: NestedField) -> NestedField {
         f.initial_default = Some(serde_json::json!(5));
         f
     }
 
-    /// A default inside a list element or a map value would be read as NULL by the
-    /// scan: it is refused, naming the field, instead of giving wrong rows.
+    /// Defaults of struct fields inside list elements and map values are collected as
+    /// those of top-level columns and struct fields are (the scan reads them at any
+    /// depth), as values of their Arrow types.
     #[test]
-    fn defaults_inside_lists_and_maps_are_refused() {
+    fn defaults_inside_lists_and_maps_are_collected() {
         let int = || Type::Primitive(PrimitiveType::Int);
         let element = NestedField::optional(
             3,
@@ -177,21 +157,39 @@ mod tests {
             "m",
             Type::Map(MapType {
                 key_field: NestedField::required(6, "key", int()),
-                value_field: with_default(NestedField::optional(7, "value", int())),
+                value_field: NestedField::optional(
+                    7,
+                    "value",
+                    Type::Struct(StructType::new(vec![with_default(NestedField::optional(
+                        8,
+                        "y",
+                        Type::Primitive(PrimitiveType::Long),
+                    ))])),
+                ),
             }),
         );
-        for (field, named) in [(list, "arr.element.x"), (map, "m.value")] {
-            let schema = Schema::new(0, vec![field.clone()]);
-            let arrow = ArrowSchema::new(vec![Field::new(&field.name, DataType::Null, true)]);
-            let err = initial_defaults(&schema, &arrow).expect_err("refused");
-            assert_eq!(err.kind(), ErrorKind::Unsupported, "{err}");
-            assert!(err.to_string().contains(&format!("'{named}'")), "{err}");
-        }
-        // a top-level default is fine
         let top = with_default(NestedField::optional(1, "n", int()));
-        let schema = Schema::new(0, vec![top]);
-        let arrow = ArrowSchema::new(vec![Field::new("n", DataType::Int32, true)]);
-        let defaults = initial_defaults(&schema, &arrow).expect("top-level default");
-        assert_eq!(defaults[&1], ScalarValue::Int32(Some(5)));
+        let schema = Schema::new(0, vec![top, list, map]);
+        let arrow = crate::spec::arrow::schema_to_arrow(&schema).expect("arrow schema");
+        let defaults = initial_defaults(&schema, &arrow).expect("defaults");
+        assert_eq!(
+            defaults,
+            HashMap::from([
+                (1, ScalarValue::Int32(Some(5))),
+                (4, ScalarValue::Int32(Some(5))),
+                (8, ScalarValue::Int64(Some(5))),
+            ])
+        );
+        // a default that is not a value of its type names the nested field
+        let mut bad = schema.columns()[2].clone();
+        if let Type::Map(m) = bad.field_type.as_mut() {
+            if let Type::Struct(s) = m.value_field.field_type.as_mut() {
+                s.fields[0].initial_default = Some(serde_json::json!("five"));
+            }
+        }
+        let schema = Schema::new(0, vec![bad]);
+        let arrow = crate::spec::arrow::schema_to_arrow(&schema).expect("arrow schema");
+        let err = initial_defaults(&schema, &arrow).expect_err("bad default");
+        assert!(err.to_string().contains("'m.value.y'"), "{err}");
     }
 }

@@ -11,8 +11,10 @@
 //! A column whose id is absent from the file reads as its v3 `initial-default` when it
 //! has one, else as null; reading a *required* column absent with no default is an error
 //! (unless DataFusion already replaced it with the file's identity partition value).
-//! Struct fields absent from the file read as their `initial-default` too (see
-//! [`super::nested_defaults`]).
+//! Nested columns (structs, lists, maps) are not left to DataFusion's casts, which match
+//! struct fields by name and a map value's struct fields by position: each is read
+//! through a [`NestedProjection`], which matches the fields at every depth by field id
+//! (absent ones read their `initial-default`, or null) and pushes struct nulls down.
 //! Files written without field ids get ids from the table's name mapping
 //! (`schema.name-mapping.default`); without one they cannot be read (error).
 
@@ -32,9 +34,7 @@ use datafusion::physical_expr_adapter::{
 };
 
 use super::canonical_nan::field_access_inside;
-use super::nested_defaults::{missing_defaults, Fill, FillDefaultsExpr};
-use super::nested_ids::{rename_field_access, rename_to_file, same_but_names, RelabelExpr};
-use super::struct_nulls::{holds_struct, PushStructNullsExpr};
+use super::nested_projection::{is_nested, Absent, NestedProjection, ProjectNestedExpr};
 use crate::spec::arrow::arrow_field_id;
 use crate::spec::arrow::PARQUET_FIELD_ID_META_KEY;
 use crate::spec::name_mapping::{MappedField, NameMapping};
@@ -42,18 +42,19 @@ use crate::spec::name_mapping::{MappedField, NameMapping};
 /// Creates [`FieldIdExprAdapter`]s: column mapping by Iceberg field id.
 #[derive(Debug, Default, Clone)]
 pub struct FieldIdExprAdapterFactory {
-    /// Field id → `initial-default` value for columns and struct fields absent from
-    /// older files.
+    /// Field id → `initial-default` value for columns and struct fields (at any depth)
+    /// absent from older files.
     initial_defaults: HashMap<i32, ScalarValue>,
-    /// Field ids of required columns (absent without a default → error).
+    /// Field ids of required fields, columns and nested fields (absent without a
+    /// default → error).
     required: HashSet<i32>,
     /// Name mapping for files without field ids.
     name_mapping: Option<Arc<NameMapping>>,
 }
 
 impl FieldIdExprAdapterFactory {
-    /// A factory with the table's `initial-default`s (by field id), required field ids
-    /// and optional name mapping.
+    /// A factory with the table's `initial-default`s (by field id, at any depth),
+    /// required field ids (at any depth) and optional name mapping.
     pub fn new(
         initial_defaults: HashMap<i32, ScalarValue>,
         required: HashSet<i32>,
@@ -72,7 +73,7 @@ impl FieldIdExprAdapterFactory {
         &self.initial_defaults
     }
 
-    /// Field ids of required columns.
+    /// Field ids of required fields (at any depth).
     #[cfg_attr(not(feature = "distributed"), allow(dead_code))]
     pub(crate) fn required(&self) -> &HashSet<i32> {
         &self.required
@@ -174,54 +175,65 @@ impl PhysicalExprAdapterFactory for FieldIdExprAdapterFactory {
         physical_file_schema: SchemaRef,
     ) -> DFResult<Arc<dyn PhysicalExprAdapter>> {
         let file_ids = self.file_columns_by_id(&physical_file_schema)?;
+        let absent = Absent {
+            defaults: &self.initial_defaults,
+            required: &self.required,
+        };
         let mut renames = HashMap::new();
         let mut substitutions = HashMap::new();
-        let mut nested = HashMap::new();
-        let mut missing_required = HashMap::new();
-        let mut fills = HashMap::new();
+        let mut projections = HashMap::new();
+        let mut unreadable = HashMap::new();
         let mut fields: Vec<Field> = Vec::with_capacity(logical_file_schema.fields().len());
         for f in logical_file_schema.fields() {
-            let mut data_type = f.data_type().clone();
-            let target = match arrow_field_id(f) {
+            // the file column of this table column: by field id (the name mapping's for
+            // files without ids), by name for columns without an id
+            let (target, file_field) = match arrow_field_id(f) {
                 Some(id) => match file_ids.get(&id) {
-                    Some(file_field) => {
-                        let missing = missing_defaults(
-                            f.data_type(),
-                            file_field.data_type(),
-                            &self.initial_defaults,
-                        );
-                        if !missing.is_empty() {
-                            fills.insert(f.name().clone(), Arc::new(missing));
-                        }
-                        data_type = rename_to_file(f.data_type(), file_field.data_type());
-                        if &data_type != f.data_type() {
-                            nested.insert(
-                                f.name().clone(),
-                                (f.data_type().clone(), data_type.clone()),
-                            );
-                        }
-                        file_field.name().clone()
-                    }
+                    Some(file_field) => (file_field.name().clone(), Some(file_field.clone())),
                     None => {
                         if let Some(default) = self.initial_defaults.get(&id) {
                             substitutions.insert(f.name().clone(), default.clone());
                         } else if self.required.contains(&id) {
-                            missing_required.insert(f.name().clone(), id);
+                            unreadable.insert(
+                                f.name().clone(),
+                                format!(
+                                    "required column '{}' (field id {id}) is absent from a \
+                                     data file and has no initial-default",
+                                    f.name()
+                                ),
+                            );
                         }
-                        format!("__icefloe_absent_field_{id}")
+                        (format!("__icefloe_absent_field_{id}"), None)
                     }
                 },
-                None => f.name().clone(),
+                None => (
+                    f.name().clone(),
+                    physical_file_schema.field_with_name(f.name()).ok().cloned(),
+                ),
             };
             if &target != f.name() {
                 renames.insert(f.name().clone(), target.clone());
             }
-            fields.push(
-                f.as_ref()
-                    .clone()
-                    .with_name(target)
-                    .with_data_type(data_type),
-            );
+            let mut field = f.as_ref().clone().with_name(target.clone());
+            if let Some(file_field) = file_field.filter(|ff| {
+                is_nested(f.data_type())
+                    && (holds_struct(f.data_type()) || ff.data_type() != f.data_type())
+            }) {
+                match NestedProjection::new(f, &file_field, &absent) {
+                    Ok(projection) => {
+                        projections.insert(f.name().clone(), Arc::new(projection));
+                    }
+                    Err(message) => {
+                        unreadable.insert(f.name().clone(), message);
+                    }
+                }
+                // DataFusion's adapter sees the file's own column (no cast): the
+                // projection gives it the table's type
+                if let Ok(physical) = physical_file_schema.field_with_name(&target) {
+                    field = physical.clone();
+                }
+            }
+            fields.push(field);
         }
         let renamed_logical = Arc::new(ArrowSchema::new_with_metadata(
             fields,
@@ -230,135 +242,82 @@ impl PhysicalExprAdapterFactory for FieldIdExprAdapterFactory {
         Ok(Arc::new(FieldIdExprAdapter {
             renames,
             substitutions,
-            fills,
-            nested,
-            missing_required,
-            logical_file_schema,
-            physical_file_schema: Arc::clone(&physical_file_schema),
+            projections,
+            unreadable,
             inner: DefaultPhysicalExprAdapter::new(renamed_logical, physical_file_schema),
         }))
     }
 }
 
+/// Whether values of `data_type` can hold a struct (at any depth).
+fn holds_struct(data_type: &DataType) -> bool {
+    match data_type {
+        DataType::Struct(_) => true,
+        DataType::List(f)
+        | DataType::LargeList(f)
+        | DataType::FixedSizeList(f, _)
+        | DataType::Map(f, _) => holds_struct(f.data_type()),
+        _ => false,
+    }
+}
+
 /// Rewrites table columns to the file's columns of the same field id (or to their
-/// `initial-default`), then applies DataFusion's default adaptation (casts, nulls for
-/// absent columns).
+/// `initial-default`), nested ones read through their [`NestedProjection`], then applies
+/// DataFusion's default adaptation (casts, nulls for absent columns).
 #[derive(Debug)]
 pub struct FieldIdExprAdapter {
     /// Table column name → name of the same field id in the file (or an absent name).
     renames: HashMap<String, String>,
     /// Table column name → the `initial-default` it reads as in this file.
     substitutions: HashMap<String, ScalarValue>,
-    /// Table column name → the struct fields absent from this file it fills with their
-    /// `initial-default`.
-    fills: HashMap<String, Arc<Vec<Fill>>>,
-    /// Table column name → (table type, type renamed to the file's nested names), for
-    /// nested columns whose nested names differ in this file.
-    nested: HashMap<String, (DataType, DataType)>,
-    /// Required table columns absent from this file with no default (name → field id):
-    /// reading one is an error. Checked per expression, after DataFusion has replaced
-    /// the columns it knows to be constant in this file (identity partition values), so
-    /// a required partition column missing from a migrated file still reads its value.
-    missing_required: HashMap<String, i32>,
-    logical_file_schema: SchemaRef,
-    physical_file_schema: SchemaRef,
+    /// Table column name → how its nested file column reads as the table's type.
+    projections: HashMap<String, Arc<NestedProjection>>,
+    /// Table columns this file cannot give (name → why): a required column absent with
+    /// no default, or a nested required field so absent. Reading one is an error,
+    /// checked per expression, after DataFusion has replaced the columns it knows to be
+    /// constant in this file (identity partition values), so a required partition
+    /// column missing from a migrated file still reads its value.
+    unreadable: HashMap<String, String>,
     inner: DefaultPhysicalExprAdapter,
 }
 
 impl PhysicalExprAdapter for FieldIdExprAdapter {
     fn rewrite(&self, expr: Arc<dyn PhysicalExpr>) -> DFResult<Arc<dyn PhysicalExpr>> {
-        // field accesses directly over their column, where the mapping below sees them
+        // field accesses directly over their column (hoisting NaN canonicalization)
         let expr = field_access_inside(expr)?;
-        if !self.missing_required.is_empty() {
+        if !self.unreadable.is_empty() {
             for column in collect_columns(&expr) {
-                if let Some(id) = self.missing_required.get(column.name()) {
-                    return Err(DataFusionError::Execution(format!(
-                        "required column '{}' (field id {id}) is absent from a data file and \
-                         has no initial-default",
-                        column.name()
-                    )));
+                if let Some(why) = self.unreadable.get(column.name()) {
+                    return Err(DataFusionError::Execution(why.clone()));
                 }
             }
         }
-        if self.nested.is_empty() {
-            return self.rewrite_columns(expr);
-        }
-        let table_field = expr.return_field(&self.logical_file_schema).ok();
-        let accesses_renamed = Arc::clone(&expr)
-            .transform(|e| {
-                let renamed = rename_field_access(&e, |name| self.nested.get(name).cloned())?;
-                Ok(match renamed {
-                    Some(r) => Transformed::yes(r),
-                    None => Transformed::no(e),
-                })
-            })
-            .data()?;
-        let rewritten = self.rewrite_columns(accesses_renamed)?;
-        // give values of renamed nested types the table's names again
-        if let Some(table_field) = table_field {
-            let file_type = rewritten.data_type(&self.physical_file_schema)?;
-            if &file_type != table_field.data_type()
-                && same_but_names(&file_type, table_field.data_type())
-            {
-                return Ok(Arc::new(RelabelExpr::new(
-                    rewritten,
-                    table_field.as_ref().clone(),
-                )));
-            }
-        }
-        Ok(rewritten)
-    }
-}
-
-impl FieldIdExprAdapter {
-    /// Rename table columns to file columns (or their defaults), then adapt with
-    /// DataFusion's default adapter.
-    fn rewrite_columns(&self, expr: Arc<dyn PhysicalExpr>) -> DFResult<Arc<dyn PhysicalExpr>> {
-        let renamed = if self.renames.is_empty() && self.fills.is_empty() {
+        let renamed = if self.renames.is_empty() && self.projections.is_empty() {
             expr
         } else {
             expr.transform(|e| {
-                if let Some(col) = e.downcast_ref::<Column>() {
-                    if let Some(value) = self.substitutions.get(col.name()) {
-                        let lit: Arc<dyn PhysicalExpr> = Arc::new(Literal::new(value.clone()));
-                        return Ok(Transformed::yes(lit));
-                    }
-                    let renamed = self.renames.get(col.name());
-                    let fills = self.fills.get(col.name());
-                    if renamed.is_none() && fills.is_none() {
-                        return Ok(Transformed::no(e));
-                    }
-                    let target = renamed.map_or(col.name(), String::as_str);
-                    let mut new: Arc<dyn PhysicalExpr> = Arc::new(Column::new(target, col.index()));
-                    if let Some(fills) = fills {
-                        new = Arc::new(FillDefaultsExpr::new(new, Arc::clone(fills)));
-                    }
-                    return Ok(Transformed::yes(new));
-                }
-                Ok(Transformed::no(e))
-            })
-            .data()?
-        };
-        let adapted = self.inner.rewrite(renamed)?;
-        // file columns holding structs get struct nulls pushed into their fields before
-        // anything reads a field (see `struct_nulls`)
-        adapted
-            .transform_up(|e| {
                 let Some(col) = e.downcast_ref::<Column>() else {
                     return Ok(Transformed::no(e));
                 };
-                let holds = self
-                    .physical_file_schema
-                    .fields()
-                    .get(col.index())
-                    .is_some_and(|f| f.name() == col.name() && holds_struct(f.data_type()));
-                Ok(if holds {
-                    Transformed::yes(Arc::new(PushStructNullsExpr::new(e)) as Arc<dyn PhysicalExpr>)
-                } else {
-                    Transformed::no(e)
-                })
+                if let Some(value) = self.substitutions.get(col.name()) {
+                    let lit: Arc<dyn PhysicalExpr> = Arc::new(Literal::new(value.clone()));
+                    return Ok(Transformed::yes(lit));
+                }
+                let renamed = self.renames.get(col.name());
+                let projection = self.projections.get(col.name());
+                if renamed.is_none() && projection.is_none() {
+                    return Ok(Transformed::no(e));
+                }
+                let target = renamed.map_or(col.name(), String::as_str);
+                let mut new: Arc<dyn PhysicalExpr> = Arc::new(Column::new(target, col.index()));
+                if let Some(projection) = projection {
+                    new = Arc::new(ProjectNestedExpr::new(new, Arc::clone(projection)));
+                }
+                Ok(Transformed::yes(new))
             })
-            .data()
+            .data()?
+        };
+        self.inner.rewrite(renamed)
     }
 }
 

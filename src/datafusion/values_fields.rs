@@ -15,7 +15,7 @@
 //!
 //! This optimizer rule, run after DataFusion's own, gives each such literal of a
 //! `Values` node the node's column type (same buffers, the field metadata and names of
-//! the schema: `relabel` in `nested_ids`); values whose types differ in anything
+//! the schema: [`relabel_data`]); values whose types differ in anything
 //! else are left for DataFusion to report. The same rule names the table's column when a
 //! `VALUES` row holds `NULL` for a required one (DataFusion's own error names the `Values`
 //! node's `column1`). Installed by [`install_values_rule`]
@@ -25,15 +25,13 @@
 
 use std::sync::Arc;
 
-use datafusion::arrow::array::{make_array, Array, AsArray};
+use datafusion::arrow::array::{make_array, Array, ArrayData, AsArray};
 use datafusion::arrow::datatypes::DataType;
 use datafusion::common::tree_node::Transformed;
 use datafusion::common::{DataFusionError, Result as DFResult, ScalarValue};
 use datafusion::logical_expr::{Expr, LogicalPlan, Values, WriteOp};
 use datafusion::optimizer::{OptimizerConfig, OptimizerRule};
 use datafusion::prelude::SessionContext;
-
-use super::nested_ids::{relabel_data, same_but_names};
 
 /// The rule's name (as listed by the session's optimizer).
 pub const VALUES_NESTED_FIELDS_RULE: &str = "icefloe_values_nested_fields";
@@ -42,6 +40,49 @@ pub const VALUES_NESTED_FIELDS_RULE: &str = "icefloe_values_nested_fields";
 /// nested field metadata (Iceberg field ids) included (see the module docs).
 #[derive(Debug, Default)]
 pub struct ValuesNestedFields;
+
+/// Whether two types are the same but for the names (and metadata) of nested fields.
+pub(crate) fn same_but_names(a: &DataType, b: &DataType) -> bool {
+    match (a, b) {
+        (DataType::Struct(x), DataType::Struct(y)) => {
+            x.len() == y.len()
+                && x.iter().zip(y.iter()).all(|(p, q)| {
+                    p.is_nullable() == q.is_nullable()
+                        && same_but_names(p.data_type(), q.data_type())
+                })
+        }
+        (DataType::List(x), DataType::List(y))
+        | (DataType::LargeList(x), DataType::LargeList(y))
+        | (DataType::Map(x, _), DataType::Map(y, _)) => {
+            same_but_names(x.data_type(), y.data_type())
+        }
+        _ => a == b,
+    }
+}
+
+/// An array's data with its type (and its children's types, recursively) replaced by
+/// `target`, which must differ only in nested names ([`same_but_names`]): same buffers.
+pub(crate) fn relabel_data(data: ArrayData, target: &DataType) -> DFResult<ArrayData> {
+    let children: Vec<ArrayData> = match target {
+        DataType::Struct(fields) => data
+            .child_data()
+            .iter()
+            .zip(fields.iter())
+            .map(|(c, f)| relabel_data(c.clone(), f.data_type()))
+            .collect::<DFResult<_>>()?,
+        DataType::List(f) | DataType::LargeList(f) | DataType::Map(f, _) => data
+            .child_data()
+            .iter()
+            .map(|c| relabel_data(c.clone(), f.data_type()))
+            .collect::<DFResult<_>>()?,
+        _ => return Ok(data),
+    };
+    Ok(data
+        .into_builder()
+        .data_type(target.clone())
+        .child_data(children)
+        .build()?)
+}
 
 /// `value` with type `target` when the two differ only in nested field names or
 /// metadata; `None` otherwise (or when nothing differs).
@@ -207,4 +248,40 @@ pub fn install_values_rule(ctx: &SessionContext) {
     }
     // every session that inserts through `ctx.sql` needs the check of struct fields too
     super::struct_fields::install_struct_fields_rule(ctx);
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use datafusion::arrow::array::{Int32Array, StructArray};
+    use datafusion::arrow::datatypes::Field;
+
+    use super::*;
+    use crate::spec::arrow::PARQUET_FIELD_ID_META_KEY;
+
+    fn field(name: &str, id: i32) -> Field {
+        Field::new(name, DataType::Int32, true).with_metadata(HashMap::from([(
+            PARQUET_FIELD_ID_META_KEY.to_string(),
+            id.to_string(),
+        )]))
+    }
+
+    #[test]
+    fn relabels_without_copying_values() {
+        let file_type = DataType::Struct(vec![field("a", 7)].into());
+        let table_field = Field::new("st", DataType::Struct(vec![field("alpha", 7)].into()), true);
+        assert!(same_but_names(&file_type, table_field.data_type()));
+        assert!(!same_but_names(&DataType::Int64, &DataType::Int32));
+        let values = StructArray::from(vec![(
+            Arc::new(field("a", 7)),
+            Arc::new(Int32Array::from(vec![1, 2])) as _,
+        )]);
+        let data = relabel_data(values.to_data(), table_field.data_type()).unwrap();
+        assert_eq!(data.data_type(), table_field.data_type());
+        assert_ne!(&file_type, table_field.data_type());
+        let array = make_array(data);
+        let st = array.as_any().downcast_ref::<StructArray>().unwrap();
+        assert_eq!(st.column_by_name("alpha").map(|c| c.len()), Some(2));
+    }
 }

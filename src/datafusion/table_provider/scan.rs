@@ -54,17 +54,14 @@ use super::hidden::{
 use super::{IcebergTableProvider, INT96_READ_UNIT};
 
 impl IcebergTableProvider {
-    /// The field-id adapter for this schema: `initial-default`s of columns and struct
-    /// fields, required field ids, and the table's name mapping.
+    /// The field-id adapter for this schema: `initial-default`s of columns and nested
+    /// fields, required field ids (at any depth), and the table's name mapping.
     fn expr_adapter_factory(&self) -> Result<FieldIdExprAdapterFactory> {
         let defaults = initial_defaults(&self.schema, &self.arrow_schema)?;
-        let required: HashSet<i32> = self
-            .schema
-            .columns()
-            .iter()
-            .filter(|f| f.required)
-            .map(|f| f.id)
-            .collect();
+        let mut required = HashSet::new();
+        for column in self.schema.columns() {
+            collect_required(column, &mut required);
+        }
         let name_mapping = match self
             .table
             .metadata()
@@ -656,6 +653,22 @@ struct StoreScan {
     /// Object path → location as recorded, for a moved table's errors.
     recorded: Arc<HashMap<ObjectPath, String>>,
     columns: Arc<FieldIdExprAdapterFactory>,
+}
+
+/// The ids of `field` and of the fields nested in it that are required.
+fn collect_required(field: &NestedField, out: &mut HashSet<i32>) {
+    if field.required {
+        out.insert(field.id);
+    }
+    match field.field_type.as_ref() {
+        Type::Struct(s) => s.fields.iter().for_each(|f| collect_required(f, out)),
+        Type::List(l) => collect_required(&l.element_field, out),
+        Type::Map(m) => {
+            collect_required(&m.key_field, out);
+            collect_required(&m.value_field, out);
+        }
+        Type::Primitive(_) => {}
+    }
 }
 
 /// The scan layout for equality deletes (see `equality_scan`).

@@ -33,6 +33,7 @@ mod map_access;
 mod metadata_answers;
 mod metadata_columns;
 mod nan_semantics;
+mod nested_evolution;
 mod nested_writes;
 /// The conformance runner's Arrow -> canonical JSON conversion, shared (the interop tests
 /// compare in the same form).

@@ -186,6 +186,10 @@ pub const MIN_SNAPSHOTS_TO_KEEP: TableProperty =
     int("history.expire.min-snapshots-to-keep", 1, INT);
 /// `history.expire.max-ref-age-ms` (default: never).
 pub const MAX_REF_AGE_MS: TableProperty = int("history.expire.max-ref-age-ms", 0, LONG);
+/// `gc.enabled` (default true): whether operations may delete the table's files. Java's
+/// snapshot and migrate procedures set it to false on a table whose data files belong to
+/// another table; see [`check_gc_enabled`].
+pub const GC_ENABLED: TableProperty = boolean("gc.enabled");
 /// `schema.name-mapping.default`: the name mapping of files without field ids.
 pub const DEFAULT_NAME_MAPPING: TableProperty = TableProperty {
     name: "schema.name-mapping.default",
@@ -229,6 +233,7 @@ pub const KNOWN: &[TableProperty] = &[
     MAX_SNAPSHOT_AGE_MS,
     MIN_SNAPSHOTS_TO_KEEP,
     MAX_REF_AGE_MS,
+    GC_ENABLED,
     DEFAULT_NAME_MAPPING,
 ];
 
@@ -278,6 +283,38 @@ pub fn validate_all(properties: &HashMap<String, String>) -> Result<()> {
         validate(k, &properties[k])?;
     }
     validate_together(properties, |_| true)
+}
+
+/// Whether `gc.enabled` in `properties` lets operations delete the table's files: unset
+/// is true; a value other than `true` (any case) is false, as Java's
+/// `Boolean.parseBoolean` reads it, so a value another engine wrote that is no boolean
+/// keeps the files.
+pub fn gc_enabled(properties: &HashMap<String, String>) -> bool {
+    GC_ENABLED
+        .raw(properties)
+        .is_none_or(|v| v.trim().eq_ignore_ascii_case("true"))
+}
+
+/// Refuse `operation` on a table (e.g. `"expire snapshots of table 'ns.t'"`, naming the
+/// table or where it is) when `gc.enabled` is false in its `properties`
+/// ([`gc_enabled`]). As in Iceberg Java
+/// (`RemoveSnapshots`, the Spark actions deleting orphan and reachable files, Spark's
+/// `DROP TABLE … PURGE`), the whole operation is refused — a dry run too, and the
+/// metadata change of an expiry with it — not only its deletes: the table's files may
+/// be shared with other tables.
+///
+/// Errors: [`crate::ErrorKind::InvalidArgument`] naming the operation, the table and
+/// the property.
+pub fn check_gc_enabled(properties: &HashMap<String, String>, operation: &str) -> Result<()> {
+    if gc_enabled(properties) {
+        return Ok(());
+    }
+    Err(Error::invalid_argument(format!(
+        "cannot {operation}: GC is disabled (table property '{}' is not \
+         true): the table's files may be shared with other tables, and deleting them could \
+         corrupt those; set '{}' = 'true' only if no other table uses them",
+        GC_ENABLED.name, GC_ENABLED.name
+    )))
 }
 
 impl TableProperty {
@@ -446,6 +483,7 @@ mod tests {
                 "none, counts, truncate(N) with N > 0, or full",
             ),
             ("commit.manifest-merge.enabled", "yes", "true or false"),
+            ("gc.enabled", "no", "true or false"),
             ("schema.name-mapping.default", "{", "a JSON name mapping"),
             ("format-version", "4", "1, 2 or 3"),
         ] {
@@ -481,6 +519,40 @@ mod tests {
             k == "owner"
         })
         .unwrap();
+    }
+
+    #[test]
+    fn gc_is_enabled_unless_the_property_says_otherwise() {
+        let props = |v: Option<&str>| -> HashMap<String, String> {
+            v.map(|v| ("gc.enabled".to_string(), v.to_string()))
+                .into_iter()
+                .collect()
+        };
+        for (value, enabled) in [
+            (None, true),
+            (Some("true"), true),
+            (Some(" TRUE "), true),
+            (Some("false"), false),
+            (Some("False"), false),
+            // another engine's value that is no boolean: false, as Java reads it
+            (Some("yes"), false),
+            (Some(""), false),
+        ] {
+            assert_eq!(gc_enabled(&props(value)), enabled, "{value:?}");
+            let checked = check_gc_enabled(&props(value), "expire snapshots of table 'ns.t'");
+            assert_eq!(checked.is_ok(), enabled, "{value:?}");
+        }
+        let err = check_gc_enabled(&props(Some("false")), "expire snapshots of table 'ns.t'")
+            .unwrap_err();
+        assert_eq!(err.kind(), crate::ErrorKind::InvalidArgument);
+        let msg = err.to_string();
+        for part in [
+            "expire snapshots of table 'ns.t'",
+            "GC is disabled",
+            "gc.enabled",
+        ] {
+            assert!(msg.contains(part), "{part}: {msg}");
+        }
     }
 
     #[test]

@@ -398,7 +398,8 @@ impl Catalog for FileSystemCatalog {
             )
             .with_source(e)
         })?;
-        if purge {
+        // the data directory holds data files that are kept without gc.enabled
+        if purge && crate::table_properties::gc_enabled(&table.metadata().properties) {
             let _ = std::fs::remove_dir_all(&dir);
         }
         Ok(())

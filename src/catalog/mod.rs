@@ -229,7 +229,11 @@ pub trait Catalog: fmt::Debug + Send + Sync {
     }
 
     /// Drop a table from the catalog; with `purge`, also delete every file its metadata
-    /// reaches (data, delete, manifest, manifest list and metadata files).
+    /// reaches (data, delete, manifest, manifest list and metadata files) — data and
+    /// delete files only when the table's `gc.enabled` is not false, as Java's
+    /// `CatalogUtil.dropTableData` (a REST catalog's server decides what it deletes).
+    /// SQL's `DROP TABLE … PURGE` refuses a table whose `gc.enabled` is false before
+    /// calling this, as Spark does.
     async fn drop_table(&self, ident: &TableIdent, purge: bool) -> Result<()> {
         let _ = purge;
         Err(Error::unsupported(format!(

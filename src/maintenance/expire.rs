@@ -64,7 +64,9 @@ impl Default for ExpireOptions {
 /// Returns the committed table (the loaded one for a dry run or when nothing expires)
 /// and what was removed.
 ///
-/// Errors: the action's (bad retention, a ref's head named — the current snapshot
+/// Errors: [`ErrorKind::InvalidArgument`](crate::ErrorKind) for a table whose
+/// `gc.enabled` is false (Java's `RemoveSnapshots` refuses it: nothing is committed or
+/// deleted, a dry run is refused too); the action's (bad retention, a ref's head named — the current snapshot
 /// included, an unknown snapshot) before anything changes; commit errors
 /// ([`ErrorKind::CommitConflict`](crate::ErrorKind) when the retries run out); a kept
 /// snapshot's manifest list or manifest that cannot be read (then nothing is deleted,
@@ -81,6 +83,10 @@ pub async fn expire_snapshots(
         ));
     }
     let before = catalog.load_table(ident).await?;
+    crate::table_properties::check_gc_enabled(
+        &before.metadata().properties,
+        &format!("expire snapshots of table '{ident}'"),
+    )?;
     let plan = expire.plan(before.metadata())?;
     let after = if plan.snapshot_ids.is_empty() && plan.refs.is_empty() {
         before.clone()

@@ -15,6 +15,9 @@
 //! younger ones may belong to a commit in flight. An `older_than` within the last 24
 //! hours is refused unless [`RemoveOrphanFiles::allow_recent`] says otherwise (Spark
 //! refuses it in SQL).
+//!
+//! A table whose `gc.enabled` is false is refused (a dry run too), as Java's
+//! `DeleteOrphanFilesSparkAction` refuses it.
 
 use std::collections::{HashMap, HashSet};
 
@@ -117,8 +120,8 @@ fn check_inside(io: &crate::io::FileIO, location: &str, table_location: &str) ->
 /// Delete (or with `dry_run`, list) the orphan files of `table` per `options`.
 /// Returns their locations as listed, sorted.
 ///
-/// Errors: [`ErrorKind::InvalidArgument`](crate::ErrorKind) for an `older_than` within
-/// 24 hours (unless allowed), `max_concurrent_deletes` 0, or a `location` outside the
+/// Errors: [`ErrorKind::InvalidArgument`](crate::ErrorKind) for a table whose
+/// `gc.enabled` is false (naming its location), an `older_than` within 24 hours (unless allowed), `max_concurrent_deletes` 0, or a `location` outside the
 /// table location (naming both);
 /// [`ErrorKind::InvalidData`](crate::ErrorKind) for a listed file that matches a
 /// referenced one in path only (scheme or authority differ), naming both; an unreadable
@@ -127,6 +130,13 @@ pub async fn remove_orphan_files(
     table: &Table,
     options: &RemoveOrphanFiles,
 ) -> Result<Vec<String>> {
+    crate::table_properties::check_gc_enabled(
+        &table.metadata().properties,
+        &format!(
+            "remove orphan files of the table at '{}'",
+            table.metadata().location
+        ),
+    )?;
     let now = chrono::Utc::now().timestamp_millis();
     let older_than = options.older_than_ms.unwrap_or(now - 3 * DAY_MS);
     if older_than > now - DAY_MS && !options.allow_recent {

@@ -102,11 +102,15 @@ impl ExpireSnapshots {
 
     /// What this expiry removes from `m` (Java `RemoveSnapshots.internalApply`).
     ///
-    /// Errors: [`ErrorKind::InvalidArgument`](crate::ErrorKind) for `retain_last` < 1, a
-    /// table property that is not a number (naming it), or a named snapshot that a kept
-    /// ref points at; [`ErrorKind::NotFound`](crate::ErrorKind) for a named snapshot the
+    /// Errors: [`ErrorKind::InvalidArgument`](crate::ErrorKind) for a table whose
+    /// `gc.enabled` is false, `retain_last` < 1, a table property that is not a number
+    /// (naming it), or a named snapshot that a kept ref points at; [`ErrorKind::NotFound`](crate::ErrorKind) for a named snapshot the
     /// table does not have.
     pub fn plan(&self, m: &TableMetadata) -> Result<ExpirePlan> {
+        tp::check_gc_enabled(
+            &m.properties,
+            &format!("expire snapshots of the table at '{}'", m.location),
+        )?;
         let now = self
             .now_ms
             .unwrap_or_else(|| chrono::Utc::now().timestamp_millis());

@@ -26,6 +26,7 @@ mod fault_proxy;
 mod fixtures;
 mod fuzz;
 mod fuzz_parsers;
+mod gc_disabled;
 mod interop;
 mod interop_writes;
 mod maintenance;

@@ -802,6 +802,82 @@ async fn namespaces_and_tables_round_trip() {
     assert!(err.to_string().contains(&ns_name), "{err}");
 }
 
+/// `DROP TABLE … PURGE` and `expire_snapshots` of a table whose `gc.enabled` is false
+/// are refused before the REST catalog is asked (as Spark's `purgeTable` and Java's
+/// `RemoveSnapshots`): the table stays, with every file it references.
+#[tokio::test]
+async fn gc_disabled_tables_are_not_purged() {
+    let Some(server) = seaweed::server() else {
+        return;
+    };
+    let ns = seaweed::unique_namespace("gc");
+    let (_dir, catalog, ctx) = attached(server).await;
+    catalog
+        .create_namespace(&Namespace::parse(&ns), &HashMap::new())
+        .await
+        .expect("create namespace");
+    let t = format!("lake.{ns}.t");
+    run(
+        &ctx,
+        &format!("CREATE TABLE {t} (id BIGINT) TBLPROPERTIES ('gc.enabled'='false')"),
+    )
+    .await;
+    run(&ctx, &format!("INSERT INTO {t} VALUES (1)")).await;
+    run(&ctx, &format!("INSERT INTO {t} VALUES (2)")).await;
+    let ident = TableIdent::parse(&format!("{ns}.t"));
+    let table = catalog.load_table(&ident).await.expect("load");
+    let mut files: Vec<String> = table
+        .metadata()
+        .snapshots
+        .iter()
+        .filter_map(|s| s.manifest_list.clone())
+        .collect();
+    files.push(table.metadata_location().to_string());
+    for b in run(
+        &ctx,
+        &format!("SELECT file_path FROM lake.{ns}.\"t$files\""),
+    )
+    .await
+    {
+        let paths = b
+            .column(0)
+            .as_any()
+            .downcast_ref::<datafusion::arrow::array::StringArray>()
+            .expect("strings")
+            .clone();
+        files.extend(paths.iter().flatten().map(str::to_string));
+    }
+    assert_eq!(files.len(), 5, "{files:?}");
+    for q in [
+        format!("DROP TABLE {t} PURGE"),
+        format!(
+            "CALL lake.system.expire_snapshots(table => '{ns}.t', \
+             older_than => TIMESTAMP '2999-01-01 00:00:00', retain_last => 1)"
+        ),
+    ] {
+        let err = icefloe::datafusion::sql::execute(&ctx, &q)
+            .await
+            .expect_err(&q)
+            .to_string();
+        assert!(err.contains("GC is disabled"), "{q}: {err}");
+        let now = catalog.load_table(&ident).await.expect(&q);
+        assert_eq!(now.metadata().snapshots.len(), 2, "{q}");
+        for f in &files {
+            assert!(
+                now.file_io().exists(f).await.expect("exists"),
+                "{q}: {f} is gone"
+            );
+        }
+    }
+    run(
+        &ctx,
+        &format!("ALTER TABLE {t} SET TBLPROPERTIES ('gc.enabled'='true')"),
+    )
+    .await;
+    run(&ctx, &format!("DROP TABLE {t} PURGE")).await;
+    assert!(!catalog.table_exists(&ident).await.expect("exists"));
+}
+
 /// Wrong credentials: a clear permission error naming the endpoint, with no secret in
 /// it; an unreachable catalog: an error naming the URL, quickly; the catalog's Debug
 /// output holds no secret.

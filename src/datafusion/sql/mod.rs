@@ -10,7 +10,7 @@
 //! | `CREATE SCHEMA\|DATABASE\|NAMESPACE [IF NOT EXISTS] [cat.]ns [COMMENT '…'] [LOCATION '…'] [WITH DBPROPERTIES ('k'='v', …)]` | `create_namespace` |
 //! | `CREATE TABLE [IF NOT EXISTS] [[cat.]ns.]t (col type [NOT NULL] [DEFAULT value] [COMMENT '…'], …) [USING iceberg] [PARTITIONED BY (…)] [LOCATION '…'] [COMMENT '…'] [TBLPROPERTIES ('k'='v', …)] [AS query]` | `create_table` (see [below](#create-table)) |
 //! | `DROP SCHEMA\|DATABASE\|NAMESPACE [IF EXISTS] [cat.]ns [RESTRICT\|CASCADE]` | `drop_namespace` (an empty namespace only; `CASCADE` on one holding tables is refused) |
-//! | `DROP TABLE [IF EXISTS] [[cat.]ns.]t [PURGE]` | `drop_table` (with `PURGE`, the table's files are deleted too) |
+//! | `DROP TABLE [IF EXISTS] [[cat.]ns.]t [PURGE]` | `drop_table` (with `PURGE`, the table's files are deleted too; a table whose `gc.enabled` is false is refused, as in Spark) |
 //! | `ALTER TABLE [[cat.]ns.]t RENAME TO [[cat.]ns.]u` | `rename_table` (a one-part new name stays in the namespace) |
 //! | `ALTER TABLE t SET TBLPROPERTIES ('k'='v', …)`, `ALTER TABLE t UNSET TBLPROPERTIES [IF EXISTS] ('k', …)` | [`UpdateProperties`](crate::transaction::UpdateProperties) (`'format-version'` upgrades the table) |
 //! | `ALTER TABLE t ADD COLUMN\|COLUMNS [(]path type [NOT NULL] [DEFAULT value] [COMMENT '…'] [FIRST\|AFTER c], …[)]` | [`UpdateSchema`](crate::transaction::UpdateSchema) `add_column` (`path`: `c` or `s.c` into a struct; optional unless it has a `DEFAULT`), `add_column_with_default` (v3: `initial-default` = `write-default` = the value) |
@@ -606,6 +606,26 @@ async fn drop_table(ctx: &SessionContext, mut c: Cursor<'_>) -> Result<Option<Da
     let purge = c.eat_keyword("PURGE");
     c.expect_end()
         .map_err(|e| e.context(format!("DROP TABLE {}", names[0].join("."))))?;
+    if purge {
+        // before any table is dropped: Spark's `purgeTable` refuses a table whose
+        // gc.enabled is false (its files may be other tables' too), dropping nothing
+        for t in &tables {
+            let catalog = t.target.catalog();
+            if if_exists && !catalog.table_exists(&t.ident).await? {
+                continue;
+            }
+            let what = format!("DROP TABLE {} PURGE", t.display());
+            let table = catalog
+                .load_table(&t.ident)
+                .await
+                .map_err(|e| e.context(&what))?;
+            crate::table_properties::check_gc_enabled(
+                &table.metadata().properties,
+                &format!("purge table '{}'", t.ident),
+            )
+            .map_err(|e| e.context(&what))?;
+        }
+    }
     for t in tables {
         let what = format!("DROP TABLE {}", t.display());
         let catalog = t.target.catalog();

@@ -1,0 +1,257 @@
+//! Tables whose `gc.enabled` is false (files possibly shared with other tables, as
+//! Java's `snapshot` and `migrate` leave them): every operation that deletes files
+//! refuses, as in Iceberg Java — `expire_snapshots` (core `RemoveSnapshots`: the
+//! metadata change too), `remove_orphan_files`, SQL `DROP TABLE … PURGE` (Spark's
+//! `purgeTable`) — and the Catalog API's purge keeps the data files (Java's
+//! `CatalogUtil.dropTableData`). Each test checks every file under the table location
+//! is still there.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use icefloe::catalog::{Catalog, FileSystemCatalog, Namespace, TableIdent};
+use icefloe::maintenance::{
+    expire_snapshots, remove_orphan_files, ExpireOptions, RemoveOrphanFiles,
+};
+use icefloe::transaction::{ExpireSnapshots, Transaction};
+use icefloe::ErrorKind;
+
+use crate::catalog::{attach, scalar_i64};
+use crate::dml::{create, lake, ok, run};
+
+/// Every file under `dir`, recursively.
+fn files_under(dir: &Path) -> BTreeSet<PathBuf> {
+    let mut out = BTreeSet::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in entries {
+            let path = e.expect("dir entry").path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                out.insert(path);
+            }
+        }
+    }
+    out
+}
+
+/// A file no metadata names, last modified 4 days ago (an orphan by default).
+fn old_orphan(path: &Path) {
+    std::fs::write(path, b"not referenced").expect("write");
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(4 * 24 * 3600);
+    std::fs::File::options()
+        .write(true)
+        .open(path)
+        .expect("open")
+        .set_modified(old)
+        .expect("mtime");
+}
+
+fn assert_gc_refusal(err: &str, operation: &str) {
+    for part in [operation, "GC is disabled", "gc.enabled"] {
+        assert!(err.contains(part), "{part:?} not in: {err}");
+    }
+}
+
+#[tokio::test]
+async fn gc_disabled_refuses_expire_orphan_removal_and_purge() {
+    let lake = lake().await;
+    create(&lake, "g", "", ", 'gc.enabled'='false'").await;
+    ok(&lake.ctx, "INSERT INTO ice.ns.g VALUES (1, 1, 'a', 1.0)").await;
+    ok(&lake.ctx, "INSERT INTO ice.ns.g VALUES (2, 2, 'b', 2.0)").await;
+    // copy-on-write: the first file is replaced, reachable only from older snapshots
+    ok(&lake.ctx, "DELETE FROM ice.ns.g WHERE id = 1").await;
+    let dir = lake.warehouse.join("ns").join("g");
+    let orphan = dir.join("data").join("stray.parquet");
+    old_orphan(&orphan);
+    let files = files_under(&dir);
+    let ident = TableIdent::parse("ns.g");
+    let location = lake
+        .catalog
+        .load_table(&ident)
+        .await
+        .expect("load")
+        .metadata_location()
+        .to_string();
+    let snapshots = "SELECT count(*) FROM ice.ns.\"g$snapshots\"";
+    assert_eq!(scalar_i64(&lake.ctx, snapshots).await, 3);
+
+    let expire = "CALL ice.system.expire_snapshots(table => 'ns.g', \
+                  older_than => TIMESTAMP '2999-01-01 00:00:00', retain_last => 1";
+    for (q, operation) in [
+        (format!("{expire})"), "expire snapshots of table 'ns.g'"),
+        (
+            format!("{expire}, dry_run => true)"),
+            "expire snapshots of table 'ns.g'",
+        ),
+        (
+            "CALL ice.system.remove_orphan_files(table => 'ns.g')".to_string(),
+            "remove orphan files",
+        ),
+        (
+            "CALL ice.system.remove_orphan_files(table => 'ns.g', dry_run => true)".to_string(),
+            "remove orphan files",
+        ),
+        (
+            "DROP TABLE ice.ns.g PURGE".to_string(),
+            "purge table 'ns.g'",
+        ),
+        // several tables: refused before any is dropped
+        (
+            "DROP TABLE IF EXISTS ice.ns.nope, ice.ns.g PURGE".to_string(),
+            "purge table 'ns.g'",
+        ),
+    ] {
+        let err = run(&lake.ctx, &q).await.expect_err(&q);
+        assert_gc_refusal(&err, operation);
+        assert_eq!(files_under(&dir), files, "{q} deleted files");
+        let table = lake.catalog.load_table(&ident).await.expect(&q);
+        assert_eq!(table.metadata_location(), location, "{q} committed");
+    }
+    assert_eq!(scalar_i64(&lake.ctx, snapshots).await, 3);
+
+    // the Rust API refuses alike, with the kind
+    let far = 32_503_680_000_000; // 3000-01-01
+    let err = expire_snapshots(
+        &lake.catalog,
+        &ident,
+        ExpireSnapshots::new().expire_older_than(far).retain_last(1),
+        ExpireOptions::default(),
+    )
+    .await
+    .expect_err("expire");
+    assert_eq!(err.kind(), ErrorKind::InvalidArgument, "{err}");
+    assert_gc_refusal(&err.to_string(), "expire snapshots of table 'ns.g'");
+    // the metadata-only action too (Java's RemoveSnapshots refuses in core)
+    let table = lake.catalog.load_table(&ident).await.expect("load");
+    let err = Transaction::new(Arc::clone(&lake.catalog), ident.clone(), table.clone())
+        .add_action(ExpireSnapshots::new().expire_older_than(far).retain_last(1))
+        .commit()
+        .await
+        .expect_err("transaction");
+    assert_eq!(err.kind(), ErrorKind::InvalidArgument, "{err}");
+    assert_gc_refusal(&err.to_string(), "expire snapshots");
+    let err = remove_orphan_files(&table, &RemoveOrphanFiles::new())
+        .await
+        .expect_err("orphans");
+    assert_eq!(err.kind(), ErrorKind::InvalidArgument, "{err}");
+    assert_gc_refusal(&err.to_string(), "remove orphan files");
+    assert_eq!(files_under(&dir), files, "the Rust API deleted files");
+    assert_eq!(
+        ok(&lake.ctx, "SELECT id FROM ice.ns.g").await,
+        ok(&lake.ctx, "SELECT 2::BIGINT AS id").await
+    );
+
+    // only a boolean is taken (Java reads any other word as false)
+    let err = run(
+        &lake.ctx,
+        "ALTER TABLE ice.ns.g SET TBLPROPERTIES ('gc.enabled'='nope')",
+    )
+    .await
+    .expect_err("not a boolean");
+    assert!(
+        err.contains("gc.enabled") && err.contains("true or false"),
+        "{err}"
+    );
+
+    // with GC enabled the same calls delete: the gate is the property
+    ok(
+        &lake.ctx,
+        "ALTER TABLE ice.ns.g SET TBLPROPERTIES ('gc.enabled'='TRUE')",
+    )
+    .await;
+    let out = ok(&lake.ctx, &format!("{expire})")).await;
+    assert_eq!(scalar_i64(&lake.ctx, snapshots).await, 1, "{out}");
+    let kept = files_under(&dir);
+    assert!(
+        files
+            .difference(&kept)
+            .any(|f| f.extension().is_some_and(|e| e == "parquet")),
+        "the replaced data file is deleted: {out}"
+    );
+    ok(
+        &lake.ctx,
+        "CALL ice.system.remove_orphan_files(table => 'ns.g')",
+    )
+    .await;
+    assert!(!orphan.exists());
+    ok(&lake.ctx, "DROP TABLE ice.ns.g PURGE").await;
+    assert!(!lake.catalog.table_exists(&ident).await.expect("exists"));
+    assert!(
+        !files_under(&dir)
+            .iter()
+            .any(|f| f.extension().is_some_and(|e| e == "parquet")),
+        "purged"
+    );
+}
+
+/// `Catalog::drop_table(ident, true)` on a table whose `gc.enabled` is false drops it
+/// and deletes its manifests, manifest lists and metadata files, keeping the data and
+/// delete files (Java's `dropTableData`); with GC enabled everything goes. SQL and
+/// filesystem catalogs.
+#[tokio::test]
+async fn catalog_purge_keeps_data_files_of_gc_disabled_tables() {
+    let lake = lake().await;
+    let fs_dir = tempfile::tempdir().expect("tempdir");
+    let fs: Arc<dyn Catalog> = Arc::new(
+        FileSystemCatalog::new("fs", fs_dir.path().to_str().expect("utf-8")).expect("catalog"),
+    );
+    fs.create_namespace(&Namespace::parse("ns"), &Default::default())
+        .await
+        .expect("namespace");
+    attach(&lake.ctx, "fs", Arc::clone(&fs)).await;
+    for (catalog, cat, table_dir) in [
+        (&lake.catalog, "ice", lake.warehouse.join("ns")),
+        (&fs, "fs", fs_dir.path().join("ns")),
+    ] {
+        for gc in [false, true] {
+            let name = format!("p_{gc}");
+            ok(
+                &lake.ctx,
+                &format!(
+                    "CREATE TABLE {cat}.ns.{name} (id BIGINT) \
+                     TBLPROPERTIES ('gc.enabled'='{gc}', 'write.delete.mode'='merge-on-read')"
+                ),
+            )
+            .await;
+            ok(
+                &lake.ctx,
+                &format!("INSERT INTO {cat}.ns.{name} VALUES (1), (2)"),
+            )
+            .await;
+            ok(
+                &lake.ctx,
+                &format!("DELETE FROM {cat}.ns.{name} WHERE id = 1"),
+            )
+            .await;
+            let dir = table_dir.join(&name);
+            let before = files_under(&dir);
+            let is = |f: &PathBuf, ext: &str| f.extension().is_some_and(|e| e == ext);
+            let content: BTreeSet<_> = before.iter().filter(|f| is(f, "parquet")).collect();
+            // a data file and a position delete file
+            assert_eq!(content.len(), 2, "{cat}: {before:?}");
+            assert!(before.iter().any(|f| is(f, "avro")), "{cat}: {before:?}");
+            let ident = TableIdent::parse(&format!("ns.{name}"));
+            catalog.drop_table(&ident, true).await.expect("purge");
+            assert!(
+                !catalog.table_exists(&ident).await.expect("exists"),
+                "{cat}"
+            );
+            let after = files_under(&dir);
+            if gc {
+                assert!(after.is_empty(), "{cat}: {after:?}");
+            } else {
+                assert_eq!(
+                    after.iter().collect::<BTreeSet<_>>(),
+                    content,
+                    "{cat}: only the data and delete files stay"
+                );
+            }
+        }
+    }
+}

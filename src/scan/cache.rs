@@ -10,7 +10,8 @@
 //! [`IcebergCatalogProvider`](crate::datafusion::IcebergCatalogProvider) shares one cache
 //! among the providers it loads for each statement ([`SessionCaches`] bundles it with the
 //! position delete cache). Entries are keyed by the location actually read (after
-//! remapping). The cache is bounded by the estimated bytes of the decoded entries it
+//! remapping) and, for a manifest, the `first_row_id` its manifest list entry hands its
+//! data files ([`manifest_key`]). The cache is bounded by the estimated bytes of the decoded entries it
 //! holds ([`ManifestEntry::estimated_bytes`]; default [`DEFAULT_MAX_BYTES`], least
 //! recently used manifest evicted first) and by [`MAX_MANIFEST_LISTS`] lists
 //! (`crate::lru::WeightedLru` for both); one scan adds at most half the bound
@@ -233,6 +234,19 @@ pub(super) async fn read_manifest_list_cached(
     Ok(list)
 }
 
+/// The cache key of `manifest` as a manifest list lists it, read at `location`: the
+/// location, and the `first_row_id` the list hands the manifest's data files (spec:
+/// "First Row ID Inheritance"), which the decoded entries carry. A manifest written
+/// before an upgrade to v3 is listed without one by the snapshots before the upgrade and
+/// with one after it (by different branches possibly with different ones).
+fn manifest_key(location: String, manifest: &crate::spec::ManifestFile) -> String {
+    match manifest.first_row_id {
+        None => location,
+        // a line break cannot end a location the metadata names
+        Some(id) => format!("{location}\nfirst_row_id={id}"),
+    }
+}
+
 /// Read one manifest (listed in the manifest list at `list`), through `cache` when given.
 pub(super) async fn read_manifest_cached(
     table: &crate::table::Table,
@@ -243,7 +257,7 @@ pub(super) async fn read_manifest_cached(
 ) -> crate::error::Result<CachedManifest> {
     let key = match cache {
         Some((c, budget)) => {
-            let key = table.file_io().remap(&manifest.manifest_path)?;
+            let key = manifest_key(table.file_io().remap(&manifest.manifest_path)?, manifest);
             if let Some(hit) = c.get(&key) {
                 return Ok(hit);
             }

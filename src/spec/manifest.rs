@@ -220,18 +220,85 @@ pub fn parse_manifest(
 }
 
 /// Row-lineage inheritance (v3, spec: "Row Lineage", "First Row ID Inheritance"): in a
-/// data manifest whose list entry has a `first_row_id`, each data file without one gets
-/// that id plus the record counts of the files before it (in manifest order) that had
-/// none.
+/// data manifest whose list entry has a `first_row_id`, each live (added or existing)
+/// data file without one gets that id plus the record counts of the live files before it
+/// (in manifest order) that had none. Deleted entries take no ids, as in Java's reader:
+/// the manifest list reserved a range for the added and existing rows only (a manifest
+/// from before an upgrade to v3 can hold deleted entries without ids).
 pub(super) fn inherit_first_row_ids(entries: &mut [ManifestEntry], manifest: &ManifestFile) {
     let Some(mut next) = manifest.first_row_id else {
         return;
     };
     for e in entries.iter_mut() {
+        if e.status == ManifestStatus::Deleted {
+            continue;
+        }
         let f = &mut e.data_file;
         if f.content == DataContentType::Data && f.first_row_id.is_none() {
             f.first_row_id = Some(next);
             next += f.record_count;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(status: ManifestStatus, rows: i64, first_row_id: Option<i64>) -> ManifestEntry {
+        ManifestEntry {
+            status,
+            snapshot_id: 1,
+            data_sequence_number: 1,
+            file_sequence_number: 1,
+            spec_id: 0,
+            data_file: DataFile {
+                record_count: rows,
+                first_row_id,
+                ..crate::write::empty_data_file(&format!("f{rows}"), DataContentType::Data)
+            },
+        }
+    }
+
+    /// Live files without an id take consecutive ranges from the manifest's
+    /// `first_row_id`; deleted entries take none (the manifest list reserved ids for
+    /// added and existing rows only), and files with an id keep it.
+    #[test]
+    fn first_row_ids_are_inherited_by_live_files_without_one() {
+        use ManifestStatus::{Added, Deleted, Existing};
+        let manifest = ManifestFile {
+            manifest_path: "m.avro".into(),
+            manifest_length: 1,
+            partition_spec_id: 0,
+            content: super::super::manifest_list::ManifestContent::Data,
+            sequence_number: 2,
+            min_sequence_number: 1,
+            added_snapshot_id: 2,
+            added_files_count: Some(1),
+            existing_files_count: Some(2),
+            deleted_files_count: Some(1),
+            added_rows_count: Some(3),
+            existing_rows_count: Some(12),
+            deleted_rows_count: Some(10),
+            partitions: None,
+            key_metadata: None,
+            first_row_id: Some(100),
+        };
+        let mut entries = vec![
+            entry(Deleted, 10, None),
+            entry(Existing, 5, None),
+            entry(Existing, 7, Some(40)),
+            entry(Added, 3, None),
+        ];
+        inherit_first_row_ids(&mut entries, &manifest);
+        let ids: Vec<Option<i64>> = entries.iter().map(|e| e.data_file.first_row_id).collect();
+        // ids 100..108: within the 15 the manifest list reserved (added + existing rows)
+        assert_eq!(ids, [None, Some(100), Some(40), Some(105)]);
+        // a manifest without an id (written before an upgrade to v3) assigns none
+        let mut entries = vec![entry(Added, 5, None)];
+        let mut old = manifest.clone();
+        old.first_row_id = None;
+        inherit_first_row_ids(&mut entries, &old);
+        assert_eq!(entries[0].data_file.first_row_id, None);
     }
 }

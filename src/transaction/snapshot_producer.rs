@@ -6,6 +6,9 @@
 //! Manifests of added files are written once and reused by every retry: their entries
 //! inherit sequence numbers from the manifest list (spec: "Sequence Number
 //! Inheritance"), so only their list entry's `sequence_number` changes between attempts.
+//! On v3 tables the manifest list also gives each data manifest without a `first_row_id`
+//! (this commit's, and after an upgrade the earlier ones) the next range of row ids
+//! (spec: "First Row ID Assignment"; the snapshot's `added-rows` counts them all).
 //! Every file written is remembered, so a commit that finally fails removes what it wrote
 //! and no commit references ([`SnapshotProducer::clean_up`]).
 
@@ -241,18 +244,23 @@ impl SnapshotProducer {
         let mut next_row_id = m.next_row_id.unwrap_or(0);
         let first_row_id = next_row_id;
         for f in &mut manifests {
-            if f.added_snapshot_id == self.snapshot_id {
+            let own = f.added_snapshot_id == self.snapshot_id;
+            if own {
                 // existing entries keep their (older) sequence numbers: the writer's
                 // minimum is below its placeholder then, and stays
                 if f.min_sequence_number >= f.sequence_number {
                     f.min_sequence_number = sequence_number;
                 }
                 f.sequence_number = sequence_number;
-                if v3 && f.content == ManifestContent::Data {
-                    f.first_row_id = Some(next_row_id);
-                    next_row_id +=
-                        f.added_rows_count.unwrap_or(0) + f.existing_rows_count.unwrap_or(0);
-                }
+            }
+            // spec "First Row ID Assignment", "Row Lineage for Upgraded Tables" (Java's v3
+            // manifest-list writer): every data manifest without a `first_row_id` gets the
+            // next range, sized by its added and existing rows — this commit's (again at
+            // each attempt), and the ones carried over from before an upgrade to v3, so
+            // their rows get ids in the first commit after it
+            if v3 && f.content == ManifestContent::Data && (own || f.first_row_id.is_none()) {
+                f.first_row_id = Some(next_row_id);
+                next_row_id += f.added_rows_count.unwrap_or(0) + f.existing_rows_count.unwrap_or(0);
             }
         }
         self.attempt += 1;

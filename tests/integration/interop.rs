@@ -12,8 +12,8 @@
 //! in it, typed by the Iceberg JSON schema the scripts print.
 //!
 //! Helpers for other tests: [`python`], [`pyiceberg_write`], [`pyiceberg_read`],
-//! [`pyiceberg_read_at`], [`duckdb_read`], [`duckdb_read_at`], [`canonical_rows`],
-//! [`iceberg_types`], [`assert_same_rows`], [`icefloe_rows`].
+//! [`pyiceberg_read_at`], [`duckdb_read`], [`duckdb_read_at`], [`duckdb_lineage`],
+//! [`canonical_rows`], [`iceberg_types`], [`assert_same_rows`], [`icefloe_rows`].
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
@@ -128,6 +128,16 @@ pub fn pyiceberg_read_at(db: &Path, warehouse: &Path, ident: &str, snapshot_id: 
 /// "sequence_number"}]}`.
 pub fn duckdb_read(metadata_location: &str) -> Value {
     run_script("duckdb_read.py", &[OsStr::new(metadata_location)])
+}
+
+/// DuckDB's row lineage of the v3 table whose metadata file is `metadata_location`:
+/// `[id, _row_id, _last_updated_sequence_number]` of every row, ordered by `id` (the
+/// table's first column must be named `id`).
+pub fn duckdb_lineage(metadata_location: &str) -> Vec<Value> {
+    run_script("duckdb_lineage.py", &[OsStr::new(metadata_location)])["rows"]
+        .as_array()
+        .expect("rows")
+        .clone()
 }
 
 /// [`duckdb_read`] of the snapshot `snapshot_id`.

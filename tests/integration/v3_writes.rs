@@ -7,7 +7,9 @@
 //! row's lineage (`copy_on_write_keeps_row_lineage`); merge-on-read `UPDATE` and `MERGE`
 //! in both modes keep updated rows' `_row_id`, give them the new sequence number and
 //! let inserted rows inherit theirs (`update_and_merge_keep_row_lineage`); compaction
-//! keeps both values of every row (`compaction_keeps_row_lineage`).
+//! keeps both values of every row (`compaction_keeps_row_lineage`). A table upgraded
+//! from v2 gets ids for its earlier rows in its first v3 commit
+//! (`upgrade_to_v3_assigns_row_ids_to_earlier_rows`).
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -664,4 +666,94 @@ async fn compaction_keeps_row_lineage() {
         rows_before
     );
     other_engines_agree(&lake, "packed").await;
+}
+
+/// A v2 table upgraded to v3 (spec: "Row Lineage for Upgraded Tables", "First Row ID
+/// Assignment"): its rows have no `_row_id` until the first v3 commit, which gives every
+/// data manifest without a `first_row_id` a range — the ones from before the upgrade
+/// too, a copy-on-write `DELETE`'s deleted entry taking none — so every live row gets a
+/// unique id and `next-row-id` counts them all; later commits keep those ids. DuckDB
+/// reads the same lineage.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn upgrade_to_v3_assigns_row_ids_to_earlier_rows() {
+    let lake = lake().await;
+    create(&lake, "up", "PARTITIONED BY (k)", "").await;
+    let t = "ice.ns.up";
+    for values in [
+        "(1, 1, 'a', 1.0), (2, 1, 'b', 2.0), (3, 2, 'c', 3.0)",
+        "(4, 1, 'd', 4.0), (5, 3, 'e', 5.0)",
+    ] {
+        ok(&lake.ctx, &format!("INSERT INTO {t} VALUES {values}")).await;
+    }
+    // copy-on-write: the file of ids 1 and 2 is replaced (a deleted entry, no id)
+    ok(&lake.ctx, &format!("DELETE FROM {t} WHERE id = 2")).await;
+    ok(
+        &lake.ctx,
+        &format!("ALTER TABLE {t} SET TBLPROPERTIES ('format-version'='3')"),
+    )
+    .await;
+    let without_ids = ok(
+        &lake.ctx,
+        &format!("SELECT count(*) AS n FROM {t} WHERE _row_id IS NULL"),
+    )
+    .await;
+    assert!(without_ids.contains("| 4 "), "{without_ids}");
+
+    ok(
+        &lake.ctx,
+        &format!("INSERT INTO {t} VALUES (6, 2, 'f', 6.0)"),
+    )
+    .await;
+    let first = lineage_of(&lake, "up").await;
+    assert_eq!(first.keys().copied().collect::<Vec<_>>(), [1, 3, 4, 5, 6]);
+    let (_, next) = sequence_and_next_row_id(&lake, "up").await;
+    assert_eq!(
+        next, 5,
+        "every live row took an id in the first v3 snapshot"
+    );
+    let ids: std::collections::BTreeSet<i64> = first.values().map(|r| r.row_id).collect();
+    assert_eq!(ids, (0..5).collect(), "{first:?}");
+    let table = lake
+        .catalog
+        .load_table(&TableIdent::parse("ns.up"))
+        .await
+        .expect("load");
+    let snapshot = table.metadata().current_snapshot().expect("snapshot");
+    assert_eq!(
+        (snapshot.first_row_id, snapshot.added_rows),
+        (Some(0), Some(5))
+    );
+
+    // the next commit keeps them: every manifest has its range now
+    ok(
+        &lake.ctx,
+        &format!("INSERT INTO {t} VALUES (7, 3, 'g', 7.0)"),
+    )
+    .await;
+    let second = lineage_of(&lake, "up").await;
+    let mut want = values(&first);
+    let (seq, next) = sequence_and_next_row_id(&lake, "up").await;
+    want.insert(7, (5, seq));
+    assert_eq!(values(&second), want);
+    assert_eq!(next, 6);
+
+    if crate::interop::python().is_some() {
+        let location = lake
+            .catalog
+            .load_table(&TableIdent::parse("ns.up"))
+            .await
+            .expect("load")
+            .metadata_location()
+            .to_string();
+        let duck: Vec<(i64, i64, i64)> = crate::interop::duckdb_lineage(&location)
+            .iter()
+            .map(|r| {
+                let n = |i: usize| r[i].as_i64().unwrap_or_else(|| panic!("DuckDB: {r}"));
+                (n(0), n(1), n(2))
+            })
+            .collect();
+        let ours: Vec<(i64, i64, i64)> = want.iter().map(|(id, (r, s))| (*id, *r, *s)).collect();
+        assert_eq!(duck, ours, "DuckDB's lineage");
+    }
+    other_engines_agree(&lake, "up").await;
 }

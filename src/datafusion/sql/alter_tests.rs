@@ -1217,7 +1217,8 @@ async fn identifier_fields() {
 }
 
 /// A v2 table upgraded by `SET TBLPROPERTIES` takes v3 writes: row ids start at the
-/// upgrade (`next-row-id` 0), the rows written before keep reading.
+/// upgrade (`next-row-id` 0), the rows written before keep reading and get ids in the
+/// first v3 commit.
 #[tokio::test]
 async fn upgraded_v3_table_takes_writes() {
     let (ctx, catalog, _dir) = session().await;
@@ -1237,9 +1238,15 @@ async fn upgraded_v3_table_takes_writes() {
     );
     let m = metadata(&catalog, "ns.t").await;
     assert_eq!(m.format_version, FormatVersion::V3);
-    assert_eq!(m.next_row_id, Some(1));
+    // the first v3 snapshot assigns ids to the rows from before the upgrade too (spec:
+    // "Row Lineage for Upgraded Tables"): the new manifest first, then the old one
+    assert_eq!(m.next_row_id, Some(3));
     let last = m.current_snapshot().unwrap();
-    assert_eq!((last.first_row_id, last.added_rows), (Some(0), Some(1)));
+    assert_eq!((last.first_row_id, last.added_rows), (Some(0), Some(3)));
+    assert_eq!(
+        ok(&ctx, "SELECT id, _row_id FROM ns.t ORDER BY id").await,
+        [["1", "1"], ["2", "2"], ["3", "0"]]
+    );
 }
 
 /// `(field id, name, transform)` of the default partition spec.

@@ -7,7 +7,7 @@
 //! | `_file` | `string` | the row's data file location, as stored in its manifest entry |
 //! | `_pos` | `long` | the row's 0-based ordinal in that file (counted before deletes, as position deletes count) |
 //! | `_spec_id` | `int` | the partition spec id the file was written with |
-//! | `_partition` | `struct` | the file's partition tuple in the table's *unified* partition type (every field of every spec, by field id; null where the file's spec lacks it); only on tables with partition fields |
+//! | `_partition` | `struct` | the file's partition tuple in the table's *unified* partition type (every field of every spec whose source column is in the schema, by field id, named as the latest spec holding it names it, names unique; null where the file's spec lacks it; see module `unified_partition`); only on tables with partition fields |
 //! | `_deleted` | `boolean` | `false` (deleted rows are not returned) |
 //! | `_row_id` | `long` | v3 only: the value stored in the file, or, where null, the file's `first_row_id` + `_pos` (null when the file has no `first_row_id`) |
 //! | `_last_updated_sequence_number` | `long` | v3 only: the value stored in the file, or, where null, the file's data sequence number |
@@ -30,8 +30,8 @@ use std::sync::Arc;
 use datafusion::arrow::datatypes::{DataType, Field, FieldRef, Fields, Schema as ArrowSchema};
 use datafusion::common::ScalarValue;
 
-use super::metadata_files::{unified_partition_type, unified_values, UnifiedField};
 use super::scalar::literal_to_scalar;
+use super::unified_partition::{unified_partition_type, unified_values, UnifiedField};
 use crate::error::Result;
 use crate::spec::arrow::PARQUET_FIELD_ID_META_KEY;
 use crate::spec::{FormatVersion, ManifestEntry, TableMetadata};

@@ -2,10 +2,10 @@
 //! `partitions` (see [`super::metadata_tables`]).
 //!
 //! The `partition` column is a struct of the table's *unified* partition type, as in
-//! Iceberg Java's `Partitioning.partitionType`: every partition field of every spec, by
-//! field id, in order of first appearance (specs by id); a file written under a spec
-//! without a field has null there. Tables whose specs have no fields get no `partition`
-//! column (and `partitions` has no `partition` / `spec_id` columns), as in Spark.
+//! Iceberg Java's `Partitioning.partitionType` (see [`super::unified_partition`]); a file
+//! written under a spec without a field has null there. Tables whose specs have no fields
+//! get no `partition` column (and `partitions` has no `partition` / `spec_id` columns),
+//! as in Spark.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -19,10 +19,9 @@ use datafusion::arrow::datatypes::{DataType, TimeUnit};
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::common::ScalarValue;
 
-use super::metadata_tables::{
-    ints, longs, map_names, partition_types_by_spec, strings, timestamps_ms, Columns,
-};
+use super::metadata_tables::{ints, longs, map_names, strings, timestamps_ms, Columns};
 use super::scalar::literal_to_scalar;
+use super::unified_partition::{unified_partition_type, unified_values, UnifiedField};
 use crate::error::Result;
 use crate::spec::arrow::primitive_to_arrow;
 use crate::spec::values::epoch_date;
@@ -40,60 +39,6 @@ pub(crate) enum FileFilter {
     Data,
     /// `delete_files`: position deletes, deletion vectors and equality deletes.
     Deletes,
-}
-
-/// One field of the unified partition type.
-#[derive(Debug)]
-pub(crate) struct UnifiedField {
-    pub field_id: i32,
-    pub name: String,
-    pub data_type: DataType,
-}
-
-/// The unified partition type of the table (see the module docs).
-pub(crate) fn unified_partition_type(metadata: &TableMetadata) -> Vec<UnifiedField> {
-    let types = partition_types_by_spec(metadata);
-    let mut specs: Vec<_> = metadata.partition_specs.iter().collect();
-    specs.sort_by_key(|s| s.spec_id);
-    let mut out: Vec<UnifiedField> = vec![];
-    for spec in specs {
-        for (i, f) in spec.fields.iter().enumerate() {
-            let field_id = spec.field_id(i);
-            if out.iter().any(|u| u.field_id == field_id) {
-                continue;
-            }
-            let data_type = types
-                .get(&spec.spec_id)
-                .and_then(|t| t.get(i))
-                .and_then(|p| primitive_to_arrow(p).ok())
-                .unwrap_or(DataType::Null);
-            out.push(UnifiedField {
-                field_id,
-                name: f.name.clone(),
-                data_type,
-            });
-        }
-    }
-    out
-}
-
-/// An entry's partition values placed in the unified type (null where its spec lacks a
-/// field).
-pub(crate) fn unified_values(
-    metadata: &TableMetadata,
-    unified: &[UnifiedField],
-    entry: &ManifestEntry,
-) -> Vec<Option<Literal>> {
-    let mut out = vec![None; unified.len()];
-    if let Some(spec) = metadata.partition_spec_by_id(entry.spec_id) {
-        for (i, value) in entry.data_file.partition.iter().enumerate() {
-            let id = spec.field_id(i);
-            if let Some(pos) = unified.iter().position(|u| u.field_id == id) {
-                out[pos] = value.clone();
-            }
-        }
-    }
-    out
 }
 
 /// One column of `values` (rows) typed `data_type`.

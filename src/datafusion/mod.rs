@@ -46,6 +46,7 @@ pub mod table_functions;
 mod table_provider;
 pub mod time_literals;
 mod transform_expr;
+mod unified_partition;
 pub mod uuid_literals;
 pub mod values_fields;
 mod write_distribution;

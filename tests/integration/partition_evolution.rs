@@ -461,3 +461,138 @@ async fn v1_partition_field_dropped_and_added_back_by_name() {
         ])
     );
 }
+
+/// The first column of the answer to `q` (through icefloe's statement layer, which
+/// reads metadata columns), as strings.
+async fn first_column(ctx: &datafusion::prelude::SessionContext, q: &str) -> Vec<String> {
+    let batches = run(ctx, q).await.unwrap_or_else(|e| panic!("{q}: {e}"));
+    let mut out = vec![];
+    for b in &batches {
+        let c = cast(b.column(0), &DataType::Utf8).expect("cast");
+        let c = c.as_any().downcast_ref::<StringArray>().expect("strings");
+        out.extend(c.iter().map(|v| v.unwrap_or("NULL").to_string()));
+    }
+    out
+}
+
+/// The field names of struct column `column` in the answer to `q`.
+async fn struct_fields(
+    ctx: &datafusion::prelude::SessionContext,
+    q: &str,
+    column: &str,
+) -> Vec<String> {
+    let batches = run(ctx, q).await.unwrap_or_else(|e| panic!("{q}: {e}"));
+    let schema = batches.first().map(|b| b.schema()).expect("a batch");
+    match schema.field_with_name(column).expect(column).data_type() {
+        DataType::Struct(fields) => fields.iter().map(|f| f.name().clone()).collect(),
+        other => panic!("{q}: {column} is {other}"),
+    }
+}
+
+/// The unified partition type of `$files`, `$partitions` and `_partition` follows Java's
+/// `Partitioning.partitionType`: fields by id, named as the latest spec holding them names
+/// them (a v1 `void` field renamed `k_1000` when `k` is added back shows as `k_1000`),
+/// fields of dropped columns left out; a v2 field taking the name of an earlier, dropped
+/// field keeps it and the older one shows as `b_1000`. Every name is unique, so a filter
+/// on `partition.<name>` means one field.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unified_partition_type_names_every_field_once() {
+    let lake = lake().await;
+    let ctx = &lake.ctx;
+    for q in [
+        "CREATE TABLE ice.ns.o (id BIGINT, k STRING) PARTITIONED BY (k) \
+         TBLPROPERTIES ('format-version'='1')",
+        "INSERT INTO ice.ns.o VALUES (1, 'b')",
+        "ALTER TABLE ice.ns.o DROP PARTITION FIELD k",
+        "ALTER TABLE ice.ns.o ADD PARTITION FIELD k",
+        "INSERT INTO ice.ns.o VALUES (4, 'c')",
+        "CREATE TABLE ice.ns.dn (id INT, s STRING) TBLPROPERTIES ('format-version'='2')",
+        "ALTER TABLE ice.ns.dn ADD PARTITION FIELD bucket(4, id) AS b",
+        "INSERT INTO ice.ns.dn VALUES (1, 'abc')",
+        "ALTER TABLE ice.ns.dn DROP PARTITION FIELD b",
+        "ALTER TABLE ice.ns.dn ADD PARTITION FIELD truncate(2, s) AS b",
+        "INSERT INTO ice.ns.dn VALUES (2, 'xyz')",
+    ] {
+        ok(ctx, q).await;
+    }
+    for (t, names) in [("o", ["k_1000", "k"]), ("dn", ["b_1000", "b"])] {
+        for (q, column) in [
+            (
+                format!("SELECT partition FROM ice.ns.\"{t}$files\""),
+                "partition",
+            ),
+            (
+                format!("SELECT partition FROM ice.ns.\"{t}$partitions\""),
+                "partition",
+            ),
+            (format!("SELECT _partition FROM ice.ns.{t}"), "_partition"),
+        ] {
+            assert_eq!(struct_fields(ctx, &q, column).await, names, "{q}");
+        }
+    }
+    let cases = [
+        // v1: the file written before the drop has k_1000, the one after k
+        (
+            "SELECT CAST(count(*) AS VARCHAR) FROM ice.ns.\"o$files\" WHERE partition.k = 'c'",
+            vec!["1"],
+        ),
+        (
+            "SELECT CAST(spec_id AS VARCHAR) FROM ice.ns.\"o$files\" \
+             WHERE partition.k_1000 = 'b'",
+            vec!["0"],
+        ),
+        (
+            "SELECT concat_ws('|', partition.k_1000, partition.k) FROM ice.ns.\"o$partitions\" \
+             ORDER BY 1",
+            vec!["b", "c"],
+        ),
+        (
+            "SELECT CAST(id AS VARCHAR) FROM ice.ns.o WHERE _partition.k = 'c'",
+            vec!["4"],
+        ),
+        (
+            "SELECT CAST(id AS VARCHAR) FROM ice.ns.o WHERE _partition['k_1000'] = 'b'",
+            vec!["1"],
+        ),
+        // v2: b is the truncate field of the current spec, b_1000 the old bucket field
+        (
+            "SELECT CAST(count(*) AS VARCHAR) FROM ice.ns.\"dn$files\" WHERE partition.b = 'xy'",
+            vec!["1"],
+        ),
+        (
+            "SELECT CAST(spec_id AS VARCHAR) FROM ice.ns.\"dn$files\" \
+             WHERE partition.b_1000 IS NOT NULL",
+            vec!["1"],
+        ),
+        (
+            "SELECT CAST(id AS VARCHAR) FROM ice.ns.dn o WHERE o._partition.b = 'xy'",
+            vec!["2"],
+        ),
+    ];
+    for (q, want) in cases {
+        assert_eq!(first_column(ctx, q).await, want, "{q}");
+    }
+    // the source of the old bucket field dropped: the field is left out, as in Java
+    ok(ctx, "ALTER TABLE ice.ns.dn DROP COLUMN id").await;
+    assert_eq!(
+        struct_fields(
+            ctx,
+            "SELECT partition FROM ice.ns.\"dn$files\"",
+            "partition"
+        )
+        .await,
+        ["b"]
+    );
+    assert_eq!(
+        strings(
+            ctx,
+            "SELECT coalesce(partition.b, 'null') FROM ice.ns.\"dn$files\" ORDER BY 1"
+        )
+        .await,
+        ["null", "xy"]
+    );
+    assert_eq!(
+        strings(ctx, "SELECT s FROM ice.ns.dn ORDER BY s").await,
+        ["abc", "xyz"]
+    );
+}

@@ -1,5 +1,6 @@
 //! Metadata columns in SQL (see [`crate::datafusion::metadata_columns`] for their
-//! values): `SELECT _file, _pos, _row_id FROM t` reads them, `SELECT *` does not show them.
+//! values): `SELECT _file, _pos, _row_id FROM t` reads them, `SELECT *` does not show them;
+//! a field of `_partition` reads as `_partition.k` (or `_partition['k']`).
 //!
 //! DataFusion 55 has no metadata columns of its own (a table has one schema, `*`
 //! expands to all of it), so a `SELECT` that names one (`_file`, `t._pos`, …) is
@@ -75,9 +76,10 @@ pub(super) async fn plan(ctx: &SessionContext, sql: &str) -> Result<Option<Logic
     let names_metadata = visit_expressions(&query, |e| {
         let found = match e {
             Expr::Identifier(id) => ALL.contains(&normalize(id).as_str()),
-            Expr::CompoundIdentifier(ids) => ids
-                .last()
-                .is_some_and(|id| ALL.contains(&normalize(id).as_str())),
+            // `t._file`, and a field of `_partition`: `_partition.k`, `t._partition.k`
+            Expr::CompoundIdentifier(ids) => {
+                ids.iter().any(|id| ALL.contains(&normalize(id).as_str()))
+            }
             _ => false,
         };
         if found {

@@ -12,13 +12,16 @@
 //! [`ErrorKind::InvalidData`] ("cannot read data file '…': Parquet error: …", the
 //! `Parquet error:` prefix once) or [`ErrorKind::Io`] for storage failures. Errors that
 //! already carry an icefloe [`Error`] (they name the file) and errors that are not about
-//! the file (resources exhausted, a cancelled query, a failing filter expression) pass
-//! unchanged. A panic of the decoders on a corrupt page ends the file's stream with such
+//! the file pass unchanged: resources exhausted, a cancelled query, and an expression that
+//! fails on the values — a projection or filter DataFusion evaluates inside the scan
+//! (`1/0`, `CAST(s AS INT)` of `'a'`; [`is_expression_error`]), which the file is not to
+//! blame for. A panic of the decoders on a corrupt page ends the file's stream with such
 //! an error too.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use datafusion::arrow::error::ArrowError;
 use datafusion::common::Result as DFResult;
 use datafusion::datasource::listing::PartitionedFile;
 use datafusion::error::DataFusionError;
@@ -100,10 +103,30 @@ pub(crate) fn parquet_cause(e: &ParquetError) -> String {
     format!("Parquet error: {text}")
 }
 
+/// Whether `e` is an error of evaluating an expression on values read (division by zero,
+/// overflow, a value that does not cast or parse, a compute kernel refusing its input):
+/// the projections and filters DataFusion pushes into the scan raise these, reading a
+/// Parquet file does not (its errors are Parquet, I/O and external ones).
+fn is_expression_error(e: &ArrowError) -> bool {
+    matches!(
+        e,
+        ArrowError::DivideByZero
+            | ArrowError::ArithmeticOverflow(_)
+            | ArrowError::CastError(_)
+            | ArrowError::ParseError(_)
+            | ArrowError::ComputeError(_)
+    )
+}
+
 /// `e`, naming the data file `described` (see the module docs).
 pub(crate) fn name_file(e: DataFusionError, described: &str) -> DataFusionError {
     if holds_icefloe_error(&e) {
         return e;
+    }
+    if let DataFusionError::ArrowError(inner, _) = &e {
+        if is_expression_error(inner) {
+            return e;
+        }
     }
     let (kind, detail) = match e {
         DataFusionError::Context(context, inner) => {
@@ -240,6 +263,7 @@ impl Morsel for NamedFileMorsel {
 
 #[cfg(test)]
 mod tests {
+    use datafusion::arrow::error::ArrowError;
     use datafusion::error::DataFusionError;
     use datafusion::parquet::errors::ParquetError;
 
@@ -285,6 +309,25 @@ mod tests {
             name_file(e, "'/a'"),
             DataFusionError::ResourcesExhausted(_)
         ));
+        // an expression evaluated in the scan failed, not the file
+        for inner in [
+            ArrowError::DivideByZero,
+            ArrowError::CastError("Cannot cast string 'a' to value of Int32 type".into()),
+            ArrowError::ArithmeticOverflow("Overflow happened on: 9 * 9".into()),
+        ] {
+            let text = inner.to_string();
+            let named = name_file(DataFusionError::ArrowError(Box::new(inner), None), "'/a'");
+            let named = named.to_string();
+            assert!(named.contains(&text) && !named.contains("/a"), "{named}");
+        }
+        // a decoding error surfacing as an Arrow error still names the file
+        let e = DataFusionError::ArrowError(
+            Box::new(ArrowError::ParquetError("bad page".into())),
+            None,
+        );
+        assert!(name_file(e, "'/a'")
+            .to_string()
+            .contains("cannot read data file '/a'"));
         let e = DataFusionError::Context(
             "scan".into(),
             Box::new(DataFusionError::ParquetError(Box::new(

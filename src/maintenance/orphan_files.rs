@@ -121,7 +121,8 @@ fn check_inside(io: &crate::io::FileIO, location: &str, table_location: &str) ->
 /// Returns their locations as listed, sorted.
 ///
 /// Errors: [`ErrorKind::InvalidArgument`](crate::ErrorKind) for a table whose
-/// `gc.enabled` is false (naming its location), an `older_than` within 24 hours (unless allowed), `max_concurrent_deletes` 0, or a `location` outside the
+/// `gc.enabled` is false (naming its location), an `older_than` within 24 hours or in
+/// the future (unless allowed), `max_concurrent_deletes` 0, or a `location` outside the
 /// table location (naming both);
 /// [`ErrorKind::InvalidData`](crate::ErrorKind) for a listed file that matches a
 /// referenced one in path only (scheme or authority differ), naming both; an unreadable
@@ -140,9 +141,16 @@ pub async fn remove_orphan_files(
     let now = chrono::Utc::now().timestamp_millis();
     let older_than = options.older_than_ms.unwrap_or(now - 3 * DAY_MS);
     if older_than > now - DAY_MS && !options.allow_recent {
+        let when = if older_than > now {
+            "in the future"
+        } else {
+            "within the last 24 hours"
+        };
         return Err(Error::invalid_argument(format!(
-            "cannot remove orphan files with older_than within the last 24 hours ({older_than} \
-             ms): files of commits in flight would be deleted and the table corrupted"
+            "cannot remove orphan files with older_than {} ({older_than} ms), {when}: files of \
+             commits in flight would be deleted and the table corrupted (older_than must be at \
+             least 24 hours ago)",
+            crate::catalog::format_ms(older_than)
         )));
     }
     let concurrency = options.max_concurrent_deletes.unwrap_or(16);

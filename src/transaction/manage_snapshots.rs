@@ -5,7 +5,9 @@
 //! The rules, as Java's `SnapshotManager` and `UpdateSnapshotReferencesOperation` apply
 //! them:
 //! - a new ref's name is not taken; replacing keeps the kind (a tag replaces a tag, a
-//!   branch a branch); `main` is always a branch and is never removed;
+//!   branch a branch) and the ref's retention settings not given anew, and a ref only
+//!   replaced ([`RefExists::ReplaceExisting`], SQL `REPLACE TAG|BRANCH`) must exist;
+//!   `main` is always a branch and is never removed;
 //! - refs point at snapshots the table has; retention settings are positive
 //!   (`min-snapshots-to-keep`, `max-snapshot-age-ms` for branches, `max-ref-age-ms`);
 //! - [`rollback_to`](ManageSnapshots::rollback_to) moves `main` to an *ancestor* of the
@@ -31,8 +33,12 @@ use crate::table::Table;
 pub enum RefExists {
     /// Fail (`CREATE TAG|BRANCH`).
     Fail,
-    /// Point it at the new snapshot (`CREATE OR REPLACE`, `REPLACE`).
+    /// Point it at the new snapshot, creating it when there is none (`CREATE OR
+    /// REPLACE`).
     Replace,
+    /// Point it at the new snapshot; fail when there is none (`REPLACE`; Java's
+    /// `replaceTag` / `replaceBranch`).
+    ReplaceExisting,
     /// Leave it as it is (`IF NOT EXISTS`).
     Keep,
 }
@@ -251,23 +257,41 @@ impl Op {
                     ));
                 }
                 check_retention(retention, *branch)?;
-                if let Some(existing) = m.refs.get(name) {
-                    match exists {
-                        RefExists::Keep => return Ok(vec![]),
-                        RefExists::Fail => {
-                            return Err(Error::new(
-                                ErrorKind::AlreadyExists,
-                                format!("{} '{name}' already exists", existing.ref_type),
-                            ))
-                        }
-                        RefExists::Replace if existing.ref_type != what => {
-                            return Err(Error::invalid_argument(format!(
-                                "'{name}' is a {}, not a {what}",
-                                existing.ref_type
-                            )))
-                        }
-                        RefExists::Replace => {}
+                let mut retention = *retention;
+                match (m.refs.get(name), exists) {
+                    (Some(_), RefExists::Keep) => return Ok(vec![]),
+                    (Some(existing), RefExists::Fail) => {
+                        return Err(Error::new(
+                            ErrorKind::AlreadyExists,
+                            format!("{} '{name}' already exists", existing.ref_type),
+                        ))
                     }
+                    (Some(existing), RefExists::Replace | RefExists::ReplaceExisting)
+                        if existing.ref_type != what =>
+                    {
+                        return Err(Error::invalid_argument(format!(
+                            "'{name}' is a {}, not a {what}",
+                            existing.ref_type
+                        )))
+                    }
+                    // the settings not given anew stay (Java's `SnapshotRef.builderFrom`)
+                    (Some(existing), RefExists::Replace | RefExists::ReplaceExisting) => {
+                        retention.max_ref_age_ms =
+                            retention.max_ref_age_ms.or(existing.max_ref_age_ms);
+                        retention.min_snapshots_to_keep = retention
+                            .min_snapshots_to_keep
+                            .or(existing.min_snapshots_to_keep);
+                        retention.max_snapshot_age_ms = retention
+                            .max_snapshot_age_ms
+                            .or(existing.max_snapshot_age_ms);
+                    }
+                    (None, RefExists::ReplaceExisting) => {
+                        return Err(Error::not_found(format!(
+                            "{what} '{name}' does not exist (CREATE OR REPLACE {} creates it)",
+                            what.to_ascii_uppercase()
+                        )))
+                    }
+                    (None, _) => {}
                 }
                 let id = match snapshot_id {
                     Some(id) => *id,

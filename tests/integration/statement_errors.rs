@@ -1,6 +1,7 @@
 //! Errors of DDL, INSERT and procedure calls name what the user wrote (the column, the
 //! argument as SQL text, the catalog), say what is allowed, and change nothing; and
-//! `remove_orphan_files` never looks outside its table.
+//! `remove_orphan_files` never looks outside its table. DDL naming a branch, tag or
+//! metadata table says so; a failing expression is not blamed on a data file.
 
 use icefloe::catalog::TableIdent;
 
@@ -296,4 +297,127 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
         }
     }
     out
+}
+
+/// A failing expression of a CTAS or INSERT query (`1/0`, a cast of `'a'` to INT), which
+/// DataFusion may evaluate inside the scan, is reported as what it is, not as an
+/// unreadable data file; the CTAS leaves no table.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failing_expressions_do_not_blame_the_data_files() {
+    let lake = lake().await;
+    for q in [
+        "CREATE TABLE ice.ns.src (id INT, s STRING)",
+        "INSERT INTO ice.ns.src VALUES (1, 'a'), (2, 'x')",
+    ] {
+        run(&lake.ctx, q)
+            .await
+            .unwrap_or_else(|e| panic!("{q}: {e}"));
+    }
+    for (q, expected) in [
+        (
+            "CREATE TABLE ice.ns.bad AS SELECT id, 1/0 AS z FROM ice.ns.src",
+            "Divide by zero",
+        ),
+        (
+            "CREATE TABLE ice.ns.bad AS SELECT CAST(s AS INT) AS z FROM ice.ns.src",
+            "Cannot cast string 'a' to value of Int32 type",
+        ),
+    ] {
+        let err = run(&lake.ctx, q).await.expect_err(q);
+        assert!(err.contains(expected), "{q}: {err}");
+        assert!(!err.contains("data file"), "{q}: {err}");
+        assert!(
+            !lake
+                .catalog
+                .table_exists(&TableIdent::parse("ns.bad"))
+                .await
+                .expect("exists"),
+            "{q}"
+        );
+    }
+    let err = fails(
+        &lake,
+        "ns.src",
+        "INSERT INTO ice.ns.src SELECT id + 1/0, s FROM ice.ns.src",
+        "Divide by zero",
+    )
+    .await;
+    assert!(!err.contains("data file"), "{err}");
+}
+
+/// `DROP TABLE` and `ALTER TABLE` of a branch, a tag or a metadata table (Spark's
+/// `t.branch_dev`, icefloe's `"t@dev"`, `"t$files"`) say what the name is and what to
+/// write, instead of "table not found"; nothing changes. An `older_than` in the future is
+/// called so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ddl_on_a_branch_or_tag_says_what_it_is() {
+    let lake = lake().await;
+    for q in [
+        "CREATE TABLE ice.ns.m (id INT)",
+        "INSERT INTO ice.ns.m VALUES (1)",
+        "ALTER TABLE ice.ns.m CREATE BRANCH dev",
+        "ALTER TABLE ice.ns.m CREATE TAG v1",
+    ] {
+        run(&lake.ctx, q)
+            .await
+            .unwrap_or_else(|e| panic!("{q}: {e}"));
+    }
+    let snapshot = lake
+        .catalog
+        .load_table(&TableIdent::parse("ns.m"))
+        .await
+        .expect("load")
+        .metadata()
+        .current_snapshot_id
+        .expect("snapshot");
+    let cases = [
+        (
+            "DROP TABLE ice.ns.m.branch_dev".to_string(),
+            "'dev' is a branch of table 'ice.ns.m', not a table; to drop the branch, run \
+             ALTER TABLE ice.ns.m DROP BRANCH dev",
+        ),
+        (
+            "DROP TABLE IF EXISTS ice.ns.\"m@v1\" PURGE".to_string(),
+            "'v1' is a tag of table 'ice.ns.m', not a table; to drop the tag, run ALTER TABLE \
+             ice.ns.m DROP TAG v1",
+        ),
+        (
+            format!("DROP TABLE ice.ns.m.snapshot_id_{snapshot}"),
+            "names a version of table 'ice.ns.m', not a table",
+        ),
+        (
+            "DROP TABLE ice.ns.\"m$files\"".to_string(),
+            "'m$files' is the files metadata table of table 'ice.ns.m', not a table",
+        ),
+        (
+            "ALTER TABLE ice.ns.m.branch_dev ADD COLUMN q INT".to_string(),
+            "'dev' is a branch of table 'ice.ns.m', not a table; ALTER TABLE changes the \
+             table",
+        ),
+        (
+            "ALTER TABLE ice.ns.m.tag_v1 RENAME TO n".to_string(),
+            "'v1' is a tag of table 'ice.ns.m', not a table",
+        ),
+        (
+            "CALL ice.system.remove_orphan_files(table => 'ns.m', \
+             older_than => TIMESTAMP '2099-01-01 00:00:00')"
+                .to_string(),
+            "older_than 2099-01-01T00:00:00.000Z (4070908800000 ms), in the future",
+        ),
+    ];
+    for (q, expected) in &cases {
+        let err = fails(&lake, "ns.m", q, expected).await;
+        assert!(!err.contains("not found"), "{q}: {err}");
+    }
+    let refs = crate::catalog::strings(
+        &lake.ctx,
+        "SELECT name FROM ice.ns.\"m$refs\" ORDER BY name",
+    )
+    .await;
+    assert_eq!(refs, ["dev", "main", "v1"]);
+    // a name that is neither a table nor a version of one is still not found
+    let err = run(&lake.ctx, "DROP TABLE ice.ns.nope.branch_dev")
+        .await
+        .expect_err("missing");
+    assert!(err.contains("not found") || err.contains("nope"), "{err}");
 }

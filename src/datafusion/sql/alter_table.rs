@@ -33,6 +33,7 @@ pub(super) async fn alter_table(
     let Some(table) = resolve_table(ctx, name)? else {
         return Ok(None);
     };
+    super::not_a_table::check_not_a_version(&table, "ALTER TABLE").await?;
     let base = format!("ALTER TABLE {}", table.display());
     if c.eat_keywords(&["SET", "TBLPROPERTIES"]) {
         let what = format!("{base} SET TBLPROPERTIES");
@@ -138,8 +139,11 @@ fn refs(c: &mut Cursor<'_>, base: &str) -> Result<Option<(String, ManageSnapshot
         c.peek_at(at)
             .is_some_and(|t| is_keyword(&t.token, "TAG") || is_keyword(&t.token, "BRANCH"))
     };
-    let create = if c.eat_keywords(&["CREATE", "OR", "REPLACE"]) || c.eat_keyword("REPLACE") {
+    let create = if c.eat_keywords(&["CREATE", "OR", "REPLACE"]) {
         exists = RefExists::Replace;
+        true
+    } else if c.eat_keyword("REPLACE") {
+        exists = RefExists::ReplaceExisting;
         true
     } else if c.eat_keyword("CREATE") {
         true
@@ -160,12 +164,11 @@ fn refs(c: &mut Cursor<'_>, base: &str) -> Result<Option<(String, ManageSnapshot
         c.expect_keyword("TAG")?;
     }
     let kind = if branch { "BRANCH" } else { "TAG" };
-    let verb = if !create {
-        "DROP"
-    } else if exists == RefExists::Replace {
-        "CREATE OR REPLACE"
-    } else {
-        "CREATE"
+    let verb = match exists {
+        _ if !create => "DROP",
+        RefExists::Replace => "CREATE OR REPLACE",
+        RefExists::ReplaceExisting => "REPLACE",
+        _ => "CREATE",
     };
     let what = format!("{base} {verb} {kind}");
     let mut parse = |c: &mut Cursor<'_>| -> Result<ManageSnapshots> {
@@ -181,10 +184,10 @@ fn refs(c: &mut Cursor<'_>, base: &str) -> Result<Option<(String, ManageSnapshot
             });
         }
         if c.eat_keywords(&["IF", "NOT", "EXISTS"]) {
-            if exists == RefExists::Replace {
-                return Err(Error::invalid_argument(
-                    "OR REPLACE and IF NOT EXISTS cannot be used together",
-                ));
+            if exists != RefExists::Fail {
+                return Err(Error::invalid_argument(format!(
+                    "{verb} and IF NOT EXISTS cannot be used together"
+                )));
             }
             exists = RefExists::Keep;
         }

@@ -662,6 +662,19 @@ async fn tags_and_branches() {
         ok(&ctx, "SELECT id FROM ns.\"t@v1\" ORDER BY id").await,
         [["1"], ["2"]]
     );
+    // a replaced ref keeps the retention it had where none is given (Java's replaceTag /
+    // replaceBranch); what is given replaces it
+    assert_eq!(m.refs["v1"].max_ref_age_ms, Some(7 * 86_400_000));
+    assert_eq!(m.refs["dev"].min_snapshots_to_keep, Some(3));
+    assert_eq!(m.refs["dev"].max_snapshot_age_ms, Some(2 * 3_600_000));
+    ok(
+        &ctx,
+        &format!("ALTER TABLE ns.t REPLACE TAG v1 AS OF VERSION {s1} RETAIN 1 DAYS"),
+    )
+    .await;
+    let m = metadata(&catalog, "ns.t").await;
+    assert_eq!(m.refs["v1"].snapshot_id, s1);
+    assert_eq!(m.refs["v1"].max_ref_age_ms, Some(86_400_000));
 
     let before = metadata_location(&catalog, "ns.t").await;
     let cases = [
@@ -719,6 +732,28 @@ async fn tags_and_branches() {
             "ALTER TABLE ns.t DROP TAG nope",
             ErrorKind::NotFound,
             "tag 'nope' does not exist",
+        ),
+        // REPLACE (without CREATE OR) wants the ref, and says REPLACE
+        (
+            "ALTER TABLE ns.t REPLACE TAG nope",
+            ErrorKind::NotFound,
+            "ALTER TABLE cat.ns.t REPLACE TAG: tag 'nope' does not exist (CREATE OR REPLACE \
+             TAG creates it)",
+        ),
+        (
+            "ALTER TABLE ns.t REPLACE BRANCH nope",
+            ErrorKind::NotFound,
+            "REPLACE BRANCH: branch 'nope' does not exist",
+        ),
+        (
+            "ALTER TABLE ns.t REPLACE TAG v1 AS OF VERSION 999",
+            ErrorKind::NotFound,
+            "ALTER TABLE cat.ns.t REPLACE TAG: snapshot 999 does not exist",
+        ),
+        (
+            "ALTER TABLE ns.t REPLACE TAG IF NOT EXISTS v1",
+            ErrorKind::InvalidArgument,
+            "REPLACE TAG: REPLACE and IF NOT EXISTS cannot be used together",
         ),
     ];
     for (sql, kind, needle) in cases {

@@ -20,8 +20,8 @@
 //! | `ALTER TABLE t ALTER [COLUMN] path DROP NOT NULL \| COMMENT '…' \| FIRST \| AFTER c` | `make_column_optional`, `update_column_doc`, `move_column` (`SET NOT NULL` is refused) |
 //! | `ALTER TABLE t ALTER [COLUMN] path SET DEFAULT value \| DROP DEFAULT` | `update_column_default` (v3: the `write-default` only; the `initial-default` never changes) |
 //! | `ALTER TABLE t SET IDENTIFIER FIELDS path, …`, `ALTER TABLE t DROP IDENTIFIER FIELDS path, …` | `set_identifier_fields`, `drop_identifier_fields` (required primitive fields, not `float`/`double`) |
-//! | `ALTER TABLE t CREATE [OR REPLACE] TAG [IF NOT EXISTS] name [AS OF VERSION id] [RETAIN n DAYS\|HOURS\|MINUTES]`; `REPLACE TAG …` | [`ManageSnapshots`](crate::transaction::ManageSnapshots) `create_tag` (default: the current snapshot) |
-//! | `ALTER TABLE t CREATE [OR REPLACE] BRANCH [IF NOT EXISTS] name [AS OF VERSION id] [RETAIN n unit] [WITH SNAPSHOT RETENTION [n SNAPSHOTS] [n unit]]`; `REPLACE BRANCH …` | `create_branch` |
+//! | `ALTER TABLE t CREATE [OR REPLACE] TAG [IF NOT EXISTS] name [AS OF VERSION id] [RETAIN n DAYS\|HOURS\|MINUTES]`; `REPLACE TAG …` (the tag must exist) | [`ManageSnapshots`](crate::transaction::ManageSnapshots) `create_tag` (default: the current snapshot; a replaced ref keeps the retention not given anew) |
+//! | `ALTER TABLE t CREATE [OR REPLACE] BRANCH [IF NOT EXISTS] name [AS OF VERSION id] [RETAIN n unit] [WITH SNAPSHOT RETENTION [n SNAPSHOTS] [n unit]]`; `REPLACE BRANCH …` (the branch must exist) | `create_branch` |
 //! | `ALTER TABLE t DROP TAG\|BRANCH [IF EXISTS] name` | `remove_tag`, `remove_branch` (never `main`) |
 //! | `CALL [cat.]system.rollback_to_snapshot(table, snapshot_id)` | `rollback_to` (an ancestor of the current snapshot) |
 //! | `CALL [cat.]system.set_current_snapshot(table, snapshot_id \| ref => 'name')` | `set_current_snapshot` (any snapshot) |
@@ -148,6 +148,7 @@ mod depth;
 mod drop_schema;
 mod literals;
 mod metadata_columns;
+mod not_a_table;
 mod procedures;
 mod show;
 mod show_create_table;
@@ -606,6 +607,9 @@ async fn drop_table(ctx: &SessionContext, mut c: Cursor<'_>) -> Result<Option<Da
     let purge = c.eat_keyword("PURGE");
     c.expect_end()
         .map_err(|e| e.context(format!("DROP TABLE {}", names[0].join("."))))?;
+    for t in &tables {
+        not_a_table::check_not_a_version(t, "DROP TABLE").await?;
+    }
     if purge {
         // before any table is dropped: Spark's `purgeTable` refuses a table whose
         // gc.enabled is false (its files may be other tables' too), dropping nothing
@@ -659,6 +663,7 @@ async fn alter_table(ctx: &SessionContext, mut c: Cursor<'_>) -> Result<Option<D
     let Some(from) = resolve_table(ctx, &from_parts)? else {
         return Ok(None);
     };
+    not_a_table::check_not_a_version(&from, "ALTER TABLE").await?;
     let what = format!("ALTER TABLE {} RENAME", from.display());
     let to_parts = c.object_name().map_err(|e| e.context(&what))?;
     c.expect_end().map_err(|e| e.context(&what))?;

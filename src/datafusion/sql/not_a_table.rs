@@ -1,0 +1,64 @@
+//! DDL naming a version or a metadata table of a table instead of the table: `DROP TABLE
+//! ns.t.branch_dev` (read as `ns."t@dev"`, see module `time_travel`), `ALTER TABLE
+//! ns."t$files" …`. Such a name is no table of the catalog, and "table not found" would
+//! mislead, the table being there: the error says what the name is and what to write.
+
+use super::ResolvedTable;
+use crate::catalog::TableIdent;
+use crate::datafusion::catalog::TableNameParts;
+use crate::error::{Error, Result};
+
+/// Refuse `statement` (`"DROP TABLE"`, `"ALTER TABLE"`) on `table` when its name is a
+/// version (`t@dev`, `t@<snapshot id>`) or a metadata table (`t$files`) of an existing
+/// table and no table has that very name. Nothing is checked for a plain name or one the
+/// catalog holds.
+///
+/// Errors: [`ErrorKind::InvalidArgument`](crate::ErrorKind) naming the branch, tag or
+/// version and the table, with the statement to write instead (`ALTER TABLE t DROP
+/// BRANCH dev` to drop a branch); the catalog's errors.
+pub(super) async fn check_not_a_version(table: &ResolvedTable, statement: &str) -> Result<()> {
+    let parts = TableNameParts::parse(&table.ident.name);
+    if parts.is_plain() {
+        return Ok(());
+    }
+    let catalog = table.target.catalog();
+    let base_ident = TableIdent::new(table.ident.namespace.clone(), parts.base.to_string());
+    if catalog.table_exists(&table.ident).await? || !catalog.table_exists(&base_ident).await? {
+        return Ok(());
+    }
+    let base = format!("{}.{}", table.target.name, base_ident);
+    let named = format!("{statement} {}", table.display());
+    if let Some(kind) = parts.metadata {
+        return Err(Error::invalid_argument(format!(
+            "{named}: '{}' is the {} metadata table of table '{base}', not a table; \
+             {statement} applies to the table itself",
+            table.ident.name,
+            kind.name()
+        )));
+    }
+    let version = parts.version.unwrap_or_default();
+    let loaded = catalog.load_table(&base_ident).await?;
+    let ref_type = loaded
+        .metadata()
+        .refs
+        .get(version)
+        .map(|r| r.ref_type.to_ascii_lowercase());
+    let what = match &ref_type {
+        Some(t) => format!("'{version}' is a {t} of table '{base}'"),
+        None => format!("'{version}' names a version of table '{base}'"),
+    };
+    let instead = match (statement, ref_type.as_deref()) {
+        ("DROP TABLE", Some(t)) => format!(
+            "to drop the {t}, run ALTER TABLE {base} DROP {} {version}",
+            t.to_ascii_uppercase()
+        ),
+        ("DROP TABLE", None) => format!("DROP TABLE drops whole tables ({base})"),
+        _ => format!(
+            "{statement} changes the table, whose schema, properties, partition specs and \
+             refs all its branches and tags share: run {statement} {base} …"
+        ),
+    };
+    Err(Error::invalid_argument(format!(
+        "{named}: {what}, not a table; {instead}"
+    )))
+}

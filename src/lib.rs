@@ -30,6 +30,7 @@ pub mod scan;
 pub mod spec;
 pub mod table;
 pub mod table_properties;
+mod time_narrowing;
 pub mod transaction;
 pub mod transform;
 pub mod write;

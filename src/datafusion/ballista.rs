@@ -27,6 +27,7 @@ use ::ballista::prelude::{SessionConfigExt, SessionContextExt};
 use ballista_core::serde::{BallistaLogicalExtensionCodec, BallistaPhysicalExtensionCodec};
 use datafusion::common::{DataFusionError, Result as DFResult};
 use datafusion::execution::{SessionStateBuilder, TaskContext};
+use datafusion::logical_expr::ScalarUDF;
 use datafusion::physical_expr::PhysicalExpr;
 use datafusion::physical_expr_common::physical_expr::proto_decode::PhysicalExprDecodeCtx;
 use datafusion::physical_expr_common::physical_expr::proto_encode::PhysicalExprEncodeCtx;
@@ -52,6 +53,18 @@ pub struct IcebergBallistaPhysicalCodec {
 }
 
 impl PhysicalExtensionCodec for IcebergBallistaPhysicalCodec {
+    /// Scalar functions are icefloe's ([`IcebergPhysicalCodec::try_decode_udf`]), then
+    /// Ballista's.
+    fn try_decode_udf(&self, name: &str, buf: &[u8]) -> DFResult<Arc<ScalarUDF>> {
+        IcebergPhysicalCodec
+            .try_decode_udf(name, buf)
+            .or_else(|_| self.ballista.try_decode_udf(name, buf))
+    }
+
+    fn try_encode_udf(&self, node: &ScalarUDF, buf: &mut Vec<u8>) -> DFResult<()> {
+        self.ballista.try_encode_udf(node, buf)
+    }
+
     /// Expressions are icefloe's ([`IcebergPhysicalCodec::try_decode_expr`]).
     fn try_decode_expr(
         &self,

@@ -45,6 +45,7 @@ mod struct_fields;
 pub mod table_functions;
 mod table_provider;
 pub mod time_literals;
+mod time_narrowing;
 mod transform_expr;
 mod unified_partition;
 pub mod uuid_literals;

@@ -236,7 +236,11 @@ fn check_required_values(input: &LogicalPlan) -> DFResult<()> {
 
 /// Add [`ValuesNestedFields`] to `ctx`'s optimizer, once (a second call does nothing).
 /// A session that runs `INSERT INTO … VALUES` with nested values into Iceberg tables
-/// through `ctx.sql` needs it (see the module docs).
+/// through `ctx.sql` needs it (see the module docs). Also adds the analyzer rules every
+/// write through `ctx.sql` needs: the check of struct fields
+/// ([`StructFieldsCheck`](super::struct_fields::StructFieldsCheck)) and the flooring of
+/// nanoseconds narrowed to a table's microseconds
+/// ([`TimeNarrowingFloor`](super::time_narrowing::TimeNarrowingFloor)).
 pub fn install_values_rule(ctx: &SessionContext) {
     let present = ctx
         .state()
@@ -246,8 +250,10 @@ pub fn install_values_rule(ctx: &SessionContext) {
     if !present {
         ctx.add_optimizer_rule(Arc::new(ValuesNestedFields));
     }
-    // every session that inserts through `ctx.sql` needs the check of struct fields too
+    // every session that inserts through `ctx.sql` needs the check of struct fields too,
+    // and narrowed timestamps floored
     super::struct_fields::install_struct_fields_rule(ctx);
+    super::time_narrowing::install_time_narrowing_rule(ctx);
 }
 
 #[cfg(test)]

@@ -386,6 +386,57 @@ async fn writes_and_row_level_changes_are_refused_naming_the_node() {
     assert!(rows.contains("| 2 "), "{rows}");
 }
 
+/// A writer whose input floors nanoseconds into a microsecond column (icefloe's
+/// `icefloe_floor_time_units` under the cast to the table's type) crosses to a worker
+/// that does not register the function: the codec decodes it by its name.
+#[tokio::test]
+async fn a_writer_flooring_nanoseconds_round_trips() {
+    let lake = crate::dml::lake().await;
+    let ctx = &lake.ctx;
+    crate::dml::ok(
+        ctx,
+        "CREATE TABLE ice.ns.src (id BIGINT, t TIMESTAMP(9)) \
+         TBLPROPERTIES ('format-version'='3')",
+    )
+    .await;
+    crate::dml::ok(
+        ctx,
+        "INSERT INTO ice.ns.src VALUES (1, TIMESTAMP '1969-12-31 23:59:59.9999995')",
+    )
+    .await;
+    crate::dml::ok(ctx, "CREATE TABLE ice.ns.t (id BIGINT, ts TIMESTAMP)").await;
+    let plan = ctx
+        .sql("INSERT INTO ice.ns.t SELECT id, t FROM ice.ns.src")
+        .await
+        .unwrap()
+        .create_physical_plan()
+        .await
+        .unwrap();
+    fn writer_of(plan: &Arc<dyn ExecutionPlan>) -> Option<Arc<dyn ExecutionPlan>> {
+        if plan.name() == "IcebergDataFileWriterExec" {
+            return Some(Arc::clone(plan));
+        }
+        plan.children().into_iter().find_map(writer_of)
+    }
+    let writer = writer_of(&plan).expect("the writer");
+    assert!(
+        explain(&writer).contains("icefloe_floor_time_units(t@1"),
+        "{}",
+        explain(&writer)
+    );
+    let bytes =
+        physical_plan_to_bytes_with_extension_codec(Arc::clone(&writer), &IcebergPhysicalCodec)
+            .unwrap();
+    let worker = SessionContext::new();
+    let decoded = physical_plan_from_bytes_with_extension_codec(
+        &bytes,
+        &worker.task_ctx(),
+        &IcebergPhysicalCodec,
+    )
+    .unwrap();
+    assert_eq!(explain(&decoded), explain(&writer));
+}
+
 // ---- on datafusion-distributed's in-process workers ----
 
 use datafusion_distributed::display_plan_ascii;
@@ -762,6 +813,14 @@ impl PhysicalExtensionCodec for ObservingCodec {
         proto_converter: &dyn PhysicalProtoConverterExtension,
     ) -> DFResult<()> {
         IcebergPhysicalCodec.try_encode(node, buf, proto_converter)
+    }
+
+    fn try_decode_udf(
+        &self,
+        name: &str,
+        buf: &[u8],
+    ) -> DFResult<Arc<datafusion::logical_expr::ScalarUDF>> {
+        IcebergPhysicalCodec.try_decode_udf(name, buf)
     }
 }
 

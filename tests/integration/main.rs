@@ -57,3 +57,4 @@ mod v3_writes;
 #[cfg(feature = "cloud")]
 mod vended_credentials;
 mod writes;
+mod written_values;

@@ -33,6 +33,9 @@
 //!   the expression's child.
 //! - **`CanonicalNanExpr`** (a scan's one-NaN projection of float columns that may hold
 //!   NaN): a fixed marker; its input is the expression's child.
+//! - **`icefloe_floor_time_units`** (the scalar function under a write's cast that narrows
+//!   nanoseconds to the table's microseconds): by its name, decoded without the worker
+//!   registering it.
 //!
 //! Refused with an error naming the node (never sent without its delete information):
 //! `IcebergRowLevelExec` (row-level changes run and
@@ -56,6 +59,7 @@ use datafusion::datasource::source::DataSourceExec;
 use datafusion::datasource::table_schema::TableSchema;
 use datafusion::execution::object_store::ObjectStoreUrl;
 use datafusion::execution::TaskContext;
+use datafusion::logical_expr::ScalarUDF;
 use datafusion::parquet::arrow::arrow_reader::{RowSelection, RowSelector};
 use datafusion::parquet::arrow::RowNumber;
 use datafusion::physical_expr::projection::{ProjectionExpr, ProjectionExprs};
@@ -81,6 +85,7 @@ use super::expr_adapter::FieldIdExprAdapterFactory;
 use super::file_reader::IcebergParquetReaderFactory;
 use super::iceberg_source::{IcebergParquetSource, IcebergScanState};
 use super::position_delete_exec::{FileDeletes, PositionDeleteExec};
+use super::time_narrowing::{floor_time_units_udf, FLOOR_TIME_UNITS};
 use super::transform_expr::IcebergTransformExpr;
 use crate::delete::EqualityDeleteLoader;
 use crate::io::FileIO;
@@ -506,6 +511,17 @@ impl IcebergPhysicalCodec {
 }
 
 impl PhysicalExtensionCodec for IcebergPhysicalCodec {
+    /// Decodes icefloe's [`FLOOR_TIME_UNITS`] (the flooring under a write's cast that
+    /// narrows a time unit) by its name, so that workers need not register it.
+    fn try_decode_udf(&self, name: &str, _buf: &[u8]) -> DFResult<Arc<ScalarUDF>> {
+        match name {
+            FLOOR_TIME_UNITS => Ok(floor_time_units_udf()),
+            _ => Err(codec_error(format!(
+                "scalar function '{name}' is not registered and not icefloe's"
+            ))),
+        }
+    }
+
     /// Decodes an `IcebergTransformExpr` (a write's sort term or partition
     /// distribution) or a `CanonicalNanExpr` (a scan's), its input the one child in
     /// `inputs`.

@@ -9,7 +9,7 @@ use datafusion::arrow::array::{
     Array, ArrayRef, AsArray, BooleanArray, Int64Array, RecordBatch, StringArray,
 };
 use datafusion::arrow::compute::kernels::zip::zip;
-use datafusion::arrow::compute::{cast, filter_record_batch};
+use datafusion::arrow::compute::{filter_record_batch, CastOptions};
 use datafusion::arrow::datatypes::{Int64Type, SchemaRef};
 use datafusion::execution::{SendableRecordBatchStream, SessionState, TaskContext};
 use datafusion::physical_expr::PhysicalExpr;
@@ -27,6 +27,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::expr::Predicate;
 use crate::spec::{DataFile, FormatVersion, Literal};
 use crate::table::Table;
+use crate::time_narrowing::cast_flooring;
 use crate::transaction::{IsolationLevel, OverwriteFiles, RowDelta, Transaction};
 use crate::write::{DataFileWriterConfig, PartitionedDataFileWriter};
 
@@ -214,16 +215,17 @@ impl RowLevelJob {
         for (index, expr) in assignments {
             let field = schema.field(*index);
             let value = expr.evaluate(batch)?.into_array(batch.num_rows())?;
-            let value = cast(&value, field.data_type()).map_err(|e| {
-                Error::invalid_argument(format!(
-                    "UPDATE of '{}': cannot set column '{}' of type {} to a value of type {}",
-                    self.target.ident,
-                    field.name(),
-                    field.data_type(),
-                    value.data_type()
-                ))
-                .with_source(e)
-            })?;
+            let value =
+                cast_flooring(&value, field.data_type(), &CastOptions::default()).map_err(|e| {
+                    Error::invalid_argument(format!(
+                        "UPDATE of '{}': cannot set column '{}' of type {} to a value of type {}",
+                        self.target.ident,
+                        field.name(),
+                        field.data_type(),
+                        value.data_type()
+                    ))
+                    .with_source(e)
+                })?;
             columns[*index] = zip(mask, &value, &columns[*index])?;
         }
         super::required::table_rows(&schema, columns, "UPDATE SET")

@@ -25,7 +25,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use datafusion::arrow::array::{new_null_array, Array, ArrayRef, BooleanArray, RecordBatch};
 use datafusion::arrow::compute::kernels::boolean::{and, and_not, or};
-use datafusion::arrow::compute::{cast, filter_record_batch};
+use datafusion::arrow::compute::{cast, filter_record_batch, CastOptions};
 use datafusion::arrow::datatypes::{DataType, Field, Schema as ArrowSchema, SchemaRef};
 use datafusion::catalog::Session;
 use datafusion::common::tree_node::{Transformed, TransformedResult, TreeNode};
@@ -44,6 +44,7 @@ use crate::datafusion::metadata_columns::append_lineage;
 use crate::datafusion::struct_fields::check_assignment;
 use crate::datafusion::table_provider::{FILE_COLUMN, POS_COLUMN, ROW_ID_COLUMN};
 use crate::error::{Error, Result};
+use crate::time_narrowing::cast_flooring;
 
 /// The name of the joined rows' source-presence column.
 const SOURCE_PRESENT: &str = "__icefloe_source_present";
@@ -189,7 +190,7 @@ impl MergeActions {
     ) -> Result<ArrayRef> {
         let field = self.target_schema.field(index);
         let value = expr.evaluate(batch)?.into_array(batch.num_rows())?;
-        cast(&value, field.data_type()).map_err(|e| {
+        cast_flooring(&value, field.data_type(), &CastOptions::default()).map_err(|e| {
             Error::invalid_argument(format!(
                 "cannot set column '{}' of type {} to a value of type {}",
                 field.name(),

@@ -20,6 +20,7 @@ use crate::datafusion::filter::scalar_to_literal;
 use crate::error::{Error, ErrorKind, Result};
 use crate::spec::arrow::primitive_to_arrow;
 use crate::spec::{Literal, PrimitiveType, Type};
+use crate::time_narrowing::floor_time_units;
 
 /// The value of the SQL expression `text` for column `column` of type `ty`; `None` for
 /// `DEFAULT NULL` (no default).
@@ -133,7 +134,13 @@ fn to_literal(value: &ScalarValue, ty: &PrimitiveType) -> std::result::Result<Li
     if !same_kind {
         return Err(format!(" (a {source} value)"));
     }
-    let cast = value.cast_to(&target).map_err(|e| {
+    // a narrowed timestamp floors, as Java's `DateTimeUtil.nanosToMicros`
+    let floored = value
+        .to_array()
+        .and_then(|a| Ok(floor_time_units(&a, &target)?))
+        .and_then(|a| ScalarValue::try_from_array(&a, 0))
+        .map_err(|e| format!(" ({e})"))?;
+    let cast = floored.cast_to(&target).map_err(|e| {
         let e = e.to_string();
         let first = e.lines().next().unwrap_or_default().to_string();
         format!(" ({first})")
@@ -199,6 +206,17 @@ mod tests {
                 "TIMESTAMP '2017-11-16 22:31:08.000001'",
                 PrimitiveType::Timestamp,
                 Literal::Timestamp(1510871468000001),
+            ),
+            // nanoseconds floor into microseconds (Java's DateTimeUtil.nanosToMicros)
+            (
+                "TIMESTAMP '1969-12-31 23:59:59.9999995'",
+                PrimitiveType::Timestamp,
+                Literal::Timestamp(-1),
+            ),
+            (
+                "TIMESTAMP '1969-12-31 23:59:59.9999995'",
+                PrimitiveType::Timestamptz,
+                Literal::Timestamptz(-1),
             ),
             (
                 "'f79c3e09-677c-4bbd-a479-3f349cb785e7'",

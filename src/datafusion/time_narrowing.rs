@@ -1,0 +1,261 @@
+//! Writes floor a timestamp narrowed to the table's unit, as Iceberg Java and Spark do
+//! (see [`crate::time_narrowing`]): a `TIMESTAMP '1969-12-31 23:59:59.9999995'` (a
+//! nanosecond value, as DataFusion plans every `TIMESTAMP`) written into a `timestamp`
+//! column is `1969-12-31 23:59:59.999999`, not `1970-01-01 00:00:00`.
+//!
+//! DataFusion's `INSERT` and `UPDATE` planners cast the rows they write to the table's
+//! column types (`Dml ← Projection (CAST(… AS Timestamp(µs)))`, casts in the rows of
+//! each `Values` node), and DataFusion's and Arrow's casts divide. [`TimeNarrowingFloor`], an
+//! analyzer rule (it must see those casts before constant folding evaluates them), puts
+//! [`FLOOR_TIME_UNITS`] under each such cast that narrows a time unit, at any depth
+//! (struct fields, list elements, map keys and values): the function floors those
+//! values into the target's units, and the cast above it then changes nothing in them.
+//! `INSERT … VALUES`, `INSERT … SELECT`, `INSERT OVERWRITE`, CTAS (an `INSERT` of its
+//! query), `UPDATE … SET` and `MERGE`'s `UPDATE SET` / `INSERT VALUES` (cast by
+//! DataFusion's type coercion) go through it; the row-level writers cast what is left
+//! with [`crate::time_narrowing::cast_flooring`]. Installed with the `VALUES` rule
+//! ([`install_values_rule`](super::install_values_rule)).
+
+use std::sync::Arc;
+
+use datafusion::arrow::datatypes::{DataType, Field, FieldRef};
+use datafusion::common::config::ConfigOptions;
+use datafusion::common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
+use datafusion::common::{exec_err, DFSchema, Result as DFResult, ScalarValue};
+use datafusion::logical_expr::dml::{MergeIntoAction, MergeIntoOp};
+use datafusion::logical_expr::expr::{Alias, ScalarFunction};
+use datafusion::logical_expr::{
+    Cast, ColumnarValue, Expr, ExprSchemable, LogicalPlan, ReturnFieldArgs, ScalarFunctionArgs,
+    ScalarUDF, ScalarUDFImpl, Signature, TryCast, Volatility, WriteOp,
+};
+use datafusion::optimizer::AnalyzerRule;
+use datafusion::prelude::SessionContext;
+
+use crate::time_narrowing::{floor_time_units, narrowed_type};
+
+/// The rule's name (as listed by the session's analyzer).
+pub const TIME_NARROWING_RULE: &str = "icefloe_time_narrowing";
+
+/// The name of the function the rule puts under a narrowing cast.
+pub const FLOOR_TIME_UNITS: &str = "icefloe_floor_time_units";
+
+/// `icefloe_floor_time_units(value, target)`: `value` with every timestamp (and `Time64`)
+/// whose counterpart in the type of `target` (a typed `NULL`) has a coarser unit floored
+/// into that unit ([`crate::time_narrowing::floor_time_units`]); of type
+/// [`crate::time_narrowing::narrowed_type`]`(value, target)`, nullable as `value`.
+#[derive(Debug, PartialEq, Eq, Hash)]
+pub struct FloorTimeUnits {
+    signature: Signature,
+}
+
+impl Default for FloorTimeUnits {
+    fn default() -> Self {
+        Self {
+            signature: Signature::any(2, Volatility::Immutable),
+        }
+    }
+}
+
+/// The [`FloorTimeUnits`] function.
+pub fn floor_time_units_udf() -> Arc<ScalarUDF> {
+    Arc::new(ScalarUDF::new_from_impl(FloorTimeUnits::default()))
+}
+
+impl ScalarUDFImpl for FloorTimeUnits {
+    fn name(&self) -> &str {
+        FLOOR_TIME_UNITS
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn return_type(&self, arg_types: &[DataType]) -> DFResult<DataType> {
+        match arg_types {
+            [value, target] => Ok(narrowed_type(value, target)),
+            _ => exec_err!("{FLOOR_TIME_UNITS} takes a value and a target, not {arg_types:?}"),
+        }
+    }
+
+    fn return_field_from_args(&self, args: ReturnFieldArgs) -> DFResult<FieldRef> {
+        let [value, target] = args.arg_fields else {
+            return exec_err!("{FLOOR_TIME_UNITS} takes a value and a target");
+        };
+        Ok(Arc::new(Field::new(
+            self.name(),
+            narrowed_type(value.data_type(), target.data_type()),
+            value.is_nullable(),
+        )))
+    }
+
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> DFResult<ColumnarValue> {
+        let [_, target] = args.arg_fields.as_slice() else {
+            return exec_err!("{FLOOR_TIME_UNITS} takes a value and a target");
+        };
+        let to = target.data_type();
+        match args.args.first() {
+            Some(ColumnarValue::Array(array)) => {
+                Ok(ColumnarValue::Array(floor_time_units(array, to)?))
+            }
+            Some(ColumnarValue::Scalar(scalar)) => {
+                let array = floor_time_units(&scalar.to_array()?, to)?;
+                Ok(ColumnarValue::Scalar(ScalarValue::try_from_array(
+                    &array, 0,
+                )?))
+            }
+            None => exec_err!("{FLOOR_TIME_UNITS} takes a value and a target"),
+        }
+    }
+}
+
+/// `expr` (over `schema`) with [`FLOOR_TIME_UNITS`] under its cast when that cast (under
+/// the aliases) narrows a time unit; unchanged otherwise.
+///
+/// Errors: DataFusion's, when the cast's input has no type.
+pub(crate) fn floor_narrowing_cast(expr: Expr, schema: &DFSchema) -> DFResult<Transformed<Expr>> {
+    let floor = |inner: Box<Expr>, to: &DataType| -> DFResult<Option<Box<Expr>>> {
+        let given = inner.get_type(schema)?;
+        if narrowed_type(&given, to) == given {
+            return Ok(None);
+        }
+        let target = Expr::Literal(ScalarValue::try_from(to)?, None);
+        Ok(Some(Box::new(Expr::ScalarFunction(
+            ScalarFunction::new_udf(floor_time_units_udf(), vec![*inner, target]),
+        ))))
+    };
+    Ok(match expr {
+        Expr::Alias(Alias {
+            expr,
+            relation,
+            name,
+            metadata,
+        }) => floor_narrowing_cast(*expr, schema)?.update_data(|expr| {
+            Expr::Alias(Alias {
+                expr: Box::new(expr),
+                relation,
+                name,
+                metadata,
+            })
+        }),
+        Expr::Cast(Cast { expr, field }) => match floor(expr.clone(), field.data_type())? {
+            Some(floored) => Transformed::yes(Expr::Cast(Cast::new_from_field(floored, field))),
+            None => Transformed::no(Expr::Cast(Cast { expr, field })),
+        },
+        Expr::TryCast(TryCast { expr, field }) => match floor(expr.clone(), field.data_type())? {
+            Some(floored) => Transformed::yes(Expr::TryCast(TryCast {
+                expr: floored,
+                field,
+            })),
+            None => Transformed::no(Expr::TryCast(TryCast { expr, field })),
+        },
+        other => Transformed::no(other),
+    })
+}
+
+/// An analyzer rule: the casts an `INSERT`, `UPDATE` or `MERGE` puts on the values it
+/// writes floor where they narrow a time unit (see the module docs).
+#[derive(Debug, Default)]
+pub struct TimeNarrowingFloor;
+
+/// `plan` (a `Values` node) with its rows' narrowing casts floored.
+fn floor_values(plan: LogicalPlan) -> DFResult<Transformed<LogicalPlan>> {
+    if !matches!(plan, LogicalPlan::Values(_)) {
+        return Ok(Transformed::no(plan));
+    }
+    let empty = DFSchema::empty();
+    plan.map_expressions(|e| floor_narrowing_cast(e, &empty))
+}
+
+/// The rows a `Dml` node writes with their narrowing casts floored: those of the top
+/// `Projection` (DataFusion's casts of a query's columns to the table's types) and those
+/// in the rows of every `Values` node in it (DataFusion plans each `VALUES` of an
+/// `INSERT`, a branch of a `UNION` too, with the table's column types, casting each value).
+fn floor_written(input: LogicalPlan) -> DFResult<Transformed<LogicalPlan>> {
+    let input = input.transform_down(floor_values)?;
+    input.transform_data(|plan| {
+        let LogicalPlan::Projection(projection) = plan else {
+            return Ok(Transformed::no(plan));
+        };
+        let schema = Arc::clone(projection.input.schema());
+        LogicalPlan::Projection(projection).map_expressions(|e| floor_narrowing_cast(e, &schema))
+    })
+}
+
+/// A `MERGE`'s `UPDATE SET` and `INSERT VALUES` values (over `schema`, source and
+/// target columns), which DataFusion's type coercion casts to the target's column types,
+/// with their narrowing casts floored.
+fn floor_merge_values(
+    mut merge: MergeIntoOp,
+    schema: &DFSchema,
+) -> DFResult<Transformed<MergeIntoOp>> {
+    let mut transformed = false;
+    for clause in &mut merge.clauses {
+        let values: Vec<&mut Expr> = match &mut clause.action {
+            MergeIntoAction::Update(assignments) => {
+                assignments.iter_mut().map(|(_, v)| v).collect()
+            }
+            MergeIntoAction::Insert { values, .. } => values.iter_mut().collect(),
+            MergeIntoAction::Delete => vec![],
+        };
+        for value in values {
+            let floored = floor_narrowing_cast(value.clone(), schema)?;
+            transformed |= floored.transformed;
+            *value = floored.data;
+        }
+    }
+    Ok(Transformed::new_transformed(merge, transformed))
+}
+
+impl AnalyzerRule for TimeNarrowingFloor {
+    fn name(&self) -> &str {
+        TIME_NARROWING_RULE
+    }
+
+    fn analyze(&self, plan: LogicalPlan, _config: &ConfigOptions) -> DFResult<LogicalPlan> {
+        plan.transform_down(|node| match node {
+            LogicalPlan::Dml(mut dml) if matches!(dml.op, WriteOp::Insert(_) | WriteOp::Update) => {
+                let input = floor_written(Arc::unwrap_or_clone(dml.input))?;
+                let transformed = input.transformed;
+                dml.input = Arc::new(input.data);
+                Ok(Transformed::new(
+                    LogicalPlan::Dml(dml),
+                    transformed,
+                    TreeNodeRecursion::Jump,
+                ))
+            }
+            LogicalPlan::Dml(mut dml) if matches!(dml.op, WriteOp::MergeInto(_)) => {
+                let WriteOp::MergeInto(merge) = dml.op else {
+                    return Ok(Transformed::no(LogicalPlan::Dml(dml)));
+                };
+                // the values read the source's and the target's columns
+                let mut schema = dml.input.schema().as_ref().clone();
+                schema.merge(&DFSchema::try_from_qualified_schema(
+                    dml.table_name.clone(),
+                    &dml.target.schema(),
+                )?);
+                let merge = floor_merge_values(*merge, &schema)?;
+                dml.op = WriteOp::MergeInto(Box::new(merge.data));
+                Ok(Transformed::new(
+                    LogicalPlan::Dml(dml),
+                    merge.transformed,
+                    TreeNodeRecursion::Jump,
+                ))
+            }
+            other => Ok(Transformed::no(other)),
+        })
+        .map(|t| t.data)
+    }
+}
+
+/// Add [`TimeNarrowingFloor`] to `ctx`'s analyzer, once (a second call does nothing).
+pub(crate) fn install_time_narrowing_rule(ctx: &SessionContext) {
+    let present = ctx
+        .state()
+        .analyzer()
+        .rules
+        .iter()
+        .any(|r| r.name() == TIME_NARROWING_RULE);
+    if !present {
+        ctx.add_analyzer_rule(Arc::new(TimeNarrowingFloor));
+    }
+}

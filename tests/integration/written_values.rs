@@ -1,0 +1,175 @@
+//! Values written exactly as Spark and Iceberg Java write them: nanosecond timestamps
+//! floored into microsecond columns (`Math.floorDiv`, Java's
+//! `DateTimeUtil.nanosToMicros`) by every write path and at any depth; PyIceberg and
+//! DuckDB read what icefloe wrote as icefloe does.
+
+use icefloe::catalog::TableIdent;
+
+use crate::dml::{lake, ok, Lake};
+use crate::interop::{assert_same_rows, duckdb_read, icefloe_rows, pyiceberg_read, python};
+
+/// PyIceberg (through the catalog) and DuckDB (`iceberg_scan` of the metadata file) read
+/// `ns.<name>` as icefloe does (rows in the canonical form of `tests/interop/canon.py`).
+pub(crate) async fn engines_read_alike(lake: &Lake, name: &str) {
+    if python().is_none() {
+        return;
+    }
+    let ident = format!("ns.{name}");
+    let table = lake
+        .catalog
+        .load_table(&TableIdent::parse(&ident))
+        .await
+        .expect("load");
+    let schema = serde_json::to_value(table.metadata().current_schema()).expect("schema JSON");
+    let ours = icefloe_rows(&lake.ctx, &format!("ice.{ident}"), &schema).await;
+    let pyi = pyiceberg_read(&lake.db, &lake.warehouse, &ident);
+    assert_same_rows(
+        &format!("{ident}: icefloe vs PyIceberg"),
+        pyi["rows"].as_array().expect("rows"),
+        &ours,
+    );
+    let duck = duckdb_read(table.metadata_location());
+    assert_same_rows(
+        &format!("{ident}: icefloe vs DuckDB"),
+        duck["rows"].as_array().expect("rows"),
+        &ours,
+    );
+}
+
+/// `1969-12-31 23:59:59.9999995`: 500 ns before the epoch, which floors to -1 µs
+/// (Arrow's cast rounded it toward zero, to the epoch).
+const T: &str = "TIMESTAMP '1969-12-31 23:59:59.9999995'";
+/// 1,500 ns before the epoch: -2 µs.
+const T2: &str = "TIMESTAMP '1969-12-31 23:59:59.9999985'";
+
+/// Nanosecond values written into `timestamp`/`timestamptz` columns (microseconds), top
+/// level and nested (struct field, list element, map key and value), floor through
+/// `INSERT … VALUES`, `INSERT … SELECT` (of column values, floored while the rows are
+/// written), `INSERT OVERWRITE`, `UPDATE … SET`, `MERGE` (`UPDATE SET`, `INSERT
+/// VALUES`) and CTAS.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nanoseconds_floor_into_microsecond_columns_on_every_write_path() {
+    let lake = lake().await;
+    let ctx = &lake.ctx;
+    // the source of column values: nanoseconds stored as such (v3 timestamp_ns)
+    ok(
+        ctx,
+        "CREATE TABLE ice.ns.src (id BIGINT, t TIMESTAMP(9)) \
+         TBLPROPERTIES ('format-version'='3')",
+    )
+    .await;
+    ok(
+        ctx,
+        &format!("INSERT INTO ice.ns.src VALUES (2, {T}), (3, {T}), (4, {T2})"),
+    )
+    .await;
+    ok(
+        ctx,
+        "CREATE TABLE ice.ns.floor (id BIGINT, ts TIMESTAMP, tz TIMESTAMP WITH TIME ZONE, \
+         st STRUCT<a: TIMESTAMP>, l ARRAY<TIMESTAMP>, m MAP<TIMESTAMP, TIMESTAMP>) \
+         TBLPROPERTIES ('format-version'='2')",
+    )
+    .await;
+    let row = |id: &str, v: &str| {
+        format!("({id}, {v}, {v}, named_struct('a', {v}), [{v}], MAP {{{v}: {v}}})")
+    };
+    ok(
+        ctx,
+        &format!("INSERT INTO ice.ns.floor VALUES {}", row("1", T)),
+    )
+    .await;
+    ok(
+        ctx,
+        "INSERT INTO ice.ns.floor SELECT id, t, t AS tz, named_struct('a', t), [t], MAP {t: t} \
+         FROM ice.ns.src WHERE id = 2",
+    )
+    .await;
+    // MERGE: id 2 matched (UPDATE SET), ids 3 and 4 not (INSERT VALUES)
+    ok(
+        ctx,
+        "MERGE INTO ice.ns.floor f USING ice.ns.src s ON f.id = s.id \
+         WHEN MATCHED THEN UPDATE SET tz = s.t - INTERVAL '1' MICROSECOND, \
+           st = named_struct('a', s.t - INTERVAL '1' MICROSECOND) \
+         WHEN NOT MATCHED THEN INSERT VALUES \
+           (s.id, s.t, s.t, named_struct('a', s.t), [s.t], MAP {s.t: s.t})",
+    )
+    .await;
+    ok(
+        ctx,
+        &format!("UPDATE ice.ns.floor SET ts = {T2}, l = [{T2}, {T}] WHERE id = 1"),
+    )
+    .await;
+    let values = |table: &str| {
+        format!(
+            "SELECT id, CAST(ts AS BIGINT) AS ts, CAST(tz AS BIGINT) AS tz, \
+             CAST(st['a'] AS BIGINT) AS a, \
+             CAST(l[1] AS BIGINT) AS l1, CAST(l[2] AS BIGINT) AS l2, \
+             CAST(map_keys(m)[1] AS BIGINT) AS k, CAST(map_values(m)[1] AS BIGINT) AS v \
+             FROM {table} ORDER BY id"
+        )
+    };
+    assert_eq!(
+        ok(ctx, &values("ice.ns.floor")).await,
+        "+----+----+----+----+----+----+----+----+\n\
+         | id | ts | tz | a  | l1 | l2 | k  | v  |\n\
+         +----+----+----+----+----+----+----+----+\n\
+         | 1  | -2 | -1 | -1 | -2 | -1 | -1 | -1 |\n\
+         | 2  | -1 | -2 | -2 | -1 |    | -1 | -1 |\n\
+         | 3  | -1 | -1 | -1 | -1 |    | -1 | -1 |\n\
+         | 4  | -2 | -2 | -2 | -2 |    | -2 | -2 |\n\
+         +----+----+----+----+----+----+----+----+"
+    );
+    engines_read_alike(&lake, "floor").await;
+
+    // INSERT OVERWRITE and CTAS (an INSERT of its query) from column values and literals
+    ok(
+        ctx,
+        &format!(
+            "INSERT OVERWRITE ice.ns.floor SELECT id, t, t AS tz, named_struct('a', t), [t], \
+             MAP {{t: t}} FROM ice.ns.src UNION ALL VALUES {}",
+            row("5", T2)
+        ),
+    )
+    .await;
+    assert_eq!(
+        ok(
+            ctx,
+            "SELECT id, CAST(ts AS BIGINT) AS ts, CAST(st['a'] AS BIGINT) AS a, \
+             CAST(map_keys(m)[1] AS BIGINT) AS k FROM ice.ns.floor ORDER BY id"
+        )
+        .await,
+        "+----+----+----+----+\n\
+         | id | ts | a  | k  |\n\
+         +----+----+----+----+\n\
+         | 2  | -1 | -1 | -1 |\n\
+         | 3  | -1 | -1 | -1 |\n\
+         | 4  | -2 | -2 | -2 |\n\
+         | 5  | -2 | -2 | -2 |\n\
+         +----+----+----+----+"
+    );
+    ok(
+        ctx,
+        &format!(
+            "CREATE TABLE ice.ns.ctas AS SELECT id, t AS ts, named_struct('a', t) AS st \
+             FROM ice.ns.src UNION ALL SELECT 9, {T}, named_struct('a', {T2})"
+        ),
+    )
+    .await;
+    assert_eq!(
+        ok(
+            ctx,
+            "SELECT id, arrow_typeof(ts) AS type, CAST(ts AS BIGINT) AS ts, \
+             CAST(st['a'] AS BIGINT) AS a FROM ice.ns.ctas ORDER BY id"
+        )
+        .await,
+        "+----+---------------+----+----+\n\
+         | id | type          | ts | a  |\n\
+         +----+---------------+----+----+\n\
+         | 2  | Timestamp(µs) | -1 | -1 |\n\
+         | 3  | Timestamp(µs) | -1 | -1 |\n\
+         | 4  | Timestamp(µs) | -2 | -2 |\n\
+         | 9  | Timestamp(µs) | -1 | -2 |\n\
+         +----+---------------+----+----+"
+    );
+    engines_read_alike(&lake, "ctas").await;
+}

@@ -170,34 +170,49 @@ impl Schema {
     /// `Schema.checkCompatibility`).
     ///
     /// Errors: [`InvalidArgument`](crate::ErrorKind::InvalidArgument) naming the field
-    /// (lowest id first), its type and the version it needs.
+    /// (lowest id first) by its full name (`st.a`, `l.element`, `m.value`), its type and
+    /// the version it needs.
     pub fn check_format_version(&self, version: super::FormatVersion) -> Result<()> {
         if version >= super::FormatVersion::V3 {
             return Ok(());
         }
-        let mut ids: Vec<&i32> = self.id_index.keys().collect();
-        ids.sort();
-        for id in ids {
-            let Some(f) = self.id_index.get(id) else {
-                continue;
-            };
-            if let Type::Primitive(
-                p @ (PrimitiveType::TimestampNs
-                | PrimitiveType::TimestamptzNs
-                | PrimitiveType::Unknown
-                | PrimitiveType::Variant
-                | PrimitiveType::Geometry
-                | PrimitiveType::Geography),
-            ) = f.field_type.as_ref()
-            {
-                return Err(Error::invalid_argument(format!(
-                    "invalid type for field '{}' (id {}): {p} needs format version 3 (the \
-                     table is v{})",
-                    f.name, f.id, version as u8
-                )));
+        /// The fields of a v3 type under `f` (itself included): id, full name, type.
+        fn walk(f: &NestedField, full: String, out: &mut Vec<(i32, String, PrimitiveType)>) {
+            let child = |name: &str| format!("{full}.{name}");
+            match f.field_type.as_ref() {
+                Type::Primitive(
+                    p @ (PrimitiveType::TimestampNs
+                    | PrimitiveType::TimestamptzNs
+                    | PrimitiveType::Unknown
+                    | PrimitiveType::Variant
+                    | PrimitiveType::Geometry
+                    | PrimitiveType::Geography),
+                ) => out.push((f.id, full, *p)),
+                Type::Primitive(_) => {}
+                Type::Struct(s) => {
+                    for c in &s.fields {
+                        walk(c, child(&c.name), out);
+                    }
+                }
+                Type::List(l) => walk(&l.element_field, child("element"), out),
+                Type::Map(m) => {
+                    walk(&m.key_field, child("key"), out);
+                    walk(&m.value_field, child("value"), out);
+                }
             }
         }
-        Ok(())
+        let mut found = Vec::new();
+        for f in self.columns() {
+            walk(f, f.name.clone(), &mut found);
+        }
+        match found.into_iter().min_by_key(|(id, _, _)| *id) {
+            Some((id, name, p)) => Err(Error::invalid_argument(format!(
+                "invalid type for field '{name}' (id {id}): {p} needs format version 3 (the \
+                 table is v{})",
+                version as u8
+            ))),
+            None => Ok(()),
+        }
     }
 
     /// The highest field id in the schema (0 when empty).

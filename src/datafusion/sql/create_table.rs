@@ -143,10 +143,11 @@ pub(super) struct Parsed {
     /// Column comments by column name.
     pub docs: HashMap<String, String>,
     /// Top-level columns whose Iceberg type the declaration gives, not DataFusion's
-    /// plan: `UUID` (planned as binary), timestamps with a time zone (planned
-    /// without one unless the session has a time zone) and `TIMESTAMP(9)` (see
-    /// [`declared_type`]).
+    /// plan: `UUID` (planned as binary).
     pub declared: HashMap<String, PrimitiveType>,
+    /// The Iceberg type of every timestamp type of the column list, at any depth, in
+    /// the order they appear (see [`timestamp_type`]); `None` without a column list.
+    pub timestamps: Option<Vec<PrimitiveType>>,
     /// The CTAS query's text.
     pub query: Option<String>,
 }
@@ -179,6 +180,7 @@ impl Parsed {
         let has_columns = c.peek().is_some_and(|t| t.token == Token::LParen);
         if has_columns {
             let range = c.group()?;
+            out.timestamps = Some(Vec::new());
             out.scan_columns(c.sub(range), &mut edits)?;
         }
         while !c.at_end() {
@@ -265,8 +267,18 @@ impl Parsed {
             let (mut parens, mut angles) = (0usize, 0usize);
             // depths (parens + angles inside them) of the MAP types being rewritten
             let mut maps: Vec<usize> = Vec::new();
+            // still in the column's type (before its NOT NULL, DEFAULT, COMMENT, …)
+            let mut in_type = true;
             while let Some(t) = c.peek() {
                 let depth = parens + angles;
+                if in_type && depth == 0 && COLUMN_OPTIONS.iter().any(|o| is_keyword(&t.token, o)) {
+                    in_type = false;
+                }
+                if in_type {
+                    if let Some(p) = timestamp_type(&c) {
+                        self.timestamps.get_or_insert_with(Vec::new).push(p);
+                    }
+                }
                 match &t.token {
                     Token::Comma if maps.last() == Some(&depth) => {
                         edits.push((t.start, t.end, MAP_SEPARATOR));
@@ -395,6 +407,9 @@ impl Parsed {
         };
         let mut ids = 0;
         let mut columns = convert_struct(create.input.schema().fields(), &mut ids)?;
+        if let Some(declared) = &self.timestamps {
+            declare_timestamps(&mut columns, declared)?;
+        }
         for column in &mut columns {
             if let Some(p) = self.declared.get(&column.name) {
                 *column.field_type = Type::Primitive(*p);
@@ -415,47 +430,132 @@ impl Parsed {
     }
 }
 
-/// The Iceberg type a column type at the cursor declares where DataFusion's plan does
-/// not tell it: `UUID`; `TIMESTAMPTZ`, `TIMESTAMP_LTZ`, `TIMESTAMP[(p)] WITH TIME ZONE`;
-/// `TIMESTAMP(9) [WITH TIME ZONE]`.
-///
-/// Timestamp precision: DataFusion plans every `TIMESTAMP` as Arrow nanoseconds, so its
-/// plan cannot tell them apart. An explicit precision of 9 declares `timestamp_ns` /
-/// `timestamptz_ns` (v3 types, spec "Primitive Types"; refused on v1/v2 tables by
-/// [`check_nanosecond_columns`]); a plain `TIMESTAMP` or any other precision is
-/// `timestamp`/`timestamptz` (microseconds), as Spark creates it. A CTAS column of Arrow
-/// nanoseconds (the query's own type, e.g. `now()`, a `TIMESTAMP` literal) stays
-/// microseconds: nothing in the query declares the precision, and DataFusion gives
-/// nanoseconds to values that never had more than microseconds. Only top-level columns
-/// are declared here; a `TIMESTAMP(9)` nested in a struct, list or map is microseconds.
+/// The Iceberg type a top-level column type at the cursor declares where DataFusion's
+/// plan does not tell it: `UUID` (planned as binary). Spark-only spellings are read at
+/// the top level only (nested, DataFusion plans or refuses them as it does).
 fn declared_type(c: &Cursor<'_>) -> Option<PrimitiveType> {
+    c.peek()
+        .is_some_and(|t| is_keyword(&t.token, "UUID"))
+        .then_some(PrimitiveType::Uuid)
+}
+
+/// The words that end a column's type in its definition (at depth 0).
+const COLUMN_OPTIONS: &[&str] = &[
+    "NOT",
+    "NULL",
+    "DEFAULT",
+    "COMMENT",
+    "PRIMARY",
+    "UNIQUE",
+    "CHECK",
+    "CONSTRAINT",
+    "REFERENCES",
+    "GENERATED",
+    "COLLATE",
+];
+
+/// The Iceberg type of the timestamp type at the cursor (in a column's type, at any
+/// depth): `TIMESTAMP[(p)] [WITHOUT TIME ZONE]` and `TIMESTAMP_NTZ` are `timestamp`;
+/// `TIMESTAMPTZ`, `TIMESTAMP_LTZ` and `TIMESTAMP[(p)] WITH TIME ZONE` `timestamptz`;
+/// with a precision of 9, `timestamp_ns` / `timestamptz_ns` (v3 types, spec "Primitive
+/// Types"; refused on v1/v2 tables by [`check_nanosecond_columns`]). `None` when the
+/// cursor is not at one, or at a struct field of that name (`STRUCT<timestamp INT>`,
+/// `STRUCT<timestamp: INT>`: a name is followed by its type).
+///
+/// Why the declaration decides: DataFusion plans `TIMESTAMP` and `TIMESTAMP(9)` alike as
+/// Arrow nanoseconds, and a type with a time zone without one unless the session has a
+/// time zone. A plain `TIMESTAMP` (any precision but 9) is microseconds, as Spark creates
+/// it. A CTAS column of Arrow nanoseconds (the query's own type, e.g. `now()`, a
+/// `TIMESTAMP` literal) stays microseconds: nothing in the query declares the precision,
+/// and DataFusion gives nanoseconds to values that never had more than microseconds.
+fn timestamp_type(c: &Cursor<'_>) -> Option<PrimitiveType> {
     let word = |i: usize, kw: &str| c.peek_at(i).is_some_and(|t| is_keyword(&t.token, kw));
-    if word(0, "UUID") {
-        return Some(PrimitiveType::Uuid);
+    let family = ["TIMESTAMP", "TIMESTAMPTZ", "TIMESTAMP_LTZ", "TIMESTAMP_NTZ"];
+    if !family.iter().any(|kw| word(0, kw)) {
+        return None;
+    }
+    // a struct field's name is followed by its type (or a `:`)
+    let name = match c.peek_at(1).map(|t| &t.token) {
+        Some(Token::Colon) => true,
+        Some(t @ Token::Word(_)) => !["WITH", "WITHOUT"]
+            .iter()
+            .chain(COLUMN_OPTIONS)
+            .any(|kw| is_keyword(t, kw)),
+        _ => false,
+    };
+    if name {
+        return None;
     }
     if word(0, "TIMESTAMPTZ") || word(0, "TIMESTAMP_LTZ") {
         return Some(PrimitiveType::Timestamptz);
     }
-    if word(0, "TIMESTAMP") {
-        // a precision: TIMESTAMP(9), TIMESTAMP(6) WITH TIME ZONE
-        let precision = if c.peek_at(1).is_some_and(|t| t.token == Token::LParen) {
-            match c.peek_at(2).map(|t| &t.token) {
-                Some(Token::Number(n, _)) => Some(n.as_str()),
-                _ => None,
-            }
-        } else {
-            None
-        };
-        let at = if precision.is_some() { 4 } else { 1 };
-        let zoned = word(at, "WITH") && word(at + 1, "TIME") && word(at + 2, "ZONE");
-        return match (precision == Some("9"), zoned) {
-            (true, false) => Some(PrimitiveType::TimestampNs),
-            (true, true) => Some(PrimitiveType::TimestamptzNs),
-            (false, true) => Some(PrimitiveType::Timestamptz),
-            (false, false) => None,
-        };
+    if word(0, "TIMESTAMP_NTZ") {
+        return Some(PrimitiveType::Timestamp);
     }
-    None
+    // a precision: TIMESTAMP(9), TIMESTAMP(6) WITH TIME ZONE
+    let precision = if c.peek_at(1).is_some_and(|t| t.token == Token::LParen) {
+        match c.peek_at(2).map(|t| &t.token) {
+            Some(Token::Number(n, _)) => Some(n.as_str()),
+            _ => None,
+        }
+    } else {
+        None
+    };
+    let at = if precision.is_some() { 4 } else { 1 };
+    let zoned = word(at, "WITH") && word(at + 1, "TIME") && word(at + 2, "ZONE");
+    Some(match (precision == Some("9"), zoned) {
+        (true, false) => PrimitiveType::TimestampNs,
+        (true, true) => PrimitiveType::TimestamptzNs,
+        (false, true) => PrimitiveType::Timestamptz,
+        (false, false) => PrimitiveType::Timestamp,
+    })
+}
+
+/// Give the timestamp fields of `fields` (at any depth, in the order of the column
+/// list: struct fields in order, a list's element, a map's key then value) the types
+/// the column list declares, `declared` in that order ([`timestamp_type`]).
+///
+/// Errors ([`ErrorKind::Unsupported`]): a number of timestamp fields other than
+/// `declared`'s (the column list was not read as DataFusion read it).
+fn declare_timestamps(fields: &mut [NestedField], declared: &[PrimitiveType]) -> Result<()> {
+    fn visit<'a>(
+        ty: &mut Type,
+        declared: &mut impl Iterator<Item = &'a PrimitiveType>,
+        seen: &mut usize,
+    ) {
+        match ty {
+            Type::Primitive(p @ (PrimitiveType::Timestamp | PrimitiveType::Timestamptz)) => {
+                *seen += 1;
+                if let Some(d) = declared.next() {
+                    *p = *d;
+                }
+            }
+            Type::Primitive(_) => {}
+            Type::Struct(s) => {
+                for f in &mut s.fields {
+                    visit(&mut f.field_type, declared, seen);
+                }
+            }
+            Type::List(l) => visit(&mut l.element_field.field_type, declared, seen),
+            Type::Map(m) => {
+                visit(&mut m.key_field.field_type, declared, seen);
+                visit(&mut m.value_field.field_type, declared, seen);
+            }
+        }
+    }
+    let mut types = declared.iter();
+    let mut seen = 0;
+    for f in fields.iter_mut() {
+        visit(&mut f.field_type, &mut types, &mut seen);
+    }
+    if seen != declared.len() {
+        return Err(Error::unsupported(format!(
+            "a column list whose {} timestamp types icefloe reads are {seen} in \
+             DataFusion's plan (a spelling of a timestamp type icefloe does not read)",
+            declared.len()
+        )));
+    }
+    Ok(())
 }
 
 /// Column types DataFusion cannot plan and icefloe does not write yet.
@@ -464,24 +564,37 @@ const UNSUPPORTED_TYPES: &[&str] = &["VARIANT", "GEOMETRY", "GEOGRAPHY"];
 /// `CREATE TABLE`'s nanosecond timestamps need format version 3 (spec: "Primitive
 /// Types", `timestamp_ns`/`timestamptz_ns` are v3 types).
 ///
-/// Errors: a column of `schema` (at any depth) of type `timestamp_ns` or
-/// `timestamptz_ns` when `properties` do not set `format-version` 3.
+/// Errors: a field of `schema` (at any depth, named by its path: `st.a`, `l.element`,
+/// `m.value`) of type `timestamp_ns` or `timestamptz_ns` when `properties` do not set
+/// `format-version` 3.
 fn check_nanosecond_columns(schema: &Schema, properties: &HashMap<String, String>) -> Result<()> {
     if properties.get("format-version").map(|v| v.trim()) == Some("3") {
         return Ok(());
     }
-    for field in schema.columns() {
-        if let Type::Primitive(p @ (PrimitiveType::TimestampNs | PrimitiveType::TimestamptzNs)) =
-            field.field_type.as_ref()
-        {
-            return Err(Error::invalid_argument(format!(
-                "column '{}': type {p} (TIMESTAMP(9)) needs format-version 3 (set \
-                 TBLPROPERTIES ('format-version' = '3'), or use TIMESTAMP for microseconds)",
-                field.name
-            )));
+    fn check(path: &str, ty: &Type) -> Result<()> {
+        match ty {
+            Type::Primitive(p @ (PrimitiveType::TimestampNs | PrimitiveType::TimestamptzNs)) => {
+                Err(Error::invalid_argument(format!(
+                    "column '{path}': type {p} (TIMESTAMP(9)) needs format-version 3 (set \
+                     TBLPROPERTIES ('format-version' = '3'), or use TIMESTAMP for microseconds)"
+                )))
+            }
+            Type::Primitive(_) => Ok(()),
+            Type::Struct(s) => s
+                .fields
+                .iter()
+                .try_for_each(|f| check(&format!("{path}.{}", f.name), &f.field_type)),
+            Type::List(l) => check(&format!("{path}.element"), &l.element_field.field_type),
+            Type::Map(m) => {
+                check(&format!("{path}.key"), &m.key_field.field_type)?;
+                check(&format!("{path}.value"), &m.value_field.field_type)
+            }
         }
     }
-    Ok(())
+    schema
+        .columns()
+        .iter()
+        .try_for_each(|f| check(&f.name, &f.field_type))
 }
 
 /// Parse the items inside `PARTITIONED BY ( … )`.

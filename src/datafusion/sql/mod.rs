@@ -106,12 +106,17 @@
 //! | `DECIMAL(p, s)` | `decimal(p, s)` |
 //! | `DATE` | `date` |
 //! | `TIME` | `time` |
-//! | `TIMESTAMP`, `TIMESTAMP_NTZ` (no time zone, any precision) | `timestamp` (µs) |
+//! | `TIMESTAMP`, `TIMESTAMP_NTZ` (no time zone, a precision other than 9) | `timestamp` (µs) |
 //! | `TIMESTAMPTZ`, `TIMESTAMP WITH TIME ZONE`, `TIMESTAMP_LTZ` | `timestamptz` (µs) |
+//! | `TIMESTAMP(9)`, `TIMESTAMP(9) WITH TIME ZONE` (v3 tables) | `timestamp_ns`, `timestamptz_ns` |
 //! | `STRING`, `VARCHAR`, `TEXT`, `CHAR` | `string` |
 //! | `BINARY`, `VARBINARY`, `BYTEA` | `binary` |
 //! | `UUID` | `uuid` |
 //! | `INT[]`, `ARRAY<…>`, `STRUCT<…>` | `list`, `struct` |
+//!
+//! Timestamp types are read from the column list at any depth (DataFusion plans
+//! `TIMESTAMP(9)` as it plans `TIMESTAMP`, and a zone only when the session has one); a
+//! CTAS column's type is its query's (Arrow nanoseconds become `timestamp`).
 //!
 //! `PARTITIONED BY` takes a column (identity) or a transform: `bucket(N, col)`,
 //! `truncate(W, col)`, `years|year(col)`, `months|month(col)`, `days|day|date(col)`,

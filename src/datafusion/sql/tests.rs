@@ -833,6 +833,99 @@ async fn timestamp_precision_9_is_nanoseconds_on_v3() {
     .await;
 }
 
+/// Timestamp types nested in a struct, list or map are declared as at the top level:
+/// `TIMESTAMP(9) [WITH TIME ZONE]` is `timestamp_ns`/`timestamptz_ns` on a v3 table and
+/// keeps nanoseconds (it was `timestamp`, truncating), `TIMESTAMP WITH TIME ZONE` is
+/// `timestamptz` (it lost its zone); by `CREATE TABLE` and `ALTER TABLE … ADD COLUMN`.
+/// On v1/v2 tables they are refused naming the nested field.
+#[tokio::test]
+async fn nested_timestamp_types_are_declared_as_at_the_top_level() {
+    let (ctx, catalog, _dir) = session().await;
+    ok(&ctx, "CREATE SCHEMA ns").await;
+    ok(
+        &ctx,
+        "CREATE TABLE ns.t (id INT, st STRUCT<a TIMESTAMP(9), b TIMESTAMP WITH TIME ZONE, \
+         timestamp: TIMESTAMP(9) WITH TIME ZONE, d TIMESTAMP>, l ARRAY<TIMESTAMP(9)>, \
+         l2 TIMESTAMP(9)[], m MAP<TIMESTAMP, TIMESTAMP(9)>) \
+         TBLPROPERTIES ('format-version' = '3')",
+    )
+    .await;
+    ok(
+        &ctx,
+        "ALTER TABLE ns.t ADD COLUMN x STRUCT<y ARRAY<TIMESTAMP(9) WITH TIME ZONE>, z TIMESTAMPTZ>",
+    )
+    .await;
+    let table = catalog.load_table(&ident("ns.t")).await.unwrap();
+    let types: Vec<String> = table
+        .metadata()
+        .current_schema()
+        .columns()
+        .iter()
+        .map(|f| f.field_type.to_string())
+        .collect();
+    assert_eq!(
+        types,
+        [
+            "int",
+            "struct<a: timestamp_ns, b: timestamptz, timestamp: timestamptz_ns, d: timestamp>",
+            "list<timestamp_ns>",
+            "list<timestamp_ns>",
+            "map<timestamp, timestamp_ns>",
+            "struct<y: list<timestamptz_ns>, z: timestamptz>",
+        ]
+        .map(String::from)
+    );
+    let ts = "TIMESTAMP '2026-01-01 00:00:00.123456789'";
+    ok(
+        &ctx,
+        &format!(
+            "INSERT INTO ns.t VALUES (1, named_struct('a', {ts}, 'b', {ts}, 'timestamp', {ts}, \
+             'd', {ts}), [{ts}], [{ts}], MAP {{{ts}: {ts}}}, \
+             named_struct('y', [{ts}], 'z', {ts}))"
+        ),
+    )
+    .await;
+    assert_eq!(
+        ok(
+            &ctx,
+            "SELECT st['a'], st['timestamp'], st['d'], l[1], l2[1], map_values(m)[1], \
+             x['y'][1] FROM ns.t"
+        )
+        .await,
+        [[
+            "2026-01-01T00:00:00.123456789",
+            "2026-01-01T00:00:00.123456789Z",
+            "2026-01-01T00:00:00.123456",
+            "2026-01-01T00:00:00.123456789",
+            "2026-01-01T00:00:00.123456789",
+            "2026-01-01T00:00:00.123456789",
+            "2026-01-01T00:00:00.123456789Z",
+        ]]
+    );
+    for (sql, message) in [
+        (
+            "CREATE TABLE ns.v2 (id INT, st STRUCT<a INT, b TIMESTAMP(9)>)",
+            "column 'st.b': type timestamp_ns (TIMESTAMP(9)) needs format-version 3",
+        ),
+        (
+            "CREATE TABLE ns.v2 (m MAP<STRING, TIMESTAMP(9) WITH TIME ZONE>) \
+             TBLPROPERTIES ('format-version' = '1')",
+            "column 'm.value': type timestamptz_ns (TIMESTAMP(9)) needs format-version 3",
+        ),
+    ] {
+        fails(&ctx, sql, ErrorKind::InvalidArgument, message).await;
+    }
+    ok(&ctx, "CREATE TABLE ns.v2 (id INT)").await;
+    fails(
+        &ctx,
+        "ALTER TABLE ns.v2 ADD COLUMN l ARRAY<TIMESTAMP(9)>",
+        ErrorKind::InvalidArgument,
+        "invalid type for field 'l.element' (id 3): timestamp_ns needs format version 3 (the \
+         table is v2)",
+    )
+    .await;
+}
+
 #[tokio::test]
 async fn failed_ctas_drops_the_table() {
     let (ctx, catalog, _dir) = session().await;

@@ -27,6 +27,7 @@ use super::bounds::literal_to_bytes;
 use super::metrics_config::MetricsMode;
 use super::parquet_metrics::{data_file_from_footer, FloatFieldStats};
 use super::partition_path::{file_location, partition_path};
+use super::unknown::{stored_batch, stored_schema};
 use super::writer_config::DataFileWriterConfig;
 use crate::error::{Error, ErrorKind, Result};
 use crate::io::FileIO;
@@ -85,6 +86,9 @@ pub struct PartitionedDataFileWriter {
     schema: Schema,
     spec: PartitionSpec,
     arrow_schema: SchemaRef,
+    /// The Arrow schema of the files: `arrow_schema` without `unknown` fields, when it
+    /// has any (they are not stored, see `super::unknown`).
+    stored_schema: Option<SchemaRef>,
     target_file_size_bytes: u64,
     properties: WriterProperties,
     modes: HashMap<i32, MetricsMode>,
@@ -154,7 +158,10 @@ impl PartitionedDataFileWriter {
     /// Errors: a partition field whose source column is missing or inside a list or map,
     /// or whose transform does not apply to the source type
     /// ([`ErrorKind::InvalidArgument`]); an unknown transform or a column type that
-    /// cannot be written yet (variant, geometry, geography: [`ErrorKind::Unsupported`]).
+    /// cannot be written yet (variant, geometry, geography: [`ErrorKind::Unsupported`]);
+    /// an `unknown` field with no stored form (a list element, map key or value, a struct
+    /// of `unknown` fields only: [`ErrorKind::Unsupported`]). `unknown` fields are left out
+    /// of the files (spec "Parquet").
     pub fn new(
         file_io: FileIO,
         data_location: &str,
@@ -163,6 +170,7 @@ impl PartitionedDataFileWriter {
         config: DataFileWriterConfig,
     ) -> Result<Self> {
         let arrow_schema = Arc::new(schema_to_arrow(schema)?);
+        let stored_schema = stored_schema(&arrow_schema)?.map(Arc::new);
         let mut sources = Vec::with_capacity(spec.fields.len());
         for f in &spec.fields {
             let bad = |why: &str| {
@@ -225,6 +233,7 @@ impl PartitionedDataFileWriter {
             schema: schema.clone(),
             spec: spec.clone(),
             arrow_schema,
+            stored_schema,
             target_file_size_bytes: config.target_file_size_bytes,
             properties,
             modes,
@@ -450,6 +459,10 @@ impl PartitionedDataFileWriter {
                     update_float_stats(array.as_ref(), ancestors.as_ref(), stats);
                 }
             }
+            let slice = match self.stored_schema {
+                Some(_) => stored_batch(&slice)?,
+                None => slice,
+            };
             file.writer
                 .write(&slice)
                 .await
@@ -479,7 +492,7 @@ impl PartitionedDataFileWriter {
             let store = self.file_io.store(&resolved.store_url)?;
             let writer = AsyncArrowWriter::try_new(
                 Upload::new(BufWriter::new(store, resolved.path)),
-                Arc::clone(&self.arrow_schema),
+                Arc::clone(self.stored_schema.as_ref().unwrap_or(&self.arrow_schema)),
                 Some(self.properties.clone()),
             )
             .map_err(parquet_error(&location))?;

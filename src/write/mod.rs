@@ -21,6 +21,7 @@ pub mod partition_path;
 pub mod position_delete_writer;
 pub mod puffin_writer;
 pub mod table_writer;
+mod unknown;
 mod upload;
 pub mod writer_config;
 pub mod written_files;
@@ -49,6 +50,7 @@ pub use position_delete_writer::{
 };
 pub use puffin_writer::write_deletion_vectors;
 pub use table_writer::{LocalTableWriter, PendingSnapshot};
+pub(crate) use unknown::stored_schema;
 pub use writer_config::{
     check_file_format, parquet_compression, DataFileWriterConfig, DistributionMode,
 };

@@ -1,16 +1,26 @@
 //! Values written exactly as Spark and Iceberg Java write them: nanosecond timestamps
 //! floored into microsecond columns (`Math.floorDiv`, Java's
-//! `DateTimeUtil.nanosToMicros`) by every write path and at any depth; PyIceberg and
-//! DuckDB read what icefloe wrote as icefloe does.
+//! `DateTimeUtil.nanosToMicros`) by every write path and at any depth; CTAS columns of
+//! NULLs as v3 `unknown` columns, left out of the data files; PyIceberg and DuckDB read
+//! what icefloe wrote as icefloe does.
 
+use datafusion::parquet::file::reader::{FileReader, SerializedFileReader};
+use datafusion::parquet::schema::types::Type as ParquetType;
 use icefloe::catalog::TableIdent;
+use icefloe::ErrorKind;
 
+use crate::catalog::strings;
 use crate::dml::{lake, ok, Lake};
 use crate::interop::{assert_same_rows, duckdb_read, icefloe_rows, pyiceberg_read, python};
 
 /// PyIceberg (through the catalog) and DuckDB (`iceberg_scan` of the metadata file) read
 /// `ns.<name>` as icefloe does (rows in the canonical form of `tests/interop/canon.py`).
 pub(crate) async fn engines_read_alike(lake: &Lake, name: &str) {
+    read_alike(lake, name, true).await
+}
+
+/// As [`engines_read_alike`]; `duckdb` false: PyIceberg only.
+async fn read_alike(lake: &Lake, name: &str, duckdb: bool) {
     if python().is_none() {
         return;
     }
@@ -28,6 +38,9 @@ pub(crate) async fn engines_read_alike(lake: &Lake, name: &str) {
         pyi["rows"].as_array().expect("rows"),
         &ours,
     );
+    if !duckdb {
+        return;
+    }
     let duck = duckdb_read(table.metadata_location());
     assert_same_rows(
         &format!("{ident}: icefloe vs DuckDB"),
@@ -172,4 +185,133 @@ async fn nanoseconds_floor_into_microsecond_columns_on_every_write_path() {
          +----+---------------+----+----+"
     );
     engines_read_alike(&lake, "ctas").await;
+}
+
+/// The Parquet schema nodes of every data file of `ice.ns.<table>`: (dotted path, field
+/// id, logical type) of each field, groups included, in order.
+pub(crate) async fn parquet_fields(
+    lake: &Lake,
+    table: &str,
+) -> Vec<Vec<(String, Option<i32>, String)>> {
+    fn walk(t: &ParquetType, path: &str, out: &mut Vec<(String, Option<i32>, String)>) {
+        let info = t.get_basic_info();
+        let path = match path {
+            "" => info.name().to_string(),
+            p => format!("{p}.{}", info.name()),
+        };
+        let logical = format!("{:?}", info.logical_type_ref());
+        out.push((path.clone(), info.has_id().then(|| info.id()), logical));
+        if let ParquetType::GroupType { fields, .. } = t {
+            for f in fields {
+                walk(f, &path, out);
+            }
+        }
+    }
+    let files = strings(
+        &lake.ctx,
+        &format!("SELECT file_path FROM ice.ns.\"{table}$files\" ORDER BY file_path"),
+    )
+    .await;
+    assert!(!files.is_empty(), "{table}: no data files");
+    files
+        .iter()
+        .map(|uri| {
+            let path = uri.strip_prefix("file://").unwrap_or(uri);
+            let reader = SerializedFileReader::new(std::fs::File::open(path).expect("open"))
+                .expect("footer");
+            let mut out = vec![];
+            for f in reader.metadata().file_metadata().schema().get_fields() {
+                walk(f, "", &mut out);
+            }
+            out
+        })
+        .collect()
+}
+
+/// A CTAS column of NULLs (also a struct field of NULLs) is an `unknown` column on a v3
+/// table (spec "Primitive Types"; Iceberg's Spark integration makes Spark's `NullType`
+/// `unknown`), left out of the data files (spec "Parquet": "Omit from data files", as
+/// Java's `TypeToMessageType`), read as NULL by icefloe and PyIceberg. On v1/v2
+/// tables it is refused naming the column; an `unknown` list element (no form in a data
+/// file, Java refuses it too) is refused naming it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctas_null_columns_are_unknown_on_v3_and_not_stored() {
+    let lake = lake().await;
+    let ctx = &lake.ctx;
+    ok(
+        ctx,
+        "CREATE TABLE ice.ns.unk TBLPROPERTIES ('format-version'='3') AS \
+         SELECT NULL AS x, CAST(1 AS BIGINT) AS id, named_struct('a', 1, 'n', NULL) AS st",
+    )
+    .await;
+    ok(
+        ctx,
+        "INSERT INTO ice.ns.unk VALUES (NULL, 2, named_struct('a', 2, 'n', NULL))",
+    )
+    .await;
+    let table = lake
+        .catalog
+        .load_table(&TableIdent::parse("ns.unk"))
+        .await
+        .expect("load");
+    let types: Vec<String> = table
+        .metadata()
+        .current_schema()
+        .columns()
+        .iter()
+        .map(|f| f.field_type.to_string())
+        .collect();
+    assert_eq!(types, ["unknown", "long", "struct<a: long, n: unknown>"]);
+    assert_eq!(
+        ok(ctx, "SELECT x, id, st FROM ice.ns.unk ORDER BY id").await,
+        "+---+----+-------------+\n\
+         | x | id | st          |\n\
+         +---+----+-------------+\n\
+         |   | 1  | {a: 1, n: } |\n\
+         |   | 2  | {a: 2, n: } |\n\
+         +---+----+-------------+"
+    );
+    // the files hold id and st.a only (field ids 2, 3, 4; not x = 1 nor st.n = 5)
+    for fields in parquet_fields(&lake, "unk").await {
+        let ids: Vec<Option<i32>> = fields.iter().map(|(_, id, _)| *id).collect();
+        assert_eq!(ids, [Some(2), Some(3), Some(4)], "{fields:?}");
+    }
+    // DuckDB 1.5.5 refuses the table: "Unrecognized primitive type: unknown"
+    read_alike(&lake, "unk", false).await;
+
+    for (sql, kind, message) in [
+        (
+            "CREATE TABLE ice.ns.unk2 AS SELECT NULL AS x, 1 AS id",
+            ErrorKind::InvalidArgument,
+            "column 'x': type unknown (a column of NULLs) needs format-version 3",
+        ),
+        (
+            "CREATE TABLE ice.ns.unk1 TBLPROPERTIES ('format-version'='1') AS \
+             SELECT named_struct('a', 1, 'n', NULL) AS st",
+            ErrorKind::InvalidArgument,
+            "column 'st.n': type unknown (a column of NULLs) needs format-version 3",
+        ),
+        (
+            "CREATE TABLE ice.ns.unkl TBLPROPERTIES ('format-version'='3') AS \
+             SELECT [NULL] AS l",
+            ErrorKind::Unsupported,
+            "writing field 'l.element' of type unknown",
+        ),
+    ] {
+        let err = icefloe::datafusion::sql::execute(ctx, sql)
+            .await
+            .expect_err(sql);
+        assert_eq!(err.kind(), kind, "{sql}: {err}");
+        assert!(err.message().contains(message), "{sql}: {err}");
+    }
+    for name in ["unk2", "unk1", "unkl"] {
+        assert!(
+            !lake
+                .catalog
+                .table_exists(&TableIdent::parse(&format!("ns.{name}")))
+                .await
+                .unwrap(),
+            "{name} was created"
+        );
+    }
 }

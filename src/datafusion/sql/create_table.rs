@@ -341,7 +341,7 @@ impl Parsed {
     /// The table to create: DataFusion plans the columns (or the CTAS query).
     async fn creation(&self, ctx: &SessionContext) -> Result<TableCreation> {
         let (mut creation, defaults) = self.plan(ctx).await?;
-        check_nanosecond_columns(&creation.schema, &self.properties)?;
+        check_v3_columns(&creation.schema, &self.properties)?;
         if !defaults.is_empty() {
             creation.schema = self.with_defaults(ctx, &creation.schema, defaults).await?;
         }
@@ -458,7 +458,7 @@ const COLUMN_OPTIONS: &[&str] = &[
 /// depth): `TIMESTAMP[(p)] [WITHOUT TIME ZONE]` and `TIMESTAMP_NTZ` are `timestamp`;
 /// `TIMESTAMPTZ`, `TIMESTAMP_LTZ` and `TIMESTAMP[(p)] WITH TIME ZONE` `timestamptz`;
 /// with a precision of 9, `timestamp_ns` / `timestamptz_ns` (v3 types, spec "Primitive
-/// Types"; refused on v1/v2 tables by [`check_nanosecond_columns`]). `None` when the
+/// Types"; refused on v1/v2 tables by [`check_v3_columns`]). `None` when the
 /// cursor is not at one, or at a struct field of that name (`STRUCT<timestamp INT>`,
 /// `STRUCT<timestamp: INT>`: a name is followed by its type).
 ///
@@ -561,14 +561,21 @@ fn declare_timestamps(fields: &mut [NestedField], declared: &[PrimitiveType]) ->
 /// Column types DataFusion cannot plan and icefloe does not write yet.
 const UNSUPPORTED_TYPES: &[&str] = &["VARIANT", "GEOMETRY", "GEOGRAPHY"];
 
-/// `CREATE TABLE`'s nanosecond timestamps need format version 3 (spec: "Primitive
-/// Types", `timestamp_ns`/`timestamptz_ns` are v3 types).
+/// `CREATE TABLE`'s v3 types need format version 3 (spec: "Primitive Types":
+/// `timestamp_ns`/`timestamptz_ns` and `unknown` are v3 types); an `unknown` field must
+/// have a form in data files.
 ///
 /// Errors: a field of `schema` (at any depth, named by its path: `st.a`, `l.element`,
-/// `m.value`) of type `timestamp_ns` or `timestamptz_ns` when `properties` do not set
-/// `format-version` 3.
-fn check_nanosecond_columns(schema: &Schema, properties: &HashMap<String, String>) -> Result<()> {
+/// `m.value`) of type `timestamp_ns`, `timestamptz_ns` or `unknown` (a CTAS column of
+/// NULLs) when `properties` do not set `format-version` 3
+/// ([`ErrorKind::InvalidArgument`]); an `unknown` list element, map key or value, or a
+/// struct of `unknown` fields only ([`ErrorKind::Unsupported`], see
+/// `crate::write::unknown`).
+fn check_v3_columns(schema: &Schema, properties: &HashMap<String, String>) -> Result<()> {
     if properties.get("format-version").map(|v| v.trim()) == Some("3") {
+        if let Ok(arrow) = crate::spec::arrow::schema_to_arrow(schema) {
+            crate::write::stored_schema(&arrow)?;
+        }
         return Ok(());
     }
     fn check(path: &str, ty: &Type) -> Result<()> {
@@ -579,6 +586,10 @@ fn check_nanosecond_columns(schema: &Schema, properties: &HashMap<String, String
                      TBLPROPERTIES ('format-version' = '3'), or use TIMESTAMP for microseconds)"
                 )))
             }
+            Type::Primitive(PrimitiveType::Unknown) => Err(Error::invalid_argument(format!(
+                "column '{path}': type unknown (a column of NULLs) needs format-version 3 (set \
+                 TBLPROPERTIES ('format-version' = '3'), or CAST the NULL to the column's type)"
+            ))),
             Type::Primitive(_) => Ok(()),
             Type::Struct(s) => s
                 .fields
@@ -843,6 +854,9 @@ fn convert_type(dt: &DataType, ids: &mut i32) -> Result<Type> {
             return map_type(k, v, ids);
         }
         DataType::Dictionary(_, value) => return convert_type(value, ids),
+        // a CTAS column of NULLs: v3's `unknown`, as Iceberg's Spark integration makes
+        // Spark's NullType (refused on v1/v2 by `check_v3_columns`)
+        DataType::Null => P::Unknown,
         DataType::Boolean => P::Boolean,
         DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::UInt8 | DataType::UInt16 => {
             P::Int

@@ -113,6 +113,7 @@
 //! | `BINARY`, `VARBINARY`, `BYTEA` | `binary` |
 //! | `UUID` | `uuid` |
 //! | `INT[]`, `ARRAY<…>`, `STRUCT<…>` | `list`, `struct` |
+//! | a CTAS column of `NULL`s (v3 tables; also a struct field) | `unknown` (not stored in data files) |
 //!
 //! Timestamp types are read from the column list at any depth (DataFusion plans
 //! `TIMESTAMP(9)` as it plans `TIMESTAMP`, and a zone only when the session has one); a

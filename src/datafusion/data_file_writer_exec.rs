@@ -137,7 +137,8 @@ pub struct DataFileWriteState {
     pub properties: HashMap<String, String>,
     /// The table's format version (the layout the files are encoded in).
     pub format_version: FormatVersion,
-    /// The sort order every file is written in (recorded as `sort_order_id`), if any.
+    /// The sort order every file is written in (recorded as `sort_order_id`), if any;
+    /// `None`: unsorted (recorded as 0, as Iceberg Java's writers do).
     pub sort_order_id: Option<i32>,
     /// The id of the statement's write (a UUID), in the name of every file it writes
     /// ([`PartitionedDataFileWriter::with_operation_id`]).
@@ -172,7 +173,8 @@ impl DataFileWriteState {
                 &self.spec,
                 config,
             )?
-            .with_operation_id(&self.operation_id),
+            .with_operation_id(&self.operation_id)
+            .with_sort_order_id(self.sort_order_id.unwrap_or(0)),
         ));
         while let Some(batch) = data.next().await {
             let Some(writer) = guard.0.as_mut() else {
@@ -192,11 +194,7 @@ impl DataFileWriteState {
         let Some(writer) = guard.0.take() else {
             return Ok(vec![]);
         };
-        let mut files = writer.close().await?;
-        for f in &mut files {
-            f.sort_order_id = self.sort_order_id;
-        }
-        Ok(files)
+        writer.close().await
     }
 }
 

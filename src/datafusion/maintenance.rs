@@ -258,24 +258,34 @@ pub async fn rewrite_data_files(
         .unwrap_or(target.saturating_mul(18) / 10);
 
     let provider = IcebergTableProvider::try_new(table.clone())?;
-    let ordering: Option<LexOrdering> = match options.strategy {
+    // the order the rows are written in, and the table's sort order id the files record
+    // (Java's `SparkShufflingFileRewriteRunner`: the table's order equal to the job's,
+    // else 0, unsorted)
+    let ordering: Option<(LexOrdering, i32)> = match options.strategy {
         RewriteStrategy::BinPack => None,
-        RewriteStrategy::Sort => Some(
-            match &options.sort_order {
-                Some(order) => {
-                    IcebergDataSink::sort_requirement_of(&table, order, provider.arrow_schema())
-                }
-                None => IcebergDataSink::sort_requirement(&table, provider.arrow_schema()),
-            }
-            .map(LexOrdering::from)
-            .ok_or_else(|| {
+        RewriteStrategy::Sort => {
+            let (requirement, order_id) = match &options.sort_order {
+                Some(order) => (
+                    IcebergDataSink::sort_requirement_of(&table, order, provider.arrow_schema()),
+                    m.sort_orders
+                        .iter()
+                        .find(|o| o.fields == order.fields)
+                        .map_or(0, |o| o.order_id),
+                ),
+                None => (
+                    IcebergDataSink::sort_requirement(&table, provider.arrow_schema()),
+                    m.default_sort_order_id,
+                ),
+            };
+            let ordering = requirement.map(LexOrdering::from).ok_or_else(|| {
                 Error::unsupported(format!(
                     "rewrite_data_files strategy 'sort' on '{ident}': the table has no \
                          sort order, or the order has a term that cannot be sorted by here \
                          (a nested column)"
                 ))
-            })?,
-        ),
+            })?;
+            Some((ordering, i32::try_from(order_id).unwrap_or(0)))
+        }
     };
     let mut scan = provider.table_scan();
     if let Some(f) = &options.filter {
@@ -411,7 +421,9 @@ struct RewriteJob<'a> {
     /// The snapshot the groups were planned on: commits validate what was committed
     /// since.
     base_snapshot_id: i64,
-    ordering: Option<LexOrdering>,
+    /// The order each group's rows are written in, and the sort order id the files
+    /// record; `None`: arrival order (`binpack`, files record 0).
+    ordering: Option<(LexOrdering, i32)>,
     config: DataFileWriterConfig,
 }
 
@@ -591,14 +603,15 @@ async fn rewrite_group(
     provider: &IcebergTableProvider,
     table: &Table,
     plan: DeletePlan,
-    ordering: Option<LexOrdering>,
+    ordering: Option<(LexOrdering, i32)>,
     config: DataFileWriterConfig,
 ) -> std::result::Result<Vec<DataFile>, (Error, Vec<DataFile>)> {
     let state = ctx.state();
     let mut exec: Arc<dyn ExecutionPlan> = provider
         .row_level_exec(&state, plan, &[])
         .map_err(|e| (e, vec![]))?;
-    if let Some(ordering) = ordering {
+    let order_id = ordering.as_ref().map_or(0, |(_, id)| *id);
+    if let Some((ordering, _)) = ordering {
         // the table's columns come first, so the sort fields' indexes hold
         exec = Arc::new(SortExec::new(
             ordering,
@@ -632,7 +645,8 @@ async fn rewrite_group(
         spec,
         config,
     )
-    .map_err(|e| (e, vec![]))?;
+    .map_err(|e| (e, vec![]))?
+    .with_sort_order_id(order_id);
     let result = async {
         for p in 0..exec.properties().partitioning.partition_count() {
             let mut stream = exec.execute(p, ctx.task_ctx())?;

@@ -106,6 +106,9 @@ pub struct PartitionedDataFileWriter {
     /// [`PartitionedDataFileWriter::with_operation_id`]).
     operation_id: Option<String>,
     file_count: u64,
+    /// The sort order the rows arrive in, recorded in every file's `sort_order_id`
+    /// (0: unsorted).
+    sort_order_id: i32,
 }
 
 impl std::fmt::Debug for PartitionedDataFileWriter {
@@ -246,6 +249,7 @@ impl PartitionedDataFileWriter {
             writer_id: uuid::Uuid::new_v4(),
             operation_id: None,
             file_count: 0,
+            sort_order_id: 0,
         })
     }
 
@@ -256,6 +260,14 @@ impl PartitionedDataFileWriter {
     /// should be unique per write (a UUID).
     pub fn with_operation_id(mut self, operation_id: &str) -> Self {
         self.operation_id = Some(operation_id.to_string());
+        self
+    }
+
+    /// Record `order_id` (a sort order of the table, spec "Sorting") as every file's
+    /// `sort_order_id`: the caller writes each file's rows sorted by it. Without it the
+    /// files record 0, the unsorted order, as Iceberg Java's writers do.
+    pub fn with_sort_order_id(mut self, order_id: i32) -> Self {
+        self.sort_order_id = order_id;
         self
     }
 
@@ -534,6 +546,10 @@ impl PartitionedDataFileWriter {
             &|id| modes.get(&id).copied().unwrap_or(MetricsMode::DEFAULT),
             &file.float_stats,
         );
+        let data_file = DataFile {
+            sort_order_id: Some(self.sort_order_id),
+            ..data_file
+        };
         self.done.push(data_file);
         Ok(())
     }
@@ -544,8 +560,8 @@ impl PartitionedDataFileWriter {
     ///
     /// Each [`DataFile`] has content `Data`, format Parquet, the partition tuple (one
     /// value per spec field, the transform's result), record count, size in bytes,
-    /// split offsets (row-group starts) and metrics per the metrics modes; no sort order
-    /// id.
+    /// split offsets (row-group starts), metrics per the metrics modes and the
+    /// `sort_order_id` of [`Self::with_sort_order_id`] (0, unsorted, by default).
     ///
     /// Errors: [`ErrorKind::Io`] naming the file when finishing it fails (other open
     /// uploads are aborted; files finished before stay and are not returned).

@@ -44,6 +44,7 @@ pub use metadata::table_metadata_to_json;
 pub use metrics_config::{MetricsConfig, MetricsMode};
 pub use parquet_metrics::{
     data_file_from_parquet, empty_data_file, read_parquet_metadata, schema_from_parquet,
+    unsorted_order_id,
 };
 pub use position_delete_writer::{
     position_delete_schema, write_position_delete_file, DeleteGranularity,

@@ -384,6 +384,7 @@ pub fn data_file_from_metadata(
         &HashMap::new(),
     );
     file.content = content;
+    file.sort_order_id = unsorted_order_id(content);
     file.equality_ids = equality_ids;
     file
 }
@@ -466,8 +467,21 @@ pub fn data_file_from_footer(
     file
 }
 
+/// The `sort_order_id` of a file of `content` written in no particular order: 0, the
+/// unsorted order, for data and equality delete files; none for position delete files
+/// and deletion vectors (spec "Manifests": "Only data files and equality delete files
+/// should be written with a non-null order id"; Java's `DataFiles.Builder` and
+/// `FileMetadata.Builder` default alike).
+pub fn unsorted_order_id(content: DataContentType) -> Option<i32> {
+    match content {
+        DataContentType::Data | DataContentType::EqualityDeletes => Some(0),
+        DataContentType::PositionDeletes => None,
+    }
+}
+
 /// A Parquet data or delete file entry with no partition values, no metrics and zero
-/// counts, for callers that fill in what they know.
+/// counts, for callers that fill in what they know; its `sort_order_id` is
+/// [`unsorted_order_id`] of `content`.
 pub fn empty_data_file(file_path: &str, content: DataContentType) -> DataFile {
     DataFile {
         content,
@@ -485,7 +499,7 @@ pub fn empty_data_file(file_path: &str, content: DataContentType) -> DataFile {
         key_metadata: None,
         split_offsets: vec![],
         equality_ids: vec![],
-        sort_order_id: None,
+        sort_order_id: unsorted_order_id(content),
         first_row_id: None,
         referenced_data_file: None,
         content_offset: None,

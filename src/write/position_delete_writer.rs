@@ -20,7 +20,7 @@ use roaring::RoaringTreemap;
 
 use super::data_file_writer::ICEBERG_SCHEMA_KEY;
 use super::metrics_config::MetricsMode;
-use super::parquet_metrics::data_file_from_footer;
+use super::parquet_metrics::{data_file_from_footer, unsorted_order_id};
 use super::partition_path::{file_location, partition_path};
 use super::writer_config::DataFileWriterConfig;
 use crate::delete::delete_file_index::DELETE_FILE_PATH_FIELD_ID;
@@ -163,6 +163,7 @@ pub async fn write_position_delete_file(
         &HashMap::new(),
     );
     file.content = DataContentType::PositionDeletes;
+    file.sort_order_id = unsorted_order_id(file.content);
     if let [(only, _)] = deletes.as_slice() {
         file.referenced_data_file = Some(only.clone());
     }

@@ -315,3 +315,111 @@ async fn ctas_null_columns_are_unknown_on_v3_and_not_stored() {
         );
     }
 }
+
+/// `content, sort_order_id` of every live file of `ice.ns.<table>`, sorted, as text.
+async fn file_orders(lake: &Lake, table: &str) -> String {
+    ok(
+        &lake.ctx,
+        &format!(
+            "SELECT content, sort_order_id, count(*) AS files FROM ice.ns.\"{table}$files\" \
+             GROUP BY content, sort_order_id ORDER BY content, sort_order_id"
+        ),
+    )
+    .await
+}
+
+/// Files record the sort order they were written in as Iceberg Java's writers do
+/// (`DataFiles.Builder`: 0, the unsorted order, unless set; Spark's
+/// `SparkWriteConf.outputSortOrderId`: the table's order when the write sorts by it):
+/// data files of `INSERT`, `INSERT OVERWRITE`, the rows `UPDATE`/`DELETE`/`MERGE` rewrite
+/// and `binpack` compaction record 0; `INSERT` into a sorted table and `sort` compaction
+/// the table's order id. Position delete files and deletion vectors record none (spec
+/// "Manifests": only data and equality delete files have an order id). They were all
+/// NULL but for sorted inserts.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn files_record_their_sort_order_as_java_writes_it() {
+    let lake = lake().await;
+    let ctx = &lake.ctx;
+    for (name, version) in [("so2", 2), ("so3", 3)] {
+        let t = format!("ice.ns.{name}");
+        ok(
+            ctx,
+            &format!(
+                "CREATE TABLE {t} (id BIGINT, s STRING) TBLPROPERTIES ('format-version'='{version}', \
+                 'write.delete.mode'='merge-on-read', 'write.update.mode'='copy-on-write', \
+                 'write.merge.mode'='merge-on-read')"
+            ),
+        )
+        .await;
+        for sql in [
+            format!("INSERT INTO {t} VALUES (1, 'a'), (2, 'b'), (3, 'c')"),
+            format!("INSERT OVERWRITE {t} VALUES (1, 'a'), (2, 'b'), (3, 'c'), (4, 'd')"),
+            format!("UPDATE {t} SET s = 'x' WHERE id = 1"),
+            format!("DELETE FROM {t} WHERE id = 2"),
+            format!(
+                "MERGE INTO {t} t USING (SELECT 3 AS id, 'y' AS s UNION ALL SELECT 5, 'e') u \
+                 ON t.id = u.id WHEN MATCHED THEN UPDATE SET s = u.s \
+                 WHEN NOT MATCHED THEN INSERT VALUES (u.id, u.s)"
+            ),
+        ] {
+            ok(ctx, &sql).await;
+        }
+        // data files 0; position deletes (v2) and deletion vectors (v3) NULL
+        let orders = file_orders(&lake, name).await;
+        assert!(
+            orders.contains("| 0       | 0             |"),
+            "{name}: {orders}"
+        );
+        assert!(
+            orders.contains("| 1       |               |"),
+            "{name}: {orders}"
+        );
+        assert_eq!(
+            orders.lines().filter(|l| l.starts_with("| ")).count(),
+            3,
+            "{name}: data files at 0 and delete files at NULL only: {orders}"
+        );
+        ok(
+            ctx,
+            &format!("CALL ice.system.rewrite_data_files(table => '{}', options => map('rewrite-all', 'true'))", &t[4..]),
+        )
+        .await;
+        assert_eq!(
+            file_orders(&lake, name).await,
+            "+---------+---------------+-------+\n\
+             | content | sort_order_id | files |\n\
+             +---------+---------------+-------+\n\
+             | 0       | 0             | 1     |\n\
+             +---------+---------------+-------+",
+            "{name}: binpack"
+        );
+        // a sorted table: inserts and `sort` compaction record its order
+        ok(ctx, &format!("ALTER TABLE {t} WRITE ORDERED BY id DESC")).await;
+        ok(ctx, &format!("INSERT INTO {t} VALUES (6, 'f')")).await;
+        assert!(
+            file_orders(&lake, name)
+                .await
+                .contains("| 0       | 1             | 1     |"),
+            "{name}: sorted insert"
+        );
+        ok(
+            ctx,
+            &format!(
+                "CALL ice.system.rewrite_data_files(table => '{}', strategy => 'sort', \
+                 options => map('rewrite-all', 'true'))",
+                &t[4..]
+            ),
+        )
+        .await;
+        assert_eq!(
+            file_orders(&lake, name).await,
+            "+---------+---------------+-------+\n\
+             | content | sort_order_id | files |\n\
+             +---------+---------------+-------+\n\
+             | 0       | 1             | 1     |\n\
+             +---------+---------------+-------+",
+            "{name}: sort compaction"
+        );
+        engines_read_alike(&lake, name).await;
+    }
+}

@@ -15,9 +15,11 @@ use std::sync::Arc;
 use datafusion::arrow::array::{RecordBatch, UInt32Array};
 use datafusion::arrow::compute::{concat_batches, take_record_batch};
 use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::parquet::arrow::arrow_writer::ArrowWriterOptions;
 use datafusion::parquet::arrow::AsyncArrowWriter;
 use datafusion::parquet::file::metadata::KeyValue;
 use datafusion::parquet::file::properties::WriterProperties;
+use datafusion::parquet::schema::types::SchemaDescriptor;
 use object_store::buffered::BufWriter;
 
 use super::upload::Upload;
@@ -26,6 +28,7 @@ use super::batch::{conform_batch, leaf_at, literals, struct_path, update_float_s
 use super::bounds::literal_to_bytes;
 use super::metrics_config::MetricsMode;
 use super::parquet_metrics::{data_file_from_footer, FloatFieldStats};
+use super::parquet_schema::parquet_schema;
 use super::partition_path::{file_location, partition_path};
 use super::unknown::{stored_batch, stored_schema};
 use super::writer_config::DataFileWriterConfig;
@@ -89,6 +92,9 @@ pub struct PartitionedDataFileWriter {
     /// The Arrow schema of the files: `arrow_schema` without `unknown` fields, when it
     /// has any (they are not stored, see `super::unknown`).
     stored_schema: Option<SchemaRef>,
+    /// The Parquet schema of the files when Arrow's conversion is not it (`uuid` leaves
+    /// annotated `UUID`, see `super::parquet_schema`).
+    parquet_schema: Option<SchemaDescriptor>,
     target_file_size_bytes: u64,
     properties: WriterProperties,
     modes: HashMap<i32, MetricsMode>,
@@ -230,6 +236,11 @@ impl PartitionedDataFileWriter {
             )]));
             builder.build()
         };
+        let parquet_schema = parquet_schema(
+            schema,
+            stored_schema.as_ref().unwrap_or(&arrow_schema),
+            &properties,
+        )?;
         Ok(Self {
             file_io,
             data_location: data_location.trim_end_matches('/').to_string(),
@@ -237,6 +248,7 @@ impl PartitionedDataFileWriter {
             spec: spec.clone(),
             arrow_schema,
             stored_schema,
+            parquet_schema,
             target_file_size_bytes: config.target_file_size_bytes,
             properties,
             modes,
@@ -502,10 +514,14 @@ impl PartitionedDataFileWriter {
             let location = file_location(&self.data_location, &partition.path, &name);
             let resolved = self.file_io.resolve(&location)?;
             let store = self.file_io.store(&resolved.store_url)?;
-            let writer = AsyncArrowWriter::try_new(
+            let mut options = ArrowWriterOptions::new().with_properties(self.properties.clone());
+            if let Some(descr) = &self.parquet_schema {
+                options = options.with_parquet_schema(descr.clone());
+            }
+            let writer = AsyncArrowWriter::try_new_with_options(
                 Upload::new(BufWriter::new(store, resolved.path)),
                 Arc::clone(self.stored_schema.as_ref().unwrap_or(&self.arrow_schema)),
-                Some(self.properties.clone()),
+                options,
             )
             .map_err(parquet_error(&location))?;
             partition.file = Some(OpenFile {

@@ -17,6 +17,7 @@ pub mod manifest_list;
 pub mod metadata;
 pub mod metrics_config;
 pub mod parquet_metrics;
+mod parquet_schema;
 pub mod partition_path;
 pub mod position_delete_writer;
 pub mod puffin_writer;

@@ -423,3 +423,102 @@ async fn files_record_their_sort_order_as_java_writes_it() {
         engines_read_alike(&lake, name).await;
     }
 }
+
+/// `uuid` fields are written as Iceberg Java writes them: `fixed_len_byte_array[16]` with
+/// the Parquet logical type `UUID` (spec "Parquet"), at the top level and nested (struct
+/// field, list element, map key); they had no logical type. icefloe, PyIceberg and DuckDB
+/// read the same values.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn uuid_fields_carry_the_parquet_uuid_logical_type() {
+    use icefloe::catalog::TableCreation;
+    use icefloe::spec::{ListType, MapType, NestedField, PrimitiveType, Schema, StructType, Type};
+    let lake = lake().await;
+    let uuid = || Type::Primitive(PrimitiveType::Uuid);
+    let schema = Schema::new(
+        0,
+        vec![
+            NestedField::required(1, "id", Type::Primitive(PrimitiveType::Long)),
+            NestedField::optional(2, "u", uuid()),
+            NestedField::optional(
+                3,
+                "st",
+                Type::Struct(StructType::new(vec![NestedField::optional(4, "u", uuid())])),
+            ),
+            NestedField::optional(
+                5,
+                "l",
+                Type::List(ListType {
+                    element_field: NestedField::optional(6, "element", uuid()),
+                }),
+            ),
+            NestedField::optional(
+                7,
+                "m",
+                Type::Map(MapType {
+                    key_field: NestedField::required(8, "key", uuid()),
+                    value_field: NestedField::optional(
+                        9,
+                        "value",
+                        Type::Primitive(PrimitiveType::Fixed(16)),
+                    ),
+                }),
+            ),
+        ],
+    );
+    lake.catalog
+        .create_table(&TableIdent::parse("ns.uuids"), TableCreation::new(schema))
+        .await
+        .expect("create");
+    let fsb = |hex: &str| format!("arrow_cast(X'{hex}', 'FixedSizeBinary(16)')");
+    let (a, b) = (
+        "550e8400e29b41d4a716446655440000",
+        "f79c3e09677c4bbda4793f349cb785e7",
+    );
+    ok(
+        &lake.ctx,
+        &format!(
+            "INSERT INTO ice.ns.uuids VALUES \
+             (1, '550e8400-e29b-41d4-a716-446655440000', named_struct('u', {}), [{}, {}], \
+              MAP {{{}: {}}}), (2, NULL, NULL, NULL, NULL)",
+            fsb(b),
+            fsb(a),
+            fsb(b),
+            fsb(b),
+            fsb(a)
+        ),
+    )
+    .await;
+    assert_eq!(
+        ok(
+            &lake.ctx,
+            "SELECT id, CAST(u AS STRING) AS u, encode(CAST(st['u'] AS BYTEA), 'hex') AS su \
+             FROM ice.ns.uuids ORDER BY id"
+        )
+        .await,
+        "+----+--------------------------------------+----------------------------------+\n\
+         | id | u                                    | su                               |\n\
+         +----+--------------------------------------+----------------------------------+\n\
+         | 1  | 550e8400-e29b-41d4-a716-446655440000 | f79c3e09677c4bbda4793f349cb785e7 |\n\
+         | 2  |                                      |                                  |\n\
+         +----+--------------------------------------+----------------------------------+"
+    );
+    for fields in parquet_fields(&lake, "uuids").await {
+        let logical: Vec<(i32, &str)> = fields
+            .iter()
+            .filter_map(|(_, id, logical)| Some(((*id)?, logical.as_str())))
+            .filter(|(id, _)| [2, 4, 6, 8, 9].contains(id))
+            .collect();
+        assert_eq!(
+            logical,
+            [
+                (2, "Some(Uuid)"),
+                (4, "Some(Uuid)"),
+                (6, "Some(Uuid)"),
+                (8, "Some(Uuid)"),
+                (9, "None")
+            ],
+            "{fields:?}"
+        );
+    }
+    engines_read_alike(&lake, "uuids").await;
+}

@@ -162,6 +162,7 @@ mod show_properties;
 mod time_travel;
 mod tokens;
 mod uuid_values;
+mod values_struct_fields;
 
 #[cfg(test)]
 mod alter_tests;
@@ -286,7 +287,17 @@ pub async fn execute(ctx: &SessionContext, statement: &str) -> Result<DataFrame>
         if let Some(plan) = metadata_columns::plan(ctx, statement).await? {
             return Ok(ctx.execute_logical_plan(plan).await?);
         }
-        return Ok(ctx.sql(statement).await?);
+        return match ctx.sql(statement).await {
+            Ok(df) => Ok(df),
+            // DataFusion refuses VALUES whose structs lack or add fields while it plans
+            Err(e) if tokens::first_word_is(statement, &["INSERT"]) => {
+                match values_struct_fields::values_struct_fields_error(ctx, statement).await {
+                    Some(error) => Err(error),
+                    None => Err(e.into()),
+                }
+            }
+            Err(e) => Err(e.into()),
+        };
     }
     if let Some(cursor) = cursor(ctx, statement) {
         if let Some(df) = execute_ddl(ctx, cursor).await? {

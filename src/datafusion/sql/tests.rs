@@ -707,6 +707,26 @@ async fn struct_values_must_have_the_table_struct_fields() {
             "INSERT INTO ns.t (id, n) SELECT 5, named_struct('i', named_struct('x', 1, 'y', 2))",
             "INSERT into 'ns.t': cannot write extra fields to struct 'n.i': 'y'",
         ),
+        // VALUES of another field count: DataFusion's planner refused them with "Types
+        // don't match and no valid cast exists"
+        (
+            "INSERT INTO ns.t VALUES (6, named_struct('a', 1), NULL)",
+            "INSERT into 'ns.t': cannot find data for output column 'st.b'",
+        ),
+        (
+            "INSERT INTO ns.t (id, st) VALUES (7, named_struct('a', 1, 'b', 'x')), \
+             (8, {'a': 1, 'b': 'y', 'c': 2})",
+            "INSERT into 'ns.t': cannot write extra fields to struct 'st': 'c'",
+        ),
+        (
+            "INSERT INTO ns.t (id, n) VALUES (9, named_struct('i', named_struct('x', 1, 'y', 2)))",
+            "INSERT into 'ns.t': cannot write extra fields to struct 'n.i': 'y'",
+        ),
+        (
+            "INSERT INTO ns.t VALUES (10, NULL, named_struct('i', named_struct('z', 1)))",
+            "INSERT into 'ns.t': cannot write extra fields to struct 'n.i': 'z'; cannot find \
+             data for output column 'n.i.x'",
+        ),
     ] {
         let err = run(&ctx, sql).await.unwrap_err();
         assert_eq!(err.kind(), ErrorKind::InvalidArgument, "{sql}: {err}");

@@ -148,6 +148,7 @@ mod assignments;
 mod call;
 mod call_args;
 mod column_default;
+mod column_types;
 mod create_table;
 mod delete_alias;
 mod depth;

@@ -2,8 +2,10 @@
 //! the `partition` struct of the `files`, `entries` and `partitions` metadata tables and
 //! the `_partition` metadata column.
 //!
-//! Every partition field of every spec whose source column is in the current schema
-//! (Java leaves out fields of dropped columns), one struct field each, ordered by
+//! Every partition field of every spec whose source column one of the table's schemas
+//! types (a field whose source column was dropped stays, typed by the newest schema that
+//! has it, so its files' values stay readable: Java's `partitionType` leaves such fields
+//! out; a field no schema types is left out here too), one struct field each, ordered by
 //! partition field id. A field is named as the latest spec holding it names it (a v1
 //! field dropped and replaced by a new field of its name is renamed `name_<field id>`
 //! there, as Java's `BaseUpdatePartitionSpec` does), and typed by its transform's result
@@ -48,21 +50,23 @@ struct Seen {
 /// The unified partition type of the table (see the module docs).
 pub(crate) fn unified_partition_type(metadata: &TableMetadata) -> Vec<UnifiedField> {
     let types = partition_types_by_spec(metadata);
-    let schema = metadata.current_schema();
     let mut specs: Vec<_> = metadata.partition_specs.iter().collect();
     specs.sort_by_key(|s| std::cmp::Reverse(s.spec_id));
     let mut seen: BTreeMap<i32, Seen> = BTreeMap::new();
     for spec in specs {
         for (i, f) in spec.fields.iter().enumerate() {
-            if schema.field_by_id(f.source_id).is_none() {
-                continue;
-            }
+            // a field whose source column was dropped keeps the type an older schema
+            // gives it (its files' values stay readable); with no schema left holding its
+            // source, it is left out
+            let void = f.transform == Transform::Void;
             let data_type = types
                 .get(&spec.spec_id)
                 .and_then(|t| t.get(i))
                 .and_then(|p| primitive_to_arrow(p).ok())
                 .unwrap_or(DataType::Null);
-            let void = f.transform == Transform::Void;
+            if data_type == DataType::Null && !void {
+                continue;
+            }
             match seen.entry(spec.field_id(i)) {
                 Entry::Vacant(e) => {
                     e.insert(Seen {

@@ -37,6 +37,7 @@ use datafusion_proto::physical_plan::{PhysicalExtensionCodec, PhysicalProtoConve
 
 use super::codec::IcebergPhysicalCodec;
 use super::logical_codec::IcebergLogicalCodec;
+use super::options::without_deferred_planning;
 
 /// The first byte of a node Ballista's codec wrote.
 const BALLISTA_NODE: u8 = 0;
@@ -135,9 +136,10 @@ pub fn ballista_logical_codec() -> IcebergLogicalCodec {
 }
 
 /// `config` with icefloe's logical and physical codecs registered as Ballista's
-/// (`with_ballista_logical_extension_codec` / `with_ballista_physical_extension_codec`).
+/// (`with_ballista_logical_extension_codec` / `with_ballista_physical_extension_codec`),
+/// and `icefloe.deferred_planning_min_files` = 0 (the codecs send planned files only).
 pub fn with_iceberg_codecs(config: SessionConfig) -> SessionConfig {
-    config
+    without_deferred_planning(config)
         .with_ballista_logical_extension_codec(Arc::new(ballista_logical_codec()))
         .with_ballista_physical_extension_codec(Arc::new(IcebergBallistaPhysicalCodec::default()))
 }

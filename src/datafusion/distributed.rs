@@ -28,6 +28,7 @@ use datafusion_distributed::{
 };
 
 use super::codec::IcebergPhysicalCodec;
+use super::options::without_deferred_planning;
 
 /// A worker's sessions with [`IcebergPhysicalCodec`] registered (give it to
 /// `datafusion_distributed::Worker::from_session_builder`).
@@ -81,7 +82,7 @@ pub fn in_process_session_with(
     let channels = InMemoryChannelResolver::from_session_builder(worker_sessions);
     let state = SessionStateBuilder::new()
         .with_default_features()
-        .with_config(config)
+        .with_config(without_deferred_planning(config))
         .with_distributed_planner()
         .with_distributed_worker_resolver(InMemoryWorkerResolver::new(workers))
         .with_distributed_channel_resolver(channels)

@@ -34,6 +34,7 @@ use datafusion_datasource::morsel::Morselizer;
 use object_store::path::Path;
 use object_store::ObjectStore;
 
+use super::deferred_files::{DeferredFiles, DeferredMorselizer};
 use super::expr_adapter::FieldIdExprAdapterFactory;
 use super::scan_errors::{Locations, NamedFileMorselizer};
 use crate::io::FileIO;
@@ -52,6 +53,10 @@ pub struct IcebergScanState {
     pub recorded: Arc<HashMap<Path, String>>,
     /// The field-id column mapping (`initial-default`s, required ids, name mapping).
     pub columns: Arc<FieldIdExprAdapterFactory>,
+    /// A deferred scan's manifests, planned as the scan reads them (file groups then hold
+    /// manifests; see [`deferred_files`](super::deferred_files)). Process-local: the
+    /// codecs refuse such a scan.
+    pub deferred: Option<Arc<DeferredFiles>>,
 }
 
 /// A `ParquetSource` (the `inner` source, with icefloe's reader factory set) and the
@@ -140,7 +145,11 @@ impl FileSource for IcebergParquetSource {
         let inner = self
             .inner
             .create_morselizer(object_store, base_config, partition)?;
-        Ok(Box::new(NamedFileMorselizer::new(inner, self.locations())))
+        let named = NamedFileMorselizer::new(inner, self.locations());
+        Ok(match &self.state.deferred {
+            Some(files) => Box::new(DeferredMorselizer::new(Arc::new(named), Arc::clone(files))),
+            None => Box::new(named),
+        })
     }
 
     fn table_schema(&self) -> &TableSchema {
@@ -182,6 +191,11 @@ impl FileSource for IcebergParquetSource {
         output_ordering: Option<LexOrdering>,
         config: &FileScanConfig,
     ) -> DFResult<Option<FileScanConfig>> {
+        // a deferred scan's "files" are manifests: cut by byte range, each part would be
+        // planned into all of the manifest's data files
+        if self.state.deferred.is_some() {
+            return Ok(None);
+        }
         if output_ordering.is_none()
             && balanced_by_whole_files(&config.file_groups, target_partitions)
         {

@@ -9,6 +9,7 @@ mod codec;
 mod column_defaults;
 mod compared_groups;
 mod data_file_writer_exec;
+mod deferred_files;
 mod delete_planning;
 #[cfg(feature = "distributed")]
 pub mod distributed;

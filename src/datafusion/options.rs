@@ -36,8 +36,21 @@ extensions_options! {
         /// each row, nothing kept) or `resolve` (resolved under a `LIMIT` too). Scans
         /// for `DELETE`/`UPDATE`/`MERGE` always probe.
         pub equality_deletes: OptionChoice, default = OptionChoice::new("equality_deletes", &["auto", "probe", "resolve"])
+        /// Query scans of a snapshot with at least this many live data files (counted
+        /// from the manifest list, in the manifests the filter keeps) and no delete
+        /// files plan each manifest's files when the scan reaches that manifest, not
+        /// all files before the query starts: memory no longer grows with the table's
+        /// file count. Such a scan gives DataFusion no per-file statistics (the
+        /// manifest list's row count only, inexact), treats every float column it reads
+        /// as possibly holding NaN, and cannot be sent to distributed workers. 0 turns
+        /// it off. Default 100000.
+        pub deferred_planning_min_files: usize, default = DEFAULT_DEFERRED_PLANNING_MIN_FILES
     }
 }
+
+/// The default of `icefloe.deferred_planning_min_files`: a table of 100,000 files held
+/// about 0.4 GiB once planned (benches/README.md, "Planning at scale").
+pub const DEFAULT_DEFERRED_PLANNING_MIN_FILES: usize = 100_000;
 
 /// The value of an icefloe option that is one of a fixed set of words (the first is the
 /// default): `SET icefloe.<name> = 'other'` is refused when it is run, naming the option
@@ -129,6 +142,24 @@ impl ConfigExtension for IcefloeOptions {
 pub fn register_iceberg_options(config: SessionConfig) -> SessionConfig {
     let mut config = config.with_option_extension(IcefloeOptions::default());
     config.options_mut().sql_parser.parse_float_as_decimal = true;
+    config
+}
+
+/// `config` with `icefloe.deferred_planning_min_files` = 0 (icefloe's options registered
+/// with their defaults if they were not): sessions planning for distributed workers,
+/// whose codecs send planned files only.
+pub(crate) fn without_deferred_planning(mut config: SessionConfig) -> SessionConfig {
+    if config
+        .options()
+        .extensions
+        .get::<IcefloeOptions>()
+        .is_none()
+    {
+        config = config.with_option_extension(IcefloeOptions::default());
+    }
+    if let Some(options) = config.options_mut().extensions.get_mut::<IcefloeOptions>() {
+        options.deferred_planning_min_files = 0;
+    }
     config
 }
 

@@ -30,9 +30,11 @@ use crate::spec::{
 use crate::table::Table;
 
 pub mod cache;
+mod deferred;
 mod limit;
 mod row_count;
 
+pub use deferred::DeferredScan;
 pub use row_count::live_rows_from_manifest_list;
 
 /// How many manifests are fetched and decoded at once.
@@ -247,37 +249,41 @@ impl TableScan {
         let mut metrics = ScanMetrics::of_manifest_list(&manifests);
         let metadata = self.table.metadata_ref();
         let mut pruner = filter.as_ref().map(|f| Pruner::new(&metadata, f));
-        let mut scanned = Vec::with_capacity(manifests.len());
-        for m in manifests.into_iter().filter(|m| m.has_live_files()) {
-            let keep = match &mut pruner {
-                Some(p) => p.manifest_might_match(&m)?,
-                None => true,
-            };
-            if keep {
-                scanned.push(m);
-            } else {
-                metrics.manifests_skipped += 1;
-                if m.content == ManifestContent::Data {
-                    metrics.data_manifests_skipped += 1;
-                }
-            }
-        }
+        let scanned = prune_manifests(pruner.as_mut(), manifests, &mut metrics)?;
         metrics.manifests_scanned = scanned.len();
         // Decoded manifests come from the scan's cache (if any) when planned before.
         let entries = self.read_manifests(scanned).await?;
         let mut plan = ScanPlan::default();
-        for entry in entries
-            .iter()
-            .flat_map(|m| m.iter())
-            .filter(|e| e.is_alive())
-        {
+        let live = entries.iter().flat_map(|m| m.iter());
+        self.plan_entries(pruner.as_mut(), live, &mut metrics, &mut plan)?;
+        metrics.data_files_planned = plan.tasks.len();
+        metrics.delete_files_kept = plan.delete_entries.len();
+        plan.metrics = metrics;
+        Ok(plan)
+    }
+
+    /// Plan the live ones of decoded manifest `entries`: each is pruned by `pruner` (when
+    /// the scan has a filter) by its partition tuple, then, for data files, by its column
+    /// metrics; what survives goes to `plan` (data files as tasks, delete files as
+    /// entries), and every step is counted in `metrics`.
+    ///
+    /// Errors: a partition tuple the filter cannot be evaluated on, a location that does
+    /// not remap.
+    fn plan_entries<'e>(
+        &self,
+        mut pruner: Option<&mut Pruner<'_>>,
+        entries: impl Iterator<Item = &'e Arc<ManifestEntry>>,
+        metrics: &mut ScanMetrics,
+        plan: &mut ScanPlan,
+    ) -> Result<()> {
+        for entry in entries.filter(|e| e.is_alive()) {
             let is_data = entry.data_file.content == DataContentType::Data;
             if is_data {
                 metrics.data_files_total += 1;
             } else {
                 metrics.delete_files_total += 1;
             }
-            if let Some(p) = &mut pruner {
+            if let Some(p) = pruner.as_deref_mut() {
                 if !p.partition_might_match(entry)? {
                     if is_data {
                         metrics.data_files_skipped_by_partition += 1;
@@ -307,11 +313,33 @@ impl TableScan {
                 plan.delete_entries.push(Arc::clone(entry));
             }
         }
-        metrics.data_files_planned = plan.tasks.len();
-        metrics.delete_files_kept = plan.delete_entries.len();
-        plan.metrics = metrics;
-        Ok(plan)
+        Ok(())
     }
+}
+
+/// The manifests of `manifests` that may hold live files the scan needs: those pruned
+/// by `pruner` (their partition summaries) are counted in `metrics` and left out.
+fn prune_manifests(
+    mut pruner: Option<&mut Pruner<'_>>,
+    manifests: Vec<ManifestFile>,
+    metrics: &mut ScanMetrics,
+) -> Result<Vec<ManifestFile>> {
+    let mut scanned = Vec::with_capacity(manifests.len());
+    for m in manifests.into_iter().filter(|m| m.has_live_files()) {
+        let keep = match pruner.as_deref_mut() {
+            Some(p) => p.manifest_might_match(&m)?,
+            None => true,
+        };
+        if keep {
+            scanned.push(m);
+        } else {
+            metrics.manifests_skipped += 1;
+            if m.content == ManifestContent::Data {
+                metrics.data_manifests_skipped += 1;
+            }
+        }
+    }
+    Ok(scanned)
 }
 
 /// `e` with `referenced` (where the file's location was found, e.g. "manifest listed in

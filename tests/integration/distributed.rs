@@ -1236,3 +1236,59 @@ async fn scan_with_cached_planned_position_deletes_round_trips() {
         }
     }
 }
+
+/// A scan planning each manifest as it reads it (`icefloe.deferred_planning_min_files`)
+/// has no planned files to send: the codec refuses it naming the option.
+#[tokio::test]
+async fn a_deferred_scan_is_refused_naming_the_option() {
+    let lake = crate::dml::lake().await;
+    big_source(&lake).await;
+    ok(&lake.ctx, "SET icefloe.deferred_planning_min_files = 1").await;
+    let plan = lake
+        .ctx
+        .sql("SELECT * FROM ice.ns.big_source")
+        .await
+        .unwrap()
+        .create_physical_plan()
+        .await
+        .unwrap();
+    let shown = explain(&plan);
+    assert!(shown.contains(".avro"), "not deferred: {shown}");
+    let err = physical_plan_to_bytes_with_extension_codec(plan, &IcebergPhysicalCodec)
+        .expect_err("a deferred scan")
+        .to_string();
+    assert!(
+        err.contains("IcebergPhysicalCodec cannot send")
+            && err.contains("icefloe.deferred_planning_min_files = 0"),
+        "{err}"
+    );
+}
+
+/// A distributed session plans every file first whatever the option says, so its scans
+/// can be sent to workers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn distributed_sessions_do_not_defer_planning() {
+    let lake = crate::dml::lake().await;
+    big_source(&lake).await;
+    let mut config = icefloe::datafusion::register_iceberg_options(
+        SessionConfig::new().with_target_partitions(2),
+    );
+    if let Some(options) = config
+        .options_mut()
+        .extensions
+        .get_mut::<icefloe::datafusion::IcefloeOptions>()
+    {
+        options.deferred_planning_min_files = 1;
+    }
+    let observed = Arc::new(Observed::default());
+    let distributed =
+        in_process_session_with(WORKERS, config, 1, ObservedWorkers(Arc::clone(&observed)))
+            .unwrap();
+    crate::catalog::attach(&distributed, "ice", Arc::clone(&lake.catalog)).await;
+    let sql = "SELECT k, count(*) AS n, sum(id) AS s FROM ice.ns.big_source GROUP BY k ORDER BY k";
+    let (plan, shown) = distributed_plan(&distributed, sql).await;
+    assert!(!shown.contains(".avro"), "{shown}");
+    let rows = collect(plan, distributed.task_ctx()).await.unwrap();
+    let text = pretty_format_batches(&rows).unwrap().to_string();
+    assert_eq!(text, crate::dml::ok(&lake.ctx, sql).await);
+}

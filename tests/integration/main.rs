@@ -12,6 +12,7 @@ mod bad_input;
 #[cfg(all(feature = "ballista", feature = "distributed"))]
 mod ballista_standalone;
 mod catalog;
+mod deferred_planning;
 mod deletes;
 #[cfg(feature = "distributed")]
 mod distributed;

@@ -245,6 +245,13 @@ impl IcebergPhysicalCodec {
         source: &IcebergParquetSource,
         proto_converter: &dyn PhysicalProtoConverterExtension,
     ) -> DFResult<EncodedNode> {
+        if source.state().deferred.is_some() {
+            return Err(not_supported(
+                "an Iceberg scan planning each manifest as it reads it",
+                "its files are not planned yet; set icefloe.deferred_planning_min_files = 0 \
+                 on the session that plans distributed queries",
+            ));
+        }
         let mut row_numbers = vec![];
         for field in source.table_schema().virtual_columns() {
             if field.try_extension_type::<RowNumber>().is_err() {
@@ -412,6 +419,7 @@ impl IcebergPhysicalCodec {
             store_url: scan.store_url,
             recorded,
             columns: Arc::clone(&columns),
+            deferred: None,
         });
         config.file_source = Arc::new(IcebergParquetSource::new(parquet, state));
         let adapter: Arc<dyn PhysicalExprAdapterFactory> = columns;

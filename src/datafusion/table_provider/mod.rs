@@ -33,7 +33,7 @@ use super::filter::{exact_by_identity_partitions, FilterConverter};
 use super::insert::{IcebergDataSink, WriteTarget};
 use super::metadata_columns::MetadataColumns;
 use super::metrics::{attach_counters, attach_scan_metrics};
-use super::options::IcefloeOptions;
+use super::options::{IcefloeOptions, DEFAULT_DEFERRED_PLANNING_MIN_FILES};
 use super::request_metrics::StoreRequestMetrics;
 use super::row_count::rows_without_columns;
 use super::write_exec::IcebergWriteExec;
@@ -46,6 +46,7 @@ use crate::spec::{Schema, Snapshot};
 use crate::table::Table;
 use datafusion::logical_expr::dml::InsertOp;
 
+mod deferred;
 mod hidden;
 mod resolve;
 mod scan;
@@ -383,6 +384,19 @@ impl IcebergTableProvider {
     /// A [`TableScan`] of `table` (this provider's table, perhaps with another FileIO)
     /// at this provider's snapshot, sharing its manifest cache, filtered by what of
     /// `filters` converts to Iceberg predicates.
+    /// This provider reading through a FileIO whose requests `store_requests` counts
+    /// (the scan's own reads, `EXPLAIN ANALYZE`).
+    fn counting_store_requests(&self, store_requests: &Arc<StoreRequestMetrics>) -> Self {
+        Self {
+            table: self.table.with_file_io(
+                self.table
+                    .file_io()
+                    .with_request_observer(Arc::clone(store_requests) as _),
+            ),
+            ..self.clone()
+        }
+    }
+
     fn filtered_scan(&self, table: Table, filters: &[Expr]) -> TableScan {
         let scan = TableScan::new(table, self.snapshot.clone())
             .with_manifest_cache(Arc::clone(&self.caches.manifests))
@@ -446,6 +460,37 @@ impl TableProvider for IcebergTableProvider {
                 .with_request_observer(Arc::clone(&planning_requests) as _),
         );
         let scan = self.filtered_scan(planning_table.clone(), filters);
+        // A snapshot of very many files and no deletes: each manifest is planned as the
+        // scan reads it (see `deferred_files`). Not for an unfiltered LIMIT (it opens
+        // only the manifests it needs) nor for metadata columns, nor for a moved table
+        // (its errors name files as recorded, which needs them planned).
+        let min_files = state
+            .config_options()
+            .extensions
+            .get::<IcefloeOptions>()
+            .map_or(DEFAULT_DEFERRED_PLANNING_MIN_FILES, |o| {
+                o.deferred_planning_min_files
+            });
+        let deferrable = min_files > 0
+            && self.metadata_columns.is_none()
+            && !(limit.is_some() && filters.is_empty())
+            && self.table.file_io().remaps().is_empty();
+        if deferrable {
+            if let Some(deferred) = scan.defer_files(min_files as u64).await? {
+                if let Ok(mut last) = self.last_scan_metrics.lock() {
+                    *last = Some(deferred.metrics().clone());
+                }
+                if let Ok(mut last) = self.last_delete_metrics.lock() {
+                    *last = Some(DeleteMetrics::default());
+                }
+                let store_requests = Arc::new(StoreRequestMetrics::default());
+                let exec = self
+                    .counting_store_requests(&store_requests)
+                    .build_deferred_scan(state, deferred, projection, limit)?;
+                store_requests.register(&exec, planning_requests.totals());
+                return Ok(exec);
+            }
+        }
         // An unfiltered LIMIT opens only the manifests it needs (scan::limit).
         let plan = match limit {
             Some(n) if filters.is_empty() => scan.plan_files_with_limit(n).await?,
@@ -471,14 +516,7 @@ impl TableProvider for IcebergTableProvider {
             *last = Some(delete_metrics.clone());
         }
         let store_requests = Arc::new(StoreRequestMetrics::default());
-        let counted = Self {
-            table: self.table.with_file_io(
-                self.table
-                    .file_io()
-                    .with_request_observer(Arc::clone(&store_requests) as _),
-            ),
-            ..self.clone()
-        };
+        let counted = self.counting_store_requests(&store_requests);
         let exec = match &self.metadata_columns {
             Some((columns, _)) => {
                 counted.scan_with_metadata(state, deletes, projection, filters, limit, columns)?

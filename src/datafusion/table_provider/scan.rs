@@ -9,10 +9,13 @@ use std::sync::Arc;
 use datafusion::arrow::datatypes::{DataType, Field, FieldRef, Schema as ArrowSchema, SchemaRef};
 use datafusion::catalog::Session;
 use datafusion::common::config::TableParquetOptions;
-use datafusion::common::{DFSchema, ScalarValue};
+use datafusion::common::stats::Precision;
+use datafusion::common::{DFSchema, ScalarValue, Statistics};
 use datafusion::datasource::listing::PartitionedFile;
 use datafusion::datasource::physical_plan::parquet::ParquetRowSelection;
-use datafusion::datasource::physical_plan::{FileGroup, FileScanConfigBuilder, ParquetSource};
+use datafusion::datasource::physical_plan::{
+    FileGroup, FileScanConfigBuilder, FileSource, ParquetSource,
+};
 use datafusion::datasource::source::DataSourceExec;
 use datafusion::datasource::table_schema::TableSchema;
 use datafusion::execution::object_store::ObjectStoreUrl;
@@ -30,6 +33,7 @@ use object_store::ObjectMeta;
 
 use crate::datafusion::canonical_nan::canonical_nan_projection;
 use crate::datafusion::column_defaults::initial_defaults;
+use crate::datafusion::deferred_files::{DeferredCounts, DeferredFiles};
 use crate::datafusion::delete_planning::{
     equality_loader, DeletePlan, EqualityDeleteFile, PlannedFile, PositionDeletePolicy,
     NO_EQUALITY_DELETES,
@@ -44,6 +48,7 @@ use crate::datafusion::statistics::{file_statistics, untruncated_bounds};
 use crate::delete::equality_delete_schema;
 use crate::error::{Error, Result};
 use crate::nan::holds_floats;
+use crate::scan::DeferredScan;
 use crate::spec::name_mapping::{NameMapping, DEFAULT_NAME_MAPPING_PROPERTY};
 use crate::spec::{NestedField, PrimitiveType, Schema, Type};
 
@@ -56,7 +61,7 @@ use super::{IcebergTableProvider, INT96_READ_UNIT};
 impl IcebergTableProvider {
     /// The field-id adapter for this schema: `initial-default`s of columns and nested
     /// fields, required field ids (at any depth), and the table's name mapping.
-    fn expr_adapter_factory(&self) -> Result<FieldIdExprAdapterFactory> {
+    pub(super) fn expr_adapter_factory(&self) -> Result<FieldIdExprAdapterFactory> {
         let defaults = initial_defaults(&self.schema, &self.arrow_schema)?;
         let mut required = HashSet::new();
         for column in self.schema.columns() {
@@ -212,7 +217,7 @@ impl IcebergTableProvider {
         let mut plans: Vec<Arc<dyn ExecutionPlan>> = Vec::with_capacity(store_count);
         for (store_url, files) in by_store {
             let groups = split_into_groups(files, target_partitions);
-            plans.push(self.store_scan(state, &store_url, groups, &scan)?);
+            plans.push(self.store_scan(state, &store_url, groups, &scan, None)?);
         }
         let mut scan: Arc<dyn ExecutionPlan> = if plans.len() == 1 {
             plans.remove(0)
@@ -258,6 +263,22 @@ impl IcebergTableProvider {
     /// `NaN > 0` is true in DataFusion and Spark. The manifests' pruning of whole files
     /// accounts for NaN itself.
     fn nan_columns(&self, files: &[PlannedFile], read_columns: &[bool]) -> Vec<(String, bool)> {
+        self.float_columns(read_columns, |ids| {
+            files.iter().any(|planned| {
+                let nans = &planned.task.data_file().nan_value_counts;
+                ids.iter().any(|id| nans.get(id) != Some(&0))
+            })
+        })
+    }
+
+    /// The read columns holding floats (at any depth) for which `may_hold_nan` of the ids
+    /// of their float fields is true, by name, each with whether it is a top-level float
+    /// column (see [`Self::nan_columns`]).
+    pub(super) fn float_columns(
+        &self,
+        read_columns: &[bool],
+        may_hold_nan: impl Fn(&[i32]) -> bool,
+    ) -> Vec<(String, bool)> {
         let mut out = vec![];
         for ((column, field), read) in self
             .schema
@@ -271,11 +292,7 @@ impl IcebergTableProvider {
             }
             let mut ids = vec![];
             float_field_ids(column, &mut ids);
-            let may_hold_nan = files.iter().any(|planned| {
-                let nans = &planned.task.data_file().nan_value_counts;
-                ids.iter().any(|id| nans.get(id) != Some(&0))
-            });
-            if may_hold_nan {
+            if may_hold_nan(&ids) {
                 let top_level = matches!(
                     field.data_type(),
                     DataType::Float16 | DataType::Float32 | DataType::Float64
@@ -403,7 +420,7 @@ impl IcebergTableProvider {
     /// column for row-level scans and per-batch deletes.
     ///
     /// Errors: a table column named like a hidden column (DataFusion would panic).
-    fn scan_table_schema(&self, files: &FileLayout<'_>) -> Result<TableSchema> {
+    pub(super) fn scan_table_schema(&self, files: &FileLayout<'_>) -> Result<TableSchema> {
         let layout = files.layout;
         let mut partition_cols = match files.equality {
             true => hidden_delete_columns(),
@@ -464,12 +481,13 @@ impl IcebergTableProvider {
     /// session's footer cache) and wrapped so that it can be sent to another process.
     ///
     /// Errors: an unknown store URL, statistics that do not fit the schema.
-    fn store_scan(
+    pub(super) fn store_scan(
         &self,
         state: &dyn Session,
         store_url: &str,
         groups: Vec<FileGroup>,
         scan: &StoreScan,
+        deferred: Option<DeferredScan>,
     ) -> Result<Arc<dyn ExecutionPlan>> {
         let io = self.table.file_io();
         let url = ObjectStoreUrl::parse(store_url)?;
@@ -515,14 +533,29 @@ impl IcebergTableProvider {
         if let Some(p) = &scan.predicate {
             source = source.with_predicate(Arc::clone(p));
         }
-        // Row counts from the manifests (exact for files without deletes) let
-        // DataFusion answer e.g. COUNT(*) without opening data files.
-        let (groups, statistics) = compute_all_files_statistics(
-            groups,
-            Arc::clone(scan.table_schema.table_schema()),
-            true,
-            false,
-        )?;
+        let (groups, statistics, deferred) = match deferred {
+            // Row counts from the manifests (exact for files without deletes) let
+            // DataFusion answer e.g. COUNT(*) without opening data files.
+            None => {
+                let (groups, statistics) = compute_all_files_statistics(
+                    groups,
+                    Arc::clone(scan.table_schema.table_schema()),
+                    true,
+                    false,
+                )?;
+                (groups, statistics, None)
+            }
+            // no data file is known yet: the manifest list's row count, inexact
+            Some(deferred) => {
+                let mut statistics = Statistics::new_unknown(scan.table_schema.table_schema());
+                let rows = usize::try_from(deferred.live_rows()).unwrap_or(usize::MAX);
+                statistics.num_rows = Precision::Inexact(rows);
+                let counts =
+                    DeferredCounts::register(FileSource::metrics(&source), deferred.metrics());
+                let files = DeferredFiles::new(deferred, io.clone(), store_url, counts);
+                (groups, statistics, Some(Arc::new(files)))
+            }
+        };
         // wrapped so that the whole scan, deletes included, can be sent to another
         // process (see `iceberg_source`)
         let state = Arc::new(IcebergScanState {
@@ -530,6 +563,7 @@ impl IcebergTableProvider {
             store_url: store_url.to_string(),
             recorded: Arc::clone(&scan.recorded),
             columns: Arc::clone(&scan.columns),
+            deferred,
         });
         let source = IcebergParquetSource::new(Arc::new(source), state);
         let adapter: Arc<dyn PhysicalExprAdapterFactory> = Arc::clone(&scan.columns) as _;
@@ -626,33 +660,33 @@ impl IcebergTableProvider {
 
 /// What the data files of one scan carry besides their locations (see
 /// `IcebergTableProvider::partitioned_file`).
-struct FileLayout<'a> {
+pub(super) struct FileLayout<'a> {
     /// The scan's hidden columns.
-    layout: &'a HiddenLayout,
+    pub(super) layout: &'a HiddenLayout,
     /// Equality deletes apply: each file's two hidden values for them come first.
-    equality: bool,
+    pub(super) equality: bool,
     /// Some file's position deletes are applied per batch: each file has an index.
-    per_batch: bool,
+    pub(super) per_batch: bool,
     /// The session's position delete policy.
-    policy: PositionDeletePolicy,
+    pub(super) policy: PositionDeletePolicy,
     /// Per table column, whether the scan reads it (its metrics become statistics).
-    read_columns: Vec<bool>,
+    pub(super) read_columns: Vec<bool>,
     /// Per table column, whether its bounds are never truncated.
-    untruncated: Vec<bool>,
+    pub(super) untruncated: Vec<bool>,
 }
 
 /// What the Parquet scans of one table scan share, one per object store.
-struct StoreScan {
-    table_schema: TableSchema,
+pub(super) struct StoreScan {
+    pub(super) table_schema: TableSchema,
     /// The pruning predicate given to the Parquet source.
-    predicate: Option<Arc<dyn PhysicalExpr>>,
-    projection: Option<Vec<usize>>,
-    limit: Option<usize>,
+    pub(super) predicate: Option<Arc<dyn PhysicalExpr>>,
+    pub(super) projection: Option<Vec<usize>>,
+    pub(super) limit: Option<usize>,
     /// Row-group and page pruning off (see `may_read_nan`).
-    nan_unsafe: bool,
+    pub(super) nan_unsafe: bool,
     /// Object path → location as recorded, for a moved table's errors.
-    recorded: Arc<HashMap<ObjectPath, String>>,
-    columns: Arc<FieldIdExprAdapterFactory>,
+    pub(super) recorded: Arc<HashMap<ObjectPath, String>>,
+    pub(super) columns: Arc<FieldIdExprAdapterFactory>,
 }
 
 /// The ids of `field` and of the fields nested in it that are required.
@@ -684,7 +718,7 @@ struct EqualityScan {
 /// order, then entry order), so the split is deterministic. Only (size, index) pairs
 /// are sorted: a plan of a million files sorts 16-byte keys, not the files, and
 /// compares no paths.
-fn split_into_groups(files: Vec<(PartitionedFile, u64)>, n: usize) -> Vec<FileGroup> {
+pub(super) fn split_into_groups(files: Vec<(PartitionedFile, u64)>, n: usize) -> Vec<FileGroup> {
     let n = n.max(1).min(files.len().max(1));
     let mut order: Vec<(u64, usize)> = files
         .iter()

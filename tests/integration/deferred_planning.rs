@@ -1,0 +1,222 @@
+//! Deferred planning (`icefloe.deferred_planning_min_files`, issue 18): a scan of a
+//! snapshot of many files plans each manifest's files as it reads the manifest. It must
+//! return exactly what the scan planned up front returns, for every kind of query, and
+//! fall back to planning up front where it cannot defer (deletes, an unfiltered LIMIT).
+
+use datafusion::prelude::SessionContext;
+
+use crate::dml::{lake, ok, run, session_over, Lake};
+
+/// A session over `lake` deferring scans of at least `min_files` files (0: never).
+async fn session(lake: &Lake, min_files: usize) -> SessionContext {
+    let ctx = session_over(lake).await;
+    ok(
+        &ctx,
+        &format!("SET icefloe.deferred_planning_min_files = {min_files}"),
+    )
+    .await;
+    ctx
+}
+
+/// The `EXPLAIN` text of `sql`.
+async fn explain(ctx: &SessionContext, sql: &str) -> String {
+    ok(ctx, &format!("EXPLAIN {sql}")).await
+}
+
+/// The value of the metric `name` on the scan in `EXPLAIN ANALYZE sql`.
+async fn metric(ctx: &SessionContext, sql: &str, name: &str) -> u64 {
+    let text = ok(ctx, &format!("EXPLAIN ANALYZE {sql}")).await;
+    let at = text
+        .find(&format!("{name}="))
+        .unwrap_or_else(|| panic!("no {name} in {text}"));
+    text[at + name.len() + 1..]
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect::<String>()
+        .parse()
+        .unwrap_or_else(|_| panic!("{name} in {text}"))
+}
+
+/// `ns.t` (id, k, f, d) partitioned by `k`: six appends (six manifests) of 3 files each,
+/// with NaNs of both signs, infinities, -0.0 and nulls in `f`.
+async fn six_appends(lake: &Lake, properties: &str) {
+    ok(
+        &lake.ctx,
+        &format!(
+            "CREATE TABLE ice.ns.t (id BIGINT, k STRING, f DOUBLE, d DATE) \
+             PARTITIONED BY (k) TBLPROPERTIES ('format-version'='2'{properties})"
+        ),
+    )
+    .await;
+    let specials = [
+        "'NaN'::double",
+        "CAST(0 AS DOUBLE) / CAST(0 AS DOUBLE)",
+        "'-Infinity'::double",
+        "-0.0",
+        "NULL",
+        "'Infinity'::double",
+    ];
+    for (round, special) in specials.iter().enumerate() {
+        let mut rows = vec![];
+        for i in 0..9i64 {
+            let id = round as i64 * 10 + i;
+            let k = ["a", "b", "c"][(i % 3) as usize];
+            let f = if i == 4 {
+                special.to_string()
+            } else {
+                format!("{}.5", id - 20)
+            };
+            rows.push(format!("({id}, '{k}', {f}, DATE '2026-01-01' + {id})"));
+        }
+        ok(
+            &lake.ctx,
+            &format!("INSERT INTO ice.ns.t VALUES {}", rows.join(", ")),
+        )
+        .await;
+    }
+}
+
+const QUERIES: &[&str] = &[
+    "SELECT * FROM ice.ns.t ORDER BY id",
+    "SELECT id, f FROM ice.ns.t WHERE k = 'b' ORDER BY id",
+    "SELECT id FROM ice.ns.t WHERE id >= 41 ORDER BY id",
+    "SELECT id FROM ice.ns.t WHERE id BETWEEN 12 AND 14 OR id = 55 ORDER BY id",
+    "SELECT id FROM ice.ns.t WHERE f > 0.5 ORDER BY id",
+    "SELECT id FROM ice.ns.t WHERE f < -100 ORDER BY id",
+    "SELECT id FROM ice.ns.t WHERE isnan(f) ORDER BY id",
+    "SELECT id FROM ice.ns.t WHERE f = 'NaN'::double ORDER BY id",
+    "SELECT count(DISTINCT f) AS n FROM ice.ns.t WHERE isnan(f)",
+    "SELECT id, f FROM ice.ns.t ORDER BY f DESC NULLS LAST, id LIMIT 4",
+    "SELECT id FROM ice.ns.t WHERE d > DATE '2026-02-10' ORDER BY id",
+    "SELECT count(*) AS n FROM ice.ns.t WHERE k = 'c'",
+    "SELECT count(*) AS n FROM ice.ns.t",
+    "SELECT k, sum(id) AS s, count(f) AS n, min(d) AS lo, max(d) AS hi FROM ice.ns.t GROUP BY k ORDER BY k",
+    "SELECT min(f) AS lo, max(f) AS hi FROM ice.ns.t WHERE NOT isnan(f)",
+    "SELECT count(*) AS n FROM (SELECT id FROM ice.ns.t WHERE k <> 'a' LIMIT 5)",
+    "SELECT count(*) AS n FROM ice.ns.t WHERE id = 1000",
+];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deferred_scans_return_what_scans_planned_up_front_return() {
+    let lake = lake().await;
+    six_appends(&lake, "").await;
+    let eager = session(&lake, 0).await;
+    let deferred = session(&lake, 1).await;
+    let all = "SELECT * FROM ice.ns.t";
+    // the deferred scan's file groups hold the six manifests, the eager one's the files
+    let plan = explain(&deferred, all).await;
+    assert_eq!(plan.matches(".avro").count(), 6, "{plan}");
+    assert!(!plan.contains(".parquet"), "{plan}");
+    assert!(explain(&eager, all).await.contains(".parquet"));
+    // above the threshold it is not deferred
+    let above = session(&lake, 19).await;
+    assert!(explain(&above, all).await.contains(".parquet"));
+    let at = session(&lake, 18).await;
+    assert!(explain(&at, all).await.contains(".avro"));
+    for q in QUERIES {
+        assert_eq!(ok(&deferred, q).await, ok(&eager, q).await, "{q}");
+    }
+    // the same files pruned, counted as manifests are read
+    for q in [
+        "SELECT id FROM ice.ns.t WHERE k = 'b'",
+        "SELECT id FROM ice.ns.t WHERE id >= 41",
+    ] {
+        for name in [
+            "iceberg_data_files_total",
+            "iceberg_data_files_skipped_by_partition",
+            "iceberg_data_files_skipped_by_metrics",
+            "iceberg_data_files_planned",
+        ] {
+            assert_eq!(
+                metric(&deferred, q, name).await,
+                metric(&eager, q, name).await,
+                "{q}: {name}"
+            );
+        }
+    }
+    assert_eq!(
+        metric(
+            &deferred,
+            "SELECT id FROM ice.ns.t WHERE k = 'b'",
+            "iceberg_data_files_planned"
+        )
+        .await,
+        6
+    );
+    // an unfiltered LIMIT opens only the manifests it needs, planned up front
+    let plan = explain(&deferred, "SELECT id FROM ice.ns.t LIMIT 3").await;
+    assert!(plan.contains(".parquet"), "{plan}");
+    let text = ok(
+        &deferred,
+        "SELECT count(*) AS n FROM (SELECT id FROM ice.ns.t LIMIT 3)",
+    )
+    .await;
+    assert!(text.contains("| 3 "), "{text}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn snapshots_with_deletes_are_planned_up_front() {
+    let lake = lake().await;
+    six_appends(&lake, ", 'write.delete.mode'='merge-on-read'").await;
+    let eager = session(&lake, 0).await;
+    let deferred = session(&lake, 1).await;
+    ok(&eager, "DELETE FROM ice.ns.t WHERE id % 4 = 1").await;
+    let plan = explain(&deferred, "SELECT * FROM ice.ns.t").await;
+    assert!(
+        plan.contains(".parquet") && !plan.contains(".avro"),
+        "{plan}"
+    );
+    for q in QUERIES {
+        assert_eq!(ok(&deferred, q).await, ok(&eager, q).await, "{q}");
+    }
+    // an earlier snapshot, without the deletes, is deferred
+    let first: String = ok(
+        &eager,
+        "SELECT snapshot_id FROM ice.ns.\"t$snapshots\" ORDER BY committed_at DESC LIMIT 1 OFFSET 1",
+    )
+    .await
+    .lines()
+    .filter_map(|l| l.trim_matches(|c| c == '|' || c == ' ').parse::<i64>().ok())
+    .map(|id| id.to_string())
+    .next()
+    .expect("a snapshot id");
+    let at = format!("SELECT id FROM ice.ns.\"t@{first}\" WHERE k = 'a' ORDER BY id");
+    let plan = explain(&deferred, &at).await;
+    assert!(plan.contains(".avro"), "{plan}");
+    assert_eq!(ok(&deferred, &at).await, ok(&eager, &at).await);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_missing_manifest_is_named_when_the_scan_reaches_it() {
+    let lake = lake().await;
+    six_appends(&lake, "").await;
+    let deferred = session(&lake, 1).await;
+    let manifests: Vec<String> = ok(
+        &deferred,
+        "SELECT path FROM ice.ns.\"t$manifests\" ORDER BY path",
+    )
+    .await
+    .lines()
+    .filter_map(|l| {
+        let cell = l.trim_matches(|c| c == '|' || c == ' ');
+        cell.ends_with(".avro").then(|| cell.to_string())
+    })
+    .collect();
+    assert_eq!(manifests.len(), 6);
+    let gone = manifests[2].trim_start_matches("file://").to_string();
+    std::fs::remove_file(&gone).expect("remove a manifest");
+    // planning succeeds (only the manifest list is read); reading fails naming the file
+    let plan = explain(&deferred, "SELECT * FROM ice.ns.t").await;
+    assert!(plan.contains(".avro"), "{plan}");
+    let err = run(&deferred, "SELECT * FROM ice.ns.t")
+        .await
+        .expect_err("a manifest is missing");
+    let name = std::path::Path::new(&gone)
+        .file_name()
+        .and_then(|n| n.to_str())
+        .expect("name");
+    assert!(
+        err.contains(name) && err.contains("manifest listed in"),
+        "{err}"
+    );
+}

@@ -148,3 +148,91 @@ impl DeferredScan {
         Ok(plan)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use crate::spec::{DataContentType, NestedField, PartitionSpec, PrimitiveType, Schema, Type};
+    use crate::write::{empty_data_file, LocalTableWriter, NewEntry};
+    use crate::Table;
+
+    /// 20 manifests of 5 files of 100 rows each; deferred at up to 100 files, and each
+    /// manifest's plan is that manifest's part of `plan_files`, in order. A delete file
+    /// makes the snapshot planned up front.
+    #[tokio::test]
+    async fn manifests_planned_one_at_a_time_plan_what_plan_files_plans() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let schema = Schema::new(
+            0,
+            vec![NestedField::required(
+                1,
+                "id",
+                Type::Primitive(PrimitiveType::Long),
+            )],
+        );
+        let mut w = LocalTableWriter::create(
+            dir.path(),
+            schema,
+            PartitionSpec::unpartitioned(),
+            HashMap::new(),
+        )
+        .expect("create");
+        let snap = w.begin();
+        let mut manifests = vec![];
+        for m in 0..20 {
+            let mut mw = w
+                .manifest_writer(&snap, crate::spec::ManifestContent::Data)
+                .expect("writer");
+            for f in 0..5 {
+                let mut file = empty_data_file(
+                    &format!("file:///nowhere/{m}-{f}.parquet"),
+                    DataContentType::Data,
+                );
+                file.record_count = 100;
+                mw.add(&NewEntry::added(file)).expect("add");
+            }
+            manifests.push(w.write_manifest(&snap, mw).expect("write"));
+        }
+        w.commit(snap, manifests, "append").expect("commit");
+        let open = || async {
+            let table = Table::open(&dir.path().to_string_lossy())
+                .await
+                .expect("open");
+            super::TableScan::new(table.clone(), table.metadata().current_snapshot().cloned())
+        };
+        let scan = open().await;
+        assert!(scan.defer_files(101).await.expect("defer").is_none());
+        let deferred = scan
+            .defer_files(100)
+            .await
+            .expect("defer")
+            .expect("deferred");
+        assert_eq!(deferred.manifests().len(), 20);
+        assert_eq!((deferred.live_files(), deferred.live_rows()), (100, 10_000));
+        assert_eq!(deferred.metrics().manifests_scanned, 20);
+        let mut one_at_a_time = vec![];
+        for m in deferred.manifests() {
+            let plan = deferred.plan_manifest(m).await.expect("plan manifest");
+            assert_eq!(plan.metrics.data_files_planned, 5);
+            one_at_a_time.extend(plan.tasks.into_iter().map(|t| t.location));
+        }
+        let all: Vec<String> = scan
+            .plan_files()
+            .await
+            .expect("plan")
+            .tasks
+            .into_iter()
+            .map(|t| t.location)
+            .collect();
+        assert_eq!(one_at_a_time, all);
+
+        let mut delete = empty_data_file(
+            "file:///nowhere/eq.parquet",
+            DataContentType::EqualityDeletes,
+        );
+        delete.equality_ids = vec![1];
+        w.row_delta(vec![], vec![delete]).expect("delete commit");
+        assert!(open().await.defer_files(1).await.expect("defer").is_none());
+    }
+}

@@ -148,6 +148,7 @@ pub fn register_iceberg_options(config: SessionConfig) -> SessionConfig {
 /// `config` with `icefloe.deferred_planning_min_files` = 0 (icefloe's options registered
 /// with their defaults if they were not): sessions planning for distributed workers,
 /// whose codecs send planned files only.
+#[cfg(any(feature = "distributed", feature = "ballista"))]
 pub(crate) fn without_deferred_planning(mut config: SessionConfig) -> SessionConfig {
     if config
         .options()

@@ -1,13 +1,13 @@
 //! NaN's one form in Arrow arrays, for Spark's NaN semantics: every NaN (any sign, any
-//! payload) becomes the canonical quiet NaN (`f32::NAN` / `f64::NAN`), at any depth
-//! (struct fields, list elements, map keys and values).
+//! payload) becomes the canonical quiet NaN (`f16::NAN` / `f32::NAN` / `f64::NAN`), at any
+//! depth (struct fields, list elements, map keys and values).
 //!
 //! Arrow compares floats in IEEE 754 total order, where a NaN with its sign bit set sorts
 //! below every number and differs from the positive NaN; x86 computes that NaN for
 //! `0.0 / 0.0`. Spark treats every NaN as one value greater than all others (its SQL
 //! reference, "NaN Semantics"); with one NaN left, Arrow's total order is Spark's. Scans
 //! make what they read canonical (`datafusion::canonical_nan`), and writers what they
-//! store.
+//! store, and `min`/`max` what they aggregate (`datafusion::min_max`).
 
 use std::sync::Arc;
 
@@ -15,7 +15,9 @@ use datafusion::arrow::array::{
     Array, ArrayRef, AsArray, FixedSizeListArray, GenericListArray, MapArray, OffsetSizeTrait,
     PrimitiveArray, StructArray,
 };
-use datafusion::arrow::datatypes::{DataType, Field, Float32Type, Float64Type};
+use datafusion::arrow::datatypes::{
+    ArrowPrimitiveType, DataType, Field, Float16Type, Float32Type, Float64Type,
+};
 use datafusion::arrow::error::ArrowError;
 
 /// Whether values of `data_type` can hold a float at any depth.
@@ -40,6 +42,7 @@ pub(crate) fn holds_floats(data_type: &DataType) -> bool {
 /// Errors: Arrow's, rebuilding a nested array.
 pub(crate) fn canonical_nans(array: &ArrayRef) -> Result<Option<ArrayRef>, ArrowError> {
     Ok(match array.data_type() {
+        DataType::Float16 => canonical_f16(array.as_primitive()),
         DataType::Float32 => canonical_f32(array.as_primitive()),
         DataType::Float64 => canonical_f64(array.as_primitive()),
         DataType::Struct(_) => {
@@ -94,6 +97,22 @@ pub(crate) fn canonical_nans(array: &ArrayRef) -> Result<Option<ArrayRef>, Arrow
         }
         _ => None,
     })
+}
+
+/// A `Float16` array with every NaN the canonical one; `None` when no other NaN is in it.
+fn canonical_f16(a: &PrimitiveArray<Float16Type>) -> Option<ArrayRef> {
+    type F16 = <Float16Type as ArrowPrimitiveType>::Native;
+    let nan = F16::NAN.to_bits();
+    if !a.values().iter().any(|v| v.is_nan() && v.to_bits() != nan) {
+        return None;
+    }
+    Some(Arc::new(a.unary::<_, Float16Type>(|v| {
+        if v.is_nan() {
+            F16::NAN
+        } else {
+            v
+        }
+    })))
 }
 
 /// A `Float32` array with every NaN the canonical one; `None` when no other NaN is in it.
@@ -200,6 +219,15 @@ mod tests {
         let out = out.as_primitive::<Float32Type>();
         assert_eq!(out.value(0).to_bits(), f32::NAN.to_bits());
         assert_eq!(out.value(1), -1.0);
+        type F16 = <Float16Type as ArrowPrimitiveType>::Native;
+        let halves: ArrayRef = Arc::new(PrimitiveArray::<Float16Type>::from(vec![
+            F16::from_bits(F16::NAN.to_bits() | (1 << 15)),
+            F16::from_f32(-1.0),
+        ]));
+        let out = canonical_nans(&halves).unwrap().expect("changed");
+        let out = out.as_primitive::<Float16Type>();
+        assert_eq!(out.value(0).to_bits(), F16::NAN.to_bits());
+        assert_eq!(out.value(1), F16::from_f32(-1.0));
     }
 
     #[test]

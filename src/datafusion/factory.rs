@@ -197,8 +197,10 @@ impl TableProviderFactory for IcebergTableProviderFactory {
 /// ([`install_uuid_literal_rule`](super::install_uuid_literal_rule)), and times of
 /// different units compare ([`install_time_literal_rule`](super::install_time_literal_rule)),
 /// and `m[1]` reads a map with `int` keys such as `$files`' `column_sizes`
-/// ([`install_map_key_rule`](super::install_map_key_rule)).
+/// ([`install_map_key_rule`](super::install_map_key_rule)); `min`/`max` order NaN above
+/// every number in groups too ([`register_min_max`](super::register_min_max)).
 pub fn register_iceberg_factory(ctx: &SessionContext) {
+    super::register_min_max(ctx);
     super::install_values_rule(ctx);
     super::use_decimal_literals(ctx);
     super::install_uuid_literal_rule(ctx);

@@ -31,6 +31,7 @@ pub mod metadata_columns;
 mod metadata_files;
 pub mod metadata_tables;
 pub mod metrics;
+pub mod min_max;
 pub mod named_tables;
 mod nested_projection;
 pub mod options;
@@ -71,6 +72,7 @@ pub use insert::{IcebergDataSink, WriteTarget};
 #[cfg(any(feature = "distributed", feature = "ballista"))]
 pub use logical_codec::IcebergLogicalCodec;
 pub use map_keys::install_map_key_rule;
+pub use min_max::{register_min_max, register_min_max_in};
 pub use named_tables::IcebergNamesSchemaProvider;
 pub use options::{register_iceberg_options, IcefloeOptions, OptionChoice};
 pub use position_delete_exec::PositionDeleteExec;

@@ -5,7 +5,7 @@
 
 use icefloe::catalog::TableIdent;
 
-use crate::dml::{lake, ok, Lake};
+use crate::dml::{lake, ok, run, Lake};
 use crate::interop::{assert_same_rows, duckdb_read, icefloe_rows, pyiceberg_read, python};
 
 /// `0.0 / 0.0` as DataFusion computes it on x86: a NaN with the sign bit set.
@@ -184,4 +184,162 @@ async fn a_negative_nan_inside_structs_lists_and_maps_is_nan() {
     assert_eq!(ids(&lake, &q("l[1] > 5.0")).await, "2");
     assert_eq!(ids(&lake, &q("m['a'] < 0.0")).await, "3");
     assert_eq!(ids(&lake, &q("m['a'] = 'NaN'::double")).await, "2");
+}
+
+/// Grouped `min`/`max` as Spark answers them, whatever order the rows come in: `max` is
+/// NaN when a group holds a NaN (any sign: a NaN computed in the query too), `min` is
+/// NaN only when every non-NULL value is; NULLs are ignored; `-0.0` is below `0.0` (total
+/// order; Spark compares them equal and keeps the first it meets). DataFusion's grouped
+/// float accumulator answered by row order (`max` of {1.5, NaN, 2.5} was 2.5).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn grouped_min_max_put_nan_above_every_number_in_any_row_order() {
+    let lake = lake().await;
+    ok(
+        &lake.ctx,
+        "CREATE TABLE ice.ns.mm (id INT, f DOUBLE) TBLPROPERTIES ('format-version'='2')",
+    )
+    .await;
+    let nan = f64::NAN;
+    let inf = f64::INFINITY;
+    // the values of a group (SQL), its max and min
+    let kinds: [(&[&str], Option<f64>, Option<f64>); 7] = [
+        (&["1.5", "'NaN'", "2.5"], Some(nan), Some(1.5)),
+        (
+            &[NEG_NAN, "'-inf'", "'inf'", "'-0.0'", "NULL"],
+            Some(nan),
+            Some(-inf),
+        ),
+        (&["'NaN'", NEG_NAN, "NULL"], Some(nan), Some(nan)),
+        (&["NULL", "NULL"], None, None),
+        (&["'-0.0'", "1.0", "NULL"], Some(1.0), Some(-0.0)),
+        (&["'inf'", "'NaN'"], Some(nan), Some(inf)),
+        (&["'0.0'", "'-0.0'"], Some(0.0), Some(-0.0)),
+    ];
+    // group `g` = kind * 3 + rotation holds rows `g * 100 + j`; value `j` goes to file
+    // `(j + rotation) % 3`, so each value (the NaN too) is in the first, the middle and
+    // the last file of some group
+    let mut files = vec![vec![], vec![], vec![]];
+    let mut expected = std::collections::BTreeMap::new();
+    for (k, (values, max, min)) in kinds.iter().enumerate() {
+        for rotation in 0..3 {
+            let g = k * 3 + rotation;
+            expected.insert(g as i64, (max.map(f64::to_bits), min.map(f64::to_bits)));
+            for (j, v) in values.iter().enumerate() {
+                files[(j + rotation) % 3].push(format!("({}, CAST({v} AS DOUBLE))", g * 100 + j));
+            }
+        }
+    }
+    for rows in &files {
+        ok(
+            &lake.ctx,
+            &format!("INSERT INTO ice.ns.mm VALUES {}", rows.join(", ")),
+        )
+        .await;
+    }
+    let computed = format!("CASE WHEN isnan(f) THEN {NEG_NAN} ELSE f END");
+    let queries = [
+        "SELECT id / 100 AS g, max(f) AS mx, min(f) AS mn FROM ice.ns.mm GROUP BY id / 100"
+            .to_string(),
+        "SELECT id / 100 AS g, max(f) FILTER (WHERE id >= 0) AS mx, \
+         min(f) FILTER (WHERE id >= 0) AS mn FROM ice.ns.mm GROUP BY id / 100"
+            .to_string(),
+        // a NaN the query computes (its sign bit set on x86)
+        format!(
+            "SELECT id / 100 AS g, max({computed}) AS mx, min({computed}) AS mn \
+             FROM ice.ns.mm GROUP BY id / 100"
+        ),
+        // window functions over the group, read on its first row
+        "SELECT g, mx, mn FROM (SELECT id, id / 100 AS g, \
+         max(f) OVER (PARTITION BY id / 100) AS mx, \
+         min(f) OVER (PARTITION BY id / 100 ORDER BY id ROWS BETWEEN UNBOUNDED PRECEDING \
+         AND UNBOUNDED FOLLOWING) AS mn FROM ice.ns.mm) WHERE id % 100 = 0"
+            .to_string(),
+    ];
+    for partitions in [1, 4] {
+        ok(
+            &lake.ctx,
+            &format!("SET datafusion.execution.target_partitions = {partitions}"),
+        )
+        .await;
+        for q in &queries {
+            let got = extremes_by_group(&lake, q).await;
+            assert_eq!(got, expected, "{partitions} partitions: {q}");
+        }
+        // DISTINCT groups by the values, and a grouping key -0.0 is 0.0 (as Spark's
+        // NormalizeFloatingNumbers makes it)
+        let distinct = extremes_by_group(
+            &lake,
+            "SELECT id / 100 AS g, max(DISTINCT f) AS mx, min(DISTINCT f) AS mn \
+             FROM ice.ns.mm GROUP BY id / 100",
+        )
+        .await;
+        let zero = |v: Option<u64>| v.map(|b| if b == (-0.0f64).to_bits() { 0 } else { b });
+        let positive_zeros: std::collections::BTreeMap<_, _> = expected
+            .iter()
+            .map(|(g, (mx, mn))| (*g, (zero(*mx), zero(*mn))))
+            .collect();
+        assert_eq!(
+            distinct, positive_zeros,
+            "{partitions} partitions: DISTINCT"
+        );
+        // ungrouped, over every group and over the NaN computed in the query
+        for f in ["f", computed.as_str()] {
+            let got = extremes_by_group(
+                &lake,
+                &format!("SELECT 0 AS g, max({f}) AS mx, min({f}) AS mn FROM ice.ns.mm"),
+            )
+            .await;
+            assert_eq!(
+                got[&0],
+                (Some(nan.to_bits()), Some((-inf).to_bits())),
+                "{partitions} partitions: ungrouped {f}"
+            );
+        }
+        // the groups of the greatest max first (DataFusion's TopK over groups): the 12
+        // groups whose max is NaN, then the 1.0 of the next
+        let top = extremes_by_group(
+            &lake,
+            "SELECT id / 100 AS g, max(f) AS mx, max(f) AS mn FROM ice.ns.mm \
+             GROUP BY id / 100 ORDER BY mx DESC NULLS LAST LIMIT 13",
+        )
+        .await;
+        let mut maxes: Vec<_> = top.values().map(|(mx, _)| mx.map(f64::from_bits)).collect();
+        maxes.retain(|m| m.is_some_and(f64::is_nan));
+        assert_eq!(maxes.len(), 12, "{partitions} partitions: {top:?}");
+        assert!(
+            top.values().any(|(mx, _)| *mx == Some(1.0f64.to_bits())),
+            "{partitions} partitions: {top:?}"
+        );
+    }
+    other_engines_agree(&lake, "mm").await;
+}
+
+/// `g → (mx, min)` as bits (`None`: NULL) of a query with columns `g` (integer), `mx` and
+/// `mn` (double), one row per `g`.
+async fn extremes_by_group(
+    lake: &Lake,
+    q: &str,
+) -> std::collections::BTreeMap<i64, (Option<u64>, Option<u64>)> {
+    use datafusion::arrow::array::{Array, AsArray};
+    use datafusion::arrow::compute::cast;
+    use datafusion::arrow::datatypes::{DataType, Float64Type, Int64Type};
+
+    let batches = run(&lake.ctx, q)
+        .await
+        .unwrap_or_else(|e| panic!("{q}: {e}"));
+    let mut out = std::collections::BTreeMap::new();
+    for b in &batches {
+        let g = cast(b.column(0), &DataType::Int64).expect("g");
+        let g = g.as_primitive::<Int64Type>();
+        let mx = b.column(1).as_primitive::<Float64Type>();
+        let mn = b.column(2).as_primitive::<Float64Type>();
+        for i in 0..b.num_rows() {
+            let bits = |a: &datafusion::arrow::array::Float64Array| {
+                a.is_valid(i).then(|| a.value(i).to_bits())
+            };
+            let previous = out.insert(g.value(i), (bits(mx), bits(mn)));
+            assert!(previous.is_none(), "{q}: group {} twice", g.value(i));
+        }
+    }
+    out
 }

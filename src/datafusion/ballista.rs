@@ -11,6 +11,10 @@
 //!   position-delete / deletion-vector row selections, `EqualityDeleteExec`, the field-id
 //!   column mapping) next to Ballista's codec for its shuffle nodes.
 //!
+//! Both carry icefloe's `min`/`max` ([`MinMax`](super::min_max::MinMax)) as themselves: a
+//! scheduler or executor would resolve the names to DataFusion's. The client sessions
+//! built here have them ([`register_min_max_in`]).
+//!
 //! [`with_iceberg_codecs`] puts both in a client's `SessionConfig` (Ballista's
 //! standalone scheduler and executor take them from the client's state);
 //! [`standalone_session`] starts an in-process scheduler and executor with them. For
@@ -27,7 +31,7 @@ use ::ballista::prelude::{SessionConfigExt, SessionContextExt};
 use ballista_core::serde::{BallistaLogicalExtensionCodec, BallistaPhysicalExtensionCodec};
 use datafusion::common::{DataFusionError, Result as DFResult};
 use datafusion::execution::{SessionStateBuilder, TaskContext};
-use datafusion::logical_expr::ScalarUDF;
+use datafusion::logical_expr::{AggregateUDF, ScalarUDF};
 use datafusion::physical_expr::PhysicalExpr;
 use datafusion::physical_expr_common::physical_expr::proto_decode::PhysicalExprDecodeCtx;
 use datafusion::physical_expr_common::physical_expr::proto_encode::PhysicalExprEncodeCtx;
@@ -37,6 +41,7 @@ use datafusion_proto::physical_plan::{PhysicalExtensionCodec, PhysicalProtoConve
 
 use super::codec::IcebergPhysicalCodec;
 use super::logical_codec::IcebergLogicalCodec;
+use super::min_max::register_min_max_in;
 use super::options::without_deferred_planning;
 
 /// The first byte of a node Ballista's codec wrote.
@@ -64,6 +69,25 @@ impl PhysicalExtensionCodec for IcebergBallistaPhysicalCodec {
 
     fn try_encode_udf(&self, node: &ScalarUDF, buf: &mut Vec<u8>) -> DFResult<()> {
         self.ballista.try_encode_udf(node, buf)
+    }
+
+    /// Aggregate functions are icefloe's `min`/`max`
+    /// ([`IcebergPhysicalCodec::try_decode_udaf`]), then Ballista's.
+    fn try_decode_udaf(&self, name: &str, buf: &[u8]) -> DFResult<Arc<AggregateUDF>> {
+        IcebergPhysicalCodec
+            .try_decode_udaf(name, buf)
+            .or_else(|_| self.ballista.try_decode_udaf(name, buf))
+    }
+
+    /// icefloe's `min`/`max` as [`IcebergPhysicalCodec`] sends them, others as Ballista
+    /// does.
+    fn try_encode_udaf(&self, node: &AggregateUDF, buf: &mut Vec<u8>) -> DFResult<()> {
+        let before = buf.len();
+        IcebergPhysicalCodec.try_encode_udaf(node, buf)?;
+        match buf.len() == before {
+            true => self.ballista.try_encode_udaf(node, buf),
+            false => Ok(()),
+        }
     }
 
     /// Expressions are icefloe's ([`IcebergPhysicalCodec::try_decode_expr`]).
@@ -153,10 +177,11 @@ pub fn with_iceberg_codecs(config: SessionConfig) -> SessionConfig {
 /// Must be called inside a multi-threaded Tokio runtime (the scheduler and executor are
 /// spawned on it). Errors: the scheduler or executor cannot start (Ballista's error).
 pub async fn standalone_session(config: SessionConfig) -> DFResult<SessionContext> {
-    let state = SessionStateBuilder::new()
+    let mut state = SessionStateBuilder::new()
         .with_default_features()
         .with_config(with_iceberg_codecs(config))
         .build();
+    register_min_max_in(&mut state);
     SessionContext::standalone_with_state(state).await
 }
 
@@ -166,9 +191,10 @@ pub async fn standalone_session(config: SessionConfig) -> DFResult<SessionContex
 ///
 /// Errors: an invalid `url` (Ballista's error).
 pub async fn remote_session(url: &str, config: SessionConfig) -> DFResult<SessionContext> {
-    let state = SessionStateBuilder::new()
+    let mut state = SessionStateBuilder::new()
         .with_default_features()
         .with_config(with_iceberg_codecs(config))
         .build();
+    register_min_max_in(&mut state);
     SessionContext::remote_with_state(url, state).await
 }

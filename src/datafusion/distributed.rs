@@ -28,20 +28,24 @@ use datafusion_distributed::{
 };
 
 use super::codec::IcebergPhysicalCodec;
+use super::min_max::register_min_max_in;
 use super::options::without_deferred_planning;
 
-/// A worker's sessions with [`IcebergPhysicalCodec`] registered (give it to
-/// `datafusion_distributed::Worker::from_session_builder`).
+/// A worker's sessions with [`IcebergPhysicalCodec`] registered and icefloe's `min`/`max`
+/// ([`register_min_max_in`]: a worker resolves the aggregate functions of the plans it
+/// gets by name) (give it to `datafusion_distributed::Worker::from_session_builder`).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct IcebergWorkerSessionBuilder;
 
 #[async_trait::async_trait]
 impl WorkerSessionBuilder for IcebergWorkerSessionBuilder {
     async fn build_session_state(&self, ctx: WorkerQueryContext) -> DFResult<SessionState> {
-        Ok(ctx
+        let mut state = ctx
             .builder
             .with_distributed_user_codec(IcebergPhysicalCodec)
-            .build())
+            .build();
+        register_min_max_in(&mut state);
+        Ok(state)
     }
 }
 
@@ -69,7 +73,9 @@ pub fn in_process_session(
 
 /// [`in_process_session`] whose worker sessions come from `worker_sessions` (e.g. an
 /// [`IcebergWorkerSessionBuilder`] wrapped to add UDFs or to observe the worker), which
-/// must register [`IcebergPhysicalCodec`] or a codec delegating to it.
+/// must register [`IcebergPhysicalCodec`] or a codec delegating to it, and icefloe's
+/// `min`/`max` ([`register_min_max_in`]). The coordinator has them
+/// ([`register_min_max`](super::register_min_max)).
 ///
 /// Must be called inside a Tokio runtime. Errors: an invalid `bytes_per_task_partition`
 /// (0).
@@ -80,7 +86,7 @@ pub fn in_process_session_with(
     worker_sessions: impl WorkerSessionBuilder + Send + Sync + 'static,
 ) -> DFResult<SessionContext> {
     let channels = InMemoryChannelResolver::from_session_builder(worker_sessions);
-    let state = SessionStateBuilder::new()
+    let mut state = SessionStateBuilder::new()
         .with_default_features()
         .with_config(without_deferred_planning(config))
         .with_distributed_planner()
@@ -89,5 +95,6 @@ pub fn in_process_session_with(
         .with_distributed_user_codec(IcebergPhysicalCodec)
         .with_distributed_file_scan_config_bytes_per_partition(bytes_per_task_partition)?
         .build();
+    register_min_max_in(&mut state);
     Ok(SessionContext::from(state))
 }

@@ -8,8 +8,10 @@
 //! snapshot id and schema id read, and how the provider exposes it (view types, metadata
 //! columns). The receiving process reloads the metadata file through that FileIO
 //! ([`Table::load`]) and checks that the provider's Arrow schema is the one the plan was
-//! built with. Everything else in a serialized plan goes to an inner codec (by default
-//! `datafusion-proto`'s `DefaultLogicalExtensionCodec`).
+//! built with. icefloe's `min`/`max` ([`MinMax`](super::min_max::MinMax)) cross as
+//! themselves (a scheduler would resolve the names to DataFusion's). Everything else in a
+//! serialized plan goes to an inner codec (by default `datafusion-proto`'s
+//! `DefaultLogicalExtensionCodec`).
 //!
 //! The decoded provider is read-only (no write target, no branch to commit to): `INSERT`
 //! through a plan decoded elsewhere is refused by the provider. Its manifest cache is
@@ -33,6 +35,7 @@ use prost::Message;
 use serde::{Deserialize, Serialize};
 
 use super::codec::FileIoState;
+use super::min_max::{decode_min_max, encode_min_max};
 use super::table_provider::IcebergTableProvider;
 use crate::table::Table;
 
@@ -259,12 +262,24 @@ impl LogicalExtensionCodec for IcebergLogicalCodec {
         self.inner.try_encode_higher_order_function(node, buf)
     }
 
+    /// icefloe's `min`/`max` ([`MinMax`](super::min_max::MinMax)) from the bytes
+    /// [`Self::try_encode_udaf`] wrote (a scheduler resolving `min`/`max` by name would get
+    /// DataFusion's), anything else through the inner codec.
     fn try_decode_udaf(&self, name: &str, buf: &[u8]) -> DFResult<Arc<AggregateUDF>> {
-        self.inner.try_decode_udaf(name, buf)
+        match decode_min_max(buf) {
+            Some(udaf) => Ok(udaf),
+            None => self.inner.try_decode_udaf(name, buf),
+        }
     }
 
     fn try_encode_udaf(&self, node: &AggregateUDF, buf: &mut Vec<u8>) -> DFResult<()> {
-        self.inner.try_encode_udaf(node, buf)
+        match encode_min_max(node) {
+            Some(bytes) => {
+                buf.extend_from_slice(bytes);
+                Ok(())
+            }
+            None => self.inner.try_encode_udaf(node, buf),
+        }
     }
 
     fn try_decode_udwf(&self, name: &str, buf: &[u8]) -> DFResult<Arc<WindowUDF>> {

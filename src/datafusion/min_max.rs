@@ -75,6 +75,12 @@ pub struct MinMax {
 }
 
 impl MinMax {
+    /// What a plan codec sends for `max` / `min` (decoded without a registry lookup).
+    #[cfg(any(feature = "distributed", feature = "ballista"))]
+    const ENCODED_MAX: &'static [u8] = b"icefloe.max";
+    #[cfg(any(feature = "distributed", feature = "ballista"))]
+    const ENCODED_MIN: &'static [u8] = b"icefloe.min";
+
     /// The function for `extremum`.
     pub fn new(extremum: Extremum) -> Self {
         let inner = match extremum {
@@ -147,6 +153,28 @@ fn replaces(registered: Option<&Arc<AggregateUDF>>) -> bool {
         None => true,
         Some(f) => f.inner().is::<Max>() || f.inner().is::<Min>(),
     }
+}
+
+/// The bytes a plan codec sends for `udaf` when it is a [`MinMax`], else `None` (sent by
+/// name).
+#[cfg(any(feature = "distributed", feature = "ballista"))]
+pub(crate) fn encode_min_max(udaf: &AggregateUDF) -> Option<&'static [u8]> {
+    let f = udaf.inner().downcast_ref::<MinMax>()?;
+    Some(match f.extremum {
+        Extremum::Max => MinMax::ENCODED_MAX,
+        Extremum::Min => MinMax::ENCODED_MIN,
+    })
+}
+
+/// The [`MinMax`] whose bytes are `buf` ([`encode_min_max`]), else `None`.
+#[cfg(any(feature = "distributed", feature = "ballista"))]
+pub(crate) fn decode_min_max(buf: &[u8]) -> Option<Arc<AggregateUDF>> {
+    let extremum = match buf {
+        b if b == MinMax::ENCODED_MAX => Extremum::Max,
+        b if b == MinMax::ENCODED_MIN => Extremum::Min,
+        _ => return None,
+    };
+    Some(Arc::new(AggregateUDF::new_from_impl(MinMax::new(extremum))))
 }
 
 #[warn(clippy::missing_trait_methods)] // delegates: every method of the trait

@@ -352,3 +352,17 @@ fn registering_replaces_datafusions_functions_only_and_once() {
     assert_eq!(ctx.udaf("max").expect("max").name(), "sum");
     assert!(ctx.udaf("min").expect("min").inner().is::<MinMax>());
 }
+
+#[cfg(any(feature = "distributed", feature = "ballista"))]
+#[test]
+fn codecs_send_min_max_as_icefloes() {
+    for f in min_max_udafs() {
+        let bytes = encode_min_max(&f).expect("encoded");
+        let back = decode_min_max(bytes).expect("decoded");
+        assert_eq!(back.as_ref(), f.as_ref());
+        assert_eq!(back.name(), f.name());
+    }
+    assert!(encode_min_max(&max_udaf()).is_none());
+    assert!(encode_min_max(&sum_udaf()).is_none());
+    assert!(decode_min_max(b"").is_none());
+}

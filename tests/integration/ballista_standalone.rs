@@ -428,3 +428,73 @@ async fn an_insert_through_ballista_fails_and_leaves_the_table_as_it_was() {
     }
     assert_eq!(files.len(), 1, "{files:?} (error: {err})");
 }
+
+/// Grouped `min`/`max` over NaNs through Ballista give Spark's answers. A scheduler and
+/// an executor of their own resolve `min`/`max` by name to DataFusion's (whose grouped
+/// accumulator answers by row order), so icefloe's cross as themselves: in the logical
+/// plan (`IcebergLogicalCodec`) and in each stage's plan (`IcebergBallistaPhysicalCodec`),
+/// each decoded here in a fresh session; and end to end on the standalone cluster of
+/// `standalone_session`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn grouped_min_max_over_nan_through_ballista_are_sparks() {
+    use datafusion::arrow::util::pretty::pretty_format_batches;
+    use datafusion::physical_plan::collect;
+    use datafusion_proto::bytes::{
+        physical_plan_from_bytes_with_extension_codec, physical_plan_to_bytes_with_extension_codec,
+    };
+    use icefloe::catalog::TableIdent;
+
+    let lake = crate::dml::lake().await;
+    crate::nan_semantics::nan_groups(&lake, "nan_groups").await;
+    let location = lake
+        .catalog
+        .load_table(&TableIdent::parse("ns.nan_groups"))
+        .await
+        .unwrap()
+        .metadata_location()
+        .to_string();
+    let client = SessionContext::new_with_config(SessionConfig::new().with_target_partitions(2));
+    icefloe::datafusion::register_min_max(&client);
+    let provider = IcebergTableProvider::open(&location).await.unwrap();
+    client.register_table("t", Arc::new(provider)).unwrap();
+    let (sql, expected) = crate::nan_semantics::nan_groups_query("t");
+
+    let (_, _, rows) = through_the_codec(&client, &sql, &ballista_logical_codec()).await;
+    let text = pretty_format_batches(&rows).unwrap().to_string();
+    assert_eq!(text, expected, "the logical plan decoded");
+
+    let plan = client
+        .sql(&sql)
+        .await
+        .unwrap()
+        .create_physical_plan()
+        .await
+        .unwrap();
+    let codec = IcebergBallistaPhysicalCodec::default();
+    let bytes = physical_plan_to_bytes_with_extension_codec(plan, &codec).unwrap();
+    let executor = SessionContext::new();
+    let decoded =
+        physical_plan_from_bytes_with_extension_codec(&bytes, &executor.task_ctx(), &codec)
+            .unwrap();
+    let rows = collect(decoded, executor.task_ctx()).await.unwrap();
+    let text = pretty_format_batches(&rows).unwrap().to_string();
+    assert_eq!(text, expected, "the physical plan decoded");
+
+    let config = SessionConfig::new_with_ballista()
+        .with_target_partitions(2)
+        .with_ballista_standalone_parallelism(2);
+    let ballista = icefloe::datafusion::ballista::standalone_session(config)
+        .await
+        .unwrap();
+    crate::catalog::attach(&ballista, "ice", Arc::clone(&lake.catalog)).await;
+    let (sql, expected) = crate::nan_semantics::nan_groups_query("ice.ns.nan_groups");
+    let rows = ballista
+        .sql(&sql)
+        .await
+        .unwrap()
+        .collect()
+        .await
+        .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    let text = pretty_format_batches(&rows).unwrap().to_string();
+    assert_eq!(text, expected, "on Ballista standalone");
+}

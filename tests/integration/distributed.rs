@@ -835,10 +835,12 @@ impl WorkerSessionBuilder for ObservedWorkers {
         if let Some(path) = remove {
             std::fs::remove_file(&path).unwrap();
         }
-        Ok(ctx
+        let mut state = ctx
             .builder
             .with_distributed_user_codec(ObservingCodec(Arc::clone(&self.0)))
-            .build())
+            .build();
+        icefloe::datafusion::register_min_max_in(&mut state);
+        Ok(state)
     }
 }
 
@@ -1291,4 +1293,29 @@ async fn distributed_sessions_do_not_defer_planning() {
     let rows = collect(plan, distributed.task_ctx()).await.unwrap();
     let text = pretty_format_batches(&rows).unwrap().to_string();
     assert_eq!(text, crate::dml::ok(&lake.ctx, sql).await);
+}
+
+/// Grouped `min`/`max` over NaNs on three in-process workers give Spark's answers: the
+/// workers resolve `min`/`max` by name, and `IcebergWorkerSessionBuilder` makes them
+/// icefloe's there (DataFusion's grouped accumulator answered by row order).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn grouped_min_max_over_nan_on_three_workers_are_sparks() {
+    let lake = crate::dml::lake().await;
+    crate::nan_semantics::nan_groups(&lake, "nan_groups").await;
+    let config = icefloe::datafusion::register_iceberg_options(
+        SessionConfig::new().with_target_partitions(2),
+    );
+    let distributed = in_process_session(WORKERS, config, 1).unwrap();
+    crate::catalog::attach(&distributed, "ice", Arc::clone(&lake.catalog)).await;
+    let (sql, expected) = crate::nan_semantics::nan_groups_query("ice.ns.nan_groups");
+    let (plan, shown) = distributed_plan(&distributed, &sql).await;
+    // the partial aggregation runs in the workers' tasks
+    let (_, stages) = shown.split_once("Stage").expect("a distributed plan");
+    assert!(stages.contains("mode=Partial"), "{shown}");
+    let rows = collect(plan, distributed.task_ctx()).await.unwrap();
+    assert_eq!(
+        pretty_format_batches(&rows).unwrap().to_string(),
+        expected,
+        "{shown}"
+    );
 }

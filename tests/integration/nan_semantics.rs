@@ -343,3 +343,43 @@ async fn extremes_by_group(
     }
     out
 }
+
+/// `ice.ns.<name>` (k INT, f DOUBLE) in three data files, each with every group's rows,
+/// a NaN between numbers; for the engines that run a plan across processes.
+#[cfg(feature = "distributed")]
+pub(crate) async fn nan_groups(lake: &Lake, name: &str) {
+    ok(
+        &lake.ctx,
+        &format!("CREATE TABLE ice.ns.{name} (k INT, f DOUBLE)"),
+    )
+    .await;
+    for _ in 0..3 {
+        ok(
+            &lake.ctx,
+            &format!(
+                "INSERT INTO ice.ns.{name} VALUES (1, 1.5), (1, CAST('NaN' AS DOUBLE)), \
+                 (1, 2.5), (2, -1.0), (2, {NEG_NAN}), (2, 3.0), (3, CAST('NaN' AS DOUBLE)), \
+                 (3, NULL), (4, NULL)"
+            ),
+        )
+        .await;
+    }
+}
+
+/// The grouped `min`/`max` of a [`nan_groups`] table (`table`: its name in the session)
+/// and Spark's answer.
+#[cfg(feature = "distributed")]
+pub(crate) fn nan_groups_query(table: &str) -> (String, &'static str) {
+    (
+        format!("SELECT k, max(f) AS mx, min(f) AS mn FROM {table} GROUP BY k ORDER BY k"),
+        "\
++---+-----+------+
+| k | mx  | mn   |
++---+-----+------+
+| 1 | NaN | 1.5  |
+| 2 | NaN | -1.0 |
+| 3 | NaN | NaN  |
+| 4 |     |      |
++---+-----+------+",
+    )
+}

@@ -59,7 +59,7 @@ use datafusion::datasource::source::DataSourceExec;
 use datafusion::datasource::table_schema::TableSchema;
 use datafusion::execution::object_store::ObjectStoreUrl;
 use datafusion::execution::TaskContext;
-use datafusion::logical_expr::ScalarUDF;
+use datafusion::logical_expr::{AggregateUDF, ScalarUDF};
 use datafusion::parquet::arrow::arrow_reader::{RowSelection, RowSelector};
 use datafusion::parquet::arrow::RowNumber;
 use datafusion::physical_expr::projection::{ProjectionExpr, ProjectionExprs};
@@ -84,6 +84,7 @@ use super::equality_delete_exec::{EqualityDeleteExec, EqualityGroup};
 use super::expr_adapter::FieldIdExprAdapterFactory;
 use super::file_reader::IcebergParquetReaderFactory;
 use super::iceberg_source::{IcebergParquetSource, IcebergScanState};
+use super::min_max::{decode_min_max, encode_min_max};
 use super::position_delete_exec::{FileDeletes, PositionDeleteExec};
 use super::time_narrowing::{floor_time_units_udf, FLOOR_TIME_UNITS};
 use super::transform_expr::IcebergTransformExpr;
@@ -528,6 +529,25 @@ impl PhysicalExtensionCodec for IcebergPhysicalCodec {
                 "scalar function '{name}' is not registered and not icefloe's"
             ))),
         }
+    }
+
+    /// Decodes icefloe's `min`/`max` ([`MinMax`](super::min_max::MinMax), Spark's NaN
+    /// semantics) from the bytes [`Self::try_encode_udaf`] wrote, so that they reach
+    /// workers that resolve `min`/`max` by name to DataFusion's.
+    fn try_decode_udaf(&self, name: &str, buf: &[u8]) -> DFResult<Arc<AggregateUDF>> {
+        decode_min_max(buf).ok_or_else(|| {
+            codec_error(format!(
+                "aggregate function '{name}' is not registered and not icefloe's"
+            ))
+        })
+    }
+
+    /// Encodes icefloe's `min`/`max`; any other aggregate function goes by name.
+    fn try_encode_udaf(&self, node: &AggregateUDF, buf: &mut Vec<u8>) -> DFResult<()> {
+        if let Some(bytes) = encode_min_max(node) {
+            buf.extend_from_slice(bytes);
+        }
+        Ok(())
     }
 
     /// Decodes an `IcebergTransformExpr` (a write's sort term or partition

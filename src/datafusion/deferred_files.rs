@@ -25,10 +25,14 @@ use datafusion::physical_plan::metrics::{
 use datafusion_datasource::morsel::{MorselPlan, MorselPlanner, Morselizer};
 use object_store::ObjectMeta;
 
+use datafusion::arrow::datatypes::SchemaRef;
+
 use crate::datafusion::metrics::funnel;
+use crate::datafusion::statistics::file_statistics;
 use crate::error::Error;
 use crate::io::FileIO;
 use crate::scan::{DeferredScan, FileScanTask, ScanMetrics};
+use crate::spec::{Schema, TableMetadata};
 
 /// The `PartitionedFile` extension marking a deferred scan's manifest: the index of the
 /// manifest in [`DeferredScan::manifests`].
@@ -91,6 +95,20 @@ impl DeferredCounts {
     }
 }
 
+/// What the statistics of a deferred scan's data files are computed from, as the
+/// scan planned up front computes them (`statistics::file_statistics`): DataFusion's
+/// Parquet opener also reads an exact min = max without nulls as that constant, which
+/// is how an identity-partition column a migrated file lacks gets its value.
+pub(crate) struct StatisticsInputs {
+    pub schema: Arc<Schema>,
+    pub arrow_schema: SchemaRef,
+    pub metadata: Arc<TableMetadata>,
+    /// Per table column, whether the scan reads it.
+    pub read_columns: Vec<bool>,
+    /// Per table column, whether its bounds are never truncated.
+    pub untruncated: Vec<bool>,
+}
+
 /// What a deferred scan of one object store needs to plan its manifests: the
 /// [`DeferredScan`], the table's FileIO and the store's URL (every planned data file must
 /// be in that store), and the counters.
@@ -99,6 +117,7 @@ pub struct DeferredFiles {
     file_io: FileIO,
     store_url: String,
     counts: DeferredCounts,
+    statistics: StatisticsInputs,
 }
 
 impl fmt::Debug for DeferredFiles {
@@ -116,19 +135,21 @@ impl DeferredFiles {
         file_io: FileIO,
         store_url: &str,
         counts: DeferredCounts,
+        statistics: StatisticsInputs,
     ) -> Self {
         Self {
             scan,
             file_io,
             store_url: store_url.to_string(),
             counts,
+            statistics,
         }
     }
 
     /// The `PartitionedFile` of one planned data file.
     ///
     /// Errors: a location that does not resolve or is in another object store than the
-    /// scan's, a negative `file_size_in_bytes`.
+    /// scan's, a negative `file_size_in_bytes`, a partition value of the wrong type.
     fn partitioned_file(&self, task: &FileScanTask) -> crate::error::Result<PartitionedFile> {
         let path = &task.data_file().file_path;
         let resolved = self.file_io.resolve_remapped(&task.location, path)?;
@@ -145,13 +166,24 @@ impl DeferredFiles {
                 "data file '{path}' has negative file_size_in_bytes"
             ))
         })?;
+        let inputs = &self.statistics;
+        let statistics = file_statistics(
+            &inputs.schema,
+            &inputs.arrow_schema,
+            inputs.metadata.partition_spec_by_id(task.entry.spec_id),
+            task.data_file(),
+            false,
+            &inputs.read_columns,
+            &inputs.untruncated,
+        )?;
         Ok(PartitionedFile::new_from_meta(ObjectMeta {
             location: resolved.path,
             last_modified: chrono::DateTime::UNIX_EPOCH,
             size,
             e_tag: None,
             version: None,
-        }))
+        })
+        .with_statistics(Arc::new(statistics)))
     }
 }
 
@@ -167,7 +199,8 @@ pub(crate) fn manifest_files(
     let mut out = Vec::with_capacity(scan.manifests().len());
     for (index, m) in scan.manifests().iter().enumerate() {
         let resolved = file_io.resolve(&m.manifest_path)?;
-        let rows = m.added_rows_count.unwrap_or(0) + m.existing_rows_count.unwrap_or(0);
+        let count = |n: Option<i64>| u64::try_from(n.unwrap_or(0)).unwrap_or(0);
+        let rows = count(m.added_rows_count).saturating_add(count(m.existing_rows_count));
         let file = PartitionedFile::new_from_meta(ObjectMeta {
             location: resolved.path,
             last_modified: chrono::DateTime::UNIX_EPOCH,
@@ -176,7 +209,7 @@ pub(crate) fn manifest_files(
             version: None,
         })
         .with_extension(DeferredManifest { index });
-        out.push((file, u64::try_from(rows).unwrap_or(0)));
+        out.push((file, rows));
     }
     Ok(out)
 }

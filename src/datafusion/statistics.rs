@@ -85,7 +85,16 @@ pub(crate) fn file_statistics(
     wanted: &[bool],
     untruncated: &[bool],
 ) -> Result<Statistics> {
-    let rows = usize::try_from(data_file.record_count).unwrap_or(0);
+    let mut stats = Statistics::new_unknown(arrow_schema);
+    // A negative `record_count` is unknown (Java's metrics evaluators take -1 as "might
+    // match"): no row count, and none of the metrics that are read against it.
+    let Ok(rows) = usize::try_from(data_file.record_count) else {
+        if let Some(spec) = spec {
+            // the values only: a NULL partition's null count would need the row count
+            identity_partition_values(schema, arrow_schema, spec, data_file, true, &mut stats)?;
+        }
+        return Ok(stats);
+    };
     let count = |n: usize| {
         if has_deletes {
             Precision::Inexact(n)
@@ -93,7 +102,6 @@ pub(crate) fn file_statistics(
             Precision::Exact(n)
         }
     };
-    let mut stats = Statistics::new_unknown(arrow_schema);
     stats.num_rows = count(rows);
     for (i, (((field, arrow_field), column), wanted)) in schema
         .columns()
@@ -444,6 +452,27 @@ mod tests {
         // properties that do not parse: truncated
         let bad = props(&[("write.metadata.metrics.default", "fullest")]);
         assert_eq!(untruncated_bounds(&schema, &bad), [true, false, true, true]);
+    }
+
+    /// A negative `record_count` (-1: unknown) gives no row count and no metrics read
+    /// against it (an exact count of 0 rows, or null count = rows, would drop the rows
+    /// or read them as NULL); the partition value still fills its column.
+    #[test]
+    fn an_unknown_record_count_gives_no_counts() {
+        let mut file = data_file();
+        file.record_count = -1;
+        let s = stats(&file, false);
+        assert_eq!(s.num_rows, Precision::Absent);
+        assert!(s.column_statistics[..3]
+            .iter()
+            .all(|c| c.null_count == Precision::Absent && c.min_value == Precision::Absent));
+        let date = ScalarValue::Date32(Some(19000));
+        assert_eq!(s.column_statistics[3].min_value, Precision::Exact(date));
+        file.partition = vec![None];
+        assert_eq!(
+            stats(&file, false).column_statistics[3].null_count,
+            Precision::Absent
+        );
     }
 
     #[test]

@@ -77,9 +77,14 @@ impl TableScan {
             let (Some(af), Some(ef), Some(ar), Some(er)) = counts else {
                 return Ok(None);
             };
-            let files = u64::try_from(af).unwrap_or(0) + u64::try_from(ef).unwrap_or(0);
-            live_files += files;
-            live_rows += u64::try_from(ar).unwrap_or(0) + u64::try_from(er).unwrap_or(0);
+            // counts as recorded (negative ones as 0), summed without overflowing
+            let count = |n: i64| u64::try_from(n).unwrap_or(0);
+            live_files = live_files
+                .saturating_add(count(i64::from(af)))
+                .saturating_add(count(i64::from(ef)));
+            live_rows = live_rows
+                .saturating_add(count(ar))
+                .saturating_add(count(er));
         }
         if live_files < min_files.max(1) {
             return Ok(None);

@@ -9,7 +9,7 @@ use datafusion::catalog::Session;
 use datafusion::physical_plan::ExecutionPlan;
 
 use crate::datafusion::canonical_nan::canonical_nan_projection;
-use crate::datafusion::deferred_files::manifest_files;
+use crate::datafusion::deferred_files::{manifest_files, StatisticsInputs};
 use crate::datafusion::delete_planning::PositionDeletePolicy;
 use crate::datafusion::statistics::untruncated_bounds;
 use crate::error::Result;
@@ -24,7 +24,9 @@ impl IcebergTableProvider {
     /// `projection` of the table's columns, at most `limit` rows.
     ///
     /// No data file is known when the plan is built, so: DataFusion gets the manifest
-    /// list's row count as inexact statistics and nothing per column; every float column
+    /// list's row count as inexact statistics and nothing per column (each data file
+    /// gets its own statistics when its manifest is planned, as in a scan planned up
+    /// front, for the Parquet opener); every float column
     /// read is made one NaN ([`canonical_nan_projection`]), and reading a top-level
     /// float column turns row-group and page pruning off (see `nan_columns`: the eager
     /// scan decides both from the files' `nan_value_counts`). The filters DataFusion
@@ -47,12 +49,20 @@ impl IcebergTableProvider {
             None => vec![true; columns],
         };
         let nan_columns = self.float_columns(&read_columns, |_| true);
+        let untruncated = untruncated_bounds(&self.schema, &self.table.metadata().properties);
+        let inputs = StatisticsInputs {
+            schema: Arc::clone(&self.schema),
+            arrow_schema: Arc::clone(&self.arrow_schema),
+            metadata: self.table.metadata_ref(),
+            read_columns: read_columns.clone(),
+            untruncated: untruncated.clone(),
+        };
         let files = FileLayout {
             layout: &layout,
             equality: false,
             per_batch: false,
             policy: PositionDeletePolicy::Auto,
-            untruncated: untruncated_bounds(&self.schema, &self.table.metadata().properties),
+            untruncated,
             read_columns,
         };
         let io = self.table.file_io();
@@ -68,7 +78,7 @@ impl IcebergTableProvider {
         };
         let manifests = manifest_files(&deferred, io)?;
         let groups = split_into_groups(manifests, state.config().target_partitions());
-        let plan = self.store_scan(state, &store_url, groups, &scan, Some(deferred))?;
+        let plan = self.store_scan(state, &store_url, groups, &scan, Some((deferred, inputs)))?;
         let nan_names: Vec<String> = nan_columns.into_iter().map(|(name, _)| name).collect();
         Ok(canonical_nan_projection(plan, &nan_names)?)
     }

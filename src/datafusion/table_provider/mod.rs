@@ -462,8 +462,11 @@ impl TableProvider for IcebergTableProvider {
         let scan = self.filtered_scan(planning_table.clone(), filters);
         // A snapshot of very many files and no deletes: each manifest is planned as the
         // scan reads it (see `deferred_files`). Not for an unfiltered LIMIT (it opens
-        // only the manifests it needs) nor for metadata columns, nor for a moved table
-        // (its errors name files as recorded, which needs them planned).
+        // only the manifests it needs), nor for a scan of no column (`COUNT(*)` with a
+        // filter: DataFusion answers it from the planned files' statistics), nor for
+        // metadata columns, nor for a moved table (its errors name files as recorded,
+        // which needs them planned), nor with fewer manifests than the scan has
+        // partitions (each manifest's files are read by one partition).
         let min_files = state
             .config_options()
             .extensions
@@ -474,9 +477,12 @@ impl TableProvider for IcebergTableProvider {
         let deferrable = min_files > 0
             && self.metadata_columns.is_none()
             && !(limit.is_some() && filters.is_empty())
+            && !projection.is_some_and(|p| p.is_empty())
             && self.table.file_io().remaps().is_empty();
         if deferrable {
-            if let Some(deferred) = scan.defer_files(min_files as u64).await? {
+            let deferred = scan.defer_files(min_files as u64).await?;
+            let partitions = state.config().target_partitions();
+            if let Some(deferred) = deferred.filter(|d| d.manifests().len() >= partitions) {
                 if let Ok(mut last) = self.last_scan_metrics.lock() {
                     *last = Some(deferred.metrics().clone());
                 }

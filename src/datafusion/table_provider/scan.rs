@@ -33,7 +33,7 @@ use object_store::ObjectMeta;
 
 use crate::datafusion::canonical_nan::canonical_nan_projection;
 use crate::datafusion::column_defaults::initial_defaults;
-use crate::datafusion::deferred_files::{DeferredCounts, DeferredFiles};
+use crate::datafusion::deferred_files::{DeferredCounts, DeferredFiles, StatisticsInputs};
 use crate::datafusion::delete_planning::{
     equality_loader, DeletePlan, EqualityDeleteFile, PlannedFile, PositionDeletePolicy,
     NO_EQUALITY_DELETES,
@@ -487,7 +487,7 @@ impl IcebergTableProvider {
         store_url: &str,
         groups: Vec<FileGroup>,
         scan: &StoreScan,
-        deferred: Option<DeferredScan>,
+        deferred: Option<(DeferredScan, StatisticsInputs)>,
     ) -> Result<Arc<dyn ExecutionPlan>> {
         let io = self.table.file_io();
         let url = ObjectStoreUrl::parse(store_url)?;
@@ -546,13 +546,13 @@ impl IcebergTableProvider {
                 (groups, statistics, None)
             }
             // no data file is known yet: the manifest list's row count, inexact
-            Some(deferred) => {
+            Some((deferred, inputs)) => {
                 let mut statistics = Statistics::new_unknown(scan.table_schema.table_schema());
                 let rows = usize::try_from(deferred.live_rows()).unwrap_or(usize::MAX);
                 statistics.num_rows = Precision::Inexact(rows);
                 let counts =
                     DeferredCounts::register(FileSource::metrics(&source), deferred.metrics());
-                let files = DeferredFiles::new(deferred, io.clone(), store_url, counts);
+                let files = DeferredFiles::new(deferred, io.clone(), store_url, counts, inputs);
                 (groups, statistics, Some(Arc::new(files)))
             }
         };

@@ -359,3 +359,37 @@ async fn aggregates_over_positions_answer_as_the_rows_do() {
         }
     }
 }
+
+/// `EXPLAIN` and `EXPLAIN ANALYZE` of a query naming metadata columns plan the rewritten
+/// query ("No field named _file" before): the plan reads the hidden columns, and the
+/// analyzed run counts the rows the query returns.
+#[tokio::test]
+async fn explain_of_a_query_naming_metadata_columns() {
+    let ctx = SessionContext::new();
+    corpus(&ctx, "t", "corpus/spark_v2_day_partitioned").await;
+    let count = rows(&ctx, "SELECT count(*) FROM t WHERE _pos >= 0").await;
+    let text = |r: Vec<Vec<String>>| {
+        r.into_iter()
+            .map(|row| row.join(" "))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let plan = text(
+        rows(
+            &ctx,
+            "EXPLAIN SELECT _file, _pos, id FROM t WHERE _pos >= 0",
+        )
+        .await,
+    );
+    assert!(plan.contains("physical_plan"), "{plan}");
+    assert!(plan.contains("_pos"), "{plan}");
+    let analyzed = text(
+        rows(
+            &ctx,
+            "EXPLAIN ANALYZE SELECT count(*) FROM t WHERE _pos >= 0",
+        )
+        .await,
+    );
+    let rows_out = format!("output_rows={}", count[0][0]);
+    assert!(analyzed.contains(&rows_out), "{rows_out}: {analyzed}");
+}

@@ -3,8 +3,8 @@
 //! a field of `_partition` reads as `_partition.k` (or `_partition['k']`).
 //!
 //! DataFusion 55 has no metadata columns of its own (a table has one schema, `*`
-//! expands to all of it), so a `SELECT` that names one (`_file`, `t._pos`, …) is
-//! rewritten before DataFusion plans it: in each `SELECT` block, the Iceberg tables of
+//! expands to all of it), so a `SELECT` (or an `EXPLAIN [ANALYZE]` of one) that names
+//! one (`_file`, `t._pos`, …) is rewritten before DataFusion plans it: in each `SELECT` block, the Iceberg tables of
 //! its `FROM` are read through their view with metadata columns
 //! ([`IcebergTableProvider::with_metadata_columns`]; aliased to the table's own name
 //! when it had no alias), and its wildcards get `EXCLUDE (<the metadata columns>)`:
@@ -60,11 +60,22 @@ pub(super) async fn plan(ctx: &SessionContext, sql: &str) -> Result<Option<Logic
     let Ok(statement) = state.sql_to_statement(sql, &options.dialect) else {
         return Ok(None);
     };
-    let DFStatement::Statement(boxed) = statement else {
-        return Ok(None);
-    };
-    let Statement::Query(mut query) = *boxed else {
-        return Ok(None);
+    // a query, or an `EXPLAIN` of one: the query is rewritten in place, the whole
+    // statement planned
+    let mut statement = statement;
+    let query: &mut Box<Query> = match &mut statement {
+        DFStatement::Explain(explain) => match explain.statement.as_mut() {
+            DFStatement::Statement(inner) => match inner.as_mut() {
+                Statement::Query(query) => query,
+                _ => return Ok(None),
+            },
+            _ => return Ok(None),
+        },
+        DFStatement::Statement(inner) => match inner.as_mut() {
+            Statement::Query(query) => query,
+            _ => return Ok(None),
+        },
+        _ => return Ok(None),
     };
     let normalize = |ident: &Ident| -> String {
         if options.enable_ident_normalization && ident.quote_style.is_none() {
@@ -73,7 +84,7 @@ pub(super) async fn plan(ctx: &SessionContext, sql: &str) -> Result<Option<Logic
             ident.value.clone()
         }
     };
-    let names_metadata = visit_expressions(&query, |e| {
+    let names_metadata = visit_expressions(&**query, |e| {
         let found = match e {
             Expr::Identifier(id) => ALL.contains(&normalize(id).as_str()),
             // `t._file`, and a field of `_partition`: `_partition.k`, `t._partition.k`
@@ -93,7 +104,7 @@ pub(super) async fn plan(ctx: &SessionContext, sql: &str) -> Result<Option<Logic
     }
     // the Iceberg tables the query reads (CTE names are not tables)
     let mut ctes = CteNames::default();
-    let _ = Visit::visit(&*query, &mut ctes);
+    let _ = Visit::visit(&**query, &mut ctes);
     let references = state.resolve_table_references(&DFStatement::Statement(Box::new(
         Statement::Query(query.clone()),
     )))?;
@@ -120,7 +131,7 @@ pub(super) async fn plan(ctx: &SessionContext, sql: &str) -> Result<Option<Logic
         normalization: options.enable_ident_normalization,
         error: None,
     };
-    let _ = VisitMut::visit(&mut *query, &mut rewriter);
+    let _ = VisitMut::visit(&mut **query, &mut rewriter);
     if let Some(e) = rewriter.error {
         return Err(e);
     }
@@ -141,9 +152,7 @@ pub(super) async fn plan(ctx: &SessionContext, sql: &str) -> Result<Option<Logic
     let private = SessionStateBuilder::new_from_existing(state)
         .with_catalog_list(catalogs)
         .build();
-    let plan = private
-        .statement_to_plan(DFStatement::Statement(Box::new(Statement::Query(query))))
-        .await?;
+    let plan = private.statement_to_plan(statement).await?;
     Ok(Some(plan))
 }
 

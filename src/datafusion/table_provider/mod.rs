@@ -493,6 +493,8 @@ impl TableProvider for IcebergTableProvider {
                 let exec = self
                     .counting_store_requests(&store_requests)
                     .build_deferred_scan(state, deferred, projection, limit)?;
+                // no delete applies: the delete counters are 0, shown as for any scan
+                attach_counters(&exec, &DeleteMetrics::default().counters());
                 store_requests.register(&exec, planning_requests.totals());
                 return Ok(exec);
             }

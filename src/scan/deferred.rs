@@ -156,10 +156,6 @@ impl DeferredScan {
 
 #[cfg(test)]
 mod tests {
-    use std::collections::HashMap;
-
-    use crate::spec::{DataContentType, NestedField, PartitionSpec, PrimitiveType, Schema, Type};
-    use crate::write::{empty_data_file, LocalTableWriter, NewEntry};
     use crate::Table;
 
     /// 20 manifests of 5 files of 100 rows each; deferred at up to 100 files, and each
@@ -168,38 +164,7 @@ mod tests {
     #[tokio::test]
     async fn manifests_planned_one_at_a_time_plan_what_plan_files_plans() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let schema = Schema::new(
-            0,
-            vec![NestedField::required(
-                1,
-                "id",
-                Type::Primitive(PrimitiveType::Long),
-            )],
-        );
-        let mut w = LocalTableWriter::create(
-            dir.path(),
-            schema,
-            PartitionSpec::unpartitioned(),
-            HashMap::new(),
-        )
-        .expect("create");
-        let snap = w.begin();
-        let mut manifests = vec![];
-        for m in 0..20 {
-            let mut mw = w
-                .manifest_writer(&snap, crate::spec::ManifestContent::Data)
-                .expect("writer");
-            for f in 0..5 {
-                let mut file = empty_data_file(
-                    &format!("file:///nowhere/{m}-{f}.parquet"),
-                    DataContentType::Data,
-                );
-                file.record_count = 100;
-                mw.add(&NewEntry::added(file)).expect("add");
-            }
-            manifests.push(w.write_manifest(&snap, mw).expect("write"));
-        }
-        w.commit(snap, manifests, "append").expect("commit");
+        let mut w = super::super::test_tables::twenty_manifests(dir.path());
         let open = || async {
             let table = Table::open(&dir.path().to_string_lossy())
                 .await
@@ -232,12 +197,7 @@ mod tests {
             .collect();
         assert_eq!(one_at_a_time, all);
 
-        let mut delete = empty_data_file(
-            "file:///nowhere/eq.parquet",
-            DataContentType::EqualityDeletes,
-        );
-        delete.equality_ids = vec![1];
-        w.row_delta(vec![], vec![delete]).expect("delete commit");
+        super::super::test_tables::add_equality_delete(&mut w);
         assert!(open().await.defer_files(1).await.expect("defer").is_none());
     }
 }

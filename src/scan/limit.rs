@@ -83,10 +83,6 @@ impl TableScan {
 
 #[cfg(test)]
 mod tests {
-    use std::collections::HashMap;
-
-    use crate::spec::{DataContentType, NestedField, PartitionSpec, PrimitiveType, Schema, Type};
-    use crate::write::{empty_data_file, LocalTableWriter, NewEntry};
     use crate::Table;
 
     /// 20 manifests of 5 files of 100 rows: LIMIT 250 needs one manifest, LIMIT 1,200
@@ -94,38 +90,7 @@ mod tests {
     #[tokio::test]
     async fn opens_only_the_manifests_a_limit_needs() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let schema = Schema::new(
-            0,
-            vec![NestedField::required(
-                1,
-                "id",
-                Type::Primitive(PrimitiveType::Long),
-            )],
-        );
-        let mut w = LocalTableWriter::create(
-            dir.path(),
-            schema,
-            PartitionSpec::unpartitioned(),
-            HashMap::new(),
-        )
-        .expect("create");
-        let snap = w.begin();
-        let mut manifests = vec![];
-        for m in 0..20 {
-            let mut mw = w
-                .manifest_writer(&snap, crate::spec::ManifestContent::Data)
-                .expect("writer");
-            for f in 0..5 {
-                let mut file = empty_data_file(
-                    &format!("file:///nowhere/{m}-{f}.parquet"),
-                    DataContentType::Data,
-                );
-                file.record_count = 100;
-                mw.add(&NewEntry::added(file)).expect("add");
-            }
-            manifests.push(w.write_manifest(&snap, mw).expect("write"));
-        }
-        w.commit(snap, manifests, "append").expect("commit");
+        let mut w = super::super::test_tables::twenty_manifests(dir.path());
         let table = Table::open(&dir.path().to_string_lossy())
             .await
             .expect("open");
@@ -145,12 +110,7 @@ mod tests {
         assert_eq!((plan.metrics.manifests_scanned, plan.tasks.len()), (3, 12));
         assert_eq!(plan.metrics.manifests_total, 20);
 
-        let mut delete = empty_data_file(
-            "file:///nowhere/eq.parquet",
-            DataContentType::EqualityDeletes,
-        );
-        delete.equality_ids = vec![1];
-        w.row_delta(vec![], vec![delete]).expect("delete commit");
+        super::super::test_tables::add_equality_delete(&mut w);
         let table = Table::open(&dir.path().to_string_lossy())
             .await
             .expect("reopen");

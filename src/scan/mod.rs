@@ -33,6 +33,8 @@ pub mod cache;
 mod deferred;
 mod limit;
 mod row_count;
+#[cfg(test)]
+mod test_tables;
 
 pub use deferred::DeferredScan;
 pub use row_count::live_rows_from_manifest_list;

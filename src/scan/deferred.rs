@@ -105,6 +105,13 @@ impl TableScan {
 }
 
 impl DeferredScan {
+    /// This scan reading its manifests through `file_io` (e.g. one counting the
+    /// requests of the query's execution, when the manifests are read).
+    pub fn reading_through(mut self, file_io: crate::io::FileIO) -> Self {
+        self.scan.table = self.scan.table.with_file_io(file_io);
+        self
+    }
+
     /// The data manifests to plan, in manifest-list order.
     pub fn manifests(&self) -> &[ManifestFile] {
         &self.manifests

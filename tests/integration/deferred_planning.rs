@@ -27,16 +27,26 @@ async fn explain(ctx: &SessionContext, sql: &str) -> String {
 
 /// The value of the metric `name` on the scan in `EXPLAIN ANALYZE sql`.
 async fn metric(ctx: &SessionContext, sql: &str, name: &str) -> u64 {
+    metrics(ctx, sql, &[name]).await[0]
+}
+
+/// The values of the metrics `names` on the scan in one run of `EXPLAIN ANALYZE sql`.
+async fn metrics(ctx: &SessionContext, sql: &str, names: &[&str]) -> Vec<u64> {
     let text = ok(ctx, &format!("EXPLAIN ANALYZE {sql}")).await;
-    let at = text
-        .find(&format!("{name}="))
-        .unwrap_or_else(|| panic!("no {name} in {text}"));
-    text[at + name.len() + 1..]
-        .chars()
-        .take_while(char::is_ascii_digit)
-        .collect::<String>()
-        .parse()
-        .unwrap_or_else(|_| panic!("{name} in {text}"))
+    names
+        .iter()
+        .map(|name| {
+            let at = text
+                .find(&format!("{name}="))
+                .unwrap_or_else(|| panic!("no {name} in {text}"));
+            text[at + name.len() + 1..]
+                .chars()
+                .take_while(char::is_ascii_digit)
+                .collect::<String>()
+                .parse()
+                .unwrap_or_else(|_| panic!("{name} in {text}"))
+        })
+        .collect()
 }
 
 /// `ns.t` (id, k, f, d) partitioned by `k`: six appends (six manifests) of 3 files each,
@@ -145,6 +155,25 @@ async fn deferred_scans_return_what_scans_planned_up_front_return() {
         )
         .await,
         6
+    );
+    // the manifests are read while the query runs: counted with its reads (fresh
+    // sessions, nothing cached)
+    let q = "SELECT id FROM ice.ns.t WHERE k = 'b'";
+    let (fresh_deferred, fresh_eager) = (session(&lake, 1).await, session(&lake, 0).await);
+    let counters = [
+        "iceberg_planning_get_requests",
+        "iceberg_store_get_requests",
+    ];
+    let deferred_counts = metrics(&fresh_deferred, q, &counters).await;
+    let (deferred_planning, deferred_store) = (deferred_counts[0], deferred_counts[1]);
+    let eager_counts = metrics(&fresh_eager, q, &counters).await;
+    let (eager_planning, eager_store) = (eager_counts[0], eager_counts[1]);
+    assert_eq!(eager_planning, 1 + 6, "the list and the six manifests");
+    assert_eq!(deferred_planning, 1, "the list");
+    assert_eq!(
+        deferred_store,
+        eager_store + 6,
+        "the manifests with the data files"
     );
     // an unfiltered LIMIT opens only the manifests it needs, planned up front
     let plan = explain(&deferred, "SELECT id FROM ice.ns.t LIMIT 3").await;

@@ -489,10 +489,11 @@ impl TableProvider for IcebergTableProvider {
                 if let Ok(mut last) = self.last_delete_metrics.lock() {
                     *last = Some(DeleteMetrics::default());
                 }
+                // the manifests are read while the query runs: counted with its reads
                 let store_requests = Arc::new(StoreRequestMetrics::default());
-                let exec = self
-                    .counting_store_requests(&store_requests)
-                    .build_deferred_scan(state, deferred, projection, limit)?;
+                let counted = self.counting_store_requests(&store_requests);
+                let deferred = deferred.reading_through(counted.table.file_io().clone());
+                let exec = counted.build_deferred_scan(state, deferred, projection, limit)?;
                 // no delete applies: the delete counters are 0, shown as for any scan
                 attach_counters(&exec, &DeleteMetrics::default().counters());
                 store_requests.register(&exec, planning_requests.totals());

@@ -95,14 +95,11 @@ pub(crate) fn file_statistics(
         }
         return Ok(stats);
     };
-    let count = |n: usize| {
-        if has_deletes {
-            Precision::Inexact(n)
-        } else {
-            Precision::Exact(n)
-        }
+    stats.num_rows = if has_deletes {
+        Precision::Inexact(rows)
+    } else {
+        Precision::Exact(rows)
     };
-    stats.num_rows = count(rows);
     for (i, (((field, arrow_field), column), wanted)) in schema
         .columns()
         .iter()

@@ -26,9 +26,12 @@
 //! `-0.0` and `0.0`: total order puts `-0.0` below `0.0` (as the ungrouped path and
 //! `ORDER BY` do). Spark compares them as equal and returns whichever it met first.
 //!
-//! [`register_min_max`] puts the two in a session under DataFusion's names, so that
-//! DataFusion's optimizations that go by name (dynamic filters of an ungrouped `min`/`max`,
-//! `ORDER BY max(x) LIMIT n` over groups) keep applying.
+//! [`register_min_max`] puts the two in a session under DataFusion's names (column
+//! names, plans and codecs name them so). Two of DataFusion's optimizations that go by
+//! these names give wrong rows and are turned off: the `TopKAggregation` of `GROUP BY …
+//! ORDER BY max(x) LIMIT n` ([`MinMax`] reports no `is_descending`) and the dynamic
+//! filter of an ungrouped `min`/`max` (`enable_aggregate_dynamic_filter_pushdown` is set
+//! to false when the functions are registered); see those places for why.
 
 use std::cmp::Ordering;
 use std::hash::{Hash, Hasher};
@@ -132,7 +135,21 @@ pub fn register_min_max(ctx: &SessionContext) {
             .any(|f| replaces(state.aggregate_functions().get(f.name())))
     };
     if needed {
-        register_min_max_in(&mut *ctx.state_ref().write());
+        let state = ctx.state_ref();
+        let mut state = state.write();
+        register_min_max_in(&mut *state);
+        // DataFusion 55's dynamic filter of an ungrouped `min`/`max` drops rows: a
+        // partition whose first values of one aggregate's argument are all NULL holds a
+        // NULL bound for it for good, and the filter built from the bounds leaves that
+        // aggregate out instead of letting every row through for it (`a < 1 OR b < 5`
+        // becomes `b < 5`), so with exact per-file statistics the file holding the true
+        // `min(a)` is pruned. Off once, when icefloe's functions are put in; a later
+        // `SET` turns it on again.
+        state
+            .config_mut()
+            .options_mut()
+            .optimizer
+            .enable_aggregate_dynamic_filter_pushdown = false;
     }
 }
 
@@ -313,8 +330,13 @@ impl AggregateUDFImpl for MinMax {
         self.inner.coerce_types(arg_types)
     }
 
+    /// `None`: DataFusion's `TopKAggregation` (`GROUP BY … ORDER BY max(x) LIMIT n`), the
+    /// only user of this, keeps each group's extremum in its own heap, comparing floats
+    /// by IEEE `partial_cmp`, so NaN groups came out in the wrong place and with values
+    /// not their groups' extrema. Without it such a query aggregates every group, then
+    /// sorts (right for every type; the heap was faster).
     fn is_descending(&self) -> Option<bool> {
-        self.inner.is_descending()
+        None
     }
 
     fn value_from_stats(&self, statistics_args: &StatisticsArgs) -> Option<ScalarValue> {

@@ -1,3 +1,4 @@
+mod aggregates;
 mod cli;
 mod cli_catalogs;
 mod cli_output;

@@ -1,25 +1,92 @@
-//! The physical scan of a deferred snapshot ([`DeferredScan`]): DataFusion's Parquet
-//! scan over one `PartitionedFile` per data manifest, planned into data files as the scan
-//! reads them ([`deferred_files`](crate::datafusion::deferred_files)).
+//! Deferred scans: whether a query's scan is deferred, and its physical scan
+//! ([`DeferredScan`]): DataFusion's Parquet scan over one `PartitionedFile` per data
+//! manifest, planned into data files as the scan reads them
+//! ([`deferred_files`](crate::datafusion::deferred_files)).
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use datafusion::catalog::Session;
+use datafusion::logical_expr::Expr;
 use datafusion::physical_plan::ExecutionPlan;
 
 use crate::datafusion::canonical_nan::canonical_nan_projection;
 use crate::datafusion::deferred_files::{manifest_files, StatisticsInputs};
-use crate::datafusion::delete_planning::PositionDeletePolicy;
+use crate::datafusion::delete_planning::{DeleteMetrics, PositionDeletePolicy};
+use crate::datafusion::metrics::attach_counters;
+use crate::datafusion::options::{IcefloeOptions, DEFAULT_DEFERRED_PLANNING_MIN_FILES};
+use crate::datafusion::request_metrics::StoreRequestMetrics;
 use crate::datafusion::statistics::untruncated_bounds;
 use crate::error::Result;
-use crate::scan::DeferredScan;
+use crate::io::RequestCounts;
+use crate::scan::{DeferredScan, TableScan};
 
 use super::hidden::{Hidden, HiddenLayout};
 use super::scan::{split_into_groups, FileLayout, StoreScan};
 use super::IcebergTableProvider;
 
 impl IcebergTableProvider {
+    /// The scan of `scan` deferred, if it is to be: `None` (plan its files up front)
+    /// unless the session's `icefloe.deferred_planning_min_files` is above 0 and the
+    /// snapshot reaches it ([`TableScan::defer_files`]: no delete files, enough live
+    /// files), and the scan is none of: an unfiltered LIMIT (it opens only the manifests
+    /// it needs), a scan of no column (`COUNT(*)` under an exact filter: DataFusion
+    /// answers it from the planned files' statistics), one with metadata columns, one of
+    /// a moved table (its errors name files as recorded, which needs them planned), or
+    /// one of fewer manifests than the session's `target_partitions` (each manifest's
+    /// files are read by one partition). The manifest list is read through `scan`'s
+    /// FileIO (counted as planning, `planning_requests`), the manifests through the
+    /// query's (counted with its reads).
+    ///
+    /// Errors: as [`TableScan::defer_files`] and [`Self::build_deferred_scan`].
+    pub(super) async fn deferred_scan(
+        &self,
+        state: &dyn Session,
+        scan: &TableScan,
+        projection: Option<&Vec<usize>>,
+        filters: &[Expr],
+        limit: Option<usize>,
+        planning_requests: &RequestCounts,
+    ) -> Result<Option<Arc<dyn ExecutionPlan>>> {
+        let min_files = state
+            .config_options()
+            .extensions
+            .get::<IcefloeOptions>()
+            .map_or(DEFAULT_DEFERRED_PLANNING_MIN_FILES, |o| {
+                o.deferred_planning_min_files
+            });
+        let deferrable = min_files > 0
+            && self.metadata_columns.is_none()
+            && !(limit.is_some() && filters.is_empty())
+            && !projection.is_some_and(|p| p.is_empty())
+            && self.table.file_io().remaps().is_empty();
+        if !deferrable {
+            return Ok(None);
+        }
+        let partitions = state.config().target_partitions();
+        let Some(deferred) = scan
+            .defer_files(min_files as u64)
+            .await?
+            .filter(|d| d.manifests().len() >= partitions)
+        else {
+            return Ok(None);
+        };
+        if let Ok(mut last) = self.last_scan_metrics.lock() {
+            *last = Some(deferred.metrics().clone());
+        }
+        if let Ok(mut last) = self.last_delete_metrics.lock() {
+            *last = Some(DeleteMetrics::default());
+        }
+        let store_requests = Arc::new(StoreRequestMetrics::default());
+        let counted = self.counting_store_requests(&store_requests);
+        let deferred = deferred.reading_through(counted.table.file_io().clone());
+        let exec = counted.build_deferred_scan(state, deferred, projection, limit)?;
+        // no delete applies: the delete counters are 0, shown as for any scan
+        attach_counters(&exec, &DeleteMetrics::default().counters());
+        store_requests.register(&exec, planning_requests.totals());
+        Ok(Some(exec))
+    }
+
     /// The scan of `deferred` (a query's scan: no hidden columns, no deletes), reading
     /// `projection` of the table's columns, at most `limit` rows.
     ///

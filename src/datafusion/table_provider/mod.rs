@@ -33,7 +33,7 @@ use super::filter::{exact_by_identity_partitions, FilterConverter};
 use super::insert::{IcebergDataSink, WriteTarget};
 use super::metadata_columns::MetadataColumns;
 use super::metrics::{attach_counters, attach_scan_metrics};
-use super::options::{IcefloeOptions, DEFAULT_DEFERRED_PLANNING_MIN_FILES};
+use super::options::IcefloeOptions;
 use super::request_metrics::StoreRequestMetrics;
 use super::row_count::rows_without_columns;
 use super::write_exec::IcebergWriteExec;
@@ -381,9 +381,6 @@ impl IcebergTableProvider {
         plan_deletes(&self.table, plan.tasks, plan.delete_entries, cache).await
     }
 
-    /// A [`TableScan`] of `table` (this provider's table, perhaps with another FileIO)
-    /// at this provider's snapshot, sharing its manifest cache, filtered by what of
-    /// `filters` converts to Iceberg predicates.
     /// This provider reading through a FileIO whose requests `store_requests` counts
     /// (the scan's own reads, `EXPLAIN ANALYZE`).
     fn counting_store_requests(&self, store_requests: &Arc<StoreRequestMetrics>) -> Self {
@@ -397,6 +394,9 @@ impl IcebergTableProvider {
         }
     }
 
+    /// A [`TableScan`] of `table` (this provider's table, perhaps with another FileIO)
+    /// at this provider's snapshot, sharing its manifest cache, filtered by what of
+    /// `filters` converts to Iceberg predicates.
     fn filtered_scan(&self, table: Table, filters: &[Expr]) -> TableScan {
         let scan = TableScan::new(table, self.snapshot.clone())
             .with_manifest_cache(Arc::clone(&self.caches.manifests))
@@ -461,44 +461,12 @@ impl TableProvider for IcebergTableProvider {
         );
         let scan = self.filtered_scan(planning_table.clone(), filters);
         // A snapshot of very many files and no deletes: each manifest is planned as the
-        // scan reads it (see `deferred_files`). Not for an unfiltered LIMIT (it opens
-        // only the manifests it needs), nor for a scan of no column (`COUNT(*)` with a
-        // filter: DataFusion answers it from the planned files' statistics), nor for
-        // metadata columns, nor for a moved table (its errors name files as recorded,
-        // which needs them planned), nor with fewer manifests than the scan has
-        // partitions (each manifest's files are read by one partition).
-        let min_files = state
-            .config_options()
-            .extensions
-            .get::<IcefloeOptions>()
-            .map_or(DEFAULT_DEFERRED_PLANNING_MIN_FILES, |o| {
-                o.deferred_planning_min_files
-            });
-        let deferrable = min_files > 0
-            && self.metadata_columns.is_none()
-            && !(limit.is_some() && filters.is_empty())
-            && !projection.is_some_and(|p| p.is_empty())
-            && self.table.file_io().remaps().is_empty();
-        if deferrable {
-            let deferred = scan.defer_files(min_files as u64).await?;
-            let partitions = state.config().target_partitions();
-            if let Some(deferred) = deferred.filter(|d| d.manifests().len() >= partitions) {
-                if let Ok(mut last) = self.last_scan_metrics.lock() {
-                    *last = Some(deferred.metrics().clone());
-                }
-                if let Ok(mut last) = self.last_delete_metrics.lock() {
-                    *last = Some(DeleteMetrics::default());
-                }
-                // the manifests are read while the query runs: counted with its reads
-                let store_requests = Arc::new(StoreRequestMetrics::default());
-                let counted = self.counting_store_requests(&store_requests);
-                let deferred = deferred.reading_through(counted.table.file_io().clone());
-                let exec = counted.build_deferred_scan(state, deferred, projection, limit)?;
-                // no delete applies: the delete counters are 0, shown as for any scan
-                attach_counters(&exec, &DeleteMetrics::default().counters());
-                store_requests.register(&exec, planning_requests.totals());
-                return Ok(exec);
-            }
+        // scan reads it (`deferred`).
+        let deferred = self
+            .deferred_scan(state, &scan, projection, filters, limit, &planning_requests)
+            .await?;
+        if let Some(exec) = deferred {
+            return Ok(exec);
         }
         // An unfiltered LIMIT opens only the manifests it needs (scan::limit).
         let plan = match limit {

@@ -23,11 +23,11 @@ use datafusion::physical_plan::metrics::{
     Count, ExecutionPlanMetricsSet, MetricBuilder, MetricType,
 };
 use datafusion_datasource::morsel::{MorselPlan, MorselPlanner, Morselizer};
-use object_store::ObjectMeta;
 
 use datafusion::arrow::datatypes::SchemaRef;
 
 use crate::datafusion::metrics::funnel;
+use crate::datafusion::planned_file::{data_file_size, partitioned_file_at};
 use crate::datafusion::statistics::file_statistics;
 use crate::error::Error;
 use crate::io::FileIO;
@@ -161,11 +161,7 @@ impl DeferredFiles {
                 resolved.store_url, self.store_url
             )));
         }
-        let size = u64::try_from(task.data_file().file_size_in_bytes).map_err(|_| {
-            Error::invalid_data(format!(
-                "data file '{path}' has negative file_size_in_bytes"
-            ))
-        })?;
+        let size = data_file_size(task.data_file())?;
         let inputs = &self.statistics;
         let statistics = file_statistics(
             &inputs.schema,
@@ -176,14 +172,7 @@ impl DeferredFiles {
             &inputs.read_columns,
             &inputs.untruncated,
         )?;
-        Ok(PartitionedFile::new_from_meta(ObjectMeta {
-            location: resolved.path,
-            last_modified: chrono::DateTime::UNIX_EPOCH,
-            size,
-            e_tag: None,
-            version: None,
-        })
-        .with_statistics(Arc::new(statistics)))
+        Ok(partitioned_file_at(resolved.path, size).with_statistics(Arc::new(statistics)))
     }
 }
 
@@ -201,14 +190,9 @@ pub(crate) fn manifest_files(
         let resolved = file_io.resolve(&m.manifest_path)?;
         let count = |n: Option<i64>| u64::try_from(n.unwrap_or(0)).unwrap_or(0);
         let rows = count(m.added_rows_count).saturating_add(count(m.existing_rows_count));
-        let file = PartitionedFile::new_from_meta(ObjectMeta {
-            location: resolved.path,
-            last_modified: chrono::DateTime::UNIX_EPOCH,
-            size: u64::try_from(m.manifest_length).unwrap_or(0),
-            e_tag: None,
-            version: None,
-        })
-        .with_extension(DeferredManifest { index });
+        let size = u64::try_from(m.manifest_length).unwrap_or(0);
+        let file =
+            partitioned_file_at(resolved.path, size).with_extension(DeferredManifest { index });
         out.push((file, rows));
     }
     Ok(out)

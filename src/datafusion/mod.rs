@@ -35,6 +35,7 @@ pub mod min_max;
 pub mod named_tables;
 mod nested_projection;
 pub mod options;
+mod planned_file;
 mod position_delete_exec;
 pub mod read_only;
 mod request_metrics;

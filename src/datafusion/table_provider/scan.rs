@@ -29,7 +29,6 @@ use datafusion::physical_plan::union::UnionExec;
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion_datasource::compute_all_files_statistics;
 use object_store::path::Path as ObjectPath;
-use object_store::ObjectMeta;
 
 use crate::datafusion::canonical_nan::canonical_nan_projection;
 use crate::datafusion::column_defaults::initial_defaults;
@@ -43,6 +42,7 @@ use crate::datafusion::expr_adapter::FieldIdExprAdapterFactory;
 use crate::datafusion::file_reader::IcebergParquetReaderFactory;
 use crate::datafusion::iceberg_source::{IcebergParquetSource, IcebergScanState};
 use crate::datafusion::options::IcefloeOptions;
+use crate::datafusion::planned_file::{data_file_size, partitioned_file_at};
 use crate::datafusion::position_delete_exec::{FileDeletes, PositionDeleteExec};
 use crate::datafusion::statistics::{file_statistics, untruncated_bounds};
 use crate::delete::equality_delete_schema;
@@ -322,27 +322,13 @@ impl IcebergTableProvider {
         let io = self.table.file_io();
         let task = &planned.task;
         let resolved = io.resolve_remapped(&task.location, &task.data_file().file_path)?;
-        let size = u64::try_from(task.data_file().file_size_in_bytes).map_err(|_| {
-            Error::invalid_data(format!(
-                "data file '{}' has negative file_size_in_bytes",
-                task.data_file().file_path
-            ))
-        })?;
+        let size = data_file_size(task.data_file())?;
         let has_deletes =
             planned.position.is_some() || planned.equality_sequence_number != NO_EQUALITY_DELETES;
-        // The object path as resolved (the location's characters kept as they are):
-        // `PartitionedFile::new` would re-parse its string with `Path::from`, which
-        // encodes `%` (a file named `p=100%25` would be looked up as `p=100%2525`).
         if !io.remaps().is_empty() {
             recorded.insert(resolved.path.clone(), task.data_file().file_path.clone());
         }
-        let mut file = PartitionedFile::new_from_meta(ObjectMeta {
-            location: resolved.path,
-            last_modified: chrono::DateTime::UNIX_EPOCH,
-            size,
-            e_tag: None,
-            version: None,
-        });
+        let mut file = partitioned_file_at(resolved.path, size);
         let layout = files.layout;
         let mut partition_values = vec![];
         if files.equality {

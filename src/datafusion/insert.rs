@@ -302,7 +302,9 @@ impl IcebergDataSink {
         let m = self.table.metadata();
         let spec = self.spec()?;
         let paths: Vec<String> = files.iter().map(|f| f.file_path.clone()).collect();
-        let start = m.current_snapshot_id;
+        let branch = self.branch.as_deref().unwrap_or(crate::spec::MAIN_BRANCH);
+        // what an overwrite replaces, and checks conflicts from: the branch's snapshot
+        let start = m.ref_snapshot_id(branch);
         let txn = Transaction::new(
             Arc::clone(&self.target.catalog),
             self.target.ident.clone(),
@@ -310,28 +312,25 @@ impl IcebergDataSink {
         );
         let txn = match (self.op, self.overwrite_mode) {
             (InsertOp::Append, _) => {
-                let append = AppendFiles::new(spec.spec_id, files)?;
-                txn.add_action(match &self.branch {
-                    Some(branch) => append.to_branch(branch),
-                    None => append,
-                })
+                txn.add_action(AppendFiles::new(spec.spec_id, files)?.to_branch(branch))
             }
             (_, PartitionOverwriteMode::Static) => txn.add_action(
                 OverwriteFiles::new(start)
                     .overwrite_by_row_filter(Predicate::AlwaysTrue)
                     .with_isolation_level(IsolationLevel::Serializable)
+                    .to_branch(branch)
                     .add_files(spec.spec_id, files)?,
             ),
             (_, PartitionOverwriteMode::Dynamic) => txn.add_action(
                 OverwriteFiles::new(start)
                     .replace_partitions()
                     .with_isolation_level(IsolationLevel::Serializable)
+                    .to_branch(branch)
                     .add_files(spec.spec_id, files)?,
             ),
         };
         match txn.commit().await {
             Ok(table) => {
-                let branch = self.branch.as_deref().unwrap_or(crate::spec::MAIN_BRANCH);
                 if let Some(id) = table.metadata().ref_snapshot_id(branch) {
                     MetricBuilder::new(&self.metrics)
                         .global_gauge(COMMITTED_SNAPSHOT_METRIC)

@@ -92,6 +92,14 @@ impl OverwriteFiles {
         }
     }
 
+    /// Commit to branch `branch` (which must exist) instead of `main`: the new snapshot
+    /// descends from the branch's, conflicts are checked along the branch's ancestry,
+    /// and `main` is left as it is (spec: "Branching and Tagging").
+    pub fn to_branch(mut self, branch: &str) -> Self {
+        self.producer.set_branch(branch);
+        self
+    }
+
     /// Add data files written under spec `spec_id`.
     ///
     /// Errors: a file that is not a data file.

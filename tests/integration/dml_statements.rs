@@ -1,5 +1,5 @@
 //! How `UPDATE`, `DELETE` and `MERGE` statements are read: assignments, aliases, the
-//! source's cardinality, branch names, subqueries, and the errors for what is refused.
+//! source's cardinality, subqueries, and the errors for what is refused.
 
 use crate::dml::{lake, ok, run, Lake};
 
@@ -168,34 +168,6 @@ async fn dml_delete_takes_the_table_alias() {
         let rows = ok(&lake.ctx, &format!("SELECT id FROM ice.ns.{name}")).await;
         assert_eq!(rows, "+----+\n| id |\n+----+\n| 1  |\n+----+", "{mode}");
     }
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn dml_on_a_branch_in_spark_form_is_refused_naming_the_branch() {
-    let lake = lake().await;
-    table(&lake, "t", "merge-on-read").await;
-    ok(&lake.ctx, "ALTER TABLE ice.ns.t CREATE BRANCH dev").await;
-    let before = snapshots(&lake, "t").await;
-    for (statement, verb) in [
-        ("UPDATE ice.ns.t.branch_dev SET x = 1", "UPDATE"),
-        ("DELETE FROM ice.ns.t.branch_dev WHERE id = 1", "DELETE"),
-        ("TRUNCATE TABLE ice.ns.t.branch_dev", "TRUNCATE"),
-        (
-            "MERGE INTO ice.ns.t.branch_dev t USING (SELECT 1 AS id) s ON t.id = s.id \
-             WHEN MATCHED THEN DELETE",
-            "MERGE",
-        ),
-    ] {
-        let e = run(&lake.ctx, statement).await.expect_err(statement);
-        assert!(
-            e.contains(&format!(
-                "{verb} on branch 'dev' of 'ns.t': row-level changes on a branch are not \
-                 supported yet"
-            )),
-            "{statement}: {e}"
-        );
-    }
-    assert_eq!(snapshots(&lake, "t").await, before);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -18,6 +18,7 @@ mod deletes;
 #[cfg(feature = "distributed")]
 mod distributed;
 mod dml;
+mod dml_branches;
 mod dml_statements;
 mod dml_whole_files;
 mod dropped_partition_source;

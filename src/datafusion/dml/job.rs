@@ -588,7 +588,8 @@ impl RowLevelJob {
             ErrorKind::CommitConflict => e,
             _ => e.context(format!("{} on '{}'", self.statement, self.target.ident)),
         })?;
-        if let Some(id) = table.metadata().current_snapshot_id {
+        let branch = self.provider.branch().unwrap_or(crate::spec::MAIN_BRANCH);
+        if let Some(id) = table.metadata().ref_snapshot_id(branch) {
             MetricBuilder::new(&self.metrics)
                 .global_gauge(COMMITTED_SNAPSHOT_METRIC)
                 .set(usize::try_from(id).unwrap_or_default());
@@ -612,6 +613,9 @@ impl RowLevelJob {
         let mut delta = RowDelta::new(start)
             .with_isolation_level(self.isolation)
             .conflict_detection_filter(self.conflict_filter.clone());
+        if let Some(branch) = self.provider.branch() {
+            delta = delta.to_branch(branch);
+        }
         let spec_id = self.table().metadata().default_spec_id;
         if !new_rows.is_empty() {
             delta = delta.add_rows(spec_id, new_rows)?;
@@ -644,6 +648,9 @@ impl RowLevelJob {
             .with_isolation_level(self.isolation)
             .conflict_detection_filter(self.conflict_filter.clone())
             .validate_no_conflicting_deletes();
+        if let Some(branch) = self.provider.branch() {
+            overwrite = overwrite.to_branch(branch);
+        }
         for path in affected {
             overwrite = overwrite.delete_file(path.clone());
         }

@@ -5,7 +5,9 @@
 //! `UPDATE`.
 //!
 //! Each statement reads the rows it may change with a row-level scan of the table's
-//! current snapshot (the table's existing deletes applied; every row tagged with its
+//! current snapshot, or of the branch's when the table was named at a branch
+//! (`ns.t.branch_dev`, `ns."t@dev"`: the commit then moves that branch alone; spec:
+//! "Branching and Tagging"; a tag is refused) (the table's existing deletes applied; every row tagged with its
 //! data file and position), evaluates the `WHERE` condition on them (a row changes when
 //! it is `TRUE`, not `NULL`) and commits once, through the crate's one commit path, per
 //! the table's `write.delete.mode` / `write.update.mode` (spec: "Row-level Deletes";
@@ -226,21 +228,21 @@ fn writable<'a>(
     if provider.has_metadata_columns() {
         return Err(super::table_provider::read_only_metadata_view(table));
     }
+    provider.check_not_tag(statement)?;
     let Some(target) = provider.write_target() else {
         return Err(Error::unsupported(format!(
             "{statement} on table '{}': it was opened by location or at a snapshot, tag or \
-             branch; row-level changes go to the current snapshot of a table in a catalog",
+             branch; row-level changes go to the current snapshot of a table in a catalog \
+             or to one of its branches",
             table.metadata_location()
         )));
     };
-    if let Some(branch) = provider.branch() {
-        return Err(Error::unsupported(format!(
-            "{statement} on branch '{branch}' of '{}': row-level changes on a branch are not \
-             supported yet (only INSERT INTO appends to a branch)",
-            target.ident
-        )));
-    }
-    if provider.snapshot().map(|s| s.snapshot_id) != table.metadata().current_snapshot_id {
+    // a branch's statement reads and commits at the branch's snapshot (`with_ref`)
+    let read_at = match provider.branch() {
+        Some(branch) => table.metadata().ref_snapshot_id(branch),
+        None => table.metadata().current_snapshot_id,
+    };
+    if provider.snapshot().map(|s| s.snapshot_id) != read_at {
         return Err(Error::unsupported(format!(
             "{statement} on a snapshot of '{}' other than the current one",
             target.ident

@@ -85,8 +85,10 @@ pub struct IcebergTableProvider {
     /// Where `INSERT` commits; `None`: the table is read-only here (opened by location,
     /// or read at a snapshot, tag or branch).
     write_target: Option<WriteTarget>,
-    /// The branch the table was opened at (`"t@dev"`), where `INSERT INTO` commits.
+    /// The branch the table was opened at (`"t@dev"`), where writes commit.
     branch: Option<String>,
+    /// The tag the table was opened at (`"t@v1"`): named when a write is refused.
+    tag: Option<String>,
     /// With metadata columns (see [`Self::with_metadata_columns`]): the columns, and
     /// the schema with them appended.
     metadata_columns: Option<(Arc<MetadataColumns>, SchemaRef)>,
@@ -134,6 +136,7 @@ impl IcebergTableProvider {
             caches: SessionCaches::default(),
             write_target: None,
             branch: None,
+            tag: None,
             metadata_columns: None,
             write_defaults,
         })
@@ -257,7 +260,9 @@ impl IcebergTableProvider {
         })?;
         if reference.ref_type != "branch" {
             let id = reference.snapshot_id;
-            return self.with_snapshot_id(id);
+            let mut provider = self.with_snapshot_id(id)?;
+            provider.tag = Some(name.to_string());
+            return Ok(provider);
         }
         let snapshot = metadata
             .snapshot_by_id(reference.snapshot_id)
@@ -279,6 +284,20 @@ impl IcebergTableProvider {
     /// The branch the table was opened at (`with_ref` of a branch), if any.
     pub fn branch(&self) -> Option<&str> {
         self.branch.as_deref()
+    }
+
+    /// `Err` naming the tag when the table was opened at one (`with_ref` of a tag): a
+    /// tag names one snapshot for good (spec: "Branching and Tagging"), so `statement`
+    /// cannot change it.
+    pub(crate) fn check_not_tag(&self, statement: &str) -> Result<()> {
+        match &self.tag {
+            Some(tag) => Err(Error::unsupported(format!(
+                "{statement} on tag '{tag}' of table '{}': a tag names one snapshot and \
+                 cannot be changed; write to the table or to a branch",
+                self.table.metadata_location()
+            ))),
+            None => Ok(()),
+        }
     }
 
     /// Whether top-level strings and binaries are exposed as views (see
@@ -515,6 +534,11 @@ impl TableProvider for IcebergTableProvider {
         if self.metadata_columns.is_some() {
             return Err(read_only_metadata_view(&self.table).into());
         }
+        let statement = match insert_op {
+            InsertOp::Append => "INSERT INTO",
+            _ => "INSERT OVERWRITE",
+        };
+        self.check_not_tag(statement)?;
         let Some(target) = &self.write_target else {
             return Err(Error::unsupported(format!(
                 "writing to table '{}': it was opened by location or at a snapshot, tag or \
@@ -524,17 +548,10 @@ impl TableProvider for IcebergTableProvider {
             ))
             .into());
         };
-        if let Some(branch) = &self.branch {
-            if insert_op != InsertOp::Append {
-                return Err(Error::unsupported(format!(
-                    "INSERT OVERWRITE into branch '{branch}' of '{}': only INSERT INTO \
-                     appends to a branch",
-                    target.ident
-                ))
-                .into());
-            }
-        } else if self.snapshot.as_ref().map(|s| s.snapshot_id)
-            != self.table.metadata().current_snapshot_id
+        // a branch is written at the snapshot it points at (`with_ref`)
+        if self.branch.is_none()
+            && self.snapshot.as_ref().map(|s| s.snapshot_id)
+                != self.table.metadata().current_snapshot_id
         {
             return Err(
                 Error::unsupported("writing to a snapshot other than the current one").into(),

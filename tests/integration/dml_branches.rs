@@ -1,0 +1,298 @@
+//! Row-level changes and `INSERT OVERWRITE` on a branch (Spark's `ns.t.branch_dev`,
+//! icefloe's `ns."t@dev"`): the statement reads the branch's snapshot and commits to the
+//! branch alone; `main` keeps its snapshot and rows. The expected rows come from the same
+//! statements run on `main` of a second table holding the same rows (the model).
+
+use datafusion::prelude::SessionContext;
+use icefloe::ErrorKind;
+
+use crate::dml::{create, lake, ok, other_engines_agree, run, Lake};
+
+/// The snapshot `name`'s ref `reference` points at.
+async fn ref_snapshot(lake: &Lake, table: &str, reference: &str) -> String {
+    ok(
+        &lake.ctx,
+        &format!("SELECT snapshot_id FROM ice.ns.\"{table}$refs\" WHERE name = '{reference}'"),
+    )
+    .await
+}
+
+async fn rows(ctx: &SessionContext, table: &str) -> String {
+    ok(ctx, &format!("SELECT * FROM {table} ORDER BY id")).await
+}
+
+/// Each statement (`{t}` for the table) on branch `dev` of `ns.<name>` and on `main`
+/// of `ns.<name>_model`: after each, the branch holds the model's rows and the
+/// statement's count is the model's, while `main` of `ns.<name>` keeps its snapshot and
+/// rows. Then `main` is fast-forwarded to the branch, and PyIceberg and DuckDB read it.
+async fn check_on_branch(lake: &Lake, name: &str, partitioning: &str, properties: &str) {
+    let model = format!("{name}_model");
+    for t in [name, model.as_str()] {
+        create(lake, t, partitioning, properties).await;
+        ok(
+            &lake.ctx,
+            &format!(
+                "INSERT INTO ice.ns.{t} VALUES (1, 1, 'a', 1.5), (2, 1, 'b', -2.0), \
+                 (3, 2, 'c', 0.0), (4, 2, NULL, 4.0), (5, 3, 'e', NULL)"
+            ),
+        )
+        .await;
+        ok(
+            &lake.ctx,
+            &format!("INSERT INTO ice.ns.{t} VALUES (6, 3, 'f', 6.0), (7, 1, 'g', 7.0)"),
+        )
+        .await;
+    }
+    ok(
+        &lake.ctx,
+        &format!("ALTER TABLE ice.ns.{name} CREATE BRANCH dev"),
+    )
+    .await;
+    let main_snapshot = ref_snapshot(lake, name, "main").await;
+    let main_rows = rows(&lake.ctx, &format!("ice.ns.{name}")).await;
+    let statements = [
+        "DELETE FROM {t} WHERE id = 2 OR s IS NULL",
+        "UPDATE {t} SET d = d * 10, s = concat(s, '!') WHERE k = 3 OR id = 1",
+        "DELETE FROM {t} WHERE k = 2",
+        "MERGE INTO {t} t USING (SELECT * FROM (VALUES (1, 'x'), (8, 'new'), (9, 'n2')) v(id, s)) \
+         src ON t.id = src.id WHEN MATCHED THEN UPDATE SET s = src.s \
+         WHEN NOT MATCHED THEN INSERT VALUES (src.id, 4, src.s, 0.5)",
+        "UPDATE {t} SET k = 5 WHERE id >= 8",
+        "INSERT INTO {t} VALUES (10, 5, 'j', 1.0)",
+        "INSERT OVERWRITE {t} SELECT id, k, s, d FROM {t} WHERE id <> 6",
+        "TRUNCATE TABLE {t}",
+        "INSERT INTO {t} VALUES (11, 1, 'k', 2.0), (12, 5, 'l', 3.0)",
+    ];
+    for (i, statement) in statements.iter().enumerate() {
+        // both of the branch's names: Spark's and icefloe's
+        let branch = match i % 2 {
+            0 => format!("ice.ns.{name}.branch_dev"),
+            _ => format!("ice.ns.\"{name}@dev\""),
+        };
+        let on_branch = statement.replace("{t}", &branch);
+        let on_model = statement.replace("{t}", &format!("ice.ns.{model}"));
+        let before = ref_snapshot(lake, name, "dev").await;
+        let got = ok(&lake.ctx, &on_branch).await;
+        let want = ok(&lake.ctx, &on_model).await;
+        assert_eq!(got, want, "{name}: count of {on_branch}");
+        assert_eq!(
+            rows(&lake.ctx, &format!("ice.ns.\"{name}@dev\"")).await,
+            rows(&lake.ctx, &format!("ice.ns.{model}")).await,
+            "{name}: rows of the branch after {on_branch}"
+        );
+        assert_ne!(
+            ref_snapshot(lake, name, "dev").await,
+            before,
+            "{name}: {on_branch} committed no snapshot to the branch"
+        );
+        // the branch's new snapshot descends from its previous one
+        let parent = ok(
+            &lake.ctx,
+            &format!(
+                "SELECT s.parent_id FROM ice.ns.\"{name}$snapshots\" s JOIN \
+                 ice.ns.\"{name}$refs\" r ON s.snapshot_id = r.snapshot_id \
+                 WHERE r.name = 'dev'"
+            ),
+        )
+        .await;
+        let before_id = before
+            .lines()
+            .nth(3)
+            .unwrap_or_default()
+            .trim_matches(['|', ' ']);
+        assert!(
+            parent.contains(before_id),
+            "{name}: parent {parent}, previous {before}"
+        );
+        assert_eq!(
+            ref_snapshot(lake, name, "main").await,
+            main_snapshot,
+            "{name}"
+        );
+        assert_eq!(
+            rows(&lake.ctx, &format!("ice.ns.{name}")).await,
+            main_rows,
+            "{name}"
+        );
+    }
+    ok(
+        &lake.ctx,
+        &format!("CALL ice.system.fast_forward('ns.{name}', 'main', 'dev')"),
+    )
+    .await;
+    assert_eq!(
+        rows(&lake.ctx, &format!("ice.ns.{name}")).await,
+        rows(&lake.ctx, &format!("ice.ns.{model}")).await,
+        "{name}: main fast-forwarded to the branch"
+    );
+    other_engines_agree(lake, name).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dml_on_a_branch_changes_the_branch_alone() {
+    let lake = lake().await;
+    for (version, mode) in [
+        ("2", "copy-on-write"),
+        ("2", "merge-on-read"),
+        ("3", "merge-on-read"),
+    ] {
+        let name = format!("v{version}_{}", mode.replace('-', "_"));
+        let properties = format!(
+            ", 'format-version'='{version}', 'write.delete.mode'='{mode}', \
+             'write.update.mode'='{mode}', 'write.merge.mode'='{mode}'"
+        );
+        check_on_branch(&lake, &name, "", &properties).await;
+        check_on_branch(
+            &lake,
+            &format!("{name}_by_k"),
+            "PARTITIONED BY (k)",
+            &properties,
+        )
+        .await;
+    }
+}
+
+/// A statement on a branch checks conflicts along the branch: a commit to `main`
+/// meanwhile is none of its business, one to the branch is (serializable isolation:
+/// an `INSERT` into the rows a `DELETE` reads fails the `DELETE`, which leaves nothing).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dml_on_a_branch_checks_conflicts_on_the_branch() {
+    let lake = lake().await;
+    for mode in ["copy-on-write", "merge-on-read"] {
+        let name = mode.replace('-', "_");
+        let t = format!("ice.ns.{name}");
+        let dev = format!("ice.ns.\"{name}@dev\"");
+        create(
+            &lake,
+            &name,
+            "PARTITIONED BY (k)",
+            &format!(", 'write.delete.mode'='{mode}'"),
+        )
+        .await;
+        ok(
+            &lake.ctx,
+            &format!(
+                "INSERT INTO {t} VALUES (1, 1, 'a', 1.0), (2, 1, 'b', -1.0), (3, 2, 'c', 1.0)"
+            ),
+        )
+        .await;
+        ok(&lake.ctx, &format!("ALTER TABLE {t} CREATE BRANCH dev")).await;
+        // main moves on meanwhile: the branch's DELETE still commits
+        let delete = planned(
+            &lake.ctx,
+            &format!("DELETE FROM {dev} WHERE k = 1 AND d > 0"),
+        )
+        .await;
+        ok(
+            &lake.ctx,
+            &format!("INSERT INTO {t} VALUES (4, 1, 'd', 5.0)"),
+        )
+        .await;
+        execute(&lake.ctx, delete)
+            .await
+            .unwrap_or_else(|e| panic!("{name}: a commit to main is no conflict: {e}"));
+        assert_eq!(
+            ok(&lake.ctx, &format!("SELECT id FROM {dev} ORDER BY id")).await,
+            "+----+\n| id |\n+----+\n| 2  |\n| 3  |\n+----+",
+            "{name}"
+        );
+        assert_eq!(
+            ok(&lake.ctx, &format!("SELECT id FROM {t} ORDER BY id")).await,
+            "+----+\n| id |\n+----+\n| 1  |\n| 2  |\n| 3  |\n| 4  |\n+----+",
+            "{name}"
+        );
+        // the branch moves on meanwhile, into the rows the DELETE reads: a conflict
+        let delete = planned(&lake.ctx, &format!("DELETE FROM {dev} WHERE k = 1")).await;
+        ok(
+            &lake.ctx,
+            &format!("INSERT INTO {dev} VALUES (5, 1, 'e', 5.0)"),
+        )
+        .await;
+        let snapshot = ok(
+            &lake.ctx,
+            &format!("SELECT snapshot_id FROM ice.ns.\"{name}$refs\" WHERE name = 'dev'"),
+        )
+        .await;
+        let e = execute(&lake.ctx, delete)
+            .await
+            .expect_err("an INSERT into the branch conflicts with its serializable DELETE");
+        assert_eq!(e.kind(), ErrorKind::ValidationFailed, "{name}: {e}");
+        assert!(
+            e.to_string().contains("conflicting data file"),
+            "{name}: {e}"
+        );
+        assert_eq!(
+            ok(
+                &lake.ctx,
+                &format!("SELECT snapshot_id FROM ice.ns.\"{name}$refs\" WHERE name = 'dev'"),
+            )
+            .await,
+            snapshot,
+            "{name}: the failed DELETE moved the branch"
+        );
+    }
+}
+
+/// A tag cannot be changed: every statement on one is refused, naming it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dml_on_a_tag_is_refused() {
+    let lake = lake().await;
+    create(&lake, "t", "", ", 'write.delete.mode'='merge-on-read'").await;
+    ok(&lake.ctx, "INSERT INTO ice.ns.t VALUES (1, 1, 'a', 1.0)").await;
+    ok(&lake.ctx, "ALTER TABLE ice.ns.t CREATE TAG v1").await;
+    for (statement, verb) in [
+        ("DELETE FROM ice.ns.t.tag_v1 WHERE id = 1", "DELETE"),
+        ("UPDATE ice.ns.\"t@v1\" SET k = 2", "UPDATE"),
+        ("TRUNCATE TABLE ice.ns.t.tag_v1", "TRUNCATE"),
+        (
+            "MERGE INTO ice.ns.t.tag_v1 t USING (SELECT 1 AS id) s ON t.id = s.id \
+             WHEN MATCHED THEN DELETE",
+            "MERGE",
+        ),
+        (
+            "INSERT INTO ice.ns.\"t@v1\" VALUES (2, 1, 'b', 2.0)",
+            "INSERT INTO",
+        ),
+        (
+            "INSERT OVERWRITE ice.ns.\"t@v1\" VALUES (2, 1, 'b', 2.0)",
+            "INSERT OVERWRITE",
+        ),
+    ] {
+        let e = run(&lake.ctx, statement).await.expect_err(statement);
+        assert!(
+            e.contains(&format!("{verb} on tag 'v1' of table '"))
+                && e.contains("a tag names one snapshot and cannot be changed"),
+            "{statement}: {e}"
+        );
+    }
+    assert_eq!(
+        ok(
+            &lake.ctx,
+            "SELECT count(*) AS n FROM ice.ns.\"t$snapshots\""
+        )
+        .await,
+        "+---+\n| n |\n+---+\n| 1 |\n+---+"
+    );
+}
+
+async fn planned(
+    ctx: &SessionContext,
+    statement: &str,
+) -> std::sync::Arc<dyn datafusion::physical_plan::ExecutionPlan> {
+    ctx.sql(statement)
+        .await
+        .expect("plan")
+        .create_physical_plan()
+        .await
+        .expect("physical plan")
+}
+
+async fn execute(
+    ctx: &SessionContext,
+    plan: std::sync::Arc<dyn datafusion::physical_plan::ExecutionPlan>,
+) -> Result<(), icefloe::Error> {
+    datafusion::physical_plan::collect(plan, ctx.task_ctx())
+        .await
+        .map(|_| ())
+        .map_err(icefloe::Error::from)
+}

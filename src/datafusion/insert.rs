@@ -48,7 +48,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::expr::Predicate;
 use crate::spec::{DataFile, Transform};
 use crate::table::Table;
-use crate::transaction::{AppendFiles, IsolationLevel, OverwriteFiles, Transaction};
+use crate::transaction::{AppendFiles, IsolationLevel, OverwriteFiles, ReplaceTable, Transaction};
 use crate::write::decode_written_files;
 
 /// Table property: where data files go (default `<location>/data`).
@@ -85,6 +85,10 @@ pub struct IcebergDataSink {
     sort_order_id: Option<i32>,
     /// The branch the rows are appended to (`None`: `main`).
     branch: Option<String>,
+    /// `CREATE OR REPLACE TABLE … AS`: the table as loaded (the commit's base) and the
+    /// replacement committed before the rows; `table` is the replacement's staged result
+    /// ([`ReplaceTable::staged`]), which the rows are written against.
+    replacing: Option<(Table, ReplaceTable)>,
     /// The id of this statement's write, in the names of the files it writes.
     operation_id: String,
     /// `committed_snapshot_id` (a gauge) once the statement committed; shown by
@@ -126,6 +130,7 @@ impl IcebergDataSink {
             overwrite_mode,
             sort_order_id: None,
             branch: None,
+            replacing: None,
             operation_id: uuid::Uuid::new_v4().to_string(),
             metrics: ExecutionPlanMetricsSet::new(),
         })
@@ -176,6 +181,13 @@ impl IcebergDataSink {
             ));
         }
         LexRequirement::new(reqs)
+    }
+
+    /// Commit `replacement` of `base` (the table as loaded) in the same transaction,
+    /// before the rows (see the `replacing` field).
+    pub(crate) fn with_replacement(mut self, base: Table, replacement: ReplaceTable) -> Self {
+        self.replacing = Some((base, replacement));
+        self
     }
 
     /// Append to branch `branch` instead of `main` (`None`: `main`).
@@ -305,11 +317,19 @@ impl IcebergDataSink {
         let branch = self.branch.as_deref().unwrap_or(crate::spec::MAIN_BRANCH);
         // what an overwrite replaces, and checks conflicts from: the branch's snapshot
         let start = m.ref_snapshot_id(branch);
-        let txn = Transaction::new(
-            Arc::clone(&self.target.catalog),
-            self.target.ident.clone(),
-            self.table.clone(),
-        );
+        let txn = match &self.replacing {
+            Some((base, replacement)) => Transaction::new(
+                Arc::clone(&self.target.catalog),
+                self.target.ident.clone(),
+                base.clone(),
+            )
+            .add_action(replacement.clone()),
+            None => Transaction::new(
+                Arc::clone(&self.target.catalog),
+                self.target.ident.clone(),
+                self.table.clone(),
+            ),
+        };
         let txn = match (self.op, self.overwrite_mode) {
             (InsertOp::Append, _) => {
                 txn.add_action(AppendFiles::new(spec.spec_id, files)?.to_branch(branch))

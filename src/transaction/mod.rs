@@ -30,6 +30,7 @@ mod manage_snapshots;
 mod manifest_merge;
 mod overwrite;
 mod replace_sort_order;
+mod replace_table;
 mod retry;
 mod rewrite_files;
 mod rewrite_manifests;
@@ -58,6 +59,7 @@ pub use expire_snapshots::{
 pub use manage_snapshots::{ManageSnapshots, RefExists, RefRetention};
 pub use overwrite::{IsolationLevel, OverwriteFiles};
 pub use replace_sort_order::{NullOrder, ReplaceSortOrder, SortDirection};
+pub use replace_table::ReplaceTable;
 pub use retry::RetryPolicy;
 pub use rewrite_files::RewriteFiles;
 pub use rewrite_manifests::RewriteManifests;

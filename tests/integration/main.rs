@@ -46,6 +46,7 @@ mod nested_writes;
 mod normalize;
 mod partition_evolution;
 mod read_corners;
+mod replace_table;
 mod request_counts;
 #[cfg(feature = "cloud")]
 mod rest_s3;

@@ -21,11 +21,25 @@ use crate::spec::{
     NestedField, PartitionField, PartitionSpec, PrimitiveType, Schema, Transform, Type,
 };
 
-/// `CREATE TABLE`, after those keywords; `None` when the table is not in an Iceberg
-/// namespace.
+/// What a `CREATE TABLE` statement does to a table that exists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum CreateMode {
+    /// `CREATE TABLE`: an error (nothing with `IF NOT EXISTS`).
+    Create,
+    /// `CREATE OR REPLACE TABLE`: replace it (module `replace_table`), else create it.
+    CreateOrReplace,
+    /// Spark's `REPLACE TABLE`: replace it; an error when it does not exist. `at`: the
+    /// byte offset of `REPLACE` in the statement (DataFusion plans the columns of
+    /// `CREATE TABLE` in its place).
+    Replace { at: usize },
+}
+
+/// `CREATE TABLE`, `CREATE OR REPLACE TABLE` or `REPLACE TABLE` (`mode`), after those
+/// keywords; `None` when the table is not in an Iceberg namespace.
 pub(super) async fn create_table(
     ctx: &SessionContext,
     mut c: Cursor<'_>,
+    mode: CreateMode,
 ) -> Result<Option<DataFrame>> {
     let if_not_exists = c.eat_keywords(&["IF", "NOT", "EXISTS"]);
     // a statement icefloe cannot read is DataFusion's to report
@@ -35,18 +49,49 @@ pub(super) async fn create_table(
     let Some(table) = resolve_table(ctx, &name)? else {
         return Ok(None);
     };
-    let what = format!("CREATE TABLE {}", table.display());
+    let verb = match mode {
+        CreateMode::Create => "CREATE TABLE",
+        CreateMode::CreateOrReplace => "CREATE OR REPLACE TABLE",
+        CreateMode::Replace { .. } => "REPLACE TABLE",
+    };
+    let what = format!("{verb} {}", table.display());
+    if if_not_exists && mode != CreateMode::Create {
+        return Err(Error::invalid_argument(format!(
+            "{what}: IF NOT EXISTS cannot go with REPLACE"
+        )));
+    }
     let quote = c.identifier_quote();
-    let parsed = Parsed::parse(c).map_err(|e| e.context(&what))?;
+    let mut parsed = Parsed::parse(c).map_err(|e| e.context(&what))?;
+    if let CreateMode::Replace { at } = mode {
+        // the text before the table name is unedited by `parse`
+        if parsed.plan_sql.get(at..at + "REPLACE".len()).is_some() {
+            parsed
+                .plan_sql
+                .replace_range(at..at + "REPLACE".len(), "CREATE");
+        }
+    }
     let catalog = table.target.catalog().clone();
-    if catalog.table_exists(&table.ident).await? {
-        if if_not_exists {
+    let exists = catalog.table_exists(&table.ident).await?;
+    match (exists, mode) {
+        (true, CreateMode::Create) if if_not_exists => return empty(ctx).map(Some),
+        (true, CreateMode::Create) => {
+            return Err(Error::new(
+                ErrorKind::AlreadyExists,
+                format!("{what}: table already exists"),
+            ))
+        }
+        (true, _) => {
+            super::replace_table::replace_table(ctx, &table, &mut parsed)
+                .await
+                .map_err(|e| e.context(&what))?;
             return empty(ctx).map(Some);
         }
-        return Err(Error::new(
-            ErrorKind::AlreadyExists,
-            format!("{what}: table already exists"),
-        ));
+        (false, CreateMode::Replace { .. }) => {
+            return Err(Error::not_found(format!(
+                "{what}: table does not exist (CREATE OR REPLACE TABLE creates it)"
+            )))
+        }
+        (false, _) => {}
     }
     let namespace = &table.ident.namespace;
     if !catalog.namespace_exists(namespace).await? {
@@ -141,7 +186,7 @@ pub(super) struct Parsed {
     pub plan_sql: String,
     partition: Vec<PartitionItem>,
     pub location: Option<String>,
-    properties: HashMap<String, String>,
+    pub properties: HashMap<String, String>,
     /// Column comments by column name.
     pub docs: HashMap<String, String>,
     /// Top-level columns whose Iceberg type the declaration gives, not DataFusion's
@@ -341,7 +386,7 @@ impl Parsed {
     }
 
     /// The table to create: DataFusion plans the columns (or the CTAS query).
-    async fn creation(&self, ctx: &SessionContext) -> Result<TableCreation> {
+    pub(super) async fn creation(&self, ctx: &SessionContext) -> Result<TableCreation> {
         let (mut creation, defaults) = self.plan(ctx).await?;
         check_v3_columns(&creation.schema, &self.properties)?;
         if !defaults.is_empty() {

@@ -9,6 +9,7 @@
 //! |---|---|
 //! | `CREATE SCHEMA\|DATABASE\|NAMESPACE [IF NOT EXISTS] [cat.]ns [COMMENT '…'] [LOCATION '…'] [WITH DBPROPERTIES ('k'='v', …)]` | `create_namespace` |
 //! | `CREATE TABLE [IF NOT EXISTS] [[cat.]ns.]t (col type [NOT NULL] [DEFAULT value] [COMMENT '…'], …) [USING iceberg] [PARTITIONED BY (…)] [LOCATION '…'] [COMMENT '…'] [TBLPROPERTIES ('k'='v', …)] [AS query]` | `create_table` (see [below](#create-table)) |
+//! | `CREATE OR REPLACE TABLE …`, `REPLACE TABLE …` (the clauses of `CREATE TABLE`) | [`ReplaceTable`](crate::transaction::ReplaceTable), with the `AS` query's rows appended in the same commit (module `replace_table`); `CREATE OR REPLACE` creates a table that does not exist, `REPLACE` refuses it |
 //! | `DROP SCHEMA\|DATABASE\|NAMESPACE [IF EXISTS] [cat.]ns [RESTRICT\|CASCADE]` | `drop_namespace` (an empty namespace only; `CASCADE` on one holding tables is refused) |
 //! | `DROP TABLE [IF EXISTS] [[cat.]ns.]t [PURGE]` | `drop_table` (with `PURGE`, the table's files are deleted too; a table whose `gc.enabled` is false is refused, as in Spark) |
 //! | `ALTER TABLE [[cat.]ns.]t RENAME TO [[cat.]ns.]u` | `rename_table` (a one-part new name stays in the namespace) |
@@ -40,8 +41,6 @@
 //! literals written with an exponent (`1e300`, `2.5E-3`) are doubles in every statement,
 //! as in Spark, also where exact decimal literals are on
 //! (`datafusion.sql_parser.parse_float_as_decimal`): see module `literals`.
-//! `CREATE OR REPLACE TABLE` on an Iceberg table is an
-//! [`ErrorKind::Unsupported`](crate::ErrorKind) error.
 //!
 //! Names: `cat.ns.t` when `cat` is a catalog registered in the session, else `ns.t` in
 //! the session's default catalog, or `t` in its default catalog and schema; a namespace
@@ -150,6 +149,7 @@ mod call_args;
 mod column_default;
 mod column_types;
 mod create_table;
+use create_table::CreateMode;
 mod delete_alias;
 mod depth;
 mod drop_schema;
@@ -157,6 +157,7 @@ mod literals;
 mod metadata_columns;
 mod not_a_table;
 mod procedures;
+mod replace_table;
 mod show;
 mod show_create_table;
 mod show_properties;
@@ -285,7 +286,7 @@ pub async fn execute(ctx: &SessionContext, statement: &str) -> Result<DataFrame>
             }
         }
     }
-    if !tokens::first_word_is(statement, &["CREATE", "DROP", "ALTER", "CALL"]) {
+    if !tokens::first_word_is(statement, &["CREATE", "DROP", "ALTER", "CALL", "REPLACE"]) {
         if let Some(plan) = metadata_columns::plan(ctx, statement).await? {
             return Ok(ctx.execute_logical_plan(plan).await?);
         }
@@ -392,10 +393,15 @@ async fn execute_ddl(ctx: &SessionContext, mut c: Cursor<'_>) -> Result<Option<D
             return create_schema(ctx, c).await;
         }
         if c.eat_keyword("TABLE") {
-            return create_table::create_table(ctx, c).await;
+            return create_table::create_table(ctx, c, CreateMode::Create).await;
         }
         if c.eat_keywords(&["OR", "REPLACE", "TABLE"]) {
-            return replace_table(ctx, c);
+            return create_table::create_table(ctx, c, CreateMode::CreateOrReplace).await;
+        }
+    } else if c.peek_keyword("REPLACE") {
+        let at = c.offset();
+        if c.eat_keywords(&["REPLACE", "TABLE"]) {
+            return create_table::create_table(ctx, c, CreateMode::Replace { at }).await;
         }
     } else if c.eat_keywords(&["DROP", "SCHEMA"])
         || c.eat_keywords(&["DROP", "DATABASE"])
@@ -410,20 +416,6 @@ async fn execute_ddl(ctx: &SessionContext, mut c: Cursor<'_>) -> Result<Option<D
         return call::call(ctx, c).await;
     }
     Ok(None)
-}
-
-/// `CREATE OR REPLACE TABLE`, after those keywords: not supported on Iceberg tables yet.
-fn replace_table(ctx: &SessionContext, mut c: Cursor<'_>) -> Result<Option<DataFrame>> {
-    let Ok(name) = c.object_name() else {
-        return Ok(None);
-    };
-    match resolve_table(ctx, &name)? {
-        Some(t) => Err(Error::unsupported(format!(
-            "CREATE OR REPLACE TABLE {}: replacing an Iceberg table",
-            t.display()
-        ))),
-        None => Ok(None),
-    }
 }
 
 /// An empty result: no columns, no rows.

@@ -322,9 +322,9 @@ async fn errors_name_the_statement_and_create_nothing() {
     ok(&ctx, "DROP TABLE IF EXISTS ns.nope").await;
     fails(
         &ctx,
-        "CREATE OR REPLACE TABLE ns.t (id INT)",
-        ErrorKind::Unsupported,
-        "CREATE OR REPLACE TABLE cat.ns.t",
+        "CREATE OR REPLACE TABLE IF NOT EXISTS ns.t (id INT)",
+        ErrorKind::InvalidArgument,
+        "CREATE OR REPLACE TABLE cat.ns.t: IF NOT EXISTS cannot go with REPLACE",
     )
     .await;
     // a statement icefloe cannot read goes to DataFusion, which reports it

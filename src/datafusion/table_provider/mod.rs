@@ -44,6 +44,7 @@ use crate::scan::{ScanMetrics, TableScan};
 use crate::spec::arrow::{nullable_under_nullable_structs, schema_to_arrow};
 use crate::spec::{Schema, Snapshot};
 use crate::table::Table;
+use crate::transaction::ReplaceTable;
 use datafusion::logical_expr::dml::InsertOp;
 
 mod deferred;
@@ -89,6 +90,9 @@ pub struct IcebergTableProvider {
     branch: Option<String>,
     /// The tag the table was opened at (`"t@v1"`): named when a write is refused.
     tag: Option<String>,
+    /// `CREATE OR REPLACE TABLE … AS`: the table as loaded and its replacement, which
+    /// `INSERT` commits before the rows (this provider's table is the staged result).
+    replacing: Option<(Table, ReplaceTable)>,
     /// With metadata columns (see [`Self::with_metadata_columns`]): the columns, and
     /// the schema with them appended.
     metadata_columns: Option<(Arc<MetadataColumns>, SchemaRef)>,
@@ -137,6 +141,7 @@ impl IcebergTableProvider {
             write_target: None,
             branch: None,
             tag: None,
+            replacing: None,
             metadata_columns: None,
             write_defaults,
         })
@@ -279,6 +284,15 @@ impl IcebergTableProvider {
             .with_caches(caches);
         provider.branch = Some(name.to_string());
         Ok(provider)
+    }
+
+    /// This provider, over `replacement`'s staged table ([`ReplaceTable::staged`]),
+    /// writing `INSERT INTO`'s rows as `CREATE OR REPLACE TABLE … AS` does: the commit
+    /// applies `replacement` to `base` (the table as loaded) and appends the rows, in one
+    /// transaction. Other writes are refused.
+    pub(crate) fn replacing(mut self, base: Table, replacement: ReplaceTable) -> Self {
+        self.replacing = Some((base, replacement));
+        self
     }
 
     /// The branch the table was opened at (`with_ref` of a branch), if any.
@@ -566,6 +580,15 @@ impl TableProvider for IcebergTableProvider {
             options,
         )?;
         let order = IcebergDataSink::sort_requirement(&self.table, &self.arrow_schema);
+        let sink = match &self.replacing {
+            Some(_) if insert_op != InsertOp::Append => {
+                return Err(
+                    Error::unsupported(format!("{statement} into a table being replaced")).into(),
+                )
+            }
+            Some((base, replacement)) => sink.with_replacement(base.clone(), replacement.clone()),
+            None => sink,
+        };
         let sink = sink.with_branch(self.branch.clone()).with_sort_order_id(
             order
                 .as_ref()

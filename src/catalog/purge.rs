@@ -1,6 +1,7 @@
 //! Deleting every file a table's metadata reaches (`DROP TABLE … PURGE`; Java
 //! `CatalogUtil.dropTableData`): data and delete files of every retained snapshot, their
-//! manifests and manifest lists, and the metadata files in `metadata-log`.
+//! manifests and manifest lists, the statistics and partition statistics files the
+//! metadata lists, and the metadata files in `metadata-log`.
 //!
 //! A table whose `gc.enabled` is false keeps its data and delete files: they may belong
 //! to other tables too (Java's `dropTableData` skips them the same way; Spark's
@@ -47,6 +48,13 @@ pub(crate) async fn purge_table_files(table: &Table) -> Result<()> {
         }
     }
     for f in files.iter().chain(manifests.iter()).chain(lists.iter()) {
+        io.delete(f).await?;
+    }
+    // statistics files belong to this table's snapshots alone (Java deletes them
+    // whatever `gc.enabled` says)
+    let statistics = m.statistics.iter().map(|s| &s.statistics_path);
+    let partition_statistics = m.partition_statistics.iter().map(|s| &s.statistics_path);
+    for f in statistics.chain(partition_statistics) {
         io.delete(f).await?;
     }
     for entry in &m.metadata_log {

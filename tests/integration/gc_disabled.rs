@@ -255,3 +255,59 @@ async fn catalog_purge_keeps_data_files_of_gc_disabled_tables() {
         }
     }
 }
+
+/// `DROP TABLE … PURGE` also deletes the statistics and partition statistics files the
+/// table's metadata lists (Java's `dropTableData`), with or without `gc.enabled`.
+#[tokio::test]
+async fn catalog_purge_deletes_statistics_files() {
+    let lake = lake().await;
+    let sql = icefloe::catalog::SqlCatalog::open_or_create("default", &lake.db).expect("catalog");
+    for gc in [false, true] {
+        let name = format!("s_{gc}");
+        ok(
+            &lake.ctx,
+            &format!("CREATE TABLE ice.ns.{name} (id BIGINT) TBLPROPERTIES ('gc.enabled'='{gc}')"),
+        )
+        .await;
+        ok(&lake.ctx, &format!("INSERT INTO ice.ns.{name} VALUES (1)")).await;
+        let ident = TableIdent::parse(&format!("ns.{name}"));
+        let table = lake.catalog.load_table(&ident).await.expect("load");
+        let snapshot = table.metadata().current_snapshot_id.expect("snapshot");
+        // a table whose metadata lists a statistics and a partition statistics file (as
+        // Spark's `compute_table_stats` and `compute_partition_stats` leave it)
+        let dir = lake.warehouse.join("ns").join(&name).join("metadata");
+        let stats = dir.join("stats.puffin");
+        let partition_stats = dir.join("partition-stats.parquet");
+        std::fs::write(&stats, b"PFA1").expect("stats");
+        std::fs::write(&partition_stats, b"PAR1").expect("partition stats");
+        let location = table.metadata_location().trim_start_matches("file://");
+        let mut json: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(location).expect("metadata")).expect("json");
+        json["statistics"] = serde_json::json!([{
+            "snapshot-id": snapshot,
+            "statistics-path": format!("file://{}", stats.display()),
+            "file-size-in-bytes": 4,
+            "file-footer-size-in-bytes": 4,
+            "blob-metadata": []
+        }]);
+        json["partition-statistics"] = serde_json::json!([{
+            "snapshot-id": snapshot,
+            "statistics-path": format!("file://{}", partition_stats.display()),
+            "file-size-in-bytes": 4
+        }]);
+        let with_stats = dir.join("00009-with-stats.metadata.json");
+        std::fs::write(&with_stats, serde_json::to_vec(&json).expect("json")).expect("write");
+        lake.catalog.drop_table(&ident, false).await.expect("drop");
+        sql.register_table(&ident, &format!("file://{}", with_stats.display()))
+            .await
+            .expect("register");
+        let loaded = lake.catalog.load_table(&ident).await.expect("load");
+        assert_eq!(loaded.metadata().statistics.len(), 1);
+        lake.catalog.drop_table(&ident, true).await.expect("purge");
+        assert!(!stats.exists(), "gc.enabled={gc}: statistics file left");
+        assert!(
+            !partition_stats.exists(),
+            "gc.enabled={gc}: partition statistics file left"
+        );
+    }
+}

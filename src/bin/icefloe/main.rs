@@ -431,6 +431,8 @@ async fn session(cli: &Cli) -> Result<SessionContext, CliError> {
         .get_mut::<icefloe::datafusion::IcefloeOptions>()
     {
         o.max_expression_depth = MAX_EXPRESSION_DEPTH;
+        // what `RESET icefloe.max_expression_depth` restores
+        o.keep_as_session_defaults();
     }
     if let Some(n) = cli.target_partitions {
         config = config.with_target_partitions(n);

@@ -35,6 +35,9 @@
 //! | `SHOW CREATE TABLE t` | one row, `createtab_stmt`: the `CREATE TABLE` (and the `ALTER TABLE` for a sort order and identifier fields) that makes an equal table in another catalog (module `show_create_table`) |
 //! | `SHOW TBLPROPERTIES t [('key')]` | the table's properties as Spark shows an Iceberg table's, rows `key`, `value` (module `show_properties`; any table DataFusion resolves to an Iceberg table) |
 //!
+//! `RESET icefloe.<name>` sets one of icefloe's options back to the session's default
+//! (module `reset`; DataFusion 55 resets its own options only).
+//!
 //! Every other statement, and these when they target a catalog or schema that is not
 //! Iceberg (e.g. the CLI's in-memory `public`), goes to DataFusion (`ctx.sql`), as does
 //! a statement whose table name icefloe cannot read (DataFusion reports it). Number
@@ -158,6 +161,7 @@ mod metadata_columns;
 mod not_a_table;
 mod procedures;
 mod replace_table;
+mod reset;
 mod show;
 mod show_create_table;
 mod show_properties;
@@ -277,6 +281,11 @@ pub async fn execute(ctx: &SessionContext, statement: &str) -> Result<DataFrame>
     if tokens::first_word_is(statement, &["DELETE"]) {
         if let Some(plan) = delete_alias::plan(ctx, statement).await? {
             return Ok(ctx.execute_logical_plan(plan).await?);
+        }
+    }
+    if tokens::first_word_is(statement, &["RESET"]) {
+        if let Some(df) = reset::reset(ctx, statement)? {
+            return Ok(df);
         }
     }
     if tokens::first_word_is(statement, &["SHOW"]) {

@@ -155,7 +155,9 @@ impl std::error::Error for Error {
 }
 
 impl From<Error> for DataFusionError {
-    /// Unsupported features become `NotImplemented`; an error that only wraps a
+    /// Unsupported features become `NotImplemented` holding the message without the
+    /// kind (DataFusion prints "This feature is not implemented: " before it, so the
+    /// kind is not said twice); an error that only wraps a
     /// DataFusion error (made by `From<DataFusionError>`) gives that error back;
     /// anything else becomes `External`.
     fn from(e: Error) -> Self {
@@ -169,7 +171,11 @@ impl From<Error> for DataFusionError {
             return DataFusionError::External(Box::new(e));
         }
         match e.kind {
-            ErrorKind::Unsupported => DataFusionError::NotImplemented(e.to_string()),
+            // DataFusion prints its own "This feature is not implemented: " before it
+            ErrorKind::Unsupported => DataFusionError::NotImplemented(match &e.source {
+                Some(source) => format!("{}: {source}", e.message),
+                None => e.message,
+            }),
             _ => DataFusionError::External(Box::new(e)),
         }
     }
@@ -247,6 +253,40 @@ mod tests {
         let e: DataFusionError = Error::unsupported("row-level deletes").into();
         assert!(matches!(e, DataFusionError::NotImplemented(_)));
         assert!(e.to_string().contains("row-level deletes"));
+    }
+
+    /// An unsupported feature says "not implemented" once, whether DataFusion prints it
+    /// (as its `NotImplemented`, inside other errors too) or it comes back as icefloe's
+    /// error; it read "This feature is not implemented: not implemented: …".
+    #[test]
+    fn unsupported_says_not_implemented_once() {
+        let message = "data file 'x' is in object store 's3://b'";
+        let e = DataFusionError::from(Error::unsupported(message));
+        assert_eq!(
+            e.to_string(),
+            format!("This feature is not implemented: {message}")
+        );
+        let arrow = DataFusionError::ArrowError(
+            Box::new(datafusion::arrow::error::ArrowError::ExternalError(
+                Box::new(DataFusionError::from(Error::unsupported(message))),
+            )),
+            None,
+        );
+        assert_eq!(
+            arrow.to_string().matches("not implemented").count(),
+            1,
+            "{arrow}"
+        );
+        let back = Error::from(e);
+        assert_eq!(back.kind(), ErrorKind::Unsupported);
+        assert_eq!(back.to_string(), format!("not implemented: {message}"));
+        // the source is kept in the message
+        let io = std::io::Error::other("refused");
+        let e = DataFusionError::from(Error::unsupported("reading x").with_source(io));
+        assert_eq!(
+            e.to_string(),
+            "This feature is not implemented: reading x: refused"
+        );
     }
 
     #[test]

@@ -181,3 +181,44 @@ async fn factory_sessions_read_decimal_literals_exactly() {
     let err = ctx.sql("SELECT 1e300").await.expect_err("decimal range");
     assert!(err.to_string().contains("Decimal scale -300"), "{err}");
 }
+
+/// The CLI's session shows, lists and resets icefloe's options (SHOW said "not a
+/// variable which can be viewed", df_settings listed none, RESET said "Could not find
+/// config namespace"), `RESET` gives back the CLI's own `max_expression_depth` (5000),
+/// and a value an option does not take is refused naming the option and what it takes
+/// (it said "Error parsing '-1' as usize").
+#[test]
+fn cli_shows_lists_and_resets_icefloe_options() {
+    let out = run(&[
+        "--format",
+        "csv",
+        "-c",
+        "SHOW icefloe.max_expression_depth; SET icefloe.max_expression_depth = 7; \
+         SHOW icefloe.max_expression_depth; RESET icefloe.max_expression_depth; \
+         SHOW icefloe.max_expression_depth; SET icefloe.deferred_planning_min_files = 5; \
+         SELECT name, value FROM information_schema.df_settings WHERE name LIKE 'icefloe.%' \
+         ORDER BY name; RESET icefloe.deferred_planning_min_files; \
+         SHOW icefloe.deferred_planning_min_files",
+    ]);
+    assert_success(&out);
+    assert_eq!(
+        stdout(&out),
+        "name,value\nicefloe.max_expression_depth,5000\n\
+         name,value\nicefloe.max_expression_depth,7\n\
+         name,value\nicefloe.max_expression_depth,5000\n\
+         name,value\nicefloe.deferred_planning_min_files,5\nicefloe.equality_deletes,auto\n\
+         icefloe.max_expression_depth,5000\nicefloe.partition_overwrite_mode,static\n\
+         icefloe.position_deletes,auto\n\
+         name,value\nicefloe.deferred_planning_min_files,100000\n"
+    );
+    let out = run(&["-c", "SET icefloe.deferred_planning_min_files = -1"]);
+    assert_failure(&out);
+    assert!(
+        stderr(&out).contains(
+            "icefloe.deferred_planning_min_files cannot be '-1' (expected a whole number, 0 \
+             or more; 0 turns deferred planning off)"
+        ),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -20,8 +20,9 @@
 //! `INSERT` expects a value for every field. So the table's own provider keeps its schema
 //! to the table's columns, and [`IcebergTableProvider::with_metadata_columns`] gives a
 //! read-only provider whose schema appends them; `icefloe::datafusion::sql::execute`
-//! swaps that provider in for the Iceberg tables of a `SELECT` that names a metadata
-//! column and adds `EXCLUDE (…)` to its wildcards (see `sql::metadata_columns`).
+//! swaps that provider in for the Iceberg tables of each `SELECT` block of a statement
+//! that names a metadata column (a query, or a statement wrapping one: CTAS, `INSERT …
+//! SELECT`, …) and adds `EXCLUDE (…)` to its wildcards (see `sql::metadata_columns`).
 //!
 //! [`IcebergTableProvider::with_metadata_columns`]: super::IcebergTableProvider::with_metadata_columns
 

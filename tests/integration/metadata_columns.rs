@@ -393,3 +393,244 @@ async fn explain_of_a_query_naming_metadata_columns() {
     let rows_out = format!("output_rows={}", count[0][0]);
     assert!(analyzed.contains(&rows_out), "{rows_out}: {analyzed}");
 }
+
+/// `ice.ns.t` (partitioned by `k`) written in two appends, so its rows span files and
+/// positions; and `ice.ns.u (p BIGINT, f STRING)`, empty.
+async fn two_file_lake() -> crate::dml::Lake {
+    let lake = crate::dml::lake().await;
+    crate::dml::create(&lake, "t", "PARTITIONED BY (k)", "").await;
+    for values in [
+        "(1, 1, 'a', 1.0), (2, 1, 'b', 2.0), (3, 2, 'c', 3.0)",
+        "(4, 1, 'd', 4.0), (5, 3, 'e', 5.0), (6, 3, 'f', 6.0)",
+    ] {
+        crate::dml::ok(&lake.ctx, &format!("INSERT INTO ice.ns.t VALUES {values}")).await;
+    }
+    crate::dml::ok(&lake.ctx, "CREATE TABLE ice.ns.u (p BIGINT, f STRING)").await;
+    lake
+}
+
+/// Statements wrapping a query read metadata columns as the query does (each failed with
+/// "No field named _file"): `DESCRIBE <query>` gives the query's schema; CTAS (into an
+/// Iceberg table, typed as the columns are, and into a memory table), `INSERT … SELECT`
+/// (also into the table it reads), `COPY (<query>)` and a `MERGE` whose source (a query
+/// or a table) reads them write the rows the query gives.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metadata_columns_in_statements_wrapping_a_query() {
+    use icefloe::catalog::TableIdent;
+    let lake = two_file_lake().await;
+    let ctx = &lake.ctx;
+    let query = "SELECT id, _pos, _file, _spec_id FROM ice.ns.t";
+    let want = rows(ctx, &format!("{query} ORDER BY id")).await;
+    assert_eq!(want.len(), 6);
+    assert!(want.iter().any(|r| r[1] != "0"), "{want:?}");
+    let files: std::collections::BTreeSet<&str> = want.iter().map(|r| r[2].as_str()).collect();
+    assert!(files.len() > 1, "{want:?}");
+
+    // DESCRIBE: the query's columns, as the query itself has them
+    let schema = icefloe::datafusion::sql::execute(ctx, query)
+        .await
+        .expect("query")
+        .schema()
+        .as_arrow()
+        .clone();
+    let expected: Vec<Vec<String>> = schema
+        .fields()
+        .iter()
+        .map(|f| {
+            let nullable = if f.is_nullable() { "YES" } else { "NO" };
+            vec![
+                f.name().clone(),
+                f.data_type().to_string(),
+                nullable.to_string(),
+            ]
+        })
+        .collect();
+    let described = rows(ctx, &format!("DESCRIBE {query}")).await;
+    assert_eq!(described, expected);
+    let names: Vec<&str> = described.iter().map(|r| r[0].as_str()).collect();
+    assert_eq!(names, ["id", "_pos", "_file", "_spec_id"]);
+
+    // CTAS into an Iceberg table: the rows, and the columns' Iceberg types
+    crate::dml::ok(ctx, &format!("CREATE TABLE ice.ns.c AS {query}")).await;
+    assert_eq!(rows(ctx, "SELECT * FROM ice.ns.c ORDER BY id").await, want);
+    let created = lake
+        .catalog
+        .load_table(&TableIdent::parse("ns.c"))
+        .await
+        .expect("load");
+    let types: Vec<String> = created
+        .metadata()
+        .current_schema()
+        .columns()
+        .iter()
+        .map(|f| format!("{} {}", f.name, f.field_type))
+        .collect();
+    assert_eq!(
+        types,
+        ["id long", "_pos long", "_file string", "_spec_id int"]
+    );
+    // CTAS into DataFusion's memory catalog
+    crate::dml::ok(ctx, &format!("CREATE TABLE m AS {query}")).await;
+    assert_eq!(rows(ctx, "SELECT * FROM m ORDER BY id").await, want);
+
+    // INSERT … SELECT
+    crate::dml::ok(
+        ctx,
+        "INSERT INTO ice.ns.u SELECT _pos, _file FROM ice.ns.t WHERE id > 2",
+    )
+    .await;
+    let inserted: Vec<Vec<String>> = want
+        .iter()
+        .filter(|r| r[0].parse::<i64>().unwrap() > 2)
+        .map(|r| vec![r[1].clone(), r[2].clone()])
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    assert_eq!(
+        rows(ctx, "SELECT p, f FROM ice.ns.u ORDER BY p, f").await,
+        inserted
+    );
+
+    // COPY (<query>) TO a Parquet file
+    let out = lake.dir.path().join("copied.parquet");
+    crate::dml::ok(
+        ctx,
+        &format!("COPY ({query}) TO '{}' STORED AS PARQUET", out.display()),
+    )
+    .await;
+    ctx.register_parquet("copied", out.to_str().unwrap(), Default::default())
+        .await
+        .expect("register");
+    assert_eq!(rows(ctx, "SELECT * FROM copied ORDER BY id").await, want);
+
+    // MERGE reading metadata columns of its source: a query, then a table
+    crate::dml::ok(ctx, "DELETE FROM ice.ns.u").await;
+    crate::dml::ok(
+        ctx,
+        "MERGE INTO ice.ns.u USING (SELECT id, _pos, _file FROM ice.ns.t) s ON s.id = u.p \
+         WHEN NOT MATCHED THEN INSERT VALUES (s.id, concat(s._file, '#', CAST(s._pos AS STRING)))",
+    )
+    .await;
+    let merged: Vec<Vec<String>> = want
+        .iter()
+        .map(|r| vec![r[0].clone(), format!("{}#{}", r[2], r[1])])
+        .collect();
+    assert_eq!(
+        rows(ctx, "SELECT p, f FROM ice.ns.u ORDER BY p").await,
+        merged
+    );
+    crate::dml::ok(
+        ctx,
+        "MERGE INTO ice.ns.u USING ice.ns.t ON t.id = u.p WHEN MATCHED AND t._pos = 0 THEN DELETE",
+    )
+    .await;
+    let kept: Vec<String> = want
+        .iter()
+        .filter(|r| r[1] != "0")
+        .map(|r| r[0].clone())
+        .collect();
+    let left: Vec<String> = rows(ctx, "SELECT p FROM ice.ns.u ORDER BY p")
+        .await
+        .into_iter()
+        .map(|r| r[0].clone())
+        .collect();
+    assert_eq!(left, kept);
+
+    // INSERT into the table it reads: the rows at position 0 of each file, as they were
+    let firsts: Vec<Vec<String>> = want
+        .iter()
+        .filter(|r| r[1] == "0")
+        .map(|r| {
+            vec![
+                (r[0].parse::<i64>().unwrap() + 10).to_string(),
+                r[2].clone(),
+            ]
+        })
+        .collect();
+    crate::dml::ok(
+        ctx,
+        "INSERT INTO ice.ns.t SELECT id + 10, k, _file, d FROM ice.ns.t WHERE _pos = 0",
+    )
+    .await;
+    assert_eq!(
+        rows(ctx, "SELECT id, s FROM ice.ns.t WHERE id > 10 ORDER BY id").await,
+        firsts
+    );
+}
+
+/// Where a statement keeps its plan for later (`CREATE VIEW`, `PREPARE`) or names a
+/// metadata column of the table it changes (`DELETE`, `UPDATE`, a `MERGE`'s target), a
+/// metadata column is refused naming the feature, the column and the table (it was
+/// "Schema error: No field named _file"), and nothing changes; the same statements
+/// without metadata columns still run, and a metadata column the table does not have
+/// keeps DataFusion's error.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metadata_columns_where_they_are_not_supported_are_refused() {
+    let lake = two_file_lake().await;
+    let ctx = &lake.ctx;
+    crate::dml::ok(ctx, "INSERT INTO ice.ns.u VALUES (1, 'x')").await;
+    let before = rows(ctx, "SELECT * FROM ice.ns.t ORDER BY id").await;
+    for (sql, feature) in [
+        (
+            "CREATE VIEW v AS SELECT _file FROM ice.ns.t",
+            "metadata columns in CREATE VIEW are not supported: _file of ice.ns.t (DataFusion \
+             keeps a view as the plan made by CREATE VIEW",
+        ),
+        (
+            "PREPARE q AS SELECT id FROM ice.ns.t WHERE _pos = $1",
+            "metadata columns in PREPARE are not supported: _pos of ice.ns.t (DataFusion keeps \
+             a prepared statement as the plan made by PREPARE",
+        ),
+        (
+            "DELETE FROM ice.ns.t WHERE _pos = 0",
+            "metadata columns in DELETE are not supported yet: _pos of ice.ns.t",
+        ),
+        (
+            "DELETE FROM ice.ns.t AS x WHERE x._file LIKE '%'",
+            "metadata columns in DELETE are not supported yet: _file of ice.ns.t",
+        ),
+        (
+            "UPDATE ice.ns.t SET s = 'z' WHERE _spec_id = 0",
+            "metadata columns in UPDATE are not supported yet: _spec_id of ice.ns.t",
+        ),
+        (
+            "MERGE INTO ice.ns.t USING ice.ns.u ON t.id = u.p WHEN MATCHED AND t._pos = 0 \
+             THEN DELETE",
+            "metadata columns of a MERGE's target table are not supported yet (those of its \
+             source are): _pos of ice.ns.t",
+        ),
+    ] {
+        let err = icefloe::datafusion::sql::execute(ctx, sql)
+            .await
+            .expect_err(sql);
+        assert_eq!(err.kind(), icefloe::ErrorKind::Unsupported, "{sql}: {err}");
+        assert!(
+            err.to_string()
+                .starts_with(&format!("not implemented: {feature}")),
+            "{sql}: {err}"
+        );
+    }
+    assert_eq!(
+        rows(ctx, "SELECT * FROM ice.ns.t ORDER BY id").await,
+        before
+    );
+    // without metadata columns they run
+    crate::dml::ok(ctx, "CREATE VIEW v AS SELECT id FROM ice.ns.t").await;
+    assert_eq!(rows(ctx, "SELECT count(*) FROM v").await, vec![vec!["6"]]);
+    crate::dml::ok(ctx, "PREPARE q AS SELECT s FROM ice.ns.t WHERE id = $1").await;
+    assert_eq!(rows(ctx, "EXECUTE q(2)").await, vec![vec!["b"]]);
+    // a v2 table has no _row_id: DataFusion's error stands
+    for sql in [
+        "SELECT _row_id FROM ice.ns.t",
+        "DELETE FROM ice.ns.t WHERE _row_id = 0",
+    ] {
+        let err = icefloe::datafusion::sql::execute(ctx, sql)
+            .await
+            .expect_err(sql);
+        assert_ne!(err.kind(), icefloe::ErrorKind::Unsupported, "{sql}: {err}");
+        assert!(
+            err.to_string().contains("No field named _row_id"),
+            "{sql}: {err}"
+        );
+    }
+}

@@ -167,7 +167,11 @@ pub(super) async fn plan_columns(
 /// `INSERT INTO <table> <query>`, run to the end.
 async fn insert(ctx: &SessionContext, table: &str, query: &str) -> Result<()> {
     let sql = format!("INSERT INTO {table} {query}");
-    ctx.sql(&sql).await?.collect().await?;
+    let df = match super::metadata_columns::plan(ctx, &sql).await? {
+        Some(plan) => ctx.execute_logical_plan(plan).await?,
+        None => ctx.sql(&sql).await?,
+    };
+    df.collect().await?;
     Ok(())
 }
 
@@ -440,13 +444,17 @@ impl Parsed {
 
     /// The table DataFusion plans, and the columns' `DEFAULT` expressions.
     async fn plan(&self, ctx: &SessionContext) -> Result<(TableCreation, Vec<(String, Expr)>)> {
-        let plan = ctx
-            .state()
-            .create_logical_plan(&self.plan_sql)
-            .await
-            .map_err(|e| {
-                Error::new(ErrorKind::DataFusion, "planning the columns").with_source(e)
-            })?;
+        // a CTAS query naming metadata columns reads them as a query does
+        let plan = match super::metadata_columns::plan(ctx, &self.plan_sql).await? {
+            Some(plan) => plan,
+            None => ctx
+                .state()
+                .create_logical_plan(&self.plan_sql)
+                .await
+                .map_err(|e| {
+                    Error::new(ErrorKind::DataFusion, "planning the columns").with_source(e)
+                })?,
+        };
         let LogicalPlan::Ddl(DdlStatement::CreateMemoryTable(create)) = plan else {
             return Err(Error::invalid_argument(
                 "DataFusion did not plan the statement as CREATE TABLE",

@@ -3,19 +3,33 @@
 //! a field of `_partition` reads as `_partition.k` (or `_partition['k']`).
 //!
 //! DataFusion 55 has no metadata columns of its own (a table has one schema, `*`
-//! expands to all of it), so a `SELECT` (or an `EXPLAIN [ANALYZE]` of one) that names
-//! one (`_file`, `t._pos`, …) is rewritten before DataFusion plans it: in each `SELECT` block, the Iceberg tables of
-//! its `FROM` are read through their view with metadata columns
+//! expands to all of it), so a statement naming one (`_file`, `t._pos`, …) is rewritten
+//! before DataFusion plans it: in each `SELECT` block, the Iceberg tables of its `FROM`
+//! are read through their view with metadata columns
 //! ([`IcebergTableProvider::with_metadata_columns`]; aliased to the table's own name
 //! when it had no alias), and its wildcards get `EXCLUDE (<the metadata columns>)`:
 //! `*` over one such table, `t.*` over any. The views live in a private catalog of a
 //! copy of the session used only to plan this statement.
 //!
-//! Limits, each an [`ErrorKind::Unsupported`](crate::ErrorKind) error or left to
+//! The statements rewritten are the queries and the statements wrapping one: a query,
+//! `EXPLAIN [ANALYZE]` and `DESCRIBE` of one, `INSERT … <query>`, `CREATE TABLE … AS
+//! <query>` (also through icefloe's CTAS), `COPY (<query>) TO …`, and the source of a
+//! `MERGE` (a table or a query). Where a statement keeps its plan for later or names
+//! a metadata column of the table it changes, [`unsupported`] turns DataFusion's "No
+//! field named _pos" into an [`ErrorKind::Unsupported`](crate::ErrorKind) error naming
+//! the feature:
+//!
+//! - `CREATE VIEW` and `PREPARE`: DataFusion keeps a view or a prepared statement as the
+//!   plan made when it is created, and `SELECT … FROM v` / `EXECUTE` reuse that plan
+//!   without passing through `sql::execute`, while icefloe resolves metadata columns
+//!   for each statement it plans;
+//! - `DELETE`, `UPDATE`, and the target table of a `MERGE`: their conditions are not
+//!   rewritten yet.
+//!
+//! Other limits, each an [`ErrorKind::Unsupported`](crate::ErrorKind) error or left to
 //! DataFusion: an unqualified `*` over a join in a block that reads metadata columns
-//! (write `t.*, u.*`); metadata columns in statements other than a query (`DELETE …
-//! WHERE _pos = 0`: DataFusion reports the unknown column); a table named with more
-//! than its last name part once aliased (`ns.t._file` → write `t._file`).
+//! (write `t.*, u.*`); a table named with more than its last name part once aliased
+//! (`ns.t._file` → write `t._file`).
 
 use std::collections::{HashMap, HashSet};
 use std::ops::ControlFlow;
@@ -25,16 +39,16 @@ use datafusion::catalog::{
     CatalogProvider, CatalogProviderList, MemoryCatalogProvider, MemoryCatalogProviderList,
     MemorySchemaProvider, SchemaProvider,
 };
-use datafusion::common::TableReference;
+use datafusion::common::{DataFusionError, SchemaError, TableReference};
 use datafusion::execution::SessionStateBuilder;
 use datafusion::logical_expr::LogicalPlan;
 use datafusion::prelude::SessionContext;
-use datafusion::sql::parser::Statement as DFStatement;
+use datafusion::sql::parser::{CopyToSource, Statement as DFStatement};
 use datafusion::sql::planner::object_name_to_table_reference;
 use datafusion::sql::sqlparser::ast::{
-    visit_expressions, ExcludeSelectItem, Expr, Ident, ObjectName, ObjectNamePart, Query, Select,
-    SelectItem, SelectItemQualifiedWildcardKind, SetExpr, Statement, TableAlias, TableFactor,
-    TableWithJoins, Visit, VisitMut, Visitor, VisitorMut, WildcardAdditionalOptions,
+    ExcludeSelectItem, Expr, Ident, Insert, ObjectName, ObjectNamePart, Query, Select, SelectItem,
+    SelectItemQualifiedWildcardKind, SetExpr, Statement, TableAlias, TableFactor, TableWithJoins,
+    Visit, VisitMut, Visitor, VisitorMut, WildcardAdditionalOptions,
 };
 
 use crate::datafusion::metadata_columns::ALL;
@@ -45,11 +59,12 @@ use crate::error::{Error, Result};
 const CATALOG: &str = "__icefloe_metadata_columns";
 const SCHEMA: &str = "views";
 
-/// The plan of `sql` when it is a query naming a metadata column of an Iceberg table it
-/// reads; `None` for every other statement (run as it is).
+/// The plan of `sql` when it is a query, or a statement wrapping one (see the module
+/// docs), naming a metadata column of an Iceberg table it reads; `None` for every other
+/// statement (run as it is).
 ///
 /// Errors: an unqualified `*` over a join in a block reading metadata columns; planning
-/// errors of the rewritten query.
+/// errors of the rewritten statement ([`unsupported`]'s where it applies).
 pub(super) async fn plan(ctx: &SessionContext, sql: &str) -> Result<Option<LogicalPlan>> {
     let lower = sql.to_ascii_lowercase();
     if !ALL.iter().any(|name| lower.contains(name)) {
@@ -57,60 +72,26 @@ pub(super) async fn plan(ctx: &SessionContext, sql: &str) -> Result<Option<Logic
     }
     let state = ctx.state();
     let options = state.config().options().sql_parser.clone();
-    let Ok(statement) = state.sql_to_statement(sql, &options.dialect) else {
+    let normalization = options.enable_ident_normalization;
+    let Ok(mut statement) = state.sql_to_statement(sql, &options.dialect) else {
         return Ok(None);
     };
-    // a query, or an `EXPLAIN` of one: the query is rewritten in place, the whole
-    // statement planned
-    let mut statement = statement;
-    let query: &mut Box<Query> = match &mut statement {
-        DFStatement::Explain(explain) => match explain.statement.as_mut() {
-            DFStatement::Statement(inner) => match inner.as_mut() {
-                Statement::Query(query) => query,
-                _ => return Ok(None),
-            },
-            _ => return Ok(None),
-        },
-        DFStatement::Statement(inner) => match inner.as_mut() {
-            Statement::Query(query) => query,
-            _ => return Ok(None),
-        },
-        _ => return Ok(None),
-    };
-    let normalize = |ident: &Ident| -> String {
-        if options.enable_ident_normalization && ident.quote_style.is_none() {
-            ident.value.to_ascii_lowercase()
-        } else {
-            ident.value.clone()
-        }
-    };
-    let names_metadata = visit_expressions(&**query, |e| {
-        let found = match e {
-            Expr::Identifier(id) => ALL.contains(&normalize(id).as_str()),
-            // `t._file`, and a field of `_partition`: `_partition.k`, `t._partition.k`
-            Expr::CompoundIdentifier(ids) => {
-                ids.iter().any(|id| ALL.contains(&normalize(id).as_str()))
-            }
-            _ => false,
+    // the statement's part holding its queries, rewritten in place; the whole
+    // statement is planned
+    let ctes = {
+        let Some(body) = body(&mut statement) else {
+            return Ok(None);
         };
-        if found {
-            ControlFlow::Break(())
-        } else {
-            ControlFlow::Continue(())
+        if !body.names_metadata(normalization) {
+            return Ok(None);
         }
-    });
-    if names_metadata.is_continue() {
-        return Ok(None);
-    }
-    // the Iceberg tables the query reads (CTE names are not tables)
-    let mut ctes = CteNames::default();
-    let _ = Visit::visit(&**query, &mut ctes);
-    let references = state.resolve_table_references(&DFStatement::Statement(Box::new(
-        Statement::Query(query.clone()),
-    )))?;
+        body.cte_names()
+    };
+    // the Iceberg tables the statement names (CTE names are not tables)
+    let references = state.resolve_table_references(&statement)?;
     let mut views: HashMap<TableReference, (String, Arc<IcebergTableProvider>)> = HashMap::new();
     for reference in references {
-        if ctes.0.contains(reference.table()) || views.contains_key(&reference) {
+        if ctes.contains(reference.table()) || views.contains_key(&reference) {
             continue;
         }
         let Ok(provider) = ctx.table_provider(reference.clone()).await else {
@@ -125,15 +106,14 @@ pub(super) async fn plan(ctx: &SessionContext, sql: &str) -> Result<Option<Logic
     if views.is_empty() {
         return Ok(None);
     }
-    let mut rewriter = Rewriter {
+    let rewriter = Rewriter {
         views: &views,
-        ctes: &ctes.0,
-        normalization: options.enable_ident_normalization,
+        ctes: &ctes,
+        normalization,
         error: None,
     };
-    let _ = VisitMut::visit(&mut **query, &mut rewriter);
-    if let Some(e) = rewriter.error {
-        return Err(e);
+    if let Some(mut body) = body(&mut statement) {
+        body.rewrite(rewriter)?;
     }
     // plan in a copy of the session whose catalogs also hold the views
     let catalogs = Arc::new(MemoryCatalogProviderList::new());
@@ -152,8 +132,195 @@ pub(super) async fn plan(ctx: &SessionContext, sql: &str) -> Result<Option<Logic
     let private = SessionStateBuilder::new_from_existing(state)
         .with_catalog_list(catalogs)
         .build();
-    let plan = private.statement_to_plan(statement).await?;
+    let plan = match private.statement_to_plan(statement).await {
+        Ok(plan) => plan,
+        Err(e) => {
+            let e = Error::from(e);
+            return Err(unsupported(ctx, sql, &e).await.unwrap_or(e));
+        }
+    };
     Ok(Some(plan))
+}
+
+/// The error for `sql`, which failed to plan with `error`, when that is DataFusion's "No
+/// field named <metadata column>" in a statement where icefloe does not give them
+/// (`CREATE VIEW`, `PREPARE`, `DELETE`, `UPDATE`, a `MERGE`'s target; see the module
+/// docs) and an Iceberg table the statement names has that column:
+/// [`ErrorKind::Unsupported`](crate::ErrorKind) naming the statement, the column and
+/// the table. `None` otherwise (the error stands).
+pub(super) async fn unsupported(ctx: &SessionContext, sql: &str, error: &Error) -> Option<Error> {
+    let column = missing_metadata_column(error)?;
+    let state = ctx.state();
+    let dialect = state.config().options().sql_parser.dialect;
+    let statement = state.sql_to_statement(sql, &dialect).ok()?;
+    let DFStatement::Statement(inner) = &statement else {
+        return None;
+    };
+    let (what, why) = match inner.as_ref() {
+        Statement::CreateView(_) => (
+            "metadata columns in CREATE VIEW are not supported",
+            " (DataFusion keeps a view as the plan made by CREATE VIEW, and icefloe \
+             resolves metadata columns in each statement; read them in a query)",
+        ),
+        Statement::Prepare { .. } => (
+            "metadata columns in PREPARE are not supported",
+            " (DataFusion keeps a prepared statement as the plan made by PREPARE, and \
+             icefloe resolves metadata columns in each statement; run the query itself)",
+        ),
+        Statement::Delete(_) => ("metadata columns in DELETE are not supported yet", ""),
+        Statement::Update(_) => ("metadata columns in UPDATE are not supported yet", ""),
+        Statement::Merge(_) => (
+            "metadata columns of a MERGE's target table are not supported yet (those of \
+             its source are)",
+            "",
+        ),
+        _ => return None,
+    };
+    for reference in state.resolve_table_references(&statement).ok()? {
+        let Ok(provider) = ctx.table_provider(reference.clone()).await else {
+            continue;
+        };
+        let Some(iceberg) = provider.downcast_ref::<IcebergTableProvider>() else {
+            continue;
+        };
+        let view = iceberg.clone().with_metadata_columns();
+        if view.metadata_column_names().contains(&column.as_str()) {
+            return Some(Error::unsupported(format!(
+                "{what}: {column} of {reference}{why}"
+            )));
+        }
+    }
+    None
+}
+
+/// The metadata column DataFusion found no field for, when `error` is (or wraps) its
+/// "No field named …" for one.
+fn missing_metadata_column(error: &Error) -> Option<String> {
+    let mut next: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    while let Some(e) = next {
+        if let Some(DataFusionError::SchemaError(inner, _)) = e
+            .downcast_ref::<DataFusionError>()
+            .map(DataFusionError::find_root)
+        {
+            if let SchemaError::FieldNotFound { field, .. } = inner.as_ref() {
+                if ALL.contains(&field.name.as_str()) {
+                    return Some(field.name.clone());
+                }
+            }
+        }
+        next = e.source();
+    }
+    None
+}
+
+/// The part of a statement holding the queries the rewrite applies to.
+enum Body<'a> {
+    /// A query, or a statement wrapping queries (`INSERT`, CTAS, `MERGE`, `EXPLAIN`/
+    /// `DESCRIBE` of one of these).
+    Statement(&'a mut Statement),
+    /// `COPY (<query>) TO …`.
+    Query(&'a mut Query),
+}
+
+/// The part of `statement` the rewrite applies to; `None` for a statement it does not
+/// apply to.
+fn body(statement: &mut DFStatement) -> Option<Body<'_>> {
+    match statement {
+        DFStatement::Statement(inner) => {
+            rewritten(inner).then_some(Body::Statement(inner.as_mut()))
+        }
+        DFStatement::Explain(explain) => body(explain.statement.as_mut()),
+        DFStatement::CopyTo(copy) => match &mut copy.source {
+            CopyToSource::Query(query) => Some(Body::Query(query.as_mut())),
+            CopyToSource::Relation(_) => None,
+        },
+        _ => None,
+    }
+}
+
+/// Whether the rewrite applies to `statement` (see the module docs).
+fn rewritten(statement: &Statement) -> bool {
+    match statement {
+        Statement::Query(_) | Statement::Merge(_) => true,
+        Statement::Insert(Insert { source, .. }) => source.is_some(),
+        Statement::CreateTable(create) => create.query.is_some(),
+        // `EXPLAIN` in sqlparser's form, `DESCRIBE <query>`
+        Statement::Explain { statement, .. } => rewritten(statement),
+        _ => false,
+    }
+}
+
+impl Body<'_> {
+    fn visit<V: Visitor>(&self, visitor: &mut V) -> ControlFlow<V::Break> {
+        match self {
+            Body::Statement(statement) => Visit::visit(&**statement, visitor),
+            Body::Query(query) => Visit::visit(&**query, visitor),
+        }
+    }
+
+    /// Whether an expression of the statement names a metadata column.
+    fn names_metadata(&self, normalization: bool) -> bool {
+        let mut names = NamesMetadata { normalization };
+        self.visit(&mut names).is_break()
+    }
+
+    /// The names the statement's `WITH` clauses define.
+    fn cte_names(&self) -> HashSet<String> {
+        let mut ctes = CteNames::default();
+        let _ = self.visit(&mut ctes);
+        ctes.0
+    }
+
+    /// Swap the views in for the Iceberg tables the statement reads.
+    ///
+    /// Errors: see [`Rewriter::select`].
+    fn rewrite(&mut self, mut rewriter: Rewriter<'_>) -> Result<()> {
+        let _ = match self {
+            Body::Statement(statement) => {
+                // a MERGE's source is read as a `FROM` is
+                if let Statement::Merge(merge) = &mut **statement {
+                    let mut swapped = vec![];
+                    rewriter.relation(&mut merge.source, &mut swapped)?;
+                }
+                VisitMut::visit(&mut **statement, &mut rewriter)
+            }
+            Body::Query(query) => VisitMut::visit(&mut **query, &mut rewriter),
+        };
+        match rewriter.error {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Finds an identifier naming a metadata column (`_file`, `t._file`, `_partition.k`).
+struct NamesMetadata {
+    normalization: bool,
+}
+
+impl Visitor for NamesMetadata {
+    type Break = ();
+
+    fn pre_visit_expr(&mut self, expr: &Expr) -> ControlFlow<()> {
+        let named = |id: &Ident| {
+            let name = if self.normalization && id.quote_style.is_none() {
+                id.value.to_ascii_lowercase()
+            } else {
+                id.value.clone()
+            };
+            ALL.contains(&name.as_str())
+        };
+        let found = match expr {
+            Expr::Identifier(id) => named(id),
+            Expr::CompoundIdentifier(ids) => ids.iter().any(named),
+            _ => false,
+        };
+        if found {
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
+        }
+    }
 }
 
 /// The names the query's `WITH` clauses define.

@@ -279,8 +279,14 @@ pub async fn execute(ctx: &SessionContext, statement: &str) -> Result<DataFrame>
         false => statement,
     };
     if tokens::first_word_is(statement, &["DELETE"]) {
-        if let Some(plan) = delete_alias::plan(ctx, statement).await? {
-            return Ok(ctx.execute_logical_plan(plan).await?);
+        match delete_alias::plan(ctx, statement).await {
+            Ok(Some(plan)) => return Ok(ctx.execute_logical_plan(plan).await?),
+            Ok(None) => {}
+            Err(e) => {
+                return Err(metadata_columns::unsupported(ctx, statement, &e)
+                    .await
+                    .unwrap_or(e))
+            }
         }
     }
     if tokens::first_word_is(statement, &["RESET"]) {
@@ -296,27 +302,42 @@ pub async fn execute(ctx: &SessionContext, statement: &str) -> Result<DataFrame>
         }
     }
     if !tokens::first_word_is(statement, &["CREATE", "DROP", "ALTER", "CALL", "REPLACE"]) {
-        if let Some(plan) = metadata_columns::plan(ctx, statement).await? {
-            return Ok(ctx.execute_logical_plan(plan).await?);
-        }
-        return match ctx.sql(statement).await {
-            Ok(df) => Ok(df),
-            // DataFusion refuses VALUES whose structs lack or add fields while it plans
-            Err(e) if tokens::first_word_is(statement, &["INSERT"]) => {
-                match values_struct_fields::values_struct_fields_error(ctx, statement).await {
-                    Some(error) => Err(error),
-                    None => Err(e.into()),
-                }
-            }
-            Err(e) => Err(e.into()),
-        };
+        return run_in_datafusion(ctx, statement).await;
     }
     if let Some(cursor) = cursor(ctx, statement) {
         if let Some(df) = execute_ddl(ctx, cursor).await? {
             return Ok(df);
         }
     }
-    Ok(ctx.sql(statement).await?)
+    run_in_datafusion(ctx, statement).await
+}
+
+/// `statement` planned by DataFusion: with the metadata columns it names (module
+/// `metadata_columns`), else through `ctx.sql`.
+///
+/// Errors: DataFusion's, wrapped; for `VALUES` whose structs lack or add fields, and
+/// metadata columns where they are not supported, icefloe's naming them.
+async fn run_in_datafusion(ctx: &SessionContext, statement: &str) -> Result<DataFrame> {
+    if let Some(plan) = metadata_columns::plan(ctx, statement).await? {
+        return Ok(ctx.execute_logical_plan(plan).await?);
+    }
+    match ctx.sql(statement).await {
+        Ok(df) => Ok(df),
+        Err(e) => {
+            // DataFusion refuses VALUES whose structs lack or add fields while it plans
+            if tokens::first_word_is(statement, &["INSERT"]) {
+                if let Some(error) =
+                    values_struct_fields::values_struct_fields_error(ctx, statement).await
+                {
+                    return Err(error);
+                }
+            }
+            let e = Error::from(e);
+            Err(metadata_columns::unsupported(ctx, statement, &e)
+                .await
+                .unwrap_or(e))
+        }
+    }
 }
 
 pub use depth::DEFAULT_MAX_EXPRESSION_DEPTH;

@@ -634,3 +634,83 @@ async fn metadata_columns_where_they_are_not_supported_are_refused() {
         );
     }
 }
+
+/// `EXPLAIN` of statements reading metadata columns names the table as the statement
+/// does (`ice.ns.t`), as the plan of a query without them does; it named the private
+/// view `__icefloe_metadata_columns.views.t0`, in its scans and every column.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn explain_names_the_table_as_the_statement_does() {
+    let lake = two_file_lake().await;
+    let ctx = &lake.ctx;
+    let text = |r: Vec<Vec<String>>| {
+        r.into_iter()
+            .map(|row| row.join(" "))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let plain = text(rows(ctx, "EXPLAIN SELECT id FROM ice.ns.t WHERE k = 1").await);
+    assert!(plain.contains("TableScan: ice.ns.t"), "{plain}");
+    for sql in [
+        "EXPLAIN SELECT id, _pos FROM ice.ns.t WHERE _partition.k = 1",
+        "EXPLAIN SELECT x.id, x._file FROM ice.ns.t AS x WHERE x.k = 1",
+        "EXPLAIN VERBOSE SELECT id, _file FROM ice.ns.t WHERE k = 1",
+        "EXPLAIN INSERT INTO ice.ns.u SELECT _pos, _file FROM ice.ns.t",
+        "EXPLAIN SELECT a._pos FROM ice.ns.t a JOIN ice.ns.t b ON a.id = b.id",
+    ] {
+        let plan = text(rows(ctx, sql).await);
+        assert!(plan.contains("TableScan: ice.ns.t"), "{sql}: {plan}");
+        assert!(
+            !plan.contains("__icefloe_metadata_columns"),
+            "{sql}: {plan}"
+        );
+        let logical: String = plan
+            .lines()
+            .take_while(|l| !l.contains("physical_plan"))
+            .collect();
+        assert!(!logical.contains("__icefloe"), "{sql}: {logical}");
+        if sql.contains("VERBOSE") {
+            let initial = plan
+                .lines()
+                .skip_while(|l| !l.starts_with("initial_logical_plan"))
+                .take(5)
+                .collect::<Vec<_>>()
+                .join("\n");
+            assert!(initial.contains("TableScan: ice.ns.t"), "{initial}");
+        }
+    }
+}
+
+/// The CLI's `--explain-pruning` names the table of a scan reading metadata columns as
+/// the query does (`ns.t`), as for any other scan.
+#[test]
+fn cli_pruning_report_names_the_table() {
+    use crate::cli::{assert_success, run, stderr};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let catalog = format!("sqlite:{}", dir.path().join("cat.db").display());
+    let out = run(&[
+        "--catalog",
+        &catalog,
+        "--create-catalog",
+        "-c",
+        "CREATE NAMESPACE ns; CREATE TABLE ns.t (id INT, k STRING) PARTITIONED BY (k); \
+         INSERT INTO ns.t VALUES (1, 'a'), (2, 'b')",
+    ]);
+    assert_success(&out);
+    for sql in [
+        "EXPLAIN SELECT id, _file FROM ns.t WHERE k = 'a'",
+        "EXPLAIN SELECT id FROM ns.t WHERE k = 'a'",
+    ] {
+        let out = run(&["--catalog", &catalog, "--explain-pruning", "-c", sql]);
+        assert_success(&out);
+        let report: Vec<String> = stderr(&out)
+            .lines()
+            .filter(|l| l.starts_with("pruning:"))
+            .map(str::to_string)
+            .collect();
+        assert_eq!(report.len(), 1, "{sql}: {report:?}");
+        assert!(
+            report[0].starts_with("pruning: ns.t: "),
+            "{sql}: {report:?}"
+        );
+    }
+}

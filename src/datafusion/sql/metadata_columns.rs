@@ -9,7 +9,9 @@
 //! ([`IcebergTableProvider::with_metadata_columns`]; aliased to the table's own name
 //! when it had no alias), and its wildcards get `EXCLUDE (<the metadata columns>)`:
 //! `*` over one such table, `t.*` over any. The views live in a private catalog of a
-//! copy of the session used only to plan this statement.
+//! copy of the session used only to plan this statement; in the plan each view's scan
+//! is then named as the statement names the table (`ns.t`), so `EXPLAIN` and
+//! `--explain-pruning` show the user's names.
 //!
 //! The statements rewritten are the queries and the statements wrapping one: a query,
 //! `EXPLAIN [ANALYZE]` and `DESCRIBE` of one, `INSERT … <query>`, `CREATE TABLE … AS
@@ -39,9 +41,12 @@ use datafusion::catalog::{
     CatalogProvider, CatalogProviderList, MemoryCatalogProvider, MemoryCatalogProviderList,
     MemorySchemaProvider, SchemaProvider,
 };
+use datafusion::common::tree_node::Transformed;
 use datafusion::common::{DataFusionError, SchemaError, TableReference};
 use datafusion::execution::SessionStateBuilder;
-use datafusion::logical_expr::LogicalPlan;
+use datafusion::logical_expr::{
+    LogicalPlan, PlanType, TableScan, TableScanBuilder, ToStringifiedPlan,
+};
 use datafusion::prelude::SessionContext;
 use datafusion::sql::parser::{CopyToSource, Statement as DFStatement};
 use datafusion::sql::planner::object_name_to_table_reference;
@@ -139,7 +144,54 @@ pub(super) async fn plan(ctx: &SessionContext, sql: &str) -> Result<Option<Logic
             return Err(unsupported(ctx, sql, &e).await.unwrap_or(e));
         }
     };
-    Ok(Some(plan))
+    let names: HashMap<TableReference, TableReference> = views
+        .into_iter()
+        .map(|(user, (key, _))| (TableReference::full(CATALOG, SCHEMA, key), user))
+        .collect();
+    Ok(Some(with_user_names(plan, &names)?))
+}
+
+/// `plan` with each view's scan named as the statement names its table (`names`:
+/// private name → the user's), and an `EXPLAIN`'s initial plan shown so: the plan reads
+/// as DataFusion's plan of a table with those columns would.
+///
+/// Errors: a scan that cannot be rebuilt (DataFusion's).
+fn with_user_names(
+    plan: LogicalPlan,
+    names: &HashMap<TableReference, TableReference>,
+) -> Result<LogicalPlan> {
+    let renamed = plan.transform_up_with_subqueries(|node| match node {
+        LogicalPlan::TableScan(scan) if names.contains_key(&scan.table_name) => {
+            let TableScan {
+                table_name,
+                source,
+                projection,
+                filters,
+                fetch,
+                statistics_requests,
+                ..
+            } = scan;
+            let user = names.get(&table_name).cloned().unwrap_or(table_name);
+            let renamed = TableScanBuilder::new(user, source)
+                .with_projection(projection)
+                .with_filters(filters)
+                .with_fetch(fetch)
+                .with_statistics_requests(statistics_requests)
+                .build()?;
+            Ok(Transformed::yes(LogicalPlan::TableScan(renamed)))
+        }
+        // the initial plan was printed before the scans were renamed
+        LogicalPlan::Explain(mut explain) => {
+            for shown in &mut explain.stringified_plans {
+                if shown.plan_type == PlanType::InitialLogicalPlan {
+                    *shown = explain.plan.to_stringified(PlanType::InitialLogicalPlan);
+                }
+            }
+            Ok(Transformed::yes(LogicalPlan::Explain(explain)))
+        }
+        other => Ok(Transformed::no(other)),
+    })?;
+    Ok(renamed.data)
 }
 
 /// The error for `sql`, which failed to plan with `error`, when that is DataFusion's "No

@@ -121,6 +121,17 @@ async fn create_or_replace_as_select_keeps_history_and_the_ids_of_kept_columns()
          +----+-----+---+"
     );
     other_engines_agree(&lake, "t").await;
+    // a query naming metadata columns, as CTAS takes it
+    ok(
+        &lake.ctx,
+        "CREATE OR REPLACE TABLE ice.ns.t AS SELECT id, _spec_id AS k, s, d FROM ice.ns.t",
+    )
+    .await;
+    assert_eq!(
+        ok(&lake.ctx, "SELECT id, k FROM ice.ns.t ORDER BY id").await,
+        "+----+---+\n| id | k |\n+----+---+\n| 20 | 1 |\n| 30 | 1 |\n+----+---+",
+        "the rows read the spec id (1) of the files they were read from"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -13,7 +13,6 @@ use datafusion::catalog::{
     CatalogProvider, CatalogProviderList, MemoryCatalogProvider, MemoryCatalogProviderList,
     MemorySchemaProvider, SchemaProvider,
 };
-use datafusion::dataframe::DataFrame;
 use datafusion::execution::SessionStateBuilder;
 use datafusion::prelude::SessionContext;
 
@@ -90,8 +89,13 @@ pub(super) async fn replace_table(
     let private = SessionStateBuilder::new_from_existing(state)
         .with_catalog_list(catalogs)
         .build();
+    let private = SessionContext::new_with_state(private);
     let sql = format!("INSERT INTO {CATALOG}.{SCHEMA}.{TABLE} {query}");
-    let plan = private.create_logical_plan(&sql).await?;
-    DataFrame::new(private, plan).collect().await?;
+    // a query naming metadata columns is planned as `SELECT`s naming them are
+    let df = match super::metadata_columns::plan(&private, &sql).await? {
+        Some(plan) => private.execute_logical_plan(plan).await?,
+        None => private.sql(&sql).await?,
+    };
+    df.collect().await?;
     Ok(())
 }

@@ -13,18 +13,22 @@
 //! reaches the aggregate as it is.
 //!
 //! [`MinMax`] wraps DataFusion's function and delegates everything (name, signature,
-//! types, statistics, display names, `ORDER BY … LIMIT` over groups) to it but the
-//! accumulators:
+//! types, statistics, display names) to it but:
 //! - groups of Float16/32/64 values: DataFusion's `PrimitiveGroupsAccumulator` (the same
 //!   vectorized path, partial and final phases, `FILTER`, skipped partial aggregation) with
 //!   an update that makes every NaN the canonical one and orders by total order;
-//! - every other accumulator (ungrouped, window frames sliding or not, groups of structs)
-//!   over values that can hold floats at any depth: DataFusion's own, fed input with every
-//!   NaN made canonical;
+//! - structs and lists (any nesting of them), grouped or not, window frames sliding or
+//!   not: one total order, field by field and element by element, NULL fields and
+//!   elements first, floats inside as above ([`super::min_max_nested`]; DataFusion's
+//!   answer depended on the row order once a field was NULL, and its lists failed on an
+//!   Iceberg table);
+//! - other accumulators of floats (ungrouped, window frames): DataFusion's own, fed input
+//!   with every NaN made canonical;
 //! - anything else (integers, decimals, strings, …): DataFusion's own, untouched.
 //!
 //! `-0.0` and `0.0`: total order puts `-0.0` below `0.0` (as the ungrouped path and
-//! `ORDER BY` do). Spark compares them as equal and returns whichever it met first.
+//! `ORDER BY` do), at any depth. Spark compares them as equal and
+//! returns whichever it met first.
 //!
 //! [`register_min_max`] puts the two in a session under DataFusion's names (column
 //! names, plans and codecs name them so). Two of DataFusion's optimizations that go by
@@ -37,7 +41,7 @@ use std::cmp::Ordering;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
-use datafusion::arrow::array::{ArrayRef, BooleanArray};
+use datafusion::arrow::array::ArrayRef;
 use datafusion::arrow::datatypes::{
     ArrowPrimitiveType, DataType, FieldRef, Float16Type, Float32Type, Float64Type,
 };
@@ -52,12 +56,13 @@ use datafusion::logical_expr::function::{
 };
 use datafusion::logical_expr::utils::AggregateOrderSensitivity;
 use datafusion::logical_expr::{
-    Accumulator, AggregateUDF, AggregateUDFImpl, Documentation, EmitTo, Expr, GroupsAccumulator,
-    Operator, ReversedUDAF, SetMonotonicity, Signature, StatisticsArgs,
+    Accumulator, AggregateUDF, AggregateUDFImpl, Documentation, Expr, GroupsAccumulator, Operator,
+    ReversedUDAF, SetMonotonicity, Signature, StatisticsArgs,
 };
 use datafusion::prelude::SessionContext;
 use datafusion_functions_aggregate_common::aggregate::groups_accumulator::prim_op::PrimitiveGroupsAccumulator;
 
+use super::min_max_nested::{is_nested, NestedAccumulator, NestedGroups, SlidingNested};
 use crate::nan::{canonical_nans, holds_floats};
 
 /// Which of the two functions.
@@ -240,9 +245,17 @@ impl AggregateUDFImpl for MinMax {
         self.inner.is_nullable()
     }
 
-    /// DataFusion's accumulator, fed canonical NaNs when the values can hold floats.
+    /// Structs and lists: [`NestedAccumulator`]; otherwise DataFusion's accumulator, fed
+    /// canonical NaNs when the values can hold floats.
     fn accumulator(&self, args: AccumulatorArgs) -> DFResult<Box<dyn Accumulator>> {
-        let floats = holds_floats(args.return_field.data_type());
+        let data_type = args.return_field.data_type();
+        if is_nested(data_type) {
+            return Ok(Box::new(NestedAccumulator::try_new(
+                data_type,
+                self.extremum,
+            )?));
+        }
+        let floats = holds_floats(data_type);
         let inner = self.inner.accumulator(args)?;
         Ok(match floats {
             true => Box::new(CanonicalNanAccumulator { inner }),
@@ -254,12 +267,13 @@ impl AggregateUDFImpl for MinMax {
         self.inner.state_fields(args)
     }
 
+    /// Structs and lists too ([`NestedGroups`]; DataFusion has none for lists).
     fn groups_accumulator_supported(&self, args: AccumulatorArgs) -> bool {
-        self.inner.groups_accumulator_supported(args)
+        is_nested(args.return_field.data_type()) || self.inner.groups_accumulator_supported(args)
     }
 
-    /// Floats: [`float_groups`]; other values that can hold floats: DataFusion's groups
-    /// accumulator fed canonical NaNs; anything else DataFusion's.
+    /// Floats: [`float_groups`]; structs and lists: [`NestedGroups`]; anything else
+    /// DataFusion's.
     fn create_groups_accumulator(
         &self,
         args: AccumulatorArgs,
@@ -269,17 +283,19 @@ impl AggregateUDFImpl for MinMax {
             DataType::Float16 => float_groups::<Float16Type>(&data_type, self.extremum),
             DataType::Float32 => float_groups::<Float32Type>(&data_type, self.extremum),
             DataType::Float64 => float_groups::<Float64Type>(&data_type, self.extremum),
-            t if holds_floats(t) => Box::new(CanonicalNanGroups {
-                inner: self.inner.create_groups_accumulator(args)?,
-            }),
+            t if is_nested(t) => Box::new(NestedGroups::try_new(t, self.extremum)?),
             _ => self.inner.create_groups_accumulator(args)?,
         })
     }
 
-    /// DataFusion's sliding accumulator (window frames that drop rows), fed canonical
-    /// NaNs when the values can hold floats.
+    /// Structs and lists: [`SlidingNested`]; otherwise DataFusion's sliding accumulator
+    /// (window frames that drop rows), fed canonical NaNs when the values can hold floats.
     fn create_sliding_accumulator(&self, args: AccumulatorArgs) -> DFResult<Box<dyn Accumulator>> {
-        let floats = holds_floats(args.return_field.data_type());
+        let data_type = args.return_field.data_type();
+        if is_nested(data_type) {
+            return Ok(Box::new(SlidingNested::try_new(data_type, self.extremum)?));
+        }
+        let floats = holds_floats(data_type);
         let inner = self.inner.create_sliding_accumulator(args)?;
         Ok(match floats {
             true => Box::new(CanonicalNanAccumulator { inner }),
@@ -475,58 +491,6 @@ impl Accumulator for CanonicalNanAccumulator {
 
     fn supports_retract_batch(&self) -> bool {
         self.inner.supports_retract_batch()
-    }
-}
-
-/// A groups accumulator fed its input with canonical NaNs.
-struct CanonicalNanGroups {
-    inner: Box<dyn GroupsAccumulator>,
-}
-
-impl GroupsAccumulator for CanonicalNanGroups {
-    fn update_batch(
-        &mut self,
-        values: &[ArrayRef],
-        group_indices: &[usize],
-        opt_filter: Option<&BooleanArray>,
-        total_num_groups: usize,
-    ) -> DFResult<()> {
-        self.inner.update_batch(
-            &canonical(values)?,
-            group_indices,
-            opt_filter,
-            total_num_groups,
-        )
-    }
-
-    fn evaluate(&mut self, emit_to: EmitTo) -> DFResult<ArrayRef> {
-        self.inner.evaluate(emit_to)
-    }
-
-    fn state(&mut self, emit_to: EmitTo) -> DFResult<Vec<ArrayRef>> {
-        self.inner.state(emit_to)
-    }
-
-    fn merge_batch(
-        &mut self,
-        values: &[ArrayRef],
-        group_indices: &[usize],
-        total_num_groups: usize,
-    ) -> DFResult<()> {
-        self.inner
-            .merge_batch(&canonical(values)?, group_indices, total_num_groups)
-    }
-
-    fn convert_to_state(
-        &self,
-        values: &[ArrayRef],
-        opt_filter: Option<&BooleanArray>,
-    ) -> DFResult<Vec<ArrayRef>> {
-        self.inner.convert_to_state(&canonical(values)?, opt_filter)
-    }
-
-    fn size(&self) -> usize {
-        self.inner.size()
     }
 }
 

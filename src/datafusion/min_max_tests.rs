@@ -3,13 +3,17 @@ use std::sync::Arc;
 use datafusion::arrow::array::{AsArray, Float64Array};
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{Field, Fields, Schema};
-use datafusion::arrow::util::pretty::pretty_format_batches;
+use datafusion::arrow::util::display::FormatOptions;
+use datafusion::arrow::util::pretty::{pretty_format_batches, pretty_format_batches_with_options};
 use datafusion::functions_aggregate::sum::sum_udaf;
 use datafusion::physical_expr::expressions::col;
 use datafusion::physical_expr::PhysicalExpr;
 use datafusion::prelude::{SessionConfig, SessionContext};
 
 use super::*;
+use datafusion::logical_expr::EmitTo;
+
+use crate::datafusion::min_max_nested::NestedGroups;
 
 /// The NaN x86 computes for `0.0 / 0.0`: sign bit set.
 fn neg_nan() -> f64 {
@@ -211,31 +215,33 @@ fn float_groups_at_the_edges() {
 }
 
 #[test]
-fn every_type_keeps_a_groups_accumulator_floats_icefloes() {
+fn every_type_keeps_a_groups_accumulator_floats_structs_and_lists_icefloes() {
+    let nested = |acc: &dyn GroupsAccumulator| (acc as &dyn std::any::Any).is::<NestedGroups>();
     for extremum in [Extremum::Max, Extremum::Min] {
-        // the vectorized path of DataFusion's own, untouched: TPC-H's decimals, keys, …
+        // the vectorized path of DataFusion's own, untouched: TPC-H's decimals, keys, …;
+        // floats stay on a vectorized path, icefloe's (the values above are its answers)
         for t in [
             DataType::Int64,
             DataType::Decimal128(15, 2),
             DataType::Date32,
             DataType::Utf8View,
+            DataType::Float16,
+            DataType::Float32,
+            DataType::Float64,
         ] {
             let (supported, acc) = groups(extremum, &t);
-            assert!(supported, "{t}");
-            let any = acc.as_ref() as &dyn std::any::Any;
-            assert!(!any.is::<CanonicalNanGroups>(), "{t}");
+            assert!(supported && !nested(acc.as_ref()), "{t}");
         }
-        // floats stay on a vectorized path, icefloe's (the values above are its answers)
-        for t in [DataType::Float16, DataType::Float32, DataType::Float64] {
-            let (supported, acc) = groups(extremum, &t);
-            assert!(supported, "{t}");
-            let any = acc.as_ref() as &dyn std::any::Any;
-            assert!(!any.is::<CanonicalNanGroups>(), "{t}");
-        }
-        // a struct holding a double: DataFusion's, fed canonical NaNs
+        // structs and lists (DataFusion has no groups accumulator for lists), with floats
+        // in them or not: icefloe's order of nested values
         let st = DataType::Struct(Fields::from(vec![Field::new("x", DataType::Float64, true)]));
-        let (supported, acc) = groups(extremum, &st);
-        assert!(supported && (acc.as_ref() as &dyn std::any::Any).is::<CanonicalNanGroups>());
+        let list = DataType::List(Arc::new(Field::new("element", DataType::Utf8, true)));
+        let large = DataType::LargeList(Arc::new(Field::new("element", st.clone(), true)));
+        let fixed = DataType::FixedSizeList(Arc::new(Field::new("e", DataType::Int32, true)), 2);
+        for t in [st, list, large, fixed] {
+            let (supported, acc) = groups(extremum, &t);
+            assert!(supported && nested(acc.as_ref()), "{t}");
+        }
     }
 }
 
@@ -256,6 +262,21 @@ async fn text(ctx: &SessionContext, sql: &str) -> String {
         .await
         .unwrap_or_else(|e| panic!("{sql}: {e}"));
     pretty_format_batches(&batches).expect("format").to_string()
+}
+
+/// [`text`] with NULLs, at any depth, printed `NULL`.
+async fn text_with_nulls(ctx: &SessionContext, sql: &str) -> String {
+    let batches = ctx
+        .sql(sql)
+        .await
+        .unwrap_or_else(|e| panic!("{sql}: {e}"))
+        .collect()
+        .await
+        .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    let options = FormatOptions::default().with_null("NULL");
+    pretty_format_batches_with_options(&batches, &options)
+        .expect("format")
+        .to_string()
 }
 
 /// `0.0 / 0.0` in SQL: the NaN with its sign bit set on x86.
@@ -333,6 +354,104 @@ async fn a_struct_holding_a_computed_nan_is_ordered_by_its_canonical_nan() {
         )
         .await;
         assert!(out.contains("| NaN | 1.0 |"), "{group_by}: {out}");
+    }
+}
+
+/// The report's structs (one with a NULL field) in `order`, as `VALUES` rows `(k, s)`.
+fn struct_rows(order: &[usize]) -> String {
+    let all = [
+        "named_struct('a', CAST(NULL AS INT), 'b', 1)",
+        "named_struct('a', 2, 'b', 1)",
+        "named_struct('a', 1, 'b', 1)",
+        "CAST(NULL AS STRUCT<a INT, b INT>)",
+    ];
+    let rows: Vec<String> = order
+        .iter()
+        .enumerate()
+        .map(|(i, &o)| format!("({i}, 'k', {})", all[o]))
+        .collect();
+    format!("(VALUES {}) AS v(i, k, s)", rows.join(", "))
+}
+
+#[tokio::test]
+async fn sql_structs_order_a_null_field_first_in_every_row_order_and_plan() {
+    for partitions in [1, 4] {
+        let ctx = session(partitions);
+        for order in [[0, 1, 2, 3], [1, 0, 2, 3], [3, 2, 1, 0], [2, 3, 0, 1]] {
+            let rows = struct_rows(&order);
+            for group_by in ["", "GROUP BY k"] {
+                let out = text_with_nulls(
+                    &ctx,
+                    &format!("SELECT max(s) AS mx, min(s) AS mn FROM {rows} {group_by}"),
+                )
+                .await;
+                assert!(
+                    out.contains("| {a: 2, b: 1} | {a: NULL, b: 1} |"),
+                    "{order:?} {group_by} {partitions}: {out}"
+                );
+            }
+            // a sliding frame of two rows and a growing one: the extreme of the rows each
+            // holds, by the order of the values (NULL ignored)
+            let out = text_with_nulls(
+                &ctx,
+                &format!(
+                    "SELECT i, max(s) OVER (ORDER BY i ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) \
+                     AS mx, min(s) OVER (ORDER BY i) AS mn FROM {rows} ORDER BY i"
+                ),
+            )
+            .await;
+            let shown = ["{a: NULL, b: 1}", "{a: 2, b: 1}", "{a: 1, b: 1}", "NULL"];
+            let rank = |v: usize| [0, 2, 1, usize::MAX][v];
+            let extreme = |frame: &[usize], max: bool| {
+                let values = frame.iter().copied().filter(|&v| v != 3);
+                let best = match max {
+                    true => values.max_by_key(|&v| rank(v)),
+                    false => values.min_by_key(|&v| rank(v)),
+                };
+                shown[best.unwrap_or(3)]
+            };
+            for i in 0..order.len() {
+                let mx = extreme(&order[i.saturating_sub(1)..=i], true);
+                let mn = extreme(&order[..=i], false);
+                let line = out.lines().nth(3 + i).unwrap_or_default();
+                let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+                assert_eq!(cells[2..4], [mx, mn], "{order:?} row {i}: {out}");
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn sql_lists_order_null_elements_first_and_prefixes_lower() {
+    for partitions in [1, 4] {
+        let ctx = session(partitions);
+        for rows in [
+            "('k', [NULL]), ('k', [2]), ('k', [1])",
+            "('k', [1]), ('k', [2]), ('k', [NULL])",
+            "('k', [2]), ('k', [NULL]), ('k', [1])",
+        ] {
+            for group_by in ["", "GROUP BY k"] {
+                let out = text_with_nulls(
+                    &ctx,
+                    &format!(
+                        "SELECT max(x) AS mx, min(x) AS mn FROM (VALUES {rows}) AS v(k, x) \
+                         {group_by}"
+                    ),
+                )
+                .await;
+                assert!(
+                    out.contains("| [2] | [NULL] |"),
+                    "{rows} {group_by}, {partitions}: {out}"
+                );
+            }
+        }
+        let out = text(
+            &ctx,
+            "SELECT max(x) AS mx, min(x) AS mn FROM (VALUES ([1, 2]), ([1]), ([0, 9]), \
+             (CAST(NULL AS INT[]))) AS v(x)",
+        )
+        .await;
+        assert!(out.contains("| [1, 2] | [0, 9] |"), "{out}");
     }
 }
 

@@ -32,6 +32,7 @@ mod metadata_files;
 pub mod metadata_tables;
 pub mod metrics;
 pub mod min_max;
+mod min_max_nested;
 pub mod named_tables;
 mod nested_projection;
 pub mod options;

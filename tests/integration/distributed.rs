@@ -1319,3 +1319,45 @@ async fn grouped_min_max_over_nan_on_three_workers_are_sparks() {
         "{shown}"
     );
 }
+
+/// Grouped `min`/`max` of structs with NULL fields and lists with NULL elements on three
+/// in-process workers: NULL fields and elements first (Spark's order) and the list
+/// column's element field id kept, as a single session answers. The workers' accumulators
+/// are icefloe's, whose states (the values themselves) cross the shuffle.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn grouped_struct_and_list_min_max_on_three_workers_put_nulls_first() {
+    let lake = crate::dml::lake().await;
+    ok(
+        &lake.ctx,
+        "CREATE TABLE ice.ns.nested (k INT, s STRUCT<a: INT, b: INT>, l ARRAY<INT>)",
+    )
+    .await;
+    for values in [
+        "(1, named_struct('a', CAST(NULL AS INT), 'b', 1), [CAST(NULL AS INT)]), \
+         (2, named_struct('a', 1, 'b', 7), [4])",
+        "(1, named_struct('a', 2, 'b', 1), [2]), (2, named_struct('a', CAST(NULL AS INT), 'b', 9), [4, 1])",
+        "(1, named_struct('a', 1, 'b', 1), [1]), (2, named_struct('a', 1, 'b', 2), [3])",
+    ] {
+        ok(&lake.ctx, &format!("INSERT INTO ice.ns.nested VALUES {values}")).await;
+    }
+    let config = icefloe::datafusion::register_iceberg_options(
+        SessionConfig::new().with_target_partitions(2),
+    );
+    let distributed = in_process_session(WORKERS, config, 1).unwrap();
+    crate::catalog::attach(&distributed, "ice", Arc::clone(&lake.catalog)).await;
+    let sql = "SELECT k, max(s) AS smax, min(s) AS smin, max(l) AS lmax, min(l) AS lmin \
+               FROM ice.ns.nested GROUP BY k ORDER BY k";
+    let (plan, shown) = distributed_plan(&distributed, sql).await;
+    let rows = collect(plan, distributed.task_ctx()).await.unwrap();
+    let options = datafusion::arrow::util::display::FormatOptions::default().with_null("NULL");
+    let text = datafusion::arrow::util::pretty::pretty_format_batches_with_options(&rows, &options)
+        .unwrap()
+        .to_string()
+        .replace(' ', "");
+    assert!(
+        text.contains(
+            "|1|{a:2,b:1}|{a:NULL,b:1}|[2]|[NULL]|\n|2|{a:1,b:7}|{a:NULL,b:9}|[4,1]|[3]|"
+        ),
+        "{text}\n{shown}"
+    );
+}

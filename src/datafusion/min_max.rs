@@ -24,7 +24,8 @@
 //!   Iceberg table);
 //! - other accumulators of floats (ungrouped, window frames): DataFusion's own, fed input
 //!   with every NaN made canonical;
-//! - anything else (integers, decimals, strings, …): DataFusion's own, untouched.
+//! - anything else (integers, decimals, strings, …): DataFusion's own, untouched;
+//! - the result field keeps the argument's metadata (a `uuid` stays tagged `arrow.uuid`).
 //!
 //! `-0.0` and `0.0`: total order puts `-0.0` below `0.0` (as the ungrouped path and
 //! `ORDER BY` do), at any depth. Spark compares them as equal and
@@ -237,8 +238,17 @@ impl AggregateUDFImpl for MinMax {
         self.inner.return_type(arg_types)
     }
 
+    /// DataFusion's field with the argument's metadata, as `first_value` keeps it: the
+    /// extreme is one of the argument's values, so a `uuid` (`arrow.uuid`) stays one.
     fn return_field(&self, arg_fields: &[FieldRef]) -> DFResult<FieldRef> {
-        self.inner.return_field(arg_fields)
+        let field = self.inner.return_field(arg_fields)?;
+        let [arg] = arg_fields else {
+            return Ok(field);
+        };
+        Ok(match arg.metadata().is_empty() {
+            true => field,
+            false => Arc::new(field.as_ref().clone().with_metadata(arg.metadata().clone())),
+        })
     }
 
     fn is_nullable(&self) -> bool {

@@ -1,3 +1,4 @@
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use datafusion::arrow::array::{AsArray, Float64Array};
@@ -452,6 +453,19 @@ async fn sql_lists_order_null_elements_first_and_prefixes_lower() {
         )
         .await;
         assert!(out.contains("| [1, 2] | [0, 9] |"), "{out}");
+    }
+}
+
+#[test]
+fn the_result_field_keeps_the_arguments_metadata() {
+    let uuid = HashMap::from([("ARROW:extension:name".to_string(), "arrow.uuid".to_string())]);
+    let arg: FieldRef =
+        Arc::new(Field::new("u", DataType::FixedSizeBinary(16), true).with_metadata(uuid.clone()));
+    for extremum in [Extremum::Max, Extremum::Min] {
+        let f = MinMax::new(extremum);
+        let out = f.return_field(&[Arc::clone(&arg)]).expect("field");
+        assert_eq!(out.metadata(), &uuid, "{extremum:?}");
+        assert_eq!(out.data_type(), arg.data_type());
     }
 }
 

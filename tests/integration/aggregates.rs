@@ -1,11 +1,13 @@
 //! `min`/`max` on Iceberg tables where DataFusion 55's got them wrong
 //! (`src/datafusion/min_max.rs`): its name-based optimizations over exact per-file
 //! statistics (icefloe turns both off where it puts in its `min`/`max`), its order of
-//! structs and lists, and its lists' types (the element field id).
+//! structs and lists, and its types (a `uuid`, a list's element field id).
 
 use datafusion::arrow::util::display::FormatOptions;
 use datafusion::arrow::util::pretty::pretty_format_batches_with_options;
 use datafusion::prelude::SessionContext;
+
+use icefloe::catalog::TableIdent;
 
 use crate::dml::{lake, ok, run, session_over, Lake};
 
@@ -243,4 +245,76 @@ async fn list_min_max_of_an_iceberg_table_ungrouped_grouped_and_windowed() {
             "{partitions}: {got}"
         );
     }
+}
+
+/// `min`/`max` of a `uuid` column are uuids: tagged `arrow.uuid` (printed 8-4-4-4-12 by
+/// the CLI), and a table made from them has a `uuid` column. DataFusion's field of the
+/// result had no metadata: the CLI printed 32 hex digits, CTAS made a `fixed[16]` column
+/// and `SHOW CREATE TABLE` of it failed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn uuid_min_max_stay_uuids() {
+    let lake = lake().await;
+    ok(&lake.ctx, "CREATE TABLE ice.ns.u (g INT, u UUID)").await;
+    ok(
+        &lake.ctx,
+        "INSERT INTO ice.ns.u VALUES (1, '123e4567-e89b-12d3-a456-426614174000'), \
+         (1, 'ffffffff-ffff-ffff-ffff-ffffffffffff'), (2, NULL)",
+    )
+    .await;
+    for sql in [
+        "SELECT max(u) AS hi, min(u) AS lo FROM ice.ns.u",
+        "SELECT g, max(u) AS hi, min(u) AS lo FROM ice.ns.u GROUP BY g",
+        "SELECT max(u) OVER (PARTITION BY g) AS hi, min(u) OVER (ORDER BY g ROWS BETWEEN \
+         1 PRECEDING AND CURRENT ROW) AS lo FROM ice.ns.u",
+    ] {
+        let batches = run(&lake.ctx, sql).await.expect(sql);
+        let schema = batches[0].schema();
+        for name in ["hi", "lo"] {
+            let field = schema.field_with_name(name).expect(name);
+            assert!(
+                icefloe::spec::arrow::is_uuid_field(field),
+                "{sql}: {name}: {field:?}"
+            );
+        }
+    }
+    ok(
+        &lake.ctx,
+        "CREATE TABLE ice.ns.c AS SELECT g, max(u) AS m FROM ice.ns.u GROUP BY g",
+    )
+    .await;
+    let table = lake
+        .catalog
+        .load_table(&TableIdent::parse("ns.c"))
+        .await
+        .expect("load");
+    let schema = serde_json::to_value(table.metadata().current_schema()).expect("schema");
+    let m = &schema["fields"][1];
+    assert_eq!(
+        (m["name"].as_str(), m["type"].as_str()),
+        (Some("m"), Some("uuid")),
+        "{schema}"
+    );
+    let shown = ok(&lake.ctx, "SHOW CREATE TABLE ice.ns.c").await;
+    assert!(shown.contains("m UUID"), "{shown}");
+    let got = ok(
+        &lake.ctx,
+        "SELECT max(m) = min(m) AS one FROM ice.ns.c WHERE g = 1",
+    )
+    .await;
+    assert!(got.contains("| true |"), "{got}");
+
+    // the CLI prints them as it prints the column
+    let out = crate::cli::run(&[
+        "--catalog",
+        &format!("sqlite:{}", lake.db.display()),
+        "--format",
+        "csv",
+        "-c",
+        "SELECT g, max(u) AS hi, min(u) AS lo FROM ns.u GROUP BY g ORDER BY g",
+    ]);
+    crate::cli::assert_success(&out);
+    assert_eq!(
+        crate::cli::stdout(&out),
+        "g,hi,lo\n1,ffffffff-ffff-ffff-ffff-ffffffffffff,123e4567-e89b-12d3-a456-426614174000\n2,,\n"
+    );
 }

@@ -25,7 +25,9 @@
 //! - other accumulators of floats (ungrouped, window frames): DataFusion's own, fed input
 //!   with every NaN made canonical;
 //! - anything else (integers, decimals, strings, …): DataFusion's own, untouched;
-//! - the result field keeps the argument's metadata (a `uuid` stays tagged `arrow.uuid`).
+//! - the result field keeps the argument's metadata (a `uuid` stays tagged `arrow.uuid`);
+//! - a map, at any depth, is refused when planning: maps have no order (Spark refuses
+//!   them too).
 //!
 //! `-0.0` and `0.0`: total order puts `-0.0` below `0.0` (as the ungrouped path and
 //! `ORDER BY` do), at any depth. Spark compares them as equal and
@@ -46,7 +48,7 @@ use datafusion::arrow::array::ArrayRef;
 use datafusion::arrow::datatypes::{
     ArrowPrimitiveType, DataType, FieldRef, Float16Type, Float32Type, Float64Type,
 };
-use datafusion::common::{Result as DFResult, ScalarValue};
+use datafusion::common::{plan_err, Result as DFResult, ScalarValue};
 use datafusion::execution::FunctionRegistry;
 use datafusion::functions_aggregate::min_max::{max_udaf, min_udaf, Max, Min};
 use datafusion::logical_expr::expr::{
@@ -63,7 +65,7 @@ use datafusion::logical_expr::{
 use datafusion::prelude::SessionContext;
 use datafusion_functions_aggregate_common::aggregate::groups_accumulator::prim_op::PrimitiveGroupsAccumulator;
 
-use super::min_max_nested::{is_nested, NestedAccumulator, NestedGroups, SlidingNested};
+use super::min_max_nested::{holds_map, is_nested, NestedAccumulator, NestedGroups, SlidingNested};
 use crate::nan::{canonical_nans, holds_floats};
 
 /// Which of the two functions.
@@ -240,11 +242,21 @@ impl AggregateUDFImpl for MinMax {
 
     /// DataFusion's field with the argument's metadata, as `first_value` keeps it: the
     /// extreme is one of the argument's values, so a `uuid` (`arrow.uuid`) stays one.
+    /// Errors: a map argument, at any depth (maps have no order; Spark refuses them too).
     fn return_field(&self, arg_fields: &[FieldRef]) -> DFResult<FieldRef> {
         let field = self.inner.return_field(arg_fields)?;
         let [arg] = arg_fields else {
             return Ok(field);
         };
+        if holds_map(arg.data_type()) {
+            let f = self.name();
+            return plan_err!(
+                "{f}({}): a map has no order, so {f} of a map, or of a struct or list holding \
+                 one, cannot be taken; take it of the map's keys or values instead \
+                 (map_keys, map_values, element_at)",
+                arg.name()
+            );
+        }
         Ok(match arg.metadata().is_empty() {
             true => field,
             false => Arc::new(field.as_ref().clone().with_metadata(arg.metadata().clone())),

@@ -20,6 +20,9 @@
 //! drops its element field's metadata, which the `PARQUET:field_id` of an Iceberg list
 //! column carries, and its aggregate then failed with "column types must match schema
 //! types").
+//!
+//! Maps have no order (Spark refuses `min`/`max` of a map at analysis): [`holds_map`]
+//! lets planning refuse them at any depth.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -44,6 +47,22 @@ pub(super) fn is_nested(data_type: &DataType) -> bool {
             | DataType::LargeList(_)
             | DataType::FixedSizeList(_, _)
     )
+}
+
+/// Whether values of `data_type` hold a map at any depth (a map, or a struct or list
+/// with one inside), which has no order.
+pub(super) fn holds_map(data_type: &DataType) -> bool {
+    match data_type {
+        DataType::Map(_, _) => true,
+        DataType::Struct(fields) => fields.iter().any(|f| holds_map(f.data_type())),
+        DataType::List(f)
+        | DataType::LargeList(f)
+        | DataType::FixedSizeList(f, _)
+        | DataType::ListView(f)
+        | DataType::LargeListView(f) => holds_map(f.data_type()),
+        DataType::Dictionary(_, values) => holds_map(values),
+        _ => false,
+    }
 }
 
 /// The total order of the module docs over values of one nested type: each value as a

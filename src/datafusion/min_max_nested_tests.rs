@@ -273,3 +273,25 @@ fn a_sliding_frame_keeps_the_extreme_of_the_rows_in_it() {
         expected.as_ref()
     );
 }
+
+#[test]
+fn maps_are_found_at_any_depth() {
+    let entries = Field::new(
+        "entries",
+        DataType::Struct(Fields::from(vec![
+            Field::new("key", DataType::Utf8, false),
+            Field::new("value", DataType::Int32, true),
+        ])),
+        false,
+    );
+    let map = DataType::Map(Arc::new(entries), false);
+    assert!(holds_map(&map));
+    let in_list = DataType::List(Arc::new(Field::new("element", map.clone(), true)));
+    assert!(holds_map(&in_list));
+    let in_struct = DataType::Struct(Fields::from(vec![Field::new("m", in_list, true)]));
+    assert!(holds_map(&in_struct));
+    assert!(!holds_map(&DataType::Struct(Fields::from(vec![
+        Field::new("x", DataType::Int32, true)
+    ]))));
+    assert!(is_nested(&in_struct) && !is_nested(&map) && !is_nested(&DataType::Int32));
+}

@@ -456,6 +456,33 @@ async fn sql_lists_order_null_elements_first_and_prefixes_lower() {
     }
 }
 
+#[tokio::test]
+async fn sql_min_max_of_a_map_is_a_planning_error_naming_it() {
+    let ctx = session(1);
+    for (sql, f) in [
+        ("SELECT min(m) FROM (SELECT MAP(['x'], [1]) AS m)", "min(m)"),
+        (
+            "SELECT max(s) FROM (SELECT named_struct('a', MAP(['x'], [1])) AS s)",
+            "max(s)",
+        ),
+        (
+            "SELECT k, max(l) FROM (SELECT 1 AS k, [MAP(['x'], [1])] AS l) GROUP BY k",
+            "max(l)",
+        ),
+    ] {
+        let err = match ctx.sql(sql).await {
+            Ok(df) => df.collect().await.map(|_| ()).expect_err(sql),
+            Err(e) => e,
+        };
+        let message = err.to_string();
+        assert!(
+            message.starts_with("Error during planning: ")
+                && message.contains(&format!("{f}: a map has no order")),
+            "{sql}: {message}"
+        );
+    }
+}
+
 #[test]
 fn the_result_field_keeps_the_arguments_metadata() {
     let uuid = HashMap::from([("ARROW:extension:name".to_string(), "arrow.uuid".to_string())]);

@@ -27,10 +27,11 @@
 //! - anything else (integers, decimals, strings, …): DataFusion's own, untouched;
 //! - the result field keeps the argument's metadata (a `uuid` stays tagged `arrow.uuid`);
 //! - a map, at any depth, is refused when planning: maps have no order (Spark refuses
-//!   them too).
+//!   them too);
+//! - `min(DISTINCT x)` is `min(x)`, as Spark's optimizer makes it (`EliminateDistinct`).
 //!
 //! `-0.0` and `0.0`: total order puts `-0.0` below `0.0` (as the ungrouped path and
-//! `ORDER BY` do), at any depth. Spark compares them as equal and
+//! `ORDER BY` do), `DISTINCT` or not, at any depth. Spark compares them as equal and
 //! returns whichever it met first.
 //!
 //! [`register_min_max`] puts the two in a session under DataFusion's names (column
@@ -340,8 +341,15 @@ impl AggregateUDFImpl for MinMax {
         self.inner.order_sensitivity()
     }
 
+    /// `min(DISTINCT x)` is `min(x)` (Spark's optimizer rule `EliminateDistinct` does
+    /// the same): duplicates cannot change an extreme, and DataFusion's plan of a
+    /// `DISTINCT` aggregate groups by the value first, which makes `-0.0` and `0.0` one
+    /// value (`min(DISTINCT x)` of {0.0, -0.0} was 0.0 where `min(x)` is -0.0).
     fn simplify(&self) -> Option<AggregateFunctionSimplification> {
-        self.inner.simplify()
+        Some(Box::new(|mut f: AggregateFunction, _| {
+            f.params.distinct = false;
+            Ok(Expr::AggregateFunction(f))
+        }))
     }
 
     fn simplify_expr_op_literal(

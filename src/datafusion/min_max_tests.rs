@@ -457,6 +457,23 @@ async fn sql_lists_order_null_elements_first_and_prefixes_lower() {
 }
 
 #[tokio::test]
+async fn sql_min_distinct_is_min_negative_zero_below_zero() {
+    let ctx = session(2);
+    let rows = "(VALUES (1, CAST('0.0' AS DOUBLE)), (1, CAST('-0.0' AS DOUBLE))) AS v(g, x)";
+    for group_by in ["", "GROUP BY g"] {
+        let out = text(
+            &ctx,
+            &format!(
+                "SELECT min(x) AS a, min(DISTINCT x) AS b, max(DISTINCT x) AS c FROM {rows} \
+                 {group_by}"
+            ),
+        )
+        .await;
+        assert!(out.contains("| -0.0 | -0.0 | 0.0 |"), "{group_by}: {out}");
+    }
+}
+
+#[tokio::test]
 async fn sql_min_max_of_a_map_is_a_planning_error_naming_it() {
     let ctx = session(1);
     for (sql, f) in [

@@ -1,7 +1,8 @@
 //! `min`/`max` on Iceberg tables where DataFusion 55's got them wrong
 //! (`src/datafusion/min_max.rs`): its name-based optimizations over exact per-file
 //! statistics (icefloe turns both off where it puts in its `min`/`max`), its order of
-//! structs and lists, its types (a `uuid`, a list's element field id), and maps.
+//! structs and lists, its types (a `uuid`, a list's element field id), `DISTINCT` over
+//! `-0.0`, and maps.
 
 use datafusion::arrow::util::display::FormatOptions;
 use datafusion::arrow::util::pretty::pretty_format_batches_with_options;
@@ -317,6 +318,44 @@ async fn uuid_min_max_stay_uuids() {
         crate::cli::stdout(&out),
         "g,hi,lo\n1,ffffffff-ffff-ffff-ffff-ffffffffffff,123e4567-e89b-12d3-a456-426614174000\n2,,\n"
     );
+}
+
+/// `min(DISTINCT x)` is `min(x)`, as Spark's optimizer makes it: `-0.0` below `0.0`,
+/// grouped or not, whichever file holds which. DataFusion's plan of `DISTINCT` grouped by
+/// the value first, where `-0.0` and `0.0` are one value, and answered `0.0` (grouped) or
+/// `-0.0` (ungrouped, on an Iceberg table).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn min_distinct_is_min_with_negative_zero() {
+    let lake = lake().await;
+    ok(&lake.ctx, "CREATE TABLE ice.ns.z (g INT, d DOUBLE)").await;
+    for values in [
+        "(1, CAST('0.0' AS DOUBLE)), (2, CAST('-0.0' AS DOUBLE))",
+        "(1, CAST('-0.0' AS DOUBLE)), (2, CAST('0.0' AS DOUBLE)), (2, CAST(3 AS DOUBLE))",
+    ] {
+        ok(&lake.ctx, &format!("INSERT INTO ice.ns.z VALUES {values}")).await;
+    }
+    for partitions in [1, 2, 4] {
+        let ctx = session(&lake, partitions, false).await;
+        let got = ok(
+            &ctx,
+            "SELECT min(d) AS a, min(DISTINCT d) AS b, max(DISTINCT d) AS c FROM ice.ns.z",
+        )
+        .await;
+        assert!(
+            squeezed(&got).contains("|-0.0|-0.0|3.0|"),
+            "{partitions}: {got}"
+        );
+        let got = ok(
+            &ctx,
+            "SELECT g, min(d) AS a, min(DISTINCT d) AS b, max(DISTINCT d) AS c FROM ice.ns.z \
+             GROUP BY g ORDER BY g",
+        )
+        .await;
+        assert!(
+            squeezed(&got).contains("|1|-0.0|-0.0|0.0|\n|2|-0.0|-0.0|3.0|"),
+            "{partitions}: {got}"
+        );
+    }
 }
 
 /// `min`/`max` of a map, or of a list or struct holding one, is refused when planning,

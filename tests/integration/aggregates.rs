@@ -358,6 +358,37 @@ async fn min_distinct_is_min_with_negative_zero() {
     }
 }
 
+/// An identity-partitioned double holding `-0.0` and `0.0` (a file each): `min` is
+/// `-0.0` in every run. DataFusion's dynamic filter of an ungrouped `min` (`d < 0.0` once
+/// a partition had seen `0.0`) pruned the `-0.0` file in some runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn min_of_negative_and_positive_zero_partitions_is_negative_zero() {
+    let lake = lake().await;
+    ok(
+        &lake.ctx,
+        "CREATE TABLE ice.ns.p (k INT, d DOUBLE) PARTITIONED BY (d)",
+    )
+    .await;
+    for values in [
+        "(1, CAST('-0.0' AS DOUBLE)), (2, CAST('0.0' AS DOUBLE))",
+        "(3, CAST('NaN' AS DOUBLE)), (5, CAST(1.5 AS DOUBLE))",
+    ] {
+        ok(&lake.ctx, &format!("INSERT INTO ice.ns.p VALUES {values}")).await;
+    }
+    for partitions in [1, 2, 4] {
+        for deferred in [false, true] {
+            let ctx = session(&lake, partitions, deferred).await;
+            for _ in 0..4 {
+                let got = ok(&ctx, "SELECT min(d) AS lo, max(d) AS hi FROM ice.ns.p").await;
+                assert!(
+                    squeezed(&got).contains("|-0.0|NaN|"),
+                    "{partitions} {deferred}: {got}"
+                );
+            }
+        }
+    }
+}
+
 /// `min`/`max` of a map, or of a list or struct holding one, is refused when planning,
 /// naming the argument: maps have no order (Spark refuses them too). DataFusion's
 /// accumulator failed while running with "Internal error … please file a bug report".

@@ -20,6 +20,7 @@ mod factory;
 mod file_reader;
 pub mod filter;
 pub mod float_literals;
+pub mod fresh_view;
 mod iceberg_source;
 pub mod information_schema;
 pub mod insert;

@@ -58,6 +58,7 @@ mod statement_errors;
 mod table_properties;
 mod v1_writes;
 mod v3_writes;
+mod views;
 #[cfg(feature = "cloud")]
 mod vended_credentials;
 mod writes;

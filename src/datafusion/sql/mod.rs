@@ -152,6 +152,7 @@ mod call_args;
 mod column_default;
 mod column_types;
 mod create_table;
+mod create_view;
 use create_table::CreateMode;
 mod delete_alias;
 mod depth;
@@ -306,6 +307,11 @@ pub async fn execute(ctx: &SessionContext, statement: &str) -> Result<DataFrame>
     }
     if let Some(cursor) = cursor(ctx, statement) {
         if let Some(df) = execute_ddl(ctx, cursor).await? {
+            return Ok(df);
+        }
+    }
+    if tokens::first_word_is(statement, &["CREATE"]) {
+        if let Some(df) = create_view::create_view(ctx, statement).await? {
             return Ok(df);
         }
     }

@@ -1,0 +1,106 @@
+//! Views over Iceberg tables read the tables as they are when queried (Spark's views
+//! are their query, resolved at each use): after the session writes to a table, a view
+//! of it shows the new rows; a view of a snapshot stays at that snapshot; a column the
+//! view reads that the table lost is an error naming the view.
+
+use crate::dml::{lake, ok, run};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn views_read_iceberg_tables_as_they_are_when_queried() {
+    let lake = lake().await;
+    let ctx = &lake.ctx;
+    ok(
+        ctx,
+        "CREATE TABLE ice.ns.t (id BIGINT, s STRING) TBLPROPERTIES ('format-version'='2', \
+         'write.delete.mode'='merge-on-read')",
+    )
+    .await;
+    ok(ctx, "INSERT INTO ice.ns.t VALUES (1, 'a'), (2, 'b')").await;
+    let first = ok(
+        ctx,
+        "SELECT snapshot_id FROM ice.ns.\"t$snapshots\" ORDER BY committed_at LIMIT 1",
+    )
+    .await;
+    let first = first
+        .lines()
+        .nth(3)
+        .unwrap_or_default()
+        .trim_matches(['|', ' '])
+        .to_string();
+    ok(ctx, "CREATE VIEW v AS SELECT id, s FROM ice.ns.t WHERE id > 0").await;
+    ok(
+        ctx,
+        "CREATE VIEW w AS SELECT count(*) AS n FROM ice.ns.t \
+         WHERE id IN (SELECT id FROM ice.ns.t WHERE s <> 'x')",
+    )
+    .await;
+    ok(
+        ctx,
+        &format!("CREATE VIEW old AS SELECT id FROM ice.ns.\"t@{first}\""),
+    )
+    .await;
+    // a view of no Iceberg table stays DataFusion's
+    ok(ctx, "CREATE VIEW plain AS SELECT 1 AS one").await;
+    ok(ctx, "INSERT INTO ice.ns.t VALUES (3, 'c')").await;
+    ok(ctx, "DELETE FROM ice.ns.t WHERE id = 1").await;
+    assert_eq!(
+        ok(ctx, "SELECT * FROM v ORDER BY id").await,
+        "+----+---+\n| id | s |\n+----+---+\n| 2  | b |\n| 3  | c |\n+----+---+"
+    );
+    assert_eq!(
+        ok(ctx, "SELECT count(*) AS n FROM v").await,
+        "+---+\n| n |\n+---+\n| 2 |\n+---+"
+    );
+    assert_eq!(
+        ok(ctx, "SELECT s FROM v WHERE id = 3").await,
+        "+---+\n| s |\n+---+\n| c |\n+---+"
+    );
+    assert_eq!(
+        ok(ctx, "SELECT n FROM w").await,
+        "+---+\n| n |\n+---+\n| 2 |\n+---+"
+    );
+    // the view of a snapshot reads that snapshot
+    assert_eq!(
+        ok(ctx, "SELECT id FROM old ORDER BY id").await,
+        "+----+\n| id |\n+----+\n| 1  |\n| 2  |\n+----+"
+    );
+    assert_eq!(
+        ok(ctx, "SELECT * FROM plain").await,
+        "+-----+\n| one |\n+-----+\n| 1   |\n+-----+"
+    );
+    // a column added is no business of the view; one it reads dropped is an error
+    ok(ctx, "ALTER TABLE ice.ns.t ADD COLUMN z INT").await;
+    ok(ctx, "INSERT INTO ice.ns.t VALUES (4, 'd', 1)").await;
+    assert_eq!(
+        ok(ctx, "SELECT count(*) AS n FROM v").await,
+        "+---+\n| n |\n+---+\n| 3 |\n+---+"
+    );
+    ok(
+        ctx,
+        "CREATE OR REPLACE VIEW v AS SELECT id, z FROM ice.ns.t WHERE z IS NOT NULL",
+    )
+    .await;
+    assert_eq!(
+        ok(ctx, "SELECT * FROM v").await,
+        "+----+---+\n| id | z |\n+----+---+\n| 4  | 1 |\n+----+---+"
+    );
+    let e = run(ctx, "CREATE VIEW v AS SELECT id FROM ice.ns.t")
+        .await
+        .expect_err("exists");
+    assert!(e.contains("CREATE VIEW v: a table or view of that name exists"), "{e}");
+    ok(ctx, "ALTER TABLE ice.ns.t DROP COLUMN z").await;
+    let e = run(ctx, "SELECT * FROM v").await.expect_err("z is gone");
+    assert!(
+        e.contains("view v: column 'z' of ice.ns.t no longer exists"),
+        "{e}"
+    );
+    ok(ctx, "ALTER TABLE ice.ns.t ALTER COLUMN id TYPE BIGINT").await;
+    ok(ctx, "CREATE TABLE ice.ns.u (id INT)").await;
+    ok(ctx, "CREATE VIEW vu AS SELECT id FROM ice.ns.u").await;
+    ok(ctx, "ALTER TABLE ice.ns.u ALTER COLUMN id TYPE BIGINT").await;
+    let e = run(ctx, "SELECT * FROM vu").await.expect_err("id widened");
+    assert!(
+        e.contains("view vu: the columns of the tables it reads changed"),
+        "{e}"
+    );
+}

@@ -76,6 +76,7 @@ impl TableCreation {
                 )))
             }
         };
+        crate::transaction::check_reserved_not_given(properties.keys())?;
         TableMetadataBuilder::new_table(
             version,
             location,

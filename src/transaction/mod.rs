@@ -65,7 +65,9 @@ pub use rewrite_files::RewriteFiles;
 pub use rewrite_manifests::RewriteManifests;
 pub use row_delta::RowDelta;
 pub use update_partition_spec::{PartitionFieldRef, PartitionTerm, UpdatePartitionSpec};
-pub use update_properties::{UpdateProperties, FORMAT_VERSION, RESERVED_PROPERTIES};
+pub use update_properties::{
+    check_reserved_not_given, UpdateProperties, FORMAT_VERSION, RESERVED_PROPERTIES,
+};
 pub use update_schema::{check_promotion, ColumnPosition, UpdateSchema};
 
 /// Check that this crate writes `table`'s format version (v2 today), before any file

@@ -10,8 +10,11 @@
 //!   current (an equal schema already in the table is reused).
 //! - **Partition spec**: sources follow the new ids; a field with the source and
 //!   transform of a field of any of the table's specs keeps that field's id, others take
-//!   ids after `last-partition-id` (v1: positional ids from 1000); it becomes the default
-//!   (an equal spec already in the table is reused).
+//!   ids after `last-partition-id`; on v1 tables (positional partition tuples) every
+//!   field of the current spec stays in place with its id, `void` when the new spec
+//!   lacks it, and new fields follow; it becomes the default (an equal spec already in
+//!   the table is reused). A kept column keeps its `initial-default` (set when a field
+//!   is added).
 //! - **Sort order**: unsorted (order 0) becomes the default.
 //! - **Properties**: the statement's are set over the table's (`format-version` upgrades
 //!   the table; a downgrade is refused). **Location**: changed when one is given.
@@ -33,7 +36,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::spec::sort_order::SortOrder;
 use crate::spec::{
     FormatVersion, NestedField, PartitionField, PartitionSpec, Schema, TableMetadata,
-    TableMetadataBuilder, TableUpdate, Type, MAIN_BRANCH,
+    TableMetadataBuilder, TableUpdate, Transform, Type, MAIN_BRANCH,
 };
 use crate::table::Table;
 
@@ -87,9 +90,11 @@ impl ReplaceTable {
     /// The updates that replace the table described by `m` (see the module docs).
     ///
     /// Errors ([`ErrorKind::InvalidArgument`]): a `format-version` below the table's or
-    /// not 1, 2 or 3; a partition field whose source is not in the schema.
+    /// not 1, 2 or 3; a reserved property (`uuid`, `snapshot-count`, …); a partition
+    /// field whose source is not in the schema.
     pub fn updates_for(&self, m: &TableMetadata) -> Result<Vec<TableUpdate>> {
         let mut properties = self.properties.clone();
+        super::check_reserved_not_given(properties.keys())?;
         let mut out = vec![];
         if let Some(v) = properties.remove("format-version") {
             let version = match v.trim() {
@@ -187,36 +192,66 @@ impl ReplaceTable {
         renumbered: &HashMap<i32, i32>,
     ) -> Result<Vec<TableUpdate>> {
         let mut last_partition_id = m.last_partition_id.max(999);
-        let mut fields = Vec::with_capacity(self.spec.fields.len());
-        for (i, f) in self.spec.fields.iter().enumerate() {
+        let mut wanted = Vec::with_capacity(self.spec.fields.len());
+        for f in &self.spec.fields {
             let source_id = *renumbered.get(&f.source_id).ok_or_else(|| {
                 Error::invalid_argument(format!(
                     "partition field '{}': source field {} is not in the schema",
                     f.name, f.source_id
                 ))
             })?;
-            let field_id = if m.format_version == FormatVersion::V1 {
-                1000 + i32::try_from(i).unwrap_or(i32::MAX - 1000)
-            } else {
-                let known = m
-                    .partition_specs
+            wanted.push(PartitionField {
+                source_id,
+                field_id: None,
+                name: f.name.clone(),
+                transform: f.transform,
+            });
+        }
+        let mut fields = Vec::with_capacity(wanted.len());
+        if m.format_version == FormatVersion::V1 {
+            // v1 partition tuples are positional: every field of the current spec
+            // stays where it is with its id, `void` when the new spec lacks it, and
+            // new fields follow (Java's `reassignPartitionIds` for v1)
+            let current = m
+                .default_partition_spec()
+                .cloned()
+                .unwrap_or_else(PartitionSpec::unpartitioned);
+            for (j, old) in current.fields.iter().enumerate() {
+                let same = wanted
                     .iter()
-                    .flat_map(|s| s.fields.iter().enumerate().map(move |(j, g)| (s, j, g)))
-                    .find(|(_, _, g)| g.source_id == source_id && g.transform == f.transform)
-                    .map(|(s, j, _)| s.field_id(j));
-                match known {
-                    Some(id) => id,
-                    None => {
-                        last_partition_id += 1;
-                        last_partition_id
-                    }
+                    .position(|w| w.source_id == old.source_id && w.transform == old.transform);
+                let field = match same {
+                    Some(i) => wanted.remove(i),
+                    None => PartitionField {
+                        transform: Transform::Void,
+                        ..old.clone()
+                    },
+                };
+                fields.push(PartitionField {
+                    field_id: Some(current.field_id(j)),
+                    ..field
+                });
+            }
+        }
+        for w in wanted {
+            // a field of a source and transform some spec had keeps its id (v2+)
+            let known = m
+                .partition_specs
+                .iter()
+                .flat_map(|s| s.fields.iter().enumerate().map(move |(j, g)| (s, j, g)))
+                .find(|(_, _, g)| g.source_id == w.source_id && g.transform == w.transform)
+                .map(|(s, j, _)| s.field_id(j))
+                .filter(|_| m.format_version != FormatVersion::V1);
+            let field_id = match known {
+                Some(id) => id,
+                None => {
+                    last_partition_id += 1;
+                    last_partition_id
                 }
             };
             fields.push(PartitionField {
-                source_id,
                 field_id: Some(field_id),
-                name: f.name.clone(),
-                transform: f.transform,
+                ..w
             });
         }
         let mut spec = PartitionSpec { spec_id: 0, fields };
@@ -304,9 +339,16 @@ fn reuse_ids(
         }
         (t, _) => t.clone(),
     };
+    // `initial-default` is set when a field is added (spec "Default values"): a field
+    // kept by name keeps the table's, for the rows written before it
+    let initial_default = match base {
+        Some(b) => b.initial_default.clone(),
+        None => field.initial_default.clone(),
+    };
     NestedField {
         id,
         field_type: Box::new(field_type),
+        initial_default,
         ..field.clone()
     }
 }
@@ -333,7 +375,7 @@ impl TransactionAction for ReplaceTable {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spec::{ListType, PrimitiveType, StructType, Transform};
+    use crate::spec::{ListType, PrimitiveType, StructType};
 
     fn field(id: i32, name: &str, ty: Type) -> NestedField {
         NestedField::optional(id, name, ty)
@@ -468,6 +510,62 @@ mod tests {
         assert_eq!(out.properties.get("a").map(String::as_str), Some("1"));
         assert_eq!(out.properties.get("b").map(String::as_str), Some("2"));
         assert_eq!(out.default_sort_order_id, 0);
+    }
+
+    #[test]
+    fn v1_keeps_every_partition_field_in_place_voiding_the_dropped() {
+        let mut m = table_metadata();
+        m.format_version = FormatVersion::V1;
+        // new spec (truncate(2, y) of s.y, bucket(8, id)): bucket(8, id) keeps 1000 in
+        // place, truncate is new (1001); replacing by (truncate) alone voids 1000
+        let schema = m.current_schema().clone();
+        let truncate = PartitionField {
+            source_id: 4,
+            field_id: Some(1000),
+            name: "y_trunc".into(),
+            transform: Transform::Truncate(2),
+        };
+        let bucket = PartitionField {
+            source_id: 1,
+            field_id: Some(1001),
+            name: "id_bucket".into(),
+            transform: Transform::Bucket(8),
+        };
+        let both = PartitionSpec {
+            spec_id: 0,
+            fields: vec![truncate.clone(), bucket],
+        };
+        let out = apply(&m, &ReplaceTable::new(schema.clone(), both, HashMap::new()));
+        let spec = out.default_partition_spec().expect("spec");
+        let got: Vec<(String, i32, Transform)> = spec
+            .fields
+            .iter()
+            .enumerate()
+            .map(|(i, f)| (f.name.clone(), spec.field_id(i), f.transform))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("id_bucket".to_string(), 1000, Transform::Bucket(8)),
+                ("y_trunc".to_string(), 1001, Transform::Truncate(2))
+            ]
+        );
+        let alone = PartitionSpec {
+            spec_id: 0,
+            fields: vec![truncate],
+        };
+        let out = apply(&m, &ReplaceTable::new(schema, alone, HashMap::new()));
+        let spec = out.default_partition_spec().expect("spec");
+        let got: Vec<(i32, Transform)> = spec
+            .fields
+            .iter()
+            .enumerate()
+            .map(|(i, f)| (spec.field_id(i), f.transform))
+            .collect();
+        assert_eq!(
+            got,
+            [(1000, Transform::Void), (1001, Transform::Truncate(2))]
+        );
     }
 
     #[test]

@@ -41,6 +41,22 @@ pub const RESERVED_PROPERTIES: &[&str] = &[
     "default-sort-order",
 ];
 
+/// `Err` naming the first of `keys` that is reserved (other than `format-version`, which
+/// picks or upgrades the version): such values live in metadata fields (Java's
+/// `TableMetadata.newTableMetadata` refuses them in a new table's properties too).
+///
+/// Errors: [`crate::ErrorKind::InvalidArgument`] naming the property.
+pub fn check_reserved_not_given<'a>(keys: impl IntoIterator<Item = &'a String>) -> Result<()> {
+    for key in keys {
+        if key != FORMAT_VERSION && RESERVED_PROPERTIES.contains(&key.as_str()) {
+            return Err(Error::invalid_argument(format!(
+                "table property '{key}' is reserved: its value lives in the table's metadata"
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Set and remove table properties in one commit.
 ///
 /// A retry re-applies the same sets and removals to the refreshed table (properties

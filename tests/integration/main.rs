@@ -58,8 +58,8 @@ mod statement_errors;
 mod table_properties;
 mod v1_writes;
 mod v3_writes;
-mod views;
 #[cfg(feature = "cloud")]
 mod vended_credentials;
+mod views;
 mod writes;
 mod written_values;

@@ -259,3 +259,96 @@ async fn a_failed_replace_leaves_the_table_as_it_was() {
         changed.metadata_location()
     );
 }
+
+/// v1 partition tuples are positional: a replaced v1 spec keeps every field of the old
+/// one in place with its id (`void` when dropped) and adds new fields after them, so old
+/// files' partition values keep their meaning (found by a new-user tester: the new
+/// fields took the old ids, and `_partition.k` of an old file read another field).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replacing_a_v1_spec_keeps_old_fields_in_place() {
+    let lake = lake().await;
+    let ctx = &lake.ctx;
+    ok(
+        ctx,
+        "CREATE TABLE ice.ns.t (id BIGINT, s STRING, k INT) PARTITIONED BY (k) \
+         TBLPROPERTIES ('format-version'='1')",
+    )
+    .await;
+    ok(ctx, "INSERT INTO ice.ns.t VALUES (1, 'a', 7)").await;
+    ok(ctx, "ALTER TABLE ice.ns.t CREATE BRANCH dev").await;
+    ok(
+        ctx,
+        "REPLACE TABLE ice.ns.t (id BIGINT, s STRING, k INT) PARTITIONED BY (s) \
+         AS SELECT * FROM ice.ns.t",
+    )
+    .await;
+    let t = metadata(&lake, "t").await;
+    let spec = t.metadata().default_partition_spec().expect("spec");
+    let fields: Vec<(String, i32, String)> = spec
+        .fields
+        .iter()
+        .enumerate()
+        .map(|(i, f)| (f.name.clone(), spec.field_id(i), f.transform.to_string()))
+        .collect();
+    assert_eq!(
+        fields,
+        [
+            ("k".to_string(), 1000, "void".to_string()),
+            ("s".to_string(), 1001, "identity".to_string())
+        ]
+    );
+    assert_eq!(
+        ok(
+            ctx,
+            "SELECT count(*) AS n FROM ice.ns.\"t@dev\" WHERE _partition.k = 7"
+        )
+        .await,
+        "+---+\n| n |\n+---+\n| 1 |\n+---+"
+    );
+    assert_eq!(
+        ok(ctx, "SELECT id, s, k FROM ice.ns.t").await,
+        "+----+---+---+\n| id | s | k |\n+----+---+---+\n| 1  | a | 7 |\n+----+---+---+"
+    );
+}
+
+/// Reserved properties (values that live in metadata fields) are refused by CREATE and
+/// REPLACE as by `SET TBLPROPERTIES`; a kept column keeps its `initial-default`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replace_refuses_reserved_properties_and_keeps_initial_defaults() {
+    let lake = lake().await;
+    let ctx = &lake.ctx;
+    for statement in [
+        "CREATE TABLE ice.ns.r (id BIGINT) TBLPROPERTIES ('uuid'='x')",
+        "CREATE OR REPLACE TABLE ice.ns.r (id BIGINT) TBLPROPERTIES ('snapshot-count'='3')",
+    ] {
+        let e = run(ctx, statement).await.expect_err(statement);
+        assert!(e.contains("is reserved"), "{statement}: {e}");
+    }
+    ok(
+        ctx,
+        "CREATE TABLE ice.ns.d (id BIGINT, n INT DEFAULT 5) TBLPROPERTIES ('format-version'='3')",
+    )
+    .await;
+    ok(ctx, "INSERT INTO ice.ns.d (id) VALUES (1)").await;
+    let e = run(
+        ctx,
+        "REPLACE TABLE ice.ns.d (id BIGINT) TBLPROPERTIES ('current-snapshot-id'='1')",
+    )
+    .await
+    .expect_err("reserved");
+    assert!(e.contains("'current-snapshot-id' is reserved"), "{e}");
+    ok(
+        ctx,
+        "REPLACE TABLE ice.ns.d (id BIGINT, n INT DEFAULT 6) TBLPROPERTIES ('format-version'='3')",
+    )
+    .await;
+    let t = metadata(&lake, "d").await;
+    let n = &t.metadata().current_schema().columns()[1];
+    assert_eq!(n.initial_default, Some(serde_json::json!(5)));
+    assert_eq!(n.write_default, Some(serde_json::json!(6)));
+    ok(ctx, "INSERT INTO ice.ns.d (id) VALUES (2)").await;
+    assert_eq!(
+        ok(ctx, "SELECT id, n FROM ice.ns.d").await,
+        "+----+---+\n| id | n |\n+----+---+\n| 2  | 6 |\n+----+---+"
+    );
+}

@@ -27,7 +27,11 @@ async fn views_read_iceberg_tables_as_they_are_when_queried() {
         .unwrap_or_default()
         .trim_matches(['|', ' '])
         .to_string();
-    ok(ctx, "CREATE VIEW v AS SELECT id, s FROM ice.ns.t WHERE id > 0").await;
+    ok(
+        ctx,
+        "CREATE VIEW v AS SELECT id, s FROM ice.ns.t WHERE id > 0",
+    )
+    .await;
     ok(
         ctx,
         "CREATE VIEW w AS SELECT count(*) AS n FROM ice.ns.t \
@@ -87,7 +91,10 @@ async fn views_read_iceberg_tables_as_they_are_when_queried() {
     let e = run(ctx, "CREATE VIEW v AS SELECT id FROM ice.ns.t")
         .await
         .expect_err("exists");
-    assert!(e.contains("CREATE VIEW v: a table or view of that name exists"), "{e}");
+    assert!(
+        e.contains("CREATE VIEW v: a table or view of that name exists"),
+        "{e}"
+    );
     ok(ctx, "ALTER TABLE ice.ns.t DROP COLUMN z").await;
     let e = run(ctx, "SELECT * FROM v").await.expect_err("z is gone");
     assert!(

@@ -107,8 +107,16 @@ pub(super) async fn create_table(
         .map_err(|e| e.context(&what))?;
     let schema = table.target.schema(namespace)?;
     schema.add_table_name(&table.ident.name);
-    if let Some(query) = &parsed.query {
-        if let Err(e) = insert(ctx, &table.sql_name(quote), query).await {
+    if let Some(query) = parsed.query.clone() {
+        // CREATE OR REPLACE writes the rows as a replacement of the table just created,
+        // so that a concurrent CREATE OR REPLACE of it is replaced, not added to
+        let inserted = match mode {
+            CreateMode::CreateOrReplace => {
+                super::replace_table::replace_table(ctx, &table, &mut parsed).await
+            }
+            _ => insert(ctx, &table.sql_name(quote), &query).await,
+        };
+        if let Err(e) = inserted {
             let e = e.context(format!("{what} AS: inserting the query's rows"));
             // CTAS is create-then-insert: undo the create, and remove the files of the
             // table this statement created (its first metadata file; the failed insert

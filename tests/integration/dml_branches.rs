@@ -59,9 +59,10 @@ async fn check_on_branch(lake: &Lake, name: &str, partitioning: &str, properties
          WHEN NOT MATCHED THEN INSERT VALUES (src.id, 4, src.s, 0.5)",
         "UPDATE {t} SET k = 5 WHERE id >= 8",
         "INSERT INTO {t} VALUES (10, 5, 'j', 1.0)",
-        "INSERT OVERWRITE {t} SELECT id, k, s, d FROM {t} WHERE id <> 6",
+        "INSERT OVERWRITE {t} (id, k, s, d) SELECT id, k, s, d FROM {t} WHERE id <> 6",
         "TRUNCATE TABLE {t}",
-        "INSERT INTO {t} VALUES (11, 1, 'k', 2.0), (12, 5, 'l', 3.0)",
+        // a column list after Spark's branch name
+        "INSERT INTO {t} (s, id, k, d) VALUES ('k', 11, 1, 2.0), ('l', 12, 5, 3.0)",
     ];
     for (i, statement) in statements.iter().enumerate() {
         // both of the branch's names: Spark's and icefloe's

@@ -206,7 +206,18 @@ async fn identifier_edits(ctx: &SessionContext, toks: &[Tok], quote: char) -> Re
             parts.push(k);
         }
         i = k + 1;
-        if parts.len() < 3 || toks.get(k + 1).is_some_and(|t| t.token == Token::LParen) {
+        // `a.b.f(` is a function call, but `INSERT INTO ns.t.branch_dev (id, …)` names
+        // a table followed by its column list
+        let after_into = parts[0]
+            .checked_sub(1)
+            .and_then(|p| toks.get(p))
+            .is_some_and(|t| {
+                is_keyword(&t.token, "INTO")
+                    || is_keyword(&t.token, "OVERWRITE")
+                    || is_keyword(&t.token, "TABLE")
+            });
+        let call = toks.get(k + 1).is_some_and(|t| t.token == Token::LParen) && !after_into;
+        if parts.len() < 3 || call {
             continue;
         }
         let words: Vec<String> = parts

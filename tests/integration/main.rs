@@ -19,6 +19,7 @@ mod deletes;
 mod distributed;
 mod dml;
 mod dml_branches;
+mod dml_resolution;
 mod dml_statements;
 mod dml_whole_files;
 mod dropped_partition_source;

@@ -289,9 +289,7 @@ pub(crate) fn with_write_defaults(
                 // no column list: every column is given
                 if !columns.is_empty() {
                     for field in target_schema.fields() {
-                        let listed = columns
-                            .iter()
-                            .any(|c| c.rsplit('.').next() == Some(field.name().as_str()));
+                        let listed = columns.iter().any(|c| c == field.name());
                         if let (false, Some(default)) = (listed, write_defaults.get(field.name())) {
                             columns.push(field.name().clone());
                             values.push(default.clone());
@@ -435,7 +433,7 @@ pub(crate) async fn plan_merge(
             MergeIntoAction::Update(assignments) => {
                 let mut out = vec![];
                 for (column, expr) in assignments {
-                    let column = column.rsplit('.').next().unwrap_or(&column).to_string();
+                    // DataFusion names the column alone (a quoted `"a.b"` is one name)
                     let index = column_index(&column)?;
                     check_assignment(
                         "MERGE",

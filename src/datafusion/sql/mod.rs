@@ -52,6 +52,10 @@
 //! After each statement the catalog provider's schema and table lists are updated, so
 //! `SHOW TABLES` and `information_schema` see the change at once.
 //!
+//! `UPDATE` and `MERGE` resolve names as Spark does before DataFusion plans them (module
+//! `dml_rewrite`): `SET` targets by qualifier, column and struct field (`SET st.a = 5`
+//! sets field `a` of struct column `st`).
+//!
 //! # ALTER TABLE and CALL
 //!
 //! Each `ALTER TABLE` clause above and each procedure is one
@@ -156,6 +160,7 @@ mod create_view;
 use create_table::CreateMode;
 mod delete_alias;
 mod depth;
+mod dml_rewrite;
 mod drop_schema;
 mod literals;
 mod metadata_columns;
@@ -240,16 +245,13 @@ pub async fn execute(ctx: &SessionContext, statement: &str) -> Result<DataFrame>
     };
     let with_uuids;
     let statement = match &parsed {
-        Some(parsed) => {
-            assignments::check_duplicate_assignments(ctx, parsed)?;
-            match uuid_values::uuid_text_values(ctx, statement, parsed).await? {
-                Some(text) => {
-                    with_uuids = text;
-                    &with_uuids
-                }
-                None => statement,
+        Some(parsed) => match uuid_values::uuid_text_values(ctx, statement, parsed).await? {
+            Some(text) => {
+                with_uuids = text;
+                &with_uuids
             }
-        }
+            None => statement,
+        },
         None => statement,
     };
     let with_versions;
@@ -294,6 +296,10 @@ pub async fn execute(ctx: &SessionContext, statement: &str) -> Result<DataFrame>
         if let Some(df) = reset::reset(ctx, statement)? {
             return Ok(df);
         }
+    }
+    // assignment targets resolved as Spark does
+    if let Some(plan) = dml_rewrite::plan(ctx, statement).await? {
+        return Ok(ctx.execute_logical_plan(plan).await?);
     }
     if tokens::first_word_is(statement, &["SHOW"]) {
         if let Some(cursor) = cursor(ctx, statement) {

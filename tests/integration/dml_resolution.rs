@@ -1,0 +1,212 @@
+//! How `UPDATE` and `MERGE` resolve names, as Spark does: assignment targets (qualifiers,
+//! struct fields, normalization, quoted names with dots). Each refused statement commits
+//! nothing; each accepted one is checked by the rows it leaves, in both write modes.
+
+use crate::dml::{lake, ok, run, Lake};
+
+const MODES: [&str; 2] = ["copy-on-write", "merge-on-read"];
+
+/// `ns.<name>` with the given columns and rows, in `mode` for every row-level statement.
+async fn table(lake: &Lake, name: &str, columns: &str, rows: &str, mode: &str) {
+    ok(
+        &lake.ctx,
+        &format!(
+            "CREATE TABLE ice.ns.{name} ({columns}) TBLPROPERTIES ('format-version'='2', \
+             'write.delete.mode'='{mode}', 'write.update.mode'='{mode}', \
+             'write.merge.mode'='{mode}')"
+        ),
+    )
+    .await;
+    ok(
+        &lake.ctx,
+        &format!("INSERT INTO ice.ns.{name} VALUES {rows}"),
+    )
+    .await;
+}
+
+async fn snapshots(lake: &Lake, name: &str) -> String {
+    ok(
+        &lake.ctx,
+        &format!("SELECT count(*) FROM ice.ns.\"{name}$snapshots\""),
+    )
+    .await
+}
+
+/// `statement` fails with a message holding `expected`, and the table is unchanged.
+async fn refused(lake: &Lake, name: &str, statement: &str, expected: &str) {
+    let before = snapshots(lake, name).await;
+    let e = run(&lake.ctx, statement).await.expect_err(statement);
+    assert!(e.contains(expected), "{statement}: {e}");
+    assert_eq!(snapshots(lake, name).await, before, "{statement}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dml_update_set_resolves_qualifiers_struct_fields_and_case() {
+    let lake = lake().await;
+    for mode in MODES {
+        let name = mode.replace('-', "_");
+        let t = format!("ice.ns.{name}");
+        table(
+            &lake,
+            &name,
+            "id INT, a INT, st STRUCT<a: INT, b: INT, c: STRUCT<x: INT, y: STRING>>, v INT, \
+             \"V\" INT",
+            "(1, 1, named_struct('a', 100, 'b', 200, 'c', named_struct('x', 1, 'y', 'p')), \
+             10, 100), (2, 2, NULL, 20, 200)",
+            mode,
+        )
+        .await;
+        // a field of a struct column, not the top-level column of the same name
+        ok(&lake.ctx, &format!("UPDATE {t} SET st.a = 5 WHERE id = 1")).await;
+        // unquoted names are lowercase in SET as in WHERE; the table's name and alias
+        // qualify columns; several fields of one struct at any depth, one NULL struct
+        ok(&lake.ctx, &format!("UPDATE {t} SET V = 7 WHERE V = 20")).await;
+        ok(
+            &lake.ctx,
+            &format!("UPDATE {t} SET {name}.a = a + 10, ns.{name}.v = v + 1 WHERE id = 1"),
+        )
+        .await;
+        ok(
+            &lake.ctx,
+            &format!("UPDATE {t} AS q SET q.st.c.y = 'z', ST.B = q.v, St.c.X = NULL"),
+        )
+        .await;
+        let rows = ok(&lake.ctx, &format!("SELECT * FROM {t} ORDER BY id")).await;
+        assert_eq!(
+            rows,
+            "+----+----+-------------------------------+----+-----+\n\
+             | id | a  | st                            | v  | V   |\n\
+             +----+----+-------------------------------+----+-----+\n\
+             | 1  | 11 | {a: 5, b: 11, c: {x: , y: z}} | 11 | 100 |\n\
+             | 2  | 2  | {a: , b: 7, c: {x: , y: z}}   | 7  | 200 |\n\
+             +----+----+-------------------------------+----+-----+",
+            "{mode}"
+        );
+        for (statement, expected) in [
+            (
+                format!("UPDATE {t} SET no_such_table.a = 6"),
+                format!(
+                    "cannot resolve 'no_such_table.a' in UPDATE SET of '{t}': 'no_such_table' \
+                     is neither a column of the table nor one of its names ({name}, \
+                     ns.{name}, ice.ns.{name})"
+                ),
+            ),
+            // with an alias, the alias alone names the table
+            (
+                format!("UPDATE {t} q SET {name}.a = 6"),
+                format!("cannot resolve '{name}.a' in UPDATE SET of '{t}'"),
+            ),
+            (
+                format!("UPDATE {t} SET other.{name}.a = 6"),
+                format!("cannot resolve 'other.{name}.a'"),
+            ),
+            (
+                format!("UPDATE {t} SET nope = 1"),
+                format!("no column 'nope' in UPDATE SET of '{t}'"),
+            ),
+            (
+                format!("UPDATE {t} SET st.nope = 1"),
+                "cannot assign 'st.nope' in UPDATE SET".to_string(),
+            ),
+            (
+                format!("UPDATE {t} SET v.x = 1"),
+                "'v' is of type Int32, and only fields of structs can be assigned".to_string(),
+            ),
+            (
+                format!("UPDATE {t} SET st = NULL, st.a = 1"),
+                format!("Conflicting assignments for 'st' in UPDATE SET of '{t}'"),
+            ),
+            (
+                format!("UPDATE {t} SET st.c.x = 1, ST.C = NULL"),
+                "Conflicting assignments for 'st.c'".to_string(),
+            ),
+            (
+                format!("UPDATE {t} SET st.a = 1, {name}.st.a = 2"),
+                format!("Duplicate column 'st.a' in UPDATE SET of '{t}'"),
+            ),
+        ] {
+            refused(&lake, &name, &statement, &expected).await;
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dml_merge_update_set_resolves_struct_fields_and_dotted_names() {
+    let lake = lake().await;
+    for mode in MODES {
+        let name = mode.replace('-', "_");
+        let t = format!("ice.ns.{name}");
+        table(
+            &lake,
+            &name,
+            "id INT, st STRUCT<a: INT, b: INT>, \"a.b\" INT, a INT",
+            "(1, named_struct('a', 1, 'b', 2), 1, 1), (2, NULL, 2, 2)",
+            mode,
+        )
+        .await;
+        let source = "(SELECT * FROM (VALUES (1, 50), (2, 60), (3, 70)) v(id, w)) s";
+        ok(
+            &lake.ctx,
+            &format!(
+                "MERGE INTO {t} t USING {source} ON t.id = s.id \
+                 WHEN MATCHED AND t.id = 1 THEN UPDATE SET st.a = s.w, \"a.b\" = 5 \
+                 WHEN MATCHED THEN UPDATE SET t.st.b = s.w + t.a, t.\"a.b\" = 6 \
+                 WHEN NOT MATCHED THEN INSERT (id, \"a.b\", st) VALUES (s.id, 9, NULL)"
+            ),
+        )
+        .await;
+        // without an alias the table's names qualify
+        ok(
+            &lake.ctx,
+            &format!(
+                "MERGE INTO {t} USING {source} ON {name}.id = s.id AND s.id = 3 \
+                 WHEN MATCHED THEN UPDATE SET ns.{name}.st.a = s.w, {name}.a = 0"
+            ),
+        )
+        .await;
+        let rows = ok(&lake.ctx, &format!("SELECT * FROM {t} ORDER BY id")).await;
+        assert_eq!(
+            rows,
+            "+----+---------------+-----+---+\n\
+             | id | st            | a.b | a |\n\
+             +----+---------------+-----+---+\n\
+             | 1  | {a: 50, b: 2} | 5   | 1 |\n\
+             | 2  | {a: , b: 62}  | 6   | 2 |\n\
+             | 3  | {a: 70, b: }  | 9   | 0 |\n\
+             +----+---------------+-----+---+",
+            "{mode}"
+        );
+        for (statement, expected) in [
+            (
+                format!(
+                    "MERGE INTO {t} t USING {source} ON t.id = s.id \
+                     WHEN MATCHED THEN UPDATE SET s.w = 1"
+                ),
+                format!("cannot resolve 's.w' in MERGE UPDATE SET of '{t}'"),
+            ),
+            (
+                format!(
+                    "MERGE INTO {t} t USING {source} ON t.id = s.id \
+                     WHEN MATCHED THEN UPDATE SET st.z = 1"
+                ),
+                "cannot assign 'st.z' in MERGE UPDATE SET".to_string(),
+            ),
+            (
+                format!(
+                    "MERGE INTO {t} t USING {source} ON t.id = s.id \
+                     WHEN NOT MATCHED THEN INSERT (id, st.a) VALUES (s.id, 1)"
+                ),
+                format!("cannot insert into nested field 'st.a' in MERGE INSERT of '{t}'"),
+            ),
+            (
+                format!(
+                    "MERGE INTO {t} t USING {source} ON t.id = s.id \
+                     WHEN MATCHED THEN UPDATE SET a = 1, T.A = 2"
+                ),
+                format!("Duplicate column 'a' in MERGE UPDATE SET of '{t}'"),
+            ),
+        ] {
+            refused(&lake, &name, &statement, &expected).await;
+        }
+    }
+}

@@ -1,5 +1,6 @@
 //! How `UPDATE` and `MERGE` resolve names, as Spark does: assignment targets (qualifiers,
-//! struct fields, normalization, quoted names with dots). Each refused statement commits
+//! struct fields, normalization, quoted names with dots), the side each `MERGE` clause
+//! reads. Each refused statement commits
 //! nothing; each accepted one is checked by the rows it leaves, in both write modes.
 
 use crate::dml::{lake, ok, run, Lake};
@@ -207,6 +208,147 @@ async fn dml_merge_update_set_resolves_struct_fields_and_dotted_names() {
             ),
         ] {
             refused(&lake, &name, &statement, &expected).await;
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dml_merge_clauses_read_their_own_side() {
+    let lake = lake().await;
+    for mode in MODES {
+        let name = mode.replace('-', "_");
+        let t = format!("ice.ns.{name}");
+        table(
+            &lake,
+            &name,
+            "id INT, v INT",
+            "(1, 10), (2, 20), (4, 40)",
+            mode,
+        )
+        .await;
+        let src = format!("{name}_src");
+        table(
+            &lake,
+            &src,
+            "id INT, v INT",
+            "(1, 99), (3, 30), (5, -5)",
+            mode,
+        )
+        .await;
+        // unqualified names both sides have: the source's in NOT MATCHED, the target's in
+        // NOT MATCHED BY SOURCE
+        ok(
+            &lake.ctx,
+            &format!(
+                "MERGE INTO {t} t USING ice.ns.{src} s ON t.id = s.id \
+                 WHEN NOT MATCHED AND v > 0 THEN INSERT (id, v) VALUES (id, v + 1) \
+                 WHEN NOT MATCHED BY SOURCE AND v > 30 THEN UPDATE SET v = v + id \
+                 WHEN NOT MATCHED BY SOURCE THEN DELETE"
+            ),
+        )
+        .await;
+        let rows = ok(&lake.ctx, &format!("SELECT * FROM {t} ORDER BY id")).await;
+        assert_eq!(
+            rows,
+            "+----+----+\n| id | v  |\n+----+----+\n| 1  | 10 |\n| 3  | 31 |\n| 4  | 44 |\n\
+             +----+----+",
+            "{mode}"
+        );
+        // an unaliased source table qualifies by its name; an unaliased target's name too
+        ok(
+            &lake.ctx,
+            &format!(
+                "MERGE INTO {t} USING ice.ns.{src} ON {name}.id = {src}.id \
+                 WHEN NOT MATCHED BY TARGET AND {src}.v < 0 THEN INSERT VALUES (id, v)"
+            ),
+        )
+        .await;
+        let rows = ok(&lake.ctx, &format!("SELECT * FROM {t} ORDER BY id")).await;
+        assert_eq!(
+            rows,
+            "+----+----+\n| id | v  |\n+----+----+\n| 1  | 10 |\n| 3  | 31 |\n| 4  | 44 |\n\
+             | 5  | -5 |\n+----+----+",
+            "{mode}"
+        );
+        for source in [
+            format!("ice.ns.{src} s"),
+            "(SELECT 1 AS id, 99 AS v) s".to_string(),
+        ] {
+            for (clauses, expected) in [
+                (
+                    "WHEN NOT MATCHED BY SOURCE THEN UPDATE SET v = s.v",
+                    "WHEN NOT MATCHED BY SOURCE clause cannot resolve 's.v': such a clause \
+                     reads only the target's columns",
+                ),
+                (
+                    "WHEN NOT MATCHED BY SOURCE AND s.v IS NULL THEN DELETE",
+                    "WHEN NOT MATCHED BY SOURCE clause cannot resolve 's.v'",
+                ),
+                (
+                    "WHEN NOT MATCHED AND t.v IS NULL THEN INSERT (id, v) VALUES (s.id, 1)",
+                    "WHEN NOT MATCHED clause cannot resolve 't.v': such a clause reads only \
+                     the source's columns",
+                ),
+                (
+                    "WHEN NOT MATCHED BY TARGET THEN INSERT (id, v) VALUES (s.id, t.v)",
+                    "WHEN NOT MATCHED BY TARGET clause cannot resolve 't.v'",
+                ),
+            ] {
+                let statement = format!("MERGE INTO {t} t USING {source} ON t.id = s.id {clauses}");
+                refused(
+                    &lake,
+                    &name,
+                    &statement,
+                    &format!("MERGE into '{t}': {expected}"),
+                )
+                .await;
+            }
+        }
+        // a name only the other side has
+        refused(
+            &lake,
+            &name,
+            &format!(
+                "MERGE INTO {t} t USING (SELECT 1 AS id, 2 AS w) s ON t.id = s.id \
+                 WHEN NOT MATCHED BY SOURCE THEN UPDATE SET v = w"
+            ),
+            "WHEN NOT MATCHED BY SOURCE clause cannot resolve 'w'",
+        )
+        .await;
+        refused(
+            &lake,
+            &name,
+            &format!(
+                "MERGE INTO {t} t USING (SELECT 7 AS id) s ON t.id = s.id \
+                 WHEN NOT MATCHED THEN INSERT (id, v) VALUES (s.id, v)"
+            ),
+            "WHEN NOT MATCHED clause cannot resolve 'v'",
+        )
+        .await;
+        // a plan made without `sql::execute` (no rewrite) is checked by the table
+        for (statement, expected) in [
+            (
+                format!(
+                    "MERGE INTO {t} t USING ice.ns.{src} s ON t.id = s.id \
+                     WHEN NOT MATCHED BY SOURCE THEN UPDATE SET v = s.v"
+                ),
+                "WHEN NOT MATCHED BY SOURCE clause cannot resolve source column",
+            ),
+            (
+                format!(
+                    "MERGE INTO {t} t USING ice.ns.{src} s ON t.id = s.id \
+                     WHEN NOT MATCHED AND t.v IS NULL THEN INSERT VALUES (s.id, s.v)"
+                ),
+                "WHEN NOT MATCHED clause cannot resolve target column",
+            ),
+        ] {
+            let before = snapshots(&lake, &name).await;
+            let e = match lake.ctx.sql(&statement).await {
+                Ok(df) => df.collect().await.expect_err(&statement).to_string(),
+                Err(e) => e.to_string(),
+            };
+            assert!(e.contains(expected), "{statement}: {e}");
+            assert_eq!(snapshots(&lake, &name).await, before, "{statement}");
         }
     }
 }

@@ -52,6 +52,7 @@ mod exec;
 mod guard;
 mod job;
 mod merge;
+pub(crate) mod merge_clauses;
 mod required;
 mod subquery;
 
@@ -160,7 +161,8 @@ pub(crate) async fn plan_update(
 /// Plan `MERGE INTO t USING source ON on WHEN …` (see [`merge`]).
 ///
 /// Errors: as [`plan_delete`] (with `write.merge.*`); a clause naming a column the table
-/// does not have.
+/// does not have; clauses breaking the rules of module `merge_clauses` (a `NOT MATCHED`
+/// clause reading the target or a `NOT MATCHED BY SOURCE` clause reading the source).
 pub(crate) async fn plan_merge(
     provider: &IcebergTableProvider,
     state: &dyn Session,
@@ -170,6 +172,12 @@ pub(crate) async fn plan_merge(
     clauses: Vec<MergeIntoClause>,
 ) -> Result<Arc<dyn ExecutionPlan>> {
     let (target, session) = writable(provider, state, "MERGE")?;
+    merge_clauses::check_merge_clauses(
+        &clauses,
+        &merge_schema,
+        provider.arrow_schema().fields().len(),
+        &target.ident.to_string(),
+    )?;
     let table = provider.table();
     let props = &table.metadata().properties;
     let mode = RowLevelMode::from_properties(props, MERGE_MODE)?;

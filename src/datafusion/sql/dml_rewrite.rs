@@ -3,12 +3,18 @@
 //! DataFusion 55's planners read an assignment target by its last name part alone
 //! (`UPDATE t SET st.a = 5` wrote the top-level column `a`, `SET no_such_table.a = 6` was
 //! accepted, and `UPDATE`'s target was not normalized: `SET V = 7` wrote the quoted
-//! column `"V"` while `WHERE V = 10` read `v`). [`plan`] rewrites such a statement's
-//! syntax tree first: assignment targets (`UPDATE … SET`, `MERGE … UPDATE SET`,
-//! `MERGE … INSERT (cols)`) resolve against the target table (module `assignments`):
-//! `t.a` / `alias.a` / `a` is column `a`, `st.a` field `a` of struct column `st` (written
-//! as `st = named_struct(…)` keeping the other fields), an unknown name or qualifier is an
-//! error.
+//! column `"V"` while `WHERE V = 10` read `v`), and resolve every `MERGE` clause against
+//! the target and the source together (a `NOT MATCHED` clause reading a target column
+//! read NULLs; an unqualified name of both sides was "ambiguous"). [`plan`] rewrites such
+//! a statement's syntax tree first:
+//!
+//! - assignment targets (`UPDATE … SET`, `MERGE … UPDATE SET`, `MERGE … INSERT (cols)`)
+//!   resolve against the target table (module `assignments`): `t.a` / `alias.a` / `a` is
+//!   column `a`, `st.a` field `a` of struct column `st` (written as `st = named_struct(…)`
+//!   keeping the other fields), an unknown name or qualifier is an error;
+//! - the expressions of `WHEN NOT MATCHED [BY TARGET]` clauses resolve against the source
+//!   only, those of `WHEN NOT MATCHED BY SOURCE` against the target only (module
+//!   `merge_scopes`).
 //!
 //! Names compare as DataFusion compares them: unquoted parts lowercased
 //! (`datafusion.sql_parser.enable_ident_normalization`), quoted ones exact.
@@ -23,6 +29,7 @@ use datafusion::sql::sqlparser::ast::{
 };
 
 use super::assignments::{resolve_assignments, resolve_insert_columns, AssignmentScope};
+use super::merge_scopes::scope_merge_clauses;
 use super::tokens::first_word_is;
 use crate::error::Result;
 
@@ -33,7 +40,8 @@ use crate::error::Result;
 /// Errors ([`crate::ErrorKind::InvalidArgument`], naming the statement's table as written
 /// and the name): an assignment to a column or field the table does not have, or under a
 /// qualifier that is not the table's; a column assigned twice, or whole and by field;
-/// DataFusion's planning errors of the rewritten statement.
+/// a `MERGE` clause reading a column of the side it may not read; DataFusion's planning
+/// errors of the rewritten statement.
 pub(super) async fn plan(ctx: &SessionContext, sql: &str) -> Result<Option<LogicalPlan>> {
     if !first_word_is(sql, &["UPDATE", "MERGE"]) {
         return Ok(None);
@@ -65,7 +73,7 @@ pub(super) async fn plan(ctx: &SessionContext, sql: &str) -> Result<Option<Logic
             let Some(target) = Relation::table(ctx, &merge.table, names).await else {
                 return Ok(None);
             };
-            let mut changed = false;
+            let mut changed = scope_merge_clauses(ctx, merge, &target, names).await?;
             for clause in &mut merge.clauses {
                 match &mut clause.action {
                     MergeAction::Update(update) => {

@@ -54,7 +54,8 @@
 //!
 //! `UPDATE` and `MERGE` resolve names as Spark does before DataFusion plans them (module
 //! `dml_rewrite`): `SET` targets by qualifier, column and struct field (`SET st.a = 5`
-//! sets field `a` of struct column `st`).
+//! sets field `a` of struct column `st`), and each `MERGE` clause's names against the
+//! side it may read.
 //!
 //! # ALTER TABLE and CALL
 //!
@@ -163,6 +164,7 @@ mod depth;
 mod dml_rewrite;
 mod drop_schema;
 mod literals;
+mod merge_scopes;
 mod metadata_columns;
 mod not_a_table;
 mod procedures;
@@ -297,7 +299,7 @@ pub async fn execute(ctx: &SessionContext, statement: &str) -> Result<DataFrame>
             return Ok(df);
         }
     }
-    // assignment targets resolved as Spark does
+    // assignment targets and MERGE clause scopes resolved as Spark does
     if let Some(plan) = dml_rewrite::plan(ctx, statement).await? {
         return Ok(ctx.execute_logical_plan(plan).await?);
     }

@@ -1,6 +1,6 @@
 //! How `UPDATE` and `MERGE` resolve names, as Spark does: assignment targets (qualifiers,
 //! struct fields, normalization, quoted names with dots), the side each `MERGE` clause
-//! reads. Each refused statement commits
+//! reads, and the order of unconditional clauses. Each refused statement commits
 //! nothing; each accepted one is checked by the rows it leaves, in both write modes.
 
 use crate::dml::{lake, ok, run, Lake};
@@ -351,4 +351,56 @@ async fn dml_merge_clauses_read_their_own_side() {
             assert_eq!(snapshots(&lake, &name).await, before, "{statement}");
         }
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dml_merge_refuses_a_clause_after_an_unconditional_one() {
+    let lake = lake().await;
+    table(&lake, "t", "id INT, v INT", "(1, 10)", "copy-on-write").await;
+    let t = "ice.ns.t";
+    let source = "(SELECT 1 AS id) s";
+    for (clauses, kind, class) in [
+        (
+            "WHEN MATCHED THEN UPDATE SET v = 1 WHEN MATCHED AND t.v = 10 THEN DELETE",
+            "MATCHED",
+            "NON_LAST_MATCHED_CLAUSE_OMIT_CONDITION",
+        ),
+        (
+            "WHEN NOT MATCHED THEN INSERT VALUES (s.id, 1) \
+             WHEN NOT MATCHED BY TARGET AND s.id > 0 THEN INSERT VALUES (s.id, 2)",
+            "NOT MATCHED",
+            "NON_LAST_NOT_MATCHED_BY_TARGET_CLAUSE_OMIT_CONDITION",
+        ),
+        (
+            "WHEN NOT MATCHED BY SOURCE THEN DELETE \
+             WHEN NOT MATCHED BY SOURCE THEN UPDATE SET v = 0",
+            "NOT MATCHED BY SOURCE",
+            "NON_LAST_NOT_MATCHED_BY_SOURCE_CLAUSE_OMIT_CONDITION",
+        ),
+    ] {
+        let statement = format!("MERGE INTO {t} t USING {source} ON t.id = s.id {clauses}");
+        let expected = format!(
+            "MERGE into 'ice.ns.t': only the last WHEN {kind} clause may omit its condition"
+        );
+        refused(&lake, "t", &statement, &expected).await;
+        let e = match lake.ctx.sql(&statement).await {
+            Ok(df) => df.collect().await.expect_err(&statement).to_string(),
+            Err(e) => e.to_string(),
+        };
+        assert!(e.contains(class), "{statement}: {e}");
+    }
+    // the last clause of each kind may omit it, conditional ones may come first
+    ok(
+        &lake.ctx,
+        &format!(
+            "MERGE INTO {t} t USING {source} ON t.id = s.id \
+             WHEN MATCHED AND t.v = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET v = 11"
+        ),
+    )
+    .await;
+    let rows = ok(&lake.ctx, &format!("SELECT * FROM {t}")).await;
+    assert_eq!(
+        rows,
+        "+----+----+\n| id | v  |\n+----+----+\n| 1  | 11 |\n+----+----+"
+    );
 }

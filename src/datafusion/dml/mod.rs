@@ -161,8 +161,9 @@ pub(crate) async fn plan_update(
 /// Plan `MERGE INTO t USING source ON on WHEN …` (see [`merge`]).
 ///
 /// Errors: as [`plan_delete`] (with `write.merge.*`); a clause naming a column the table
-/// does not have; clauses breaking the rules of module `merge_clauses` (a `NOT MATCHED`
-/// clause reading the target or a `NOT MATCHED BY SOURCE` clause reading the source).
+/// does not have; clauses breaking the rules of module `merge_clauses` (an unconditional
+/// clause before another of its kind, a `NOT MATCHED` clause reading the target or a
+/// `NOT MATCHED BY SOURCE` clause reading the source).
 pub(crate) async fn plan_merge(
     provider: &IcebergTableProvider,
     state: &dyn Session,

@@ -21,16 +21,18 @@
 
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::common::TableReference;
+use datafusion::logical_expr::dml::MergeIntoClauseKind;
 use datafusion::logical_expr::LogicalPlan;
 use datafusion::prelude::SessionContext;
 use datafusion::sql::parser::Statement as DFStatement;
 use datafusion::sql::sqlparser::ast::{
-    Ident, MergeAction, ObjectName, ObjectNamePart, Statement, TableFactor,
+    Ident, MergeAction, MergeClauseKind, ObjectName, ObjectNamePart, Statement, TableFactor,
 };
 
 use super::assignments::{resolve_assignments, resolve_insert_columns, AssignmentScope};
 use super::merge_scopes::scope_merge_clauses;
 use super::tokens::first_word_is;
+use crate::datafusion::dml::merge_clauses::check_clause_order;
 use crate::error::Result;
 
 /// The plan of `sql` when it is an `UPDATE` or `MERGE` whose names this module rewrote;
@@ -73,6 +75,22 @@ pub(super) async fn plan(ctx: &SessionContext, sql: &str) -> Result<Option<Logic
             let Some(target) = Relation::table(ctx, &merge.table, names).await else {
                 return Ok(None);
             };
+            check_clause_order(
+                merge.clauses.iter().map(|c| {
+                    let kind = match c.clause_kind {
+                        MergeClauseKind::Matched => MergeIntoClauseKind::Matched,
+                        MergeClauseKind::NotMatched => MergeIntoClauseKind::NotMatched,
+                        MergeClauseKind::NotMatchedByTarget => {
+                            MergeIntoClauseKind::NotMatchedByTarget
+                        }
+                        MergeClauseKind::NotMatchedBySource => {
+                            MergeIntoClauseKind::NotMatchedBySource
+                        }
+                    };
+                    (kind, c.predicate.is_some())
+                }),
+                &target.display,
+            )?;
             let mut changed = scope_merge_clauses(ctx, merge, &target, names).await?;
             for clause in &mut merge.clauses {
                 match &mut clause.action {

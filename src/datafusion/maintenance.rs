@@ -633,7 +633,7 @@ async fn rewrite_group(
     let columns: Vec<usize> = (0..n).collect();
     let lineage_schema;
     let schema = if lineage {
-        lineage_schema = with_lineage_fields(m.current_schema());
+        lineage_schema = with_lineage_fields(m.current_schema()).map_err(|e| (e, vec![]))?;
         &lineage_schema
     } else {
         m.current_schema()

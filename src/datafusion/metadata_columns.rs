@@ -220,8 +220,15 @@ pub(crate) fn stored_lineage_fields() -> [FieldRef; 2] {
 /// `schema` with the two row lineage fields appended (optional longs under their
 /// reserved ids 2147483540 and 2147483539), the schema a v3 rewrite writes its files
 /// with when it stores each row's lineage (spec: "Row Lineage").
-pub(crate) fn with_lineage_fields(schema: &crate::spec::Schema) -> crate::spec::Schema {
+///
+/// Errors: `schema` has a column of a lineage field's name (a table another engine
+/// created; icefloe refuses such columns on v3 tables): the file would hold two fields
+/// of that name ([`crate::spec::Schema::check_row_lineage_names`]).
+pub(crate) fn with_lineage_fields(
+    schema: &crate::spec::Schema,
+) -> crate::error::Result<crate::spec::Schema> {
     use crate::spec::{NestedField, PrimitiveType, Type};
+    schema.check_row_lineage_names()?;
     let mut fields = schema.columns().to_vec();
     for (id, name) in [
         (ROW_ID_FIELD_ID, ROW_ID),
@@ -236,7 +243,7 @@ pub(crate) fn with_lineage_fields(schema: &crate::spec::Schema) -> crate::spec::
             Type::Primitive(PrimitiveType::Long),
         ));
     }
-    crate::spec::Schema::new(schema.schema_id, fields)
+    Ok(crate::spec::Schema::new(schema.schema_id, fields))
 }
 
 /// `rows` (the table's columns) with `row_id` and `sequence` (Int64, one value per row)

@@ -29,6 +29,13 @@ pub struct Schema {
 /// A schema shared between plan nodes.
 pub type SchemaRef = Arc<Schema>;
 
+/// The row lineage fields a v3 table's data files may store beside its columns, by name
+/// and reserved field id (spec: "Row Lineage", "Reserved Field IDs").
+pub const ROW_LINEAGE_FIELDS: [(&str, i32); 2] = [
+    ("_row_id", 2147483540),
+    ("_last_updated_sequence_number", 2147483539),
+];
+
 impl Schema {
     /// A schema of `fields` with the given id.
     pub fn new(schema_id: i32, fields: Vec<NestedField>) -> Self {
@@ -213,6 +220,36 @@ impl Schema {
             ))),
             None => Ok(()),
         }
+    }
+
+    /// Whether a format-version 3 table can have these columns: none of its top-level
+    /// columns has the name of a row lineage field (`_row_id`,
+    /// `_last_updated_sequence_number`; spec "Row Lineage"). A v3 file rewritten by a
+    /// row-level change or a compaction stores each row's lineage under those names
+    /// beside the table's columns, so such a column would make two fields of one name in
+    /// the file, which other readers refuse (PyIceberg: "multiple fields for name"), and
+    /// reads of the lineage columns could not tell the two apart (Spark refuses reading a
+    /// table whose columns conflict with metadata column names). Nested fields of those
+    /// names do not clash.
+    ///
+    /// Errors: [`InvalidArgument`](crate::ErrorKind::InvalidArgument) naming the column
+    /// and the rule.
+    pub fn check_row_lineage_names(&self) -> Result<()> {
+        for field in self.columns() {
+            if let Some((name, id)) = ROW_LINEAGE_FIELDS
+                .iter()
+                .find(|(name, _)| field.name == *name)
+            {
+                return Err(Error::invalid_argument(format!(
+                    "column '{name}' (id {}) has the name of a row lineage field of format \
+                     version 3 (spec \"Row Lineage\": data files store each row's '{name}' \
+                     under field id {id} beside the table's columns); a format-version 3 table cannot have a \
+                     column of that name",
+                    field.id
+                )));
+            }
+        }
+        Ok(())
     }
 
     /// The highest field id in the schema (0 when empty).

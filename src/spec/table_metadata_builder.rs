@@ -34,6 +34,9 @@ pub struct TableMetadataBuilder {
     last_added_order_id: Option<i64>,
     added_snapshot_ids: Vec<i64>,
     changed: bool,
+    /// The base's format version and current schema id (`None` for a new table): the
+    /// row lineage names are checked when either changes.
+    base_version: Option<(FormatVersion, i32)>,
 }
 
 fn now_ms() -> i64 {
@@ -119,6 +122,7 @@ impl TableMetadataBuilder {
             last_added_order_id: None,
             added_snapshot_ids: vec![],
             changed: true,
+            base_version: None,
         })
     }
 
@@ -126,6 +130,7 @@ impl TableMetadataBuilder {
     /// the built metadata differs).
     pub fn from_base(base: TableMetadata, base_location: Option<&str>) -> Self {
         Self {
+            base_version: Some((base.format_version, base.current_schema_id)),
             base_last_updated_ms: base.last_updated_ms,
             metadata: base,
             base_location: base_location.map(str::to_string),
@@ -380,12 +385,30 @@ impl TableMetadataBuilder {
     /// base's metadata file is logged in `metadata-log` (trimmed to
     /// `write.metadata.previous-versions-max`).
     ///
-    /// Errors: a `write.metadata.previous-versions-max` that is not a number
-    /// ([`crate::ErrorKind::InvalidArgument`]).
+    /// Errors ([`crate::ErrorKind::InvalidArgument`]): a format-version 3 table created, upgraded to v3 or given a
+    /// new current schema whose current schema has a column named as a row lineage field
+    /// ([`Schema::check_row_lineage_names`]).
     pub fn build(self) -> Result<TableMetadata> {
         let mut m = self.metadata;
         if !self.changed {
             return Ok(m);
+        }
+        // a v3 table's columns may not take the row lineage fields' names: checked when
+        // the table is created, upgraded to v3 or its current schema changes (a table
+        // another engine left so still takes other commits)
+        if m.format_version >= FormatVersion::V3
+            && self
+                .base_version
+                .is_none_or(|(v, schema)| v < FormatVersion::V3 || schema != m.current_schema_id)
+        {
+            let what = match self.base_version {
+                Some((v, _)) if v < FormatVersion::V3 => "upgrade to format version 3",
+                Some(_) => "schema change",
+                None => "new format-version 3 table",
+            };
+            m.current_schema()
+                .check_row_lineage_names()
+                .map_err(|e| e.context(what))?;
         }
         m.last_updated_ms = m
             .last_updated_ms
@@ -665,6 +688,96 @@ mod tests {
             "{err}"
         );
         assert_eq!(b.metadata().current_schema_id, 0);
+    }
+
+    /// Spec "Row Lineage": a v3 table's columns may not take the lineage fields' names
+    /// when it is created, upgraded or its current schema changes; other commits of a
+    /// table that has one (another engine's) go through.
+    #[test]
+    fn v3_columns_may_not_take_row_lineage_names() {
+        let long = || Type::Primitive(PrimitiveType::Long);
+        let with = |name: &str| {
+            Schema::new(
+                1,
+                vec![
+                    NestedField::optional(1, "id", long()),
+                    NestedField::optional(2, name, long()),
+                ],
+            )
+        };
+        let create = |v: FormatVersion, schema: Schema| {
+            TableMetadataBuilder::new_table(
+                v,
+                "file:///w/t",
+                schema,
+                PartitionSpec::unpartitioned(),
+                SortOrder {
+                    order_id: 0,
+                    fields: vec![],
+                },
+                Default::default(),
+            )
+            .and_then(TableMetadataBuilder::build)
+        };
+        for name in ["_row_id", "_last_updated_sequence_number"] {
+            let err = create(FormatVersion::V3, with(name)).unwrap_err();
+            assert_eq!(err.kind(), crate::ErrorKind::InvalidArgument);
+            assert!(
+                err.to_string().contains(&format!(
+                    "new format-version 3 table: column '{name}' (id 2) has the name of a row \
+                     lineage field"
+                )),
+                "{err}"
+            );
+            // v2 keeps it; the upgrade is refused
+            let v2 = create(FormatVersion::V2, with(name)).unwrap();
+            let mut b = TableMetadataBuilder::from_base(v2.clone(), None);
+            b.apply(&TableUpdate::UpgradeFormatVersion { format_version: 3 })
+                .unwrap();
+            let err = b.build().unwrap_err();
+            assert!(
+                err.to_string()
+                    .contains(&format!("upgrade to format version 3: column '{name}'")),
+                "{err}"
+            );
+            // a v3 table given such a column
+            let mut b =
+                TableMetadataBuilder::from_base(table(FormatVersion::V3).build().unwrap(), None);
+            b.apply(&TableUpdate::AddSchema { schema: with(name) })
+                .unwrap();
+            b.apply(&TableUpdate::SetCurrentSchema { schema_id: -1 })
+                .unwrap();
+            let err = b.build().unwrap_err();
+            assert!(
+                err.to_string()
+                    .contains(&format!("schema change: column '{name}'")),
+                "{err}"
+            );
+            // a table that has one already takes other commits
+            let mut m = v2;
+            m.format_version = FormatVersion::V3;
+            let mut b = TableMetadataBuilder::from_base(m, None);
+            b.apply(&TableUpdate::SetProperties {
+                updates: [("k".to_string(), "v".to_string())].into(),
+            })
+            .unwrap();
+            assert_eq!(b.build().unwrap().properties["k"], "v");
+        }
+        // nested fields of those names, and other names, are fine
+        let nested = Schema::new(
+            1,
+            vec![NestedField::optional(
+                1,
+                "st",
+                Type::Struct(crate::spec::StructType::new(vec![NestedField::optional(
+                    2,
+                    "_row_id",
+                    long(),
+                )])),
+            )],
+        );
+        create(FormatVersion::V3, nested).unwrap();
+        create(FormatVersion::V3, with("row_id")).unwrap();
     }
 
     #[test]

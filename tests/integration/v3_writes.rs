@@ -757,3 +757,145 @@ async fn upgrade_to_v3_assigns_row_ids_to_earlier_rows() {
     }
     other_engines_agree(&lake, "up").await;
 }
+
+/// A format-version 3 table may not have a top-level column named as a row lineage field
+/// (`_row_id`, `_last_updated_sequence_number`): its rewritten files would hold two
+/// fields of that name, which PyIceberg refuses to read. `CREATE TABLE`, CTAS, `ADD
+/// COLUMN`, `RENAME COLUMN` and the upgrade to v3 refuse it, naming the column; a nested
+/// field of that name and a v2 table's column are fine. A v3 table that has one anyway
+/// (written by another engine) takes reads and appends, and its row-level changes and
+/// compaction are refused rather than writing such files.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v3_columns_may_not_take_row_lineage_names() {
+    let lake = lake().await;
+    let v3 = "TBLPROPERTIES ('format-version'='3')";
+    ok(&lake.ctx, &format!("CREATE TABLE ice.ns.ok3 (id INT) {v3}")).await;
+    ok(
+        &lake.ctx,
+        "CREATE TABLE ice.ns.ok2 (id INT, _row_id BIGINT) TBLPROPERTIES ('format-version'='2')",
+    )
+    .await;
+    ok(
+        &lake.ctx,
+        &format!("CREATE TABLE ice.ns.nested (id INT, st STRUCT<_row_id: BIGINT>) {v3}"),
+    )
+    .await;
+    let rule = "has the name of a row lineage field of format version 3";
+    for (statement, column) in [
+        (
+            format!("CREATE TABLE ice.ns.bad (id INT, _row_id BIGINT) {v3}"),
+            "_row_id",
+        ),
+        (
+            format!("CREATE TABLE ice.ns.bad {v3} AS SELECT 1 AS _last_updated_sequence_number"),
+            "_last_updated_sequence_number",
+        ),
+        (
+            "ALTER TABLE ice.ns.ok3 ADD COLUMN _row_id BIGINT".to_string(),
+            "_row_id",
+        ),
+        (
+            "ALTER TABLE ice.ns.ok3 RENAME COLUMN id TO _last_updated_sequence_number".to_string(),
+            "_last_updated_sequence_number",
+        ),
+        (
+            "ALTER TABLE ice.ns.ok2 SET TBLPROPERTIES ('format-version'='3')".to_string(),
+            "_row_id",
+        ),
+    ] {
+        let e = run(&lake.ctx, &statement).await.expect_err(&statement);
+        assert!(
+            e.contains(&format!("column '{column}'")) && e.contains(rule),
+            "{statement}: {e}"
+        );
+    }
+    for (name, version, columns) in [
+        ("ok3", 3, "id"),
+        ("ok2", 2, "id,_row_id"),
+        ("nested", 3, "id,st"),
+    ] {
+        let table = lake
+            .catalog
+            .load_table(&TableIdent::parse(&format!("ns.{name}")))
+            .await
+            .expect("load");
+        let m = table.metadata();
+        assert_eq!(m.format_version as i32, version, "{name}");
+        let names: Vec<&str> = m
+            .current_schema()
+            .columns()
+            .iter()
+            .map(|f| f.name.as_str())
+            .collect();
+        assert_eq!(names.join(","), columns, "{name}");
+    }
+    assert!(!lake
+        .catalog
+        .table_exists(&TableIdent::parse("ns.bad"))
+        .await
+        .expect("exists"));
+    // renamed first, the table upgrades
+    ok(
+        &lake.ctx,
+        "ALTER TABLE ice.ns.ok2 RENAME COLUMN _row_id TO r",
+    )
+    .await;
+    ok(
+        &lake.ctx,
+        "ALTER TABLE ice.ns.ok2 SET TBLPROPERTIES ('format-version'='3')",
+    )
+    .await;
+
+    // a v3 table given such a column by another engine: its metadata edited in place
+    ok(
+        &lake.ctx,
+        "CREATE TABLE ice.ns.other (id INT, zzrid BIGINT) TBLPROPERTIES \
+         ('format-version'='3', 'write.delete.mode'='merge-on-read')",
+    )
+    .await;
+    ok(
+        &lake.ctx,
+        "INSERT INTO ice.ns.other VALUES (1, 100), (2, 200)",
+    )
+    .await;
+    let table = lake
+        .catalog
+        .load_table(&TableIdent::parse("ns.other"))
+        .await
+        .expect("load");
+    let path = table.metadata_location().trim_start_matches("file://");
+    let json = std::fs::read_to_string(path).expect("metadata");
+    std::fs::write(path, json.replace("\"zzrid\"", "\"_row_id\"")).expect("edit");
+    ok(&lake.ctx, "INSERT INTO ice.ns.other VALUES (3, 300)").await;
+    let rows = ok(&lake.ctx, "SELECT * FROM ice.ns.other ORDER BY id").await;
+    assert_eq!(
+        rows,
+        "+----+---------+\n| id | _row_id |\n+----+---------+\n| 1  | 100     |\n\
+         | 2  | 200     |\n| 3  | 300     |\n+----+---------+"
+    );
+    for (statement, verb) in [
+        ("UPDATE ice.ns.other SET id = 10 WHERE id = 1", "UPDATE"),
+        ("DELETE FROM ice.ns.other WHERE id = 1", "DELETE"),
+        (
+            "MERGE INTO ice.ns.other t USING (SELECT 1 AS id) s ON t.id = s.id \
+             WHEN MATCHED THEN DELETE",
+            "MERGE",
+        ),
+    ] {
+        let e = run(&lake.ctx, statement).await.expect_err(statement);
+        assert!(
+            e.contains(&format!("{verb} on 'ns.other': column '_row_id'")) && e.contains(rule),
+            "{statement}: {e}"
+        );
+    }
+    let e = run(
+        &lake.ctx,
+        "CALL ice.system.rewrite_data_files(table => 'ns.other', \
+         options => map('rewrite-all', 'true'))",
+    )
+    .await
+    .expect_err("compaction");
+    assert!(e.contains("column '_row_id'") && e.contains(rule), "{e}");
+    let rows_after = ok(&lake.ctx, "SELECT * FROM ice.ns.other ORDER BY id").await;
+    assert_eq!(rows_after, rows);
+}

@@ -275,7 +275,8 @@ impl RowLevelJob {
         let lineage_schema;
         let schema = if lineage {
             lineage_schema =
-                crate::datafusion::metadata_columns::with_lineage_fields(m.current_schema());
+                crate::datafusion::metadata_columns::with_lineage_fields(m.current_schema())
+                    .map_err(|e| e.context(format!("table '{}'", self.target.ident)))?;
             &lineage_schema
         } else {
             m.current_schema()

@@ -258,6 +258,14 @@ fn writable<'a>(
         )));
     }
     check_writable(table).map_err(|e| e.context(format!("{statement} on '{}'", target.ident)))?;
+    if table.metadata().format_version >= crate::spec::FormatVersion::V3 {
+        // v3 files rewritten here store the row lineage fields beside the columns
+        table
+            .metadata()
+            .current_schema()
+            .check_row_lineage_names()
+            .map_err(|e| e.context(format!("{statement} on '{}'", target.ident)))?;
+    }
     if table.metadata().format_version == crate::spec::FormatVersion::V1 {
         // v1 has no delete files: only copy-on-write changes rows (spec: "Row-level Deletes")
         let key = match statement {

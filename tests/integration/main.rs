@@ -20,6 +20,7 @@ mod distributed;
 mod dml;
 mod dml_branches;
 mod dml_resolution;
+mod dml_spark_forms;
 mod dml_statements;
 mod dml_whole_files;
 mod dropped_partition_source;

@@ -156,7 +156,7 @@ fn quoted_name(column: &str) -> ObjectName {
 
 /// The column and field names `name` assigns (see the module docs); `at` says where, for
 /// messages.
-fn resolve_path(
+pub(super) fn resolve_path(
     name: &ObjectName,
     target: &Relation,
     names: Names,

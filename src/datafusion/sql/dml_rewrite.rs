@@ -1,4 +1,5 @@
-//! `UPDATE` and `MERGE` resolved as Spark resolves them, before DataFusion 55 plans them.
+//! `UPDATE` and `MERGE` (and `INSERT … VALUES` with `DEFAULT`) read as Spark reads them,
+//! before DataFusion 55 plans them.
 //!
 //! DataFusion 55's planners read an assignment target by its last name part alone
 //! (`UPDATE t SET st.a = 5` wrote the top-level column `a`, `SET no_such_table.a = 6` was
@@ -14,7 +15,10 @@
 //!   keeping the other fields), an unknown name or qualifier is an error;
 //! - the expressions of `WHEN NOT MATCHED [BY TARGET]` clauses resolve against the source
 //!   only, those of `WHEN NOT MATCHED BY SOURCE` against the target only (module
-//!   `merge_scopes`).
+//!   `merge_scopes`);
+//! - Spark's `MERGE … UPDATE SET *` / `INSERT *` become the target's columns from the
+//!   source's (module `merge_star`), and a `DEFAULT` value (also in `INSERT … VALUES`)
+//!   the column's default (module `dml_defaults`).
 //!
 //! Names compare as DataFusion compares them: unquoted parts lowercased
 //! (`datafusion.sql_parser.enable_ident_normalization`), quoted ones exact.
@@ -26,30 +30,52 @@ use datafusion::logical_expr::LogicalPlan;
 use datafusion::prelude::SessionContext;
 use datafusion::sql::parser::Statement as DFStatement;
 use datafusion::sql::sqlparser::ast::{
-    Ident, MergeAction, MergeClauseKind, ObjectName, ObjectNamePart, Statement, TableFactor,
+    Expr, Ident, Insert, Merge, MergeAction, MergeClauseKind, MergeInsertKind, ObjectName,
+    ObjectNamePart, SetExpr, Statement, TableAlias, TableFactor, TableObject, Update, Value,
 };
+use datafusion::sql::unparser::expr_to_sql;
 
 use super::assignments::{resolve_assignments, resolve_insert_columns, AssignmentScope};
+use super::dml_defaults::{is_default, replace_in_assignments, replace_in_rows};
 use super::merge_scopes::scope_merge_clauses;
+use super::merge_star::{expand_stars, mark_stars};
 use super::tokens::first_word_is;
 use crate::datafusion::dml::merge_clauses::check_clause_order;
 use crate::error::Result;
 
-/// The plan of `sql` when it is an `UPDATE` or `MERGE` whose names this module rewrote;
-/// `None` when nothing changed or the statement is another one (run as it is), or its
-/// target table is not found (DataFusion reports it).
+/// The plan of `sql` when it is an `UPDATE`, `MERGE` or `INSERT … VALUES` this module
+/// rewrote; `None` when nothing changed or the statement is another one (run as it is),
+/// or its target table is not found (DataFusion reports it).
 ///
 /// Errors ([`crate::ErrorKind::InvalidArgument`], naming the statement's table as written
 /// and the name): an assignment to a column or field the table does not have, or under a
 /// qualifier that is not the table's; a column assigned twice, or whole and by field;
-/// a `MERGE` clause reading a column of the side it may not read; DataFusion's planning
-/// errors of the rewritten statement.
+/// a `MERGE` clause reading a column of the side it may not read, or after an
+/// unconditional one of its kind; `UPDATE SET *` / `INSERT *` from a source lacking a
+/// target column; `DEFAULT` for a struct field; DataFusion's planning errors of the
+/// rewritten statement.
 pub(super) async fn plan(ctx: &SessionContext, sql: &str) -> Result<Option<LogicalPlan>> {
-    if !first_word_is(sql, &["UPDATE", "MERGE"]) {
+    let merge = first_word_is(sql, &["MERGE"]);
+    let candidate = merge
+        || first_word_is(sql, &["UPDATE"])
+        || (first_word_is(sql, &["INSERT"]) && sql.to_ascii_lowercase().contains("default"));
+    if !candidate {
         return Ok(None);
     }
     let state = ctx.state();
     let options = state.config().options().sql_parser.clone();
+    // `UPDATE SET *` / `INSERT *` do not parse: marked first
+    let marked = match merge {
+        true => super::tokenize(ctx, sql).and_then(|toks| {
+            mark_stars(
+                sql,
+                &toks,
+                super::quote_of(super::session_dialect(ctx).as_ref()),
+            )
+        }),
+        false => None,
+    };
+    let sql = marked.as_deref().unwrap_or(sql);
     let Ok(DFStatement::Statement(mut statement)) = state.sql_to_statement(sql, &options.dialect)
     else {
         return Ok(None);
@@ -58,71 +84,131 @@ pub(super) async fn plan(ctx: &SessionContext, sql: &str) -> Result<Option<Logic
         normalize: options.enable_ident_normalization,
     };
     let changed = match statement.as_mut() {
-        Statement::Update(update) => {
-            if !update.table.joins.is_empty() {
-                return Ok(None);
-            }
-            let Some(target) = Relation::table(ctx, &update.table.relation, names).await else {
-                return Ok(None);
-            };
-            let resolved =
-                resolve_assignments(&update.assignments, &target, names, AssignmentScope::Update)?;
-            let changed = resolved != update.assignments;
-            update.assignments = resolved;
-            changed
-        }
-        Statement::Merge(merge) => {
-            let Some(target) = Relation::table(ctx, &merge.table, names).await else {
-                return Ok(None);
-            };
-            check_clause_order(
-                merge.clauses.iter().map(|c| {
-                    let kind = match c.clause_kind {
-                        MergeClauseKind::Matched => MergeIntoClauseKind::Matched,
-                        MergeClauseKind::NotMatched => MergeIntoClauseKind::NotMatched,
-                        MergeClauseKind::NotMatchedByTarget => {
-                            MergeIntoClauseKind::NotMatchedByTarget
-                        }
-                        MergeClauseKind::NotMatchedBySource => {
-                            MergeIntoClauseKind::NotMatchedBySource
-                        }
-                    };
-                    (kind, c.predicate.is_some())
-                }),
-                &target.display,
-            )?;
-            let mut changed = scope_merge_clauses(ctx, merge, &target, names).await?;
-            for clause in &mut merge.clauses {
-                match &mut clause.action {
-                    MergeAction::Update(update) => {
-                        let resolved = resolve_assignments(
-                            &update.assignments,
-                            &target,
-                            names,
-                            AssignmentScope::Merge,
-                        )?;
-                        changed |= resolved != update.assignments;
-                        update.assignments = resolved;
-                    }
-                    MergeAction::Insert(insert) => {
-                        let resolved = resolve_insert_columns(&insert.columns, &target, names)?;
-                        changed |= resolved != insert.columns;
-                        insert.columns = resolved;
-                    }
-                    MergeAction::Delete { .. } => {}
-                }
-            }
-            changed
-        }
-        _ => return Ok(None),
+        Statement::Update(update) => rewrite_update(ctx, update, names).await?,
+        Statement::Merge(merge) => rewrite_merge(ctx, merge, names).await?,
+        Statement::Insert(insert) => rewrite_insert(ctx, insert, names).await?,
+        _ => None,
     };
-    if !changed {
+    if changed != Some(true) {
         return Ok(None);
     }
     let plan = state
         .statement_to_plan(DFStatement::Statement(statement))
         .await?;
     Ok(Some(plan))
+}
+
+/// Resolve an `UPDATE`'s assignments; `None` when its table is not one to resolve.
+async fn rewrite_update(
+    ctx: &SessionContext,
+    update: &mut Update,
+    names: Names,
+) -> Result<Option<bool>> {
+    if !update.table.joins.is_empty() {
+        return Ok(None);
+    }
+    let Some(target) = Relation::table(ctx, &update.table.relation, names).await else {
+        return Ok(None);
+    };
+    let at = format!("in UPDATE SET of '{}'", target.display);
+    let defaults = replace_in_assignments(&mut update.assignments, &target, names, &at)?;
+    let resolved =
+        resolve_assignments(&update.assignments, &target, names, AssignmentScope::Update)?;
+    let changed = defaults || resolved != update.assignments;
+    update.assignments = resolved;
+    Ok(Some(changed))
+}
+
+/// Expand a `MERGE`'s stars, replace its `DEFAULT`s, scope its clauses and resolve its
+/// assignments; `None` when its table is not one to resolve.
+async fn rewrite_merge(
+    ctx: &SessionContext,
+    merge: &mut Merge,
+    names: Names,
+) -> Result<Option<bool>> {
+    let Some(target) = Relation::table(ctx, &merge.table, names).await else {
+        return Ok(None);
+    };
+    check_clause_order(
+        merge.clauses.iter().map(|c| {
+            let kind = match c.clause_kind {
+                MergeClauseKind::Matched => MergeIntoClauseKind::Matched,
+                MergeClauseKind::NotMatched => MergeIntoClauseKind::NotMatched,
+                MergeClauseKind::NotMatchedByTarget => MergeIntoClauseKind::NotMatchedByTarget,
+                MergeClauseKind::NotMatchedBySource => MergeIntoClauseKind::NotMatchedBySource,
+            };
+            (kind, c.predicate.is_some())
+        }),
+        &target.display,
+    )?;
+    let mut changed = expand_stars(ctx, merge, &target, names).await?;
+    for clause in &mut merge.clauses {
+        match &mut clause.action {
+            MergeAction::Update(update) => {
+                let at = format!("in MERGE UPDATE SET of '{}'", target.display);
+                changed |= replace_in_assignments(&mut update.assignments, &target, names, &at)?;
+            }
+            MergeAction::Insert(insert) => {
+                if let MergeInsertKind::Values(values) = &mut insert.kind {
+                    let at = format!("in MERGE INSERT of '{}'", target.display);
+                    let rows = values.rows.iter_mut().map(|r| &mut r.content);
+                    changed |= replace_in_rows(&insert.columns, rows, &target, names, &at)?;
+                }
+            }
+            MergeAction::Delete { .. } => {}
+        }
+    }
+    changed |= scope_merge_clauses(ctx, merge, &target, names).await?;
+    for clause in &mut merge.clauses {
+        match &mut clause.action {
+            MergeAction::Update(update) => {
+                let resolved = resolve_assignments(
+                    &update.assignments,
+                    &target,
+                    names,
+                    AssignmentScope::Merge,
+                )?;
+                changed |= resolved != update.assignments;
+                update.assignments = resolved;
+            }
+            MergeAction::Insert(insert) => {
+                let resolved = resolve_insert_columns(&insert.columns, &target, names)?;
+                changed |= resolved != insert.columns;
+                insert.columns = resolved;
+            }
+            MergeAction::Delete { .. } => {}
+        }
+    }
+    Ok(Some(changed))
+}
+
+/// Replace the `DEFAULT`s of an `INSERT … VALUES`; `None` when it has none to replace.
+async fn rewrite_insert(
+    ctx: &SessionContext,
+    insert: &mut Insert,
+    names: Names,
+) -> Result<Option<bool>> {
+    let TableObject::TableName(name) = &insert.table else {
+        return Ok(None);
+    };
+    let Some(SetExpr::Values(values)) = insert.source.as_mut().map(|q| q.body.as_mut()) else {
+        return Ok(None);
+    };
+    if !values.rows.iter().any(|r| r.content.iter().any(is_default)) {
+        return Ok(None);
+    }
+    let Some(target) = Relation::table_named(ctx, name, None, names).await else {
+        return Ok(None);
+    };
+    let at = format!("in INSERT INTO '{}'", target.display);
+    let rows = values.rows.iter_mut().map(|r| &mut r.content);
+    Ok(Some(replace_in_rows(
+        &insert.columns,
+        rows,
+        &target,
+        names,
+        &at,
+    )?))
 }
 
 /// How identifiers compare: unquoted ones lowercased when DataFusion normalizes them.
@@ -168,21 +254,55 @@ pub(super) struct Relation {
     pub prefix: Option<Vec<Ident>>,
     /// Its columns, when known.
     pub schema: Option<SchemaRef>,
+    /// A target table's columns' default values (as SQL), where they have one.
+    pub defaults: Vec<(String, Expr)>,
 }
 
 impl Relation {
-    /// The table `factor` names, with its schema; `None` when `factor` is not a table
-    /// name or the table is not found.
+    /// The table `factor` names, with its schema and defaults; `None` when `factor` is not
+    /// a table name or the table is not found.
     pub async fn table(ctx: &SessionContext, factor: &TableFactor, names: Names) -> Option<Self> {
-        let TableFactor::Table { name, .. } = factor else {
+        let TableFactor::Table { name, alias, .. } = factor else {
             return None;
         };
-        let mut relation = Self::named(ctx, factor, names)?;
+        Self::table_named(ctx, name, alias.as_ref(), names).await
+    }
+
+    /// The table `name` (with `alias`), with its schema and defaults; `None` when the table
+    /// is not found.
+    pub async fn table_named(
+        ctx: &SessionContext,
+        name: &ObjectName,
+        alias: Option<&TableAlias>,
+        names: Names,
+    ) -> Option<Self> {
+        let factor = TableFactor::Table {
+            name: name.clone(),
+            alias: alias.cloned(),
+            args: None,
+            with_hints: vec![],
+            version: None,
+            with_ordinality: false,
+            partitions: vec![],
+            json_path: None,
+            sample: None,
+            index_hints: vec![],
+        };
+        let mut relation = Self::named(ctx, &factor, names)?;
         // messages name the table, not its alias
         relation.display = name.to_string();
         let parts = names.parts(name)?;
         let provider = ctx.table_provider(reference(&parts)?).await.ok()?;
-        relation.schema = Some(provider.schema());
+        let schema = provider.schema();
+        for field in schema.fields() {
+            let default = provider
+                .get_column_default(field.name())
+                .and_then(|e| expr_to_sql(e).ok());
+            if let Some(default) = default {
+                relation.defaults.push((field.name().clone(), default));
+            }
+        }
+        relation.schema = Some(schema);
         Some(relation)
     }
 
@@ -199,6 +319,7 @@ impl Relation {
                 qualifiers: vec![vec![names.of(&alias.name)]],
                 prefix: Some(vec![alias.name.clone()]),
                 schema: None,
+                defaults: vec![],
             });
         }
         let Some(name) = name else {
@@ -207,6 +328,7 @@ impl Relation {
                 qualifiers: vec![],
                 prefix: None,
                 schema: None,
+                defaults: vec![],
             });
         };
         let parts = names.parts(name)?;
@@ -232,7 +354,16 @@ impl Relation {
             qualifiers: (0..3).map(|i| full[i..].to_vec()).collect(),
             prefix: Some(idents),
             schema: None,
+            defaults: vec![],
         })
+    }
+
+    /// The value `DEFAULT` stands for in column `name`: its default, else NULL.
+    pub fn default_value(&self, name: &str) -> Expr {
+        self.defaults
+            .iter()
+            .find(|(n, _)| n == name)
+            .map_or_else(|| Expr::value(Value::Null), |(_, e)| e.clone())
     }
 
     /// Whether the relation has a top-level column `name`.

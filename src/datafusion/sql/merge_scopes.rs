@@ -179,7 +179,7 @@ fn own_prefix(relation: &Relation) -> Resolution {
 
 /// The source's columns: `SELECT * FROM <source>` planned; `None` when it does not plan
 /// (DataFusion then reports the statement).
-async fn source_schema(
+pub(super) async fn source_schema(
     ctx: &SessionContext,
     merge: &Merge,
 ) -> Option<datafusion::arrow::datatypes::SchemaRef> {

@@ -1,5 +1,7 @@
 //! Spark SQL forms of row-level statements beyond DataFusion 55's: `MERGE … UPDATE SET *`
-//! / `INSERT *` and the `DEFAULT` keyword. Each refused statement commits nothing.
+//! / `INSERT *`, the `DEFAULT` keyword, a `WITH` before `MERGE`/`UPDATE`/`DELETE`,
+//! uncorrelated scalar subqueries in `MERGE` clauses. Each refused statement commits
+//! nothing.
 
 use crate::dml::{lake, ok, run, Lake};
 
@@ -153,5 +155,126 @@ async fn dml_default_keyword_writes_the_columns_default() {
             ],
         )
         .await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dml_with_before_merge_update_and_delete() {
+    let lake = lake().await;
+    for mode in MODES {
+        let name = mode.replace('-', "_");
+        let t = format!("ice.ns.{name}");
+        table(
+            &lake,
+            &name,
+            "id INT, v INT",
+            "(1, 10), (2, 20), (3, 30), (4, 40)",
+            mode,
+            2,
+        )
+        .await;
+        // a CTE as the source, one CTE reading another, CTEs in scalar subqueries
+        ok(
+            &lake.ctx,
+            &format!(
+                "WITH a AS (SELECT 1 AS id, 11 AS v), b AS (SELECT id + 4 AS id, v FROM a) \
+                 MERGE INTO {t} t USING (SELECT * FROM a UNION ALL SELECT * FROM b) s \
+                 ON t.id = s.id WHEN MATCHED THEN UPDATE SET v = s.v \
+                 WHEN NOT MATCHED THEN INSERT VALUES (s.id, (SELECT max(v) FROM b))"
+            ),
+        )
+        .await;
+        ok(
+            &lake.ctx,
+            &format!(
+                "WITH s AS (SELECT 2 AS id) MERGE INTO {t} t USING s ON t.id = s.id \
+                 WHEN MATCHED THEN DELETE"
+            ),
+        )
+        .await;
+        ok(
+            &lake.ctx,
+            &format!(
+                "WITH m AS (SELECT max(id) AS id FROM {t}) \
+                 UPDATE {t} SET v = 0 WHERE id = (SELECT id FROM m)"
+            ),
+        )
+        .await;
+        ok(
+            &lake.ctx,
+            &format!(
+                "WITH m AS (SELECT min(id) + 2 AS id FROM {t}) \
+                 DELETE FROM {t} AS x WHERE x.id = (SELECT id FROM m)"
+            ),
+        )
+        .await;
+        let rows = ok(&lake.ctx, &format!("SELECT * FROM {t} ORDER BY id")).await;
+        assert_eq!(
+            rows,
+            "+----+----+\n| id | v  |\n+----+----+\n| 1  | 11 |\n| 4  | 40 |\n| 5  | 0  |\n\
+             +----+----+",
+            "{mode}"
+        );
+        refused(
+            &lake,
+            &name,
+            &format!("WITH RECURSIVE m AS (SELECT 1 AS id) DELETE FROM {t} WHERE id = 1"),
+            &["WITH RECURSIVE before DELETE is not supported"],
+        )
+        .await;
+        refused(
+            &lake,
+            &name,
+            "WITH m AS (SELECT 1 AS id) DELETE FROM m",
+            &["DELETE of 'm': it is a common table expression"],
+        )
+        .await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dml_merge_runs_uncorrelated_scalar_subqueries_once() {
+    let lake = lake().await;
+    for mode in MODES {
+        let name = mode.replace('-', "_");
+        let t = format!("ice.ns.{name}");
+        table(&lake, &name, "id INT, v INT", "(1, 10), (2, 20)", mode, 2).await;
+        ok(
+            &lake.ctx,
+            &format!(
+                "MERGE INTO {t} t USING (SELECT 1 AS id UNION ALL SELECT 3) s ON t.id = s.id \
+                 WHEN MATCHED AND t.v < (SELECT max(v) FROM {t}) \
+                 THEN UPDATE SET v = (SELECT sum(v) FROM {t}) \
+                 WHEN NOT MATCHED THEN INSERT VALUES (s.id, (SELECT count(*) FROM {t})) \
+                 WHEN NOT MATCHED BY SOURCE THEN UPDATE SET v = (SELECT min(v) FROM {t})"
+            ),
+        )
+        .await;
+        let rows = ok(&lake.ctx, &format!("SELECT * FROM {t} ORDER BY id")).await;
+        assert_eq!(
+            rows,
+            "+----+----+\n| id | v  |\n+----+----+\n| 1  | 30 |\n| 2  | 10 |\n| 3  | 2  |\n\
+             +----+----+",
+            "{mode}"
+        );
+        for (clauses, expected) in [
+            (
+                format!("WHEN MATCHED AND t.id IN (SELECT id FROM {t}) THEN DELETE"),
+                "a correlated subquery, IN (SELECT …) or EXISTS in a WHEN clause is not \
+                 supported",
+            ),
+            (
+                format!("WHEN MATCHED THEN UPDATE SET v = (SELECT id FROM {t})"),
+                "a scalar subquery returned 3 rows",
+            ),
+        ] {
+            refused(
+                &lake,
+                &name,
+                &format!("MERGE INTO {t} t USING (SELECT 1 AS id) s ON t.id = s.id {clauses}"),
+                &["MERGE", expected],
+            )
+            .await;
+        }
     }
 }

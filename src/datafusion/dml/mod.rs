@@ -179,6 +179,8 @@ pub(crate) async fn plan_merge(
         provider.arrow_schema().fields().len(),
         &target.ident.to_string(),
     )?;
+    let clauses =
+        subquery::inline_in_merge_clauses(session, clauses, &target.ident.to_string()).await?;
     let table = provider.table();
     let props = &table.metadata().properties;
     let mode = RowLevelMode::from_properties(props, MERGE_MODE)?;

@@ -1,5 +1,6 @@
 //! Uncorrelated scalar subqueries in a `DELETE`/`UPDATE` condition or `SET` value
-//! (`WHERE id = (SELECT max(id) FROM u)`, `SET x = (SELECT count(*) FROM u)`).
+//! (`WHERE id = (SELECT max(id) FROM u)`, `SET x = (SELECT count(*) FROM u)`), and in a
+//! `MERGE` clause's condition and values ([`inline_in_merge_clauses`]).
 //!
 //! DataFusion 55 leaves such a subquery in the expression for its physical planner,
 //! which runs it once before the plan (`ScalarSubqueryExec`); but the expressions a
@@ -15,6 +16,7 @@ use std::collections::HashMap;
 use datafusion::common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
 use datafusion::common::ScalarValue;
 use datafusion::execution::SessionState;
+use datafusion::logical_expr::dml::{MergeIntoAction, MergeIntoClause};
 use datafusion::logical_expr::{Expr, Subquery};
 use datafusion::physical_plan::collect;
 
@@ -66,6 +68,74 @@ pub(super) async fn inline_scalar_subqueries(
                     _ => Ok(Transformed::no(e)),
                 })?
                 .data)
+        })
+        .collect()
+}
+
+/// `clauses` (of a `MERGE` into `table`) with every uncorrelated scalar subquery of their
+/// conditions and values replaced by its value, run once each.
+///
+/// Errors: as [`inline_scalar_subqueries`]; [`crate::ErrorKind::Unsupported`] for a
+/// subquery left (correlated with the target or source row, `IN`/`EXISTS`), which the
+/// table cannot evaluate per row.
+pub(super) async fn inline_in_merge_clauses(
+    state: &SessionState,
+    clauses: Vec<MergeIntoClause>,
+    table: &str,
+) -> Result<Vec<MergeIntoClause>> {
+    let mut exprs = vec![];
+    for c in &clauses {
+        exprs.extend(c.predicate.iter().cloned());
+        match &c.action {
+            MergeIntoAction::Update(assignments) => {
+                exprs.extend(assignments.iter().map(|(_, e)| e.clone()))
+            }
+            MergeIntoAction::Insert { values, .. } => exprs.extend(values.iter().cloned()),
+            MergeIntoAction::Delete => {}
+        }
+    }
+    let mut exprs = inline_scalar_subqueries(state, exprs, "MERGE", table)
+        .await?
+        .into_iter();
+    for e in exprs.clone() {
+        let nested = e.exists(|e| {
+            Ok(matches!(
+                e,
+                Expr::ScalarSubquery(_) | Expr::Exists(_) | Expr::InSubquery(_)
+            ))
+        })?;
+        if nested {
+            return Err(Error::unsupported(format!(
+                "MERGE into '{table}': a correlated subquery, IN (SELECT …) or EXISTS in a \
+                 WHEN clause is not supported (an uncorrelated scalar subquery is)"
+            )));
+        }
+    }
+    let mut next = || {
+        exprs
+            .next()
+            .ok_or_else(|| Error::invalid_data("MERGE: a clause expression went missing"))
+    };
+    clauses
+        .into_iter()
+        .map(|mut c| {
+            if c.predicate.is_some() {
+                c.predicate = Some(next()?);
+            }
+            match &mut c.action {
+                MergeIntoAction::Update(assignments) => {
+                    for (_, e) in assignments.iter_mut() {
+                        *e = next()?;
+                    }
+                }
+                MergeIntoAction::Insert { values, .. } => {
+                    for e in values.iter_mut() {
+                        *e = next()?;
+                    }
+                }
+                MergeIntoAction::Delete => {}
+            }
+            Ok(c)
         })
         .collect()
 }

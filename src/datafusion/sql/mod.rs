@@ -55,7 +55,9 @@
 //! `UPDATE` and `MERGE` resolve names as Spark does before DataFusion plans them (module
 //! `dml_rewrite`): `SET` targets by qualifier, column and struct field (`SET st.a = 5`
 //! sets field `a` of struct column `st`), and each `MERGE` clause's names against the
-//! side it may read.
+//! side it may read; Spark's `MERGE … UPDATE SET *` / `INSERT *` and `DEFAULT` values are
+//! read too. A `WITH` before `MERGE`, `UPDATE` or `DELETE` has its CTEs moved to where the
+//! statement reads them (module `dml_with`).
 //!
 //! # ALTER TABLE and CALL
 //!
@@ -163,6 +165,7 @@ mod delete_alias;
 mod depth;
 mod dml_defaults;
 mod dml_rewrite;
+mod dml_with;
 mod drop_schema;
 mod literals;
 mod merge_scopes;
@@ -238,6 +241,10 @@ pub async fn execute(ctx: &SessionContext, statement: &str) -> Result<DataFrame>
         None => std::borrow::Cow::Borrowed(statement),
     };
     let statement: &str = &rewritten;
+    // `WITH … MERGE|UPDATE|DELETE`: the CTEs moved to where they are read, then run
+    if let Some(inlined) = dml_with::inline_ctes(ctx, statement)? {
+        return Box::pin(execute(ctx, &inlined)).await;
+    }
     // parsed once for the checks and rewrites of INSERT, UPDATE and MERGE below; one that
     // does not parse here goes to DataFusion, which reports it
     // (an INSERT only when it holds a string literal: nothing else here concerns it)

@@ -309,8 +309,15 @@ pub async fn execute(ctx: &SessionContext, statement: &str) -> Result<DataFrame>
         }
     }
     // assignment targets and MERGE clause scopes resolved as Spark does
-    if let Some(plan) = dml_rewrite::plan(ctx, statement).await? {
-        return Ok(ctx.execute_logical_plan(plan).await?);
+    match dml_rewrite::plan(ctx, statement).await {
+        Ok(Some(plan)) => return Ok(ctx.execute_logical_plan(plan).await?),
+        Ok(None) => {}
+        // a metadata column where it is not supported yet is named as such
+        Err(e) => {
+            return Err(metadata_columns::unsupported(ctx, statement, &e)
+                .await
+                .unwrap_or(e))
+        }
     }
     if tokens::first_word_is(statement, &["SHOW"]) {
         if let Some(cursor) = cursor(ctx, statement) {

@@ -1,7 +1,8 @@
 //! Spark SQL forms of row-level statements beyond DataFusion 55's: `MERGE … UPDATE SET *`
 //! / `INSERT *`, the `DEFAULT` keyword, a `WITH` before `MERGE`/`UPDATE`/`DELETE`,
-//! uncorrelated scalar subqueries in `MERGE` clauses. Each refused statement commits
-//! nothing.
+//! uncorrelated scalar subqueries in `MERGE` clauses; and the errors for what a
+//! row-level statement cannot do (aggregate and window functions, values that do not fit
+//! their column), naming the column or function. Each refused statement commits nothing.
 
 use crate::dml::{lake, ok, run, Lake};
 
@@ -277,4 +278,76 @@ async fn dml_merge_runs_uncorrelated_scalar_subqueries_once() {
             .await;
         }
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dml_errors_name_the_column_or_function() {
+    let lake = lake().await;
+    let t = "ice.ns.t";
+    table(
+        &lake,
+        "t",
+        "id INT, i INT, l BIGINT, d DOUBLE, s STRING, dt DATE",
+        "(1, 1, 1, 1.0, 'xx', DATE '2024-01-01')",
+        "copy-on-write",
+        2,
+    )
+    .await;
+    for (statement, expected) in [
+        (
+            format!("UPDATE {t} SET l = 1, i = 3000000000"),
+            vec![
+                "UPDATE SET of 'ice.ns.t': cannot set column 'i' (Int32)",
+                "Can't cast value 3000000000 to type Int32",
+            ],
+        ),
+        (
+            format!("UPDATE {t} SET dt = '2024-02-30'"),
+            vec!["cannot set column 'dt' (Date32)", "'2024-02-30'"],
+        ),
+        (
+            format!("UPDATE {t} SET i = l + 2147483647"),
+            vec!["UPDATE of 'ns.t': computing the value of column 'i'"],
+        ),
+        (
+            format!("UPDATE {t} SET d = s || s"),
+            vec!["computing the value of column 'd'"],
+        ),
+        (
+            format!(
+                "MERGE INTO {t} t USING (SELECT 1 AS id, 3000000000 AS big) s ON t.id = s.id \
+                 WHEN MATCHED THEN UPDATE SET i = s.big"
+            ),
+            vec!["MERGE into 'ns.t': computing the value of column 'i'"],
+        ),
+        (
+            format!("UPDATE {t} SET i = sum(i)"),
+            vec!["aggregate function 'sum' in UPDATE SET or WHERE of 'ice.ns.t'"],
+        ),
+        (
+            format!("DELETE FROM {t} x WHERE x.d > AVG(x.d)"),
+            vec!["aggregate function 'avg' in DELETE … WHERE of 'ice.ns.t'"],
+        ),
+        (
+            format!("UPDATE {t} SET i = row_number() OVER (ORDER BY id)"),
+            vec!["window function 'row_number' in UPDATE SET or WHERE"],
+        ),
+        (
+            format!(
+                "MERGE INTO {t} t USING (SELECT 1 AS id) s ON t.id = s.id \
+                 WHEN MATCHED AND sum(t.i) > 0 THEN DELETE"
+            ),
+            vec!["aggregate function 'sum' in MERGE into 'ice.ns.t'"],
+        ),
+    ] {
+        refused(&lake, "t", &statement, &expected).await;
+    }
+    // inside a subquery an aggregate is the subquery's own
+    ok(
+        &lake.ctx,
+        &format!("UPDATE {t} SET i = (SELECT sum(i) + 1 FROM {t})"),
+    )
+    .await;
+    let rows = ok(&lake.ctx, &format!("SELECT i FROM {t}")).await;
+    assert_eq!(rows, "+---+\n| i |\n+---+\n| 2 |\n+---+");
 }

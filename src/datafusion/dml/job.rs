@@ -214,7 +214,16 @@ impl RowLevelJob {
         let mut columns: Vec<ArrayRef> = table.columns().to_vec();
         for (index, expr) in assignments {
             let field = schema.field(*index);
-            let value = expr.evaluate(batch)?.into_array(batch.num_rows())?;
+            let value = expr
+                .evaluate(batch)
+                .and_then(|v| v.into_array(batch.num_rows()))
+                .map_err(|e| {
+                    Error::from(e).context(format!(
+                        "UPDATE of '{}': computing the value of column '{}'",
+                        self.target.ident,
+                        field.name()
+                    ))
+                })?;
             let value =
                 cast_flooring(&value, field.data_type(), &CastOptions::default()).map_err(|e| {
                     Error::invalid_argument(format!(

@@ -189,7 +189,12 @@ impl MergeActions {
         index: usize,
     ) -> Result<ArrayRef> {
         let field = self.target_schema.field(index);
-        let value = expr.evaluate(batch)?.into_array(batch.num_rows())?;
+        let value = expr
+            .evaluate(batch)
+            .and_then(|v| v.into_array(batch.num_rows()))
+            .map_err(|e| {
+                Error::from(e).context(format!("computing the value of column '{}'", field.name()))
+            })?;
         cast_flooring(&value, field.data_type(), &CastOptions::default()).map_err(|e| {
             Error::invalid_argument(format!(
                 "cannot set column '{}' of type {} to a value of type {}",

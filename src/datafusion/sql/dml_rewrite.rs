@@ -18,7 +18,10 @@
 //!   `merge_scopes`);
 //! - Spark's `MERGE … UPDATE SET *` / `INSERT *` become the target's columns from the
 //!   source's (module `merge_star`), and a `DEFAULT` value (also in `INSERT … VALUES`)
-//!   the column's default (module `dml_defaults`).
+//!   the column's default (module `dml_defaults`);
+//! - aggregate and window functions in a row-level statement are refused by name (module
+//!   `dml_functions`, `DELETE` too), and a constant `UPDATE` value that does not fit its
+//!   column names the column (module `update_values`).
 //!
 //! Names compare as DataFusion compares them: unquoted parts lowercased
 //! (`datafusion.sql_parser.enable_ident_normalization`), quoted ones exact.
@@ -30,16 +33,19 @@ use datafusion::logical_expr::LogicalPlan;
 use datafusion::prelude::SessionContext;
 use datafusion::sql::parser::Statement as DFStatement;
 use datafusion::sql::sqlparser::ast::{
-    Expr, Ident, Insert, Merge, MergeAction, MergeClauseKind, MergeInsertKind, ObjectName,
-    ObjectNamePart, SetExpr, Statement, TableAlias, TableFactor, TableObject, Update, Value,
+    Expr, FromTable, Ident, Insert, Merge, MergeAction, MergeClauseKind, MergeInsertKind,
+    ObjectName, ObjectNamePart, SetExpr, Statement, TableAlias, TableFactor, TableObject, Update,
+    Value,
 };
 use datafusion::sql::unparser::expr_to_sql;
 
 use super::assignments::{resolve_assignments, resolve_insert_columns, AssignmentScope};
 use super::dml_defaults::{is_default, replace_in_assignments, replace_in_rows};
+use super::dml_functions::check_row_functions;
 use super::merge_scopes::scope_merge_clauses;
 use super::merge_star::{expand_stars, mark_stars};
 use super::tokens::first_word_is;
+use super::update_values::check_constant_values;
 use crate::datafusion::dml::merge_clauses::check_clause_order;
 use crate::error::Result;
 
@@ -57,7 +63,7 @@ use crate::error::Result;
 pub(super) async fn plan(ctx: &SessionContext, sql: &str) -> Result<Option<LogicalPlan>> {
     let merge = first_word_is(sql, &["MERGE"]);
     let candidate = merge
-        || first_word_is(sql, &["UPDATE"])
+        || first_word_is(sql, &["UPDATE", "DELETE"])
         || (first_word_is(sql, &["INSERT"]) && sql.to_ascii_lowercase().contains("default"));
     if !candidate {
         return Ok(None);
@@ -83,10 +89,31 @@ pub(super) async fn plan(ctx: &SessionContext, sql: &str) -> Result<Option<Logic
     let names = Names {
         normalize: options.enable_ident_normalization,
     };
+    // an UPDATE is planned here to name the column of a constant value that fails
+    let mut update_of = None;
     let changed = match statement.as_mut() {
-        Statement::Update(update) => rewrite_update(ctx, update, names).await?,
+        Statement::Update(update) => {
+            let changed = rewrite_update(ctx, update, names).await?;
+            if changed.is_some() {
+                if let TableFactor::Table { name, .. } = &update.table.relation {
+                    update_of = Some(name.to_string());
+                }
+            }
+            changed.map(|c| c || update_of.is_some())
+        }
         Statement::Merge(merge) => rewrite_merge(ctx, merge, names).await?,
         Statement::Insert(insert) => rewrite_insert(ctx, insert, names).await?,
+        Statement::Delete(delete) => {
+            let (FromTable::WithFromKeyword(tables) | FromTable::WithoutKeyword(tables)) =
+                &delete.from;
+            let table = tables.first().map_or(String::new(), |t| match &t.relation {
+                TableFactor::Table { name, .. } => name.to_string(),
+                other => other.to_string(),
+            });
+            let at = format!("in DELETE … WHERE of '{table}'");
+            check_row_functions(ctx, delete.selection.iter(), &at)?;
+            None
+        }
         _ => None,
     };
     if changed != Some(true) {
@@ -95,6 +122,9 @@ pub(super) async fn plan(ctx: &SessionContext, sql: &str) -> Result<Option<Logic
     let plan = state
         .statement_to_plan(DFStatement::Statement(statement))
         .await?;
+    if let Some(table) = update_of {
+        check_constant_values(&plan, &table)?;
+    }
     Ok(Some(plan))
 }
 
@@ -111,6 +141,15 @@ async fn rewrite_update(
         return Ok(None);
     };
     let at = format!("in UPDATE SET of '{}'", target.display);
+    check_row_functions(
+        ctx,
+        update
+            .assignments
+            .iter()
+            .map(|a| &a.value)
+            .chain(update.selection.iter()),
+        &format!("in UPDATE SET or WHERE of '{}'", target.display),
+    )?;
     let defaults = replace_in_assignments(&mut update.assignments, &target, names, &at)?;
     let resolved =
         resolve_assignments(&update.assignments, &target, names, AssignmentScope::Update)?;
@@ -141,6 +180,22 @@ async fn rewrite_merge(
         }),
         &target.display,
     )?;
+    let mut exprs: Vec<&Expr> = vec![merge.on.as_ref()];
+    for clause in &merge.clauses {
+        exprs.extend(clause.predicate.iter());
+        match &clause.action {
+            MergeAction::Update(update) => {
+                exprs.extend(update.assignments.iter().map(|a| &a.value))
+            }
+            MergeAction::Insert(insert) => {
+                if let MergeInsertKind::Values(values) = &insert.kind {
+                    exprs.extend(values.rows.iter().flat_map(|r| r.content.iter()));
+                }
+            }
+            MergeAction::Delete { .. } => {}
+        }
+    }
+    check_row_functions(ctx, exprs, &format!("in MERGE into '{}'", target.display))?;
     let mut changed = expand_stars(ctx, merge, &target, names).await?;
     for clause in &mut merge.clauses {
         match &mut clause.action {

@@ -164,6 +164,7 @@ use create_table::CreateMode;
 mod delete_alias;
 mod depth;
 mod dml_defaults;
+mod dml_functions;
 mod dml_rewrite;
 mod dml_with;
 mod drop_schema;
@@ -180,6 +181,7 @@ mod show_create_table;
 mod show_properties;
 mod time_travel;
 mod tokens;
+mod update_values;
 mod uuid_values;
 mod values_struct_fields;
 
@@ -292,6 +294,18 @@ pub async fn execute(ctx: &SessionContext, statement: &str) -> Result<DataFrame>
         }
         false => statement,
     };
+    // assignment targets and MERGE clause scopes resolved as Spark does (a DELETE is only
+    // checked there)
+    match dml_rewrite::plan(ctx, statement).await {
+        Ok(Some(plan)) => return Ok(ctx.execute_logical_plan(plan).await?),
+        Ok(None) => {}
+        // a metadata column where it is not supported yet is named as such
+        Err(e) => {
+            return Err(metadata_columns::unsupported(ctx, statement, &e)
+                .await
+                .unwrap_or(e))
+        }
+    }
     if tokens::first_word_is(statement, &["DELETE"]) {
         match delete_alias::plan(ctx, statement).await {
             Ok(Some(plan)) => return Ok(ctx.execute_logical_plan(plan).await?),
@@ -306,17 +320,6 @@ pub async fn execute(ctx: &SessionContext, statement: &str) -> Result<DataFrame>
     if tokens::first_word_is(statement, &["RESET"]) {
         if let Some(df) = reset::reset(ctx, statement)? {
             return Ok(df);
-        }
-    }
-    // assignment targets and MERGE clause scopes resolved as Spark does
-    match dml_rewrite::plan(ctx, statement).await {
-        Ok(Some(plan)) => return Ok(ctx.execute_logical_plan(plan).await?),
-        Ok(None) => {}
-        // a metadata column where it is not supported yet is named as such
-        Err(e) => {
-            return Err(metadata_columns::unsupported(ctx, statement, &e)
-                .await
-                .unwrap_or(e))
         }
     }
     if tokens::first_word_is(statement, &["SHOW"]) {

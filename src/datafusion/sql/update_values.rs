@@ -1,0 +1,57 @@
+//! Errors computing an `UPDATE`'s constant values, named by the column.
+//!
+//! DataFusion 55's planner casts each `SET` value to its column's type, and its optimizer
+//! folds a constant one when the statement is run: `SET i = 3000000000` on an `INT`
+//! column failed with "Optimizer rule 'simplify_expressions' failed caused by Arrow error:
+//! Cast error: Can't cast value 3000000000 to type Int32", naming no column.
+//! [`check_constant_values`] folds each value of a planned `UPDATE` first, alone, and
+//! names the column whose value fails. (Values computed from the row fail while the
+//! statement runs, where the table names the column.)
+
+use datafusion::logical_expr::simplify::SimplifyContext;
+use datafusion::logical_expr::{Expr, LogicalPlan, WriteOp};
+use datafusion::optimizer::simplify_expressions::ExprSimplifier;
+
+use crate::error::{Error, Result};
+
+/// Refuse the `UPDATE` `plan` (of table `table` as written) when folding one of its
+/// values fails.
+///
+/// Errors ([`crate::ErrorKind::InvalidArgument`]): "UPDATE SET of 'ns.t': cannot set
+/// column 'i' (Int32): …", with DataFusion's error as the source.
+pub(super) fn check_constant_values(plan: &LogicalPlan, table: &str) -> Result<()> {
+    let LogicalPlan::Dml(dml) = plan else {
+        return Ok(());
+    };
+    if dml.op != WriteOp::Update {
+        return Ok(());
+    }
+    let LogicalPlan::Projection(projection) = dml.input.as_ref() else {
+        return Ok(());
+    };
+    let schema = projection.input.schema();
+    let simplifier = ExprSimplifier::new(
+        SimplifyContext::builder()
+            .with_schema(std::sync::Arc::clone(schema))
+            .build(),
+    );
+    for (expr, field) in projection.expr.iter().zip(projection.schema.fields()) {
+        // only values given by the statement: a kept column is a column reference
+        let inner = match expr {
+            Expr::Alias(alias) => alias.expr.as_ref(),
+            other => other,
+        };
+        if matches!(inner, Expr::Column(_)) {
+            continue;
+        }
+        if let Err(e) = simplifier.simplify(inner.clone()) {
+            return Err(Error::invalid_argument(format!(
+                "UPDATE SET of '{table}': cannot set column '{}' ({}): {}",
+                field.name(),
+                field.data_type(),
+                e.strip_backtrace()
+            )));
+        }
+    }
+    Ok(())
+}

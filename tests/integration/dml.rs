@@ -594,7 +594,7 @@ fn files_under(dir: &Path) -> usize {
 }
 
 /// Plan `statement` now, run it later: the statement read the table as it was planned.
-async fn planned(
+pub(crate) async fn planned(
     ctx: &SessionContext,
     statement: &str,
 ) -> Arc<dyn datafusion::physical_plan::ExecutionPlan> {
@@ -606,7 +606,7 @@ async fn planned(
         .expect("physical plan")
 }
 
-async fn execute_planned(
+pub(crate) async fn execute_planned(
     ctx: &SessionContext,
     plan: Arc<dyn datafusion::physical_plan::ExecutionPlan>,
 ) -> Result<Vec<RecordBatch>, icefloe::Error> {
@@ -1472,4 +1472,39 @@ async fn dml_merge_reads_and_conflicts_by_its_target_conditions() {
             "{name}"
         );
     }
+}
+
+/// `ice.ns.<name>` (`columns`) holding `rows` (a `VALUES` list), format `version`, in
+/// `mode` for every row-level statement.
+pub(crate) async fn mode_table(
+    lake: &Lake,
+    name: &str,
+    columns: &str,
+    rows: &str,
+    mode: &str,
+    version: u8,
+) {
+    ok(
+        &lake.ctx,
+        &format!(
+            "CREATE TABLE ice.ns.{name} ({columns}) TBLPROPERTIES ('format-version'='{version}', \
+             'write.delete.mode'='{mode}', 'write.update.mode'='{mode}', \
+             'write.merge.mode'='{mode}')"
+        ),
+    )
+    .await;
+    ok(
+        &lake.ctx,
+        &format!("INSERT INTO ice.ns.{name} VALUES {rows}"),
+    )
+    .await;
+}
+
+/// The count of `ice.ns.<name>`'s snapshots, as a printed table.
+pub(crate) async fn snapshot_count(lake: &Lake, name: &str) -> String {
+    ok(
+        &lake.ctx,
+        &format!("SELECT count(*) FROM ice.ns.\"{name}$snapshots\""),
+    )
+    .await
 }

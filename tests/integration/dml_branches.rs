@@ -6,7 +6,9 @@
 use datafusion::prelude::SessionContext;
 use icefloe::ErrorKind;
 
-use crate::dml::{create, lake, ok, other_engines_agree, run, Lake};
+use crate::dml::{
+    create, execute_planned as execute, lake, ok, other_engines_agree, planned, run, Lake,
+};
 
 /// The snapshot `name`'s ref `reference` points at.
 async fn ref_snapshot(lake: &Lake, table: &str, reference: &str) -> String {
@@ -274,26 +276,4 @@ async fn dml_on_a_tag_is_refused() {
         .await,
         "+---+\n| n |\n+---+\n| 1 |\n+---+"
     );
-}
-
-async fn planned(
-    ctx: &SessionContext,
-    statement: &str,
-) -> std::sync::Arc<dyn datafusion::physical_plan::ExecutionPlan> {
-    ctx.sql(statement)
-        .await
-        .expect("plan")
-        .create_physical_plan()
-        .await
-        .expect("physical plan")
-}
-
-async fn execute(
-    ctx: &SessionContext,
-    plan: std::sync::Arc<dyn datafusion::physical_plan::ExecutionPlan>,
-) -> Result<(), icefloe::Error> {
-    datafusion::physical_plan::collect(plan, ctx.task_ctx())
-        .await
-        .map(|_| ())
-        .map_err(icefloe::Error::from)
 }

@@ -3,35 +3,9 @@
 //! reads, and the order of unconditional clauses. Each refused statement commits
 //! nothing; each accepted one is checked by the rows it leaves, in both write modes.
 
-use crate::dml::{lake, ok, run, Lake};
+use crate::dml::{lake, mode_table, ok, run, snapshot_count as snapshots, Lake};
 
 const MODES: [&str; 2] = ["copy-on-write", "merge-on-read"];
-
-/// `ns.<name>` with the given columns and rows, in `mode` for every row-level statement.
-async fn table(lake: &Lake, name: &str, columns: &str, rows: &str, mode: &str) {
-    ok(
-        &lake.ctx,
-        &format!(
-            "CREATE TABLE ice.ns.{name} ({columns}) TBLPROPERTIES ('format-version'='2', \
-             'write.delete.mode'='{mode}', 'write.update.mode'='{mode}', \
-             'write.merge.mode'='{mode}')"
-        ),
-    )
-    .await;
-    ok(
-        &lake.ctx,
-        &format!("INSERT INTO ice.ns.{name} VALUES {rows}"),
-    )
-    .await;
-}
-
-async fn snapshots(lake: &Lake, name: &str) -> String {
-    ok(
-        &lake.ctx,
-        &format!("SELECT count(*) FROM ice.ns.\"{name}$snapshots\""),
-    )
-    .await
-}
 
 /// `statement` fails with a message holding `expected`, and the table is unchanged.
 async fn refused(lake: &Lake, name: &str, statement: &str, expected: &str) {
@@ -403,4 +377,10 @@ async fn dml_merge_refuses_a_clause_after_an_unconditional_one() {
         rows,
         "+----+----+\n| id | v  |\n+----+----+\n| 1  | 11 |\n+----+----+"
     );
+}
+
+/// `ns.<name>` with the given columns and rows (v2), in `mode` for every row-level
+/// statement.
+async fn table(lake: &Lake, name: &str, columns: &str, rows: &str, mode: &str) {
+    mode_table(lake, name, columns, rows, mode, 2).await
 }

@@ -4,36 +4,9 @@
 //! row-level statement cannot do (aggregate and window functions, values that do not fit
 //! their column), naming the column or function. Each refused statement commits nothing.
 
-use crate::dml::{lake, ok, run, Lake};
+use crate::dml::{lake, mode_table as table, ok, run, snapshot_count as snapshots, Lake};
 
 const MODES: [&str; 2] = ["copy-on-write", "merge-on-read"];
-
-/// `ns.<name>` with `columns` and `rows`, format version `version`, in `mode` for every
-/// row-level statement.
-async fn table(lake: &Lake, name: &str, columns: &str, rows: &str, mode: &str, version: u8) {
-    ok(
-        &lake.ctx,
-        &format!(
-            "CREATE TABLE ice.ns.{name} ({columns}) TBLPROPERTIES ('format-version'='{version}', \
-             'write.delete.mode'='{mode}', 'write.update.mode'='{mode}', \
-             'write.merge.mode'='{mode}')"
-        ),
-    )
-    .await;
-    ok(
-        &lake.ctx,
-        &format!("INSERT INTO ice.ns.{name} VALUES {rows}"),
-    )
-    .await;
-}
-
-async fn snapshots(lake: &Lake, name: &str) -> String {
-    ok(
-        &lake.ctx,
-        &format!("SELECT count(*) FROM ice.ns.\"{name}$snapshots\""),
-    )
-    .await
-}
 
 /// `statement` fails with a message holding each of `expected`; the table is unchanged.
 async fn refused(lake: &Lake, name: &str, statement: &str, expected: &[&str]) {

@@ -1,31 +1,18 @@
 //! How `UPDATE`, `DELETE` and `MERGE` statements are read: assignments, aliases, the
 //! source's cardinality, subqueries, and the errors for what is refused.
 
-use crate::dml::{lake, ok, run, Lake};
+use crate::dml::{lake, mode_table, ok, run, snapshot_count as snapshots, Lake};
 
 /// `ns.<name>` (`id BIGINT NOT NULL, x INT`), rows (1, 0) and (2, 0), in `mode` for
 /// every row-level statement.
 async fn table(lake: &Lake, name: &str, mode: &str) {
-    ok(
-        &lake.ctx,
-        &format!(
-            "CREATE TABLE ice.ns.{name} (id BIGINT NOT NULL, x INT) TBLPROPERTIES \
-             ('format-version'='2', 'write.delete.mode'='{mode}', \
-             'write.update.mode'='{mode}', 'write.merge.mode'='{mode}')"
-        ),
-    )
-    .await;
-    ok(
-        &lake.ctx,
-        &format!("INSERT INTO ice.ns.{name} VALUES (1, 0), (2, 0)"),
-    )
-    .await;
-}
-
-async fn snapshots(lake: &Lake, name: &str) -> String {
-    ok(
-        &lake.ctx,
-        &format!("SELECT count(*) FROM ice.ns.\"{name}$snapshots\""),
+    mode_table(
+        lake,
+        name,
+        "id BIGINT NOT NULL, x INT",
+        "(1, 0), (2, 0)",
+        mode,
+        2,
     )
     .await
 }

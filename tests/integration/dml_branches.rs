@@ -277,3 +277,77 @@ async fn dml_on_a_tag_is_refused() {
         "+---+\n| n |\n+---+\n| 1 |\n+---+"
     );
 }
+
+/// On tables Spark wrote (v2 with position deletes, v3 with deletion vectors, both
+/// merge-on-read): a `DELETE` and an `UPDATE` on a branch change the branch's rows as
+/// the same statements on `main` of a second copy do, and leave `main` as it was; then
+/// `CREATE OR REPLACE TABLE … AS SELECT *` of the table keeps its rows and field ids.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn spark_written_tables_take_branch_dml_and_replacement() {
+    for t in ["spark_v2_mor_position_deletes", "spark_v3_deletion_vectors"] {
+        if !crate::catalog::corpus_dir().join(t).is_dir() {
+            continue;
+        }
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let (catalog, _) = crate::v1_writes::corpus_copy(tmp.path(), t).await;
+        let model_dir = tempfile::tempdir().expect("tempdir");
+        let (model_catalog, _) = crate::v1_writes::corpus_copy(model_dir.path(), t).await;
+        let ctx = crate::dml::lake().await.ctx;
+        crate::catalog::attach(&ctx, "c", std::sync::Arc::clone(&catalog)).await;
+        crate::catalog::attach(&ctx, "m", model_catalog).await;
+        let table = format!("c.ns.{t}");
+        let model = format!("m.ns.{t}");
+        let all = |name: &str| format!("SELECT * FROM {name} ORDER BY id");
+        let main_rows = ok(&ctx, &all(&table)).await;
+        ok(&ctx, &format!("ALTER TABLE {table} CREATE BRANCH dev")).await;
+        let (column, value) = match t {
+            "spark_v2_mor_position_deletes" => ("val", "'changed'"),
+            _ => ("v", "-1"),
+        };
+        for statement in [
+            "DELETE FROM {t} WHERE id % 3 = 0".to_string(),
+            format!("UPDATE {{t}} SET {column} = {value} WHERE id % 4 = 1"),
+        ] {
+            let got = ok(
+                &ctx,
+                &statement.replace("{t}", &format!("{table}.branch_dev")),
+            )
+            .await;
+            let want = ok(&ctx, &statement.replace("{t}", &model)).await;
+            assert_eq!(got, want, "{t}: {statement}");
+            assert_eq!(
+                ok(&ctx, &all(&format!("c.ns.\"{t}@dev\""))).await,
+                ok(&ctx, &all(&model)).await,
+                "{t}: the branch after {statement}"
+            );
+            assert_eq!(ok(&ctx, &all(&table)).await, main_rows, "{t}: main");
+            assert_ne!(
+                ok(&ctx, &all(&format!("c.ns.\"{t}@dev\""))).await,
+                main_rows,
+                "{t}: {statement} changed no row"
+            );
+        }
+        let ids = |table: icefloe::Table| {
+            table
+                .metadata()
+                .current_schema()
+                .columns()
+                .iter()
+                .map(|f| (f.name.clone(), f.id))
+                .collect::<Vec<_>>()
+        };
+        let ident = icefloe::catalog::TableIdent::parse(&format!("ns.{t}"));
+        let before = ids(catalog.load_table(&ident).await.expect("load"));
+        ok(
+            &ctx,
+            &format!("CREATE OR REPLACE TABLE {table} AS SELECT * FROM {table}"),
+        )
+        .await;
+        assert_eq!(
+            ids(catalog.load_table(&ident).await.expect("load")),
+            before,
+            "{t}"
+        );
+        assert_eq!(ok(&ctx, &all(&table)).await, main_rows, "{t}: replaced");
+    }
+}

@@ -233,7 +233,7 @@ async fn v1_table_pyiceberg_wrote_is_appended_to_and_read_alike() {
 }
 
 /// A copy of corpus table `t` registered in a SQLite catalog (paths remapped to the copy).
-async fn corpus_copy(dir: &Path, t: &str) -> (Arc<dyn Catalog>, PathBuf) {
+pub(crate) async fn corpus_copy(dir: &Path, t: &str) -> (Arc<dyn Catalog>, PathBuf) {
     let copy = dir.join(t);
     crate::fixtures::copy_dir(&corpus_dir().join(t), &copy);
     let stored: Value = serde_json::from_str(

@@ -133,19 +133,7 @@ impl ReplaceTable {
             })
             .collect::<Vec<_>>();
         let mut schema = Schema::new(0, columns);
-        schema.schema_id = match m
-            .schemas
-            .iter()
-            .find(|s| s.columns() == schema.columns() && s.identifier_field_ids.is_empty())
-        {
-            Some(s) => s.schema_id,
-            None => m
-                .schemas
-                .iter()
-                .map(|s| s.schema_id)
-                .max()
-                .map_or(0, |id| id + 1),
-        };
+        schema.schema_id = super::update_schema::schema_id_in(m, &schema);
         if m.schema_by_id(schema.schema_id).is_some() {
             out.push(TableUpdate::SetCurrentSchema {
                 schema_id: schema.schema_id,
@@ -255,31 +243,8 @@ impl ReplaceTable {
             });
         }
         let mut spec = PartitionSpec { spec_id: 0, fields };
-        let same = |s: &PartitionSpec| {
-            s.fields.len() == spec.fields.len()
-                && s.fields.iter().enumerate().all(|(j, g)| {
-                    let f = &spec.fields[j];
-                    s.field_id(j) == spec.field_id(j)
-                        && g.name == f.name
-                        && g.source_id == f.source_id
-                        && g.transform == f.transform
-                })
-        };
-        if let Some(existing) = m.partition_specs.iter().find(|s| same(s)) {
-            return Ok(vec![TableUpdate::SetDefaultSpec {
-                spec_id: existing.spec_id,
-            }]);
-        }
-        spec.spec_id = m
-            .partition_specs
-            .iter()
-            .map(|s| s.spec_id)
-            .max()
-            .map_or(0, |id| id + 1);
-        Ok(vec![
-            TableUpdate::AddSpec { spec },
-            TableUpdate::SetDefaultSpec { spec_id: -1 },
-        ])
+        spec.spec_id = super::update_partition_spec::spec_id_in(m, &spec);
+        Ok(super::update_partition_spec::default_spec_updates(m, spec))
     }
 }
 

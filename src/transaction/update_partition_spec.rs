@@ -274,18 +274,41 @@ impl UpdatePartitionSpec {
         fields.extend(added);
         check_names(&fields, schema)?;
         let mut new = PartitionSpec { spec_id: 0, fields };
-        new.spec_id = match m.partition_specs.iter().find(|s| same_fields(s, &new)) {
-            Some(s) => s.spec_id,
-            None => {
-                m.partition_specs
-                    .iter()
-                    .map(|s| s.spec_id)
-                    .max()
-                    .unwrap_or(-1)
-                    + 1
-            }
-        };
+        new.spec_id = spec_id_in(m, &new);
         Ok(new)
+    }
+}
+
+/// The id `spec` takes in `m`: that of a spec with the same fields already there, else
+/// one above every spec id.
+pub(super) fn spec_id_in(m: &TableMetadata, spec: &PartitionSpec) -> i32 {
+    match m.partition_specs.iter().find(|s| same_fields(s, spec)) {
+        Some(s) => s.spec_id,
+        None => {
+            m.partition_specs
+                .iter()
+                .map(|s| s.spec_id)
+                .max()
+                .unwrap_or(-1)
+                + 1
+        }
+    }
+}
+
+/// The `add-spec` / `set-default-spec` updates that make `spec` (its id from
+/// [`spec_id_in`]) the default of `m`; none when it is the default already.
+pub(super) fn default_spec_updates(m: &TableMetadata, spec: PartitionSpec) -> Vec<TableUpdate> {
+    if spec.spec_id == m.default_spec_id {
+        vec![]
+    } else if m.partition_spec_by_id(spec.spec_id).is_some() {
+        vec![TableUpdate::SetDefaultSpec {
+            spec_id: spec.spec_id,
+        }]
+    } else {
+        vec![
+            TableUpdate::AddSpec { spec },
+            TableUpdate::SetDefaultSpec { spec_id: -1 },
+        ]
     }
 }
 
@@ -391,19 +414,7 @@ impl UpdatePartitionSpec {
     /// The `add-spec` / `set-default-spec` updates over `m` (none when the default spec
     /// does not change).
     pub(crate) fn updates_for(&self, m: &TableMetadata) -> Result<Vec<TableUpdate>> {
-        let spec = self.apply(m)?;
-        Ok(if spec.spec_id == m.default_spec_id {
-            vec![]
-        } else if m.partition_spec_by_id(spec.spec_id).is_some() {
-            vec![TableUpdate::SetDefaultSpec {
-                spec_id: spec.spec_id,
-            }]
-        } else {
-            vec![
-                TableUpdate::AddSpec { spec },
-                TableUpdate::SetDefaultSpec { spec_id: -1 },
-            ]
-        })
+        Ok(default_spec_updates(m, self.apply(m)?))
     }
 }
 

@@ -43,7 +43,7 @@ use datafusion::catalog::{
 };
 use datafusion::common::tree_node::Transformed;
 use datafusion::common::{DataFusionError, SchemaError, TableReference};
-use datafusion::execution::SessionStateBuilder;
+use datafusion::execution::{SessionState, SessionStateBuilder};
 use datafusion::logical_expr::{
     LogicalPlan, PlanType, TableScan, TableScanBuilder, ToStringifiedPlan,
 };
@@ -121,22 +121,11 @@ pub(super) async fn plan(ctx: &SessionContext, sql: &str) -> Result<Option<Logic
         body.rewrite(rewriter)?;
     }
     // plan in a copy of the session whose catalogs also hold the views
-    let catalogs = Arc::new(MemoryCatalogProviderList::new());
-    for name in state.catalog_list().catalog_names() {
-        if let Some(catalog) = state.catalog_list().catalog(&name) {
-            catalogs.register_catalog(name, catalog);
-        }
-    }
     let schema = MemorySchemaProvider::new();
     for (key, view) in views.values() {
         schema.register_table(key.clone(), Arc::clone(view) as _)?;
     }
-    let catalog = MemoryCatalogProvider::new();
-    catalog.register_schema(SCHEMA, Arc::new(schema))?;
-    catalogs.register_catalog(CATALOG.to_string(), Arc::new(catalog));
-    let private = SessionStateBuilder::new_from_existing(state)
-        .with_catalog_list(catalogs)
-        .build();
+    let private = with_private_schema(state, CATALOG, SCHEMA, schema)?;
     let plan = match private.statement_to_plan(statement).await {
         Ok(plan) => plan,
         Err(e) => {
@@ -549,4 +538,28 @@ fn exclude(options: &mut WildcardAdditionalOptions, names: &[String]) {
         )]));
     }
     options.opt_exclude = Some(ExcludeSelectItem::Multiple(list));
+}
+
+/// A copy of `state` whose catalogs also hold catalog `catalog` with `schema` as its
+/// schema `schema_name` (private tables to plan a statement with).
+///
+/// Errors: DataFusion's, registering the schema.
+pub(super) fn with_private_schema(
+    state: SessionState,
+    catalog: &str,
+    schema_name: &str,
+    schema: MemorySchemaProvider,
+) -> Result<SessionState> {
+    let catalogs = Arc::new(MemoryCatalogProviderList::new());
+    for name in state.catalog_list().catalog_names() {
+        if let Some(c) = state.catalog_list().catalog(&name) {
+            catalogs.register_catalog(name, c);
+        }
+    }
+    let private = MemoryCatalogProvider::new();
+    private.register_schema(schema_name, Arc::new(schema))?;
+    catalogs.register_catalog(catalog.to_string(), Arc::new(private));
+    Ok(SessionStateBuilder::new_from_existing(state)
+        .with_catalog_list(catalogs)
+        .build())
 }

@@ -299,22 +299,13 @@ pub async fn execute(ctx: &SessionContext, statement: &str) -> Result<DataFrame>
     match dml_rewrite::plan(ctx, statement).await {
         Ok(Some(plan)) => return Ok(ctx.execute_logical_plan(plan).await?),
         Ok(None) => {}
-        // a metadata column where it is not supported yet is named as such
-        Err(e) => {
-            return Err(metadata_columns::unsupported(ctx, statement, &e)
-                .await
-                .unwrap_or(e))
-        }
+        Err(e) => return Err(naming_metadata_columns(ctx, statement, e).await),
     }
     if tokens::first_word_is(statement, &["DELETE"]) {
         match delete_alias::plan(ctx, statement).await {
             Ok(Some(plan)) => return Ok(ctx.execute_logical_plan(plan).await?),
             Ok(None) => {}
-            Err(e) => {
-                return Err(metadata_columns::unsupported(ctx, statement, &e)
-                    .await
-                    .unwrap_or(e))
-            }
+            Err(e) => return Err(naming_metadata_columns(ctx, statement, e).await),
         }
     }
     if tokens::first_word_is(statement, &["RESET"]) {
@@ -365,12 +356,18 @@ async fn run_in_datafusion(ctx: &SessionContext, statement: &str) -> Result<Data
                     return Err(error);
                 }
             }
-            let e = Error::from(e);
-            Err(metadata_columns::unsupported(ctx, statement, &e)
-                .await
-                .unwrap_or(e))
+            Err(naming_metadata_columns(ctx, statement, Error::from(e)).await)
         }
     }
+}
+
+/// `e`, or, when it is DataFusion's "No field named" for a metadata column `statement`
+/// reads where it is not supported yet, the error naming that (module
+/// `metadata_columns`).
+async fn naming_metadata_columns(ctx: &SessionContext, statement: &str, e: Error) -> Error {
+    metadata_columns::unsupported(ctx, statement, &e)
+        .await
+        .unwrap_or(e)
 }
 
 pub use depth::DEFAULT_MAX_EXPRESSION_DEPTH;

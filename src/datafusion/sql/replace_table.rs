@@ -9,11 +9,7 @@
 
 use std::sync::Arc;
 
-use datafusion::catalog::{
-    CatalogProvider, CatalogProviderList, MemoryCatalogProvider, MemoryCatalogProviderList,
-    MemorySchemaProvider, SchemaProvider,
-};
-use datafusion::execution::SessionStateBuilder;
+use datafusion::catalog::{MemorySchemaProvider, SchemaProvider};
 use datafusion::prelude::SessionContext;
 
 use super::create_table::Parsed;
@@ -75,20 +71,9 @@ pub(super) async fn replace_table(
     // `INSERT INTO` the staged table, planned in a copy of the session whose catalogs
     // also hold it: DataFusion matches and casts the query's columns as for CTAS
     let state = ctx.state();
-    let catalogs = Arc::new(MemoryCatalogProviderList::new());
-    for name in state.catalog_list().catalog_names() {
-        if let Some(c) = state.catalog_list().catalog(&name) {
-            catalogs.register_catalog(name, c);
-        }
-    }
     let schema = MemorySchemaProvider::new();
     schema.register_table(TABLE.to_string(), Arc::new(provider))?;
-    let private_catalog = MemoryCatalogProvider::new();
-    private_catalog.register_schema(SCHEMA, Arc::new(schema))?;
-    catalogs.register_catalog(CATALOG.to_string(), Arc::new(private_catalog));
-    let private = SessionStateBuilder::new_from_existing(state)
-        .with_catalog_list(catalogs)
-        .build();
+    let private = super::metadata_columns::with_private_schema(state, CATALOG, SCHEMA, schema)?;
     let private = SessionContext::new_with_state(private);
     let sql = format!("INSERT INTO {CATALOG}.{SCHEMA}.{TABLE} {query}");
     // a query naming metadata columns is planned as `SELECT`s naming them are

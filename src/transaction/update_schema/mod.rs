@@ -250,19 +250,25 @@ impl UpdateSchema {
         schema.identifier_field_ids = identifiers;
         schema.check_field_names()?;
         check_no_new_empty_structs(base, &schema)?;
-        let same = |s: &Schema| {
-            s.fields == schema.fields && s.identifier_field_ids == schema.identifier_field_ids
-        };
-        schema.schema_id = match metadata.schemas.iter().find(|s| same(s)) {
-            Some(existing) => existing.schema_id,
-            None => metadata
-                .schemas
-                .iter()
-                .map(|s| s.schema_id)
-                .max()
-                .map_or(0, |id| id + 1),
-        };
+        schema.schema_id = schema_id_in(metadata, &schema);
         Ok(schema)
+    }
+}
+
+/// The id `schema` takes in `metadata`: that of a schema with the same fields and
+/// identifier fields already there, else one above every schema id.
+pub(in crate::transaction) fn schema_id_in(metadata: &TableMetadata, schema: &Schema) -> i32 {
+    let same = |s: &Schema| {
+        s.fields == schema.fields && s.identifier_field_ids == schema.identifier_field_ids
+    };
+    match metadata.schemas.iter().find(|s| same(s)) {
+        Some(existing) => existing.schema_id,
+        None => metadata
+            .schemas
+            .iter()
+            .map(|s| s.schema_id)
+            .max()
+            .map_or(0, |id| id + 1),
     }
 }
 

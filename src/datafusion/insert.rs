@@ -329,7 +329,9 @@ impl IcebergDataSink {
                 self.target.ident.clone(),
                 self.table.clone(),
             ),
-        };
+        }
+        // the rows were written with this table's schema (a replacement's staged one)
+        .files_written_with(m.current_schema().clone());
         let txn = match (self.op, self.overwrite_mode) {
             (InsertOp::Append, _) => {
                 txn.add_action(AppendFiles::new(spec.spec_id, files)?.to_branch(branch))

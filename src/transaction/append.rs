@@ -76,6 +76,10 @@ impl Default for AppendFiles {
 
 #[async_trait]
 impl TransactionAction for AppendFiles {
+    fn adds_typed_files(&self) -> bool {
+        !self.files.is_empty()
+    }
+
     async fn updates(&mut self, table: &Table) -> Result<Vec<TableUpdate>> {
         SnapshotProducer::check_format(table)?;
         let mut manifests = self.producer.added_manifests(table, &self.files).await?;

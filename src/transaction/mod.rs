@@ -41,6 +41,7 @@ mod update_partition_spec;
 mod update_properties;
 mod update_schema;
 mod validation;
+mod written_schema;
 
 use std::sync::Arc;
 
@@ -48,8 +49,9 @@ use async_trait::async_trait;
 
 use crate::catalog::{Catalog, TableIdent};
 use crate::error::{Error, ErrorKind, Result};
-use crate::spec::{TableCommit, TableMetadataBuilder, TableRequirement, TableUpdate};
+use crate::spec::{Schema, TableCommit, TableMetadataBuilder, TableRequirement, TableUpdate};
 use crate::table::Table;
+use written_schema::check_written_schema;
 
 pub use append::AppendFiles;
 pub use cherry_pick::{CherryPickSnapshot, SOURCE_SNAPSHOT_ID};
@@ -89,6 +91,13 @@ pub trait TransactionAction: Send + Sync + std::fmt::Debug {
     /// starting snapshot) fails the whole transaction without retry.
     async fn updates(&mut self, table: &Table) -> Result<Vec<TableUpdate>>;
 
+    /// Whether the action adds files whose rows are typed by a schema (data files,
+    /// equality delete files): the transaction then checks, at every attempt, that the
+    /// table's current schema still reads them ([`Transaction::files_written_with`]).
+    fn adds_typed_files(&self) -> bool {
+        false
+    }
+
     /// After the transaction: remove files this action wrote that the committed table
     /// does not use (`committed`), or all of them (after a failure).
     async fn clean_up(&mut self, table: &Table, committed: bool);
@@ -101,17 +110,31 @@ pub struct Transaction {
     ident: TableIdent,
     base: Table,
     actions: Vec<Box<dyn TransactionAction>>,
+    /// The schema the actions' files were written with (the base's current one unless
+    /// set by [`Self::files_written_with`]).
+    written_schema: Schema,
 }
 
 impl Transaction {
     /// A transaction on `base` (loaded from `catalog` as `ident`).
     pub fn new(catalog: Arc<dyn Catalog>, ident: TableIdent, base: Table) -> Self {
+        let written_schema = base.metadata().current_schema().clone();
         Self {
             catalog,
             ident,
             base,
             actions: vec![],
+            written_schema,
         }
+    }
+
+    /// The files the actions add were written with `schema` (default: the base table's
+    /// current schema; a `REPLACE TABLE … AS` writes with the replacement's). Every
+    /// attempt checks that the schema the files are committed under reads them
+    /// (`written_schema::check_written_schema`).
+    pub fn files_written_with(mut self, schema: Schema) -> Self {
+        self.written_schema = schema;
+        self
     }
 
     /// The table the transaction started from.
@@ -278,7 +301,13 @@ impl Transaction {
     async fn attempt(&mut self, base: &Table) -> Result<(Result<Table>, Vec<i64>)> {
         let mut working = base.clone();
         let mut updates = vec![];
+        let mut adds_typed_files = false;
         for action in &mut self.actions {
+            if action.adds_typed_files() {
+                let m = working.metadata();
+                check_written_schema(&self.written_schema, m.current_schema(), m.format_version)?;
+                adds_typed_files = true;
+            }
             let more = action.updates(&working).await?;
             let mut builder = TableMetadataBuilder::from_base(
                 working.metadata().clone(),
@@ -300,8 +329,18 @@ impl Transaction {
                 _ => None,
             })
             .collect();
+        let mut requirements = requirements_for(base, &updates);
+        // Stricter than Java's append: the check above holds only while the schema stays
+        // the one checked, so a schema change committed meanwhile is a conflict (the retry
+        // checks again against the new schema).
+        let schema_held = TableRequirement::AssertCurrentSchemaId {
+            current_schema_id: base.metadata().current_schema_id,
+        };
+        if adds_typed_files && !requirements.contains(&schema_held) {
+            requirements.push(schema_held);
+        }
         let commit = TableCommit {
-            requirements: requirements_for(base, &updates),
+            requirements,
             updates,
         };
         Ok((self.catalog.commit_table(&self.ident, &commit).await, added))

@@ -213,6 +213,15 @@ impl OverwriteFiles {
 
 #[async_trait]
 impl TransactionAction for OverwriteFiles {
+    fn adds_typed_files(&self) -> bool {
+        self.added.values().flatten().any(|f| {
+            matches!(
+                f.content,
+                DataContentType::Data | DataContentType::EqualityDeletes
+            )
+        })
+    }
+
     async fn updates(&mut self, table: &Table) -> Result<Vec<TableUpdate>> {
         SnapshotProducer::check_format(table)?;
         let added_manifests = self.producer.added_manifests(table, &self.added).await?;

@@ -156,6 +156,15 @@ impl RowDelta {
 
 #[async_trait]
 impl TransactionAction for RowDelta {
+    fn adds_typed_files(&self) -> bool {
+        self.added.values().flatten().any(|f| {
+            matches!(
+                f.content,
+                DataContentType::Data | DataContentType::EqualityDeletes
+            )
+        })
+    }
+
     async fn updates(&mut self, table: &Table) -> Result<Vec<TableUpdate>> {
         SnapshotProducer::check_format(table)?;
         if table.metadata().format_version == crate::spec::FormatVersion::V1 {

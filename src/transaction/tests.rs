@@ -999,3 +999,84 @@ async fn concurrent_equality_deletes_conflict_by_their_statistics() {
         }
     }
 }
+
+/// Tester 6's D3: an append whose files were written before a `REPLACE TABLE` that kept a
+/// column's field id under another type would make `main` unreadable; it fails instead,
+/// naming the column, and leaves the replaced table as it was. A change the files still
+/// read under (a new optional column) is retried and lands.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_racing_an_incompatible_schema_change_fails_a_compatible_one_lands() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = sql_catalog(dir.path()).await;
+    let ident = TableIdent::parse("ns.t");
+    catalog.create_table(&ident, creation()).await.unwrap();
+    let base = append(&catalog, &ident, "a", 1, 1).await;
+
+    // compatible: another writer adds a column after our files were written
+    Transaction::new(Arc::clone(&catalog), ident.clone(), base.clone())
+        .add_action(UpdateSchema::new().add_column(
+            &[],
+            "c",
+            Type::Primitive(PrimitiveType::String),
+            None,
+            None,
+        ))
+        .commit()
+        .await
+        .unwrap();
+    let landed = Transaction::new(Arc::clone(&catalog), ident.clone(), base.clone())
+        .add_action(AppendFiles::new(0, vec![file(&base, "b", 1, 2)]).unwrap())
+        .commit()
+        .await
+        .unwrap();
+    assert_eq!(
+        live_files(&landed).await,
+        [("a.parquet".to_string(), 1), ("b.parquet".to_string(), 2)]
+    );
+
+    // incompatible: `id` keeps field id 1 as a string, or becomes required
+    let replacements = [
+        (
+            NestedField::optional(1, "id", Type::Primitive(PrimitiveType::String)),
+            "column 'id' (field id 1) is long in the files and string now",
+        ),
+        (
+            NestedField::required(1, "id", Type::Primitive(PrimitiveType::Long)),
+            "column 'id' (field id 1) is optional in the files and required now",
+        ),
+    ];
+    for (id, expected) in replacements {
+        let before = catalog.load_table(&ident).await.unwrap();
+        let schema = Schema::new(
+            0,
+            vec![
+                id,
+                NestedField::optional(2, "p", Type::Primitive(PrimitiveType::Int)),
+            ],
+        );
+        let spec = creation().partition_spec;
+        let replaced = Transaction::new(Arc::clone(&catalog), ident.clone(), before.clone())
+            .add_action(ReplaceTable::new(schema, spec, HashMap::new()))
+            .commit()
+            .await
+            .unwrap();
+        for action in ["append", "overwrite"] {
+            let late = file(&before, "late", 1, 1);
+            let txn = Transaction::new(Arc::clone(&catalog), ident.clone(), before.clone());
+            let txn = match action {
+                "append" => txn.add_action(AppendFiles::new(0, vec![late]).unwrap()),
+                _ => txn.add_action(
+                    OverwriteFiles::new(before.metadata().current_snapshot_id)
+                        .with_isolation_level(IsolationLevel::Snapshot)
+                        .add_files(0, vec![late])
+                        .unwrap(),
+                ),
+            };
+            let err = txn.commit().await.unwrap_err();
+            assert_eq!(err.kind(), crate::ErrorKind::ValidationFailed, "{err}");
+            assert!(err.to_string().contains(expected), "{action}: {err}");
+            let now = catalog.load_table(&ident).await.unwrap();
+            assert_eq!(now.metadata_location(), replaced.metadata_location());
+        }
+    }
+}

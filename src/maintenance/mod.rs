@@ -9,12 +9,14 @@
 //! | [`rewrite_manifests`] | `rewrite_manifests` | [`crate::transaction::RewriteManifests`] |
 //! | `icefloe::datafusion::maintenance::rewrite_data_files` | `rewrite_data_files` | [`RewriteFiles`](crate::transaction::RewriteFiles) (reads and writes rows through DataFusion) |
 //! | [`rewrite_position_delete_files`] | `rewrite_position_delete_files` | [`RewriteFiles`](crate::transaction::RewriteFiles) of delete files (v3: deletion vectors) |
+//! | [`add_files`] | `add_files` | [`AppendFiles`](crate::transaction::AppendFiles) of existing Parquet files (and the name mapping when the table has none) |
 //!
 //! Every commit goes through [`crate::transaction::Transaction`] and
 //! [`crate::catalog::Catalog::commit_table`], with its retries
 //! and conflict checks. Files are deleted only after the commit that stops referencing
 //! them succeeded.
 
+mod add_files;
 mod expire;
 pub(crate) mod options;
 mod orphan_files;
@@ -23,6 +25,7 @@ mod rewrite_position_deletes;
 
 use std::sync::Arc;
 
+pub use add_files::{add_files, AddFiles, AddFilesResult};
 pub use expire::{expire_snapshots, ExpireOptions, ExpireSnapshotsResult};
 pub use orphan_files::{remove_orphan_files, RemoveOrphanFiles};
 pub use rewrite_position_deletes::{

@@ -30,6 +30,7 @@ use super::bounds::{
 use super::metrics_config::MetricsMode;
 use crate::error::{Error, ErrorKind, Result};
 use crate::expr::compare;
+use crate::spec::name_mapping::NameMapping;
 use crate::spec::{
     DataContentType, DataFile, DataFileFormat, IntMap, Literal, PrimitiveType, Schema,
 };
@@ -412,16 +413,69 @@ pub fn data_file_from_footer(
     mode_of: &dyn Fn(i32) -> MetricsMode,
     float_stats: &HashMap<i32, FloatFieldStats>,
 ) -> DataFile {
+    let ids = leaf_field_ids(meta, None);
+    data_file_from_footer_ids(
+        meta,
+        file_size_in_bytes,
+        file_path,
+        schema,
+        partition,
+        mode_of,
+        float_stats,
+        &ids,
+    )
+}
+
+/// The field id of each leaf column of a Parquet file: the one the file stores, else
+/// (a file written without ids, e.g. one registered by `add_files`) the one `mapping`
+/// gives its path (spec: "Column Projection", name mapping; list and map wrappers of the
+/// Parquet three-level forms are stepped over). `None`: no id.
+pub fn leaf_field_ids(meta: &ParquetMetaData, mapping: Option<&NameMapping>) -> Vec<Option<i32>> {
+    let descr = meta.file_metadata().schema_descr();
+    (0..descr.num_columns())
+        .map(|i| {
+            let col = descr.column(i);
+            let info = col.self_type().get_basic_info();
+            if info.has_id() {
+                return Some(info.id());
+            }
+            let parts = col.path().parts();
+            let (first, rest) = parts.split_first()?;
+            let mut field = mapping?.find(first)?;
+            for part in rest {
+                field = match field.find(part) {
+                    Some(f) => f,
+                    // the repeated group of a three-level list or map
+                    None if matches!(part.as_str(), "list" | "key_value" | "bag" | "array") => {
+                        continue
+                    }
+                    None => return None,
+                };
+            }
+            field.field_id
+        })
+        .collect()
+}
+
+/// [`data_file_from_footer`] with each leaf column's field id given (`ids`, by leaf
+/// index; see [`leaf_field_ids`]).
+#[allow(clippy::too_many_arguments)]
+pub fn data_file_from_footer_ids(
+    meta: &ParquetMetaData,
+    file_size_in_bytes: i64,
+    file_path: &str,
+    schema: &Schema,
+    partition: Vec<Option<Literal>>,
+    mode_of: &dyn Fn(i32) -> MetricsMode,
+    float_stats: &HashMap<i32, FloatFieldStats>,
+    ids: &[Option<i32>],
+) -> DataFile {
     let descr = meta.file_metadata().schema_descr();
     // Leaf column index → its accumulator (None: no field id, or mode `none`).
     let mut columns: Vec<Option<ColumnMetrics>> = (0..descr.num_columns())
         .map(|i| {
             let col = descr.column(i);
-            let info = col.self_type().get_basic_info();
-            if !info.has_id() {
-                return None;
-            }
-            let id = info.id();
+            let id = (*ids.get(i)?)?;
             let ty = schema.primitive_type(id)?;
             let mode = mode_of(id);
             if mode == MetricsMode::None {

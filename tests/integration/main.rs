@@ -1,3 +1,4 @@
+mod add_files;
 mod aggregates;
 mod cli;
 mod cli_catalogs;

@@ -7,6 +7,7 @@
 //! | `remove_orphan_files` | `table`, `older_than` (default 3 days ago; within 24 h refused), `location` (the table location or a directory in it), `dry_run`, `max_concurrent_deletes` | one row per file: `orphan_file_location` |
 //! | `rewrite_data_files` | `table`, `strategy` (`'binpack'`, `'sort'`), `sort_order` (`'id DESC NULLS LAST, bucket(4, s)'`, the `sort` strategy's order instead of the table's; `zorder(…)` refused), `options` (`map('k', 'v', …)`), `where` (a SQL condition string) | `rewritten_data_files_count`, `added_data_files_count`, `rewritten_bytes_count`, `failed_data_files_count` |
 //! | `rewrite_manifests` | `table`, `use_caching` (ignored), `spec_id` (refused) | `rewritten_manifests_count`, `added_manifests_count` |
+//! | `add_files` | `table`, `source_table` (`` '`parquet`.`/path/dir`' ``: a directory of Parquet files, Hive-style `column=value` directories for a partitioned table, or one file), `partition_filter` (`map('column', 'value', …)`), `check_duplicate_files` (default true), `parallelism` (ignored) | `added_files_count`, `changed_partition_count` |
 //! | `rewrite_position_delete_files` | `table`, `options` (`map('k', 'v', …)`), `where` (a SQL condition string) | `rewritten_delete_files_count`, `added_delete_files_count`, `rewritten_bytes_count`, `added_bytes_count` |
 //!
 //! The work is [`crate::maintenance`]'s (`rewrite_position_delete_files` among it) and
@@ -32,8 +33,9 @@ use crate::datafusion::maintenance::{
 use crate::error::{Error, ErrorKind, Result};
 use crate::expr::Predicate;
 use crate::maintenance::{
-    expire_snapshots, remove_orphan_files, rewrite_manifests, rewrite_position_delete_files,
-    ExpireOptions, RemoveOrphanFiles, RewritePositionDeleteFilesOptions,
+    add_files, expire_snapshots, remove_orphan_files, rewrite_manifests,
+    rewrite_position_delete_files, AddFiles, ExpireOptions, RemoveOrphanFiles,
+    RewritePositionDeleteFilesOptions,
 };
 use crate::transaction::ExpireSnapshots;
 
@@ -66,6 +68,16 @@ pub(super) const PROCEDURES: &[(&str, &[&str])] = &[
         &["table", "strategy", "sort_order", "options", "where"],
     ),
     ("rewrite_manifests", &["table", "use_caching", "spec_id"]),
+    (
+        "add_files",
+        &[
+            "table",
+            "source_table",
+            "partition_filter",
+            "check_duplicate_files",
+            "parallelism",
+        ],
+    ),
     (
         "rewrite_position_delete_files",
         &["table", "options", "where"],
@@ -100,6 +112,7 @@ pub(super) async fn call(
         "remove_orphan_files" => Box::pin(orphans(ctx, &table, &args)),
         "rewrite_data_files" => Box::pin(rewrite_data(ctx, &table, &args)),
         "rewrite_position_delete_files" => Box::pin(rewrite_deletes(ctx, &table, &args)),
+        "add_files" => Box::pin(import(ctx, &table, &args)),
         _ => Box::pin(manifests(ctx, &table, &args)),
     };
     run.await.map_err(|e| e.context(&what))
@@ -405,6 +418,78 @@ async fn manifests(ctx: &SessionContext, table: &ResolvedTable, args: &Args) -> 
             ("added_manifests_count", Count::Int(r.added_manifests_count)),
         ],
     )
+}
+
+async fn import(ctx: &SessionContext, table: &ResolvedTable, args: &Args) -> Result<DataFrame> {
+    number(args, "parallelism")?;
+    let source = match args.get("source_table") {
+        Some(Value::Text(t)) => files_of_source(&t)?,
+        None => {
+            return Err(Error::invalid_argument(
+                "the 'source_table' argument ('`parquet`.`/path`') is missing",
+            ))
+        }
+        Some(other) => {
+            return Err(Error::invalid_argument(format!(
+                "source_table must be a string such as '`parquet`.`/path`', got {other}"
+            )))
+        }
+    };
+    let mut options = AddFiles::new(source);
+    match args.get("partition_filter") {
+        None => {}
+        Some(Value::Map(pairs)) => options = options.partition_filter(pairs),
+        Some(other) => {
+            return Err(Error::invalid_argument(format!(
+                "partition_filter must be map('column', 'value', …), got {other}"
+            )))
+        }
+    }
+    if let Some(check) = flag(args, "check_duplicate_files")? {
+        options = options.check_duplicate_files(check);
+    }
+    let (_, r) = add_files(table.target.catalog(), &table.ident, options).await?;
+    one_row(
+        ctx,
+        vec![
+            ("added_files_count", Count::Long(r.added_files_count as i64)),
+            (
+                "changed_partition_count",
+                Count::Long(r.changed_partition_count as i64),
+            ),
+        ],
+    )
+}
+
+/// The location of Spark's `` `parquet`.`<path>` `` source (backquotes optional around
+/// the format). Other formats, and catalog tables (Spark's Hive tables), are refused.
+fn files_of_source(source: &str) -> Result<String> {
+    let s = source.trim();
+    let (format, rest) = match s.strip_prefix('`') {
+        Some(r) => r
+            .split_once('`')
+            .map(|(f, rest)| (f, rest.strip_prefix('.')))
+            .unwrap_or((r, None)),
+        None => match s.split_once('.') {
+            Some((f, rest)) => (f, Some(rest)),
+            None => (s, None),
+        },
+    };
+    let path = rest.map(|r| {
+        r.strip_prefix('`')
+            .and_then(|r| r.strip_suffix('`'))
+            .unwrap_or(r)
+    });
+    match (format.to_ascii_lowercase().as_str(), path) {
+        ("parquet", Some(path)) if !path.is_empty() => Ok(path.to_string()),
+        ("orc" | "avro", Some(_)) => Err(Error::unsupported(format!(
+            "add_files of {format} files (only Parquet)"
+        ))),
+        _ => Err(Error::unsupported(format!(
+            "add_files from '{source}': only files named as '`parquet`.`/path`' can be \
+             added (not a catalog table)"
+        ))),
+    }
 }
 
 /// The table named by the `table` argument, in the procedure's catalog: `t` in its

@@ -1,0 +1,476 @@
+//! Register existing Parquet files in a table without rewriting them (Spark's
+//! `add_files` procedure, Java's `SparkTableUtil.importSparkTable`).
+//!
+//! The files under a source directory (or one file) become data files of one `append`
+//! snapshot, with their record counts and column metrics read from their Parquet footers
+//! under the table's metrics configuration (`write.metadata.metrics.*`). Files written
+//! without Parquet field ids are read through the table's name mapping
+//! (`schema.name-mapping.default`, spec "Column Projection"), which the commit sets from
+//! the current schema when the table has none, as Java's `ensureNameMappingPresent` does.
+//!
+//! A partitioned table takes files from Hive-style directories `<column>=<value>` (identity
+//! partitions only, as in Spark); `partition_filter` narrows the import to the directories
+//! whose values equal the given ones. Files whose name or a directory of whose path starts
+//! with `_` or `.` (`_SUCCESS`, `.crc` files) are skipped, as Spark's listing does.
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::sync::Arc;
+
+use bytes::Bytes;
+use datafusion::parquet::arrow::async_reader::MetadataFetch;
+use datafusion::parquet::file::metadata::{ParquetMetaData, ParquetMetaDataReader};
+use futures::future::BoxFuture;
+use futures::stream::{self, StreamExt, TryStreamExt};
+use futures::FutureExt;
+use object_store::path::Path as ObjectPath;
+use object_store::{ObjectStore, ObjectStoreExt};
+
+use crate::catalog::{Catalog, TableIdent};
+use crate::error::{Error, ErrorKind, Result};
+use crate::io::normalize_location;
+use crate::scan::TableScan;
+use crate::spec::name_mapping::{update_name_mapping, NameMapping, DEFAULT_NAME_MAPPING_PROPERTY};
+use crate::spec::{DataFile, Literal, PartitionSpec, PrimitiveType, Schema, Transform};
+use crate::table::Table;
+use crate::transaction::{check_writable, AppendFiles, Transaction, UpdateProperties};
+use crate::write::parquet_metrics::{data_file_from_footer_ids, leaf_field_ids};
+use crate::write::{MetricsConfig, MetricsMode};
+
+/// Footers read at once.
+const FOOTER_CONCURRENCY: usize = 16;
+
+/// Hive's directory value for a null partition value.
+const HIVE_NULL: &str = "__HIVE_DEFAULT_PARTITION__";
+
+/// What to import.
+#[derive(Debug, Clone)]
+pub struct AddFiles {
+    source: String,
+    partition_filter: Vec<(String, String)>,
+    check_duplicate_files: bool,
+}
+
+/// What [`add_files`] did: Spark's `added_files_count` and `changed_partition_count`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct AddFilesResult {
+    /// Data files registered.
+    pub added_files_count: usize,
+    /// Partitions that got files (the snapshot's `changed-partition-count`).
+    pub changed_partition_count: usize,
+}
+
+impl AddFiles {
+    /// Import the Parquet files under `source` (a directory or one file: a local path or
+    /// a `scheme://` location the table's storage settings reach).
+    pub fn new(source: impl Into<String>) -> Self {
+        Self {
+            source: source.into(),
+            partition_filter: vec![],
+            check_duplicate_files: true,
+        }
+    }
+
+    /// Only the partition directories whose `column=value` pairs include these.
+    pub fn partition_filter(mut self, filter: Vec<(String, String)>) -> Self {
+        self.partition_filter = filter;
+        self
+    }
+
+    /// Refuse files the table's current snapshot already holds (default true, as Spark).
+    pub fn check_duplicate_files(mut self, check: bool) -> Self {
+        self.check_duplicate_files = check;
+        self
+    }
+}
+
+/// Register the files `options` names in table `ident` in one `append` commit. When the
+/// partition filter leaves no file, nothing is committed (zero counts).
+///
+/// Errors ([`ErrorKind::InvalidArgument`] unless said): a partitioned table with a
+/// non-identity partition field ([`ErrorKind::Unsupported`]); a filter on a column that
+/// is not a partition source, or on an unpartitioned table; a file outside
+/// `<column>=<value>` directories of a partitioned table, or a value that is not one of
+/// the column's type; a source that does not exist or holds no file
+/// ([`ErrorKind::NotFound`]); a file that is not Parquet ([`ErrorKind::InvalidData`], naming
+/// it); a file the table already holds (with `check_duplicate_files`,
+/// [`ErrorKind::ValidationFailed`] naming up to 10); commit errors.
+pub async fn add_files(
+    catalog: &Arc<dyn Catalog>,
+    ident: &TableIdent,
+    options: AddFiles,
+) -> Result<(Table, AddFilesResult)> {
+    let base = catalog.load_table(ident).await?;
+    check_writable(&base)?;
+    let m = base.metadata();
+    let schema = m.current_schema();
+    let spec = m
+        .default_partition_spec()
+        .cloned()
+        .unwrap_or_else(PartitionSpec::unpartitioned);
+    let columns = partition_columns(&spec, schema)?;
+    if spec.fields.is_empty() && !options.partition_filter.is_empty() {
+        return Err(Error::invalid_argument(
+            "partition_filter given for an unpartitioned table",
+        ));
+    }
+    for (k, _) in &options.partition_filter {
+        if !columns.iter().any(|(name, _)| name.eq_ignore_ascii_case(k)) {
+            return Err(Error::invalid_argument(format!(
+                "partition_filter column '{k}' is not a partition column of the table"
+            )));
+        }
+    }
+    let source = normalize_location(&options.source)?;
+    let mut found = vec![];
+    for (location, size) in list_source(&base, &source).await? {
+        let relative = location
+            .strip_prefix(&source)
+            .unwrap_or(&location)
+            .trim_start_matches('/');
+        let segments: Vec<&str> = relative.split('/').collect();
+        if segments
+            .iter()
+            .any(|s| s.starts_with('_') || s.starts_with('.'))
+        {
+            continue;
+        }
+        let dirs = &segments[..segments.len().saturating_sub(1)];
+        let Some(partition) = partition_of(&location, dirs, &columns, &options.partition_filter)?
+        else {
+            continue;
+        };
+        found.push((location, size, partition));
+    }
+    if found.is_empty() {
+        return Ok((base, AddFilesResult::default()));
+    }
+    if options.check_duplicate_files {
+        check_no_duplicates(&base, &found).await?;
+    }
+    let mapping_text = match m.properties.get(DEFAULT_NAME_MAPPING_PROPERTY) {
+        Some(text) => text.clone(),
+        None => update_name_mapping("[]", schema)?,
+    };
+    let mapping = NameMapping::from_json(&mapping_text)?;
+    let modes = MetricsConfig::from_properties(&m.properties)?.modes_by_field_id(schema);
+    let files: Vec<DataFile> = stream::iter(found)
+        .map(|(location, size, partition)| {
+            let (base, mapping, modes) = (&base, &mapping, &modes);
+            async move {
+                let meta = read_footer(base, &location, size).await?;
+                let ids = leaf_field_ids(&meta, Some(mapping));
+                let mode_of = |id: i32| modes.get(&id).copied().unwrap_or(MetricsMode::DEFAULT);
+                let size = i64::try_from(size).unwrap_or(i64::MAX);
+                Ok::<_, Error>(data_file_from_footer_ids(
+                    &meta,
+                    size,
+                    &location,
+                    schema,
+                    partition,
+                    &mode_of,
+                    &HashMap::new(),
+                    &ids,
+                ))
+            }
+        })
+        .buffered(FOOTER_CONCURRENCY)
+        .try_collect()
+        .await?;
+    let added_files_count = files.len();
+    let distinct: BTreeSet<String> = files.iter().map(|f| format!("{:?}", f.partition)).collect();
+    let mut txn = Transaction::new(Arc::clone(catalog), ident.clone(), base.clone());
+    if !m.properties.contains_key(DEFAULT_NAME_MAPPING_PROPERTY) {
+        txn = txn
+            .add_action(UpdateProperties::new().set(DEFAULT_NAME_MAPPING_PROPERTY, mapping_text)?);
+    }
+    let committed = txn
+        .add_action(AppendFiles::new(spec.spec_id, files)?)
+        .commit()
+        .await?;
+    let changed_partition_count = committed
+        .metadata()
+        .current_snapshot()
+        .and_then(|s| s.summary.get("changed-partition-count"))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(distinct.len());
+    Ok((
+        committed,
+        AddFilesResult {
+            added_files_count,
+            changed_partition_count,
+        },
+    ))
+}
+
+/// The source column (name, type) of each field of `spec`, all identity.
+fn partition_columns(
+    spec: &PartitionSpec,
+    schema: &Schema,
+) -> Result<Vec<(String, PrimitiveType)>> {
+    spec.fields
+        .iter()
+        .map(|f| {
+            let source = schema.field_by_id(f.source_id);
+            match (f.transform, source) {
+                (Transform::Identity, Some(field)) => {
+                    let ty = *field.field_type.as_primitive().ok_or_else(|| {
+                        Error::unsupported(format!(
+                            "add_files into a table partitioned by the nested column '{}'",
+                            field.name
+                        ))
+                    })?;
+                    Ok((field.name.clone(), ty))
+                }
+                _ => Err(Error::unsupported(format!(
+                    "add_files into a table partitioned by {}({}): only identity partitions \
+                     take Hive-style directories",
+                    f.transform,
+                    source.map_or("?", |s| s.name.as_str())
+                ))),
+            }
+        })
+        .collect()
+}
+
+/// `(location, size in bytes)` of every file at or under `source` (a file, or a
+/// directory listed at any depth).
+async fn list_source(table: &Table, source: &str) -> Result<Vec<(String, u64)>> {
+    let io = table.file_io();
+    let resolved = io.resolve(source)?;
+    let store = io.store(&resolved.store_url)?;
+    // a directory has no object of its own (the local store answers NotFound too)
+    if let Ok(meta) = store.head(&resolved.path).await {
+        return Ok(vec![(source.to_string(), meta.size)]);
+    }
+    let mut files: Vec<(String, u64)> = io
+        .list_files(source)
+        .await?
+        .into_iter()
+        .map(|f| (f.location, f.size))
+        .collect();
+    if files.is_empty() {
+        // a missing local directory lists nothing, as does a prefix with no objects
+        return Err(Error::not_found(format!(
+            "add_files source '{source}' does not exist or holds no files"
+        )));
+    }
+    files.sort();
+    Ok(files)
+}
+
+/// The partition tuple of a file in directories `dirs` under the source, or `None` when
+/// `filter` leaves it out.
+fn partition_of(
+    location: &str,
+    dirs: &[&str],
+    columns: &[(String, PrimitiveType)],
+    filter: &[(String, String)],
+) -> Result<Option<Vec<Option<Literal>>>> {
+    let pairs: Vec<(String, String)> = dirs
+        .iter()
+        .filter_map(|d| d.split_once('='))
+        .map(|(k, v)| (unescape(k), unescape(v)))
+        .collect();
+    let value_of = |column: &str| {
+        pairs
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(column))
+            .map(|(_, v)| v.as_str())
+    };
+    for (k, v) in filter {
+        if value_of(k) != Some(v.as_str()) {
+            return Ok(None);
+        }
+    }
+    let mut partition = Vec::with_capacity(columns.len());
+    for (name, ty) in columns {
+        let Some(text) = value_of(name) else {
+            return Err(Error::invalid_argument(format!(
+                "file '{location}' is not under a '{name}=<value>' directory, as a file of \
+                 a table partitioned by '{name}' must be"
+            )));
+        };
+        partition.push(partition_value(text, ty).map_err(|e| {
+            e.context(format!(
+                "partition directory '{name}={text}' of '{location}'"
+            ))
+        })?);
+    }
+    Ok(Some(partition))
+}
+
+/// A Hive directory's value as a value of `ty` (`__HIVE_DEFAULT_PARTITION__`: null).
+fn partition_value(text: &str, ty: &PrimitiveType) -> Result<Option<Literal>> {
+    if text == HIVE_NULL {
+        return Ok(None);
+    }
+    let bad = || Error::invalid_argument(format!("'{text}' is not a {ty}"));
+    let json = match ty {
+        PrimitiveType::Boolean => {
+            serde_json::Value::Bool(match text.to_ascii_lowercase().as_str() {
+                "true" => true,
+                "false" => false,
+                _ => return Err(bad()),
+            })
+        }
+        PrimitiveType::Int | PrimitiveType::Long => {
+            serde_json::Value::from(text.parse::<i64>().map_err(|_| bad())?)
+        }
+        PrimitiveType::Float | PrimitiveType::Double => {
+            serde_json::Value::from(text.parse::<f64>().map_err(|_| bad())?)
+        }
+        PrimitiveType::Decimal { .. } | PrimitiveType::Date | PrimitiveType::String => {
+            serde_json::Value::String(text.to_string())
+        }
+        other => {
+            return Err(Error::unsupported(format!(
+                "add_files with a partition column of type {other}"
+            )))
+        }
+    };
+    Literal::from_json(&json, ty).map(Some).map_err(|_| bad())
+}
+
+/// Hive's path escaping undone: `%XX` is the byte `XX`.
+fn unescape(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match (bytes[i], hex) {
+            (b'%', Some(b)) => {
+                out.push(b);
+                i += 3;
+            }
+            (b, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The footer of the Parquet file at `location` (`size` bytes), read through the
+/// table's storage settings: one ranged read of the last 64 KiB, a second one when the
+/// footer is larger.
+async fn read_footer(table: &Table, location: &str, size: u64) -> Result<ParquetMetaData> {
+    let io = table.file_io().without_remaps();
+    let resolved = io.resolve(location)?;
+    let store = io.store(&resolved.store_url)?;
+    let fetch = RangeFetch {
+        store,
+        path: resolved.path,
+    };
+    ParquetMetaDataReader::new()
+        .with_prefetch_hint(Some(64 * 1024))
+        .load_and_finish(fetch, size)
+        .await
+        .map_err(|e| {
+            Error::invalid_data(format!("'{location}' is not a readable Parquet file"))
+                .with_source(e)
+        })
+}
+
+/// Ranged reads of one object, for the Parquet footer reader.
+struct RangeFetch {
+    store: Arc<dyn ObjectStore>,
+    path: ObjectPath,
+}
+
+impl MetadataFetch for RangeFetch {
+    fn fetch(
+        &mut self,
+        range: std::ops::Range<u64>,
+    ) -> BoxFuture<'_, datafusion::parquet::errors::Result<Bytes>> {
+        async move {
+            self.store
+                .get_range(&self.path, range)
+                .await
+                .map_err(|e| datafusion::parquet::errors::ParquetError::External(Box::new(e)))
+        }
+        .boxed()
+    }
+}
+
+/// Fail when the table's current snapshot already holds one of `found`'s files.
+async fn check_no_duplicates<T, U>(table: &Table, found: &[(String, T, U)]) -> Result<()> {
+    let snapshot = table.metadata().current_snapshot().cloned();
+    if snapshot.is_none() {
+        return Ok(());
+    }
+    let plan = TableScan::new(table.clone(), snapshot).plan_files().await?;
+    let held: HashSet<&str> = plan
+        .tasks
+        .iter()
+        .map(|t| t.data_file().file_path.as_str())
+        .collect();
+    let duplicates: Vec<&str> = found
+        .iter()
+        .map(|(l, _, _)| l.as_str())
+        .filter(|l| held.contains(l))
+        .collect();
+    if duplicates.is_empty() {
+        return Ok(());
+    }
+    let shown: Vec<String> = duplicates
+        .iter()
+        .take(10)
+        .map(|d| format!("'{d}'"))
+        .collect();
+    Err(Error::new(
+        ErrorKind::ValidationFailed,
+        format!(
+            "{} of the files to add are already in the table ({}{}); a table should \
+             reference a file once; to add them anyway set check_duplicate_files => false",
+            duplicates.len(),
+            shown.join(", "),
+            if duplicates.len() > 10 { ", …" } else { "" }
+        ),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hive_directories_give_typed_values_or_null() {
+        let cols = vec![
+            ("d".to_string(), PrimitiveType::Date),
+            ("s".to_string(), PrimitiveType::String),
+            ("n".to_string(), PrimitiveType::Int),
+        ];
+        let got = partition_of(
+            "f",
+            &["d=2024-01-31", "s=a%2Fb c", "n=__HIVE_DEFAULT_PARTITION__"],
+            &cols,
+            &[],
+        )
+        .unwrap();
+        assert_eq!(
+            got,
+            Some(vec![
+                Some(Literal::Date(19753)),
+                Some(Literal::String("a/b c".into())),
+                None
+            ])
+        );
+        let filtered = partition_of(
+            "f",
+            &["d=2024-01-31", "s=x", "n=1"],
+            &cols,
+            &[("S".into(), "y".into())],
+        )
+        .unwrap();
+        assert_eq!(filtered, None);
+        let err = partition_of("f", &["d=2024-01-31", "s=x", "n=one"], &cols, &[]).unwrap_err();
+        assert!(err.to_string().contains("'one' is not a int"), "{err}");
+        let err = partition_of("f", &["d=2024-01-31"], &cols, &[]).unwrap_err();
+        assert!(err.to_string().contains("'s=<value>'"), "{err}");
+    }
+}

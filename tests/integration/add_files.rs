@@ -1,0 +1,211 @@
+//! `CALL system.add_files`: existing Parquet files (written by DataFusion's `COPY`, with no
+//! Iceberg field ids, Hive-style partition directories) registered in an Iceberg table
+//! without rewriting them; their rows read back through the name mapping the call sets,
+//! their metrics prune, and PyIceberg and DuckDB read the same rows.
+
+use datafusion::prelude::SessionContext;
+use icefloe::catalog::TableIdent;
+use icefloe::expr::{BinaryOp, Predicate, Reference};
+use icefloe::scan::TableScan;
+use icefloe::spec::Literal;
+
+use crate::dml::{create, lake, ok, other_engines_agree, run, Lake};
+use crate::maintenance::call;
+
+/// Plain Parquet files of (id, k, s, d) under `dir/k=<k>/`, as Spark's or DataFusion's
+/// partitioned writes leave them (the partition column only in the directory names).
+async fn source_files(dir: &std::path::Path) {
+    let plain = SessionContext::new();
+    let copy = format!(
+        "COPY (SELECT CAST(column1 AS BIGINT) AS id, CAST(column2 AS INT) AS k, column3 AS s, \
+         column4 AS d FROM (VALUES (1, 0, 'a', 1.5), (2, 0, NULL, 2.5), (3, 1, 'c', NULL), \
+         (4, 1, 'd', 4.5), (5, 2, 'e', 5.5))) TO '{}/' STORED AS PARQUET PARTITIONED BY (k)",
+        dir.display()
+    );
+    plain
+        .sql(&copy)
+        .await
+        .expect("copy")
+        .collect()
+        .await
+        .expect("copy");
+    // marker files Spark leaves are not data
+    std::fs::write(dir.join("_SUCCESS"), b"").expect("marker");
+}
+
+/// Data files of `ns.<name>` planned for `column = value`.
+async fn planned(lake: &Lake, name: &str, column: &str, value: i64) -> usize {
+    let table = lake
+        .catalog
+        .load_table(&TableIdent::parse(&format!("ns.{name}")))
+        .await
+        .expect("load");
+    let literal = match column {
+        "k" => Literal::Int(value as i32),
+        _ => Literal::Long(value),
+    };
+    let filter = Predicate::binary(BinaryOp::Eq, Reference::new(column), literal);
+    let snapshot = table.metadata().current_snapshot().cloned();
+    let plan = TableScan::new(table, snapshot)
+        .with_filter(filter)
+        .plan_files()
+        .await
+        .expect("plan");
+    plan.metrics.data_files_planned
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn add_files_registers_parquet_files_without_field_ids() {
+    let lake = lake().await;
+    let src = lake.dir.path().join("source");
+    source_files(&src).await;
+    create(&lake, "t", "PARTITIONED BY (k)", "").await;
+    let add = format!(
+        "CALL ice.system.add_files(table => 'ns.t', source_table => '`parquet`.`{}`')",
+        src.display()
+    );
+    let r = call(&lake, &add).await;
+    assert_eq!(r["added_files_count"], 3);
+    assert_eq!(r["changed_partition_count"], 3);
+    let expected = "\
++----+---+---+-----+
+| id | k | s | d   |
++----+---+---+-----+
+| 1  | 0 | a | 1.5 |
+| 2  | 0 |   | 2.5 |
+| 3  | 1 | c |     |
+| 4  | 1 | d | 4.5 |
+| 5  | 2 | e | 5.5 |
++----+---+---+-----+";
+    let all = "SELECT * FROM ice.ns.t ORDER BY id";
+    assert_eq!(ok(&lake.ctx, all).await, expected);
+    // the files' own metrics (through the name mapping) and partitions prune
+    assert_eq!(planned(&lake, "t", "id", 4).await, 1);
+    assert_eq!(planned(&lake, "t", "k", 2).await, 1);
+    assert_eq!(
+        ok(&lake.ctx, "SELECT id FROM ice.ns.t WHERE d > 4 ORDER BY id").await,
+        "+----+\n| id |\n+----+\n| 4  |\n| 5  |\n+----+"
+    );
+    other_engines_agree(&lake, "t").await;
+
+    // the same files again: refused, naming one, and the table unchanged
+    let err = run(&lake.ctx, &add).await.expect_err("duplicates");
+    assert!(
+        err.contains("3 of the files to add are already in the table")
+            && err.contains("k=0/")
+            && err.contains("check_duplicate_files"),
+        "{err}"
+    );
+    assert_eq!(ok(&lake.ctx, all).await, expected);
+    // unless asked, and only the partition the filter names
+    let again = format!(
+        "CALL ice.system.add_files('ns.t', '`parquet`.`{}`', map('k', '2'), false)",
+        src.display()
+    );
+    let r = call(&lake, &again).await;
+    assert_eq!(
+        (r["added_files_count"], r["changed_partition_count"]),
+        (1, 1)
+    );
+    assert_eq!(
+        ok(
+            &lake.ctx,
+            "SELECT k, count(*) AS n FROM ice.ns.t GROUP BY k ORDER BY k"
+        )
+        .await,
+        "+---+---+\n| k | n |\n+---+---+\n| 0 | 2 |\n| 1 | 2 |\n| 2 | 2 |\n+---+---+"
+    );
+    // the mapping was set once, from the schema
+    assert!(ok(&lake.ctx, "SHOW TBLPROPERTIES ice.ns.t")
+        .await
+        .contains("schema.name-mapping.default"));
+
+    // one file into an unpartitioned table: `k` is not in the file and reads null
+    create(&lake, "u", "", "").await;
+    let one = std::fs::read_dir(src.join("k=1"))
+        .expect("dir")
+        .next()
+        .expect("file")
+        .expect("entry")
+        .path();
+    let r = call(
+        &lake,
+        &format!(
+            "CALL ice.system.add_files(table => 'ns.u', source_table => 'parquet.`{}`')",
+            one.display()
+        ),
+    )
+    .await;
+    assert_eq!(r["added_files_count"], 1);
+    assert_eq!(
+        ok(&lake.ctx, "SELECT * FROM ice.ns.u ORDER BY id").await,
+        "+----+---+---+-----+\n| id | k | s | d   |\n+----+---+---+-----+\n| 3  |   | c |     |\n\
+         | 4  |   | d | 4.5 |\n+----+---+---+-----+"
+    );
+    other_engines_agree(&lake, "u").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn add_files_refuses_what_it_cannot_register_and_changes_nothing() {
+    let lake = lake().await;
+    let src = lake.dir.path().join("source");
+    source_files(&src).await;
+    create(&lake, "t", "PARTITIONED BY (k)", "").await;
+    create(&lake, "b", "PARTITIONED BY (bucket(4, id))", "").await;
+    create(&lake, "u", "", "").await;
+    let not_parquet = lake.dir.path().join("notes.txt");
+    std::fs::write(&not_parquet, b"hello").expect("file");
+    let s = src.display();
+    let cases = [
+        (
+            "CALL ice.system.add_files('ns.t', 'db.src')".to_string(),
+            "only files named as '`parquet`.`/path`' can be added",
+        ),
+        (
+            format!("CALL ice.system.add_files('ns.t', '`orc`.`{s}`')"),
+            "add_files of orc files (only Parquet)",
+        ),
+        (
+            format!("CALL ice.system.add_files('ns.b', '`parquet`.`{s}`')"),
+            "only identity partitions",
+        ),
+        (
+            format!("CALL ice.system.add_files('ns.t', '`parquet`.`{s}`', map('s', 'x'))"),
+            "partition_filter column 's' is not a partition column",
+        ),
+        (
+            format!("CALL ice.system.add_files('ns.u', '`parquet`.`{s}`', map('k', '1'))"),
+            "partition_filter given for an unpartitioned table",
+        ),
+        (
+            format!("CALL ice.system.add_files('ns.t', '`parquet`.`{s}/k=1`')"),
+            "is not under a 'k=<value>' directory",
+        ),
+        (
+            format!(
+                "CALL ice.system.add_files('ns.u', '`parquet`.`{}`')",
+                not_parquet.display()
+            ),
+            "notes.txt' is not a readable Parquet file",
+        ),
+        (
+            format!(
+                "CALL ice.system.add_files('ns.u', '`parquet`.`{}/missing`')",
+                lake.dir.path().display()
+            ),
+            "does not exist",
+        ),
+    ];
+    for (q, expected) in cases {
+        let err = run(&lake.ctx, &q).await.expect_err(&q);
+        assert!(err.contains(expected), "{q}: {err}");
+    }
+    for t in ["t", "b", "u"] {
+        let n = ok(
+            &lake.ctx,
+            &format!("SELECT count(*) AS n FROM ice.ns.\"{t}$snapshots\""),
+        )
+        .await;
+        assert!(n.contains("| 0 |"), "{t}: {n}");
+    }
+}

@@ -212,6 +212,23 @@ pub trait Catalog: fmt::Debug + Send + Sync {
         )))
     }
 
+    /// Register an existing table under `ident` by the location of one of its metadata
+    /// files (Java `Catalog.registerTable`, REST `registerTable`): the table's files stay
+    /// where they are, and `ident` points at that metadata file.
+    ///
+    /// Errors: [`ErrorKind::AlreadyExists`](crate::ErrorKind) when the name is taken,
+    /// [`ErrorKind::NotFound`](crate::ErrorKind) for a missing namespace or metadata
+    /// file, [`ErrorKind::InvalidData`](crate::ErrorKind) naming a file that is not table
+    /// metadata; [`ErrorKind::Unsupported`](crate::ErrorKind) where the catalog cannot
+    /// register (a file-system catalog, whose tables are their directories).
+    async fn register_table(&self, ident: &TableIdent, metadata_location: &str) -> Result<Table> {
+        let _ = metadata_location;
+        Err(Error::unsupported(format!(
+            "registering table '{ident}' in catalog '{}'",
+            self.name()
+        )))
+    }
+
     /// Commit to a table (REST `updateTable`): check `commit.requirements` against the
     /// current metadata, apply `commit.updates`, write the new metadata file and swap the
     /// catalog's pointer with a check-and-put against the metadata the check saw.

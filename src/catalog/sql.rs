@@ -248,10 +248,10 @@ impl SqlCatalog {
         }
     }
 
-    /// Register an existing table under `ident` by its metadata file location
-    /// (`Catalog.registerTable`). The namespace must exist or is created when the
-    /// database has no namespace table. Errors when the name is taken.
-    pub async fn register_table(&self, ident: &TableIdent, metadata_location: &str) -> Result<()> {
+    /// Point `ident` at `metadata_location` (a new row of `iceberg_tables`). The
+    /// namespace must exist or is created when the database has no namespace table.
+    /// Errors when the name is taken.
+    async fn insert_table_row(&self, ident: &TableIdent, metadata_location: &str) -> Result<()> {
         if self.has_namespace_table && !self.namespace_exists(&ident.namespace).await? {
             return Err(namespace_not_found(&self.name, &ident.namespace));
         }
@@ -467,10 +467,22 @@ impl Catalog for SqlCatalog {
         let metadata_location = next_metadata_location(&metadata, None);
         let table = Table::from_written(metadata, &metadata_location, &self.options)?;
         write_metadata_file(table.file_io(), table.metadata(), &metadata_location).await?;
-        if let Err(e) = self.register_table(ident, &metadata_location).await {
+        if let Err(e) = self.insert_table_row(ident, &metadata_location).await {
             let _ = table.file_io().delete(&metadata_location).await;
             return Err(e);
         }
+        Ok(table)
+    }
+
+    /// The metadata file is read first (through the catalog's storage settings), so a
+    /// location that is not table metadata registers nothing.
+    async fn register_table(&self, ident: &TableIdent, metadata_location: &str) -> Result<Table> {
+        if self.has_namespace_table && !self.namespace_exists(&ident.namespace).await? {
+            return Err(namespace_not_found(&self.name, &ident.namespace));
+        }
+        let location = crate::io::normalize_location(metadata_location)?;
+        let table = Table::open_with(&location, self.options.clone()).await?;
+        self.insert_table_row(ident, &location).await?;
         Ok(table)
     }
 

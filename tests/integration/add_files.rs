@@ -209,3 +209,65 @@ async fn add_files_refuses_what_it_cannot_register_and_changes_nothing() {
         assert!(n.contains("| 0 |"), "{t}: {n}");
     }
 }
+
+/// `CALL system.register_table`: a second name for an existing table's metadata file, with
+/// Spark's result row; a taken name or a file that is not table metadata registers nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn register_table_names_an_existing_metadata_file() {
+    let lake = lake().await;
+    create(&lake, "t", "", "").await;
+    ok(
+        &lake.ctx,
+        "INSERT INTO ice.ns.t VALUES (1, 1, 'a', 1.5), (2, 2, 'b', 2.5), (3, 3, 'c', 3.5)",
+    )
+    .await;
+    let t = lake
+        .catalog
+        .load_table(&TableIdent::parse("ns.t"))
+        .await
+        .expect("load");
+    let location = t.metadata_location().to_string();
+    let snapshot = t.metadata().current_snapshot_id.expect("snapshot");
+    let r = call(
+        &lake,
+        &format!(
+            "CALL ice.system.register_table(table => 'ns.copy', metadata_file => '{location}')"
+        ),
+    )
+    .await;
+    assert_eq!(r["current_snapshot_id"], snapshot);
+    assert_eq!(
+        (r["total_records_count"], r["total_data_files_count"]),
+        (3, 1)
+    );
+    assert_eq!(
+        ok(&lake.ctx, "SELECT * FROM ice.ns.copy ORDER BY id").await,
+        ok(&lake.ctx, "SELECT * FROM ice.ns.t ORDER BY id").await
+    );
+    other_engines_agree(&lake, "copy").await;
+
+    let not_metadata = lake.dir.path().join("x.metadata.json");
+    std::fs::write(&not_metadata, b"{}").expect("file");
+    for (q, expected) in [
+        (
+            format!("CALL ice.system.register_table('ns.t', '{location}')"),
+            "already exists",
+        ),
+        (
+            format!(
+                "CALL ice.system.register_table('ns.bad', '{}')",
+                not_metadata.display()
+            ),
+            "x.metadata.json",
+        ),
+        (
+            "CALL ice.system.register_table('ns.bad')".to_string(),
+            "'metadata_file' argument",
+        ),
+    ] {
+        let err = run(&lake.ctx, &q).await.expect_err(&q);
+        assert!(err.contains(expected), "{q}: {err}");
+    }
+    let tables = ok(&lake.ctx, "SHOW TABLES").await;
+    assert!(!tables.contains("bad"), "{tables}");
+}

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use datafusion::arrow::array::{Array, AsArray};
 use datafusion::arrow::datatypes::Int64Type;
 use datafusion::prelude::SessionContext;
-use icefloe::catalog::TableIdent;
+use icefloe::catalog::{Catalog, TableIdent};
 use icefloe::delete::is_deletion_vector;
 use icefloe::scan::TableScan;
 use icefloe::IcebergTableProvider;

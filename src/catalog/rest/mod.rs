@@ -403,15 +403,9 @@ impl RestCatalog {
         Ok(answer.and_then(|a| a.missing).unwrap_or_default())
     }
 
-    /// Register an existing table by its metadata file (REST `registerTable`).
-    ///
-    /// Errors: [`ErrorKind::AlreadyExists`] when the name is taken;
-    /// [`ErrorKind::NotFound`] for a missing namespace.
-    pub async fn register_table(
-        &self,
-        ident: &TableIdent,
-        metadata_location: &str,
-    ) -> Result<Table> {
+    /// Register an existing table by its metadata file (REST `registerTable`; see
+    /// [`Catalog::register_table`]).
+    async fn register(&self, ident: &TableIdent, metadata_location: &str) -> Result<Table> {
         let url = self.namespace_url(&ident.namespace, &["register"]).await?;
         let body = json!({"name": ident.name, "metadata-location": metadata_location});
         let answer: LoadTableResult = self
@@ -506,6 +500,10 @@ impl Catalog for RestCatalog {
         }
         out.sort();
         Ok(out)
+    }
+
+    async fn register_table(&self, ident: &TableIdent, metadata_location: &str) -> Result<Table> {
+        self.register(ident, metadata_location).await
     }
 
     async fn load_table(&self, ident: &TableIdent) -> Result<Table> {

@@ -1,5 +1,5 @@
 //! `CALL [cat.]system.<procedure>(…)`: Spark's Iceberg procedures that move the current
-//! snapshot, with Spark's names, arguments and result columns (see the parent module's
+//! snapshot, and `register_table`, with Spark's names, arguments and result columns (see the parent module's
 //! docs). Arguments are positional or named (`table => 'ns.t', snapshot_id => 1`); the
 //! table is a name string resolved in the procedure's catalog (`cat` when given, else
 //! the session's default catalog).
@@ -27,6 +27,8 @@ const SNAPSHOT_PROCEDURES: &[(&str, &[&str])] = &[
     ("set_current_snapshot", &["table", "snapshot_id", "ref"]),
     ("fast_forward", &["table", "branch", "to"]),
     ("cherrypick_snapshot", &["table", "snapshot_id"]),
+    // not a snapshot move, but named and resolved alike (the table need not exist)
+    ("register_table", &["table", "metadata_file"]),
 ];
 
 /// Every procedure `CALL` runs, with its parameters: the ones that move the current
@@ -120,6 +122,12 @@ pub(super) async fn call(ctx: &SessionContext, mut c: Cursor<'_>) -> Result<Opti
             ))
         })?;
     let what = format!("{what}('{}')", table.ident);
+    if procedure == "register_table" {
+        return register_table(ctx, &table, get("metadata_file"))
+            .await
+            .map_err(|e| e.context(&what))
+            .map(Some);
+    }
     let action = match procedure.as_str() {
         "rollback_to_snapshot" => ManageSnapshots::new().rollback_to(snapshot_id(&get, &what)?),
         "set_current_snapshot" => {
@@ -263,6 +271,46 @@ fn cherrypick_result(ctx: &SessionContext, source: i64, current: Option<i64>) ->
     let columns: Vec<ArrayRef> = vec![
         Arc::new(Int64Array::from(vec![source])),
         Arc::new(Int64Array::from(vec![current])),
+    ];
+    let batch = RecordBatch::try_new(schema, columns)
+        .map_err(|e| Error::new(ErrorKind::DataFusion, "procedure result").with_source(e))?;
+    Ok(ctx.read_batch(batch)?)
+}
+
+/// Spark's `register_table`: `table` (which must not exist) points at `metadata_file`;
+/// the result row is `current_snapshot_id`, `total_records_count`,
+/// `total_data_files_count` of the registered table (from its current snapshot's summary;
+/// null without one).
+async fn register_table(
+    ctx: &SessionContext,
+    table: &super::ResolvedTable,
+    metadata_file: Option<Value>,
+) -> Result<DataFrame> {
+    let Some(Value::Text(location)) = metadata_file else {
+        return Err(Error::invalid_argument(
+            "the 'metadata_file' argument (the location of a metadata JSON file) is missing",
+        ));
+    };
+    let registered = table
+        .target
+        .catalog()
+        .register_table(&table.ident, &location)
+        .await?;
+    let current = registered.metadata().current_snapshot();
+    let total = |key: &str| {
+        current
+            .and_then(|s| s.summary.get(key))
+            .and_then(|n| n.parse::<i64>().ok())
+    };
+    let schema = Arc::new(ArrowSchema::new(vec![
+        Field::new("current_snapshot_id", DataType::Int64, true),
+        Field::new("total_records_count", DataType::Int64, true),
+        Field::new("total_data_files_count", DataType::Int64, true),
+    ]));
+    let columns: Vec<ArrayRef> = vec![
+        Arc::new(Int64Array::from(vec![current.map(|s| s.snapshot_id)])),
+        Arc::new(Int64Array::from(vec![total("total-records")])),
+        Arc::new(Int64Array::from(vec![total("total-data-files")])),
     ];
     let batch = RecordBatch::try_new(schema, columns)
         .map_err(|e| Error::new(ErrorKind::DataFusion, "procedure result").with_source(e))?;

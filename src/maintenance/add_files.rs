@@ -271,6 +271,25 @@ fn partition_of(
         .filter_map(|d| d.split_once('='))
         .map(|(k, v)| (unescape(k), unescape(v)))
         .collect();
+    for (i, (k, _)) in pairs.iter().enumerate() {
+        if pairs[..i]
+            .iter()
+            .any(|(seen, _)| seen.eq_ignore_ascii_case(k))
+        {
+            return Err(Error::invalid_argument(format!(
+                "file '{location}' is under two '{k}=<value>' directories"
+            )));
+        }
+        // Spark's add_files takes partition directories only when they match the table's
+        // identity partitions: their values would be lost otherwise
+        if !columns.iter().any(|(name, _)| name.eq_ignore_ascii_case(k)) {
+            return Err(Error::invalid_argument(format!(
+                "file '{location}' is under partition directory '{k}=…' but the table is \
+                 not partitioned by '{k}' (its values would be lost; partition the table by \
+                 identity({k}) first)"
+            )));
+        }
+    }
     let value_of = |column: &str| {
         pairs
             .iter()
@@ -472,5 +491,17 @@ mod tests {
         assert!(err.to_string().contains("'one' is not a int"), "{err}");
         let err = partition_of("f", &["d=2024-01-31"], &cols, &[]).unwrap_err();
         assert!(err.to_string().contains("'s=<value>'"), "{err}");
+        for (dirs, expected) in [
+            (
+                vec!["d=2024-01-31", "s=x", "n=1", "q=2"],
+                "not partitioned by 'q'",
+            ),
+            (vec!["d=2024-01-31", "s=x", "S=y", "n=1"], "two 'S=<value>'"),
+        ] {
+            let err = partition_of("f", &dirs, &cols, &[]).unwrap_err();
+            assert!(err.to_string().contains(expected), "{err}");
+        }
+        let err = partition_of("f", &["p=A"], &[], &[]).unwrap_err();
+        assert!(err.to_string().contains("not partitioned by 'p'"), "{err}");
     }
 }

@@ -70,7 +70,9 @@ fn find_in<'a>(fields: &'a [MappedField], name: &str) -> Option<&'a MappedField>
 /// change, as Iceberg Java's `SchemaUpdate` does through `MappingUtil.update`: a mapped
 /// field whose name changed gets the new name added (the old names stay, since files
 /// written before the rename use them); a field the mapping does not have, under a
-/// mapped parent, gets a mapping of its current name. Mappings of dropped fields stay.
+/// mapped parent, gets a mapping of its current name. Mappings of dropped fields stay,
+/// without the names a field of the schema has now (a dropped column's name taken by a
+/// new one maps to the new one).
 ///
 /// Errors: `text` is not a name mapping (naming the property).
 pub fn update_name_mapping(text: &str, schema: &Schema) -> Result<String> {
@@ -124,6 +126,25 @@ fn update_level(mapped: &mut Vec<JsonValue>, fields: &[&NestedField]) {
             None => mapped.push(new_mapping(f)),
         }
     }
+    // A name belongs to the field that has it now: a field dropped (or renamed) whose
+    // old name a new or renamed field took loses it, as in Java's `MappingUtil.update`;
+    // otherwise a file column of that name would map to two ids, and read as the old one.
+    for f in fields {
+        let (id, name) = (JsonValue::from(f.id), JsonValue::from(f.name.as_str()));
+        for entry in mapped.iter_mut() {
+            if entry.get("field-id") != Some(&id) {
+                if let Some(names) = entry.get_mut("names").and_then(JsonValue::as_array_mut) {
+                    names.retain(|n| n != &name);
+                }
+            }
+        }
+    }
+    mapped.retain(|entry| {
+        entry
+            .get("names")
+            .and_then(JsonValue::as_array)
+            .is_none_or(|names| !names.is_empty())
+    });
 }
 
 fn new_mapping(f: &NestedField) -> JsonValue {
@@ -199,6 +220,22 @@ mod tests {
         );
         assert_eq!(m.find("new").and_then(|f| f.field_id), Some(11));
         assert_eq!(m.find("dropped").and_then(|f| f.field_id), Some(9));
+        // a new column named as the dropped one takes its name (a tester's D2: the name
+        // mapped to both ids, and an imported file's values read as the dropped column)
+        let again = Schema::new(
+            2,
+            vec![
+                NestedField::optional(1, "key", int()),
+                NestedField::optional(12, "dropped", int()),
+                NestedField::optional(13, "id", int()),
+            ],
+        );
+        let m = NameMapping::from_json(&update_name_mapping(&updated, &again).unwrap()).unwrap();
+        assert_eq!(m.find("dropped").and_then(|f| f.field_id), Some(12));
+        assert_eq!(m.find("id").and_then(|f| f.field_id), Some(13));
+        assert_eq!(m.find("key").and_then(|f| f.field_id), Some(1));
+        let ids: Vec<Option<i32>> = m.fields.iter().map(|f| f.field_id).collect();
+        assert!(!ids.contains(&Some(9)), "{ids:?}");
         assert!(update_name_mapping("{", &schema).is_err());
     }
 }

@@ -177,6 +177,20 @@ fn stat_literal(
     }
 }
 
+/// Whether a leaf column holds unsigned integers (`UINT_8` … `UINT_64`, or the logical
+/// type `INTEGER(bits, false)`), whose min/max statistics follow unsigned order.
+fn is_unsigned(col: &ColumnDescriptor) -> bool {
+    use datafusion::parquet::basic::{ConvertedType, LogicalType};
+    matches!(col.logical_type_ref(), Some(LogicalType::Integer(int)) if !int.is_signed)
+        || matches!(
+            col.converted_type(),
+            ConvertedType::UINT_8
+                | ConvertedType::UINT_16
+                | ConvertedType::UINT_32
+                | ConvertedType::UINT_64
+        )
+}
+
 fn is_nan(l: &Literal) -> bool {
     matches!(l, Literal::Float(f) if f.is_nan()) || matches!(l, Literal::Double(d) if d.is_nan())
 }
@@ -491,7 +505,9 @@ pub fn data_file_from_footer_ids(
                 nulls: Some(0),
                 lower: None,
                 upper: None,
-                bounds_valid: true,
+                // unsigned integers are ordered as such in their statistics, read as
+                // signed they would give wrong bounds (and prune rows away)
+                bounds_valid: !is_unsigned(&col),
             })
         })
         .collect();

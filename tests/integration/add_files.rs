@@ -271,3 +271,38 @@ async fn register_table_names_an_existing_metadata_file() {
     let tables = ok(&lake.ctx, "SHOW TABLES").await;
     assert!(!tables.contains("bad"), "{tables}");
 }
+
+/// A tester's D1: unsigned integers (`UINT_32`) have statistics in unsigned order; read as
+/// signed they gave negative bounds, and `WHERE id > 2000000000` found no row.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn add_files_of_unsigned_integers_keeps_every_row() {
+    let lake = lake().await;
+    let src = lake.dir.path().join("unsigned");
+    let plain = SessionContext::new();
+    let copy = format!(
+        "COPY (SELECT arrow_cast(column1, 'UInt32') AS id FROM (VALUES (3000000000), \
+         (4000000000))) TO '{}/u.parquet' STORED AS PARQUET",
+        src.display()
+    );
+    plain
+        .sql(&copy)
+        .await
+        .expect("copy")
+        .collect()
+        .await
+        .expect("copy");
+    create(&lake, "w", "", "").await;
+    let r = call(
+        &lake,
+        &format!(
+            "CALL ice.system.add_files('ns.w', '`parquet`.`{}`')",
+            src.display()
+        ),
+    )
+    .await;
+    assert_eq!(r["added_files_count"], 1);
+    assert_eq!(
+        ok(&lake.ctx, "SELECT id FROM ice.ns.w WHERE id > 2000000000 ORDER BY id").await,
+        "+------------+\n| id         |\n+------------+\n| 3000000000 |\n| 4000000000 |\n+------------+"
+    );
+}

@@ -17,7 +17,9 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 
 use bytes::Bytes;
+use datafusion::arrow::datatypes::Schema as ArrowSchema;
 use datafusion::parquet::arrow::async_reader::MetadataFetch;
+use datafusion::parquet::arrow::parquet_to_arrow_schema;
 use datafusion::parquet::file::metadata::{ParquetMetaData, ParquetMetaDataReader};
 use futures::future::BoxFuture;
 use futures::stream::{self, StreamExt, TryStreamExt};
@@ -29,6 +31,8 @@ use crate::catalog::{Catalog, TableIdent};
 use crate::error::{Error, ErrorKind, Result};
 use crate::io::normalize_location;
 use crate::scan::TableScan;
+use crate::spec::arrow::{arrow_field_id, schema_to_arrow};
+use crate::spec::arrow_compat::check_field;
 use crate::spec::name_mapping::{update_name_mapping, NameMapping, DEFAULT_NAME_MAPPING_PROPERTY};
 use crate::spec::{DataFile, Literal, PartitionSpec, PrimitiveType, Schema, Transform};
 use crate::table::Table;
@@ -153,11 +157,14 @@ pub async fn add_files(
     };
     let mapping = NameMapping::from_json(&mapping_text)?;
     let modes = MetricsConfig::from_properties(&m.properties)?.modes_by_field_id(schema);
+    let table_columns = schema_to_arrow(schema)?;
     let files: Vec<DataFile> = stream::iter(found)
         .map(|(location, size, partition)| {
             let (base, mapping, modes) = (&base, &mapping, &modes);
+            let table_columns = &table_columns;
             async move {
                 let meta = read_footer(base, &location, size).await?;
+                check_columns(&meta, table_columns, mapping, &location)?;
                 let ids = leaf_field_ids(&meta, Some(mapping));
                 let mode_of = |id: i32| modes.get(&id).copied().unwrap_or(MetricsMode::DEFAULT);
                 let size = i64::try_from(size).unwrap_or(i64::MAX);
@@ -414,6 +421,52 @@ impl MetadataFetch for RangeFetch {
         }
         .boxed()
     }
+}
+
+/// Check that the file's columns read as the table's columns they map to (by Parquet
+/// field id, else by `mapping`), with the scan's rules (`arrow_compat::check_field`), and
+/// that at least one does: a file none of whose columns is the table's would read as
+/// rows of nulls, and one of a type that does not read would make every scan fail.
+fn check_columns(
+    meta: &ParquetMetaData,
+    table: &ArrowSchema,
+    mapping: &NameMapping,
+    location: &str,
+) -> Result<()> {
+    let fm = meta.file_metadata();
+    let physical =
+        parquet_to_arrow_schema(fm.schema_descr(), fm.key_value_metadata()).map_err(|e| {
+            Error::invalid_data(format!("the Parquet schema of '{location}' cannot be read"))
+                .with_source(e)
+        })?;
+    let mut matched = 0;
+    for f in physical.fields() {
+        let id = arrow_field_id(f).or_else(|| mapping.find(f.name()).and_then(|m| m.field_id));
+        let Some(t) = id.and_then(|id| {
+            table
+                .fields()
+                .iter()
+                .find(|t| arrow_field_id(t) == Some(id))
+        }) else {
+            continue;
+        };
+        matched += 1;
+        check_field(t, f, t.name())
+            .map_err(|m| Error::invalid_argument(format!("file '{location}': {m}")))?;
+    }
+    if matched == 0 {
+        let names: Vec<&str> = physical
+            .fields()
+            .iter()
+            .map(|f| f.name().as_str())
+            .collect();
+        return Err(Error::invalid_argument(format!(
+            "file '{location}' has none of the table's columns (its columns: {}; names are \
+             matched exactly, through the table's name mapping)",
+            names.join(", ")
+        )));
+    }
+    Ok(())
 }
 
 /// Fail when the table's current snapshot already holds one of `found`'s files.

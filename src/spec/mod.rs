@@ -2,6 +2,7 @@
 //! manifest lists and manifests. No I/O happens here: parsers take bytes or text.
 
 pub mod arrow;
+pub(crate) mod arrow_compat;
 #[cfg(test)]
 mod avro;
 mod avro_columns;

@@ -153,6 +153,25 @@ async fn add_files_refuses_what_it_cannot_register_and_changes_nothing() {
     create(&lake, "t", "PARTITIONED BY (k)", "").await;
     create(&lake, "b", "PARTITIONED BY (bucket(4, id))", "").await;
     create(&lake, "u", "", "").await;
+    // a file whose `id` does not read as the table's bigint, and one with no table column
+    let plain = SessionContext::new();
+    let odd = lake.dir.path().join("odd");
+    for (name, select) in [
+        ("string_id", "SELECT 'x' AS id, 1.5 AS d"),
+        ("other_columns", "SELECT 1 AS a, 'b' AS b"),
+    ] {
+        let copy = format!(
+            "COPY ({select}) TO '{}/{name}/f.parquet' STORED AS PARQUET",
+            odd.display()
+        );
+        plain
+            .sql(&copy)
+            .await
+            .expect("copy")
+            .collect()
+            .await
+            .expect("copy");
+    }
     let not_parquet = lake.dir.path().join("notes.txt");
     std::fs::write(&not_parquet, b"hello").expect("file");
     let s = src.display();
@@ -180,6 +199,20 @@ async fn add_files_refuses_what_it_cannot_register_and_changes_nothing() {
         (
             format!("CALL ice.system.add_files('ns.t', '`parquet`.`{s}/k=1`')"),
             "is not under a 'k=<value>' directory",
+        ),
+        (
+            format!(
+                "CALL ice.system.add_files('ns.u', '`parquet`.`{}/string_id`')",
+                odd.display()
+            ),
+            "column 'id' (field id 1) is stored as Utf8",
+        ),
+        (
+            format!(
+                "CALL ice.system.add_files('ns.u', '`parquet`.`{}/other_columns`')",
+                odd.display()
+            ),
+            "has none of the table's columns (its columns: a, b;",
         ),
         (
             format!(

@@ -185,15 +185,17 @@ pub async fn add_files(
         .await?;
     let added_files_count = files.len();
     let distinct: BTreeSet<String> = files.iter().map(|f| format!("{:?}", f.partition)).collect();
+    let mut append = AppendFiles::new(spec.spec_id, files)?;
+    if options.check_duplicate_files {
+        // again at each attempt: a concurrent add_files of the same files may land first
+        append = append.validate_files_not_present();
+    }
     let mut txn = Transaction::new(Arc::clone(catalog), ident.clone(), base.clone());
     if !m.properties.contains_key(DEFAULT_NAME_MAPPING_PROPERTY) {
         txn = txn
             .add_action(UpdateProperties::new().set(DEFAULT_NAME_MAPPING_PROPERTY, mapping_text)?);
     }
-    let committed = txn
-        .add_action(AppendFiles::new(spec.spec_id, files)?)
-        .commit()
-        .await?;
+    let committed = txn.add_action(append).commit().await?;
     let changed_partition_count = committed
         .metadata()
         .current_snapshot()

@@ -5,7 +5,7 @@
 //! once there are `commit.manifest.min-count-to-merge` of them (see `manifest_merge`). An
 //! append conflicts with nothing: a retry only re-reads the parent.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 
 use async_trait::async_trait;
 
@@ -13,8 +13,9 @@ use super::manifest_merge::merge_manifests;
 use super::snapshot_producer::SnapshotProducer;
 use super::summary::SnapshotSummary;
 use super::TransactionAction;
-use crate::error::{Error, Result};
-use crate::spec::{DataContentType, DataFile, TableUpdate};
+use crate::error::{Error, ErrorKind, Result};
+use crate::scan::TableScan;
+use crate::spec::{DataContentType, DataFile, Snapshot, TableUpdate};
 use crate::table::Table;
 
 /// Append data files (each with the id of the partition spec it was written under).
@@ -22,6 +23,8 @@ use crate::table::Table;
 pub struct AppendFiles {
     files: BTreeMap<i32, Vec<DataFile>>,
     producer: SnapshotProducer,
+    /// Fail when the parent already holds one of the files ([`Self::validate_files_not_present`]).
+    validate_not_present: bool,
 }
 
 impl AppendFiles {
@@ -59,6 +62,15 @@ impl AppendFiles {
         self
     }
 
+    /// At every attempt, fail ([`crate::ErrorKind::ValidationFailed`], not retried) when
+    /// the snapshot the append goes onto already holds a data file of the same path:
+    /// registering existing files (`add_files`) twice, concurrently, would otherwise
+    /// reference each file twice and read its rows twice.
+    pub fn validate_files_not_present(mut self) -> Self {
+        self.validate_not_present = true;
+        self
+    }
+
     /// The id of the snapshot this append commits.
     pub fn snapshot_id(&self) -> i64 {
         self.producer.snapshot_id()
@@ -70,6 +82,7 @@ impl Default for AppendFiles {
         Self {
             files: BTreeMap::new(),
             producer: SnapshotProducer::new(),
+            validate_not_present: false,
         }
     }
 }
@@ -85,6 +98,9 @@ impl TransactionAction for AppendFiles {
         let mut manifests = self.producer.added_manifests(table, &self.files).await?;
         let summary = SnapshotSummary::of_added(&self.files);
         let parent = self.producer.parent(table).cloned();
+        if self.validate_not_present {
+            self.check_not_present(table, parent.as_ref()).await?;
+        }
         manifests.extend(SnapshotProducer::manifests_of(table, parent.as_ref()).await?);
         let manifests = merge_manifests(table, &mut self.producer, manifests).await?;
         self.producer
@@ -94,5 +110,43 @@ impl TransactionAction for AppendFiles {
 
     async fn clean_up(&mut self, table: &Table, committed: bool) {
         self.producer.clean_up(table, committed).await;
+    }
+}
+
+impl AppendFiles {
+    /// See [`Self::validate_files_not_present`].
+    async fn check_not_present(&self, table: &Table, parent: Option<&Snapshot>) -> Result<()> {
+        let Some(parent) = parent else {
+            return Ok(());
+        };
+        let plan = TableScan::new(table.clone(), Some(parent.clone()))
+            .plan_files()
+            .await?;
+        let held: HashSet<&str> = plan
+            .tasks
+            .iter()
+            .map(|t| t.data_file().file_path.as_str())
+            .collect();
+        let present: Vec<String> = self
+            .files
+            .values()
+            .flatten()
+            .filter(|f| held.contains(f.file_path.as_str()))
+            .map(|f| format!("'{}'", f.file_path))
+            .collect();
+        if present.is_empty() {
+            return Ok(());
+        }
+        Err(Error::new(
+            ErrorKind::ValidationFailed,
+            format!(
+                "{} of the files to add are already in snapshot {} of the table ({}{}), \
+                 added by a concurrent commit or before",
+                present.len(),
+                parent.snapshot_id,
+                present[..present.len().min(10)].join(", "),
+                if present.len() > 10 { ", …" } else { "" }
+            ),
+        ))
     }
 }

@@ -1080,3 +1080,46 @@ async fn a_write_racing_an_incompatible_schema_change_fails_a_compatible_one_lan
         }
     }
 }
+
+/// Tester 7's D4: two `add_files` of the same files at once both landed, and every row
+/// read twice. With `validate_files_not_present` the append that loses the race sees the
+/// other's files at its retry and fails, naming them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_append_validating_its_files_fails_when_a_concurrent_one_added_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = sql_catalog(dir.path()).await;
+    let ident = TableIdent::parse("ns.t");
+    catalog.create_table(&ident, creation()).await.unwrap();
+    let base = append(&catalog, &ident, "a", 1, 1).await;
+    let same = || {
+        AppendFiles::new(0, vec![file(&base, "shared", 1, 5)])
+            .unwrap()
+            .validate_files_not_present()
+    };
+    let first = Transaction::new(Arc::clone(&catalog), ident.clone(), base.clone())
+        .add_action(same())
+        .commit()
+        .await
+        .unwrap();
+    let err = Transaction::new(Arc::clone(&catalog), ident.clone(), base.clone())
+        .add_action(same())
+        .commit()
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), crate::ErrorKind::ValidationFailed, "{err}");
+    assert!(
+        err.to_string()
+            .contains("1 of the files to add are already in snapshot")
+            && err.to_string().contains("shared.parquet"),
+        "{err}"
+    );
+    let now = catalog.load_table(&ident).await.unwrap();
+    assert_eq!(now.metadata_location(), first.metadata_location());
+    assert_eq!(
+        live_files(&now).await,
+        [
+            ("a.parquet".to_string(), 1),
+            ("shared.parquet".to_string(), 5)
+        ]
+    );
+}

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use datafusion::dataframe::DataFrame;
-use datafusion::logical_expr::{DdlStatement, Expr, LogicalPlan};
+use datafusion::logical_expr::{CreateMemoryTable, DdlStatement, Expr, LogicalPlan};
 use datafusion::prelude::SessionContext;
 use datafusion::sql::sqlparser::tokenizer::Token;
 
@@ -209,6 +209,9 @@ pub(super) struct Parsed {
     pub timestamps: Option<Vec<PrimitiveType>>,
     /// The CTAS query's text.
     pub query: Option<String>,
+    /// `plan_sql` without its `AS` query, when the statement has both a column list and
+    /// a query: the columns as declared, for the table's schema.
+    columns_sql: Option<String>,
 }
 
 /// Top-level column types DataFusion does not plan, and what it is given instead.
@@ -236,6 +239,8 @@ impl Parsed {
         let mut out = Parsed::default();
         // byte ranges of the statement replaced for DataFusion, in order
         let mut edits: Vec<(usize, usize, &str)> = Vec::new();
+        // byte offset of the `AS` before a query
+        let mut query_start = None;
         let has_columns = c.peek().is_some_and(|t| t.token == Token::LParen);
         if has_columns {
             let range = c.group()?;
@@ -261,6 +266,7 @@ impl Parsed {
             } else if c.eat_keyword("TBLPROPERTIES") {
                 out.properties.extend(c.properties()?);
             } else if c.peek_keyword("AS") {
+                query_start = Some(start);
                 c.advance();
                 let query = c.text()[c.offset()..].trim();
                 if query.is_empty() {
@@ -281,15 +287,11 @@ impl Parsed {
             ));
         }
         let text = c.text();
-        let mut sql = String::with_capacity(text.len());
-        let mut at = 0;
-        for (start, end, replacement) in edits {
-            sql.push_str(text.get(at..start).unwrap_or_default());
-            sql.push_str(replacement);
-            at = end;
+        out.plan_sql = edited(text, &edits);
+        if let (true, Some(end)) = (has_columns, query_start) {
+            // every edit is before the `AS`
+            out.columns_sql = Some(edited(text.get(..end).unwrap_or(text), &edits));
         }
-        sql.push_str(text.get(at..).unwrap_or_default());
-        out.plan_sql = sql;
         Ok(out)
     }
 
@@ -451,23 +453,18 @@ impl Parsed {
     }
 
     /// The table DataFusion plans, and the columns' `DEFAULT` expressions.
+    ///
+    /// A CTAS without a column list makes every field optional (Spark's CTAS does: the
+    /// query's schema `asNullable`). With a column list (which Spark 3.5 refuses in a
+    /// CTAS) the table's schema is the list's, as in `CREATE TABLE t (<columns>)`: its
+    /// `NOT NULL` columns are required, and the query's rows are inserted as `INSERT
+    /// INTO` would, refusing a null in them. The query is still planned with the list:
+    /// DataFusion checks the column count and the casts.
     async fn plan(&self, ctx: &SessionContext) -> Result<(TableCreation, Vec<(String, Expr)>)> {
-        // a CTAS query naming metadata columns reads them as a query does
-        let plan = match super::metadata_columns::plan(ctx, &self.plan_sql).await? {
-            Some(plan) => plan,
-            None => ctx
-                .state()
-                .create_logical_plan(&self.plan_sql)
-                .await
-                .map_err(|e| {
-                    Error::new(ErrorKind::DataFusion, "planning the columns").with_source(e)
-                })?,
-        };
-        let LogicalPlan::Ddl(DdlStatement::CreateMemoryTable(create)) = plan else {
-            return Err(Error::invalid_argument(
-                "DataFusion did not plan the statement as CREATE TABLE",
-            ));
-        };
+        let mut create = plan_create(ctx, &self.plan_sql).await?;
+        if let Some(columns_sql) = &self.columns_sql {
+            create = plan_create(ctx, columns_sql).await?;
+        }
         let mut ids = 0;
         let mut columns = convert_struct(create.input.schema().fields(), &mut ids)?;
         if let Some(declared) = &self.timestamps {
@@ -480,7 +477,7 @@ impl Parsed {
             if let Some(doc) = self.docs.get(&column.name) {
                 column.doc = Some(doc.clone());
             }
-            if self.query.is_some() {
+            if self.query.is_some() && self.columns_sql.is_none() {
                 make_optional(column);
             }
         }
@@ -491,6 +488,36 @@ impl Parsed {
         creation.properties.clone_from(&self.properties);
         Ok((creation, create.column_defaults.clone()))
     }
+}
+
+/// DataFusion's plan of `sql`, a `CREATE TABLE` statement.
+async fn plan_create(ctx: &SessionContext, sql: &str) -> Result<CreateMemoryTable> {
+    // a CTAS query naming metadata columns reads them as a query does
+    let plan = match super::metadata_columns::plan(ctx, sql).await? {
+        Some(plan) => plan,
+        None => ctx.state().create_logical_plan(sql).await.map_err(|e| {
+            Error::new(ErrorKind::DataFusion, "planning the columns").with_source(e)
+        })?,
+    };
+    let LogicalPlan::Ddl(DdlStatement::CreateMemoryTable(create)) = plan else {
+        return Err(Error::invalid_argument(
+            "DataFusion did not plan the statement as CREATE TABLE",
+        ));
+    };
+    Ok(create)
+}
+
+/// `text` with the byte ranges of `edits` (in order, within `text`) replaced.
+fn edited(text: &str, edits: &[(usize, usize, &str)]) -> String {
+    let mut sql = String::with_capacity(text.len());
+    let mut at = 0;
+    for &(start, end, replacement) in edits {
+        sql.push_str(text.get(at..start).unwrap_or_default());
+        sql.push_str(replacement);
+        at = end;
+    }
+    sql.push_str(text.get(at..).unwrap_or_default());
+    sql
 }
 
 /// Column types DataFusion cannot plan and icefloe does not write yet.

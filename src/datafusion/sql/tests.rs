@@ -980,6 +980,93 @@ async fn failed_ctas_drops_the_table() {
     assert!(left.is_empty(), "{left:?}");
 }
 
+/// A CTAS with a column list creates the list's columns as `CREATE TABLE t (<list>)`
+/// does (a `NOT NULL` column is required, even from a query whose column may be null);
+/// a null for it fails the statement as `INSERT` would, naming the column, and leaves no
+/// table. Without a list every column is optional (Spark's CTAS).
+#[tokio::test]
+async fn ctas_with_a_column_list_keeps_not_null() {
+    let (ctx, catalog, _dir) = session().await;
+    ok(&ctx, "CREATE SCHEMA ns").await;
+    ok(&ctx, "CREATE TABLE ns.src (a INT, b STRING)").await;
+    ok(&ctx, "INSERT INTO ns.src VALUES (1, 'x'), (2, NULL)").await;
+    let required = |name: &'static str| {
+        let catalog = Arc::clone(&catalog);
+        async move {
+            let table = catalog.load_table(&ident(name)).await.unwrap();
+            table
+                .metadata()
+                .current_schema()
+                .columns()
+                .iter()
+                .map(|f| (f.name.clone(), f.field_type.to_string(), f.required))
+                .collect::<Vec<_>>()
+        }
+    };
+    ok(
+        &ctx,
+        "CREATE TABLE ns.t (id BIGINT NOT NULL, s STRING COMMENT 'the s') AS SELECT a, b FROM ns.src",
+    )
+    .await;
+    assert_eq!(
+        required("ns.t").await,
+        [
+            ("id".to_string(), "long".to_string(), true),
+            ("s".to_string(), "string".to_string(), false)
+        ]
+    );
+    assert_eq!(
+        ok(&ctx, "SELECT id, s FROM ns.t ORDER BY id").await,
+        [["1", "x"], ["2", ""]]
+    );
+    // the plain statement's columns, for comparison
+    ok(&ctx, "CREATE TABLE ns.p (id BIGINT NOT NULL, s STRING)").await;
+    assert_eq!(required("ns.p").await, required("ns.t").await);
+    // a null for the required column: INSERT's error, and no table
+    let insert = run(
+        &ctx,
+        "INSERT INTO ns.p SELECT CASE WHEN b IS NULL THEN NULL ELSE a END, b FROM ns.src",
+    )
+    .await
+    .unwrap_err()
+    .to_string();
+    let ctas = run(
+        &ctx,
+        "CREATE TABLE ns.n (s STRING, id INT NOT NULL) \
+         AS SELECT b, CASE WHEN b IS NULL THEN NULL ELSE a END FROM ns.src",
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(ctas.kind(), ErrorKind::InvalidArgument, "{ctas}");
+    let ctas = ctas.to_string();
+    assert!(
+        ctas.contains("CREATE TABLE cat.ns.n AS: inserting the query's rows"),
+        "{ctas}"
+    );
+    assert!(
+        ctas.contains("column 'id' is required (NOT NULL) but a row to write holds null"),
+        "{ctas}"
+    );
+    assert!(
+        insert.contains("column 'id' is required (NOT NULL) but a row to write holds null"),
+        "{insert}"
+    );
+    assert!(!catalog.table_exists(&ident("ns.n")).await.unwrap());
+    // the list and the query must agree in column count
+    fails(
+        &ctx,
+        "CREATE TABLE ns.m (id INT NOT NULL) AS SELECT a, b FROM ns.src",
+        ErrorKind::DataFusion,
+        "1 columns specified, but result has 2 columns",
+    )
+    .await;
+    assert!(!catalog.table_exists(&ident("ns.m")).await.unwrap());
+    // without a list, every column is optional
+    ok(&ctx, "CREATE TABLE ns.o AS SELECT id, s FROM ns.p").await;
+    assert!(required("ns.o").await.iter().all(|(_, _, r)| !r));
+    assert_eq!(show_tables(&ctx, "ns").await, ["o", "p", "src", "t"]);
+}
+
 /// A CTAS whose insert fails after another writer committed to the table it created
 /// (visible from the create on) keeps the table: dropping it would delete those rows.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

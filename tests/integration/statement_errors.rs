@@ -421,3 +421,93 @@ async fn ddl_on_a_branch_or_tag_says_what_it_is() {
         .expect_err("missing");
     assert!(err.contains("not found") || err.contains("nope"), "{err}");
 }
+
+/// A new table name that icefloe's table-name syntax reads as a metadata table (`"m$files"`,
+/// any case) or a version (`"m@dev"`, `"m@v1$files"`) is refused by `CREATE TABLE` (also CTAS
+/// and `CREATE OR REPLACE`, whose table does not exist) and `ALTER TABLE … RENAME TO`, naming
+/// the name and what it reads as; nothing is created or renamed. Names the syntax reads as
+/// plain (`"price$usd"`, no metadata table) are created and read back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn table_names_of_the_suffix_syntax_are_refused() {
+    let lake = lake().await;
+    for q in [
+        "CREATE TABLE ice.ns.m (id INT)",
+        "INSERT INTO ice.ns.m VALUES (1)",
+        "ALTER TABLE ice.ns.m CREATE BRANCH dev",
+        "CREATE TABLE ice.ns.r (id INT)",
+    ] {
+        run(&lake.ctx, q)
+            .await
+            .unwrap_or_else(|e| panic!("{q}: {e}"));
+    }
+    let cases = [
+        (
+            "CREATE TABLE ice.ns.\"m$files\" (id INT)",
+            "CREATE TABLE ice.ns.m$files: the table name 'm$files' reads as the files metadata \
+             table of table 'm'",
+        ),
+        (
+            "CREATE TABLE ice.ns.\"q$Snapshots\" (id INT)",
+            "the table name 'q$Snapshots' reads as the snapshots metadata table of table 'q'",
+        ),
+        (
+            "CREATE TABLE ice.ns.\"m@dev\" (id INT)",
+            "CREATE TABLE ice.ns.m@dev: the table name 'm@dev' reads as version 'dev' (a \
+             branch, tag, snapshot id or timestamp) of table 'm'",
+        ),
+        (
+            "CREATE TABLE ice.ns.\"q@2026-01-01\" AS SELECT 1 AS id",
+            "the table name 'q@2026-01-01' reads as version '2026-01-01'",
+        ),
+        (
+            "CREATE OR REPLACE TABLE ice.ns.\"m@v1$entries\" (id INT)",
+            "CREATE OR REPLACE TABLE ice.ns.m@v1$entries: the table name 'm@v1$entries' reads \
+             as the entries metadata table of version 'v1' of table 'm'",
+        ),
+        (
+            "ALTER TABLE ice.ns.r RENAME TO \"m$history\"",
+            "ALTER TABLE ice.ns.r RENAME: the table name 'm$history' reads as the history \
+             metadata table of table 'm'",
+        ),
+        (
+            "ALTER TABLE ice.ns.r RENAME TO ice.ns.\"r@1\"",
+            "the table name 'r@1' reads as version '1'",
+        ),
+    ];
+    for (q, expected) in cases {
+        fails(&lake, "ns.r", q, expected).await;
+    }
+    let mut tables: Vec<String> = lake
+        .catalog
+        .list_tables(&icefloe::catalog::Namespace::parse("ns"))
+        .await
+        .expect("list")
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
+    tables.sort();
+    assert_eq!(tables, ["m", "r"]);
+    // the metadata table and the branch still read as such
+    let files = crate::catalog::strings(
+        &lake.ctx,
+        "SELECT CAST(record_count AS VARCHAR) FROM ice.ns.\"m$files\"",
+    )
+    .await;
+    assert_eq!(files, ["1"]);
+    // a `$` suffix that is no metadata table is a plain name
+    for q in [
+        "CREATE TABLE ice.ns.\"price$usd\" (id INT)",
+        "INSERT INTO ice.ns.\"price$usd\" VALUES (7)",
+        "ALTER TABLE ice.ns.r RENAME TO \"r$x\"",
+    ] {
+        run(&lake.ctx, q)
+            .await
+            .unwrap_or_else(|e| panic!("{q}: {e}"));
+    }
+    let rows = crate::catalog::strings(
+        &lake.ctx,
+        "SELECT CAST(id AS VARCHAR) FROM ice.ns.\"price$usd\"",
+    )
+    .await;
+    assert_eq!(rows, ["7"]);
+}

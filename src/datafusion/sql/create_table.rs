@@ -93,6 +93,7 @@ pub(super) async fn create_table(
         }
         (false, _) => {}
     }
+    super::not_a_table::check_new_table_name(&table.ident.name, &what)?;
     let namespace = &table.ident.namespace;
     if !catalog.namespace_exists(namespace).await? {
         return Err(Error::not_found(format!(

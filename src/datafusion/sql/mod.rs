@@ -751,6 +751,7 @@ async fn alter_table(ctx: &SessionContext, mut c: Cursor<'_>) -> Result<Option<D
             }
         },
     };
+    not_a_table::check_new_table_name(&to.name, &what)?;
     from.target
         .catalog()
         .rename_table(&from.ident, &to)

@@ -2,6 +2,10 @@
 //! ns.t.branch_dev` (read as `ns."t@dev"`, see module `time_travel`), `ALTER TABLE
 //! ns."t$files" …`. Such a name is no table of the catalog, and "table not found" would
 //! mislead, the table being there: the error says what the name is and what to write.
+//!
+//! The other way round, a new table name that the same syntax reads as a version or a
+//! metadata table (`CREATE TABLE ns."t$files"`, `ALTER TABLE ns.u RENAME TO ns."t@dev"`)
+//! is refused: the table could not be read back by its name.
 
 use super::ResolvedTable;
 use crate::catalog::TableIdent;
@@ -60,5 +64,42 @@ pub(super) async fn check_not_a_version(table: &ResolvedTable, statement: &str) 
     };
     Err(Error::invalid_argument(format!(
         "{named}: {what}, not a table; {instead}"
+    )))
+}
+
+/// Refuse `name` as the name of a new table (`statement`: `"CREATE TABLE cat.ns.t$files"`,
+/// …) when the table-name syntax of [`crate::datafusion::catalog`] reads it as something
+/// else: a metadata table (`t$files`, any [`MetadataTableKind`](crate::datafusion::metadata_tables::MetadataTableKind)
+/// name after the last `$`, in any case) or a version of a table (`t@dev`, `t@<snapshot
+/// id>`, `t@<timestamp>`: text on both sides of an `@`). Such a table would shadow the
+/// metadata table or version of `t`, or be shadowed by it. Spark's Iceberg catalog has no
+/// such names (its metadata tables and versions are `ns.t.files`, `ns.t.branch_dev`): the
+/// rule is icefloe's, for its own syntax. A `$` suffix that is no metadata table name
+/// (`price$usd`) is a plain name.
+///
+/// Errors: [`ErrorKind::InvalidArgument`](crate::ErrorKind), naming the name, what it
+/// reads as and the table it belongs to.
+pub(super) fn check_new_table_name(name: &str, statement: &str) -> Result<()> {
+    let parts = TableNameParts::parse(name);
+    let reads_as = match (parts.version, parts.metadata) {
+        (None, None) => return Ok(()),
+        (None, Some(kind)) => format!(
+            "the {} metadata table of table '{}'",
+            kind.name(),
+            parts.base
+        ),
+        (Some(version), None) => format!(
+            "version '{version}' (a branch, tag, snapshot id or timestamp) of table '{}'",
+            parts.base
+        ),
+        (Some(version), Some(kind)) => format!(
+            "the {} metadata table of version '{version}' of table '{}'",
+            kind.name(),
+            parts.base
+        ),
+    };
+    Err(Error::invalid_argument(format!(
+        "{statement}: the table name '{name}' reads as {reads_as} ('$' before a metadata \
+         table name and '@' between two names are table-name syntax); choose another name"
     )))
 }

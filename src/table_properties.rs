@@ -15,6 +15,7 @@
 use std::collections::HashMap;
 
 use crate::error::{Error, Result};
+use crate::spec::FormatVersion;
 
 /// The values a table property takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,8 +76,10 @@ const ISOLATION_LEVELS: &[&str] = &["serializable", "snapshot"];
 /// refuses them, so that a table never names a format its writes would not produce.
 const FILE_FORMATS: &[&str] = &["parquet"];
 
-/// `format-version`: 1, 2 or 3 (setting a higher one upgrades the table).
-pub const FORMAT_VERSION: TableProperty = one_of("format-version", &["1", "2", "3"]);
+/// `format-version`: 1, 2 or 3 (setting a higher one upgrades the table); read as an
+/// integer, as Java's `TableMetadata` and Spark's `SparkCatalog` read it
+/// (`Integer.parseInt`: `+3` and `03` are 3, ` 3` is refused). See [`format_version`].
+pub const FORMAT_VERSION: TableProperty = int("format-version", 1, 3);
 
 /// `commit.retry.num-retries` (default 4).
 pub const COMMIT_NUM_RETRIES: TableProperty = int("commit.retry.num-retries", 0, INT);
@@ -285,6 +288,29 @@ pub fn validate_all(properties: &HashMap<String, String>) -> Result<()> {
     validate_together(properties, |_| true)
 }
 
+/// The format version a `format-version` value names ([`FORMAT_VERSION`]).
+///
+/// Errors: [`crate::ErrorKind::InvalidArgument`] naming the property and the value when
+/// it is no integer as Java's `Integer.parseInt` reads one (surrounding blanks
+/// included), or not 1, 2 or 3.
+pub fn parse_format_version(value: &str) -> Result<FormatVersion> {
+    match FORMAT_VERSION.parse_int(FORMAT_VERSION.name, value)? {
+        1 => Ok(FormatVersion::V1),
+        2 => Ok(FormatVersion::V2),
+        3 => Ok(FormatVersion::V3),
+        _ => Err(FORMAT_VERSION.error(FORMAT_VERSION.name, value)),
+    }
+}
+
+/// The format version `properties` set with `format-version`, `None` when they do not
+/// set it. Errors: as [`parse_format_version`].
+pub fn format_version(properties: &HashMap<String, String>) -> Result<Option<FormatVersion>> {
+    FORMAT_VERSION
+        .raw(properties)
+        .map(parse_format_version)
+        .transpose()
+}
+
 /// Whether `gc.enabled` in `properties` lets operations delete the table's files: unset
 /// is true; a value other than `true` (any case) is false, as Java's
 /// `Boolean.parseBoolean` reads it, so a value another engine wrote that is no boolean
@@ -325,6 +351,16 @@ impl TableProperty {
                 "a non-negative integer".to_string()
             }
             PropertyType::Int { min: 1, max } if max == LONG => "a positive integer".to_string(),
+            // a short range is listed (`format-version`: 1, 2 or 3)
+            PropertyType::Int { min, max } if max - min <= 2 => {
+                let values: Vec<String> = (min..=max).map(|v| v.to_string()).collect();
+                match values.split_last() {
+                    Some((last, init)) if !init.is_empty() => {
+                        format!("{} or {last}", init.join(", "))
+                    }
+                    _ => values.join(""),
+                }
+            }
             PropertyType::Int { min, max } => format!("an integer from {min} to {max}"),
             PropertyType::Bool => "true or false".to_string(),
             PropertyType::OneOf(values) => match values {
@@ -366,11 +402,14 @@ impl TableProperty {
         }
     }
 
+    /// `value` as Java's `Integer.parseInt` / `Long.parseLong` read it (Java's
+    /// `PropertyUtil.propertyAsInt` / `propertyAsLong`): an optional sign and digits, no
+    /// blanks, within the property's range.
     fn parse_int(&self, key: &str, value: &str) -> Result<i64> {
         let PropertyType::Int { min, max } = self.ty else {
             return Err(self.error(key, value));
         };
-        match value.trim().parse::<i64>() {
+        match value.parse::<i64>() {
             Ok(n) if (min..=max).contains(&n) => Ok(n),
             _ => Err(self.error(key, value)),
         }
@@ -437,7 +476,8 @@ mod tests {
     fn known_values_pass_and_others_name_property_value_and_range() {
         for (k, v) in [
             ("commit.retry.num-retries", "0"),
-            ("commit.retry.min-wait-ms", " 10 "),
+            ("commit.retry.min-wait-ms", "10"),
+            ("commit.retry.min-wait-ms", "+10"),
             ("write.target-file-size-bytes", "1"),
             ("write.parquet.compression-codec", "ZSTD"),
             ("write.delete.granularity", "partition"),
@@ -486,6 +526,22 @@ mod tests {
             ("gc.enabled", "no", "true or false"),
             ("schema.name-mapping.default", "{", "a JSON name mapping"),
             ("format-version", "4", "1, 2 or 3"),
+            // integers as Java's Integer.parseInt / Long.parseLong read them: no blanks
+            ("format-version", " 3", "1, 2 or 3"),
+            ("format-version", "3 ", "1, 2 or 3"),
+            ("format-version", "3.0", "1, 2 or 3"),
+            ("commit.retry.min-wait-ms", " 10 ", "a non-negative integer"),
+            (
+                "commit.retry.num-retries",
+                "\t4",
+                "an integer from 0 to 2147483647",
+            ),
+            ("write.target-file-size-bytes", "1 ", "a positive integer"),
+            (
+                "write.parquet.compression-level",
+                " 3",
+                "an integer from -2147483648 to 2147483647",
+            ),
         ] {
             let err = validate(k, v).unwrap_err();
             assert_eq!(
@@ -493,6 +549,43 @@ mod tests {
                 format!("table property '{k}' is '{v}' (expected {expected})")
             );
         }
+    }
+
+    #[test]
+    fn format_versions_parse_as_java_reads_them() {
+        for (value, version) in [
+            ("1", FormatVersion::V1),
+            ("2", FormatVersion::V2),
+            ("3", FormatVersion::V3),
+            ("+3", FormatVersion::V3),
+            ("03", FormatVersion::V3),
+        ] {
+            assert_eq!(parse_format_version(value).unwrap(), version, "{value}");
+        }
+        for value in [
+            " 3",
+            "3 ",
+            " 3 ",
+            "",
+            "0",
+            "4",
+            "-1",
+            "v3",
+            "3.0",
+            "99999999999",
+        ] {
+            let err = parse_format_version(value).unwrap_err();
+            assert_eq!(err.kind(), crate::ErrorKind::InvalidArgument, "{value}");
+            assert_eq!(
+                err.message(),
+                format!("table property 'format-version' is '{value}' (expected 1, 2 or 3)")
+            );
+        }
+        let props: HashMap<String, String> = [("format-version".to_string(), " 2".into())]
+            .into_iter()
+            .collect();
+        assert!(format_version(&props).is_err());
+        assert_eq!(format_version(&HashMap::new()).unwrap(), None);
     }
 
     #[test]
@@ -557,10 +650,22 @@ mod tests {
 
     #[test]
     fn readers_parse_through_the_table() {
-        let p: HashMap<String, String> = [("commit.retry.num-retries".to_string(), " 7".into())]
+        let p: HashMap<String, String> = [("commit.retry.num-retries".to_string(), "7".into())]
             .into_iter()
             .collect();
         assert_eq!(COMMIT_NUM_RETRIES.int(&p).unwrap(), Some(7));
+        // a value another engine wrote with blanks: an error naming it, as Java's
+        // `Integer.parseInt` fails on it
+        let blank: HashMap<String, String> =
+            [("commit.retry.num-retries".to_string(), " 7".into())]
+                .into_iter()
+                .collect();
+        let err = COMMIT_NUM_RETRIES.int(&blank).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("table property 'commit.retry.num-retries' is ' 7'"),
+            "{err}"
+        );
         assert_eq!(COMMIT_MIN_RETRY_WAIT_MS.int(&p).unwrap(), None);
         let p: HashMap<String, String> =
             [("write.delete.mode".to_string(), "MERGE-on-read".into())]

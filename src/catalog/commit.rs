@@ -62,20 +62,9 @@ impl TableCreation {
     pub fn to_metadata(&self, location: &str) -> Result<TableMetadata> {
         crate::table_properties::validate_all(&self.properties)?;
         let mut properties = self.properties.clone();
-        let version = match properties
-            .remove("format-version")
-            .as_deref()
-            .map(str::trim)
-        {
-            None | Some("2") => FormatVersion::V2,
-            Some("1") => FormatVersion::V1,
-            Some("3") => FormatVersion::V3,
-            Some(other) => {
-                return Err(Error::invalid_argument(format!(
-                    "table property 'format-version' is '{other}' (expected 1, 2 or 3)"
-                )))
-            }
-        };
+        let version =
+            crate::table_properties::format_version(&properties)?.unwrap_or(FormatVersion::V2);
+        properties.remove(crate::table_properties::FORMAT_VERSION.name);
         crate::transaction::check_reserved_not_given(properties.keys())?;
         TableMetadataBuilder::new_table(
             version,

@@ -96,17 +96,9 @@ impl ReplaceTable {
         let mut properties = self.properties.clone();
         super::check_reserved_not_given(properties.keys())?;
         let mut out = vec![];
-        if let Some(v) = properties.remove("format-version") {
-            let version = match v.trim() {
-                "1" => FormatVersion::V1,
-                "2" => FormatVersion::V2,
-                "3" => FormatVersion::V3,
-                other => {
-                    return Err(Error::invalid_argument(format!(
-                        "table property 'format-version' is '{other}' (expected 1, 2 or 3)"
-                    )))
-                }
-            };
+        let wanted = crate::table_properties::format_version(&properties)?;
+        properties.remove(crate::table_properties::FORMAT_VERSION.name);
+        if let Some(version) = wanted {
             if version < m.format_version {
                 return Err(Error::invalid_argument(format!(
                     "table property 'format-version' is {}, below the table's {}: a \
@@ -550,6 +542,18 @@ mod tests {
         );
         let e = down.updates_for(&m).expect_err("downgrade");
         assert!(e.to_string().contains("below the table's 2"), "{e}");
+        // blanks around the version: refused, as Java's Integer.parseInt refuses them
+        let blank = ReplaceTable::new(
+            m.current_schema().clone(),
+            PartitionSpec::unpartitioned(),
+            HashMap::from([("format-version".into(), " 3".into())]),
+        );
+        let e = blank.updates_for(&m).expect_err("blank");
+        assert!(
+            e.to_string()
+                .contains("table property 'format-version' is ' 3' (expected 1, 2 or 3)"),
+            "{e}"
+        );
         let up = ReplaceTable::new(
             m.current_schema().clone(),
             PartitionSpec::unpartitioned(),

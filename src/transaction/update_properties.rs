@@ -19,7 +19,7 @@ use async_trait::async_trait;
 
 use super::TransactionAction;
 use crate::error::{Error, Result};
-use crate::spec::{FormatVersion, TableUpdate};
+use crate::spec::TableUpdate;
 use crate::table::Table;
 use crate::table_properties;
 
@@ -135,17 +135,6 @@ fn check_not_reserved(key: &str, verb: &str) -> Result<()> {
     Ok(())
 }
 
-fn parse_format_version(value: &str) -> Result<FormatVersion> {
-    match value.trim() {
-        "1" => Ok(FormatVersion::V1),
-        "2" => Ok(FormatVersion::V2),
-        "3" => Ok(FormatVersion::V3),
-        _ => Err(Error::invalid_argument(format!(
-            "table property '{FORMAT_VERSION}' is '{value}' (expected 1, 2 or 3)"
-        ))),
-    }
-}
-
 #[async_trait]
 impl TransactionAction for UpdateProperties {
     async fn updates(&mut self, table: &Table) -> Result<Vec<TableUpdate>> {
@@ -153,7 +142,7 @@ impl TransactionAction for UpdateProperties {
         let mut out = vec![];
         let mut updates = self.updates.clone();
         if let Some(v) = updates.remove(FORMAT_VERSION) {
-            let wanted = parse_format_version(&v)?;
+            let wanted = table_properties::parse_format_version(&v)?;
             if wanted < m.format_version {
                 return Err(Error::invalid_argument(format!(
                     "table property '{FORMAT_VERSION}': cannot downgrade format version {} \
@@ -231,5 +220,16 @@ mod tests {
             .unwrap_err();
         assert!(err.to_string().contains("expected 1, 2 or 3"), "{err}");
         assert!(UpdateProperties::new().set(FORMAT_VERSION, "3").is_ok());
+        for blank in [" 3", "3 ", "\t3"] {
+            let err = UpdateProperties::new()
+                .set(FORMAT_VERSION, blank)
+                .unwrap_err();
+            assert!(
+                err.to_string().contains(&format!(
+                    "'format-version' is '{blank}' (expected 1, 2 or 3)"
+                )),
+                "{err}"
+            );
+        }
     }
 }

@@ -63,6 +63,19 @@ const BAD: &[(&str, &str, &str)] = &[
     ),
     ("commit.manifest-merge.enabled", "yes", "true or false"),
     ("format-version", "4", "1, 2 or 3"),
+    // integers as Java's Integer.parseInt / Long.parseLong read them: blanks refused
+    ("format-version", " 3", "1, 2 or 3"),
+    ("format-version", "2 ", "1, 2 or 3"),
+    (
+        "commit.retry.num-retries",
+        " 4",
+        "an integer from 0 to 2147483647",
+    ),
+    (
+        "write.target-file-size-bytes",
+        "1024 ",
+        "a positive integer",
+    ),
     // icefloe writes Parquet only: a table must not name a format its writes ignore
     ("write.format.default", "orc", "parquet"),
     ("write.delete.format.default", "avro", "parquet"),

@@ -12,7 +12,9 @@ use datafusion::sql::sqlparser::tokenizer::Token;
 use super::create_table::{MAP_KEY, MAP_VALUE};
 use super::tokens::{is_keyword, Cursor};
 use crate::error::{Error, Result};
-use crate::spec::{ListType, MapType, NestedField, PrimitiveType, Schema, StructType, Type};
+use crate::spec::{
+    FormatVersion, ListType, MapType, NestedField, PrimitiveType, Schema, StructType, Type,
+};
 
 /// The Iceberg type a top-level column type at the cursor declares where DataFusion's
 /// plan does not tell it: `UUID` (planned as binary). Spark-only spellings are read at
@@ -159,7 +161,7 @@ pub(super) fn check_v3_columns(
     schema: &Schema,
     properties: &HashMap<String, String>,
 ) -> Result<()> {
-    if properties.get("format-version").map(|v| v.trim()) == Some("3") {
+    if crate::table_properties::format_version(properties)? == Some(FormatVersion::V3) {
         if let Ok(arrow) = crate::spec::arrow::schema_to_arrow(schema) {
             crate::write::stored_schema(&arrow)?;
         }

@@ -18,7 +18,8 @@ use super::{empty, resolve_table};
 use crate::catalog::TableCreation;
 use crate::error::{Error, ErrorKind, Result};
 use crate::spec::{
-    NestedField, PartitionField, PartitionSpec, PrimitiveType, Schema, Transform, Type,
+    FormatVersion, NestedField, PartitionField, PartitionSpec, PrimitiveType, Schema, Transform,
+    Type,
 };
 
 /// What a `CREATE TABLE` statement does to a table that exists.
@@ -427,10 +428,10 @@ impl Parsed {
         schema: &Schema,
         defaults: Vec<(String, Expr)>,
     ) -> Result<Schema> {
-        let version = self.properties.get("format-version").map(|v| v.trim());
+        let version = crate::table_properties::format_version(&self.properties)?;
         let mut columns = schema.columns().to_vec();
         for (name, expr) in defaults {
-            if version != Some("3") {
+            if version != Some(FormatVersion::V3) {
                 return Err(Error::invalid_argument(format!(
                     "column '{name}' with a DEFAULT: default values require format version \
                      3 (set TBLPROPERTIES ('format-version' = '3'))"

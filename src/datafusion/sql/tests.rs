@@ -194,6 +194,24 @@ async fn names_format_versions_and_spark_spellings() {
         .clone();
     assert_eq!(m.format_version, FormatVersion::V3);
     assert!(m.location.ends_with("elsewhere/t3"), "{}", m.location);
+    // a format version is an integer as Java's Integer.parseInt reads one: `+1`, `01`
+    for (name, value) in [("v_plus", "+1"), ("v_zero", "01")] {
+        ok(
+            &ctx,
+            &format!("CREATE TABLE ns.{name} (id INT) TBLPROPERTIES ('format-version'='{value}')"),
+        )
+        .await;
+        let table = catalog
+            .load_table(&ident(&format!("ns.{name}")))
+            .await
+            .unwrap();
+        assert_eq!(
+            table.metadata().format_version,
+            FormatVersion::V1,
+            "{value}"
+        );
+        assert!(!table.metadata().properties.contains_key("format-version"));
+    }
     assert_eq!(
         m.properties.get("comment").map(String::as_str),
         Some("three")
@@ -263,6 +281,15 @@ async fn errors_name_the_statement_and_create_nothing() {
         (
             "CREATE TABLE ns.t (id INT) TBLPROPERTIES ('format-version'='5')",
             "table property 'format-version' is '5'",
+        ),
+        // Java's Integer.parseInt refuses blanks: no v3 table, no v3-only column
+        (
+            "CREATE TABLE ns.t (id INT, ts TIMESTAMP(9)) TBLPROPERTIES ('format-version'=' 3')",
+            "table property 'format-version' is ' 3' (expected 1, 2 or 3)",
+        ),
+        (
+            "CREATE TABLE ns.t TBLPROPERTIES ('format-version'='3 ') AS SELECT 1 AS id",
+            "table property 'format-version' is '3 ' (expected 1, 2 or 3)",
         ),
         (
             "CREATE TABLE ns.t (id INT) TBLPROPERTIES ('write.delete.mode'='sometimes')",

@@ -27,9 +27,11 @@ pub enum PropertyType {
         /// The largest value allowed.
         max: i64,
     },
-    /// `true` or `false` (any case).
+    /// `true` or `false` (any case; no blanks: Java's `Boolean.parseBoolean` reads
+    /// ` true` as false).
     Bool,
-    /// One of these words (any case, surrounding blanks ignored).
+    /// One of these words (any case; no blanks, as Java's `fromName`/`valueOf` of the
+    /// property's enum refuses them).
     OneOf(&'static [&'static str]),
     /// A metrics mode: `none`, `counts`, `truncate(N)` with N > 0, or `full`.
     MetricsMode,
@@ -312,13 +314,13 @@ pub fn format_version(properties: &HashMap<String, String>) -> Result<Option<For
 }
 
 /// Whether `gc.enabled` in `properties` lets operations delete the table's files: unset
-/// is true; a value other than `true` (any case) is false, as Java's
+/// is true; a value other than `true` (any case, no blanks) is false, as Java's
 /// `Boolean.parseBoolean` reads it, so a value another engine wrote that is no boolean
-/// keeps the files.
+/// (` true` included) keeps the files.
 pub fn gc_enabled(properties: &HashMap<String, String>) -> bool {
     GC_ENABLED
         .raw(properties)
-        .is_none_or(|v| v.trim().eq_ignore_ascii_case("true"))
+        .is_none_or(|v| v.eq_ignore_ascii_case("true"))
 }
 
 /// Refuse `operation` on a table (e.g. `"expire snapshots of table 'ns.t'"`, naming the
@@ -416,7 +418,7 @@ impl TableProperty {
     }
 
     fn parse_bool(&self, key: &str, value: &str) -> Result<bool> {
-        match value.trim().to_ascii_lowercase().as_str() {
+        match value.to_ascii_lowercase().as_str() {
             "true" => Ok(true),
             "false" => Ok(false),
             _ => Err(self.error(key, value)),
@@ -429,7 +431,7 @@ impl TableProperty {
         };
         values
             .iter()
-            .find(|v| v.eq_ignore_ascii_case(value.trim()))
+            .find(|v| v.eq_ignore_ascii_case(value))
             .copied()
             .ok_or_else(|| self.error(key, value))
     }
@@ -526,6 +528,28 @@ mod tests {
             ("gc.enabled", "no", "true or false"),
             ("schema.name-mapping.default", "{", "a JSON name mapping"),
             ("format-version", "4", "1, 2 or 3"),
+            // words as Java's enums read them: any case, no blanks
+            ("gc.enabled", " true", "true or false"),
+            (
+                "write.delete.mode",
+                "merge-on-read ",
+                "copy-on-write or merge-on-read",
+            ),
+            (
+                "write.parquet.compression-codec",
+                " zstd",
+                "zstd, gzip, snappy, lz4, lz4_raw, brotli, uncompressed or none",
+            ),
+            (
+                "write.metadata.metrics.default",
+                " full",
+                "none, counts, truncate(N) with N > 0, or full",
+            ),
+            (
+                "write.metadata.metrics.column.a",
+                "truncate( 8)",
+                "none, counts, truncate(N) with N > 0, or full",
+            ),
             // integers as Java's Integer.parseInt / Long.parseLong read them: no blanks
             ("format-version", " 3", "1, 2 or 3"),
             ("format-version", "3 ", "1, 2 or 3"),
@@ -624,7 +648,10 @@ mod tests {
         for (value, enabled) in [
             (None, true),
             (Some("true"), true),
-            (Some(" TRUE "), true),
+            (Some("TRUE"), true),
+            // blanks: false, as Java's Boolean.parseBoolean reads " true"
+            (Some(" true"), false),
+            (Some("true "), false),
             (Some("false"), false),
             (Some("False"), false),
             // another engine's value that is no boolean: false, as Java reads it

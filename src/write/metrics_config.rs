@@ -49,7 +49,8 @@ impl MetricsMode {
     ///
     /// Errors: anything else ([`crate::ErrorKind::InvalidArgument`]).
     pub fn parse(s: &str) -> Result<Self> {
-        let t = s.trim().to_ascii_lowercase();
+        // as Java's MetricsModes.fromString: any case, no blanks
+        let t = s.to_ascii_lowercase();
         let bad = || Error::invalid_argument(format!("invalid metrics mode '{s}'"));
         Ok(match t.as_str() {
             "none" => MetricsMode::None,
@@ -60,7 +61,11 @@ impl MetricsMode {
                     .strip_prefix("truncate(")
                     .and_then(|r| r.strip_suffix(')'))
                     .ok_or_else(bad)?;
-                let n: u32 = n.trim().parse().map_err(|_| bad())?;
+                // Java's `truncate\((\d+)\)`: digits only
+                if !n.bytes().all(|b| b.is_ascii_digit()) {
+                    return Err(bad());
+                }
+                let n: u32 = n.parse().map_err(|_| bad())?;
                 if n == 0 {
                     return Err(bad());
                 }
@@ -189,7 +194,16 @@ mod tests {
             MetricsMode::parse("truncate(4)").unwrap(),
             MetricsMode::Truncate(4)
         );
-        for bad in ["truncate(0)", "truncate(x)", "truncate", "some"] {
+        for bad in [
+            "truncate(0)",
+            "truncate(x)",
+            "truncate",
+            "some",
+            " full",
+            "none ",
+            "truncate( 4)",
+            "truncate(+4)",
+        ] {
             assert!(MetricsMode::parse(bad).is_err(), "{bad}");
         }
     }

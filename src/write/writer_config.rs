@@ -198,7 +198,7 @@ pub fn check_file_format(
     property: tp::TableProperty,
 ) -> Result<()> {
     match property.raw(props) {
-        Some(v) if !v.trim().eq_ignore_ascii_case("parquet") => Err(Error::unsupported(format!(
+        Some(v) if !v.eq_ignore_ascii_case("parquet") => Err(Error::unsupported(format!(
             "table property '{}' is '{v}': icefloe writes only Parquet files (set it to \
              'parquet' or unset it to write this table)",
             property.name
@@ -313,10 +313,18 @@ mod tests {
             DistributionMode::resolve(&none, false, false).unwrap(),
             DistributionMode::None
         );
-        let set = props(&[(DISTRIBUTION_MODE_PROPERTY, " NONE ")]);
+        let set = props(&[(DISTRIBUTION_MODE_PROPERTY, "NONE")]);
         assert_eq!(
             DistributionMode::resolve(&set, true, true).unwrap(),
             DistributionMode::None
+        );
+        // blanks: refused naming the property, as Java's DistributionMode.fromName
+        let blank = props(&[(DISTRIBUTION_MODE_PROPERTY, " none")]);
+        let err = DistributionMode::resolve(&blank, true, true).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("table property 'write.distribution-mode' is ' none'"),
+            "{err}"
         );
         assert!(!DistributionMode::None.distributes_by_partition());
         assert!(DistributionMode::Range.distributes_by_partition());

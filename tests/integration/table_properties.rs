@@ -76,6 +76,13 @@ const BAD: &[(&str, &str, &str)] = &[
         "1024 ",
         "a positive integer",
     ),
+    // words as Java's enums and Boolean.parseBoolean read them: blanks refused
+    (
+        "write.delete.mode",
+        " merge-on-read",
+        "copy-on-write or merge-on-read",
+    ),
+    ("gc.enabled", "true ", "true or false"),
     // icefloe writes Parquet only: a table must not name a format its writes ignore
     ("write.format.default", "orc", "parquet"),
     ("write.delete.format.default", "avro", "parquet"),

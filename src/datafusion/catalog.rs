@@ -96,7 +96,8 @@ impl<'a> TableNameParts<'a> {
 }
 
 /// The DataFusion table for `table` at `version` (`None`: current), or its metadata
-/// table `metadata`. `name` names the table in messages.
+/// table `metadata`. `name` names the table in messages (also those refusing a write to
+/// the version, [`IcebergTableProvider::with_table_name`]).
 ///
 /// Errors: an unknown snapshot id, branch, tag, or a timestamp before the first snapshot
 /// ([`ErrorKind::NotFound`], named); a metadata table of another snapshot than the
@@ -122,7 +123,7 @@ pub async fn table_provider_for(
             metadata_table_provider(&table, kind, snapshot.as_ref()).await
         }
         None => {
-            let provider = IcebergTableProvider::try_new(table)?;
+            let provider = IcebergTableProvider::try_new(table)?.with_table_name(name);
             // schemas as Iceberg Java picks them: a branch reads with the table's current
             // schema, a snapshot id, tag or timestamp with the snapshot's own
             Ok(Arc::new(match (version, snapshot) {
@@ -397,7 +398,8 @@ impl IcebergSchemaProvider {
                 return Ok(Some(Arc::new(provider)));
             }
         }
-        table_provider_for(table, &display, version.as_ref(), metadata)
+        // named as the statements writing to the table name it
+        table_provider_for(table, &ident.to_string(), version.as_ref(), metadata)
             .await
             .map(Some)
     }

@@ -164,8 +164,9 @@ impl TableProviderFactory for IcebergTableProviderFactory {
             .execution
             .parquet
             .schema_force_view_types;
-        let mut provider =
-            IcebergTableProvider::try_new(table)?.with_schema_force_view_types(view_types)?;
+        let mut provider = IcebergTableProvider::try_new(table)?
+            .with_schema_force_view_types(view_types)?
+            .with_table_name(cmd.name.to_string());
         if let Some((_, version)) = version {
             let name = cmd.name.to_string();
             let snapshot = version.resolve(provider.table().metadata(), &name)?;

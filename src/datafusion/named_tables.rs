@@ -98,7 +98,7 @@ impl SchemaProvider for IcebergNamesSchemaProvider {
             parts.version.is_some() || parts.metadata.is_some_and(|k| k.is_snapshot_scoped())
         });
         Ok(Some(
-            table_provider_for(table, name, version.as_ref(), parts.metadata).await?,
+            table_provider_for(table, parts.base, version.as_ref(), parts.metadata).await?,
         ))
     }
 

@@ -236,7 +236,8 @@ async fn dml_on_a_branch_checks_conflicts_on_the_branch() {
     }
 }
 
-/// A tag cannot be changed: every statement on one is refused, naming it.
+/// A tag cannot be changed: every statement on one is refused, naming the tag and the
+/// table (not its metadata file); so is a write to a snapshot by id.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dml_on_a_tag_is_refused() {
     let lake = lake().await;
@@ -263,10 +264,41 @@ async fn dml_on_a_tag_is_refused() {
     ] {
         let e = run(&lake.ctx, statement).await.expect_err(statement);
         assert!(
-            e.contains(&format!("{verb} on tag 'v1' of table '"))
-                && e.contains("a tag names one snapshot and cannot be changed"),
+            e.contains(&format!(
+                "cannot write to tag 'v1' of table 'ns.t': a tag names one snapshot and \
+                 cannot be changed ({verb}); write to the table or to a branch"
+            )),
             "{statement}: {e}"
         );
+        assert!(!e.contains("metadata.json"), "{statement}: {e}");
+    }
+    // a snapshot by id is no branch either: refused naming the table, not its file
+    let snapshot =
+        crate::catalog::strings(&lake.ctx, "SELECT snapshot_id FROM ice.ns.\"t$snapshots\"").await;
+    for (statement, verb) in [
+        (
+            format!(
+                "INSERT INTO ice.ns.\"t@{}\" VALUES (2, 1, 'b', 2.0)",
+                snapshot[0]
+            ),
+            "INSERT INTO",
+        ),
+        (
+            format!(
+                "DELETE FROM ice.ns.t.snapshot_id_{} WHERE id = 1",
+                snapshot[0]
+            ),
+            "DELETE",
+        ),
+    ] {
+        let e = run(&lake.ctx, &statement).await.expect_err(&statement);
+        assert!(
+            e.contains(&format!(
+                "{verb} on table 'ns.t': it was opened by location or at a snapshot"
+            )),
+            "{statement}: {e}"
+        );
+        assert!(!e.contains("metadata.json"), "{statement}: {e}");
     }
     assert_eq!(
         ok(

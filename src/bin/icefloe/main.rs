@@ -477,7 +477,8 @@ async fn session(cli: &Cli) -> Result<SessionContext, CliError> {
             .await
             .map_err(|e| {
                 CliError::from(e).context(format!("cannot open table {name} at {location}"))
-            })?;
+            })?
+            .with_table_name(table.as_str());
         ctx.register_table(TableReference::bare(table.as_str()), Arc::new(provider))
             .map_err(|e| CliError::from(e).context(format!("cannot register table {name}")))?;
     }

@@ -242,10 +242,10 @@ fn writable<'a>(
     provider.check_not_tag(statement)?;
     let Some(target) = provider.write_target() else {
         return Err(Error::unsupported(format!(
-            "{statement} on table '{}': it was opened by location or at a snapshot, tag or \
-             branch; row-level changes go to the current snapshot of a table in a catalog \
-             or to one of its branches",
-            table.metadata_location()
+            "{statement} on table '{}': it was opened by location or at a snapshot; \
+             row-level changes go to the current snapshot of a table in a catalog or to one \
+             of its branches",
+            provider.display_name()
         )));
     };
     // a branch's statement reads and commits at the branch's snapshot (`with_ref`)

@@ -90,6 +90,9 @@ pub struct IcebergTableProvider {
     branch: Option<String>,
     /// The tag the table was opened at (`"t@v1"`): named when a write is refused.
     tag: Option<String>,
+    /// The table's name in the session (`ns.t`), for the messages refusing a write to a
+    /// tag or snapshot; `None`: they name its metadata file (a table opened by location).
+    table_name: Option<String>,
     /// `CREATE OR REPLACE TABLE … AS`: the table as loaded and its replacement, which
     /// `INSERT` commits before the rows (this provider's table is the staged result).
     replacing: Option<(Table, ReplaceTable)>,
@@ -141,6 +144,7 @@ impl IcebergTableProvider {
             write_target: None,
             branch: None,
             tag: None,
+            table_name: None,
             replacing: None,
             metadata_columns: None,
             write_defaults,
@@ -193,6 +197,24 @@ impl IcebergTableProvider {
         self
     }
 
+    /// Name the table `name` (`ns.t`, as the session knows it) in the errors refusing a
+    /// write to it (a tag, a snapshot); without a name they give its metadata file.
+    pub fn with_table_name(mut self, name: impl Into<String>) -> Self {
+        self.table_name = Some(name.into());
+        self
+    }
+
+    /// The table as write refusals name it: its name in the session
+    /// ([`Self::with_table_name`], else the write target's identifier), else its
+    /// metadata file.
+    pub(crate) fn display_name(&self) -> String {
+        match (&self.table_name, &self.write_target) {
+            (Some(name), _) => name.clone(),
+            (None, Some(target)) => target.ident.to_string(),
+            (None, None) => self.table.metadata_location().to_string(),
+        }
+    }
+
     /// Share `caches` (e.g. one set per catalog) for the decoded manifest lists,
     /// manifests and position deletes of this provider's scans, instead of its own.
     pub fn with_caches(mut self, caches: SessionCaches) -> Self {
@@ -214,15 +236,15 @@ impl IcebergTableProvider {
         let snapshot = metadata.snapshot_by_id(id).cloned().ok_or_else(|| {
             Error::not_found(format!(
                 "snapshot id {id} in table '{}'",
-                self.table.metadata_location()
+                self.display_name()
             ))
         })?;
         let schema = metadata.schema_for_snapshot(&snapshot).clone();
         let caches = self.caches.clone();
-        Ok(
-            Self::at_snapshot(self.table, Some(snapshot), schema, self.view_types)?
-                .with_caches(caches),
-        )
+        let mut provider = Self::at_snapshot(self.table, Some(snapshot), schema, self.view_types)?
+            .with_caches(caches);
+        provider.table_name = self.table_name;
+        Ok(provider)
     }
 
     /// Whether top-level `string` and `binary` columns are exposed as Arrow
@@ -260,7 +282,7 @@ impl IcebergTableProvider {
         let reference = metadata.refs.get(name).ok_or_else(|| {
             Error::not_found(format!(
                 "branch or tag '{name}' in table '{}'",
-                self.table.metadata_location()
+                self.display_name()
             ))
         })?;
         if reference.ref_type != "branch" {
@@ -283,6 +305,7 @@ impl IcebergTableProvider {
         let mut provider = Self::at_snapshot(self.table, Some(snapshot), schema, self.view_types)?
             .with_caches(caches);
         provider.branch = Some(name.to_string());
+        provider.table_name = self.table_name;
         Ok(provider)
     }
 
@@ -300,15 +323,19 @@ impl IcebergTableProvider {
         self.branch.as_deref()
     }
 
-    /// `Err` naming the tag when the table was opened at one (`with_ref` of a tag): a
-    /// tag names one snapshot for good (spec: "Branching and Tagging"), so `statement`
-    /// cannot change it.
+    /// `Err` naming the tag and the table when the table was opened at a tag
+    /// (`with_ref` of a tag): a tag names one snapshot for good (spec: "Branching and
+    /// Tagging"), so `statement` cannot change it.
+    ///
+    /// Errors: [`crate::ErrorKind::Unsupported`], "cannot write to tag 't1' of table
+    /// 'ns.t': …" (the table as [`Self::with_table_name`] names it, else its metadata
+    /// file), with the statement.
     pub(crate) fn check_not_tag(&self, statement: &str) -> Result<()> {
         match &self.tag {
             Some(tag) => Err(Error::unsupported(format!(
-                "{statement} on tag '{tag}' of table '{}': a tag names one snapshot and \
-                 cannot be changed; write to the table or to a branch",
-                self.table.metadata_location()
+                "cannot write to tag '{tag}' of table '{}': a tag names one snapshot and \
+                 cannot be changed ({statement}); write to the table or to a branch",
+                self.display_name()
             ))),
             None => Ok(()),
         }
@@ -555,10 +582,10 @@ impl TableProvider for IcebergTableProvider {
         self.check_not_tag(statement)?;
         let Some(target) = &self.write_target else {
             return Err(Error::unsupported(format!(
-                "writing to table '{}': it was opened by location or at a snapshot, tag or \
-                 branch; writes go to the current snapshot of a table in a catalog \
-                 (--catalog, IcebergCatalogProvider) or of one of its branches",
-                self.table.metadata_location()
+                "{statement} on table '{}': it was opened by location or at a snapshot; \
+                 writes go to the current snapshot of a table in a catalog (--catalog, \
+                 IcebergCatalogProvider) or of one of its branches",
+                self.display_name()
             ))
             .into());
         };

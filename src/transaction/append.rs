@@ -111,6 +111,10 @@ impl TransactionAction for AppendFiles {
     async fn clean_up(&mut self, table: &Table, committed: bool) {
         self.producer.clean_up(table, committed).await;
     }
+
+    fn branch(&self) -> Option<&str> {
+        self.producer.branch_other_than_main()
+    }
 }
 
 impl AppendFiles {

@@ -101,6 +101,12 @@ pub trait TransactionAction: Send + Sync + std::fmt::Debug {
     /// After the transaction: remove files this action wrote that the committed table
     /// does not use (`committed`), or all of them (after a failure).
     async fn clean_up(&mut self, table: &Table, committed: bool);
+
+    /// The branch the action commits to when it is not `main` (the transaction's
+    /// errors name it); `None` for `main` and for actions that change no branch.
+    fn branch(&self) -> Option<&str> {
+        None
+    }
 }
 
 /// A set of actions committed together, atomically, to one table.
@@ -191,8 +197,8 @@ impl Transaction {
                             format!(" (defaults used in place of: {})", unusable.join("; "))
                         };
                         return Err(e.context(format!(
-                            "commit to table '{}' gave up after {attempt} attempts{note}",
-                            self.ident
+                            "commit to {} gave up after {attempt} attempts{note}",
+                            self.target()
                         )));
                     }
                     tokio::time::sleep(policy.wait(attempt)).await;
@@ -219,6 +225,15 @@ impl Transaction {
         }
     }
 
+    /// What the transaction commits to, for its errors: `table 'ns.t'`, or `branch 'dev'
+    /// of table 'ns.t'` when an action commits to a branch other than `main`.
+    fn target(&self) -> String {
+        match self.actions.iter().find_map(|a| a.branch()) {
+            Some(branch) => format!("branch '{branch}' of table '{}'", self.ident),
+            None => format!("table '{}'", self.ident),
+        }
+    }
+
     /// A retry re-applies the actions to the table the catalog now holds under the name;
     /// that must be the table the transaction started on. When the name was dropped and
     /// created again, or the table renamed and another created under its name, the
@@ -234,10 +249,10 @@ impl Transaction {
             (Some(started), Some(now)) if started != now => Err(Error::new(
                 ErrorKind::ValidationFailed,
                 format!(
-                    "commit to table '{}' not retried: the table was replaced while the \
-                     commit ran (table-uuid {started} at the start, {now} now; dropped and \
-                     created again, or renamed and another created under its name)",
-                    self.ident
+                    "commit to {} not retried: the table was replaced while the commit ran \
+                     (table-uuid {started} at the start, {now} now; dropped and created \
+                     again, or renamed and another created under its name)",
+                    self.target()
                 ),
             )),
             _ => Ok(()),

@@ -233,18 +233,13 @@ impl TransactionAction for OverwriteFiles {
         )?;
         let parent = self.producer.parent(table).cloned();
         let starting = self.starting_snapshot_id;
+        let checked = self.producer.checked("overwrite");
 
         // Conflict checks against what was committed since the starting snapshot.
         if self.isolation == IsolationLevel::Serializable {
             if self.row_filter.is_some() || self.replace_partitions {
-                validate_no_conflicting_data(
-                    table,
-                    parent.as_ref(),
-                    starting,
-                    &matcher,
-                    "overwrite",
-                )
-                .await?;
+                validate_no_conflicting_data(table, parent.as_ref(), starting, &matcher, &checked)
+                    .await?;
             }
             if let Some(filter) = &self.conflict_detection_filter {
                 let conflicts = Matcher::new(table, Some(filter), HashSet::new(), false)?;
@@ -253,7 +248,7 @@ impl TransactionAction for OverwriteFiles {
                     parent.as_ref(),
                     starting,
                     &conflicts,
-                    "overwrite",
+                    &checked,
                 )
                 .await?;
             }
@@ -277,7 +272,7 @@ impl TransactionAction for OverwriteFiles {
             &mut summary,
         )
         .await?;
-        check_all_removed(&self.delete_paths, &removed)?;
+        check_all_removed(&self.delete_paths, &removed, &checked)?;
         if self.validate_deletes_of_removed {
             let removed_files: Vec<(i32, DataFile)> =
                 self.removed_data_files(table, &removed).await?;
@@ -288,7 +283,7 @@ impl TransactionAction for OverwriteFiles {
                 parent.as_ref(),
                 starting,
                 &touched,
-                "overwrite",
+                &checked,
             )
             .await?;
         }
@@ -303,5 +298,9 @@ impl TransactionAction for OverwriteFiles {
 
     async fn clean_up(&mut self, table: &Table, committed: bool) {
         self.producer.clean_up(table, committed).await;
+    }
+
+    fn branch(&self) -> Option<&str> {
+        self.producer.branch_other_than_main()
     }
 }

@@ -240,6 +240,7 @@ impl TransactionAction for RewriteFiles {
         let added_manifests = self.producer.added_manifests(table, &self.added).await?;
         let parent = self.producer.parent(table).cloned();
         let starting = self.starting_snapshot_id;
+        let checked = self.producer.checked("rewrite");
 
         let touched: Vec<(i32, &DataFile)> = self
             .replaced
@@ -252,7 +253,7 @@ impl TransactionAction for RewriteFiles {
             parent.as_ref(),
             starting,
             &touched,
-            "rewrite",
+            &checked,
         )
         .await?;
 
@@ -284,8 +285,8 @@ impl TransactionAction for RewriteFiles {
         )
         .await?;
         let wanted: HashSet<String> = self.replaced.keys().cloned().collect();
-        check_all_removed(&wanted, &removed)?;
-        check_all_removed(&self.removed_deletes, &removed)?;
+        check_all_removed(&wanted, &removed, &checked)?;
+        check_all_removed(&self.removed_deletes, &removed, &checked)?;
         let mut manifests = added_manifests;
         manifests.extend(kept);
         let manifests = merge_manifests(table, &mut self.producer, manifests).await?;

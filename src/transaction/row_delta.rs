@@ -198,6 +198,7 @@ impl TransactionAction for RowDelta {
         let added_manifests = self.producer.added_manifests(table, &self.added).await?;
         let parent = self.producer.parent(table).cloned();
         let starting = self.starting_snapshot_id;
+        let checked = self.producer.checked("row delta");
 
         let referenced_paths: HashSet<String> = self
             .referenced
@@ -209,7 +210,7 @@ impl TransactionAction for RowDelta {
             parent.as_ref(),
             starting,
             &referenced_paths,
-            "row delta",
+            &checked,
         )
         .await?;
         let touched: Vec<(i32, &DataFile)> = self.referenced.iter().map(|(s, f)| (*s, f)).collect();
@@ -218,20 +219,14 @@ impl TransactionAction for RowDelta {
             parent.as_ref(),
             starting,
             &touched,
-            "row delta",
+            &checked,
         )
         .await?;
         if self.isolation == IsolationLevel::Serializable {
             if let Some(filter) = &self.conflict_detection_filter {
                 let matcher = Matcher::new(table, Some(filter), HashSet::new(), false)?;
-                validate_no_conflicting_data(
-                    table,
-                    parent.as_ref(),
-                    starting,
-                    &matcher,
-                    "row delta",
-                )
-                .await?;
+                validate_no_conflicting_data(table, parent.as_ref(), starting, &matcher, &checked)
+                    .await?;
             }
         }
 
@@ -258,8 +253,8 @@ impl TransactionAction for RowDelta {
             )
             .await?
         };
-        check_all_removed(&self.removed_paths, &removed)?;
-        check_all_removed(&self.removed_deletes, &removed)?;
+        check_all_removed(&self.removed_paths, &removed, &checked)?;
+        check_all_removed(&self.removed_deletes, &removed, &checked)?;
         let mut manifests = added_manifests;
         manifests.extend(kept);
         let manifests = merge_manifests(table, &mut self.producer, manifests).await?;
@@ -271,5 +266,9 @@ impl TransactionAction for RowDelta {
 
     async fn clean_up(&mut self, table: &Table, committed: bool) {
         self.producer.clean_up(table, committed).await;
+    }
+
+    fn branch(&self) -> Option<&str> {
+        self.producer.branch_other_than_main()
     }
 }

@@ -72,6 +72,16 @@ impl SnapshotProducer {
         self.branch = branch.to_string();
     }
 
+    /// `operation` committing to this producer's branch, as conflict errors name it.
+    pub(crate) fn checked(&self, operation: &'static str) -> super::validation::Checked {
+        super::validation::Checked::new(operation, &self.branch)
+    }
+
+    /// The branch committed to, unless it is `main`.
+    pub(crate) fn branch_other_than_main(&self) -> Option<&str> {
+        (self.branch != MAIN_BRANCH).then_some(self.branch.as_str())
+    }
+
     /// Set a snapshot summary property of the new snapshot.
     pub(crate) fn set_summary(&mut self, key: &str, value: String) {
         self.extra_summary.insert(key.to_string(), value);

@@ -1123,3 +1123,73 @@ async fn an_append_validating_its_files_fails_when_a_concurrent_one_added_them()
         ]
     );
 }
+
+/// When the retries run out, the error names what the commit went to: the table for
+/// `main` (unchanged), the branch and the table for another branch. A conflict check
+/// on a branch names the branch too, and says its snapshot, not the table's current
+/// one, lost the starting snapshot.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn conflicts_of_a_branch_commit_name_the_branch() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = sql_catalog(dir.path()).await;
+    let ident = TableIdent::parse("ns.t");
+    let mut c = creation();
+    c.properties
+        .insert("commit.retry.num-retries".into(), "0".into());
+    catalog.create_table(&ident, c).await.unwrap();
+    append(&catalog, &ident, "a", 1, 1).await;
+    let base = catalog.load_table(&ident).await.unwrap();
+    Transaction::new(Arc::clone(&catalog), ident.clone(), base)
+        .add_action(ManageSnapshots::new().create_branch(
+            "dev",
+            None,
+            RefRetention::default(),
+            RefExists::Fail,
+        ))
+        .commit()
+        .await
+        .unwrap();
+    for (branch, expected) in [
+        (None, "commit to table 'ns.t' gave up after 1 attempts"),
+        (
+            Some("dev"),
+            "commit to branch 'dev' of table 'ns.t' gave up after 1 attempts",
+        ),
+    ] {
+        let base = catalog.load_table(&ident).await.unwrap();
+        let mut action = AppendFiles::new(0, vec![file(&base, "late", 1, 1)]).unwrap();
+        if let Some(b) = branch {
+            action = action.to_branch(b);
+        }
+        let late = Transaction::new(Arc::clone(&catalog), ident.clone(), base).add_action(action);
+        // another writer commits first; no retry is allowed
+        append(&catalog, &ident, "first", 1, 1).await;
+        let err = late.commit().await.unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::CommitConflict, "{err}");
+        assert!(err.to_string().contains(expected), "{branch:?}: {err}");
+    }
+    // a row delta on `dev` whose starting snapshot is not on the branch (main's)
+    let table = catalog.load_table(&ident).await.unwrap();
+    let main_head = table.metadata().current_snapshot_id;
+    let stale = |branch: Option<&str>| {
+        let mut delta = RowDelta::new(main_head)
+            .with_isolation_level(IsolationLevel::Serializable)
+            .validate_data_file(0, file(&table, "a", 1, 1));
+        if let Some(b) = branch {
+            delta = delta.to_branch(b);
+        }
+        Transaction::new(Arc::clone(&catalog), ident.clone(), table.clone()).add_action(delta)
+    };
+    // on main the same check passes (its head descends from the start)
+    stale(None).commit().await.unwrap();
+    let err = stale(Some("dev")).commit().await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::ValidationFailed, "{err}");
+    assert!(
+        err.to_string().contains(&format!(
+            "cannot check the row delta on branch 'dev' for conflicts: starting snapshot {} \
+             is no longer an ancestor of the snapshot of branch 'dev'",
+            main_head.unwrap_or_default()
+        )),
+        "{err}"
+    );
+}

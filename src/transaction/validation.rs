@@ -34,6 +34,51 @@ use crate::table::Table;
 use crate::write::bounds::literal_to_bytes;
 use crate::write::NewEntry;
 
+/// The operation a conflict check is for, as its errors name it: `row delta` on `main`
+/// (the messages of `main`'s commits), `row delta on branch 'dev'` on another branch,
+/// whose conflicts are checked along the branch's ancestry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Checked {
+    operation: &'static str,
+    /// The branch committed to; `None` for `main`.
+    branch: Option<String>,
+}
+
+impl Checked {
+    /// `operation` (`"row delta"`, `"overwrite"`, `"rewrite"`) committing to `branch`.
+    pub(crate) fn new(operation: &'static str, branch: &str) -> Self {
+        Self {
+            operation,
+            branch: (branch != crate::spec::MAIN_BRANCH).then(|| branch.to_string()),
+        }
+    }
+
+    /// The snapshot the operation commits onto, in words.
+    fn head(&self) -> String {
+        match &self.branch {
+            None => "the table's current snapshot".to_string(),
+            Some(b) => format!("the snapshot of branch '{b}'"),
+        }
+    }
+
+    /// Where the files the operation removes live, in words.
+    fn live_in(&self) -> String {
+        match &self.branch {
+            None => "in the table".to_string(),
+            Some(b) => format!("on branch '{b}'"),
+        }
+    }
+}
+
+impl std::fmt::Display for Checked {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.branch {
+            None => f.write_str(self.operation),
+            Some(b) => write!(f, "{} on branch '{b}'", self.operation),
+        }
+    }
+}
+
 /// A partition tuple as a hashable key: each value's single-value serialization.
 pub(crate) type PartitionKey = Vec<Option<Vec<u8>>>;
 
@@ -150,11 +195,13 @@ impl Matcher {
 }
 
 /// The snapshots committed after `starting` up to `current` (newest first), following
-/// parents. `Err` when `starting` is not an ancestor (expired or another branch).
+/// parents. `Err` when `starting` is not an ancestor (expired or another branch), naming
+/// the branch of `checked`.
 pub(crate) fn snapshots_since<'a>(
     table: &'a Table,
     current: Option<&'a Snapshot>,
     starting: Option<i64>,
+    checked: &Checked,
 ) -> Result<Vec<&'a Snapshot>> {
     let m = table.metadata();
     let mut out = vec![];
@@ -172,9 +219,10 @@ pub(crate) fn snapshots_since<'a>(
         Err(Error::new(
             ErrorKind::ValidationFailed,
             format!(
-                "cannot check for conflicts: starting snapshot {} is no longer an ancestor \
-                 of the table's current snapshot (expired or rolled back)",
-                starting.unwrap_or_default()
+                "cannot check the {checked} for conflicts: starting snapshot {} is no longer \
+                 an ancestor of {} (expired or rolled back)",
+                starting.unwrap_or_default(),
+                checked.head()
             ),
         ))
     }
@@ -188,9 +236,10 @@ async fn entries_since(
     starting: Option<i64>,
     content: ManifestContent,
     status: ManifestStatus,
+    checked: &Checked,
 ) -> Result<Vec<(i64, ManifestEntry)>> {
     let mut out = vec![];
-    for s in snapshots_since(table, parent, starting)? {
+    for s in snapshots_since(table, parent, starting, checked)? {
         for mf in SnapshotProducer::manifests_of(table, Some(s)).await? {
             if mf.added_snapshot_id != s.snapshot_id || mf.content != content {
                 continue;
@@ -214,7 +263,7 @@ pub(crate) async fn validate_no_conflicting_data(
     parent: Option<&Snapshot>,
     starting: Option<i64>,
     matcher: &Matcher,
-    operation: &str,
+    operation: &Checked,
 ) -> Result<()> {
     let added = entries_since(
         table,
@@ -222,6 +271,7 @@ pub(crate) async fn validate_no_conflicting_data(
         starting,
         ManifestContent::Data,
         ManifestStatus::Added,
+        operation,
     )
     .await?;
     for (snapshot, e) in added {
@@ -253,7 +303,7 @@ pub(crate) async fn validate_no_new_deletes_for_data_files(
     parent: Option<&Snapshot>,
     starting: Option<i64>,
     touched: &[(i32, &DataFile)],
-    operation: &str,
+    operation: &Checked,
 ) -> Result<()> {
     if touched.is_empty() {
         return Ok(());
@@ -270,6 +320,7 @@ pub(crate) async fn validate_no_new_deletes_for_data_files(
         starting,
         ManifestContent::Deletes,
         ManifestStatus::Added,
+        operation,
     )
     .await?;
     let m = table.metadata();
@@ -297,9 +348,8 @@ pub(crate) async fn validate_no_new_deletes_for_data_files(
                 ErrorKind::ValidationFailed,
                 format!(
                     "found a conflicting delete file '{}' added by snapshot {snapshot} after \
-                     this {operation} began: it may delete rows of files this {operation} \
-                     changes",
-                    d.file_path
+                     this {operation} began: it may delete rows of files this {} changes",
+                    d.file_path, operation.operation
                 ),
             ));
         }
@@ -315,7 +365,7 @@ pub(crate) async fn validate_data_files_exist(
     parent: Option<&Snapshot>,
     starting: Option<i64>,
     paths: &HashSet<String>,
-    operation: &str,
+    operation: &Checked,
 ) -> Result<()> {
     if paths.is_empty() {
         return Ok(());
@@ -326,6 +376,7 @@ pub(crate) async fn validate_data_files_exist(
         starting,
         ManifestContent::Data,
         ManifestStatus::Deleted,
+        operation,
     )
     .await?;
     if let Some((snapshot, e)) = removed
@@ -457,13 +508,18 @@ pub(crate) fn removed_key(f: &DataFile) -> String {
 /// Every path in `wanted` was removed (`removed`), else a concurrent commit removed it.
 ///
 /// Errors: [`ErrorKind::ValidationFailed`] naming a missing file.
-pub(crate) fn check_all_removed(wanted: &HashSet<String>, removed: &HashSet<String>) -> Result<()> {
+pub(crate) fn check_all_removed(
+    wanted: &HashSet<String>,
+    removed: &HashSet<String>,
+    operation: &Checked,
+) -> Result<()> {
     if let Some(missing) = wanted.iter().find(|p| !removed.contains(*p)) {
         return Err(Error::new(
             ErrorKind::ValidationFailed,
             format!(
-                "file '{missing}' to be removed is not live in the table any more \
-                 (a concurrent commit removed it)"
+                "file '{missing}' to be removed is not live {} any more (a concurrent commit \
+                 removed it)",
+                operation.live_in()
             ),
         ));
     }

@@ -158,6 +158,7 @@ async fn dml_on_a_branch_changes_the_branch_alone() {
 /// A statement on a branch checks conflicts along the branch: a commit to `main`
 /// meanwhile is none of its business, one to the branch is (serializable isolation:
 /// an `INSERT` into the rows a `DELETE` reads fails the `DELETE`, which leaves nothing).
+/// The conflict errors name the branch; those of the same race on `main` name none.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dml_on_a_branch_checks_conflicts_on_the_branch() {
     let lake = lake().await;
@@ -220,8 +221,18 @@ async fn dml_on_a_branch_checks_conflicts_on_the_branch() {
             .await
             .expect_err("an INSERT into the branch conflicts with its serializable DELETE");
         assert_eq!(e.kind(), ErrorKind::ValidationFailed, "{name}: {e}");
+        // the conflict names the branch (on `main` it names none: see `dml.rs`)
+        let operation = match mode {
+            "copy-on-write" => "overwrite",
+            _ => "row delta",
+        };
+        let message = e.to_string();
         assert!(
-            e.to_string().contains("conflicting data file"),
+            message.contains(&format!(
+                "DELETE on 'ns.{name}': found a conflicting data file"
+            )) && message.contains(&format!(
+                "after this {operation} on branch 'dev' began (serializable isolation)"
+            )),
             "{name}: {e}"
         );
         assert_eq!(
@@ -233,6 +244,42 @@ async fn dml_on_a_branch_checks_conflicts_on_the_branch() {
             snapshot,
             "{name}: the failed DELETE moved the branch"
         );
+        // two DELETEs on the branch race: the later one names the branch, the same
+        // race on `main` names none
+        for (target, on_branch) in [(dev.clone(), true), (t.clone(), false)] {
+            let first = planned(&lake.ctx, &format!("DELETE FROM {target} WHERE id = 2")).await;
+            let second = planned(&lake.ctx, &format!("DELETE FROM {target} WHERE k = 2")).await;
+            ok(
+                &lake.ctx,
+                &format!("DELETE FROM {target} WHERE k = 2 OR id = 2"),
+            )
+            .await;
+            for delete in [first, second] {
+                let e = execute(&lake.ctx, delete)
+                    .await
+                    .expect_err("the rows were deleted meanwhile");
+                assert_eq!(e.kind(), ErrorKind::ValidationFailed, "{name}: {e}");
+                let message = e.to_string();
+                let expected = match (mode, on_branch) {
+                    ("copy-on-write", true) => {
+                        "to be removed is not live on branch 'dev' any more (a concurrent \
+                         commit removed it)"
+                    }
+                    ("copy-on-write", false) => {
+                        "to be removed is not live in the table any more (a concurrent \
+                         commit removed it)"
+                    }
+                    (_, true) => "after this row delta on branch 'dev' began: it may delete rows",
+                    (_, false) => "after this row delta began: it may delete rows",
+                };
+                assert!(
+                    message.contains(&format!("DELETE on 'ns.{name}': "))
+                        && message.contains(expected),
+                    "{name}, branch {on_branch}: {e}"
+                );
+                assert_eq!(message.contains("branch"), on_branch, "{name}: {e}");
+            }
+        }
     }
 }
 

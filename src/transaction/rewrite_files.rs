@@ -227,10 +227,21 @@ impl TransactionAction for RewriteFiles {
 
     async fn updates(&mut self, table: &Table) -> Result<Vec<TableUpdate>> {
         SnapshotProducer::check_format(table)?;
+        let upgraded = self.producer.upgraded_since_first_attempt(table);
         if table.metadata().format_version >= FormatVersion::V3
             && !self.replaced.is_empty()
             && !self.keeps_row_lineage
         {
+            if let Some(from) = upgraded {
+                let checked = self.producer.checked("rewrite");
+                return Err(SnapshotProducer::upgraded_error(
+                    table,
+                    from,
+                    &checked.to_string(),
+                    "its files do not keep the rows' _row_id and \
+                     _last_updated_sequence_number, as a v3 rewrite must (spec 'Row Lineage')",
+                ));
+            }
             return Err(Error::unsupported(
                 "rewriting data files of a format-version 3 table with files not declared \
                  to keep each row's _row_id and _last_updated_sequence_number (spec 'Row \

@@ -167,6 +167,7 @@ impl TransactionAction for RowDelta {
 
     async fn updates(&mut self, table: &Table) -> Result<Vec<TableUpdate>> {
         SnapshotProducer::check_format(table)?;
+        let upgraded = self.producer.upgraded_since_first_attempt(table);
         if table.metadata().format_version == crate::spec::FormatVersion::V1 {
             if let Some(f) = self
                 .added
@@ -188,6 +189,19 @@ impl TransactionAction for RowDelta {
                 f.content == DataContentType::PositionDeletes
                     && !crate::delete::is_deletion_vector(f)
             }) {
+                if let Some(from) = upgraded {
+                    let checked = self.producer.checked("row delta");
+                    return Err(SnapshotProducer::upgraded_error(
+                        table,
+                        from,
+                        &checked.to_string(),
+                        &format!(
+                            "its position delete file '{}' is of format version {} (v3 \
+                             takes deletion vectors)",
+                            f.file_path, from as i32
+                        ),
+                    ));
+                }
                 return Err(Error::unsupported(format!(
                     "adding position delete file '{}' to a format-version 3 table (v3 takes \
                      deletion vectors: one per data file, see `write::write_deletion_vectors`)",

@@ -18,7 +18,7 @@ use bytes::Bytes;
 
 use super::summary::SnapshotSummary;
 use crate::catalog::metadata_dir;
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::spec::{
     DataContentType, DataFile, FormatVersion, ManifestContent, ManifestEntry, ManifestFile,
     Snapshot, SnapshotReference, TableUpdate, MAIN_BRANCH,
@@ -49,6 +49,9 @@ pub(crate) struct SnapshotProducer {
     committed: HashSet<String>,
     /// Summary properties set by the action (e.g. `source-snapshot-id` of a cherry-pick).
     extra_summary: BTreeMap<String, String>,
+    /// The format version of the table the first attempt applied to: the one the
+    /// action's files were written for.
+    first_format: Option<FormatVersion>,
 }
 
 impl SnapshotProducer {
@@ -63,6 +66,7 @@ impl SnapshotProducer {
             added_manifests: None,
             committed: HashSet::new(),
             extra_summary: BTreeMap::new(),
+            first_format: None,
         }
     }
 
@@ -75,6 +79,40 @@ impl SnapshotProducer {
     /// `operation` committing to this producer's branch, as conflict errors name it.
     pub(crate) fn checked(&self, operation: &'static str) -> super::validation::Checked {
         super::validation::Checked::new(operation, &self.branch)
+    }
+
+    /// Record `table`'s format version on the first attempt; on a later one, the
+    /// version the first attempt saw when `table`'s is higher (another commit upgraded
+    /// the table while the write ran, e.g. `SET TBLPROPERTIES ('format-version'='3')`:
+    /// no commit requirement asserts the version).
+    pub(crate) fn upgraded_since_first_attempt(&mut self, table: &Table) -> Option<FormatVersion> {
+        let now = table.metadata().format_version;
+        let first = *self.first_format.get_or_insert(now);
+        (first < now).then_some(first)
+    }
+
+    /// The error for an action (`operation`) whose files were written for format version
+    /// `from` and cannot go into `table`, which another commit upgraded meanwhile; `what`
+    /// says why (`its position delete file '…' is of format version 2 …`). It blames the
+    /// upgrade, not a format version the writer never chose.
+    ///
+    /// Errors: [`ErrorKind::ValidationFailed`] (the commit cannot be retried; the
+    /// statement, run again, writes for the new version).
+    pub(crate) fn upgraded_error(
+        table: &Table,
+        from: FormatVersion,
+        operation: &str,
+        what: &str,
+    ) -> Error {
+        Error::new(
+            ErrorKind::ValidationFailed,
+            format!(
+                "the table was upgraded from format version {} to {} by another commit \
+                 while this {operation} ran, and {what} (run the write again)",
+                from as i32,
+                table.metadata().format_version as i32
+            ),
+        )
     }
 
     /// The branch committed to, unless it is `main`.

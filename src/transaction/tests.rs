@@ -813,8 +813,10 @@ fn update_id_1(start: &crate::table::Table, level: IsolationLevel) -> RowDelta {
 
 /// A v2 row delta racing an upgrade to v3 (which no requirement asserts): the catalog
 /// refuses its snapshot against the v3 table; that is a lost race, so the retry reloads
-/// the table and the row delta fails with its own message about v3 (not the metadata
-/// builder's invariant), committing nothing.
+/// the table and the row delta fails saying another commit upgraded the table while it
+/// ran (not the metadata builder's invariant, nor a format version its writer never
+/// chose), committing nothing. The same row delta started on the v3 table is refused
+/// as adding a position delete file to a v3 table.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_row_delta_racing_an_upgrade_to_v3_fails_naming_it() {
     let dir = tempfile::tempdir().unwrap();
@@ -830,13 +832,30 @@ async fn a_row_delta_racing_an_upgrade_to_v3_fails_naming_it() {
         .commit()
         .await
         .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::ValidationFailed, "{err}");
+    assert!(
+        err.to_string().contains(
+            "the table was upgraded from format version 2 to 3 by another commit while this \
+             row delta ran, and its position delete file '"
+        ) && err
+            .to_string()
+            .contains("is of format version 2 (v3 takes deletion vectors) (run the write again)"),
+        "{err}"
+    );
+    let now = catalog.load_table(&ident).await.unwrap();
+    assert_eq!(now.metadata_location(), upgraded.metadata_location());
+    // started on the v3 table: the caller's mistake, said as such
+    let err = Transaction::new(Arc::clone(&catalog), ident.clone(), now.clone())
+        .add_action(update_id_1(&now, IsolationLevel::Serializable))
+        .commit()
+        .await
+        .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Unsupported, "{err}");
     assert!(
         err.to_string().contains("to a format-version 3 table"),
         "{err}"
     );
-    let now = catalog.load_table(&ident).await.unwrap();
-    assert_eq!(now.metadata_location(), upgraded.metadata_location());
+    assert!(!err.to_string().contains("upgraded"), "{err}");
 }
 
 /// Serializable isolation asks a concurrently added data file's column metrics, as Java's
@@ -1190,6 +1209,53 @@ async fn conflicts_of_a_branch_commit_name_the_branch() {
              is no longer an ancestor of the snapshot of branch 'dev'",
             main_head.unwrap_or_default()
         )),
+        "{err}"
+    );
+}
+
+/// A rewrite (compaction) of a v2 table racing an upgrade to v3: its files do not keep
+/// row lineage, which v3 rewrites must; the error says the table was upgraded by another
+/// commit while it ran, and nothing commits. Started on the v3 table, the same rewrite
+/// is refused as before.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rewrite_racing_an_upgrade_to_v3_fails_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = sql_catalog(dir.path()).await;
+    let (ident, start) = unpartitioned_with_a(&catalog, "rw").await;
+    let rewrite = |table: &crate::table::Table| {
+        RewriteFiles::new(table.metadata().current_snapshot_id)
+            .delete_data_file(0, ids_file(table, "a", Some((1, 2))))
+            .unwrap()
+            .add_data_files(0, vec![ids_file(table, "a-compacted", Some((1, 2)))])
+            .unwrap()
+    };
+    let late = Transaction::new(Arc::clone(&catalog), ident.clone(), start.clone())
+        .add_action(rewrite(&start));
+    let upgraded = Transaction::new(Arc::clone(&catalog), ident.clone(), start.clone())
+        .add_action(UpdateProperties::new().set("format-version", "3").unwrap())
+        .commit()
+        .await
+        .unwrap();
+    let err = late.commit().await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::ValidationFailed, "{err}");
+    assert!(
+        err.to_string().contains(
+            "the table was upgraded from format version 2 to 3 by another commit while this \
+             rewrite ran, and its files do not keep the rows' _row_id"
+        ),
+        "{err}"
+    );
+    let now = catalog.load_table(&ident).await.unwrap();
+    assert_eq!(now.metadata_location(), upgraded.metadata_location());
+    let err = Transaction::new(Arc::clone(&catalog), ident.clone(), now.clone())
+        .add_action(rewrite(&now))
+        .commit()
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Unsupported, "{err}");
+    assert!(
+        err.to_string()
+            .contains("rewriting data files of a format-version 3 table"),
         "{err}"
     );
 }

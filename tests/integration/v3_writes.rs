@@ -899,3 +899,108 @@ async fn v3_columns_may_not_take_row_lineage_names() {
     let rows_after = ok(&lake.ctx, "SELECT * FROM ice.ns.other ORDER BY id").await;
     assert_eq!(rows_after, rows);
 }
+
+/// A write planned on a v2 table that another commit upgrades to v3 before it commits:
+/// appends and copy-on-write changes commit on the v3 table; a merge-on-read `DELETE`,
+/// `UPDATE` or `MERGE` (v2 position delete files, which v3 does not take) fails saying
+/// the table was upgraded to v3 by another commit while it ran, not blaming a
+/// `format-version` its user never set; nothing of it commits.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn writes_racing_an_upgrade_to_v3_name_the_upgrade() {
+    use crate::dml::{execute_planned, planned};
+    use icefloe::spec::FormatVersion;
+    let lake = lake().await;
+    let cases = [
+        (
+            "copy-on-write",
+            "INSERT INTO {t} VALUES (3, 1, 'c', 1.0)",
+            None,
+        ),
+        ("copy-on-write", "DELETE FROM {t} WHERE id = 1", None),
+        ("copy-on-write", "UPDATE {t} SET s = 'x' WHERE id = 2", None),
+        (
+            "merge-on-read",
+            "INSERT INTO {t} VALUES (3, 1, 'c', 1.0)",
+            None,
+        ),
+        (
+            "merge-on-read",
+            "DELETE FROM {t} WHERE id = 1",
+            Some("DELETE"),
+        ),
+        (
+            "merge-on-read",
+            "UPDATE {t} SET s = 'x' WHERE id = 2",
+            Some("UPDATE"),
+        ),
+        (
+            "merge-on-read",
+            "MERGE INTO {t} USING (SELECT 2 AS id) src ON {t}.id = src.id \
+             WHEN MATCHED THEN UPDATE SET s = 'm'",
+            Some("MERGE"),
+        ),
+    ];
+    for (i, (mode, statement, refused)) in cases.into_iter().enumerate() {
+        let name = format!("r{i}");
+        let t = format!("ice.ns.{name}");
+        create(
+            &lake,
+            &name,
+            "",
+            &format!(
+                ", 'write.delete.mode'='{mode}', 'write.update.mode'='{mode}', \
+                 'write.merge.mode'='{mode}'"
+            ),
+        )
+        .await;
+        ok(
+            &lake.ctx,
+            &format!("INSERT INTO {t} VALUES (1, 1, 'a', 1.0), (2, 2, 'b', 2.0)"),
+        )
+        .await;
+        let statement = statement.replace("{t}", &t);
+        let plan = planned(&lake.ctx, &statement).await;
+        ok(
+            &lake.ctx,
+            &format!("ALTER TABLE {t} SET TBLPROPERTIES ('format-version'='3')"),
+        )
+        .await;
+        let upgraded = lake
+            .catalog
+            .load_table(&TableIdent::parse(&format!("ns.{name}")))
+            .await
+            .expect("table")
+            .metadata_location()
+            .to_string();
+        let result = execute_planned(&lake.ctx, plan).await;
+        let now = lake
+            .catalog
+            .load_table(&TableIdent::parse(&format!("ns.{name}")))
+            .await
+            .expect("table");
+        assert_eq!(now.metadata().format_version, FormatVersion::V3);
+        match refused {
+            None => {
+                result.unwrap_or_else(|e| panic!("{statement}: {e}"));
+            }
+            Some(verb) => {
+                let e = result.expect_err(&statement).to_string();
+                assert!(
+                    e.contains(&format!(
+                        "{verb} on 'ns.{name}': the table was upgraded from format version 2 \
+                         to 3 by another commit while this row delta ran, and its position \
+                         delete file '"
+                    )),
+                    "{statement}: {e}"
+                );
+                assert!(!e.contains("to a format-version 3 table"), "{e}");
+                assert_eq!(now.metadata_location(), upgraded, "{statement}");
+                assert_eq!(
+                    ok(&lake.ctx, &format!("SELECT id, s FROM {t} ORDER BY id")).await,
+                    "+----+---+\n| id | s |\n+----+---+\n| 1  | a |\n| 2  | b |\n+----+---+",
+                    "{statement}"
+                );
+            }
+        }
+    }
+}

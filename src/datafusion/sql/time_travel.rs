@@ -15,11 +15,23 @@
 //! The rewrite works on the statement's tokens: only the name and the clause change, the
 //! rest of the text stays as written. A time-travel clause whose value is no literal is an
 //! error naming the clause.
+//!
+//! Columns keep the qualifiers Spark gives them: Spark qualifies a table's columns by the
+//! name the statement wrote (`spark_catalog.ns.t.branch_dev`), so `branch_dev.id`,
+//! `t.branch_dev.id` and `ns.t.branch_dev.id` (for `ns.t VERSION AS OF …`: `t.id`,
+//! `ns.t.id`) name its column. A rewritten table without an alias, where a statement
+//! reads rows (after `FROM`, `JOIN`, `UPDATE`, `MERGE INTO`, `USING` or a `,`), is given the
+//! last part of that name as its alias (`ns."t@dev" AS branch_dev`), and a column
+//! qualified by two or more trailing parts of the name is qualified by the alias. The
+//! alias is left out when another table of the statement would take the same qualifier
+//! (`FROM ns.t JOIN ns.t VERSION AS OF 1`: alias one of them, as Spark needs too).
 
 use std::ops::Range;
 
 use datafusion::prelude::SessionContext;
 use datafusion::sql::sqlparser::tokenizer::Token;
+
+use datafusion::sql::sqlparser::keywords::RESERVED_FOR_TABLE_ALIAS;
 
 use super::tokens::{is_keyword, Tok};
 use crate::catalog::{format_ms, parse_timestamp_ms};
@@ -34,6 +46,15 @@ struct Edit {
     text: String,
 }
 
+/// A table name the rewrite turned into an `@` name: the parts as the statement wrote
+/// them (normalized as DataFusion reads them), the index of its first token and of its
+/// last one (the clause's value for a time-travel clause).
+struct Rewritten {
+    parts: Vec<String>,
+    first: usize,
+    last: usize,
+}
+
 /// `text` (tokenized as `toks`) with Spark's time-travel clauses and version identifiers
 /// as `@` names (see the module docs); `None` when there is none.
 ///
@@ -45,11 +66,18 @@ pub(super) async fn spark_time_travel(
     toks: &[Tok],
     quote: char,
 ) -> Result<Option<String>> {
-    let mut edits = clause_edits(text, toks, quote)?;
-    edits.extend(identifier_edits(ctx, toks, quote).await?);
+    let normalize = ctx
+        .state()
+        .config_options()
+        .sql_parser
+        .enable_ident_normalization;
+    let mut rewritten = Vec::new();
+    let mut edits = clause_edits(text, toks, quote, normalize, &mut rewritten)?;
+    edits.extend(identifier_edits(ctx, toks, quote, &mut rewritten).await?);
     if edits.is_empty() {
         return Ok(None);
     }
+    edits.extend(qualifier_edits(toks, quote, normalize, &rewritten));
     edits.sort_by_key(|e| e.range.start);
     let mut out = String::with_capacity(text.len() + 16);
     let mut copied = 0;
@@ -106,8 +134,14 @@ fn versioned(tok: &Tok, version: &str, quote: char) -> String {
     format!("{quote}{}{quote}", name.replace(quote, &doubled))
 }
 
-/// The time-travel clauses' edits.
-fn clause_edits(text: &str, toks: &[Tok], quote: char) -> Result<Vec<Edit>> {
+/// The time-travel clauses' edits; the names they rewrite go to `rewritten`.
+fn clause_edits(
+    text: &str,
+    toks: &[Tok],
+    quote: char,
+    normalize: bool,
+    rewritten: &mut Vec<Rewritten>,
+) -> Result<Vec<Edit>> {
     let mut edits = Vec::new();
     let mut i = 0;
     while i < toks.len() {
@@ -155,6 +189,12 @@ fn clause_edits(text: &str, toks: &[Tok], quote: char) -> Result<Vec<Edit>> {
             range: toks[last].end..toks[end].end,
             text: String::new(),
         });
+        let first = dotted_start(toks, last);
+        rewritten.push(Rewritten {
+            parts: word_values(toks, &dotted_parts(first, last), normalize),
+            first,
+            last: end,
+        });
         i = end + 1;
     }
     Ok(edits)
@@ -179,8 +219,13 @@ fn timestamp(text: &str) -> Result<String> {
 
 /// The edits for `ns.t.branch_x` and its kin (see the module docs): dotted names of at
 /// least three parts whose last part has a version prefix and whose other parts name an
-/// Iceberg table.
-async fn identifier_edits(ctx: &SessionContext, toks: &[Tok], quote: char) -> Result<Vec<Edit>> {
+/// Iceberg table. The names they rewrite go to `rewritten`.
+async fn identifier_edits(
+    ctx: &SessionContext,
+    toks: &[Tok],
+    quote: char,
+    rewritten: &mut Vec<Rewritten>,
+) -> Result<Vec<Edit>> {
     let mut edits = Vec::new();
     let normalize = ctx
         .state()
@@ -220,16 +265,7 @@ async fn identifier_edits(ctx: &SessionContext, toks: &[Tok], quote: char) -> Re
         if parts.len() < 3 || call {
             continue;
         }
-        let words: Vec<String> = parts
-            .iter()
-            .filter_map(|&p| match &toks[p].token {
-                Token::Word(w) if w.quote_style.is_none() && normalize => {
-                    Some(w.value.to_lowercase())
-                }
-                Token::Word(w) => Some(w.value.clone()),
-                _ => None,
-            })
-            .collect();
+        let words = word_values(toks, &parts, normalize);
         let Some((last, table)) = words.split_last() else {
             continue;
         };
@@ -253,8 +289,165 @@ async fn identifier_edits(ctx: &SessionContext, toks: &[Tok], quote: char) -> Re
             range: toks[table_tok].start..toks[k].end,
             text: versioned(&toks[table_tok], &version, quote),
         });
+        rewritten.push(Rewritten {
+            parts: words.clone(),
+            first: parts[0],
+            last: k,
+        });
     }
     Ok(edits)
+}
+
+/// The words of the tokens at `parts` (each a word), unquoted ones lowercased when
+/// `normalize` (DataFusion's `enable_ident_normalization`).
+fn word_values(toks: &[Tok], parts: &[usize], normalize: bool) -> Vec<String> {
+    parts
+        .iter()
+        .filter_map(|&p| match &toks[p].token {
+            Token::Word(w) if w.quote_style.is_none() && normalize => Some(w.value.to_lowercase()),
+            Token::Word(w) => Some(w.value.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The index of the first word of the dotted name whose last word is at `last`.
+fn dotted_start(toks: &[Tok], last: usize) -> usize {
+    let mut first = last;
+    while first >= 2
+        && toks[first - 1].token == Token::Period
+        && matches!(toks[first - 2].token, Token::Word(_))
+    {
+        first -= 2;
+    }
+    first
+}
+
+/// The indexes of the words of the dotted name from `first` to `last`.
+fn dotted_parts(first: usize, last: usize) -> Vec<usize> {
+    (first..=last).step_by(2).collect()
+}
+
+/// Whether the name starting at token `first` stands where a statement reads a table's
+/// rows (see the module docs): not a DDL or `INSERT` target.
+fn reads_rows_at(toks: &[Tok], first: usize) -> bool {
+    let Some(before) = first.checked_sub(1).map(|p| &toks[p].token) else {
+        return false;
+    };
+    if *before == Token::Comma {
+        return true;
+    }
+    if is_keyword(before, "INTO") {
+        return first
+            .checked_sub(2)
+            .is_some_and(|p| is_keyword(&toks[p].token, "MERGE"));
+    }
+    ["FROM", "JOIN", "UPDATE", "USING"]
+        .iter()
+        .any(|k| is_keyword(before, k))
+}
+
+/// Whether the table name ending at token `last` is followed by an alias (`AS a`, or a
+/// word that is no keyword ending a table reference).
+fn has_alias(toks: &[Tok], last: usize) -> bool {
+    match toks.get(last + 1).map(|t| &t.token) {
+        Some(Token::Word(w)) if w.quote_style.is_some() => true,
+        Some(Token::Word(w)) => !RESERVED_FOR_TABLE_ALIAS.contains(&w.keyword),
+        _ => false,
+    }
+}
+
+/// The edits that keep Spark's qualifiers of the `rewritten` tables (see the module
+/// docs): an alias after each one that reads rows and has none, and each column
+/// qualified by two or more trailing parts of its name qualified by the alias instead.
+fn qualifier_edits(
+    toks: &[Tok],
+    quote: char,
+    normalize: bool,
+    rewritten: &[Rewritten],
+) -> Vec<Edit> {
+    let quoted = |name: &str| {
+        let doubled = format!("{quote}{quote}");
+        format!("{quote}{}{quote}", name.replace(quote, &doubled))
+    };
+    // the qualifiers of the statement's other tables (the last part of each name where
+    // rows are read), which an alias must not repeat
+    let mut taken: Vec<String> = Vec::new();
+    let mut names: Vec<Vec<usize>> = Vec::new();
+    let mut i = 0;
+    while i < toks.len() {
+        if !matches!(toks[i].token, Token::Word(_)) || (i > 0 && toks[i - 1].token == Token::Period)
+        {
+            i += 1;
+            continue;
+        }
+        let mut k = i;
+        while toks.get(k + 1).is_some_and(|t| t.token == Token::Period)
+            && toks
+                .get(k + 2)
+                .is_some_and(|t| matches!(t.token, Token::Word(_)))
+        {
+            k += 2;
+        }
+        let parts = dotted_parts(i, k);
+        let ours = rewritten.iter().any(|r| r.first == i);
+        if !ours
+            && reads_rows_at(toks, i)
+            && !toks.get(k + 1).is_some_and(|t| t.token == Token::LParen)
+        {
+            let name = word_values(toks, &parts, normalize);
+            if let Some(last) = name.last() {
+                taken.push(last.clone());
+            }
+        }
+        if !ours {
+            names.push(parts);
+        }
+        i = k + 1;
+    }
+    let mut edits = Vec::new();
+    for r in rewritten {
+        let Some(alias) = r.parts.last() else {
+            continue;
+        };
+        let repeated = rewritten
+            .iter()
+            .filter(|o| o.parts.last() == Some(alias) && reads_rows_at(toks, o.first))
+            .count()
+            > 1;
+        if !reads_rows_at(toks, r.first)
+            || has_alias(toks, r.last)
+            || repeated
+            || taken.contains(alias)
+        {
+            continue;
+        }
+        let at = toks[r.last].end;
+        edits.push(Edit {
+            range: at..at,
+            text: format!(" AS {}", quoted(alias)),
+        });
+        for parts in &names {
+            // a column: at least one part after the qualifier, and no function call
+            if toks
+                .get(parts[parts.len() - 1] + 1)
+                .is_some_and(|t| t.token == Token::LParen)
+            {
+                continue;
+            }
+            let written = word_values(toks, parts, normalize);
+            let longest = (2..=r.parts.len().min(written.len().saturating_sub(1)))
+                .rev()
+                .find(|&n| written[..n] == r.parts[r.parts.len() - n..]);
+            if let Some(n) = longest {
+                edits.push(Edit {
+                    range: toks[parts[0]].start..toks[parts[n - 1]].end,
+                    text: quoted(alias),
+                });
+            }
+        }
+    }
+    edits
 }
 
 /// The `@` suffix an identifier with a version prefix stands for, `None` for any other.

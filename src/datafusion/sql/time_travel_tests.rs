@@ -119,3 +119,101 @@ async fn spark_time_travel_errors_name_the_clause() {
         .unwrap_err();
     assert!(err.to_string().contains("'nope'"), "{err}");
 }
+
+/// Columns of a table named with Spark's version forms take Spark's qualifiers: the
+/// trailing parts of the name as written (`branch_dev.id`, `t.branch_dev.id`,
+/// `ns.t.branch_dev.id`; `t.id` for `ns.t VERSION AS OF …`), in `SELECT`, `UPDATE`,
+/// `DELETE` and `MERGE` with an unaliased target, and `"t@dev".id` for icefloe's own
+/// form. The rows each statement changes are the branch's, and `main` keeps its own.
+#[tokio::test]
+async fn version_forms_keep_spark_qualifiers() {
+    let (ctx, _catalog, _dir) = session().await;
+    ok(&ctx, "CREATE SCHEMA ns").await;
+    ok(&ctx, "CREATE TABLE ns.t (id INT, s STRING)").await;
+    ok(&ctx, "INSERT INTO ns.t VALUES (1, 'a'), (2, 'b'), (3, 'c')").await;
+    ok(&ctx, "ALTER TABLE ns.t CREATE BRANCH dev").await;
+    ok(&ctx, "ALTER TABLE ns.t CREATE TAG t1").await;
+    let branch = |ctx| async move { ok(ctx, "SELECT id, s FROM ns.\"t@dev\" ORDER BY id").await };
+    ok(
+        &ctx,
+        "UPDATE ns.t.branch_dev SET s = 'x' WHERE branch_dev.id = 1",
+    )
+    .await;
+    ok(
+        &ctx,
+        "UPDATE ns.t.branch_dev SET s = 'y' WHERE t.branch_dev.id = 2 OR ns.t.branch_dev.id = 3",
+    )
+    .await;
+    assert_eq!(branch(&ctx).await, [["1", "x"], ["2", "y"], ["3", "y"]]);
+    ok(&ctx, "DELETE FROM ns.t.branch_dev WHERE branch_dev.id = 3").await;
+    ok(
+        &ctx,
+        "MERGE INTO ns.t.branch_dev USING (SELECT 2 AS id, 'm' AS s UNION ALL \
+         SELECT 4, 'n') src ON branch_dev.id = src.id \
+         WHEN MATCHED THEN UPDATE SET s = src.s WHEN NOT MATCHED THEN INSERT *",
+    )
+    .await;
+    assert_eq!(branch(&ctx).await, [["1", "x"], ["2", "m"], ["4", "n"]]);
+    // icefloe's form: the table's own name qualifies
+    ok(
+        &ctx,
+        "UPDATE ns.\"t@dev\" SET s = 'z' WHERE \"t@dev\".id = 1 OR ns.\"t@dev\".id = 4",
+    )
+    .await;
+    ok(
+        &ctx,
+        "MERGE INTO ns.\"t@dev\" USING (SELECT 2 AS id) src ON \"t@dev\".id = src.id \
+         WHEN MATCHED THEN DELETE",
+    )
+    .await;
+    assert_eq!(branch(&ctx).await, [["1", "z"], ["4", "z"]]);
+    // main is as it was
+    assert_eq!(
+        ok(&ctx, "SELECT id, s FROM ns.t ORDER BY id").await,
+        [["1", "a"], ["2", "b"], ["3", "c"]]
+    );
+    // reads: the tag and the branch by Spark's qualifiers, also beside the current table
+    for sql in [
+        "SELECT branch_dev.id FROM ns.t.branch_dev ORDER BY branch_dev.id",
+        "SELECT t.branch_dev.id FROM ns.t.branch_dev ORDER BY 1",
+    ] {
+        assert_eq!(ok(&ctx, sql).await, [["1"], ["4"]], "{sql}");
+    }
+    for sql in [
+        "SELECT tag_t1.id FROM ns.t.tag_t1 WHERE tag_t1.s = 'b'",
+        "SELECT t.id FROM ns.t VERSION AS OF 't1' WHERE t.s = 'b'",
+        "SELECT ns.t.id FROM ns.t FOR VERSION AS OF 't1' WHERE ns.t.s = 'b'",
+    ] {
+        assert_eq!(ok(&ctx, sql).await, [["2"]], "{sql}");
+    }
+    // beside the current table, each by its own qualifier
+    assert_eq!(
+        ok(
+            &ctx,
+            "SELECT t.s, branch_dev.s FROM ns.t JOIN ns.t.branch_dev ON t.id = branch_dev.id",
+        )
+        .await,
+        [["a", "z"]]
+    );
+    // an alias the statement gives stays the one qualifier
+    assert_eq!(
+        ok(&ctx, "SELECT d.id FROM ns.t.branch_dev d WHERE d.id = 4").await,
+        [["4"]]
+    );
+    // the same table twice without aliases: no alias is made up for the version, so `t`
+    // stays the current table's qualifier (Spark finds `t.id` ambiguous here)
+    assert_eq!(
+        ok(
+            &ctx,
+            "SELECT t.s FROM ns.t JOIN ns.t VERSION AS OF 't1' ON ns.t.id = 1",
+        )
+        .await,
+        [["a"], ["a"], ["a"]]
+    );
+    // a write target keeps its name (no alias)
+    ok(&ctx, "INSERT INTO ns.t.branch_dev VALUES (5, 'e')").await;
+    assert_eq!(
+        ok(&ctx, "SELECT count(*) FROM ns.t.branch_dev").await,
+        [["3"]]
+    );
+}

@@ -35,6 +35,7 @@ use datafusion::physical_expr_adapter::{
 
 use super::canonical_nan::field_access_inside;
 use super::nested_projection::{is_nested, Absent, NestedProjection, ProjectNestedExpr};
+use super::values_fields::same_but_names;
 use crate::spec::arrow::arrow_field_id;
 use crate::spec::arrow::PARQUET_FIELD_ID_META_KEY;
 use crate::spec::name_mapping::{MappedField, NameMapping};
@@ -50,6 +51,10 @@ pub struct FieldIdExprAdapterFactory {
     required: HashSet<i32>,
     /// Name mapping for files without field ids.
     name_mapping: Option<Arc<NameMapping>>,
+    /// The table's columns with the field ids of their nested fields (the scan's table
+    /// schema has none: see [`crate::spec::arrow::without_nested_field_ids`]), by the
+    /// column's field id.
+    id_columns: HashMap<i32, FieldRef>,
 }
 
 impl FieldIdExprAdapterFactory {
@@ -64,7 +69,47 @@ impl FieldIdExprAdapterFactory {
             initial_defaults,
             required,
             name_mapping,
+            id_columns: HashMap::new(),
         }
+    }
+
+    /// This factory matching the nested fields of the table's columns by the ids in
+    /// `columns` (the table's Arrow schema with the ids of nested fields; columns
+    /// without an id are left out). A scan's table schema whose nested fields carry no
+    /// ids reads them by these; without them, its own ids are used.
+    pub fn with_id_columns(mut self, columns: &ArrowSchema) -> Self {
+        self.id_columns = columns
+            .fields()
+            .iter()
+            .filter_map(|f| arrow_field_id(f).map(|id| (id, Arc::clone(f))))
+            .collect();
+        self
+    }
+
+    /// The table's columns with nested field ids ([`Self::with_id_columns`]), as an
+    /// Arrow schema in field id order (for a plan codec).
+    #[cfg_attr(not(feature = "distributed"), allow(dead_code))]
+    pub(crate) fn id_columns(&self) -> ArrowSchema {
+        let mut ids: Vec<&i32> = self.id_columns.keys().collect();
+        ids.sort_unstable();
+        ArrowSchema::new(
+            ids.into_iter()
+                .map(|id| Arc::clone(&self.id_columns[id]))
+                .collect::<Vec<_>>(),
+        )
+    }
+
+    /// `column` (a table column of the scan's table schema) with the ids of its nested
+    /// fields: the column of its id given to [`Self::with_id_columns`] when that has the
+    /// same type but for nested metadata, else `column` as it is.
+    pub(crate) fn with_nested_ids(&self, column: &Field) -> Field {
+        arrow_field_id(column)
+            .and_then(|id| self.id_columns.get(&id))
+            .filter(|f| same_but_names(f.data_type(), column.data_type()))
+            .map_or_else(
+                || column.clone(),
+                |f| column.clone().with_data_type(f.data_type().clone()),
+            )
     }
 
     /// Field id → `initial-default` value.
@@ -219,7 +264,11 @@ impl PhysicalExprAdapterFactory for FieldIdExprAdapterFactory {
                 is_nested(f.data_type())
                     && (holds_struct(f.data_type()) || ff.data_type() != f.data_type())
             }) {
-                match NestedProjection::new(f, &file_field, &absent) {
+                // matched by the ids of the nested fields, read as the scan's type
+                let with_ids = self.with_nested_ids(f);
+                match NestedProjection::new(&with_ids, &file_field, &absent)
+                    .and_then(|p| p.reading_as(f))
+                {
                     Ok(projection) => {
                         projections.insert(f.name().clone(), Arc::new(projection));
                     }

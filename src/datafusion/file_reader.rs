@@ -61,9 +61,10 @@ pub struct IcebergParquetReaderFactory {
     /// How locations are shown (the store's URL; for moved tables, the locations the
     /// manifests record).
     locations: Locations,
-    /// The table schema the scan reads (Arrow, field ids in the field metadata).
+    /// The table schema the scan reads (Arrow, columns' field ids in the field metadata).
     table_schema: SchemaRef,
-    /// For the table's name mapping (files without field ids).
+    /// For the table's name mapping (files without field ids) and the ids of nested
+    /// fields.
     columns: Arc<FieldIdExprAdapterFactory>,
 }
 
@@ -188,7 +189,9 @@ impl IcebergFileReader {
                 continue;
             };
             if let Some(file_field) = by_id.get(&id) {
-                check_field(table_field, file_field, table_field.name()).map_err(|m| {
+                // nested fields matched by their ids
+                let table_field = self.columns.with_nested_ids(table_field);
+                check_field(&table_field, file_field, table_field.name()).map_err(|m| {
                     external(Error::invalid_data(format!(
                         "data file {}: {m}",
                         self.described

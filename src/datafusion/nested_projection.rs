@@ -17,7 +17,9 @@
 //! rebuilds the column with the table's fields (names, order, types, field ids),
 //! taking the file's child arrays by position (no copy), casting primitives whose type
 //! was promoted (int→long, float→double, decimal widening, date→timestamp; the reader
-//! checked the pair already, see `file_reader`), and filling absent fields.
+//! checked the pair already, see `file_reader`), and filling absent fields. The scan
+//! returns the column without the nested ids ([`NestedProjection::reading_as`]: its
+//! table schema has none, see [`crate::spec::arrow::without_nested_field_ids`]).
 //! [`ProjectNestedExpr`] is the physical expression the field-id adapter
 //! ([`super::expr_adapter`]) puts over such a file column.
 //!
@@ -46,6 +48,7 @@ use datafusion::common::{DataFusionError, Result as DFResult, ScalarValue};
 use datafusion::logical_expr::ColumnarValue;
 use datafusion::physical_expr::PhysicalExpr;
 
+use super::values_fields::{relabel_data, same_but_names};
 use crate::spec::arrow::arrow_field_id;
 
 /// Whether a column of this Arrow type is read through a [`NestedProjection`]: structs,
@@ -94,6 +97,9 @@ pub struct NestedProjection {
     /// The table's column (name, type with field ids, nullability).
     target: FieldRef,
     plan: Plan,
+    /// The column as the scan returns it: `target`, or its type without the nested
+    /// field ids ([`Self::reading_as`]).
+    output: FieldRef,
 }
 
 /// What [`NestedProjection::new`] reads beside the two types: the table's
@@ -117,20 +123,46 @@ impl NestedProjection {
     /// of its field's type, or a file type of another shape than the table's (a struct
     /// stored as a list).
     pub fn new(table: &Field, file: &Field, absent: &Absent<'_>) -> Result<Self, String> {
+        let target = Arc::new(table.clone());
         Ok(Self {
-            target: Arc::new(table.clone()),
             plan: plan(table, file, absent, table.name())?,
+            output: Arc::clone(&target),
+            target,
         })
     }
 
+    /// The same projection returning `output`'s type: the table column's type but for
+    /// the names and metadata of nested fields (the scan's type, whose nested fields
+    /// carry no ids), the same buffers.
+    ///
+    /// Errors: `output` of another type (naming the column).
+    pub fn reading_as(mut self, output: &Field) -> Result<Self, String> {
+        if !same_but_names(self.target.data_type(), output.data_type()) {
+            return Err(format!(
+                "column '{}' of type {} cannot be read as {}",
+                self.target.name(),
+                self.target.data_type(),
+                output.data_type()
+            ));
+        }
+        self.output = Arc::new(output.clone());
+        Ok(self)
+    }
+
     /// `array` (the file column, of the file type the projection was built for) as the
-    /// table's column: same rows, the table's type exactly.
+    /// table's column: same rows, the table's type exactly (or the type of
+    /// [`Self::reading_as`]).
     ///
     /// Errors: an array of another shape than the file type (internal), a promoted value
     /// Arrow cannot cast, a required field holding nulls.
     pub fn project(&self, array: &ArrayRef) -> DFResult<ArrayRef> {
-        project(array, self.target.data_type(), &self.plan, None)
-            .map_err(|e| e.context(format!("reading column '{}'", self.target.name())))
+        let projected = project(array, self.target.data_type(), &self.plan, None)
+            .map_err(|e| e.context(format!("reading column '{}'", self.target.name())))?;
+        if projected.data_type() == self.output.data_type() {
+            return Ok(projected);
+        }
+        let data = relabel_data(projected.to_data(), self.output.data_type())?;
+        Ok(make_array(data))
     }
 }
 
@@ -357,7 +389,7 @@ fn project(
 }
 
 /// Evaluates its input (a nested file column) and reads it as the table's column
-/// ([`NestedProjection::project`]); its field is the table column's.
+/// ([`NestedProjection::project`]); its field is the column as the scan returns it.
 #[derive(Debug, Clone)]
 pub struct ProjectNestedExpr {
     input: Arc<dyn PhysicalExpr>,
@@ -394,15 +426,15 @@ impl fmt::Display for ProjectNestedExpr {
 
 impl PhysicalExpr for ProjectNestedExpr {
     fn data_type(&self, _input_schema: &Schema) -> DFResult<DataType> {
-        Ok(self.projection.target.data_type().clone())
+        Ok(self.projection.output.data_type().clone())
     }
 
     fn nullable(&self, _input_schema: &Schema) -> DFResult<bool> {
-        Ok(self.projection.target.is_nullable())
+        Ok(self.projection.output.is_nullable())
     }
 
     fn return_field(&self, _input_schema: &Schema) -> DFResult<FieldRef> {
-        Ok(Arc::clone(&self.projection.target))
+        Ok(Arc::clone(&self.projection.output))
     }
 
     fn evaluate(&self, batch: &RecordBatch) -> DFResult<ColumnarValue> {

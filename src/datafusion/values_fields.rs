@@ -1,8 +1,9 @@
 //! [`ValuesNestedFields`]: `INSERT INTO t VALUES (…)` into a table with nested columns.
 //!
-//! An Iceberg table's Arrow schema carries the field id of every nested field (a list's
-//! element, a map's key and value, a struct's fields) as `PARQUET:field_id` metadata on
-//! that field, so the schema DataFusion plans against is the table's exact type. For
+//! A table's Arrow schema may carry metadata on nested fields (a list's element, a map's
+//! key and value, a struct's fields; an Iceberg file's `PARQUET:field_id`s: icefloe's own
+//! providers plan without them, see [`crate::spec::arrow::without_nested_field_ids`],
+//! but other providers may not). For
 //! `INSERT … VALUES` DataFusion 55 gives the `Values` node the table's column types and
 //! casts each value to them; its constant folding then turns `CAST([1, 2] AS …)` into a
 //! list *literal* whose element field has the right name and type but no metadata

@@ -80,6 +80,59 @@ fn relax_field(field: &Field, in_nullable_struct: bool) -> Field {
         .with_nullable(nullable)
 }
 
+/// `schema` without the field ids of nested fields (struct fields, list elements, map
+/// entries, keys and values, at any depth): the [`PARQUET_FIELD_ID_META_KEY`] entry goes,
+/// other metadata stays. Top-level fields keep theirs (a field's own metadata is not
+/// part of its type).
+///
+/// Arrow compares types with the metadata of their nested fields, so a list column
+/// carrying its element's id is not of the type `List(Int32)` that a function rebuilds
+/// from a value (DataFusion 55's `ScalarValue` of a list keeps the element field's name
+/// and nullability only: `first_value`, `lag`, `any_value` … of such a column failed
+/// with "column types must match schema types"). Query engines plan against this schema;
+/// the reader matches file columns by the ids of [`schema_to_arrow`], and writers write
+/// them.
+pub fn without_nested_field_ids(schema: &ArrowSchema) -> ArrowSchema {
+    let fields: Vec<Field> = schema
+        .fields()
+        .iter()
+        .map(|f| {
+            f.as_ref()
+                .clone()
+                .with_data_type(type_without_field_ids(f.data_type()))
+        })
+        .collect();
+    ArrowSchema::new_with_metadata(fields, schema.metadata().clone())
+}
+
+/// `data_type` without the field ids of its nested fields, at any depth (see
+/// [`without_nested_field_ids`]).
+pub fn type_without_field_ids(data_type: &DataType) -> DataType {
+    let field = |f: &Arc<Field>| -> Arc<Field> {
+        let mut metadata = f.metadata().clone();
+        metadata.remove(PARQUET_FIELD_ID_META_KEY);
+        Arc::new(
+            f.as_ref()
+                .clone()
+                .with_data_type(type_without_field_ids(f.data_type()))
+                .with_metadata(metadata),
+        )
+    };
+    match data_type {
+        DataType::Struct(fields) => DataType::Struct(fields.iter().map(field).collect()),
+        DataType::List(f) => DataType::List(field(f)),
+        DataType::LargeList(f) => DataType::LargeList(field(f)),
+        DataType::ListView(f) => DataType::ListView(field(f)),
+        DataType::LargeListView(f) => DataType::LargeListView(field(f)),
+        DataType::FixedSizeList(f, n) => DataType::FixedSizeList(field(f), *n),
+        DataType::Map(f, sorted) => DataType::Map(field(f), *sorted),
+        DataType::Dictionary(k, v) => {
+            DataType::Dictionary(k.clone(), Box::new(type_without_field_ids(v)))
+        }
+        other => other.clone(),
+    }
+}
+
 /// The Arrow field for an Iceberg field (with its field id in the metadata).
 pub fn field_to_arrow(field: &NestedField) -> Result<Field> {
     let data_type = type_to_arrow(&field.field_type)
@@ -354,6 +407,56 @@ mod tests {
         let no_ids = ArrowSchema::new(vec![Field::new("x", DataType::Int32, true)]);
         let err = schema_from_arrow(&no_ids, 0).unwrap_err();
         assert!(err.to_string().contains("'x' has no field id"), "{err}");
+    }
+
+    #[test]
+    fn nested_field_ids_leave_the_planned_schema() {
+        let schema = Schema::from_json(&serde_json::json!({
+            "type": "struct", "fields": [
+                {"id": 1, "name": "l", "required": false, "type": {"type": "list", "element-id": 2, "element-required": true, "element": "int"}},
+                {"id": 3, "name": "st", "required": false, "type": {"type": "struct", "fields": [
+                    {"id": 4, "name": "m", "required": false, "type": {"type": "map", "key-id": 5, "key": "string", "value-id": 6, "value-required": false, "value": {"type": "list", "element-id": 7, "element-required": false, "element": "double"}}}]}}
+            ]})).unwrap();
+        let mut arrow = schema_to_arrow(&schema).unwrap();
+        // other metadata of a nested field stays
+        let DataType::List(element) = arrow.field(0).data_type() else {
+            panic!("not a list")
+        };
+        let mut tagged = element.metadata().clone();
+        tagged.insert("ARROW:extension:name".into(), "arrow.uuid".into());
+        let l = arrow
+            .field(0)
+            .clone()
+            .with_data_type(DataType::List(Arc::new(
+                element.as_ref().clone().with_metadata(tagged),
+            )));
+        arrow = ArrowSchema::new(vec![l, arrow.field(1).clone()]);
+        let planned = without_nested_field_ids(&arrow);
+        let plain_element = Field::new("element", DataType::Int32, false).with_metadata(
+            HashMap::from([("ARROW:extension:name".into(), "arrow.uuid".into())]),
+        );
+        assert_eq!(
+            planned.field(0).data_type(),
+            &DataType::List(Arc::new(plain_element))
+        );
+        let inner = DataType::List(Arc::new(Field::new("element", DataType::Float64, true)));
+        let entries = Field::new(
+            "key_value",
+            DataType::Struct(Fields::from(vec![
+                Field::new("key", DataType::Utf8, false),
+                Field::new("value", inner, true),
+            ])),
+            false,
+        );
+        let st = DataType::Struct(Fields::from(vec![Field::new(
+            "m",
+            DataType::Map(Arc::new(entries), false),
+            true,
+        )]));
+        assert_eq!(planned.field(1).data_type(), &st);
+        // the columns keep their own ids, which are not part of their types
+        assert_eq!(arrow_field_id(planned.field(0)), Some(1));
+        assert_eq!(arrow_field_id(planned.field(1)), Some(3));
     }
 
     #[test]

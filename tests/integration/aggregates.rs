@@ -2,7 +2,9 @@
 //! (`src/datafusion/min_max.rs`): its name-based optimizations over exact per-file
 //! statistics (icefloe turns both off where it puts in its `min`/`max`), its order of
 //! structs and lists, its types (a `uuid`, a list's element field id), `DISTINCT` over
-//! `-0.0`, and maps.
+//! `-0.0`, and maps. And the other functions that return a nested column's values
+//! (`first_value`, `last_value`, `any_value`, `array_agg … ORDER BY`, `lag`, `lead`,
+//! `nth_value`, `greatest`), which failed on the nested field ids of a scan's types.
 
 use datafusion::arrow::util::display::FormatOptions;
 use datafusion::arrow::util::pretty::pretty_format_batches_with_options;
@@ -425,4 +427,177 @@ async fn min_max_of_a_map_is_a_planning_error() {
     )
     .await;
     assert!(squeezed(&got).contains("|1|[1]|"), "{got}");
+}
+
+/// `ns.nt` (id, l, s, m, ls) in two files and `ns.nu` (pad, pad2, id, l, s): the same
+/// nested columns under other field ids.
+async fn nested_tables(lake: &Lake) {
+    ok(
+        &lake.ctx,
+        "CREATE TABLE ice.ns.nt (id INT, l ARRAY<INT>, s STRUCT<a: INT, xs: ARRAY<INT>>, \
+         m MAP<STRING, INT>, ls ARRAY<STRUCT<x: INT>>)",
+    )
+    .await;
+    ok(
+        &lake.ctx,
+        "CREATE TABLE ice.ns.nu (pad INT, pad2 STRING, id INT, l ARRAY<INT>, \
+         s STRUCT<a: INT, xs: ARRAY<INT>>)",
+    )
+    .await;
+    for values in [
+        "(1, [1, 2], named_struct('a', 1, 'xs', [10]), MAP {'x': 1}, [named_struct('x', 1)])",
+        "(2, [3], named_struct('a', 2, 'xs', CAST([] AS INT[])), MAP {'y': 2}, \
+         [named_struct('x', 2), named_struct('x', 3)]), (3, NULL, NULL, NULL, NULL)",
+    ] {
+        ok(&lake.ctx, &format!("INSERT INTO ice.ns.nt VALUES {values}")).await;
+    }
+    ok(
+        &lake.ctx,
+        "INSERT INTO ice.ns.nu VALUES (0, 'p', 1, [7], named_struct('a', 7, 'xs', [70])), \
+         (0, 'p', 4, [8, 9], NULL)",
+    )
+    .await;
+}
+
+/// Aggregate and window functions returning the values of list, struct and map columns
+/// of Iceberg tables answer as Spark's `first`, `last`, `any_value`, `collect_list`,
+/// `lag`, `lead`, `nth_value` and `greatest` do. The scan's nested fields carried their
+/// Iceberg field ids, which DataFusion's list values lose: these failed with "column
+/// types must match schema types" or "It is not possible to concatenate arrays of
+/// different data types", `array_agg(l ORDER BY id)` panicked, and `greatest(l, [2])`
+/// failed with "arguments need to have the same data type".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nested_values_through_value_functions_and_windows() {
+    let lake = lake().await;
+    nested_tables(&lake).await;
+    for partitions in [1, 3] {
+        let ctx = session(&lake, partitions, false).await;
+        let got = shown(
+            &ctx,
+            "SELECT first_value(l ORDER BY id) AS f, last_value(l ORDER BY id) AS la, \
+             first_value(s ORDER BY id) AS fs, last_value(ls ORDER BY id DESC) AS lls, \
+             first_value(m ORDER BY id DESC) AS fm FROM ice.ns.nt",
+        )
+        .await;
+        assert!(
+            squeezed(&got).contains("|[1,2]|NULL|{a:1,xs:[10]}|[{x:1}]|NULL|"),
+            "{partitions}: {got}"
+        );
+        let got = shown(
+            &ctx,
+            "SELECT id, any_value(l) AS a, first_value(m ORDER BY id) AS m1, \
+             any_value(s) AS s1, last_value(ls) AS l1 FROM ice.ns.nt GROUP BY id ORDER BY id",
+        )
+        .await;
+        assert!(
+            squeezed(&got).contains(
+                "|1|[1,2]|{x:1}|{a:1,xs:[10]}|[{x:1}]|\n\
+                 |2|[3]|{y:2}|{a:2,xs:[]}|[{x:2},{x:3}]|\n\
+                 |3|NULL|NULL|NULL|NULL|"
+            ),
+            "{partitions}: {got}"
+        );
+        let got = shown(
+            &ctx,
+            "SELECT array_agg(l ORDER BY id) AS al, array_agg(ls ORDER BY id DESC) AS als \
+             FROM ice.ns.nt WHERE id <= 2",
+        )
+        .await;
+        assert!(
+            squeezed(&got).contains("|[[1,2],[3]]|[[{x:2},{x:3}],[{x:1}]]|"),
+            "{partitions}: {got}"
+        );
+        let got = shown(
+            &ctx,
+            "SELECT id, first_value(l) OVER (ORDER BY id) AS f, lag(l) OVER (ORDER BY id) AS p, \
+             lead(s) OVER (ORDER BY id) AS n, nth_value(m, 2) OVER (ORDER BY id) AS nth, \
+             last_value(ls) OVER (ORDER BY id ROWS BETWEEN UNBOUNDED PRECEDING AND 1 FOLLOWING) \
+             AS lv, lead(s.xs) OVER (ORDER BY id) AS nx FROM ice.ns.nt ORDER BY id",
+        )
+        .await;
+        assert!(
+            squeezed(&got).contains(
+                "|1|[1,2]|NULL|{a:2,xs:[]}|NULL|[{x:2},{x:3}]|[]|\n\
+                 |2|[1,2]|[1,2]|NULL|{y:2}|NULL|NULL|\n\
+                 |3|[1,2]|[3]|NULL|{y:2}|NULL|NULL|"
+            ),
+            "{partitions}: {got}"
+        );
+        // Spark's greatest skips NULLs and orders arrays element by element
+        let got = shown(
+            &ctx,
+            "SELECT id, greatest(l, [2]) AS g FROM ice.ns.nt ORDER BY id",
+        )
+        .await;
+        assert!(
+            squeezed(&got).contains("|1|[2]|\n|2|[3]|\n|3|[2]|"),
+            "{partitions}: {got}"
+        );
+    }
+}
+
+/// Nested columns of two tables, whose fields have other ids, combine and are written
+/// across: `coalesce`/`CASE` over both, `UNION`, `INTERSECT`, `IN (subquery)` and a join
+/// on a list, and `INSERT … SELECT` from one into the other reads back (the reader
+/// matches nested fields by the target table's own ids, so the files carry those).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nested_columns_of_two_tables_combine() {
+    let lake = lake().await;
+    nested_tables(&lake).await;
+    let got = shown(
+        &lake.ctx,
+        "SELECT t.id, coalesce(u.l, t.l) AS c, CASE WHEN t.id = 1 THEN u.s ELSE t.s END AS w, \
+         first_value(u.l) OVER (ORDER BY t.id DESC) AS f FROM ice.ns.nt t \
+         LEFT JOIN ice.ns.nu u ON t.id = u.id ORDER BY t.id",
+    )
+    .await;
+    assert!(
+        squeezed(&got)
+            .contains("|1|[7]|{a:7,xs:[70]}|NULL|\n|2|[3]|{a:2,xs:[]}|NULL|\n|3|NULL|NULL|NULL|"),
+        "{got}"
+    );
+    let got = shown(
+        &lake.ctx,
+        "SELECT l FROM ice.ns.nt UNION SELECT l FROM ice.ns.nu ORDER BY l",
+    )
+    .await;
+    assert!(
+        squeezed(&got).contains("|[1,2]|\n|[3]|\n|[7]|\n|[8,9]|\n|NULL|"),
+        "{got}"
+    );
+    ok(
+        &lake.ctx,
+        "INSERT INTO ice.ns.nu SELECT 0, 'q', id, l, s FROM ice.ns.nt WHERE id <= 2",
+    )
+    .await;
+    let got = shown(
+        &lake.ctx,
+        "SELECT id, l, s FROM ice.ns.nu WHERE pad2 = 'q' ORDER BY id",
+    )
+    .await;
+    assert!(
+        squeezed(&got).contains("|1|[1,2]|{a:1,xs:[10]}|\n|2|[3]|{a:2,xs:[]}|"),
+        "{got}"
+    );
+    for (sql, expected) in [
+        (
+            "SELECT l FROM ice.ns.nt INTERSECT SELECT l FROM ice.ns.nu ORDER BY l",
+            "|[1,2]|\n|[3]|\n+",
+        ),
+        (
+            "SELECT id FROM ice.ns.nt WHERE l IN (SELECT l FROM ice.ns.nu) ORDER BY id",
+            "|1|\n|2|\n+",
+        ),
+        (
+            "SELECT t.id, u.s FROM ice.ns.nt t JOIN ice.ns.nu u ON t.l = u.l ORDER BY t.id",
+            "|1|{a:1,xs:[10]}|\n|2|{a:2,xs:[]}|\n+",
+        ),
+        (
+            "SELECT l FROM ice.ns.nu EXCEPT SELECT l FROM ice.ns.nt ORDER BY l",
+            "|[7]|\n|[8,9]|\n+",
+        ),
+    ] {
+        let got = shown(&lake.ctx, sql).await;
+        assert!(squeezed(&got).contains(expected), "{sql}: {got}");
+    }
 }

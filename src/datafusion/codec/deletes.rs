@@ -112,6 +112,7 @@ impl IcebergPhysicalCodec {
             values,
             predicate,
             projection: None,
+            id_columns: None,
         })
     }
 
@@ -206,6 +207,7 @@ impl IcebergPhysicalCodec {
             values,
             predicate,
             projection: None,
+            id_columns: None,
         })
     }
 

@@ -8,9 +8,10 @@
 //!   predicate and Parquet options, plus what `datafusion-proto` does not serialize: each
 //!   file's position-delete / deletion-vector row selection (a `ParquetRowSelection` in
 //!   its `PartitionedFile` extensions), the field-id column mapping (`initial-default`s,
-//!   required ids, name mapping) and how to reach the files (the store URL and the
-//!   table's FileIO properties and remaps, from which the worker rebuilds the object
-//!   store and registers it in its runtime before decoding).
+//!   required ids, name mapping, the columns with their nested fields' ids) and how to
+//!   reach the files (the store URL and the table's FileIO properties and remaps, from
+//!   which the worker rebuilds the object store and registers it in its runtime before
+//!   decoding).
 //!   A scan's Parquet `RowNumber` virtual columns (row positions, for position deletes
 //!   applied per batch) are carried by name, with the scan's projection, which
 //!   `datafusion-proto` could not decode without them.
@@ -136,6 +137,10 @@ struct EncodedNode {
     /// out of `plan`, whose decoding would not know those columns.
     #[prost(bytes = "vec", optional, tag = "6")]
     projection: Option<Vec<u8>>,
+    /// Scan: the table's columns with the field ids of their nested fields (a `Schema`
+    /// message), which the scan's own schema does not carry.
+    #[prost(bytes = "vec", optional, tag = "7")]
+    id_columns: Option<Vec<u8>>,
 }
 
 /// A FileIO as it crosses processes.
@@ -344,6 +349,7 @@ impl IcebergPhysicalCodec {
             values,
             predicate: None,
             projection,
+            id_columns: Some(protobuf::Schema::try_from(&columns.id_columns())?.encode_to_vec()),
         })
     }
 
@@ -387,11 +393,16 @@ impl IcebergPhysicalCodec {
         let name_mapping = scan
             .name_mapping
             .map(|fields| Arc::new(NameMapping { fields }));
-        let columns = Arc::new(FieldIdExprAdapterFactory::new(
+        let mut columns = FieldIdExprAdapterFactory::new(
             defaults,
             scan.required.into_iter().collect::<HashSet<_>>(),
             name_mapping,
-        ));
+        );
+        if let Some(bytes) = &node.id_columns {
+            let schema: protobuf::Schema = decode_message(bytes, "columns with field ids")?;
+            columns = columns.with_id_columns(&ArrowSchema::try_from(&schema)?);
+        }
+        let columns = Arc::new(columns);
         // object paths as DataFusion decodes them: their characters kept (`parse`)
         let recorded: HashMap<Path, String> = scan
             .recorded

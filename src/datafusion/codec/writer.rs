@@ -76,6 +76,7 @@ impl IcebergPhysicalCodec {
             values,
             predicate: None,
             projection: None,
+            id_columns: None,
         })
     }
 

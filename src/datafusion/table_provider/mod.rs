@@ -41,7 +41,9 @@ use crate::error::{Error, Result};
 use crate::io::RequestCounts;
 use crate::scan::cache::SessionCaches;
 use crate::scan::{ScanMetrics, TableScan};
-use crate::spec::arrow::{nullable_under_nullable_structs, schema_to_arrow};
+use crate::spec::arrow::{
+    nullable_under_nullable_structs, schema_to_arrow, without_nested_field_ids,
+};
 use crate::spec::{Schema, Snapshot};
 use crate::table::Table;
 use crate::transaction::ReplaceTable;
@@ -389,10 +391,12 @@ impl IcebergTableProvider {
 ///
 /// Top-level `uuid` columns are tagged with Arrow's canonical `arrow.uuid` extension
 /// type (`ARROW:extension:name`), so that results tell a UUID from a `fixed[16]` (the CLI
-/// prints them as 8-4-4-4-12 strings).
+/// prints them as 8-4-4-4-12 strings). Columns carry their field ids, nested fields do
+/// not ([`without_nested_field_ids`]: DataFusion compares types with those, and its
+/// functions do not keep them); the scan's reader matches nested fields by the ids of
+/// [`Schema`] itself (`expr_adapter_factory`), writers write them from it.
 fn arrow_schema(schema: &Schema, view_types: bool) -> Result<ArrowSchema> {
-    // fields of optional structs are null where the struct is, whatever `required` says
-    let arrow = nullable_under_nullable_structs(&schema_to_arrow(schema)?);
+    let arrow = without_nested_field_ids(&read_schema(schema)?);
     let fields: Vec<_> = (arrow.fields().iter().zip(schema.columns()))
         .map(|(field, column)| {
             if matches!(
@@ -413,6 +417,13 @@ fn arrow_schema(schema: &Schema, view_types: bool) -> Result<ArrowSchema> {
     } else {
         arrow
     })
+}
+
+/// The Arrow schema of what a scan of `schema` reads, field ids at every depth: fields of
+/// optional structs are null where the struct is, whatever `required` says
+/// ([`nullable_under_nullable_structs`]).
+pub(super) fn read_schema(schema: &Schema) -> Result<ArrowSchema> {
+    Ok(nullable_under_nullable_structs(&schema_to_arrow(schema)?))
 }
 
 impl IcebergTableProvider {

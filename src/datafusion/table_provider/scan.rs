@@ -60,7 +60,8 @@ use super::{IcebergTableProvider, INT96_READ_UNIT};
 
 impl IcebergTableProvider {
     /// The field-id adapter for this schema: `initial-default`s of columns and nested
-    /// fields, required field ids (at any depth), and the table's name mapping.
+    /// fields, required field ids (at any depth), the table's name mapping, and the
+    /// columns with the ids of their nested fields (which the scan's schema lacks).
     pub(super) fn expr_adapter_factory(&self) -> Result<FieldIdExprAdapterFactory> {
         let defaults = initial_defaults(&self.schema, &self.arrow_schema)?;
         let mut required = HashSet::new();
@@ -76,11 +77,10 @@ impl IcebergTableProvider {
             Some(text) => Some(Arc::new(NameMapping::from_json(text)?)),
             None => None,
         };
-        Ok(FieldIdExprAdapterFactory::new(
-            defaults,
-            required,
-            name_mapping,
-        ))
+        Ok(
+            FieldIdExprAdapterFactory::new(defaults, required, name_mapping)
+                .with_id_columns(&super::read_schema(&self.schema)?),
+        )
     }
 
     /// The physical scan of `deletes.files` (planned files with their deletes):

@@ -41,16 +41,38 @@ pub(crate) fn holds_floats(data_type: &DataType) -> bool {
 ///
 /// Errors: Arrow's, rebuilding a nested array.
 pub(crate) fn canonical_nans(array: &ArrayRef) -> Result<Option<ArrayRef>, ArrowError> {
+    rewrite_floats(array, Zeros::Keep)
+}
+
+/// `array` with every NaN made the canonical one and every `-0.0` made `0.0`, at any
+/// depth, or `None` when nothing changes (nothing is copied then): the values Spark
+/// groups and joins by (its optimizer's `NormalizeFloatingNumbers`, which
+/// wraps every float grouping, join and window partition key in `NormalizeNaNAndZero`,
+/// through struct fields and array elements).
+///
+/// Errors: Arrow's, rebuilding a nested array.
+pub(crate) fn normalized_floats(array: &ArrayRef) -> Result<Option<ArrayRef>, ArrowError> {
+    rewrite_floats(array, Zeros::Fold)
+}
+
+/// Whether `-0.0` stays (reads, writes, `min`/`max`) or becomes `0.0` (keys).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Zeros {
+    Keep,
+    Fold,
+}
+
+fn rewrite_floats(array: &ArrayRef, zeros: Zeros) -> Result<Option<ArrayRef>, ArrowError> {
     Ok(match array.data_type() {
-        DataType::Float16 => canonical_f16(array.as_primitive()),
-        DataType::Float32 => canonical_f32(array.as_primitive()),
-        DataType::Float64 => canonical_f64(array.as_primitive()),
+        DataType::Float16 => rewrite_f16(array.as_primitive(), zeros),
+        DataType::Float32 => rewrite_f32(array.as_primitive(), zeros),
+        DataType::Float64 => rewrite_f64(array.as_primitive(), zeros),
         DataType::Struct(_) => {
             let s = array.as_struct();
             let mut changed = false;
             let mut columns = Vec::with_capacity(s.num_columns());
             for c in s.columns() {
-                columns.push(match canonical_nans(c)? {
+                columns.push(match rewrite_floats(c, zeros)? {
                     Some(new) => {
                         changed = true;
                         new
@@ -67,11 +89,11 @@ pub(crate) fn canonical_nans(array: &ArrayRef) -> Result<Option<ArrayRef>, Arrow
                 false => None,
             }
         }
-        DataType::List(field) => list::<i32>(array.as_list(), field)?,
-        DataType::LargeList(field) => list::<i64>(array.as_list(), field)?,
+        DataType::List(field) => list::<i32>(array.as_list(), field, zeros)?,
+        DataType::LargeList(field) => list::<i64>(array.as_list(), field, zeros)?,
         DataType::FixedSizeList(field, size) => {
             let l = array.as_fixed_size_list();
-            match canonical_nans(l.values())? {
+            match rewrite_floats(l.values(), zeros)? {
                 Some(values) => Some(Arc::new(FixedSizeListArray::try_new(
                     Arc::clone(field),
                     *size,
@@ -84,7 +106,7 @@ pub(crate) fn canonical_nans(array: &ArrayRef) -> Result<Option<ArrayRef>, Arrow
         DataType::Map(field, ordered) => {
             let m = array.as_map();
             let entries: ArrayRef = Arc::new(m.entries().clone());
-            match canonical_nans(&entries)? {
+            match rewrite_floats(&entries, zeros)? {
                 Some(entries) => Some(Arc::new(MapArray::try_new(
                     Arc::clone(field),
                     m.offsets().clone(),
@@ -99,57 +121,48 @@ pub(crate) fn canonical_nans(array: &ArrayRef) -> Result<Option<ArrayRef>, Arrow
     })
 }
 
-/// A `Float16` array with every NaN the canonical one; `None` when no other NaN is in it.
-fn canonical_f16(a: &PrimitiveArray<Float16Type>) -> Option<ArrayRef> {
-    type F16 = <Float16Type as ArrowPrimitiveType>::Native;
-    let nan = F16::NAN.to_bits();
-    if !a.values().iter().any(|v| v.is_nan() && v.to_bits() != nan) {
-        return None;
-    }
-    Some(Arc::new(a.unary::<_, Float16Type>(|v| {
-        if v.is_nan() {
-            F16::NAN
-        } else {
-            v
+/// Functions making a float array's NaNs the canonical NaN (and, with [`Zeros::Fold`],
+/// its `-0.0`s `0.0`); `None` when no value is to change.
+macro_rules! float_rewrite {
+    ($name:ident, $arrow:ty, $native:ty) => {
+        fn $name(a: &PrimitiveArray<$arrow>, zeros: Zeros) -> Option<ArrayRef> {
+            let nan = <$native>::NAN;
+            let zero = <$native>::from_bits(0);
+            let fold = zeros == Zeros::Fold;
+            let changes = |v: $native| {
+                (v.is_nan() && v.to_bits() != nan.to_bits())
+                    || (fold && v == zero && v.to_bits() != zero.to_bits())
+            };
+            if !a.values().iter().any(|v| changes(*v)) {
+                return None;
+            }
+            Some(Arc::new(a.unary::<_, $arrow>(|v| {
+                if v.is_nan() {
+                    nan
+                } else if fold && v == zero {
+                    zero
+                } else {
+                    v
+                }
+            })))
         }
-    })))
+    };
 }
 
-/// A `Float32` array with every NaN the canonical one; `None` when no other NaN is in it.
-fn canonical_f32(a: &PrimitiveArray<Float32Type>) -> Option<ArrayRef> {
-    let nan = f32::NAN.to_bits();
-    if !a.values().iter().any(|v| v.is_nan() && v.to_bits() != nan) {
-        return None;
-    }
-    Some(Arc::new(a.unary::<_, Float32Type>(|v| {
-        if v.is_nan() {
-            f32::NAN
-        } else {
-            v
-        }
-    })))
-}
-
-/// A `Float64` array with every NaN the canonical one; `None` when no other NaN is in it.
-fn canonical_f64(a: &PrimitiveArray<Float64Type>) -> Option<ArrayRef> {
-    let nan = f64::NAN.to_bits();
-    if !a.values().iter().any(|v| v.is_nan() && v.to_bits() != nan) {
-        return None;
-    }
-    Some(Arc::new(a.unary::<_, Float64Type>(|v| {
-        if v.is_nan() {
-            f64::NAN
-        } else {
-            v
-        }
-    })))
-}
+float_rewrite!(
+    rewrite_f16,
+    Float16Type,
+    <Float16Type as ArrowPrimitiveType>::Native
+);
+float_rewrite!(rewrite_f32, Float32Type, f32);
+float_rewrite!(rewrite_f64, Float64Type, f64);
 
 fn list<O: OffsetSizeTrait>(
     l: &GenericListArray<O>,
     field: &Arc<Field>,
+    zeros: Zeros,
 ) -> Result<Option<ArrayRef>, ArrowError> {
-    Ok(match canonical_nans(l.values())? {
+    Ok(match rewrite_floats(l.values(), zeros)? {
         Some(values) => Some(Arc::new(GenericListArray::<O>::try_new(
             Arc::clone(field),
             l.offsets().clone(),
@@ -274,6 +287,72 @@ mod tests {
         let out = canonical_nans(&m).unwrap().expect("changed");
         assert_eq!(bits(out.as_map().values())[0], Some(f64::NAN.to_bits()));
         assert_eq!(out.data_type(), m.data_type());
+    }
+
+    #[test]
+    fn keys_fold_negative_zero_and_every_nan() {
+        let a: ArrayRef = Arc::new(Float64Array::from(vec![
+            Some(-0.0),
+            Some(0.0),
+            Some(neg_nan()),
+            None,
+            Some(-1.5),
+            Some(f64::NEG_INFINITY),
+        ]));
+        let out = normalized_floats(&a).unwrap().expect("changed");
+        assert_eq!(
+            bits(&out),
+            vec![
+                Some(0),
+                Some(0),
+                Some(f64::NAN.to_bits()),
+                None,
+                Some((-1.5f64).to_bits()),
+                Some(f64::NEG_INFINITY.to_bits())
+            ]
+        );
+        assert_eq!(out.nulls(), a.nulls());
+        // nothing to change: nothing copied
+        let same: ArrayRef = Arc::new(Float64Array::from(vec![Some(0.0), Some(f64::NAN)]));
+        assert!(normalized_floats(&same).unwrap().is_none());
+        // a -0.0 alone is not a NaN to make canonical: reads keep it
+        let zero: ArrayRef = Arc::new(Float64Array::from(vec![-0.0]));
+        assert!(canonical_nans(&zero).unwrap().is_none());
+        let floats: ArrayRef = Arc::new(Float32Array::from(vec![-0.0f32, 2.0]));
+        let out = normalized_floats(&floats).unwrap().expect("changed");
+        assert_eq!(out.as_primitive::<Float32Type>().value(0).to_bits(), 0);
+        type F16 = <Float16Type as ArrowPrimitiveType>::Native;
+        let halves: ArrayRef = Arc::new(PrimitiveArray::<Float16Type>::from(vec![
+            F16::from_f32(-0.0),
+            F16::from_f32(-1.0),
+        ]));
+        let out = normalized_floats(&halves).unwrap().expect("changed");
+        let out = out.as_primitive::<Float16Type>();
+        assert_eq!(out.value(0).to_bits(), 0);
+        assert_eq!(out.value(1), F16::from_f32(-1.0));
+        // inside a struct inside a list
+        let x: ArrayRef = Arc::new(Float64Array::from(vec![-0.0, 1.0]));
+        let st = StructArray::try_new(
+            Fields::from(vec![Field::new("x", DataType::Float64, false)]),
+            vec![x],
+            None,
+        )
+        .unwrap();
+        let l: ArrayRef = Arc::new(
+            ListArray::try_new(
+                Arc::new(Field::new("element", st.data_type().clone(), false)),
+                datafusion::arrow::buffer::OffsetBuffer::from_lengths([2]),
+                Arc::new(st),
+                None,
+            )
+            .unwrap(),
+        );
+        let out = normalized_floats(&l).unwrap().expect("changed");
+        let out: &ListArray = out.as_list();
+        assert_eq!(
+            bits(out.values().as_struct().column(0)),
+            vec![Some(0), Some(1.0f64.to_bits())]
+        );
     }
 
     #[test]

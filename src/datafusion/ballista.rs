@@ -182,7 +182,9 @@ pub async fn standalone_session(config: SessionConfig) -> DFResult<SessionContex
         .with_config(with_iceberg_codecs(config))
         .build();
     register_min_max_in(&mut state);
-    SessionContext::standalone_with_state(state).await
+    let ctx = SessionContext::standalone_with_state(state).await?;
+    super::install_float_key_rule(&ctx);
+    Ok(ctx)
 }
 
 /// A client session of the Ballista scheduler at `url` (`df://HOST:PORT`) with icefloe's
@@ -196,5 +198,7 @@ pub async fn remote_session(url: &str, config: SessionConfig) -> DFResult<Sessio
         .with_config(with_iceberg_codecs(config))
         .build();
     register_min_max_in(&mut state);
-    SessionContext::remote_with_state(url, state).await
+    let ctx = SessionContext::remote_with_state(url, state).await?;
+    super::install_float_key_rule(&ctx);
+    Ok(ctx)
 }

@@ -96,5 +96,7 @@ pub fn in_process_session_with(
         .with_distributed_file_scan_config_bytes_per_partition(bytes_per_task_partition)?
         .build();
     register_min_max_in(&mut state);
-    Ok(SessionContext::from(state))
+    let ctx = SessionContext::from(state);
+    super::install_float_key_rule(&ctx);
+    Ok(ctx)
 }

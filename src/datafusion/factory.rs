@@ -199,7 +199,9 @@ impl TableProviderFactory for IcebergTableProviderFactory {
 /// different units compare ([`install_time_literal_rule`](super::install_time_literal_rule)),
 /// and `m[1]` reads a map with `int` keys such as `$files`' `column_sizes`
 /// ([`install_map_key_rule`](super::install_map_key_rule)); `min`/`max` order NaN above
-/// every number in groups too ([`register_min_max`](super::register_min_max)).
+/// every number in groups too ([`register_min_max`](super::register_min_max)), and float
+/// keys group and join as in Spark, `-0.0` with `0.0`
+/// ([`install_float_key_rule`](super::install_float_key_rule)).
 pub fn register_iceberg_factory(ctx: &SessionContext) {
     super::register_min_max(ctx);
     super::install_values_rule(ctx);
@@ -207,6 +209,7 @@ pub fn register_iceberg_factory(ctx: &SessionContext) {
     super::install_uuid_literal_rule(ctx);
     super::install_time_literal_rule(ctx);
     super::install_map_key_rule(ctx);
+    super::install_float_key_rule(ctx);
     ctx.state_ref()
         .write()
         .table_factories_mut()

@@ -35,6 +35,7 @@ use prost::Message;
 use serde::{Deserialize, Serialize};
 
 use super::codec::FileIoState;
+use super::float_keys::{normalize_nan_and_zero_udf, NORMALIZE_NAN_AND_ZERO};
 use super::min_max::{decode_min_max, encode_min_max};
 use super::table_provider::IcebergTableProvider;
 use crate::table::Table;
@@ -238,8 +239,13 @@ impl LogicalExtensionCodec for IcebergLogicalCodec {
         self.inner.try_encode_file_format(buf, node)
     }
 
+    /// icefloe's [`NORMALIZE_NAN_AND_ZERO`] (float keys, which the optimizer put in) by
+    /// its name, without the scheduler registering it; anything else by `inner`.
     fn try_decode_udf(&self, name: &str, buf: &[u8]) -> DFResult<Arc<ScalarUDF>> {
-        self.inner.try_decode_udf(name, buf)
+        match name {
+            NORMALIZE_NAN_AND_ZERO => Ok(normalize_nan_and_zero_udf()),
+            _ => self.inner.try_decode_udf(name, buf),
+        }
     }
 
     fn try_encode_udf(&self, node: &ScalarUDF, buf: &mut Vec<u8>) -> DFResult<()> {

@@ -19,6 +19,7 @@ mod expr_adapter;
 mod factory;
 mod file_reader;
 pub mod filter;
+pub mod float_keys;
 pub mod float_literals;
 pub mod fresh_view;
 mod iceberg_source;
@@ -69,6 +70,7 @@ pub use factory::{register_iceberg_factory, IcebergTableProviderFactory};
 /// The scan's Parquet reader factory, public for the parser-level fuzz tests only.
 #[doc(hidden)]
 pub use file_reader::IcebergParquetReaderFactory;
+pub use float_keys::install_float_key_rule;
 pub use float_literals::{install_float_literal_rule, use_decimal_literals};
 pub use iceberg_source::{IcebergParquetSource, IcebergScanState};
 pub use insert::{IcebergDataSink, WriteTarget};

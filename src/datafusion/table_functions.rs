@@ -35,10 +35,12 @@ use crate::catalog::TableVersion;
 use crate::error::{Error, ErrorKind, Result};
 use crate::table::Table;
 
-/// Register `iceberg_scan` and `iceberg_metadata` in `ctx`, and `min`/`max` with Spark's
-/// NaN semantics ([`register_min_max`](super::register_min_max)).
+/// Register `iceberg_scan` and `iceberg_metadata` in `ctx`, `min`/`max` with Spark's
+/// NaN semantics ([`register_min_max`](super::register_min_max)), and Spark's float keys
+/// ([`install_float_key_rule`](super::install_float_key_rule)).
 pub fn register_iceberg_functions(ctx: &SessionContext) {
     super::register_min_max(ctx);
+    super::install_float_key_rule(ctx);
     ctx.register_udtf("iceberg_scan", Arc::new(IcebergScanFunction));
     ctx.register_udtf("iceberg_metadata", Arc::new(IcebergMetadataFunction));
 }

@@ -186,6 +186,190 @@ async fn a_negative_nan_inside_structs_lists_and_maps_is_nan() {
     assert_eq!(ids(&lake, &q("m['a'] = 'NaN'::double")).await, "2");
 }
 
+/// `ns.fz` (id, d double, f float, s struct<a int, b double>, l array<double>) holding
+/// `-0.0` (id 2, written first), `0.0` (id 1), NaN (3), 1.5 (5) and NULL (6), in two files.
+async fn zeros_table(lake: &Lake) {
+    ok(
+        &lake.ctx,
+        "CREATE TABLE ice.ns.fz (id INT, d DOUBLE, f FLOAT, s STRUCT<a: INT, b: DOUBLE>, \
+         l ARRAY<DOUBLE>)",
+    )
+    .await;
+    let row = |id: i32, v: &str, a: i32| {
+        format!(
+            "({id}, CAST({v} AS DOUBLE), CAST({v} AS FLOAT), \
+             named_struct('a', {a}, 'b', CAST({v} AS DOUBLE)), [CAST({v} AS DOUBLE)])"
+        )
+    };
+    let files = [
+        vec![row(2, "'-0.0'", 1), row(3, "'NaN'", 1)],
+        vec![
+            row(1, "'0.0'", 1),
+            row(5, "1.5", 2),
+            "(6, NULL, NULL, NULL, NULL)".to_string(),
+        ],
+    ];
+    for rows in files {
+        ok(
+            &lake.ctx,
+            &format!("INSERT INTO ice.ns.fz VALUES {}", rows.join(", ")),
+        )
+        .await;
+    }
+}
+
+/// What `q` answers, as `ok` prints it without spaces.
+async fn squeezed(lake: &Lake, q: &str) -> String {
+    ok(&lake.ctx, q).await.replace(' ', "")
+}
+
+/// Float keys as Spark has them (its optimizer's `NormalizeFloatingNumbers`): `-0.0` and
+/// `0.0` are one key, and every NaN one, in `GROUP BY` (one column, several, a struct or a
+/// list holding a double), `DISTINCT`, `count(DISTINCT …)`, joins, `IN (subquery)`,
+/// `UNION`, `INTERSECT`, `EXCEPT` and window partitions; a grouped key reads `0.0`, while
+/// a row's own value (a join's output, a plain read) stays `-0.0`. DataFusion counted
+/// `count(DISTINCT d)` of {0.0, -0.0} as 2 and kept `{a: 1, b: -0.0}` and `{a: 1, b: 0.0}`
+/// apart everywhere.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn negative_zero_and_every_nan_are_one_key() {
+    let lake = lake().await;
+    zeros_table(&lake).await;
+    let t = "ice.ns.fz";
+    for partitions in [1, 4] {
+        ok(
+            &lake.ctx,
+            &format!("SET datafusion.execution.target_partitions = {partitions}"),
+        )
+        .await;
+        let cases = [
+            (
+                format!(
+                    "SELECT count(DISTINCT d) AS d, count(DISTINCT f) AS f, \
+                     count(DISTINCT s) AS s, count(DISTINCT l) AS l FROM {t}"
+                ),
+                "|3|3|3|3|",
+            ),
+            (
+                format!("SELECT avg(DISTINCT d) AS a FROM {t} WHERE id <> 3"),
+                "|0.75|",
+            ),
+            (
+                format!("SELECT d, count(*) AS n FROM {t} GROUP BY d ORDER BY d NULLS FIRST"),
+                "||1|\n|0.0|2|\n|1.5|1|\n|NaN|1|",
+            ),
+            (
+                format!(
+                    "SELECT f, s.a AS a, count(*) AS n FROM {t} GROUP BY f, s.a \
+                     ORDER BY f NULLS FIRST"
+                ),
+                "|||1|\n|0.0|1|2|\n|1.5|2|1|\n|NaN|1|1|",
+            ),
+            (
+                format!(
+                    "SELECT s, count(*) AS n FROM {t} GROUP BY s ORDER BY n DESC, s NULLS FIRST"
+                ),
+                "|{a:1,b:0.0}|2|\n||1|\n|{a:1,b:NaN}|1|\n|{a:2,b:1.5}|1|",
+            ),
+            (
+                format!(
+                    "SELECT l, count(*) AS n FROM {t} GROUP BY l ORDER BY n DESC, l NULLS FIRST"
+                ),
+                "|[0.0]|2|\n||1|\n|[1.5]|1|\n|[NaN]|1|",
+            ),
+            (
+                format!(
+                    "SELECT d, grouping(d) AS g, count(*) AS n FROM {t} GROUP BY ROLLUP (d) \
+                     ORDER BY g, d NULLS FIRST"
+                ),
+                "||0|1|\n|0.0|0|2|\n|1.5|0|1|\n|NaN|0|1|\n||1|5|",
+            ),
+            (
+                format!("SELECT DISTINCT d FROM {t} ORDER BY d NULLS FIRST"),
+                "+\n||\n|0.0|\n|1.5|\n|NaN|\n+",
+            ),
+            (
+                format!(
+                    "SELECT a.id AS x, b.id AS y, a.d AS ad FROM {t} a JOIN {t} b ON a.d = b.d \
+                     ORDER BY x, y"
+                ),
+                "|1|1|0.0|\n|1|2|0.0|\n|2|1|-0.0|\n|2|2|-0.0|\n|3|3|NaN|\n|5|5|1.5|\n+",
+            ),
+            (
+                format!(
+                    "SELECT a.id AS x, b.id AS y FROM {t} a JOIN {t} b ON a.s = b.s AND a.l = b.l \
+                     ORDER BY x, y"
+                ),
+                "|1|1|\n|1|2|\n|2|1|\n|2|2|\n|3|3|\n|5|5|\n+",
+            ),
+            (
+                format!(
+                    "SELECT id FROM {t} WHERE d IN (SELECT d FROM {t} WHERE id = 2) \
+                     AND s IN (SELECT s FROM {t} WHERE id = 2) ORDER BY id"
+                ),
+                "|1|\n|2|\n+",
+            ),
+            (
+                format!(
+                    "SELECT id FROM {t} a WHERE EXISTS (SELECT 1 FROM {t} b \
+                     WHERE b.l = a.l AND b.id = 1) ORDER BY id"
+                ),
+                "|1|\n|2|\n+",
+            ),
+            (
+                format!("SELECT d FROM {t} WHERE id = 2 UNION SELECT d FROM {t} WHERE id = 1"),
+                "+\n|0.0|\n+",
+            ),
+            (
+                format!(
+                    "SELECT d, s FROM {t} WHERE id = 2 INTERSECT SELECT d, s FROM {t} WHERE id = 1"
+                ),
+                "+\n|0.0|{a:1,b:0.0}|\n+",
+            ),
+            (
+                format!(
+                    "SELECT count(*) AS n FROM (SELECT l FROM {t} WHERE id = 2 \
+                     EXCEPT SELECT l FROM {t} WHERE id = 1)"
+                ),
+                "|0|",
+            ),
+            (
+                format!(
+                    "SELECT id, count(*) OVER (PARTITION BY d) AS n, \
+                     count(*) OVER (PARTITION BY s) AS m FROM {t} ORDER BY id"
+                ),
+                "|1|2|2|\n|2|2|2|\n|3|1|1|\n|5|1|1|\n|6|1|1|",
+            ),
+            // a NaN the query computes (sign bit set on x86) is the same key
+            (
+                format!(
+                    "SELECT count(DISTINCT x) AS n, count(*) AS m FROM (SELECT d AS x FROM {t} \
+                     WHERE id = 3 UNION ALL SELECT {NEG_NAN})"
+                ),
+                "|1|2|",
+            ),
+            (
+                format!(
+                    "SELECT x, count(*) AS n FROM (SELECT named_struct('b', d) AS x FROM {t} \
+                     WHERE id = 3 UNION ALL SELECT named_struct('b', {NEG_NAN})) GROUP BY x"
+                ),
+                "|{b:NaN}|2|",
+            ),
+            // values are read as they are: -0.0 stays
+            (
+                format!("SELECT d, s FROM {t} WHERE id = 2"),
+                "|-0.0|{a:1,b:-0.0}|",
+            ),
+        ];
+        for (q, expected) in cases {
+            let got = squeezed(&lake, &q).await;
+            assert!(
+                got.contains(expected),
+                "{partitions} partitions: {q}: {got}"
+            );
+        }
+    }
+}
+
 /// Grouped `min`/`max` as Spark answers them, whatever order the rows come in: `max` is
 /// NaN when a group holds a NaN (any sign: a NaN computed in the query too), `min` is
 /// NaN only when every non-NULL value is; NULLs are ignored; `-0.0` is below `0.0` (total

@@ -35,8 +35,9 @@
 //! - **`CanonicalNanExpr`** (a scan's one-NaN projection of float columns that may hold
 //!   NaN): a fixed marker; its input is the expression's child.
 //! - **`icefloe_floor_time_units`** (the scalar function under a write's cast that narrows
-//!   nanoseconds to the table's microseconds): by its name, decoded without the worker
-//!   registering it.
+//!   nanoseconds to the table's microseconds) and **`icefloe_normalize_nan_and_zero`**
+//!   (Spark's float keys, `float_keys`): by their names, decoded without the worker
+//!   registering them.
 //!
 //! Refused with an error naming the node (never sent without its delete information):
 //! `IcebergRowLevelExec` (row-level changes run and
@@ -84,6 +85,7 @@ use super::delete_planning::EqualityDeleteFile;
 use super::equality_delete_exec::{EqualityDeleteExec, EqualityGroup};
 use super::expr_adapter::FieldIdExprAdapterFactory;
 use super::file_reader::IcebergParquetReaderFactory;
+use super::float_keys::{normalize_nan_and_zero_udf, NORMALIZE_NAN_AND_ZERO};
 use super::iceberg_source::{IcebergParquetSource, IcebergScanState};
 use super::min_max::{decode_min_max, encode_min_max};
 use super::position_delete_exec::{FileDeletes, PositionDeleteExec};
@@ -532,10 +534,12 @@ impl IcebergPhysicalCodec {
 
 impl PhysicalExtensionCodec for IcebergPhysicalCodec {
     /// Decodes icefloe's [`FLOOR_TIME_UNITS`] (the flooring under a write's cast that
-    /// narrows a time unit) by its name, so that workers need not register it.
+    /// narrows a time unit) and [`NORMALIZE_NAN_AND_ZERO`] (float keys) by their names, so
+    /// that workers need not register them.
     fn try_decode_udf(&self, name: &str, _buf: &[u8]) -> DFResult<Arc<ScalarUDF>> {
         match name {
             FLOOR_TIME_UNITS => Ok(floor_time_units_udf()),
+            NORMALIZE_NAN_AND_ZERO => Ok(normalize_nan_and_zero_udf()),
             _ => Err(codec_error(format!(
                 "scalar function '{name}' is not registered and not icefloe's"
             ))),

@@ -232,6 +232,7 @@ pub async fn execute(ctx: &SessionContext, statement: &str) -> Result<DataFrame>
     crate::datafusion::install_time_literal_rule(ctx);
     crate::datafusion::install_map_key_rule(ctx);
     crate::datafusion::register_min_max(ctx);
+    crate::datafusion::install_float_key_rule(ctx);
     let original = statement;
     let toks = tokenize(ctx, statement);
     if let Some(toks) = &toks {

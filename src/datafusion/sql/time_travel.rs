@@ -393,7 +393,7 @@ fn qualifier_edits(
         let ours = rewritten.iter().any(|r| r.first == i);
         if !ours
             && reads_rows_at(toks, i)
-            && !toks.get(k + 1).is_some_and(|t| t.token == Token::LParen)
+            && toks.get(k + 1).is_none_or(|t| t.token != Token::LParen)
         {
             let name = word_values(toks, &parts, normalize);
             if let Some(last) = name.last() {

@@ -197,8 +197,8 @@ async fn procedure_arguments_and_names_are_reported_as_written() {
         "CALL ice.system.bogus('ns.t')",
         "CALL ice.system.bogus: unknown procedure (icefloe runs rollback_to_snapshot, \
          rollback_to_timestamp, set_current_snapshot, fast_forward, cherrypick_snapshot, \
-         expire_snapshots, remove_orphan_files, rewrite_data_files, rewrite_manifests, \
-         rewrite_position_delete_files)",
+         register_table, expire_snapshots, remove_orphan_files, rewrite_data_files, \
+         rewrite_manifests, add_files, rewrite_position_delete_files)",
     )
     .await;
     assert!(err.contains("rewrite_manifests"), "{err}");

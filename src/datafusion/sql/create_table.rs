@@ -64,11 +64,13 @@ pub(super) async fn create_table(
     let quote = c.identifier_quote();
     let mut parsed = Parsed::parse(c).map_err(|e| e.context(&what))?;
     if let CreateMode::Replace { at } = mode {
-        // the text before the table name is unedited by `parse`
-        if parsed.plan_sql.get(at..at + "REPLACE".len()).is_some() {
-            parsed
-                .plan_sql
-                .replace_range(at..at + "REPLACE".len(), "CREATE");
+        // the text before the table name is unedited by `parse`; both statements
+        // DataFusion plans (the whole one, and the column list's) start there
+        let keyword = at..at + "REPLACE".len();
+        for sql in std::iter::once(&mut parsed.plan_sql).chain(parsed.columns_sql.as_mut()) {
+            if sql.get(keyword.clone()).is_some() {
+                sql.replace_range(keyword.clone(), "CREATE");
+            }
         }
     }
     let catalog = table.target.catalog().clone();

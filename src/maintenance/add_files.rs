@@ -13,7 +13,7 @@
 //! whose values equal the given ones. Files whose name or a directory of whose path starts
 //! with `_` or `.` (`_SUCCESS`, `.crc` files) are skipped, as Spark's listing does.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -30,12 +30,12 @@ use object_store::{ObjectStore, ObjectStoreExt};
 use crate::catalog::{Catalog, TableIdent};
 use crate::error::{Error, ErrorKind, Result};
 use crate::io::normalize_location;
-use crate::scan::TableScan;
 use crate::spec::arrow::{arrow_field_id, schema_to_arrow};
 use crate::spec::arrow_compat::check_field;
 use crate::spec::name_mapping::{update_name_mapping, NameMapping, DEFAULT_NAME_MAPPING_PROPERTY};
 use crate::spec::{DataFile, Literal, PartitionSpec, PrimitiveType, Schema, Transform};
 use crate::table::Table;
+use crate::transaction::paths_in_snapshot;
 use crate::transaction::{check_writable, AppendFiles, Transaction, UpdateProperties};
 use crate::write::parquet_metrics::{data_file_from_footer_ids, leaf_field_ids};
 use crate::write::{MetricsConfig, MetricsMode};
@@ -473,21 +473,11 @@ fn check_columns(
 
 /// Fail when the table's current snapshot already holds one of `found`'s files.
 async fn check_no_duplicates<T, U>(table: &Table, found: &[(String, T, U)]) -> Result<()> {
-    let snapshot = table.metadata().current_snapshot().cloned();
-    if snapshot.is_none() {
+    let Some(snapshot) = table.metadata().current_snapshot() else {
         return Ok(());
-    }
-    let plan = TableScan::new(table.clone(), snapshot).plan_files().await?;
-    let held: HashSet<&str> = plan
-        .tasks
-        .iter()
-        .map(|t| t.data_file().file_path.as_str())
-        .collect();
-    let duplicates: Vec<&str> = found
-        .iter()
-        .map(|(l, _, _)| l.as_str())
-        .filter(|l| held.contains(l))
-        .collect();
+    };
+    let paths = found.iter().map(|(l, _, _)| l.as_str());
+    let duplicates = paths_in_snapshot(table, snapshot, paths).await?;
     if duplicates.is_empty() {
         return Ok(());
     }

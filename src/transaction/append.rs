@@ -123,20 +123,11 @@ impl AppendFiles {
         let Some(parent) = parent else {
             return Ok(());
         };
-        let plan = TableScan::new(table.clone(), Some(parent.clone()))
-            .plan_files()
-            .await?;
-        let held: HashSet<&str> = plan
-            .tasks
+        let paths = self.files.values().flatten().map(|f| f.file_path.as_str());
+        let present: Vec<String> = paths_in_snapshot(table, parent, paths)
+            .await?
             .iter()
-            .map(|t| t.data_file().file_path.as_str())
-            .collect();
-        let present: Vec<String> = self
-            .files
-            .values()
-            .flatten()
-            .filter(|f| held.contains(f.file_path.as_str()))
-            .map(|f| format!("'{}'", f.file_path))
+            .map(|p| format!("'{p}'"))
             .collect();
         if present.is_empty() {
             return Ok(());
@@ -153,4 +144,23 @@ impl AppendFiles {
             ),
         ))
     }
+}
+
+/// Those of `paths` that are live data files of `snapshot` of `table` (in `paths`' order):
+/// one plan of the snapshot. Used by [`AppendFiles::validate_files_not_present`] and by
+/// `add_files`'s check before it reads any footer.
+pub(crate) async fn paths_in_snapshot<'p>(
+    table: &Table,
+    snapshot: &Snapshot,
+    paths: impl Iterator<Item = &'p str>,
+) -> Result<Vec<&'p str>> {
+    let plan = TableScan::new(table.clone(), Some(snapshot.clone()))
+        .plan_files()
+        .await?;
+    let held: HashSet<&str> = plan
+        .tasks
+        .iter()
+        .map(|t| t.data_file().file_path.as_str())
+        .collect();
+    Ok(paths.filter(|p| held.contains(p)).collect())
 }

@@ -53,6 +53,7 @@ use crate::spec::{Schema, TableCommit, TableMetadataBuilder, TableRequirement, T
 use crate::table::Table;
 use written_schema::check_written_schema;
 
+pub(crate) use append::paths_in_snapshot;
 pub use append::AppendFiles;
 pub use cherry_pick::{CherryPickSnapshot, SOURCE_SNAPSHOT_ID};
 pub use expire_snapshots::{

@@ -30,12 +30,19 @@ use std::sync::Arc;
 
 use datafusion::arrow::datatypes::{DataType, Field, FieldRef, Fields, Schema as ArrowSchema};
 use datafusion::common::ScalarValue;
+use datafusion::logical_expr::Expr;
 
+use super::filter::FilterConverter;
 use super::scalar::literal_to_scalar;
 use super::unified_partition::{unified_partition_type, unified_values, UnifiedField};
 use crate::error::Result;
+use crate::eval::evaluate;
+use crate::expr::Binder;
+use crate::scan::DataFileFilter;
 use crate::spec::arrow::PARQUET_FIELD_ID_META_KEY;
-use crate::spec::{FormatVersion, ManifestEntry, TableMetadata};
+use crate::spec::{
+    FormatVersion, ManifestEntry, NestedField, Schema, StructType, TableMetadata, Type,
+};
 
 /// `_file` (reserved field id 2147483646).
 pub const FILE: &str = "_file";
@@ -47,6 +54,8 @@ pub const DELETED: &str = "_deleted";
 pub const SPEC_ID: &str = "_spec_id";
 /// `_partition` (2147483642).
 pub const PARTITION: &str = "_partition";
+/// The reserved field id of `_partition`.
+pub const PARTITION_FIELD_ID: i32 = 2147483642;
 /// `_row_id` (2147483540), v3.
 pub const ROW_ID: &str = "_row_id";
 /// `_last_updated_sequence_number` (2147483539), v3.
@@ -154,6 +163,64 @@ impl MetadataColumns {
     /// The type of `_partition` (an empty struct on unpartitioned tables).
     pub fn partition_type(&self) -> &DataType {
         &self.partition_type
+    }
+
+    /// The data files of `metadata` whose `_partition` value may satisfy `filters` (the
+    /// query's filters on this provider; those on fields of `_partition` count, such as
+    /// `_partition.k = 5`, `_partition.k IN (…)`, `_partition.d IS NULL`), or `None` when
+    /// no filter is on `_partition` alone. Spark prunes by such filters; a file written
+    /// under a spec without the field has NULL there, so `_partition.k = 5` drops it, as
+    /// the filter does its rows. The filters are converted as row filters are
+    /// ([`FilterConverter`]) against `_partition`'s type as an Iceberg struct (the
+    /// unified partition type, partition field ids), and evaluated on each data file's
+    /// partition tuple placed in that type.
+    pub fn partition_file_filter(
+        &self,
+        metadata: Arc<TableMetadata>,
+        filters: &[Expr],
+    ) -> Option<DataFileFilter> {
+        if !self
+            .columns
+            .iter()
+            .any(|(c, _)| *c == MetadataColumn::Partition)
+        {
+            return None;
+        }
+        let fields: Vec<NestedField> = self
+            .unified
+            .iter()
+            .filter_map(|u| {
+                let p = u.primitive?;
+                Some(NestedField::optional(
+                    u.field_id,
+                    &u.name,
+                    Type::Primitive(p),
+                ))
+            })
+            .collect();
+        let schema = Schema::new(
+            0,
+            vec![NestedField::optional(
+                PARTITION_FIELD_ID,
+                PARTITION,
+                Type::Struct(StructType::new(fields)),
+            )],
+        );
+        let predicate = FilterConverter::new(&schema).convert_all(filters)?;
+        let bound = Binder::new(&schema).bind(&predicate).ok()?;
+        let unified = Arc::clone(&self.unified);
+        Some(DataFileFilter::new(move |entry| {
+            let values = unified_values(&metadata, &unified, entry);
+            let value_of = |id: i32| {
+                unified
+                    .iter()
+                    .position(|u| u.field_id == id)
+                    .and_then(|i| values.get(i))
+                    .and_then(Option::as_ref)
+            };
+            // a value the predicate cannot be evaluated on keeps the file
+            evaluate(&bound, &value_of).unwrap_or(true)
+        }))
     }
 
     /// The `_partition` value of the file of `entry`.

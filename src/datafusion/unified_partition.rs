@@ -25,7 +25,7 @@ use datafusion::arrow::datatypes::DataType;
 
 use super::metadata_tables::partition_types_by_spec;
 use crate::spec::arrow::primitive_to_arrow;
-use crate::spec::{Literal, ManifestEntry, TableMetadata, Transform};
+use crate::spec::{Literal, ManifestEntry, PrimitiveType, TableMetadata, Transform};
 
 /// One field of the unified partition type.
 #[derive(Debug)]
@@ -36,6 +36,9 @@ pub(crate) struct UnifiedField {
     pub name: String,
     /// The transform's result type (`Null` when it cannot be told).
     pub data_type: DataType,
+    /// The same as an Iceberg type (`None` when it cannot be told), the type of the
+    /// field's values in manifests.
+    pub primitive: Option<PrimitiveType>,
 }
 
 /// A field while the specs are read, latest first.
@@ -44,6 +47,7 @@ struct Seen {
     /// The spec the name is taken from (the latest holding the field).
     named_by: i32,
     data_type: DataType,
+    primitive: Option<PrimitiveType>,
     void: bool,
 }
 
@@ -59,9 +63,9 @@ pub(crate) fn unified_partition_type(metadata: &TableMetadata) -> Vec<UnifiedFie
             // gives it (its files' values stay readable); with no schema left holding its
             // source, it is left out
             let void = f.transform == Transform::Void;
-            let data_type = types
-                .get(&spec.spec_id)
-                .and_then(|t| t.get(i))
+            let primitive = types.get(&spec.spec_id).and_then(|t| t.get(i)).copied();
+            let data_type = primitive
+                .as_ref()
                 .and_then(|p| primitive_to_arrow(p).ok())
                 .unwrap_or(DataType::Null);
             if data_type == DataType::Null && !void {
@@ -73,6 +77,7 @@ pub(crate) fn unified_partition_type(metadata: &TableMetadata) -> Vec<UnifiedFie
                         name: f.name.clone(),
                         named_by: spec.spec_id,
                         data_type,
+                        primitive,
                         void,
                     });
                 }
@@ -80,6 +85,7 @@ pub(crate) fn unified_partition_type(metadata: &TableMetadata) -> Vec<UnifiedFie
                 Entry::Occupied(mut e) if e.get().void && !void => {
                     let s = e.get_mut();
                     s.data_type = data_type;
+                    s.primitive = primitive;
                     s.void = false;
                 }
                 Entry::Occupied(_) => {}
@@ -117,6 +123,7 @@ fn unique_names(seen: BTreeMap<i32, Seen>) -> Vec<UnifiedField> {
                 field_id,
                 name,
                 data_type: s.data_type,
+                primitive: s.primitive,
             }
         })
         .collect()
@@ -150,6 +157,7 @@ mod tests {
             name: name.to_string(),
             named_by,
             data_type: DataType::Int32,
+            primitive: Some(PrimitiveType::Int),
             void: false,
         }
     }

@@ -10,7 +10,9 @@
 //! ([`ManifestEvaluator`], each manifest under its own partition spec), then each data
 //! or delete file by its partition tuple (the filter's inclusive projection), then each
 //! data file by its column metrics ([`InclusiveMetricsEvaluator`]). The counts of each
-//! step are in [`ScanMetrics`].
+//! step are in [`ScanMetrics`]. A [`DataFileFilter`] drops more data files by their
+//! manifest entries (a filter on the `_partition` metadata column), counted as pruned by
+//! partition.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -41,6 +43,32 @@ pub use row_count::live_rows_from_manifest_list;
 
 /// How many manifests are fetched and decoded at once.
 const MANIFEST_CONCURRENCY: usize = 16;
+
+/// A condition on the manifest entries of data files besides the row filter (Iceberg
+/// Java's `ManifestGroup.filterManifestEntries`): a data file whose entry it answers
+/// `false` for holds no row the query wants and is not planned. Delete files are never
+/// dropped by it (an equality delete file of one partition may apply to data files of
+/// another spec).
+#[derive(Clone)]
+pub struct DataFileFilter(Arc<dyn Fn(&ManifestEntry) -> bool + Send + Sync>);
+
+impl DataFileFilter {
+    /// The filter keeping the data files whose entries `keep` answers `true` for.
+    pub fn new(keep: impl Fn(&ManifestEntry) -> bool + Send + Sync + 'static) -> Self {
+        Self(Arc::new(keep))
+    }
+
+    /// Whether the data file of `entry` is kept.
+    pub fn keeps(&self, entry: &ManifestEntry) -> bool {
+        (self.0)(entry)
+    }
+}
+
+impl std::fmt::Debug for DataFileFilter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("DataFileFilter")
+    }
+}
 
 /// One data file to scan.
 #[derive(Debug, Clone)]
@@ -129,6 +157,8 @@ pub struct TableScan {
     cache: Option<Arc<cache::ManifestCache>>,
     /// The schema the filter binds to, when not the snapshot's.
     schema: Option<Arc<Schema>>,
+    /// Data files dropped by their entries besides the filter.
+    data_file_filter: Option<DataFileFilter>,
 }
 
 impl TableScan {
@@ -140,6 +170,7 @@ impl TableScan {
             filter: None,
             cache: None,
             schema: None,
+            data_file_filter: None,
         }
     }
 
@@ -157,6 +188,13 @@ impl TableScan {
             Some(f) => f.and(filter),
             None => filter,
         });
+        self
+    }
+
+    /// Plan only the data files `filter` keeps (besides the row filter; see
+    /// [`DataFileFilter`]).
+    pub fn with_data_file_filter(mut self, filter: DataFileFilter) -> Self {
+        self.data_file_filter = Some(filter);
         self
     }
 
@@ -264,10 +302,11 @@ impl TableScan {
         Ok(plan)
     }
 
-    /// Plan the live ones of decoded manifest `entries`: each is pruned by `pruner` (when
-    /// the scan has a filter) by its partition tuple, then, for data files, by its column
-    /// metrics; what survives goes to `plan` (data files as tasks, delete files as
-    /// entries), and every step is counted in `metrics`.
+    /// Plan the live ones of decoded manifest `entries`: a data file the scan's
+    /// [`DataFileFilter`] drops is counted as pruned by partition; each is pruned by
+    /// `pruner` (when the scan has a filter) by its partition tuple, then, for data files,
+    /// by its column metrics; what survives goes to `plan` (data files as tasks, delete
+    /// files as entries), and every step is counted in `metrics`.
     ///
     /// Errors: a partition tuple the filter cannot be evaluated on, a location that does
     /// not remap.
@@ -282,6 +321,14 @@ impl TableScan {
             let is_data = entry.data_file.content == DataContentType::Data;
             if is_data {
                 metrics.data_files_total += 1;
+                if self
+                    .data_file_filter
+                    .as_ref()
+                    .is_some_and(|f| !f.keeps(entry))
+                {
+                    metrics.data_files_skipped_by_partition += 1;
+                    continue;
+                }
             } else {
                 metrics.delete_files_total += 1;
             }

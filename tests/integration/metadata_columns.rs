@@ -714,3 +714,133 @@ fn cli_pruning_report_names_the_table() {
         );
     }
 }
+
+/// `iceberg_data_files_planned` of the scan in `EXPLAIN ANALYZE sql`, 0 where the plan
+/// reads no file (an `EmptyExec` in place of the scan).
+async fn files_planned(ctx: &SessionContext, sql: &str) -> u64 {
+    let text = rows(ctx, &format!("EXPLAIN ANALYZE {sql}"))
+        .await
+        .concat()
+        .concat();
+    let name = "iceberg_data_files_planned=";
+    let Some(at) = text.find(name) else {
+        assert!(
+            text.contains("EmptyExec") && !text.contains("DataSourceExec"),
+            "no {name} in {text}"
+        );
+        return 0;
+    };
+    text[at + name.len()..]
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect::<String>()
+        .parse()
+        .unwrap_or_else(|_| panic!("{name} in {text}"))
+}
+
+/// Filters on fields of `_partition` prune data files as Spark's do, by each file's
+/// partition tuple in the unified type: a file written under a spec without the field
+/// has NULL there (its rows do not match `_partition.k = 1`, and it is not planned). The
+/// rows are those of the filter; before, every file was planned. A filter that also
+/// names a table column under `OR` prunes nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn partition_field_filters_prune_files() {
+    let lake = two_file_lake().await;
+    let ctx = &lake.ctx;
+    // spec 0 by k: k=1 (ids 1, 2), k=2 (3), k=1 (4), k=3 (5, 6); spec 1 without k: 7, 8
+    crate::dml::ok(ctx, "ALTER TABLE ice.ns.t DROP PARTITION FIELD k").await;
+    crate::dml::ok(
+        ctx,
+        "INSERT INTO ice.ns.t VALUES (7, 1, 'g', 7.0), (8, 2, 'h', 8.0)",
+    )
+    .await;
+    let ids = |rows: Vec<Vec<String>>| -> Vec<String> {
+        rows.into_iter().map(|r| r[0].clone()).collect()
+    };
+    for (filter, want, planned) in [
+        ("_partition.k = 1", vec!["1", "2", "4"], 2),
+        ("_partition.k IN (2, 3)", vec!["3", "5", "6"], 2),
+        ("_partition.k IS NULL", vec!["7", "8"], 1),
+        ("_partition.k > 1 AND id > 0", vec!["3", "5", "6"], 2),
+        ("NOT (_partition.k <> 3)", vec!["5", "6"], 1),
+        ("_partition.k = 1 OR id = 8", vec!["1", "2", "4", "8"], 5),
+        ("_partition.k = 9", vec![], 0),
+    ] {
+        let sql = format!("SELECT id FROM ice.ns.t WHERE {filter} ORDER BY id");
+        assert_eq!(ids(rows(ctx, &sql).await), want, "{sql}");
+        assert_eq!(files_planned(ctx, &sql).await, planned, "{sql}");
+    }
+}
+
+/// On Spark's partitioned corpus tables (day of a timestamp, identity of several types,
+/// with equality deletes), a filter on each field of `_partition` equal to each of its
+/// values keeps as many rows as `GROUP BY` counts for that value (no file of it pruned),
+/// and plans fewer files than the unfiltered scan.
+#[tokio::test]
+async fn partition_field_filters_keep_the_rows_of_spark_tables() {
+    use datafusion::arrow::datatypes::DataType;
+    use icefloe::datafusion::IcebergNamesSchemaProvider;
+    let ctx = SessionContext::new();
+    let catalog = ctx.catalog("datafusion").unwrap();
+    let public = catalog.schema("public").unwrap();
+    catalog
+        .register_schema("public", Arc::new(IcebergNamesSchemaProvider::new(public)))
+        .unwrap();
+    let (mut checked, mut pruned) = (0, 0);
+    for table in [
+        "corpus/spark_v2_day_partitioned",
+        "corpus/spark_v2_equality_deletes_partitioned",
+        "corpus/spark_v1_types_identity",
+    ] {
+        corpus(&ctx, "t", table).await;
+        let all = files_planned(&ctx, "SELECT _file FROM t").await;
+        let df = icefloe::datafusion::sql::execute(&ctx, "SELECT _partition FROM t")
+            .await
+            .unwrap();
+        let DataType::Struct(fields) = df.schema().field(0).data_type().clone() else {
+            panic!("{table}: _partition is not a struct")
+        };
+        for field in fields.iter() {
+            let ty = field.data_type();
+            if !matches!(
+                ty,
+                DataType::Int32 | DataType::Int64 | DataType::Date32 | DataType::Utf8
+            ) {
+                continue;
+            }
+            let f = field.name();
+            let groups = rows(
+                &ctx,
+                &format!(
+                    "SELECT CAST(_partition.{f} AS VARCHAR), count(*) FROM t \
+                     WHERE _partition.{f} IS NOT NULL GROUP BY 1"
+                ),
+            )
+            .await;
+            assert!(!groups.is_empty(), "{table}: {f}");
+            for group in groups {
+                let (value, count) = (&group[0], &group[1]);
+                let sql = format!(
+                    "SELECT count(*) FROM t WHERE _partition.{f} = arrow_cast('{value}', '{ty}')"
+                );
+                assert_eq!(&rows(&ctx, &sql).await[0][0], count, "{table}: {sql}");
+                let planned = files_planned(
+                    &ctx,
+                    &format!(
+                        "SELECT _file FROM t WHERE _partition.{f} = arrow_cast('{value}', '{ty}')"
+                    ),
+                )
+                .await;
+                assert!(
+                    planned >= 1 && planned <= all,
+                    "{table}: {sql}: {planned} of {all}"
+                );
+                pruned += usize::from(planned < all);
+                checked += 1;
+            }
+        }
+        ctx.deregister_table("t").unwrap();
+    }
+    // every table's values are spread over files of other values
+    assert!(checked >= 3 && pruned == checked, "{pruned} of {checked}");
+}

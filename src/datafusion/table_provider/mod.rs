@@ -467,11 +467,18 @@ impl IcebergTableProvider {
 
     /// A [`TableScan`] of `table` (this provider's table, perhaps with another FileIO)
     /// at this provider's snapshot, sharing its manifest cache, filtered by what of
-    /// `filters` converts to Iceberg predicates.
+    /// `filters` converts to Iceberg predicates (on the table's columns, and, with
+    /// metadata columns, on the fields of `_partition`).
     fn filtered_scan(&self, table: Table, filters: &[Expr]) -> TableScan {
-        let scan = TableScan::new(table, self.snapshot.clone())
+        let mut scan = TableScan::new(table, self.snapshot.clone())
             .with_manifest_cache(Arc::clone(&self.caches.manifests))
             .with_schema(Arc::clone(&self.schema));
+        if let Some((columns, _)) = &self.metadata_columns {
+            let metadata = self.table.metadata_ref();
+            if let Some(keep) = columns.partition_file_filter(metadata, filters) {
+                scan = scan.with_data_file_filter(keep);
+            }
+        }
         match FilterConverter::new(&self.schema).convert_all(filters) {
             Some(filter) => scan.with_filter(filter),
             None => scan,

@@ -31,7 +31,10 @@ use super::table_provider::IcebergTableProvider;
 /// A view whose Iceberg tables are resolved again at every scan; see the module docs.
 #[derive(Debug)]
 pub struct FreshView {
+    /// What errors name: `view v`, or `prepared statement q`.
     name: String,
+    /// What errors ask the user to do when the tables changed too much.
+    again: &'static str,
     plan: LogicalPlan,
     definition: Option<String>,
     schema: SchemaRef,
@@ -42,11 +45,30 @@ impl FreshView {
     pub fn new(name: String, plan: LogicalPlan, definition: Option<String>) -> Self {
         let schema = Arc::clone(plan.schema().inner());
         Self {
-            name,
+            name: format!("view {name}"),
+            again: "create the view again",
             plan,
             definition,
             schema,
         }
+    }
+
+    /// The Iceberg table `scan` reads, as a source resolved again at every scan: what
+    /// `PREPARE name AS …` keeps in its plan in place of the table's provider, so each
+    /// `EXECUTE name` reads the table as it is then. `statement`: the prepared statement's
+    /// name, for errors. Filters and limits of `scan` stay on the scan.
+    pub fn for_prepared(statement: &str, scan: &TableScan) -> DFResult<Self> {
+        let whole =
+            TableScanBuilder::new(scan.table_name.clone(), Arc::clone(&scan.source)).build()?;
+        let plan = LogicalPlan::TableScan(whole);
+        let schema = Arc::clone(plan.schema().inner());
+        Ok(Self {
+            name: format!("prepared statement {statement}"),
+            again: "prepare it again",
+            plan,
+            definition: None,
+            schema,
+        })
     }
 
     /// Whether `plan` reads an Iceberg table (in a subquery too): only such views need
@@ -90,11 +112,11 @@ impl FreshView {
                 None => None,
             };
             let table = table.ok_or_else(|| {
-                DataFusionError::Plan(format!("view {}: table {name} no longer exists", self.name))
+                DataFusionError::Plan(format!("{}: table {name} no longer exists", self.name))
             })?;
             fresh.insert(name, table);
         }
-        let view = &self.name;
+        let (view, again) = (&self.name, self.again);
         let plan = self
             .plan
             .clone()
@@ -102,7 +124,7 @@ impl FreshView {
                 LogicalPlan::TableScan(scan) if fresh.contains_key(&scan.table_name) => {
                     let table = Arc::clone(&fresh[&scan.table_name]);
                     Ok(Transformed::yes(LogicalPlan::TableScan(rescan(
-                        view, scan, table,
+                        view, again, scan, table,
                     )?)))
                 }
                 other => Ok(Transformed::yes(other.recompute_schema()?)),
@@ -124,8 +146,8 @@ impl FreshView {
                     .join(", ")
             };
             return Err(DataFusionError::Plan(format!(
-                "view {view}: the columns of the tables it reads changed since it was \
-                 created (now ({}), then ({})); create it again",
+                "{view}: the columns of the tables it reads changed since it was \
+                 created (now ({}), then ({})); {again}",
                 columns(plan.schema().as_arrow().fields()),
                 columns(self.schema.fields())
             )));
@@ -134,14 +156,20 @@ impl FreshView {
     }
 }
 
-fn is_iceberg(scan: &TableScan) -> bool {
+/// Whether `scan` reads an Iceberg table's provider.
+pub(crate) fn is_iceberg(scan: &TableScan) -> bool {
     source_as_provider(&scan.source)
         .ok()
         .is_some_and(|p| p.downcast_ref::<IcebergTableProvider>().is_some())
 }
 
 /// `scan` reading `table` instead, the same columns by name.
-fn rescan(view: &str, scan: TableScan, table: Arc<dyn TableProvider>) -> DFResult<TableScan> {
+fn rescan(
+    view: &str,
+    again: &str,
+    scan: TableScan,
+    table: Arc<dyn TableProvider>,
+) -> DFResult<TableScan> {
     let old = scan.source.schema();
     let new = table.schema();
     let projection = Some(match &scan.projection {
@@ -155,8 +183,7 @@ fn rescan(view: &str, scan: TableScan, table: Arc<dyn TableProvider>) -> DFResul
                 let name = old.field(i).name();
                 new.index_of(name).map_err(|_| {
                     DataFusionError::Plan(format!(
-                        "view {view}: column '{name}' of {} no longer exists; create the \
-                         view again",
+                        "{view}: column '{name}' of {} no longer exists; {again}",
                         scan.table_name
                     ))
                 })
@@ -205,7 +232,7 @@ impl TableProvider for FreshView {
             .downcast_ref::<SessionState>()
             .ok_or_else(|| {
                 DataFusionError::NotImplemented(format!(
-                    "view {} planned outside a DataFusion SessionState",
+                    "{} planned outside a DataFusion SessionState",
                     self.name
                 ))
             })?;

@@ -111,3 +111,69 @@ async fn views_read_iceberg_tables_as_they_are_when_queried() {
         "{e}"
     );
 }
+
+/// `PREPARE` of a query over Iceberg tables: each `EXECUTE` reads the tables as they are
+/// then (DataFusion kept the providers resolved at `PREPARE`, so `EXECUTE` returned the
+/// snapshot of that time), parameters, subqueries and joins included; a prepared query
+/// of a snapshot stays at it; a table that lost a column is an error naming the
+/// statement.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prepared_statements_read_iceberg_tables_as_they_are_when_executed() {
+    let lake = lake().await;
+    let ctx = &lake.ctx;
+    ok(ctx, "CREATE TABLE ice.ns.p (id BIGINT, s STRING)").await;
+    ok(ctx, "CREATE TABLE ice.ns.q (id BIGINT)").await;
+    ok(ctx, "INSERT INTO ice.ns.p VALUES (1, 'a'), (2, 'b')").await;
+    ok(ctx, "INSERT INTO ice.ns.q VALUES (2)").await;
+    let first = ok(ctx, "SELECT snapshot_id FROM ice.ns.\"p$snapshots\"").await;
+    let first = first
+        .lines()
+        .nth(3)
+        .unwrap_or_default()
+        .trim_matches(['|', ' '])
+        .to_string();
+    ok(ctx, "PREPARE n AS SELECT count(*) AS n FROM ice.ns.p").await;
+    ok(
+        ctx,
+        "PREPARE ge(BIGINT) AS SELECT id, s FROM ice.ns.p WHERE id >= $1 ORDER BY id",
+    )
+    .await;
+    ok(
+        ctx,
+        "PREPARE j AS SELECT p.id FROM ice.ns.p p JOIN ice.ns.q q ON p.id = q.id \
+         WHERE p.s IN (SELECT s FROM ice.ns.p WHERE id > 0) ORDER BY p.id",
+    )
+    .await;
+    ok(
+        ctx,
+        &format!("PREPARE old AS SELECT count(*) AS n FROM ice.ns.\"p@{first}\""),
+    )
+    .await;
+    ok(ctx, "INSERT INTO ice.ns.p VALUES (3, 'c')").await;
+    ok(ctx, "INSERT INTO ice.ns.q VALUES (3)").await;
+    ok(ctx, "DELETE FROM ice.ns.p WHERE id = 2").await;
+    assert_eq!(
+        ok(ctx, "EXECUTE n").await,
+        "+---+\n| n |\n+---+\n| 2 |\n+---+"
+    );
+    assert_eq!(
+        ok(ctx, "EXECUTE ge(2)").await,
+        "+----+---+\n| id | s |\n+----+---+\n| 3  | c |\n+----+---+"
+    );
+    assert_eq!(
+        ok(ctx, "EXECUTE j").await,
+        "+----+\n| id |\n+----+\n| 3  |\n+----+"
+    );
+    assert_eq!(
+        ok(ctx, "EXECUTE old").await,
+        "+---+\n| n |\n+---+\n| 2 |\n+---+"
+    );
+    ok(ctx, "ALTER TABLE ice.ns.p DROP COLUMN s").await;
+    let e = run(ctx, "EXECUTE ge(1)").await.expect_err("s is gone");
+    assert!(
+        e.contains(
+            "prepared statement ge: column 's' of ice.ns.p no longer exists; prepare it again"
+        ),
+        "{e}"
+    );
+}

@@ -160,6 +160,7 @@ mod column_default;
 mod column_types;
 mod create_table;
 mod create_view;
+mod prepare;
 use create_table::CreateMode;
 mod delete_alias;
 mod depth;
@@ -319,6 +320,11 @@ pub async fn execute(ctx: &SessionContext, statement: &str) -> Result<DataFrame>
             if let Some(df) = show::show(ctx, cursor).await? {
                 return Ok(df);
             }
+        }
+    }
+    if tokens::first_word_is(statement, &["PREPARE"]) {
+        if let Some(df) = prepare::prepare(ctx, statement).await? {
+            return Ok(df);
         }
     }
     if !tokens::first_word_is(statement, &["CREATE", "DROP", "ALTER", "CALL", "REPLACE"]) {

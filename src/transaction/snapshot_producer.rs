@@ -252,7 +252,13 @@ impl SnapshotProducer {
     /// Write this attempt's manifest list over `manifests` and return the updates that
     /// add the snapshot to `table` and point the branch at it.
     ///
-    /// `manifests` written by this producer get the attempt's sequence number.
+    /// `manifests` written by this producer get the attempt's sequence number. A manifest
+    /// an earlier snapshot wrote that holds no live entry (no added and no existing files,
+    /// only deleted ones) is left out, as Java's `MergingSnapshotProducer` leaves it out
+    /// ("only keep manifests that have live data files or that were written by this
+    /// commit"): the snapshot that deleted those files still lists it, later ones need not,
+    /// and carried forward it would outlive every snapshot its entries describe. A manifest
+    /// whose counts are missing is kept.
     pub(crate) async fn commit_updates(
         &mut self,
         table: &Table,
@@ -260,6 +266,12 @@ impl SnapshotProducer {
         mut manifests: Vec<ManifestFile>,
         summary: &SnapshotSummary,
     ) -> Result<Vec<TableUpdate>> {
+        manifests.retain(|f| {
+            let live = |count: Option<i32>| count.is_none_or(|n| n > 0);
+            f.added_snapshot_id == self.snapshot_id
+                || live(f.added_files_count)
+                || live(f.existing_files_count)
+        });
         let m = table.metadata();
         // the branch keeps its retention settings; a tag or a missing branch other than
         // main cannot take a commit

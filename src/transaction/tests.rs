@@ -1259,3 +1259,72 @@ async fn a_rewrite_racing_an_upgrade_to_v3_fails_naming_it() {
         "{err}"
     );
 }
+
+/// The manifests of a snapshot: (added, existing, deleted files, written by `snapshot`).
+async fn manifest_counts(
+    t: &crate::table::Table,
+    snapshot: &crate::spec::Snapshot,
+) -> Vec<(i32, i32, i32, bool)> {
+    let mut out: Vec<_> = snapshot_producer::SnapshotProducer::manifests_of(t, Some(snapshot))
+        .await
+        .unwrap()
+        .iter()
+        .map(|m| {
+            (
+                m.added_files_count.unwrap_or(-1),
+                m.existing_files_count.unwrap_or(-1),
+                m.deleted_files_count.unwrap_or(-1),
+                m.added_snapshot_id == snapshot.snapshot_id,
+            )
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// A manifest holding only deleted entries stays in the snapshot that deleted the files and
+/// is left out of the next commit's manifest list (tester 8's D3: it was carried into every
+/// later snapshot, outliving the snapshots its entries describe), as Java's
+/// `MergingSnapshotProducer` leaves it out.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn manifests_of_deleted_entries_only_are_dropped_by_the_next_commit() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = sql_catalog(dir.path()).await;
+    let ident = TableIdent::parse("ns.t");
+    let mut c = creation();
+    // one manifest per commit: no merging hides what is carried forward
+    c.properties
+        .insert("commit.manifest-merge.enabled".into(), "false".into());
+    catalog.create_table(&ident, c).await.unwrap();
+    append(&catalog, &ident, "a", 1, 10).await;
+    let base = append(&catalog, &ident, "b", 2, 5).await;
+    // a copy-on-write delete of a.parquet: its manifest is rewritten with a deleted entry
+    let t = Transaction::new(Arc::clone(&catalog), ident.clone(), base.clone())
+        .add_action(
+            OverwriteFiles::new(base.metadata().current_snapshot_id)
+                .delete_file(file(&base, "a", 1, 10).file_path),
+        )
+        .commit()
+        .await
+        .unwrap();
+    let deleting = t.metadata().current_snapshot().unwrap().clone();
+    assert_eq!(
+        manifest_counts(&t, &deleting).await,
+        vec![(0, 0, 1, true), (1, 0, 0, false)]
+    );
+    let t = append(&catalog, &ident, "c", 3, 7).await;
+    let next = t.metadata().current_snapshot().unwrap().clone();
+    assert_eq!(
+        manifest_counts(&t, &next).await,
+        vec![(1, 0, 0, false), (1, 0, 0, true)]
+    );
+    assert_eq!(
+        live_files(&t).await,
+        vec![("b.parquet".into(), 5), ("c.parquet".into(), 7)]
+    );
+    // the deleting snapshot still lists its manifest (time travel, incremental reads)
+    assert_eq!(
+        manifest_counts(&t, &deleting).await,
+        vec![(0, 0, 1, true), (1, 0, 0, false)]
+    );
+}

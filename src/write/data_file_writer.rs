@@ -68,7 +68,15 @@ struct OpenFile {
     location: String,
     writer: AsyncArrowWriter<Upload>,
     float_stats: HashMap<i32, FloatFieldStats>,
+    /// Bytes a row group took in the file per byte of the writer's estimate of it
+    /// (`in_progress_size`), measured on the first row group this writer flushed to
+    /// decide the file's size; `None` before.
+    encoded_per_estimated: Option<f64>,
 }
+
+/// The bounds of [`OpenFile::encoded_per_estimated`]: a row group whose estimate was far
+/// off (a tiny one) does not make the file roll at once or never.
+const ENCODED_PER_ESTIMATED: (f64, f64) = (0.02, 4.0);
 
 /// One partition's values, path and open file.
 struct Partition {
@@ -491,8 +499,7 @@ impl PartitionedDataFileWriter {
                 .write(&slice)
                 .await
                 .map_err(parquet_error(&file.location))?;
-            let size = (file.writer.bytes_written() + file.writer.in_progress_size()) as u64;
-            if size >= self.target_file_size_bytes {
+            if file_is_full(file, self.target_file_size_bytes).await? {
                 self.finish_file(&key).await?;
             }
         }
@@ -528,6 +535,7 @@ impl PartitionedDataFileWriter {
                 location,
                 writer,
                 float_stats: HashMap::new(),
+                encoded_per_estimated: None,
             });
         }
         Ok(())
@@ -623,4 +631,38 @@ impl PartitionedDataFileWriter {
         }
         Ok(())
     }
+}
+
+/// Whether `file` reached `target` bytes (`write.target-file-size-bytes`): the bytes of its
+/// flushed row groups plus the rows it holds, as they will be encoded.
+///
+/// The Parquet writer's estimate of the rows it holds (`in_progress_size`) counts
+/// dictionaries and pages before compression, several times what they take in the file
+/// (3–5× for strings of hex digits), so a file rolled on it came out at a fraction of the
+/// target and every later compaction found it too small and rewrote it again (tester 8's
+/// D1). Java's writer counts compressed pages as they complete. Here, the first time the
+/// estimate reaches the target, the writer flushes its row group and measures what it
+/// took against its estimate; the file then rolls when the flushed bytes plus the held
+/// rows' estimate scaled by that measure reach the target. A file thus holds one more row
+/// group than it would have, and comes out near the target size.
+///
+/// Errors: the Parquet writer's, flushing.
+async fn file_is_full(file: &mut OpenFile, target: u64) -> Result<bool> {
+    let written = file.writer.bytes_written() as u64;
+    let held = file.writer.in_progress_size() as u64;
+    let scale = file.encoded_per_estimated.unwrap_or(1.0);
+    if written as f64 + held as f64 * scale < target as f64 {
+        return Ok(false);
+    }
+    if file.encoded_per_estimated.is_some() || held == 0 {
+        return Ok(true);
+    }
+    file.writer
+        .flush()
+        .await
+        .map_err(parquet_error(&file.location))?;
+    let encoded = (file.writer.bytes_written() as u64).saturating_sub(written);
+    let (low, high) = ENCODED_PER_ESTIMATED;
+    file.encoded_per_estimated = Some((encoded as f64 / held as f64).clamp(low, high));
+    Ok(file.writer.bytes_written() as u64 >= target)
 }

@@ -6,10 +6,15 @@
 //! is a candidate when it is smaller than `min-file-size-bytes` (default 75 % of the
 //! target), larger than `max-file-size-bytes` (180 %), has at least
 //! `delete-file-threshold` delete files applying to it, or has every row deleted; with
-//! `rewrite-all` every file is. Candidates are grouped by partition (spec and tuple; the
-//! files of older specs all in one group, as Java groups them), in groups of at most
-//! `max-file-group-size-bytes`; a group is rewritten when it has at least two files and
-//! `min-input-files` of them (default 5), or two files and more bytes than the target, or
+//! `rewrite-all` every file is. A file referenced by more than one live manifest entry
+//! (added again, e.g. by `add_files` with `check_duplicate_files => false`) is read once
+//! per entry, as every scan returns its rows, and is one candidate: the commit removes it
+//! by location, every entry at once (Java's `ManifestFilterManager`), and fails when an
+//! entry was not read (see [`RewriteFiles`]). Candidates are grouped by partition (spec
+//! and tuple; the files of older specs all in one group, as Java groups them), in groups
+//! of at most `max-file-group-size-bytes`; a group is rewritten when it has at least two
+//! files and `min-input-files` of them (default 5; a file counts once per entry, as Java
+//! counts tasks), or two files and more bytes than the target, or
 //! more than `max-file-group-size-bytes`, or a file with too many deletes (or none left),
 //! or `rewrite-all` is set. The target is `target-file-size-bytes`, else the table's
 //! `write.target-file-size-bytes`.
@@ -213,13 +218,36 @@ pub struct RewriteDataFilesResult {
 /// A partition: spec id and the partition tuple's single-value serialization.
 type PartitionOf = (i32, Vec<Option<Vec<u8>>>);
 
-/// One candidate file.
+/// One candidate data file (location) and the live manifest entries of it the scan
+/// planned — usually one; more when the file was added again (`add_files` with
+/// `check_duplicate_files => false`, Java's `AppendFiles` of the same file twice). Each
+/// entry is read (its rows once per entry, as a scan returns them) and the commit
+/// removes the file by location, every entry at once (Java's `ManifestFilterManager`),
+/// so the entries of one location are never split between groups.
 struct Candidate {
-    spec_id: i32,
     file: DataFile,
+    entries: Vec<CandidateEntry>,
+}
+
+/// One manifest entry of a candidate file.
+struct CandidateEntry {
+    spec_id: i32,
     /// Rows left after deletes (`None`: every row deleted; nothing to read).
     planned: Option<PlannedFile>,
     too_many_deletes: bool,
+}
+
+impl Candidate {
+    /// Whether an entry has at least `delete-file-threshold` deletes, or none left.
+    fn too_many_deletes(&self) -> bool {
+        self.entries.iter().any(|e| e.too_many_deletes)
+    }
+
+    /// Bytes read: the file's size once per entry.
+    fn bytes(&self) -> u64 {
+        let size = u64::try_from(self.file.file_size_in_bytes).unwrap_or(0);
+        size.saturating_mul(self.entries.len() as u64)
+    }
 }
 
 /// Compact the data files of table `ident` per `options` (see the module docs), reading
@@ -294,26 +322,43 @@ pub async fn rewrite_data_files(
     let plan = scan.plan_files().await?;
     let tasks = plan.tasks.clone();
     let deletes = plan_deletes(&table, plan.tasks, plan.delete_entries, None).await?;
-    let mut planned: HashMap<String, PlannedFile> = deletes
-        .files
-        .iter()
-        .map(|f| (f.task.data_file().file_path.clone(), f.clone()))
-        .collect();
+    // each task's planned file, matched by its manifest entry (a data file referenced by
+    // two live entries is two tasks, read twice, as Java plans one task per entry)
+    let mut planned: HashMap<String, Vec<PlannedFile>> = HashMap::new();
+    for f in &deletes.files {
+        planned
+            .entry(f.task.data_file().file_path.clone())
+            .or_default()
+            .push(f.clone());
+    }
 
-    // candidates by partition
+    // candidates by partition: one per data file location, with every planned entry of
+    // it — the commit removes a file by location, so all its entries are rewritten
+    // together or not at all (see `Candidate`)
     let current_spec = m.default_spec_id;
-    let mut by_partition: BTreeMap<PartitionOf, Vec<Candidate>> = BTreeMap::new();
+    let mut by_path: BTreeMap<String, (PartitionOf, Candidate)> = BTreeMap::new();
+    let mut order: Vec<String> = vec![];
     for task in tasks {
         let entry = &task.entry;
         let file = entry.data_file.clone();
-        let planned = planned.remove(&file.file_path);
-        // the delete files that apply to the file (as the delete file index finds them)
+        let planned = planned.get_mut(&file.file_path).and_then(|same_path| {
+            let at = same_path
+                .iter()
+                .position(|p| Arc::ptr_eq(&p.task.entry, entry))?;
+            Some(same_path.remove(at))
+        });
+        // the delete files that apply to the entry (as the delete file index finds them)
         let delete_count = planned
             .as_ref()
             .map_or(0, |p| p.position_deletes.len() + p.equality_deletes.len());
         let too_many_deletes = planned.is_none() || delete_count >= options.delete_file_threshold;
-        let size = u64::try_from(file.file_size_in_bytes).unwrap_or(0);
-        if !(options.rewrite_all || size < min_size || size > max_size || too_many_deletes) {
+        let read = CandidateEntry {
+            spec_id: entry.spec_id,
+            planned,
+            too_many_deletes,
+        };
+        if let Some((_, c)) = by_path.get_mut(&file.file_path) {
+            c.entries.push(read);
             continue;
         }
         // Files of an older spec may hold rows of several partitions of the current
@@ -331,19 +376,34 @@ pub async fn rewrite_data_files(
         } else {
             (current_spec, vec![])
         };
-        by_partition.entry(key).or_default().push(Candidate {
-            spec_id: entry.spec_id,
-            file,
-            planned,
-            too_many_deletes,
-        });
+        order.push(file.file_path.clone());
+        by_path.insert(
+            file.file_path.clone(),
+            (
+                key,
+                Candidate {
+                    file,
+                    entries: vec![read],
+                },
+            ),
+        );
+    }
+    let mut by_partition: BTreeMap<PartitionOf, Vec<Candidate>> = BTreeMap::new();
+    for path in order {
+        let Some((key, c)) = by_path.remove(&path) else {
+            continue;
+        };
+        let size = u64::try_from(c.file.file_size_in_bytes).unwrap_or(0);
+        if options.rewrite_all || size < min_size || size > max_size || c.too_many_deletes() {
+            by_partition.entry(key).or_default().push(c);
+        }
     }
     let mut groups: Vec<Vec<Candidate>> = vec![];
     for (_, files) in by_partition {
         let mut group: Vec<Candidate> = vec![];
         let mut size = 0u64;
         for c in files {
-            let s = u64::try_from(c.file.file_size_in_bytes).unwrap_or(0);
+            let s = c.bytes();
             if !group.is_empty() && size + s > options.max_file_group_size_bytes {
                 groups.push(std::mem::take(&mut group));
                 size = 0;
@@ -356,16 +416,14 @@ pub async fn rewrite_data_files(
         }
     }
     groups.retain(|g| {
-        let n = g.len();
-        let size: u64 = g
-            .iter()
-            .map(|c| u64::try_from(c.file.file_size_in_bytes).unwrap_or(0))
-            .sum();
+        // input files as Java counts them: one per task (manifest entry)
+        let n: usize = g.iter().map(|c| c.entries.len()).sum();
+        let size = bytes_of(g.iter());
         options.rewrite_all
             || (n > 1 && n >= options.min_input_files)
             || (n > 1 && size > target)
             || size > options.max_file_group_size_bytes
-            || g.iter().any(|c| c.too_many_deletes)
+            || g.iter().any(Candidate::too_many_deletes)
     });
     if groups.is_empty() {
         return Ok((table, RewriteDataFilesResult::default()));
@@ -403,11 +461,9 @@ pub async fn rewrite_data_files(
         .map_err(|e| e.context(format!("rewrite_data_files on '{ident}'")))
 }
 
-/// Bytes of the files.
+/// Bytes read to rewrite the files (a file once per entry, as Java sums its tasks).
 fn bytes_of<'a>(files: impl Iterator<Item = &'a Candidate>) -> u64 {
-    files
-        .map(|c| u64::try_from(c.file.file_size_in_bytes).unwrap_or(0))
-        .sum()
+    files.map(Candidate::bytes).sum()
 }
 
 /// What every file group of one `rewrite_data_files` call shares.
@@ -433,7 +489,11 @@ impl RewriteJob<'_> {
         &self,
         group: &[Candidate],
     ) -> std::result::Result<Vec<DataFile>, (Error, Vec<DataFile>)> {
-        let files: Vec<PlannedFile> = group.iter().filter_map(|c| c.planned.clone()).collect();
+        let files: Vec<PlannedFile> = group
+            .iter()
+            .flat_map(|c| &c.entries)
+            .filter_map(|e| e.planned.clone())
+            .collect();
         if files.is_empty() {
             // every row of these files is deleted: they are dropped, nothing is written
             return Ok(vec![]);
@@ -466,8 +526,11 @@ impl RewriteJob<'_> {
         let mut rewrite = RewriteFiles::new(Some(self.base_snapshot_id))
             .remove_dangling_deletes()
             .keeps_row_lineage();
+        // once per entry read: the commit checks that no other entry of the file is live
         for c in groups.iter().copied().flatten() {
-            rewrite = rewrite.delete_data_file(c.spec_id, c.file.clone())?;
+            for e in &c.entries {
+                rewrite = rewrite.delete_data_file(e.spec_id, c.file.clone())?;
+            }
         }
         if !written.is_empty() {
             rewrite = rewrite.add_data_files(base.metadata().default_spec_id, written.to_vec())?;

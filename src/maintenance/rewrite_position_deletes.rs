@@ -181,10 +181,14 @@ pub struct RewritePositionDeleteFilesResult {
     pub added_bytes_count: u64,
 }
 
-/// The live data files of the current snapshot, by stored location.
+/// The live data files of the current snapshot, by stored location. A file referenced
+/// by more than one live manifest entry (added again, e.g. by `add_files` with
+/// `check_duplicate_files => false`) has their lowest and highest data sequence numbers:
+/// a position delete applies to each entry whose number is not above its own.
 struct LiveFile {
     spec_id: i32,
     data_sequence_number: i64,
+    max_data_sequence_number: i64,
     file: DataFile,
 }
 
@@ -256,20 +260,21 @@ pub async fn rewrite_position_delete_files(
                 .delete_entries
         }
     };
-    let live: HashMap<String, LiveFile> = all
-        .tasks
-        .iter()
-        .map(|t| {
-            (
-                t.entry.data_file.file_path.clone(),
-                LiveFile {
-                    spec_id: t.entry.spec_id,
-                    data_sequence_number: t.entry.data_sequence_number,
-                    file: t.entry.data_file.clone(),
-                },
-            )
-        })
-        .collect();
+    let mut live: HashMap<String, LiveFile> = HashMap::new();
+    for t in &all.tasks {
+        let seq = t.entry.data_sequence_number;
+        live.entry(t.entry.data_file.file_path.clone())
+            .and_modify(|f| {
+                f.data_sequence_number = f.data_sequence_number.min(seq);
+                f.max_data_sequence_number = f.max_data_sequence_number.max(seq);
+            })
+            .or_insert_with(|| LiveFile {
+                spec_id: t.entry.spec_id,
+                data_sequence_number: seq,
+                max_data_sequence_number: seq,
+                file: t.entry.data_file.clone(),
+            });
+    }
 
     let mut written: Vec<String> = vec![];
     let outcome = async {
@@ -324,10 +329,36 @@ pub async fn rewrite_position_delete_files(
     }
 }
 
-/// Whether position deletes of `entry` apply to the live data file at `path`.
+/// Whether position deletes of `entry` apply to the live data file at `path` (to at least
+/// one manifest entry of it).
 fn applies(live: &HashMap<String, LiveFile>, path: &str, entry: &ManifestEntry) -> bool {
     live.get(path)
         .is_some_and(|f| f.data_sequence_number <= entry.data_sequence_number)
+}
+
+/// Position deletes of delete file `entry` for the data file at `path`, to be written
+/// into a new delete file (whose data sequence number is the rewrite's, so it applies to
+/// every entry of the data file): refused when the old one applies to only some entries
+/// of it — the rewrite would delete rows of the others.
+///
+/// Errors: [`ErrorKind::Unsupported`] naming both files.
+fn check_rewritable(
+    live: &HashMap<String, LiveFile>,
+    path: &str,
+    entry: &ManifestEntry,
+) -> Result<()> {
+    match live.get(path) {
+        Some(f) if f.max_data_sequence_number > entry.data_sequence_number => {
+            Err(Error::unsupported(format!(
+                "rewriting position delete file '{}': its deletes of data file '{path}' \
+                 apply to only some of the live manifest entries of that file (it was \
+                 added again after the deletes); rewrite the table's data files first \
+                 (rewrite_data_files)",
+                entry.data_file.file_path
+            )))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// v2: select, group and rewrite Parquet position delete files.
@@ -412,6 +443,7 @@ async fn plan_v2(
             input_bytes += size(e);
             for (path, positions) in &file.by_data_file {
                 if applies(live, path, e) {
+                    check_rewritable(live, path, e)?;
                     *merged.entry(path.clone()).or_default() |= positions;
                 }
             }
@@ -494,6 +526,7 @@ async fn plan_v3(
         let file = loader.load_position_delete_file(e).await?;
         for (path, positions) in &file.by_data_file {
             if applies(live, path, e) && !with_vector.contains(path) {
+                check_rewritable(live, path, e)?;
                 *folded.entry(path.clone()).or_default() |= positions;
             }
         }

@@ -14,7 +14,11 @@
 //! compared with every data file).
 //!
 //! **Validation** (re-run on every retry): every replaced file is still live
-//! (Java `validateDeletedFiles`), and no delete file added since the starting snapshot
+//! (Java `validateDeletedFiles`) in exactly as many manifest entries as the rewrite read
+//! (a file added twice, e.g. by `add_files` with `check_duplicate_files => false`, is two
+//! entries whose rows a scan returns twice; the commit removes a file by location, every
+//! entry at once, as Java's `ManifestFilterManager` does, so an entry the rewrite did not
+//! read would lose its rows — refused where Java would drop them), and no delete file added since the starting snapshot
 //! applies to a replaced file (`validateNoNewDeletesForDataFiles`) — its rows would come
 //! back in the new files. Data files appended concurrently are no conflict: the retry
 //! carries them over. A failed check is [`ErrorKind::ValidationFailed`](crate::ErrorKind)
@@ -38,6 +42,7 @@
 //! delete files (v2, v3) takes this form.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Mutex;
 
 use async_trait::async_trait;
 
@@ -49,7 +54,7 @@ use super::validation::{
     validate_no_new_deletes_for_data_files, Coverage, PartitionKey,
 };
 use super::TransactionAction;
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::spec::{DataContentType, DataFile, FormatVersion, ManifestEntry, TableUpdate};
 use crate::table::Table;
 
@@ -57,6 +62,8 @@ use crate::table::Table;
 #[derive(Debug)]
 pub struct RewriteFiles {
     replaced: BTreeMap<String, (i32, DataFile)>,
+    /// How many live manifest entries of each replaced file the rewrite read.
+    replaced_entries: HashMap<String, usize>,
     removed_deletes: HashSet<String>,
     added: BTreeMap<i32, Vec<DataFile>>,
     /// Data files no concurrent delete may touch, besides the replaced ones.
@@ -72,6 +79,7 @@ impl RewriteFiles {
     pub fn new(starting_snapshot_id: Option<i64>) -> Self {
         Self {
             replaced: BTreeMap::new(),
+            replaced_entries: HashMap::new(),
             removed_deletes: HashSet::new(),
             added: BTreeMap::new(),
             validated: vec![],
@@ -82,7 +90,11 @@ impl RewriteFiles {
         }
     }
 
-    /// Replace data file `file` (of spec `spec_id`, as the table lists it).
+    /// Replace data file `file` (of spec `spec_id`, as the table lists it): one call per
+    /// live manifest entry of it whose rows the new files hold (once, unless the file
+    /// was added more than once). The commit removes every entry of the location and
+    /// fails with [`crate::ErrorKind::ValidationFailed`] when that is not exactly as
+    /// many entries as calls.
     ///
     /// Errors: a delete file ([`crate::ErrorKind::InvalidArgument`]).
     pub fn delete_data_file(mut self, spec_id: i32, file: DataFile) -> Result<Self> {
@@ -92,6 +104,10 @@ impl RewriteFiles {
                 file.file_path
             )));
         }
+        *self
+            .replaced_entries
+            .entry(file.file_path.clone())
+            .or_default() += 1;
         self.replaced
             .insert(file.file_path.clone(), (spec_id, file));
         Ok(self)
@@ -279,12 +295,20 @@ impl TransactionAction for RewriteFiles {
 
         let mut summary = SnapshotSummary::of_added(&self.added);
         let (replaced, removed_ref) = (&self.replaced, &removed_deletes);
+        // live entries of each replaced file, counted as they are removed
+        let live_entries: Mutex<HashMap<String, usize>> = Mutex::new(HashMap::new());
         let covered = |e: &ManifestEntry| -> Result<Coverage> {
             let f = &e.data_file;
             let hit = match f.content {
                 DataContentType::Data => replaced.contains_key(&f.file_path),
                 _ => removed_ref.contains(&removed_key(f)),
             };
+            if hit && f.content == DataContentType::Data {
+                let mut live = live_entries
+                    .lock()
+                    .map_err(|_| Error::invalid_data("rewrite entry count lock poisoned"))?;
+                *live.entry(f.file_path.clone()).or_default() += 1;
+            }
             Ok(if hit { Coverage::All } else { Coverage::None })
         };
         let (kept, removed) = remove_files(
@@ -297,6 +321,29 @@ impl TransactionAction for RewriteFiles {
         .await?;
         let wanted: HashSet<String> = self.replaced.keys().cloned().collect();
         check_all_removed(&wanted, &removed, &checked)?;
+        let live_entries = live_entries
+            .into_inner()
+            .map_err(|_| Error::invalid_data("rewrite entry count lock poisoned"))?;
+        for (path, read) in &self.replaced_entries {
+            let live = live_entries.get(path).copied().unwrap_or(0);
+            if live != *read {
+                return Err(Error::new(
+                    ErrorKind::ValidationFailed,
+                    format!(
+                        "data file '{path}' is referenced by {live} live manifest entries {} \
+                         but the rewrite read {read}: removing it by location would {} \
+                         (a concurrent commit added or removed an entry of it, or the \
+                         rewrite's filter left an entry out)",
+                        checked.live_in(),
+                        if live > *read {
+                            "drop the rows of the others"
+                        } else {
+                            "not match the rows written"
+                        }
+                    ),
+                ));
+            }
+        }
         check_all_removed(&self.removed_deletes, &removed, &checked)?;
         let mut manifests = added_manifests;
         manifests.extend(kept);

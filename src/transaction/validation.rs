@@ -62,7 +62,7 @@ impl Checked {
     }
 
     /// Where the files the operation removes live, in words.
-    fn live_in(&self) -> String {
+    pub(crate) fn live_in(&self) -> String {
         match &self.branch {
             None => "in the table".to_string(),
             Some(b) => format!("on branch '{b}'"),

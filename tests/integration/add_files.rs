@@ -14,7 +14,7 @@ use crate::maintenance::call;
 
 /// Plain Parquet files of (id, k, s, d) under `dir/k=<k>/`, as Spark's or DataFusion's
 /// partitioned writes leave them (the partition column only in the directory names).
-async fn source_files(dir: &std::path::Path) {
+pub(crate) async fn source_files(dir: &std::path::Path) {
     let plain = SessionContext::new();
     let copy = format!(
         "COPY (SELECT CAST(column1 AS BIGINT) AS id, CAST(column2 AS INT) AS k, column3 AS s, \

@@ -70,7 +70,7 @@ pub(crate) async fn run(ctx: &SessionContext, q: &str) -> Result<Vec<RecordBatch
 }
 
 /// The one number a statement answers (a DML `count`, a `SELECT count(*)`).
-async fn count(ctx: &SessionContext, q: &str) -> i64 {
+pub(crate) async fn count(ctx: &SessionContext, q: &str) -> i64 {
     let text = ok(ctx, q).await;
     text.lines()
         .filter_map(|l| l.trim_matches(|c| c == '|' || c == ' ').parse().ok())

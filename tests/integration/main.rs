@@ -25,6 +25,7 @@ mod dml_spark_forms;
 mod dml_statements;
 mod dml_whole_files;
 mod dropped_partition_source;
+mod duplicate_entries;
 mod equality_resolution;
 mod evolution;
 #[cfg(feature = "cloud")]

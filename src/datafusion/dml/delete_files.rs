@@ -2,7 +2,7 @@
 //! file or per partition, `write.delete.granularity`) or deletion vectors (v3; one per
 //! data file, merged with the positions its existing deletes remove).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use super::job::{DeleteGroup, PartitionKey, Positions};
 use crate::datafusion::delete_planning::{DeletePlan, PlannedFile};
@@ -98,19 +98,24 @@ pub(super) async fn write_deletion_vectors(
     written: &mut Vec<DataFile>,
 ) -> Result<(Vec<(i32, DataFile)>, Vec<DataFile>)> {
     let m = table.metadata();
-    let planned: HashMap<&str, &PlannedFile> = plan
-        .files
+    // every planned entry of each location (more than one when a file was added again)
+    let mut planned: HashMap<&str, Vec<&PlannedFile>> = HashMap::new();
+    for f in &plan.files {
+        planned
+            .entry(f.task.data_file().file_path.as_str())
+            .or_default()
+            .push(f);
+    }
+    let fully_deleted: HashSet<&str> = plan
+        .fully_deleted
         .iter()
-        .map(|f| (f.task.data_file().file_path.as_str(), f))
+        .map(|t| t.data_file().file_path.as_str())
         .collect();
     let mut groups: BTreeMap<(i32, PartitionKey), DeleteGroup> = BTreeMap::new();
     let mut replaced = vec![];
     for (path, rows) in positions {
-        let file = planned.get(path.as_str()).ok_or_else(|| {
-            Error::invalid_data(format!(
-                "row-level scan returned rows of unplanned file '{path}'"
-            ))
-        })?;
+        let entries = planned.get(path.as_str()).map_or(&[][..], Vec::as_slice);
+        let file = check_same_deletes(path, entries, fully_deleted.contains(path.as_str()))?;
         let mut all = rows.clone();
         // the positions its existing deletes delete, loaded when the files were planned
         if let Some(existing) = &file.position {
@@ -141,6 +146,10 @@ pub(super) async fn write_deletion_vectors(
             .1
             .push((path.clone(), all));
     }
+    // each file-scoped delete once, though several entries of a data file name it
+    replaced
+        .sort_by(|a, b| (&a.file_path, a.content_offset).cmp(&(&b.file_path, b.content_offset)));
+    replaced.dedup_by(|a, b| (&a.file_path, a.content_offset) == (&b.file_path, b.content_offset));
     let mut out = vec![];
     for ((spec_id, _), (partition, vectors)) in groups {
         let spec = m.partition_spec_by_id(spec_id).ok_or_else(|| {
@@ -158,4 +167,39 @@ pub(super) async fn write_deletion_vectors(
         out.extend(files.into_iter().map(|f| (spec_id, f)));
     }
     Ok((out, replaced))
+}
+
+/// A data file referenced by more than one live manifest entry (added again, e.g. by
+/// `add_files` with `check_duplicate_files => false`) gets one deletion vector, which
+/// applies to every entry of it (spec: "Scan Planning", deletes matched by location): it
+/// can only hold the positions of all of them when they had the same positions deleted
+/// before. Refused otherwise — merging one entry's deletes would delete rows of, or bring
+/// back rows to, the other.
+///
+/// `entries`: the planned entries of `path`; `fully_deleted`: another entry of it has
+/// every row deleted. Returns the first entry.
+///
+/// Errors: [`crate::ErrorKind::InvalidData`] when no entry of `path` was planned;
+/// [`crate::ErrorKind::Unsupported`] naming the file, when its entries have different
+/// positions deleted (or one has every row deleted).
+fn check_same_deletes<'p>(
+    path: &str,
+    entries: &[&'p PlannedFile],
+    fully_deleted: bool,
+) -> Result<&'p PlannedFile> {
+    let Some(first) = entries.first().copied() else {
+        return Err(Error::invalid_data(format!(
+            "row-level scan returned rows of unplanned file '{path}'"
+        )));
+    };
+    let deleted = |f: &PlannedFile| f.position.as_ref().map(|p| p.deleted.clone());
+    if fully_deleted || entries.iter().any(|e| deleted(e) != deleted(first)) {
+        return Err(Error::unsupported(format!(
+            "a deletion vector for data file '{path}', which is referenced by more than one \
+             live manifest entry with different rows deleted (one deletion vector applies to \
+             every entry of a file); rewrite the table's data files first \
+             (rewrite_data_files), or use write.delete.mode=copy-on-write"
+        )));
+    }
+    Ok(first)
 }

@@ -519,11 +519,17 @@ impl RowLevelJob {
             match joined {
                 Ok(Ok(pass)) => {
                     let mut again = 0;
+                    let merge = matches!(self.op, RowLevelOp::Merge(_));
                     for (file, rows) in pass.positions {
                         let seen = positions.entry(file).or_default();
                         // a row another partition changed too (a MERGE without the
-                        // cardinality check): counted once
-                        again += (&*seen & &rows).len();
+                        // cardinality check): counted once. A DELETE or UPDATE scan
+                        // returns each row once per manifest entry of its file: a file
+                        // referenced by two live entries has each position changed
+                        // twice, two rows, each counted.
+                        if merge {
+                            again += (&*seen & &rows).len();
+                        }
                         *seen |= rows;
                     }
                     for (file, rows) in pass.matched {

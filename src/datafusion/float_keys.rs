@@ -360,17 +360,22 @@ impl OptimizerRule for NormalizeFloatingNumbers {
     }
 }
 
-/// Add [`NormalizeFloatingNumbers`] at the end of `ctx`'s optimizer, once (a second call
-/// does nothing).
+/// Add [`NormalizeFloatingNumbers`] and, after it, Spark's float comparisons
+/// ([`SparkFloatComparisons`](super::float_comparisons::SparkFloatComparisons)) at the end
+/// of `ctx`'s optimizer, each once (a second call does nothing).
 pub fn install_float_key_rule(ctx: &SessionContext) {
-    let present = ctx
-        .state_ref()
-        .read()
-        .optimizers()
-        .iter()
-        .any(|r| r.name() == NORMALIZE_FLOATING_NUMBERS_RULE);
-    if !present {
+    let present = |name: &str| {
+        ctx.state_ref()
+            .read()
+            .optimizers()
+            .iter()
+            .any(|r| r.name() == name)
+    };
+    if !present(NORMALIZE_FLOATING_NUMBERS_RULE) {
         ctx.add_optimizer_rule(Arc::new(NormalizeFloatingNumbers));
+    }
+    if !present(super::float_comparisons::SPARK_FLOAT_COMPARISONS_RULE) {
+        ctx.add_optimizer_rule(super::float_comparisons::rule());
     }
 }
 

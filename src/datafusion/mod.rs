@@ -19,6 +19,7 @@ mod expr_adapter;
 mod factory;
 mod file_reader;
 pub mod filter;
+pub mod float_comparisons;
 pub mod float_keys;
 pub mod float_literals;
 pub mod fresh_view;

@@ -122,7 +122,7 @@ pub fn normalize_location(location: &str) -> Result<String> {
     }
     let loc = location.trim();
     let local = if let Some(rest) = loc.strip_prefix("file://") {
-        Some(rest.to_string())
+        Some(file_url_path(loc, rest)?)
     } else if let Some(rest) = loc.strip_prefix("file:") {
         Some(rest.to_string())
     } else if loc.contains("://") {
@@ -159,6 +159,29 @@ pub fn normalize_location(location: &str) -> Result<String> {
         None => loc.to_string(),
     };
     Ok(out.trim_end_matches('/').to_string())
+}
+
+/// The local path of `file://<rest>` (`location`), by RFC 8089: `rest` is an authority and
+/// a path, and an empty authority or `localhost` is this machine, so `file:///x` and
+/// `file://localhost/x` are both `/x`.
+///
+/// Errors: [`ErrorKind::InvalidArgument`] for another host (`file://server/x`), naming the
+/// location and the host: only this machine's files are read.
+fn file_url_path(location: &str, rest: &str) -> Result<String> {
+    if rest.is_empty() || rest.starts_with('/') {
+        return Ok(rest.to_string());
+    }
+    let (host, path) = match rest.split_once('/') {
+        Some((host, path)) => (host, format!("/{path}")),
+        None => (rest, "/".to_string()),
+    };
+    if host.eq_ignore_ascii_case("localhost") {
+        return Ok(path);
+    }
+    Err(Error::invalid_argument(format!(
+        "location '{location}' names the host '{host}': a file: URL names a file of this \
+         machine (file:///path or file://localhost/path)"
+    )))
 }
 
 /// Whether [`normalize_location`] returns `location` unchanged: no surrounding white
@@ -522,6 +545,20 @@ mod tests {
             assert_eq!(normalize_location(loc).unwrap(), "file:///tmp/t/a.parquet");
         }
         assert_eq!(normalize_location("s3://b/k/").unwrap(), "s3://b/k");
+        // RFC 8089: the authority `localhost` is this machine, another host is refused
+        for loc in [
+            "file://localhost/tmp/t/a.parquet",
+            "file://LOCALHOST/tmp/t/a.parquet",
+        ] {
+            assert_eq!(normalize_location(loc).unwrap(), "file:///tmp/t/a.parquet");
+        }
+        let err = normalize_location("file://server/tmp/t").unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InvalidArgument);
+        assert!(
+            err.to_string()
+                .contains("'file://server/tmp/t' names the host 'server'"),
+            "{err}"
+        );
         assert_eq!(
             normalize_location("file:/tmp/./t/../u/p=%2E%2E/a").unwrap(),
             "file:///tmp/u/p=%2E%2E/a"

@@ -29,6 +29,7 @@ use object_store::{ObjectStore, ObjectStoreExt};
 
 use crate::catalog::{Catalog, TableIdent};
 use crate::error::{Error, ErrorKind, Result};
+use crate::expr::literal::literal_eq;
 use crate::io::normalize_location;
 use crate::spec::arrow::{arrow_field_id, schema_to_arrow};
 use crate::spec::arrow_compat::check_field;
@@ -117,13 +118,7 @@ pub async fn add_files(
             "partition_filter given for an unpartitioned table",
         ));
     }
-    for (k, _) in &options.partition_filter {
-        if !columns.iter().any(|(name, _)| name.eq_ignore_ascii_case(k)) {
-            return Err(Error::invalid_argument(format!(
-                "partition_filter column '{k}' is not a partition column of the table"
-            )));
-        }
-    }
+    let filter = typed_filter(&options.partition_filter, &columns)?;
     let source = normalize_location(&options.source)?;
     let mut found = vec![];
     for (location, size) in list_source(&base, &source).await? {
@@ -139,8 +134,7 @@ pub async fn add_files(
             continue;
         }
         let dirs = &segments[..segments.len().saturating_sub(1)];
-        let Some(partition) = partition_of(&location, dirs, &columns, &options.partition_filter)?
-        else {
+        let Some(partition) = partition_of(&location, dirs, &columns, &filter)? else {
             continue;
         };
         found.push((location, size, partition));
@@ -267,13 +261,46 @@ async fn list_source(table: &Table, source: &str) -> Result<Vec<(String, u64)>> 
     Ok(files)
 }
 
+/// `partition_filter` as values of its partition columns: (index in `columns`, value;
+/// `None` for `__HIVE_DEFAULT_PARTITION__`). Spark casts each value to its column's type.
+///
+/// Errors: [`ErrorKind::InvalidArgument`] for a
+/// column that is not a partition column, or a value that is not one of its column's
+/// type (naming the column, the value and the type).
+fn typed_filter(
+    filter: &[(String, String)],
+    columns: &[(String, PrimitiveType)],
+) -> Result<Vec<(usize, Option<Literal>)>> {
+    filter
+        .iter()
+        .map(|(k, v)| {
+            let Some(i) = columns
+                .iter()
+                .position(|(name, _)| name.eq_ignore_ascii_case(k))
+            else {
+                return Err(Error::invalid_argument(format!(
+                    "partition_filter column '{k}' is not a partition column of the table"
+                )));
+            };
+            let (name, ty) = &columns[i];
+            let value = partition_value(v, ty).map_err(|e| {
+                e.context(format!(
+                    "partition_filter value '{v}' for column '{name}' of type {ty}"
+                ))
+            })?;
+            Ok((i, value))
+        })
+        .collect()
+}
+
 /// The partition tuple of a file in directories `dirs` under the source, or `None` when
-/// `filter` leaves it out.
+/// `filter` (see [`typed_filter`]) leaves it out: a directory value equal to the filter's
+/// as a value of the column's type (`q=01` matches `'q', '1'` on an int column).
 fn partition_of(
     location: &str,
     dirs: &[&str],
     columns: &[(String, PrimitiveType)],
-    filter: &[(String, String)],
+    filter: &[(usize, Option<Literal>)],
 ) -> Result<Option<Vec<Option<Literal>>>> {
     let pairs: Vec<(String, String)> = dirs
         .iter()
@@ -305,8 +332,22 @@ fn partition_of(
             .find(|(k, _)| k.eq_ignore_ascii_case(column))
             .map(|(_, v)| v.as_str())
     };
-    for (k, v) in filter {
-        if value_of(k) != Some(v.as_str()) {
+    for (i, wanted) in filter {
+        let (name, ty) = &columns[*i];
+        let Some(text) = value_of(name) else {
+            return Ok(None);
+        };
+        let value = partition_value(text, ty).map_err(|e| {
+            e.context(format!(
+                "partition directory '{name}={text}' of '{location}'"
+            ))
+        })?;
+        let equal = match (&value, wanted) {
+            (Some(a), Some(b)) => literal_eq(a, b),
+            (None, None) => true,
+            _ => false,
+        };
+        if !equal {
             return Ok(None);
         }
     }
@@ -524,14 +565,41 @@ mod tests {
                 None
             ])
         );
-        let filtered = partition_of(
+        let filter = |pairs: &[(&str, &str)]| {
+            let pairs: Vec<(String, String)> = pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+            typed_filter(&pairs, &cols)
+        };
+        let dirs = ["d=2024-01-31", "s=x", "n=1"];
+        let filtered = partition_of("f", &dirs, &cols, &filter(&[("S", "y")]).unwrap()).unwrap();
+        assert_eq!(filtered, None);
+        // values compare as values of the column's type
+        for (k, v) in [("n", "1"), ("n", "01"), ("d", "2024-01-31"), ("s", "x")] {
+            let kept = partition_of("f", &dirs, &cols, &filter(&[(k, v)]).unwrap()).unwrap();
+            assert!(kept.is_some(), "{k} = {v}");
+        }
+        let null = partition_of(
             "f",
-            &["d=2024-01-31", "s=x", "n=1"],
+            &["d=2024-01-31", "s=x", "n=__HIVE_DEFAULT_PARTITION__"],
             &cols,
-            &[("S".into(), "y".into())],
+            &filter(&[("n", "__HIVE_DEFAULT_PARTITION__")]).unwrap(),
         )
         .unwrap();
-        assert_eq!(filtered, None);
+        assert!(null.is_some());
+        let err = filter(&[("n", "abc")]).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InvalidArgument);
+        assert!(
+            err.to_string()
+                .contains("partition_filter value 'abc' for column 'n' of type int"),
+            "{err}"
+        );
+        let err = filter(&[("q", "1")]).unwrap_err();
+        assert!(
+            err.to_string().contains("column 'q' is not a partition"),
+            "{err}"
+        );
         let err = partition_of("f", &["d=2024-01-31", "s=x", "n=one"], &cols, &[]).unwrap_err();
         assert!(err.to_string().contains("'one' is not a int"), "{err}");
         let err = partition_of("f", &["d=2024-01-31"], &cols, &[]).unwrap_err();

@@ -97,9 +97,11 @@ async fn add_files_registers_parquet_files_without_field_ids() {
         "{err}"
     );
     assert_eq!(ok(&lake.ctx, all).await, expected);
-    // unless asked, and only the partition the filter names
+    // unless asked, and only the partition the filter names; `file://localhost/abs` is
+    // the absolute path `/abs` (RFC 8089)
     let again = format!(
-        "CALL ice.system.add_files('ns.t', '`parquet`.`{}`', map('k', '2'), false)",
+        "CALL ice.system.add_files('ns.t', '`parquet`.`file://localhost{}`', map('k', '2'), \
+         false)",
         src.display()
     );
     let r = call(&lake, &again).await;
@@ -195,6 +197,15 @@ async fn add_files_refuses_what_it_cannot_register_and_changes_nothing() {
         (
             format!("CALL ice.system.add_files('ns.u', '`parquet`.`{s}`', map('k', '1'))"),
             "partition_filter given for an unpartitioned table",
+        ),
+        // a value that is not one of the int column's matched nothing, silently
+        (
+            format!("CALL ice.system.add_files('ns.t', '`parquet`.`{s}`', map('K', 'abc'))"),
+            "partition_filter value 'abc' for column 'k' of type int: 'abc' is not a int",
+        ),
+        (
+            format!("CALL ice.system.add_files('ns.t', '`parquet`.`file://elsewhere{s}`')"),
+            "names the host 'elsewhere'",
         ),
         (
             format!("CALL ice.system.add_files('ns.t', '`parquet`.`{s}/k=1`')"),

@@ -543,3 +543,89 @@ fn cli_runs_iceberg_ddl_on_a_sqlite_catalog() {
     assert!(!stdout(&out).contains(",ns,t,"), "{}", stdout(&out));
     assert_eq!(metadata_files(), 0);
 }
+
+/// A file path as a table, as `datafusion-cli` reads it: `FROM '/dir/f1.parquet'`, a
+/// relative path, a directory, with or without a catalog. A table of the name resolves
+/// first, and a name that is no path (`FROM t`, `ns.missing`) is never read from the
+/// current directory. The tester's D8: "table 'datafusion.public./…/f1.parquet' not found".
+#[test]
+fn cli_reads_a_file_path_as_a_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let in_dir = |args: &[&str]| {
+        icefloe(home.path())
+            .current_dir(dir.path())
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let file = dir.path().join("f1.parquet");
+    let copy = format!(
+        "COPY (SELECT * FROM (VALUES (1), (2), (3)) AS v(x)) TO '{}' STORED AS PARQUET; \
+         COPY (SELECT 10 AS x) TO '{}/t/part.parquet' STORED AS PARQUET",
+        file.display(),
+        dir.path().display()
+    );
+    assert_success(&in_dir(&["-c", &copy]));
+    let catalog = format!("sqlite:{}/cat.db", dir.path().display());
+    let with_catalog = ["--catalog", catalog.as_str(), "--create-catalog"];
+    let sum = |from: &str| format!("SELECT count(*) AS n, sum(x) AS s FROM {from}");
+    for prefix in [&[][..], &with_catalog[..]] {
+        for (from, expected) in [
+            (format!("'{}'", file.display()), "n,s\n3,6\n"),
+            ("'f1.parquet'".to_string(), "n,s\n3,6\n"),
+            ("'./t/'".to_string(), "n,s\n1,10\n"),
+        ] {
+            let mut args = prefix.to_vec();
+            let sql = sum(&from);
+            args.extend(["--format", "csv", "-c", &sql]);
+            let out = in_dir(&args);
+            assert_success(&out);
+            assert_eq!(stdout(&out), expected, "{prefix:?} {sql}");
+        }
+    }
+    // a bare name that is no path is a table or nothing, even with a directory `t` here
+    let out = in_dir(&["-c", &sum("t")]);
+    assert_failure(&out);
+    assert!(
+        stderr(&out).contains("table 't' not found"),
+        "{}",
+        stderr(&out)
+    );
+    let out = in_dir(
+        &[
+            &with_catalog[..],
+            &["-c", "CREATE SCHEMA ns; SELECT * FROM ns.t"],
+        ]
+        .concat(),
+    );
+    assert_failure(&out);
+    assert!(
+        stderr(&out).contains("table 't' not found"),
+        "{}",
+        stderr(&out)
+    );
+    // a table registered under the file's name comes first
+    let sample = concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/sample_table");
+    let table = format!("\"f1.parquet\"={sample}");
+    let named = in_dir(&[
+        "--format",
+        "csv",
+        "--table",
+        &table,
+        "-c",
+        "SELECT count(*) AS n FROM 'f1.parquet'",
+    ]);
+    let iceberg = in_dir(&[
+        "--format",
+        "csv",
+        "--table",
+        &format!("t={sample}"),
+        "-c",
+        "SELECT count(*) AS n FROM t",
+    ]);
+    assert_success(&named);
+    assert_success(&iceberg);
+    assert_eq!(stdout(&named), stdout(&iceberg));
+    assert_ne!(stdout(&named), "n\n3\n");
+}

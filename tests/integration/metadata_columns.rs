@@ -717,7 +717,7 @@ fn cli_pruning_report_names_the_table() {
 
 /// `iceberg_data_files_planned` of the scan in `EXPLAIN ANALYZE sql`, 0 where the plan
 /// reads no file (an `EmptyExec` in place of the scan).
-async fn files_planned(ctx: &SessionContext, sql: &str) -> u64 {
+pub(crate) async fn files_planned(ctx: &SessionContext, sql: &str) -> u64 {
     let text = rows(ctx, &format!("EXPLAIN ANALYZE {sql}"))
         .await
         .concat()

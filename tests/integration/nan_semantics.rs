@@ -560,3 +560,175 @@ pub(crate) fn nan_groups_query(table: &str) -> (String, &'static str) {
 +---+-----+------+",
     )
 }
+
+/// `ns.<name>` (id, d double, e double, f float) in five files, one per row group of
+/// values: `-0.0` alone (id 1: its bounds are `[-0.0, -0.0]`), `0.0` alone (2), `1.5` and
+/// `inf` (3, 7), `-2.0` and NULL (4, 5), NaN alone (6). `e` holds the other zero where `d`
+/// holds one, `f` is `d` as a float.
+async fn signed_zeros(lake: &Lake, name: &str, properties: &str) {
+    ok(
+        &lake.ctx,
+        &format!(
+            "CREATE TABLE ice.ns.{name} (id INT, d DOUBLE, e DOUBLE, f FLOAT) \
+             TBLPROPERTIES ({properties})"
+        ),
+    )
+    .await;
+    let row = |id: i32, d: &str, e: &str| {
+        format!("({id}, CAST({d} AS DOUBLE), CAST({e} AS DOUBLE), CAST({d} AS FLOAT))")
+    };
+    let files = [
+        vec![row(1, "'-0.0'", "'0.0'")],
+        vec![row(2, "'0.0'", "'-0.0'")],
+        vec![row(3, "1.5", "2.0"), row(7, "'inf'", "1.0")],
+        vec![row(4, "-2.0", "-2.0"), row(5, "NULL", "NULL")],
+        vec![row(6, "'NaN'", "'NaN'")],
+    ];
+    for rows in files {
+        ok(
+            &lake.ctx,
+            &format!("INSERT INTO ice.ns.{name} VALUES {}", rows.join(", ")),
+        )
+        .await;
+    }
+}
+
+/// Comparisons of floats as Spark makes them (`SQLOrderingUtil.compareDoubles`: `-0.0 =
+/// 0.0`, every NaN one value above every number), in each form: `=`, `<>`, `<`, `<=`, `>`,
+/// `>=`, `<=>`, `BETWEEN`, `[NOT] IN` (short and long lists, literals or columns), column
+/// against column, `CASE x WHEN`, `nullif`, a NaN or `-0.0` the query computes, a join's
+/// non-equi condition. DataFusion's `IN` list, `CASE x WHEN` and `nullif` compared bit
+/// patterns (`d IN (0.0, 5.0, 6.0)` missed `-0.0`), and a computed NaN (`inf - inf`) was
+/// below every number. Files are pruned by the bounds yet the file holding only `-0.0`
+/// (bounds `[-0.0, -0.0]`) is planned for `d = 0.0`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn signed_zeros_and_computed_nans_compare_as_in_spark() {
+    let lake = lake().await;
+    signed_zeros(&lake, "zc", "'format-version'='2'").await;
+    let bounds = squeezed(
+        &lake,
+        "SELECT readable_metrics.d.lower_bound AS lo, readable_metrics.d.upper_bound AS hi \
+         FROM ice.ns.\"zc$files\" ORDER BY record_count, lo",
+    )
+    .await;
+    assert!(bounds.contains("|-0.0|-0.0|"), "{bounds}");
+    let q = |w: &str| format!("SELECT id FROM ice.ns.zc WHERE {w} ORDER BY id");
+    let inf_minus_inf = "(CAST('inf' AS DOUBLE) - CAST('inf' AS DOUBLE))";
+    let cases: Vec<(String, &str)> = vec![
+        ("d = 0.0".into(), "1,2"),
+        ("d = -0.0".into(), "1,2"),
+        ("0.0 = d".into(), "1,2"),
+        ("d <> 0.0".into(), "3,4,6,7"),
+        ("d < 0.0".into(), "4"),
+        ("d <= -0.0".into(), "1,2,4"),
+        ("d > -0.0".into(), "3,6,7"),
+        ("d >= 0.0".into(), "1,2,3,6,7"),
+        ("d <=> 0.0".into(), "1,2"),
+        ("d BETWEEN 0.0 AND 1.5".into(), "1,2,3"),
+        ("d BETWEEN -1.0 AND -0.0".into(), "1,2"),
+        ("d NOT BETWEEN -0.0 AND 0.0".into(), "3,4,6,7"),
+        ("d IN (0.0, 5.0)".into(), "1,2"),
+        ("d IN (0.0, -5.0, -6.0, -7.0)".into(), "1,2"),
+        ("d IN (-0.0, -5.0, -6.0, -7.0, -8.0, -9.0)".into(), "1,2"),
+        ("d NOT IN (0.0, -5.0, -6.0, -7.0)".into(), "3,4,6,7"),
+        ("d IN ('NaN'::double, -5.0, -6.0, -7.0)".into(), "6"),
+        ("f IN (CAST(0.0 AS FLOAT), 5.0, 6.0, 7.0)".into(), "1,2"),
+        ("f = 0.0".into(), "1,2"),
+        ("f < 0.0".into(), "4"),
+        // column against column: -0.0 = 0.0, NaN = NaN
+        ("d = e".into(), "1,2,4,6"),
+        ("d < e".into(), "3"),
+        ("d >= e".into(), "1,2,4,6,7"),
+        ("d IN (e, 5.0, 6.0, 7.0)".into(), "1,2,4,6"),
+        ("d NOT IN (e, 5.0, 6.0, 7.0)".into(), "3,7"),
+        ("CASE d WHEN 0.0 THEN true ELSE false END".into(), "1,2"),
+        ("CASE d WHEN e THEN true ELSE false END".into(), "1,2,4,6"),
+        ("nullif(d, 0.0) IS NULL".into(), "1,2,5"),
+        ("nullif(d, e) IS NULL".into(), "1,2,4,5,6"),
+        // computed: NaN - NaN and inf - inf are NaN (the latter with its sign bit set on
+        // x86), -2.0 * 0.0 and -0.0 * 0.0 are -0.0
+        ("d - d = 'NaN'::double".into(), "6,7"),
+        ("d - d > 1.0".into(), "6,7"),
+        (format!("d = {inf_minus_inf}"), "6"),
+        (format!("d IN ({inf_minus_inf}, -5.0, -6.0, -7.0)"), "6"),
+        ("d * 0.0 = 0.0".into(), "1,2,3,4"),
+        ("d * 0.0 < 0.0".into(), ""),
+        ("-d > 1.0".into(), "4,6"),
+    ];
+    for partitions in [1, 4] {
+        ok(
+            &lake.ctx,
+            &format!("SET datafusion.execution.target_partitions = {partitions}"),
+        )
+        .await;
+        for (w, expected) in &cases {
+            assert_eq!(ids(&lake, &q(w)).await, *expected, "{partitions}: {w}");
+        }
+        // a non-equi join condition: the zeros are equal, NaN equals NaN
+        let pairs = squeezed(
+            &lake,
+            "SELECT a.id AS x, b.id AS y FROM ice.ns.zc a JOIN ice.ns.zc b \
+             ON a.d >= b.e AND a.d <= b.e AND a.id < b.id ORDER BY x, y",
+        )
+        .await;
+        assert!(pairs.contains("|x|y|\n+---+---+\n|1|2|\n+"), "{pairs}");
+    }
+    // the bounds prune the other files, never the one holding only -0.0
+    for (w, planned) in [
+        ("d = 0.0", 2),
+        ("d = -0.0", 2),
+        ("d IN (0.0, -5.0, -6.0, -7.0)", 2),
+        ("d BETWEEN -1.0 AND -0.0", 2),
+        ("d = 1.5", 1),
+    ] {
+        let got = crate::metadata_columns::files_planned(&lake.ctx, &q(w)).await;
+        assert_eq!(got, planned, "{w}");
+    }
+}
+
+/// `DELETE`, `UPDATE` and `MERGE` find the rows of `-0.0` and `0.0` alike (copy-on-write
+/// and merge-on-read), whichever zero their condition names, in `=`, `IN` and a `MERGE`
+/// `ON` key.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dml_conditions_on_a_signed_zero_match_both_zeros() {
+    let lake = lake().await;
+    for (t, properties) in [
+        ("zcow", "'format-version'='2'"),
+        (
+            "zmor",
+            "'format-version'='2', 'write.delete.mode'='merge-on-read', \
+             'write.update.mode'='merge-on-read', 'write.merge.mode'='merge-on-read'",
+        ),
+    ] {
+        signed_zeros(&lake, t, properties).await;
+        let updated = ok(
+            &lake.ctx,
+            &format!("UPDATE ice.ns.{t} SET id = id + 10 WHERE d IN (-0.0, 5.0, 6.0, 7.0)"),
+        )
+        .await;
+        assert!(updated.contains("| 2     |"), "{t}: {updated}");
+        let merged = ok(
+            &lake.ctx,
+            &format!(
+                "MERGE INTO ice.ns.{t} t USING (SELECT CAST('-0.0' AS DOUBLE) AS x) s \
+                 ON t.d = s.x WHEN MATCHED THEN UPDATE SET id = t.id + 10"
+            ),
+        )
+        .await;
+        assert!(merged.contains("| 2 "), "{t}: {merged}");
+        assert_eq!(
+            ids(&lake, &format!("SELECT id FROM ice.ns.{t} ORDER BY id")).await,
+            "3,4,5,6,7,21,22",
+            "{t}: after UPDATE and MERGE"
+        );
+        let deleted = ok(&lake.ctx, &format!("DELETE FROM ice.ns.{t} WHERE d = 0.0")).await;
+        assert!(deleted.contains("| 2     |"), "{t}: {deleted}");
+        let deleted = ok(&lake.ctx, &format!("DELETE FROM ice.ns.{t} WHERE d < 0.0")).await;
+        assert!(deleted.contains("| 1     |"), "{t}: {deleted}");
+        assert_eq!(
+            ids(&lake, &format!("SELECT id FROM ice.ns.{t} ORDER BY id")).await,
+            "3,5,6,7",
+            "{t}: after DELETE"
+        );
+    }
+}

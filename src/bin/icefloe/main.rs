@@ -13,6 +13,7 @@ mod pruning;
 mod render;
 mod repl;
 mod statements;
+mod url_tables;
 
 use std::fmt;
 use std::io::{self, IsTerminal, Read};
@@ -457,6 +458,10 @@ async fn session(cli: &Cli) -> Result<SessionContext, CliError> {
     let public = Arc::new(IcebergNamesSchemaProvider::new(Arc::new(
         MemorySchemaProvider::new(),
     )));
+    // and unknown names that read as paths are files: `FROM '/data/f.parquet'`
+    let path_tables = url_tables::PathTables::new();
+    path_tables.bind(&ctx);
+    let public = path_tables.wrap(public);
     if let Some(c) = catalog {
         let name = c.name().to_string();
         let provider = icefloe::datafusion::IcebergCatalogProvider::try_new(c)

@@ -1350,6 +1350,131 @@ async fn maintenance_rewrite_position_delete_files_compacts_per_partition() {
     other_engines_agree(&lake, name).await;
 }
 
+/// `where =>` is typed as a `SELECT … WHERE` (and as Spark's procedures type it): a
+/// literal is cast to its column's type, so `x > 6` on a double, a string against a
+/// timestamp or date, and `'5'` against an int select files; a literal the column's type
+/// has no value for is refused naming both.
+#[tokio::test]
+async fn maintenance_where_casts_literals_to_the_column_type() {
+    let lake = lake().await;
+    async fn setup(lake: &Lake, name: &str) {
+        ok(
+            &lake.ctx,
+            &format!(
+                "CREATE TABLE ice.ns.{name} (id INT, x DOUBLE, f FLOAT, ts TIMESTAMP, dt DATE) \
+                 PARTITIONED BY (f) TBLPROPERTIES ('format-version'='2', \
+                 'write.delete.mode'='merge-on-read')"
+            ),
+        )
+        .await;
+        for (id, x, f, day) in [
+            (1, "1.0", "1.5", "2024-01-01"),
+            (2, "7.0", "2.5", "2024-02-01"),
+            (3, "3.0", "1.5", "2024-01-10"),
+            (5, "9.0", "2.5", "2024-03-01"),
+        ] {
+            ok(
+                &lake.ctx,
+                &format!(
+                    "INSERT INTO ice.ns.{name} VALUES ({id}, {x}, {f}, \
+                     TIMESTAMP '{day} 00:00:00', DATE '{day}')"
+                ),
+            )
+            .await;
+        }
+    }
+    let count = |name: &str, table: &str| format!("SELECT count(*) FROM ice.ns.\"{name}${table}\"");
+    // (condition, files rewritten, files added): ids 2 and 5 share partition f = 2.5,
+    // ids 1 and 3 partition f = 1.5
+    let cases = [
+        ("x > 6", 2, 1),
+        ("x > 6.0", 2, 1),
+        ("x > 5e0", 2, 1),
+        ("x <= 3", 2, 1),
+        ("ts >= '2024-01-15'", 2, 1),
+        ("ts < '2024-01-05 12:00:00'", 1, 1),
+        ("dt >= '2024-01-15'", 2, 1),
+        ("dt BETWEEN '2024-01-05' AND '2024-02-15'", 2, 2),
+        ("id = '5'", 1, 1),
+        ("id IN ('1', '3')", 2, 1),
+        ("f = 1.5", 2, 1),
+        ("f = 2.5 AND id > '2'", 1, 1),
+    ];
+    for (i, (condition, rewritten, added)) in cases.into_iter().enumerate() {
+        let name = format!("wc{i}");
+        setup(&lake, &name).await;
+        let select = format!("SELECT * FROM ice.ns.{name} ORDER BY id");
+        let before = ok(&lake.ctx, &select).await;
+        assert_eq!(n(&lake, &count(&name, "files")).await, 4);
+        let r = call(
+            &lake,
+            &format!(
+                "CALL ice.system.rewrite_data_files(table => 'ns.{name}', \
+                 where => '{}', options => map('rewrite-all', 'true'))",
+                condition.replace('\'', "''")
+            ),
+        )
+        .await;
+        assert_eq!(
+            r["rewritten_data_files_count"], rewritten,
+            "{condition}: {r:?}"
+        );
+        assert_eq!(r["added_data_files_count"], added, "{condition}: {r:?}");
+        assert_eq!(
+            n(&lake, &count(&name, "files")).await,
+            4 - rewritten + added,
+            "{condition}"
+        );
+        assert_eq!(ok(&lake.ctx, &select).await, before, "{condition}");
+    }
+
+    // rewrite_position_delete_files takes the same `where`: partition f = 2.5 only
+    let name = "wc_deletes";
+    setup(&lake, name).await;
+    for id in [1, 2, 5] {
+        ok(
+            &lake.ctx,
+            &format!("DELETE FROM ice.ns.{name} WHERE id = {id}"),
+        )
+        .await;
+    }
+    let select = format!("SELECT * FROM ice.ns.{name} ORDER BY id");
+    let before = ok(&lake.ctx, &select).await;
+    let r = call(
+        &lake,
+        &format!(
+            "CALL ice.system.rewrite_position_delete_files(table => 'ns.{name}', \
+             where => 'f = 2.5 AND dt > ''2024-01-01''', options => map('min-input-files', '2'))"
+        ),
+    )
+    .await;
+    assert_eq!(r["rewritten_delete_files_count"], 2, "{r:?}");
+    assert_eq!(r["added_delete_files_count"], 1, "{r:?}");
+    assert_eq!(ok(&lake.ctx, &select).await, before);
+
+    // refused, naming the real reason; nothing committed
+    let snapshots = n(&lake, &count(name, "snapshots")).await;
+    for (condition, expected) in [
+        (
+            "id = ''abc''",
+            "value 'abc' cannot be cast to the type of column 'id' (int)",
+        ),
+        (
+            "ts >= ''someday''",
+            "value 'someday' cannot be cast to the type of column 'ts' (timestamp)",
+        ),
+        ("id % 8 = 2", "no part of it can select files"),
+    ] {
+        let q = format!(
+            "CALL ice.system.rewrite_data_files(table => 'ns.{name}', where => '{condition}')"
+        );
+        let err = run(&lake.ctx, &q).await.unwrap_err();
+        assert!(err.contains(expected), "{q}: {err}");
+        assert!(err.contains("where '"), "{q}: {err}");
+    }
+    assert_eq!(n(&lake, &count(name, "snapshots")).await, snapshots);
+}
+
 #[tokio::test]
 async fn maintenance_rewrite_position_delete_files_on_corpus_copy() {
     let t = "spark_v2_mor_position_deletes";

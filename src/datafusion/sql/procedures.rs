@@ -26,7 +26,6 @@ use super::call_args::{arguments, Value};
 use super::tokens::Cursor;
 use super::{cursor, defaults, resolve_table, IcebergTarget, ResolvedTable};
 use crate::catalog::parse_timestamp_ms;
-use crate::datafusion::filter::FilterConverter;
 use crate::datafusion::maintenance::{
     rewrite_data_files, RewriteDataFilesOptions, RewriteStrategy,
 };
@@ -388,16 +387,8 @@ async fn where_filter(
     let loaded = table.target.catalog().load_table(&table.ident).await?;
     let provider = crate::IcebergTableProvider::try_new(loaded)?;
     let df_schema = DFSchema::try_from(provider.arrow_schema().as_ref().clone())?;
-    let expr = ctx.parse_sql_expr(&condition, &df_schema)?;
-    let converted = FilterConverter::new(provider.iceberg_schema())
-        .convert(&expr)
-        .ok_or_else(|| {
-            Error::invalid_argument(format!(
-                "where '{condition}' cannot select files (use comparisons of columns with \
-                 constants)"
-            ))
-        })?;
-    Ok(Some(converted.predicate))
+    super::procedure_where::where_predicate(ctx, provider.iceberg_schema(), df_schema, &condition)
+        .map(Some)
 }
 
 async fn manifests(ctx: &SessionContext, table: &ResolvedTable, args: &Args) -> Result<DataFrame> {

@@ -206,6 +206,10 @@ pub struct RewriteDataFilesResult {
     /// Files of groups whose rewrite or commit failed under `partial-progress.enabled`
     /// (otherwise 0: the groups commit together or not at all).
     pub failed_data_files_count: usize,
+    /// Delete files (and deletion vectors) the rewrite's commits removed: those whose
+    /// every data file was rewritten and dangling ones (Spark 3.5 / Iceberg ≥ 1.5's
+    /// `removed_delete_files_count`, the commits' `removed-delete-files` summary).
+    pub removed_delete_files_count: usize,
     /// The error of each failed group or commit (partial progress only).
     pub failures: Vec<String>,
 }
@@ -388,12 +392,14 @@ pub async fn rewrite_data_files(
             .await
             .map_err(|e| e.context(format!("rewrite_data_files on '{ident}'")))?;
         let rewritten: Vec<&Candidate> = groups.iter().flatten().collect();
+        let removed_delete_files_count = removed_delete_files(&committed);
         return Ok((
             committed,
             RewriteDataFilesResult {
                 rewritten_data_files_count: rewritten.len(),
                 added_data_files_count: written,
                 rewritten_bytes_count: bytes_of(rewritten.iter().copied()),
+                removed_delete_files_count,
                 ..Default::default()
             },
         ));
@@ -401,6 +407,17 @@ pub async fn rewrite_data_files(
     job.rewrite_with_partial_progress(table, &groups, options)
         .await
         .map_err(|e| e.context(format!("rewrite_data_files on '{ident}'")))
+}
+
+/// The `removed-delete-files` of the snapshot `table`'s commit made current (0 when
+/// absent).
+fn removed_delete_files(table: &Table) -> usize {
+    table
+        .metadata()
+        .current_snapshot()
+        .and_then(|s| s.summary.get("removed-delete-files"))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
 }
 
 /// Bytes of the files.
@@ -561,6 +578,7 @@ impl RewriteJob<'_> {
             }
             match self.commit(&base, &done, &written).await {
                 Ok(t) => {
+                    result.removed_delete_files_count += removed_delete_files(&t);
                     base = t;
                     let rewritten: Vec<&Candidate> = done.iter().copied().flatten().collect();
                     result.rewritten_data_files_count += rewritten.len();

@@ -116,6 +116,14 @@ async fn maintenance_compaction_and_manifest_rewrite_keep_rows() {
     .await;
     assert_eq!(r["rewritten_data_files_count"], 8, "{r:?}");
     assert_eq!(r["added_data_files_count"], 1, "{r:?}");
+    let deletes_left = n(
+        &lake,
+        &format!("SELECT count(*) FROM ice.ns.\"{name}$delete_files\""),
+    )
+    .await;
+    // Spark 3.5's fifth column: no id of k = 1 was deleted, so no delete file goes
+    assert_eq!(deletes_left, delete_files);
+    assert_eq!(r["removed_delete_files_count"], 0, "{r:?}");
     assert_eq!(rows(&lake, &t).await, before);
     let r = call(
         &lake,
@@ -129,6 +137,8 @@ async fn maintenance_compaction_and_manifest_rewrite_keep_rows() {
     );
     assert!(r["rewritten_bytes_count"] > 0);
     assert_eq!(r["failed_data_files_count"], 0);
+    // every delete file applied to a rewritten file: all dropped and counted
+    assert_eq!(r["removed_delete_files_count"], delete_files, "{r:?}");
     assert_eq!(rows(&lake, &t).await, before);
     assert_eq!(
         n(

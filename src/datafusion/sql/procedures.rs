@@ -291,6 +291,10 @@ async fn rewrite_data(
                 "failed_data_files_count",
                 Count::Int(r.failed_data_files_count),
             ),
+            (
+                "removed_delete_files_count",
+                Count::Int(r.removed_delete_files_count),
+            ),
         ],
     )
 }

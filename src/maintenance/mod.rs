@@ -27,7 +27,7 @@ use std::sync::Arc;
 
 pub use add_files::{add_files, AddFiles, AddFilesResult};
 pub use expire::{expire_snapshots, ExpireOptions, ExpireSnapshotsResult};
-pub use orphan_files::{remove_orphan_files, RemoveOrphanFiles};
+pub use orphan_files::{remove_orphan_files, PrefixMismatchMode, RemoveOrphanFiles};
 pub use rewrite_position_deletes::{
     rewrite_position_delete_files, RewritePositionDeleteFilesOptions,
     RewritePositionDeleteFilesResult, DELETE_TARGET_FILE_SIZE_BYTES,

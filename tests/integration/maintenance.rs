@@ -722,6 +722,137 @@ async fn maintenance_expire_then_remove_orphans() {
     other_engines_agree(&lake, name).await;
 }
 
+/// A table's own `write.data.path` and `write.metadata.path` outside its location: the
+/// default run lists them too, and `location` may name them (or a directory in them);
+/// Spark's `equal_schemes`, `equal_authorities` and `prefix_mismatch_mode` are taken.
+#[tokio::test]
+async fn maintenance_remove_orphans_covers_the_table_write_paths() {
+    let lake = lake().await;
+    let elsewhere = lake.dir.path().join("elsewhere");
+    let (data, meta) = (elsewhere.join("data"), elsewhere.join("meta"));
+    ok(
+        &lake.ctx,
+        &format!(
+            "CREATE TABLE ice.ns.wp (id INT) TBLPROPERTIES ('write.data.path'='file://{}', \
+             'write.metadata.path'='file://{}')",
+            data.display(),
+            meta.display()
+        ),
+    )
+    .await;
+    ok(&lake.ctx, "INSERT INTO ice.ns.wp VALUES (1), (2)").await;
+    ok(&lake.ctx, "INSERT INTO ice.ns.wp VALUES (3)").await;
+    let before = ok(&lake.ctx, "SELECT * FROM ice.ns.wp ORDER BY id").await;
+    let written = |dir: &Path| std::fs::read_dir(dir).map_or(0, |d| d.count());
+    assert!(
+        written(&data) >= 2,
+        "data files are written to write.data.path"
+    );
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(4 * 24 * 3600);
+    let stray = |path: std::path::PathBuf| {
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("dir");
+        std::fs::write(&path, b"not referenced").expect("write");
+        std::fs::File::options()
+            .write(true)
+            .open(&path)
+            .expect("open")
+            .set_modified(old)
+            .expect("mtime");
+        format!("file://{}", path.display())
+    };
+    let in_data = stray(data.join("k=1").join("stray.parquet"));
+    let in_meta = stray(meta.join("stray.avro"));
+    // beside the write paths: never listed
+    let beside = stray(elsewhere.join("other").join("stray.parquet"));
+    let listed = |batches: Vec<datafusion::arrow::array::RecordBatch>| -> Vec<String> {
+        let mut out = vec![];
+        for b in batches {
+            let c = b
+                .column(0)
+                .as_any()
+                .downcast_ref::<datafusion::arrow::array::StringArray>()
+                .expect("strings")
+                .clone();
+            out.extend(c.iter().map(|v| v.expect("location").to_string()));
+        }
+        out
+    };
+    let dry = |args: String| {
+        let ctx = lake.ctx.clone();
+        async move {
+            let q = format!(
+                "CALL ice.system.remove_orphan_files(table => 'ns.wp', dry_run => true{args})"
+            );
+            listed(run(&ctx, &q).await.unwrap_or_else(|e| panic!("{q}: {e}")))
+        }
+    };
+    let mut both = vec![in_data.clone(), in_meta.clone()];
+    both.sort();
+    assert_eq!(dry(String::new()).await, both);
+    let data_uri = format!("file://{}", data.display());
+    assert_eq!(
+        dry(format!(", location => '{data_uri}'")).await,
+        [in_data.as_str()]
+    );
+    assert_eq!(
+        dry(format!(", location => '{}'", data.join("k=1").display())).await,
+        [in_data.as_str()]
+    );
+    assert_eq!(
+        dry(format!(", location => 'file://{}'", meta.display())).await,
+        [in_meta.as_str()]
+    );
+    // Spark's equality and mismatch arguments are taken (they change nothing here)
+    assert_eq!(
+        dry(", equal_schemes => map('s3a,s3n', 's3', 'wasb', 'abfs'), \
+             equal_authorities => map('old-bucket', 'bucket'), prefix_mismatch_mode => 'ignore'"
+            .to_string())
+        .await,
+        both
+    );
+    for (args, expected) in [
+        (
+            format!(
+                ", location => 'file://{}'",
+                elsewhere.join("other").display()
+            ),
+            "is not inside the table location or its write.data.path / write.metadata.path",
+        ),
+        (
+            ", prefix_mismatch_mode => 'sometimes'".to_string(),
+            "prefix_mismatch_mode 'sometimes' (expected 'ERROR', 'IGNORE' or 'DELETE')",
+        ),
+        (
+            ", equal_schemes => 's3'".to_string(),
+            "equal_schemes must be map('key', 'value', …)",
+        ),
+        (
+            ", file_list_view => 'files_view'".to_string(),
+            "file_list_view",
+        ),
+    ] {
+        let q =
+            format!("CALL ice.system.remove_orphan_files(table => 'ns.wp', dry_run => true{args})");
+        let err = run(&lake.ctx, &q).await.unwrap_err();
+        assert!(err.contains(expected), "{q}: {err}");
+    }
+    // the real run deletes both orphans, nothing the table references, nothing beside
+    let removed = listed(
+        run(&lake.ctx, "CALL ice.system.remove_orphan_files('ns.wp')")
+            .await
+            .expect("remove"),
+    );
+    assert_eq!(removed, both);
+    assert!(!data.join("k=1").join("stray.parquet").exists());
+    assert!(!meta.join("stray.avro").exists());
+    assert!(Path::new(beside.trim_start_matches("file://")).exists());
+    assert_eq!(
+        ok(&lake.ctx, "SELECT * FROM ice.ns.wp ORDER BY id").await,
+        before
+    );
+    reachable_files_exist(&lake.catalog, "ns.wp").await;
+}
+
 #[tokio::test]
 async fn maintenance_bad_input_leaves_the_table_unchanged() {
     let lake = lake().await;

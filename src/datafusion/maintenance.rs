@@ -268,25 +268,50 @@ pub async fn rewrite_data_files(
     let ordering: Option<(LexOrdering, i32)> = match options.strategy {
         RewriteStrategy::BinPack => None,
         RewriteStrategy::Sort => {
-            let (requirement, order_id) = match &options.sort_order {
+            let (order, order_id) = match &options.sort_order {
                 Some(order) => (
-                    IcebergDataSink::sort_requirement_of(&table, order, provider.arrow_schema()),
+                    Some(order),
                     m.sort_orders
                         .iter()
                         .find(|o| o.fields == order.fields)
                         .map_or(0, |o| o.order_id),
                 ),
                 None => (
-                    IcebergDataSink::sort_requirement(&table, provider.arrow_schema()),
+                    m.sort_orders
+                        .iter()
+                        .find(|o| o.order_id == m.default_sort_order_id),
                     m.default_sort_order_id,
                 ),
             };
+            let Some(order) = order.filter(|o| !o.fields.is_empty()) else {
+                return Err(Error::invalid_argument(format!(
+                    "rewrite_data_files strategy 'sort' on '{ident}': the table has no sort \
+                     order (give sort_order => 'column [ASC|DESC] [NULLS FIRST|LAST], …' or \
+                     set one with ALTER TABLE … WRITE ORDERED BY)"
+                )));
+            };
+            let requirement =
+                IcebergDataSink::sort_requirement_of(&table, order, provider.arrow_schema());
             let ordering = requirement.map(LexOrdering::from).ok_or_else(|| {
-                Error::unsupported(format!(
-                    "rewrite_data_files strategy 'sort' on '{ident}': the table has no \
-                         sort order, or the order has a term that cannot be sorted by here \
-                         (a nested column)"
-                ))
+                let schema = m.current_schema();
+                let nested = order
+                    .fields
+                    .iter()
+                    .find(|f| schema.columns().iter().all(|c| c.id != f.source_id))
+                    .map(|f| {
+                        crate::datafusion::sql::column_name(schema, f.source_id)
+                            .unwrap_or_else(|| format!("field id {}", f.source_id))
+                    });
+                match nested {
+                    Some(name) => Error::unsupported(format!(
+                        "rewrite_data_files strategy 'sort' on '{ident}': sorting by the \
+                         nested field '{name}' (icefloe sorts by top-level columns)"
+                    )),
+                    None => Error::unsupported(format!(
+                        "rewrite_data_files strategy 'sort' on '{ident}': the sort order has \
+                         a term icefloe cannot sort by"
+                    )),
+                }
             })?;
             Some((ordering, i32::try_from(order_id).unwrap_or(0)))
         }

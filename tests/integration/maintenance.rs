@@ -892,7 +892,7 @@ async fn maintenance_bad_input_leaves_the_table_unchanged() {
         ),
         (
             format!("CALL ice.system.rewrite_data_files('ns.{name}', strategy => 'sort')"),
-            "strategy 'sort'",
+            "strategy 'sort' on 'ns.",
         ),
         (
             format!("CALL ice.system.rewrite_data_files('ns.{name}', where => 'nope > 1')"),
@@ -1952,6 +1952,55 @@ async fn maintenance_sort_strategy_takes_a_sort_order_argument() {
     assert_eq!(keys[0].0.as_deref(), Some("s1"));
     assert_eq!(keys[11].0, None);
     other_engines_agree(&lake, name).await;
+}
+
+/// The sort strategy's refusals name their one cause: a table without a sort order (and
+/// no `sort_order`) is the caller's error; a nested field is named.
+#[tokio::test]
+async fn maintenance_sort_strategy_errors_name_their_cause() {
+    let lake = lake().await;
+    ok(
+        &lake.ctx,
+        "CREATE TABLE ice.ns.so (id INT, st STRUCT<a: INT, b: STRING>)",
+    )
+    .await;
+    ok(
+        &lake.ctx,
+        "INSERT INTO ice.ns.so VALUES (1, named_struct('a', 2, 'b', 'x'))",
+    )
+    .await;
+    ok(
+        &lake.ctx,
+        "INSERT INTO ice.ns.so VALUES (2, named_struct('a', 1, 'b', 'y'))",
+    )
+    .await;
+    let err = run(
+        &lake.ctx,
+        "CALL ice.system.rewrite_data_files(table => 'ns.so', strategy => 'sort')",
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        err.starts_with("invalid argument")
+            && err.contains("the table has no sort order (give sort_order =>")
+            && !err.contains("nested"),
+        "{err}"
+    );
+    let err = run(
+        &lake.ctx,
+        "CALL ice.system.rewrite_data_files(table => 'ns.so', \
+         sort_order => 'st.a DESC NULLS LAST')",
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        err.contains("sorting by the nested field 'st.a'") && !err.contains("no sort order"),
+        "{err}"
+    );
+    assert_eq!(
+        n(&lake, "SELECT count(*) FROM ice.ns.\"so$snapshots\"").await,
+        2
+    );
 }
 
 /// `partial-progress.enabled` (Spark's option): the groups commit in up to

@@ -899,8 +899,8 @@ async fn maintenance_bad_input_leaves_the_table_unchanged() {
             "nope",
         ),
         (
-            format!("CALL ice.system.rewrite_manifests('ns.{name}', spec_id => 0)"),
-            "spec_id",
+            format!("CALL ice.system.rewrite_manifests('ns.{name}', spec_id => 3)"),
+            "spec_id 3 is not a partition spec of the table (its specs: 0)",
         ),
         (
             format!(
@@ -2001,6 +2001,63 @@ async fn maintenance_sort_strategy_errors_name_their_cause() {
         n(&lake, "SELECT count(*) FROM ice.ns.\"so$snapshots\"").await,
         2
     );
+}
+
+/// `rewrite_manifests(spec_id => N)` (Spark 3.5) rewrites only spec N's manifests; a spec
+/// the table does not have is refused naming it.
+#[tokio::test]
+async fn maintenance_rewrite_manifests_of_one_spec() {
+    let lake = lake().await;
+    let name = "manifest_spec";
+    create(
+        &lake,
+        name,
+        "PARTITIONED BY (k)",
+        ", 'commit.manifest-merge.enabled'='false'",
+    )
+    .await;
+    let t = format!("ice.ns.{name}");
+    insert_small_batches(&lake, name, 3).await;
+    ok(
+        &lake.ctx,
+        &format!("ALTER TABLE {t} ADD PARTITION FIELD bucket(2, id)"),
+    )
+    .await;
+    for b in 3..5 {
+        ok(
+            &lake.ctx,
+            &format!("INSERT INTO {t} VALUES ({b}0, 1, 's{b}', {b}.5), ({b}1, 2, 's{b}', 0.5)"),
+        )
+        .await;
+    }
+    let per_spec = |spec: i32| {
+        format!("SELECT count(*) FROM ice.ns.\"{name}$manifests\" WHERE partition_spec_id = {spec}")
+    };
+    assert_eq!(n(&lake, &per_spec(0)).await, 3);
+    assert_eq!(n(&lake, &per_spec(1)).await, 2);
+    let before = rows(&lake, &t).await;
+    let r = call(
+        &lake,
+        &format!("CALL ice.system.rewrite_manifests(table => 'ns.{name}', spec_id => 1)"),
+    )
+    .await;
+    assert_eq!(r["rewritten_manifests_count"], 2, "{r:?}");
+    assert_eq!(r["added_manifests_count"], 1, "{r:?}");
+    assert_eq!(n(&lake, &per_spec(0)).await, 3, "spec 0's manifests kept");
+    assert_eq!(n(&lake, &per_spec(1)).await, 1);
+    assert_eq!(rows(&lake, &t).await, before);
+    let err = run(
+        &lake.ctx,
+        &format!("CALL ice.system.rewrite_manifests('ns.{name}', false, 7)"),
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        err.contains("spec_id 7 is not a partition spec of the table (its specs: 0, 1)"),
+        "{err}"
+    );
+    assert_eq!(n(&lake, &per_spec(0)).await, 3);
+    other_engines_agree(&lake, name).await;
 }
 
 /// `partial-progress.enabled` (Spark's option): the groups commit in up to

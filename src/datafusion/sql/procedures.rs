@@ -430,12 +430,10 @@ async fn where_filter(
 
 async fn manifests(ctx: &SessionContext, table: &ResolvedTable, args: &Args) -> Result<DataFrame> {
     flag(args, "use_caching")?;
-    if args.get("spec_id").is_some() {
-        return Err(Error::unsupported(
-            "rewrite_manifests argument 'spec_id' (every spec's manifests are rewritten)",
-        ));
-    }
-    let (_, r) = rewrite_manifests(table.target.catalog(), &table.ident, None).await?;
+    let spec_id = number(args, "spec_id")?
+        .map(|n| in_range(n, "spec_id", 0, i32::MAX))
+        .transpose()?;
+    let (_, r) = rewrite_manifests(table.target.catalog(), &table.ident, None, spec_id).await?;
     one_row(
         ctx,
         vec![

@@ -144,6 +144,24 @@ impl TableVersion {
             },
             TableVersion::AsOfTimestampMs(ms) => {
                 let id = snapshot_id_as_of(metadata, *ms).ok_or_else(|| {
+                    // the log may have been cut at the expired snapshots (as Java's is):
+                    // a kept snapshot whose parent is gone shows history was expired
+                    let oldest = metadata.snapshots.iter().min_by_key(|s| s.timestamp_ms);
+                    let cut = oldest.and_then(|s| {
+                        s.parent_snapshot_id
+                            .filter(|p| metadata.snapshot_by_id(*p).is_none())
+                            .map(|p| (s, p))
+                    });
+                    if let Some((s, parent)) = cut {
+                        return Error::not_found(format!(
+                            "snapshot as of {} in table '{table}': no snapshot kept was current \
+                             then; the table's history before {} was expired (the oldest \
+                             snapshot kept, {}, has parent {parent}, which is no longer kept)",
+                            format_ms(*ms),
+                            format_ms(s.timestamp_ms),
+                            s.snapshot_id
+                        ));
+                    }
                     let first = first_snapshot_ms(metadata)
                         .map(|f| format!("; its first snapshot is from {}", format_ms(f)))
                         .unwrap_or_else(|| "; it has no snapshots".into());
@@ -356,6 +374,23 @@ mod tests {
             .unwrap_err();
         assert!(
             err.to_string().contains("no snapshot was current then"),
+            "{err}"
+        );
+        // the log cut at the expired snapshots (as Java cuts it): snapshot 1 and its log
+        // entry gone, 2 kept with parent 1
+        m.snapshots.retain(|s| s.snapshot_id == 2);
+        m.snapshot_log.retain(|e| e.snapshot_id == 2);
+        m.refs.retain(|name, _| name == "main");
+        let err = TableVersion::AsOfTimestampMs(1700)
+            .resolve(&m, "ns.t")
+            .unwrap_err();
+        assert_eq!(err.kind(), crate::ErrorKind::NotFound);
+        assert!(
+            err.to_string().contains(
+                "snapshot as of 1970-01-01T00:00:01.700Z in table 'ns.t': no snapshot kept was \
+                 current then; the table's history before 1970-01-01T00:00:02.000Z was expired \
+                 (the oldest snapshot kept, 2, has parent 1, which is no longer kept)"
+            ),
             "{err}"
         );
     }

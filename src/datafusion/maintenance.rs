@@ -104,6 +104,11 @@ pub struct RewriteDataFilesOptions {
     pub partial_progress_max_commits: usize,
     /// `partial-progress.max-failed-commits` (default: `max-commits`).
     pub partial_progress_max_failed_commits: Option<usize>,
+    /// `output-spec-id` (default: the table's default spec): the partition spec the new
+    /// files are written and committed under (an existing spec of the table; Java
+    /// `RewriteDataFiles.OUTPUT_SPEC_ID`). Files already under it are grouped by
+    /// partition, files of other specs together.
+    pub output_spec_id: Option<i32>,
 }
 
 impl Default for RewriteDataFilesOptions {
@@ -122,6 +127,7 @@ impl Default for RewriteDataFilesOptions {
             partial_progress_enabled: false,
             partial_progress_max_commits: 10,
             partial_progress_max_failed_commits: None,
+            output_spec_id: None,
         }
     }
 }
@@ -141,6 +147,7 @@ impl RewriteDataFilesOptions {
                 "min-input-files" => self.min_input_files = num(k, v)?,
                 "delete-file-threshold" => self.delete_file_threshold = num(k, v)?,
                 "rewrite-all" => self.rewrite_all = flag(k, v)?,
+                "output-spec-id" => self.output_spec_id = Some(num(k, v)?),
                 "max-file-group-size-bytes" => self.max_file_group_size_bytes = num(k, v)?,
                 "max-concurrent-file-group-rewrites" => {
                     let _: usize = num(k, v)?;
@@ -169,7 +176,7 @@ impl RewriteDataFilesOptions {
                          max-file-group-size-bytes, max-concurrent-file-group-rewrites, \
                          remove-dangling-deletes, partial-progress.enabled, \
                          partial-progress.max-commits, partial-progress.max-failed-commits, \
-                         use-starting-sequence-number)"
+                         use-starting-sequence-number, output-spec-id)"
                     )))
                 }
             }
@@ -330,7 +337,20 @@ pub async fn rewrite_data_files(
         .collect();
 
     // candidates by partition
-    let current_spec = m.default_spec_id;
+    let current_spec = options.output_spec_id.unwrap_or(m.default_spec_id);
+    if m.partition_spec_by_id(current_spec).is_none() {
+        let mut ids: Vec<String> = m
+            .partition_specs
+            .iter()
+            .map(|s| s.spec_id.to_string())
+            .collect();
+        ids.sort();
+        return Err(Error::invalid_argument(format!(
+            "option 'output-spec-id' is {current_spec}, not a partition spec of table '{ident}' \
+             (its specs: {})",
+            ids.join(", ")
+        )));
+    }
     let mut by_partition: BTreeMap<PartitionOf, Vec<Candidate>> = BTreeMap::new();
     for task in tasks {
         let entry = &task.entry;
@@ -409,6 +429,7 @@ pub async fn rewrite_data_files(
         base_snapshot_id: snapshot.snapshot_id,
         ordering,
         config,
+        output_spec_id: current_spec,
     };
     if !options.partial_progress_enabled {
         let all: Vec<&[Candidate]> = groups.iter().map(Vec::as_slice).collect();
@@ -467,6 +488,8 @@ struct RewriteJob<'a> {
     /// record; `None`: arrival order (`binpack`, files record 0).
     ordering: Option<(LexOrdering, i32)>,
     config: DataFileWriterConfig,
+    /// The partition spec the new files are written and committed under.
+    output_spec_id: i32,
 }
 
 impl RewriteJob<'_> {
@@ -492,6 +515,7 @@ impl RewriteJob<'_> {
             group_plan,
             self.ordering.clone(),
             self.config.clone(),
+            self.output_spec_id,
         )
         .await
     }
@@ -512,7 +536,7 @@ impl RewriteJob<'_> {
             rewrite = rewrite.delete_data_file(c.spec_id, c.file.clone())?;
         }
         if !written.is_empty() {
-            rewrite = rewrite.add_data_files(base.metadata().default_spec_id, written.to_vec())?;
+            rewrite = rewrite.add_data_files(self.output_spec_id, written.to_vec())?;
         }
         Transaction::new(Arc::clone(self.catalog), self.ident.clone(), base.clone())
             .add_action(rewrite)
@@ -639,7 +663,7 @@ impl RewriteJob<'_> {
 }
 
 /// Read `plan`'s rows (deletes applied; sorted by `ordering` when given) and write them
-/// as new data files under the current spec. On error, also returns the files already
+/// as new data files under spec `spec_id`. On error, also returns the files already
 /// written.
 async fn rewrite_group(
     ctx: &SessionContext,
@@ -648,6 +672,7 @@ async fn rewrite_group(
     plan: DeletePlan,
     ordering: Option<(LexOrdering, i32)>,
     config: DataFileWriterConfig,
+    spec_id: i32,
 ) -> std::result::Result<Vec<DataFile>, (Error, Vec<DataFile>)> {
     let state = ctx.state();
     let mut exec: Arc<dyn ExecutionPlan> = provider
@@ -662,9 +687,9 @@ async fn rewrite_group(
         ));
     }
     let m = table.metadata();
-    let spec = m.default_partition_spec().ok_or_else(|| {
+    let spec = m.partition_spec_by_id(spec_id).ok_or_else(|| {
         (
-            Error::invalid_data("the table has no default partition spec"),
+            Error::invalid_data(format!("the table has no partition spec {spec_id}")),
             vec![],
         )
     })?;

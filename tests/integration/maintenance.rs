@@ -2060,6 +2060,71 @@ async fn maintenance_rewrite_manifests_of_one_spec() {
     other_engines_agree(&lake, name).await;
 }
 
+/// `output-spec-id` (Spark's `rewrite_data_files` option) writes the new files under that
+/// spec, partition values computed under it; an id the table does not have is refused.
+#[tokio::test]
+async fn maintenance_rewrite_data_files_into_an_older_spec() {
+    let lake = lake().await;
+    let name = "output_spec";
+    create(&lake, name, "PARTITIONED BY (k)", "").await;
+    let t = format!("ice.ns.{name}");
+    insert_small_batches(&lake, name, 2).await;
+    ok(
+        &lake.ctx,
+        &format!("ALTER TABLE {t} ADD PARTITION FIELD bucket(4, id)"),
+    )
+    .await;
+    insert_small_batches(&lake, name, 2).await;
+    let before = rows(&lake, &t).await;
+    let specs = format!("SELECT count(DISTINCT spec_id) FROM ice.ns.\"{name}$files\"");
+    assert_eq!(n(&lake, &specs).await, 2);
+    let err = run(
+        &lake.ctx,
+        &format!(
+            "CALL ice.system.rewrite_data_files(table => 'ns.{name}', \
+             options => map('output-spec-id', '5'))"
+        ),
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        err.contains("option 'output-spec-id' is 5, not a partition spec of table")
+            && err.contains("(its specs: 0, 1)"),
+        "{err}"
+    );
+    let r = call(
+        &lake,
+        &format!(
+            "CALL ice.system.rewrite_data_files(table => 'ns.{name}', \
+             options => map('rewrite-all', 'true', 'output-spec-id', '0'))"
+        ),
+    )
+    .await;
+    assert_eq!(r["rewritten_data_files_count"], 12, "{r:?}");
+    // spec 0 partitions by k alone: its files are grouped per k (3 files), spec 1's
+    // together as one group (Java groups other specs' files so), split by k (3 more)
+    assert_eq!(r["added_data_files_count"], 6, "{r:?}");
+    assert_eq!(n(&lake, &specs).await, 1);
+    assert_eq!(
+        n(
+            &lake,
+            &format!(
+                "SELECT count(*) FROM ice.ns.\"{name}$files\" WHERE spec_id = 0 \
+                 AND partition.k IS NOT NULL"
+            )
+        )
+        .await,
+        6
+    );
+    assert_eq!(rows(&lake, &t).await, before);
+    // each file holds the k its partition tuple names: pruning by k keeps every row
+    for k in 0..3 {
+        let q = format!("SELECT count(*) FROM {t} WHERE k = {k}");
+        assert_eq!(n(&lake, &q).await, 4, "k = {k}");
+    }
+    other_engines_agree(&lake, name).await;
+}
+
 /// `partial-progress.enabled` (Spark's option): the groups commit in up to
 /// `partial-progress.max-commits` commits, a group that cannot be rewritten (here: a data
 /// file lost from storage) is counted in `failed_data_files_count` and the other groups

@@ -117,8 +117,9 @@ impl TableVersion {
     /// [`TableVersion::Current`] of a table without snapshots). `table` names the table
     /// in messages.
     ///
-    /// Errors ([`crate::ErrorKind::NotFound`]): an unknown snapshot id, branch or tag, or a
-    /// timestamp before the table's first snapshot — each named.
+    /// Errors ([`crate::ErrorKind::NotFound`]): an unknown snapshot id, branch or tag, a
+    /// timestamp before the table's first snapshot, or one whose snapshot (per the
+    /// snapshot log) was expired, naming the oldest snapshot kept — each named.
     pub fn resolve<'a>(
         &self,
         metadata: &'a TableMetadata,
@@ -143,6 +144,24 @@ impl TableVersion {
             },
             TableVersion::AsOfTimestampMs(ms) => {
                 let id = snapshot_id_as_of(metadata, *ms).ok_or_else(|| {
+                    // the log may have been cut at the expired snapshots (as Java's is):
+                    // a kept snapshot whose parent is gone shows history was expired
+                    let oldest = metadata.snapshots.iter().min_by_key(|s| s.timestamp_ms);
+                    let cut = oldest.and_then(|s| {
+                        s.parent_snapshot_id
+                            .filter(|p| metadata.snapshot_by_id(*p).is_none())
+                            .map(|p| (s, p))
+                    });
+                    if let Some((s, parent)) = cut {
+                        return Error::not_found(format!(
+                            "snapshot as of {} in table '{table}': no snapshot kept was current \
+                             then; the table's history before {} was expired (the oldest \
+                             snapshot kept, {}, has parent {parent}, which is no longer kept)",
+                            format_ms(*ms),
+                            format_ms(s.timestamp_ms),
+                            s.snapshot_id
+                        ));
+                    }
                     let first = first_snapshot_ms(metadata)
                         .map(|f| format!("; its first snapshot is from {}", format_ms(f)))
                         .unwrap_or_else(|| "; it has no snapshots".into());
@@ -151,6 +170,27 @@ impl TableVersion {
                         format_ms(*ms)
                     ))
                 })?;
+                if metadata.snapshot_by_id(id).is_none() {
+                    // the log names the snapshot current then, but it was expired (Java
+                    // drops such log entries, and then finds no snapshot that old)
+                    let oldest = metadata
+                        .snapshots
+                        .iter()
+                        .min_by_key(|s| s.timestamp_ms)
+                        .map(|s| {
+                            format!(
+                                "; the oldest snapshot kept is {} from {}",
+                                s.snapshot_id,
+                                format_ms(s.timestamp_ms)
+                            )
+                        })
+                        .unwrap_or_default();
+                    return Err(Error::not_found(format!(
+                        "snapshot as of {} in table '{table}': the table's history at that \
+                         time was expired (snapshot {id}, current then, is no longer kept){oldest}",
+                        format_ms(*ms)
+                    )));
+                }
                 by_id(id, &format!(" (current as of {})", format_ms(*ms)))
             }
         }
@@ -174,14 +214,16 @@ fn first_snapshot_ms(metadata: &TableMetadata) -> Option<i64> {
 }
 
 /// The id of the snapshot that was current at `ms` (ms since epoch): the last
-/// `snapshot-log` entry at or before it whose snapshot still exists. Tables without a
-/// snapshot log fall back to the ancestors of the current snapshot by `timestamp-ms`.
+/// `snapshot-log` entry at or before it (Java `SnapshotUtil.snapshotIdAsOfTime`). That
+/// snapshot may have been expired since: callers look it up (an earlier snapshot still
+/// kept was not current then). Tables without a snapshot log fall back to the ancestors
+/// of the current snapshot by `timestamp-ms`.
 pub fn snapshot_id_as_of(metadata: &TableMetadata, ms: i64) -> Option<i64> {
     if !metadata.snapshot_log.is_empty() {
         return metadata
             .snapshot_log
             .iter()
-            .filter(|e| e.timestamp_ms <= ms && metadata.snapshot_by_id(e.snapshot_id).is_some())
+            .filter(|e| e.timestamp_ms <= ms)
             .max_by_key(|e| e.timestamp_ms)
             .map(|e| e.snapshot_id);
     }
@@ -289,6 +331,68 @@ mod tests {
             "{err}"
         );
         assert_eq!(err.kind(), crate::ErrorKind::NotFound);
+    }
+
+    /// A time whose snapshot (per the snapshot log) was expired is refused as expired
+    /// history, naming the oldest snapshot kept, and never answered by an earlier snapshot
+    /// still kept (it was not current then).
+    #[test]
+    fn as_of_an_expired_snapshot_says_the_history_was_expired() {
+        let mut m = metadata();
+        // snapshot 3 was current from 1500 to 2000, then expired; 1 is kept (tag v1)
+        m.snapshot_log.insert(
+            1,
+            crate::spec::snapshot::SnapshotLogEntry {
+                snapshot_id: 3,
+                timestamp_ms: 1500,
+            },
+        );
+        let err = TableVersion::AsOfTimestampMs(1700)
+            .resolve(&m, "ns.t")
+            .unwrap_err();
+        assert_eq!(err.kind(), crate::ErrorKind::NotFound);
+        let text = err.to_string();
+        assert!(
+            text.contains(
+                "snapshot as of 1970-01-01T00:00:01.700Z in table 'ns.t': the table's history \
+                 at that time was expired (snapshot 3, current then, is no longer kept); the \
+                 oldest snapshot kept is 1 from 1970-01-01T00:00:01.000Z"
+            ),
+            "{text}"
+        );
+        let id = |ms| {
+            TableVersion::AsOfTimestampMs(ms)
+                .resolve(&m, "t")
+                .unwrap()
+                .map(|s| s.snapshot_id)
+        };
+        assert_eq!(id(1499), Some(1));
+        assert_eq!(id(2000), Some(2));
+        // before every log entry: no snapshot was current
+        let err = TableVersion::AsOfTimestampMs(10)
+            .resolve(&m, "t")
+            .unwrap_err();
+        assert!(
+            err.to_string().contains("no snapshot was current then"),
+            "{err}"
+        );
+        // the log cut at the expired snapshots (as Java cuts it): snapshot 1 and its log
+        // entry gone, 2 kept with parent 1
+        m.snapshots.retain(|s| s.snapshot_id == 2);
+        m.snapshot_log.retain(|e| e.snapshot_id == 2);
+        m.refs.retain(|name, _| name == "main");
+        let err = TableVersion::AsOfTimestampMs(1700)
+            .resolve(&m, "ns.t")
+            .unwrap_err();
+        assert_eq!(err.kind(), crate::ErrorKind::NotFound);
+        assert!(
+            err.to_string().contains(
+                "snapshot as of 1970-01-01T00:00:01.700Z in table 'ns.t': no snapshot kept was \
+                 current then; the table's history before 1970-01-01T00:00:02.000Z was expired \
+                 (the oldest snapshot kept, 2, has parent 1, which is no longer kept)"
+            ),
+            "{err}"
+        );
     }
 
     #[test]

@@ -109,6 +109,11 @@ pub struct RewriteDataFilesOptions {
     pub partial_progress_max_commits: usize,
     /// `partial-progress.max-failed-commits` (default: `max-commits`).
     pub partial_progress_max_failed_commits: Option<usize>,
+    /// `output-spec-id` (default: the table's default spec): the partition spec the new
+    /// files are written and committed under (an existing spec of the table; Java
+    /// `RewriteDataFiles.OUTPUT_SPEC_ID`). Files already under it are grouped by
+    /// partition, files of other specs together.
+    pub output_spec_id: Option<i32>,
 }
 
 impl Default for RewriteDataFilesOptions {
@@ -127,6 +132,7 @@ impl Default for RewriteDataFilesOptions {
             partial_progress_enabled: false,
             partial_progress_max_commits: 10,
             partial_progress_max_failed_commits: None,
+            output_spec_id: None,
         }
     }
 }
@@ -146,6 +152,7 @@ impl RewriteDataFilesOptions {
                 "min-input-files" => self.min_input_files = num(k, v)?,
                 "delete-file-threshold" => self.delete_file_threshold = num(k, v)?,
                 "rewrite-all" => self.rewrite_all = flag(k, v)?,
+                "output-spec-id" => self.output_spec_id = Some(num(k, v)?),
                 "max-file-group-size-bytes" => self.max_file_group_size_bytes = num(k, v)?,
                 "max-concurrent-file-group-rewrites" => {
                     let _: usize = num(k, v)?;
@@ -174,7 +181,7 @@ impl RewriteDataFilesOptions {
                          max-file-group-size-bytes, max-concurrent-file-group-rewrites, \
                          remove-dangling-deletes, partial-progress.enabled, \
                          partial-progress.max-commits, partial-progress.max-failed-commits, \
-                         use-starting-sequence-number)"
+                         use-starting-sequence-number, output-spec-id)"
                     )))
                 }
             }
@@ -211,6 +218,10 @@ pub struct RewriteDataFilesResult {
     /// Files of groups whose rewrite or commit failed under `partial-progress.enabled`
     /// (otherwise 0: the groups commit together or not at all).
     pub failed_data_files_count: usize,
+    /// Delete files (and deletion vectors) the rewrite's commits removed: those whose
+    /// every data file was rewritten and dangling ones (Spark 3.5 / Iceberg ≥ 1.5's
+    /// `removed_delete_files_count`, the commits' `removed-delete-files` summary).
+    pub removed_delete_files_count: usize,
     /// The error of each failed group or commit (partial progress only).
     pub failures: Vec<String>,
 }
@@ -292,25 +303,50 @@ pub async fn rewrite_data_files(
     let ordering: Option<(LexOrdering, i32)> = match options.strategy {
         RewriteStrategy::BinPack => None,
         RewriteStrategy::Sort => {
-            let (requirement, order_id) = match &options.sort_order {
+            let (order, order_id) = match &options.sort_order {
                 Some(order) => (
-                    IcebergDataSink::sort_requirement_of(&table, order, provider.arrow_schema()),
+                    Some(order),
                     m.sort_orders
                         .iter()
                         .find(|o| o.fields == order.fields)
                         .map_or(0, |o| o.order_id),
                 ),
                 None => (
-                    IcebergDataSink::sort_requirement(&table, provider.arrow_schema()),
+                    m.sort_orders
+                        .iter()
+                        .find(|o| o.order_id == m.default_sort_order_id),
                     m.default_sort_order_id,
                 ),
             };
+            let Some(order) = order.filter(|o| !o.fields.is_empty()) else {
+                return Err(Error::invalid_argument(format!(
+                    "rewrite_data_files strategy 'sort' on '{ident}': the table has no sort \
+                     order (give sort_order => 'column [ASC|DESC] [NULLS FIRST|LAST], …' or \
+                     set one with ALTER TABLE … WRITE ORDERED BY)"
+                )));
+            };
+            let requirement =
+                IcebergDataSink::sort_requirement_of(&table, order, provider.arrow_schema());
             let ordering = requirement.map(LexOrdering::from).ok_or_else(|| {
-                Error::unsupported(format!(
-                    "rewrite_data_files strategy 'sort' on '{ident}': the table has no \
-                         sort order, or the order has a term that cannot be sorted by here \
-                         (a nested column)"
-                ))
+                let schema = m.current_schema();
+                let nested = order
+                    .fields
+                    .iter()
+                    .find(|f| schema.columns().iter().all(|c| c.id != f.source_id))
+                    .map(|f| {
+                        crate::datafusion::sql::column_name(schema, f.source_id)
+                            .unwrap_or_else(|| format!("field id {}", f.source_id))
+                    });
+                match nested {
+                    Some(name) => Error::unsupported(format!(
+                        "rewrite_data_files strategy 'sort' on '{ident}': sorting by the \
+                         nested field '{name}' (icefloe sorts by top-level columns)"
+                    )),
+                    None => Error::unsupported(format!(
+                        "rewrite_data_files strategy 'sort' on '{ident}': the sort order has \
+                         a term icefloe cannot sort by"
+                    )),
+                }
             })?;
             Some((ordering, i32::try_from(order_id).unwrap_or(0)))
         }
@@ -335,7 +371,20 @@ pub async fn rewrite_data_files(
     // candidates by partition: one per data file location, with every planned entry of
     // it — the commit removes a file by location, so all its entries are rewritten
     // together or not at all (see `Candidate`)
-    let current_spec = m.default_spec_id;
+    let current_spec = options.output_spec_id.unwrap_or(m.default_spec_id);
+    if m.partition_spec_by_id(current_spec).is_none() {
+        let mut ids: Vec<String> = m
+            .partition_specs
+            .iter()
+            .map(|s| s.spec_id.to_string())
+            .collect();
+        ids.sort();
+        return Err(Error::invalid_argument(format!(
+            "option 'output-spec-id' is {current_spec}, not a partition spec of table '{ident}' \
+             (its specs: {})",
+            ids.join(", ")
+        )));
+    }
     let mut by_path: BTreeMap<String, (PartitionOf, Candidate)> = BTreeMap::new();
     let mut order: Vec<String> = vec![];
     for task in tasks {
@@ -438,6 +487,7 @@ pub async fn rewrite_data_files(
         base_snapshot_id: snapshot.snapshot_id,
         ordering,
         config,
+        output_spec_id: current_spec,
     };
     if !options.partial_progress_enabled {
         let all: Vec<&[Candidate]> = groups.iter().map(Vec::as_slice).collect();
@@ -446,12 +496,14 @@ pub async fn rewrite_data_files(
             .await
             .map_err(|e| e.context(format!("rewrite_data_files on '{ident}'")))?;
         let rewritten: Vec<&Candidate> = groups.iter().flatten().collect();
+        let removed_delete_files_count = removed_delete_files(&committed);
         return Ok((
             committed,
             RewriteDataFilesResult {
                 rewritten_data_files_count: rewritten.len(),
                 added_data_files_count: written,
                 rewritten_bytes_count: bytes_of(rewritten.iter().copied()),
+                removed_delete_files_count,
                 ..Default::default()
             },
         ));
@@ -459,6 +511,17 @@ pub async fn rewrite_data_files(
     job.rewrite_with_partial_progress(table, &groups, options)
         .await
         .map_err(|e| e.context(format!("rewrite_data_files on '{ident}'")))
+}
+
+/// The `removed-delete-files` of the snapshot `table`'s commit made current (0 when
+/// absent).
+fn removed_delete_files(table: &Table) -> usize {
+    table
+        .metadata()
+        .current_snapshot()
+        .and_then(|s| s.summary.get("removed-delete-files"))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
 }
 
 /// Bytes read to rewrite the files (a file once per entry, as Java sums its tasks).
@@ -481,6 +544,8 @@ struct RewriteJob<'a> {
     /// record; `None`: arrival order (`binpack`, files record 0).
     ordering: Option<(LexOrdering, i32)>,
     config: DataFileWriterConfig,
+    /// The partition spec the new files are written and committed under.
+    output_spec_id: i32,
 }
 
 impl RewriteJob<'_> {
@@ -510,6 +575,7 @@ impl RewriteJob<'_> {
             group_plan,
             self.ordering.clone(),
             self.config.clone(),
+            self.output_spec_id,
         )
         .await
     }
@@ -533,7 +599,7 @@ impl RewriteJob<'_> {
             }
         }
         if !written.is_empty() {
-            rewrite = rewrite.add_data_files(base.metadata().default_spec_id, written.to_vec())?;
+            rewrite = rewrite.add_data_files(self.output_spec_id, written.to_vec())?;
         }
         Transaction::new(Arc::clone(self.catalog), self.ident.clone(), base.clone())
             .add_action(rewrite)
@@ -624,6 +690,7 @@ impl RewriteJob<'_> {
             }
             match self.commit(&base, &done, &written).await {
                 Ok(t) => {
+                    result.removed_delete_files_count += removed_delete_files(&t);
                     base = t;
                     let rewritten: Vec<&Candidate> = done.iter().copied().flatten().collect();
                     result.rewritten_data_files_count += rewritten.len();
@@ -659,7 +726,7 @@ impl RewriteJob<'_> {
 }
 
 /// Read `plan`'s rows (deletes applied; sorted by `ordering` when given) and write them
-/// as new data files under the current spec. On error, also returns the files already
+/// as new data files under spec `spec_id`. On error, also returns the files already
 /// written.
 async fn rewrite_group(
     ctx: &SessionContext,
@@ -668,6 +735,7 @@ async fn rewrite_group(
     plan: DeletePlan,
     ordering: Option<(LexOrdering, i32)>,
     config: DataFileWriterConfig,
+    spec_id: i32,
 ) -> std::result::Result<Vec<DataFile>, (Error, Vec<DataFile>)> {
     let state = ctx.state();
     let mut exec: Arc<dyn ExecutionPlan> = provider
@@ -682,9 +750,9 @@ async fn rewrite_group(
         ));
     }
     let m = table.metadata();
-    let spec = m.default_partition_spec().ok_or_else(|| {
+    let spec = m.partition_spec_by_id(spec_id).ok_or_else(|| {
         (
-            Error::invalid_data("the table has no default partition spec"),
+            Error::invalid_data(format!("the table has no partition spec {spec_id}")),
             vec![],
         )
     })?;

@@ -27,7 +27,7 @@ use std::sync::Arc;
 
 pub use add_files::{add_files, AddFiles, AddFilesResult};
 pub use expire::{expire_snapshots, ExpireOptions, ExpireSnapshotsResult};
-pub use orphan_files::{remove_orphan_files, RemoveOrphanFiles};
+pub use orphan_files::{remove_orphan_files, PrefixMismatchMode, RemoveOrphanFiles};
 pub use rewrite_position_deletes::{
     rewrite_position_delete_files, RewritePositionDeleteFilesOptions,
     RewritePositionDeleteFilesResult, DELETE_TARGET_FILE_SIZE_BYTES,
@@ -51,15 +51,18 @@ pub struct RewriteManifestsResult {
 
 /// Recluster the manifests of table `ident`'s current snapshot by partition (see
 /// [`RewriteManifests`]); `target_size_bytes` overrides
-/// `commit.manifest.target-size-bytes`. A table without snapshots, or whose manifests
+/// `commit.manifest.target-size-bytes`; `spec_id` limits the rewrite to the manifests of
+/// that partition spec (Spark's `spec_id`). A table without snapshots, or whose manifests
 /// need no rewrite, is left as it is (zero counts).
 ///
 /// Errors: a v1 or v3 table ([`ErrorKind::Unsupported`](crate::ErrorKind)), a target
-/// size that is not positive, commit errors.
+/// size that is not positive, a `spec_id` the table does not have
+/// ([`ErrorKind::InvalidArgument`](crate::ErrorKind), naming it), commit errors.
 pub async fn rewrite_manifests(
     catalog: &Arc<dyn Catalog>,
     ident: &TableIdent,
     target_size_bytes: Option<i64>,
+    spec_id: Option<i32>,
 ) -> Result<(Table, RewriteManifestsResult)> {
     let base = catalog.load_table(ident).await?;
     let Some(current) = base.metadata().current_snapshot().cloned() else {
@@ -68,6 +71,9 @@ pub async fn rewrite_manifests(
     let mut action = RewriteManifests::new();
     if let Some(t) = target_size_bytes {
         action = action.target_size_bytes(t);
+    }
+    if let Some(id) = spec_id {
+        action = action.spec_id(id);
     }
     let committed = Transaction::new(Arc::clone(catalog), ident.clone(), base.clone())
         .add_action(action)

@@ -1,15 +1,25 @@
 //! `remove_orphan_files`: delete files under a table's location that no metadata
 //! references (Java `DeleteOrphanFilesSparkAction`).
 //!
+//! Listed by default: the table location and, when they lie outside it, the table's own
+//! `write.data.path` and `write.metadata.path` (where icefloe and Java write its data and
+//! metadata files). Java lists only the table location unless given a `location`; icefloe
+//! also lists the table's write paths so that orphans there are found at all (a write path
+//! shared with other tables is a misconfiguration: their files would count as orphans, as
+//! they would in Spark given that `location`). A given `location` must be one of these
+//! directories or inside one.
+//!
 //! Referenced are: the current metadata file and every file of its `metadata-log`, the
 //! `metadata/version-hint.text` of filesystem tables, every snapshot's manifest list,
 //! every manifest of those lists and every data and delete file their entries name (any
 //! status), and the statistics and partition statistics files. Listed files are compared
 //! with these by location normalised and remapped (`file:/x`, `file:///x` and `/x` are
-//! one file) and with the schemes `s3`, `s3a`, `s3n` taken as one (Spark's
-//! `equal_schemes`). A listed file whose path equals a referenced one's but whose scheme
-//! or authority differs is an error (Spark's `prefix_mismatch_mode` `ERROR`): deleting
-//! it could break the table.
+//! one file), with the schemes `s3`, `s3a`, `s3n` taken as one and the schemes and
+//! authorities of [`RemoveOrphanFiles::equal_schemes`] / `equal_authorities` as Spark's
+//! `equal_schemes` / `equal_authorities` say. A listed file whose path equals a referenced
+//! one's but whose scheme or authority differs is handled per Spark's
+//! `prefix_mismatch_mode` ([`PrefixMismatchMode`]): an error by default (deleting it could
+//! break the table), kept (`IGNORE`) or deleted as an orphan (`DELETE`).
 //!
 //! Only files last modified before `older_than` (default: 3 days ago) are orphans:
 //! younger ones may belong to a commit in flight. An `older_than` within the last 24
@@ -38,6 +48,40 @@ pub struct RemoveOrphanFiles {
     dry_run: bool,
     allow_recent: bool,
     max_concurrent_deletes: Option<usize>,
+    equal_schemes: HashMap<String, String>,
+    equal_authorities: HashMap<String, String>,
+    prefix_mismatch_mode: PrefixMismatchMode,
+}
+
+/// What to do with a listed file whose path equals a referenced file's but whose scheme
+/// or authority differs (Spark's `prefix_mismatch_mode`, Java `PrefixMismatchMode`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum PrefixMismatchMode {
+    /// Fail, naming both locations (the default).
+    #[default]
+    Error,
+    /// Not an orphan: kept.
+    Ignore,
+    /// An orphan: deleted.
+    Delete,
+}
+
+impl std::str::FromStr for PrefixMismatchMode {
+    type Err = Error;
+
+    /// `ERROR`, `IGNORE` or `DELETE` (any case).
+    ///
+    /// Errors: [`ErrorKind::InvalidArgument`] naming the value.
+    fn from_str(s: &str) -> Result<Self> {
+        match s.to_ascii_uppercase().as_str() {
+            "ERROR" => Ok(Self::Error),
+            "IGNORE" => Ok(Self::Ignore),
+            "DELETE" => Ok(Self::Delete),
+            _ => Err(Error::invalid_argument(format!(
+                "prefix_mismatch_mode '{s}' (expected 'ERROR', 'IGNORE' or 'DELETE')"
+            ))),
+        }
+    }
 }
 
 impl RemoveOrphanFiles {
@@ -52,8 +96,9 @@ impl RemoveOrphanFiles {
         self
     }
 
-    /// Look under `location` instead of the table location; it must be the table
-    /// location or a directory inside it (files elsewhere may be other tables').
+    /// Look under `location` instead of the table location and the table's write paths;
+    /// it must be one of them or a directory inside one (files elsewhere may be other
+    /// tables').
     pub fn location(mut self, location: impl Into<String>) -> Self {
         self.location = Some(location.into());
         self
@@ -72,6 +117,26 @@ impl RemoveOrphanFiles {
         self
     }
 
+    /// Schemes taken as equal: each key (a scheme, or several separated by commas) is
+    /// compared as its value (Spark's `equal_schemes`; `s3a` and `s3n` are `s3` always).
+    pub fn equal_schemes(mut self, schemes: &[(String, String)]) -> Self {
+        self.equal_schemes = flatten(schemes);
+        self
+    }
+
+    /// Authorities taken as equal, as [`Self::equal_schemes`] (Spark's
+    /// `equal_authorities`).
+    pub fn equal_authorities(mut self, authorities: &[(String, String)]) -> Self {
+        self.equal_authorities = flatten(authorities);
+        self
+    }
+
+    /// What a file matching a referenced one in path only is (default: an error).
+    pub fn prefix_mismatch_mode(mut self, mode: PrefixMismatchMode) -> Self {
+        self.prefix_mismatch_mode = mode;
+        self
+    }
+
     /// Delete this many files at once (default 16; at least 1).
     pub fn max_concurrent_deletes(mut self, n: usize) -> Self {
         self.max_concurrent_deletes = Some(n);
@@ -79,42 +144,120 @@ impl RemoveOrphanFiles {
     }
 }
 
-/// A location split for comparison: (scheme class, authority, path).
-fn parts(location: &str) -> (String, String, String) {
-    let Some((scheme, rest)) = location.split_once("://") else {
-        return (String::new(), String::new(), location.to_string());
-    };
-    let scheme = match scheme.to_ascii_lowercase().as_str() {
-        "s3a" | "s3n" => "s3".to_string(),
-        s => s.to_string(),
-    };
-    let (authority, path) = rest.split_once('/').unwrap_or((rest, ""));
-    (scheme, authority.to_string(), path.to_string())
+/// Keys split at commas (Java's `flattenMap`), each mapped to its value, lower-cased
+/// for schemes and authorities alike.
+fn flatten(pairs: &[(String, String)]) -> HashMap<String, String> {
+    pairs
+        .iter()
+        .flat_map(|(keys, value)| {
+            keys.split(',')
+                .map(|k| {
+                    (
+                        k.trim().to_ascii_lowercase(),
+                        value.trim().to_ascii_lowercase(),
+                    )
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect()
 }
 
-/// Check that `location` is `table_location` or under it. Every file under a directory
-/// outside it that the table does not reference would count as an orphan, other tables'
-/// data and metadata files among them (Spark deletes them; icefloe refuses).
-///
-/// Errors: [`ErrorKind::InvalidArgument`](crate::ErrorKind) naming both locations.
-fn check_inside(io: &crate::io::FileIO, location: &str, table_location: &str) -> Result<()> {
-    let (scheme, authority, path) = parts(&io.remap(location)?);
-    let (t_scheme, t_authority, t_path) = parts(&io.remap(table_location)?);
-    let (path, t_path) = (path.trim_end_matches('/'), t_path.trim_end_matches('/'));
-    let inside = scheme == t_scheme
-        && authority == t_authority
-        && path
-            .strip_prefix(t_path)
-            .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'));
-    if inside {
-        Ok(())
-    } else {
-        Err(Error::invalid_argument(format!(
-            "location '{location}' is not inside the table location '{table_location}': \
-             files there the table does not reference may be other tables' files, and \
-             removing them as orphans would lose their data"
-        )))
+/// Schemes and authorities compared as equal.
+#[derive(Default)]
+struct Equalities {
+    schemes: HashMap<String, String>,
+    authorities: HashMap<String, String>,
+}
+
+impl Equalities {
+    /// A location split for comparison: (scheme class, authority class, path).
+    fn parts(&self, location: &str) -> (String, String, String) {
+        let Some((scheme, rest)) = location.split_once("://") else {
+            return (String::new(), String::new(), location.to_string());
+        };
+        let scheme = scheme.to_ascii_lowercase();
+        let scheme = match self.schemes.get(&scheme) {
+            Some(s) => s.clone(),
+            None if scheme == "s3a" || scheme == "s3n" => "s3".to_string(),
+            None => scheme,
+        };
+        let (authority, path) = rest.split_once('/').unwrap_or((rest, ""));
+        let authority = self
+            .authorities
+            .get(&authority.to_ascii_lowercase())
+            .cloned()
+            .unwrap_or_else(|| authority.to_string());
+        (scheme, authority, path.to_string())
     }
+}
+
+/// Whether `location` is `root` or under it.
+fn inside(io: &crate::io::FileIO, eq: &Equalities, location: &str, root: &str) -> Result<bool> {
+    let (scheme, authority, path) = eq.parts(&io.remap(location)?);
+    let (r_scheme, r_authority, r_path) = eq.parts(&io.remap(root)?);
+    let (path, r_path) = (path.trim_end_matches('/'), r_path.trim_end_matches('/'));
+    Ok(scheme == r_scheme
+        && authority == r_authority
+        && path
+            .strip_prefix(r_path)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with('/')))
+}
+
+/// The directories `table`'s files are written under: its location, then its
+/// `write.data.path` and `write.metadata.path` when set (Java's
+/// `LocationProviders` / `TableMetadata` property names).
+fn table_roots(table: &Table) -> Vec<String> {
+    let m = table.metadata();
+    let mut roots = vec![m.location.clone()];
+    for property in ["write.data.path", "write.metadata.path"] {
+        if let Some(p) = m.properties.get(property).filter(|p| !p.trim().is_empty()) {
+            roots.push(p.trim_end_matches('/').to_string());
+        }
+    }
+    roots
+}
+
+/// The directories to list: `location` when given (it must be one of `roots` or inside
+/// one; files under a directory outside them that the table does not reference would
+/// count as orphans, other tables' data and metadata files among them: Spark deletes
+/// them, icefloe refuses), else every root not inside an earlier one.
+///
+/// Errors: [`ErrorKind::InvalidArgument`](crate::ErrorKind) naming the location and the
+/// table's directories.
+fn roots_to_list(
+    io: &crate::io::FileIO,
+    eq: &Equalities,
+    location: Option<&str>,
+    roots: &[String],
+) -> Result<Vec<String>> {
+    if let Some(l) = location {
+        for r in roots {
+            if inside(io, eq, l, r)? {
+                return Ok(vec![l.to_string()]);
+            }
+        }
+        let named = roots
+            .iter()
+            .map(|r| format!("'{r}'"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        return Err(Error::invalid_argument(format!(
+            "location '{l}' is not inside the table location or its write.data.path / \
+             write.metadata.path ({named}): files there the table does not reference may be \
+             other tables' files, and removing them as orphans would lose their data"
+        )));
+    }
+    let mut listed: Vec<String> = vec![];
+    for r in roots {
+        let mut covered = false;
+        for l in &listed {
+            covered |= inside(io, eq, r, l)?;
+        }
+        if !covered {
+            listed.push(r.clone());
+        }
+    }
+    Ok(listed)
 }
 
 /// Delete (or with `dry_run`, list) the orphan files of `table` per `options`.
@@ -123,9 +266,10 @@ fn check_inside(io: &crate::io::FileIO, location: &str, table_location: &str) ->
 /// Errors: [`ErrorKind::InvalidArgument`](crate::ErrorKind) for a table whose
 /// `gc.enabled` is false (naming its location), an `older_than` within 24 hours or in
 /// the future (unless allowed), `max_concurrent_deletes` 0, or a `location` outside the
-/// table location (naming both);
+/// table location and write paths (naming them);
 /// [`ErrorKind::InvalidData`](crate::ErrorKind) for a listed file that matches a
-/// referenced one in path only (scheme or authority differ), naming both; an unreadable
+/// referenced one in path only (scheme or authority differ) under
+/// [`PrefixMismatchMode::Error`], naming both; an unreadable
 /// manifest list or manifest (nothing is deleted then); listing errors.
 pub async fn remove_orphan_files(
     table: &Table,
@@ -161,13 +305,11 @@ pub async fn remove_orphan_files(
     }
     let m = table.metadata();
     let io = table.file_io();
-    let root = match options.location.as_deref() {
-        None => m.location.as_str(),
-        Some(l) => {
-            check_inside(io, l, &m.location)?;
-            l
-        }
+    let eq = Equalities {
+        schemes: options.equal_schemes.clone(),
+        authorities: options.equal_authorities.clone(),
     };
+    let roots = roots_to_list(io, &eq, options.location.as_deref(), &table_roots(table))?;
 
     // every file the metadata references, by normalised (and remapped) location
     let mut referenced: HashSet<String> = HashSet::new();
@@ -195,31 +337,44 @@ pub async fn remove_orphan_files(
     referenced.extend(statistics_files(io, m)?.into_iter().map(|l| l.key));
 
     let by_parts: HashMap<(String, String, String), &String> =
-        referenced.iter().map(|r| (parts(r), r)).collect();
+        referenced.iter().map(|r| (eq.parts(r), r)).collect();
     let by_path: HashMap<&str, &String> = by_parts
         .iter()
         .map(|((_, _, p), r)| (p.as_str(), *r))
         .collect();
 
+    let mut listed = vec![];
+    for root in &roots {
+        listed.extend(io.list_files(root).await?);
+    }
     let mut orphans = vec![];
-    for f in io.list_files(root).await? {
-        if f.last_modified_ms >= older_than {
+    let mut seen: HashSet<String> = HashSet::new();
+    for f in listed {
+        if f.last_modified_ms >= older_than || !seen.insert(f.location.clone()) {
             continue;
         }
         // a listed location is where the file is (remapped already)
-        let key = parts(&normalize_location(&f.location)?);
+        let key = eq.parts(&normalize_location(&f.location)?);
         if by_parts.contains_key(&key) {
             continue;
         }
         if let Some(other) = by_path.get(key.2.as_str()) {
-            return Err(Error::new(
-                ErrorKind::InvalidData,
-                format!(
-                    "cannot tell whether '{}' is an orphan: the metadata references '{other}', \
-                     the same path under another scheme or authority",
-                    f.location
-                ),
-            ));
+            match options.prefix_mismatch_mode {
+                PrefixMismatchMode::Ignore => continue,
+                PrefixMismatchMode::Delete => {}
+                PrefixMismatchMode::Error => {
+                    return Err(Error::new(
+                        ErrorKind::InvalidData,
+                        format!(
+                            "cannot tell whether '{}' is an orphan: the metadata references \
+                             '{other}', the same path under another scheme or authority (give \
+                             equal_schemes / equal_authorities if they are one, or \
+                             prefix_mismatch_mode 'IGNORE' or 'DELETE')",
+                            f.location
+                        ),
+                    ))
+                }
+            }
         }
         orphans.push(f.location);
     }
@@ -254,7 +409,11 @@ pub async fn remove_orphan_files(
 
 #[cfg(test)]
 mod tests {
-    use super::parts;
+    use super::{Equalities, PrefixMismatchMode};
+
+    fn parts(location: &str) -> (String, String, String) {
+        Equalities::default().parts(location)
+    }
 
     #[test]
     fn schemes_s3_s3a_s3n_are_one_and_authorities_count() {
@@ -288,5 +447,48 @@ mod tests {
         ];
         let keys: Vec<_> = forms.iter().map(|f| parts(&io.remap(f).unwrap())).collect();
         assert!(keys.windows(2).all(|w| w[0] == w[1]), "{keys:?}");
+    }
+
+    #[test]
+    fn equal_schemes_and_authorities_map_keys_to_their_values() {
+        let pairs = |p: &[(&str, &str)]| {
+            super::flatten(
+                &p.iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect::<Vec<_>>(),
+            )
+        };
+        let eq = Equalities {
+            schemes: pairs(&[("wasb, wasbs", "abfs")]),
+            authorities: pairs(&[("old-bucket,OTHER", "b")]),
+        };
+        assert_eq!(eq.parts("wasbs://b/t/f"), eq.parts("abfs://b/t/f"));
+        assert_eq!(eq.parts("wasb://b/t/f"), eq.parts("abfs://b/t/f"));
+        assert_eq!(eq.parts("abfs://old-bucket/t/f"), eq.parts("abfs://b/t/f"));
+        assert_eq!(eq.parts("abfs://other/t/f"), eq.parts("abfs://b/t/f"));
+        assert_ne!(eq.parts("gs://b/t/f"), eq.parts("abfs://b/t/f"));
+        // s3a / s3n stay s3 beside the given schemes
+        assert_eq!(eq.parts("s3a://b/t/f"), eq.parts("s3://b/t/f"));
+    }
+
+    #[test]
+    fn prefix_mismatch_modes_parse_in_any_case() {
+        assert_eq!(
+            "error".parse::<PrefixMismatchMode>().unwrap(),
+            PrefixMismatchMode::Error
+        );
+        assert_eq!(
+            "IGNORE".parse::<PrefixMismatchMode>().unwrap(),
+            PrefixMismatchMode::Ignore
+        );
+        assert_eq!(
+            "Delete".parse::<PrefixMismatchMode>().unwrap(),
+            PrefixMismatchMode::Delete
+        );
+        let err = "sometimes".parse::<PrefixMismatchMode>().unwrap_err();
+        assert!(
+            err.to_string().contains("prefix_mismatch_mode 'sometimes'"),
+            "{err}"
+        );
     }
 }

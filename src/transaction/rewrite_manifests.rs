@@ -2,8 +2,9 @@
 //! into manifests of about `commit.manifest.target-size-bytes` each, in one `replace`
 //! snapshot (Java `BaseRewriteManifests`; Spark `rewrite_manifests`).
 //!
-//! For each content (data, deletes) and partition spec with more than one manifest (or
-//! one holding deleted entries), the live entries are sorted by partition tuple and cut
+//! For each content (data, deletes) and partition spec (only spec
+//! [`RewriteManifests::spec_id`] when given, Spark's `spec_id`) with more than one
+//! manifest (or one holding deleted entries), the live entries are sorted by partition tuple and cut
 //! into manifests of about the target size, estimated from the old manifests' bytes per
 //! entry. Entries become `EXISTING`, keeping their snapshot ids and sequence numbers;
 //! deleted entries are dropped. No file is added or removed, so rows are unchanged.
@@ -38,6 +39,7 @@ const DEFAULT_TARGET_SIZE: i64 = 8 * 1024 * 1024;
 #[derive(Debug)]
 pub struct RewriteManifests {
     target_size_bytes: Option<i64>,
+    spec_id: Option<i32>,
     producer: SnapshotProducer,
 }
 
@@ -52,6 +54,7 @@ impl RewriteManifests {
     pub fn new() -> Self {
         Self {
             target_size_bytes: None,
+            spec_id: None,
             producer: SnapshotProducer::new(),
         }
     }
@@ -59,6 +62,14 @@ impl RewriteManifests {
     /// Rewrite to manifests of about `bytes` (over the table property).
     pub fn target_size_bytes(mut self, bytes: i64) -> Self {
         self.target_size_bytes = Some(bytes);
+        self
+    }
+
+    /// Rewrite only the manifests of partition spec `spec_id` (Java
+    /// `RewriteManifests.rewriteIf` on `spec_id`, Spark 3.5's `spec_id`); the others are
+    /// kept as they are. It must be a spec of the table (checked when the rewrite runs).
+    pub fn spec_id(mut self, spec_id: i32) -> Self {
+        self.spec_id = Some(spec_id);
         self
     }
 
@@ -88,6 +99,17 @@ impl TransactionAction for RewriteManifests {
     async fn updates(&mut self, table: &Table) -> Result<Vec<TableUpdate>> {
         SnapshotProducer::check_format(table)?;
         let target = self.target(table)?;
+        if let Some(id) = self.spec_id {
+            let specs = &table.metadata().partition_specs;
+            if !specs.iter().any(|s| s.spec_id == id) {
+                let mut ids: Vec<String> = specs.iter().map(|s| s.spec_id.to_string()).collect();
+                ids.sort();
+                return Err(Error::invalid_argument(format!(
+                    "spec_id {id} is not a partition spec of the table (its specs: {})",
+                    ids.join(", ")
+                )));
+            }
+        }
         let parent = self.producer.parent(table).cloned();
         let Some(parent) = parent else {
             return Ok(vec![]);
@@ -104,7 +126,7 @@ impl TransactionAction for RewriteManifests {
         for ((_, spec_id), group) in groups {
             let worth =
                 group.len() > 1 || group.iter().any(|m| m.deleted_files_count.unwrap_or(1) > 0);
-            if !worth {
+            if !worth || self.spec_id.is_some_and(|id| id != spec_id) {
                 manifests.extend(group);
                 continue;
             }

@@ -116,6 +116,14 @@ async fn maintenance_compaction_and_manifest_rewrite_keep_rows() {
     .await;
     assert_eq!(r["rewritten_data_files_count"], 8, "{r:?}");
     assert_eq!(r["added_data_files_count"], 1, "{r:?}");
+    let deletes_left = n(
+        &lake,
+        &format!("SELECT count(*) FROM ice.ns.\"{name}$delete_files\""),
+    )
+    .await;
+    // Spark 3.5's fifth column: no id of k = 1 was deleted, so no delete file goes
+    assert_eq!(deletes_left, delete_files);
+    assert_eq!(r["removed_delete_files_count"], 0, "{r:?}");
     assert_eq!(rows(&lake, &t).await, before);
     let r = call(
         &lake,
@@ -129,6 +137,8 @@ async fn maintenance_compaction_and_manifest_rewrite_keep_rows() {
     );
     assert!(r["rewritten_bytes_count"] > 0);
     assert_eq!(r["failed_data_files_count"], 0);
+    // every delete file applied to a rewritten file: all dropped and counted
+    assert_eq!(r["removed_delete_files_count"], delete_files, "{r:?}");
     assert_eq!(rows(&lake, &t).await, before);
     assert_eq!(
         n(
@@ -712,6 +722,137 @@ async fn maintenance_expire_then_remove_orphans() {
     other_engines_agree(&lake, name).await;
 }
 
+/// A table's own `write.data.path` and `write.metadata.path` outside its location: the
+/// default run lists them too, and `location` may name them (or a directory in them);
+/// Spark's `equal_schemes`, `equal_authorities` and `prefix_mismatch_mode` are taken.
+#[tokio::test]
+async fn maintenance_remove_orphans_covers_the_table_write_paths() {
+    let lake = lake().await;
+    let elsewhere = lake.dir.path().join("elsewhere");
+    let (data, meta) = (elsewhere.join("data"), elsewhere.join("meta"));
+    ok(
+        &lake.ctx,
+        &format!(
+            "CREATE TABLE ice.ns.wp (id INT) TBLPROPERTIES ('write.data.path'='file://{}', \
+             'write.metadata.path'='file://{}')",
+            data.display(),
+            meta.display()
+        ),
+    )
+    .await;
+    ok(&lake.ctx, "INSERT INTO ice.ns.wp VALUES (1), (2)").await;
+    ok(&lake.ctx, "INSERT INTO ice.ns.wp VALUES (3)").await;
+    let before = ok(&lake.ctx, "SELECT * FROM ice.ns.wp ORDER BY id").await;
+    let written = |dir: &Path| std::fs::read_dir(dir).map_or(0, |d| d.count());
+    assert!(
+        written(&data) >= 2,
+        "data files are written to write.data.path"
+    );
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(4 * 24 * 3600);
+    let stray = |path: std::path::PathBuf| {
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("dir");
+        std::fs::write(&path, b"not referenced").expect("write");
+        std::fs::File::options()
+            .write(true)
+            .open(&path)
+            .expect("open")
+            .set_modified(old)
+            .expect("mtime");
+        format!("file://{}", path.display())
+    };
+    let in_data = stray(data.join("k=1").join("stray.parquet"));
+    let in_meta = stray(meta.join("stray.avro"));
+    // beside the write paths: never listed
+    let beside = stray(elsewhere.join("other").join("stray.parquet"));
+    let listed = |batches: Vec<datafusion::arrow::array::RecordBatch>| -> Vec<String> {
+        let mut out = vec![];
+        for b in batches {
+            let c = b
+                .column(0)
+                .as_any()
+                .downcast_ref::<datafusion::arrow::array::StringArray>()
+                .expect("strings")
+                .clone();
+            out.extend(c.iter().map(|v| v.expect("location").to_string()));
+        }
+        out
+    };
+    let dry = |args: String| {
+        let ctx = lake.ctx.clone();
+        async move {
+            let q = format!(
+                "CALL ice.system.remove_orphan_files(table => 'ns.wp', dry_run => true{args})"
+            );
+            listed(run(&ctx, &q).await.unwrap_or_else(|e| panic!("{q}: {e}")))
+        }
+    };
+    let mut both = vec![in_data.clone(), in_meta.clone()];
+    both.sort();
+    assert_eq!(dry(String::new()).await, both);
+    let data_uri = format!("file://{}", data.display());
+    assert_eq!(
+        dry(format!(", location => '{data_uri}'")).await,
+        [in_data.as_str()]
+    );
+    assert_eq!(
+        dry(format!(", location => '{}'", data.join("k=1").display())).await,
+        [in_data.as_str()]
+    );
+    assert_eq!(
+        dry(format!(", location => 'file://{}'", meta.display())).await,
+        [in_meta.as_str()]
+    );
+    // Spark's equality and mismatch arguments are taken (they change nothing here)
+    assert_eq!(
+        dry(", equal_schemes => map('s3a,s3n', 's3', 'wasb', 'abfs'), \
+             equal_authorities => map('old-bucket', 'bucket'), prefix_mismatch_mode => 'ignore'"
+            .to_string())
+        .await,
+        both
+    );
+    for (args, expected) in [
+        (
+            format!(
+                ", location => 'file://{}'",
+                elsewhere.join("other").display()
+            ),
+            "is not inside the table location or its write.data.path / write.metadata.path",
+        ),
+        (
+            ", prefix_mismatch_mode => 'sometimes'".to_string(),
+            "prefix_mismatch_mode 'sometimes' (expected 'ERROR', 'IGNORE' or 'DELETE')",
+        ),
+        (
+            ", equal_schemes => 's3'".to_string(),
+            "equal_schemes must be map('key', 'value', …)",
+        ),
+        (
+            ", file_list_view => 'files_view'".to_string(),
+            "file_list_view",
+        ),
+    ] {
+        let q =
+            format!("CALL ice.system.remove_orphan_files(table => 'ns.wp', dry_run => true{args})");
+        let err = run(&lake.ctx, &q).await.unwrap_err();
+        assert!(err.contains(expected), "{q}: {err}");
+    }
+    // the real run deletes both orphans, nothing the table references, nothing beside
+    let removed = listed(
+        run(&lake.ctx, "CALL ice.system.remove_orphan_files('ns.wp')")
+            .await
+            .expect("remove"),
+    );
+    assert_eq!(removed, both);
+    assert!(!data.join("k=1").join("stray.parquet").exists());
+    assert!(!meta.join("stray.avro").exists());
+    assert!(Path::new(beside.trim_start_matches("file://")).exists());
+    assert_eq!(
+        ok(&lake.ctx, "SELECT * FROM ice.ns.wp ORDER BY id").await,
+        before
+    );
+    reachable_files_exist(&lake.catalog, "ns.wp").await;
+}
+
 #[tokio::test]
 async fn maintenance_bad_input_leaves_the_table_unchanged() {
     let lake = lake().await;
@@ -751,15 +892,15 @@ async fn maintenance_bad_input_leaves_the_table_unchanged() {
         ),
         (
             format!("CALL ice.system.rewrite_data_files('ns.{name}', strategy => 'sort')"),
-            "strategy 'sort'",
+            "strategy 'sort' on 'ns.",
         ),
         (
             format!("CALL ice.system.rewrite_data_files('ns.{name}', where => 'nope > 1')"),
             "nope",
         ),
         (
-            format!("CALL ice.system.rewrite_manifests('ns.{name}', spec_id => 0)"),
-            "spec_id",
+            format!("CALL ice.system.rewrite_manifests('ns.{name}', spec_id => 3)"),
+            "spec_id 3 is not a partition spec of the table (its specs: 0)",
         ),
         (
             format!(
@@ -1350,6 +1491,131 @@ async fn maintenance_rewrite_position_delete_files_compacts_per_partition() {
     other_engines_agree(&lake, name).await;
 }
 
+/// `where =>` is typed as a `SELECT … WHERE` (and as Spark's procedures type it): a
+/// literal is cast to its column's type, so `x > 6` on a double, a string against a
+/// timestamp or date, and `'5'` against an int select files; a literal the column's type
+/// has no value for is refused naming both.
+#[tokio::test]
+async fn maintenance_where_casts_literals_to_the_column_type() {
+    let lake = lake().await;
+    async fn setup(lake: &Lake, name: &str) {
+        ok(
+            &lake.ctx,
+            &format!(
+                "CREATE TABLE ice.ns.{name} (id INT, x DOUBLE, f FLOAT, ts TIMESTAMP, dt DATE) \
+                 PARTITIONED BY (f) TBLPROPERTIES ('format-version'='2', \
+                 'write.delete.mode'='merge-on-read')"
+            ),
+        )
+        .await;
+        for (id, x, f, day) in [
+            (1, "1.0", "1.5", "2024-01-01"),
+            (2, "7.0", "2.5", "2024-02-01"),
+            (3, "3.0", "1.5", "2024-01-10"),
+            (5, "9.0", "2.5", "2024-03-01"),
+        ] {
+            ok(
+                &lake.ctx,
+                &format!(
+                    "INSERT INTO ice.ns.{name} VALUES ({id}, {x}, {f}, \
+                     TIMESTAMP '{day} 00:00:00', DATE '{day}')"
+                ),
+            )
+            .await;
+        }
+    }
+    let count = |name: &str, table: &str| format!("SELECT count(*) FROM ice.ns.\"{name}${table}\"");
+    // (condition, files rewritten, files added): ids 2 and 5 share partition f = 2.5,
+    // ids 1 and 3 partition f = 1.5
+    let cases = [
+        ("x > 6", 2, 1),
+        ("x > 6.0", 2, 1),
+        ("x > 5e0", 2, 1),
+        ("x <= 3", 2, 1),
+        ("ts >= '2024-01-15'", 2, 1),
+        ("ts < '2024-01-05 12:00:00'", 1, 1),
+        ("dt >= '2024-01-15'", 2, 1),
+        ("dt BETWEEN '2024-01-05' AND '2024-02-15'", 2, 2),
+        ("id = '5'", 1, 1),
+        ("id IN ('1', '3')", 2, 1),
+        ("f = 1.5", 2, 1),
+        ("f = 2.5 AND id > '2'", 1, 1),
+    ];
+    for (i, (condition, rewritten, added)) in cases.into_iter().enumerate() {
+        let name = format!("wc{i}");
+        setup(&lake, &name).await;
+        let select = format!("SELECT * FROM ice.ns.{name} ORDER BY id");
+        let before = ok(&lake.ctx, &select).await;
+        assert_eq!(n(&lake, &count(&name, "files")).await, 4);
+        let r = call(
+            &lake,
+            &format!(
+                "CALL ice.system.rewrite_data_files(table => 'ns.{name}', \
+                 where => '{}', options => map('rewrite-all', 'true'))",
+                condition.replace('\'', "''")
+            ),
+        )
+        .await;
+        assert_eq!(
+            r["rewritten_data_files_count"], rewritten,
+            "{condition}: {r:?}"
+        );
+        assert_eq!(r["added_data_files_count"], added, "{condition}: {r:?}");
+        assert_eq!(
+            n(&lake, &count(&name, "files")).await,
+            4 - rewritten + added,
+            "{condition}"
+        );
+        assert_eq!(ok(&lake.ctx, &select).await, before, "{condition}");
+    }
+
+    // rewrite_position_delete_files takes the same `where`: partition f = 2.5 only
+    let name = "wc_deletes";
+    setup(&lake, name).await;
+    for id in [1, 2, 5] {
+        ok(
+            &lake.ctx,
+            &format!("DELETE FROM ice.ns.{name} WHERE id = {id}"),
+        )
+        .await;
+    }
+    let select = format!("SELECT * FROM ice.ns.{name} ORDER BY id");
+    let before = ok(&lake.ctx, &select).await;
+    let r = call(
+        &lake,
+        &format!(
+            "CALL ice.system.rewrite_position_delete_files(table => 'ns.{name}', \
+             where => 'f = 2.5 AND dt > ''2024-01-01''', options => map('min-input-files', '2'))"
+        ),
+    )
+    .await;
+    assert_eq!(r["rewritten_delete_files_count"], 2, "{r:?}");
+    assert_eq!(r["added_delete_files_count"], 1, "{r:?}");
+    assert_eq!(ok(&lake.ctx, &select).await, before);
+
+    // refused, naming the real reason; nothing committed
+    let snapshots = n(&lake, &count(name, "snapshots")).await;
+    for (condition, expected) in [
+        (
+            "id = ''abc''",
+            "value 'abc' cannot be cast to the type of column 'id' (int)",
+        ),
+        (
+            "ts >= ''someday''",
+            "value 'someday' cannot be cast to the type of column 'ts' (timestamp)",
+        ),
+        ("id % 8 = 2", "no part of it can select files"),
+    ] {
+        let q = format!(
+            "CALL ice.system.rewrite_data_files(table => 'ns.{name}', where => '{condition}')"
+        );
+        let err = run(&lake.ctx, &q).await.unwrap_err();
+        assert!(err.contains(expected), "{q}: {err}");
+        assert!(err.contains("where '"), "{q}: {err}");
+    }
+    assert_eq!(n(&lake, &count(name, "snapshots")).await, snapshots);
+}
+
 #[tokio::test]
 async fn maintenance_rewrite_position_delete_files_on_corpus_copy() {
     let t = "spark_v2_mor_position_deletes";
@@ -1685,6 +1951,177 @@ async fn maintenance_sort_strategy_takes_a_sort_order_argument() {
     assert_eq!(keys, expected);
     assert_eq!(keys[0].0.as_deref(), Some("s1"));
     assert_eq!(keys[11].0, None);
+    other_engines_agree(&lake, name).await;
+}
+
+/// The sort strategy's refusals name their one cause: a table without a sort order (and
+/// no `sort_order`) is the caller's error; a nested field is named.
+#[tokio::test]
+async fn maintenance_sort_strategy_errors_name_their_cause() {
+    let lake = lake().await;
+    ok(
+        &lake.ctx,
+        "CREATE TABLE ice.ns.so (id INT, st STRUCT<a: INT, b: STRING>)",
+    )
+    .await;
+    ok(
+        &lake.ctx,
+        "INSERT INTO ice.ns.so VALUES (1, named_struct('a', 2, 'b', 'x'))",
+    )
+    .await;
+    ok(
+        &lake.ctx,
+        "INSERT INTO ice.ns.so VALUES (2, named_struct('a', 1, 'b', 'y'))",
+    )
+    .await;
+    let err = run(
+        &lake.ctx,
+        "CALL ice.system.rewrite_data_files(table => 'ns.so', strategy => 'sort')",
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        err.starts_with("invalid argument")
+            && err.contains("the table has no sort order (give sort_order =>")
+            && !err.contains("nested"),
+        "{err}"
+    );
+    let err = run(
+        &lake.ctx,
+        "CALL ice.system.rewrite_data_files(table => 'ns.so', \
+         sort_order => 'st.a DESC NULLS LAST')",
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        err.contains("sorting by the nested field 'st.a'") && !err.contains("no sort order"),
+        "{err}"
+    );
+    assert_eq!(
+        n(&lake, "SELECT count(*) FROM ice.ns.\"so$snapshots\"").await,
+        2
+    );
+}
+
+/// `rewrite_manifests(spec_id => N)` (Spark 3.5) rewrites only spec N's manifests; a spec
+/// the table does not have is refused naming it.
+#[tokio::test]
+async fn maintenance_rewrite_manifests_of_one_spec() {
+    let lake = lake().await;
+    let name = "manifest_spec";
+    create(
+        &lake,
+        name,
+        "PARTITIONED BY (k)",
+        ", 'commit.manifest-merge.enabled'='false'",
+    )
+    .await;
+    let t = format!("ice.ns.{name}");
+    insert_small_batches(&lake, name, 3).await;
+    ok(
+        &lake.ctx,
+        &format!("ALTER TABLE {t} ADD PARTITION FIELD bucket(2, id)"),
+    )
+    .await;
+    for b in 3..5 {
+        ok(
+            &lake.ctx,
+            &format!("INSERT INTO {t} VALUES ({b}0, 1, 's{b}', {b}.5), ({b}1, 2, 's{b}', 0.5)"),
+        )
+        .await;
+    }
+    let per_spec = |spec: i32| {
+        format!("SELECT count(*) FROM ice.ns.\"{name}$manifests\" WHERE partition_spec_id = {spec}")
+    };
+    assert_eq!(n(&lake, &per_spec(0)).await, 3);
+    assert_eq!(n(&lake, &per_spec(1)).await, 2);
+    let before = rows(&lake, &t).await;
+    let r = call(
+        &lake,
+        &format!("CALL ice.system.rewrite_manifests(table => 'ns.{name}', spec_id => 1)"),
+    )
+    .await;
+    assert_eq!(r["rewritten_manifests_count"], 2, "{r:?}");
+    assert_eq!(r["added_manifests_count"], 1, "{r:?}");
+    assert_eq!(n(&lake, &per_spec(0)).await, 3, "spec 0's manifests kept");
+    assert_eq!(n(&lake, &per_spec(1)).await, 1);
+    assert_eq!(rows(&lake, &t).await, before);
+    let err = run(
+        &lake.ctx,
+        &format!("CALL ice.system.rewrite_manifests('ns.{name}', false, 7)"),
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        err.contains("spec_id 7 is not a partition spec of the table (its specs: 0, 1)"),
+        "{err}"
+    );
+    assert_eq!(n(&lake, &per_spec(0)).await, 3);
+    other_engines_agree(&lake, name).await;
+}
+
+/// `output-spec-id` (Spark's `rewrite_data_files` option) writes the new files under that
+/// spec, partition values computed under it; an id the table does not have is refused.
+#[tokio::test]
+async fn maintenance_rewrite_data_files_into_an_older_spec() {
+    let lake = lake().await;
+    let name = "output_spec";
+    create(&lake, name, "PARTITIONED BY (k)", "").await;
+    let t = format!("ice.ns.{name}");
+    insert_small_batches(&lake, name, 2).await;
+    ok(
+        &lake.ctx,
+        &format!("ALTER TABLE {t} ADD PARTITION FIELD bucket(4, id)"),
+    )
+    .await;
+    insert_small_batches(&lake, name, 2).await;
+    let before = rows(&lake, &t).await;
+    let specs = format!("SELECT count(DISTINCT spec_id) FROM ice.ns.\"{name}$files\"");
+    assert_eq!(n(&lake, &specs).await, 2);
+    let err = run(
+        &lake.ctx,
+        &format!(
+            "CALL ice.system.rewrite_data_files(table => 'ns.{name}', \
+             options => map('output-spec-id', '5'))"
+        ),
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        err.contains("option 'output-spec-id' is 5, not a partition spec of table")
+            && err.contains("(its specs: 0, 1)"),
+        "{err}"
+    );
+    let r = call(
+        &lake,
+        &format!(
+            "CALL ice.system.rewrite_data_files(table => 'ns.{name}', \
+             options => map('rewrite-all', 'true', 'output-spec-id', '0'))"
+        ),
+    )
+    .await;
+    assert_eq!(r["rewritten_data_files_count"], 12, "{r:?}");
+    // spec 0 partitions by k alone: its files are grouped per k (3 files), spec 1's
+    // together as one group (Java groups other specs' files so), split by k (3 more)
+    assert_eq!(r["added_data_files_count"], 6, "{r:?}");
+    assert_eq!(n(&lake, &specs).await, 1);
+    assert_eq!(
+        n(
+            &lake,
+            &format!(
+                "SELECT count(*) FROM ice.ns.\"{name}$files\" WHERE spec_id = 0 \
+                 AND partition.k IS NOT NULL"
+            )
+        )
+        .await,
+        6
+    );
+    assert_eq!(rows(&lake, &t).await, before);
+    // each file holds the k its partition tuple names: pruning by k keeps every row
+    for k in 0..3 {
+        let q = format!("SELECT count(*) FROM {t} WHERE k = {k}");
+        assert_eq!(n(&lake, &q).await, 4, "k = {k}");
+    }
     other_engines_agree(&lake, name).await;
 }
 

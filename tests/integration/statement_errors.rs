@@ -263,8 +263,9 @@ async fn remove_orphan_files_refuses_a_location_outside_its_table() {
                  dry_run => {dry_run})"
             ),
             &format!(
-                "location '{location}' is not inside the table location '{table_location}': \
-                 files there the table does not reference may be other tables' files"
+                "location '{location}' is not inside the table location or its \
+                 write.data.path / write.metadata.path ('{table_location}'): files there the \
+                 table does not reference may be other tables' files"
             ),
         )
         .await;

@@ -174,6 +174,8 @@ mod merge_scopes;
 mod merge_star;
 mod metadata_columns;
 mod not_a_table;
+mod procedure_where;
+pub(crate) use show_properties::column_name;
 mod procedures;
 mod replace_table;
 mod reset;

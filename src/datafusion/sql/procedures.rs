@@ -4,9 +4,9 @@
 //! | procedure | arguments | result |
 //! |---|---|---|
 //! | `expire_snapshots` | `table`, `older_than` (`TIMESTAMP '…'` or ms), `retain_last`, `max_concurrent_deletes`, `stream_results` (ignored), `snapshot_ids` (`array(…)`), `dry_run` (icefloe) | `deleted_data_files_count`, `deleted_position_delete_files_count`, `deleted_equality_delete_files_count`, `deleted_manifest_files_count`, `deleted_manifest_lists_count`, `deleted_statistics_files_count` |
-//! | `remove_orphan_files` | `table`, `older_than` (default 3 days ago; within 24 h refused), `location` (the table location or a directory in it), `dry_run`, `max_concurrent_deletes` | one row per file: `orphan_file_location` |
-//! | `rewrite_data_files` | `table`, `strategy` (`'binpack'`, `'sort'`), `sort_order` (`'id DESC NULLS LAST, bucket(4, s)'`, the `sort` strategy's order instead of the table's; `zorder(…)` refused), `options` (`map('k', 'v', …)`), `where` (a SQL condition string) | `rewritten_data_files_count`, `added_data_files_count`, `rewritten_bytes_count`, `failed_data_files_count` |
-//! | `rewrite_manifests` | `table`, `use_caching` (ignored), `spec_id` (refused) | `rewritten_manifests_count`, `added_manifests_count` |
+//! | `remove_orphan_files` | `table`, `older_than` (default 3 days ago; within 24 h refused), `location` (the table location, `write.data.path` or `write.metadata.path`, or a directory in one; default: all of them), `dry_run`, `max_concurrent_deletes`, `file_list_view` (refused), `equal_schemes`, `equal_authorities` (`map('from', 'to', …)`), `prefix_mismatch_mode` (`'ERROR'`, `'IGNORE'`, `'DELETE'`) | one row per file: `orphan_file_location` |
+//! | `rewrite_data_files` | `table`, `strategy` (`'binpack'`, `'sort'`), `sort_order` (`'id DESC NULLS LAST, bucket(4, s)'`, the `sort` strategy's order instead of the table's; `zorder(…)` refused), `options` (`map('k', 'v', …)`), `where` (a SQL condition string) | `rewritten_data_files_count`, `added_data_files_count`, `rewritten_bytes_count`, `failed_data_files_count`, `removed_delete_files_count` |
+//! | `rewrite_manifests` | `table`, `use_caching` (ignored), `spec_id` (only that spec's manifests) | `rewritten_manifests_count`, `added_manifests_count` |
 //! | `add_files` | `table`, `source_table` (`` '`parquet`.`/path/dir`' ``: a directory of Parquet files, Hive-style `column=value` directories for a partitioned table, or one file), `partition_filter` (`map('column', 'value', …)`), `check_duplicate_files` (default true), `parallelism` (ignored) | `added_files_count`, `changed_partition_count` |
 //! | `rewrite_position_delete_files` | `table`, `options` (`map('k', 'v', …)`), `where` (a SQL condition string) | `rewritten_delete_files_count`, `added_delete_files_count`, `rewritten_bytes_count`, `added_bytes_count` |
 //!
@@ -26,7 +26,6 @@ use super::call_args::{arguments, Value};
 use super::tokens::Cursor;
 use super::{cursor, defaults, resolve_table, IcebergTarget, ResolvedTable};
 use crate::catalog::parse_timestamp_ms;
-use crate::datafusion::filter::FilterConverter;
 use crate::datafusion::maintenance::{
     rewrite_data_files, RewriteDataFilesOptions, RewriteStrategy,
 };
@@ -61,6 +60,10 @@ pub(super) const PROCEDURES: &[(&str, &[&str])] = &[
             "location",
             "dry_run",
             "max_concurrent_deletes",
+            "file_list_view",
+            "equal_schemes",
+            "equal_authorities",
+            "prefix_mismatch_mode",
         ],
     ),
     (
@@ -217,6 +220,35 @@ async fn orphans(ctx: &SessionContext, table: &ResolvedTable, args: &Args) -> Re
     if let Some(n) = number(args, "max_concurrent_deletes")? {
         options = options.max_concurrent_deletes(positive(n, "max_concurrent_deletes")?);
     }
+    if let Some(v) = args.get("file_list_view") {
+        return Err(Error::unsupported(format!(
+            "remove_orphan_files argument 'file_list_view' ({v}): icefloe lists the \
+             table's directories itself"
+        )));
+    }
+    for name in ["equal_schemes", "equal_authorities"] {
+        match args.get(name) {
+            None => {}
+            Some(Value::Map(pairs)) if name == "equal_schemes" => {
+                options = options.equal_schemes(&pairs)
+            }
+            Some(Value::Map(pairs)) => options = options.equal_authorities(&pairs),
+            Some(other) => {
+                return Err(Error::invalid_argument(format!(
+                    "{name} must be map('key', 'value', …), got {other}"
+                )))
+            }
+        }
+    }
+    match args.get("prefix_mismatch_mode") {
+        None => {}
+        Some(Value::Text(mode)) => options = options.prefix_mismatch_mode(mode.parse()?),
+        Some(other) => {
+            return Err(Error::invalid_argument(format!(
+                "prefix_mismatch_mode must be 'ERROR', 'IGNORE' or 'DELETE', got {other}"
+            )))
+        }
+    }
     let loaded = table.target.catalog().load_table(&table.ident).await?;
     let files = remove_orphan_files(&loaded, &options).await?;
     let schema = Arc::new(ArrowSchema::new(vec![Field::new(
@@ -291,6 +323,10 @@ async fn rewrite_data(
             (
                 "failed_data_files_count",
                 Count::Int(r.failed_data_files_count),
+            ),
+            (
+                "removed_delete_files_count",
+                Count::Int(r.removed_delete_files_count),
             ),
         ],
     )
@@ -388,26 +424,16 @@ async fn where_filter(
     let loaded = table.target.catalog().load_table(&table.ident).await?;
     let provider = crate::IcebergTableProvider::try_new(loaded)?;
     let df_schema = DFSchema::try_from(provider.arrow_schema().as_ref().clone())?;
-    let expr = ctx.parse_sql_expr(&condition, &df_schema)?;
-    let converted = FilterConverter::new(provider.iceberg_schema())
-        .convert(&expr)
-        .ok_or_else(|| {
-            Error::invalid_argument(format!(
-                "where '{condition}' cannot select files (use comparisons of columns with \
-                 constants)"
-            ))
-        })?;
-    Ok(Some(converted.predicate))
+    super::procedure_where::where_predicate(ctx, provider.iceberg_schema(), df_schema, &condition)
+        .map(Some)
 }
 
 async fn manifests(ctx: &SessionContext, table: &ResolvedTable, args: &Args) -> Result<DataFrame> {
     flag(args, "use_caching")?;
-    if args.get("spec_id").is_some() {
-        return Err(Error::unsupported(
-            "rewrite_manifests argument 'spec_id' (every spec's manifests are rewritten)",
-        ));
-    }
-    let (_, r) = rewrite_manifests(table.target.catalog(), &table.ident, None).await?;
+    let spec_id = number(args, "spec_id")?
+        .map(|n| in_range(n, "spec_id", 0, i32::MAX))
+        .transpose()?;
+    let (_, r) = rewrite_manifests(table.target.catalog(), &table.ident, None, spec_id).await?;
     one_row(
         ctx,
         vec![

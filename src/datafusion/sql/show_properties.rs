@@ -198,7 +198,7 @@ pub(super) fn describe_sort_order(schema: &Schema, order: &SortOrder) -> String 
 
 /// The full name of field `id` in `schema` (`a.b` inside a struct, `l.element`,
 /// `m.key`, `m.value`), as Iceberg Java's `Schema.findColumnName`.
-pub(super) fn column_name(schema: &Schema, id: i32) -> Option<String> {
+pub(crate) fn column_name(schema: &Schema, id: i32) -> Option<String> {
     column_path(schema, id).map(|p| p.join("."))
 }
 

@@ -1,0 +1,128 @@
+//! The `where` argument of `rewrite_data_files` and `rewrite_position_delete_files`: a SQL
+//! condition string over the table's columns, as an Iceberg [`Predicate`] that selects
+//! files.
+//!
+//! The condition is typed as icefloe's own `SELECT … WHERE` types it (and as Spark's
+//! procedures do, which resolve the string with Spark SQL's analyzer): the session's
+//! analyzer function rewrites (icefloe's decimal-literal rule among them), then DataFusion's
+//! type coercion against the table's schema casts each literal to its column's type (`x > 6`
+//! on a `double`, `ts >= '2024-01-15'` on a `timestamp`, `id = '5'` on an `int`), then its
+//! simplifier folds the casts into constants, which [`FilterConverter`] turns into
+//! Iceberg terms.
+
+use datafusion::common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
+use datafusion::common::DFSchema;
+use datafusion::logical_expr::simplify::SimplifyContext;
+use datafusion::logical_expr::{Cast, Expr};
+use datafusion::optimizer::simplify_expressions::ExprSimplifier;
+use datafusion::prelude::SessionContext;
+
+use crate::datafusion::filter::FilterConverter;
+use crate::error::{Error, Result};
+use crate::expr::Predicate;
+use crate::spec::Schema;
+
+/// `condition` over a table of Iceberg schema `schema` (Arrow form `df_schema`) as the
+/// predicate selecting the files it may match.
+///
+/// Errors ([`crate::ErrorKind::InvalidArgument`], naming the condition): it does not parse
+/// or names an unknown column (DataFusion's message); a literal that cannot be cast to the
+/// type of the column it is compared with ("value 'abc' cannot be cast to the type
+/// of column 'id' (int)"); no part of it can be evaluated on file metadata (a column compared with a
+/// constant, `IN`, `IS NULL`, `LIKE 'prefix%'`, … — e.g. `id % 8 = 2`).
+pub(super) fn where_predicate(
+    ctx: &SessionContext,
+    schema: &Schema,
+    df_schema: DFSchema,
+    condition: &str,
+) -> Result<Predicate> {
+    let what = || format!("where '{condition}'");
+    let parsed = ctx
+        .parse_sql_expr(condition, &df_schema)
+        .map_err(|e| Error::from(e).context(what()))?;
+    // as the analyzer's `apply_function_rewrites` rule does, before type coercion
+    let state = ctx.state();
+    let rewrites = state.analyzer().function_rewrites();
+    let parsed = parsed
+        .transform_up(|e| {
+            let mut result = Transformed::no(e);
+            for rewrite in rewrites {
+                result = result
+                    .transform_data(|e| rewrite.rewrite(e, &df_schema, state.config_options()))?;
+            }
+            Ok(result)
+        })
+        .map_err(|e| Error::invalid_argument(format!("{}: {}", what(), e.strip_backtrace())))?
+        .data;
+    let df_schema = std::sync::Arc::new(df_schema);
+    let simplifier = ExprSimplifier::new(
+        SimplifyContext::builder()
+            .with_schema(std::sync::Arc::clone(&df_schema))
+            .build(),
+    );
+    let coerced = simplifier
+        .coerce(parsed, &df_schema)
+        .map_err(|e| Error::invalid_argument(format!("{}: {}", what(), e.strip_backtrace())))?;
+    check_literal_casts(schema, &coerced).map_err(|e| e.context(what()))?;
+    let simplified = simplifier
+        .simplify(coerced)
+        .map_err(|e| Error::invalid_argument(format!("{}: {}", what(), e.strip_backtrace())))?;
+    FilterConverter::new(schema)
+        .convert(&simplified)
+        .map(|c| c.predicate)
+        .ok_or_else(|| {
+            Error::invalid_argument(format!(
+                "{}: no part of it can select files by their metadata (icefloe uses \
+                 comparisons of a column with a constant, IN, BETWEEN, IS [NOT] NULL, \
+                 isnan and LIKE 'prefix%', joined by AND, OR, NOT)",
+                what()
+            ))
+        })
+}
+
+/// Refuse a literal that coercion casts to a type it has no value in, naming the column
+/// it is compared with, the value and the type (DataFusion's simplifier would fail with
+/// "Cast error: Cannot cast string 'abc' to value of Int32 type", naming no column).
+fn check_literal_casts(schema: &Schema, expr: &Expr) -> Result<()> {
+    let mut failure = None;
+    expr.apply(|node| {
+        let mut children = vec![];
+        match node {
+            Expr::BinaryExpr(b) => children.extend([b.left.as_ref(), b.right.as_ref()]),
+            Expr::InList(l) => children.extend(l.list.iter()),
+            Expr::Between(b) => children.extend([b.low.as_ref(), b.high.as_ref()]),
+            _ => {}
+        }
+        for child in children {
+            let Expr::Cast(Cast { expr, field }) = child else {
+                continue;
+            };
+            let Expr::Literal(value, _) = expr.as_ref() else {
+                continue;
+            };
+            let data_type = field.data_type();
+            if value.is_null() || value.cast_to(data_type).is_ok() {
+                continue;
+            }
+            // the column's type as the table declares it (the cast may be to a wider
+            // type DataFusion compares in, such as nanosecond timestamps)
+            let column = node.column_refs().into_iter().next().map(|c| {
+                let ty = schema
+                    .field_by_name(&c.name)
+                    .map_or_else(|| data_type.to_string(), |f| f.field_type.to_string());
+                format!("column '{}' ({ty})", c.name)
+            });
+            let column = column.unwrap_or_else(|| format!("its operand ({data_type})"));
+            let shown = match value.try_as_str() {
+                Some(Some(s)) => format!("'{s}'"),
+                _ => value.to_string(),
+            };
+            failure = Some(Error::invalid_argument(format!(
+                "value {shown} cannot be cast to the type of {column}"
+            )));
+            return Ok(TreeNodeRecursion::Stop);
+        }
+        Ok(TreeNodeRecursion::Continue)
+    })?;
+    failure.map_or(Ok(()), Err)
+}

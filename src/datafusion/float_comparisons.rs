@@ -42,6 +42,7 @@ use datafusion::logical_expr::utils::merge_schema;
 use datafusion::logical_expr::{Between, BinaryExpr, Expr, ExprSchemable, LogicalPlan, Operator};
 use datafusion::optimizer::{ApplyOrder, OptimizerConfig, OptimizerRule};
 
+use super::compared_groups::is_comparison;
 use super::float_keys::{normalize_nan_and_zero_udf, NORMALIZE_NAN_AND_ZERO};
 
 /// The rule's name (as listed by the session's optimizer).
@@ -159,21 +160,6 @@ fn operand(e: Expr) -> Transformed<Expr> {
         true => Transformed::no(e),
         false => Transformed::yes(normalize(e)),
     }
-}
-
-/// Whether `op` compares its operands.
-fn is_comparison(op: Operator) -> bool {
-    matches!(
-        op,
-        Operator::Eq
-            | Operator::NotEq
-            | Operator::Lt
-            | Operator::LtEq
-            | Operator::Gt
-            | Operator::GtEq
-            | Operator::IsDistinctFrom
-            | Operator::IsNotDistinctFrom
-    )
 }
 
 /// `l op r` with both operands through [`operand`].

@@ -5,6 +5,22 @@
 
 use crate::dml::{lake, ok, run};
 
+/// The id of the first snapshot of `ice.ns.<table>`.
+async fn first_snapshot(ctx: &datafusion::prelude::SessionContext, table: &str) -> String {
+    let text = ok(
+        ctx,
+        &format!(
+            "SELECT snapshot_id FROM ice.ns.\"{table}$snapshots\" ORDER BY committed_at LIMIT 1"
+        ),
+    )
+    .await;
+    text.lines()
+        .nth(3)
+        .unwrap_or_default()
+        .trim_matches(['|', ' '])
+        .to_string()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn views_read_iceberg_tables_as_they_are_when_queried() {
     let lake = lake().await;
@@ -16,17 +32,7 @@ async fn views_read_iceberg_tables_as_they_are_when_queried() {
     )
     .await;
     ok(ctx, "INSERT INTO ice.ns.t VALUES (1, 'a'), (2, 'b')").await;
-    let first = ok(
-        ctx,
-        "SELECT snapshot_id FROM ice.ns.\"t$snapshots\" ORDER BY committed_at LIMIT 1",
-    )
-    .await;
-    let first = first
-        .lines()
-        .nth(3)
-        .unwrap_or_default()
-        .trim_matches(['|', ' '])
-        .to_string();
+    let first = first_snapshot(ctx, "t").await;
     ok(
         ctx,
         "CREATE VIEW v AS SELECT id, s FROM ice.ns.t WHERE id > 0",
@@ -125,13 +131,7 @@ async fn prepared_statements_read_iceberg_tables_as_they_are_when_executed() {
     ok(ctx, "CREATE TABLE ice.ns.q (id BIGINT)").await;
     ok(ctx, "INSERT INTO ice.ns.p VALUES (1, 'a'), (2, 'b')").await;
     ok(ctx, "INSERT INTO ice.ns.q VALUES (2)").await;
-    let first = ok(ctx, "SELECT snapshot_id FROM ice.ns.\"p$snapshots\"").await;
-    let first = first
-        .lines()
-        .nth(3)
-        .unwrap_or_default()
-        .trim_matches(['|', ' '])
-        .to_string();
+    let first = first_snapshot(ctx, "p").await;
     ok(ctx, "PREPARE n AS SELECT count(*) AS n FROM ice.ns.p").await;
     ok(
         ctx,

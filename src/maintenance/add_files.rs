@@ -13,7 +13,7 @@
 //! whose values equal the given ones. Files whose name or a directory of whose path starts
 //! with `_` or `.` (`_SUCCESS`, `.crc` files) are skipped, as Spark's listing does.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -28,9 +28,11 @@ use object_store::path::Path as ObjectPath;
 use object_store::{ObjectStore, ObjectStoreExt};
 
 use crate::catalog::{Catalog, TableIdent};
+use crate::delete::is_deletion_vector;
 use crate::error::{Error, ErrorKind, Result};
 use crate::expr::literal::literal_eq;
 use crate::io::normalize_location;
+use crate::scan::TableScan;
 use crate::spec::arrow::{arrow_field_id, schema_to_arrow};
 use crate::spec::arrow_compat::check_field;
 use crate::spec::name_mapping::{update_name_mapping, NameMapping, DEFAULT_NAME_MAPPING_PROPERTY};
@@ -144,6 +146,8 @@ pub async fn add_files(
     }
     if options.check_duplicate_files {
         check_no_duplicates(&base, &found).await?;
+    } else {
+        check_no_deletion_vectors(&base, &found).await?;
     }
     let mapping_text = match m.properties.get(DEFAULT_NAME_MAPPING_PROPERTY) {
         Some(text) => text.clone(),
@@ -510,6 +514,42 @@ fn check_columns(
         )));
     }
     Ok(())
+}
+
+/// Fail when a live deletion vector of the table's current snapshot names one of `found`'s
+/// files (added again under `check_duplicate_files => false`): the new entry would have a
+/// later data sequence number than the vector, and readers (icefloe's and Java's
+/// `DeleteFileIndex`) refuse a deletion vector older than an entry of its data file, so
+/// the table would no longer read (spec: "Deletion Vectors": at most one vector per data
+/// file, applying to rows of entries not newer than it).
+async fn check_no_deletion_vectors<T, U>(table: &Table, found: &[(String, T, U)]) -> Result<()> {
+    let Some(snapshot) = table.metadata().current_snapshot() else {
+        return Ok(());
+    };
+    let plan = TableScan::new(table.clone(), Some(snapshot.clone()))
+        .plan_files()
+        .await?;
+    let with_vectors: HashSet<&str> = plan
+        .delete_entries
+        .iter()
+        .filter(|e| is_deletion_vector(&e.data_file))
+        .filter_map(|e| e.data_file.referenced_data_file.as_deref())
+        .collect();
+    match found
+        .iter()
+        .find(|(l, _, _)| with_vectors.contains(l.as_str()))
+    {
+        Some((location, _, _)) => Err(Error::new(
+            ErrorKind::ValidationFailed,
+            format!(
+                "cannot add '{location}' again: a deletion vector of the table's current \
+                 snapshot applies to it, and a deletion vector older than an entry of its \
+                 data file makes the table unreadable; compact the file first \
+                 (rewrite_data_files) or add a copy of it"
+            ),
+        )),
+        None => Ok(()),
+    }
 }
 
 /// Fail when the table's current snapshot already holds one of `found`'s files.

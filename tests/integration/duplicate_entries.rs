@@ -480,3 +480,61 @@ async fn metadata_and_file_cleanup_of_a_file_added_twice() {
     assert_eq!(rows(&lake, "t").await, expected(2));
     other_engines_agree(&lake, "t").await;
 }
+
+/// On v3, adding a file again after a deletion vector hit it would leave the vector older
+/// than the new entry, which readers refuse (the table would not read): `add_files` with
+/// `check_duplicate_files => false` refuses it naming the file, and commits nothing. A file
+/// without a vector is still added again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn adding_a_file_a_deletion_vector_applies_to_again_is_refused() {
+    let lake = lake().await;
+    let src = lake.dir.path().join("source_v3dv");
+    plain_files(&src).await;
+    ok(
+        &lake.ctx,
+        "CREATE TABLE ice.ns.v3dv (id BIGINT, k INT, s STRING, d DOUBLE) \
+         TBLPROPERTIES ('format-version'='3', 'write.delete.mode'='merge-on-read')",
+    )
+    .await;
+    add(&lake, "v3dv", &src, false).await;
+    assert_eq!(
+        count(&lake.ctx, "DELETE FROM ice.ns.v3dv WHERE id = 1").await,
+        1
+    );
+    let snapshots = "SELECT count(*) FROM ice.ns.\"v3dv$snapshots\"";
+    let before = (rows(&lake, "v3dv").await, count(&lake.ctx, snapshots).await);
+    let q = format!(
+        "CALL ice.system.add_files(table => 'ns.v3dv', source_table => '`parquet`.`{}`', \
+         check_duplicate_files => false)",
+        src.display()
+    );
+    let err = run(&lake.ctx, &q)
+        .await
+        .expect_err("a vector applies to k0");
+    assert!(
+        err.contains("cannot add '") && err.contains("k0.parquet' again: a deletion vector"),
+        "{err}"
+    );
+    assert_eq!(
+        (rows(&lake, "v3dv").await, count(&lake.ctx, snapshots).await),
+        before
+    );
+    // a file no vector applies to is added again (one file as the source)
+    ok(
+        &lake.ctx,
+        &format!(
+            "CALL ice.system.add_files(table => 'ns.v3dv', source_table => '`parquet`.`{}`', \
+             check_duplicate_files => false)",
+            src.join("k1.parquet").display()
+        ),
+    )
+    .await;
+    assert_eq!(
+        count(&lake.ctx, "SELECT count(*) FROM ice.ns.v3dv").await,
+        6
+    );
+    assert_eq!(
+        count(&lake.ctx, "SELECT count(*) FROM ice.ns.v3dv WHERE k = 1").await,
+        4
+    );
+}

@@ -26,6 +26,7 @@ use datafusion::logical_expr::{
 };
 use datafusion::physical_plan::ExecutionPlan;
 
+use super::read_only::ReadOnlyTable;
 use super::table_provider::IcebergTableProvider;
 
 /// A view whose Iceberg tables are resolved again at every scan; see the module docs.
@@ -156,11 +157,13 @@ impl FreshView {
     }
 }
 
-/// Whether `scan` reads an Iceberg table's provider.
+/// Whether `scan` reads an Iceberg table's provider or one of its metadata tables
+/// (`t$snapshots`, `t$files`, …: a [`ReadOnlyTable`] built when the name was resolved).
 pub(crate) fn is_iceberg(scan: &TableScan) -> bool {
-    source_as_provider(&scan.source)
-        .ok()
-        .is_some_and(|p| p.downcast_ref::<IcebergTableProvider>().is_some())
+    source_as_provider(&scan.source).ok().is_some_and(|p| {
+        p.downcast_ref::<IcebergTableProvider>().is_some()
+            || p.downcast_ref::<ReadOnlyTable>().is_some()
+    })
 }
 
 /// `scan` reading `table` instead, the same columns by name.

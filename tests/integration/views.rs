@@ -133,6 +133,17 @@ async fn prepared_statements_read_iceberg_tables_as_they_are_when_executed() {
     ok(ctx, "INSERT INTO ice.ns.q VALUES (2)").await;
     let first = first_snapshot(ctx, "p").await;
     ok(ctx, "PREPARE n AS SELECT count(*) AS n FROM ice.ns.p").await;
+    // a metadata table too (a tester's D1: it kept the snapshots of the PREPARE)
+    ok(
+        ctx,
+        "PREPARE snaps AS SELECT count(*) AS n FROM ice.ns.\"p$snapshots\"",
+    )
+    .await;
+    ok(
+        ctx,
+        "CREATE VIEW files_of_p AS SELECT count(*) AS n FROM ice.ns.\"p$files\"",
+    )
+    .await;
     ok(
         ctx,
         "PREPARE ge(BIGINT) AS SELECT id, s FROM ice.ns.p WHERE id >= $1 ORDER BY id",
@@ -154,6 +165,15 @@ async fn prepared_statements_read_iceberg_tables_as_they_are_when_executed() {
     ok(ctx, "DELETE FROM ice.ns.p WHERE id = 2").await;
     assert_eq!(
         ok(ctx, "EXECUTE n").await,
+        "+---+\n| n |\n+---+\n| 2 |\n+---+"
+    );
+    assert_eq!(
+        ok(ctx, "EXECUTE snaps").await,
+        "+---+\n| n |\n+---+\n| 3 |\n+---+"
+    );
+    // one file when the view was made; now the (3, 'c') file and the delete's rewrite
+    assert_eq!(
+        ok(ctx, "SELECT n FROM files_of_p").await,
         "+---+\n| n |\n+---+\n| 2 |\n+---+"
     );
     assert_eq!(

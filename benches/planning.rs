@@ -4,7 +4,7 @@
 //!
 //! ```text
 //! cargo bench --bench planning -- [--manifests 10000] [--files-per-manifest 100]
-//!     [--iterations 5] [--data DIR]
+//!     [--iterations 5] [--data DIR] [--plan-files-only]
 //! ```
 //!
 //! Manifest `i` holds files of partition `p = i / 10` (1,000 partitions, 10 manifests
@@ -12,7 +12,8 @@
 //! only planning is measured (`create_physical_plan` through DataFusion, and
 //! `TableScan::plan_files` directly). Reported: the first (cold, nothing cached in the
 //! process) and the median of `--iterations` runs, the manifests opened, and the peak
-//! resident memory (`VmHWM`).
+//! resident memory (`VmHWM`). `--plan-files-only` measures `TableScan::plan_files` alone,
+//! with no DataFusion plan before it.
 //!
 //! Peers (issue 18): with `--python PATH` (or `$ICEFLOE_PYTHON`; `--peers duckdb,pyiceberg`,
 //! default both), the unfiltered `count(*)`, `p = 17` and `LIMIT 10` cases also run on
@@ -296,6 +297,9 @@ async fn main() -> Result<(), BoxError> {
         ms(start.elapsed()),
         mib(peak_rss_bytes())
     );
+    if args.has("plan-files-only") {
+        return plan_files_rate(&table, manifests, iterations).await;
+    }
 
     let provider = IcebergTableProvider::try_new(table.clone())?;
     // icefloe's defaults: a scan of 100,000 files or more is deferred (each manifest
@@ -390,7 +394,26 @@ async fn main() -> Result<(), BoxError> {
         mib(peak_rss_bytes())
     );
 
-    // The planner alone (no DataFusion): entries per second.
+    plan_files_rate(&table, manifests, iterations).await?;
+    peers(
+        &args,
+        &table,
+        &root,
+        manifests,
+        files,
+        &cases,
+        &icefloe_times,
+    )
+}
+
+/// The planner alone (no DataFusion, no manifest cache): `TableScan::plan_files` of the
+/// whole table, median of `iterations`, as a row of the table and the full-plan rate in
+/// entries/s. Alone with `--plan-files-only` (no DataFusion plan before it).
+async fn plan_files_rate(
+    table: &Table,
+    manifests: usize,
+    iterations: usize,
+) -> Result<(), BoxError> {
     let scan = TableScan::new(table.clone(), table.metadata().current_snapshot().cloned());
     let mut times = vec![];
     let mut planned = 0;
@@ -412,15 +435,7 @@ async fn main() -> Result<(), BoxError> {
         planned as f64 / t.as_secs_f64(),
         t.as_secs_f64()
     );
-    peers(
-        &args,
-        &table,
-        &root,
-        manifests,
-        files,
-        &cases,
-        &icefloe_times,
-    )
+    Ok(())
 }
 
 /// The peers' table: the `count(*)`, `p = 17` and `LIMIT 10` cases on each peer, beside

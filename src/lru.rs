@@ -41,15 +41,21 @@ impl<K: Hash + Eq + Clone, V: Clone> WeightedLru<K, V> {
         }
     }
 
-    /// The value of `key`, marked as just used.
-    pub(crate) fn get(&mut self, key: &K) -> Option<V> {
+    /// The value of `key` (any borrowed form of the key type, as `HashMap::get` takes),
+    /// marked as just used.
+    pub(crate) fn get<Q>(&mut self, key: &Q) -> Option<V>
+    where
+        K: std::borrow::Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
         self.tick += 1;
         let tick = self.tick;
+        let stored = self.map.get_key_value(key)?.0.clone();
         let slot = self.map.get_mut(key)?;
         let previous = std::mem::replace(&mut slot.used, tick);
         let value = slot.value.clone();
         self.by_use.remove(&previous);
-        self.by_use.insert(tick, key.clone());
+        self.by_use.insert(tick, stored);
         Some(value)
     }
 

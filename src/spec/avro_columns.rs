@@ -65,15 +65,15 @@ fn decode(bytes: &[u8], location: &str) -> Result<Vec<RecordBatch>> {
     let blocks = blocks(bytes, header_len, &header.sync()).map_err(|why| corrupt().context(why))?;
     // A normalized schema replaces the header's (no schema resolution: the encoding of
     // the records is unchanged by the normalization).
-    let normalized = normalized_schema(&writer.json_string, location)?;
-    let schema = normalized.as_deref().unwrap_or(&writer.json_string);
-    if !records_take_bytes(schema) {
+    let checked = checked_schema(&writer.json_string, location)?;
+    let normalized = checked.normalized.as_deref();
+    if !checked.records_take_bytes {
         return Err(unreadable().context(
             "its schema allows records or array items of no bytes, which no manifest or \
              manifest list has (a block could then claim any number of them)",
         ));
     }
-    let file_header: Cow<'_, [u8]> = match &normalized {
+    let file_header: Cow<'_, [u8]> = match normalized {
         None => Cow::Borrowed(&bytes[..header_len]),
         Some(schema) => Cow::Owned(
             with_schema(&bytes[..header_len], header_len, schema)
@@ -120,6 +120,51 @@ fn decode(bytes: &[u8], location: &str) -> Result<Vec<RecordBatch>> {
         batches.push(decoded);
     }
     Ok(batches)
+}
+
+/// What [`decode`] derives from a writer schema: the normalized schema (`None`: the
+/// writer's as it is) and whether its records take bytes ([`records_take_bytes`]).
+struct CheckedSchema {
+    normalized: Option<String>,
+    records_take_bytes: bool,
+}
+
+/// The checks of recently seen writer schemas, keyed by the schema's JSON text and
+/// bounded by [`CHECKED_SCHEMAS_MAX_BYTES`] of it: the manifests of a table share a few
+/// writer schemas, and parsing one (several KiB of JSON) costs about as much as decoding
+/// a manifest of 100 entries.
+static CHECKED_SCHEMAS: std::sync::OnceLock<
+    std::sync::Mutex<crate::lru::WeightedLru<std::sync::Arc<str>, std::sync::Arc<CheckedSchema>>>,
+> = std::sync::OnceLock::new();
+
+/// The bound of [`CHECKED_SCHEMAS`], in bytes of schema text (keys and normalized
+/// schemas).
+const CHECKED_SCHEMAS_MAX_BYTES: u64 = 4 << 20;
+
+/// The checks of `writer` (the header's schema JSON), from [`CHECKED_SCHEMAS`] when
+/// seen before. Errors as [`normalized_schema`] (they are not cached).
+fn checked_schema(writer: &str, location: &str) -> Result<std::sync::Arc<CheckedSchema>> {
+    let cache = CHECKED_SCHEMAS.get_or_init(|| {
+        std::sync::Mutex::new(crate::lru::WeightedLru::new(CHECKED_SCHEMAS_MAX_BYTES))
+    });
+    // a poisoned lock only means another decode panicked: the map itself is whole
+    let lock = || cache.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(hit) = lock().get(writer) {
+        return Ok(hit);
+    }
+    let normalized = normalized_schema(writer, location)?;
+    let records_take_bytes = records_take_bytes(normalized.as_deref().unwrap_or(writer));
+    let weight = (writer.len() + normalized.as_ref().map_or(0, String::len)) as u64;
+    let checked = std::sync::Arc::new(CheckedSchema {
+        normalized,
+        records_take_bytes,
+    });
+    lock().insert(
+        std::sync::Arc::from(writer),
+        std::sync::Arc::clone(&checked),
+        weight,
+    );
+    Ok(checked)
 }
 
 /// `bytes` (the header of an object container file, `header_len` bytes) with the

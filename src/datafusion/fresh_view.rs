@@ -39,6 +39,9 @@ pub struct FreshView {
     plan: LogicalPlan,
     definition: Option<String>,
     schema: SchemaRef,
+    /// A prepared query that selects `*`: its column list was expanded when it was
+    /// prepared, so a column added to a table it reads since is refused, not left out.
+    star: bool,
 }
 
 impl FreshView {
@@ -51,14 +54,19 @@ impl FreshView {
             plan,
             definition,
             schema,
+            star: false,
         }
     }
 
     /// The Iceberg table `scan` reads, as a source resolved again at every scan: what
     /// `PREPARE name AS …` keeps in its plan in place of the table's provider, so each
     /// `EXECUTE name` reads the table as it is then. `statement`: the prepared statement's
-    /// name, for errors. Filters and limits of `scan` stay on the scan.
-    pub fn for_prepared(statement: &str, scan: &TableScan) -> DFResult<Self> {
+    /// name, for errors. Filters and limits of `scan` stay on the scan. `star`: the
+    /// prepared query selects `*` (or `t.*`) somewhere; a column added to the table since
+    /// is then an error asking to prepare it again, as a dropped or retyped one is (the
+    /// `*` was expanded to the columns of the PREPARE; Spark resolves a statement's `*`
+    /// when it runs, which a kept plan cannot).
+    pub fn for_prepared(statement: &str, scan: &TableScan, star: bool) -> DFResult<Self> {
         let whole =
             TableScanBuilder::new(scan.table_name.clone(), Arc::clone(&scan.source)).build()?;
         let plan = LogicalPlan::TableScan(whole);
@@ -69,6 +77,7 @@ impl FreshView {
             plan,
             definition: None,
             schema,
+            star,
         })
     }
 
@@ -115,6 +124,9 @@ impl FreshView {
             let table = table.ok_or_else(|| {
                 DataFusionError::Plan(format!("{}: table {name} no longer exists", self.name))
             })?;
+            if self.star {
+                self.check_no_added_columns(&name, &table)?;
+            }
             fresh.insert(name, table);
         }
         let (view, again) = (&self.name, self.again);
@@ -154,6 +166,34 @@ impl FreshView {
             )));
         }
         Ok(plan)
+    }
+}
+
+impl FreshView {
+    /// For a prepared `SELECT *` (one table scan, its whole table): fail when `table`
+    /// (the table `name` now) has columns the table had not when it was prepared.
+    fn check_no_added_columns(
+        &self,
+        name: &TableReference,
+        table: &Arc<dyn TableProvider>,
+    ) -> DFResult<()> {
+        let added: Vec<String> = table
+            .schema()
+            .fields()
+            .iter()
+            .filter(|f| self.schema.field_with_name(f.name()).is_err())
+            .map(|f| f.name().clone())
+            .collect();
+        if added.is_empty() {
+            return Ok(());
+        }
+        Err(DataFusionError::Plan(format!(
+            "{}: {name} has columns added since it was prepared ({}), which its `*` \
+             does not list; {}",
+            self.name,
+            added.join(", "),
+            self.again
+        )))
     }
 }
 

@@ -286,6 +286,21 @@ fn cli_script_errors_name_the_statement() {
     let err = stderr(&out);
     assert!(err.starts_with("error: ") && !err.contains("-c"), "{err}");
     assert!(err.contains("nope"), "{err}");
+    // an unknown prepared statement is named as any other failed statement (a tester's
+    // D10: `EXECUTE nosuch` alone had no `-c statement N`, as no statement alone has)
+    let out = run(&["-c", "PREPARE p AS SELECT 1; EXECUTE nosuch"]);
+    assert_failure(&out);
+    assert_eq!(
+        stderr(&out),
+        "error: -c statement 2 (EXECUTE nosuch): Execution error: Prepared statement \
+         'nosuch' does not exist\n"
+    );
+    let out = run(&["-c", "EXECUTE nosuch"]);
+    assert_failure(&out);
+    assert_eq!(
+        stderr(&out),
+        "error: Execution error: Prepared statement 'nosuch' does not exist\n"
+    );
 }
 
 #[test]
@@ -628,4 +643,97 @@ fn cli_reads_a_file_path_as_a_table() {
     assert_success(&iceberg);
     assert_eq!(stdout(&named), stdout(&iceberg));
     assert_ne!(stdout(&named), "n\n3\n");
+}
+
+/// File paths are for reading (a tester's D7): a file `f.parquet` in the working
+/// directory does not block `CREATE TABLE "f.parquet"`; `DROP TABLE 'f.parquet'` is an
+/// error that deletes nothing; a name that reads as no table says what is on disk: no
+/// file there, a file whose format the extension does not tell, or (for a bare name,
+/// never read as a path) a directory of that name and how to read it.
+#[test]
+fn cli_file_paths_are_for_reading_and_errors_say_what_is_on_disk() {
+    let dir = tempfile::tempdir().unwrap();
+    let cwd = std::fs::canonicalize(dir.path()).unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let in_dir = |args: &[&str]| {
+        icefloe(home.path())
+            .current_dir(&cwd)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let csv = |sql: &str| in_dir(&["--format", "csv", "-c", sql]);
+    assert_success(&csv(
+        "COPY (SELECT 1 AS x) TO 'f.parquet' STORED AS PARQUET; \
+         COPY (SELECT 2 AS x) TO 'x.bin' STORED AS PARQUET; \
+         COPY (SELECT 3 AS x) TO 'd' STORED AS PARQUET",
+    ));
+    // (a path without an extension is a directory to COPY)
+    assert!(cwd.join("d").is_dir());
+    std::fs::copy(cwd.join("x.bin"), cwd.join("noext")).unwrap();
+    // a table of the file's name is created, and read before the file
+    let out = csv(
+        "CREATE TABLE \"f.parquet\" (x INT); INSERT INTO \"f.parquet\" VALUES (7); \
+         SELECT x FROM \"f.parquet\"",
+    );
+    assert_success(&out);
+    assert_eq!(stdout(&out), "count\n1\nx\n7\n");
+    // DROP TABLE of a file path: an error, the file left as it is
+    let out = csv("DROP TABLE 'f.parquet'");
+    assert_failure(&out);
+    assert_eq!(
+        stderr(&out),
+        "error: DROP TABLE 'f.parquet': 'f.parquet' is a file path, not a table (SELECT … \
+         FROM 'f.parquet' reads the file); DROP TABLE drops tables and deletes no files\n"
+    );
+    let out = csv("SELECT x FROM 'f.parquet'");
+    assert_success(&out);
+    assert_eq!(stdout(&out), "x\n1\n");
+    // a missing file, a file of no known format, a bare directory name
+    let missing = cwd.join("sub/nosuch.parquet");
+    for (sql, expected) in [
+        (
+            "SELECT * FROM 'sub/nosuch.parquet'",
+            format!(
+                "error: no file or directory at {} (nor is 'sub/nosuch.parquet' a table of \
+                 schema 'datafusion.public': it has no tables)\n",
+                missing.display()
+            ),
+        ),
+        (
+            "SELECT * FROM 'noext'",
+            "error: table 'noext' not found in schema 'datafusion.public' (it has no \
+             tables); a file 'noext' is in the working directory: name it as a path to \
+             read it (FROM './noext')\n"
+                .to_string(),
+        ),
+        (
+            "SELECT * FROM './noext'",
+            format!(
+                "error: {} is a file whose format is not known from its extension (.parquet, \
+                 .csv, .json, .avro, .arrow); read it with CREATE EXTERNAL TABLE t STORED AS \
+                 PARQUET|CSV|JSON|AVRO|ARROW LOCATION './noext' (nor is './noext' a table of \
+                 schema 'datafusion.public': it has no tables)\n",
+                cwd.join("noext").display()
+            ),
+        ),
+        (
+            "SELECT * FROM d",
+            "error: table 'd' not found in schema 'datafusion.public' (it has no tables); \
+             a directory 'd' is in the working directory: name it as a path to read it \
+             (FROM './d/')\n"
+                .to_string(),
+        ),
+    ] {
+        let out = csv(sql);
+        assert_failure(&out);
+        assert_eq!(stderr(&out), expected, "{sql}");
+    }
+    // the ways the hints offer read the files
+    let out = csv("SELECT x FROM './d/' UNION ALL SELECT x FROM './d' ORDER BY x");
+    assert_success(&out);
+    assert_eq!(stdout(&out), "x\n3\n3\n");
+    let out = csv("CREATE EXTERNAL TABLE t STORED AS PARQUET LOCATION './noext'; SELECT x FROM t");
+    assert_success(&out);
+    assert_eq!(stdout(&out), "x\n2\n");
 }

@@ -513,3 +513,88 @@ fn cli_drop_schema_drops_an_empty_namespace_only() {
         assert_eq!(stdout(&out), "schema_name\nfull\nn\n0\n", "{catalog}");
     }
 }
+
+/// With an Iceberg catalog, `CREATE TABLE t` of an unqualified name (a tester's D6: it
+/// made an in-memory table, lost at exit, with nothing said) is refused naming how to
+/// qualify it, as is CTAS and a table in `public`; after `USE ns` (Spark's current
+/// namespace) it creates the Iceberg table `ns.t`, which the next process reads. Without
+/// a catalog, `CREATE TABLE t` is DataFusion's in-memory table, as in `datafusion-cli`.
+#[test]
+fn cli_create_table_without_a_namespace_is_kept_or_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let cwd = std::fs::canonicalize(dir.path()).unwrap();
+    let catalog = [
+        "--catalog",
+        "sqlite:cat.db",
+        "--create-catalog",
+        "--format",
+        "csv",
+    ];
+    let with_catalog = |sql: &str| run_in(&cwd, &[&catalog[..], &["-c", sql]].concat());
+    let refused = |namespaces: &str| {
+        format!(
+            "CREATE TABLE t: 'public' is the CLI's in-memory schema, not a namespace of \
+             Iceberg catalog 'default', so the table would be lost at exit; name a \
+             namespace (CREATE TABLE ns.t …) or make one current (USE ns) ({namespaces})\n"
+        )
+    };
+    let out = with_catalog("CREATE TABLE t (id INT)");
+    assert_failure(&out);
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "error: {}",
+            refused("the catalog has no namespaces yet: CREATE SCHEMA ns makes one")
+        )
+    );
+    assert_success(&with_catalog("CREATE SCHEMA ns"));
+    for sql in [
+        "CREATE TABLE t AS SELECT 1 AS id",
+        "CREATE OR REPLACE TABLE t (id INT)",
+        "CREATE TABLE public.t (id INT)",
+    ] {
+        let out = with_catalog(sql);
+        assert_failure(&out);
+        assert_eq!(
+            stderr(&out),
+            format!("error: {}", refused("namespaces: ns")),
+            "{sql}"
+        );
+    }
+    let out = with_catalog("USE nosuch");
+    assert_failure(&out);
+    assert!(
+        stderr(&out).contains("USE nosuch: namespace 'nosuch' does not exist in catalog 'default'"),
+        "{}",
+        stderr(&out)
+    );
+    let out = with_catalog(
+        "USE ns; CREATE TABLE t (id INT); INSERT INTO t VALUES (1), (2); SELECT sum(id) AS s FROM t",
+    );
+    assert_success(&out);
+    assert!(stdout(&out).ends_with("s\n3\n"), "{}", stdout(&out));
+    let out = with_catalog("SELECT count(*) AS n FROM ns.t");
+    assert_success(&out);
+    assert_eq!(stdout(&out), "n\n2\n");
+    // CREATE EXTERNAL TABLE still registers in the session's `public`
+    let sample = sample_table();
+    let external = format!(
+        "CREATE EXTERNAL TABLE e STORED AS ICEBERG LOCATION '{}'; SELECT count(*) > 0 AS any FROM e",
+        sample.display()
+    );
+    let out = with_catalog(&external);
+    assert_success(&out);
+    assert_eq!(stdout(&out), "any\ntrue\n");
+    // no catalog: DataFusion's in-memory tables
+    let out = run_in(
+        &cwd,
+        &[
+            "--format",
+            "csv",
+            "-c",
+            "CREATE TABLE m (id INT); INSERT INTO m VALUES (5); SELECT id FROM m",
+        ],
+    );
+    assert_success(&out);
+    assert_eq!(stdout(&out), "count\n1\nid\n5\n");
+}

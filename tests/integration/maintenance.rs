@@ -2301,3 +2301,90 @@ async fn maintenance_compaction_groups_older_spec_files_together() {
     assert_eq!(rows(&lake, "ice.ns.evolved").await, before);
     other_engines_agree(&lake, "evolved").await;
 }
+
+/// Procedure arguments take constant expressions, as Spark evaluates any foldable
+/// expression there (a tester's D10: `older_than => now()` was refused): `now()`,
+/// `now() - INTERVAL '1' DAY`, `TIMESTAMP '…' + INTERVAL …`, `1 + 1`. An expression
+/// reading a table, one that does not plan and a NULL are refused naming the argument.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn procedure_arguments_take_constant_expressions() {
+    let lake = lake().await;
+    let name = "folded";
+    create(&lake, name, "", "").await;
+    insert_small_batches(&lake, name, 3).await;
+    let snapshots = || async {
+        n(
+            &lake,
+            &format!("SELECT count(*) FROM ice.ns.\"{name}$snapshots\""),
+        )
+        .await
+    };
+    assert_eq!(snapshots().await, 3);
+    // a day ago: every snapshot is younger, none expires
+    let r = call(
+        &lake,
+        &format!(
+            "CALL ice.system.expire_snapshots(table => 'ns.{name}', \
+             older_than => now() - INTERVAL '1' DAY)"
+        ),
+    )
+    .await;
+    assert_eq!(r["deleted_manifest_lists_count"], 0, "{r:?}");
+    assert_eq!(snapshots().await, 3);
+    // a timestamp literal with arithmetic, and a number expression
+    let r = call(
+        &lake,
+        &format!(
+            "CALL ice.system.expire_snapshots(table => 'ns.{name}', \
+             older_than => TIMESTAMP '2200-01-02 00:00:00' - INTERVAL '1' DAY, \
+             retain_last => 1 + 1)"
+        ),
+    )
+    .await;
+    assert_eq!(r["deleted_manifest_lists_count"], 1, "{r:?}");
+    assert_eq!(snapshots().await, 2);
+    // now(): all but the current snapshot are older
+    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    let r = call(
+        &lake,
+        &format!("CALL ice.system.expire_snapshots(table => 'ns.{name}', older_than => now())"),
+    )
+    .await;
+    assert_eq!(r["deleted_manifest_lists_count"], 1, "{r:?}");
+    assert_eq!(snapshots().await, 1);
+    // the value is a time: an hour ago is within remove_orphan_files' 24 hours
+    let err = run(
+        &lake.ctx,
+        &format!(
+            "CALL ice.system.remove_orphan_files(table => 'ns.{name}', \
+             older_than => now() - INTERVAL '1' HOUR)"
+        ),
+    )
+    .await
+    .unwrap_err();
+    assert!(err.contains("24 hours"), "{err}");
+    for (argument, why) in [
+        (
+            format!("(SELECT max(committed_at) FROM ice.ns.\"{name}$snapshots\")"),
+            "not a constant (it reads a table)",
+        ),
+        ("nope".to_string(), "not an expression ("),
+        ("CAST(NULL AS TIMESTAMP)".to_string(), "it is NULL"),
+    ] {
+        let err = run(
+            &lake.ctx,
+            &format!(
+                "CALL ice.system.expire_snapshots(table => 'ns.{name}', older_than => {argument})"
+            ),
+        )
+        .await
+        .unwrap_err();
+        assert!(
+            err.contains(&format!(
+                "CALL ice.system.expire_snapshots: older_than => {argument}: {why}"
+            )),
+            "{err}"
+        );
+    }
+    assert_eq!(snapshots().await, 1);
+}

@@ -197,3 +197,66 @@ async fn prepared_statements_read_iceberg_tables_as_they_are_when_executed() {
         "{e}"
     );
 }
+
+/// A prepared `SELECT *` lists the columns of the PREPARE: a column added to a table it
+/// reads since is an error asking to prepare it again, as a dropped or retyped column is
+/// (a tester's D8: `EXECUTE` silently left the new column out). A statement naming its
+/// columns, or counting rows, reads on as before.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prepared_select_star_refuses_columns_added_since() {
+    let lake = lake().await;
+    let ctx = &lake.ctx;
+    ok(ctx, "CREATE TABLE ice.ns.a (id BIGINT, s STRING)").await;
+    ok(ctx, "INSERT INTO ice.ns.a VALUES (1, 'a')").await;
+    ok(ctx, "PREPARE star AS SELECT * FROM ice.ns.a").await;
+    ok(
+        ctx,
+        "PREPARE qualified AS SELECT x.* FROM ice.ns.a x JOIN ice.ns.a y ON x.id = y.id",
+    )
+    .await;
+    ok(
+        ctx,
+        "PREPARE in_union AS SELECT id FROM ice.ns.a UNION ALL SELECT * FROM (SELECT id FROM ice.ns.a)",
+    )
+    .await;
+    ok(
+        ctx,
+        "PREPARE cols AS SELECT id, s FROM ice.ns.a ORDER BY id",
+    )
+    .await;
+    ok(ctx, "PREPARE n AS SELECT count(*) AS n FROM ice.ns.a").await;
+    // before any change, `*` reads as it was prepared
+    assert_eq!(
+        ok(ctx, "EXECUTE star").await,
+        "+----+---+\n| id | s |\n+----+---+\n| 1  | a |\n+----+---+"
+    );
+    ok(ctx, "ALTER TABLE ice.ns.a ADD COLUMN extra STRING").await;
+    ok(ctx, "INSERT INTO ice.ns.a VALUES (2, 'b', 'x')").await;
+    for statement in ["star", "qualified", "in_union"] {
+        let e = run(ctx, &format!("EXECUTE {statement}"))
+            .await
+            .expect_err("a column was added");
+        assert!(
+            e.contains(&format!(
+                "prepared statement {statement}: ice.ns.a has columns added since it was \
+                 prepared (extra), which its `*` does not list; prepare it again"
+            )),
+            "{e}"
+        );
+    }
+    assert_eq!(
+        ok(ctx, "EXECUTE cols").await,
+        "+----+---+\n| id | s |\n+----+---+\n| 1  | a |\n| 2  | b |\n+----+---+"
+    );
+    assert_eq!(
+        ok(ctx, "EXECUTE n").await,
+        "+---+\n| n |\n+---+\n| 2 |\n+---+"
+    );
+    // prepared again, `*` lists the new column
+    ok(ctx, "DEALLOCATE star").await;
+    ok(ctx, "PREPARE star AS SELECT * FROM ice.ns.a ORDER BY id").await;
+    assert_eq!(
+        ok(ctx, "EXECUTE star").await,
+        "+----+---+-------+\n| id | s | extra |\n+----+---+-------+\n| 1  | a |       |\n| 2  | b | x     |\n+----+---+-------+"
+    );
+}

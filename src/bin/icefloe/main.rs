@@ -5,6 +5,7 @@
 //! whose results are written by [`output`].
 
 mod catalog;
+mod create_target;
 mod describe;
 mod interrupt;
 mod output;
@@ -555,6 +556,14 @@ pub async fn run_statement(
     statement: &str,
     output: &mut Output,
 ) -> Result<output::Written, CliError> {
+    let created = create_target::created_table(ctx, statement);
+    if let Some(created) = &created {
+        create_target::check_kept(ctx, created)?;
+    }
+    // the table being created is not read as a file of the same name meanwhile
+    let _creating = created
+        .as_ref()
+        .and_then(|c| url_tables::creating(ctx, &c.catalog, &c.schema, &c.table));
     let df = icefloe::datafusion::sql::execute(ctx, statement)
         .await
         .map_err(|e| {
@@ -580,11 +589,17 @@ fn statement_error(e: icefloe::Error) -> CliError {
 }
 
 /// DataFusion's "table 'cat.schema.t' not found", said more precisely: which of the
-/// catalog, the schema (an Iceberg namespace) or the table is unknown, and what exists.
+/// catalog, the schema (an Iceberg namespace) or the table is unknown, and what exists;
+/// for a name read as a file path, what is on disk there ([`url_tables::not_found_hint`]).
+/// Also DataFusion's "Table 'x' doesn't exist." of a `DROP TABLE` naming a file.
 fn explain_not_found(ctx: &SessionContext, message: &str) -> Option<String> {
+    if let Some(explained) = explain_drop_of_a_file(message) {
+        return Some(explained);
+    }
     let rest = message.split("table '").nth(1)?;
     let (name, _) = rest.split_once("' not found")?;
-    let parts: Vec<&str> = name.split('.').collect();
+    // a path holds dots of its own: `cat.schema.dir/f.parquet`
+    let parts: Vec<&str> = name.splitn(3, '.').collect();
     let [catalog, schema, table] = parts.as_slice() else {
         return None;
     };
@@ -595,6 +610,10 @@ fn explain_not_found(ctx: &SessionContext, message: &str) -> Option<String> {
         ));
     };
     let Some(sch) = cat.schema(schema) else {
+        // a dotted schema name (a namespace of several levels) is not split here
+        if table.contains('.') {
+            return None;
+        }
         let mut names = cat.schema_names();
         names.retain(|n| n != "information_schema");
         return Some(format!(
@@ -609,6 +628,20 @@ fn explain_not_found(ctx: &SessionContext, message: &str) -> Option<String> {
     } else {
         format!("tables: {}", tables.join(", "))
     };
+    let on_disk = url_tables::not_found_hint(table);
+    if url_tables::reads_as_path(table) && !url_tables::reads_paths(&sch) {
+        return Some(format!(
+            "table '{table}' not found in schema '{catalog}.{schema}' ({listed}); file paths \
+             are read as tables in the CLI's schema 'public' only (USE public)"
+        ));
+    }
+    if url_tables::reads_as_path(table) {
+        if let Some(on_disk) = on_disk {
+            return Some(format!(
+                "{on_disk} (nor is '{table}' a table of schema '{catalog}.{schema}': {listed})"
+            ));
+        }
+    }
     // a name that differs only in case: quoting (or not quoting) it is the likely slip
     let hint = tables
         .iter()
@@ -619,8 +652,23 @@ fn explain_not_found(ctx: &SessionContext, message: &str) -> Option<String> {
                  their case)"
             )
         })
+        .or_else(|| on_disk.map(|h| format!("; {h}")))
         .unwrap_or_default();
     Some(format!(
         "table '{table}' not found in schema '{catalog}.{schema}' ({listed}){hint}"
     ))
+}
+
+/// DataFusion's "Table 'g.parquet' doesn't exist." of `DROP TABLE 'g.parquet'` when a
+/// file is there: it is read as a table, but no table is dropped and no file deleted.
+fn explain_drop_of_a_file(message: &str) -> Option<String> {
+    let rest = message.split("Table '").nth(1)?;
+    let (name, _) = rest.split_once("' doesn't exist.")?;
+    let path = std::path::Path::new(name.strip_prefix("file://").unwrap_or(name));
+    (url_tables::reads_as_path(name) && path.exists()).then(|| {
+        format!(
+            "DROP TABLE '{name}': '{name}' is a file path, not a table (SELECT … FROM \
+             '{name}' reads the file); DROP TABLE drops tables and deletes no files"
+        )
+    })
 }

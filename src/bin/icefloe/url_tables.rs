@@ -10,14 +10,20 @@
 //! qualified name `ns.t` is always an Iceberg table (a missing one is an error, never a
 //! file of the current directory). The CLI reads local files by `CREATE EXTERNAL TABLE` and
 //! `COPY` already; this opens no other file.
+//!
+//! Files are for reading only: the name a `CREATE TABLE` creates is not read as a file
+//! while it runs (a file `f.parquet` here does not make `CREATE TABLE "f.parquet"` fail
+//! with "already exists"), and `DROP TABLE 'f.parquet'` is an error, never a silent
+//! no-op (it deletes no file). [`not_found_hint`] says what a path that reads as no table
+//! is on disk.
 
-use std::sync::Arc;
+use std::any::Any;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
-use datafusion::catalog::{
-    DynamicFileSchemaProvider, SchemaProvider, TableProvider, UrlTableFactory,
-};
-use datafusion::common::Result as DFResult;
+use datafusion::catalog::{SchemaProvider, TableProvider, UrlTableFactory};
+use datafusion::common::{plan_err, Result as DFResult};
 use datafusion::datasource::dynamic_file::DynamicListTableFactory;
 use datafusion::prelude::SessionContext;
 use datafusion_session::SessionStore;
@@ -38,8 +44,11 @@ impl PathTables {
 
     /// `schema` with unknown names that read as paths read as files.
     pub fn wrap(self: &Arc<Self>, schema: Arc<dyn SchemaProvider>) -> Arc<dyn SchemaProvider> {
-        let factory: Arc<dyn UrlTableFactory> = Arc::clone(self) as _;
-        Arc::new(DynamicFileSchemaProvider::new(schema, factory))
+        Arc::new(PathSchema {
+            inner: schema,
+            paths: Arc::clone(self),
+            creating: Mutex::new(None),
+        })
     }
 
     /// Read files with the settings (object stores, formats) of `ctx`'s session.
@@ -48,8 +57,146 @@ impl PathTables {
     }
 }
 
+/// A schema whose unknown names that read as paths are files, for reading: see the
+/// module docs.
+#[derive(Debug)]
+struct PathSchema {
+    inner: Arc<dyn SchemaProvider>,
+    paths: Arc<PathTables>,
+    /// The table a running `CREATE TABLE` creates: not read as a file meanwhile.
+    creating: Mutex<Option<String>>,
+}
+
+impl PathSchema {
+    fn is_being_created(&self, name: &str) -> bool {
+        self.creating
+            .lock()
+            .is_ok_and(|c| c.as_deref() == Some(name))
+    }
+
+    fn set_creating(&self, name: Option<String>) {
+        if let Ok(mut creating) = self.creating.lock() {
+            *creating = name;
+        }
+    }
+}
+
+#[async_trait]
+impl SchemaProvider for PathSchema {
+    fn table_names(&self) -> Vec<String> {
+        self.inner.table_names()
+    }
+
+    async fn table(&self, name: &str) -> DFResult<Option<Arc<dyn TableProvider>>> {
+        if let Some(table) = self.inner.table(name).await? {
+            return Ok(Some(table));
+        }
+        if self.is_being_created(name) {
+            return Ok(None);
+        }
+        self.paths.try_new(name).await
+    }
+
+    fn register_table(
+        &self,
+        name: String,
+        table: Arc<dyn TableProvider>,
+    ) -> DFResult<Option<Arc<dyn TableProvider>>> {
+        self.inner.register_table(name, table)
+    }
+
+    /// A path no table has is refused: DataFusion's `DROP TABLE` found its file as a
+    /// table, and would otherwise report it dropped (nothing is deleted).
+    fn deregister_table(&self, name: &str) -> DFResult<Option<Arc<dyn TableProvider>>> {
+        if !self.inner.table_exist(name) && reads_as_path(name) {
+            return plan_err!("'{name}' is a file path, not a table; DROP TABLE deletes no files");
+        }
+        self.inner.deregister_table(name)
+    }
+
+    fn table_exist(&self, name: &str) -> bool {
+        self.inner.table_exist(name)
+    }
+}
+
+/// While it lives, the table `CREATE TABLE` creates is not read as a file.
+pub struct Creating {
+    schema: Arc<dyn SchemaProvider>,
+}
+
+impl Drop for Creating {
+    fn drop(&mut self) {
+        let any: &dyn Any = self.schema.as_ref();
+        if let Some(schema) = any.downcast_ref::<PathSchema>() {
+            schema.set_creating(None);
+        }
+    }
+}
+
+/// Stop reading `catalog.schema.table` as a file until the guard is dropped (a
+/// `CREATE TABLE` of that name runs); `None` when the schema reads no files.
+pub fn creating(
+    ctx: &SessionContext,
+    catalog: &str,
+    schema: &str,
+    table: &str,
+) -> Option<Creating> {
+    let schema = ctx.catalog(catalog)?.schema(schema)?;
+    let any: &dyn Any = schema.as_ref();
+    any.downcast_ref::<PathSchema>()?
+        .set_creating(Some(table.to_string()));
+    Some(Creating { schema })
+}
+
+/// Whether `schema` reads unknown names that read as paths as files (the wrapped default
+/// schema `public`).
+pub fn reads_paths(schema: &Arc<dyn SchemaProvider>) -> bool {
+    let any: &dyn Any = schema.as_ref();
+    any.is::<PathSchema>()
+}
+
+/// What a table name that resolved to nothing is on disk, when that says more than
+/// "not found": for a name that reads as a path, that nothing is at the path, or that the
+/// file's format is not known from its extension; for a bare name (never read as a path),
+/// that a file or directory of the name is in the working directory, and how to read it.
+/// `None` for URLs with a scheme (object stores) and names with nothing on disk.
+pub fn not_found_hint(name: &str) -> Option<String> {
+    if name.contains("://") && !name.starts_with("file://") {
+        return None;
+    }
+    let local = name.strip_prefix("file://").unwrap_or(name);
+    let path = Path::new(local);
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let shown = absolute.display();
+    let as_path = reads_as_path(name);
+    match std::fs::metadata(path) {
+        Err(_) if as_path => Some(format!("no file or directory at {shown}")),
+        Err(_) => None,
+        Ok(m) if !as_path => {
+            let what = if m.is_dir() { "directory" } else { "file" };
+            let slash = if m.is_dir() { "/" } else { "" };
+            Some(format!(
+                "a {what} '{name}' is in the working directory: name it as a path to read it \
+                 (FROM './{name}{slash}')"
+            ))
+        }
+        Ok(m) if m.is_dir() => Some(format!(
+            "directory {shown} holds no files of a format known from their extension \
+             ({KNOWN_EXTENSIONS})"
+        )),
+        Ok(_) => Some(format!(
+            "{shown} is a file whose format is not known from its extension \
+             ({KNOWN_EXTENSIONS}); read it with CREATE EXTERNAL TABLE t STORED AS \
+             PARQUET|CSV|JSON|AVRO|ARROW LOCATION '{name}'"
+        )),
+    }
+}
+
+/// The extensions DataFusion reads a file's format from.
+const KNOWN_EXTENSIONS: &str = ".parquet, .csv, .json, .avro, .arrow";
+
 /// Whether a table name reads as a file path or URL.
-fn reads_as_path(name: &str) -> bool {
+pub fn reads_as_path(name: &str) -> bool {
     name.contains(['/', '\\', '.'])
 }
 

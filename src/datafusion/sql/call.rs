@@ -12,7 +12,7 @@ use datafusion::dataframe::DataFrame;
 use datafusion::prelude::SessionContext;
 
 use super::alter_table::commit_from;
-use super::call_args::{arguments, Value};
+use super::call_args::{arguments, evaluate, Value};
 use super::tokens::Cursor;
 use super::{cursor, defaults, resolve_table, IcebergTarget};
 use crate::catalog::parse_timestamp_ms;
@@ -87,7 +87,10 @@ pub(super) async fn call(ctx: &SessionContext, mut c: Cursor<'_>) -> Result<Opti
             .await
             .map(Some);
     }
-    let args = arguments(&mut c, params).map_err(|e| e.context(&what))?;
+    let mut args = arguments(&mut c, params).map_err(|e| e.context(&what))?;
+    evaluate(ctx, params, &mut args)
+        .await
+        .map_err(|e| e.context(&what))?;
     let get = |param: &str| {
         params
             .iter()

@@ -1,11 +1,18 @@
 //! The arguments of `CALL system.<procedure>(…)`, as Spark takes them: positional, or
 //! named with `=>` (positional ones first), each a string, a whole number, `TRUE`/`FALSE`,
-//! `TIMESTAMP '…'` (a zone-less one is UTC), `array(…)` or `map(k, v, …)`.
+//! `TIMESTAMP '…'` (a zone-less one is UTC), `array(…)` or `map(k, v, …)`, or a constant
+//! expression (`now() - INTERVAL '1' DAY`): Spark takes any foldable expression there and
+//! evaluates it once; [`evaluate`] does so through DataFusion (a timestamp, a date, a
+//! whole number, a string or a boolean; one that reads a table is refused).
 //!
 //! Errors: [`ErrorKind::InvalidArgument`](crate::ErrorKind) for an unknown argument name,
-//! too many arguments, an argument given twice, a positional one after a named one, or a
-//! value that does not parse.
+//! too many arguments, an argument given twice, a positional one after a named one, a
+//! value that does not parse, or an expression that is not a constant of those types.
 
+use datafusion::common::tree_node::TreeNodeRecursion;
+use datafusion::common::ScalarValue;
+use datafusion::logical_expr::LogicalPlan;
+use datafusion::prelude::SessionContext;
 use datafusion::sql::sqlparser::tokenizer::Token;
 
 use super::alter_table::long;
@@ -26,6 +33,9 @@ pub(super) enum Value {
     Array(Vec<Value>),
     /// `map(k, v, …)`.
     Map(Vec<(String, String)>),
+    /// Any other argument: the text of an expression, until [`evaluate`] replaces it
+    /// with its value.
+    Expression(String),
 }
 
 impl std::fmt::Display for Value {
@@ -59,6 +69,7 @@ impl std::fmt::Display for Value {
                 }
                 f.write_str(")")
             }
+            Value::Expression(text) => f.write_str(text),
         }
     }
 }
@@ -91,7 +102,7 @@ pub(super) fn arguments(c: &mut Cursor<'_>, params: &[&str]) -> Result<Vec<Optio
             position += 1;
             position - 1
         };
-        let value = value(c)?;
+        let value = argument(c)?;
         let Some(entry) = out.get_mut(slot) else {
             return Err(Error::invalid_argument(format!(
                 "too many arguments (expected {})",
@@ -111,6 +122,128 @@ pub(super) fn arguments(c: &mut Cursor<'_>, params: &[&str]) -> Result<Vec<Optio
     }
     c.expect_end()?;
     Ok(out)
+}
+
+/// One argument: a literal, else the text of an expression up to the next `,` or `)`
+/// outside parentheses ([`Value::Expression`]).
+fn argument(c: &mut Cursor<'_>) -> Result<Value> {
+    let mut depth = 0usize;
+    let mut len = 0;
+    loop {
+        match c.peek_at(len).map(|t| &t.token) {
+            None => return Err(c.expected("`)`")),
+            Some(Token::LParen | Token::LBracket) => depth += 1,
+            Some(Token::RParen | Token::RBracket | Token::Comma) if depth == 0 => break,
+            Some(Token::RParen | Token::RBracket) => depth -= 1,
+            _ => {}
+        }
+        len += 1;
+    }
+    let end = c.peek_at(len).map_or(c.text().len(), |t| t.start);
+    let mut literal = c.clone();
+    if let Ok(v) = value(&mut literal) {
+        if literal.offset() == end {
+            *c = literal;
+            return Ok(v);
+        }
+    }
+    if len == 0 {
+        return Err(c.expected(&format!("an argument value ({LITERALS})")));
+    }
+    let text = c
+        .text()
+        .get(c.offset()..end)
+        .unwrap_or_default()
+        .trim()
+        .to_string();
+    for _ in 0..len {
+        c.advance();
+    }
+    Ok(Value::Expression(text))
+}
+
+/// Replace each [`Value::Expression`] of `values` (the arguments of `params`, in order)
+/// by its value: the expression is planned as `SELECT <expression>` in `ctx` and run.
+///
+/// Errors: [`ErrorKind::InvalidArgument`](crate::ErrorKind) naming the argument and the
+/// expression: it does not plan (DataFusion's reason), reads a table, is NULL, or is of
+/// a type no procedure argument takes.
+pub(super) async fn evaluate(
+    ctx: &SessionContext,
+    params: &[&str],
+    values: &mut [Option<Value>],
+) -> Result<()> {
+    for (param, slot) in params.iter().zip(values.iter_mut()) {
+        if let Some(Value::Expression(text)) = slot {
+            let value = constant(ctx, param, text).await?;
+            *slot = Some(value);
+        }
+    }
+    Ok(())
+}
+
+/// The value of the constant expression `text` (argument `param`).
+async fn constant(ctx: &SessionContext, param: &str, text: &str) -> Result<Value> {
+    let refuse = |why: String| {
+        Error::invalid_argument(format!(
+            "{param} => {text}: {why}; a procedure argument is a literal ({LITERALS}) or a \
+             constant expression such as now() - INTERVAL '1' DAY"
+        ))
+    };
+    let plan = ctx
+        .state()
+        .create_logical_plan(&format!("SELECT {text}"))
+        .await
+        .map_err(|e| refuse(format!("not an expression ({e})")))?;
+    let mut reads_a_table = false;
+    plan.apply_with_subqueries(|node| {
+        reads_a_table |= matches!(node, LogicalPlan::TableScan(_));
+        Ok(match reads_a_table {
+            true => TreeNodeRecursion::Stop,
+            false => TreeNodeRecursion::Continue,
+        })
+    })?;
+    if reads_a_table || !matches!(plan, LogicalPlan::Projection(_)) {
+        return Err(refuse("not a constant (it reads a table)".to_string()));
+    }
+    let batches = match ctx.execute_logical_plan(plan).await {
+        Ok(df) => df.collect().await,
+        Err(e) => Err(e),
+    }
+    .map_err(|e| refuse(format!("cannot be evaluated ({e})")))?;
+    let scalar = match batches.iter().find(|b| b.num_rows() > 0) {
+        Some(batch) if batch.num_columns() == 1 => ScalarValue::try_from_array(batch.column(0), 0)?,
+        _ => return Err(refuse("not one value".to_string())),
+    };
+    let ms_per = |unit: i64| move |v: i64| v.div_euclid(unit);
+    Ok(match scalar {
+        s if s.is_null() => return Err(refuse("it is NULL".to_string())),
+        ScalarValue::TimestampSecond(Some(v), _) => Value::Timestamp(v.saturating_mul(1000)),
+        ScalarValue::TimestampMillisecond(Some(v), _) => Value::Timestamp(v),
+        ScalarValue::TimestampMicrosecond(Some(v), _) => Value::Timestamp(ms_per(1000)(v)),
+        ScalarValue::TimestampNanosecond(Some(v), _) => Value::Timestamp(ms_per(1_000_000)(v)),
+        ScalarValue::Date32(Some(days)) => Value::Timestamp(i64::from(days) * 86_400_000),
+        ScalarValue::Int8(Some(n)) => Value::Number(i64::from(n)),
+        ScalarValue::Int16(Some(n)) => Value::Number(i64::from(n)),
+        ScalarValue::Int32(Some(n)) => Value::Number(i64::from(n)),
+        ScalarValue::Int64(Some(n)) => Value::Number(n),
+        ScalarValue::UInt8(Some(n)) => Value::Number(i64::from(n)),
+        ScalarValue::UInt16(Some(n)) => Value::Number(i64::from(n)),
+        ScalarValue::UInt32(Some(n)) => Value::Number(i64::from(n)),
+        ScalarValue::UInt64(Some(n)) => {
+            Value::Number(i64::try_from(n).map_err(|_| refuse(format!("{n} is too large")))?)
+        }
+        ScalarValue::Utf8(Some(s))
+        | ScalarValue::LargeUtf8(Some(s))
+        | ScalarValue::Utf8View(Some(s)) => Value::Text(s),
+        ScalarValue::Boolean(Some(b)) => Value::Bool(b),
+        other => {
+            return Err(refuse(format!(
+                "its type {} is none a procedure argument takes",
+                other.data_type()
+            )))
+        }
+    })
 }
 
 fn value(c: &mut Cursor<'_>) -> Result<Value> {
@@ -166,16 +299,6 @@ fn value(c: &mut Cursor<'_>) -> Result<Value> {
         Some(Token::SingleQuotedString(_)) => return c.string().map(Value::Text),
         Some(Token::Number(..) | Token::Minus) => return long(c).map(Value::Number),
         _ => {}
-    }
-    // Spark's procedures take constants; icefloe evaluates no expression here
-    if let (Some(Token::Word(w)), Some(Token::LParen)) =
-        (c.peek().map(|t| &t.token), c.peek_at(1).map(|t| &t.token))
-    {
-        return Err(Error::unsupported(format!(
-            "function call {}(…) as a procedure argument: give a literal ({LITERALS}), \
-             e.g. TIMESTAMP '2026-01-01 00:00:00' or milliseconds since the epoch for a time",
-            w.value
-        )));
     }
     Err(c.expected(&format!("an argument value ({LITERALS})")))
 }

@@ -35,6 +35,9 @@
 //! | `SHOW CREATE TABLE t` | one row, `createtab_stmt`: the `CREATE TABLE` (and the `ALTER TABLE` for a sort order and identifier fields) that makes an equal table in another catalog (module `show_create_table`) |
 //! | `SHOW TBLPROPERTIES t [('key')]` | the table's properties as Spark shows an Iceberg table's, rows `key`, `value` (module `show_properties`; any table DataFusion resolves to an Iceberg table) |
 //!
+//! `USE [NAMESPACE|SCHEMA|DATABASE] [cat.]ns` makes `ns` the schema unqualified names
+//! resolve in (module `use_namespace`; DataFusion 55 has no `USE`).
+//!
 //! `RESET icefloe.<name>` sets one of icefloe's options back to the session's default
 //! (module `reset`; DataFusion 55 resets its own options only).
 //!
@@ -185,6 +188,7 @@ mod show_properties;
 mod time_travel;
 mod tokens;
 mod update_values;
+mod use_namespace;
 mod uuid_values;
 mod values_struct_fields;
 
@@ -320,6 +324,13 @@ pub async fn execute(ctx: &SessionContext, statement: &str) -> Result<DataFrame>
     if tokens::first_word_is(statement, &["SHOW"]) {
         if let Some(cursor) = cursor(ctx, statement) {
             if let Some(df) = show::show(ctx, cursor).await? {
+                return Ok(df);
+            }
+        }
+    }
+    if tokens::first_word_is(statement, &["USE"]) {
+        if let Some(cursor) = cursor(ctx, statement) {
+            if let Some(df) = use_namespace::use_namespace(ctx, cursor).await? {
                 return Ok(df);
             }
         }

@@ -7,7 +7,12 @@
 //! returning the rows of that snapshot after the session itself wrote to the table. Here
 //! each Iceberg table scan of a prepared query is read through a [`FreshView`] of that
 //! table, which resolves it again by name at every scan.
+//!
+//! A prepared `SELECT *` keeps the column list `*` expanded to at `PREPARE`: a column
+//! added to one of its tables since is an error asking to prepare it again (as a dropped
+//! or retyped column is), rather than rows silently without it.
 
+use std::ops::ControlFlow;
 use std::sync::Arc;
 
 use datafusion::common::tree_node::{Transformed, TreeNodeRecursion};
@@ -15,6 +20,7 @@ use datafusion::dataframe::DataFrame;
 use datafusion::datasource::provider_as_source;
 use datafusion::logical_expr::{LogicalPlan, Prepare, Statement, TableScanBuilder};
 use datafusion::prelude::SessionContext;
+use datafusion::sql::sqlparser::ast::{self, SelectItem, SetExpr, Visit, Visitor};
 
 use crate::datafusion::fresh_view::{is_iceberg, FreshView};
 use crate::error::Result;
@@ -35,10 +41,11 @@ pub(super) async fn prepare(ctx: &SessionContext, statement: &str) -> Result<Opt
         return Ok(None);
     }
     let name = prepare.name.clone();
+    let star = super::parse_statement(ctx, statement).is_some_and(|s| selects_star(&s));
     let input = Arc::unwrap_or_clone(prepare.input)
         .transform_up_with_subqueries(|node| match node {
             LogicalPlan::TableScan(scan) if is_iceberg(&scan) => {
-                let fresh = FreshView::for_prepared(&name, &scan)?;
+                let fresh = FreshView::for_prepared(&name, &scan, star)?;
                 let rescan =
                     TableScanBuilder::new(scan.table_name, provider_as_source(Arc::new(fresh)))
                         .with_projection(scan.projection)
@@ -56,6 +63,37 @@ pub(super) async fn prepare(ctx: &SessionContext, statement: &str) -> Result<Opt
         input: Arc::new(input),
     }));
     Ok(Some(ctx.execute_logical_plan(plan).await?))
+}
+
+/// Whether `statement` selects `*` or `t.*` in any of its queries (subqueries too);
+/// `count(*)` is no column list.
+fn selects_star(statement: &ast::Statement) -> bool {
+    struct Star;
+    impl Visitor for Star {
+        type Break = ();
+        fn pre_visit_query(&mut self, query: &ast::Query) -> ControlFlow<()> {
+            match body_selects_star(&query.body) {
+                true => ControlFlow::Break(()),
+                false => ControlFlow::Continue(()),
+            }
+        }
+    }
+    fn body_selects_star(body: &SetExpr) -> bool {
+        match body {
+            SetExpr::Select(select) => select.projection.iter().any(|item| {
+                matches!(
+                    item,
+                    SelectItem::Wildcard(_) | SelectItem::QualifiedWildcard(..)
+                )
+            }),
+            SetExpr::SetOperation { left, right, .. } => {
+                body_selects_star(left) || body_selects_star(right)
+            }
+            SetExpr::Query(query) => body_selects_star(&query.body),
+            _ => false,
+        }
+    }
+    statement.visit(&mut Star).is_break()
 }
 
 /// Whether `plan` writes (a DML statement or DDL anywhere in it).

@@ -22,7 +22,7 @@ use datafusion::common::DFSchema;
 use datafusion::dataframe::DataFrame;
 use datafusion::prelude::SessionContext;
 
-use super::call_args::{arguments, Value};
+use super::call_args::{arguments, evaluate, Value};
 use super::tokens::Cursor;
 use super::{cursor, defaults, resolve_table, IcebergTarget, ResolvedTable};
 use crate::catalog::parse_timestamp_ms;
@@ -101,10 +101,11 @@ pub(super) async fn call(
         .find(|(p, _)| *p == procedure)
         .map(|(_, params)| *params)
         .ok_or_else(|| Error::unsupported(format!("{what}: unknown procedure")))?;
-    let args = Args {
-        params,
-        values: arguments(&mut c, params).map_err(|e| e.context(what))?,
-    };
+    let mut values = arguments(&mut c, params).map_err(|e| e.context(what))?;
+    evaluate(ctx, params, &mut values)
+        .await
+        .map_err(|e| e.context(what))?;
+    let args = Args { params, values };
     let table = resolve(ctx, target, what, args.get("table")).await?;
     let what = format!("{what}('{}')", table.ident);
     // each procedure's future, boxed as `Send` (`execute` must stay `Send`)

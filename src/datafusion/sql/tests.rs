@@ -1343,3 +1343,47 @@ fn tokens_carry_their_byte_ranges() {
     assert!(!first("SELECT 1", &["CREATE", "DROP", "ALTER"]));
     assert!(!first("CREATED", &["CREATE"]));
 }
+
+/// `USE ns` (Spark's `USE [NAMESPACE] ns`, Trino's `USE schema`) makes unqualified names
+/// resolve in namespace `ns`: `CREATE TABLE t` creates the Iceberg table `ns.t`. A
+/// namespace that does not exist is refused naming it, and leaves the current one.
+#[tokio::test]
+async fn use_makes_a_namespace_current() {
+    let (ctx, catalog, _dir) = session().await;
+    ok(&ctx, "CREATE SCHEMA ns").await;
+    fails(
+        &ctx,
+        "USE nosuch",
+        ErrorKind::NotFound,
+        "USE nosuch: namespace 'nosuch' does not exist in catalog 'cat' (schemas: ns, public;",
+    )
+    .await;
+    ok(&ctx, "USE ns").await;
+    ok(&ctx, "CREATE TABLE t (id INT)").await;
+    ok(&ctx, "INSERT INTO t VALUES (4)").await;
+    assert!(catalog
+        .table_exists(&TableIdent::new(Namespace::parse("ns"), "t"))
+        .await
+        .unwrap());
+    assert_eq!(ok(&ctx, "SELECT id FROM cat.ns.t").await, [["4"]]);
+    // back to the in-memory schema, then by catalog and keyword
+    ok(&ctx, "USE public").await;
+    fails(&ctx, "SELECT id FROM t", ErrorKind::DataFusion, "not found").await;
+    ok(&ctx, "USE NAMESPACE cat.ns").await;
+    assert_eq!(ok(&ctx, "SELECT id FROM t").await, [["4"]]);
+    // a namespace created by another engine since the catalog was listed
+    catalog
+        .create_namespace(
+            &Namespace::parse("later"),
+            &std::collections::HashMap::new(),
+        )
+        .await
+        .unwrap();
+    ok(&ctx, "USE SCHEMA later").await;
+    ok(&ctx, "CREATE TABLE u (id INT)").await;
+    assert!(catalog
+        .table_exists(&TableIdent::new(Namespace::parse("later"), "u"))
+        .await
+        .unwrap());
+    fails(&ctx, "USE ns extra", ErrorKind::InvalidArgument, "USE ns").await;
+}

@@ -97,7 +97,7 @@ pub(super) fn is_keyword(token: &Token, kw: &str) -> bool {
 }
 
 /// A cursor over a statement's tokens.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(super) struct Cursor<'a> {
     text: &'a str,
     toks: Vec<Tok>,

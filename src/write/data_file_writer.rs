@@ -628,6 +628,22 @@ impl PartitionedDataFileWriter {
         Ok(())
     }
 
+    /// Close every open file now (after writing the rows held for partitions), so the
+    /// next rows start new files: a caller that decides itself where files end (e.g. a
+    /// compaction writing each split of its input as a file) rolls here. No file is
+    /// left empty; the closed files are returned by [`Self::close`].
+    ///
+    /// Errors: [`ErrorKind::Io`] naming the file when writing or finishing it fails
+    /// (then [`Self::abort`]).
+    pub async fn roll(&mut self) -> Result<()> {
+        self.write_held().await?;
+        for i in 0..self.order.len() {
+            let key = self.order[i].clone();
+            self.finish_file(&key).await?;
+        }
+        Ok(())
+    }
+
     /// Close every open file and return the data files written: files closed by rolling
     /// in the order they were closed, then the last file of each partition in the order
     /// partitions were first seen.

@@ -14,15 +14,22 @@
 //! and tuple; the files of older specs all in one group, as Java groups them), in groups
 //! of at most `max-file-group-size-bytes`; a group is rewritten when it has at least two
 //! files and `min-input-files` of them (default 5; a file counts once per entry, as Java
-//! counts tasks), or two files and more bytes than the target, or
-//! more than `max-file-group-size-bytes`, or a file with too many deletes (or none left),
-//! or `rewrite-all` is set. The target is `target-file-size-bytes`, else the table's
+//! counts tasks), or two files and more bytes than the target, or more bytes than
+//! `max-file-size-bytes` (one oversized file is enough: Java's `tooMuchContent`), or a file
+//! with too many deletes (or none left), or `rewrite-all` is set (see
+//! `FileRewriteSizes`). The target is `target-file-size-bytes`, else the table's
 //! `write.target-file-size-bytes`.
 //!
 //! **Rewrite.** Each group is read through the table's row-level scan (its deletes
 //! applied: position deletes, deletion vectors, equality deletes) and written by the
-//! table's data file writer under the current partition spec, files rolling at the
-//! target size. All groups commit together in one [`RewriteFiles`] (`replace`
+//! table's data file writer under the output partition spec. A group whose files are all
+//! of that spec (one partition) becomes Java's `expectedOutputFiles` files: its rows are
+//! cut into splits of its input bytes over that count (at least the target; see
+//! `InputSplits`), each split written as one file that rolls only past Java's
+//! `writeMaxFileSize` (the target plus half the way to the maximum), as Spark's bin-pack
+//! rewrite writes each read split as a file; so a remainder is not left as a sliver and
+//! a second call finds nothing to rewrite. Rows of older specs fan out to partitions and
+//! roll at the target. All groups commit together in one [`RewriteFiles`] (`replace`
 //! snapshot) that also drops the delete files no remaining data file needs; it is
 //! validated against what was committed since (a concurrent append is kept, a
 //! concurrent delete touching a rewritten file fails the rewrite, which then removes
@@ -48,24 +55,21 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use datafusion::physical_expr::LexOrdering;
-use datafusion::physical_plan::coalesce_partitions::CoalescePartitionsExec;
-use datafusion::physical_plan::sorts::sort::SortExec;
-use datafusion::physical_plan::ExecutionPlan;
 use datafusion::prelude::SessionContext;
-use futures::StreamExt;
 
 use super::delete_planning::{plan_deletes, DeletePlan, PlannedFile};
-use super::insert::{data_location, IcebergDataSink};
-use super::metadata_columns::{append_lineage, with_lineage_fields};
+use super::insert::IcebergDataSink;
+use super::rewrite_group::{rewrite_group, InputSplits};
 use super::table_provider::IcebergTableProvider;
 use crate::catalog::{Catalog, TableIdent};
 use crate::error::{Error, ErrorKind, Result};
 use crate::expr::Predicate;
+use crate::maintenance::file_rewrite_sizes::FileRewriteSizes;
 use crate::maintenance::options::{option_flag as flag, option_number as num};
-use crate::spec::{DataFile, FormatVersion};
+use crate::spec::DataFile;
 use crate::table::Table;
 use crate::transaction::{check_writable, RewriteFiles, Transaction};
-use crate::write::{DataFileWriterConfig, PartitionedDataFileWriter};
+use crate::write::DataFileWriterConfig;
 
 /// How files are rewritten.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -290,11 +294,11 @@ pub async fn rewrite_data_files(
         }
         config.target_file_size_bytes = t;
     }
-    let target = config.target_file_size_bytes;
-    let min_size = options.min_file_size_bytes.unwrap_or(target / 4 * 3);
-    let max_size = options
-        .max_file_size_bytes
-        .unwrap_or(target.saturating_mul(18) / 10);
+    let sizes = FileRewriteSizes::new(
+        config.target_file_size_bytes,
+        options.min_file_size_bytes,
+        options.max_file_size_bytes,
+    );
 
     let provider = IcebergTableProvider::try_new(table.clone())?;
     // the order the rows are written in, and the table's sort order id the files record
@@ -443,7 +447,7 @@ pub async fn rewrite_data_files(
             continue;
         };
         let size = u64::try_from(c.file.file_size_in_bytes).unwrap_or(0);
-        if options.rewrite_all || size < min_size || size > max_size || c.too_many_deletes() {
+        if options.rewrite_all || sizes.outside_desired_range(size) || c.too_many_deletes() {
             by_partition.entry(key).or_default().push(c);
         }
     }
@@ -469,9 +473,7 @@ pub async fn rewrite_data_files(
         let n: usize = g.iter().map(|c| c.entries.len()).sum();
         let size = bytes_of(g.iter());
         options.rewrite_all
-            || (n > 1 && n >= options.min_input_files)
-            || (n > 1 && size > target)
-            || size > options.max_file_group_size_bytes
+            || sizes.worth_rewriting(n, size, options.min_input_files)
             || g.iter().any(Candidate::too_many_deletes)
     });
     if groups.is_empty() {
@@ -487,6 +489,7 @@ pub async fn rewrite_data_files(
         base_snapshot_id: snapshot.snapshot_id,
         ordering,
         config,
+        sizes,
         output_spec_id: current_spec,
     };
     if !options.partial_progress_enabled {
@@ -544,6 +547,7 @@ struct RewriteJob<'a> {
     /// record; `None`: arrival order (`binpack`, files record 0).
     ordering: Option<(LexOrdering, i32)>,
     config: DataFileWriterConfig,
+    sizes: FileRewriteSizes,
     /// The partition spec the new files are written and committed under.
     output_spec_id: i32,
 }
@@ -568,14 +572,33 @@ impl RewriteJob<'_> {
             equality_deletes: self.deletes.equality_deletes.clone(),
             ..Default::default()
         };
+        // a group of one partition of the output spec is read in splits of about equal
+        // input size, each written as one file rolling at Java's `writeMaxFileSize`
+        // (`SparkBinPackFileRewriteRunner`: "each split becomes a new file"); rows of
+        // older specs fan out to partitions and roll at the target
+        let mut config = self.config.clone();
+        let one_partition = group
+            .iter()
+            .all(|c| c.entries.iter().all(|e| e.spec_id == self.output_spec_id));
+        let splits = if one_partition {
+            config.target_file_size_bytes = self.sizes.write_max_file_size();
+            let input_bytes = bytes_of(group.iter());
+            Some(InputSplits::new(
+                group.iter().map(|c| &c.file),
+                self.sizes.input_split_size(input_bytes),
+            ))
+        } else {
+            None
+        };
         rewrite_group(
             self.ctx,
             self.provider,
             self.provider.table(),
             group_plan,
             self.ordering.clone(),
-            self.config.clone(),
+            config,
             self.output_spec_id,
+            splits,
         )
         .await
     }
@@ -722,92 +745,5 @@ impl RewriteJob<'_> {
             ));
         }
         Ok((base, result))
-    }
-}
-
-/// Read `plan`'s rows (deletes applied; sorted by `ordering` when given) and write them
-/// as new data files under spec `spec_id`. On error, also returns the files already
-/// written.
-async fn rewrite_group(
-    ctx: &SessionContext,
-    provider: &IcebergTableProvider,
-    table: &Table,
-    plan: DeletePlan,
-    ordering: Option<(LexOrdering, i32)>,
-    config: DataFileWriterConfig,
-    spec_id: i32,
-) -> std::result::Result<Vec<DataFile>, (Error, Vec<DataFile>)> {
-    let state = ctx.state();
-    let mut exec: Arc<dyn ExecutionPlan> = provider
-        .row_level_exec(&state, plan, &[])
-        .map_err(|e| (e, vec![]))?;
-    let order_id = ordering.as_ref().map_or(0, |(_, id)| *id);
-    if let Some((ordering, _)) = ordering {
-        // the table's columns come first, so the sort fields' indexes hold
-        exec = Arc::new(SortExec::new(
-            ordering,
-            Arc::new(CoalescePartitionsExec::new(exec)),
-        ));
-    }
-    let m = table.metadata();
-    let spec = m.partition_spec_by_id(spec_id).ok_or_else(|| {
-        (
-            Error::invalid_data(format!("the table has no partition spec {spec_id}")),
-            vec![],
-        )
-    })?;
-    // v3: every row keeps its `_row_id` and `_last_updated_sequence_number` as read
-    // (stored or inherited), stored in the new files (spec: "Row Lineage"); the scan has
-    // them after the file and position columns
-    let lineage = m.format_version >= FormatVersion::V3;
-    let n = provider.arrow_schema().fields().len();
-    let columns: Vec<usize> = (0..n).collect();
-    let lineage_schema;
-    let schema = if lineage {
-        lineage_schema = with_lineage_fields(m.current_schema()).map_err(|e| (e, vec![]))?;
-        &lineage_schema
-    } else {
-        m.current_schema()
-    };
-    let mut writer = PartitionedDataFileWriter::new(
-        table.file_io().clone(),
-        &data_location(table),
-        schema,
-        spec,
-        config,
-    )
-    .map_err(|e| (e, vec![]))?
-    .with_sort_order_id(order_id);
-    let result = async {
-        for p in 0..exec.properties().partitioning.partition_count() {
-            let mut stream = exec.execute(p, ctx.task_ctx())?;
-            while let Some(batch) = stream.next().await {
-                let scanned = batch?;
-                let rows = scanned.project(&columns)?;
-                let batch = match (scanned.columns().get(n + 2), scanned.columns().get(n + 3)) {
-                    (Some(row_id), Some(sequence)) if lineage => {
-                        append_lineage(&rows, Arc::clone(row_id), Arc::clone(sequence))?
-                    }
-                    _ if lineage => {
-                        return Err(Error::invalid_data(
-                            "a v3 row-level scan batch lacks its row lineage columns",
-                        ))
-                    }
-                    _ => rows,
-                };
-                if batch.num_rows() > 0 {
-                    writer.write(&batch).await?;
-                }
-            }
-        }
-        Ok::<_, Error>(())
-    }
-    .await;
-    match result {
-        Ok(()) => writer.close().await.map_err(|e| (e, vec![])),
-        Err(e) => {
-            let _ = writer.abort().await;
-            Err((e, vec![]))
-        }
     }
 }

@@ -43,6 +43,7 @@ mod planned_file;
 mod position_delete_exec;
 pub mod read_only;
 mod request_metrics;
+mod rewrite_group;
 mod row_count;
 pub mod scalar;
 mod scan_errors;

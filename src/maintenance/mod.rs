@@ -18,6 +18,7 @@
 
 mod add_files;
 mod expire;
+pub(crate) mod file_rewrite_sizes;
 pub(crate) mod options;
 mod orphan_files;
 mod reachable;

@@ -14,6 +14,7 @@ mod bad_input;
 #[cfg(all(feature = "ballista", feature = "distributed"))]
 mod ballista_standalone;
 mod catalog;
+mod compaction_sizes;
 mod deferred_planning;
 mod deletes;
 #[cfg(feature = "distributed")]

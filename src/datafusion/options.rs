@@ -365,7 +365,11 @@ impl ConfigExtension for IcefloeOptions {
 /// exponent literals (`1e300`) as doubles; plain `ctx.sql` reads them as decimals and
 /// refuses those beyond the decimal range.
 pub fn register_iceberg_options(config: SessionConfig) -> SessionConfig {
-    let mut config = config.with_option_extension(IcefloeOptions::default());
+    let mut config = config
+        .with_option_extension(IcefloeOptions::default())
+        .with_extension(std::sync::Arc::new(
+            crate::datafusion::sql::PreparedParameterTypes::default(),
+        ));
     config.options_mut().sql_parser.parse_float_as_decimal = true;
     config
 }

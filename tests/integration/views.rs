@@ -260,3 +260,74 @@ async fn prepared_select_star_refuses_columns_added_since() {
         "+----+---+-------+\n| id | s | extra |\n+----+---+-------+\n| 1  | a |       |\n| 2  | b | x     |\n+----+---+-------+"
     );
 }
+
+/// A value its parameter's type cannot hold exactly is refused at `EXECUTE`, not cut to
+/// fit (a new-user tester's D1: `id < $1` with 2.5 on an `int` column returned only
+/// id 1, `id = $1` with 2.7 returned id 2, and a prepared DELETE would delete it). Values
+/// that fit, in range and without a fraction, run as before; the checks follow a
+/// statement deallocated and prepared again.
+#[tokio::test]
+async fn execute_refuses_parameter_values_their_type_cannot_hold() {
+    let lake = lake().await;
+    let ctx = &lake.ctx;
+    ok(ctx, "CREATE TABLE ice.ns.pp (id INT)").await;
+    ok(ctx, "INSERT INTO ice.ns.pp VALUES (1), (2), (3)").await;
+    ok(
+        ctx,
+        "PREPARE lt AS SELECT id FROM ice.ns.pp WHERE id < $1 ORDER BY id",
+    )
+    .await;
+    ok(ctx, "PREPARE del AS DELETE FROM ice.ns.pp WHERE id = $1").await;
+    ok(
+        ctx,
+        "PREPARE typed(INT) AS SELECT id FROM ice.ns.pp WHERE id = $1",
+    )
+    .await;
+    for (statement, why) in [
+        (
+            "EXECUTE lt(2.5)",
+            "$1 = 2.5 is not exactly a value of Int32",
+        ),
+        (
+            "EXECUTE del(2.7)",
+            "$1 = 2.7 is not exactly a value of Int32",
+        ),
+        (
+            "EXECUTE typed(1.5)",
+            "$1 = 1.5 is not exactly a value of Int32",
+        ),
+        (
+            "EXECUTE lt(4000000000)",
+            "$1 = 4000000000 is out of the range of Int32",
+        ),
+    ] {
+        let e = run(ctx, statement).await.expect_err(statement);
+        assert!(e.contains(why), "{statement}: {e}");
+    }
+    // nothing was deleted by the refused DELETE
+    assert_eq!(
+        ok(ctx, "SELECT count(*) AS n FROM ice.ns.pp").await,
+        "+---+\n| n |\n+---+\n| 3 |\n+---+"
+    );
+    // values that fit run
+    assert_eq!(
+        ok(ctx, "EXECUTE lt(3.0)").await,
+        "+----+\n| id |\n+----+\n| 1  |\n| 2  |\n+----+"
+    );
+    ok(ctx, "EXECUTE del(2)").await;
+    assert_eq!(
+        ok(ctx, "EXECUTE lt(10)").await,
+        "+----+\n| id |\n+----+\n| 1  |\n| 3  |\n+----+"
+    );
+    // prepared again with a double parameter, 2.5 fits
+    ok(ctx, "DEALLOCATE lt").await;
+    ok(
+        ctx,
+        "PREPARE lt AS SELECT id FROM ice.ns.pp WHERE id < CAST($1 AS DOUBLE) ORDER BY id",
+    )
+    .await;
+    assert_eq!(
+        ok(ctx, "EXECUTE lt(2.5)").await,
+        "+----+\n| id |\n+----+\n| 1  |\n+----+"
+    );
+}

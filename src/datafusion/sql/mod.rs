@@ -166,6 +166,8 @@ mod create_view;
 mod prepare;
 use create_table::CreateMode;
 mod delete_alias;
+mod execute_parameters;
+pub use execute_parameters::PreparedParameterTypes;
 mod depth;
 mod dml_defaults;
 mod dml_functions;
@@ -336,9 +338,20 @@ pub async fn execute(ctx: &SessionContext, statement: &str) -> Result<DataFrame>
         }
     }
     if tokens::first_word_is(statement, &["PREPARE"]) {
-        if let Some(df) = prepare::prepare(ctx, statement).await? {
-            return Ok(df);
-        }
+        let df = match prepare::prepare(ctx, statement).await? {
+            Some(df) => df,
+            None => run_in_datafusion(ctx, statement).await?,
+        };
+        execute_parameters::remember(ctx, statement).await;
+        return Ok(df);
+    }
+    if tokens::first_word_is(statement, &["EXECUTE"]) {
+        execute_parameters::check(ctx, statement).await?;
+    }
+    if tokens::first_word_is(statement, &["DEALLOCATE"]) {
+        let df = run_in_datafusion(ctx, statement).await?;
+        execute_parameters::forget(ctx, statement).await;
+        return Ok(df);
     }
     if !tokens::first_word_is(statement, &["CREATE", "DROP", "ALTER", "CALL", "REPLACE"]) {
         return run_in_datafusion(ctx, statement).await;

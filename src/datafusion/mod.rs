@@ -48,6 +48,7 @@ mod request_metrics;
 mod row_count;
 pub mod scalar;
 mod scan_errors;
+mod set_operation_types;
 pub mod sql;
 mod statistics;
 mod struct_fields;

@@ -830,3 +830,70 @@ async fn float_sort_keys_order_as_in_spark() {
         1
     );
 }
+
+/// A decimal combined with a double is a double, as Spark widens it
+/// (`WidenSetOperationTypes`, `InConversion`): in a `UNION` with a table's doubles (NaN,
+/// ±inf, -0.0 among them), `INTERSECT`, `EXCEPT`, `IN (subquery)` either way round and a
+/// `MERGE` source. DataFusion typed these `Decimal128(30, 15)`: an error on the NaN row
+/// ("Overflowing on NaN"), doubles rounded to 15 digits.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn decimals_with_doubles_widen_to_double() {
+    let lake = lake().await;
+    signed_zeros(&lake, "zw", "'format-version'='2'").await;
+    let t = "ice.ns.zw";
+    // the literals are decimals here, as in Spark
+    let typed = squeezed(&lake, "SELECT arrow_typeof(0.5) AS t").await;
+    assert!(typed.contains("|Decimal128(1,1)|"), "{typed}");
+    let q = |w: &str| format!("SELECT id FROM {t} WHERE {w} ORDER BY id");
+    for (w, expected) in [
+        ("d IN (SELECT 1.5)", "3"),
+        (
+            "d IN (SELECT 0.0 UNION ALL SELECT CAST('NaN' AS DOUBLE))",
+            "1,2,6",
+        ),
+        ("d NOT IN (SELECT 1.5 UNION ALL SELECT -2.0)", "1,2,6,7"),
+        ("CAST(id AS DECIMAL(5,1)) / 2 IN (SELECT d FROM {t})", "3"),
+    ] {
+        let w = w.replace("{t}", t);
+        assert_eq!(ids(&lake, &q(&w)).await, expected, "{w}");
+    }
+    for (sql, expected) in [
+        (
+            format!(
+                "SELECT k, arrow_typeof(k) AS t FROM (SELECT 0.5 AS k UNION ALL \
+                 SELECT d FROM {t} WHERE id <> 1 UNION ALL SELECT CAST(7e-20 AS DOUBLE)) \
+                 ORDER BY k NULLS FIRST"
+            ),
+            "||Float64|\n|-2.0|Float64|\n|0.0|Float64|\n|7e-20|Float64|\n\
+             |0.5|Float64|\n|1.5|Float64|\n|inf|Float64|\n|NaN|Float64|",
+        ),
+        (
+            format!("SELECT k FROM (SELECT d AS k FROM {t} INTERSECT SELECT 1.5) ORDER BY k"),
+            "|1.5|",
+        ),
+        (
+            format!(
+                "SELECT count(*) AS n FROM (SELECT d FROM {t} WHERE d IS NOT NULL \
+                 EXCEPT SELECT 1.5)"
+            ),
+            // distinct: the two zeros are one row
+            "|4|",
+        ),
+    ] {
+        let got = squeezed(&lake, &sql).await;
+        assert!(got.contains(expected), "{sql}: {got}");
+    }
+    let merged = ok(
+        &lake.ctx,
+        &format!(
+            "MERGE INTO {t} t USING (SELECT 0.0 AS k UNION ALL SELECT CAST('NaN' AS DOUBLE)) s \
+             ON t.d = s.k WHEN MATCHED THEN UPDATE SET id = t.id + 10"
+        ),
+    )
+    .await;
+    assert!(merged.contains("| 3 "), "{merged}");
+    assert_eq!(
+        ids(&lake, &format!("SELECT id FROM {t} ORDER BY id")).await,
+        "3,4,5,7,11,12,16"
+    );
+}

@@ -15,7 +15,9 @@
 //! type but `Float16/32/64`; for those it evaluates as above, a NaN answered as the
 //! canonical NaN. Floats inside structs or lists go DataFusion's way. Registered under
 //! DataFusion's names by [`register_greatest_least`] (through
-//! [`install_float_key_rule`](super::install_float_key_rule)).
+//! [`install_float_key_rule`](super::install_float_key_rule)); the plan codecs send it by
+//! its own bytes, so that workers that resolve `greatest`/`least` by name to DataFusion's
+//! run it too.
 
 use std::cmp::Ordering;
 use std::hash::{Hash, Hasher};
@@ -171,6 +173,36 @@ impl ScalarUDFImpl for SparkGreatestLeast {
     }
 }
 
+/// The bytes a plan codec sends for `udf` when it is a [`SparkGreatestLeast`], else `None`
+/// (sent by name, which a worker resolves to DataFusion's function).
+#[cfg(any(feature = "distributed", feature = "ballista"))]
+pub(crate) fn encode_greatest_least(udf: &ScalarUDF) -> Option<&'static [u8]> {
+    let f = udf.inner().downcast_ref::<SparkGreatestLeast>()?;
+    Some(match f.extreme {
+        Extreme::Greatest => ENCODED_GREATEST,
+        Extreme::Least => ENCODED_LEAST,
+    })
+}
+
+/// The [`SparkGreatestLeast`] whose bytes are `buf` ([`encode_greatest_least`]), else
+/// `None`.
+#[cfg(any(feature = "distributed", feature = "ballista"))]
+pub(crate) fn decode_greatest_least(buf: &[u8]) -> Option<Arc<ScalarUDF>> {
+    let extreme = match buf {
+        b if b == ENCODED_GREATEST => Extreme::Greatest,
+        b if b == ENCODED_LEAST => Extreme::Least,
+        _ => return None,
+    };
+    Some(Arc::new(ScalarUDF::new_from_impl(SparkGreatestLeast::new(
+        extreme,
+    ))))
+}
+
+#[cfg(any(feature = "distributed", feature = "ballista"))]
+const ENCODED_GREATEST: &[u8] = b"icefloe.spark_greatest";
+#[cfg(any(feature = "distributed", feature = "ballista"))]
+const ENCODED_LEAST: &[u8] = b"icefloe.spark_least";
+
 /// Put [`SparkGreatestLeast`] in `ctx` as `greatest` and `least`, where those names are
 /// DataFusion's own functions or unregistered; a function of the user's under either name
 /// stays. Calling it again changes nothing.
@@ -274,5 +306,29 @@ mod tests {
             panic!("not a scalar double")
         };
         assert_eq!(v.to_bits(), nan);
+    }
+}
+
+#[cfg(all(test, any(feature = "distributed", feature = "ballista")))]
+mod codec_tests {
+    use super::*;
+
+    /// Each function travels as its own bytes and comes back as itself; DataFusion's own
+    /// `greatest` is sent by name (no bytes).
+    #[test]
+    fn plan_codecs_send_each_function_by_its_bytes() {
+        for extreme in [Extreme::Greatest, Extreme::Least] {
+            let udf = ScalarUDF::new_from_impl(SparkGreatestLeast::new(extreme));
+            let bytes = encode_greatest_least(&udf).expect("encoded");
+            let back = decode_greatest_least(bytes).expect("decoded");
+            let back = back
+                .inner()
+                .downcast_ref::<SparkGreatestLeast>()
+                .expect("icefloe's");
+            assert_eq!(back.extreme, extreme);
+            assert_eq!(back.name(), udf.name());
+        }
+        assert!(encode_greatest_least(&datafusion::functions::core::greatest()).is_none());
+        assert!(decode_greatest_least(b"").is_none());
     }
 }

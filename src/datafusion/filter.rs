@@ -1,6 +1,7 @@
 //! DataFusion filter `Expr`s → Iceberg [`Predicate`]s for pruning.
 //!
-//! Converted: `= != < <= > >=` (column on either side), `[NOT] IN (…)`, `IS [NOT] NULL`,
+//! Converted: `= != < <= > >=` (column on either side), `IS [NOT] DISTINCT FROM` (`<=>`:
+//! `=`, or `IS NULL` for a NULL literal), `[NOT] IN (…)`, `IS [NOT] NULL`,
 //! `isnan(c)`, `[NOT] BETWEEN`, `LIKE 'prefix%'` (→ `starts_with`) and `NOT LIKE
 //! 'prefix%'` (→ `not_starts_with`), a boolean column alone, and `AND` / `OR` / `NOT` of
 //! those. A column may be wrapped in casts only when every cast is a lossless widening
@@ -88,6 +89,16 @@ impl<'a> FilterConverter<'a> {
                     } else {
                         let ((l, le), (r, re)) = (l?, r?);
                         Some((l.or(r), le && re))
+                    }
+                }
+                Operator::IsNotDistinctFrom | Operator::IsDistinctFrom => {
+                    let same = (*op == Operator::IsNotDistinctFrom) != negated;
+                    if let (Some(col), Some(lit)) = (self.column(left), literal(right)) {
+                        self.null_safe(col, lit, same)
+                    } else if let (Some(lit), Some(col)) = (literal(left), self.column(right)) {
+                        self.null_safe(col, lit, same)
+                    } else {
+                        None
                     }
                 }
                 _ => {
@@ -225,6 +236,27 @@ impl<'a> FilterConverter<'a> {
             }
         };
         self.leaf(p, false)
+    }
+
+    /// `col IS NOT DISTINCT FROM lit` (`same`) or `col IS DISTINCT FROM lit`: with a NULL
+    /// `lit`, `col IS [NOT] NULL`; else `col = lit` (a NULL `col` is not the same as a
+    /// value), or `col <> lit OR col IS NULL`.
+    fn null_safe(&self, col: Col, lit: Option<Literal>, same: bool) -> Conv {
+        let is_null = Predicate::col_unary(UnaryOp::IsNull, &col.name);
+        match (lit, same) {
+            (Some(lit), true) => self.comparison(col, BinaryOp::Eq, Some(lit)),
+            // `CAST(x) IS NULL` is not `x IS NULL` for a cast that may fail
+            _ if col.partial => None,
+            (Some(lit), false) => {
+                let (differs, exact) = self.comparison(col, BinaryOp::NotEq, Some(lit))?;
+                Some((differs.or(is_null), exact))
+            }
+            (None, true) => self.leaf(is_null, true),
+            (None, false) => {
+                let not_null = Predicate::col_unary(UnaryOp::NotNull, &col.name);
+                self.leaf(not_null, true)
+            }
+        }
     }
 
     fn in_list(&self, col: Col, values: Vec<Option<Literal>>, not_in: bool) -> Conv {

@@ -114,7 +114,7 @@ impl ScalarUDFImpl for NormalizeNanAndZero {
 pub struct NormalizeFloatingNumbers;
 
 /// Whether `expr` (under its aliases) is a call of [`NORMALIZE_NAN_AND_ZERO`] already.
-fn is_normalized(expr: &Expr) -> bool {
+pub(crate) fn is_normalized(expr: &Expr) -> bool {
     match expr {
         Expr::Alias(alias) => is_normalized(&alias.expr),
         Expr::ScalarFunction(f) => f.func.name() == NORMALIZE_NAN_AND_ZERO,
@@ -142,7 +142,7 @@ fn normalized_key(
 }
 
 /// `icefloe_normalize_nan_and_zero(expr)`.
-fn normalize(expr: Expr) -> Expr {
+pub(crate) fn normalize(expr: Expr) -> Expr {
     Expr::ScalarFunction(ScalarFunction::new_udf(
         normalize_nan_and_zero_udf(),
         vec![expr],
@@ -361,8 +361,10 @@ impl OptimizerRule for NormalizeFloatingNumbers {
 }
 
 /// Add [`NormalizeFloatingNumbers`] and, after it, Spark's float comparisons
-/// ([`SparkFloatComparisons`](super::float_comparisons::SparkFloatComparisons)) at the end
-/// of `ctx`'s optimizer, each once (a second call does nothing).
+/// ([`SparkFloatComparisons`](super::float_comparisons::SparkFloatComparisons)) and
+/// ordering ([`SparkFloatOrdering`](super::float_order::SparkFloatOrdering)) at the end of
+/// `ctx`'s optimizer, each once (a second call does nothing), and Spark's `greatest` /
+/// `least` of floats ([`super::greatest_least`]) in its functions.
 pub fn install_float_key_rule(ctx: &SessionContext) {
     let present = |name: &str| {
         ctx.state_ref()
@@ -377,6 +379,10 @@ pub fn install_float_key_rule(ctx: &SessionContext) {
     if !present(super::float_comparisons::SPARK_FLOAT_COMPARISONS_RULE) {
         ctx.add_optimizer_rule(super::float_comparisons::rule());
     }
+    if !present(super::float_order::SPARK_FLOAT_ORDERING_RULE) {
+        ctx.add_optimizer_rule(super::float_order::rule());
+    }
+    super::greatest_least::register_greatest_least(ctx);
 }
 
 #[cfg(test)]
@@ -458,7 +464,7 @@ mod tests {
         for sql in [
             format!("SELECT i, count(*) FROM {values} GROUP BY i"),
             format!("SELECT sum(e), min(DISTINCT e), max(d) FROM {values}"),
-            format!("SELECT count(*) OVER (PARTITION BY i ORDER BY d) FROM {values}"),
+            format!("SELECT count(*) OVER (PARTITION BY i ORDER BY i) FROM {values}"),
         ] {
             let plan = optimized(&ctx, &sql).await;
             assert!(!plan.contains(NORMALIZE_NAN_AND_ZERO), "{sql}: {plan}");

@@ -166,9 +166,13 @@ impl FunctionRewrite for FloatDecimalLiterals {
     }
 }
 
-/// Add [`FloatDecimalLiterals`] to `ctx`'s analyzer, once (a second call does nothing).
+/// Add [`FloatDecimalLiterals`] to `ctx`'s analyzer, and the widening of decimal with
+/// float columns of set operations and `VALUES` lists
+/// ([`WidenSetOperationTypes`](super::set_operation_types::WidenSetOperationTypes)),
+/// once (a second call does nothing).
 pub fn install_float_literal_rule(ctx: &SessionContext) {
     install_once(ctx, Arc::new(FloatDecimalLiterals));
+    super::set_operation_types::install_set_operation_rule(ctx);
 }
 
 /// Turn on `datafusion.sql_parser.parse_float_as_decimal` in `ctx` (SQL literals such as

@@ -36,6 +36,7 @@ use serde::{Deserialize, Serialize};
 
 use super::codec::FileIoState;
 use super::float_keys::{normalize_nan_and_zero_udf, NORMALIZE_NAN_AND_ZERO};
+use super::greatest_least::{decode_greatest_least, encode_greatest_least};
 use super::min_max::{decode_min_max, encode_min_max};
 use super::table_provider::IcebergTableProvider;
 use crate::table::Table;
@@ -242,14 +243,25 @@ impl LogicalExtensionCodec for IcebergLogicalCodec {
     /// icefloe's [`NORMALIZE_NAN_AND_ZERO`] (float keys, which the optimizer put in) by
     /// its name, without the scheduler registering it; anything else by `inner`.
     fn try_decode_udf(&self, name: &str, buf: &[u8]) -> DFResult<Arc<ScalarUDF>> {
+        if let Some(udf) = decode_greatest_least(buf) {
+            return Ok(udf);
+        }
         match name {
             NORMALIZE_NAN_AND_ZERO => Ok(normalize_nan_and_zero_udf()),
             _ => self.inner.try_decode_udf(name, buf),
         }
     }
 
+    /// icefloe's `greatest`/`least` (Spark's order of floats) by their own bytes; anything
+    /// else by `inner`.
     fn try_encode_udf(&self, node: &ScalarUDF, buf: &mut Vec<u8>) -> DFResult<()> {
-        self.inner.try_encode_udf(node, buf)
+        match encode_greatest_least(node) {
+            Some(bytes) => {
+                buf.extend_from_slice(bytes);
+                Ok(())
+            }
+            None => self.inner.try_encode_udf(node, buf),
+        }
     }
 
     fn try_decode_higher_order_function(

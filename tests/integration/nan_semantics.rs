@@ -624,6 +624,9 @@ async fn signed_zeros_and_computed_nans_compare_as_in_spark() {
         ("d > -0.0".into(), "3,6,7"),
         ("d >= 0.0".into(), "1,2,3,6,7"),
         ("d <=> 0.0".into(), "1,2"),
+        ("d <=> CAST(NULL AS DOUBLE)".into(), "5"),
+        ("d IS DISTINCT FROM 1.5".into(), "1,2,4,5,6,7"),
+        ("NOT (d <=> -0.0)".into(), "3,4,5,6,7"),
         ("d BETWEEN 0.0 AND 1.5".into(), "1,2,3"),
         ("d BETWEEN -1.0 AND -0.0".into(), "1,2"),
         ("d NOT BETWEEN -0.0 AND 0.0".into(), "3,4,6,7"),
@@ -677,6 +680,10 @@ async fn signed_zeros_and_computed_nans_compare_as_in_spark() {
     for (w, planned) in [
         ("d = 0.0", 2),
         ("d = -0.0", 2),
+        ("d <=> 0.0", 2),
+        ("0.0 <=> d", 2),
+        ("d <=> CAST(NULL AS DOUBLE)", 1),
+        ("d <=> 1.5", 1),
         ("d IN (0.0, -5.0, -6.0, -7.0)", 2),
         ("d BETWEEN -1.0 AND -0.0", 2),
         ("d = 1.5", 1),
@@ -731,4 +738,169 @@ async fn dml_conditions_on_a_signed_zero_match_both_zeros() {
             "{t}: after DELETE"
         );
     }
+}
+
+/// Float sort keys as Spark orders them (`SQLOrderingUtil.compareDoubles`): `-0.0` and
+/// `0.0` are peers, every NaN (the one a query computes with its sign bit set too) one
+/// value above `+inf`, in `ORDER BY` (`ASC`/`DESC`, `NULLS FIRST/LAST`, `LIMIT`), in a
+/// window's `ORDER BY` (`rank`, `dense_rank`, a `RANGE` frame), for `double` and `float`;
+/// the rows keep their values. `greatest`/`least` keep the first of equal arguments and
+/// put NaN above every number. DataFusion sorted `-0.0` before `0.0` (so `ORDER BY d, id
+/// DESC` ignored `id` between them, and the zeros had two ranks) and a computed NaN first.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn float_sort_keys_order_as_in_spark() {
+    let lake = lake().await;
+    signed_zeros(&lake, "zo", "'format-version'='2'").await;
+    // id 10: a NaN computed in the query, its sign bit set
+    let rows = format!(
+        "(SELECT id, d, f FROM ice.ns.zo UNION ALL \
+         SELECT 10, {NEG_NAN}, CAST({NEG_NAN} AS FLOAT))"
+    );
+    for partitions in [1, 4] {
+        ok(
+            &lake.ctx,
+            &format!("SET datafusion.execution.target_partitions = {partitions}"),
+        )
+        .await;
+        for c in ["d", "f"] {
+            let cases = [
+                (
+                    format!("ORDER BY {c} NULLS FIRST, id DESC"),
+                    "5,4,2,1,3,7,10,6",
+                ),
+                (format!("ORDER BY {c}, id"), "4,1,2,3,7,6,10,5"),
+                (
+                    format!("ORDER BY {c} DESC NULLS LAST, id"),
+                    "6,10,7,3,1,2,4,5",
+                ),
+                (format!("ORDER BY {c} DESC, id DESC"), "5,10,6,7,3,2,1,4"),
+                // TopK
+                (
+                    format!("ORDER BY {c} DESC NULLS LAST, id LIMIT 4"),
+                    "6,10,7,3",
+                ),
+                (
+                    format!("ORDER BY {c} NULLS FIRST, id DESC LIMIT 3"),
+                    "5,4,2",
+                ),
+                (format!("ORDER BY {c} NULLS FIRST, id LIMIT 3"), "5,4,1"),
+            ];
+            for (order, expected) in cases {
+                let q = format!("SELECT id FROM {rows} {order}");
+                assert_eq!(ids(&lake, &q).await, expected, "{partitions}: {q}");
+            }
+            let q = format!(
+                "SELECT id, rank() OVER (ORDER BY {c} NULLS FIRST) AS r, \
+                 dense_rank() OVER (ORDER BY {c} NULLS FIRST) AS dr, \
+                 sum(id) OVER (ORDER BY {c} NULLS FIRST \
+                 RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS s, \
+                 rank() OVER (PARTITION BY id > 3 ORDER BY {c} DESC) AS p \
+                 FROM {rows} ORDER BY id"
+            );
+            let got = squeezed(&lake, &q).await;
+            assert!(
+                got.contains(
+                    "|1|3|3|12|2|\n|2|3|3|12|2|\n|3|5|4|15|1|\n|4|2|2|9|5|\n\
+                     |5|1|1|5|1|\n|6|7|6|38|2|\n|7|6|5|22|4|\n|10|7|6|38|2|"
+                ),
+                "{partitions}: {q}: {got}"
+            );
+        }
+        // the sort key is normalized, the row is not
+        let got = squeezed(
+            &lake,
+            &format!("SELECT id, d, f FROM {rows} WHERE id < 3 ORDER BY d, id DESC"),
+        )
+        .await;
+        assert!(got.contains("|2|0.0|0.0|\n|1|-0.0|-0.0|"), "{got}");
+        // greatest / least: NULLs skipped, the first of equal values, NaN the greatest
+        let got = squeezed(
+            &lake,
+            "SELECT id, greatest(d, e) AS g, least(d, e) AS l, \
+             greatest(d - d, CAST(-1 AS DOUBLE)) AS n, least(f, CAST('NaN' AS FLOAT)) AS m \
+             FROM ice.ns.zo ORDER BY id",
+        )
+        .await;
+        assert!(
+            got.contains(
+                "|1|-0.0|-0.0|0.0|-0.0|\n|2|0.0|0.0|0.0|0.0|\n|3|2.0|1.5|0.0|1.5|\n\
+                 |4|-2.0|-2.0|0.0|-2.0|\n|5|||-1.0|NaN|\n|6|NaN|NaN|NaN|NaN|\n|7|inf|1.0|NaN|inf|"
+            ),
+            "{partitions}: {got}"
+        );
+    }
+    // filters stay on the bare column: the bounds still prune
+    let q = "SELECT id FROM ice.ns.zo WHERE d = 1.5 ORDER BY d DESC, id LIMIT 1";
+    assert_eq!(ids(&lake, q).await, "3");
+    assert_eq!(
+        crate::metadata_columns::files_planned(&lake.ctx, q).await,
+        1
+    );
+}
+
+/// A decimal combined with a double is a double, as Spark widens it
+/// (`WidenSetOperationTypes`, `InConversion`): in a `UNION` with a table's doubles (NaN,
+/// ±inf, -0.0 among them), `INTERSECT`, `EXCEPT`, `IN (subquery)` either way round and a
+/// `MERGE` source. DataFusion typed these `Decimal128(30, 15)`: an error on the NaN row
+/// ("Overflowing on NaN"), doubles rounded to 15 digits.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn decimals_with_doubles_widen_to_double() {
+    let lake = lake().await;
+    signed_zeros(&lake, "zw", "'format-version'='2'").await;
+    let t = "ice.ns.zw";
+    // the literals are decimals here, as in Spark
+    let typed = squeezed(&lake, "SELECT arrow_typeof(0.5) AS t").await;
+    assert!(typed.contains("|Decimal128(1,1)|"), "{typed}");
+    let q = |w: &str| format!("SELECT id FROM {t} WHERE {w} ORDER BY id");
+    for (w, expected) in [
+        ("d IN (SELECT 1.5)", "3"),
+        (
+            "d IN (SELECT 0.0 UNION ALL SELECT CAST('NaN' AS DOUBLE))",
+            "1,2,6",
+        ),
+        ("d NOT IN (SELECT 1.5 UNION ALL SELECT -2.0)", "1,2,6,7"),
+        ("CAST(id AS DECIMAL(5,1)) / 2 IN (SELECT d FROM {t})", "3"),
+    ] {
+        let w = w.replace("{t}", t);
+        assert_eq!(ids(&lake, &q(&w)).await, expected, "{w}");
+    }
+    for (sql, expected) in [
+        (
+            format!(
+                "SELECT k, arrow_typeof(k) AS t FROM (SELECT 0.5 AS k UNION ALL \
+                 SELECT d FROM {t} WHERE id <> 1 UNION ALL SELECT CAST(7e-20 AS DOUBLE)) \
+                 ORDER BY k NULLS FIRST"
+            ),
+            "||Float64|\n|-2.0|Float64|\n|0.0|Float64|\n|7e-20|Float64|\n\
+             |0.5|Float64|\n|1.5|Float64|\n|inf|Float64|\n|NaN|Float64|",
+        ),
+        (
+            format!("SELECT k FROM (SELECT d AS k FROM {t} INTERSECT SELECT 1.5) ORDER BY k"),
+            "|1.5|",
+        ),
+        (
+            format!(
+                "SELECT count(*) AS n FROM (SELECT d FROM {t} WHERE d IS NOT NULL \
+                 EXCEPT SELECT 1.5)"
+            ),
+            // distinct: the two zeros are one row
+            "|4|",
+        ),
+    ] {
+        let got = squeezed(&lake, &sql).await;
+        assert!(got.contains(expected), "{sql}: {got}");
+    }
+    let merged = ok(
+        &lake.ctx,
+        &format!(
+            "MERGE INTO {t} t USING (SELECT 0.0 AS k UNION ALL SELECT CAST('NaN' AS DOUBLE)) s \
+             ON t.d = s.k WHEN MATCHED THEN UPDATE SET id = t.id + 10"
+        ),
+    )
+    .await;
+    assert!(merged.contains("| 3 "), "{merged}");
+    assert_eq!(
+        ids(&lake, &format!("SELECT id FROM {t} ORDER BY id")).await,
+        "3,4,5,7,11,12,16"
+    );
 }

@@ -86,6 +86,7 @@ use super::equality_delete_exec::{EqualityDeleteExec, EqualityGroup};
 use super::expr_adapter::FieldIdExprAdapterFactory;
 use super::file_reader::IcebergParquetReaderFactory;
 use super::float_keys::{normalize_nan_and_zero_udf, NORMALIZE_NAN_AND_ZERO};
+use super::greatest_least::{decode_greatest_least, encode_greatest_least};
 use super::iceberg_source::{IcebergParquetSource, IcebergScanState};
 use super::min_max::{decode_min_max, encode_min_max};
 use super::position_delete_exec::{FileDeletes, PositionDeleteExec};
@@ -535,8 +536,12 @@ impl IcebergPhysicalCodec {
 impl PhysicalExtensionCodec for IcebergPhysicalCodec {
     /// Decodes icefloe's [`FLOOR_TIME_UNITS`] (the flooring under a write's cast that
     /// narrows a time unit) and [`NORMALIZE_NAN_AND_ZERO`] (float keys) by their names, so
-    /// that workers need not register them.
-    fn try_decode_udf(&self, name: &str, _buf: &[u8]) -> DFResult<Arc<ScalarUDF>> {
+    /// that workers need not register them, and icefloe's `greatest`/`least` by the bytes
+    /// [`Self::try_encode_udf`] wrote.
+    fn try_decode_udf(&self, name: &str, buf: &[u8]) -> DFResult<Arc<ScalarUDF>> {
+        if let Some(udf) = decode_greatest_least(buf) {
+            return Ok(udf);
+        }
         match name {
             FLOOR_TIME_UNITS => Ok(floor_time_units_udf()),
             NORMALIZE_NAN_AND_ZERO => Ok(normalize_nan_and_zero_udf()),
@@ -544,6 +549,15 @@ impl PhysicalExtensionCodec for IcebergPhysicalCodec {
                 "scalar function '{name}' is not registered and not icefloe's"
             ))),
         }
+    }
+
+    /// Encodes icefloe's `greatest`/`least` (Spark's order of floats); any other scalar
+    /// function goes by name.
+    fn try_encode_udf(&self, node: &ScalarUDF, buf: &mut Vec<u8>) -> DFResult<()> {
+        if let Some(bytes) = encode_greatest_least(node) {
+            buf.extend_from_slice(bytes);
+        }
+        Ok(())
     }
 
     /// Decodes icefloe's `min`/`max` ([`MinMax`](super::min_max::MinMax), Spark's NaN

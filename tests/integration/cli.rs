@@ -736,4 +736,24 @@ fn cli_file_paths_are_for_reading_and_errors_say_what_is_on_disk() {
     let out = csv("CREATE EXTERNAL TABLE t STORED AS PARQUET LOCATION './noext'; SELECT x FROM t");
     assert_success(&out);
     assert_eq!(stdout(&out), "x\n2\n");
+    // writes to a path are refused and write no file (tester T10's D2: an INSERT into a
+    // directory wrote a file there that the directory's files then no longer read with)
+    let before = std::fs::read_dir(cwd.join("d")).unwrap().count();
+    for sql in [
+        "INSERT INTO './d/' VALUES (4)",
+        "INSERT INTO 'f.parquet' VALUES (4)",
+        "DELETE FROM './d/' WHERE x = 3",
+    ] {
+        let out = csv(sql);
+        assert_failure(&out);
+        assert!(
+            stderr(&out).contains("(not a table; write files with COPY … TO) is read-only"),
+            "{sql}: {}",
+            stderr(&out)
+        );
+    }
+    assert_eq!(std::fs::read_dir(cwd.join("d")).unwrap().count(), before);
+    let out = csv("SELECT x FROM './d/'");
+    assert_success(&out);
+    assert_eq!(stdout(&out), "x\n3\n");
 }

@@ -203,10 +203,18 @@ pub fn reads_as_path(name: &str) -> bool {
 #[async_trait]
 impl UrlTableFactory for PathTables {
     async fn try_new(&self, name: &str) -> DFResult<Option<Arc<dyn TableProvider>>> {
-        match reads_as_path(name) {
-            true => self.files.try_new(name).await,
-            false => Ok(None),
+        if !reads_as_path(name) {
+            return Ok(None);
         }
+        // read-only: DataFusion's listing table would take an INSERT as a new file written
+        // into the user's directory (tester T10's D2: for Parquet, of `string_view`
+        // columns, which then no longer read next to the files already there)
+        Ok(self.files.try_new(name).await?.map(|table| {
+            Arc::new(icefloe::datafusion::read_only::ReadOnlyTable::new(
+                table,
+                format!("file path '{name}' (not a table; write files with COPY … TO)"),
+            )) as Arc<dyn TableProvider>
+        }))
     }
 }
 

@@ -28,7 +28,7 @@
 use std::sync::Arc;
 
 use datafusion::arrow::datatypes::{DataType, FieldRef};
-use datafusion::common::tree_node::Transformed;
+use datafusion::common::tree_node::{Transformed, TreeNodeIterator};
 use datafusion::common::{exec_err, DFSchema, Result as DFResult, ScalarValue};
 use datafusion::logical_expr::expr::{
     AggregateFunction, AggregateFunctionParams, ScalarFunction, WindowFunction,
@@ -155,16 +155,9 @@ fn normalized_keys(
     schema: &DFSchema,
     names: Option<&NamePreserver>,
 ) -> DFResult<Transformed<Vec<Expr>>> {
-    let mut changed = false;
-    let exprs = exprs
+    exprs
         .into_iter()
-        .map(|e| {
-            let t = normalized_key(e, schema, names)?;
-            changed |= t.transformed;
-            Ok(t.data)
-        })
-        .collect::<DFResult<Vec<_>>>()?;
-    Ok(Transformed::new_transformed(exprs, changed))
+        .map_until_stop_and_collect(|e| normalized_key(e, schema, names))
 }
 
 /// A grouping expression normalized: each expression of a grouping set, or the
@@ -186,18 +179,10 @@ fn normalized_group(
         GroupingSet::Cube(exprs) => {
             normalized_keys(exprs, schema, names)?.update_data(GroupingSet::Cube)
         }
-        GroupingSet::GroupingSets(sets) => {
-            let mut changed = false;
-            let sets = sets
-                .into_iter()
-                .map(|exprs| {
-                    let t = normalized_keys(exprs, schema, names)?;
-                    changed |= t.transformed;
-                    Ok(t.data)
-                })
-                .collect::<DFResult<Vec<_>>>()?;
-            Transformed::new_transformed(GroupingSet::GroupingSets(sets), changed)
-        }
+        GroupingSet::GroupingSets(sets) => sets
+            .into_iter()
+            .map_until_stop_and_collect(|exprs| normalized_keys(exprs, schema, names))?
+            .update_data(GroupingSet::GroupingSets),
     }
     .update_data(Expr::GroupingSet))
 }
@@ -269,23 +254,6 @@ fn normalized_partitions(
     Ok(Transformed::yes(saved.restore(call)))
 }
 
-/// Each of `exprs` through `f`, whether any changed.
-fn each(
-    exprs: Vec<Expr>,
-    mut f: impl FnMut(Expr) -> DFResult<Transformed<Expr>>,
-) -> DFResult<Transformed<Vec<Expr>>> {
-    let mut changed = false;
-    let exprs = exprs
-        .into_iter()
-        .map(|e| {
-            let t = f(e)?;
-            changed |= t.transformed;
-            Ok(t.data)
-        })
-        .collect::<DFResult<Vec<_>>>()?;
-    Ok(Transformed::new_transformed(exprs, changed))
-}
-
 impl OptimizerRule for NormalizeFloatingNumbers {
     fn name(&self) -> &str {
         NORMALIZE_FLOATING_NUMBERS_RULE
@@ -308,12 +276,16 @@ impl OptimizerRule for NormalizeFloatingNumbers {
         match plan {
             LogicalPlan::Aggregate(aggregate) => {
                 let schema = Arc::clone(aggregate.input.schema());
-                let groups = each(aggregate.group_expr.clone(), |e| {
-                    normalized_group(e, &schema, &names)
-                })?;
-                let aggrs = each(aggregate.aggr_expr.clone(), |e| {
-                    normalized_distinct(e, &schema, &names)
-                })?;
+                let groups = aggregate
+                    .group_expr
+                    .clone()
+                    .into_iter()
+                    .map_until_stop_and_collect(|e| normalized_group(e, &schema, &names))?;
+                let aggrs = aggregate
+                    .aggr_expr
+                    .clone()
+                    .into_iter()
+                    .map_until_stop_and_collect(|e| normalized_distinct(e, &schema, &names))?;
                 if !groups.transformed && !aggrs.transformed {
                     return Ok(Transformed::no(LogicalPlan::Aggregate(aggregate)));
                 }
@@ -346,9 +318,11 @@ impl OptimizerRule for NormalizeFloatingNumbers {
             }
             LogicalPlan::Window(window) => {
                 let schema = Arc::clone(window.input.schema());
-                let exprs = each(window.window_expr.clone(), |e| {
-                    normalized_partitions(e, &schema, &names)
-                })?;
+                let exprs = window
+                    .window_expr
+                    .clone()
+                    .into_iter()
+                    .map_until_stop_and_collect(|e| normalized_partitions(e, &schema, &names))?;
                 if !exprs.transformed {
                     return Ok(Transformed::no(LogicalPlan::Window(window)));
                 }

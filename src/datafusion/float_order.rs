@@ -22,7 +22,7 @@
 
 use std::sync::Arc;
 
-use datafusion::common::tree_node::Transformed;
+use datafusion::common::tree_node::{Transformed, TreeNodeIterator};
 use datafusion::common::{DFSchema, Result as DFResult};
 use datafusion::logical_expr::expr::{AggregateFunction, WindowFunction};
 use datafusion::logical_expr::expr_rewriter::NamePreserver;
@@ -106,16 +106,10 @@ fn ordered_calls(
     schema: &DFSchema,
     names: &NamePreserver,
 ) -> DFResult<Transformed<Vec<Expr>>> {
-    let mut changed = false;
-    let exprs = exprs
+    exprs
         .iter()
-        .map(|e| {
-            let t = ordered_call(e.clone(), schema, names)?;
-            changed |= t.transformed;
-            Ok(t.data)
-        })
-        .collect::<DFResult<Vec<_>>>()?;
-    Ok(Transformed::new_transformed(exprs, changed))
+        .cloned()
+        .map_until_stop_and_collect(|e| ordered_call(e, schema, names))
 }
 
 impl OptimizerRule for SparkFloatOrdering {

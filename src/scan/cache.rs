@@ -21,6 +21,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::lru::WeightedLru;
+use crate::spec::ColumnStats;
 use crate::spec::ManifestEntry;
 
 /// Default bound: estimated bytes of decoded manifest entries held (512 MiB). An entry
@@ -123,7 +124,23 @@ impl ManifestCache {
     /// The decoded manifest at `location`, if cached.
     pub fn get(&self, location: &str) -> Option<CachedManifest> {
         let mut inner = self.inner.lock().ok()?;
-        let found = inner.manifests.get(&location.to_string());
+        let found = inner.manifests.get(location);
+        match found {
+            Some(_) => inner.hits += 1,
+            None => inner.misses += 1,
+        }
+        found
+    }
+
+    /// The decoded manifest at `location` read keeping at least the metrics `stats`
+    /// selects: the one read keeping all metrics, else the one read keeping exactly
+    /// those (one hit or miss counted).
+    pub fn get_covering(&self, location: &str, stats: &ColumnStats) -> Option<CachedManifest> {
+        let mut inner = self.inner.lock().ok()?;
+        let mut found = inner.manifests.get(location);
+        if found.is_none() && *stats != ColumnStats::All {
+            found = inner.manifests.get(stats_key(location, stats).as_str());
+        }
         match found {
             Some(_) => inner.hits += 1,
             None => inner.misses += 1,
@@ -239,6 +256,15 @@ pub(super) async fn read_manifest_list_cached(
 /// "First Row ID Inheritance"), which the decoded entries carry. A manifest written
 /// before an upgrade to v3 is listed without one by the snapshots before the upgrade and
 /// with one after it (by different branches possibly with different ones).
+/// The key of a manifest's entries read keeping `stats` ([`ColumnStats`]): the manifest's
+/// own key for all metrics, with the kept field ids appended otherwise.
+fn stats_key(key: &str, stats: &ColumnStats) -> String {
+    match stats {
+        ColumnStats::All => key.to_string(),
+        ColumnStats::Only(ids) => format!("{key}\nstats={ids:?}"),
+    }
+}
+
 fn manifest_key(location: String, manifest: &crate::spec::ManifestFile) -> String {
     match manifest.first_row_id {
         None => location,
@@ -254,18 +280,19 @@ pub(super) async fn read_manifest_cached(
     manifest: &crate::spec::ManifestFile,
     list: &str,
     cache: Option<(&ManifestCache, &InsertBudget)>,
+    stats: &ColumnStats,
 ) -> crate::error::Result<CachedManifest> {
     let key = match cache {
         Some((c, budget)) => {
             let key = manifest_key(table.file_io().remap(&manifest.manifest_path)?, manifest);
-            if let Some(hit) = c.get(&key) {
+            if let Some(hit) = c.get_covering(&key, stats) {
                 return Ok(hit);
             }
-            Some((c, budget, key))
+            Some((c, budget, stats_key(&key, stats)))
         }
         None => None,
     };
-    let entries = super::read_manifest(table, metadata, manifest)
+    let entries = super::read_manifest_keeping(table, metadata, manifest, stats)
         .await
         .map_err(|e| super::missing_from(e, format!("manifest listed in '{list}'")))?;
     let entries: CachedManifest = Arc::new(entries.into_iter().map(Arc::new).collect());

@@ -20,7 +20,7 @@ use super::cache::{read_manifest_cached, InsertBudget};
 use super::{prune_manifests, Pruner, ScanMetrics, ScanPlan, TableScan};
 use crate::error::Result;
 use crate::expr::BoundPredicate;
-use crate::spec::{ManifestContent, ManifestFile};
+use crate::spec::{ColumnStats, ManifestContent, ManifestFile};
 
 /// A scan whose data manifests are planned one at a time ([`Self::plan_manifest`]); see
 /// the module docs.
@@ -33,6 +33,8 @@ pub struct DeferredScan {
     /// What this scan may add to the manifest cache (`ManifestCache::scan_budget`).
     budget: Option<Arc<InsertBudget>>,
     manifests: Vec<ManifestFile>,
+    /// The metrics the planned data files keep (`TableScan::with_column_stats`).
+    stats: ColumnStats,
     metrics: ScanMetrics,
     live_files: u64,
     live_rows: u64,
@@ -60,6 +62,7 @@ impl TableScan {
         if deletes {
             return Ok(None);
         }
+        let stats = self.data_file_stats(&manifests, filter.as_ref());
         let mut metrics = ScanMetrics::of_manifest_list(&manifests);
         let metadata = self.table.metadata_ref();
         let scanned = {
@@ -97,6 +100,7 @@ impl TableScan {
             list,
             budget,
             manifests: scanned,
+            stats,
             metrics,
             live_files,
             live_rows,
@@ -148,7 +152,9 @@ impl DeferredScan {
         let table = &self.scan.table;
         let metadata = table.metadata_ref();
         let cache = self.scan.cache.as_deref().zip(self.budget.as_deref());
-        let entries = read_manifest_cached(table, &metadata, manifest, &self.list, cache).await?;
+        let entries =
+            read_manifest_cached(table, &metadata, manifest, &self.list, cache, &self.stats)
+                .await?;
         let mut pruner = self.filter.as_ref().map(|f| Pruner::new(&metadata, f));
         let mut plan = ScanPlan::default();
         let mut metrics = ScanMetrics::default();

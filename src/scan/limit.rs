@@ -56,7 +56,7 @@ impl TableScan {
         }
         metrics.manifests_scanned = chosen.len();
         metrics.manifests_skipped_by_limit = metrics.manifests_total - chosen.len();
-        let entries: Vec<CachedManifest> = self.read_manifests(chosen).await?;
+        let entries: Vec<CachedManifest> = self.read_manifests(chosen, &self.column_stats).await?;
         let mut plan = ScanPlan::default();
         let mut rows = 0i64;
         for entry in entries

@@ -26,12 +26,14 @@ use crate::eval::{
 };
 use crate::expr::{Binder, BoundPredicate, Predicate};
 use crate::spec::{
-    DataContentType, DataFile, ManifestContent, ManifestEntry, ManifestFile, Schema, Snapshot,
-    TableMetadata,
+    ColumnStats, DataContentType, DataFile, ManifestContent, ManifestEntry, ManifestFile, Schema,
+    Snapshot, TableMetadata,
 };
 use crate::table::Table;
 
 pub mod cache;
+#[cfg(test)]
+mod column_stats_tests;
 mod deferred;
 mod limit;
 mod row_count;
@@ -159,6 +161,8 @@ pub struct TableScan {
     schema: Option<Arc<Schema>>,
     /// Data files dropped by their entries besides the filter.
     data_file_filter: Option<DataFileFilter>,
+    /// The columns whose metrics planned data files keep (besides the filter's).
+    column_stats: ColumnStats,
 }
 
 impl TableScan {
@@ -171,6 +175,39 @@ impl TableScan {
             cache: None,
             schema: None,
             data_file_filter: None,
+            column_stats: ColumnStats::All,
+        }
+    }
+
+    /// Keep on the planned data files only the metrics of the columns `stats` selects,
+    /// besides those of the columns the filter references (Iceberg Java's
+    /// `Scan.includeColumnStats`): a plan of many files then decodes and holds much less.
+    /// The default keeps every column's metrics. A snapshot with delete manifests keeps
+    /// them all whatever is asked: the delete planner matches equality delete files to
+    /// data files by the data files' bounds. Delete files always keep all theirs.
+    pub fn with_column_stats(mut self, stats: ColumnStats) -> Self {
+        self.column_stats = stats;
+        self
+    }
+
+    /// The metrics the data files of a plan of `manifests` (the snapshot's manifest list)
+    /// filtered by `filter` keep (see [`Self::with_column_stats`]).
+    fn data_file_stats(
+        &self,
+        manifests: &[ManifestFile],
+        filter: Option<&BoundPredicate>,
+    ) -> ColumnStats {
+        if manifests
+            .iter()
+            .any(|m| m.content == ManifestContent::Deletes)
+        {
+            return ColumnStats::All;
+        }
+        match filter {
+            Some(f) => self
+                .column_stats
+                .union(&ColumnStats::only(f.terms().iter().map(|t| t.field_id))),
+            None => self.column_stats.clone(),
         }
     }
 
@@ -251,10 +288,12 @@ impl TableScan {
     }
 
     /// The entries of `manifests` (of this scan's manifest list), read
-    /// [`MANIFEST_CONCURRENCY`] at a time through the scan's cache.
+    /// [`MANIFEST_CONCURRENCY`] at a time through the scan's cache, data files keeping
+    /// the metrics `stats` selects.
     async fn read_manifests(
         &self,
         manifests: Vec<ManifestFile>,
+        stats: &ColumnStats,
     ) -> Result<Vec<cache::CachedManifest>> {
         let list = self
             .snapshot
@@ -268,10 +307,10 @@ impl TableScan {
             .map(|m| {
                 let (table, metadata) = (self.table.clone(), Arc::clone(&metadata));
                 let (cache, list) = (self.cache.clone(), list.clone());
-                let budget = budget.clone();
+                let (budget, stats) = (budget.clone(), stats.clone());
                 async move {
                     let cache = cache.as_deref().zip(budget.as_deref());
-                    cache::read_manifest_cached(&table, &metadata, &m, &list, cache).await
+                    cache::read_manifest_cached(&table, &metadata, &m, &list, cache, &stats).await
                 }
             })
             .buffered(MANIFEST_CONCURRENCY)
@@ -286,13 +325,14 @@ impl TableScan {
     pub async fn plan_files(&self) -> Result<ScanPlan> {
         let filter = self.bound_filter()?;
         let manifests = self.manifest_list().await?;
+        let stats = self.data_file_stats(&manifests, filter.as_ref());
         let mut metrics = ScanMetrics::of_manifest_list(&manifests);
         let metadata = self.table.metadata_ref();
         let mut pruner = filter.as_ref().map(|f| Pruner::new(&metadata, f));
         let scanned = prune_manifests(pruner.as_mut(), manifests, &mut metrics)?;
         metrics.manifests_scanned = scanned.len();
         // Decoded manifests come from the scan's cache (if any) when planned before.
-        let entries = self.read_manifests(scanned).await?;
+        let entries = self.read_manifests(scanned, &stats).await?;
         let mut plan = ScanPlan::default();
         let live = entries.iter().flat_map(|m| m.iter());
         self.plan_entries(pruner.as_mut(), live, &mut metrics, &mut plan)?;
@@ -485,6 +525,17 @@ pub(crate) async fn read_manifest(
     metadata: &TableMetadata,
     manifest: &ManifestFile,
 ) -> Result<Vec<ManifestEntry>> {
+    read_manifest_keeping(table, metadata, manifest, &ColumnStats::All).await
+}
+
+/// [`read_manifest`] keeping on data files the metrics `stats` selects (see
+/// [`ColumnStats`]). Same errors.
+pub(crate) async fn read_manifest_keeping(
+    table: &Table,
+    metadata: &TableMetadata,
+    manifest: &ManifestFile,
+    stats: &ColumnStats,
+) -> Result<Vec<ManifestEntry>> {
     let spec = metadata
         .partition_spec_by_id(manifest.partition_spec_id)
         .ok_or_else(|| {
@@ -499,9 +550,17 @@ pub(crate) async fn read_manifest(
     // manifests fetched concurrently also decode on every core.
     let (owned, metadata) = (manifest.clone(), table.metadata_ref());
     let what = format!("manifest '{}'", manifest.manifest_path);
+    let stats = stats.clone();
     let entries = crate::delete::run_blocking(what, move || {
         let schemas = metadata.schemas_newest_first();
-        crate::spec::manifest::parse_manifest(&bytes, &owned.manifest_path, &owned, &spec, &schemas)
+        crate::spec::manifest::parse_manifest_keeping(
+            &bytes,
+            &owned.manifest_path,
+            &owned,
+            &spec,
+            &schemas,
+            &stats,
+        )
     })
     .await?;
     // A data manifest must hold only data files, a delete manifest only delete files.

@@ -18,6 +18,7 @@ use datafusion::arrow::array::{
 };
 use datafusion::arrow::datatypes::{DataType, Int32Type};
 
+use super::column_stats::ColumnStats;
 use super::int_map::IntMap;
 use crate::error::{Error, Result};
 
@@ -723,18 +724,23 @@ pub(crate) struct IntMapCol<'a, V> {
 }
 
 impl<V> IntMapCol<'_, V> {
-    /// The map at `row` (empty when absent or null), each value read by `value` from
-    /// the value column at an item index; entries whose value reads as `None` (null)
-    /// are left out. A null key is an error naming `name`.
-    pub(crate) fn get<T>(
+    /// The map at `row` (empty when absent or null) with the keys (field ids) `keep`
+    /// keeps (nothing is read when it keeps none), each value read by `value` from the
+    /// value column at an item index; entries whose value reads as `None` (null) are
+    /// left out. A null key is an error naming `name`.
+    pub(crate) fn get_kept<T>(
         &self,
         row: usize,
         name: &str,
+        keep: &ColumnStats,
         value: impl Fn(&V, usize) -> Option<T>,
     ) -> Result<IntMap<T>> {
         let Some((list, keys, values)) = &self.list else {
             return Ok(IntMap::new());
         };
+        if keep.keeps_none() {
+            return Ok(IntMap::new());
+        }
         if list.is_null(row) {
             return Ok(IntMap::new());
         }
@@ -747,8 +753,12 @@ impl<V> IntMapCol<'_, V> {
                     "field '{name}': malformed map"
                 )));
             }
+            let key = keys.value(i);
+            if !keep.keeps(key) {
+                continue;
+            }
             if let Some(v) = value(values, i) {
-                out.push((keys.value(i), v));
+                out.push((key, v));
             }
         }
         Ok(IntMap::from_pairs(out))

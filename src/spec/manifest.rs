@@ -7,6 +7,7 @@
 //! partition spec.
 
 use super::avro_columns::{read_batches, Columns};
+use super::column_stats::ColumnStats;
 use super::int_map::IntMap;
 use super::manifest_columns::EntryColumns;
 use super::manifest_list::ManifestFile;
@@ -198,6 +199,19 @@ pub fn parse_manifest(
     spec: &PartitionSpec,
     schemas: &[&Schema],
 ) -> Result<Vec<ManifestEntry>> {
+    parse_manifest_keeping(bytes, location, manifest, spec, schemas, &ColumnStats::All)
+}
+
+/// [`parse_manifest`] keeping on data files only the metrics of the columns `stats`
+/// selects (delete files keep all theirs; see [`ColumnStats`]). Same errors.
+pub fn parse_manifest_keeping(
+    bytes: &[u8],
+    location: &str,
+    manifest: &ManifestFile,
+    spec: &PartitionSpec,
+    schemas: &[&Schema],
+    stats: &ColumnStats,
+) -> Result<Vec<ManifestEntry>> {
     let types = partition_field_types(spec, schemas)
         .map_err(|e| e.context(format!("manifest '{location}'")))?;
     let batches = read_batches(bytes, location)?;
@@ -210,7 +224,7 @@ pub fn parse_manifest(
             let i = entries.len();
             entries.push(
                 bound
-                    .entry(row, manifest, spec)
+                    .entry(row, manifest, spec, stats)
                     .map_err(|e| e.context(format!("manifest '{location}', entry {i}")))?,
             );
         }

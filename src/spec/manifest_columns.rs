@@ -1,5 +1,6 @@
 //! The columns of a manifest (spec: "Manifests", `manifest_entry` and `data_file`),
-//! bound once per record batch, and the conversion of one row into a [`ManifestEntry`].
+//! bound once per record batch, and the conversion of one row into a [`ManifestEntry`]
+//! (keeping on data files the metrics of the columns a [`ColumnStats`] selects).
 
 use datafusion::arrow::array::{Array, ArrayRef, AsArray, StructArray};
 use datafusion::arrow::datatypes::{
@@ -8,6 +9,7 @@ use datafusion::arrow::datatypes::{
 };
 
 use super::avro_columns::{BytesCol, Columns, IntMapCol, LongCol, LongListCol, StrCol};
+use super::column_stats::ColumnStats;
 use super::manifest::{
     BoundBytes, DataContentType, DataFile, DataFileFormat, ManifestEntry, ManifestStatus,
 };
@@ -85,6 +87,7 @@ impl<'a> EntryColumns<'a> {
         row: usize,
         manifest: &ManifestFile,
         spec: &PartitionSpec,
+        stats: &ColumnStats,
     ) -> Result<ManifestEntry> {
         let status = match self
             .status
@@ -122,7 +125,7 @@ impl<'a> EntryColumns<'a> {
             .unwrap_or(manifest.added_snapshot_id);
         let data_file = match &self.data_file {
             Some((array, columns)) if array.is_valid(row) => {
-                columns.data_file(row, spec, self.types)?
+                columns.data_file(row, spec, self.types, stats)?
             }
             _ => return Err(missing("data_file")),
         };
@@ -179,6 +182,7 @@ impl<'a> DataFileColumns<'a> {
         row: usize,
         spec: &PartitionSpec,
         types: &[PrimitiveType],
+        stats: &ColumnStats,
     ) -> Result<DataFile> {
         let content = match self.content.get_int(row, "content")?.unwrap_or(0) {
             0 => DataContentType::Data,
@@ -219,11 +223,16 @@ impl<'a> DataFileColumns<'a> {
                 .collect::<Result<Vec<_>>>()?,
             _ => vec![],
         };
+        // Delete files keep every column's metrics (see `ColumnStats`).
+        let keep = match content {
+            DataContentType::Data => stats,
+            _ => &ColumnStats::All,
+        };
         let longs = |m: &IntMapCol<'_, LongCol<'_>>, name: &str| {
-            m.get(row, name, |v: &LongCol<'_>, i| v.get(i))
+            m.get_kept(row, name, keep, |v: &LongCol<'_>, i| v.get(i))
         };
         let bytes = |m: &IntMapCol<'_, BytesCol<'_>>, name: &str| {
-            m.get(row, name, |v: &BytesCol<'_>, i| {
+            m.get_kept(row, name, keep, |v: &BytesCol<'_>, i| {
                 v.get(i).map(BoundBytes::from_slice)
             })
         };

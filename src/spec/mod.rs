@@ -6,6 +6,7 @@ pub(crate) mod arrow_compat;
 #[cfg(test)]
 mod avro;
 mod avro_columns;
+pub mod column_stats;
 pub mod int_map;
 #[cfg(test)]
 mod legacy_avro_decoder;
@@ -23,6 +24,7 @@ pub mod table_update;
 pub mod types;
 pub mod values;
 
+pub use column_stats::ColumnStats;
 pub use int_map::IntMap;
 pub use manifest::{
     BoundBytes, DataContentType, DataFile, DataFileFormat, ManifestEntry, ManifestStatus,

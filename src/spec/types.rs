@@ -178,6 +178,21 @@ impl NestedField {
         Self::new(id, name, field_type, true)
     }
 
+    /// Push the id of this field and of every field nested in it (struct fields, list
+    /// elements, map keys and values) onto `out`, depth first.
+    pub fn collect_ids(&self, out: &mut Vec<i32>) {
+        out.push(self.id);
+        match self.field_type.as_ref() {
+            Type::Struct(s) => s.fields.iter().for_each(|f| f.collect_ids(out)),
+            Type::List(l) => l.element_field.collect_ids(out),
+            Type::Map(m) => {
+                m.key_field.collect_ids(out);
+                m.value_field.collect_ids(out);
+            }
+            Type::Primitive(_) => {}
+        }
+    }
+
     fn new(id: i32, name: impl Into<String>, field_type: Type, required: bool) -> Self {
         Self {
             id,

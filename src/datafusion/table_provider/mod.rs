@@ -44,7 +44,7 @@ use crate::scan::{ScanMetrics, TableScan};
 use crate::spec::arrow::{
     nullable_under_nullable_structs, schema_to_arrow, without_nested_field_ids,
 };
-use crate::spec::{Schema, Snapshot};
+use crate::spec::{ColumnStats, Schema, Snapshot};
 use crate::table::Table;
 use crate::transaction::ReplaceTable;
 use datafusion::logical_expr::dml::InsertOp;
@@ -452,6 +452,21 @@ impl IcebergTableProvider {
         plan_deletes(&self.table, plan.tasks, plan.delete_entries, cache).await
     }
 
+    /// The metrics a scan reading `projection` (of [`TableProvider::schema`]'s columns;
+    /// `None`: all) needs of its data files: those of the table columns read and of the
+    /// fields nested in them (statistics, NaN counts); none for the metadata columns.
+    fn read_column_stats(&self, projection: Option<&Vec<usize>>) -> ColumnStats {
+        let Some(projection) = projection else {
+            return ColumnStats::All;
+        };
+        let columns = self.schema.columns();
+        let mut ids = vec![];
+        for field in projection.iter().filter_map(|i| columns.get(*i)) {
+            field.collect_ids(&mut ids);
+        }
+        ColumnStats::only(ids)
+    }
+
     /// This provider reading through a FileIO whose requests `store_requests` counts
     /// (the scan's own reads, `EXPLAIN ANALYZE`).
     fn counting_store_requests(&self, store_requests: &Arc<StoreRequestMetrics>) -> Self {
@@ -537,7 +552,11 @@ impl TableProvider for IcebergTableProvider {
                 .file_io()
                 .with_request_observer(Arc::clone(&planning_requests) as _),
         );
-        let scan = self.filtered_scan(planning_table.clone(), filters);
+        // Planned data files keep the metrics of the columns read (their statistics) and
+        // filtered (pruning), no others.
+        let scan = self
+            .filtered_scan(planning_table.clone(), filters)
+            .with_column_stats(self.read_column_stats(projection));
         // A snapshot of very many files and no deletes: each manifest is planned as the
         // scan reads it (`deferred`).
         let deferred = self

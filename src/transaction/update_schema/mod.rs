@@ -606,20 +606,6 @@ fn assign_nested_ids(ty: &mut Type, last_id: &mut i32) {
     }
 }
 
-/// Every id in `field` (itself included).
-fn ids_in(field: &NestedField, out: &mut Vec<i32>) {
-    out.push(field.id);
-    match field.field_type.as_ref() {
-        Type::Struct(s) => s.fields.iter().for_each(|f| ids_in(f, out)),
-        Type::List(l) => ids_in(&l.element_field, out),
-        Type::Map(m) => {
-            ids_in(&m.key_field, out);
-            ids_in(&m.value_field, out);
-        }
-        Type::Primitive(_) => {}
-    }
-}
-
 /// Move the field at `path` (in `siblings`) to `position`.
 fn move_field(
     siblings: &mut Vec<NestedField>,

@@ -2,7 +2,7 @@
 //! values (v3 only, their JSON form), deletable fields, no struct left empty, and type
 //! promotions (spec "Schema Evolution"), each refusal an [`ErrorKind::InvalidArgument`](crate::ErrorKind::InvalidArgument) naming the rule.
 
-use super::{ids_in, name};
+use super::name;
 use crate::error::{Error, Result};
 use crate::spec::{
     FormatVersion, Literal, NestedField, PrimitiveType, Schema, TableMetadata, Transform, Type,
@@ -82,7 +82,7 @@ pub(super) fn check_deletable(
     identifiers: &[i32],
 ) -> Result<()> {
     let mut ids = vec![];
-    ids_in(removed, &mut ids);
+    removed.collect_ids(&mut ids);
     let column = name(path);
     if let Some(id) = identifiers.iter().find(|id| ids.contains(id)) {
         return Err(Error::invalid_argument(format!(

@@ -9,6 +9,7 @@ mod create_target;
 mod describe;
 mod interrupt;
 mod output;
+mod path_listing;
 mod progress;
 mod pruning;
 mod render;
@@ -26,6 +27,8 @@ use clap::{Args, Parser};
 use datafusion::catalog::{CatalogProvider, MemorySchemaProvider};
 use datafusion::common::TableReference;
 use datafusion::error::DataFusionError;
+use datafusion::execution::cache::cache_manager::CacheManagerConfig;
+use datafusion::execution::runtime_env::RuntimeEnvBuilder;
 use datafusion::prelude::{SessionConfig, SessionContext};
 use icefloe::datafusion::IcebergNamesSchemaProvider;
 
@@ -451,7 +454,13 @@ async fn session(cli: &Cli) -> Result<SessionContext, CliError> {
     if let Some(c) = &catalog {
         config = config.with_default_catalog_and_schema(c.name(), "public");
     }
-    let ctx = SessionContext::new_with_config(config);
+    // no list-files cache: a statement reading a path or an external table's directory
+    // lists it as it is then, files added or removed since an earlier statement and their
+    // columns included (tester's D3; DataFusion 55 caches listings for the session's life)
+    let runtime = RuntimeEnvBuilder::new()
+        .with_cache_manager(CacheManagerConfig::default().with_list_files_cache_limit(0))
+        .build_arc()?;
+    let ctx = SessionContext::new_with_config_rt(config, runtime);
     icefloe::register_iceberg_factory(&ctx);
     icefloe::datafusion::register_iceberg_functions(&ctx);
     // tables registered by name (--table, CREATE EXTERNAL TABLE) answer to "t$snapshots",

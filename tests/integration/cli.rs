@@ -1013,3 +1013,45 @@ fn cli_file_paths_of_mixed_formats_are_an_error() {
     assert_success(&out);
     assert_eq!(stdout(&out), "s\n1\n");
 }
+
+/// After `USE ns` a quoted path resolves in the namespace, where paths are not read
+/// (tester's D5): the error names the form that reads it, which does; so for a namespace
+/// of two levels.
+#[test]
+fn cli_file_paths_after_use_say_how_to_read_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let cwd = std::fs::canonicalize(dir.path()).unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let catalog = format!("sqlite:{}/cat.db", cwd.display());
+    let csv = |sql: &str| {
+        icefloe(home.path())
+            .current_dir(&cwd)
+            .args(["--catalog", &catalog, "--create-catalog", "--format", "csv"])
+            .args(["-c", sql])
+            .output()
+            .unwrap()
+    };
+    assert_success(&csv(
+        "CREATE SCHEMA ns; CREATE SCHEMA a; CREATE SCHEMA a.b; \
+         COPY (SELECT 4 AS x) TO 'd/a.parquet' STORED AS PARQUET",
+    ));
+    for (ns, path) in [("ns", "./d/"), ("ns", "d/a.parquet"), ("a.b", "./d/")] {
+        let out = csv(&format!("USE {ns}; SELECT x FROM '{path}'"));
+        assert_failure(&out);
+        let form = format!("public.\"{path}\"");
+        assert_eq!(
+            stderr(&out),
+            format!(
+                "error: -c statement 2 (SELECT x FROM '{path}'): table '{path}' not found in \
+                 schema 'default.{ns}' (it has no tables); file paths are read as tables in the \
+                 CLI's schema 'public' only: FROM {form} reads it here (or USE public)\n"
+            )
+        );
+        let out = csv(&format!("USE {ns}; SELECT x FROM {form}"));
+        assert_success(&out);
+        assert_eq!(stdout(&out), "x\n4\n");
+        let out = csv(&format!("USE {ns}; USE public; SELECT x FROM '{path}'"));
+        assert_success(&out);
+        assert_eq!(stdout(&out), "x\n4\n");
+    }
+}

@@ -171,6 +171,32 @@ pub fn reads_paths(schema: &Arc<dyn SchemaProvider>) -> bool {
     any.is::<PathSchema>()
 }
 
+/// The name, as SQL qualifies it from catalog `current`, of the schema that reads paths:
+/// `public` in `current`, else `"cat".public` of the catalog that has it; `None` when no
+/// catalog has it.
+pub fn path_schema(ctx: &SessionContext, current: &str) -> Option<String> {
+    let reads = |catalog: &str| {
+        ctx.catalog(catalog)
+            .and_then(|c| c.schema(PATH_SCHEMA))
+            .is_some_and(|s| reads_paths(&s))
+    };
+    if reads(current) {
+        return Some(PATH_SCHEMA.to_string());
+    }
+    ctx.catalog_names()
+        .into_iter()
+        .find(|c| reads(c))
+        .map(|c| format!("{}.{PATH_SCHEMA}", quoted(&c)))
+}
+
+/// The schema whose unknown names that read as paths are files.
+const PATH_SCHEMA: &str = "public";
+
+/// `name` as a double-quoted SQL identifier (its `"` doubled).
+pub fn quoted(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}
+
 /// What a table name that resolved to nothing is on disk, when that says more than
 /// "not found": for a name that reads as a path, that nothing is at the path, or that the
 /// file's format is not known from its extension; for a bare name (never read as a path),

@@ -757,3 +757,301 @@ fn cli_file_paths_are_for_reading_and_errors_say_what_is_on_disk() {
     assert_success(&out);
     assert_eq!(stdout(&out), "x\n3\n");
 }
+
+/// The REPL (stdin piped) run in `cwd` with `--format csv`, asked one statement at a
+/// time: `ask(sql, lines)` writes `sql` and returns the next `lines` lines of stdout
+/// (failing after a minute without one, rather than hanging).
+struct Shell {
+    child: std::process::Child,
+    stdin: Option<std::process::ChildStdin>,
+    stdout: std::sync::mpsc::Receiver<String>,
+}
+
+impl Shell {
+    fn start(home: &Path, cwd: &Path, args: &[&str]) -> Self {
+        let mut child = icefloe(home)
+            .current_dir(cwd)
+            .args(args)
+            .args(["--format", "csv"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take();
+        let out = child.stdout.take().unwrap();
+        let (send, stdout) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in std::io::BufRead::lines(std::io::BufReader::new(out)) {
+                if send.send(line.unwrap()).is_err() {
+                    break;
+                }
+            }
+        });
+        Self {
+            child,
+            stdin,
+            stdout,
+        }
+    }
+
+    #[track_caller]
+    fn ask(&mut self, sql: &str, lines: usize) -> Vec<String> {
+        let stdin = self.stdin.as_mut().unwrap();
+        writeln!(stdin, "{sql}").unwrap();
+        stdin.flush().unwrap();
+        let mut got = Vec::new();
+        for _ in 0..lines {
+            match self.stdout.recv_timeout(std::time::Duration::from_secs(60)) {
+                Ok(line) => got.push(line),
+                Err(e) => {
+                    let _ = self.child.kill();
+                    panic!("no output after {sql} ({got:?}, {e}): {}", self.stderr())
+                }
+            }
+        }
+        got
+    }
+
+    /// The shell's stderr, once it has exited.
+    fn stderr(&mut self) -> String {
+        let _ = self.child.wait();
+        let mut err = String::new();
+        if let Some(mut e) = self.child.stderr.take() {
+            std::io::Read::read_to_string(&mut e, &mut err).unwrap();
+        }
+        err
+    }
+
+    /// Close stdin; the shell's stderr, after it exits successfully with no output
+    /// left unasked for.
+    #[track_caller]
+    fn finish(mut self) -> String {
+        drop(self.stdin.take());
+        let status = self.child.wait().unwrap();
+        let err = self.stderr();
+        assert!(status.success(), "{status}: {err}");
+        let rest: Vec<String> = self.stdout.iter().collect();
+        assert!(rest.is_empty(), "{rest:?}");
+        err
+    }
+}
+
+/// A path is listed anew by each statement of a session (tester's D3): files removed
+/// or added since an earlier statement read it (by another process or by the session's
+/// own `COPY`), and the columns of an added file, are seen, in the shell and among
+/// several `-c` statements; so is a `CREATE EXTERNAL TABLE` directory.
+#[test]
+fn cli_file_paths_are_listed_anew_by_each_statement() {
+    let dir = tempfile::tempdir().unwrap();
+    let cwd = std::fs::canonicalize(dir.path()).unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let in_dir = |args: &[&str]| {
+        icefloe(home.path())
+            .current_dir(&cwd)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    assert_success(&in_dir(&[
+        "-c",
+        "COPY (SELECT 1 AS x) TO 'd/a.parquet' STORED AS PARQUET; \
+         COPY (SELECT 2 AS x) TO 'd/b.parquet' STORED AS PARQUET",
+    ]));
+    let mut shell = Shell::start(home.path(), &cwd, &[]);
+    assert_eq!(
+        shell.ask("SELECT count(*) AS n, sum(x) AS s FROM './d/';", 2),
+        ["n,s", "2,3"]
+    );
+    shell.ask(
+        "CREATE EXTERNAL TABLE ext STORED AS PARQUET LOCATION './d/';",
+        0,
+    );
+    assert_eq!(shell.ask("SELECT sum(x) AS s FROM ext;", 2), ["s", "3"]);
+    // another process removes a file and adds one with a new column
+    std::fs::remove_file(cwd.join("d/a.parquet")).unwrap();
+    assert_success(&in_dir(&[
+        "-c",
+        "COPY (SELECT 10 AS x, 'new' AS y) TO 'd/c.parquet' STORED AS PARQUET",
+    ]));
+    assert_eq!(
+        shell.ask("SELECT x, y FROM './d/' ORDER BY x;", 3),
+        ["x,y", "2,", "10,new"]
+    );
+    // the session's own COPY adds one
+    assert_eq!(
+        shell.ask(
+            "COPY (SELECT 20 AS x, 'own' AS y) TO './d/e.parquet' STORED AS PARQUET;",
+            2
+        ),
+        ["count", "1"]
+    );
+    assert_eq!(
+        shell.ask("SELECT x, y FROM 'd/' ORDER BY x;", 4),
+        ["x,y", "2,", "10,new", "20,own"]
+    );
+    // an external table's directory is listed anew too (its schema is the one created)
+    assert_eq!(shell.ask("SELECT sum(x) AS s FROM ext;", 2), ["s", "32"]);
+    assert_eq!(shell.finish(), "");
+    // several -c statements in one process
+    let out = in_dir(&[
+        "--format",
+        "csv",
+        "-c",
+        "SELECT count(*) AS n FROM './d/'; \
+         COPY (SELECT 30 AS x, 'c' AS y, true AS z) TO './d/f.parquet' STORED AS PARQUET; \
+         SELECT count(*) AS n, count(z) AS z FROM './d/'",
+    ]);
+    assert_success(&out);
+    assert_eq!(stdout(&out), "n\n3\ncount\n1\nn,z\n4,1\n");
+}
+
+/// Parquet files of one directory written by pyarrow (`string`) and by DataFusion
+/// (`string_view`, top-level and nested) read together, each string column as one type.
+#[test]
+fn cli_file_paths_read_pyarrow_and_datafusion_parquet_together() {
+    let Some(python) = crate::interop::python() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let cwd = std::fs::canonicalize(dir.path()).unwrap();
+    let home = tempfile::tempdir().unwrap();
+    std::fs::create_dir(cwd.join("d")).unwrap();
+    let py = Command::new(&python)
+        .current_dir(&cwd)
+        .args([
+            "-c",
+            "import pyarrow as pa, pyarrow.parquet as pq\n\
+             t = pa.table({'s': pa.array(['a'], pa.string()),\n\
+                 'st': pa.array([{'v': 'x'}], pa.struct([('v', pa.string())])),\n\
+                 'l': pa.array([['p']], pa.list_(pa.string()))})\n\
+             pq.write_table(t, 'd/py.parquet')\n",
+        ])
+        .output()
+        .unwrap();
+    assert!(py.status.success(), "{}", stderr(&py));
+    let csv = |sql: &str| {
+        icefloe(home.path())
+            .current_dir(&cwd)
+            .args(["--format", "csv", "-c", sql])
+            .output()
+            .unwrap()
+    };
+    assert_success(&csv(
+        "COPY (SELECT arrow_cast('b', 'Utf8View') AS s, \
+         named_struct('v', arrow_cast('y', 'Utf8View')) AS st, \
+         make_array(arrow_cast('q', 'Utf8View')) AS l) TO 'd/df.parquet' STORED AS PARQUET",
+    ));
+    // the files hold the two representations (else this tests nothing)
+    let types = Command::new(&python)
+        .current_dir(&cwd)
+        .args([
+            "-c",
+            "import pyarrow.parquet as pq\n\
+             for f in ['d/py.parquet', 'd/df.parquet']:\n\
+             \x20   s = pq.read_schema(f)\n\
+             \x20   print(s.field('s').type, s.field('st').type, s.field('l').type)\n",
+        ])
+        .output()
+        .unwrap();
+    assert!(types.status.success(), "{}", stderr(&types));
+    assert_eq!(
+        stdout(&types),
+        "string struct<v: string> list<element: string>\n\
+         string_view struct<v: string_view> list<item: string_view>\n"
+    );
+    let out = csv("SELECT s, st['v'] AS v, l[1] AS i, arrow_typeof(s) AS t FROM './d/' ORDER BY s");
+    assert_success(&out);
+    assert_eq!(stdout(&out), "s,v,i,t\na,x,p,Utf8View\nb,y,q,Utf8View\n");
+    // each file alone reads as the same types
+    let out = csv("SELECT arrow_typeof(st) AS t FROM 'd/py.parquet' \
+         UNION ALL SELECT arrow_typeof(st) FROM 'd/df.parquet'");
+    assert_success(&out);
+    let text = stdout(&out);
+    let types: Vec<&str> = text.lines().skip(1).collect();
+    assert_eq!(types.len(), 2, "{text}");
+    assert_eq!(types[0], types[1], "{text}");
+}
+
+/// A directory of files of several formats is an error naming them (tester's D4: it
+/// read the format of one and skipped the others silently); the glob the error offers
+/// reads one format.
+#[test]
+fn cli_file_paths_of_mixed_formats_are_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let cwd = std::fs::canonicalize(dir.path()).unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let csv = |sql: &str| {
+        icefloe(home.path())
+            .current_dir(&cwd)
+            .args(["--format", "csv", "-c", sql])
+            .output()
+            .unwrap()
+    };
+    assert_success(&csv("COPY (SELECT 1 AS x) TO 'm/a.csv' STORED AS CSV; \
+         COPY (SELECT 2 AS x) TO 'm/b.parquet' STORED AS PARQUET; \
+         COPY (SELECT 3 AS x) TO 'm/c.parquet' STORED AS PARQUET"));
+    std::fs::write(cwd.join("m/README.md"), "not data\n").unwrap();
+    for from in ["'./m/'", "'./m'"] {
+        let out = csv(&format!("SELECT sum(x) AS s FROM {from}"));
+        assert_failure(&out);
+        let name = from.trim_matches('\'');
+        assert!(
+            stderr(&out).contains(&format!(
+                "'{name}' holds files of several formats (1 .csv, 2 .parquet files); a path \
+                 is read as one format: name the files of one (FROM '{}/*.csv')",
+                name.trim_end_matches('/')
+            )),
+            "{from}: {}",
+            stderr(&out)
+        );
+    }
+    let out = csv("SELECT sum(x) AS s FROM './m/*.parquet'");
+    assert_success(&out);
+    assert_eq!(stdout(&out), "s\n5\n");
+    let out = csv("SELECT sum(x) AS s FROM './m/*.csv'");
+    assert_success(&out);
+    assert_eq!(stdout(&out), "s\n1\n");
+}
+
+/// After `USE ns` a quoted path resolves in the namespace, where paths are not read
+/// (tester's D5): the error names the form that reads it, which does; so for a namespace
+/// of two levels.
+#[test]
+fn cli_file_paths_after_use_say_how_to_read_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let cwd = std::fs::canonicalize(dir.path()).unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let catalog = format!("sqlite:{}/cat.db", cwd.display());
+    let csv = |sql: &str| {
+        icefloe(home.path())
+            .current_dir(&cwd)
+            .args(["--catalog", &catalog, "--create-catalog", "--format", "csv"])
+            .args(["-c", sql])
+            .output()
+            .unwrap()
+    };
+    assert_success(&csv(
+        "CREATE SCHEMA ns; CREATE SCHEMA a; CREATE SCHEMA a.b; \
+         COPY (SELECT 4 AS x) TO 'd/a.parquet' STORED AS PARQUET",
+    ));
+    for (ns, path) in [("ns", "./d/"), ("ns", "d/a.parquet"), ("a.b", "./d/")] {
+        let out = csv(&format!("USE {ns}; SELECT x FROM '{path}'"));
+        assert_failure(&out);
+        let form = format!("public.\"{path}\"");
+        assert_eq!(
+            stderr(&out),
+            format!(
+                "error: -c statement 2 (SELECT x FROM '{path}'): table '{path}' not found in \
+                 schema 'default.{ns}' (it has no tables); file paths are read as tables in the \
+                 CLI's schema 'public' only: FROM {form} reads it here (or USE public)\n"
+            )
+        );
+        let out = csv(&format!("USE {ns}; SELECT x FROM {form}"));
+        assert_success(&out);
+        assert_eq!(stdout(&out), "x\n4\n");
+        let out = csv(&format!("USE {ns}; USE public; SELECT x FROM '{path}'"));
+        assert_success(&out);
+        assert_eq!(stdout(&out), "x\n4\n");
+    }
+}

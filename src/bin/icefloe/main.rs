@@ -9,6 +9,7 @@ mod create_target;
 mod describe;
 mod interrupt;
 mod output;
+mod path_listing;
 mod progress;
 mod pruning;
 mod render;
@@ -26,6 +27,8 @@ use clap::{Args, Parser};
 use datafusion::catalog::{CatalogProvider, MemorySchemaProvider};
 use datafusion::common::TableReference;
 use datafusion::error::DataFusionError;
+use datafusion::execution::cache::cache_manager::CacheManagerConfig;
+use datafusion::execution::runtime_env::RuntimeEnvBuilder;
 use datafusion::prelude::{SessionConfig, SessionContext};
 use icefloe::datafusion::IcebergNamesSchemaProvider;
 
@@ -451,7 +454,13 @@ async fn session(cli: &Cli) -> Result<SessionContext, CliError> {
     if let Some(c) = &catalog {
         config = config.with_default_catalog_and_schema(c.name(), "public");
     }
-    let ctx = SessionContext::new_with_config(config);
+    // no list-files cache: a statement reading a path or an external table's directory
+    // lists it as it is then, files added or removed since an earlier statement and their
+    // columns included (tester's D3; DataFusion 55 caches listings for the session's life)
+    let runtime = RuntimeEnvBuilder::new()
+        .with_cache_manager(CacheManagerConfig::default().with_list_files_cache_limit(0))
+        .build_arc()?;
+    let ctx = SessionContext::new_with_config_rt(config, runtime);
     icefloe::register_iceberg_factory(&ctx);
     icefloe::datafusion::register_iceberg_functions(&ctx);
     // tables registered by name (--table, CREATE EXTERNAL TABLE) answer to "t$snapshots",
@@ -598,19 +607,32 @@ fn explain_not_found(ctx: &SessionContext, message: &str) -> Option<String> {
     }
     let rest = message.split("table '").nth(1)?;
     let (name, _) = rest.split_once("' not found")?;
-    // a path holds dots of its own: `cat.schema.dir/f.parquet`
-    let parts: Vec<&str> = name.splitn(3, '.').collect();
-    let [catalog, schema, table] = parts.as_slice() else {
-        return None;
-    };
+    let (catalog, in_catalog) = name.split_once('.')?;
     let Some(cat) = ctx.catalog(catalog) else {
         return Some(format!(
             "catalog '{catalog}' not found (catalogs: {})",
             ctx.catalog_names().join(", ")
         ));
     };
+    // a path holds dots of its own (`cat.schema.dir/f.parquet`), and so does a namespace
+    // of several levels (`cat.a.b.t`): the longest schema of the catalog that fits
+    let (schema, table) = cat
+        .schema_names()
+        .into_iter()
+        .filter_map(|s| {
+            let table = in_catalog.strip_prefix(s.as_str())?.strip_prefix('.')?;
+            Some((s.len(), s, table))
+        })
+        .max()
+        .map(|(_, s, t)| (s, t))
+        .or_else(|| {
+            let (s, t) = in_catalog.split_once('.')?;
+            Some((s.to_string(), t))
+        })?;
+    let (schema, table) = (schema.as_str(), table);
     let Some(sch) = cat.schema(schema) else {
-        // a dotted schema name (a namespace of several levels) is not split here
+        // no schema fits a name with dots left (a path, a namespace of several levels
+        // not listed): DataFusion's words
         if table.contains('.') {
             return None;
         }
@@ -630,9 +652,16 @@ fn explain_not_found(ctx: &SessionContext, message: &str) -> Option<String> {
     };
     let on_disk = url_tables::not_found_hint(table);
     if url_tables::reads_as_path(table) && !url_tables::reads_paths(&sch) {
+        let reach = match url_tables::path_schema(ctx, catalog) {
+            Some(qualified) => format!(
+                ": FROM {qualified}.{} reads it here (or USE public)",
+                url_tables::quoted(table)
+            ),
+            None => " (USE public)".to_string(),
+        };
         return Some(format!(
             "table '{table}' not found in schema '{catalog}.{schema}' ({listed}); file paths \
-             are read as tables in the CLI's schema 'public' only (USE public)"
+             are read as tables in the CLI's schema 'public' only{reach}"
         ));
     }
     if url_tables::reads_as_path(table) {
@@ -645,7 +674,7 @@ fn explain_not_found(ctx: &SessionContext, message: &str) -> Option<String> {
     // a name that differs only in case: quoting (or not quoting) it is the likely slip
     let hint = tables
         .iter()
-        .find(|t| t.eq_ignore_ascii_case(table) && t.as_str() != *table)
+        .find(|t| t.eq_ignore_ascii_case(table) && t.as_str() != table)
         .map(|t| {
             format!(
                 "; did you mean \"{t}\"? (unquoted names are lowercased, quoted ones keep \

@@ -1,7 +1,7 @@
 //! Files named as tables: `SELECT … FROM '/data/f1.parquet'` (or a directory, a relative
-//! path, a `file:`/object store URL) reads the file as `datafusion-cli` does, through
-//! DataFusion's `DynamicListTableFactory` (the format from the file extension, Hive
-//! partitions from the directories).
+//! path, a `file:`/object store URL) reads the file as `datafusion-cli` does, as DataFusion's
+//! `DynamicListTableFactory` would (the format from the file extension, Hive partitions
+//! from the directories), with the fixes of [`crate::path_listing`].
 //!
 //! Unlike `SessionContext::enable_url_table`, which wraps every catalog and so hides the
 //! Iceberg catalog providers icefloe's DDL looks up by type, only the default schema (where
@@ -23,22 +23,23 @@ use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use datafusion::catalog::{SchemaProvider, TableProvider, UrlTableFactory};
-use datafusion::common::{plan_err, Result as DFResult};
-use datafusion::datasource::dynamic_file::DynamicListTableFactory;
+use datafusion::common::{plan_datafusion_err, plan_err, Result as DFResult};
+use datafusion::execution::context::SessionState;
 use datafusion::prelude::SessionContext;
 use datafusion_session::SessionStore;
 
-/// DataFusion's file-path tables, tried only for names that read as paths.
+/// File-path tables ([`crate::path_listing`]), tried only for names that read as paths.
 #[derive(Debug)]
 pub struct PathTables {
-    files: DynamicListTableFactory,
+    /// The session whose settings (object stores, formats) files are read with.
+    session: SessionStore,
 }
 
 impl PathTables {
     /// The factory, not yet bound to a session ([`Self::bind`]).
     pub fn new() -> Arc<Self> {
         Arc::new(Self {
-            files: DynamicListTableFactory::new(SessionStore::new()),
+            session: SessionStore::new(),
         })
     }
 
@@ -53,7 +54,22 @@ impl PathTables {
 
     /// Read files with the settings (object stores, formats) of `ctx`'s session.
     pub fn bind(&self, ctx: &SessionContext) {
-        self.files.session_store().with_state(ctx.state_weak_ref());
+        self.session.with_state(ctx.state_weak_ref());
+    }
+
+    /// The bound session's state as it is now.
+    fn state(&self) -> DFResult<SessionState> {
+        self.session
+            .get_session()
+            .upgrade()
+            .and_then(|session| {
+                session
+                    .read()
+                    .as_any()
+                    .downcast_ref::<SessionState>()
+                    .cloned()
+            })
+            .ok_or_else(|| plan_datafusion_err!("file paths: the CLI's session has ended"))
     }
 }
 
@@ -155,6 +171,32 @@ pub fn reads_paths(schema: &Arc<dyn SchemaProvider>) -> bool {
     any.is::<PathSchema>()
 }
 
+/// The name, as SQL qualifies it from catalog `current`, of the schema that reads paths:
+/// `public` in `current`, else `"cat".public` of the catalog that has it; `None` when no
+/// catalog has it.
+pub fn path_schema(ctx: &SessionContext, current: &str) -> Option<String> {
+    let reads = |catalog: &str| {
+        ctx.catalog(catalog)
+            .and_then(|c| c.schema(PATH_SCHEMA))
+            .is_some_and(|s| reads_paths(&s))
+    };
+    if reads(current) {
+        return Some(PATH_SCHEMA.to_string());
+    }
+    ctx.catalog_names()
+        .into_iter()
+        .find(|c| reads(c))
+        .map(|c| format!("{}.{PATH_SCHEMA}", quoted(&c)))
+}
+
+/// The schema whose unknown names that read as paths are files.
+const PATH_SCHEMA: &str = "public";
+
+/// `name` as a double-quoted SQL identifier (its `"` doubled).
+pub fn quoted(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}
+
 /// What a table name that resolved to nothing is on disk, when that says more than
 /// "not found": for a name that reads as a path, that nothing is at the path, or that the
 /// file's format is not known from its extension; for a bare name (never read as a path),
@@ -209,7 +251,9 @@ impl UrlTableFactory for PathTables {
         // read-only: DataFusion's listing table would take an INSERT as a new file written
         // into the user's directory (tester T10's D2: for Parquet, of `string_view`
         // columns, which then no longer read next to the files already there)
-        Ok(self.files.try_new(name).await?.map(|table| {
+        let state = self.state()?;
+        let table = crate::path_listing::listing_table(&state, name).await?;
+        Ok(table.map(|table| {
             Arc::new(icefloe::datafusion::read_only::ReadOnlyTable::new(
                 table,
                 format!("file path '{name}' (not a table; write files with COPY … TO)"),

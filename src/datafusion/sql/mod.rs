@@ -26,7 +26,7 @@
 //! | `ALTER TABLE t DROP TAG\|BRANCH [IF EXISTS] name` | `remove_tag`, `remove_branch` (never `main`) |
 //! | `CALL [cat.]system.rollback_to_snapshot(table, snapshot_id)` | `rollback_to` (an ancestor of the current snapshot) |
 //! | `CALL [cat.]system.set_current_snapshot(table, snapshot_id \| ref => 'name')` | `set_current_snapshot` (any snapshot) |
-//! | `CALL [cat.]system.rollback_to_timestamp(table, TIMESTAMP '…' \| ms)` | `rollback_to_time` (the latest ancestor older than the time) |
+//! | `CALL [cat.]system.rollback_to_timestamp(table, TIMESTAMP '…' \| seconds since the epoch)` | `rollback_to_time` (the latest ancestor older than the time) |
 //! | `CALL [cat.]system.fast_forward(table, branch, to)` | `fast_forward_branch` (`branch`'s snapshot must be an ancestor of `to`'s; a missing branch is created) |
 //! | `CALL [cat.]system.expire_snapshots(table, older_than, retain_last, max_concurrent_deletes, stream_results, snapshot_ids, dry_run)` | [`maintenance::expire_snapshots`](crate::maintenance::expire_snapshots) |
 //! | `CALL [cat.]system.remove_orphan_files(table, older_than, location, dry_run, max_concurrent_deletes)` | [`maintenance::remove_orphan_files`](crate::maintenance::remove_orphan_files) |

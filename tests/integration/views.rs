@@ -331,3 +331,66 @@ async fn execute_refuses_parameter_values_their_type_cannot_hold() {
         "+----+\n| id |\n+----+\n| 1  |\n+----+"
     );
 }
+
+/// A tester's D9: `PREPARE p AS INSERT INTO ns.t VALUES ($1)`, then `DROP TABLE ns.t`
+/// and `CREATE TABLE ns.t …`: `EXECUTE p(1)` wrote for the dropped table and failed with
+/// "the table was replaced while the commit ran". The target is resolved at each
+/// `EXECUTE`: the rows go to the table the name holds then; a table of other columns, or
+/// none, is an error asking to prepare it again, and no file is written.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prepared_insert_writes_to_the_table_its_name_holds_when_executed() {
+    let lake = lake().await;
+    let ctx = &lake.ctx;
+    let data_files = || {
+        fn walk(dir: &std::path::Path, n: &mut usize) {
+            for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    walk(&path, n);
+                } else if path.extension().is_some_and(|e| e == "parquet") {
+                    *n += 1;
+                }
+            }
+        }
+        let mut n = 0;
+        walk(&lake.warehouse, &mut n);
+        n
+    };
+    ok(ctx, "CREATE TABLE ice.ns.t (id BIGINT)").await;
+    ok(ctx, "PREPARE p AS INSERT INTO ice.ns.t VALUES ($1)").await;
+    ok(
+        ctx,
+        "PREPARE q AS INSERT INTO ice.ns.t SELECT id + 100 FROM ice.ns.t",
+    )
+    .await;
+    ok(ctx, "EXECUTE p(1)").await;
+    ok(ctx, "DROP TABLE ice.ns.t PURGE").await;
+    assert_eq!(data_files(), 0);
+    ok(ctx, "CREATE TABLE ice.ns.t (id BIGINT)").await;
+    ok(ctx, "EXECUTE p(2)").await;
+    ok(ctx, "EXECUTE q").await;
+    assert_eq!(
+        ok(ctx, "SELECT id FROM ice.ns.t ORDER BY id").await,
+        "+-----+\n| id  |\n+-----+\n| 2   |\n| 102 |\n+-----+"
+    );
+    ok(ctx, "DROP TABLE ice.ns.t PURGE").await;
+    let e = run(ctx, "EXECUTE p(3)").await.expect_err("dropped");
+    assert!(
+        e.contains("prepared statement p: table ice.ns.t no longer exists; nothing was written"),
+        "{e}"
+    );
+    ok(ctx, "CREATE TABLE ice.ns.t (s STRING)").await;
+    let e = run(ctx, "EXECUTE p(3)").await.expect_err("other columns");
+    assert!(
+        e.contains(
+            "prepared statement p: the columns of table ice.ns.t changed since it was \
+             prepared (now (s Utf8"
+        ) && e.contains("then (id Int64)); nothing was written; prepare it again"),
+        "{e}"
+    );
+    assert_eq!(data_files(), 0);
+    assert_eq!(
+        ok(ctx, "SELECT count(*) AS n FROM ice.ns.t").await,
+        "+---+\n| n |\n+---+\n| 0 |\n+---+"
+    );
+}

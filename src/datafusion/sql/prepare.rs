@@ -8,6 +8,11 @@
 //! each Iceberg table scan of a prepared query is read through a [`FreshView`] of that
 //! table, which resolves it again by name at every scan.
 //!
+//! A prepared `INSERT [OVERWRITE]` into an Iceberg table resolves its target again at
+//! each `EXECUTE` too ([`FreshTarget`]): after the table was dropped and created again,
+//! the rows go to the table the name holds then (the same columns), or the `EXECUTE`
+//! fails naming the change before writing anything.
+//!
 //! A prepared `SELECT *` keeps the column list `*` expanded to at `PREPARE`: a column
 //! added to one of its tables since is an error asking to prepare it again (as a dropped
 //! or retyped column is), rather than rows silently without it.
@@ -17,18 +22,20 @@ use std::sync::Arc;
 
 use datafusion::common::tree_node::{Transformed, TreeNodeRecursion};
 use datafusion::dataframe::DataFrame;
-use datafusion::datasource::provider_as_source;
-use datafusion::logical_expr::{LogicalPlan, Prepare, Statement, TableScanBuilder};
+use datafusion::datasource::{provider_as_source, source_as_provider};
+use datafusion::logical_expr::dml::WriteOp;
+use datafusion::logical_expr::{DmlStatement, LogicalPlan, Prepare, Statement, TableScanBuilder};
 use datafusion::prelude::SessionContext;
 use datafusion::sql::sqlparser::ast::{self, SelectItem, SetExpr, Visit, Visitor};
 
+use crate::datafusion::fresh_target::FreshTarget;
 use crate::datafusion::fresh_view::{is_iceberg, FreshView};
 use crate::error::Result;
+use crate::IcebergTableProvider;
 
-/// Run `statement` if it prepares a query reading an Iceberg table; `None` otherwise (or
-/// when DataFusion cannot plan it: DataFusion then runs it and reports the error).
-/// A prepared `INSERT`/`DELETE`/`UPDATE`/`MERGE` is left to DataFusion: its target is
-/// resolved by the table provider when it runs.
+/// Run `statement` if it prepares a query reading an Iceberg table or an `INSERT` into
+/// one; `None` otherwise (or when DataFusion cannot plan it: DataFusion then runs it and
+/// reports the error). A prepared `DELETE`/`UPDATE`/`MERGE` is left to DataFusion.
 ///
 /// Errors: DataFusion's, registering the prepared statement (e.g. a name taken).
 pub(super) async fn prepare(ctx: &SessionContext, statement: &str) -> Result<Option<DataFrame>> {
@@ -37,7 +44,8 @@ pub(super) async fn prepare(ctx: &SessionContext, statement: &str) -> Result<Opt
     else {
         return Ok(None);
     };
-    if !FreshView::reads_iceberg(&prepare.input) || writes(&prepare.input) {
+    let inserts = inserts_into_iceberg(&prepare.input);
+    if !inserts && (!FreshView::reads_iceberg(&prepare.input) || writes(&prepare.input)) {
         return Ok(None);
     }
     let name = prepare.name.clone();
@@ -53,6 +61,16 @@ pub(super) async fn prepare(ctx: &SessionContext, statement: &str) -> Result<Opt
                         .with_fetch(scan.fetch)
                         .build()?;
                 Ok(Transformed::yes(LogicalPlan::TableScan(rescan)))
+            }
+            LogicalPlan::Dml(dml) if inserts && matches!(dml.op, WriteOp::Insert(_)) => {
+                let prepared = source_as_provider(&dml.target)?;
+                let target = FreshTarget::new(&name, dml.table_name.clone(), prepared);
+                Ok(Transformed::yes(LogicalPlan::Dml(DmlStatement::new(
+                    dml.table_name,
+                    provider_as_source(Arc::new(target)),
+                    dml.op,
+                    dml.input,
+                ))))
             }
             other => Ok(Transformed::no(other)),
         })?
@@ -94,6 +112,17 @@ fn selects_star(statement: &ast::Statement) -> bool {
         }
     }
     statement.visit(&mut Star).is_break()
+}
+
+/// Whether `plan` is an `INSERT [OVERWRITE]` into an Iceberg table of a catalog.
+fn inserts_into_iceberg(plan: &LogicalPlan) -> bool {
+    let LogicalPlan::Dml(dml) = plan else {
+        return false;
+    };
+    matches!(dml.op, WriteOp::Insert(_))
+        && source_as_provider(&dml.target)
+            .ok()
+            .is_some_and(|p| p.downcast_ref::<IcebergTableProvider>().is_some())
 }
 
 /// Whether `plan` writes (a DML statement or DDL anywhere in it).

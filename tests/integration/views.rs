@@ -332,6 +332,98 @@ async fn execute_refuses_parameter_values_their_type_cannot_hold() {
     );
 }
 
+/// A tester's D6: `CREATE VIEW ns.v AS …` (a namespace of an Iceberg catalog) failed with
+/// "schema provider does not support registering tables". A namespace takes session
+/// views (Iceberg views of its own, and DataFusion's of no Iceberg table): read fresh,
+/// listed as `VIEW`, replaced, dropped, never over a table; the catalog does not hold
+/// them (another session does not see them), and a table registered by name is refused
+/// naming what the namespace holds.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn namespace_qualified_views_are_session_views() {
+    let lake = lake().await;
+    let ctx = &lake.ctx;
+    ok(ctx, "CREATE TABLE ice.ns.t (id BIGINT)").await;
+    ok(ctx, "INSERT INTO ice.ns.t VALUES (1), (2)").await;
+    ok(
+        ctx,
+        "CREATE VIEW ice.ns.v AS SELECT id FROM ice.ns.t WHERE id > 1",
+    )
+    .await;
+    ok(ctx, "CREATE VIEW ice.ns.c AS SELECT 1 AS one").await;
+    ok(ctx, "INSERT INTO ice.ns.t VALUES (3)").await;
+    assert_eq!(
+        ok(ctx, "SELECT * FROM ice.ns.v ORDER BY id").await,
+        "+----+\n| id |\n+----+\n| 2  |\n| 3  |\n+----+"
+    );
+    assert_eq!(
+        ok(ctx, "SELECT * FROM ice.ns.c").await,
+        "+-----+\n| one |\n+-----+\n| 1   |\n+-----+"
+    );
+    let listed = "+---------------+--------------+------------+------------+\n\
+                  | table_catalog | table_schema | table_name | table_type |\n\
+                  +---------------+--------------+------------+------------+\n\
+                  | ice           | ns           | c          | VIEW       |\n\
+                  | ice           | ns           | t          | BASE TABLE |\n\
+                  | ice           | ns           | v          | VIEW       |\n\
+                  +---------------+--------------+------------+------------+";
+    assert_eq!(ok(ctx, "SHOW TABLES FROM ice.ns").await, listed);
+    // the views outlive the catalog lists read again (SHOW TABLES reads them)
+    assert_eq!(
+        ok(ctx, "SELECT count(*) AS n FROM ice.ns.v").await,
+        "+---+\n| n |\n+---+\n| 2 |\n+---+"
+    );
+    for (statement, why) in [
+        (
+            "CREATE VIEW ice.ns.v AS SELECT id FROM ice.ns.t",
+            "a table or view of that name exists",
+        ),
+        (
+            "CREATE VIEW ice.ns.t AS SELECT id FROM ice.ns.t",
+            "a table or view of that name exists",
+        ),
+    ] {
+        let e = run(ctx, statement).await.expect_err(statement);
+        assert!(e.contains(why), "{statement}: {e}");
+    }
+    ok(
+        ctx,
+        "CREATE OR REPLACE VIEW ice.ns.v AS SELECT id * 10 AS x FROM ice.ns.t WHERE id = 1",
+    )
+    .await;
+    assert_eq!(
+        ok(ctx, "SELECT * FROM ice.ns.v").await,
+        "+----+\n| x  |\n+----+\n| 10 |\n+----+"
+    );
+    // a session's views: another session over the same catalog has none
+    let other = crate::dml::session_over(&lake).await;
+    let e = run(&other, "SELECT * FROM ice.ns.v")
+        .await
+        .expect_err("another session");
+    assert!(e.contains("not found"), "{e}");
+    ok(ctx, "DROP VIEW ice.ns.v").await;
+    ok(ctx, "DROP VIEW ice.ns.c").await;
+    assert_eq!(
+        ok(ctx, "SHOW TABLES FROM ice.ns").await,
+        "+---------------+--------------+------------+------------+\n\
+         | table_catalog | table_schema | table_name | table_type |\n\
+         +---------------+--------------+------------+------------+\n\
+         | ice           | ns           | t          | BASE TABLE |\n\
+         +---------------+--------------+------------+------------+"
+    );
+    // a table by name is no view: the namespace's tables are the catalog's
+    let csv = lake.dir.path().join("x.csv");
+    std::fs::write(&csv, "a\n1\n").expect("csv");
+    let statement = format!(
+        "CREATE EXTERNAL TABLE ice.ns.x STORED AS CSV LOCATION '{}' OPTIONS ('has_header' 'true')",
+        csv.display()
+    );
+    let e = run(ctx, &statement).await.expect_err(&statement);
+    assert!(
+        e.contains("cannot register table 'ns.x'") && e.contains("CREATE TABLE creates one"),
+        "{e}"
+    );
+}
+
 /// A tester's D9: `PREPARE p AS INSERT INTO ns.t VALUES ($1)`, then `DROP TABLE ns.t`
 /// and `CREATE TABLE ns.t …`: `EXECUTE p(1)` wrote for the dropped table and failed with
 /// "the table was replaced while the commit ran". The target is resolved at each

@@ -1,15 +1,21 @@
-//! The target of a prepared `INSERT` into an Iceberg table, resolved again by name at
-//! every `EXECUTE`, as the tables a prepared query reads are ([`FreshView`]).
+//! The target of a prepared `INSERT`, `DELETE`, `UPDATE`, `TRUNCATE` or `MERGE INTO` on
+//! an Iceberg table, resolved again by name at every `EXECUTE`, as the tables a prepared
+//! query reads are ([`FreshView`]).
 //!
 //! DataFusion keeps the prepared plan with the table provider resolved at `PREPARE`; an
-//! Iceberg provider holds the table as it was then (its metadata, `table-uuid`, schema
-//! and spec). After `DROP TABLE ns.t` and a new `CREATE TABLE ns.t`, an `EXECUTE` wrote
-//! its rows for the dropped table and the commit then failed with "the table was
-//! replaced while the commit ran". A [`FreshTarget`] in its place looks `ns.t` up in the
-//! session's catalogs when the `EXECUTE` is planned, and inserts into the table that
-//! name holds then, when its columns are the ones the statement was prepared for (the
-//! `VALUES` or query were planned and cast for them); otherwise the `EXECUTE` fails
-//! before writing anything, asking to prepare it again.
+//! Iceberg provider holds the table as it was then (its metadata, `table-uuid`, schema,
+//! spec and current snapshot). An `EXECUTE` of a prepared `INSERT` after `DROP TABLE ns.t`
+//! and a new `CREATE TABLE ns.t` wrote its rows for the dropped table and the commit then
+//! failed with "the table was replaced while the commit ran"; a prepared `DELETE` or
+//! `UPDATE` read the rows of the `PREPARE`'s snapshot, so it silently changed none of the
+//! rows written since (count 0, the rows left as they were, even after the session
+//! itself inserted them), and a prepared `MERGE` failed its commit as conflicting with
+//! them. A [`FreshTarget`] in the provider's place looks `ns.t` up in the session's
+//! catalogs when the `EXECUTE` is planned, and writes to the table that name holds then
+//! (its current snapshot, or its branch's head) when its columns are the ones the
+//! statement was prepared for (the `VALUES`, query, conditions, `SET` values and `MERGE`
+//! clauses were planned and cast for them); otherwise the `EXECUTE` fails before writing
+//! anything, asking to prepare it again.
 //!
 //! [`FreshView`]: super::fresh_view::FreshView
 
@@ -18,13 +24,15 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use datafusion::arrow::datatypes::{Fields, SchemaRef};
 use datafusion::catalog::Session;
-use datafusion::common::{Constraints, DataFusionError, Result as DFResult, TableReference};
+use datafusion::common::{
+    Constraints, DFSchemaRef, DataFusionError, Result as DFResult, TableReference,
+};
 use datafusion::datasource::{TableProvider, TableType};
-use datafusion::logical_expr::dml::InsertOp;
+use datafusion::logical_expr::dml::{InsertOp, MergeIntoClause};
 use datafusion::logical_expr::Expr;
 use datafusion::physical_plan::ExecutionPlan;
 
-/// A prepared `INSERT`'s target; see the module docs.
+/// A prepared statement's target table; see the module docs.
 #[derive(Debug)]
 pub struct FreshTarget {
     /// `prepared statement p`, for errors.
@@ -149,6 +157,44 @@ impl TableProvider for FreshTarget {
         self.now(state)
             .await?
             .insert_into(state, input, insert_op)
+            .await
+    }
+
+    async fn delete_from(
+        &self,
+        state: &dyn Session,
+        filters: Vec<Expr>,
+    ) -> DFResult<Arc<dyn ExecutionPlan>> {
+        self.now(state).await?.delete_from(state, filters).await
+    }
+
+    async fn update(
+        &self,
+        state: &dyn Session,
+        assignments: Vec<(String, Expr)>,
+        filters: Vec<Expr>,
+    ) -> DFResult<Arc<dyn ExecutionPlan>> {
+        self.now(state)
+            .await?
+            .update(state, assignments, filters)
+            .await
+    }
+
+    async fn truncate(&self, state: &dyn Session) -> DFResult<Arc<dyn ExecutionPlan>> {
+        self.now(state).await?.truncate(state).await
+    }
+
+    async fn merge_into(
+        &self,
+        state: &dyn Session,
+        source: Arc<dyn ExecutionPlan>,
+        merge_schema: DFSchemaRef,
+        on: Expr,
+        clauses: Vec<MergeIntoClause>,
+    ) -> DFResult<Arc<dyn ExecutionPlan>> {
+        self.now(state)
+            .await?
+            .merge_into(state, source, merge_schema, on, clauses)
             .await
     }
 }

@@ -3,7 +3,7 @@
 //! of it shows the new rows; a view of a snapshot stays at that snapshot; a column the
 //! view reads that the table lost is an error naming the view.
 
-use crate::dml::{lake, ok, run};
+use crate::dml::{count, lake, ok, run};
 
 /// The id of the first snapshot of `ice.ns.<table>`.
 async fn first_snapshot(ctx: &datafusion::prelude::SessionContext, table: &str) -> String {
@@ -484,5 +484,112 @@ async fn prepared_insert_writes_to_the_table_its_name_holds_when_executed() {
     assert_eq!(
         ok(ctx, "SELECT count(*) AS n FROM ice.ns.t").await,
         "+---+\n| n |\n+---+\n| 0 |\n+---+"
+    );
+}
+
+/// A prepared `DELETE`, `UPDATE`, `MERGE INTO` and `TRUNCATE` change the table the name
+/// holds when they are executed, at its current snapshot: rows inserted since the
+/// `PREPARE` are changed too, and after `DROP TABLE` and `CREATE TABLE` the new table's
+/// rows are (DataFusion alone kept the `PREPARE`'s table and snapshot: `EXECUTE d(1)`
+/// answered count 0 and left the row). With no table, or other columns, `EXECUTE` fails
+/// asking to prepare it again and changes nothing. A prepared `INSERT` into a table of
+/// another catalog reads the Iceberg table as it is then too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prepared_row_level_dml_changes_the_table_its_name_holds_when_executed() {
+    let lake = lake().await;
+    let ctx = &lake.ctx;
+    let rows = "SELECT id, v FROM ice.ns.t ORDER BY id";
+    ok(ctx, "CREATE TABLE ice.ns.t (id BIGINT, v STRING)").await;
+    ok(ctx, "CREATE TABLE ice.ns.src (id BIGINT, v STRING)").await;
+    ok(ctx, "CREATE TABLE mem (id BIGINT)").await;
+    ok(ctx, "INSERT INTO ice.ns.t VALUES (1, 'a')").await;
+    ok(ctx, "PREPARE d AS DELETE FROM ice.ns.t WHERE id = $1").await;
+    ok(
+        ctx,
+        "PREPARE u AS UPDATE ice.ns.t SET v = 'z' WHERE id = $1",
+    )
+    .await;
+    ok(
+        ctx,
+        "PREPARE m AS MERGE INTO ice.ns.t t USING ice.ns.src s ON t.id = s.id \
+         WHEN MATCHED THEN UPDATE SET v = s.v WHEN NOT MATCHED THEN INSERT VALUES (s.id, s.v)",
+    )
+    .await;
+    ok(
+        ctx,
+        "PREPARE md AS MERGE INTO ice.ns.t t USING (SELECT $1 AS id) s ON t.id = s.id \
+         WHEN MATCHED THEN DELETE",
+    )
+    .await;
+    ok(ctx, "PREPARE tr AS TRUNCATE TABLE ice.ns.t").await;
+    ok(ctx, "PREPARE s AS SELECT id, v FROM ice.ns.t ORDER BY id").await;
+    ok(ctx, "PREPARE cp AS INSERT INTO mem SELECT id FROM ice.ns.t").await;
+    // rows written after the PREPARE
+    ok(ctx, "INSERT INTO ice.ns.t VALUES (2, 'b'), (3, 'c')").await;
+    ok(ctx, "INSERT INTO ice.ns.src VALUES (1, 'x'), (5, 'y')").await;
+    assert_eq!(count(ctx, "EXECUTE u(2)").await, 1);
+    assert_eq!(count(ctx, "EXECUTE d(3)").await, 1);
+    assert_eq!(count(ctx, "EXECUTE m").await, 2);
+    let now = "+----+---+\n| id | v |\n+----+---+\n| 1  | x |\n| 2  | z |\n| 5  | y |\n+----+---+";
+    assert_eq!(ok(ctx, rows).await, now);
+    assert_eq!(ok(ctx, "EXECUTE s").await, now);
+    assert_eq!(count(ctx, "EXECUTE cp").await, 3);
+    assert_eq!(
+        ok(ctx, "SELECT id FROM mem ORDER BY id").await,
+        "+----+\n| id |\n+----+\n| 1  |\n| 2  |\n| 5  |\n+----+"
+    );
+    // the table dropped and created again: the new table's rows
+    ok(ctx, "DROP TABLE ice.ns.t PURGE").await;
+    ok(ctx, "CREATE TABLE ice.ns.t (id BIGINT, v STRING)").await;
+    ok(
+        ctx,
+        "INSERT INTO ice.ns.t VALUES (1, 'n'), (2, 'o'), (3, 'p'), (4, 'q')",
+    )
+    .await;
+    assert_eq!(count(ctx, "EXECUTE d(1)").await, 1);
+    assert_eq!(count(ctx, "EXECUTE u(2)").await, 1);
+    assert_eq!(count(ctx, "EXECUTE md(3)").await, 1);
+    let now = "+----+---+\n| id | v |\n+----+---+\n| 2  | z |\n| 4  | q |\n+----+---+";
+    assert_eq!(ok(ctx, rows).await, now);
+    assert_eq!(ok(ctx, "EXECUTE s").await, now);
+    assert_eq!(count(ctx, "EXECUTE tr").await, 2);
+    assert_eq!(count(ctx, "SELECT count(*) FROM ice.ns.t").await, 0);
+    // no table: an error, not a change to the dropped one
+    ok(ctx, "DROP TABLE ice.ns.t PURGE").await;
+    for (statement, name) in [
+        ("EXECUTE d(1)", "d"),
+        ("EXECUTE u(1)", "u"),
+        ("EXECUTE m", "m"),
+        ("EXECUTE md(1)", "md"),
+        ("EXECUTE tr", "tr"),
+        ("EXECUTE s", "s"),
+    ] {
+        let e = run(ctx, statement).await.expect_err(statement);
+        assert!(
+            e.contains(&format!(
+                "prepared statement {name}: table ice.ns.t no longer exists"
+            )),
+            "{statement}: {e}"
+        );
+    }
+    // other columns: an error asking to prepare it again; the row stays
+    ok(ctx, "CREATE TABLE ice.ns.t (id INT, v STRING)").await;
+    ok(ctx, "INSERT INTO ice.ns.t VALUES (1, 'k')").await;
+    for statement in [
+        "EXECUTE d(1)",
+        "EXECUTE u(1)",
+        "EXECUTE m",
+        "EXECUTE md(1)",
+        "EXECUTE tr",
+    ] {
+        let e = run(ctx, statement).await.expect_err(statement);
+        assert!(
+            e.contains("changed since it was") && e.contains("prepare it again"),
+            "{statement}: {e}"
+        );
+    }
+    assert_eq!(
+        ok(ctx, rows).await,
+        "+----+---+\n| id | v |\n+----+---+\n| 1  | k |\n+----+---+"
     );
 }

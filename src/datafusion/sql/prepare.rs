@@ -8,10 +8,15 @@
 //! each Iceberg table scan of a prepared query is read through a [`FreshView`] of that
 //! table, which resolves it again by name at every scan.
 //!
-//! A prepared `INSERT [OVERWRITE]` into an Iceberg table resolves its target again at
-//! each `EXECUTE` too ([`FreshTarget`]): after the table was dropped and created again,
-//! the rows go to the table the name holds then (the same columns), or the `EXECUTE`
-//! fails naming the change before writing anything.
+//! A prepared `INSERT [OVERWRITE]`, `DELETE`, `UPDATE`, `TRUNCATE` or `MERGE INTO` on an
+//! Iceberg table resolves its target again at each `EXECUTE` too ([`FreshTarget`]): it
+//! changes the rows of the table the name holds then, at its current snapshot (rows
+//! written since the `PREPARE` included; after the table was dropped and created again,
+//! the new table's, when it has the same columns), or the `EXECUTE` fails naming the
+//! change before writing anything. The Iceberg tables such a statement reads (an
+//! `INSERT … SELECT`'s or `MERGE`'s source, a subquery of its condition) are read
+//! through [`FreshView`]s as a prepared query's are; so are those a prepared `INSERT`
+//! into a table of another catalog reads.
 //!
 //! A prepared `SELECT *` keeps the column list `*` expanded to at `PREPARE`: a column
 //! added to one of its tables since is an error asking to prepare it again (as a dropped
@@ -23,7 +28,6 @@ use std::sync::Arc;
 use datafusion::common::tree_node::{Transformed, TreeNodeRecursion};
 use datafusion::dataframe::DataFrame;
 use datafusion::datasource::{provider_as_source, source_as_provider};
-use datafusion::logical_expr::dml::WriteOp;
 use datafusion::logical_expr::{DmlStatement, LogicalPlan, Prepare, Statement, TableScanBuilder};
 use datafusion::prelude::SessionContext;
 use datafusion::sql::sqlparser::ast::{self, SelectItem, SetExpr, Visit, Visitor};
@@ -33,9 +37,10 @@ use crate::datafusion::fresh_view::{is_iceberg, FreshView};
 use crate::error::Result;
 use crate::IcebergTableProvider;
 
-/// Run `statement` if it prepares a query reading an Iceberg table or an `INSERT` into
-/// one; `None` otherwise (or when DataFusion cannot plan it: DataFusion then runs it and
-/// reports the error). A prepared `DELETE`/`UPDATE`/`MERGE` is left to DataFusion.
+/// Run `statement` if it prepares a statement reading an Iceberg table or writing to
+/// one (`INSERT`, `DELETE`, `UPDATE`, `TRUNCATE`, `MERGE INTO`); `None` otherwise, for
+/// DDL, or when DataFusion cannot plan it (DataFusion then runs it and reports the
+/// error).
 ///
 /// Errors: DataFusion's, registering the prepared statement (e.g. a name taken).
 pub(super) async fn prepare(ctx: &SessionContext, statement: &str) -> Result<Option<DataFrame>> {
@@ -44,8 +49,8 @@ pub(super) async fn prepare(ctx: &SessionContext, statement: &str) -> Result<Opt
     else {
         return Ok(None);
     };
-    let inserts = inserts_into_iceberg(&prepare.input);
-    if !inserts && (!FreshView::reads_iceberg(&prepare.input) || writes(&prepare.input)) {
+    let writes_iceberg = writes_to_iceberg(&prepare.input);
+    if (!writes_iceberg && !FreshView::reads_iceberg(&prepare.input)) || has_ddl(&prepare.input) {
         return Ok(None);
     }
     let name = prepare.name.clone();
@@ -62,7 +67,7 @@ pub(super) async fn prepare(ctx: &SessionContext, statement: &str) -> Result<Opt
                         .build()?;
                 Ok(Transformed::yes(LogicalPlan::TableScan(rescan)))
             }
-            LogicalPlan::Dml(dml) if inserts && matches!(dml.op, WriteOp::Insert(_)) => {
+            LogicalPlan::Dml(dml) if writes_iceberg => {
                 let prepared = source_as_provider(&dml.target)?;
                 let target = FreshTarget::new(&name, dml.table_name.clone(), prepared);
                 Ok(Transformed::yes(LogicalPlan::Dml(DmlStatement::new(
@@ -114,25 +119,22 @@ fn selects_star(statement: &ast::Statement) -> bool {
     statement.visit(&mut Star).is_break()
 }
 
-/// Whether `plan` is an `INSERT [OVERWRITE]` into an Iceberg table of a catalog.
-fn inserts_into_iceberg(plan: &LogicalPlan) -> bool {
+/// Whether `plan` is a DML statement (`INSERT [OVERWRITE]`, `DELETE`, `UPDATE`,
+/// `TRUNCATE`, `MERGE INTO`) on an Iceberg table of a catalog.
+fn writes_to_iceberg(plan: &LogicalPlan) -> bool {
     let LogicalPlan::Dml(dml) = plan else {
         return false;
     };
-    matches!(dml.op, WriteOp::Insert(_))
-        && source_as_provider(&dml.target)
-            .ok()
-            .is_some_and(|p| p.downcast_ref::<IcebergTableProvider>().is_some())
+    source_as_provider(&dml.target)
+        .ok()
+        .is_some_and(|p| p.downcast_ref::<IcebergTableProvider>().is_some())
 }
 
-/// Whether `plan` writes (a DML statement or DDL anywhere in it).
-fn writes(plan: &LogicalPlan) -> bool {
+/// Whether `plan` holds DDL anywhere (left to DataFusion as it is).
+fn has_ddl(plan: &LogicalPlan) -> bool {
     let mut found = false;
     let _ = plan.apply_with_subqueries(|node| {
-        if matches!(
-            node,
-            LogicalPlan::Dml(_) | LogicalPlan::Ddl(_) | LogicalPlan::Copy(_)
-        ) {
+        if matches!(node, LogicalPlan::Ddl(_)) {
             found = true;
             return Ok(TreeNodeRecursion::Stop);
         }

@@ -592,4 +592,19 @@ async fn prepared_row_level_dml_changes_the_table_its_name_holds_when_executed()
         ok(ctx, rows).await,
         "+----+---+\n| id | v |\n+----+---+\n| 1  | k |\n+----+---+"
     );
+    // a table named at a branch: the branch's head when executed, the main branch kept
+    ok(ctx, "ALTER TABLE ice.ns.t CREATE BRANCH dev").await;
+    ok(
+        ctx,
+        "PREPARE db AS DELETE FROM ice.ns.\"t@dev\" WHERE id = $1",
+    )
+    .await;
+    ok(ctx, "INSERT INTO ice.ns.\"t@dev\" VALUES (2, 'l')").await;
+    assert_eq!(count(ctx, "EXECUTE db(2)").await, 1);
+    assert_eq!(count(ctx, "EXECUTE db(1)").await, 1);
+    assert_eq!(count(ctx, "SELECT count(*) FROM ice.ns.\"t@dev\"").await, 0);
+    assert_eq!(
+        ok(ctx, rows).await,
+        "+----+---+\n| id | v |\n+----+---+\n| 1  | k |\n+----+---+"
+    );
 }

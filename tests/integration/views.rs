@@ -575,16 +575,16 @@ async fn prepared_row_level_dml_changes_the_table_its_name_holds_when_executed()
     // other columns: an error asking to prepare it again; the row stays
     ok(ctx, "CREATE TABLE ice.ns.t (id INT, v STRING)").await;
     ok(ctx, "INSERT INTO ice.ns.t VALUES (1, 'k')").await;
-    for statement in [
-        "EXECUTE d(1)",
-        "EXECUTE u(1)",
-        "EXECUTE m",
-        "EXECUTE md(1)",
-        "EXECUTE tr",
+    for (statement, name) in [
+        ("EXECUTE d(1)", "d"),
+        ("EXECUTE u(1)", "u"),
+        ("EXECUTE m", "m"),
+        ("EXECUTE md(1)", "md"),
+        ("EXECUTE tr", "tr"),
     ] {
         let e = run(ctx, statement).await.expect_err(statement);
         assert!(
-            e.contains("changed since it was") && e.contains("prepare it again"),
+            e.contains(&format!("prepared statement {name}: the columns of")) && e.contains("changed since it was prepared (now (id Int32, v Utf8View), then (id Int64, v Utf8View))") && e.contains("prepare it again"),
             "{statement}: {e}"
         );
     }

@@ -137,7 +137,8 @@ async fn main() -> Result<(), BoxError> {
         &format!(
             "CALL ice.system.expire_snapshots(table => 'ns.t', older_than => {}, \
              retain_last => 1)",
-            chrono::Utc::now().timestamp_millis() + 1000
+            // seconds since the epoch, as Spark casts a BIGINT to TIMESTAMP
+            chrono::Utc::now().timestamp() + 1
         ),
     ] {
         let (took, result) = timed(&ctx, q).await?;

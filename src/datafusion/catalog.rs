@@ -27,6 +27,13 @@
 //! namespace (tables directly under a Hadoop warehouse) is the schema
 //! [`ROOT_NAMESPACE_SCHEMA`]. Other schemas (e.g. DataFusion's in-memory `public`) can be
 //! registered beside the namespaces with `register_schema`.
+//!
+//! A namespace's schema also takes session views (`CREATE VIEW ns.v AS …`,
+//! DataFusion's `register_table` of a view): they live in the session only (icefloe has
+//! no Iceberg catalog views), are listed beside the tables (as `VIEW` in
+//! `information_schema.tables`), shadow no table, and survive a
+//! [`refresh`](IcebergCatalogProvider::refresh). Any other table registered by name
+//! there is refused: a namespace's tables are the catalog's.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, RwLock};
@@ -178,23 +185,40 @@ impl IcebergCatalogProvider {
         &self.catalog
     }
 
-    /// Re-read the namespace and table lists.
+    /// Re-read the namespace and table lists (e.g. before `SHOW TABLES`: another
+    /// session or process may have created or dropped tables). A namespace still listed
+    /// keeps its schema provider, so its session views stay; a namespace no longer
+    /// listed is dropped with its views.
+    ///
+    /// Errors: the catalog's, listing namespaces or tables (nothing changes then).
     pub async fn refresh(&self) -> Result<()> {
-        let mut schemas = BTreeMap::new();
+        let mut listed = Vec::new();
         for ns in self.catalog.list_namespaces().await? {
             let tables = self.catalog.list_tables(&ns).await?;
-            let schema = IcebergSchemaProvider::new(
-                Arc::clone(&self.catalog),
-                ns.clone(),
-                tables.into_iter().map(|t| t.name).collect(),
-                self.caches.clone(),
-            );
-            schemas.insert(schema_name(&ns), Arc::new(schema));
+            listed.push((ns, tables.into_iter().map(|t| t.name).collect::<Vec<_>>()));
         }
-        *self
+        let mut schemas = self
             .schemas
             .write()
-            .map_err(|_| Error::new(ErrorKind::Io, "catalog provider lock poisoned"))? = schemas;
+            .map_err(|_| Error::new(ErrorKind::Io, "catalog provider lock poisoned"))?;
+        let mut now = BTreeMap::new();
+        for (ns, tables) in listed {
+            let name = schema_name(&ns);
+            let schema = match schemas.remove(&name) {
+                Some(kept) => {
+                    kept.set_table_names(tables);
+                    kept
+                }
+                None => Arc::new(IcebergSchemaProvider::new(
+                    Arc::clone(&self.catalog),
+                    ns,
+                    tables,
+                    self.caches.clone(),
+                )),
+            };
+            now.insert(name, schema);
+        }
+        *schemas = now;
         Ok(())
     }
 
@@ -297,6 +321,8 @@ pub struct IcebergSchemaProvider {
     namespace: Namespace,
     /// The listed tables, sorted.
     table_names: RwLock<Vec<String>>,
+    /// Session views registered in the namespace, by name (see the module docs).
+    views: RwLock<BTreeMap<String, Arc<dyn TableProvider>>>,
     /// The catalog provider's caches.
     caches: SessionCaches,
 }
@@ -313,8 +339,22 @@ impl IcebergSchemaProvider {
             catalog,
             namespace,
             table_names: RwLock::new(table_names),
+            views: RwLock::new(BTreeMap::new()),
             caches,
         }
+    }
+
+    /// Replace the listed tables with `names` (as the catalog lists them now).
+    fn set_table_names(&self, mut names: Vec<String>) {
+        names.sort();
+        if let Ok(mut listed) = self.table_names.write() {
+            *listed = names;
+        }
+    }
+
+    /// The session view `name`, if one is registered.
+    fn view(&self, name: &str) -> Option<Arc<dyn TableProvider>> {
+        self.views.read().ok().and_then(|v| v.get(name).cloned())
     }
 
     /// The namespace.
@@ -345,6 +385,9 @@ impl IcebergSchemaProvider {
     }
 
     async fn resolve(&self, name: &str) -> Result<Option<Arc<dyn TableProvider>>> {
+        if let Some(view) = self.view(name) {
+            return Ok(Some(view));
+        }
         let parts = TableNameParts::parse(name);
         if parts.is_plain() && !self.is_listed(name) {
             if let Some((base, error)) = super::named_tables::unknown_metadata_table(name) {
@@ -408,10 +451,15 @@ impl IcebergSchemaProvider {
 #[async_trait]
 impl SchemaProvider for IcebergSchemaProvider {
     fn table_names(&self) -> Vec<String> {
-        self.table_names
+        let mut names = self
+            .table_names
             .read()
             .map(|names| names.clone())
-            .unwrap_or_default()
+            .unwrap_or_default();
+        if let Ok(views) = self.views.read() {
+            names.extend(views.keys().cloned());
+        }
+        names
     }
 
     async fn table(&self, name: &str) -> DFResult<Option<Arc<dyn TableProvider>>> {
@@ -419,6 +467,9 @@ impl SchemaProvider for IcebergSchemaProvider {
     }
 
     async fn table_type(&self, name: &str) -> DFResult<Option<TableType>> {
+        if self.view(name).is_some() {
+            return Ok(Some(TableType::View));
+        }
         // listed tables are answered without loading them (information_schema asks for each)
         if self.is_listed(name) {
             return Ok(Some(TableType::Base));
@@ -428,7 +479,50 @@ impl SchemaProvider for IcebergSchemaProvider {
 
     fn table_exist(&self, name: &str) -> bool {
         let parts = TableNameParts::parse(name);
-        self.is_listed(name) || self.is_listed(parts.base)
+        self.view(name).is_some() || self.is_listed(name) || self.is_listed(parts.base)
+    }
+
+    /// Register session view `name` (DataFusion's `CREATE VIEW`, icefloe's views of
+    /// Iceberg tables).
+    ///
+    /// Errors: `table` is not a view (a namespace's tables are the catalog's: `CREATE
+    /// TABLE` creates one); a table or view `name` exists.
+    fn register_table(
+        &self,
+        name: String,
+        table: Arc<dyn TableProvider>,
+    ) -> DFResult<Option<Arc<dyn TableProvider>>> {
+        let display = format!("{}.{}", schema_name(&self.namespace), name);
+        if table.table_type() != TableType::View {
+            return Err(DataFusionError::Plan(format!(
+                "cannot register table '{display}': namespace '{}' of Iceberg catalog '{}' \
+                 holds the catalog's tables (CREATE TABLE creates one) and session views \
+                 (CREATE VIEW); a table registered by name goes in a schema that is not a \
+                 namespace, e.g. 'public'",
+                self.namespace,
+                self.catalog.name()
+            )));
+        }
+        if self.table_exist(&name) {
+            return Err(DataFusionError::Plan(format!(
+                "cannot create view '{display}': a table or view of that name exists"
+            )));
+        }
+        let mut views = self
+            .views
+            .write()
+            .map_err(|_| DataFusionError::Execution("schema provider lock poisoned".into()))?;
+        Ok(views.insert(name, table))
+    }
+
+    /// Remove session view `name`; `None` when there is none (an Iceberg table is
+    /// dropped by `DROP TABLE`, not here).
+    fn deregister_table(&self, name: &str) -> DFResult<Option<Arc<dyn TableProvider>>> {
+        let mut views = self
+            .views
+            .write()
+            .map_err(|_| DataFusionError::Execution("schema provider lock poisoned".into()))?;
+        Ok(views.remove(name))
     }
 }
 

@@ -36,6 +36,8 @@ pub struct FreshView {
     name: String,
     /// What errors ask the user to do when the tables changed too much.
     again: &'static str,
+    /// When its plan was made, for errors: `created` (a view) or `prepared`.
+    made: &'static str,
     plan: LogicalPlan,
     definition: Option<String>,
     schema: SchemaRef,
@@ -51,6 +53,7 @@ impl FreshView {
         Self {
             name: format!("view {name}"),
             again: "create the view again",
+            made: "created",
             plan,
             definition,
             schema,
@@ -74,6 +77,7 @@ impl FreshView {
         Ok(Self {
             name: format!("prepared statement {statement}"),
             again: "prepare it again",
+            made: "prepared",
             plan,
             definition: None,
             schema,
@@ -159,8 +163,9 @@ impl FreshView {
                     .join(", ")
             };
             return Err(DataFusionError::Plan(format!(
-                "{view}: the columns of the tables it reads changed since it was \
-                 created (now ({}), then ({})); {again}",
+                "{view}: the columns of the tables it reads changed since it was {} \
+                 (now ({}), then ({})); {again}",
+                self.made,
                 columns(plan.schema().as_arrow().fields()),
                 columns(self.schema.fields())
             )));

@@ -23,6 +23,7 @@ pub mod float_comparisons;
 pub mod float_keys;
 pub mod float_literals;
 mod float_order;
+mod fresh_target;
 pub mod fresh_view;
 mod greatest_least;
 mod iceberg_source;

@@ -622,3 +622,71 @@ fn cli_default_catalog_is_created_only_on_request() {
     assert!(ok, "{err}");
     assert!(out.lines().any(|l| l == "default"), "{out}");
 }
+
+/// A tester's D8: `SHOW TABLES` listed the tables as the session first read the catalog
+/// (a table another session or process created or dropped since was not seen, or still
+/// seen), and every namespace's after `USE ns`. It lists the catalog as it is now, and,
+/// as Spark's and Trino's do, the current namespace's tables once there is one (`USE`),
+/// or `FROM|IN` a namespace's; with no current namespace, every table as before.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn show_tables_lists_the_current_namespace_as_the_catalog_holds_it_now() {
+    use crate::dml::{lake, ok, run, session_over};
+    let lake = lake().await;
+    let ctx = &lake.ctx;
+    ok(ctx, "CREATE SCHEMA ice.other").await;
+    ok(ctx, "CREATE TABLE ice.ns.t (id INT)").await;
+    ok(ctx, "CREATE TABLE ice.other.u (id INT)").await;
+    // another session (or process) over the same catalog, attached now
+    let elsewhere = session_over(&lake).await;
+    ok(&elsewhere, "CREATE TABLE ice.ns.fresh (id INT)").await;
+    ok(&elsewhere, "DROP TABLE ice.ns.t").await;
+    let names = |text: String| -> Vec<String> {
+        text.lines()
+            .skip(3)
+            .filter(|l| l.starts_with('|'))
+            .map(|l| {
+                l.split('|')
+                    .map(str::trim)
+                    .filter(|c| !c.is_empty())
+                    .take(3)
+                    .collect::<Vec<_>>()
+                    .join(".")
+            })
+            .collect()
+    };
+    // no current namespace (the default schema `public`): every catalog table
+    let all = names(ok(ctx, "SHOW TABLES").await);
+    assert!(all.contains(&"ice.ns.fresh".to_string()), "{all:?}");
+    assert!(all.contains(&"ice.other.u".to_string()), "{all:?}");
+    assert!(!all.contains(&"ice.ns.t".to_string()), "{all:?}");
+    ok(ctx, "USE ice.ns").await;
+    assert_eq!(names(ok(ctx, "SHOW TABLES").await), ["ice.ns.fresh"]);
+    ok(&elsewhere, "CREATE TABLE ice.ns.later (id INT)").await;
+    assert_eq!(
+        names(ok(ctx, "SHOW TABLES").await),
+        ["ice.ns.fresh", "ice.ns.later"]
+    );
+    assert_eq!(
+        names(ok(ctx, "SHOW TABLES IN other").await),
+        ["ice.other.u"]
+    );
+    assert_eq!(
+        names(ok(ctx, "SHOW TABLES FROM ice.other").await),
+        ["ice.other.u"]
+    );
+    let e = run(ctx, "SHOW TABLES FROM nope")
+        .await
+        .expect_err("unknown namespace");
+    assert!(
+        e.contains("SHOW TABLES FROM nope: namespace 'nope' does not exist in catalog 'ice'"),
+        "{e}"
+    );
+    // the current namespace dropped elsewhere
+    ok(&elsewhere, "DROP TABLE ice.other.u").await;
+    ok(&elsewhere, "DROP SCHEMA ice.other").await;
+    ok(ctx, "USE ice.other").await;
+    let e = run(ctx, "SHOW TABLES")
+        .await
+        .expect_err("dropped namespace");
+    assert!(e.contains("namespace 'other' does not exist"), "{e}");
+}

@@ -532,6 +532,19 @@ fn cli_runs_iceberg_ddl_on_a_sqlite_catalog() {
         "{}",
         stdout(&out)
     );
+    // after USE, the namespace's tables and views only (as Spark's and Trino's SHOW TABLES)
+    let out = with_catalog(&[
+        "-c",
+        "CREATE SCHEMA other; CREATE TABLE other.u (id INT); USE ns; \
+         CREATE VIEW v AS SELECT id FROM t; SHOW TABLES; DROP TABLE other.u",
+    ]);
+    assert_success(&out);
+    assert_eq!(
+        stdout(&out),
+        "table_catalog,table_schema,table_name,table_type\n\
+         default,ns,t,BASE TABLE\n\
+         default,ns,v,VIEW\n"
+    );
     let out = with_catalog(&["-c", "SELECT count(*) AS n FROM ns.t"]);
     assert_success(&out);
     assert_eq!(stdout(&out), "n\n0\n");

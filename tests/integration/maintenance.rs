@@ -674,7 +674,8 @@ async fn maintenance_expire_then_remove_orphans() {
         &format!(
             "CALL ice.system.remove_orphan_files(table => 'ns.{name}', \
              older_than => {})",
-            chrono::Utc::now().timestamp_millis() - 3_600_000
+            // a whole number is seconds since the epoch, as Spark casts a BIGINT
+            chrono::Utc::now().timestamp() - 3_600
         ),
     )
     .await
@@ -2305,7 +2306,8 @@ async fn maintenance_compaction_groups_older_spec_files_together() {
 /// Procedure arguments take constant expressions, as Spark evaluates any foldable
 /// expression there (a tester's D10: `older_than => now()` was refused): `now()`,
 /// `now() - INTERVAL '1' DAY`, `TIMESTAMP '…' + INTERVAL …`, `1 + 1`. An expression
-/// reading a table, one that does not plan and a NULL are refused naming the argument.
+/// reading a table and one that does not plan are refused naming the argument. A NULL is
+/// the parameter's default, as in Spark (the tester's D10).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn procedure_arguments_take_constant_expressions() {
     let lake = lake().await;
@@ -2369,7 +2371,6 @@ async fn procedure_arguments_take_constant_expressions() {
             "not a constant (it reads a table)",
         ),
         ("nope".to_string(), "not an expression ("),
-        ("CAST(NULL AS TIMESTAMP)".to_string(), "it is NULL"),
     ] {
         let err = run(
             &lake.ctx,
@@ -2384,6 +2385,75 @@ async fn procedure_arguments_take_constant_expressions() {
                 "CALL ice.system.expire_snapshots: older_than => {argument}: {why}"
             )),
             "{err}"
+        );
+    }
+    assert_eq!(snapshots().await, 1);
+    // NULL: the default (older_than: 5 days ago, retain_last: 1; the one snapshot stays)
+    insert_small_batches(&lake, name, 2).await;
+    assert_eq!(snapshots().await, 3);
+    for nulls in [
+        "older_than => NULL, retain_last => NULL, dry_run => NULL",
+        "older_than => CAST(NULL AS TIMESTAMP), snapshot_ids => NULL",
+    ] {
+        let r = call(
+            &lake,
+            &format!("CALL ice.system.expire_snapshots(table => 'ns.{name}', {nulls})"),
+        )
+        .await;
+        assert_eq!(r["deleted_manifest_lists_count"], 0, "{nulls}: {r:?}");
+        assert_eq!(snapshots().await, 3, "{nulls}");
+    }
+}
+
+/// A tester's D10: a whole number for a timestamp argument was read as milliseconds;
+/// Spark casts a BIGINT to TIMESTAMP as seconds since the epoch, so `older_than =>
+/// 1700000000` meant a time 1000 times nearer 1970 than a Spark user meant. It is seconds
+/// now, and a number outside years 1 to 9999 as seconds (milliseconds, most likely) is
+/// refused rather than read as a time some 50,000 years ahead.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn procedure_timestamp_numbers_are_seconds_since_the_epoch() {
+    let lake = lake().await;
+    let name = "seconds";
+    create(&lake, name, "", "").await;
+    insert_small_batches(&lake, name, 3).await;
+    let snapshots = || async {
+        n(
+            &lake,
+            &format!("SELECT count(*) FROM ice.ns.\"{name}$snapshots\""),
+        )
+        .await
+    };
+    // an hour ago in seconds: all three snapshots are younger (as milliseconds it would
+    // be 1970, older than none either: the next call tells the two apart)
+    let hour_ago = chrono::Utc::now().timestamp() - 3_600;
+    let r = call(
+        &lake,
+        &format!("CALL ice.system.expire_snapshots('ns.{name}', {hour_ago}, 1)"),
+    )
+    .await;
+    assert_eq!(r["deleted_manifest_lists_count"], 0, "{r:?}");
+    // a minute ahead in seconds: the two older snapshots expire (as milliseconds, 1970:
+    // none would)
+    let ahead = chrono::Utc::now().timestamp() + 60;
+    let r = call(
+        &lake,
+        &format!("CALL ice.system.expire_snapshots(table => 'ns.{name}', older_than => {ahead})"),
+    )
+    .await;
+    assert_eq!(r["deleted_manifest_lists_count"], 2, "{r:?}");
+    assert_eq!(snapshots().await, 1);
+    let ms = chrono::Utc::now().timestamp_millis();
+    for statement in [
+        format!("CALL ice.system.expire_snapshots('ns.{name}', {ms})"),
+        format!("CALL ice.system.rollback_to_timestamp('ns.{name}', {ms})"),
+    ] {
+        let err = run(&lake.ctx, &statement).await.unwrap_err();
+        assert!(
+            err.contains(&format!(
+                "{ms} seconds is outside years 1 to 9999; milliseconds? give {}",
+                ms / 1000
+            )),
+            "{statement}: {err}"
         );
     }
     assert_eq!(snapshots().await, 1);

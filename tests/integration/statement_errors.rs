@@ -141,7 +141,7 @@ async fn procedure_arguments_and_names_are_reported_as_written() {
         ),
         (
             "CALL ice.system.expire_snapshots(table => 'ns.t', older_than => TRUE)",
-            "older_than must be a timestamp (TIMESTAMP '…' or milliseconds since the epoch), \
+            "older_than must be a timestamp (TIMESTAMP '…' or seconds since the epoch), \
              got TRUE",
         ),
         (
@@ -171,7 +171,7 @@ async fn procedure_arguments_and_names_are_reported_as_written() {
         ),
         (
             "CALL ice.system.rollback_to_timestamp('ns.t', array(1))",
-            "timestamp must be a timestamp (TIMESTAMP '…' or milliseconds), got array(1)",
+            "timestamp must be a timestamp (TIMESTAMP '…' or seconds), got array(1)",
         ),
         (
             "CALL ice.system.remove_orphan_files(table => 'ns.t', older_than => nope(1))",
@@ -200,10 +200,11 @@ async fn procedure_arguments_and_names_are_reported_as_written() {
     )
     .await;
     assert!(err.contains("rewrite_manifests"), "{err}");
-    // what Spark takes for older_than: a TIMESTAMP literal, milliseconds, a string
+    // what Spark takes for older_than: a TIMESTAMP literal, seconds (a BIGINT cast to
+    // TIMESTAMP), a string
     for older_than in [
         "TIMESTAMP '2001-01-01 00:00:00'",
-        "978307200000",
+        "978307200",
         "'2001-01-01 00:00:00'",
     ] {
         run(

@@ -886,8 +886,9 @@ async fn snapshot_procedures() {
     fails(
         &ctx,
         &format!(
+            // a number is seconds since the epoch (Spark's BIGINT to TIMESTAMP)
             "CALL system.rollback_to_timestamp('ns.t', {})",
-            m.snapshot_by_id(s1).unwrap().timestamp_ms
+            m.snapshot_by_id(s1).unwrap().timestamp_ms / 1000
         ),
         ErrorKind::NotFound,
         "no ancestor of the current snapshot is older than",

@@ -12,7 +12,7 @@ use datafusion::dataframe::DataFrame;
 use datafusion::prelude::SessionContext;
 
 use super::alter_table::commit_from;
-use super::call_args::{arguments, evaluate, Value};
+use super::call_args::{arguments, epoch_seconds, evaluate, Value};
 use super::tokens::Cursor;
 use super::{cursor, defaults, resolve_table, IcebergTarget};
 use crate::catalog::parse_timestamp_ms;
@@ -183,15 +183,18 @@ pub(super) async fn call(ctx: &SessionContext, mut c: Cursor<'_>) -> Result<Opti
         }
         _ => {
             let ms = match get("timestamp") {
-                Some(Value::Timestamp(ms) | Value::Number(ms)) => ms,
+                Some(Value::Timestamp(ms)) => ms,
+                Some(Value::Number(seconds)) => {
+                    epoch_seconds("timestamp", seconds).map_err(|e| e.context(&what))?
+                }
                 Some(Value::Text(t)) => parse_timestamp_ms(&t).ok_or_else(|| {
                     Error::invalid_argument(format!("{what}: '{t}' is not a timestamp"))
                 })?,
                 Some(other) => {
                     return Err(Error::invalid_argument(format!(
-                    "{what}: timestamp must be a timestamp (TIMESTAMP '…' or milliseconds), got \
+                        "{what}: timestamp must be a timestamp (TIMESTAMP '…' or seconds), got \
                          {other}"
-                )))
+                    )))
                 }
                 None => {
                     return Err(Error::invalid_argument(format!(

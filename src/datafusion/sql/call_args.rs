@@ -5,6 +5,11 @@
 //! evaluates it once; [`evaluate`] does so through DataFusion (a timestamp, a date, a
 //! whole number, a string or a boolean; one that reads a table is refused).
 //!
+//! A `NULL` argument (or an expression whose value is NULL) is the parameter's default,
+//! as if it were not given: Spark's procedures read a null argument so. A whole number
+//! for a timestamp parameter is seconds since the epoch ([`epoch_seconds`]), as Spark
+//! casts a `BIGINT` to the parameter's `TIMESTAMP` type.
+//!
 //! Errors: [`ErrorKind::InvalidArgument`](crate::ErrorKind) for an unknown argument name,
 //! too many arguments, an argument given twice, a positional one after a named one, a
 //! value that does not parse, or an expression that is not a constant of those types.
@@ -163,11 +168,13 @@ fn argument(c: &mut Cursor<'_>) -> Result<Value> {
 }
 
 /// Replace each [`Value::Expression`] of `values` (the arguments of `params`, in order)
-/// by its value: the expression is planned as `SELECT <expression>` in `ctx` and run.
+/// by its value: the expression is planned as `SELECT <expression>` in `ctx` and run. A
+/// NULL value (`NULL`, `CAST(NULL AS TIMESTAMP)`) leaves the argument out (`None`): the
+/// parameter's default.
 ///
 /// Errors: [`ErrorKind::InvalidArgument`](crate::ErrorKind) naming the argument and the
-/// expression: it does not plan (DataFusion's reason), reads a table, is NULL, or is of
-/// a type no procedure argument takes.
+/// expression: it does not plan (DataFusion's reason), reads a table, or is of a type no
+/// procedure argument takes.
 pub(super) async fn evaluate(
     ctx: &SessionContext,
     params: &[&str],
@@ -175,15 +182,15 @@ pub(super) async fn evaluate(
 ) -> Result<()> {
     for (param, slot) in params.iter().zip(values.iter_mut()) {
         if let Some(Value::Expression(text)) = slot {
-            let value = constant(ctx, param, text).await?;
-            *slot = Some(value);
+            *slot = constant(ctx, param, text).await?;
         }
     }
     Ok(())
 }
 
-/// The value of the constant expression `text` (argument `param`).
-async fn constant(ctx: &SessionContext, param: &str, text: &str) -> Result<Value> {
+/// The value of the constant expression `text` (argument `param`); `None` when it is
+/// NULL.
+async fn constant(ctx: &SessionContext, param: &str, text: &str) -> Result<Option<Value>> {
     let refuse = |why: String| {
         Error::invalid_argument(format!(
             "{param} => {text}: {why}; a procedure argument is a literal ({LITERALS}) or a \
@@ -216,8 +223,8 @@ async fn constant(ctx: &SessionContext, param: &str, text: &str) -> Result<Value
         _ => return Err(refuse("not one value".to_string())),
     };
     let ms_per = |unit: i64| move |v: i64| v.div_euclid(unit);
-    Ok(match scalar {
-        s if s.is_null() => return Err(refuse("it is NULL".to_string())),
+    Ok(Some(match scalar {
+        s if s.is_null() => return Ok(None),
         ScalarValue::TimestampSecond(Some(v), _) => Value::Timestamp(v.saturating_mul(1000)),
         ScalarValue::TimestampMillisecond(Some(v), _) => Value::Timestamp(v),
         ScalarValue::TimestampMicrosecond(Some(v), _) => Value::Timestamp(ms_per(1000)(v)),
@@ -243,7 +250,31 @@ async fn constant(ctx: &SessionContext, param: &str, text: &str) -> Result<Value
                 other.data_type()
             )))
         }
-    })
+    }))
+}
+
+/// The seconds since the epoch beyond which (or before which) a whole number given for
+/// a timestamp is out of the range Spark's `TIMESTAMP` holds: 0001-01-01T00:00:00Z and
+/// 9999-12-31T23:59:59Z.
+const EPOCH_SECONDS: std::ops::RangeInclusive<i64> = -62_135_596_800..=253_402_300_799;
+
+/// A whole number `seconds` given for timestamp parameter `param`, as Spark casts a
+/// `BIGINT` to `TIMESTAMP` (`longToTimestamp`: seconds since 1970-01-01T00:00:00Z), in
+/// milliseconds since the epoch.
+///
+/// Errors: [`ErrorKind::InvalidArgument`](crate::ErrorKind) when the time would be
+/// outside years 1 to 9999, e.g. milliseconds given for seconds (which Spark would read as
+/// a time some 50,000 years ahead and so expire or remove everything).
+pub(super) fn epoch_seconds(param: &str, seconds: i64) -> Result<i64> {
+    if !EPOCH_SECONDS.contains(&seconds) {
+        return Err(Error::invalid_argument(format!(
+            "{param} => {seconds}: a whole number for a timestamp is seconds since the epoch \
+             (as Spark casts a BIGINT to TIMESTAMP), and {seconds} seconds is outside years \
+             1 to 9999; milliseconds? give {} or a TIMESTAMP '…'",
+            seconds.div_euclid(1000)
+        )));
+    }
+    Ok(seconds.saturating_mul(1000))
 }
 
 fn value(c: &mut Cursor<'_>) -> Result<Value> {

@@ -26,13 +26,14 @@
 //! | `ALTER TABLE t DROP TAG\|BRANCH [IF EXISTS] name` | `remove_tag`, `remove_branch` (never `main`) |
 //! | `CALL [cat.]system.rollback_to_snapshot(table, snapshot_id)` | `rollback_to` (an ancestor of the current snapshot) |
 //! | `CALL [cat.]system.set_current_snapshot(table, snapshot_id \| ref => 'name')` | `set_current_snapshot` (any snapshot) |
-//! | `CALL [cat.]system.rollback_to_timestamp(table, TIMESTAMP '…' \| ms)` | `rollback_to_time` (the latest ancestor older than the time) |
+//! | `CALL [cat.]system.rollback_to_timestamp(table, TIMESTAMP '…' \| seconds since the epoch)` | `rollback_to_time` (the latest ancestor older than the time) |
 //! | `CALL [cat.]system.fast_forward(table, branch, to)` | `fast_forward_branch` (`branch`'s snapshot must be an ancestor of `to`'s; a missing branch is created) |
 //! | `CALL [cat.]system.expire_snapshots(table, older_than, retain_last, max_concurrent_deletes, stream_results, snapshot_ids, dry_run)` | [`maintenance::expire_snapshots`](crate::maintenance::expire_snapshots) |
 //! | `CALL [cat.]system.remove_orphan_files(table, older_than, location, dry_run, max_concurrent_deletes)` | [`maintenance::remove_orphan_files`](crate::maintenance::remove_orphan_files) |
 //! | `CALL [cat.]system.rewrite_data_files(table, strategy, sort_order, options, where)` | [`rewrite_data_files`](crate::datafusion::maintenance::rewrite_data_files) (`binpack`, `sort`) |
 //! | `CALL [cat.]system.rewrite_manifests(table)` | [`maintenance::rewrite_manifests`](crate::maintenance::rewrite_manifests) |
 //! | `SHOW CREATE TABLE t` | one row, `createtab_stmt`: the `CREATE TABLE` (and the `ALTER TABLE` for a sort order and identifier fields) that makes an equal table in another catalog (module `show_create_table`) |
+//! | `SHOW TABLES [FROM\|IN [cat.]ns]` | the tables and session views of the current namespace (after `USE ns`) or of `ns`, read from the catalog anew; with no current namespace (the CLI's `public`) every table, as DataFusion lists them (module `show_tables`) |
 //! | `SHOW TBLPROPERTIES t [('key')]` | the table's properties as Spark shows an Iceberg table's, rows `key`, `value` (module `show_properties`; any table DataFusion resolves to an Iceberg table) |
 //!
 //! `USE [NAMESPACE|SCHEMA|DATABASE] [cat.]ns` makes `ns` the schema unqualified names
@@ -187,6 +188,7 @@ mod reset;
 mod show;
 mod show_create_table;
 mod show_properties;
+mod show_tables;
 mod time_travel;
 mod tokens;
 mod update_values;

@@ -8,6 +8,16 @@
 //! each Iceberg table scan of a prepared query is read through a [`FreshView`] of that
 //! table, which resolves it again by name at every scan.
 //!
+//! A prepared `INSERT [OVERWRITE]`, `DELETE`, `UPDATE`, `TRUNCATE` or `MERGE INTO` on an
+//! Iceberg table resolves its target again at each `EXECUTE` too ([`FreshTarget`]): it
+//! changes the rows of the table the name holds then, at its current snapshot (rows
+//! written since the `PREPARE` included; after the table was dropped and created again,
+//! the new table's, when it has the same columns), or the `EXECUTE` fails naming the
+//! change before writing anything. The Iceberg tables such a statement reads (an
+//! `INSERT … SELECT`'s or `MERGE`'s source, a subquery of its condition) are read
+//! through [`FreshView`]s as a prepared query's are; so are those a prepared `INSERT`
+//! into a table of another catalog reads.
+//!
 //! A prepared `SELECT *` keeps the column list `*` expanded to at `PREPARE`: a column
 //! added to one of its tables since is an error asking to prepare it again (as a dropped
 //! or retyped column is), rather than rows silently without it.
@@ -17,18 +27,20 @@ use std::sync::Arc;
 
 use datafusion::common::tree_node::{Transformed, TreeNodeRecursion};
 use datafusion::dataframe::DataFrame;
-use datafusion::datasource::provider_as_source;
-use datafusion::logical_expr::{LogicalPlan, Prepare, Statement, TableScanBuilder};
+use datafusion::datasource::{provider_as_source, source_as_provider};
+use datafusion::logical_expr::{DmlStatement, LogicalPlan, Prepare, Statement, TableScanBuilder};
 use datafusion::prelude::SessionContext;
 use datafusion::sql::sqlparser::ast::{self, SelectItem, SetExpr, Visit, Visitor};
 
+use crate::datafusion::fresh_target::FreshTarget;
 use crate::datafusion::fresh_view::{is_iceberg, FreshView};
 use crate::error::Result;
+use crate::IcebergTableProvider;
 
-/// Run `statement` if it prepares a query reading an Iceberg table; `None` otherwise (or
-/// when DataFusion cannot plan it: DataFusion then runs it and reports the error).
-/// A prepared `INSERT`/`DELETE`/`UPDATE`/`MERGE` is left to DataFusion: its target is
-/// resolved by the table provider when it runs.
+/// Run `statement` if it prepares a statement reading an Iceberg table or writing to
+/// one (`INSERT`, `DELETE`, `UPDATE`, `TRUNCATE`, `MERGE INTO`); `None` otherwise, for
+/// DDL, or when DataFusion cannot plan it (DataFusion then runs it and reports the
+/// error).
 ///
 /// Errors: DataFusion's, registering the prepared statement (e.g. a name taken).
 pub(super) async fn prepare(ctx: &SessionContext, statement: &str) -> Result<Option<DataFrame>> {
@@ -37,7 +49,8 @@ pub(super) async fn prepare(ctx: &SessionContext, statement: &str) -> Result<Opt
     else {
         return Ok(None);
     };
-    if !FreshView::reads_iceberg(&prepare.input) || writes(&prepare.input) {
+    let writes_iceberg = writes_to_iceberg(&prepare.input);
+    if (!writes_iceberg && !FreshView::reads_iceberg(&prepare.input)) || has_ddl(&prepare.input) {
         return Ok(None);
     }
     let name = prepare.name.clone();
@@ -53,6 +66,16 @@ pub(super) async fn prepare(ctx: &SessionContext, statement: &str) -> Result<Opt
                         .with_fetch(scan.fetch)
                         .build()?;
                 Ok(Transformed::yes(LogicalPlan::TableScan(rescan)))
+            }
+            LogicalPlan::Dml(dml) if writes_iceberg => {
+                let prepared = source_as_provider(&dml.target)?;
+                let target = FreshTarget::new(&name, dml.table_name.clone(), prepared);
+                Ok(Transformed::yes(LogicalPlan::Dml(DmlStatement::new(
+                    dml.table_name,
+                    provider_as_source(Arc::new(target)),
+                    dml.op,
+                    dml.input,
+                ))))
             }
             other => Ok(Transformed::no(other)),
         })?
@@ -96,14 +119,22 @@ fn selects_star(statement: &ast::Statement) -> bool {
     statement.visit(&mut Star).is_break()
 }
 
-/// Whether `plan` writes (a DML statement or DDL anywhere in it).
-fn writes(plan: &LogicalPlan) -> bool {
+/// Whether `plan` is a DML statement (`INSERT [OVERWRITE]`, `DELETE`, `UPDATE`,
+/// `TRUNCATE`, `MERGE INTO`) on an Iceberg table of a catalog.
+fn writes_to_iceberg(plan: &LogicalPlan) -> bool {
+    let LogicalPlan::Dml(dml) = plan else {
+        return false;
+    };
+    source_as_provider(&dml.target)
+        .ok()
+        .is_some_and(|p| p.downcast_ref::<IcebergTableProvider>().is_some())
+}
+
+/// Whether `plan` holds DDL anywhere (left to DataFusion as it is).
+fn has_ddl(plan: &LogicalPlan) -> bool {
     let mut found = false;
     let _ = plan.apply_with_subqueries(|node| {
-        if matches!(
-            node,
-            LogicalPlan::Dml(_) | LogicalPlan::Ddl(_) | LogicalPlan::Copy(_)
-        ) {
+        if matches!(node, LogicalPlan::Ddl(_)) {
             found = true;
             return Ok(TreeNodeRecursion::Stop);
         }

@@ -3,12 +3,14 @@
 //!
 //! | procedure | arguments | result |
 //! |---|---|---|
-//! | `expire_snapshots` | `table`, `older_than` (`TIMESTAMP '…'` or ms), `retain_last`, `max_concurrent_deletes`, `stream_results` (ignored), `snapshot_ids` (`array(…)`), `dry_run` (icefloe) | `deleted_data_files_count`, `deleted_position_delete_files_count`, `deleted_equality_delete_files_count`, `deleted_manifest_files_count`, `deleted_manifest_lists_count`, `deleted_statistics_files_count` |
+//! | `expire_snapshots` | `table`, `older_than` (`TIMESTAMP '…'`, a constant expression such as `now() - INTERVAL '1' DAY`, or seconds since the epoch as Spark casts a `BIGINT`), `retain_last`, `max_concurrent_deletes`, `stream_results` (ignored), `snapshot_ids` (`array(…)`), `dry_run` (icefloe) | `deleted_data_files_count`, `deleted_position_delete_files_count`, `deleted_equality_delete_files_count`, `deleted_manifest_files_count`, `deleted_manifest_lists_count`, `deleted_statistics_files_count` |
 //! | `remove_orphan_files` | `table`, `older_than` (default 3 days ago; within 24 h refused), `location` (the table location, `write.data.path` or `write.metadata.path`, or a directory in one; default: all of them), `dry_run`, `max_concurrent_deletes`, `file_list_view` (refused), `equal_schemes`, `equal_authorities` (`map('from', 'to', …)`), `prefix_mismatch_mode` (`'ERROR'`, `'IGNORE'`, `'DELETE'`) | one row per file: `orphan_file_location` |
 //! | `rewrite_data_files` | `table`, `strategy` (`'binpack'`, `'sort'`), `sort_order` (`'id DESC NULLS LAST, bucket(4, s)'`, the `sort` strategy's order instead of the table's; `zorder(…)` refused), `options` (`map('k', 'v', …)`), `where` (a SQL condition string) | `rewritten_data_files_count`, `added_data_files_count`, `rewritten_bytes_count`, `failed_data_files_count`, `removed_delete_files_count` |
 //! | `rewrite_manifests` | `table`, `use_caching` (ignored), `spec_id` (only that spec's manifests) | `rewritten_manifests_count`, `added_manifests_count` |
 //! | `add_files` | `table`, `source_table` (`` '`parquet`.`/path/dir`' ``: a directory of Parquet files, Hive-style `column=value` directories for a partitioned table, or one file), `partition_filter` (`map('column', 'value', …)`), `check_duplicate_files` (default true), `parallelism` (ignored) | `added_files_count`, `changed_partition_count` |
 //! | `rewrite_position_delete_files` | `table`, `options` (`map('k', 'v', …)`), `where` (a SQL condition string) | `rewritten_delete_files_count`, `added_delete_files_count`, `rewritten_bytes_count`, `added_bytes_count` |
+//!
+//! A `NULL` argument is the parameter's default (module `call_args`).
 //!
 //! The work is [`crate::maintenance`]'s (`rewrite_position_delete_files` among it) and
 //! [`rewrite_data_files`](crate::datafusion::maintenance::rewrite_data_files)'s. Errors
@@ -22,7 +24,7 @@ use datafusion::common::DFSchema;
 use datafusion::dataframe::DataFrame;
 use datafusion::prelude::SessionContext;
 
-use super::call_args::{arguments, evaluate, Value};
+use super::call_args::{arguments, epoch_seconds, evaluate, Value};
 use super::tokens::Cursor;
 use super::{cursor, defaults, resolve_table, IcebergTarget, ResolvedTable};
 use crate::catalog::parse_timestamp_ms;
@@ -579,13 +581,14 @@ fn flag(args: &Args, name: &str) -> Result<Option<bool>> {
 fn timestamp(args: &Args, name: &str) -> Result<Option<i64>> {
     match args.get(name) {
         None => Ok(None),
-        Some(Value::Timestamp(ms) | Value::Number(ms)) => Ok(Some(ms)),
+        Some(Value::Timestamp(ms)) => Ok(Some(ms)),
+        Some(Value::Number(seconds)) => epoch_seconds(name, seconds).map(Some),
         Some(Value::Text(t)) => parse_timestamp_ms(&t)
             .map(Some)
             .ok_or_else(|| Error::invalid_argument(format!("{name}: '{t}' is not a timestamp"))),
         Some(other) => Err(Error::invalid_argument(format!(
-            "{name} must be a timestamp (TIMESTAMP '…' or milliseconds since the epoch), \
-             got {other}"
+            "{name} must be a timestamp (TIMESTAMP '…' or seconds since the epoch), got \
+             {other}"
         ))),
     }
 }

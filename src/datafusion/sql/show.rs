@@ -1,6 +1,7 @@
 //! The `SHOW` statements icefloe answers for Iceberg tables, in Spark's syntax:
 //! `SHOW TBLPROPERTIES` ([`show_properties`](super::show_properties)) and `SHOW CREATE
-//! TABLE` ([`show_create_table`](super::show_create_table)). Every other `SHOW` goes to
+//! TABLE` ([`show_create_table`](super::show_create_table)), and `SHOW TABLES` of one
+//! namespace ([`show_tables`](super::show_tables)). Every other `SHOW` goes to
 //! DataFusion.
 //!
 //! The table is looked up as a query would look it up (`ctx.table_provider`): a table of
@@ -17,7 +18,7 @@ use datafusion::dataframe::DataFrame;
 use datafusion::prelude::SessionContext;
 
 use super::tokens::Cursor;
-use super::{defaults, show_create_table, show_properties};
+use super::{defaults, show_create_table, show_properties, show_tables};
 use crate::error::{Error, ErrorKind, Result};
 use crate::table::Table;
 use crate::IcebergTableProvider;
@@ -37,6 +38,9 @@ pub(super) async fn show(ctx: &SessionContext, mut c: Cursor<'_>) -> Result<Opti
     }
     if c.eat_keywords(&["CREATE", "TABLE"]) {
         return show_create_table::show_create_table(ctx, c).await;
+    }
+    if c.peek_keyword("TABLES") {
+        return show_tables::show_tables(ctx, c).await;
     }
     Ok(None)
 }

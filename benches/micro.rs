@@ -11,7 +11,8 @@
 //!   them): Avro container decode only (`apache_avro::Reader` to `Value`s) vs arrow-rs's
 //!   columnar Avro reader alone (`arrow_avro::reader::Reader` to one Arrow `RecordBatch`)
 //!   vs icefloe's full `parse_manifest` (that reader, then `ManifestEntry`s; issue 18),
-//!   per entry.
+//!   per entry; also arrow-avro skipping the metric maps (a reader schema without them)
+//!   and `parse_manifest_keeping` with no column's metrics.
 //! * `transforms`: bucket[16] on longs and strings, truncate[10] on strings, day on
 //!   timestamps, per value.
 //! * `position_deletes`: 100,000 deleted positions of a 1,000,000-row file to a Parquet
@@ -134,6 +135,28 @@ fn manifest_decode(c: &mut Criterion) {
     } else {
         g.bench_function("arrow_avro_record_batch/100_entries", |b| b.iter(columnar));
     }
+    // The same reader given a reader schema without the data files' six metric maps
+    // (what a plan keeping no column's metrics could ask of it): they are skipped, not
+    // decoded into arrays, at the cost of resolving a second schema per file.
+    if let Some(reader_schema) = without_metric_maps(&bytes) {
+        let skipping = || -> usize {
+            arrow_avro::reader::ReaderBuilder::new()
+                .with_batch_size(8192)
+                .with_reader_schema(arrow_avro::schema::AvroSchema::new(reader_schema.clone()))
+                .build(std::io::Cursor::new(&bytes[..]))
+                .map(|r| r.filter_map(Result::ok).map(|b| b.num_rows()).sum())
+                .unwrap_or(0)
+        };
+        if skipping() != 100 {
+            eprintln!(
+                "arrow-avro did not decode the 100 entries skipping metrics; skipping its case"
+            );
+        } else {
+            g.bench_function("arrow_avro_skipping_metrics/100_entries", |b| {
+                b.iter(skipping)
+            });
+        }
+    }
     g.bench_function("parse_manifest/100_entries", |b| {
         b.iter(|| {
             icefloe::spec::manifest::parse_manifest(&bytes, "m.avro", &manifest, &spec, &[&schema])
@@ -141,7 +164,54 @@ fn manifest_decode(c: &mut Criterion) {
                 .unwrap_or(0)
         })
     });
+    // Keeping no column's metrics on the data files (`TableScan::with_column_stats`).
+    let none = icefloe::spec::ColumnStats::none();
+    g.bench_function("parse_manifest_no_metrics/100_entries", |b| {
+        b.iter(|| {
+            icefloe::spec::manifest::parse_manifest_keeping(
+                &bytes,
+                "m.avro",
+                &manifest,
+                &spec,
+                &[&schema],
+                &none,
+            )
+            .map(|e| e.len())
+            .unwrap_or(0)
+        })
+    });
     g.finish();
+}
+
+/// The writer schema of the Avro file `bytes` without the `data_file` record's metric
+/// maps (fields 108-110, 125, 128, 137), as JSON; `None` if it cannot be read.
+fn without_metric_maps(bytes: &[u8]) -> Option<String> {
+    const METRICS: [&str; 6] = [
+        "column_sizes",
+        "value_counts",
+        "null_value_counts",
+        "nan_value_counts",
+        "lower_bounds",
+        "upper_bounds",
+    ];
+    let header = arrow_avro::reader::read_header_info(bytes).ok()?;
+    let json = header.writer_schema().ok()?.json_string;
+    let mut schema: serde_json::Value = serde_json::from_str(&json).ok()?;
+    let data_file = schema
+        .get_mut("fields")?
+        .as_array_mut()?
+        .iter_mut()
+        .find(|f| f.get("name").and_then(|n| n.as_str()) == Some("data_file"))?;
+    let fields = data_file
+        .get_mut("type")?
+        .get_mut("fields")?
+        .as_array_mut()?;
+    fields.retain(|f| {
+        !f.get("name")
+            .and_then(|n| n.as_str())
+            .is_some_and(|n| METRICS.contains(&n))
+    });
+    Some(schema.to_string())
 }
 
 fn transforms(c: &mut Criterion) {

@@ -608,3 +608,58 @@ async fn prepared_row_level_dml_changes_the_table_its_name_holds_when_executed()
         "+----+---+\n| id | v |\n+----+---+\n| 1  | k |\n+----+---+"
     );
 }
+
+/// A prepared `UPDATE` or `MERGE` reads its names as the same statement run directly does
+/// (`dml_rewrite`): `SET st.a` sets the struct field, not the top-level column `a`; an
+/// unqualified name of a `NOT MATCHED` clause is the source's; Spark's `UPDATE SET *` and
+/// `INSERT *` are read. DataFusion alone wrote the column `a`, found `id` ambiguous and
+/// could not parse `*`.
+#[tokio::test]
+async fn prepared_update_and_merge_read_names_as_run_directly() {
+    let lake = lake().await;
+    let ctx = &lake.ctx;
+    ok(
+        ctx,
+        "CREATE TABLE ice.ns.t (id BIGINT, a BIGINT, st STRUCT<a: BIGINT, b: BIGINT>)",
+    )
+    .await;
+    ok(
+        ctx,
+        "INSERT INTO ice.ns.t VALUES (1, 10, named_struct('a', 100, 'b', 200))",
+    )
+    .await;
+    ok(
+        ctx,
+        "PREPARE u AS UPDATE ice.ns.t SET st.a = $1 WHERE id = 1",
+    )
+    .await;
+    assert_eq!(count(ctx, "EXECUTE u(5)").await, 1);
+    assert_eq!(
+        ok(ctx, "SELECT id, a, st FROM ice.ns.t").await,
+        "+----+----+----------------+\n| id | a  | st             |\n+----+----+----------------+\n\
+         | 1  | 10 | {a: 5, b: 200} |\n+----+----+----------------+"
+    );
+    ok(ctx, "CREATE TABLE ice.ns.s (id BIGINT, v STRING)").await;
+    ok(ctx, "CREATE TABLE ice.ns.u (id BIGINT, v STRING)").await;
+    ok(ctx, "INSERT INTO ice.ns.u VALUES (1, 'a')").await;
+    ok(
+        ctx,
+        "PREPARE m AS MERGE INTO ice.ns.u t USING ice.ns.s ON t.id = s.id \
+         WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT VALUES (id, v)",
+    )
+    .await;
+    ok(ctx, "INSERT INTO ice.ns.s VALUES (1, 'x'), (2, 'y')").await;
+    assert_eq!(count(ctx, "EXECUTE m").await, 2);
+    assert_eq!(
+        ok(ctx, "SELECT id, v FROM ice.ns.u ORDER BY id").await,
+        "+----+---+\n| id | v |\n+----+---+\n| 1  | x |\n| 2  | y |\n+----+---+"
+    );
+    // a rewrite's error is the PREPARE's, as it is the statement's run directly
+    let e = run(ctx, "PREPARE bad AS UPDATE ice.ns.t SET nope.a = 1")
+        .await
+        .expect_err("unknown qualifier");
+    let direct = run(ctx, "UPDATE ice.ns.t SET nope.a = 1")
+        .await
+        .expect_err("unknown qualifier");
+    assert_eq!(e, direct);
+}

@@ -89,9 +89,74 @@ pub(super) async fn plan(ctx: &SessionContext, sql: &str) -> Result<Option<Logic
     let names = Names {
         normalize: options.enable_ident_normalization,
     };
+    let (changed, update_of) = rewrite(ctx, statement.as_mut(), names).await?;
+    if changed != Some(true) {
+        return Ok(None);
+    }
+    let plan = state
+        .statement_to_plan(DFStatement::Statement(statement))
+        .await?;
+    if let Some(table) = update_of {
+        check_constant_values(&plan, &table)?;
+    }
+    Ok(Some(plan))
+}
+
+/// The plan of `sql` when it is a `PREPARE name [(types)] AS statement` whose statement
+/// [`plan`] rewrites (an `UPDATE`, `MERGE`, `INSERT … VALUES` with `DEFAULT`): the
+/// `PREPARE` of the rewritten statement, so a prepared statement reads its names as the
+/// same statement run directly does; `None` otherwise (DataFusion plans it as it is).
+///
+/// Errors: as [`plan`]'s, for the prepared statement.
+pub(super) async fn plan_prepare(ctx: &SessionContext, sql: &str) -> Result<Option<LogicalPlan>> {
+    let state = ctx.state();
+    let options = state.config().options().sql_parser.clone();
+    let marked = match sql.to_ascii_lowercase().contains("merge") {
+        true => super::tokenize(ctx, sql).and_then(|toks| {
+            mark_stars(
+                sql,
+                &toks,
+                super::quote_of(super::session_dialect(ctx).as_ref()),
+            )
+        }),
+        false => None,
+    };
+    let sql = marked.as_deref().unwrap_or(sql);
+    let Ok(DFStatement::Statement(mut statement)) = state.sql_to_statement(sql, &options.dialect)
+    else {
+        return Ok(None);
+    };
+    let Statement::Prepare {
+        statement: inner, ..
+    } = statement.as_mut()
+    else {
+        return Ok(None);
+    };
+    let names = Names {
+        normalize: options.enable_ident_normalization,
+    };
+    let (changed, _) = rewrite(ctx, inner.as_mut(), names).await?;
+    if changed != Some(true) {
+        return Ok(None);
+    }
+    Ok(Some(
+        state
+            .statement_to_plan(DFStatement::Statement(statement))
+            .await?,
+    ))
+}
+
+/// Rewrite `statement` in place (see the module docs): whether it changed (`None`: not a
+/// statement to rewrite), and for a changed `UPDATE` its table as written (whose constant
+/// values [`check_constant_values`] names once planned).
+async fn rewrite(
+    ctx: &SessionContext,
+    statement: &mut Statement,
+    names: Names,
+) -> Result<(Option<bool>, Option<String>)> {
     // an UPDATE is planned here to name the column of a constant value that fails
     let mut update_of = None;
-    let changed = match statement.as_mut() {
+    let changed = match statement {
         Statement::Update(update) => {
             let changed = rewrite_update(ctx, update, names).await?;
             if changed.is_some() {
@@ -116,16 +181,7 @@ pub(super) async fn plan(ctx: &SessionContext, sql: &str) -> Result<Option<Logic
         }
         _ => None,
     };
-    if changed != Some(true) {
-        return Ok(None);
-    }
-    let plan = state
-        .statement_to_plan(DFStatement::Statement(statement))
-        .await?;
-    if let Some(table) = update_of {
-        check_constant_values(&plan, &table)?;
-    }
-    Ok(Some(plan))
+    Ok((changed, update_of))
 }
 
 /// Resolve an `UPDATE`'s assignments; `None` when its table is not one to resolve.

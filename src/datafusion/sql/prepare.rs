@@ -18,6 +18,11 @@
 //! through [`FreshView`]s as a prepared query's are; so are those a prepared `INSERT`
 //! into a table of another catalog reads.
 //!
+//! A prepared `UPDATE` or `MERGE` is read as the same statement run directly is (module
+//! `dml_rewrite`: `SET st.a` a struct field, `MERGE` clause scopes, `UPDATE SET *` /
+//! `INSERT *`, `DEFAULT`); DataFusion alone wrote `SET st.a = …` into a top-level column
+//! `a`.
+//!
 //! A prepared `SELECT *` keeps the column list `*` expanded to at `PREPARE`: a column
 //! added to one of its tables since is an error asking to prepare it again (as a dropped
 //! or retyped column is), rather than rows silently without it.
@@ -44,9 +49,13 @@ use crate::IcebergTableProvider;
 ///
 /// Errors: DataFusion's, registering the prepared statement (e.g. a name taken).
 pub(super) async fn prepare(ctx: &SessionContext, statement: &str) -> Result<Option<DataFrame>> {
-    let Ok(LogicalPlan::Statement(Statement::Prepare(prepare))) =
-        ctx.state().create_logical_plan(statement).await
-    else {
+    // the prepared UPDATE or MERGE read as the same statement run directly is (module
+    // `dml_rewrite`: assignment targets, MERGE clause scopes, `*`, `DEFAULT`)
+    let planned = match super::dml_rewrite::plan_prepare(ctx, statement).await? {
+        Some(plan) => Ok(plan),
+        None => ctx.state().create_logical_plan(statement).await,
+    };
+    let Ok(LogicalPlan::Statement(Statement::Prepare(prepare))) = planned else {
         return Ok(None);
     };
     let writes_iceberg = writes_to_iceberg(&prepare.input);

@@ -69,25 +69,8 @@ pub(super) async fn plan(ctx: &SessionContext, sql: &str) -> Result<Option<Logic
         return Ok(None);
     }
     let state = ctx.state();
-    let options = state.config().options().sql_parser.clone();
-    // `UPDATE SET *` / `INSERT *` do not parse: marked first
-    let marked = match merge {
-        true => super::tokenize(ctx, sql).and_then(|toks| {
-            mark_stars(
-                sql,
-                &toks,
-                super::quote_of(super::session_dialect(ctx).as_ref()),
-            )
-        }),
-        false => None,
-    };
-    let sql = marked.as_deref().unwrap_or(sql);
-    let Ok(DFStatement::Statement(mut statement)) = state.sql_to_statement(sql, &options.dialect)
-    else {
+    let Some((mut statement, names)) = parse_marked(ctx, sql, merge) else {
         return Ok(None);
-    };
-    let names = Names {
-        normalize: options.enable_ident_normalization,
     };
     let (changed, update_of) = rewrite(ctx, statement.as_mut(), names).await?;
     if changed != Some(true) {
@@ -110,20 +93,8 @@ pub(super) async fn plan(ctx: &SessionContext, sql: &str) -> Result<Option<Logic
 /// Errors: as [`plan`]'s, for the prepared statement.
 pub(super) async fn plan_prepare(ctx: &SessionContext, sql: &str) -> Result<Option<LogicalPlan>> {
     let state = ctx.state();
-    let options = state.config().options().sql_parser.clone();
-    let marked = match sql.to_ascii_lowercase().contains("merge") {
-        true => super::tokenize(ctx, sql).and_then(|toks| {
-            mark_stars(
-                sql,
-                &toks,
-                super::quote_of(super::session_dialect(ctx).as_ref()),
-            )
-        }),
-        false => None,
-    };
-    let sql = marked.as_deref().unwrap_or(sql);
-    let Ok(DFStatement::Statement(mut statement)) = state.sql_to_statement(sql, &options.dialect)
-    else {
+    let merge = sql.to_ascii_lowercase().contains("merge");
+    let Some((mut statement, names)) = parse_marked(ctx, sql, merge) else {
         return Ok(None);
     };
     let Statement::Prepare {
@@ -131,9 +102,6 @@ pub(super) async fn plan_prepare(ctx: &SessionContext, sql: &str) -> Result<Opti
     } = statement.as_mut()
     else {
         return Ok(None);
-    };
-    let names = Names {
-        normalize: options.enable_ident_normalization,
     };
     let (changed, _) = rewrite(ctx, inner.as_mut(), names).await?;
     if changed != Some(true) {
@@ -144,6 +112,33 @@ pub(super) async fn plan_prepare(ctx: &SessionContext, sql: &str) -> Result<Opti
             .statement_to_plan(DFStatement::Statement(statement))
             .await?,
     ))
+}
+
+/// `sql` parsed in the session's dialect, with Spark's `UPDATE SET *` / `INSERT *` (which
+/// do not parse) marked first when it may hold a `MERGE`, and how the session compares
+/// names; `None` when it does not parse (DataFusion reports it).
+fn parse_marked(ctx: &SessionContext, sql: &str, merge: bool) -> Option<(Box<Statement>, Names)> {
+    let state = ctx.state();
+    let options = &state.config().options().sql_parser;
+    let marked = match merge {
+        true => super::tokenize(ctx, sql).and_then(|toks| {
+            mark_stars(
+                sql,
+                &toks,
+                super::quote_of(super::session_dialect(ctx).as_ref()),
+            )
+        }),
+        false => None,
+    };
+    let sql = marked.as_deref().unwrap_or(sql);
+    let Ok(DFStatement::Statement(statement)) = state.sql_to_statement(sql, &options.dialect)
+    else {
+        return None;
+    };
+    let names = Names {
+        normalize: options.enable_ident_normalization,
+    };
+    Some((statement, names))
 }
 
 /// Rewrite `statement` in place (see the module docs): whether it changed (`None`: not a

@@ -357,6 +357,11 @@ impl IcebergSchemaProvider {
         self.views.read().ok().and_then(|v| v.get(name).cloned())
     }
 
+    /// Whether a session view `name` is registered in the namespace.
+    pub(crate) fn has_view(&self, name: &str) -> bool {
+        self.view(name).is_some()
+    }
+
     /// The namespace.
     pub fn namespace(&self) -> &Namespace {
         &self.namespace

@@ -400,6 +400,17 @@ async fn namespace_qualified_views_are_session_views() {
         .await
         .expect_err("another session");
     assert!(e.contains("not found"), "{e}");
+    // DROP TABLE of a view drops nothing and names DROP VIEW
+    for drop in ["DROP TABLE ice.ns.v", "DROP TABLE IF EXISTS ice.ns.v"] {
+        let e = run(ctx, drop).await.expect_err("a view");
+        assert!(
+            e.contains(
+                "DROP TABLE ice.ns.v: ice.ns.v is a view of this session, not a table; \
+                 DROP VIEW ice.ns.v drops it"
+            ),
+            "{drop}: {e}"
+        );
+    }
     ok(ctx, "DROP VIEW ice.ns.v").await;
     ok(ctx, "DROP VIEW ice.ns.c").await;
     assert_eq!(

@@ -715,6 +715,21 @@ async fn drop_table(ctx: &SessionContext, mut c: Cursor<'_>) -> Result<Option<Da
         .map_err(|e| e.context(format!("DROP TABLE {}", names[0].join("."))))?;
     for t in &tables {
         not_a_table::check_not_a_version(t, "DROP TABLE").await?;
+        // a session view of the namespace (and no table of its name): DROP VIEW drops it,
+        // as Spark says ("Cannot drop a view with DROP TABLE")
+        let schema = t
+            .target
+            .iceberg()
+            .namespace_schema(&schema_name(&t.ident.namespace));
+        if schema.is_some_and(|s| s.has_view(&t.ident.name))
+            && !t.target.catalog().table_exists(&t.ident).await?
+        {
+            return Err(Error::invalid_argument(format!(
+                "DROP TABLE {0}: {0} is a view of this session, not a table; DROP VIEW {0} \
+                 drops it",
+                t.display()
+            )));
+        }
     }
     if purge {
         // before any table is dropped: Spark's `purgeTable` refuses a table whose

@@ -6,22 +6,30 @@
 //!   DataFusion would print inside every struct, list and map type;
 //! - a table that cannot be loaded (a missing or corrupt metadata file) does not make the
 //!   whole view fail: it is listed in `tables` (as a base table), has no rows in
-//!   `columns`, and querying it gives its own error.
+//!   `columns`, and querying it gives its own error;
+//! - the Iceberg catalogs' namespace and table lists are read again before each of its
+//!   tables is scanned: tables another session or process created or dropped since the
+//!   catalog was attached are listed as they are now (DataFusion's view lists what the
+//!   catalog providers held, which only this session's own DDL keeps up to date), as
+//!   `SHOW TABLES` does.
 //!
 //! [`register_information_schema`] turns DataFusion's built-in view off and registers
 //! this one as the schema `information_schema` of every catalog of the session.
 
+use std::any::Any;
 use std::sync::Arc;
 
 use async_trait::async_trait;
 use datafusion::arrow::datatypes::{DataType, Field, FieldRef, Fields, Schema, SchemaRef};
 use datafusion::catalog::information_schema::{InformationSchemaProvider, INFORMATION_SCHEMA};
 use datafusion::catalog::{CatalogProvider, CatalogProviderList, SchemaProvider, Session};
-use datafusion::common::{not_impl_err, Result as DFResult};
+use datafusion::common::{not_impl_err, DataFusionError, Result as DFResult};
 use datafusion::datasource::{TableProvider, TableType};
 use datafusion::logical_expr::Expr;
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion::prelude::SessionContext;
+
+use crate::datafusion::IcebergCatalogProvider;
 
 /// Replace DataFusion's `information_schema` in `ctx` with this module's, in every
 /// catalog registered so far (register catalogs first).
@@ -40,10 +48,87 @@ pub fn register_information_schema(ctx: &SessionContext) -> DFResult<()> {
         if let Some(catalog) = ctx.catalog(&name) {
             let schema = InformationSchemaProvider::new(Arc::clone(&list))
                 .with_table_functions(state.table_functions().clone());
+            let schema = ReadAnew {
+                inner: schema,
+                catalogs: Arc::clone(state.catalog_list()),
+            };
             catalog.register_schema(INFORMATION_SCHEMA, Arc::new(schema))?;
         }
     }
     Ok(())
+}
+
+/// DataFusion's `information_schema` whose tables read the Iceberg catalogs' lists
+/// again before they are scanned.
+#[derive(Debug)]
+struct ReadAnew {
+    inner: InformationSchemaProvider,
+    /// the session's catalogs (not the view's wrappers): the Iceberg ones are refreshed
+    catalogs: Arc<dyn CatalogProviderList>,
+}
+
+#[async_trait]
+impl SchemaProvider for ReadAnew {
+    fn table_names(&self) -> Vec<String> {
+        self.inner.table_names()
+    }
+
+    async fn table(&self, name: &str) -> DFResult<Option<Arc<dyn TableProvider>>> {
+        Ok(self.inner.table(name).await?.map(|inner| {
+            Arc::new(RefreshedFirst {
+                inner,
+                catalogs: Arc::clone(&self.catalogs),
+            }) as Arc<dyn TableProvider>
+        }))
+    }
+
+    fn table_exist(&self, name: &str) -> bool {
+        self.inner.table_exist(name)
+    }
+}
+
+/// A table of the view, scanned after every Iceberg catalog of the session re-read its
+/// namespace and table lists ([`IcebergCatalogProvider::refresh`]).
+#[derive(Debug)]
+struct RefreshedFirst {
+    inner: Arc<dyn TableProvider>,
+    catalogs: Arc<dyn CatalogProviderList>,
+}
+
+#[async_trait]
+impl TableProvider for RefreshedFirst {
+    fn schema(&self) -> SchemaRef {
+        self.inner.schema()
+    }
+
+    fn table_type(&self) -> TableType {
+        self.inner.table_type()
+    }
+
+    /// Errors: a catalog's, listing its namespaces or tables (naming the catalog);
+    /// then the view's.
+    async fn scan(
+        &self,
+        state: &dyn Session,
+        projection: Option<&Vec<usize>>,
+        filters: &[Expr],
+        limit: Option<usize>,
+    ) -> DFResult<Arc<dyn ExecutionPlan>> {
+        for name in self.catalogs.catalog_names() {
+            let Some(catalog) = self.catalogs.catalog(&name) else {
+                continue;
+            };
+            let catalog: Arc<dyn Any + Send + Sync> = catalog;
+            if let Ok(iceberg) = catalog.downcast::<IcebergCatalogProvider>() {
+                iceberg.refresh().await.map_err(|e| {
+                    DataFusionError::from(
+                        e.context(format!("information_schema: listing catalog '{name}'")),
+                    )
+                })?;
+            }
+        }
+        self.inner.scan(state, projection, filters, limit).await
+    }
 }
 
 /// A data type with the metadata of its nested fields removed.

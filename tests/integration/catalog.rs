@@ -690,3 +690,58 @@ async fn show_tables_lists_the_current_namespace_as_the_catalog_holds_it_now() {
         .expect_err("dropped namespace");
     assert!(e.contains("namespace 'other' does not exist"), "{e}");
 }
+
+/// Helper J's note after D8: `information_schema.tables` (the CLI's view, read directly)
+/// still listed the tables as the session first read the catalog. Its tables read the
+/// Iceberg catalogs' lists again before each scan, as `SHOW TABLES` does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn information_schema_lists_the_catalog_as_it_holds_it_now() {
+    use crate::dml::{lake, ok, session_over};
+    let lake = lake().await;
+    let ctx = session_over(&lake).await;
+    icefloe::datafusion::information_schema::register_information_schema(&ctx)
+        .expect("information_schema");
+    ok(&ctx, "CREATE TABLE ice.ns.t (id INT)").await;
+    let listed = |ctx: &SessionContext| {
+        let ctx = ctx.clone();
+        async move {
+            let sql = "SELECT table_schema || '.' || table_name AS n \
+                FROM ice.information_schema.tables \
+                WHERE table_schema <> 'information_schema' ORDER BY n";
+            let batches = crate::dml::run(&ctx, sql)
+                .await
+                .expect("information_schema");
+            let mut names = vec![];
+            for b in &batches {
+                let col = datafusion::arrow::compute::cast(
+                    b.column(0),
+                    &datafusion::arrow::datatypes::DataType::Utf8,
+                )
+                .expect("cast");
+                let col = col
+                    .as_any()
+                    .downcast_ref::<datafusion::arrow::array::StringArray>()
+                    .expect("strings");
+                names.extend(col.iter().map(|v| v.expect("name").to_string()));
+            }
+            names
+        }
+    };
+    assert_eq!(listed(&ctx).await, ["ns.t"]);
+    // another session (or process) over the same catalog
+    let elsewhere = session_over(&lake).await;
+    ok(&elsewhere, "CREATE SCHEMA ice.other").await;
+    ok(&elsewhere, "CREATE TABLE ice.other.u (id INT)").await;
+    ok(&elsewhere, "CREATE TABLE ice.ns.fresh (id INT)").await;
+    ok(&elsewhere, "DROP TABLE ice.ns.t").await;
+    assert_eq!(listed(&ctx).await, ["ns.fresh", "other.u"]);
+    // and its columns
+    ok(&elsewhere, "CREATE TABLE ice.ns.later (a BIGINT, b STRING)").await;
+    let cols = ok(
+        &ctx,
+        "SELECT column_name FROM ice.information_schema.columns \
+         WHERE table_schema = 'ns' AND table_name = 'later' ORDER BY ordinal_position",
+    )
+    .await;
+    assert!(cols.contains("| a ") && cols.contains("| b "), "{cols}");
+}

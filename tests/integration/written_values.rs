@@ -10,7 +10,7 @@ use icefloe::catalog::TableIdent;
 use icefloe::ErrorKind;
 
 use crate::catalog::strings;
-use crate::dml::{lake, ok, Lake};
+use crate::dml::{lake, ok, run, Lake};
 use crate::interop::{assert_same_rows, duckdb_read, icefloe_rows, pyiceberg_read, python};
 
 /// PyIceberg (through the catalog) and DuckDB (`iceberg_scan` of the metadata file) read
@@ -521,4 +521,88 @@ async fn uuid_fields_carry_the_parquet_uuid_logical_type() {
         );
     }
     engines_read_alike(&lake, "uuids").await;
+}
+
+/// `truncate[10]` of a decimal at its type's negative limit falls outside the type
+/// (`-9999999.99` as `decimal(9, 2)` truncates to `-10000000.00`, ten digits): the spec
+/// types the partition value as the source type, and Iceberg Java (`DecimalUtil`: "too
+/// large") and PyIceberg ("precision of value is greater than precision of type") refuse
+/// to write it. The insert is refused naming the partition field and the values, and
+/// nothing is committed; it had written the value, whose manifest PyIceberg's
+/// `inspect.partitions()` then failed on. Values whose truncation fits are written as
+/// Java writes them (floor toward negative infinity), at every precision.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn truncated_decimals_outside_their_type_are_refused() {
+    let lake = lake().await;
+    let ctx = &lake.ctx;
+    for (name, ty, fits, truncated, too_large, outside) in [
+        (
+            "d9",
+            "DECIMAL(9,2)",
+            "-9999999.90",
+            "-9999999.90",
+            "-9999999.99",
+            "-10000000.00",
+        ),
+        (
+            "d0",
+            "DECIMAL(5,0)",
+            "-99990",
+            "-99990",
+            "-99991",
+            "-100000",
+        ),
+        (
+            "d38",
+            "DECIMAL(38,10)",
+            "-9999999999999999999999999999.9999999990",
+            "-9999999999999999999999999999.9999999990",
+            "-9999999999999999999999999999.9999999999",
+            "-10000000000000000000000000000.0000000000",
+        ),
+    ] {
+        let t = format!("ice.ns.{name}");
+        ok(
+            ctx,
+            &format!("CREATE TABLE {t} (id BIGINT, c {ty}) PARTITIONED BY (truncate(10, c))"),
+        )
+        .await;
+        ok(
+            ctx,
+            &format!(
+                "INSERT INTO {t} VALUES (1, CAST('{fits}' AS {ty})), (2, CAST('-0.0' AS {ty}))"
+            ),
+        )
+        .await;
+        let parts = strings(
+            ctx,
+            &format!(
+                "SELECT CAST(partition['c_trunc'] AS STRING) FROM ice.ns.\"{name}$files\" \
+                 ORDER BY partition['c_trunc']"
+            ),
+        )
+        .await;
+        let zero = if ty.ends_with(",0)") {
+            "0".to_string()
+        } else {
+            format!("0.{}", "0".repeat(if ty.contains(",2)") { 2 } else { 10 }))
+        };
+        assert_eq!(parts, [truncated.to_string(), zero], "{name}");
+        let sql = format!("INSERT INTO {t} VALUES (3, CAST('{too_large}' AS {ty}))");
+        let err = run(ctx, &sql).await.expect_err(&sql);
+        assert!(
+            err.contains("partition field 'c_trunc'")
+                && err.contains(&format!(
+                    "truncate[10] of {too_large} is {outside}, which does not fit the \
+                     partition type decimal("
+                )),
+            "{name}: {err}"
+        );
+        assert_eq!(
+            ok(ctx, &format!("SELECT count(*) AS n FROM {t}")).await,
+            "+---+\n| n |\n+---+\n| 2 |\n+---+",
+            "{name}"
+        );
+        engines_read_alike(&lake, name).await;
+    }
 }

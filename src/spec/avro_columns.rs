@@ -171,7 +171,7 @@ fn checked_schema(writer: &str, location: &str) -> Result<std::sync::Arc<Checked
 /// `bytes` (the header of an object container file, `header_len` bytes) with the
 /// `avro.schema` of its header replaced by `schema` (spec: Avro "Object Container
 /// Files": magic, a metadata map of bytes, the sync marker).
-fn with_schema(
+pub(crate) fn with_schema(
     bytes: &[u8],
     header_len: usize,
     schema: &str,

@@ -5,7 +5,7 @@ pub mod arrow;
 pub(crate) mod arrow_compat;
 #[cfg(test)]
 mod avro;
-mod avro_columns;
+pub(crate) mod avro_columns;
 pub mod column_stats;
 pub mod int_map;
 #[cfg(test)]

@@ -36,7 +36,28 @@ pub fn apply(transform: &Transform, value: &Literal) -> Result<Option<Literal>> 
             }
             Literal::Int(bucket_hash(hash_literal(value).ok_or_else(bad)?, *n))
         }
-        Transform::Truncate(w) => truncate::truncate(value, *w).ok_or_else(bad)?,
+        Transform::Truncate(w) => {
+            let truncated = truncate::truncate(value, *w).ok_or_else(bad)?;
+            match (value, &truncated) {
+                (
+                    Literal::Decimal { unscaled: v, .. },
+                    Literal::Decimal {
+                        unscaled: t,
+                        precision,
+                        scale,
+                    },
+                ) if !truncate::fits_precision(&truncated) => {
+                    return Err(Error::invalid_argument(format!(
+                        "{transform} of {} is {}, which does not fit the partition type \
+                         decimal({precision}, {scale}) (Iceberg Java and PyIceberg refuse \
+                         to write it too)",
+                        truncate::decimal_text(*v, *scale),
+                        truncate::decimal_text(*t, *scale),
+                    )));
+                }
+                _ => truncated,
+            }
+        }
         Transform::Year => Literal::Int(year(value).ok_or_else(bad)?),
         Transform::Month => Literal::Int(month(value).ok_or_else(bad)?),
         Transform::Day => Literal::Date(day(value).ok_or_else(bad)?),
@@ -82,6 +103,23 @@ mod tests {
             assert_eq!(apply(&t, &v).unwrap(), expected, "{t}({v})");
         }
         assert!(apply(&Transform::Year, &Literal::String("x".into())).is_err());
+        // a truncated decimal outside its type's precision is no partition value
+        let dec = |unscaled| Literal::Decimal {
+            unscaled,
+            precision: 9,
+            scale: 2,
+        };
+        assert_eq!(
+            apply(&Transform::Truncate(10), &dec(-999_999_990)).unwrap(),
+            Some(dec(-999_999_990))
+        );
+        let err = apply(&Transform::Truncate(10), &dec(-999_999_999)).unwrap_err();
+        assert_eq!(err.kind(), crate::ErrorKind::InvalidArgument);
+        assert!(
+            err.message()
+                .contains("does not fit the partition type decimal(9, 2)"),
+            "{err}"
+        );
         assert!(apply(&Transform::Bucket(4), &Literal::Double(1.0)).is_err());
     }
 }

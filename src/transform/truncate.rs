@@ -4,6 +4,8 @@
 //! decimal: the same on the unscaled value; string: the first W code points; binary: the
 //! first W bytes.
 
+use datafusion::arrow::datatypes::{Decimal128Type, DecimalType};
+
 use crate::spec::Literal;
 
 /// The first `width` code points of `s`.
@@ -49,6 +51,29 @@ pub(super) fn wrapped_partition(value: &Literal, width: u32) -> Option<(Literal,
 }
 
 /// `truncate[width]` of a value; `None` for types truncate does not apply to.
+/// Whether `value` has at most as many digits as its type allows (a decimal's unscaled
+/// value below 10^precision in magnitude; true for other literals). `truncate[W]` of a
+/// decimal near its type's limit can fall outside it (`truncate[10]` of `-9.99` as
+/// `decimal(3, 2)` is `-10.00`); the spec types the result as the source type, and Java's
+/// Avro writer (`DecimalUtil.toReusedFixLengthBytes`: "too large") and PyIceberg refuse
+/// to write such a partition value.
+pub(super) fn fits_precision(value: &Literal) -> bool {
+    match value {
+        Literal::Decimal {
+            unscaled,
+            precision,
+            ..
+        } => u8::try_from(*precision)
+            .is_ok_and(|p| Decimal128Type::is_valid_decimal_precision(*unscaled, p)),
+        _ => true,
+    }
+}
+
+/// A decimal literal as text (`-10000000.00`), all its digits whatever its precision.
+pub(super) fn decimal_text(unscaled: i128, scale: u32) -> String {
+    Decimal128Type::format_decimal(unscaled, u8::MAX, i8::try_from(scale).unwrap_or(i8::MAX))
+}
+
 pub(super) fn truncate(value: &Literal, width: u32) -> Option<Literal> {
     if width == 0 {
         return None;
@@ -145,5 +170,29 @@ mod tests {
         );
         assert_eq!(wrapped_partition(&Literal::Int(0), 2), None);
         assert_eq!(truncate(&Literal::Double(1.0), 10), None);
+        // decimals: the truncated value may fall outside the type's precision
+        let d3 = |u| Literal::Decimal {
+            unscaled: u,
+            precision: 3,
+            scale: 2,
+        };
+        assert!(fits_precision(&d3(999)));
+        assert!(fits_precision(&d3(-999)));
+        assert!(!fits_precision(&d3(-1000)));
+        assert!(!fits_precision(&d3(1000)));
+        let d38 = |u| Literal::Decimal {
+            unscaled: u,
+            precision: 38,
+            scale: 0,
+        };
+        assert!(fits_precision(&d38(10i128.pow(38) - 1)));
+        assert!(!fits_precision(&d38(-(10i128.pow(38)))));
+        assert!(fits_precision(&Literal::Int(i32::MIN)));
+        assert_eq!(decimal_text(-1_000_000_000, 2), "-10000000.00");
+        assert_eq!(
+            decimal_text(-(10i128.pow(38)), 0),
+            format!("-1{}", "0".repeat(38))
+        );
+        assert_eq!(decimal_text(5, 3), "0.005");
     }
 }

@@ -14,7 +14,7 @@ use apache_avro::types::Value;
 use apache_avro::{Codec, Schema as AvroSchema, Writer};
 use serde_json::json;
 
-use super::avro_values::{none, optional_field, some};
+use super::avro_values::{none, optional_field, some, with_header_schema};
 use super::bounds::literal_to_bytes;
 use crate::error::{Error, Result};
 use crate::expr::compare;
@@ -59,7 +59,9 @@ fn avro_primitive(ty: &PrimitiveType, field_id: i32) -> Result<serde_json::Value
             "size": decimal_required_bytes(*precision),
             "logicalType": "decimal", "precision": precision, "scale": scale
         }),
-        // plain fixed[16]: apache-avro length-prefixes uuid values of a fixed schema
+        // plain fixed[16], without Java's `logicalType: uuid`: apache-avro 0.21 parses that
+        // as a string-encoded UUID, and PyIceberg 0.12 reads it as `uuid.UUID` values that
+        // its partition pruning compares with bytes, dropping every file
         PrimitiveType::Uuid => {
             json!({"type": "fixed", "name": format!("uuid_{field_id}"), "size": 16})
         }
@@ -469,6 +471,9 @@ impl NewEntry {
 /// Writes one v2 (or, [`ManifestWriter::with_format_version`], v1 or v3) manifest (Avro) of
 /// data or delete files under one partition spec.
 pub struct ManifestWriter {
+    /// The schema the header states (the spec's JSON, see `avro_values::with_header_schema`).
+    header_schema: serde_json::Value,
+    /// The schema apache-avro encodes the entries with.
     avro_schema: AvroSchema,
     metadata: Vec<(String, String)>,
     content: ManifestContent,
@@ -531,8 +536,8 @@ impl ManifestWriter {
                 NestedField::optional(f.id, avro_field_name(&f.name, i), (*f.field_type).clone())
             })
             .collect();
-        let entry_schema = manifest_entry_schema(&partition_fields, FormatVersion::V2)?;
-        let avro_schema = AvroSchema::parse(&entry_schema)
+        let header_schema = manifest_entry_schema(&partition_fields, FormatVersion::V2)?;
+        let avro_schema = AvroSchema::parse(&header_schema)
             .map_err(|e| Error::invalid_data("manifest Avro schema").with_source(e))?;
         let schema_json = serde_json::to_string(schema)
             .map_err(|e| Error::invalid_data("table schema to JSON").with_source(e))?;
@@ -554,6 +559,7 @@ impl ManifestWriter {
             ),
         ];
         Ok(Self {
+            header_schema,
             avro_schema,
             metadata,
             content,
@@ -588,11 +594,9 @@ impl ManifestWriter {
         if format_version == self.version {
             return Ok(self);
         }
-        self.avro_schema = AvroSchema::parse(&manifest_entry_schema(
-            &self.partition_fields,
-            format_version,
-        )?)
-        .map_err(|e| Error::invalid_data("manifest Avro schema").with_source(e))?;
+        self.header_schema = manifest_entry_schema(&self.partition_fields, format_version)?;
+        self.avro_schema = AvroSchema::parse(&self.header_schema)
+            .map_err(|e| Error::invalid_data("manifest Avro schema").with_source(e))?;
         for (k, v) in &mut self.metadata {
             if k == "format-version" {
                 *v = (format_version as i32).to_string();
@@ -696,7 +700,11 @@ impl ManifestWriter {
         for v in self.values {
             writer.append_value_ref(&v).map_err(avro_err)?;
         }
-        let bytes = writer.into_inner().map_err(avro_err)?;
+        let bytes = with_header_schema(
+            writer.into_inner().map_err(avro_err)?,
+            &self.header_schema,
+            &format!("manifest '{manifest_path}'"),
+        )?;
         let [existing, added, deleted] = self.counts;
         let file = ManifestFile {
             manifest_path: manifest_path.to_string(),

@@ -277,6 +277,107 @@ fn partition_values_of_every_identity_type_round_trip() {
     assert_eq!(super::manifest::decimal_required_bytes(18), 8);
 }
 
+/// The `avro.schema` a manifest's header states types its partition values as the spec's
+/// Avro mapping and Java's `TypeToSchema` do: `timestamptz` (and `timestamptz_ns`) with
+/// `adjust-to-utc: true`, `timestamp` with `false`, a decimal's `logicalType`,
+/// `precision` and `scale` once each. apache-avro's schema serialization had dropped
+/// `adjust-to-utc` (a `timestamptz` field read as `timestamp`) and repeated the decimal
+/// attributes (a JSON object with duplicate keys).
+#[test]
+fn manifest_headers_state_partition_types_as_the_spec_maps_them() {
+    use crate::spec::{FormatVersion, NestedField, Schema, Type};
+    let types = [
+        PrimitiveType::Timestamptz,
+        PrimitiveType::Timestamp,
+        PrimitiveType::TimestamptzNs,
+        PrimitiveType::Decimal {
+            precision: 9,
+            scale: 2,
+        },
+    ];
+    let schema = Schema::new(
+        0,
+        types
+            .iter()
+            .enumerate()
+            .map(|(i, t)| NestedField::optional(i as i32 + 1, format!("c{i}"), Type::Primitive(*t)))
+            .collect(),
+    );
+    let spec = PartitionSpec {
+        spec_id: 0,
+        fields: (0..types.len())
+            .map(|i| PartitionField {
+                source_id: i as i32 + 1,
+                field_id: Some(1000 + i as i32),
+                name: format!("c{i}"),
+                transform: Transform::Identity,
+            })
+            .collect(),
+    };
+    for version in [FormatVersion::V1, FormatVersion::V2, FormatVersion::V3] {
+        let mut w = ManifestWriter::new(&[&schema], &spec, ManifestContent::Data, 1, 1)
+            .expect("writer")
+            .with_format_version(version)
+            .expect("version");
+        let mut f = empty_data_file("f.parquet", DataContentType::Data);
+        f.partition = vec![
+            Some(Literal::Timestamptz(-1)),
+            Some(Literal::Timestamp(-1)),
+            Some(Literal::TimestamptzNs(-1)),
+            Some(Literal::Decimal {
+                unscaled: -5,
+                precision: 9,
+                scale: 2,
+            }),
+        ];
+        w.add(&NewEntry::added(f.clone())).expect("add");
+        let (bytes, mf) = w.finish("m.avro").expect("finish");
+        let header = arrow_avro::reader::read_header_info(bytes.as_slice()).expect("header");
+        let json = header.writer_schema().expect("schema").json_string;
+        assert_eq!(
+            json.matches("\"precision\"").count(),
+            1,
+            "{version:?}: {json}"
+        );
+        assert_eq!(
+            json.matches("\"logicalType\":\"decimal\"").count(),
+            1,
+            "{json}"
+        );
+        let parsed: serde_json::Value = serde_json::from_str(&json).expect("JSON");
+        let data_file = parsed["fields"]
+            .as_array()
+            .and_then(|f| f.iter().find(|f| f["name"] == "data_file"))
+            .expect("data_file");
+        let partition = data_file["type"]["fields"]
+            .as_array()
+            .and_then(|f| f.iter().find(|f| f["name"] == "partition"))
+            .expect("partition");
+        let types: Vec<&serde_json::Value> = partition["type"]["fields"]
+            .as_array()
+            .expect("fields")
+            .iter()
+            .map(|f| &f["type"][1])
+            .collect();
+        assert_eq!(
+            types,
+            [
+                &serde_json::json!({"type": "long", "logicalType": "timestamp-micros", "adjust-to-utc": true}),
+                &serde_json::json!({"type": "long", "logicalType": "timestamp-micros", "adjust-to-utc": false}),
+                &serde_json::json!({"type": "long", "logicalType": "timestamp-nanos", "adjust-to-utc": true}),
+                &serde_json::json!({"type": "fixed", "name": "decimal_1003", "size": 4,
+                    "logicalType": "decimal", "precision": 9, "scale": 2}),
+            ],
+            "{version:?}"
+        );
+        // the records are unchanged: they read back
+        let entries =
+            crate::spec::manifest::parse_manifest(&bytes, "m.avro", &mf, &spec, &[&schema])
+                .expect("read");
+        assert_eq!(entries[0].data_file.partition, f.partition, "{version:?}");
+    }
+}
+
 /// A manifest of an old spec whose source columns the current schema dropped (written
 /// when a row-level change rewrites it or adds delete files under that spec): its
 /// partition values are written with the type of the newest schema that still has the

@@ -123,6 +123,27 @@ pub fn pyiceberg_read_at(db: &Path, warehouse: &Path, ident: &str, snapshot_id: 
     )
 }
 
+/// The sorted `id`s PyIceberg's scan of `ident` returns under each row filter of
+/// `filters` (PyIceberg's string syntax, `"c < 10"`): its partition and metrics pruning
+/// trust the partition values and bounds the writer wrote, so a wrong one drops rows.
+pub fn pyiceberg_filtered(db: &Path, warehouse: &Path, ident: &str, filters: &[String]) -> Value {
+    let mut args = vec![db.as_os_str(), warehouse.as_os_str(), OsStr::new(ident)];
+    for f in filters {
+        args.extend([OsStr::new("--filter"), OsStr::new(f)]);
+    }
+    run_script("pyiceberg_read.py", &args)["filtered"].clone()
+}
+
+/// The sorted `id`s DuckDB's `iceberg_scan` of `metadata_location` returns under each SQL
+/// condition of `conditions` (as [`pyiceberg_filtered`], DuckDB's pruning).
+pub fn duckdb_filtered(metadata_location: &str, conditions: &[String]) -> Value {
+    let mut args = vec![OsStr::new(metadata_location)];
+    for c in conditions {
+        args.extend([OsStr::new("--where"), OsStr::new(c)]);
+    }
+    run_script("duckdb_read.py", &args)["filtered"].clone()
+}
+
 /// DuckDB's read (`iceberg_scan`) of the table whose metadata file is `metadata_location`
 /// (a path or `file://` URI): `{"rows", "count", "snapshots": [{"snapshot_id",
 /// "sequence_number"}]}`.

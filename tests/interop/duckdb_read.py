@@ -1,10 +1,11 @@
 """Read a table with DuckDB 1.5.5's iceberg extension (`iceberg_scan`) and print it as JSON.
 
-usage: duckdb_read.py METADATA_JSON [SNAPSHOT_ID]
+usage: duckdb_read.py METADATA_JSON [SNAPSHOT_ID] [--where CONDITION]...
 
 Prints {"rows" (canonical, see canon.py; typed by the current schema in the metadata file, or
 the snapshot's schema), "count" (SELECT count(*)), "snapshots" (iceberg_snapshots: snapshot_id,
-sequence_number)}.
+sequence_number), "filtered" (per --where, a DuckDB SQL condition, the sorted `id`s of the
+rows `SELECT id FROM iceberg_scan(…) WHERE CONDITION` returns: its pruning, then the filter)}.
 """
 
 import gzip
@@ -29,8 +30,15 @@ def schema_of(metadata_path, snapshot_id):
 
 
 def main():
-    location = sys.argv[1]
-    snapshot_id = int(sys.argv[2]) if len(sys.argv) > 2 else None
+    positional, wheres = [], []
+    argv = iter(sys.argv[1:])
+    for arg in argv:
+        if arg == "--where":
+            wheres.append(next(argv))
+        else:
+            positional.append(arg)
+    location = positional[0]
+    snapshot_id = int(positional[1]) if len(positional) > 1 else None
     con = duckdb_env.connect()
     lit = "'" + location.replace("'", "''") + "'"
     args = lit + (f", snapshot_from_id = {snapshot_id}" if snapshot_id is not None else "")
@@ -42,6 +50,10 @@ def main():
             "rows": canon.canon_rows(rows, schema_of(location, snapshot_id)),
             "count": count,
             "snapshots": [{"snapshot_id": s, "sequence_number": n} for s, n in snaps],
+            "filtered": [
+                [r[0] for r in con.execute(f"SELECT id FROM iceberg_scan({args}) WHERE {w} ORDER BY id").fetchall()]
+                for w in wheres
+            ],
         }
     )
 

@@ -1,13 +1,15 @@
 """Read a table with PyIceberg 0.12 through its SQLite `SqlCatalog` and print it as JSON.
 
 usage: pyiceberg_read.py DB WAREHOUSE NAMESPACE.TABLE [SNAPSHOT_ID] [--catalog NAME]
+       [--filter EXPR]...
 
 Prints {"metadata_location", "format_version", "current_snapshot_id", "schema" (the Iceberg
 JSON schema read: field ids, names, types), "rows" (canonical, see canon.py), "count",
 "files" (file_path, record_count, partition of the live data files) and "snapshots"
 (snapshot_id, parent_id, operation, sequence_number), "file_specs" (file_path -> spec_id of
 the planned files), "default_spec_id", "specs" and "sort_order" (Iceberg JSON, as PyIceberg
-parses them)}.
+parses them), "filtered" (per --filter, a row filter in PyIceberg's string syntax, the sorted
+`id`s of the rows its scan returns: its partition and metrics pruning, then the filter)}.
 """
 
 import argparse
@@ -25,6 +27,7 @@ def main():
     p.add_argument("ident")
     p.add_argument("snapshot_id", nargs="?", type=int)
     p.add_argument("--catalog", default="default")
+    p.add_argument("--filter", action="append", default=[])
     a = p.parse_args()
     catalog = SqlCatalog(a.catalog, uri=f"sqlite:///{a.db}", warehouse=f"file://{a.warehouse}")
     table = catalog.load_table(a.ident)
@@ -74,6 +77,15 @@ def main():
             "default_spec_id": table.metadata.default_spec_id,
             "specs": [json.loads(s.model_dump_json(by_alias=True)) for s in table.metadata.partition_specs],
             "sort_order": json.loads(table.sort_order().model_dump_json(by_alias=True)),
+            "filtered": [
+                sorted(
+                    table.scan(row_filter=f, snapshot_id=a.snapshot_id, selected_fields=("id",))
+                    .to_arrow()
+                    .column("id")
+                    .to_pylist()
+                )
+                for f in a.filter
+            ],
         }
     )
 

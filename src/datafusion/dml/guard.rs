@@ -124,10 +124,11 @@ impl OptimizerRule for DmlEmptyInputGuard {
         if let Some(node) = unsupported {
             return plan_err!(
                 "{} on '{table_name}' with a condition DataFusion plans as '{node}' (e.g. a \
-                 correlated IN (SELECT …) or EXISTS, one reading the target row's columns) is \
-                 not supported: DataFusion 55 would hand the table no filter for it (an \
-                 uncorrelated one works through icefloe::datafusion::sql::execute; or write \
-                 the statement as a MERGE INTO … USING the subquery)",
+                 correlated IN (SELECT …) or EXISTS, one reading the target row's columns, or \
+                 any in a prepared statement) is not supported: DataFusion 55 would hand the \
+                 table no filter for it (an uncorrelated one run directly through \
+                 icefloe::datafusion::sql::execute works; or write the statement as a MERGE \
+                 INTO … USING the subquery)",
                 verb
             );
         }

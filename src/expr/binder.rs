@@ -11,7 +11,7 @@
 //! `int_col <= 2147483647`, `float_col = 1.1` (a double) becomes false,
 //! `ts_col >= <1500 ns>` becomes `ts_col >= 2 µs`.
 
-use super::literal::{convert, is_nan, literal_eq, Conversion};
+use super::literal::{compare, convert, is_nan, literal_eq, Conversion};
 use super::predicate::{
     BinaryOp, BoundPredicate, BoundReference, Predicate, Reference, SetOp, UnaryOp,
 };
@@ -185,18 +185,17 @@ fn bind_binary(op: BinaryOp, term: BoundReference, literal: &Literal) -> Result<
 }
 
 fn bind_set(op: SetOp, term: BoundReference, literals: &[Literal]) -> Result<BoundPredicate> {
-    let mut exact: Vec<Literal> = Vec::with_capacity(literals.len());
+    let mut converted: Vec<Literal> = Vec::with_capacity(literals.len());
     for literal in literals {
         reject_nan(&term, literal)?;
         let conversion = convert(literal, &term.field_type)
             .map_err(|e| e.context(format!("column '{}'", term.name)))?;
         // values without an exact counterpart can never be equal to a column value
         if let Conversion::Exact(l) = conversion {
-            if !exact.iter().any(|e| literal_eq(e, &l)) {
-                exact.push(l);
-            }
+            converted.push(l);
         }
     }
+    let mut exact = distinct(converted);
     Ok(match (op, exact.len()) {
         (SetOp::In, 0) => Predicate::AlwaysFalse,
         (SetOp::NotIn, 0) => bind_unary(UnaryOp::NotNull, term)?,
@@ -204,6 +203,47 @@ fn bind_set(op: SetOp, term: BoundReference, literals: &[Literal]) -> Result<Bou
         (SetOp::NotIn, 1) => Predicate::binary(BinaryOp::NotEq, term, exact.remove(0)),
         _ => Predicate::set(op, term, exact),
     })
+}
+
+/// `literals` without repeats (equal by [`literal_eq`]), each kept where it first
+/// appears. Sorted to find them when every literal is of one kind and none is NaN (a
+/// total order then: an `IN` list of thousands of values, as a `DELETE … WHERE k IN
+/// (SELECT …)` gives, is bound in n·log n), compared pairwise otherwise.
+fn distinct(literals: Vec<Literal>) -> Vec<Literal> {
+    let one_kind = literals.first().is_none_or(|first| {
+        literals
+            .iter()
+            .all(|l| std::mem::discriminant(l) == std::mem::discriminant(first) && !is_nan(l))
+    });
+    if !one_kind {
+        let mut out: Vec<Literal> = Vec::with_capacity(literals.len());
+        for l in literals {
+            if !out.iter().any(|e| literal_eq(e, &l)) {
+                out.push(l);
+            }
+        }
+        return out;
+    }
+    let mut order: Vec<usize> = (0..literals.len()).collect();
+    order.sort_by(|&a, &b| {
+        compare(&literals[a], &literals[b])
+            .unwrap_or(std::cmp::Ordering::Equal)
+            .then(a.cmp(&b))
+    });
+    // the first of each run of equal values (the smallest index: ties sort by index)
+    let mut keep = vec![false; literals.len()];
+    let mut last: Option<usize> = None;
+    for i in order {
+        if !last.is_some_and(|j| literal_eq(&literals[j], &literals[i])) {
+            keep[i] = true;
+            last = Some(i);
+        }
+    }
+    literals
+        .into_iter()
+        .zip(keep)
+        .filter_map(|(l, k)| k.then_some(l))
+        .collect()
 }
 
 #[cfg(test)]
@@ -279,6 +319,50 @@ mod tests {
                 .unwrap(),
             Predicate::AlwaysFalse
         );
+    }
+
+    /// An `IN` list loses its repeats (by value: `Long(1)` is `Int(1)` on an int column,
+    /// `-0.0` is `0.0`), each value kept where it first appears, for long lists too.
+    #[test]
+    fn set_literals_lose_their_repeats_in_first_order() {
+        let s = schema();
+        let b = Binder::new(&s);
+        let i = bound("i", 2, PrimitiveType::Int, false);
+        let bound_set = b
+            .bind(&Predicate::col_set(
+                SetOp::In,
+                "i",
+                vec![
+                    Literal::Int(3),
+                    Literal::Long(1),
+                    Literal::Int(3),
+                    Literal::Int(2),
+                    Literal::Int(1),
+                ],
+            ))
+            .unwrap();
+        let expected = vec![Literal::Int(3), Literal::Int(1), Literal::Int(2)];
+        assert_eq!(bound_set, Predicate::set(SetOp::In, i.clone(), expected));
+        let zeros = b
+            .bind(&Predicate::col_set(
+                SetOp::NotIn,
+                "f",
+                vec![
+                    Literal::Float(-0.0),
+                    Literal::Float(2.0),
+                    Literal::Float(0.0),
+                ],
+            ))
+            .unwrap();
+        let Predicate::Set { literals, .. } = &zeros else {
+            panic!("{zeros:?}");
+        };
+        assert_eq!(literals.len(), 2, "{zeros:?}");
+        assert!(literals[0] == Literal::Float(-0.0) && literals[1] == Literal::Float(2.0));
+        let many: Vec<Literal> = (0..20_000).map(|v| Literal::Long(v % 7_000)).collect();
+        let bound_many = b.bind(&Predicate::col_set(SetOp::In, "i", many)).unwrap();
+        let expected: Vec<Literal> = (0..7_000).map(Literal::Int).collect();
+        assert_eq!(bound_many, Predicate::set(SetOp::In, i, expected));
     }
 
     #[test]

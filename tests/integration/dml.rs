@@ -1102,10 +1102,11 @@ async fn dml_refuses_what_datafusion_would_plan_as_every_row() {
     .await;
     ok(&lake.ctx, "INSERT INTO ice.ns.o VALUES (1, 1, 'x', 0.0)").await;
     let before = current_snapshot(&lake.catalog, "ns.t").await;
-    // DataFusion 55 turns these subqueries into joins and then hands the table no filter
+    // DataFusion 55 turns these correlated subqueries into joins and then hands the
+    // table no filter (uncorrelated ones are run first: dml_statements)
     for q in [
-        "DELETE FROM ice.ns.t WHERE id IN (SELECT id FROM ice.ns.o)",
-        "DELETE FROM ice.ns.t WHERE id NOT IN (SELECT id FROM ice.ns.o)",
+        "DELETE FROM ice.ns.t WHERE id IN (SELECT id FROM ice.ns.o WHERE o.k = t.k)",
+        "DELETE FROM ice.ns.t WHERE id NOT IN (SELECT id FROM ice.ns.o WHERE o.s = t.s)",
         "UPDATE ice.ns.t SET d = 0 WHERE EXISTS (SELECT 1 FROM ice.ns.o WHERE o.id = t.id)",
     ] {
         let e = run(&lake.ctx, q).await.expect_err(q);

@@ -1,7 +1,10 @@
 //! How `UPDATE`, `DELETE` and `MERGE` statements are read: assignments, aliases, the
 //! source's cardinality, subqueries, and the errors for what is refused.
 
-use crate::dml::{lake, mode_table, ok, run, snapshot_count as snapshots, Lake};
+use crate::dml::{
+    count, create, lake, mode_table, ok, other_engines_agree, run, snapshot_count as snapshots,
+    Lake,
+};
 
 /// `ns.<name>` (`id BIGINT NOT NULL, x INT`), rows (1, 0) and (2, 0), in `mode` for
 /// every row-level statement.
@@ -226,5 +229,108 @@ async fn dml_scalar_subqueries_run_once_and_correlated_ones_are_refused() {
             );
         }
         assert_eq!(snapshots(&lake, &name).await, before, "{mode}");
+    }
+}
+
+/// An uncorrelated `IN (SELECT …)` / `EXISTS (…)` in a `DELETE` or `UPDATE` is run once
+/// and gives the rows Spark and DuckDB give (three-valued: a NULL the subquery returns
+/// makes `NOT IN` match nothing it does not list, an empty one makes `NOT IN` true for a
+/// NULL key too), in both modes on v2 and v3, over NULL keys and a NULL partition; a
+/// correlated one is refused and commits nothing. DataFusion 55 alone planned them as
+/// a join and the statement was refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dml_uncorrelated_in_and_exists_subqueries_run_once() {
+    let lake = lake().await;
+    ok(&lake.ctx, "CREATE TABLE ice.ns.o (k BIGINT)").await;
+    ok(&lake.ctx, "INSERT INTO ice.ns.o VALUES (1), (NULL), (7)").await;
+    for version in [2, 3] {
+        for mode in ["copy-on-write", "merge-on-read"] {
+            let name = format!("in_v{version}_{}", mode.replace('-', "_"));
+            let t = format!("ice.ns.{name}");
+            create(
+                &lake,
+                &name,
+                "PARTITIONED BY (s)",
+                &format!(
+                    ", 'format-version'='{version}', 'write.delete.mode'='{mode}', \
+                     'write.update.mode'='{mode}'"
+                ),
+            )
+            .await;
+            ok(
+                &lake.ctx,
+                &format!("INSERT INTO {t} VALUES (1, 1, 'a', 1.0), (2, NULL, 'a', 2.0), (3, 2, NULL, NULL)"),
+            )
+            .await;
+            ok(
+                &lake.ctx,
+                &format!("INSERT INTO {t} VALUES (4, 7, 'b', 0.5), (5, NULL, NULL, 1.5), (6, 3, 'b', NULL)"),
+            )
+            .await;
+            for (statement, changed) in [
+                // NOT IN (1, NULL, 7): false or NULL for every row
+                (format!("DELETE FROM {t} WHERE k NOT IN (SELECT k FROM ice.ns.o)"), 0),
+                // NOT IN (1, 7): k 2 and 3, not the NULL keys
+                (
+                    format!(
+                        "DELETE FROM {t} WHERE k NOT IN (SELECT k FROM ice.ns.o WHERE k IS NOT NULL)"
+                    ),
+                    2,
+                ),
+                (
+                    format!("UPDATE {t} SET d = -1 WHERE k IN (SELECT k FROM ice.ns.o)"),
+                    2,
+                ),
+                (
+                    format!(
+                        "DELETE FROM {t} WHERE EXISTS (SELECT 1 FROM ice.ns.o WHERE k = 7) AND s IS NULL"
+                    ),
+                    1,
+                ),
+                // NOT IN of no row is true, for the NULL key of id 2 too
+                (
+                    format!(
+                        "DELETE FROM {t} WHERE k NOT IN (SELECT k FROM ice.ns.o WHERE k > 100) AND id = 2"
+                    ),
+                    1,
+                ),
+                (
+                    format!("DELETE FROM {t} WHERE NOT EXISTS (SELECT 1 FROM ice.ns.o WHERE k = 7)"),
+                    0,
+                ),
+            ] {
+                assert_eq!(count(&lake.ctx, &statement).await, changed, "{statement}");
+            }
+            let rows = ok(&lake.ctx, &format!("SELECT * FROM {t} ORDER BY id")).await;
+            assert_eq!(
+                rows,
+                "+----+---+---+------+\n\
+                 | id | k | s | d    |\n\
+                 +----+---+---+------+\n\
+                 | 1  | 1 | a | -1.0 |\n\
+                 | 4  | 7 | b | -1.0 |\n\
+                 +----+---+---+------+",
+                "{name}"
+            );
+            other_engines_agree(&lake, &name).await;
+            let before = snapshots(&lake, &name).await;
+            for statement in [
+                format!("DELETE FROM {t} WHERE EXISTS (SELECT 1 FROM ice.ns.o WHERE o.k = {t}.k)"),
+                format!(
+                    "UPDATE {t} SET d = 0 WHERE k IN (SELECT k FROM ice.ns.o WHERE o.k > {t}.id)"
+                ),
+                // not run once in a prepared statement (DataFusion plans it at PREPARE)
+                format!("PREPARE q AS DELETE FROM {t} WHERE k IN (SELECT k FROM ice.ns.o)"),
+            ] {
+                let e = run(&lake.ctx, &statement).await.expect_err(&statement);
+                assert!(
+                    e.contains("not supported")
+                        && e.contains("correlated IN (SELECT …) or EXISTS")
+                        && e.contains("prepared statement"),
+                    "{statement}: {e}"
+                );
+            }
+            assert_eq!(snapshots(&lake, &name).await, before, "{name}");
+        }
     }
 }

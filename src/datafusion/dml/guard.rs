@@ -9,7 +9,9 @@
 //!   back a scan of the target with the filter `false`, so no row changes;
 //! - a subquery (`WHERE id IN (SELECT …)`, `EXISTS`, `NOT IN`) becomes a semi or anti
 //!   join, which the planner does not look into: this rule refuses such a statement
-//!   with an error naming the feature, rather than let it change every row. A
+//!   with an error naming the feature, rather than let it change every row (the
+//!   statement layer runs an uncorrelated one first, see module `subquery`, so only a
+//!   correlated one, or one planned without it, gets here). A
 //!   correlated scalar subquery left in a condition or `SET` value is refused too (an
 //!   uncorrelated one is run once when the table plans the statement, see module
 //!   `subquery`).
@@ -122,8 +124,11 @@ impl OptimizerRule for DmlEmptyInputGuard {
         if let Some(node) = unsupported {
             return plan_err!(
                 "{} on '{table_name}' with a condition DataFusion plans as '{node}' (e.g. a \
-                 subquery in WHERE) is not supported: DataFusion 55 would hand the table no \
-                 filter for it",
+                 correlated IN (SELECT …) or EXISTS, one reading the target row's columns, or \
+                 any in a prepared statement) is not supported: DataFusion 55 would hand the \
+                 table no filter for it (an uncorrelated one run directly through \
+                 icefloe::datafusion::sql::execute works; or write the statement as a MERGE \
+                 INTO … USING the subquery)",
                 verb
             );
         }

@@ -78,6 +78,7 @@ use crate::transaction::{check_writable, IsolationLevel};
 pub use exec::IcebergRowLevelExec;
 pub use guard::{install_dml_guard, DmlEmptyInputGuard, DML_GUARD_RULE};
 use job::{RowLevelJob, RowLevelOp};
+pub(crate) use subquery::inline_predicate_subqueries;
 
 /// Table property: how `DELETE` writes (`copy-on-write` or `merge-on-read`).
 pub const DELETE_MODE: &str = tp::DELETE_MODE.name;

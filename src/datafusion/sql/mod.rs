@@ -233,9 +233,19 @@ use tokens::Cursor;
 /// (no columns, no rows; the work is done when this returns), for other statements what
 /// `ctx.sql` returns (not yet run).
 ///
+/// An uncorrelated `IN (SELECT …)` or `EXISTS (…)` in a `DELETE`/`UPDATE` is run once
+/// here and replaced by its values (`crate::datafusion::dml`'s module `subquery`), as
+/// DataFusion 55 would plan it as a join the table is never handed.
+///
 /// Errors: the crate's [`Error`] naming the statement and table (see the module docs);
 /// DataFusion's errors wrapped in [`ErrorKind::DataFusion`].
 pub async fn execute(ctx: &SessionContext, statement: &str) -> Result<DataFrame> {
+    let df = execute_statement(ctx, statement).await?;
+    crate::datafusion::dml::inline_predicate_subqueries(df).await
+}
+
+/// [`execute`] but for the subqueries of a `DELETE`/`UPDATE`.
+async fn execute_statement(ctx: &SessionContext, statement: &str) -> Result<DataFrame> {
     crate::datafusion::dml::install_dml_guard(ctx);
     crate::datafusion::install_values_rule(ctx);
     crate::datafusion::install_float_literal_rule(ctx);

@@ -248,17 +248,7 @@ fn partition_values_of_every_identity_type_round_trip() {
             })
             .collect(),
     );
-    let spec = PartitionSpec {
-        spec_id: 0,
-        fields: (0..types.len())
-            .map(|i| PartitionField {
-                source_id: i as i32 + 1,
-                field_id: Some(1000 + i as i32),
-                name: format!("c{i}"),
-                transform: Transform::Identity,
-            })
-            .collect(),
-    };
+    let spec = identity_spec(types.len());
     let mut w =
         ManifestWriter::new(&[&schema], &spec, ManifestContent::Data, 1, 1).expect("writer");
     let mut f = empty_data_file("f.parquet", DataContentType::Data);
@@ -275,6 +265,21 @@ fn partition_values_of_every_identity_type_round_trip() {
     assert_eq!(super::manifest::decimal_required_bytes(9), 4);
     assert_eq!(super::manifest::decimal_required_bytes(38), 16);
     assert_eq!(super::manifest::decimal_required_bytes(18), 8);
+}
+
+/// Spec 0 of `n` identity fields `c0`…, field ids 1000…, over source ids 1….
+fn identity_spec(n: usize) -> PartitionSpec {
+    PartitionSpec {
+        spec_id: 0,
+        fields: (0..n)
+            .map(|i| PartitionField {
+                source_id: i as i32 + 1,
+                field_id: Some(1000 + i as i32),
+                name: format!("c{i}"),
+                transform: Transform::Identity,
+            })
+            .collect(),
+    }
 }
 
 /// The `avro.schema` a manifest's header states types its partition values as the spec's
@@ -303,17 +308,7 @@ fn manifest_headers_state_partition_types_as_the_spec_maps_them() {
             .map(|(i, t)| NestedField::optional(i as i32 + 1, format!("c{i}"), Type::Primitive(*t)))
             .collect(),
     );
-    let spec = PartitionSpec {
-        spec_id: 0,
-        fields: (0..types.len())
-            .map(|i| PartitionField {
-                source_id: i as i32 + 1,
-                field_id: Some(1000 + i as i32),
-                name: format!("c{i}"),
-                transform: Transform::Identity,
-            })
-            .collect(),
-    };
+    let spec = identity_spec(types.len());
     for version in [FormatVersion::V1, FormatVersion::V2, FormatVersion::V3] {
         let mut w = ManifestWriter::new(&[&schema], &spec, ManifestContent::Data, 1, 1)
             .expect("writer")

@@ -338,8 +338,11 @@ impl OptimizerRule for NormalizeFloatingNumbers {
 /// ([`SparkFloatComparisons`](super::float_comparisons::SparkFloatComparisons)) and
 /// ordering ([`SparkFloatOrdering`](super::float_order::SparkFloatOrdering)) at the end of
 /// `ctx`'s optimizer, each once (a second call does nothing), and Spark's `greatest` /
-/// `least` of floats ([`super::greatest_least`]) in its functions.
+/// `least` of floats ([`super::greatest_least`]) in its functions; and, in its analyzer,
+/// Spark's three-valued `IN (subquery)` ([`super::null_aware_in`]), which the same
+/// sessions (every one icefloe sets up for Spark's rows) need.
 pub fn install_float_key_rule(ctx: &SessionContext) {
+    super::null_aware_in::install_null_aware_in_rule(ctx);
     let present = |name: &str| {
         ctx.state_ref()
             .read()

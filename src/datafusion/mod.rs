@@ -41,6 +41,7 @@ pub mod min_max;
 mod min_max_nested;
 pub mod named_tables;
 mod nested_projection;
+pub mod null_aware_in;
 pub mod options;
 mod planned_file;
 mod position_delete_exec;

@@ -24,6 +24,7 @@ use super::scalar::literal_to_scalar;
 use super::unified_partition::{unified_partition_type, unified_values, UnifiedField};
 use crate::error::Result;
 use crate::spec::arrow::primitive_to_arrow;
+use crate::spec::values::decimal_text;
 use crate::spec::values::epoch_date;
 use crate::spec::{
     BoundBytes, DataContentType, DataFileFormat, IntMap, Literal, ManifestEntry, ManifestStatus,
@@ -424,19 +425,6 @@ pub(crate) fn partitions_table(
         longs(rows.iter().map(|r| r.last_updated_snapshot_id)),
     );
     c.into_batch()
-}
-
-/// A decimal's unscaled value as text with `scale` digits after the point.
-fn decimal_text(unscaled: i128, scale: u32) -> String {
-    let digits = unscaled.unsigned_abs().to_string();
-    let sign = if unscaled < 0 { "-" } else { "" };
-    let scale = scale as usize;
-    if scale == 0 {
-        return format!("{sign}{digits}");
-    }
-    let padded = format!("{digits:0>width$}", width = scale + 1);
-    let (int, frac) = padded.split_at(padded.len() - scale);
-    format!("{sign}{int}.{frac}")
 }
 
 fn date_text(days: i64) -> String {

@@ -106,6 +106,20 @@ fn days_to(bytes: &[u8], ty: &PrimitiveType, per_day: i64) -> Result<i64> {
         .ok_or_else(|| Error::invalid_data(format!("date {days} (days) out of range for {ty}")))
 }
 
+/// A decimal's unscaled value as text with `scale` digits after the point
+/// (`-1_000_000_000`, 2 → `-10000000.00`), all its digits whatever its precision.
+pub(crate) fn decimal_text(unscaled: i128, scale: u32) -> String {
+    let digits = unscaled.unsigned_abs().to_string();
+    let sign = if unscaled < 0 { "-" } else { "" };
+    let scale = scale as usize;
+    if scale == 0 {
+        return format!("{sign}{digits}");
+    }
+    let padded = format!("{digits:0>width$}", width = scale + 1);
+    let (int, frac) = padded.split_at(padded.len() - scale);
+    format!("{sign}{int}.{frac}")
+}
+
 /// The decimal unscaled value of big-endian two's-complement bytes.
 pub fn decimal_from_be_bytes(bytes: &[u8]) -> Result<i128> {
     if bytes.len() > 16 {

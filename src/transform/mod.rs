@@ -51,8 +51,8 @@ pub fn apply(transform: &Transform, value: &Literal) -> Result<Option<Literal>> 
                         "{transform} of {} is {}, which does not fit the partition type \
                          decimal({precision}, {scale}) (Iceberg Java and PyIceberg refuse \
                          to write it too)",
-                        truncate::decimal_text(*v, *scale),
-                        truncate::decimal_text(*t, *scale),
+                        crate::spec::values::decimal_text(*v, *scale),
+                        crate::spec::values::decimal_text(*t, *scale),
                     )));
                 }
                 _ => truncated,

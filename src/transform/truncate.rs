@@ -50,7 +50,6 @@ pub(super) fn wrapped_partition(value: &Literal, width: u32) -> Option<(Literal,
     }
 }
 
-/// `truncate[width]` of a value; `None` for types truncate does not apply to.
 /// Whether `value` has at most as many digits as its type allows (a decimal's unscaled
 /// value below 10^precision in magnitude; true for other literals). `truncate[W]` of a
 /// decimal near its type's limit can fall outside it (`truncate[10]` of `-9.99` as
@@ -69,11 +68,7 @@ pub(super) fn fits_precision(value: &Literal) -> bool {
     }
 }
 
-/// A decimal literal as text (`-10000000.00`), all its digits whatever its precision.
-pub(super) fn decimal_text(unscaled: i128, scale: u32) -> String {
-    Decimal128Type::format_decimal(unscaled, u8::MAX, i8::try_from(scale).unwrap_or(i8::MAX))
-}
-
+/// `truncate[width]` of a value; `None` for types truncate does not apply to.
 pub(super) fn truncate(value: &Literal, width: u32) -> Option<Literal> {
     if width == 0 {
         return None;
@@ -105,6 +100,7 @@ pub(super) fn truncate(value: &Literal, width: u32) -> Option<Literal> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::spec::values::decimal_text;
 
     /// Spec "Truncate Transform Details" examples and Java `TestTruncate` cases.
     #[test]

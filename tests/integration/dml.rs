@@ -1103,14 +1103,20 @@ async fn dml_refuses_what_datafusion_would_plan_as_every_row() {
     ok(&lake.ctx, "INSERT INTO ice.ns.o VALUES (1, 1, 'x', 0.0)").await;
     let before = current_snapshot(&lake.catalog, "ns.t").await;
     // DataFusion 55 turns these correlated subqueries into joins and then hands the
-    // table no filter (uncorrelated ones are run first: dml_statements)
+    // table no filter: planned by DataFusion alone (`ctx.sql`, the guard installed), they
+    // are refused (`sql::execute` runs uncorrelated ones first and plans correlated ones
+    // as queries: dml_statements, and below)
     for q in [
         "DELETE FROM ice.ns.t WHERE id IN (SELECT id FROM ice.ns.o WHERE o.k = t.k)",
         "DELETE FROM ice.ns.t WHERE id NOT IN (SELECT id FROM ice.ns.o WHERE o.s = t.s)",
         "UPDATE ice.ns.t SET d = 0 WHERE EXISTS (SELECT 1 FROM ice.ns.o WHERE o.id = t.id)",
+        "DELETE FROM ice.ns.t WHERE id IN (SELECT id FROM ice.ns.o)",
     ] {
-        let e = run(&lake.ctx, q).await.expect_err(q);
-        assert!(e.contains("not supported"), "{q}: {e}");
+        let e = match lake.ctx.sql(q).await {
+            Ok(df) => df.collect().await.expect_err(q),
+            Err(e) => e,
+        };
+        assert!(e.to_string().contains("not supported"), "{q}: {e}");
     }
     assert_eq!(current_snapshot(&lake.catalog, "ns.t").await, before);
     // a session without the guard is refused instead of trusted
@@ -1138,6 +1144,11 @@ async fn dml_refuses_what_datafusion_would_plan_as_every_row() {
         rows,
         "+----+\n| id |\n+----+\n| 1  |\n| 2  |\n| 3  |\n+----+"
     );
+    // through `sql::execute` the correlated one changes the rows it matches
+    let q = "DELETE FROM ice.ns.t WHERE id IN (SELECT id FROM ice.ns.o WHERE o.k = t.k)";
+    assert_eq!(count(&lake.ctx, q).await, 1, "{q}");
+    let rows = ok(&lake.ctx, "SELECT id FROM ice.ns.t ORDER BY id").await;
+    assert_eq!(rows, "+----+\n| id |\n+----+\n| 2  |\n| 3  |\n+----+");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -161,7 +161,7 @@ async fn dml_delete_takes_the_table_alias() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn dml_scalar_subqueries_run_once_and_correlated_ones_are_refused() {
+async fn dml_scalar_subqueries_run_once_and_correlated_ones_per_row() {
     let lake = lake().await;
     for mode in ["copy-on-write", "merge-on-read"] {
         let name = mode.replace('-', "_");
@@ -208,36 +208,33 @@ async fn dml_scalar_subqueries_run_once_and_correlated_ones_are_refused() {
             )),
             "{e}"
         );
-        for (verb, statement) in [
-            (
-                "UPDATE",
-                format!("UPDATE {t} SET x = (SELECT max(u.id) FROM {t} u WHERE u.id < {t}.id)"),
-            ),
-            (
-                "DELETE",
-                format!(
-                    "DELETE FROM {t} WHERE x = (SELECT max(u.id) FROM {t} u WHERE u.id < {t}.id)"
-                ),
-            ),
-        ] {
-            let e = run(&lake.ctx, &statement).await.expect_err(&statement);
-            assert!(
-                e.contains(&format!(
-                    "{verb} on '{t}' with a correlated scalar subquery"
-                )),
-                "{statement}: {e}"
-            );
-        }
         assert_eq!(snapshots(&lake, &name).await, before, "{mode}");
+        // correlated: evaluated per row, over the table as it was before the statement
+        let updated = count(
+            &lake.ctx,
+            &format!("UPDATE {t} SET x = (SELECT max(u.id) FROM {t} u WHERE u.x = {t}.id)"),
+        )
+        .await;
+        assert_eq!(updated, 2, "{mode}");
+        let rows = ok(&lake.ctx, &format!("SELECT id, x FROM {t} ORDER BY id")).await;
+        assert_eq!(
+            rows, "+----+---+\n| id | x |\n+----+---+\n| 1  |   |\n| 2  | 2 |\n+----+---+",
+            "{mode}"
+        );
+        let deleted = count(
+            &lake.ctx,
+            &format!("DELETE FROM {t} WHERE x = (SELECT max(u.id) FROM {t} u WHERE u.x = {t}.x)"),
+        )
+        .await;
+        assert_eq!(deleted, 1, "{mode}");
+        let rows = ok(&lake.ctx, &format!("SELECT id, x FROM {t} ORDER BY id")).await;
+        assert_eq!(
+            rows, "+----+---+\n| id | x |\n+----+---+\n| 1  |   |\n+----+---+",
+            "{mode}"
+        );
     }
 }
 
-/// An uncorrelated `IN (SELECT …)` / `EXISTS (…)` in a `DELETE` or `UPDATE` is run once
-/// and gives the rows Spark and DuckDB give (three-valued: a NULL the subquery returns
-/// makes `NOT IN` match nothing it does not list, an empty one makes `NOT IN` true for a
-/// NULL key too), in both modes on v2 and v3, over NULL keys and a NULL partition; a
-/// correlated one is refused and commits nothing. DataFusion 55 alone planned them as
-/// a join and the statement was refused.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dml_uncorrelated_in_and_exists_subqueries_run_once() {
     let lake = lake().await;
@@ -314,19 +311,136 @@ async fn dml_uncorrelated_in_and_exists_subqueries_run_once() {
             );
             other_engines_agree(&lake, &name).await;
             let before = snapshots(&lake, &name).await;
-            for statement in [
-                format!("DELETE FROM {t} WHERE EXISTS (SELECT 1 FROM ice.ns.o WHERE o.k = {t}.k)"),
-                format!(
-                    "UPDATE {t} SET d = 0 WHERE k IN (SELECT k FROM ice.ns.o WHERE o.k > {t}.id)"
+            // not run once in a prepared statement (DataFusion plans it at PREPARE)
+            let statement =
+                format!("PREPARE q AS DELETE FROM {t} WHERE k IN (SELECT k FROM ice.ns.o)");
+            let e = run(&lake.ctx, &statement).await.expect_err(&statement);
+            assert!(
+                e.contains("not supported")
+                    && e.contains("correlated IN (SELECT …) or EXISTS")
+                    && e.contains("prepared statement"),
+                "{statement}: {e}"
+            );
+            assert_eq!(snapshots(&lake, &name).await, before, "{name}");
+        }
+    }
+}
+
+/// `DELETE`/`UPDATE` with correlated `EXISTS`, `IN`, `NOT IN` and scalar subqueries (in
+/// the condition and in `SET` values, with and without `WHERE`, reading the target
+/// itself) change the rows SQL and Spark change, in both modes on v2 and v3: the
+/// statement is planned as a query over the table's row-level scan. Before, each was
+/// refused (DataFusion 55 decorrelates them into joins the table is never handed).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dml_correlated_subqueries_change_the_rows_sql_changes() {
+    let lake = lake().await;
+    ok(&lake.ctx, "CREATE TABLE ice.ns.o2 (k BIGINT, v DOUBLE)").await;
+    ok(
+        &lake.ctx,
+        "INSERT INTO ice.ns.o2 VALUES (1, 10.0), (2, 20.0), (2, 21.0), (7, NULL), (NULL, 5.0)",
+    )
+    .await;
+    for version in [2, 3] {
+        for mode in ["copy-on-write", "merge-on-read"] {
+            let name = format!("corr_v{version}_{}", mode.replace('-', "_"));
+            let t = format!("ice.ns.{name}");
+            create(
+                &lake,
+                &name,
+                "PARTITIONED BY (s)",
+                &format!(
+                    ", 'format-version'='{version}', 'write.delete.mode'='{mode}', \
+                     'write.update.mode'='{mode}'"
                 ),
-                // not run once in a prepared statement (DataFusion plans it at PREPARE)
-                format!("PREPARE q AS DELETE FROM {t} WHERE k IN (SELECT k FROM ice.ns.o)"),
+            )
+            .await;
+            ok(
+                &lake.ctx,
+                &format!(
+                    "INSERT INTO {t} VALUES (1, 1, 'a', 1.0), (2, NULL, 'a', 2.0), \
+                     (3, 2, NULL, NULL), (4, 7, 'b', 0.5), (5, NULL, NULL, 1.5), (6, 3, 'b', NULL)"
+                ),
+            )
+            .await;
+            for (statement, changed) in [
+                // k = 2 has values over 15
+                (
+                    format!(
+                        "DELETE FROM {t} WHERE EXISTS \
+                         (SELECT 1 FROM ice.ns.o2 WHERE o2.k = {t}.k AND o2.v > 15)"
+                    ),
+                    1,
+                ),
+                // id 1: 10.0; ids 2 and 5 (NULL k): no row, NULL
+                (
+                    format!(
+                        "UPDATE {t} SET d = (SELECT max(v) FROM ice.ns.o2 WHERE o2.k = {t}.k) \
+                         WHERE s = 'a' OR s IS NULL"
+                    ),
+                    3,
+                ),
+                // no o2 row for ids 2 and 5 (NULL k) and 6; id 4's (7, NULL) is one
+                (
+                    format!(
+                        "DELETE FROM {t} AS x WHERE NOT EXISTS \
+                         (SELECT 1 FROM ice.ns.o2 WHERE o2.k = x.k)"
+                    ),
+                    3,
+                ),
+                (format!("INSERT INTO {t} VALUES (7, 99, 'c', 1.0)"), 1),
+                // no WHERE; a count of no row is 0, not NULL (id 7)
+                (
+                    format!(
+                        "UPDATE {t} SET k = k + (SELECT count(*) FROM ice.ns.o2 WHERE o2.k = {t}.k)"
+                    ),
+                    3,
+                ),
+                // the target read again: id 7's 1.0 is over id 4's 0.5, id 4's 0.5 not
+                // over id 1's 10.0
+                (
+                    format!(
+                        "DELETE FROM {t} WHERE d > (SELECT min(u.d) FROM {t} u WHERE u.id = {t}.id - 3)"
+                    ),
+                    1,
+                ),
+                // IN with a correlated condition: id 1's k 2 is in {o2.k + 1 | o2.k <= 1};
+                // id 4's 8 is not in {2, 3, 3}
+                (
+                    format!(
+                        "UPDATE {t} SET s = 'z' WHERE k IN \
+                         (SELECT o2.k + 1 FROM ice.ns.o2 WHERE o2.k <= {t}.id)"
+                    ),
+                    1,
+                ),
+            ] {
+                assert_eq!(count(&lake.ctx, &statement).await, changed, "{name}: {statement}");
+            }
+            let rows = ok(&lake.ctx, &format!("SELECT * FROM {t} ORDER BY id")).await;
+            assert_eq!(
+                rows,
+                "+----+---+---+------+\n\
+                 | id | k | s | d    |\n\
+                 +----+---+---+------+\n\
+                 | 1  | 2 | z | 10.0 |\n\
+                 | 4  | 8 | b | 0.5  |\n\
+                 +----+---+---+------+",
+                "{name}"
+            );
+            other_engines_agree(&lake, &name).await;
+            // what DataFusion 55 cannot plan as a query either (a correlated NOT IN, a
+            // scalar subquery correlated by an inequality) fails clearly, committing nothing
+            let before = snapshots(&lake, &name).await;
+            for statement in [
+                format!(
+                    "DELETE FROM {t} AS x WHERE x.d NOT IN (SELECT v FROM ice.ns.o2 WHERE o2.k = x.k)"
+                ),
+                format!("UPDATE {t} SET d = (SELECT max(u.d) FROM {t} u WHERE u.id < {t}.id)"),
             ] {
                 let e = run(&lake.ctx, &statement).await.expect_err(&statement);
                 assert!(
-                    e.contains("not supported")
-                        && e.contains("correlated IN (SELECT …) or EXISTS")
-                        && e.contains("prepared statement"),
+                    e.contains(&format!("'ns.{name}'"))
+                        && e.contains("correlated subquery")
+                        && e.contains("DataFusion 55"),
                     "{statement}: {e}"
                 );
             }

@@ -10,11 +10,11 @@
 //! - a subquery (`WHERE id IN (SELECT …)`, `EXISTS`, `NOT IN`) becomes a semi or anti
 //!   join, which the planner does not look into: this rule refuses such a statement
 //!   with an error naming the feature, rather than let it change every row (the
-//!   statement layer runs an uncorrelated one first, see module `subquery`, so only a
-//!   correlated one, or one planned without it, gets here). A
-//!   correlated scalar subquery left in a condition or `SET` value is refused too (an
-//!   uncorrelated one is run once when the table plans the statement, see module
-//!   `subquery`).
+//!   statement layer runs an uncorrelated one first, see module `subquery`, and plans a
+//!   statement with a correlated one as a query, see module `correlated`, so only one
+//!   planned without it, or a prepared one, gets here). A correlated scalar subquery
+//!   left in a condition or `SET` value is refused too (an uncorrelated one is run once
+//!   when the table plans the statement, see module `subquery`).
 //!
 //! It also rewrites the statement's input into the one shape the planner reads, with
 //! every condition and `SET` value in terms of the target's own columns: DataFusion's
@@ -101,9 +101,10 @@ impl OptimizerRule for DmlEmptyInputGuard {
         if correlated {
             return plan_err!(
                 "{verb} on '{table_name}' with a correlated scalar subquery (one reading the \
-                 target row's columns) is not supported: DataFusion 55 cannot evaluate it \
-                 in the table's row-level plan (an uncorrelated scalar subquery works; or \
-                 write the statement as a MERGE INTO … USING the subquery)"
+                 target row's columns) is not supported here: DataFusion 55 cannot evaluate \
+                 it in the table's row-level plan (run the statement through \
+                 icefloe::datafusion::sql::execute, as the CLI does, which plans it as a \
+                 query; not in a prepared statement)"
             );
         }
         let mut unsupported = None;
@@ -126,9 +127,9 @@ impl OptimizerRule for DmlEmptyInputGuard {
                 "{} on '{table_name}' with a condition DataFusion plans as '{node}' (e.g. a \
                  correlated IN (SELECT …) or EXISTS, one reading the target row's columns, or \
                  any in a prepared statement) is not supported: DataFusion 55 would hand the \
-                 table no filter for it (an uncorrelated one run directly through \
-                 icefloe::datafusion::sql::execute works; or write the statement as a MERGE \
-                 INTO … USING the subquery)",
+                 table no filter for it (run directly through icefloe::datafusion::sql::execute, \
+                 as the CLI does, a subquery works; or write the statement as a MERGE INTO … \
+                 USING the subquery)",
                 verb
             );
         }

@@ -74,11 +74,18 @@ fn row_ids(batch: &RecordBatch, columns: usize) -> Result<(&StringArray, &Int64A
     }
 }
 
-fn cardinality_error(ident: &crate::catalog::TableIdent) -> Error {
-    Error::invalid_argument(format!(
-        "MERGE into '{ident}': a row of the target table matched more than one row of the \
-         source (each target row may match at most one source row)"
-    ))
+fn cardinality_error(statement: &str, ident: &crate::catalog::TableIdent) -> Error {
+    match statement {
+        "MERGE" => Error::invalid_argument(format!(
+            "MERGE into '{ident}': a row of the target table matched more than one row of the \
+             source (each target row may match at most one source row)"
+        )),
+        // a DELETE/UPDATE planned as a query (module `correlated`) that returned a row twice
+        _ => Error::invalid_argument(format!(
+            "{statement} of '{ident}': the statement's plan returned a row of the table more \
+             than once"
+        )),
+    }
 }
 
 /// Deleted positions per data file location.
@@ -393,16 +400,17 @@ impl RowLevelJob {
         out: &mut PassOne,
     ) -> Result<Vec<RecordBatch>> {
         let columns = self.provider.arrow_schema().fields().len();
-        let outcome = actions
-            .apply(batch)
-            .map_err(|e| e.context(format!("MERGE into '{}'", self.target.ident)))?;
+        let outcome = actions.apply(batch).map_err(|e| match self.statement {
+            "MERGE" => e.context(format!("MERGE into '{}'", self.target.ident)),
+            statement => e.context(format!("{statement} of '{}'", self.target.ident)),
+        })?;
         out.count += outcome.count;
         let (files, pos) = row_ids(batch, columns)?;
         if actions.check_cardinality() {
             for row in (0..batch.num_rows()).filter(|r| outcome.matched.value(*r)) {
                 let seen = out.matched.entry(files.value(row).to_string()).or_default();
                 if !seen.insert(pos.value(row) as u64) {
-                    return Err(cardinality_error(&self.target.ident));
+                    return Err(cardinality_error(self.statement, &self.target.ident));
                 }
             }
         }
@@ -535,7 +543,8 @@ impl RowLevelJob {
                     for (file, rows) in pass.matched {
                         let seen = matched.entry(file).or_default();
                         if !(&*seen & &rows).is_empty() {
-                            failure = failure.or(Some(cardinality_error(&self.target.ident)));
+                            failure = failure
+                                .or(Some(cardinality_error(self.statement, &self.target.ident)));
                         }
                         *seen |= rows;
                     }

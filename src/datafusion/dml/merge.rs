@@ -47,7 +47,7 @@ use crate::error::{Error, Result};
 use crate::time_narrowing::cast_flooring;
 
 /// The name of the joined rows' source-presence column.
-const SOURCE_PRESENT: &str = "__icefloe_source_present";
+pub(super) const SOURCE_PRESENT: &str = "__icefloe_source_present";
 
 /// One `WHEN` clause, its expressions planned against the joined rows.
 #[derive(Debug)]
@@ -221,14 +221,14 @@ fn present(column: &dyn Array) -> BooleanArray {
 /// A table whose scan is a given plan (the target's row-level scan, or the source), so
 /// that DataFusion can plan the join between them.
 #[derive(Debug)]
-struct PlanTable {
+pub(super) struct PlanTable {
     plan: Arc<dyn ExecutionPlan>,
     schema: SchemaRef,
 }
 
 impl PlanTable {
     /// `plan` with its columns renamed to `names` (unique), same order.
-    fn new(plan: Arc<dyn ExecutionPlan>, names: &[String]) -> Result<Self> {
+    pub(super) fn new(plan: Arc<dyn ExecutionPlan>, names: &[String]) -> Result<Self> {
         let fields: Vec<Field> = plan
             .schema()
             .fields()
@@ -507,6 +507,37 @@ pub(crate) async fn plan_merge(
             lineage,
         },
     ))
+}
+
+/// The actions of a `DELETE`/`UPDATE` planned as a query whose every row is a target row
+/// to change (module `correlated`), laid out as [`MergeActions`] reads joined rows: the
+/// target's `target_columns` columns, its file, position and (`lineage`) row lineage
+/// columns, the new values, and at `source_present` the presence column. Each row is
+/// deleted, or with `update` (table column index → value) deleted and written again with
+/// those columns set. A row met twice is an error.
+pub(crate) fn matched_rows_actions(
+    update: Option<Vec<(usize, Arc<dyn PhysicalExpr>)>>,
+    target_columns: usize,
+    source_present: usize,
+    target_schema: &SchemaRef,
+    lineage: bool,
+) -> MergeActions {
+    let action = match update {
+        Some(assignments) => MergeAction::Update(assignments),
+        None => MergeAction::Delete,
+    };
+    MergeActions {
+        clauses: vec![MergeClause {
+            kind: MergeIntoClauseKind::Matched,
+            predicate: None,
+            action,
+        }],
+        target_columns,
+        source_present,
+        target_schema: Arc::clone(target_schema),
+        check_cardinality: true,
+        lineage,
+    }
 }
 
 /// Whether a target row matched by several source rows is an error: when the statement

@@ -47,6 +47,7 @@
 //! keeps its `_row_id` with a null sequence number, which inherits the new snapshot's;
 //! a row `MERGE` inserts has both null and inherits its file's `first_row_id` + position.
 
+mod correlated;
 mod delete_files;
 mod exec;
 mod guard;
@@ -75,6 +76,7 @@ use crate::expr::Predicate;
 use crate::table_properties as tp;
 use crate::transaction::{check_writable, IsolationLevel};
 
+pub(crate) use correlated::route_correlated;
 pub use exec::IcebergRowLevelExec;
 pub use guard::{install_dml_guard, DmlEmptyInputGuard, DML_GUARD_RULE};
 use job::{RowLevelJob, RowLevelOp};

@@ -235,13 +235,20 @@ use tokens::Cursor;
 ///
 /// An uncorrelated `IN (SELECT …)` or `EXISTS (…)` in a `DELETE`/`UPDATE` is run once
 /// here and replaced by its values (`crate::datafusion::dml`'s module `subquery`), as
-/// DataFusion 55 would plan it as a join the table is never handed.
+/// DataFusion 55 would plan it as a join the table is never handed; a `DELETE`/`UPDATE`
+/// of an Iceberg table with a correlated subquery is planned as a query over the
+/// table's row-level scan (module `correlated` there).
 ///
 /// Errors: the crate's [`Error`] naming the statement and table (see the module docs);
 /// DataFusion's errors wrapped in [`ErrorKind::DataFusion`].
 pub async fn execute(ctx: &SessionContext, statement: &str) -> Result<DataFrame> {
     let df = execute_statement(ctx, statement).await?;
-    crate::datafusion::dml::inline_predicate_subqueries(df).await
+    let df = crate::datafusion::dml::inline_predicate_subqueries(df).await?;
+    let (state, plan) = df.into_parts();
+    match crate::datafusion::dml::route_correlated(&state, &plan)? {
+        Some(statement) => Ok(statement),
+        None => Ok(DataFrame::new(state, plan)),
+    }
 }
 
 /// [`execute`] but for the subqueries of a `DELETE`/`UPDATE`.

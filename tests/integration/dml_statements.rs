@@ -379,11 +379,11 @@ async fn dml_correlated_subqueries_change_the_rows_sql_changes() {
                     ),
                     3,
                 ),
-                // no o2 row for ids 2 and 5 (NULL k) and 6; id 4's (7, NULL) is one
+                // NOT IN of no row is true (ids 2, 5, 6, NULL d too); of {NULL} NULL (id 4)
                 (
                     format!(
-                        "DELETE FROM {t} AS x WHERE NOT EXISTS \
-                         (SELECT 1 FROM ice.ns.o2 WHERE o2.k = x.k)"
+                        "DELETE FROM {t} AS x WHERE x.d NOT IN \
+                         (SELECT v FROM ice.ns.o2 WHERE o2.k = x.k)"
                     ),
                     3,
                 ),
@@ -412,6 +412,14 @@ async fn dml_correlated_subqueries_change_the_rows_sql_changes() {
                     ),
                     1,
                 ),
+                // both keys (2, 8) are some o2.k + 1
+                (
+                    format!(
+                        "DELETE FROM {t} AS x WHERE NOT EXISTS \
+                         (SELECT 1 FROM ice.ns.o2 WHERE o2.k + 1 = x.k)"
+                    ),
+                    0,
+                ),
             ] {
                 assert_eq!(count(&lake.ctx, &statement).await, changed, "{name}: {statement}");
             }
@@ -427,14 +435,14 @@ async fn dml_correlated_subqueries_change_the_rows_sql_changes() {
                 "{name}"
             );
             other_engines_agree(&lake, &name).await;
-            // what DataFusion 55 cannot plan as a query either (a correlated NOT IN, a
-            // scalar subquery correlated by an inequality) fails clearly, committing nothing
+            // what DataFusion 55 cannot plan as a query either (a scalar subquery
+            // correlated by an inequality) fails clearly, committing nothing
             let before = snapshots(&lake, &name).await;
             for statement in [
-                format!(
-                    "DELETE FROM {t} AS x WHERE x.d NOT IN (SELECT v FROM ice.ns.o2 WHERE o2.k = x.k)"
-                ),
                 format!("UPDATE {t} SET d = (SELECT max(u.d) FROM {t} u WHERE u.id < {t}.id)"),
+                format!(
+                    "DELETE FROM {t} WHERE d = (SELECT max(u.d) FROM {t} u WHERE u.id < {t}.id)"
+                ),
             ] {
                 let e = run(&lake.ctx, &statement).await.expect_err(&statement);
                 assert!(

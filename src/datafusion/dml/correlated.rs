@@ -298,7 +298,7 @@ pub(crate) async fn plan_correlated(
     let plan = session.create_physical_plan(&query).await.map_err(|e| {
         Error::from(e).context(format!(
             "{statement} of '{ident}': planning its correlated subquery as a query (DataFusion \
-             55 plans some correlated subqueries in no query: a NOT IN, a scalar subquery \
+             55 plans some correlated subqueries in no query, e.g. a scalar subquery \
              correlated by other than equalities)"
         ))
     })?;

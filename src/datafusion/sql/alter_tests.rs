@@ -808,6 +808,30 @@ async fn snapshot_procedures() {
     );
     assert_eq!(ok(&ctx, "SELECT count(*) FROM ns.t").await, [["2"]]);
 
+    // ancestors_of: the current snapshot's line, newest first, or a given snapshot's
+    let m = metadata(&catalog, "ns.t").await;
+    let row = |id: i64| {
+        let ms = m.snapshot_by_id(id).map(|s| s.timestamp_ms).unwrap();
+        vec![id.to_string(), ms.to_string()]
+    };
+    let line = |ids: &[i64]| ids.iter().map(|i| i.to_string()).collect::<Vec<_>>();
+    let rows = ok(&ctx, "CALL system.ancestors_of('ns.t')").await;
+    assert_eq!(rows, [row(s2), row(s1)]);
+    let rows = ok(
+        &ctx,
+        &format!("CALL cat.system.ancestors_of(snapshot_id => {s3}, table => 'ns.t')"),
+    )
+    .await;
+    let firsts: Vec<String> = rows.iter().map(|r| r[0].clone()).collect();
+    assert_eq!(firsts, line(&[s3, s2, s1]));
+    fails(
+        &ctx,
+        "CALL system.ancestors_of('ns.t', 42)",
+        ErrorKind::NotFound,
+        "snapshot 42 does not exist",
+    )
+    .await;
+
     // s3 is no longer an ancestor: rollback refuses it, set_current_snapshot takes it
     let before = metadata_location(&catalog, "ns.t").await;
     fails(

@@ -1,5 +1,5 @@
 //! `CALL [cat.]system.<procedure>(…)`: Spark's Iceberg procedures that move the current
-//! snapshot, and `register_table`, with Spark's names, arguments and result columns (see the parent module's
+//! snapshot, `register_table` and `ancestors_of`, with Spark's names, arguments and result columns (see the parent module's
 //! docs). Arguments are positional or named (`table => 'ns.t', snapshot_id => 1`); the
 //! table is a name string resolved in the procedure's catalog (`cat` when given, else
 //! the session's default catalog).
@@ -27,8 +27,10 @@ const SNAPSHOT_PROCEDURES: &[(&str, &[&str])] = &[
     ("set_current_snapshot", &["table", "snapshot_id", "ref"]),
     ("fast_forward", &["table", "branch", "to"]),
     ("cherrypick_snapshot", &["table", "snapshot_id"]),
-    // not a snapshot move, but named and resolved alike (the table need not exist)
+    // not snapshot moves, but named and resolved alike (for `register_table` the table
+    // need not exist)
     ("register_table", &["table", "metadata_file"]),
+    ("ancestors_of", &["table", "snapshot_id"]),
 ];
 
 /// Every procedure `CALL` runs, with its parameters: the ones that move the current
@@ -127,6 +129,16 @@ pub(super) async fn call(ctx: &SessionContext, mut c: Cursor<'_>) -> Result<Opti
     let what = format!("{what}('{}')", table.ident);
     if procedure == "register_table" {
         return register_table(ctx, &table, get("metadata_file"))
+            .await
+            .map_err(|e| e.context(&what))
+            .map(Some);
+    }
+    if procedure == "ancestors_of" {
+        let start = match get("snapshot_id") {
+            Some(_) => Some(snapshot_id(&get, &what)?),
+            None => None,
+        };
+        return ancestors_of(ctx, &table, start)
             .await
             .map_err(|e| e.context(&what))
             .map(Some);
@@ -277,6 +289,42 @@ fn cherrypick_result(ctx: &SessionContext, source: i64, current: Option<i64>) ->
     let columns: Vec<ArrayRef> = vec![
         Arc::new(Int64Array::from(vec![source])),
         Arc::new(Int64Array::from(vec![current])),
+    ];
+    let batch = RecordBatch::try_new(schema, columns)
+        .map_err(|e| Error::new(ErrorKind::DataFusion, "procedure result").with_source(e))?;
+    Ok(ctx.read_batch(batch)?)
+}
+
+/// Spark's `ancestors_of`: one row per snapshot from `start` (default: the current one;
+/// none for a table without snapshots) back through its parents while the table still
+/// holds them (expired ones end the list), newest first: `snapshot_id`, `timestamp` (ms
+/// since the epoch, the snapshot's `timestamp-ms`), as Java's `SnapshotUtil.ancestorsOf`.
+///
+/// Errors: a `start` the table does not hold ([`ErrorKind::NotFound`]).
+async fn ancestors_of(
+    ctx: &SessionContext,
+    table: &super::ResolvedTable,
+    start: Option<i64>,
+) -> Result<DataFrame> {
+    let current = table.target.catalog().load_table(&table.ident).await?;
+    let metadata = current.metadata();
+    if let Some(id) = start {
+        if metadata.snapshot_by_id(id).is_none() {
+            return Err(Error::not_found(format!("snapshot {id} does not exist")));
+        }
+    }
+    let snapshots = crate::catalog::ancestors(metadata, start.or(metadata.current_snapshot_id));
+    let schema = Arc::new(ArrowSchema::new(vec![
+        Field::new("snapshot_id", DataType::Int64, false),
+        Field::new("timestamp", DataType::Int64, false),
+    ]));
+    let columns: Vec<ArrayRef> = vec![
+        Arc::new(Int64Array::from_iter_values(
+            snapshots.iter().map(|s| s.snapshot_id),
+        )),
+        Arc::new(Int64Array::from_iter_values(
+            snapshots.iter().map(|s| s.timestamp_ms),
+        )),
     ];
     let batch = RecordBatch::try_new(schema, columns)
         .map_err(|e| Error::new(ErrorKind::DataFusion, "procedure result").with_source(e))?;

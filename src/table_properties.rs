@@ -195,6 +195,9 @@ pub const MAX_REF_AGE_MS: TableProperty = int("history.expire.max-ref-age-ms", 0
 /// snapshot and migrate procedures set it to false on a table whose data files belong to
 /// another table; see [`check_gc_enabled`].
 pub const GC_ENABLED: TableProperty = boolean("gc.enabled");
+/// `write.wap.enabled` (default false): writes made while a write-audit-publish id is set
+/// are staged (`icefloe.wap_id`).
+pub const WAP_ENABLED: TableProperty = boolean("write.wap.enabled");
 /// `schema.name-mapping.default`: the name mapping of files without field ids.
 pub const DEFAULT_NAME_MAPPING: TableProperty = TableProperty {
     name: "schema.name-mapping.default",
@@ -239,6 +242,7 @@ pub const KNOWN: &[TableProperty] = &[
     MIN_SNAPSHOTS_TO_KEEP,
     MAX_REF_AGE_MS,
     GC_ENABLED,
+    WAP_ENABLED,
     DEFAULT_NAME_MAPPING,
 ];
 

@@ -48,7 +48,9 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::expr::Predicate;
 use crate::spec::{DataFile, Transform};
 use crate::table::Table;
-use crate::transaction::{AppendFiles, IsolationLevel, OverwriteFiles, ReplaceTable, Transaction};
+use crate::transaction::{
+    AppendFiles, IsolationLevel, OverwriteFiles, ReplaceTable, Transaction, STAGED_WAP_ID,
+};
 use crate::write::decode_written_files;
 
 /// Table property: where data files go (default `<location>/data`).
@@ -61,6 +63,34 @@ pub(crate) fn data_location(table: &Table) -> String {
         Some(p) => p.trim_end_matches('/').to_string(),
         None => format!("{}/data", m.location),
     }
+}
+
+/// The write-audit-publish id writes to `table` are staged under: the session's
+/// `icefloe.wap_id` (Spark's `spark.wap.id`) when it is set and the table's
+/// `write.wap.enabled` is true, else `None` (writes commit as usual).
+///
+/// Errors: a `write.wap.enabled` that is no boolean, naming it.
+pub(crate) fn staged_wap_id(
+    table: &Table,
+    options: Option<&IcefloeOptions>,
+) -> Result<Option<String>> {
+    let Some(wap) = options.map(|o| o.wap_id.as_str()).filter(|w| !w.is_empty()) else {
+        return Ok(None);
+    };
+    let enabled = crate::table_properties::WAP_ENABLED
+        .bool(&table.metadata().properties)?
+        .unwrap_or(false);
+    Ok(enabled.then(|| wap.to_string()))
+}
+
+/// The error for `statement` on table `ident` while its writes are staged for
+/// write-audit-publish: only `INSERT INTO` is staged.
+pub(crate) fn wap_refusal(statement: &str, ident: &TableIdent) -> Error {
+    Error::unsupported(format!(
+        "{statement} on '{ident}' while icefloe.wap_id is set and the table's \
+         write.wap.enabled is true: only INSERT INTO is staged for write-audit-publish \
+         (RESET icefloe.wap_id to write directly)"
+    ))
 }
 
 /// Where a table's writes commit: the catalog it was loaded from and its name there.
@@ -91,6 +121,8 @@ pub struct IcebergDataSink {
     replacing: Option<(Table, ReplaceTable)>,
     /// The id of this statement's write, in the names of the files it writes.
     operation_id: String,
+    /// The write-audit-publish id the append is staged under ([`staged_wap_id`]).
+    wap_id: Option<String>,
     /// `committed_snapshot_id` (a gauge) once the statement committed; shown by
     /// `EXPLAIN ANALYZE` and printed by the CLI.
     metrics: ExecutionPlanMetricsSet,
@@ -122,6 +154,10 @@ impl IcebergDataSink {
             Some(o) => PartitionOverwriteMode::parse(o.partition_overwrite_mode.as_str())?,
             None => PartitionOverwriteMode::Static,
         };
+        let wap_id = staged_wap_id(&table, options)?;
+        if wap_id.is_some() && op != InsertOp::Append {
+            return Err(wap_refusal("INSERT OVERWRITE", &target.ident));
+        }
         Ok(Self {
             target,
             table,
@@ -132,6 +168,7 @@ impl IcebergDataSink {
             branch: None,
             replacing: None,
             operation_id: uuid::Uuid::new_v4().to_string(),
+            wap_id,
             metrics: ExecutionPlanMetricsSet::new(),
         })
     }
@@ -185,15 +222,33 @@ impl IcebergDataSink {
 
     /// Commit `replacement` of `base` (the table as loaded) in the same transaction,
     /// before the rows (see the `replacing` field).
-    pub(crate) fn with_replacement(mut self, base: Table, replacement: ReplaceTable) -> Self {
+    ///
+    /// Errors: a replacement while the append is staged for write-audit-publish.
+    pub(crate) fn with_replacement(
+        mut self,
+        base: Table,
+        replacement: ReplaceTable,
+    ) -> Result<Self> {
+        if self.wap_id.is_some() {
+            return Err(wap_refusal(
+                "CREATE OR REPLACE TABLE … AS",
+                &self.target.ident,
+            ));
+        }
         self.replacing = Some((base, replacement));
-        self
+        Ok(self)
     }
 
     /// Append to branch `branch` instead of `main` (`None`: `main`).
-    pub(crate) fn with_branch(mut self, branch: Option<String>) -> Self {
+    ///
+    /// Errors: a branch while the append is staged for write-audit-publish (Spark refuses
+    /// both at once too).
+    pub(crate) fn with_branch(mut self, branch: Option<String>) -> Result<Self> {
+        if branch.is_some() && self.wap_id.is_some() {
+            return Err(wap_refusal("INSERT INTO a branch", &self.target.ident));
+        }
         self.branch = branch;
-        self
+        Ok(self)
     }
 
     /// Record `order_id` as the sort order of every file written: the plan sorts the
@@ -334,7 +389,11 @@ impl IcebergDataSink {
         .files_written_with(m.current_schema().clone());
         let txn = match (self.op, self.overwrite_mode) {
             (InsertOp::Append, _) => {
-                txn.add_action(AppendFiles::new(spec.spec_id, files)?.to_branch(branch))
+                let append = AppendFiles::new(spec.spec_id, files)?.to_branch(branch);
+                txn.add_action(match &self.wap_id {
+                    Some(wap) => append.stage_only(wap),
+                    None => append,
+                })
             }
             (_, PartitionOverwriteMode::Static) => txn.add_action(
                 OverwriteFiles::new(start)
@@ -353,7 +412,18 @@ impl IcebergDataSink {
         };
         match txn.commit().await {
             Ok(table) => {
-                if let Some(id) = table.metadata().ref_snapshot_id(branch) {
+                let committed = match &self.wap_id {
+                    // the staged snapshot: the newest one holding this statement's wap.id
+                    Some(wap) => table
+                        .metadata()
+                        .snapshots
+                        .iter()
+                        .filter(|s| s.summary.get(STAGED_WAP_ID) == Some(wap))
+                        .max_by_key(|s| s.sequence_number)
+                        .map(|s| s.snapshot_id),
+                    None => table.metadata().ref_snapshot_id(branch),
+                };
+                if let Some(id) = committed {
                     MetricBuilder::new(&self.metrics)
                         .global_gauge(COMMITTED_SNAPSHOT_METRIC)
                         .set(usize::try_from(id).unwrap_or_default());

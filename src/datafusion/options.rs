@@ -61,6 +61,12 @@ pub struct IcefloeOptions {
     /// as possibly holding NaN, and cannot be sent to distributed workers. 0 turns
     /// it off. Default 100000.
     pub deferred_planning_min_files: usize,
+    /// The write-audit-publish id (Spark's `spark.wap.id`): while set (not empty), an
+    /// `INSERT INTO` a table whose `write.wap.enabled` is true commits a staged snapshot
+    /// (summary `wap.id`) that no branch points at; `CALL system.publish_changes(table,
+    /// wap_id)` makes it current. Other writes to such a table are refused while it is
+    /// set. Default: empty (none).
+    pub wap_id: String,
     /// The values `RESET` restores; `None`: the built-in defaults.
     session_defaults: Option<Arc<IcefloeOptions>>,
 }
@@ -79,6 +85,7 @@ impl Default for IcefloeOptions {
             ),
             equality_deletes: OptionChoice::new("equality_deletes", &["auto", "probe", "resolve"]),
             deferred_planning_min_files: DEFAULT_DEFERRED_PLANNING_MIN_FILES,
+            wap_id: String::new(),
             session_defaults: None,
         }
     }
@@ -92,16 +99,18 @@ enum OptionName {
     MaxExpressionDepth,
     PartitionOverwriteMode,
     PositionDeletes,
+    WapId,
 }
 
 impl OptionName {
     /// Every option, in the order `df_settings` lists them.
-    const ALL: [Self; 5] = [
+    const ALL: [Self; 6] = [
         Self::DeferredPlanningMinFiles,
         Self::EqualityDeletes,
         Self::MaxExpressionDepth,
         Self::PartitionOverwriteMode,
         Self::PositionDeletes,
+        Self::WapId,
     ];
 
     /// The name after `icefloe.`.
@@ -112,6 +121,7 @@ impl OptionName {
             Self::MaxExpressionDepth => "max_expression_depth",
             Self::PartitionOverwriteMode => "partition_overwrite_mode",
             Self::PositionDeletes => "position_deletes",
+            Self::WapId => "wap_id",
         }
     }
 
@@ -139,6 +149,11 @@ impl OptionName {
             Self::PositionDeletes => {
                 "How scans apply position deletes and deletion vectors: auto, selection (a \
                  Parquet row selection) or filter (per batch after decoding)."
+            }
+            Self::WapId => {
+                "The write-audit-publish id (Spark's spark.wap.id): INSERT INTO a table with \
+                 write.wap.enabled=true commits a staged snapshot, published by CALL \
+                 system.publish_changes. Empty: none."
             }
         }
     }
@@ -191,6 +206,10 @@ impl IcefloeOptions {
                 )?;
                 Ok(())
             }
+            OptionName::WapId => {
+                self.wap_id = value.trim().to_string();
+                Ok(())
+            }
         }
     }
 
@@ -218,6 +237,7 @@ impl IcefloeOptions {
             OptionName::DeferredPlanningMinFiles => {
                 self.deferred_planning_min_files = defaults.deferred_planning_min_files;
             }
+            OptionName::WapId => self.wap_id = defaults.wap_id.clone(),
         }
         Ok(())
     }
@@ -239,6 +259,7 @@ impl IcefloeOptions {
             OptionName::EqualityDeletes => self.equality_deletes.to_string(),
             OptionName::MaxExpressionDepth => self.max_expression_depth.to_string(),
             OptionName::DeferredPlanningMinFiles => self.deferred_planning_min_files.to_string(),
+            OptionName::WapId => self.wap_id.clone(),
         }
     }
 }
@@ -554,7 +575,7 @@ mod tests {
                 "unknown option icefloe.no_such_option (icefloe's options: \
                  icefloe.deferred_planning_min_files, icefloe.equality_deletes, \
                  icefloe.max_expression_depth, icefloe.partition_overwrite_mode, \
-                 icefloe.position_deletes)"
+                 icefloe.position_deletes, icefloe.wap_id)"
             ),
             "{err}"
         );
@@ -570,6 +591,7 @@ mod tests {
             "SET icefloe.deferred_planning_min_files = 5",
             "SET icefloe.equality_deletes = 'probe'",
             "SET icefloe.partition_overwrite_mode = 'dynamic'",
+            "SET icefloe.wap_id = 'audit-1'",
         ] {
             strings(&ctx, sql).await;
         }
@@ -588,6 +610,7 @@ mod tests {
                 "dynamic".to_string(),
             ],
             vec!["icefloe.position_deletes".to_string(), "auto".to_string()],
+            vec!["icefloe.wap_id".to_string(), "audit-1".to_string()],
         ];
         let settings = strings(
             &ctx,

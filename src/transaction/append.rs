@@ -18,6 +18,10 @@ use crate::scan::TableScan;
 use crate::spec::{DataContentType, DataFile, Snapshot, TableUpdate};
 use crate::table::Table;
 
+/// The snapshot summary property of a staged write-audit-publish snapshot: its WAP id
+/// (Java `SnapshotSummary.STAGED_WAP_ID_PROP`).
+pub const STAGED_WAP_ID: &str = "wap.id";
+
 /// Append data files (each with the id of the partition spec it was written under).
 #[derive(Debug)]
 pub struct AppendFiles {
@@ -53,6 +57,16 @@ impl AppendFiles {
     /// as it is.
     pub fn to_branch(mut self, branch: &str) -> Self {
         self.producer.set_branch(branch);
+        self
+    }
+
+    /// Stage the snapshot (write-audit-publish): it is added to the table with summary
+    /// property `wap.id` = `wap_id`, its parent the branch's current snapshot, but no
+    /// branch points at it, so reads do not see it until it is published
+    /// ([`super::CherryPickSnapshot`], Spark's `publish_changes`); it can be read by id.
+    pub fn stage_only(mut self, wap_id: &str) -> Self {
+        self.producer.set_stage_only();
+        self.producer.set_summary(STAGED_WAP_ID, wap_id.to_string());
         self
     }
 

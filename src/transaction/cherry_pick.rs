@@ -6,11 +6,13 @@
 //!   to it (no new snapshot, as Java does).
 //! - Otherwise the data files the snapshot added are appended in a new `append`
 //!   snapshot on `main` whose summary carries `source-snapshot-id` (the picked
-//!   snapshot) as Java's does; the files keep their paths and partition specs.
+//!   snapshot) as Java's does, and for a staged snapshot `published-wap-id` (its
+//!   `wap.id`); the files keep their paths and partition specs.
 //!
 //! Refusals: a snapshot that does not exist ([`ErrorKind::NotFound`]); one that is
 //! already an ancestor of `main`, or was cherry-picked onto it before (an ancestor's
-//! `source-snapshot-id` names it) ([`ErrorKind::InvalidArgument`]); a snapshot whose
+//! `source-snapshot-id` names it), or a staged snapshot whose `wap.id` an ancestor of
+//! `main` staged or published already ([`ErrorKind::InvalidArgument`]); a snapshot whose
 //! operation is not `append` (`overwrite`, `delete`, `replace`:
 //! [`ErrorKind::Unsupported`], naming the operation; Java replays dynamic overwrites,
 //! icefloe does not yet).
@@ -21,7 +23,7 @@
 
 use async_trait::async_trait;
 
-use super::append::AppendFiles;
+use super::append::{AppendFiles, STAGED_WAP_ID};
 use super::snapshot_producer::SnapshotProducer;
 use super::TransactionAction;
 use crate::catalog::ancestors;
@@ -31,6 +33,10 @@ use crate::table::Table;
 
 /// The snapshot summary property naming the snapshot a cherry-pick applied.
 pub const SOURCE_SNAPSHOT_ID: &str = "source-snapshot-id";
+
+/// The snapshot summary property naming the write-audit-publish id a cherry-pick of a
+/// staged snapshot published (Java `SnapshotSummary.PUBLISHED_WAP_ID_PROP`).
+pub const PUBLISHED_WAP_ID: &str = "published-wap-id";
 
 /// Cherry-pick one snapshot onto `main` (see the module docs).
 #[derive(Debug)]
@@ -76,6 +82,21 @@ impl TransactionAction for CherryPickSnapshot {
                 s.snapshot_id
             )));
         }
+        // a staged write-audit-publish snapshot is published once (Java
+        // `WapUtil.isWapIdPublished`: an ancestor staged or published the same id)
+        let wap_id = picked.summary.get(STAGED_WAP_ID).cloned();
+        if let Some(wap) = &wap_id {
+            if let Some(s) = history.iter().find(|s| {
+                s.summary.get(STAGED_WAP_ID) == Some(wap)
+                    || s.summary.get(PUBLISHED_WAP_ID) == Some(wap)
+            }) {
+                return Err(Error::invalid_argument(format!(
+                    "cannot cherry-pick snapshot {id}: its write-audit-publish id '{wap}' was \
+                     published already, by snapshot {}",
+                    s.snapshot_id
+                )));
+            }
+        }
         let operation = picked
             .summary
             .get("operation")
@@ -108,6 +129,9 @@ impl TransactionAction for CherryPickSnapshot {
         }
         if self.append.is_none() {
             let mut append = AppendFiles::default().set_summary(SOURCE_SNAPSHOT_ID, id.to_string());
+            if let Some(wap) = &wap_id {
+                append = append.set_summary(PUBLISHED_WAP_ID, wap.clone());
+            }
             for manifest in SnapshotProducer::manifests_of(table, Some(picked)).await? {
                 if manifest.added_snapshot_id != id {
                     continue;

@@ -54,8 +54,8 @@ use crate::table::Table;
 use written_schema::check_written_schema;
 
 pub(crate) use append::paths_in_snapshot;
-pub use append::AppendFiles;
-pub use cherry_pick::{CherryPickSnapshot, SOURCE_SNAPSHOT_ID};
+pub use append::{AppendFiles, STAGED_WAP_ID};
+pub use cherry_pick::{CherryPickSnapshot, PUBLISHED_WAP_ID, SOURCE_SNAPSHOT_ID};
 pub use expire_snapshots::{
     ExpirePlan, ExpireSnapshots, MAX_REF_AGE_MS, MAX_SNAPSHOT_AGE_MS, MIN_SNAPSHOTS_TO_KEEP,
 };

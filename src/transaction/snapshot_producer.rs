@@ -52,6 +52,9 @@ pub(crate) struct SnapshotProducer {
     /// The format version of the table the first attempt applied to: the one the
     /// action's files were written for.
     first_format: Option<FormatVersion>,
+    /// Add the snapshot without pointing any branch at it (a staged write-audit-publish
+    /// snapshot; Java `SnapshotProducer.stageOnly`).
+    stage_only: bool,
 }
 
 impl SnapshotProducer {
@@ -67,7 +70,13 @@ impl SnapshotProducer {
             committed: HashSet::new(),
             extra_summary: BTreeMap::new(),
             first_format: None,
+            stage_only: false,
         }
+    }
+
+    /// Add the snapshot without moving the branch (see [`Self::commit_updates`]).
+    pub(crate) fn set_stage_only(&mut self) {
+        self.stage_only = true;
     }
 
     /// Commit to branch `branch` instead of `main`: the new snapshot descends from the
@@ -250,7 +259,9 @@ impl SnapshotProducer {
     }
 
     /// Write this attempt's manifest list over `manifests` and return the updates that
-    /// add the snapshot to `table` and point the branch at it.
+    /// add the snapshot to `table` and point the branch at it (a staged snapshot: only
+    /// add it, its parent the branch's snapshot; spec "Snapshots": a snapshot no
+    /// reference points at is not current, and stays readable by id).
     ///
     /// `manifests` written by this producer get the attempt's sequence number. A manifest
     /// an earlier snapshot wrote that holds no live entry (no added and no existing files,
@@ -370,6 +381,9 @@ impl SnapshotProducer {
             added_rows: v3.then_some(next_row_id - first_row_id),
             key_id: None,
         };
+        if self.stage_only {
+            return Ok(vec![TableUpdate::AddSnapshot { snapshot }]);
+        }
         Ok(vec![
             TableUpdate::AddSnapshot { snapshot },
             TableUpdate::SetSnapshotRef {

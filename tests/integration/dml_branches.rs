@@ -430,3 +430,175 @@ async fn spark_written_tables_take_branch_dml_and_replacement() {
         assert_eq!(ok(&ctx, &all(&table)).await, main_rows, "{t}: replaced");
     }
 }
+
+/// The values of the first row `q` returns, as text.
+async fn first_row(lake: &Lake, q: &str) -> Vec<String> {
+    let batches = run(&lake.ctx, q)
+        .await
+        .unwrap_or_else(|e| panic!("{q}: {e}"));
+    let batch = batches
+        .iter()
+        .find(|b| b.num_rows() > 0)
+        .unwrap_or_else(|| panic!("{q}: no row"));
+    batch
+        .columns()
+        .iter()
+        .map(|c| datafusion::arrow::util::display::array_value_to_string(c, 0).expect("value"))
+        .collect()
+}
+
+/// The first value `q` returns, as text.
+async fn value(lake: &Lake, q: &str) -> String {
+    first_row(lake, q).await.remove(0)
+}
+
+/// Write-audit-publish as Spark runs it: with `icefloe.wap_id` set (Spark's
+/// `spark.wap.id`) an `INSERT INTO` a table whose `write.wap.enabled` is true commits a
+/// staged snapshot (summary `wap.id`) that `main` does not point at: reads do not see its
+/// rows, time travel to it does; other writes are refused while the id is set;
+/// `publish_changes` fast-forwards `main` to it (its parent is still current) or
+/// cherry-picks it (summary `published-wap-id`), once; PyIceberg and DuckDB read the
+/// published rows. v2 and v3.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn write_audit_publish_stages_inserts_until_published() {
+    let lake = lake().await;
+    for version in [2, 3] {
+        let name = format!("wap_v{version}");
+        let t = format!("ice.ns.{name}");
+        create(
+            &lake,
+            &name,
+            "PARTITIONED BY (s)",
+            &format!(", 'format-version'='{version}', 'write.wap.enabled'='true'"),
+        )
+        .await;
+        ok(
+            &lake.ctx,
+            &format!("INSERT INTO {t} VALUES (1, 1, 'a', 1.0)"),
+        )
+        .await;
+        let main = format!("SELECT snapshot_id FROM ice.ns.\"{name}$refs\" WHERE name = 'main'");
+        let main_before = value(&lake, &main).await;
+        ok(&lake.ctx, "SET icefloe.wap_id = 'audit-1'").await;
+        ok(
+            &lake.ctx,
+            &format!("INSERT INTO {t} VALUES (2, 2, 'b', 2.0), (3, 3, 'a', 3.0)"),
+        )
+        .await;
+        // staged: main and the rows read are unchanged, the snapshot is there by id
+        assert_eq!(value(&lake, &main).await, main_before);
+        assert_eq!(
+            value(&lake, &format!("SELECT count(*) FROM {t}")).await,
+            "1"
+        );
+        let staged = value(
+            &lake,
+            &format!(
+                "SELECT snapshot_id FROM ice.ns.\"{name}$snapshots\" \
+                 WHERE summary['wap.id'] = 'audit-1'"
+            ),
+        )
+        .await;
+        assert_eq!(
+            value(
+                &lake,
+                &format!("SELECT count(*) FROM {t} FOR SYSTEM_VERSION AS OF {staged}")
+            )
+            .await,
+            "3"
+        );
+        // only INSERT INTO is staged: the others are refused, nothing committed
+        let snapshots = format!("SELECT count(*) FROM ice.ns.\"{name}$snapshots\"");
+        let before = value(&lake, &snapshots).await;
+        for (statement, verb) in [
+            (format!("DELETE FROM {t} WHERE id = 1"), "DELETE"),
+            (format!("UPDATE {t} SET d = 0"), "UPDATE"),
+            (
+                format!(
+                    "MERGE INTO {t} x USING (SELECT 1 AS id) s ON x.id = s.id \
+                     WHEN MATCHED THEN DELETE"
+                ),
+                "MERGE",
+            ),
+            (
+                format!("INSERT OVERWRITE {t} VALUES (9, 9, 'z', 9.0)"),
+                "INSERT OVERWRITE",
+            ),
+        ] {
+            let e = run(&lake.ctx, &statement).await.expect_err(&statement);
+            assert!(
+                e.contains(&format!(
+                    "{verb} on 'ns.{name}' while icefloe.wap_id is set"
+                )),
+                "{statement}: {e}"
+            );
+        }
+        assert_eq!(value(&lake, &snapshots).await, before);
+        // published: main fast-forwards to the staged snapshot
+        ok(&lake.ctx, "RESET icefloe.wap_id").await;
+        let published = first_row(
+            &lake,
+            &format!("CALL ice.system.publish_changes('ns.{name}', 'audit-1')"),
+        )
+        .await;
+        assert_eq!(published, [staged.clone(), staged.clone()]);
+        assert_eq!(value(&lake, &main).await, staged);
+        assert_eq!(
+            value(&lake, &format!("SELECT count(*) FROM {t}")).await,
+            "3"
+        );
+        let e = run(
+            &lake.ctx,
+            &format!("CALL ice.system.publish_changes('ns.{name}', 'audit-1')"),
+        )
+        .await
+        .expect_err("published twice");
+        assert!(e.contains("cannot cherry-pick"), "{e}");
+        // staged, then main moves on: publishing cherry-picks it onto main
+        ok(&lake.ctx, "SET icefloe.wap_id = 'audit-2'").await;
+        ok(
+            &lake.ctx,
+            &format!("INSERT INTO {t} VALUES (4, 4, 'c', 4.0)"),
+        )
+        .await;
+        ok(&lake.ctx, "RESET icefloe.wap_id").await;
+        ok(
+            &lake.ctx,
+            &format!("INSERT INTO {t} VALUES (5, 5, 'a', 5.0)"),
+        )
+        .await;
+        ok(
+            &lake.ctx,
+            &format!("CALL ice.system.publish_changes(table => 'ns.{name}', wap_id => 'audit-2')"),
+        )
+        .await;
+        assert_eq!(
+            value(
+                &lake,
+                &format!(
+                    "SELECT summary['published-wap-id'] FROM ice.ns.\"{name}$snapshots\" \
+                     WHERE snapshot_id = (SELECT snapshot_id FROM ice.ns.\"{name}$refs\" \
+                     WHERE name = 'main')"
+                )
+            )
+            .await,
+            "audit-2"
+        );
+        let e = run(
+            &lake.ctx,
+            &format!("CALL ice.system.publish_changes('ns.{name}', 'audit-3')"),
+        )
+        .await
+        .expect_err("unknown id");
+        assert!(
+            e.contains("no snapshot was staged with write-audit-publish id 'audit-3'"),
+            "{e}"
+        );
+        let rows = ok(&lake.ctx, &format!("SELECT id FROM {t} ORDER BY id")).await;
+        assert_eq!(
+            rows, "+----+\n| id |\n+----+\n| 1  |\n| 2  |\n| 3  |\n| 4  |\n| 5  |\n+----+",
+            "{name}"
+        );
+        other_engines_agree(&lake, &name).await;
+    }
+}

@@ -195,7 +195,7 @@ async fn procedure_arguments_and_names_are_reported_as_written() {
         "CALL ice.system.bogus('ns.t')",
         "CALL ice.system.bogus: unknown procedure (icefloe runs rollback_to_snapshot, \
          rollback_to_timestamp, set_current_snapshot, fast_forward, cherrypick_snapshot, \
-         register_table, ancestors_of, expire_snapshots, remove_orphan_files, rewrite_data_files, \
+         publish_changes, register_table, ancestors_of, expire_snapshots, remove_orphan_files, rewrite_data_files, \
          rewrite_manifests, add_files, rewrite_position_delete_files)",
     )
     .await;

@@ -263,6 +263,16 @@ fn writable<'a>(
         )));
     }
     check_writable(table).map_err(|e| e.context(format!("{statement} on '{}'", target.ident)))?;
+    let options = state
+        .config_options()
+        .extensions
+        .get::<crate::datafusion::options::IcefloeOptions>();
+    if crate::datafusion::insert::staged_wap_id(table, options)?.is_some() {
+        return Err(crate::datafusion::insert::wap_refusal(
+            statement,
+            &target.ident,
+        ));
+    }
     if table.metadata().format_version >= crate::spec::FormatVersion::V3 {
         // v3 files rewritten here store the row lineage fields beside the columns
         table

@@ -17,7 +17,7 @@ use super::tokens::Cursor;
 use super::{cursor, defaults, resolve_table, IcebergTarget};
 use crate::catalog::parse_timestamp_ms;
 use crate::error::{Error, ErrorKind, Result};
-use crate::transaction::{CherryPickSnapshot, ManageSnapshots};
+use crate::transaction::{CherryPickSnapshot, ManageSnapshots, STAGED_WAP_ID};
 
 /// The procedures that move the current snapshot (run here) and their parameters, in
 /// Spark's order.
@@ -27,6 +27,7 @@ const SNAPSHOT_PROCEDURES: &[(&str, &[&str])] = &[
     ("set_current_snapshot", &["table", "snapshot_id", "ref"]),
     ("fast_forward", &["table", "branch", "to"]),
     ("cherrypick_snapshot", &["table", "snapshot_id"]),
+    ("publish_changes", &["table", "wap_id"]),
     // not snapshot moves, but named and resolved alike (for `register_table` the table
     // need not exist)
     ("register_table", &["table", "metadata_file"]),
@@ -172,6 +173,28 @@ pub(super) async fn call(ctx: &SessionContext, mut c: Cursor<'_>) -> Result<Opti
             let (_, after) = commit_from(&table, &what, CherryPickSnapshot::new(id)).await?;
             return cherrypick_result(ctx, id, after.metadata().current_snapshot_id).map(Some);
         }
+        "publish_changes" => {
+            let Some(Value::Text(wap)) = get("wap_id") else {
+                return Err(Error::invalid_argument(format!(
+                    "{what}: the 'wap_id' argument (a string) is needed"
+                )));
+            };
+            // the first staged snapshot of that id, as Java's `PublishChangesProcedure`
+            let current = table.target.catalog().load_table(&table.ident).await?;
+            let id = current
+                .metadata()
+                .snapshots
+                .iter()
+                .find(|s| s.summary.get(STAGED_WAP_ID) == Some(&wap))
+                .map(|s| s.snapshot_id)
+                .ok_or_else(|| {
+                    Error::not_found(format!(
+                        "{what}: no snapshot was staged with write-audit-publish id '{wap}'"
+                    ))
+                })?;
+            let (_, after) = commit_from(&table, &what, CherryPickSnapshot::new(id)).await?;
+            return cherrypick_result(ctx, id, after.metadata().current_snapshot_id).map(Some);
+        }
         "fast_forward" => {
             let (Some(Value::Text(branch)), Some(Value::Text(to))) = (get("branch"), get("to"))
             else {
@@ -280,7 +303,8 @@ fn result(ctx: &SessionContext, previous: Option<i64>, current: Option<i64>) -> 
     Ok(ctx.read_batch(batch)?)
 }
 
-/// Spark's `cherrypick_snapshot` result row: `source_snapshot_id`, `current_snapshot_id`.
+/// Spark's `cherrypick_snapshot` (and `publish_changes`) result row: `source_snapshot_id`,
+/// `current_snapshot_id`.
 fn cherrypick_result(ctx: &SessionContext, source: i64, current: Option<i64>) -> Result<DataFrame> {
     let schema = Arc::new(ArrowSchema::new(vec![
         Field::new("source_snapshot_id", DataType::Int64, false),

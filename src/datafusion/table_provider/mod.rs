@@ -650,10 +650,12 @@ impl TableProvider for IcebergTableProvider {
                     Error::unsupported(format!("{statement} into a table being replaced")).into(),
                 )
             }
-            Some((base, replacement)) => sink.with_replacement(base.clone(), replacement.clone()),
+            Some((base, replacement)) => {
+                sink.with_replacement(base.clone(), replacement.clone())?
+            }
             None => sink,
         };
-        let sink = sink.with_branch(self.branch.clone()).with_sort_order_id(
+        let sink = sink.with_branch(self.branch.clone())?.with_sort_order_id(
             order
                 .as_ref()
                 .map(|_| self.table.metadata().default_sort_order_id),

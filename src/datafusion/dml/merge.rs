@@ -82,6 +82,9 @@ pub(crate) struct MergeActions {
     /// Lineage": an updated row keeps its `_row_id` with a null
     /// `_last_updated_sequence_number`; an inserted row has both null).
     lineage: bool,
+    /// What the updated rows' errors name as their clause (`MERGE UPDATE`, or `UPDATE
+    /// SET` for an `UPDATE` planned as a query).
+    update_clause: &'static str,
 }
 
 /// What one joined batch does to the table.
@@ -145,7 +148,7 @@ impl MergeActions {
                     for (index, expr) in assignments {
                         columns[*index] = self.value(expr, &selected, *index)?;
                     }
-                    let rows = table_rows(&self.target_schema, columns, "MERGE UPDATE")?;
+                    let rows = table_rows(&self.target_schema, columns, self.update_clause)?;
                     new_rows.push(if self.lineage {
                         // the target's `_row_id`, after its file and position columns
                         let row_id = Arc::clone(selected.column(self.target_columns + 2));
@@ -505,6 +508,7 @@ pub(crate) async fn plan_merge(
             target_schema: Arc::clone(target_schema),
             check_cardinality,
             lineage,
+            update_clause: "MERGE UPDATE",
         },
     ))
 }
@@ -537,6 +541,7 @@ pub(crate) fn matched_rows_actions(
         target_schema: Arc::clone(target_schema),
         check_cardinality: true,
         lineage,
+        update_clause: "UPDATE SET",
     }
 }
 

@@ -362,6 +362,18 @@ async fn dml_correlated_subqueries_change_the_rows_sql_changes() {
                 ),
             )
             .await;
+            // EXPLAIN plans them (the subqueries run, the statement does not)
+            let before = snapshots(&lake, &name).await;
+            for statement in [
+                format!(
+                    "EXPLAIN DELETE FROM {t} WHERE EXISTS (SELECT 1 FROM ice.ns.o2 WHERE o2.k = {t}.k)"
+                ),
+                format!("EXPLAIN UPDATE {t} SET d = 0 WHERE k IN (SELECT k FROM ice.ns.o2)"),
+            ] {
+                let plan = ok(&lake.ctx, &statement).await;
+                assert!(plan.contains("IcebergRowLevelExec: "), "{statement}: {plan}");
+            }
+            assert_eq!(snapshots(&lake, &name).await, before, "{name}");
             for (statement, changed) in [
                 // k = 2 has values over 15
                 (

@@ -76,11 +76,56 @@ use crate::expr::Predicate;
 use crate::table_properties as tp;
 use crate::transaction::{check_writable, IsolationLevel};
 
-pub(crate) use correlated::route_correlated;
+use correlated::route_correlated;
 pub use exec::IcebergRowLevelExec;
 pub use guard::{install_dml_guard, DmlEmptyInputGuard, DML_GUARD_RULE};
 use job::{RowLevelJob, RowLevelOp};
-pub(crate) use subquery::inline_predicate_subqueries;
+use subquery::inline_predicate_subqueries;
+
+/// `df` (a statement as `SessionContext::sql` planned it, not yet optimized) with the
+/// subqueries of its `DELETE`/`UPDATE` made plannable: uncorrelated `IN`/`EXISTS` run once
+/// and replaced by their values (module `subquery`), then a statement still holding a
+/// correlated subquery planned as a query over the table's row-level scan (module
+/// `correlated`); the same inside `EXPLAIN [ANALYZE]`. Any other statement unchanged.
+///
+/// Errors: planning and execution errors of an uncorrelated subquery, naming the
+/// statement and table.
+pub(crate) async fn plan_row_level_subqueries(
+    df: datafusion::dataframe::DataFrame,
+) -> Result<datafusion::dataframe::DataFrame> {
+    use datafusion::dataframe::DataFrame;
+    use datafusion::logical_expr::{Analyze, Explain, LogicalPlan};
+    type Rewrap = Box<dyn FnOnce(LogicalPlan) -> LogicalPlan + Send>;
+    let (state, plan) = df.into_parts();
+    let (inner, rewrap): (LogicalPlan, Rewrap) = match plan {
+        LogicalPlan::Explain(explain) => (
+            explain.plan.as_ref().clone(),
+            Box::new(move |p| {
+                LogicalPlan::Explain(Explain {
+                    plan: Arc::new(p),
+                    ..explain
+                })
+            }),
+        ),
+        LogicalPlan::Analyze(analyze) => (
+            analyze.input.as_ref().clone(),
+            Box::new(move |p| {
+                LogicalPlan::Analyze(Analyze {
+                    input: Arc::new(p),
+                    ..analyze
+                })
+            }),
+        ),
+        other => (other, Box::new(|p| p)),
+    };
+    let inlined = inline_predicate_subqueries(DataFrame::new(state, inner)).await?;
+    let (state, inner) = inlined.into_parts();
+    let inner = match route_correlated(&state, &inner)? {
+        Some(routed) => routed.into_parts().1,
+        None => inner,
+    };
+    Ok(DataFrame::new(state, rewrap(inner)))
+}
 
 /// Table property: how `DELETE` writes (`copy-on-write` or `merge-on-read`).
 pub const DELETE_MODE: &str = tp::DELETE_MODE.name;

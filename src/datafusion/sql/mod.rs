@@ -243,12 +243,7 @@ use tokens::Cursor;
 /// DataFusion's errors wrapped in [`ErrorKind::DataFusion`].
 pub async fn execute(ctx: &SessionContext, statement: &str) -> Result<DataFrame> {
     let df = execute_statement(ctx, statement).await?;
-    let df = crate::datafusion::dml::inline_predicate_subqueries(df).await?;
-    let (state, plan) = df.into_parts();
-    match crate::datafusion::dml::route_correlated(&state, &plan)? {
-        Some(statement) => Ok(statement),
-        None => Ok(DataFrame::new(state, plan)),
-    }
+    crate::datafusion::dml::plan_row_level_subqueries(df).await
 }
 
 /// [`execute`] but for the subqueries of a `DELETE`/`UPDATE`.

@@ -42,16 +42,14 @@ use datafusion::logical_expr::{
 use datafusion::physical_plan::ExecutionPlan;
 
 use super::exec::IcebergRowLevelExec;
-use super::job::{RowLevelJob, RowLevelOp};
+use super::job::RowLevelOp;
 use super::merge::{self, PlanTable, SOURCE_PRESENT};
 use super::{
-    isolation, writable, RowLevelMode, DELETE_ISOLATION_LEVEL, DELETE_MODE, UPDATE_ISOLATION_LEVEL,
-    UPDATE_MODE,
+    isolation, new_job, writable, RowLevelMode, DELETE_ISOLATION_LEVEL, DELETE_MODE,
+    UPDATE_ISOLATION_LEVEL, UPDATE_MODE,
 };
-use crate::datafusion::filter::FilterConverter;
 use crate::datafusion::table_provider::{IcebergTableProvider, FILE_COLUMN, ROW_ID_COLUMN};
 use crate::error::{Error, Result};
-use crate::expr::Predicate;
 
 /// The prefix of the new values' column names in the planned query.
 const SET_PREFIX: &str = "__icefloe_set_";
@@ -227,7 +225,7 @@ pub(crate) async fn plan_correlated(
     let level = isolation(props, level_key)?;
 
     // The conjuncts on the target's columns alone choose the files read; they are the
-    // conflict detection filter too (converting drops what it cannot express: wider).
+    // conflict detection filter too.
     let scan_schema = parts.scan.projected_schema.as_ref();
     let target_schema = match parts.alias {
         Some(alias) => DFSchema::try_from_qualified_schema(alias.clone(), scan_schema.as_arrow())?,
@@ -237,19 +235,15 @@ pub(crate) async fn plan_correlated(
         Some(condition) => merge::target_conjuncts(condition, &target_schema, n),
         None => vec![],
     };
-    let conflict_filter = FilterConverter::new(provider.iceberg_schema())
-        .convert_all(&filters)
-        .unwrap_or(Predicate::AlwaysTrue);
-    let planned = provider.plan_row_level(&filters).await?;
-    let mut job = RowLevelJob::new(
-        provider.clone(),
-        target.clone(),
-        session.clone(),
-        mode,
-        level,
-        conflict_filter,
+    let (mut job, planned) = new_job(
+        provider,
+        target,
+        session,
+        (mode, level),
+        &filters,
         statement,
-    );
+    )
+    .await?;
     let row_level = provider.row_level_exec(state, planned.clone(), &filters)?;
     job.set_plan(planned);
 

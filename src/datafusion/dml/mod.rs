@@ -68,6 +68,7 @@ use datafusion::logical_expr::utils::conjunction;
 use datafusion::logical_expr::Expr;
 use datafusion::physical_plan::ExecutionPlan;
 
+use super::delete_planning::DeletePlan;
 use super::filter::{exact_by_identity_partitions, FilterConverter};
 use super::insert::WriteTarget;
 use super::table_provider::IcebergTableProvider;
@@ -247,19 +248,8 @@ pub(crate) async fn plan_merge(
             merge::target_conjuncts(&on, &merge_schema, provider.arrow_schema().fields().len())
         }
     };
-    let conflict_filter = FilterConverter::new(provider.iceberg_schema())
-        .convert_all(&filters)
-        .unwrap_or(Predicate::AlwaysTrue);
-    let planned = provider.plan_row_level(&filters).await?;
-    let mut job = RowLevelJob::new(
-        provider.clone(),
-        target,
-        session.clone(),
-        mode,
-        level,
-        conflict_filter,
-        "MERGE",
-    );
+    let (mut job, planned) =
+        new_job(provider, target, session, (mode, level), &filters, "MERGE").await?;
     let scan = provider.row_level_exec(state, planned.clone(), &filters)?;
     job.set_plan(planned);
     let (joined, actions) = merge::plan_merge(
@@ -365,6 +355,36 @@ fn writable<'a>(
     Ok((target.clone(), session))
 }
 
+/// The job of row-level `statement` on `provider`'s table, and the files planned for the
+/// rows `filters` (on the table's columns) may select: they choose the files read, and
+/// are the statement's conflict-detection filter (converting drops what it cannot
+/// express, which only widens it).
+///
+/// Errors: planning errors (a manifest or delete file that cannot be read).
+async fn new_job(
+    provider: &IcebergTableProvider,
+    target: WriteTarget,
+    session: &SessionState,
+    (mode, level): (RowLevelMode, IsolationLevel),
+    filters: &[Expr],
+    statement: &'static str,
+) -> Result<(RowLevelJob, DeletePlan)> {
+    let conflict_filter = FilterConverter::new(provider.iceberg_schema())
+        .convert_all(filters)
+        .unwrap_or(Predicate::AlwaysTrue);
+    let planned = provider.plan_row_level(filters).await?;
+    let job = RowLevelJob::new(
+        provider.clone(),
+        target,
+        session.clone(),
+        mode,
+        level,
+        conflict_filter,
+        statement,
+    );
+    Ok((job, planned))
+}
+
 enum RowLevelOpPlan {
     Delete,
     Update(Vec<(String, Expr)>),
@@ -403,11 +423,6 @@ async fn plan(
     };
     let schema = provider.iceberg_schema();
     let converter = FilterConverter::new(schema);
-    // The rows the statement reads, for conflict detection: converting drops what it
-    // cannot express, which only widens it.
-    let conflict_filter = converter
-        .convert_all(&filters)
-        .unwrap_or(Predicate::AlwaysTrue);
     // A DELETE whose condition identity partition values decide removes whole files.
     let whole_files = matches!(op, RowLevelOpPlan::Delete)
         && filters.iter().all(|f| {
@@ -416,16 +431,15 @@ async fn plan(
             })
         });
 
-    let planned = provider.plan_row_level(&filters).await?;
-    let mut job = RowLevelJob::new(
-        provider.clone(),
+    let (mut job, planned) = new_job(
+        provider,
         target.clone(),
-        session.clone(),
-        mode,
-        level,
-        conflict_filter,
+        session,
+        (mode, level),
+        &filters,
         statement,
-    );
+    )
+    .await?;
     let mut scanned = planned.clone();
     if whole_files {
         let mut skipped = HashSet::new();

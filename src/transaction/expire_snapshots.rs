@@ -13,7 +13,8 @@
 //!   `history.expire.min-snapshots-to-keep`, default 1) or the ancestor is not older
 //!   than the cut-off (`now − max-snapshot-age-ms` of the ref, else [`older_than`], else
 //!   `now − history.expire.max-snapshot-age-ms`, default 5 days).
-//! - **snapshots of no kept ref's history** not older than the cut-off.
+//! - **snapshots of no kept ref's history** (no kept branch's ancestor, no kept tag's
+//!   snapshot; a tag's ancestors are not its history) not older than the cut-off.
 //!
 //! Everything else is removed, and so are the snapshots named by
 //! [`expire_snapshot_id`], which must not be a kept ref's head (the current snapshot
@@ -218,10 +219,10 @@ impl ExpireSnapshots {
                 }
             }
         }
+        // a tag references its own snapshot only, not that snapshot's ancestors (Java's
+        // `unreferencedSnapshotsToRetain`): an ancestor on no branch is kept by its age
         for r in refs.values().filter(|r| r.ref_type != "branch") {
-            for s in ancestors(m, Some(r.snapshot_id)) {
-                in_history.insert(s.snapshot_id);
-            }
+            in_history.insert(r.snapshot_id);
         }
         for s in &m.snapshots {
             if !in_history.contains(&s.snapshot_id) && s.timestamp_ms >= default_cutoff {

@@ -1175,6 +1175,101 @@ async fn maintenance_expire_honours_ref_retention() {
     reachable_files_exist(&lake.catalog, &format!("ns.{name}")).await;
 }
 
+/// A tag references its own snapshot, not that snapshot's ancestors (Java's
+/// `RemoveSnapshots.unreferencedSnapshotsToRetain`): the parent of a tagged snapshot that
+/// `main` was rolled back past is on no branch, so it is kept while it is younger than the
+/// cut-off, and expired once older. Expiring one snapshot by id expires that one alone.
+#[tokio::test]
+async fn maintenance_expire_keeps_young_ancestors_of_a_tag() {
+    use icefloe::maintenance::{expire_snapshots, ExpireOptions};
+    use icefloe::transaction::ExpireSnapshots;
+    let lake = lake().await;
+    let name = "tagged";
+    create(&lake, name, "", "").await;
+    insert_small_batches(&lake, name, 3).await;
+    let ids: Vec<i64> = crate::catalog::strings(
+        &lake.ctx,
+        &format!("SELECT snapshot_id FROM ice.ns.\"{name}$snapshots\" ORDER BY committed_at"),
+    )
+    .await
+    .iter()
+    .map(|s| s.parse().expect("id"))
+    .collect();
+    let t = format!("ice.ns.{name}");
+    // tag the third snapshot, roll main back to the first and write on: the second
+    // snapshot is now only the tag's ancestor
+    ok(
+        &lake.ctx,
+        &format!("ALTER TABLE {t} CREATE TAG v3 AS OF VERSION {}", ids[2]),
+    )
+    .await;
+    ok(
+        &lake.ctx,
+        &format!(
+            "CALL ice.system.rollback_to_snapshot('ns.{name}', {})",
+            ids[0]
+        ),
+    )
+    .await;
+    ok(
+        &lake.ctx,
+        &format!("INSERT INTO {t} VALUES (99, 9, 'z', 9.5)"),
+    )
+    .await;
+    let second = format!("SELECT count(*) FROM ice.ns.\"{name}@{}\"", ids[1]);
+    assert_eq!(n(&lake, &second).await, 6);
+    // every snapshot is minutes old: the defaults (5 days) expire none
+    let expired = call(
+        &lake,
+        &format!("CALL ice.system.expire_snapshots('ns.{name}')"),
+    )
+    .await;
+    assert_eq!(expired["deleted_manifest_lists_count"], 0, "{expired:?}");
+    assert_eq!(
+        n(
+            &lake,
+            &format!("SELECT count(*) FROM ice.ns.\"{name}$snapshots\"")
+        )
+        .await,
+        4
+    );
+    assert_eq!(n(&lake, &second).await, 6);
+    // by id: that snapshot alone
+    let ident = TableIdent::parse(&format!("ns.{name}"));
+    let (_, by_id) = expire_snapshots(
+        &lake.catalog,
+        &ident,
+        ExpireSnapshots::new().expire_snapshot_id(ids[0]),
+        ExpireOptions {
+            dry_run: true,
+            ..Default::default()
+        },
+    )
+    .await
+    .expect("dry run");
+    assert_eq!(by_id.expired_snapshot_ids, [ids[0]]);
+    // six days on: main keeps its head, the tag its snapshot; the tag's parent and main's
+    // old first snapshot go
+    let later = chrono::Utc::now().timestamp_millis() + 6 * 24 * 3600 * 1000;
+    let (table, done) = expire_snapshots(
+        &lake.catalog,
+        &ident,
+        ExpireSnapshots::new().at_time(later),
+        ExpireOptions::default(),
+    )
+    .await
+    .expect("expire");
+    let mut expected = vec![ids[0], ids[1]];
+    expected.sort_unstable();
+    assert_eq!(done.expired_snapshot_ids, expected);
+    assert!(table.metadata().snapshot_by_id(ids[2]).is_some());
+    assert_eq!(
+        n(&lake, &format!("SELECT count(*) FROM ice.ns.\"{name}@v3\"")).await,
+        9
+    );
+    reachable_files_exist(&lake.catalog, &format!("ns.{name}")).await;
+}
+
 #[tokio::test]
 async fn maintenance_sort_strategy_writes_in_the_table_sort_order() {
     use icefloe::spec::sort_order::{SortField, SortOrder};

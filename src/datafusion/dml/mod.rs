@@ -277,15 +277,7 @@ fn writable<'a>(
     if provider.has_metadata_columns() {
         return Err(super::table_provider::read_only_metadata_view(table));
     }
-    provider.check_not_tag(statement)?;
-    let Some(target) = provider.write_target() else {
-        return Err(Error::unsupported(format!(
-            "{statement} on table '{}': it was opened by location or at a snapshot; \
-             row-level changes go to the current snapshot of a table in a catalog or to one \
-             of its branches",
-            provider.display_name()
-        )));
-    };
+    let target = provider.check_writable(statement)?;
     // a branch's statement reads and commits at the branch's snapshot (`with_ref`)
     let read_at = match provider.branch() {
         Some(branch) => table.metadata().ref_snapshot_id(branch),

@@ -503,7 +503,7 @@ fn table_alias(factor: &TableFactor) -> Option<&datafusion::sql::sqlparser::ast:
 }
 
 /// The table reference of a name's resolved parts (1 to 3 of them).
-fn reference(parts: &[String]) -> Option<TableReference> {
+pub(super) fn reference(parts: &[String]) -> Option<TableReference> {
     Some(match parts {
         [t] => TableReference::bare(t.as_str()),
         [s, t] => TableReference::partial(s.as_str(), t.as_str()),

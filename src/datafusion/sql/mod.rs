@@ -195,6 +195,7 @@ mod update_values;
 mod use_namespace;
 mod uuid_values;
 mod values_struct_fields;
+mod write_target;
 
 #[cfg(test)]
 mod alter_tests;
@@ -318,6 +319,8 @@ async fn execute_statement(ctx: &SessionContext, statement: &str) -> Result<Data
         }
         false => statement,
     };
+    // a write to a tag or snapshot is refused before its older schema is planned
+    write_target::check(ctx, statement).await?;
     // assignment targets and MERGE clause scopes resolved as Spark does (a DELETE is only
     // checked there)
     match dml_rewrite::plan(ctx, statement).await {

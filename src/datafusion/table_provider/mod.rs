@@ -343,6 +343,27 @@ impl IcebergTableProvider {
         }
     }
 
+    /// `Err` when `statement` (`INSERT INTO`, `DELETE`, …) cannot write through this
+    /// provider: it was opened at a tag ([`Self::check_not_tag`]), or by location or at a
+    /// snapshot id or timestamp (no write target). `sql::execute` calls it before
+    /// DataFusion plans a write to a `"t@…"` name, so the refusal comes first, not an
+    /// error of the tag's older schema (a column added since).
+    ///
+    /// Errors: [`crate::ErrorKind::Unsupported`], "cannot write to tag 't1' of table
+    /// 'ns.t': …", or "INSERT INTO on table 'ns.t': it was opened by location or at a
+    /// snapshot; …" (the table as [`Self::display_name`] names it).
+    pub(crate) fn check_writable(&self, statement: &str) -> Result<&WriteTarget> {
+        self.check_not_tag(statement)?;
+        self.write_target.as_ref().ok_or_else(|| {
+            Error::unsupported(format!(
+                "{statement} on table '{}': it was opened by location or at a snapshot; \
+                 writes go to the current snapshot of a table in a catalog (--catalog, \
+                 IcebergCatalogProvider) or to one of its branches",
+                self.display_name()
+            ))
+        })
+    }
+
     /// Whether top-level strings and binaries are exposed as views (see
     /// [`Self::with_schema_force_view_types`]).
     pub fn schema_force_view_types(&self) -> bool {
@@ -616,16 +637,7 @@ impl TableProvider for IcebergTableProvider {
             InsertOp::Append => "INSERT INTO",
             _ => "INSERT OVERWRITE",
         };
-        self.check_not_tag(statement)?;
-        let Some(target) = &self.write_target else {
-            return Err(Error::unsupported(format!(
-                "{statement} on table '{}': it was opened by location or at a snapshot; \
-                 writes go to the current snapshot of a table in a catalog (--catalog, \
-                 IcebergCatalogProvider) or of one of its branches",
-                self.display_name()
-            ))
-            .into());
-        };
+        let target = self.check_writable(statement)?;
         // a branch is written at the snapshot it points at (`with_ref`)
         if self.branch.is_none()
             && self.snapshot.as_ref().map(|s| s.snapshot_id)

@@ -116,6 +116,51 @@ fn without_secrets(uri: &str) -> String {
     }
 }
 
+impl CatalogConfig {
+    /// A `--catalog` value (or any catalog URI) as an error may show it: the user info of
+    /// a URL (`user:password@`) is `***`, and so is the value of every query parameter
+    /// whose name is a secret's (`credential`, `token`, `password`, `…-key`, …, see
+    /// [`is_secret`](crate::io::is_secret)); the fragment is dropped. Other values (paths,
+    /// `warehouse=`, `?catalog=`) are kept as given.
+    pub fn redacted_spec(spec: &str) -> String {
+        let spec = spec.split('#').next().unwrap_or_default();
+        let (head, query) = match spec.split_once('?') {
+            Some((h, q)) => (h, Some(q)),
+            None => (spec, None),
+        };
+        let head = match head.split_once("://") {
+            Some((scheme, rest)) => {
+                let (authority, path) = match rest.find('/') {
+                    Some(i) => rest.split_at(i),
+                    None => (rest, ""),
+                };
+                match authority.rsplit_once('@') {
+                    Some((_, host)) => format!("{scheme}://***@{host}{path}"),
+                    None => head.to_string(),
+                }
+            }
+            None => head.to_string(),
+        };
+        let Some(query) = query else {
+            return head;
+        };
+        let pairs: Vec<String> = query
+            .split('&')
+            .map(|pair| {
+                let key = url::form_urlencoded::parse(pair.as_bytes())
+                    .next()
+                    .map(|(k, _)| k.into_owned())
+                    .unwrap_or_default();
+                match pair.split_once('=') {
+                    Some((raw_key, _)) if crate::io::is_secret(&key) => format!("{raw_key}=***"),
+                    _ => pair.to_string(),
+                }
+            })
+            .collect();
+        format!("{head}?{}", pairs.join("&"))
+    }
+}
+
 fn is_sqlite_path(s: &str) -> bool {
     [".db", ".sqlite", ".sqlite3"]
         .iter()
@@ -160,15 +205,17 @@ impl CatalogConfig {
         let lower = spec.to_ascii_lowercase();
         if lower.starts_with("http://") || lower.starts_with("https://") {
             return Err(Error::invalid_argument(format!(
-                "catalog URI '{spec}' is an HTTP endpoint: to open it as a REST catalog write \
-                 'rest:{spec}'"
+                "catalog URI '{shown}' is an HTTP endpoint: to open it as a REST catalog write \
+                 'rest:{shown}'",
+                shown = Self::redacted_spec(spec)
             )));
         }
         if let Some(kind) = unsupported_catalog(spec) {
             return Err(Error::unsupported(format!(
-                "catalog URI '{spec}' names a {kind}, which icefloe does not support \
+                "catalog URI '{}' names a {kind}, which icefloe does not support \
                  (supported: REST catalogs as 'rest:http(s)://…', SQLite catalogs, warehouse \
-                 directories, metadata files, config files)"
+                 directories, metadata files, config files)",
+                Self::redacted_spec(spec)
             )));
         }
         if spec.starts_with("sqlite:") || spec.starts_with("jdbc:sqlite:") || is_sqlite_path(spec) {
@@ -566,6 +613,53 @@ mod tests {
             without_secrets("http://u:p@host:1/a/b?x=1#f"),
             "http://host:1/a/b"
         );
+    }
+
+    /// A catalog URI an error echoes keeps no secret: not the user info, not a secret
+    /// query parameter, in the unsupported-catalog and HTTP-endpoint errors too; the
+    /// rest of it is kept so the message still names the catalog.
+    #[test]
+    fn redacted_specs_keep_no_secret() {
+        for (spec, shown) in [
+            (
+                "rest:http://127.0.0.1:8181/api?warehouse=s3://wh&credential=id:TOPSECRET",
+                "rest:http://127.0.0.1:8181/api?warehouse=s3://wh&credential=***",
+            ),
+            (
+                "jdbc:postgresql://db:5432/ice?user=u&password=TOPSECRET&ssl=true",
+                "jdbc:postgresql://db:5432/ice?user=u&password=***&ssl=true",
+            ),
+            (
+                "thrift://admin:TOPSECRET@metastore:9083/x#TOPSECRET",
+                "thrift://***@metastore:9083/x",
+            ),
+            (
+                "http://h:1?s3.secret-access-key=TOPSECRET&token&header.X-Api=TOPSECRET",
+                "http://h:1?s3.secret-access-key=***&token&header.X-Api=***",
+            ),
+            // percent-encoded names are secrets too
+            (
+                "http://h?cred%65ntial=TOPSECRET",
+                "http://h?cred%65ntial=***",
+            ),
+            (
+                "sqlite:///rel/c.db?catalog=prod",
+                "sqlite:///rel/c.db?catalog=prod",
+            ),
+            ("/data/user@host/wh", "/data/user@host/wh"),
+        ] {
+            assert_eq!(CatalogConfig::redacted_spec(spec), shown, "{spec}");
+        }
+        for spec in [
+            "jdbc:postgresql://db:5432/ice?user=u&password=TOPSECRET",
+            "postgresql://u:TOPSECRET@db/ice",
+            "https://catalog.example.com/api?credential=id:TOPSECRET",
+        ] {
+            let err = CatalogConfig::from_spec(spec).unwrap_err();
+            let message = format!("{err} {err:?}");
+            assert!(!message.contains("TOPSECRET"), "{spec}: {message}");
+            assert!(message.contains("catalog URI '"), "{spec}: {message}");
+        }
     }
 
     #[test]

@@ -527,7 +527,37 @@ fn map_store_error(e: object_store::Error, location: &str) -> Error {
             format!("access to '{location}' refused"),
         )
         .with_source(e),
-        other => Error::new(ErrorKind::Io, format!("cannot read '{location}'")).with_source(other),
+        other => Error::new(ErrorKind::Io, format!("cannot read '{location}'"))
+            .with_source(StoreCauses(other)),
+    }
+}
+
+/// An object store error shown with its causes: for a request that got no answer,
+/// object_store's message ends in "HTTP error: error sending request", and only its
+/// causes say why (`Connection refused (os error 111)`, a DNS failure, the TLS
+/// handshake's reason). Each cause is shown once, unless an earlier text holds it
+/// already. `source()` is the store error's own, so the chain stays walkable.
+#[derive(Debug)]
+pub(crate) struct StoreCauses(pub(crate) object_store::Error);
+
+impl std::fmt::Display for StoreCauses {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut shown: Vec<String> = vec![];
+        let mut next: Option<&(dyn std::error::Error + 'static)> = Some(&self.0);
+        while let Some(e) = next {
+            let text = e.to_string();
+            if !shown.iter().any(|s| s.contains(&text)) {
+                shown.push(text);
+            }
+            next = e.source();
+        }
+        f.write_str(&shown.join(": "))
+    }
+}
+
+impl std::error::Error for StoreCauses {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        std::error::Error::source(&self.0)
     }
 }
 

@@ -147,7 +147,8 @@ fn write_error(e: object_store::Error, location: &str) -> Error {
             format!("writing '{location}' refused"),
         )
         .with_source(e),
-        other => Error::new(ErrorKind::Io, format!("cannot write '{location}'")).with_source(other),
+        other => Error::new(ErrorKind::Io, format!("cannot write '{location}'"))
+            .with_source(super::StoreCauses(other)),
     }
 }
 

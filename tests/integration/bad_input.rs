@@ -589,6 +589,55 @@ fn silent_server() -> String {
     addr
 }
 
+/// An S3 endpoint where nothing listens (a wrong port or host) fails reads and writes
+/// saying why, not only object_store's "error sending request": the connection's reason,
+/// with the file and the endpoint, and never the secret.
+#[tokio::test]
+async fn a_closed_s3_endpoint_says_why() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("port")
+        .port();
+    let endpoint = format!("http://127.0.0.1:{port}");
+    let secret = "not-to-be-shown-c10sed";
+    let storage_properties: std::collections::HashMap<String, String> = [
+        ("s3.endpoint", endpoint.clone()),
+        ("s3.region", "us-east-1".to_string()),
+        ("s3.path-style-access", "true".to_string()),
+        ("s3.access-key-id", "AKIDCLOSED".to_string()),
+        ("s3.secret-access-key", secret.to_string()),
+        ("s3.retry.num-retries", "1".to_string()),
+        ("s3.retry.min-wait-ms", "10".to_string()),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    let location = "s3://closed-bucket/db/t/metadata/v1.metadata.json";
+    let err = Table::open_with(
+        location,
+        icefloe::OpenOptions {
+            storage_properties: storage_properties.clone(),
+            ..Default::default()
+        },
+    )
+    .await
+    .expect_err("nothing listens");
+    let io = icefloe::io::FileIO::new(storage_properties);
+    let written = "s3://closed-bucket/db/t/data/a.parquet";
+    let write_err = io
+        .write(written, bytes::Bytes::from_static(b"x"))
+        .await
+        .expect_err("nothing listens");
+    for (err, file) in [(err, location), (write_err, written)] {
+        let message = err.to_string();
+        assert_eq!(err.kind(), ErrorKind::Io, "{message}");
+        assert!(message.contains(file), "{message}");
+        assert!(message.contains(&endpoint), "{message}");
+        assert!(message.contains("Connection refused"), "{message}");
+        assert!(!message.contains(secret), "{message}");
+    }
+}
+
 /// An S3 endpoint that accepts connections and never answers fails the read within the
 /// request timeout and retries (`s3.request-timeout`, `s3.retry.num-retries`), naming
 /// the file and the endpoint and never the secret; it does not hang.

@@ -135,6 +135,33 @@ fn cli_unsupported_catalog_uris_name_the_catalog_type() {
     }
 }
 
+/// A `--catalog` value the CLI refuses is echoed without its secrets: a REST URI holding a
+/// `credential`, a JDBC URL with a password (the CLI's own "cannot open catalog …" context
+/// showed the whole value, secret included).
+#[test]
+fn cli_refused_catalog_uris_show_no_secret() {
+    for (uri, shown) in [
+        (
+            "rest:http://127.0.0.1:9/api?warehouse=wh&credential=id:TOPSECRET",
+            "cannot open catalog rest:http://127.0.0.1:9/api?warehouse=wh&credential=***",
+        ),
+        (
+            "jdbc:postgresql://db:5432/ice?user=u&password=TOPSECRET",
+            "cannot open catalog jdbc:postgresql://db:5432/ice?user=u&password=***",
+        ),
+        (
+            "postgresql://u:TOPSECRET@db/ice",
+            "cannot open catalog postgresql://***@db/ice",
+        ),
+    ] {
+        let out = run(&["--catalog", uri, "-c", "SELECT 1"]);
+        assert_failure(&out);
+        let err = stderr(&out);
+        assert!(!err.contains("TOPSECRET"), "{uri}: {err}");
+        assert!(err.contains(shown), "{uri}: {err}");
+    }
+}
+
 /// A catalog with `ns.good` and `ns.broken`, whose metadata files are gone.
 fn catalog_with_a_broken_table(dir: &Path) -> String {
     let catalog = format!("sqlite:{}", dir.join("c.db").display());

@@ -784,6 +784,35 @@ async fn namespaces_and_tables_round_trip() {
         catalog.list_tables(&ns).await.expect("list"),
         vec![c.clone(), d.clone()]
     );
+    // the server's 409s under the kind the request gives them, without the generic
+    // "already exists" of a 409: a stale commit is a conflict, a namespace with tables
+    // is not empty
+    let stale = icefloe::spec::TableCommit {
+        requirements: vec![icefloe::spec::TableRequirement::AssertRefSnapshotId {
+            reference: "main".into(),
+            snapshot_id: Some(1),
+        }],
+        updates: vec![],
+    };
+    let err = catalog
+        .commit_table(&d, &stale)
+        .await
+        .expect_err("stale requirement");
+    assert_eq!(err.kind(), ErrorKind::CommitConflict, "{err}");
+    let message = err.to_string();
+    assert!(
+        message.contains(&format!("commit to table '{ns_name}.d'")) && message.contains("409"),
+        "{message}"
+    );
+    assert!(!message.contains("already exists"), "{message}");
+    let err = rest.drop_namespace(&ns).await.expect_err("not empty");
+    assert_eq!(err.kind(), ErrorKind::InvalidArgument, "{err}");
+    let message = err.to_string();
+    assert!(
+        message.contains(&format!("namespace '{ns_name}' is not empty")) && message.contains("409"),
+        "{message}"
+    );
+    assert!(!message.contains("already exists"), "{message}");
     catalog.drop_table(&d, false).await.expect("drop d");
     catalog.drop_table(&c, true).await.expect("drop with purge");
     assert!(!catalog.table_exists(&c).await.expect("exists"));

@@ -38,9 +38,12 @@ fn local_dir(location: &str) -> Option<PathBuf> {
 /// Open the catalog `spec` names. `create`: create a missing SQLite database or
 /// warehouse directory (`--create-catalog`, or the bare `--catalog`).
 pub fn open(spec: &str, create: bool) -> Result<Arc<dyn Catalog>, CliError> {
+    // what errors show of `spec`: no password or secret parameter (a REST URI refused
+    // for holding a `credential`, a JDBC URL with `password=`)
+    let shown = CatalogConfig::redacted_spec(spec);
     let fail = |e: icefloe::Error, place: Option<&Path>| {
         let place = place.map_or(String::new(), |p| format!(" ({})", absolute(p).display()));
-        CliError::from(e).context(format!("cannot open catalog {spec}{place}"))
+        CliError::from(e).context(format!("cannot open catalog {shown}{place}"))
     };
     let config = CatalogConfig::from_spec(spec).map_err(|e| fail(e, None))?;
     let place: Option<PathBuf> = match config.catalog_type.to_ascii_lowercase().as_str() {
@@ -56,7 +59,7 @@ pub fn open(spec: &str, create: bool) -> Result<Arc<dyn Catalog>, CliError> {
                 "no warehouse directory at"
             };
             return Err(CliError::new(format!(
-                "cannot open catalog {spec}: {what} {} (--create-catalog creates it)",
+                "cannot open catalog {shown}: {what} {} (--create-catalog creates it)",
                 absolute(path).display()
             )));
         }

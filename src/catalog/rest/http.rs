@@ -8,7 +8,7 @@
 //! | 400, 422 | `InvalidArgument` |
 //! | 401, 403 (after one token refresh) | `PermissionDenied` |
 //! | 404 | `NotFound` |
-//! | 409 | `AlreadyExists` (the commit path maps it to `CommitConflict`) |
+//! | 409 | `AlreadyExists` (the commit path maps it to `CommitConflict`, dropping a namespace to `InvalidArgument`: not empty; see [`HttpError::rekinded`]) |
 //! | 429, 503 (retries spent), other 5xx | `Io` (the commit path: `CommitStateUnknown`) |
 //! | no answer (refused, timed out) | `Io`, naming the URL |
 //!
@@ -54,6 +54,17 @@ pub struct HttpError {
     pub error_type: String,
     /// The error for the caller.
     pub error: Error,
+}
+
+impl HttpError {
+    /// The server's answer as an error of `kind` after `context`, for a status whose
+    /// meaning the caller knows (a 409 to dropping a namespace: it is not empty; to a
+    /// commit: a conflict). The message carries the method, URL and the server's
+    /// message, but not the generic kind of the status ("already exists" for every
+    /// 409), which would contradict `kind`.
+    pub fn rekinded(self, kind: ErrorKind, context: impl std::fmt::Display) -> Error {
+        Error::new(kind, format!("{context}: {}", self.error.message()))
+    }
 }
 
 impl From<HttpError> for Error {

@@ -359,10 +359,10 @@ impl RestCatalog {
             .await
         {
             Ok(_) => Ok(()),
-            Err(e) if e.status == Some(StatusCode::CONFLICT) => Err(Error::invalid_argument(
+            Err(e) if e.status == Some(StatusCode::CONFLICT) => Err(e.rekinded(
+                ErrorKind::InvalidArgument,
                 format!("namespace '{namespace}' is not empty"),
-            )
-            .with_source(e.error)),
+            )),
             Err(e) => Err(self.namespace_error(e, namespace)),
         }
     }
@@ -419,11 +419,10 @@ impl RestCatalog {
 
     fn already_exists_or(&self, e: HttpError, ident: &TableIdent) -> Error {
         if e.status == Some(StatusCode::CONFLICT) {
-            Error::new(
+            e.rekinded(
                 ErrorKind::AlreadyExists,
                 format!("table '{ident}' in catalog '{}'", self.config.name),
             )
-            .with_source(e.error)
         } else if e.status == Some(StatusCode::NOT_FOUND) {
             namespace_not_found(&self.config.name, &ident.namespace).with_source(e.error)
         } else {
@@ -546,11 +545,10 @@ impl Catalog for RestCatalog {
             .await
         {
             Ok(_) => Ok(()),
-            Err(e) if e.status == Some(StatusCode::CONFLICT) => Err(Error::new(
+            Err(e) if e.status == Some(StatusCode::CONFLICT) => Err(e.rekinded(
                 ErrorKind::AlreadyExists,
                 format!("namespace '{namespace}' in catalog '{}'", self.config.name),
-            )
-            .with_source(e.error)),
+            )),
             Err(e) => Err(self.namespace_error(e, namespace)),
         }
     }
@@ -677,11 +675,10 @@ impl Catalog for RestCatalog {
             .await
         {
             Ok(_) => Ok(()),
-            Err(e) if e.status == Some(StatusCode::CONFLICT) => Err(Error::new(
+            Err(e) if e.status == Some(StatusCode::CONFLICT) => Err(e.rekinded(
                 ErrorKind::AlreadyExists,
                 format!("table '{to}' in catalog '{}'", self.config.name),
-            )
-            .with_source(e.error)),
+            )),
             // the server's 404 does not say which namespace it missed: the source's, or
             // the destination's
             Err(e)
@@ -702,7 +699,7 @@ impl RestCatalog {
     fn commit_error(&self, e: HttpError, ident: &TableIdent) -> Error {
         let context = format!("commit to table '{ident}'");
         match e.status.map(|s| s.as_u16()) {
-            Some(409) => Error::new(ErrorKind::CommitConflict, context).with_source(e.error),
+            Some(409) => e.rekinded(ErrorKind::CommitConflict, context),
             Some(404) => self.table_error(e, ident),
             Some(500 | 502 | 503 | 504) => Error::new(
                 ErrorKind::CommitStateUnknown,

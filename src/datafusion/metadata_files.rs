@@ -55,7 +55,7 @@ fn scalar_column(values: Vec<Option<&Literal>>, data_type: &DataType) -> Result<
 }
 
 /// The `partition` struct column, `None` when the table has no partition fields.
-fn partition_column(
+pub(crate) fn partition_column(
     unified: &[UnifiedField],
     rows: &[Vec<Option<Literal>>],
 ) -> Result<Option<ArrayRef>> {

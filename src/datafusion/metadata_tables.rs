@@ -14,6 +14,7 @@
 //! | `entries` | manifest entry of the snapshot, deleted ones included | |
 //! | `partitions` | partition of the snapshot's live files | |
 //! | `all_files`, `all_data_files`, `all_delete_files`, `all_entries` | as above, over the manifests of every snapshot (each manifest once) | |
+//! | `position_deletes` | deleted position of the snapshot's position delete files and deletion vectors | the delete files (module `metadata_position_deletes`) |
 //!
 //! Times are `timestamp(µs, UTC)`. The snapshot-scoped tables (`manifests`, the file
 //! tables, `entries`, `partitions`) read the current snapshot unless another one is
@@ -80,11 +81,14 @@ pub enum MetadataTableKind {
     AllFiles,
     /// `all_entries`: entries of every snapshot's manifests
     AllEntries,
+    /// `position_deletes`: deleted positions of the snapshot's position delete files
+    /// and deletion vectors
+    PositionDeletes,
 }
 
 impl MetadataTableKind {
     /// Every kind, in the order of the module docs.
-    pub const ALL: [MetadataTableKind; 15] = [
+    pub const ALL: [MetadataTableKind; 16] = [
         Self::Snapshots,
         Self::History,
         Self::MetadataLogEntries,
@@ -100,6 +104,7 @@ impl MetadataTableKind {
         Self::AllDeleteFiles,
         Self::AllFiles,
         Self::AllEntries,
+        Self::PositionDeletes,
     ];
 
     /// The SQL name (`snapshots`, `all_manifests`, …).
@@ -120,6 +125,7 @@ impl MetadataTableKind {
             Self::AllDeleteFiles => "all_delete_files",
             Self::AllFiles => "all_files",
             Self::AllEntries => "all_entries",
+            Self::PositionDeletes => "position_deletes",
         }
     }
 
@@ -140,6 +146,7 @@ impl MetadataTableKind {
                 | Self::DeleteFiles
                 | Self::Entries
                 | Self::Partitions
+                | Self::PositionDeletes
         )
     }
 }
@@ -278,6 +285,11 @@ pub async fn metadata_table_batch(
             let entries = read_entries(table, snap).await?;
             let live: Vec<&ManifestEntry> = entries.iter().filter(|e| e.is_alive()).collect();
             partitions_table(metadata, &live)
+        }
+        MetadataTableKind::PositionDeletes => {
+            let entries = read_entries(table, snap).await?;
+            let live: Vec<&ManifestEntry> = entries.iter().filter(|e| e.is_alive()).collect();
+            super::metadata_position_deletes::position_deletes_table(table, &live).await
         }
     }
 }

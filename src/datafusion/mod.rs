@@ -35,6 +35,7 @@ pub mod maintenance;
 pub mod map_keys;
 pub mod metadata_columns;
 mod metadata_files;
+mod metadata_position_deletes;
 pub mod metadata_tables;
 pub mod metrics;
 pub mod min_max;

@@ -86,6 +86,7 @@ fn cli_every_metadata_table_exports_in_every_format() {
         "all_files",
         "all_entries",
         "partitions",
+        "position_deletes",
     ] {
         for format in ["table", "csv", "json"] {
             let sql = format!("SELECT * FROM \"t${name}\"");

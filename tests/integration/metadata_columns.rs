@@ -844,3 +844,81 @@ async fn partition_field_filters_keep_the_rows_of_spark_tables() {
     // every table's values are spread over files of other values
     assert!(checked >= 3 && pruned == checked, "{pruned} of {checked}");
 }
+
+/// `position_deletes` (the metadata table) of Spark's tables lists exactly the positions
+/// no live row has: for each live data file, its positions `0..record_count` minus the
+/// live rows' `_pos`, each once; and, as Spark's reads the delete files as they are, the
+/// positions a live delete file still holds for a data file no longer live (Spark's v2
+/// table: 2). A deletion vector's rows carry its blob's offset and length, a position
+/// delete file's none.
+#[tokio::test]
+async fn position_deletes_table_lists_the_positions_no_live_row_has() {
+    use icefloe::datafusion::metadata_tables::{metadata_table_provider, MetadataTableKind};
+    use std::collections::BTreeSet;
+    for (table, deleted, dangling, delete_files, dv) in [
+        ("corpus/spark_v3_deletion_vectors", 45, 0, 3, true),
+        // the fourth delete file holds the positions of the removed data file only
+        ("corpus/spark_v2_mor_position_deletes", 26, 2, 4, false),
+    ] {
+        let ctx = SessionContext::new();
+        let provider = IcebergTableProvider::open(testdata(table).to_str().unwrap())
+            .await
+            .unwrap();
+        ctx.register_table("t", Arc::new(provider.clone())).unwrap();
+        let pd =
+            metadata_table_provider(provider.table(), MetadataTableKind::PositionDeletes, None)
+                .await
+                .unwrap();
+        ctx.register_table("pd", pd).unwrap();
+        let listed: Vec<(String, u64)> = rows(&ctx, "SELECT file_path, pos FROM pd")
+            .await
+            .into_iter()
+            .map(|r| (r[0].clone(), r[1].parse().unwrap()))
+            .collect();
+        let listed_set: BTreeSet<(String, u64)> = listed.iter().cloned().collect();
+        assert_eq!(listed.len(), listed_set.len(), "{table}: a position twice");
+        let live: BTreeSet<(String, u64)> = rows(&ctx, "SELECT _file, _pos FROM t")
+            .await
+            .into_iter()
+            .map(|r| (r[0].clone(), r[1].parse().unwrap()))
+            .collect();
+        let plan = provider.table_scan().plan_files().await.unwrap();
+        let mut missing = BTreeSet::new();
+        for task in &plan.tasks {
+            let file = &task.data_file().file_path;
+            for pos in 0..task.data_file().record_count as u64 {
+                if !live.contains(&(file.clone(), pos)) {
+                    missing.insert((file.clone(), pos));
+                }
+            }
+        }
+        let live_files: BTreeSet<&String> = plan
+            .tasks
+            .iter()
+            .map(|t| &t.data_file().file_path)
+            .collect();
+        let (of_live, of_removed): (BTreeSet<_>, BTreeSet<_>) = listed_set
+            .into_iter()
+            .partition(|(file, _)| live_files.contains(file));
+        assert_eq!(of_live, missing, "{table}");
+        assert_eq!(of_live.len(), deleted, "{table}");
+        assert_eq!(of_removed.len(), dangling, "{table}: {of_removed:?}");
+        let files = rows(
+            &ctx,
+            "SELECT count(DISTINCT delete_file_path), count(content_offset), \
+             count(content_size_in_bytes), count(DISTINCT spec_id) FROM pd",
+        )
+        .await;
+        let with_blob = if dv { deleted + dangling } else { 0 };
+        assert_eq!(
+            files,
+            vec![vec![
+                delete_files.to_string(),
+                with_blob.to_string(),
+                with_blob.to_string(),
+                "1".to_string()
+            ]],
+            "{table}"
+        );
+    }
+}

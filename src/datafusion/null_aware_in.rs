@@ -29,6 +29,16 @@
 //! DataFusion 55's null-aware anti join takes a single key and failed to plan it ("only
 //! supports single column join key"), in a `SELECT` and so in a `DELETE`/`UPDATE`.
 //! `EXISTS` is never NULL and needs nothing.
+//!
+//! A subquery that is one aggregate row (an aggregate without `GROUP BY` or `HAVING`,
+//! under projections alone: `SELECT max(k) FROM s WHERE s.g = t.g`) returns exactly one
+//! row, on no input too. DataFusion 55 decorrelates `[NOT] EXISTS` of such a correlated
+//! subquery into a join that finds no row where no row of `s` matches (`NOT EXISTS` was
+//! TRUE there; SQL, Spark and DuckDB: FALSE), and failed to plan a correlated `IN` of one
+//! whose value is not aliased under `NOT`/`OR` ("Projections require unique expression
+//! names"). So `x [NOT] IN (S)` of such an `S` is written `x = (S)` (`x <> (S)`), which
+//! is SQL's answer for a one-row `S`, NULLs included, and `[NOT] EXISTS (S)` is TRUE
+//! (FALSE).
 
 use std::sync::Arc;
 
@@ -111,6 +121,27 @@ fn filter_rewritten(filter: Filter) -> DFResult<Transformed<LogicalPlan>> {
 /// `expr` at `position` with each `IN (subquery)` whose NULL counts made three-valued.
 fn rewritten(expr: Expr, position: Position) -> DFResult<Transformed<Expr>> {
     match expr {
+        Expr::InSubquery(in_subquery) if one_row(&in_subquery.subquery) => {
+            let InSubquery {
+                expr,
+                subquery,
+                negated,
+            } = in_subquery;
+            let op = if negated {
+                Operator::NotEq
+            } else {
+                Operator::Eq
+            };
+            let value = Expr::ScalarSubquery(subquery);
+            Ok(Transformed::yes(Expr::BinaryExpr(BinaryExpr::new(
+                expr,
+                op,
+                Box::new(value),
+            ))))
+        }
+        Expr::Exists(exists) if one_row(&exists.subquery) => {
+            Ok(Transformed::yes(lit(!exists.negated)))
+        }
         Expr::InSubquery(in_subquery) => {
             // DataFusion 55 plans a conjunct `NOT IN` as a null-aware anti join, which
             // takes one join key: a correlated one (a second key) failed to plan
@@ -140,6 +171,20 @@ fn rewritten(expr: Expr, position: Position) -> DFResult<Transformed<Expr>> {
         // a subquery's own filters are rewritten as plans of their own
         Expr::Exists(_) | Expr::ScalarSubquery(_) => Ok(Transformed::no(expr)),
         other => other.map_children(|child| rewritten(child, Position::Counts)),
+    }
+}
+
+/// Whether `subquery` returns exactly one row whatever its input: an aggregate without
+/// grouping (nor `HAVING`, a filter above it) under projections and aliases alone.
+fn one_row(subquery: &Subquery) -> bool {
+    let mut plan = subquery.subquery.as_ref();
+    loop {
+        match plan {
+            LogicalPlan::Projection(p) => plan = p.input.as_ref(),
+            LogicalPlan::SubqueryAlias(a) => plan = a.input.as_ref(),
+            LogicalPlan::Aggregate(a) => return a.group_expr.is_empty(),
+            _ => return false,
+        }
     }
 }
 
@@ -243,6 +288,50 @@ mod tests {
         (
             "x NOT IN (SELECT k FROM o WHERE k IS NOT NULL) OR id = 1",
             &[1, 2, 4],
+            true,
+        ),
+        // a one-row (aggregate) subquery: id 1's S is {7}, the others' {NULL}; DataFusion
+        // 55 found no row for `NOT EXISTS` where no `o` row matched (ids 2-4 passed it)
+        (
+            "x NOT IN (SELECT max(k) AS m FROM o WHERE o.k = t.x + 6)",
+            &[1],
+            true,
+        ),
+        (
+            "x NOT IN (SELECT max(k) FROM o WHERE o.k = t.x + 6)",
+            &[1],
+            true,
+        ),
+        (
+            "NOT EXISTS (SELECT max(k) FROM o WHERE o.k = t.id)",
+            &[],
+            true,
+        ),
+        (
+            "EXISTS (SELECT count(*) FROM o WHERE o.k = t.id) AND id < 4",
+            &[1, 2, 3],
+            true,
+        ),
+        (
+            "x IN (SELECT max(k) FROM o WHERE o.k = t.x) OR id = 4",
+            &[1, 4],
+            true,
+        ),
+        // the COUNT of no row is 0: id 2's x - 2 (DataFusion 55's semi join found none)
+        (
+            "x - 2 IN (SELECT count(*) FROM o WHERE o.k = t.x + 6)",
+            &[2],
+            true,
+        ),
+        (
+            "(x - 2 NOT IN (SELECT count(k) FROM o WHERE o.k = t.x + 6)) IS NULL",
+            &[3],
+            true,
+        ),
+        // HAVING: no row or one, left to the three-valued rewrite (S is empty but for id 1)
+        (
+            "x NOT IN (SELECT max(k) AS m FROM o WHERE o.k = t.x + 6 HAVING max(k) > 0)",
+            &[1, 2, 3, 4],
             true,
         ),
         // right without the rule, and left as they are

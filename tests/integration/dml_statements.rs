@@ -498,10 +498,10 @@ async fn dml_correlated_subqueries_change_the_rows_sql_changes() {
 
 /// A correlated subquery that is one aggregate row (no `GROUP BY`: one row, on no input
 /// too) in a `DELETE`/`UPDATE` condition changes the rows SQL changes: `NOT EXISTS` of it
-/// is FALSE, a `COUNT` of no row is 0, and `NOT IN` of it plans. Before, DataFusion 55's
-/// decorrelation found no row for it where no source row matched: the `NOT EXISTS`
-/// `DELETE` deleted ids 2 and 5, the `IN (SELECT count(*) …)` `UPDATE` changed nothing,
-/// and the `NOT IN` failed to plan.
+/// is FALSE, a `COUNT` of no row is 0 (also under `HAVING`), and `NOT IN` of it plans.
+/// Before, DataFusion 55's decorrelation found no row for it where no source row matched:
+/// the `NOT EXISTS` `DELETE`s deleted ids 2 and 5, the `IN (SELECT count(*) …)` `UPDATE`
+/// changed nothing, and the `NOT IN` failed to plan.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dml_correlated_one_row_aggregate_subqueries_change_the_rows_sql_changes() {
     let lake = lake().await;
@@ -557,6 +557,14 @@ async fn dml_correlated_one_row_aggregate_subqueries_change_the_rows_sql_changes
                 ),
                 1,
             ),
+            // HAVING: the row is there (count 0) for ids 2 and 5 alone
+            (
+                format!(
+                    "DELETE FROM {t} WHERE NOT EXISTS (SELECT count(*) FROM ice.ns.o1 \
+                     WHERE o1.k = {t}.k HAVING count(*) = 0)"
+                ),
+                2,
+            ),
         ] {
             assert_eq!(
                 count(&lake.ctx, &statement).await,
@@ -571,8 +579,6 @@ async fn dml_correlated_one_row_aggregate_subqueries_change_the_rows_sql_changes
              | id | k | s | d   |\n\
              +----+---+---+-----+\n\
              | 2  |   | a | 2.0 |\n\
-             | 3  | 2 |   |     |\n\
-             | 4  | 7 | b | 0.5 |\n\
              | 5  | 9 | z | 1.5 |\n\
              +----+---+---+-----+",
             "{name}"

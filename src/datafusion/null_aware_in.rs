@@ -29,6 +29,18 @@
 //! DataFusion 55's null-aware anti join takes a single key and failed to plan it ("only
 //! supports single column join key"), in a `SELECT` and so in a `DELETE`/`UPDATE`.
 //! `EXISTS` is never NULL and needs nothing.
+//!
+//! A subquery that is one aggregate row (an aggregate without `GROUP BY`, under
+//! projections alone: `SELECT max(k) FROM s WHERE s.g = t.g`) returns exactly one row,
+//! on no input too; with a `HAVING` it returns that row or none. DataFusion 55
+//! decorrelates `[NOT] EXISTS` and `IN` of such a correlated subquery into joins that
+//! find no row where no row of `s` matches (`NOT EXISTS` was TRUE there, `IN (SELECT
+//! count(*) …)` never matched its 0; SQL, Spark and DuckDB: FALSE and a match), and failed
+//! to plan a correlated `IN` of one whose value is not aliased under `NOT`/`OR`
+//! ("Projections require unique expression names"). So `x [NOT] IN (S)` of such an `S` is
+//! written `[NOT] (x = (S))`, `[NOT] EXISTS (S)` TRUE (FALSE), and with a `HAVING` `h`
+//! `[NOT] ((SELECT h …) IS TRUE AND x = (S without h))` and `[NOT] (SELECT h …) IS TRUE`:
+//! scalar subqueries, which DataFusion decorrelates with the aggregates' values on no row.
 
 use std::sync::Arc;
 
@@ -112,18 +124,15 @@ fn filter_rewritten(filter: Filter) -> DFResult<Transformed<LogicalPlan>> {
 fn rewritten(expr: Expr, position: Position) -> DFResult<Transformed<Expr>> {
     match expr {
         Expr::InSubquery(in_subquery) => {
-            // DataFusion 55 plans a conjunct `NOT IN` as a null-aware anti join, which
-            // takes one join key: a correlated one (a second key) failed to plan
-            let correlated_not_in =
-                in_subquery.negated && !in_subquery.subquery.outer_ref_columns.is_empty();
-            let safe = (position == Position::Conjunct && !correlated_not_in)
-                || (position == Position::Monotone && !in_subquery.negated)
-                || in_subquery.expr.is_volatile();
-            if safe {
-                return Ok(Transformed::no(Expr::InSubquery(in_subquery)));
+            if let Some(single) = AggregateRow::of(&in_subquery.subquery)? {
+                return Ok(Transformed::yes(single.in_subquery(in_subquery)?));
             }
-            three_valued(in_subquery).map(Transformed::yes)
+            in_rewritten(in_subquery, position)
         }
+        Expr::Exists(exists) => match AggregateRow::of(&exists.subquery)? {
+            Some(single) => Ok(Transformed::yes(single.exists(exists.negated)?)),
+            None => Ok(Transformed::no(Expr::Exists(exists))),
+        },
         Expr::BinaryExpr(BinaryExpr { left, op, right })
             if matches!(op, Operator::And | Operator::Or) =>
         {
@@ -138,8 +147,114 @@ fn rewritten(expr: Expr, position: Position) -> DFResult<Transformed<Expr>> {
             Ok(Transformed::new_transformed(expr, transformed))
         }
         // a subquery's own filters are rewritten as plans of their own
-        Expr::Exists(_) | Expr::ScalarSubquery(_) => Ok(Transformed::no(expr)),
+        Expr::ScalarSubquery(_) => Ok(Transformed::no(expr)),
         other => other.map_children(|child| rewritten(child, Position::Counts)),
+    }
+}
+
+/// An `IN (subquery)` that is not one aggregate row, at `position`.
+fn in_rewritten(in_subquery: InSubquery, position: Position) -> DFResult<Transformed<Expr>> {
+    // DataFusion 55 plans a conjunct `NOT IN` as a null-aware anti join, which
+    // takes one join key: a correlated one (a second key) failed to plan
+    let correlated_not_in =
+        in_subquery.negated && !in_subquery.subquery.outer_ref_columns.is_empty();
+    let safe = (position == Position::Conjunct && !correlated_not_in)
+        || (position == Position::Monotone && !in_subquery.negated)
+        || in_subquery.expr.is_volatile();
+    if safe {
+        return Ok(Transformed::no(Expr::InSubquery(in_subquery)));
+    }
+    three_valued(in_subquery).map(Transformed::yes)
+}
+
+/// A `HAVING` predicate and the aggregate (without grouping) it filters.
+type Having = (Expr, LogicalPlan);
+
+/// A subquery that is an aggregate without grouping under projections and aliases
+/// alone: one row, or with `HAVING` (a filter right above the aggregate) one row or none.
+struct AggregateRow {
+    /// The subquery without its `HAVING`: always its one row.
+    value: Subquery,
+    /// `HAVING` as a one-row subquery: whether the row is there.
+    having: Option<Subquery>,
+}
+
+impl AggregateRow {
+    /// `subquery` as an [`AggregateRow`], if it is one.
+    fn of(subquery: &Subquery) -> DFResult<Option<Self>> {
+        let Some((value, having)) = Self::without_having(subquery.subquery.as_ref())? else {
+            return Ok(None);
+        };
+        let with = |plan: LogicalPlan| Subquery {
+            subquery: Arc::new(plan),
+            outer_ref_columns: subquery.outer_ref_columns.clone(),
+            spans: subquery.spans.clone(),
+        };
+        let having = match having {
+            Some((predicate, aggregate)) => Some(with(
+                LogicalPlanBuilder::from(aggregate)
+                    .project(vec![predicate.alias("__icefloe_having")])?
+                    .build()?,
+            )),
+            None => None,
+        };
+        Ok(Some(Self {
+            value: with(value),
+            having,
+        }))
+    }
+
+    /// `plan` without its `HAVING`, and the `HAVING` with the aggregate it filters.
+    fn without_having(plan: &LogicalPlan) -> DFResult<Option<(LogicalPlan, Option<Having>)>> {
+        let no_grouping =
+            |p: &LogicalPlan| matches!(p, LogicalPlan::Aggregate(a) if a.group_expr.is_empty());
+        Ok(match plan {
+            LogicalPlan::Aggregate(_) if no_grouping(plan) => Some((plan.clone(), None)),
+            LogicalPlan::Filter(f) if no_grouping(&f.input) => {
+                let aggregate = f.input.as_ref().clone();
+                Some((aggregate.clone(), Some((f.predicate.clone(), aggregate))))
+            }
+            LogicalPlan::Projection(_) | LogicalPlan::SubqueryAlias(_) => {
+                let [input] = plan.inputs()[..] else {
+                    return Ok(None);
+                };
+                match Self::without_having(input)? {
+                    Some((inner, having)) => Some((
+                        plan.with_new_exprs(plan.expressions(), vec![inner])?,
+                        having,
+                    )),
+                    None => None,
+                }
+            }
+            _ => None,
+        })
+    }
+
+    /// Whether the row is there: TRUE, or `HAVING` is TRUE (never NULL).
+    fn present(&self) -> Option<Expr> {
+        self.having
+            .as_ref()
+            .map(|h| Expr::ScalarSubquery(h.clone()).is_true())
+    }
+
+    /// `[NOT] EXISTS` of it.
+    fn exists(self, negated: bool) -> DFResult<Expr> {
+        let present = self.present().unwrap_or_else(|| lit(true));
+        Ok(if negated { !present } else { present })
+    }
+
+    /// `x [NOT] IN` it: `x = (S)` when the row is there, else FALSE.
+    fn in_subquery(self, in_subquery: InSubquery) -> DFResult<Expr> {
+        let equal = Expr::BinaryExpr(BinaryExpr::new(
+            in_subquery.expr,
+            Operator::Eq,
+            Box::new(Expr::ScalarSubquery(self.value.clone())),
+        ));
+        let answer = match self.present() {
+            Some(present) => present.and(equal),
+            None => equal,
+        };
+        Ok(if in_subquery.negated { !answer } else { answer })
     }
 }
 
@@ -243,6 +358,66 @@ mod tests {
         (
             "x NOT IN (SELECT k FROM o WHERE k IS NOT NULL) OR id = 1",
             &[1, 2, 4],
+            true,
+        ),
+        // a one-row (aggregate) subquery: id 1's S is {7}, the others' {NULL}; DataFusion
+        // 55 found no row for `NOT EXISTS` where no `o` row matched (ids 2-4 passed it)
+        (
+            "x NOT IN (SELECT max(k) AS m FROM o WHERE o.k = t.x + 6)",
+            &[1],
+            true,
+        ),
+        (
+            "x NOT IN (SELECT max(k) FROM o WHERE o.k = t.x + 6)",
+            &[1],
+            true,
+        ),
+        (
+            "NOT EXISTS (SELECT max(k) FROM o WHERE o.k = t.id)",
+            &[],
+            true,
+        ),
+        (
+            "EXISTS (SELECT count(*) FROM o WHERE o.k = t.id) AND id < 4",
+            &[1, 2, 3],
+            true,
+        ),
+        (
+            "x IN (SELECT max(k) FROM o WHERE o.k = t.x) OR id = 4",
+            &[1, 4],
+            true,
+        ),
+        // the COUNT of no row is 0: id 2's x - 2 (DataFusion 55's semi join found none)
+        (
+            "x - 2 IN (SELECT count(*) FROM o WHERE o.k = t.x + 6)",
+            &[2],
+            true,
+        ),
+        (
+            "(x - 2 NOT IN (SELECT count(k) FROM o WHERE o.k = t.x + 6)) IS NULL",
+            &[3],
+            true,
+        ),
+        // HAVING: one row or none (S is {7} for id 1, else empty)
+        (
+            "x NOT IN (SELECT max(k) AS m FROM o WHERE o.k = t.x + 6 HAVING max(k) > 0)",
+            &[1, 2, 3, 4],
+            true,
+        ),
+        // S is {0} where no `o` row matches (ids 2-4), empty for id 1
+        (
+            "NOT EXISTS (SELECT count(*) FROM o WHERE o.k = t.id HAVING count(*) = 0)",
+            &[1],
+            true,
+        ),
+        (
+            "x - 2 NOT IN (SELECT count(*) FROM o WHERE o.k = t.x + 6 HAVING count(*) = 0)",
+            &[1, 4],
+            true,
+        ),
+        (
+            "x - 2 IN (SELECT count(*) FROM o WHERE o.k = t.x + 6 HAVING count(*) = 0)",
+            &[2],
             true,
         ),
         // right without the rule, and left as they are

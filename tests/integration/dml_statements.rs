@@ -492,3 +492,94 @@ async fn dml_correlated_subqueries_change_the_rows_sql_changes() {
         }
     }
 }
+
+/// A correlated subquery that is one aggregate row (no `GROUP BY`: one row, on no input
+/// too) in a `DELETE`/`UPDATE` condition changes the rows SQL changes: `NOT EXISTS` of it
+/// is FALSE, a `COUNT` of no row is 0 (also under `HAVING`), and `NOT IN` of it plans.
+/// Before, DataFusion 55's decorrelation found no row for it where no source row matched:
+/// the `NOT EXISTS` `DELETE`s deleted ids 2 and 5, the `IN (SELECT count(*) …)` `UPDATE`
+/// changed nothing, and the `NOT IN` failed to plan.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dml_correlated_one_row_aggregate_subqueries_change_the_rows_sql_changes() {
+    let lake = lake().await;
+    ok(&lake.ctx, "CREATE TABLE ice.ns.o1 (k BIGINT, v DOUBLE)").await;
+    ok(
+        &lake.ctx,
+        "INSERT INTO ice.ns.o1 VALUES (1, 10.0), (2, NULL), (7, 0.5)",
+    )
+    .await;
+    for (version, mode) in [(2, "copy-on-write"), (3, "merge-on-read")] {
+        let name = format!("agg_v{version}");
+        let t = format!("ice.ns.{name}");
+        create(
+            &lake,
+            &name,
+            "PARTITIONED BY (s)",
+            &format!(
+                ", 'format-version'='{version}', 'write.delete.mode'='{mode}', \
+                 'write.update.mode'='{mode}'"
+            ),
+        )
+        .await;
+        ok(
+            &lake.ctx,
+            &format!(
+                "INSERT INTO {t} VALUES (1, 1, 'a', 1.0), (2, NULL, 'a', 2.0), \
+                 (3, 2, NULL, NULL), (4, 7, 'b', 0.5), (5, 9, 'b', 1.5)"
+            ),
+        )
+        .await;
+        for (statement, changed) in [
+            // max of no row is one NULL row: it exists for every row
+            (
+                format!(
+                    "DELETE FROM {t} WHERE NOT EXISTS \
+                     (SELECT max(v) FROM ice.ns.o1 WHERE o1.k = {t}.k)"
+                ),
+                0,
+            ),
+            // id 5: k 9 has no o1 row, a count of 0
+            (
+                format!(
+                    "UPDATE {t} SET s = 'z' WHERE k - 9 IN \
+                     (SELECT count(*) FROM ice.ns.o1 WHERE o1.k = {t}.k)"
+                ),
+                1,
+            ),
+            // id 1: 1.0 is not 10.0; id 4's 0.5 is; ids 2, 3 and 5 compare with NULL
+            (
+                format!(
+                    "DELETE FROM {t} WHERE d NOT IN \
+                     (SELECT max(v) FROM ice.ns.o1 WHERE o1.k = {t}.k)"
+                ),
+                1,
+            ),
+            // HAVING: the row is there (count 0) for ids 2 and 5 alone
+            (
+                format!(
+                    "DELETE FROM {t} WHERE NOT EXISTS (SELECT count(*) FROM ice.ns.o1 \
+                     WHERE o1.k = {t}.k HAVING count(*) = 0)"
+                ),
+                2,
+            ),
+        ] {
+            assert_eq!(
+                count(&lake.ctx, &statement).await,
+                changed,
+                "{name}: {statement}"
+            );
+        }
+        let rows = ok(&lake.ctx, &format!("SELECT * FROM {t} ORDER BY id")).await;
+        assert_eq!(
+            rows,
+            "+----+---+---+-----+\n\
+             | id | k | s | d   |\n\
+             +----+---+---+-----+\n\
+             | 2  |   | a | 2.0 |\n\
+             | 5  | 9 | z | 1.5 |\n\
+             +----+---+---+-----+",
+            "{name}"
+        );
+        other_engines_agree(&lake, &name).await;
+    }
+}

@@ -244,6 +244,22 @@ macro_rules! err {
     };
 }
 
+/// `e`'s message followed by those of its causes (`source()` chain), joined by `": "`,
+/// each shown once: a cause whose text an earlier message holds already is left out (some
+/// errors repeat their cause in their own message).
+pub(crate) fn with_causes(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut shown: Vec<String> = vec![];
+    let mut next = Some(e);
+    while let Some(e) = next {
+        let text = e.to_string();
+        if !shown.iter().any(|s| s.contains(&text)) {
+            shown.push(text);
+        }
+        next = e.source();
+    }
+    shown.join(": ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -235,11 +235,16 @@ async fn dml_scalar_subqueries_run_once_and_correlated_ones_per_row() {
     }
 }
 
+/// Rows (1, 1, 'a', 1.0), (2, NULL, 'a', 2.0), (3, 2, NULL, NULL) in one data file and
+/// (4, 7, 'b', 0.5), (5, NULL, NULL, 1.5), (6, 3, 'b', NULL) in another.
+const SIX_ROWS: &[&str] = &[
+    "(1, 1, 'a', 1.0), (2, NULL, 'a', 2.0), (3, 2, NULL, NULL)",
+    "(4, 7, 'b', 0.5), (5, NULL, NULL, 1.5), (6, 3, 'b', NULL)",
+];
+
 /// `ice.ns.<name>` (`id, k, s, d`), partitioned by `s`, format `version`, in `mode` for
-/// `DELETE` and `UPDATE`, with rows (1, 1, 'a', 1.0), (2, NULL, 'a', 2.0), (3, 2, NULL,
-/// NULL) in one data file and (4, 7, 'b', 0.5), (5, NULL, NULL, 1.5), (6, 3, 'b', NULL) in
-/// another.
-async fn subquery_table(lake: &Lake, name: &str, version: u8, mode: &str) {
+/// `DELETE` and `UPDATE`, with `files` (each the `VALUES` of one `INSERT`).
+async fn subquery_table(lake: &Lake, name: &str, version: u8, mode: &str, files: &[&str]) {
     create(
         lake,
         name,
@@ -250,10 +255,7 @@ async fn subquery_table(lake: &Lake, name: &str, version: u8, mode: &str) {
         ),
     )
     .await;
-    for rows in [
-        "(1, 1, 'a', 1.0), (2, NULL, 'a', 2.0), (3, 2, NULL, NULL)",
-        "(4, 7, 'b', 0.5), (5, NULL, NULL, 1.5), (6, 3, 'b', NULL)",
-    ] {
+    for rows in files {
         ok(
             &lake.ctx,
             &format!("INSERT INTO ice.ns.{name} VALUES {rows}"),
@@ -277,7 +279,7 @@ async fn dml_uncorrelated_in_and_exists_subqueries_run_once() {
         for mode in ["copy-on-write", "merge-on-read"] {
             let name = format!("in_v{version}_{}", mode.replace('-', "_"));
             let t = format!("ice.ns.{name}");
-            subquery_table(&lake, &name, version, mode).await;
+            subquery_table(&lake, &name, version, mode, SIX_ROWS).await;
             for (statement, changed) in [
                 // NOT IN (1, NULL, 7): false or NULL for every row
                 (format!("DELETE FROM {t} WHERE k NOT IN (SELECT k FROM ice.ns.o)"), 0),
@@ -358,7 +360,7 @@ async fn dml_correlated_subqueries_change_the_rows_sql_changes() {
         for mode in ["copy-on-write", "merge-on-read"] {
             let name = format!("corr_v{version}_{}", mode.replace('-', "_"));
             let t = format!("ice.ns.{name}");
-            subquery_table(&lake, &name, version, mode).await;
+            subquery_table(&lake, &name, version, mode, SIX_ROWS).await;
             // EXPLAIN plans them (the subqueries run, the statement does not)
             let before = snapshots(&lake, &name).await;
             for statement in [
@@ -511,22 +513,15 @@ async fn dml_correlated_one_row_aggregate_subqueries_change_the_rows_sql_changes
     for (version, mode) in [(2, "copy-on-write"), (3, "merge-on-read")] {
         let name = format!("agg_v{version}");
         let t = format!("ice.ns.{name}");
-        create(
+        subquery_table(
             &lake,
             &name,
-            "PARTITIONED BY (s)",
-            &format!(
-                ", 'format-version'='{version}', 'write.delete.mode'='{mode}', \
-                 'write.update.mode'='{mode}'"
-            ),
-        )
-        .await;
-        ok(
-            &lake.ctx,
-            &format!(
-                "INSERT INTO {t} VALUES (1, 1, 'a', 1.0), (2, NULL, 'a', 2.0), \
-                 (3, 2, NULL, NULL), (4, 7, 'b', 0.5), (5, 9, 'b', 1.5)"
-            ),
+            version,
+            mode,
+            &[
+                "(1, 1, 'a', 1.0), (2, NULL, 'a', 2.0), (3, 2, NULL, NULL), (4, 7, 'b', 0.5), \
+               (5, 9, 'b', 1.5)",
+            ],
         )
         .await;
         for (statement, changed) in [

@@ -239,17 +239,7 @@ impl WithCauses {
 
 impl std::fmt::Display for WithCauses {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let mut shown: Vec<String> = vec![];
-        let mut next: Option<&(dyn std::error::Error + 'static)> = Some(&self.0);
-        while let Some(e) = next {
-            let text = e.to_string();
-            // a cause some errors repeat in their own message is shown once
-            if !shown.iter().any(|s| s.contains(&text)) {
-                shown.push(text);
-            }
-            next = e.source();
-        }
-        f.write_str(&shown.join(": "))
+        f.write_str(&crate::error::with_causes(&self.0))
     }
 }
 

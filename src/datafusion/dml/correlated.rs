@@ -292,8 +292,9 @@ pub(crate) async fn plan_correlated(
     let plan = session.create_physical_plan(&query).await.map_err(|e| {
         Error::from(e).context(format!(
             "{statement} of '{ident}': planning its correlated subquery as a query (DataFusion \
-             55 plans some correlated subqueries in no query, e.g. a scalar subquery \
-             correlated by other than equalities)"
+             55 plans some correlated subqueries in no query, a SELECT included: e.g. an \
+             aggregate correlated by an inequality, a scalar subquery that is not \
+             aggregated, an EXISTS inside a SET value)"
         ))
     })?;
     let mut update = vec![];

@@ -208,7 +208,7 @@ fn cli_shows_lists_and_resets_icefloe_options() {
          name,value\nicefloe.max_expression_depth,5000\n\
          name,value\nicefloe.deferred_planning_min_files,5\nicefloe.equality_deletes,auto\n\
          icefloe.max_expression_depth,5000\nicefloe.partition_overwrite_mode,static\n\
-         icefloe.position_deletes,auto\n\
+         icefloe.position_deletes,auto\nicefloe.wap_id,\"\"\n\
          name,value\nicefloe.deferred_planning_min_files,100000\n"
     );
     let out = run(&["-c", "SET icefloe.deferred_planning_min_files = -1"]);

@@ -54,6 +54,18 @@ pub(crate) async fn call(lake: &Lake, q: &str) -> HashMap<String, i64> {
         .collect()
 }
 
+/// The snapshot ids of `ns.<name>`, oldest first.
+async fn snapshot_ids(lake: &Lake, name: &str) -> Vec<i64> {
+    crate::catalog::strings(
+        &lake.ctx,
+        &format!("SELECT snapshot_id FROM ice.ns.\"{name}$snapshots\" ORDER BY committed_at"),
+    )
+    .await
+    .iter()
+    .map(|s| s.parse().expect("id"))
+    .collect()
+}
+
 async fn insert_small_batches(lake: &Lake, name: &str, batches: i64) {
     for b in 0..batches {
         let values: Vec<String> = (0..3)
@@ -562,14 +574,7 @@ async fn maintenance_expire_then_remove_orphans() {
     insert_small_batches(&lake, name, 1).await;
     let t = format!("ice.ns.{name}");
     let before = rows(&lake, &t).await;
-    let ids: Vec<i64> = crate::catalog::strings(
-        &lake.ctx,
-        &format!("SELECT snapshot_id FROM ice.ns.\"{name}$snapshots\" ORDER BY committed_at"),
-    )
-    .await
-    .iter()
-    .map(|s| s.parse().expect("id"))
-    .collect();
+    let ids = snapshot_ids(&lake, name).await;
     assert_eq!(ids.len(), 6);
     let at_third = rows(&lake, &format!("ice.ns.\"{name}@{}\"", ids[2])).await;
 
@@ -1086,14 +1091,7 @@ async fn maintenance_expire_honours_ref_retention() {
     let name = "refs";
     create(&lake, name, "", "").await;
     insert_small_batches(&lake, name, 6).await;
-    let ids: Vec<i64> = crate::catalog::strings(
-        &lake.ctx,
-        &format!("SELECT snapshot_id FROM ice.ns.\"{name}$snapshots\" ORDER BY committed_at"),
-    )
-    .await
-    .iter()
-    .map(|s| s.parse().expect("id"))
-    .collect();
+    let ids = snapshot_ids(&lake, name).await;
     let t = format!("ice.ns.{name}");
     for q in [
         format!(
@@ -1187,14 +1185,7 @@ async fn maintenance_expire_keeps_young_ancestors_of_a_tag() {
     let name = "tagged";
     create(&lake, name, "", "").await;
     insert_small_batches(&lake, name, 3).await;
-    let ids: Vec<i64> = crate::catalog::strings(
-        &lake.ctx,
-        &format!("SELECT snapshot_id FROM ice.ns.\"{name}$snapshots\" ORDER BY committed_at"),
-    )
-    .await
-    .iter()
-    .map(|s| s.parse().expect("id"))
-    .collect();
+    let ids = snapshot_ids(&lake, name).await;
     let t = format!("ice.ns.{name}");
     // tag the third snapshot, roll main back to the first and write on: the second
     // snapshot is now only the tag's ancestor

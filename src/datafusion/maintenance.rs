@@ -43,13 +43,21 @@
 //! both (spec: "Row Lineage": a compaction changes no row).
 //!
 //! **Refused** with [`ErrorKind::Unsupported`](crate::ErrorKind): the `sort` strategy on a
-//! table without a sort order (or with a term DataFusion cannot sort by here); `zorder`
-//! (refused where the `sort_order` string is read).
+//! table without a sort order (or with a term DataFusion cannot sort by here).
 //!
 //! **`sort`** selects and groups files as `binpack` does and writes each group's rows
 //! sorted by [`RewriteDataFilesOptions::sort_order`] when given (Spark's `sort_order`
 //! argument), else by the table's default sort order; the table's sort order is not
 //! changed.
+//!
+//! **Z-order** (Spark's `sort_order => 'zorder(a, b)'`, [`RewriteStrategy::ZOrder`])
+//! selects and groups files as `binpack` does and writes each group's rows sorted by the
+//! z-value of the columns ([`crate::maintenance::zorder`]; options
+//! `var-length-contribution` and `max-output-size`, as Java's
+//! `SparkZOrderFileRewriteRunner`); the files record sort order 0, as no sort order of the
+//! table describes their order.
+
+mod rewrite_options;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -59,155 +67,17 @@ use datafusion::prelude::SessionContext;
 
 use super::delete_planning::{plan_deletes, DeletePlan, PlannedFile};
 use super::insert::IcebergDataSink;
-use super::rewrite_group::{rewrite_group, InputSplits};
+use super::rewrite_group::{rewrite_group, InputSplits, RowOrder};
 use super::table_provider::IcebergTableProvider;
 use crate::catalog::{Catalog, TableIdent};
 use crate::error::{Error, ErrorKind, Result};
-use crate::expr::Predicate;
 use crate::maintenance::file_rewrite_sizes::FileRewriteSizes;
-use crate::maintenance::options::{option_flag as flag, option_number as num};
+use crate::maintenance::zorder;
 use crate::spec::DataFile;
 use crate::table::Table;
 use crate::transaction::{check_writable, RewriteFiles, Transaction};
 use crate::write::DataFileWriterConfig;
-
-/// How files are rewritten.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[non_exhaustive]
-pub enum RewriteStrategy {
-    /// Combine small files and split large ones, rows in their order (`binpack`).
-    #[default]
-    BinPack,
-    /// As `BinPack`, each group's rows sorted by the table's sort order (`sort`; identity
-    /// sort fields only).
-    Sort,
-}
-
-/// The options of `rewrite_data_files` (Spark's names).
-#[derive(Debug, Clone, PartialEq)]
-pub struct RewriteDataFilesOptions {
-    /// The strategy.
-    pub strategy: RewriteStrategy,
-    /// Only files that may hold rows matching this filter.
-    pub filter: Option<Predicate>,
-    /// `target-file-size-bytes` (default: table `write.target-file-size-bytes`).
-    pub target_file_size_bytes: Option<u64>,
-    /// `min-file-size-bytes` (default 75 % of the target).
-    pub min_file_size_bytes: Option<u64>,
-    /// `max-file-size-bytes` (default 180 % of the target).
-    pub max_file_size_bytes: Option<u64>,
-    /// `min-input-files` (default 5).
-    pub min_input_files: usize,
-    /// `delete-file-threshold` (default: never).
-    pub delete_file_threshold: usize,
-    /// `rewrite-all` (default false).
-    pub rewrite_all: bool,
-    /// `max-file-group-size-bytes` (default 100 GiB).
-    pub max_file_group_size_bytes: u64,
-    /// The order the `sort` strategy writes rows in (default: the table's sort order).
-    pub sort_order: Option<crate::spec::sort_order::SortOrder>,
-    /// `partial-progress.enabled` (default false): commit groups in several commits, so
-    /// a failing group does not undo the others.
-    pub partial_progress_enabled: bool,
-    /// `partial-progress.max-commits` (default 10, at least 1).
-    pub partial_progress_max_commits: usize,
-    /// `partial-progress.max-failed-commits` (default: `max-commits`).
-    pub partial_progress_max_failed_commits: Option<usize>,
-    /// `output-spec-id` (default: the table's default spec): the partition spec the new
-    /// files are written and committed under (an existing spec of the table; Java
-    /// `RewriteDataFiles.OUTPUT_SPEC_ID`). Files already under it are grouped by
-    /// partition, files of other specs together.
-    pub output_spec_id: Option<i32>,
-}
-
-impl Default for RewriteDataFilesOptions {
-    fn default() -> Self {
-        Self {
-            strategy: RewriteStrategy::BinPack,
-            filter: None,
-            target_file_size_bytes: None,
-            min_file_size_bytes: None,
-            max_file_size_bytes: None,
-            min_input_files: 5,
-            delete_file_threshold: usize::MAX,
-            rewrite_all: false,
-            max_file_group_size_bytes: 100 * 1024 * 1024 * 1024,
-            sort_order: None,
-            partial_progress_enabled: false,
-            partial_progress_max_commits: 10,
-            partial_progress_max_failed_commits: None,
-            output_spec_id: None,
-        }
-    }
-}
-
-impl RewriteDataFilesOptions {
-    /// Set options from Spark's `options` map.
-    ///
-    /// Errors: an unknown option or a value that does not parse, naming it; an option
-    /// that is not supported (`use-starting-sequence-number` = `true`) as
-    /// [`ErrorKind::Unsupported`].
-    pub fn with_options(mut self, options: &[(String, String)]) -> Result<Self> {
-        for (k, v) in options {
-            match k.as_str() {
-                "target-file-size-bytes" => self.target_file_size_bytes = Some(num(k, v)?),
-                "min-file-size-bytes" => self.min_file_size_bytes = Some(num(k, v)?),
-                "max-file-size-bytes" => self.max_file_size_bytes = Some(num(k, v)?),
-                "min-input-files" => self.min_input_files = num(k, v)?,
-                "delete-file-threshold" => self.delete_file_threshold = num(k, v)?,
-                "rewrite-all" => self.rewrite_all = flag(k, v)?,
-                "output-spec-id" => self.output_spec_id = Some(num(k, v)?),
-                "max-file-group-size-bytes" => self.max_file_group_size_bytes = num(k, v)?,
-                "max-concurrent-file-group-rewrites" => {
-                    let _: usize = num(k, v)?;
-                }
-                "remove-dangling-deletes" => {
-                    // dangling deletes are always dropped: correct either way
-                    flag(k, v)?;
-                }
-                "partial-progress.enabled" => self.partial_progress_enabled = flag(k, v)?,
-                "partial-progress.max-commits" => self.partial_progress_max_commits = num(k, v)?,
-                "partial-progress.max-failed-commits" => {
-                    self.partial_progress_max_failed_commits = Some(num(k, v)?)
-                }
-                "use-starting-sequence-number" => {
-                    if flag(k, v)? {
-                        return Err(Error::unsupported(format!(
-                            "rewrite_data_files option '{k}' = true"
-                        )));
-                    }
-                }
-                other => {
-                    return Err(Error::invalid_argument(format!(
-                        "unknown rewrite_data_files option '{other}' (known: \
-                         target-file-size-bytes, min-file-size-bytes, max-file-size-bytes, \
-                         min-input-files, delete-file-threshold, rewrite-all, \
-                         max-file-group-size-bytes, max-concurrent-file-group-rewrites, \
-                         remove-dangling-deletes, partial-progress.enabled, \
-                         partial-progress.max-commits, partial-progress.max-failed-commits, \
-                         use-starting-sequence-number, output-spec-id)"
-                    )))
-                }
-            }
-        }
-        if self.min_input_files == 0 {
-            return Err(Error::invalid_argument(
-                "option 'min-input-files' must be at least 1",
-            ));
-        }
-        if self.partial_progress_max_commits == 0 {
-            return Err(Error::invalid_argument(
-                "option 'partial-progress.max-commits' must be at least 1",
-            ));
-        }
-        if self.delete_file_threshold == 0 {
-            return Err(Error::invalid_argument(
-                "option 'delete-file-threshold' must be at least 1",
-            ));
-        }
-        Ok(self)
-    }
-}
+pub use rewrite_options::{RewriteDataFilesOptions, RewriteStrategy};
 
 /// Spark's result row of `rewrite_data_files`, and the failures behind
 /// `failed_data_files_count`.
@@ -304,8 +174,25 @@ pub async fn rewrite_data_files(
     // the order the rows are written in, and the table's sort order id the files record
     // (Java's `SparkShufflingFileRewriteRunner`: the table's order equal to the job's,
     // else 0, unsorted)
-    let ordering: Option<(LexOrdering, i32)> = match options.strategy {
+    if options.strategy != RewriteStrategy::ZOrder {
+        for (set, name) in [
+            (
+                options.var_length_contribution.is_some(),
+                "var-length-contribution",
+            ),
+            (options.max_output_size.is_some(), "max-output-size"),
+        ] {
+            if set {
+                return Err(Error::invalid_argument(format!(
+                    "option '{name}' applies to z-order rewrites only (sort_order => \
+                     'zorder(…)')"
+                )));
+            }
+        }
+    }
+    let ordering: Option<RowOrder> = match options.strategy {
         RewriteStrategy::BinPack => None,
+        RewriteStrategy::ZOrder => Some(zorder(&table, &provider, options)?),
         RewriteStrategy::Sort => {
             let (order, order_id) = match &options.sort_order {
                 Some(order) => (
@@ -352,7 +239,10 @@ pub async fn rewrite_data_files(
                     )),
                 }
             })?;
-            Some((ordering, i32::try_from(order_id).unwrap_or(0)))
+            Some(RowOrder::Sort(
+                ordering,
+                i32::try_from(order_id).unwrap_or(0),
+            ))
         }
     };
     let mut scan = provider.table_scan();
@@ -516,6 +406,52 @@ pub async fn rewrite_data_files(
         .map_err(|e| e.context(format!("rewrite_data_files on '{ident}'")))
 }
 
+/// The z-order of a rewrite: the scan columns of
+/// [`RewriteDataFilesOptions::zorder_columns`] (see
+/// [`crate::maintenance::zorder::zorder_field_ids`]) and the options.
+///
+/// Errors: those of `zorder_field_ids`, and a column whose type cannot be z-ordered,
+/// naming it ([`ErrorKind::InvalidArgument`]).
+fn zorder(
+    table: &Table,
+    provider: &IcebergTableProvider,
+    options: &RewriteDataFilesOptions,
+) -> Result<RowOrder> {
+    let m = table.metadata();
+    let ids = zorder::zorder_field_ids(m, &options.zorder_columns)?;
+    let schema = m.current_schema();
+    let scan = provider.arrow_schema();
+    let mut columns = vec![];
+    for id in ids {
+        // the scan's first columns are the current schema's top-level columns, in order
+        let at = schema.columns().iter().position(|c| c.id == id);
+        let field = at.and_then(|i| scan.fields().get(i).map(|f| (i, f)));
+        let Some((i, field)) = field else {
+            return Err(Error::invalid_data(format!(
+                "zorder column of field id {id} is not in the table's scan"
+            )));
+        };
+        if !zorder::supports(field.data_type()) {
+            return Err(Error::invalid_argument(format!(
+                "zorder column '{}' of type {} cannot be z-ordered",
+                field.name(),
+                field.data_type()
+            )));
+        }
+        columns.push(i);
+    }
+    let defaults = zorder::ZOrderOptions::default();
+    Ok(RowOrder::ZOrder(
+        columns,
+        zorder::ZOrderOptions {
+            var_length_contribution: options
+                .var_length_contribution
+                .unwrap_or(defaults.var_length_contribution),
+            max_output_size: options.max_output_size.unwrap_or(defaults.max_output_size),
+        },
+    ))
+}
+
 /// The `removed-delete-files` of the snapshot `table`'s commit made current (0 when
 /// absent).
 fn removed_delete_files(table: &Table) -> usize {
@@ -543,9 +479,9 @@ struct RewriteJob<'a> {
     /// The snapshot the groups were planned on: commits validate what was committed
     /// since.
     base_snapshot_id: i64,
-    /// The order each group's rows are written in, and the sort order id the files
-    /// record; `None`: arrival order (`binpack`, files record 0).
-    ordering: Option<(LexOrdering, i32)>,
+    /// The order each group's rows are written in; `None`: arrival order (`binpack`,
+    /// files record sort order 0).
+    ordering: Option<RowOrder>,
     config: DataFileWriterConfig,
     sizes: FileRewriteSizes,
     /// The partition spec the new files are written and committed under.

@@ -66,6 +66,7 @@ pub mod uuid_literals;
 pub mod values_fields;
 mod write_distribution;
 mod write_exec;
+mod zorder_udf;
 
 pub use catalog::{IcebergCatalogProvider, IcebergSchemaProvider};
 #[cfg(any(feature = "distributed", feature = "ballista"))]

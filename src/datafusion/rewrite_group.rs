@@ -9,9 +9,13 @@ use std::sync::Arc;
 
 use datafusion::arrow::array::{Array, ArrayRef, AsArray};
 use datafusion::arrow::compute::cast;
+use datafusion::arrow::compute::SortOptions;
 use datafusion::arrow::datatypes::DataType;
-use datafusion::physical_expr::LexOrdering;
+use datafusion::physical_expr::expressions::Column;
+use datafusion::physical_expr::projection::ProjectionExpr;
+use datafusion::physical_expr::{LexOrdering, PhysicalExpr, PhysicalSortExpr, ScalarFunctionExpr};
 use datafusion::physical_plan::coalesce_partitions::CoalescePartitionsExec;
+use datafusion::physical_plan::projection::ProjectionExec;
 use datafusion::physical_plan::sorts::sort::SortExec;
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion::prelude::SessionContext;
@@ -21,7 +25,9 @@ use super::delete_planning::DeletePlan;
 use super::insert::data_location;
 use super::metadata_columns::{append_lineage, with_lineage_fields};
 use super::table_provider::IcebergTableProvider;
+use super::zorder_udf::{z_value_udf, Z_VALUE};
 use crate::error::{Error, Result};
+use crate::maintenance::zorder::ZOrderOptions;
 use crate::spec::{DataFile, FormatVersion};
 use crate::table::Table;
 use crate::write::{DataFileWriterConfig, PartitionedDataFileWriter};
@@ -100,16 +106,74 @@ impl InputSplits {
     }
 }
 
-/// Read `plan`'s rows (deletes applied; sorted by `ordering` when given) and write them
-/// as new data files under spec `spec_id`, a new file at each of `splits`' boundaries
-/// when given. On error, also returns the files already written.
+/// The order a rewrite writes a group's rows in.
+#[derive(Debug, Clone)]
+pub(crate) enum RowOrder {
+    /// Sorted by a sort order of the table's columns; the files record the sort order id.
+    Sort(LexOrdering, i32),
+    /// Sorted by the z-value ([`crate::maintenance::zorder`]) of the table's columns at
+    /// these indexes (of the scan's schema, whose first columns are the table's); the
+    /// files record sort order 0 (unsorted: no sort order of the table describes it).
+    ZOrder(Vec<usize>, ZOrderOptions),
+}
+
+/// `exec` (a coalesced row-level scan) sorted by the z-value of its `columns`: the z-value
+/// is added as the last column (after every column the writer takes, so their indexes
+/// hold), the rows sorted by it.
+fn z_ordered(
+    ctx: &SessionContext,
+    exec: Arc<dyn ExecutionPlan>,
+    columns: &[usize],
+    options: ZOrderOptions,
+) -> Result<Arc<dyn ExecutionPlan>> {
+    let schema = exec.schema();
+    let mut exprs: Vec<ProjectionExpr> = schema
+        .fields()
+        .iter()
+        .enumerate()
+        .map(|(i, f)| ProjectionExpr {
+            expr: Arc::new(Column::new(f.name(), i)) as Arc<dyn PhysicalExpr>,
+            alias: f.name().clone(),
+        })
+        .collect();
+    let args = columns
+        .iter()
+        .map(|&i| {
+            let field = schema.fields().get(i).ok_or_else(|| {
+                Error::invalid_data(format!("z-order column {i} is not in the scan"))
+            })?;
+            Ok(Arc::new(Column::new(field.name(), i)) as Arc<dyn PhysicalExpr>)
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let config = Arc::new(ctx.state().config_options().as_ref().clone());
+    let z = ScalarFunctionExpr::try_new(z_value_udf(options), args, &schema, config)?;
+    exprs.push(ProjectionExpr {
+        expr: Arc::new(z),
+        alias: Z_VALUE.to_string(),
+    });
+    let at = exprs.len() - 1;
+    let projected = Arc::new(ProjectionExec::try_new(exprs, exec)?);
+    let ordering = LexOrdering::new([PhysicalSortExpr::new(
+        Arc::new(Column::new(Z_VALUE, at)),
+        SortOptions {
+            descending: false,
+            nulls_first: false,
+        },
+    )])
+    .ok_or_else(|| Error::invalid_data("empty z-order sort"))?;
+    Ok(Arc::new(SortExec::new(ordering, projected)))
+}
+
+/// Read `plan`'s rows (deletes applied; in `order` when given) and write them as new data
+/// files under spec `spec_id`, a new file at each of `splits`' boundaries when given. On
+/// error, also returns the files already written.
 #[allow(clippy::too_many_arguments)]
 pub(crate) async fn rewrite_group(
     ctx: &SessionContext,
     provider: &IcebergTableProvider,
     table: &Table,
     plan: DeletePlan,
-    ordering: Option<(LexOrdering, i32)>,
+    order: Option<RowOrder>,
     config: DataFileWriterConfig,
     spec_id: i32,
     mut splits: Option<InputSplits>,
@@ -118,13 +182,23 @@ pub(crate) async fn rewrite_group(
     let mut exec: Arc<dyn ExecutionPlan> = provider
         .row_level_exec(&state, plan, &[])
         .map_err(|e| (e, vec![]))?;
-    let order_id = ordering.as_ref().map_or(0, |(_, id)| *id);
-    if let Some((ordering, _)) = ordering {
-        // the table's columns come first, so the sort fields' indexes hold
-        exec = Arc::new(SortExec::new(
-            ordering,
-            Arc::new(CoalescePartitionsExec::new(exec)),
-        ));
+    let order_id = match &order {
+        Some(RowOrder::Sort(_, id)) => *id,
+        _ => 0,
+    };
+    match order {
+        None => {}
+        Some(RowOrder::Sort(ordering, _)) => {
+            // the table's columns come first, so the sort fields' indexes hold
+            exec = Arc::new(SortExec::new(
+                ordering,
+                Arc::new(CoalescePartitionsExec::new(exec)),
+            ));
+        }
+        Some(RowOrder::ZOrder(columns, options)) => {
+            let coalesced = Arc::new(CoalescePartitionsExec::new(exec));
+            exec = z_ordered(ctx, coalesced, &columns, options).map_err(|e| (e, vec![]))?;
+        }
     }
     let m = table.metadata();
     let spec = m.partition_spec_by_id(spec_id).ok_or_else(|| {

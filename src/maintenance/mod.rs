@@ -23,6 +23,7 @@ pub(crate) mod options;
 mod orphan_files;
 mod reachable;
 mod rewrite_position_deletes;
+pub mod zorder;
 
 use std::sync::Arc;
 

@@ -38,6 +38,7 @@ mod gc_disabled;
 mod interop;
 mod interop_writes;
 mod maintenance;
+mod maintenance_zorder;
 mod map_access;
 mod metadata_answers;
 mod metadata_columns;

@@ -917,9 +917,9 @@ async fn maintenance_bad_input_leaves_the_table_unchanged() {
         ),
         (
             format!(
-                "CALL ice.system.rewrite_data_files('ns.{name}', sort_order => 'zorder(id, k)')"
+                "CALL ice.system.rewrite_data_files('ns.{name}', sort_order => 'zorder(id, k), s')"
             ),
-            "Z-order (zorder)",
+            "cannot be combined with other sort terms",
         ),
         (
             format!(

@@ -150,8 +150,8 @@ async fn procedure_arguments_and_names_are_reported_as_written() {
         ),
         (
             "CALL ice.system.rewrite_data_files(table => 'ns.t', strategy => 'zorder')",
-            "strategy 'zorder': Z-order (zorder) rewrites are not yet supported (icefloe runs \
-             'binpack' and 'sort')",
+            "unknown strategy 'zorder': a z-order rewrite is strategy => 'sort' with \
+             sort_order => 'zorder(column, …)', as in Spark",
         ),
         (
             "CALL ice.system.rewrite_data_files(table => 'ns.t', strategy => 'random')",

@@ -85,8 +85,8 @@
 //! `previous_snapshot_id`, `current_snapshot_id` (`fast_forward`: `branch_updated`,
 //! `previous_ref`, `updated_ref`; the maintenance procedures: Spark's columns, see
 //! module `procedures`). A `TIMESTAMP '…'` without a zone is
-//! UTC. An `ALTER TABLE` clause or procedure icefloe does not run (e.g. the `zorder`
-//! strategy of `rewrite_data_files`, `compute_table_stats`) on an Iceberg table is an
+//! UTC. An `ALTER TABLE` clause or procedure icefloe does not run (e.g.
+//! `compute_table_stats`) on an Iceberg table is an
 //! [`ErrorKind::Unsupported`](crate::ErrorKind) error naming it.
 //!
 //! # Time travel and branches in Spark's syntax

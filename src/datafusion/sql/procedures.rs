@@ -5,7 +5,7 @@
 //! |---|---|---|
 //! | `expire_snapshots` | `table`, `older_than` (`TIMESTAMP '…'`, a constant expression such as `now() - INTERVAL '1' DAY`, or seconds since the epoch as Spark casts a `BIGINT`), `retain_last`, `max_concurrent_deletes`, `stream_results` (ignored), `snapshot_ids` (`array(…)`), `dry_run` (icefloe) | `deleted_data_files_count`, `deleted_position_delete_files_count`, `deleted_equality_delete_files_count`, `deleted_manifest_files_count`, `deleted_manifest_lists_count`, `deleted_statistics_files_count` |
 //! | `remove_orphan_files` | `table`, `older_than` (default 3 days ago; within 24 h refused), `location` (the table location, `write.data.path` or `write.metadata.path`, or a directory in one; default: all of them), `dry_run`, `max_concurrent_deletes`, `file_list_view` (refused), `equal_schemes`, `equal_authorities` (`map('from', 'to', …)`), `prefix_mismatch_mode` (`'ERROR'`, `'IGNORE'`, `'DELETE'`) | one row per file: `orphan_file_location` |
-//! | `rewrite_data_files` | `table`, `strategy` (`'binpack'`, `'sort'`), `sort_order` (`'id DESC NULLS LAST, bucket(4, s)'`, the `sort` strategy's order instead of the table's; `zorder(…)` refused), `options` (`map('k', 'v', …)`), `where` (a SQL condition string) | `rewritten_data_files_count`, `added_data_files_count`, `rewritten_bytes_count`, `failed_data_files_count`, `removed_delete_files_count` |
+//! | `rewrite_data_files` | `table`, `strategy` (`'binpack'`, `'sort'`), `sort_order` (`'id DESC NULLS LAST, bucket(4, s)'`, the `sort` strategy's order instead of the table's; or `'zorder(a, b)'`, a z-order of the columns), `options` (`map('k', 'v', …)`; z-order: `var-length-contribution`, `max-output-size`), `where` (a SQL condition string) | `rewritten_data_files_count`, `added_data_files_count`, `rewritten_bytes_count`, `failed_data_files_count`, `removed_delete_files_count` |
 //! | `rewrite_manifests` | `table`, `use_caching` (ignored), `spec_id` (only that spec's manifests) | `rewritten_manifests_count`, `added_manifests_count` |
 //! | `add_files` | `table`, `source_table` (`` '`parquet`.`/path/dir`' ``: a directory of Parquet files, Hive-style `column=value` directories for a partitioned table, or one file), `partition_filter` (`map('column', 'value', …)`), `check_duplicate_files` (default true), `parallelism` (ignored) | `added_files_count`, `changed_partition_count` |
 //! | `rewrite_position_delete_files` | `table`, `options` (`map('k', 'v', …)`), `where` (a SQL condition string) | `rewritten_delete_files_count`, `added_delete_files_count`, `rewritten_bytes_count`, `added_bytes_count` |
@@ -274,9 +274,9 @@ async fn rewrite_data(
         Some(Value::Text(s)) if s.eq_ignore_ascii_case("binpack") => RewriteStrategy::BinPack,
         Some(Value::Text(s)) if s.eq_ignore_ascii_case("sort") => RewriteStrategy::Sort,
         Some(Value::Text(s)) if s.eq_ignore_ascii_case("zorder") => {
-            return Err(Error::unsupported(format!(
-                "strategy '{s}': Z-order (zorder) rewrites are not yet supported (icefloe \
-                 runs 'binpack' and 'sort')"
+            return Err(Error::invalid_argument(format!(
+                "unknown strategy '{s}': a z-order rewrite is strategy => 'sort' with \
+                 sort_order => 'zorder(column, …)', as in Spark"
             )))
         }
         Some(other) => {
@@ -296,9 +296,14 @@ async fn rewrite_data(
                     "sort_order is given only with strategy 'sort'",
                 ));
             }
-            options.strategy = RewriteStrategy::Sort;
-            let loaded = catalog.load_table(&table.ident).await?;
-            options.sort_order = Some(sort_order(ctx, &loaded, &order)?);
+            if let Some(columns) = zorder_columns(&order)? {
+                options.strategy = RewriteStrategy::ZOrder;
+                options.zorder_columns = columns;
+            } else {
+                options.strategy = RewriteStrategy::Sort;
+                let loaded = catalog.load_table(&table.ident).await?;
+                options.sort_order = Some(sort_order(ctx, &loaded, &order)?);
+            }
         }
         Some(other) => {
             return Err(Error::invalid_argument(format!(
@@ -367,25 +372,59 @@ async fn rewrite_deletes(
     )
 }
 
-/// Spark's `sort_order` string (`term [ASC|DESC] [NULLS FIRST|LAST], …`, terms as in
-/// `WRITE ORDERED BY`) as a sort order of `table`'s current schema.
+/// The columns of a `sort_order` string `zorder(a, b, …)` (Spark's form of a z-order
+/// rewrite; column names as written, unquoted; `` `a b` `` and `"a b"` quoted), or `None`
+/// when the string is not a `zorder(…)`.
 ///
-/// Errors: `zorder(…)` ([`ErrorKind::Unsupported`]); a term that does not parse, an
-/// unknown column or a transform its type does not take, naming it.
+/// Errors: `zorder` mixed with other sort terms, an empty list or an empty name, naming
+/// the string.
+fn zorder_columns(order: &str) -> Result<Option<Vec<String>>> {
+    let trimmed = order.trim();
+    let Some(head) = trimmed.get(..6) else {
+        return Ok(None);
+    };
+    let rest = trimmed[6..].trim_start();
+    if !head.eq_ignore_ascii_case("zorder") || !rest.starts_with('(') {
+        return Ok(None);
+    }
+    let bad = |why: &str| {
+        Error::invalid_argument(format!(
+            "rewrite_data_files sort_order '{order}': {why} (expected 'zorder(column, …)', \
+             which cannot be combined with other sort terms)"
+        ))
+    };
+    let inner = rest[1..]
+        .strip_suffix(')')
+        .ok_or_else(|| bad("no closing parenthesis at the end"))?;
+    if inner.contains(['(', ')']) {
+        return Err(bad("a zorder term takes column names only"));
+    }
+    let mut columns = vec![];
+    for part in inner.split(',') {
+        let name = part.trim();
+        let unquoted = ['`', '"']
+            .iter()
+            .find_map(|q| name.strip_prefix(*q).and_then(|n| n.strip_suffix(*q)))
+            .unwrap_or(name);
+        if unquoted.is_empty() {
+            return Err(bad("an empty column name"));
+        }
+        columns.push(unquoted.to_string());
+    }
+    Ok(Some(columns))
+}
+
+/// Spark's `sort_order` string (`term [ASC|DESC] [NULLS FIRST|LAST], …`, terms as in
+/// `WRITE ORDERED BY`) as a sort order of `table`'s current schema (a `zorder(…)` is
+/// read by [`zorder_columns`] first).
+///
+/// Errors: a term that does not parse, an unknown column or a transform its type does
+/// not take, naming it.
 fn sort_order(
     ctx: &SessionContext,
     table: &crate::table::Table,
     order: &str,
 ) -> Result<crate::spec::sort_order::SortOrder> {
-    if order
-        .trim_start()
-        .to_ascii_lowercase()
-        .starts_with("zorder")
-    {
-        return Err(Error::unsupported(format!(
-            "rewrite_data_files sort_order '{order}': Z-order (zorder) rewrites"
-        )));
-    }
     let what = || format!("sort_order '{order}'");
     let mut c = cursor(ctx, order)
         .ok_or_else(|| Error::invalid_argument(format!("{} does not parse", what())))?;

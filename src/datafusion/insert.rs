@@ -48,9 +48,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::expr::Predicate;
 use crate::spec::{DataFile, Transform};
 use crate::table::Table;
-use crate::transaction::{
-    AppendFiles, IsolationLevel, OverwriteFiles, ReplaceTable, Transaction, STAGED_WAP_ID,
-};
+use crate::transaction::{AppendFiles, IsolationLevel, OverwriteFiles, ReplaceTable, Transaction};
 use crate::write::decode_written_files;
 
 /// Table property: where data files go (default `<location>/data`).
@@ -84,11 +82,13 @@ pub(crate) fn staged_wap_id(
 }
 
 /// The error for `statement` on table `ident` while its writes are staged for
-/// write-audit-publish: only `INSERT INTO` is staged.
+/// write-audit-publish: writes to `main` are staged (`INSERT`, `INSERT OVERWRITE`,
+/// `DELETE`, `UPDATE`, `MERGE`, `TRUNCATE`); writes to another branch and table
+/// replacements are not (Spark refuses a branch write under `spark.wap.id` too).
 pub(crate) fn wap_refusal(statement: &str, ident: &TableIdent) -> Error {
     Error::unsupported(format!(
         "{statement} on '{ident}' while icefloe.wap_id is set and the table's \
-         write.wap.enabled is true: only INSERT INTO is staged for write-audit-publish \
+         write.wap.enabled is true: write-audit-publish stages writes to main only \
          (RESET icefloe.wap_id to write directly)"
     ))
 }
@@ -121,7 +121,7 @@ pub struct IcebergDataSink {
     replacing: Option<(Table, ReplaceTable)>,
     /// The id of this statement's write, in the names of the files it writes.
     operation_id: String,
-    /// The write-audit-publish id the append is staged under ([`staged_wap_id`]).
+    /// The write-audit-publish id the write is staged under ([`staged_wap_id`]).
     wap_id: Option<String>,
     /// `committed_snapshot_id` (a gauge) once the statement committed; shown by
     /// `EXPLAIN ANALYZE` and printed by the CLI.
@@ -155,9 +155,6 @@ impl IcebergDataSink {
             None => PartitionOverwriteMode::Static,
         };
         let wap_id = staged_wap_id(&table, options)?;
-        if wap_id.is_some() && op != InsertOp::Append {
-            return Err(wap_refusal("INSERT OVERWRITE", &target.ident));
-        }
         Ok(Self {
             target,
             table,
@@ -223,7 +220,7 @@ impl IcebergDataSink {
     /// Commit `replacement` of `base` (the table as loaded) in the same transaction,
     /// before the rows (see the `replacing` field).
     ///
-    /// Errors: a replacement while the append is staged for write-audit-publish.
+    /// Errors: a replacement while the write is staged for write-audit-publish.
     pub(crate) fn with_replacement(
         mut self,
         base: Table,
@@ -241,11 +238,15 @@ impl IcebergDataSink {
 
     /// Append to branch `branch` instead of `main` (`None`: `main`).
     ///
-    /// Errors: a branch while the append is staged for write-audit-publish (Spark refuses
+    /// Errors: a branch while the write is staged for write-audit-publish (Spark refuses
     /// both at once too).
     pub(crate) fn with_branch(mut self, branch: Option<String>) -> Result<Self> {
         if branch.is_some() && self.wap_id.is_some() {
-            return Err(wap_refusal("INSERT INTO a branch", &self.target.ident));
+            let statement = match self.op {
+                InsertOp::Append => "INSERT INTO a branch",
+                _ => "INSERT OVERWRITE of a branch",
+            };
+            return Err(wap_refusal(statement, &self.target.ident));
         }
         self.branch = branch;
         Ok(self)
@@ -387,47 +388,40 @@ impl IcebergDataSink {
         }
         // the rows were written with this table's schema (a replacement's staged one)
         .files_written_with(m.current_schema().clone());
-        let txn = match (self.op, self.overwrite_mode) {
+        let wap = self.wap_id.as_deref();
+        // the snapshot committed: main's (or the branch's) new head, or the staged one
+        let (txn, snapshot_id) = match (self.op, self.overwrite_mode) {
             (InsertOp::Append, _) => {
-                let append = AppendFiles::new(spec.spec_id, files)?.to_branch(branch);
-                txn.add_action(match &self.wap_id {
-                    Some(wap) => append.stage_only(wap),
-                    None => append,
-                })
+                let mut append = AppendFiles::new(spec.spec_id, files)?.to_branch(branch);
+                if let Some(wap) = wap {
+                    append = append.stage_only(wap);
+                }
+                let id = append.snapshot_id();
+                (txn.add_action(append), id)
             }
-            (_, PartitionOverwriteMode::Static) => txn.add_action(
-                OverwriteFiles::new(start)
-                    .overwrite_by_row_filter(Predicate::AlwaysTrue)
+            (_, mode) => {
+                let mut overwrite = OverwriteFiles::new(start)
                     .with_isolation_level(IsolationLevel::Serializable)
                     .to_branch(branch)
-                    .add_files(spec.spec_id, files)?,
-            ),
-            (_, PartitionOverwriteMode::Dynamic) => txn.add_action(
-                OverwriteFiles::new(start)
-                    .replace_partitions()
-                    .with_isolation_level(IsolationLevel::Serializable)
-                    .to_branch(branch)
-                    .add_files(spec.spec_id, files)?,
-            ),
+                    .add_files(spec.spec_id, files)?;
+                overwrite = match mode {
+                    PartitionOverwriteMode::Static => {
+                        overwrite.overwrite_by_row_filter(Predicate::AlwaysTrue)
+                    }
+                    PartitionOverwriteMode::Dynamic => overwrite.replace_partitions(),
+                };
+                if let Some(wap) = wap {
+                    overwrite = overwrite.stage_only(wap);
+                }
+                let id = overwrite.snapshot_id();
+                (txn.add_action(overwrite), id)
+            }
         };
         match txn.commit().await {
-            Ok(table) => {
-                let committed = match &self.wap_id {
-                    // the staged snapshot: the newest one holding this statement's wap.id
-                    Some(wap) => table
-                        .metadata()
-                        .snapshots
-                        .iter()
-                        .filter(|s| s.summary.get(STAGED_WAP_ID) == Some(wap))
-                        .max_by_key(|s| s.sequence_number)
-                        .map(|s| s.snapshot_id),
-                    None => table.metadata().ref_snapshot_id(branch),
-                };
-                if let Some(id) = committed {
-                    MetricBuilder::new(&self.metrics)
-                        .global_gauge(COMMITTED_SNAPSHOT_METRIC)
-                        .set(usize::try_from(id).unwrap_or_default());
-                }
+            Ok(_) => {
+                MetricBuilder::new(&self.metrics)
+                    .global_gauge(COMMITTED_SNAPSHOT_METRIC)
+                    .set(usize::try_from(snapshot_id).unwrap_or_default());
                 Ok(())
             }
             Err(e) => {

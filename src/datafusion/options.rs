@@ -61,11 +61,12 @@ pub struct IcefloeOptions {
     /// as possibly holding NaN, and cannot be sent to distributed workers. 0 turns
     /// it off. Default 100000.
     pub deferred_planning_min_files: usize,
-    /// The write-audit-publish id (Spark's `spark.wap.id`): while set (not empty), an
-    /// `INSERT INTO` a table whose `write.wap.enabled` is true commits a staged snapshot
-    /// (summary `wap.id`) that no branch points at; `CALL system.publish_changes(table,
-    /// wap_id)` makes it current. Other writes to such a table are refused while it is
-    /// set. Default: empty (none).
+    /// The write-audit-publish id (Spark's `spark.wap.id`): while set (not empty), every
+    /// write to `main` of a table whose `write.wap.enabled` is true (`INSERT INTO`,
+    /// `INSERT OVERWRITE`, `DELETE`, `UPDATE`, `MERGE`, `TRUNCATE`) commits a staged
+    /// snapshot (summary `wap.id`) that no branch points at; `CALL
+    /// system.publish_changes(table, wap_id)` makes it current. Writes to another branch
+    /// and table replacements are refused while it is set. Default: empty (none).
     pub wap_id: String,
     /// The values `RESET` restores; `None`: the built-in defaults.
     session_defaults: Option<Arc<IcefloeOptions>>,
@@ -151,8 +152,8 @@ impl OptionName {
                  Parquet row selection) or filter (per batch after decoding)."
             }
             Self::WapId => {
-                "The write-audit-publish id (Spark's spark.wap.id): INSERT INTO a table with \
-                 write.wap.enabled=true commits a staged snapshot, published by CALL \
+                "The write-audit-publish id (Spark's spark.wap.id): every write to a table \
+                 with write.wap.enabled=true commits a staged snapshot, published by CALL \
                  system.publish_changes. Empty: none."
             }
         }

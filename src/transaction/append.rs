@@ -18,10 +18,6 @@ use crate::scan::TableScan;
 use crate::spec::{DataContentType, DataFile, Snapshot, TableUpdate};
 use crate::table::Table;
 
-/// The snapshot summary property of a staged write-audit-publish snapshot: its WAP id
-/// (Java `SnapshotSummary.STAGED_WAP_ID_PROP`).
-pub const STAGED_WAP_ID: &str = "wap.id";
-
 /// Append data files (each with the id of the partition spec it was written under).
 #[derive(Debug)]
 pub struct AppendFiles {
@@ -65,8 +61,7 @@ impl AppendFiles {
     /// branch points at it, so reads do not see it until it is published
     /// ([`super::CherryPickSnapshot`], Spark's `publish_changes`); it can be read by id.
     pub fn stage_only(mut self, wap_id: &str) -> Self {
-        self.producer.set_stage_only();
-        self.producer.set_summary(STAGED_WAP_ID, wap_id.to_string());
+        self.producer.set_stage_only(wap_id);
         self
     }
 

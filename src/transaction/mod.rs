@@ -54,7 +54,7 @@ use crate::table::Table;
 use written_schema::check_written_schema;
 
 pub(crate) use append::paths_in_snapshot;
-pub use append::{AppendFiles, STAGED_WAP_ID};
+pub use append::AppendFiles;
 pub use cherry_pick::{CherryPickSnapshot, PUBLISHED_WAP_ID, SOURCE_SNAPSHOT_ID};
 pub use expire_snapshots::{
     ExpirePlan, ExpireSnapshots, MAX_REF_AGE_MS, MAX_SNAPSHOT_AGE_MS, MIN_SNAPSHOTS_TO_KEEP,
@@ -67,6 +67,7 @@ pub use retry::RetryPolicy;
 pub use rewrite_files::RewriteFiles;
 pub use rewrite_manifests::RewriteManifests;
 pub use row_delta::RowDelta;
+pub use snapshot_producer::STAGED_WAP_ID;
 pub use update_partition_spec::{PartitionFieldRef, PartitionTerm, UpdatePartitionSpec};
 pub use update_properties::{
     check_reserved_not_given, UpdateProperties, FORMAT_VERSION, RESERVED_PROPERTIES,

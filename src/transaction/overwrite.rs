@@ -100,6 +100,16 @@ impl OverwriteFiles {
         self
     }
 
+    /// Stage the snapshot (write-audit-publish): it is added to the table with summary
+    /// property `wap.id` = `wap_id`, its parent the branch's current snapshot (conflicts
+    /// are checked up to it as for a commit), but no branch points at it, so reads do
+    /// not see it until it is published ([`super::CherryPickSnapshot`], Spark's
+    /// `publish_changes`); it can be read by id.
+    pub fn stage_only(mut self, wap_id: &str) -> Self {
+        self.producer.set_stage_only(wap_id);
+        self
+    }
+
     /// Add data files written under spec `spec_id`.
     ///
     /// Errors: a file that is not a data file.
@@ -133,6 +143,12 @@ impl OverwriteFiles {
     /// overwrite; on an unpartitioned table, the whole table).
     pub fn replace_partitions(mut self) -> Self {
         self.replace_partitions = true;
+        self
+    }
+
+    /// Set a summary property of the new snapshot (e.g. `source-snapshot-id`).
+    pub(crate) fn set_summary(mut self, key: &str, value: String) -> Self {
+        self.producer.set_summary(key, value);
         self
     }
 

@@ -69,6 +69,16 @@ impl RowDelta {
         self
     }
 
+    /// Stage the snapshot (write-audit-publish): it is added to the table with summary
+    /// property `wap.id` = `wap_id`, its parent the branch's current snapshot (conflicts
+    /// are checked up to it as for a commit), but no branch points at it, so reads do
+    /// not see it until it is published ([`super::CherryPickSnapshot`], Spark's
+    /// `publish_changes`); it can be read by id.
+    pub fn stage_only(mut self, wap_id: &str) -> Self {
+        self.producer.set_stage_only(wap_id);
+        self
+    }
+
     /// Add data files written under spec `spec_id`.
     ///
     /// Errors: a delete file ([`crate::ErrorKind::InvalidArgument`]).

@@ -27,6 +27,10 @@ use crate::table::Table;
 use crate::write::manifest_list::{write_manifest_list_for, write_manifest_list_v1};
 use crate::write::{ManifestWriter, NewEntry};
 
+/// The snapshot summary property of a staged write-audit-publish snapshot: its WAP id
+/// (Java `SnapshotSummary.STAGED_WAP_ID_PROP`).
+pub const STAGED_WAP_ID: &str = "wap.id";
+
 /// A fresh positive snapshot id (as Iceberg Java: from a random UUID).
 pub(crate) fn new_snapshot_id() -> i64 {
     let (hi, lo) = uuid::Uuid::new_v4().as_u64_pair();
@@ -74,9 +78,13 @@ impl SnapshotProducer {
         }
     }
 
-    /// Add the snapshot without moving the branch (see [`Self::commit_updates`]).
-    pub(crate) fn set_stage_only(&mut self) {
+    /// Stage the snapshot for write-audit-publish (Java `SnapshotProducer.stageOnly`
+    /// with `wap.id` set, as Spark's writes do under `spark.wap.id`): it is added with
+    /// summary property `wap.id` = `wap_id`, its parent the branch's snapshot at the
+    /// attempt that commits, and no branch moves (see [`Self::commit_updates`]).
+    pub(crate) fn set_stage_only(&mut self, wap_id: &str) {
         self.stage_only = true;
+        self.set_summary(STAGED_WAP_ID, wap_id.to_string());
     }
 
     /// Commit to branch `branch` instead of `main`: the new snapshot descends from the

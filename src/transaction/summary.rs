@@ -44,6 +44,10 @@ pub(crate) struct SnapshotSummary {
     pub(crate) replace_partitions: bool,
 }
 
+/// The snapshot summary property of a dynamic partition overwrite (Java
+/// `SnapshotSummary.REPLACE_PARTITIONS_PROP`).
+pub(crate) const REPLACE_PARTITIONS: &str = "replace-partitions";
+
 fn partition_key(spec_id: i32, partition: &[Option<Literal>]) -> (i32, String) {
     (spec_id, format!("{partition:?}"))
 }
@@ -168,7 +172,7 @@ impl SnapshotSummary {
         put("added-equality-deletes", self.added_equality_deletes);
         put("removed-equality-deletes", self.removed_equality_deletes);
         if self.replace_partitions {
-            out.insert("replace-partitions".to_string(), "true".to_string());
+            out.insert(REPLACE_PARTITIONS.to_string(), "true".to_string());
         }
         out.insert(
             "changed-partition-count".to_string(),

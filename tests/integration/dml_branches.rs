@@ -523,7 +523,8 @@ async fn value(lake: &Lake, q: &str) -> String {
 /// Write-audit-publish as Spark runs it: with `icefloe.wap_id` set (Spark's
 /// `spark.wap.id`) an `INSERT INTO` a table whose `write.wap.enabled` is true commits a
 /// staged snapshot (summary `wap.id`) that `main` does not point at: reads do not see its
-/// rows, time travel to it does; other writes are refused while the id is set;
+/// rows, time travel to it does; writes to another branch and table replacements are
+/// refused while the id is set;
 /// `publish_changes` fast-forwards `main` to it (its parent is still current) or
 /// cherry-picks it (summary `published-wap-id`), once; PyIceberg and DuckDB read the
 /// published rows. v2 and v3.
@@ -547,6 +548,7 @@ async fn write_audit_publish_stages_inserts_until_published() {
         .await;
         let main = format!("SELECT snapshot_id FROM ice.ns.\"{name}$refs\" WHERE name = 'main'");
         let main_before = value(&lake, &main).await;
+        ok(&lake.ctx, &format!("ALTER TABLE {t} CREATE BRANCH dev")).await;
         ok(&lake.ctx, "SET icefloe.wap_id = 'audit-1'").await;
         ok(
             &lake.ctx,
@@ -575,22 +577,22 @@ async fn write_audit_publish_stages_inserts_until_published() {
             .await,
             "3"
         );
-        // only INSERT INTO is staged: the others are refused, nothing committed
+        // writes to another branch and table replacements are not staged: refused,
+        // nothing committed
         let snapshots = format!("SELECT count(*) FROM ice.ns.\"{name}$snapshots\"");
         let before = value(&lake, &snapshots).await;
         for (statement, verb) in [
-            (format!("DELETE FROM {t} WHERE id = 1"), "DELETE"),
-            (format!("UPDATE {t} SET d = 0"), "UPDATE"),
             (
-                format!(
-                    "MERGE INTO {t} x USING (SELECT 1 AS id) s ON x.id = s.id \
-                     WHEN MATCHED THEN DELETE"
-                ),
-                "MERGE",
+                format!("DELETE FROM {t}.branch_dev WHERE id = 1"),
+                "DELETE of a branch",
             ),
             (
-                format!("INSERT OVERWRITE {t} VALUES (9, 9, 'z', 9.0)"),
-                "INSERT OVERWRITE",
+                format!("INSERT INTO {t}.branch_dev VALUES (9, 9, 'z', 9.0)"),
+                "INSERT INTO a branch",
+            ),
+            (
+                format!("CREATE OR REPLACE TABLE {t} AS SELECT * FROM {t}"),
+                "CREATE OR REPLACE TABLE … AS",
             ),
         ] {
             let e = run(&lake.ctx, &statement).await.expect_err(&statement);
@@ -669,4 +671,324 @@ async fn write_audit_publish_stages_inserts_until_published() {
         );
         other_engines_agree(&lake, &name).await;
     }
+}
+
+/// Stage `statement` (`{t}` for the table) on `ns.<name>` under write-audit-publish id
+/// `wap`, run it directly on `ns.<name>_model`, and return the staged snapshot's id after
+/// checking it: summary `wap.id`, parent `main`'s snapshot, `main` and its rows (icefloe's
+/// read) unchanged, time travel to it reads the model's rows.
+async fn stage(lake: &Lake, name: &str, wap: &str, statement: &str) -> String {
+    let (t, model) = (format!("ice.ns.{name}"), format!("ice.ns.{name}_model"));
+    let (main_before, rows_before) = (main_head(lake, name).await, rows(&lake.ctx, &t).await);
+    ok(&lake.ctx, &format!("SET icefloe.wap_id = '{wap}'")).await;
+    let got = ok(&lake.ctx, &statement.replace("{t}", &t)).await;
+    ok(&lake.ctx, "RESET icefloe.wap_id").await;
+    let want = ok(&lake.ctx, &statement.replace("{t}", &model)).await;
+    assert_eq!(got, want, "{name}: count of staged {statement}");
+    assert_eq!(
+        main_head(lake, name).await,
+        main_before,
+        "{name}: {statement}"
+    );
+    assert_eq!(
+        rows(&lake.ctx, &t).await,
+        rows_before,
+        "{name}: {statement}"
+    );
+    let staged = first_row(
+        lake,
+        &format!(
+            "SELECT snapshot_id, parent_id FROM ice.ns.\"{name}$snapshots\" \
+             WHERE summary['wap.id'] = '{wap}'"
+        ),
+    )
+    .await;
+    assert_eq!(
+        staged[1], main_before,
+        "{name}: parent of staged {statement}"
+    );
+    assert_eq!(
+        rows(
+            &lake.ctx,
+            &format!("{t} FOR SYSTEM_VERSION AS OF {}", staged[0])
+        )
+        .await,
+        rows(&lake.ctx, &model).await,
+        "{name}: time travel to staged {statement}"
+    );
+    staged[0].clone()
+}
+
+/// The snapshot `main` of `ns.<name>` points at, as text; empty when there is none.
+async fn main_head(lake: &Lake, name: &str) -> String {
+    let q = format!("SELECT snapshot_id FROM ice.ns.\"{name}$refs\" WHERE name = 'main'");
+    let batches = run(&lake.ctx, &q)
+        .await
+        .unwrap_or_else(|e| panic!("{q}: {e}"));
+    match batches.iter().find(|b| b.num_rows() > 0) {
+        Some(b) => {
+            datafusion::arrow::util::display::array_value_to_string(b.column(0), 0).expect("value")
+        }
+        None => String::new(),
+    }
+}
+
+/// The metadata file `ns.<name>` is at.
+async fn metadata_location(lake: &Lake, name: &str) -> String {
+    lake.catalog
+        .load_table(&icefloe::catalog::TableIdent::parse(&format!("ns.{name}")))
+        .await
+        .expect("load")
+        .metadata_location()
+        .to_string()
+}
+
+/// `publish_changes` of `wap` on `ns.<name>`: its result row is (`staged`, main's new
+/// snapshot), and `main` then reads the model's rows. Returns main's new snapshot.
+async fn publish(lake: &Lake, name: &str, wap: &str, staged: &str) -> String {
+    let out = first_row(
+        lake,
+        &format!("CALL ice.system.publish_changes('ns.{name}', '{wap}')"),
+    )
+    .await;
+    assert_eq!(out[0], staged, "{name}: published {wap}");
+    assert_eq!(
+        rows(&lake.ctx, &format!("ice.ns.{name}")).await,
+        rows(&lake.ctx, &format!("ice.ns.{name}_model")).await,
+        "{name}: rows after publishing {wap}"
+    );
+    out[1].clone()
+}
+
+/// Write-audit-publish of every write, as Spark stages them under `spark.wap.id`: `DELETE`,
+/// `UPDATE`, `MERGE`, `INSERT OVERWRITE` (static and dynamic) and `TRUNCATE`, in both
+/// write modes (copy-on-write; merge-on-read with v2 position deletes and v3 deletion
+/// vectors), each staged (PyIceberg and DuckDB read `main` without it) and published by
+/// fast-forward; after `main` moved on, an append and a dynamic overwrite are
+/// cherry-picked (`published-wap-id`), a dynamic overwrite whose partition changed and a
+/// `DELETE` are refused leaving the table unchanged (as Iceberg Java's
+/// `CherryPickOperation`); `expire_snapshots` afterwards keeps every live file. Expected
+/// rows come from the same statements run directly on a model table.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn write_audit_publish_stages_every_write() {
+    let lake = lake().await;
+    for version in [2, 3] {
+        for mode in ["copy-on-write", "merge-on-read"] {
+            let name = format!("wap_all_v{version}_{}", &mode[..1]);
+            let modes = format!(
+                ", 'format-version'='{version}', 'write.delete.mode'='{mode}', \
+                 'write.update.mode'='{mode}', 'write.merge.mode'='{mode}'"
+            );
+            let model = format!("{name}_model");
+            create(&lake, &model, "PARTITIONED BY (k)", &modes).await;
+            create(
+                &lake,
+                &name,
+                "PARTITIONED BY (k)",
+                &format!("{modes}, 'write.wap.enabled'='true'"),
+            )
+            .await;
+            let t = format!("ice.ns.{name}");
+            let both = |statement: &str| {
+                [
+                    statement.replace("{t}", &t),
+                    statement.replace("{t}", &format!("ice.ns.{model}")),
+                ]
+            };
+            for q in both(
+                "INSERT INTO {t} VALUES (1, 1, 'a', 1.0), (2, 1, 'b', 2.0), (3, 2, 'c', 3.0), \
+                 (4, 3, 'd', 4.0), (5, 3, 'e', 5.0)",
+            ) {
+                ok(&lake.ctx, &q).await;
+            }
+            // each write staged, audited, then published by fast-forward
+            let statements = [
+                "DELETE FROM {t} WHERE id = 2",
+                "UPDATE {t} SET d = d * 10 WHERE k = 3",
+                "MERGE INTO {t} x USING (SELECT * FROM (VALUES (1, 'x'), (8, 'n')) v(id, s)) src \
+                 ON x.id = src.id WHEN MATCHED THEN UPDATE SET s = src.s \
+                 WHEN NOT MATCHED THEN INSERT VALUES (src.id, 4, src.s, 0.5)",
+                "INSERT OVERWRITE {t} SELECT id, k, s, d FROM {t} WHERE id <> 5",
+                "TRUNCATE TABLE {t}",
+                "INSERT INTO {t} VALUES (1, 1, 'a', 1.0), (2, 1, 'b', 2.0), (3, 2, 'c', 3.0)",
+                "DELETE FROM {t} WHERE id = 1",
+            ];
+            for (i, statement) in statements.iter().enumerate() {
+                let wap = format!("ff-{i}");
+                let staged = stage(&lake, &name, &wap, statement).await;
+                if i == 0 {
+                    // PyIceberg and DuckDB read main without the staged change
+                    other_engines_agree(&lake, &name).await;
+                    if mode == "merge-on-read" {
+                        let deletes = value(
+                            &lake,
+                            &format!(
+                                "SELECT summary['added-delete-files'] FROM \
+                                 ice.ns.\"{name}$snapshots\" WHERE snapshot_id = {staged}"
+                            ),
+                        )
+                        .await;
+                        assert_eq!(deletes, "1", "{name}: staged merge-on-read DELETE");
+                    }
+                }
+                // fast-forward: main moves to the staged snapshot itself
+                assert_eq!(publish(&lake, &name, &wap, &staged).await, staged);
+            }
+            // main moves on after a staged append: it is cherry-picked
+            let staged = stage(
+                &lake,
+                &name,
+                "pick-append",
+                "INSERT INTO {t} VALUES (10, 5, 'p', 1.0)",
+            )
+            .await;
+            for q in both("INSERT INTO {t} VALUES (11, 6, 'q', 2.0)") {
+                ok(&lake.ctx, &q).await;
+            }
+            let head = publish(&lake, &name, "pick-append", &staged).await;
+            assert_ne!(head, staged, "{name}: a cherry-pick is a new snapshot");
+            // a dynamic overwrite of partition k = 1 while main appends to k = 7
+            ok(
+                &lake.ctx,
+                "SET icefloe.partition_overwrite_mode = 'dynamic'",
+            )
+            .await;
+            let staged = stage(
+                &lake,
+                &name,
+                "pick-dynamic",
+                "INSERT OVERWRITE {t} VALUES (20, 1, 'o', 3.0)",
+            )
+            .await;
+            for q in both("INSERT INTO {t} VALUES (21, 7, 'r', 4.0)") {
+                ok(&lake.ctx, &q).await;
+            }
+            let head = publish(&lake, &name, "pick-dynamic", &staged).await;
+            let summary = first_row(
+                &lake,
+                &format!(
+                    "SELECT operation, summary['published-wap-id'], \
+                     summary['source-snapshot-id'] FROM ice.ns.\"{name}$snapshots\" \
+                     WHERE snapshot_id = {head}"
+                ),
+            )
+            .await;
+            assert_eq!(
+                summary,
+                ["overwrite", "pick-dynamic", staged.as_str()],
+                "{name}"
+            );
+            // refused: dynamic overwrites of k = 7, to which main adds a file, and of
+            // k = 2, whose file main removes; a DELETE
+            for (wap, statement) in [
+                (
+                    "refused-dynamic",
+                    "INSERT OVERWRITE {t} VALUES (30, 7, 's', 5.0)",
+                ),
+                (
+                    "refused-removed",
+                    "INSERT OVERWRITE {t} VALUES (32, 2, 'u', 7.0)",
+                ),
+            ] {
+                ok(&lake.ctx, &format!("SET icefloe.wap_id = '{wap}'")).await;
+                ok(&lake.ctx, &statement.replace("{t}", &t)).await;
+                ok(&lake.ctx, "RESET icefloe.wap_id").await;
+            }
+            ok(&lake.ctx, "RESET icefloe.partition_overwrite_mode").await;
+            ok(&lake.ctx, "SET icefloe.wap_id = 'refused-delete'").await;
+            ok(&lake.ctx, &format!("DELETE FROM {t} WHERE id = 3")).await;
+            ok(&lake.ctx, "RESET icefloe.wap_id").await;
+            for q in both("INSERT INTO {t} VALUES (31, 7, 't', 6.0)")
+                .into_iter()
+                .chain(both("DELETE FROM {t} WHERE k = 2"))
+            {
+                ok(&lake.ctx, &q).await;
+            }
+            let before = metadata_location(&lake, &name).await;
+            for (wap, needle) in [
+                ("refused-dynamic", "found a conflicting data file"),
+                ("refused-removed", "to be removed is not live in the table"),
+                ("refused-delete", "main has moved on to snapshot"),
+            ] {
+                let staged = value(
+                    &lake,
+                    &format!(
+                        "SELECT snapshot_id FROM ice.ns.\"{name}$snapshots\" \
+                         WHERE summary['wap.id'] = '{wap}'"
+                    ),
+                )
+                .await;
+                let e = run(
+                    &lake.ctx,
+                    &format!("CALL ice.system.publish_changes('ns.{name}', '{wap}')"),
+                )
+                .await
+                .expect_err(wap);
+                assert!(
+                    e.contains(&format!("cannot cherry-pick snapshot {staged}"))
+                        && e.contains(needle),
+                    "{name}: {e}"
+                );
+                assert_eq!(
+                    metadata_location(&lake, &name).await,
+                    before,
+                    "{name}: {wap} committed"
+                );
+            }
+            assert_eq!(
+                rows(&lake.ctx, &t).await,
+                rows(&lake.ctx, &format!("ice.ns.{model}")).await,
+                "{name}"
+            );
+            // expiring every snapshot but main's (the staged ones too) keeps every live file
+            ok(
+                &lake.ctx,
+                &format!(
+                    "CALL ice.system.expire_snapshots(table => 'ns.{name}', \
+                     older_than => TIMESTAMP '2999-01-01 00:00:00', retain_last => 1)"
+                ),
+            )
+            .await;
+            assert_eq!(
+                value(
+                    &lake,
+                    &format!("SELECT count(*) FROM ice.ns.\"{name}$snapshots\"")
+                )
+                .await,
+                "1",
+                "{name}: the staged snapshots expired too"
+            );
+            let files = run(
+                &lake.ctx,
+                &format!("SELECT file_path FROM ice.ns.\"{name}$files\""),
+            )
+            .await
+            .expect("files");
+            for b in &files {
+                for i in 0..b.num_rows() {
+                    let p = datafusion::arrow::util::display::array_value_to_string(b.column(0), i)
+                        .expect("path");
+                    let p = p.strip_prefix("file://").unwrap_or(&p);
+                    assert!(std::path::Path::new(p).exists(), "{name}: {p} expired");
+                }
+            }
+            assert_eq!(
+                rows(&lake.ctx, &t).await,
+                rows(&lake.ctx, &format!("ice.ns.{model}")).await,
+                "{name}: after expire_snapshots"
+            );
+            other_engines_agree(&lake, &name).await;
+        }
+    }
+    // a table's first write staged: main (none) is its parent, so it fast-forwards
+    create(&lake, "wap_first", "", ", 'write.wap.enabled'='true'").await;
+    create(&lake, "wap_first_model", "", "").await;
+    let staged = stage(
+        &lake,
+        "wap_first",
+        "first",
+        "INSERT INTO {t} VALUES (1, 1, 'a', 1.0)",
+    )
+    .await;
+    assert_eq!(publish(&lake, "wap_first", "first", &staged).await, staged);
 }

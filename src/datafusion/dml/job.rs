@@ -116,6 +116,9 @@ pub(crate) struct RowLevelJob {
     whole_read: HashSet<String>,
     /// Rows of whole files known without reading them.
     whole_rows: u64,
+    /// The write-audit-publish id the commit is staged under (`None`: it moves the
+    /// branch).
+    wap_id: Option<String>,
     pub(crate) metrics: ExecutionPlanMetricsSet,
 }
 
@@ -143,8 +146,18 @@ impl RowLevelJob {
             whole: vec![],
             whole_read: HashSet::new(),
             whole_rows: 0,
+            wap_id: None,
             metrics: ExecutionPlanMetricsSet::new(),
         }
+    }
+
+    /// Stage the commit for write-audit-publish under `wap_id` (a snapshot with summary
+    /// `wap.id` that no branch points at; its parent the snapshot the statement read, or,
+    /// when another commit landed meanwhile, that commit, once the usual conflict checks
+    /// passed); `None`: commit as usual.
+    pub(crate) fn staged(mut self, wap_id: Option<String>) -> Self {
+        self.wap_id = wap_id;
+        self
     }
 
     /// Remove `file` whole; `read`: it has deletes, so its rows are counted by reading.
@@ -567,7 +580,7 @@ impl RowLevelJob {
             return Ok(count);
         }
         crate::failpoint::hit("after-data-files");
-        let txn = match self.mode {
+        let (txn, snapshot_id) = match self.mode {
             RowLevelMode::MergeOnRead => {
                 let v3 = self.table().metadata().format_version >= FormatVersion::V3;
                 let (deletes, replaced) = if v3 {
@@ -608,17 +621,14 @@ impl RowLevelJob {
                 self.overwrite(&affected, files)?
             }
         };
-        let table = txn.commit().await.map_err(|e| match e.kind() {
+        txn.commit().await.map_err(|e| match e.kind() {
             // `Transaction::commit` names the table when the retries run out
             ErrorKind::CommitConflict => e,
             _ => e.context(format!("{} on '{}'", self.statement, self.target.ident)),
         })?;
-        let branch = self.provider.branch().unwrap_or(crate::spec::MAIN_BRANCH);
-        if let Some(id) = table.metadata().ref_snapshot_id(branch) {
-            MetricBuilder::new(&self.metrics)
-                .global_gauge(COMMITTED_SNAPSHOT_METRIC)
-                .set(usize::try_from(id).unwrap_or_default());
-        }
+        MetricBuilder::new(&self.metrics)
+            .global_gauge(COMMITTED_SNAPSHOT_METRIC)
+            .set(usize::try_from(snapshot_id).unwrap_or_default());
         Ok(count)
     }
 
@@ -633,7 +643,7 @@ impl RowLevelJob {
         deletes: Vec<(i32, DataFile)>,
         replaced: &[DataFile],
         new_rows: Vec<DataFile>,
-    ) -> Result<Transaction> {
+    ) -> Result<(Transaction, i64)> {
         let start = self.provider.snapshot().map(|s| s.snapshot_id);
         let mut delta = RowDelta::new(start)
             .with_isolation_level(self.isolation)
@@ -664,10 +674,18 @@ impl RowLevelJob {
         for dv in replaced {
             delta = delta.remove_deletes(dv);
         }
-        Ok(self.transaction().add_action(delta))
+        if let Some(wap) = &self.wap_id {
+            delta = delta.stage_only(wap);
+        }
+        let id = delta.snapshot_id();
+        Ok((self.transaction().add_action(delta), id))
     }
 
-    fn overwrite(&self, affected: &HashSet<String>, files: Vec<DataFile>) -> Result<Transaction> {
+    fn overwrite(
+        &self,
+        affected: &HashSet<String>,
+        files: Vec<DataFile>,
+    ) -> Result<(Transaction, i64)> {
         let start = self.provider.snapshot().map(|s| s.snapshot_id);
         let mut overwrite = OverwriteFiles::new(start)
             .with_isolation_level(self.isolation)
@@ -686,7 +704,11 @@ impl RowLevelJob {
             let spec_id = self.table().metadata().default_spec_id;
             overwrite = overwrite.add_files(spec_id, files)?;
         }
-        Ok(self.transaction().add_action(overwrite))
+        if let Some(wap) = &self.wap_id {
+            overwrite = overwrite.stage_only(wap);
+        }
+        let id = overwrite.snapshot_id();
+        Ok((self.transaction().add_action(overwrite), id))
     }
 
     fn transaction(&self) -> Transaction {

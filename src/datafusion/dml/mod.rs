@@ -294,9 +294,12 @@ fn writable<'a>(
         .config_options()
         .extensions
         .get::<crate::datafusion::options::IcefloeOptions>();
-    if crate::datafusion::insert::staged_wap_id(table, options)?.is_some() {
+    // staged for write-audit-publish: on main only (the job stages the commit)
+    if provider.branch().is_some()
+        && crate::datafusion::insert::staged_wap_id(table, options)?.is_some()
+    {
         return Err(crate::datafusion::insert::wap_refusal(
-            statement,
+            &format!("{statement} of a branch"),
             &target.ident,
         ));
     }
@@ -364,6 +367,11 @@ async fn new_job(
     let conflict_filter = FilterConverter::new(provider.iceberg_schema())
         .convert_all(filters)
         .unwrap_or(Predicate::AlwaysTrue);
+    let options = session
+        .config_options()
+        .extensions
+        .get::<crate::datafusion::options::IcefloeOptions>();
+    let wap_id = crate::datafusion::insert::staged_wap_id(provider.table(), options)?;
     let planned = provider.plan_row_level(filters).await?;
     let job = RowLevelJob::new(
         provider.clone(),
@@ -373,7 +381,8 @@ async fn new_job(
         level,
         conflict_filter,
         statement,
-    );
+    )
+    .staged(wap_id);
     Ok((job, planned))
 }
 

@@ -1604,8 +1604,8 @@ async fn cherrypick_snapshot_applies_appends_onto_main() {
         ),
         (
             format!("CALL system.cherrypick_snapshot('ns.c', {d})"),
-            ErrorKind::Unsupported,
-            format!("cherry-picking snapshot {d}: its operation is 'delete'"),
+            ErrorKind::ValidationFailed,
+            format!("cannot cherry-pick snapshot {d}: it is a delete, planned on snapshot {b}"),
         ),
         (
             "CALL system.cherrypick_snapshot('ns.c', 42)".to_string(),

@@ -195,8 +195,12 @@ impl Matcher {
 }
 
 /// The snapshots committed after `starting` up to `current` (newest first), following
-/// parents. `Err` when `starting` is not an ancestor (expired or another branch), naming
-/// the branch of `checked`.
+/// parents. The history is known when the walk reaches `starting`, or a snapshot whose
+/// parent is `starting` though `starting` itself was expired meanwhile (Java
+/// `MergingSnapshotProducer.validationHistory`: the last snapshot found must have
+/// `starting` as its parent). `Err` when `starting` is not an ancestor (rolled back,
+/// another branch) or snapshots between it and `current` were expired, naming the branch
+/// of `checked`.
 pub(crate) fn snapshots_since<'a>(
     table: &'a Table,
     current: Option<&'a Snapshot>,
@@ -211,6 +215,9 @@ pub(crate) fn snapshots_since<'a>(
             return Ok(out);
         }
         out.push(s);
+        if starting.is_some() && s.parent_snapshot_id == starting {
+            return Ok(out);
+        }
         cursor = s.parent_snapshot_id.and_then(|p| m.snapshot_by_id(p));
     }
     if starting.is_none() {

@@ -943,6 +943,109 @@ async fn dml_conflicts_skip_compactions() {
     );
 }
 
+/// `expire_snapshots` may remove the snapshot a statement started from while it runs:
+/// the statement still commits when the snapshots since then are all there (Java
+/// `validationHistory`: the oldest one's parent is the starting snapshot), checked
+/// against them, and fails naming the starting snapshot when some were expired too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dml_commits_after_its_starting_snapshot_expired() {
+    let lake = lake().await;
+    ok(&lake.ctx, "CREATE TABLE ice.ns.o (id BIGINT)").await;
+    ok(&lake.ctx, "INSERT INTO ice.ns.o VALUES (1), (3)").await;
+    let expire = |name: &str| {
+        format!(
+            "CALL ice.system.expire_snapshots(table => 'ns.{name}', \
+             older_than => TIMESTAMP '2100-01-01 00:00:00', retain_last => 1)"
+        )
+    };
+    for mode in ["copy-on-write", "merge-on-read"] {
+        let name = format!("expired_{}", mode.replace('-', "_"));
+        let t = format!("ice.ns.{name}");
+        create(
+            &lake,
+            &name,
+            "PARTITIONED BY (k)",
+            &format!(", 'write.delete.mode'='{mode}'"),
+        )
+        .await;
+        ok(
+            &lake.ctx,
+            &format!("INSERT INTO {t} VALUES (1, 1, 'a', 1.0), (2, 1, 'b', 2.0), (3, 2, 'c', 3.0)"),
+        )
+        .await;
+        let started = current_snapshot(&lake.catalog, &format!("ns.{name}")).await;
+        let delete = |t: &str| {
+            format!(
+                "DELETE FROM {t} WHERE k = 1 AND EXISTS (SELECT 1 FROM ice.ns.o WHERE o.id = {t}.id)"
+            )
+        };
+        // one INSERT (into k = 2: no conflict), then the starting snapshot expired
+        let plan = planned_statement(&lake.ctx, &delete(&t)).await;
+        ok(
+            &lake.ctx,
+            &format!("INSERT INTO {t} VALUES (4, 2, 'd', 4.0)"),
+        )
+        .await;
+        ok(&lake.ctx, &expire(&name)).await;
+        let batches = execute_planned(&lake.ctx, plan)
+            .await
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(
+            count_of(&batches),
+            "+-------+\n| count |\n+-------+\n| 1     |\n+-------+",
+            "{name}"
+        );
+        assert_eq!(
+            ok(&lake.ctx, &format!("SELECT id FROM {t} ORDER BY id")).await,
+            "+----+\n| id |\n+----+\n| 2  |\n| 3  |\n| 4  |\n+----+",
+            "{name}"
+        );
+        assert_ne!(
+            current_snapshot(&lake.catalog, &format!("ns.{name}")).await,
+            started
+        );
+
+        // two INSERTs, the older of them expired with the starting snapshot: the history
+        // between them is unknown
+        ok(
+            &lake.ctx,
+            &format!("INSERT INTO {t} VALUES (1, 1, 'again', 1.0)"),
+        )
+        .await;
+        let started = current_snapshot(&lake.catalog, &format!("ns.{name}"))
+            .await
+            .expect("snapshot");
+        let plan = planned_statement(&lake.ctx, &delete(&t)).await;
+        ok(
+            &lake.ctx,
+            &format!("INSERT INTO {t} VALUES (5, 2, 'e', 5.0)"),
+        )
+        .await;
+        ok(
+            &lake.ctx,
+            &format!("INSERT INTO {t} VALUES (6, 2, 'f', 6.0)"),
+        )
+        .await;
+        ok(&lake.ctx, &expire(&name)).await;
+        let e = execute_planned(&lake.ctx, plan)
+            .await
+            .expect_err("unknown history");
+        assert_eq!(e.kind(), ErrorKind::ValidationFailed, "{name}: {e}");
+        assert!(
+            e.to_string().contains(&format!(
+                "starting snapshot {started} is no longer an ancestor"
+            )),
+            "{name}: {e}"
+        );
+        assert_eq!(
+            ok(&lake.ctx, &format!("SELECT id FROM {t} ORDER BY id")).await,
+            "+----+\n| id |\n+----+\n| 1  |\n| 2  |\n| 3  |\n| 4  |\n| 5  |\n| 6  |\n+----+",
+            "{name}"
+        );
+        other_engines_agree(&lake, &name).await;
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dml_refusals_leave_the_table_unchanged() {
     let lake = lake().await;

@@ -176,6 +176,11 @@ impl Transaction {
                 }
                 Ok((Err(e), _)) if refused_as_invalid(&e) => self.changed_since(e, &base).await,
                 Ok((catalog_answer, _)) => catalog_answer,
+                // a file of `base` is gone: expired since `base` was read (its snapshot's
+                // manifest list, when an `expire_snapshots` removed the snapshot a
+                // statement started from); Java applies every attempt to the table
+                // refreshed, so a retry against the table as it is now
+                Err(e) if e.kind() == ErrorKind::NotFound => self.changed_since(e, &base).await,
                 Err(e) => {
                     self.clean_up_failed(&base).await;
                     return Err(e);
@@ -263,17 +268,19 @@ impl Transaction {
 
     /// The catalog refused updates that were valid against `base` (e.g. a v2 position
     /// delete file, or a snapshot without row lineage, while another writer upgraded the
-    /// table to v3: no [`TableRequirement`] covers the format version). When the table
-    /// changed since `base`, that is a lost race: [`ErrorKind::CommitConflict`], so the
-    /// commit reloads the table and every action re-validates against it (and fails
-    /// there with its own message when it cannot apply). Otherwise the error stands.
+    /// table to v3: no [`TableRequirement`] covers the format version), or an action
+    /// found a file of `base` gone (removed by an `expire_snapshots` committed since).
+    /// When the table changed since `base`, that is a lost race:
+    /// [`ErrorKind::CommitConflict`], so the commit reloads the table and every action
+    /// re-validates against it (and fails there with its own message when it cannot
+    /// apply). Otherwise the error stands.
     async fn changed_since(&self, refused: Error, base: &Table) -> Result<Table> {
         match self.catalog.load_table(&self.ident).await {
             Ok(now) if now.metadata_location() != base.metadata_location() => Err(Error::new(
                 ErrorKind::CommitConflict,
                 format!(
-                    "table '{}' changed since '{}' was read, and the catalog refused the \
-                     commit against its new state ({refused})",
+                    "table '{}' changed since '{}' was read, and the commit could not be \
+                     applied to that state ({refused})",
                     self.ident,
                     base.metadata_location()
                 ),

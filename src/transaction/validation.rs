@@ -20,7 +20,7 @@ use std::sync::Arc;
 
 use super::snapshot_producer::SnapshotProducer;
 use super::summary::SnapshotSummary;
-use crate::delete::delete_file_index::equality_deletes_may_apply;
+use crate::delete::delete_file_index::{equality_deletes_may_apply, is_deletion_vector};
 use crate::error::{Error, ErrorKind, Result};
 use crate::eval::{
     BoundPartitionSpec, InclusiveMetricsEvaluator, ResidualEvaluator, ROWS_MIGHT_MATCH,
@@ -195,8 +195,12 @@ impl Matcher {
 }
 
 /// The snapshots committed after `starting` up to `current` (newest first), following
-/// parents. `Err` when `starting` is not an ancestor (expired or another branch), naming
-/// the branch of `checked`.
+/// parents. The history is known when the walk reaches `starting`, or a snapshot whose
+/// parent is `starting` though `starting` itself was expired meanwhile (Java
+/// `MergingSnapshotProducer.validationHistory`: the last snapshot found must have
+/// `starting` as its parent). `Err` when `starting` is not an ancestor (rolled back,
+/// another branch) or snapshots between it and `current` were expired, naming the branch
+/// of `checked`.
 pub(crate) fn snapshots_since<'a>(
     table: &'a Table,
     current: Option<&'a Snapshot>,
@@ -211,6 +215,9 @@ pub(crate) fn snapshots_since<'a>(
             return Ok(out);
         }
         out.push(s);
+        if starting.is_some() && s.parent_snapshot_id == starting {
+            return Ok(out);
+        }
         cursor = s.parent_snapshot_id.and_then(|p| m.snapshot_by_id(p));
     }
     if starting.is_none() {
@@ -228,25 +235,45 @@ pub(crate) fn snapshots_since<'a>(
     }
 }
 
+/// Snapshot operations that can add data files: `append`, `overwrite` (Java
+/// `MergingSnapshotProducer.VALIDATE_ADDED_FILES_OPERATIONS`). A `replace` (compaction)
+/// writes rows the table already held, and a `delete` adds none.
+const ADDS_DATA_FILES: &[&str] = &["append", "overwrite"];
+
+/// Snapshot operations whose added delete files may delete rows: `overwrite`, `delete`
+/// (Java `VALIDATE_ADDED_DELETE_FILES_OPERATIONS`), and `replace` for deletion vectors
+/// alone (Java `VALIDATE_ADDED_DVS_OPERATIONS`): a `replace` (`rewrite_position_delete_files`)
+/// rewrites deletes the table already held, but a deletion vector it adds for a data file
+/// another writer also gives one would leave that file two (spec: at most one per file).
+const ADDS_DELETE_FILES: &[&str] = &["overwrite", "delete", "replace"];
+
 /// The entries of `content` that snapshots since `starting` (up to `parent`) wrote with
-/// `status`, each with the id of the snapshot that wrote it.
+/// `status`, each with the id and `operation` of the snapshot that wrote it; only
+/// snapshots whose `operation` is one of `operations` or missing (a v1 snapshot may have
+/// no summary: it counts).
 async fn entries_since(
     table: &Table,
     parent: Option<&Snapshot>,
     starting: Option<i64>,
-    content: ManifestContent,
-    status: ManifestStatus,
+    (content, status): (ManifestContent, ManifestStatus),
+    operations: Option<&[&str]>,
     checked: &Checked,
-) -> Result<Vec<(i64, ManifestEntry)>> {
+) -> Result<Vec<(i64, Option<String>, ManifestEntry)>> {
     let mut out = vec![];
     for s in snapshots_since(table, parent, starting, checked)? {
+        let operation = s.operation();
+        if let (Some(op), Some(ops)) = (operation, operations) {
+            if !ops.contains(&op) {
+                continue;
+            }
+        }
         for mf in SnapshotProducer::manifests_of(table, Some(s)).await? {
             if mf.added_snapshot_id != s.snapshot_id || mf.content != content {
                 continue;
             }
             for e in SnapshotProducer::entries_of(table, &mf).await? {
                 if e.status == status && e.snapshot_id == s.snapshot_id {
-                    out.push((s.snapshot_id, e));
+                    out.push((s.snapshot_id, operation.map(str::to_string), e));
                 }
             }
         }
@@ -254,7 +281,8 @@ async fn entries_since(
     Ok(out)
 }
 
-/// Serializable isolation: no data file added since `starting` may hold rows the
+/// Serializable isolation: no data file an `append` or `overwrite` added since `starting`
+/// ([`ADDS_DATA_FILES`]; a compaction's files hold no new rows) may hold rows the
 /// operation covers ([`Matcher::may_conflict`]: by partition and column metrics).
 ///
 /// Errors: [`ErrorKind::ValidationFailed`] naming the file and the snapshot that added it.
@@ -269,12 +297,12 @@ pub(crate) async fn validate_no_conflicting_data(
         table,
         parent,
         starting,
-        ManifestContent::Data,
-        ManifestStatus::Added,
+        (ManifestContent::Data, ManifestStatus::Added),
+        Some(ADDS_DATA_FILES),
         operation,
     )
     .await?;
-    for (snapshot, e) in added {
+    for (snapshot, _, e) in added {
         if matcher.may_conflict(e.spec_id, &e.data_file)? {
             return Err(Error::new(
                 ErrorKind::ValidationFailed,
@@ -289,7 +317,8 @@ pub(crate) async fn validate_no_conflicting_data(
     Ok(())
 }
 
-/// No delete file added since `starting` may apply to a data file in `touched` (data
+/// No delete file an `overwrite` or `delete` added since `starting`, nor a deletion
+/// vector a `replace` added ([`ADDS_DELETE_FILES`]), may apply to a data file in `touched` (data
 /// files the operation rewrites, removes or adds deletes for): one whose
 /// `referenced_data_file` is such a file, or an unscoped one in the same partition (or
 /// any partition, when its spec is unpartitioned). Such deletes would be lost (the rows
@@ -318,14 +347,17 @@ pub(crate) async fn validate_no_new_deletes_for_data_files(
         table,
         parent,
         starting,
-        ManifestContent::Deletes,
-        ManifestStatus::Added,
+        (ManifestContent::Deletes, ManifestStatus::Added),
+        Some(ADDS_DELETE_FILES),
         operation,
     )
     .await?;
     let m = table.metadata();
     let schemas = m.schemas_newest_first();
-    for (snapshot, e) in added {
+    for (snapshot, op, e) in added {
+        if op.as_deref() == Some("replace") && !is_deletion_vector(&e.data_file) {
+            continue;
+        }
         let e = Arc::new(e);
         let d = &e.data_file;
         let global = m
@@ -374,14 +406,14 @@ pub(crate) async fn validate_data_files_exist(
         table,
         parent,
         starting,
-        ManifestContent::Data,
-        ManifestStatus::Deleted,
+        (ManifestContent::Data, ManifestStatus::Deleted),
+        None,
         operation,
     )
     .await?;
-    if let Some((snapshot, e)) = removed
+    if let Some((snapshot, _, e)) = removed
         .iter()
-        .find(|(_, e)| paths.contains(&e.data_file.file_path))
+        .find(|(_, _, e)| paths.contains(&e.data_file.file_path))
     {
         return Err(Error::new(
             ErrorKind::ValidationFailed,

@@ -794,6 +794,258 @@ async fn dml_conflicts_ask_the_added_files_metrics() {
     }
 }
 
+/// Plan `statement` through `sql::execute` (so a correlated `DELETE`/`UPDATE` is planned
+/// as its query, with its files) now, run it later with [`execute_planned`].
+async fn planned_statement(
+    ctx: &SessionContext,
+    statement: &str,
+) -> Arc<dyn datafusion::physical_plan::ExecutionPlan> {
+    icefloe::datafusion::sql::execute(ctx, statement)
+        .await
+        .unwrap_or_else(|e| panic!("{statement}: {e}"))
+        .create_physical_plan()
+        .await
+        .unwrap_or_else(|e| panic!("{statement}: {e}"))
+}
+
+/// The one count a statement's batches hold.
+fn count_of(batches: &[RecordBatch]) -> String {
+    pretty_format_batches(batches).expect("format").to_string()
+}
+
+/// A compaction committed while a statement runs (a `replace` snapshot) adds no rows and
+/// deletes none: as Java's `validateAddedDataFiles` (operations `append`, `overwrite`)
+/// and `validateNoNewDeletesForDataFiles` (`overwrite`, `delete`), its files are no
+/// conflict, at either isolation level, unless it removed a file the statement changes,
+/// or (v3) added a deletion vector for one: a data file has at most one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dml_conflicts_skip_compactions() {
+    let lake = lake().await;
+    ok(&lake.ctx, "CREATE TABLE ice.ns.o (id BIGINT)").await;
+    ok(&lake.ctx, "INSERT INTO ice.ns.o VALUES (3)").await;
+    let name = "compacted";
+    let t = format!("ice.ns.{name}");
+    create(
+        &lake,
+        name,
+        "PARTITIONED BY (k)",
+        ", 'write.delete.mode'='merge-on-read'",
+    )
+    .await;
+    ok(
+        &lake.ctx,
+        &format!("INSERT INTO {t} VALUES (1, 1, 'a', 1.0), (3, 2, 'c', 3.0), (4, 2, 'd', 4.0)"),
+    )
+    .await;
+    ok(
+        &lake.ctx,
+        &format!("INSERT INTO {t} VALUES (9, 2, 'i', 9.0)"),
+    )
+    .await;
+    let select = format!("SELECT id FROM {t} ORDER BY id");
+
+    // a correlated DELETE reading k = 2 (serializable), then the file of id 9 in k = 2
+    // compacted: a new data file in the partition the statement reads
+    let delete = planned_statement(
+        &lake.ctx,
+        &format!(
+            "DELETE FROM {t} WHERE k = 2 AND EXISTS (SELECT 1 FROM ice.ns.o WHERE o.id = {t}.id)"
+        ),
+    )
+    .await;
+    let rewrite = ok(
+        &lake.ctx,
+        &format!(
+            "CALL ice.system.rewrite_data_files(table => 'ns.{name}', where => 'id = 9', \
+             options => map('rewrite-all', 'true'))"
+        ),
+    )
+    .await;
+    assert!(
+        rewrite.contains("| 1                          | 1 "),
+        "{rewrite}"
+    );
+    let batches = execute_planned(&lake.ctx, delete)
+        .await
+        .unwrap_or_else(|e| panic!("a compaction conflicts: {e}"));
+    assert_eq!(
+        count_of(&batches),
+        "+-------+\n| count |\n+-------+\n| 1     |\n+-------+"
+    );
+    assert_eq!(
+        ok(&lake.ctx, &select).await,
+        "+----+\n| id |\n+----+\n| 1  |\n| 4  |\n| 9  |\n+----+"
+    );
+
+    // a DELETE of id 4, then the position delete file of id 3 (same data file) rewritten
+    let delete = planned(&lake.ctx, &format!("DELETE FROM {t} WHERE id = 4")).await;
+    let rewrite = ok(
+        &lake.ctx,
+        &format!(
+            "CALL ice.system.rewrite_position_delete_files(table => 'ns.{name}', \
+             options => map('rewrite-all', 'true'))"
+        ),
+    )
+    .await;
+    assert!(
+        rewrite.contains("| 1                            | 1 "),
+        "{rewrite}"
+    );
+    execute_planned(&lake.ctx, delete)
+        .await
+        .unwrap_or_else(|e| panic!("a rewrite of position deletes conflicts: {e}"));
+    assert_eq!(
+        ok(&lake.ctx, &select).await,
+        "+----+\n| id |\n+----+\n| 1  |\n| 9  |\n+----+"
+    );
+    other_engines_agree(&lake, name).await;
+
+    // v3: a compaction that folds a v2 position delete file into a deletion vector for
+    // the file a DELETE gives one too conflicts (two vectors for one data file)
+    let name = "folded";
+    let t = format!("ice.ns.{name}");
+    create(&lake, name, "", ", 'write.delete.mode'='merge-on-read'").await;
+    ok(
+        &lake.ctx,
+        &format!("INSERT INTO {t} VALUES (1, 1, 'a', 1.0), (2, 1, 'b', 2.0), (3, 1, 'c', 3.0)"),
+    )
+    .await;
+    ok(&lake.ctx, &format!("DELETE FROM {t} WHERE id = 1")).await;
+    ok(
+        &lake.ctx,
+        &format!("ALTER TABLE {t} SET TBLPROPERTIES ('format-version'='3')"),
+    )
+    .await;
+    let delete = planned(&lake.ctx, &format!("DELETE FROM {t} WHERE id = 2")).await;
+    ok(
+        &lake.ctx,
+        &format!(
+            "CALL ice.system.rewrite_position_delete_files(table => 'ns.{name}', \
+             options => map('rewrite-all', 'true'))"
+        ),
+    )
+    .await;
+    let folded = current_snapshot(&lake.catalog, &format!("ns.{name}"))
+        .await
+        .expect("snapshot");
+    let e = execute_planned(&lake.ctx, delete)
+        .await
+        .expect_err("a deletion vector a compaction added conflicts");
+    assert_eq!(e.kind(), ErrorKind::ValidationFailed, "{e}");
+    assert!(
+        e.to_string().contains("conflicting delete file")
+            && e.to_string().contains(&format!("snapshot {folded}")),
+        "{e}"
+    );
+    assert_eq!(
+        ok(&lake.ctx, &format!("SELECT id FROM {t} ORDER BY id")).await,
+        "+----+\n| id |\n+----+\n| 2  |\n| 3  |\n+----+"
+    );
+}
+
+/// `expire_snapshots` may remove the snapshot a statement started from while it runs:
+/// the statement still commits when the snapshots since then are all there (Java
+/// `validationHistory`: the oldest one's parent is the starting snapshot), checked
+/// against them, and fails naming the starting snapshot when some were expired too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dml_commits_after_its_starting_snapshot_expired() {
+    let lake = lake().await;
+    ok(&lake.ctx, "CREATE TABLE ice.ns.o (id BIGINT)").await;
+    ok(&lake.ctx, "INSERT INTO ice.ns.o VALUES (1), (3)").await;
+    let expire = |name: &str| {
+        format!(
+            "CALL ice.system.expire_snapshots(table => 'ns.{name}', \
+             older_than => TIMESTAMP '2100-01-01 00:00:00', retain_last => 1)"
+        )
+    };
+    for mode in ["copy-on-write", "merge-on-read"] {
+        let name = format!("expired_{}", mode.replace('-', "_"));
+        let t = format!("ice.ns.{name}");
+        create(
+            &lake,
+            &name,
+            "PARTITIONED BY (k)",
+            &format!(", 'write.delete.mode'='{mode}'"),
+        )
+        .await;
+        ok(
+            &lake.ctx,
+            &format!("INSERT INTO {t} VALUES (1, 1, 'a', 1.0), (2, 1, 'b', 2.0), (3, 2, 'c', 3.0)"),
+        )
+        .await;
+        let started = current_snapshot(&lake.catalog, &format!("ns.{name}")).await;
+        let delete = |t: &str| {
+            format!(
+                "DELETE FROM {t} WHERE k = 1 AND EXISTS (SELECT 1 FROM ice.ns.o WHERE o.id = {t}.id)"
+            )
+        };
+        // one INSERT (into k = 2: no conflict), then the starting snapshot expired
+        let plan = planned_statement(&lake.ctx, &delete(&t)).await;
+        ok(
+            &lake.ctx,
+            &format!("INSERT INTO {t} VALUES (4, 2, 'd', 4.0)"),
+        )
+        .await;
+        ok(&lake.ctx, &expire(&name)).await;
+        let batches = execute_planned(&lake.ctx, plan)
+            .await
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(
+            count_of(&batches),
+            "+-------+\n| count |\n+-------+\n| 1     |\n+-------+",
+            "{name}"
+        );
+        assert_eq!(
+            ok(&lake.ctx, &format!("SELECT id FROM {t} ORDER BY id")).await,
+            "+----+\n| id |\n+----+\n| 2  |\n| 3  |\n| 4  |\n+----+",
+            "{name}"
+        );
+        assert_ne!(
+            current_snapshot(&lake.catalog, &format!("ns.{name}")).await,
+            started
+        );
+
+        // two INSERTs, the older of them expired with the starting snapshot: the history
+        // between them is unknown
+        ok(
+            &lake.ctx,
+            &format!("INSERT INTO {t} VALUES (1, 1, 'again', 1.0)"),
+        )
+        .await;
+        let started = current_snapshot(&lake.catalog, &format!("ns.{name}"))
+            .await
+            .expect("snapshot");
+        let plan = planned_statement(&lake.ctx, &delete(&t)).await;
+        ok(
+            &lake.ctx,
+            &format!("INSERT INTO {t} VALUES (5, 2, 'e', 5.0)"),
+        )
+        .await;
+        ok(
+            &lake.ctx,
+            &format!("INSERT INTO {t} VALUES (6, 2, 'f', 6.0)"),
+        )
+        .await;
+        ok(&lake.ctx, &expire(&name)).await;
+        let e = execute_planned(&lake.ctx, plan)
+            .await
+            .expect_err("unknown history");
+        assert_eq!(e.kind(), ErrorKind::ValidationFailed, "{name}: {e}");
+        assert!(
+            e.to_string().contains(&format!(
+                "starting snapshot {started} is no longer an ancestor"
+            )),
+            "{name}: {e}"
+        );
+        assert_eq!(
+            ok(&lake.ctx, &format!("SELECT id FROM {t} ORDER BY id")).await,
+            "+----+\n| id |\n+----+\n| 1  |\n| 2  |\n| 3  |\n| 4  |\n| 5  |\n| 6  |\n+----+",
+            "{name}"
+        );
+        other_engines_agree(&lake, &name).await;
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dml_refusals_leave_the_table_unchanged() {
     let lake = lake().await;

@@ -131,6 +131,21 @@ pub struct IcebergDataSink {
 /// The name of the sink's metric holding the committed snapshot id.
 pub const COMMITTED_SNAPSHOT_METRIC: &str = "committed_snapshot_id";
 
+/// The name of the metric holding the id of a snapshot committed staged for
+/// write-audit-publish (no branch points at it; see [`staged_wap_id`]), in place of
+/// [`COMMITTED_SNAPSHOT_METRIC`].
+pub const STAGED_SNAPSHOT_METRIC: &str = "staged_snapshot_id";
+
+/// The metric a write's snapshot id is recorded under: [`STAGED_SNAPSHOT_METRIC`] when it
+/// was staged under a write-audit-publish id, else [`COMMITTED_SNAPSHOT_METRIC`].
+pub(crate) fn snapshot_metric(wap_id: Option<&str>) -> &'static str {
+    if wap_id.is_some() {
+        STAGED_SNAPSHOT_METRIC
+    } else {
+        COMMITTED_SNAPSHOT_METRIC
+    }
+}
+
 impl IcebergDataSink {
     /// A sink writing rows of `schema` (the provider's Arrow schema) into `table` (as
     /// planned) and committing to `target`.
@@ -420,7 +435,7 @@ impl IcebergDataSink {
         match txn.commit().await {
             Ok(_) => {
                 MetricBuilder::new(&self.metrics)
-                    .global_gauge(COMMITTED_SNAPSHOT_METRIC)
+                    .global_gauge(snapshot_metric(self.wap_id.as_deref()))
                     .set(usize::try_from(snapshot_id).unwrap_or_default());
                 Ok(())
             }

@@ -238,6 +238,67 @@ async fn cli_creates_inserts_and_pyiceberg_reads_it() {
     );
 }
 
+/// A write staged for write-audit-publish is reported as staged, not as committed to
+/// `main`, for an `INSERT` and a row-level statement alike; after publishing, `main`
+/// holds the staged snapshot.
+#[test]
+fn cli_reports_staged_writes_as_staged() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("cat.db");
+    std::fs::write(&db, b"").expect("touch");
+    let catalog = format!("sqlite:{}", db.display());
+    let out = icefloe(dir.path())
+        .args([
+            "--catalog",
+            &catalog,
+            "--format",
+            "csv",
+            "-c",
+            "CREATE SCHEMA ns; CREATE TABLE ns.t (id BIGINT) TBLPROPERTIES \
+             ('write.wap.enabled'='true'); INSERT INTO ns.t VALUES (1), (2); \
+             SET icefloe.wap_id = 'w1'; DELETE FROM ns.t WHERE id = 1; \
+             SELECT count(*) AS main_rows FROM ns.t; \
+             SELECT snapshot_id FROM ns.\"t$snapshots\" ORDER BY committed_at DESC LIMIT 1",
+        ])
+        .output()
+        .expect("run");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stdout.contains("main_rows\n2\n"), "{stdout}");
+    let staged: i64 = stdout
+        .trim_end()
+        .rsplit('\n')
+        .next()
+        .and_then(|l| l.parse().ok())
+        .unwrap_or_else(|| panic!("{stdout}"));
+    assert_eq!(stderr.matches("committed snapshot").count(), 1, "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "staged snapshot {staged} (write-audit-publish: main is unchanged until published)"
+        )),
+        "{stderr}"
+    );
+    let out = icefloe(dir.path())
+        .args([
+            "--catalog",
+            &catalog,
+            "--format",
+            "csv",
+            "-c",
+            "CALL system.publish_changes('ns.t', 'w1'); SELECT id FROM ns.t",
+        ])
+        .output()
+        .expect("run");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.ends_with("id\n2\n"), "{stdout}");
+}
+
 /// Issue 12's check as written: in the CLI, on a SQLite catalog, `DELETE`, `UPDATE` and
 /// `MERGE INTO … USING (SELECT …)` on a v2 and a v3 table in merge-on-read mode and a v3
 /// table in copy-on-write mode; the v3 tables' row lineage is as the spec says (ids 1–4

@@ -170,8 +170,15 @@ impl Output {
         let written = self.write_stream(stream).await;
         drop(progress);
         let written = written?;
-        for id in committed_snapshots(plan.as_ref()) {
-            eprintln!("committed snapshot {id}");
+        for (id, staged) in committed_snapshots(plan.as_ref()) {
+            if staged {
+                eprintln!(
+                    "staged snapshot {id} (write-audit-publish: main is unchanged until \
+                     published)"
+                );
+            } else {
+                eprintln!("committed snapshot {id}");
+            }
         }
         if self.pruning_report {
             for line in crate::pruning::report(&plan, &scanned) {
@@ -401,19 +408,22 @@ fn parquet_writer(
     Ok(Box::new(ArrowWriter::try_new(handle, schema, None)?))
 }
 
-/// The snapshot ids the writes in `plan` committed (the Iceberg sink's
-/// `committed_snapshot_id` metric).
-fn committed_snapshots(plan: &dyn ExecutionPlan) -> Vec<i64> {
+/// The snapshot ids the writes in `plan` committed, each with whether it was staged for
+/// write-audit-publish (the Iceberg sink's `committed_snapshot_id` and
+/// `staged_snapshot_id` metrics).
+fn committed_snapshots(plan: &dyn ExecutionPlan) -> Vec<(i64, bool)> {
     use datafusion::physical_plan::metrics::MetricValue;
-    let mut out: Vec<i64> = plan
+    use icefloe::datafusion::insert::{COMMITTED_SNAPSHOT_METRIC, STAGED_SNAPSHOT_METRIC};
+    let mut out: Vec<(i64, bool)> = plan
         .metrics()
         .iter()
         .flat_map(|set| set.iter().cloned().collect::<Vec<_>>())
         .filter_map(|m| match m.value() {
             MetricValue::Gauge { name, gauge }
-                if name == icefloe::datafusion::insert::COMMITTED_SNAPSHOT_METRIC =>
+                if name == COMMITTED_SNAPSHOT_METRIC || name == STAGED_SNAPSHOT_METRIC =>
             {
-                i64::try_from(gauge.value()).ok()
+                let staged = name == STAGED_SNAPSHOT_METRIC;
+                i64::try_from(gauge.value()).ok().map(|id| (id, staged))
             }
             _ => None,
         })

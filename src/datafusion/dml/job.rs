@@ -21,7 +21,7 @@ use roaring::RoaringTreemap;
 use super::merge::MergeActions;
 use super::RowLevelMode;
 use crate::datafusion::delete_planning::DeletePlan;
-use crate::datafusion::insert::{data_location, WriteTarget, COMMITTED_SNAPSHOT_METRIC};
+use crate::datafusion::insert::{data_location, snapshot_metric, WriteTarget};
 use crate::datafusion::table_provider::IcebergTableProvider;
 use crate::error::{Error, ErrorKind, Result};
 use crate::expr::Predicate;
@@ -627,7 +627,7 @@ impl RowLevelJob {
             _ => e.context(format!("{} on '{}'", self.statement, self.target.ident)),
         })?;
         MetricBuilder::new(&self.metrics)
-            .global_gauge(COMMITTED_SNAPSHOT_METRIC)
+            .global_gauge(snapshot_metric(self.wap_id.as_deref()))
             .set(usize::try_from(snapshot_id).unwrap_or_default());
         Ok(count)
     }

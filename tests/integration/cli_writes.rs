@@ -24,6 +24,21 @@ fn icefloe(home: &Path) -> Command {
     cmd
 }
 
+/// A fresh SQLite catalog file in `dir`, as the CLI's `--catalog` value.
+fn sqlite_catalog(dir: &Path) -> String {
+    let db = dir.join("cat.db");
+    std::fs::write(&db, b"").expect("touch");
+    format!("sqlite:{}", db.display())
+}
+
+/// Run `sql` in the CLI on `catalog` (home `dir`) with CSV output.
+fn run_csv(dir: &Path, catalog: &str, sql: &str) -> std::process::Output {
+    icefloe(dir)
+        .args(["--catalog", catalog, "--format", "csv", "-c", sql])
+        .output()
+        .expect("run")
+}
+
 /// A catalog `default` with table `ns.t (id long, p int) PARTITIONED BY (p)`; returns its db.
 async fn table(dir: &Path, retries: &str) -> std::path::PathBuf {
     let db = dir.join("catalog.db");
@@ -188,23 +203,16 @@ async fn a_writer_killed_at_any_step_leaves_the_table_whole() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cli_creates_inserts_and_pyiceberg_reads_it() {
     let dir = tempfile::tempdir().expect("tempdir");
+    let catalog = sqlite_catalog(dir.path());
     let db = dir.path().join("cat.db");
-    std::fs::write(&db, b"").expect("touch");
-    let catalog = format!("sqlite:{}", db.display());
-    let out = icefloe(dir.path())
-        .args([
-            "--catalog",
-            &catalog,
-            "--format",
-            "csv",
-            "-c",
-            "CREATE SCHEMA ns; CREATE TABLE ns.t (id BIGINT, s VARCHAR, ts TIMESTAMP) \
+    let out = run_csv(
+        dir.path(),
+        &catalog,
+        "CREATE SCHEMA ns; CREATE TABLE ns.t (id BIGINT, s VARCHAR, ts TIMESTAMP) \
              PARTITIONED BY (day(ts)); INSERT INTO ns.t VALUES (1, 'a', TIMESTAMP \
              '2026-01-01 10:00:00'), (2, 'b', TIMESTAMP '2026-01-02 11:00:00'); \
              SELECT count(*) AS n FROM ns.t",
-        ])
-        .output()
-        .expect("run");
+    );
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),
@@ -244,24 +252,16 @@ async fn cli_creates_inserts_and_pyiceberg_reads_it() {
 #[test]
 fn cli_reports_staged_writes_as_staged() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let db = dir.path().join("cat.db");
-    std::fs::write(&db, b"").expect("touch");
-    let catalog = format!("sqlite:{}", db.display());
-    let out = icefloe(dir.path())
-        .args([
-            "--catalog",
-            &catalog,
-            "--format",
-            "csv",
-            "-c",
-            "CREATE SCHEMA ns; CREATE TABLE ns.t (id BIGINT) TBLPROPERTIES \
+    let catalog = sqlite_catalog(dir.path());
+    let out = run_csv(
+        dir.path(),
+        &catalog,
+        "CREATE SCHEMA ns; CREATE TABLE ns.t (id BIGINT) TBLPROPERTIES \
              ('write.wap.enabled'='true'); INSERT INTO ns.t VALUES (1), (2); \
              SET icefloe.wap_id = 'w1'; DELETE FROM ns.t WHERE id = 1; \
              SELECT count(*) AS main_rows FROM ns.t; \
              SELECT snapshot_id FROM ns.\"t$snapshots\" ORDER BY committed_at DESC LIMIT 1",
-        ])
-        .output()
-        .expect("run");
+    );
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
@@ -279,17 +279,11 @@ fn cli_reports_staged_writes_as_staged() {
         )),
         "{stderr}"
     );
-    let out = icefloe(dir.path())
-        .args([
-            "--catalog",
-            &catalog,
-            "--format",
-            "csv",
-            "-c",
-            "CALL system.publish_changes('ns.t', 'w1'); SELECT id FROM ns.t",
-        ])
-        .output()
-        .expect("run");
+    let out = run_csv(
+        dir.path(),
+        &catalog,
+        "CALL system.publish_changes('ns.t', 'w1'); SELECT id FROM ns.t",
+    );
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),
@@ -308,9 +302,8 @@ fn cli_reports_staged_writes_as_staged() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cli_row_level_changes_on_v2_and_v3_and_pyiceberg_reads_them() {
     let dir = tempfile::tempdir().expect("tempdir");
+    let catalog = sqlite_catalog(dir.path());
     let db = dir.path().join("cat.db");
-    std::fs::write(&db, b"").expect("touch");
-    let catalog = format!("sqlite:{}", db.display());
     let mor = "'write.delete.mode'='merge-on-read', 'write.update.mode'='merge-on-read', \
                'write.merge.mode'='merge-on-read'";
     let tables = [
@@ -339,10 +332,7 @@ async fn cli_row_level_changes_on_v2_and_v3_and_pyiceberg_reads_them() {
             ));
         }
     }
-    let out = icefloe(dir.path())
-        .args(["--catalog", &catalog, "--format", "csv", "-c", &sql])
-        .output()
-        .expect("run");
+    let out = run_csv(dir.path(), &catalog, &sql);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),

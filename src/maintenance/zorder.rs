@@ -122,20 +122,16 @@ fn ordered_bytes(array: &ArrayRef, form: Form, width: usize) -> Result<Vec<u8>> 
                 _ => cast(array, &DataType::Int64)?,
             };
             let values = as_int.as_primitive::<Int64Type>();
-            for (row, chunk) in out.chunks_exact_mut(width).enumerate() {
-                if values.is_valid(row) {
-                    let flipped = (values.value(row) as u64) ^ (1 << 63);
-                    chunk.copy_from_slice(&flipped.to_be_bytes());
-                }
+            for (row, chunk) in valid_rows(&mut out, width, values) {
+                let flipped = (values.value(row) as u64) ^ (1 << 63);
+                chunk.copy_from_slice(&flipped.to_be_bytes());
             }
         }
         Form::Floating => {
             let as_double = cast(array, &DataType::Float64)?;
             let values = as_double.as_primitive::<Float64Type>();
-            for (row, chunk) in out.chunks_exact_mut(width).enumerate() {
-                if values.is_valid(row) {
-                    chunk.copy_from_slice(&ordered_double(values.value(row)).to_be_bytes());
-                }
+            for (row, chunk) in valid_rows(&mut out, width, values) {
+                chunk.copy_from_slice(&ordered_double(values.value(row)).to_be_bytes());
             }
         }
         Form::Decimal => {
@@ -150,22 +146,18 @@ fn ordered_bytes(array: &ArrayRef, form: Form, width: usize) -> Result<Vec<u8>> 
                 &DataType::Decimal128(precision.max(1), decimal_scale(&data_type)),
             )?;
             let values = wide.as_primitive::<datafusion::arrow::datatypes::Decimal128Type>();
-            for (row, chunk) in out.chunks_exact_mut(width).enumerate() {
-                if values.is_valid(row) {
-                    let flipped = (values.value(row) as u128) ^ (1 << 127);
-                    chunk.copy_from_slice(&flipped.to_be_bytes());
-                }
+            for (row, chunk) in valid_rows(&mut out, width, values) {
+                let flipped = (values.value(row) as u128) ^ (1 << 127);
+                chunk.copy_from_slice(&flipped.to_be_bytes());
             }
         }
         Form::Bytes => {
             let bytes = cast(array, &DataType::Binary)?;
             let values = bytes.as_binary::<i32>();
-            for (row, chunk) in out.chunks_exact_mut(width).enumerate() {
-                if values.is_valid(row) {
-                    let v = values.value(row);
-                    let n = v.len().min(width);
-                    chunk[..n].copy_from_slice(&v[..n]);
-                }
+            for (row, chunk) in valid_rows(&mut out, width, values) {
+                let v = values.value(row);
+                let n = v.len().min(width);
+                chunk[..n].copy_from_slice(&v[..n]);
             }
         }
         Form::Boolean => {
@@ -175,14 +167,23 @@ fn ordered_bytes(array: &ArrayRef, form: Form, width: usize) -> Result<Vec<u8>> 
                     array.data_type()
                 ))
             })?;
-            for (row, chunk) in out.chunks_exact_mut(width).enumerate() {
-                if values.is_valid(row) {
-                    chunk[0] = if values.value(row) { 0x80 } else { 0x40 };
-                }
+            for (row, chunk) in valid_rows(&mut out, width, values) {
+                chunk[0] = if values.value(row) { 0x80 } else { 0x40 };
             }
         }
     }
     Ok(out)
+}
+
+/// The `width`-byte slice of `out` of each row of `array` that is not null, with the row.
+fn valid_rows<'a>(
+    out: &'a mut [u8],
+    width: usize,
+    array: &'a dyn Array,
+) -> impl Iterator<Item = (usize, &'a mut [u8])> {
+    out.chunks_exact_mut(width)
+        .enumerate()
+        .filter(move |(row, _)| array.is_valid(*row))
 }
 
 /// The scale of a decimal type (0 for others).

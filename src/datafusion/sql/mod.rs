@@ -162,6 +162,7 @@ mod call;
 mod call_args;
 mod column_default;
 mod column_types;
+mod constant;
 mod create_table;
 mod create_view;
 mod prepare;

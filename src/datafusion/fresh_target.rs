@@ -65,18 +65,11 @@ impl FreshTarget {
     /// Errors: it no longer exists; its columns (names and types, in order) are not the
     /// ones the statement was prepared for.
     async fn now(&self, state: &dyn Session) -> DFResult<Arc<dyn TableProvider>> {
-        let defaults = &state.config_options().catalog;
-        let resolved = self
-            .table_name
-            .clone()
-            .resolve(&defaults.default_catalog, &defaults.default_schema);
-        let schema = state
+        let table = match state
             .as_any()
             .downcast_ref::<datafusion::execution::SessionState>()
-            .and_then(|s| s.catalog_list().catalog(&resolved.catalog))
-            .and_then(|c| c.schema(&resolved.schema));
-        let table = match schema {
-            Some(schema) => schema.table(&resolved.table).await?,
+        {
+            Some(state) => resolve_now(state, &self.table_name).await?,
             None => None,
         };
         let table = table.ok_or_else(|| {
@@ -100,8 +93,30 @@ impl FreshTarget {
     }
 }
 
+/// The table `table_name` holds now in `state` (resolved in the session's default
+/// catalog and schema); `None` when there is none.
+///
+/// Errors: the catalog's, loading it.
+pub(crate) async fn resolve_now(
+    state: &datafusion::execution::SessionState,
+    table_name: &TableReference,
+) -> DFResult<Option<Arc<dyn TableProvider>>> {
+    let defaults = &state.config_options().catalog;
+    let resolved = table_name
+        .clone()
+        .resolve(&defaults.default_catalog, &defaults.default_schema);
+    let schema = state
+        .catalog_list()
+        .catalog(&resolved.catalog)
+        .and_then(|c| c.schema(&resolved.schema));
+    match schema {
+        Some(schema) => schema.table(&resolved.table).await,
+        None => Ok(None),
+    }
+}
+
 /// Whether `a` and `b` are the same columns: names and types, in order.
-fn same_columns(a: &Fields, b: &Fields) -> bool {
+pub(crate) fn same_columns(a: &Fields, b: &Fields) -> bool {
     a.len() == b.len()
         && a.iter()
             .zip(b.iter())
@@ -109,7 +124,7 @@ fn same_columns(a: &Fields, b: &Fields) -> bool {
 }
 
 /// `name type, …`, for messages.
-fn columns(fields: &Fields) -> String {
+pub(crate) fn columns(fields: &Fields) -> String {
     fields
         .iter()
         .map(|f| format!("{} {}", f.name(), f.data_type()))

@@ -391,6 +391,9 @@ pub fn register_iceberg_options(config: SessionConfig) -> SessionConfig {
         .with_option_extension(IcefloeOptions::default())
         .with_extension(std::sync::Arc::new(
             crate::datafusion::sql::PreparedParameterTypes::default(),
+        ))
+        .with_extension(std::sync::Arc::new(
+            crate::datafusion::sql::PreparedStatements::default(),
         ));
     config.options_mut().sql_parser.parse_float_as_decimal = true;
     config

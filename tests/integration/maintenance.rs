@@ -2456,7 +2456,12 @@ async fn procedure_arguments_take_constant_expressions() {
             format!("(SELECT max(committed_at) FROM ice.ns.\"{name}$snapshots\")"),
             "not a constant (it reads a table)",
         ),
-        ("nope".to_string(), "not an expression ("),
+        ("nope".to_string(), "not a constant expression ("),
+        // Spark's rand() is no foldable argument either
+        (
+            "to_timestamp_seconds(random())".to_string(),
+            "not a constant: it is volatile",
+        ),
     ] {
         let err = run(
             &lake.ctx,

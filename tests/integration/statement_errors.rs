@@ -175,7 +175,7 @@ async fn procedure_arguments_and_names_are_reported_as_written() {
         ),
         (
             "CALL ice.system.remove_orphan_files(table => 'ns.t', older_than => nope(1))",
-            "older_than => nope(1): not an expression (",
+            "older_than => nope(1): not a constant expression (",
         ),
         (
             "CALL nope.system.expire_snapshots(table => 'ns.t')",

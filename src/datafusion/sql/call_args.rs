@@ -2,8 +2,9 @@
 //! named with `=>` (positional ones first), each a string, a whole number, `TRUE`/`FALSE`,
 //! `TIMESTAMP '…'` (a zone-less one is UTC), `array(…)` or `map(k, v, …)`, or a constant
 //! expression (`now() - INTERVAL '1' DAY`): Spark takes any foldable expression there and
-//! evaluates it once; [`evaluate`] does so through DataFusion (a timestamp, a date, a
-//! whole number, a string or a boolean; one that reads a table is refused).
+//! evaluates it once; [`evaluate`] does so through DataFusion (module `constant`: a
+//! timestamp, a date, a whole number, a string or a boolean; one that reads a table or is
+//! volatile is refused).
 //!
 //! A `NULL` argument (or an expression whose value is NULL) is the parameter's default,
 //! as if it were not given: Spark's procedures read a null argument so. A whole number
@@ -14,13 +15,12 @@
 //! too many arguments, an argument given twice, a positional one after a named one, a
 //! value that does not parse, or an expression that is not a constant of those types.
 
-use datafusion::common::tree_node::TreeNodeRecursion;
 use datafusion::common::ScalarValue;
-use datafusion::logical_expr::LogicalPlan;
 use datafusion::prelude::SessionContext;
 use datafusion::sql::sqlparser::tokenizer::Token;
 
 use super::alter_table::long;
+use super::constant::{self, constants, timestamp_ms, whole_number};
 use super::tokens::Cursor;
 use crate::catalog::parse_timestamp_ms;
 use crate::error::{Error, Result};
@@ -168,89 +168,74 @@ fn argument(c: &mut Cursor<'_>) -> Result<Value> {
 }
 
 /// Replace each [`Value::Expression`] of `values` (the arguments of `params`, in order)
-/// by its value: the expression is planned as `SELECT <expression>` in `ctx` and run. A
-/// NULL value (`NULL`, `CAST(NULL AS TIMESTAMP)`) leaves the argument out (`None`): the
-/// parameter's default.
+/// by its value: the expressions are evaluated together, once, as module `constant`
+/// evaluates them (`now()` one instant in all). A NULL value (`NULL`, `CAST(NULL AS
+/// TIMESTAMP)`) leaves the argument out (`None`): the parameter's default.
 ///
 /// Errors: [`ErrorKind::InvalidArgument`](crate::ErrorKind) naming the argument and the
-/// expression: it does not plan (DataFusion's reason), reads a table, or is of a type no
-/// procedure argument takes.
+/// expression: it does not plan (DataFusion's reason), reads a table, is volatile, or is
+/// of a type no procedure argument takes.
 pub(super) async fn evaluate(
     ctx: &SessionContext,
     params: &[&str],
     values: &mut [Option<Value>],
 ) -> Result<()> {
+    let mut slots = Vec::new();
+    let mut texts = Vec::new();
     for (param, slot) in params.iter().zip(values.iter_mut()) {
         if let Some(Value::Expression(text)) = slot {
-            *slot = constant(ctx, param, text).await?;
+            texts.push(text.clone());
+            slots.push((*param, slot));
         }
+    }
+    let scalars = constants(ctx, &texts).await.map_err(|e| {
+        let (param, text) = match (slots.get(e.index), texts.get(e.index)) {
+            (Some((param, _)), Some(text)) => (*param, text.as_str()),
+            _ => ("", ""),
+        };
+        refusal(param, text, &e.why)
+    })?;
+    for (((param, slot), text), scalar) in slots.into_iter().zip(&texts).zip(scalars) {
+        *slot = value_of(param, text, scalar)?;
     }
     Ok(())
 }
 
-/// The value of the constant expression `text` (argument `param`); `None` when it is
+/// The error for argument `param` given as the expression `text`, refused for `why`.
+fn refusal(param: &str, text: &str, why: &str) -> Error {
+    Error::invalid_argument(format!(
+        "{param} => {text}: {why}; a procedure argument is a literal ({LITERALS}) or a \
+         constant expression such as now() - INTERVAL '1' DAY"
+    ))
+}
+
+/// The argument `param` (the expression `text`) of value `scalar`; `None` when it is
 /// NULL.
-async fn constant(ctx: &SessionContext, param: &str, text: &str) -> Result<Option<Value>> {
-    let refuse = |why: String| {
-        Error::invalid_argument(format!(
-            "{param} => {text}: {why}; a procedure argument is a literal ({LITERALS}) or a \
-             constant expression such as now() - INTERVAL '1' DAY"
-        ))
-    };
-    let plan = ctx
-        .state()
-        .create_logical_plan(&format!("SELECT {text}"))
-        .await
-        .map_err(|e| refuse(format!("not an expression ({e})")))?;
-    let mut reads_a_table = false;
-    plan.apply_with_subqueries(|node| {
-        reads_a_table |= matches!(node, LogicalPlan::TableScan(_));
-        Ok(match reads_a_table {
-            true => TreeNodeRecursion::Stop,
-            false => TreeNodeRecursion::Continue,
-        })
-    })?;
-    if reads_a_table || !matches!(plan, LogicalPlan::Projection(_)) {
-        return Err(refuse("not a constant (it reads a table)".to_string()));
+fn value_of(param: &str, text: &str, scalar: ScalarValue) -> Result<Option<Value>> {
+    if scalar.is_null() {
+        return Ok(None);
     }
-    let batches = match ctx.execute_logical_plan(plan).await {
-        Ok(df) => df.collect().await,
-        Err(e) => Err(e),
+    if let Some(ms) = timestamp_ms(&scalar) {
+        return Ok(Some(Value::Timestamp(ms)));
     }
-    .map_err(|e| refuse(format!("cannot be evaluated ({e})")))?;
-    let scalar = match batches.iter().find(|b| b.num_rows() > 0) {
-        Some(batch) if batch.num_columns() == 1 => ScalarValue::try_from_array(batch.column(0), 0)?,
-        _ => return Err(refuse("not one value".to_string())),
-    };
-    let ms_per = |unit: i64| move |v: i64| v.div_euclid(unit);
-    Ok(Some(match scalar {
-        s if s.is_null() => return Ok(None),
-        ScalarValue::TimestampSecond(Some(v), _) => Value::Timestamp(v.saturating_mul(1000)),
-        ScalarValue::TimestampMillisecond(Some(v), _) => Value::Timestamp(v),
-        ScalarValue::TimestampMicrosecond(Some(v), _) => Value::Timestamp(ms_per(1000)(v)),
-        ScalarValue::TimestampNanosecond(Some(v), _) => Value::Timestamp(ms_per(1_000_000)(v)),
-        ScalarValue::Date32(Some(days)) => Value::Timestamp(i64::from(days) * 86_400_000),
-        ScalarValue::Int8(Some(n)) => Value::Number(i64::from(n)),
-        ScalarValue::Int16(Some(n)) => Value::Number(i64::from(n)),
-        ScalarValue::Int32(Some(n)) => Value::Number(i64::from(n)),
-        ScalarValue::Int64(Some(n)) => Value::Number(n),
-        ScalarValue::UInt8(Some(n)) => Value::Number(i64::from(n)),
-        ScalarValue::UInt16(Some(n)) => Value::Number(i64::from(n)),
-        ScalarValue::UInt32(Some(n)) => Value::Number(i64::from(n)),
-        ScalarValue::UInt64(Some(n)) => {
-            Value::Number(i64::try_from(n).map_err(|_| refuse(format!("{n} is too large")))?)
-        }
-        ScalarValue::Utf8(Some(s))
-        | ScalarValue::LargeUtf8(Some(s))
-        | ScalarValue::Utf8View(Some(s)) => Value::Text(s),
-        ScalarValue::Boolean(Some(b)) => Value::Bool(b),
-        other => {
-            return Err(refuse(format!(
+    if let Some(n) = whole_number(&scalar) {
+        return Ok(Some(Value::Number(n)));
+    }
+    if let Some(s) = constant::text(&scalar) {
+        return Ok(Some(Value::Text(s.to_string())));
+    }
+    match scalar {
+        ScalarValue::Boolean(Some(b)) => Ok(Some(Value::Bool(b))),
+        ScalarValue::UInt64(Some(n)) => Err(refusal(param, text, &format!("{n} is too large"))),
+        other => Err(refusal(
+            param,
+            text,
+            &format!(
                 "its type {} is none a procedure argument takes",
                 other.data_type()
-            )))
-        }
-    }))
+            ),
+        )),
+    }
 }
 
 /// The seconds since the epoch beyond which (or before which) a whole number given for

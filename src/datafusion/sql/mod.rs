@@ -162,13 +162,16 @@ mod call;
 mod call_args;
 mod column_default;
 mod column_types;
+mod constant;
 mod create_table;
 mod create_view;
 mod prepare;
+mod prepare_rebind;
 use create_table::CreateMode;
 mod delete_alias;
 mod execute_parameters;
 pub use execute_parameters::PreparedParameterTypes;
+pub(crate) use prepare_rebind::PreparedStatements;
 mod depth;
 mod dml_defaults;
 mod dml_functions;
@@ -243,6 +246,11 @@ use tokens::Cursor;
 /// Errors: the crate's [`Error`] naming the statement and table (see the module docs);
 /// DataFusion's errors wrapped in [`ErrorKind::DataFusion`].
 pub async fn execute(ctx: &SessionContext, statement: &str) -> Result<DataFrame> {
+    if tokens::first_word_is(statement, &["EXECUTE"]) {
+        // prepared again first when its tables' columns changed since PREPARE (here,
+        // not deeper in `execute_statement`: it runs a whole `PREPARE` itself)
+        Box::pin(prepare_rebind::rebind(ctx, statement)).await?;
+    }
     let df = execute_statement(ctx, statement).await?;
     crate::datafusion::dml::plan_row_level_subqueries(df).await
 }
@@ -356,7 +364,10 @@ async fn execute_statement(ctx: &SessionContext, statement: &str) -> Result<Data
     }
     if tokens::first_word_is(statement, &["PREPARE"]) {
         let df = match prepare::prepare(ctx, statement).await? {
-            Some(df) => df,
+            Some(prepared) => {
+                prepare_rebind::remember(ctx, &prepared.name, original, prepared.tables);
+                prepared.df
+            }
             None => run_in_datafusion(ctx, statement).await?,
         };
         execute_parameters::remember(ctx, statement).await;
@@ -367,6 +378,7 @@ async fn execute_statement(ctx: &SessionContext, statement: &str) -> Result<Data
     }
     if tokens::first_word_is(statement, &["DEALLOCATE"]) {
         let df = run_in_datafusion(ctx, statement).await?;
+        prepare_rebind::forget(ctx, statement).await;
         execute_parameters::forget(ctx, statement).await;
         return Ok(df);
     }

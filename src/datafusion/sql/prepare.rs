@@ -23,14 +23,19 @@
 //! `INSERT *`, `DEFAULT`); DataFusion alone wrote `SET st.a = …` into a top-level column
 //! `a`.
 //!
-//! A prepared `SELECT *` keeps the column list `*` expanded to at `PREPARE`: a column
-//! added to one of its tables since is an error asking to prepare it again (as a dropped
-//! or retyped column is), rather than rows silently without it.
+//! A statement whose tables have other columns at `EXECUTE` than at `PREPARE` is
+//! prepared again from its text first (module `prepare_rebind`), as DuckDB re-binds one:
+//! a prepared `SELECT *` then lists a column added since. A change committed while the
+//! `EXECUTE` is planned is still an error asking to prepare it again (a `*` expanded
+//! at `PREPARE` does not list a column added since), rather than rows silently without
+//! it.
 
 use std::ops::ControlFlow;
 use std::sync::Arc;
 
+use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::common::tree_node::{Transformed, TreeNodeRecursion};
+use datafusion::common::TableReference;
 use datafusion::dataframe::DataFrame;
 use datafusion::datasource::{provider_as_source, source_as_provider};
 use datafusion::logical_expr::{DmlStatement, LogicalPlan, Prepare, Statement, TableScanBuilder};
@@ -43,12 +48,13 @@ use crate::error::Result;
 use crate::IcebergTableProvider;
 
 /// Run `statement` if it prepares a statement reading an Iceberg table or writing to
-/// one (`INSERT`, `DELETE`, `UPDATE`, `TRUNCATE`, `MERGE INTO`); `None` otherwise, for
-/// DDL, or when DataFusion cannot plan it (DataFusion then runs it and reports the
-/// error).
+/// one (`INSERT`, `DELETE`, `UPDATE`, `TRUNCATE`, `MERGE INTO`): its result, the
+/// statement's name and the Iceberg tables it reads or writes with their columns then
+/// (for module `prepare_rebind`); `None` otherwise, for DDL, or when DataFusion cannot
+/// plan it (DataFusion then runs it and reports the error).
 ///
 /// Errors: DataFusion's, registering the prepared statement (e.g. a name taken).
-pub(super) async fn prepare(ctx: &SessionContext, statement: &str) -> Result<Option<DataFrame>> {
+pub(super) async fn prepare(ctx: &SessionContext, statement: &str) -> Result<Option<Prepared>> {
     // the prepared UPDATE or MERGE read as the same statement run directly is (module
     // `dml_rewrite`: assignment targets, MERGE clause scopes, `*`, `DEFAULT`)
     let planned = match super::dml_rewrite::plan_prepare(ctx, statement).await? {
@@ -64,9 +70,16 @@ pub(super) async fn prepare(ctx: &SessionContext, statement: &str) -> Result<Opt
     }
     let name = prepare.name.clone();
     let star = super::parse_statement(ctx, statement).is_some_and(|s| selects_star(&s));
+    let mut tables: Vec<(TableReference, SchemaRef)> = Vec::new();
+    let mut keep = |name: &TableReference, schema: SchemaRef| {
+        if !tables.iter().any(|(n, _)| n == name) {
+            tables.push((name.clone(), schema));
+        }
+    };
     let input = Arc::unwrap_or_clone(prepare.input)
         .transform_up_with_subqueries(|node| match node {
             LogicalPlan::TableScan(scan) if is_iceberg(&scan) => {
+                keep(&scan.table_name, scan.source.schema());
                 let fresh = FreshView::for_prepared(&name, &scan, star)?;
                 let rescan =
                     TableScanBuilder::new(scan.table_name, provider_as_source(Arc::new(fresh)))
@@ -78,6 +91,7 @@ pub(super) async fn prepare(ctx: &SessionContext, statement: &str) -> Result<Opt
             }
             LogicalPlan::Dml(dml) if writes_iceberg => {
                 let prepared = source_as_provider(&dml.target)?;
+                keep(&dml.table_name, prepared.schema());
                 let target = FreshTarget::new(&name, dml.table_name.clone(), prepared);
                 Ok(Transformed::yes(LogicalPlan::Dml(DmlStatement::new(
                     dml.table_name,
@@ -90,11 +104,22 @@ pub(super) async fn prepare(ctx: &SessionContext, statement: &str) -> Result<Opt
         })?
         .data;
     let plan = LogicalPlan::Statement(Statement::Prepare(Prepare {
-        name,
+        name: name.clone(),
         fields: prepare.fields,
         input: Arc::new(input),
     }));
-    Ok(Some(ctx.execute_logical_plan(plan).await?))
+    let df = ctx.execute_logical_plan(plan).await?;
+    Ok(Some(Prepared { df, name, tables }))
+}
+
+/// A statement [`prepare`] registered.
+pub(super) struct Prepared {
+    /// `PREPARE`'s result.
+    pub df: DataFrame,
+    /// The statement's name.
+    pub name: String,
+    /// The Iceberg tables it reads or writes, each with its columns at `PREPARE`.
+    pub tables: Vec<(TableReference, SchemaRef)>,
 }
 
 /// Whether `statement` selects `*` or `t.*` in any of its queries (subqueries too);

@@ -12,9 +12,18 @@
 //!   (a branch takes the rows) and row-level changes take the same names; a write to
 //!   anything but a branch is refused where the `@` name is.
 //!
+//! - A clause's value may be any constant expression, as Spark folds one:
+//!   `TIMESTAMP AS OF now() - INTERVAL '1' HOUR`, `CAST('2026-01-01' AS TIMESTAMP)`,
+//!   `TIMESTAMP '…' + INTERVAL '1' SECOND`, `VERSION AS OF 1 + 2`. The statement's
+//!   expressions are evaluated once, together, before it is planned (module `constant`:
+//!   `now()` is one instant in all of them; a zone-less timestamp is UTC, as a literal
+//!   is); their values then name the version as a literal would. An expression that names
+//!   a column, reads a table or is volatile (`random()`) is refused naming the clause.
+//!   A `PREPARE` or `CREATE VIEW` (which keep their plans) takes literals only: an
+//!   expression would be fixed when it runs, not taken at each `EXECUTE` or read.
+//!
 //! The rewrite works on the statement's tokens: only the name and the clause change, the
-//! rest of the text stays as written. A time-travel clause whose value is no literal is an
-//! error naming the clause.
+//! rest of the text stays as written.
 //!
 //! Columns keep the qualifiers Spark gives them: Spark qualifies a table's columns by the
 //! name the statement wrote (`spark_catalog.ns.t.branch_dev`), so `branch_dev.id`,
@@ -28,11 +37,14 @@
 
 use std::ops::Range;
 
+use datafusion::common::ScalarValue;
 use datafusion::prelude::SessionContext;
+use datafusion::sql::sqlparser::dialect::Dialect;
+use datafusion::sql::sqlparser::keywords::RESERVED_FOR_TABLE_ALIAS;
+use datafusion::sql::sqlparser::parser::Parser;
 use datafusion::sql::sqlparser::tokenizer::Token;
 
-use datafusion::sql::sqlparser::keywords::RESERVED_FOR_TABLE_ALIAS;
-
+use super::constant;
 use super::tokens::{is_keyword, Tok};
 use crate::catalog::{format_ms, parse_timestamp_ms};
 use crate::error::{Error, Result};
@@ -58,8 +70,9 @@ struct Rewritten {
 /// `text` (tokenized as `toks`) with Spark's time-travel clauses and version identifiers
 /// as `@` names (see the module docs); `None` when there is none.
 ///
-/// Errors ([`crate::ErrorKind::InvalidArgument`]): a clause whose value is no literal, a
-/// `TIMESTAMP AS OF` value that is no timestamp, naming it.
+/// Errors ([`crate::ErrorKind::InvalidArgument`]): a clause whose value is no constant
+/// expression, or names no version (NULL, another type, a `TIMESTAMP AS OF` string that
+/// is no timestamp), naming it.
 pub(super) async fn spark_time_travel(
     ctx: &SessionContext,
     text: &str,
@@ -72,7 +85,7 @@ pub(super) async fn spark_time_travel(
         .sql_parser
         .enable_ident_normalization;
     let mut rewritten = Vec::new();
-    let mut edits = clause_edits(text, toks, quote, normalize, &mut rewritten)?;
+    let mut edits = clause_edits(ctx, text, toks, quote, normalize, &mut rewritten).await?;
     edits.extend(identifier_edits(ctx, toks, quote, &mut rewritten).await?);
     if edits.is_empty() {
         return Ok(None);
@@ -134,78 +147,226 @@ fn versioned(tok: &Tok, version: &str, quote: char) -> String {
     format!("{quote}{}{quote}", name.replace(quote, &doubled))
 }
 
-/// The time-travel clauses' edits; the names they rewrite go to `rewritten`.
-fn clause_edits(
+/// A time-travel clause found in the statement: its kind, its text up to `AS OF`, the
+/// index of the table name's last token and of the value's last one, and the version a
+/// literal value names (`None`: an expression, evaluated with the statement's others).
+struct Clause {
+    kind: Kind,
+    text: String,
+    last: usize,
+    end: usize,
+    version: Option<String>,
+    expression: String,
+}
+
+/// The time-travel clauses' edits; the names they rewrite go to `rewritten`. A value that
+/// is no literal is evaluated as a constant expression (module `constant`), all of the
+/// statement's at once.
+async fn clause_edits(
+    ctx: &SessionContext,
     text: &str,
     toks: &[Tok],
     quote: char,
     normalize: bool,
     rewritten: &mut Vec<Rewritten>,
 ) -> Result<Vec<Edit>> {
+    // the session's dialect (not `Send`) only while the clauses are found
+    let mut clauses = Vec::new();
+    {
+        let dialect = super::session_dialect(ctx);
+        let mut i = 0;
+        while i < toks.len() {
+            let Some((kind, value_at)) = clause_at(toks, i) else {
+                i += 1;
+                continue;
+            };
+            let Some(last) = name_before(toks, i) else {
+                i += 1;
+                continue;
+            };
+            let clause = text[toks[i].start..toks[value_at - 1].end].to_string();
+            let len = expression_len(dialect.as_ref(), toks, value_at)
+                .filter(|&n| n > 0)
+                .ok_or_else(|| no_value(&clause))?;
+            let end = value_at + len - 1;
+            let version = literal(&kind, &clause, &toks[value_at..=end])?;
+            clauses.push(Clause {
+                kind,
+                expression: text[toks[value_at].start..toks[end].end].to_string(),
+                text: clause,
+                last,
+                end,
+                version,
+            });
+            i = end + 1;
+        }
+    }
+    // the expressions, evaluated once and together (`now()` one instant in all)
+    let pending: Vec<&mut Clause> = clauses.iter_mut().filter(|c| c.version.is_none()).collect();
+    if let (Some(c), Some(statement)) = (pending.first(), keeps_plan(toks)) {
+        return Err(refused(
+            &c.text,
+            &c.expression,
+            &format!(
+                "{statement} keeps its plan, so the value would be fixed when it runs, not \
+                 taken at each use; write the version as a literal"
+            ),
+        ));
+    }
+    let texts: Vec<String> = pending.iter().map(|c| c.expression.clone()).collect();
+    let values =
+        constant::constants(ctx, &texts)
+            .await
+            .map_err(|e| match pending.get(e.index) {
+                Some(c) => refused(&c.text, &c.expression, &e.why),
+                None => refused("", "", &e.why),
+            })?;
+    for (c, value) in pending.into_iter().zip(values) {
+        c.version = Some(version_of_value(c, &value)?);
+    }
     let mut edits = Vec::new();
-    let mut i = 0;
-    while i < toks.len() {
-        let Some((kind, value_at)) = clause_at(toks, i) else {
-            i += 1;
+    for c in clauses {
+        let Some(version) = c.version else {
             continue;
-        };
-        let Some(last) = name_before(toks, i) else {
-            i += 1;
-            continue;
-        };
-        let clause = || text[toks[i].start..toks[value_at - 1].end].to_string();
-        let (version, end) = match (&kind, toks.get(value_at).map(|t| &t.token)) {
-            (Kind::Version, Some(Token::Number(n, _))) => (n.clone(), value_at),
-            (Kind::Version, Some(Token::SingleQuotedString(s))) => (s.clone(), value_at),
-            (Kind::Timestamp, Some(Token::SingleQuotedString(s))) => (timestamp(s)?, value_at),
-            (Kind::Timestamp, Some(Token::Word(w)))
-                if w.quote_style.is_none() && w.value.eq_ignore_ascii_case("TIMESTAMP") =>
-            {
-                match toks.get(value_at + 1).map(|t| &t.token) {
-                    Some(Token::SingleQuotedString(s)) => (timestamp(s)?, value_at + 1),
-                    _ => return Err(no_literal(&clause())),
-                }
-            }
-            (Kind::Timestamp, Some(Token::Number(n, _))) => {
-                let ms = n
-                    .parse::<i64>()
-                    .ok()
-                    .and_then(|s| s.checked_mul(1000))
-                    .ok_or_else(|| {
-                        Error::invalid_argument(format!(
-                            "{} {n}: not a number of seconds since the Unix epoch",
-                            clause()
-                        ))
-                    })?;
-                (format_ms(ms), value_at)
-            }
-            _ => return Err(no_literal(&clause())),
         };
         edits.push(Edit {
-            range: toks[last].start..toks[last].end,
-            text: versioned(&toks[last], &version, quote),
+            range: toks[c.last].start..toks[c.last].end,
+            text: versioned(&toks[c.last], &version, quote),
         });
         edits.push(Edit {
-            range: toks[last].end..toks[end].end,
+            range: toks[c.last].end..toks[c.end].end,
             text: String::new(),
         });
-        let first = dotted_start(toks, last);
+        let first = dotted_start(toks, c.last);
         rewritten.push(Rewritten {
-            parts: word_values(toks, &dotted_parts(first, last), normalize),
+            parts: word_values(toks, &dotted_parts(first, c.last), normalize),
             first,
-            last: end,
+            last: c.end,
         });
-        i = end + 1;
     }
     Ok(edits)
 }
 
-fn no_literal(clause: &str) -> Error {
+/// `PREPARE` or `CREATE VIEW` when the statement `toks` is one (a statement whose plan
+/// is kept for later uses), else `None`.
+fn keeps_plan(toks: &[Tok]) -> Option<&'static str> {
+    let first = &toks.first()?.token;
+    if is_keyword(first, "PREPARE") {
+        return Some("PREPARE");
+    }
+    let head = toks.iter().skip(1).take(4).map(|t| &t.token);
+    let view = head
+        .take_while(|t| !is_keyword(t, "AS"))
+        .any(|t| is_keyword(t, "VIEW"));
+    (is_keyword(first, "CREATE") && view).then_some("CREATE VIEW")
+}
+
+/// The number of tokens of the expression starting at token `at`, as sqlparser reads
+/// one (it stops before an alias, `AS`, `JOIN`, `WHERE`, `,`, `)`, …); `None` when none
+/// parses there.
+fn expression_len(dialect: &dyn Dialect, toks: &[Tok], at: usize) -> Option<usize> {
+    let tokens = toks[at..].iter().map(|t| t.token.clone()).collect();
+    let mut parser = Parser::new(dialect).with_tokens(tokens);
+    parser.parse_expr().ok()?;
+    Some(parser.index())
+}
+
+/// The version a literal clause value `value` (its tokens) names; `None` when it is no
+/// literal (an expression).
+///
+/// Errors: a `TIMESTAMP AS OF` string that is no timestamp, a number of seconds out of
+/// range.
+fn literal(kind: &Kind, clause: &str, value: &[Tok]) -> Result<Option<String>> {
+    let tokens: Vec<&Token> = value.iter().map(|t| &t.token).collect();
+    Ok(Some(match (kind, tokens.as_slice()) {
+        (Kind::Version, [Token::Number(n, _)]) => n.clone(),
+        (Kind::Version, [Token::SingleQuotedString(s)]) => s.clone(),
+        (Kind::Timestamp, [Token::SingleQuotedString(s)]) => timestamp(s)?,
+        (Kind::Timestamp, [Token::Word(w), Token::SingleQuotedString(s)])
+            if w.quote_style.is_none() && w.value.eq_ignore_ascii_case("TIMESTAMP") =>
+        {
+            timestamp(s)?
+        }
+        (Kind::Timestamp, [Token::Number(n, _)]) => {
+            let seconds = n.parse::<i64>().map_err(|_| not_seconds(clause, n))?;
+            seconds_as_time(clause, seconds)?
+        }
+        _ => return Ok(None),
+    }))
+}
+
+/// `seconds` since the Unix epoch (Spark casts a number to a timestamp as seconds) as
+/// the `@` name's time.
+fn seconds_as_time(clause: &str, seconds: i64) -> Result<String> {
+    seconds
+        .checked_mul(1000)
+        .map(format_ms)
+        .ok_or_else(|| not_seconds(clause, &seconds.to_string()))
+}
+
+fn not_seconds(clause: &str, n: &str) -> Error {
     Error::invalid_argument(format!(
-        "{clause} takes a literal: a snapshot id or a branch or tag name for VERSION AS OF, \
-         a timestamp string for TIMESTAMP AS OF"
+        "{clause} {n}: not a number of seconds since the Unix epoch"
     ))
 }
+
+/// The version the value of clause `c`'s expression names: for `VERSION AS OF` a whole
+/// number (a snapshot id) or a string (a branch, tag or snapshot id); for `TIMESTAMP AS
+/// OF` a timestamp or date (a zone-less one in UTC, as the literal), a string read as a
+/// timestamp literal is, or a whole number of seconds since the epoch.
+///
+/// Errors: a NULL, or a value of another type, naming the clause.
+fn version_of_value(c: &Clause, value: &ScalarValue) -> Result<String> {
+    if value.is_null() {
+        return Err(refused(&c.text, &c.expression, "its value is NULL"));
+    }
+    let wrong_type = || {
+        refused(
+            &c.text,
+            &c.expression,
+            &format!(
+                "its value {value} of type {} names no version",
+                value.data_type()
+            ),
+        )
+    };
+    match c.kind {
+        Kind::Version => match (constant::whole_number(value), constant::text(value)) {
+            (Some(id), _) => Ok(id.to_string()),
+            (None, Some(name)) => Ok(name.to_string()),
+            (None, None) => Err(wrong_type()),
+        },
+        Kind::Timestamp => {
+            if let Some(ms) = constant::timestamp_ms(value) {
+                return Ok(format_ms(ms));
+            }
+            if let Some(seconds) = constant::whole_number(value) {
+                return seconds_as_time(&c.text, seconds);
+            }
+            match constant::text(value) {
+                Some(s) => timestamp(s),
+                None => Err(wrong_type()),
+            }
+        }
+    }
+}
+
+/// A clause with no value after `AS OF`.
+fn no_value(clause: &str) -> Error {
+    Error::invalid_argument(format!("{clause} takes a value: {VALUES}"))
+}
+
+/// Clause `clause` whose value `expression` is refused for `why`.
+fn refused(clause: &str, expression: &str, why: &str) -> Error {
+    Error::invalid_argument(format!(
+        "{clause} {expression}: {why}; {clause} takes {VALUES}"
+    ))
+}
+
+/// What a time-travel clause takes, for messages.
+const VALUES: &str = "a literal or a constant expression (e.g. now() - INTERVAL '1' HOUR): \
+                      a snapshot id or a branch or tag name for VERSION AS OF, a timestamp \
+                      (or seconds since the Unix epoch) for TIMESTAMP AS OF";
 
 /// A `TIMESTAMP AS OF` string as the `@` name's time (UTC when it names no zone).
 fn timestamp(text: &str) -> Result<String> {
@@ -410,9 +571,15 @@ fn qualifier_edits(
         let Some(alias) = r.parts.last() else {
             continue;
         };
+        // another unaliased version of a table of this name (an aliased one takes its
+        // alias as its qualifier)
         let repeated = rewritten
             .iter()
-            .filter(|o| o.parts.last() == Some(alias) && reads_rows_at(toks, o.first))
+            .filter(|o| {
+                o.parts.last() == Some(alias)
+                    && reads_rows_at(toks, o.first)
+                    && !has_alias(toks, o.last)
+            })
             .count()
             > 1;
         if !reads_rows_at(toks, r.first)

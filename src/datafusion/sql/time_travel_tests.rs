@@ -93,8 +93,8 @@ async fn spark_time_travel_errors_name_the_clause() {
     ok(&ctx, "INSERT INTO ns.t VALUES (1)").await;
     for (sql, wanted) in [
         (
-            "SELECT * FROM ns.t TIMESTAMP AS OF now()",
-            "takes a literal",
+            "SELECT * FROM ns.t TIMESTAMP AS OF id",
+            "TIMESTAMP AS OF id: not a constant expression",
         ),
         (
             "SELECT * FROM ns.t TIMESTAMP AS OF 'yesterday'",
@@ -118,6 +118,154 @@ async fn spark_time_travel_errors_name_the_clause() {
         .await
         .unwrap_err();
     assert!(err.to_string().contains("'nope'"), "{err}");
+}
+
+/// A clause's value may be a constant expression, as Spark folds one: it picks the
+/// snapshot current at the instant it evaluates to (the last `snapshot-log` entry at or
+/// before it, so a time exactly a snapshot's `timestamp-ms` picks that snapshot), or the
+/// snapshot, branch or tag its value names.
+#[tokio::test]
+async fn time_travel_takes_constant_expressions() {
+    let (ctx, catalog, _dir) = session().await;
+    ok(&ctx, "CREATE SCHEMA ns").await;
+    ok(&ctx, "CREATE TABLE ns.t (id INT)").await;
+    ok(&ctx, "INSERT INTO ns.t VALUES (1)").await;
+    ok(&ctx, "ALTER TABLE ns.t CREATE TAG v1").await;
+    // the second commit in a later millisecond than the first
+    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    ok(&ctx, "INSERT INTO ns.t VALUES (2), (3)").await;
+    let m = catalog
+        .load_table(&ident("ns.t"))
+        .await
+        .unwrap()
+        .metadata()
+        .clone();
+    let (first, second) = (m.snapshot_log[0].clone(), m.snapshot_log[1].clone());
+    assert!(first.timestamp_ms < second.timestamp_ms);
+    let (first_ms, second_ms) = (first.timestamp_ms, second.timestamp_ms);
+    // the first commit's time without a zone (read as UTC) and at +02:00
+    let utc = chrono::DateTime::from_timestamp_millis(first_ms).unwrap();
+    let naive = utc.format("%Y-%m-%d %H:%M:%S%.3f").to_string();
+    let plus_two = utc
+        .with_timezone(&chrono::FixedOffset::east_opt(2 * 3600).unwrap())
+        .format("%Y-%m-%dT%H:%M:%S%.3f%:z")
+        .to_string();
+    let cases = [
+        // exactly the first snapshot's timestamp-ms: that snapshot
+        (
+            format!("TIMESTAMP AS OF to_timestamp_millis({first_ms})"),
+            "1",
+        ),
+        (
+            format!("FOR SYSTEM_TIME AS OF CAST('{naive}' AS TIMESTAMP)"),
+            "1",
+        ),
+        (
+            format!("TIMESTAMP AS OF CAST('{plus_two}' AS TIMESTAMP)"),
+            "1",
+        ),
+        (
+            format!("TIMESTAMP AS OF TIMESTAMP '{naive}' + INTERVAL '0' SECOND"),
+            "1",
+        ),
+        // the millisecond before the second snapshot: still the first
+        (
+            format!("TIMESTAMP AS OF to_timestamp_millis({second_ms}) - INTERVAL '1' MILLISECOND"),
+            "1",
+        ),
+        (
+            format!("TIMESTAMP AS OF to_timestamp_millis({second_ms})"),
+            "3",
+        ),
+        ("FOR SYSTEM_TIME AS OF now()".to_string(), "3"),
+        (
+            "TIMESTAMP AS OF current_timestamp() + INTERVAL '1' DAY".to_string(),
+            "3",
+        ),
+        // a whole number is seconds since the epoch, as Spark casts one
+        (
+            format!("TIMESTAMP AS OF {} * 1", second_ms.div_euclid(1000) + 1),
+            "3",
+        ),
+        // a string is read as a timestamp literal is
+        (format!("TIMESTAMP AS OF concat('{naive}', '')"), "1"),
+        // snapshot ids and refs
+        (format!("VERSION AS OF {} + 1", first.snapshot_id - 1), "1"),
+        (
+            format!("VERSION AS OF CAST({} AS STRING)", first.snapshot_id),
+            "1",
+        ),
+        ("FOR SYSTEM_VERSION AS OF 'v' || '1'".to_string(), "1"),
+    ];
+    for (clause, rows) in &cases {
+        let sql = format!("SELECT count(*) FROM ns.t {clause}");
+        assert_eq!(ok(&ctx, &sql).await, [[*rows]], "{sql}");
+        // an alias and a join after the expression
+        let sql = format!("SELECT count(*) FROM ns.t {clause} AS a JOIN ns.t b ON a.id = b.id");
+        assert_eq!(ok(&ctx, &sql).await, [[*rows]], "{sql}");
+    }
+    // Spark's qualifier and two clauses of one statement
+    let sql = format!(
+        "SELECT t.id FROM ns.t TIMESTAMP AS OF to_timestamp_millis({first_ms}) \
+         WHERE t.id IN (SELECT id FROM ns.t FOR SYSTEM_TIME AS OF now() x) ORDER BY t.id"
+    );
+    assert_eq!(ok(&ctx, &sql).await, [["1"]], "{sql}");
+    // before the first snapshot: none was current then
+    let sql = format!(
+        "SELECT count(*) FROM ns.t TIMESTAMP AS OF to_timestamp_millis({first_ms}) - \
+         INTERVAL '1' MILLISECOND"
+    );
+    let err = run(&ctx, &sql).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::NotFound, "{sql}: {err}");
+    // refused, naming the clause: no constant, NULL, another type, kept plans
+    for (sql, wanted) in [
+        (
+            "SELECT * FROM ns.t TIMESTAMP AS OF (SELECT max(id) FROM ns.t)",
+            "TIMESTAMP AS OF (SELECT max(id) FROM ns.t): not a constant (it reads a table)",
+        ),
+        (
+            "SELECT * FROM ns.t TIMESTAMP AS OF to_timestamp_seconds(random())",
+            "TIMESTAMP AS OF to_timestamp_seconds(random()): not a constant: it is volatile",
+        ),
+        (
+            "SELECT * FROM ns.t VERSION AS OF id + 1",
+            "VERSION AS OF id + 1: not a constant expression",
+        ),
+        (
+            "SELECT * FROM ns.t TIMESTAMP AS OF CAST(NULL AS TIMESTAMP)",
+            "its value is NULL",
+        ),
+        (
+            "SELECT * FROM ns.t TIMESTAMP AS OF 1 = 1",
+            "names no version",
+        ),
+        (
+            "SELECT * FROM ns.t TIMESTAMP AS OF",
+            "TIMESTAMP AS OF takes a value",
+        ),
+        (
+            "PREPARE q AS SELECT * FROM ns.t TIMESTAMP AS OF now()",
+            "PREPARE keeps its plan",
+        ),
+        (
+            "CREATE VIEW ns.v AS SELECT * FROM ns.t TIMESTAMP AS OF now() - INTERVAL '1' HOUR",
+            "CREATE VIEW keeps its plan",
+        ),
+    ] {
+        let err = run(&ctx, sql).await.unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InvalidArgument, "{sql}: {err}");
+        assert!(err.to_string().contains(wanted), "{sql}: {err}");
+    }
+    // a literal in a prepared statement still is one
+    ok(
+        &ctx,
+        &format!(
+            "PREPARE q AS SELECT count(*) FROM ns.t VERSION AS OF {}",
+            first.snapshot_id
+        ),
+    )
+    .await;
+    assert_eq!(ok(&ctx, "EXECUTE q").await, [["1"]]);
 }
 
 /// Columns of a table named with Spark's version forms take Spark's qualifiers: the

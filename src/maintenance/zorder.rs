@@ -39,11 +39,17 @@ pub const PRIMITIVE_BYTES: usize = 8;
 /// Bytes of a 128-bit decimal's ordered form.
 const DECIMAL_BYTES: usize = 16;
 
+/// The most bytes a string or binary column may contribute (`var-length-contribution`):
+/// every row's z-value is held in memory while the rows are sorted, so a contribution of
+/// millions of bytes would need that much memory per row of a batch (Java takes any
+/// value). Longer prefixes order strings hardly any better.
+pub const MAX_VAR_LENGTH_CONTRIBUTION: usize = 1024;
+
 /// The options of a z-order rewrite (Spark's `rewrite_data_files` option names).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ZOrderOptions {
     /// `var-length-contribution`: bytes a string or binary column contributes (default
-    /// 8; at least 1).
+    /// 8; 1 to [`MAX_VAR_LENGTH_CONTRIBUTION`]).
     pub var_length_contribution: usize,
     /// `max-output-size`: bytes of the z-value kept (default: all; at least 1).
     pub max_output_size: usize,
@@ -230,12 +236,21 @@ fn interleave(columns: &[&[u8]], out: &mut [u8]) {
 /// The z-value of each row of `columns` (equal lengths, one array per z-order column,
 /// in the order given): a non-null binary array of as many rows.
 ///
-/// Errors: an empty column list, columns of unequal lengths, or a column whose type
-/// cannot be z-ordered (naming the type) ([`crate::ErrorKind::InvalidArgument`]).
+/// Errors ([`crate::ErrorKind::InvalidArgument`]): an empty column list, columns of
+/// unequal lengths, a column whose type cannot be z-ordered (naming the type), a
+/// `var-length-contribution` above [`MAX_VAR_LENGTH_CONTRIBUTION`], or z-values of more
+/// than 2 GiB in all (a binary array's limit).
 pub fn z_values(columns: &[ArrayRef], options: &ZOrderOptions) -> Result<BinaryArray> {
     let Some(first) = columns.first() else {
         return Err(Error::invalid_argument("z-order needs at least one column"));
     };
+    if options.var_length_contribution > MAX_VAR_LENGTH_CONTRIBUTION {
+        return Err(Error::invalid_argument(format!(
+            "option 'var-length-contribution' is {}, more than the {MAX_VAR_LENGTH_CONTRIBUTION} \
+             bytes a z-order takes of a string or binary value",
+            options.var_length_contribution
+        )));
+    }
     let rows = first.len();
     let mut forms = Vec::with_capacity(columns.len());
     for c in columns {
@@ -264,6 +279,15 @@ pub fn z_values(columns: &[ArrayRef], options: &ZOrderOptions) -> Result<BinaryA
         .collect::<Result<_>>()?;
     let total: usize = forms.iter().map(|(_, w)| w).sum();
     let size = total.min(options.max_output_size.max(1));
+    if rows
+        .checked_mul(size)
+        .is_none_or(|bytes| i32::try_from(bytes).is_err())
+    {
+        return Err(Error::invalid_argument(format!(
+            "the z-values of {rows} rows of {size} bytes each do not fit a binary array \
+             (2 GiB): lower 'max-output-size' or 'var-length-contribution'"
+        )));
+    }
     let mut values = vec![0u8; rows * size];
     let mut parts: Vec<&[u8]> = Vec::with_capacity(columns.len());
     for (row, out) in values.chunks_exact_mut(size).enumerate() {
@@ -630,5 +654,25 @@ mod tests {
         let a: ArrayRef = Arc::new(Int32Array::from(vec![1]));
         let b: ArrayRef = Arc::new(Int32Array::from(vec![1, 2]));
         assert!(z_values(&[a, b], &ZOrderOptions::default()).is_err());
+        // a contribution that would need gigabytes per batch is refused before any
+        // allocation; the largest one allowed still orders
+        let s: ArrayRef = Arc::new(StringArray::from(vec!["b", "a"]));
+        let huge = ZOrderOptions {
+            var_length_contribution: 1_000_000_000,
+            ..Default::default()
+        };
+        let err = z_values(std::slice::from_ref(&s), &huge).unwrap_err();
+        assert_eq!(err.kind(), crate::ErrorKind::InvalidArgument);
+        assert!(
+            err.to_string().contains("more than the 1024 bytes"),
+            "{err}"
+        );
+        let largest = ZOrderOptions {
+            var_length_contribution: MAX_VAR_LENGTH_CONTRIBUTION,
+            ..Default::default()
+        };
+        let values = z(vec![s], &largest);
+        assert_eq!(values[0].len(), MAX_VAR_LENGTH_CONTRIBUTION);
+        assert!(values[1] < values[0]);
     }
 }

@@ -262,7 +262,7 @@ async fn maintenance_compaction_and_manifest_rewrite_keep_rows() {
 }
 
 /// Copies of corpus tables in a SQLite catalog (paths remapped to the copies).
-async fn corpus_lake(tables: &[&str]) -> (tempfile::TempDir, Lake, Arc<dyn Catalog>) {
+pub(crate) async fn corpus_lake(tables: &[&str]) -> (tempfile::TempDir, Lake, Arc<dyn Catalog>) {
     let lake = lake().await;
     let copies = tempfile::tempdir().expect("tempdir");
     let mut remap = vec![];
@@ -300,7 +300,7 @@ async fn corpus_lake(tables: &[&str]) -> (tempfile::TempDir, Lake, Arc<dyn Catal
 }
 
 /// Every conformance query of corpus table `t` (time travel included), as text.
-async fn answers(lake: &Lake, t: &str) -> Vec<String> {
+pub(crate) async fn answers(lake: &Lake, t: &str) -> Vec<String> {
     let cases: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(corpus_dir().join(t).join("cases.json")).expect("cases"),
     )

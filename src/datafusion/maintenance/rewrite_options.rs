@@ -4,6 +4,7 @@
 use crate::error::{Error, Result};
 use crate::expr::Predicate;
 use crate::maintenance::options::{option_flag as flag, option_number as num};
+use crate::maintenance::zorder::MAX_VAR_LENGTH_CONTRIBUTION;
 
 /// How files are rewritten.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -46,8 +47,8 @@ pub struct RewriteDataFilesOptions {
     pub sort_order: Option<crate::spec::sort_order::SortOrder>,
     /// The columns a z-order rewrite orders by (names of top-level columns).
     pub zorder_columns: Vec<String>,
-    /// `var-length-contribution` (z-order only; default 8): bytes of a string or binary
-    /// value in the z-value.
+    /// `var-length-contribution` (z-order only; default 8, at most
+    /// [`MAX_VAR_LENGTH_CONTRIBUTION`]): bytes of a string or binary value in the z-value.
     pub var_length_contribution: Option<usize>,
     /// `max-output-size` (z-order only; default: all): bytes of the z-value kept.
     pub max_output_size: Option<usize>,
@@ -153,10 +154,13 @@ impl RewriteDataFilesOptions {
                 "option 'partial-progress.max-commits' must be at least 1",
             ));
         }
-        if self.var_length_contribution == Some(0) {
-            return Err(Error::invalid_argument(
-                "option 'var-length-contribution' must be at least 1 (bytes)",
-            ));
+        if let Some(v) = self.var_length_contribution {
+            if !(1..=MAX_VAR_LENGTH_CONTRIBUTION).contains(&v) {
+                return Err(Error::invalid_argument(format!(
+                    "option 'var-length-contribution' is {v}: it must be 1 to \
+                     {MAX_VAR_LENGTH_CONTRIBUTION} (bytes of a string or binary value)"
+                )));
+            }
         }
         if self.max_output_size == Some(0) {
             return Err(Error::invalid_argument(

@@ -373,18 +373,22 @@ async fn rewrite_deletes(
 }
 
 /// The columns of a `sort_order` string `zorder(a, b, …)` (Spark's form of a z-order
-/// rewrite; column names as written, unquoted; `` `a b` `` and `"a b"` quoted), or `None`
-/// when the string is not a `zorder(…)`.
+/// rewrite, whose arguments are identifiers of its SQL grammar), or `None` when the string
+/// is not a `zorder(…)`. Names are tokenized as SQL: unquoted names as written, quoted
+/// ones (`` `a, b` `` or `"a ""b"""`, the quote doubled inside) unescaped, so a quoted
+/// name may hold commas, spaces and parentheses; `a.b` is the dotted path `a.b`.
 ///
-/// Errors: `zorder` mixed with other sort terms, an empty list or an empty name, naming
-/// the string.
+/// Errors: `zorder` mixed with other sort terms, an empty list or an empty name, a token
+/// that is no name (an unquoted name with spaces), a quote left open, naming the string.
 fn zorder_columns(order: &str) -> Result<Option<Vec<String>>> {
+    use datafusion::sql::sqlparser::dialect::GenericDialect;
+    use datafusion::sql::sqlparser::tokenizer::{Token, Tokenizer};
+
     let trimmed = order.trim();
     let Some(head) = trimmed.get(..6) else {
         return Ok(None);
     };
-    let rest = trimmed[6..].trim_start();
-    if !head.eq_ignore_ascii_case("zorder") || !rest.starts_with('(') {
+    if !head.eq_ignore_ascii_case("zorder") || !trimmed[6..].trim_start().starts_with('(') {
         return Ok(None);
     }
     let bad = |why: &str| {
@@ -393,23 +397,43 @@ fn zorder_columns(order: &str) -> Result<Option<Vec<String>>> {
              which cannot be combined with other sort terms)"
         ))
     };
-    let inner = rest[1..]
-        .strip_suffix(')')
-        .ok_or_else(|| bad("no closing parenthesis at the end"))?;
-    if inner.contains(['(', ')']) {
-        return Err(bad("a zorder term takes column names only"));
-    }
+    // GenericDialect quotes identifiers with both ` and "
+    let tokens = Tokenizer::new(&GenericDialect {}, trimmed)
+        .tokenize()
+        .map_err(|e| bad(&format!("it does not tokenize ({e})")))?;
+    let tokens: Vec<Token> = tokens
+        .into_iter()
+        .filter(|t| !matches!(t, Token::Whitespace(_) | Token::EOF))
+        .collect();
+    // tokens: `zorder` `(` … `)`
+    let Some(inner) = tokens.get(2..) else {
+        return Err(bad("no closing parenthesis at the end"));
+    };
+    let Some((Token::RParen, inner)) = inner.split_last() else {
+        return Err(bad("no closing parenthesis at the end"));
+    };
     let mut columns = vec![];
-    for part in inner.split(',') {
-        let name = part.trim();
-        let unquoted = ['`', '"']
-            .iter()
-            .find_map(|q| name.strip_prefix(*q).and_then(|n| n.strip_suffix(*q)))
-            .unwrap_or(name);
-        if unquoted.is_empty() {
+    for term in inner.split(|t| *t == Token::Comma) {
+        let mut parts = vec![];
+        for (i, token) in term.iter().enumerate() {
+            match token {
+                Token::Word(w) if i % 2 == 0 => parts.push(w.value.as_str()),
+                Token::Period if i % 2 == 1 => {}
+                Token::LParen | Token::RParen => {
+                    return Err(bad("a zorder term takes column names only"))
+                }
+                other => {
+                    return Err(bad(&format!(
+                        "'{other}' is not part of a column name (a zorder term takes column \
+                         names only; quote a name with spaces or commas as `a b`)"
+                    )))
+                }
+            }
+        }
+        if parts.is_empty() || parts.iter().any(|p| p.is_empty()) || term.len() % 2 == 0 {
             return Err(bad("an empty column name"));
         }
-        columns.push(unquoted.to_string());
+        columns.push(parts.join("."));
     }
     Ok(Some(columns))
 }

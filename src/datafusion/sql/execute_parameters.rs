@@ -85,10 +85,8 @@ pub(super) async fn forget(ctx: &SessionContext, statement: &str) {
     let Some(registry) = registry(ctx) else {
         return;
     };
-    if let Ok(LogicalPlan::Statement(Statement::Deallocate(d))) =
-        ctx.state().create_logical_plan(statement).await
-    {
-        registry.lock().remove(&d.name);
+    if let Some(name) = super::prepare::deallocated(ctx, statement).await {
+        registry.lock().remove(&name);
     }
 }
 
@@ -103,9 +101,7 @@ pub(super) async fn check(ctx: &SessionContext, statement: &str) -> Result<()> {
     let Some(registry) = registry(ctx) else {
         return Ok(());
     };
-    let Ok(LogicalPlan::Statement(Statement::Execute(execute))) =
-        ctx.state().create_logical_plan(statement).await
-    else {
+    let Some(execute) = super::prepare::executed(ctx, statement).await else {
         return Ok(());
     };
     let Some(types) = registry.lock().get(&execute.name).cloned() else {

@@ -38,7 +38,9 @@ use datafusion::common::tree_node::{Transformed, TreeNodeRecursion};
 use datafusion::common::TableReference;
 use datafusion::dataframe::DataFrame;
 use datafusion::datasource::{provider_as_source, source_as_provider};
-use datafusion::logical_expr::{DmlStatement, LogicalPlan, Prepare, Statement, TableScanBuilder};
+use datafusion::logical_expr::{
+    DmlStatement, Execute, LogicalPlan, Prepare, Statement, TableScanBuilder,
+};
 use datafusion::prelude::SessionContext;
 use datafusion::sql::sqlparser::ast::{self, SelectItem, SetExpr, Visit, Visitor};
 
@@ -46,6 +48,24 @@ use crate::datafusion::fresh_target::FreshTarget;
 use crate::datafusion::fresh_view::{is_iceberg, FreshView};
 use crate::error::Result;
 use crate::IcebergTableProvider;
+
+/// The statement `statement` executes, when it is an `EXECUTE` (as DataFusion plans it;
+/// `None` for any other statement or one that does not plan).
+pub(super) async fn executed(ctx: &SessionContext, statement: &str) -> Option<Execute> {
+    match ctx.state().create_logical_plan(statement).await {
+        Ok(LogicalPlan::Statement(Statement::Execute(execute))) => Some(execute),
+        _ => None,
+    }
+}
+
+/// The name of the prepared statement `statement` removes, when it is a `DEALLOCATE
+/// [PREPARE] name`.
+pub(super) async fn deallocated(ctx: &SessionContext, statement: &str) -> Option<String> {
+    match ctx.state().create_logical_plan(statement).await {
+        Ok(LogicalPlan::Statement(Statement::Deallocate(d))) => Some(d.name),
+        _ => None,
+    }
+}
 
 /// Run `statement` if it prepares a statement reading an Iceberg table or writing to
 /// one (`INSERT`, `DELETE`, `UPDATE`, `TRUNCATE`, `MERGE INTO`): its result, the

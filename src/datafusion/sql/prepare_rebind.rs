@@ -27,7 +27,6 @@ use std::sync::{Arc, Mutex};
 
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::common::TableReference;
-use datafusion::logical_expr::{LogicalPlan, Statement};
 use datafusion::prelude::SessionContext;
 
 use crate::datafusion::fresh_target::{columns, resolve_now, same_columns};
@@ -78,10 +77,8 @@ pub(super) async fn forget(ctx: &SessionContext, statement: &str) {
     let Some(registry) = registry(ctx) else {
         return;
     };
-    if let Ok(LogicalPlan::Statement(Statement::Deallocate(d))) =
-        ctx.state().create_logical_plan(statement).await
-    {
-        registry.lock().remove(&d.name);
+    if let Some(name) = super::prepare::deallocated(ctx, statement).await {
+        registry.lock().remove(&name);
     }
 }
 
@@ -97,9 +94,7 @@ pub(super) async fn rebind(ctx: &SessionContext, statement: &str) -> Result<()> 
     let Some(registry) = registry(ctx) else {
         return Ok(());
     };
-    let Ok(LogicalPlan::Statement(Statement::Execute(execute))) =
-        ctx.state().create_logical_plan(statement).await
-    else {
+    let Some(execute) = super::prepare::executed(ctx, statement).await else {
         return Ok(());
     };
     let Some(prepared) = registry.lock().get(&execute.name).cloned() else {

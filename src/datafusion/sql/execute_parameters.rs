@@ -80,13 +80,10 @@ pub(super) async fn remember(ctx: &SessionContext, statement: &str) {
     registry.lock().insert(prepare.name, types);
 }
 
-/// Forget the types of the statement `DEALLOCATE [PREPARE] name` removed.
-pub(super) async fn forget(ctx: &SessionContext, statement: &str) {
-    let Some(registry) = registry(ctx) else {
-        return;
-    };
-    if let Some(name) = super::prepare::deallocated(ctx, statement).await {
-        registry.lock().remove(&name);
+/// Forget the parameter types of prepared statement `name` (`DEALLOCATE` removed it).
+pub(super) fn forget(ctx: &SessionContext, name: &str) {
+    if let Some(registry) = registry(ctx) {
+        registry.lock().remove(name);
     }
 }
 

@@ -378,8 +378,10 @@ async fn execute_statement(ctx: &SessionContext, statement: &str) -> Result<Data
     }
     if tokens::first_word_is(statement, &["DEALLOCATE"]) {
         let df = run_in_datafusion(ctx, statement).await?;
-        prepare_rebind::forget(ctx, statement).await;
-        execute_parameters::forget(ctx, statement).await;
+        if let Some(name) = prepare::deallocated(ctx, statement).await {
+            prepare_rebind::forget(ctx, &name);
+            execute_parameters::forget(ctx, &name);
+        }
         return Ok(df);
     }
     if !tokens::first_word_is(statement, &["CREATE", "DROP", "ALTER", "CALL", "REPLACE"]) {

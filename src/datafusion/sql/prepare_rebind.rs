@@ -72,13 +72,10 @@ pub(super) fn remember(
     }
 }
 
-/// Forget the statement `DEALLOCATE [PREPARE] name` (`statement`) removed.
-pub(super) async fn forget(ctx: &SessionContext, statement: &str) {
-    let Some(registry) = registry(ctx) else {
-        return;
-    };
-    if let Some(name) = super::prepare::deallocated(ctx, statement).await {
-        registry.lock().remove(&name);
+/// Forget prepared statement `name` (`DEALLOCATE` removed it).
+pub(super) fn forget(ctx: &SessionContext, name: &str) {
+    if let Some(registry) = registry(ctx) {
+        registry.lock().remove(name);
     }
 }
 

@@ -123,6 +123,9 @@ pub struct IcebergDataSink {
     operation_id: String,
     /// The write-audit-publish id the write is staged under ([`staged_wap_id`]).
     wap_id: Option<String>,
+    /// A static `INSERT OVERWRITE … PARTITION (p = v)`: the rows it replaces
+    /// (`None`: the whole table), under `partition_overwrite_mode = 'static'`.
+    overwrite_filter: Option<Predicate>,
     /// `committed_snapshot_id` (a gauge) once the statement committed; shown by
     /// `EXPLAIN ANALYZE` and printed by the CLI.
     metrics: ExecutionPlanMetricsSet,
@@ -181,8 +184,19 @@ impl IcebergDataSink {
             replacing: None,
             operation_id: uuid::Uuid::new_v4().to_string(),
             wap_id,
+            overwrite_filter: None,
             metrics: ExecutionPlanMetricsSet::new(),
         })
+    }
+
+    /// Replace only the rows matching `filter` (Spark's static `INSERT OVERWRITE …
+    /// PARTITION (p = v)`, Java `OverwriteFiles.overwriteByRowFilter`) rather than the
+    /// whole table, when the session's `partition_overwrite_mode` is `static`; a
+    /// dynamic overwrite replaces the partitions written, as without it. Files that
+    /// match `filter` only in part make the commit fail (as in Java).
+    pub(crate) fn with_overwrite_filter(mut self, filter: Option<Predicate>) -> Self {
+        self.overwrite_filter = filter;
+        self
     }
 
     /// The required input ordering for the table's default sort order (spec "Sorting"),
@@ -420,9 +434,11 @@ impl IcebergDataSink {
                     .to_branch(branch)
                     .add_files(spec.spec_id, files)?;
                 overwrite = match mode {
-                    PartitionOverwriteMode::Static => {
-                        overwrite.overwrite_by_row_filter(Predicate::AlwaysTrue)
-                    }
+                    PartitionOverwriteMode::Static => overwrite.overwrite_by_row_filter(
+                        self.overwrite_filter
+                            .clone()
+                            .unwrap_or(Predicate::AlwaysTrue),
+                    ),
                     PartitionOverwriteMode::Dynamic => overwrite.replace_partitions(),
                 };
                 if let Some(wap) = wap {

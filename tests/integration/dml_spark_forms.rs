@@ -1,6 +1,6 @@
 //! Spark SQL forms of row-level statements beyond DataFusion 55's: `MERGE … UPDATE SET *`
 //! / `INSERT *`, the `DEFAULT` keyword, a `WITH` before `MERGE`/`UPDATE`/`DELETE`,
-//! uncorrelated scalar subqueries in `MERGE` clauses; and the errors for what a
+//! uncorrelated scalar subqueries in `MERGE` clauses, `INSERT … PARTITION (p = v)`; and the errors for what a
 //! row-level statement cannot do (aggregate and window functions, values that do not fit
 //! their column), naming the column or function. Each refused statement commits nothing.
 
@@ -323,4 +323,197 @@ async fn dml_errors_name_the_column_or_function() {
     .await;
     let rows = ok(&lake.ctx, &format!("SELECT i FROM {t}")).await;
     assert_eq!(rows, "+---+\n| i |\n+---+\n| 2 |\n+---+");
+}
+
+/// The rows of `ice.ns.<name>` as `id|s|p|d` lines ordered by id.
+async fn rows_of(lake: &Lake, name: &str) -> Vec<String> {
+    let text = ok(
+        &lake.ctx,
+        &format!(
+            "SELECT concat_ws('|', CAST(id AS STRING), coalesce(s, 'NULL'), \
+             coalesce(p, 'NULL'), coalesce(CAST(d AS STRING), 'NULL')) AS r \
+             FROM ice.ns.{name} ORDER BY id"
+        ),
+    )
+    .await;
+    text.lines()
+        .filter(|l| l.starts_with("| ") && !l.contains(" r "))
+        .map(|l| l.trim_matches(|c| c == '|' || c == ' ').to_string())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn insert_partition_clause_writes_static_values_and_overwrites_only_their_rows() {
+    let lake = lake().await;
+    ok(
+        &lake.ctx,
+        "CREATE TABLE ice.ns.sp (id BIGINT, s STRING, p STRING, d DATE) \
+         PARTITIONED BY (p, d) TBLPROPERTIES ('format-version'='2')",
+    )
+    .await;
+    // static values fill their columns; the query gives the others in table order, a
+    // dynamic partition column among them; a column list names what the query gives
+    for statement in [
+        "INSERT INTO ice.ns.sp PARTITION (p = 'x', d = '2024-01-01') VALUES (1, 'a'), (2, 'b')",
+        "INSERT INTO TABLE ice.ns.sp PARTITION (p = 'y', d) SELECT 3, 'c', DATE '2024-01-02'",
+        "INSERT INTO ice.ns.sp PARTITION (P = 'x', d = DATE '2024-01-02') \
+         SELECT 4, 'd' UNION ALL SELECT 5, 'e'",
+        "INSERT INTO ice.ns.sp (id) PARTITION (p = NULL) VALUES (6)",
+        "INSERT INTO ice.ns.sp (d, id) PARTITION (p = 'z') VALUES (DATE '2024-01-03', 7)",
+    ] {
+        ok(&lake.ctx, statement).await;
+    }
+    assert_eq!(
+        rows_of(&lake, "sp").await,
+        [
+            "1|a|x|2024-01-01",
+            "2|b|x|2024-01-01",
+            "3|c|y|2024-01-02",
+            "4|d|x|2024-01-02",
+            "5|e|x|2024-01-02",
+            "6|NULL|NULL|NULL",
+            "7|NULL|z|2024-01-03",
+        ]
+    );
+    // a static overwrite replaces the rows where every static column has its value, and
+    // no other partition (Spark's `OverwriteByExpression`); NULL is matched by IS NULL
+    ok(
+        &lake.ctx,
+        "INSERT OVERWRITE TABLE ice.ns.sp PARTITION (p = 'x', d = '2024-01-01') \
+         SELECT id * 10, s FROM ice.ns.sp WHERE p = 'y'",
+    )
+    .await;
+    ok(
+        &lake.ctx,
+        "INSERT OVERWRITE ice.ns.sp PARTITION (p = NULL) VALUES (60, 'n', NULL)",
+    )
+    .await;
+    assert_eq!(
+        rows_of(&lake, "sp").await,
+        [
+            "3|c|y|2024-01-02",
+            "4|d|x|2024-01-02",
+            "5|e|x|2024-01-02",
+            "7|NULL|z|2024-01-03",
+            "30|c|x|2024-01-01",
+            "60|n|NULL|NULL",
+        ]
+    );
+    let removed = ok(
+        &lake.ctx,
+        "SELECT operation, summary['deleted-data-files'] AS removed, \
+         summary['added-data-files'] AS added FROM ice.ns.\"sp$snapshots\" \
+         WHERE operation <> 'append'",
+    )
+    .await;
+    // each overwrite removed its one file and added one
+    assert_eq!(
+        removed.matches("| overwrite | 1       | 1     |").count(),
+        2,
+        "{removed}"
+    );
+    // one static column of two: every day of partition p = 'x' is replaced; an empty
+    // query still removes them (static overwrite)
+    ok(
+        &lake.ctx,
+        "INSERT OVERWRITE ice.ns.sp PARTITION (p = 'x') SELECT id, s, d FROM ice.ns.sp WHERE false",
+    )
+    .await;
+    assert_eq!(
+        rows_of(&lake, "sp").await,
+        ["3|c|y|2024-01-02", "7|NULL|z|2024-01-03", "60|n|NULL|NULL"]
+    );
+    // dynamic mode: the partitions the rows fall in, as without the clause
+    ok(
+        &lake.ctx,
+        "SET icefloe.partition_overwrite_mode = 'dynamic'",
+    )
+    .await;
+    ok(
+        &lake.ctx,
+        "INSERT OVERWRITE ice.ns.sp PARTITION (p = 'y') VALUES (8, 'h', DATE '2024-01-09')",
+    )
+    .await;
+    ok(&lake.ctx, "SET icefloe.partition_overwrite_mode = 'static'").await;
+    assert_eq!(
+        rows_of(&lake, "sp").await,
+        [
+            "3|c|y|2024-01-02",
+            "7|NULL|z|2024-01-03",
+            "8|h|y|2024-01-09",
+            "60|n|NULL|NULL",
+        ]
+    );
+
+    // refused, naming the column, committing nothing
+    ok(
+        &lake.ctx,
+        "CREATE TABLE ice.ns.hidden (id BIGINT, s STRING, ts TIMESTAMP) \
+         PARTITIONED BY (days(ts))",
+    )
+    .await;
+    ok(&lake.ctx, "CREATE TABLE ice.ns.flat (id BIGINT, s STRING)").await;
+    for (name, statement, expected) in [
+        (
+            "sp",
+            "INSERT INTO ice.ns.sp PARTITION (s = 'a') VALUES (1, 'x', NULL)",
+            &["'s' is not an identity partition column", "p, d"][..],
+        ),
+        (
+            "sp",
+            "INSERT INTO ice.ns.sp PARTITION (nope = 'a') VALUES (1, 'x', NULL)",
+            &["'nope' is not an identity partition column"][..],
+        ),
+        (
+            "hidden",
+            "INSERT INTO ice.ns.hidden PARTITION (ts = '2024-01-01') VALUES (1, 'a')",
+            &["'ts' is not an identity partition column", "none"][..],
+        ),
+        (
+            "flat",
+            "INSERT INTO ice.ns.flat PARTITION (s = 'a') VALUES (1)",
+            &["'s' is not an identity partition column", "none"][..],
+        ),
+        (
+            "sp",
+            "INSERT INTO ice.ns.sp PARTITION (p = 'x', p = 'y') VALUES (1, 'a', NULL)",
+            &["'p' is given twice"][..],
+        ),
+        (
+            "sp",
+            "INSERT INTO ice.ns.sp PARTITION (p = lower('X')) VALUES (1, 'a', NULL)",
+            &["partition column 'p' must be a literal"][..],
+        ),
+        (
+            "sp",
+            "INSERT INTO ice.ns.sp (id, p) PARTITION (p = 'x') VALUES (1, 'a')",
+            &["static partition column 'p' is also in the column list"][..],
+        ),
+        (
+            "sp",
+            "INSERT OVERWRITE ice.ns.sp PARTITION (d = 'not a date') VALUES (1, 'a', 'x')",
+            &["partition column 'd'"][..],
+        ),
+    ] {
+        refused(&lake, name, statement, expected).await;
+    }
+    // a file written before `s` was a partition column matches `s = 'a'` only in part:
+    // Java's `overwriteByRowFilter` fails the commit, and so does this
+    ok(
+        &lake.ctx,
+        "INSERT INTO ice.ns.flat VALUES (1, 'a'), (2, 'b')",
+    )
+    .await;
+    ok(&lake.ctx, "ALTER TABLE ice.ns.flat ADD PARTITION FIELD s").await;
+    refused(
+        &lake,
+        "flat",
+        "INSERT OVERWRITE ice.ns.flat PARTITION (s = 'a') VALUES (3)",
+        &["matches only some rows of data file"],
+    )
+    .await;
+    assert_eq!(
+        ok(&lake.ctx, "SELECT id FROM ice.ns.flat ORDER BY id").await,
+        "+----+\n| id |\n+----+\n| 1  |\n| 2  |\n+----+"
+    );
 }

@@ -170,6 +170,7 @@ mod prepare_rebind;
 use create_table::CreateMode;
 mod delete_alias;
 mod execute_parameters;
+mod insert_partition;
 pub use execute_parameters::PreparedParameterTypes;
 pub(crate) use prepare_rebind::PreparedStatements;
 mod depth;
@@ -329,6 +330,12 @@ async fn execute_statement(ctx: &SessionContext, statement: &str) -> Result<Data
     };
     // a write to a tag or snapshot is refused before its older schema is planned
     write_target::check(ctx, statement).await?;
+    // Spark's `INSERT … PARTITION (p = v)` clause, which DataFusion refuses
+    if tokens::first_word_is(statement, &["INSERT"]) {
+        if let Some(df) = insert_partition::plan(ctx, statement).await? {
+            return Ok(df);
+        }
+    }
     // assignment targets and MERGE clause scopes resolved as Spark does (a DELETE is only
     // checked there)
     match dml_rewrite::plan(ctx, statement).await {

@@ -38,6 +38,7 @@ use super::request_metrics::StoreRequestMetrics;
 use super::row_count::rows_without_columns;
 use super::write_exec::IcebergWriteExec;
 use crate::error::{Error, Result};
+use crate::expr::Predicate;
 use crate::io::RequestCounts;
 use crate::scan::cache::SessionCaches;
 use crate::scan::{ScanMetrics, TableScan};
@@ -104,6 +105,9 @@ pub struct IcebergTableProvider {
     /// Top-level column name → its v3 `write-default`, for `INSERT` statements that do
     /// not list the column ([`TableProvider::get_column_default`]).
     write_defaults: Arc<HashMap<String, Expr>>,
+    /// The rows an `INSERT OVERWRITE` through this provider replaces (see
+    /// [`Self::with_overwrite_filter`]).
+    overwrite_filter: Option<Predicate>,
 }
 
 impl IcebergTableProvider {
@@ -150,7 +154,19 @@ impl IcebergTableProvider {
             replacing: None,
             metadata_columns: None,
             write_defaults,
+            overwrite_filter: None,
         })
+    }
+
+    /// The same provider, whose `INSERT OVERWRITE` in static mode replaces only the rows
+    /// matching `filter` (Spark's `INSERT OVERWRITE t PARTITION (p = v) …`, Java
+    /// `OverwriteFiles.overwriteByRowFilter`) instead of the whole table. A data file
+    /// matching it only in part fails the commit ([`crate::ErrorKind::Unsupported`]).
+    pub(crate) fn with_overwrite_filter(&self, filter: Predicate) -> Self {
+        Self {
+            overwrite_filter: Some(filter),
+            ..self.clone()
+        }
     }
 
     /// A read-only view of the same table whose schema appends the metadata columns
@@ -667,11 +683,14 @@ impl TableProvider for IcebergTableProvider {
             }
             None => sink,
         };
-        let sink = sink.with_branch(self.branch.clone())?.with_sort_order_id(
-            order
-                .as_ref()
-                .map(|_| self.table.metadata().default_sort_order_id),
-        );
+        let sink = sink
+            .with_overwrite_filter(self.overwrite_filter.clone())
+            .with_branch(self.branch.clone())?
+            .with_sort_order_id(
+                order
+                    .as_ref()
+                    .map(|_| self.table.metadata().default_sort_order_id),
+            );
         let writer = IcebergDataFileWriterExec::new(
             input,
             Arc::new(sink.write_state()?),

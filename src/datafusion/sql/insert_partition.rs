@@ -1,0 +1,371 @@
+//! Spark's partition clause of an `INSERT`: `INSERT INTO|OVERWRITE [TABLE] t PARTITION
+//! (p = 'x', q) [(cols)] query`. DataFusion 55 parses it and refuses to plan it
+//! ("Partitioned inserts not yet supported").
+//!
+//! As Spark plans it (`ResolveInsertInto` and `PartitioningUtils` for a v2 table):
+//! - each name in the clause is an identity partition column of the table's default spec
+//!   (Spark: "PARTITION clause cannot contain a non-partition column"), given at most
+//!   once; a value is a literal (Spark's grammar takes constants only), NULL included;
+//! - a column with a value (static) takes it in every row; the query gives the other
+//!   columns (a column named without a value, dynamic, among them), in the table's
+//!   order or the order of the column list, which must not name a static column;
+//! - `INSERT OVERWRITE` with static values under `partition_overwrite_mode = 'static'`
+//!   replaces the rows where every static column equals its value (`IS NULL` for NULL;
+//!   Spark's `OverwriteByExpression` with a null-safe equality), no others: Java's
+//!   `OverwriteFiles.overwriteByRowFilter`, which fails when a data file (one written
+//!   before the column was a partition column) matches only in part. Under `'dynamic'`
+//!   it replaces the partitions the rows fall in, as without the clause.
+//!
+//! The statement is run as the `INSERT` without the clause whose column list names every
+//! column it writes, the static values appended to the query's rows (its `SELECT` list,
+//! each `VALUES` row, or a `SELECT *, …` around any other query); a static overwrite's
+//! target is the table provider with the row filter
+//! ([`IcebergTableProvider::with_overwrite_filter`]).
+
+use datafusion::common::tree_node::{Transformed, TreeNode};
+use datafusion::common::ScalarValue;
+use datafusion::dataframe::DataFrame;
+use datafusion::datasource::{provider_as_source, source_as_provider, TableProvider};
+use datafusion::logical_expr::dml::InsertOp;
+use datafusion::logical_expr::{DmlStatement, LogicalPlan, WriteOp};
+use datafusion::prelude::SessionContext;
+use datafusion::sql::sqlparser::ast::{
+    BinaryOperator, Expr, Ident, ObjectName, ObjectNamePart, Query, SelectItem, SetExpr, Statement,
+    TableObject, UnaryOperator,
+};
+use datafusion::sql::sqlparser::parser::Parser;
+
+use super::dml_rewrite::{reference, Names};
+use crate::datafusion::filter::scalar_to_literal;
+use crate::datafusion::IcebergTableProvider;
+use crate::error::{Error, Result};
+use crate::expr::{BinaryOp, Predicate, Reference, UnaryOp};
+use crate::spec::Literal;
+
+/// The alias of the query wrapped to append the static values.
+const SOURCE_ALIAS: &str = "icefloe_partition_source";
+
+/// `statement` run when it is an `INSERT` with a `PARTITION` clause into an Iceberg
+/// table (see the module docs); `None` for any other statement, or a target that is not
+/// an Iceberg table (DataFusion then reports the clause).
+///
+/// Errors: [`crate::ErrorKind::InvalidArgument`] naming the table and column for a name
+/// that is no identity partition column, one given twice, a value that is no literal or
+/// does not convert to the column's type, a static column in the column list;
+/// DataFusion's errors planning the rewritten statement.
+pub(super) async fn plan(ctx: &SessionContext, statement: &str) -> Result<Option<DataFrame>> {
+    if !statement.to_ascii_uppercase().contains("PARTITION") {
+        return Ok(None);
+    }
+    let Some(Statement::Insert(mut insert)) = super::parse_statement(ctx, statement) else {
+        return Ok(None);
+    };
+    let Some(clause) = insert.partitioned.take() else {
+        return Ok(None);
+    };
+    let TableObject::TableName(name) = &insert.table else {
+        return Ok(None);
+    };
+    let state = ctx.state();
+    let names = Names {
+        normalize: state
+            .config()
+            .options()
+            .sql_parser
+            .enable_ident_normalization,
+    };
+    let Some(table) = names.parts(name).and_then(|p| reference(&p)) else {
+        return Ok(None);
+    };
+    let Ok(provider) = ctx.table_provider(table.clone()).await else {
+        return Ok(None);
+    };
+    let Some(iceberg) = provider.downcast_ref::<IcebergTableProvider>() else {
+        return Ok(None);
+    };
+    let verb = match insert.overwrite {
+        true => "INSERT OVERWRITE",
+        false => "INSERT INTO",
+    };
+    let what = format!("{verb} {table} PARTITION (…)");
+    let columns: Vec<String> = iceberg
+        .schema()
+        .fields()
+        .iter()
+        .map(|f| f.name().clone())
+        .collect();
+    let partition_columns = identity_partition_columns(iceberg);
+    let resolve = |ident: &Ident| -> Result<String> {
+        let wanted = names.of(ident);
+        let found = columns.iter().find(|c| **c == wanted).or_else(|| {
+            let mut folded = columns.iter().filter(|c| c.eq_ignore_ascii_case(&wanted));
+            match (folded.next(), folded.next()) {
+                (Some(c), None) => Some(c),
+                _ => None,
+            }
+        });
+        match found {
+            Some(c) if partition_columns.contains(c) => Ok(c.clone()),
+            _ => Err(Error::invalid_argument(format!(
+                "{what}: '{wanted}' is not an identity partition column of the table \
+                 (its identity partition columns: {})",
+                match partition_columns.is_empty() {
+                    true => "none".to_string(),
+                    false => partition_columns.join(", "),
+                }
+            ))),
+        }
+    };
+
+    // the clause: static columns with their values, dynamic ones by name
+    let mut statics: Vec<(String, Expr)> = Vec::new();
+    let mut named: Vec<String> = Vec::new();
+    for item in clause {
+        let (column, value) = match item {
+            Expr::Identifier(ident) => (resolve(&ident)?, None),
+            Expr::BinaryOp {
+                left,
+                op: BinaryOperator::Eq,
+                right,
+            } => match *left {
+                Expr::Identifier(ident) => (resolve(&ident)?, Some(*right)),
+                other => {
+                    return Err(Error::invalid_argument(format!(
+                        "{what}: expected a partition column, got '{other}'"
+                    )))
+                }
+            },
+            other => {
+                return Err(Error::invalid_argument(format!(
+                    "{what}: expected 'column = value' or 'column', got '{other}'"
+                )))
+            }
+        };
+        if named.contains(&column) {
+            return Err(Error::invalid_argument(format!(
+                "{what}: partition column '{column}' is given twice"
+            )));
+        }
+        named.push(column.clone());
+        if let Some(value) = value {
+            if !is_literal(&value) {
+                return Err(Error::invalid_argument(format!(
+                    "{what}: the value of partition column '{column}' must be a literal, \
+                     got '{value}'"
+                )));
+            }
+            statics.push((column, value));
+        }
+    }
+
+    // the columns the query gives, then the static ones
+    let listed: Vec<String> = match (insert.columns.is_empty(), insert.after_columns.is_empty()) {
+        (true, true) => columns
+            .iter()
+            .filter(|c| !statics.iter().any(|(s, _)| s == *c))
+            .cloned()
+            .collect(),
+        (false, true) => insert
+            .columns
+            .iter()
+            .map(|n| {
+                names
+                    .parts(n)
+                    .and_then(|p| p.last().cloned())
+                    .unwrap_or_else(|| n.to_string())
+            })
+            .collect(),
+        (true, false) => insert.after_columns.iter().map(|i| names.of(i)).collect(),
+        (false, false) => {
+            return Err(Error::invalid_argument(format!(
+                "{what}: a column list both before and after the PARTITION clause"
+            )))
+        }
+    };
+    if let Some((column, _)) = statics.iter().find(|(s, _)| listed.contains(s)) {
+        return Err(Error::invalid_argument(format!(
+            "{what}: static partition column '{column}' is also in the column list"
+        )));
+    }
+    let quote = super::quote_of(super::session_dialect(ctx).as_ref());
+    insert.columns = listed
+        .iter()
+        .chain(statics.iter().map(|(c, _)| c))
+        .map(|c| {
+            ObjectName(vec![ObjectNamePart::Identifier(Ident::with_quote(
+                quote, c,
+            ))])
+        })
+        .collect();
+    insert.after_columns = Vec::new();
+    let values: Vec<Expr> = statics.iter().map(|(_, v)| v.clone()).collect();
+    let Some(source) = insert.source.take() else {
+        return Err(Error::invalid_argument(format!(
+            "{what}: a query or VALUES is required"
+        )));
+    };
+    insert.source = Some(Box::new(append_values(ctx, *source, &values)?));
+    let filter = match insert.overwrite && !statics.is_empty() {
+        true => Some(overwrite_filter(ctx, iceberg, &what, &statics).await?),
+        false => None,
+    };
+    let df = super::run_in_datafusion(ctx, &Statement::Insert(insert).to_string()).await?;
+    let Some(filter) = filter else {
+        return Ok(Some(df));
+    };
+    let (state, plan) = df.into_parts();
+    let plan = plan
+        .transform_down(|node| match node {
+            LogicalPlan::Dml(dml) if dml.op == WriteOp::Insert(InsertOp::Overwrite) => {
+                let target = source_as_provider(&dml.target)?;
+                let Some(iceberg) = target.downcast_ref::<IcebergTableProvider>() else {
+                    return Ok(Transformed::no(LogicalPlan::Dml(dml)));
+                };
+                let filtered = iceberg.with_overwrite_filter(filter.clone());
+                Ok(Transformed::yes(LogicalPlan::Dml(DmlStatement::new(
+                    dml.table_name,
+                    provider_as_source(std::sync::Arc::new(filtered)),
+                    dml.op,
+                    dml.input,
+                ))))
+            }
+            other => Ok(Transformed::no(other)),
+        })?
+        .data;
+    Ok(Some(DataFrame::new(state, plan)))
+}
+
+/// The top-level columns that are the source of an identity field of the table's default
+/// partition spec, in the spec's order.
+fn identity_partition_columns(table: &IcebergTableProvider) -> Vec<String> {
+    let metadata = table.table().metadata();
+    let schema = metadata.current_schema();
+    let Some(spec) = metadata.default_partition_spec() else {
+        return Vec::new();
+    };
+    spec.fields
+        .iter()
+        .filter(|f| f.transform.is_identity())
+        .filter_map(|f| {
+            schema
+                .fields
+                .fields
+                .iter()
+                .find(|c| c.id == f.source_id)
+                .map(|c| c.name.clone())
+        })
+        .collect()
+}
+
+/// Whether `value` is a literal as Spark's partition clause takes one: a number, string,
+/// boolean or NULL, a typed literal (`DATE '…'`), or a signed number.
+fn is_literal(value: &Expr) -> bool {
+    match value {
+        Expr::Value(_) | Expr::TypedString { .. } => true,
+        Expr::UnaryOp {
+            op: UnaryOperator::Minus | UnaryOperator::Plus,
+            expr,
+        } => matches!(expr.as_ref(), Expr::Value(_)),
+        Expr::Nested(inner) => is_literal(inner),
+        _ => false,
+    }
+}
+
+/// `query` with `values` appended to each of its rows: to its `SELECT` list (aliased, so
+/// equal values do not clash), to each `VALUES` row, or through `SELECT *, …` around it.
+fn append_values(ctx: &SessionContext, mut query: Query, values: &[Expr]) -> Result<Query> {
+    if values.is_empty() {
+        return Ok(query);
+    }
+    match query.body.as_mut() {
+        SetExpr::Select(select) => {
+            select
+                .projection
+                .extend(values.iter().enumerate().map(|(i, v)| aliased(i, v)));
+            Ok(query)
+        }
+        SetExpr::Values(rows) if query.order_by.is_none() && query.limit_clause.is_none() => {
+            for row in &mut rows.rows {
+                row.extend(values.iter().cloned());
+            }
+            Ok(query)
+        }
+        _ => {
+            let list = values
+                .iter()
+                .enumerate()
+                .map(|(i, v)| aliased(i, v).to_string())
+                .collect::<Vec<_>>()
+                .join(", ");
+            let text = format!("SELECT *, {list} FROM ({query}) AS {SOURCE_ALIAS}");
+            let dialect = super::session_dialect(ctx);
+            let mut parser = Parser::new(dialect.as_ref())
+                .try_with_sql(&text)
+                .map_err(|e| Error::invalid_argument(e.to_string()))?;
+            parser
+                .parse_query()
+                .map(|q| *q)
+                .map_err(|e| Error::invalid_argument(e.to_string()))
+        }
+    }
+}
+
+/// The `i`-th static value as a `SELECT` item with its own alias.
+fn aliased(i: usize, value: &Expr) -> SelectItem {
+    SelectItem::ExprWithAlias {
+        expr: value.clone(),
+        alias: Ident::new(format!("icefloe_partition_value_{i}")),
+    }
+}
+
+/// The rows a static overwrite replaces: every static column equal to its value (cast
+/// to the column's type as the written rows are), `IS NULL` for NULL, `IS NAN` for NaN.
+async fn overwrite_filter(
+    ctx: &SessionContext,
+    table: &IcebergTableProvider,
+    what: &str,
+    statics: &[(String, Expr)],
+) -> Result<Predicate> {
+    let texts: Vec<String> = statics.iter().map(|(_, v)| v.to_string()).collect();
+    let values = super::constant::constants(ctx, &texts).await.map_err(|e| {
+        Error::invalid_argument(format!(
+            "{what}: the value of partition column '{}': {}",
+            statics[e.index].0, e.why
+        ))
+    })?;
+    let schema = table.schema();
+    let mut filter = Predicate::AlwaysTrue;
+    for ((column, text), value) in statics.iter().zip(values) {
+        let field = schema.field_with_name(column)?;
+        let cast = value.cast_to(field.data_type()).map_err(|e| {
+            Error::invalid_argument(format!(
+                "{what}: the value {text} of partition column '{column}' is no {}: {e}",
+                field.data_type()
+            ))
+        })?;
+        let term = Reference::new(column.clone());
+        let leaf = match scalar_to_literal(&cast) {
+            Some(None) => Predicate::unary(UnaryOp::IsNull, term),
+            Some(Some(lit)) if is_nan(&lit) => Predicate::unary(UnaryOp::IsNan, term),
+            Some(Some(lit)) => Predicate::binary(BinaryOp::Eq, term, lit),
+            None => {
+                return Err(Error::invalid_argument(format!(
+                    "{what}: the value {text} of partition column '{column}' ({}) cannot \
+                     select rows to replace",
+                    scalar_type(&cast)
+                )))
+            }
+        };
+        filter = filter.and(leaf);
+    }
+    Ok(filter)
+}
+
+fn is_nan(lit: &Literal) -> bool {
+    matches!(lit, Literal::Float(f) if f.is_nan())
+        || matches!(lit, Literal::Double(d) if d.is_nan())
+}
+
+fn scalar_type(v: &ScalarValue) -> String {
+    v.data_type().to_string()
+}

@@ -87,8 +87,8 @@ pub async fn expire_snapshots(
         &before.metadata().properties,
         &format!("expire snapshots of table '{ident}'"),
     )?;
-    let plan = expire.plan(before.metadata())?;
-    let after = if plan.snapshot_ids.is_empty() && plan.refs.is_empty() {
+    let plan = expire.plan_for(&before).await?;
+    let after = if plan.is_empty() {
         before.clone()
     } else if options.dry_run {
         let mut builder = TableMetadataBuilder::from_base(

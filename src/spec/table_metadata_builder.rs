@@ -168,7 +168,8 @@ impl TableMetadataBuilder {
     /// a downgrade of the format version; `-1` ids with nothing added in this commit;
     /// ids naming no schema, spec or sort order; an added schema, or one made current,
     /// with two fields of the same full name ([`Schema::check_field_names`]; Java's
-    /// `Schema` constructor refuses it, so no reader could load the table).
+    /// `Schema` constructor refuses it, so no reader could load the table); removing the
+    /// default partition spec or the current schema.
     pub fn apply(&mut self, update: &TableUpdate) -> Result<()> {
         self.changed = true;
         let m = &mut self.metadata;
@@ -364,6 +365,24 @@ impl TableMetadataBuilder {
                 if ref_name == MAIN_BRANCH {
                     m.current_snapshot_id = None;
                 }
+            }
+            TableUpdate::RemovePartitionSpecs { spec_ids } => {
+                if spec_ids.contains(&m.default_spec_id) {
+                    return Err(Error::invalid_argument(format!(
+                        "cannot remove the default partition spec {}",
+                        m.default_spec_id
+                    )));
+                }
+                m.partition_specs.retain(|s| !spec_ids.contains(&s.spec_id));
+            }
+            TableUpdate::RemoveSchemas { schema_ids } => {
+                if schema_ids.contains(&m.current_schema_id) {
+                    return Err(Error::invalid_argument(format!(
+                        "cannot remove the current schema {}",
+                        m.current_schema_id
+                    )));
+                }
+                m.schemas.retain(|s| !schema_ids.contains(&s.schema_id));
             }
             TableUpdate::SetLocation { location } => {
                 m.location = location.trim_end_matches('/').to_string();
@@ -790,5 +809,78 @@ mod tests {
         b.apply(&TableUpdate::UpgradeFormatVersion { format_version: 3 })
             .unwrap();
         assert_eq!(b.metadata().next_row_id, Some(0));
+    }
+
+    #[test]
+    fn removing_specs_and_schemas_keeps_the_default_and_current_ones() {
+        let mut b = table(FormatVersion::V2);
+        let wider = Schema::new(
+            1,
+            vec![
+                NestedField::optional(1, "id", Type::Primitive(PrimitiveType::Long)),
+                NestedField::optional(2, "x", Type::Primitive(PrimitiveType::Long)),
+            ],
+        );
+        b.apply(&TableUpdate::AddSchema { schema: wider }).unwrap();
+        b.apply(&TableUpdate::SetCurrentSchema { schema_id: 1 })
+            .unwrap();
+        let by_id = PartitionSpec {
+            spec_id: 1,
+            fields: vec![crate::spec::PartitionField {
+                source_id: 1,
+                field_id: Some(1000),
+                name: "id".into(),
+                transform: crate::spec::Transform::Identity,
+            }],
+        };
+        b.apply(&TableUpdate::AddSpec { spec: by_id }).unwrap();
+        b.apply(&TableUpdate::SetDefaultSpec { spec_id: 1 })
+            .unwrap();
+        for (update, expected) in [
+            (
+                TableUpdate::RemoveSchemas {
+                    schema_ids: vec![1],
+                },
+                "cannot remove the current schema 1",
+            ),
+            (
+                TableUpdate::RemovePartitionSpecs { spec_ids: vec![1] },
+                "cannot remove the default partition spec 1",
+            ),
+        ] {
+            let err = b.apply(&update).unwrap_err();
+            assert_eq!(err.kind(), crate::ErrorKind::InvalidArgument);
+            assert!(err.to_string().contains(expected), "{err}");
+        }
+        b.apply(&TableUpdate::RemoveSchemas {
+            schema_ids: vec![0],
+        })
+        .unwrap();
+        b.apply(&TableUpdate::RemovePartitionSpecs { spec_ids: vec![0] })
+            .unwrap();
+        let m = b.build().unwrap();
+        assert_eq!(
+            m.schemas.iter().map(|s| s.schema_id).collect::<Vec<_>>(),
+            [1]
+        );
+        assert_eq!(
+            m.partition_specs
+                .iter()
+                .map(|s| s.spec_id)
+                .collect::<Vec<_>>(),
+            [1]
+        );
+        // the REST spec's shapes
+        assert_eq!(
+            serde_json::to_value(TableUpdate::RemovePartitionSpecs { spec_ids: vec![0] }).unwrap(),
+            serde_json::json!({"action": "remove-partition-specs", "spec-ids": [0]})
+        );
+        assert_eq!(
+            serde_json::to_value(TableUpdate::RemoveSchemas {
+                schema_ids: vec![0]
+            })
+            .unwrap(),
+            serde_json::json!({"action": "remove-schemas", "schema-ids": [0]})
+        );
     }
 }

@@ -239,6 +239,19 @@ pub enum TableUpdate {
         #[serde(rename = "ref-name")]
         ref_name: String,
     },
+    /// `remove-partition-specs`: partition specs no kept snapshot's manifests use (never
+    /// the default spec).
+    RemovePartitionSpecs {
+        /// The spec ids.
+        #[serde(rename = "spec-ids")]
+        spec_ids: Vec<i32>,
+    },
+    /// `remove-schemas`: schemas no kept snapshot uses (never the current schema).
+    RemoveSchemas {
+        /// The schema ids.
+        #[serde(rename = "schema-ids")]
+        schema_ids: Vec<i32>,
+    },
     /// `set-location`.
     SetLocation {
         /// The new table location.

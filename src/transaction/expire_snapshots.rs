@@ -25,6 +25,15 @@
 //! snapshot reaches is [`crate::maintenance::expire_snapshots`]'s business, after the
 //! commit.
 //!
+//! With [`clean_expired_metadata`] (Spark's `clean_expired_metadata => true`, Java
+//! `cleanExpiredMetadata`), the partition specs and schemas no kept snapshot uses are
+//! removed too (REST `remove-partition-specs`, `remove-schemas`): a spec is kept when it
+//! is the default one or a kept snapshot's manifest list names it, a schema when it is
+//! the current one or a kept snapshot's `schema-id`. That holds even when no snapshot
+//! expires. The commit then also requires the default spec, the current schema and
+//! every branch other than `main` to be unchanged.
+//!
+//! [`clean_expired_metadata`]: ExpireSnapshots::clean_expired_metadata
 //! [`retain_last`]: ExpireSnapshots::retain_last
 //! [`older_than`]: ExpireSnapshots::expire_older_than
 //! [`expire_snapshot_id`]: ExpireSnapshots::expire_snapshot_id
@@ -57,6 +66,7 @@ pub struct ExpireSnapshots {
     retain_last: Option<i32>,
     snapshot_ids: BTreeSet<i64>,
     now_ms: Option<i64>,
+    clean_expired_metadata: bool,
 }
 
 /// What an [`ExpireSnapshots`] removes from one version of the table.
@@ -66,6 +76,12 @@ pub struct ExpirePlan {
     pub refs: Vec<String>,
     /// The snapshots removed, sorted.
     pub snapshot_ids: Vec<i64>,
+    /// The partition specs removed, sorted (only with
+    /// [`ExpireSnapshots::clean_expired_metadata`]).
+    pub spec_ids: Vec<i32>,
+    /// The schemas removed, sorted (only with
+    /// [`ExpireSnapshots::clean_expired_metadata`]).
+    pub schema_ids: Vec<i32>,
 }
 
 impl ExpireSnapshots {
@@ -93,6 +109,61 @@ impl ExpireSnapshots {
     pub fn expire_snapshot_id(mut self, id: i64) -> Self {
         self.snapshot_ids.insert(id);
         self
+    }
+
+    /// Also remove the partition specs and schemas no kept snapshot uses (see the module
+    /// docs; default false, as in Java).
+    pub fn clean_expired_metadata(mut self, clean: bool) -> Self {
+        self.clean_expired_metadata = clean;
+        self
+    }
+
+    /// What this expiry removes from `table`: [`Self::plan`], and with
+    /// [`Self::clean_expired_metadata`] the specs and schemas no kept snapshot uses
+    /// (reading the kept snapshots' manifest lists while a spec may still be unused).
+    ///
+    /// Errors: as [`Self::plan`]; a kept snapshot's manifest list that cannot be read.
+    pub async fn plan_for(&self, table: &Table) -> Result<ExpirePlan> {
+        let m = table.metadata();
+        let mut plan = self.plan(m)?;
+        if !self.clean_expired_metadata {
+            return Ok(plan);
+        }
+        let expired: HashSet<i64> = plan.snapshot_ids.iter().copied().collect();
+        let kept: Vec<_> = m
+            .snapshots
+            .iter()
+            .filter(|s| !expired.contains(&s.snapshot_id))
+            .collect();
+        let mut specs: HashSet<i32> = HashSet::from([m.default_spec_id]);
+        let mut schemas: HashSet<i32> = HashSet::from([m.current_schema_id]);
+        for snapshot in &kept {
+            if let Some(id) = snapshot.schema_id {
+                schemas.insert(id);
+            }
+            if specs.len() < m.partition_specs.len() {
+                let manifests =
+                    crate::scan::TableScan::new(table.clone(), Some((*snapshot).clone()))
+                        .manifest_list()
+                        .await?;
+                specs.extend(manifests.iter().map(|mf| mf.partition_spec_id));
+            }
+        }
+        plan.spec_ids = m
+            .partition_specs
+            .iter()
+            .map(|s| s.spec_id)
+            .filter(|id| !specs.contains(id))
+            .collect();
+        plan.spec_ids.sort_unstable();
+        plan.schema_ids = m
+            .schemas
+            .iter()
+            .map(|s| s.schema_id)
+            .filter(|id| !schemas.contains(id))
+            .collect();
+        plan.schema_ids.sort_unstable();
+        Ok(plan)
     }
 
     /// Decide as if the time were `now_ms` (default: the clock at each attempt).
@@ -239,6 +310,7 @@ impl ExpireSnapshots {
         Ok(ExpirePlan {
             refs: removed_refs,
             snapshot_ids,
+            ..ExpirePlan::default()
         })
     }
 }
@@ -258,14 +330,32 @@ impl ExpirePlan {
                 snapshot_ids: self.snapshot_ids.clone(),
             });
         }
+        if !self.spec_ids.is_empty() {
+            out.push(TableUpdate::RemovePartitionSpecs {
+                spec_ids: self.spec_ids.clone(),
+            });
+        }
+        if !self.schema_ids.is_empty() {
+            out.push(TableUpdate::RemoveSchemas {
+                schema_ids: self.schema_ids.clone(),
+            });
+        }
         out
+    }
+
+    /// Whether this plan changes nothing.
+    pub fn is_empty(&self) -> bool {
+        self.refs.is_empty()
+            && self.snapshot_ids.is_empty()
+            && self.spec_ids.is_empty()
+            && self.schema_ids.is_empty()
     }
 }
 
 #[async_trait]
 impl TransactionAction for ExpireSnapshots {
     async fn updates(&mut self, table: &Table) -> Result<Vec<TableUpdate>> {
-        Ok(self.plan(table.metadata())?.updates())
+        Ok(self.plan_for(table).await?.updates())
     }
 
     async fn clean_up(&mut self, _table: &Table, _committed: bool) {}

@@ -49,7 +49,9 @@ use async_trait::async_trait;
 
 use crate::catalog::{Catalog, TableIdent};
 use crate::error::{Error, ErrorKind, Result};
-use crate::spec::{Schema, TableCommit, TableMetadataBuilder, TableRequirement, TableUpdate};
+use crate::spec::{
+    Schema, TableCommit, TableMetadataBuilder, TableRequirement, TableUpdate, MAIN_BRANCH,
+};
 use crate::table::Table;
 use written_schema::check_written_schema;
 
@@ -425,6 +427,31 @@ pub fn requirements_for(base: &Table, updates: &[TableUpdate]) -> Vec<TableRequi
             TableUpdate::SetDefaultSpec { .. } => push(TableRequirement::AssertDefaultSpecId {
                 default_spec_id: m.default_spec_id,
             }),
+            // the default spec or current schema kept, and no other branch moved (its
+            // writer could still use what is removed; Java `UpdateRequirements`)
+            TableUpdate::RemovePartitionSpecs { .. } | TableUpdate::RemoveSchemas { .. } => {
+                push(match u {
+                    TableUpdate::RemoveSchemas { .. } => TableRequirement::AssertCurrentSchemaId {
+                        current_schema_id: m.current_schema_id,
+                    },
+                    _ => TableRequirement::AssertDefaultSpecId {
+                        default_spec_id: m.default_spec_id,
+                    },
+                });
+                let mut branches: Vec<&String> = m
+                    .refs
+                    .iter()
+                    .filter(|(name, r)| r.ref_type == "branch" && *name != MAIN_BRANCH)
+                    .map(|(name, _)| name)
+                    .collect();
+                branches.sort();
+                for name in branches {
+                    push(TableRequirement::AssertRefSnapshotId {
+                        reference: name.clone(),
+                        snapshot_id: m.ref_snapshot_id(name),
+                    });
+                }
+            }
             TableUpdate::SetDefaultSortOrder { .. } => {
                 push(TableRequirement::AssertDefaultSortOrderId {
                     default_sort_order_id: m.default_sort_order_id,

@@ -1328,3 +1328,60 @@ async fn manifests_of_deleted_entries_only_are_dropped_by_the_next_commit() {
         vec![(0, 0, 1, true), (1, 0, 0, false)]
     );
 }
+
+/// Removing specs or schemas requires the default spec or current schema and every
+/// branch but `main` to be where they were (Java `UpdateRequirements`): a writer on
+/// another branch could still write with what is removed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn removing_specs_and_schemas_requires_them_unchanged_and_branches_unmoved() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = sql_catalog(dir.path()).await;
+    let ident = TableIdent::parse("ns.t");
+    catalog.create_table(&ident, creation()).await.unwrap();
+    let t = append(&catalog, &ident, "a", 1, 10).await;
+    let head = t.metadata().current_snapshot_id;
+    let t = Transaction::new(Arc::clone(&catalog), ident.clone(), t)
+        .add_action(ManageSnapshots::new().create_branch(
+            "dev",
+            None,
+            RefRetention::default(),
+            RefExists::Fail,
+        ))
+        .commit()
+        .await
+        .unwrap();
+    let m = t.metadata();
+    for (update, held) in [
+        (
+            TableUpdate::RemoveSchemas {
+                schema_ids: vec![7],
+            },
+            TableRequirement::AssertCurrentSchemaId {
+                current_schema_id: m.current_schema_id,
+            },
+        ),
+        (
+            TableUpdate::RemovePartitionSpecs { spec_ids: vec![7] },
+            TableRequirement::AssertDefaultSpecId {
+                default_spec_id: m.default_spec_id,
+            },
+        ),
+    ] {
+        let required = requirements_for(&t, &[update]);
+        assert!(required.contains(&held), "{required:?}");
+        assert!(
+            required.contains(&TableRequirement::AssertRefSnapshotId {
+                reference: "dev".into(),
+                snapshot_id: head,
+            }),
+            "{required:?}"
+        );
+        assert!(
+            !required.iter().any(|r| matches!(
+                r,
+                TableRequirement::AssertRefSnapshotId { reference, .. } if reference == "main"
+            )),
+            "{required:?}"
+        );
+    }
+}

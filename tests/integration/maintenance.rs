@@ -2549,3 +2549,105 @@ async fn procedure_timestamp_numbers_are_seconds_since_the_epoch() {
     }
     assert_eq!(snapshots().await, 1);
 }
+
+/// The schema ids and partition spec ids in `ns.<name>`'s current metadata.
+async fn schema_and_spec_ids(lake: &Lake, name: &str) -> (Vec<i32>, Vec<i32>) {
+    let t = lake
+        .catalog
+        .load_table(&TableIdent::parse(&format!("ns.{name}")))
+        .await
+        .expect("load");
+    let m = t.metadata();
+    let mut schemas: Vec<i32> = m.schemas.iter().map(|s| s.schema_id).collect();
+    let mut specs: Vec<i32> = m.partition_specs.iter().map(|s| s.spec_id).collect();
+    schemas.sort_unstable();
+    specs.sort_unstable();
+    (schemas, specs)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn maintenance_expire_cleans_expired_metadata() {
+    let lake = lake().await;
+    let name = "cm";
+    let t = format!("ice.ns.{name}");
+    create(&lake, name, "PARTITIONED BY (k)", "").await;
+    // snapshot A: schema 0, spec 0; B: schema 1 (with x), spec 0; C: schema 2 (x
+    // dropped, which is schema 0 again, then k a BIGINT), spec 2 (bucket(4, id)) with
+    // A's and B's spec-0 manifests carried on
+    for q in [
+        format!("INSERT INTO {t} VALUES (1, 1, 'a', 1.0), (2, 2, 'b', 2.0)"),
+        format!("ALTER TABLE {t} ADD COLUMN x INT"),
+        format!("INSERT INTO {t} VALUES (3, 1, 'c', 3.0, 7)"),
+        format!("ALTER TABLE {t} DROP PARTITION FIELD k"),
+        format!("ALTER TABLE {t} ADD PARTITION FIELD bucket(4, id)"),
+        format!("ALTER TABLE {t} DROP COLUMN x"),
+        format!("ALTER TABLE {t} ALTER COLUMN k TYPE BIGINT"),
+        format!("INSERT INTO {t} VALUES (4, 2, 'd', 4.0)"),
+    ] {
+        ok(&lake.ctx, &q).await;
+    }
+    let ids = snapshot_ids(&lake, name).await;
+    ok(
+        &lake.ctx,
+        &format!(
+            "ALTER TABLE {t} CREATE BRANCH keep AS OF VERSION {}",
+            ids[0]
+        ),
+    )
+    .await;
+    let before = rows(&lake, &t).await;
+    let at_a = rows(&lake, &format!("ice.ns.\"{name}@keep\"")).await;
+    assert_eq!(
+        schema_and_spec_ids(&lake, name).await,
+        (vec![0, 1, 2], vec![0, 1, 2])
+    );
+    let expire = |extra: &str| {
+        format!(
+            "CALL ice.system.expire_snapshots(table => 'ns.{name}', \
+             older_than => TIMESTAMP '2100-01-01 00:00:00', retain_last => 1{extra})"
+        )
+    };
+    // without the option (Java's default) and as a dry run, nothing but snapshots goes
+    call(
+        &lake,
+        &expire(", clean_expired_metadata => true, dry_run => true"),
+    )
+    .await;
+    assert_eq!(snapshot_ids(&lake, name).await, ids);
+    call(&lake, &expire("")).await;
+    assert_eq!(
+        snapshot_ids(&lake, name).await,
+        vec![ids[0], ids[2]],
+        "B expired; A kept by branch keep"
+    );
+    assert_eq!(
+        schema_and_spec_ids(&lake, name).await,
+        (vec![0, 1, 2], vec![0, 1, 2])
+    );
+    // kept: A (schema 0, spec 0) and C (schema 2, specs 0 and 2): schema 1 and spec 1
+    // go, even with no snapshot left to expire
+    call(&lake, &expire(", clean_expired_metadata => true")).await;
+    assert_eq!(
+        schema_and_spec_ids(&lake, name).await,
+        (vec![0, 2], vec![0, 2])
+    );
+    assert_eq!(rows(&lake, &t).await, before);
+    assert_eq!(rows(&lake, &format!("ice.ns.\"{name}@keep\"")).await, at_a);
+    // the branch dropped, A expires and schema 0 with it; spec 0 stays: C's manifests
+    // still hold files written with it
+    ok(&lake.ctx, &format!("ALTER TABLE {t} DROP BRANCH keep")).await;
+    call(&lake, &expire(", clean_expired_metadata => true")).await;
+    assert_eq!(snapshot_ids(&lake, name).await, vec![ids[2]]);
+    assert_eq!(
+        schema_and_spec_ids(&lake, name).await,
+        (vec![2], vec![0, 2])
+    );
+    assert_eq!(rows(&lake, &t).await, before);
+    // the table still takes writes and other engines read it
+    ok(
+        &lake.ctx,
+        &format!("INSERT INTO {t} VALUES (5, 1, 'e', 5.0)"),
+    )
+    .await;
+    other_engines_agree(&lake, name).await;
+}

@@ -51,6 +51,7 @@ pub(super) const PROCEDURES: &[(&str, &[&str])] = &[
             "max_concurrent_deletes",
             "stream_results",
             "snapshot_ids",
+            "clean_expired_metadata",
             "dry_run",
         ],
     ),
@@ -167,6 +168,9 @@ async fn expire(ctx: &SessionContext, table: &ResolvedTable, args: &Args) -> Res
                 "snapshot_ids must be array(id, …), got {other}"
             )))
         }
+    }
+    if let Some(clean) = flag(args, "clean_expired_metadata")? {
+        action = action.clean_expired_metadata(clean);
     }
     let mut options = ExpireOptions {
         dry_run: flag(args, "dry_run")?.unwrap_or(false),

@@ -183,6 +183,7 @@ mod literals;
 mod merge_scopes;
 mod merge_star;
 mod metadata_columns;
+mod metadata_names;
 mod not_a_table;
 mod procedure_where;
 pub(crate) use show_properties::column_name;
@@ -300,6 +301,25 @@ async fn execute_statement(ctx: &SessionContext, statement: &str) -> Result<Data
             None => statement,
         },
         None => statement,
+    };
+    // Spark's `ns.t.snapshots` as `ns."t$snapshots"` (before time travel, which may
+    // read it at a version)
+    let with_metadata_names;
+    let statement = match metadata_names::candidate(statement) {
+        true => match tokenize(ctx, statement) {
+            Some(toks_now) => {
+                let quote = quote_of(session_dialect(ctx).as_ref());
+                match metadata_names::rewrite(ctx, statement, &toks_now, quote).await? {
+                    Some(text) => {
+                        with_metadata_names = text;
+                        &with_metadata_names
+                    }
+                    None => statement,
+                }
+            }
+            None => statement,
+        },
+        false => statement,
     };
     let with_versions;
     let statement = match time_travel_candidate(statement) {

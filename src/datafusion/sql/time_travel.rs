@@ -461,7 +461,7 @@ async fn identifier_edits(
 
 /// The words of the tokens at `parts` (each a word), unquoted ones lowercased when
 /// `normalize` (DataFusion's `enable_ident_normalization`).
-fn word_values(toks: &[Tok], parts: &[usize], normalize: bool) -> Vec<String> {
+pub(super) fn word_values(toks: &[Tok], parts: &[usize], normalize: bool) -> Vec<String> {
     parts
         .iter()
         .filter_map(|&p| match &toks[p].token {
@@ -491,7 +491,7 @@ fn dotted_parts(first: usize, last: usize) -> Vec<usize> {
 
 /// Whether the name starting at token `first` stands where a statement reads a table's
 /// rows (see the module docs): not a DDL or `INSERT` target.
-fn reads_rows_at(toks: &[Tok], first: usize) -> bool {
+pub(super) fn reads_rows_at(toks: &[Tok], first: usize) -> bool {
     let Some(before) = first.checked_sub(1).map(|p| &toks[p].token) else {
         return false;
     };
@@ -510,7 +510,7 @@ fn reads_rows_at(toks: &[Tok], first: usize) -> bool {
 
 /// Whether the table name ending at token `last` is followed by an alias (`AS a`, or a
 /// word that is no keyword ending a table reference).
-fn has_alias(toks: &[Tok], last: usize) -> bool {
+pub(super) fn has_alias(toks: &[Tok], last: usize) -> bool {
     match toks.get(last + 1).map(|t| &t.token) {
         Some(Token::Word(w)) if w.quote_style.is_some() => true,
         Some(Token::Word(w)) => !RESERVED_FOR_TABLE_ALIAS.contains(&w.keyword),

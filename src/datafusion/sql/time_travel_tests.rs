@@ -365,3 +365,57 @@ async fn version_forms_keep_spark_qualifiers() {
         [["3"]]
     );
 }
+
+#[tokio::test]
+async fn spark_metadata_table_names_read_the_metadata_tables() {
+    let (ctx, catalog, _dir) = session().await;
+    ok(&ctx, "CREATE SCHEMA ns").await;
+    ok(&ctx, "CREATE TABLE ns.t (id INT)").await;
+    ok(&ctx, "INSERT INTO ns.t VALUES (1)").await;
+    ok(&ctx, "ALTER TABLE ns.t CREATE TAG v1").await;
+    ok(&ctx, "INSERT INTO ns.t VALUES (2), (3)").await;
+    let first = catalog
+        .load_table(&ident("ns.t"))
+        .await
+        .unwrap()
+        .metadata()
+        .snapshot_log[0]
+        .snapshot_id;
+    // `ns.t.<kind>` and `cat.ns.t.<kind>` are `ns."t$<kind>"`, at a version too
+    for (sql, expected) in [
+        ("SELECT count(*) FROM ns.t.snapshots", "2"),
+        ("SELECT count(*) FROM cat.ns.t.history", "2"),
+        ("SELECT count(*) FROM ns.t.files", "2"),
+        ("SELECT sum(record_count) FROM ns.t.data_files", "3"),
+        ("SELECT count(*) FROM ns.t.refs", "2"),
+        (
+            "SELECT count(*) FROM ns.t.files FOR VERSION AS OF 'v1'",
+            "1",
+        ),
+        (
+            &format!("SELECT count(*) FROM ns.t.files VERSION AS OF {first}"),
+            "1",
+        ),
+        // the last part is the alias, as Spark qualifies the columns
+        ("SELECT max(files.record_count) FROM ns.t.files", "2"),
+        (
+            "SELECT count(*) FROM ns.t.snapshots s JOIN ns.t.history h \
+             ON s.snapshot_id = h.snapshot_id WHERE h.is_current_ancestor",
+            "2",
+        ),
+    ] {
+        assert_eq!(ok(&ctx, sql).await, [[expected]], "{sql}");
+    }
+    // a table of that name keeps its meaning
+    ok(&ctx, "CREATE TABLE ns.files (x INT)").await;
+    ok(&ctx, "INSERT INTO ns.files VALUES (7), (8), (9)").await;
+    assert_eq!(ok(&ctx, "SELECT count(*) FROM cat.ns.files").await, [["3"]]);
+    // a column of that name keeps its meaning
+    ok(&ctx, "CREATE TABLE ns.c (history INT)").await;
+    ok(&ctx, "INSERT INTO ns.c VALUES (5)").await;
+    assert_eq!(ok(&ctx, "SELECT ns.c.history FROM ns.c").await, [["5"]]);
+    // no table `ns.nope`: not rewritten, DataFusion's error
+    assert!(run(&ctx, "SELECT count(*) FROM ns.nope.files")
+        .await
+        .is_err());
+}

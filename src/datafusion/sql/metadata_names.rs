@@ -1,0 +1,178 @@
+//! Spark's names of metadata tables: `ns.t.snapshots`, `cat.ns.t.files`, `ns.t.history`
+//! (every kind of [`MetadataTableKind`]), as icefloe's `ns."t$snapshots"`.
+//!
+//! As Iceberg's Spark catalog resolves them (`BaseMetastoreCatalog.loadTable`): a name
+//! that is a table keeps its meaning; otherwise, when its last part names a metadata
+//! table and the parts before it an Iceberg table, it is that table's metadata table. At
+//! least three parts are needed (`t.files` is table `files` of namespace `t`, in Spark
+//! too). Where the statement reads rows from it and gives it no alias, the last part
+//! becomes its alias (`ns."t$files" AS files`), so `files.file_path` names its column as
+//! in Spark; a time-travel clause after it (`ns.t.files VERSION AS OF 1`) is left to the
+//! time-travel rewrite, which reads `"t$files"` at that version.
+//!
+//! Only names that stand for a table are read so (sqlparser's relations of the statement:
+//! a column `ns.t.files` of table `ns.t` keeps its meaning). The rewrite works on the
+//! statement's tokens; the rest of the text stays as written.
+
+use std::ops::ControlFlow;
+
+use datafusion::common::TableReference;
+use datafusion::prelude::SessionContext;
+use datafusion::sql::sqlparser::ast::visit_relations;
+use datafusion::sql::sqlparser::tokenizer::Token;
+
+use super::time_travel::{has_alias, reads_rows_at, word_values};
+use super::tokens::{is_keyword, Tok};
+use crate::datafusion::metadata_tables::MetadataTableKind;
+use crate::error::Result;
+
+/// Whether `statement` may name a metadata table in Spark's form: a cheap check before
+/// tokenizing it.
+pub(super) fn candidate(statement: &str) -> bool {
+    if super::tokens::first_word_is(statement, &["SET", "RESET", "CALL"]) {
+        return false;
+    }
+    let lower = statement.to_ascii_lowercase();
+    MetadataTableKind::ALL
+        .iter()
+        .any(|k| lower.contains(&format!(".{}", k.name())))
+}
+
+/// `text` (tokenized as `toks`) with Spark's metadata table names as `"t$kind"` names (see
+/// the module docs); `None` when it has none.
+///
+/// Errors: a catalog that fails to answer whether the table exists.
+pub(super) async fn rewrite(
+    ctx: &SessionContext,
+    text: &str,
+    toks: &[Tok],
+    quote: char,
+) -> Result<Option<String>> {
+    let normalize = ctx
+        .state()
+        .config_options()
+        .sql_parser
+        .enable_ident_normalization;
+    // only names that stand for tables (a column `ns.t.files` of table `ns.t` keeps its
+    // meaning)
+    let names = super::dml_rewrite::Names { normalize };
+    let mut relations: Vec<Vec<String>> = Vec::new();
+    // (a statement with Spark's time-travel clauses does not parse: a name followed by
+    // one stands for a table anyway)
+    if let Some(parsed) = super::parse_statement(ctx, text) {
+        let _ = visit_relations(&parsed, |name| {
+            if let Some(parts) = names.parts(name) {
+                relations.push(parts);
+            }
+            ControlFlow::<()>::Continue(())
+        });
+    }
+    let mut edits: Vec<(std::ops::Range<usize>, String)> = Vec::new();
+    let mut i = 0;
+    while i < toks.len() {
+        // a maximal dotted name starting at i
+        if !matches!(toks[i].token, Token::Word(_)) || (i > 0 && toks[i - 1].token == Token::Period)
+        {
+            i += 1;
+            continue;
+        }
+        let mut parts = vec![i];
+        let mut k = i;
+        while toks.get(k + 1).is_some_and(|t| t.token == Token::Period)
+            && toks
+                .get(k + 2)
+                .is_some_and(|t| matches!(t.token, Token::Word(_)))
+        {
+            k += 2;
+            parts.push(k);
+        }
+        i = k + 1;
+        let call = toks.get(k + 1).is_some_and(|t| t.token == Token::LParen);
+        if parts.len() < 3 || call {
+            continue;
+        }
+        let words = word_values(toks, &parts, normalize);
+        let versioned = time_travel_after(toks, k) && reads_rows_at(toks, parts[0]);
+        if !relations.contains(&words) && !versioned {
+            continue;
+        }
+        let Some((last, table)) = words.split_last() else {
+            continue;
+        };
+        let Some(kind) = MetadataTableKind::parse(last) else {
+            continue;
+        };
+        // a table of that name keeps its meaning (a nested namespace's, too)
+        if let Some(reference) = reference(&words) {
+            if ctx.table_provider(reference).await.is_ok() {
+                continue;
+            }
+        }
+        if let Some(whole) = super::resolve_table(ctx, &words)? {
+            if whole
+                .target
+                .catalog()
+                .load_table(&whole.ident)
+                .await
+                .is_ok()
+            {
+                continue;
+            }
+        }
+        let Some(resolved) = super::resolve_table(ctx, table)? else {
+            continue;
+        };
+        if resolved
+            .target
+            .catalog()
+            .load_table(&resolved.ident)
+            .await
+            .is_err()
+        {
+            continue;
+        }
+        let table_tok = parts[parts.len() - 2];
+        let Token::Word(w) = &toks[table_tok].token else {
+            continue;
+        };
+        let doubled = format!("{quote}{quote}");
+        let name = format!("{}${}", w.value, kind.name()).replace(quote, &doubled);
+        let mut replacement = format!("{quote}{name}{quote}");
+        if reads_rows_at(toks, parts[0]) && !has_alias(toks, k) && !versioned {
+            replacement.push_str(&format!(" AS {quote}{}{quote}", kind.name()));
+        }
+        edits.push((toks[table_tok].start..toks[k].end, replacement));
+    }
+    if edits.is_empty() {
+        return Ok(None);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    let mut copied = 0;
+    for (range, replacement) in edits {
+        out.push_str(&text[copied..range.start]);
+        out.push_str(&replacement);
+        copied = range.end;
+    }
+    out.push_str(&text[copied..]);
+    Ok(Some(out))
+}
+
+/// Whether a time-travel clause (`[FOR] VERSION|SYSTEM_VERSION|TIMESTAMP|SYSTEM_TIME AS
+/// OF`) follows the name ending at token `last`.
+fn time_travel_after(toks: &[Tok], last: usize) -> bool {
+    let next = |n: usize| toks.get(last + n).map(|t| &t.token);
+    let at = match next(1) {
+        Some(t) if is_keyword(t, "FOR") => 2,
+        _ => 1,
+    };
+    next(at).is_some_and(|t| {
+        ["VERSION", "SYSTEM_VERSION", "TIMESTAMP", "SYSTEM_TIME"]
+            .iter()
+            .any(|k| is_keyword(t, k))
+    }) && next(at + 1).is_some_and(|t| is_keyword(t, "AS"))
+}
+
+/// The DataFusion reference of a dotted name of up to three parts.
+fn reference(parts: &[String]) -> Option<TableReference> {
+    super::dml_rewrite::reference(parts)
+}

@@ -68,25 +68,8 @@ pub(super) async fn rewrite(
         });
     }
     let mut edits: Vec<(std::ops::Range<usize>, String)> = Vec::new();
-    let mut i = 0;
-    while i < toks.len() {
-        // a maximal dotted name starting at i
-        if !matches!(toks[i].token, Token::Word(_)) || (i > 0 && toks[i - 1].token == Token::Period)
-        {
-            i += 1;
-            continue;
-        }
-        let mut parts = vec![i];
-        let mut k = i;
-        while toks.get(k + 1).is_some_and(|t| t.token == Token::Period)
-            && toks
-                .get(k + 2)
-                .is_some_and(|t| matches!(t.token, Token::Word(_)))
-        {
-            k += 2;
-            parts.push(k);
-        }
-        i = k + 1;
+    for parts in super::tokens::dotted_names(toks) {
+        let k = parts[parts.len() - 1];
         let call = toks.get(k + 1).is_some_and(|t| t.token == Token::LParen);
         if parts.len() < 3 || call {
             continue;
@@ -108,26 +91,8 @@ pub(super) async fn rewrite(
                 continue;
             }
         }
-        if let Some(whole) = super::resolve_table(ctx, &words)? {
-            if whole
-                .target
-                .catalog()
-                .load_table(&whole.ident)
-                .await
-                .is_ok()
-            {
-                continue;
-            }
-        }
-        let Some(resolved) = super::resolve_table(ctx, table)? else {
-            continue;
-        };
-        if resolved
-            .target
-            .catalog()
-            .load_table(&resolved.ident)
-            .await
-            .is_err()
+        if super::iceberg_table_exists(ctx, &words).await?
+            || !super::iceberg_table_exists(ctx, table).await?
         {
             continue;
         }

@@ -658,6 +658,17 @@ fn defaults(ctx: &SessionContext) -> (String, String) {
     (o.default_catalog.clone(), o.default_schema.clone())
 }
 
+/// Whether the dotted name `parts` names a table of an Iceberg catalog of `ctx` that
+/// loads.
+///
+/// Errors: a namespace name the catalog refuses.
+async fn iceberg_table_exists(ctx: &SessionContext, parts: &[String]) -> Result<bool> {
+    Ok(match resolve_table(ctx, parts)? {
+        Some(t) => t.target.catalog().load_table(&t.ident).await.is_ok(),
+        None => false,
+    })
+}
+
 /// Resolve a table name (see the module docs); `None` when it is not in an Iceberg
 /// namespace.
 fn resolve_table(ctx: &SessionContext, parts: &[String]) -> Result<Option<ResolvedTable>> {

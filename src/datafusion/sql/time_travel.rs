@@ -393,25 +393,8 @@ async fn identifier_edits(
         .config_options()
         .sql_parser
         .enable_ident_normalization;
-    let mut i = 0;
-    while i < toks.len() {
-        // a maximal dotted name starting at i
-        if !matches!(toks[i].token, Token::Word(_)) || (i > 0 && toks[i - 1].token == Token::Period)
-        {
-            i += 1;
-            continue;
-        }
-        let mut parts = vec![i];
-        let mut k = i;
-        while toks.get(k + 1).is_some_and(|t| t.token == Token::Period)
-            && toks
-                .get(k + 2)
-                .is_some_and(|t| matches!(t.token, Token::Word(_)))
-        {
-            k += 2;
-            parts.push(k);
-        }
-        i = k + 1;
+    for parts in super::tokens::dotted_names(toks) {
+        let k = parts[parts.len() - 1];
         // `a.b.f(` is a function call, but `INSERT INTO ns.t.branch_dev (id, …)` names
         // a table followed by its column list
         let after_into = parts[0]
@@ -433,16 +416,7 @@ async fn identifier_edits(
         let Some(version) = version_of(last)? else {
             continue;
         };
-        let Some(resolved) = super::resolve_table(ctx, table)? else {
-            continue;
-        };
-        if resolved
-            .target
-            .catalog()
-            .load_table(&resolved.ident)
-            .await
-            .is_err()
-        {
+        if !super::iceberg_table_exists(ctx, table).await? {
             continue;
         }
         let table_tok = parts[parts.len() - 2];

@@ -339,3 +339,30 @@ impl<'a> Cursor<'a> {
         }
     }
 }
+
+/// The maximal dotted names of `toks` (`a.b.c`, each part a word), in order: the indexes
+/// of each name's words.
+pub(super) fn dotted_names(toks: &[Tok]) -> Vec<Vec<usize>> {
+    let mut names = Vec::new();
+    let mut i = 0;
+    while i < toks.len() {
+        if !matches!(toks[i].token, Token::Word(_)) || (i > 0 && toks[i - 1].token == Token::Period)
+        {
+            i += 1;
+            continue;
+        }
+        let mut parts = vec![i];
+        let mut k = i;
+        while toks.get(k + 1).is_some_and(|t| t.token == Token::Period)
+            && toks
+                .get(k + 2)
+                .is_some_and(|t| matches!(t.token, Token::Word(_)))
+        {
+            k += 2;
+            parts.push(k);
+        }
+        i = k + 1;
+        names.push(parts);
+    }
+    names
+}

@@ -1027,11 +1027,14 @@ fn cli_file_paths_of_mixed_formats_are_an_error() {
     assert_eq!(stdout(&out), "s\n1\n");
 }
 
-/// After `USE ns` a quoted path resolves in the namespace, where paths are not read
-/// (tester's D5): the error names the form that reads it, which does; so for a namespace
-/// of two levels.
+/// After `USE ns` a quoted path reads its file as before `USE` (it resolved in the
+/// namespace, where paths are not read: "not found"), in every statement that reads
+/// tables, icefloe's own syntax (`MERGE … INSERT *`) included; so for a namespace of two
+/// levels. A string literal equal to the path stays a string, a CTE of that name is the
+/// CTE, a table of the namespace of that name is the table; a path qualified with the
+/// namespace is a table of the namespace, whose error names the form that reads it.
 #[test]
-fn cli_file_paths_after_use_say_how_to_read_them() {
+fn cli_file_paths_after_use_read_the_file() {
     let dir = tempfile::tempdir().unwrap();
     let cwd = std::fs::canonicalize(dir.path()).unwrap();
     let home = tempfile::tempdir().unwrap();
@@ -1046,25 +1049,68 @@ fn cli_file_paths_after_use_say_how_to_read_them() {
     };
     assert_success(&csv(
         "CREATE SCHEMA ns; CREATE SCHEMA a; CREATE SCHEMA a.b; \
-         COPY (SELECT 4 AS x) TO 'd/a.parquet' STORED AS PARQUET",
+         COPY (SELECT 4 AS x) TO 'd/a.parquet' STORED AS PARQUET; \
+         CREATE TABLE ns.t (x INT); INSERT INTO ns.t VALUES (4), (5); \
+         CREATE TABLE ns.\"e.csv\" (x INT); INSERT INTO ns.\"e.csv\" VALUES (7)",
     ));
+    std::fs::write(cwd.join("e.csv"), "x\n1\n").unwrap();
     for (ns, path) in [("ns", "./d/"), ("ns", "d/a.parquet"), ("a.b", "./d/")] {
-        let out = csv(&format!("USE {ns}; SELECT x FROM '{path}'"));
+        for (sql, expected) in [
+            (format!("SELECT x FROM '{path}'"), "x\n4\n"),
+            (format!("SELECT x FROM \"{path}\""), "x\n4\n"),
+            (
+                format!("SELECT x, '{path}' AS p FROM '{path}' WHERE '{path}' <> 'x'"),
+                &*format!("x,p\n4,{path}\n"),
+            ),
+            (
+                format!(
+                    "SELECT t.x FROM ns.t JOIN '{path}' f ON t.x = f.x \
+                     UNION ALL SELECT x + 1 FROM (SELECT * FROM '{path}') ORDER BY x"
+                ),
+                "x\n4\n5\n",
+            ),
+            (
+                format!("WITH \"{path}\" AS (SELECT 9 AS x) SELECT x FROM \"{path}\""),
+                "x\n9\n",
+            ),
+        ] {
+            let out = csv(&format!("USE {ns}; {sql}"));
+            assert_success(&out);
+            assert_eq!(stdout(&out), expected, "USE {ns}; {sql}");
+        }
+        // a table of the namespace of that name wins over the file
+        let out = csv(&format!("USE {ns}; SELECT x FROM 'e.csv'"));
+        assert_success(&out);
+        let expected = if ns == "ns" { "x\n7\n" } else { "x\n1\n" };
+        assert_eq!(stdout(&out), expected, "USE {ns}");
+        let out = csv(&format!(
+            "USE {ns}; COPY '{path}' TO 'out.csv'; SELECT x FROM 'out.csv'"
+        ));
+        assert_success(&out);
+        assert_eq!(stdout(&out), "count\n1\nx\n4\n");
+        // the namespace qualifies it: a table of the namespace
+        let out = csv(&format!("USE {ns}; SELECT x FROM \"{ns}\".'{path}'"));
         assert_failure(&out);
         let form = format!("public.\"{path}\"");
-        assert_eq!(
-            stderr(&out),
-            format!(
-                "error: -c statement 2 (SELECT x FROM '{path}'): table '{path}' not found in \
-                 schema 'default.{ns}' (it has no tables); file paths are read as tables in the \
-                 CLI's schema 'public' only: FROM {form} reads it here (or USE public)\n"
-            )
+        assert!(
+            stderr(&out).contains(&format!(
+                "table '{path}' not found in schema 'default.{ns}' ("
+            )) && stderr(&out).contains(&format!(
+                "file paths are read as tables in the CLI's schema 'public' only: FROM {form} \
+                 reads it here (or USE public)\n"
+            )),
+            "{}",
+            stderr(&out)
         );
-        let out = csv(&format!("USE {ns}; SELECT x FROM {form}"));
-        assert_success(&out);
-        assert_eq!(stdout(&out), "x\n4\n");
         let out = csv(&format!("USE {ns}; USE public; SELECT x FROM '{path}'"));
         assert_success(&out);
         assert_eq!(stdout(&out), "x\n4\n");
     }
+    // a statement DataFusion's parser does not read (Spark's `INSERT *`)
+    let out = csv(
+        "USE ns; MERGE INTO t USING 'd/a.parquet' s ON t.x = s.x + 10 \
+         WHEN NOT MATCHED THEN INSERT *; SELECT x FROM t ORDER BY x",
+    );
+    assert_success(&out);
+    assert_eq!(stdout(&out), "count\n1\nx\n4\n4\n5\n");
 }

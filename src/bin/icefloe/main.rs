@@ -573,7 +573,9 @@ pub async fn run_statement(
     let _creating = created
         .as_ref()
         .and_then(|c| url_tables::creating(ctx, &c.catalog, &c.schema, &c.table));
-    let df = icefloe::datafusion::sql::execute(ctx, statement)
+    // a path reads its file after `USE ns` too
+    let statement = url_tables::qualify_paths(ctx, statement);
+    let df = icefloe::datafusion::sql::execute(ctx, &statement)
         .await
         .map_err(|e| {
             let e = statement_error(e);

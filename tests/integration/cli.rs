@@ -984,6 +984,32 @@ fn cli_file_paths_read_pyarrow_and_datafusion_parquet_together() {
     let types: Vec<&str> = text.lines().skip(1).collect();
     assert_eq!(types.len(), 2, "{text}");
     assert_eq!(types[0], types[1], "{text}");
+    // CREATE EXTERNAL TABLE … STORED AS PARQUET reads them as the path does (DataFusion's
+    // factory refused the mix: "Fail to merge schema field 's'"), in Hive partition
+    // directories too
+    for (i, py, df) in [
+        (1, "py.parquet", "df.parquet"),
+        (2, "k=1/py.parquet", "k=2/df.parquet"),
+    ] {
+        let table = cwd.join(format!("t{i}"));
+        for (from, to) in [("py.parquet", py), ("df.parquet", df)] {
+            let to = table.join(to);
+            std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+            std::fs::copy(cwd.join("d").join(from), to).unwrap();
+        }
+        let partition = if i == 2 { ", k" } else { ", 0 AS k" };
+        let out = csv(&format!(
+            "CREATE EXTERNAL TABLE x STORED AS PARQUET LOCATION 't{i}/'; \
+             SELECT s, st['v'] AS v, l[1] AS i, arrow_typeof(s) AS t{partition} FROM x ORDER BY s"
+        ));
+        assert_success(&out);
+        let expected = if i == 2 {
+            "s,v,i,t,k\na,x,p,Utf8View,1\nb,y,q,Utf8View,2\n"
+        } else {
+            "s,v,i,t,k\na,x,p,Utf8View,0\nb,y,q,Utf8View,0\n"
+        };
+        assert_eq!(stdout(&out), expected, "t{i}");
+    }
 }
 
 /// A directory of files of several formats is an error naming them (tester's D4: it

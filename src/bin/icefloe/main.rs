@@ -7,6 +7,7 @@
 mod catalog;
 mod create_target;
 mod describe;
+mod external_tables;
 mod interrupt;
 mod output;
 mod path_listing;
@@ -462,6 +463,7 @@ async fn session(cli: &Cli) -> Result<SessionContext, CliError> {
         .build_arc()?;
     let ctx = SessionContext::new_with_config_rt(config, runtime);
     icefloe::register_iceberg_factory(&ctx);
+    external_tables::register(&ctx);
     icefloe::datafusion::register_iceberg_functions(&ctx);
     // tables registered by name (--table, CREATE EXTERNAL TABLE) answer to "t$snapshots",
     // "t@v1", … as catalog tables do

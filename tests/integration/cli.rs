@@ -1012,6 +1012,75 @@ fn cli_file_paths_read_pyarrow_and_datafusion_parquet_together() {
     }
 }
 
+/// Strings of CSV and JSON files (`Utf8`, nested in JSON structs and lists too) and of
+/// `CREATE EXTERNAL TABLE … STORED AS CSV` (declared `VARCHAR`: `Utf8View`) meet an
+/// Iceberg table's (`Utf8View`) in `INSERT`, `CREATE TABLE … AS`, joins, set operations
+/// and `MERGE` as Parquet files' do: the values are the files'.
+#[test]
+fn cli_csv_and_json_strings_meet_iceberg_strings() {
+    let dir = tempfile::tempdir().unwrap();
+    let cwd = std::fs::canonicalize(dir.path()).unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let catalog = format!("sqlite:{}/cat.db", cwd.display());
+    std::fs::write(cwd.join("p.csv"), "id,name\n1,alice\n2,bob\n").unwrap();
+    std::fs::write(
+        cwd.join("n.json"),
+        "{\"id\":1,\"s\":{\"a\":\"x\"},\"l\":[\"p\",\"q\"]}\n\
+         {\"id\":2,\"s\":{\"a\":\"y\"},\"l\":[\"r\"]}\n",
+    )
+    .unwrap();
+    let csv = |sql: &str| {
+        let out = icefloe(home.path())
+            .current_dir(&cwd)
+            .args(["--catalog", &catalog, "--create-catalog", "--format", "csv"])
+            .args(["-c", sql])
+            .output()
+            .unwrap();
+        assert_success(&out);
+        stdout(&out)
+    };
+    csv(
+        "CREATE SCHEMA ns; CREATE TABLE ns.t (id BIGINT, name STRING); \
+         CREATE TABLE ns.n (id BIGINT, s STRUCT<a: STRING>, l ARRAY<STRING>); \
+         INSERT INTO ns.t VALUES (2, 'bob'), (3, 'carol')",
+    );
+    assert_eq!(
+        csv("INSERT INTO ns.t SELECT * FROM 'p.csv'; \
+             INSERT INTO ns.n SELECT id, s, l FROM 'n.json'; \
+             CREATE TABLE ns.c AS SELECT * FROM 'n.json'; \
+             SELECT name FROM ns.t ORDER BY name"),
+        "count\n2\ncount\n2\nname\nalice\nbob\nbob\ncarol\n"
+    );
+    assert_eq!(
+        csv("SELECT t.id, c.name FROM ns.t JOIN 'p.csv' c ON t.name = c.name ORDER BY 1, 2"),
+        "id,name\n1,alice\n2,bob\n2,bob\n"
+    );
+    assert_eq!(
+        csv(
+            "SELECT n.id, j.s['a'] AS a, j.l[1] AS f FROM ns.n JOIN 'n.json' j \
+             ON n.s = j.s AND n.l = j.l ORDER BY 1"
+        ),
+        "id,a,f\n1,x,p\n2,y,r\n"
+    );
+    assert_eq!(
+        csv("SELECT name FROM ns.t INTERSECT SELECT name FROM 'p.csv' ORDER BY name"),
+        "name\nalice\nbob\n"
+    );
+    assert_eq!(
+        csv("SELECT l FROM ns.c EXCEPT SELECT l FROM 'n.json'"),
+        "l\n"
+    );
+    assert_eq!(
+        csv(
+            "CREATE EXTERNAL TABLE e (id BIGINT, name VARCHAR) STORED AS CSV \
+             LOCATION 'p.csv' OPTIONS ('format.has_header' 'true'); \
+             MERGE INTO ns.t USING e ON t.id = e.id + 10 WHEN NOT MATCHED THEN INSERT *; \
+             SELECT id, name FROM ns.t UNION ALL SELECT id, name FROM e ORDER BY id, name"
+        ),
+        "count\n2\nid,name\n1,alice\n1,alice\n1,alice\n2,bob\n2,bob\n2,bob\n2,bob\n3,carol\n"
+    );
+}
+
 /// A directory of files of several formats is an error naming them (tester's D4: it
 /// read the format of one and skipped the others silently); the glob the error offers
 /// reads one format.

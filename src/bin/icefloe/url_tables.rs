@@ -30,7 +30,7 @@ use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use datafusion::catalog::{SchemaProvider, TableProvider, UrlTableFactory};
-use datafusion::common::{plan_datafusion_err, plan_err, Result as DFResult};
+use datafusion::common::{plan_datafusion_err, plan_err, Result as DFResult, TableReference};
 use datafusion::execution::context::SessionState;
 use datafusion::prelude::SessionContext;
 use datafusion::sql::parser::{CopyToSource, CopyToStatement, DFParser, Statement as DFStatement};
@@ -302,6 +302,40 @@ pub fn qualify_paths<'a>(ctx: &SessionContext, statement: &'a str) -> Cow<'a, st
     }
     text.push_str(&statement[at..]);
     Cow::Owned(text)
+}
+
+/// `reference` as [`qualify_paths`] reads it in a statement: a bare name that reads as a
+/// path, and that the current schema has no table of, in the schema that reads paths
+/// (`public`); any other reference as it is. For `\d NAME`.
+pub fn path_reference(ctx: &SessionContext, reference: TableReference) -> TableReference {
+    let TableReference::Bare { table } = &reference else {
+        return reference;
+    };
+    if !reads_as_path(table) {
+        return reference;
+    }
+    let options = ctx.state().config_options().catalog.clone();
+    let Some(current) = ctx
+        .catalog(&options.default_catalog)
+        .and_then(|c| c.schema(&options.default_schema))
+    else {
+        return reference;
+    };
+    if reads_paths(&current) || current.table_exist(table) {
+        return reference;
+    }
+    let reads = |catalog: &str| {
+        ctx.catalog(catalog)
+            .and_then(|c| c.schema(PATH_SCHEMA))
+            .is_some_and(|s| reads_paths(&s))
+    };
+    let found = std::iter::once(options.default_catalog.clone())
+        .chain(ctx.catalog_names())
+        .find(|c| reads(c));
+    match found {
+        Some(catalog) => TableReference::full(catalog, PATH_SCHEMA, table.as_ref()),
+        None => reference,
+    }
 }
 
 /// The quoted names that read as paths right after `FROM`, `JOIN`, `USING` or `COPY`

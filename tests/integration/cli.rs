@@ -236,6 +236,34 @@ fn cli_file_with_two_statements() {
     assert_eq!(stdout(&out), "b,c\nx;y,2\n");
 }
 
+/// A script saved with a UTF-8 byte order mark (Windows editors) runs, from `-f FILE`,
+/// `-f -` and a pipe into the shell (its first statement failed: "found: \u{feff}");
+/// a mark inside a string is kept.
+#[test]
+fn cli_script_may_begin_with_a_byte_order_mark() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bom.sql");
+    let sql = "\u{feff}SELECT 1 AS a;\nSELECT length('\u{feff}x') AS n;\n";
+    std::fs::write(&path, sql).unwrap();
+    let rows = "a\n1\nn\n2\n";
+    for (out, expected) in [
+        (
+            run(&["-f", path.to_str().unwrap(), "--format", "csv"]),
+            rows,
+        ),
+        (run_with_stdin(&["-f", "-", "--format", "csv"], sql), rows),
+        (run_with_stdin(&["--format", "csv"], sql), rows),
+        // a shell command on the first line
+        (
+            run_with_stdin(&["--format", "csv"], "\u{feff}\\d\n"),
+            "table_catalog,table_schema,table_name,table_type\n",
+        ),
+    ] {
+        assert_success(&out);
+        assert_eq!(stdout(&out), expected);
+    }
+}
+
 #[test]
 fn cli_script_errors_name_the_statement() {
     let dir = tempfile::tempdir().unwrap();

@@ -503,16 +503,28 @@ async fn session(cli: &Cli) -> Result<SessionContext, CliError> {
     Ok(ctx)
 }
 
+/// The SQL text of `-f FILE` (`-` for stdin), without the UTF-8 byte order mark editors
+/// on Windows begin files with (DataFusion's parser refuses it as the first token).
 fn read_sql_file(path: &PathBuf) -> Result<String, CliError> {
-    if path.as_os_str() == "-" {
+    let sql = if path.as_os_str() == "-" {
         let mut sql = String::new();
         io::stdin()
             .read_to_string(&mut sql)
             .map_err(|e| CliError::from(e).context("cannot read SQL from stdin"))?;
-        return Ok(sql);
+        sql
+    } else {
+        std::fs::read_to_string(path)
+            .map_err(|e| CliError::from(e).context(format!("cannot read {}", path.display())))?
+    };
+    Ok(without_byte_order_mark(sql))
+}
+
+/// `text` without a leading UTF-8 byte order mark (U+FEFF).
+pub fn without_byte_order_mark(text: String) -> String {
+    match text.strip_prefix('\u{feff}') {
+        Some(rest) => rest.to_string(),
+        None => text,
     }
-    std::fs::read_to_string(path)
-        .map_err(|e| CliError::from(e).context(format!("cannot read {}", path.display())))
 }
 
 /// How SQL text is named in errors: the name of a script's errors.

@@ -30,6 +30,28 @@ fn cli_json_keeps_nulls_non_finite_floats_decimals_and_maps() {
     );
 }
 
+/// `--null-string` is written unquoted: one holding a `,` split the row into one field
+/// more (`a,b,x` for NULL and `'x'`), a `"` or line break opened a quoted field. Such a
+/// text is refused as the option's value (status 2, as other bad arguments); others are
+/// written as given.
+#[test]
+fn cli_null_string_holds_no_csv_syntax() {
+    let sql = "SELECT CAST(NULL AS INT) AS a, 'x' AS b";
+    for null in ["a,b", "\"", "n\nl", "n\rl"] {
+        let out = run(&["--format", "csv", "--null-string", null, "-c", sql]);
+        assert_eq!(out.status.code(), Some(2), "{null:?}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains("which CSV reads as part of its syntax"),
+            "{null:?}: {}",
+            stderr(&out)
+        );
+        assert_eq!(stdout(&out), "");
+    }
+    let out = run(&["--format", "csv", "--null-string", "N/A;-", "-c", sql]);
+    assert_success(&out);
+    assert_eq!(stdout(&out), "a,b\nN/A;-,x\n");
+}
+
 /// Two columns of one name (a join's `SELECT *`) wrote JSON objects with the key twice
 /// (`{"a":1,"a":2}`: readers keep one value) and a Parquet file that read back as one
 /// column: an error naming the columns, before the statement runs, and no file is

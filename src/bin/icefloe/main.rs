@@ -156,13 +156,15 @@ struct OutputArgs {
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     output: Option<PathBuf>,
 
-    /// Text written for NULL in CSV output [default: an empty field; an empty string is
-    /// written as ""]. Table output shows NULL, JSON null
+    /// Text written for NULL in CSV output, unquoted (so without ',', '"' or line
+    /// breaks) [default: an empty field; an empty string is written as ""]. Table output
+    /// shows NULL, JSON null
     #[arg(
         long = "null-string",
         value_name = "TEXT",
         default_value = "",
-        allow_hyphen_values = true
+        allow_hyphen_values = true,
+        value_parser = parse_null_string
     )]
     null_string: String,
 
@@ -175,6 +177,19 @@ struct OutputArgs {
     /// queries running longer than a second)
     #[arg(short = 'q', long = "quiet")]
     quiet: bool,
+}
+
+/// `--null-string TEXT`: written unquoted for each NULL (a string equal to it is quoted),
+/// so it holds no character that CSV quotes (a `,`, `"` or line break would split or
+/// open a field).
+fn parse_null_string(value: &str) -> Result<String, String> {
+    match value.chars().find(|c| matches!(c, ',' | '"' | '\n' | '\r')) {
+        Some(c) => Err(format!(
+            "holds {c:?}, which CSV reads as part of its syntax (NULL is written unquoted); \
+             pick a text without ',', '\"' and line breaks"
+        )),
+        None => Ok(value.to_string()),
+    }
 }
 
 /// `--table NAME=LOCATION`.

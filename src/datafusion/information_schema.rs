@@ -58,6 +58,39 @@ pub fn register_information_schema(ctx: &SessionContext) -> DFResult<()> {
     Ok(())
 }
 
+/// Whether the `information_schema` of `catalog` in `ctx` is this module's, whose tables
+/// read the Iceberg catalogs' lists again when scanned.
+pub(crate) fn reads_lists_anew(ctx: &SessionContext, catalog: &str) -> bool {
+    read_anew(ctx, catalog).is_some()
+}
+
+/// The view's table `name` of `catalog` (`tables`, `columns`, …) as the catalogs' lists
+/// are held now, not read again when scanned: for a statement that has just read them
+/// ([`IcebergCatalogProvider::refresh`]). `None` when `catalog`'s `information_schema`
+/// is not this module's or has no such table.
+pub(crate) async fn as_listed(
+    ctx: &SessionContext,
+    catalog: &str,
+    name: &str,
+) -> DFResult<Option<Arc<dyn TableProvider>>> {
+    match read_anew(ctx, catalog) {
+        Some(schema) => {
+            let any: &dyn Any = schema.as_ref();
+            match any.downcast_ref::<ReadAnew>() {
+                Some(view) => view.inner.table(name).await,
+                None => Ok(None),
+            }
+        }
+        None => Ok(None),
+    }
+}
+
+fn read_anew(ctx: &SessionContext, catalog: &str) -> Option<Arc<dyn SchemaProvider>> {
+    let schema = ctx.catalog(catalog)?.schema(INFORMATION_SCHEMA)?;
+    let any: &dyn Any = schema.as_ref();
+    any.is::<ReadAnew>().then_some(schema)
+}
+
 /// DataFusion's `information_schema` whose tables read the Iceberg catalogs' lists
 /// again before they are scanned.
 #[derive(Debug)]

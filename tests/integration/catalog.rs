@@ -745,3 +745,96 @@ async fn information_schema_lists_the_catalog_as_it_holds_it_now() {
     .await;
     assert!(cols.contains("| a ") && cols.contains("| b "), "{cols}");
 }
+
+/// A catalog that counts its `list_namespaces` calls (each listing of the catalog reads
+/// the namespaces once, then each namespace's tables).
+struct CountingLists {
+    inner: Arc<dyn Catalog>,
+    listings: std::sync::atomic::AtomicUsize,
+}
+
+impl std::fmt::Debug for CountingLists {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CountingLists").finish_non_exhaustive()
+    }
+}
+
+#[async_trait::async_trait]
+impl Catalog for CountingLists {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+    async fn list_namespaces(&self) -> icefloe::Result<Vec<Namespace>> {
+        self.listings
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        self.inner.list_namespaces().await
+    }
+    async fn list_tables(&self, namespace: &Namespace) -> icefloe::Result<Vec<TableIdent>> {
+        self.inner.list_tables(namespace).await
+    }
+    async fn load_table(&self, ident: &TableIdent) -> icefloe::Result<icefloe::Table> {
+        self.inner.load_table(ident).await
+    }
+    async fn commit_table(
+        &self,
+        ident: &TableIdent,
+        commit: &icefloe::spec::TableCommit,
+    ) -> icefloe::Result<icefloe::Table> {
+        self.inner.commit_table(ident, commit).await
+    }
+}
+
+/// `SHOW TABLES` reads the catalog's namespace and table lists once per statement (it
+/// read them twice: once itself, once more through `information_schema`), in each of
+/// its forms (no current namespace, after `USE`, `FROM ns`), with DataFusion's
+/// `information_schema` and with icefloe's (the CLI's, which reads the lists itself);
+/// and still lists a table another session created since.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn show_tables_lists_the_catalog_once_per_statement() {
+    use crate::dml::{lake, ok};
+    use std::sync::atomic::Ordering;
+    let lake = lake().await;
+    ok(&lake.ctx, "CREATE TABLE ice.ns.t (id INT)").await;
+    for ours in [false, true] {
+        let counting = Arc::new(CountingLists {
+            inner: Arc::clone(&lake.catalog),
+            listings: Default::default(),
+        });
+        let ctx = crate::dml::session_over(&lake).await;
+        attach(&ctx, "counted", Arc::clone(&counting) as Arc<dyn Catalog>).await;
+        if ours {
+            icefloe::datafusion::information_schema::register_information_schema(&ctx)
+                .expect("information_schema");
+        }
+        let mut table = 0;
+        for statement in [
+            "SHOW TABLES",
+            "SHOW TABLES FROM counted.ns",
+            "USE counted.ns",
+            "SHOW TABLES",
+        ] {
+            table += 1;
+            let name = format!("fresh_{}_{table}", u8::from(ours));
+            ok(&lake.ctx, &format!("CREATE TABLE ice.ns.{name} (id INT)")).await;
+            let before = counting.listings.load(Ordering::SeqCst);
+            let shown = ok(&ctx, statement).await;
+            let listings = counting.listings.load(Ordering::SeqCst) - before;
+            if statement.starts_with("USE") {
+                continue;
+            }
+            assert_eq!(
+                listings, 1,
+                "{statement} (icefloe's information_schema: {ours})"
+            );
+            let listed = shown.lines().any(|l| {
+                let cells: Vec<&str> = l
+                    .split('|')
+                    .map(str::trim)
+                    .filter(|c| !c.is_empty())
+                    .collect();
+                cells.starts_with(&["counted", "ns", name.as_str()])
+            });
+            assert!(listed, "{statement}: {shown}");
+        }
+    }
+}

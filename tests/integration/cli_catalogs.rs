@@ -461,8 +461,40 @@ fn cli_describe_lists_and_describes_tables() {
         "\\d nope\nSELECT 1 AS a;\n",
     );
     assert_eq!(out.status.code(), Some(1));
-    assert!(stderr(&out).contains("nope"), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out),
+        "error: \\d nope: table 'nope' not found in schema 'datafusion.public' (tables: t)\n"
+    );
     assert_eq!(stdout(&out), "a\n1\n");
+}
+
+/// `\d NAME` reads NAME as a statement does: a single-quoted file path is the file (it
+/// looked for a table named `'f.csv'`, quotes and all), also after `USE ns`; an unknown
+/// table or namespace says which part is unknown and what there is, as a statement's
+/// error does (it said "No table named 'nope'", "failed to resolve schema: nope").
+#[test]
+fn cli_describe_reads_names_as_statements_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("p.csv");
+    std::fs::write(&file, "id,name\n1,a\n").unwrap();
+    let catalog = format!("sqlite:{}", dir.path().join("cat.db").display());
+    let file = file.display();
+    let out = run_with_stdin(
+        &["--catalog", &catalog, "--create-catalog", "--format", "csv"],
+        &format!(
+            "CREATE SCHEMA ns;\nCREATE TABLE ns.u (x INT);\n\\d '{file}'\nUSE ns;\n\\d '{file}'\n\
+             \\d nope\n\\d nope.u\n"
+        ),
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let columns = "column_name,data_type,is_nullable\nid,Int64,YES\nname,Utf8,YES\n";
+    assert_eq!(stdout(&out), format!("{columns}{columns}"));
+    assert_eq!(
+        stderr(&out),
+        "error: \\d nope: table 'nope' not found in schema 'default.ns' (tables: u)\n\
+         error: \\d nope.u: schema (namespace) 'nope' not found in catalog 'default' \
+         (schemas: ns, public)\n"
+    );
 }
 
 /// `main` of a table without snapshots is its current, empty state (as Iceberg Java and

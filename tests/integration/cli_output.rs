@@ -30,6 +30,72 @@ fn cli_json_keeps_nulls_non_finite_floats_decimals_and_maps() {
     );
 }
 
+/// `--null-string` is written unquoted: one holding a `,` split the row into one field
+/// more (`a,b,x` for NULL and `'x'`), a `"` or line break opened a quoted field. Such a
+/// text is refused as the option's value (status 2, as other bad arguments); others are
+/// written as given.
+#[test]
+fn cli_null_string_holds_no_csv_syntax() {
+    let sql = "SELECT CAST(NULL AS INT) AS a, 'x' AS b";
+    for null in ["a,b", "\"", "n\nl", "n\rl"] {
+        let out = run(&["--format", "csv", "--null-string", null, "-c", sql]);
+        assert_eq!(out.status.code(), Some(2), "{null:?}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains("which CSV reads as part of its syntax"),
+            "{null:?}: {}",
+            stderr(&out)
+        );
+        assert_eq!(stdout(&out), "");
+    }
+    let out = run(&["--format", "csv", "--null-string", "N/A;-", "-c", sql]);
+    assert_success(&out);
+    assert_eq!(stdout(&out), "a,b\nN/A;-,x\n");
+}
+
+/// Two columns of one name (a join's `SELECT *`) wrote JSON objects with the key twice
+/// (`{"a":1,"a":2}`: readers keep one value) and a Parquet file that read back as one
+/// column: an error naming the columns, before the statement runs, and no file is
+/// written; the table and CSV show both columns as they are.
+#[test]
+fn cli_json_and_parquet_refuse_two_columns_of_one_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let sql = "SELECT * FROM (SELECT 1 AS a, 'p' AS b) x, (SELECT 2 AS a) y";
+    let parquet = dir.path().join("out.parquet");
+    for args in [
+        vec!["--format", "json", "-c", sql],
+        vec!["-o", parquet.to_str().unwrap(), "-c", sql],
+    ] {
+        let out = run(&args);
+        assert_failure(&out);
+        let what = if args[0] == "-o" {
+            "a Parquet file needs"
+        } else {
+            "JSON objects need"
+        };
+        assert_eq!(
+            stderr(&out),
+            format!(
+                "error: the result has more than one column named 'a' (x.a, y.a); {what} a \
+                 name per column: name them apart (SELECT … AS a_1, …)\n"
+            )
+        );
+        assert_eq!(stdout(&out), "");
+    }
+    assert!(!parquet.exists());
+    let out = run(&["--format", "csv", "-c", sql]);
+    assert_success(&out);
+    assert_eq!(stdout(&out), "a,b,a\n1,p,2\n");
+    // named apart, both are kept
+    let out = run(&[
+        "--format",
+        "json",
+        "-c",
+        "SELECT x.a, y.a AS a_1 FROM (SELECT 1 AS a) x, (SELECT 2 AS a) y",
+    ]);
+    assert_success(&out);
+    assert_eq!(stdout(&out), "{\"a\":1,\"a_1\":2}\n");
+}
+
 #[test]
 fn cli_csv_writes_nested_values_as_json_and_tells_null_from_empty() {
     let out = run(&["--format", "csv", "-c", TRICKY]);

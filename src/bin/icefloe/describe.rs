@@ -36,14 +36,37 @@ pub async fn describe_table(
     name: &str,
     output: &mut Output,
 ) -> Result<(), CliError> {
-    let reference = TableReference::from(name);
-    let provider = ctx
-        .table_provider(reference)
-        .await
-        .map_err(|e| CliError::from(e).context(format!("\\d {name}")))?;
+    // a single-quoted name is a table name in SQL too (`FROM 'f.parquet'`)
+    let written = name.trim();
+    let sql_name = match written
+        .strip_prefix('\'')
+        .and_then(|n| n.strip_suffix('\''))
+    {
+        Some(inner) if !inner.is_empty() => crate::url_tables::quoted(&inner.replace("''", "'")),
+        _ => written.to_string(),
+    };
+    // and a path is read in the CLI's `public` after `USE ns`, as in statements
+    let reference = crate::url_tables::path_reference(ctx, TableReference::from(sql_name.as_str()));
+    let provider = match ctx.table_provider(reference.clone()).await {
+        Ok(provider) => provider,
+        Err(e) => {
+            // what is unknown, and what there is, as a statement's error says it
+            let options = ctx.state().config_options().catalog.clone();
+            let resolved = reference.resolve(&options.default_catalog, &options.default_schema);
+            let message = e.to_string();
+            let explained = ["No table named", "failed to resolve schema"]
+                .iter()
+                .any(|m| message.contains(m))
+                .then(|| crate::explain_not_found(ctx, &format!("table '{resolved}' not found")))
+                .flatten();
+            let e = explained.map_or_else(|| CliError::from(e), CliError::new);
+            return Err(e.context(format!("\\d {name}")));
+        }
+    };
     let Some(iceberg) = provider.downcast_ref::<IcebergTableProvider>() else {
         // not an Iceberg table: its Arrow columns
-        return crate::run_statement(ctx, &format!("DESCRIBE {name}"), output)
+        let describe = format!("DESCRIBE {}", reference.to_quoted_string());
+        return crate::run_statement(ctx, &describe, output)
             .await
             .map(|_| ());
     };

@@ -7,6 +7,7 @@
 mod catalog;
 mod create_target;
 mod describe;
+mod external_tables;
 mod interrupt;
 mod output;
 mod path_listing;
@@ -155,13 +156,15 @@ struct OutputArgs {
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     output: Option<PathBuf>,
 
-    /// Text written for NULL in CSV output [default: an empty field; an empty string is
-    /// written as ""]. Table output shows NULL, JSON null
+    /// Text written for NULL in CSV output, unquoted (so without ',', '"' or line
+    /// breaks) [default: an empty field; an empty string is written as ""]. Table output
+    /// shows NULL, JSON null
     #[arg(
         long = "null-string",
         value_name = "TEXT",
         default_value = "",
-        allow_hyphen_values = true
+        allow_hyphen_values = true,
+        value_parser = parse_null_string
     )]
     null_string: String,
 
@@ -174,6 +177,19 @@ struct OutputArgs {
     /// queries running longer than a second)
     #[arg(short = 'q', long = "quiet")]
     quiet: bool,
+}
+
+/// `--null-string TEXT`: written unquoted for each NULL (a string equal to it is quoted),
+/// so it holds no character that CSV quotes (a `,`, `"` or line break would split or
+/// open a field).
+fn parse_null_string(value: &str) -> Result<String, String> {
+    match value.chars().find(|c| matches!(c, ',' | '"' | '\n' | '\r')) {
+        Some(c) => Err(format!(
+            "holds {c:?}, which CSV reads as part of its syntax (NULL is written unquoted); \
+             pick a text without ',', '\"' and line breaks"
+        )),
+        None => Ok(value.to_string()),
+    }
 }
 
 /// `--table NAME=LOCATION`.
@@ -462,6 +478,7 @@ async fn session(cli: &Cli) -> Result<SessionContext, CliError> {
         .build_arc()?;
     let ctx = SessionContext::new_with_config_rt(config, runtime);
     icefloe::register_iceberg_factory(&ctx);
+    external_tables::register(&ctx);
     icefloe::datafusion::register_iceberg_functions(&ctx);
     // tables registered by name (--table, CREATE EXTERNAL TABLE) answer to "t$snapshots",
     // "t@v1", … as catalog tables do
@@ -501,16 +518,28 @@ async fn session(cli: &Cli) -> Result<SessionContext, CliError> {
     Ok(ctx)
 }
 
+/// The SQL text of `-f FILE` (`-` for stdin), without the UTF-8 byte order mark editors
+/// on Windows begin files with (DataFusion's parser refuses it as the first token).
 fn read_sql_file(path: &PathBuf) -> Result<String, CliError> {
-    if path.as_os_str() == "-" {
+    let sql = if path.as_os_str() == "-" {
         let mut sql = String::new();
         io::stdin()
             .read_to_string(&mut sql)
             .map_err(|e| CliError::from(e).context("cannot read SQL from stdin"))?;
-        return Ok(sql);
+        sql
+    } else {
+        std::fs::read_to_string(path)
+            .map_err(|e| CliError::from(e).context(format!("cannot read {}", path.display())))?
+    };
+    Ok(without_byte_order_mark(sql))
+}
+
+/// `text` without a leading UTF-8 byte order mark (U+FEFF).
+pub fn without_byte_order_mark(text: String) -> String {
+    match text.strip_prefix('\u{feff}') {
+        Some(rest) => rest.to_string(),
+        None => text,
     }
-    std::fs::read_to_string(path)
-        .map_err(|e| CliError::from(e).context(format!("cannot read {}", path.display())))
 }
 
 /// How SQL text is named in errors: the name of a script's errors.
@@ -573,7 +602,9 @@ pub async fn run_statement(
     let _creating = created
         .as_ref()
         .and_then(|c| url_tables::creating(ctx, &c.catalog, &c.schema, &c.table));
-    let df = icefloe::datafusion::sql::execute(ctx, statement)
+    // a path reads its file after `USE ns` too
+    let statement = url_tables::qualify_paths(ctx, statement);
+    let df = icefloe::datafusion::sql::execute(ctx, &statement)
         .await
         .map_err(|e| {
             let e = statement_error(e);

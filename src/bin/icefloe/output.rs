@@ -6,6 +6,7 @@
 //! failing run leaves an existing FILE as it was and never a truncated one. How values
 //! are written in each format is described in [`crate::render`].
 
+use std::collections::HashMap;
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -16,6 +17,7 @@ use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::arrow::util::display::FormatOptions;
 use datafusion::arrow::util::pretty::pretty_format_batches_with_options;
+use datafusion::common::DFSchema;
 use datafusion::dataframe::DataFrame;
 use datafusion::execution::SendableRecordBatchStream;
 use datafusion::parquet::arrow::ArrowWriter;
@@ -162,6 +164,9 @@ impl Output {
         } else {
             vec![]
         };
+        if matches!(self.format, Format::Json | Format::Parquet) {
+            unique_names(df.schema(), self.format)?;
+        }
         let plan = df.create_physical_plan().await?;
         let stream = on_runtime(execute_stream(Arc::clone(&plan), task_ctx)?);
         let progress = self
@@ -330,6 +335,39 @@ impl Output {
 
 /// `stream` polled by a task of its own, so that a plan computing inside a single poll
 /// never keeps the caller (and its Ctrl-C) waiting; dropping the result stops the task.
+/// A result written as JSON objects or a Parquet file has a name per column: two columns
+/// of one name (`SELECT * FROM x JOIN y` with `a` in both) would be one JSON key (whose
+/// last value most readers keep) or a Parquet file reading back as one column.
+///
+/// Errors: the name given twice, with the columns' qualifiers, before the statement runs.
+fn unique_names(schema: &DFSchema, format: Format) -> Result<(), CliError> {
+    let mut seen: HashMap<&str, Vec<String>> = HashMap::new();
+    let mut repeated: Vec<&str> = vec![];
+    for (qualifier, field) in schema.iter() {
+        let name = field.name().as_str();
+        let columns = seen.entry(name).or_default();
+        columns.push(match qualifier {
+            Some(q) => format!("{q}.{name}"),
+            None => name.to_string(),
+        });
+        if columns.len() == 2 {
+            repeated.push(name);
+        }
+    }
+    let Some(name) = repeated.first() else {
+        return Ok(());
+    };
+    let columns = seen.get(name).map(|c| c.join(", ")).unwrap_or_default();
+    let what = match format {
+        Format::Parquet => "a Parquet file needs",
+        _ => "JSON objects need",
+    };
+    Err(CliError::new(format!(
+        "the result has more than one column named '{name}' ({columns}); {what} a name \
+         per column: name them apart (SELECT … AS {name}_1, …)"
+    )))
+}
+
 fn on_runtime(mut stream: SendableRecordBatchStream) -> SendableRecordBatchStream {
     let mut builder = RecordBatchReceiverStreamBuilder::new(stream.schema(), 2);
     let tx = builder.tx();

@@ -26,7 +26,7 @@ use datafusion::arrow::datatypes::{DataType, Field, FieldRef, Schema};
 use datafusion::catalog::TableProvider;
 use datafusion::common::{plan_err, Result as DFResult};
 use datafusion::datasource::file_format::parquet::ParquetFormat;
-use datafusion::datasource::file_format::FileFormatFactory;
+use datafusion::datasource::file_format::{FileFormat, FileFormatFactory};
 use datafusion::datasource::listing::{
     ListingOptions, ListingTable, ListingTableConfig, ListingTableUrl,
 };
@@ -100,12 +100,54 @@ pub async fn listing_table(
     let any: &dyn std::any::Any = format.as_ref();
     let config = match any.downcast_ref::<ParquetFormat>() {
         Some(parquet) => {
-            let schema = parquet_schema(state, parquet, &store, found.files).await?;
+            let view = parquet.force_view_types();
+            let schema = unified_schema(state, parquet, view, &store, found.files).await?;
             config.with_schema(Arc::new(schema))
         }
         None => config.infer_schema(state).await?,
     };
     Ok(Some(Arc::new(ListingTable::try_new(config)?)))
+}
+
+/// The schema of the Parquet files at `location` as `CREATE EXTERNAL TABLE … STORED AS
+/// PARQUET LOCATION` reads them (a file, a glob, or a directory's `.parquet` files, as
+/// DataFusion's `ListingTableFactory` lists them), merged as a path's are: each file's
+/// string and binary types made the session's, a column that some files lack nullable
+/// (see the module docs). `format_options` are the statement's `OPTIONS` (`format.*`).
+/// `None` when nothing is listed there (DataFusion then reports it).
+///
+/// Errors: DataFusion's, for a location that is no URL, bad options, or files whose
+/// schemas cannot be read or merged (a column of two types other than strings).
+pub async fn parquet_location_schema(
+    state: &SessionState,
+    location: &str,
+    format_options: &HashMap<String, String>,
+) -> DFResult<Option<Schema>> {
+    let mut url = ListingTableUrl::parse(location)?;
+    if url.is_folder() && url.get_glob().is_none() {
+        url = url.with_glob("*.parquet")?;
+    }
+    let Some(factory) = state.get_file_format_factory("parquet") else {
+        return Ok(None);
+    };
+    let format = factory.create(state, format_options)?;
+    let any: &dyn std::any::Any = format.as_ref();
+    let Some(parquet) = any.downcast_ref::<ParquetFormat>() else {
+        return Ok(None);
+    };
+    let store = state.runtime_env().object_store(&url)?;
+    let files: Vec<ObjectMeta> = url
+        .list_all_files(state, store.as_ref(), "")
+        .await?
+        .try_collect()
+        .await?;
+    if files.is_empty() {
+        return Ok(None);
+    }
+    let view = parquet.force_view_types();
+    unified_schema(state, parquet, view, &store, files)
+        .await
+        .map(Some)
 }
 
 /// The listed files by listing extension (`parquet`, `csv.gz`), those whose extension
@@ -139,17 +181,16 @@ fn formats(
     Ok(formats)
 }
 
-/// The merged schema of Parquet `files`, each read by itself with its string and binary
-/// types made the session's ([`strings_as`]), a column that some files lack nullable;
-/// empty files are skipped, as DataFusion does.
-async fn parquet_schema(
+/// The merged schema of `files` of `format`, each read by itself with its string and
+/// binary types made one ([`strings_as`]: the views when `view`), a column that some
+/// files lack nullable; empty files are skipped, as DataFusion does.
+async fn unified_schema(
     state: &SessionState,
-    format: &ParquetFormat,
+    format: &dyn FileFormat,
+    view: bool,
     store: &Arc<dyn object_store::ObjectStore>,
     files: Vec<ObjectMeta>,
 ) -> DFResult<Schema> {
-    use datafusion::datasource::file_format::FileFormat;
-    let view = format.force_view_types();
     let concurrency = state
         .config_options()
         .execution

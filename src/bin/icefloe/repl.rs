@@ -101,6 +101,12 @@ pub async fn run(ctx: &SessionContext, output: &mut Output) -> Result<(), CliErr
         };
         exit_armed = false;
         lines_read += 1;
+        // a script piped in may begin with a byte order mark
+        let line = if lines_read == 1 {
+            crate::without_byte_order_mark(line)
+        } else {
+            line
+        };
         match Command::parse(&line) {
             // leaving works on a continuation line too; the unfinished statement is dropped
             Some(Command::Quit) => {

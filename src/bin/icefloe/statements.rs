@@ -87,9 +87,7 @@ fn whole(text: &str) -> Vec<Statement> {
 }
 
 fn split_tokens(text: &str, tokens: &[TokenWithSpan]) -> Option<Vec<Statement>> {
-    let line_starts: Vec<usize> = std::iter::once(0)
-        .chain(text.match_indices('\n').map(|(i, _)| i + 1))
-        .collect();
+    let line_starts = line_starts(text);
     let mut statements = Vec::new();
     let mut start = 0;
     // where the current statement's first token is: (line, byte offset)
@@ -146,8 +144,15 @@ pub fn excerpt(text: &str) -> String {
     }
 }
 
+/// The byte offset of each line of `text` (for [`byte_offset`]).
+pub fn line_starts(text: &str) -> Vec<usize> {
+    std::iter::once(0)
+        .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+        .collect()
+}
+
 /// Byte offset of a tokenizer location (1-based line, 1-based column in chars).
-fn byte_offset(text: &str, line_starts: &[usize], location: Location) -> Option<usize> {
+pub fn byte_offset(text: &str, line_starts: &[usize], location: Location) -> Option<usize> {
     let line_start = *line_starts.get(usize::try_from(location.line).ok()?.checked_sub(1)?)?;
     let column = usize::try_from(location.column).ok()?.checked_sub(1)?;
     let line = text.get(line_start..)?;

@@ -11,6 +11,11 @@
 //! file of the current directory). The CLI reads local files by `CREATE EXTERNAL TABLE` and
 //! `COPY` already; this opens no other file.
 //!
+//! `public` stays the schema paths are read in after `USE ns` too: [`qualify_paths`]
+//! qualifies each unqualified path a statement reads (`FROM 'x.parquet'` becomes `FROM
+//! public."x.parquet"`) before it is planned, so a path reads the same file whatever
+//! namespace is current.
+//!
 //! Files are for reading only: the name a `CREATE TABLE` creates is not read as a file
 //! while it runs (a file `f.parquet` here does not make `CREATE TABLE "f.parquet"` fail
 //! with "already exists"), and `DROP TABLE 'f.parquet'` is an error, never a silent
@@ -18,14 +23,22 @@
 //! is on disk.
 
 use std::any::Any;
+use std::borrow::Cow;
+use std::ops::ControlFlow;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use datafusion::catalog::{SchemaProvider, TableProvider, UrlTableFactory};
-use datafusion::common::{plan_datafusion_err, plan_err, Result as DFResult};
+use datafusion::common::{plan_datafusion_err, plan_err, Result as DFResult, TableReference};
 use datafusion::execution::context::SessionState;
 use datafusion::prelude::SessionContext;
+use datafusion::sql::parser::{CopyToSource, CopyToStatement, DFParser, Statement as DFStatement};
+use datafusion::sql::sqlparser::ast::{
+    Ident, ObjectName, ObjectNamePart, Query, TableFactor, Visit, Visitor,
+};
+use datafusion::sql::sqlparser::dialect::Dialect;
+use datafusion::sql::sqlparser::tokenizer::{Location, Span, Token, TokenWithSpan, Tokenizer};
 use datafusion_session::SessionStore;
 
 /// File-path tables ([`crate::path_listing`]), tried only for names that read as paths.
@@ -187,6 +200,255 @@ pub fn path_schema(ctx: &SessionContext, current: &str) -> Option<String> {
         .into_iter()
         .find(|c| reads(c))
         .map(|c| format!("{}.{PATH_SCHEMA}", quoted(&c)))
+}
+
+/// `statement` with each table it reads by an unqualified name that reads as a path
+/// (`FROM 'data/x.parquet'`, `JOIN "./d/"`, `MERGE … USING 'f.csv'`, `COPY 'f.csv' TO …`)
+/// qualified with the schema that reads paths (`public."data/x.parquet"`, see
+/// [`path_schema`]), when the current schema is another one (after `USE ns`): a path reads
+/// the same file whatever namespace is current. A name the current schema has a table
+/// of, a CTE's name and a qualified name (`ns."x.parquet"`, always a table of `ns`) are
+/// kept; so is the whole text when the current schema reads paths itself, when no schema
+/// does, or when DataFusion's parser cannot read the statement (icefloe's own syntax:
+/// DataFusion then reports the name as before).
+pub fn qualify_paths<'a>(ctx: &SessionContext, statement: &'a str) -> Cow<'a, str> {
+    let options = ctx.state().config_options().clone();
+    let (catalog, schema) = (
+        options.catalog.default_catalog.as_str(),
+        options.catalog.default_schema.as_str(),
+    );
+    let Some(current) = ctx.catalog(catalog).and_then(|c| c.schema(schema)) else {
+        return Cow::Borrowed(statement);
+    };
+    if reads_paths(&current) {
+        return Cow::Borrowed(statement);
+    }
+    let Some(qualifier) = path_schema(ctx, catalog) else {
+        return Cow::Borrowed(statement);
+    };
+    let dialect = crate::statements::session_dialect(ctx);
+    let Ok(tokens) = Tokenizer::new(dialect.as_ref(), statement).tokenize_with_location() else {
+        return Cow::Borrowed(statement);
+    };
+    let line_starts = crate::statements::line_starts(statement);
+    let offset = |at| crate::statements::byte_offset(statement, &line_starts, at);
+    let located = match path_names(statement, dialect.as_ref()) {
+        Some(found) => {
+            // sqlparser gives a single-quoted name (`FROM 'x.parquet'`) no place in the
+            // text: each single-quoted token of such a name is tried double-quoted, and is
+            // a table name when the statement then reads a table of that name there
+            let mut located: Vec<(Location, Location, String)> = found
+                .iter()
+                .filter(|ident| ident.span != Span::empty())
+                .map(|ident| (ident.span.start, ident.span.end, ident.value.clone()))
+                .collect();
+            for token in &tokens {
+                let Token::SingleQuotedString(value) = &token.token else {
+                    continue;
+                };
+                if !found
+                    .iter()
+                    .any(|i| &i.value == value && i.span == Span::empty())
+                {
+                    continue;
+                }
+                let (Some(start), Some(end)) = (offset(token.span.start), offset(token.span.end))
+                else {
+                    continue;
+                };
+                let probe = format!(
+                    "{}{}{}",
+                    &statement[..start],
+                    quoted(value),
+                    &statement[end..]
+                );
+                let at_place = path_names(&probe, dialect.as_ref()).is_some_and(|names| {
+                    names
+                        .iter()
+                        .any(|i| i.span.start == token.span.start && &i.value == value)
+                });
+                if at_place {
+                    located.push((token.span.start, token.span.end, value.clone()));
+                }
+            }
+            located
+        }
+        // icefloe's own syntax (`MERGE … INSERT *`, `VERSION AS OF`): the quoted names
+        // right after FROM, JOIN, USING or COPY, where no string literal can stand
+        None => after_table_keywords(&tokens),
+    };
+    let mut spans: Vec<(usize, usize, String)> = located
+        .into_iter()
+        .filter(|(_, _, name)| !current.table_exist(name))
+        .filter_map(|(start, end, name)| {
+            let qualified = format!("{qualifier}.{}", quoted(&name));
+            Some((offset(start)?, offset(end)?, qualified))
+        })
+        .collect();
+    if spans.is_empty() {
+        return Cow::Borrowed(statement);
+    }
+    spans.sort_unstable_by_key(|(start, _, _)| *start);
+    spans.dedup_by_key(|(start, _, _)| *start);
+    let mut text = String::with_capacity(statement.len() + 16 * spans.len());
+    let mut at = 0;
+    for (start, end, qualified) in spans {
+        if start < at {
+            return Cow::Borrowed(statement);
+        }
+        text.push_str(&statement[at..start]);
+        text.push_str(&qualified);
+        at = end;
+    }
+    text.push_str(&statement[at..]);
+    Cow::Owned(text)
+}
+
+/// `reference` as [`qualify_paths`] reads it in a statement: a bare name that reads as a
+/// path, and that the current schema has no table of, in the schema that reads paths
+/// (`public`); any other reference as it is. For `\d NAME`.
+pub fn path_reference(ctx: &SessionContext, reference: TableReference) -> TableReference {
+    let TableReference::Bare { table } = &reference else {
+        return reference;
+    };
+    if !reads_as_path(table) {
+        return reference;
+    }
+    let options = ctx.state().config_options().catalog.clone();
+    let Some(current) = ctx
+        .catalog(&options.default_catalog)
+        .and_then(|c| c.schema(&options.default_schema))
+    else {
+        return reference;
+    };
+    if reads_paths(&current) || current.table_exist(table) {
+        return reference;
+    }
+    let reads = |catalog: &str| {
+        ctx.catalog(catalog)
+            .and_then(|c| c.schema(PATH_SCHEMA))
+            .is_some_and(|s| reads_paths(&s))
+    };
+    let found = std::iter::once(options.default_catalog.clone())
+        .chain(ctx.catalog_names())
+        .find(|c| reads(c));
+    match found {
+        Some(catalog) => TableReference::full(catalog, PATH_SCHEMA, table.as_ref()),
+        None => reference,
+    }
+}
+
+/// The quoted names that read as paths right after `FROM`, `JOIN`, `USING` or `COPY`
+/// (comments and whitespace between), and not followed by a `.` (a qualified name): where
+/// and what they are.
+fn after_table_keywords(tokens: &[TokenWithSpan]) -> Vec<(Location, Location, String)> {
+    let words: Vec<&TokenWithSpan> = tokens
+        .iter()
+        .filter(|t| !matches!(t.token, Token::Whitespace(_)))
+        .collect();
+    words
+        .windows(2)
+        .enumerate()
+        .filter_map(|(i, w)| {
+            let Token::Word(keyword) = &w[0].token else {
+                return None;
+            };
+            let qualified = words.get(i + 2).is_some_and(|t| t.token == Token::Period);
+            let name = match &w[1].token {
+                Token::SingleQuotedString(value) => value,
+                Token::Word(word) if word.quote_style.is_some() => &word.value,
+                _ => return None,
+            };
+            let after_keyword = keyword.quote_style.is_none()
+                && ["FROM", "JOIN", "USING", "COPY"]
+                    .iter()
+                    .any(|k| keyword.value.eq_ignore_ascii_case(k));
+            (after_keyword && reads_as_path(name) && !qualified)
+                .then(|| (w[1].span.start, w[1].span.end, name.clone()))
+        })
+        .collect()
+}
+
+/// The unqualified, quoted names that read as paths of the tables `statement` reads (see
+/// [`PathNames`]); `None` when DataFusion's parser cannot read it as one statement.
+fn path_names(statement: &str, dialect: &dyn Dialect) -> Option<Vec<Ident>> {
+    let mut parsed = DFParser::parse_sql_with_dialect(statement, dialect).ok()?;
+    let parsed = parsed.pop_front().filter(|_| parsed.is_empty())?;
+    let mut found = PathNames::default();
+    found.statement(&parsed);
+    Some(found.names)
+}
+
+/// The unqualified, quoted names that read as paths of the tables a statement reads,
+/// CTE names in scope left out (as DataFusion's `resolve_table_references` scopes them).
+#[derive(Default)]
+struct PathNames {
+    names: Vec<Ident>,
+    ctes_in_scope: Vec<String>,
+}
+
+impl PathNames {
+    fn statement(&mut self, statement: &DFStatement) {
+        match statement {
+            DFStatement::Statement(s) => {
+                let _ = s.visit(self);
+            }
+            DFStatement::CopyTo(CopyToStatement { source, .. }) => match source {
+                CopyToSource::Relation(name) => self.name(name),
+                CopyToSource::Query(query) => {
+                    let _ = query.visit(self);
+                }
+            },
+            DFStatement::Explain(explain) => self.statement(&explain.statement),
+            DFStatement::CreateExternalTable(_) | DFStatement::Reset(_) => {}
+        }
+    }
+
+    fn name(&mut self, name: &ObjectName) {
+        if let [ObjectNamePart::Identifier(ident)] = name.0.as_slice() {
+            if ident.quote_style.is_some()
+                && reads_as_path(&ident.value)
+                && !self.ctes_in_scope.contains(&ident.value)
+            {
+                self.names.push(ident.clone());
+            }
+        }
+    }
+}
+
+impl Visitor for PathNames {
+    type Break = ();
+
+    fn pre_visit_query(&mut self, query: &Query) -> ControlFlow<()> {
+        if let Some(with) = &query.with {
+            for cte in &with.cte_tables {
+                if !with.recursive {
+                    cte.visit(self)?;
+                }
+                self.ctes_in_scope.push(cte.alias.name.value.clone());
+            }
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn post_visit_query(&mut self, query: &Query) -> ControlFlow<()> {
+        if let Some(with) = &query.with {
+            for _ in &with.cte_tables {
+                self.ctes_in_scope.pop();
+            }
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn pre_visit_table_factor(&mut self, factor: &TableFactor) -> ControlFlow<()> {
+        if let TableFactor::Table {
+            name, args: None, ..
+        } = factor
+        {
+            self.name(name);
+        }
+        ControlFlow::Continue(())
+    }
 }
 
 /// The schema whose unknown names that read as paths are files.

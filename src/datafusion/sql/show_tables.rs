@@ -12,7 +12,9 @@
 //! - The Iceberg catalogs' namespace and table lists are read again first: tables that
 //!   another session or process created or dropped since are listed as they are now
 //!   (DataFusion's lists are the ones read when the catalog was attached, kept up to
-//!   date only by this session's own DDL).
+//!   date only by this session's own DDL). Once per statement: with icefloe's
+//!   `information_schema` (which reads them when scanned) the statement reads them
+//!   either itself or through the view, never both.
 //!
 //! The rows are `information_schema.tables`' (`table_catalog`, `table_schema`,
 //! `table_name`, `table_type`: DataFusion's columns, so output read by scripts keeps its
@@ -25,6 +27,7 @@ use datafusion::prelude::{col, lit, SessionContext};
 use super::tokens::Cursor;
 use super::{defaults, IcebergTarget};
 use crate::datafusion::catalog::IcebergCatalogProvider;
+use crate::datafusion::information_schema;
 use crate::error::{Error, Result};
 
 /// `SHOW TABLES …` after `SHOW` at `c`: the one namespace's tables (see the module
@@ -69,7 +72,12 @@ pub(super) async fn show_tables(
         .as_ref()
         .is_some_and(|t| !t.iceberg().is_other_schema(&schema));
     if named.is_none() && !is_namespace {
-        // no current namespace: every catalog's tables, as they are now
+        // no current namespace: every catalog's tables, as they are now; icefloe's
+        // `information_schema` reads the lists itself when DataFusion's `SHOW TABLES`
+        // scans it (once per statement)
+        if information_schema::reads_lists_anew(ctx, &catalog) {
+            return Ok(None);
+        }
         for name in ctx.catalog_names() {
             if let Some(t) = IcebergTarget::find(ctx, &name) {
                 refresh(t.iceberg(), &what).await?;
@@ -94,13 +102,19 @@ pub(super) async fn show_tables(
             schemas.join(", ")
         )));
     }
-    let tables = ctx
-        .table(TableReference::full(
-            catalog.as_str(),
-            "information_schema",
-            "tables",
-        ))
-        .await?
+    // the lists just read, not read again by icefloe's `information_schema`
+    let tables = match information_schema::as_listed(ctx, &catalog, "tables").await? {
+        Some(listed) => ctx.read_table(listed)?,
+        None => {
+            ctx.table(TableReference::full(
+                catalog.as_str(),
+                "information_schema",
+                "tables",
+            ))
+            .await?
+        }
+    };
+    let tables = tables
         .filter(
             col("table_catalog")
                 .eq(lit(catalog.as_str()))

@@ -583,3 +583,208 @@ fn update_images(changes: DataFrame, columns: &[String], ids: &[String]) -> Resu
     ]);
     Ok(checked.select(out)?)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use datafusion::arrow::array::{Int32Array, Int64Array, RecordBatch, StringArray};
+    use datafusion::arrow::compute::cast;
+    use datafusion::arrow::datatypes::{Field, Schema};
+
+    /// `id`, `s`, `_change_type`, `_change_ordinal`, `_commit_snapshot_id`.
+    type R = (i64, String, String, i32, i64);
+
+    /// Rows read in order, as Java's iterators read them (`hasNext`, `next`).
+    struct Rows(Vec<R>, usize);
+
+    impl Rows {
+        fn has_next(&self) -> bool {
+            self.1 < self.0.len()
+        }
+        fn next(&mut self) -> R {
+            self.1 += 1;
+            self.0[self.1 - 1].clone()
+        }
+    }
+
+    /// Java's `RemoveCarryoverIterator`, line by line, over rows sorted by every column
+    /// but the change type, then the change type.
+    fn java_remove_carryovers(rows: Vec<R>) -> Vec<R> {
+        let same = |a: &R, b: &R| a.0 == b.0 && a.1 == b.1 && a.3 == b.3 && a.4 == b.4;
+        let mut it = Rows(rows, 0);
+        let (mut cached_deleted, mut deleted_count, mut cached_next) = (None::<R>, 0, None::<R>);
+        let mut out = vec![];
+        while cached_deleted.is_some() || cached_next.is_some() || it.has_next() {
+            let boundary = !it.has_next() || cached_next.is_some();
+            if boundary {
+                if let Some(d) = cached_deleted.clone() {
+                    deleted_count -= 1;
+                    if deleted_count == 0 {
+                        cached_deleted = None;
+                    }
+                    out.push(d);
+                    continue;
+                }
+            }
+            let current = match cached_next.take() {
+                Some(n) => n,
+                None => it.next(),
+            };
+            if current.2 == DELETE && it.has_next() {
+                cached_deleted = Some(current);
+                deleted_count = 1;
+                let mut next_row = Some(it.next());
+                while let (Some(n), Some(d)) = (next_row.clone(), cached_deleted.clone()) {
+                    if !same(&d, &n) {
+                        break;
+                    }
+                    if n.2 == INSERT {
+                        deleted_count -= 1;
+                        if deleted_count == 0 {
+                            cached_deleted = None;
+                        }
+                    } else {
+                        deleted_count += 1;
+                    }
+                    next_row = it.has_next().then(|| it.next());
+                }
+                cached_next = next_row;
+            } else {
+                out.push(current);
+            }
+        }
+        out
+    }
+
+    /// Java's `RemoveNetCarryoverIterator`, line by line, over rows sorted by the table's
+    /// columns, then ordinal, then change type.
+    fn java_remove_net_carryovers(rows: Vec<R>) -> Vec<R> {
+        let same = |a: &R, b: &R| a.0 == b.0 && a.1 == b.1;
+        let opposite = |a: &R, b: &R| a.2 != b.2;
+        let mut it = Rows(rows, 0);
+        let (mut cached_next, mut cached_row, mut count) = (None::<R>, None::<R>, 0);
+        let mut out = vec![];
+        while count > 0 || cached_next.is_some() || it.has_next() {
+            if count > 0 {
+                count -= 1;
+                out.extend(cached_row.clone());
+                continue;
+            }
+            let current = match cached_next.take() {
+                Some(n) => n,
+                None => it.next(),
+            };
+            cached_row = Some(current.clone());
+            if !it.has_next() {
+                out.push(current);
+                continue;
+            }
+            count = 1;
+            let mut next = it.next();
+            cached_next = Some(next.clone());
+            while same(&current, &next) {
+                if opposite(&current, &next) {
+                    count -= 1;
+                } else {
+                    count += 1;
+                }
+                if count <= 0 || !it.has_next() {
+                    cached_next = None;
+                    break;
+                }
+                next = it.next();
+                cached_next = Some(next.clone());
+            }
+        }
+        out
+    }
+
+    fn frame(ctx: &SessionContext, rows: &[R]) -> DataFrame {
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("id", DataType::Int64, true),
+            Field::new("s", DataType::Utf8, true),
+            Field::new(CHANGE_TYPE, DataType::Utf8, false),
+            Field::new(CHANGE_ORDINAL, DataType::Int32, false),
+            Field::new(COMMIT_SNAPSHOT_ID, DataType::Int64, false),
+        ]));
+        let batch = RecordBatch::try_new(
+            schema,
+            vec![
+                Arc::new(Int64Array::from_iter_values(rows.iter().map(|r| r.0))),
+                Arc::new(StringArray::from_iter_values(rows.iter().map(|r| &r.1))),
+                Arc::new(StringArray::from_iter_values(rows.iter().map(|r| &r.2))),
+                Arc::new(Int32Array::from_iter_values(rows.iter().map(|r| r.3))),
+                Arc::new(Int64Array::from_iter_values(rows.iter().map(|r| r.4))),
+            ],
+        )
+        .expect("batch");
+        ctx.read_batch(batch).expect("read")
+    }
+
+    async fn collect(df: DataFrame) -> Vec<R> {
+        let mut out = vec![];
+        for b in df.collect().await.expect("collect") {
+            let long = |i: usize| cast(b.column(i), &DataType::Int64).expect("cast");
+            let (id, o, sid) = (long(0), long(3), long(4));
+            let (id, o, sid) = (
+                id.as_primitive::<Int64Type>(),
+                o.as_primitive::<Int64Type>(),
+                sid.as_primitive::<Int64Type>(),
+            );
+            let text = |i: usize| cast(b.column(i), &DataType::Utf8).expect("cast");
+            let (s, t) = (text(1), text(2));
+            let (s, t) = (s.as_string::<i32>(), t.as_string::<i32>());
+            for r in 0..b.num_rows() {
+                out.push((
+                    id.value(r),
+                    s.value(r).to_string(),
+                    t.value(r).to_string(),
+                    i32::try_from(o.value(r)).expect("ordinal"),
+                    sid.value(r),
+                ));
+            }
+        }
+        out.sort();
+        out
+    }
+
+    /// The plans of carry-over removal and net changes answer as Java's iterators on
+    /// random changelogs with many equal rows (duplicates, rows inserted and deleted
+    /// several times, in one snapshot or across several).
+    #[tokio::test]
+    async fn carryover_plans_answer_as_javas_iterators() {
+        let ctx = SessionContext::new();
+        let columns = ["id".to_string(), "s".to_string()];
+        let mut seed = 0x9E37_79B9_7F4A_7C15_u64;
+        let mut random = |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        for case in 0..80 {
+            let rows: Vec<R> = (0..random(14))
+                .map(|_| {
+                    let ordinal = i32::try_from(random(3)).expect("small");
+                    (
+                        i64::try_from(random(2)).expect("small"),
+                        ["a", "b"][usize::try_from(random(2)).expect("small")].to_string(),
+                        [INSERT, DELETE][usize::try_from(random(2)).expect("small")].to_string(),
+                        ordinal,
+                        100 + i64::from(ordinal),
+                    )
+                })
+                .collect();
+            let mut sorted = rows.clone();
+            sorted.sort_by(|a, b| (a.0, &a.1, a.3, a.4, &a.2).cmp(&(b.0, &b.1, b.3, b.4, &b.2)));
+            let mut expected = java_remove_carryovers(sorted.clone());
+            expected.sort();
+            let got = collect(remove_carryovers(frame(&ctx, &rows), &columns).expect("plan")).await;
+            assert_eq!(got, expected, "case {case}: {rows:?}");
+            let mut expected = java_remove_net_carryovers(sorted);
+            expected.sort();
+            let got = collect(net_changes(frame(&ctx, &rows), &columns).expect("plan")).await;
+            assert_eq!(got, expected, "case {case}: {rows:?}");
+        }
+    }
+}

@@ -21,8 +21,9 @@ use datafusion::arrow::array::{AsArray, BooleanArray};
 use datafusion::arrow::datatypes::{DataType, Int64Type};
 use datafusion::common::{Column, DataFusionError, ScalarValue};
 use datafusion::dataframe::DataFrame;
-use datafusion::functions_aggregate::expr_fn::{max, sum};
 use datafusion::functions_aggregate::first_last::first_value_udaf;
+use datafusion::functions_aggregate::min_max::max_udaf;
+use datafusion::functions_aggregate::sum::sum_udaf;
 use datafusion::functions_window::expr_fn::row_number;
 use datafusion::logical_expr::expr::WindowFunction;
 use datafusion::logical_expr::{
@@ -392,20 +393,6 @@ fn aggregate_over(
         .order_by(order)
         .window_frame(frame)
         .build()?)
-}
-
-fn sum_udaf() -> Arc<datafusion::logical_expr::AggregateUDF> {
-    match sum(lit(0i64)) {
-        Expr::AggregateFunction(f) => f.func,
-        _ => datafusion::functions_aggregate::sum::sum_udaf(),
-    }
-}
-
-fn max_udaf() -> Arc<datafusion::logical_expr::AggregateUDF> {
-    match max(lit(0i64)) {
-        Expr::AggregateFunction(f) => f.func,
-        _ => datafusion::functions_aggregate::min_max::max_udaf(),
-    }
 }
 
 /// Spark's `RemoveCarryoverIterator` as a plan: among rows equal in every column but

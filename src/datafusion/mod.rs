@@ -4,6 +4,7 @@
 pub mod ballista;
 mod canonical_nan;
 pub mod catalog;
+mod changelog;
 #[cfg(any(feature = "distributed", feature = "ballista"))]
 mod codec;
 mod column_defaults;

@@ -578,3 +578,600 @@ async fn dml_correlated_one_row_aggregate_subqueries_change_the_rows_sql_changes
         other_engines_agree(&lake, &name).await;
     }
 }
+
+/// One changelog row: `id`, `s`, `_change_type`, `_change_ordinal`, `_commit_snapshot_id`.
+type Change = (i64, String, String, i64, i64);
+
+/// The rows of `q` (columns `id`, `s`, `_change_type`, `_change_ordinal`,
+/// `_commit_snapshot_id`), sorted.
+async fn changes(lake: &Lake, q: &str) -> Vec<Change> {
+    use datafusion::arrow::array::{Int64Array, StringArray};
+    use datafusion::arrow::compute::cast;
+    use datafusion::arrow::datatypes::DataType;
+    let batches = run(&lake.ctx, q)
+        .await
+        .unwrap_or_else(|e| panic!("{q}: {e}"));
+    let mut out = vec![];
+    for b in batches {
+        let long = |i: usize| cast(b.column(i), &DataType::Int64).expect("cast");
+        let text = |i: usize| cast(b.column(i), &DataType::Utf8).expect("cast");
+        let (id, s, t, o, sid) = (long(0), text(1), text(2), long(3), long(4));
+        let l = |a: &std::sync::Arc<dyn datafusion::arrow::array::Array>, r: usize| {
+            a.as_any()
+                .downcast_ref::<Int64Array>()
+                .expect("long")
+                .value(r)
+        };
+        let st = |a: &std::sync::Arc<dyn datafusion::arrow::array::Array>, r: usize| {
+            a.as_any()
+                .downcast_ref::<StringArray>()
+                .expect("string")
+                .value(r)
+                .to_string()
+        };
+        for r in 0..b.num_rows() {
+            out.push((l(&id, r), st(&s, r), st(&t, r), l(&o, r), l(&sid, r)));
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The table's snapshots, oldest first: (id, operation, timestamp ms).
+async fn snapshot_list(lake: &Lake, name: &str) -> Vec<(i64, String, i64)> {
+    let table = lake
+        .catalog
+        .load_table(&icefloe::catalog::TableIdent::parse(&format!("ns.{name}")))
+        .await
+        .expect("load");
+    let mut out: Vec<(i64, String, i64)> =
+        icefloe::catalog::ancestors(table.metadata(), table.metadata().current_snapshot_id)
+            .iter()
+            .map(|s| {
+                (
+                    s.snapshot_id,
+                    s.operation().unwrap_or_default().to_string(),
+                    s.timestamp_ms,
+                )
+            })
+            .collect();
+    out.reverse();
+    out
+}
+
+type Row = (i64, String);
+
+/// What one snapshot of the model did: the rows of the data files it removed and of
+/// those it added (a copy-on-write rewrite carries the unchanged rows of a file over:
+/// they are in both); `replace` for a compaction.
+#[derive(Debug, Clone)]
+struct Step {
+    removed: Vec<Row>,
+    added: Vec<Row>,
+    replace: bool,
+}
+
+/// The model table: the rows of each of its data files.
+#[derive(Default)]
+struct Files(Vec<Vec<Row>>);
+
+impl Files {
+    /// An append of one file.
+    fn insert(&mut self, rows: &[Row]) -> Step {
+        self.0.push(rows.to_vec());
+        Step {
+            removed: vec![],
+            added: rows.to_vec(),
+            replace: false,
+        }
+    }
+
+    /// A copy-on-write `UPDATE`/`DELETE` of the rows with id `id`: every file holding one
+    /// is rewritten, that row changed to `to` (`None`: deleted), the others carried over.
+    fn rewrite(&mut self, id: i64, to: Option<&str>) -> Step {
+        let (hit, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut self.0)
+            .into_iter()
+            .partition(|f| f.iter().any(|r| r.0 == id));
+        self.0 = kept;
+        let removed: Vec<Row> = hit.into_iter().flatten().collect();
+        let added: Vec<Row> = removed
+            .iter()
+            .filter_map(|r| match (r.0 == id, to) {
+                (false, _) => Some(r.clone()),
+                (true, Some(s)) => Some((id, s.to_string())),
+                (true, None) => None,
+            })
+            .collect();
+        self.0.push(added.clone());
+        Step {
+            removed,
+            added,
+            replace: false,
+        }
+    }
+
+    /// A compaction: every file rewritten as one.
+    fn compact(&mut self) -> Step {
+        let rows: Vec<Row> = std::mem::take(&mut self.0).into_iter().flatten().collect();
+        self.0.push(rows.clone());
+        Step {
+            removed: rows.clone(),
+            added: rows,
+            replace: true,
+        }
+    }
+}
+
+/// `a` minus `b`, as multisets.
+fn minus(a: &[Row], b: &[Row]) -> Vec<Row> {
+    let mut left = b.to_vec();
+    let mut out = vec![];
+    for r in a {
+        match left.iter().position(|x| x == r) {
+            Some(i) => {
+                left.remove(i);
+            }
+            None => out.push(r.clone()),
+        }
+    }
+    out
+}
+
+/// The model of a changelog over snapshots `snaps` made by `steps`: the snapshots after
+/// index `from` (exclusive; `None`: from the first) up to index `to`, compactions left
+/// out. Each changelog snapshot inserts the rows it added but did not remove (carried
+/// over rows are no change) and deletes the reverse; `net` keeps the difference between
+/// the range's first and last table states, each row with the last snapshot that wrote
+/// it (for an insert; a carry-over rewrite counts, as in Java) or removed it (for a
+/// delete); `ids_update` pairs a delete and an insert of one id in one snapshot as an
+/// update.
+fn model(
+    steps: &[Step],
+    snaps: &[(i64, String, i64)],
+    from: Option<usize>,
+    to: usize,
+    net: bool,
+    ids_update: bool,
+) -> Vec<Change> {
+    let state = |k: Option<usize>| {
+        let mut rows: Vec<Row> = vec![];
+        for step in steps.iter().take(k.map_or(0, |k| k + 1)) {
+            rows = minus(&rows, &step.removed);
+            rows.extend(step.added.iter().cloned());
+        }
+        rows
+    };
+    let mut ordinal = 0;
+    let mut range = vec![];
+    for k in from.map_or(0, |f| f + 1)..=to {
+        if !steps[k].replace {
+            range.push((ordinal, snaps[k].0, &steps[k]));
+            ordinal += 1;
+        }
+    }
+    let mut out = vec![];
+    if net {
+        let (start, end) = (state(from), state(Some(to)));
+        for (rows, kind) in [
+            (minus(&end, &start), "INSERT"),
+            (minus(&start, &end), "DELETE"),
+        ] {
+            for r in rows {
+                let (o, sid) = range
+                    .iter()
+                    .rev()
+                    .find(|(_, _, step)| {
+                        if kind == "INSERT" {
+                            &step.added
+                        } else {
+                            &step.removed
+                        }
+                        .contains(&r)
+                    })
+                    .map(|(o, sid, _)| (*o, *sid))
+                    .expect("a change");
+                out.push((r.0, r.1.clone(), kind.to_string(), o, sid));
+            }
+        }
+    } else {
+        for (o, sid, step) in &range {
+            let ins = minus(&step.added, &step.removed);
+            let del = minus(&step.removed, &step.added);
+            for r in &ins {
+                let updated = ids_update && del.iter().any(|d| d.0 == r.0);
+                let kind = if updated { "UPDATE_AFTER" } else { "INSERT" };
+                out.push((r.0, r.1.clone(), kind.to_string(), *o, *sid));
+            }
+            for r in &del {
+                let updated = ids_update && ins.iter().any(|i| i.0 == r.0);
+                let kind = if updated { "UPDATE_BEFORE" } else { "DELETE" };
+                out.push((r.0, r.1.clone(), kind.to_string(), *o, *sid));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// `create_changelog_view` over copy-on-write inserts, updates and deletes (whose
+/// rewritten files carry unchanged rows over) and a compaction: every change, the net
+/// changes, update images, and snapshot and timestamp ranges, each against a model of
+/// the table's data files.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dml_changelog_view_matches_a_model_of_the_snapshots() {
+    let lake = lake().await;
+    mode_table(
+        &lake,
+        "t",
+        "id BIGINT NOT NULL, s STRING",
+        "(1, 'a'), (2, 'b')",
+        "copy-on-write",
+        2,
+    )
+    .await;
+    let row = |id: i64, s: &str| (id, s.to_string());
+    let mut files = Files::default();
+    let mut steps = vec![files.insert(&[row(1, "a"), row(2, "b")])];
+    for statement in [
+        "INSERT INTO ice.ns.t VALUES (3, 'c'), (4, 'd')",
+        "UPDATE ice.ns.t SET s = 'bb' WHERE id = 2",
+        "DELETE FROM ice.ns.t WHERE id = 3",
+        "INSERT INTO ice.ns.t VALUES (3, 'c')",
+        "DELETE FROM ice.ns.t WHERE id = 1",
+        "UPDATE ice.ns.t SET s = 'cc' WHERE id = 3",
+        "CALL ice.system.rewrite_data_files(table => 'ns.t', \
+         options => map('rewrite-all', 'true'))",
+        "INSERT INTO ice.ns.t VALUES (5, 'e')",
+    ] {
+        ok(&lake.ctx, statement).await;
+        // distinct commit times, so timestamp ranges select whole snapshots
+        tokio::time::sleep(std::time::Duration::from_millis(3)).await;
+    }
+    steps.push(files.insert(&[row(3, "c"), row(4, "d")]));
+    steps.push(files.rewrite(2, Some("bb")));
+    steps.push(files.rewrite(3, None));
+    steps.push(files.insert(&[row(3, "c")]));
+    steps.push(files.rewrite(1, None));
+    steps.push(files.rewrite(3, Some("cc")));
+    steps.push(files.compact());
+    steps.push(files.insert(&[row(5, "e")]));
+    let snaps = snapshot_list(&lake, "t").await;
+    assert_eq!(snaps.len(), steps.len());
+    assert_eq!(snaps[7].1, "replace", "{snaps:?}");
+    let last = snaps.len() - 1;
+    let model = |from, to, net, ids| model(&steps, &snaps, from, to, net, ids);
+    let view = "SELECT id, s, _change_type, _change_ordinal, _commit_snapshot_id FROM";
+
+    // every change (default view name), carry-over rows removed
+    let result = ok(&lake.ctx, "CALL ice.system.create_changelog_view('ns.t')").await;
+    assert!(result.contains("t_changes"), "{result}");
+    let all = changes(&lake, &format!("{view} t_changes")).await;
+    assert_eq!(all, model(None, last, false, false));
+    // the view's columns: the table's, then the three change columns
+    let schema = lake
+        .ctx
+        .table("t_changes")
+        .await
+        .expect("view")
+        .schema()
+        .clone();
+    let columns: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+    assert_eq!(
+        columns,
+        [
+            "id",
+            "s",
+            "_change_type",
+            "_change_ordinal",
+            "_commit_snapshot_id"
+        ]
+    );
+
+    // snapshot range: after snapshot 1, up to snapshot 5 (named view, replaced)
+    for _ in 0..2 {
+        ok(
+            &lake.ctx,
+            &format!(
+                "CALL ice.system.create_changelog_view(table => 'ns.t', changelog_view => 'r', \
+                 options => map('start-snapshot-id', '{}', 'end-snapshot-id', '{}'))",
+                snaps[1].0, snaps[5].0
+            ),
+        )
+        .await;
+    }
+    assert_eq!(
+        changes(&lake, &format!("{view} r")).await,
+        model(Some(1), 5, false, false)
+    );
+    // end only
+    ok(
+        &lake.ctx,
+        &format!(
+            "CALL ice.system.create_changelog_view(table => 'ns.t', changelog_view => 'e', \
+             options => map('end-snapshot-id', '{}'))",
+            snaps[2].0
+        ),
+    )
+    .await;
+    assert_eq!(
+        changes(&lake, &format!("{view} e")).await,
+        model(None, 2, false, false)
+    );
+
+    // timestamp range: a snapshot committed at the start is out, one at the end is in
+    ok(
+        &lake.ctx,
+        &format!(
+            "CALL ice.system.create_changelog_view(table => 'ns.t', changelog_view => 'ts', \
+             options => map('start-timestamp', '{}', 'end-timestamp', '{}'))",
+            snaps[2].2, snaps[6].2
+        ),
+    )
+    .await;
+    assert_eq!(
+        changes(&lake, &format!("{view} ts")).await,
+        model(Some(2), 6, false, false)
+    );
+    // a start before the first snapshot reads from the beginning
+    ok(
+        &lake.ctx,
+        &format!(
+            "CALL ice.system.create_changelog_view(table => 'ns.t', changelog_view => 'ts0', \
+             options => map('start-timestamp', '{}'))",
+            snaps[0].2 - 1000
+        ),
+    )
+    .await;
+    assert_eq!(changes(&lake, &format!("{view} ts0")).await, all);
+    // a start after the last snapshot: no change
+    ok(
+        &lake.ctx,
+        &format!(
+            "CALL ice.system.create_changelog_view(table => 'ns.t', changelog_view => 'ts1', \
+             options => map('start-timestamp', '{}'))",
+            snaps[last].2 + 1000
+        ),
+    )
+    .await;
+    assert_eq!(changes(&lake, &format!("{view} ts1")).await, vec![]);
+
+    // net changes over everything and over a range
+    ok(
+        &lake.ctx,
+        "CALL ice.system.create_changelog_view(table => 'ns.t', changelog_view => 'net', \
+         net_changes => true)",
+    )
+    .await;
+    assert_eq!(
+        changes(&lake, &format!("{view} net")).await,
+        model(None, last, true, false)
+    );
+    ok(
+        &lake.ctx,
+        &format!(
+            "CALL ice.system.create_changelog_view(table => 'ns.t', changelog_view => 'net2', \
+             net_changes => true, options => map('start-snapshot-id', '{}', \
+             'end-snapshot-id', '{}'))",
+            snaps[2].0, snaps[6].0
+        ),
+    )
+    .await;
+    assert_eq!(
+        changes(&lake, &format!("{view} net2")).await,
+        model(Some(2), 6, true, false)
+    );
+
+    // update images by the given identifier column, then by the table's identifier field
+    ok(
+        &lake.ctx,
+        "CALL ice.system.create_changelog_view(table => 'ns.t', changelog_view => 'u', \
+         identifier_columns => array('id'))",
+    )
+    .await;
+    let updates = model(None, last, false, true);
+    assert_eq!(changes(&lake, &format!("{view} u")).await, updates);
+    assert!(
+        updates.iter().any(|c| c.2 == "UPDATE_BEFORE"),
+        "{updates:?}"
+    );
+    ok(&lake.ctx, "ALTER TABLE ice.ns.t SET IDENTIFIER FIELDS id").await;
+    ok(
+        &lake.ctx,
+        "CALL ice.system.create_changelog_view(table => 'ns.t', changelog_view => 'u2', \
+         compute_updates => true)",
+    )
+    .await;
+    assert_eq!(changes(&lake, &format!("{view} u2")).await, updates);
+}
+
+/// `create_changelog_view`'s refusals: a bad range, conflicting arguments, delete files
+/// in the range (merge-on-read), two deleted rows of one identifier when computing
+/// updates; none registers a view or commits.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dml_changelog_view_refusals() {
+    let lake = lake().await;
+    mode_table(
+        &lake,
+        "m",
+        "id BIGINT NOT NULL, s STRING",
+        "(1, 'a'), (2, 'b')",
+        "merge-on-read",
+        2,
+    )
+    .await;
+    ok(&lake.ctx, "INSERT INTO ice.ns.m VALUES (3, 'c')").await;
+    ok(&lake.ctx, "DELETE FROM ice.ns.m WHERE id = 2").await;
+    ok(&lake.ctx, "INSERT INTO ice.ns.m VALUES (4, 'd')").await;
+    let snaps = snapshot_list(&lake, "m").await;
+    assert_eq!(snaps.len(), 4);
+    let before = snapshots(&lake, "m").await;
+    let call = |args: String| {
+        format!(
+            "CALL ice.system.create_changelog_view(table => 'ns.m', changelog_view => 'v'{args})"
+        )
+    };
+    let range = |k: &str, v: String| format!(", options => map('{k}', '{v}')");
+    for (args, expected) in [
+        // the delete snapshot; also a later one (the delete manifest stays listed)
+        (String::new(), format!("snapshot {}", snaps[2].0)),
+        (
+            range("start-snapshot-id", snaps[2].0.to_string()),
+            format!("snapshot {}", snaps[3].0),
+        ),
+        (
+            range("end-snapshot-id", "42".to_string()),
+            "Cannot find the end snapshot: 42".to_string(),
+        ),
+        (
+            range("start-snapshot-id", "42".to_string()),
+            "42 is not a parent ancestor".to_string(),
+        ),
+        (
+            format!(
+                ", options => map('start-snapshot-id', '{}', 'end-snapshot-id', '{}')",
+                snaps[1].0, snaps[0].0
+            ),
+            format!(
+                "{} is not a parent ancestor of end snapshot {}",
+                snaps[1].0, snaps[0].0
+            ),
+        ),
+        (
+            format!(
+                ", options => map('start-snapshot-id', '{}', 'start-timestamp', '{}')",
+                snaps[0].0, snaps[0].2
+            ),
+            "Cannot set both start-snapshot-id and start-timestamp".to_string(),
+        ),
+        (
+            format!(
+                ", options => map('start-timestamp', '{}', 'end-timestamp', '{}')",
+                snaps[1].2, snaps[0].2
+            ),
+            "start-timestamp".to_string(),
+        ),
+        (
+            range("start-snapshot-id", "x".to_string()),
+            "must be a whole number".to_string(),
+        ),
+        (
+            range("branch", "main".to_string()),
+            "unknown option 'branch'".to_string(),
+        ),
+        (
+            ", identifier_columns => array('id'), net_changes => true".to_string(),
+            "net changes with update images".to_string(),
+        ),
+        (
+            ", compute_updates => true".to_string(),
+            "identifier columns are not set".to_string(),
+        ),
+        (
+            ", identifier_columns => array('nope')".to_string(),
+            "'nope' is not a top-level column".to_string(),
+        ),
+    ] {
+        let q = call(args);
+        let err = run(&lake.ctx, &q).await.expect_err(&q);
+        assert!(err.contains(&expected), "{q}: {err}");
+        assert!(run(&lake.ctx, "SELECT * FROM v").await.is_err(), "{q}");
+    }
+    assert_eq!(snapshots(&lake, "m").await, before);
+    // a range before the delete snapshot reads
+    ok(
+        &lake.ctx,
+        &call(range("end-snapshot-id", snaps[1].0.to_string())),
+    )
+    .await;
+    assert_eq!(count(&lake.ctx, "SELECT count(*) FROM v").await, 3);
+
+    // one snapshot deleting two rows of one identifier: the update images fail to read
+    mode_table(
+        &lake,
+        "d",
+        "id BIGINT NOT NULL, s STRING",
+        "(5, 'x'), (5, 'y'), (6, 'z')",
+        "copy-on-write",
+        2,
+    )
+    .await;
+    ok(&lake.ctx, "DELETE FROM ice.ns.d WHERE id = 5").await;
+    ok(
+        &lake.ctx,
+        "CALL ice.system.create_changelog_view(table => 'ns.d', identifier_columns => array('id'))",
+    )
+    .await;
+    let err = run(&lake.ctx, "SELECT * FROM d_changes")
+        .await
+        .expect_err("duplicate identifiers");
+    assert!(
+        err.contains("multiple rows with the same identifier fields([id])"),
+        "{err}"
+    );
+    // without update images the same changes read: 3 inserts, 2 deletes (6 carried over)
+    ok(
+        &lake.ctx,
+        "CALL ice.system.create_changelog_view(table => 'ns.d')",
+    )
+    .await;
+    assert_eq!(
+        count(
+            &lake.ctx,
+            "SELECT count(*) FROM d_changes WHERE _change_type = 'DELETE' AND id = 5"
+        )
+        .await,
+        2
+    );
+    assert_eq!(count(&lake.ctx, "SELECT count(*) FROM d_changes").await, 5);
+    // a table's name is not replaced by a view
+    let err = run(
+        &lake.ctx,
+        "CALL ice.system.create_changelog_view(table => 'ns.d', changelog_view => 'ice.ns.m')",
+    )
+    .await
+    .expect_err("a table's name");
+    assert!(err.contains("a table of that name exists"), "{err}");
+    assert_eq!(count(&lake.ctx, "SELECT count(*) FROM ice.ns.m").await, 3);
+
+    // rows with a map cannot be compared: refused, naming the column
+    ok(
+        &lake.ctx,
+        "CREATE TABLE ice.ns.mp (id BIGINT, m MAP<STRING, INT>) \
+         TBLPROPERTIES ('format-version'='2')",
+    )
+    .await;
+    let err = run(
+        &lake.ctx,
+        "CALL ice.system.create_changelog_view(table => 'ns.mp')",
+    )
+    .await
+    .expect_err("a map column");
+    assert!(err.contains("map column 'm'"), "{err}");
+    assert!(run(&lake.ctx, "SELECT * FROM mp_changes").await.is_err());
+
+    // rows are read in the current schema: a column added later is null in older files
+    ok(&lake.ctx, "ALTER TABLE ice.ns.d ADD COLUMN x INT").await;
+    ok(&lake.ctx, "INSERT INTO ice.ns.d VALUES (7, 'w', 70)").await;
+    ok(
+        &lake.ctx,
+        "CALL ice.system.create_changelog_view(table => 'ns.d')",
+    )
+    .await;
+    assert_eq!(
+        count(
+            &lake.ctx,
+            "SELECT count(*) FROM d_changes WHERE x IS NULL AND id < 7"
+        )
+        .await,
+        5
+    );
+    assert_eq!(
+        count(
+            &lake.ctx,
+            "SELECT sum(x) FROM d_changes WHERE id = 7 AND _change_type = 'INSERT' \
+             AND _change_ordinal = 2"
+        )
+        .await,
+        70
+    );
+}

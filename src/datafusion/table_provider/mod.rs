@@ -51,10 +51,12 @@ use crate::transaction::ReplaceTable;
 use datafusion::logical_expr::dml::InsertOp;
 
 mod deferred;
+mod files;
 mod hidden;
 mod resolve;
 mod scan;
 
+pub(crate) use files::FileSetTable;
 use hidden::Hidden;
 pub(crate) use hidden::{read_only_metadata_view, FILE_COLUMN, POS_COLUMN, ROW_ID_COLUMN};
 

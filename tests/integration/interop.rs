@@ -801,6 +801,65 @@ async fn interop_metadata_tables_equal_pyiceberg_inspect() {
     assert!(dv["partitions"] > 0, "{dv:?}");
 }
 
+/// `partitions` groups files as Iceberg Java's `PartitionsTable`: by the values in the
+/// unified partition type and how many of its fields the file's spec has, so a file of
+/// spec `(k)` with `k` null and one of spec `(ts_day)` with `ts_day` null are one partition
+/// (PyIceberg 0.12 makes two: it groups by the spec's field names), whose `spec_id` and
+/// `last_updated_*` are those of the file committed last.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn partitions_take_the_spec_of_the_last_committed_file() {
+    let lake = crate::dml::lake().await;
+    let t = "ice.ns.nulls";
+    for sql in [
+        format!("CREATE TABLE {t} (id BIGINT, k INT, ts TIMESTAMP) PARTITIONED BY (k)"),
+        format!("INSERT INTO {t} VALUES (1, NULL, TIMESTAMP '2024-01-01 10:00:00')"),
+        format!("ALTER TABLE {t} REPLACE PARTITION FIELD k WITH days(ts)"),
+        format!("INSERT INTO {t} VALUES (2, 5, NULL), (3, 6, NULL)"),
+    ] {
+        crate::dml::run(&lake.ctx, &sql)
+            .await
+            .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    }
+    let (last_spec, last_snapshot) = (
+        scalar_id(
+            &lake,
+            "SELECT CAST(max(spec_id) AS BIGINT) FROM ice.ns.\"nulls$files\"",
+        )
+        .await,
+        scalar_id(
+            &lake,
+            "SELECT snapshot_id FROM ice.ns.\"nulls$snapshots\" ORDER BY committed_at DESC LIMIT 1",
+        )
+        .await,
+    );
+    assert_ne!(
+        last_spec, 0,
+        "the last insert is written under the new spec"
+    );
+    let rows = query(
+        &lake.ctx,
+        "SELECT CAST(spec_id AS BIGINT), record_count, CAST(file_count AS BIGINT), \
+         last_updated_snapshot_id FROM ice.ns.\"nulls$partitions\"",
+    )
+    .await
+    .expect("partitions");
+    let rows = normalize::batches_to_rows(
+        &rows,
+        &[
+            ExpType::Int(64),
+            ExpType::Int(64),
+            ExpType::Int(64),
+            ExpType::Int(64),
+        ],
+    )
+    .expect("rows");
+    assert_eq!(
+        rows,
+        vec![serde_json::json!([last_spec, 3, 2, last_snapshot])],
+        "one partition (all fields null), of the spec of the last file"
+    );
+}
+
 /// The tables PyIceberg 0.12 fails to build on a table with live deletion vectors.
 const DV_FAILS: &[&str] = &["entries"];
 

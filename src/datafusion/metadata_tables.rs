@@ -539,7 +539,9 @@ fn manifests_table(
                 .append_option(bound(&s.upper_bound));
             row.append(true);
         }
-        summaries.append(true);
+        // null when the manifest list does not hold the summaries (optional field 507),
+        // as Java's `ManifestsTable.partitionSummariesToRows`
+        summaries.append(m.partitions.is_some());
     }
     let mut c = Columns::default();
     c.add(
@@ -638,4 +640,92 @@ pub(crate) fn partition_types_by_spec(
                 .map(|t| (spec.spec_id, t))
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use datafusion::arrow::array::{Array, ListArray};
+
+    fn metadata() -> TableMetadata {
+        let j = serde_json::json!({
+            "format-version": 2, "table-uuid": "9c12d441-03fe-4693-9a96-a0705ddf69c1",
+            "location": "/t", "last-sequence-number": 1, "last-updated-ms": 1000,
+            "last-column-id": 1, "current-schema-id": 0,
+            "schemas": [{"type": "struct", "schema-id": 0, "fields": [
+                {"id": 1, "name": "k", "required": false, "type": "int"}]}],
+            "default-spec-id": 0, "partition-specs": [{"spec-id": 0, "fields": [
+                {"source-id": 1, "field-id": 1000, "name": "k", "transform": "identity"}]}],
+            "last-partition-id": 1000, "default-sort-order-id": 0,
+            "sort-orders": [{"order-id": 0, "fields": []}]
+        });
+        TableMetadata::from_json(&j.to_string()).expect("metadata")
+    }
+
+    fn manifest(partitions: Option<Vec<crate::spec::FieldSummary>>) -> ManifestFile {
+        ManifestFile {
+            manifest_path: "/t/m.avro".into(),
+            manifest_length: 10,
+            partition_spec_id: 0,
+            content: ManifestContent::Data,
+            sequence_number: 1,
+            min_sequence_number: 1,
+            added_snapshot_id: 1,
+            added_files_count: Some(1),
+            existing_files_count: Some(0),
+            deleted_files_count: Some(0),
+            added_rows_count: Some(1),
+            existing_rows_count: Some(0),
+            deleted_rows_count: Some(0),
+            partitions,
+            key_metadata: None,
+            first_row_id: None,
+        }
+    }
+
+    /// `partition_summaries` is null for a manifest without summaries, an empty list for
+    /// one with an empty list, and the bounds as human strings otherwise (Java's
+    /// `ManifestsTable`).
+    #[test]
+    fn partition_summaries_null_only_when_absent() {
+        let summary = crate::spec::FieldSummary {
+            contains_null: true,
+            contains_nan: None,
+            lower_bound: Some(3i32.to_le_bytes().to_vec()),
+            upper_bound: Some(7i32.to_le_bytes().to_vec()),
+        };
+        let manifests = [
+            manifest(None),
+            manifest(Some(vec![])),
+            manifest(Some(vec![summary])),
+        ];
+        let batch = manifests_table(&metadata(), &manifests, None).expect("manifests");
+        let col = batch
+            .column_by_name("partition_summaries")
+            .expect("column")
+            .as_any()
+            .downcast_ref::<ListArray>()
+            .expect("list")
+            .clone();
+        assert!(col.is_null(0));
+        assert!(col.is_valid(1) && col.value(1).is_empty());
+        let third = col.value(2);
+        let row = third
+            .as_any()
+            .downcast_ref::<datafusion::arrow::array::StructArray>()
+            .expect("struct");
+        let text = |name: &str| {
+            row.column_by_name(name)
+                .expect("field")
+                .as_any()
+                .downcast_ref::<StringArray>()
+                .expect("string")
+                .value(0)
+                .to_string()
+        };
+        assert_eq!(
+            (text("lower_bound"), text("upper_bound")),
+            ("3".into(), "7".into())
+        );
+    }
 }

@@ -39,7 +39,7 @@ use futures::stream::{self, StreamExt, TryStreamExt};
 use super::metadata_files::{
     entries_table, files_table, partition_summary_bound, partitions_table, FileFilter,
 };
-use crate::catalog::{ancestors, snapshot_id_as_of};
+use crate::catalog::ancestors;
 use crate::error::{Error, Result};
 use crate::scan::{read_manifest, TableScan};
 use crate::spec::{ManifestContent, ManifestEntry, ManifestFile, Snapshot, TableMetadata};
@@ -430,34 +430,57 @@ fn history_table(metadata: &TableMetadata) -> Result<RecordBatch> {
 }
 
 fn metadata_log_table(table: &Table) -> Result<RecordBatch> {
-    let metadata = table.metadata();
+    metadata_log_rows(table.metadata(), table.metadata_location())
+}
+
+/// The snapshot that was current at `ms` by the snapshot log alone (Java's
+/// `SnapshotUtil.nullableSnapshotIdAsOfTime`: the newest entry at or before `ms`, the
+/// first of equal ones); `None` before the first entry or with no log.
+fn snapshot_log_id_as_of(metadata: &TableMetadata, ms: i64) -> Option<i64> {
+    let mut best: Option<(i64, i64)> = None;
+    for e in &metadata.snapshot_log {
+        if e.timestamp_ms <= ms && best.is_none_or(|(t, _)| e.timestamp_ms > t) {
+            best = Some((e.timestamp_ms, e.snapshot_id));
+        }
+    }
+    best.map(|(_, id)| id)
+}
+
+/// `metadata_log_entries` of `metadata` read from `location`: the `metadata-log`, then the
+/// current file. As Java's `MetadataLogEntriesTable`, `latest_snapshot_id` is the snapshot
+/// the snapshot log names as current then (null before the first snapshot), and the schema
+/// id and sequence number are that snapshot's (null when it is no longer in the metadata).
+fn metadata_log_rows(metadata: &TableMetadata, location: &str) -> Result<RecordBatch> {
     let mut rows: Vec<(i64, String)> = metadata
         .metadata_log
         .iter()
         .map(|e| (e.timestamp_ms, e.metadata_file.clone()))
         .collect();
-    rows.push((
-        metadata.last_updated_ms,
-        table.metadata_location().to_string(),
-    ));
-    let latest: Vec<Option<&Snapshot>> = rows
+    rows.push((metadata.last_updated_ms, location.to_string()));
+    let latest: Vec<Option<i64>> = rows
         .iter()
-        .map(|(ts, _)| snapshot_id_as_of(metadata, *ts).and_then(|id| metadata.snapshot_by_id(id)))
+        .map(|(ts, _)| snapshot_log_id_as_of(metadata, *ts))
         .collect();
+    let snapshot = |id: &Option<i64>| id.and_then(|id| metadata.snapshot_by_id(id));
     let mut c = Columns::default();
     c.add("timestamp", timestamps_ms(rows.iter().map(|r| Some(r.0))));
     c.add("file", strings(rows.iter().map(|r| Some(&r.1))));
-    c.add(
-        "latest_snapshot_id",
-        longs(latest.iter().map(|s| s.map(|s| s.snapshot_id))),
-    );
+    c.add("latest_snapshot_id", longs(latest.iter().copied()));
     c.add(
         "latest_schema_id",
-        ints(latest.iter().map(|s| s.and_then(|s| s.schema_id))),
+        ints(
+            latest
+                .iter()
+                .map(|id| snapshot(id).and_then(|s| s.schema_id)),
+        ),
     );
     c.add(
         "latest_sequence_number",
-        longs(latest.iter().map(|s| s.map(|s| s.sequence_number))),
+        longs(
+            latest
+                .iter()
+                .map(|id| snapshot(id).map(|s| s.sequence_number)),
+        ),
     );
     c.into_batch()
 }
@@ -681,6 +704,64 @@ mod tests {
             key_metadata: None,
             first_row_id: None,
         }
+    }
+
+    /// `latest_snapshot_id` comes from the snapshot log alone, the first of entries of one
+    /// time; an id the log names but the metadata no longer holds is kept, its schema id
+    /// and sequence number null; with no log, null (Java's `MetadataLogEntriesTable`).
+    #[test]
+    fn metadata_log_latest_snapshot_as_java() {
+        let mut j: serde_json::Value = serde_json::json!({
+            "format-version": 2, "table-uuid": "9c12d441-03fe-4693-9a96-a0705ddf69c1",
+            "location": "/t", "last-sequence-number": 3, "last-updated-ms": 5000,
+            "last-column-id": 1, "current-schema-id": 0,
+            "schemas": [{"type": "struct", "schema-id": 0, "fields": [
+                {"id": 1, "name": "k", "required": false, "type": "int"}]}],
+            "default-spec-id": 0, "partition-specs": [{"spec-id": 0, "fields": []}],
+            "last-partition-id": 999, "default-sort-order-id": 0,
+            "sort-orders": [{"order-id": 0, "fields": []}],
+            "current-snapshot-id": 3,
+            "snapshots": [
+                {"snapshot-id": 2, "sequence-number": 2, "timestamp-ms": 2000,
+                 "manifest-list": "/t/m2.avro", "summary": {"operation": "append"},
+                 "schema-id": 0},
+                {"snapshot-id": 3, "parent-snapshot-id": 2, "sequence-number": 3,
+                 "timestamp-ms": 2000, "manifest-list": "/t/m3.avro",
+                 "summary": {"operation": "append"}, "schema-id": 0}],
+            "snapshot-log": [{"snapshot-id": 1, "timestamp-ms": 1000},
+                             {"snapshot-id": 2, "timestamp-ms": 2000},
+                             {"snapshot-id": 3, "timestamp-ms": 2000}],
+            "metadata-log": [{"metadata-file": "/t/m0.json", "timestamp-ms": 500},
+                             {"metadata-file": "/t/m1.json", "timestamp-ms": 1500},
+                             {"metadata-file": "/t/m2.json", "timestamp-ms": 2000}]
+        });
+        let column = |batch: &RecordBatch, name: &str| -> Vec<Option<i64>> {
+            let col = datafusion::arrow::compute::cast(
+                batch.column_by_name(name).expect("column"),
+                &DataType::Int64,
+            )
+            .expect("cast");
+            let col = col.as_any().downcast_ref::<Int64Array>().expect("longs");
+            col.iter().collect()
+        };
+        let m = TableMetadata::from_json(&j.to_string()).expect("metadata");
+        let batch = metadata_log_rows(&m, "/t/m3.json").expect("rows");
+        assert_eq!(
+            column(&batch, "latest_snapshot_id"),
+            vec![None, Some(1), Some(2), Some(2)]
+        );
+        assert_eq!(
+            column(&batch, "latest_sequence_number"),
+            vec![None, None, Some(2), Some(2)]
+        );
+        assert_eq!(
+            column(&batch, "latest_schema_id"),
+            vec![None, None, Some(0), Some(0)]
+        );
+        j["snapshot-log"] = serde_json::json!([]);
+        let m = TableMetadata::from_json(&j.to_string()).expect("metadata");
+        let batch = metadata_log_rows(&m, "/t/m3.json").expect("rows");
+        assert_eq!(column(&batch, "latest_snapshot_id"), vec![None; 4]);
     }
 
     /// `partition_summaries` is null for a manifest without summaries, an empty list for

@@ -118,25 +118,31 @@ fn bytes_map_column<'a>(maps: impl Iterator<Item = &'a IntMap<BoundBytes>>) -> R
     Ok(Arc::new(b.finish()))
 }
 
-/// The primitive leaves of the current schema reachable through structs, with their
-/// dotted names (`st.x`), in schema order.
+/// The primitive fields of the current schema at any depth, with their dotted names as
+/// Java's `Schema.idToName` gives them (`st.x`, `tags.element`, `m.key`, `m.value`,
+/// `l.element.a`), sorted by name (Java's `MetricsUtil.readableMetricsSchema`).
 fn metric_leaves(metadata: &TableMetadata) -> Vec<(String, i32, PrimitiveType)> {
-    fn walk(fields: &[NestedField], prefix: &str, out: &mut Vec<(String, i32, PrimitiveType)>) {
+    fn walk(fields: &[&NestedField], prefix: &str, out: &mut Vec<(String, i32, PrimitiveType)>) {
         for f in fields {
             let name = format!("{prefix}{}", f.name);
+            let inner = format!("{name}.");
             match f.field_type.as_ref() {
                 Type::Primitive(p) => out.push((name, f.id, *p)),
-                Type::Struct(st) => walk(&st.fields, &format!("{name}."), out),
-                Type::List(_) | Type::Map(_) => {}
+                Type::Struct(st) => walk(&st.fields.iter().collect::<Vec<_>>(), &inner, out),
+                Type::List(l) => walk(&[&l.element_field], &inner, out),
+                Type::Map(m) => walk(&[&m.key_field, &m.value_field], &inner, out),
             }
         }
     }
     let mut out = vec![];
-    walk(metadata.current_schema().columns(), "", &mut out);
+    let columns: Vec<&NestedField> = metadata.current_schema().columns().iter().collect();
+    walk(&columns, "", &mut out);
+    out.sort_by(|a, b| a.0.cmp(&b.0));
     out
 }
 
-/// Spark's `readable_metrics`: per column of the current schema, a struct of
+/// Spark's `readable_metrics`: per primitive field of the current schema (see
+/// [`metric_leaves`]), a struct of
 /// `column_size`, `value_count`, `null_value_count`, `nan_value_count` and
 /// `lower_bound` / `upper_bound` decoded to the column's type. `None` when the schema
 /// has no primitive column.

@@ -19,9 +19,10 @@
 //! Times are `timestamp(µs, UTC)`. The snapshot-scoped tables (`manifests`, the file
 //! tables, `entries`, `partitions`) read the current snapshot unless another one is
 //! given. `lower_bounds` / `upper_bounds` hold the spec's single-value binary form
-//! (Appendix D); `readable_metrics` has them decoded to each column's type, for the
-//! primitive columns of the current schema reachable through structs (`st.x`; not list
-//! elements or map keys/values). Tables are built in memory when the query is planned.
+//! (Appendix D); `readable_metrics` has them decoded to each column's type, for every
+//! primitive field of the current schema (`st.x`, `tags.element`, `m.key`; sorted by
+//! name, as Java's `MetricsUtil.readableMetricsSchema`). Tables are built in memory when
+//! the query is planned.
 
 use std::collections::HashMap;
 use std::sync::Arc;

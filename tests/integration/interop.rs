@@ -860,6 +860,71 @@ async fn partitions_take_the_spec_of_the_last_committed_file() {
     );
 }
 
+/// `readable_metrics` has a field per primitive field at any depth, named as Java's
+/// `Schema.idToName` (`st.a`, `tags.element`, `m.key`, `m.value`) and sorted by name (Java's
+/// `MetricsUtil.readableMetricsSchema`), with the bounds the file's metrics hold decoded.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn readable_metrics_cover_nested_fields_sorted_by_name() {
+    let lake = crate::dml::lake().await;
+    let t = "ice.ns.nested";
+    for sql in [
+        format!(
+            "CREATE TABLE {t} (id BIGINT, tags ARRAY<VARCHAR>, m MAP<INT, DOUBLE>, \
+             st STRUCT<b VARCHAR, a INT>)"
+        ),
+        format!(
+            "INSERT INTO {t} VALUES (2, ARRAY['x', 'b'], MAP([3, 1], [0.5, 2.5]), \
+             named_struct('b', 'q', 'a', 7)), (1, ARRAY['c'], MAP([9], [1.5]), NULL)"
+        ),
+    ] {
+        crate::dml::run(&lake.ctx, &sql)
+            .await
+            .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    }
+    let batches = query(
+        &lake.ctx,
+        "SELECT readable_metrics FROM ice.ns.\"nested$files\"",
+    )
+    .await
+    .expect("files");
+    let names: Vec<String> = match batches[0].schema().field(0).data_type() {
+        datafusion::arrow::datatypes::DataType::Struct(fields) => {
+            fields.iter().map(|f| f.name().clone()).collect()
+        }
+        other => panic!("readable_metrics is {other}"),
+    };
+    assert_eq!(
+        names,
+        ["id", "m.key", "m.value", "st.a", "st.b", "tags.element"]
+    );
+    // field ids: id 1, tags 2, m 3, st 4, tags.element 5, m.key 6, m.value 7, st.b 8,
+    // st.a 9; the writer keeps only column sizes for fields in lists and maps
+    let sql = "SELECT \
+           readable_metrics['tags.element']['column_size'] = column_sizes[5] AS e, \
+           readable_metrics['m.key']['column_size'] = column_sizes[6] AS k, \
+           readable_metrics['m.value']['column_size'] = column_sizes[7] AS v, \
+           readable_metrics['st.b']['lower_bound'] AS b, \
+           readable_metrics['st.a']['upper_bound'] AS a, \
+           readable_metrics['st.a']['null_value_count'] AS n \
+         FROM ice.ns.\"nested$files\"";
+    let batches = crate::dml::run(&lake.ctx, sql)
+        .await
+        .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    let rows = normalize::batches_to_rows(
+        &batches,
+        &[
+            ExpType::Boolean,
+            ExpType::Boolean,
+            ExpType::Boolean,
+            ExpType::String,
+            ExpType::Int(32),
+            ExpType::Int(64),
+        ],
+    )
+    .expect("rows");
+    assert_eq!(rows, vec![serde_json::json!([true, true, true, "q", 7, 1])]);
+}
+
 /// The tables PyIceberg 0.12 fails to build on a table with live deletion vectors.
 const DV_FAILS: &[&str] = &["entries"];
 

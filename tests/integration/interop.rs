@@ -548,7 +548,8 @@ const V3_FILE_COLUMNS: [&str; 4] = [
 /// directory under `dir`, the snapshot-scoped ones read at `at` (a ref or snapshot id), then
 /// compared by `tests/interop/pyiceberg_inspect.py`. Asserts every table equal but for
 /// PyIceberg's known deviations (listed in the script): columns only one side has are
-/// exactly Java's v3 file columns (icefloe) and `all_manifests.key_metadata` (PyIceberg);
+/// exactly Java's v3 file columns (icefloe), `all_manifests.key_metadata` and, of an
+/// unpartitioned table, the files tables' empty `partition` (PyIceberg);
 /// a table PyIceberg fails to build is one of `pyiceberg_fails`; with `expired_files`, the
 /// `partitions.spec_id` values may differ (see below). Returns the row counts.
 async fn assert_inspect_alike(
@@ -564,6 +565,7 @@ async fn assert_inspect_alike(
         at.map(|a| format!("@{}", a.0)).unwrap_or_default()
     );
     let out = tempfile::tempdir_in(lake.dir.path()).expect("tempdir");
+    let mut partitioned = true;
     for table in INSPECTED {
         let scoped = matches!(
             table,
@@ -583,6 +585,9 @@ async fn assert_inspect_alike(
             .first()
             .map(|b| b.schema())
             .expect("a metadata table gives a batch even when empty");
+        if table == "files" {
+            partitioned = schema.column_with_name("partition").is_some();
+        }
         let file =
             std::fs::File::create(out.path().join(format!("{table}.parquet"))).expect("file");
         let mut writer = ArrowWriter::try_new(file, schema, None).expect("writer");
@@ -650,8 +655,12 @@ async fn assert_inspect_alike(
             only_icefloe, expected,
             "{what} {table}: columns only icefloe has"
         );
+        // of an unpartitioned table, PyIceberg's files tables have an empty `partition`
+        // struct, Java's none
         let expected_theirs = if table == "all_manifests" {
             serde_json::json!(["key_metadata"])
+        } else if is_files && !partitioned {
+            serde_json::json!(["partition"])
         } else {
             serde_json::json!([])
         };
@@ -780,6 +789,20 @@ async fn interop_metadata_tables_equal_pyiceberg_inspect() {
         unknown > 0,
         "some partitions hold only files of expired snapshots"
     );
+
+    // unpartitioned, copy-on-write changes
+    let u = "ice.ns.flat";
+    for sql in [
+        format!("CREATE TABLE {u} (id BIGINT, s VARCHAR) TBLPROPERTIES ('format-version'='2')"),
+        format!("INSERT INTO {u} VALUES (1, 'a'), (2, 'b')"),
+        format!("INSERT INTO {u} VALUES (3, 'c')"),
+        format!("UPDATE {u} SET s = 'bb' WHERE id = 2"),
+        format!("DELETE FROM {u} WHERE id = 3"),
+    ] {
+        run(sql).await;
+    }
+    let flat = assert_inspect_alike(&lake, "flat", None, &[], false).await;
+    assert_eq!(flat["partitions"], 1, "{flat:?}");
 
     // v3: deletion vectors (PyIceberg 0.12 cannot build the `entries` of a table with
     // deletion vectors: their metrics maps are absent)

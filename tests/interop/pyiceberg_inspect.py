@@ -115,6 +115,17 @@ def rows(column, keep):
 #   (its `files` shows null there, as icefloe does: empty maps and lists compare as null);
 # - `partitions.partition` has only the fields of the specs of the snapshot's manifests
 #   (Java: every spec's, `Partitioning.partitionType`).
+# Not normalized here (the caller knows where they apply):
+# - the files tables of an unpartitioned table have an empty `partition` struct (Java
+#   drops the column);
+# - `partitions` groups by the file spec's field names, so files of specs `(k)` and
+#   `(ts_day)` whose values are all null are two rows (Java: one, it compares the number of
+#   fields a spec has, then the values), and takes `spec_id` from the first file it reads
+#   (Java: from the file of the last committed snapshot, 0 when every file's snapshot has
+#   expired);
+# - `entries` and `partitions` fail on a table with no snapshot (Java: empty), `entries`
+#   on a table with deletion vectors (their metrics maps are absent), and `manifests`
+#   takes no snapshot id (Java's can be time-travelled).
 # Types are compared with the first two normalized, values on the columns and struct
 # fields both have; every other difference is reported.
 def type_deviation(ours, theirs):

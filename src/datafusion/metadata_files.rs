@@ -118,25 +118,31 @@ fn bytes_map_column<'a>(maps: impl Iterator<Item = &'a IntMap<BoundBytes>>) -> R
     Ok(Arc::new(b.finish()))
 }
 
-/// The primitive leaves of the current schema reachable through structs, with their
-/// dotted names (`st.x`), in schema order.
+/// The primitive fields of the current schema at any depth, with their dotted names as
+/// Java's `Schema.idToName` gives them (`st.x`, `tags.element`, `m.key`, `m.value`,
+/// `l.element.a`), sorted by name (Java's `MetricsUtil.readableMetricsSchema`).
 fn metric_leaves(metadata: &TableMetadata) -> Vec<(String, i32, PrimitiveType)> {
-    fn walk(fields: &[NestedField], prefix: &str, out: &mut Vec<(String, i32, PrimitiveType)>) {
+    fn walk(fields: &[&NestedField], prefix: &str, out: &mut Vec<(String, i32, PrimitiveType)>) {
         for f in fields {
             let name = format!("{prefix}{}", f.name);
+            let inner = format!("{name}.");
             match f.field_type.as_ref() {
                 Type::Primitive(p) => out.push((name, f.id, *p)),
-                Type::Struct(st) => walk(&st.fields, &format!("{name}."), out),
-                Type::List(_) | Type::Map(_) => {}
+                Type::Struct(st) => walk(&st.fields.iter().collect::<Vec<_>>(), &inner, out),
+                Type::List(l) => walk(&[&l.element_field], &inner, out),
+                Type::Map(m) => walk(&[&m.key_field, &m.value_field], &inner, out),
             }
         }
     }
     let mut out = vec![];
-    walk(metadata.current_schema().columns(), "", &mut out);
+    let columns: Vec<&NestedField> = metadata.current_schema().columns().iter().collect();
+    walk(&columns, "", &mut out);
+    out.sort_by(|a, b| a.0.cmp(&b.0));
     out
 }
 
-/// Spark's `readable_metrics`: per column of the current schema, a struct of
+/// Spark's `readable_metrics`: per primitive field of the current schema (see
+/// [`metric_leaves`]), a struct of
 /// `column_size`, `value_count`, `null_value_count`, `nan_value_count` and
 /// `lower_bound` / `upper_bound` decoded to the column's type. `None` when the schema
 /// has no primitive column.
@@ -349,18 +355,45 @@ struct PartitionStats {
     last_updated_snapshot_id: Option<i64>,
 }
 
+/// How many fields of the unified partition type `entry`'s spec has: Java's
+/// `StructProjection.projectedFields` of the coerced partition, which `PartitionsTable`
+/// compares before the values.
+fn projected_fields(
+    metadata: &TableMetadata,
+    unified: &[UnifiedField],
+    entry: &ManifestEntry,
+) -> usize {
+    metadata
+        .partition_spec_by_id(entry.spec_id)
+        .map_or(0, |spec| {
+            (0..spec.fields.len())
+                .filter(|i| unified.iter().any(|u| u.field_id == spec.field_id(*i)))
+                .count()
+        })
+}
+
 /// `partitions`: live files grouped by partition (Iceberg Java's `PartitionsTable`).
+///
+/// As Java: a group is the partition values in the unified type *and* how many of its
+/// fields the file's spec has, so a file of spec `(k)` with `k = 1` and one of spec
+/// `(k, ts_day)` with `k = 1, ts_day = null` are two rows; `spec_id`, `last_updated_at`
+/// and `last_updated_snapshot_id` come from the file whose snapshot was committed last
+/// (the first such file on a tie), and stay `0` / null while no file's snapshot is in the
+/// table metadata any more (expired).
 pub(crate) fn partitions_table(
     metadata: &TableMetadata,
     live: &[&ManifestEntry],
 ) -> Result<RecordBatch> {
     let unified = unified_partition_type(metadata);
-    let mut groups: BTreeMap<String, PartitionStats> = BTreeMap::new();
+    let mut groups: BTreeMap<(String, usize), PartitionStats> = BTreeMap::new();
     for e in live {
         let values = unified_values(metadata, &unified, e);
-        let stats = groups.entry(format!("{values:?}")).or_default();
+        let key = (
+            format!("{values:?}"),
+            projected_fields(metadata, &unified, e),
+        );
+        let stats = groups.entry(key).or_default();
         stats.values = values;
-        stats.spec_id = e.spec_id;
         let f = &e.data_file;
         match f.content {
             DataContentType::Data => {
@@ -379,6 +412,7 @@ pub(crate) fn partitions_table(
         }
         if let Some(s) = metadata.snapshot_by_id(e.snapshot_id) {
             if stats.last_updated_at_ms.is_none_or(|t| t < s.timestamp_ms) {
+                stats.spec_id = e.spec_id;
                 stats.last_updated_at_ms = Some(s.timestamp_ms);
                 stats.last_updated_snapshot_id = Some(s.snapshot_id);
             }

@@ -5,8 +5,9 @@
 //! Columns: `file_path` (the data file, as stored), `pos` (the deleted row's position
 //! in it, from 0), `partition` (the delete file's partition tuple in the table's unified
 //! partition type; no column for an unpartitioned table), `spec_id`, `delete_file_path`,
-//! and `content_offset` / `content_size_in_bytes` of a deletion vector's blob (null for a
-//! Parquet position delete file). Rows are ordered by delete file (as the manifests list
+//! and, on v3 tables, `content_offset` / `content_size_in_bytes` of a deletion vector's
+//! blob (null for a Parquet position delete file; v1 and v2 tables have no such columns,
+//! as in Java). Rows are ordered by delete file (as the manifests list
 //! them), then data file path, then position. Java's optional `row` column (the deleted
 //! row's values, which writers rarely store) is not given.
 
@@ -18,7 +19,7 @@ use super::unified_partition::{unified_partition_type, unified_values};
 use crate::delete::position_delete::PositionDeleteLoader;
 use crate::delete::{is_deletion_vector, referenced_data_file};
 use crate::error::{Error, Result};
-use crate::spec::{DataContentType, Literal, ManifestEntry};
+use crate::spec::{DataContentType, FormatVersion, Literal, ManifestEntry};
 use crate::table::Table;
 
 /// The rows of the table (see the module docs) for `entries`, the live entries of the
@@ -88,7 +89,10 @@ pub(crate) async fn position_deletes_table(
     }
     c.add("spec_id", ints(spec_id));
     c.add("delete_file_path", strings(delete_path));
-    c.add("content_offset", longs(offset));
-    c.add("content_size_in_bytes", longs(size));
+    // Java's `PositionDeletesTable` has the deletion vector columns from v3 on only
+    if metadata.format_version >= FormatVersion::V3 {
+        c.add("content_offset", longs(offset));
+        c.add("content_size_in_bytes", longs(size));
+    }
     c.into_batch()
 }

@@ -19,9 +19,10 @@
 //! Times are `timestamp(µs, UTC)`. The snapshot-scoped tables (`manifests`, the file
 //! tables, `entries`, `partitions`) read the current snapshot unless another one is
 //! given. `lower_bounds` / `upper_bounds` hold the spec's single-value binary form
-//! (Appendix D); `readable_metrics` has them decoded to each column's type, for the
-//! primitive columns of the current schema reachable through structs (`st.x`; not list
-//! elements or map keys/values). Tables are built in memory when the query is planned.
+//! (Appendix D); `readable_metrics` has them decoded to each column's type, for every
+//! primitive field of the current schema (`st.x`, `tags.element`, `m.key`; sorted by
+//! name, as Java's `MetricsUtil.readableMetricsSchema`). Tables are built in memory when
+//! the query is planned.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -39,7 +40,7 @@ use futures::stream::{self, StreamExt, TryStreamExt};
 use super::metadata_files::{
     entries_table, files_table, partition_summary_bound, partitions_table, FileFilter,
 };
-use crate::catalog::{ancestors, snapshot_id_as_of};
+use crate::catalog::ancestors;
 use crate::error::{Error, Result};
 use crate::scan::{read_manifest, TableScan};
 use crate::spec::{ManifestContent, ManifestEntry, ManifestFile, Snapshot, TableMetadata};
@@ -430,34 +431,57 @@ fn history_table(metadata: &TableMetadata) -> Result<RecordBatch> {
 }
 
 fn metadata_log_table(table: &Table) -> Result<RecordBatch> {
-    let metadata = table.metadata();
+    metadata_log_rows(table.metadata(), table.metadata_location())
+}
+
+/// The snapshot that was current at `ms` by the snapshot log alone (Java's
+/// `SnapshotUtil.nullableSnapshotIdAsOfTime`: the newest entry at or before `ms`, the
+/// first of equal ones); `None` before the first entry or with no log.
+fn snapshot_log_id_as_of(metadata: &TableMetadata, ms: i64) -> Option<i64> {
+    let mut best: Option<(i64, i64)> = None;
+    for e in &metadata.snapshot_log {
+        if e.timestamp_ms <= ms && best.is_none_or(|(t, _)| e.timestamp_ms > t) {
+            best = Some((e.timestamp_ms, e.snapshot_id));
+        }
+    }
+    best.map(|(_, id)| id)
+}
+
+/// `metadata_log_entries` of `metadata` read from `location`: the `metadata-log`, then the
+/// current file. As Java's `MetadataLogEntriesTable`, `latest_snapshot_id` is the snapshot
+/// the snapshot log names as current then (null before the first snapshot), and the schema
+/// id and sequence number are that snapshot's (null when it is no longer in the metadata).
+fn metadata_log_rows(metadata: &TableMetadata, location: &str) -> Result<RecordBatch> {
     let mut rows: Vec<(i64, String)> = metadata
         .metadata_log
         .iter()
         .map(|e| (e.timestamp_ms, e.metadata_file.clone()))
         .collect();
-    rows.push((
-        metadata.last_updated_ms,
-        table.metadata_location().to_string(),
-    ));
-    let latest: Vec<Option<&Snapshot>> = rows
+    rows.push((metadata.last_updated_ms, location.to_string()));
+    let latest: Vec<Option<i64>> = rows
         .iter()
-        .map(|(ts, _)| snapshot_id_as_of(metadata, *ts).and_then(|id| metadata.snapshot_by_id(id)))
+        .map(|(ts, _)| snapshot_log_id_as_of(metadata, *ts))
         .collect();
+    let snapshot = |id: &Option<i64>| id.and_then(|id| metadata.snapshot_by_id(id));
     let mut c = Columns::default();
     c.add("timestamp", timestamps_ms(rows.iter().map(|r| Some(r.0))));
     c.add("file", strings(rows.iter().map(|r| Some(&r.1))));
-    c.add(
-        "latest_snapshot_id",
-        longs(latest.iter().map(|s| s.map(|s| s.snapshot_id))),
-    );
+    c.add("latest_snapshot_id", longs(latest.iter().copied()));
     c.add(
         "latest_schema_id",
-        ints(latest.iter().map(|s| s.and_then(|s| s.schema_id))),
+        ints(
+            latest
+                .iter()
+                .map(|id| snapshot(id).and_then(|s| s.schema_id)),
+        ),
     );
     c.add(
         "latest_sequence_number",
-        longs(latest.iter().map(|s| s.map(|s| s.sequence_number))),
+        longs(
+            latest
+                .iter()
+                .map(|id| snapshot(id).map(|s| s.sequence_number)),
+        ),
     );
     c.into_batch()
 }
@@ -539,7 +563,9 @@ fn manifests_table(
                 .append_option(bound(&s.upper_bound));
             row.append(true);
         }
-        summaries.append(true);
+        // null when the manifest list does not hold the summaries (optional field 507),
+        // as Java's `ManifestsTable.partitionSummariesToRows`
+        summaries.append(m.partitions.is_some());
     }
     let mut c = Columns::default();
     c.add(
@@ -638,4 +664,150 @@ pub(crate) fn partition_types_by_spec(
                 .map(|t| (spec.spec_id, t))
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use datafusion::arrow::array::{Array, ListArray};
+
+    fn metadata() -> TableMetadata {
+        let j = serde_json::json!({
+            "format-version": 2, "table-uuid": "9c12d441-03fe-4693-9a96-a0705ddf69c1",
+            "location": "/t", "last-sequence-number": 1, "last-updated-ms": 1000,
+            "last-column-id": 1, "current-schema-id": 0,
+            "schemas": [{"type": "struct", "schema-id": 0, "fields": [
+                {"id": 1, "name": "k", "required": false, "type": "int"}]}],
+            "default-spec-id": 0, "partition-specs": [{"spec-id": 0, "fields": [
+                {"source-id": 1, "field-id": 1000, "name": "k", "transform": "identity"}]}],
+            "last-partition-id": 1000, "default-sort-order-id": 0,
+            "sort-orders": [{"order-id": 0, "fields": []}]
+        });
+        TableMetadata::from_json(&j.to_string()).expect("metadata")
+    }
+
+    fn manifest(partitions: Option<Vec<crate::spec::FieldSummary>>) -> ManifestFile {
+        ManifestFile {
+            manifest_path: "/t/m.avro".into(),
+            manifest_length: 10,
+            partition_spec_id: 0,
+            content: ManifestContent::Data,
+            sequence_number: 1,
+            min_sequence_number: 1,
+            added_snapshot_id: 1,
+            added_files_count: Some(1),
+            existing_files_count: Some(0),
+            deleted_files_count: Some(0),
+            added_rows_count: Some(1),
+            existing_rows_count: Some(0),
+            deleted_rows_count: Some(0),
+            partitions,
+            key_metadata: None,
+            first_row_id: None,
+        }
+    }
+
+    /// `latest_snapshot_id` comes from the snapshot log alone, the first of entries of one
+    /// time; an id the log names but the metadata no longer holds is kept, its schema id
+    /// and sequence number null; with no log, null (Java's `MetadataLogEntriesTable`).
+    #[test]
+    fn metadata_log_latest_snapshot_as_java() {
+        let mut j: serde_json::Value = serde_json::json!({
+            "format-version": 2, "table-uuid": "9c12d441-03fe-4693-9a96-a0705ddf69c1",
+            "location": "/t", "last-sequence-number": 3, "last-updated-ms": 5000,
+            "last-column-id": 1, "current-schema-id": 0,
+            "schemas": [{"type": "struct", "schema-id": 0, "fields": [
+                {"id": 1, "name": "k", "required": false, "type": "int"}]}],
+            "default-spec-id": 0, "partition-specs": [{"spec-id": 0, "fields": []}],
+            "last-partition-id": 999, "default-sort-order-id": 0,
+            "sort-orders": [{"order-id": 0, "fields": []}],
+            "current-snapshot-id": 3,
+            "snapshots": [
+                {"snapshot-id": 2, "sequence-number": 2, "timestamp-ms": 2000,
+                 "manifest-list": "/t/m2.avro", "summary": {"operation": "append"},
+                 "schema-id": 0},
+                {"snapshot-id": 3, "parent-snapshot-id": 2, "sequence-number": 3,
+                 "timestamp-ms": 2000, "manifest-list": "/t/m3.avro",
+                 "summary": {"operation": "append"}, "schema-id": 0}],
+            "snapshot-log": [{"snapshot-id": 1, "timestamp-ms": 1000},
+                             {"snapshot-id": 2, "timestamp-ms": 2000},
+                             {"snapshot-id": 3, "timestamp-ms": 2000}],
+            "metadata-log": [{"metadata-file": "/t/m0.json", "timestamp-ms": 500},
+                             {"metadata-file": "/t/m1.json", "timestamp-ms": 1500},
+                             {"metadata-file": "/t/m2.json", "timestamp-ms": 2000}]
+        });
+        let column = |batch: &RecordBatch, name: &str| -> Vec<Option<i64>> {
+            let col = datafusion::arrow::compute::cast(
+                batch.column_by_name(name).expect("column"),
+                &DataType::Int64,
+            )
+            .expect("cast");
+            let col = col.as_any().downcast_ref::<Int64Array>().expect("longs");
+            col.iter().collect()
+        };
+        let m = TableMetadata::from_json(&j.to_string()).expect("metadata");
+        let batch = metadata_log_rows(&m, "/t/m3.json").expect("rows");
+        assert_eq!(
+            column(&batch, "latest_snapshot_id"),
+            vec![None, Some(1), Some(2), Some(2)]
+        );
+        assert_eq!(
+            column(&batch, "latest_sequence_number"),
+            vec![None, None, Some(2), Some(2)]
+        );
+        assert_eq!(
+            column(&batch, "latest_schema_id"),
+            vec![None, None, Some(0), Some(0)]
+        );
+        j["snapshot-log"] = serde_json::json!([]);
+        let m = TableMetadata::from_json(&j.to_string()).expect("metadata");
+        let batch = metadata_log_rows(&m, "/t/m3.json").expect("rows");
+        assert_eq!(column(&batch, "latest_snapshot_id"), vec![None; 4]);
+    }
+
+    /// `partition_summaries` is null for a manifest without summaries, an empty list for
+    /// one with an empty list, and the bounds as human strings otherwise (Java's
+    /// `ManifestsTable`).
+    #[test]
+    fn partition_summaries_null_only_when_absent() {
+        let summary = crate::spec::FieldSummary {
+            contains_null: true,
+            contains_nan: None,
+            lower_bound: Some(3i32.to_le_bytes().to_vec()),
+            upper_bound: Some(7i32.to_le_bytes().to_vec()),
+        };
+        let manifests = [
+            manifest(None),
+            manifest(Some(vec![])),
+            manifest(Some(vec![summary])),
+        ];
+        let batch = manifests_table(&metadata(), &manifests, None).expect("manifests");
+        let col = batch
+            .column_by_name("partition_summaries")
+            .expect("column")
+            .as_any()
+            .downcast_ref::<ListArray>()
+            .expect("list")
+            .clone();
+        assert!(col.is_null(0));
+        assert!(col.is_valid(1) && col.value(1).is_empty());
+        let third = col.value(2);
+        let row = third
+            .as_any()
+            .downcast_ref::<datafusion::arrow::array::StructArray>()
+            .expect("struct");
+        let text = |name: &str| {
+            row.column_by_name(name)
+                .expect("field")
+                .as_any()
+                .downcast_ref::<StringArray>()
+                .expect("string")
+                .value(0)
+                .to_string()
+        };
+        assert_eq!(
+            (text("lower_bound"), text("upper_bound")),
+            ("3".into(), "7".into())
+        );
+    }
 }

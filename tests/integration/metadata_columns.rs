@@ -849,8 +849,8 @@ async fn partition_field_filters_keep_the_rows_of_spark_tables() {
 /// no live row has: for each live data file, its positions `0..record_count` minus the
 /// live rows' `_pos`, each once; and, as Spark's reads the delete files as they are, the
 /// positions a live delete file still holds for a data file no longer live (Spark's v2
-/// table: 2). A deletion vector's rows carry its blob's offset and length, a position
-/// delete file's none.
+/// table: 2). A deletion vector's rows carry its blob's offset and length; a v2 table has
+/// no such columns (Java's `PositionDeletesTable` adds them from v3 on).
 #[tokio::test]
 async fn position_deletes_table_lists_the_positions_no_live_row_has() {
     use icefloe::datafusion::metadata_tables::{metadata_table_provider, MetadataTableKind};
@@ -903,10 +903,18 @@ async fn position_deletes_table_lists_the_positions_no_live_row_has() {
         assert_eq!(of_live, missing, "{table}");
         assert_eq!(of_live.len(), deleted, "{table}");
         assert_eq!(of_removed.len(), dangling, "{table}: {of_removed:?}");
+        // the deletion vector columns are there on v3 tables only (Java's schema)
+        let blob_columns = if dv {
+            "count(content_offset), count(content_size_in_bytes)"
+        } else {
+            "0 AS o, 0 AS s"
+        };
         let files = rows(
             &ctx,
-            "SELECT count(DISTINCT delete_file_path), count(content_offset), \
-             count(content_size_in_bytes), count(DISTINCT spec_id) FROM pd",
+            &format!(
+                "SELECT count(DISTINCT delete_file_path), {blob_columns}, \
+                 count(DISTINCT spec_id) FROM pd"
+            ),
         )
         .await;
         let with_blob = if dv { deleted + dangling } else { 0 };
@@ -920,5 +928,12 @@ async fn position_deletes_table_lists_the_positions_no_live_row_has() {
             ]],
             "{table}"
         );
+        let has_offset = ctx
+            .table("pd")
+            .await
+            .unwrap()
+            .schema()
+            .has_column_with_unqualified_name("content_offset");
+        assert_eq!(has_offset, dv, "{table}: content_offset column");
     }
 }

@@ -384,6 +384,12 @@ impl Catalog for FileSystemCatalog {
         )))
     }
 
+    /// Drop `ident`: its metadata directory, and (as Java's `HadoopCatalog.dropTable`,
+    /// where the directory is the table) the whole table directory, unless its
+    /// `gc.enabled` is false (then its data and delete files may be other tables' and
+    /// stay). `purge` also deletes the files the metadata references outside the table
+    /// directory ([`purge_table_files`]). A data directory left behind would list as
+    /// namespaces of this catalog.
     async fn drop_table(&self, ident: &TableIdent, purge: bool) -> Result<()> {
         let table = self.load_table(ident).await?;
         let dir = self.local_dir(&self.table_location(ident), &format!("dropping '{ident}'"))?;
@@ -399,7 +405,7 @@ impl Catalog for FileSystemCatalog {
             .with_source(e)
         })?;
         // the data directory holds data files that are kept without gc.enabled
-        if purge && crate::table_properties::gc_enabled(&table.metadata().properties) {
+        if crate::table_properties::gc_enabled(&table.metadata().properties) {
             let _ = std::fs::remove_dir_all(&dir);
         }
         Ok(())

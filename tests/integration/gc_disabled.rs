@@ -311,3 +311,62 @@ async fn catalog_purge_deletes_statistics_files() {
         );
     }
 }
+
+/// A filesystem catalog's `DROP TABLE` without `PURGE` removes the table's directory, as
+/// Java's `HadoopCatalog.dropTable` does (the directory is the table): the data directory
+/// left behind listed as namespaces (`ns.t.data`, `ns.t.data.id=1`) and kept `DROP
+/// SCHEMA ns` from running. A table whose `gc.enabled` is false keeps its data files.
+#[tokio::test]
+async fn filesystem_catalog_drop_removes_the_table_directory() {
+    let lake = lake().await;
+    let fs_dir = tempfile::tempdir().expect("tempdir");
+    let fs: Arc<dyn Catalog> = Arc::new(
+        FileSystemCatalog::new("fs", fs_dir.path().to_str().expect("utf-8")).expect("catalog"),
+    );
+    fs.create_namespace(&Namespace::parse("ns"), &Default::default())
+        .await
+        .expect("namespace");
+    attach(&lake.ctx, "fs", Arc::clone(&fs)).await;
+    for gc in [true, false] {
+        ok(
+            &lake.ctx,
+            &format!(
+                "CREATE TABLE fs.ns.t_{gc} (id BIGINT) PARTITIONED BY (id) \
+                 TBLPROPERTIES ('gc.enabled'='{gc}')"
+            ),
+        )
+        .await;
+        ok(
+            &lake.ctx,
+            &format!("INSERT INTO fs.ns.t_{gc} VALUES (1), (2)"),
+        )
+        .await;
+    }
+    ok(&lake.ctx, "DROP TABLE fs.ns.t_true").await;
+    assert!(!fs_dir.path().join("ns/t_true").exists());
+    let namespaces: Vec<String> = fs
+        .list_namespaces()
+        .await
+        .expect("list")
+        .iter()
+        .map(|n| n.to_string())
+        .collect();
+    assert!(
+        !namespaces.iter().any(|n| n.starts_with("ns.t_true")),
+        "{namespaces:?}"
+    );
+    ok(&lake.ctx, "DROP TABLE fs.ns.t_false").await;
+    let kept = files_under(&fs_dir.path().join("ns/t_false"));
+    assert_eq!(
+        kept.iter()
+            .filter(|f| f.extension().is_some_and(|e| e == "parquet"))
+            .count(),
+        2,
+        "{kept:?}"
+    );
+    assert!(
+        kept.iter()
+            .all(|f| !f.to_string_lossy().contains("/metadata/")),
+        "{kept:?}"
+    );
+}

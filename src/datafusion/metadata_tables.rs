@@ -520,12 +520,11 @@ fn manifests_table(
     reference: Option<&[i64]>,
 ) -> Result<RecordBatch> {
     let is_data = |m: &ManifestFile| m.content == ManifestContent::Data;
-    let count = |m: &ManifestFile, data: bool, v: Option<i32>| {
-        Some(if is_data(m) == data {
-            v.unwrap_or(0)
-        } else {
-            0
-        })
+    // a count the manifest list does not hold (v1 lists may leave them out) is null, as
+    // in Java's `ManifestsTable`; the other content's counts are 0
+    let count = |m: &ManifestFile, data: bool, v: Option<i32>| match is_data(m) == data {
+        true => v,
+        false => Some(0),
     };
     let summary_fields = Fields::from(vec![
         Field::new("contains_null", DataType::Boolean, false),
@@ -809,5 +808,30 @@ mod tests {
             (text("lower_bound"), text("upper_bound")),
             ("3".into(), "7".into())
         );
+    }
+
+    /// A count a v1 manifest list leaves out is null, not 0 (Java's `ManifestsTable`
+    /// returns the manifest's null count); the other content's counts stay 0.
+    #[test]
+    fn manifest_counts_left_out_are_null() {
+        let mut unknown = manifest(None);
+        unknown.added_files_count = None;
+        unknown.existing_files_count = None;
+        let batch =
+            manifests_table(&metadata(), &[manifest(None), unknown], None).expect("manifests");
+        let ints = |name: &str| -> Vec<Option<i32>> {
+            batch
+                .column_by_name(name)
+                .expect("column")
+                .as_any()
+                .downcast_ref::<datafusion::arrow::array::Int32Array>()
+                .expect("ints")
+                .iter()
+                .collect()
+        };
+        assert_eq!(ints("added_data_files_count"), [Some(1), None]);
+        assert_eq!(ints("existing_data_files_count"), [Some(0), None]);
+        assert_eq!(ints("deleted_data_files_count"), [Some(0), Some(0)]);
+        assert_eq!(ints("added_delete_files_count"), [Some(0), Some(0)]);
     }
 }

@@ -27,8 +27,8 @@ use datafusion::functions_aggregate::sum::sum_udaf;
 use datafusion::functions_window::expr_fn::row_number;
 use datafusion::logical_expr::expr::WindowFunction;
 use datafusion::logical_expr::{
-    case, create_udf, lit, when, ColumnarValue, Expr, ExprFunctionExt, Volatility, WindowFrame,
-    WindowFrameBound, WindowFrameUnits,
+    case, cast, create_udf, lit, when, ColumnarValue, Expr, ExprFunctionExt, Volatility,
+    WindowFrame, WindowFrameBound, WindowFrameUnits,
 };
 use datafusion::prelude::SessionContext;
 
@@ -395,11 +395,30 @@ fn aggregate_over(
         .build()?)
 }
 
-/// Spark's `RemoveCarryoverIterator` as a plan: among rows equal in every column but
-/// `_change_type` (so of one snapshot), D deletes and I inserts leave D−I deletes or
-/// I−D inserts.
-fn remove_carryovers(raw: DataFrame, columns: &[String]) -> Result<DataFrame> {
+/// The expressions whose values tell two rows of `columns` (of `frame`) apart as
+/// Spark's `ChangelogIterator.isSameRecord` does (`Objects.equals` of each column's
+/// boxed value): each column, and for a float or double column also its text, since
+/// `Double.equals` tells `-0.0` from `0.0` (every NaN equal) while DataFusion's
+/// partitions take them as one value.
+fn row_key(frame: &DataFrame, columns: &[String]) -> Vec<Expr> {
     let mut key: Vec<Expr> = columns.iter().map(|c| column(c)).collect();
+    for c in columns {
+        let float = frame
+            .schema()
+            .field_with_unqualified_name(c)
+            .is_ok_and(|f| f.data_type().is_floating());
+        if float {
+            key.push(cast(column(c), DataType::Utf8));
+        }
+    }
+    key
+}
+
+/// Spark's `RemoveCarryoverIterator` as a plan: among rows equal in every column but
+/// `_change_type` (so of one snapshot; see [`row_key`]), D deletes and I inserts leave
+/// D−I deletes or I−D inserts.
+fn remove_carryovers(raw: DataFrame, columns: &[String]) -> Result<DataFrame> {
+    let mut key = row_key(&raw, columns);
     key.push(column(CHANGE_ORDINAL));
     key.push(column(COMMIT_SNAPSHOT_ID));
     let mut by_type = key.clone();
@@ -433,12 +452,12 @@ fn output(columns: &[String]) -> Vec<Expr> {
     out
 }
 
-/// Spark's `RemoveNetCarryoverIterator` as a plan. Rows equal in the table's columns,
-/// ordered by ordinal then type (`DELETE` first), are read as runs whose inserts and
+/// Spark's `RemoveNetCarryoverIterator` as a plan. Rows equal in the table's columns
+/// (see [`row_key`]), ordered by ordinal then type (`DELETE` first), are read as runs whose inserts and
 /// deletes cancel; what the last run leaves (|inserts − deletes| of the whole group,
 /// of the sign's type) is emitted as copies of that run's first row.
 fn net_changes(raw: DataFrame, columns: &[String]) -> Result<DataFrame> {
-    let key: Vec<Expr> = columns.iter().map(|c| column(c)).collect();
+    let key = row_key(&raw, columns);
     let order = vec![
         column(CHANGE_ORDINAL).sort(true, false),
         column(CHANGE_TYPE).sort(true, false),

@@ -96,6 +96,44 @@ fn cli_json_and_parquet_refuse_two_columns_of_one_name() {
     assert_eq!(stdout(&out), "{\"a\":1,\"a_1\":2}\n");
 }
 
+/// A struct with two fields of one name (`{a: 1, a: 2}`, at any depth) wrote a JSON
+/// object with the key twice: refused as two columns of one name are, naming the struct.
+#[test]
+fn cli_json_and_parquet_refuse_two_struct_fields_of_one_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let parquet = dir.path().join("out.parquet");
+    for (sql, path) in [
+        ("SELECT 1 AS k, {a: 1, a: 2} AS s", "s"),
+        ("SELECT [{x: {a: 1, b: 2, a: 3}}] AS l", "l.item.x"),
+    ] {
+        for args in [
+            vec!["--format", "json", "-c", sql],
+            vec!["-o", parquet.to_str().unwrap(), "-c", sql],
+        ] {
+            let out = run(&args);
+            assert_failure(&out);
+            let what = if args[0] == "-o" {
+                "a Parquet file needs"
+            } else {
+                "JSON objects need"
+            };
+            assert_eq!(
+                stderr(&out),
+                format!(
+                    "error: the struct '{path}' of the result has more than one field named \
+                     'a'; {what} a name per field: name them apart\n"
+                )
+            );
+            assert_eq!(stdout(&out), "");
+            assert!(!parquet.exists());
+        }
+    }
+    // fields named apart are written
+    let out = run(&["--format", "json", "-c", "SELECT {a: 1, b: 2} AS s"]);
+    assert_success(&out);
+    assert_eq!(stdout(&out), "{\"s\":{\"a\":1,\"b\":2}}\n");
+}
+
 #[test]
 fn cli_csv_writes_nested_values_as_json_and_tells_null_from_empty() {
     let out = run(&["--format", "csv", "-c", TRICKY]);

@@ -984,6 +984,120 @@ async fn dml_changelog_view_matches_a_model_of_the_snapshots() {
     assert_eq!(changes(&lake, &format!("{view} u2")).await, updates);
 }
 
+/// Carry-over removal and net changes compare float and double values as Spark's
+/// `ChangelogIterator` (`Objects.equals` of boxed values): a NaN rewritten unchanged is a
+/// carry-over, an update from `0.0` to `-0.0` is a change (DataFusion's partitions
+/// take the two zeros as one value, which dropped the update).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dml_changelog_view_float_zeros_and_nan() {
+    use datafusion::arrow::array::{Float32Array, Float64Array};
+    use datafusion::arrow::compute::cast;
+    use datafusion::arrow::datatypes::DataType;
+    let lake = lake().await;
+    mode_table(
+        &lake,
+        "fl",
+        "id BIGINT NOT NULL, f DOUBLE, g FLOAT",
+        "(1, 0.0, 0.0), (2, CAST('NaN' AS DOUBLE), CAST('NaN' AS FLOAT)), (3, 5.0, 5.0)",
+        "copy-on-write",
+        2,
+    )
+    .await;
+    for statement in [
+        "UPDATE ice.ns.fl SET f = CAST('-0.0' AS DOUBLE) WHERE id = 1",
+        "UPDATE ice.ns.fl SET g = CAST('-0.0' AS FLOAT) WHERE id = 1",
+        "UPDATE ice.ns.fl SET f = CAST('NaN' AS DOUBLE), g = CAST('NaN' AS FLOAT) WHERE id = 2",
+    ] {
+        ok(&lake.ctx, statement).await;
+    }
+    let snaps: Vec<i64> = snapshot_list(&lake, "fl")
+        .await
+        .iter()
+        .map(|s| s.0)
+        .collect();
+    assert_eq!(snaps.len(), 4);
+    // the text `changes` reads a double (and a float: the same for these values) as
+    let text = |v: f64| {
+        let a = cast(&Float64Array::from(vec![v]), &DataType::Utf8).expect("cast");
+        let b = cast(&Float32Array::from(vec![v as f32]), &DataType::Utf8).expect("cast");
+        assert_eq!(a.as_ref(), b.as_ref());
+        a.as_any()
+            .downcast_ref::<datafusion::arrow::array::StringArray>()
+            .expect("string")
+            .value(0)
+            .to_string()
+    };
+    let (zero, neg, nan, five) = (text(0.0), text(-0.0), text(f64::NAN), text(5.0));
+    assert_ne!(zero, neg);
+    let c = |id: i64, v: &str, t: &str, o: usize| {
+        (id, v.to_string(), t.to_string(), o as i64, snaps[o])
+    };
+    let sorted = |mut v: Vec<Change>| {
+        v.sort();
+        v
+    };
+    let view = |col: &str, name: &str| {
+        format!("SELECT id, {col}, _change_type, _change_ordinal, _commit_snapshot_id FROM {name}")
+    };
+
+    ok(&lake.ctx, "CALL ice.system.create_changelog_view('ns.fl')").await;
+    let inserted = || {
+        vec![
+            c(1, &zero, "INSERT", 0),
+            c(2, &nan, "INSERT", 0),
+            c(3, &five, "INSERT", 0),
+        ]
+    };
+    // f: 0.0 → -0.0 at 1; the row changes again at 2 (in g); the NaN rewrite at 3 carries over
+    let mut f = inserted();
+    f.extend([
+        c(1, &zero, "DELETE", 1),
+        c(1, &neg, "INSERT", 1),
+        c(1, &neg, "DELETE", 2),
+        c(1, &neg, "INSERT", 2),
+    ]);
+    assert_eq!(changes(&lake, &view("f", "fl_changes")).await, sorted(f));
+    let mut g = inserted();
+    g.extend([
+        c(1, &zero, "DELETE", 1),
+        c(1, &zero, "INSERT", 1),
+        c(1, &zero, "DELETE", 2),
+        c(1, &neg, "INSERT", 2),
+    ]);
+    assert_eq!(changes(&lake, &view("g", "fl_changes")).await, sorted(g));
+
+    // update images: the zero changes are updates
+    ok(
+        &lake.ctx,
+        "CALL ice.system.create_changelog_view(table => 'ns.fl', changelog_view => 'u', \
+         identifier_columns => array('id'))",
+    )
+    .await;
+    let mut u = inserted();
+    u.extend([
+        c(1, &zero, "UPDATE_BEFORE", 1),
+        c(1, &neg, "UPDATE_AFTER", 1),
+        c(1, &neg, "UPDATE_BEFORE", 2),
+        c(1, &neg, "UPDATE_AFTER", 2),
+    ]);
+    assert_eq!(changes(&lake, &view("f", "u")).await, sorted(u));
+
+    // net changes: each row inserted once, last written (carried over) at 3; the row
+    // of zeros inserted at 0 is deleted again
+    ok(
+        &lake.ctx,
+        "CALL ice.system.create_changelog_view(table => 'ns.fl', changelog_view => 'n', \
+         net_changes => true)",
+    )
+    .await;
+    let net = vec![
+        c(1, &neg, "INSERT", 3),
+        c(2, &nan, "INSERT", 3),
+        c(3, &five, "INSERT", 3),
+    ];
+    assert_eq!(changes(&lake, &view("g", "n")).await, sorted(net));
+}
+
 /// `create_changelog_view`'s refusals: a bad range, conflicting arguments, delete files
 /// in the range (merge-on-read), two deleted rows of one identifier when computing
 /// updates; none registers a view or commits.

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use clap::ValueEnum;
-use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::arrow::datatypes::{DataType, SchemaRef};
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::arrow::util::display::FormatOptions;
 use datafusion::arrow::util::pretty::pretty_format_batches_with_options;
@@ -333,13 +333,16 @@ impl Output {
     }
 }
 
-/// `stream` polled by a task of its own, so that a plan computing inside a single poll
-/// never keeps the caller (and its Ctrl-C) waiting; dropping the result stops the task.
 /// A result written as JSON objects or a Parquet file has a name per column: two columns
 /// of one name (`SELECT * FROM x JOIN y` with `a` in both) would be one JSON key (whose
 /// last value most readers keep) or a Parquet file reading back as one column.
 ///
-/// Errors: the name given twice, with the columns' qualifiers, before the statement runs.
+/// A struct value (at any depth: in a struct, a list element, a map's keys or values)
+/// is a JSON object or a Parquet group too, so its field names are checked alike
+/// (`SELECT {a: 1, a: 2}`).
+///
+/// Errors: the name given twice, with the columns' qualifiers (or the struct column's
+/// path), before the statement runs.
 fn unique_names(schema: &DFSchema, format: Format) -> Result<(), CliError> {
     let mut seen: HashMap<&str, Vec<String>> = HashMap::new();
     let mut repeated: Vec<&str> = vec![];
@@ -354,20 +357,56 @@ fn unique_names(schema: &DFSchema, format: Format) -> Result<(), CliError> {
             repeated.push(name);
         }
     }
-    let Some(name) = repeated.first() else {
-        return Ok(());
-    };
-    let columns = seen.get(name).map(|c| c.join(", ")).unwrap_or_default();
     let what = match format {
         Format::Parquet => "a Parquet file needs",
         _ => "JSON objects need",
     };
+    let Some(name) = repeated.first() else {
+        for (_, field) in schema.iter() {
+            if let Some((path, name)) = repeated_field(field.name(), field.data_type()) {
+                return Err(CliError::new(format!(
+                    "the struct '{path}' of the result has more than one field named \
+                     '{name}'; {what} a name per field: name them apart"
+                )));
+            }
+        }
+        return Ok(());
+    };
+    let columns = seen.get(name).map(|c| c.join(", ")).unwrap_or_default();
     Err(CliError::new(format!(
         "the result has more than one column named '{name}' ({columns}); {what} a name \
          per column: name them apart (SELECT … AS {name}_1, …)"
     )))
 }
 
+/// The first struct inside a value of type `data_type` (of the column or field at
+/// `path`) with two fields of one name: its path (`s`, `l.element`, `m.value.x`) and
+/// the name.
+fn repeated_field(path: &str, data_type: &DataType) -> Option<(String, String)> {
+    match data_type {
+        DataType::Struct(fields) => {
+            let mut seen = std::collections::HashSet::new();
+            if let Some(f) = fields.iter().find(|f| !seen.insert(f.name().as_str())) {
+                return Some((path.to_string(), f.name().clone()));
+            }
+            fields
+                .iter()
+                .find_map(|f| repeated_field(&format!("{path}.{}", f.name()), f.data_type()))
+        }
+        DataType::List(f)
+        | DataType::LargeList(f)
+        | DataType::ListView(f)
+        | DataType::LargeListView(f)
+        | DataType::FixedSizeList(f, _)
+        | DataType::Map(f, _) => repeated_field(&format!("{path}.{}", f.name()), f.data_type()),
+        DataType::Dictionary(_, value) => repeated_field(path, value),
+        DataType::RunEndEncoded(_, values) => repeated_field(path, values.data_type()),
+        _ => None,
+    }
+}
+
+/// `stream` polled by a task of its own, so that a plan computing inside a single poll
+/// never keeps the caller (and its Ctrl-C) waiting; dropping the result stops the task.
 fn on_runtime(mut stream: SendableRecordBatchStream) -> SendableRecordBatchStream {
     let mut builder = RecordBatchReceiverStreamBuilder::new(stream.schema(), 2);
     let tx = builder.tx();

@@ -14,10 +14,13 @@
 //! everywhere (`"t@2026-01-01 10:00:00"`, `TIMESTAMP AS OF '…'`, procedure arguments);
 //! one with a zone (`now()`, `… AT TIME ZONE …`) is its instant.
 
+use std::ops::ControlFlow;
+
 use datafusion::common::tree_node::TreeNodeRecursion;
 use datafusion::common::ScalarValue;
 use datafusion::logical_expr::LogicalPlan;
 use datafusion::prelude::SessionContext;
+use datafusion::sql::sqlparser::ast::visit_relations;
 
 /// Why an expression is no constant: `index` is its position in the list given to
 /// [`constants`], `why` the reason, for the caller's message naming the clause.
@@ -42,10 +45,16 @@ pub(super) async fn constants(
     let state = ctx.state();
     for (index, text) in texts.iter().enumerate() {
         let refuse = |why: String| NotConstant { index, why };
-        let plan = state
-            .create_logical_plan(&format!("SELECT {text}"))
-            .await
-            .map_err(|e| refuse(format!("not a constant expression ({e})")))?;
+        let select = format!("SELECT {text}");
+        let plan = match state.create_logical_plan(&select).await {
+            Ok(plan) => plan,
+            // a table that does not plan (unknown, or Spark's `ns.t.snapshots`, which
+            // statements read as a metadata table) is still a table read
+            Err(_) if names_a_table(ctx, &select) => {
+                return Err(refuse("not a constant (it reads a table)".to_string()))
+            }
+            Err(e) => return Err(refuse(format!("not a constant expression ({e})"))),
+        };
         let LogicalPlan::Projection(projection) = &plan else {
             return Err(refuse("not one constant expression".to_string()));
         };
@@ -83,6 +92,13 @@ pub(super) async fn constants(
             Err(NotConstant { index: 0, why: e })
         }
     }
+}
+
+/// Whether `select` (parsed in the session's dialect) names a relation: a table, a view or
+/// a CTE.
+fn names_a_table(ctx: &SessionContext, select: &str) -> bool {
+    super::parse_statement(ctx, select)
+        .is_some_and(|parsed| visit_relations(&parsed, |_| ControlFlow::Break(())).is_break())
 }
 
 /// `SELECT (t1) AS c0, (t2) AS c1, …` run in `ctx`: its one row, or why it failed.

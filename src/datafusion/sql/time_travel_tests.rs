@@ -224,6 +224,17 @@ async fn time_travel_takes_constant_expressions() {
             "TIMESTAMP AS OF (SELECT max(id) FROM ns.t): not a constant (it reads a table)",
         ),
         (
+            // a table that does not plan: still a table read (it named DataFusion's
+            // 'table not found' of Spark's metadata name)
+            "SELECT * FROM ns.t VERSION AS OF (SELECT max(snapshot_id) FROM ns.t.snapshots)",
+            "VERSION AS OF (SELECT max(snapshot_id) FROM ns.t.snapshots): not a constant (it \
+             reads a table)",
+        ),
+        (
+            "SELECT * FROM ns.t VERSION AS OF (SELECT max(id) FROM ns.nope)",
+            "VERSION AS OF (SELECT max(id) FROM ns.nope): not a constant (it reads a table)",
+        ),
+        (
             "SELECT * FROM ns.t TIMESTAMP AS OF to_timestamp_seconds(random())",
             "TIMESTAMP AS OF to_timestamp_seconds(random()): not a constant: it is volatile",
         ),

@@ -360,6 +360,10 @@ async fn insert_partition_clause_writes_static_values_and_overwrites_only_their_
          SELECT 4, 'd' UNION ALL SELECT 5, 'e'",
         "INSERT INTO ice.ns.sp (id) PARTITION (p = NULL) VALUES (6)",
         "INSERT INTO ice.ns.sp (d, id) PARTITION (p = 'z') VALUES (DATE '2024-01-03', 7)",
+        // Spark's order: the column list after the clause
+        "INSERT INTO ice.ns.sp PARTITION (p = 'z', d) (d, id) VALUES (DATE '2024-01-04', 9)",
+        "INSERT INTO TABLE ice.ns.sp PARTITION (p = 'w') (id, s) \
+         SELECT 10, 'j' UNION ALL (SELECT 11, 'k')",
     ] {
         ok(&lake.ctx, statement).await;
     }
@@ -373,8 +377,12 @@ async fn insert_partition_clause_writes_static_values_and_overwrites_only_their_
             "5|e|x|2024-01-02",
             "6|NULL|NULL|NULL",
             "7|NULL|z|2024-01-03",
+            "9|NULL|z|2024-01-04",
+            "10|j|w|NULL",
+            "11|k|w|NULL",
         ]
     );
+    ok(&lake.ctx, "DELETE FROM ice.ns.sp WHERE id >= 9").await;
     // a static overwrite replaces the rows where every static column has its value, and
     // no other partition (Spark's `OverwriteByExpression`); NULL is matched by IS NULL
     ok(

@@ -1,6 +1,7 @@
 //! Spark's partition clause of an `INSERT`: `INSERT INTO|OVERWRITE [TABLE] t PARTITION
-//! (p = 'x', q) [(cols)] query`. DataFusion 55 parses it and refuses to plan it
-//! ("Partitioned inserts not yet supported").
+//! (p = 'x', q) [(cols)] query` (Spark's order; sqlparser's `t [(cols)] PARTITION (…)`
+//! too). DataFusion 55 parses the latter and refuses to plan it ("Partitioned inserts not
+//! yet supported").
 //!
 //! As Spark plans it (`ResolveInsertInto` and `PartitioningUtils` for a v2 table):
 //! - each name in the clause is an identity partition column of the table's default spec
@@ -34,8 +35,10 @@ use datafusion::sql::sqlparser::ast::{
     TableObject, UnaryOperator,
 };
 use datafusion::sql::sqlparser::parser::Parser;
+use datafusion::sql::sqlparser::tokenizer::Token;
 
 use super::dml_rewrite::{reference, Names};
+use super::tokens::{is_keyword, Tok};
 use crate::datafusion::filter::scalar_to_literal;
 use crate::datafusion::IcebergTableProvider;
 use crate::error::{Error, Result};
@@ -57,7 +60,10 @@ pub(super) async fn plan(ctx: &SessionContext, statement: &str) -> Result<Option
     if !statement.to_ascii_uppercase().contains("PARTITION") {
         return Ok(None);
     }
-    let Some(Statement::Insert(mut insert)) = super::parse_statement(ctx, statement) else {
+    let parsed = super::parse_statement(ctx, statement).or_else(|| {
+        column_list_first(ctx, statement).and_then(|moved| super::parse_statement(ctx, &moved))
+    });
+    let Some(Statement::Insert(mut insert)) = parsed else {
         return Ok(None);
     };
     let Some(clause) = insert.partitioned.take() else {
@@ -233,6 +239,65 @@ pub(super) async fn plan(ctx: &SessionContext, statement: &str) -> Result<Option
         })?
         .data;
     Ok(Some(DataFrame::new(state, plan)))
+}
+
+/// `statement` with Spark's order `INSERT … t PARTITION (…) (c1, c2) query` (Spark's
+/// grammar: the column list after the partition clause) as sqlparser parses it, the
+/// column list before the clause (`t (c1, c2) PARTITION (…) query`); `None` when no list
+/// of names follows the clause.
+fn column_list_first(ctx: &SessionContext, statement: &str) -> Option<String> {
+    let toks = super::tokenize(ctx, statement)?;
+    let at = toks
+        .iter()
+        .position(|t| is_keyword(&t.token, "PARTITION"))?;
+    let clause_end = closing(&toks, at + 1)?;
+    let list_end = closing(&toks, clause_end + 1)?;
+    let inner = &toks[clause_end + 2..list_end];
+    let names = inner.len() % 2 == 1
+        && inner.iter().enumerate().all(|(i, t)| match i % 2 {
+            0 => {
+                matches!(t.token, Token::Word(_))
+                    && !["SELECT", "VALUES", "WITH", "TABLE", "FROM"]
+                        .iter()
+                        .any(|k| is_keyword(&t.token, k))
+            }
+            _ => t.token == Token::Comma,
+        });
+    if !names {
+        return None;
+    }
+    let (clause, list) = (
+        toks[at].start..toks[clause_end].end,
+        toks[clause_end + 1].start..toks[list_end].end,
+    );
+    Some(format!(
+        "{}{} {}{}",
+        statement.get(..clause.start)?,
+        statement.get(list)?,
+        statement.get(clause)?,
+        statement.get(toks[list_end].end..)?
+    ))
+}
+
+/// The index of the `)` closing the `(` at `open`; `None` when no `(` is there.
+fn closing(toks: &[Tok], open: usize) -> Option<usize> {
+    if toks.get(open)?.token != Token::LParen {
+        return None;
+    }
+    let mut depth = 0usize;
+    for (i, t) in toks.iter().enumerate().skip(open) {
+        match t.token {
+            Token::LParen => depth += 1,
+            Token::RParen => {
+                depth = depth.checked_sub(1)?;
+                if depth == 0 {
+                    return Some(i);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
 }
 
 /// The top-level columns that are the source of an identity field of the table's default

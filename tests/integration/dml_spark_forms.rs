@@ -364,6 +364,11 @@ async fn insert_partition_clause_writes_static_values_and_overwrites_only_their_
         "INSERT INTO ice.ns.sp PARTITION (p = 'z', d) (d, id) VALUES (DATE '2024-01-04', 9)",
         "INSERT INTO TABLE ice.ns.sp PARTITION (p = 'w') (id, s) \
          SELECT 10, 'j' UNION ALL (SELECT 11, 'k')",
+        // VALUES with ORDER BY / LIMIT, in set operations, in parentheses
+        "INSERT INTO ice.ns.sp PARTITION (p = 'v', d = '2024-01-05') \
+         VALUES (13, 'm'), (12, 'l') ORDER BY 1 LIMIT 1",
+        "INSERT INTO ice.ns.sp PARTITION (p = 'v', d = '2024-01-05') \
+         VALUES (14, 'n') UNION ALL (VALUES (15, 'o')) EXCEPT SELECT 15, 'o'",
     ] {
         ok(&lake.ctx, statement).await;
     }
@@ -380,6 +385,8 @@ async fn insert_partition_clause_writes_static_values_and_overwrites_only_their_
             "9|NULL|z|2024-01-04",
             "10|j|w|NULL",
             "11|k|w|NULL",
+            "12|l|v|2024-01-05",
+            "14|n|v|2024-01-05",
         ]
     );
     ok(&lake.ctx, "DELETE FROM ice.ns.sp WHERE id >= 9").await;

@@ -336,42 +336,65 @@ fn is_literal(value: &Expr) -> bool {
     }
 }
 
-/// `query` with `values` appended to each of its rows: to its `SELECT` list (aliased, so
-/// equal values do not clash), to each `VALUES` row, or through `SELECT *, …` around it.
+/// `query` with `values` appended to each of its rows: to its `SELECT` lists (aliased, so
+/// equal values do not clash) and `VALUES` rows, through set operations and parentheses
+/// (equal constants on both sides keep what `UNION`, `INTERSECT` and `EXCEPT` answer;
+/// `ORDER BY` and `LIMIT` see the same columns first), or through `SELECT *, …` around
+/// any other query (`TABLE t`). A `VALUES` is not wrapped: DataFusion plans a `VALUES`
+/// inside an `INSERT`'s query with the target's columns, which it then lacks.
 fn append_values(ctx: &SessionContext, mut query: Query, values: &[Expr]) -> Result<Query> {
     if values.is_empty() {
         return Ok(query);
     }
-    match query.body.as_mut() {
-        SetExpr::Select(select) => {
-            select
-                .projection
-                .extend(values.iter().enumerate().map(|(i, v)| aliased(i, v)));
-            Ok(query)
-        }
-        SetExpr::Values(rows) if query.order_by.is_none() && query.limit_clause.is_none() => {
+    if appendable(&query.body) {
+        append_to(&mut query.body, values);
+        return Ok(query);
+    }
+    let list = values
+        .iter()
+        .enumerate()
+        .map(|(i, v)| aliased(i, v).to_string())
+        .collect::<Vec<_>>()
+        .join(", ");
+    let text = format!("SELECT *, {list} FROM ({query}) AS {SOURCE_ALIAS}");
+    let dialect = super::session_dialect(ctx);
+    let mut parser = Parser::new(dialect.as_ref())
+        .try_with_sql(&text)
+        .map_err(|e| Error::invalid_argument(e.to_string()))?;
+    parser
+        .parse_query()
+        .map(|q| *q)
+        .map_err(|e| Error::invalid_argument(e.to_string()))
+}
+
+/// Whether every row source of `body` is a `SELECT` list or a `VALUES` row.
+fn appendable(body: &SetExpr) -> bool {
+    match body {
+        SetExpr::Select(_) | SetExpr::Values(_) => true,
+        SetExpr::SetOperation { left, right, .. } => appendable(left) && appendable(right),
+        SetExpr::Query(q) => appendable(&q.body),
+        _ => false,
+    }
+}
+
+/// `values` appended to each `SELECT` list and `VALUES` row of `body` (see
+/// [`appendable`]).
+fn append_to(body: &mut SetExpr, values: &[Expr]) {
+    match body {
+        SetExpr::Select(select) => select
+            .projection
+            .extend(values.iter().enumerate().map(|(i, v)| aliased(i, v))),
+        SetExpr::Values(rows) => {
             for row in &mut rows.rows {
                 row.extend(values.iter().cloned());
             }
-            Ok(query)
         }
-        _ => {
-            let list = values
-                .iter()
-                .enumerate()
-                .map(|(i, v)| aliased(i, v).to_string())
-                .collect::<Vec<_>>()
-                .join(", ");
-            let text = format!("SELECT *, {list} FROM ({query}) AS {SOURCE_ALIAS}");
-            let dialect = super::session_dialect(ctx);
-            let mut parser = Parser::new(dialect.as_ref())
-                .try_with_sql(&text)
-                .map_err(|e| Error::invalid_argument(e.to_string()))?;
-            parser
-                .parse_query()
-                .map(|q| *q)
-                .map_err(|e| Error::invalid_argument(e.to_string()))
+        SetExpr::SetOperation { left, right, .. } => {
+            append_to(left, values);
+            append_to(right, values);
         }
+        SetExpr::Query(q) => append_to(&mut q.body, values),
+        _ => {}
     }
 }
 

@@ -360,6 +360,15 @@ async fn insert_partition_clause_writes_static_values_and_overwrites_only_their_
          SELECT 4, 'd' UNION ALL SELECT 5, 'e'",
         "INSERT INTO ice.ns.sp (id) PARTITION (p = NULL) VALUES (6)",
         "INSERT INTO ice.ns.sp (d, id) PARTITION (p = 'z') VALUES (DATE '2024-01-03', 7)",
+        // Spark's order: the column list after the clause
+        "INSERT INTO ice.ns.sp PARTITION (p = 'z', d) (d, id) VALUES (DATE '2024-01-04', 9)",
+        "INSERT INTO TABLE ice.ns.sp PARTITION (p = 'w') (id, s) \
+         SELECT 10, 'j' UNION ALL (SELECT 11, 'k')",
+        // VALUES with ORDER BY / LIMIT, in set operations, in parentheses
+        "INSERT INTO ice.ns.sp PARTITION (p = 'v', d = '2024-01-05') \
+         VALUES (13, 'm'), (12, 'l') ORDER BY 1 LIMIT 1",
+        "INSERT INTO ice.ns.sp PARTITION (p = 'v', d = '2024-01-05') \
+         VALUES (14, 'n') UNION ALL (VALUES (15, 'o')) EXCEPT SELECT 15, 'o'",
     ] {
         ok(&lake.ctx, statement).await;
     }
@@ -373,8 +382,14 @@ async fn insert_partition_clause_writes_static_values_and_overwrites_only_their_
             "5|e|x|2024-01-02",
             "6|NULL|NULL|NULL",
             "7|NULL|z|2024-01-03",
+            "9|NULL|z|2024-01-04",
+            "10|j|w|NULL",
+            "11|k|w|NULL",
+            "12|l|v|2024-01-05",
+            "14|n|v|2024-01-05",
         ]
     );
+    ok(&lake.ctx, "DELETE FROM ice.ns.sp WHERE id >= 9").await;
     // a static overwrite replaces the rows where every static column has its value, and
     // no other partition (Spark's `OverwriteByExpression`); NULL is matched by IS NULL
     ok(
@@ -516,4 +531,65 @@ async fn insert_partition_clause_writes_static_values_and_overwrites_only_their_
         ok(&lake.ctx, "SELECT id FROM ice.ns.flat ORDER BY id").await,
         "+----+\n| id |\n+----+\n| 1  |\n| 2  |\n+----+"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn insert_partition_clause_takes_uuid_text_for_static_and_query_columns() {
+    let lake = lake().await;
+    ok(
+        &lake.ctx,
+        "CREATE TABLE ice.ns.up (k UUID, id BIGINT, u UUID) PARTITIONED BY (k)",
+    )
+    .await;
+    let (k1, k2) = (
+        "f79c3e09-677c-4bbd-a479-3f349cb785e7",
+        "a79c3e09-677c-4bbd-a479-3f349cb785e7",
+    );
+    let u = "0e8400e2-9b41-4d4a-8716-446655440000";
+    // the static value is the uuid's text, as Spark shows a uuid; the query's text
+    // values are written to the columns after the static one (`u`, not `k`)
+    for statement in [
+        format!("INSERT INTO ice.ns.up PARTITION (k = '{k1}') VALUES (1, '{u}'), (2, NULL)"),
+        format!("INSERT INTO ice.ns.up PARTITION (K = '{k2}') SELECT 3, '{u}'"),
+        format!("INSERT INTO ice.ns.up (u, id) PARTITION (k = '{k2}') VALUES ('{u}', 4)"),
+    ] {
+        ok(&lake.ctx, &statement).await;
+    }
+    let rows = || async {
+        ok(
+            &lake.ctx,
+            "SELECT id, CAST(k AS STRING) AS k, coalesce(CAST(u AS STRING), 'NULL') AS u \
+             FROM ice.ns.up ORDER BY id",
+        )
+        .await
+    };
+    let before = rows().await;
+    for (id, k, value) in [(1, k1, u), (2, k1, "NULL"), (3, k2, u), (4, k2, u)] {
+        assert!(
+            before.contains(&format!("| {id}  | {k} | {value}")),
+            "{id}: {before}"
+        );
+    }
+    // a static overwrite replaces the rows of that uuid alone
+    ok(
+        &lake.ctx,
+        &format!("INSERT OVERWRITE ice.ns.up PARTITION (k = '{k1}') SELECT 5, NULL"),
+    )
+    .await;
+    let after = rows().await;
+    assert_eq!(after.matches(k1).count(), 1, "{after}");
+    assert!(after.contains(&format!("| 5  | {k1} |")), "{after}");
+    assert_eq!(after.matches(k2).count(), 2, "{after}");
+    assert!(
+        !after.contains("| 1 ") && !after.contains("| 2 "),
+        "{after}"
+    );
+    // a text that is no uuid is refused naming the column
+    refused(
+        &lake,
+        "up",
+        "INSERT OVERWRITE ice.ns.up PARTITION (k = 'nope') SELECT 6, NULL",
+        &["'nope' is not a UUID", "uuid column 'k'"],
+    )
+    .await;
 }

@@ -1,6 +1,7 @@
 //! Spark's partition clause of an `INSERT`: `INSERT INTO|OVERWRITE [TABLE] t PARTITION
-//! (p = 'x', q) [(cols)] query`. DataFusion 55 parses it and refuses to plan it
-//! ("Partitioned inserts not yet supported").
+//! (p = 'x', q) [(cols)] query` (Spark's order; sqlparser's `t [(cols)] PARTITION (…)`
+//! too). DataFusion 55 parses the latter and refuses to plan it ("Partitioned inserts not
+//! yet supported").
 //!
 //! As Spark plans it (`ResolveInsertInto` and `PartitioningUtils` for a v2 table):
 //! - each name in the clause is an identity partition column of the table's default spec
@@ -34,8 +35,10 @@ use datafusion::sql::sqlparser::ast::{
     TableObject, UnaryOperator,
 };
 use datafusion::sql::sqlparser::parser::Parser;
+use datafusion::sql::sqlparser::tokenizer::Token;
 
 use super::dml_rewrite::{reference, Names};
+use super::tokens::{is_keyword, Tok};
 use crate::datafusion::filter::scalar_to_literal;
 use crate::datafusion::IcebergTableProvider;
 use crate::error::{Error, Result};
@@ -57,7 +60,10 @@ pub(super) async fn plan(ctx: &SessionContext, statement: &str) -> Result<Option
     if !statement.to_ascii_uppercase().contains("PARTITION") {
         return Ok(None);
     }
-    let Some(Statement::Insert(mut insert)) = super::parse_statement(ctx, statement) else {
+    let parsed = super::parse_statement(ctx, statement).or_else(|| {
+        column_list_first(ctx, statement).and_then(|moved| super::parse_statement(ctx, &moved))
+    });
+    let Some(Statement::Insert(mut insert)) = parsed else {
         return Ok(None);
     };
     let Some(clause) = insert.partitioned.take() else {
@@ -235,6 +241,65 @@ pub(super) async fn plan(ctx: &SessionContext, statement: &str) -> Result<Option
     Ok(Some(DataFrame::new(state, plan)))
 }
 
+/// `statement` with Spark's order `INSERT … t PARTITION (…) (c1, c2) query` (Spark's
+/// grammar: the column list after the partition clause) as sqlparser parses it, the
+/// column list before the clause (`t (c1, c2) PARTITION (…) query`); `None` when no list
+/// of names follows the clause.
+fn column_list_first(ctx: &SessionContext, statement: &str) -> Option<String> {
+    let toks = super::tokenize(ctx, statement)?;
+    let at = toks
+        .iter()
+        .position(|t| is_keyword(&t.token, "PARTITION"))?;
+    let clause_end = closing(&toks, at + 1)?;
+    let list_end = closing(&toks, clause_end + 1)?;
+    let inner = &toks[clause_end + 2..list_end];
+    let names = inner.len() % 2 == 1
+        && inner.iter().enumerate().all(|(i, t)| match i % 2 {
+            0 => {
+                matches!(t.token, Token::Word(_))
+                    && !["SELECT", "VALUES", "WITH", "TABLE", "FROM"]
+                        .iter()
+                        .any(|k| is_keyword(&t.token, k))
+            }
+            _ => t.token == Token::Comma,
+        });
+    if !names {
+        return None;
+    }
+    let (clause, list) = (
+        toks[at].start..toks[clause_end].end,
+        toks[clause_end + 1].start..toks[list_end].end,
+    );
+    Some(format!(
+        "{}{} {}{}",
+        statement.get(..clause.start)?,
+        statement.get(list)?,
+        statement.get(clause)?,
+        statement.get(toks[list_end].end..)?
+    ))
+}
+
+/// The index of the `)` closing the `(` at `open`; `None` when no `(` is there.
+fn closing(toks: &[Tok], open: usize) -> Option<usize> {
+    if toks.get(open)?.token != Token::LParen {
+        return None;
+    }
+    let mut depth = 0usize;
+    for (i, t) in toks.iter().enumerate().skip(open) {
+        match t.token {
+            Token::LParen => depth += 1,
+            Token::RParen => {
+                depth = depth.checked_sub(1)?;
+                if depth == 0 {
+                    return Some(i);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
 /// The top-level columns that are the source of an identity field of the table's default
 /// partition spec, in the spec's order.
 fn identity_partition_columns(table: &IcebergTableProvider) -> Vec<String> {
@@ -271,42 +336,65 @@ fn is_literal(value: &Expr) -> bool {
     }
 }
 
-/// `query` with `values` appended to each of its rows: to its `SELECT` list (aliased, so
-/// equal values do not clash), to each `VALUES` row, or through `SELECT *, …` around it.
+/// `query` with `values` appended to each of its rows: to its `SELECT` lists (aliased, so
+/// equal values do not clash) and `VALUES` rows, through set operations and parentheses
+/// (equal constants on both sides keep what `UNION`, `INTERSECT` and `EXCEPT` answer;
+/// `ORDER BY` and `LIMIT` see the same columns first), or through `SELECT *, …` around
+/// any other query (`TABLE t`). A `VALUES` is not wrapped: DataFusion plans a `VALUES`
+/// inside an `INSERT`'s query with the target's columns, which it then lacks.
 fn append_values(ctx: &SessionContext, mut query: Query, values: &[Expr]) -> Result<Query> {
     if values.is_empty() {
         return Ok(query);
     }
-    match query.body.as_mut() {
-        SetExpr::Select(select) => {
-            select
-                .projection
-                .extend(values.iter().enumerate().map(|(i, v)| aliased(i, v)));
-            Ok(query)
-        }
-        SetExpr::Values(rows) if query.order_by.is_none() && query.limit_clause.is_none() => {
+    if appendable(&query.body) {
+        append_to(&mut query.body, values);
+        return Ok(query);
+    }
+    let list = values
+        .iter()
+        .enumerate()
+        .map(|(i, v)| aliased(i, v).to_string())
+        .collect::<Vec<_>>()
+        .join(", ");
+    let text = format!("SELECT *, {list} FROM ({query}) AS {SOURCE_ALIAS}");
+    let dialect = super::session_dialect(ctx);
+    let mut parser = Parser::new(dialect.as_ref())
+        .try_with_sql(&text)
+        .map_err(|e| Error::invalid_argument(e.to_string()))?;
+    parser
+        .parse_query()
+        .map(|q| *q)
+        .map_err(|e| Error::invalid_argument(e.to_string()))
+}
+
+/// Whether every row source of `body` is a `SELECT` list or a `VALUES` row.
+fn appendable(body: &SetExpr) -> bool {
+    match body {
+        SetExpr::Select(_) | SetExpr::Values(_) => true,
+        SetExpr::SetOperation { left, right, .. } => appendable(left) && appendable(right),
+        SetExpr::Query(q) => appendable(&q.body),
+        _ => false,
+    }
+}
+
+/// `values` appended to each `SELECT` list and `VALUES` row of `body` (see
+/// [`appendable`]).
+fn append_to(body: &mut SetExpr, values: &[Expr]) {
+    match body {
+        SetExpr::Select(select) => select
+            .projection
+            .extend(values.iter().enumerate().map(|(i, v)| aliased(i, v))),
+        SetExpr::Values(rows) => {
             for row in &mut rows.rows {
                 row.extend(values.iter().cloned());
             }
-            Ok(query)
         }
-        _ => {
-            let list = values
-                .iter()
-                .enumerate()
-                .map(|(i, v)| aliased(i, v).to_string())
-                .collect::<Vec<_>>()
-                .join(", ");
-            let text = format!("SELECT *, {list} FROM ({query}) AS {SOURCE_ALIAS}");
-            let dialect = super::session_dialect(ctx);
-            let mut parser = Parser::new(dialect.as_ref())
-                .try_with_sql(&text)
-                .map_err(|e| Error::invalid_argument(e.to_string()))?;
-            parser
-                .parse_query()
-                .map(|q| *q)
-                .map_err(|e| Error::invalid_argument(e.to_string()))
+        SetExpr::SetOperation { left, right, .. } => {
+            append_to(left, values);
+            append_to(right, values);
         }
+        SetExpr::Query(q) => append_to(&mut q.body, values),
+        _ => {}
     }
 }
 

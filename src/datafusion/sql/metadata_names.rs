@@ -33,9 +33,12 @@ pub(super) fn candidate(statement: &str) -> bool {
         return false;
     }
     let lower = statement.to_ascii_lowercase();
-    MetadataTableKind::ALL
-        .iter()
-        .any(|k| lower.contains(&format!(".{}", k.name())))
+    // the last part quoted (`ns."t"."files"`, `` ns.`t`.`files` ``) too
+    MetadataTableKind::ALL.iter().any(|k| {
+        [".", ".\"", ".`"]
+            .iter()
+            .any(|dot| lower.contains(&format!("{dot}{}", k.name())))
+    })
 }
 
 /// `text` (tokenized as `toks`) with Spark's metadata table names as `"t$kind"` names (see
@@ -67,6 +70,8 @@ pub(super) async fn rewrite(
             ControlFlow::<()>::Continue(())
         });
     }
+    // `DESCRIBE`/`SHOW COLUMNS FROM` name the table: no alias there
+    let describes = super::tokens::first_word_is(text, &["SHOW", "DESCRIBE", "DESC"]);
     let mut edits: Vec<(std::ops::Range<usize>, String)> = Vec::new();
     for parts in super::tokens::dotted_names(toks) {
         let k = parts[parts.len() - 1];
@@ -97,13 +102,14 @@ pub(super) async fn rewrite(
             continue;
         }
         let table_tok = parts[parts.len() - 2];
-        let Token::Word(w) = &toks[table_tok].token else {
+        // the table's name as DataFusion reads it (`NS.T.FILES` is table `t`)
+        let Some(table_name) = table.last() else {
             continue;
         };
         let doubled = format!("{quote}{quote}");
-        let name = format!("{}${}", w.value, kind.name()).replace(quote, &doubled);
+        let name = format!("{table_name}${}", kind.name()).replace(quote, &doubled);
         let mut replacement = format!("{quote}{name}{quote}");
-        if reads_rows_at(toks, parts[0]) && !has_alias(toks, k) && !versioned {
+        if !describes && reads_rows_at(toks, parts[0]) && !has_alias(toks, k) && !versioned {
             replacement.push_str(&format!(" AS {quote}{}{quote}", kind.name()));
         }
         edits.push((toks[table_tok].start..toks[k].end, replacement));

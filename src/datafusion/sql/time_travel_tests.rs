@@ -417,6 +417,30 @@ async fn spark_metadata_table_names_read_the_metadata_tables() {
     ] {
         assert_eq!(ok(&ctx, sql).await, [[expected]], "{sql}");
     }
+    // names as Spark resolves them: unquoted ones in any case, quoted parts; `DESCRIBE`
+    // and `SHOW COLUMNS` list the metadata table's columns
+    for (sql, expected) in [
+        ("SELECT count(*) FROM NS.T.FILES", "2"),
+        ("SELECT count(*) FROM Cat.Ns.T.Snapshots", "2"),
+        ("SELECT count(*) FROM ns.\"t\".\"files\"", "2"),
+        ("SELECT count(*) FROM \"ns\".\"t\".\"history\" AS h", "2"),
+        ("SELECT count(*) FROM NS.T.FILES VERSION AS OF 'v1'", "1"),
+    ] {
+        assert_eq!(ok(&ctx, sql).await, [[expected]], "{sql}");
+    }
+    assert_eq!(
+        ok(&ctx, "SHOW COLUMNS FROM ns.t.snapshots").await,
+        ok(&ctx, "SHOW COLUMNS FROM ns.\"t$snapshots\"").await
+    );
+    for sql in ["DESCRIBE ns.t.snapshots", "DESCRIBE NS.T.SNAPSHOTS"] {
+        let rows = ok(&ctx, sql).await;
+        let names: Vec<&str> = rows
+            .iter()
+            .map(|r| r.iter().find(|v| *v == "snapshot_id" || *v == "parent_id"))
+            .filter_map(|v| v.map(String::as_str))
+            .collect();
+        assert_eq!(names, ["snapshot_id", "parent_id"], "{sql}: {rows:?}");
+    }
     // a table of that name keeps its meaning
     ok(&ctx, "CREATE TABLE ns.files (x INT)").await;
     ok(&ctx, "INSERT INTO ns.files VALUES (7), (8), (9)").await;

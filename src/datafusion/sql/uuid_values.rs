@@ -11,7 +11,8 @@
 //! [`uuid_text_values`] finds, in such a statement whose target table has a uuid column,
 //! each string literal that is written to that column directly: a value of a `VALUES`
 //! row or an item of a `SELECT` list of the inserted query (by position, with the
-//! statement's column list or the table's columns in order; through `UNION`s), or the
+//! statement's column list or the table's columns in order, those of Spark's
+//! `PARTITION (p = '…')` clause aside; through `UNION`s), a static value of that clause, or the
 //! value of a `SET u = '…'` assignment. It replaces the literal in the statement text by
 //! the UUID's 16 bytes as a hexadecimal literal (`X'550e8400…'`), which DataFusion writes
 //! into the column as it is. Only such literals change: a string elsewhere in the
@@ -21,8 +22,9 @@
 use datafusion::common::TableReference;
 use datafusion::prelude::SessionContext;
 use datafusion::sql::sqlparser::ast::{
-    Assignment, AssignmentTarget, Expr, MergeAction, MergeInsertKind, ObjectName, ObjectNamePart,
-    Query, SelectItem, SetExpr, Statement, TableFactor, TableObject, Value,
+    Assignment, AssignmentTarget, BinaryOperator, Expr, Ident, MergeAction, MergeInsertKind,
+    ObjectName, ObjectNamePart, Query, SelectItem, SetExpr, Statement, TableFactor, TableObject,
+    Value,
 };
 use datafusion::sql::sqlparser::tokenizer::Location;
 
@@ -39,6 +41,22 @@ struct Target {
 impl Target {
     fn is_uuid(&self, name: &str) -> bool {
         self.columns.iter().any(|(n, uuid)| *uuid && n == name)
+    }
+
+    /// The column `name` stands for: the one of that name, else the only one equal to
+    /// it ignoring ASCII case.
+    fn resolve(&self, name: &str) -> Option<String> {
+        if self.columns.iter().any(|(n, _)| n == name) {
+            return Some(name.to_string());
+        }
+        let mut folded = self
+            .columns
+            .iter()
+            .filter(|(n, _)| n.eq_ignore_ascii_case(name));
+        match (folded.next(), folded.next()) {
+            (Some((n, _)), None) => Some(n.clone()),
+            _ => None,
+        }
     }
 
     /// Whether each column of the column list `names` (the table's columns when empty)
@@ -98,11 +116,31 @@ pub(super) async fn uuid_text_values(
             let Some(target) = target(ctx, &name_of(table)).await else {
                 return Ok(None);
             };
-            let columns: Vec<String> = insert
+            let mut columns: Vec<String> = insert
                 .columns
                 .iter()
                 .filter_map(|c| name_of(c).pop())
                 .collect();
+            if columns.is_empty() {
+                columns = insert
+                    .after_columns
+                    .iter()
+                    .map(|i| ident_name(i, normalize))
+                    .collect();
+            }
+            if let Some(clause) = &insert.partitioned {
+                // Spark's `PARTITION (p = v, q)`: a static value is written to its
+                // column, the query gives the table's other columns
+                let statics = partition_literals(clause, &target, normalize, &mut found);
+                if columns.is_empty() {
+                    columns = target
+                        .columns
+                        .iter()
+                        .map(|(n, _)| n.clone())
+                        .filter(|n| !statics.contains(n))
+                        .collect();
+                }
+            }
             if let Some(source) = &insert.source {
                 query_literals(source, &target.positions(&columns), &mut found);
             }
@@ -186,6 +224,46 @@ async fn target(ctx: &SessionContext, parts: &[String]) -> Option<Target> {
         .iter()
         .any(|(_, uuid)| *uuid)
         .then_some(Target { columns })
+}
+
+/// The string literals of the static values of a `PARTITION (p = v, q)` clause given to
+/// uuid columns; returns the static columns (as the table names them: the one column
+/// of that name, ASCII case aside, as `insert_partition` resolves them).
+fn partition_literals(
+    clause: &[Expr],
+    target: &Target,
+    normalize: bool,
+    found: &mut Vec<Found>,
+) -> Vec<String> {
+    let mut statics = Vec::new();
+    for item in clause {
+        let Expr::BinaryOp {
+            left,
+            op: BinaryOperator::Eq,
+            right,
+        } = item
+        else {
+            continue;
+        };
+        let Expr::Identifier(ident) = left.as_ref() else {
+            continue;
+        };
+        let wanted = ident_name(ident, normalize);
+        let column = target.resolve(&wanted).unwrap_or(wanted);
+        if target.is_uuid(&column) {
+            literal(right, &column, found);
+        }
+        statics.push(column);
+    }
+    statics
+}
+
+/// `ident` as DataFusion names it: lowercased when unquoted and identifiers normalize.
+fn ident_name(ident: &Ident, normalize: bool) -> String {
+    match ident.quote_style.is_none() && normalize {
+        true => ident.value.to_lowercase(),
+        false => ident.value.clone(),
+    }
 }
 
 /// The string literals of `query`'s rows (or `SELECT` lists) at uuid `positions`.

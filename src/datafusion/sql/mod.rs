@@ -255,7 +255,9 @@ pub async fn execute(ctx: &SessionContext, statement: &str) -> Result<DataFrame>
         // not deeper in `execute_statement`: it runs a whole `PREPARE` itself)
         Box::pin(prepare_rebind::rebind(ctx, statement)).await?;
     }
-    let df = execute_statement(ctx, statement).await?;
+    // boxed: a statement's future is large (every rewrite's state), and a caller's
+    // future that holds it inline (a test's, pinned on its thread's stack) overflowed
+    let df = Box::pin(execute_statement(ctx, statement)).await?;
     crate::datafusion::dml::plan_row_level_subqueries(df).await
 }
 
@@ -311,7 +313,7 @@ async fn execute_statement(ctx: &SessionContext, statement: &str) -> Result<Data
         true => match tokenize(ctx, statement) {
             Some(toks_now) => {
                 let quote = quote_of(session_dialect(ctx).as_ref());
-                match metadata_names::rewrite(ctx, statement, &toks_now, quote).await? {
+                match Box::pin(metadata_names::rewrite(ctx, statement, &toks_now, quote)).await? {
                     Some(text) => {
                         with_metadata_names = text;
                         &with_metadata_names
@@ -337,7 +339,11 @@ async fn execute_statement(ctx: &SessionContext, statement: &str) -> Result<Data
             match toks_now {
                 Some(toks_now) => {
                     let quote = quote_of(session_dialect(ctx).as_ref());
-                    match time_travel::spark_time_travel(ctx, statement, toks_now, quote).await? {
+                    match Box::pin(time_travel::spark_time_travel(
+                        ctx, statement, toks_now, quote,
+                    ))
+                    .await?
+                    {
                         Some(text) => {
                             with_versions = text;
                             &with_versions
@@ -354,7 +360,9 @@ async fn execute_statement(ctx: &SessionContext, statement: &str) -> Result<Data
     write_target::check(ctx, statement).await?;
     // Spark's `INSERT … PARTITION (p = v)` clause, which DataFusion refuses
     if tokens::first_word_is(statement, &["INSERT"]) {
-        if let Some(df) = insert_partition::plan(ctx, statement).await? {
+        // boxed, as each rewrite here: their states would all sit in this future (and
+        // on the caller's stack)
+        if let Some(df) = Box::pin(insert_partition::plan(ctx, statement)).await? {
             return Ok(df);
         }
     }

@@ -414,17 +414,13 @@ fn row_key(frame: &DataFrame, columns: &[String]) -> Vec<Expr> {
     key
 }
 
-/// Spark's `RemoveCarryoverIterator` as a plan: among rows equal in every column but
-/// `_change_type` (so of one snapshot; see [`row_key`]), D deletes and I inserts leave
-/// D−I deletes or I−D inserts.
-fn remove_carryovers(raw: DataFrame, columns: &[String]) -> Result<DataFrame> {
-    let mut key = row_key(&raw, columns);
-    key.push(column(CHANGE_ORDINAL));
-    key.push(column(COMMIT_SNAPSHOT_ID));
+/// `df` with, per row, the deletes (`__d`) and inserts (`__i`) among the rows of its
+/// `key`, and its number among the rows of its key and change type (`__rn`, from 1).
+fn counted(df: DataFrame, key: Vec<Expr>) -> Result<DataFrame> {
     let mut by_type = key.clone();
     by_type.push(column(CHANGE_TYPE));
     // one `window` per partitioning: DataFusion plans each over one sort
-    let windowed = raw
+    Ok(df
         .window(vec![
             aggregate_over(sum_udaf(), is(DELETE)?, key.clone(), vec![])?.alias("__d"),
             aggregate_over(sum_udaf(), is(INSERT)?, key, vec![])?.alias("__i"),
@@ -432,7 +428,17 @@ fn remove_carryovers(raw: DataFrame, columns: &[String]) -> Result<DataFrame> {
         .window(vec![row_number()
             .partition_by(by_type)
             .build()?
-            .alias("__rn")])?;
+            .alias("__rn")])?)
+}
+
+/// Spark's `RemoveCarryoverIterator` as a plan: among rows equal in every column but
+/// `_change_type` (so of one snapshot; see [`row_key`]), D deletes and I inserts leave
+/// D−I deletes or I−D inserts.
+fn remove_carryovers(raw: DataFrame, columns: &[String]) -> Result<DataFrame> {
+    let mut key = row_key(&raw, columns);
+    key.push(column(CHANGE_ORDINAL));
+    key.push(column(COMMIT_SNAPSHOT_ID));
+    let windowed = counted(raw, key)?;
     let (d, i, rn) = (column("__d"), column("__i"), column("__rn"));
     let keep = (column(CHANGE_TYPE)
         .eq(lit(DELETE))
@@ -527,17 +533,7 @@ fn net_changes(raw: DataFrame, columns: &[String]) -> Result<DataFrame> {
 fn update_images(changes: DataFrame, columns: &[String], ids: &[String]) -> Result<DataFrame> {
     let mut key: Vec<Expr> = ids.iter().map(|c| column(c)).collect();
     key.push(column(CHANGE_ORDINAL));
-    let mut by_type = key.clone();
-    by_type.push(column(CHANGE_TYPE));
-    let windowed = changes
-        .window(vec![
-            aggregate_over(sum_udaf(), is(DELETE)?, key.clone(), vec![])?.alias("__d"),
-            aggregate_over(sum_udaf(), is(INSERT)?, key, vec![])?.alias("__i"),
-        ])?
-        .window(vec![row_number()
-            .partition_by(by_type)
-            .build()?
-            .alias("__rn")])?;
+    let windowed = counted(changes, key)?;
     let message = format!(
         "Cannot compute updates because there are multiple rows with the same identifier \
          fields([{}]). Please make sure the rows are unique.",

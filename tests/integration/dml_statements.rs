@@ -867,121 +867,94 @@ async fn dml_changelog_view_matches_a_model_of_the_snapshots() {
         ]
     );
 
+    // the changes of view `name` made by the procedure with `args` after the table
+    let changelog = |name: &'static str, args: String| {
+        let lake = &lake;
+        async move {
+            ok(
+                &lake.ctx,
+                &format!(
+                    "CALL ice.system.create_changelog_view(table => 'ns.t', \
+                     changelog_view => '{name}'{args})"
+                ),
+            )
+            .await;
+            changes(lake, &format!("{view} {name}")).await
+        }
+    };
+    let range = |pairs: &[(&str, i64)]| {
+        let pairs: Vec<String> = pairs.iter().map(|(k, v)| format!("'{k}', '{v}'")).collect();
+        format!(", options => map({})", pairs.join(", "))
+    };
+
     // snapshot range: after snapshot 1, up to snapshot 5 (named view, replaced)
-    for _ in 0..2 {
-        ok(
-            &lake.ctx,
-            &format!(
-                "CALL ice.system.create_changelog_view(table => 'ns.t', changelog_view => 'r', \
-                 options => map('start-snapshot-id', '{}', 'end-snapshot-id', '{}'))",
-                snaps[1].0, snaps[5].0
-            ),
-        )
-        .await;
-    }
+    let r = [
+        ("start-snapshot-id", snaps[1].0),
+        ("end-snapshot-id", snaps[5].0),
+    ];
+    changelog("r", range(&r)).await;
     assert_eq!(
-        changes(&lake, &format!("{view} r")).await,
+        changelog("r", range(&r)).await,
         model(Some(1), 5, false, false)
     );
     // end only
-    ok(
-        &lake.ctx,
-        &format!(
-            "CALL ice.system.create_changelog_view(table => 'ns.t', changelog_view => 'e', \
-             options => map('end-snapshot-id', '{}'))",
-            snaps[2].0
-        ),
-    )
-    .await;
     assert_eq!(
-        changes(&lake, &format!("{view} e")).await,
+        changelog("e", range(&[("end-snapshot-id", snaps[2].0)])).await,
         model(None, 2, false, false)
     );
 
     // timestamp range: a snapshot committed at the start is out, one at the end is in
-    ok(
-        &lake.ctx,
-        &format!(
-            "CALL ice.system.create_changelog_view(table => 'ns.t', changelog_view => 'ts', \
-             options => map('start-timestamp', '{}', 'end-timestamp', '{}'))",
-            snaps[2].2, snaps[6].2
-        ),
-    )
-    .await;
     assert_eq!(
-        changes(&lake, &format!("{view} ts")).await,
+        changelog(
+            "ts",
+            range(&[
+                ("start-timestamp", snaps[2].2),
+                ("end-timestamp", snaps[6].2)
+            ])
+        )
+        .await,
         model(Some(2), 6, false, false)
     );
     // a start before the first snapshot reads from the beginning
-    ok(
-        &lake.ctx,
-        &format!(
-            "CALL ice.system.create_changelog_view(table => 'ns.t', changelog_view => 'ts0', \
-             options => map('start-timestamp', '{}'))",
-            snaps[0].2 - 1000
-        ),
-    )
-    .await;
-    assert_eq!(changes(&lake, &format!("{view} ts0")).await, all);
+    assert_eq!(
+        changelog("ts0", range(&[("start-timestamp", snaps[0].2 - 1000)])).await,
+        all
+    );
     // a start after the last snapshot: no change
-    ok(
-        &lake.ctx,
-        &format!(
-            "CALL ice.system.create_changelog_view(table => 'ns.t', changelog_view => 'ts1', \
-             options => map('start-timestamp', '{}'))",
-            snaps[last].2 + 1000
-        ),
-    )
-    .await;
-    assert_eq!(changes(&lake, &format!("{view} ts1")).await, vec![]);
+    assert_eq!(
+        changelog("ts1", range(&[("start-timestamp", snaps[last].2 + 1000)])).await,
+        vec![]
+    );
 
     // net changes over everything and over a range
-    ok(
-        &lake.ctx,
-        "CALL ice.system.create_changelog_view(table => 'ns.t', changelog_view => 'net', \
-         net_changes => true)",
-    )
-    .await;
     assert_eq!(
-        changes(&lake, &format!("{view} net")).await,
+        changelog("net", ", net_changes => true".to_string()).await,
         model(None, last, true, false)
     );
-    ok(
-        &lake.ctx,
-        &format!(
-            "CALL ice.system.create_changelog_view(table => 'ns.t', changelog_view => 'net2', \
-             net_changes => true, options => map('start-snapshot-id', '{}', \
-             'end-snapshot-id', '{}'))",
-            snaps[2].0, snaps[6].0
-        ),
-    )
-    .await;
+    let net2 = range(&[
+        ("start-snapshot-id", snaps[2].0),
+        ("end-snapshot-id", snaps[6].0),
+    ]);
     assert_eq!(
-        changes(&lake, &format!("{view} net2")).await,
+        changelog("net2", format!(", net_changes => true{net2}")).await,
         model(Some(2), 6, true, false)
     );
 
     // update images by the given identifier column, then by the table's identifier field
-    ok(
-        &lake.ctx,
-        "CALL ice.system.create_changelog_view(table => 'ns.t', changelog_view => 'u', \
-         identifier_columns => array('id'))",
-    )
-    .await;
     let updates = model(None, last, false, true);
-    assert_eq!(changes(&lake, &format!("{view} u")).await, updates);
+    assert_eq!(
+        changelog("u", ", identifier_columns => array('id')".to_string()).await,
+        updates
+    );
     assert!(
         updates.iter().any(|c| c.2 == "UPDATE_BEFORE"),
         "{updates:?}"
     );
     ok(&lake.ctx, "ALTER TABLE ice.ns.t SET IDENTIFIER FIELDS id").await;
-    ok(
-        &lake.ctx,
-        "CALL ice.system.create_changelog_view(table => 'ns.t', changelog_view => 'u2', \
-         compute_updates => true)",
-    )
-    .await;
-    assert_eq!(changes(&lake, &format!("{view} u2")).await, updates);
+    assert_eq!(
+        changelog("u2", ", compute_updates => true".to_string()).await,
+        updates
+    );
 }
 
 /// Carry-over removal and net changes compare float and double values as Spark's

@@ -30,6 +30,7 @@ use super::bounds::{
 use super::metrics_config::MetricsMode;
 use crate::error::{Error, ErrorKind, Result};
 use crate::expr::compare;
+use crate::expr::literal::is_nan;
 use crate::spec::name_mapping::NameMapping;
 use crate::spec::{
     DataContentType, DataFile, DataFileFormat, IntMap, Literal, PrimitiveType, Schema,
@@ -189,10 +190,6 @@ fn is_unsigned(col: &ColumnDescriptor) -> bool {
                 | ConvertedType::UINT_32
                 | ConvertedType::UINT_64
         )
-}
-
-fn is_nan(l: &Literal) -> bool {
-    matches!(l, Literal::Float(f) if f.is_nan()) || matches!(l, Literal::Double(d) if d.is_nan())
 }
 
 /// Float/double metrics of one column gathered from the Arrow data while writing

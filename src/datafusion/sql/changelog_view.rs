@@ -27,7 +27,7 @@ use datafusion::datasource::TableType;
 use datafusion::prelude::SessionContext;
 
 use super::call_args::Value;
-use super::procedures::Args;
+use super::procedures::{flag, Args};
 use super::{cursor, ResolvedTable};
 use crate::datafusion::changelog::{changelog, ChangelogMode, ChangelogRange};
 use crate::error::{Error, ErrorKind, Result};
@@ -151,14 +151,9 @@ fn view_name(ctx: &SessionContext, name: &str) -> Result<TableReference> {
         .ok_or_else(|| {
             Error::invalid_argument(format!("changelog_view '{name}' is not a view name"))
         })?;
-    match parts.as_slice() {
-        [v] => Ok(TableReference::bare(v.as_str())),
-        [s, v] => Ok(TableReference::partial(s.as_str(), v.as_str())),
-        [c, s, v] => Ok(TableReference::full(c.as_str(), s.as_str(), v.as_str())),
-        _ => Err(Error::invalid_argument(format!(
-            "changelog_view '{name}' has more than three parts"
-        ))),
-    }
+    super::dml_rewrite::reference(&parts).ok_or_else(|| {
+        Error::invalid_argument(format!("changelog_view '{name}' has more than three parts"))
+    })
 }
 
 /// The changelog range of the `options` map (Spark's read options).
@@ -195,14 +190,4 @@ fn range(options: Option<Value>) -> Result<ChangelogRange> {
         *slot = Some(n);
     }
     Ok(range)
-}
-
-fn flag(args: &Args, name: &str) -> Result<Option<bool>> {
-    match args.get(name) {
-        None => Ok(None),
-        Some(Value::Bool(b)) => Ok(Some(b)),
-        Some(other) => Err(Error::invalid_argument(format!(
-            "{name} must be true or false, got {other}"
-        ))),
-    }
 }

@@ -24,7 +24,6 @@
 //! ([`IcebergTableProvider::with_overwrite_filter`]).
 
 use datafusion::common::tree_node::{Transformed, TreeNode};
-use datafusion::common::ScalarValue;
 use datafusion::dataframe::DataFrame;
 use datafusion::datasource::{provider_as_source, source_as_provider, TableProvider};
 use datafusion::logical_expr::dml::InsertOp;
@@ -42,8 +41,7 @@ use super::tokens::{is_keyword, Tok};
 use crate::datafusion::filter::scalar_to_literal;
 use crate::datafusion::IcebergTableProvider;
 use crate::error::{Error, Result};
-use crate::expr::{BinaryOp, Predicate, Reference, UnaryOp};
-use crate::spec::Literal;
+use crate::expr::{literal, BinaryOp, Predicate, Reference, UnaryOp};
 
 /// The alias of the query wrapped to append the static values.
 const SOURCE_ALIAS: &str = "icefloe_partition_source";
@@ -434,26 +432,17 @@ async fn overwrite_filter(
         let term = Reference::new(column.clone());
         let leaf = match scalar_to_literal(&cast) {
             Some(None) => Predicate::unary(UnaryOp::IsNull, term),
-            Some(Some(lit)) if is_nan(&lit) => Predicate::unary(UnaryOp::IsNan, term),
+            Some(Some(lit)) if literal::is_nan(&lit) => Predicate::unary(UnaryOp::IsNan, term),
             Some(Some(lit)) => Predicate::binary(BinaryOp::Eq, term, lit),
             None => {
                 return Err(Error::invalid_argument(format!(
                     "{what}: the value {text} of partition column '{column}' ({}) cannot \
                      select rows to replace",
-                    scalar_type(&cast)
+                    cast.data_type()
                 )))
             }
         };
         filter = filter.and(leaf);
     }
     Ok(filter)
-}
-
-fn is_nan(lit: &Literal) -> bool {
-    matches!(lit, Literal::Float(f) if f.is_nan())
-        || matches!(lit, Literal::Double(d) if d.is_nan())
-}
-
-fn scalar_type(v: &ScalarValue) -> String {
-    v.data_type().to_string()
 }

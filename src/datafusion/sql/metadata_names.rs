@@ -16,7 +16,6 @@
 
 use std::ops::ControlFlow;
 
-use datafusion::common::TableReference;
 use datafusion::prelude::SessionContext;
 use datafusion::sql::sqlparser::ast::visit_relations;
 use datafusion::sql::sqlparser::tokenizer::Token;
@@ -91,7 +90,7 @@ pub(super) async fn rewrite(
             continue;
         };
         // a table of that name keeps its meaning (a nested namespace's, too)
-        if let Some(reference) = reference(&words) {
+        if let Some(reference) = super::dml_rewrite::reference(&words) {
             if ctx.table_provider(reference).await.is_ok() {
                 continue;
             }
@@ -141,9 +140,4 @@ fn time_travel_after(toks: &[Tok], last: usize) -> bool {
             .iter()
             .any(|k| is_keyword(t, k))
     }) && next(at + 1).is_some_and(|t| is_keyword(t, "AS"))
-}
-
-/// The DataFusion reference of a dotted name of up to three parts.
-fn reference(parts: &[String]) -> Option<TableReference> {
-    super::dml_rewrite::reference(parts)
 }

@@ -651,7 +651,7 @@ fn number(args: &Args, name: &str) -> Result<Option<i64>> {
     }
 }
 
-fn flag(args: &Args, name: &str) -> Result<Option<bool>> {
+pub(super) fn flag(args: &Args, name: &str) -> Result<Option<bool>> {
     match args.get(name) {
         None => Ok(None),
         Some(Value::Bool(b)) => Ok(Some(b)),

@@ -2651,3 +2651,60 @@ async fn maintenance_expire_cleans_expired_metadata() {
     .await;
     other_engines_agree(&lake, name).await;
 }
+
+/// `clean_expired_metadata` on copies of tables Spark and PyIceberg wrote through schema
+/// and partition evolution: with every snapshot kept, whatever it removes is used by no
+/// snapshot, so every conformance answer (time travel to every snapshot included) stays;
+/// Spark's `ns.t.snapshots` reads the same as `"t$snapshots"` there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn maintenance_clean_expired_metadata_keeps_corpus_answers() {
+    // each table, and whether it has schemas / specs that no snapshot uses (Spark's
+    // evolved schemas outlive their snapshots; the v1 table's void specs too)
+    let tables = [
+        ("spark_v2_schema_evolution", true, false),
+        ("spark_v1_partition_evolution_void", false, true),
+        ("pyiceberg_v2_evolution_cow", false, false),
+    ];
+    let names: Vec<&str> = tables.iter().map(|(t, _, _)| *t).collect();
+    let (_copies, lake, catalog) = corpus_lake(&names).await;
+    for (t, unused_schemas, unused_specs) in tables {
+        let before = answers(&lake, t).await;
+        let ident = TableIdent::parse(&format!("ns.{t}"));
+        let m = catalog
+            .load_table(&ident)
+            .await
+            .expect("load")
+            .metadata()
+            .clone();
+        let q = format!(
+            "CALL corpus.system.expire_snapshots(table => 'ns.{t}', retain_last => 1000, \
+             clean_expired_metadata => true)"
+        );
+        run(&lake.ctx, &q)
+            .await
+            .unwrap_or_else(|e| panic!("{q}: {e}"));
+        let after = catalog
+            .load_table(&ident)
+            .await
+            .expect("load")
+            .metadata()
+            .clone();
+        assert_eq!(after.snapshots.len(), m.snapshots.len(), "{t}");
+        assert_eq!(after.schemas.len() < m.schemas.len(), unused_schemas, "{t}");
+        assert_eq!(
+            after.partition_specs.len() < m.partition_specs.len(),
+            unused_specs,
+            "{t}"
+        );
+        assert_eq!(answers(&lake, t).await, before, "{t}");
+        assert_eq!(
+            crate::dml::count(
+                &lake.ctx,
+                &format!("SELECT count(*) FROM corpus.ns.{t}.snapshots")
+            )
+            .await,
+            after.snapshots.len() as i64,
+            "{t}"
+        );
+    }
+}

@@ -1,5 +1,5 @@
 //! Spark SQL forms of row-level statements beyond DataFusion 55's: `MERGE … UPDATE SET *`
-//! / `INSERT *`, the `DEFAULT` keyword, a `WITH` before `MERGE`/`UPDATE`/`DELETE`,
+//! / `INSERT *`, the `DEFAULT` keyword, a `WITH` before `INSERT`/`MERGE`/`UPDATE`/`DELETE`,
 //! uncorrelated scalar subqueries in `MERGE` clauses, `INSERT … PARTITION (p = v)`; and the errors for what a
 //! row-level statement cannot do (aggregate and window functions, values that do not fit
 //! their column), naming the column or function. Each refused statement commits nothing.
@@ -326,6 +326,81 @@ async fn dml_errors_name_the_column_or_function() {
 }
 
 /// The rows of `ice.ns.<name>` as `id|s|p|d` lines ordered by id.
+/// Spark's `WITH … INSERT INTO|OVERWRITE …`: the CTEs are in scope of the whole query
+/// written (its subqueries and `VALUES` too), a name the query defines again shadows the
+/// outer one, and a partition clause and `INSERT OVERWRITE` keep their meaning.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dml_with_before_insert() {
+    let lake = lake().await;
+    table(&lake, "wi", "id INT, v INT", "(1, 10)", "merge-on-read", 2).await;
+    let t = "ice.ns.wi";
+    for statement in [
+        // one CTE reading another, in a set operation
+        format!(
+            "WITH a AS (SELECT 2 AS id, 20 AS v), b AS (SELECT id + 1 AS id, v + 10 AS v FROM a) \
+             INSERT INTO {t} SELECT * FROM a UNION ALL SELECT * FROM b"
+        ),
+        // in a scalar subquery, with a column list (DataFusion 55 cannot run a scalar
+        // subquery inside `VALUES`, with or without a `WITH`)
+        format!(
+            "WITH m AS (SELECT max(id) AS id FROM {t}) \
+             INSERT INTO {t} (v, id) SELECT 40, (SELECT id FROM m) + 1"
+        ),
+        format!("WITH m AS (SELECT 0 AS z) INSERT INTO {t} VALUES (4, 40)"),
+        // the query's own WITH shadows the outer name and can read the outer CTEs
+        format!(
+            "WITH a AS (SELECT 99 AS id, 0 AS v), c AS (SELECT 6 AS id) \
+             INSERT INTO TABLE {t} WITH a AS (SELECT id - 1 AS id, 50 AS v FROM c) \
+             SELECT * FROM a"
+        ),
+    ] {
+        ok(&lake.ctx, &statement).await;
+    }
+    let rows = ok(&lake.ctx, &format!("SELECT * FROM {t} ORDER BY id")).await;
+    assert_eq!(
+        rows,
+        "+----+----+\n| id | v  |\n+----+----+\n| 1  | 10 |\n| 2  | 20 |\n| 3  | 30 |\n\
+         | 4  | 40 |\n| 4  | 40 |\n| 5  | 50 |\n+----+----+"
+    );
+    // with a partition clause: a static overwrite replaces only the rows of its value
+    ok(
+        &lake.ctx,
+        "CREATE TABLE ice.ns.wp (id INT, p STRING) PARTITIONED BY (p) \
+         TBLPROPERTIES ('format-version'='2')",
+    )
+    .await;
+    ok(
+        &lake.ctx,
+        "INSERT INTO ice.ns.wp VALUES (1, 'x'), (2, 'x'), (3, 'y')",
+    )
+    .await;
+    ok(
+        &lake.ctx,
+        "WITH q AS (SELECT 7 AS id) INSERT OVERWRITE ice.ns.wp PARTITION (p = 'x') \
+         SELECT id FROM q",
+    )
+    .await;
+    let rows = ok(&lake.ctx, "SELECT * FROM ice.ns.wp ORDER BY id").await;
+    assert_eq!(
+        rows,
+        "+----+---+\n| id | p |\n+----+---+\n| 3  | y |\n| 7  | x |\n+----+---+"
+    );
+    refused(
+        &lake,
+        "wi",
+        &format!("WITH RECURSIVE m AS (SELECT 1 AS id) INSERT INTO {t} SELECT id, 0 FROM m"),
+        &["WITH RECURSIVE before INSERT is not supported"],
+    )
+    .await;
+    refused(
+        &lake,
+        "wi",
+        "WITH m AS (SELECT 1 AS id) INSERT INTO m VALUES (2)",
+        &["INSERT of 'm': it is a common table expression"],
+    )
+    .await;
+}
+
 async fn rows_of(lake: &Lake, name: &str) -> Vec<String> {
     let text = ok(
         &lake.ctx,

@@ -1,12 +1,13 @@
-//! A `WITH` before `MERGE`, `UPDATE` or `DELETE` (Spark's `dmlStatement: ctes?
-//! dmlStatementNoWith`), which DataFusion 55 does not plan ("Query MERGE INTO … not
-//! implemented yet").
+//! A `WITH` before `INSERT`, `MERGE`, `UPDATE` or `DELETE` (Spark's `dmlStatement: ctes?
+//! dmlStatementNoWith`; its `INSERT INTO`/`INSERT OVERWRITE` forms take one too), which
+//! DataFusion 55 does not plan ("Query MERGE INTO … not implemented yet").
 //!
 //! [`inline_ctes`] moves the common table expressions to where the statement reads
-//! them: a `MERGE` source naming one becomes `(WITH … SELECT * FROM name) AS name` (its
-//! alias kept), and every subquery of the statement (a `MERGE` source subquery, scalar
-//! subqueries in `SET`, `WHERE`, `ON` and the clauses) gets the `WITH` list in front of
-//! its own (a name it defines itself shadows the outer one, as SQL scoping has it). The
+//! them: an `INSERT`'s query (`SELECT`, `VALUES`, a set operation) gets the `WITH` list in
+//! front of its own, a `MERGE` source naming one becomes `(WITH … SELECT * FROM name) AS
+//! name` (its alias kept), and every subquery of the statement (a `MERGE` source subquery,
+//! scalar subqueries in `SET`, `WHERE`, `ON` and the clauses) gets the `WITH` list in front
+//! of its own (a name it defines itself shadows the outer one, as SQL scoping has it). The
 //! CTEs are plain queries, so reading them where they are used is reading them once per
 //! use, with the same rows. The statement is then run as written without its `WITH`.
 //!
@@ -20,14 +21,14 @@ use datafusion::sql::parser::Statement as DFStatement;
 use datafusion::sql::sqlparser::ast::helpers::attached_token::AttachedToken;
 use datafusion::sql::sqlparser::ast::{
     Cte, Expr, FromTable, Ident, ObjectName, ObjectNamePart, Query, SetExpr, Statement, TableAlias,
-    TableFactor, VisitMut, VisitorMut, With,
+    TableFactor, TableObject, VisitMut, VisitorMut, With,
 };
 
 use super::dml_rewrite::Names;
 use super::tokens::first_word_is;
 use crate::error::{Error, Result};
 
-/// `sql` without its `WITH`, the CTEs moved into the `MERGE`/`UPDATE`/`DELETE` after it
+/// `sql` without its `WITH`, the CTEs moved into the `INSERT`/`MERGE`/`UPDATE`/`DELETE` after it
 /// (see the module docs); `None` for any other statement.
 ///
 /// Errors: `WITH RECURSIVE`; a target table named as a CTE.
@@ -48,13 +49,16 @@ pub(super) fn inline_ctes(ctx: &SessionContext, sql: &str) -> Result<Option<Stri
         return Ok(None);
     };
     let mut inner = match query.body.as_ref() {
-        SetExpr::Merge(s) | SetExpr::Update(s) | SetExpr::Delete(s) => s.clone(),
+        SetExpr::Insert(s) | SetExpr::Merge(s) | SetExpr::Update(s) | SetExpr::Delete(s) => {
+            s.clone()
+        }
         _ => return Ok(None),
     };
     let Some(with) = query.with.take() else {
         return Ok(None);
     };
     let verb = match &inner {
+        Statement::Insert(_) => "INSERT",
         Statement::Merge(_) => "MERGE",
         Statement::Update(_) => "UPDATE",
         _ => "DELETE",
@@ -85,6 +89,15 @@ pub(super) fn inline_ctes(ctx: &SessionContext, sql: &str) -> Result<Option<Stri
         depth: 0,
     };
     match &mut inner {
+        Statement::Insert(insert) => {
+            if let TableObject::TableName(name) = &insert.table {
+                refuse_target(name)?;
+            }
+            // the query's own subqueries are in the scope of its `WITH`
+            if let Some(source) = &mut insert.source {
+                attach.query(source);
+            }
+        }
         Statement::Merge(merge) => {
             if let TableFactor::Table { name, .. } = &merge.table {
                 refuse_target(name)?;

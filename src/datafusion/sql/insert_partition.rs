@@ -37,7 +37,7 @@ use datafusion::sql::sqlparser::parser::Parser;
 use datafusion::sql::sqlparser::tokenizer::Token;
 
 use super::dml_rewrite::{reference, Names};
-use super::tokens::{is_keyword, Tok};
+use super::tokens::{closing, is_keyword};
 use crate::datafusion::filter::scalar_to_literal;
 use crate::datafusion::IcebergTableProvider;
 use crate::error::{Error, Result};
@@ -275,27 +275,6 @@ fn column_list_first(ctx: &SessionContext, statement: &str) -> Option<String> {
         statement.get(clause)?,
         statement.get(toks[list_end].end..)?
     ))
-}
-
-/// The index of the `)` closing the `(` at `open`; `None` when no `(` is there.
-fn closing(toks: &[Tok], open: usize) -> Option<usize> {
-    if toks.get(open)?.token != Token::LParen {
-        return None;
-    }
-    let mut depth = 0usize;
-    for (i, t) in toks.iter().enumerate().skip(open) {
-        match t.token {
-            Token::LParen => depth += 1,
-            Token::RParen => {
-                depth = depth.checked_sub(1)?;
-                if depth == 0 {
-                    return Some(i);
-                }
-            }
-            _ => {}
-        }
-    }
-    None
 }
 
 /// The top-level columns that are the source of an identity field of the table's default

@@ -295,22 +295,12 @@ impl<'a> Cursor<'a> {
 
     /// At `(`: skip to after the matching `)`; returns the token indexes inside.
     pub fn group(&mut self) -> Result<Range<usize>> {
+        let open = self.pos;
         self.expect(&Token::LParen)?;
-        let start = self.pos;
-        let mut depth = 1usize;
-        while let Some(t) = self.advance() {
-            match t.token {
-                Token::LParen => depth += 1,
-                Token::RParen => {
-                    depth -= 1;
-                    if depth == 0 {
-                        return Ok(start..self.pos - 1);
-                    }
-                }
-                _ => {}
-            }
-        }
-        Err(Error::invalid_argument("unbalanced parentheses"))
+        let close = closing(&self.toks, open)
+            .ok_or_else(|| Error::invalid_argument("unbalanced parentheses"))?;
+        self.pos = close + 1;
+        Ok(open + 1..close)
     }
 
     /// The `( 'k' = 'v', … )` list of a properties clause.
@@ -342,6 +332,28 @@ impl<'a> Cursor<'a> {
 
 /// The maximal dotted names of `toks` (`a.b.c`, each part a word), in order: the indexes
 /// of each name's words.
+/// The index of the `)` closing the `(` at index `open` of `toks`; `None` when no `(` is
+/// there or it is not closed.
+pub(super) fn closing(toks: &[Tok], open: usize) -> Option<usize> {
+    if toks.get(open)?.token != Token::LParen {
+        return None;
+    }
+    let mut depth = 0usize;
+    for (i, t) in toks.iter().enumerate().skip(open) {
+        match t.token {
+            Token::LParen => depth += 1,
+            Token::RParen => {
+                depth = depth.checked_sub(1)?;
+                if depth == 0 {
+                    return Some(i);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
 pub(super) fn dotted_names(toks: &[Tok]) -> Vec<Vec<usize>> {
     let mut names = Vec::new();
     let mut i = 0;

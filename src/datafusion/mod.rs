@@ -65,6 +65,7 @@ mod transform_expr;
 mod unified_partition;
 pub mod uuid_literals;
 pub mod values_fields;
+pub mod values_subqueries;
 mod write_distribution;
 mod write_exec;
 mod zorder_udf;

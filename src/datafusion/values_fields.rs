@@ -241,7 +241,9 @@ fn check_required_values(input: &LogicalPlan) -> DFResult<()> {
 /// write through `ctx.sql` needs: the check of struct fields
 /// ([`StructFieldsCheck`](super::struct_fields::StructFieldsCheck)) and the flooring of
 /// nanoseconds narrowed to a table's microseconds
-/// ([`TimeNarrowingFloor`](super::time_narrowing::TimeNarrowingFloor)).
+/// ([`TimeNarrowingFloor`](super::time_narrowing::TimeNarrowingFloor)), and the rewrite
+/// of scalar subqueries in `VALUES` rows
+/// ([`ValuesScalarSubqueries`](super::values_subqueries::ValuesScalarSubqueries)).
 pub fn install_values_rule(ctx: &SessionContext) {
     let present = ctx
         .state()
@@ -255,6 +257,8 @@ pub fn install_values_rule(ctx: &SessionContext) {
     // and narrowed timestamps floored
     super::struct_fields::install_struct_fields_rule(ctx);
     super::time_narrowing::install_time_narrowing_rule(ctx);
+    // and scalar subqueries in `VALUES` rows run
+    super::values_subqueries::install_values_subqueries_rule(ctx);
 }
 
 #[cfg(test)]

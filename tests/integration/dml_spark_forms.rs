@@ -340,11 +340,10 @@ async fn dml_with_before_insert() {
             "WITH a AS (SELECT 2 AS id, 20 AS v), b AS (SELECT id + 1 AS id, v + 10 AS v FROM a) \
              INSERT INTO {t} SELECT * FROM a UNION ALL SELECT * FROM b"
         ),
-        // in a scalar subquery, with a column list (DataFusion 55 cannot run a scalar
-        // subquery inside `VALUES`, with or without a `WITH`)
+        // in a scalar subquery of `VALUES`, with a column list
         format!(
             "WITH m AS (SELECT max(id) AS id FROM {t}) \
-             INSERT INTO {t} (v, id) SELECT 40, (SELECT id FROM m) + 1"
+             INSERT INTO {t} (v, id) VALUES (40, (SELECT id FROM m) + 1)"
         ),
         format!("WITH m AS (SELECT 0 AS z) INSERT INTO {t} VALUES (4, 40)"),
         // the query's own WITH shadows the outer name and can read the outer CTEs

@@ -384,6 +384,14 @@ impl TableMetadataBuilder {
                 }
                 m.schemas.retain(|s| !schema_ids.contains(&s.schema_id));
             }
+            TableUpdate::SetStatistics { statistics, .. } => {
+                m.statistics
+                    .retain(|s| s.snapshot_id != statistics.snapshot_id);
+                m.statistics.push(statistics.clone());
+            }
+            TableUpdate::RemoveStatistics { snapshot_id } => {
+                m.statistics.retain(|s| s.snapshot_id != *snapshot_id);
+            }
             TableUpdate::SetLocation { location } => {
                 m.location = location.trim_end_matches('/').to_string();
             }
@@ -881,6 +889,46 @@ mod tests {
             })
             .unwrap(),
             serde_json::json!({"action": "remove-schemas", "schema-ids": [0]})
+        );
+    }
+
+    /// `set-statistics` replaces the snapshot's file, `remove-statistics` removes it; the
+    /// REST spec's shapes (with the deprecated `snapshot-id`, as Java writes it).
+    #[test]
+    fn statistics_are_set_replaced_and_removed() {
+        let file = |snapshot_id: i64, path: &str| crate::spec::StatisticsFile {
+            snapshot_id,
+            statistics_path: path.into(),
+            file_size_in_bytes: 10,
+            file_footer_size_in_bytes: 5,
+            key_metadata: None,
+            blob_metadata: vec![],
+        };
+        let mut b = table(FormatVersion::V2);
+        for f in [file(1, "a.stats"), file(2, "b.stats"), file(1, "c.stats")] {
+            b.apply(&TableUpdate::SetStatistics {
+                snapshot_id: Some(f.snapshot_id),
+                statistics: f,
+            })
+            .unwrap();
+        }
+        b.apply(&TableUpdate::RemoveStatistics { snapshot_id: 2 })
+            .unwrap();
+        let m = b.build().unwrap();
+        assert_eq!(m.statistics, [file(1, "c.stats")]);
+        assert_eq!(
+            serde_json::to_value(TableUpdate::SetStatistics {
+                snapshot_id: Some(1),
+                statistics: file(1, "c.stats"),
+            })
+            .unwrap(),
+            serde_json::json!({"action": "set-statistics", "snapshot-id": 1, "statistics": {
+                "snapshot-id": 1, "statistics-path": "c.stats", "file-size-in-bytes": 10,
+                "file-footer-size-in-bytes": 5, "blob-metadata": []}})
+        );
+        assert_eq!(
+            serde_json::to_value(TableUpdate::RemoveStatistics { snapshot_id: 1 }).unwrap(),
+            serde_json::json!({"action": "remove-statistics", "snapshot-id": 1})
         );
     }
 }

@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use super::partition::PartitionSpec;
 use super::schema::Schema;
-use super::snapshot::{Snapshot, SnapshotReference};
+use super::snapshot::{Snapshot, SnapshotReference, StatisticsFile};
 use super::sort_order::SortOrder;
 use super::table_metadata::TableMetadata;
 use crate::error::{Error, ErrorKind, Result};
@@ -251,6 +251,26 @@ pub enum TableUpdate {
         /// The schema ids.
         #[serde(rename = "schema-ids")]
         schema_ids: Vec<i32>,
+    },
+    /// `set-statistics`: the statistics file of the snapshot `statistics.snapshot_id`,
+    /// replacing the one it had (spec: "Table Statistics").
+    SetStatistics {
+        /// The snapshot (the REST spec's deprecated copy of `statistics.snapshot_id`,
+        /// written as Iceberg Java writes it).
+        #[serde(
+            rename = "snapshot-id",
+            default,
+            skip_serializing_if = "Option::is_none"
+        )]
+        snapshot_id: Option<i64>,
+        /// The statistics file.
+        statistics: StatisticsFile,
+    },
+    /// `remove-statistics`: the statistics file of a snapshot.
+    RemoveStatistics {
+        /// The snapshot.
+        #[serde(rename = "snapshot-id")]
+        snapshot_id: i64,
     },
     /// `set-location`.
     SetLocation {

@@ -40,6 +40,7 @@ mod summary;
 mod update_partition_spec;
 mod update_properties;
 mod update_schema;
+mod update_statistics;
 mod validation;
 mod written_schema;
 
@@ -75,6 +76,7 @@ pub use update_properties::{
     check_reserved_not_given, UpdateProperties, FORMAT_VERSION, RESERVED_PROPERTIES,
 };
 pub use update_schema::{check_promotion, ColumnPosition, UpdateSchema};
+pub use update_statistics::UpdateStatistics;
 
 /// Check that this crate writes `table`'s format version (v2 today), before any file
 /// is written for a change to it.

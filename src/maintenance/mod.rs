@@ -23,6 +23,7 @@ pub(crate) mod options;
 mod orphan_files;
 mod reachable;
 mod rewrite_position_deletes;
+mod table_stats;
 pub mod zorder;
 
 use std::sync::Arc;
@@ -35,6 +36,7 @@ pub use rewrite_position_deletes::{
     RewritePositionDeleteFilesResult, DELETE_TARGET_FILE_SIZE_BYTES,
     DELETE_TARGET_FILE_SIZE_BYTES_DEFAULT,
 };
+pub use table_stats::{commit_table_stats, NdvSketch, APACHE_DATASKETCHES_THETA_V1, NDV_PROPERTY};
 
 use crate::catalog::{Catalog, TableIdent};
 use crate::error::Result;

@@ -21,6 +21,7 @@ mod parquet_schema;
 pub mod partition_path;
 pub mod position_delete_writer;
 pub mod puffin_writer;
+pub mod statistics_file;
 pub mod table_writer;
 mod unknown;
 mod upload;

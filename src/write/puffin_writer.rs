@@ -66,17 +66,7 @@ pub async fn write_deletion_vectors(
         }));
         placed.push((data_file.clone(), positions.len(), offset, length));
     }
-    let footer = json!({
-        "blobs": blobs,
-        "properties": {"created-by": concat!("icefloe ", env!("CARGO_PKG_VERSION"))},
-    });
-    let payload = serde_json::to_vec(&footer)
-        .map_err(|e| Error::invalid_data("Puffin footer to JSON").with_source(e))?;
-    bytes.extend_from_slice(&PUFFIN_MAGIC);
-    bytes.extend_from_slice(&payload);
-    bytes.extend_from_slice(&(payload.len() as u32).to_le_bytes());
-    bytes.extend_from_slice(&[0, 0, 0, 0]);
-    bytes.extend_from_slice(&PUFFIN_MAGIC);
+    bytes.extend_from_slice(&puffin_footer(blobs)?);
     let size = bytes.len() as i64;
     file_io.write_new(&location, Bytes::from(bytes)).await?;
     Ok(placed
@@ -93,4 +83,27 @@ pub async fn write_deletion_vectors(
             f
         })
         .collect())
+}
+
+/// The footer of a Puffin file whose blobs `blobs` describes (Puffin spec: "File
+/// structure": magic, the UTF-8 JSON payload of the file metadata, its length as 4
+/// little-endian bytes, 4 bytes of flags (none set: the payload is not compressed), magic),
+/// with `created-by` naming icefloe. Its length is the `file-footer-size-in-bytes` of a
+/// statistics file.
+///
+/// Errors: the JSON cannot be written ([`crate::ErrorKind::InvalidData`]).
+pub(crate) fn puffin_footer(blobs: Vec<serde_json::Value>) -> Result<Vec<u8>> {
+    let footer = json!({
+        "blobs": blobs,
+        "properties": {"created-by": concat!("icefloe ", env!("CARGO_PKG_VERSION"))},
+    });
+    let payload = serde_json::to_vec(&footer)
+        .map_err(|e| Error::invalid_data("Puffin footer to JSON").with_source(e))?;
+    let mut out = Vec::with_capacity(payload.len() + 16);
+    out.extend_from_slice(&PUFFIN_MAGIC);
+    out.extend_from_slice(&payload);
+    out.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+    out.extend_from_slice(&[0, 0, 0, 0]);
+    out.extend_from_slice(&PUFFIN_MAGIC);
+    Ok(out)
 }

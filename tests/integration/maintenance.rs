@@ -2708,3 +2708,213 @@ async fn maintenance_clean_expired_metadata_keeps_corpus_answers() {
         );
     }
 }
+
+/// The statistics files in `ns.<name>`'s current metadata: (snapshot id, path, the blobs'
+/// (field id, `ndv`)).
+async fn statistics(lake: &Lake, name: &str) -> Vec<(i64, String, Vec<(i32, String)>)> {
+    let t = lake
+        .catalog
+        .load_table(&TableIdent::parse(&format!("ns.{name}")))
+        .await
+        .expect("load");
+    let mut out: Vec<_> = t
+        .metadata()
+        .statistics
+        .iter()
+        .map(|s| {
+            let blobs = s
+                .blob_metadata
+                .iter()
+                .map(|b| {
+                    assert_eq!(b.blob_type, "apache-datasketches-theta-v1");
+                    assert_eq!(b.snapshot_id, s.snapshot_id);
+                    assert_eq!(b.fields.len(), 1);
+                    (b.fields[0], b.properties["ndv"].clone())
+                })
+                .collect();
+            (s.snapshot_id, s.statistics_path.clone(), blobs)
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// DataSketches' library (Python bindings of its C++ one) reads the sketches of the
+/// statistics file of `snapshot` in `ns.<name>`, each estimate is its blob's `ndv`, and the
+/// sketch of each field in `values` (field id → the column's values) is the very sketch the
+/// library builds from those values; PyIceberg reads the table's statistics.
+fn sketches_match(lake: &Lake, name: &str, snapshot: i64, values: serde_json::Value) {
+    if crate::interop::python().is_none() {
+        return;
+    }
+    let read = crate::interop::run_script(
+        "theta_sketches.py",
+        &[
+            lake.db.as_os_str(),
+            lake.warehouse.as_os_str(),
+            std::ffi::OsStr::new(&format!("ns.{name}")),
+            std::ffi::OsStr::new(&values.to_string()),
+        ],
+    );
+    let file = read
+        .as_array()
+        .expect("files")
+        .iter()
+        .find(|f| f["snapshot_id"] == snapshot)
+        .unwrap_or_else(|| panic!("no file of snapshot {snapshot}: {read}"))
+        .clone();
+    let mut compared = 0;
+    for blob in file["blobs"].as_array().expect("blobs") {
+        let estimate = blob["estimate"].as_f64().expect("estimate");
+        assert_eq!(blob["ndv"], estimate.to_string(), "{blob}");
+        if !blob["same_as_built"].is_null() {
+            assert_eq!(blob["same_as_built"], true, "{blob}");
+            compared += 1;
+        }
+    }
+    assert_eq!(
+        compared,
+        values.as_object().map_or(0, |o| o.len()),
+        "{file}"
+    );
+}
+
+/// Spark's `compute_table_stats`: a theta sketch of each column's distinct values (deletes
+/// applied, NULLs left out) in a Puffin file set on the snapshot; a second run replaces the
+/// snapshot's file; refusals commit nothing; the expiry of the snapshot deletes the file;
+/// PyIceberg reads the table and its statistics, and DataSketches' own library reads each
+/// sketch and builds the same one from the same values.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn maintenance_compute_table_stats() {
+    let lake = lake().await;
+    let name = "ts";
+    let t = format!("ice.ns.{name}");
+    create(&lake, name, "", ", 'write.delete.mode'='merge-on-read'").await;
+    // id: 1..=6 then 3 deleted (5 values); k: 10, 20, 20, 10, NULL, 30 (3 after the
+    // delete); s: 'a', 'b', 'b', 'é', NULL, '' (3: 'a', 'b', 'é'; an empty value is not
+    // counted, as Java's sketches reject an empty buffer);
+    // d: 0.5, 0.5, 1.5, 2.5, 2.5, NULL (2 after the delete)
+    ok(
+        &lake.ctx,
+        &format!(
+            "INSERT INTO {t} VALUES (1, 10, 'a', 0.5), (2, 20, 'b', 0.5), (3, 20, 'b', 1.5), \
+             (4, 10, 'é', 2.5)"
+        ),
+    )
+    .await;
+    let first = snapshot_ids(&lake, name).await[0];
+    ok(
+        &lake.ctx,
+        &format!("INSERT INTO {t} VALUES (5, NULL, NULL, 2.5), (6, 30, '', NULL)"),
+    )
+    .await;
+    ok(&lake.ctx, &format!("DELETE FROM {t} WHERE id = 3")).await;
+    let current = *snapshot_ids(&lake, name).await.last().expect("snapshots");
+    let out = ok(
+        &lake.ctx,
+        &format!("CALL ice.system.compute_table_stats(table => 'ns.{name}')"),
+    )
+    .await;
+    assert!(out.contains("statistics_file"), "{out}");
+    assert!(out.contains(&format!("/metadata/{current}-")), "{out}");
+    assert!(out.contains(".stats"), "{out}");
+    let ndv = |pairs: &[(i32, &str)]| -> Vec<(i32, String)> {
+        pairs.iter().map(|(f, n)| (*f, n.to_string())).collect()
+    };
+    let all = ndv(&[(1, "5"), (2, "3"), (3, "3"), (4, "2")]);
+    let stats = statistics(&lake, name).await;
+    assert_eq!(stats.len(), 1, "{stats:?}");
+    assert_eq!((stats[0].0, &stats[0].2), (current, &all));
+    let first_file = stats[0].1.clone();
+    // longs, strings and doubles hash there as Iceberg's single-value form does
+    let values =
+        serde_json::json!({"1": [1, 2, 4, 5, 6], "3": ["a", "b", "é", ""], "4": [0.5, 2.5]});
+    sketches_match(&lake, name, current, values);
+    // the first snapshot, two columns (the names as given; one twice): a file of its own
+    ok(
+        &lake.ctx,
+        &format!(
+            "CALL ice.system.compute_table_stats('ns.{name}', {first}, array('s', 'id', 's'))"
+        ),
+    )
+    .await;
+    let stats = statistics(&lake, name).await;
+    let at_first = stats.iter().find(|s| s.0 == first).expect("first");
+    assert_eq!(at_first.2, ndv(&[(3, "3"), (1, "4")]));
+    assert_eq!(stats.len(), 2);
+    let values = serde_json::json!({"1": [1, 2, 3, 4], "3": ["a", "b", "é"]});
+    sketches_match(&lake, name, first, values);
+    // again on the current snapshot: its file is replaced
+    ok(
+        &lake.ctx,
+        &format!("CALL ice.system.compute_table_stats('ns.{name}', columns => array('k'))"),
+    )
+    .await;
+    let stats = statistics(&lake, name).await;
+    let at_current = stats.iter().find(|s| s.0 == current).expect("current");
+    assert_eq!(at_current.2, ndv(&[(2, "3")]));
+    assert_ne!(at_current.1, first_file);
+    assert_eq!(stats.len(), 2);
+    // refusals commit nothing
+    for (q, expected) in [
+        (
+            format!("CALL ice.system.compute_table_stats('ns.{name}', columns => array('nope'))"),
+            "Can't find column nope",
+        ),
+        (
+            format!("CALL ice.system.compute_table_stats('ns.{name}', 42)"),
+            "Snapshot not found: 42",
+        ),
+        (
+            format!("CALL ice.system.compute_table_stats('ns.{name}', columns => array())"),
+            "No columns found to compute stats",
+        ),
+    ] {
+        let e = run(&lake.ctx, &q).await.expect_err(&q);
+        assert!(e.contains(expected), "{q}: {e}");
+        assert_eq!(statistics(&lake, name).await, stats, "{q}");
+    }
+    ok(
+        &lake.ctx,
+        "CREATE TABLE ice.ns.nested (id BIGINT, st STRUCT<a: INT>)",
+    )
+    .await;
+    ok(
+        &lake.ctx,
+        "INSERT INTO ice.ns.nested VALUES (1, named_struct('a', 1))",
+    )
+    .await;
+    let e = run(
+        &lake.ctx,
+        "CALL ice.system.compute_table_stats('ns.nested', columns => array('st'))",
+    )
+    .await
+    .expect_err("struct");
+    assert!(e.contains("non-primitive type column: st"), "{e}");
+    // by default the struct is left out, as in Java
+    ok(
+        &lake.ctx,
+        "CALL ice.system.compute_table_stats('ns.nested')",
+    )
+    .await;
+    assert_eq!(statistics(&lake, "nested").await[0].2, ndv(&[(1, "1")]));
+    // PyIceberg and DuckDB read the table with its statistics
+    other_engines_agree(&lake, name).await;
+    // the expiry of the first snapshot removes its statistics and deletes the file
+    let first_path = statistics(&lake, name)
+        .await
+        .into_iter()
+        .find(|s| s.0 == first)
+        .expect("first")
+        .1;
+    let r = call(
+        &lake,
+        &format!(
+            "CALL ice.system.expire_snapshots(table => 'ns.{name}', snapshot_ids => array({first}))"
+        ),
+    )
+    .await;
+    assert_eq!(r["deleted_statistics_files_count"], 1);
+    assert!(statistics(&lake, name).await.iter().all(|s| s.0 != first));
+    assert!(!Path::new(first_path.trim_start_matches("file://")).exists());
+}

@@ -196,6 +196,7 @@ mod show;
 mod show_create_table;
 mod show_properties;
 mod show_tables;
+mod table_stats;
 mod time_travel;
 mod tokens;
 mod update_values;

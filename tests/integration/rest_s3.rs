@@ -348,7 +348,7 @@ async fn engines_read_what_icefloe_wrote() {
         .create_namespace(&Namespace::parse(&ns), &HashMap::new())
         .await
         .expect("create namespace");
-    let (dir2, _catalog, ctx2) = attached(server).await;
+    let (dir2, catalog2, ctx2) = attached(server).await;
     drop(ctx);
     let t = format!("lake.{ns}.t");
     run(
@@ -364,6 +364,31 @@ async fn engines_read_what_icefloe_wrote() {
     run(&ctx2, &format!("INSERT INTO {t} VALUES (4, 'd')")).await;
     run(&ctx2, &format!("DELETE FROM {t} WHERE id = 2")).await;
     let ident = format!("{ns}.t");
+    // Spark's table statistics: a Puffin file on S3, set through the REST catalog's
+    // set-statistics; the engines below read the table with it
+    run(
+        &ctx2,
+        &format!("CALL lake.system.compute_table_stats('{ident}')"),
+    )
+    .await;
+    let stats = catalog2
+        .load_table(&TableIdent::parse(&ident))
+        .await
+        .expect("load")
+        .metadata()
+        .statistics
+        .clone();
+    assert_eq!(stats.len(), 1, "{stats:?}");
+    assert!(
+        stats[0].statistics_path.starts_with("s3://warehouse/"),
+        "{stats:?}"
+    );
+    let ndv: Vec<&str> = stats[0]
+        .blob_metadata
+        .iter()
+        .map(|b| b.properties["ndv"].as_str())
+        .collect();
+    assert_eq!(ndv, ["3", "3"]);
     let theirs = engines(server, &["pyiceberg-read", &ident]);
     let ours = icefloe_rows(&ctx2, &t, &theirs["schema"]).await;
     let expected = vec![

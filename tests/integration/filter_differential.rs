@@ -2,7 +2,7 @@
 //! ±∞, extreme integers and decimals, pre-1970 times, empty, unicode and long strings
 //! that differ after the 16 bytes of a truncated bound, NULLs everywhere), written by
 //! icefloe in several files and row groups under identity, bucket, truncate and time
-//! partitions (v2, v3), with merge-on-read deletes (position deletes, deletion vectors)
+//! partitions (v1, v2, v3), with merge-on-read deletes (position deletes, deletion vectors)
 //! and files of two partition specs. A seeded random predicate generator (literals of the
 //! column's type and of others, `IN` / `NOT IN` with NULLs, `IS [NOT] NULL`, `isnan`,
 //! `LIKE`, `starts_with`, `BETWEEN`, casts and arithmetic on a column, two columns,
@@ -402,18 +402,23 @@ fn columns(v3: bool) -> impl Iterator<Item = &'static Column> {
 }
 
 /// `CREATE TABLE ice.ns.<name>` with every column of [`COLUMNS`] (the v3 ones on v3).
-async fn create(lake: &Lake, name: &str, v3: bool, partitioning: &str, properties: &str) {
-    let cols: Vec<String> = columns(v3)
+async fn create(lake: &Lake, name: &str, version: u8, partitioning: &str) {
+    let cols: Vec<String> = columns(version == 3)
         .map(|c| format!("{} {}", c.name, c.ty))
         .collect();
-    let version = if v3 { 3 } else { 2 };
+    // merge-on-read deletes from v2 on
+    let deletes = if version > 1 {
+        ", 'write.delete.mode'='merge-on-read'"
+    } else {
+        ""
+    };
     ok(
         &lake.ctx,
         &format!(
             "CREATE TABLE ice.ns.{name} (id INT, {}) {partitioning} \
              TBLPROPERTIES ('format-version'='{version}', \
-             'write.parquet.row-group-size-bytes'='1', 'write.parquet.page-row-limit'='2', \
-             'write.delete.mode'='merge-on-read'{properties})",
+             'write.parquet.row-group-size-bytes'='1', 'write.parquet.page-row-limit'='2'\
+             {deletes})",
             cols.join(", ")
         ),
     )
@@ -792,8 +797,9 @@ async fn differential(
 }
 
 /// A table of every type in [`COLUMNS`], filled by four inserts of 15 rows.
-async fn filled(lake: &Lake, name: &str, v3: bool, partitioning: &str, seed: u64) {
-    create(lake, name, v3, partitioning, "").await;
+async fn filled(lake: &Lake, name: &str, version: u8, partitioning: &str, seed: u64) {
+    create(lake, name, version, partitioning).await;
+    let v3 = version == 3;
     let mut rng = Rng(seed);
     let mut next_id = 0;
     for _ in 0..4 {
@@ -823,7 +829,7 @@ async fn filters_select_the_same_rows_with_and_without_pruning() {
     let lake = lake().await;
     // unpartitioned, v2: file, row-group and page pruning by column metrics; the same
     // data files read as plain Parquet agree
-    filled(&lake, "flat", false, "", 0x5EED_0001).await;
+    filled(&lake, "flat", 2, "", 0x5EED_0001).await;
     let data = lake.warehouse.join("ns").join("flat").join("data");
     let data = data.to_string_lossy();
     lake.ctx
@@ -842,22 +848,27 @@ async fn filters_select_the_same_rows_with_and_without_pruning() {
     // partitioned by every transform, v2 and v3
     let parts = [
         (
+            "parts_v1",
+            1,
+            "PARTITIONED BY (bucket(3, l), truncate(2, s), years(ts), i, days(tz))",
+        ),
+        (
             "parts_v2",
-            false,
+            2,
             "PARTITIONED BY (bucket(4, i), truncate(3, s), days(ts), f, b, months(dt), \
              hours(tz), bucket(3, u), truncate(10, dec), truncate(2, bn), l)",
         ),
         (
             "parts_v3",
-            true,
+            3,
             "PARTITIONED BY (years(tn), d, truncate(4, i), bucket(5, s), dt, tz, tm, dec)",
         ),
     ];
-    for (i, (name, v3, spec)) in parts.into_iter().enumerate() {
-        filled(&lake, name, v3, spec, 0x5EED_0100 + i as u64).await;
+    for (i, (name, version, spec)) in parts.into_iter().enumerate() {
+        filled(&lake, name, version, spec, 0x5EED_0100 + i as u64).await;
         let partition = hold_rows(&lake, name, true).await;
         let extras = Extras {
-            v3,
+            v3: version == 3,
             partition,
             metadata: true,
         };
@@ -873,7 +884,7 @@ async fn filters_select_the_same_rows_with_deletes_and_two_specs() {
         filled(
             &lake,
             name,
-            v3,
+            if v3 { 3 } else { 2 },
             "PARTITIONED BY (bucket(2, i), truncate(1, s))",
             0x5EED_0200 + i as u64,
         )
@@ -903,7 +914,7 @@ async fn filters_select_the_same_rows_with_deletes_and_two_specs() {
     filled(
         &lake,
         "evolved",
-        false,
+        2,
         "PARTITIONED BY (bucket(4, i), days(ts))",
         0x5EED_0300,
     )

@@ -27,7 +27,7 @@ use datafusion::datasource::table_schema::TableSchema;
 use datafusion::physical_expr::projection::ProjectionExprs;
 use datafusion::physical_expr::{EquivalenceProperties, LexOrdering, PhysicalExpr};
 use datafusion::physical_expr_common::sort_expr::PhysicalSortExpr;
-use datafusion::physical_plan::filter_pushdown::FilterPushdownPropagation;
+use datafusion::physical_plan::filter_pushdown::{FilterPushdownPropagation, PushedDown};
 use datafusion::physical_plan::metrics::ExecutionPlanMetricsSet;
 use datafusion::physical_plan::{DisplayFormatType, SortOrderPushdownResult};
 use datafusion_datasource::morsel::Morselizer;
@@ -37,6 +37,7 @@ use object_store::ObjectStore;
 use super::deferred_files::{DeferredFiles, DeferredMorselizer};
 use super::expr_adapter::FieldIdExprAdapterFactory;
 use super::scan_errors::{Locations, NamedFileMorselizer};
+use super::stats_pruning::prunes_soundly;
 use crate::io::FileIO;
 
 /// What a scan of one object store needs besides DataFusion's own configuration: how
@@ -210,14 +211,36 @@ impl FileSource for IcebergParquetSource {
         )
     }
 
+    /// Filters DataFusion's statistics pruning would answer wrongly (a negation, a cast
+    /// to boolean: [`prunes_soundly`]) are not handed to the Parquet source: they stay
+    /// above the scan (`PushedDown::No`), which evaluates them on every row.
     fn try_pushdown_filters(
         &self,
         filters: Vec<Arc<dyn PhysicalExpr>>,
         config: &ConfigOptions,
     ) -> DFResult<FilterPushdownPropagation<Arc<dyn FileSource>>> {
-        let result = self.inner.try_pushdown_filters(filters, config)?;
+        let sound: Vec<bool> = filters.iter().map(prunes_soundly).collect();
+        let handed: Vec<Arc<dyn PhysicalExpr>> = filters
+            .into_iter()
+            .zip(&sound)
+            .filter_map(|(f, sound)| sound.then_some(f))
+            .collect();
+        if handed.is_empty() {
+            return Ok(FilterPushdownPropagation::with_parent_pushdown_result(
+                vec![PushedDown::No; sound.len()],
+            ));
+        }
+        let result = self.inner.try_pushdown_filters(handed, config)?;
+        let mut answers = result.filters.into_iter();
+        let filters = sound
+            .iter()
+            .map(|&sound| match sound {
+                true => answers.next().unwrap_or(PushedDown::No),
+                false => PushedDown::No,
+            })
+            .collect();
         Ok(FilterPushdownPropagation {
-            filters: result.filters,
+            filters,
             updated_node: result.updated_node.map(|inner| self.wrap(inner)),
         })
     }

@@ -56,6 +56,7 @@ mod scan_errors;
 mod set_operation_types;
 pub mod sql;
 mod statistics;
+mod stats_pruning;
 mod struct_fields;
 pub mod table_functions;
 mod table_provider;

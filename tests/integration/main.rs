@@ -31,6 +31,7 @@ mod equality_resolution;
 mod evolution;
 #[cfg(feature = "cloud")]
 mod fault_proxy;
+mod filter_differential;
 mod fixtures;
 mod fuzz;
 mod fuzz_parsers;

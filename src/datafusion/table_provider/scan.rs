@@ -45,6 +45,7 @@ use crate::datafusion::options::IcefloeOptions;
 use crate::datafusion::planned_file::{data_file_size, partitioned_file_at};
 use crate::datafusion::position_delete_exec::{FileDeletes, PositionDeleteExec};
 use crate::datafusion::statistics::{file_statistics, untruncated_bounds};
+use crate::datafusion::stats_pruning::prunes_soundly_logical;
 use crate::delete::equality_delete_schema;
 use crate::error::{Error, Result};
 use crate::nan::holds_floats;
@@ -167,13 +168,18 @@ impl IcebergTableProvider {
         // physical filter pushdown hands it the `FilterExec` predicate itself; giving it
         // the filters here too would only evaluate them twice. Under `EqualityDeleteExec`
         // nothing is pushed through, so the filters are given here for row-group and page
-        // pruning (a filter commutes with row-level deletes).
+        // pruning (a filter commutes with row-level deletes), but for those the pruning
+        // would answer wrongly (`stats_pruning`).
         let pruning_filters = if equality.is_some() || row_ids {
             filters
         } else {
             &[]
         };
-        let predicate = match conjunction(pruning_filters.iter().cloned()) {
+        let pruning_filters = pruning_filters
+            .iter()
+            .filter(|f| prunes_soundly_logical(f))
+            .cloned();
+        let predicate = match conjunction(pruning_filters) {
             Some(expr) => {
                 let df_schema = DFSchema::try_from(Arc::clone(&self.arrow_schema))?;
                 Some(state.create_physical_expr(expr, &df_schema)?)

@@ -1,5 +1,6 @@
 //! The DataFusion integration: the only module that knows DataFusion planning types.
 
+mod analyzer_rules;
 #[cfg(feature = "ballista")]
 pub mod ballista;
 mod canonical_nan;

@@ -65,16 +65,7 @@ pub struct NullAwareInSubquery;
 /// Add [`NullAwareInSubquery`] to `ctx`'s analyzer (after DataFusion's rules, so after
 /// type coercion), once: a second call does nothing.
 pub fn install_null_aware_in_rule(ctx: &SessionContext) {
-    let present = ctx
-        .state_ref()
-        .read()
-        .analyzer()
-        .rules
-        .iter()
-        .any(|r| r.name() == NULL_AWARE_IN_SUBQUERY_RULE);
-    if !present {
-        ctx.add_analyzer_rule(Arc::new(NullAwareInSubquery));
-    }
+    super::analyzer_rules::add_analyzer_rule_once(ctx, Arc::new(NullAwareInSubquery));
 }
 
 impl AnalyzerRule for NullAwareInSubquery {

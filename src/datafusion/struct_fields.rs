@@ -238,15 +238,7 @@ impl AnalyzerRule for StructFieldsCheck {
 
 /// Add [`StructFieldsCheck`] to `ctx`'s analyzer, once (a second call does nothing).
 pub(crate) fn install_struct_fields_rule(ctx: &SessionContext) {
-    let present = ctx
-        .state()
-        .analyzer()
-        .rules
-        .iter()
-        .any(|r| r.name() == STRUCT_FIELDS_RULE);
-    if !present {
-        ctx.add_analyzer_rule(Arc::new(StructFieldsCheck));
-    }
+    super::analyzer_rules::add_analyzer_rule_once(ctx, Arc::new(StructFieldsCheck));
 }
 
 #[cfg(test)]

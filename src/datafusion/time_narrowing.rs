@@ -249,13 +249,5 @@ impl AnalyzerRule for TimeNarrowingFloor {
 
 /// Add [`TimeNarrowingFloor`] to `ctx`'s analyzer, once (a second call does nothing).
 pub(crate) fn install_time_narrowing_rule(ctx: &SessionContext) {
-    let present = ctx
-        .state()
-        .analyzer()
-        .rules
-        .iter()
-        .any(|r| r.name() == TIME_NARROWING_RULE);
-    if !present {
-        ctx.add_analyzer_rule(Arc::new(TimeNarrowingFloor));
-    }
+    super::analyzer_rules::add_analyzer_rule_once(ctx, Arc::new(TimeNarrowingFloor));
 }

@@ -30,16 +30,7 @@ pub struct ValuesScalarSubqueries;
 /// Add [`ValuesScalarSubqueries`] to `ctx`'s analyzer (after DataFusion's rules, so after
 /// type coercion), once: a second call does nothing.
 pub fn install_values_subqueries_rule(ctx: &SessionContext) {
-    let present = ctx
-        .state_ref()
-        .read()
-        .analyzer()
-        .rules
-        .iter()
-        .any(|r| r.name() == VALUES_SCALAR_SUBQUERIES_RULE);
-    if !present {
-        ctx.add_analyzer_rule(Arc::new(ValuesScalarSubqueries));
-    }
+    super::analyzer_rules::add_analyzer_rule_once(ctx, Arc::new(ValuesScalarSubqueries));
 }
 
 impl AnalyzerRule for ValuesScalarSubqueries {

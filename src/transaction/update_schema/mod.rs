@@ -24,6 +24,10 @@
 //!   re-encoded for its new type (a `date` default becomes that day's midnight);
 //! - a deleted field is not an identifier field and not the source of a field of the
 //!   current partition spec or sort order (Java checks the same at commit);
+//! - a list's element (`l.element`) and a map's value (`m.value`) are promoted and made
+//!   optional like struct fields, a map's key (`m.key`) never changes (Java: "Cannot
+//!   update map keys"), and none of the three is dropped, renamed, moved, commented or
+//!   given a default;
 //! - a type changes only by a valid primitive promotion (spec "Schema Evolution"):
 //!   `int` → `long`, `float` → `double`, `decimal(P, S)` → `decimal(P', S)` with
 //!   `P' > P`; in v3 also `date` → `timestamp`/`timestamp_ns` and `unknown` → any type.
@@ -382,9 +386,104 @@ fn locate<'a>(
     Ok((siblings, i))
 }
 
-fn field_at<'a>(fields: &'a mut Vec<NestedField>, path: &[String]) -> Result<&'a mut NestedField> {
+/// Where a field sits: in a struct, or as the element of a list, the key or the value of
+/// a map (Java names these `l.element`, `m.key`, `m.value`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Slot {
+    Member,
+    Element,
+    Key,
+    Value,
+}
+
+impl Slot {
+    /// What the field is, for an error: `the element of list 'l'`.
+    fn describe(self, path: &[String]) -> String {
+        let parent = path
+            .split_last()
+            .map(|(_, parent)| name(parent))
+            .unwrap_or_default();
+        match self {
+            Slot::Member => format!("column '{}'", name(path)),
+            Slot::Element => format!("the element of list '{parent}'"),
+            Slot::Key => format!("the key of map '{parent}'"),
+            Slot::Value => format!("the value of map '{parent}'"),
+        }
+    }
+}
+
+/// The field at `path` and its [`Slot`]: a struct field (through list elements and map
+/// values holding structs, as [`struct_mut`]), or, when the path's last name is
+/// `element` of a list or `key`/`value` of a map (at any depth: `l.element.element`),
+/// that element, key or value itself, so `l.element` and `m.value` of primitives can be
+/// promoted or made optional, as Java's `updateColumn`/`makeColumnOptional` allow.
+fn slot_at<'a>(
+    fields: &'a mut Vec<NestedField>,
+    path: &[String],
+) -> Result<(&'a mut NestedField, Slot)> {
+    let (last, parent) = path.split_last().ok_or_else(|| not_found(path))?;
+    let slot = match (parent.is_empty(), last.as_str()) {
+        (false, "element") => Slot::Element,
+        (false, "key") => Slot::Key,
+        (false, "value") => Slot::Value,
+        _ => Slot::Member,
+    };
+    // else a struct field named `element`, `key` or `value`
+    if slot != Slot::Member && holds(fields, parent, slot) {
+        let (holder, _) = slot_at(fields, parent)?;
+        return match (holder.field_type.as_mut(), slot) {
+            (Type::List(l), Slot::Element) => Ok((&mut l.element_field, slot)),
+            (Type::Map(m), Slot::Key) => Ok((&mut m.key_field, slot)),
+            (Type::Map(m), Slot::Value) => Ok((&mut m.value_field, slot)),
+            _ => Err(not_found(path)),
+        };
+    }
     let (siblings, i) = locate(fields, path)?;
-    siblings.get_mut(i).ok_or_else(|| not_found(path))
+    let field = siblings.get_mut(i).ok_or_else(|| not_found(path))?;
+    Ok((field, Slot::Member))
+}
+
+/// Whether the field at `parent` is a list (for [`Slot::Element`]) or a map (for
+/// [`Slot::Key`] and [`Slot::Value`]).
+fn holds(fields: &mut Vec<NestedField>, parent: &[String], slot: Slot) -> bool {
+    matches!(
+        slot_at(fields, parent).map(|(holder, _)| (holder.field_type.as_ref(), slot)),
+        Ok((Type::List(_), Slot::Element)) | Ok((Type::Map(_), Slot::Key | Slot::Value))
+    )
+}
+
+/// The field at `path` whose type, nullability, doc or default changes: a struct field,
+/// a list's element or a map's value (a map's key is refused, as in Java: "Cannot update
+/// map keys").
+fn field_at<'a>(
+    fields: &'a mut Vec<NestedField>,
+    path: &[String],
+) -> Result<(&'a mut NestedField, Slot)> {
+    let (field, slot) = slot_at(fields, path)?;
+    if slot == Slot::Key {
+        return Err(key_refusal(path));
+    }
+    Ok((field, slot))
+}
+
+fn key_refusal(path: &[String]) -> Error {
+    Error::invalid_argument(format!(
+        "cannot change {}: map keys cannot be updated",
+        Slot::Key.describe(path)
+    ))
+}
+
+/// Refuse deleting, renaming or moving a list's element or a map's key or value: they
+/// are part of their list's or map's type (Java: "Cannot delete map keys").
+fn check_member(fields: &mut Vec<NestedField>, path: &[String], what: &str) -> Result<()> {
+    match slot_at(fields, path) {
+        Ok((_, slot)) if slot != Slot::Member => Err(Error::invalid_argument(format!(
+            "cannot {what} {}: it is part of the type of '{}'",
+            slot.describe(path),
+            name(&path[..path.len().saturating_sub(1)])
+        ))),
+        _ => Ok(()),
+    }
 }
 
 fn apply_change(
@@ -432,11 +531,13 @@ fn apply_change(
             }
         }
         Change::Delete(path) => {
+            check_member(fields, path, "drop")?;
             let (siblings, i) = locate(fields, path)?;
             let removed = siblings.remove(i);
             check_deletable(&removed, path, metadata, identifiers)?;
         }
         Change::Rename(path, new_name) => {
+            check_member(fields, path, "rename")?;
             let (siblings, i) = locate(fields, path)?;
             if new_name.is_empty() {
                 return Err(Error::invalid_argument("a column needs a name"));
@@ -459,7 +560,11 @@ fn apply_change(
             }
         }
         Change::UpdateType(path, to) => {
-            let field = field_at(fields, path)?;
+            let (field, slot) = slot_at(fields, path)?;
+            if slot == Slot::Key && *field.field_type != Type::Primitive(*to) {
+                // Java's updateColumn: the same type is a no-op, even for a key
+                return Err(key_refusal(path));
+            }
             let Type::Primitive(from) = *field.field_type else {
                 return Err(Error::invalid_argument(format!(
                     "cannot change column '{}' of type {} to {to}: only primitive types \
@@ -484,7 +589,7 @@ fn apply_change(
             *field.field_type = Type::Primitive(*to);
         }
         Change::MakeOptional(path) => {
-            let field = field_at(fields, path)?;
+            let (field, _) = field_at(fields, path)?;
             if identifiers.contains(&field.id) {
                 return Err(Error::invalid_argument(format!(
                     "cannot make column '{}' optional: it is an identifier field",
@@ -493,9 +598,26 @@ fn apply_change(
             }
             field.required = false;
         }
-        Change::UpdateDoc(path, doc) => field_at(fields, path)?.doc.clone_from(doc),
+        Change::UpdateDoc(path, doc) => {
+            let (field, slot) = field_at(fields, path)?;
+            if slot != Slot::Member {
+                // the spec's list and map types have no doc for these
+                return Err(Error::invalid_argument(format!(
+                    "cannot set a comment on {}: only struct fields have comments",
+                    slot.describe(path)
+                )));
+            }
+            field.doc.clone_from(doc);
+        }
         Change::UpdateDefault(path, default) => {
-            let field = field_at(fields, path)?;
+            let (field, slot) = field_at(fields, path)?;
+            if slot != Slot::Member {
+                return Err(Error::invalid_argument(format!(
+                    "cannot set a default value of {}: only struct fields have default \
+                     values (spec \"Default values\")",
+                    slot.describe(path)
+                )));
+            }
             field.write_default = match default {
                 Some(value) => Some(default_json(path, &field.field_type, value, metadata)?),
                 None => {
@@ -505,6 +627,7 @@ fn apply_change(
             };
         }
         Change::Move(path, position) => {
+            check_member(fields, path, "move")?;
             let (siblings, _) = locate(fields, path)?;
             move_field(siblings, path, position)?;
         }
@@ -1097,5 +1220,137 @@ mod tests {
             err.to_string().contains("not a valid type promotion"),
             "{err}"
         );
+    }
+
+    /// A list's element and a map's value (at any depth, `ll.element.element`) are
+    /// promoted and made optional as Java's `updateColumn`/`makeColumnOptional` do
+    /// (Spark's `ALTER COLUMN l.element TYPE bigint`); a map's key is not updated, and an
+    /// element, key or value is not dropped, renamed, moved, commented or given a
+    /// default, each refusal naming it.
+    #[test]
+    fn promotes_list_elements_and_map_values() {
+        let schema = Schema::new(
+            0,
+            vec![
+                NestedField::optional(
+                    1,
+                    "l",
+                    Type::List(ListType {
+                        element_field: NestedField::required(2, "element", p(PrimitiveType::Int)),
+                    }),
+                ),
+                NestedField::optional(
+                    3,
+                    "m",
+                    Type::Map(MapType {
+                        key_field: NestedField::required(4, "key", p(PrimitiveType::Int)),
+                        value_field: NestedField::required(5, "value", p(PrimitiveType::Float)),
+                    }),
+                ),
+                NestedField::optional(
+                    6,
+                    "ll",
+                    Type::List(ListType {
+                        element_field: NestedField::optional(
+                            7,
+                            "element",
+                            Type::List(ListType {
+                                element_field: NestedField::optional(
+                                    8,
+                                    "element",
+                                    p(PrimitiveType::Decimal {
+                                        precision: 5,
+                                        scale: 2,
+                                    }),
+                                ),
+                            }),
+                        ),
+                    }),
+                ),
+            ],
+        );
+        let m = metadata_of(schema);
+        let s = UpdateSchema::new()
+            .update_column(&path("l.element"), PrimitiveType::Long)
+            .make_column_optional(&path("l.element"))
+            .update_column(&path("m.value"), PrimitiveType::Double)
+            .make_column_optional(&path("m.value"))
+            .update_column(
+                &path("ll.element.element"),
+                PrimitiveType::Decimal {
+                    precision: 10,
+                    scale: 2,
+                },
+            )
+            // the key's own type: a no-op, as in Java
+            .update_column(&path("m.key"), PrimitiveType::Int)
+            .apply(&m)
+            .unwrap();
+        assert_eq!(s.schema_id, 1);
+        let types: Vec<String> = s
+            .columns()
+            .iter()
+            .map(|f| f.field_type.to_string())
+            .collect();
+        assert_eq!(
+            types,
+            [
+                "list<long>",
+                "map<int, double>",
+                "list<list<decimal(10, 2)>>"
+            ]
+        );
+        let element = s.field_by_id(2).unwrap();
+        assert_eq!(
+            (element.name.as_str(), element.required),
+            ("element", false)
+        );
+        assert!(!s.field_by_id(5).unwrap().required);
+        assert!(s.field_by_id(4).unwrap().required);
+
+        let refused = [
+            (
+                UpdateSchema::new().update_column(&path("m.key"), PrimitiveType::Long),
+                "cannot change the key of map 'm': map keys cannot be updated",
+            ),
+            (
+                UpdateSchema::new().make_column_optional(&path("m.key")),
+                "cannot change the key of map 'm'",
+            ),
+            (
+                UpdateSchema::new().delete_column(&path("m.key")),
+                "cannot drop the key of map 'm': it is part of the type of 'm'",
+            ),
+            (
+                UpdateSchema::new().delete_column(&path("ll.element.element")),
+                "cannot drop the element of list 'll.element'",
+            ),
+            (
+                UpdateSchema::new().rename_column(&path("m.value"), "v"),
+                "cannot rename the value of map 'm'",
+            ),
+            (
+                UpdateSchema::new().move_column(&path("l.element"), ColumnPosition::First),
+                "cannot move the element of list 'l'",
+            ),
+            (
+                UpdateSchema::new().update_column_doc(&path("l.element"), Some("d".into())),
+                "cannot set a comment on the element of list 'l'",
+            ),
+            (
+                UpdateSchema::new().update_column(&path("l.element"), PrimitiveType::Int),
+                "",
+            ),
+        ];
+        for (update, needle) in refused {
+            if needle.is_empty() {
+                // the element's own type: a no-op
+                assert_eq!(update.apply(&m).unwrap().schema_id, 0);
+                continue;
+            }
+            let err = update.apply(&m).unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::InvalidArgument, "{err}");
+            assert!(err.to_string().contains(needle), "{needle}: {err}");
+        }
     }
 }

@@ -313,6 +313,74 @@ async fn schema_changes_update_the_name_mapping() {
     );
 }
 
+/// A column's own properties (`write.metadata.metrics.column.<name>`, …) follow it when
+/// it is renamed, its struct too, and go when it is dropped, as Java's `SchemaUpdate`
+/// keeps them: a renamed column keeps its `none` metrics (no bounds written), a column
+/// added back under a dropped one's name does not inherit them.
+#[tokio::test]
+async fn column_properties_follow_renames_and_drops() {
+    let (ctx, catalog, _dir) = session().await;
+    ok(&ctx, "CREATE SCHEMA ns").await;
+    ok(
+        &ctx,
+        "CREATE TABLE ns.t (id INT, s VARCHAR, st STRUCT<a INT>) TBLPROPERTIES \
+         ('write.metadata.metrics.column.s'='none', \
+         'write.metadata.metrics.column.st.a'='counts', \
+         'write.parquet.bloom-filter-enabled.column.s'='true')",
+    )
+    .await;
+    ok(&ctx, "ALTER TABLE ns.t RENAME COLUMN s TO s2").await;
+    ok(&ctx, "ALTER TABLE ns.t RENAME COLUMN st TO st2").await;
+    let m = metadata(&catalog, "ns.t").await;
+    let mut keys: Vec<(&str, &str)> = m
+        .properties
+        .iter()
+        .filter(|(k, _)| k.contains(".column."))
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    keys.sort();
+    assert_eq!(
+        keys,
+        [
+            ("write.metadata.metrics.column.s2", "none"),
+            ("write.metadata.metrics.column.st2.a", "counts"),
+            ("write.parquet.bloom-filter-enabled.column.s2", "true"),
+        ]
+    );
+    ok(
+        &ctx,
+        "INSERT INTO ns.t VALUES (1, 'secret', named_struct('a', 5))",
+    )
+    .await;
+    let bounds = "SELECT CAST(readable_metrics['s2']['lower_bound'] AS VARCHAR), \
+         CAST(readable_metrics['st2.a']['lower_bound'] AS VARCHAR), \
+         CAST(readable_metrics['st2.a']['value_count'] AS VARCHAR) FROM ns.\"t$files\"";
+    assert_eq!(ok(&ctx, bounds).await, [["", "", "1"]]);
+
+    ok(&ctx, "ALTER TABLE ns.t DROP COLUMN s2").await;
+    ok(&ctx, "ALTER TABLE ns.t ADD COLUMN s2 VARCHAR").await;
+    let m = metadata(&catalog, "ns.t").await;
+    assert!(
+        !m.properties.keys().any(|k| k.ends_with(".column.s2")),
+        "{:?}",
+        m.properties
+    );
+    assert_eq!(
+        property(&m, "write.metadata.metrics.column.st2.a"),
+        Some("counts")
+    );
+    ok(
+        &ctx,
+        "INSERT INTO ns.t VALUES (2, named_struct('a', 6), 'open')",
+    )
+    .await;
+    let bounds = "SELECT CAST(readable_metrics['s2']['lower_bound'] AS VARCHAR) \
+         FROM ns.\"t$files\"";
+    let mut got = ok(&ctx, bounds).await;
+    got.sort();
+    assert_eq!(got, [[""], ["open"]]);
+}
+
 #[tokio::test]
 async fn column_changes_that_are_refused() {
     let (ctx, catalog, _dir) = session().await;

@@ -50,6 +50,9 @@
 //! written without field ids), it is updated in the same commit as Java does: renamed
 //! fields keep their old names and gain the new one, added fields are mapped.
 //!
+//! Table properties naming a column (`write.metadata.metrics.column.<name>`, …) follow
+//! a renamed column and go with a dropped one, as in Java (module `column_properties`).
+//!
 //! A retry re-applies the changes by name to the refreshed table's current schema, so a
 //! concurrent schema change is built on, not overwritten (and a name it removed fails
 //! the commit).
@@ -64,6 +67,7 @@ use crate::spec::{
 };
 use crate::table::Table;
 
+mod column_properties;
 mod rules;
 
 pub use rules::check_promotion;
@@ -293,6 +297,11 @@ impl TransactionAction for UpdateSchema {
                 });
             }
         }
+        out.extend(column_properties::column_property_updates(
+            &m.properties,
+            m.current_schema(),
+            &schema,
+        ));
         let id = schema.schema_id;
         if m.schema_by_id(id).is_none() {
             out.push(TableUpdate::AddSchema { schema });

@@ -28,7 +28,9 @@ use crate::transaction::{ColumnPosition, UpdateSchema};
 /// - `SET IDENTIFIER FIELDS path, …`, `DROP IDENTIFIER FIELDS path, …`;
 /// - `ALTER [COLUMN] path` then one of `TYPE type` (also `SET DATA TYPE type`),
 ///   `DROP NOT NULL`, `COMMENT '…'`, `FIRST`, `AFTER name` (`SET NOT NULL` is refused),
-///   `SET DEFAULT value`, `DROP DEFAULT` (v3: the field's `write-default`).
+///   `SET DEFAULT value`, `DROP DEFAULT` (v3: the field's `write-default`);
+/// - `CHANGE [COLUMN] path` then one of those (Spark's synonym of `ALTER COLUMN`), or
+///   Spark's Hive form `CHANGE [COLUMN] path name type [COMMENT '…'] [FIRST|AFTER name]`.
 ///
 /// A `DEFAULT` value is a constant of the column's type (module `column_default`).
 pub(super) async fn alter_columns(
@@ -79,7 +81,14 @@ pub(super) async fn alter_columns(
     } else if c.eat_keyword("ALTER") {
         c.eat_keyword("COLUMN");
         let what = format!("{base} ALTER COLUMN");
-        let update = alter_column(ctx, table, &mut c)
+        let update = alter_column(ctx, table, &mut c, false)
+            .await
+            .map_err(|e| e.context(&what))?;
+        (what, update)
+    } else if c.eat_keyword("CHANGE") {
+        c.eat_keyword("COLUMN");
+        let what = format!("{base} CHANGE COLUMN");
+        let update = alter_column(ctx, table, &mut c, true)
             .await
             .map_err(|e| e.context(&what))?;
         (what, update)
@@ -87,7 +96,7 @@ pub(super) async fn alter_columns(
         let found = c.found();
         return Err(Error::unsupported(format!(
             "{base}: {found} is not an ALTER TABLE clause icefloe runs (SET|UNSET \
-             TBLPROPERTIES, ADD|DROP|RENAME|ALTER COLUMN, CREATE|REPLACE|DROP TAG|BRANCH, \
+             TBLPROPERTIES, ADD|DROP|RENAME|ALTER|CHANGE COLUMN, CREATE|REPLACE|DROP TAG|BRANCH, \
              ADD|DROP|REPLACE PARTITION FIELD, WRITE [LOCALLY] ORDERED BY|UNORDERED, RENAME TO)"
         )));
     };
@@ -259,15 +268,22 @@ fn name_list(c: &mut Cursor<'_>) -> Result<Vec<Vec<String>>> {
     Ok(paths)
 }
 
-/// What follows `ALTER [COLUMN]`: the column and one change.
+/// What follows `ALTER [COLUMN]` or Spark's synonym `CHANGE [COLUMN]`: the column and
+/// one change; with `change`, also Spark's Hive form `CHANGE [COLUMN] path name type
+/// [COMMENT '…'] [FIRST|AFTER name]` (see [`hive_change`]).
 async fn alter_column(
     ctx: &SessionContext,
     table: &ResolvedTable,
     c: &mut Cursor<'_>,
+    change: bool,
 ) -> Result<UpdateSchema> {
     let path = c.object_name()?;
     let column = path.join(".");
     let update = UpdateSchema::new();
+    let action = ["TYPE", "SET", "DROP", "COMMENT", "FIRST", "AFTER"];
+    if change && !c.at_end() && !action.iter().any(|k| c.peek_keyword(k)) {
+        return hive_change(ctx, c, &path).await;
+    }
     let update = if c.eat_keyword("TYPE") || c.eat_keywords(&["SET", "DATA", "TYPE"]) {
         let start = c.offset();
         while !c.at_end() {
@@ -322,5 +338,54 @@ async fn alter_column(
         );
     };
     c.expect_end()?;
+    Ok(update)
+}
+
+/// Spark's Hive-style `CHANGE [COLUMN] path name type [COMMENT '…'] [FIRST|AFTER name]`
+/// (Spark's `hiveChangeColumn`, read as one `ALTER COLUMN` of the type, the comment and
+/// the position): `name` must be the column's own name (Spark refuses a rename here, as
+/// it does `NOT NULL`), the type is promoted as `ALTER COLUMN … TYPE` does (the same
+/// type changes nothing), and a `COMMENT` replaces the column's.
+async fn hive_change(
+    ctx: &SessionContext,
+    c: &mut Cursor<'_>,
+    path: &[String],
+) -> Result<UpdateSchema> {
+    let column = path.join(".");
+    let name = c.identifier()?;
+    if path.last() != Some(&name) {
+        return Err(Error::invalid_argument(format!(
+            "cannot rename column '{column}' to '{name}' in CHANGE COLUMN (as in Spark): \
+             run RENAME COLUMN instead"
+        )));
+    }
+    let start = c.offset();
+    skip_type(c);
+    let type_text = c.text()[start..c.prev_end()].to_string();
+    if type_text.trim().is_empty() {
+        return Err(c.expected(&format!("a type for column '{column}'")));
+    }
+    let position = position(c)?;
+    c.expect_end()?;
+    let (field, default) = plan_column(ctx, &column, &type_text).await?;
+    if field.required || default.is_some() {
+        return Err(Error::invalid_argument(format!(
+            "CHANGE COLUMN '{column}' {type_text}: only a type, a COMMENT and a position (as \
+             in Spark: change nullability or the default with ALTER COLUMN)"
+        )));
+    }
+    let Type::Primitive(p) = *field.field_type else {
+        return Err(Error::invalid_argument(format!(
+            "cannot change column '{column}' to {}: only primitive types are promoted",
+            field.field_type
+        )));
+    };
+    let mut update = UpdateSchema::new().update_column(path, p);
+    if field.doc.is_some() {
+        update = update.update_column_doc(path, field.doc);
+    }
+    if let Some(position) = position {
+        update = update.move_column(path, position);
+    }
     Ok(update)
 }

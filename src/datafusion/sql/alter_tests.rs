@@ -381,6 +381,86 @@ async fn column_properties_follow_renames_and_drops() {
     assert_eq!(got, [[""], ["open"]]);
 }
 
+/// Spark's `CHANGE [COLUMN]`: a synonym of `ALTER COLUMN` (dbt-spark comments columns
+/// with `CHANGE COLUMN c COMMENT '…'`), and the Hive form `CHANGE COLUMN c c type
+/// [COMMENT '…'] [FIRST|AFTER x]` (type, comment and position in one commit; a comment
+/// left out stays); a rename or `NOT NULL` there refused as Spark refuses them.
+#[tokio::test]
+async fn change_column_is_alter_column() {
+    let (ctx, catalog, _dir) = session().await;
+    ok(&ctx, "CREATE SCHEMA ns").await;
+    ok(
+        &ctx,
+        "CREATE TABLE ns.t (id INT, s VARCHAR, f FLOAT, st STRUCT<a INT, b INT>)",
+    )
+    .await;
+    ok(
+        &ctx,
+        "INSERT INTO ns.t VALUES (1, 'a', 1.5, named_struct('a', 1, 'b', 2))",
+    )
+    .await;
+    ok(&ctx, "ALTER TABLE ns.t CHANGE COLUMN id TYPE BIGINT").await;
+    ok(&ctx, "ALTER TABLE ns.t CHANGE s COMMENT 'the s'").await;
+    let before = metadata(&catalog, "ns.t").await.current_schema_id;
+    ok(
+        &ctx,
+        "ALTER TABLE ns.t CHANGE COLUMN f f DOUBLE COMMENT 'ff' FIRST",
+    )
+    .await;
+    let m = metadata(&catalog, "ns.t").await;
+    assert_eq!(m.current_schema_id, before + 1, "one commit, one schema");
+    ok(&ctx, "ALTER TABLE ns.t CHANGE COLUMN st.b b INT FIRST").await;
+    ok(&ctx, "ALTER TABLE ns.t CHANGE COLUMN s s VARCHAR AFTER id").await;
+    let m = metadata(&catalog, "ns.t").await;
+    assert_eq!(
+        columns(&m),
+        [
+            "3:f:double",
+            "1:id:long",
+            "2:s:string",
+            "4:st:struct<b: int, a: int>"
+        ]
+    );
+    let doc = |name: &str| {
+        m.current_schema()
+            .field_by_name(name)
+            .and_then(|f| f.doc.clone())
+    };
+    assert_eq!(doc("f").as_deref(), Some("ff"));
+    assert_eq!(doc("s").as_deref(), Some("the s"));
+    assert_eq!(
+        ok(&ctx, "SELECT f, id, s FROM ns.t").await,
+        [["1.5", "1", "a"]]
+    );
+
+    fails(
+        &ctx,
+        "ALTER TABLE ns.t CHANGE COLUMN s s2 VARCHAR",
+        ErrorKind::InvalidArgument,
+        "run RENAME COLUMN instead",
+    )
+    .await;
+    fails(
+        &ctx,
+        "ALTER TABLE ns.t CHANGE COLUMN s s VARCHAR NOT NULL",
+        ErrorKind::InvalidArgument,
+        "only a type, a COMMENT and a position",
+    )
+    .await;
+    fails(
+        &ctx,
+        "ALTER TABLE ns.t CHANGE COLUMN s s INT",
+        ErrorKind::InvalidArgument,
+        "not a valid type promotion",
+    )
+    .await;
+    let after = metadata(&catalog, "ns.t").await;
+    assert_eq!(
+        after.current_schema_id, m.current_schema_id,
+        "nothing committed"
+    );
+}
+
 #[tokio::test]
 async fn column_changes_that_are_refused() {
     let (ctx, catalog, _dir) = session().await;

@@ -368,6 +368,13 @@ fn struct_mut<'a>(
             .iter_mut()
             .find(|f| &f.name == first)
             .ok_or_else(|| not_found(path))?;
+        if matches!(field.field_type.as_ref(), Type::Map(_))
+            && rest.first().map(String::as_str) == Some("key")
+        {
+            // Java: "Cannot add fields to map keys" / "Cannot alter map keys"
+            let map = &path[..path.len() - rest.len()];
+            return Err(key_refusal(&[map, &["key".to_string()]].concat()));
+        }
         current = children_mut(field, &mut rest).ok_or_else(|| {
             Error::invalid_argument(format!("column '{}' is not a struct", name(path)))
         })?;
@@ -1257,6 +1264,22 @@ mod tests {
                     }),
                 ),
                 NestedField::optional(
+                    9,
+                    "mk",
+                    Type::Map(MapType {
+                        key_field: NestedField::required(
+                            10,
+                            "key",
+                            Type::Struct(StructType::new(vec![NestedField::required(
+                                11,
+                                "x",
+                                p(PrimitiveType::Int),
+                            )])),
+                        ),
+                        value_field: NestedField::optional(12, "value", p(PrimitiveType::Int)),
+                    }),
+                ),
+                NestedField::optional(
                     6,
                     "ll",
                     Type::List(ListType {
@@ -1306,6 +1329,7 @@ mod tests {
             [
                 "list<long>",
                 "map<int, double>",
+                "map<struct<x: int>, int>",
                 "list<list<decimal(10, 2)>>"
             ]
         );
@@ -1349,6 +1373,24 @@ mod tests {
             (
                 UpdateSchema::new().update_column(&path("l.element"), PrimitiveType::Int),
                 "",
+            ),
+            (
+                UpdateSchema::new().add_column(
+                    &path("mk.key"),
+                    "y",
+                    p(PrimitiveType::Int),
+                    None,
+                    None,
+                ),
+                "cannot change the key of map 'mk': map keys cannot be updated",
+            ),
+            (
+                UpdateSchema::new().rename_column(&path("mk.key.x"), "z"),
+                "cannot change the key of map 'mk'",
+            ),
+            (
+                UpdateSchema::new().update_column(&path("mk.key.x"), PrimitiveType::Long),
+                "cannot change the key of map 'mk'",
             ),
         ];
         for (update, needle) in refused {

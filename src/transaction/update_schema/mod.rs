@@ -231,7 +231,27 @@ impl UpdateSchema {
         let mut fields = base.fields.fields.clone();
         let mut last_id = metadata.last_column_id.max(base.highest_field_id());
         let mut identifiers = base.identifier_field_ids.clone();
+        // a field inside a column also dropped goes with it (Java resolves each drop
+        // against the base schema: `DROP COLUMNS (st, st.a)` is one drop of `st`)
+        let dropped: Vec<&Vec<String>> = self
+            .changes
+            .iter()
+            .filter_map(|c| match c {
+                Change::Delete(p) => Some(p),
+                _ => None,
+            })
+            .collect();
+        let base_fields = fields.clone();
+        let inside_dropped = |path: &Vec<String>| {
+            dropped
+                .iter()
+                .any(|d| d.len() < path.len() && path.starts_with(d))
+                && slot_at(&mut base_fields.clone(), path).is_ok()
+        };
         for change in &self.changes {
+            if matches!(change, Change::Delete(p) if inside_dropped(p)) {
+                continue;
+            }
             match change {
                 Change::SetIdentifiers(paths) => {
                     identifiers = paths
@@ -1402,6 +1422,37 @@ mod tests {
             let err = update.apply(&m).unwrap_err();
             assert_eq!(err.kind(), ErrorKind::InvalidArgument, "{err}");
             assert!(err.to_string().contains(needle), "{needle}: {err}");
+        }
+    }
+
+    /// `DROP COLUMNS (l, l.element.a)`: the nested field goes with its column, as Java
+    /// resolves both against the base schema (was "column 'l.element.a' does not exist").
+    #[test]
+    fn dropping_a_column_and_a_field_inside_it() {
+        let m = metadata();
+        let s = UpdateSchema::new()
+            .delete_column(&path("l.element.a"))
+            .delete_column(&path("l"))
+            .delete_column(&path("m.value.b"))
+            .apply(&m)
+            .unwrap_err();
+        // m.value.b is the only field of m's value struct: refused as before
+        assert!(s.to_string().contains("without fields"), "{s}");
+        let s = UpdateSchema::new()
+            .delete_column(&path("l"))
+            .delete_column(&path("l.element.a"))
+            .apply(&m)
+            .unwrap();
+        let names: Vec<&str> = s.columns().iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, ["id", "k", "m"]);
+        // a field that does not exist is still an error
+        for missing in ["m.value.nope", "l.element.nope"] {
+            let err = UpdateSchema::new()
+                .delete_column(&path("l"))
+                .delete_column(&path(missing))
+                .apply(&m)
+                .unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::NotFound, "{err}");
         }
     }
 }

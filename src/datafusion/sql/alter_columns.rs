@@ -228,29 +228,26 @@ async fn drop_columns(table: &ResolvedTable, c: &mut Cursor<'_>) -> Result<Updat
         .fold(UpdateSchema::new(), |u, p| u.delete_column(p)))
 }
 
-/// The field at a name path (through structs, list elements and map values).
+/// The field at a name path (through structs, list elements and map values, named or
+/// left out; a path ending in a list's `element` or a map's `key` or `value` names that
+/// field itself).
 fn find_field<'a>(fields: &'a [NestedField], path: &[String]) -> Option<&'a NestedField> {
     let (first, rest) = path.split_first()?;
-    let field = fields.iter().find(|f| &f.name == first)?;
-    if rest.is_empty() {
-        return Some(field);
-    }
-    let (rest, inner) = match field.field_type.as_ref() {
-        Type::Struct(s) => return find_field(&s.fields, rest),
-        Type::List(l) => (strip(rest, "element"), &l.element_field),
-        Type::Map(m) => (strip(rest, "value"), &m.value_field),
-        Type::Primitive(_) => return None,
-    };
-    match inner.field_type.as_ref() {
-        Type::Struct(s) => find_field(&s.fields, rest),
-        _ => None,
-    }
+    find_in(fields.iter().find(|f| &f.name == first)?, rest)
 }
 
-fn strip<'a>(path: &'a [String], word: &str) -> &'a [String] {
-    match path.split_first() {
-        Some((first, rest)) if first == word => rest,
-        _ => path,
+fn find_in<'a>(field: &'a NestedField, rest: &[String]) -> Option<&'a NestedField> {
+    let Some((next, tail)) = rest.split_first() else {
+        return Some(field);
+    };
+    match (field.field_type.as_ref(), next.as_str()) {
+        (Type::List(l), "element") => find_in(&l.element_field, tail),
+        (Type::Map(m), "key") => find_in(&m.key_field, tail),
+        (Type::Map(m), "value") => find_in(&m.value_field, tail),
+        (Type::Struct(s), _) => find_in(s.fields.iter().find(|f| &f.name == next)?, tail),
+        (Type::List(l), _) => find_in(&l.element_field, rest),
+        (Type::Map(m), _) => find_in(&m.value_field, rest),
+        (Type::Primitive(_), _) => None,
     }
 }
 

@@ -461,6 +461,58 @@ async fn change_column_is_alter_column() {
     );
 }
 
+/// A list's `element` and a map's `key`/`value` named in a column clause: promoted
+/// (`ll.element.element` too); a default, a drop (also `IF EXISTS`, which used to pass as
+/// "no such column") or a change of the key refused naming it; nothing committed.
+#[tokio::test]
+async fn list_and_map_parts_in_column_clauses() {
+    let (ctx, catalog, _dir) = session().await;
+    ok(&ctx, "CREATE SCHEMA ns").await;
+    ok(
+        &ctx,
+        "CREATE TABLE ns.t (l ARRAY<INT>, m MAP<INT, FLOAT>, ll ARRAY<ARRAY<INT>>) \
+         TBLPROPERTIES ('format-version'='3')",
+    )
+    .await;
+    ok(
+        &ctx,
+        "ALTER TABLE ns.t ALTER COLUMN ll.element.element TYPE BIGINT",
+    )
+    .await;
+    ok(&ctx, "ALTER TABLE ns.t CHANGE COLUMN m.value TYPE DOUBLE").await;
+    let m = metadata(&catalog, "ns.t").await;
+    assert_eq!(
+        columns(&m),
+        [
+            "1:l:list<int>",
+            "2:m:map<int, double>",
+            "3:ll:list<list<long>>"
+        ]
+    );
+    let before = metadata_location(&catalog, "ns.t").await;
+    for (sql, needle) in [
+        (
+            "ALTER TABLE ns.t ALTER COLUMN l.element SET DEFAULT 5",
+            "cannot set a default value of the element of list 'l'",
+        ),
+        (
+            "ALTER TABLE ns.t DROP COLUMN IF EXISTS m.key",
+            "cannot drop the key of map 'm'",
+        ),
+        (
+            "ALTER TABLE ns.t DROP COLUMN l.element",
+            "cannot drop the element of list 'l'",
+        ),
+        (
+            "ALTER TABLE ns.t ALTER COLUMN m.key TYPE BIGINT",
+            "cannot change the key of map 'm': map keys cannot be updated",
+        ),
+    ] {
+        fails(&ctx, sql, ErrorKind::InvalidArgument, needle).await;
+    }
+    assert_eq!(metadata_location(&catalog, "ns.t").await, before);
+}
+
 #[tokio::test]
 async fn column_changes_that_are_refused() {
     let (ctx, catalog, _dir) = session().await;

@@ -513,6 +513,50 @@ async fn list_and_map_parts_in_column_clauses() {
     assert_eq!(metadata_location(&catalog, "ns.t").await, before);
 }
 
+/// A column may not take the name of a partition field of any spec whose source is
+/// another column still in the table: Iceberg Java (so Spark) refuses to load such
+/// metadata ("Cannot create identity partition sourced from different field in schema"),
+/// though icefloe, PyIceberg and DuckDB read it. Nothing is committed.
+#[tokio::test]
+async fn columns_do_not_take_partition_field_names() {
+    let (ctx, catalog, _dir) = session().await;
+    ok(&ctx, "CREATE SCHEMA ns").await;
+    ok(
+        &ctx,
+        "CREATE TABLE ns.t (id INT, s VARCHAR, q INT) PARTITIONED BY (bucket(4, id), s)",
+    )
+    .await;
+    ok(&ctx, "ALTER TABLE ns.t RENAME COLUMN s TO s2").await;
+    ok(&ctx, "ALTER TABLE ns.t DROP PARTITION FIELD id_bucket").await;
+    let before = metadata_location(&catalog, "ns.t").await;
+    for (sql, needle) in [
+        (
+            "ALTER TABLE ns.t ADD COLUMN id_bucket INT",
+            "column name 'id_bucket' is the name of partition field 'id_bucket' of spec 0, \
+             whose source is column 'id'",
+        ),
+        (
+            "ALTER TABLE ns.t ADD COLUMN s INT",
+            "partition field 's' of spec 0, whose source is column 's2'",
+        ),
+        (
+            "ALTER TABLE ns.t RENAME COLUMN q TO s",
+            "partition field 's' of spec 0",
+        ),
+    ] {
+        fails(&ctx, sql, ErrorKind::InvalidArgument, needle).await;
+    }
+    assert_eq!(metadata_location(&catalog, "ns.t").await, before);
+    // the partition field's own source may take its name back
+    ok(&ctx, "ALTER TABLE ns.t RENAME COLUMN s2 TO s").await;
+    ok(&ctx, "ALTER TABLE ns.t ADD COLUMN id_bucket_4 INT").await;
+    let m = metadata(&catalog, "ns.t").await;
+    assert_eq!(
+        columns(&m),
+        ["1:id:int", "2:s:string", "3:q:int", "4:id_bucket_4:int"]
+    );
+}
+
 #[tokio::test]
 async fn column_changes_that_are_refused() {
     let (ctx, catalog, _dir) = session().await;

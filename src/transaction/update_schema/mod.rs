@@ -42,6 +42,9 @@
 //! - the new schema has no two fields with the same full name (Java's `Schema`
 //!   constructor, `TypeUtil.indexByName`): a top-level column renamed to `st.a` clashes
 //!   with field `a` of struct `st`, and an added struct may not repeat a name;
+//! - no column takes the name of a partition field (of any spec) sourced from another
+//!   column still in the schema (Java's `PartitionSpec` builder refuses such a spec when
+//!   it loads the table);
 //! - no struct is left without fields, nor the table without columns (deleting every
 //!   field of a struct; Java allows it, but Parquet cannot write an empty struct): drop
 //!   the struct column instead.
@@ -72,8 +75,8 @@ mod rules;
 
 pub use rules::check_promotion;
 use rules::{
-    check_deletable, check_no_new_empty_structs, check_partition_values_keep, check_v3,
-    default_json, promote_default,
+    check_deletable, check_no_new_empty_structs, check_partition_names,
+    check_partition_values_keep, check_v3, default_json, promote_default,
 };
 
 /// Where a field goes within its struct (Java `moveFirst`, `moveAfter`).
@@ -278,6 +281,7 @@ impl UpdateSchema {
         schema.identifier_field_ids = identifiers;
         schema.check_field_names()?;
         check_no_new_empty_structs(base, &schema)?;
+        check_partition_names(base, &schema, metadata)?;
         schema.schema_id = schema_id_in(metadata, &schema);
         Ok(schema)
     }

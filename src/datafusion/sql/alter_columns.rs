@@ -28,7 +28,9 @@ use crate::transaction::{ColumnPosition, UpdateSchema};
 /// - `SET IDENTIFIER FIELDS path, …`, `DROP IDENTIFIER FIELDS path, …`;
 /// - `ALTER [COLUMN] path` then one of `TYPE type` (also `SET DATA TYPE type`),
 ///   `DROP NOT NULL`, `COMMENT '…'`, `FIRST`, `AFTER name` (`SET NOT NULL` is refused),
-///   `SET DEFAULT value`, `DROP DEFAULT` (v3: the field's `write-default`);
+///   `SET DEFAULT value`, `DROP DEFAULT` (v3: the field's `write-default`); several
+///   such, comma-separated, as Spark 4 takes them (`ALTER COLUMN a TYPE BIGINT, b
+///   COMMENT '…'`), in one commit;
 /// - `CHANGE [COLUMN] path` then one of those (Spark's synonym of `ALTER COLUMN`), or
 ///   Spark's Hive form `CHANGE [COLUMN] path name type [COMMENT '…'] [FIRST|AFTER name]`.
 ///
@@ -275,18 +277,51 @@ async fn alter_column(
     change: bool,
 ) -> Result<UpdateSchema> {
     let path = c.object_name()?;
-    let column = path.join(".");
-    let update = UpdateSchema::new();
     let action = ["TYPE", "SET", "DROP", "COMMENT", "FIRST", "AFTER"];
     if change && !c.at_end() && !action.iter().any(|k| c.peek_keyword(k)) {
         return hive_change(ctx, c, &path).await;
     }
-    let update = if c.eat_keyword("TYPE") || c.eat_keywords(&["SET", "DATA", "TYPE"]) {
-        let start = c.offset();
-        while !c.at_end() {
-            c.advance();
+    // Spark 4's `ALTER COLUMN a TYPE BIGINT, b COMMENT '…'`: one commit
+    let mut update = alter_one(ctx, table, c, &path, UpdateSchema::new()).await?;
+    while c.eat(&Token::Comma) {
+        let path = c.object_name()?;
+        update = alter_one(ctx, table, c, &path, update).await?;
+    }
+    c.expect_end()?;
+    Ok(update)
+}
+
+/// Advance to a `,` outside brackets or the end; the text passed over, trimmed.
+fn to_comma(c: &mut Cursor<'_>) -> String {
+    let start = c.offset();
+    let (mut parens, mut angles) = (0usize, 0usize);
+    while let Some(t) = c.peek() {
+        match &t.token {
+            Token::Comma if parens == 0 && angles == 0 => break,
+            Token::LParen => parens += 1,
+            Token::RParen => parens = parens.saturating_sub(1),
+            Token::Lt => angles += 1,
+            Token::Gt => angles = angles.saturating_sub(1),
+            Token::ShiftRight => angles = angles.saturating_sub(2),
+            _ => {}
         }
-        let type_text = c.text()[start..].trim().to_string();
+        c.advance();
+    }
+    c.text()[start..c.prev_end().max(start)].trim().to_string()
+}
+
+/// One change of the column at `path` (what follows its name), added to `update`.
+async fn alter_one(
+    ctx: &SessionContext,
+    table: &ResolvedTable,
+    c: &mut Cursor<'_>,
+    path: &[String],
+    update: UpdateSchema,
+) -> Result<UpdateSchema> {
+    let column = path.join(".");
+    let path = path.to_vec();
+    let update = if c.eat_keyword("TYPE") || c.eat_keywords(&["SET", "DATA", "TYPE"]) {
+        let type_text = to_comma(c);
         let (field, default) = plan_column(ctx, &column, &type_text).await?;
         if field.required || field.doc.is_some() || default.is_some() {
             return Err(Error::invalid_argument(format!(
@@ -309,11 +344,7 @@ async fn alter_column(
              table may hold nulls (Iceberg allows only required to optional)"
         )));
     } else if c.eat_keywords(&["SET", "DEFAULT"]) {
-        let start = c.offset();
-        while !c.at_end() {
-            c.advance();
-        }
-        let text = c.text()[start..].trim().to_string();
+        let text = to_comma(c);
         if text.is_empty() {
             return Err(c.expected("a value after SET DEFAULT"));
         }
@@ -334,7 +365,9 @@ async fn alter_column(
             c.expected("TYPE, DROP NOT NULL, SET DEFAULT, DROP DEFAULT, COMMENT, FIRST or AFTER")
         );
     };
-    c.expect_end()?;
+    if !c.at_end() && c.peek().is_none_or(|t| t.token != Token::Comma) {
+        c.expect_end()?;
+    }
     Ok(update)
 }
 

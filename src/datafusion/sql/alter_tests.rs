@@ -513,6 +513,57 @@ async fn list_and_map_parts_in_column_clauses() {
     assert_eq!(metadata_location(&catalog, "ns.t").await, before);
 }
 
+/// Spark 4's comma-separated `ALTER COLUMN` changes (`ALTER COLUMN a TYPE BIGINT, b
+/// COMMENT '…'`; was read as the type `BIGINT, b COMMENT '…'`): one commit, one new
+/// schema; a refused change commits none of them.
+#[tokio::test]
+async fn several_column_changes_in_one_statement() {
+    let (ctx, catalog, _dir) = session().await;
+    ok(&ctx, "CREATE SCHEMA ns").await;
+    ok(
+        &ctx,
+        "CREATE TABLE ns.t (id INT, s VARCHAR, f FLOAT, d DECIMAL(5, 2)) \
+         TBLPROPERTIES ('format-version'='3')",
+    )
+    .await;
+    ok(&ctx, "INSERT INTO ns.t VALUES (1, 'a', 1.5, 1.25)").await;
+    let before = metadata(&catalog, "ns.t").await.current_schema_id;
+    ok(
+        &ctx,
+        "ALTER TABLE ns.t ALTER COLUMN id TYPE BIGINT, s COMMENT 'the s', \
+         f TYPE DOUBLE, d TYPE DECIMAL(10, 2), s SET DEFAULT concat('x', 'y'), f FIRST",
+    )
+    .await;
+    let m = metadata(&catalog, "ns.t").await;
+    assert_eq!(m.current_schema_id, before + 1, "one commit, one schema");
+    assert_eq!(
+        columns(&m),
+        [
+            "3:f:double",
+            "1:id:long",
+            "2:s:string",
+            "4:d:decimal(10, 2)"
+        ]
+    );
+    let s = m.current_schema().field_by_name("s").expect("s");
+    assert_eq!(s.doc.as_deref(), Some("the s"));
+    assert_eq!(s.write_default, Some(serde_json::json!("xy")));
+    ok(&ctx, "INSERT INTO ns.t (id) VALUES (2)").await;
+    assert_eq!(
+        ok(&ctx, "SELECT id, s, f, d FROM ns.t ORDER BY id").await,
+        [["1", "a", "1.5", "1.25"], ["2", "xy", "", ""]]
+    );
+    let location = metadata_location(&catalog, "ns.t").await;
+    fails(
+        &ctx,
+        "ALTER TABLE ns.t ALTER COLUMN s FIRST, id TYPE VARCHAR",
+        ErrorKind::InvalidArgument,
+        "cannot change column 'id': from long to string",
+    )
+    .await;
+    assert_eq!(metadata_location(&catalog, "ns.t").await, location);
+}
+
 /// A column may not take the name of a partition field of any spec whose source is
 /// another column still in the table: Iceberg Java (so Spark) refuses to load such
 /// metadata ("Cannot create identity partition sourced from different field in schema"),

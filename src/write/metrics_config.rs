@@ -158,7 +158,7 @@ impl MetricsConfig {
 
 /// Every field under `field` with its full dotted column name (Java
 /// `Schema.findColumnName`: list elements `.element`, map keys and values `.key`/`.value`).
-fn field_names(field: &NestedField, prefix: &str, out: &mut Vec<(i32, String)>) {
+pub(crate) fn field_names(field: &NestedField, prefix: &str, out: &mut Vec<(i32, String)>) {
     let name = if prefix.is_empty() {
         field.name.clone()
     } else {

@@ -193,6 +193,87 @@ async fn structs_in_maps_lists_and_structs_evolve_by_field_id() {
     read_alike(&lake, "ns.nested", &expected, "after INSERT", Others::Both).await;
 }
 
+/// A list's element and a map's value promoted in place (Spark's `ALTER COLUMN
+/// l.element TYPE BIGINT`, Java's `updateColumn("l.element", …)`; was refused as "not a
+/// struct"), a nested list's element too, and made optional: the old file's values read
+/// widened, then an `UPDATE`, a compaction and an `INSERT` of values only the new types
+/// hold, each read alike by DuckDB and PyIceberg.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_elements_and_map_values_are_promoted() {
+    let lake = lake().await;
+    exec(
+        &lake,
+        "CREATE TABLE ice.ns.widened (id INT, l ARRAY<INT>, m MAP<STRING, FLOAT>, \
+         ll ARRAY<ARRAY<DECIMAL(5, 2)>>)",
+    )
+    .await;
+    exec(
+        &lake,
+        "INSERT INTO ice.ns.widened VALUES \
+         (1, [1, 2147483647], map(['a'], [CAST(1.5 AS FLOAT)]), [[1.25, -999.99]]), \
+         (2, NULL, NULL, NULL), \
+         (3, [NULL], map(['b'], [CAST(NULL AS FLOAT)]), [NULL, [NULL]])",
+    )
+    .await;
+    for change in [
+        "ALTER COLUMN l.element TYPE BIGINT",
+        "ALTER COLUMN m.value TYPE DOUBLE",
+        "ALTER COLUMN ll.element.element TYPE DECIMAL(10, 2)",
+        "ALTER COLUMN ll.element DROP NOT NULL",
+    ] {
+        exec(&lake, &format!("ALTER TABLE ice.ns.widened {change}")).await;
+    }
+    let table = lake
+        .catalog
+        .load_table(&TableIdent::parse("ns.widened"))
+        .await
+        .expect("table");
+    let types: Vec<String> = table
+        .metadata()
+        .current_schema()
+        .columns()
+        .iter()
+        .map(|f| f.field_type.to_string())
+        .collect();
+    assert_eq!(
+        types,
+        [
+            "int",
+            "list<long>",
+            "map<string, double>",
+            "list<list<decimal(10, 2)>>"
+        ]
+    );
+    let mut expected = vec![
+        json!([1, [1, 2147483647], [["a", 1.5]], [["1.25", "-999.99"]]]),
+        json!([2, null, null, null]),
+        json!([3, [null], [["b", null]], [null, [null]]]),
+    ];
+    read_alike(&lake, "ns.widened", &expected, "promoted", Others::Both).await;
+    update_and_compact(&lake, "ns.widened", &expected, Others::Both).await;
+    expected = with_id(&expected, 1, 11);
+    exec(
+        &lake,
+        "INSERT INTO ice.ns.widened VALUES \
+         (4, [5000000000], map(['c'], [CAST(0.1 AS DOUBLE)]), [[12345678.91]])",
+    )
+    .await;
+    expected.push(json!([
+        4,
+        [5000000000_i64],
+        [["c", 0.1]],
+        [["12345678.91"]]
+    ]));
+    read_alike(&lake, "ns.widened", &expected, "after INSERT", Others::Both).await;
+    let wide = crate::catalog::strings(
+        &lake.ctx,
+        "SELECT CAST(id AS VARCHAR) AS i FROM ice.ns.widened WHERE l[1] > 3000000000 \
+         OR l[2] = 2147483647 ORDER BY id",
+    )
+    .await;
+    assert_eq!(wide, ["4", "11"]);
+}
+
 /// Structs under two lists/maps: a list of maps of structs and a map of lists of
 /// structs, their fields renamed, dropped and added back under the same name, moved and
 /// promoted (DuckDB reads them alike; PyIceberg 0.12 does not, see the module docs).

@@ -28,7 +28,11 @@ use crate::transaction::{ColumnPosition, UpdateSchema};
 /// - `SET IDENTIFIER FIELDS path, …`, `DROP IDENTIFIER FIELDS path, …`;
 /// - `ALTER [COLUMN] path` then one of `TYPE type` (also `SET DATA TYPE type`),
 ///   `DROP NOT NULL`, `COMMENT '…'`, `FIRST`, `AFTER name` (`SET NOT NULL` is refused),
-///   `SET DEFAULT value`, `DROP DEFAULT` (v3: the field's `write-default`).
+///   `SET DEFAULT value`, `DROP DEFAULT` (v3: the field's `write-default`); several
+///   such, comma-separated, as Spark 4 takes them (`ALTER COLUMN a TYPE BIGINT, b
+///   COMMENT '…'`), in one commit;
+/// - `CHANGE [COLUMN] path` then one of those (Spark's synonym of `ALTER COLUMN`), or
+///   Spark's Hive form `CHANGE [COLUMN] path name type [COMMENT '…'] [FIRST|AFTER name]`.
 ///
 /// A `DEFAULT` value is a constant of the column's type (module `column_default`).
 pub(super) async fn alter_columns(
@@ -79,7 +83,14 @@ pub(super) async fn alter_columns(
     } else if c.eat_keyword("ALTER") {
         c.eat_keyword("COLUMN");
         let what = format!("{base} ALTER COLUMN");
-        let update = alter_column(ctx, table, &mut c)
+        let update = alter_column(ctx, table, &mut c, false)
+            .await
+            .map_err(|e| e.context(&what))?;
+        (what, update)
+    } else if c.eat_keyword("CHANGE") {
+        c.eat_keyword("COLUMN");
+        let what = format!("{base} CHANGE COLUMN");
+        let update = alter_column(ctx, table, &mut c, true)
             .await
             .map_err(|e| e.context(&what))?;
         (what, update)
@@ -87,7 +98,7 @@ pub(super) async fn alter_columns(
         let found = c.found();
         return Err(Error::unsupported(format!(
             "{base}: {found} is not an ALTER TABLE clause icefloe runs (SET|UNSET \
-             TBLPROPERTIES, ADD|DROP|RENAME|ALTER COLUMN, CREATE|REPLACE|DROP TAG|BRANCH, \
+             TBLPROPERTIES, ADD|DROP|RENAME|ALTER|CHANGE COLUMN, CREATE|REPLACE|DROP TAG|BRANCH, \
              ADD|DROP|REPLACE PARTITION FIELD, WRITE [LOCALLY] ORDERED BY|UNORDERED, RENAME TO)"
         )));
     };
@@ -219,29 +230,26 @@ async fn drop_columns(table: &ResolvedTable, c: &mut Cursor<'_>) -> Result<Updat
         .fold(UpdateSchema::new(), |u, p| u.delete_column(p)))
 }
 
-/// The field at a name path (through structs, list elements and map values).
+/// The field at a name path (through structs, list elements and map values, named or
+/// left out; a path ending in a list's `element` or a map's `key` or `value` names that
+/// field itself).
 fn find_field<'a>(fields: &'a [NestedField], path: &[String]) -> Option<&'a NestedField> {
     let (first, rest) = path.split_first()?;
-    let field = fields.iter().find(|f| &f.name == first)?;
-    if rest.is_empty() {
-        return Some(field);
-    }
-    let (rest, inner) = match field.field_type.as_ref() {
-        Type::Struct(s) => return find_field(&s.fields, rest),
-        Type::List(l) => (strip(rest, "element"), &l.element_field),
-        Type::Map(m) => (strip(rest, "value"), &m.value_field),
-        Type::Primitive(_) => return None,
-    };
-    match inner.field_type.as_ref() {
-        Type::Struct(s) => find_field(&s.fields, rest),
-        _ => None,
-    }
+    find_in(fields.iter().find(|f| &f.name == first)?, rest)
 }
 
-fn strip<'a>(path: &'a [String], word: &str) -> &'a [String] {
-    match path.split_first() {
-        Some((first, rest)) if first == word => rest,
-        _ => path,
+fn find_in<'a>(field: &'a NestedField, rest: &[String]) -> Option<&'a NestedField> {
+    let Some((next, tail)) = rest.split_first() else {
+        return Some(field);
+    };
+    match (field.field_type.as_ref(), next.as_str()) {
+        (Type::List(l), "element") => find_in(&l.element_field, tail),
+        (Type::Map(m), "key") => find_in(&m.key_field, tail),
+        (Type::Map(m), "value") => find_in(&m.value_field, tail),
+        (Type::Struct(s), _) => find_in(s.fields.iter().find(|f| &f.name == next)?, tail),
+        (Type::List(l), _) => find_in(&l.element_field, rest),
+        (Type::Map(m), _) => find_in(&m.value_field, rest),
+        (Type::Primitive(_), _) => None,
     }
 }
 
@@ -259,21 +267,61 @@ fn name_list(c: &mut Cursor<'_>) -> Result<Vec<Vec<String>>> {
     Ok(paths)
 }
 
-/// What follows `ALTER [COLUMN]`: the column and one change.
+/// What follows `ALTER [COLUMN]` or Spark's synonym `CHANGE [COLUMN]`: the column and
+/// one change; with `change`, also Spark's Hive form `CHANGE [COLUMN] path name type
+/// [COMMENT '…'] [FIRST|AFTER name]` (see [`hive_change`]).
 async fn alter_column(
     ctx: &SessionContext,
     table: &ResolvedTable,
     c: &mut Cursor<'_>,
+    change: bool,
 ) -> Result<UpdateSchema> {
     let path = c.object_name()?;
-    let column = path.join(".");
-    let update = UpdateSchema::new();
-    let update = if c.eat_keyword("TYPE") || c.eat_keywords(&["SET", "DATA", "TYPE"]) {
-        let start = c.offset();
-        while !c.at_end() {
-            c.advance();
+    let action = ["TYPE", "SET", "DROP", "COMMENT", "FIRST", "AFTER"];
+    if change && !c.at_end() && !action.iter().any(|k| c.peek_keyword(k)) {
+        return hive_change(ctx, c, &path).await;
+    }
+    // Spark 4's `ALTER COLUMN a TYPE BIGINT, b COMMENT '…'`: one commit
+    let mut update = alter_one(ctx, table, c, &path, UpdateSchema::new()).await?;
+    while c.eat(&Token::Comma) {
+        let path = c.object_name()?;
+        update = alter_one(ctx, table, c, &path, update).await?;
+    }
+    c.expect_end()?;
+    Ok(update)
+}
+
+/// Advance to a `,` outside brackets or the end; the text passed over, trimmed.
+fn to_comma(c: &mut Cursor<'_>) -> String {
+    let start = c.offset();
+    let (mut parens, mut angles) = (0usize, 0usize);
+    while let Some(t) = c.peek() {
+        match &t.token {
+            Token::Comma if parens == 0 && angles == 0 => break,
+            Token::LParen => parens += 1,
+            Token::RParen => parens = parens.saturating_sub(1),
+            Token::Lt => angles += 1,
+            Token::Gt => angles = angles.saturating_sub(1),
+            Token::ShiftRight => angles = angles.saturating_sub(2),
+            _ => {}
         }
-        let type_text = c.text()[start..].trim().to_string();
+        c.advance();
+    }
+    c.text()[start..c.prev_end().max(start)].trim().to_string()
+}
+
+/// One change of the column at `path` (what follows its name), added to `update`.
+async fn alter_one(
+    ctx: &SessionContext,
+    table: &ResolvedTable,
+    c: &mut Cursor<'_>,
+    path: &[String],
+    update: UpdateSchema,
+) -> Result<UpdateSchema> {
+    let column = path.join(".");
+    let path = path.to_vec();
+    let update = if c.eat_keyword("TYPE") || c.eat_keywords(&["SET", "DATA", "TYPE"]) {
+        let type_text = to_comma(c);
         let (field, default) = plan_column(ctx, &column, &type_text).await?;
         if field.required || field.doc.is_some() || default.is_some() {
             return Err(Error::invalid_argument(format!(
@@ -296,11 +344,7 @@ async fn alter_column(
              table may hold nulls (Iceberg allows only required to optional)"
         )));
     } else if c.eat_keywords(&["SET", "DEFAULT"]) {
-        let start = c.offset();
-        while !c.at_end() {
-            c.advance();
-        }
-        let text = c.text()[start..].trim().to_string();
+        let text = to_comma(c);
         if text.is_empty() {
             return Err(c.expected("a value after SET DEFAULT"));
         }
@@ -321,6 +365,57 @@ async fn alter_column(
             c.expected("TYPE, DROP NOT NULL, SET DEFAULT, DROP DEFAULT, COMMENT, FIRST or AFTER")
         );
     };
+    if !c.at_end() && c.peek().is_none_or(|t| t.token != Token::Comma) {
+        c.expect_end()?;
+    }
+    Ok(update)
+}
+
+/// Spark's Hive-style `CHANGE [COLUMN] path name type [COMMENT '…'] [FIRST|AFTER name]`
+/// (Spark's `hiveChangeColumn`, read as one `ALTER COLUMN` of the type, the comment and
+/// the position): `name` must be the column's own name (Spark refuses a rename here, as
+/// it does `NOT NULL`), the type is promoted as `ALTER COLUMN … TYPE` does (the same
+/// type changes nothing), and a `COMMENT` replaces the column's.
+async fn hive_change(
+    ctx: &SessionContext,
+    c: &mut Cursor<'_>,
+    path: &[String],
+) -> Result<UpdateSchema> {
+    let column = path.join(".");
+    let name = c.identifier()?;
+    if path.last() != Some(&name) {
+        return Err(Error::invalid_argument(format!(
+            "cannot rename column '{column}' to '{name}' in CHANGE COLUMN (as in Spark): \
+             run RENAME COLUMN instead"
+        )));
+    }
+    let start = c.offset();
+    skip_type(c);
+    let type_text = c.text()[start..c.prev_end()].to_string();
+    if type_text.trim().is_empty() {
+        return Err(c.expected(&format!("a type for column '{column}'")));
+    }
+    let position = position(c)?;
     c.expect_end()?;
+    let (field, default) = plan_column(ctx, &column, &type_text).await?;
+    if field.required || default.is_some() {
+        return Err(Error::invalid_argument(format!(
+            "CHANGE COLUMN '{column}' {type_text}: only a type, a COMMENT and a position (as \
+             in Spark: change nullability or the default with ALTER COLUMN)"
+        )));
+    }
+    let Type::Primitive(p) = *field.field_type else {
+        return Err(Error::invalid_argument(format!(
+            "cannot change column '{column}' to {}: only primitive types are promoted",
+            field.field_type
+        )));
+    };
+    let mut update = UpdateSchema::new().update_column(path, p);
+    if field.doc.is_some() {
+        update = update.update_column_doc(path, field.doc);
+    }
+    if let Some(position) = position {
+        update = update.move_column(path, position);
+    }
     Ok(update)
 }

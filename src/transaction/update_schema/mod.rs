@@ -24,6 +24,10 @@
 //!   re-encoded for its new type (a `date` default becomes that day's midnight);
 //! - a deleted field is not an identifier field and not the source of a field of the
 //!   current partition spec or sort order (Java checks the same at commit);
+//! - a list's element (`l.element`) and a map's value (`m.value`) are promoted and made
+//!   optional like struct fields, a map's key (`m.key`) never changes (Java: "Cannot
+//!   update map keys"), and none of the three is dropped, renamed, moved, commented or
+//!   given a default;
 //! - a type changes only by a valid primitive promotion (spec "Schema Evolution"):
 //!   `int` → `long`, `float` → `double`, `decimal(P, S)` → `decimal(P', S)` with
 //!   `P' > P`; in v3 also `date` → `timestamp`/`timestamp_ns` and `unknown` → any type.
@@ -38,6 +42,9 @@
 //! - the new schema has no two fields with the same full name (Java's `Schema`
 //!   constructor, `TypeUtil.indexByName`): a top-level column renamed to `st.a` clashes
 //!   with field `a` of struct `st`, and an added struct may not repeat a name;
+//! - no column takes the name of a partition field (of any spec) sourced from another
+//!   column still in the schema (Java's `PartitionSpec` builder refuses such a spec when
+//!   it loads the table);
 //! - no struct is left without fields, nor the table without columns (deleting every
 //!   field of a struct; Java allows it, but Parquet cannot write an empty struct): drop
 //!   the struct column instead.
@@ -45,6 +52,9 @@
 //! When the table has a name mapping (`schema.name-mapping.default`, for data files
 //! written without field ids), it is updated in the same commit as Java does: renamed
 //! fields keep their old names and gain the new one, added fields are mapped.
+//!
+//! Table properties naming a column (`write.metadata.metrics.column.<name>`, …) follow
+//! a renamed column and go with a dropped one, as in Java (module `column_properties`).
 //!
 //! A retry re-applies the changes by name to the refreshed table's current schema, so a
 //! concurrent schema change is built on, not overwritten (and a name it removed fails
@@ -60,12 +70,13 @@ use crate::spec::{
 };
 use crate::table::Table;
 
+mod column_properties;
 mod rules;
 
 pub use rules::check_promotion;
 use rules::{
-    check_deletable, check_no_new_empty_structs, check_partition_values_keep, check_v3,
-    default_json, promote_default,
+    check_deletable, check_no_new_empty_structs, check_partition_names,
+    check_partition_values_keep, check_v3, default_json, promote_default,
 };
 
 /// Where a field goes within its struct (Java `moveFirst`, `moveAfter`).
@@ -223,7 +234,27 @@ impl UpdateSchema {
         let mut fields = base.fields.fields.clone();
         let mut last_id = metadata.last_column_id.max(base.highest_field_id());
         let mut identifiers = base.identifier_field_ids.clone();
+        // a field inside a column also dropped goes with it (Java resolves each drop
+        // against the base schema: `DROP COLUMNS (st, st.a)` is one drop of `st`)
+        let dropped: Vec<&Vec<String>> = self
+            .changes
+            .iter()
+            .filter_map(|c| match c {
+                Change::Delete(p) => Some(p),
+                _ => None,
+            })
+            .collect();
+        let base_fields = fields.clone();
+        let inside_dropped = |path: &Vec<String>| {
+            dropped
+                .iter()
+                .any(|d| d.len() < path.len() && path.starts_with(d))
+                && slot_at(&mut base_fields.clone(), path).is_ok()
+        };
         for change in &self.changes {
+            if matches!(change, Change::Delete(p) if inside_dropped(p)) {
+                continue;
+            }
             match change {
                 Change::SetIdentifiers(paths) => {
                     identifiers = paths
@@ -250,6 +281,7 @@ impl UpdateSchema {
         schema.identifier_field_ids = identifiers;
         schema.check_field_names()?;
         check_no_new_empty_structs(base, &schema)?;
+        check_partition_names(base, &schema, metadata)?;
         schema.schema_id = schema_id_in(metadata, &schema);
         Ok(schema)
     }
@@ -289,6 +321,11 @@ impl TransactionAction for UpdateSchema {
                 });
             }
         }
+        out.extend(column_properties::column_property_updates(
+            &m.properties,
+            m.current_schema(),
+            &schema,
+        ));
         let id = schema.schema_id;
         if m.schema_by_id(id).is_none() {
             out.push(TableUpdate::AddSchema { schema });
@@ -355,6 +392,13 @@ fn struct_mut<'a>(
             .iter_mut()
             .find(|f| &f.name == first)
             .ok_or_else(|| not_found(path))?;
+        if matches!(field.field_type.as_ref(), Type::Map(_))
+            && rest.first().map(String::as_str) == Some("key")
+        {
+            // Java: "Cannot add fields to map keys" / "Cannot alter map keys"
+            let map = &path[..path.len() - rest.len()];
+            return Err(key_refusal(&[map, &["key".to_string()]].concat()));
+        }
         current = children_mut(field, &mut rest).ok_or_else(|| {
             Error::invalid_argument(format!("column '{}' is not a struct", name(path)))
         })?;
@@ -382,9 +426,104 @@ fn locate<'a>(
     Ok((siblings, i))
 }
 
-fn field_at<'a>(fields: &'a mut Vec<NestedField>, path: &[String]) -> Result<&'a mut NestedField> {
+/// Where a field sits: in a struct, or as the element of a list, the key or the value of
+/// a map (Java names these `l.element`, `m.key`, `m.value`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Slot {
+    Member,
+    Element,
+    Key,
+    Value,
+}
+
+impl Slot {
+    /// What the field is, for an error: `the element of list 'l'`.
+    fn describe(self, path: &[String]) -> String {
+        let parent = path
+            .split_last()
+            .map(|(_, parent)| name(parent))
+            .unwrap_or_default();
+        match self {
+            Slot::Member => format!("column '{}'", name(path)),
+            Slot::Element => format!("the element of list '{parent}'"),
+            Slot::Key => format!("the key of map '{parent}'"),
+            Slot::Value => format!("the value of map '{parent}'"),
+        }
+    }
+}
+
+/// The field at `path` and its [`Slot`]: a struct field (through list elements and map
+/// values holding structs, as [`struct_mut`]), or, when the path's last name is
+/// `element` of a list or `key`/`value` of a map (at any depth: `l.element.element`),
+/// that element, key or value itself, so `l.element` and `m.value` of primitives can be
+/// promoted or made optional, as Java's `updateColumn`/`makeColumnOptional` allow.
+fn slot_at<'a>(
+    fields: &'a mut Vec<NestedField>,
+    path: &[String],
+) -> Result<(&'a mut NestedField, Slot)> {
+    let (last, parent) = path.split_last().ok_or_else(|| not_found(path))?;
+    let slot = match (parent.is_empty(), last.as_str()) {
+        (false, "element") => Slot::Element,
+        (false, "key") => Slot::Key,
+        (false, "value") => Slot::Value,
+        _ => Slot::Member,
+    };
+    // else a struct field named `element`, `key` or `value`
+    if slot != Slot::Member && holds(fields, parent, slot) {
+        let (holder, _) = slot_at(fields, parent)?;
+        return match (holder.field_type.as_mut(), slot) {
+            (Type::List(l), Slot::Element) => Ok((&mut l.element_field, slot)),
+            (Type::Map(m), Slot::Key) => Ok((&mut m.key_field, slot)),
+            (Type::Map(m), Slot::Value) => Ok((&mut m.value_field, slot)),
+            _ => Err(not_found(path)),
+        };
+    }
     let (siblings, i) = locate(fields, path)?;
-    siblings.get_mut(i).ok_or_else(|| not_found(path))
+    let field = siblings.get_mut(i).ok_or_else(|| not_found(path))?;
+    Ok((field, Slot::Member))
+}
+
+/// Whether the field at `parent` is a list (for [`Slot::Element`]) or a map (for
+/// [`Slot::Key`] and [`Slot::Value`]).
+fn holds(fields: &mut Vec<NestedField>, parent: &[String], slot: Slot) -> bool {
+    matches!(
+        slot_at(fields, parent).map(|(holder, _)| (holder.field_type.as_ref(), slot)),
+        Ok((Type::List(_), Slot::Element)) | Ok((Type::Map(_), Slot::Key | Slot::Value))
+    )
+}
+
+/// The field at `path` whose type, nullability, doc or default changes: a struct field,
+/// a list's element or a map's value (a map's key is refused, as in Java: "Cannot update
+/// map keys").
+fn field_at<'a>(
+    fields: &'a mut Vec<NestedField>,
+    path: &[String],
+) -> Result<(&'a mut NestedField, Slot)> {
+    let (field, slot) = slot_at(fields, path)?;
+    if slot == Slot::Key {
+        return Err(key_refusal(path));
+    }
+    Ok((field, slot))
+}
+
+fn key_refusal(path: &[String]) -> Error {
+    Error::invalid_argument(format!(
+        "cannot change {}: map keys cannot be updated",
+        Slot::Key.describe(path)
+    ))
+}
+
+/// Refuse deleting, renaming or moving a list's element or a map's key or value: they
+/// are part of their list's or map's type (Java: "Cannot delete map keys").
+fn check_member(fields: &mut Vec<NestedField>, path: &[String], what: &str) -> Result<()> {
+    match slot_at(fields, path) {
+        Ok((_, slot)) if slot != Slot::Member => Err(Error::invalid_argument(format!(
+            "cannot {what} {}: it is part of the type of '{}'",
+            slot.describe(path),
+            name(&path[..path.len().saturating_sub(1)])
+        ))),
+        _ => Ok(()),
+    }
 }
 
 fn apply_change(
@@ -432,11 +571,13 @@ fn apply_change(
             }
         }
         Change::Delete(path) => {
+            check_member(fields, path, "drop")?;
             let (siblings, i) = locate(fields, path)?;
             let removed = siblings.remove(i);
             check_deletable(&removed, path, metadata, identifiers)?;
         }
         Change::Rename(path, new_name) => {
+            check_member(fields, path, "rename")?;
             let (siblings, i) = locate(fields, path)?;
             if new_name.is_empty() {
                 return Err(Error::invalid_argument("a column needs a name"));
@@ -459,7 +600,11 @@ fn apply_change(
             }
         }
         Change::UpdateType(path, to) => {
-            let field = field_at(fields, path)?;
+            let (field, slot) = slot_at(fields, path)?;
+            if slot == Slot::Key && *field.field_type != Type::Primitive(*to) {
+                // Java's updateColumn: the same type is a no-op, even for a key
+                return Err(key_refusal(path));
+            }
             let Type::Primitive(from) = *field.field_type else {
                 return Err(Error::invalid_argument(format!(
                     "cannot change column '{}' of type {} to {to}: only primitive types \
@@ -484,7 +629,7 @@ fn apply_change(
             *field.field_type = Type::Primitive(*to);
         }
         Change::MakeOptional(path) => {
-            let field = field_at(fields, path)?;
+            let (field, _) = field_at(fields, path)?;
             if identifiers.contains(&field.id) {
                 return Err(Error::invalid_argument(format!(
                     "cannot make column '{}' optional: it is an identifier field",
@@ -493,9 +638,26 @@ fn apply_change(
             }
             field.required = false;
         }
-        Change::UpdateDoc(path, doc) => field_at(fields, path)?.doc.clone_from(doc),
+        Change::UpdateDoc(path, doc) => {
+            let (field, slot) = field_at(fields, path)?;
+            if slot != Slot::Member {
+                // the spec's list and map types have no doc for these
+                return Err(Error::invalid_argument(format!(
+                    "cannot set a comment on {}: only struct fields have comments",
+                    slot.describe(path)
+                )));
+            }
+            field.doc.clone_from(doc);
+        }
         Change::UpdateDefault(path, default) => {
-            let field = field_at(fields, path)?;
+            let (field, slot) = field_at(fields, path)?;
+            if slot != Slot::Member {
+                return Err(Error::invalid_argument(format!(
+                    "cannot set a default value of {}: only struct fields have default \
+                     values (spec \"Default values\")",
+                    slot.describe(path)
+                )));
+            }
             field.write_default = match default {
                 Some(value) => Some(default_json(path, &field.field_type, value, metadata)?),
                 None => {
@@ -505,6 +667,7 @@ fn apply_change(
             };
         }
         Change::Move(path, position) => {
+            check_member(fields, path, "move")?;
             let (siblings, _) = locate(fields, path)?;
             move_field(siblings, path, position)?;
         }
@@ -1097,5 +1260,203 @@ mod tests {
             err.to_string().contains("not a valid type promotion"),
             "{err}"
         );
+    }
+
+    /// A list's element and a map's value (at any depth, `ll.element.element`) are
+    /// promoted and made optional as Java's `updateColumn`/`makeColumnOptional` do
+    /// (Spark's `ALTER COLUMN l.element TYPE bigint`); a map's key is not updated, and an
+    /// element, key or value is not dropped, renamed, moved, commented or given a
+    /// default, each refusal naming it.
+    #[test]
+    fn promotes_list_elements_and_map_values() {
+        let schema = Schema::new(
+            0,
+            vec![
+                NestedField::optional(
+                    1,
+                    "l",
+                    Type::List(ListType {
+                        element_field: NestedField::required(2, "element", p(PrimitiveType::Int)),
+                    }),
+                ),
+                NestedField::optional(
+                    3,
+                    "m",
+                    Type::Map(MapType {
+                        key_field: NestedField::required(4, "key", p(PrimitiveType::Int)),
+                        value_field: NestedField::required(5, "value", p(PrimitiveType::Float)),
+                    }),
+                ),
+                NestedField::optional(
+                    9,
+                    "mk",
+                    Type::Map(MapType {
+                        key_field: NestedField::required(
+                            10,
+                            "key",
+                            Type::Struct(StructType::new(vec![NestedField::required(
+                                11,
+                                "x",
+                                p(PrimitiveType::Int),
+                            )])),
+                        ),
+                        value_field: NestedField::optional(12, "value", p(PrimitiveType::Int)),
+                    }),
+                ),
+                NestedField::optional(
+                    6,
+                    "ll",
+                    Type::List(ListType {
+                        element_field: NestedField::optional(
+                            7,
+                            "element",
+                            Type::List(ListType {
+                                element_field: NestedField::optional(
+                                    8,
+                                    "element",
+                                    p(PrimitiveType::Decimal {
+                                        precision: 5,
+                                        scale: 2,
+                                    }),
+                                ),
+                            }),
+                        ),
+                    }),
+                ),
+            ],
+        );
+        let m = metadata_of(schema);
+        let s = UpdateSchema::new()
+            .update_column(&path("l.element"), PrimitiveType::Long)
+            .make_column_optional(&path("l.element"))
+            .update_column(&path("m.value"), PrimitiveType::Double)
+            .make_column_optional(&path("m.value"))
+            .update_column(
+                &path("ll.element.element"),
+                PrimitiveType::Decimal {
+                    precision: 10,
+                    scale: 2,
+                },
+            )
+            // the key's own type: a no-op, as in Java
+            .update_column(&path("m.key"), PrimitiveType::Int)
+            .apply(&m)
+            .unwrap();
+        assert_eq!(s.schema_id, 1);
+        let types: Vec<String> = s
+            .columns()
+            .iter()
+            .map(|f| f.field_type.to_string())
+            .collect();
+        assert_eq!(
+            types,
+            [
+                "list<long>",
+                "map<int, double>",
+                "map<struct<x: int>, int>",
+                "list<list<decimal(10, 2)>>"
+            ]
+        );
+        let element = s.field_by_id(2).unwrap();
+        assert_eq!(
+            (element.name.as_str(), element.required),
+            ("element", false)
+        );
+        assert!(!s.field_by_id(5).unwrap().required);
+        assert!(s.field_by_id(4).unwrap().required);
+
+        let refused = [
+            (
+                UpdateSchema::new().update_column(&path("m.key"), PrimitiveType::Long),
+                "cannot change the key of map 'm': map keys cannot be updated",
+            ),
+            (
+                UpdateSchema::new().make_column_optional(&path("m.key")),
+                "cannot change the key of map 'm'",
+            ),
+            (
+                UpdateSchema::new().delete_column(&path("m.key")),
+                "cannot drop the key of map 'm': it is part of the type of 'm'",
+            ),
+            (
+                UpdateSchema::new().delete_column(&path("ll.element.element")),
+                "cannot drop the element of list 'll.element'",
+            ),
+            (
+                UpdateSchema::new().rename_column(&path("m.value"), "v"),
+                "cannot rename the value of map 'm'",
+            ),
+            (
+                UpdateSchema::new().move_column(&path("l.element"), ColumnPosition::First),
+                "cannot move the element of list 'l'",
+            ),
+            (
+                UpdateSchema::new().update_column_doc(&path("l.element"), Some("d".into())),
+                "cannot set a comment on the element of list 'l'",
+            ),
+            (
+                UpdateSchema::new().update_column(&path("l.element"), PrimitiveType::Int),
+                "",
+            ),
+            (
+                UpdateSchema::new().add_column(
+                    &path("mk.key"),
+                    "y",
+                    p(PrimitiveType::Int),
+                    None,
+                    None,
+                ),
+                "cannot change the key of map 'mk': map keys cannot be updated",
+            ),
+            (
+                UpdateSchema::new().rename_column(&path("mk.key.x"), "z"),
+                "cannot change the key of map 'mk'",
+            ),
+            (
+                UpdateSchema::new().update_column(&path("mk.key.x"), PrimitiveType::Long),
+                "cannot change the key of map 'mk'",
+            ),
+        ];
+        for (update, needle) in refused {
+            if needle.is_empty() {
+                // the element's own type: a no-op
+                assert_eq!(update.apply(&m).unwrap().schema_id, 0);
+                continue;
+            }
+            let err = update.apply(&m).unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::InvalidArgument, "{err}");
+            assert!(err.to_string().contains(needle), "{needle}: {err}");
+        }
+    }
+
+    /// `DROP COLUMNS (l, l.element.a)`: the nested field goes with its column, as Java
+    /// resolves both against the base schema (was "column 'l.element.a' does not exist").
+    #[test]
+    fn dropping_a_column_and_a_field_inside_it() {
+        let m = metadata();
+        let s = UpdateSchema::new()
+            .delete_column(&path("l.element.a"))
+            .delete_column(&path("l"))
+            .delete_column(&path("m.value.b"))
+            .apply(&m)
+            .unwrap_err();
+        // m.value.b is the only field of m's value struct: refused as before
+        assert!(s.to_string().contains("without fields"), "{s}");
+        let s = UpdateSchema::new()
+            .delete_column(&path("l"))
+            .delete_column(&path("l.element.a"))
+            .apply(&m)
+            .unwrap();
+        let names: Vec<&str> = s.columns().iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, ["id", "k", "m"]);
+        // a field that does not exist is still an error
+        for missing in ["m.value.nope", "l.element.nope"] {
+            let err = UpdateSchema::new()
+                .delete_column(&path("l"))
+                .delete_column(&path(missing))
+                .apply(&m)
+                .unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::NotFound, "{err}");
+        }
     }
 }

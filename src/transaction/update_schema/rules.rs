@@ -265,3 +265,51 @@ pub(super) fn check_partition_values_keep(
         None => Ok(()),
     }
 }
+
+/// The (spec id, partition field name, source id, column id) of each partition field of
+/// `m` whose name is the full name of a column of `schema` other than its source, while
+/// its source is still in `schema`.
+fn partition_name_clashes(schema: &Schema, m: &TableMetadata) -> Vec<(i32, String, i32, i32)> {
+    let mut names = Vec::new();
+    for f in schema.columns() {
+        crate::write::metrics_config::field_names(f, "", &mut names);
+    }
+    let ids: std::collections::HashMap<String, i32> =
+        names.into_iter().map(|(id, name)| (name, id)).collect();
+    m.partition_specs
+        .iter()
+        .flat_map(|spec| spec.fields.iter().map(move |f| (spec.spec_id, f)))
+        .filter_map(|(spec_id, f)| {
+            let column = *ids.get(&f.name)?;
+            (column != f.source_id && schema.field_by_id(f.source_id).is_some())
+                .then(|| (spec_id, f.name.clone(), f.source_id, column))
+        })
+        .collect()
+}
+
+/// Refuse a schema change that gives a column the name of a partition field (of any
+/// spec) whose source is another column still in the schema: Iceberg Java's
+/// `PartitionSpec.Builder` refuses such a spec when it reads the table metadata
+/// (`checkAndAddPartitionName`: "Cannot create identity partition sourced from different
+/// field in schema"), so Spark could no longer load the table (`ADD COLUMN id_bucket` on
+/// a table partitioned by `bucket(4, id)`, or `ADD COLUMN s` after the identity
+/// partition source `s` was renamed). Clashes the table already had are left alone.
+pub(super) fn check_partition_names(base: &Schema, new: &Schema, m: &TableMetadata) -> Result<()> {
+    let before = partition_name_clashes(base, m);
+    match partition_name_clashes(new, m)
+        .into_iter()
+        .find(|c| !before.contains(c))
+    {
+        Some((spec_id, name, source, _)) => {
+            let source = new
+                .field_by_id(source)
+                .map_or_else(|| source.to_string(), |f| format!("'{}'", f.name));
+            Err(Error::invalid_argument(format!(
+                "column name '{name}' is the name of partition field '{name}' of spec \
+                 {spec_id}, whose source is column {source}: Iceberg Java would refuse to \
+                 load the table; choose another name"
+            )))
+        }
+        None => Ok(()),
+    }
+}

@@ -12,7 +12,7 @@ use datafusion::sql::sqlparser::tokenizer::Token;
 
 use super::alter_table::commit;
 use super::column_default::{default_from_sql, default_value};
-use super::tokens::{is_keyword, Cursor};
+use super::tokens::{is_keyword, Cursor, TypeDepth};
 use super::{create_table, empty, ResolvedTable};
 use crate::error::{Error, Result};
 use crate::spec::{NestedField, Type};
@@ -163,19 +163,16 @@ async fn add_columns(ctx: &SessionContext, c: &mut Cursor<'_>) -> Result<UpdateS
 /// Skip a column's type and options: to a `,` or `)` outside brackets, `FIRST`, `AFTER`
 /// or the end.
 fn skip_type(c: &mut Cursor<'_>) {
-    let (mut parens, mut angles) = (0usize, 0usize);
+    let mut depth = TypeDepth::default();
     while let Some(t) = c.peek() {
-        let top = parens == 0 && angles == 0;
-        match &t.token {
-            Token::Comma | Token::RParen if top => return,
-            t if top && (is_keyword(t, "FIRST") || is_keyword(t, "AFTER")) => return,
-            Token::LParen => parens += 1,
-            Token::RParen => parens = parens.saturating_sub(1),
-            Token::Lt => angles += 1,
-            Token::Gt => angles = angles.saturating_sub(1),
-            Token::ShiftRight => angles = angles.saturating_sub(2),
-            _ => {}
+        if depth.is_top() {
+            match &t.token {
+                Token::Comma | Token::RParen => return,
+                t if is_keyword(t, "FIRST") || is_keyword(t, "AFTER") => return,
+                _ => {}
+            }
         }
+        depth.step(&t.token);
         c.advance();
     }
 }
@@ -294,17 +291,12 @@ async fn alter_column(
 /// Advance to a `,` outside brackets or the end; the text passed over, trimmed.
 fn to_comma(c: &mut Cursor<'_>) -> String {
     let start = c.offset();
-    let (mut parens, mut angles) = (0usize, 0usize);
+    let mut depth = TypeDepth::default();
     while let Some(t) = c.peek() {
-        match &t.token {
-            Token::Comma if parens == 0 && angles == 0 => break,
-            Token::LParen => parens += 1,
-            Token::RParen => parens = parens.saturating_sub(1),
-            Token::Lt => angles += 1,
-            Token::Gt => angles = angles.saturating_sub(1),
-            Token::ShiftRight => angles = angles.saturating_sub(2),
-            _ => {}
+        if depth.is_top() && t.token == Token::Comma {
+            break;
         }
+        depth.step(&t.token);
         c.advance();
     }
     c.text()[start..c.prev_end().max(start)].trim().to_string()

@@ -332,6 +332,32 @@ impl<'a> Cursor<'a> {
 
 /// The maximal dotted names of `toks` (`a.b.c`, each part a word), in order: the indexes
 /// of each name's words.
+/// How deep a scan of a column's type is inside `(…)` and `<…>` (`>>` closing two).
+#[derive(Debug, Default, Clone, Copy)]
+pub(super) struct TypeDepth {
+    parens: usize,
+    angles: usize,
+}
+
+impl TypeDepth {
+    /// Whether the scan is outside every bracket.
+    pub fn is_top(&self) -> bool {
+        self.parens == 0 && self.angles == 0
+    }
+
+    /// Step over `token`.
+    pub fn step(&mut self, token: &Token) {
+        match token {
+            Token::LParen => self.parens += 1,
+            Token::RParen => self.parens = self.parens.saturating_sub(1),
+            Token::Lt => self.angles += 1,
+            Token::Gt => self.angles = self.angles.saturating_sub(1),
+            Token::ShiftRight => self.angles = self.angles.saturating_sub(2),
+            _ => {}
+        }
+    }
+}
+
 /// The index of the `)` closing the `(` at index `open` of `toks`; `None` when no `(` is
 /// there or it is not closed.
 pub(super) fn closing(toks: &[Tok], open: usize) -> Option<usize> {

@@ -71,6 +71,22 @@ pub(super) async fn rewrite(
     }
     // `DESCRIBE`/`SHOW COLUMNS FROM` name the table: no alias there
     let describes = super::tokens::first_word_is(text, &["SHOW", "DESCRIBE", "DESC"]);
+    // Spark's `DESCRIBE TABLE [EXTENDED] name [column]`, which sqlparser does not parse:
+    // the name after the keywords stands for a table
+    let keyword = |t: &Tok| {
+        ["DESCRIBE", "DESC", "TABLE", "EXTENDED", "FORMATTED"]
+            .iter()
+            .any(|kw| is_keyword(&t.token, kw))
+    };
+    let first_name = super::tokens::dotted_names(toks)
+        .into_iter()
+        .find(|p| p.len() > 1 || toks.get(p[0]).is_some_and(|t| !keyword(t)));
+    if let Some(first) = first_name {
+        let leading = toks.get(..first[0]).unwrap_or_default();
+        if !leading.is_empty() && leading.iter().all(keyword) {
+            relations.push(word_values(toks, &first, normalize));
+        }
+    }
     let mut edits: Vec<(std::ops::Range<usize>, String)> = Vec::new();
     for parts in super::tokens::dotted_names(toks) {
         let k = parts[parts.len() - 1];

@@ -171,6 +171,7 @@ mod prepare;
 mod prepare_rebind;
 use create_table::CreateMode;
 mod delete_alias;
+mod describe_table;
 mod execute_parameters;
 mod insert_partition;
 pub use execute_parameters::PreparedParameterTypes;
@@ -209,6 +210,8 @@ mod write_target;
 mod alter_tests;
 #[cfg(test)]
 mod default_tests;
+#[cfg(test)]
+mod describe_tests;
 #[cfg(test)]
 mod literal_tests;
 #[cfg(test)]
@@ -389,6 +392,13 @@ async fn execute_statement(ctx: &SessionContext, statement: &str) -> Result<Data
     if tokens::first_word_is(statement, &["SHOW"]) {
         if let Some(cursor) = cursor(ctx, statement) {
             if let Some(df) = show::show(ctx, cursor).await? {
+                return Ok(df);
+            }
+        }
+    }
+    if tokens::first_word_is(statement, &["DESCRIBE", "DESC"]) {
+        if let Some(cursor) = cursor(ctx, statement) {
+            if let Some(df) = describe_table::describe(ctx, cursor).await? {
                 return Ok(df);
             }
         }

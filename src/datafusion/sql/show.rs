@@ -13,6 +13,7 @@ use std::sync::Arc;
 
 use datafusion::arrow::array::{ArrayRef, RecordBatch, StringArray};
 use datafusion::arrow::datatypes::{DataType, Field, Schema as ArrowSchema};
+use datafusion::catalog::TableProvider;
 use datafusion::common::TableReference;
 use datafusion::dataframe::DataFrame;
 use datafusion::prelude::SessionContext;
@@ -61,12 +62,43 @@ pub(super) struct ShownTable {
 /// table name (`t`, `schema.t`, `catalog.schema.t`; more parts: a dotted namespace);
 /// `None` when the table is not an Iceberg table.
 ///
-/// Errors: [`ErrorKind::NotFound`] "table 'catalog.schema.table' not found" (the CLI
-/// then says which part is unknown); DataFusion's when the table does not load.
+/// Errors: as [`find_provider`].
 pub(super) async fn find_table(
     ctx: &SessionContext,
     parts: &[String],
 ) -> Result<Option<ShownTable>> {
+    let found = find_provider(ctx, parts).await?;
+    Ok(found
+        .provider
+        .downcast_ref::<IcebergTableProvider>()
+        .map(|p| ShownTable {
+            display: found.display,
+            schema: found.schema,
+            name: found.name,
+            table: p.table().clone(),
+        }))
+}
+
+/// Any table found by its SQL name, as DataFusion's provider of it.
+pub(super) struct FoundProvider {
+    /// `catalog.schema.table`.
+    pub display: String,
+    /// The DataFusion schema holding it.
+    pub schema: String,
+    /// The table's name in that schema.
+    pub name: String,
+    /// The provider a query of the name reads (an [`IcebergTableProvider`] for Iceberg
+    /// tables, at the snapshot a `"t@ref"` name pins).
+    pub provider: Arc<dyn TableProvider>,
+}
+
+/// The table `parts` names, resolved as a query's table name (see [`find_table`]),
+/// whatever kind of table it is.
+///
+/// Errors: [`ErrorKind::NotFound`] "table 'catalog.schema.table' not found" (the CLI
+/// then says which part is unknown); DataFusion's when the table does not load;
+/// [`ErrorKind::InvalidArgument`] for an empty name.
+pub(super) async fn find_provider(ctx: &SessionContext, parts: &[String]) -> Result<FoundProvider> {
     let reference = match parts {
         [table] => TableReference::bare(table.as_str()),
         [schema, table] => TableReference::partial(schema.as_str(), table.as_str()),
@@ -93,14 +125,12 @@ pub(super) async fn find_table(
             });
         }
     };
-    Ok(provider
-        .downcast_ref::<IcebergTableProvider>()
-        .map(|p| ShownTable {
-            display,
-            schema: resolved.schema.to_string(),
-            name: resolved.table.to_string(),
-            table: p.table().clone(),
-        }))
+    Ok(FoundProvider {
+        display,
+        schema: resolved.schema.to_string(),
+        name: resolved.table.to_string(),
+        provider,
+    })
 }
 
 /// A result of string columns named `names`, one row per entry of `rows`.

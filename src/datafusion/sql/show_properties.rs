@@ -40,7 +40,7 @@ use crate::spec::{NestedField, Schema, Transform, Type};
 use crate::table::Table;
 
 /// The keys Spark's `SHOW TBLPROPERTIES` leaves out (`CatalogV2Util.TABLE_RESERVED_PROPERTIES`).
-const SPARK_RESERVED: &[&str] = &[
+pub(super) const SPARK_RESERVED: &[&str] = &[
     "comment",
     "location",
     "provider",

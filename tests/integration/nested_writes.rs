@@ -106,6 +106,11 @@ async fn insert_values_of_lists_structs_and_maps() {
         "INSERT INTO ice.ns.ls VALUES (1, [named_struct('x', 1, 'y', 'a'), named_struct('x', 2, 'y', NULL)])",
         "CREATE TABLE ice.ns.ll (id BIGINT, l ARRAY<ARRAY<BIGINT>>)",
         "INSERT INTO ice.ns.ll VALUES (1, [[1], [2, 3]])",
+        // Spark's required, commented struct fields: a null struct holds no value for them
+        "CREATE TABLE ice.ns.rs (id BIGINT, s STRUCT<a: INT NOT NULL COMMENT 'the a', \
+         b: STRUCT<c: BIGINT NOT NULL>>)",
+        "INSERT INTO ice.ns.rs VALUES (1, named_struct('a', 1, 'b', named_struct('c', 2))), \
+         (2, NULL), (3, named_struct('a', 3, 'b', NULL))",
         // maps: DataFusion's CREATE TABLE has no MAP type; CTAS makes one
         "CREATE TABLE ice.ns.m AS SELECT CAST(1 AS BIGINT) AS id, MAP {'a': 1} AS m",
         "INSERT INTO ice.ns.m VALUES (2, MAP {'b': 2, 'c': 3})",
@@ -136,6 +141,14 @@ async fn insert_values_of_lists_structs_and_maps() {
             vec![json!([1, [{"x": 1, "y": "a"}, {"x": 2, "y": null}]])],
         ),
         ("ll", vec![json!([1, [[1], [2, 3]]])]),
+        (
+            "rs",
+            vec![
+                json!([1, {"a": 1, "b": {"c": 2}}]),
+                json!([2, null]),
+                json!([3, {"a": 3, "b": null}]),
+            ],
+        ),
         (
             "m",
             vec![json!([1, [["a", 1]]]), json!([2, [["b", 2], ["c", 3]]])],

@@ -13,6 +13,7 @@ use super::column_types::{
     check_v3_columns, convert_struct, declare_timestamps, declared_type, make_optional,
     timestamp_type, COLUMN_OPTIONS,
 };
+use super::struct_field_options::{declare_field_options, FieldOptions, FieldOptionsScan};
 use super::tokens::{is_keyword, Cursor};
 use super::{empty, resolve_table};
 use crate::catalog::TableCreation;
@@ -211,6 +212,9 @@ pub(super) struct Parsed {
     /// The Iceberg type of every timestamp type of the column list, at any depth, in
     /// the order they appear (see [`timestamp_type`]); `None` without a column list.
     pub timestamps: Option<Vec<PrimitiveType>>,
+    /// The options of the column list's struct fields, at any depth, in declaration
+    /// order (module `struct_field_options`).
+    nested: Vec<FieldOptions>,
     /// The CTAS query's text.
     pub query: Option<String>,
     /// `plan_sql` without its `AS` query, when the statement has both a column list and
@@ -334,7 +338,16 @@ impl Parsed {
             let mut maps: Vec<usize> = Vec::new();
             // still in the column's type (before its NOT NULL, DEFAULT, COMMENT, …)
             let mut in_type = true;
+            let mut options = FieldOptionsScan::default();
             while let Some(t) = c.peek() {
+                // a struct field's NOT NULL or COMMENT, cut for DataFusion
+                if let Some((start, end, tokens)) = options.step(&c, &mut self.nested) {
+                    edits.push((start, end, ""));
+                    for _ in 0..tokens {
+                        c.advance();
+                    }
+                    continue;
+                }
                 let depth = parens + angles;
                 if in_type && depth == 0 && COLUMN_OPTIONS.iter().any(|o| is_keyword(&t.token, o)) {
                     in_type = false;
@@ -474,6 +487,7 @@ impl Parsed {
         if let Some(declared) = &self.timestamps {
             declare_timestamps(&mut columns, declared)?;
         }
+        declare_field_options(&mut columns, &self.nested)?;
         for column in &mut columns {
             if let Some(p) = self.declared.get(&column.name) {
                 *column.field_type = Type::Primitive(*p);

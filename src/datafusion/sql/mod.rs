@@ -197,6 +197,7 @@ mod show;
 mod show_create_table;
 mod show_properties;
 mod show_tables;
+mod struct_field_options;
 mod table_stats;
 mod time_travel;
 mod tokens;

@@ -21,9 +21,10 @@
 //! - Columns of the current schema in order, with the types `CREATE TABLE` reads back to
 //!   the same Iceberg types (`BIGINT` for `long`, `STRING`, `TIMESTAMP WITH TIME ZONE`
 //!   for `timestamptz`, `TIMESTAMP(9)` for `timestamp_ns`, `UUID`, `BINARY`, nested
-//!   `STRUCT<…>`, `ARRAY<…>`, `MAP<…, …>`), `NOT NULL` for required columns, the v3
-//!   `write-default` as `DEFAULT` (the new table's `initial-default` is the same value:
-//!   it has no rows written before the column) and the doc as `COMMENT`.
+//!   `STRUCT<…>`, `ARRAY<…>`, `MAP<…, …>`), `NOT NULL` for required columns and struct
+//!   fields, the v3 `write-default` as `DEFAULT` (the new table's `initial-default` is
+//!   the same value: it has no rows written before the column) and the doc as `COMMENT`
+//!   (a struct field's too: `STRUCT<a INT NOT NULL COMMENT '…'>`).
 //! - `PARTITIONED BY` the default spec's transforms (`col`, `bucket(N, col)`,
 //!   `truncate(W, col)`, `years|months|days|hours(col)`, `void(col)`); the new table's
 //!   partition fields get `CREATE TABLE`'s names (`col_bucket`, …), which may differ
@@ -42,8 +43,8 @@
 //! schemas, specs and snapshots. What `CREATE TABLE` cannot declare is refused with an
 //! [`ErrorKind::Unsupported`] error naming the field: `fixed`, `unknown`, `variant` and
 //! geo types, `uuid` / `timestamptz` / nanosecond timestamps below the top level,
-//! required nested fields (list elements and map values too), comments and defaults of
-//! nested fields, an unknown transform. A table that is not an Iceberg table goes to
+//! required list elements and map values, their comments, defaults of nested fields, an
+//! unknown transform. A table that is not an Iceberg table goes to
 //! DataFusion's own `SHOW CREATE TABLE`.
 
 use std::collections::BTreeMap;
@@ -244,32 +245,46 @@ fn column_sql(f: &NestedField, quote: char) -> Result<String> {
     Ok(out)
 }
 
-/// A nested field's declaration inside `STRUCT<…>`: `name TYPE`. Nested fields are
-/// optional and have no comment or default in `CREATE TABLE`.
+/// A struct field's declaration inside `STRUCT<…>`: `name TYPE [NOT NULL] [COMMENT
+/// '…']` (Spark's syntax, module `struct_field_options`). Nested fields have no default
+/// in `CREATE TABLE`.
 fn nested_field_sql(f: &NestedField, path: &str, quote: char) -> Result<String> {
-    check_nested(f, path)?;
-    Ok(format!(
+    check_nested(f, path, true)?;
+    let mut out = format!(
         "{} {}",
         ident(&f.name, quote),
         type_sql(&f.field_type, path, false, quote)?
-    ))
+    );
+    if f.required {
+        out.push_str(" NOT NULL");
+    }
+    if let Some(doc) = &f.doc {
+        out.push_str(&format!(" COMMENT {}", string_literal(doc)));
+    }
+    Ok(out)
 }
 
-/// Refuse what `CREATE TABLE` cannot declare for a nested field at `path`.
-fn check_nested(f: &NestedField, path: &str) -> Result<()> {
+/// Refuse what `CREATE TABLE` cannot declare for a nested field at `path`: a default,
+/// and, unless it is a struct's field (`member`), requiredness or a comment (a list's
+/// element, a map's value).
+fn check_nested(f: &NestedField, path: &str, member: bool) -> Result<()> {
     let refuse = |what: &str| {
         Err(Error::unsupported(format!(
-            "field '{path}' {what}: CREATE TABLE declares that for top-level columns only"
+            "field '{path}' {what}: CREATE TABLE declares that for columns and struct \
+             fields only"
         )))
     };
-    if f.required {
+    if f.required && !member {
         return refuse("is required (NOT NULL)");
     }
-    if f.doc.is_some() {
+    if f.doc.is_some() && !member {
         return refuse("has a comment");
     }
     if f.write_default.is_some() || f.initial_default.is_some() {
-        return refuse("has a default value");
+        return Err(Error::unsupported(format!(
+            "field '{path}' has a default value: CREATE TABLE declares that for top-level \
+             columns only"
+        )));
     }
     Ok(())
 }
@@ -294,13 +309,13 @@ fn type_sql(ty: &Type, path: &str, top: bool, quote: char) -> Result<String> {
         }
         Type::List(l) => {
             let element = format!("{path}.element");
-            check_nested(&l.element_field, &element)?;
+            check_nested(&l.element_field, &element, false)?;
             let t = type_sql(&l.element_field.field_type, &element, false, quote)?;
             return Ok(format!("ARRAY<{t}>"));
         }
         Type::Map(m) => {
             let (key, value) = (format!("{path}.key"), format!("{path}.value"));
-            check_nested(&m.value_field, &value)?;
+            check_nested(&m.value_field, &value, false)?;
             let k = type_sql(&m.key_field.field_type, &key, false, quote)?;
             let v = type_sql(&m.value_field.field_type, &value, false, quote)?;
             return Ok(format!("MAP<{k}, {v}>"));

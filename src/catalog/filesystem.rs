@@ -352,6 +352,13 @@ impl Catalog for FileSystemCatalog {
                 ))
             })?;
         let metadata = apply_commit(&base, commit)?;
+        if metadata.location != base.metadata().location {
+            return Err(Error::unsupported(format!(
+                "filesystem catalog '{}' keeps table '{ident}' at '{location}': its \
+                 location cannot be changed (use a SQL or REST catalog)",
+                self.name
+            )));
+        }
         let next = version + 1;
         let new_location = format!("{location}/metadata/v{next}.metadata.json");
         let table = base.with_metadata(metadata, &new_location);

@@ -37,6 +37,7 @@ mod rewrite_manifests;
 mod row_delta;
 mod snapshot_producer;
 mod summary;
+mod update_location;
 mod update_partition_spec;
 mod update_properties;
 mod update_schema;
@@ -71,6 +72,7 @@ pub use rewrite_files::RewriteFiles;
 pub use rewrite_manifests::RewriteManifests;
 pub use row_delta::RowDelta;
 pub use snapshot_producer::STAGED_WAP_ID;
+pub use update_location::UpdateLocation;
 pub use update_partition_spec::{PartitionFieldRef, PartitionTerm, UpdatePartitionSpec};
 pub use update_properties::{
     check_reserved_not_given, UpdateProperties, FORMAT_VERSION, RESERVED_PROPERTIES,

@@ -98,7 +98,7 @@ pub(super) async fn alter_columns(
         let found = c.found();
         return Err(Error::unsupported(format!(
             "{base}: {found} is not an ALTER TABLE clause icefloe runs (SET|UNSET \
-             TBLPROPERTIES, ADD|DROP|RENAME|ALTER|CHANGE COLUMN, CREATE|REPLACE|DROP TAG|BRANCH, \
+             TBLPROPERTIES, SET LOCATION, ADD|DROP|RENAME|ALTER|CHANGE COLUMN, CREATE|REPLACE|DROP TAG|BRANCH, \
              ADD|DROP|REPLACE PARTITION FIELD, WRITE [LOCALLY] ORDERED BY|UNORDERED, RENAME TO)"
         )));
     };

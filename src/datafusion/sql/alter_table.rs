@@ -20,7 +20,8 @@ use super::{alter_columns, alter_partition, empty, resolve_table, ResolvedTable}
 use crate::error::{Error, Result};
 use crate::table::Table;
 use crate::transaction::{
-    ManageSnapshots, RefExists, RefRetention, Transaction, TransactionAction, UpdateProperties,
+    ManageSnapshots, RefExists, RefRetention, Transaction, TransactionAction, UpdateLocation,
+    UpdateProperties,
 };
 
 /// What follows `ALTER TABLE name`, for a table in an Iceberg namespace; `None` when the
@@ -43,6 +44,15 @@ pub(super) async fn alter_table(
         let what = format!("{base} UNSET TBLPROPERTIES");
         let action = unset_properties(&mut c).map_err(|e| e.context(&what))?;
         commit(&table, &what, action).await?;
+    } else if c.eat_keywords(&["SET", "LOCATION"]) {
+        let what = format!("{base} SET LOCATION");
+        let parse = |c: &mut Cursor<'_>| -> Result<UpdateLocation> {
+            let location = c.string()?;
+            c.expect_end()?;
+            UpdateLocation::new(&location)
+        };
+        let action = parse(&mut c).map_err(|e| e.context(&what))?;
+        commit(&table, &what, action).await?;
     } else if alter_partition::alter_partition(&table, &base, &mut c).await? {
         // done: `ADD|DROP|REPLACE PARTITION FIELD`, `WRITE …`
     } else if let Some((what, action)) = refs(&mut c, &base)? {
@@ -50,6 +60,41 @@ pub(super) async fn alter_table(
     } else {
         return alter_columns::alter_columns(ctx, &table, &base, c).await;
     }
+    empty(ctx).map(Some)
+}
+
+/// Spark's `COMMENT ON TABLE t IS 'text' | NULL`, after `COMMENT ON TABLE`: sets the
+/// table's `comment` property, or removes it for `NULL`, in one commit (Spark's
+/// `CommentOnTable`, a change of the reserved `comment` property). `None` when `t` is not
+/// in an Iceberg catalog (DataFusion then reports the statement).
+///
+/// Errors: [`crate::ErrorKind::InvalidArgument`] for bad syntax; the commit's errors.
+pub(super) async fn comment_on_table(
+    ctx: &SessionContext,
+    mut c: Cursor<'_>,
+) -> Result<Option<DataFrame>> {
+    let Ok(name) = c.object_name() else {
+        return Ok(None);
+    };
+    let Some(table) = resolve_table(ctx, &name)? else {
+        return Ok(None);
+    };
+    super::not_a_table::check_not_a_version(&table, "COMMENT ON TABLE").await?;
+    let what = format!("COMMENT ON TABLE {}", table.display());
+    let parse = |c: &mut Cursor<'_>| -> Result<UpdateProperties> {
+        c.expect_keyword("IS")?;
+        let update = if c.eat_keyword("NULL") {
+            UpdateProperties::new()
+                .remove("comment")?
+                .remove_if_exists()
+        } else {
+            UpdateProperties::new().set("comment", c.string()?)?
+        };
+        c.expect_end()?;
+        Ok(update)
+    };
+    let action = parse(&mut c).map_err(|e| e.context(&what))?;
+    commit(&table, &what, action).await?;
     empty(ctx).map(Some)
 }
 

@@ -2078,3 +2078,65 @@ async fn write_distribution_and_ordering_set_the_mode_and_the_order() {
     ok(&ctx, "ALTER TABLE ns.d WRITE UNORDERED").await;
     assert_eq!(metadata_location(&catalog, "ns.d").await, location);
 }
+
+#[tokio::test]
+async fn set_location_and_comment_on_table() {
+    let (ctx, catalog, dir) = session().await;
+    ok(&ctx, "CREATE SCHEMA ns").await;
+    ok(&ctx, "CREATE TABLE ns.t (id INT) PARTITIONED BY (id)").await;
+    ok(&ctx, "INSERT INTO ns.t VALUES (1)").await;
+    let old = metadata(&catalog, "ns.t").await.location;
+    let elsewhere = dir.path().join("elsewhere");
+    ok(
+        &ctx,
+        &format!("ALTER TABLE ns.t SET LOCATION '{}/'", elsewhere.display()),
+    )
+    .await;
+    let new = format!("file://{}", elsewhere.display());
+    assert_eq!(metadata(&catalog, "ns.t").await.location, new);
+    // the commit's metadata file and the files written later go there; the old file stays
+    assert!(metadata_location(&catalog, "ns.t")
+        .await
+        .starts_with(&format!("{new}/metadata/")));
+    ok(&ctx, "INSERT INTO ns.t VALUES (2)").await;
+    let files = ok(&ctx, "SELECT id, _file FROM ns.t ORDER BY id").await;
+    assert_eq!(files.len(), 2);
+    assert!(
+        files[0][1].starts_with(&format!("{old}/data/")),
+        "{files:?}"
+    );
+    assert!(
+        files[1][1].starts_with(&format!("{new}/data/")),
+        "{files:?}"
+    );
+    // the same location again commits nothing
+    let before = metadata_location(&catalog, "ns.t").await;
+    ok(&ctx, &format!("ALTER TABLE ns.t SET LOCATION '{new}'")).await;
+    assert_eq!(metadata_location(&catalog, "ns.t").await, before);
+    fails(
+        &ctx,
+        "ALTER TABLE ns.t SET LOCATION ''",
+        ErrorKind::InvalidArgument,
+        "ALTER TABLE cat.ns.t SET LOCATION: a table location cannot be empty",
+    )
+    .await;
+
+    ok(&ctx, "COMMENT ON TABLE ns.t IS 'the t'").await;
+    assert_eq!(
+        metadata(&catalog, "ns.t").await.properties.get("comment"),
+        Some(&"the t".to_string())
+    );
+    ok(&ctx, "COMMENT ON TABLE ns.t IS NULL").await;
+    assert_eq!(
+        metadata(&catalog, "ns.t").await.properties.get("comment"),
+        None
+    );
+    ok(&ctx, "COMMENT ON TABLE ns.t IS NULL").await;
+    fails(
+        &ctx,
+        "COMMENT ON TABLE ns.t 'x'",
+        ErrorKind::InvalidArgument,
+        "COMMENT ON TABLE cat.ns.t: expected IS",
+    )
+    .await;
+}

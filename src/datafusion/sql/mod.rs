@@ -14,6 +14,8 @@
 //! | `DROP TABLE [IF EXISTS] [[cat.]ns.]t [PURGE]` | `drop_table` (with `PURGE`, the table's files are deleted too; a table whose `gc.enabled` is false is refused, as in Spark) |
 //! | `ALTER TABLE [[cat.]ns.]t RENAME TO [[cat.]ns.]u` | `rename_table` (a one-part new name stays in the namespace) |
 //! | `ALTER TABLE t SET TBLPROPERTIES ('k'='v', …)`, `ALTER TABLE t UNSET TBLPROPERTIES [IF EXISTS] ('k', …)` | [`UpdateProperties`](crate::transaction::UpdateProperties) (`'format-version'` upgrades the table) |
+//! | `ALTER TABLE t SET LOCATION '…'` | [`UpdateLocation`](crate::transaction::UpdateLocation) (files written later go there; refused by the filesystem catalog) |
+//! | `COMMENT ON TABLE t IS '…' \| NULL` | [`UpdateProperties`](crate::transaction::UpdateProperties) of the `comment` property (`NULL` removes it) |
 //! | `ALTER TABLE t ADD COLUMN\|COLUMNS [(]path type [NOT NULL] [DEFAULT value] [COMMENT '…'] [FIRST\|AFTER c], …[)]` | [`UpdateSchema`](crate::transaction::UpdateSchema) `add_column` (`path`: `c` or `s.c` into a struct; optional unless it has a `DEFAULT`), `add_column_with_default` (v3: `initial-default` = `write-default` = the value) |
 //! | `ALTER TABLE t DROP COLUMN\|COLUMNS [IF EXISTS] [(]path, …[)]` | `delete_column` |
 //! | `ALTER TABLE t RENAME COLUMN path TO name` | `rename_column` |
@@ -433,7 +435,10 @@ async fn execute_statement(ctx: &SessionContext, statement: &str) -> Result<Data
         }
         return Ok(df);
     }
-    if !tokens::first_word_is(statement, &["CREATE", "DROP", "ALTER", "CALL", "REPLACE"]) {
+    if !tokens::first_word_is(
+        statement,
+        &["CREATE", "DROP", "ALTER", "CALL", "REPLACE", "COMMENT"],
+    ) {
         return run_in_datafusion(ctx, statement).await;
     }
     if let Some(cursor) = cursor(ctx, statement) {
@@ -585,6 +590,8 @@ async fn execute_ddl(ctx: &SessionContext, mut c: Cursor<'_>) -> Result<Option<D
         return drop_table(ctx, c).await;
     } else if c.eat_keywords(&["ALTER", "TABLE"]) {
         return alter_table(ctx, c).await;
+    } else if c.eat_keywords(&["COMMENT", "ON", "TABLE"]) {
+        return alter_table::comment_on_table(ctx, c).await;
     } else if c.eat_keyword("CALL") {
         return call::call(ctx, c).await;
     }

@@ -1322,6 +1322,16 @@ async fn filesystem_catalog_ddl() {
         "ALTER TABLE wh.db.t RENAME",
     )
     .await;
+    // the table's directory is its name: its location cannot change
+    let elsewhere = dir.path().join("elsewhere");
+    fails(
+        &ctx,
+        &format!("ALTER TABLE wh.db.t SET LOCATION '{}'", elsewhere.display()),
+        ErrorKind::Unsupported,
+        "its location cannot be changed",
+    )
+    .await;
+    assert_eq!(ok(&ctx, "SELECT id FROM wh.db.t").await, [["1"]]);
     ok(&ctx, "DROP TABLE wh.db.t PURGE").await;
     assert!(show_tables_in(&ctx, "wh", "db").await.is_empty());
     assert!(!catalog.table_exists(&ident("db.t")).await.unwrap());

@@ -672,6 +672,11 @@ async fn column_changes_that_are_refused() {
             "column 's' is not a struct",
         ),
         (
+            "ALTER TABLE ns.t ADD COLUMNS (st2 STRUCT<a INT>, st2.q INT)",
+            ErrorKind::InvalidArgument,
+            "its parent 'st2' is not in the table's schema",
+        ),
+        (
             "ALTER TABLE ns.t DROP COLUMN nothing",
             ErrorKind::NotFound,
             "column 'nothing' does not exist",

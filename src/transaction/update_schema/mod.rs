@@ -274,6 +274,10 @@ impl UpdateSchema {
                         identifiers.retain(|i| *i != id);
                     }
                 }
+                Change::Add { parent, field, .. } if !parent.is_empty() => {
+                    check_parent_in_base(&base_fields, &fields, &dropped, parent, &field.name)?;
+                    apply_change(&mut fields, change, metadata, &mut last_id, &identifiers)?;
+                }
                 other => apply_change(&mut fields, other, metadata, &mut last_id, &identifiers)?,
             }
         }
@@ -285,6 +289,38 @@ impl UpdateSchema {
         schema.schema_id = schema_id_in(metadata, &schema);
         Ok(schema)
     }
+}
+
+/// A field is added into a struct the table already has, as in Java's
+/// `SchemaUpdate.addColumn`: not into one added by the same change (give the new struct
+/// its fields in its type), nor into one the change drops. `changed`: the fields with
+/// the earlier changes applied.
+///
+/// Errors: [`ErrorKind::InvalidArgument`] naming the new column and its parent.
+fn check_parent_in_base(
+    base: &[NestedField],
+    changed: &[NestedField],
+    dropped: &[&Vec<String>],
+    parent: &[String],
+    new: &str,
+) -> Result<()> {
+    let column = format!("{}.{new}", name(parent));
+    // a parent nowhere is reported by the change itself (not found)
+    let added = || slot_at(&mut changed.to_vec(), parent).is_ok();
+    if slot_at(&mut base.to_vec(), parent).is_err() && added() {
+        return Err(Error::invalid_argument(format!(
+            "cannot add column '{column}': its parent '{}' is not in the table's schema \
+             (a struct added by the same change gets its fields in its type)",
+            name(parent)
+        )));
+    }
+    if dropped.iter().any(|d| parent.starts_with(d)) {
+        return Err(Error::invalid_argument(format!(
+            "cannot add column '{column}': its parent '{}' is dropped by the same change",
+            name(parent)
+        )));
+    }
+    Ok(())
 }
 
 /// The id `schema` takes in `metadata`: that of a schema with the same fields and
@@ -1115,6 +1151,48 @@ mod tests {
             "struct<a: int, A: int>"
         );
         assert_eq!(s.field_by_id(2).map(|f| f.name.as_str()), Some("K"));
+    }
+
+    #[test]
+    fn adds_fields_only_into_structs_the_table_has() {
+        let m = metadata();
+        let int = || p(PrimitiveType::Int);
+        let empty_struct =
+            || Type::Struct(StructType::new(vec![NestedField::optional(0, "z", int())]));
+        // into a struct added by the same change (Java: "Cannot find parent struct")
+        let err = refusal(
+            &m,
+            UpdateSchema::new()
+                .add_column(&[], "st", empty_struct(), None, None)
+                .add_column(&path("st"), "q", int(), None, None),
+        );
+        assert!(
+            err.contains("cannot add column 'st.q': its parent 'st' is not in the table's schema"),
+            "{err}"
+        );
+        // into a struct the change drops
+        let err = refusal(
+            &m,
+            UpdateSchema::new()
+                .add_column(&path("m.value"), "c", int(), None, None)
+                .delete_column(&path("m")),
+        );
+        assert!(
+            err.contains(
+                "cannot add column 'm.value.c': its parent 'm.value' is dropped by the same change"
+            ),
+            "{err}"
+        );
+        // into a struct the table has: fine, also next to other changes
+        let s = UpdateSchema::new()
+            .add_column(&[], "st", empty_struct(), None, None)
+            .add_column(&path("m.value"), "c", int(), None, None)
+            .apply(&m)
+            .unwrap();
+        assert_eq!(
+            s.field_by_id(8).unwrap().field_type.to_string(),
+            "struct<b: int, c: int>"
+        );
     }
 
     #[test]

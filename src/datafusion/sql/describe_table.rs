@@ -53,6 +53,7 @@ use datafusion::prelude::SessionContext;
 use datafusion::sql::sqlparser::tokenizer::Token;
 
 use super::show::{find_provider, FoundProvider};
+use super::show_create_table::transform_term;
 use super::show_properties::{column_path, spark_properties, SPARK_RESERVED};
 use super::tokens::Cursor;
 use crate::datafusion::metadata_columns::{MetadataColumn, MetadataColumns};
@@ -268,16 +269,8 @@ fn partitioning_rows(schema: &Schema, spec: &PartitionSpec, rows: &mut Vec<Row>)
     rows.push(section("# Partitioning"));
     for (i, f) in fields.iter().enumerate() {
         let column = path(f.source_id);
-        let term = match f.transform {
-            Transform::Identity => column,
-            Transform::Bucket(n) => format!("bucket({n}, {column})"),
-            Transform::Truncate(w) => format!("truncate({w}, {column})"),
-            Transform::Year => format!("years({column})"),
-            Transform::Month => format!("months({column})"),
-            Transform::Day => format!("days({column})"),
-            Transform::Hour => format!("hours({column})"),
-            other => format!("{other}({column})"),
-        };
+        let term = transform_term(f.transform, &column)
+            .unwrap_or_else(|| format!("{}({column})", f.transform));
         rows.push(detail(&format!("Part {i}"), &term));
     }
 }

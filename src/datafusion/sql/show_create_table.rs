@@ -196,8 +196,21 @@ fn write_order(m: &TableMetadata, schema: &Schema, quote: char) -> Result<Option
 /// A partition or sort term in `CREATE TABLE`'s syntax: `col`, `bucket(N, col)`, …
 fn term_sql(schema: &Schema, transform: Transform, source_id: i32, quote: char) -> Result<String> {
     let column = path_sql(schema, source_id, quote)?;
-    Ok(match transform {
-        Transform::Identity => column,
+    transform_term(transform, &column).ok_or_else(|| {
+        Error::unsupported(format!(
+            "a partition or sort field of column {column} has a transform icefloe does not \
+             know"
+        ))
+    })
+}
+
+/// `transform` of `column` as Spark writes a partition transform (`PARTITIONED BY`,
+/// `DESCRIBE TABLE`'s `Part N` rows; Iceberg's `Spark3Util.toTransforms`): `col`,
+/// `bucket(N, col)`, `truncate(W, col)`, `years|months|days|hours(col)`, `void(col)`;
+/// `None` for a transform icefloe does not know.
+pub(super) fn transform_term(transform: Transform, column: &str) -> Option<String> {
+    Some(match transform {
+        Transform::Identity => column.to_string(),
         Transform::Bucket(n) => format!("bucket({n}, {column})"),
         Transform::Truncate(w) => format!("truncate({w}, {column})"),
         Transform::Year => format!("years({column})"),
@@ -205,12 +218,7 @@ fn term_sql(schema: &Schema, transform: Transform, source_id: i32, quote: char) 
         Transform::Day => format!("days({column})"),
         Transform::Hour => format!("hours({column})"),
         Transform::Void => format!("void({column})"),
-        Transform::Unknown => {
-            return Err(Error::unsupported(format!(
-                "a partition or sort field of column {column} has a transform icefloe does \
-                 not know"
-            )))
-        }
+        Transform::Unknown => return None,
     })
 }
 

@@ -47,6 +47,7 @@ use datafusion::sql::sqlparser::tokenizer::Token;
 use super::constant;
 use super::tokens::{is_keyword, Tok};
 use crate::catalog::{format_ms, parse_timestamp_ms};
+use crate::datafusion::catalog::TableNameParts;
 use crate::error::{Error, Result};
 
 /// The prefixes of Iceberg's Spark identifiers for a table's versions.
@@ -86,7 +87,16 @@ pub(super) async fn spark_time_travel(
         .enable_ident_normalization;
     let mut rewritten = Vec::new();
     let mut edits = clause_edits(ctx, text, toks, quote, normalize, &mut rewritten).await?;
+    let clauses = rewritten.len();
     edits.extend(identifier_edits(ctx, toks, quote, &mut rewritten).await?);
+    // `ns.t.branch_dev VERSION AS OF 'v1'`: two versions of one name
+    let (by_clause, by_identifier) = rewritten.split_at(clauses);
+    if let Some(twice) = by_identifier
+        .iter()
+        .find(|n| by_clause.iter().any(|c| c.first == n.first))
+    {
+        return Err(versioned_twice(&twice.parts.join(".")));
+    }
     if edits.is_empty() {
         return Ok(None);
     }
@@ -229,6 +239,12 @@ async fn clause_edits(
         let Some(version) = c.version else {
             continue;
         };
+        // `"t@dev" VERSION AS OF 'v1'`
+        if let Token::Word(w) = &toks[c.last].token {
+            if TableNameParts::parse(&w.value).version.is_some() {
+                return Err(versioned_twice(&w.value));
+            }
+        }
         edits.push(Edit {
             range: toks[c.last].start..toks[c.last].end,
             text: versioned(&toks[c.last], &version, quote),
@@ -352,6 +368,16 @@ fn version_of_value(c: &Clause, value: &ScalarValue) -> Result<String> {
 }
 
 /// A clause with no value after `AS OF`.
+/// A table name that names a version (`"t@dev"`, `ns.t.branch_dev`) with a time-travel
+/// clause too: refused, as Spark refuses it ("Cannot do time-travel based on both table
+/// identifier and AS OF"); taking either version would read other rows than asked for.
+fn versioned_twice(name: &str) -> Error {
+    Error::invalid_argument(format!(
+        "'{name}' already names a version of the table: it cannot also take a VERSION AS OF \
+         or TIMESTAMP AS OF clause (time travel either in the name or with the clause)"
+    ))
+}
+
 fn no_value(clause: &str) -> Error {
     Error::invalid_argument(format!("{clause} takes a value: {VALUES}"))
 }

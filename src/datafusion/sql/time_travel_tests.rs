@@ -118,6 +118,49 @@ async fn spark_time_travel_errors_name_the_clause() {
         .await
         .unwrap_err();
     assert!(err.to_string().contains("'nope'"), "{err}");
+    // a name that names a version, and a clause: refused as Spark refuses it (taking
+    // either version read the branch's rows for `VERSION AS OF 'v1'`)
+    ok(&ctx, "ALTER TABLE ns.t CREATE TAG v1").await;
+    ok(&ctx, "INSERT INTO ns.t VALUES (2)").await;
+    ok(&ctx, "ALTER TABLE ns.t CREATE BRANCH dev").await;
+    for (sql, name) in [
+        (
+            "SELECT * FROM ns.t.branch_dev VERSION AS OF 'v1'",
+            "ns.t.branch_dev",
+        ),
+        (
+            "SELECT * FROM ns.t.tag_v1 TIMESTAMP AS OF '2100-01-01 00:00:00'",
+            "ns.t.tag_v1",
+        ),
+        (
+            "SELECT * FROM ns.\"t@dev\" FOR SYSTEM_VERSION AS OF 'v1'",
+            "t@dev",
+        ),
+        (
+            "SELECT count(*) FROM ns.\"t@dev$files\" VERSION AS OF 'v1'",
+            "t@dev",
+        ),
+        (
+            "SELECT * FROM ns.t JOIN ns.t.branch_dev FOR SYSTEM_TIME AS OF 0 ON true",
+            "ns.t.branch_dev",
+        ),
+    ] {
+        let err = run(&ctx, sql).await.unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InvalidArgument, "{sql}: {err}");
+        let text = err.to_string();
+        assert!(
+            text.contains(&format!("'{name}")) && text.contains("cannot also take"),
+            "{sql}: {err}"
+        );
+    }
+    // each form alone still reads its version
+    for (sql, n) in [
+        ("SELECT count(*) FROM ns.t.branch_dev", "2"),
+        ("SELECT count(*) FROM ns.t VERSION AS OF 'v1'", "1"),
+        ("SELECT count(*) FROM ns.\"t@v1\"", "1"),
+    ] {
+        assert_eq!(ok(&ctx, sql).await, vec![vec![n.to_string()]], "{sql}");
+    }
 }
 
 /// A clause's value may be a constant expression, as Spark folds one: it picks the

@@ -60,12 +60,22 @@ pub fn parse_timestamp_ms(text: &str) -> Option<i64> {
 }
 
 impl TableVersion {
-    /// Interpret the text after `@` in a table name (`orders@v1-tag`): a branch or tag of
-    /// that name if the table has one (`main` always: of a table without snapshots it is
-    /// the current, empty state, as in Iceberg Java); else a snapshot id if it is an integer; else a
-    /// timestamp (see [`parse_timestamp_ms`]). Errors: [`crate::ErrorKind::NotFound`]
-    /// naming the text when it is none of these.
+    /// Interpret the text after `@` in a table name (`orders@v1-tag`): the snapshot of
+    /// that id if it is an integer the table has a snapshot of (Spark's `VERSION AS OF`
+    /// reads an integer as a snapshot id before it looks for a ref, so a tag named like
+    /// another snapshot's id does not hide that snapshot); else a branch or tag of that
+    /// name if the table has one (`main` always: of a table without snapshots it is the
+    /// current, empty state, as in Iceberg Java); else a snapshot id if it is an integer;
+    /// else a timestamp (see [`parse_timestamp_ms`]). Errors:
+    /// [`crate::ErrorKind::NotFound`] naming the text when it is none of these.
     pub fn from_suffix(text: &str, metadata: &TableMetadata, table: &str) -> Result<TableVersion> {
+        if let Some(id) = text
+            .parse::<i64>()
+            .ok()
+            .filter(|id| metadata.snapshot_by_id(*id).is_some())
+        {
+            return Ok(TableVersion::SnapshotId(id));
+        }
         if metadata.refs.contains_key(text) || text == MAIN_BRANCH {
             return Ok(TableVersion::Ref(text.to_string()));
         }
@@ -489,6 +499,20 @@ mod tests {
             TableVersion::AsOfTimestampMs(1000)
         );
         assert!(TableVersion::from_suffix("nope", &m, "t").is_err());
+        // a tag named like another snapshot's id does not hide that snapshot (as in
+        // Spark's `VERSION AS OF`); a ref named like no snapshot's id is the ref
+        let mut tagged = m.clone();
+        let tag = tagged.refs["v1"].clone();
+        tagged.refs.insert("2".into(), tag.clone());
+        tagged.refs.insert("7".into(), tag);
+        assert_eq!(
+            TableVersion::from_suffix("2", &tagged, "t").unwrap(),
+            TableVersion::SnapshotId(2)
+        );
+        assert_eq!(
+            TableVersion::from_suffix("7", &tagged, "t").unwrap(),
+            TableVersion::Ref("7".into())
+        );
         assert_eq!(parse_timestamp_ms("1970-01-01 00:00:01.5"), Some(1500));
         assert_eq!(parse_timestamp_ms("1970-01-02"), Some(86_400_000));
         assert_eq!(parse_timestamp_ms("1970-01-01T01:00:00+01:00"), Some(0));

@@ -163,6 +163,34 @@ async fn spark_time_travel_errors_name_the_clause() {
     }
 }
 
+/// `VERSION AS OF <id>` reads the snapshot of that id even when a tag is named like it
+/// (Spark's `SparkCatalog.loadTable` reads an integer as a snapshot id before it looks
+/// for a ref); it read the tag's snapshot.
+#[tokio::test]
+async fn version_as_of_an_id_reads_that_snapshot_before_a_ref_of_that_name() {
+    let (ctx, _catalog, _dir) = session().await;
+    ok(&ctx, "CREATE SCHEMA ns").await;
+    ok(&ctx, "CREATE TABLE ns.u (id INT)").await;
+    ok(&ctx, "INSERT INTO ns.u VALUES (1)").await;
+    ok(&ctx, "INSERT INTO ns.u VALUES (2)").await;
+    let first = ok(
+        &ctx,
+        "SELECT snapshot_id FROM ns.u.snapshots ORDER BY committed_at LIMIT 1",
+    )
+    .await[0][0]
+        .clone();
+    // a tag of the current snapshot named like the first one's id
+    ok(&ctx, &format!("ALTER TABLE ns.u CREATE TAG `{first}`")).await;
+    for sql in [
+        format!("SELECT count(*) FROM ns.u VERSION AS OF {first}"),
+        format!("SELECT count(*) FROM ns.u VERSION AS OF '{first}'"),
+        format!("SELECT count(*) FROM ns.\"u@{first}\""),
+        format!("SELECT count(*) FROM ns.u.snapshot_id_{first}"),
+    ] {
+        assert_eq!(ok(&ctx, &sql).await, vec![vec!["1".to_string()]], "{sql}");
+    }
+}
+
 /// A clause's value may be a constant expression, as Spark folds one: it picks the
 /// snapshot current at the instant it evaluates to (the last `snapshot-log` entry at or
 /// before it, so a time exactly a snapshot's `timestamp-ms` picks that snapshot), or the

@@ -191,6 +191,64 @@ async fn version_as_of_an_id_reads_that_snapshot_before_a_ref_of_that_name() {
     }
 }
 
+/// `TIMESTAMP AS OF` a number of seconds with a fraction, as Spark casts one to a
+/// timestamp (exactly for a decimal literal, cut below the millisecond as Iceberg cuts
+/// Spark's microseconds): a literal, a decimal and a double expression each pick the
+/// snapshot current at that millisecond (they were refused: "not a number of seconds").
+#[tokio::test]
+async fn timestamp_as_of_takes_fractional_seconds() {
+    let (ctx, _catalog, _dir) = session().await;
+    ok(&ctx, "CREATE SCHEMA ns").await;
+    ok(&ctx, "CREATE TABLE ns.f (id INT)").await;
+    for i in 0..3 {
+        ok(&ctx, &format!("INSERT INTO ns.f VALUES ({i})")).await;
+    }
+    // each snapshot adds a row: the rows as of `ms` are the snapshots committed by then
+    let times: Vec<i64> = ok(
+        &ctx,
+        "SELECT CAST(CAST(committed_at AS BIGINT) / 1000 AS BIGINT) AS ms \
+         FROM ns.f.snapshots ORDER BY committed_at",
+    )
+    .await
+    .iter()
+    .map(|r| r[0].parse().unwrap())
+    .collect();
+    let rows_at = |ms: i64| times.iter().filter(|t| **t <= ms).count().to_string();
+    let seconds = |ms: i64| format!("{}.{:03}", ms / 1000, ms % 1000);
+    for ms in [times[1], times[1] - 1, times[2], times[2] + 1] {
+        for sql in [
+            // the digits below the millisecond are cut, never rounded up
+            format!(
+                "SELECT count(*) FROM ns.f FOR SYSTEM_TIME AS OF {}999",
+                seconds(ms)
+            ),
+            format!("SELECT count(*) FROM ns.f TIMESTAMP AS OF {}", seconds(ms)),
+            format!(
+                "SELECT count(*) FROM ns.f TIMESTAMP AS OF CAST('{}' AS DECIMAL(18, 6))",
+                seconds(ms)
+            ),
+        ] {
+            assert_eq!(ok(&ctx, &sql).await, vec![vec![rows_at(ms)]], "{sql}");
+        }
+    }
+    // a double: half a second (exact) after the second following the last snapshot
+    let half = (times[2] / 1000 + 1) * 1000 + 500;
+    let sql = format!(
+        "SELECT count(*) FROM ns.f TIMESTAMP AS OF CAST({} AS DOUBLE) + 0.5",
+        times[2] / 1000 + 1
+    );
+    assert_eq!(ok(&ctx, &sql).await, vec![vec![rows_at(half)]], "{sql}");
+    // a double literal, as Spark reads `1.5e9`: a time before the first snapshot
+    let err = run(&ctx, "SELECT * FROM ns.f TIMESTAMP AS OF 1.5e9")
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::NotFound, "{err}");
+    assert!(
+        err.to_string().contains("as of 2017-07-14T02:40:00.000Z"),
+        "{err}"
+    );
+}
+
 /// A clause's value may be a constant expression, as Spark folds one: it picks the
 /// snapshot current at the instant it evaluates to (the last `snapshot-log` entry at or
 /// before it, so a time exactly a snapshot's `timestamp-ms` picks that snapshot), or the

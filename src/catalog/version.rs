@@ -60,12 +60,22 @@ pub fn parse_timestamp_ms(text: &str) -> Option<i64> {
 }
 
 impl TableVersion {
-    /// Interpret the text after `@` in a table name (`orders@v1-tag`): a branch or tag of
-    /// that name if the table has one (`main` always: of a table without snapshots it is
-    /// the current, empty state, as in Iceberg Java); else a snapshot id if it is an integer; else a
-    /// timestamp (see [`parse_timestamp_ms`]). Errors: [`crate::ErrorKind::NotFound`]
-    /// naming the text when it is none of these.
+    /// Interpret the text after `@` in a table name (`orders@v1-tag`): the snapshot of
+    /// that id if it is an integer the table has a snapshot of (Spark's `VERSION AS OF`
+    /// reads an integer as a snapshot id before it looks for a ref, so a tag named like
+    /// another snapshot's id does not hide that snapshot); else a branch or tag of that
+    /// name if the table has one (`main` always: of a table without snapshots it is the
+    /// current, empty state, as in Iceberg Java); else a snapshot id if it is an integer;
+    /// else a timestamp (see [`parse_timestamp_ms`]). Errors:
+    /// [`crate::ErrorKind::NotFound`] naming the text when it is none of these.
     pub fn from_suffix(text: &str, metadata: &TableMetadata, table: &str) -> Result<TableVersion> {
+        if let Some(id) = text
+            .parse::<i64>()
+            .ok()
+            .filter(|id| metadata.snapshot_by_id(*id).is_some())
+        {
+            return Ok(TableVersion::SnapshotId(id));
+        }
         if metadata.refs.contains_key(text) || text == MAIN_BRANCH {
             return Ok(TableVersion::Ref(text.to_string()));
         }
@@ -160,6 +170,30 @@ impl TableVersion {
                             format_ms(*ms),
                             format_ms(s.timestamp_ms),
                             s.snapshot_id
+                        ));
+                    }
+                    // snapshots were expired (a kept one's parent is gone) and one from
+                    // before the log's first entry is kept (by a tag or branch): the log
+                    // was cut at the expired snapshots after it
+                    let log_start = metadata.snapshot_log.iter().map(|e| e.timestamp_ms).min();
+                    let expired = metadata.snapshots.iter().any(|s| {
+                        s.parent_snapshot_id
+                            .is_some_and(|p| metadata.snapshot_by_id(p).is_none())
+                    });
+                    let kept = metadata
+                        .snapshots
+                        .iter()
+                        .filter(|s| s.timestamp_ms <= *ms)
+                        .min_by_key(|s| s.timestamp_ms);
+                    if let (Some(start), Some(s), true) = (log_start, kept, expired) {
+                        return Error::not_found(format!(
+                            "snapshot as of {} in table '{table}': the table's history before \
+                             {} was expired, so which snapshot was current then is no longer \
+                             known (snapshot {} from {} is kept, but its log entries are not)",
+                            format_ms(*ms),
+                            format_ms(start),
+                            s.snapshot_id,
+                            format_ms(s.timestamp_ms)
                         ));
                     }
                     let first = first_snapshot_ms(metadata)
@@ -395,6 +429,60 @@ mod tests {
         );
     }
 
+    /// The log cut at expired snapshots while an older one is kept by a tag (expire with
+    /// a tag on the first snapshot, as `expire_snapshots` leaves it): Java finds no
+    /// snapshot as of a time before the log's first entry, and the message says the
+    /// history was expired (it said "no snapshot was current then; its first snapshot is
+    /// from" a time before the one asked for).
+    #[test]
+    fn as_of_a_time_before_a_cut_log_names_the_cut_not_the_first_snapshot() {
+        let mut m = metadata();
+        // snapshot 2 expired; 3 (parent 2) current, logged at 3000; 1 kept by tag v1
+        let mut third = m.snapshots[1].clone();
+        third.snapshot_id = 3;
+        third.parent_snapshot_id = Some(2);
+        third.timestamp_ms = 3000;
+        m.snapshots.retain(|s| s.snapshot_id == 1);
+        m.snapshots.push(third);
+        m.snapshot_log.retain(|_| false);
+        m.snapshot_log
+            .push(crate::spec::snapshot::SnapshotLogEntry {
+                snapshot_id: 3,
+                timestamp_ms: 3000,
+            });
+        for ms in [1000, 1500, 2999] {
+            let err = TableVersion::AsOfTimestampMs(ms)
+                .resolve(&m, "ns.t")
+                .unwrap_err();
+            assert_eq!(err.kind(), crate::ErrorKind::NotFound);
+            let text = err.to_string();
+            assert!(
+                text.contains(
+                    "the table's history before 1970-01-01T00:00:03.000Z was expired, so which \
+                     snapshot was current then is no longer known (snapshot 1 from \
+                     1970-01-01T00:00:01.000Z is kept, but its log entries are not)"
+                ),
+                "{ms}: {text}"
+            );
+        }
+        // before every snapshot: none was current
+        let err = TableVersion::AsOfTimestampMs(10)
+            .resolve(&m, "ns.t")
+            .unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("no snapshot was current then; its first snapshot is from"),
+            "{err}"
+        );
+        assert_eq!(
+            TableVersion::AsOfTimestampMs(3000)
+                .resolve(&m, "t")
+                .unwrap()
+                .map(|s| s.snapshot_id),
+            Some(3)
+        );
+    }
+
     #[test]
     fn suffixes_and_timestamps() {
         let m = metadata();
@@ -411,6 +499,20 @@ mod tests {
             TableVersion::AsOfTimestampMs(1000)
         );
         assert!(TableVersion::from_suffix("nope", &m, "t").is_err());
+        // a tag named like another snapshot's id does not hide that snapshot (as in
+        // Spark's `VERSION AS OF`); a ref named like no snapshot's id is the ref
+        let mut tagged = m.clone();
+        let tag = tagged.refs["v1"].clone();
+        tagged.refs.insert("2".into(), tag.clone());
+        tagged.refs.insert("7".into(), tag);
+        assert_eq!(
+            TableVersion::from_suffix("2", &tagged, "t").unwrap(),
+            TableVersion::SnapshotId(2)
+        );
+        assert_eq!(
+            TableVersion::from_suffix("7", &tagged, "t").unwrap(),
+            TableVersion::Ref("7".into())
+        );
         assert_eq!(parse_timestamp_ms("1970-01-01 00:00:01.5"), Some(1500));
         assert_eq!(parse_timestamp_ms("1970-01-02"), Some(86_400_000));
         assert_eq!(parse_timestamp_ms("1970-01-01T01:00:00+01:00"), Some(0));

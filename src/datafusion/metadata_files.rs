@@ -91,7 +91,8 @@ fn content_id(c: DataContentType) -> i32 {
     }
 }
 
-/// A `map<int, long>` column; empty maps are null (the field was not written).
+/// A `map<int, long>` column: a map not written is null, one written empty `{}`, as
+/// in Iceberg Java ([`IntMap::is_written`]).
 fn long_map_column<'a>(maps: impl Iterator<Item = &'a IntMap<i64>>) -> Result<ArrayRef> {
     let mut b = MapBuilder::new(Some(map_names()), Int32Builder::new(), Int64Builder::new());
     for m in maps {
@@ -100,12 +101,12 @@ fn long_map_column<'a>(maps: impl Iterator<Item = &'a IntMap<i64>>) -> Result<Ar
             b.keys().append_value(*k);
             b.values().append_value(*v);
         }
-        b.append(!m.is_empty())?;
+        b.append(m.is_written())?;
     }
     Ok(Arc::new(b.finish()))
 }
 
-/// A `map<int, binary>` column; empty maps are null.
+/// A `map<int, binary>` column; null and `{}` as in [`long_map_column`].
 fn bytes_map_column<'a>(maps: impl Iterator<Item = &'a IntMap<BoundBytes>>) -> Result<ArrayRef> {
     let mut b = MapBuilder::new(Some(map_names()), Int32Builder::new(), BinaryBuilder::new());
     for m in maps {
@@ -113,7 +114,7 @@ fn bytes_map_column<'a>(maps: impl Iterator<Item = &'a IntMap<BoundBytes>>) -> R
             b.keys().append_value(*k);
             b.values().append_value(v);
         }
-        b.append(!m.is_empty())?;
+        b.append(m.is_written())?;
     }
     Ok(Arc::new(b.finish()))
 }

@@ -191,7 +191,8 @@ pub(crate) fn int_map<T>(
             out.insert(key, v);
         }
     }
-    Ok(out)
+    // present, even with no pairs: `{}`, not null
+    Ok(out.into_written())
 }
 
 /// Convert an Avro value to a long.

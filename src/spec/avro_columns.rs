@@ -761,7 +761,8 @@ impl<V> IntMapCol<'_, V> {
                 out.push((key, v));
             }
         }
-        Ok(IntMap::from_pairs(out))
+        // present, even with no pairs: `{}`, not null
+        Ok(IntMap::from_pairs(out).into_written())
     }
 }
 

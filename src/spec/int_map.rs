@@ -6,6 +6,12 @@
 //! vector of `(field id, value)` pairs sorted by field id: one allocation of exactly the
 //! pairs, no hashing on insert or lookup (a binary search over a few keys), and
 //! iteration in field-id order, which is the order writers and metadata tables want.
+//!
+//! The maps are optional in a manifest, and a writer may store one with no pairs: Iceberg
+//! Java and PyIceberg store `nan_value_counts` as `{}` for a file without float columns,
+//! and leave the maps out (null) for a deletion vector. Java's files tables show the two
+//! apart (`{}` and null), so a map remembers whether it was written empty
+//! ([`IntMap::is_written`]), and a manifest rewritten by icefloe keeps `{}` as `{}`.
 
 use std::fmt;
 
@@ -14,16 +20,22 @@ use std::fmt;
 #[derive(Clone, PartialEq, Eq, Hash)]
 pub struct IntMap<V> {
     pairs: Vec<(i32, V)>,
+    /// The map has no pairs but is written (`{}`), as against left out (null); false
+    /// whenever `pairs` is not empty, so that equal pairs make equal maps.
+    written_empty: bool,
 }
 
 impl<V> Default for IntMap<V> {
     fn default() -> Self {
-        Self { pairs: Vec::new() }
+        Self {
+            pairs: Vec::new(),
+            written_empty: false,
+        }
     }
 }
 
 impl<V> IntMap<V> {
-    /// An empty map (no allocation).
+    /// An empty map (no allocation), not written: a manifest stores it as null.
     pub fn new() -> Self {
         Self::default()
     }
@@ -32,7 +44,24 @@ impl<V> IntMap<V> {
     pub fn with_capacity(n: usize) -> Self {
         Self {
             pairs: Vec::with_capacity(n),
+            written_empty: false,
         }
+    }
+
+    /// `self` marked as written: when it has no pairs it stands for an empty map `{}`
+    /// (what a manifest held, non-null), not for a map left out (null). Spec
+    /// "Manifests": the metrics maps of `data_file` are optional.
+    pub fn into_written(mut self) -> Self {
+        self.written_empty = self.pairs.is_empty();
+        self
+    }
+
+    /// Whether the map is written: it has pairs, or it is an empty map `{}` read from a
+    /// manifest (or marked by [`IntMap::into_written`]). A map that is not written is
+    /// null in a manifest and in the metadata tables (`value_counts` of `$files`), as in
+    /// Iceberg Java.
+    pub fn is_written(&self) -> bool {
+        self.written_empty || !self.pairs.is_empty()
     }
 
     fn position(&self, key: i32) -> Result<usize, usize> {
@@ -43,6 +72,7 @@ impl<V> IntMap<V> {
     /// order (as manifests and writers produce them) costs one comparison each.
     pub fn insert(&mut self, key: i32, value: impl Into<V>) -> Option<V> {
         let value = value.into();
+        self.written_empty = false;
         if self.pairs.last().is_none_or(|(last, _)| *last < key) {
             self.pairs.push((key, value));
             return None;
@@ -74,7 +104,10 @@ impl<V> IntMap<V> {
                 }
             });
         }
-        Self { pairs }
+        Self {
+            pairs,
+            written_empty: false,
+        }
     }
 
     /// The value of `key`.
@@ -89,7 +122,11 @@ impl<V> IntMap<V> {
 
     /// Remove `key`; its value, if it had one.
     pub fn remove(&mut self, key: &i32) -> Option<V> {
-        self.position(*key).ok().map(|i| self.pairs.remove(i).1)
+        let i = self.position(*key).ok()?;
+        let value = self.pairs.remove(i).1;
+        // a written map stays written when its last pair goes
+        self.written_empty = self.pairs.is_empty();
+        Some(value)
     }
 
     /// The number of keys.
@@ -183,6 +220,26 @@ mod tests {
             assert!(!m.contains_key(&k));
         }
         assert_eq!(m.len(), 5);
+    }
+
+    #[test]
+    fn a_map_written_empty_is_told_from_one_not_written() {
+        let absent = IntMap::<i64>::new();
+        assert!(!absent.is_written());
+        let empty = IntMap::<i64>::new().into_written();
+        assert!(empty.is_written() && empty.is_empty());
+        assert_ne!(absent, empty);
+        // pairs make it written, and equal pairs equal maps however they were made
+        let mut m = IntMap::<i64>::new().into_written();
+        m.insert(1, 5);
+        assert_eq!(m, IntMap::<i64>::from([(1, 5)]));
+        assert_eq!(
+            IntMap::<i64>::from([(1, 5)]).into_written(),
+            IntMap::<i64>::from([(1, 5)])
+        );
+        // losing its last pair leaves it written
+        assert_eq!(m.remove(&1), Some(5));
+        assert!(m.is_written());
     }
 
     #[test]

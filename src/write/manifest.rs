@@ -188,9 +188,10 @@ fn opt_long(v: Option<i64>) -> Value {
 }
 
 /// An Iceberg `map<int, T>` (field id → value) as Avro key/value records, keys sorted;
-/// null when empty.
+/// null when not written ([`IntMap::is_written`]).
 fn map_value<T>(m: &IntMap<T>, f: impl Fn(&T) -> Value) -> Value {
-    if m.is_empty() {
+    // a map read as `{}` stays `{}`; one never written stays null
+    if !m.is_written() {
         return none();
     }
     // pairs come in rising field-id order

@@ -43,6 +43,7 @@ mod maintenance_zorder;
 mod map_access;
 mod metadata_answers;
 mod metadata_columns;
+mod metadata_parity;
 mod nan_semantics;
 mod nested_evolution;
 mod nested_writes;

@@ -64,8 +64,9 @@ def common(a, b):
     return None
 
 
-def canon(v, keep=None):
-    """`v` in a comparable form; of a struct only the fields in `keep` (see `common`)."""
+def canon(v, keep=None, empty_null=False):
+    """`v` in a comparable form; of a struct only the fields in `keep` (see `common`);
+    with `empty_null`, empty maps and lists as null (PyIceberg's `entries`, see below)."""
     if v is None:
         return None
     if isinstance(v, bool):
@@ -87,18 +88,24 @@ def canon(v, keep=None):
     if isinstance(v, (_dt.date, _dt.time)):
         return v.isoformat()
     if isinstance(v, dict):
-        return {k: canon(x, (keep or {}).get(k)) for k, x in v.items() if keep is None or k in keep}
+        return {
+            k: canon(x, (keep or {}).get(k), empty_null)
+            for k, x in v.items()
+            if keep is None or k in keep
+        }
     if isinstance(v, list):
-        if not v:  # an empty map or list: icefloe shows null (see above)
+        if not v and empty_null:
             return None
-        if all(isinstance(e, tuple) and len(e) == 2 for e in v):  # a map
+        if v and all(isinstance(e, tuple) and len(e) == 2 for e in v):  # a map
             return sorted(([canon(k), canon(x)] for k, x in v), key=json.dumps)
-        return [canon(e, keep) for e in v]
+        return [canon(e, keep, empty_null) for e in v]
     return v
 
 
-def rows(column, keep):
-    return sorted(json.dumps(canon(v, keep), sort_keys=True) for v in column.to_pylist())
+def rows(column, keep, empty_null):
+    return sorted(
+        json.dumps(canon(v, keep, empty_null), sort_keys=True) for v in column.to_pylist()
+    )
 
 
 # PyIceberg 0.12's known deviations from Iceberg Java (which icefloe follows), by kind:
@@ -111,8 +118,9 @@ def rows(column, keep):
 # - `all_manifests` has a `key_metadata` column Java's `AllManifestsTable` does not;
 # - `readable_metrics` has a field per top-level column, a struct column too (Java:
 #   per primitive leaf, `st.a`);
-# - `entries.data_file`'s metrics maps are `{}` where the manifest holds an empty map
-#   (its `files` shows null there, as icefloe does: empty maps and lists compare as null);
+# - `entries.data_file`'s metrics maps are `{}` where the manifest holds none (null, as
+#   Java and PyIceberg's own `files` show it): in `entries` empty maps and lists compare
+#   as null, elsewhere `{}` and null differ;
 # - `partitions.partition` has only the fields of the specs of the snapshot's manifests
 #   (Java: every spec's, `Partitioning.partitionType`).
 # Not normalized here (the caller knows where they apply):
@@ -139,7 +147,7 @@ def type_deviation(ours, theirs):
     return pa.types.is_struct(ours) and pa.types.is_struct(theirs)
 
 
-def compare(ours, theirs):
+def compare(ours, theirs, empty_null):
     diffs = []
     shared = [c for c in ours.column_names if c in theirs.column_names]
     extra = [c for c in ours.column_names if c not in shared]
@@ -155,8 +163,8 @@ def compare(ours, theirs):
         diffs.append(f"rows: icefloe {ours.num_rows} / pyiceberg {theirs.num_rows}")
     for c in shared:
         keep = common(ours.schema.field(c).type, theirs.schema.field(c).type)
-        a = rows(ours.column(c), keep)
-        b = rows(theirs.column(c), keep)
+        a = rows(ours.column(c), keep, empty_null)
+        b = rows(theirs.column(c), keep, empty_null)
         if a != b:
             only_a = sorted(set(a) - set(b))[:2]
             only_b = sorted(set(b) - set(a))[:2]
@@ -189,7 +197,7 @@ def main():
         except Exception as e:  # PyIceberg fails on some tables: report, do not compare
             out[name] = {"error": f"{type(e).__name__}: {e}"}
             continue
-        diffs, extra, missing = compare(ours, theirs)
+        diffs, extra, missing = compare(ours, theirs, name == "entries")
         out[name] = {
             "rows": theirs.num_rows,
             "differences": diffs,

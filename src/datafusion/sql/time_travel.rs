@@ -4,8 +4,9 @@
 //! - `t VERSION AS OF 123`, `t FOR VERSION AS OF 'tag'`, `FOR SYSTEM_VERSION AS OF …`: the
 //!   snapshot with that id, or the branch or tag of that name: `"t@123"`, `"t@tag"`.
 //! - `t TIMESTAMP AS OF '2026-01-01 10:00:00'`, `FOR SYSTEM_TIME AS OF …`, with a string, a
-//!   `TIMESTAMP '…'` literal or a number of seconds since the Unix epoch (Spark casts a
-//!   number to a timestamp as seconds): the snapshot current then, `"t@<time>"`.
+//!   `TIMESTAMP '…'` literal or a number of seconds since the Unix epoch, whole or not
+//!   (`1700000000.123`: Spark casts a number to a timestamp as seconds): the snapshot
+//!   current then, `"t@<time>"`.
 //! - Iceberg's Spark identifiers `ns.t.branch_<name>`, `ns.t.tag_<name>`,
 //!   `ns.t.snapshot_id_<id>` and `ns.t.at_timestamp_<ms>`, when `ns.t` is an Iceberg table:
 //!   `ns."t@<name>"`, `ns."t@<id>"`, and the time of those milliseconds. Reads, `INSERT`
@@ -47,6 +48,7 @@ use datafusion::sql::sqlparser::tokenizer::Token;
 use super::constant;
 use super::tokens::{is_keyword, Tok};
 use crate::catalog::{format_ms, parse_timestamp_ms};
+use crate::datafusion::catalog::TableNameParts;
 use crate::error::{Error, Result};
 
 /// The prefixes of Iceberg's Spark identifiers for a table's versions.
@@ -86,7 +88,16 @@ pub(super) async fn spark_time_travel(
         .enable_ident_normalization;
     let mut rewritten = Vec::new();
     let mut edits = clause_edits(ctx, text, toks, quote, normalize, &mut rewritten).await?;
+    let clauses = rewritten.len();
     edits.extend(identifier_edits(ctx, toks, quote, &mut rewritten).await?);
+    // `ns.t.branch_dev VERSION AS OF 'v1'`: two versions of one name
+    let (by_clause, by_identifier) = rewritten.split_at(clauses);
+    if let Some(twice) = by_identifier
+        .iter()
+        .find(|n| by_clause.iter().any(|c| c.first == n.first))
+    {
+        return Err(versioned_twice(&twice.parts.join(".")));
+    }
     if edits.is_empty() {
         return Ok(None);
     }
@@ -229,6 +240,12 @@ async fn clause_edits(
         let Some(version) = c.version else {
             continue;
         };
+        // `"t@dev" VERSION AS OF 'v1'`
+        if let Token::Word(w) = &toks[c.last].token {
+            if TableNameParts::parse(&w.value).version.is_some() {
+                return Err(versioned_twice(&w.value));
+            }
+        }
         edits.push(Edit {
             range: toks[c.last].start..toks[c.last].end,
             text: versioned(&toks[c.last], &version, quote),
@@ -288,11 +305,68 @@ fn literal(kind: &Kind, clause: &str, value: &[Tok]) -> Result<Option<String>> {
             timestamp(s)?
         }
         (Kind::Timestamp, [Token::Number(n, _)]) => {
-            let seconds = n.parse::<i64>().map_err(|_| not_seconds(clause, n))?;
-            seconds_as_time(clause, seconds)?
+            let ms = decimal_seconds_ms(n).ok_or_else(|| not_seconds(clause, n))?;
+            format_ms(ms)
         }
         _ => return Ok(None),
     }))
+}
+
+/// The milliseconds since the Unix epoch of a decimal number of seconds written
+/// `digits[.digits]` (a literal; Spark reads `1700000000.5` as a decimal and casts it to a
+/// timestamp exactly, to microseconds, and Iceberg takes the whole milliseconds of
+/// those: `SparkCatalog.loadTable` converts with `TimeUnit.MICROSECONDS.toMillis`).
+/// `None` for another form or out of range.
+fn decimal_seconds_ms(text: &str) -> Option<i64> {
+    let (whole, fraction) = text.split_once('.').unwrap_or((text, ""));
+    if whole.is_empty() && fraction.is_empty()
+        || !whole
+            .bytes()
+            .chain(fraction.bytes())
+            .all(|b| b.is_ascii_digit())
+    {
+        return None;
+    }
+    let seconds: i64 = if whole.is_empty() {
+        0
+    } else {
+        whole.parse().ok()?
+    };
+    // the first three digits of the fraction are its milliseconds; the rest, below a
+    // millisecond, are cut as Spark's cast and Iceberg's conversion cut them
+    let millis: String = fraction.chars().chain("000".chars()).take(3).collect();
+    seconds.checked_mul(1000)?.checked_add(millis.parse().ok()?)
+}
+
+/// The milliseconds since the Unix epoch of a number of seconds that is no whole
+/// number: a double as Spark casts one to a timestamp (`(d * 1e6).toLong` microseconds,
+/// then Iceberg's `MICROSECONDS.toMillis`, both cutting toward zero), a decimal exactly.
+/// `None` for other values and out of range.
+fn fractional_seconds_ms(value: &ScalarValue) -> Option<i64> {
+    match value {
+        ScalarValue::Float64(Some(d)) => micros_to_ms(*d * 1e6),
+        ScalarValue::Float32(Some(f)) => micros_to_ms(f64::from(*f) * 1e6),
+        ScalarValue::Decimal128(Some(v), _, scale) => {
+            let scale = u32::try_from(*scale).ok()?;
+            let micros = if scale <= 6 {
+                v.checked_mul(10i128.checked_pow(6 - scale)?)?
+            } else {
+                v / 10i128.checked_pow(scale - 6)?
+            };
+            i64::try_from(micros / 1000).ok()
+        }
+        _ => None,
+    }
+}
+
+/// `micros` (a double) cut toward zero to whole microseconds, then to milliseconds;
+/// `None` when not finite or out of range.
+fn micros_to_ms(micros: f64) -> Option<i64> {
+    if !micros.is_finite() || micros.abs() >= 9.2e18 {
+        return None;
+    }
+    // `as` cuts toward zero, as the JVM's `toLong` does; `/` on i64 too, as `toMillis`
+    Some((micros as i64) / 1000)
 }
 
 /// `seconds` since the Unix epoch (Spark casts a number to a timestamp as seconds) as
@@ -313,7 +387,8 @@ fn not_seconds(clause: &str, n: &str) -> Error {
 /// The version the value of clause `c`'s expression names: for `VERSION AS OF` a whole
 /// number (a snapshot id) or a string (a branch, tag or snapshot id); for `TIMESTAMP AS
 /// OF` a timestamp or date (a zone-less one in UTC, as the literal), a string read as a
-/// timestamp literal is, or a whole number of seconds since the epoch.
+/// timestamp literal is, or a number of seconds since the epoch (whole, a decimal or a
+/// double, see [`fractional_seconds_ms`]).
 ///
 /// Errors: a NULL, or a value of another type, naming the clause.
 fn version_of_value(c: &Clause, value: &ScalarValue) -> Result<String> {
@@ -343,12 +418,25 @@ fn version_of_value(c: &Clause, value: &ScalarValue) -> Result<String> {
             if let Some(seconds) = constant::whole_number(value) {
                 return seconds_as_time(&c.text, seconds);
             }
+            if let Some(ms) = fractional_seconds_ms(value) {
+                return Ok(format_ms(ms));
+            }
             match constant::text(value) {
                 Some(s) => timestamp(s),
                 None => Err(wrong_type()),
             }
         }
     }
+}
+
+/// A table name that names a version (`"t@dev"`, `ns.t.branch_dev`) with a time-travel
+/// clause too: refused, as Spark refuses it ("Cannot do time-travel based on both table
+/// identifier and AS OF"); taking either version would read other rows than asked for.
+fn versioned_twice(name: &str) -> Error {
+    Error::invalid_argument(format!(
+        "'{name}' already names a version of the table: it cannot also take a VERSION AS OF \
+         or TIMESTAMP AS OF clause (time travel either in the name or with the clause)"
+    ))
 }
 
 /// A clause with no value after `AS OF`.

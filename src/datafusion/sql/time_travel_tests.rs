@@ -118,6 +118,135 @@ async fn spark_time_travel_errors_name_the_clause() {
         .await
         .unwrap_err();
     assert!(err.to_string().contains("'nope'"), "{err}");
+    // a name that names a version, and a clause: refused as Spark refuses it (taking
+    // either version read the branch's rows for `VERSION AS OF 'v1'`)
+    ok(&ctx, "ALTER TABLE ns.t CREATE TAG v1").await;
+    ok(&ctx, "INSERT INTO ns.t VALUES (2)").await;
+    ok(&ctx, "ALTER TABLE ns.t CREATE BRANCH dev").await;
+    for (sql, name) in [
+        (
+            "SELECT * FROM ns.t.branch_dev VERSION AS OF 'v1'",
+            "ns.t.branch_dev",
+        ),
+        (
+            "SELECT * FROM ns.t.tag_v1 TIMESTAMP AS OF '2100-01-01 00:00:00'",
+            "ns.t.tag_v1",
+        ),
+        (
+            "SELECT * FROM ns.\"t@dev\" FOR SYSTEM_VERSION AS OF 'v1'",
+            "t@dev",
+        ),
+        (
+            "SELECT count(*) FROM ns.\"t@dev$files\" VERSION AS OF 'v1'",
+            "t@dev",
+        ),
+        (
+            "SELECT * FROM ns.t JOIN ns.t.branch_dev FOR SYSTEM_TIME AS OF 0 ON true",
+            "ns.t.branch_dev",
+        ),
+    ] {
+        let err = run(&ctx, sql).await.unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InvalidArgument, "{sql}: {err}");
+        let text = err.to_string();
+        assert!(
+            text.contains(&format!("'{name}")) && text.contains("cannot also take"),
+            "{sql}: {err}"
+        );
+    }
+    // each form alone still reads its version
+    for (sql, n) in [
+        ("SELECT count(*) FROM ns.t.branch_dev", "2"),
+        ("SELECT count(*) FROM ns.t VERSION AS OF 'v1'", "1"),
+        ("SELECT count(*) FROM ns.\"t@v1\"", "1"),
+    ] {
+        assert_eq!(ok(&ctx, sql).await, vec![vec![n.to_string()]], "{sql}");
+    }
+}
+
+/// `VERSION AS OF <id>` reads the snapshot of that id even when a tag is named like it
+/// (Spark's `SparkCatalog.loadTable` reads an integer as a snapshot id before it looks
+/// for a ref); it read the tag's snapshot.
+#[tokio::test]
+async fn version_as_of_an_id_reads_that_snapshot_before_a_ref_of_that_name() {
+    let (ctx, _catalog, _dir) = session().await;
+    ok(&ctx, "CREATE SCHEMA ns").await;
+    ok(&ctx, "CREATE TABLE ns.u (id INT)").await;
+    ok(&ctx, "INSERT INTO ns.u VALUES (1)").await;
+    ok(&ctx, "INSERT INTO ns.u VALUES (2)").await;
+    let first = ok(
+        &ctx,
+        "SELECT snapshot_id FROM ns.u.snapshots ORDER BY committed_at LIMIT 1",
+    )
+    .await[0][0]
+        .clone();
+    // a tag of the current snapshot named like the first one's id
+    ok(&ctx, &format!("ALTER TABLE ns.u CREATE TAG `{first}`")).await;
+    for sql in [
+        format!("SELECT count(*) FROM ns.u VERSION AS OF {first}"),
+        format!("SELECT count(*) FROM ns.u VERSION AS OF '{first}'"),
+        format!("SELECT count(*) FROM ns.\"u@{first}\""),
+        format!("SELECT count(*) FROM ns.u.snapshot_id_{first}"),
+    ] {
+        assert_eq!(ok(&ctx, &sql).await, vec![vec!["1".to_string()]], "{sql}");
+    }
+}
+
+/// `TIMESTAMP AS OF` a number of seconds with a fraction, as Spark casts one to a
+/// timestamp (exactly for a decimal literal, cut below the millisecond as Iceberg cuts
+/// Spark's microseconds): a literal, a decimal and a double expression each pick the
+/// snapshot current at that millisecond (they were refused: "not a number of seconds").
+#[tokio::test]
+async fn timestamp_as_of_takes_fractional_seconds() {
+    let (ctx, _catalog, _dir) = session().await;
+    ok(&ctx, "CREATE SCHEMA ns").await;
+    ok(&ctx, "CREATE TABLE ns.f (id INT)").await;
+    for i in 0..3 {
+        ok(&ctx, &format!("INSERT INTO ns.f VALUES ({i})")).await;
+    }
+    // each snapshot adds a row: the rows as of `ms` are the snapshots committed by then
+    let times: Vec<i64> = ok(
+        &ctx,
+        "SELECT CAST(CAST(committed_at AS BIGINT) / 1000 AS BIGINT) AS ms \
+         FROM ns.f.snapshots ORDER BY committed_at",
+    )
+    .await
+    .iter()
+    .map(|r| r[0].parse().unwrap())
+    .collect();
+    let rows_at = |ms: i64| times.iter().filter(|t| **t <= ms).count().to_string();
+    let seconds = |ms: i64| format!("{}.{:03}", ms / 1000, ms % 1000);
+    for ms in [times[1], times[1] - 1, times[2], times[2] + 1] {
+        for sql in [
+            // the digits below the millisecond are cut, never rounded up
+            format!(
+                "SELECT count(*) FROM ns.f FOR SYSTEM_TIME AS OF {}999",
+                seconds(ms)
+            ),
+            format!("SELECT count(*) FROM ns.f TIMESTAMP AS OF {}", seconds(ms)),
+            format!(
+                "SELECT count(*) FROM ns.f TIMESTAMP AS OF CAST('{}' AS DECIMAL(18, 6))",
+                seconds(ms)
+            ),
+        ] {
+            assert_eq!(ok(&ctx, &sql).await, vec![vec![rows_at(ms)]], "{sql}");
+        }
+    }
+    // a double: half a second (exact) after the second following the last snapshot
+    let half = (times[2] / 1000 + 1) * 1000 + 500;
+    let sql = format!(
+        "SELECT count(*) FROM ns.f TIMESTAMP AS OF CAST({} AS DOUBLE) + 0.5",
+        times[2] / 1000 + 1
+    );
+    assert_eq!(ok(&ctx, &sql).await, vec![vec![rows_at(half)]], "{sql}");
+    // a double literal, as Spark reads `1.5e9`: a time before the first snapshot
+    let err = run(&ctx, "SELECT * FROM ns.f TIMESTAMP AS OF 1.5e9")
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::NotFound, "{err}");
+    assert!(
+        err.to_string().contains("as of 2017-07-14T02:40:00.000Z"),
+        "{err}"
+    );
 }
 
 /// A clause's value may be a constant expression, as Spark folds one: it picks the

@@ -51,7 +51,10 @@ pub use rest::RestCatalog;
 pub use sql::SqlCatalog;
 pub use static_catalog::StaticCatalog;
 pub(crate) use version::format_ms;
-pub use version::{ancestors, parse_timestamp_ms, snapshot_id_as_of, TableVersion};
+pub use version::{
+    ancestors, parse_local_timestamp, parse_timestamp_ms, parse_zoned_timestamp_ms,
+    snapshot_id_as_of, TableVersion,
+};
 
 /// A namespace: a list of levels, e.g. `["db"]` or `["a", "b"]`; empty for the root
 /// namespace (tables directly under a Hadoop warehouse).

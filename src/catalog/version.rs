@@ -36,10 +36,28 @@ pub(crate) fn format_ms(ms: i64) -> String {
 /// `…+02:00`), or without a zone (`2026-01-01 10:00:00[.fff]`, `2026-01-01T10:00:00`,
 /// `2026-01-01`) read as UTC. Sub-millisecond digits are dropped (floor).
 pub fn parse_timestamp_ms(text: &str) -> Option<i64> {
+    parse_zoned_timestamp_ms(text)
+        .or_else(|| parse_local_timestamp(text).map(|t| t.and_utc().timestamp_millis()))
+}
+
+/// A timestamp that names its zone (RFC 3339's offset, a `Z` or ` UTC` suffix) as ms
+/// since the epoch; `None` for one without a zone or no timestamp.
+pub fn parse_zoned_timestamp_ms(text: &str) -> Option<i64> {
     let text = text.trim();
     if let Ok(t) = DateTime::parse_from_rfc3339(text) {
         return Some(t.timestamp_millis());
     }
+    let rest = text
+        .strip_suffix('Z')
+        .or_else(|| text.strip_suffix(" UTC"))?;
+    parse_zoned_timestamp_ms(rest)
+        .or_else(|| parse_local_timestamp(rest).map(|t| t.and_utc().timestamp_millis()))
+}
+
+/// A timestamp without a zone (`2026-01-01 10:00:00[.fff]`, `2026-01-01T10:00[:00]`, a
+/// date as its midnight) as a wall-clock time; `None` for another form.
+pub fn parse_local_timestamp(text: &str) -> Option<NaiveDateTime> {
+    let text = text.trim();
     for fmt in [
         "%Y-%m-%d %H:%M:%S%.f",
         "%Y-%m-%dT%H:%M:%S%.f",
@@ -47,16 +65,12 @@ pub fn parse_timestamp_ms(text: &str) -> Option<i64> {
         "%Y-%m-%dT%H:%M",
     ] {
         if let Ok(t) = NaiveDateTime::parse_from_str(text, fmt) {
-            return Some(t.and_utc().timestamp_millis());
+            return Some(t);
         }
-    }
-    if let Some(rest) = text.strip_suffix('Z').or_else(|| text.strip_suffix(" UTC")) {
-        return parse_timestamp_ms(rest);
     }
     NaiveDate::parse_from_str(text, "%Y-%m-%d")
         .ok()
         .and_then(|d| d.and_hms_opt(0, 0, 0))
-        .map(|t| t.and_utc().timestamp_millis())
 }
 
 impl TableVersion {

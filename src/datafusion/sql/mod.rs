@@ -195,6 +195,7 @@ pub(crate) use show_properties::column_name;
 mod procedures;
 mod replace_table;
 mod reset;
+mod session_zone;
 mod show;
 mod show_create_table;
 mod show_properties;

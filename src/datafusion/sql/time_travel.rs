@@ -46,10 +46,12 @@ use datafusion::sql::sqlparser::parser::Parser;
 use datafusion::sql::sqlparser::tokenizer::Token;
 
 use super::constant;
+use super::session_zone::{local_ms, session_zone};
 use super::tokens::{is_keyword, Tok};
-use crate::catalog::{format_ms, parse_timestamp_ms};
+use crate::catalog::{format_ms, parse_local_timestamp, parse_zoned_timestamp_ms};
 use crate::datafusion::catalog::TableNameParts;
 use crate::error::{Error, Result};
+use datafusion::arrow::array::timezone::Tz;
 
 /// The prefixes of Iceberg's Spark identifiers for a table's versions.
 const VERSION_PREFIXES: &[&str] = &["branch_", "tag_", "snapshot_id_", "at_timestamp_"];
@@ -181,6 +183,8 @@ async fn clause_edits(
     normalize: bool,
     rewritten: &mut Vec<Rewritten>,
 ) -> Result<Vec<Edit>> {
+    // a timestamp without a zone is read in the session's (module `session_zone`)
+    let zone = session_zone(ctx)?;
     // the session's dialect (not `Send`) only while the clauses are found
     let mut clauses = Vec::new();
     {
@@ -200,7 +204,7 @@ async fn clause_edits(
                 .filter(|&n| n > 0)
                 .ok_or_else(|| no_value(&clause))?;
             let end = value_at + len - 1;
-            let version = literal(&kind, &clause, &toks[value_at..=end])?;
+            let version = literal(&kind, &clause, &toks[value_at..=end], zone.as_ref())?;
             clauses.push(Clause {
                 kind,
                 expression: text[toks[value_at].start..toks[end].end].to_string(),
@@ -233,7 +237,7 @@ async fn clause_edits(
                 None => refused("", "", &e.why),
             })?;
     for (c, value) in pending.into_iter().zip(values) {
-        c.version = Some(version_of_value(c, &value)?);
+        c.version = Some(version_of_value(c, &value, zone.as_ref())?);
     }
     let mut edits = Vec::new();
     for c in clauses {
@@ -293,16 +297,16 @@ fn expression_len(dialect: &dyn Dialect, toks: &[Tok], at: usize) -> Option<usiz
 ///
 /// Errors: a `TIMESTAMP AS OF` string that is no timestamp, a number of seconds out of
 /// range.
-fn literal(kind: &Kind, clause: &str, value: &[Tok]) -> Result<Option<String>> {
+fn literal(kind: &Kind, clause: &str, value: &[Tok], zone: Option<&Tz>) -> Result<Option<String>> {
     let tokens: Vec<&Token> = value.iter().map(|t| &t.token).collect();
     Ok(Some(match (kind, tokens.as_slice()) {
         (Kind::Version, [Token::Number(n, _)]) => n.clone(),
         (Kind::Version, [Token::SingleQuotedString(s)]) => s.clone(),
-        (Kind::Timestamp, [Token::SingleQuotedString(s)]) => timestamp(s)?,
+        (Kind::Timestamp, [Token::SingleQuotedString(s)]) => timestamp(s, zone)?,
         (Kind::Timestamp, [Token::Word(w), Token::SingleQuotedString(s)])
             if w.quote_style.is_none() && w.value.eq_ignore_ascii_case("TIMESTAMP") =>
         {
-            timestamp(s)?
+            timestamp(s, zone)?
         }
         (Kind::Timestamp, [Token::Number(n, _)]) => {
             let ms = decimal_seconds_ms(n).ok_or_else(|| not_seconds(clause, n))?;
@@ -391,7 +395,7 @@ fn not_seconds(clause: &str, n: &str) -> Error {
 /// double, see [`fractional_seconds_ms`]).
 ///
 /// Errors: a NULL, or a value of another type, naming the clause.
-fn version_of_value(c: &Clause, value: &ScalarValue) -> Result<String> {
+fn version_of_value(c: &Clause, value: &ScalarValue, zone: Option<&Tz>) -> Result<String> {
     if value.is_null() {
         return Err(refused(&c.text, &c.expression, "its value is NULL"));
     }
@@ -413,6 +417,21 @@ fn version_of_value(c: &Clause, value: &ScalarValue) -> Result<String> {
         },
         Kind::Timestamp => {
             if let Some(ms) = constant::timestamp_ms(value) {
+                // a zone-less timestamp or a date: a wall-clock time in the session's zone
+                let local = matches!(
+                    value,
+                    ScalarValue::TimestampSecond(_, None)
+                        | ScalarValue::TimestampMillisecond(_, None)
+                        | ScalarValue::TimestampMicrosecond(_, None)
+                        | ScalarValue::TimestampNanosecond(_, None)
+                        | ScalarValue::Date32(_)
+                        | ScalarValue::Date64(_)
+                );
+                let ms = match chrono::DateTime::from_timestamp_millis(ms) {
+                    Some(t) if local => local_ms(t.naive_utc(), zone),
+                    _ => Some(ms),
+                }
+                .ok_or_else(wrong_type)?;
                 return Ok(format_ms(ms));
             }
             if let Some(seconds) = constant::whole_number(value) {
@@ -422,7 +441,7 @@ fn version_of_value(c: &Clause, value: &ScalarValue) -> Result<String> {
                 return Ok(format_ms(ms));
             }
             match constant::text(value) {
-                Some(s) => timestamp(s),
+                Some(s) => timestamp(s, zone),
                 None => Err(wrong_type()),
             }
         }
@@ -456,14 +475,18 @@ const VALUES: &str = "a literal or a constant expression (e.g. now() - INTERVAL 
                       a snapshot id or a branch or tag name for VERSION AS OF, a timestamp \
                       (or seconds since the Unix epoch) for TIMESTAMP AS OF";
 
-/// A `TIMESTAMP AS OF` string as the `@` name's time (UTC when it names no zone).
-fn timestamp(text: &str) -> Result<String> {
-    parse_timestamp_ms(text).map(format_ms).ok_or_else(|| {
-        Error::invalid_argument(format!(
-            "TIMESTAMP AS OF '{text}' is not a timestamp (e.g. '2026-01-01 10:00:00', \
-             '2026-01-01T10:00:00+02:00')"
-        ))
-    })
+/// A `TIMESTAMP AS OF` string as the `@` name's time (in the session's zone `zone`, UTC
+/// without one, when it names no zone: module `session_zone`).
+fn timestamp(text: &str, zone: Option<&Tz>) -> Result<String> {
+    parse_zoned_timestamp_ms(text)
+        .or_else(|| parse_local_timestamp(text).and_then(|t| local_ms(t, zone)))
+        .map(format_ms)
+        .ok_or_else(|| {
+            Error::invalid_argument(format!(
+                "TIMESTAMP AS OF '{text}' is not a timestamp (e.g. '2026-01-01 10:00:00', \
+                 '2026-01-01T10:00:00+02:00')"
+            ))
+        })
 }
 
 /// The edits for `ns.t.branch_x` and its kin (see the module docs): dotted names of at

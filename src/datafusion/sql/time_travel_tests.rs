@@ -249,6 +249,75 @@ async fn timestamp_as_of_takes_fractional_seconds() {
     );
 }
 
+/// A timestamp without a zone is a wall-clock time in the session's time zone
+/// (`datafusion.execution.time_zone`), as Spark reads it in `spark.sql.session.timeZone`;
+/// one with a zone is that instant.
+#[tokio::test]
+async fn timestamp_as_of_reads_a_zoneless_time_in_the_session_zone() {
+    let (ctx, _catalog, _dir) = session().await;
+    ok(&ctx, "CREATE SCHEMA ns").await;
+    ok(&ctx, "CREATE TABLE ns.z (id INT)").await;
+    ok(&ctx, "INSERT INTO ns.z VALUES (1)").await;
+    let ms: i64 = ok(
+        &ctx,
+        "SELECT CAST(CAST(committed_at AS BIGINT) / 1000 AS BIGINT) FROM ns.z.snapshots",
+    )
+    .await[0][0]
+        .parse()
+        .unwrap();
+    let wall = |offset_h: i64| {
+        chrono::DateTime::from_timestamp_millis(ms + offset_h * 3_600_000)
+            .unwrap()
+            .naive_utc()
+            .format("%Y-%m-%d %H:%M:%S%.3f")
+            .to_string()
+    };
+    let count = |sql: String| {
+        let ctx = ctx.clone();
+        async move { run(&ctx, &sql).await.map(|r| r[0][0].clone()) }
+    };
+    let utc = wall(0);
+    // no session zone: UTC
+    assert_eq!(
+        count(format!("SELECT count(*) FROM ns.z TIMESTAMP AS OF '{utc}'"))
+            .await
+            .unwrap(),
+        "1"
+    );
+    ok(&ctx, "SET datafusion.execution.time_zone = '+02:00'").await;
+    // the snapshot's time as a +02:00 wall clock finds it: string, TIMESTAMP literal,
+    // a zone-less expression
+    let local = wall(2);
+    for sql in [
+        format!("SELECT count(*) FROM ns.z TIMESTAMP AS OF '{local}'"),
+        format!("SELECT count(*) FROM ns.z TIMESTAMP AS OF TIMESTAMP '{local}'"),
+        format!(
+            "SELECT count(*) FROM ns.z TIMESTAMP AS OF TIMESTAMP '{local}' + INTERVAL '0' SECOND"
+        ),
+        // a zone in the text is that instant
+        format!(
+            "SELECT count(*) FROM ns.z TIMESTAMP AS OF '{}Z'",
+            utc.replace(' ', "T")
+        ),
+    ] {
+        assert_eq!(count(sql.clone()).await.unwrap(), "1", "{sql}");
+    }
+    // the UTC wall clock is now two hours before the snapshot
+    let err = count(format!("SELECT count(*) FROM ns.z TIMESTAMP AS OF '{utc}'"))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::NotFound, "{err}");
+    ok(&ctx, "SET datafusion.execution.time_zone = 'Mars/Olympus'").await;
+    let err = count(format!("SELECT count(*) FROM ns.z TIMESTAMP AS OF '{utc}'"))
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("'Mars/Olympus' is not a time zone"),
+        "{err}"
+    );
+}
+
 /// A clause's value may be a constant expression, as Spark folds one: it picks the
 /// snapshot current at the instant it evaluates to (the last `snapshot-log` entry at or
 /// before it, so a time exactly a snapshot's `timestamp-ms` picks that snapshot), or the

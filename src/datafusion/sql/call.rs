@@ -12,10 +12,9 @@ use datafusion::dataframe::DataFrame;
 use datafusion::prelude::SessionContext;
 
 use super::alter_table::commit_from;
-use super::call_args::{arguments, epoch_seconds, evaluate, Value};
+use super::call_args::{arguments, evaluate, timestamp_argument, Value};
 use super::tokens::Cursor;
 use super::{cursor, defaults, resolve_table, IcebergTarget};
-use crate::catalog::parse_timestamp_ms;
 use crate::error::{Error, ErrorKind, Result};
 use crate::transaction::{CherryPickSnapshot, ManageSnapshots, STAGED_WAP_ID};
 
@@ -90,7 +89,8 @@ pub(super) async fn call(ctx: &SessionContext, mut c: Cursor<'_>) -> Result<Opti
             .await
             .map(Some);
     }
-    let mut args = arguments(&mut c, params).map_err(|e| e.context(&what))?;
+    let zone = super::session_zone::session_zone(ctx)?;
+    let mut args = arguments(&mut c, params, zone.as_ref()).map_err(|e| e.context(&what))?;
     evaluate(ctx, params, &mut args)
         .await
         .map_err(|e| e.context(&what))?;
@@ -218,19 +218,8 @@ pub(super) async fn call(ctx: &SessionContext, mut c: Cursor<'_>) -> Result<Opti
         }
         _ => {
             let ms = match get("timestamp") {
-                Some(Value::Timestamp(ms)) => ms,
-                Some(Value::Number(seconds)) => {
-                    epoch_seconds("timestamp", seconds).map_err(|e| e.context(&what))?
-                }
-                Some(Value::Text(t)) => parse_timestamp_ms(&t).ok_or_else(|| {
-                    Error::invalid_argument(format!("{what}: '{t}' is not a timestamp"))
-                })?,
-                Some(other) => {
-                    return Err(Error::invalid_argument(format!(
-                        "{what}: timestamp must be a timestamp (TIMESTAMP '…' or seconds), got \
-                         {other}"
-                    )))
-                }
+                Some(value) => timestamp_argument("timestamp", &value, zone.as_ref())
+                    .map_err(|e| e.context(&what))?,
                 None => {
                     return Err(Error::invalid_argument(format!(
                         "{what}: the 'timestamp' argument is missing"

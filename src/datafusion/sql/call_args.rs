@@ -1,6 +1,7 @@
 //! The arguments of `CALL system.<procedure>(…)`, as Spark takes them: positional, or
 //! named with `=>` (positional ones first), each a string, a whole number, `TRUE`/`FALSE`,
-//! `TIMESTAMP '…'` (a zone-less one is UTC), `array(…)` or `map(k, v, …)`, or a constant
+//! `TIMESTAMP '…'` (a zone-less one in the session's time zone, module `session_zone`),
+//! `array(…)` or `map(k, v, …)`, or a constant
 //! expression (`now() - INTERVAL '1' DAY`): Spark takes any foldable expression there and
 //! evaluates it once; [`evaluate`] does so through DataFusion (module `constant`: a
 //! timestamp, a date, a whole number, a string or a boolean; one that reads a table or is
@@ -21,9 +22,10 @@ use datafusion::sql::sqlparser::tokenizer::Token;
 
 use super::alter_table::long;
 use super::constant::{self, constants, timestamp_ms, whole_number};
+use super::session_zone::{session_zone, timestamp_text_ms};
 use super::tokens::Cursor;
-use crate::catalog::parse_timestamp_ms;
 use crate::error::{Error, Result};
+use datafusion::arrow::array::timezone::Tz;
 
 /// A procedure argument's value; it displays as the SQL text of that value (messages
 /// show what the user gave in the form they gave it, never Rust's debug form).
@@ -84,7 +86,11 @@ const LITERALS: &str = "a string, a whole number, TRUE/FALSE, TIMESTAMP '…', a
                         map(…)";
 
 /// The `( … )` argument list, each value in the slot of its parameter.
-pub(super) fn arguments(c: &mut Cursor<'_>, params: &[&str]) -> Result<Vec<Option<Value>>> {
+pub(super) fn arguments(
+    c: &mut Cursor<'_>,
+    params: &[&str],
+    zone: Option<&Tz>,
+) -> Result<Vec<Option<Value>>> {
     let mut out: Vec<Option<Value>> = vec![None; params.len()];
     c.expect(&Token::LParen)?;
     let (mut position, mut named) = (0, false);
@@ -107,7 +113,7 @@ pub(super) fn arguments(c: &mut Cursor<'_>, params: &[&str]) -> Result<Vec<Optio
             position += 1;
             position - 1
         };
-        let value = argument(c)?;
+        let value = argument(c, zone)?;
         let Some(entry) = out.get_mut(slot) else {
             return Err(Error::invalid_argument(format!(
                 "too many arguments (expected {})",
@@ -131,7 +137,7 @@ pub(super) fn arguments(c: &mut Cursor<'_>, params: &[&str]) -> Result<Vec<Optio
 
 /// One argument: a literal, else the text of an expression up to the next `,` or `)`
 /// outside parentheses ([`Value::Expression`]).
-fn argument(c: &mut Cursor<'_>) -> Result<Value> {
+fn argument(c: &mut Cursor<'_>, zone: Option<&Tz>) -> Result<Value> {
     let mut depth = 0usize;
     let mut len = 0;
     loop {
@@ -146,7 +152,7 @@ fn argument(c: &mut Cursor<'_>) -> Result<Value> {
     }
     let end = c.peek_at(len).map_or(c.text().len(), |t| t.start);
     let mut literal = c.clone();
-    if let Ok(v) = value(&mut literal) {
+    if let Ok(v) = value(&mut literal, zone) {
         if literal.offset() == end {
             *c = literal;
             return Ok(v);
@@ -188,6 +194,7 @@ pub(super) async fn evaluate(
             slots.push((*param, slot));
         }
     }
+    let zone = session_zone(ctx)?;
     let scalars = constants(ctx, &texts).await.map_err(|e| {
         let (param, text) = match (slots.get(e.index), texts.get(e.index)) {
             (Some((param, _)), Some(text)) => (*param, text.as_str()),
@@ -196,7 +203,7 @@ pub(super) async fn evaluate(
         refusal(param, text, &e.why)
     })?;
     for (((param, slot), text), scalar) in slots.into_iter().zip(&texts).zip(scalars) {
-        *slot = value_of(param, text, scalar)?;
+        *slot = value_of(param, text, scalar, zone.as_ref())?;
     }
     Ok(())
 }
@@ -211,11 +218,18 @@ fn refusal(param: &str, text: &str, why: &str) -> Error {
 
 /// The argument `param` (the expression `text`) of value `scalar`; `None` when it is
 /// NULL.
-fn value_of(param: &str, text: &str, scalar: ScalarValue) -> Result<Option<Value>> {
+fn value_of(
+    param: &str,
+    text: &str,
+    scalar: ScalarValue,
+    zone: Option<&Tz>,
+) -> Result<Option<Value>> {
     if scalar.is_null() {
         return Ok(None);
     }
     if let Some(ms) = timestamp_ms(&scalar) {
+        let ms = super::session_zone::scalar_ms(&scalar, ms, zone)
+            .ok_or_else(|| refusal(param, text, "the time is out of range"))?;
         return Ok(Some(Value::Timestamp(ms)));
     }
     if let Some(n) = whole_number(&scalar) {
@@ -262,10 +276,10 @@ pub(super) fn epoch_seconds(param: &str, seconds: i64) -> Result<i64> {
     Ok(seconds.saturating_mul(1000))
 }
 
-fn value(c: &mut Cursor<'_>) -> Result<Value> {
+fn value(c: &mut Cursor<'_>, zone: Option<&Tz>) -> Result<Value> {
     if c.eat_keyword("TIMESTAMP") {
         let text = c.string()?;
-        return parse_timestamp_ms(&text)
+        return timestamp_text_ms(&text, zone)
             .map(Value::Timestamp)
             .ok_or_else(|| {
                 Error::invalid_argument(format!("TIMESTAMP '{text}' is not a timestamp"))
@@ -285,7 +299,7 @@ fn value(c: &mut Cursor<'_>) -> Result<Value> {
         c.expect(&Token::LParen)?;
         let mut items = vec![];
         while !c.eat(&Token::RParen) {
-            items.push(value(c)?);
+            items.push(value(c, zone)?);
             if !c.eat(&Token::Comma) {
                 c.expect(&Token::RParen)?;
                 break;
@@ -317,4 +331,23 @@ fn value(c: &mut Cursor<'_>) -> Result<Value> {
         _ => {}
     }
     Err(c.expected(&format!("an argument value ({LITERALS})")))
+}
+
+/// Timestamp parameter `param`'s argument `value` in ms since the epoch: a `TIMESTAMP`
+/// (already read), a whole number of seconds ([`epoch_seconds`]), or a string read as a
+/// timestamp (a zone-less one in the session's zone `zone`).
+///
+/// Errors: [`ErrorKind::InvalidArgument`](crate::ErrorKind) naming `param` for a string
+/// that is no timestamp, seconds out of range, or a value of another kind.
+pub(super) fn timestamp_argument(param: &str, value: &Value, zone: Option<&Tz>) -> Result<i64> {
+    match value {
+        Value::Timestamp(ms) => Ok(*ms),
+        Value::Number(seconds) => epoch_seconds(param, *seconds),
+        Value::Text(t) => timestamp_text_ms(t, zone)
+            .ok_or_else(|| Error::invalid_argument(format!("{param}: '{t}' is not a timestamp"))),
+        other => Err(Error::invalid_argument(format!(
+            "{param} must be a timestamp (TIMESTAMP '…' or seconds since the epoch), got \
+             {other}"
+        ))),
+    }
 }

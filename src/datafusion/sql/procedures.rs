@@ -26,10 +26,9 @@ use datafusion::common::DFSchema;
 use datafusion::dataframe::DataFrame;
 use datafusion::prelude::SessionContext;
 
-use super::call_args::{arguments, epoch_seconds, evaluate, Value};
+use super::call_args::{arguments, evaluate, timestamp_argument, Value};
 use super::tokens::Cursor;
 use super::{cursor, defaults, resolve_table, IcebergTarget, ResolvedTable};
-use crate::catalog::parse_timestamp_ms;
 use crate::datafusion::maintenance::{
     rewrite_data_files, RewriteDataFilesOptions, RewriteStrategy,
 };
@@ -41,6 +40,7 @@ use crate::maintenance::{
     RewritePositionDeleteFilesOptions,
 };
 use crate::transaction::ExpireSnapshots;
+use datafusion::arrow::array::timezone::Tz;
 
 /// The maintenance procedures and their parameters, in Spark's order.
 pub(super) const PROCEDURES: &[(&str, &[&str])] = &[
@@ -118,11 +118,16 @@ pub(super) async fn call(
         .find(|(p, _)| *p == procedure)
         .map(|(_, params)| *params)
         .ok_or_else(|| Error::unsupported(format!("{what}: unknown procedure")))?;
-    let mut values = arguments(&mut c, params).map_err(|e| e.context(what))?;
+    let zone = super::session_zone::session_zone(ctx)?;
+    let mut values = arguments(&mut c, params, zone.as_ref()).map_err(|e| e.context(what))?;
     evaluate(ctx, params, &mut values)
         .await
         .map_err(|e| e.context(what))?;
-    let args = Args { params, values };
+    let args = Args {
+        params,
+        values,
+        zone,
+    };
     let table = resolve(ctx, target, what, args.get("table")).await?;
     let what = format!("{what}('{}')", table.ident);
     // each procedure's future, boxed as `Send` (`execute` must stay `Send`)
@@ -149,6 +154,8 @@ pub(super) async fn call(
 pub(super) struct Args {
     params: &'static [&'static str],
     values: Vec<Option<Value>>,
+    /// The session's time zone, for timestamp strings without one.
+    zone: Option<Tz>,
 }
 
 impl Args {
@@ -667,18 +674,9 @@ pub(super) fn flag(args: &Args, name: &str) -> Result<Option<bool>> {
 }
 
 fn timestamp(args: &Args, name: &str) -> Result<Option<i64>> {
-    match args.get(name) {
-        None => Ok(None),
-        Some(Value::Timestamp(ms)) => Ok(Some(ms)),
-        Some(Value::Number(seconds)) => epoch_seconds(name, seconds).map(Some),
-        Some(Value::Text(t)) => parse_timestamp_ms(&t)
-            .map(Some)
-            .ok_or_else(|| Error::invalid_argument(format!("{name}: '{t}' is not a timestamp"))),
-        Some(other) => Err(Error::invalid_argument(format!(
-            "{name} must be a timestamp (TIMESTAMP '…' or seconds since the epoch), got \
-             {other}"
-        ))),
-    }
+    args.get(name)
+        .map(|value| timestamp_argument(name, &value, args.zone.as_ref()))
+        .transpose()
 }
 
 fn positive(n: i64, name: &str) -> Result<usize> {

@@ -11,8 +11,10 @@
 
 use chrono::{Duration, NaiveDateTime, TimeZone};
 use datafusion::arrow::array::timezone::Tz;
+use datafusion::common::ScalarValue;
 use datafusion::prelude::SessionContext;
 
+use crate::catalog::{parse_local_timestamp, parse_zoned_timestamp_ms};
 use crate::error::{Error, Result};
 
 /// The session's time zone; `None` when it has none (read as UTC).
@@ -47,6 +49,36 @@ pub(super) fn local_ms(local: NaiveDateTime, zone: Option<&Tz>) -> Option<i64> {
             .earliest()
     })?;
     Some(instant.timestamp_millis())
+}
+
+/// A timestamp string as ms since the epoch: one naming its zone is that instant, one
+/// without a wall-clock time in `zone` (UTC when `None`); `None` when it is no timestamp.
+pub(super) fn timestamp_text_ms(text: &str, zone: Option<&Tz>) -> Option<i64> {
+    parse_zoned_timestamp_ms(text).or_else(|| local_ms(parse_local_timestamp(text)?, zone))
+}
+
+/// `ms`, the value of timestamp or date `scalar` read as UTC ([`constant::timestamp_ms`]):
+/// a zone-less timestamp or a date is a wall-clock time, so it is read in `zone`; a
+/// timestamp with a zone stays. `None` when out of range.
+///
+/// [`constant::timestamp_ms`]: super::constant::timestamp_ms
+pub(super) fn scalar_ms(scalar: &ScalarValue, ms: i64, zone: Option<&Tz>) -> Option<i64> {
+    let local = matches!(
+        scalar,
+        ScalarValue::TimestampSecond(_, None)
+            | ScalarValue::TimestampMillisecond(_, None)
+            | ScalarValue::TimestampMicrosecond(_, None)
+            | ScalarValue::TimestampNanosecond(_, None)
+            | ScalarValue::Date32(_)
+            | ScalarValue::Date64(_)
+    );
+    if !local {
+        return Some(ms);
+    }
+    local_ms(
+        chrono::DateTime::from_timestamp_millis(ms)?.naive_utc(),
+        zone,
+    )
 }
 
 #[cfg(test)]

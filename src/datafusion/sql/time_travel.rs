@@ -46,9 +46,9 @@ use datafusion::sql::sqlparser::parser::Parser;
 use datafusion::sql::sqlparser::tokenizer::Token;
 
 use super::constant;
-use super::session_zone::{local_ms, session_zone};
+use super::session_zone::{scalar_ms, session_zone, timestamp_text_ms};
 use super::tokens::{is_keyword, Tok};
-use crate::catalog::{format_ms, parse_local_timestamp, parse_zoned_timestamp_ms};
+use crate::catalog::format_ms;
 use crate::datafusion::catalog::TableNameParts;
 use crate::error::{Error, Result};
 use datafusion::arrow::array::timezone::Tz;
@@ -418,20 +418,7 @@ fn version_of_value(c: &Clause, value: &ScalarValue, zone: Option<&Tz>) -> Resul
         Kind::Timestamp => {
             if let Some(ms) = constant::timestamp_ms(value) {
                 // a zone-less timestamp or a date: a wall-clock time in the session's zone
-                let local = matches!(
-                    value,
-                    ScalarValue::TimestampSecond(_, None)
-                        | ScalarValue::TimestampMillisecond(_, None)
-                        | ScalarValue::TimestampMicrosecond(_, None)
-                        | ScalarValue::TimestampNanosecond(_, None)
-                        | ScalarValue::Date32(_)
-                        | ScalarValue::Date64(_)
-                );
-                let ms = match chrono::DateTime::from_timestamp_millis(ms) {
-                    Some(t) if local => local_ms(t.naive_utc(), zone),
-                    _ => Some(ms),
-                }
-                .ok_or_else(wrong_type)?;
+                let ms = scalar_ms(value, ms, zone).ok_or_else(wrong_type)?;
                 return Ok(format_ms(ms));
             }
             if let Some(seconds) = constant::whole_number(value) {
@@ -478,15 +465,12 @@ const VALUES: &str = "a literal or a constant expression (e.g. now() - INTERVAL 
 /// A `TIMESTAMP AS OF` string as the `@` name's time (in the session's zone `zone`, UTC
 /// without one, when it names no zone: module `session_zone`).
 fn timestamp(text: &str, zone: Option<&Tz>) -> Result<String> {
-    parse_zoned_timestamp_ms(text)
-        .or_else(|| parse_local_timestamp(text).and_then(|t| local_ms(t, zone)))
-        .map(format_ms)
-        .ok_or_else(|| {
-            Error::invalid_argument(format!(
-                "TIMESTAMP AS OF '{text}' is not a timestamp (e.g. '2026-01-01 10:00:00', \
+    timestamp_text_ms(text, zone).map(format_ms).ok_or_else(|| {
+        Error::invalid_argument(format!(
+            "TIMESTAMP AS OF '{text}' is not a timestamp (e.g. '2026-01-01 10:00:00', \
                  '2026-01-01T10:00:00+02:00')"
-            ))
-        })
+        ))
+    })
 }
 
 /// The edits for `ns.t.branch_x` and its kin (see the module docs): dotted names of at

@@ -307,6 +307,42 @@ async fn timestamp_as_of_reads_a_zoneless_time_in_the_session_zone() {
         .await
         .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::NotFound, "{err}");
+    // procedure timestamps too: rollback_to_timestamp's time (string, TIMESTAMP literal or
+    // a zone-less expression) is read in the session's zone; at the UTC wall clock (two
+    // hours before the snapshot in +02:00) no ancestor is older, at the local one it is
+    ok(&ctx, "INSERT INTO ns.z VALUES (2)").await;
+    // the second snapshot's time as a UTC wall clock: in UTC the first snapshot is the
+    // latest older one (a rollback), in +02:00 no snapshot is older
+    let ms2: i64 = ok(
+        &ctx,
+        "SELECT max(CAST(CAST(committed_at AS BIGINT) / 1000 AS BIGINT)) FROM ns.z.snapshots",
+    )
+    .await[0][0]
+        .parse()
+        .unwrap();
+    let utc2 = chrono::DateTime::from_timestamp_millis(ms2)
+        .unwrap()
+        .naive_utc()
+        .format("%Y-%m-%d %H:%M:%S%.3f")
+        .to_string();
+    for arg in [
+        format!("'{utc2}'"),
+        format!("TIMESTAMP '{utc2}'"),
+        format!("TIMESTAMP '{utc2}' + INTERVAL '0' SECOND"),
+    ] {
+        let sql = format!("CALL system.rollback_to_timestamp('ns.z', {arg})");
+        let err = run(&ctx, &sql).await.unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::NotFound, "{sql}: {err}");
+    }
+    ok(&ctx, "RESET datafusion.execution.time_zone").await;
+    let sql = format!("CALL system.rollback_to_timestamp('ns.z', '{utc2}')");
+    assert_eq!(ok(&ctx, &sql).await.len(), 1, "{sql}");
+    assert_eq!(
+        count("SELECT count(*) FROM ns.z".to_string())
+            .await
+            .unwrap(),
+        "1"
+    );
     ok(&ctx, "SET datafusion.execution.time_zone = 'Mars/Olympus'").await;
     let err = count(format!("SELECT count(*) FROM ns.z TIMESTAMP AS OF '{utc}'"))
         .await

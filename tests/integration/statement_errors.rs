@@ -171,7 +171,7 @@ async fn procedure_arguments_and_names_are_reported_as_written() {
         ),
         (
             "CALL ice.system.rollback_to_timestamp('ns.t', array(1))",
-            "timestamp must be a timestamp (TIMESTAMP '…' or seconds), got array(1)",
+            "timestamp must be a timestamp (TIMESTAMP '…' or seconds since the epoch), got array(1)",
         ),
         (
             "CALL ice.system.remove_orphan_files(table => 'ns.t', older_than => nope(1))",

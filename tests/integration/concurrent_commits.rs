@@ -964,3 +964,68 @@ async fn branch_writes_race_main() {
         assert_eq!(unreferenced(&table).await, Vec::<String>::new(), "{name}");
     }
 }
+
+/// An INSERT planned under partition spec 0 commits after another writer made spec 1
+/// the default and an `expire_snapshots(clean_expired_metadata => true)` removed spec 0
+/// as unused: the INSERT's files were written for a spec the table no longer has.
+/// Committed, they made every read of the table fail ("manifest … names partition spec
+/// 0 which the table does not have"); the INSERT fails instead, naming the spec, and
+/// leaves nothing behind. With `main` moved meanwhile (the retry checks the spec) and
+/// without (only the spec changed: the commit requires the default spec it wrote for).
+/// Deterministic: the INSERT is planned, the other commits land, then it runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn insert_whose_spec_was_removed_meanwhile_fails() {
+    for lake in [Lake::sql().await, Lake::fs().await] {
+        for main_moved in [true, false] {
+            let name = format!("spec_gone_{main_moved}");
+            let t = lake.sql_name(&name);
+            let writer = lake.session().await;
+            ok(
+                &writer,
+                &format!("CREATE TABLE {t} (id BIGINT, k BIGINT, d BIGINT)"),
+            )
+            .await;
+            let insert =
+                crate::dml::planned(&writer, &format!("INSERT INTO {t} VALUES (1, 1, 0)")).await;
+            let other = lake.session().await;
+            ok(&other, &format!("ALTER TABLE {t} ADD PARTITION FIELD k")).await;
+            let mut expected = vec![];
+            if main_moved {
+                ok(&other, &format!("INSERT INTO {t} VALUES (2, 0, 0)")).await;
+                expected.push(2);
+            }
+            ok(
+                &other,
+                &format!(
+                    "CALL ice.system.expire_snapshots(table => '{}.{name}', \
+                     older_than => TIMESTAMP '2999-01-01 00:00:00', retain_last => 1, \
+                     clean_expired_metadata => true)",
+                    lake.ns
+                ),
+            )
+            .await;
+            let specs: Vec<i32> = lake
+                .load(&name)
+                .await
+                .metadata()
+                .partition_specs
+                .iter()
+                .map(|s| s.spec_id)
+                .collect();
+            assert_eq!(specs, vec![1], "spec 0 removed as unused");
+            let e = crate::dml::execute_planned(&writer, insert)
+                .await
+                .expect_err("files of a removed spec are not committed");
+            assert_eq!(e.kind(), ErrorKind::ValidationFailed, "{e}");
+            assert!(e.to_string().contains("partition spec 0"), "{e}");
+            let fresh = lake.session().await;
+            assert_eq!(
+                longs(&fresh, &format!("SELECT id FROM {t} ORDER BY id")).await,
+                expected
+            );
+            let table = lake.load(&name).await;
+            check_history(&table, true).await;
+            assert_eq!(unreferenced(&table).await, Vec::<String>::new());
+        }
+    }
+}

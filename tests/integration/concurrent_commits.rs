@@ -319,12 +319,13 @@ pub(crate) async fn check_history(table: &Table, linear: bool) {
         }
     }
     if m.format_version as i32 >= 3 {
+        // snapshots committed before an upgrade to v3 have no row ids
         let mut ranges: Vec<(i64, i64)> = m
             .snapshots
             .iter()
-            .map(|s| {
-                let first = s.first_row_id.expect("v3 snapshot first-row-id");
-                (first, first + s.added_rows.expect("v3 snapshot added-rows"))
+            .filter_map(|s| {
+                let first = s.first_row_id?;
+                Some((first, first + s.added_rows.expect("v3 snapshot added-rows")))
             })
             .collect();
         ranges.sort();
@@ -433,7 +434,9 @@ async fn insert_rounds(
     sorted(landed)
 }
 
-async fn inserts_land_once(lake: &Lake, what: &str) {
+/// Six sessions insert at once, three rounds, into a v2 and a v3 table with
+/// `properties` (after a comma).
+async fn inserts_land_once(lake: &Lake, what: &str, properties: &str) {
     for version in [2, 3] {
         let name = format!("ins_v{version}");
         let t = lake.sql_name(&name);
@@ -442,7 +445,7 @@ async fn inserts_land_once(lake: &Lake, what: &str) {
             &setup,
             &format!(
                 "CREATE TABLE {t} (id BIGINT, s STRING) TBLPROPERTIES \
-                 ('format-version'='{version}', {PATIENT})"
+                 ('format-version'='{version}', {PATIENT}{properties})"
             ),
         )
         .await;
@@ -477,12 +480,19 @@ async fn inserts_land_once(lake: &Lake, what: &str) {
 /// INSERT lands exactly once in a linear history whose totals add up.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_inserts_land_once_sql_catalog() {
-    inserts_land_once(&Lake::sql().await, "sql").await;
+    inserts_land_once(&Lake::sql().await, "sql", "").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_inserts_land_once_filesystem_catalog() {
-    inserts_land_once(&Lake::fs().await, "filesystem").await;
+    // old metadata files deleted by each commit while the others load and retry
+    inserts_land_once(
+        &Lake::fs().await,
+        "filesystem",
+        ", 'write.metadata.delete-after-commit.enabled'='true', \
+         'write.metadata.previous-versions-max'='2'",
+    )
+    .await;
 }
 
 #[cfg(feature = "cloud")]
@@ -491,7 +501,7 @@ async fn concurrent_inserts_land_once_rest_catalog() {
     let Some(server) = crate::seaweed::server() else {
         return;
     };
-    inserts_land_once(&Lake::rest(server).await, "rest").await;
+    inserts_land_once(&Lake::rest(server).await, "rest", "").await;
 }
 
 /// Without retries, racing INSERTs lose: a loser says its retries ran out and leaves
@@ -824,6 +834,11 @@ async fn maintenance_races_writes() {
                 vec![Change::Delete(vec![6, 16]), Change::Insert(vec![503]), Change::Update(vec![28])],
             ),
             (
+                // the default older_than (3 days ago) spares the files of commits in flight
+                format!("CALL ice.system.remove_orphan_files(table => {table})"),
+                vec![Change::Delete(vec![9]), Change::Insert(vec![505]), Change::Update(vec![30])],
+            ),
+            (
                 format!("CALL ice.system.rewrite_data_files(table => {table}, options => map('min-input-files', '2', 'rewrite-all', 'true'))"),
                 vec![Change::Delete(vec![8, 17]), Change::Insert(vec![504]), Change::Update(vec![29])],
             ),
@@ -1028,4 +1043,444 @@ async fn insert_whose_spec_was_removed_meanwhile_fails() {
             assert_eq!(unreferenced(&table).await, Vec::<String>::new());
         }
     }
+}
+
+/// A PyIceberg appender (a subprocess, through the REST catalog) races icefloe's
+/// merge-on-read DELETEs and INSERTs on one table: PyIceberg's appends carry icefloe's
+/// delete files forward, icefloe's deletes re-validate over PyIceberg's snapshots, and
+/// every committed row and delete is there once.
+#[cfg(feature = "cloud")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pyiceberg_appends_race_icefloe_deletes() {
+    let Some(server) = crate::seaweed::server() else {
+        return;
+    };
+    let lake = Lake::rest(server).await;
+    let name = "py";
+    let t = lake.sql_name(name);
+    let setup = lake.session().await;
+    ok(
+        &setup,
+        &format!(
+            "CREATE TABLE {t} (id BIGINT) TBLPROPERTIES ({PATIENT}, \
+             'write.delete.mode'='merge-on-read')"
+        ),
+    )
+    .await;
+    let mut model: BTreeSet<i64> = BTreeSet::new();
+    for file in 0..2 {
+        let ids: Vec<i64> = (1..=10).map(|i| file * 10 + i).collect();
+        ok(
+            &setup,
+            &format!(
+                "INSERT INTO {t} VALUES ({})",
+                ids.iter()
+                    .map(i64::to_string)
+                    .collect::<Vec<_>>()
+                    .join("), (")
+            ),
+        )
+        .await;
+        model.extend(ids);
+    }
+    const N: i64 = 8;
+    let ident = format!("{}.{name}", lake.ns);
+    let python = {
+        let ident = ident.clone();
+        std::thread::spawn(move || {
+            crate::rest_s3::engines(
+                server,
+                &["pyiceberg-append", &ident, "1000", &N.to_string()],
+            )
+        })
+    };
+    let writers = sessions(&lake, 3).await;
+    for r in 0..4i64 {
+        let statements = vec![
+            format!("DELETE FROM {t} WHERE id = {}", 1 + r),
+            format!("DELETE FROM {t} WHERE id = {}", 11 + r),
+            format!("INSERT INTO {t} VALUES ({})", 500 + r),
+        ];
+        for (i, result) in race(&writers, &statements).await.into_iter().enumerate() {
+            match (i, result) {
+                (0, Ok(_)) => assert!(model.remove(&(1 + r))),
+                (1, Ok(_)) => assert!(model.remove(&(11 + r))),
+                (_, Ok(_)) => assert!(model.insert(500 + r)),
+                (_, Err(e)) => lost_race(&statements[i], &e),
+            }
+        }
+    }
+    let py = python.join().expect("PyIceberg appender");
+    assert_eq!(py["appended"], N);
+    model.extend(1000..1000 + N);
+    let expected: Vec<i64> = model.into_iter().collect();
+    let fresh = lake.session().await;
+    assert_eq!(
+        longs(&fresh, &format!("SELECT id FROM {t} ORDER BY id")).await,
+        expected
+    );
+    let table = lake.load(name).await;
+    check_history(&table, true).await;
+    engines_read(&lake, &table, name, &expected);
+}
+
+/// Schema changes race each other: two `ADD COLUMN`s of one name (one lands, the other
+/// fails naming the column or loses the race), other columns added and renamed at the
+/// same time all land with distinct field ids, and the table takes and reads rows after.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn schema_changes_race_each_other() {
+    let lake = Lake::sql().await;
+    let writers = sessions(&lake, 5).await;
+    let name = "schemas";
+    let t = lake.sql_name(name);
+    let setup = lake.session().await;
+    let model = seeded(&setup, &t, "", "").await;
+    let statements = vec![
+        format!("ALTER TABLE {t} ADD COLUMN a BIGINT"),
+        format!("ALTER TABLE {t} ADD COLUMN a BIGINT"),
+        format!("ALTER TABLE {t} ADD COLUMN b STRING"),
+        format!("ALTER TABLE {t} RENAME COLUMN d TO e"),
+        format!("ALTER TABLE {t} SET TBLPROPERTIES ('x.one'='1')"),
+    ];
+    let results = race(&writers, &statements).await;
+    let added_a = results[..2].iter().filter(|r| r.is_ok()).count();
+    assert_eq!(added_a, 1, "exactly one ADD COLUMN a lands: {results:?}");
+    for (statement, result) in statements.iter().zip(&results).skip(2) {
+        if let Err(e) = result {
+            lost_race(statement, e);
+        }
+    }
+    for (statement, result) in statements.iter().zip(&results).take(2) {
+        if let Err(e) = result {
+            assert!(
+                e.to_string().contains("'a'")
+                    || e.kind() == ErrorKind::ValidationFailed
+                    || e.kind() == ErrorKind::CommitConflict,
+                "{statement}: {e}"
+            );
+        }
+    }
+    let table = lake.load(name).await;
+    let schema = table.metadata().current_schema();
+    let mut names: Vec<String> = schema
+        .fields
+        .fields
+        .iter()
+        .map(|f| f.name.clone())
+        .collect();
+    names.sort();
+    let mut expected = vec!["a", "id", "k"];
+    expected.push(if results[2].is_ok() { "b" } else { "" });
+    expected.push(if results[3].is_ok() { "e" } else { "d" });
+    expected.retain(|n| !n.is_empty());
+    expected.sort();
+    assert_eq!(names, expected);
+    let mut ids: Vec<i32> = schema.fields.fields.iter().map(|f| f.id).collect();
+    ids.sort();
+    ids.dedup();
+    assert_eq!(ids.len(), names.len(), "distinct field ids");
+    if results[4].is_ok() {
+        assert_eq!(
+            table.metadata().properties.get("x.one").map(String::as_str),
+            Some("1")
+        );
+    }
+    let fresh = lake.session().await;
+    ok(
+        &fresh,
+        &format!("INSERT INTO {t} (id, k, a) VALUES (99, 1, 7)"),
+    )
+    .await;
+    let ids = longs(&fresh, &format!("SELECT id FROM {t} ORDER BY id")).await;
+    let mut want: Vec<i64> = model.keys().copied().collect();
+    want.push(99);
+    assert_eq!(ids, want);
+    assert_eq!(
+        longs(&fresh, &format!("SELECT a FROM {t} WHERE id = 99")).await,
+        vec![7]
+    );
+}
+
+/// The sequence number of the snapshot of `table` since `after` (a sequence number)
+/// whose operation is `operation` and that added `records` rows, if one landed.
+fn landed_at(table: &Table, after: i64, operation: &str, records: i64) -> Option<i64> {
+    table
+        .metadata()
+        .snapshots
+        .iter()
+        .filter(|s| s.sequence_number > after)
+        .find(|s| {
+            s.summary.get("operation").map(String::as_str) == Some(operation)
+                && s.summary.get("added-records") == Some(&records.to_string())
+        })
+        .map(|s| s.sequence_number)
+}
+
+/// `INSERT OVERWRITE` (dynamic: partition `k = 1`; static: the whole table) races
+/// INSERTs into the replaced and another partition and a DELETE (serializable, the
+/// default for overwrites). When the overwrite commits, every row of what it replaces
+/// that committed before it is gone and every row committed after it is there; the
+/// other partition keeps all its rows.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn insert_overwrite_races_inserts() {
+    let lake = Lake::sql().await;
+    let writers = sessions(&lake, 4).await;
+    for mode in ["dynamic", "static"] {
+        let name = format!("ow_{mode}");
+        let t = lake.sql_name(&name);
+        let setup = lake.session().await;
+        let initial = seeded(
+            &setup,
+            &t,
+            "PARTITIONED BY (k)",
+            ", 'write.delete.mode'='merge-on-read'",
+        )
+        .await;
+        let before = lake.load(&name).await.metadata().last_sequence_number;
+        ok(
+            &writers[0],
+            &format!("SET icefloe.partition_overwrite_mode = '{mode}'"),
+        )
+        .await;
+        let statements = vec![
+            format!(
+                "INSERT OVERWRITE {t} VALUES (700, 1, 0), (701, 1, 0), (702, 1, 0), (703, 1, 0)"
+            ),
+            format!("INSERT INTO {t} VALUES (800, 1, 0), (801, 1, 0)"),
+            format!("INSERT INTO {t} VALUES (900, 0, 0), (901, 0, 0), (902, 0, 0)"),
+            format!("DELETE FROM {t} WHERE id = 2"),
+        ];
+        let results = race(&writers, &statements).await;
+        for (statement, result) in statements.iter().zip(&results) {
+            if let Err(e) = result {
+                lost_race(statement, e);
+            }
+        }
+        let table = lake.load(&name).await;
+        let overwrite = landed_at(&table, before, "overwrite", 4);
+        let into_1 = landed_at(&table, before, "append", 2);
+        let into_0 = landed_at(&table, before, "append", 3);
+        let delete = landed_at(&table, before, "delete", 0)
+            .or_else(|| results[3].is_ok().then_some(i64::MAX));
+        assert_eq!(overwrite.is_some(), results[0].is_ok(), "{name}");
+        assert_eq!(into_1.is_some(), results[1].is_ok(), "{name}");
+        assert_eq!(into_0.is_some(), results[2].is_ok(), "{name}");
+        // the model: replay the committed statements in commit order
+        let mut model: BTreeSet<i64> = initial.keys().copied().collect();
+        let mut order: Vec<(i64, usize)> = [overwrite, into_1, into_0]
+            .iter()
+            .enumerate()
+            .filter_map(|(i, s)| s.map(|s| (s, i)))
+            .collect();
+        order.sort();
+        for (_, i) in order {
+            match i {
+                0 => {
+                    model.retain(|id| mode == "dynamic" && id % 2 == 0);
+                    model.extend(700..704);
+                }
+                1 => model.extend([800, 801]),
+                _ => model.extend([900, 901, 902]),
+            }
+        }
+        let fresh = lake.session().await;
+        let ids: BTreeSet<i64> = longs(&fresh, &format!("SELECT id FROM {t}"))
+            .await
+            .into_iter()
+            .collect();
+        // the DELETE removes id 2 when it lands and no overwrite replaced it later
+        let mut with_delete = model.clone();
+        with_delete.remove(&2);
+        if delete.is_some() {
+            assert_eq!(ids, with_delete, "{name}: {results:?}");
+        } else {
+            assert_eq!(ids, model, "{name}: {results:?}");
+        }
+        check_history(&table, true).await;
+        assert_eq!(unreferenced(&table).await, Vec::<String>::new(), "{name}");
+    }
+}
+
+/// Write-audit-publish: a staged INSERT is published twice at once (`publish_changes`
+/// and `cherrypick_snapshot` of its snapshot) while INSERTs land on `main`: the staged
+/// rows are published exactly once (the later publish fails naming the WAP id or the
+/// snapshot, as Java's `validateWapPublish`), every INSERT's rows are there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn publishing_a_staged_write_races_inserts() {
+    let lake = Lake::sql().await;
+    let writers = sessions(&lake, 4).await;
+    let name = "wap";
+    let t = lake.sql_name(name);
+    let setup = lake.session().await;
+    let model = seeded(&setup, &t, "", ", 'write.wap.enabled'='true'").await;
+    let mut expected: BTreeSet<i64> = model.keys().copied().collect();
+    ok(&setup, "SET icefloe.wap_id = 'w1'").await;
+    ok(
+        &setup,
+        &format!("INSERT INTO {t} VALUES (600, 0, 0), (601, 1, 0)"),
+    )
+    .await;
+    let staged = lake
+        .load(name)
+        .await
+        .metadata()
+        .snapshots
+        .iter()
+        .find(|s| s.summary.get("wap.id").map(String::as_str) == Some("w1"))
+        .map(|s| s.snapshot_id)
+        .expect("staged snapshot");
+    let table = format!("'{}.{name}'", lake.ns);
+    let statements = vec![
+        format!("CALL ice.system.publish_changes({table}, 'w1')"),
+        format!("CALL ice.system.cherrypick_snapshot({table}, {staged})"),
+        format!("INSERT INTO {t} VALUES (700, 0, 0)"),
+        format!("INSERT INTO {t} VALUES (701, 1, 0)"),
+    ];
+    let results = race(&writers, &statements).await;
+    let published = results[..2].iter().filter(|r| r.is_ok()).count();
+    assert_eq!(published, 1, "published exactly once: {results:?}");
+    for (statement, result) in statements.iter().zip(&results) {
+        match result {
+            Err(e) if statement.contains("CALL") => {
+                let text = e.to_string();
+                assert!(
+                    text.contains("w1")
+                        || text.contains(&staged.to_string())
+                        || e.kind() == ErrorKind::CommitConflict,
+                    "{statement}: {e}"
+                );
+            }
+            Err(e) => lost_race(statement, e),
+            Ok(_) => {}
+        }
+    }
+    expected.extend([600, 601]);
+    for (i, id) in [(2, 700), (3, 701)] {
+        if results[i].is_ok() {
+            expected.insert(id);
+        }
+    }
+    let fresh = lake.session().await;
+    let ids = longs(&fresh, &format!("SELECT id FROM {t} ORDER BY id")).await;
+    assert_eq!(ids, expected.into_iter().collect::<Vec<_>>());
+    let table = lake.load(name).await;
+    check_history(&table, false).await;
+    assert_eq!(unreferenced(&table).await, Vec::<String>::new());
+}
+
+/// A DELETE planned before a compaction and an `expire_snapshots` that deleted the
+/// files it planned to read: it fails cleanly, naming what is gone, and commits nothing
+/// (copy-on-write and merge-on-read).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn delete_planned_before_compaction_and_expiry_fails_cleanly() {
+    let lake = Lake::sql().await;
+    for mode in ["copy-on-write", "merge-on-read"] {
+        let name = format!("gone_{}", mode.replace('-', "_"));
+        let t = lake.sql_name(&name);
+        let writer = lake.session().await;
+        let model = seeded(&writer, &t, "", &format!(", 'write.delete.mode'='{mode}'")).await;
+        let delete = crate::dml::planned(&writer, &format!("DELETE FROM {t} WHERE id = 3")).await;
+        let other = lake.session().await;
+        let table = format!("'{}.{name}'", lake.ns);
+        ok(&other, &format!("CALL ice.system.rewrite_data_files(table => {table}, options => map('min-input-files', '2'))")).await;
+        ok(
+            &other,
+            &format!(
+                "CALL ice.system.expire_snapshots(table => {table}, \
+                 older_than => TIMESTAMP '2999-01-01 00:00:00', retain_last => 1)"
+            ),
+        )
+        .await;
+        let result = crate::dml::execute_planned(&writer, delete).await;
+        let fresh = lake.session().await;
+        let rows = rows_of(&fresh, &t).await;
+        match result {
+            Ok(_) => {
+                let mut want = model.clone();
+                want.remove(&3);
+                assert_eq!(rows, want, "{name}");
+            }
+            Err(e) => {
+                let text = e.to_string();
+                assert!(
+                    text.contains("does not exist") && text.contains(".parquet"),
+                    "{name}: {e}"
+                );
+                assert_eq!(rows, model, "{name}");
+            }
+        }
+        let table = lake.load(&name).await;
+        check_history(&table, true).await;
+        assert_eq!(unreferenced(&table).await, Vec::<String>::new(), "{name}");
+    }
+}
+
+/// An upgrade to format version 3 races merge-on-read DELETEs and UPDATEs (v2 position
+/// deletes) and INSERTs: a row-level change either lands before the upgrade or fails
+/// cleanly (v3 takes deletion vectors), rows are the model's, and after it the table
+/// takes v3 deletes with one deletion vector per data file.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn format_upgrade_races_row_level_changes() {
+    let lake = Lake::sql().await;
+    let writers = sessions(&lake, 5).await;
+    let name = "upgrade";
+    let t = lake.sql_name(name);
+    let setup = lake.session().await;
+    let mut model = seeded(
+        &setup,
+        &t,
+        "",
+        ", 'format-version'='2', 'write.delete.mode'='merge-on-read', \
+         'write.update.mode'='merge-on-read'",
+    )
+    .await;
+    let upgrade = format!("ALTER TABLE {t} SET TBLPROPERTIES ('format-version'='3')");
+    let changes = [
+        Change::Delete(vec![3, 13]),
+        Change::Update(vec![25]),
+        Change::Delete(vec![36]),
+        Change::Insert(vec![900]),
+    ];
+    let mut statements = vec![upgrade.clone()];
+    statements.extend(changes.iter().map(|c| c.statement(&t)));
+    let results = race(&writers, &statements).await;
+    let mut results = results.into_iter();
+    if let Some(Err(e)) = results.next() {
+        panic!("{upgrade}: {e}");
+    }
+    for ((change, statement), result) in changes.iter().zip(&statements[1..]).zip(results) {
+        match result {
+            Ok(_) => change.apply(&mut model),
+            Err(e) => {
+                let text = e.to_string();
+                assert!(
+                    matches!(
+                        e.kind(),
+                        ErrorKind::ValidationFailed
+                            | ErrorKind::CommitConflict
+                            | ErrorKind::Unsupported
+                    ) && (text.contains("version")
+                        || text.contains("conflict")
+                        || text.contains("gave up")),
+                    "{statement}: {e:?}"
+                );
+            }
+        }
+    }
+    let fresh = lake.session().await;
+    assert_eq!(rows_of(&fresh, &t).await, model);
+    // v3 deletes after the upgrade, on files that may hold v2 position deletes
+    for change in [
+        Change::Delete(vec![4, 14, 26]),
+        Change::Update(vec![27, 37]),
+    ] {
+        ok(&fresh, &change.statement(&t)).await;
+        change.apply(&mut model);
+    }
+    assert_eq!(rows_of(&lake.session().await, &t).await, model);
+    let table = lake.load(name).await;
+    check_history(&table, true).await;
+    assert_eq!(unreferenced(&table).await, Vec::<String>::new());
+    let ids: Vec<i64> = model.keys().copied().collect();
+    engines_read(&lake, &table, name, &ids);
 }

@@ -62,6 +62,21 @@ fn sql_error(db: &Path, what: &str, e: rusqlite::Error) -> Error {
     .with_source(e)
 }
 
+/// Whether `e` is SQLite refusing a row whose key is taken (`iceberg_tables`' primary key
+/// catalog, namespace, name): another writer created or renamed a table to that name
+/// between this one's existence check and its statement.
+fn is_key_taken(e: &rusqlite::Error) -> bool {
+    matches!(e, rusqlite::Error::SqliteFailure(f, _) if f.code == rusqlite::ErrorCode::ConstraintViolation)
+}
+
+/// [`ErrorKind::AlreadyExists`]: table `ident` exists in catalog `catalog`.
+fn table_exists_error(ident: &TableIdent, catalog: &str) -> Error {
+    Error::new(
+        ErrorKind::AlreadyExists,
+        format!("table '{ident}' already exists in catalog '{catalog}'"),
+    )
+}
+
 /// An Iceberg SQL (JDBC-layout) catalog in a SQLite database file.
 #[derive(Debug, Clone)]
 pub struct SqlCatalog {
@@ -256,10 +271,7 @@ impl SqlCatalog {
             return Err(namespace_not_found(&self.name, &ident.namespace));
         }
         if self.metadata_location(ident).await.is_ok() {
-            return Err(Error::new(
-                ErrorKind::AlreadyExists,
-                format!("table '{ident}' already exists in catalog '{}'", self.name),
-            ));
+            return Err(table_exists_error(ident, &self.name));
         }
         let (catalog, ns, name) = (
             self.name.clone(),
@@ -268,24 +280,33 @@ impl SqlCatalog {
         );
         let location = metadata_location.to_string();
         let v1 = self.v1;
-        self.with_conn(move |conn| {
-            if v1 {
-                conn.execute(
-                    "INSERT INTO iceberg_tables (catalog_name, table_namespace, table_name, \
+        let inserted = self
+            .with_conn(move |conn| {
+                let inserted = if v1 {
+                    conn.execute(
+                        "INSERT INTO iceberg_tables (catalog_name, table_namespace, table_name, \
                      metadata_location, previous_metadata_location, iceberg_type) \
                      VALUES (?1, ?2, ?3, ?4, NULL, 'TABLE')",
-                    params![catalog, ns, name, location],
-                )
-            } else {
-                conn.execute(
-                    "INSERT INTO iceberg_tables (catalog_name, table_namespace, table_name, \
+                        params![catalog, ns, name, location],
+                    )
+                } else {
+                    conn.execute(
+                        "INSERT INTO iceberg_tables (catalog_name, table_namespace, table_name, \
                      metadata_location, previous_metadata_location) VALUES (?1, ?2, ?3, ?4, NULL)",
-                    params![catalog, ns, name, location],
-                )
-            }
-            .map(|_| ())
-        })
-        .await
+                        params![catalog, ns, name, location],
+                    )
+                };
+                match inserted {
+                    Ok(_) => Ok(true),
+                    Err(e) if is_key_taken(&e) => Ok(false),
+                    Err(e) => Err(e),
+                }
+            })
+            .await?;
+        if !inserted {
+            return Err(table_exists_error(ident, &self.name));
+        }
+        Ok(())
     }
 }
 
@@ -451,10 +472,7 @@ impl Catalog for SqlCatalog {
     /// [`ErrorKind::AlreadyExists`] and the written file is removed.
     async fn create_table(&self, ident: &TableIdent, creation: TableCreation) -> Result<Table> {
         if self.table_exists(ident).await? {
-            return Err(Error::new(
-                ErrorKind::AlreadyExists,
-                format!("table '{ident}' already exists in catalog '{}'", self.name),
-            ));
+            return Err(table_exists_error(ident, &self.name));
         }
         if !self.namespace_exists(&ident.namespace).await? {
             return Err(namespace_not_found(&self.name, &ident.namespace));
@@ -580,10 +598,7 @@ impl Catalog for SqlCatalog {
     async fn rename_table(&self, from: &TableIdent, to: &TableIdent) -> Result<()> {
         self.metadata_location(from).await?;
         if self.table_exists(to).await? {
-            return Err(Error::new(
-                ErrorKind::AlreadyExists,
-                format!("table '{to}' already exists in catalog '{}'", self.name),
-            ));
+            return Err(table_exists_error(to, &self.name));
         }
         if !self.namespace_exists(&to.namespace).await? {
             return Err(namespace_not_found(&self.name, &to.namespace));
@@ -594,14 +609,22 @@ impl Catalog for SqlCatalog {
             from.name.clone(),
         );
         let (to_ns, to_name) = (to.namespace.to_string(), to.name.clone());
-        self.with_conn(move |conn| {
-            conn.execute(
-                "UPDATE iceberg_tables SET table_namespace = ?4, table_name = ?5 \
-                 WHERE catalog_name = ?1 AND table_namespace = ?2 AND table_name = ?3",
-                params![catalog, ns, name, to_ns, to_name],
-            )
-            .map(|_| ())
-        })
-        .await
+        let renamed = self
+            .with_conn(move |conn| {
+                match conn.execute(
+                    "UPDATE iceberg_tables SET table_namespace = ?4, table_name = ?5 \
+                     WHERE catalog_name = ?1 AND table_namespace = ?2 AND table_name = ?3",
+                    params![catalog, ns, name, to_ns, to_name],
+                ) {
+                    Ok(_) => Ok(true),
+                    Err(e) if is_key_taken(&e) => Ok(false),
+                    Err(e) => Err(e),
+                }
+            })
+            .await?;
+        if !renamed {
+            return Err(table_exists_error(to, &self.name));
+        }
+        Ok(())
     }
 }

@@ -1484,3 +1484,86 @@ async fn format_upgrade_races_row_level_changes() {
     let ids: Vec<i64> = model.keys().copied().collect();
     engines_read(&lake, &table, name, &ids);
 }
+
+/// Sessions create one table name at once (three schemas): exactly one CREATE lands,
+/// the others fail saying the table exists, and the table is the winner's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn creates_of_one_name_race() {
+    for lake in [Lake::sql().await, Lake::fs().await] {
+        let writers = sessions(&lake, 3).await;
+        let t = lake.sql_name("created");
+        let columns = ["a BIGINT", "b STRING", "c DOUBLE"];
+        let statements: Vec<String> = columns
+            .iter()
+            .map(|c| format!("CREATE TABLE {t} ({c})"))
+            .collect();
+        let results = race(&writers, &statements).await;
+        let winners: Vec<usize> = (0..3).filter(|i| results[*i].is_ok()).collect();
+        assert_eq!(winners.len(), 1, "{results:?}");
+        for r in results.iter().filter_map(|r| r.as_ref().err()) {
+            assert!(
+                r.kind() == ErrorKind::AlreadyExists || r.to_string().contains("already exists"),
+                "{r:?}"
+            );
+        }
+        let table = lake.load("created").await;
+        let names: Vec<&str> = table
+            .metadata()
+            .current_schema()
+            .fields
+            .fields
+            .iter()
+            .map(|f| f.name.as_str())
+            .collect();
+        let winner = columns[winners[0]].split(' ').next().unwrap_or_default();
+        assert_eq!(names, vec![winner]);
+        let fresh = lake.session().await;
+        ok(&fresh, &format!("INSERT INTO {t} VALUES (NULL)")).await;
+        assert_eq!(
+            longs(&fresh, &format!("SELECT count(*) FROM {t}")).await,
+            vec![1]
+        );
+        let table = lake.load("created").await;
+        assert_eq!(unreferenced(&table).await, Vec::<String>::new());
+        if matches!(lake.store, Store::Fs) {
+            continue; // a filesystem catalog renames nothing
+        }
+        // two renames to one name and a CREATE of it: one lands
+        let setup = lake.session().await;
+        for from in ["r1", "r2"] {
+            ok(
+                &setup,
+                &format!("CREATE TABLE {} (id BIGINT)", lake.sql_name(from)),
+            )
+            .await;
+        }
+        let moved = lake.sql_name("moved");
+        let statements = vec![
+            format!("ALTER TABLE {} RENAME TO {moved}", lake.sql_name("r1")),
+            format!("ALTER TABLE {} RENAME TO {moved}", lake.sql_name("r2")),
+            format!("CREATE TABLE {moved} (z INT)"),
+        ];
+        let results = race(&writers, &statements).await;
+        assert_eq!(
+            results.iter().filter(|r| r.is_ok()).count(),
+            1,
+            "{results:?}"
+        );
+        for r in results.iter().filter_map(|r| r.as_ref().err()) {
+            assert!(
+                r.kind() == ErrorKind::AlreadyExists || r.to_string().contains("already exists"),
+                "{r:?}"
+            );
+        }
+        let catalog = lake.catalog();
+        let listed = catalog
+            .list_tables(&Namespace::parse(&lake.ns))
+            .await
+            .expect("list");
+        assert_eq!(
+            listed.len(),
+            3,
+            "created, moved and the table not renamed: {listed:?}"
+        );
+    }
+}

@@ -63,8 +63,9 @@ fn sql_error(db: &Path, what: &str, e: rusqlite::Error) -> Error {
 }
 
 /// Whether `e` is SQLite refusing a row whose key is taken (`iceberg_tables`' primary key
-/// catalog, namespace, name): another writer created or renamed a table to that name
-/// between this one's existence check and its statement.
+/// catalog, namespace, name; `iceberg_namespace_properties`' catalog, namespace,
+/// property): another writer created the table or namespace (or renamed a table to that
+/// name) between this one's existence check and its statement.
 fn is_key_taken(e: &rusqlite::Error) -> bool {
     matches!(e, rusqlite::Error::SqliteFailure(f, _) if f.code == rusqlite::ErrorCode::ConstraintViolation)
 }
@@ -422,20 +423,44 @@ impl Catalog for SqlCatalog {
                 ),
             ));
         }
-        let mut props: Vec<(String, String)> = vec![("exists".into(), "true".into())];
+        // the given properties win over the marker, as Java's `JdbcCatalog` stores them
+        let mut props: std::collections::BTreeMap<String, String> =
+            std::collections::BTreeMap::from([("exists".into(), "true".into())]);
         props.extend(properties.iter().map(|(k, v)| (k.clone(), v.clone())));
         let (catalog, ns) = (self.name.clone(), namespace.to_string());
-        self.with_conn(move |conn| {
-            for (k, v) in &props {
-                conn.execute(
-                    "INSERT OR REPLACE INTO iceberg_namespace_properties \
-                     (catalog_name, namespace, property_key, property_value) VALUES (?1, ?2, ?3, ?4)",
-                    params![catalog, ns, k, v],
-                )?;
-            }
-            Ok(())
-        })
-        .await
+        // One transaction of plain INSERTs: another writer creating the namespace between
+        // the check above and here makes a row's key taken, and nothing of this one stays
+        // (INSERT OR REPLACE let both creates succeed with their properties mixed).
+        let created = self
+            .with_conn(move |conn| {
+                let tx = conn.unchecked_transaction()?;
+                for (k, v) in &props {
+                    match tx.execute(
+                        "INSERT INTO iceberg_namespace_properties \
+                         (catalog_name, namespace, property_key, property_value) \
+                         VALUES (?1, ?2, ?3, ?4)",
+                        params![catalog, ns, k, v],
+                    ) {
+                        Ok(_) => {}
+                        // dropping `tx` rolls back this create's rows
+                        Err(e) if is_key_taken(&e) => return Ok(false),
+                        Err(e) => return Err(e),
+                    }
+                }
+                tx.commit()?;
+                Ok(true)
+            })
+            .await?;
+        if !created {
+            return Err(Error::new(
+                ErrorKind::AlreadyExists,
+                format!(
+                    "namespace '{namespace}' already exists in catalog '{}'",
+                    self.name
+                ),
+            ));
+        }
+        Ok(())
     }
 
     /// Deletes the namespace's rows of `iceberg_namespace_properties`; refused while any

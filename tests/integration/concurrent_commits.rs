@@ -1660,3 +1660,50 @@ async fn creates_of_one_namespace_race() {
         ]
     );
 }
+
+/// A DROP TABLE races INSERTs into the table (SQLite catalog): the table is gone
+/// afterwards, an INSERT that did not land before the drop fails saying the table is not
+/// there, and nothing of the table lists as a namespace or table.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn drop_table_races_inserts() {
+    let lake = Lake::sql().await;
+    let writers = sessions(&lake, 4).await;
+    let t = lake.sql_name("dropped");
+    let setup = lake.session().await;
+    seeded(&setup, &t, "", "").await;
+    let mut statements = vec![format!("DROP TABLE {t}")];
+    statements.extend((0..3).map(|i| format!("INSERT INTO {t} VALUES ({}, 0, 0)", 900 + i)));
+    let results = race(&writers, &statements).await;
+    assert!(results[0].is_ok(), "{:?}", results[0]);
+    for (s, r) in statements.iter().zip(&results).skip(1) {
+        if let Err(e) = r {
+            assert!(
+                matches!(
+                    e.kind(),
+                    ErrorKind::NotFound | ErrorKind::CommitConflict | ErrorKind::ValidationFailed
+                ) || e.to_string().contains("dropped")
+                    || e.to_string().contains("not found")
+                    || e.to_string().contains("does not exist"),
+                "{s}: {e:?}"
+            );
+        }
+    }
+    let catalog = lake.catalog();
+    assert!(!catalog
+        .table_exists(&lake.ident("dropped"))
+        .await
+        .expect("exists"));
+    let namespaces = catalog.list_namespaces().await.expect("namespaces");
+    assert_eq!(
+        namespaces.iter().map(|n| n.to_string()).collect::<Vec<_>>(),
+        vec![lake.ns.clone()],
+        "{results:?}"
+    );
+    assert_eq!(
+        catalog
+            .list_tables(&Namespace::parse(&lake.ns))
+            .await
+            .expect("tables"),
+        vec![]
+    );
+}

@@ -62,6 +62,22 @@ fn sql_error(db: &Path, what: &str, e: rusqlite::Error) -> Error {
     .with_source(e)
 }
 
+/// Whether `e` is SQLite refusing a row whose key is taken (`iceberg_tables`' primary key
+/// catalog, namespace, name; `iceberg_namespace_properties`' catalog, namespace,
+/// property): another writer created the table or namespace (or renamed a table to that
+/// name) between this one's existence check and its statement.
+fn is_key_taken(e: &rusqlite::Error) -> bool {
+    matches!(e, rusqlite::Error::SqliteFailure(f, _) if f.code == rusqlite::ErrorCode::ConstraintViolation)
+}
+
+/// [`ErrorKind::AlreadyExists`]: table `ident` exists in catalog `catalog`.
+fn table_exists_error(ident: &TableIdent, catalog: &str) -> Error {
+    Error::new(
+        ErrorKind::AlreadyExists,
+        format!("table '{ident}' already exists in catalog '{catalog}'"),
+    )
+}
+
 /// An Iceberg SQL (JDBC-layout) catalog in a SQLite database file.
 #[derive(Debug, Clone)]
 pub struct SqlCatalog {
@@ -256,10 +272,7 @@ impl SqlCatalog {
             return Err(namespace_not_found(&self.name, &ident.namespace));
         }
         if self.metadata_location(ident).await.is_ok() {
-            return Err(Error::new(
-                ErrorKind::AlreadyExists,
-                format!("table '{ident}' already exists in catalog '{}'", self.name),
-            ));
+            return Err(table_exists_error(ident, &self.name));
         }
         let (catalog, ns, name) = (
             self.name.clone(),
@@ -268,24 +281,33 @@ impl SqlCatalog {
         );
         let location = metadata_location.to_string();
         let v1 = self.v1;
-        self.with_conn(move |conn| {
-            if v1 {
-                conn.execute(
-                    "INSERT INTO iceberg_tables (catalog_name, table_namespace, table_name, \
+        let inserted = self
+            .with_conn(move |conn| {
+                let inserted = if v1 {
+                    conn.execute(
+                        "INSERT INTO iceberg_tables (catalog_name, table_namespace, table_name, \
                      metadata_location, previous_metadata_location, iceberg_type) \
                      VALUES (?1, ?2, ?3, ?4, NULL, 'TABLE')",
-                    params![catalog, ns, name, location],
-                )
-            } else {
-                conn.execute(
-                    "INSERT INTO iceberg_tables (catalog_name, table_namespace, table_name, \
+                        params![catalog, ns, name, location],
+                    )
+                } else {
+                    conn.execute(
+                        "INSERT INTO iceberg_tables (catalog_name, table_namespace, table_name, \
                      metadata_location, previous_metadata_location) VALUES (?1, ?2, ?3, ?4, NULL)",
-                    params![catalog, ns, name, location],
-                )
-            }
-            .map(|_| ())
-        })
-        .await
+                        params![catalog, ns, name, location],
+                    )
+                };
+                match inserted {
+                    Ok(_) => Ok(true),
+                    Err(e) if is_key_taken(&e) => Ok(false),
+                    Err(e) => Err(e),
+                }
+            })
+            .await?;
+        if !inserted {
+            return Err(table_exists_error(ident, &self.name));
+        }
+        Ok(())
     }
 }
 
@@ -401,20 +423,44 @@ impl Catalog for SqlCatalog {
                 ),
             ));
         }
-        let mut props: Vec<(String, String)> = vec![("exists".into(), "true".into())];
+        // the given properties win over the marker, as Java's `JdbcCatalog` stores them
+        let mut props: std::collections::BTreeMap<String, String> =
+            std::collections::BTreeMap::from([("exists".into(), "true".into())]);
         props.extend(properties.iter().map(|(k, v)| (k.clone(), v.clone())));
         let (catalog, ns) = (self.name.clone(), namespace.to_string());
-        self.with_conn(move |conn| {
-            for (k, v) in &props {
-                conn.execute(
-                    "INSERT OR REPLACE INTO iceberg_namespace_properties \
-                     (catalog_name, namespace, property_key, property_value) VALUES (?1, ?2, ?3, ?4)",
-                    params![catalog, ns, k, v],
-                )?;
-            }
-            Ok(())
-        })
-        .await
+        // One transaction of plain INSERTs: another writer creating the namespace between
+        // the check above and here makes a row's key taken, and nothing of this one stays
+        // (INSERT OR REPLACE let both creates succeed with their properties mixed).
+        let created = self
+            .with_conn(move |conn| {
+                let tx = conn.unchecked_transaction()?;
+                for (k, v) in &props {
+                    match tx.execute(
+                        "INSERT INTO iceberg_namespace_properties \
+                         (catalog_name, namespace, property_key, property_value) \
+                         VALUES (?1, ?2, ?3, ?4)",
+                        params![catalog, ns, k, v],
+                    ) {
+                        Ok(_) => {}
+                        // dropping `tx` rolls back this create's rows
+                        Err(e) if is_key_taken(&e) => return Ok(false),
+                        Err(e) => return Err(e),
+                    }
+                }
+                tx.commit()?;
+                Ok(true)
+            })
+            .await?;
+        if !created {
+            return Err(Error::new(
+                ErrorKind::AlreadyExists,
+                format!(
+                    "namespace '{namespace}' already exists in catalog '{}'",
+                    self.name
+                ),
+            ));
+        }
+        Ok(())
     }
 
     /// Deletes the namespace's rows of `iceberg_namespace_properties`; refused while any
@@ -451,10 +497,7 @@ impl Catalog for SqlCatalog {
     /// [`ErrorKind::AlreadyExists`] and the written file is removed.
     async fn create_table(&self, ident: &TableIdent, creation: TableCreation) -> Result<Table> {
         if self.table_exists(ident).await? {
-            return Err(Error::new(
-                ErrorKind::AlreadyExists,
-                format!("table '{ident}' already exists in catalog '{}'", self.name),
-            ));
+            return Err(table_exists_error(ident, &self.name));
         }
         if !self.namespace_exists(&ident.namespace).await? {
             return Err(namespace_not_found(&self.name, &ident.namespace));
@@ -580,10 +623,7 @@ impl Catalog for SqlCatalog {
     async fn rename_table(&self, from: &TableIdent, to: &TableIdent) -> Result<()> {
         self.metadata_location(from).await?;
         if self.table_exists(to).await? {
-            return Err(Error::new(
-                ErrorKind::AlreadyExists,
-                format!("table '{to}' already exists in catalog '{}'", self.name),
-            ));
+            return Err(table_exists_error(to, &self.name));
         }
         if !self.namespace_exists(&to.namespace).await? {
             return Err(namespace_not_found(&self.name, &to.namespace));
@@ -594,14 +634,22 @@ impl Catalog for SqlCatalog {
             from.name.clone(),
         );
         let (to_ns, to_name) = (to.namespace.to_string(), to.name.clone());
-        self.with_conn(move |conn| {
-            conn.execute(
-                "UPDATE iceberg_tables SET table_namespace = ?4, table_name = ?5 \
-                 WHERE catalog_name = ?1 AND table_namespace = ?2 AND table_name = ?3",
-                params![catalog, ns, name, to_ns, to_name],
-            )
-            .map(|_| ())
-        })
-        .await
+        let renamed = self
+            .with_conn(move |conn| {
+                match conn.execute(
+                    "UPDATE iceberg_tables SET table_namespace = ?4, table_name = ?5 \
+                     WHERE catalog_name = ?1 AND table_namespace = ?2 AND table_name = ?3",
+                    params![catalog, ns, name, to_ns, to_name],
+                ) {
+                    Ok(_) => Ok(true),
+                    Err(e) if is_key_taken(&e) => Ok(false),
+                    Err(e) => Err(e),
+                }
+            })
+            .await?;
+        if !renamed {
+            return Err(table_exists_error(to, &self.name));
+        }
+        Ok(())
     }
 }

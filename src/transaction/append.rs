@@ -98,6 +98,10 @@ impl Default for AppendFiles {
 
 #[async_trait]
 impl TransactionAction for AppendFiles {
+    fn added_spec_ids(&self) -> Vec<i32> {
+        SnapshotProducer::spec_ids(&self.files)
+    }
+
     fn adds_typed_files(&self) -> bool {
         !self.files.is_empty()
     }

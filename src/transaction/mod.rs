@@ -106,6 +106,14 @@ pub trait TransactionAction: Send + Sync + std::fmt::Debug {
         false
     }
 
+    /// The ids of the partition specs of the files the action adds (data and delete
+    /// files): while one of them is the table's default spec, the commit requires the
+    /// default spec unchanged, so no commit can make it an old spec and remove it before
+    /// this one lands (the retry then checks that the spec still exists).
+    fn added_spec_ids(&self) -> Vec<i32> {
+        vec![]
+    }
+
     /// After the transaction: remove files this action wrote that the committed table
     /// does not use (`committed`), or all of them (after a failure).
     async fn clean_up(&mut self, table: &Table, committed: bool);
@@ -332,7 +340,9 @@ impl Transaction {
         let mut working = base.clone();
         let mut updates = vec![];
         let mut adds_typed_files = false;
+        let mut added_specs = vec![];
         for action in &mut self.actions {
+            added_specs.extend(action.added_spec_ids());
             if action.adds_typed_files() {
                 let m = working.metadata();
                 check_written_schema(&self.written_schema, m.current_schema(), m.format_version)?;
@@ -368,6 +378,18 @@ impl Transaction {
         };
         if adds_typed_files && !requirements.contains(&schema_held) {
             requirements.push(schema_held);
+        }
+        // Stricter than Java's append, for the same reason: files written for the default
+        // spec must not land after a commit made it an old spec and another removed it
+        // (`SnapshotProducer::check_specs_exist` catches that on the retry); a file
+        // written for an old spec still takes that spec's own risk, as in Java (no
+        // requirement can hold a non-default spec in place).
+        let default_spec = base.metadata().default_spec_id;
+        let spec_held = TableRequirement::AssertDefaultSpecId {
+            default_spec_id: default_spec,
+        };
+        if added_specs.contains(&default_spec) && !requirements.contains(&spec_held) {
+            requirements.push(spec_held);
         }
         let commit = TableCommit {
             requirements,

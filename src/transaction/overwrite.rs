@@ -229,6 +229,10 @@ impl OverwriteFiles {
 
 #[async_trait]
 impl TransactionAction for OverwriteFiles {
+    fn added_spec_ids(&self) -> Vec<i32> {
+        SnapshotProducer::spec_ids(&self.added)
+    }
+
     fn adds_typed_files(&self) -> bool {
         self.added.values().flatten().any(|f| {
             matches!(

@@ -232,6 +232,10 @@ impl RewriteFiles {
 
 #[async_trait]
 impl TransactionAction for RewriteFiles {
+    fn added_spec_ids(&self) -> Vec<i32> {
+        SnapshotProducer::spec_ids(&self.added)
+    }
+
     fn adds_typed_files(&self) -> bool {
         self.added.values().flatten().any(|f| {
             matches!(

@@ -166,6 +166,10 @@ impl RowDelta {
 
 #[async_trait]
 impl TransactionAction for RowDelta {
+    fn added_spec_ids(&self) -> Vec<i32> {
+        SnapshotProducer::spec_ids(&self.added)
+    }
+
     fn adds_typed_files(&self) -> bool {
         self.added.values().flatten().any(|f| {
             matches!(

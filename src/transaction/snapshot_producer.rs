@@ -220,6 +220,7 @@ impl SnapshotProducer {
         table: &Table,
         added: &BTreeMap<i32, Vec<DataFile>>,
     ) -> Result<Vec<ManifestFile>> {
+        Self::check_specs_exist(table, added)?;
         if let Some(m) = &self.added_manifests {
             return Ok(m.clone());
         }
@@ -246,6 +247,44 @@ impl SnapshotProducer {
         }
         self.added_manifests = Some(out.clone());
         Ok(out)
+    }
+
+    /// Every partition spec the files of `added` (spec id → files) were written for is
+    /// still one of `table`'s. Checked at every attempt: another commit may have removed
+    /// a spec since the files were written (`expire_snapshots` with
+    /// `clean_expired_metadata` removes specs no kept snapshot uses), and a manifest
+    /// naming a spec the table does not have makes every read of the table fail (spec:
+    /// "Manifests": `partition-spec-id` must be one of the table's specs).
+    ///
+    /// Errors: [`ErrorKind::ValidationFailed`] naming the spec and the table location.
+    fn check_specs_exist(table: &Table, added: &BTreeMap<i32, Vec<DataFile>>) -> Result<()> {
+        let m = table.metadata();
+        let missing = added
+            .iter()
+            .filter(|(_, files)| !files.is_empty())
+            .map(|(spec_id, _)| *spec_id)
+            .find(|spec_id| m.partition_spec_by_id(*spec_id).is_none());
+        match missing {
+            None => Ok(()),
+            Some(spec_id) => Err(Error::new(
+                ErrorKind::ValidationFailed,
+                format!(
+                    "cannot commit files written for partition spec {spec_id} to the table at \
+                     '{}': another commit removed that spec meanwhile (expire_snapshots with \
+                     clean_expired_metadata removes specs no snapshot uses); write them again",
+                    m.location
+                ),
+            )),
+        }
+    }
+
+    /// The ids of the partition specs `added`'s files (spec id → files) were written for.
+    pub(crate) fn spec_ids(added: &BTreeMap<i32, Vec<DataFile>>) -> Vec<i32> {
+        added
+            .iter()
+            .filter(|(_, files)| !files.is_empty())
+            .map(|(spec_id, _)| *spec_id)
+            .collect()
     }
 
     /// The manifests of `snapshot` (its manifest list).

@@ -15,6 +15,7 @@ mod bad_input;
 mod ballista_standalone;
 mod catalog;
 mod compaction_sizes;
+mod concurrent_commits;
 mod deferred_planning;
 mod deletes;
 #[cfg(feature = "distributed")]

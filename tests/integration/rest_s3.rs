@@ -21,7 +21,7 @@ use crate::interop::{assert_same_rows, icefloe_rows};
 use crate::seaweed::{self, Seaweed};
 
 /// Runs `rest_engines.py COMMAND ARGS` against `server`; its JSON output.
-fn engines(server: &Seaweed, args: &[&str]) -> Value {
+pub(crate) fn engines(server: &Seaweed, args: &[&str]) -> Value {
     let py = crate::interop::python().expect("venv checked by seaweed::server()");
     let props: serde_json::Map<String, Value> = server
         .catalog_properties()
@@ -48,7 +48,7 @@ fn engines(server: &Seaweed, args: &[&str]) -> Value {
 
 /// The catalog as a user configures it: a `type=rest` properties file with Iceberg's
 /// names, through `load_catalog` (what `--catalog FILE` does).
-fn rest_catalog(server: &Seaweed, dir: &std::path::Path) -> Arc<dyn Catalog> {
+pub(crate) fn rest_catalog(server: &Seaweed, dir: &std::path::Path) -> Arc<dyn Catalog> {
     let text: String = server
         .catalog_properties()
         .into_iter()

@@ -332,8 +332,9 @@ impl Parsed {
                     )));
                 }
             }
-            // to the end of this column definition: a `,` outside () and <>
-            let (mut parens, mut angles) = (0usize, 0usize);
+            // to the end of this column definition: a `,` outside (), [] and, in the
+            // type, <> (after it, in a DEFAULT, `<` and `>` compare)
+            let (mut parens, mut brackets, mut angles) = (0usize, 0usize, 0usize);
             // depths (parens + angles inside them) of the MAP types being rewritten
             let mut maps: Vec<usize> = Vec::new();
             // still in the column's type (before its NOT NULL, DEFAULT, COMMENT, …)
@@ -349,7 +350,11 @@ impl Parsed {
                     continue;
                 }
                 let depth = parens + angles;
-                if in_type && depth == 0 && COLUMN_OPTIONS.iter().any(|o| is_keyword(&t.token, o)) {
+                if in_type
+                    && depth == 0
+                    && brackets == 0
+                    && COLUMN_OPTIONS.iter().any(|o| is_keyword(&t.token, o))
+                {
                     in_type = false;
                 }
                 if in_type {
@@ -394,13 +399,19 @@ impl Parsed {
                     _ => {}
                 }
                 match &t.token {
-                    Token::Comma if parens == 0 && angles == 0 => break,
+                    Token::Comma if parens == 0 && brackets == 0 && angles == 0 => break,
                     Token::LParen => parens += 1,
                     Token::RParen => parens = parens.saturating_sub(1),
-                    Token::Lt => angles += 1,
-                    Token::Gt => angles = angles.saturating_sub(1),
-                    Token::ShiftRight => angles = angles.saturating_sub(2),
-                    t if parens == 0 && angles == 0 && is_keyword(t, "COMMENT") => {
+                    Token::LBracket => brackets += 1,
+                    Token::RBracket => brackets = brackets.saturating_sub(1),
+                    Token::Lt if in_type => angles += 1,
+                    Token::Gt if in_type => angles = angles.saturating_sub(1),
+                    Token::ShiftRight if in_type => angles = angles.saturating_sub(2),
+                    t if parens == 0
+                        && brackets == 0
+                        && angles == 0
+                        && is_keyword(t, "COMMENT") =>
+                    {
                         if let (Some(name), Some(Token::SingleQuotedString(doc))) =
                             (&name, c.peek_at(1).map(|t| &t.token))
                         {

@@ -509,3 +509,46 @@ async fn show_create_table_declares_struct_fields_not_null_and_comments() {
     )
     .await;
 }
+
+/// A `<` or `>` in a column's `DEFAULT` compares; a `,` in its `[…]` is inside the
+/// expression. Neither may end or extend the column's definition: `DEFAULT 1 < 2` once
+/// swallowed the columns after it (their comments and types were lost, `UUID` refused),
+/// and `ALTER TABLE … ADD COLUMNS` with it was refused.
+#[tokio::test]
+async fn a_comparison_in_a_default_keeps_the_next_columns() {
+    let (ctx, catalog, _dir) = session().await;
+    ok(&ctx, "CREATE SCHEMA ns").await;
+    ok(
+        &ctx,
+        "CREATE TABLE ns.d (flag BOOLEAN DEFAULT 1 < 2, \
+         s STRUCT<a: INT NOT NULL COMMENT 'the a'> COMMENT 'the s', u UUID, \
+         n INT DEFAULT [3, 4][1] COMMENT 'the n', \
+         k INT COMMENT 'the k') TBLPROPERTIES ('format-version' = '3')",
+    )
+    .await;
+    ok(
+        &ctx,
+        "ALTER TABLE ns.d ADD COLUMNS (f2 BOOLEAN DEFAULT 2 > 1 AND 1 < 2, \
+         k2 STRUCT<b: INT> COMMENT 'the k2')",
+    )
+    .await;
+    let statement = create_statement(&ctx, "ns.d").await;
+    let columns = "CREATE TABLE ns.d (\n  flag BOOLEAN DEFAULT TRUE,\n  \
+         s STRUCT<a INT NOT NULL COMMENT 'the a'> COMMENT 'the s',\n  u UUID,\n  \
+         n INT DEFAULT 3 COMMENT 'the n',\n  k INT COMMENT 'the k',\n  \
+         f2 BOOLEAN DEFAULT TRUE,\n  k2 STRUCT<b INT> COMMENT 'the k2')\nUSING iceberg";
+    assert!(statement.starts_with(columns), "{statement}");
+    let m = catalog
+        .load_table(&ident("ns.d"))
+        .await
+        .expect("table")
+        .metadata()
+        .clone();
+    let u = m
+        .current_schema()
+        .columns()
+        .iter()
+        .find(|f| f.name == "u")
+        .expect("u");
+    assert_eq!(u.field_type.to_string(), "uuid");
+}

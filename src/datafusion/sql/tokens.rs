@@ -332,27 +332,45 @@ impl<'a> Cursor<'a> {
 
 /// The maximal dotted names of `toks` (`a.b.c`, each part a word), in order: the indexes
 /// of each name's words.
-/// How deep a scan of a column's type is inside `(…)` and `<…>` (`>>` closing two).
+/// How deep a scan of a column's definition (from its type on) is inside `(…)`, `[…]`
+/// and, in the type, `<…>` (`>>` closing two). After the type (a word of
+/// [`COLUMN_OPTIONS`] outside brackets: `DEFAULT 1 < 2`, `COMMENT '…'`) `<` and `>` are
+/// comparisons, not brackets.
+///
+/// [`COLUMN_OPTIONS`]: super::column_types::COLUMN_OPTIONS
 #[derive(Debug, Default, Clone, Copy)]
 pub(super) struct TypeDepth {
     parens: usize,
+    brackets: usize,
     angles: usize,
+    /// Past the type, in the column's options.
+    in_options: bool,
 }
 
 impl TypeDepth {
     /// Whether the scan is outside every bracket.
     pub fn is_top(&self) -> bool {
-        self.parens == 0 && self.angles == 0
+        self.parens == 0 && self.brackets == 0 && self.angles == 0
     }
 
     /// Step over `token`.
     pub fn step(&mut self, token: &Token) {
+        if self.is_top()
+            && super::column_types::COLUMN_OPTIONS
+                .iter()
+                .any(|o| is_keyword(token, o))
+        {
+            self.in_options = true;
+        }
+        let angles = !self.in_options;
         match token {
             Token::LParen => self.parens += 1,
             Token::RParen => self.parens = self.parens.saturating_sub(1),
-            Token::Lt => self.angles += 1,
-            Token::Gt => self.angles = self.angles.saturating_sub(1),
-            Token::ShiftRight => self.angles = self.angles.saturating_sub(2),
+            Token::LBracket => self.brackets += 1,
+            Token::RBracket => self.brackets = self.brackets.saturating_sub(1),
+            Token::Lt if angles => self.angles += 1,
+            Token::Gt if angles => self.angles = self.angles.saturating_sub(1),
+            Token::ShiftRight if angles => self.angles = self.angles.saturating_sub(2),
             _ => {}
         }
     }

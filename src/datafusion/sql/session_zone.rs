@@ -3,7 +3,8 @@
 //! date, a zone-less timestamp expression) is that wall-clock time in
 //! `datafusion.execution.time_zone`, as Spark reads it in `spark.sql.session.timeZone`.
 //! Without a session time zone (DataFusion's default) it is UTC. A timestamp that names
-//! its zone (`…+02:00`, `…Z`) is that instant whatever the session's zone.
+//! its zone (`…+02:00`, `…Z`, `… UTC`, or after a space a region id or an offset,
+//! `2026-01-01 10:00:00 Asia/Tokyo`) is that instant whatever the session's zone.
 //!
 //! A wall-clock time a zone's clock shows twice (the hour repeated when clocks go back) is
 //! the earlier instant, and one it skips (clocks going forward) is moved later by the
@@ -51,10 +52,19 @@ pub(super) fn local_ms(local: NaiveDateTime, zone: Option<&Tz>) -> Option<i64> {
     Some(instant.timestamp_millis())
 }
 
-/// A timestamp string as ms since the epoch: one naming its zone is that instant, one
-/// without a wall-clock time in `zone` (UTC when `None`); `None` when it is no timestamp.
+/// A timestamp string as ms since the epoch: one naming its zone is that instant (an
+/// offset or `Z` joined to the time, `UTC`, or after a space a region id or an offset,
+/// `2026-01-01 10:00:00 Europe/Paris`, `… +01:00`, as Spark's `stringToTimestamp` reads a
+/// zone id), one without a wall-clock time in `zone` (UTC when `None`); `None` when it is
+/// no timestamp (or names a zone that is none).
 pub(super) fn timestamp_text_ms(text: &str, zone: Option<&Tz>) -> Option<i64> {
-    parse_zoned_timestamp_ms(text).or_else(|| local_ms(parse_local_timestamp(text)?, zone))
+    parse_zoned_timestamp_ms(text)
+        .or_else(|| local_ms(parse_local_timestamp(text)?, zone))
+        .or_else(|| {
+            let (local, named) = text.trim().rsplit_once(' ')?;
+            let named: Tz = named.parse().ok()?;
+            local_ms(parse_local_timestamp(local)?, Some(&named))
+        })
 }
 
 /// `ms`, the value of timestamp or date `scalar` read as UTC ([`constant::timestamp_ms`]):
@@ -124,5 +134,30 @@ mod tests {
             local_ms(at("2026-03-08 02:30:00"), Some(&ny)),
             Some(utc_ms("2026-03-08 07:30:00"))
         );
+    }
+
+    #[test]
+    fn a_zone_named_after_the_time() {
+        let plus2: Tz = "+02:00".parse().unwrap();
+        for zone in [None, Some(&plus2)] {
+            assert_eq!(
+                timestamp_text_ms("2026-01-01 10:00:00 Asia/Tokyo", zone),
+                Some(utc_ms("2026-01-01 01:00:00"))
+            );
+            assert_eq!(
+                timestamp_text_ms("2026-01-01 10:00:00.5 -03:30", zone),
+                Some(utc_ms("2026-01-01 13:30:00") + 500)
+            );
+            // a skipped wall-clock time in the named zone: moved later by the gap
+            assert_eq!(
+                timestamp_text_ms("2026-03-08 02:30:00 America/New_York", zone),
+                Some(utc_ms("2026-03-08 07:30:00"))
+            );
+            assert_eq!(
+                timestamp_text_ms("2026-01-01 10:00:00 Mars/Olympus", zone),
+                None
+            );
+            assert_eq!(timestamp_text_ms("2026-01-01 Asia/Tokyo x", zone), None);
+        }
     }
 }

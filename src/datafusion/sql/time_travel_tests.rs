@@ -688,3 +688,63 @@ async fn spark_metadata_table_names_read_the_metadata_tables() {
         .await
         .is_err());
 }
+
+/// A timestamp string may name its zone after a space, as Spark's string-to-timestamp
+/// reads one (`2026-01-01 10:00:00 Asia/Tokyo`, `… +09:00`): that wall-clock time in that
+/// zone, whatever the session's zone. Such strings were refused as "not a timestamp".
+#[tokio::test]
+async fn timestamp_as_of_reads_a_zone_named_after_the_time() {
+    let (ctx, _catalog, _dir) = session().await;
+    ok(&ctx, "CREATE SCHEMA ns").await;
+    ok(&ctx, "CREATE TABLE ns.z (id INT)").await;
+    ok(&ctx, "INSERT INTO ns.z VALUES (1)").await;
+    let ms: i64 = ok(
+        &ctx,
+        "SELECT CAST(CAST(committed_at AS BIGINT) / 1000 AS BIGINT) FROM ns.z.snapshots",
+    )
+    .await[0][0]
+        .parse()
+        .unwrap();
+    let wall = |zone: &str| {
+        let tz: datafusion::arrow::array::timezone::Tz = zone.parse().unwrap();
+        chrono::DateTime::from_timestamp_millis(ms)
+            .unwrap()
+            .with_timezone(&tz)
+            .format("%Y-%m-%d %H:%M:%S%.3f")
+            .to_string()
+    };
+    let tokyo = wall("Asia/Tokyo");
+    let new_york = wall("America/New_York");
+    let utc = wall("UTC");
+    // whatever the session's zone
+    for session_zone in ["+05:30", "Europe/Berlin"] {
+        ok(
+            &ctx,
+            &format!("SET datafusion.execution.time_zone = '{session_zone}'"),
+        )
+        .await;
+        for text in [
+            format!("{tokyo} Asia/Tokyo"),
+            format!("{new_york} America/New_York"),
+            format!("{tokyo} +09:00"),
+            format!("{utc} UTC"),
+        ] {
+            let sql = format!("SELECT count(*) FROM ns.z TIMESTAMP AS OF '{text}'");
+            assert_eq!(ok(&ctx, &sql).await, [["1"]], "{sql}");
+        }
+        // the Tokyo wall clock read in Kiritimati (+14:00) is five hours before it
+        let sql = format!("SELECT count(*) FROM ns.z TIMESTAMP AS OF '{tokyo} Pacific/Kiritimati'");
+        let err = run(&ctx, &sql).await.unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::NotFound, "{sql}: {err}");
+    }
+    // procedures read them too: the snapshot's own time, as a Tokyo wall clock, is no
+    // time before it
+    let sql = format!("CALL system.rollback_to_timestamp('ns.z', '{tokyo} Asia/Tokyo')");
+    let err = run(&ctx, &sql).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::NotFound, "{sql}: {err}");
+    // a zone that is none is still refused
+    let sql = format!("SELECT count(*) FROM ns.z TIMESTAMP AS OF '{utc} Mars/Olympus'");
+    let err = run(&ctx, &sql).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidArgument, "{sql}: {err}");
+    assert!(err.to_string().contains("is not a timestamp"), "{err}");
+}

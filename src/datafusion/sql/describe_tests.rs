@@ -284,3 +284,75 @@ async fn describe_column_and_the_forms_left_to_datafusion() {
         ]
     );
 }
+
+/// On tables Spark 3.5 wrote (the committed corpus copies): the columns, partitioning and
+/// details Spark shows for them, `owner` as Spark set it.
+#[tokio::test]
+async fn describe_table_extended_of_spark_written_tables() {
+    let (ctx, _catalog, _dir) = session().await;
+    crate::register_iceberg_factory(&ctx);
+    let corpus = concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/corpus");
+    for t in ["spark_v2_day_partitioned", "spark_v3_deletion_vectors"] {
+        ok(
+            &ctx,
+            &format!("CREATE EXTERNAL TABLE public.{t} STORED AS ICEBERG LOCATION '{corpus}/{t}'"),
+        )
+        .await;
+    }
+    assert_eq!(
+        described(
+            &ctx,
+            "DESCRIBE TABLE EXTENDED public.spark_v2_day_partitioned"
+        )
+        .await,
+        vec![
+            row("id", "bigint", None),
+            row("ts", "timestamp", None),
+            row("v", "string", None),
+            info("", ""),
+            info("# Partitioning", ""),
+            info("Part 0", "days(ts)"),
+            info("", ""),
+            info("# Metadata Columns", ""),
+            info("_spec_id", "int"),
+            info("_partition", "struct<ts_day:date>"),
+            info("_file", "string"),
+            info("_pos", "bigint"),
+            info("_deleted", "boolean"),
+            info("", ""),
+            info("# Detailed Table Information", ""),
+            info("Name", "cat.public.spark_v2_day_partitioned"),
+            info(
+                "Location",
+                "file:///tmp/iceberg-corpus/spark_v2_day_partitioned"
+            ),
+            info("Provider", "iceberg"),
+            info("Owner", "root"),
+            info(
+                "Table Properties",
+                "[current-snapshot-id=2049152867955782130,format=iceberg/parquet,\
+                 format-version=2,write.parquet.compression-codec=zstd]"
+            ),
+        ]
+    );
+    // v3: identity partitions as columns, a column's doc, the row-lineage columns
+    let rows = described(&ctx, "DESC TABLE EXTENDED public.spark_v3_deletion_vectors").await;
+    assert_eq!(
+        rows[..8].to_vec(),
+        vec![
+            row("id", "bigint", None),
+            row("grp", "string", None),
+            row("v", "int", None),
+            row("ts", "timestamp", None),
+            row("extra", "int", Some("v3 default")),
+            info("# Partition Information", ""),
+            row("# col_name", "data_type", Some("comment")),
+            row("grp", "string", None),
+        ]
+    );
+    assert!(rows.contains(&info("_row_id", "bigint")), "{rows:?}");
+    assert!(
+        rows.contains(&info("_last_updated_sequence_number", "bigint")),
+        "{rows:?}"
+    );
+}

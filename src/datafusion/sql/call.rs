@@ -91,7 +91,7 @@ pub(super) async fn call(ctx: &SessionContext, mut c: Cursor<'_>) -> Result<Opti
     }
     let zone = super::session_zone::session_zone(ctx)?;
     let mut args = arguments(&mut c, params, zone.as_ref()).map_err(|e| e.context(&what))?;
-    evaluate(ctx, params, &mut args)
+    evaluate(ctx, params, &mut args, zone.as_ref())
         .await
         .map_err(|e| e.context(&what))?;
     let get = |param: &str| {

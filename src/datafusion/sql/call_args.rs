@@ -22,7 +22,7 @@ use datafusion::sql::sqlparser::tokenizer::Token;
 
 use super::alter_table::long;
 use super::constant::{self, constants, timestamp_ms, whole_number};
-use super::session_zone::{session_zone, timestamp_text_ms};
+use super::session_zone::timestamp_text_ms;
 use super::tokens::Cursor;
 use crate::error::{Error, Result};
 use datafusion::arrow::array::timezone::Tz;
@@ -180,11 +180,13 @@ fn argument(c: &mut Cursor<'_>, zone: Option<&Tz>) -> Result<Value> {
 ///
 /// Errors: [`ErrorKind::InvalidArgument`](crate::ErrorKind) naming the argument and the
 /// expression: it does not plan (DataFusion's reason), reads a table, is volatile, or is
-/// of a type no procedure argument takes.
+/// of a type no procedure argument takes. A zone-less timestamp value is read in `zone`,
+/// the session's time zone (module `session_zone`).
 pub(super) async fn evaluate(
     ctx: &SessionContext,
     params: &[&str],
     values: &mut [Option<Value>],
+    zone: Option<&Tz>,
 ) -> Result<()> {
     let mut slots = Vec::new();
     let mut texts = Vec::new();
@@ -194,7 +196,6 @@ pub(super) async fn evaluate(
             slots.push((*param, slot));
         }
     }
-    let zone = session_zone(ctx)?;
     let scalars = constants(ctx, &texts).await.map_err(|e| {
         let (param, text) = match (slots.get(e.index), texts.get(e.index)) {
             (Some((param, _)), Some(text)) => (*param, text.as_str()),
@@ -203,7 +204,7 @@ pub(super) async fn evaluate(
         refusal(param, text, &e.why)
     })?;
     for (((param, slot), text), scalar) in slots.into_iter().zip(&texts).zip(scalars) {
-        *slot = value_of(param, text, scalar, zone.as_ref())?;
+        *slot = value_of(param, text, scalar, zone)?;
     }
     Ok(())
 }

@@ -52,7 +52,7 @@ use datafusion::dataframe::DataFrame;
 use datafusion::prelude::SessionContext;
 use datafusion::sql::sqlparser::tokenizer::Token;
 
-use super::show::{find_provider, FoundProvider};
+use super::show::{find_provider, string_rows, FoundProvider};
 use super::show_create_table::transform_term;
 use super::show_properties::{column_path, spark_properties, SPARK_RESERVED};
 use super::tokens::Cursor;
@@ -318,22 +318,13 @@ fn describe_column(
             (f.name().clone(), arrow_spark_type(f.data_type()), None)
         }
     };
-    let rows = [
-        ("col_name", name),
-        ("data_type", data_type),
-        ("comment", comment.unwrap_or_else(|| "NULL".to_string())),
+    let comment = comment.unwrap_or_else(|| "NULL".to_string());
+    let rows = vec![
+        vec!["col_name".to_string(), name],
+        vec!["data_type".to_string(), data_type],
+        vec!["comment".to_string(), comment],
     ];
-    let schema = Arc::new(ArrowSchema::new(vec![
-        Field::new("info_name", DataType::Utf8, false),
-        Field::new("info_value", DataType::Utf8, false),
-    ]));
-    let columns: Vec<ArrayRef> = vec![
-        Arc::new(StringArray::from_iter_values(rows.iter().map(|r| r.0))),
-        Arc::new(StringArray::from_iter_values(
-            rows.iter().map(|r| r.1.as_str()),
-        )),
-    ];
-    batch_frame(ctx, schema, columns)
+    string_rows(ctx, &["info_name", "info_value"], rows)
 }
 
 /// The table form's result: `col_name`, `data_type`, `comment` (nullable).

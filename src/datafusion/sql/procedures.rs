@@ -120,7 +120,7 @@ pub(super) async fn call(
         .ok_or_else(|| Error::unsupported(format!("{what}: unknown procedure")))?;
     let zone = super::session_zone::session_zone(ctx)?;
     let mut values = arguments(&mut c, params, zone.as_ref()).map_err(|e| e.context(what))?;
-    evaluate(ctx, params, &mut values)
+    evaluate(ctx, params, &mut values, zone.as_ref())
         .await
         .map_err(|e| e.context(what))?;
     let args = Args {

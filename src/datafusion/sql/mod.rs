@@ -207,6 +207,7 @@ mod tokens;
 mod update_values;
 mod use_namespace;
 mod uuid_values;
+mod values_metadata;
 mod values_struct_fields;
 mod write_target;
 
@@ -456,7 +457,8 @@ async fn execute_statement(ctx: &SessionContext, statement: &str) -> Result<Data
 }
 
 /// `statement` planned by DataFusion: with the metadata columns it names (module
-/// `metadata_columns`), else through `ctx.sql`.
+/// `metadata_columns`), else through `ctx.sql` (a `VALUES` whose rows' values carry
+/// different field metadata planned again without it: module `values_metadata`).
 ///
 /// Errors: DataFusion's, wrapped; for `VALUES` whose structs lack or add fields, and
 /// metadata columns where they are not supported, icefloe's naming them.
@@ -475,7 +477,12 @@ async fn run_in_datafusion(ctx: &SessionContext, statement: &str) -> Result<Data
                     return Err(error);
                 }
             }
-            Err(naming_metadata_columns(ctx, statement, Error::from(e)).await)
+            let e = Error::from(e);
+            // DataFusion refuses VALUES rows whose values carry different field metadata
+            if let Some(plan) = values_metadata::plan(ctx, statement, &e).await? {
+                return Ok(ctx.execute_logical_plan(plan).await?);
+            }
+            Err(naming_metadata_columns(ctx, statement, e).await)
         }
     }
 }

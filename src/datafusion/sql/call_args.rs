@@ -326,8 +326,12 @@ fn value(c: &mut Cursor<'_>, zone: Option<&Tz>) -> Result<Value> {
             .collect::<Result<_>>()?;
         return Ok(Value::Map(pairs));
     }
+    if c.peek()
+        .is_some_and(|t| super::tokens::string_literal(&t.token).is_some())
+    {
+        return c.string().map(Value::Text);
+    }
     match c.peek().map(|t| &t.token) {
-        Some(Token::SingleQuotedString(_)) => return c.string().map(Value::Text),
         Some(Token::Number(..) | Token::Minus) => return long(c).map(Value::Number),
         _ => {}
     }

@@ -350,6 +350,7 @@ impl Parsed {
                     continue;
                 }
                 let depth = parens + angles;
+                let (start, mut cut) = (t.start, None);
                 if in_type
                     && depth == 0
                     && brackets == 0
@@ -412,13 +413,24 @@ impl Parsed {
                         && angles == 0
                         && is_keyword(t, "COMMENT") =>
                     {
-                        if let (Some(name), Some(Token::SingleQuotedString(doc))) =
-                            (&name, c.peek_at(1).map(|t| &t.token))
-                        {
-                            self.docs.insert(name.clone(), doc.clone());
+                        if let Some(next) = c.peek_at(1) {
+                            if let Some(doc) = super::tokens::string_literal(&next.token) {
+                                if let Some(name) = &name {
+                                    self.docs.insert(name.clone(), doc.to_string());
+                                }
+                                // DataFusion's parser takes only '…' there: Spark's "…"
+                                // clause is cut (its doc is kept above)
+                                if !matches!(next.token, Token::SingleQuotedString(_)) {
+                                    cut = Some(next.end);
+                                }
+                            }
                         }
                     }
                     _ => {}
+                }
+                if let Some(end) = cut {
+                    edits.push((start, end, ""));
+                    c.advance();
                 }
                 c.advance();
             }

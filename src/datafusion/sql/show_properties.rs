@@ -93,7 +93,9 @@ pub(super) async fn show_tblproperties(
 
 /// The key inside `( … )`: a string, or the text of an unquoted dotted key.
 fn property_key(mut c: Cursor<'_>) -> Result<String> {
-    if let Some(Token::SingleQuotedString(_)) = c.peek().map(|t| &t.token) {
+    if c.peek()
+        .is_some_and(|t| super::tokens::string_literal(&t.token).is_some())
+    {
         let key = c.string()?;
         c.expect_end()?;
         return Ok(key);

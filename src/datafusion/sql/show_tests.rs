@@ -552,3 +552,56 @@ async fn a_comparison_in_a_default_keeps_the_next_columns() {
         .expect("u");
     assert_eq!(u.field_type.to_string(), "uuid");
 }
+
+/// Spark reads `"…"` as a string literal, so its users write `COMMENT "…"`,
+/// `TBLPROPERTIES ("k"="v")`, `LOCATION "…"`, `COMMENT ON TABLE … IS "…"` and
+/// `CALL system.p("ns.t")`: each is taken where only a string may stand (a column's and a
+/// struct field's comment too), while a double-quoted column name stays a name.
+#[tokio::test]
+async fn double_quoted_strings_where_spark_reads_strings() {
+    let (ctx, _catalog, dir) = session().await;
+    ok(&ctx, "CREATE SCHEMA ns").await;
+    let location = format!("{}/q_loc", dir.path().display());
+    ok(
+        &ctx,
+        &format!(
+            "CREATE TABLE ns.q (\"Odd Name\" INT COMMENT \"it's\", \
+             s STRUCT<a: INT NOT NULL COMMENT \"the a\", b: STRING COMMENT 'the b'> \
+             COMMENT \"the s\") COMMENT \"tbl\" LOCATION \"{location}\" \
+             TBLPROPERTIES (\"format-version\"=\"2\", 'k'='v')"
+        ),
+    )
+    .await;
+    ok(
+        &ctx,
+        "ALTER TABLE ns.q ADD COLUMNS (e INT COMMENT \"the e\", \
+         f STRUCT<x: INT COMMENT \"the x\">)",
+    )
+    .await;
+    ok(&ctx, "ALTER TABLE ns.q SET TBLPROPERTIES (\"x\"=\"y\")").await;
+    ok(&ctx, "ALTER TABLE ns.q UNSET TBLPROPERTIES (\"k\")").await;
+    ok(&ctx, "COMMENT ON TABLE ns.q IS \"new\"").await;
+    assert_eq!(
+        ok(&ctx, "SHOW TBLPROPERTIES ns.q (\"x\")").await,
+        pairs(&[("x", "y")])
+    );
+    ok(&ctx, "INSERT INTO ns.q (\"Odd Name\") VALUES (1)").await;
+    assert_eq!(ok(&ctx, "SELECT \"Odd Name\" FROM ns.q").await, [["1"]]);
+    // a procedure's table argument
+    assert_eq!(
+        ok(&ctx, "CALL system.expire_snapshots(\"ns.q\")").await,
+        [["0", "0", "0", "0", "0", "0"]]
+    );
+    let statement = create_statement(&ctx, "ns.q").await;
+    let expected = format!(
+        "CREATE TABLE ns.q (\n  \"Odd Name\" INT COMMENT 'it''s',\n  \
+         s STRUCT<a INT NOT NULL COMMENT 'the a', b STRING COMMENT 'the b'> COMMENT 'the s',\n  \
+         e INT COMMENT 'the e',\n  f STRUCT<x INT COMMENT 'the x'>)\nUSING iceberg\n\
+         COMMENT 'new'\nLOCATION 'file://{location}'\nTBLPROPERTIES (\n  \
+         'format-version' = '2',\n  'x' = 'y')"
+    );
+    assert_eq!(statement, expected);
+    // and it round-trips
+    let m = recreate(&statement.replace(&location, &format!("{location}2")), "q").await;
+    assert_eq!(m.properties.get("comment").map(String::as_str), Some("new"));
+}

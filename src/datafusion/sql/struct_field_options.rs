@@ -75,11 +75,11 @@ impl FieldOptionsScan {
                 return Some((t.start, end, 2));
             }
             if is_keyword(&t.token, "COMMENT") {
-                if let Some((Token::SingleQuotedString(doc), end)) =
-                    second.map(|n| (&n.token, n.end))
+                if let Some((doc, end)) =
+                    second.and_then(|n| Some((super::tokens::string_literal(&n.token)?, n.end)))
                 {
                     if let Some(options) = declared.get_mut(field) {
-                        options.doc = Some(doc.clone());
+                        options.doc = Some(doc.to_string());
                     }
                     return Some((t.start, end, 2));
                 }

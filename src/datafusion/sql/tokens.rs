@@ -267,15 +267,16 @@ impl<'a> Cursor<'a> {
         Ok(parts)
     }
 
-    /// A single-quoted string literal.
+    /// A string literal: single-quoted, or double-quoted as Spark reads `"…"` where only
+    /// a string may stand ([`string_literal`]).
     pub fn string(&mut self) -> Result<String> {
-        match self.peek().map(|t| &t.token) {
-            Some(Token::SingleQuotedString(s)) => {
-                let s = s.clone();
+        match self.peek().and_then(|t| string_literal(&t.token)) {
+            Some(s) => {
+                let s = s.to_string();
                 self.pos += 1;
                 Ok(s)
             }
-            _ => Err(self.expected("a quoted string")),
+            None => Err(self.expected("a quoted string")),
         }
     }
 
@@ -327,6 +328,19 @@ impl<'a> Cursor<'a> {
             }
             self.expect(&Token::Comma)?;
         }
+    }
+}
+
+/// The text of `token` when it is a string literal where only a string may stand (a
+/// `COMMENT`, a property key or value, a `LOCATION`, a procedure argument): `'…'`, or
+/// `"…"`, which Spark reads as a string literal (its default, unless
+/// `spark.sql.ansi.doubleQuotedIdentifiers`) and DataFusion's dialects as a quoted
+/// identifier (or, in the MySQL and Hive dialects, a double-quoted string).
+pub fn string_literal(token: &Token) -> Option<&str> {
+    match token {
+        Token::SingleQuotedString(s) | Token::DoubleQuotedString(s) => Some(s),
+        Token::Word(w) if w.quote_style == Some('"') => Some(&w.value),
+        _ => None,
     }
 }
 

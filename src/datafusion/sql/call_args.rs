@@ -331,9 +331,8 @@ fn value(c: &mut Cursor<'_>, zone: Option<&Tz>) -> Result<Value> {
     {
         return c.string().map(Value::Text);
     }
-    match c.peek().map(|t| &t.token) {
-        Some(Token::Number(..) | Token::Minus) => return long(c).map(Value::Number),
-        _ => {}
+    if let Some(Token::Number(..) | Token::Minus) = c.peek().map(|t| &t.token) {
+        return long(c).map(Value::Number);
     }
     Err(c.expected(&format!("an argument value ({LITERALS})")))
 }

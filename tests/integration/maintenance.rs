@@ -969,6 +969,18 @@ async fn maintenance_bad_input_leaves_the_table_unchanged() {
             format!("CALL ice.system.expire_snapshots('ns.{name}', bogus => 1)"),
             "unknown argument 'bogus'",
         ),
+        // a version of the table, as Spark names one in queries, is not a table: refused
+        // naming the table (it was "'ns.bad.branch_dev' is not a table")
+        (
+            format!("CALL ice.system.rewrite_data_files('ns.{name}.branch_dev')"),
+            "'ns.bad.branch_dev' names version 'dev' (branch_dev) of table 'ns.bad': \
+             maintenance procedures run on the table and its main branch; give the table \
+             name 'ns.bad'",
+        ),
+        (
+            format!("CALL ice.system.expire_snapshots(table => 'ice.ns.{name}.tag_v1')"),
+            "names version 'v1' (tag_v1) of table 'ns.bad'",
+        ),
     ];
     for (q, expected) in cases {
         let err = run(&lake.ctx, &q).await.unwrap_err();

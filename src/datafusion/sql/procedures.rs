@@ -655,13 +655,48 @@ async fn resolve(
             target.name
         ))
     };
-    let table = resolve_table(ctx, &parts)?
-        .filter(|t| t.target.name == target.name)
-        .ok_or_else(not_found)?;
-    if !table.target.catalog().table_exists(&table.ident).await? {
-        return Err(not_found());
+    let table = resolve_table(ctx, &parts)?.filter(|t| t.target.name == target.name);
+    match table {
+        Some(table) if table.target.catalog().table_exists(&table.ident).await? => Ok(table),
+        _ => Err(version_of_a_table(ctx, target, what, &name, &parts)
+            .await?
+            .unwrap_or_else(not_found)),
     }
-    Ok(table)
+}
+
+/// The error for a `table` argument naming a version of a table, as Spark's identifiers
+/// do in queries (`ns.t.branch_dev`, `ns.t.tag_v1`, `ns.t.snapshot_id_…`): the
+/// procedures run on the table itself (its `main` branch), so this is refused naming the
+/// table and the version rather than called an unknown table; `None` when `parts` do not
+/// name such a version of an existing table.
+async fn version_of_a_table(
+    ctx: &SessionContext,
+    target: &IcebergTarget,
+    what: &str,
+    name: &str,
+    parts: &[String],
+) -> Result<Option<Error>> {
+    let Some((last, table_parts)) = parts.split_last() else {
+        return Ok(None);
+    };
+    let Some(version) = super::time_travel::VERSION_PREFIXES
+        .iter()
+        .find_map(|p| last.strip_prefix(p).filter(|v| !v.is_empty()))
+    else {
+        return Ok(None);
+    };
+    let Some(table) = resolve_table(ctx, table_parts)?.filter(|t| t.target.name == target.name)
+    else {
+        return Ok(None);
+    };
+    if !table.target.catalog().table_exists(&table.ident).await? {
+        return Ok(None);
+    }
+    Ok(Some(Error::unsupported(format!(
+        "{what}: '{name}' names version '{version}' ({last}) of table '{}': maintenance \
+         procedures run on the table and its main branch; give the table name '{}'",
+        table.ident, table.ident
+    ))))
 }
 
 fn number(args: &Args, name: &str) -> Result<Option<i64>> {

@@ -5,7 +5,9 @@
 //! (files that may hold matching rows; every row of a selected file is rewritten). A file
 //! is a candidate when it is smaller than `min-file-size-bytes` (default 75 % of the
 //! target), larger than `max-file-size-bytes` (180 %), has at least
-//! `delete-file-threshold` delete files applying to it, or has every row deleted; with
+//! `delete-file-threshold` delete files applying to it, has at least
+//! `delete-ratio-threshold` (default 0.3) of its rows deleted by file-scoped deletes
+//! (deletion vectors, position delete files of that file), or has every row deleted; with
 //! `rewrite-all` every file is. A file referenced by more than one live manifest entry
 //! (added again, e.g. by `add_files` with `check_duplicate_files => false`) is read once
 //! per entry, as every scan returns its rows, and is one candidate: the commit removes it
@@ -16,7 +18,7 @@
 //! files and `min-input-files` of them (default 5; a file counts once per entry, as Java
 //! counts tasks), or two files and more bytes than the target, or more bytes than
 //! `max-file-size-bytes` (one oversized file is enough: Java's `tooMuchContent`), or a file
-//! with too many deletes (or none left), or `rewrite-all` is set (see
+//! with too many deletes or too high a delete ratio (or no row left), or `rewrite-all` is set (see
 //! `FileRewriteSizes`). The target is `target-file-size-bytes`, else the table's
 //! `write.target-file-size-bytes`.
 //!
@@ -169,6 +171,7 @@ pub async fn rewrite_data_files(
         options.min_file_size_bytes,
         options.max_file_size_bytes,
     );
+    sizes.check()?;
 
     let provider = IcebergTableProvider::try_new(table.clone())?;
     // the order the rows are written in, and the table's sort order id the files record
@@ -290,11 +293,10 @@ pub async fn rewrite_data_files(
                 .position(|p| Arc::ptr_eq(&p.task.entry, entry))?;
             Some(same_path.remove(at))
         });
-        // the delete files that apply to the entry (as the delete file index finds them)
-        let delete_count = planned
-            .as_ref()
-            .map_or(0, |p| p.position_deletes.len() + p.equality_deletes.len());
-        let too_many_deletes = planned.is_none() || delete_count >= options.delete_file_threshold;
+        let too_many_deletes = match &planned {
+            None => true,
+            Some(p) => too_many_deletes(p, options),
+        };
         let read = CandidateEntry {
             spec_id: entry.spec_id,
             planned,
@@ -404,6 +406,33 @@ pub async fn rewrite_data_files(
     job.rewrite_with_partial_progress(table, &groups, options)
         .await
         .map_err(|e| e.context(format!("rewrite_data_files on '{ident}'")))
+}
+
+/// Whether the deletes applying to a planned data file make it a candidate on their own
+/// (Java's `BinPackRewriteFilePlanner.tooManyDeletes` / `tooHighDeleteRatio`): at least
+/// `delete-file-threshold` delete files apply to it (as the delete file index finds them),
+/// or its file-scoped deletes — deletion vectors and position delete files whose
+/// `referenced_data_file` (or equal `file_path` bounds) names it — delete at least
+/// `delete-ratio-threshold` of its `record_count` rows (their `record_count`s summed,
+/// capped at the file's; partition-scoped and equality deletes are not counted: how many
+/// of their rows hit the file is unknown without reading them).
+fn too_many_deletes(planned: &PlannedFile, options: &RewriteDataFilesOptions) -> bool {
+    let count = planned.position_deletes.len() + planned.equality_deletes.len();
+    if count >= options.delete_file_threshold {
+        return true;
+    }
+    let records = planned.task.data_file().record_count;
+    if count == 0 || records <= 0 {
+        return false;
+    }
+    let scoped: i64 = planned
+        .position_deletes
+        .iter()
+        .filter(|d| crate::delete::referenced_data_file(&d.data_file).is_some())
+        .map(|d| d.data_file.record_count.max(0))
+        .fold(0i64, i64::saturating_add);
+    let deleted = scoped.min(records) as f64;
+    deleted / records as f64 >= options.delete_ratio_threshold
 }
 
 /// The z-order of a rewrite: the scan columns of

@@ -26,6 +26,29 @@ impl FileRewriteSizes {
         }
     }
 
+    /// Check the thresholds as Java's `SizeBasedFileRewritePlanner` does before planning:
+    /// `min-file-size-bytes` below the target and `max-file-size-bytes` above it (else
+    /// every file written would be outside the range again, and a second call would
+    /// rewrite it again).
+    ///
+    /// Errors: [`crate::ErrorKind::InvalidArgument`] naming the options and their values.
+    pub(crate) fn check(&self) -> crate::Result<()> {
+        let (target, min, max) = (self.target, self.min, self.max);
+        if min >= target {
+            return Err(crate::Error::invalid_argument(format!(
+                "option 'min-file-size-bytes' ({min}) must be below 'target-file-size-bytes' \
+                 ({target}): every new file would be smaller than the minimum"
+            )));
+        }
+        if max <= target {
+            return Err(crate::Error::invalid_argument(format!(
+                "option 'max-file-size-bytes' ({max}) must be above 'target-file-size-bytes' \
+                 ({target}): every new file would be larger than the maximum"
+            )));
+        }
+        Ok(())
+    }
+
     /// Whether a file of `size` bytes is too small or too large (Java's
     /// `outsideDesiredFileSizeRange`).
     pub(crate) fn outside_desired_range(&self, size: u64) -> bool {

@@ -164,6 +164,11 @@ impl RewritePositionDeleteFilesOptions {
                 "option 'min-input-files' must be at least 1",
             ));
         }
+        if self.max_file_group_size_bytes == 0 {
+            return Err(Error::invalid_argument(
+                "option 'max-file-group-size-bytes' must be at least 1",
+            ));
+        }
         Ok(self)
     }
 }
@@ -388,6 +393,12 @@ async fn plan_v2(
     let max_size = options
         .max_file_size_bytes
         .unwrap_or(target.saturating_mul(18) / 10);
+    crate::maintenance::file_rewrite_sizes::FileRewriteSizes {
+        target,
+        min: min_size,
+        max: max_size,
+    }
+    .check()?;
     let size = |e: &ManifestEntry| u64::try_from(e.data_file.file_size_in_bytes).unwrap_or(0);
 
     // candidates by partition: (entry, dangling)

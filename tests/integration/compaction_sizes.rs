@@ -192,3 +192,183 @@ async fn a_group_becomes_javas_expected_number_of_files() {
         assert_eq!(contents(&lake, name).await, kept, "{name}");
     }
 }
+
+/// `delete-ratio-threshold` (Java's `BinPackRewriteFilePlanner`, Iceberg ≥ 1.8, default
+/// 0.3): a data file whose file-scoped deletes (a v2 position delete file of that file, a
+/// v3 deletion vector, or a partition-scoped file holding only that file's positions)
+/// delete at least that share of its rows is rewritten, even alone in its group; a
+/// position delete file of several data files is not counted. Without the option a
+/// default call left a file with 3 of its 10 rows deleted in place, where Spark rewrites
+/// it. `delete-file-threshold` 0 (Java: `>= 0`) makes every file a candidate.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn files_with_a_high_delete_ratio_are_rewritten() {
+    let lake = lake().await;
+    // sizes never make a file a candidate here: only its deletes do
+    let no_size = "'min-file-size-bytes', '0', 'max-file-size-bytes', '1000000000'";
+    for (format, granularity) in [("2", "file"), ("3", "file"), ("2", "partition")] {
+        let name = format!("ratio_v{format}_{granularity}");
+        let t = format!("ice.ns.{name}");
+        ok(
+            &lake.ctx,
+            &format!(
+                "CREATE TABLE {t} (id BIGINT, k INT, s STRING, d DOUBLE) TBLPROPERTIES ('format-version'=\
+                 '{format}', 'write.delete.mode'='merge-on-read', \
+                 'write.delete.granularity'='{granularity}')"
+            ),
+        )
+        .await;
+        // file A: ids 0..9, file B: ids 10..19
+        for from in [0, 10] {
+            ok(
+                &lake.ctx,
+                &format!(
+                    "INSERT INTO {t} SELECT v, 0, 's', 0.5 FROM generate_series({from}, {}) AS g(v)",
+                    from + 9
+                ),
+            )
+            .await;
+        }
+        // 3 of A's 10 rows (0.3, the default threshold), 2 of B's (0.2); with
+        // partition granularity one delete file holds both files' positions (its 5 rows
+        // would be half of A's if counted), and a delete file of one data file's
+        // positions alone counts as that file's (Java's `ContentFileUtil.isFileScoped`:
+        // equal `file_path` bounds)
+        if granularity == "partition" {
+            ok(
+                &lake.ctx,
+                &format!("DELETE FROM {t} WHERE id IN (1, 2, 3, 11, 12)"),
+            )
+            .await;
+        } else {
+            ok(&lake.ctx, &format!("DELETE FROM {t} WHERE id IN (1, 2, 3)")).await;
+            ok(&lake.ctx, &format!("DELETE FROM {t} WHERE id IN (11, 12)")).await;
+        }
+        let before = contents(&lake, &name).await;
+        assert_eq!(before, (15, 190 - 6 - 23));
+        let rewrite = |options: &str| {
+            format!(
+                "CALL ice.system.rewrite_data_files(table => 'ns.{name}', \
+                 options => map({no_size}{options}))"
+            )
+        };
+        // above every file's ratio: nothing to do
+        let r = call(&lake, &rewrite(", 'delete-ratio-threshold', '0.35'")).await;
+        assert_eq!(r["rewritten_data_files_count"], 0, "{name}: {r:?}");
+        let r = call(&lake, &rewrite("")).await;
+        if granularity == "partition" {
+            // one delete file for both data files: how many of its rows hit each is
+            // not known without reading it, so no ratio is (as in Java)
+            assert_eq!(r["rewritten_data_files_count"], 0, "{name}: {r:?}");
+        } else {
+            assert_eq!(r["rewritten_data_files_count"], 1, "{name}: {r:?}");
+            assert_eq!(r["added_data_files_count"], 1, "{name}: {r:?}");
+            // A's delete is dangling now and dropped; B's stays
+            assert_eq!(r["removed_delete_files_count"], 1, "{name}: {r:?}");
+            let deletes = scalar_i64(
+                &lake.ctx,
+                &format!("SELECT count(*) FROM ice.ns.\"{name}$delete_files\""),
+            )
+            .await;
+            assert_eq!(deletes, 1, "{name}");
+        }
+        assert_eq!(contents(&lake, &name).await, before, "{name}");
+        // a second call finds nothing (B's 0.2 is below the threshold)
+        let r = call(&lake, &rewrite("")).await;
+        assert_eq!(r["rewritten_data_files_count"], 0, "{name}: {r:?}");
+        // delete-file-threshold 0: every file has at least 0 deletes
+        let r = call(&lake, &rewrite(", 'delete-file-threshold', '0'")).await;
+        assert!(r["rewritten_data_files_count"] >= 1, "{name}: {r:?}");
+        assert_eq!(contents(&lake, &name).await, before, "{name}");
+        assert_eq!(
+            scalar_i64(
+                &lake.ctx,
+                &format!("SELECT count(*) FROM ice.ns.\"{name}$delete_files\"")
+            )
+            .await,
+            0,
+            "{name}: every delete applied and dropped"
+        );
+        crate::dml::other_engines_agree(&lake, &name).await;
+    }
+    // out of range values name the option
+    for bad in ["0", "1.5", "-0.1", "NaN", "x"] {
+        let err = crate::dml::run(
+            &lake.ctx,
+            &format!(
+                "CALL ice.system.rewrite_data_files(table => 'ns.ratio_v2_file', \
+                 options => map('delete-ratio-threshold', '{bad}'))"
+            ),
+        )
+        .await
+        .unwrap_err();
+        assert!(
+            err.contains("option 'delete-ratio-threshold' is"),
+            "{bad}: {err}"
+        );
+    }
+}
+
+/// Size options Java's `SizeBasedFileRewritePlanner` refuses are refused by both
+/// `rewrite_data_files` and `rewrite_position_delete_files`, naming the options and
+/// values, and nothing is committed: a minimum at or above the target or a maximum at or
+/// below it (every new file would be outside the range and rewritten again by the next
+/// call; a minimum above the target rewrote every file on every call) and a
+/// `max-file-group-size-bytes` of 0 (every group one file: the call silently did nothing).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn size_options_out_of_order_are_refused() {
+    let lake = lake().await;
+    let name = "bad_sizes";
+    create_wide(&lake, name, 1000).await;
+    for _ in 0..3 {
+        ok(
+            &lake.ctx,
+            &format!("INSERT INTO ice.ns.{name} {}", wide_rows(0, 2)),
+        )
+        .await;
+    }
+    let snapshots = snapshot_count(&lake, name).await;
+    for procedure in ["rewrite_data_files", "rewrite_position_delete_files"] {
+        for (options, expected) in [
+            (
+                "'target-file-size-bytes', '1000', 'min-file-size-bytes', '1000'",
+                "option 'min-file-size-bytes' (1000) must be below 'target-file-size-bytes' \
+                 (1000)",
+            ),
+            (
+                "'target-file-size-bytes', '1000', 'max-file-size-bytes', '999'",
+                "option 'max-file-size-bytes' (999) must be above 'target-file-size-bytes' \
+                 (1000)",
+            ),
+            (
+                "'max-file-group-size-bytes', '0'",
+                "option 'max-file-group-size-bytes' must be at least 1",
+            ),
+        ] {
+            let err = crate::dml::run(
+                &lake.ctx,
+                &format!(
+                    "CALL ice.system.{procedure}(table => 'ns.{name}', \
+                     options => map({options}))"
+                ),
+            )
+            .await
+            .unwrap_err();
+            assert!(err.contains(expected), "{procedure} {options}: {err}");
+        }
+    }
+    // the table's own target counts as the target
+    let err = crate::dml::run(
+        &lake.ctx,
+        &format!(
+            "CALL ice.system.rewrite_data_files(table => 'ns.{name}', \
+             options => map('min-file-size-bytes', '5000'))"
+        ),
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        err.contains("'min-file-size-bytes' (5000) must be below 'target-file-size-bytes' (1000)"),
+        "{err}"
+    );
+    assert_eq!(snapshot_count(&lake, name).await, snapshots);
+}

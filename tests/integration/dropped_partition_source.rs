@@ -283,8 +283,9 @@ async fn maintenance_rewrites(
     written: &HashMap<String, Option<i32>>,
 ) {
     let calls = match (version, mode) {
+        // spec 0's manifests: without spec_id only the current spec's are rewritten
         (_, "copy-on-write") => vec![(
-            format!("CALL ice.system.rewrite_manifests('ns.{name}')"),
+            format!("CALL ice.system.rewrite_manifests(table => 'ns.{name}', spec_id => 0)"),
             "rewritten_manifests_count",
         )],
         (2, _) => vec![(

@@ -969,6 +969,18 @@ async fn maintenance_bad_input_leaves_the_table_unchanged() {
             format!("CALL ice.system.expire_snapshots('ns.{name}', bogus => 1)"),
             "unknown argument 'bogus'",
         ),
+        // a version of the table, as Spark names one in queries, is not a table: refused
+        // naming the table (it was "'ns.bad.branch_dev' is not a table")
+        (
+            format!("CALL ice.system.rewrite_data_files('ns.{name}.branch_dev')"),
+            "'ns.bad.branch_dev' names version 'dev' (branch_dev) of table 'ns.bad': \
+             maintenance procedures run on the table and its main branch; give the table \
+             name 'ns.bad'",
+        ),
+        (
+            format!("CALL ice.system.expire_snapshots(table => 'ice.ns.{name}.tag_v1')"),
+            "names version 'v1' (tag_v1) of table 'ns.bad'",
+        ),
     ];
     for (q, expected) in cases {
         let err = run(&lake.ctx, &q).await.unwrap_err();
@@ -2090,8 +2102,9 @@ async fn maintenance_sort_strategy_errors_name_their_cause() {
     );
 }
 
-/// `rewrite_manifests(spec_id => N)` (Spark 3.5) rewrites only spec N's manifests; a spec
-/// the table does not have is refused naming it.
+/// `rewrite_manifests(spec_id => N)` (Spark 3.5) rewrites only spec N's manifests, and
+/// without `spec_id` only the current spec's (as Spark; all specs' were rewritten); a
+/// spec the table does not have is refused naming it.
 #[tokio::test]
 async fn maintenance_rewrite_manifests_of_one_spec() {
     let lake = lake().await;
@@ -2133,6 +2146,26 @@ async fn maintenance_rewrite_manifests_of_one_spec() {
     assert_eq!(n(&lake, &per_spec(0)).await, 3, "spec 0's manifests kept");
     assert_eq!(n(&lake, &per_spec(1)).await, 1);
     assert_eq!(rows(&lake, &t).await, before);
+    // without spec_id only the current spec's manifests are rewritten (Spark's
+    // `RewriteManifestsSparkAction` starts from `table.spec()`): spec 1's one manifest
+    // is left, and so are spec 0's three
+    let r = call(
+        &lake,
+        &format!("CALL ice.system.rewrite_manifests('ns.{name}')"),
+    )
+    .await;
+    assert_eq!(r["rewritten_manifests_count"], 0, "{r:?}");
+    assert_eq!(r["added_manifests_count"], 0, "{r:?}");
+    assert_eq!(n(&lake, &per_spec(0)).await, 3, "spec 0's manifests kept");
+    let r = call(
+        &lake,
+        &format!("CALL ice.system.rewrite_manifests(table => 'ns.{name}', spec_id => 0)"),
+    )
+    .await;
+    assert_eq!(r["rewritten_manifests_count"], 3, "{r:?}");
+    assert_eq!(r["added_manifests_count"], 1, "{r:?}");
+    assert_eq!(n(&lake, &per_spec(0)).await, 1);
+    assert_eq!(rows(&lake, &t).await, before);
     let err = run(
         &lake.ctx,
         &format!("CALL ice.system.rewrite_manifests('ns.{name}', false, 7)"),
@@ -2143,7 +2176,7 @@ async fn maintenance_rewrite_manifests_of_one_spec() {
         err.contains("spec_id 7 is not a partition spec of the table (its specs: 0, 1)"),
         "{err}"
     );
-    assert_eq!(n(&lake, &per_spec(0)).await, 3);
+    assert_eq!(n(&lake, &per_spec(0)).await, 1);
     other_engines_agree(&lake, name).await;
 }
 

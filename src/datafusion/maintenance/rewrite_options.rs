@@ -37,8 +37,14 @@ pub struct RewriteDataFilesOptions {
     pub max_file_size_bytes: Option<u64>,
     /// `min-input-files` (default 5).
     pub min_input_files: usize,
-    /// `delete-file-threshold` (default: never).
+    /// `delete-file-threshold` (default: never; 0: every file): a file with at least
+    /// this many delete files applying to it is rewritten.
     pub delete_file_threshold: usize,
+    /// `delete-ratio-threshold` (default 0.3; above 0, at most 1): a file is rewritten
+    /// when the rows its file-scoped deletes (deletion vectors, position delete files of
+    /// that one data file) delete are at least this share of its `record_count` (Java's
+    /// `BinPackRewriteFilePlanner.DELETE_RATIO_THRESHOLD`, Iceberg ≥ 1.8).
+    pub delete_ratio_threshold: f64,
     /// `rewrite-all` (default false).
     pub rewrite_all: bool,
     /// `max-file-group-size-bytes` (default 100 GiB).
@@ -76,6 +82,7 @@ impl Default for RewriteDataFilesOptions {
             max_file_size_bytes: None,
             min_input_files: 5,
             delete_file_threshold: usize::MAX,
+            delete_ratio_threshold: 0.3,
             rewrite_all: false,
             max_file_group_size_bytes: 100 * 1024 * 1024 * 1024,
             sort_order: None,
@@ -104,6 +111,7 @@ impl RewriteDataFilesOptions {
                 "max-file-size-bytes" => self.max_file_size_bytes = Some(num(k, v)?),
                 "min-input-files" => self.min_input_files = num(k, v)?,
                 "delete-file-threshold" => self.delete_file_threshold = num(k, v)?,
+                "delete-ratio-threshold" => self.delete_ratio_threshold = num(k, v)?,
                 "rewrite-all" => self.rewrite_all = flag(k, v)?,
                 "output-spec-id" => self.output_spec_id = Some(num(k, v)?),
                 "var-length-contribution" => {
@@ -134,7 +142,8 @@ impl RewriteDataFilesOptions {
                     return Err(Error::invalid_argument(format!(
                         "unknown rewrite_data_files option '{other}' (known: \
                          target-file-size-bytes, min-file-size-bytes, max-file-size-bytes, \
-                         min-input-files, delete-file-threshold, rewrite-all, \
+                         min-input-files, delete-file-threshold, delete-ratio-threshold, \
+                         rewrite-all, \
                          max-file-group-size-bytes, max-concurrent-file-group-rewrites, \
                          remove-dangling-deletes, partial-progress.enabled, \
                          partial-progress.max-commits, partial-progress.max-failed-commits, \
@@ -147,6 +156,11 @@ impl RewriteDataFilesOptions {
         if self.min_input_files == 0 {
             return Err(Error::invalid_argument(
                 "option 'min-input-files' must be at least 1",
+            ));
+        }
+        if self.max_file_group_size_bytes == 0 {
+            return Err(Error::invalid_argument(
+                "option 'max-file-group-size-bytes' must be at least 1",
             ));
         }
         if self.partial_progress_max_commits == 0 {
@@ -167,10 +181,12 @@ impl RewriteDataFilesOptions {
                 "option 'max-output-size' must be at least 1 (bytes)",
             ));
         }
-        if self.delete_file_threshold == 0 {
-            return Err(Error::invalid_argument(
-                "option 'delete-file-threshold' must be at least 1",
-            ));
+        let ratio = self.delete_ratio_threshold;
+        if !(ratio > 0.0 && ratio <= 1.0) {
+            return Err(Error::invalid_argument(format!(
+                "option 'delete-ratio-threshold' is {ratio}: it must be above 0 and at most 1 \
+                 (the share of a file's rows deleted)"
+            )));
         }
         Ok(self)
     }

@@ -6,7 +6,7 @@
 //! | `expire_snapshots` | `table`, `older_than` (`TIMESTAMP '…'`, a constant expression such as `now() - INTERVAL '1' DAY`, or seconds since the epoch as Spark casts a `BIGINT`), `retain_last`, `max_concurrent_deletes`, `stream_results` (ignored), `snapshot_ids` (`array(…)`), `dry_run` (icefloe) | `deleted_data_files_count`, `deleted_position_delete_files_count`, `deleted_equality_delete_files_count`, `deleted_manifest_files_count`, `deleted_manifest_lists_count`, `deleted_statistics_files_count` |
 //! | `remove_orphan_files` | `table`, `older_than` (default 3 days ago; within 24 h refused), `location` (the table location, `write.data.path` or `write.metadata.path`, or a directory in one; default: all of them), `dry_run`, `max_concurrent_deletes`, `file_list_view` (refused), `equal_schemes`, `equal_authorities` (`map('from', 'to', …)`), `prefix_mismatch_mode` (`'ERROR'`, `'IGNORE'`, `'DELETE'`) | one row per file: `orphan_file_location` |
 //! | `rewrite_data_files` | `table`, `strategy` (`'binpack'`, `'sort'`), `sort_order` (`'id DESC NULLS LAST, bucket(4, s)'`, the `sort` strategy's order instead of the table's; or `'zorder(a, b)'`, a z-order of the columns), `options` (`map('k', 'v', …)`; z-order: `var-length-contribution`, `max-output-size`), `where` (a SQL condition string) | `rewritten_data_files_count`, `added_data_files_count`, `rewritten_bytes_count`, `failed_data_files_count`, `removed_delete_files_count` |
-//! | `rewrite_manifests` | `table`, `use_caching` (ignored), `spec_id` (only that spec's manifests) | `rewritten_manifests_count`, `added_manifests_count` |
+//! | `rewrite_manifests` | `table`, `use_caching` (ignored), `spec_id` (only that spec's manifests; default: the table's current spec, as in Spark) | `rewritten_manifests_count`, `added_manifests_count` |
 //! | `add_files` | `table`, `source_table` (`` '`parquet`.`/path/dir`' ``: a directory of Parquet files, Hive-style `column=value` directories for a partitioned table, or one file), `partition_filter` (`map('column', 'value', …)`), `check_duplicate_files` (default true), `parallelism` (ignored) | `added_files_count`, `changed_partition_count` |
 //! | `rewrite_position_delete_files` | `table`, `options` (`map('k', 'v', …)`), `where` (a SQL condition string) | `rewritten_delete_files_count`, `added_delete_files_count`, `rewritten_bytes_count`, `added_bytes_count` |
 //! | `compute_table_stats` | `table`, `snapshot_id` (default: the current snapshot), `columns` (`array('a', …)`; default: every top-level primitive column) | `statistics_file`: a Puffin file of theta sketches (distinct values) set on the snapshot (`crate::maintenance::commit_table_stats`) |
@@ -531,7 +531,18 @@ async fn manifests(ctx: &SessionContext, table: &ResolvedTable, args: &Args) -> 
     let spec_id = number(args, "spec_id")?
         .map(|n| in_range(n, "spec_id", 0, i32::MAX))
         .transpose()?;
-    let (_, r) = rewrite_manifests(table.target.catalog(), &table.ident, None, spec_id).await?;
+    // without spec_id, Spark rewrites the manifests of the table's current partition spec
+    // alone (Java's `RewriteManifestsSparkAction` starts from `table.spec()`); those of
+    // older specs are kept as they are
+    let spec_id = match spec_id {
+        Some(id) => id,
+        None => {
+            let loaded = table.target.catalog().load_table(&table.ident).await?;
+            loaded.metadata().default_spec_id
+        }
+    };
+    let (_, r) =
+        rewrite_manifests(table.target.catalog(), &table.ident, None, Some(spec_id)).await?;
     one_row(
         ctx,
         vec![
@@ -644,13 +655,48 @@ async fn resolve(
             target.name
         ))
     };
-    let table = resolve_table(ctx, &parts)?
-        .filter(|t| t.target.name == target.name)
-        .ok_or_else(not_found)?;
-    if !table.target.catalog().table_exists(&table.ident).await? {
-        return Err(not_found());
+    let table = resolve_table(ctx, &parts)?.filter(|t| t.target.name == target.name);
+    match table {
+        Some(table) if table.target.catalog().table_exists(&table.ident).await? => Ok(table),
+        _ => Err(version_of_a_table(ctx, target, what, &name, &parts)
+            .await?
+            .unwrap_or_else(not_found)),
     }
-    Ok(table)
+}
+
+/// The error for a `table` argument naming a version of a table, as Spark's identifiers
+/// do in queries (`ns.t.branch_dev`, `ns.t.tag_v1`, `ns.t.snapshot_id_…`): the
+/// procedures run on the table itself (its `main` branch), so this is refused naming the
+/// table and the version rather than called an unknown table; `None` when `parts` do not
+/// name such a version of an existing table.
+async fn version_of_a_table(
+    ctx: &SessionContext,
+    target: &IcebergTarget,
+    what: &str,
+    name: &str,
+    parts: &[String],
+) -> Result<Option<Error>> {
+    let Some((last, table_parts)) = parts.split_last() else {
+        return Ok(None);
+    };
+    let Some(version) = super::time_travel::VERSION_PREFIXES
+        .iter()
+        .find_map(|p| last.strip_prefix(p).filter(|v| !v.is_empty()))
+    else {
+        return Ok(None);
+    };
+    let Some(table) = resolve_table(ctx, table_parts)?.filter(|t| t.target.name == target.name)
+    else {
+        return Ok(None);
+    };
+    if !table.target.catalog().table_exists(&table.ident).await? {
+        return Ok(None);
+    }
+    Ok(Some(Error::unsupported(format!(
+        "{what}: '{name}' names version '{version}' ({last}) of table '{}': maintenance \
+         procedures run on the table and its main branch; give the table name '{}'",
+        table.ident, table.ident
+    ))))
 }
 
 fn number(args: &Args, name: &str) -> Result<Option<i64>> {

@@ -54,7 +54,7 @@ use crate::error::{Error, Result};
 use datafusion::arrow::array::timezone::Tz;
 
 /// The prefixes of Iceberg's Spark identifiers for a table's versions.
-const VERSION_PREFIXES: &[&str] = &["branch_", "tag_", "snapshot_id_", "at_timestamp_"];
+pub(super) const VERSION_PREFIXES: &[&str] = &["branch_", "tag_", "snapshot_id_", "at_timestamp_"];
 
 /// A change to the statement text: replace `range` with `text`.
 struct Edit {

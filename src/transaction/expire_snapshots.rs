@@ -105,7 +105,8 @@ impl ExpireSnapshots {
         self
     }
 
-    /// Also expire snapshot `id`, whatever its age.
+    /// Also expire snapshot `id`, whatever its age. An id the table does not have (one
+    /// expired already) is ignored, as Java's `RemoveSnapshots` ignores it.
     pub fn expire_snapshot_id(mut self, id: i64) -> Self {
         self.snapshot_ids.insert(id);
         self
@@ -208,12 +209,6 @@ impl ExpireSnapshots {
         let default_cutoff = self
             .older_than_ms
             .unwrap_or_else(|| now.saturating_sub(default_age));
-
-        for id in &self.snapshot_ids {
-            if m.snapshot_by_id(*id).is_none() {
-                return Err(Error::not_found(format!("snapshot {id} does not exist")));
-            }
-        }
 
         // refs kept: main always, others younger than their max-ref-age-ms
         let mut refs: HashMap<String, crate::spec::SnapshotReference> = HashMap::new();

@@ -162,6 +162,61 @@ fn cli_refused_catalog_uris_show_no_secret() {
     }
 }
 
+/// A catalog config file is read in the Java properties format, as its README example
+/// says and as Spark, Trino and `java.util.Properties.store` write it: `key: value` and
+/// `key value` lines, `!` comments, `\:` escapes, continuation lines. They were read as
+/// `key=value` lines only: `uri=sqlite\:cat.db` named the file `sqlite\:cat.db`, and
+/// `type sql` or `! comment` failed with "expected key=value". A malformed `\u` escape
+/// names the file and line, never the value.
+#[test]
+fn cli_catalog_config_files_are_java_properties() {
+    let dir = tempfile::tempdir().unwrap();
+    let cwd = std::fs::canonicalize(dir.path()).unwrap();
+    let out = run_in(
+        &cwd,
+        &[
+            "--catalog",
+            "sqlite:cat.db",
+            "--create-catalog",
+            "-c",
+            "CREATE SCHEMA ns; CREATE TABLE ns.t (id INT); INSERT INTO ns.t VALUES (7)",
+        ],
+    );
+    assert_success(&out);
+    std::fs::write(
+        cwd.join("cat.properties"),
+        "#written by java.util.Properties\n! an old-style comment\ntype s\\u0071l\n\
+         uri: sqlite\\:c\\\n    at.db\n",
+    )
+    .unwrap();
+    let out = run_in(
+        &cwd,
+        &[
+            "--catalog",
+            "cat.properties",
+            "--format",
+            "csv",
+            "-c",
+            "SELECT id FROM ns.t",
+        ],
+    );
+    assert_success(&out);
+    assert_eq!(stdout(&out), "id\n7\n");
+    std::fs::write(
+        cwd.join("bad.properties"),
+        "type=rest\nuri=http://127.0.0.1:9\ncredential=id:TOPSECRET\\u00\n",
+    )
+    .unwrap();
+    let out = run_in(&cwd, &["--catalog", "bad.properties", "-c", "SELECT 1"]);
+    assert_failure(&out);
+    let err = stderr(&out);
+    assert!(
+        err.contains("catalog config file 'bad.properties', line 3: malformed \\uXXXX escape"),
+        "{err}"
+    );
+    assert!(!err.contains("TOPSECRET"), "{err}");
+}
+
 /// A catalog with `ns.good` and `ns.broken`, whose metadata files are gone.
 fn catalog_with_a_broken_table(dir: &Path) -> String {
     let catalog = format!("sqlite:{}", dir.join("c.db").display());

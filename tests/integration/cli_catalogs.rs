@@ -217,6 +217,49 @@ fn cli_catalog_config_files_are_java_properties() {
     assert!(!err.contains("TOPSECRET"), "{err}");
 }
 
+/// A table of a namespace of several levels is named with the namespace as one quoted
+/// schema (`"a.b".t`); the unquoted `a.b.t`-style name DataFusion refuses ("Unsupported
+/// compound identifier 'a.b.c.t'") said nothing of that form, in any statement.
+#[test]
+fn cli_names_of_several_level_namespaces_point_to_the_quoted_form() {
+    let dir = tempfile::tempdir().unwrap();
+    let cwd = std::fs::canonicalize(dir.path()).unwrap();
+    let out = run_in(
+        &cwd,
+        &[
+            "--catalog",
+            "sqlite:cat.db",
+            "--create-catalog",
+            "--format",
+            "csv",
+            "-c",
+            "CREATE SCHEMA a; CREATE SCHEMA a.b; CREATE SCHEMA a.b.c; \
+             CREATE TABLE \"a.b.c\".t (x INT); INSERT INTO \"a.b.c\".t VALUES (5); \
+             SELECT x FROM default.\"a.b.c\".t",
+        ],
+    );
+    assert_success(&out);
+    assert!(stdout(&out).ends_with("x\n5\n"), "{}", stdout(&out));
+    for (sql, form) in [
+        ("SELECT * FROM a.b.c.t", "\"a.b.c\".t"),
+        ("INSERT INTO a.b.c.t VALUES (1)", "\"a.b.c\".t"),
+        ("SELECT * FROM default.a.b.c.t", "default.\"a.b.c\".t"),
+        ("CREATE TABLE a.b.c.u (x INT)", "\"a.b.c\".u"),
+        // three parts read as catalog.schema.table: no catalog 'a'
+        ("SELECT * FROM a.b.t", "\"a.b\".t"),
+    ] {
+        let out = run_in(&cwd, &["--catalog", "sqlite:cat.db", "-c", sql]);
+        assert_failure(&out);
+        let err = stderr(&out);
+        assert!(
+            err.contains(&format!(
+                "a namespace of several levels is one schema in SQL, its name quoted: {form}"
+            )),
+            "{sql}: {err}"
+        );
+    }
+}
+
 /// A catalog with `ns.good` and `ns.broken`, whose metadata files are gone.
 fn catalog_with_a_broken_table(dir: &Path) -> String {
     let catalog = format!("sqlite:{}", dir.join("c.db").display());

@@ -799,6 +799,47 @@ fn cli_file_paths_are_for_reading_and_errors_say_what_is_on_disk() {
     assert_eq!(stdout(&out), "x\n3\n");
 }
 
+/// An Iceberg table's directory read as a file path (`FROM 'warehouse/ns/t'`) says it is
+/// an Iceberg table and how to read one; it said the directory "holds no files of a
+/// format known from their extension", which sent the user to its data files (read
+/// alone, they would bring back deleted rows).
+#[test]
+fn cli_an_iceberg_table_directory_read_as_a_path_says_how_to_read_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let cwd = std::fs::canonicalize(dir.path()).unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let table = sample_table();
+    let shown = table.display().to_string();
+    for sql in [
+        format!("SELECT count(*) FROM '{shown}'"),
+        format!("SELECT count(*) FROM '{shown}/'"),
+    ] {
+        let out = icefloe(home.path())
+            .current_dir(&cwd)
+            .args(["-c", &sql])
+            .output()
+            .unwrap();
+        assert_failure(&out);
+        let err = stderr(&out);
+        assert!(
+            err.contains(&format!(
+                "is an Iceberg table (metadata/ holds its metadata files), not a directory \
+                 of data files: read it with iceberg_scan('{shown}"
+            )),
+            "{sql}: {err}"
+        );
+    }
+    // and what it points to reads the table
+    let out = run(&[
+        "--format",
+        "csv",
+        "-c",
+        &format!("SELECT count(*) AS n FROM iceberg_scan('{shown}')"),
+    ]);
+    assert_success(&out);
+    assert_eq!(stdout(&out), "n\n61\n");
+}
+
 /// The REPL (stdin piped) run in `cwd` with `--format csv`, asked one statement at a
 /// time: `ask(sql, lines)` writes `sql` and returns the next `lines` lines of stdout
 /// (failing after a minute without one, rather than hanging).

@@ -1278,3 +1278,50 @@ fn cli_file_paths_after_use_read_the_file() {
     assert_success(&out);
     assert_eq!(stdout(&out), "count\n1\nx\n4\n4\n5\n");
 }
+
+/// A damaged manifest list or manifest of a moved table (its files recorded under
+/// another location, as `testdata/sample_table`'s are) is named where it was read too:
+/// the error named only the recorded path (`file:/tmp/iceberg-corpus/…`), which is not
+/// the file on disk that is damaged. (Data files and missing files said both already.)
+#[test]
+fn cli_damaged_metadata_files_of_a_moved_table_are_named_where_they_were_read() {
+    let metadata = |dir: &Path| dir.join("metadata");
+    for (damaged, kind) in [
+        ("snap-2049152867955782130-1-", "manifest list"),
+        ("-m0.avro", "manifest"),
+    ] {
+        let table = crate::fixtures::copy_table("sample_table");
+        let dir = std::fs::canonicalize(table.path()).unwrap();
+        let mut hit = None;
+        for entry in std::fs::read_dir(metadata(&dir)).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().to_string();
+            if name.contains(damaged) {
+                let bytes = std::fs::read(&path).unwrap();
+                std::fs::write(&path, &bytes[..bytes.len() / 3]).unwrap();
+                hit = Some(name);
+            }
+        }
+        let name = hit.expect("a file to damage");
+        let out = run(&[
+            "--table",
+            &format!("t={}", dir.display()),
+            "-c",
+            "SELECT * FROM t",
+        ]);
+        assert_failure(&out);
+        let err = stderr(&out);
+        let read_at = format!("(read at 'file://{}/", metadata(&dir).display());
+        assert!(
+            err.contains(&format!("{kind} 'file:/tmp/iceberg-corpus/")),
+            "{err}"
+        );
+        assert!(err.contains(&read_at), "{kind}: {err}");
+        if kind == "manifest list" {
+            assert!(
+                err.contains(&format!("{}/{name}')", metadata(&dir).display())),
+                "{err}"
+            );
+        }
+    }
+}

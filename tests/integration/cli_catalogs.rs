@@ -153,6 +153,14 @@ fn cli_refused_catalog_uris_show_no_secret() {
             "postgresql://u:TOPSECRET@db/ice",
             "cannot open catalog postgresql://***@db/ice",
         ),
+        // an Azure connection string holds the account key (it was neither refused
+        // in a URI nor redacted)
+        (
+            "rest:http://127.0.0.1:9/api?warehouse=wh&adls.connection-string.acct=\
+             AccountName%3Dacct%3BAccountKey%3DTOPSECRET",
+            "cannot open catalog rest:http://127.0.0.1:9/api?warehouse=wh&\
+             adls.connection-string.acct=***",
+        ),
     ] {
         let out = run(&["--catalog", uri, "-c", "SELECT 1"]);
         assert_failure(&out);

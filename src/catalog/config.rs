@@ -250,7 +250,11 @@ impl CatalogConfig {
         })
     }
 
-    /// Read a config file: a JSON object or `key=value` lines.
+    /// Read a config file: a JSON object, or properties in the Java properties format
+    /// (`key=value`, `key: value` or `key value` lines, `#`/`!` comments, backslash escapes
+    /// and continuation lines, as `java.util.Properties.load` reads them; see
+    /// `java_properties`). Relative `uri`/`warehouse`/`table.*` paths are relative to the
+    /// file's directory.
     pub fn from_file(path: &Path) -> Result<CatalogConfig> {
         let text = std::fs::read_to_string(path).map_err(|e| {
             let kind = if e.kind() == std::io::ErrorKind::NotFound {
@@ -291,19 +295,9 @@ impl CatalogConfig {
                 }
             }
         } else {
-            for (n, line) in text.lines().enumerate() {
-                let line = line.trim();
-                if line.is_empty() || line.starts_with('#') {
-                    continue;
-                }
-                let (k, v) = line.split_once('=').ok_or_else(|| {
-                    Error::invalid_data(format!(
-                        "catalog config file '{}', line {}: expected key=value",
-                        path.display(),
-                        n + 1
-                    ))
-                })?;
-                props.insert(k.trim().to_string(), v.trim().to_string());
+            let file = path.display().to_string();
+            for (k, v) in super::java_properties::parse(&text, &file)? {
+                props.insert(k, v);
             }
         }
         let base = path.parent().map(Path::to_path_buf).unwrap_or_default();

@@ -21,6 +21,7 @@
 mod commit;
 mod config;
 mod filesystem;
+mod java_properties;
 mod purge;
 #[cfg(feature = "cloud")]
 mod rest;

@@ -329,7 +329,10 @@ impl EqualityDeleteLoader {
                 let batches = super::run_blocking(what, move || {
                     parse_equality_delete_file(bytes, &loc, &schema)
                 })
-                .await?;
+                .await
+                .map_err(|e| {
+                    super::when_moved(e, "equality delete file", &self.file_io, &location)
+                })?;
                 Ok::<_, Error>(Arc::new(EqualityDeleteBatches {
                     schema: target,
                     batches,

@@ -59,6 +59,25 @@ pub(crate) fn file_context(kind: &str, file_io: &crate::io::FileIO, location: &s
     }
 }
 
+/// `e`, an error decoding the file at `location`, with [`file_context`] before it when the
+/// file was read elsewhere (a moved table's remapped location): the decoders name the
+/// stored path only, which for a moved table is not where the damaged file is.
+pub(crate) fn when_moved(
+    e: crate::Error,
+    kind: &str,
+    file_io: &crate::io::FileIO,
+    location: &str,
+) -> crate::Error {
+    match file_io.remap(location) {
+        Ok(actual)
+            if crate::io::normalize_location(location).ok().as_deref() != Some(actual.as_str()) =>
+        {
+            e.context(file_context(kind, file_io, location))
+        }
+        _ => e,
+    }
+}
+
 /// Run CPU-bound decoding off the async threads when inside a tokio runtime (inline
 /// otherwise, so the loaders also work under other executors). `what` names the file.
 pub(crate) async fn run_blocking<T: Send + 'static>(

@@ -290,7 +290,10 @@ impl PositionDeleteLoader {
                 let loc = location.clone();
                 let parsed =
                     super::run_blocking(what, move || parse_position_delete_file(bytes, &loc))
-                        .await?;
+                        .await
+                        .map_err(|e| {
+                            super::when_moved(e, "position delete file", &self.file_io, &location)
+                        })?;
                 let parsed = Arc::new(parsed);
                 if let Some((c, key)) = cached {
                     c.insert_position_delete_file(&key, Arc::clone(&parsed));

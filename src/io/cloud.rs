@@ -41,7 +41,8 @@ use crate::error::{Error, ErrorKind, Result};
 /// Whether a property's value is a secret that must never be shown: names holding
 /// `secret`, `password`, `token`, `credential`, `key-id`/`key_id`, or ending in
 /// `key` (`adls.account-key`, `azure_storage_account_key`, `google_service_account_key`),
-/// and every `header.*` value.
+/// Azure connection strings (`adls.connection-string[.<account>]`, which may hold
+/// `AccountKey=…` or `SharedAccessSignature=…`), and every `header.*` value.
 pub fn is_secret(key: &str) -> bool {
     let k = key.to_ascii_lowercase();
     [
@@ -51,6 +52,8 @@ pub fn is_secret(key: &str) -> bool {
         "credential",
         "key-id",
         "key_id",
+        "connection-string",
+        "connection_string",
     ]
     .iter()
     .any(|s| k.contains(s))

@@ -562,7 +562,10 @@ pub(crate) async fn read_manifest_keeping(
             &stats,
         )
     })
-    .await?;
+    .await
+    .map_err(|e| {
+        crate::delete::when_moved(e, "manifest", table.file_io(), &manifest.manifest_path)
+    })?;
     // A data manifest must hold only data files, a delete manifest only delete files.
     let expect_data = manifest.content == ManifestContent::Data;
     if let Some(bad) = entries

@@ -799,6 +799,47 @@ fn cli_file_paths_are_for_reading_and_errors_say_what_is_on_disk() {
     assert_eq!(stdout(&out), "x\n3\n");
 }
 
+/// An Iceberg table's directory read as a file path (`FROM 'warehouse/ns/t'`) says it is
+/// an Iceberg table and how to read one; it said the directory "holds no files of a
+/// format known from their extension", which sent the user to its data files (read
+/// alone, they would bring back deleted rows).
+#[test]
+fn cli_an_iceberg_table_directory_read_as_a_path_says_how_to_read_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let cwd = std::fs::canonicalize(dir.path()).unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let table = sample_table();
+    let shown = table.display().to_string();
+    for sql in [
+        format!("SELECT count(*) FROM '{shown}'"),
+        format!("SELECT count(*) FROM '{shown}/'"),
+    ] {
+        let out = icefloe(home.path())
+            .current_dir(&cwd)
+            .args(["-c", &sql])
+            .output()
+            .unwrap();
+        assert_failure(&out);
+        let err = stderr(&out);
+        assert!(
+            err.contains(&format!(
+                "is an Iceberg table (metadata/ holds its metadata files), not a directory \
+                 of data files: read it with iceberg_scan('{shown}"
+            )),
+            "{sql}: {err}"
+        );
+    }
+    // and what it points to reads the table
+    let out = run(&[
+        "--format",
+        "csv",
+        "-c",
+        &format!("SELECT count(*) AS n FROM iceberg_scan('{shown}')"),
+    ]);
+    assert_success(&out);
+    assert_eq!(stdout(&out), "n\n61\n");
+}
+
 /// The REPL (stdin piped) run in `cwd` with `--format csv`, asked one statement at a
 /// time: `ask(sql, lines)` writes `sql` and returns the next `lines` lines of stdout
 /// (failing after a minute without one, rather than hanging).
@@ -1236,4 +1277,51 @@ fn cli_file_paths_after_use_read_the_file() {
     );
     assert_success(&out);
     assert_eq!(stdout(&out), "count\n1\nx\n4\n4\n5\n");
+}
+
+/// A damaged manifest list or manifest of a moved table (its files recorded under
+/// another location, as `testdata/sample_table`'s are) is named where it was read too:
+/// the error named only the recorded path (`file:/tmp/iceberg-corpus/…`), which is not
+/// the file on disk that is damaged. (Data files and missing files said both already.)
+#[test]
+fn cli_damaged_metadata_files_of_a_moved_table_are_named_where_they_were_read() {
+    let metadata = |dir: &Path| dir.join("metadata");
+    for (damaged, kind) in [
+        ("snap-2049152867955782130-1-", "manifest list"),
+        ("-m0.avro", "manifest"),
+    ] {
+        let table = crate::fixtures::copy_table("sample_table");
+        let dir = std::fs::canonicalize(table.path()).unwrap();
+        let mut hit = None;
+        for entry in std::fs::read_dir(metadata(&dir)).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().to_string();
+            if name.contains(damaged) {
+                let bytes = std::fs::read(&path).unwrap();
+                std::fs::write(&path, &bytes[..bytes.len() / 3]).unwrap();
+                hit = Some(name);
+            }
+        }
+        let name = hit.expect("a file to damage");
+        let out = run(&[
+            "--table",
+            &format!("t={}", dir.display()),
+            "-c",
+            "SELECT * FROM t",
+        ]);
+        assert_failure(&out);
+        let err = stderr(&out);
+        let read_at = format!("(read at 'file://{}/", metadata(&dir).display());
+        assert!(
+            err.contains(&format!("{kind} 'file:/tmp/iceberg-corpus/")),
+            "{err}"
+        );
+        assert!(err.contains(&read_at), "{kind}: {err}");
+        if kind == "manifest list" {
+            assert!(
+                err.contains(&format!("{}/{name}')", metadata(&dir).display())),
+                "{err}"
+            );
+        }
+    }
 }

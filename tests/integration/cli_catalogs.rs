@@ -153,12 +153,118 @@ fn cli_refused_catalog_uris_show_no_secret() {
             "postgresql://u:TOPSECRET@db/ice",
             "cannot open catalog postgresql://***@db/ice",
         ),
+        // an Azure connection string holds the account key (it was neither refused
+        // in a URI nor redacted)
+        (
+            "rest:http://127.0.0.1:9/api?warehouse=wh&adls.connection-string.acct=\
+             AccountName%3Dacct%3BAccountKey%3DTOPSECRET",
+            "cannot open catalog rest:http://127.0.0.1:9/api?warehouse=wh&\
+             adls.connection-string.acct=***",
+        ),
     ] {
         let out = run(&["--catalog", uri, "-c", "SELECT 1"]);
         assert_failure(&out);
         let err = stderr(&out);
         assert!(!err.contains("TOPSECRET"), "{uri}: {err}");
         assert!(err.contains(shown), "{uri}: {err}");
+    }
+}
+
+/// A catalog config file is read in the Java properties format, as its README example
+/// says and as Spark, Trino and `java.util.Properties.store` write it: `key: value` and
+/// `key value` lines, `!` comments, `\:` escapes, continuation lines. They were read as
+/// `key=value` lines only: `uri=sqlite\:cat.db` named the file `sqlite\:cat.db`, and
+/// `type sql` or `! comment` failed with "expected key=value". A malformed `\u` escape
+/// names the file and line, never the value.
+#[test]
+fn cli_catalog_config_files_are_java_properties() {
+    let dir = tempfile::tempdir().unwrap();
+    let cwd = std::fs::canonicalize(dir.path()).unwrap();
+    let out = run_in(
+        &cwd,
+        &[
+            "--catalog",
+            "sqlite:cat.db",
+            "--create-catalog",
+            "-c",
+            "CREATE SCHEMA ns; CREATE TABLE ns.t (id INT); INSERT INTO ns.t VALUES (7)",
+        ],
+    );
+    assert_success(&out);
+    std::fs::write(
+        cwd.join("cat.properties"),
+        "#written by java.util.Properties\n! an old-style comment\ntype s\\u0071l\n\
+         uri: sqlite\\:c\\\n    at.db\n",
+    )
+    .unwrap();
+    let out = run_in(
+        &cwd,
+        &[
+            "--catalog",
+            "cat.properties",
+            "--format",
+            "csv",
+            "-c",
+            "SELECT id FROM ns.t",
+        ],
+    );
+    assert_success(&out);
+    assert_eq!(stdout(&out), "id\n7\n");
+    std::fs::write(
+        cwd.join("bad.properties"),
+        "type=rest\nuri=http://127.0.0.1:9\ncredential=id:TOPSECRET\\u00\n",
+    )
+    .unwrap();
+    let out = run_in(&cwd, &["--catalog", "bad.properties", "-c", "SELECT 1"]);
+    assert_failure(&out);
+    let err = stderr(&out);
+    assert!(
+        err.contains("catalog config file 'bad.properties', line 3: malformed \\uXXXX escape"),
+        "{err}"
+    );
+    assert!(!err.contains("TOPSECRET"), "{err}");
+}
+
+/// A table of a namespace of several levels is named with the namespace as one quoted
+/// schema (`"a.b".t`); the unquoted `a.b.t`-style name DataFusion refuses ("Unsupported
+/// compound identifier 'a.b.c.t'") said nothing of that form, in any statement.
+#[test]
+fn cli_names_of_several_level_namespaces_point_to_the_quoted_form() {
+    let dir = tempfile::tempdir().unwrap();
+    let cwd = std::fs::canonicalize(dir.path()).unwrap();
+    let out = run_in(
+        &cwd,
+        &[
+            "--catalog",
+            "sqlite:cat.db",
+            "--create-catalog",
+            "--format",
+            "csv",
+            "-c",
+            "CREATE SCHEMA a; CREATE SCHEMA a.b; CREATE SCHEMA a.b.c; \
+             CREATE TABLE \"a.b.c\".t (x INT); INSERT INTO \"a.b.c\".t VALUES (5); \
+             SELECT x FROM default.\"a.b.c\".t",
+        ],
+    );
+    assert_success(&out);
+    assert!(stdout(&out).ends_with("x\n5\n"), "{}", stdout(&out));
+    for (sql, form) in [
+        ("SELECT * FROM a.b.c.t", "\"a.b.c\".t"),
+        ("INSERT INTO a.b.c.t VALUES (1)", "\"a.b.c\".t"),
+        ("SELECT * FROM default.a.b.c.t", "default.\"a.b.c\".t"),
+        ("CREATE TABLE a.b.c.u (x INT)", "\"a.b.c\".u"),
+        // three parts read as catalog.schema.table: no catalog 'a'
+        ("SELECT * FROM a.b.t", "\"a.b\".t"),
+    ] {
+        let out = run_in(&cwd, &["--catalog", "sqlite:cat.db", "-c", sql]);
+        assert_failure(&out);
+        let err = stderr(&out);
+        assert!(
+            err.contains(&format!(
+                "a namespace of several levels is one schema in SQL, its name quoted: {form}"
+            )),
+            "{sql}: {err}"
+        );
     }
 }
 

@@ -610,7 +610,10 @@ pub async fn run_statement(
             let e = statement_error(e);
             match explain_not_found(ctx, &e.message) {
                 Some(message) => CliError::new(message),
-                None => e,
+                None => match several_level_namespace_hint(ctx, &e.message) {
+                    Some(hint) => CliError::new(format!("{}; {hint}", e.message)),
+                    None => e,
+                },
             }
         })?;
     output.write_dataframe(df).await
@@ -640,8 +643,23 @@ fn explain_not_found(ctx: &SessionContext, message: &str) -> Option<String> {
     let (name, _) = rest.split_once("' not found")?;
     let (catalog, in_catalog) = name.split_once('.')?;
     let Some(cat) = ctx.catalog(catalog) else {
+        // `a.b.t` of a table in namespace `a.b` of the default catalog: its quoted form
+        let hint = name
+            .rsplit_once('.')
+            .filter(|(namespace, _)| {
+                let default = ctx.state().config_options().catalog.default_catalog.clone();
+                ctx.catalog(&default)
+                    .is_some_and(|c| c.schema_names().iter().any(|s| s == namespace))
+            })
+            .map(|(namespace, table)| {
+                format!(
+                    "; a namespace of several levels is one schema in SQL, its name quoted: \
+                     \"{namespace}\".{table}"
+                )
+            })
+            .unwrap_or_default();
         return Some(format!(
-            "catalog '{catalog}' not found (catalogs: {})",
+            "catalog '{catalog}' not found (catalogs: {}){hint}",
             ctx.catalog_names().join(", ")
         ));
     };
@@ -716,6 +734,30 @@ fn explain_not_found(ctx: &SessionContext, message: &str) -> Option<String> {
         .unwrap_or_default();
     Some(format!(
         "table '{table}' not found in schema '{catalog}.{schema}' ({listed}){hint}"
+    ))
+}
+
+/// For DataFusion's "Unsupported compound identifier 'a.b.c.t'" (a name of more parts than
+/// `catalog.schema.table`): how to name a table in a namespace of several levels, which
+/// is one schema whose name holds the dots (`"a.b.c".t`, `cat."a.b.c".t`).
+fn several_level_namespace_hint(ctx: &SessionContext, message: &str) -> Option<String> {
+    let rest = message.split("Unsupported compound identifier '").nth(1)?;
+    let (name, _) = rest.split_once("'. Expected")?;
+    let parts: Vec<&str> = name.split('.').collect();
+    let (table, before) = parts.split_last()?;
+    let (catalog, namespace) = match before.split_first() {
+        Some((first, rest)) if rest.len() > 1 && ctx.catalog(first).is_some() => {
+            (format!("{first}."), rest)
+        }
+        _ => (String::new(), before),
+    };
+    if namespace.len() < 2 {
+        return None;
+    }
+    Some(format!(
+        "a namespace of several levels is one schema in SQL, its name quoted: \
+         {catalog}\"{}\".{table}",
+        namespace.join(".")
     ))
 }
 

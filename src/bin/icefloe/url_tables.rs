@@ -484,6 +484,12 @@ pub fn not_found_hint(name: &str) -> Option<String> {
                  (FROM './{name}{slash}')"
             ))
         }
+        // its data files alone would read deleted rows and miss schema changes
+        Ok(m) if m.is_dir() && is_iceberg_table_directory(path) => Some(format!(
+            "directory {shown} is an Iceberg table (metadata/ holds its metadata files), \
+             not a directory of data files: read it with iceberg_scan('{name}'), --table \
+             t={name} or CREATE EXTERNAL TABLE t STORED AS ICEBERG LOCATION '{name}'"
+        )),
         Ok(m) if m.is_dir() => Some(format!(
             "directory {shown} holds no files of a format known from their extension \
              ({KNOWN_EXTENSIONS})"
@@ -494,6 +500,18 @@ pub fn not_found_hint(name: &str) -> Option<String> {
              PARQUET|CSV|JSON|AVRO|ARROW LOCATION '{name}'"
         )),
     }
+}
+
+/// Whether `dir` is an Iceberg table's directory: its `metadata/` holds a
+/// `*.metadata.json` or `version-hint.text` (spec: "File System Tables").
+fn is_iceberg_table_directory(dir: &Path) -> bool {
+    std::fs::read_dir(dir.join("metadata")).is_ok_and(|entries| {
+        entries.flatten().any(|e| {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            name.ends_with(".metadata.json") || name == "version-hint.text"
+        })
+    })
 }
 
 /// The extensions DataFusion reads a file's format from.

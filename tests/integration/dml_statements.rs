@@ -160,6 +160,65 @@ async fn dml_delete_takes_the_table_alias() {
     }
 }
 
+/// `a IS [NOT] DISTINCT FROM b AND|OR c` is `(a IS DISTINCT FROM b) AND|OR c`, as Spark
+/// reads it, in conditions, `MERGE` clauses and queries (sqlparser read `a IS DISTINCT
+/// FROM (b AND c)`: the `DELETE` below deleted row 1 too, the `UPDATE` row 3).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dml_is_distinct_from_before_and_or_reads_as_spark() {
+    let lake = lake().await;
+    for mode in ["copy-on-write", "merge-on-read"] {
+        let name = format!("d_{}", mode.replace('-', "_"));
+        let t = format!("ice.ns.{name}");
+        mode_table(
+            &lake,
+            &name,
+            "id BIGINT, b BOOLEAN, x INT",
+            "(1, true, 0), (2, false, 0), (3, NULL, 0), (4, NULL, 0)",
+            mode,
+            2,
+        )
+        .await;
+        let selected = ok(
+            &lake.ctx,
+            &format!("SELECT id FROM {t} WHERE b IS DISTINCT FROM true AND id = 3"),
+        )
+        .await;
+        assert_eq!(selected, "+----+\n| id |\n+----+\n| 3  |\n+----+", "{mode}");
+        ok(
+            &lake.ctx,
+            &format!("DELETE FROM {t} WHERE b IS DISTINCT FROM true AND id = 3"),
+        )
+        .await;
+        ok(
+            &lake.ctx,
+            &format!("UPDATE {t} SET x = 1 WHERE b IS NOT DISTINCT FROM false OR id = 1"),
+        )
+        .await;
+        ok(
+            &lake.ctx,
+            &format!(
+                "MERGE INTO {t} t USING (VALUES (1, true), (2, true), (4, true)) AS s(id, b) \
+                 ON t.id = s.id \
+                 WHEN MATCHED AND t.b IS DISTINCT FROM s.b AND s.id > 2 THEN UPDATE SET x = 2 \
+                 WHEN MATCHED AND t.b IS NOT DISTINCT FROM s.b OR s.id = 2 THEN UPDATE SET x = 3"
+            ),
+        )
+        .await;
+        let rows = ok(&lake.ctx, &format!("SELECT id, b, x FROM {t} ORDER BY id")).await;
+        assert_eq!(
+            rows,
+            "+----+-------+---+\n\
+             | id | b     | x |\n\
+             +----+-------+---+\n\
+             | 1  | true  | 3 |\n\
+             | 2  | false | 3 |\n\
+             | 4  |       | 2 |\n\
+             +----+-------+---+",
+            "{mode}"
+        );
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dml_scalar_subqueries_run_once_and_correlated_ones_per_row() {
     let lake = lake().await;

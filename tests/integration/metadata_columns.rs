@@ -558,6 +558,71 @@ async fn metadata_columns_in_statements_wrapping_a_query() {
     );
 }
 
+/// A `MERGE` whose clauses icefloe resolves before DataFusion plans it (`UPDATE SET`,
+/// `UPDATE SET *`, `INSERT *`) reads the metadata columns of its source query as one
+/// whose clauses it leaves alone does (it failed: "metadata columns of a MERGE's target
+/// table are not supported yet … _pos of ice.ns.u", naming the target for the source's
+/// column; `UPDATE SET *` / `INSERT *` said the source "does not plan").
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metadata_columns_of_a_merge_source_with_resolved_clauses() {
+    let lake = two_file_lake().await;
+    let ctx = &lake.ctx;
+    let source = rows(ctx, "SELECT id, _pos, _file FROM ice.ns.t ORDER BY id").await;
+    assert!(source.iter().any(|r| r[1] == "1"), "{source:?}");
+    // INSERT *: every target column from the source's column of its name
+    crate::dml::ok(
+        ctx,
+        "MERGE INTO ice.ns.u USING (SELECT id AS p, _file AS f FROM ice.ns.t) s ON s.p = u.p \
+         WHEN NOT MATCHED THEN INSERT *",
+    )
+    .await;
+    let mut want: Vec<Vec<String>> = source
+        .iter()
+        .map(|r| vec![r[0].clone(), r[2].clone()])
+        .collect();
+    assert_eq!(
+        rows(ctx, "SELECT p, f FROM ice.ns.u ORDER BY p").await,
+        want
+    );
+    // UPDATE SET from a source's metadata column; a NOT MATCHED clause reading one
+    crate::dml::ok(
+        ctx,
+        "MERGE INTO ice.ns.u USING (SELECT id, _pos FROM ice.ns.t) s ON s.id = u.p AND s._pos = 0 \
+         WHEN MATCHED THEN UPDATE SET f = concat('at ', CAST(s._pos AS STRING)) \
+         WHEN NOT MATCHED AND _pos = 1 THEN INSERT (p, f) VALUES (id + 100, 'one')",
+    )
+    .await;
+    for (row, src) in want.iter_mut().zip(&source) {
+        if src[1] == "0" {
+            row[1] = "at 0".to_string();
+        }
+    }
+    for src in source.iter().filter(|r| r[1] == "1") {
+        let id: i64 = src[0].parse().expect("id");
+        want.push(vec![(id + 100).to_string(), "one".to_string()]);
+    }
+    assert_eq!(
+        rows(ctx, "SELECT p, f FROM ice.ns.u ORDER BY p").await,
+        want
+    );
+    // UPDATE SET *: the source's columns, metadata ones among them
+    crate::dml::ok(
+        ctx,
+        "MERGE INTO ice.ns.u USING (SELECT id AS p, concat(_file, '#', CAST(_pos AS STRING)) AS f \
+         FROM ice.ns.t WHERE _pos = 1) s ON s.p = u.p WHEN MATCHED THEN UPDATE SET *",
+    )
+    .await;
+    for (row, src) in want.iter_mut().zip(&source) {
+        if src[1] == "1" {
+            row[1] = format!("{}#1", src[2]);
+        }
+    }
+    assert_eq!(
+        rows(ctx, "SELECT p, f FROM ice.ns.u ORDER BY p").await,
+        want
+    );
+}
+
 /// Where a statement keeps its plan for later (`CREATE VIEW`, `PREPARE`) or names a
 /// metadata column of the table it changes (`DELETE`, `UPDATE`, a `MERGE`'s target), a
 /// metadata column is refused naming the feature, the column and the table (it was

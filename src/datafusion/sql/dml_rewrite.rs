@@ -76,6 +76,13 @@ pub(super) async fn plan(ctx: &SessionContext, sql: &str) -> Result<Option<Logic
     if changed != Some(true) {
         return Ok(None);
     }
+    // a MERGE whose source reads metadata columns (`USING (SELECT id, _pos FROM u)`) is
+    // planned with them, as the statement unchanged would be (module `metadata_columns`)
+    if merge {
+        if let Some(plan) = super::metadata_columns::plan(ctx, &statement.to_string()).await? {
+            return Ok(Some(plan));
+        }
+    }
     let plan = state
         .statement_to_plan(DFStatement::Statement(statement))
         .await?;

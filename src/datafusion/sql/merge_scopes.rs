@@ -177,8 +177,10 @@ fn own_prefix(relation: &Relation) -> Resolution {
     }
 }
 
-/// The source's columns: `SELECT * FROM <source>` planned; `None` when it does not plan
-/// (DataFusion then reports the statement).
+/// The source's columns: `SELECT * FROM <source>` planned, with the metadata columns a
+/// source query names (`(SELECT id, _pos FROM u)` has `_pos`; a source table's `*` shows
+/// none, as in Spark); `None` when it does not plan (DataFusion then reports the
+/// statement).
 pub(super) async fn source_schema(
     ctx: &SessionContext,
     merge: &Merge,
@@ -200,6 +202,10 @@ pub(super) async fn source_schema(
         relation: merge.source.clone(),
         joins: vec![],
     }];
+    // a source query reading metadata columns has them as columns
+    if let Ok(Some(plan)) = super::metadata_columns::plan(ctx, &statement.to_string()).await {
+        return Some(std::sync::Arc::clone(plan.schema().inner()));
+    }
     let plan: LogicalPlan = state
         .statement_to_plan(DFStatement::Statement(statement))
         .await

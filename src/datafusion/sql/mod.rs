@@ -179,6 +179,7 @@ mod insert_partition;
 pub use execute_parameters::PreparedParameterTypes;
 pub(crate) use prepare_rebind::PreparedStatements;
 mod depth;
+mod distinct_from;
 mod dml_defaults;
 mod dml_functions;
 mod dml_rewrite;
@@ -291,6 +292,9 @@ async fn execute_statement(ctx: &SessionContext, statement: &str) -> Result<Data
         None => std::borrow::Cow::Borrowed(statement),
     };
     let statement: &str = &rewritten;
+    // `a IS DISTINCT FROM b AND c` as `(a IS DISTINCT FROM b) AND c`, as Spark reads it
+    let regrouped = distinct_from::parenthesized(ctx, statement)?;
+    let statement: &str = &regrouped;
     // `WITH … MERGE|UPDATE|DELETE`: the CTEs moved to where they are read, then run
     if let Some(inlined) = dml_with::inline_ctes(ctx, statement)? {
         return Box::pin(execute(ctx, &inlined)).await;

@@ -267,7 +267,25 @@ pub async fn execute(ctx: &SessionContext, statement: &str) -> Result<DataFrame>
     }
     // boxed: a statement's future is large (every rewrite's state), and a caller's
     // future that holds it inline (a test's, pinned on its thread's stack) overflowed
-    let df = Box::pin(execute_statement(ctx, statement)).await?;
+    // a VALUES of several rows with a subquery value over an Iceberg column, which
+    // DataFusion refuses (module `values_metadata`), in a statement icefloe plans itself
+    // (CREATE TABLE … AS, UPDATE, MERGE): run again without the metadata once refused; a
+    // MERGE's source is planned where the refusal is reported as another error, so a
+    // MERGE is written without it first
+    let without_metadata =
+        tokenize(ctx, statement).and_then(|toks| values_metadata::rewritten_text(statement, &toks));
+    let df = match without_metadata {
+        Some(text) if tokens::first_word_is(statement, &["MERGE"]) => {
+            Box::pin(execute_statement(ctx, &text)).await?
+        }
+        Some(text) => match Box::pin(execute_statement(ctx, statement)).await {
+            Err(e) if values_metadata::is_inconsistent_metadata(&e) => {
+                Box::pin(execute_statement(ctx, &text)).await?
+            }
+            other => other?,
+        },
+        None => Box::pin(execute_statement(ctx, statement)).await?,
+    };
     crate::datafusion::dml::plan_row_level_subqueries(df).await
 }
 

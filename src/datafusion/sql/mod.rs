@@ -265,15 +265,18 @@ pub async fn execute(ctx: &SessionContext, statement: &str) -> Result<DataFrame>
         // not deeper in `execute_statement`: it runs a whole `PREPARE` itself)
         Box::pin(prepare_rebind::rebind(ctx, statement)).await?;
     }
+    // a VALUES of several rows with a subquery value over an Iceberg column, which
+    // DataFusion refuses (module `values_metadata`): run again without the metadata once
+    // refused; a MERGE's source is planned where the refusal is reported as another
+    // error, so a MERGE is written without it first
+    let lower = statement.to_ascii_lowercase();
+    let without_metadata = match lower.contains("values") && lower.contains("select") {
+        true => tokenize(ctx, statement)
+            .and_then(|toks| values_metadata::rewritten_text(statement, &toks)),
+        false => None,
+    };
     // boxed: a statement's future is large (every rewrite's state), and a caller's
     // future that holds it inline (a test's, pinned on its thread's stack) overflowed
-    // a VALUES of several rows with a subquery value over an Iceberg column, which
-    // DataFusion refuses (module `values_metadata`), in a statement icefloe plans itself
-    // (CREATE TABLE … AS, UPDATE, MERGE): run again without the metadata once refused; a
-    // MERGE's source is planned where the refusal is reported as another error, so a
-    // MERGE is written without it first
-    let without_metadata =
-        tokenize(ctx, statement).and_then(|toks| values_metadata::rewritten_text(statement, &toks));
     let df = match without_metadata {
         Some(text) if tokens::first_word_is(statement, &["MERGE"]) => {
             Box::pin(execute_statement(ctx, &text)).await?
@@ -479,8 +482,7 @@ async fn execute_statement(ctx: &SessionContext, statement: &str) -> Result<Data
 }
 
 /// `statement` planned by DataFusion: with the metadata columns it names (module
-/// `metadata_columns`), else through `ctx.sql` (a `VALUES` whose rows' values carry
-/// different field metadata planned again without it: module `values_metadata`).
+/// `metadata_columns`), else through `ctx.sql`.
 ///
 /// Errors: DataFusion's, wrapped; for `VALUES` whose structs lack or add fields, and
 /// metadata columns where they are not supported, icefloe's naming them.
@@ -499,12 +501,7 @@ async fn run_in_datafusion(ctx: &SessionContext, statement: &str) -> Result<Data
                     return Err(error);
                 }
             }
-            let e = Error::from(e);
-            // DataFusion refuses VALUES rows whose values carry different field metadata
-            if let Some(plan) = values_metadata::plan(ctx, statement, &e).await? {
-                return Ok(ctx.execute_logical_plan(plan).await?);
-            }
-            Err(naming_metadata_columns(ctx, statement, e).await)
+            Err(naming_metadata_columns(ctx, statement, Error::from(e)).await)
         }
     }
 }

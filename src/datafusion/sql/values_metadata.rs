@@ -8,60 +8,26 @@
 //! carry their field ids, so the subquery's row disagreed with a literal's. Spark,
 //! DuckDB and PostgreSQL run the statement; field ids are no part of a value.
 //!
-//! When DataFusion refuses a statement with that error, [`plan`] plans it again with each
-//! value of such a `VALUES` that holds a subquery written `CASE WHEN TRUE THEN value
-//! END`: the same value and type, without metadata (DataFusion gives a `CASE` none). The
-//! optimizer folds the `CASE` away once the `VALUES` is planned (the analyzer rule of
+//! [`rewritten_text`] writes each value of such a `VALUES` that holds a subquery as
+//! `CASE WHEN TRUE THEN value END`, editing the statement's text only: the same value
+//! and type, without metadata (DataFusion gives a `CASE` none). The optimizer folds the
+//! `CASE` away once the `VALUES` is planned (the analyzer rule of
 //! `crate::datafusion::values_subqueries` then writes it as one projection per row).
+//! `sql::execute` runs a statement so written when DataFusion refused it for that reason
+//! (a `MERGE`, whose source's refusal is reported as another error, is written so first).
 
-use std::ops::ControlFlow;
-
-use datafusion::logical_expr::LogicalPlan;
-use datafusion::prelude::SessionContext;
-use datafusion::sql::parser::{CopyToSource, Statement as DFStatement};
-use datafusion::sql::sqlparser::ast::helpers::attached_token::AttachedToken;
-use datafusion::sql::sqlparser::ast::{
-    CaseWhen, Expr, Query, SetExpr, Value, Visit, VisitMut, Visitor, VisitorMut,
-};
-
-use super::tokens::{closing, is_keyword, Tok};
 use datafusion::sql::sqlparser::tokenizer::Token;
 
-use crate::error::{Error, Result};
+use super::tokens::{closing, is_keyword, Tok};
+use crate::error::Error;
 
 /// DataFusion's message for a `VALUES` whose rows carry different field metadata.
 const INCONSISTENT: &str = "Inconsistent metadata across values list";
 
-/// The plan of `sql` with the subquery values of its `VALUES` lists stripped of field
-/// metadata (module docs), when DataFusion refused it with `error` for that; `None`
-/// otherwise, or when nothing in `sql` could be changed (the caller reports `error`).
-///
-/// Errors: DataFusion's planning errors of the changed statement.
-pub(super) async fn plan(
-    ctx: &SessionContext,
-    sql: &str,
-    error: &Error,
-) -> Result<Option<LogicalPlan>> {
-    if !error.to_string().contains(INCONSISTENT) {
-        return Ok(None);
-    }
-    let state = ctx.state();
-    let dialect = state.config_options().sql_parser.dialect;
-    let Ok(mut statement) = state.sql_to_statement(sql, &dialect) else {
-        return Ok(None);
-    };
-    if !strip(&mut statement) {
-        return Ok(None);
-    }
-    Ok(Some(state.statement_to_plan(statement).await?))
-}
-
 /// `text` (tokenized as `toks`) with each value of a `VALUES` list of several rows that
-/// holds a `SELECT` written `CASE WHEN TRUE THEN value END`, as [`plan`] writes it, by
-/// editing the text only (icefloe's own syntax around it, as a `MERGE`'s `INSERT *` or a
-/// `CREATE TABLE … PARTITIONED BY`, stays as written); `None` when there is no such
-/// value. For the statements icefloe plans itself (`CREATE TABLE … AS`, `MERGE`,
-/// `UPDATE`), which [`plan`] does not see.
+/// holds a `SELECT` written `CASE WHEN TRUE THEN value END`, by editing the text only
+/// (icefloe's own syntax around it, as a `MERGE`'s `INSERT *` or a `CREATE TABLE …
+/// PARTITIONED BY`, stays as written); `None` when there is no such value.
 pub(super) fn rewritten_text(text: &str, toks: &[Tok]) -> Option<String> {
     let mut inserts: Vec<(usize, &'static str)> = Vec::new();
     for (at, t) in toks.iter().enumerate() {
@@ -133,122 +99,9 @@ pub(super) fn is_inconsistent_metadata(error: &Error) -> bool {
     error.to_string().contains(INCONSISTENT)
 }
 
-/// Wrap the subquery values of every `VALUES` of several rows in `statement`; whether
-/// one was wrapped.
-fn strip(statement: &mut DFStatement) -> bool {
-    let mut wrapper = Wrapper { changed: false };
-    match statement {
-        DFStatement::Statement(s) => {
-            let _ = s.visit(&mut wrapper);
-        }
-        DFStatement::Explain(explain) => return strip(&mut explain.statement),
-        DFStatement::CopyTo(copy) => {
-            if let CopyToSource::Query(q) = &mut copy.source {
-                let _ = q.visit(&mut wrapper);
-            }
-        }
-        _ => {}
-    }
-    wrapper.changed
-}
-
-/// Visits every query (at any depth) and wraps the subquery values of the `VALUES` of
-/// its body.
-struct Wrapper {
-    changed: bool,
-}
-
-impl VisitorMut for Wrapper {
-    type Break = ();
-
-    fn post_visit_query(&mut self, query: &mut Query) -> ControlFlow<()> {
-        self.changed |= wrap_body(&mut query.body);
-        ControlFlow::Continue(())
-    }
-}
-
-/// Wrap the subquery values of the `VALUES` lists of `body` (through set operations;
-/// a nested query is visited on its own); whether one was wrapped.
-fn wrap_body(body: &mut SetExpr) -> bool {
-    match body {
-        SetExpr::Values(values) if values.rows.len() > 1 => {
-            let mut changed = false;
-            for value in values.rows.iter_mut().flat_map(|r| r.content.iter_mut()) {
-                if holds_subquery(value) {
-                    let inner = std::mem::replace(value, Expr::value(Value::Null));
-                    *value = without_metadata(inner);
-                    changed = true;
-                }
-            }
-            changed
-        }
-        SetExpr::SetOperation { left, right, .. } => {
-            // `|`, not `||`: both sides are wrapped
-            wrap_body(left) | wrap_body(right)
-        }
-        _ => false,
-    }
-}
-
-/// Whether `value` holds a scalar subquery at any depth.
-fn holds_subquery(value: &Expr) -> bool {
-    struct Finder;
-    impl Visitor for Finder {
-        type Break = ();
-        fn pre_visit_expr(&mut self, e: &Expr) -> ControlFlow<()> {
-            match e {
-                Expr::Subquery(_) => ControlFlow::Break(()),
-                _ => ControlFlow::Continue(()),
-            }
-        }
-    }
-    value.visit(&mut Finder).is_break()
-}
-
-/// `CASE WHEN TRUE THEN value END`.
-fn without_metadata(value: Expr) -> Expr {
-    Expr::Case {
-        case_token: AttachedToken::empty(),
-        end_token: AttachedToken::empty(),
-        operand: None,
-        conditions: vec![CaseWhen {
-            condition: Expr::value(Value::Boolean(true)),
-            result: value,
-        }],
-        else_result: None,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn stripped(sql: &str) -> Option<String> {
-        let ctx = SessionContext::new();
-        let state = ctx.state();
-        let dialect = state.config_options().sql_parser.dialect;
-        let mut statement = state.sql_to_statement(sql, &dialect).ok()?;
-        strip(&mut statement).then(|| statement.to_string())
-    }
-
-    #[test]
-    fn wraps_subquery_values_of_lists_of_several_rows_only() {
-        let out = stripped("SELECT * FROM (VALUES ((SELECT 1)), (5)) AS v(a)").unwrap();
-        assert!(out.contains("CASE WHEN true THEN (SELECT 1) END"), "{out}");
-        assert!(out.contains("(5)"), "{out}");
-        // one row: DataFusion has nothing to compare, left alone
-        assert_eq!(stripped("SELECT * FROM (VALUES ((SELECT 1), 2))"), None);
-        // no subquery
-        assert_eq!(stripped("SELECT * FROM (VALUES (1), (2))"), None);
-        // through set operations, EXPLAIN and a subquery inside an expression
-        let out =
-            stripped("EXPLAIN SELECT 1 UNION ALL SELECT * FROM (VALUES ((SELECT 1) + 1), (2))")
-                .unwrap();
-        assert!(
-            out.contains("CASE WHEN true THEN (SELECT 1) + 1 END"),
-            "{out}"
-        );
-    }
 
     fn rewritten(sql: &str) -> Option<String> {
         let toks = super::super::tokens::tokenize(

@@ -34,6 +34,7 @@ pub use cloud::shared_s3_store_with_credentials;
 pub use cloud::{is_secret, redacted, shared_store, store_options};
 pub use counting::{CountingStore, RequestCounts, RequestObserver, RequestTotals, StoreRequest};
 pub use routing::PrefixRoutedStore;
+pub(crate) use write::refused_by_store;
 
 /// A location resolved to a store and a path inside it.
 #[derive(Debug, Clone, PartialEq, Eq)]

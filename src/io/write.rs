@@ -130,6 +130,32 @@ async fn holds(store: &dyn ObjectStore, path: &object_store::path::Path, bytes: 
     matches!(found.bytes().await, Ok(b) if b == *bytes)
 }
 
+/// Whether an object store refused a request for its credentials
+/// (`object_store::Error::PermissionDenied` or `Unauthenticated`: S3's 403
+/// `AccessDenied`/`SignatureDoesNotMatch`, a 401) anywhere in `e`'s chain of causes,
+/// `std::io::Error`s included: object_store's `BufWriter` hands its errors to the Parquet
+/// writer as `io::Error`s, whose `source()` skips the error they wrap.
+pub(crate) fn refused_by_store(e: &(dyn std::error::Error + 'static)) -> bool {
+    let mut next = Some(e);
+    while let Some(e) = next {
+        if let Some(store) = e.downcast_ref::<object_store::Error>() {
+            return matches!(
+                store,
+                object_store::Error::PermissionDenied { .. }
+                    | object_store::Error::Unauthenticated { .. }
+            );
+        }
+        next = match e
+            .downcast_ref::<std::io::Error>()
+            .and_then(|io| io.get_ref())
+        {
+            Some(inner) => Some(inner),
+            None => e.source(),
+        };
+    }
+    false
+}
+
 fn write_error(e: object_store::Error, location: &str) -> Error {
     match e {
         object_store::Error::AlreadyExists { .. } => Error::new(

@@ -167,10 +167,19 @@ fn parquet_error(
     location: &str,
 ) -> impl FnOnce(datafusion::parquet::errors::ParquetError) -> Error + '_ {
     move |e| {
-        Error::new(
-            ErrorKind::Io,
-            format!("cannot write data file '{location}'"),
-        )
+        // the store's refusal keeps its kind through the Parquet writer's error, as
+        // every other write's does (`FileIO::write`)
+        if crate::io::refused_by_store(&e) {
+            Error::new(
+                ErrorKind::PermissionDenied,
+                format!("writing data file '{location}' refused"),
+            )
+        } else {
+            Error::new(
+                ErrorKind::Io,
+                format!("cannot write data file '{location}'"),
+            )
+        }
         .with_source(e)
     }
 }
@@ -330,7 +339,8 @@ impl PartitionedDataFileWriter {
     /// Errors ([`ErrorKind::InvalidArgument`] naming the column, before anything of the
     /// batch is written): a column count or type that does not fit, a null in a
     /// required column; [`ErrorKind::Io`] naming the file when writing fails (this
-    /// batch's rows or rows held from earlier ones).
+    /// batch's rows or rows held from earlier ones), [`ErrorKind::PermissionDenied`]
+    /// naming it when the object store refuses the credentials.
     pub async fn write(&mut self, batch: &RecordBatch) -> Result<()> {
         if batch.num_rows() == 0 {
             return Ok(());
@@ -634,7 +644,8 @@ impl PartitionedDataFileWriter {
     /// left empty; the closed files are returned by [`Self::close`].
     ///
     /// Errors: [`ErrorKind::Io`] naming the file when writing or finishing it fails
-    /// (then [`Self::abort`]).
+    /// ([`ErrorKind::PermissionDenied`] when the store refuses the credentials; then
+    /// [`Self::abort`]).
     pub async fn roll(&mut self) -> Result<()> {
         self.write_held().await?;
         for i in 0..self.order.len() {
@@ -653,8 +664,9 @@ impl PartitionedDataFileWriter {
     /// split offsets (row-group starts), metrics per the metrics modes and the
     /// `sort_order_id` of [`Self::with_sort_order_id`] (0, unsorted, by default).
     ///
-    /// Errors: [`ErrorKind::Io`] naming the file when finishing it fails (other open
-    /// uploads are aborted; files finished before stay and are not returned).
+    /// Errors: [`ErrorKind::Io`] naming the file when finishing it fails
+    /// ([`ErrorKind::PermissionDenied`] when the store refuses the credentials; other
+    /// open uploads are aborted; files finished before stay and are not returned).
     pub async fn close(mut self) -> Result<Vec<DataFile>> {
         let mut finished = self.write_held().await;
         if finished.is_ok() {

@@ -1020,6 +1020,69 @@ async fn bad_credentials_and_unreachable_endpoints() {
     assert!(!err.to_string().contains("namespace ''"), "{err}");
 }
 
+/// S3 refusing the writes (a wrong `s3.secret-access-key` under the right catalog
+/// credential, so the catalog answers and S3 answers 403 `SignatureDoesNotMatch`):
+/// `INSERT` and `CREATE TABLE … AS` fail with a `PermissionDenied` error naming the data
+/// file, with no secret in it, and commit nothing: the table keeps its metadata and rows,
+/// the CTAS table does not exist. Before, the data file's refusal came as an `Io` error
+/// (the Parquet writer's error hid the store's), unlike every other refused write.
+#[tokio::test]
+async fn refused_s3_writes_are_permission_errors_and_commit_nothing() {
+    let Some(server) = seaweed::server() else {
+        return;
+    };
+    let (ns, dir, catalog, ident) = table_of_longs(server, "refused").await;
+    let ctx = SessionContext::new_with_config(icefloe::datafusion::register_iceberg_options(
+        context().state().config().clone(),
+    ));
+    attach(&ctx, "lake", Arc::clone(&catalog)).await;
+    let t = format!("lake.{ns}.t");
+    run(&ctx, &format!("INSERT INTO {t} VALUES (1)")).await;
+    let before = catalog.load_table(&ident).await.expect("load");
+
+    let wrong = "wrong-s3-secret-5d1c9e";
+    let file = dir.path().join("wrong-s3.properties");
+    let text: String = server
+        .catalog_properties()
+        .into_iter()
+        .map(|(k, v)| match k.as_str() {
+            "s3.secret-access-key" => format!("{k}={wrong}\n"),
+            _ => format!("{k}={v}\n"),
+        })
+        .collect();
+    std::fs::write(&file, text).expect("config file");
+    let refused = load_catalog(file.to_str().expect("utf-8")).expect("config parses");
+    let refused_ctx = SessionContext::new_with_config(
+        icefloe::datafusion::register_iceberg_options(context().state().config().clone()),
+    );
+    attach(&refused_ctx, "lake", refused).await;
+    for q in [
+        format!("INSERT INTO {t} VALUES (2)"),
+        format!("CREATE TABLE lake.{ns}.c AS SELECT CAST(2 AS BIGINT) AS id"),
+    ] {
+        let err = crate::concurrent_commits::exec(&refused_ctx, &q)
+            .await
+            .expect_err(&q);
+        let text = format!("{err} {err:?}");
+        assert_eq!(err.kind(), ErrorKind::PermissionDenied, "{q}: {text}");
+        assert!(
+            err.to_string().contains(&format!("s3://warehouse/{ns}/"))
+                && err.to_string().contains(".parquet' refused"),
+            "{q}: {err}"
+        );
+        assert!(
+            !text.contains(wrong) && !text.contains(&server.secret_key),
+            "{q}: {text}"
+        );
+    }
+    let after = catalog.load_table(&ident).await.expect("load");
+    assert_eq!(after.metadata_location(), before.metadata_location());
+    let c = TableIdent::new(Namespace::parse(&ns), "c");
+    assert!(!catalog.table_exists(&c).await.expect("exists"));
+    let ids = crate::concurrent_commits::longs(&ctx, &format!("SELECT id FROM {t}")).await;
+    assert_eq!(ids, [1]);
+}
+
 /// A three-file table icefloe wrote through the REST catalog into S3: the GET, HEAD and
 /// LIST requests and bytes of a scan, as `EXPLAIN ANALYZE` shows them, are exactly
 /// those derived from the table's files (`request_counts`): one GET for the manifest

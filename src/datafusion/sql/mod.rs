@@ -190,6 +190,7 @@ mod merge_scopes;
 mod merge_star;
 mod metadata_columns;
 mod metadata_names;
+mod nested_values;
 mod not_a_table;
 mod procedure_where;
 pub(crate) use show_properties::column_name;
@@ -488,6 +489,11 @@ async fn execute_statement(ctx: &SessionContext, statement: &str) -> Result<Data
 /// metadata columns where they are not supported, icefloe's naming them.
 async fn run_in_datafusion(ctx: &SessionContext, statement: &str) -> Result<DataFrame> {
     if let Some(plan) = metadata_columns::plan(ctx, statement).await? {
+        return Ok(ctx.execute_logical_plan(plan).await?);
+    }
+    // a VALUES inside an INSERT's query, typed by its own rows (DataFusion types it by
+    // the table's columns)
+    if let Some(plan) = nested_values::plan(ctx, statement).await? {
         return Ok(ctx.execute_logical_plan(plan).await?);
     }
     match ctx.sql(statement).await {

@@ -1,0 +1,170 @@
+//! A `VALUES` list inside the query of an `INSERT` (`INSERT INTO t SELECT b, a FROM
+//! (VALUES (7, 2.5)) v(a, b)`, also in a CTE or a subquery) read as a query of its own.
+//!
+//! DataFusion 55 plans the whole query of an `INSERT` with the target table's columns
+//! at hand and plans every `VALUES` in it with them (not only a `VALUES` that is the
+//! inserted rows): each value was cast to the type of the table column at its position.
+//! Into `t (d DOUBLE, i BIGINT)`, the statement above wrote `d = 2.0` and `i = 7`: `2.5`
+//! was cast to `BIGINT` before the `SELECT` moved it into `d`. Where the column counts
+//! differ, the statement failed ("Inconsistent data length across values list"). Spark,
+//! DuckDB and PostgreSQL type such a `VALUES` by its own rows: `d = 2.5`, `i = 7`.
+//!
+//! [`plan`] plans each such `VALUES` (the whole query holding it: its `ORDER BY` and
+//! `LIMIT` too) on its own, as DataFusion plans a `VALUES` in a `SELECT`, registers the
+//! plan as a view in a private catalog of a copy of the session, and plans the `INSERT`
+//! reading the views in its place; the views' plans are inlined by DataFusion's
+//! analyzer, so the plan runs in the caller's session. A `VALUES` that does not plan on
+//! its own (one reading an outer query's columns) leaves the statement to DataFusion.
+
+use std::ops::ControlFlow;
+use std::sync::Arc;
+
+use datafusion::catalog::{MemorySchemaProvider, SchemaProvider};
+use datafusion::datasource::ViewTable;
+use datafusion::logical_expr::LogicalPlan;
+use datafusion::prelude::SessionContext;
+use datafusion::sql::parser::Statement as DFStatement;
+use datafusion::sql::sqlparser::ast::{Query, SetExpr, Statement, VisitMut, VisitorMut};
+use datafusion::sql::sqlparser::dialect::GenericDialect;
+use datafusion::sql::sqlparser::parser::Parser;
+
+use super::metadata_columns::with_private_schema;
+use super::tokens::first_word_is;
+use crate::error::Result;
+
+/// The private catalog (and schema) the views are planned from.
+const CATALOG: &str = "__icefloe_nested_values";
+const SCHEMA: &str = "views";
+
+/// The plan of `sql` when it is an `INSERT` whose query holds a `VALUES` below its top
+/// (see the module docs); `None` for any other statement, or when such a `VALUES` does
+/// not plan on its own (DataFusion then plans the statement as it is).
+///
+/// Errors: DataFusion's planning errors of the rewritten `INSERT`.
+pub(super) async fn plan(ctx: &SessionContext, sql: &str) -> Result<Option<LogicalPlan>> {
+    if !first_word_is(sql, &["INSERT"]) || !sql.to_ascii_lowercase().contains("values") {
+        return Ok(None);
+    }
+    let state = ctx.state();
+    let dialect = state.config_options().sql_parser.dialect;
+    let Ok(DFStatement::Statement(mut statement)) = state.sql_to_statement(sql, &dialect) else {
+        return Ok(None);
+    };
+    let Statement::Insert(insert) = statement.as_mut() else {
+        return Ok(None);
+    };
+    let Some(source) = insert.source.as_mut() else {
+        return Ok(None);
+    };
+    // the inserted rows themselves (`INSERT … VALUES`) are typed by the table, as meant
+    if matches!(source.body.as_ref(), SetExpr::Values(_)) {
+        return Ok(None);
+    }
+    let mut taker = Taker { taken: Vec::new() };
+    let _ = source.visit(&mut taker);
+    if taker.taken.is_empty() {
+        return Ok(None);
+    }
+    let schema = MemorySchemaProvider::new();
+    for (i, query) in taker.taken.into_iter().enumerate() {
+        let alone = DFStatement::Statement(Box::new(Statement::Query(Box::new(query))));
+        let Ok(plan) = state.statement_to_plan(alone).await else {
+            return Ok(None);
+        };
+        schema.register_table(view_name(i), Arc::new(ViewTable::new(plan, None)))?;
+    }
+    let private = with_private_schema(state, CATALOG, SCHEMA, schema)?;
+    Ok(Some(
+        private
+            .statement_to_plan(DFStatement::Statement(statement))
+            .await?,
+    ))
+}
+
+/// The name of the `i`th view.
+fn view_name(i: usize) -> String {
+    format!("v{i}")
+}
+
+/// Takes each query whose body is a `VALUES` (at any depth below the visited query),
+/// leaving `SELECT * FROM <its view>` in its place.
+struct Taker {
+    taken: Vec<Query>,
+}
+
+impl VisitorMut for Taker {
+    type Break = ();
+
+    fn post_visit_query(&mut self, query: &mut Query) -> ControlFlow<()> {
+        if !matches!(query.body.as_ref(), SetExpr::Values(_)) {
+            return ControlFlow::Continue(());
+        }
+        let name = view_name(self.taken.len());
+        let text = format!("SELECT * FROM \"{CATALOG}\".\"{SCHEMA}\".\"{name}\"");
+        let Ok(Statement::Query(reading)) = Parser::new(&GenericDialect {})
+            .try_with_sql(&text)
+            .and_then(|mut p| p.parse_statement())
+        else {
+            return ControlFlow::Break(());
+        };
+        self.taken.push(std::mem::replace(query, *reading));
+        ControlFlow::Continue(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::datafusion::sql::tests::{ok, session};
+
+    /// A `VALUES` inside an `INSERT`'s query is typed by its own rows, not by the
+    /// table's columns at its positions: in a derived table, a CTE, a subquery, with
+    /// fewer columns than the table, under a partition clause; the inserted rows of
+    /// `INSERT … VALUES` still take the table's types.
+    #[tokio::test]
+    async fn values_inside_an_insert_query_are_typed_by_their_rows() {
+        let (ctx, _catalog, _dir) = session().await;
+        ok(&ctx, "CREATE SCHEMA ns").await;
+        ok(&ctx, "CREATE TABLE ns.t (d DOUBLE, i BIGINT)").await;
+        // was d = 2.0, i = 7 (2.5 cast to BIGINT first)
+        ok(
+            &ctx,
+            "INSERT INTO ns.t SELECT b, a FROM (VALUES (7, 2.5)) v(a, b)",
+        )
+        .await;
+        ok(
+            &ctx,
+            "INSERT INTO ns.t WITH w AS (VALUES (8, 3.5)) SELECT column2, column1 FROM w",
+        )
+        .await;
+        ok(
+            &ctx,
+            "INSERT INTO ns.t SELECT (SELECT max(x) FROM (VALUES (4.5), (1.5)) v(x)), 9",
+        )
+        .await;
+        ok(&ctx, "INSERT INTO ns.t VALUES (1.25, 10)").await;
+        assert_eq!(
+            ok(&ctx, "SELECT d, i FROM ns.t ORDER BY i").await,
+            [["2.5", "7"], ["3.5", "8"], ["4.5", "9"], ["1.25", "10"]]
+        );
+        ok(
+            &ctx,
+            "CREATE TABLE ns.p (id INT, s STRING) PARTITIONED BY (s)",
+        )
+        .await;
+        // was 'Inconsistent data length across values list'
+        ok(
+            &ctx,
+            "INSERT INTO ns.p SELECT a, 'x' FROM (VALUES (1), (5)) v(a)",
+        )
+        .await;
+        ok(
+            &ctx,
+            "INSERT INTO ns.p PARTITION (s = 'y') SELECT * FROM (VALUES (2)) v(a)",
+        )
+        .await;
+        assert_eq!(
+            ok(&ctx, "SELECT id, s FROM ns.p ORDER BY id").await,
+            [["1", "x"], ["2", "y"], ["5", "x"]]
+        );
+    }
+}

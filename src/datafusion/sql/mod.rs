@@ -270,25 +270,26 @@ pub async fn execute(ctx: &SessionContext, statement: &str) -> Result<DataFrame>
     // DataFusion refuses (module `values_metadata`): run again without the metadata once
     // refused; a MERGE's source is planned where the refusal is reported as another
     // error, so a MERGE is written without it first
-    let lower = statement.to_ascii_lowercase();
-    let without_metadata = match lower.contains("values") && lower.contains("select") {
-        true => tokenize(ctx, statement)
-            .and_then(|toks| values_metadata::rewritten_text(statement, &toks)),
-        false => None,
+    let without_metadata = || {
+        let lower = statement.to_ascii_lowercase();
+        if !(lower.contains("values") && lower.contains("select")) {
+            return None;
+        }
+        tokenize(ctx, statement).and_then(|toks| values_metadata::rewritten_text(statement, &toks))
     };
     // boxed: a statement's future is large (every rewrite's state), and a caller's
     // future that holds it inline (a test's, pinned on its thread's stack) overflowed
-    let df = match without_metadata {
-        Some(text) if tokens::first_word_is(statement, &["MERGE"]) => {
-            Box::pin(execute_statement(ctx, &text)).await?
-        }
-        Some(text) => match Box::pin(execute_statement(ctx, statement)).await {
-            Err(e) if values_metadata::is_inconsistent_metadata(&e) => {
-                Box::pin(execute_statement(ctx, &text)).await?
-            }
+    let df = if tokens::first_word_is(statement, &["MERGE"]) {
+        let text = without_metadata();
+        Box::pin(execute_statement(ctx, text.as_deref().unwrap_or(statement))).await?
+    } else {
+        match Box::pin(execute_statement(ctx, statement)).await {
+            Err(e) if values_metadata::is_inconsistent_metadata(&e) => match without_metadata() {
+                Some(text) => Box::pin(execute_statement(ctx, &text)).await?,
+                None => return Err(e),
+            },
             other => other?,
-        },
-        None => Box::pin(execute_statement(ctx, statement)).await?,
+        }
     };
     crate::datafusion::dml::plan_row_level_subqueries(df).await
 }

@@ -42,7 +42,10 @@ const SCHEMA: &str = "views";
 ///
 /// Errors: DataFusion's planning errors of the rewritten `INSERT`.
 pub(super) async fn plan(ctx: &SessionContext, sql: &str) -> Result<Option<LogicalPlan>> {
-    if !first_word_is(sql, &["INSERT"]) || !sql.to_ascii_lowercase().contains("values") {
+    // a VALUES below the top sits in a query that selects from it (or a CTE of one):
+    // a plain `INSERT … VALUES` (as large as it may be) is not parsed again here
+    let lower = sql.to_ascii_lowercase();
+    if !first_word_is(sql, &["INSERT"]) || !lower.contains("values") || !lower.contains("select") {
         return Ok(None);
     }
     let state = ctx.state();

@@ -15,6 +15,7 @@
 //! # }
 //! ```
 
+mod blocking;
 pub mod catalog;
 pub mod datafusion;
 pub mod delete;

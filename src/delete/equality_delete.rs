@@ -317,7 +317,7 @@ impl EqualityDeleteLoader {
         let loaded = cell
             .get_or_try_init(|| async {
                 let bytes = self.file_io.read(&location).await.map_err(|e| {
-                    e.context(super::file_context(
+                    e.context(crate::io::file_context(
                         "equality delete file",
                         &self.file_io,
                         &location,
@@ -326,12 +326,12 @@ impl EqualityDeleteLoader {
                 let target = Arc::clone(target);
                 let what = format!("equality delete file '{location}'");
                 let (loc, schema) = (location.clone(), Arc::clone(&target));
-                let batches = super::run_blocking(what, move || {
+                let batches = crate::blocking::run_blocking(what, move || {
                     parse_equality_delete_file(bytes, &loc, &schema)
                 })
                 .await
                 .map_err(|e| {
-                    super::when_moved(e, "equality delete file", &self.file_io, &location)
+                    crate::io::when_moved(e, "equality delete file", &self.file_io, &location)
                 })?;
                 Ok::<_, Error>(Arc::new(EqualityDeleteBatches {
                     schema: target,

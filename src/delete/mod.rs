@@ -47,50 +47,5 @@ pub use position_delete_cache::{
     PositionDeleteCache, PositionDeleteCacheStats, DEFAULT_POSITION_DELETE_CACHE_BYTES,
 };
 
-/// Error context naming a file by its stored path and, when remapped, where it was read.
-pub(crate) fn file_context(kind: &str, file_io: &crate::io::FileIO, location: &str) -> String {
-    match file_io.remap(location) {
-        Ok(actual)
-            if crate::io::normalize_location(location).ok().as_deref() != Some(actual.as_str()) =>
-        {
-            format!("{kind} '{location}' (read at '{actual}')")
-        }
-        _ => format!("{kind} '{location}'"),
-    }
-}
-
-/// `e`, an error decoding the file at `location`, with [`file_context`] before it when the
-/// file was read elsewhere (a moved table's remapped location): the decoders name the
-/// stored path only, which for a moved table is not where the damaged file is.
-pub(crate) fn when_moved(
-    e: crate::Error,
-    kind: &str,
-    file_io: &crate::io::FileIO,
-    location: &str,
-) -> crate::Error {
-    match file_io.remap(location) {
-        Ok(actual)
-            if crate::io::normalize_location(location).ok().as_deref() != Some(actual.as_str()) =>
-        {
-            e.context(file_context(kind, file_io, location))
-        }
-        _ => e,
-    }
-}
-
-/// Run CPU-bound decoding off the async threads when inside a tokio runtime (inline
-/// otherwise, so the loaders also work under other executors). `what` names the file.
-pub(crate) async fn run_blocking<T: Send + 'static>(
-    what: String,
-    f: impl FnOnce() -> crate::Result<T> + Send + 'static,
-) -> crate::Result<T> {
-    match tokio::runtime::Handle::try_current() {
-        Ok(handle) => handle.spawn_blocking(f).await.map_err(|e| {
-            crate::Error::new(crate::ErrorKind::Io, format!("reading {what} failed")).with_source(e)
-        })?,
-        Err(_) => f(),
-    }
-}
-
 #[cfg(test)]
 mod corpus_tests;

@@ -242,7 +242,7 @@ impl PositionDeleteLoader {
         let key = self
             .file_io
             .remap(location)
-            .map_err(|e| e.context(super::file_context(kind, &self.file_io, location)))?;
+            .map_err(|e| e.context(crate::io::file_context(kind, &self.file_io, location)))?;
         Ok(Some((cache, key)))
     }
 
@@ -280,7 +280,7 @@ impl PositionDeleteLoader {
                     return Ok(hit);
                 }
                 let bytes = self.file_io.read(&location).await.map_err(|e| {
-                    e.context(super::file_context(
+                    e.context(crate::io::file_context(
                         "position delete file",
                         &self.file_io,
                         &location,
@@ -288,12 +288,13 @@ impl PositionDeleteLoader {
                 })?;
                 let what = format!("position delete file '{location}'");
                 let loc = location.clone();
-                let parsed =
-                    super::run_blocking(what, move || parse_position_delete_file(bytes, &loc))
-                        .await
-                        .map_err(|e| {
-                            super::when_moved(e, "position delete file", &self.file_io, &location)
-                        })?;
+                let parsed = crate::blocking::run_blocking(what, move || {
+                    parse_position_delete_file(bytes, &loc)
+                })
+                .await
+                .map_err(|e| {
+                    crate::io::when_moved(e, "position delete file", &self.file_io, &location)
+                })?;
                 let parsed = Arc::new(parsed);
                 if let Some((c, key)) = cached {
                     c.insert_position_delete_file(&key, Arc::clone(&parsed));

@@ -144,7 +144,7 @@ pub async fn read_blob(
         Ok(bytes) if bytes.len() as u64 == length => Ok(bytes),
         Ok(bytes) => Err(truncated(offset + bytes.len() as u64)),
         Err(e @ object_store::Error::NotFound { .. }) => {
-            let file = super::file_context("Puffin file", file_io, location);
+            let file = crate::io::file_context("Puffin file", file_io, location);
             Err(Error::not_found(format!("{file} does not exist")).with_source(e))
         }
         Err(e) => match store.head(&resolved.path).await {

@@ -24,15 +24,18 @@ mod cloud;
 mod counting;
 mod local;
 pub mod parquet_footer;
+mod read_context;
 mod retry;
 mod routing;
 #[cfg(feature = "cloud")]
 pub mod vended;
 mod write;
+
 #[cfg(feature = "cloud")]
 pub use cloud::shared_s3_store_with_credentials;
 pub use cloud::{is_secret, redacted, shared_store, store_options};
 pub use counting::{CountingStore, RequestCounts, RequestObserver, RequestTotals, StoreRequest};
+pub(crate) use read_context::{file_context, when_moved};
 pub use routing::PrefixRoutedStore;
 pub(crate) use write::refused_by_store;
 

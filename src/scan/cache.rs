@@ -243,9 +243,8 @@ pub(super) async fn read_manifest_list_cached(
         )
     })?;
     let list = Arc::new(
-        crate::spec::manifest_list::parse_manifest_list(&bytes, location).map_err(|e| {
-            crate::delete::when_moved(e, "manifest list", table.file_io(), location)
-        })?,
+        crate::spec::manifest_list::parse_manifest_list(&bytes, location)
+            .map_err(|e| crate::io::when_moved(e, "manifest list", table.file_io(), location))?,
     );
     if let Some(c) = cache {
         c.insert_list(&key, Arc::clone(&list));

@@ -551,7 +551,7 @@ pub(crate) async fn read_manifest_keeping(
     let (owned, metadata) = (manifest.clone(), table.metadata_ref());
     let what = format!("manifest '{}'", manifest.manifest_path);
     let stats = stats.clone();
-    let entries = crate::delete::run_blocking(what, move || {
+    let entries = crate::blocking::run_blocking(what, move || {
         let schemas = metadata.schemas_newest_first();
         crate::spec::manifest::parse_manifest_keeping(
             &bytes,
@@ -563,9 +563,7 @@ pub(crate) async fn read_manifest_keeping(
         )
     })
     .await
-    .map_err(|e| {
-        crate::delete::when_moved(e, "manifest", table.file_io(), &manifest.manifest_path)
-    })?;
+    .map_err(|e| crate::io::when_moved(e, "manifest", table.file_io(), &manifest.manifest_path))?;
     // A data manifest must hold only data files, a delete manifest only delete files.
     let expect_data = manifest.content == ManifestContent::Data;
     if let Some(bad) = entries

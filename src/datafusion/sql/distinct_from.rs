@@ -25,6 +25,28 @@ use datafusion::sql::sqlparser::ast::{
 
 use crate::error::{Error, Result};
 
+/// Whether `sql` may hold `DISTINCT FROM` (the words next to each other, in any case):
+/// a cheap test before the statement is parsed, so that `SELECT DISTINCT …` and
+/// `count(DISTINCT …)` cost no second parse. Text with a comment is always parsed (a
+/// comment may stand between the two words).
+fn may_hold_distinct_from(sql: &str) -> bool {
+    let lower = sql.to_ascii_lowercase();
+    if !lower.contains("distinct") {
+        return false;
+    }
+    if lower.contains("--") || lower.contains("/*") {
+        return true;
+    }
+    lower.match_indices("distinct").any(|(at, word)| {
+        let rest = lower[at + word.len()..].trim_start();
+        rest.starts_with("from")
+            && !rest[4..]
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '$')
+    })
+}
+
 /// `sql` with each `IS [NOT] DISTINCT FROM` whose right operand swallowed an `AND`/`OR`
 /// read as Spark reads it (see the module docs); borrowed when there is none, or when the
 /// statement does not parse (DataFusion then reports it).
@@ -34,7 +56,7 @@ use crate::error::{Error, Result};
 /// would otherwise read other rows than Spark's: it names the comparison and asks for
 /// the parentheses.
 pub(super) fn parenthesized<'a>(ctx: &SessionContext, sql: &'a str) -> Result<Cow<'a, str>> {
-    if !sql.to_ascii_lowercase().contains("distinct") {
+    if !may_hold_distinct_from(sql) {
         return Ok(Cow::Borrowed(sql));
     }
     let state = ctx.state();
@@ -157,6 +179,28 @@ mod tests {
 
     fn fixed(sql: &str) -> Result<String> {
         parenthesized(&SessionContext::new(), sql).map(Cow::into_owned)
+    }
+
+    /// Only text that may hold `DISTINCT FROM` is parsed again; `SELECT DISTINCT` and
+    /// `count(DISTINCT …)` are not, and a comment between the words still is.
+    #[test]
+    fn only_text_with_distinct_from_is_parsed_again() {
+        for sql in [
+            "SELECT * FROM t WHERE a IS DISTINCT FROM b",
+            "delete from t where a is not distinct\n\t from b and c",
+            "SELECT a IS DISTINCT /* why */ FROM b",
+            "SELECT indistinct FROM t",
+        ] {
+            assert!(may_hold_distinct_from(sql), "{sql}");
+        }
+        for sql in [
+            "SELECT DISTINCT a FROM t",
+            "SELECT count(DISTINCT from_date) FROM t",
+            "SELECT count(DISTINCT from$x) FROM t",
+            "INSERT INTO t VALUES (1, 'a')",
+        ] {
+            assert!(!may_hold_distinct_from(sql), "{sql}");
+        }
     }
 
     #[test]

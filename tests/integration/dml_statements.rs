@@ -248,6 +248,118 @@ async fn dml_update_values_are_computed_for_matched_rows_only() {
     }
 }
 
+/// The rows of `t` (`id, k, s, d`) by `id`, each as `id k s d` (`NULL` for nulls), joined
+/// by `|`.
+async fn rows_text(lake: &Lake, t: &str) -> String {
+    let rows = ok(
+        &lake.ctx,
+        &format!(
+            "SELECT string_agg(concat_ws(' ', id, coalesce(CAST(k AS STRING), 'NULL'), \
+             coalesce(s, 'NULL'), coalesce(CAST(d AS STRING), 'NULL')), '|' ORDER BY id) \
+             AS r FROM {t}"
+        ),
+    )
+    .await;
+    rows.lines()
+        .nth(3)
+        .unwrap_or_default()
+        .trim_matches(|c| c == '|' || c == ' ')
+        .to_string()
+}
+
+/// SQL's three-valued logic in `MERGE` and `DELETE`/`UPDATE`, both modes, v2 and v3: NULL
+/// keys in `ON` match nothing (a NULL-keyed source row is inserted, a NULL-keyed target row
+/// is `NOT MATCHED BY SOURCE`), a clause whose condition is NULL is skipped for the next
+/// one (first true wins), `NOT (NULL)` is not true, and `k NOT IN (SELECT …)` over a NULL
+/// matches no row (count 0), correlated too. Rows and counts are DuckDB's for the same
+/// statements on a plain table; PyIceberg and DuckDB read the Iceberg table so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dml_merge_and_conditions_follow_three_valued_logic() {
+    let lake = lake().await;
+    let source = "(SELECT CAST(id AS BIGINT) AS id, CAST(k AS INT) AS k, CAST(s AS STRING) AS s \
+                  FROM (VALUES (10, 1, 'x'), (20, NULL, 'y'), (30, 3, NULL), (60, NULL, NULL), \
+                  (70, 7, 'w'), (50, 5, 'q')) v(id, k, s))";
+    for (version, mode) in [
+        ("2", "copy-on-write"),
+        ("2", "merge-on-read"),
+        ("3", "copy-on-write"),
+        ("3", "merge-on-read"),
+    ] {
+        let name = format!("v{version}_{}", mode.replace('-', "_"));
+        let t = format!("ice.ns.{name}");
+        create(
+            &lake,
+            &name,
+            "PARTITIONED BY (bucket(2, k))",
+            &format!(
+                ", 'format-version'='{version}', 'write.delete.mode'='{mode}', \
+                 'write.update.mode'='{mode}', 'write.merge.mode'='{mode}'"
+            ),
+        )
+        .await;
+        ok(
+            &lake.ctx,
+            &format!(
+                "INSERT INTO {t} VALUES (1, 1, 'a', 1.0), (2, NULL, 'b', 2.0), (3, 3, NULL, 3.0), \
+                 (4, NULL, NULL, NULL), (5, 5, 'e', 5.0), (6, 6, 'f', NULL)"
+            ),
+        )
+        .await;
+        let what = format!("v{version} {mode}");
+        let updated = "3 3 ok 3.0|5 5 ok 5.0|6 6 ok NULL|20 NULL y NULL|70 7 w NULL";
+        for (statement, changed, expected) in [
+            (
+                format!(
+                    "MERGE INTO {t} t USING {source} s ON t.k = s.k \
+                     WHEN MATCHED AND s.s = t.s THEN DELETE \
+                     WHEN MATCHED AND s.s IS NULL THEN UPDATE SET s = 'src-null' \
+                     WHEN MATCHED AND NOT (t.s > 'b') THEN UPDATE SET d = -t.d \
+                     WHEN NOT MATCHED AND s.k > 5 THEN INSERT (id, k, s) VALUES (s.id, s.k, s.s) \
+                     WHEN NOT MATCHED AND s.s IS NOT NULL THEN INSERT (id, s) VALUES (s.id, s.s) \
+                     WHEN NOT MATCHED BY SOURCE AND t.s IS NULL THEN DELETE \
+                     WHEN NOT MATCHED BY SOURCE AND t.d > 1 THEN UPDATE SET k = 0"
+                ),
+                6,
+                "1 1 a -1.0|2 0 b 2.0|3 3 src-null 3.0|5 5 e 5.0|6 6 f NULL|20 NULL y NULL|\
+                 70 7 w NULL",
+            ),
+            (
+                format!("DELETE FROM {t} WHERE NOT (k > 2)"),
+                2,
+                "3 3 src-null 3.0|5 5 e 5.0|6 6 f NULL|20 NULL y NULL|70 7 w NULL",
+            ),
+            (
+                format!("UPDATE {t} SET s = 'ok' WHERE k NOT IN (SELECT k FROM {t} WHERE id = 70)"),
+                3,
+                updated,
+            ),
+            (
+                format!(
+                    "UPDATE {t} SET s = 'in' WHERE k NOT IN (SELECT k FROM {t} WHERE id >= 20)"
+                ),
+                0,
+                updated,
+            ),
+            (
+                format!(
+                    "DELETE FROM {t} AS x \
+                     WHERE k NOT IN (SELECT k FROM {t} t2 WHERE t2.id = x.id * 10 - 30)"
+                ),
+                4,
+                "5 5 ok 5.0",
+            ),
+        ] {
+            assert_eq!(
+                count(&lake.ctx, &statement).await,
+                changed,
+                "{what}: {statement}"
+            );
+            assert_eq!(rows_text(&lake, &t).await, expected, "{what}: {statement}");
+        }
+        other_engines_agree(&lake, &name).await;
+    }
+}
+
 /// A `MERGE` clause's `AND` condition is computed only for the rows still open to it (of
 /// its kind, not taken by an earlier clause), as in Spark: every condition was computed
 /// for every joined row, so `WHEN MATCHED AND t.k = 0 THEN DELETE WHEN MATCHED AND 10 /
@@ -324,21 +436,7 @@ async fn dml_merge_conditions_are_computed_for_the_rows_their_clause_may_take() 
                 changed,
                 "{what}: {statement}"
             );
-            let rows = ok(
-                &lake.ctx,
-                &format!(
-                    "SELECT string_agg(concat_ws(' ', id, coalesce(CAST(k AS STRING), 'NULL'), \
-                     coalesce(s, 'NULL'), coalesce(CAST(d AS STRING), 'NULL')), '|' ORDER BY id) \
-                     AS r FROM {t}"
-                ),
-            )
-            .await;
-            let rows = rows
-                .lines()
-                .nth(3)
-                .unwrap_or_default()
-                .trim_matches(|c| c == '|' || c == ' ');
-            assert_eq!(rows, expected, "{what}: {statement}");
+            assert_eq!(rows_text(&lake, &t).await, expected, "{what}: {statement}");
         }
         other_engines_agree(&lake, &name).await;
     }

@@ -224,7 +224,10 @@ impl RowLevelJob {
     }
 
     /// The table columns of `batch` with the update's assignments applied where `mask`
-    /// is true.
+    /// is true. Each assignment is evaluated on those rows only (as Spark, Trino and
+    /// DuckDB compute `SET` values only for the rows the condition matches): a value that
+    /// fails on a row the statement leaves alone (`SET k = 10 / k WHERE k <> 0` over a
+    /// `k = 0` row of a file copy-on-write rewrites) does not fail the statement.
     fn updated(&self, batch: &RecordBatch, mask: &BooleanArray) -> Result<RecordBatch> {
         let RowLevelOp::Update(assignments) = &self.op else {
             return self.table_columns(batch);
@@ -235,7 +238,7 @@ impl RowLevelJob {
         for (index, expr) in assignments {
             let field = schema.field(*index);
             let value = expr
-                .evaluate(batch)
+                .evaluate_selection(batch, mask)
                 .and_then(|v| v.into_array(batch.num_rows()))
                 .map_err(|e| {
                     Error::from(e).context(format!(

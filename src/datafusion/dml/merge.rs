@@ -4,7 +4,10 @@
 //! the `ON` condition — an outer join on the side(s) whose unmatched rows a clause acts
 //! on — by DataFusion's own join. Each joined row then takes the first `WHEN` clause of
 //! its kind (`MATCHED`, `NOT MATCHED [BY TARGET]`, `NOT MATCHED BY SOURCE`) whose `AND`
-//! condition is true, as the SQL standard and Spark do:
+//! condition is true, as the SQL standard and Spark do; a clause's condition and values
+//! are computed only for the rows it may take (of its kind, not taken by an earlier
+//! clause), so an expression that fails on other rows (`10 / t.k` where an earlier
+//! clause took the `t.k = 0` rows) does not fail the statement:
 //! - `UPDATE SET …`: the target row is deleted (by position) and its new version
 //!   written (unassigned columns keep the target's values);
 //! - `DELETE`: the target row is deleted;
@@ -124,8 +127,15 @@ impl MergeActions {
                 _ => &by_target,
             };
             let mut applies = and_not(kind, &handled)?;
+            if !applies.has_true() {
+                continue;
+            }
             if let Some(p) = &clause.predicate {
-                let value = p.evaluate(batch)?.into_array(rows)?;
+                // evaluated on the rows still open to this clause only, as Spark evaluates
+                // a clause's condition only for rows no earlier clause took: `WHEN MATCHED
+                // AND t.k = 0 THEN DELETE WHEN MATCHED AND 10 / t.k > 3 …` must not divide
+                // by the deleted rows' zero (the rows it skips read as NULL, not true)
+                let value = p.evaluate_selection(batch, &applies)?.into_array(rows)?;
                 let value = cast(&value, &datafusion::arrow::datatypes::DataType::Boolean)?;
                 let value = datafusion::arrow::array::AsArray::as_boolean(&value);
                 // NULL is not true

@@ -604,3 +604,55 @@ async fn a_default_that_is_no_literal_is_refused_at_the_ddl() {
          | 1  | 2024-01-01 | 3 |\n| 2  | 2024-02-29 | 3 |\n+----+------------+---+"
     );
 }
+
+/// `PREPARE … AS INSERT INTO|OVERWRITE t PARTITION (…) …` into an Iceberg table is refused
+/// naming the form (it was DataFusion's "Partitioned inserts not yet supported"), and
+/// writes nothing; the statement run directly writes the partition value.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_prepared_insert_with_a_partition_clause_names_the_form() {
+    let lake = lake().await;
+    let ctx = &lake.ctx;
+    run(
+        ctx,
+        "CREATE TABLE ice.ns.p (id INT, k STRING) PARTITIONED BY (k)",
+    )
+    .await
+    .unwrap();
+    for (sql, expected) in [
+        (
+            "PREPARE a AS INSERT INTO ice.ns.p PARTITION (k = 'x') VALUES ($1)",
+            "PREPARE a AS INSERT INTO ice.ns.p PARTITION (…): a PARTITION clause in a \
+             prepared statement is not supported; run the INSERT INTO … PARTITION statement \
+             directly",
+        ),
+        (
+            "PREPARE b AS INSERT OVERWRITE TABLE ice.ns.p PARTITION (k = 'x') SELECT 1",
+            "PREPARE b AS INSERT OVERWRITE ice.ns.p PARTITION (…): a PARTITION clause in a \
+             prepared statement is not supported",
+        ),
+        (
+            "PREPARE c AS INSERT INTO ice.ns.p PARTITION (k) (k, id) VALUES ('y', $1)",
+            "PREPARE c AS INSERT INTO ice.ns.p PARTITION (…)",
+        ),
+    ] {
+        fails(&lake, "ns.p", sql, expected).await;
+    }
+    assert!(run(ctx, "EXECUTE a(1)").await.is_err(), "a was prepared");
+    run(ctx, "INSERT INTO ice.ns.p PARTITION (k = 'x') VALUES (1)")
+        .await
+        .unwrap();
+    // the form the error points to
+    run(ctx, "PREPARE d AS INSERT INTO ice.ns.p SELECT $1, 'x'")
+        .await
+        .unwrap();
+    run(ctx, "EXECUTE d(2)").await.unwrap();
+    let rows = run(ctx, "SELECT id, k FROM ice.ns.p ORDER BY id")
+        .await
+        .unwrap();
+    assert_eq!(
+        datafusion::arrow::util::pretty::pretty_format_batches(&rows)
+            .unwrap()
+            .to_string(),
+        "+----+---+\n| id | k |\n+----+---+\n| 1  | x |\n| 2  | x |\n+----+---+"
+    );
+}

@@ -446,6 +446,9 @@ async fn execute_statement(ctx: &SessionContext, statement: &str) -> Result<Data
         }
     }
     if tokens::first_word_is(statement, &["PREPARE"]) {
+        // Spark's `INSERT … PARTITION (…)`: not in a prepared statement (named, not
+        // DataFusion's "Partitioned inserts not yet supported")
+        insert_partition::check_prepared(ctx, statement).await?;
         let df = match prepare::prepare(ctx, statement).await? {
             Some(prepared) => {
                 prepare_rebind::remember(ctx, &prepared.name, original, prepared.tables);

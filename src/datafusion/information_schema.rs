@@ -165,7 +165,7 @@ impl TableProvider for RefreshedFirst {
 }
 
 /// A data type with the metadata of its nested fields removed.
-fn plain_type(data_type: &DataType) -> DataType {
+pub(crate) fn plain_type(data_type: &DataType) -> DataType {
     let field = |f: &FieldRef| -> FieldRef {
         Arc::new(Field::new(
             f.name(),

@@ -104,3 +104,78 @@ async fn empty_metrics_maps_are_empty_not_null_as_in_java() {
         "$entries after rewrite_manifests"
     );
 }
+
+/// `SHOW COLUMNS` of a metadata table lists its columns (DataFusion answered it from
+/// `information_schema.columns`, which lists no metadata table: no rows), in DataFusion's
+/// shape and with `information_schema`'s types (no field-id metadata in the map types);
+/// `DESCRIBE TABLE EXTENDED` names a metadata table as Spark does (`cat.ns.t.files`,
+/// not icefloe's `t$files`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metadata_tables_show_their_columns_and_spark_name() {
+    let lake = crate::dml::lake().await;
+    let ctx = &lake.ctx;
+    ok(ctx, "CREATE TABLE ice.ns.t (id BIGINT NOT NULL, s STRING)").await;
+    ok(ctx, "INSERT INTO ice.ns.t VALUES (1, 'a')").await;
+    let snapshots = ok(ctx, "SHOW COLUMNS FROM ice.ns.\"t$snapshots\"").await;
+    let names: Vec<&str> = snapshots
+        .lines()
+        .skip(3)
+        .filter_map(|l| l.split('|').nth(4).map(str::trim))
+        .filter(|n| !n.is_empty())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "committed_at",
+            "snapshot_id",
+            "parent_id",
+            "operation",
+            "manifest_list",
+            "summary"
+        ],
+        "{snapshots}"
+    );
+    assert!(
+        snapshots.contains("| ice           | ns           | t$snapshots | snapshot_id   | Int64"),
+        "{snapshots}"
+    );
+    let files = ok(ctx, "SHOW COLUMNS IN ice.ns.\"t$files\"").await;
+    let column_sizes = files.lines().find_map(|l| {
+        let cells: Vec<&str> = l.split('|').map(str::trim).collect();
+        (cells.get(4) == Some(&"column_sizes")).then(|| cells[1..].join(" | "))
+    });
+    assert_eq!(
+        column_sizes.as_deref(),
+        Some(
+            "ice | ns | t$files | column_sizes | Map(\"key_value\": non-null Struct(\"key\": \
+             non-null Int32, \"value\": Int64), unsorted) | YES | "
+        ),
+        "{files}"
+    );
+    assert!(!files.contains("field_id"), "{files}");
+    // a listed table: DataFusion's answer, as before
+    assert_eq!(
+        ok(ctx, "SHOW COLUMNS FROM ice.ns.t").await,
+        "+---------------+--------------+------------+-------------+-----------+-------------+\n\
+         | table_catalog | table_schema | table_name | column_name | data_type | is_nullable |\n\
+         +---------------+--------------+------------+-------------+-----------+-------------+\n\
+         | ice           | ns           | t          | id          | Int64     | NO          |\n\
+         | ice           | ns           | t          | s           | Utf8View  | YES         |\n\
+         +---------------+--------------+------------+-------------+-----------+-------------+"
+    );
+    for (name, spark) in [
+        ("ice.ns.\"t$snapshots\"", "ice.ns.t.snapshots"),
+        ("ice.ns.\"t$files\"", "ice.ns.t.files"),
+    ] {
+        let described = ok(ctx, &format!("DESCRIBE TABLE EXTENDED {name}")).await;
+        let row = described
+            .lines()
+            .find(|l| l.starts_with("| Name "))
+            .unwrap_or_else(|| panic!("{described}"));
+        assert_eq!(
+            row.split('|').nth(2).map(str::trim),
+            Some(spark),
+            "{described}"
+        );
+    }
+}

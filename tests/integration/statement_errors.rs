@@ -512,3 +512,147 @@ async fn table_names_of_the_suffix_syntax_are_refused() {
     .await;
     assert_eq!(rows, ["7"]);
 }
+
+/// A `DEFAULT` whose value depends on when it runs (`current_date()`, `now()`,
+/// `current_timestamp()`, a subquery) is refused at the DDL, naming the column and the
+/// function, and changes nothing: the spec keeps a default as one literal, and icefloe
+/// stored the value at the time of the DDL (every later `INSERT` then wrote the date of
+/// the `ALTER TABLE`; a subquery's default was the table's `max` then). An expression of
+/// literals (`1 + 2`) is still its value.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_default_that_is_no_literal_is_refused_at_the_ddl() {
+    let lake = lake().await;
+    let ctx = &lake.ctx;
+    for sql in [
+        "CREATE TABLE ice.ns.d (id INT, dt DATE) TBLPROPERTIES ('format-version'='3')",
+        "INSERT INTO ice.ns.d VALUES (1, DATE '2024-01-01')",
+    ] {
+        run(ctx, sql).await.unwrap_or_else(|e| panic!("{sql}: {e}"));
+    }
+    for (sql, expected) in [
+        (
+            "ALTER TABLE ice.ns.d ADD COLUMN added DATE DEFAULT current_date()",
+            "the DEFAULT of column 'added' (current_date()) is not a constant: current_date() \
+             takes a new value each time it is evaluated; an Iceberg default is one literal \
+             value (spec \"Default values\")",
+        ),
+        (
+            "ALTER TABLE ice.ns.d ADD COLUMN t DATE DEFAULT CAST(now() AS DATE)",
+            "the DEFAULT of column 't' (CAST(now() AS Date32)) is not a constant: now() takes \
+             a new value",
+        ),
+        (
+            "ALTER TABLE ice.ns.d ALTER COLUMN dt SET DEFAULT current_date()",
+            "the DEFAULT of column 'dt' (current_date()) is not a constant",
+        ),
+        (
+            "ALTER TABLE ice.ns.d ADD COLUMN n INT DEFAULT (SELECT max(id) FROM ice.ns.d)",
+            "is not a constant: it holds a subquery",
+        ),
+    ] {
+        fails(&lake, "ns.d", sql, expected).await;
+    }
+    for (sql, expected) in [
+        (
+            "CREATE TABLE ice.ns.c1 (id INT, dt DATE DEFAULT current_date()) \
+             TBLPROPERTIES ('format-version'='3')",
+            "the DEFAULT of column 'dt' (current_date()) is not a constant",
+        ),
+        (
+            "CREATE TABLE ice.ns.c2 (id INT, ts TIMESTAMP DEFAULT current_timestamp()) \
+             TBLPROPERTIES ('format-version'='3')",
+            "the DEFAULT of column 'ts' (now() AS current_timestamp()) is not a constant: \
+             now() takes a new value",
+        ),
+        (
+            "CREATE TABLE ice.ns.c3 (id INT, n INT DEFAULT (SELECT max(id) FROM ice.ns.d)) \
+             TBLPROPERTIES ('format-version'='3')",
+            "the DEFAULT of column 'n' ((<subquery>)) is not a constant: it holds a subquery",
+        ),
+    ] {
+        let err = run(ctx, sql).await.expect_err(sql);
+        assert!(
+            err.contains(expected),
+            "{sql}:\n{err}\nexpected: {expected}"
+        );
+        assert!(
+            run(ctx, "SELECT * FROM ice.ns.c1").await.is_err()
+                && run(ctx, "SELECT * FROM ice.ns.c2").await.is_err()
+                && run(ctx, "SELECT * FROM ice.ns.c3").await.is_err(),
+            "{sql}: a table was created"
+        );
+    }
+    // literals and expressions of them: their value
+    for sql in [
+        "ALTER TABLE ice.ns.d ADD COLUMN n INT DEFAULT 1 + 2",
+        "ALTER TABLE ice.ns.d ALTER COLUMN dt SET DEFAULT DATE '2024-02-29'",
+        "INSERT INTO ice.ns.d (id) VALUES (2)",
+    ] {
+        run(ctx, sql).await.unwrap_or_else(|e| panic!("{sql}: {e}"));
+    }
+    let rows = run(
+        ctx,
+        "SELECT id, CAST(dt AS VARCHAR) AS dt, n FROM ice.ns.d ORDER BY id",
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        datafusion::arrow::util::pretty::pretty_format_batches(&rows)
+            .unwrap()
+            .to_string(),
+        "+----+------------+---+\n| id | dt         | n |\n+----+------------+---+\n\
+         | 1  | 2024-01-01 | 3 |\n| 2  | 2024-02-29 | 3 |\n+----+------------+---+"
+    );
+}
+
+/// `PREPARE … AS INSERT INTO|OVERWRITE t PARTITION (…) …` into an Iceberg table is refused
+/// naming the form (it was DataFusion's "Partitioned inserts not yet supported"), and
+/// writes nothing; the statement run directly writes the partition value.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_prepared_insert_with_a_partition_clause_names_the_form() {
+    let lake = lake().await;
+    let ctx = &lake.ctx;
+    run(
+        ctx,
+        "CREATE TABLE ice.ns.p (id INT, k STRING) PARTITIONED BY (k)",
+    )
+    .await
+    .unwrap();
+    for (sql, expected) in [
+        (
+            "PREPARE a AS INSERT INTO ice.ns.p PARTITION (k = 'x') VALUES ($1)",
+            "PREPARE a AS INSERT INTO ice.ns.p PARTITION (…): a PARTITION clause in a \
+             prepared statement is not supported; run the INSERT INTO … PARTITION statement \
+             directly",
+        ),
+        (
+            "PREPARE b AS INSERT OVERWRITE TABLE ice.ns.p PARTITION (k = 'x') SELECT 1",
+            "PREPARE b AS INSERT OVERWRITE ice.ns.p PARTITION (…): a PARTITION clause in a \
+             prepared statement is not supported",
+        ),
+        (
+            "PREPARE c AS INSERT INTO ice.ns.p PARTITION (k) (k, id) VALUES ('y', $1)",
+            "PREPARE c AS INSERT INTO ice.ns.p PARTITION (…)",
+        ),
+    ] {
+        fails(&lake, "ns.p", sql, expected).await;
+    }
+    assert!(run(ctx, "EXECUTE a(1)").await.is_err(), "a was prepared");
+    run(ctx, "INSERT INTO ice.ns.p PARTITION (k = 'x') VALUES (1)")
+        .await
+        .unwrap();
+    // the form the error points to
+    run(ctx, "PREPARE d AS INSERT INTO ice.ns.p SELECT $1, 'x'")
+        .await
+        .unwrap();
+    run(ctx, "EXECUTE d(2)").await.unwrap();
+    let rows = run(ctx, "SELECT id, k FROM ice.ns.p ORDER BY id")
+        .await
+        .unwrap();
+    assert_eq!(
+        datafusion::arrow::util::pretty::pretty_format_batches(&rows)
+            .unwrap()
+            .to_string(),
+        "+----+---+\n| id | k |\n+----+---+\n| 1  | x |\n| 2  | x |\n+----+---+"
+    );
+}

@@ -639,6 +639,80 @@ async fn prepared_row_level_dml_changes_the_table_its_name_holds_when_executed()
     );
 }
 
+/// A prepared statement holding a `VALUES` of several rows where a value is a scalar
+/// subquery over an Iceberg column (whose value carries the column's field id) runs at
+/// each `EXECUTE` as the statement run directly does: DataFusion planned it at `PREPARE`
+/// but planned the `VALUES` again with the parameters' values at `EXECUTE` and refused it
+/// there ("Inconsistent metadata across values list"), in an `INSERT … VALUES`, a query,
+/// an `INSERT … SELECT` and a `MERGE`'s source. Planned again after `ADD COLUMN`, it
+/// still runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prepared_values_rows_with_a_subquery_over_an_iceberg_column_run() {
+    let lake = lake().await;
+    let ctx = &lake.ctx;
+    let rows = "SELECT x, s FROM ice.ns.t ORDER BY x, s";
+    ok(ctx, "CREATE TABLE ice.ns.t (x INT, s STRING)").await;
+    ok(ctx, "INSERT INTO ice.ns.t VALUES (1, 'z')").await;
+    ok(
+        ctx,
+        "PREPARE ins AS INSERT INTO ice.ns.t VALUES ((SELECT max(x) FROM ice.ns.t) + $1, 'a'), \
+         (2, 'b')",
+    )
+    .await;
+    ok(
+        ctx,
+        "PREPARE bare AS INSERT INTO ice.ns.t VALUES ((SELECT max(x) FROM ice.ns.t), 'c'), \
+         ($1, (SELECT min(s) FROM ice.ns.t))",
+    )
+    .await;
+    ok(
+        ctx,
+        "PREPARE q AS SELECT a FROM (VALUES ((SELECT max(x) FROM ice.ns.t)), ($1)) v(a) \
+         ORDER BY a",
+    )
+    .await;
+    ok(
+        ctx,
+        "PREPARE sel AS INSERT INTO ice.ns.t SELECT * FROM \
+         (VALUES ((SELECT max(x) FROM ice.ns.t) + 1, 'd'), ($1, 'e'))",
+    )
+    .await;
+    ok(
+        ctx,
+        "PREPARE m AS MERGE INTO ice.ns.t t USING (VALUES ((SELECT min(x) FROM ice.ns.t), \
+         'm'), ($1, 'n')) AS src(x, s) ON t.x = src.x \
+         WHEN MATCHED THEN UPDATE SET s = src.s WHEN NOT MATCHED THEN INSERT *",
+    )
+    .await;
+    // the same rows as the statements run directly: max(x) + 10 = 11
+    assert_eq!(count(ctx, "EXECUTE ins(10)").await, 2);
+    assert_eq!(
+        ok(ctx, rows).await,
+        "+----+---+\n| x  | s |\n+----+---+\n| 1  | z |\n| 2  | b |\n| 11 | a |\n+----+---+"
+    );
+    // max(x) = 11, min(s) = 'a'
+    assert_eq!(count(ctx, "EXECUTE bare(5)").await, 2);
+    assert_eq!(
+        ok(ctx, "EXECUTE q(3)").await,
+        "+----+\n| a  |\n+----+\n| 3  |\n| 11 |\n+----+"
+    );
+    // max(x) + 1 = 12
+    assert_eq!(count(ctx, "EXECUTE sel(7)").await, 2);
+    // min(x) = 1 matched, 20 inserted
+    assert_eq!(count(ctx, "EXECUTE m(20)").await, 2);
+    assert_eq!(
+        ok(ctx, rows).await,
+        "+----+---+\n| x  | s |\n+----+---+\n| 1  | m |\n| 2  | b |\n| 5  | a |\n| 7  | e |\n\
+         | 11 | a |\n| 11 | c |\n| 12 | d |\n| 20 | n |\n+----+---+"
+    );
+    // planned again from its text for the new column: still runs
+    ok(ctx, "ALTER TABLE ice.ns.t ADD COLUMN n INT").await;
+    assert_eq!(
+        ok(ctx, "EXECUTE q(3)").await,
+        "+----+\n| a  |\n+----+\n| 3  |\n| 20 |\n+----+"
+    );
+}
+
 /// A prepared statement whose table has other columns at `EXECUTE` than at `PREPARE`
 /// (`ADD`, `DROP`, `RENAME COLUMN`, in this session or committed by another) is planned
 /// again against them, as DuckDB re-binds one: its rows and writes are the statement's

@@ -3,17 +3,23 @@
 //! its v3 `initial-default` / `write-default` (spec "Default values").
 //!
 //! DataFusion plans the expression (column references are refused) and evaluates it
-//! once, as a constant (`DEFAULT 5`, `DEFAULT -1.5`, `DEFAULT DATE '2024-01-01'`,
-//! `DEFAULT 'x'`; a constant function such as `DEFAULT now()` is its value at the time of
-//! the statement). The value then becomes one of the column's type by a cast that
+//! once (`DEFAULT 5`, `DEFAULT -1.5`, `DEFAULT DATE '2024-01-01'`, `DEFAULT 'x'`,
+//! `DEFAULT 1 + 2`). The spec keeps a default as one literal value (its JSON single-value
+//! form), so an expression whose value depends on when or where it is evaluated is
+//! refused: `current_date()`, `now()` and the other functions DataFusion does not mark
+//! immutable (`random()`), a subquery (the table's rows at the time of the statement), a
+//! variable or parameter. Stored, `DEFAULT current_date()` would have filled every later
+//! row with the date of the `ALTER TABLE` (Spark's DEFAULT, evaluated per write, fills
+//! the date of the write). The value then becomes one of the column's type by a cast that
 //! loses nothing: a number must be the same number in the column's type (`5` or `5.0`
 //! for an `INT` column, not `5.5` or `3000000000`), a string is parsed as the column's
 //! type (`'2024-01-01'` for a `DATE`, a UUID's text for a `UUID`), and a boolean, a
 //! temporal or a binary value only fits a column of its own kind.
 
 use datafusion::arrow::datatypes::DataType;
+use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
 use datafusion::common::{DFSchema, ScalarValue};
-use datafusion::logical_expr::{Expr, LogicalPlanBuilder};
+use datafusion::logical_expr::{Expr, LogicalPlanBuilder, Volatility};
 use datafusion::prelude::SessionContext;
 
 use crate::datafusion::filter::scalar_to_literal;
@@ -61,9 +67,11 @@ pub(super) async fn default_value(
              have default values (a struct's fields carry their own)"
         )));
     };
-    if expr.is_volatile() {
+    if let Some(why) = not_a_literal(&expr) {
         return Err(Error::invalid_argument(format!(
-            "the DEFAULT of column '{column}' ({expr}) is not a constant"
+            "the DEFAULT of column '{column}' ({expr}) is not a constant: {why}; an Iceberg \
+             default is one literal value (spec \"Default values\"), so write the value \
+             itself (e.g. DATE '2024-02-29')"
         )));
     }
     let value = evaluate(ctx, expr, column).await?;
@@ -75,6 +83,43 @@ pub(super) async fn default_value(
             "DEFAULT {value} is not a value of column '{column}' of type {p}{reason}"
         ))
     })
+}
+
+/// Why `expr` has no single value of its own (see the module docs): it holds a subquery,
+/// a function DataFusion does not mark immutable (`current_date()`: stable, one value per
+/// statement; `random()`: volatile), an aggregate, a variable or a parameter; `None` when
+/// it is built of literals by immutable functions and operators (`1 + 2`, `CAST('5' AS
+/// INT)`, `DATE '2024-02-29'`).
+fn not_a_literal(expr: &Expr) -> Option<String> {
+    let mut why = None;
+    let _ = expr.apply(|e| {
+        why = match e {
+            Expr::ScalarSubquery(_)
+            | Expr::Exists(_)
+            | Expr::InSubquery(_)
+            | Expr::SetComparison(_) => {
+                Some("it holds a subquery (the value of a table's rows when it runs)".to_string())
+            }
+            Expr::ScalarFunction(f) if f.func.signature().volatility != Volatility::Immutable => {
+                Some(format!(
+                    "{}() takes a new value each time it is evaluated",
+                    f.func.name()
+                ))
+            }
+            Expr::AggregateFunction(_) | Expr::WindowFunction(_) => {
+                Some("it is an aggregate".to_string())
+            }
+            Expr::ScalarVariable(..) | Expr::Placeholder(_) => {
+                Some("it names a variable or parameter".to_string())
+            }
+            _ => None,
+        };
+        Ok(match why {
+            Some(_) => TreeNodeRecursion::Stop,
+            None => TreeNodeRecursion::Continue,
+        })
+    });
+    why
 }
 
 /// `expr` evaluated once, over no columns.
@@ -259,6 +304,17 @@ mod tests {
                 "of column 'c' of type date",
             ),
             ("random()", PrimitiveType::Double, "is not a constant"),
+            (
+                "current_date()",
+                PrimitiveType::Date,
+                "(current_date()) is not a constant: current_date() takes a new value",
+            ),
+            ("now()", PrimitiveType::Timestamptz, "is not a constant"),
+            (
+                "CAST(now() AS DATE)",
+                PrimitiveType::Date,
+                "now() takes a new value",
+            ),
         ] {
             let err = value(text, ty).await.unwrap_err();
             assert_eq!(err.kind(), ErrorKind::InvalidArgument, "{text}: {err}");

@@ -32,7 +32,7 @@
 //! A `"t@ref"` name describes the schema that reference reads. A table that is not an
 //! Iceberg table (a metadata table, a view, a DataFusion table) gets the column rows from
 //! its Arrow schema (Arrow types in Spark's names where Spark has one), and with
-//! `EXTENDED` the `Name` row.
+//! `EXTENDED` the `Name` row (a metadata table's as Spark shows it, `cat.ns.t.files`).
 //!
 //! **The column form** `DESC [TABLE] [EXTENDED] t col`: columns `info_name`,
 //! `info_value`, rows `col_name`, `data_type` (Spark's `catalogString`: structs not
@@ -56,6 +56,7 @@ use super::show::{find_provider, string_rows, FoundProvider};
 use super::show_create_table::transform_term;
 use super::show_properties::{column_path, spark_properties, SPARK_RESERVED};
 use super::tokens::Cursor;
+use crate::datafusion::catalog::TableNameParts;
 use crate::datafusion::metadata_columns::{MetadataColumn, MetadataColumns};
 use crate::datafusion::unified_partition::unified_partition_type;
 use crate::error::{Error, ErrorKind, Result};
@@ -131,7 +132,7 @@ pub(super) async fn describe(ctx: &SessionContext, mut c: Cursor<'_>) -> Result<
             if extended {
                 rows.push(empty_row());
                 rows.push(section("# Detailed Table Information"));
-                rows.push(detail("Name", &found.display));
+                rows.push(detail("Name", &spark_name(&found)));
             }
             rows
         }
@@ -325,6 +326,23 @@ fn describe_column(
         vec!["comment".to_string(), comment],
     ];
     string_rows(ctx, &["info_name", "info_value"], rows)
+}
+
+/// The name Spark shows for `found` in `# Detailed Table Information`: a metadata table's
+/// as Iceberg names one (`BaseMetadataTable`: the table's name, a dot, the kind), so
+/// `default.ns.t.files` for icefloe's `t$files`; any other table's `catalog.schema.t`.
+fn spark_name(found: &FoundProvider) -> String {
+    let parts = TableNameParts::parse(&found.name);
+    match (
+        parts.metadata,
+        parts.version,
+        found.display.strip_suffix(&found.name),
+    ) {
+        (Some(kind), None, Some(qualifier)) => {
+            format!("{qualifier}{}.{}", parts.base, kind.name())
+        }
+        _ => found.display.clone(),
+    }
 }
 
 /// The table form's result: `col_name`, `data_type`, `comment` (nullable).

@@ -270,7 +270,7 @@ async fn describe_column_and_the_forms_left_to_datafusion() {
     // a metadata table by Spark's name, and a table that is not an Iceberg table
     let rows = described(&ctx, "DESCRIBE TABLE EXTENDED ns.t.history").await;
     assert_eq!(rows[0], row("made_current_at", "timestamp", None));
-    assert_eq!(rows.last(), Some(&info("Name", "cat.ns.t$history")));
+    assert_eq!(rows.last(), Some(&info("Name", "cat.ns.t.history")));
     ok(
         &ctx,
         "CREATE TABLE public.mem AS VALUES (CAST(1 AS SMALLINT), 'x')",

@@ -239,6 +239,65 @@ pub(super) async fn plan(ctx: &SessionContext, statement: &str) -> Result<Option
     Ok(Some(DataFrame::new(state, plan)))
 }
 
+/// Refuse `statement` when it is a `PREPARE` of an `INSERT` with a `PARTITION` clause into
+/// an Iceberg table, naming the form: [`plan`] writes the clause's values into the
+/// statement's text, but DataFusion keeps a prepared statement as its plan (and plans
+/// the clause only to refuse it, "Partitioned inserts not yet supported"), and a static
+/// `INSERT OVERWRITE`'s row filter would not reach the target a prepared statement
+/// resolves again at each `EXECUTE`.
+///
+/// Errors: [`crate::ErrorKind::Unsupported`] naming the statement, the table and what to
+/// write instead.
+pub(super) async fn check_prepared(ctx: &SessionContext, statement: &str) -> Result<()> {
+    if !statement.to_ascii_uppercase().contains("PARTITION") {
+        return Ok(());
+    }
+    let parsed = super::parse_statement(ctx, statement).or_else(|| {
+        column_list_first(ctx, statement).and_then(|moved| super::parse_statement(ctx, &moved))
+    });
+    let Some(Statement::Prepare {
+        name,
+        statement: inner,
+        ..
+    }) = parsed
+    else {
+        return Ok(());
+    };
+    let Statement::Insert(insert) = *inner else {
+        return Ok(());
+    };
+    let (true, TableObject::TableName(table_name)) = (insert.partitioned.is_some(), &insert.table)
+    else {
+        return Ok(());
+    };
+    let names = Names {
+        normalize: ctx
+            .state()
+            .config()
+            .options()
+            .sql_parser
+            .enable_ident_normalization,
+    };
+    let Some(table) = names.parts(table_name).and_then(|p| reference(&p)) else {
+        return Ok(());
+    };
+    let Ok(provider) = ctx.table_provider(table.clone()).await else {
+        return Ok(());
+    };
+    if provider.downcast_ref::<IcebergTableProvider>().is_none() {
+        return Ok(());
+    }
+    let verb = match insert.overwrite {
+        true => "INSERT OVERWRITE",
+        false => "INSERT INTO",
+    };
+    Err(Error::unsupported(format!(
+        "PREPARE {name} AS {verb} {table} PARTITION (…): a PARTITION clause in a prepared \
+         statement is not supported; run the {verb} … PARTITION statement directly, or \
+         give the partition columns' values in the prepared statement's query instead"
+    )))
+}
+
 /// `statement` with Spark's order `INSERT … t PARTITION (…) (c1, c2) query` (Spark's
 /// grammar: the column list after the partition clause) as sqlparser parses it, the
 /// column list before the clause (`t (c1, c2) PARTITION (…) query`); `None` when no list

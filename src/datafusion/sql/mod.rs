@@ -269,7 +269,7 @@ pub async fn execute(ctx: &SessionContext, statement: &str) -> Result<DataFrame>
     // a VALUES of several rows with a subquery value over an Iceberg column, which
     // DataFusion refuses (module `values_metadata`): run again without the metadata once
     // refused; a MERGE's source is planned where the refusal is reported as another
-    // error, so a MERGE is written without it first
+    // error, so a MERGE (prepared too) is written without it first
     let without_metadata = || {
         let lower = statement.to_ascii_lowercase();
         if !(lower.contains("values") && lower.contains("select")) {
@@ -279,7 +279,10 @@ pub async fn execute(ctx: &SessionContext, statement: &str) -> Result<DataFrame>
     };
     // boxed: a statement's future is large (every rewrite's state), and a caller's
     // future that holds it inline (a test's, pinned on its thread's stack) overflowed
-    let df = if tokens::first_word_is(statement, &["MERGE"]) {
+    let merge = tokens::first_word_is(statement, &["MERGE"])
+        || (tokens::first_word_is(statement, &["PREPARE"])
+            && statement.to_ascii_lowercase().contains("merge"));
+    let df = if merge {
         let text = without_metadata();
         Box::pin(execute_statement(ctx, text.as_deref().unwrap_or(statement))).await?
     } else {
@@ -443,6 +446,9 @@ async fn execute_statement(ctx: &SessionContext, statement: &str) -> Result<Data
         }
     }
     if tokens::first_word_is(statement, &["PREPARE"]) {
+        // Spark's `INSERT … PARTITION (…)`: not in a prepared statement (named, not
+        // DataFusion's "Partitioned inserts not yet supported")
+        insert_partition::check_prepared(ctx, statement).await?;
         let df = match prepare::prepare(ctx, statement).await? {
             Some(prepared) => {
                 prepare_rebind::remember(ctx, &prepared.name, original, prepared.tables);

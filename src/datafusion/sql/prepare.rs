@@ -23,6 +23,14 @@
 //! `INSERT *`, `DEFAULT`); DataFusion alone wrote `SET st.a = …` into a top-level column
 //! `a`.
 //!
+//! A `VALUES` of several rows holding a scalar subquery over an Iceberg column
+//! (`PREPARE p AS INSERT INTO t VALUES ((SELECT max(x) FROM t), 'a'), ($1, 'b')`) is
+//! written as one projection per row before DataFusion keeps the plan, as the analyzer
+//! rule of `crate::datafusion::values_subqueries` writes it for a statement run directly:
+//! DataFusion planned such a `VALUES` again from its values at every `EXECUTE` and
+//! refused it there, the subquery's value carrying the column's field id ("Inconsistent
+//! metadata across values list"; module `values_metadata`).
+//!
 //! A statement whose tables have other columns at `EXECUTE` than at `PREPARE` is
 //! prepared again from its text first (module `prepare_rebind`), as DuckDB re-binds one:
 //! a prepared `SELECT *` then lists a column added since. A change committed while the
@@ -41,11 +49,13 @@ use datafusion::datasource::{provider_as_source, source_as_provider};
 use datafusion::logical_expr::{
     DmlStatement, Execute, LogicalPlan, Prepare, Statement, TableScanBuilder,
 };
+use datafusion::optimizer::AnalyzerRule;
 use datafusion::prelude::SessionContext;
 use datafusion::sql::sqlparser::ast::{self, SelectItem, SetExpr, Visit, Visitor};
 
 use crate::datafusion::fresh_target::FreshTarget;
 use crate::datafusion::fresh_view::{is_iceberg, FreshView};
+use crate::datafusion::values_subqueries::ValuesScalarSubqueries;
 use crate::error::Result;
 use crate::IcebergTableProvider;
 
@@ -123,6 +133,13 @@ pub(super) async fn prepare(ctx: &SessionContext, statement: &str) -> Result<Opt
             other => Ok(Transformed::no(other)),
         })?
         .data;
+    // a VALUES holding a scalar subquery written as one projection per row now, as the
+    // analyzer rule does for a statement run directly: DataFusion optimizes the plan it
+    // keeps without its analyzer (folding the `CASE` module `values_metadata` wraps such a
+    // value in) and plans each VALUES again from its values at every EXECUTE, where a
+    // subquery over an Iceberg column carries the column's field id and rows of other
+    // values were refused ("Inconsistent metadata across values list")
+    let input = ValuesScalarSubqueries.analyze(input, ctx.state().config_options())?;
     let plan = LogicalPlan::Statement(Statement::Prepare(Prepare {
         name: name.clone(),
         fields: prepare.fields,

@@ -43,7 +43,77 @@ pub(super) async fn show(ctx: &SessionContext, mut c: Cursor<'_>) -> Result<Opti
     if c.peek_keyword("TABLES") {
         return show_tables::show_tables(ctx, c).await;
     }
+    if c.eat_keyword("COLUMNS") {
+        return show_columns(ctx, c).await;
+    }
     Ok(None)
+}
+
+/// `SHOW COLUMNS FROM|IN t` of a name no schema lists (a metadata table `t$files`, a
+/// version `t@v1`): DataFusion answers `SHOW COLUMNS` from `information_schema.columns`,
+/// which lists the tables of each schema, so it answered such a name with no rows. Here
+/// they get DataFusion's columns (`table_catalog`, `table_schema`, `table_name`,
+/// `column_name`, `data_type` as `information_schema` shows it, `is_nullable`) from the
+/// table's schema; `None` for a listed table and the other forms (`FULL`, `LIKE`, `FROM
+/// db`), which DataFusion answers.
+///
+/// Errors: as [`find_provider`] (an unknown table).
+async fn show_columns(ctx: &SessionContext, mut c: Cursor<'_>) -> Result<Option<DataFrame>> {
+    if !(c.eat_keyword("FROM") || c.eat_keyword("IN")) {
+        return Ok(None);
+    }
+    let Ok(parts) = c.object_name() else {
+        return Ok(None);
+    };
+    if !c.at_end() {
+        return Ok(None);
+    }
+    let found = find_provider(ctx, &parts).await?;
+    let (catalog, _) = defaults(ctx);
+    let catalog = match parts.as_slice() {
+        [first, _, _, ..] if ctx.catalog(first).is_some() => first.clone(),
+        _ => catalog,
+    };
+    let listed = ctx
+        .catalog(&catalog)
+        .and_then(|c| c.schema(&found.schema))
+        .is_some_and(|s| s.table_names().contains(&found.name));
+    if listed {
+        return Ok(None);
+    }
+    let rows = found
+        .provider
+        .schema()
+        .fields()
+        .iter()
+        .map(|f| {
+            vec![
+                catalog.clone(),
+                found.schema.clone(),
+                found.name.clone(),
+                f.name().clone(),
+                crate::datafusion::information_schema::plain_type(f.data_type()).to_string(),
+                match f.is_nullable() {
+                    true => "YES",
+                    false => "NO",
+                }
+                .to_string(),
+            ]
+        })
+        .collect();
+    string_rows(
+        ctx,
+        &[
+            "table_catalog",
+            "table_schema",
+            "table_name",
+            "column_name",
+            "data_type",
+            "is_nullable",
+        ],
+        rows,
+    )
+    .map(Some)
 }
 
 /// An Iceberg table found by its SQL name.

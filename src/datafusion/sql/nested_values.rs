@@ -15,6 +15,11 @@
 //! reading the views in its place; the views' plans are inlined by DataFusion's
 //! analyzer, so the plan runs in the caller's session. A `VALUES` that does not plan on
 //! its own (one reading an outer query's columns) leaves the statement to DataFusion.
+//! The views are inlined as DataFusion plans the `INSERT` (its plan scans no view).
+//!
+//! `PREPARE name AS INSERT …` is planned the same way (DataFusion kept the `VALUES`
+//! typed by the table, so every `EXECUTE` wrote the cast values), unless such a `VALUES`
+//! holds a parameter, which has no type in a `VALUES` planned alone.
 
 use std::ops::ControlFlow;
 use std::sync::Arc;
@@ -24,7 +29,9 @@ use datafusion::datasource::ViewTable;
 use datafusion::logical_expr::LogicalPlan;
 use datafusion::prelude::SessionContext;
 use datafusion::sql::parser::Statement as DFStatement;
-use datafusion::sql::sqlparser::ast::{Query, SetExpr, Statement, VisitMut, VisitorMut};
+use datafusion::sql::sqlparser::ast::{
+    visit_expressions, Expr, Query, SetExpr, Statement, Value, VisitMut, VisitorMut,
+};
 use datafusion::sql::sqlparser::dialect::GenericDialect;
 use datafusion::sql::sqlparser::parser::Parser;
 
@@ -45,7 +52,10 @@ pub(super) async fn plan(ctx: &SessionContext, sql: &str) -> Result<Option<Logic
     // a VALUES below the top sits in a query that selects from it (or a CTE of one):
     // a plain `INSERT … VALUES` (as large as it may be) is not parsed again here
     let lower = sql.to_ascii_lowercase();
-    if !first_word_is(sql, &["INSERT"]) || !lower.contains("values") || !lower.contains("select") {
+    if !first_word_is(sql, &["INSERT", "PREPARE"])
+        || !lower.contains("values")
+        || !lower.contains("select")
+    {
         return Ok(None);
     }
     let state = ctx.state();
@@ -53,8 +63,14 @@ pub(super) async fn plan(ctx: &SessionContext, sql: &str) -> Result<Option<Logic
     let Ok(DFStatement::Statement(mut statement)) = state.sql_to_statement(sql, &dialect) else {
         return Ok(None);
     };
-    let Statement::Insert(insert) = statement.as_mut() else {
-        return Ok(None);
+    // `PREPARE name AS INSERT …` too: its plan is the prepared statement's
+    let (insert, prepared) = match statement.as_mut() {
+        Statement::Insert(insert) => (insert, false),
+        Statement::Prepare { statement, .. } => match statement.as_mut() {
+            Statement::Insert(insert) => (insert, true),
+            _ => return Ok(None),
+        },
+        _ => return Ok(None),
     };
     let Some(source) = insert.source.as_mut() else {
         return Ok(None);
@@ -66,6 +82,11 @@ pub(super) async fn plan(ctx: &SessionContext, sql: &str) -> Result<Option<Logic
     let mut taker = Taker { taken: Vec::new() };
     let _ = source.visit(&mut taker);
     if taker.taken.is_empty() {
+        return Ok(None);
+    }
+    // a parameter of a prepared statement has no type in a VALUES planned alone: such
+    // a statement is left to DataFusion as it is
+    if prepared && taker.taken.iter().any(has_placeholder) {
         return Ok(None);
     }
     let schema = MemorySchemaProvider::new();
@@ -82,6 +103,15 @@ pub(super) async fn plan(ctx: &SessionContext, sql: &str) -> Result<Option<Logic
             .statement_to_plan(DFStatement::Statement(statement))
             .await?,
     ))
+}
+
+/// Whether `query` holds a parameter (`$1`, `?`).
+fn has_placeholder(query: &Query) -> bool {
+    visit_expressions(query, |expr| match expr {
+        Expr::Value(v) if matches!(v.value, Value::Placeholder(_)) => ControlFlow::Break(()),
+        _ => ControlFlow::Continue(()),
+    })
+    .is_break()
 }
 
 /// The name of the `i`th view.
@@ -168,6 +198,33 @@ mod tests {
         assert_eq!(
             ok(&ctx, "SELECT id, s FROM ns.p ORDER BY id").await,
             [["1", "x"], ["2", "y"], ["5", "x"]]
+        );
+    }
+
+    /// The same in a prepared `INSERT`: each `EXECUTE` writes the `VALUES` as typed by
+    /// its own rows (DataFusion kept it typed by the table: `2.5` written as `2.0`); a
+    /// parameter outside the `VALUES` is bound at `EXECUTE`.
+    #[tokio::test]
+    async fn values_inside_a_prepared_insert_query_are_typed_by_their_rows() {
+        let (ctx, _catalog, _dir) = session().await;
+        ok(&ctx, "CREATE SCHEMA ns").await;
+        ok(&ctx, "CREATE TABLE ns.t (d DOUBLE, i BIGINT)").await;
+        ok(
+            &ctx,
+            "PREPARE p AS INSERT INTO ns.t SELECT b, a FROM (VALUES (7, 2.5)) v(a, b)",
+        )
+        .await;
+        ok(&ctx, "EXECUTE p").await;
+        ok(
+            &ctx,
+            "PREPARE q(BIGINT) AS INSERT INTO ns.t SELECT b, $1 FROM (VALUES (2.75)) v(b)",
+        )
+        .await;
+        ok(&ctx, "EXECUTE q(11)").await;
+        ok(&ctx, "EXECUTE p").await;
+        assert_eq!(
+            ok(&ctx, "SELECT d, i FROM ns.t ORDER BY i, d").await,
+            [["2.5", "7"], ["2.5", "7"], ["2.75", "11"]]
         );
     }
 }

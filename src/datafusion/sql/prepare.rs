@@ -89,7 +89,11 @@ pub(super) async fn prepare(ctx: &SessionContext, statement: &str) -> Result<Opt
     // `dml_rewrite`: assignment targets, MERGE clause scopes, `*`, `DEFAULT`)
     let planned = match super::dml_rewrite::plan_prepare(ctx, statement).await? {
         Some(plan) => Ok(plan),
-        None => ctx.state().create_logical_plan(statement).await,
+        // a VALUES inside an INSERT's query, typed by its own rows (module `nested_values`)
+        None => match super::nested_values::plan(ctx, statement).await? {
+            Some(plan) => Ok(plan),
+            None => ctx.state().create_logical_plan(statement).await,
+        },
     };
     let Ok(LogicalPlan::Statement(Statement::Prepare(prepare))) = planned else {
         return Ok(None);

@@ -179,6 +179,35 @@ async fn equality_deletes_apply_after_their_columns_are_dropped() {
     }
 }
 
+/// Spark's `spark_v2_equality_deletes_partitioned` (identity `region`) holds
+/// partition-scoped equality deletes on `id` and on `name`. With the partition field
+/// dropped and then its source `region` and the delete column `name` dropped, the deletes
+/// still apply, each to its own partition's files (spec: a delete file of a partitioned
+/// spec applies to data files of the same spec and partition).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn partition_scoped_equality_deletes_apply_after_their_columns_are_dropped() {
+    let table = "spark_v2_equality_deletes_partitioned";
+    let live: Vec<String> = spark_rows(table, "all")
+        .iter()
+        .map(|r| r.split(':').next().expect("id").to_string())
+        .collect();
+    assert_eq!(live.len(), 26, "Spark's rows");
+    let (_copies, lake, _catalog) = corpus_lake(&[table]).await;
+    let ctx = &lake.ctx;
+    let t = format!("corpus.ns.{table}");
+    for sql in [
+        format!("ALTER TABLE {t} DROP PARTITION FIELD region"),
+        format!("ALTER TABLE {t} DROP COLUMN region"),
+        format!("ALTER TABLE {t} DROP COLUMN name"),
+    ] {
+        run(ctx, &sql).await;
+    }
+    let ids = format!("SELECT CAST(id AS VARCHAR) AS i FROM {t} ORDER BY id");
+    assert_eq!(strings(ctx, &ids).await, live);
+    run(ctx, &format!("DELETE FROM {t} WHERE id = 1")).await;
+    assert_eq!(strings(ctx, &ids).await, live[1..].to_vec(), "after DELETE");
+}
+
 /// icefloe's rows of `table` at `snapshot_id` (`FOR SYSTEM_VERSION AS OF`: the snapshot's
 /// schema), canonical as [`crate::interop::canonical_rows`] types them by `schema`.
 async fn icefloe_rows_at(

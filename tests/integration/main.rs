@@ -30,6 +30,7 @@ mod dropped_partition_source;
 mod duplicate_entries;
 mod equality_resolution;
 mod evolution;
+mod evolution_engines;
 #[cfg(feature = "cloud")]
 mod fault_proxy;
 mod filter_differential;

@@ -51,6 +51,7 @@ use crate::transaction::ReplaceTable;
 use datafusion::logical_expr::dml::InsertOp;
 
 mod deferred;
+mod dropped_equality;
 mod files;
 mod hidden;
 mod resolve;

@@ -90,6 +90,9 @@ impl IcebergTableProvider {
     /// ([`PositionDeleteExec`]) and equality deletes by [`EqualityDeleteExec`] on top.
     /// `filters` prune row groups and pages where DataFusion does not push them itself.
     ///
+    /// Equality deletes on columns the schema lacks (dropped since) are applied through
+    /// [`Self::with_dropped_equality_columns`].
+    ///
     /// Errors: a reserved hidden column name used by the table, a bad file location or
     /// size, a filter that cannot be planned.
     pub(super) fn build_scan(
@@ -101,6 +104,15 @@ impl IcebergTableProvider {
         limit: Option<usize>,
         hidden: Hidden,
     ) -> Result<Arc<dyn ExecutionPlan>> {
+        if let Some(widened) =
+            self.with_dropped_equality_columns(&deletes.equality_deletes, hidden)?
+        {
+            // the provider's columns keep their indices; the appended ones are read only
+            // for the deletes
+            let all: Vec<usize> = (0..self.arrow_schema.fields().len()).collect();
+            let projection = projection.unwrap_or(&all);
+            return widened.build_scan(state, deletes, Some(projection), filters, limit, hidden);
+        }
         let row_ids = hidden != Hidden::None;
         let layout = HiddenLayout::new(self, hidden);
         if deletes.files.is_empty() {

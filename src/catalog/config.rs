@@ -358,7 +358,8 @@ impl CatalogConfig {
     /// Build the catalog.
     ///
     /// Errors: an unknown `type` or a missing `uri` / `warehouse`
-    /// ([`ErrorKind::InvalidArgument`]); a SQLite database holding several catalogs and no
+    /// ([`ErrorKind::InvalidArgument`]); a catalog type of Iceberg Java, Spark or PyIceberg
+    /// that icefloe does not open (`hive`, `glue`, `nessie`, …: [`ErrorKind::Unsupported`]); a SQLite database holding several catalogs and no
     /// name given (naming them); the errors of opening the catalog.
     pub fn build(&self) -> Result<Arc<dyn Catalog>> {
         let options = OpenOptions {
@@ -430,9 +431,15 @@ impl CatalogConfig {
                 Ok(Arc::new(catalog))
             }
             "rest" => self.build_rest(),
-            other => Err(Error::invalid_argument(format!(
-                "unknown catalog type '{other}' (expected sql, hadoop, static or rest)"
-            ))),
+            other => Err(match unsupported_catalog_type(other) {
+                Some(kind) => Error::unsupported(format!(
+                    "catalog type '{other}' ({kind}) is not supported by icefloe \
+                     (supported types: sql (also jdbc), hadoop, static, rest)"
+                )),
+                None => Error::invalid_argument(format!(
+                    "unknown catalog type '{other}' (expected sql, hadoop, static or rest)"
+                )),
+            }),
         }
     }
 }
@@ -474,6 +481,20 @@ fn unsupported_catalog(spec: &str) -> Option<&'static str> {
         "thrift" => "Hive Metastore catalog",
         "glue" => "AWS Glue catalog",
         "nessie" => "Nessie catalog",
+        _ => return None,
+    })
+}
+
+/// The kind of catalog a config file's `type` names when it is a type of Iceberg Java,
+/// Spark or PyIceberg that icefloe does not open (`hive`, `glue`, …), if it is one.
+fn unsupported_catalog_type(catalog_type: &str) -> Option<&'static str> {
+    Some(match catalog_type {
+        "hive" => "Hive Metastore catalog",
+        "glue" => "AWS Glue catalog",
+        "nessie" => "Nessie catalog",
+        "dynamodb" => "DynamoDB catalog",
+        "bigquery" => "BigQuery metastore catalog",
+        "in-memory" | "inmemory" | "memory" => "in-memory catalog",
         _ => return None,
     })
 }

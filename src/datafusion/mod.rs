@@ -31,6 +31,7 @@ mod greatest_least;
 mod iceberg_source;
 pub mod information_schema;
 pub mod insert;
+mod insert_casts;
 #[cfg(any(feature = "distributed", feature = "ballista"))]
 mod logical_codec;
 pub mod maintenance;

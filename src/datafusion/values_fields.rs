@@ -243,7 +243,9 @@ fn check_required_values(input: &LogicalPlan) -> DFResult<()> {
 /// nanoseconds narrowed to a table's microseconds
 /// ([`TimeNarrowingFloor`](super::time_narrowing::TimeNarrowingFloor)), and the rewrite
 /// of scalar subqueries in `VALUES` rows
-/// ([`ValuesScalarSubqueries`](super::values_subqueries::ValuesScalarSubqueries)).
+/// ([`ValuesScalarSubqueries`](super::values_subqueries::ValuesScalarSubqueries)), and
+/// the check naming the column of an `INSERT` literal its type cannot hold
+/// ([`InsertLiteralCasts`](super::insert_casts::InsertLiteralCasts)).
 pub fn install_values_rule(ctx: &SessionContext) {
     let present = ctx
         .state()
@@ -259,6 +261,8 @@ pub fn install_values_rule(ctx: &SessionContext) {
     super::time_narrowing::install_time_narrowing_rule(ctx);
     // and scalar subqueries in `VALUES` rows run
     super::values_subqueries::install_values_subqueries_rule(ctx);
+    // and a literal its column cannot hold named by table and column
+    super::insert_casts::install_insert_casts_rule(ctx);
 }
 
 #[cfg(test)]

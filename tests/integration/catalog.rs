@@ -527,6 +527,53 @@ async fn hadoop_warehouse_with_namespaces_and_static_tables() {
     );
 }
 
+/// A config file's `type` of a catalog Iceberg Java, Spark or PyIceberg has and icefloe
+/// does not open (`hive`, `glue`, …) is refused as unsupported, naming the catalog kind;
+/// a type no engine has stays an unknown type (it was "unknown catalog type 'glue'" for
+/// both).
+#[test]
+fn config_of_an_unsupported_catalog_type_names_it() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    for (catalog_type, kind) in [
+        ("hive", "Hive Metastore catalog"),
+        ("glue", "AWS Glue catalog"),
+        ("nessie", "Nessie catalog"),
+        ("dynamodb", "DynamoDB catalog"),
+    ] {
+        let config = tmp.path().join(format!("{catalog_type}.properties"));
+        std::fs::write(
+            &config,
+            format!("type={catalog_type}\nuri=thrift://h:9083\n"),
+        )
+        .unwrap();
+        let Err(err) = icefloe::catalog::load_catalog(config.to_str().unwrap()) else {
+            panic!("{catalog_type}: not refused");
+        };
+        assert_eq!(err.kind(), ErrorKind::Unsupported, "{err}");
+        let text = err.to_string();
+        assert!(
+            text.contains(&format!(
+                "catalog type '{catalog_type}' ({kind}) is not supported by icefloe"
+            )),
+            "{text}"
+        );
+        assert!(
+            text.contains("supported types: sql (also jdbc), hadoop, static, rest"),
+            "{text}"
+        );
+    }
+    let config = tmp.path().join("typo.properties");
+    std::fs::write(&config, "type=sqll\nuri=c.db\n").unwrap();
+    let Err(err) = icefloe::catalog::load_catalog(config.to_str().unwrap()) else {
+        panic!("type=sqll: not refused");
+    };
+    assert_eq!(err.kind(), ErrorKind::InvalidArgument, "{err}");
+    assert!(
+        err.to_string().contains("unknown catalog type 'sqll'"),
+        "{err}"
+    );
+}
+
 /// Run the CLI in `cwd` (HOME there too, so no history lands elsewhere).
 fn cli(cwd: &Path, args: &[&str]) -> (bool, String, String) {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_icefloe"))

@@ -24,6 +24,32 @@ use crate::error::{Error, Result};
 /// The marker column's name.
 const STAR: &str = "__icefloe_star";
 
+/// The words of Spark 4's `MERGE WITH SCHEMA EVOLUTION INTO …`.
+const SCHEMA_EVOLUTION: [&str; 4] = ["MERGE", "WITH", "SCHEMA", "EVOLUTION"];
+
+/// Refuses Spark 4's `MERGE WITH SCHEMA EVOLUTION INTO t USING s …` (the target table
+/// gaining the source's new columns through `UPDATE SET *` / `INSERT *`), which icefloe
+/// does not take, wherever it stands in the statement (after a `WITH` too): sqlparser
+/// reads no such clause and its error ("Expected: USING, found: EVOLUTION") said neither
+/// what the form is nor that it is unsupported. `toks` are the statement's tokens.
+///
+/// Errors: [`crate::ErrorKind::Unsupported`] naming `MERGE WITH SCHEMA EVOLUTION` and how
+/// to write the change without it.
+pub(super) fn refuse_schema_evolution(toks: &[Tok]) -> Result<()> {
+    let found = toks.windows(SCHEMA_EVOLUTION.len()).any(|w| {
+        w.iter()
+            .zip(SCHEMA_EVOLUTION)
+            .all(|(t, kw)| is_keyword(&t.token, kw))
+    });
+    if found {
+        return Err(Error::unsupported(
+            "MERGE WITH SCHEMA EVOLUTION is not supported: add the source's new columns to \
+             the target first (ALTER TABLE … ADD COLUMN), then run MERGE INTO without it",
+        ));
+    }
+    Ok(())
+}
+
 /// `sql` (a `MERGE`, tokenized as `toks`; `quote` the dialect's identifier quote) with each
 /// `THEN UPDATE SET *` and `THEN INSERT *` replaced by its marker; `None` when it has
 /// none.

@@ -311,6 +311,7 @@ async fn execute_statement(ctx: &SessionContext, statement: &str) -> Result<Data
     let toks = tokenize(ctx, statement);
     if let Some(toks) = &toks {
         check_expression_depth(ctx, toks)?;
+        merge_star::refuse_schema_evolution(toks)?;
     }
     let rewritten = match &toks {
         Some(toks) => literals::exponent_literals_as_doubles(statement, toks)?,

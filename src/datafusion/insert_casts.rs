@@ -9,15 +9,20 @@
 //! [`InsertLiteralCasts`] (an analyzer rule, so it runs before the optimizer) tries each
 //! such cast of a literal and fails the statement with the same cast error, prefixed by
 //! the table and the column, as `UPDATE … SET` names them: "INSERT INTO 'ns.t': cannot
-//! set column 'a' (Int32): Arrow error: Cast error: …". Only value errors are reported
+//! set column 'a' (Int32): Arrow error: Cast error: …". The literals of a `VALUES`
+//! column are cast as one array where Arrow's kernel alone decides the values (each is
+//! cast alone only when that fails, to name it), so a large `INSERT … VALUES` is not
+//! cast value by value a second time. Only value errors are reported
 //! here: a cast Arrow does not have between the two types (a uuid's text into
 //! `FixedSizeBinary(16)`, which another rule rewrites) is left to the rules after it.
 
 use std::sync::Arc;
 
-use datafusion::arrow::compute::can_cast_types;
+use datafusion::arrow::compute::{can_cast_types, cast_with_options};
+use datafusion::arrow::datatypes::DataType;
 use datafusion::common::config::ConfigOptions;
-use datafusion::common::{DataFusionError, Result as DFResult};
+use datafusion::common::format::DEFAULT_CAST_OPTIONS;
+use datafusion::common::{DataFusionError, Result as DFResult, ScalarValue};
 use datafusion::logical_expr::{Cast, Expr, LogicalPlan, WriteOp};
 use datafusion::optimizer::AnalyzerRule;
 use datafusion::prelude::SessionContext;
@@ -102,27 +107,64 @@ fn check_input(table: &str, input: &LogicalPlan) -> DFResult<()> {
         LogicalPlan::Values(v) => v,
         _ => return Ok(()),
     };
-    for row in &values.values {
-        for (e, field) in row.iter().zip(values.schema.fields()) {
-            let column = names
-                .iter()
-                .find(|(from, _)| from == field.name())
-                .map_or(field.name().as_str(), |(_, to)| to.as_str());
-            check_literal_cast(table, column, e)?;
+    for (i, field) in values.schema.fields().iter().enumerate() {
+        let column = names
+            .iter()
+            .find(|(from, _)| from == field.name())
+            .map_or(field.name().as_str(), |(_, to)| to.as_str());
+        check_column_casts(
+            table,
+            column,
+            values.values.iter().filter_map(|row| row.get(i)),
+        )?;
+    }
+    Ok(())
+}
+
+/// The literal casts among `cells` (one column of a `VALUES`, a row each), checked with
+/// one cast of an array per pair of types where Arrow's kernel alone decides the value
+/// (strings, numbers and booleans into a type that is not nested): a `VALUES` of many
+/// rows is not cast value by value. Only when that cast fails, or for other types, is
+/// each value checked alone ([`check_value`]), which names the first that fails.
+fn check_column_casts<'a>(
+    table: &str,
+    column: &str,
+    cells: impl Iterator<Item = &'a Expr>,
+) -> DFResult<()> {
+    let mut groups: Vec<((DataType, &DataType), Vec<&ScalarValue>)> = Vec::new();
+    for (value, data_type) in cells.filter_map(literal_cast) {
+        let key = (value.data_type(), data_type);
+        match groups.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, values)) => values.push(value),
+            None => groups.push((key, vec![value])),
+        }
+    }
+    for ((from, to), values) in groups {
+        let kernel_decides = (from.is_primitive() && !from.is_temporal()
+            || from.is_string()
+            || from == DataType::Boolean)
+            && !to.is_nested();
+        let fits = kernel_decides
+            && ScalarValue::iter_to_array(values.iter().map(|v| (*v).clone()))
+                .is_ok_and(|array| cast_with_options(&array, to, &DEFAULT_CAST_OPTIONS).is_ok());
+        if !fits {
+            for value in values {
+                check_value(table, column, value, to)?;
+            }
         }
     }
     Ok(())
 }
 
-/// `e` (aliases aside) when it is `CAST(literal AS type)` of castable types: an error
-/// naming `table` and `column` when the literal's value does not cast.
-fn check_literal_cast(table: &str, column: &str, e: &Expr) -> DFResult<()> {
+/// `e` (aliases aside) when it is `CAST(literal AS type)` of castable types and the
+/// literal is not NULL: the literal and the type.
+fn literal_cast(e: &Expr) -> Option<(&ScalarValue, &DataType)> {
     let mut e = e;
     while let Expr::Alias(a) = e {
         e = a.expr.as_ref();
     }
     let Expr::Cast(Cast { expr, field }) = e else {
-        return Ok(());
+        return None;
     };
     let data_type = field.data_type();
     let mut expr = expr.as_ref();
@@ -130,11 +172,28 @@ fn check_literal_cast(table: &str, column: &str, e: &Expr) -> DFResult<()> {
         expr = a.expr.as_ref();
     }
     let Expr::Literal(value, _) = expr else {
-        return Ok(());
+        return None;
     };
-    if value.is_null() || !can_cast_types(&value.data_type(), data_type) {
-        return Ok(());
+    (!value.is_null() && can_cast_types(&value.data_type(), data_type))
+        .then_some((value, data_type))
+}
+
+/// `e` when it is a literal cast ([`literal_cast`]): an error naming `table` and `column`
+/// when the literal's value does not cast.
+fn check_literal_cast(table: &str, column: &str, e: &Expr) -> DFResult<()> {
+    match literal_cast(e) {
+        Some((value, data_type)) => check_value(table, column, value, data_type),
+        None => Ok(()),
     }
+}
+
+/// An error naming `table` and `column` when `value` does not cast to `data_type`.
+fn check_value(
+    table: &str,
+    column: &str,
+    value: &ScalarValue,
+    data_type: &DataType,
+) -> DFResult<()> {
     match value.cast_to(data_type) {
         Ok(_) => Ok(()),
         Err(err) => Err(DataFusionError::External(Box::new(
@@ -142,5 +201,51 @@ fn check_literal_cast(table: &str, column: &str, e: &Expr) -> DFResult<()> {
                 "INSERT INTO '{table}': cannot set column '{column}' ({data_type}): {err}"
             )),
         ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use datafusion::logical_expr::lit;
+
+    use super::*;
+
+    fn cast(value: Expr, to: DataType) -> Expr {
+        Expr::Cast(Cast::new(Box::new(value), to))
+    }
+
+    /// A column of many literals is checked as one array; the one value that does not
+    /// fit is still named, whichever row holds it, and values of other types in the
+    /// same column (a date cast to a timestamp) are checked one by one.
+    #[test]
+    fn a_column_of_literals_names_the_value_that_does_not_fit() {
+        let mut cells: Vec<Expr> = (0..1000)
+            .map(|i| cast(lit(i.to_string()), DataType::Int32))
+            .collect();
+        cells.push(cast(lit(5i64), DataType::Int32));
+        cells.push(Expr::Cast(Cast::new(
+            Box::new(lit(ScalarValue::Utf8(None))),
+            DataType::Int32,
+        )));
+        assert!(check_column_casts("ns.t", "a", cells.iter()).is_ok());
+        cells[700] = cast(lit("7x"), DataType::Int32);
+        let err = check_column_casts("ns.t", "a", cells.iter())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("INSERT INTO 'ns.t': cannot set column 'a' (Int32)"),
+            "{err}"
+        );
+        assert!(err.contains("'7x'"), "{err}");
+        let big = [cast(lit(10_000_000_000i64), DataType::Int32)];
+        let err = check_column_casts("ns.t", "b", big.iter())
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("column 'b'"), "{err}");
+        let date = [cast(
+            lit(ScalarValue::Date32(Some(19_000))),
+            DataType::Timestamp(datafusion::arrow::datatypes::TimeUnit::Microsecond, None),
+        )];
+        assert!(check_column_casts("ns.t", "ts", date.iter()).is_ok());
     }
 }

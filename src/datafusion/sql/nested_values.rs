@@ -17,16 +17,19 @@
 //! its own (one reading an outer query's columns) leaves the statement to DataFusion.
 //! The views are inlined as DataFusion plans the `INSERT` (its plan scans no view).
 //!
-//! `PREPARE name AS INSERT …` is planned the same way (DataFusion kept the `VALUES`
-//! typed by the table, so every `EXECUTE` wrote the cast values), unless such a `VALUES`
-//! holds a parameter, which has no type in a `VALUES` planned alone.
+//! `PREPARE name [(types)] AS INSERT …` is planned the same way (DataFusion kept the
+//! `VALUES` typed by the table, so every `EXECUTE` wrote the cast values). A `VALUES`
+//! holding a parameter is planned as a prepared query of its own, with the types the
+//! statement declares (an undeclared parameter takes the type of the value bound at
+//! `EXECUTE`, as in a prepared `SELECT`); its parameters are bound with the statement's.
+//! One that does not plan so is refused, rather than typed by the table.
 
 use std::ops::ControlFlow;
 use std::sync::Arc;
 
 use datafusion::catalog::{MemorySchemaProvider, SchemaProvider};
 use datafusion::datasource::ViewTable;
-use datafusion::logical_expr::LogicalPlan;
+use datafusion::logical_expr::{LogicalPlan, Statement as PlanStatement};
 use datafusion::prelude::SessionContext;
 use datafusion::sql::parser::Statement as DFStatement;
 use datafusion::sql::sqlparser::ast::{
@@ -37,7 +40,7 @@ use datafusion::sql::sqlparser::parser::Parser;
 
 use super::metadata_columns::with_private_schema;
 use super::tokens::first_word_is;
-use crate::error::Result;
+use crate::error::{Error, Result};
 
 /// The private catalog (and schema) the views are planned from.
 const CATALOG: &str = "__icefloe_nested_values";
@@ -63,11 +66,15 @@ pub(super) async fn plan(ctx: &SessionContext, sql: &str) -> Result<Option<Logic
     let Ok(DFStatement::Statement(mut statement)) = state.sql_to_statement(sql, &dialect) else {
         return Ok(None);
     };
-    // `PREPARE name AS INSERT …` too: its plan is the prepared statement's
+    // `PREPARE name [(types)] AS INSERT …` too: its plan is the prepared statement's
     let (insert, prepared) = match statement.as_mut() {
-        Statement::Insert(insert) => (insert, false),
-        Statement::Prepare { statement, .. } => match statement.as_mut() {
-            Statement::Insert(insert) => (insert, true),
+        Statement::Insert(insert) => (insert, None),
+        Statement::Prepare {
+            statement,
+            data_types,
+            ..
+        } => match statement.as_mut() {
+            Statement::Insert(insert) => (insert, Some(data_types.clone())),
             _ => return Ok(None),
         },
         _ => return Ok(None),
@@ -84,16 +91,36 @@ pub(super) async fn plan(ctx: &SessionContext, sql: &str) -> Result<Option<Logic
     if taker.taken.is_empty() {
         return Ok(None);
     }
-    // a parameter of a prepared statement has no type in a VALUES planned alone: such
-    // a statement is left to DataFusion as it is
-    if prepared && taker.taken.iter().any(has_placeholder) {
-        return Ok(None);
-    }
     let schema = MemorySchemaProvider::new();
     for (i, query) in taker.taken.into_iter().enumerate() {
-        let alone = DFStatement::Statement(Box::new(Statement::Query(Box::new(query))));
-        let Ok(plan) = state.statement_to_plan(alone).await else {
-            return Ok(None);
+        let plan = match &prepared {
+            // a parameter of the prepared statement keeps the type the statement
+            // declares for it (or none, as in a prepared `SELECT`): the `VALUES` is
+            // planned as a prepared query of its own, and its parameters are bound
+            // with the statement's at each `EXECUTE`
+            Some(data_types) if has_placeholder(&query) => {
+                let alone = Statement::Prepare {
+                    name: view_name(i).as_str().into(),
+                    data_types: data_types.clone(),
+                    statement: Box::new(Statement::Query(Box::new(query))),
+                };
+                match state
+                    .statement_to_plan(DFStatement::Statement(Box::new(alone)))
+                    .await
+                {
+                    Ok(LogicalPlan::Statement(PlanStatement::Prepare(p))) => {
+                        p.input.as_ref().clone()
+                    }
+                    _ => return Err(parameter_in_values()),
+                }
+            }
+            _ => {
+                let alone = DFStatement::Statement(Box::new(Statement::Query(Box::new(query))));
+                let Ok(plan) = state.statement_to_plan(alone).await else {
+                    return Ok(None);
+                };
+                plan
+            }
         };
         schema.register_table(view_name(i), Arc::new(ViewTable::new(plan, None)))?;
     }
@@ -103,6 +130,17 @@ pub(super) async fn plan(ctx: &SessionContext, sql: &str) -> Result<Option<Logic
             .statement_to_plan(DFStatement::Statement(statement))
             .await?,
     ))
+}
+
+/// The error for a prepared `INSERT` whose query holds a `VALUES` with a parameter
+/// that does not plan as a query of its own: planned with the rest of the statement,
+/// DataFusion would type its values by the table's columns at their positions.
+fn parameter_in_values() -> Error {
+    Error::unsupported(
+        "a parameter inside a VALUES list of a prepared INSERT's query, where that VALUES \
+         cannot be planned as a query of its own; declare the parameter types \
+         (PREPARE name(INT, …) AS …) or select the parameter outside the VALUES",
+    )
 }
 
 /// Whether `query` holds a parameter (`$1`, `?`).
@@ -225,6 +263,50 @@ mod tests {
         assert_eq!(
             ok(&ctx, "SELECT d, i FROM ns.t ORDER BY i, d").await,
             [["2.5", "7"], ["2.5", "7"], ["2.75", "11"]]
+        );
+    }
+
+    /// A parameter inside such a `VALUES`: the `VALUES` is still typed by its own rows
+    /// and the declared parameter types (was: typed by the table's columns at their
+    /// positions, `2.5` written as `2` into the `BIGINT` column at its place, so
+    /// `b * 2` was 4.0), with the parameters bound at each `EXECUTE`; an undeclared
+    /// parameter takes the bound value's type.
+    #[tokio::test]
+    async fn parameters_inside_values_of_a_prepared_insert_query_keep_their_types() {
+        let (ctx, _catalog, _dir) = session().await;
+        ok(&ctx, "CREATE SCHEMA ns").await;
+        ok(&ctx, "CREATE TABLE ns.t (d DOUBLE, i BIGINT)").await;
+        ok(
+            &ctx,
+            "PREPARE p(BIGINT) AS INSERT INTO ns.t \
+             SELECT b * 2, a FROM (VALUES ($1, 2.5), (1, 3.5)) v(a, b)",
+        )
+        .await;
+        ok(&ctx, "EXECUTE p(7)").await;
+        ok(
+            &ctx,
+            "PREPARE q(DOUBLE, BIGINT) AS INSERT INTO ns.t \
+             SELECT a + 0.25, $2 FROM (VALUES ($1)) v(a)",
+        )
+        .await;
+        ok(&ctx, "EXECUTE q(2.5, 20)").await;
+        ok(
+            &ctx,
+            "PREPARE r AS INSERT INTO ns.t SELECT b, a FROM (VALUES ($1, $2)) v(a, b)",
+        )
+        .await;
+        ok(&ctx, "EXECUTE r(30, 1.75)").await;
+        ok(&ctx, "EXECUTE p(8)").await;
+        assert_eq!(
+            ok(&ctx, "SELECT d, i FROM ns.t ORDER BY i, d").await,
+            [
+                ["7.0", "1"],
+                ["7.0", "1"],
+                ["5.0", "7"],
+                ["5.0", "8"],
+                ["2.75", "20"],
+                ["1.75", "30"]
+            ]
         );
     }
 }

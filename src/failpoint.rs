@@ -5,7 +5,9 @@
 //! The points, in commit order: `after-data-files` (data files written, nothing
 //! committed), `after-manifest` (a manifest written), `after-manifest-list`,
 //! `after-metadata-file` (the new metadata file written, pointer not swapped),
-//! `after-swap` (the catalog points at the new metadata, the writer has not returned).
+//! `after-swap` (the catalog points at the new metadata, the writer has not returned);
+//! and for `DROP TABLE`, `after-drop` (the table is gone from the catalog, none of its
+//! files deleted yet) and `purge-deleting` (`… PURGE`: the first of its files deleted).
 //! Unset (the normal case) costs one cached environment lookup per point.
 
 use std::sync::OnceLock;

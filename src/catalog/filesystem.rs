@@ -30,8 +30,8 @@ use std::collections::HashMap;
 use bytes::Bytes;
 
 use super::{
-    apply_commit, namespace_not_found, purge_table_files, table_not_found, write_metadata_file,
-    Catalog, Namespace, TableCreation, TableIdent,
+    apply_commit, delete_files, files_to_purge, namespace_not_found, table_not_found,
+    write_metadata_file, Catalog, Namespace, TableCreation, TableIdent,
 };
 use crate::error::{Error, ErrorKind, Result};
 use crate::io::{normalize_location, FileIO};
@@ -395,26 +395,68 @@ impl Catalog for FileSystemCatalog {
     /// where the directory is the table) the whole table directory, unless its
     /// `gc.enabled` is false (then its data and delete files may be other tables' and
     /// stay). `purge` also deletes the files the metadata references outside the table
-    /// directory ([`purge_table_files`]). A data directory left behind would list as
+    /// directory ([`super::purge_table_files`]). A data directory left behind would list as
     /// namespaces of this catalog.
+    ///
+    /// The drop itself is one atomic rename, done before any file is deleted: the table
+    /// directory (the metadata directory when `gc.enabled` is false) becomes a hidden
+    /// `.<name>.dropped-<uuid>` (`.metadata.dropped-<uuid>`) beside it, which no listing
+    /// shows, and is then removed. So a drop killed at any moment leaves the table whole
+    /// at its last commit or gone, never an older version (deleting `metadata/` file by
+    /// file would make a lower `v<N>.metadata.json` current) nor a table whose files are
+    /// half deleted; what it leaves is hidden debris. Files a purge deletes outside the
+    /// moved directory are listed from the metadata before the rename.
+    ///
+    /// Errors: [`ErrorKind::NotFound`] for an unknown table; [`ErrorKind::Io`] naming the
+    /// directory when it cannot be renamed (nothing is dropped then); a purge's errors
+    /// (see [`files_to_purge`]: before the rename, nothing dropped; [`delete_files`]:
+    /// after it, the table is dropped and the error names the file left).
     async fn drop_table(&self, ident: &TableIdent, purge: bool) -> Result<()> {
         let table = self.load_table(ident).await?;
-        let dir = self.local_dir(&self.table_location(ident), &format!("dropping '{ident}'"))?;
-        if purge {
-            purge_table_files(&table).await?;
-        }
-        let metadata_dir = dir.join("metadata");
-        std::fs::remove_dir_all(&metadata_dir).map_err(|e| {
+        let location = self.table_location(ident);
+        let dir = self.local_dir(&location, &format!("dropping '{ident}'"))?;
+        let files = match purge {
+            true => files_to_purge(&table).await?,
+            false => vec![],
+        };
+        // the data directory holds data files that are kept without gc.enabled
+        let whole = crate::table_properties::gc_enabled(&table.metadata().properties);
+        let unique = uuid::Uuid::new_v4();
+        let (moved, hidden, moved_location) = match whole {
+            true => (
+                dir.clone(),
+                dir.with_file_name(format!(".{}.dropped-{unique}", ident.name)),
+                location.clone(),
+            ),
+            false => (
+                dir.join("metadata"),
+                dir.join(format!(".metadata.dropped-{unique}")),
+                format!("{location}/metadata"),
+            ),
+        };
+        std::fs::rename(&moved, &hidden).map_err(|e| {
             Error::new(
                 ErrorKind::Io,
-                format!("cannot remove '{}'", metadata_dir.display()),
+                format!(
+                    "cannot drop table '{ident}' of catalog '{}': renaming '{}' to '{}' failed",
+                    self.name,
+                    moved.display(),
+                    hidden.display()
+                ),
             )
             .with_source(e)
         })?;
-        // the data directory holds data files that are kept without gc.enabled
-        if crate::table_properties::gc_enabled(&table.metadata().properties) {
-            let _ = std::fs::remove_dir_all(&dir);
-        }
+        crate::failpoint::hit("after-drop");
+        // Files under the moved directory went with it (and a table created at the
+        // same name since may have files of the same names there now): only files
+        // elsewhere are deleted by location.
+        let prefix = format!("{moved_location}/");
+        delete_files(&table, &files, |f| {
+            normalize_location(f).map_or(true, |f| f.starts_with(&prefix))
+        })
+        .await?;
+        // dropped already: what cannot be removed stays as hidden debris
+        let _ = std::fs::remove_dir_all(&hidden);
         Ok(())
     }
 }

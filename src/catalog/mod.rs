@@ -43,7 +43,7 @@ pub(crate) use commit::{
     write_metadata_file,
 };
 pub use commit::{TableCreation, METADATA_PATH};
-pub(crate) use purge::purge_table_files;
+pub(crate) use purge::{delete_files, files_to_purge, purge_table_files};
 
 pub use config::{load_catalog, CatalogConfig};
 pub use filesystem::FileSystemCatalog;

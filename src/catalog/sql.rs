@@ -614,6 +614,7 @@ impl Catalog for SqlCatalog {
         if removed == 0 {
             return Err(table_not_found(&self.name, ident));
         }
+        crate::failpoint::hit("after-drop");
         if let Some(table) = table {
             super::purge_table_files(&table).await?;
         }

@@ -360,3 +360,99 @@ async fn cli_row_level_changes_on_v2_and_v3_and_pyiceberg_reads_them() {
         );
     }
 }
+
+/// A `DROP TABLE [PURGE]` killed at any moment, on the filesystem and the SQLite catalog,
+/// leaves the table gone (or whole), never listed with some of its files deleted nor
+/// back at an older version: killed after the drop (`after-drop`) and after the first file
+/// of a purge is deleted (`purge-deleting`), the table is not listed or loadable, no
+/// directory of it lists as a namespace, and a new table of that name reads only its own
+/// rows. (The filesystem catalog once deleted the purged files first and then `metadata/`
+/// file by file, so a kill left the table listed, reading a missing file or an older
+/// version.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_drop_killed_at_any_moment_leaves_the_table_gone() {
+    for (statement, point) in [
+        ("DROP TABLE ns.t PURGE", "purge-deleting"),
+        ("DROP TABLE ns.t PURGE", "after-drop"),
+        ("DROP TABLE ns.t", "after-drop"),
+    ] {
+        for sql_catalog in [false, true] {
+            let what = format!("{statement} killed at {point} (SQL catalog: {sql_catalog})");
+            let dir = tempfile::tempdir().expect("tempdir");
+            let warehouse = dir.path().join("wh");
+            std::fs::create_dir(&warehouse).expect("warehouse");
+            let catalog_arg = match sql_catalog {
+                true => sqlite_catalog(dir.path()),
+                false => warehouse.display().to_string(),
+            };
+            let location = match sql_catalog {
+                true => format!(" LOCATION '{}/ns/t'", warehouse.display()),
+                false => String::new(),
+            };
+            let out = run_csv(
+                dir.path(),
+                &catalog_arg,
+                &format!(
+                    "CREATE SCHEMA ns; CREATE TABLE ns.t (id BIGINT){location}; \
+                     INSERT INTO ns.t VALUES (1), (2); INSERT INTO ns.t VALUES (3); \
+                     INSERT INTO ns.t VALUES (4)"
+                ),
+            );
+            assert!(out.status.success(), "{what}: {out:?}");
+            let out = icefloe(dir.path())
+                .env("ICEFLOE_FAILPOINT", point)
+                .args(["--catalog", &catalog_arg, "-c", statement])
+                .output()
+                .expect("run");
+            // a filesystem table's files all go with its directory: a purge then deletes
+            // none by location, and the process ends normally
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert!(
+                out.status.success() || stderr.contains(point),
+                "{what}: {stderr}"
+            );
+            if sql_catalog || point == "after-drop" {
+                assert!(!out.status.success(), "{what}: not killed");
+            }
+            let catalog: Arc<dyn Catalog> = match sql_catalog {
+                true => {
+                    Arc::new(SqlCatalog::open("default", dir.path().join("cat.db")).expect("db"))
+                }
+                false => Arc::new(
+                    icefloe::catalog::FileSystemCatalog::new(
+                        "wh",
+                        &warehouse.display().to_string(),
+                    )
+                    .expect("catalog"),
+                ),
+            };
+            let ns = Namespace::parse("ns");
+            assert_eq!(
+                catalog.list_tables(&ns).await.expect("tables"),
+                vec![],
+                "{what}"
+            );
+            assert_eq!(
+                catalog.list_namespaces().await.expect("namespaces"),
+                vec![ns.clone()],
+                "{what}"
+            );
+            let err = catalog
+                .load_table(&TableIdent::parse("ns.t"))
+                .await
+                .expect_err("dropped");
+            assert_eq!(err.kind(), icefloe::ErrorKind::NotFound, "{what}: {err}");
+            let out = run_csv(
+                dir.path(),
+                &catalog_arg,
+                &format!(
+                    "CREATE TABLE ns.t (id BIGINT){location}; INSERT INTO ns.t VALUES (7); \
+                     SELECT id FROM ns.t ORDER BY id"
+                ),
+            );
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            assert!(out.status.success(), "{what}: {out:?}");
+            assert!(stdout.ends_with("id\n7\n"), "{what}: {stdout}");
+        }
+    }
+}

@@ -37,6 +37,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::io::{normalize_location, FileIO};
 use crate::spec::TableCommit;
 use crate::table::{OpenOptions, Table};
+use crate::write::table_metadata_to_json;
 
 /// How deep namespaces are searched below the warehouse.
 const MAX_NAMESPACE_DEPTH: usize = 8;
@@ -342,6 +343,7 @@ impl Catalog for FileSystemCatalog {
 
     async fn commit_table(&self, ident: &TableIdent, commit: &TableCommit) -> Result<Table> {
         let base = self.load_table(ident).await?;
+        crate::failpoint::pause("commit-loaded");
         let location = self.table_location(ident);
         self.local_dir(&location, &format!("committing to table '{ident}'"))?;
         let version =
@@ -362,7 +364,31 @@ impl Catalog for FileSystemCatalog {
         let next = version + 1;
         let new_location = format!("{location}/metadata/v{next}.metadata.json");
         let table = base.with_metadata(metadata, &new_location);
-        write_metadata_file(&self.io, table.metadata(), &new_location).await?;
+        let dir = self.local_dir(&location, &format!("committing to table '{ident}'"))?;
+        create_version_file(
+            &dir.join("metadata"),
+            &format!("v{next}.metadata.json"),
+            table_metadata_to_json(table.metadata())?.as_bytes(),
+        )
+        .map_err(|e| {
+            match e.kind() {
+                std::io::ErrorKind::AlreadyExists => Error::new(
+                    ErrorKind::CommitConflict,
+                    format!("metadata file '{new_location}' was written by another commit first"),
+                ),
+                std::io::ErrorKind::NotFound => Error::not_found(format!(
+                    "table '{ident}' in catalog '{}': dropped while the commit ran (its \
+                 metadata directory '{location}/metadata' is gone)",
+                    self.name
+                )),
+                _ => Error::new(
+                    ErrorKind::Io,
+                    format!("cannot write metadata file '{new_location}'"),
+                ),
+            }
+            .with_source(e)
+        })?;
+        crate::failpoint::hit("after-metadata-file");
         // The new version is committed: from here on nothing may fail the commit, or the
         // writer would remove files the table now references. The hint only speeds up
         // finding the version (readers probe past a stale one and list `metadata/` when
@@ -459,4 +485,26 @@ impl Catalog for FileSystemCatalog {
         let _ = std::fs::remove_dir_all(&hidden);
         Ok(())
     }
+}
+
+/// Create `<dir>/<name>` holding `bytes`, only when no file has that name and only in
+/// the existing directory `dir`: the bytes go to a hidden staging file in `dir`, which is
+/// then hard-linked to `name` (atomic, fails when `name` exists) and removed. Unlike an
+/// object store `put`, no missing directory is created, so a commit racing a `DROP TABLE`
+/// (which renames the table directory away) fails instead of making `metadata/` anew
+/// with one metadata file whose manifests are gone: a dropped table brought back broken.
+///
+/// Errors: `AlreadyExists` (another commit won), `NotFound` (`dir` is gone), other I/O
+/// errors.
+fn create_version_file(dir: &std::path::Path, name: &str, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let staging = dir.join(format!(".{name}.{}.staging", uuid::Uuid::new_v4()));
+    let written = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&staging)
+        .and_then(|mut f| f.write_all(bytes))
+        .and_then(|()| std::fs::hard_link(&staging, dir.join(name)));
+    let _ = std::fs::remove_file(&staging);
+    written
 }

@@ -456,3 +456,99 @@ async fn a_drop_killed_at_any_moment_leaves_the_table_gone() {
         }
     }
 }
+
+/// A `DROP TABLE` lands while another process's `INSERT` commits (paused by
+/// `ICEFLOE_PAUSEPOINT` after its catalog loaded the table, before it wrote the new
+/// metadata): the `INSERT` fails saying the table was dropped, and the table stays
+/// dropped, on the filesystem and the SQLite catalog. (The filesystem catalog's commit
+/// once created `metadata/` anew holding only its new metadata file, whose manifests had
+/// gone with the drop: the dropped table was back, listed and unreadable.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_table_dropped_while_a_writer_commits_stays_dropped() {
+    use std::io::BufRead;
+    for sql_catalog in [false, true] {
+        let what = format!("SQL catalog: {sql_catalog}");
+        let dir = tempfile::tempdir().expect("tempdir");
+        let warehouse = dir.path().join("wh");
+        std::fs::create_dir(&warehouse).expect("warehouse");
+        let catalog_arg = match sql_catalog {
+            true => sqlite_catalog(dir.path()),
+            false => warehouse.display().to_string(),
+        };
+        let location = match sql_catalog {
+            true => format!(" LOCATION '{}/ns/t'", warehouse.display()),
+            false => String::new(),
+        };
+        let out = run_csv(
+            dir.path(),
+            &catalog_arg,
+            &format!(
+                "CREATE SCHEMA ns; CREATE TABLE ns.t (id BIGINT){location}; \
+                 INSERT INTO ns.t VALUES (1)"
+            ),
+        );
+        assert!(out.status.success(), "{what}: {out:?}");
+        let mut writer = icefloe(dir.path())
+            .env("ICEFLOE_PAUSEPOINT", "commit-loaded=1500")
+            .args([
+                "--catalog",
+                &catalog_arg,
+                "-c",
+                "INSERT INTO ns.t VALUES (2)",
+            ])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn");
+        let mut stderr = std::io::BufReader::new(writer.stderr.take().expect("stderr"));
+        let mut said = String::new();
+        while !said.contains("pausepoint 'commit-loaded' reached") {
+            let mut line = String::new();
+            let n = stderr.read_line(&mut line).expect("read");
+            assert!(n > 0, "{what}: the writer ended before its commit: {said}");
+            said.push_str(&line);
+        }
+        let out = run_csv(dir.path(), &catalog_arg, "DROP TABLE ns.t");
+        assert!(out.status.success(), "{what}: {out:?}");
+        let mut rest = String::new();
+        std::io::Read::read_to_string(&mut stderr, &mut rest).expect("read");
+        let status = writer.wait().expect("wait");
+        assert!(
+            !status.success(),
+            "{what}: the INSERT succeeded: {said}{rest}"
+        );
+        assert!(
+            rest.contains("dropped") || rest.contains("not found"),
+            "{what}: {rest}"
+        );
+        let catalog: Arc<dyn Catalog> = match sql_catalog {
+            true => Arc::new(SqlCatalog::open("default", dir.path().join("cat.db")).expect("db")),
+            false => Arc::new(
+                icefloe::catalog::FileSystemCatalog::new("wh", &warehouse.display().to_string())
+                    .expect("catalog"),
+            ),
+        };
+        let ns = Namespace::parse("ns");
+        assert_eq!(
+            catalog.list_tables(&ns).await.expect("tables"),
+            vec![],
+            "{what}"
+        );
+        assert_eq!(
+            catalog.list_namespaces().await.expect("namespaces"),
+            vec![ns.clone()],
+            "{what}"
+        );
+        let out = run_csv(
+            dir.path(),
+            &catalog_arg,
+            &format!(
+                "CREATE TABLE ns.t (id BIGINT){location}; INSERT INTO ns.t VALUES (7); \
+                 SELECT id FROM ns.t ORDER BY id"
+            ),
+        );
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{what}: {out:?}");
+        assert!(stdout.ends_with("id\n7\n"), "{what}: {stdout}");
+    }
+}

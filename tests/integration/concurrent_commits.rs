@@ -1707,3 +1707,73 @@ async fn drop_table_races_inserts() {
         vec![]
     );
 }
+
+/// A reader holds the table at an old state while another session compacts and expires
+/// every older snapshot, deleting the files that state reads: a query planned before
+/// (its physical plan made, data files and deletes listed) and a time-travel query to
+/// the expired snapshot afterwards both fail naming what is gone, never answering with
+/// fewer rows or with deleted rows back (merge-on-read with position deletes and
+/// deletion vectors). A query planned afterwards reads the rows as they are.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reader_of_expired_files_fails_naming_them() {
+    let lake = Lake::sql().await;
+    for version in [2, 3] {
+        let name = format!("held_v{version}");
+        let t = lake.sql_name(&name);
+        let reader = lake.session().await;
+        let mut model = seeded(
+            &reader,
+            &t,
+            "",
+            &format!(", 'format-version'='{version}', 'write.delete.mode'='merge-on-read'"),
+        )
+        .await;
+        let delete = Change::Delete(vec![3, 14, 25]);
+        ok(&reader, &delete.statement(&t)).await;
+        delete.apply(&mut model);
+        let old = lake
+            .load(&name)
+            .await
+            .metadata()
+            .current_snapshot_id
+            .expect("snapshot");
+        let held = reader
+            .sql(&format!("SELECT id FROM {t} ORDER BY id"))
+            .await
+            .expect("plan")
+            .create_physical_plan()
+            .await
+            .expect("physical plan");
+        let other = lake.session().await;
+        let table = format!("'{}.{name}'", lake.ns);
+        ok(&other, &format!("CALL ice.system.rewrite_data_files(table => {table}, options => map('rewrite-all', 'true'))")).await;
+        ok(
+            &other,
+            &format!(
+                "CALL ice.system.expire_snapshots(table => {table}, \
+                 older_than => TIMESTAMP '2999-01-01 00:00:00', retain_last => 1)"
+            ),
+        )
+        .await;
+        let err = datafusion::physical_plan::collect(held, reader.task_ctx())
+            .await
+            .expect_err("the planned files were deleted");
+        let text = err.to_string();
+        assert!(
+            text.contains("does not exist") && text.contains(".parquet"),
+            "{name}: {text}"
+        );
+        let err = exec(&reader, &format!("SELECT id FROM {t} VERSION AS OF {old}"))
+            .await
+            .expect_err("the snapshot expired");
+        assert!(err.to_string().contains(&old.to_string()), "{name}: {err}");
+        let want: Vec<i64> = model.keys().copied().collect();
+        assert_eq!(
+            longs(&reader, &format!("SELECT id FROM {t} ORDER BY id")).await,
+            want,
+            "{name}"
+        );
+        let table = lake.load(&name).await;
+        assert_eq!(unreferenced(&table).await, Vec::<String>::new(), "{name}");
+    }
+}

@@ -13,8 +13,9 @@
 //! Pause points let a test run another process inside a window of the commit: when
 //! `ICEFLOE_PAUSEPOINT` is `<point>=<ms>`, the process reaching `point` says so on
 //! stderr (`icefloe: pausepoint '<point>' reached, pausing <ms> ms`) and sleeps. The
-//! point: `commit-loaded` (a catalog's commit loaded the table it commits on, nothing of
-//! the commit written yet).
+//! points: `before-data-files` (an `INSERT` is planned, none of its data files written
+//! yet) and `commit-loaded` (a catalog's commit loaded the table it commits on, nothing
+//! of the commit written yet).
 
 use std::sync::OnceLock;
 

@@ -406,6 +406,24 @@ impl Catalog for FileSystemCatalog {
         Ok(table)
     }
 
+    /// A writer that ran while the table was dropped made `data/` and `metadata/` under
+    /// the table's directory again (object stores create parent directories); its files
+    /// are removed, and so are now the empty directories it left, bottom-up, the table's
+    /// directory last — only while no table is there (a table created under the name
+    /// meanwhile has its metadata file in it, and a directory that is not empty stays).
+    async fn clean_up_failed_write(&self, ident: &TableIdent, error: &Error) {
+        if error.kind() != ErrorKind::NotFound {
+            return;
+        }
+        let location = self.table_location(ident);
+        if !matches!(self.is_table_dir(&location).await, Ok(false)) {
+            return;
+        }
+        if let Ok(dir) = self.local_dir(&location, "cleaning up") {
+            remove_empty_dirs(&dir);
+        }
+    }
+
     /// Refused: a table's directory is its name, so a rename would move every file the
     /// metadata references by location (Java's `HadoopCatalog.renameTable` refuses too).
     async fn rename_table(&self, from: &TableIdent, to: &TableIdent) -> Result<()> {
@@ -507,4 +525,18 @@ fn create_version_file(dir: &std::path::Path, name: &str, bytes: &[u8]) -> std::
         .and_then(|()| std::fs::hard_link(&staging, dir.join(name)));
     let _ = std::fs::remove_file(&staging);
     written
+}
+
+/// Remove `dir` and the directories under it when they hold no file (bottom-up; a
+/// directory that is not empty, or cannot be read, stays).
+fn remove_empty_dirs(dir: &std::path::Path) {
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for e in entries.flatten() {
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                remove_empty_dirs(&e.path());
+            }
+        }
+    }
+    // fails, as it should, on a directory that is not empty
+    let _ = std::fs::remove_dir(dir);
 }

@@ -263,6 +263,16 @@ pub trait Catalog: fmt::Debug + Send + Sync {
         )))
     }
 
+    /// After a write to `ident` failed with `error` and removed the files it wrote: when
+    /// `error` is [`ErrorKind::NotFound`] (the table was dropped while the write ran),
+    /// remove what the write left of the table's storage that makes the catalog show
+    /// something. Best effort, never an error. Default: nothing (a SQL or REST catalog
+    /// lists no directories); the filesystem catalog removes the empty directories under
+    /// the table's directory that the writer made anew, which would list as namespaces.
+    async fn clean_up_failed_write(&self, ident: &TableIdent, error: &Error) {
+        let _ = (ident, error);
+    }
+
     /// Rename a table (same or another namespace, which must exist).
     async fn rename_table(&self, from: &TableIdent, to: &TableIdent) -> Result<()> {
         Err(Error::unsupported(format!(

@@ -343,9 +343,13 @@ impl Catalog for FileSystemCatalog {
 
     async fn commit_table(&self, ident: &TableIdent, commit: &TableCommit) -> Result<Table> {
         let base = self.load_table(ident).await?;
-        crate::failpoint::pause("commit-loaded");
         let location = self.table_location(ident);
         self.local_dir(&location, &format!("committing to table '{ident}'"))?;
+        // the base's version file, as it is now: the commit lands only while it is still
+        // there (not dropped, nor dropped and created again under the name)
+        let base_file = self.local_dir(base.metadata_location(), "committing")?;
+        let held = FileIdentity::of(&base_file);
+        crate::failpoint::pause("commit-loaded");
         let version =
             crate::table::metadata_file_version(base.metadata_location()).ok_or_else(|| {
                 Error::unsupported(format!(
@@ -369,6 +373,7 @@ impl Catalog for FileSystemCatalog {
             &dir.join("metadata"),
             &format!("v{next}.metadata.json"),
             table_metadata_to_json(table.metadata())?.as_bytes(),
+            || held.is_some() && FileIdentity::of(&base_file) == held,
         )
         .map_err(|e| {
             match e.kind() {
@@ -378,8 +383,9 @@ impl Catalog for FileSystemCatalog {
                 ),
                 std::io::ErrorKind::NotFound => Error::not_found(format!(
                     "table '{ident}' in catalog '{}': dropped while the commit ran (its \
-                 metadata directory '{location}/metadata' is gone)",
-                    self.name
+                     metadata file '{}' is gone, or another table holds the name now)",
+                    self.name,
+                    base.metadata_location()
                 )),
                 _ => Error::new(
                     ErrorKind::Io,
@@ -505,26 +511,77 @@ impl Catalog for FileSystemCatalog {
     }
 }
 
-/// Create `<dir>/<name>` holding `bytes`, only when no file has that name and only in
-/// the existing directory `dir`: the bytes go to a hidden staging file in `dir`, which is
-/// then hard-linked to `name` (atomic, fails when `name` exists) and removed. Unlike an
-/// object store `put`, no missing directory is created, so a commit racing a `DROP TABLE`
-/// (which renames the table directory away) fails instead of making `metadata/` anew
-/// with one metadata file whose manifests are gone: a dropped table brought back broken.
+/// Create `<dir>/<name>` holding `bytes`, only when no file has that name, only in the
+/// existing directory `dir`, and only while `base_held()` says the base version file is
+/// still the one the commit read: the bytes go to a hidden staging file in `dir`, which
+/// is then hard-linked to `name` (atomic, fails when `name` exists) and removed. Unlike
+/// an object store `put`, no missing directory is created, so a commit racing a `DROP
+/// TABLE` (which renames the table directory away) fails instead of making `metadata/`
+/// anew with one metadata file whose manifests are gone. `base_held` is asked before and
+/// after the link: a table dropped and created again under the name (a new `metadata/`)
+/// fails the commit, and a file linked into the new table's directory is removed again.
 ///
-/// Errors: `AlreadyExists` (another commit won), `NotFound` (`dir` is gone), other I/O
-/// errors.
-fn create_version_file(dir: &std::path::Path, name: &str, bytes: &[u8]) -> std::io::Result<()> {
+/// Errors: `AlreadyExists` (another commit won), `NotFound` (`dir` is gone, or
+/// `base_held` said no), other I/O errors.
+fn create_version_file(
+    dir: &std::path::Path,
+    name: &str,
+    bytes: &[u8],
+    base_held: impl Fn() -> bool,
+) -> std::io::Result<()> {
     use std::io::Write;
+    let replaced = || {
+        std::io::Error::new(
+            std::io::ErrorKind::NotFound,
+            "the base metadata file is gone or was replaced",
+        )
+    };
     let staging = dir.join(format!(".{name}.{}.staging", uuid::Uuid::new_v4()));
+    let target = dir.join(name);
     let written = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
         .open(&staging)
         .and_then(|mut f| f.write_all(bytes))
-        .and_then(|()| std::fs::hard_link(&staging, dir.join(name)));
+        .and_then(|()| match base_held() {
+            true => std::fs::hard_link(&staging, &target),
+            false => Err(replaced()),
+        })
+        .and_then(|()| match base_held() {
+            true => Ok(()),
+            false => {
+                let _ = std::fs::remove_file(&target);
+                Err(replaced())
+            }
+        });
     let _ = std::fs::remove_file(&staging);
     written
+}
+
+/// What tells a file from another that took its path: device and inode (Unix), size
+/// and modification time.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct FileIdentity {
+    #[cfg(unix)]
+    device_inode: (u64, u64),
+    len: u64,
+    modified: Option<std::time::SystemTime>,
+}
+
+impl FileIdentity {
+    /// The identity of the file at `path`; `None` when it cannot be read.
+    fn of(path: &std::path::Path) -> Option<Self> {
+        let m = std::fs::metadata(path).ok()?;
+        Some(Self {
+            #[cfg(unix)]
+            device_inode: {
+                use std::os::unix::fs::MetadataExt;
+                (m.dev(), m.ino())
+            },
+            len: m.len(),
+            modified: m.modified().ok(),
+        })
+    }
 }
 
 /// Remove `dir` and the directories under it when they hold no file (bottom-up; a

@@ -543,9 +543,16 @@ fn create_version_file(
         .create_new(true)
         .open(&staging)
         .and_then(|mut f| f.write_all(bytes))
-        .and_then(|()| match base_held() {
-            true => std::fs::hard_link(&staging, &target),
-            false => Err(replaced()),
+        .and_then(|()| {
+            // a version past the base is another commit's (a lost race, retried), even
+            // when that commit removed the base file (`write.metadata.delete-after-commit`)
+            if target.exists() {
+                return Err(std::io::ErrorKind::AlreadyExists.into());
+            }
+            match base_held() {
+                true => std::fs::hard_link(&staging, &target),
+                false => Err(replaced()),
+            }
         })
         .and_then(|()| match base_held() {
             true => Ok(()),

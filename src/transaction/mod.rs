@@ -191,7 +191,14 @@ impl Transaction {
                 Ok((Err(e), _)) if refused_as_invalid(&e) => self.changed_since(e, &base).await,
                 // the catalog has no such table (any more)
                 Ok((Err(e), _)) if e.kind() == ErrorKind::NotFound => {
-                    let error = self.dropped(&e.to_string(), e);
+                    let error = Error::new(
+                        ErrorKind::NotFound,
+                        format!(
+                            "commit to {} failed: the table was dropped while the commit ran",
+                            self.target()
+                        ),
+                    )
+                    .with_source(e);
                     self.clean_up_failed(&base).await;
                     return Err(error);
                 }

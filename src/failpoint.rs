@@ -5,8 +5,17 @@
 //! The points, in commit order: `after-data-files` (data files written, nothing
 //! committed), `after-manifest` (a manifest written), `after-manifest-list`,
 //! `after-metadata-file` (the new metadata file written, pointer not swapped),
-//! `after-swap` (the catalog points at the new metadata, the writer has not returned).
+//! `after-swap` (the catalog points at the new metadata, the writer has not returned);
+//! and for `DROP TABLE`, `after-drop` (the table is gone from the catalog, none of its
+//! files deleted yet) and `purge-deleting` (`… PURGE`: the first of its files deleted).
 //! Unset (the normal case) costs one cached environment lookup per point.
+//!
+//! Pause points let a test run another process inside a window of the commit: when
+//! `ICEFLOE_PAUSEPOINT` is `<point>=<ms>`, the process reaching `point` says so on
+//! stderr (`icefloe: pausepoint '<point>' reached, pausing <ms> ms`) and sleeps. The
+//! points: `before-data-files` (an `INSERT` is planned, none of its data files written
+//! yet) and `commit-loaded` (a catalog's commit loaded the table it commits on, nothing
+//! of the commit written yet).
 
 use std::sync::OnceLock;
 
@@ -17,5 +26,21 @@ pub fn hit(point: &str) {
     if armed.as_deref() == Some(point) {
         eprintln!("icefloe: failpoint '{point}' reached, aborting");
         std::process::abort();
+    }
+}
+
+/// Sleep if `ICEFLOE_PAUSEPOINT` is `<point>=<ms>` (module docs), blocking the thread.
+pub fn pause(point: &str) {
+    static ARMED: OnceLock<Option<(String, u64)>> = OnceLock::new();
+    let armed = ARMED.get_or_init(|| {
+        let v = std::env::var("ICEFLOE_PAUSEPOINT").ok()?;
+        let (name, ms) = v.split_once('=')?;
+        Some((name.to_string(), ms.parse().ok()?))
+    });
+    if let Some((name, ms)) = armed {
+        if name == point {
+            eprintln!("icefloe: pausepoint '{point}' reached, pausing {ms} ms");
+            std::thread::sleep(std::time::Duration::from_millis(*ms));
+        }
     }
 }

@@ -30,13 +30,14 @@ use std::collections::HashMap;
 use bytes::Bytes;
 
 use super::{
-    apply_commit, namespace_not_found, purge_table_files, table_not_found, write_metadata_file,
-    Catalog, Namespace, TableCreation, TableIdent,
+    apply_commit, delete_files, files_to_purge, namespace_not_found, table_not_found,
+    write_metadata_file, Catalog, Namespace, TableCreation, TableIdent,
 };
 use crate::error::{Error, ErrorKind, Result};
 use crate::io::{normalize_location, FileIO};
 use crate::spec::TableCommit;
 use crate::table::{OpenOptions, Table};
+use crate::write::table_metadata_to_json;
 
 /// How deep namespaces are searched below the warehouse.
 const MAX_NAMESPACE_DEPTH: usize = 8;
@@ -344,6 +345,11 @@ impl Catalog for FileSystemCatalog {
         let base = self.load_table(ident).await?;
         let location = self.table_location(ident);
         self.local_dir(&location, &format!("committing to table '{ident}'"))?;
+        // the base's version file, as it is now: the commit lands only while it is still
+        // there (not dropped, nor dropped and created again under the name)
+        let base_file = self.local_dir(base.metadata_location(), "committing")?;
+        let held = FileIdentity::of(&base_file);
+        crate::failpoint::pause("commit-loaded");
         let version =
             crate::table::metadata_file_version(base.metadata_location()).ok_or_else(|| {
                 Error::unsupported(format!(
@@ -362,7 +368,33 @@ impl Catalog for FileSystemCatalog {
         let next = version + 1;
         let new_location = format!("{location}/metadata/v{next}.metadata.json");
         let table = base.with_metadata(metadata, &new_location);
-        write_metadata_file(&self.io, table.metadata(), &new_location).await?;
+        let dir = self.local_dir(&location, &format!("committing to table '{ident}'"))?;
+        create_version_file(
+            &dir.join("metadata"),
+            &format!("v{next}.metadata.json"),
+            table_metadata_to_json(table.metadata())?.as_bytes(),
+            || held.is_some() && FileIdentity::of(&base_file) == held,
+        )
+        .map_err(|e| {
+            match e.kind() {
+                std::io::ErrorKind::AlreadyExists => Error::new(
+                    ErrorKind::CommitConflict,
+                    format!("metadata file '{new_location}' was written by another commit first"),
+                ),
+                std::io::ErrorKind::NotFound => Error::not_found(format!(
+                    "table '{ident}' in catalog '{}': dropped while the commit ran (its \
+                     metadata file '{}' is gone, or another table holds the name now)",
+                    self.name,
+                    base.metadata_location()
+                )),
+                _ => Error::new(
+                    ErrorKind::Io,
+                    format!("cannot write metadata file '{new_location}'"),
+                ),
+            }
+            .with_source(e)
+        })?;
+        crate::failpoint::hit("after-metadata-file");
         // The new version is committed: from here on nothing may fail the commit, or the
         // writer would remove files the table now references. The hint only speeds up
         // finding the version (readers probe past a stale one and list `metadata/` when
@@ -380,6 +412,24 @@ impl Catalog for FileSystemCatalog {
         Ok(table)
     }
 
+    /// A writer that ran while the table was dropped made `data/` and `metadata/` under
+    /// the table's directory again (object stores create parent directories); its files
+    /// are removed, and so are now the empty directories it left, bottom-up, the table's
+    /// directory last — only while no table is there (a table created under the name
+    /// meanwhile has its metadata file in it, and a directory that is not empty stays).
+    async fn clean_up_failed_write(&self, ident: &TableIdent, error: &Error) {
+        if error.kind() != ErrorKind::NotFound {
+            return;
+        }
+        let location = self.table_location(ident);
+        if !matches!(self.is_table_dir(&location).await, Ok(false)) {
+            return;
+        }
+        if let Ok(dir) = self.local_dir(&location, "cleaning up") {
+            remove_empty_dirs(&dir);
+        }
+    }
+
     /// Refused: a table's directory is its name, so a rename would move every file the
     /// metadata references by location (Java's `HadoopCatalog.renameTable` refuses too).
     async fn rename_table(&self, from: &TableIdent, to: &TableIdent) -> Result<()> {
@@ -395,26 +445,162 @@ impl Catalog for FileSystemCatalog {
     /// where the directory is the table) the whole table directory, unless its
     /// `gc.enabled` is false (then its data and delete files may be other tables' and
     /// stay). `purge` also deletes the files the metadata references outside the table
-    /// directory ([`purge_table_files`]). A data directory left behind would list as
+    /// directory ([`super::purge_table_files`]). A data directory left behind would list as
     /// namespaces of this catalog.
+    ///
+    /// The drop itself is one atomic rename, done before any file is deleted: the table
+    /// directory (the metadata directory when `gc.enabled` is false) becomes a hidden
+    /// `.<name>.dropped-<uuid>` (`.metadata.dropped-<uuid>`) beside it, which no listing
+    /// shows, and is then removed. So a drop killed at any moment leaves the table whole
+    /// at its last commit or gone, never an older version (deleting `metadata/` file by
+    /// file would make a lower `v<N>.metadata.json` current) nor a table whose files are
+    /// half deleted; what it leaves is hidden debris. Files a purge deletes outside the
+    /// moved directory are listed from the metadata before the rename.
+    ///
+    /// Errors: [`ErrorKind::NotFound`] for an unknown table; [`ErrorKind::Io`] naming the
+    /// directory when it cannot be renamed (nothing is dropped then); a purge's errors
+    /// (see [`files_to_purge`]: before the rename, nothing dropped; [`delete_files`]:
+    /// after it, the table is dropped and the error names the file left).
     async fn drop_table(&self, ident: &TableIdent, purge: bool) -> Result<()> {
         let table = self.load_table(ident).await?;
-        let dir = self.local_dir(&self.table_location(ident), &format!("dropping '{ident}'"))?;
-        if purge {
-            purge_table_files(&table).await?;
-        }
-        let metadata_dir = dir.join("metadata");
-        std::fs::remove_dir_all(&metadata_dir).map_err(|e| {
+        let location = self.table_location(ident);
+        let dir = self.local_dir(&location, &format!("dropping '{ident}'"))?;
+        let files = match purge {
+            true => files_to_purge(&table).await?,
+            false => vec![],
+        };
+        // the data directory holds data files that are kept without gc.enabled
+        let whole = crate::table_properties::gc_enabled(&table.metadata().properties);
+        let unique = uuid::Uuid::new_v4();
+        let (moved, hidden, moved_location) = match whole {
+            true => (
+                dir.clone(),
+                dir.with_file_name(format!(".{}.dropped-{unique}", ident.name)),
+                location.clone(),
+            ),
+            false => (
+                dir.join("metadata"),
+                dir.join(format!(".metadata.dropped-{unique}")),
+                format!("{location}/metadata"),
+            ),
+        };
+        std::fs::rename(&moved, &hidden).map_err(|e| {
             Error::new(
                 ErrorKind::Io,
-                format!("cannot remove '{}'", metadata_dir.display()),
+                format!(
+                    "cannot drop table '{ident}' of catalog '{}': renaming '{}' to '{}' failed",
+                    self.name,
+                    moved.display(),
+                    hidden.display()
+                ),
             )
             .with_source(e)
         })?;
-        // the data directory holds data files that are kept without gc.enabled
-        if crate::table_properties::gc_enabled(&table.metadata().properties) {
-            let _ = std::fs::remove_dir_all(&dir);
-        }
+        crate::failpoint::hit("after-drop");
+        // Files under the moved directory went with it (and a table created at the
+        // same name since may have files of the same names there now): only files
+        // elsewhere are deleted by location.
+        let prefix = format!("{moved_location}/");
+        delete_files(&table, &files, |f| {
+            normalize_location(f).map_or(true, |f| f.starts_with(&prefix))
+        })
+        .await?;
+        // dropped already: what cannot be removed stays as hidden debris
+        let _ = std::fs::remove_dir_all(&hidden);
         Ok(())
     }
+}
+
+/// Create `<dir>/<name>` holding `bytes`, only when no file has that name, only in the
+/// existing directory `dir`, and only while `base_held()` says the base version file is
+/// still the one the commit read: the bytes go to a hidden staging file in `dir`, which
+/// is then hard-linked to `name` (atomic, fails when `name` exists) and removed. Unlike
+/// an object store `put`, no missing directory is created, so a commit racing a `DROP
+/// TABLE` (which renames the table directory away) fails instead of making `metadata/`
+/// anew with one metadata file whose manifests are gone. `base_held` is asked before and
+/// after the link: a table dropped and created again under the name (a new `metadata/`)
+/// fails the commit, and a file linked into the new table's directory is removed again.
+///
+/// Errors: `AlreadyExists` (another commit won), `NotFound` (`dir` is gone, or
+/// `base_held` said no), other I/O errors.
+fn create_version_file(
+    dir: &std::path::Path,
+    name: &str,
+    bytes: &[u8],
+    base_held: impl Fn() -> bool,
+) -> std::io::Result<()> {
+    use std::io::Write;
+    let replaced = || {
+        std::io::Error::new(
+            std::io::ErrorKind::NotFound,
+            "the base metadata file is gone or was replaced",
+        )
+    };
+    let staging = dir.join(format!(".{name}.{}.staging", uuid::Uuid::new_v4()));
+    let target = dir.join(name);
+    let written = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&staging)
+        .and_then(|mut f| f.write_all(bytes))
+        .and_then(|()| {
+            // a version past the base is another commit's (a lost race, retried), even
+            // when that commit removed the base file (`write.metadata.delete-after-commit`)
+            if target.exists() {
+                return Err(std::io::ErrorKind::AlreadyExists.into());
+            }
+            match base_held() {
+                true => std::fs::hard_link(&staging, &target),
+                false => Err(replaced()),
+            }
+        })
+        .and_then(|()| match base_held() {
+            true => Ok(()),
+            false => {
+                let _ = std::fs::remove_file(&target);
+                Err(replaced())
+            }
+        });
+    let _ = std::fs::remove_file(&staging);
+    written
+}
+
+/// What tells a file from another that took its path: device and inode (Unix), size
+/// and modification time.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct FileIdentity {
+    #[cfg(unix)]
+    device_inode: (u64, u64),
+    len: u64,
+    modified: Option<std::time::SystemTime>,
+}
+
+impl FileIdentity {
+    /// The identity of the file at `path`; `None` when it cannot be read.
+    fn of(path: &std::path::Path) -> Option<Self> {
+        let m = std::fs::metadata(path).ok()?;
+        Some(Self {
+            #[cfg(unix)]
+            device_inode: {
+                use std::os::unix::fs::MetadataExt;
+                (m.dev(), m.ino())
+            },
+            len: m.len(),
+            modified: m.modified().ok(),
+        })
+    }
+}
+
+/// Remove `dir` and the directories under it when they hold no file (bottom-up; a
+/// directory that is not empty, or cannot be read, stays).
+fn remove_empty_dirs(dir: &std::path::Path) {
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for e in entries.flatten() {
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                remove_empty_dirs(&e.path());
+            }
+        }
+    }
+    // fails, as it should, on a directory that is not empty
+    let _ = std::fs::remove_dir(dir);
 }

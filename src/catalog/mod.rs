@@ -43,7 +43,7 @@ pub(crate) use commit::{
     write_metadata_file,
 };
 pub use commit::{TableCreation, METADATA_PATH};
-pub(crate) use purge::purge_table_files;
+pub(crate) use purge::{delete_files, files_to_purge, purge_table_files};
 
 pub use config::{load_catalog, CatalogConfig};
 pub use filesystem::FileSystemCatalog;
@@ -261,6 +261,16 @@ pub trait Catalog: fmt::Debug + Send + Sync {
             "dropping table '{ident}' in catalog '{}'",
             self.name()
         )))
+    }
+
+    /// After a write to `ident` failed with `error` and removed the files it wrote: when
+    /// `error` is [`ErrorKind::NotFound`] (the table was dropped while the write ran),
+    /// remove what the write left of the table's storage that makes the catalog show
+    /// something. Best effort, never an error. Default: nothing (a SQL or REST catalog
+    /// lists no directories); the filesystem catalog removes the empty directories under
+    /// the table's directory that the writer made anew, which would list as namespaces.
+    async fn clean_up_failed_write(&self, ident: &TableIdent, error: &Error) {
+        let _ = (ident, error);
     }
 
     /// Rename a table (same or another namespace, which must exist).

@@ -17,9 +17,21 @@ use crate::table::Table;
 /// [`gc_enabled`](crate::table_properties::gc_enabled)). Files shared by several
 /// snapshots are deleted once; a missing file is not an error.
 ///
-/// Errors: a manifest list or manifest that cannot be read (nothing after it is
-/// deleted, so a retry finds the rest), or a failed delete, naming the file.
+/// Errors: a manifest list or manifest that cannot be read (nothing is deleted, so a
+/// retry finds the rest), or a failed delete, naming the file.
 pub(crate) async fn purge_table_files(table: &Table) -> Result<()> {
+    let files = files_to_purge(table).await?;
+    delete_files(table, &files, |_| false).await
+}
+
+/// The locations, as the metadata stores them, of every file [`purge_table_files`]
+/// deletes, in the order it deletes them: data and delete files (only when
+/// `gc.enabled`), manifests, manifest lists, statistics files, the logged metadata files
+/// and the current one. Reads the metadata only; a manifest list or manifest that is gone
+/// is skipped (an earlier purge deleted it).
+///
+/// Errors: a manifest list or manifest that cannot be read, naming the file.
+pub(crate) async fn files_to_purge(table: &Table) -> Result<Vec<String>> {
     let io = table.file_io();
     let m = table.metadata();
     let content_files = crate::table_properties::gc_enabled(&m.properties);
@@ -47,18 +59,29 @@ pub(crate) async fn purge_table_files(table: &Table) -> Result<()> {
             }
         }
     }
-    for f in files.iter().chain(manifests.iter()).chain(lists.iter()) {
-        io.delete(f).await?;
-    }
+    let mut out: Vec<String> = files.into_iter().chain(manifests).chain(lists).collect();
     // statistics files belong to this table's snapshots alone (Java deletes them
     // whatever `gc.enabled` says)
     let statistics = m.statistics.iter().map(|s| &s.statistics_path);
     let partition_statistics = m.partition_statistics.iter().map(|s| &s.statistics_path);
-    for f in statistics.chain(partition_statistics) {
-        io.delete(f).await?;
+    out.extend(statistics.chain(partition_statistics).cloned());
+    out.extend(m.metadata_log.iter().map(|e| e.metadata_file.clone()));
+    out.push(table.metadata_location().to_string());
+    Ok(out)
+}
+
+/// Delete `files` (locations as [`files_to_purge`] returns them) through `table`'s
+/// FileIO, except those `skip` names; a missing file is not an error.
+///
+/// Errors: a failed delete, naming the file (the files after it are not deleted).
+pub(crate) async fn delete_files(
+    table: &Table,
+    files: &[String],
+    skip: impl Fn(&str) -> bool,
+) -> Result<()> {
+    for f in files.iter().filter(|f| !skip(f)) {
+        table.file_io().delete(f).await?;
+        crate::failpoint::hit("purge-deleting");
     }
-    for entry in &m.metadata_log {
-        io.delete(&entry.metadata_file).await?;
-    }
-    io.delete(table.metadata_location()).await
+    Ok(())
 }

@@ -540,6 +540,7 @@ impl Catalog for SqlCatalog {
         let base = Table::open_with(&stored, self.options.clone())
             .await
             .map_err(|e| e.context(format!("table '{ident}' in catalog '{}'", self.name)))?;
+        crate::failpoint::pause("commit-loaded");
         let metadata = apply_commit(&base, commit)?;
         let new_location = next_metadata_location(&metadata, Some(base.metadata_location()));
         let table = base.with_metadata(metadata, &new_location);
@@ -614,6 +615,7 @@ impl Catalog for SqlCatalog {
         if removed == 0 {
             return Err(table_not_found(&self.name, ident));
         }
+        crate::failpoint::hit("after-drop");
         if let Some(table) = table {
             super::purge_table_files(&table).await?;
         }

@@ -335,6 +335,7 @@ impl IcebergDataSink {
         &self,
         mut written: SendableRecordBatchStream,
     ) -> Result<u64> {
+        crate::failpoint::pause("before-data-files");
         let schema = self.table.metadata().current_schema();
         let spec = self.spec()?;
         // every writer's output is read, a failed one's too: the files of the writers
@@ -460,6 +461,10 @@ impl IcebergDataSink {
                     for p in &paths {
                         let _ = self.table.file_io().delete(p).await;
                     }
+                    self.target
+                        .catalog
+                        .clean_up_failed_write(&self.target.ident, &e)
+                        .await;
                 }
                 Err(e)
             }

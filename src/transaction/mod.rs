@@ -189,6 +189,19 @@ impl Transaction {
                     self.check_landed(e, &added).await
                 }
                 Ok((Err(e), _)) if refused_as_invalid(&e) => self.changed_since(e, &base).await,
+                // the catalog has no such table (any more)
+                Ok((Err(e), _)) if e.kind() == ErrorKind::NotFound => {
+                    let error = Error::new(
+                        ErrorKind::NotFound,
+                        format!(
+                            "commit to {} failed: the table was dropped while the commit ran",
+                            self.target()
+                        ),
+                    )
+                    .with_source(e);
+                    self.clean_up_failed(&base).await;
+                    return Err(error);
+                }
                 Ok((catalog_answer, _)) => catalog_answer,
                 // a file of `base` is gone: expired since `base` was read (its snapshot's
                 // manifest list, when an `expire_snapshots` removed the snapshot a
@@ -227,7 +240,10 @@ impl Transaction {
                         Ok(t) => t,
                         Err(load) => {
                             self.clean_up_failed(&base).await;
-                            return Err(load);
+                            return Err(match load.kind() {
+                                ErrorKind::NotFound => self.dropped(&e, load),
+                                _ => load,
+                            });
                         }
                     };
                     if let Err(e) = self.check_same_table(&base) {
@@ -290,6 +306,7 @@ impl Transaction {
     /// apply). Otherwise the error stands.
     async fn changed_since(&self, refused: Error, base: &Table) -> Result<Table> {
         match self.catalog.load_table(&self.ident).await {
+            Err(load) if load.kind() == ErrorKind::NotFound => Err(self.dropped(&refused, load)),
             Ok(now) if now.metadata_location() != base.metadata_location() => Err(Error::new(
                 ErrorKind::CommitConflict,
                 format!(
@@ -301,6 +318,22 @@ impl Transaction {
             )),
             _ => Err(refused),
         }
+    }
+
+    /// The error for a commit whose table is gone (the catalog's answer `failed`, or the
+    /// reload after `failed`: a lost race, or a file of the base gone): the table was
+    /// dropped while the commit ran (a filesystem catalog's drop moves the files the base
+    /// names, so `failed` may name a missing manifest list). [`ErrorKind::NotFound`],
+    /// naming the table, with `source` (the reload's error) as its source.
+    fn dropped(&self, failed: &dyn std::fmt::Display, source: Error) -> Error {
+        Error::new(
+            ErrorKind::NotFound,
+            format!(
+                "commit to {} failed: the table was dropped while the commit ran ({failed})",
+                self.target()
+            ),
+        )
+        .with_source(source)
     }
 
     async fn clean_up_failed(&mut self, table: &Table) {

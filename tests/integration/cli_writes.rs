@@ -1,7 +1,9 @@
 //! Writing through the `icefloe` program: separate processes appending to one table of a
 //! SQLite catalog at once, and writers killed at each step of a commit
 //! (`ICEFLOE_FAILPOINT`), after which the table reads at the old or the new snapshot —
-//! never half — and the next write succeeds.
+//! never half — the next write succeeds and `remove_orphan_files` removes exactly the
+//! debris; `DROP TABLE` killed midway or racing a commit (`ICEFLOE_PAUSEPOINT`) leaves the
+//! table gone, on the SQLite and the filesystem catalog.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -359,4 +361,407 @@ async fn cli_row_level_changes_on_v2_and_v3_and_pyiceberg_reads_them() {
             "{name}: {read}"
         );
     }
+}
+
+/// A `DROP TABLE [PURGE]` killed at any moment, on the filesystem and the SQLite catalog,
+/// leaves the table gone (or whole), never listed with some of its files deleted nor
+/// back at an older version: killed after the drop (`after-drop`) and after the first file
+/// of a purge is deleted (`purge-deleting`), the table is not listed or loadable, no
+/// directory of it lists as a namespace, and a new table of that name reads only its own
+/// rows. (The filesystem catalog once deleted the purged files first and then `metadata/`
+/// file by file, so a kill left the table listed, reading a missing file or an older
+/// version.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_drop_killed_at_any_moment_leaves_the_table_gone() {
+    for (statement, point) in [
+        ("DROP TABLE ns.t PURGE", "purge-deleting"),
+        ("DROP TABLE ns.t PURGE", "after-drop"),
+        ("DROP TABLE ns.t", "after-drop"),
+    ] {
+        for sql_catalog in [false, true] {
+            let what = format!("{statement} killed at {point} (SQL catalog: {sql_catalog})");
+            let dir = tempfile::tempdir().expect("tempdir");
+            let warehouse = dir.path().join("wh");
+            std::fs::create_dir(&warehouse).expect("warehouse");
+            let catalog_arg = match sql_catalog {
+                true => sqlite_catalog(dir.path()),
+                false => warehouse.display().to_string(),
+            };
+            let location = match sql_catalog {
+                true => format!(" LOCATION '{}/ns/t'", warehouse.display()),
+                false => String::new(),
+            };
+            let out = run_csv(
+                dir.path(),
+                &catalog_arg,
+                &format!(
+                    "CREATE SCHEMA ns; CREATE TABLE ns.t (id BIGINT){location}; \
+                     INSERT INTO ns.t VALUES (1), (2); INSERT INTO ns.t VALUES (3); \
+                     INSERT INTO ns.t VALUES (4)"
+                ),
+            );
+            assert!(out.status.success(), "{what}: {out:?}");
+            let out = icefloe(dir.path())
+                .env("ICEFLOE_FAILPOINT", point)
+                .args(["--catalog", &catalog_arg, "-c", statement])
+                .output()
+                .expect("run");
+            // a filesystem table's files all go with its directory: a purge then deletes
+            // none by location, and the process ends normally
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert!(
+                out.status.success() || stderr.contains(point),
+                "{what}: {stderr}"
+            );
+            if sql_catalog || point == "after-drop" {
+                assert!(!out.status.success(), "{what}: not killed");
+            }
+            let catalog: Arc<dyn Catalog> = match sql_catalog {
+                true => {
+                    Arc::new(SqlCatalog::open("default", dir.path().join("cat.db")).expect("db"))
+                }
+                false => Arc::new(
+                    icefloe::catalog::FileSystemCatalog::new(
+                        "wh",
+                        &warehouse.display().to_string(),
+                    )
+                    .expect("catalog"),
+                ),
+            };
+            let ns = Namespace::parse("ns");
+            assert_eq!(
+                catalog.list_tables(&ns).await.expect("tables"),
+                vec![],
+                "{what}"
+            );
+            assert_eq!(
+                catalog.list_namespaces().await.expect("namespaces"),
+                vec![ns.clone()],
+                "{what}"
+            );
+            let err = catalog
+                .load_table(&TableIdent::parse("ns.t"))
+                .await
+                .expect_err("dropped");
+            assert_eq!(err.kind(), icefloe::ErrorKind::NotFound, "{what}: {err}");
+            let out = run_csv(
+                dir.path(),
+                &catalog_arg,
+                &format!(
+                    "CREATE TABLE ns.t (id BIGINT){location}; INSERT INTO ns.t VALUES (7); \
+                     SELECT id FROM ns.t ORDER BY id"
+                ),
+            );
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            assert!(out.status.success(), "{what}: {out:?}");
+            assert!(stdout.ends_with("id\n7\n"), "{what}: {stdout}");
+        }
+    }
+}
+
+/// A `DROP TABLE` lands while another process's `INSERT` runs (paused by
+/// `ICEFLOE_PAUSEPOINT` before it writes its data files, or in its commit after its
+/// catalog loaded the table): the `INSERT` fails saying the table was dropped while the
+/// commit ran, and the table stays dropped with nothing of it listed, on the filesystem
+/// and the SQLite catalog; a table created again under the name meanwhile keeps its own
+/// schema and rows. (The filesystem catalog's commit once created `metadata/` anew
+/// holding only its new metadata file, whose manifests had gone with the drop: the table
+/// was back, listed and unreadable; a writer paused before its data files failed naming a
+/// missing manifest list and left `t/`, `t/data/` and `t/metadata/` listed as namespaces;
+/// a commit paused across a drop and a create of the name put its `v<N+1>.metadata.json`
+/// in the new table's directory: the new table became the old one, unreadable;
+/// the SQLite catalog's error said only 'table not found'.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_table_dropped_while_a_writer_commits_stays_dropped() {
+    use std::io::BufRead;
+    for (sql_catalog, point, created_again) in [
+        (false, "commit-loaded", false),
+        (true, "commit-loaded", false),
+        (false, "before-data-files", false),
+        (true, "before-data-files", false),
+        (false, "commit-loaded", true),
+        (true, "commit-loaded", true),
+    ] {
+        let what = format!(
+            "paused at {point}, SQL catalog: {sql_catalog}, created again: {created_again}"
+        );
+        let dir = tempfile::tempdir().expect("tempdir");
+        let warehouse = dir.path().join("wh");
+        std::fs::create_dir(&warehouse).expect("warehouse");
+        let catalog_arg = match sql_catalog {
+            true => sqlite_catalog(dir.path()),
+            false => warehouse.display().to_string(),
+        };
+        let location = match sql_catalog {
+            true => format!(" LOCATION '{}/ns/t'", warehouse.display()),
+            false => String::new(),
+        };
+        let out = run_csv(
+            dir.path(),
+            &catalog_arg,
+            &format!(
+                "CREATE SCHEMA ns; CREATE TABLE ns.t (id BIGINT){location}; \
+                 INSERT INTO ns.t VALUES (1)"
+            ),
+        );
+        assert!(out.status.success(), "{what}: {out:?}");
+        let mut writer = icefloe(dir.path())
+            .env("ICEFLOE_PAUSEPOINT", format!("{point}=1500"))
+            .args([
+                "--catalog",
+                &catalog_arg,
+                "-c",
+                "INSERT INTO ns.t VALUES (2)",
+            ])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn");
+        let mut stderr = std::io::BufReader::new(writer.stderr.take().expect("stderr"));
+        let mut said = String::new();
+        while !said.contains(&format!("pausepoint '{point}' reached")) {
+            let mut line = String::new();
+            let n = stderr.read_line(&mut line).expect("read");
+            assert!(n > 0, "{what}: the writer ended before its commit: {said}");
+            said.push_str(&line);
+        }
+        // created again: a table of another schema, one version behind the writer's base
+        // (a filesystem table's next version file is free for the writer)
+        let again = format!(
+            "; CREATE TABLE ns.t (id BIGINT, s STRING){location}; INSERT INTO ns.t VALUES \
+             (7, 'new'), (8, 'new')"
+        );
+        let drop = match created_again {
+            true => format!("DROP TABLE ns.t{again}"),
+            false => "DROP TABLE ns.t".to_string(),
+        };
+        let out = run_csv(dir.path(), &catalog_arg, &drop);
+        assert!(out.status.success(), "{what}: {out:?}");
+        let mut rest = String::new();
+        std::io::Read::read_to_string(&mut stderr, &mut rest).expect("read");
+        let status = writer.wait().expect("wait");
+        assert!(
+            !status.success(),
+            "{what}: the INSERT succeeded: {said}{rest}"
+        );
+        assert!(
+            rest.contains("dropped while the commit ran")
+                || (created_again && rest.contains("replaced while the commit ran")),
+            "{what}: {rest}"
+        );
+        if created_again {
+            let out = run_csv(dir.path(), &catalog_arg, "SELECT * FROM ns.t ORDER BY id");
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            assert!(out.status.success(), "{what}: {out:?}");
+            assert_eq!(stdout, "id,s\n7,new\n8,new\n", "{what}");
+            continue;
+        }
+        let catalog: Arc<dyn Catalog> = match sql_catalog {
+            true => Arc::new(SqlCatalog::open("default", dir.path().join("cat.db")).expect("db")),
+            false => Arc::new(
+                icefloe::catalog::FileSystemCatalog::new("wh", &warehouse.display().to_string())
+                    .expect("catalog"),
+            ),
+        };
+        let ns = Namespace::parse("ns");
+        assert_eq!(
+            catalog.list_tables(&ns).await.expect("tables"),
+            vec![],
+            "{what}"
+        );
+        assert_eq!(
+            catalog.list_namespaces().await.expect("namespaces"),
+            vec![ns.clone()],
+            "{what}"
+        );
+        let out = run_csv(
+            dir.path(),
+            &catalog_arg,
+            &format!(
+                "CREATE TABLE ns.t (id BIGINT){location}; INSERT INTO ns.t VALUES (7); \
+                 SELECT id FROM ns.t ORDER BY id"
+            ),
+        );
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{what}: {out:?}");
+        assert!(stdout.ends_with("id\n7\n"), "{what}: {stdout}");
+    }
+}
+
+/// Every file under `dir`, sorted.
+fn files_under(dir: &Path) -> std::collections::BTreeSet<std::path::PathBuf> {
+    let mut out = std::collections::BTreeSet::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).expect("list") {
+            let p = e.expect("entry").path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.insert(p);
+            }
+        }
+    }
+    out
+}
+
+/// Writers of every kind (`INSERT`, a merge-on-read `DELETE`, a copy-on-write `UPDATE`, a
+/// `MERGE`, a compaction) killed at each step of their commit before the swap leave the
+/// table reading its rows as before, and leave debris that `remove_orphan_files` (once
+/// the files are older than its default 3 days) removes exactly: every file the killed
+/// writers made, nothing the table references (PyIceberg reads the same rows after).
+/// While the files are young, the default `older_than` spares them all.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn killed_writers_leave_only_debris_that_remove_orphan_files_removes() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let warehouse = dir.path().join("wh");
+    std::fs::create_dir(&warehouse).expect("warehouse");
+    let catalog = sqlite_catalog(dir.path());
+    let out = run_csv(
+        dir.path(),
+        &catalog,
+        &format!(
+            "CREATE SCHEMA ns; CREATE TABLE ns.t (id BIGINT, k INT) PARTITIONED BY (k) \
+             LOCATION '{}/ns/t' TBLPROPERTIES ('write.delete.mode'='merge-on-read', \
+             'write.update.mode'='copy-on-write', 'write.merge.mode'='merge-on-read'); \
+             INSERT INTO ns.t VALUES (1, 0), (2, 1), (3, 0), (4, 1); \
+             INSERT INTO ns.t VALUES (5, 0), (6, 1); DELETE FROM ns.t WHERE id = 6",
+            warehouse.display()
+        ),
+    );
+    assert!(out.status.success(), "{out:?}");
+    let read = |what: &str| {
+        let out = run_csv(dir.path(), &catalog, "SELECT id, k FROM ns.t ORDER BY id");
+        assert!(out.status.success(), "{what}: {out:?}");
+        String::from_utf8_lossy(&out.stdout).to_string()
+    };
+    let rows = read("before");
+    assert_eq!(rows, "id,k\n1,0\n2,1\n3,0\n4,1\n5,0\n");
+    let statements = [
+        "INSERT INTO ns.t VALUES (100, 0), (101, 1)",
+        "DELETE FROM ns.t WHERE id = 1",
+        "UPDATE ns.t SET id = id + 1000 WHERE id = 2",
+        "MERGE INTO ns.t USING (SELECT 3 AS id) s ON ns.t.id = s.id \
+         WHEN MATCHED THEN DELETE WHEN NOT MATCHED THEN INSERT (id, k) VALUES (s.id, 0)",
+        "CALL system.rewrite_data_files(table => 'ns.t', options => map('rewrite-all', 'true'))",
+    ];
+    let points = [
+        "after-data-files",
+        "after-manifest",
+        "after-manifest-list",
+        "after-metadata-file",
+    ];
+    let mut debris = std::collections::BTreeSet::new();
+    for statement in statements {
+        for point in points {
+            let before = files_under(&warehouse);
+            let out = icefloe(dir.path())
+                .env("ICEFLOE_FAILPOINT", point)
+                .args(["--catalog", &catalog, "-c", statement])
+                .output()
+                .expect("run");
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            // a compaction writes its data files by another path than a DML's
+            if statement.starts_with("CALL") && point == "after-data-files" {
+                continue;
+            }
+            assert!(
+                !out.status.success() && stderr.contains(point),
+                "{statement} at {point}: not killed: {stderr}"
+            );
+            let after = files_under(&warehouse);
+            assert!(before.is_subset(&after), "{statement} at {point}");
+            debris.extend(after.difference(&before).cloned());
+            assert_eq!(read(point), rows, "{statement} killed at {point}");
+        }
+    }
+    assert!(!debris.is_empty());
+    let orphans = |what: &str| -> std::collections::BTreeSet<std::path::PathBuf> {
+        let out = run_csv(
+            dir.path(),
+            &catalog,
+            "CALL system.remove_orphan_files(table => 'ns.t')",
+        );
+        assert!(out.status.success(), "{what}: {out:?}");
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .skip(1)
+            .map(|l| std::path::PathBuf::from(l.strip_prefix("file://").unwrap_or(l)))
+            .collect()
+    };
+    // young files may be a commit in flight: the default older_than keeps them
+    assert_eq!(orphans("young"), Default::default());
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(4 * 24 * 3600);
+    for f in files_under(&warehouse) {
+        std::fs::File::options()
+            .write(true)
+            .open(&f)
+            .expect("open")
+            .set_modified(old)
+            .expect("mtime");
+    }
+    assert_eq!(orphans("old"), debris);
+    assert_eq!(orphans("again"), Default::default());
+    assert_eq!(read("after removing orphans"), rows);
+    if crate::interop::python().is_none() {
+        return;
+    }
+    let read = crate::interop::pyiceberg_read(&dir.path().join("cat.db"), &warehouse, "ns.t");
+    let mut ids: Vec<i64> = read["rows"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .map(|r| r[0].as_i64().expect("id"))
+        .collect();
+    ids.sort();
+    assert_eq!(ids, vec![1, 2, 3, 4, 5], "{read}");
+}
+
+/// On the filesystem catalog, a commit whose base metadata file another process's
+/// commits deleted meanwhile (`write.metadata.delete-after-commit.enabled`, one previous
+/// version kept) lost a race and retries; it does not take the table for dropped: every
+/// row lands.
+#[test]
+fn a_commit_whose_base_metadata_was_deleted_meanwhile_retries() {
+    use std::io::BufRead;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let warehouse = dir.path().join("wh");
+    std::fs::create_dir(&warehouse).expect("warehouse");
+    let catalog = warehouse.display().to_string();
+    let out = run_csv(
+        dir.path(),
+        &catalog,
+        "CREATE SCHEMA ns; CREATE TABLE ns.t (id BIGINT) TBLPROPERTIES \
+         ('write.metadata.delete-after-commit.enabled'='true', \
+         'write.metadata.previous-versions-max'='1', 'commit.retry.min-wait-ms'='5'); \
+         INSERT INTO ns.t VALUES (1)",
+    );
+    assert!(out.status.success(), "{out:?}");
+    let mut writer = icefloe(dir.path())
+        .env("ICEFLOE_PAUSEPOINT", "commit-loaded=1500")
+        .args(["--catalog", &catalog, "-c", "INSERT INTO ns.t VALUES (2)"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let mut stderr = std::io::BufReader::new(writer.stderr.take().expect("stderr"));
+    let mut said = String::new();
+    while !said.contains("pausepoint 'commit-loaded' reached") {
+        let mut line = String::new();
+        assert!(stderr.read_line(&mut line).expect("read") > 0, "{said}");
+        said.push_str(&line);
+    }
+    let out = run_csv(
+        dir.path(),
+        &catalog,
+        "INSERT INTO ns.t VALUES (3); INSERT INTO ns.t VALUES (4)",
+    );
+    assert!(out.status.success(), "{out:?}");
+    let base = warehouse.join("ns/t/metadata/v2.metadata.json");
+    assert!(!base.exists(), "the writer's base was not deleted");
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stderr, &mut rest).expect("read");
+    assert!(writer.wait().expect("wait").success(), "{said}{rest}");
+    let out = run_csv(dir.path(), &catalog, "SELECT id FROM ns.t ORDER BY id");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "id\n1\n2\n3\n4\n");
 }

@@ -519,6 +519,10 @@ impl RowLevelJob {
                 for f in &written {
                     let _ = self.table().file_io().delete(&f.file_path).await;
                 }
+                self.target
+                    .catalog
+                    .clean_up_failed_write(&self.target.ident, e)
+                    .await;
             }
         }
         outcome

@@ -9,8 +9,8 @@
 //! written as a string literal compares with the column.
 //!
 //! This expression rewrite, run before DataFusion's type coercion (a [`FunctionRewrite`]
-//! runs first in the analyzer), and [`UuidLiteralPlanner`], the same rewrite of a binary
-//! comparison while the SQL is planned (DataFusion's planner types the operand of `NOT`
+//! runs first in the analyzer), and the same rewrite of a binary comparison while the SQL
+//! is planned ([`ComparisonPlanner`](super::compared_groups::ComparisonPlanner)) (DataFusion's planner types the operand of `NOT`
 //! before any analyzer rule: `NOT (u = '…')` failed), turn each string literal compared with a
 //! `FixedSizeBinary(16)` value into the 16 bytes of the UUID it spells (any form
 //! `uuid::Uuid::parse_str` reads: `8-4-4-4-12` hex digits, plain, braced, `urn:uuid:`):
@@ -37,12 +37,12 @@ use datafusion::functions::encoding::expr_fn::encode;
 use datafusion::functions::string::expr_fn::concat_ws;
 use datafusion::functions::unicode::expr_fn::substring;
 use datafusion::logical_expr::expr_rewriter::FunctionRewrite;
-use datafusion::logical_expr::planner::{ExprPlanner, PlannerResult, RawBinaryExpr};
 use datafusion::logical_expr::{lit, when, Expr, ExprSchemable};
 use datafusion::prelude::SessionContext;
-use datafusion::sql::sqlparser::ast::BinaryOperator;
 
-use super::compared_groups::{install_once, unify_compared};
+use super::compared_groups::{
+    install_once, install_planner_once, unify_compared, ComparisonPlanner,
+};
 use crate::spec::arrow::is_uuid_field;
 
 /// The rewrite's name (as listed by the session's analyzer).
@@ -189,51 +189,18 @@ impl FunctionRewrite for UuidStringLiterals {
     }
 }
 
-/// An [`ExprPlanner`] giving a comparison (`=`, `<>`, `<`, `<=`, `>`, `>=`, `<=>`) of a
-/// `FixedSizeBinary(16)` value with a string literal the UUID's bytes as it is planned,
-/// as [`UuidStringLiterals`] does in the analyzer: DataFusion's SQL planner types the
-/// operand of `NOT` right away, so `NOT (u = '550e8400-…')` failed ("Cannot infer common
-/// argument type for comparison operation FixedSizeBinary(16) = Utf8") before the
-/// analyzer ran.
-///
-/// Errors: a string literal that is not a UUID, compared with a value tagged `uuid`.
-#[derive(Debug, Default)]
-pub struct UuidLiteralPlanner;
-
-impl ExprPlanner for UuidLiteralPlanner {
-    fn plan_binary_op(
-        &self,
-        mut expr: RawBinaryExpr,
-        schema: &DFSchema,
-    ) -> DFResult<PlannerResult<RawBinaryExpr>> {
-        use BinaryOperator as B;
-        if matches!(
-            expr.op,
-            B::Eq | B::NotEq | B::Lt | B::LtEq | B::Gt | B::GtEq | B::Spaceship
-        ) {
-            unify(&mut [&mut expr.left, &mut expr.right], schema)?;
-        }
-        Ok(PlannerResult::Original(expr))
-    }
-}
-
-/// Add [`UuidStringLiterals`] to `ctx`'s analyzer and [`UuidLiteralPlanner`] to its
-/// expression planners, once (a second call does nothing).
+/// Add [`UuidStringLiterals`] to `ctx`'s analyzer, and its rewrite of a comparison to
+/// the SQL planner ([`ComparisonPlanner`]: `NOT (u = '…')`), once (a second call does
+/// nothing).
 pub fn install_uuid_literal_rule(ctx: &SessionContext) {
     install_once(ctx, Arc::new(UuidStringLiterals));
-    let state = ctx.state_ref();
-    let mut state = state.write();
-    let present = state
-        .expr_planners()
-        .iter()
-        .any(|p| format!("{p:?}") == format!("{UuidLiteralPlanner:?}"));
-    if !present {
-        // `register_expr_planner` never fails for a SessionState
-        let _ = datafusion::execution::FunctionRegistry::register_expr_planner(
-            &mut *state,
-            Arc::new(UuidLiteralPlanner),
-        );
-    }
+    install_planner_once(
+        ctx,
+        ComparisonPlanner {
+            name: UUID_STRING_LITERALS_RULE,
+            unify,
+        },
+    );
 }
 
 #[cfg(test)]

@@ -5,11 +5,13 @@
 
 use std::sync::Arc;
 
-use datafusion::common::Result as DFResult;
+use datafusion::common::{DFSchema, Result as DFResult};
 use datafusion::logical_expr::expr::InList;
 use datafusion::logical_expr::expr_rewriter::FunctionRewrite;
+use datafusion::logical_expr::planner::{ExprPlanner, PlannerResult, RawBinaryExpr};
 use datafusion::logical_expr::{Between, BinaryExpr, Expr, Operator};
 use datafusion::prelude::SessionContext;
+use datafusion::sql::sqlparser::ast::BinaryOperator;
 
 /// `op` compares its two sides: `=`, `<>`, `<`, `<=`, `>`, `>=`, `IS [NOT] DISTINCT FROM`.
 pub(crate) fn is_comparison(op: Operator) -> bool {
@@ -70,6 +72,64 @@ pub(crate) fn install_once(ctx: &SessionContext, rewrite: Arc<dyn FunctionRewrit
         let _ = datafusion::execution::FunctionRegistry::register_function_rewrite(
             &mut *ctx.state_ref().write(),
             rewrite,
+        );
+    }
+}
+
+/// A rewrite of the values a comparison compares, as an analyzer rewrite gives them to
+/// it (`Ok(true)` when it changed them).
+pub(crate) type UnifyCompared = fn(&mut [&mut Expr], &DFSchema) -> DFResult<bool>;
+
+/// An [`ExprPlanner`] applying an analyzer rewrite's [`UnifyCompared`] to each binary
+/// comparison (`=`, `<>`, `<`, `<=`, `>`, `>=`, `<=>`) as DataFusion's SQL planner builds
+/// it: the planner types the operand of `NOT` at once, before any analyzer rule runs, so
+/// `NOT (u = '550e8400-…')` on a `uuid` column and `NOT (tm > TIME '11:00:00')` on a
+/// microsecond `time` column failed ("Cannot infer common argument type for comparison
+/// operation …").
+pub(crate) struct ComparisonPlanner {
+    /// The analyzer rewrite's name.
+    pub(crate) name: &'static str,
+    pub(crate) unify: UnifyCompared,
+}
+
+impl std::fmt::Debug for ComparisonPlanner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ComparisonPlanner({})", self.name)
+    }
+}
+
+impl ExprPlanner for ComparisonPlanner {
+    fn plan_binary_op(
+        &self,
+        mut expr: RawBinaryExpr,
+        schema: &DFSchema,
+    ) -> DFResult<PlannerResult<RawBinaryExpr>> {
+        use BinaryOperator as B;
+        if matches!(
+            expr.op,
+            B::Eq | B::NotEq | B::Lt | B::LtEq | B::Gt | B::GtEq | B::Spaceship
+        ) {
+            (self.unify)(&mut [&mut expr.left, &mut expr.right], schema)?;
+        }
+        Ok(PlannerResult::Original(expr))
+    }
+}
+
+/// Add `planner` to `ctx`'s expression planners, once (a second one of its name is not
+/// added).
+pub(crate) fn install_planner_once(ctx: &SessionContext, planner: ComparisonPlanner) {
+    let state = ctx.state_ref();
+    let mut state = state.write();
+    let name = format!("{planner:?}");
+    if !state
+        .expr_planners()
+        .iter()
+        .any(|p| format!("{p:?}") == name)
+    {
+        // `register_expr_planner` never fails for a SessionState
+        let _ = datafusion::execution::FunctionRegistry::register_expr_planner(
+            &mut *state,
+            Arc::new(planner),
         );
     }
 }

@@ -105,8 +105,6 @@ pub(crate) struct StatisticsInputs {
     pub metadata: Arc<TableMetadata>,
     /// Per table column, whether the scan reads it.
     pub read_columns: Vec<bool>,
-    /// Per table column, whether its bounds are never truncated.
-    pub untruncated: Vec<bool>,
 }
 
 /// What a deferred scan of one object store needs to plan its manifests: the
@@ -170,7 +168,6 @@ impl DeferredFiles {
             task.data_file(),
             false,
             &inputs.read_columns,
-            &inputs.untruncated,
         )?;
         Ok(partitioned_file_at(resolved.path, size).with_statistics(Arc::new(statistics)))
     }

@@ -15,13 +15,13 @@
 //!   the Parquet column statistics, so a bound is given as **exact** — DataFusion then
 //!   answers `MIN`/`MAX` from it without reading the file (issue 18, item 5), and reads
 //!   an exact min = max with no nulls as a constant column — only when it is the value:
-//!   no delete applies to the file; the column's bounds are not truncated (`string`,
-//!   `binary` and `fixed` only when the table's metrics mode for the column is `full`,
-//!   see [`untruncated_bounds`]; other types are never truncated); and for `float` /
-//!   `double` the NaN count is 0 and the bound is not zero (Parquet writers record a
-//!   minimum of `+0.0` as `-0.0` and a maximum of `-0.0` as `+0.0`). Otherwise it is
-//!   *inexact*. DataFusion's merge of the files' statistics keeps a column's min/max
-//!   exact only when every file's is.
+//!   no delete applies to the file; the bound cannot have been cut (spec "Metrics":
+//!   writers truncate `string` and `binary` bounds under the metrics mode `truncate(N)`,
+//!   the default `truncate(16)`; Parquet writers may cut their statistics too), see
+//!   [`bounds_are_values`]; and for `float` / `double` the NaN count is 0 and the bound
+//!   is not zero (Parquet writers record a minimum of `+0.0` as `-0.0` and a maximum of
+//!   `-0.0` as `+0.0`). Otherwise it is *inexact*. DataFusion's merge of the files'
+//!   statistics keeps a column's min/max exact only when every file's is.
 //! * **Identity partition columns**: the partition value is the column's value in every
 //!   row of the file, deleted or not, so min = max is exact and the null count is 0 (for a
 //!   NULL partition: every row, exact only without deletes). This is also how a column
@@ -33,8 +33,6 @@
 //! * **Byte size**: width × rows for fixed-width columns (DataFusion's in-memory size),
 //!   `column_sizes` (108, bytes on disk) for the others.
 
-use std::collections::HashMap;
-
 use datafusion::arrow::datatypes::{DataType, SchemaRef};
 use datafusion::common::stats::Precision;
 use datafusion::common::{ColumnStatistics, Statistics};
@@ -43,7 +41,6 @@ use super::scalar::literal_to_scalar;
 use crate::error::Result;
 use crate::eval::{metrics_inconsistency, FileStats};
 use crate::spec::{DataFile, Literal, PartitionSpec, PrimitiveType, Schema};
-use crate::write::metrics_config::{MetricsConfig, MetricsMode};
 
 /// The statistics of a node that only removes rows of its input (a delete node) and
 /// keeps its `output_columns`: the input's, projected, made inexact (bounds still hold;
@@ -69,9 +66,8 @@ pub(crate) fn after_removing_rows(
 /// values are then not used). `has_deletes` is whether any delete file applies.
 /// `wanted[i]` says whether column `i`'s metrics are filled (the columns the scan
 /// reads; a plan of a million files should not carry bounds of unread columns); a
-/// shorter `wanted` leaves the remaining columns unknown. `untruncated[i]` says whether
-/// column `i`'s bounds are never truncated ([`untruncated_bounds`]); only such bounds
-/// may be exact (a shorter slice: the remaining columns' bounds are inexact).
+/// shorter `wanted` leaves the remaining columns unknown. Bounds are exact only where
+/// [`bounds_are_values`] shows they were not cut and no delete applies.
 ///
 /// Errors when an identity partition value cannot be represented in its column's Arrow
 /// type; metrics that contradict themselves (an undecodable bound among them) leave the
@@ -83,7 +79,6 @@ pub(crate) fn file_statistics(
     data_file: &DataFile,
     has_deletes: bool,
     wanted: &[bool],
-    untruncated: &[bool],
 ) -> Result<Statistics> {
     let mut stats = Statistics::new_unknown(arrow_schema);
     // A negative `record_count` is unknown (Java's metrics evaluators take -1 as "might
@@ -100,18 +95,17 @@ pub(crate) fn file_statistics(
     } else {
         Precision::Exact(rows)
     };
-    for (i, (((field, arrow_field), column), wanted)) in schema
+    for (((field, arrow_field), column), wanted) in schema
         .columns()
         .iter()
         .zip(arrow_schema.fields())
         .zip(stats.column_statistics.iter_mut())
         .zip(wanted)
-        .enumerate()
     {
         let Some(ty) = field.field_type.as_primitive().filter(|_| *wanted) else {
             continue;
         };
-        let exact_bounds = !has_deletes && untruncated.get(i).copied().unwrap_or(false);
+        let exact_bounds = !has_deletes && bounds_are_values(data_file, field.id, ty);
         *column = metrics_column(
             data_file,
             field.id,
@@ -137,32 +131,28 @@ pub(crate) fn file_statistics(
     Ok(stats)
 }
 
-/// Per top-level column of `schema`: whether its bounds are never truncated, so that a
-/// file's bounds are its minimum and maximum. `string`, `binary` and `fixed` bounds are
-/// cut under the metrics modes `truncate(N)` (Java `MetricsModes.Truncate`, the default
-/// `truncate(16)`), so they count only when the table's mode for the column (table
-/// properties `write.metadata.metrics.default` / `write.metadata.metrics.column.<name>`,
-/// see [`MetricsConfig`]) is `full`; properties that do not parse count as truncated.
-/// Other primitive types are never truncated. The mode is the table's today; a file
-/// written while the table had another mode for the column is not told apart.
-pub(crate) fn untruncated_bounds(
-    schema: &Schema,
-    properties: &HashMap<String, String>,
-) -> Vec<bool> {
-    let modes = MetricsConfig::from_properties(properties)
-        .map(|c| c.modes_by_field_id(schema))
-        .unwrap_or_default();
-    schema
-        .columns()
-        .iter()
-        .map(|field| match field.field_type.as_primitive() {
-            Some(PrimitiveType::String | PrimitiveType::Binary | PrimitiveType::Fixed(_)) => {
-                modes.get(&field.id) == Some(&MetricsMode::Full)
-            }
-            Some(_) => true,
-            None => false,
-        })
-        .collect()
+/// Whether the stored bounds of field `field_id` (type `ty`) in `data_file` are the
+/// file's minimum and maximum, not values cut from them. Numbers, dates, times, UUIDs
+/// and booleans are never cut. `string` and `binary` bounds are cut to N code points /
+/// bytes under the metrics mode `truncate(N)` (spec "Metrics"; Java
+/// `UnicodeUtil.truncateStringMax`, `BinaryUtil.truncateBinaryMax`), and Parquet writers
+/// may cut the statistics they come from: which mode a file was written under is not
+/// recorded (the table's mode today may be another, and not every writer follows it),
+/// so they count as the values only when the lower bound equals the upper bound — a
+/// cut upper bound is incremented, above every value and so above the lower bound. A
+/// `fixed(L)` bound counts when it has all L bytes (a cut one is shorter).
+fn bounds_are_values(data_file: &DataFile, field_id: i32, ty: &PrimitiveType) -> bool {
+    let lower = data_file.lower_bounds.get(&field_id);
+    let upper = data_file.upper_bounds.get(&field_id);
+    match ty {
+        PrimitiveType::String | PrimitiveType::Binary => {
+            matches!((lower, upper), (Some(l), Some(u)) if l == u)
+        }
+        PrimitiveType::Fixed(width) => [lower, upper]
+            .iter()
+            .all(|b| b.is_some_and(|b| b.len() as u64 == *width)),
+        _ => true,
+    }
 }
 
 /// Whether a decoded bound may be given as the column's exact min or max: not a zero
@@ -337,7 +327,6 @@ mod tests {
             file,
             has_deletes,
             &[true; 4],
-            &[true, false, true, true],
         )
         .unwrap()
     }
@@ -346,16 +335,8 @@ mod tests {
     fn only_wanted_columns_get_metrics() {
         let schema = schema();
         let arrow = Arc::new(schema_to_arrow(&schema).unwrap());
-        let s = file_statistics(
-            &schema,
-            &arrow,
-            None,
-            &data_file(),
-            false,
-            &[false, true],
-            &[],
-        )
-        .unwrap();
+        let s =
+            file_statistics(&schema, &arrow, None, &data_file(), false, &[false, true]).unwrap();
         assert_eq!(s.column_statistics[0], ColumnStatistics::new_unknown());
         assert_eq!(s.column_statistics[1].null_count, Precision::Exact(3));
         assert_eq!(s.column_statistics[2], ColumnStatistics::new_unknown());
@@ -369,7 +350,7 @@ mod tests {
         assert_eq!(id.null_count, Precision::Exact(0));
         assert_eq!(id.min_value, Precision::Exact(ScalarValue::Int64(Some(1))));
         assert_eq!(id.max_value, Precision::Exact(ScalarValue::Int64(Some(10))));
-        // `name` may be truncated (`untruncated` is false for it): inexact
+        // `name`'s bounds ["a", "k"] may have been cut: inexact
         assert_eq!(id.byte_size, Precision::Exact(80));
         let name = &s.column_statistics[1];
         assert_eq!(name.null_count, Precision::Exact(3));
@@ -419,36 +400,48 @@ mod tests {
         );
     }
 
+    /// String and binary bounds count as the values only when equal, whatever the
+    /// table's metrics mode (a file written under `truncate(16)` stays so after the mode
+    /// becomes `full`); fixed bounds when they have the type's width.
     #[test]
-    fn only_full_metrics_mode_makes_string_bounds_untruncated() {
-        let schema = schema();
-        let props = |pairs: &[(&str, &str)]| -> HashMap<String, String> {
-            pairs
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect()
-        };
-        // default truncate(16): strings truncated, the other types never
+    fn cut_bounds_are_never_exact() {
+        use PrimitiveType as P;
+        let mut file = data_file();
+        assert!(bounds_are_values(&file, 1, &P::Long));
+        // ["a", "k"]: either may be cut
+        assert!(!bounds_are_values(&file, 2, &P::String));
+        assert!(!bounds_are_values(&file, 2, &P::Binary));
+        // "abcdefghijklmnop" / "abcdefghijklmnoq", truncate(16) of one 26-letter value
+        file.lower_bounds.insert(2, b"abcdefghijklmnop".to_vec());
+        file.upper_bounds.insert(2, b"abcdefghijklmnoq".to_vec());
+        assert!(!bounds_are_values(&file, 2, &P::String));
+        let name = stats(&file, false).column_statistics[1].clone();
         assert_eq!(
-            untruncated_bounds(&schema, &HashMap::new()),
-            [true, false, true, true]
+            name.max_value,
+            Precision::Inexact(ScalarValue::from("abcdefghijklmnoq"))
         );
-        let full_name = props(&[("write.metadata.metrics.column.name", "full")]);
+        // equal bounds: a cut upper bound is above every value, so neither was cut
+        file.upper_bounds.insert(2, b"abcdefghijklmnop".to_vec());
+        assert!(bounds_are_values(&file, 2, &P::String));
+        let name = stats(&file, false).column_statistics[1].clone();
         assert_eq!(
-            untruncated_bounds(&schema, &full_name),
-            [true, true, true, true]
+            name.min_value,
+            Precision::Exact(ScalarValue::from("abcdefghijklmnop"))
         );
-        let full = props(&[
-            ("write.metadata.metrics.default", "full"),
-            ("write.metadata.metrics.column.name", "truncate(100)"),
-        ]);
+        assert_eq!(name.max_value, name.min_value);
         assert_eq!(
-            untruncated_bounds(&schema, &full),
-            [true, false, true, true]
+            stats(&file, true).column_statistics[1].max_value,
+            Precision::Inexact(ScalarValue::from("abcdefghijklmnop"))
         );
-        // properties that do not parse: truncated
-        let bad = props(&[("write.metadata.metrics.default", "fullest")]);
-        assert_eq!(untruncated_bounds(&schema, &bad), [true, false, true, true]);
+        // one bound missing (no upper bound for a run of U+10FFFF): not the values
+        file.upper_bounds.remove(&2);
+        assert!(!bounds_are_values(&file, 2, &P::String));
+        // fixed(3): full width only
+        file.lower_bounds.insert(2, vec![1, 2, 3]);
+        file.upper_bounds.insert(2, vec![1, 2, 4]);
+        assert!(bounds_are_values(&file, 2, &P::Fixed(3)));
+        file.upper_bounds.insert(2, vec![1, 3]);
+        assert!(!bounds_are_values(&file, 2, &P::Fixed(3)));
     }
 
     /// A negative `record_count` (-1: unknown) gives no row count and no metrics read

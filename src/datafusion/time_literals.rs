@@ -26,7 +26,9 @@ use datafusion::logical_expr::expr_rewriter::FunctionRewrite;
 use datafusion::logical_expr::{Cast, Expr, ExprSchemable};
 use datafusion::prelude::SessionContext;
 
-use super::compared_groups::{install_once, unify_compared};
+use super::compared_groups::{
+    install_once, install_planner_once, unify_compared, ComparisonPlanner,
+};
 
 /// The rewrite's name (as listed by the session's analyzer).
 pub const TIME_UNIT_LITERALS_RULE: &str = "icefloe_time_unit_literals";
@@ -190,9 +192,18 @@ impl FunctionRewrite for TimeUnitLiterals {
     }
 }
 
-/// Add [`TimeUnitLiterals`] to `ctx`'s analyzer, once (a second call does nothing).
+/// Add [`TimeUnitLiterals`] to `ctx`'s analyzer, and its rewrite of a comparison to the
+/// SQL planner ([`ComparisonPlanner`]: `NOT (tm > TIME '11:00:00')`), once (a second call
+/// does nothing).
 pub fn install_time_literal_rule(ctx: &SessionContext) {
     install_once(ctx, Arc::new(TimeUnitLiterals));
+    install_planner_once(
+        ctx,
+        ComparisonPlanner {
+            name: TIME_UNIT_LITERALS_RULE,
+            unify: |group, schema| Ok(unify(group, schema)),
+        },
+    );
 }
 
 #[cfg(test)]
@@ -253,6 +264,9 @@ mod tests {
         assert_eq!(ids(&ctx, "TIME '12:00:00' < tm").await, [3]);
         assert_eq!(ids(&ctx, "tm >= TIME '12:00:00'").await, [2, 3]);
         assert_eq!(ids(&ctx, "tm <> TIME '12:00:00'").await, [1, 3]);
+        // under NOT, which DataFusion's planner types at once
+        assert_eq!(ids(&ctx, "NOT (tm > TIME '12:00:00')").await, [1, 2]);
+        assert_eq!(ids(&ctx, "NOT (TIME '12:00:00' = tm)").await, [1, 3]);
         assert_eq!(
             ids(&ctx, "tm IS DISTINCT FROM TIME '12:00:00'").await,
             [1, 3, 4]

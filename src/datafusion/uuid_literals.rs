@@ -9,7 +9,9 @@
 //! written as a string literal compares with the column.
 //!
 //! This expression rewrite, run before DataFusion's type coercion (a [`FunctionRewrite`]
-//! runs first in the analyzer), turns each string literal compared with a
+//! runs first in the analyzer), and the same rewrite of a binary comparison while the SQL
+//! is planned ([`ComparisonPlanner`](super::compared_groups::ComparisonPlanner)) (DataFusion's planner types the operand of `NOT`
+//! before any analyzer rule: `NOT (u = '…')` failed), turn each string literal compared with a
 //! `FixedSizeBinary(16)` value into the 16 bytes of the UUID it spells (any form
 //! `uuid::Uuid::parse_str` reads: `8-4-4-4-12` hex digits, plain, braced, `urn:uuid:`):
 //! both sides of `=`, `<>`, `<`, `<=`, `>`, `>=`, `IS [NOT] DISTINCT FROM`, `IN` lists and
@@ -38,7 +40,9 @@ use datafusion::logical_expr::expr_rewriter::FunctionRewrite;
 use datafusion::logical_expr::{lit, when, Expr, ExprSchemable};
 use datafusion::prelude::SessionContext;
 
-use super::compared_groups::{install_once, unify_compared};
+use super::compared_groups::{
+    install_once, install_planner_once, unify_compared, ComparisonPlanner,
+};
 use crate::spec::arrow::is_uuid_field;
 
 /// The rewrite's name (as listed by the session's analyzer).
@@ -185,9 +189,18 @@ impl FunctionRewrite for UuidStringLiterals {
     }
 }
 
-/// Add [`UuidStringLiterals`] to `ctx`'s analyzer, once (a second call does nothing).
+/// Add [`UuidStringLiterals`] to `ctx`'s analyzer, and its rewrite of a comparison to
+/// the SQL planner ([`ComparisonPlanner`]: `NOT (u = '…')`), once (a second call does
+/// nothing).
 pub fn install_uuid_literal_rule(ctx: &SessionContext) {
     install_once(ctx, Arc::new(UuidStringLiterals));
+    install_planner_once(
+        ctx,
+        ComparisonPlanner {
+            name: UUID_STRING_LITERALS_RULE,
+            unify,
+        },
+    );
 }
 
 #[cfg(test)]
@@ -268,6 +281,14 @@ mod tests {
         assert_eq!(
             ids(&ctx, &format!("u BETWEEN '{B}' AND '{C}'")).await,
             [2, 3]
+        );
+        // under NOT, which DataFusion's planner types at once
+        assert_eq!(ids(&ctx, &format!("NOT (u = '{A}')")).await, [2, 3]);
+        assert_eq!(ids(&ctx, &format!("NOT (u < '{B}')")).await, [2, 3]);
+        assert_eq!(ids(&ctx, &format!("NOT ('{C}' <> f)")).await, [3]);
+        assert_eq!(
+            ids(&ctx, &format!("NOT (u = '{A}' OR u >= '{C}')")).await,
+            [2]
         );
         // the other forms uuid reads: upper case, plain, braced, urn
         let upper = C.to_uppercase();

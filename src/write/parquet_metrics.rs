@@ -88,26 +88,25 @@ fn int64_time_unit_nanos(col: &ColumnDescriptor) -> Option<i64> {
     })
 }
 
-/// `v` (in units of `from` ns) in units of `to` ns: exact when finer, else rounded down
-/// for a lower bound and up for an upper bound (so the bound still holds).
-fn rescale(v: i64, from: i64, to: i64, min: bool) -> Option<i64> {
+/// `v` (in units of `from` ns) in units of `to` ns, when that is exact: `None` for a
+/// value with a part finer than `to` (a nanosecond bound of a microsecond column). A
+/// bound is the column's value as read (spec "Metrics"; statistics give it as the exact
+/// `MIN`/`MAX`), and such a value is read rounded: a bound rounded outward (the upper
+/// one up) held the values but was not one, and `max(ts)` answered from it read a
+/// microsecond no row holds.
+fn rescale(v: i64, from: i64, to: i64) -> Option<i64> {
     if from >= to {
         v.checked_mul(from / to)
     } else {
         let d = to / from;
-        let floor = v.div_euclid(d);
-        Some(if min || v.rem_euclid(d) == 0 {
-            floor
-        } else {
-            floor + 1
-        })
+        (v.rem_euclid(d) == 0).then(|| v.div_euclid(d))
     }
 }
 
 /// A bound from row-group statistics as a literal of the Iceberg type `ty`. INT64 times
 /// and timestamps are rescaled from the column's unit (`unit_nanos`, see
-/// [`int64_time_unit_nanos`]) to the type's (µs, or ns for `timestamp_ns`); without a
-/// unit annotation they give no bound. INT96 statistics give none either (their order
+/// [`int64_time_unit_nanos`]) to the type's (µs, or ns for `timestamp_ns`); a value
+/// finer than the type's unit, or one without a unit annotation, gives no bound. INT96 statistics give none either (their order
 /// is not the values' order).
 fn stat_literal(
     stats: &Statistics,
@@ -139,8 +138,8 @@ fn stat_literal(
         }
         Statistics::Int64(_) => {
             let v = i64::from_le_bytes(bytes.try_into().ok()?);
-            let micros = || rescale(v, unit_nanos?, 1_000, min);
-            let nanos = || rescale(v, unit_nanos?, 1, min);
+            let micros = || rescale(v, unit_nanos?, 1_000);
+            let nanos = || rescale(v, unit_nanos?, 1);
             match ty {
                 P::Long => Some(Literal::Long(v)),
                 P::Time => Some(Literal::Time(micros()?)),

@@ -350,3 +350,78 @@ async fn add_files_of_unsigned_integers_keeps_every_row() {
         "+------------+\n| id         |\n+------------+\n| 3000000000 |\n| 4000000000 |\n+------------+"
     );
 }
+
+/// Nanosecond Parquet times (DataFusion's `COPY` writes `TIMESTAMP(NANOS)` and
+/// `TIME(NANOS)`) registered into microsecond `timestamp` and `time` columns: a bound with
+/// a part finer than a microsecond is not written, since the rows read rounded and the
+/// bound would not be one of them. The upper bound was rounded up: for 1.5 µs and 2.5 µs
+/// (read as 1 µs and 2 µs) `max(ts)` and `max(tm)`, answered from it, read 3 µs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn add_files_of_nanosecond_times_records_only_bounds_that_are_values() {
+    let lake = lake().await;
+    let src = lake.dir.path().join("nanos");
+    let plain = SessionContext::new();
+    for (name, values) in [("a", "(1, 1500), (2, 2500)"), ("b", "(3, 4000), (4, 7000)")] {
+        let copy = format!(
+            "COPY (SELECT CAST(column1 AS INT) AS id, \
+             arrow_cast(column2, 'Timestamp(Nanosecond, None)') AS ts, \
+             arrow_cast(column2, 'Time64(Nanosecond)') AS tm FROM (VALUES {values})) \
+             TO '{}/{name}.parquet' STORED AS PARQUET",
+            src.display()
+        );
+        plain
+            .sql(&copy)
+            .await
+            .expect("copy")
+            .collect()
+            .await
+            .expect("copy");
+    }
+    ok(
+        &lake.ctx,
+        "CREATE TABLE ice.ns.n (id INT, ts TIMESTAMP_NTZ, tm TIME)",
+    )
+    .await;
+    let r = call(
+        &lake,
+        &format!(
+            "CALL ice.system.add_files('ns.n', '`parquet`.`{}`')",
+            src.display()
+        ),
+    )
+    .await;
+    assert_eq!(r["added_files_count"], 2);
+    // a.parquet: no bounds for ts and tm; b.parquet: whole microseconds, bounds kept
+    assert_eq!(
+        ok(
+            &lake.ctx,
+            "SELECT readable_metrics['id']['lower_bound'] AS id, \
+             readable_metrics['ts']['lower_bound'] AS ts_lower, \
+             readable_metrics['ts']['upper_bound'] AS ts_upper, \
+             readable_metrics['tm']['lower_bound'] AS tm_lower, \
+             readable_metrics['tm']['upper_bound'] AS tm_upper \
+             FROM ice.ns.\"n$files\" ORDER BY 1"
+        )
+        .await,
+        "+----+----------------------------+----------------------------+-----------------+-----------------+\n\
+         | id | ts_lower                   | ts_upper                   | tm_lower        | tm_upper        |\n\
+         +----+----------------------------+----------------------------+-----------------+-----------------+\n\
+         | 1  |                            |                            |                 |                 |\n\
+         | 3  | 1970-01-01T00:00:00.000004 | 1970-01-01T00:00:00.000007 | 00:00:00.000004 | 00:00:00.000007 |\n\
+         +----+----------------------------+----------------------------+-----------------+-----------------+"
+    );
+    ok(&lake.ctx, "DELETE FROM ice.ns.n WHERE id > 2").await;
+    assert_eq!(
+        ok(
+            &lake.ctx,
+            "SELECT min(ts) AS min_ts, max(ts) AS max_ts, min(tm) AS min_tm, max(tm) AS max_tm \
+             FROM ice.ns.n"
+        )
+        .await,
+        "+----------------------------+----------------------------+-----------------+-----------------+\n\
+         | min_ts                     | max_ts                     | min_tm          | max_tm          |\n\
+         +----------------------------+----------------------------+-----------------+-----------------+\n\
+         | 1970-01-01T00:00:00.000001 | 1970-01-01T00:00:00.000002 | 00:00:00.000001 | 00:00:00.000002 |\n\
+         +----------------------------+----------------------------+-----------------+-----------------+"
+    );
+}

@@ -72,4 +72,5 @@ mod v3_writes;
 mod vended_credentials;
 mod views;
 mod writes;
+mod written_bounds;
 mod written_values;

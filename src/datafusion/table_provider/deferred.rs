@@ -16,7 +16,6 @@ use crate::datafusion::delete_planning::{DeleteMetrics, PositionDeletePolicy};
 use crate::datafusion::metrics::attach_counters;
 use crate::datafusion::options::{IcefloeOptions, DEFAULT_DEFERRED_PLANNING_MIN_FILES};
 use crate::datafusion::request_metrics::StoreRequestMetrics;
-use crate::datafusion::statistics::untruncated_bounds;
 use crate::error::Result;
 use crate::io::RequestCounts;
 use crate::scan::{DeferredScan, TableScan};
@@ -116,20 +115,17 @@ impl IcebergTableProvider {
             None => vec![true; columns],
         };
         let nan_columns = self.float_columns(&read_columns, |_| true);
-        let untruncated = untruncated_bounds(&self.schema, &self.table.metadata().properties);
         let inputs = StatisticsInputs {
             schema: Arc::clone(&self.schema),
             arrow_schema: Arc::clone(&self.arrow_schema),
             metadata: self.table.metadata_ref(),
             read_columns: read_columns.clone(),
-            untruncated: untruncated.clone(),
         };
         let files = FileLayout {
             layout: &layout,
             equality: false,
             per_batch: false,
             policy: PositionDeletePolicy::Auto,
-            untruncated,
             read_columns,
         };
         let io = self.table.file_io();

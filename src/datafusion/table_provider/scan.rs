@@ -44,7 +44,7 @@ use crate::datafusion::iceberg_source::{IcebergParquetSource, IcebergScanState};
 use crate::datafusion::options::IcefloeOptions;
 use crate::datafusion::planned_file::{data_file_size, partitioned_file_at};
 use crate::datafusion::position_delete_exec::{FileDeletes, PositionDeleteExec};
-use crate::datafusion::statistics::{file_statistics, untruncated_bounds};
+use crate::datafusion::statistics::file_statistics;
 use crate::datafusion::stats_pruning::prunes_soundly_logical;
 use crate::delete::equality_delete_schema;
 use crate::error::{Error, Result};
@@ -165,7 +165,6 @@ impl IcebergTableProvider {
             equality: equality.is_some(),
             per_batch,
             policy,
-            untruncated: untruncated_bounds(&self.schema, &self.table.metadata().properties),
             read_columns,
         };
         let mut by_store: BTreeMap<String, Vec<(PartitionedFile, u64)>> = BTreeMap::new();
@@ -403,7 +402,6 @@ impl IcebergTableProvider {
             task.data_file(),
             has_deletes,
             &files.read_columns,
-            &files.untruncated,
         )?;
         // the stored lineage columns read from the file: nothing known
         for _ in layout.file_fields() {
@@ -675,8 +673,6 @@ pub(super) struct FileLayout<'a> {
     pub(super) policy: PositionDeletePolicy,
     /// Per table column, whether the scan reads it (its metrics become statistics).
     pub(super) read_columns: Vec<bool>,
-    /// Per table column, whether its bounds are never truncated.
-    pub(super) untruncated: Vec<bool>,
 }
 
 /// What the Parquet scans of one table scan share, one per object store.

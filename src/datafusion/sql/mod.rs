@@ -304,6 +304,7 @@ async fn execute_statement(ctx: &SessionContext, statement: &str) -> Result<Data
     crate::datafusion::install_float_literal_rule(ctx);
     crate::datafusion::install_uuid_literal_rule(ctx);
     crate::datafusion::install_time_literal_rule(ctx);
+    crate::datafusion::install_timestamp_literal_rule(ctx);
     crate::datafusion::install_map_key_rule(ctx);
     crate::datafusion::register_min_max(ctx);
     crate::datafusion::install_float_key_rule(ctx);

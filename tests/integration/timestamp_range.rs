@@ -188,3 +188,62 @@ async fn timestamps_of_years_1_to_9999_are_written_and_filtered_with_literals() 
         assert_eq!(got, &serde_json::json!(expected), "DuckDB: {condition}");
     }
 }
+
+/// `UPDATE … SET`, `MERGE … UPDATE SET` / `INSERT VALUES` and a v3 column `DEFAULT` take
+/// such literals (`UPDATE`'s values were refused by its check of constant values, which
+/// folded them without the rewrite: "cannot set column 'ts' (Timestamp(µs)): … Overflow
+/// converting 0001-01-01 00:00:01 to Nanosecond").
+#[tokio::test]
+async fn dml_and_defaults_take_timestamps_of_years_1_to_9999() {
+    let lake = lake().await;
+    let ctx = &lake.ctx;
+    ok(
+        ctx,
+        "CREATE TABLE ice.ns.far (id BIGINT, ts TIMESTAMP, tz TIMESTAMPTZ) \
+         PARTITIONED BY (days(ts)) TBLPROPERTIES ('format-version'='3')",
+    )
+    .await;
+    ok(
+        ctx,
+        "INSERT INTO ice.ns.far VALUES (1, TIMESTAMP '2024-02-29 12:00:00', NULL), \
+         (2, TIMESTAMP '0001-01-01 00:00:00', NULL)",
+    )
+    .await;
+    ok(
+        ctx,
+        "UPDATE ice.ns.far SET ts = TIMESTAMP '0001-01-01 00:00:01', \
+         tz = '9999-12-31 23:59:59.999999+00:00' WHERE ts < TIMESTAMP '1000-01-01 00:00:00'",
+    )
+    .await;
+    ok(
+        ctx,
+        "MERGE INTO ice.ns.far t USING (SELECT 1 AS id UNION ALL SELECT 3) s ON t.id = s.id \
+         WHEN MATCHED THEN UPDATE SET ts = TIMESTAMP '0100-01-01 00:00:00' \
+         WHEN NOT MATCHED THEN INSERT VALUES (s.id, TIMESTAMP '9999-12-31 00:00:00', \
+         TIMESTAMPTZ '0001-01-01 00:00:00+00:00')",
+    )
+    .await;
+    ok(
+        ctx,
+        "ALTER TABLE ice.ns.far ADD COLUMN e TIMESTAMP DEFAULT TIMESTAMP '0001-01-01 00:00:00'",
+    )
+    .await;
+    ok(ctx, "INSERT INTO ice.ns.far (id) VALUES (4)").await;
+    assert_eq!(
+        ok(
+            ctx,
+            "SELECT id, ts, tz, e, CAST(_partition['ts_day'] AS STRING) AS day \
+             FROM ice.ns.far ORDER BY id"
+        )
+        .await,
+        "+----+---------------------+-----------------------------+---------------------+------------+\n\
+         | id | ts                  | tz                          | e                   | day        |\n\
+         +----+---------------------+-----------------------------+---------------------+------------+\n\
+         | 1  | 0100-01-01T00:00:00 |                             | 0001-01-01T00:00:00 | 0100-01-01 |\n\
+         | 2  | 0001-01-01T00:00:01 | 9999-12-31T23:59:59.999999Z | 0001-01-01T00:00:00 | 0001-01-01 |\n\
+         | 3  | 9999-12-31T00:00:00 | 0001-01-01T00:00:00Z        | 0001-01-01T00:00:00 | 9999-12-31 |\n\
+         | 4  |                     |                             | 0001-01-01T00:00:00 |            |\n\
+         +----+---------------------+-----------------------------+---------------------+------------+"
+    );
+    engines_read_alike(&lake, "far").await;
+}

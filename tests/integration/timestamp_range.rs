@@ -4,11 +4,18 @@
 //! 1677-09-21 to 2262-04-11, so `TIMESTAMP '0001-01-01 00:00:00'`, `ts < '1500-01-01'` and
 //! `ts < DATE '1500-01-01'` failed ("Overflow converting … to Nanosecond"). icefloe's
 //! `icefloe_timestamp_range_literals` rewrite restates them in microseconds; PyIceberg and
-//! DuckDB read the values, partitions and bounds icefloe wrote alike.
+//! DuckDB read the values, partitions and bounds icefloe wrote alike. Spark's
+//! `TIMESTAMP_NTZ '…'` literals (refused by DataFusion: "Unsupported SQL type
+//! TIMESTAMP_NTZ") answer the corpus cases Spark answered with them.
+
+use std::sync::Arc;
 
 use datafusion::arrow::array::{AsArray, Int64Array};
-use icefloe::catalog::TableIdent;
+use datafusion::arrow::compute::cast;
+use datafusion::arrow::datatypes::DataType;
+use icefloe::catalog::{StaticCatalog, TableIdent};
 
+use crate::catalog::{attach, context, corpus_dir, metadata_file};
 use crate::dml::{lake, ok, run, Lake};
 use crate::interop::{duckdb_filtered, pyiceberg_filtered, python};
 use crate::written_values::engines_read_alike;
@@ -246,4 +253,74 @@ async fn dml_and_defaults_take_timestamps_of_years_1_to_9999() {
          +----+---------------------+-----------------------------+---------------------+------------+"
     );
     engines_read_alike(&lake, "far").await;
+}
+
+/// The corpus cases Spark wrote with `TIMESTAMP_NTZ '…'` literals, run as written through
+/// `sql::execute`, answer Spark's rows.
+#[tokio::test]
+async fn spark_timestamp_ntz_literals_answer_the_corpus_cases() {
+    let cases = [
+        ("pyiceberg_v1_transforms", "ts_month"),
+        ("spark_v1_types_identity", "ts_ntz_lt"),
+        ("spark_v2_bucket_types_evolution", "eq_ts_ntz"),
+        ("spark_v2_time_transforms", "ntz_day"),
+    ];
+    let mut catalog = StaticCatalog::new("c");
+    for (table, _) in cases {
+        catalog.add_table(
+            TableIdent::parse(&format!("corpus.{table}")),
+            &metadata_file(&corpus_dir().join(table)),
+        );
+    }
+    let ctx = context();
+    attach(&ctx, "c", Arc::new(catalog)).await;
+    for (table, name) in cases {
+        let path = corpus_dir().join(table).join("cases.json");
+        let json: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).expect("cases.json"))
+                .expect("json");
+        let case = json["cases"]
+            .as_array()
+            .expect("cases")
+            .iter()
+            .find(|c| c["name"] == name)
+            .unwrap_or_else(|| panic!("{table}: no case {name}"));
+        let sql = case["sql"]
+            .as_str()
+            .expect("sql")
+            .replace("{t}", &format!("c.corpus.{table}"));
+        assert!(sql.contains("TIMESTAMP_NTZ '"), "{table}/{name}: {sql}");
+        let batches = run(&ctx, &sql)
+            .await
+            .unwrap_or_else(|e| panic!("{table}/{name}: {sql}: {e}"));
+        let mut got: Vec<Vec<String>> = vec![];
+        for b in &batches {
+            let columns: Vec<_> = b
+                .columns()
+                .iter()
+                .map(|c| cast(c, &DataType::Utf8).expect("cast"))
+                .collect();
+            for row in 0..b.num_rows() {
+                got.push(
+                    columns
+                        .iter()
+                        .map(|c| c.as_string::<i32>().value(row).to_string())
+                        .collect(),
+                );
+            }
+        }
+        let expected: Vec<Vec<String>> = case["rows"]
+            .as_array()
+            .expect("rows")
+            .iter()
+            .map(|row| {
+                row.as_array()
+                    .expect("row")
+                    .iter()
+                    .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string))
+                    .collect()
+            })
+            .collect();
+        assert_eq!(got, expected, "{table}/{name}: {sql}");
+    }
 }

@@ -202,6 +202,7 @@ mod show;
 mod show_create_table;
 mod show_properties;
 mod show_tables;
+mod spark_timestamp_types;
 mod struct_field_options;
 mod table_stats;
 mod time_travel;
@@ -320,6 +321,15 @@ async fn execute_statement(ctx: &SessionContext, statement: &str) -> Result<Data
         None => std::borrow::Cow::Borrowed(statement),
     };
     let statement: &str = &rewritten;
+    // Spark's `TIMESTAMP_NTZ '…'`, `CAST(x AS TIMESTAMP_LTZ)` in DataFusion's type names
+    let renamed = match spark_timestamp_types::candidate(statement) {
+        true => match tokenize(ctx, statement) {
+            Some(toks_now) => spark_timestamp_types::datafusion_names(statement, &toks_now),
+            None => std::borrow::Cow::Borrowed(statement),
+        },
+        false => std::borrow::Cow::Borrowed(statement),
+    };
+    let statement: &str = &renamed;
     // `a IS DISTINCT FROM b AND c` as `(a IS DISTINCT FROM b) AND c`, as Spark reads it
     let regrouped = distinct_from::parenthesized(ctx, statement)?;
     let statement: &str = &regrouped;

@@ -1,0 +1,149 @@
+//! Snapshot times at their exact millisecond, as Iceberg Java and Spark bound them: time
+//! travel reads the snapshot current at a time (a snapshot's own `timestamp-ms`
+//! included), `expire_snapshots(older_than)` expires snapshots strictly older than it,
+//! `rollback_to_timestamp` goes to the latest ancestor strictly older; a timestamp is cut
+//! to the millisecond by flooring (Spark's `DateTimeUtils.toMillis`), and one without a
+//! zone is a wall-clock time in the session's time zone. PyIceberg reads the result.
+
+use chrono::{DateTime, FixedOffset};
+use icefloe::catalog::TableIdent;
+
+use datafusion::arrow::array::AsArray;
+use datafusion::arrow::compute::cast;
+use datafusion::arrow::datatypes::DataType;
+
+use crate::dml::{lake, ok, run, Lake};
+use crate::interop::{pyiceberg_read, python};
+
+/// `ms` as a wall-clock time in Tokyo (UTC+9, no daylight saving time), with `extra`
+/// digits after the milliseconds.
+fn tokyo(ms: i64, extra: &str) -> String {
+    let zone = FixedOffset::east_opt(9 * 3600).expect("offset");
+    let at = DateTime::from_timestamp_millis(ms)
+        .expect("ms")
+        .with_timezone(&zone);
+    format!("{}{extra}", at.format("%Y-%m-%d %H:%M:%S%.3f"))
+}
+
+/// The first row of `sql`'s answer, each cell as a string.
+async fn first_row(lake: &Lake, sql: &str) -> Vec<String> {
+    let batches = run(&lake.ctx, sql)
+        .await
+        .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    let batch = batches
+        .iter()
+        .find(|b| b.num_rows() > 0)
+        .unwrap_or_else(|| panic!("{sql}: no row"));
+    batch
+        .columns()
+        .iter()
+        .map(|c| {
+            let c = cast(c, &DataType::Utf8).expect("cast");
+            c.as_string::<i32>().value(0).to_string()
+        })
+        .collect()
+}
+
+async fn count(lake: &Lake, from: &str) -> String {
+    ok(&lake.ctx, &format!("SELECT count(*) AS n FROM {from}")).await
+}
+
+fn n(rows: i64) -> String {
+    format!("+---+\n| n |\n+---+\n| {rows} |\n+---+")
+}
+
+#[tokio::test]
+async fn snapshot_times_bound_time_travel_expiry_and_rollback_at_the_millisecond() {
+    let lake = lake().await;
+    let ctx = &lake.ctx;
+    ok(ctx, "CREATE TABLE ice.ns.h (id INT)").await;
+    for id in 1..=3 {
+        ok(ctx, &format!("INSERT INTO ice.ns.h VALUES ({id})")).await;
+        // snapshots a few milliseconds apart
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let table = lake
+        .catalog
+        .load_table(&TableIdent::parse("ns.h"))
+        .await
+        .expect("load");
+    let mut snapshots: Vec<(i64, i64)> = table
+        .metadata()
+        .snapshots
+        .iter()
+        .map(|s| (s.timestamp_ms, s.snapshot_id))
+        .collect();
+    snapshots.sort();
+    let [(t1, _), (t2, s2), (t3, s3)] = snapshots[..] else {
+        panic!("three snapshots: {snapshots:?}");
+    };
+    assert!(t1 < t2 && t2 < t3, "{snapshots:?}");
+    ok(ctx, "SET datafusion.execution.time_zone = 'Asia/Tokyo'").await;
+
+    // time travel: the snapshot current then, its own millisecond included
+    for (ms, extra, rows) in [
+        (t1, "", 1),
+        (t2 - 1, "999", 1),
+        (t2, "", 2),
+        (t2, "999", 2),
+        (t3 - 1, "", 2),
+        (t3, "", 3),
+    ] {
+        let at = tokyo(ms, extra);
+        assert_eq!(
+            count(&lake, &format!("ice.ns.h TIMESTAMP AS OF '{at}'")).await,
+            n(rows),
+            "AS OF '{at}'"
+        );
+        assert_eq!(
+            count(
+                &lake,
+                &format!("ice.ns.h FOR SYSTEM_TIME AS OF TIMESTAMP '{at}'")
+            )
+            .await,
+            n(rows),
+            "FOR SYSTEM_TIME AS OF TIMESTAMP '{at}'"
+        );
+    }
+
+    // expire: strictly older than the time (t2 itself and t2 + 999 µs keep s2)
+    let expire = |at: String| {
+        format!(
+            "CALL ice.system.expire_snapshots(table => 'ns.h', older_than => TIMESTAMP '{at}', \
+             retain_last => 1)"
+        )
+    };
+    ok(ctx, &expire(tokyo(t2, "999"))).await;
+    assert_eq!(
+        ok(ctx, "SELECT count(*) AS n FROM ice.ns.h.snapshots").await,
+        n(2),
+        "expire_snapshots(older_than => t2) keeps s2 and s3"
+    );
+
+    // rollback: the latest ancestor strictly older than the time (t3 itself: s2)
+    let rollback = format!(
+        "CALL ice.system.rollback_to_timestamp('ns.h', TIMESTAMP '{}')",
+        tokyo(t3, "")
+    );
+    assert_eq!(
+        first_row(&lake, &rollback).await,
+        [s3.to_string(), s2.to_string()]
+    );
+    assert_eq!(count(&lake, "ice.ns.h").await, n(2));
+    if python().is_none() {
+        return;
+    }
+    let pyi = pyiceberg_read(&lake.db, &lake.warehouse, "ns.h");
+    assert_eq!(pyi["current_snapshot_id"], serde_json::json!(s2));
+    assert_eq!(pyi["count"], serde_json::json!(2));
+    let mut ids: Vec<i64> = pyi["snapshots"]
+        .as_array()
+        .expect("snapshots")
+        .iter()
+        .map(|s| s["snapshot_id"].as_i64().expect("id"))
+        .collect();
+    ids.sort();
+    let mut kept = vec![s2, s3];
+    kept.sort();
+    assert_eq!(ids, kept);
+}

@@ -147,3 +147,77 @@ async fn snapshot_times_bound_time_travel_expiry_and_rollback_at_the_millisecond
     kept.sort();
     assert_eq!(ids, kept);
 }
+
+/// A CTAS of zoned timestamps (`CAST(… AS TIMESTAMPTZ)`, Spark's `TIMESTAMP_LTZ '…'`,
+/// `now()`) makes `timestamptz` columns, as Spark's CTAS makes them; a zone-less
+/// `TIMESTAMP '…'` a `timestamp` column. Without a session time zone DataFusion 55 gave
+/// the zoned ones no zone, and the table `timestamp` columns. PyIceberg reads the types
+/// and instants.
+#[tokio::test]
+async fn ctas_of_zoned_timestamps_makes_timestamptz_columns() {
+    let lake = lake().await;
+    let ctx = &lake.ctx;
+    ok(
+        ctx,
+        "CREATE TABLE ice.ns.z AS SELECT 1 AS id, \
+         CAST('2024-01-01 00:00:00+02:00' AS TIMESTAMPTZ) AS z, \
+         TIMESTAMP_LTZ '2024-01-01 00:00:00' AS l, now() AS n, \
+         TIMESTAMP '2024-01-01 00:00:00' AS t",
+    )
+    .await;
+    let table = lake
+        .catalog
+        .load_table(&TableIdent::parse("ns.z"))
+        .await
+        .expect("load");
+    let types: Vec<String> = table
+        .metadata()
+        .current_schema()
+        .fields
+        .fields
+        .iter()
+        .map(|f| format!("{} {}", f.name, f.field_type))
+        .collect();
+    assert_eq!(
+        types,
+        [
+            "id long",
+            "z timestamptz",
+            "l timestamptz",
+            "n timestamptz",
+            "t timestamp"
+        ]
+    );
+    assert_eq!(
+        first_row(&lake, "SELECT z, l, t FROM ice.ns.z").await,
+        [
+            "2023-12-31T22:00:00Z",
+            "2024-01-01T00:00:00Z",
+            "2024-01-01T00:00:00"
+        ]
+    );
+    if python().is_none() {
+        return;
+    }
+    let pyi = pyiceberg_read(&lake.db, &lake.warehouse, "ns.z");
+    let fields: Vec<String> = pyi["schema"]["fields"]
+        .as_array()
+        .expect("fields")
+        .iter()
+        .map(|f| format!("{} {}", f["name"].as_str().expect("name"), f["type"]))
+        .collect();
+    assert_eq!(
+        fields,
+        [
+            "id \"long\"",
+            "z \"timestamptz\"",
+            "l \"timestamptz\"",
+            "n \"timestamptz\"",
+            "t \"timestamp\""
+        ]
+    );
+    let row = &pyi["rows"][0];
+    assert_eq!(row[1], "2023-12-31T22:00:00.000000Z", "{row}");
+    assert_eq!(row[2], "2024-01-01T00:00:00.000000Z", "{row}");
+    assert_eq!(row[4], "2024-01-01T00:00:00.000000", "{row}");
+}

@@ -3,7 +3,8 @@
 //! included), `expire_snapshots(older_than)` expires snapshots strictly older than it,
 //! `rollback_to_timestamp` goes to the latest ancestor strictly older; a timestamp is cut
 //! to the millisecond by flooring (Spark's `DateTimeUtils.toMillis`), and one without a
-//! zone is a wall-clock time in the session's time zone. PyIceberg reads the result.
+//! zone is a wall-clock time in the session's time zone. PyIceberg reads the result. And
+//! zoned timestamps make `timestamptz` columns in a CTAS, as in Spark.
 
 use chrono::{DateTime, FixedOffset};
 use icefloe::catalog::TableIdent;

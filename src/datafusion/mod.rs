@@ -72,6 +72,7 @@ pub mod values_fields;
 pub mod values_subqueries;
 mod write_distribution;
 mod write_exec;
+mod zoned_literals;
 mod zorder_udf;
 
 pub use catalog::{IcebergCatalogProvider, IcebergSchemaProvider};
@@ -103,3 +104,4 @@ pub use timestamp_literals::install_timestamp_literal_rule;
 pub use uuid_literals::install_uuid_literal_rule;
 pub use values_fields::install_values_rule;
 pub use write_exec::IcebergWriteExec;
+pub use zoned_literals::install_session_zone_rule;

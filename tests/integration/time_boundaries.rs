@@ -45,6 +45,20 @@ async fn first_row(lake: &Lake, sql: &str) -> Vec<String> {
         .collect()
 }
 
+/// The first column of `sql`'s answer, as strings.
+async fn column(lake: &Lake, sql: &str) -> Vec<String> {
+    let batches = run(&lake.ctx, sql)
+        .await
+        .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    let mut out = vec![];
+    for b in &batches {
+        let c = cast(b.column(0), &DataType::Utf8).expect("cast");
+        let c = c.as_string::<i32>();
+        out.extend((0..b.num_rows()).map(|i| c.value(i).to_string()));
+    }
+    out
+}
+
 async fn count(lake: &Lake, from: &str) -> String {
     ok(&lake.ctx, &format!("SELECT count(*) AS n FROM {from}")).await
 }
@@ -221,4 +235,74 @@ async fn ctas_of_zoned_timestamps_makes_timestamptz_columns() {
     assert_eq!(row[1], "2023-12-31T22:00:00.000000Z", "{row}");
     assert_eq!(row[2], "2024-01-01T00:00:00.000000Z", "{row}");
     assert_eq!(row[4], "2024-01-01T00:00:00.000000", "{row}");
+}
+
+/// A string, `TIMESTAMP '…'` literal or date compared with a `timestamptz` column is a
+/// wall-clock time in the session's time zone, as Spark reads it (DataFusion read it in
+/// UTC, the column's zone), resolved as java.time resolves it for Spark around daylight
+/// saving time: a time the clock shows twice is the earlier instant, one it skips moves
+/// later by the gap. A string naming its offset is that instant. Files are pruned by
+/// their `hours(tz)` partitions: the rows are those of an unpartitioned copy.
+#[tokio::test]
+async fn zone_less_times_compared_with_timestamptz_are_read_in_the_session_zone() {
+    let lake = lake().await;
+    let ctx = &lake.ctx;
+    let rows = "(1, '2024-03-31T00:30:00Z'), (2, '2024-03-31T01:30:00Z'), \
+                (3, '2024-10-27T00:30:00Z'), (4, '2024-10-27T01:30:00Z'), \
+                (5, '1969-12-31T23:30:00Z')";
+    ok(
+        ctx,
+        "CREATE TABLE ice.ns.dst (id INT, tz TIMESTAMPTZ) PARTITIONED BY (hours(tz))",
+    )
+    .await;
+    ok(ctx, "CREATE TABLE ice.ns.flat (id INT, tz TIMESTAMPTZ)").await;
+    for t in ["dst", "flat"] {
+        ok(ctx, &format!("INSERT INTO ice.ns.{t} VALUES {rows}")).await;
+    }
+    // Europe/Paris: CET (+01:00) until 2024-03-31 02:00, CEST (+02:00) until 2024-10-27 03:00
+    let cases: &[(&str, &[&str])] = &[
+        // 02:30 does not exist on 2024-03-31: 03:30 CEST, 01:30Z
+        ("tz >= '2024-03-31 02:30:00'", &["2", "3", "4"]),
+        ("tz < TIMESTAMP '2024-03-31 02:30:00'", &["1", "5"]),
+        // 02:30 is shown twice on 2024-10-27: the earlier, 02:30 CEST, 00:30Z
+        ("tz = '2024-10-27 02:30:00'", &["3"]),
+        ("tz = TIMESTAMP '2024-10-27 02:30:00'", &["3"]),
+        ("tz = TIMESTAMP '2024-10-27 02:30:00+01:00'", &["4"]),
+        ("tz = '2024-10-27T01:30:00Z'", &["4"]),
+        (
+            "tz IN ('2024-03-31 01:30:00', TIMESTAMP '2024-03-31 03:30:00')",
+            &["1", "2"],
+        ),
+        (
+            "tz BETWEEN '2024-10-27 02:00:00' AND '2024-10-27 02:59:59'",
+            &["3"],
+        ),
+        // midnight in Paris: 1969-12-31T23:00Z
+        ("tz < DATE '1970-01-01'", &[]),
+        ("tz < DATE '1970-01-02'", &["5"]),
+        ("tz < '1970-01-01 00:30:00'", &[]),
+        ("tz <= '1970-01-01 00:30:00'", &["5"]),
+    ];
+    ok(ctx, "SET datafusion.execution.time_zone = 'Europe/Paris'").await;
+    for (condition, expected) in cases {
+        for t in ["dst", "flat"] {
+            let mut ids = column(
+                &lake,
+                &format!("SELECT CAST(id AS STRING) FROM ice.ns.{t} WHERE {condition}"),
+            )
+            .await;
+            ids.sort();
+            assert_eq!(ids, *expected, "{t}: {condition} (Europe/Paris)");
+        }
+    }
+    // in UTC, the same strings are UTC times
+    ok(ctx, "SET datafusion.execution.time_zone = 'UTC'").await;
+    let mut ids = column(
+        &lake,
+        "SELECT CAST(id AS STRING) FROM ice.ns.dst WHERE tz >= '2024-03-31 01:30:00' \
+         AND tz <= TIMESTAMP '2024-10-27 00:30:00'",
+    )
+    .await;
+    ids.sort();
+    assert_eq!(ids, ["2", "3"]);
 }

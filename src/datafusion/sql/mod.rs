@@ -197,7 +197,7 @@ pub(crate) use show_properties::column_name;
 mod procedures;
 mod replace_table;
 mod reset;
-mod session_zone;
+pub(crate) mod session_zone;
 mod show;
 mod show_create_table;
 mod show_properties;
@@ -305,6 +305,7 @@ async fn execute_statement(ctx: &SessionContext, statement: &str) -> Result<Data
     crate::datafusion::install_float_literal_rule(ctx);
     crate::datafusion::install_uuid_literal_rule(ctx);
     crate::datafusion::install_time_literal_rule(ctx);
+    crate::datafusion::install_session_zone_rule(ctx);
     crate::datafusion::install_timestamp_literal_rule(ctx);
     crate::datafusion::install_map_key_rule(ctx);
     crate::datafusion::register_min_max(ctx);

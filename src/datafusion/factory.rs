@@ -197,6 +197,10 @@ impl TableProviderFactory for IcebergTableProviderFactory {
 /// scale"). String literals compared with a `uuid` column are read as UUIDs
 /// ([`install_uuid_literal_rule`](super::install_uuid_literal_rule)), and times of
 /// different units compare ([`install_time_literal_rule`](super::install_time_literal_rule)),
+/// as do timestamps of years nanoseconds cannot hold (`TIMESTAMP '0001-01-01 00:00:00'`,
+/// [`install_timestamp_literal_rule`](super::install_timestamp_literal_rule)),
+/// zone-less times compared with `timestamptz` values are read in the session's zone
+/// ([`install_session_zone_rule`](super::install_session_zone_rule)),
 /// and `m[1]` reads a map with `int` keys such as `$files`' `column_sizes`
 /// ([`install_map_key_rule`](super::install_map_key_rule)); `min`/`max` order NaN above
 /// every number in groups too ([`register_min_max`](super::register_min_max)), and float
@@ -208,6 +212,8 @@ pub fn register_iceberg_factory(ctx: &SessionContext) {
     super::use_decimal_literals(ctx);
     super::install_uuid_literal_rule(ctx);
     super::install_time_literal_rule(ctx);
+    super::install_session_zone_rule(ctx);
+    super::install_timestamp_literal_rule(ctx);
     super::install_map_key_rule(ctx);
     super::install_float_key_rule(ctx);
     ctx.state_ref()

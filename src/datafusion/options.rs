@@ -379,7 +379,11 @@ impl ConfigExtension for IcefloeOptions {
 
 /// Register [`IcefloeOptions`] in a session config, so `SET icefloe.… = …` works, and
 /// turn on exact decimal literals (`datafusion.sql_parser.parse_float_as_decimal = true`:
-/// `1.25` is a `decimal(3,2)`, as in Spark). A session built from this config also needs
+/// `1.25` is a `decimal(3,2)`, as in Spark). A config without a session time zone gets
+/// `datafusion.execution.time_zone = 'UTC'`, as Spark always has a session zone
+/// (`spark.sql.session.timeZone`): DataFusion 55 gives `TIMESTAMPTZ '…'`,
+/// `CAST(… AS TIMESTAMP WITH TIME ZONE)` and `now()` no zone without one, so a CTAS of
+/// them made an Iceberg `timestamp` (without zone) column, not a `timestamptz` one. A session built from this config also needs
 /// [`install_float_literal_rule`](super::install_float_literal_rule) (which
 /// [`register_iceberg_factory`](super::register_iceberg_factory) and
 /// [`sql::execute`](super::sql::execute) install) so `float`/`double` values stay
@@ -396,6 +400,13 @@ pub fn register_iceberg_options(config: SessionConfig) -> SessionConfig {
             crate::datafusion::sql::PreparedStatements::default(),
         ));
     config.options_mut().sql_parser.parse_float_as_decimal = true;
+    // a zoned SQL type (`TIMESTAMPTZ`, `CAST(… AS TIMESTAMP WITH TIME ZONE)`, `now()`) is
+    // zone-less in DataFusion 55 without a session zone, so a CTAS made a `timestamp`
+    // column of it: UTC, the zone DataFusion reads zone-less times in anyway
+    let execution = &mut config.options_mut().execution;
+    if execution.time_zone.is_none() {
+        execution.time_zone = Some("UTC".to_string());
+    }
     config
 }
 

@@ -66,6 +66,8 @@ mod session_caches;
 mod session_setup;
 mod statement_errors;
 mod table_properties;
+mod time_boundaries;
+mod timestamp_range;
 mod v1_writes;
 mod v3_writes;
 #[cfg(feature = "cloud")]

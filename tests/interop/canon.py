@@ -40,7 +40,8 @@ def _timestamp(v, tz):
         v = _dt.datetime(1970, 1, 1) + _dt.timedelta(microseconds=v)
     if v.tzinfo is not None:
         v = v.astimezone(_UTC).replace(tzinfo=None)
-    return v.strftime("%Y-%m-%dT%H:%M:%S") + _frac(v.microsecond) + ("Z" if tz else "")
+    # four-digit years, as date.isoformat() (glibc's strftime("%Y") writes year 1 as "1")
+    return v.isoformat(timespec="seconds") + _frac(v.microsecond) + ("Z" if tz else "")
 
 
 def canon_value(v, ty):

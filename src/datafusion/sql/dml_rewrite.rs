@@ -87,7 +87,7 @@ pub(super) async fn plan(ctx: &SessionContext, sql: &str) -> Result<Option<Logic
         .statement_to_plan(DFStatement::Statement(statement))
         .await?;
     if let Some(table) = update_of {
-        check_constant_values(&plan, &table)?;
+        check_constant_values(&state, &plan, &table)?;
     }
     Ok(Some(plan))
 }

@@ -197,11 +197,12 @@ pub(crate) use show_properties::column_name;
 mod procedures;
 mod replace_table;
 mod reset;
-mod session_zone;
+pub(crate) mod session_zone;
 mod show;
 mod show_create_table;
 mod show_properties;
 mod show_tables;
+mod spark_timestamp_types;
 mod struct_field_options;
 mod table_stats;
 mod time_travel;
@@ -304,6 +305,8 @@ async fn execute_statement(ctx: &SessionContext, statement: &str) -> Result<Data
     crate::datafusion::install_float_literal_rule(ctx);
     crate::datafusion::install_uuid_literal_rule(ctx);
     crate::datafusion::install_time_literal_rule(ctx);
+    crate::datafusion::install_session_zone_rule(ctx);
+    crate::datafusion::install_timestamp_literal_rule(ctx);
     crate::datafusion::install_map_key_rule(ctx);
     crate::datafusion::register_min_max(ctx);
     crate::datafusion::install_float_key_rule(ctx);
@@ -319,6 +322,15 @@ async fn execute_statement(ctx: &SessionContext, statement: &str) -> Result<Data
         None => std::borrow::Cow::Borrowed(statement),
     };
     let statement: &str = &rewritten;
+    // Spark's `TIMESTAMP_NTZ '…'`, `CAST(x AS TIMESTAMP_LTZ)` in DataFusion's type names
+    let renamed = match spark_timestamp_types::candidate(statement) {
+        true => match tokenize(ctx, statement) {
+            Some(toks_now) => spark_timestamp_types::datafusion_names(statement, &toks_now),
+            None => std::borrow::Cow::Borrowed(statement),
+        },
+        false => std::borrow::Cow::Borrowed(statement),
+    };
+    let statement: &str = &renamed;
     // `a IS DISTINCT FROM b AND c` as `(a IS DISTINCT FROM b) AND c`, as Spark reads it
     let regrouped = distinct_from::parenthesized(ctx, statement)?;
     let statement: &str = &regrouped;

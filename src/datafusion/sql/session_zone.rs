@@ -39,7 +39,14 @@ pub(super) fn local_ms(local: NaiveDateTime, zone: Option<&Tz>) -> Option<i64> {
     let Some(zone) = zone else {
         return Some(local.and_utc().timestamp_millis());
     };
-    let instant = zone.from_local_datetime(&local).earliest().or_else(|| {
+    Some(local_instant(local, zone)?.timestamp_millis())
+}
+
+/// The instant of wall-clock time `local` in `zone`, as `java.time.ZonedDateTime.of`
+/// resolves it for Spark: a time the zone's clock shows twice is the earlier instant, one
+/// it skips is moved later by the gap's length; `None` when out of range.
+pub(crate) fn local_instant(local: NaiveDateTime, zone: &Tz) -> Option<chrono::DateTime<Tz>> {
+    zone.from_local_datetime(&local).earliest().or_else(|| {
         // skipped by the zone's clock: moved later by the gap (one hour, or the
         // transition's length, found by the offset on each side)
         let before = zone.offset_from_utc_datetime(&(local - Duration::days(1)));
@@ -48,8 +55,7 @@ pub(super) fn local_ms(local: NaiveDateTime, zone: Option<&Tz>) -> Option<i64> {
             - chrono::Offset::fix(&before).local_minus_utc();
         zone.from_local_datetime(&(local + Duration::seconds(i64::from(gap))))
             .earliest()
-    })?;
-    Some(instant.timestamp_millis())
+    })
 }
 
 /// A timestamp string as ms since the epoch: one naming its zone is that instant (an

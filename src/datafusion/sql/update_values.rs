@@ -6,8 +6,14 @@
 //! Cast error: Can't cast value 3000000000 to type Int32", naming no column.
 //! [`check_constant_values`] folds each value of a planned `UPDATE` first, alone, and
 //! names the column whose value fails. (Values computed from the row fail while the
-//! statement runs, where the table names the column.)
+//! statement runs, where the table names the column.) Each value goes through the
+//! session's function rewrites first, as the analyzer's `apply_function_rewrites` rule
+//! takes it when the statement runs: a value they make foldable (`SET ts = TIMESTAMP
+//! '0001-01-01 00:00:00'`, restated in microseconds by
+//! [`timestamp_literals`](crate::datafusion::timestamp_literals)) is not refused.
 
+use datafusion::common::tree_node::{Transformed, TreeNode};
+use datafusion::execution::SessionState;
 use datafusion::logical_expr::simplify::SimplifyContext;
 use datafusion::logical_expr::{Expr, LogicalPlan, WriteOp};
 use datafusion::optimizer::simplify_expressions::ExprSimplifier;
@@ -15,11 +21,15 @@ use datafusion::optimizer::simplify_expressions::ExprSimplifier;
 use crate::error::{Error, Result};
 
 /// Refuse the `UPDATE` `plan` (of table `table` as written) when folding one of its
-/// values fails.
+/// values, after `state`'s function rewrites, fails.
 ///
 /// Errors ([`crate::ErrorKind::InvalidArgument`]): "UPDATE SET of 'ns.t': cannot set
 /// column 'i' (Int32): …", with DataFusion's error as the source.
-pub(super) fn check_constant_values(plan: &LogicalPlan, table: &str) -> Result<()> {
+pub(super) fn check_constant_values(
+    state: &SessionState,
+    plan: &LogicalPlan,
+    table: &str,
+) -> Result<()> {
     let LogicalPlan::Dml(dml) = plan else {
         return Ok(());
     };
@@ -44,7 +54,16 @@ pub(super) fn check_constant_values(plan: &LogicalPlan, table: &str) -> Result<(
         if matches!(inner, Expr::Column(_)) {
             continue;
         }
-        if let Err(e) = simplifier.simplify(inner.clone()) {
+        let rewrites = state.analyzer().function_rewrites();
+        let rewritten = inner.clone().transform_up(|e| {
+            let mut result = Transformed::no(e);
+            for rewrite in rewrites {
+                result = result
+                    .transform_data(|e| rewrite.rewrite(e, schema, state.config_options()))?;
+            }
+            Ok(result)
+        });
+        if let Err(e) = rewritten.and_then(|value| simplifier.simplify(value.data)) {
             return Err(Error::invalid_argument(format!(
                 "UPDATE SET of '{table}': cannot set column '{}' ({}): {}",
                 field.name(),

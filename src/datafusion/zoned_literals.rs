@@ -1,0 +1,191 @@
+//! [`SessionZoneLiterals`]: a zone-less time compared with a `timestamptz` value is a
+//! wall-clock time in the session's time zone, as Spark reads it in
+//! `spark.sql.session.timeZone` (`WHERE tz = '2024-02-29 22:30:00'` with the session in
+//! `Europe/Paris` is `2024-02-29T21:30:00Z`).
+//!
+//! DataFusion 55 casts a zone-less timestamp to the zoned type of the value it is compared
+//! with, and Arrow reads it as a wall-clock time in that type's zone: an Iceberg
+//! `timestamptz` column is `Timestamp(µs, "UTC")`, so `TIMESTAMP '…'`, a string or a date
+//! compared with it was read in UTC whatever the session's zone (Spark, and DuckDB in its
+//! `TimeZone`, read it in the session's).
+//!
+//! This expression rewrite, run before DataFusion's type coercion, casts each such
+//! constant of a comparison (`=`, `<>`, `<`, `<=`, `>`, `>=`, `IS [NOT] DISTINCT FROM`,
+//! `IN` lists, `BETWEEN`) whose other values include a zoned timestamp that is no
+//! constant (a `timestamptz` column) to a timestamp in the session's zone first: a string
+//! or a zone-less `TIMESTAMP` literal (a date through its midnight) is then that
+//! wall-clock time there. A string that names its offset (`'…+02:00'`) is that instant
+//! still. Sessions without a time zone (`RESET datafusion.execution.time_zone`) keep
+//! DataFusion's reading (UTC); icefloe's start in UTC
+//! ([`register_iceberg_options`](super::register_iceberg_options)), where nothing
+//! changes. Zone-less columns compared with zoned values are left to DataFusion.
+//! Installed (once) by [`install_session_zone_rule`], which
+//! [`register_iceberg_factory`](super::register_iceberg_factory) and
+//! [`sql::execute`](super::sql::execute) (and so the CLI) call.
+
+use std::sync::Arc;
+
+use datafusion::arrow::datatypes::{DataType, TimeUnit};
+use datafusion::common::config::ConfigOptions;
+use datafusion::common::tree_node::Transformed;
+use datafusion::common::{DFSchema, Result as DFResult, ScalarValue};
+use datafusion::logical_expr::expr_rewriter::FunctionRewrite;
+use datafusion::logical_expr::{Cast, Expr, ExprSchemable, TryCast};
+use datafusion::prelude::SessionContext;
+
+use datafusion::arrow::array::timezone::Tz;
+
+use super::compared_groups::{install_once, unify_compared};
+use super::sql::session_zone::local_instant;
+
+/// The rewrite's name (as listed by the session's analyzer).
+pub const SESSION_ZONE_LITERALS_RULE: &str = "icefloe_session_zone_literals";
+
+/// A [`FunctionRewrite`]: zone-less constants compared with zoned timestamps are read in
+/// the session's time zone (see the module docs).
+#[derive(Debug, Default)]
+pub struct SessionZoneLiterals;
+
+/// The value of `expr` when it is a literal or a chain of casts of one.
+fn constant(expr: &Expr) -> Option<ScalarValue> {
+    match expr {
+        Expr::Literal(value, _) => Some(value.clone()),
+        Expr::Cast(Cast { expr, field }) | Expr::TryCast(TryCast { expr, field }) => {
+            constant(expr)?.cast_to(field.data_type()).ok()
+        }
+        _ => None,
+    }
+}
+
+/// The string literal `expr` is, or casts to zone-less timestamps (`TIMESTAMP '…'`).
+fn string_source(expr: &Expr) -> Option<ScalarValue> {
+    match expr {
+        Expr::Literal(v, _)
+            if matches!(
+                v.data_type(),
+                DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View
+            ) =>
+        {
+            Some(v.clone())
+        }
+        Expr::Cast(Cast { expr: inner, field }) | Expr::TryCast(TryCast { expr: inner, field })
+            if matches!(field.data_type(), DataType::Timestamp(_, None)) =>
+        {
+            string_source(inner)
+        }
+        _ => None,
+    }
+}
+
+/// `value` as `Timestamp(unit, zone)` (`None` when it does not become one).
+fn timestamp_in(value: &ScalarValue, unit: TimeUnit, zone: Option<&str>) -> Option<i64> {
+    let t = DataType::Timestamp(unit, zone.map(Arc::from));
+    match value.cast_to(&t).ok()? {
+        ScalarValue::TimestampNanosecond(v, _) | ScalarValue::TimestampMicrosecond(v, _) => v,
+        _ => None,
+    }
+}
+
+/// The literal of zone-less constant `expr` (of value `value`) read in `zone`, in
+/// nanoseconds when they hold it, else microseconds: a string (also under a `TIMESTAMP
+/// '…'` cast) that names its offset is that instant, one that does not (and a date, at
+/// its midnight, and a zone-less timestamp) a wall-clock time in `zone`, resolved as
+/// java.time resolves it for Spark (a time shown twice is the earlier instant, one
+/// skipped moves later by the gap). `None` for other values, or when it is no timestamp.
+fn in_zone(expr: &Expr, value: &ScalarValue, zone: &str) -> Option<Expr> {
+    let tz: Tz = zone.parse().ok()?;
+    let source = match value.data_type() {
+        DataType::Utf8
+        | DataType::LargeUtf8
+        | DataType::Utf8View
+        | DataType::Timestamp(_, None) => string_source(expr).unwrap_or_else(|| value.clone()),
+        DataType::Date32 => value.clone(),
+        _ => return None,
+    };
+    let unit = if timestamp_in(&source, TimeUnit::Nanosecond, None).is_some() {
+        TimeUnit::Nanosecond
+    } else {
+        TimeUnit::Microsecond
+    };
+    let per_second: i64 = match unit {
+        TimeUnit::Nanosecond => 1_000_000_000,
+        _ => 1_000_000,
+    };
+    // zone-less: its wall clock, as if in UTC
+    let naive = timestamp_in(&source, unit, None)?;
+    // a string naming its offset reads the same in any zone
+    let names_offset = matches!(
+        source.data_type(),
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View
+    ) && timestamp_in(&source, unit, Some("+00:00"))
+        == timestamp_in(&source, unit, Some("+01:00"));
+    let instant = if names_offset {
+        naive
+    } else {
+        let seconds = naive.div_euclid(per_second);
+        let fraction = naive.rem_euclid(per_second);
+        let local = chrono::DateTime::from_timestamp(seconds, 0)?.naive_utc();
+        let resolved = local_instant(local, &tz)?.timestamp();
+        resolved.checked_mul(per_second)?.checked_add(fraction)?
+    };
+    let zone: Option<Arc<str>> = Some(Arc::from(zone));
+    let literal = match unit {
+        TimeUnit::Nanosecond => ScalarValue::TimestampNanosecond(Some(instant), zone),
+        _ => ScalarValue::TimestampMicrosecond(Some(instant), zone),
+    };
+    Some(Expr::Literal(literal, None))
+}
+
+/// Read the zone-less constants of `group` in `zone` when the group compares them with a
+/// zoned timestamp that is no constant. Returns whether anything changed.
+fn unify(group: &mut [&mut Expr], schema: &DFSchema, zone: &str) -> bool {
+    let zoned_value = group.iter().any(|e| {
+        constant(e).is_none() && matches!(e.get_type(schema), Ok(DataType::Timestamp(_, Some(_))))
+    });
+    if !zoned_value {
+        return false;
+    }
+    let mut changed = false;
+    for expr in group.iter_mut() {
+        let Some(value) = constant(expr) else {
+            continue;
+        };
+        if value.is_null() {
+            continue;
+        }
+        if let Some(cast) = in_zone(expr, &value, zone) {
+            **expr = cast;
+            changed = true;
+        }
+    }
+    changed
+}
+
+impl FunctionRewrite for SessionZoneLiterals {
+    fn name(&self) -> &str {
+        SESSION_ZONE_LITERALS_RULE
+    }
+
+    fn rewrite(
+        &self,
+        mut expr: Expr,
+        schema: &DFSchema,
+        config: &ConfigOptions,
+    ) -> DFResult<Transformed<Expr>> {
+        let Some(zone) = config.execution.time_zone.as_deref() else {
+            return Ok(Transformed::no(expr));
+        };
+        let changed =
+            unify_compared(&mut expr, |group| Ok(unify(group, schema, zone)))?.unwrap_or(false);
+        Ok(if changed {
+            Transformed::yes(expr)
+        } else {
+            Transformed::no(expr)
+        })
+    }
+}
+
+/// Add [`SessionZoneLiterals`] to `ctx`'s analyzer, once (a second call does nothing).
+pub fn install_session_zone_rule(ctx: &SessionContext) {
+    install_once(ctx, Arc::new(SessionZoneLiterals));
+}

@@ -1,0 +1,308 @@
+//! Snapshot times at their exact millisecond, as Iceberg Java and Spark bound them: time
+//! travel reads the snapshot current at a time (a snapshot's own `timestamp-ms`
+//! included), `expire_snapshots(older_than)` expires snapshots strictly older than it,
+//! `rollback_to_timestamp` goes to the latest ancestor strictly older; a timestamp is cut
+//! to the millisecond by flooring (Spark's `DateTimeUtils.toMillis`), and one without a
+//! zone is a wall-clock time in the session's time zone. PyIceberg reads the result. And
+//! zoned timestamps make `timestamptz` columns in a CTAS, as in Spark.
+
+use chrono::{DateTime, FixedOffset};
+use icefloe::catalog::TableIdent;
+
+use datafusion::arrow::array::AsArray;
+use datafusion::arrow::compute::cast;
+use datafusion::arrow::datatypes::DataType;
+
+use crate::dml::{lake, ok, run, Lake};
+use crate::interop::{pyiceberg_read, python};
+
+/// `ms` as a wall-clock time in Tokyo (UTC+9, no daylight saving time), with `extra`
+/// digits after the milliseconds.
+fn tokyo(ms: i64, extra: &str) -> String {
+    let zone = FixedOffset::east_opt(9 * 3600).expect("offset");
+    let at = DateTime::from_timestamp_millis(ms)
+        .expect("ms")
+        .with_timezone(&zone);
+    format!("{}{extra}", at.format("%Y-%m-%d %H:%M:%S%.3f"))
+}
+
+/// The first row of `sql`'s answer, each cell as a string.
+async fn first_row(lake: &Lake, sql: &str) -> Vec<String> {
+    let batches = run(&lake.ctx, sql)
+        .await
+        .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    let batch = batches
+        .iter()
+        .find(|b| b.num_rows() > 0)
+        .unwrap_or_else(|| panic!("{sql}: no row"));
+    batch
+        .columns()
+        .iter()
+        .map(|c| {
+            let c = cast(c, &DataType::Utf8).expect("cast");
+            c.as_string::<i32>().value(0).to_string()
+        })
+        .collect()
+}
+
+/// The first column of `sql`'s answer, as strings.
+async fn column(lake: &Lake, sql: &str) -> Vec<String> {
+    let batches = run(&lake.ctx, sql)
+        .await
+        .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    let mut out = vec![];
+    for b in &batches {
+        let c = cast(b.column(0), &DataType::Utf8).expect("cast");
+        let c = c.as_string::<i32>();
+        out.extend((0..b.num_rows()).map(|i| c.value(i).to_string()));
+    }
+    out
+}
+
+async fn count(lake: &Lake, from: &str) -> String {
+    ok(&lake.ctx, &format!("SELECT count(*) AS n FROM {from}")).await
+}
+
+fn n(rows: i64) -> String {
+    format!("+---+\n| n |\n+---+\n| {rows} |\n+---+")
+}
+
+#[tokio::test]
+async fn snapshot_times_bound_time_travel_expiry_and_rollback_at_the_millisecond() {
+    let lake = lake().await;
+    let ctx = &lake.ctx;
+    ok(ctx, "CREATE TABLE ice.ns.h (id INT)").await;
+    for id in 1..=3 {
+        ok(ctx, &format!("INSERT INTO ice.ns.h VALUES ({id})")).await;
+        // snapshots a few milliseconds apart
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let table = lake
+        .catalog
+        .load_table(&TableIdent::parse("ns.h"))
+        .await
+        .expect("load");
+    let mut snapshots: Vec<(i64, i64)> = table
+        .metadata()
+        .snapshots
+        .iter()
+        .map(|s| (s.timestamp_ms, s.snapshot_id))
+        .collect();
+    snapshots.sort();
+    let [(t1, _), (t2, s2), (t3, s3)] = snapshots[..] else {
+        panic!("three snapshots: {snapshots:?}");
+    };
+    assert!(t1 < t2 && t2 < t3, "{snapshots:?}");
+    ok(ctx, "SET datafusion.execution.time_zone = 'Asia/Tokyo'").await;
+
+    // time travel: the snapshot current then, its own millisecond included
+    for (ms, extra, rows) in [
+        (t1, "", 1),
+        (t2 - 1, "999", 1),
+        (t2, "", 2),
+        (t2, "999", 2),
+        (t3 - 1, "", 2),
+        (t3, "", 3),
+    ] {
+        let at = tokyo(ms, extra);
+        assert_eq!(
+            count(&lake, &format!("ice.ns.h TIMESTAMP AS OF '{at}'")).await,
+            n(rows),
+            "AS OF '{at}'"
+        );
+        assert_eq!(
+            count(
+                &lake,
+                &format!("ice.ns.h FOR SYSTEM_TIME AS OF TIMESTAMP '{at}'")
+            )
+            .await,
+            n(rows),
+            "FOR SYSTEM_TIME AS OF TIMESTAMP '{at}'"
+        );
+    }
+
+    // expire: strictly older than the time (t2 itself and t2 + 999 µs keep s2)
+    let expire = |at: String| {
+        format!(
+            "CALL ice.system.expire_snapshots(table => 'ns.h', older_than => TIMESTAMP '{at}', \
+             retain_last => 1)"
+        )
+    };
+    ok(ctx, &expire(tokyo(t2, "999"))).await;
+    assert_eq!(
+        ok(ctx, "SELECT count(*) AS n FROM ice.ns.h.snapshots").await,
+        n(2),
+        "expire_snapshots(older_than => t2) keeps s2 and s3"
+    );
+
+    // rollback: the latest ancestor strictly older than the time (t3 itself: s2)
+    let rollback = format!(
+        "CALL ice.system.rollback_to_timestamp('ns.h', TIMESTAMP '{}')",
+        tokyo(t3, "")
+    );
+    assert_eq!(
+        first_row(&lake, &rollback).await,
+        [s3.to_string(), s2.to_string()]
+    );
+    assert_eq!(count(&lake, "ice.ns.h").await, n(2));
+    if python().is_none() {
+        return;
+    }
+    let pyi = pyiceberg_read(&lake.db, &lake.warehouse, "ns.h");
+    assert_eq!(pyi["current_snapshot_id"], serde_json::json!(s2));
+    assert_eq!(pyi["count"], serde_json::json!(2));
+    let mut ids: Vec<i64> = pyi["snapshots"]
+        .as_array()
+        .expect("snapshots")
+        .iter()
+        .map(|s| s["snapshot_id"].as_i64().expect("id"))
+        .collect();
+    ids.sort();
+    let mut kept = vec![s2, s3];
+    kept.sort();
+    assert_eq!(ids, kept);
+}
+
+/// A CTAS of zoned timestamps (`CAST(… AS TIMESTAMPTZ)`, Spark's `TIMESTAMP_LTZ '…'`,
+/// `now()`) makes `timestamptz` columns, as Spark's CTAS makes them; a zone-less
+/// `TIMESTAMP '…'` a `timestamp` column. Without a session time zone DataFusion 55 gave
+/// the zoned ones no zone, and the table `timestamp` columns. PyIceberg reads the types
+/// and instants.
+#[tokio::test]
+async fn ctas_of_zoned_timestamps_makes_timestamptz_columns() {
+    let lake = lake().await;
+    let ctx = &lake.ctx;
+    ok(
+        ctx,
+        "CREATE TABLE ice.ns.z AS SELECT 1 AS id, \
+         CAST('2024-01-01 00:00:00+02:00' AS TIMESTAMPTZ) AS z, \
+         TIMESTAMP_LTZ '2024-01-01 00:00:00' AS l, now() AS n, \
+         TIMESTAMP '2024-01-01 00:00:00' AS t",
+    )
+    .await;
+    let table = lake
+        .catalog
+        .load_table(&TableIdent::parse("ns.z"))
+        .await
+        .expect("load");
+    let types: Vec<String> = table
+        .metadata()
+        .current_schema()
+        .fields
+        .fields
+        .iter()
+        .map(|f| format!("{} {}", f.name, f.field_type))
+        .collect();
+    assert_eq!(
+        types,
+        [
+            "id long",
+            "z timestamptz",
+            "l timestamptz",
+            "n timestamptz",
+            "t timestamp"
+        ]
+    );
+    assert_eq!(
+        first_row(&lake, "SELECT z, l, t FROM ice.ns.z").await,
+        [
+            "2023-12-31T22:00:00Z",
+            "2024-01-01T00:00:00Z",
+            "2024-01-01T00:00:00"
+        ]
+    );
+    if python().is_none() {
+        return;
+    }
+    let pyi = pyiceberg_read(&lake.db, &lake.warehouse, "ns.z");
+    let fields: Vec<String> = pyi["schema"]["fields"]
+        .as_array()
+        .expect("fields")
+        .iter()
+        .map(|f| format!("{} {}", f["name"].as_str().expect("name"), f["type"]))
+        .collect();
+    assert_eq!(
+        fields,
+        [
+            "id \"long\"",
+            "z \"timestamptz\"",
+            "l \"timestamptz\"",
+            "n \"timestamptz\"",
+            "t \"timestamp\""
+        ]
+    );
+    let row = &pyi["rows"][0];
+    assert_eq!(row[1], "2023-12-31T22:00:00.000000Z", "{row}");
+    assert_eq!(row[2], "2024-01-01T00:00:00.000000Z", "{row}");
+    assert_eq!(row[4], "2024-01-01T00:00:00.000000", "{row}");
+}
+
+/// A string, `TIMESTAMP '…'` literal or date compared with a `timestamptz` column is a
+/// wall-clock time in the session's time zone, as Spark reads it (DataFusion read it in
+/// UTC, the column's zone), resolved as java.time resolves it for Spark around daylight
+/// saving time: a time the clock shows twice is the earlier instant, one it skips moves
+/// later by the gap. A string naming its offset is that instant. Files are pruned by
+/// their `hours(tz)` partitions: the rows are those of an unpartitioned copy.
+#[tokio::test]
+async fn zone_less_times_compared_with_timestamptz_are_read_in_the_session_zone() {
+    let lake = lake().await;
+    let ctx = &lake.ctx;
+    let rows = "(1, '2024-03-31T00:30:00Z'), (2, '2024-03-31T01:30:00Z'), \
+                (3, '2024-10-27T00:30:00Z'), (4, '2024-10-27T01:30:00Z'), \
+                (5, '1969-12-31T23:30:00Z')";
+    ok(
+        ctx,
+        "CREATE TABLE ice.ns.dst (id INT, tz TIMESTAMPTZ) PARTITIONED BY (hours(tz))",
+    )
+    .await;
+    ok(ctx, "CREATE TABLE ice.ns.flat (id INT, tz TIMESTAMPTZ)").await;
+    for t in ["dst", "flat"] {
+        ok(ctx, &format!("INSERT INTO ice.ns.{t} VALUES {rows}")).await;
+    }
+    // Europe/Paris: CET (+01:00) until 2024-03-31 02:00, CEST (+02:00) until 2024-10-27 03:00
+    let cases: &[(&str, &[&str])] = &[
+        // 02:30 does not exist on 2024-03-31: 03:30 CEST, 01:30Z
+        ("tz >= '2024-03-31 02:30:00'", &["2", "3", "4"]),
+        ("tz < TIMESTAMP '2024-03-31 02:30:00'", &["1", "5"]),
+        // 02:30 is shown twice on 2024-10-27: the earlier, 02:30 CEST, 00:30Z
+        ("tz = '2024-10-27 02:30:00'", &["3"]),
+        ("tz = TIMESTAMP '2024-10-27 02:30:00'", &["3"]),
+        ("tz = TIMESTAMP '2024-10-27 02:30:00+01:00'", &["4"]),
+        ("tz = '2024-10-27T01:30:00Z'", &["4"]),
+        (
+            "tz IN ('2024-03-31 01:30:00', TIMESTAMP '2024-03-31 03:30:00')",
+            &["1", "2"],
+        ),
+        (
+            "tz BETWEEN '2024-10-27 02:00:00' AND '2024-10-27 02:59:59'",
+            &["3"],
+        ),
+        // midnight in Paris: 1969-12-31T23:00Z
+        ("tz < DATE '1970-01-01'", &[]),
+        ("tz < DATE '1970-01-02'", &["5"]),
+        ("tz < '1970-01-01 00:30:00'", &[]),
+        ("tz <= '1970-01-01 00:30:00'", &["5"]),
+    ];
+    ok(ctx, "SET datafusion.execution.time_zone = 'Europe/Paris'").await;
+    for (condition, expected) in cases {
+        for t in ["dst", "flat"] {
+            let mut ids = column(
+                &lake,
+                &format!("SELECT CAST(id AS STRING) FROM ice.ns.{t} WHERE {condition}"),
+            )
+            .await;
+            ids.sort();
+            assert_eq!(ids, *expected, "{t}: {condition} (Europe/Paris)");
+        }
+    }
+    // in UTC, the same strings are UTC times
+    ok(ctx, "SET datafusion.execution.time_zone = 'UTC'").await;
+    let mut ids = column(
+        &lake,
+        "SELECT CAST(id AS STRING) FROM ice.ns.dst WHERE tz >= '2024-03-31 01:30:00' \
+         AND tz <= TIMESTAMP '2024-10-27 00:30:00'",
+    )
+    .await;
+    ids.sort();
+    assert_eq!(ids, ["2", "3"]);
+}

@@ -5,13 +5,25 @@
 
 use std::sync::Arc;
 
-use datafusion::common::{DFSchema, Result as DFResult};
+use datafusion::common::{DFSchema, Result as DFResult, ScalarValue};
 use datafusion::logical_expr::expr::InList;
 use datafusion::logical_expr::expr_rewriter::FunctionRewrite;
 use datafusion::logical_expr::planner::{ExprPlanner, PlannerResult, RawBinaryExpr};
-use datafusion::logical_expr::{Between, BinaryExpr, Expr, Operator};
+use datafusion::logical_expr::{Between, BinaryExpr, Cast, Expr, Operator, TryCast};
 use datafusion::prelude::SessionContext;
 use datafusion::sql::sqlparser::ast::BinaryOperator;
+
+/// The value of `expr` when it is a literal or a chain of casts of one (each cast
+/// applied to the value); `None` otherwise or when a cast fails.
+pub(crate) fn constant(expr: &Expr) -> Option<ScalarValue> {
+    match expr {
+        Expr::Literal(value, _) => Some(value.clone()),
+        Expr::Cast(Cast { expr, field }) | Expr::TryCast(TryCast { expr, field }) => {
+            constant(expr)?.cast_to(field.data_type()).ok()
+        }
+        _ => None,
+    }
+}
 
 /// `op` compares its two sides: `=`, `<>`, `<`, `<=`, `>`, `>=`, `IS [NOT] DISTINCT FROM`.
 pub(crate) fn is_comparison(op: Operator) -> bool {

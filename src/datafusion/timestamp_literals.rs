@@ -44,7 +44,7 @@ use datafusion::logical_expr::expr_rewriter::FunctionRewrite;
 use datafusion::logical_expr::{Cast, Expr, ExprSchemable, TryCast};
 use datafusion::prelude::SessionContext;
 
-use super::compared_groups::{install_once, unify_compared};
+use super::compared_groups::{constant, install_once, unify_compared};
 
 /// The rewrite's name (as listed by the session's analyzer).
 pub const TIMESTAMP_RANGE_LITERALS_RULE: &str = "icefloe_timestamp_range_literals";
@@ -53,18 +53,6 @@ pub const TIMESTAMP_RANGE_LITERALS_RULE: &str = "icefloe_timestamp_range_literal
 /// restated in microseconds (see the module docs).
 #[derive(Debug, Default)]
 pub struct TimestampRangeLiterals;
-
-/// The value of `expr` when it is a literal or a chain of casts of one; `None` otherwise
-/// or when a cast fails.
-fn constant(expr: &Expr) -> Option<ScalarValue> {
-    match expr {
-        Expr::Literal(value, _) => Some(value.clone()),
-        Expr::Cast(Cast { expr, field }) | Expr::TryCast(TryCast { expr, field }) => {
-            constant(expr)?.cast_to(field.data_type()).ok()
-        }
-        _ => None,
-    }
-}
 
 /// Whether `value` (not NULL) fails to become `Timestamp(Nanosecond, zone)` but becomes
 /// `Timestamp(Microsecond, zone)`: a timestamp only microseconds hold.

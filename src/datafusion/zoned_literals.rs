@@ -35,7 +35,7 @@ use datafusion::prelude::SessionContext;
 
 use datafusion::arrow::array::timezone::Tz;
 
-use super::compared_groups::{install_once, unify_compared};
+use super::compared_groups::{constant, install_once, unify_compared};
 use super::sql::session_zone::local_instant;
 
 /// The rewrite's name (as listed by the session's analyzer).
@@ -45,17 +45,6 @@ pub const SESSION_ZONE_LITERALS_RULE: &str = "icefloe_session_zone_literals";
 /// the session's time zone (see the module docs).
 #[derive(Debug, Default)]
 pub struct SessionZoneLiterals;
-
-/// The value of `expr` when it is a literal or a chain of casts of one.
-fn constant(expr: &Expr) -> Option<ScalarValue> {
-    match expr {
-        Expr::Literal(value, _) => Some(value.clone()),
-        Expr::Cast(Cast { expr, field }) | Expr::TryCast(TryCast { expr, field }) => {
-            constant(expr)?.cast_to(field.data_type()).ok()
-        }
-        _ => None,
-    }
-}
 
 /// The string literal `expr` is, or casts to zone-less timestamps (`TIMESTAMP '…'`).
 fn string_source(expr: &Expr) -> Option<ScalarValue> {

@@ -325,52 +325,7 @@ async fn engines_prune_by_the_string_and_binary_bounds_of_every_metrics_mode() {
             }
         }
     }
-    for (sql, _, _, want) in &filters {
-        let mut got: Vec<i64> = strings(
-            ctx,
-            &format!("SELECT CAST(id AS STRING) FROM ice.ns.t WHERE {sql}"),
-        )
-        .await
-        .iter()
-        .map(|s| s.parse().expect("id"))
-        .collect();
-        got.sort();
-        assert_eq!(&got, want, "icefloe: {sql}");
-    }
-    if python().is_none() {
-        return;
-    }
-    let py: Vec<(String, &Vec<i64>)> = filters
-        .iter()
-        .filter_map(|(_, p, _, want)| Some((p.clone()?, want)))
-        .collect();
-    let texts: Vec<String> = py.iter().map(|(p, _)| p.clone()).collect();
-    let got = pyiceberg_filtered(&lake.db, &lake.warehouse, "ns.t", &texts);
-    let wrong: Vec<String> = got
-        .as_array()
-        .expect("filtered")
-        .iter()
-        .zip(&py)
-        .filter(|(got, (_, want))| *got != &serde_json::json!(want))
-        .map(|(got, (p, want))| format!("{p}: {got} (want {want:?})"))
-        .collect();
-    assert!(wrong.is_empty(), "PyIceberg:\n{}", wrong.join("\n"));
-    let table = lake
-        .catalog
-        .load_table(&TableIdent::parse("ns.t"))
-        .await
-        .expect("load");
-    let duck: Vec<String> = filters.iter().map(|(_, _, d, _)| d.clone()).collect();
-    let got = duckdb_filtered(table.metadata_location(), &duck);
-    let wrong: Vec<String> = got
-        .as_array()
-        .expect("filtered")
-        .iter()
-        .zip(&filters)
-        .filter(|(got, (_, _, _, want))| *got != &serde_json::json!(want))
-        .map(|(got, (_, _, d, want))| format!("{d}: {got} (want {want:?})"))
-        .collect();
-    assert!(wrong.is_empty(), "DuckDB:\n{}", wrong.join("\n"));
+    filters_agree_in_three_engines(&lake, &filters).await;
 }
 
 /// A value as an icefloe, a DuckDB and (if it can filter on it) a PyIceberg literal.
@@ -627,7 +582,23 @@ async fn engines_prune_by_the_bounds_of_decimals_dates_uuids_and_doubles() {
             want,
         ));
     }
-    for (sql, _, _, want) in &filters {
+    let filters: Vec<_> = filters
+        .into_iter()
+        .map(|(sql, duck, py, want)| (sql, py, duck, want))
+        .collect();
+    filters_agree_in_three_engines(&lake, &filters).await;
+}
+
+/// Each of `filters` — (icefloe's SQL, PyIceberg's row filter if it has one, DuckDB's
+/// condition, the sorted ids it must return) — returns its ids from table `ns.t` of
+/// `lake` in icefloe, PyIceberg (`scan(row_filter=…)`) and DuckDB (`iceberg_scan … WHERE`);
+/// the last two only when the Python engines are set up (`ICEFLOE_PYTHON`).
+async fn filters_agree_in_three_engines(
+    lake: &crate::dml::Lake,
+    filters: &[(String, Option<String>, String, Vec<i64>)],
+) {
+    let ctx = &lake.ctx;
+    for (sql, _, _, want) in filters {
         let mut got: Vec<i64> = strings(
             ctx,
             &format!("SELECT CAST(id AS STRING) FROM ice.ns.t WHERE {sql}"),
@@ -644,7 +615,7 @@ async fn engines_prune_by_the_bounds_of_decimals_dates_uuids_and_doubles() {
     }
     let py: Vec<(String, &Vec<i64>)> = filters
         .iter()
-        .filter_map(|(_, _, p, want)| Some((p.clone()?, want)))
+        .filter_map(|(_, p, _, want)| Some((p.clone()?, want)))
         .collect();
     let texts: Vec<String> = py.iter().map(|(p, _)| p.clone()).collect();
     let got = pyiceberg_filtered(&lake.db, &lake.warehouse, "ns.t", &texts);
@@ -662,15 +633,15 @@ async fn engines_prune_by_the_bounds_of_decimals_dates_uuids_and_doubles() {
         .load_table(&TableIdent::parse("ns.t"))
         .await
         .expect("load");
-    let duck: Vec<String> = filters.iter().map(|(_, d, _, _)| d.clone()).collect();
+    let duck: Vec<String> = filters.iter().map(|(_, _, d, _)| d.clone()).collect();
     let got = duckdb_filtered(table.metadata_location(), &duck);
     let wrong: Vec<String> = got
         .as_array()
         .expect("filtered")
         .iter()
-        .zip(&filters)
+        .zip(filters)
         .filter(|(got, (_, _, _, want))| *got != &serde_json::json!(want))
-        .map(|(got, (_, d, _, want))| format!("{d}: {got} (want {want:?})"))
+        .map(|(got, (_, _, d, want))| format!("{d}: {got} (want {want:?})"))
         .collect();
     assert!(wrong.is_empty(), "DuckDB:\n{}", wrong.join("\n"));
 }

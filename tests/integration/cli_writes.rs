@@ -33,6 +33,25 @@ fn sqlite_catalog(dir: &Path) -> String {
     format!("sqlite:{}", db.display())
 }
 
+/// A catalog in `dir` with its warehouse in `dir/wh`: a SQLite catalog (`sql_catalog`) or
+/// the warehouse itself as a filesystem catalog. Returns the warehouse, the `--catalog`
+/// argument, and the `LOCATION` clause that puts table `ns.t` where the filesystem
+/// catalog would (empty for that catalog).
+fn catalog_in(dir: &Path, sql_catalog: bool) -> (std::path::PathBuf, String, String) {
+    let warehouse = dir.join("wh");
+    std::fs::create_dir(&warehouse).expect("warehouse");
+    match sql_catalog {
+        true => {
+            let location = format!(" LOCATION '{}/ns/t'", warehouse.display());
+            (warehouse, sqlite_catalog(dir), location)
+        }
+        false => {
+            let arg = warehouse.display().to_string();
+            (warehouse, arg, String::new())
+        }
+    }
+}
+
 /// Run `sql` in the CLI on `catalog` (home `dir`) with CSV output.
 fn run_csv(dir: &Path, catalog: &str, sql: &str) -> std::process::Output {
     icefloe(dir)
@@ -381,16 +400,7 @@ async fn a_drop_killed_at_any_moment_leaves_the_table_gone() {
         for sql_catalog in [false, true] {
             let what = format!("{statement} killed at {point} (SQL catalog: {sql_catalog})");
             let dir = tempfile::tempdir().expect("tempdir");
-            let warehouse = dir.path().join("wh");
-            std::fs::create_dir(&warehouse).expect("warehouse");
-            let catalog_arg = match sql_catalog {
-                true => sqlite_catalog(dir.path()),
-                false => warehouse.display().to_string(),
-            };
-            let location = match sql_catalog {
-                true => format!(" LOCATION '{}/ns/t'", warehouse.display()),
-                false => String::new(),
-            };
+            let (warehouse, catalog_arg, location) = catalog_in(dir.path(), sql_catalog);
             let out = run_csv(
                 dir.path(),
                 &catalog_arg,
@@ -486,16 +496,7 @@ async fn a_table_dropped_while_a_writer_commits_stays_dropped() {
             "paused at {point}, SQL catalog: {sql_catalog}, created again: {created_again}"
         );
         let dir = tempfile::tempdir().expect("tempdir");
-        let warehouse = dir.path().join("wh");
-        std::fs::create_dir(&warehouse).expect("warehouse");
-        let catalog_arg = match sql_catalog {
-            true => sqlite_catalog(dir.path()),
-            false => warehouse.display().to_string(),
-        };
-        let location = match sql_catalog {
-            true => format!(" LOCATION '{}/ns/t'", warehouse.display()),
-            false => String::new(),
-        };
+        let (warehouse, catalog_arg, location) = catalog_in(dir.path(), sql_catalog);
         let out = run_csv(
             dir.path(),
             &catalog_arg,

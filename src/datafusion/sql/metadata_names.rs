@@ -17,7 +17,7 @@
 use std::ops::ControlFlow;
 
 use datafusion::prelude::SessionContext;
-use datafusion::sql::sqlparser::ast::visit_relations;
+use datafusion::sql::sqlparser::ast::{visit_relations, ObjectNamePart};
 use datafusion::sql::sqlparser::tokenizer::Token;
 
 use super::time_travel::{has_alias, reads_rows_at, word_values};
@@ -55,38 +55,12 @@ pub(super) async fn rewrite(
         .config_options()
         .sql_parser
         .enable_ident_normalization;
-    // only names that stand for tables (a column `ns.t.files` of table `ns.t` keeps its
-    // meaning)
-    let names = super::dml_rewrite::Names { normalize };
-    let mut relations: Vec<Vec<String>> = Vec::new();
-    // (a statement with Spark's time-travel clauses does not parse: a name followed by
-    // one stands for a table anyway)
-    if let Some(parsed) = super::parse_statement(ctx, text) {
-        let _ = visit_relations(&parsed, |name| {
-            if let Some(parts) = names.parts(name) {
-                relations.push(parts);
-            }
-            ControlFlow::<()>::Continue(())
-        });
-    }
+    let relations: Vec<Vec<String>> = table_names(ctx, text, toks, normalize)
+        .into_iter()
+        .map(|n| n.parts)
+        .collect();
     // `DESCRIBE`/`SHOW COLUMNS FROM` name the table: no alias there
     let describes = super::tokens::first_word_is(text, &["SHOW", "DESCRIBE", "DESC"]);
-    // Spark's `DESCRIBE TABLE [EXTENDED] name [column]`, which sqlparser does not parse:
-    // the name after the keywords stands for a table
-    let keyword = |t: &Tok| {
-        ["DESCRIBE", "DESC", "TABLE", "EXTENDED", "FORMATTED"]
-            .iter()
-            .any(|kw| is_keyword(&t.token, kw))
-    };
-    let first_name = super::tokens::dotted_names(toks)
-        .into_iter()
-        .find(|p| p.len() > 1 || toks.get(p[0]).is_some_and(|t| !keyword(t)));
-    if let Some(first) = first_name {
-        let leading = toks.get(..first[0]).unwrap_or_default();
-        if !leading.is_empty() && leading.iter().all(keyword) {
-            relations.push(word_values(toks, &first, normalize));
-        }
-    }
     let mut edits: Vec<(std::ops::Range<usize>, String)> = Vec::new();
     for parts in super::tokens::dotted_names(toks) {
         let k = parts[parts.len() - 1];
@@ -129,18 +103,66 @@ pub(super) async fn rewrite(
         }
         edits.push((toks[table_tok].start..toks[k].end, replacement));
     }
-    if edits.is_empty() {
-        return Ok(None);
+    Ok(super::tokens::splice(text, edits))
+}
+
+/// A name in a statement that stands for a table.
+pub(super) struct TableName {
+    /// Each part as DataFusion resolves it.
+    pub parts: Vec<String>,
+    /// The byte offset in the statement's text where the name starts (`None` when the
+    /// parser kept no location for it).
+    pub start: Option<usize>,
+}
+
+/// The names in `text` (tokenized as `toks`) that stand for tables: sqlparser's
+/// relations of the statement (a column `ns.t.files` of table `ns.t` is none), and the
+/// name after `DESCRIBE [TABLE] [EXTENDED]`.
+pub(super) fn table_names(
+    ctx: &SessionContext,
+    text: &str,
+    toks: &[Tok],
+    normalize: bool,
+) -> Vec<TableName> {
+    let names = super::dml_rewrite::Names { normalize };
+    let mut relations: Vec<TableName> = Vec::new();
+    // (a statement with Spark's time-travel clauses does not parse: a name followed by
+    // one stands for a table anyway)
+    if let Some(parsed) = super::parse_statement(ctx, text) {
+        let mut locator = super::tokens::Locator::new(text);
+        let _ = visit_relations(&parsed, |name| {
+            if let Some(parts) = names.parts(name) {
+                let start = match name.0.first() {
+                    Some(ObjectNamePart::Identifier(ident)) if ident.span.start.line > 0 => {
+                        locator.seek(ident.span.start)
+                    }
+                    _ => None,
+                };
+                relations.push(TableName { parts, start });
+            }
+            ControlFlow::<()>::Continue(())
+        });
     }
-    let mut out = String::with_capacity(text.len() + 16);
-    let mut copied = 0;
-    for (range, replacement) in edits {
-        out.push_str(&text[copied..range.start]);
-        out.push_str(&replacement);
-        copied = range.end;
+    // Spark's `DESCRIBE TABLE [EXTENDED] name [column]`, which sqlparser does not parse:
+    // the name after the keywords stands for a table
+    let keyword = |t: &Tok| {
+        ["DESCRIBE", "DESC", "TABLE", "EXTENDED", "FORMATTED"]
+            .iter()
+            .any(|kw| is_keyword(&t.token, kw))
+    };
+    let first_name = super::tokens::dotted_names(toks)
+        .into_iter()
+        .find(|p| p.len() > 1 || toks.get(p[0]).is_some_and(|t| !keyword(t)));
+    if let Some(first) = first_name {
+        let leading = toks.get(..first[0]).unwrap_or_default();
+        if !leading.is_empty() && leading.iter().all(keyword) {
+            relations.push(TableName {
+                parts: word_values(toks, &first, normalize),
+                start: Some(toks[first[0]].start),
+            });
+        }
     }
-    out.push_str(&text[copied..]);
-    Ok(Some(out))
+    relations
 }
 
 /// Whether a time-travel clause (`[FOR] VERSION|SYSTEM_VERSION|TIMESTAMP|SYSTEM_TIME AS

@@ -54,7 +54,8 @@
 //!
 //! Names: `cat.ns.t` when `cat` is a catalog registered in the session, else `ns.t` in
 //! the session's default catalog, or `t` in its default catalog and schema; a namespace
-//! of several levels is the quoted schema name (`"a.b".t`). Unquoted names are
+//! of several levels is the quoted schema name (`"a.b".t`), and Spark's `a.b.t` /
+//! `cat.a.b.t` are read as that (module `namespace_names`). Unquoted names are
 //! lowercased as DataFusion does (`datafusion.sql_parser.enable_ident_normalization`).
 //! After each statement the catalog provider's schema and table lists are updated, so
 //! `SHOW TABLES` and `information_schema` see the change at once.
@@ -190,6 +191,7 @@ mod merge_scopes;
 mod merge_star;
 mod metadata_columns;
 mod metadata_names;
+mod namespace_names;
 mod nested_values;
 mod not_a_table;
 mod procedure_where;
@@ -406,6 +408,25 @@ async fn execute_statement(ctx: &SessionContext, statement: &str) -> Result<Data
                 None => statement,
             }
         }
+        false => statement,
+    };
+    // Spark's `a.b.t` / `cat.a.b.t` of a namespace of several levels as `"a.b".t` (after
+    // the two rewrites above, whose names it completes)
+    let with_namespaces;
+    let statement = match namespace_names::candidate(statement) {
+        true => match tokenize(ctx, statement) {
+            Some(toks_now) => {
+                let quote = quote_of(session_dialect(ctx).as_ref());
+                match namespace_names::rewrite(ctx, statement, &toks_now, quote) {
+                    Some(text) => {
+                        with_namespaces = text;
+                        &with_namespaces
+                    }
+                    None => statement,
+                }
+            }
+            None => statement,
+        },
         false => statement,
     };
     // a write to a tag or snapshot is refused before its older schema is planned

@@ -436,3 +436,20 @@ pub(super) fn dotted_names(toks: &[Tok]) -> Vec<Vec<usize>> {
     }
     names
 }
+
+/// `text` with each byte range of `edits` (in increasing order, not overlapping)
+/// replaced by its text; `None` when there are no edits.
+pub(super) fn splice(text: &str, edits: Vec<(std::ops::Range<usize>, String)>) -> Option<String> {
+    if edits.is_empty() {
+        return None;
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    let mut copied = 0;
+    for (range, replacement) in edits {
+        out.push_str(&text[copied..range.start]);
+        out.push_str(&replacement);
+        copied = range.end;
+    }
+    out.push_str(&text[copied..]);
+    Some(out)
+}

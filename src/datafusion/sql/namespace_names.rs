@@ -1,0 +1,94 @@
+//! Tables of namespaces of several levels named as Spark names them: `a.b.t` (table `t`
+//! of namespace `a.b` in the default catalog) and `cat.a.b.t`, as icefloe's `"a.b".t` /
+//! `cat."a.b".t`.
+//!
+//! DataFusion reads a name of three parts as `catalog.schema.table` and refuses one of
+//! more, while a namespace of several levels is one schema whose name holds the dots
+//! (`"a.b"`). Spark's catalog resolution (`LookupCatalog.CatalogAndIdentifier`): when the
+//! first part names a catalog, the parts between it and the last are the namespace;
+//! otherwise every part but the last is a namespace of the current catalog. So a name
+//! of three parts whose first part is a registered catalog keeps DataFusion's reading,
+//! and every other name of three parts or more whose parts before the last name a
+//! namespace the session's Iceberg catalog lists has those parts written as one quoted
+//! schema name. A name whose namespace is not listed is left as written (DataFusion
+//! reports it, and the CLI points to the quoted form).
+//!
+//! Only names that stand for a table are rewritten (sqlparser's relations of the
+//! statement, and the name a `DESCRIBE` names): a column path `st.a.b` keeps its
+//! meaning. It runs after the rewrites of Spark's metadata-table names
+//! ([`metadata_names`](super::metadata_names): `a.b.t.files` → `a.b."t$files"`) and of
+//! time travel (`a.b.t VERSION AS OF 1` → `a.b."t@1"`), whose names it then completes.
+//! The rewrite works on the statement's tokens; the rest of the text stays as written.
+
+use datafusion::prelude::SessionContext;
+
+use super::metadata_names::table_names;
+use super::time_travel::word_values;
+use super::tokens::Tok;
+use crate::datafusion::catalog::schema_name;
+
+/// Whether `statement` may name a table by a name of three parts or more: a cheap check
+/// before tokenizing it.
+pub(super) fn candidate(statement: &str) -> bool {
+    if super::tokens::first_word_is(statement, &["SET", "RESET", "CALL"]) {
+        return false;
+    }
+    statement.matches('.').count() >= 2
+}
+
+/// `text` (tokenized as `toks`) with the namespaces of several levels in its table names
+/// written as one quoted schema name (see the module docs); `None` when it has none.
+pub(super) fn rewrite(
+    ctx: &SessionContext,
+    text: &str,
+    toks: &[Tok],
+    quote: char,
+) -> Option<String> {
+    let normalize = ctx
+        .state()
+        .config_options()
+        .sql_parser
+        .enable_ident_normalization;
+    // where the names standing for tables start (a column path `a.b.t` is none)
+    let starts: Vec<usize> = table_names(ctx, text, toks, normalize)
+        .into_iter()
+        .filter_map(|n| n.start)
+        .collect();
+    let mut edits: Vec<(std::ops::Range<usize>, String)> = Vec::new();
+    for parts in super::tokens::dotted_names(toks) {
+        if parts.len() < 3 {
+            continue;
+        }
+        if !starts.contains(&toks[parts[0]].start) {
+            continue;
+        }
+        let words = word_values(toks, &parts, normalize);
+        if words.len() != parts.len() {
+            continue;
+        }
+        // the tokens of the namespace: after the catalog when the first part names one
+        let explicit_catalog = ctx.catalog(&words[0]).is_some();
+        if explicit_catalog && words.len() == 3 {
+            continue;
+        }
+        let first = usize::from(explicit_catalog);
+        let Some((_, qualifier)) = words.split_last() else {
+            continue;
+        };
+        let Some((target, catalog, namespace)) = super::resolve_namespace(ctx, qualifier) else {
+            continue;
+        };
+        let schema = schema_name(&namespace);
+        let listed = ctx
+            .catalog(&catalog)
+            .is_some_and(|c| c.schema(&schema).is_some());
+        if !listed || target.iceberg().is_other_schema(&schema) {
+            continue;
+        }
+        let (start, end) = (parts[first], parts[parts.len() - 2]);
+        let doubled = format!("{quote}{quote}");
+        let replacement = format!("{quote}{}{quote}", schema.replace(quote, &doubled));
+        edits.push((toks[start].start..toks[end].end, replacement));
+    }
+    super::tokens::splice(text, edits)
+}

@@ -72,7 +72,9 @@ pub mod values_fields;
 pub mod values_subqueries;
 mod write_distribution;
 mod write_exec;
+mod written_values;
 mod zoned_literals;
+mod zoned_writes;
 mod zorder_udf;
 
 pub use catalog::{IcebergCatalogProvider, IcebergSchemaProvider};

@@ -20,13 +20,12 @@ use std::sync::Arc;
 
 use datafusion::arrow::datatypes::{DataType, Field, FieldRef};
 use datafusion::common::config::ConfigOptions;
-use datafusion::common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
+use datafusion::common::tree_node::Transformed;
 use datafusion::common::{exec_err, DFSchema, Result as DFResult, ScalarValue};
-use datafusion::logical_expr::dml::{MergeIntoAction, MergeIntoOp};
 use datafusion::logical_expr::expr::{Alias, ScalarFunction};
 use datafusion::logical_expr::{
     Cast, ColumnarValue, Expr, ExprSchemable, LogicalPlan, ReturnFieldArgs, ScalarFunctionArgs,
-    ScalarUDF, ScalarUDFImpl, Signature, TryCast, Volatility, WriteOp,
+    ScalarUDF, ScalarUDFImpl, Signature, TryCast, Volatility,
 };
 use datafusion::optimizer::AnalyzerRule;
 use datafusion::prelude::SessionContext;
@@ -157,93 +156,13 @@ pub(crate) fn floor_narrowing_cast(expr: Expr, schema: &DFSchema) -> DFResult<Tr
 #[derive(Debug, Default)]
 pub struct TimeNarrowingFloor;
 
-/// `plan` (a `Values` node) with its rows' narrowing casts floored.
-fn floor_values(plan: LogicalPlan) -> DFResult<Transformed<LogicalPlan>> {
-    if !matches!(plan, LogicalPlan::Values(_)) {
-        return Ok(Transformed::no(plan));
-    }
-    let empty = DFSchema::empty();
-    plan.map_expressions(|e| floor_narrowing_cast(e, &empty))
-}
-
-/// The rows a `Dml` node writes with their narrowing casts floored: those of the top
-/// `Projection` (DataFusion's casts of a query's columns to the table's types) and those
-/// in the rows of every `Values` node in it (DataFusion plans each `VALUES` of an
-/// `INSERT`, a branch of a `UNION` too, with the table's column types, casting each value).
-fn floor_written(input: LogicalPlan) -> DFResult<Transformed<LogicalPlan>> {
-    let input = input.transform_down(floor_values)?;
-    input.transform_data(|plan| {
-        let LogicalPlan::Projection(projection) = plan else {
-            return Ok(Transformed::no(plan));
-        };
-        let schema = Arc::clone(projection.input.schema());
-        LogicalPlan::Projection(projection).map_expressions(|e| floor_narrowing_cast(e, &schema))
-    })
-}
-
-/// A `MERGE`'s `UPDATE SET` and `INSERT VALUES` values (over `schema`, source and
-/// target columns), which DataFusion's type coercion casts to the target's column types,
-/// with their narrowing casts floored.
-fn floor_merge_values(
-    mut merge: MergeIntoOp,
-    schema: &DFSchema,
-) -> DFResult<Transformed<MergeIntoOp>> {
-    let mut transformed = false;
-    for clause in &mut merge.clauses {
-        let values: Vec<&mut Expr> = match &mut clause.action {
-            MergeIntoAction::Update(assignments) => {
-                assignments.iter_mut().map(|(_, v)| v).collect()
-            }
-            MergeIntoAction::Insert { values, .. } => values.iter_mut().collect(),
-            MergeIntoAction::Delete => vec![],
-        };
-        for value in values {
-            let floored = floor_narrowing_cast(value.clone(), schema)?;
-            transformed |= floored.transformed;
-            *value = floored.data;
-        }
-    }
-    Ok(Transformed::new_transformed(merge, transformed))
-}
-
 impl AnalyzerRule for TimeNarrowingFloor {
     fn name(&self) -> &str {
         TIME_NARROWING_RULE
     }
 
     fn analyze(&self, plan: LogicalPlan, _config: &ConfigOptions) -> DFResult<LogicalPlan> {
-        plan.transform_down(|node| match node {
-            LogicalPlan::Dml(mut dml) if matches!(dml.op, WriteOp::Insert(_) | WriteOp::Update) => {
-                let input = floor_written(Arc::unwrap_or_clone(dml.input))?;
-                let transformed = input.transformed;
-                dml.input = Arc::new(input.data);
-                Ok(Transformed::new(
-                    LogicalPlan::Dml(dml),
-                    transformed,
-                    TreeNodeRecursion::Jump,
-                ))
-            }
-            LogicalPlan::Dml(mut dml) if matches!(dml.op, WriteOp::MergeInto(_)) => {
-                let WriteOp::MergeInto(merge) = dml.op else {
-                    return Ok(Transformed::no(LogicalPlan::Dml(dml)));
-                };
-                // the values read the source's and the target's columns
-                let mut schema = dml.input.schema().as_ref().clone();
-                schema.merge(&DFSchema::try_from_qualified_schema(
-                    dml.table_name.clone(),
-                    &dml.target.schema(),
-                )?);
-                let merge = floor_merge_values(*merge, &schema)?;
-                dml.op = WriteOp::MergeInto(Box::new(merge.data));
-                Ok(Transformed::new(
-                    LogicalPlan::Dml(dml),
-                    merge.transformed,
-                    TreeNodeRecursion::Jump,
-                ))
-            }
-            other => Ok(Transformed::no(other)),
-        })
-        .map(|t| t.data)
+        super::written_values::map_written_values(plan, &floor_narrowing_cast)
     }
 }
 

@@ -81,7 +81,7 @@ fn timestamp_in(value: &ScalarValue, unit: TimeUnit, zone: Option<&str>) -> Opti
 /// its midnight, and a zone-less timestamp) a wall-clock time in `zone`, resolved as
 /// java.time resolves it for Spark (a time shown twice is the earlier instant, one
 /// skipped moves later by the gap). `None` for other values, or when it is no timestamp.
-fn in_zone(expr: &Expr, value: &ScalarValue, zone: &str) -> Option<Expr> {
+pub(super) fn in_zone(expr: &Expr, value: &ScalarValue, zone: &str) -> Option<Expr> {
     let tz: Tz = zone.parse().ok()?;
     let source = match value.data_type() {
         DataType::Utf8
@@ -174,7 +174,10 @@ impl FunctionRewrite for SessionZoneLiterals {
     }
 }
 
-/// Add [`SessionZoneLiterals`] to `ctx`'s analyzer, once (a second call does nothing).
+/// Add [`SessionZoneLiterals`] (comparisons) and
+/// [`SessionZoneWrites`](super::zoned_writes::SessionZoneWrites) (values written into
+/// `timestamptz` columns) to `ctx`'s analyzer, once (a second call does nothing).
 pub fn install_session_zone_rule(ctx: &SessionContext) {
     install_once(ctx, Arc::new(SessionZoneLiterals));
+    super::zoned_writes::install_session_zone_writes_rule(ctx);
 }

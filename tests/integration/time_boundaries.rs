@@ -237,6 +237,70 @@ async fn ctas_of_zoned_timestamps_makes_timestamptz_columns() {
     assert_eq!(row[4], "2024-01-01T00:00:00.000000", "{row}");
 }
 
+/// A zone-less time written into a `timestamptz` column is a wall-clock time in the
+/// session's zone, as Spark writes it: `INSERT … VALUES`, `INSERT … SELECT` of a
+/// zone-less column or a date, `UPDATE … SET` and `MERGE … INSERT` all wrote it as a UTC
+/// wall-clock time whatever `datafusion.execution.time_zone` said. Constants at a time
+/// the clock shows twice or skips resolve as java.time does for Spark; a string naming
+/// its offset is that instant; sub-microsecond digits floor.
+#[tokio::test]
+async fn zone_less_times_written_into_timestamptz_are_read_in_the_session_zone() {
+    let lake = lake().await;
+    let ctx = &lake.ctx;
+    ok(
+        ctx,
+        "CREATE TABLE ice.ns.w (id INT, tz TIMESTAMPTZ, ts TIMESTAMP, d DATE)",
+    )
+    .await;
+    ok(ctx, "SET datafusion.execution.time_zone = 'Europe/Paris'").await;
+    for sql in [
+        "INSERT INTO ice.ns.w VALUES \
+         (1, '2024-02-29 22:30:00', TIMESTAMP '2024-07-01 12:00:00', DATE '2024-01-01'), \
+         (2, TIMESTAMP '2024-07-01 12:00:00', NULL, NULL), \
+         (3, '2024-07-01T12:00:00Z', NULL, NULL), \
+         (4, '2024-10-27 02:30:00', NULL, NULL), \
+         (5, '2024-03-31 02:30:00', NULL, NULL), \
+         (6, DATE '2024-01-01', NULL, NULL), \
+         (7, '1969-12-31 23:59:59.9999995', NULL, NULL)",
+        "INSERT INTO ice.ns.w (id, tz) SELECT 8, ts FROM ice.ns.w WHERE id = 1",
+        "INSERT INTO ice.ns.w (id, tz) SELECT 9, d FROM ice.ns.w WHERE id = 1",
+        "UPDATE ice.ns.w SET tz = '2024-12-24 18:00:00' WHERE id = 3",
+        "MERGE INTO ice.ns.w USING (SELECT 10 AS id) s ON w.id = s.id \
+         WHEN NOT MATCHED THEN INSERT (id, tz) VALUES (s.id, '2024-08-15 08:00:00')",
+    ] {
+        ok(ctx, sql).await;
+    }
+    ok(ctx, "SET datafusion.execution.time_zone = 'UTC'").await;
+    ok(
+        ctx,
+        "INSERT INTO ice.ns.w (id, tz) VALUES (11, '2024-02-29 22:30:00')",
+    )
+    .await;
+    let rows = column(
+        &lake,
+        "SELECT concat(CAST(id AS STRING), ' ', CAST(tz AS STRING)) FROM ice.ns.w ORDER BY id",
+    )
+    .await;
+    assert_eq!(
+        rows,
+        [
+            "1 2024-02-29T21:30:00Z",
+            "2 2024-07-01T10:00:00Z",
+            "3 2024-12-24T17:00:00Z",
+            // shown twice: the earlier (CEST); skipped: moved later by the gap
+            "4 2024-10-27T00:30:00Z",
+            "5 2024-03-31T01:30:00Z",
+            "6 2023-12-31T23:00:00Z",
+            "7 1969-12-31T22:59:59.999999Z",
+            "8 2024-07-01T10:00:00Z",
+            "9 2023-12-31T23:00:00Z",
+            "10 2024-08-15T06:00:00Z",
+            // in UTC, UTC
+            "11 2024-02-29T22:30:00Z",
+        ]
+    );
+}
+
 /// A string, `TIMESTAMP '…'` literal or date compared with a `timestamptz` column is a
 /// wall-clock time in the session's time zone, as Spark reads it (DataFusion read it in
 /// UTC, the column's zone), resolved as java.time resolves it for Spark around daylight

@@ -73,6 +73,7 @@ pub mod values_subqueries;
 mod write_distribution;
 mod write_exec;
 mod written_values;
+mod zoned_casts;
 mod zoned_literals;
 mod zoned_writes;
 mod zorder_udf;

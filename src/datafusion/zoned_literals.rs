@@ -174,10 +174,13 @@ impl FunctionRewrite for SessionZoneLiterals {
     }
 }
 
-/// Add [`SessionZoneLiterals`] (comparisons) and
-/// [`SessionZoneWrites`](super::zoned_writes::SessionZoneWrites) (values written into
-/// `timestamptz` columns) to `ctx`'s analyzer, once (a second call does nothing).
+/// Add [`SessionZoneLiterals`] (comparisons),
+/// [`SessionZoneCasts`](super::zoned_casts::SessionZoneCasts) (zoned values cast to
+/// zone-less ones) and [`SessionZoneWrites`](super::zoned_writes::SessionZoneWrites)
+/// (values written into `timestamptz` columns) to `ctx`'s analyzer, once (a second call
+/// does nothing).
 pub fn install_session_zone_rule(ctx: &SessionContext) {
     install_once(ctx, Arc::new(SessionZoneLiterals));
+    install_once(ctx, Arc::new(super::zoned_casts::SessionZoneCasts));
     super::zoned_writes::install_session_zone_writes_rule(ctx);
 }

@@ -237,6 +237,71 @@ async fn ctas_of_zoned_timestamps_makes_timestamptz_columns() {
     assert_eq!(row[4], "2024-01-01T00:00:00.000000", "{row}");
 }
 
+/// A `timestamptz` value cast to a zone-less timestamp is its wall-clock time in the
+/// session's zone, as Spark casts `TIMESTAMP_LTZ` to `TIMESTAMP_NTZ` (and DuckDB casts to
+/// `TIMESTAMP`): `CAST(tz AS TIMESTAMP)`, `tz::TIMESTAMP_NTZ`, and a zoned value written
+/// into a `timestamp` column by `UPDATE … SET` or `INSERT … SELECT`, were the UTC
+/// wall-clock time whatever `datafusion.execution.time_zone` said. Each instant has one
+/// wall-clock time, at daylight-saving changes too.
+#[tokio::test]
+async fn timestamptz_cast_to_timestamp_is_the_session_zones_wall_clock() {
+    let lake = lake().await;
+    let ctx = &lake.ctx;
+    ok(ctx, "CREATE TABLE ice.ns.c (id INT, tz TIMESTAMPTZ, ts TIMESTAMP)").await;
+    ok(
+        ctx,
+        "INSERT INTO ice.ns.c VALUES (1, '2024-02-29T21:30:00Z', NULL), \
+         (2, '2024-10-27T00:30:00Z', NULL), (3, '2024-10-27T01:30:00Z', NULL), \
+         (4, '1969-12-31T23:30:00.5Z', NULL)",
+    )
+    .await;
+    ok(ctx, "SET datafusion.execution.time_zone = 'Europe/Paris'").await;
+    let expected = [
+        "2024-02-29T22:30:00",
+        // 02:30 twice: first CEST (+02:00), then CET (+01:00)
+        "2024-10-27T02:30:00",
+        "2024-10-27T02:30:00",
+        "1970-01-01T00:30:00.500",
+    ];
+    for expr in [
+        "CAST(tz AS TIMESTAMP)",
+        "tz::TIMESTAMP_NTZ",
+        "TRY_CAST(tz AS TIMESTAMP(9))",
+    ] {
+        let got = column(
+            &lake,
+            &format!("SELECT CAST({expr} AS STRING) FROM ice.ns.c ORDER BY id"),
+        )
+        .await;
+        assert_eq!(got, expected, "{expr}");
+    }
+    ok(ctx, "UPDATE ice.ns.c SET ts = tz").await;
+    ok(
+        ctx,
+        "INSERT INTO ice.ns.c (id, ts) SELECT id + 10, tz FROM ice.ns.c WHERE id = 1",
+    )
+    .await;
+    // the stored values, read in UTC
+    ok(ctx, "SET datafusion.execution.time_zone = 'UTC'").await;
+    let stored = column(&lake, "SELECT CAST(ts AS STRING) FROM ice.ns.c ORDER BY id").await;
+    assert_eq!(
+        stored,
+        [
+            "2024-02-29T22:30:00",
+            "2024-10-27T02:30:00",
+            "2024-10-27T02:30:00",
+            "1970-01-01T00:30:00.500",
+            "2024-02-29T22:30:00",
+        ]
+    );
+    let utc = column(
+        &lake,
+        "SELECT CAST(CAST(tz AS TIMESTAMP) AS STRING) FROM ice.ns.c WHERE id = 1",
+    )
+    .await;
+    assert_eq!(utc, ["2024-02-29T21:30:00"]);
+}
+
 /// A zone-less time written into a `timestamptz` column is a wall-clock time in the
 /// session's zone, as Spark writes it: `INSERT … VALUES`, `INSERT … SELECT` of a
 /// zone-less column or a date, `UPDATE … SET` and `MERGE … INSERT` all wrote it as a UTC

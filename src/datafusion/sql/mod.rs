@@ -194,6 +194,7 @@ mod nested_values;
 mod not_a_table;
 mod procedure_where;
 pub(crate) use show_properties::column_name;
+mod partition_stats;
 mod procedures;
 mod replace_table;
 mod reset;

@@ -89,7 +89,7 @@
 //! `previous_ref`, `updated_ref`; the maintenance procedures: Spark's columns, see
 //! module `procedures`). A `TIMESTAMP '…'` without a zone is
 //! UTC. An `ALTER TABLE` clause or procedure icefloe does not run (e.g.
-//! `compute_table_stats`) on an Iceberg table is an
+//! `rewrite_table_path`) on an Iceberg table is an
 //! [`ErrorKind::Unsupported`](crate::ErrorKind) error naming it.
 //!
 //! # Time travel and branches in Spark's syntax

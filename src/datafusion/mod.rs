@@ -47,6 +47,7 @@ pub mod named_tables;
 mod nested_projection;
 pub mod null_aware_in;
 pub mod options;
+mod partition_stats_file;
 mod planned_file;
 mod position_delete_exec;
 pub mod read_only;

@@ -9,6 +9,7 @@
 //! | [`rewrite_manifests`] | `rewrite_manifests` | [`crate::transaction::RewriteManifests`] |
 //! | `icefloe::datafusion::maintenance::rewrite_data_files` | `rewrite_data_files` | [`RewriteFiles`](crate::transaction::RewriteFiles) (reads and writes rows through DataFusion) |
 //! | [`rewrite_position_delete_files`] | `rewrite_position_delete_files` | [`RewriteFiles`](crate::transaction::RewriteFiles) of delete files (v3: deletion vectors) |
+//! | [`compute_partition_stats`] | `compute_partition_stats` | [`UpdatePartitionStatistics`](crate::transaction::UpdatePartitionStatistics) of a Parquet partition statistics file (written by the DataFusion layer) |
 //! | [`add_files`] | `add_files` | [`AppendFiles`](crate::transaction::AppendFiles) of existing Parquet files (and the name mapping when the table has none) |
 //!
 //! Every commit goes through [`crate::transaction::Transaction`] and
@@ -21,6 +22,7 @@ mod expire;
 pub(crate) mod file_rewrite_sizes;
 pub(crate) mod options;
 mod orphan_files;
+mod partition_stats;
 mod reachable;
 mod rewrite_position_deletes;
 mod table_stats;
@@ -31,6 +33,10 @@ use std::sync::Arc;
 pub use add_files::{add_files, AddFiles, AddFilesResult};
 pub use expire::{expire_snapshots, ExpireOptions, ExpireSnapshotsResult};
 pub use orphan_files::{remove_orphan_files, PrefixMismatchMode, RemoveOrphanFiles};
+pub use partition_stats::{
+    commit_partition_stats, compute_partition_stats, is_partitioned, partition_stats_location,
+    partition_stats_schema, PartitionStats, UnifiedPartitionField,
+};
 pub use rewrite_position_deletes::{
     rewrite_position_delete_files, RewritePositionDeleteFilesOptions,
     RewritePositionDeleteFilesResult, DELETE_TARGET_FILE_SIZE_BYTES,

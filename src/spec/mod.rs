@@ -32,7 +32,9 @@ pub use manifest::{
 pub use manifest_list::{FieldSummary, ManifestContent, ManifestFile};
 pub use partition::{PartitionField, PartitionSpec, Transform};
 pub use schema::Schema;
-pub use snapshot::{BlobMetadata, Snapshot, SnapshotReference, StatisticsFile};
+pub use snapshot::{
+    BlobMetadata, PartitionStatisticsFile, Snapshot, SnapshotReference, StatisticsFile,
+};
 pub use table_metadata::{FormatVersion, TableMetadata, MAIN_BRANCH};
 pub use table_metadata_builder::TableMetadataBuilder;
 pub use table_update::{TableCommit, TableRequirement, TableUpdate};

@@ -392,6 +392,17 @@ impl TableMetadataBuilder {
             TableUpdate::RemoveStatistics { snapshot_id } => {
                 m.statistics.retain(|s| s.snapshot_id != *snapshot_id);
             }
+            TableUpdate::SetPartitionStatistics {
+                partition_statistics,
+            } => {
+                m.partition_statistics
+                    .retain(|s| s.snapshot_id != partition_statistics.snapshot_id);
+                m.partition_statistics.push(partition_statistics.clone());
+            }
+            TableUpdate::RemovePartitionStatistics { snapshot_id } => {
+                m.partition_statistics
+                    .retain(|s| s.snapshot_id != *snapshot_id);
+            }
             TableUpdate::SetLocation { location } => {
                 m.location = location.trim_end_matches('/').to_string();
             }
@@ -929,6 +940,45 @@ mod tests {
         assert_eq!(
             serde_json::to_value(TableUpdate::RemoveStatistics { snapshot_id: 1 }).unwrap(),
             serde_json::json!({"action": "remove-statistics", "snapshot-id": 1})
+        );
+    }
+
+    /// `set-partition-statistics` replaces the snapshot's file (spec: at most one per
+    /// snapshot), `remove-partition-statistics` removes it; the REST spec's shapes.
+    #[test]
+    fn partition_statistics_are_set_replaced_and_removed() {
+        let file = |snapshot_id: i64, path: &str| crate::spec::PartitionStatisticsFile {
+            snapshot_id,
+            statistics_path: path.into(),
+            file_size_in_bytes: 10,
+        };
+        let mut b = table(FormatVersion::V2);
+        for f in [
+            file(1, "a.parquet"),
+            file(2, "b.parquet"),
+            file(1, "c.parquet"),
+        ] {
+            b.apply(&TableUpdate::SetPartitionStatistics {
+                partition_statistics: f,
+            })
+            .unwrap();
+        }
+        b.apply(&TableUpdate::RemovePartitionStatistics { snapshot_id: 2 })
+            .unwrap();
+        let m = b.build().unwrap();
+        assert_eq!(m.partition_statistics, [file(1, "c.parquet")]);
+        assert_eq!(
+            serde_json::to_value(TableUpdate::SetPartitionStatistics {
+                partition_statistics: file(1, "c.parquet"),
+            })
+            .unwrap(),
+            serde_json::json!({"action": "set-partition-statistics", "partition-statistics": {
+                "snapshot-id": 1, "statistics-path": "c.parquet", "file-size-in-bytes": 10}})
+        );
+        assert_eq!(
+            serde_json::to_value(TableUpdate::RemovePartitionStatistics { snapshot_id: 1 })
+                .unwrap(),
+            serde_json::json!({"action": "remove-partition-statistics", "snapshot-id": 1})
         );
     }
 }

@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use super::partition::PartitionSpec;
 use super::schema::Schema;
-use super::snapshot::{Snapshot, SnapshotReference, StatisticsFile};
+use super::snapshot::{PartitionStatisticsFile, Snapshot, SnapshotReference, StatisticsFile};
 use super::sort_order::SortOrder;
 use super::table_metadata::TableMetadata;
 use crate::error::{Error, ErrorKind, Result};
@@ -268,6 +268,20 @@ pub enum TableUpdate {
     },
     /// `remove-statistics`: the statistics file of a snapshot.
     RemoveStatistics {
+        /// The snapshot.
+        #[serde(rename = "snapshot-id")]
+        snapshot_id: i64,
+    },
+    /// `set-partition-statistics`: the partition statistics file of the snapshot
+    /// `partition_statistics.snapshot_id`, replacing the one it had (spec: "Partition
+    /// Statistics": at most one per snapshot).
+    SetPartitionStatistics {
+        /// The partition statistics file.
+        #[serde(rename = "partition-statistics")]
+        partition_statistics: PartitionStatisticsFile,
+    },
+    /// `remove-partition-statistics`: the partition statistics file of a snapshot.
+    RemovePartitionStatistics {
         /// The snapshot.
         #[serde(rename = "snapshot-id")]
         snapshot_id: i64,

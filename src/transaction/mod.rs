@@ -39,6 +39,7 @@ mod snapshot_producer;
 mod summary;
 mod update_location;
 mod update_partition_spec;
+mod update_partition_statistics;
 mod update_properties;
 mod update_schema;
 mod update_statistics;
@@ -74,6 +75,7 @@ pub use row_delta::RowDelta;
 pub use snapshot_producer::STAGED_WAP_ID;
 pub use update_location::UpdateLocation;
 pub use update_partition_spec::{PartitionFieldRef, PartitionTerm, UpdatePartitionSpec};
+pub use update_partition_statistics::UpdatePartitionStatistics;
 pub use update_properties::{
     check_reserved_not_given, UpdateProperties, FORMAT_VERSION, RESERVED_PROPERTIES,
 };

@@ -55,6 +55,7 @@ mod nested_writes;
 #[path = "../conformance/normalize.rs"]
 mod normalize;
 mod partition_evolution;
+mod partition_stats;
 mod read_corners;
 mod replace_table;
 mod request_counts;

@@ -90,7 +90,7 @@
 //! `previous_ref`, `updated_ref`; the maintenance procedures: Spark's columns, see
 //! module `procedures`). A `TIMESTAMP '…'` without a zone is
 //! UTC. An `ALTER TABLE` clause or procedure icefloe does not run (e.g.
-//! `compute_table_stats`) on an Iceberg table is an
+//! `rewrite_table_path`) on an Iceberg table is an
 //! [`ErrorKind::Unsupported`](crate::ErrorKind) error naming it.
 //!
 //! # Time travel and branches in Spark's syntax
@@ -196,6 +196,7 @@ mod nested_values;
 mod not_a_table;
 mod procedure_where;
 pub(crate) use show_properties::column_name;
+mod partition_stats;
 mod procedures;
 mod replace_table;
 mod reset;

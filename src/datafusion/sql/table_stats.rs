@@ -26,6 +26,8 @@ use crate::datafusion::filter::scalar_to_literal;
 use crate::datafusion::IcebergTableProvider;
 use crate::error::{Error, ErrorKind, Result};
 use crate::maintenance::{commit_table_stats, NdvSketch};
+use crate::spec::Snapshot;
+use crate::table::Table;
 
 /// Run `compute_table_stats` of `table` with `args` (see the module docs).
 ///
@@ -38,23 +40,9 @@ pub(super) async fn compute_table_stats(
 ) -> Result<DataFrame> {
     let catalog = table.target.catalog();
     let loaded = catalog.load_table(&table.ident).await?;
-    let snapshot = match args.get("snapshot_id") {
-        None => loaded.metadata().current_snapshot().cloned(),
-        Some(Value::Number(id)) => Some(
-            loaded
-                .metadata()
-                .snapshot_by_id(id)
-                .cloned()
-                .ok_or_else(|| Error::not_found(format!("Snapshot not found: {id}")))?,
-        ),
-        Some(other) => {
-            return Err(Error::invalid_argument(format!(
-                "snapshot_id must be a number, got {other}"
-            )))
-        }
-    };
+    let snapshot = snapshot_argument(&loaded, args)?;
     let Some(snapshot) = snapshot else {
-        return result(ctx, None);
+        return path_result(ctx, STATISTICS_FILE, None);
     };
     let schema = loaded.metadata().schema_for_snapshot(&snapshot).clone();
     let names = match args.get("columns") {
@@ -139,13 +127,43 @@ pub(super) async fn compute_table_stats(
         }
     }
     let file = commit_table_stats(catalog, &table.ident, &loaded, &snapshot, &sketches).await?;
-    result(ctx, Some(file.statistics_path))
+    path_result(ctx, STATISTICS_FILE, Some(file.statistics_path))
 }
 
-/// The procedure's one row (none without a file), column `statistics_file`.
-fn result(ctx: &SessionContext, path: Option<String>) -> Result<DataFrame> {
+/// The result column of `compute_table_stats`.
+const STATISTICS_FILE: &str = "statistics_file";
+
+/// The snapshot of argument `snapshot_id` (default: the current snapshot; `None` for a
+/// table without snapshots).
+///
+/// Errors: a snapshot the table does not have ([`ErrorKind::NotFound`]); a value that is
+/// not a number ([`ErrorKind::InvalidArgument`]).
+pub(super) fn snapshot_argument(loaded: &Table, args: &Args) -> Result<Option<Snapshot>> {
+    Ok(match args.get("snapshot_id") {
+        None => loaded.metadata().current_snapshot().cloned(),
+        Some(Value::Number(id)) => Some(
+            loaded
+                .metadata()
+                .snapshot_by_id(id)
+                .cloned()
+                .ok_or_else(|| Error::not_found(format!("Snapshot not found: {id}")))?,
+        ),
+        Some(other) => {
+            return Err(Error::invalid_argument(format!(
+                "snapshot_id must be a number, got {other}"
+            )))
+        }
+    })
+}
+
+/// A procedure's one row (none without a file): the file's location in `column`.
+pub(super) fn path_result(
+    ctx: &SessionContext,
+    column: &str,
+    path: Option<String>,
+) -> Result<DataFrame> {
     let schema = Arc::new(ArrowSchema::new(vec![Field::new(
-        "statistics_file",
+        column,
         DataType::Utf8,
         true,
     )]));

@@ -1,0 +1,256 @@
+//! Parquet files other writers made (DataFusion's `COPY`, pyarrow, DuckDB), registered
+//! with `CALL system.add_files` and read through the name mapping the call sets: their
+//! rows, filtered rows (the files' own metrics prune) and what PyIceberg and DuckDB read
+//! of the resulting table.
+
+use datafusion::prelude::SessionContext;
+
+use crate::dml::{lake, ok, Lake};
+use crate::interop::{python, run_script};
+use crate::maintenance::call;
+
+/// Runs a DataFusion `COPY` (no Iceberg field ids in what it writes).
+async fn copy(sql: &str) {
+    let plain = SessionContext::new();
+    plain
+        .sql(sql)
+        .await
+        .unwrap_or_else(|e| panic!("{sql}: {e}"))
+        .collect()
+        .await
+        .unwrap_or_else(|e| panic!("{sql}: {e}"));
+}
+
+/// `CALL system.add_files` of `dir` into `ns.<table>`: the number of files added.
+async fn add(lake: &Lake, table: &str, dir: &std::path::Path) -> i64 {
+    let r = call(
+        lake,
+        &format!(
+            "CALL ice.system.add_files('ns.{table}', '`parquet`.`{}`')",
+            dir.display()
+        ),
+    )
+    .await;
+    r["added_files_count"]
+}
+
+/// `TIMESTAMP(NANOS)` values before 1970 with a part finer than a microsecond, in
+/// microsecond `timestamp` / `timestamptz` columns, struct fields, list elements and map
+/// values: they read floored (-1500 ns is -2 µs, as Java's `DateTimeUtil.nanosToMicros`
+/// and icefloe's own writes give), not rounded toward zero (-1 µs), and filters select
+/// the floored values (the rows a filter keeps are those whose read value matches it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nanosecond_times_before_1970_read_floored_at_every_depth() {
+    let lake = lake().await;
+    let src = lake.dir.path().join("nanos");
+    let ns = "'Timestamp(Nanosecond, None)'";
+    let nsz = "'Timestamp(Nanosecond, Some(\"UTC\"))'";
+    copy(&format!(
+        "COPY (SELECT CAST(column1 AS INT) AS id, arrow_cast(column2, {ns}) AS ts, \
+         arrow_cast(column2, {nsz}) AS tz, named_struct('t', arrow_cast(column2, {ns})) AS s, \
+         make_array(arrow_cast(column2, {ns})) AS l, \
+         map(make_array(CAST(column1 AS INT)), make_array(arrow_cast(column2, {ns}))) AS m \
+         FROM (VALUES (1, -1500), (2, 1500), (3, -1000), (4, -2000000001), (5, -999))) \
+         TO '{}/a.parquet' STORED AS PARQUET",
+        src.display()
+    ))
+    .await;
+    ok(
+        &lake.ctx,
+        "CREATE TABLE ice.ns.n (id INT, ts TIMESTAMP, tz TIMESTAMPTZ, s STRUCT<t: TIMESTAMP>, \
+         l ARRAY<TIMESTAMP>, m MAP<INT, TIMESTAMP>)",
+    )
+    .await;
+    assert_eq!(add(&lake, "n", &src).await, 1);
+    let micros = "SELECT id, CAST(ts AS BIGINT) AS ts, CAST(tz AS BIGINT) AS tz, \
+                  CAST(s['t'] AS BIGINT) AS st, CAST(l[1] AS BIGINT) AS l1, \
+                  CAST(map_values(m)[1] AS BIGINT) AS mv FROM ice.ns.n";
+    let expected = "\
++----+----------+----------+----------+----------+----------+
+| id | ts       | tz       | st       | l1       | mv       |
++----+----------+----------+----------+----------+----------+
+| 1  | -2       | -2       | -2       | -2       | -2       |
+| 2  | 1        | 1        | 1        | 1        | 1        |
+| 3  | -1       | -1       | -1       | -1       | -1       |
+| 4  | -2000001 | -2000001 | -2000001 | -2000001 | -2000001 |
+| 5  | -1       | -1       | -1       | -1       | -1       |
++----+----------+----------+----------+----------+----------+";
+    assert_eq!(
+        ok(&lake.ctx, &format!("{micros} ORDER BY id")).await,
+        expected
+    );
+    // filters on the floored values, at the top and nested
+    for (filter, ids) in [
+        ("ts = TIMESTAMP_NTZ '1969-12-31 23:59:59.999998'", "1"),
+        ("ts < TIMESTAMP_NTZ '1969-12-31 23:59:59.999999'", "1, 4"),
+        (
+            "ts >= TIMESTAMP_NTZ '1969-12-31 23:59:59.999999'",
+            "2, 3, 5",
+        ),
+        ("tz = TIMESTAMPTZ '1969-12-31 23:59:59.999998+00:00'", "1"),
+        ("tz <= TIMESTAMPTZ '1969-12-31 23:59:57.999999+00:00'", "4"),
+        ("s['t'] = TIMESTAMP_NTZ '1969-12-31 23:59:59.999998'", "1"),
+        ("l[1] < TIMESTAMP_NTZ '1969-12-31 23:59:59.999999'", "1, 4"),
+        (
+            "map_values(m)[1] = TIMESTAMP_NTZ '1969-12-31 23:59:59.999999'",
+            "3, 5",
+        ),
+    ] {
+        let got = ok(
+            &lake.ctx,
+            &format!(
+                "SELECT array_to_string(array_agg(id ORDER BY id), ', ') AS ids FROM ice.ns.n \
+                 WHERE {filter}"
+            ),
+        )
+        .await;
+        assert!(got.contains(&format!("| {ids} ")), "{filter}: {got}");
+    }
+
+    // INT96 (Spark's, Impala's legacy timestamps) whose file says `Timestamp(ns, UTC)`:
+    // read as nanoseconds, floored the same
+    if python().is_none() {
+        return;
+    }
+    let int96 = lake.dir.path().join("int96");
+    run_script(
+        "foreign_parquet.py",
+        &[int96.as_os_str(), std::ffi::OsStr::new("int96_utc")],
+    );
+    ok(
+        &lake.ctx,
+        "CREATE TABLE ice.ns.i (id INT, ts TIMESTAMP, tz TIMESTAMPTZ)",
+    )
+    .await;
+    assert_eq!(add(&lake, "i", &int96).await, 1);
+    assert_eq!(
+        ok(
+            &lake.ctx,
+            "SELECT id, CAST(ts AS BIGINT) AS ts, CAST(tz AS BIGINT) AS tz FROM ice.ns.i \
+             WHERE id < 5 ORDER BY id"
+        )
+        .await,
+        "\
++----+----------+----------+
+| id | ts       | tz       |
++----+----------+----------+
+| 1  | -2       | -2       |
+| 2  | 1        | 1        |
+| 3  | -1       | -1       |
+| 4  | -2000001 | -2000001 |
++----+----------+----------+"
+    );
+}
+
+/// One row group of the Parquet schema `message` (no field ids) with each leaf column's
+/// values, definition and repetition levels, as a writer of that schema would store them.
+fn write_levels(path: &std::path::Path, message: &str, columns: Vec<Leaf>) {
+    use datafusion::parquet::data_type::{ByteArray, ByteArrayType, Int32Type, Int64Type};
+    use datafusion::parquet::file::properties::WriterProperties;
+    use datafusion::parquet::file::writer::SerializedFileWriter;
+    use datafusion::parquet::schema::parser::parse_message_type;
+    use std::sync::Arc;
+    let schema = Arc::new(parse_message_type(message).expect("schema"));
+    std::fs::create_dir_all(path.parent().expect("dir")).expect("dir");
+    let file = std::fs::File::create(path).expect("file");
+    let props = Arc::new(WriterProperties::builder().build());
+    let mut writer = SerializedFileWriter::new(file, schema, props).expect("writer");
+    let mut rg = writer.next_row_group().expect("row group");
+    for leaf in columns {
+        let mut col = rg.next_column().expect("column").expect("a column left");
+        let (def, rep) = (Some(leaf.def.as_slice()), leaf.rep.as_deref());
+        match leaf.values {
+            Values::I32(v) => col.typed::<Int32Type>().write_batch(&v, def, rep),
+            Values::I64(v) => col.typed::<Int64Type>().write_batch(&v, def, rep),
+            Values::Bytes(v) => {
+                let v: Vec<ByteArray> = v.iter().map(|s| ByteArray::from(s.as_bytes())).collect();
+                col.typed::<ByteArrayType>().write_batch(&v, def, rep)
+            }
+        }
+        .expect("write");
+        col.close().expect("close");
+    }
+    rg.close().expect("close");
+    writer.close().expect("close");
+}
+
+enum Values {
+    I32(Vec<i32>),
+    I64(Vec<i64>),
+    Bytes(Vec<&'static str>),
+}
+
+/// A leaf column's values (the non-null ones), definition and repetition levels.
+struct Leaf {
+    values: Values,
+    def: Vec<i16>,
+    rep: Option<Vec<i16>>,
+}
+
+fn leaf(values: Values, def: &[i16], rep: Option<&[i16]>) -> Leaf {
+    Leaf {
+        values,
+        def: def.to_vec(),
+        rep: rep.map(<[i16]>::to_vec),
+    }
+}
+
+/// Lists and maps in the legacy shapes of Parquet's backward-compatibility rules
+/// (parquet-format `LogicalTypes.md`, "Lists" and "Maps"), as parquet-mr before 1.8,
+/// Hive and parquet-avro wrote them: a 2-level list (`repeated int32 array`), a repeated
+/// field with no `LIST` annotation, a 2-level list of structs (the repeated group is the
+/// element), Hive's 3-level names (`bag` / `array_element`) and a map whose entries are
+/// `repeated group map (MAP_KEY_VALUE)`: each reads as the table's list or map, by the
+/// name mapping, and filters on them select the same rows.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn legacy_lists_and_maps_read_through_the_name_mapping() {
+    let lake = lake().await;
+    let src = lake.dir.path().join("legacy");
+    let message = "message hive_schema {
+        required int64 id;
+        optional group two (LIST) { repeated int32 array; }
+        repeated int32 bare;
+        optional group structs (LIST) { repeated group array { optional int32 x; } }
+        optional group hive (LIST) { repeated group bag { optional int32 array_element; } }
+        optional group m (MAP) {
+          repeated group map (MAP_KEY_VALUE) { required binary k (UTF8); optional int32 v; }
+        }
+    }";
+    // rows: (1, [1, 2], [5], [{x: 7}], [9, null], {a: 1}), (2, [], [], null, null, {}),
+    // (3, null, [6, 7], [{x: null}], [], null)
+    write_levels(
+        &src.join("f.parquet"),
+        message,
+        vec![
+            leaf(Values::I64(vec![1, 2, 3]), &[0, 0, 0], None),
+            leaf(Values::I32(vec![1, 2]), &[2, 2, 1, 0], Some(&[0, 1, 0, 0])),
+            leaf(
+                Values::I32(vec![5, 6, 7]),
+                &[1, 0, 1, 1],
+                Some(&[0, 0, 0, 1]),
+            ),
+            leaf(Values::I32(vec![7]), &[3, 0, 2], Some(&[0, 0, 0])),
+            leaf(Values::I32(vec![9]), &[3, 2, 0, 1], Some(&[0, 1, 0, 0])),
+            leaf(Values::Bytes(vec!["a"]), &[2, 1, 0], Some(&[0, 0, 0])),
+            leaf(Values::I32(vec![1]), &[3, 1, 0], Some(&[0, 0, 0])),
+        ],
+    );
+    ok(
+        &lake.ctx,
+        "CREATE TABLE ice.ns.legacy (id BIGINT, two ARRAY<INT>, bare ARRAY<INT>, \
+         structs ARRAY<STRUCT<x: INT>>, hive ARRAY<INT>, m MAP<STRING, INT>)",
+    )
+    .await;
+    assert_eq!(add(&lake, "legacy", &src).await, 1);
+    assert_eq!(
+        ok(&lake.ctx, "SELECT * FROM ice.ns.legacy ORDER BY id").await,
+        "\
++----+--------+--------+----------+-------+--------+
+| id | two    | bare   | structs  | hive  | m      |
++----+--------+--------+----------+-------+--------+
+| 1  | [1, 2] | [5]    | [{x: 7}] | [9, ] | {a: 1} |
+| 2  | []     | []     |          |       | {}     |
+| 3  |        | [6, 7] | [{x: }]  | []    |        |
++----+--------+--------+----------+-------+--------+"
+    );
+}

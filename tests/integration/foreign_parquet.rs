@@ -3,6 +3,7 @@
 //! rows, filtered rows (the files' own metrics prune) and what PyIceberg and DuckDB read
 //! of the resulting table.
 
+use datafusion::parquet::file::statistics::Statistics;
 use datafusion::prelude::SessionContext;
 
 use crate::dml::{lake, ok, Lake};
@@ -253,4 +254,115 @@ async fn legacy_lists_and_maps_read_through_the_name_mapping() {
 | 3  |        | [6, 7] | [{x: }]  | []    |        |
 +----+--------+--------+----------+-------+--------+"
     );
+}
+
+/// `batch` written as Parquet (one row group, chunk statistics only, no page index), then
+/// copied column chunk by column chunk into `path` with each chunk's statistics replaced
+/// by `stats(column index, its statistics)`: a footer as another writer made it.
+fn write_with_statistics(
+    path: &std::path::Path,
+    batch: &datafusion::arrow::array::RecordBatch,
+    stats: impl Fn(usize, &Statistics) -> Statistics,
+) {
+    use datafusion::parquet::arrow::ArrowWriter;
+    use datafusion::parquet::column::writer::ColumnCloseResult;
+    use datafusion::parquet::file::properties::{EnabledStatistics, WriterProperties};
+    use datafusion::parquet::file::reader::{FileReader, SerializedFileReader};
+    use datafusion::parquet::file::writer::SerializedFileWriter;
+    use std::sync::Arc;
+    let props = WriterProperties::builder()
+        .set_statistics_enabled(EnabledStatistics::Chunk)
+        .build();
+    let mut plain = ArrowWriter::try_new(Vec::new(), batch.schema(), Some(props)).expect("writer");
+    plain.write(batch).expect("write");
+    let bytes = bytes::Bytes::from(plain.into_inner().expect("close"));
+    let reader = SerializedFileReader::new(bytes.clone()).expect("read");
+    let meta = reader.metadata();
+    std::fs::create_dir_all(path.parent().expect("dir")).expect("dir");
+    let file = std::fs::File::create(path).expect("file");
+    let schema = meta.file_metadata().schema_descr().root_schema_ptr();
+    let mut writer =
+        SerializedFileWriter::new(file, schema, Arc::new(WriterProperties::new())).expect("writer");
+    for group in meta.row_groups() {
+        let mut rg = writer.next_row_group().expect("row group");
+        for (i, column) in group.columns().iter().enumerate() {
+            let mut chunk = column.clone().into_builder();
+            if let Some(s) = column.statistics() {
+                chunk = chunk.set_statistics(stats(i, s));
+            }
+            let close = ColumnCloseResult {
+                bytes_written: column.compressed_size() as u64,
+                rows_written: group.num_rows() as u64,
+                metadata: chunk.build().expect("chunk"),
+                bloom_filter: None,
+                column_index: None,
+                offset_index: None,
+            };
+            rg.append_column(&bytes, close).expect("append");
+        }
+        rg.close().expect("close");
+    }
+    writer.close().expect("close");
+}
+
+/// Files of old writers (parquet-mr before 1.10: Hive, Spark 2, Impala) whose statistics
+/// have only the deprecated `min` / `max`, computed in signed order: for strings byte by
+/// byte as signed bytes, so `é` (`0xC3 0xA9`) is the minimum of `a`, `é`, `z`. They are no
+/// bounds (parquet-mr's reader and Iceberg Java ignore them): `add_files` records none for
+/// such a column, and DataFusion's row-group pruning is not given them, so
+/// `s = 'a'` finds its row. A signed column's deprecated bounds (`id`) are kept.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deprecated_statistics_of_strings_are_no_bounds() {
+    use datafusion::arrow::array::{Int64Array, RecordBatch, StringArray};
+    use datafusion::parquet::data_type::ByteArray;
+    use std::sync::Arc;
+    let lake = lake().await;
+    let src = lake.dir.path().join("old");
+    let batch = RecordBatch::try_from_iter([
+        (
+            "id",
+            Arc::new(Int64Array::from(vec![1, 2, 3])) as Arc<dyn datafusion::arrow::array::Array>,
+        ),
+        ("s", Arc::new(StringArray::from(vec!["a", "é", "z"]))),
+    ])
+    .expect("batch");
+    write_with_statistics(&src.join("f.parquet"), &batch, |i, s| match i {
+        0 => Statistics::int64(Some(1), Some(3), None, s.null_count_opt(), true),
+        _ => Statistics::byte_array(
+            Some(ByteArray::from("é")),
+            Some(ByteArray::from("z")),
+            None,
+            s.null_count_opt(),
+            true,
+        ),
+    });
+    ok(&lake.ctx, "CREATE TABLE ice.ns.old (id BIGINT, s STRING)").await;
+    assert_eq!(add(&lake, "old", &src).await, 1);
+    assert_eq!(
+        ok(
+            &lake.ctx,
+            "SELECT readable_metrics['id']['lower_bound'] AS id_lower, \
+             readable_metrics['id']['upper_bound'] AS id_upper, \
+             readable_metrics['s']['lower_bound'] AS s_lower, \
+             readable_metrics['s']['null_value_count'] AS s_nulls FROM ice.ns.\"old$files\""
+        )
+        .await,
+        "\
++----------+----------+---------+---------+
+| id_lower | id_upper | s_lower | s_nulls |
++----------+----------+---------+---------+
+| 1        | 3        |         | 0       |
++----------+----------+---------+---------+"
+    );
+    for (filter, expected) in [("s = 'a'", "1"), ("s < 'b'", "1"), ("s > 'y'", "2, 3")] {
+        let got = ok(
+            &lake.ctx,
+            &format!(
+                "SELECT array_to_string(array_agg(id ORDER BY id), ', ') AS ids FROM ice.ns.old \
+                 WHERE {filter}"
+            ),
+        )
+        .await;
+        assert!(got.contains(&format!("| {expected} ")), "{filter}: {got}");
+    }
 }

@@ -372,7 +372,8 @@ fn partition_of(
     Ok(Some(partition))
 }
 
-/// A Hive directory's value as a value of `ty` (`__HIVE_DEFAULT_PARTITION__`: null).
+/// A Hive directory's value as a value of `ty` (`__HIVE_DEFAULT_PARTITION__`: null; a float's
+/// `NaN`, `Infinity`, `-Infinity` as Spark writes them).
 fn partition_value(text: &str, ty: &PrimitiveType) -> Result<Option<Literal>> {
     if text == HIVE_NULL {
         return Ok(None);
@@ -390,7 +391,16 @@ fn partition_value(text: &str, ty: &PrimitiveType) -> Result<Option<Literal>> {
             serde_json::Value::from(text.parse::<i64>().map_err(|_| bad())?)
         }
         PrimitiveType::Float | PrimitiveType::Double => {
-            serde_json::Value::from(text.parse::<f64>().map_err(|_| bad())?)
+            let v = text.parse::<f64>().map_err(|_| bad())?;
+            if !v.is_finite() {
+                // Spark's directories hold Java's `Double.toString`: `NaN`, `Infinity`,
+                // `-Infinity` (read back by `Double.valueOf`), which JSON cannot hold
+                return Ok(Some(match ty {
+                    PrimitiveType::Float => Literal::Float(v as f32),
+                    _ => Literal::Double(v),
+                }));
+            }
+            serde_json::Value::from(v)
         }
         PrimitiveType::Decimal { .. } | PrimitiveType::Date | PrimitiveType::String => {
             serde_json::Value::String(text.to_string())

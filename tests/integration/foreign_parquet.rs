@@ -366,3 +366,56 @@ async fn deprecated_statistics_of_strings_are_no_bounds() {
         assert!(got.contains(&format!("| {expected} ")), "{filter}: {got}");
     }
 }
+
+/// Spark's partition directories of a `double` column hold Java's `Double.toString`:
+/// `f=NaN`, `f=Infinity`, `f=-Infinity` (and `__HIVE_DEFAULT_PARTITION__` for null).
+/// They were refused ("'NaN' is not a double"); they are those values, as Java's
+/// `add_files` reads them (`Double.valueOf`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn partition_directories_of_non_finite_doubles_are_those_values() {
+    let lake = lake().await;
+    let src = lake.dir.path().join("by_f");
+    for (i, dir) in [
+        "NaN",
+        "Infinity",
+        "-Infinity",
+        "1.5",
+        "__HIVE_DEFAULT_PARTITION__",
+    ]
+    .iter()
+    .enumerate()
+    {
+        copy(&format!(
+            "COPY (SELECT CAST({i} AS BIGINT) AS id) TO '{}/f={dir}/p.parquet' STORED AS PARQUET",
+            src.display()
+        ))
+        .await;
+    }
+    ok(
+        &lake.ctx,
+        "CREATE TABLE ice.ns.p (id BIGINT, f DOUBLE) PARTITIONED BY (f)",
+    )
+    .await;
+    assert_eq!(add(&lake, "p", &src).await, 5);
+    assert_eq!(
+        ok(&lake.ctx, "SELECT id, f FROM ice.ns.p ORDER BY id").await,
+        "\
++----+------+
+| id | f    |
++----+------+
+| 0  | NaN  |
+| 1  | inf  |
+| 2  | -inf |
+| 3  | 1.5  |
+| 4  |      |
++----+------+"
+    );
+    assert_eq!(
+        ok(
+            &lake.ctx,
+            "SELECT id FROM ice.ns.p WHERE isnan(f) OR f > 1e308 ORDER BY id"
+        )
+        .await,
+        "+----+\n| id |\n+----+\n| 0  |\n| 1  |\n+----+"
+    );
+}

@@ -97,7 +97,8 @@ impl AddFiles {
 /// non-identity partition field ([`ErrorKind::Unsupported`]); a filter on a column that
 /// is not a partition source, or on an unpartitioned table; a file outside
 /// `<column>=<value>` directories of a partitioned table, or a value that is not one of
-/// the column's type; a source that does not exist or holds no file
+/// the column's type; a file that may give a null in a required column (holding nulls,
+/// lacking null counts, or lacking the column); a source that does not exist or holds no file
 /// ([`ErrorKind::NotFound`]); a file that is not Parquet ([`ErrorKind::InvalidData`], naming
 /// it); a file the table already holds (with `check_duplicate_files`,
 /// [`ErrorKind::ValidationFailed`] naming up to 10); commit errors.
@@ -159,11 +160,12 @@ pub async fn add_files(
     let files: Vec<DataFile> = stream::iter(found)
         .map(|(location, size, partition)| {
             let (base, mapping, modes) = (&base, &mapping, &modes);
-            let table_columns = &table_columns;
+            let (table_columns, columns) = (&table_columns, &columns);
             async move {
                 let meta = read_footer(base, &location, size).await?;
                 check_columns(&meta, table_columns, mapping, &location)?;
                 let ids = leaf_field_ids(&meta, Some(mapping));
+                check_required_columns(&meta, &ids, schema, columns, &partition, &location)?;
                 let mode_of = |id: i32| modes.get(&id).copied().unwrap_or(MetricsMode::DEFAULT);
                 let size = i64::try_from(size).unwrap_or(i64::MAX);
                 Ok::<_, Error>(data_file_from_footer_ids(
@@ -522,6 +524,75 @@ fn check_columns(
              matched exactly, through the table's name mapping)",
             names.join(", ")
         )));
+    }
+    Ok(())
+}
+
+/// Fail when the file of `meta` (leaf field ids `ids`, see [`leaf_field_ids`]) may give
+/// a null in a top-level required primitive column of `schema` (spec "Schemas and Data
+/// Types": a required field always has a value): the column holds nulls by its footer's
+/// null counts, or is optional in the file without a null count in some row group, or is
+/// absent with no `initial-default` and is not an identity partition column with a
+/// non-null value in `partition` (values of the partition source `columns`). Such a file
+/// read nulls where the table promises none, and answers built on the promise were wrong
+/// (`count(*) … WHERE id IS NULL` gave 0, reading none of it). Nested required fields
+/// are not checked (a struct's null counts in its fields' too).
+fn check_required_columns(
+    meta: &ParquetMetaData,
+    ids: &[Option<i32>],
+    schema: &Schema,
+    columns: &[(String, PrimitiveType)],
+    partition: &[Option<Literal>],
+    location: &str,
+) -> Result<()> {
+    let descr = meta.file_metadata().schema_descr();
+    let required = schema
+        .columns()
+        .iter()
+        .filter(|f| f.required && f.field_type.as_primitive().is_some());
+    for field in required {
+        let (name, id) = (&field.name, field.id);
+        let refuse = |why: String| {
+            Error::invalid_argument(format!(
+                "file '{location}': column '{name}' (field id {id}) is required (NOT NULL) in \
+                 the table, but {why}"
+            ))
+        };
+        let leaf = (0..descr.num_columns())
+            .find(|&i| ids.get(i) == Some(&Some(id)) && descr.column(i).path().parts().len() == 1);
+        let Some(leaf) = leaf else {
+            let from_partition = columns
+                .iter()
+                .zip(partition)
+                .any(|((c, _), v)| c == name && v.is_some());
+            if field.initial_default.is_some() || from_partition {
+                continue;
+            }
+            return Err(refuse(
+                "the file lacks it and it has no initial-default or partition value".into(),
+            ));
+        };
+        if descr.column(leaf).max_def_level() == 0 {
+            continue;
+        }
+        let mut nulls = 0;
+        for (g, group) in meta.row_groups().iter().enumerate() {
+            match group
+                .column(leaf)
+                .statistics()
+                .and_then(|s| s.null_count_opt())
+            {
+                Some(n) => nulls += n,
+                None => {
+                    return Err(refuse(format!(
+                        "row group {g} of the file has no null count for it (it may hold nulls)"
+                    )))
+                }
+            }
+        }
+        if nulls > 0 {
+            return Err(refuse(format!("the file holds {nulls} null(s) in it")));
+        }
     }
     Ok(())
 }

@@ -419,3 +419,116 @@ async fn partition_directories_of_non_finite_doubles_are_those_values() {
         "+----+\n| id |\n+----+\n| 0  |\n| 1  |\n+----+"
     );
 }
+
+/// A file that may give a null in a required (`NOT NULL`) column is refused, naming the
+/// file and the column, and nothing is committed. Such a file was added: reading it
+/// failed ("declared as non-nullable but contains null values", or a required column
+/// absent from a data file), and answers taken from the promise were wrong without
+/// reading it (`count(*) … WHERE id IS NULL` was 0 over a file holding a null `id`).
+/// A file whose footer says the column holds no null, and a partition directory that
+/// gives a required partition column its value, are added.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn files_that_may_hold_nulls_in_required_columns_are_refused() {
+    use crate::dml::run;
+    let lake = lake().await;
+    let dir = lake.dir.path();
+    // nullable columns (a `VALUES` column without a null is not)
+    let rows = "FROM (VALUES (1, 'a'), (2, 'b'), (NULL, 'c')) WHERE column1 IS NOT NULL";
+    for (name, select, options) in [
+        (
+            "nulls",
+            "SELECT CAST(column1 AS BIGINT) AS id, column2 AS s FROM (VALUES (1, 'a'), (NULL, 'b'))",
+            "",
+        ),
+        (
+            "no_stats",
+            &format!("SELECT CAST(column1 AS BIGINT) AS id, column2 AS s {rows}") as &str,
+            " OPTIONS ('format.statistics_enabled' 'none')",
+        ),
+        ("no_id", &format!("SELECT column2 AS s {rows}"), ""),
+        (
+            "fine",
+            &format!("SELECT CAST(column1 AS BIGINT) AS id, column2 AS s {rows}"),
+            "",
+        ),
+        (
+            "by_k/k=__HIVE_DEFAULT_PARTITION__",
+            &format!("SELECT CAST(column1 AS BIGINT) AS id {rows}"),
+            "",
+        ),
+        (
+            "by_k_fine/k=7",
+            &format!("SELECT CAST(column1 AS BIGINT) AS id {rows}"),
+            "",
+        ),
+    ] {
+        copy(&format!(
+            "COPY ({select}) TO '{}/{name}/f.parquet' STORED AS PARQUET{options}",
+            dir.display()
+        ))
+        .await;
+    }
+    ok(
+        &lake.ctx,
+        "CREATE TABLE ice.ns.r (id BIGINT NOT NULL, s STRING)",
+    )
+    .await;
+    ok(
+        &lake.ctx,
+        "CREATE TABLE ice.ns.rk (id BIGINT, k INT NOT NULL) PARTITIONED BY (k)",
+    )
+    .await;
+    for (table, source, expected) in [
+        (
+            "r",
+            "nulls",
+            "column 'id' (field id 1) is required (NOT NULL) in the table, but the file holds \
+             1 null(s) in it",
+        ),
+        (
+            "r",
+            "no_stats",
+            "but row group 0 of the file has no null count for it (it may hold nulls)",
+        ),
+        (
+            "r",
+            "no_id",
+            "but the file lacks it and it has no initial-default or partition value",
+        ),
+        (
+            "rk",
+            "by_k",
+            "column 'k' (field id 2) is required (NOT NULL) in the table, but the file lacks it",
+        ),
+    ] {
+        let q = format!(
+            "CALL ice.system.add_files('ns.{table}', '`parquet`.`{}/{source}`')",
+            dir.display()
+        );
+        let err = run(&lake.ctx, &q).await.expect_err(&q);
+        assert!(
+            err.contains(expected)
+                && err.contains(&format!("/{source}/"))
+                && err.contains("/f.parquet'"),
+            "{q}: {err}"
+        );
+    }
+    for t in ["r", "rk"] {
+        let n = ok(
+            &lake.ctx,
+            &format!("SELECT count(*) AS n FROM ice.ns.\"{t}$snapshots\""),
+        )
+        .await;
+        assert!(n.contains("| 0 |"), "{t}: {n}");
+    }
+    assert_eq!(add(&lake, "r", &dir.join("fine")).await, 1);
+    assert_eq!(add(&lake, "rk", &dir.join("by_k_fine")).await, 1);
+    assert_eq!(
+        ok(&lake.ctx, "SELECT * FROM ice.ns.r ORDER BY id").await,
+        "+----+---+\n| id | s |\n+----+---+\n| 1  | a |\n| 2  | b |\n+----+---+"
+    );
+    assert_eq!(
+        ok(&lake.ctx, "SELECT * FROM ice.ns.rk ORDER BY id").await,
+        "+----+---+\n| id | k |\n+----+---+\n| 1  | 7 |\n| 2  | 7 |\n+----+---+"
+    );
+}

@@ -532,3 +532,68 @@ async fn files_that_may_hold_nulls_in_required_columns_are_refused() {
         "+----+---+\n| id | k |\n+----+---+\n| 1  | 7 |\n| 2  | 7 |\n+----+---+"
     );
 }
+
+/// A pyarrow file of 10 000 rows in three row groups of small pages with a page index,
+/// no field ids, its `id` column named `record_id` (an alias in the table's name mapping)
+/// and `ts` in `TIMESTAMP(NANOS)` 500 ns before each whole microsecond: filters on `id`
+/// (row-group and page pruning through the alias) and on the floored `ts` select the
+/// rows they match, and `min`/`max` are the floored values.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn paged_file_with_aliased_columns_prunes_to_the_matching_rows() {
+    if python().is_none() {
+        return;
+    }
+    let lake = lake().await;
+    let src = lake.dir.path().join("paged");
+    run_script(
+        "foreign_parquet.py",
+        &[src.as_os_str(), std::ffi::OsStr::new("paged")],
+    );
+    ok(
+        &lake.ctx,
+        r#"CREATE TABLE ice.ns.pi (id BIGINT, ts TIMESTAMP, s STRING) TBLPROPERTIES
+           ('schema.name-mapping.default'='[{"field-id":1,"names":["id","record_id"]},
+           {"field-id":2,"names":["ts"]},{"field-id":3,"names":["s"]}]')"#,
+    )
+    .await;
+    assert_eq!(add(&lake, "pi", &src).await, 1);
+    for (q, expected) in [
+        ("SELECT count(*) AS n FROM ice.ns.pi", "10000"),
+        (
+            "SELECT CAST(ts AS BIGINT) AS n FROM ice.ns.pi WHERE id = 5000",
+            "-1",
+        ),
+        (
+            "SELECT count(*) AS n FROM ice.ns.pi WHERE id BETWEEN 4000 AND 4099",
+            "100",
+        ),
+        (
+            "SELECT id AS n FROM ice.ns.pi WHERE ts = to_timestamp_micros(-1)",
+            "5000",
+        ),
+        (
+            "SELECT id AS n FROM ice.ns.pi WHERE ts = to_timestamp_micros(0)",
+            "5001",
+        ),
+        (
+            "SELECT count(*) AS n FROM ice.ns.pi WHERE ts < to_timestamp_micros(0)",
+            "5001",
+        ),
+        (
+            "SELECT count(*) AS n FROM ice.ns.pi WHERE ts >= to_timestamp_micros(4998)",
+            "1",
+        ),
+        (
+            "SELECT count(*) AS n FROM ice.ns.pi WHERE s > 'v09990'",
+            "9",
+        ),
+        (
+            "SELECT CAST(min(ts) AS BIGINT) AS n FROM ice.ns.pi",
+            "-5001",
+        ),
+        ("SELECT CAST(max(ts) AS BIGINT) AS n FROM ice.ns.pi", "4998"),
+    ] {
+        let got = ok(&lake.ctx, q).await;
+        assert!(got.contains(&format!("| {expected} ")), "{q}: {got}");
+    }
+}

@@ -201,7 +201,8 @@ fn leaf(values: Values, def: &[i16], rep: Option<&[i16]>) -> Leaf {
 /// Hive and parquet-avro wrote them: a 2-level list (`repeated int32 array`), a repeated
 /// field with no `LIST` annotation, a 2-level list of structs (the repeated group is the
 /// element), Hive's 3-level names (`bag` / `array_element`) and a map whose entries are
-/// `repeated group map (MAP_KEY_VALUE)`: each reads as the table's list or map, by the
+/// `repeated group map (MAP_KEY_VALUE)`, and a repeated group with no `LIST` annotation (a
+/// protobuf writer's repeated message): each reads as the table's list or map, by the
 /// name mapping, and filters on them select the same rows.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn legacy_lists_and_maps_read_through_the_name_mapping() {
@@ -216,9 +217,11 @@ async fn legacy_lists_and_maps_read_through_the_name_mapping() {
         optional group m (MAP) {
           repeated group map (MAP_KEY_VALUE) { required binary k (UTF8); optional int32 v; }
         }
+        repeated group points { required int32 x; optional binary tag (UTF8); }
     }";
-    // rows: (1, [1, 2], [5], [{x: 7}], [9, null], {a: 1}), (2, [], [], null, null, {}),
-    // (3, null, [6, 7], [{x: null}], [], null)
+    // rows: (1, [1, 2], [5], [{x: 7}], [9, null], {a: 1}, [{1, a}]),
+    // (2, [], [], null, null, {}, []), (3, null, [6, 7], [{x: null}], [], null,
+    // [{2, null}, {3, c}]); `points` as protobuf writers leave a repeated message
     write_levels(
         &src.join("f.parquet"),
         message,
@@ -234,17 +237,32 @@ async fn legacy_lists_and_maps_read_through_the_name_mapping() {
             leaf(Values::I32(vec![9]), &[3, 2, 0, 1], Some(&[0, 1, 0, 0])),
             leaf(Values::Bytes(vec!["a"]), &[2, 1, 0], Some(&[0, 0, 0])),
             leaf(Values::I32(vec![1]), &[3, 1, 0], Some(&[0, 0, 0])),
+            leaf(
+                Values::I32(vec![1, 2, 3]),
+                &[1, 0, 1, 1],
+                Some(&[0, 0, 0, 1]),
+            ),
+            leaf(
+                Values::Bytes(vec!["a", "c"]),
+                &[2, 0, 1, 2],
+                Some(&[0, 0, 0, 1]),
+            ),
         ],
     );
     ok(
         &lake.ctx,
         "CREATE TABLE ice.ns.legacy (id BIGINT, two ARRAY<INT>, bare ARRAY<INT>, \
-         structs ARRAY<STRUCT<x: INT>>, hive ARRAY<INT>, m MAP<STRING, INT>)",
+         structs ARRAY<STRUCT<x: INT>>, hive ARRAY<INT>, m MAP<STRING, INT>, \
+         points ARRAY<STRUCT<x: INT, tag: STRING>>)",
     )
     .await;
     assert_eq!(add(&lake, "legacy", &src).await, 1);
     assert_eq!(
-        ok(&lake.ctx, "SELECT * FROM ice.ns.legacy ORDER BY id").await,
+        ok(
+            &lake.ctx,
+            "SELECT id, two, bare, structs, hive, m FROM ice.ns.legacy ORDER BY id"
+        )
+        .await,
         "\
 +----+--------+--------+----------+-------+--------+
 | id | two    | bare   | structs  | hive  | m      |
@@ -253,6 +271,30 @@ async fn legacy_lists_and_maps_read_through_the_name_mapping() {
 | 2  | []     | []     |          |       | {}     |
 | 3  |        | [6, 7] | [{x: }]  | []    |        |
 +----+--------+--------+----------+-------+--------+"
+    );
+    assert_eq!(
+        ok(
+            &lake.ctx,
+            "SELECT id, points FROM ice.ns.legacy ORDER BY id"
+        )
+        .await,
+        "\
++----+---------------------------------+
+| id | points                          |
++----+---------------------------------+
+| 1  | [{x: 1, tag: a}]                |
+| 2  | []                              |
+| 3  | [{x: 2, tag: }, {x: 3, tag: c}] |
++----+---------------------------------+"
+    );
+    assert_eq!(
+        ok(
+            &lake.ctx,
+            "SELECT id FROM ice.ns.legacy WHERE points[2]['tag'] = 'c' OR two[2] = 2 \
+             ORDER BY id"
+        )
+        .await,
+        "+----+\n| id |\n+----+\n| 1  |\n| 3  |\n+----+"
     );
 }
 

@@ -639,3 +639,85 @@ async fn paged_file_with_aliased_columns_prunes_to_the_matching_rows() {
         assert!(got.contains(&format!("| {expected} ")), "{q}: {got}");
     }
 }
+
+/// A file whose writer cut its string and binary statistics to 3 bytes (`parquet`'s
+/// `statistics_truncate_length`; DuckDB cuts at 256): the cut bounds (`abc`..`abd`) are
+/// recorded as bounds, never as the values, so `min`/`max` read the rows and equality
+/// and range filters find them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn truncated_statistics_bound_but_are_not_the_values() {
+    use datafusion::arrow::array::{Array, BinaryArray, Int64Array, RecordBatch, StringArray};
+    use datafusion::parquet::arrow::ArrowWriter;
+    use datafusion::parquet::file::properties::WriterProperties;
+    use std::sync::Arc;
+    let lake = lake().await;
+    let src = lake.dir.path().join("cut");
+    std::fs::create_dir_all(&src).expect("dir");
+    let batch = RecordBatch::try_from_iter([
+        (
+            "id",
+            Arc::new(Int64Array::from(vec![1, 2])) as Arc<dyn Array>,
+        ),
+        ("s", Arc::new(StringArray::from(vec!["abcdef", "abcxyz"]))),
+        (
+            "b",
+            Arc::new(BinaryArray::from(vec![
+                &b"abc\xff\xff"[..],
+                &b"abc\xff\xfe"[..],
+            ])),
+        ),
+    ])
+    .expect("batch");
+    let props = WriterProperties::builder()
+        .set_statistics_truncate_length(Some(3))
+        .build();
+    let file = std::fs::File::create(src.join("f.parquet")).expect("file");
+    let mut w = ArrowWriter::try_new(file, batch.schema(), Some(props)).expect("writer");
+    w.write(&batch).expect("write");
+    w.close().expect("close");
+    ok(
+        &lake.ctx,
+        "CREATE TABLE ice.ns.cut (id BIGINT, s STRING, b BINARY)",
+    )
+    .await;
+    assert_eq!(add(&lake, "cut", &src).await, 1);
+    assert_eq!(
+        ok(
+            &lake.ctx,
+            "SELECT readable_metrics['s']['lower_bound'] AS sl, \
+             readable_metrics['s']['upper_bound'] AS su, \
+             readable_metrics['b']['upper_bound'] AS bu FROM ice.ns.\"cut$files\""
+        )
+        .await,
+        "+-----+-----+--------+\n| sl  | su  | bu     |\n+-----+-----+--------+\n\
+         | abc | abd | 616264 |\n+-----+-----+--------+"
+    );
+    assert_eq!(
+        ok(
+            &lake.ctx,
+            "SELECT max(s) AS s1, min(s) AS s0, max(b) AS b1, min(b) AS b0 FROM ice.ns.cut"
+        )
+        .await,
+        "+--------+--------+------------+------------+\n\
+         | s1     | s0     | b1         | b0         |\n\
+         +--------+--------+------------+------------+\n\
+         | abcxyz | abcdef | 616263ffff | 616263fffe |\n\
+         +--------+--------+------------+------------+"
+    );
+    for (filter, ids) in [
+        ("s = 'abcxyz'", "2"),
+        ("s > 'abcd'", "1, 2"),
+        ("b = X'616263FFFF'", "1"),
+        ("b > X'616263FF'", "1, 2"),
+    ] {
+        let got = ok(
+            &lake.ctx,
+            &format!(
+                "SELECT array_to_string(array_agg(id ORDER BY id), ', ') AS ids FROM ice.ns.cut \
+                 WHERE {filter}"
+            ),
+        )
+        .await;
+        assert!(got.contains(&format!("| {ids} ")), "{filter}: {got}");
+    }
+}

@@ -4,9 +4,10 @@
 //! deprecated `min` / `max`, which writers before `min_value` / `max_value` existed
 //! (parquet-mr before 1.10, so Hive, Spark 2 and Impala files of those years) computed
 //! by comparing values as *signed* numbers and byte arrays byte by byte as signed bytes,
-//! and `min_value` / `max_value`, in the column's sort order. For a column whose order is
-//! not signed (strings, binary, unsigned integers, decimals and UUIDs stored as bytes) the
-//! deprecated pair is not a bound: `é` (`0xC3 0xA9`) sorts below `a` as signed bytes, so a
+//! and `min_value` / `max_value`, in the column's sort order. For a column of byte arrays
+//! (strings, binary, and decimals or UUIDs stored as bytes, whose bytes compared as signed
+//! bytes do not follow their values) or of unsigned integers, the deprecated pair is not a
+//! bound: `é` (`0xC3 0xA9`) sorts below `a` as signed bytes, so a
 //! file holding `a`, `é` and `z` says `min = é`, and a filter `s = 'a'` would skip it.
 //! parquet-mr's reader (`ParquetMetadataConverter`), and so Iceberg Java's metrics and
 //! row-group filters, ignore such bounds; the `parquet` crate hands them over as if they

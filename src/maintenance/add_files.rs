@@ -30,7 +30,7 @@ use object_store::{ObjectStore, ObjectStoreExt};
 use crate::catalog::{Catalog, TableIdent};
 use crate::delete::is_deletion_vector;
 use crate::error::{Error, ErrorKind, Result};
-use crate::expr::literal::literal_eq;
+use crate::expr::literal::{is_nan, literal_eq};
 use crate::io::normalize_location;
 use crate::scan::TableScan;
 use crate::spec::arrow::{arrow_field_id, schema_to_arrow};
@@ -349,7 +349,9 @@ fn partition_of(
             ))
         })?;
         let equal = match (&value, wanted) {
-            (Some(a), Some(b)) => literal_eq(a, b),
+            // `map('f', 'NaN')` names the `f=NaN` directory, as Spark's filter of the
+            // directory names does
+            (Some(a), Some(b)) => literal_eq(a, b) || (is_nan(a) && is_nan(b)),
             (None, None) => true,
             _ => false,
         };

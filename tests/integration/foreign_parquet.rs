@@ -412,7 +412,8 @@ async fn deprecated_statistics_of_strings_are_no_bounds() {
 /// Spark's partition directories of a `double` column hold Java's `Double.toString`:
 /// `f=NaN`, `f=Infinity`, `f=-Infinity` (and `__HIVE_DEFAULT_PARTITION__` for null).
 /// They were refused ("'NaN' is not a double"); they are those values, as Java's
-/// `add_files` reads them (`Double.valueOf`).
+/// `add_files` reads them (`Double.valueOf`), and `partition_filter => map('f', 'NaN')`
+/// takes the `f=NaN` directory.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn partition_directories_of_non_finite_doubles_are_those_values() {
     let lake = lake().await;
@@ -438,6 +439,17 @@ async fn partition_directories_of_non_finite_doubles_are_those_values() {
         "CREATE TABLE ice.ns.p (id BIGINT, f DOUBLE) PARTITIONED BY (f)",
     )
     .await;
+    // a partition filter naming NaN takes the NaN directory (NaN equals no value)
+    let nan = call(
+        &lake,
+        &format!(
+            "CALL ice.system.add_files('ns.p', '`parquet`.`{}`', map('f', 'NaN'))",
+            src.display()
+        ),
+    )
+    .await;
+    assert_eq!(nan["added_files_count"], 1);
+    ok(&lake.ctx, "DELETE FROM ice.ns.p").await;
     assert_eq!(add(&lake, "p", &src).await, 5);
     assert_eq!(
         ok(&lake.ctx, "SELECT id, f FROM ice.ns.p ORDER BY id").await,

@@ -15,6 +15,11 @@
 //! struct fields by name and a map value's struct fields by position: each is read
 //! through a [`NestedProjection`], which matches the fields at every depth by field id
 //! (absent ones read their `initial-default`, or null) and pushes struct nulls down.
+//! So is a column of a finer time unit than the table's (a migrated file's
+//! `TIMESTAMP(NANOS)` in a microsecond `timestamp`): DataFusion's cast rounds a value
+//! before 1970 toward zero (-1500 ns to -1 µs) where Java floors (-2 µs); the projection
+//! floors ([`crate::time_narrowing`]). A filter on such a column prunes no row group
+//! (DataFusion's statistics pruning does not see through the projection).
 //! Files written without field ids get ids from the table's name mapping
 //! (`schema.name-mapping.default`); without one they cannot be read (error).
 
@@ -39,6 +44,7 @@ use super::values_fields::same_but_names;
 use crate::spec::arrow::arrow_field_id;
 use crate::spec::arrow::PARQUET_FIELD_ID_META_KEY;
 use crate::spec::name_mapping::{MappedField, NameMapping};
+use crate::time_narrowing::narrowed_type;
 
 /// Creates [`FieldIdExprAdapter`]s: column mapping by Iceberg field id.
 #[derive(Debug, Default, Clone)]
@@ -261,8 +267,11 @@ impl PhysicalExprAdapterFactory for FieldIdExprAdapterFactory {
             }
             let mut field = f.as_ref().clone().with_name(target.clone());
             if let Some(file_field) = file_field.filter(|ff| {
-                is_nested(f.data_type())
-                    && (holds_struct(f.data_type()) || ff.data_type() != f.data_type())
+                let nested = is_nested(f.data_type())
+                    && (holds_struct(f.data_type()) || ff.data_type() != f.data_type());
+                // DataFusion's cast divides: a finer time unit (`TIMESTAMP(NANOS)` in a
+                // microsecond column) must floor instead, as Java's readers do
+                nested || narrowed_type(ff.data_type(), f.data_type()) != *ff.data_type()
             }) {
                 // matched by the ids of the nested fields, read as the scan's type
                 let with_ids = self.with_nested_ids(f);

@@ -22,7 +22,10 @@
 //!   promotion the spec allows (spec: "Schema Evolution": int→long, float→double, decimal
 //!   precision widening, v3 date→timestamp) is read; anything else fails naming the
 //!   file, the column and both types, where DataFusion's casts would read `4.7` stored in
-//!   a `double` file as the `int` 4 (issue 16, item 4).
+//!   a `double` file as the `int` 4 (issue 16, item 4);
+//! - drop the deprecated min/max statistics of columns not in signed order (old Hive and
+//!   Spark files' strings) before DataFusion prunes row groups by them
+//!   ([`crate::io::parquet_statistics`]).
 
 use std::collections::HashMap;
 use std::ops::Range;
@@ -50,6 +53,7 @@ use super::expr_adapter::FieldIdExprAdapterFactory;
 use super::scan_errors::Locations;
 use crate::error::Error;
 use crate::io::parquet_footer::column_chunk_out_of_range;
+use crate::io::parquet_statistics::without_untrusted_min_max;
 use crate::spec::arrow::arrow_field_id;
 use crate::spec::arrow_compat::check_field;
 
@@ -278,7 +282,15 @@ impl AsyncFileReader for IcebergFileReader {
                 self.check_types(&metadata)?;
                 self.checked = true;
             }
-            Ok(metadata)
+            // deprecated min/max of a column not in signed order prune nothing
+            match without_untrusted_min_max(&metadata) {
+                Ok(Some(trusted)) => Ok(Arc::new(trusted)),
+                Ok(None) => Ok(metadata),
+                Err(e) => Err(external(Error::invalid_data(format!(
+                    "data file {}: its row-group statistics cannot be read: {e}",
+                    self.described
+                )))),
+            }
         }
         .boxed()
     }

@@ -17,7 +17,10 @@
 //! rebuilds the column with the table's fields (names, order, types, field ids),
 //! taking the file's child arrays by position (no copy), casting primitives whose type
 //! was promoted (int→long, float→double, decimal widening, date→timestamp; the reader
-//! checked the pair already, see `file_reader`), and filling absent fields. The scan
+//! checked the pair already, see `file_reader`) or whose time unit is finer than the
+//! table's (`TIMESTAMP(NANOS)` of a migrated file in a microsecond `timestamp`: floored,
+//! as Java's `DateTimeUtil.nanosToMicros`, see [`crate::time_narrowing`]), and filling
+//! absent fields. The scan
 //! returns the column without the nested ids ([`NestedProjection::reading_as`]: its
 //! table schema has none, see [`crate::spec::arrow::without_nested_field_ids`]).
 //! [`ProjectNestedExpr`] is the physical expression the field-id adapter
@@ -50,6 +53,7 @@ use datafusion::physical_expr::PhysicalExpr;
 
 use super::values_fields::{relabel_data, same_but_names};
 use crate::spec::arrow::arrow_field_id;
+use crate::time_narrowing::cast_flooring;
 
 /// Whether a column of this Arrow type is read through a [`NestedProjection`]: structs,
 /// lists and maps.
@@ -69,7 +73,8 @@ pub fn is_nested(data_type: &DataType) -> bool {
 enum Plan {
     /// The file's values as they are (same type), with the enclosing structs' nulls.
     AsIs,
-    /// A primitive of another type in the file: cast to the table's type.
+    /// A primitive of another type in the file: cast to the table's type (a finer time
+    /// unit floored).
     Cast(DataType),
     /// A struct: one source per field of the table's struct, in the table's order.
     Struct(Vec<Source>),
@@ -291,7 +296,7 @@ fn project(
         Plan::AsIs => with_nulls(Arc::clone(array), parent),
         Plan::Cast(to) => {
             let array = with_nulls(Arc::clone(array), parent)?;
-            Ok(cast_with_options(&array, to, &cast_options())?)
+            Ok(cast_flooring(&array, to, &cast_options())?)
         }
         Plan::Struct(sources) => {
             let (DataType::Struct(fields), Some(file)) = (target, array.as_struct_opt()) else {

@@ -24,6 +24,7 @@ mod cloud;
 mod counting;
 mod local;
 pub mod parquet_footer;
+pub mod parquet_statistics;
 mod read_context;
 mod retry;
 mod routing;

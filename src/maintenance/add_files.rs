@@ -30,7 +30,7 @@ use object_store::{ObjectStore, ObjectStoreExt};
 use crate::catalog::{Catalog, TableIdent};
 use crate::delete::is_deletion_vector;
 use crate::error::{Error, ErrorKind, Result};
-use crate::expr::literal::literal_eq;
+use crate::expr::literal::{is_nan, literal_eq};
 use crate::io::normalize_location;
 use crate::scan::TableScan;
 use crate::spec::arrow::{arrow_field_id, schema_to_arrow};
@@ -97,7 +97,8 @@ impl AddFiles {
 /// non-identity partition field ([`ErrorKind::Unsupported`]); a filter on a column that
 /// is not a partition source, or on an unpartitioned table; a file outside
 /// `<column>=<value>` directories of a partitioned table, or a value that is not one of
-/// the column's type; a source that does not exist or holds no file
+/// the column's type; a file that may give a null in a required column (holding nulls,
+/// lacking null counts, or lacking the column); a source that does not exist or holds no file
 /// ([`ErrorKind::NotFound`]); a file that is not Parquet ([`ErrorKind::InvalidData`], naming
 /// it); a file the table already holds (with `check_duplicate_files`,
 /// [`ErrorKind::ValidationFailed`] naming up to 10); commit errors.
@@ -159,11 +160,12 @@ pub async fn add_files(
     let files: Vec<DataFile> = stream::iter(found)
         .map(|(location, size, partition)| {
             let (base, mapping, modes) = (&base, &mapping, &modes);
-            let table_columns = &table_columns;
+            let (table_columns, columns) = (&table_columns, &columns);
             async move {
                 let meta = read_footer(base, &location, size).await?;
                 check_columns(&meta, table_columns, mapping, &location)?;
                 let ids = leaf_field_ids(&meta, Some(mapping));
+                check_required_columns(&meta, &ids, schema, columns, &partition, &location)?;
                 let mode_of = |id: i32| modes.get(&id).copied().unwrap_or(MetricsMode::DEFAULT);
                 let size = i64::try_from(size).unwrap_or(i64::MAX);
                 Ok::<_, Error>(data_file_from_footer_ids(
@@ -347,7 +349,9 @@ fn partition_of(
             ))
         })?;
         let equal = match (&value, wanted) {
-            (Some(a), Some(b)) => literal_eq(a, b),
+            // `map('f', 'NaN')` names the `f=NaN` directory, as Spark's filter of the
+            // directory names does
+            (Some(a), Some(b)) => literal_eq(a, b) || (is_nan(a) && is_nan(b)),
             (None, None) => true,
             _ => false,
         };
@@ -372,7 +376,8 @@ fn partition_of(
     Ok(Some(partition))
 }
 
-/// A Hive directory's value as a value of `ty` (`__HIVE_DEFAULT_PARTITION__`: null).
+/// A Hive directory's value as a value of `ty` (`__HIVE_DEFAULT_PARTITION__`: null; a float's
+/// `NaN`, `Infinity`, `-Infinity` as Spark writes them).
 fn partition_value(text: &str, ty: &PrimitiveType) -> Result<Option<Literal>> {
     if text == HIVE_NULL {
         return Ok(None);
@@ -390,7 +395,16 @@ fn partition_value(text: &str, ty: &PrimitiveType) -> Result<Option<Literal>> {
             serde_json::Value::from(text.parse::<i64>().map_err(|_| bad())?)
         }
         PrimitiveType::Float | PrimitiveType::Double => {
-            serde_json::Value::from(text.parse::<f64>().map_err(|_| bad())?)
+            let v = text.parse::<f64>().map_err(|_| bad())?;
+            if !v.is_finite() {
+                // Spark's directories hold Java's `Double.toString`: `NaN`, `Infinity`,
+                // `-Infinity` (read back by `Double.valueOf`), which JSON cannot hold
+                return Ok(Some(match ty {
+                    PrimitiveType::Float => Literal::Float(v as f32),
+                    _ => Literal::Double(v),
+                }));
+            }
+            serde_json::Value::from(v)
         }
         PrimitiveType::Decimal { .. } | PrimitiveType::Date | PrimitiveType::String => {
             serde_json::Value::String(text.to_string())
@@ -512,6 +526,75 @@ fn check_columns(
              matched exactly, through the table's name mapping)",
             names.join(", ")
         )));
+    }
+    Ok(())
+}
+
+/// Fail when the file of `meta` (leaf field ids `ids`, see [`leaf_field_ids`]) may give
+/// a null in a top-level required primitive column of `schema` (spec "Schemas and Data
+/// Types": a required field always has a value): the column holds nulls by its footer's
+/// null counts, or is optional in the file without a null count in some row group, or is
+/// absent with no `initial-default` and is not an identity partition column with a
+/// non-null value in `partition` (values of the partition source `columns`). Such a file
+/// read nulls where the table promises none, and answers built on the promise were wrong
+/// (`count(*) … WHERE id IS NULL` gave 0, reading none of it). Nested required fields
+/// are not checked (a struct's null counts in its fields' too).
+fn check_required_columns(
+    meta: &ParquetMetaData,
+    ids: &[Option<i32>],
+    schema: &Schema,
+    columns: &[(String, PrimitiveType)],
+    partition: &[Option<Literal>],
+    location: &str,
+) -> Result<()> {
+    let descr = meta.file_metadata().schema_descr();
+    let required = schema
+        .columns()
+        .iter()
+        .filter(|f| f.required && f.field_type.as_primitive().is_some());
+    for field in required {
+        let (name, id) = (&field.name, field.id);
+        let refuse = |why: String| {
+            Error::invalid_argument(format!(
+                "file '{location}': column '{name}' (field id {id}) is required (NOT NULL) in \
+                 the table, but {why}"
+            ))
+        };
+        let leaf = (0..descr.num_columns())
+            .find(|&i| ids.get(i) == Some(&Some(id)) && descr.column(i).path().parts().len() == 1);
+        let Some(leaf) = leaf else {
+            let from_partition = columns
+                .iter()
+                .zip(partition)
+                .any(|((c, _), v)| c == name && v.is_some());
+            if field.initial_default.is_some() || from_partition {
+                continue;
+            }
+            return Err(refuse(
+                "the file lacks it and it has no initial-default or partition value".into(),
+            ));
+        };
+        if descr.column(leaf).max_def_level() == 0 {
+            continue;
+        }
+        let mut nulls = 0;
+        for (g, group) in meta.row_groups().iter().enumerate() {
+            match group
+                .column(leaf)
+                .statistics()
+                .and_then(|s| s.null_count_opt())
+            {
+                Some(n) => nulls += n,
+                None => {
+                    return Err(refuse(format!(
+                        "row group {g} of the file has no null count for it (it may hold nulls)"
+                    )))
+                }
+            }
+        }
+        if nulls > 0 {
+            return Err(refuse(format!("the file holds {nulls} null(s) in it")));
+        }
     }
     Ok(())
 }

@@ -31,6 +31,7 @@ use super::metrics_config::MetricsMode;
 use crate::error::{Error, ErrorKind, Result};
 use crate::expr::compare;
 use crate::expr::literal::is_nan;
+use crate::io::parquet_statistics::trusted_min_max;
 use crate::spec::name_mapping::NameMapping;
 use crate::spec::{
     DataContentType, DataFile, DataFileFormat, IntMap, Literal, PrimitiveType, Schema,
@@ -256,12 +257,16 @@ impl ColumnMetrics {
         }
         let ty = &self.ty;
         let unit = int64_time_unit_nanos(cc.column_descr());
-        let bounds = stats.and_then(|s| {
-            Some((
-                stat_literal(s, true, ty, unit)?,
-                stat_literal(s, false, ty, unit)?,
-            ))
-        });
+        // deprecated min/max of a column not in signed order are no bounds
+        // (parquet_statistics)
+        let bounds = stats
+            .filter(|s| trusted_min_max(s, cc.column_descr()))
+            .and_then(|s| {
+                Some((
+                    stat_literal(s, true, ty, unit)?,
+                    stat_literal(s, false, ty, unit)?,
+                ))
+            });
         match bounds {
             None => self.bounds_valid = false,
             Some((lo, hi)) => {

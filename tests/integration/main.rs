@@ -35,6 +35,7 @@ mod evolution_engines;
 mod fault_proxy;
 mod filter_differential;
 mod fixtures;
+mod foreign_parquet;
 mod fuzz;
 mod fuzz_parsers;
 mod gc_disabled;

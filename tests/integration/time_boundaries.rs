@@ -247,7 +247,11 @@ async fn ctas_of_zoned_timestamps_makes_timestamptz_columns() {
 async fn timestamptz_cast_to_timestamp_is_the_session_zones_wall_clock() {
     let lake = lake().await;
     let ctx = &lake.ctx;
-    ok(ctx, "CREATE TABLE ice.ns.c (id INT, tz TIMESTAMPTZ, ts TIMESTAMP)").await;
+    ok(
+        ctx,
+        "CREATE TABLE ice.ns.c (id INT, tz TIMESTAMPTZ, ts TIMESTAMP)",
+    )
+    .await;
     ok(
         ctx,
         "INSERT INTO ice.ns.c VALUES (1, '2024-02-29T21:30:00Z', NULL), \

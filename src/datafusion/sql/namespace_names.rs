@@ -28,12 +28,29 @@ use super::tokens::Tok;
 use crate::datafusion::catalog::schema_name;
 
 /// Whether `statement` may name a table by a name of three parts or more: a cheap check
-/// before tokenizing it.
+/// before tokenizing it (an `INSERT` of many decimal values is not parsed again).
 pub(super) fn candidate(statement: &str) -> bool {
     if super::tokens::first_word_is(statement, &["SET", "RESET", "CALL"]) {
         return false;
     }
-    statement.matches('.').count() >= 2
+    // a word, a dot, a word, a dot, a word (`1.5` is none: no dot before a digit counts)
+    let ident = |c: u8| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'"' | b'`') || c >= 0x80;
+    let starts = |c: u8| c.is_ascii_alphabetic() || matches!(c, b'_' | b'"' | b'`') || c >= 0x80;
+    let bytes = statement.as_bytes();
+    let mut dots = 0;
+    for (i, &c) in bytes.iter().enumerate() {
+        if c == b'.' {
+            let joins =
+                i > 0 && ident(bytes[i - 1]) && bytes.get(i + 1).is_some_and(|&next| starts(next));
+            dots = if joins { dots + 1 } else { 0 };
+            if dots >= 2 {
+                return true;
+            }
+        } else if !ident(c) {
+            dots = 0;
+        }
+    }
+    false
 }
 
 /// `text` (tokenized as `toks`) with the namespaces of several levels in its table names
@@ -91,4 +108,29 @@ pub(super) fn rewrite(
         edits.push((toks[start].start..toks[end].end, replacement));
     }
     super::tokens::splice(text, edits)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::candidate;
+
+    #[test]
+    fn only_statements_with_names_of_three_parts_are_candidates() {
+        for yes in [
+            "SELECT * FROM a.b.t",
+            "SELECT * FROM cat.\"a.b\".t",
+            "DELETE FROM x.y.z WHERE k = 1.5",
+            "SELECT * FROM \"a\".b.c",
+        ] {
+            assert!(candidate(yes), "{yes}");
+        }
+        for no in [
+            "SELECT * FROM ns.t",
+            "INSERT INTO ns.t VALUES (1.5, 2.25), (3.5, 4.5)",
+            "SELECT 1.5 + t.x FROM t",
+            "CALL system.expire_snapshots('a.b.t')",
+        ] {
+            assert!(!candidate(no), "{no}");
+        }
+    }
 }

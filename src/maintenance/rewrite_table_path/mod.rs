@@ -32,6 +32,12 @@
 //! lie. Copying every line and registering the target of the end version gives the table
 //! at the target prefix; with a start version (already copied), only what is newer.
 //!
+//! A metadata file read from outside the source prefix (the current one of a table
+//! registered from a copy) is taken as the file of that name in the table's metadata
+//! directory (`write.metadata.path`, else `<location>/metadata`), where the later
+//! versions' `metadata-log` names it; Java refuses it. Prefixes match the forms of one
+//! local path alike (`file:/x`, `file:///x`, `/x`; see [`PrefixRewrite`]).
+//!
 //! **Refused** ([`ErrorKind::InvalidArgument`], naming the cause): an empty or equal
 //! prefix, a table location not under the source prefix, a start or end version that is
 //! not the current metadata file nor in its `metadata-log` (by file name, as Java), a start
@@ -325,6 +331,7 @@ impl Run<'_> {
         let what = format!("metadata file '{location}'");
         let moved = self.metadata_moved(metadata, &what)?;
         let json = table_metadata_to_json(&moved)?;
+        let location = &self.stored_location(location);
         let staged = self.staged(location, &what)?;
         self.table
             .file_io()
@@ -343,6 +350,22 @@ impl Run<'_> {
             }
         }
         Ok(())
+    }
+
+    /// Where metadata file `location` lies in the table: itself when under the source
+    /// prefix; else (read from a copy registered elsewhere) its name in the table's
+    /// metadata directory (`write.metadata.path`, else `<location>/metadata`), which the
+    /// metadata-log of later versions names.
+    fn stored_location(&self, location: &str) -> String {
+        if self.paths.covers(location) {
+            return location.to_string();
+        }
+        let m = self.table.metadata();
+        let dir = match m.properties.get("write.metadata.path") {
+            Some(p) => p.trim_end_matches('/').to_string(),
+            None => format!("{}/metadata", m.location.trim_end_matches('/')),
+        };
+        format!("{dir}/{}", file_name(location))
     }
 
     /// `metadata` with its locations moved (Java's `RewriteTablePathUtil.replacePaths`).

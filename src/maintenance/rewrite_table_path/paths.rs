@@ -1,9 +1,11 @@
 //! Moving a location from one prefix to another, as Java's `RewriteTablePathUtil`
 //! (`newPath`, `relativize`, `stagingPath`): a prefix matches whole path segments only
 //! (`/a/t` is a prefix of `/a/t/x` and of `/a/t`, not of `/a/tt`), and a trailing `/` on
-//! a prefix or a path does not matter. Locations are compared as text, as Java does: the
-//! source prefix must be written as the table's metadata writes its locations (`file:/x`,
-//! `file:///x` and `/x` are different prefixes).
+//! a prefix or a path does not matter. Locations are compared as text, as Java does, but
+//! for the forms of one local file: `file:/x`, `file:///x`, `file://localhost/x` and `/x`
+//! match each other (Spark's Hadoop tables store `file:/x` paths under a `file:///x`
+//! location; Java's text match leaves one of the two forms unmoved or fails). The part
+//! after the prefix is kept as written.
 
 use crate::error::{Error, Result};
 
@@ -25,6 +27,16 @@ fn with_separator(path: &str) -> String {
     }
 }
 
+/// The absolute path of a local location (`file:/x`, `file:///x`, `file://localhost/x`,
+/// `/x`: RFC 8089); `None` for other locations.
+fn local_path(location: &str) -> Option<&str> {
+    let path = match location.strip_prefix("file://") {
+        Some(rest) => rest.strip_prefix("localhost").unwrap_or(rest),
+        None => location.strip_prefix("file:").unwrap_or(location),
+    };
+    path.starts_with(SEPARATOR).then_some(path)
+}
+
 impl PrefixRewrite {
     /// `source` replaced by `target`.
     ///
@@ -37,7 +49,8 @@ impl PrefixRewrite {
         if target.is_empty() {
             return Err(Error::invalid_argument("target_prefix cannot be empty"));
         }
-        if with_separator(source) == with_separator(target) {
+        let local = |p: &'_ str| with_separator(local_path(p).unwrap_or(p));
+        if local(source) == local(target) {
             return Err(Error::invalid_argument(format!(
                 "source_prefix cannot be the same as target_prefix ({source})"
             )));
@@ -61,7 +74,11 @@ impl PrefixRewrite {
     /// `path` relative to the source prefix (`""` for the prefix itself); `None` when it
     /// is not under it.
     fn relative<'a>(&self, path: &'a str) -> Option<&'a str> {
-        let prefix = with_separator(&self.source);
+        let (path, source) = match (local_path(path), local_path(&self.source)) {
+            (Some(p), Some(s)) => (p, s),
+            _ => (path, self.source.as_str()),
+        };
+        let prefix = with_separator(source);
         if with_separator(path) == prefix {
             return Some("");
         }
@@ -130,6 +147,22 @@ mod tests {
             "/st/metadata/v1.metadata.json"
         );
         assert!(PrefixRewrite::new("/a", "/a/").is_err());
+        // the forms of one local path match each other; the rest is kept as written
+        let p = PrefixRewrite::new("file:///wh/t", "/dr/t").expect("prefixes");
+        for path in [
+            "file:/wh/t/data/x",
+            "file:///wh/t/data/x",
+            "file://localhost/wh/t/data/x",
+            "/wh/t/data/x",
+        ] {
+            assert_eq!(
+                p.new_path(path, w).expect("moved"),
+                "/dr/t/data/x",
+                "{path}"
+            );
+        }
+        assert!(!p.covers("s3://b/wh/t/x"));
+        assert!(!p.covers("file:/wh/tt/x"));
         assert!(PrefixRewrite::new("", "/a").is_err());
         assert!(PrefixRewrite::new("/a", "").is_err());
     }

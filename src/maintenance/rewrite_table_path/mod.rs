@@ -488,7 +488,14 @@ impl Run<'_> {
                     mf.partition_spec_id
                 ))
             })?;
-        let schemas = metadata.schemas_newest_first();
+        // the manifest's own schema and format version (its header), so its rewrite does
+        // not depend on the end version: a later incremental rewrite finds the length of
+        // the copy an earlier one made
+        let (schema_id, version) = manifest_header(&table, mf).await?;
+        let mut schemas = metadata.schemas_newest_first();
+        if let Some(own) = schema_id.and_then(|id| metadata.schema_by_id(id)) {
+            schemas.insert(0, own);
+        }
         let mut writer = ManifestWriter::new(
             &schemas,
             spec,
@@ -496,7 +503,7 @@ impl Run<'_> {
             mf.added_snapshot_id,
             mf.sequence_number,
         )?
-        .with_format_version(metadata.format_version)?;
+        .with_format_version(version.unwrap_or(metadata.format_version))?;
         for entry in entries {
             let mut file = entry.data_file.clone();
             let source = file.file_path.clone();
@@ -595,6 +602,33 @@ impl Run<'_> {
         }
         Ok(())
     }
+}
+
+/// The `schema-id` and `format-version` of manifest `mf`'s Avro header, when given.
+///
+/// Errors: the manifest cannot be read ([`ErrorKind::NotFound`], [`ErrorKind::Io`]) or
+/// is not Avro ([`ErrorKind::InvalidData`]), naming it.
+async fn manifest_header(
+    table: &Table,
+    mf: &ManifestFile,
+) -> Result<(Option<i32>, Option<FormatVersion>)> {
+    let bytes = table.file_io().read(&mf.manifest_path).await?;
+    let reader = apache_avro::Reader::new(&bytes[..]).map_err(|e| {
+        Error::invalid_data(format!("manifest '{}': not Avro", mf.manifest_path)).with_source(e)
+    })?;
+    let meta = reader.user_metadata();
+    let number = |key: &str| {
+        meta.get(key)
+            .and_then(|v| std::str::from_utf8(v).ok())
+            .and_then(|v| v.trim().parse::<i32>().ok())
+    };
+    let version = match number("format-version") {
+        Some(1) => Some(FormatVersion::V1),
+        Some(2) => Some(FormatVersion::V2),
+        Some(3) => Some(FormatVersion::V3),
+        _ => None,
+    };
+    Ok((number("schema-id"), version))
 }
 
 /// The (source, target) lines of a file list, as [`rewrite_table_path`] writes it.

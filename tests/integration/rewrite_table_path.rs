@@ -480,6 +480,42 @@ async fn rewrite_table_path_into_a_given_staging_location_without_a_list() {
             "a {suffix} staged: {staged:?}"
         );
     }
+    // an older end version: that version and its log, not the current one
+    let older = table
+        .metadata()
+        .metadata_log
+        .last()
+        .expect("log")
+        .metadata_file
+        .clone();
+    let older = older.rsplit('/').next().expect("name").to_string();
+    let current = table
+        .metadata_location()
+        .rsplit('/')
+        .next()
+        .expect("name")
+        .to_string();
+    let staging = tempfile::tempdir().expect("tempdir");
+    let (latest, list) = call(
+        &lake,
+        &format!(
+            "table => 'ns.staged', source_prefix => '{source}', target_prefix => '/x/t', \
+             end_version => '{older}', staging_location => '{}'",
+            staging.path().display()
+        ),
+    )
+    .await
+    .expect("rewrite_table_path to an older version");
+    assert_eq!(latest, older);
+    let listed = file_list(&list);
+    assert!(
+        listed.values().any(|t| t.ends_with(&format!("/{older}"))),
+        "{listed:?}"
+    );
+    assert!(
+        !listed.values().any(|t| t.ends_with(&format!("/{current}"))),
+        "{listed:?}"
+    );
 }
 
 /// Refusals name their cause, and nothing is written.

@@ -270,9 +270,28 @@ async fn sizes_are_the_copies(ctx: &datafusion::prelude::SessionContext, name: &
         assert!(!rows.is_empty(), "{sql}");
         for row in rows {
             let (path, size) = row.rsplit_once(',').expect("path,size");
-            let actual = std::fs::metadata(local(path)).expect("copied").len();
+            let actual = std::fs::metadata(local(path))
+                .unwrap_or_else(|e| panic!("{what}: {path} not copied: {e}"))
+                .len();
             assert_eq!(size.parse::<u64>().ok(), Some(actual), "{what} of {path}");
         }
+    }
+}
+
+/// Every metadata file the `metadata-log` of the target metadata file `metadata` names
+/// was copied, and names no file outside the target.
+fn log_is_copied(metadata: &str) {
+    let json: Value =
+        serde_json::from_str(&std::fs::read_to_string(local(metadata)).expect("metadata"))
+            .expect("JSON");
+    let log = json["metadata-log"].as_array().expect("metadata-log");
+    assert!(!log.is_empty(), "{metadata}: a metadata-log");
+    for entry in log {
+        let file = entry["metadata-file"].as_str().expect("metadata-file");
+        assert!(
+            local(file).is_file(),
+            "{file} (metadata-log of {metadata}) was copied"
+        );
     }
 }
 
@@ -355,6 +374,7 @@ async fn moves_and_reads_alike(version: u8) {
         .expect("register the moved table");
     same_at_every_snapshot(&lake, &to, &name, &metadata).await;
     sizes_are_the_copies(&to.ctx, &name).await;
+    log_is_copied(&metadata);
     // the branch and tag move with the table
     for r in ["before_update", "dev"] {
         let q = |c: &str| format!("SELECT count(*) FROM {c}.ns.{name} VERSION AS OF '{r}'");
@@ -421,6 +441,7 @@ async fn moves_and_reads_alike(version: u8) {
         .await
         .expect("register the moved table");
     same_at_every_snapshot(&lake, &to2, &name, &metadata2).await;
+    log_is_copied(&metadata2);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -778,4 +799,65 @@ async fn rewrite_table_path_incremental_after_a_schema_change() {
         let duck = crate::interop::duckdb_read(&metadata);
         assert_eq!(duck["count"].as_i64(), Some(4), "DuckDB at the target");
     }
+}
+
+/// After compacting the position delete files and expiring the snapshots that read the
+/// old ones, the current delete manifest still names them in deleted entries, but they
+/// are gone: the rewrite moves those entries without reading the files, and the table
+/// moves and reads alike.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rewrite_table_path_after_compaction_and_expiry() {
+    let lake = lake().await;
+    build(&lake, "compacted", 2).await;
+    let t = "ns.compacted";
+    let calls = [
+        format!(
+            "CALL ice.system.rewrite_position_delete_files(table => '{t}', \
+             options => map('rewrite-all', 'true'))"
+        ),
+        format!(
+            "CALL ice.system.expire_snapshots(table => '{t}', \
+             older_than => now() + INTERVAL '1' DAY, retain_last => 1)"
+        ),
+    ];
+    for q in &calls {
+        ok(&lake.ctx, q).await;
+    }
+    // the tag and branch keep their snapshots; drop them so the old delete files go
+    for q in [
+        format!("ALTER TABLE ice.{t} DROP TAG before_update"),
+        format!("ALTER TABLE ice.{t} DROP BRANCH dev"),
+    ] {
+        ok(&lake.ctx, &q).await;
+    }
+    ok(&lake.ctx, &calls[1]).await;
+    let table = lake
+        .catalog
+        .load_table(&TableIdent::parse(t))
+        .await
+        .expect("load");
+    let source = table.metadata().location.clone();
+    let dest = tempfile::tempdir().expect("tempdir");
+    let target_prefix = dest.path().join("moved").display().to_string();
+    let (latest, list) = call(
+        &lake,
+        &format!("table => '{t}', source_prefix => '{source}', target_prefix => '{target_prefix}'"),
+    )
+    .await
+    .expect("rewrite_table_path");
+    let list = file_list(&list);
+    copy_all(&list);
+    let metadata = list
+        .values()
+        .find(|to| to.ends_with(&format!("/{latest}")))
+        .expect("the end version is listed")
+        .clone();
+    let to = target(dest.path()).await;
+    to.catalog
+        .register_table(&TableIdent::parse(t), &metadata)
+        .await
+        .expect("register");
+    log_is_copied(&metadata);
+    sizes_are_the_copies(&to.ctx, "compacted").await;
+    same_at_every_snapshot(&lake, &to, "compacted", &metadata).await;
 }

@@ -27,8 +27,9 @@
 //! **The file list** (`<staging>/file-list`, unless not asked for): one line
 //! `source,target` (Java's CSV, no header, no quoting) per file to copy: the staged
 //! metadata files to their targets, and the live data files, equality delete files
-//! added by the new snapshots and the statistics files of the versions (but those the start version has: copied
-//! before, unlike Java, which lists them again), from where they
+//! added by the new snapshots (without a start version: every live one, also of
+//! snapshots older than the log), and the statistics files of the versions that exist
+//! (not those the start version has: copied before; Java lists them again), from where they
 //! lie. Copying every line and registering the target of the end version gives the table
 //! at the target prefix; with a start version (already copied), only what is newer.
 //!
@@ -166,9 +167,9 @@ pub async fn rewrite_table_path(
     }
     // the versions to rewrite: the end one, then its log back to the start version
     let mut versions = vec![(end_location.clone(), end.clone())];
-    let mut reached_start =
-        start_location.is_none() || start_location.as_ref() == Some(&end_location);
-    if !reached_start {
+    // (without a start version: the whole log; a start equal to the end: none of it)
+    let mut reached_start = start_location.is_none();
+    if start_location.as_ref() != Some(&end_location) {
         for entry in end.metadata_log.iter().rev() {
             if Some(&entry.metadata_file) == start_location.as_ref() {
                 reached_start = true;
@@ -179,6 +180,8 @@ pub async fn rewrite_table_path(
                 .map_err(|e| e.context(format!("version file '{}'", entry.metadata_file)))?;
             versions.push((entry.metadata_file.clone(), m));
         }
+    } else {
+        reached_start = true;
     }
     if !reached_start {
         return Err(Error::invalid_argument(format!(
@@ -343,8 +346,10 @@ impl Run<'_> {
             .partition_statistics
             .iter()
             .map(|s| &s.statistics_path);
+        // a file an older version names may be gone with its expired snapshot: nothing
+        // to copy (as the source, the target's old version names a missing file)
         for path in statistics.chain(partition) {
-            if !self.start_statistics.contains(path) {
+            if !self.start_statistics.contains(path) && self.table.file_io().exists(path).await? {
                 let field = format!("{what}, statistics");
                 self.plan.insert((path.clone(), self.moved(path, &field)?));
             }
@@ -432,7 +437,7 @@ impl Run<'_> {
         let mut moved = Vec::with_capacity(manifests.len());
         for mf in &manifests {
             let stage = all || delta.contains(&mf.added_snapshot_id);
-            let length = self.manifest(mf, delta, stage).await?;
+            let length = self.manifest(mf, delta, all, stage).await?;
             let mut m = mf.clone();
             m.manifest_path = self.moved(&mf.manifest_path, &what)?;
             m.manifest_length = length;
@@ -463,12 +468,13 @@ impl Run<'_> {
 
     /// Rewrite manifest `mf`; return its new length. With `stage`, the manifest and its
     /// position delete files are written to staging and listed with the live files the
-    /// `delta` snapshots added; otherwise (a manifest a start version already copied) only
+    /// `delta` snapshots added (every live file when `all`); otherwise (a manifest a start version already copied) only
     /// its length is computed.
     async fn manifest(
         &mut self,
         mf: &ManifestFile,
         delta: &HashSet<i64>,
+        all: bool,
         stage: bool,
     ) -> Result<i64> {
         if let Some((length, staged)) = self.manifests.get(&mf.manifest_path).copied() {
@@ -508,7 +514,9 @@ impl Run<'_> {
             let mut file = entry.data_file.clone();
             let source = file.file_path.clone();
             file.file_path = self.moved(&source, &what)?;
-            let listed = stage && entry.is_alive() && delta.contains(&entry.snapshot_id);
+            // without a start version every live file is copied, also those of snapshots
+            // expired before the oldest logged version (Java lists only the logged ones)
+            let listed = stage && entry.is_alive() && (all || delta.contains(&entry.snapshot_id));
             match (mf.content, file.content) {
                 (ManifestContent::Data, _) | (_, DataContentType::EqualityDeletes) => {
                     if listed {
@@ -516,8 +524,15 @@ impl Run<'_> {
                     }
                 }
                 (ManifestContent::Deletes, _) => {
-                    self.position_delete(&mut file, &source, &what, stage, listed)
-                        .await?;
+                    self.position_delete(
+                        &mut file,
+                        &source,
+                        &what,
+                        entry.is_alive(),
+                        stage,
+                        listed,
+                    )
+                    .await?;
                 }
             }
             writer.add(&NewEntry {
@@ -546,12 +561,14 @@ impl Run<'_> {
 
     /// Move the locations of position delete file `file` (at `source`): its
     /// `referenced_data_file` and `file_path` bounds; its bytes rewritten (once per
-    /// file) for its new size, staged and listed when `listed`.
+    /// file) for its new size, staged and listed when `listed`. A file that is gone is
+    /// an error unless its entry is a deleted one (`alive` false).
     async fn position_delete(
         &mut self,
         file: &mut crate::spec::DataFile,
         source: &str,
         what: &str,
+        alive: bool,
         stage: bool,
         listed: bool,
     ) -> Result<()> {
@@ -574,13 +591,14 @@ impl Run<'_> {
         }
         let write = stage && listed && !self.staged_deletes.contains(source);
         if write || !self.delete_files.contains_key(source) {
-            let bytes = self.table.file_io().read(source).await.map_err(|e| {
-                if e.kind() == ErrorKind::NotFound {
-                    e.context(what)
-                } else {
-                    e
-                }
-            })?;
+            let bytes = match self.table.file_io().read(source).await {
+                Ok(bytes) => bytes,
+                // a file only a deleted entry names may be gone (expired since): nothing
+                // reads or copies it, its entry keeps the recorded size
+                Err(e) if e.kind() == ErrorKind::NotFound && !alive => return Ok(()),
+                Err(e) if e.kind() == ErrorKind::NotFound => return Err(e.context(what)),
+                Err(e) => return Err(e),
+            };
             let (rewritten, offsets) = content::rewrite_delete_file(file, bytes, self.paths)?;
             self.delete_files
                 .insert(source.to_string(), (rewritten.len() as i64, offsets));

@@ -208,7 +208,7 @@ impl Table {
         }
     }
 
-    async fn read_metadata(io: &FileIO, location: &str) -> Result<TableMetadata> {
+    pub(crate) async fn read_metadata(io: &FileIO, location: &str) -> Result<TableMetadata> {
         let mut bytes = io.read(location).await?.to_vec();
         // gzip (`write.metadata.compression-codec=gzip`: `*.gz.metadata.json`, or
         // `*.metadata.json.gz` from older writers), known by its magic bytes

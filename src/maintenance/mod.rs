@@ -10,6 +10,7 @@
 //! | `icefloe::datafusion::maintenance::rewrite_data_files` | `rewrite_data_files` | [`RewriteFiles`](crate::transaction::RewriteFiles) (reads and writes rows through DataFusion) |
 //! | [`rewrite_position_delete_files`] | `rewrite_position_delete_files` | [`RewriteFiles`](crate::transaction::RewriteFiles) of delete files (v3: deletion vectors) |
 //! | [`compute_partition_stats`] | `compute_partition_stats` | [`UpdatePartitionStatistics`](crate::transaction::UpdatePartitionStatistics) of a Parquet partition statistics file (written by the DataFusion layer) |
+//! | [`rewrite_table_path`] | `rewrite_table_path` | nothing: rewritten copies of the metadata in a staging location and the list of files to copy |
 //! | [`add_files`] | `add_files` | [`AppendFiles`](crate::transaction::AppendFiles) of existing Parquet files (and the name mapping when the table has none) |
 //!
 //! Every commit goes through [`crate::transaction::Transaction`] and
@@ -25,6 +26,7 @@ mod orphan_files;
 mod partition_stats;
 mod reachable;
 mod rewrite_position_deletes;
+pub mod rewrite_table_path;
 mod table_stats;
 pub mod zorder;
 
@@ -42,6 +44,7 @@ pub use rewrite_position_deletes::{
     RewritePositionDeleteFilesResult, DELETE_TARGET_FILE_SIZE_BYTES,
     DELETE_TARGET_FILE_SIZE_BYTES_DEFAULT,
 };
+pub use rewrite_table_path::{rewrite_table_path, RewriteTablePath, RewriteTablePathResult};
 pub use table_stats::{commit_table_stats, NdvSketch, APACHE_DATASKETCHES_THETA_V1, NDV_PROPERTY};
 
 use crate::catalog::{Catalog, TableIdent};

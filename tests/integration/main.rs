@@ -62,6 +62,7 @@ mod replace_table;
 mod request_counts;
 #[cfg(feature = "cloud")]
 mod rest_s3;
+mod rewrite_table_path;
 #[cfg(feature = "cloud")]
 mod seaweed;
 mod session_caches;

@@ -197,7 +197,7 @@ async fn procedure_arguments_and_names_are_reported_as_written() {
          rollback_to_timestamp, set_current_snapshot, fast_forward, cherrypick_snapshot, \
          publish_changes, register_table, ancestors_of, expire_snapshots, remove_orphan_files, rewrite_data_files, \
          rewrite_manifests, add_files, rewrite_position_delete_files, compute_table_stats, \
-         compute_partition_stats, create_changelog_view)",
+         compute_partition_stats, rewrite_table_path, create_changelog_view)",
     )
     .await;
     assert!(err.contains("rewrite_manifests"), "{err}");

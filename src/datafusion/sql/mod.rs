@@ -34,6 +34,7 @@
 //! | `CALL [cat.]system.remove_orphan_files(table, older_than, location, dry_run, max_concurrent_deletes)` | [`maintenance::remove_orphan_files`](crate::maintenance::remove_orphan_files) |
 //! | `CALL [cat.]system.rewrite_data_files(table, strategy, sort_order, options, where)` | [`rewrite_data_files`](crate::datafusion::maintenance::rewrite_data_files) (`binpack`, `sort`) |
 //! | `CALL [cat.]system.rewrite_manifests(table)` | [`maintenance::rewrite_manifests`](crate::maintenance::rewrite_manifests) |
+//! | `CALL [cat.]system.rewrite_table_path(table, source_prefix, target_prefix, start_version, end_version, staging_location, create_file_list)` | [`maintenance::rewrite_table_path`](crate::maintenance::rewrite_table_path): metadata copies with a prefix moved, and the list of files to copy (nothing committed) |
 //! | `CALL [cat.]system.create_changelog_view(table, changelog_view, options, compute_updates, identifier_columns, net_changes)` | a session view of the table's changes (modules `changelog_view` and `datafusion::changelog`) |
 //! | `SHOW CREATE TABLE t` | one row, `createtab_stmt`: the `CREATE TABLE` (and the `ALTER TABLE` for a sort order and identifier fields) that makes an equal table in another catalog (module `show_create_table`) |
 //! | `SHOW TABLES [FROM\|IN [cat.]ns]` | the tables and session views of the current namespace (after `USE ns`) or of `ns`, read from the catalog anew; with no current namespace (the CLI's `public`) every table, as DataFusion lists them (module `show_tables`) |
@@ -200,6 +201,7 @@ mod partition_stats;
 mod procedures;
 mod replace_table;
 mod reset;
+mod rewrite_table_path;
 pub(crate) mod session_zone;
 mod show;
 mod show_create_table;

@@ -11,6 +11,7 @@
 //! | `rewrite_position_delete_files` | `table`, `options` (`map('k', 'v', …)`), `where` (a SQL condition string) | `rewritten_delete_files_count`, `added_delete_files_count`, `rewritten_bytes_count`, `added_bytes_count` |
 //! | `compute_table_stats` | `table`, `snapshot_id` (default: the current snapshot), `columns` (`array('a', …)`; default: every top-level primitive column) | `statistics_file`: a Puffin file of theta sketches (distinct values) set on the snapshot (`crate::maintenance::commit_table_stats`) |
 //! | `compute_partition_stats` | `table`, `snapshot_id` (default: the current snapshot) | `partition_statistics_file`: a Parquet partition statistics file set on the snapshot (module `partition_stats`) |
+//! | `rewrite_table_path` | `table`, `source_prefix`, `target_prefix`, `start_version`, `end_version` (metadata file names, e.g. `'v5.metadata.json'`), `staging_location`, `create_file_list` (default true) | `latest_version`, `file_list_location`: rewritten copies of the metadata with the prefix moved, nothing committed (module `rewrite_table_path`) |
 //! | `create_changelog_view` | `table`, `changelog_view`, `options` (`map('start-snapshot-id', '…', …)`), `compute_updates`, `identifier_columns` (`array(…)`), `net_changes` (module `changelog_view`) | `changelog_view` |
 //!
 //! A `NULL` argument is the parameter's default (module `call_args`).
@@ -94,6 +95,18 @@ pub(super) const PROCEDURES: &[(&str, &[&str])] = &[
     ("compute_table_stats", &["table", "snapshot_id", "columns"]),
     ("compute_partition_stats", &["table", "snapshot_id"]),
     (
+        "rewrite_table_path",
+        &[
+            "table",
+            "source_prefix",
+            "target_prefix",
+            "start_version",
+            "end_version",
+            "staging_location",
+            "create_file_list",
+        ],
+    ),
+    (
         "create_changelog_view",
         &[
             "table",
@@ -147,6 +160,9 @@ pub(super) async fn call(
         "compute_partition_stats" => Box::pin(
             super::partition_stats::compute_partition_stats_procedure(ctx, &table, &args),
         ),
+        "rewrite_table_path" => Box::pin(super::rewrite_table_path::rewrite_table_path(
+            ctx, &table, &args,
+        )),
         "create_changelog_view" => Box::pin(super::changelog_view::create_changelog_view(
             ctx, &table, &args,
         )),

@@ -1,0 +1,169 @@
+//! Moving a location from one prefix to another, as Java's `RewriteTablePathUtil`
+//! (`newPath`, `relativize`, `stagingPath`): a prefix matches whole path segments only
+//! (`/a/t` is a prefix of `/a/t/x` and of `/a/t`, not of `/a/tt`), and a trailing `/` on
+//! a prefix or a path does not matter. Locations are compared as text, as Java does, but
+//! for the forms of one local file: `file:/x`, `file:///x`, `file://localhost/x` and `/x`
+//! match each other (Spark's Hadoop tables store `file:/x` paths under a `file:///x`
+//! location; Java's text match leaves one of the two forms unmoved or fails). The part
+//! after the prefix is kept as written.
+
+use crate::error::{Error, Result};
+
+/// The `/` every location of a path rewrite is cut at (POSIX, as object stores use).
+const SEPARATOR: char = '/';
+
+/// A source prefix and the target prefix that replaces it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PrefixRewrite {
+    source: String,
+    target: String,
+}
+
+fn with_separator(path: &str) -> String {
+    if path.ends_with(SEPARATOR) {
+        path.to_string()
+    } else {
+        format!("{path}{SEPARATOR}")
+    }
+}
+
+/// The absolute path of a local location (`file:/x`, `file:///x`, `file://localhost/x`,
+/// `/x`: RFC 8089); `None` for other locations.
+fn local_path(location: &str) -> Option<&str> {
+    let path = match location.strip_prefix("file://") {
+        Some(rest) => rest.strip_prefix("localhost").unwrap_or(rest),
+        None => location.strip_prefix("file:").unwrap_or(location),
+    };
+    path.starts_with(SEPARATOR).then_some(path)
+}
+
+impl PrefixRewrite {
+    /// `source` replaced by `target`.
+    ///
+    /// Errors ([`crate::ErrorKind::InvalidArgument`]): an empty prefix, or equal ones
+    /// (Java's `Source prefix cannot be the same as target prefix`).
+    pub fn new(source: &str, target: &str) -> Result<Self> {
+        if source.is_empty() {
+            return Err(Error::invalid_argument("source_prefix cannot be empty"));
+        }
+        if target.is_empty() {
+            return Err(Error::invalid_argument("target_prefix cannot be empty"));
+        }
+        let local = |p: &'_ str| with_separator(local_path(p).unwrap_or(p));
+        if local(source) == local(target) {
+            return Err(Error::invalid_argument(format!(
+                "source_prefix cannot be the same as target_prefix ({source})"
+            )));
+        }
+        Ok(Self {
+            source: source.to_string(),
+            target: target.to_string(),
+        })
+    }
+
+    /// The source prefix, as given.
+    pub fn source(&self) -> &str {
+        &self.source
+    }
+
+    /// Whether `path` is the source prefix or lies under it.
+    pub fn covers(&self, path: &str) -> bool {
+        self.relative(path).is_some()
+    }
+
+    /// `path` relative to the source prefix (`""` for the prefix itself); `None` when it
+    /// is not under it.
+    fn relative<'a>(&self, path: &'a str) -> Option<&'a str> {
+        let (path, source) = match (local_path(path), local_path(&self.source)) {
+            (Some(p), Some(s)) => (p, s),
+            _ => (path, self.source.as_str()),
+        };
+        let prefix = with_separator(source);
+        if with_separator(path) == prefix {
+            return Some("");
+        }
+        path.strip_prefix(prefix.as_str())
+    }
+
+    /// `path` under `base` instead of the source prefix.
+    fn rebase(&self, path: &str, base: &str, what: &str) -> Result<String> {
+        let relative = self.relative(path).ok_or_else(|| {
+            Error::invalid_argument(format!(
+                "{what}: '{path}' is not under the source prefix '{}'",
+                self.source
+            ))
+        })?;
+        Ok(if relative.is_empty() {
+            base.to_string()
+        } else {
+            format!("{}{relative}", with_separator(base))
+        })
+    }
+
+    /// `path` moved to the target prefix; `what` names the file or field it was read
+    /// from in the error.
+    ///
+    /// Errors: `path` not under the source prefix
+    /// ([`crate::ErrorKind::InvalidArgument`], naming `what`, the path and the prefix).
+    pub fn new_path(&self, path: &str, what: &str) -> Result<String> {
+        self.rebase(path, &self.target, what)
+    }
+
+    /// Where the rewritten copy of `path` is staged: its place relative to the source
+    /// prefix, under `staging` (Java's `stagingPath`). Same errors as [`Self::new_path`].
+    pub fn staging_path(&self, path: &str, staging: &str, what: &str) -> Result<String> {
+        self.rebase(path, staging, what)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prefixes_match_whole_segments() {
+        let p = PrefixRewrite::new("s3://a/wh/db/t", "file:///dr/db/t/").expect("prefixes");
+        let w = "test";
+        assert_eq!(
+            p.new_path("s3://a/wh/db/t/data/x.parquet", w)
+                .expect("moved"),
+            "file:///dr/db/t/data/x.parquet"
+        );
+        assert_eq!(
+            p.new_path("s3://a/wh/db/t", w).expect("moved"),
+            "file:///dr/db/t/"
+        );
+        assert_eq!(
+            p.new_path("s3://a/wh/db/t/", w).expect("moved"),
+            "file:///dr/db/t/"
+        );
+        let e = p
+            .new_path("s3://a/wh/db/tt/x", w)
+            .expect_err("not a segment");
+        assert!(e.to_string().contains("s3://a/wh/db/tt/x"), "{e}");
+        assert_eq!(
+            p.staging_path("s3://a/wh/db/t/metadata/v1.metadata.json", "/st/", w)
+                .expect("staged"),
+            "/st/metadata/v1.metadata.json"
+        );
+        assert!(PrefixRewrite::new("/a", "/a/").is_err());
+        // the forms of one local path match each other; the rest is kept as written
+        let p = PrefixRewrite::new("file:///wh/t", "/dr/t").expect("prefixes");
+        for path in [
+            "file:/wh/t/data/x",
+            "file:///wh/t/data/x",
+            "file://localhost/wh/t/data/x",
+            "/wh/t/data/x",
+        ] {
+            assert_eq!(
+                p.new_path(path, w).expect("moved"),
+                "/dr/t/data/x",
+                "{path}"
+            );
+        }
+        assert!(!p.covers("s3://b/wh/t/x"));
+        assert!(!p.covers("file:/wh/tt/x"));
+        assert!(PrefixRewrite::new("", "/a").is_err());
+        assert!(PrefixRewrite::new("/a", "").is_err());
+    }
+}

@@ -91,7 +91,7 @@
 //! `previous_ref`, `updated_ref`; the maintenance procedures: Spark's columns, see
 //! module `procedures`). A `TIMESTAMP '…'` without a zone is
 //! UTC. An `ALTER TABLE` clause or procedure icefloe does not run (e.g.
-//! `rewrite_table_path`) on an Iceberg table is an
+//! `migrate`) on an Iceberg table is an
 //! [`ErrorKind::Unsupported`](crate::ErrorKind) error naming it.
 //!
 //! # Time travel and branches in Spark's syntax

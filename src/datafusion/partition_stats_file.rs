@@ -13,7 +13,6 @@ use datafusion::arrow::array::{
 };
 use datafusion::arrow::datatypes::DataType;
 use datafusion::parquet::arrow::ArrowWriter;
-use datafusion::parquet::file::metadata::KeyValue;
 
 use super::metadata_files::partition_column;
 use super::unified_partition::{unified_partition_type, UnifiedField};
@@ -24,7 +23,6 @@ use crate::maintenance::{
 use crate::spec::arrow::schema_to_arrow;
 use crate::spec::{FormatVersion, Literal, PartitionStatisticsFile, TableMetadata};
 use crate::table::Table;
-use crate::write::data_file_writer::ICEBERG_SCHEMA_KEY;
 use crate::write::writer_config::DataFileWriterConfig;
 
 /// The table's unified partition type, the fields whose type is known (a field of no
@@ -110,16 +108,7 @@ pub(crate) async fn write_partition_stats_file(
         columns.push(ints(|r| r.dv_count));
     }
     let batch = RecordBatch::try_new(Arc::clone(&arrow_schema), columns).map_err(io_error)?;
-    let schema_json = serde_json::to_string(&schema.to_json())
-        .map_err(|e| Error::invalid_data("schema to JSON").with_source(e))?;
-    let properties = config
-        .writer_properties()
-        .into_builder()
-        .set_key_value_metadata(Some(vec![KeyValue::new(
-            ICEBERG_SCHEMA_KEY.to_string(),
-            schema_json,
-        )]))
-        .build();
+    let properties = config.writer_properties_for(&schema)?;
     let parquet_error = |e: datafusion::parquet::errors::ParquetError| {
         Error::new(
             ErrorKind::Io,

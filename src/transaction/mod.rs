@@ -35,6 +35,7 @@ mod retry;
 mod rewrite_files;
 mod rewrite_manifests;
 mod row_delta;
+mod snapshot_files;
 mod snapshot_producer;
 mod summary;
 mod update_location;

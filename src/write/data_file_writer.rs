@@ -18,7 +18,6 @@ use datafusion::arrow::compute::{concat_batches, take_record_batch};
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::parquet::arrow::arrow_writer::ArrowWriterOptions;
 use datafusion::parquet::arrow::AsyncArrowWriter;
-use datafusion::parquet::file::metadata::KeyValue;
 use datafusion::parquet::file::properties::WriterProperties;
 use datafusion::parquet::schema::types::SchemaDescriptor;
 use object_store::buffered::BufWriter;
@@ -269,17 +268,7 @@ impl PartitionedDataFileWriter {
             .into_iter()
             .filter_map(|id| Some((id, struct_path(schema, id)?)))
             .collect();
-        let schema_json = serde_json::to_string(&schema.to_json())
-            .map_err(|e| Error::invalid_data("schema to JSON").with_source(e))?;
-        let properties = {
-            let base = config.writer_properties();
-            let mut builder = base.into_builder();
-            builder = builder.set_key_value_metadata(Some(vec![KeyValue::new(
-                ICEBERG_SCHEMA_KEY.to_string(),
-                schema_json,
-            )]));
-            builder.build()
-        };
+        let properties = config.writer_properties_for(schema)?;
         let parquet_schema = parquet_schema(
             schema,
             stored_schema.as_ref().unwrap_or(&arrow_schema),

@@ -15,10 +15,8 @@ use std::sync::Arc;
 use bytes::Bytes;
 use datafusion::arrow::array::{ArrayRef, Int64Builder, RecordBatch, StringBuilder};
 use datafusion::parquet::arrow::ArrowWriter;
-use datafusion::parquet::file::metadata::KeyValue;
 use roaring::RoaringTreemap;
 
-use super::data_file_writer::ICEBERG_SCHEMA_KEY;
 use super::metrics_config::MetricsMode;
 use super::parquet_metrics::{data_file_from_footer, unsorted_order_id};
 use super::partition_path::{file_location, partition_path};
@@ -116,16 +114,7 @@ pub async fn write_position_delete_file(
         )
         .with_source(e)
     };
-    let schema_json = serde_json::to_string(&schema.to_json())
-        .map_err(|e| Error::invalid_data("schema to JSON").with_source(e))?;
-    let properties = config
-        .writer_properties()
-        .into_builder()
-        .set_key_value_metadata(Some(vec![KeyValue::new(
-            ICEBERG_SCHEMA_KEY.to_string(),
-            schema_json,
-        )]))
-        .build();
+    let properties = config.writer_properties_for(&schema)?;
     let mut bytes: Vec<u8> = Vec::new();
     let mut writer = ArrowWriter::try_new(&mut bytes, Arc::clone(&arrow_schema), Some(properties))
         .map_err(io_error)?;

@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 
 use datafusion::parquet::basic::{BrotliLevel, Compression, GzipLevel, ZstdLevel};
+use datafusion::parquet::file::metadata::KeyValue;
 use datafusion::parquet::file::properties::{EnabledStatistics, WriterProperties};
 
 use super::metrics_config::MetricsConfig;
@@ -236,6 +237,26 @@ impl DataFileWriterConfig {
             metrics: MetricsConfig::from_properties(props)?,
             distribution_mode: DistributionMode::from_properties(props)?,
         })
+    }
+
+    /// [`Self::writer_properties`] of a file of Iceberg schema `schema`, which the file's
+    /// `iceberg.schema` key-value metadata holds as JSON (as Iceberg Java writes it).
+    ///
+    /// Errors: a schema that does not serialize.
+    pub(crate) fn writer_properties_for(
+        &self,
+        schema: &crate::spec::Schema,
+    ) -> Result<WriterProperties> {
+        let schema_json = serde_json::to_string(&schema.to_json())
+            .map_err(|e| Error::invalid_data("schema to JSON").with_source(e))?;
+        Ok(self
+            .writer_properties()
+            .into_builder()
+            .set_key_value_metadata(Some(vec![KeyValue::new(
+                super::data_file_writer::ICEBERG_SCHEMA_KEY.to_string(),
+                schema_json,
+            )]))
+            .build())
     }
 
     /// The arrow-rs Parquet writer properties: codec, row-group/page/dictionary limits,

@@ -976,3 +976,57 @@ async fn tables_of_several_level_namespaces_are_named_as_in_spark() {
         .unwrap_or_default();
     assert!(err.contains("table 'a.c.t' not found"), "{err}");
 }
+
+/// `CREATE [OR REPLACE] VIEW a.b.v` and `DROP VIEW [IF EXISTS] a.b.v` name a view of
+/// namespace `a.b` as Spark does (`cat.a.b.v` too): DataFusion read `a` as a catalog
+/// ("failed to resolve catalog: a"), and `DROP VIEW IF EXISTS a.b.v` looked for a view
+/// named `a.b.v`, found none and kept the view of `a.b`.
+#[tokio::test]
+async fn views_of_several_level_namespaces_are_named_as_in_spark() {
+    let wh = crate::writes::warehouse().await;
+    let ctx = &wh.ctx;
+    for sql in [
+        "CREATE SCHEMA a",
+        "CREATE SCHEMA a.b",
+        "CREATE TABLE a.b.t (x INT)",
+        "INSERT INTO a.b.t VALUES (1), (2)",
+        "CREATE VIEW a.b.v AS SELECT x FROM a.b.t WHERE x > 1",
+    ] {
+        executed(ctx, sql).await;
+    }
+    let listed = executed(
+        ctx,
+        "SELECT table_schema, table_name, table_type FROM information_schema.tables \
+         WHERE table_name = 'v'",
+    )
+    .await;
+    assert!(
+        listed.contains("| a.b          | v          | VIEW       |"),
+        "{listed}"
+    );
+    let read = |sql: &'static str| async move { executed(ctx, sql).await };
+    assert!(read("SELECT sum(x) AS s FROM a.b.v")
+        .await
+        .contains("| 2 |"));
+    executed(
+        ctx,
+        "CREATE OR REPLACE VIEW cat.a.b.v AS SELECT x + 10 AS x FROM a.b.t",
+    )
+    .await;
+    assert!(read("SELECT sum(x) AS s FROM \"a.b\".v")
+        .await
+        .contains("| 23 |"));
+    executed(ctx, "DROP VIEW IF EXISTS a.b.v").await;
+    let err = icefloe::datafusion::sql::execute(ctx, "SELECT * FROM \"a.b\".v")
+        .await
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    assert!(err.contains("not found"), "the view was kept: {err}");
+    executed(ctx, "CREATE VIEW a.b.w AS SELECT 1 AS one").await;
+    executed(ctx, "DROP VIEW cat.a.b.w").await;
+    // the table stays
+    assert!(read("SELECT count(*) AS n FROM a.b.t")
+        .await
+        .contains("| 2 |"));
+}

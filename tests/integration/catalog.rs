@@ -1030,3 +1030,44 @@ async fn views_of_several_level_namespaces_are_named_as_in_spark() {
         .await
         .contains("| 2 |"));
 }
+
+/// A column qualified by a table name of several-level namespace, as the statement names
+/// the table (`a.b.t.x`, `cat.a.b.t.x`, a struct field `a.b.t.st.f`), resolves as in
+/// Spark (a qualifier of four parts or more matches the end of the table's): DataFusion
+/// reported "No field named a.b.t.x", in a `SELECT` and in a `MERGE`'s `ON`.
+#[tokio::test]
+async fn columns_qualified_by_several_level_table_names_resolve_as_in_spark() {
+    let wh = crate::writes::warehouse().await;
+    let ctx = &wh.ctx;
+    for sql in [
+        "CREATE SCHEMA a",
+        "CREATE SCHEMA a.b",
+        "CREATE TABLE a.b.t (x INT, st STRUCT<f: INT>)",
+        "INSERT INTO a.b.t VALUES (1, named_struct('f', 10)), (2, named_struct('f', 20))",
+        "CREATE TABLE a.b.u (x INT)",
+        "INSERT INTO a.b.u VALUES (2), (3)",
+        "MERGE INTO a.b.t USING a.b.u ON a.b.t.x = a.b.u.x \
+         WHEN MATCHED THEN UPDATE SET x = a.b.u.x * 100 \
+         WHEN NOT MATCHED THEN INSERT (x) VALUES (a.b.u.x)",
+    ] {
+        executed(ctx, sql).await;
+    }
+    let rows = executed(
+        ctx,
+        "SELECT a.b.t.x, cat.a.b.t.x AS y, a.b.t.st.f AS f FROM cat.a.b.t ORDER BY a.b.t.x",
+    )
+    .await;
+    assert_eq!(
+        rows.lines().collect::<Vec<_>>(),
+        [
+            "+-----+-----+----+",
+            "| x   | y   | f  |",
+            "+-----+-----+----+",
+            "| 1   | 1   | 10 |",
+            "| 3   | 3   |    |",
+            "| 200 | 200 | 20 |",
+            "+-----+-----+----+",
+        ],
+        "{rows}"
+    );
+}

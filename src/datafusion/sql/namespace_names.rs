@@ -15,8 +15,10 @@
 //!
 //! Only names that stand for a table or a view are rewritten (sqlparser's relations of
 //! the statement, the name a `DESCRIBE` names, the view a `CREATE [OR REPLACE] VIEW`
-//! defines and the tables or views a `DROP TABLE|VIEW` removes): a column path `st.a.b`
-//! keeps its meaning. It runs after the rewrites of Spark's metadata-table names
+//! defines and the tables or views a `DROP TABLE|VIEW` removes), and columns qualified
+//! by one of those names as written (`a.b.t.x` when the statement reads `a.b.t`, as
+//! Spark resolves a qualifier of four parts or more): a column path `st.a.b` keeps its
+//! meaning. It runs after the rewrites of Spark's metadata-table names
 //! ([`metadata_names`](super::metadata_names): `a.b.t.files` → `a.b."t$files"`) and of
 //! time travel (`a.b.t VERSION AS OF 1` → `a.b."t@1"`), whose names it then completes.
 //! The rewrite works on the statement's tokens; the rest of the text stays as written.
@@ -88,14 +90,18 @@ pub(super) fn rewrite(
         .collect();
     starts.extend(defined_names(ctx, text));
     let mut edits: Vec<(std::ops::Range<usize>, String)> = Vec::new();
-    for parts in super::tokens::dotted_names(toks) {
+    // the table names rewritten: their words, the index of the namespace's first word,
+    // and the quoted schema name
+    let mut tables: Vec<(Vec<String>, usize, String)> = Vec::new();
+    let names = super::tokens::dotted_names(toks);
+    for parts in &names {
         if parts.len() < 3 {
             continue;
         }
         if !starts.contains(&toks[parts[0]].start) {
             continue;
         }
-        let words = word_values(toks, &parts, normalize);
+        let words = word_values(toks, parts, normalize);
         if words.len() != parts.len() {
             continue;
         }
@@ -121,7 +127,32 @@ pub(super) fn rewrite(
         let (start, end) = (parts[first], parts[parts.len() - 2]);
         let doubled = format!("{quote}{quote}");
         let replacement = format!("{quote}{}{quote}", schema.replace(quote, &doubled));
-        edits.push((toks[start].start..toks[end].end, replacement));
+        edits.push((toks[start].start..toks[end].end, replacement.clone()));
+        tables.push((words, first, replacement));
     }
+    // a column qualified by such a table's name (`a.b.t.x`, `cat.a.b.t.x`, `a.b.t.st.f`),
+    // as Spark resolves a qualifier of four parts or more (`matchWithFourOrMoreQualifierParts`)
+    for parts in &names {
+        if parts.len() < 4 || starts.contains(&toks[parts[0]].start) {
+            continue;
+        }
+        let words = word_values(toks, parts, normalize);
+        if words.len() != parts.len() {
+            continue;
+        }
+        // the qualifier with or without its catalog, whichever way the table was named
+        let skip = usize::from(words.len() > 4 && ctx.catalog(&words[0]).is_some());
+        let rest = &words[skip..];
+        let qualified = tables.iter().find_map(|(table, first, replacement)| {
+            let table = table.get(*first..)?;
+            (rest.len() > table.len() && rest.starts_with(table)).then_some((table, replacement))
+        });
+        if let Some((table, replacement)) = qualified {
+            let (start, end) = (parts[skip], parts[skip + table.len() - 2]);
+            edits.push((toks[start].start..toks[end].end, replacement.clone()));
+        }
+    }
+    // in the order of the text, as `splice` takes them
+    edits.sort_by_key(|(range, _)| range.start);
     super::tokens::splice(text, edits)
 }

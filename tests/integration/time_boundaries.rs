@@ -505,3 +505,60 @@ async fn non_constant_zone_less_times_written_into_timestamptz_resolve_as_consta
         ]
     );
 }
+
+/// A zone-less timestamp column or a date column compared with a `timestamptz` value is
+/// read as wall-clock times in the session's zone, as Spark casts `TIMESTAMP_NTZ` and
+/// `DATE` to `TIMESTAMP` (java.time's rules: a time shown twice is the earlier instant);
+/// DataFusion compared them as UTC wall-clock times, so `tz = n` was false for a row whose
+/// `n` is `tz`'s wall clock in the session's zone.
+#[tokio::test]
+async fn zone_less_columns_compared_with_timestamptz_are_read_in_the_session_zone() {
+    let lake = lake().await;
+    let ctx = &lake.ctx;
+    ok(
+        ctx,
+        "CREATE TABLE ice.ns.c (id INT, tz TIMESTAMPTZ, n TIMESTAMP, d DATE)",
+    )
+    .await;
+    ok(
+        ctx,
+        "INSERT INTO ice.ns.c VALUES \
+         (1, '2026-07-01T16:00:00Z', '2026-07-01 12:00:00', DATE '2026-07-01'), \
+         (2, '2026-11-01T05:30:00Z', '2026-11-01 01:30:00', DATE '2026-11-01'), \
+         (3, '2026-07-01T04:00:00Z', '2026-07-01 04:00:00', DATE '2026-07-01')",
+    )
+    .await;
+    ok(
+        ctx,
+        "SET datafusion.execution.time_zone = 'America/New_York'",
+    )
+    .await;
+    let ids = |sql: &'static str| {
+        let lake = &lake;
+        async move { column(lake, sql).await }
+    };
+    // row 3: equal only as UTC wall clocks; its date's midnight in New York is tz
+    assert_eq!(
+        ids("SELECT id FROM ice.ns.c WHERE tz = n ORDER BY id").await,
+        ["1", "2"]
+    );
+    assert_eq!(
+        ids("SELECT id FROM ice.ns.c WHERE n IN (tz) ORDER BY id").await,
+        ["1", "2"]
+    );
+    assert_eq!(
+        ids("SELECT id FROM ice.ns.c WHERE tz = d ORDER BY id").await,
+        ["3"]
+    );
+    assert_eq!(
+        ids("SELECT id FROM ice.ns.c \
+             WHERE tz BETWEEN n AND n + INTERVAL '1' SECOND ORDER BY id")
+        .await,
+        ["1", "2"]
+    );
+    ok(ctx, "SET datafusion.execution.time_zone = 'UTC'").await;
+    assert_eq!(
+        ids("SELECT id FROM ice.ns.c WHERE tz = n ORDER BY id").await,
+        ["3"]
+    );
+}

@@ -562,3 +562,55 @@ async fn zone_less_columns_compared_with_timestamptz_are_read_in_the_session_zon
         ["3"]
     );
 }
+
+/// A `timestamptz` value cast to a `DATE`, or written into a `date` column, is the date of
+/// its wall-clock time in the session's zone, as Spark casts `TIMESTAMP` to `DATE`: Arrow's
+/// cast gave the UTC date (`2026-07-01` for `2026-07-01T02:00:00Z` in New York, where it
+/// is 22:00 on 30 June).
+#[tokio::test]
+async fn timestamptz_cast_to_date_is_the_session_zones_date() {
+    let lake = lake().await;
+    let ctx = &lake.ctx;
+    ok(
+        ctx,
+        "CREATE TABLE ice.ns.dd (id INT, tz TIMESTAMPTZ, d DATE)",
+    )
+    .await;
+    ok(
+        ctx,
+        "INSERT INTO ice.ns.dd VALUES (1, '2026-07-01T02:00:00Z', NULL), \
+         (2, '2026-07-01T20:00:00Z', NULL)",
+    )
+    .await;
+    ok(
+        ctx,
+        "SET datafusion.execution.time_zone = 'America/New_York'",
+    )
+    .await;
+    let dates = column(
+        &lake,
+        "SELECT concat(CAST(CAST(tz AS DATE) AS STRING), ' ', \
+         CAST(TRY_CAST(tz AS DATE) AS STRING)) FROM ice.ns.dd ORDER BY id",
+    )
+    .await;
+    assert_eq!(dates, ["2026-06-30 2026-06-30", "2026-07-01 2026-07-01"]);
+    ok(
+        ctx,
+        "INSERT INTO ice.ns.dd (id, d) SELECT id + 10, tz AS d FROM ice.ns.dd WHERE id <= 2",
+    )
+    .await;
+    ok(ctx, "SET datafusion.execution.time_zone = '+05:30'").await;
+    assert_eq!(
+        column(&lake, "SELECT CAST(tz AS DATE) FROM ice.ns.dd WHERE id = 2").await,
+        ["2026-07-02"]
+    );
+    ok(ctx, "SET datafusion.execution.time_zone = 'UTC'").await;
+    assert_eq!(
+        column(&lake, "SELECT d FROM ice.ns.dd WHERE id > 10 ORDER BY id").await,
+        ["2026-06-30", "2026-07-01"]
+    );
+    assert_eq!(
+        column(&lake, "SELECT CAST(tz AS DATE) FROM ice.ns.dd WHERE id = 1").await,
+        ["2026-07-01"]
+    );
+}

@@ -476,6 +476,9 @@ async fn non_constant_zone_less_times_written_into_timestamptz_resolve_as_consta
         "EXECUTE i(22, '1969-12-31 23:59:59.9999995')",
         "PREPARE u(TIMESTAMP) AS UPDATE ice.ns.z SET tz = $1 WHERE id = 2",
         "EXECUTE u('2026-11-01 01:30:00')",
+        // one parameter written into columns of two types: each its own cast
+        "PREPARE x(TIMESTAMPTZ) AS INSERT INTO ice.ns.z (id, ts, d) VALUES (23, $1, $1)",
+        "EXECUTE x('2026-07-01T02:00:00Z')",
         // Havana's clocks skip midnight on 8 March 2026 (to 01:00, UTC-4)
         "SET datafusion.execution.time_zone = 'America/Havana'",
         "INSERT INTO ice.ns.z (id, tz) SELECT 14, d FROM ice.ns.z WHERE id = 4",
@@ -502,7 +505,12 @@ async fn non_constant_zone_less_times_written_into_timestamptz_resolve_as_consta
             // sub-microsecond digits floor, as a literal's
             "21 2026-03-08T07:30:00Z 2026-03-08T02:30:00",
             "22 1970-01-01T04:59:59.999999Z 1969-12-31T23:59:59.999999",
+            "23 - 2026-06-30T22:00:00",
         ]
+    );
+    assert_eq!(
+        column(&lake, "SELECT d FROM ice.ns.z WHERE id = 23").await,
+        ["2026-06-30"]
     );
     if python().is_none() {
         return;

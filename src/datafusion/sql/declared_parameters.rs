@@ -19,7 +19,7 @@
 //! DataFusion's typing, which type coercion completes at `EXECUTE`.
 
 use datafusion::arrow::datatypes::FieldRef;
-use datafusion::common::tree_node::{Transformed, TreeNode};
+use datafusion::common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
 use datafusion::common::{DFSchema, Result as DFResult};
 use datafusion::logical_expr::expr::Placeholder;
 use datafusion::logical_expr::{Cast, Expr, LogicalPlan};
@@ -37,35 +37,47 @@ pub(super) fn cast_declared(plan: LogicalPlan, declared: &[FieldRef]) -> DFResul
     if declared.is_empty() {
         return Ok(plan);
     }
+    // the declared field of parameter `id` when the plan types it otherwise
+    let redeclared = |id: &str, field: &Option<FieldRef>| -> Option<Expr> {
+        let wanted = id
+            .strip_prefix('$')
+            .and_then(|i| i.parse::<usize>().ok())
+            .and_then(|i| declared.get(i.checked_sub(1)?))?;
+        if field.as_ref().map(|f| f.data_type()) == Some(wanted.data_type()) {
+            return None;
+        }
+        Some(Expr::Placeholder(Placeholder::new_with_field(
+            id.to_string(),
+            Some(wanted.clone()),
+        )))
+    };
     let rewrite = |expr: Expr, schema: &DFSchema| {
-        expr.transform_down(|e| match e {
-            Expr::Placeholder(Placeholder {
-                id,
-                field: Some(field),
-            }) => {
-                let wanted = id
-                    .strip_prefix('$')
-                    .and_then(|i| i.parse::<usize>().ok())
-                    .and_then(|i| declared.get(i.checked_sub(1)?));
-                match wanted {
-                    Some(wanted) if wanted.data_type() != field.data_type() => {
-                        let as_declared = Expr::Placeholder(Placeholder::new_with_field(
-                            id,
-                            Some(wanted.clone()),
-                        ));
-                        let cast =
-                            Expr::Cast(Cast::new(Box::new(as_declared), field.data_type().clone()));
-                        // floored where it narrows a time unit, as a written value's
-                        // cast is (`time_narrowing`)
-                        Ok(Transformed::yes(floor_narrowing_cast(cast, schema)?.data))
-                    }
-                    _ => Ok(Transformed::no(Expr::Placeholder(Placeholder {
-                        id,
-                        field: Some(field),
-                    }))),
-                }
-            }
-            other => Ok(Transformed::no(other)),
+        expr.transform_down(|e| {
+            // the column's type: the cast DataFusion put on the parameter (a parameter
+            // written into several columns is typed by one of them and cast to the
+            // others), or the parameter's own type in the plan
+            let (cast, field) = match &e {
+                Expr::Cast(Cast { expr, field }) => match expr.as_ref() {
+                    Expr::Placeholder(p) => match redeclared(&p.id, &p.field) {
+                        Some(as_declared) => (as_declared, field.data_type().clone()),
+                        None => return Ok(Transformed::no(e)),
+                    },
+                    _ => return Ok(Transformed::no(e)),
+                },
+                Expr::Placeholder(p) => match (redeclared(&p.id, &p.field), &p.field) {
+                    (Some(as_declared), Some(field)) => (as_declared, field.data_type().clone()),
+                    _ => return Ok(Transformed::no(e)),
+                },
+                _ => return Ok(Transformed::no(e)),
+            };
+            let cast = Expr::Cast(Cast::new(Box::new(cast), field));
+            // floored where it narrows a time unit, as a written value's cast is
+            // (`time_narrowing`); its parameter is of the declared type now
+            Ok(Transformed::new(
+                floor_narrowing_cast(cast, schema)?.data,
+                true,
+                TreeNodeRecursion::Jump,
+            ))
         })
     };
     map_written_values(plan, &rewrite)

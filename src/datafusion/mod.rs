@@ -76,6 +76,7 @@ mod write_exec;
 mod written_values;
 mod zoned_casts;
 mod zoned_literals;
+mod zoned_wall_clock;
 mod zoned_writes;
 mod zorder_udf;
 

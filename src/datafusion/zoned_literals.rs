@@ -18,7 +18,10 @@
 //! still. Sessions without a time zone (`RESET datafusion.execution.time_zone`) keep
 //! DataFusion's reading (UTC); icefloe's start in UTC
 //! ([`register_iceberg_options`](super::register_iceberg_options)), where nothing
-//! changes. Zone-less columns compared with zoned values are left to DataFusion.
+//! changes. A zone-less column (any zone-less timestamp or date that is no constant)
+//! compared with a `timestamptz` value is read as wall-clock times in the session's zone
+//! too, row by row ([`zoned_wall_clock`](super::zoned_wall_clock), java.time's rules), as
+//! Spark casts a `TIMESTAMP_NTZ` or `DATE` to `TIMESTAMP`; DataFusion read it in UTC.
 //! Installed (once) by [`install_session_zone_rule`], which
 //! [`register_iceberg_factory`](super::register_iceberg_factory) and
 //! [`sql::execute`](super::sql::execute) (and so the CLI) call.
@@ -37,6 +40,7 @@ use datafusion::arrow::array::timezone::Tz;
 
 use super::compared_groups::{constant, install_once, unify_compared};
 use super::sql::session_zone::local_instant;
+use super::zoned_wall_clock::zoned_wall_clock;
 
 /// The rewrite's name (as listed by the session's analyzer).
 pub const SESSION_ZONE_LITERALS_RULE: &str = "icefloe_session_zone_literals";
@@ -137,6 +141,22 @@ fn unify(group: &mut [&mut Expr], schema: &DFSchema, zone: &str) -> bool {
     let mut changed = false;
     for expr in group.iter_mut() {
         let Some(value) = constant(expr) else {
+            // a zone-less column (or expression) or a date one: its wall clock in the
+            // session's zone too, per row (module `zoned_wall_clock`); in UTC that is
+            // DataFusion's reading already
+            if zone.eq_ignore_ascii_case("UTC") {
+                continue;
+            }
+            let wall_clock = match expr.get_type(schema) {
+                Ok(DataType::Timestamp(_, None)) => (*expr).clone(),
+                Ok(DataType::Date32 | DataType::Date64) => Expr::Cast(Cast::new(
+                    Box::new((*expr).clone()),
+                    DataType::Timestamp(TimeUnit::Microsecond, None),
+                )),
+                _ => continue,
+            };
+            **expr = zoned_wall_clock(wall_clock, zone);
+            changed = true;
             continue;
         };
         if value.is_null() {

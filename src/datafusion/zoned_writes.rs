@@ -11,11 +11,12 @@
 //! instant it names in the session's zone, read as the comparisons of
 //! [`zoned_literals`](super::zoned_literals) read it (a string naming its offset is that
 //! instant; a time shown twice is the earlier instant, one skipped moves later by the
-//! gap, as java.time resolves them). A value that is no constant (a zone-less column of an
-//! `INSERT … SELECT`, a date, a string) is cast to a timestamp in the session's zone
-//! first, which Arrow reads as a wall-clock time there; such a value at a time the
-//! session's clock shows twice or skips fails the statement ("Cannot cast timezone to
-//! different timezone") where Spark resolves it. Values inside structs, lists and maps
+//! gap, as java.time resolves them). A zone-less timestamp or a date that is no constant
+//! (a column of an `INSERT … SELECT`, a prepared statement's parameter) is read in the
+//! session's zone by [`zoned_wall_clock`](super::zoned_wall_clock), with the same rules;
+//! a string that is no constant is cast to a timestamp in the session's zone, which Arrow
+//! reads as a wall-clock time there (one at a time the session's clock shows twice or
+//! skips fails the statement: "Cannot cast timezone to different timezone"). Values inside structs, lists and maps
 //! are left to DataFusion's cast (UTC). Sessions without a time zone, or in UTC (icefloe's
 //! default), are unchanged. Installed (once) with
 //! [`install_session_zone_rule`](super::install_session_zone_rule).
@@ -34,6 +35,7 @@ use datafusion::prelude::SessionContext;
 use super::compared_groups::constant;
 use super::time_narrowing::FLOOR_TIME_UNITS;
 use super::zoned_literals::in_zone;
+use super::zoned_wall_clock::zoned_wall_clock;
 
 /// The rule's name (as listed by the session's analyzer).
 pub const SESSION_ZONE_WRITES_RULE: &str = "icefloe_session_zone_writes";
@@ -73,19 +75,19 @@ fn zoned_source(inner: &Expr, to: &DataType, zone: &str, schema: &DFSchema) -> O
             (zoned, _) => Some(zoned),
         };
     }
-    // any other zone-less time: Arrow's casts through the session's zone, which read a
-    // zone-less time as a wall-clock time in the zone cast to
-    let zoned = |u: TimeUnit| DataType::Timestamp(u, Some(Arc::from(zone)));
+    // any other zone-less time or date: its wall clock in the session's zone, resolved as
+    // a constant's is; a string through Arrow's cast to the zone, which reads it so
     let cast = |e: Expr, t: DataType| Expr::Cast(Cast::new(Box::new(e), t));
     match inner.get_type(schema).ok()? {
-        DataType::Timestamp(u, None) => Some(cast(inner.clone(), zoned(u))),
-        DataType::Date32 | DataType::Date64 => Some(cast(
+        DataType::Timestamp(_, None) => Some(zoned_wall_clock(inner.clone(), zone)),
+        DataType::Date32 | DataType::Date64 => Some(zoned_wall_clock(
             cast(inner.clone(), DataType::Timestamp(*unit, None)),
-            zoned(*unit),
+            zone,
         )),
-        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => {
-            Some(cast(inner.clone(), zoned(*unit)))
-        }
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => Some(cast(
+            inner.clone(),
+            DataType::Timestamp(*unit, Some(Arc::from(zone))),
+        )),
         _ => None,
     }
 }

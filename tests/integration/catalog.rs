@@ -976,3 +976,98 @@ async fn tables_of_several_level_namespaces_are_named_as_in_spark() {
         .unwrap_or_default();
     assert!(err.contains("table 'a.c.t' not found"), "{err}");
 }
+
+/// `CREATE [OR REPLACE] VIEW a.b.v` and `DROP VIEW [IF EXISTS] a.b.v` name a view of
+/// namespace `a.b` as Spark does (`cat.a.b.v` too): DataFusion read `a` as a catalog
+/// ("failed to resolve catalog: a"), and `DROP VIEW IF EXISTS a.b.v` looked for a view
+/// named `a.b.v`, found none and kept the view of `a.b`.
+#[tokio::test]
+async fn views_of_several_level_namespaces_are_named_as_in_spark() {
+    let wh = crate::writes::warehouse().await;
+    let ctx = &wh.ctx;
+    for sql in [
+        "CREATE SCHEMA a",
+        "CREATE SCHEMA a.b",
+        "CREATE TABLE a.b.t (x INT)",
+        "INSERT INTO a.b.t VALUES (1), (2)",
+        "CREATE VIEW a.b.v AS SELECT x FROM a.b.t WHERE x > 1",
+    ] {
+        executed(ctx, sql).await;
+    }
+    let listed = executed(
+        ctx,
+        "SELECT table_schema, table_name, table_type FROM information_schema.tables \
+         WHERE table_name = 'v'",
+    )
+    .await;
+    assert!(
+        listed.contains("| a.b          | v          | VIEW       |"),
+        "{listed}"
+    );
+    let read = |sql: &'static str| async move { executed(ctx, sql).await };
+    assert!(read("SELECT sum(x) AS s FROM a.b.v")
+        .await
+        .contains("| 2 |"));
+    executed(
+        ctx,
+        "CREATE OR REPLACE VIEW cat.a.b.v AS SELECT x + 10 AS x FROM a.b.t",
+    )
+    .await;
+    assert!(read("SELECT sum(x) AS s FROM \"a.b\".v")
+        .await
+        .contains("| 23 |"));
+    executed(ctx, "DROP VIEW IF EXISTS a.b.v").await;
+    let err = icefloe::datafusion::sql::execute(ctx, "SELECT * FROM \"a.b\".v")
+        .await
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    assert!(err.contains("not found"), "the view was kept: {err}");
+    executed(ctx, "CREATE VIEW a.b.w AS SELECT 1 AS one").await;
+    executed(ctx, "DROP VIEW cat.a.b.w").await;
+    // the table stays
+    assert!(read("SELECT count(*) AS n FROM a.b.t")
+        .await
+        .contains("| 2 |"));
+}
+
+/// A column qualified by a table name of several-level namespace, as the statement names
+/// the table (`a.b.t.x`, `cat.a.b.t.x`, a struct field `a.b.t.st.f`), resolves as in
+/// Spark (a qualifier of four parts or more matches the end of the table's): DataFusion
+/// reported "No field named a.b.t.x", in a `SELECT` and in a `MERGE`'s `ON`.
+#[tokio::test]
+async fn columns_qualified_by_several_level_table_names_resolve_as_in_spark() {
+    let wh = crate::writes::warehouse().await;
+    let ctx = &wh.ctx;
+    for sql in [
+        "CREATE SCHEMA a",
+        "CREATE SCHEMA a.b",
+        "CREATE TABLE a.b.t (x INT, st STRUCT<f: INT>)",
+        "INSERT INTO a.b.t VALUES (1, named_struct('f', 10)), (2, named_struct('f', 20))",
+        "CREATE TABLE a.b.u (x INT)",
+        "INSERT INTO a.b.u VALUES (2), (3)",
+        "MERGE INTO a.b.t USING a.b.u ON a.b.t.x = a.b.u.x \
+         WHEN MATCHED THEN UPDATE SET x = a.b.u.x * 100 \
+         WHEN NOT MATCHED THEN INSERT (x) VALUES (a.b.u.x)",
+    ] {
+        executed(ctx, sql).await;
+    }
+    let rows = executed(
+        ctx,
+        "SELECT a.b.t.x, cat.a.b.t.x AS y, a.b.t.st.f AS f FROM cat.a.b.t ORDER BY a.b.t.x",
+    )
+    .await;
+    assert_eq!(
+        rows.lines().collect::<Vec<_>>(),
+        [
+            "+-----+-----+----+",
+            "| x   | y   | f  |",
+            "+-----+-----+----+",
+            "| 1   | 1   | 10 |",
+            "| 3   | 3   |    |",
+            "| 200 | 200 | 20 |",
+            "+-----+-----+----+",
+        ],
+        "{rows}"
+    );
+}

@@ -171,6 +171,7 @@ mod column_types;
 mod constant;
 mod create_table;
 mod create_view;
+mod declared_parameters;
 mod prepare;
 mod prepare_rebind;
 use create_table::CreateMode;

@@ -13,14 +13,18 @@
 //! schema name. A name whose namespace is not listed is left as written (DataFusion
 //! reports it, and the CLI points to the quoted form).
 //!
-//! Only names that stand for a table are rewritten (sqlparser's relations of the
-//! statement, and the name a `DESCRIBE` names): a column path `st.a.b` keeps its
+//! Only names that stand for a table or a view are rewritten (sqlparser's relations of
+//! the statement, the name a `DESCRIBE` names, the view a `CREATE [OR REPLACE] VIEW`
+//! defines and the tables or views a `DROP TABLE|VIEW` removes), and columns qualified
+//! by one of those names as written (`a.b.t.x` when the statement reads `a.b.t`, as
+//! Spark resolves a qualifier of four parts or more): a column path `st.a.b` keeps its
 //! meaning. It runs after the rewrites of Spark's metadata-table names
 //! ([`metadata_names`](super::metadata_names): `a.b.t.files` → `a.b."t$files"`) and of
 //! time travel (`a.b.t VERSION AS OF 1` → `a.b."t@1"`), whose names it then completes.
 //! The rewrite works on the statement's tokens; the rest of the text stays as written.
 
 use datafusion::prelude::SessionContext;
+use datafusion::sql::sqlparser::ast::{ObjectName, ObjectNamePart, ObjectType, Statement};
 
 use super::metadata_names::table_names;
 use super::time_travel::word_values;
@@ -53,6 +57,36 @@ pub(super) fn candidate(statement: &str) -> bool {
     false
 }
 
+/// Where the names start (byte offsets in `text`) that a `CREATE [OR REPLACE] VIEW`
+/// defines and a `DROP TABLE|VIEW` removes: names of tables and views that sqlparser's
+/// relations do not list (`CREATE VIEW a.b.v` and `DROP VIEW a.b.v` were left to
+/// DataFusion, which read `a` as a catalog or looked for a view `a.b.v` that
+/// `CREATE VIEW "a.b".v` is not, so `DROP VIEW IF EXISTS a.b.v` kept it).
+fn defined_names(ctx: &SessionContext, text: &str) -> Vec<usize> {
+    let Some(parsed) = super::parse_statement(ctx, text) else {
+        return Vec::new();
+    };
+    let names: Vec<&ObjectName> = match &parsed {
+        Statement::CreateView(view) => vec![&view.name],
+        Statement::Drop {
+            object_type: ObjectType::View | ObjectType::Table,
+            names,
+            ..
+        } => names.iter().collect(),
+        _ => Vec::new(),
+    };
+    let mut locator = super::tokens::Locator::new(text);
+    names
+        .into_iter()
+        .filter_map(|name| match name.0.first() {
+            Some(ObjectNamePart::Identifier(ident)) if ident.span.start.line > 0 => {
+                locator.seek(ident.span.start)
+            }
+            _ => None,
+        })
+        .collect()
+}
+
 /// `text` (tokenized as `toks`) with the namespaces of several levels in its table names
 /// written as one quoted schema name (see the module docs); `None` when it has none.
 pub(super) fn rewrite(
@@ -67,19 +101,24 @@ pub(super) fn rewrite(
         .sql_parser
         .enable_ident_normalization;
     // where the names standing for tables start (a column path `a.b.t` is none)
-    let starts: Vec<usize> = table_names(ctx, text, toks, normalize)
+    let mut starts: Vec<usize> = table_names(ctx, text, toks, normalize)
         .into_iter()
         .filter_map(|n| n.start)
         .collect();
+    starts.extend(defined_names(ctx, text));
     let mut edits: Vec<(std::ops::Range<usize>, String)> = Vec::new();
-    for parts in super::tokens::dotted_names(toks) {
+    // the table names rewritten: their words, the index of the namespace's first word,
+    // and the quoted schema name
+    let mut tables: Vec<(Vec<String>, usize, String)> = Vec::new();
+    let names = super::tokens::dotted_names(toks);
+    for parts in &names {
         if parts.len() < 3 {
             continue;
         }
         if !starts.contains(&toks[parts[0]].start) {
             continue;
         }
-        let words = word_values(toks, &parts, normalize);
+        let words = word_values(toks, parts, normalize);
         if words.len() != parts.len() {
             continue;
         }
@@ -105,8 +144,33 @@ pub(super) fn rewrite(
         let (start, end) = (parts[first], parts[parts.len() - 2]);
         let doubled = format!("{quote}{quote}");
         let replacement = format!("{quote}{}{quote}", schema.replace(quote, &doubled));
-        edits.push((toks[start].start..toks[end].end, replacement));
+        edits.push((toks[start].start..toks[end].end, replacement.clone()));
+        tables.push((words, first, replacement));
     }
+    // a column qualified by such a table's name (`a.b.t.x`, `cat.a.b.t.x`, `a.b.t.st.f`),
+    // as Spark resolves a qualifier of four parts or more (`matchWithFourOrMoreQualifierParts`)
+    for parts in &names {
+        if parts.len() < 4 || starts.contains(&toks[parts[0]].start) {
+            continue;
+        }
+        let words = word_values(toks, parts, normalize);
+        if words.len() != parts.len() {
+            continue;
+        }
+        // the qualifier with or without its catalog, whichever way the table was named
+        let skip = usize::from(words.len() > 4 && ctx.catalog(&words[0]).is_some());
+        let rest = &words[skip..];
+        let qualified = tables.iter().find_map(|(table, first, replacement)| {
+            let table = table.get(*first..)?;
+            (rest.len() > table.len() && rest.starts_with(table)).then_some((table, replacement))
+        });
+        if let Some((table, replacement)) = qualified {
+            let (start, end) = (parts[skip], parts[skip + table.len() - 2]);
+            edits.push((toks[start].start..toks[end].end, replacement.clone()));
+        }
+    }
+    // in the order of the text, as `splice` takes them
+    edits.sort_by_key(|(range, _)| range.start);
     super::tokens::splice(text, edits)
 }
 

@@ -144,6 +144,9 @@ pub(super) async fn prepare(ctx: &SessionContext, statement: &str) -> Result<Opt
     // subquery over an Iceberg column carries the column's field id and rows of other
     // values were refused ("Inconsistent metadata across values list")
     let input = ValuesScalarSubqueries.analyze(input, ctx.state().config_options())?;
+    // a declared parameter written into a column of another type cast to it, as a value
+    // written directly is (module `declared_parameters`)
+    let input = super::declared_parameters::cast_declared(input, &prepare.fields)?;
     let plan = LogicalPlan::Statement(Statement::Prepare(Prepare {
         name: name.clone(),
         fields: prepare.fields,

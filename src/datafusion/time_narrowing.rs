@@ -22,10 +22,10 @@ use datafusion::arrow::datatypes::{DataType, Field, FieldRef};
 use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::Transformed;
 use datafusion::common::{exec_err, DFSchema, Result as DFResult, ScalarValue};
-use datafusion::logical_expr::expr::{Alias, ScalarFunction};
+use datafusion::logical_expr::expr::ScalarFunction;
 use datafusion::logical_expr::{
-    Cast, ColumnarValue, Expr, ExprSchemable, LogicalPlan, ReturnFieldArgs, ScalarFunctionArgs,
-    ScalarUDF, ScalarUDFImpl, Signature, TryCast, Volatility,
+    ColumnarValue, Expr, ExprSchemable, LogicalPlan, ReturnFieldArgs, ScalarFunctionArgs,
+    ScalarUDF, ScalarUDFImpl, Signature, Volatility,
 };
 use datafusion::optimizer::AnalyzerRule;
 use datafusion::prelude::SessionContext;
@@ -112,42 +112,16 @@ impl ScalarUDFImpl for FloorTimeUnits {
 ///
 /// Errors: DataFusion's, when the cast's input has no type.
 pub(crate) fn floor_narrowing_cast(expr: Expr, schema: &DFSchema) -> DFResult<Transformed<Expr>> {
-    let floor = |inner: Box<Expr>, to: &DataType| -> DFResult<Option<Box<Expr>>> {
+    super::written_values::replace_cast_input(expr, &|inner, to| {
         let given = inner.get_type(schema)?;
         if narrowed_type(&given, to) == given {
             return Ok(None);
         }
         let target = Expr::Literal(ScalarValue::try_from(to)?, None);
-        Ok(Some(Box::new(Expr::ScalarFunction(
-            ScalarFunction::new_udf(floor_time_units_udf(), vec![*inner, target]),
+        Ok(Some(Expr::ScalarFunction(ScalarFunction::new_udf(
+            floor_time_units_udf(),
+            vec![inner.clone(), target],
         ))))
-    };
-    Ok(match expr {
-        Expr::Alias(Alias {
-            expr,
-            relation,
-            name,
-            metadata,
-        }) => floor_narrowing_cast(*expr, schema)?.update_data(|expr| {
-            Expr::Alias(Alias {
-                expr: Box::new(expr),
-                relation,
-                name,
-                metadata,
-            })
-        }),
-        Expr::Cast(Cast { expr, field }) => match floor(expr.clone(), field.data_type())? {
-            Some(floored) => Transformed::yes(Expr::Cast(Cast::new_from_field(floored, field))),
-            None => Transformed::no(Expr::Cast(Cast { expr, field })),
-        },
-        Expr::TryCast(TryCast { expr, field }) => match floor(expr.clone(), field.data_type())? {
-            Some(floored) => Transformed::yes(Expr::TryCast(TryCast {
-                expr: floored,
-                field,
-            })),
-            None => Transformed::no(Expr::TryCast(TryCast { expr, field })),
-        },
-        other => Transformed::no(other),
     })
 }
 

@@ -12,14 +12,56 @@
 
 use std::sync::Arc;
 
+use datafusion::arrow::datatypes::DataType;
 use datafusion::common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
 use datafusion::common::{DFSchema, Result as DFResult};
 use datafusion::logical_expr::dml::{MergeIntoAction, MergeIntoOp};
-use datafusion::logical_expr::{Expr, LogicalPlan, WriteOp};
+use datafusion::logical_expr::expr::Alias;
+use datafusion::logical_expr::{Cast, Expr, LogicalPlan, TryCast, WriteOp};
 
 /// A rewrite of one written value (over the schema of the columns it reads).
 pub(crate) type WrittenValueRewrite<'a> =
     &'a dyn Fn(Expr, &DFSchema) -> DFResult<Transformed<Expr>>;
+
+/// `expr` (a written value: a cast to its column's type, under its aliases) with the
+/// cast's input replaced by `replace(input, target type)` where that gives one;
+/// unchanged otherwise (also when `expr` is no cast).
+///
+/// Errors: `replace`'s.
+pub(crate) fn replace_cast_input(
+    expr: Expr,
+    replace: &dyn Fn(&Expr, &DataType) -> DFResult<Option<Expr>>,
+) -> DFResult<Transformed<Expr>> {
+    Ok(match expr {
+        Expr::Alias(Alias {
+            expr,
+            relation,
+            name,
+            metadata,
+        }) => replace_cast_input(*expr, replace)?.update_data(|expr| {
+            Expr::Alias(Alias {
+                expr: Box::new(expr),
+                relation,
+                name,
+                metadata,
+            })
+        }),
+        Expr::Cast(Cast { expr, field }) => match replace(&expr, field.data_type())? {
+            Some(input) => {
+                Transformed::yes(Expr::Cast(Cast::new_from_field(Box::new(input), field)))
+            }
+            None => Transformed::no(Expr::Cast(Cast { expr, field })),
+        },
+        Expr::TryCast(TryCast { expr, field }) => match replace(&expr, field.data_type())? {
+            Some(input) => Transformed::yes(Expr::TryCast(TryCast {
+                expr: Box::new(input),
+                field,
+            })),
+            None => Transformed::no(Expr::TryCast(TryCast { expr, field })),
+        },
+        other => Transformed::no(other),
+    })
+}
 
 /// `plan` with `rewrite` applied to every value each of its `INSERT`, `UPDATE` and
 /// `MERGE` nodes writes (see the module docs); other plans are returned unchanged.

@@ -25,10 +25,8 @@ use std::sync::Arc;
 
 use datafusion::arrow::datatypes::{DataType, TimeUnit};
 use datafusion::common::config::ConfigOptions;
-use datafusion::common::tree_node::Transformed;
 use datafusion::common::{DFSchema, Result as DFResult, ScalarValue};
-use datafusion::logical_expr::expr::Alias;
-use datafusion::logical_expr::{Cast, Expr, ExprSchemable, LogicalPlan, TryCast};
+use datafusion::logical_expr::{Cast, Expr, ExprSchemable, LogicalPlan};
 use datafusion::optimizer::AnalyzerRule;
 use datafusion::prelude::SessionContext;
 
@@ -92,44 +90,6 @@ fn zoned_source(inner: &Expr, to: &DataType, zone: &str, schema: &DFSchema) -> O
     }
 }
 
-/// Written value `expr` (over `schema`) with its zone-less time read in `zone` (see the
-/// module docs); unchanged otherwise.
-fn read_in_zone(expr: Expr, zone: &str, schema: &DFSchema) -> Transformed<Expr> {
-    match expr {
-        Expr::Alias(Alias {
-            expr,
-            relation,
-            name,
-            metadata,
-        }) => read_in_zone(*expr, zone, schema).update_data(|expr| {
-            Expr::Alias(Alias {
-                expr: Box::new(expr),
-                relation,
-                name,
-                metadata,
-            })
-        }),
-        Expr::Cast(Cast { expr, field }) => {
-            match zoned_source(&expr, field.data_type(), zone, schema) {
-                Some(zoned) => {
-                    Transformed::yes(Expr::Cast(Cast::new_from_field(Box::new(zoned), field)))
-                }
-                None => Transformed::no(Expr::Cast(Cast { expr, field })),
-            }
-        }
-        Expr::TryCast(TryCast { expr, field }) => {
-            match zoned_source(&expr, field.data_type(), zone, schema) {
-                Some(zoned) => Transformed::yes(Expr::TryCast(TryCast {
-                    expr: Box::new(zoned),
-                    field,
-                })),
-                None => Transformed::no(Expr::TryCast(TryCast { expr, field })),
-            }
-        }
-        other => Transformed::no(other),
-    }
-}
-
 impl AnalyzerRule for SessionZoneWrites {
     fn name(&self) -> &str {
         SESSION_ZONE_WRITES_RULE
@@ -142,7 +102,11 @@ impl AnalyzerRule for SessionZoneWrites {
         if zone.eq_ignore_ascii_case("UTC") {
             return Ok(plan);
         }
-        let rewrite = |e: Expr, schema: &DFSchema| Ok(read_in_zone(e, zone, schema));
+        let rewrite = |e: Expr, schema: &DFSchema| {
+            super::written_values::replace_cast_input(e, &|input, to| {
+                Ok(zoned_source(input, to, zone, schema))
+            })
+        };
         super::written_values::map_written_values(plan, &rewrite)
     }
 }

@@ -82,6 +82,23 @@ fn copy_all(list: &BTreeMap<String, String>) {
     }
 }
 
+/// [`copy_all`], then the listed target of metadata file `latest` (the end version).
+fn copy_all_to_latest(list: &BTreeMap<String, String>, latest: &str) -> String {
+    copy_all(list);
+    list.values()
+        .find(|to| to.ends_with(&format!("/{latest}")))
+        .expect("the end version is listed")
+        .clone()
+}
+
+/// Asserts that no file under `dir` names `old` (a location the rewrite moved).
+fn none_names(dir: &Path, old: &str) {
+    for f in files_under(dir) {
+        let text = decoded_text(&f);
+        assert!(!text.contains(old), "{f:?} names the old location {old}");
+    }
+}
+
 /// Every file under `dir`.
 fn files_under(dir: &Path) -> Vec<PathBuf> {
     let mut out = vec![];
@@ -352,21 +369,10 @@ async fn moves_and_reads_alike(version: u8) {
             "{to} under the target prefix"
         );
     }
-    copy_all(&list);
+    let metadata = copy_all_to_latest(&list, &latest);
     // no copied file names the source prefix
     let source_dir = local(&source_prefix).display().to_string();
-    for f in files_under(&dest_path) {
-        let text = decoded_text(&f);
-        assert!(
-            !text.contains(&source_dir),
-            "{f:?} names the source prefix {source_dir}"
-        );
-    }
-    let metadata = list
-        .values()
-        .find(|t| t.ends_with(&format!("/{latest}")))
-        .expect("the end version is listed")
-        .clone();
+    none_names(&dest_path, &source_dir);
     let to = target(dest.path()).await;
     to.catalog
         .register_table(&ident, &metadata)
@@ -422,19 +428,8 @@ async fn moves_and_reads_alike(version: u8) {
         !new_data.is_empty(),
         "the new data files are listed: {list2:?}"
     );
-    copy_all(&list2);
-    let metadata2 = list2
-        .values()
-        .find(|t| t.ends_with(&format!("/{latest2}")))
-        .expect("the new end version is listed")
-        .clone();
-    for f in files_under(&dest_path) {
-        let text = decoded_text(&f);
-        assert!(
-            !text.contains(&source_dir),
-            "{f:?} names the source prefix {source_dir}"
-        );
-    }
+    let metadata2 = copy_all_to_latest(&list2, &latest2);
+    none_names(&dest_path, &source_dir);
     let to2 = target(&dest.path().join("second")).await;
     to2.catalog
         .register_table(&ident, &metadata2)
@@ -687,19 +682,8 @@ async fn rewrite_table_path_moves_corpus_tables_other_engines_wrote() {
                 (from.replacen(&stored, &copy, 1), to)
             })
             .collect();
-        copy_all(&list);
-        for f in files_under(Path::new(&target_prefix)) {
-            let text = decoded_text(&f);
-            assert!(
-                !text.contains(&stored),
-                "{f:?} names the old location {stored}"
-            );
-        }
-        let metadata = list
-            .values()
-            .find(|to| to.ends_with(&format!("/{latest}")))
-            .expect("the end version is listed")
-            .clone();
+        let metadata = copy_all_to_latest(&list, &latest);
+        none_names(Path::new(&target_prefix), &stored);
         moved
             .catalog
             .register_table(&TableIdent::parse(&format!("ns.{t}")), &metadata)
@@ -786,12 +770,7 @@ async fn rewrite_table_path_incremental_after_a_schema_change() {
         .await
         .expect("incremental rewrite_table_path");
     let list = file_list(&list);
-    copy_all(&list);
-    let metadata = list
-        .values()
-        .find(|to| to.ends_with(&format!("/{latest}")))
-        .expect("the end version is listed")
-        .clone();
+    let metadata = copy_all_to_latest(&list, &latest);
     let to = target(dest.path()).await;
     to.catalog
         .register_table(&TableIdent::parse("ns.evolving"), &metadata)
@@ -851,12 +830,7 @@ async fn rewrite_table_path_after_compaction_and_expiry() {
     .await
     .expect("rewrite_table_path");
     let list = file_list(&list);
-    copy_all(&list);
-    let metadata = list
-        .values()
-        .find(|to| to.ends_with(&format!("/{latest}")))
-        .expect("the end version is listed")
-        .clone();
+    let metadata = copy_all_to_latest(&list, &latest);
     let to = target(dest.path()).await;
     to.catalog
         .register_table(&TableIdent::parse(t), &metadata)

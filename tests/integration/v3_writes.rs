@@ -9,7 +9,9 @@
 //! let inserted rows inherit theirs (`update_and_merge_keep_row_lineage`); compaction
 //! keeps both values of every row (`compaction_keeps_row_lineage`). A table upgraded
 //! from v2 gets ids for its earlier rows in its first v3 commit
-//! (`upgrade_to_v3_assigns_row_ids_to_earlier_rows`).
+//! (`upgrade_to_v3_assigns_row_ids_to_earlier_rows`). A copy of Spark's v3 table,
+//! registered in a SQL catalog, takes writes and loads again
+//! (`a_copied_v3_table_takes_writes_through_a_sql_catalog`).
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 

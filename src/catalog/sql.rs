@@ -71,6 +71,23 @@ fn is_key_taken(e: &rusqlite::Error) -> bool {
 }
 
 /// [`ErrorKind::AlreadyExists`]: table `ident` exists in catalog `catalog`.
+/// The location a commit records for its new metadata file `logical` (under the table's
+/// recorded `location`), in the form the catalog row held the base's (`stored`).
+///
+/// A table registered from a copy (its metadata names the old location, which
+/// `allow_moved_paths` maps to the copy: see [`Table::open_with`]) reads and writes
+/// every file in the copy, so the row must name the file where it was written: the
+/// logical location does not exist, and the next load would fail. A row holding a
+/// location the catalog's own `remap` rules translate keeps the logical form, as
+/// before. Errors: a location that cannot be normalised.
+fn stored_form(base: &Table, stored: &str, logical: &str) -> Result<String> {
+    let io = base.file_io();
+    if io.remap(stored)? != crate::io::normalize_location(stored)? {
+        return Ok(logical.to_string());
+    }
+    io.remap(logical)
+}
+
 fn table_exists_error(ident: &TableIdent, catalog: &str) -> Error {
     Error::new(
         ErrorKind::AlreadyExists,
@@ -542,7 +559,8 @@ impl Catalog for SqlCatalog {
             .map_err(|e| e.context(format!("table '{ident}' in catalog '{}'", self.name)))?;
         crate::failpoint::pause("commit-loaded");
         let metadata = apply_commit(&base, commit)?;
-        let new_location = next_metadata_location(&metadata, Some(base.metadata_location()));
+        let logical = next_metadata_location(&metadata, Some(base.metadata_location()));
+        let new_location = stored_form(&base, &stored, &logical)?;
         let table = base.with_metadata(metadata, &new_location);
         write_metadata_file(table.file_io(), table.metadata(), &new_location).await?;
         let (catalog, ns, name) = (

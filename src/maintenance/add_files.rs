@@ -36,6 +36,7 @@ use crate::scan::TableScan;
 use crate::spec::arrow::{arrow_field_id, schema_to_arrow};
 use crate::spec::arrow_compat::check_field;
 use crate::spec::name_mapping::{update_name_mapping, NameMapping, DEFAULT_NAME_MAPPING_PROPERTY};
+use crate::spec::schema::ROW_LINEAGE_FIELDS;
 use crate::spec::{DataFile, Literal, PartitionSpec, PrimitiveType, Schema, Transform};
 use crate::table::Table;
 use crate::transaction::paths_in_snapshot;
@@ -98,7 +99,9 @@ impl AddFiles {
 /// is not a partition source, or on an unpartitioned table; a file outside
 /// `<column>=<value>` directories of a partitioned table, or a value that is not one of
 /// the column's type; a file that may give a null in a required column (holding nulls,
-/// lacking null counts, or lacking the column); a source that does not exist or holds no file
+/// lacking null counts, or lacking the column); a file storing row lineage values (a
+/// `_row_id` or `_last_updated_sequence_number` column, by reserved field id, that is not
+/// all null: spec "Row Lineage"); a source that does not exist or holds no file
 /// ([`ErrorKind::NotFound`]); a file that is not Parquet ([`ErrorKind::InvalidData`], naming
 /// it); a file the table already holds (with `check_duplicate_files`,
 /// [`ErrorKind::ValidationFailed`] naming up to 10); commit errors.
@@ -164,6 +167,7 @@ pub async fn add_files(
             async move {
                 let meta = read_footer(base, &location, size).await?;
                 check_columns(&meta, table_columns, mapping, &location)?;
+                check_no_row_lineage(&meta, &location)?;
                 let ids = leaf_field_ids(&meta, Some(mapping));
                 check_required_columns(&meta, &ids, schema, columns, &partition, &location)?;
                 let mode_of = |id: i32| modes.get(&id).copied().unwrap_or(MetricsMode::DEFAULT);
@@ -526,6 +530,55 @@ fn check_columns(
              matched exactly, through the table's name mapping)",
             names.join(", ")
         )));
+    }
+    Ok(())
+}
+
+/// Fail when the file of `meta` stores a row lineage value (a top-level column with the
+/// reserved field id of `_row_id` or `_last_updated_sequence_number` holding a non-null
+/// value, or lacking a null count in some row group, so possibly holding one). Added
+/// files bring new rows, whose lineage is assigned on read (spec "Row Lineage": an added
+/// row's `_row_id` and `_last_updated_sequence_number` are null): a stored value, as a
+/// v3 table's compacted or updated files hold, would be read as the row's by every
+/// engine, repeating row ids of the table (or of the table the file came from) and
+/// claiming sequence numbers of another history. Columns of nulls only (a v3 `MERGE`'s
+/// inserted rows) are fine.
+///
+/// Errors: [`ErrorKind::InvalidArgument`] naming the file, the column and its field id.
+fn check_no_row_lineage(meta: &ParquetMetaData, location: &str) -> Result<()> {
+    let descr = meta.file_metadata().schema_descr();
+    for leaf in 0..descr.num_columns() {
+        let column = descr.column(leaf);
+        let info = column.self_type().get_basic_info();
+        let Some((name, id)) = info.has_id().then(|| info.id()).and_then(|id| {
+            ROW_LINEAGE_FIELDS
+                .iter()
+                .find(|(_, lineage)| *lineage == id)
+        }) else {
+            continue;
+        };
+        if column.path().parts().len() != 1 {
+            continue;
+        }
+        let mut values = 0;
+        for group in meta.row_groups() {
+            let nulls = group
+                .column(leaf)
+                .statistics()
+                .and_then(|s| s.null_count_opt());
+            match nulls {
+                Some(n) => values += group.num_rows() - i64::try_from(n).unwrap_or(i64::MAX),
+                None => values += group.num_rows(),
+            }
+        }
+        if values > 0 {
+            return Err(Error::invalid_argument(format!(
+                "file '{location}': column '{name}' (field id {id}) may hold row lineage \
+                 values (up to {values}); files added to a table bring new rows, whose \
+                 `_row_id` and `_last_updated_sequence_number` must be null (spec \"Row \
+                 Lineage\"): rewrite the file without the column"
+            )));
+        }
     }
     Ok(())
 }

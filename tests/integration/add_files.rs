@@ -425,3 +425,137 @@ async fn add_files_of_nanosecond_times_records_only_bounds_that_are_values() {
          +----------------------------+----------------------------+-----------------+-----------------+"
     );
 }
+
+/// The data files of `ns.<name>`'s current snapshot whose `_row_id` column (reserved
+/// field id 2147483540) has a lower bound, i.e. stores row ids, and those that do not.
+async fn files_by_stored_row_ids(lake: &Lake, name: &str) -> (Vec<String>, Vec<String>) {
+    use datafusion::arrow::array::{Array, AsArray};
+    let batches = run(
+        &lake.ctx,
+        &format!(
+            "SELECT file_path, lower_bounds[2147483540] IS NOT NULL AS stored \
+             FROM ice.ns.\"{name}$files\" WHERE content = 0"
+        ),
+    )
+    .await
+    .expect("files");
+    let (mut stored, mut inherited) = (vec![], vec![]);
+    for b in &batches {
+        let (path, flag) = (b.column(0).as_string::<i32>(), b.column(1).as_boolean());
+        for r in 0..b.num_rows() {
+            let p = path.value(r).strip_prefix("file://").expect("file URL");
+            if flag.is_valid(r) && flag.value(r) {
+                stored.push(p.to_string());
+            } else {
+                inherited.push(p.to_string());
+            }
+        }
+    }
+    (stored, inherited)
+}
+
+/// A data file added to a table brings new rows, whose `_row_id` and
+/// `_last_updated_sequence_number` are assigned on read (spec "Row Lineage": an added
+/// row's are null). A v3 table's updated or compacted data file stores both values, and
+/// every engine reads stored values as the rows' own: added to another v3 table, its row
+/// read `_row_id` 1, the id of that table's second row too (and the sequence number of
+/// the other table's history). Such a file is now refused, naming it and the column,
+/// and nothing is committed; a file whose lineage columns hold nulls only (rows a
+/// `MERGE` inserted) is added, its rows taking fresh ids.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn add_files_refuses_files_storing_row_lineage() {
+    let lake = lake().await;
+    let mor = ", 'format-version'='3', 'write.update.mode'='merge-on-read', \
+               'write.merge.mode'='merge-on-read'";
+    create(&lake, "src", "", mor).await;
+    create(&lake, "dst", "", ", 'format-version'='3'").await;
+    ok(
+        &lake.ctx,
+        "INSERT INTO ice.ns.src VALUES (1, 1, 'a', 1.0), (2, 1, 'b', 2.0)",
+    )
+    .await;
+    ok(&lake.ctx, "UPDATE ice.ns.src SET s = 'B' WHERE id = 2").await;
+    ok(
+        &lake.ctx,
+        "MERGE INTO ice.ns.src t USING (SELECT CAST(7 AS BIGINT) AS id) s ON t.id = s.id \
+         WHEN NOT MATCHED THEN INSERT (id, k, s, d) VALUES (s.id, 7, 'g', 7.0)",
+    )
+    .await;
+    let (stored, inherited) = files_by_stored_row_ids(&lake, "src").await;
+    assert_eq!(
+        stored.len(),
+        1,
+        "the UPDATE's file stores row id 1: {stored:?}"
+    );
+    let merged = inherited
+        .iter()
+        .find(|p| {
+            let meta = datafusion::parquet::file::reader::SerializedFileReader::new(
+                std::fs::File::open(p).expect("open"),
+            )
+            .expect("parquet");
+            use datafusion::parquet::file::reader::FileReader;
+            let fields = meta.metadata().file_metadata().schema_descr().num_columns();
+            fields > 4
+        })
+        .expect("the MERGE's file has the lineage columns, all null")
+        .clone();
+
+    ok(
+        &lake.ctx,
+        "INSERT INTO ice.ns.dst VALUES (10, 1, 'x', 1.0), (11, 1, 'y', 2.0)",
+    )
+    .await;
+    let before = ok(
+        &lake.ctx,
+        "SELECT count(*) AS n FROM ice.ns.\"dst$snapshots\"",
+    )
+    .await;
+    let source = lake.dir.path().join("with_lineage");
+    std::fs::create_dir_all(&source).expect("dir");
+    std::fs::copy(&stored[0], source.join("updated.parquet")).expect("copy");
+    let call = format!(
+        "CALL ice.system.add_files('ns.dst', '`parquet`.`{}`')",
+        source.display()
+    );
+    let err = run(&lake.ctx, &call).await.expect_err("refused");
+    assert!(
+        err.contains("updated.parquet")
+            && err.contains("column '_row_id' (field id 2147483540)")
+            && err.contains("must be null"),
+        "{err}"
+    );
+    assert_eq!(
+        ok(
+            &lake.ctx,
+            "SELECT count(*) AS n FROM ice.ns.\"dst$snapshots\""
+        )
+        .await,
+        before,
+        "nothing committed"
+    );
+
+    let nulls = lake.dir.path().join("null_lineage");
+    std::fs::create_dir_all(&nulls).expect("dir");
+    std::fs::copy(&merged, nulls.join("inserted.parquet")).expect("copy");
+    ok(
+        &lake.ctx,
+        &format!(
+            "CALL ice.system.add_files('ns.dst', '`parquet`.`{}`')",
+            nulls.display()
+        ),
+    )
+    .await;
+    let rows = ok(
+        &lake.ctx,
+        "SELECT id, _row_id, _last_updated_sequence_number AS seq FROM ice.ns.dst ORDER BY id",
+    )
+    .await;
+    assert_eq!(
+        rows,
+        "+----+---------+-----+\n| id | _row_id | seq |\n+----+---------+-----+\n\
+         | 7  | 2       | 2   |\n| 10 | 0       | 1   |\n| 11 | 1       | 1   |\n\
+         +----+---------+-----+"
+    );
+    other_engines_agree(&lake, "dst").await;
+}

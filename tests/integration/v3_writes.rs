@@ -9,7 +9,9 @@
 //! let inserted rows inherit theirs (`update_and_merge_keep_row_lineage`); compaction
 //! keeps both values of every row (`compaction_keeps_row_lineage`). A table upgraded
 //! from v2 gets ids for its earlier rows in its first v3 commit
-//! (`upgrade_to_v3_assigns_row_ids_to_earlier_rows`).
+//! (`upgrade_to_v3_assigns_row_ids_to_earlier_rows`). A copy of Spark's v3 table,
+//! registered in a SQL catalog, takes writes and loads again
+//! (`a_copied_v3_table_takes_writes_through_a_sql_catalog`).
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -1003,4 +1005,105 @@ async fn writes_racing_an_upgrade_to_v3_name_the_upgrade() {
             }
         }
     }
+}
+
+/// `id` → `_row_id` of every row of `t`.
+async fn row_ids(ctx: &datafusion::prelude::SessionContext, t: &str) -> BTreeMap<i64, i64> {
+    use datafusion::arrow::array::AsArray;
+    use datafusion::arrow::datatypes::Int64Type;
+    let batches = run(ctx, &format!("SELECT id, _row_id FROM {t}"))
+        .await
+        .expect("row ids");
+    let mut out = BTreeMap::new();
+    for b in &batches {
+        let (id, row_id) = (
+            b.column(0).as_primitive::<Int64Type>(),
+            b.column(1).as_primitive::<Int64Type>(),
+        );
+        for r in 0..b.num_rows() {
+            out.insert(id.value(r), row_id.value(r));
+        }
+    }
+    out
+}
+
+/// A copy of Spark's v3 table (deletion vectors, row lineage) registered in a SQL
+/// catalog, as a user tries the corpus: its metadata still names the location Spark
+/// wrote it at, which reads map to the copy (`allow_moved_paths`), and every write goes
+/// into the copy too. The catalog row must then name the new metadata file where it
+/// was written. Before, it named it under the old location, where nothing exists, so
+/// after the first `DELETE` the table could not be loaded again ("file … does not
+/// exist"). Now a `DELETE` (a deletion vector merged with Spark's), an `UPDATE` and an
+/// `INSERT` each commit, a fresh catalog on the same database loads the table, and the
+/// rows and their `_row_id`s are the expected ones.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_copied_v3_table_takes_writes_through_a_sql_catalog() {
+    let lake = lake().await;
+    let copy = tempfile::tempdir().expect("tempdir");
+    let src = crate::catalog::corpus_dir().join("spark_v3_deletion_vectors");
+    crate::fixtures::copy_dir(&src, copy.path());
+    lake.catalog
+        .register_table(
+            &TableIdent::parse("ns.dv"),
+            &crate::catalog::metadata_file(copy.path()),
+        )
+        .await
+        .expect("register");
+    let t = "ice.ns.dv";
+    let before = row_ids(&lake.ctx, t).await;
+    assert_eq!(before.len(), 50, "Spark's rows");
+    let mut ids = before.keys().copied();
+    let (gone, changed) = (ids.next().expect("a row"), ids.next().expect("a row"));
+
+    ok(&lake.ctx, &format!("DELETE FROM {t} WHERE id = {gone}")).await;
+    ok(
+        &lake.ctx,
+        &format!("UPDATE {t} SET v = v + 1 WHERE id = {changed}"),
+    )
+    .await;
+    let location = lake
+        .catalog
+        .load_table(&TableIdent::parse("ns.dv"))
+        .await
+        .expect("load after the commits")
+        .metadata_location()
+        .to_string();
+    let path = std::path::PathBuf::from(location.strip_prefix("file://").expect("a file URL"));
+    assert!(
+        path.starts_with(copy.path()) && path.is_file(),
+        "the catalog names {location}, not a file in the copy {}",
+        copy.path().display()
+    );
+
+    let mut want = before.clone();
+    want.remove(&gone);
+    assert_eq!(row_ids(&lake.ctx, t).await, want, "rows and row ids kept");
+    ok(
+        &lake.ctx,
+        &format!("INSERT INTO {t} (id, grp, v) VALUES (1000, 'z', 1)"),
+    )
+    .await;
+    // another session, through a catalog opened afresh on the same database
+    use icefloe::catalog::Catalog as _;
+    let fresh = icefloe::catalog::SqlCatalog::open_or_create("default", &lake.db).expect("catalog");
+    let table = fresh
+        .load_table(&TableIdent::parse("ns.dv"))
+        .await
+        .expect("load in a fresh catalog");
+    assert_eq!(
+        table
+            .metadata()
+            .current_snapshot()
+            .expect("snapshot")
+            .operation(),
+        Some("append")
+    );
+    let n = ok(&lake.ctx, &format!("SELECT count(*) AS n FROM {t}")).await;
+    assert!(n.contains("| 50 "), "{n}");
+    let v = ok(
+        &lake.ctx,
+        &format!("SELECT count(*) AS n FROM {t} WHERE id = {changed}"),
+    )
+    .await;
+    assert!(v.contains("| 1 "), "{v}");
 }

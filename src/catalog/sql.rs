@@ -70,7 +70,6 @@ fn is_key_taken(e: &rusqlite::Error) -> bool {
     matches!(e, rusqlite::Error::SqliteFailure(f, _) if f.code == rusqlite::ErrorCode::ConstraintViolation)
 }
 
-/// [`ErrorKind::AlreadyExists`]: table `ident` exists in catalog `catalog`.
 /// The location a commit records for its new metadata file `logical` (under the table's
 /// recorded `location`), in the form the catalog row held the base's (`stored`).
 ///
@@ -88,6 +87,7 @@ fn stored_form(base: &Table, stored: &str, logical: &str) -> Result<String> {
     io.remap(logical)
 }
 
+/// [`ErrorKind::AlreadyExists`]: table `ident` exists in catalog `catalog`.
 fn table_exists_error(ident: &TableIdent, catalog: &str) -> Error {
     Error::new(
         ErrorKind::AlreadyExists,

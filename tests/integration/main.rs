@@ -63,6 +63,7 @@ mod request_counts;
 #[cfg(feature = "cloud")]
 mod rest_s3;
 mod rewrite_table_path;
+mod rewrite_table_path_deletes;
 #[cfg(feature = "cloud")]
 mod seaweed;
 mod session_caches;

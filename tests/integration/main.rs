@@ -57,6 +57,7 @@ mod nested_writes;
 mod normalize;
 mod partition_evolution;
 mod partition_stats;
+mod partition_stats_incremental;
 mod read_corners;
 mod replace_table;
 mod request_counts;

@@ -65,6 +65,7 @@ mod request_counts;
 mod rest_s3;
 mod rewrite_table_path;
 mod rewrite_table_path_deletes;
+mod rewrite_table_path_stats;
 #[cfg(feature = "cloud")]
 mod seaweed;
 mod session_caches;

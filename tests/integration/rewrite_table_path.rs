@@ -630,7 +630,8 @@ async fn rewrite_table_path_errors_name_their_cause() {
 /// equality deletes; Spark's paths stored as `file:/x` under a `file:///x` location) are
 /// moved by copying the file list: every conformance query (time travel included)
 /// answers as before, DuckDB (and PyIceberg, where it reads the deletes) counts the same
-/// rows, and no copied file names the old location.
+/// rows, no copied file names the old location, and the copied manifests hold the
+/// metrics of Spark's rewritten position delete files.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rewrite_table_path_moves_corpus_tables_other_engines_wrote() {
     use crate::maintenance::{answers, corpus_lake};
@@ -691,6 +692,15 @@ async fn rewrite_table_path_moves_corpus_tables_other_engines_wrote() {
             .expect("register");
         let after = answers(&moved, t).await;
         assert_eq!(before, after, "{t}: answers at the target");
+        // Spark's position delete files, rewritten: the copied manifests hold their metrics
+        let (checked, _) = crate::rewrite_table_path_deletes::delete_metrics_are_the_files(
+            moved.catalog.as_ref(),
+            &format!("ns.{t}"),
+        )
+        .await;
+        if t == "spark_v2_mor_position_deletes" {
+            assert!(checked > 0, "{t}: position delete files checked");
+        }
         if python().is_none() {
             continue;
         }

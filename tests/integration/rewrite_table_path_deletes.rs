@@ -9,7 +9,7 @@ use datafusion::arrow::array::{Array, AsArray};
 use datafusion::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use icefloe::catalog::{Catalog, TableIdent};
 use icefloe::scan::TableScan;
-use icefloe::spec::DataFileFormat;
+use icefloe::spec::{DataContentType, DataFileFormat};
 
 use crate::dml::{lake, ok};
 use crate::rewrite_table_path::{
@@ -80,7 +80,10 @@ fn footer(path: &std::path::Path) -> Footer {
 /// Every live Parquet position delete file of every snapshot of `ident` in `catalog`:
 /// the manifest's metrics are those of the file (its footer and rows). Returns how many
 /// files had `file_path` bounds (a file of several data files has different ones).
-async fn delete_metrics_are_the_files(catalog: &dyn Catalog, ident: &str) -> (usize, usize) {
+pub(crate) async fn delete_metrics_are_the_files(
+    catalog: &dyn Catalog,
+    ident: &str,
+) -> (usize, usize) {
     let table = catalog
         .load_table(&TableIdent::parse(ident))
         .await
@@ -93,7 +96,9 @@ async fn delete_metrics_are_the_files(catalog: &dyn Catalog, ident: &str) -> (us
             .expect("plan");
         for entry in &plan.delete_entries {
             let f = &entry.data_file;
-            if f.file_format != DataFileFormat::Parquet {
+            if f.file_format != DataFileFormat::Parquet
+                || f.content != DataContentType::PositionDeletes
+            {
                 continue;
             }
             let what = &f.file_path;

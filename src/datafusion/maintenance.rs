@@ -69,6 +69,9 @@ use datafusion::prelude::SessionContext;
 
 use super::delete_planning::{plan_deletes, DeletePlan, PlannedFile};
 use super::insert::IcebergDataSink;
+pub use super::partition_stats_file::{
+    partition_stats_fields, partition_stats_rows, StatsComputation,
+};
 use super::rewrite_group::{rewrite_group, InputSplits, RowOrder};
 use super::table_provider::IcebergTableProvider;
 use crate::catalog::{Catalog, TableIdent};

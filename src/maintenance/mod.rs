@@ -24,6 +24,7 @@ pub(crate) mod file_rewrite_sizes;
 pub(crate) mod options;
 mod orphan_files;
 mod partition_stats;
+mod partition_stats_incremental;
 mod reachable;
 mod rewrite_position_deletes;
 pub mod rewrite_table_path;
@@ -38,6 +39,9 @@ pub use orphan_files::{remove_orphan_files, PrefixMismatchMode, RemoveOrphanFile
 pub use partition_stats::{
     commit_partition_stats, compute_partition_stats, is_partitioned, partition_stats_location,
     partition_stats_schema, PartitionStats, UnifiedPartitionField,
+};
+pub use partition_stats_incremental::{
+    compute_partition_stats_incremental, latest_ancestor_stats_file, IncrementalStats,
 };
 pub use rewrite_position_deletes::{
     rewrite_position_delete_files, RewritePositionDeleteFilesOptions,

@@ -19,9 +19,10 @@
 //!   deleted keeps a row of zero counts, last updated by that snapshot.
 //!
 //! `total_record_count` (rows after deletes) is left null, which the spec allows and Java
-//! does (it needs reading the data when there are deletes). The computation is always a
-//! full one: Java's incremental computation from an ancestor's statistics file gives the
-//! same rows, this one only reads more manifests.
+//! does (it needs reading the data when there are deletes). [`compute_partition_stats`]
+//! reads every manifest; module `partition_stats_incremental` starts from an ancestor's
+//! statistics file and reads only the manifests added since, when that gives the same
+//! rows.
 //!
 //! Rows are sorted by partition, ascending, nulls first, field by field (strings, binary
 //! and fixed by unsigned bytes; floats by IEEE total order, `-0.0 < 0.0`, NaN last, as
@@ -36,8 +37,8 @@ use std::sync::Arc;
 use crate::catalog::{metadata_dir, Catalog, TableIdent};
 use crate::error::{Error, Result};
 use crate::spec::{
-    DataContentType, DataFileFormat, FormatVersion, Literal, NestedField, PartitionStatisticsFile,
-    PrimitiveType, Schema, Snapshot, StructType, TableMetadata, Type,
+    DataContentType, DataFileFormat, FormatVersion, Literal, ManifestFile, NestedField,
+    PartitionStatisticsFile, PrimitiveType, Schema, Snapshot, StructType, TableMetadata, Type,
 };
 use crate::table::Table;
 use crate::transaction::{Transaction, UpdatePartitionStatistics};
@@ -126,7 +127,9 @@ pub fn is_partitioned(metadata: &TableMetadata) -> bool {
 }
 
 /// The statistics of `snapshot` of `table`, one per spec and partition tuple, sorted
-/// (see the module docs); `unified` is the table's unified partition type.
+/// (see the module docs); `unified` is the table's unified partition type. A full
+/// compute: every manifest of the snapshot is read
+/// (`crate::maintenance::compute_partition_stats_incremental` reads only the new ones).
 ///
 /// Errors: an unpartitioned table ([`crate::ErrorKind::InvalidArgument`]); reading the
 /// manifest list or a manifest ([`crate::ErrorKind::Io`], [`crate::ErrorKind::NotFound`]
@@ -136,42 +139,99 @@ pub async fn compute_partition_stats(
     snapshot: &Snapshot,
     unified: &[UnifiedPartitionField],
 ) -> Result<Vec<PartitionStats>> {
-    let metadata = table.metadata();
-    if !is_partitioned(metadata) || unified.is_empty() {
-        return Err(Error::invalid_argument(
-            "Table must be partitioned to compute partition statistics",
-        ));
+    let mut stats = StatsAccumulator::new(table, unified)?;
+    for manifest in &manifest_list(table, snapshot).await? {
+        stats.add_manifest(manifest).await?;
     }
-    let manifests = crate::scan::TableScan::new(table.clone(), Some(snapshot.clone()))
+    Ok(stats.into_sorted())
+}
+
+/// The manifest list of `snapshot`.
+pub(super) async fn manifest_list(table: &Table, snapshot: &Snapshot) -> Result<Vec<ManifestFile>> {
+    crate::scan::TableScan::new(table.clone(), Some(snapshot.clone()))
         .manifest_list()
-        .await?;
-    let position: HashMap<i32, usize> = unified
-        .iter()
-        .enumerate()
-        .map(|(i, f)| (f.field_id, i))
-        .collect();
-    // keyed by spec id and the tuple's bytes (a spec's field types are fixed)
-    type Key = (i32, Vec<Option<Vec<u8>>>);
-    let mut stats: HashMap<Key, PartitionStats> = HashMap::new();
-    for manifest in &manifests {
+        .await
+}
+
+/// A row's key: spec id and the tuple's single-value bytes, ints widened to longs and
+/// floats to doubles (so a value read back from a statistics file and one read from a
+/// manifest match whatever width each was read at).
+type Key = (i32, Vec<Option<Vec<u8>>>);
+
+/// Partition statistics being summed, by spec id and tuple (see the module docs).
+pub(super) struct StatsAccumulator<'a> {
+    table: &'a Table,
+    /// Unified partition field id → its position in a tuple.
+    position: HashMap<i32, usize>,
+    width: usize,
+    stats: HashMap<Key, PartitionStats>,
+}
+
+impl<'a> StatsAccumulator<'a> {
+    /// No rows yet.
+    ///
+    /// Errors: an unpartitioned table ([`crate::ErrorKind::InvalidArgument`]).
+    pub(super) fn new(table: &'a Table, unified: &[UnifiedPartitionField]) -> Result<Self> {
+        if !is_partitioned(table.metadata()) || unified.is_empty() {
+            return Err(Error::invalid_argument(
+                "Table must be partitioned to compute partition statistics",
+            ));
+        }
+        Ok(Self {
+            table,
+            position: unified
+                .iter()
+                .enumerate()
+                .map(|(i, f)| (f.field_id, i))
+                .collect(),
+            width: unified.len(),
+            stats: HashMap::new(),
+        })
+    }
+
+    fn key(spec_id: i32, tuple: &[Option<Literal>]) -> Key {
+        let widened = |v: &Literal| match v {
+            Literal::Int(x) => literal_to_bytes(&Literal::Long(i64::from(*x))),
+            Literal::Float(x) => literal_to_bytes(&Literal::Double(f64::from(*x))),
+            v => literal_to_bytes(v),
+        };
+        (
+            spec_id,
+            tuple.iter().map(|v| v.as_ref().map(widened)).collect(),
+        )
+    }
+
+    /// Take `row` (of an earlier statistics file) as it is; false when a row of its spec
+    /// and tuple is there already.
+    pub(super) fn insert_row(&mut self, row: PartitionStats) -> bool {
+        let key = Self::key(row.spec_id, &row.partition);
+        match self.stats.entry(key) {
+            std::collections::hash_map::Entry::Occupied(_) => false,
+            std::collections::hash_map::Entry::Vacant(v) => {
+                v.insert(row);
+                true
+            }
+        }
+    }
+
+    /// Count every entry of `manifest` (see the module docs).
+    ///
+    /// Errors: reading it ([`crate::ErrorKind::Io`], [`crate::ErrorKind::NotFound`]).
+    pub(super) async fn add_manifest(&mut self, manifest: &ManifestFile) -> Result<()> {
+        let metadata = self.table.metadata();
         let spec_id = manifest.partition_spec_id;
         let spec = metadata.partition_spec_by_id(spec_id);
-        for entry in crate::scan::read_manifest(table, metadata, manifest).await? {
-            let mut tuple = vec![None; unified.len()];
+        for entry in crate::scan::read_manifest(self.table, metadata, manifest).await? {
+            let mut tuple = vec![None; self.width];
             for (i, value) in entry.data_file.partition.iter().enumerate() {
                 let id = spec.map_or(1000 + i as i32, |s| s.field_id(i));
-                if let Some(p) = position.get(&id) {
+                if let Some(p) = self.position.get(&id) {
                     tuple[*p] = value.clone();
                 }
             }
-            let key = (
-                spec_id,
-                tuple
-                    .iter()
-                    .map(|v| v.as_ref().map(literal_to_bytes))
-                    .collect(),
-            );
-            let row = stats
+            let key = Self::key(spec_id, &tuple);
+            let row = self
+                .stats
                 .entry(key)
                 .or_insert_with(|| PartitionStats::new(tuple, spec_id));
             if entry.is_alive() {
@@ -198,10 +258,17 @@ pub async fn compute_partition_stats(
             }
             row.updated_by(metadata.snapshot_by_id(entry.snapshot_id));
         }
+        Ok(())
     }
-    let mut rows: Vec<PartitionStats> = stats.into_values().collect();
-    rows.sort_by(|a, b| compare_tuples(&a.partition, &b.partition).then(a.spec_id.cmp(&b.spec_id)));
-    Ok(rows)
+
+    /// The rows, sorted by partition then spec id.
+    pub(super) fn into_sorted(self) -> Vec<PartitionStats> {
+        let mut rows: Vec<PartitionStats> = self.stats.into_values().collect();
+        rows.sort_by(|a, b| {
+            compare_tuples(&a.partition, &b.partition).then(a.spec_id.cmp(&b.spec_id))
+        });
+        rows
+    }
 }
 
 /// Tuples field by field, nulls first (see the module docs for each type's order).

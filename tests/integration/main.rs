@@ -57,12 +57,15 @@ mod nested_writes;
 mod normalize;
 mod partition_evolution;
 mod partition_stats;
+mod partition_stats_incremental;
 mod read_corners;
 mod replace_table;
 mod request_counts;
 #[cfg(feature = "cloud")]
 mod rest_s3;
 mod rewrite_table_path;
+mod rewrite_table_path_deletes;
+mod rewrite_table_path_stats;
 #[cfg(feature = "cloud")]
 mod seaweed;
 mod session_caches;

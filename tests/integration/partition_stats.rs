@@ -21,7 +21,7 @@ use crate::maintenance::call;
 
 /// The one location a `compute_partition_stats` call of catalog `ice` answers (`None`:
 /// no row).
-async fn compute(lake: &Lake, args: &str) -> Option<String> {
+pub(crate) async fn compute(lake: &Lake, args: &str) -> Option<String> {
     compute_in(lake, "ice", args).await
 }
 
@@ -133,7 +133,7 @@ fn pyiceberg_agrees(
 
 /// [`pyiceberg_agrees`] with the script's arguments `args`; `partition_fields` `None`:
 /// any fields of ascending ids.
-fn files_agree(
+pub(crate) fn files_agree(
     name: &str,
     args: &[&std::ffi::OsStr],
     format_version: u8,

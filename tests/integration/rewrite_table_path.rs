@@ -40,7 +40,7 @@ fn schema_json() -> Value {
 }
 
 /// A local path of a location (`file:///x`, `file:/x` or `/x`).
-fn local(location: &str) -> PathBuf {
+pub(crate) fn local(location: &str) -> PathBuf {
     let p = location
         .strip_prefix("file://")
         .or_else(|| location.strip_prefix("file:"))
@@ -49,7 +49,7 @@ fn local(location: &str) -> PathBuf {
 }
 
 /// The one row of a `rewrite_table_path` call: (latest_version, file_list_location).
-async fn call(lake: &Lake, args: &str) -> Result<(String, String), String> {
+pub(crate) async fn call(lake: &Lake, args: &str) -> Result<(String, String), String> {
     let q = format!("CALL ice.system.rewrite_table_path({args})");
     let batches = run(&lake.ctx, &q).await?;
     let b = &batches[0];
@@ -68,13 +68,13 @@ async fn call(lake: &Lake, args: &str) -> Result<(String, String), String> {
 }
 
 /// The (source, target) lines of the file list at `location`.
-fn file_list(location: &str) -> BTreeMap<String, String> {
+pub(crate) fn file_list(location: &str) -> BTreeMap<String, String> {
     let text = std::fs::read_to_string(local(location)).expect("file list");
     icefloe::maintenance::rewrite_table_path::parse_file_list(&text).expect("CSV")
 }
 
 /// Copy every file of `list` to its target with std::fs.
-fn copy_all(list: &BTreeMap<String, String>) {
+pub(crate) fn copy_all(list: &BTreeMap<String, String>) {
     for (from, to) in list {
         let to = local(to);
         std::fs::create_dir_all(to.parent().expect("parent")).expect("mkdir");
@@ -83,7 +83,7 @@ fn copy_all(list: &BTreeMap<String, String>) {
 }
 
 /// [`copy_all`], then the listed target of metadata file `latest` (the end version).
-fn copy_all_to_latest(list: &BTreeMap<String, String>, latest: &str) -> String {
+pub(crate) fn copy_all_to_latest(list: &BTreeMap<String, String>, latest: &str) -> String {
     copy_all(list);
     list.values()
         .find(|to| to.ends_with(&format!("/{latest}")))
@@ -92,7 +92,7 @@ fn copy_all_to_latest(list: &BTreeMap<String, String>, latest: &str) -> String {
 }
 
 /// Asserts that no file under `dir` names `old` (a location the rewrite moved).
-fn none_names(dir: &Path, old: &str) {
+pub(crate) fn none_names(dir: &Path, old: &str) {
     for f in files_under(dir) {
         let text = decoded_text(&f);
         assert!(!text.contains(old), "{f:?} names the old location {old}");
@@ -143,7 +143,7 @@ fn decoded_text(path: &Path) -> String {
 /// A v2 (position deletes), v3 (deletion vectors) or v1 (copy-on-write) table
 /// partitioned by `k` with several snapshots, a tag, a branch and a Puffin statistics
 /// file.
-async fn build(lake: &Lake, name: &str, version: u8) {
+pub(crate) async fn build(lake: &Lake, name: &str, version: u8) {
     let modes = match version {
         1 => "",
         _ => ", 'write.delete.mode'='merge-on-read', 'write.update.mode'='merge-on-read'",
@@ -183,7 +183,7 @@ async fn build(lake: &Lake, name: &str, version: u8) {
 }
 
 /// The snapshot ids of a table.
-async fn snapshots(catalog: &Arc<dyn Catalog>, ident: &str) -> Vec<i64> {
+pub(crate) async fn snapshots(catalog: &Arc<dyn Catalog>, ident: &str) -> Vec<i64> {
     catalog
         .load_table(&TableIdent::parse(ident))
         .await
@@ -196,14 +196,14 @@ async fn snapshots(catalog: &Arc<dyn Catalog>, ident: &str) -> Vec<i64> {
 }
 
 /// The target side: a catalog at `dir` where the moved table is registered.
-struct Target {
-    db: PathBuf,
-    warehouse: PathBuf,
-    catalog: Arc<dyn Catalog>,
-    ctx: datafusion::prelude::SessionContext,
+pub(crate) struct Target {
+    pub(crate) db: PathBuf,
+    pub(crate) warehouse: PathBuf,
+    pub(crate) catalog: Arc<dyn Catalog>,
+    pub(crate) ctx: datafusion::prelude::SessionContext,
 }
 
-async fn target(dir: &Path) -> Target {
+pub(crate) async fn target(dir: &Path) -> Target {
     let db = dir.join("catalog.db");
     let warehouse = dir.join("warehouse");
     std::fs::create_dir_all(&warehouse).expect("warehouse");
@@ -228,7 +228,7 @@ async fn target(dir: &Path) -> Target {
 
 /// Every snapshot of source `ice.ns.<name>` reads alike at the target `dr.ns.<name>` in
 /// icefloe, PyIceberg and DuckDB; `metadata` is the target metadata file.
-async fn same_at_every_snapshot(lake: &Lake, to: &Target, name: &str, metadata: &str) {
+pub(crate) async fn same_at_every_snapshot(lake: &Lake, to: &Target, name: &str, metadata: &str) {
     let schema = schema_json();
     let ident = format!("ns.{name}");
     let ids = snapshots(&lake.catalog, &ident).await;
@@ -267,7 +267,7 @@ async fn same_at_every_snapshot(lake: &Lake, to: &Target, name: &str, metadata: 
 /// The lengths the moved metadata records are those of the copied files: every
 /// manifest's `manifest_length` (Java keeps the old ones, though the paths in a manifest
 /// changed length) and every live delete file's `file_size_in_bytes` (rewritten files).
-async fn sizes_are_the_copies(ctx: &datafusion::prelude::SessionContext, name: &str) {
+pub(crate) async fn sizes_are_the_copies(ctx: &datafusion::prelude::SessionContext, name: &str) {
     for (sql, what) in [
         (
             format!(
@@ -297,7 +297,7 @@ async fn sizes_are_the_copies(ctx: &datafusion::prelude::SessionContext, name: &
 
 /// Every metadata file the `metadata-log` of the target metadata file `metadata` names
 /// was copied, and names no file outside the target.
-fn log_is_copied(metadata: &str) {
+pub(crate) fn log_is_copied(metadata: &str) {
     let json: Value =
         serde_json::from_str(&std::fs::read_to_string(local(metadata)).expect("metadata"))
             .expect("JSON");
@@ -630,7 +630,8 @@ async fn rewrite_table_path_errors_name_their_cause() {
 /// equality deletes; Spark's paths stored as `file:/x` under a `file:///x` location) are
 /// moved by copying the file list: every conformance query (time travel included)
 /// answers as before, DuckDB (and PyIceberg, where it reads the deletes) counts the same
-/// rows, and no copied file names the old location.
+/// rows, no copied file names the old location, and the copied manifests hold the
+/// metrics of Spark's rewritten position delete files.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rewrite_table_path_moves_corpus_tables_other_engines_wrote() {
     use crate::maintenance::{answers, corpus_lake};
@@ -691,6 +692,15 @@ async fn rewrite_table_path_moves_corpus_tables_other_engines_wrote() {
             .expect("register");
         let after = answers(&moved, t).await;
         assert_eq!(before, after, "{t}: answers at the target");
+        // Spark's position delete files, rewritten: the copied manifests hold their metrics
+        let (checked, _) = crate::rewrite_table_path_deletes::delete_metrics_are_the_files(
+            moved.catalog.as_ref(),
+            &format!("ns.{t}"),
+        )
+        .await;
+        if t == "spark_v2_mor_position_deletes" {
+            assert!(checked > 0, "{t}: position delete files checked");
+        }
         if python().is_none() {
             continue;
         }

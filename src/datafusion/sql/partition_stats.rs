@@ -4,7 +4,9 @@
 //! [`crate::maintenance::compute_partition_stats`] has the counts), writes them as a
 //! Parquet partition statistics file (module `partition_stats_file`) and commits it as
 //! the snapshot's (REST `set-partition-statistics`). One row,
-//! `partition_statistics_file`: the file's location.
+//! `partition_statistics_file`: the file's location. The rows are computed incrementally
+//! from an ancestor's statistics file when that gives the full compute's rows (see
+//! [`crate::datafusion::maintenance::partition_stats_rows`]).
 //!
 //! As in Java: a table without snapshots, or a snapshot without manifest entries, gives
 //! no row and commits nothing; a snapshot that has a partition statistics file already
@@ -18,10 +20,10 @@ use super::procedures::Args;
 use super::table_stats::{path_result, snapshot_argument};
 use super::ResolvedTable;
 use crate::datafusion::partition_stats_file::{
-    stats_partition_type, unified_fields, write_partition_stats_file,
+    partition_stats_rows, stats_partition_type, write_partition_stats_file,
 };
 use crate::error::{Error, Result};
-use crate::maintenance::{commit_partition_stats, compute_partition_stats, is_partitioned};
+use crate::maintenance::{commit_partition_stats, is_partitioned};
 
 /// The procedure's result column.
 const PARTITION_STATISTICS_FILE: &str = "partition_statistics_file";
@@ -58,7 +60,7 @@ pub(super) async fn compute_partition_stats_procedure(
         );
     }
     let unified = stats_partition_type(metadata);
-    let rows = compute_partition_stats(&loaded, &snapshot, &unified_fields(&unified)).await?;
+    let (rows, _) = partition_stats_rows(&loaded, &snapshot).await?;
     if rows.is_empty() {
         return path_result(ctx, PARTITION_STATISTICS_FILE, None);
     }

@@ -28,8 +28,23 @@ use crate::delete::puffin::{parse_footer, PUFFIN_MAGIC};
 use crate::error::{Error, Result};
 use crate::spec::{DataFile, DataFileFormat};
 
-/// The rewritten bytes of delete file `file` (its current bytes `bytes`), and the
-/// Parquet row group offsets of a rewritten Parquet file (its `split_offsets`).
+/// The metrics of a rewritten Parquet position delete file that differ from the source
+/// file's (spec: "Manifests", fields 108 and 132, and the bounds 125/128 of `file_path`):
+/// the rows are the same, so value, null and NaN counts and the `pos` and `row` bounds
+/// are too.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct ParquetDeleteMetrics {
+    /// Row group starts (`split_offsets`), bytes from the file's start.
+    pub split_offsets: Vec<i64>,
+    /// Compressed bytes of each leaf column with a field id (`column_sizes`).
+    pub column_sizes: Vec<(i32, i64)>,
+    /// The least and greatest moved `file_path` (full, by unsigned UTF-8 bytes); `None`
+    /// for a file without rows.
+    pub path_bounds: Option<(String, String)>,
+}
+
+/// The rewritten bytes of delete file `file` (its current bytes `bytes`), and, for a
+/// Parquet file, the metrics of the written bytes.
 ///
 /// Errors: a `file_path` or `referenced-data-file` not under the source prefix
 /// ([`crate::ErrorKind::InvalidArgument`], naming the file and the path), a file that
@@ -39,10 +54,13 @@ pub(super) fn rewrite_delete_file(
     file: &DataFile,
     bytes: Bytes,
     paths: &PrefixRewrite,
-) -> Result<(Vec<u8>, Vec<i64>)> {
+) -> Result<(Vec<u8>, Option<ParquetDeleteMetrics>)> {
     match file.file_format {
-        DataFileFormat::Parquet => rewrite_parquet(bytes, &file.file_path, paths),
-        DataFileFormat::Puffin => Ok((rewrite_puffin(&bytes, &file.file_path, paths)?, vec![])),
+        DataFileFormat::Parquet => {
+            let (bytes, metrics) = rewrite_parquet(bytes, &file.file_path, paths)?;
+            Ok((bytes, Some(metrics)))
+        }
+        DataFileFormat::Puffin => Ok((rewrite_puffin(&bytes, &file.file_path, paths)?, None)),
         other => Err(Error::unsupported(format!(
             "rewrite_table_path of position delete file '{}' in {other:?} (only Parquet \
              position deletes and Puffin deletion vectors)",
@@ -51,12 +69,12 @@ pub(super) fn rewrite_delete_file(
     }
 }
 
-/// A Parquet position delete file with every `file_path` value moved.
+/// A Parquet position delete file with every `file_path` value moved, and its metrics.
 fn rewrite_parquet(
     bytes: Bytes,
     location: &str,
     paths: &PrefixRewrite,
-) -> Result<(Vec<u8>, Vec<i64>)> {
+) -> Result<(Vec<u8>, ParquetDeleteMetrics)> {
     let bad =
         |what: &str| Error::invalid_data(format!("position delete file '{location}': {what}"));
     let builder = ParquetRecordBatchReaderBuilder::try_new(bytes)
@@ -91,10 +109,12 @@ fn rewrite_parquet(
         |e: datafusion::parquet::errors::ParquetError| bad("cannot write Parquet").with_source(e);
     let mut writer =
         ArrowWriter::try_new(&mut out, Arc::clone(&schema), Some(properties)).map_err(write_err)?;
+    let mut path_bounds: Option<(String, String)> = None;
     for batch in reader {
         let batch = batch.map_err(|e| bad("cannot read Parquet").with_source(e))?;
         let column = batch.column(path_idx);
         let moved = moved_paths(column, location, paths)?;
+        widen_bounds(&mut path_bounds, &moved);
         let mut columns: Vec<ArrayRef> = batch.columns().to_vec();
         columns[path_idx] = moved;
         let batch = RecordBatch::try_new(Arc::clone(&schema), columns)
@@ -102,13 +122,63 @@ fn rewrite_parquet(
         writer.write(&batch).map_err(write_err)?;
     }
     let meta = writer.close().map_err(write_err)?;
-    let offsets = meta
+    let split_offsets = meta
         .row_groups()
         .iter()
         .filter_map(|rg| rg.columns().first())
         .map(|c| c.dictionary_page_offset().unwrap_or(c.data_page_offset()))
         .collect();
-    Ok((out, offsets))
+    let descr = meta.file_metadata().schema_descr();
+    let mut column_sizes: Vec<(i32, i64)> = vec![];
+    for i in 0..descr.num_columns() {
+        let column = descr.column(i);
+        let info = column.self_type().get_basic_info();
+        if !info.has_id() {
+            continue;
+        }
+        let size = meta
+            .row_groups()
+            .iter()
+            .filter_map(|rg| rg.columns().get(i))
+            .map(|c| c.compressed_size())
+            .sum();
+        column_sizes.push((info.id(), size));
+    }
+    let metrics = ParquetDeleteMetrics {
+        split_offsets,
+        column_sizes,
+        path_bounds,
+    };
+    Ok((out, metrics))
+}
+
+/// `bounds` widened to the least and greatest non-null value of `column` (strings, as
+/// [`moved_paths`] gives them), compared by bytes.
+fn widen_bounds(bounds: &mut Option<(String, String)>, column: &ArrayRef) {
+    let values: Box<dyn Iterator<Item = Option<&str>>> = match column.data_type() {
+        DataType::Utf8 => match column.as_any().downcast_ref::<StringArray>() {
+            Some(a) => Box::new(a.iter()),
+            None => return,
+        },
+        DataType::LargeUtf8 => match column.as_any().downcast_ref::<LargeStringArray>() {
+            Some(a) => Box::new(a.iter()),
+            None => return,
+        },
+        _ => return,
+    };
+    for v in values.flatten() {
+        match bounds {
+            None => *bounds = Some((v.to_string(), v.to_string())),
+            Some((lower, upper)) => {
+                if v < lower.as_str() {
+                    *lower = v.to_string();
+                }
+                if v > upper.as_str() {
+                    *upper = v.to_string();
+                }
+            }
+        }
+    }
 }
 
 /// `column` (strings) with each path moved to the target prefix.

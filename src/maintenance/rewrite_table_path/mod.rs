@@ -20,7 +20,8 @@
 //!   entry's `file_path` moved, and of delete files the `referenced_data_file` and the
 //!   `file_path` bounds (field 2147483546); status, snapshot id and sequence numbers kept;
 //! * the position delete files and deletion vector files of those manifests (see
-//!   module `content`), whose new size and row group offsets the manifests record.
+//!   module `content`), whose new size, row group offsets, column sizes and `file_path`
+//!   bounds the manifests record (Java keeps the source file's).
 //!
 //! Nothing is committed and no file of the table changes.
 //!
@@ -309,8 +310,9 @@ struct Run<'a> {
     staging: String,
     /// The file list.
     plan: BTreeSet<(String, String)>,
-    /// Rewritten delete files by source location: new size and split offsets.
-    delete_files: HashMap<String, (i64, Vec<i64>)>,
+    /// Rewritten delete files by source location: new size, and the metrics of a
+    /// Parquet one.
+    delete_files: HashMap<String, (i64, Option<content::ParquetDeleteMetrics>)>,
     /// Rewritten manifests by source location: new length, and whether it was staged.
     manifests: HashMap<String, (i64, bool)>,
     /// Delete files written to staging.
@@ -599,9 +601,9 @@ impl Run<'_> {
                 Err(e) if e.kind() == ErrorKind::NotFound => return Err(e.context(what)),
                 Err(e) => return Err(e),
             };
-            let (rewritten, offsets) = content::rewrite_delete_file(file, bytes, self.paths)?;
+            let (rewritten, metrics) = content::rewrite_delete_file(file, bytes, self.paths)?;
             self.delete_files
-                .insert(source.to_string(), (rewritten.len() as i64, offsets));
+                .insert(source.to_string(), (rewritten.len() as i64, metrics));
             if write {
                 let staged = self.staged(source, &field)?;
                 self.table
@@ -612,13 +614,44 @@ impl Run<'_> {
                 self.staged_deletes.insert(source.to_string());
             }
         }
-        if let Some((size, offsets)) = self.delete_files.get(source) {
+        if let Some((size, metrics)) = self.delete_files.get(source) {
             file.file_size_in_bytes = *size;
-            if file.file_format == crate::spec::DataFileFormat::Parquet {
-                file.split_offsets = offsets.clone();
+            if let Some(m) = metrics {
+                record_rewritten_metrics(file, m);
             }
         }
         Ok(())
+    }
+}
+
+/// The metrics `m` of a rewritten Parquet position delete file recorded in its entry
+/// `file`: `split_offsets`, and the column sizes and `file_path` bounds the entry records
+/// (a metric the source's writer left out stays out; a `file_path` bound, which may have
+/// been truncated or name another form of the prefix, becomes the written file's exact
+/// one, as Java's position delete writers record it: metrics mode `full`).
+fn record_rewritten_metrics(file: &mut crate::spec::DataFile, m: &content::ParquetDeleteMetrics) {
+    file.split_offsets = m.split_offsets.clone();
+    for (id, size) in &m.column_sizes {
+        if file.column_sizes.contains_key(id) {
+            file.column_sizes.insert(*id, *size);
+        }
+    }
+    let bound = |v: &str| crate::spec::manifest::BoundBytes::from_slice(v.as_bytes());
+    match &m.path_bounds {
+        Some((lower, upper)) => {
+            if file.lower_bounds.contains_key(&DELETE_FILE_PATH_FIELD_ID) {
+                file.lower_bounds
+                    .insert(DELETE_FILE_PATH_FIELD_ID, bound(lower));
+            }
+            if file.upper_bounds.contains_key(&DELETE_FILE_PATH_FIELD_ID) {
+                file.upper_bounds
+                    .insert(DELETE_FILE_PATH_FIELD_ID, bound(upper));
+            }
+        }
+        None => {
+            file.lower_bounds.remove(&DELETE_FILE_PATH_FIELD_ID);
+            file.upper_bounds.remove(&DELETE_FILE_PATH_FIELD_ID);
+        }
     }
 }
 

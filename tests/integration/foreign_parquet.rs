@@ -733,3 +733,125 @@ async fn truncated_statistics_bound_but_are_not_the_values() {
         assert!(got.contains(&format!("| {ids} ")), "{filter}: {got}");
     }
 }
+
+/// INT96 timestamps (Spark's, Hive's, Impala's legacy files) added to a v3 table's
+/// `timestamp_ns` / `timestamptz_ns` columns, at the top level, in a struct, a list and a
+/// map value: they read with their nanoseconds (they were decoded in microseconds for
+/// every column, 1500 ns read as 1000), and filters on them select the rows whose read
+/// value matches. An INT96 column read as a microsecond `timestamp` of the same file
+/// still reads a year (3000) outside the nanosecond range. An INT96 value outside the
+/// `i64` nanosecond range (2300, 1600) in a nanosecond column fails the read naming the
+/// file and the column, where decoding it in nanoseconds would wrap it to another time.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn int96_timestamps_read_at_nanoseconds_in_nanosecond_columns() {
+    use crate::dml::run;
+    if python().is_none() {
+        return;
+    }
+    let lake = lake().await;
+    let src = lake.dir.path().join("int96");
+    run_script(
+        "foreign_parquet.py",
+        &[src.as_os_str(), std::ffi::OsStr::new("int96_nanos")],
+    );
+    let v3 = "TBLPROPERTIES ('format-version'='3')";
+    ok(
+        &lake.ctx,
+        &format!(
+            "CREATE TABLE ice.ns.i (id INT, ts TIMESTAMP(9), tz TIMESTAMP(9) WITH TIME ZONE, \
+             s STRUCT<t: TIMESTAMP(9)>, l ARRAY<TIMESTAMP(9)>, m MAP<INT, TIMESTAMP(9)>, \
+             far TIMESTAMP) {v3}"
+        ),
+    )
+    .await;
+    assert_eq!(add(&lake, "i", &src).await, 1);
+    assert_eq!(
+        ok(
+            &lake.ctx,
+            "SELECT id, CAST(ts AS BIGINT) AS ts, CAST(tz AS BIGINT) AS tz, \
+             CAST(s['t'] AS BIGINT) AS st, CAST(l[1] AS BIGINT) AS l1, \
+             CAST(map_values(m)[1] AS BIGINT) AS mv, CAST(far AS BIGINT) AS far \
+             FROM ice.ns.i ORDER BY id"
+        )
+        .await,
+        "\
++----+---------------------+---------------------+---------------------+---------------------+---------------------+-------------------+
+| id | ts                  | tz                  | st                  | l1                  | mv                  | far               |
++----+---------------------+---------------------+---------------------+---------------------+---------------------+-------------------+
+| 1  | -1500               | -1500               | -1500               | -1500               | -1500               | 32503680000000001 |
+| 2  | 1500                | 1500                | 1500                | 1500                | 1500                | 32503680000000002 |
+| 3  | 1700000000123456789 | 1700000000123456789 | 1700000000123456789 | 1700000000123456789 | 1700000000123456789 | 32503680000000003 |
+| 4  | -2000000001         | -2000000001         | -2000000001         | -2000000001         | -2000000001         | 32503680000000004 |
+| 5  |                     |                     |                     |                     |                     |                   |
++----+---------------------+---------------------+---------------------+---------------------+---------------------+-------------------+"
+    );
+    for (filter, ids) in [
+        ("ts = TIMESTAMP '2023-11-14 22:13:20.123456789'", "3"),
+        ("ts > TIMESTAMP '2023-11-14 22:13:20.123456788'", "3"),
+        ("ts = TIMESTAMP '1969-12-31 23:59:59.999998500'", "1"),
+        ("ts < TIMESTAMP '1970-01-01 00:00:00.000001501'", "1, 2, 4"),
+        (
+            "tz = TIMESTAMPTZ '1970-01-01 00:00:00.000001500+00:00'",
+            "2",
+        ),
+        ("s['t'] = TIMESTAMP '2023-11-14 22:13:20.123456789'", "3"),
+        ("l[1] = TIMESTAMP '1969-12-31 23:59:57.999999999'", "4"),
+        (
+            "map_values(m)[1] > TIMESTAMP '1970-01-01 00:00:00.000001'",
+            "2, 3",
+        ),
+        ("far > TIMESTAMP '3000-01-01 00:00:00.000002'", "3, 4"),
+    ] {
+        let got = ok(
+            &lake.ctx,
+            &format!(
+                "SELECT array_to_string(array_agg(id ORDER BY id), ', ') AS ids FROM ice.ns.i \
+                 WHERE {filter}"
+            ),
+        )
+        .await;
+        assert!(got.contains(&format!("| {ids} ")), "{filter}: {got}");
+    }
+
+    // outside the nanosecond range: at the top level and in a struct
+    let out = lake.dir.path().join("out");
+    run_script(
+        "foreign_parquet.py",
+        &[out.as_os_str(), std::ffi::OsStr::new("int96_out_of_range")],
+    );
+    ok(
+        &lake.ctx,
+        &format!("CREATE TABLE ice.ns.late (id INT, ts TIMESTAMP(9)) {v3}"),
+    )
+    .await;
+    ok(
+        &lake.ctx,
+        &format!(
+            "CREATE TABLE ice.ns.early (id INT, s STRUCT<t: TIMESTAMP(9) WITH TIME ZONE>) {v3}"
+        ),
+    )
+    .await;
+    for (table, column, shown) in [
+        ("late", "'ts' (field id 2)", "2300-01-01 00:00:00"),
+        ("early", "'s.t' (field id 3)", "1600-01-01 00:00:00"),
+    ] {
+        assert_eq!(add(&lake, table, &out.join(table)).await, 1);
+        let q = format!("SELECT * FROM ice.ns.{table}");
+        let err = run(&lake.ctx, &q).await.expect_err(&q);
+        assert!(
+            err.contains(&format!("/{table}/f.parquet'"))
+                && err.contains(&format!(
+                    "column {column} holds the INT96 timestamp {shown}"
+                ))
+                && err.contains("outside the range of the table's nanosecond timestamp type"),
+            "{q}: {err}"
+        );
+        // the other column reads
+        assert!(ok(
+            &lake.ctx,
+            &format!("SELECT id FROM ice.ns.{table} ORDER BY id")
+        )
+        .await
+        .contains("| 2  |"));
+    }
+}

@@ -855,3 +855,112 @@ async fn int96_timestamps_read_at_nanoseconds_in_nanosecond_columns() {
         .contains("| 2  |"));
     }
 }
+
+/// `add_files` of pyarrow files (every field optional in the file) into a table whose
+/// struct field, list element, map value and a struct field inside list elements are
+/// required: a file with a null in one of them under a present parent is refused naming
+/// the field's path (it was added, only top-level columns were checked, and the table then
+/// read nulls it promises never to hold); a file whose nulls are all of whole structs,
+/// lists and maps (allowed), which its footer's null counts cannot tell from the others,
+/// is read to decide, added, and reads as written.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn files_with_nulls_in_required_nested_fields_are_refused() {
+    use crate::dml::run;
+    use icefloe::catalog::{TableCreation, TableIdent};
+    use icefloe::spec::{ListType, MapType, NestedField, PrimitiveType, Schema, StructType, Type};
+    if python().is_none() {
+        return;
+    }
+    let lake = lake().await;
+    let src = lake.dir.path().join("src");
+    run_script(
+        "foreign_parquet.py",
+        &[src.as_os_str(), std::ffi::OsStr::new("required_nested")],
+    );
+    let long = || Type::Primitive(PrimitiveType::Long);
+    let schema = Schema::new(
+        0,
+        vec![
+            NestedField::optional(1, "id", long()),
+            NestedField::optional(
+                2,
+                "s",
+                Type::Struct(StructType::new(vec![NestedField::required(6, "a", long())])),
+            ),
+            NestedField::optional(
+                3,
+                "l",
+                Type::List(ListType {
+                    element_field: NestedField::required(7, "element", long()),
+                }),
+            ),
+            NestedField::optional(
+                4,
+                "m",
+                Type::Map(MapType {
+                    key_field: NestedField::required(
+                        8,
+                        "key",
+                        Type::Primitive(PrimitiveType::String),
+                    ),
+                    value_field: NestedField::required(9, "value", long()),
+                }),
+            ),
+            NestedField::optional(
+                5,
+                "ls",
+                Type::List(ListType {
+                    element_field: NestedField::optional(
+                        10,
+                        "element",
+                        Type::Struct(StructType::new(vec![NestedField::required(
+                            11,
+                            "b",
+                            long(),
+                        )])),
+                    ),
+                }),
+            ),
+        ],
+    );
+    lake.catalog
+        .create_table(&TableIdent::parse("ns.r"), TableCreation::new(schema))
+        .await
+        .expect("create");
+    for (dir, field) in [
+        ("struct_field", "field 's.a' (field id 6)"),
+        ("element", "field 'l.element' (field id 7)"),
+        ("value", "field 'm.value' (field id 9)"),
+        ("deep", "field 'ls.element.b' (field id 11)"),
+    ] {
+        let q = format!(
+            "CALL ice.system.add_files('ns.r', '`parquet`.`{}`')",
+            src.join(dir).display()
+        );
+        let err = run(&lake.ctx, &q).await.expect_err(&q);
+        assert!(
+            err.contains(&format!("/{dir}/f.parquet'"))
+                && err.contains(&format!(
+                    "{field} is required (NOT NULL) in the table, but the file holds 1 null(s) \
+                     in it where its parent is present"
+                )),
+            "{q}: {err}"
+        );
+    }
+    assert_eq!(add(&lake, "r", &src.join("fine")).await, 1);
+    assert_eq!(
+        ok(
+            &lake.ctx,
+            "SELECT id, s['a'] AS a, l, map_values(m) AS mv, ls FROM ice.ns.r ORDER BY id"
+        )
+        .await,
+        "\
++----+---+--------+-----+------------+
+| id | a | l      | mv  | ls         |
++----+---+--------+-----+------------+
+| 1  | 1 | [1, 2] | [1] | [{b: 1}, ] |
+| 2  |   | []     |     |            |
+| 3  | 3 |        | []  | []         |
++----+---+--------+-----+------------+"
+    );
+}

@@ -12,6 +12,12 @@ Writes the files of SHAPE under DIR (created) and prints {"files": [paths]}. Sha
   `id` microseconds; null in row 5).
 - int96_out_of_range: `late/f.parquet` (`id`, INT96 `ts`: 2000-01-01, 2300-01-01) and
   `early/f.parquet` (`id`, struct `s` of INT96 `t`: 2000-01-01, 1600-01-01).
+- required_nested: directories of one `f.parquet` each (pyarrow, every field optional) of
+  `id` (int64), `s` (struct of int64 `a`), `l` (list of int64), `m` (map string → int64),
+  `ls` (list of struct of int64 `b`): `fine` (null structs, lists and maps, empty lists,
+  no null under a present parent), `struct_field` (a null `s.a` in a present `s`),
+  `element` (a null element of `l`), `value` (a null value of `m`), `deep` (a null `b` in
+  a present struct element of `ls`).
 - paged: `f.parquet` of 10000 rows (row groups of 4000, pages of about 512 bytes, a page
   index) of `record_id` (int64 0..9999), `ts` (TIMESTAMP(NANOS) (record_id - 5000) * 1000
   - 500) and `s` (`v00000`..`v09999`).
@@ -86,6 +92,43 @@ def int96_out_of_range(out):
     return paths
 
 
+def required_nested(out):
+    s_type = pa.struct([("a", pa.int64())])
+    ls_type = pa.list_(pa.struct([("b", pa.int64())]))
+    fine = {
+        "id": [1, 2, 3],
+        "s": [{"a": 1}, None, {"a": 3}],
+        "l": [[1, 2], [], None],
+        "m": [[("k", 1)], None, []],
+        "ls": [[{"b": 1}, None], None, []],
+    }
+    broken = {
+        "struct_field": ("s", [{"a": 1}, None, {"a": None}]),
+        "element": ("l", [[1], None, [3, None]]),
+        "value": ("m", [[("k", 1)], [("j", None)], None]),
+        "deep": ("ls", [[{"b": 1}], [None, {"b": None}], None]),
+    }
+    types = {
+        "id": pa.int64(),
+        "s": s_type,
+        "l": pa.list_(pa.int64()),
+        "m": pa.map_(pa.string(), pa.int64()),
+        "ls": ls_type,
+    }
+    paths = []
+    for name in ["fine", *broken]:
+        cols = dict(fine)
+        if name in broken:
+            column, values = broken[name]
+            cols[column] = values
+        table = pa.table({c: pa.array(v, types[c]) for c, v in cols.items()})
+        os.makedirs(os.path.join(out, name), exist_ok=True)
+        path = os.path.join(out, name, "f.parquet")
+        pq.write_table(table, path)
+        paths.append(path)
+    return paths
+
+
 def paged(out):
     ids = list(range(10000))
     table = pa.table(
@@ -112,6 +155,7 @@ SHAPES = {
     "int96_nanos": int96_nanos,
     "int96_out_of_range": int96_out_of_range,
     "paged": paged,
+    "required_nested": required_nested,
 }
 
 

@@ -412,6 +412,23 @@ fn partition_value(text: &str, ty: &PrimitiveType) -> Result<Option<Literal>> {
         PrimitiveType::Decimal { .. } | PrimitiveType::Date | PrimitiveType::String => {
             serde_json::Value::String(text.to_string())
         }
+        // Hive and Spark write `2024-01-02 03:04:05[.ffffff]` (colons escaped)
+        PrimitiveType::Timestamp | PrimitiveType::TimestampNs => {
+            serde_json::Value::String(text.replacen(' ', "T", 1))
+        }
+        // a zone-less wall-clock time has no instant without the writer's session zone
+        PrimitiveType::Timestamptz | PrimitiveType::TimestamptzNs => {
+            let iso = text.replacen(' ', "T", 1);
+            if chrono::DateTime::parse_from_rfc3339(&iso).is_err() {
+                return Err(Error::unsupported(format!(
+                    "'{text}' as a {ty}: a partition directory of a timestamp with time zone \
+                     needs an offset ('2024-01-02 03:04:05+00:00'); Hive-style directories \
+                     hold wall-clock times in the writer's session zone, which add_files \
+                     cannot know"
+                )));
+            }
+            serde_json::Value::String(iso)
+        }
         other => {
             return Err(Error::unsupported(format!(
                 "add_files with a partition column of type {other}"

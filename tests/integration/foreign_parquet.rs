@@ -964,3 +964,101 @@ async fn files_with_nulls_in_required_nested_fields_are_refused() {
 +----+---+--------+-----+------------+"
     );
 }
+
+/// Hive-style directories of a `timestamp` / `timestamp_ns` partition column (as Hive
+/// and Spark write them: `2024-01-02 03:04:05[.ffffff]`, colons escaped) give the file
+/// that wall-clock time (add_files refused every timestamp partition column as
+/// unsupported), and filters on the column select those rows. A `timestamptz` directory
+/// with an offset is that instant; one without is refused, naming why (the writer's
+/// session zone is unknown).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn timestamp_partition_directories_are_their_wall_clock_times() {
+    use crate::dml::run;
+    let lake = lake().await;
+    let dir = lake.dir.path();
+    for (sub, id) in [
+        (
+            "t/ts=2024-01-02 03%3A04%3A05/n=2024-01-02 03%3A04%3A05.123456789",
+            1,
+        ),
+        (
+            "t/ts=2024-01-02 03%3A04%3A05.5/n=1969-12-31 23%3A59%3A59.999999999",
+            2,
+        ),
+        (
+            "t/ts=__HIVE_DEFAULT_PARTITION__/n=2024-01-02T00%3A00%3A00",
+            3,
+        ),
+        ("z/tz=2024-01-02 03%3A04%3A05+02%3A00", 4),
+        ("zone_less/tz=2024-01-02 03%3A04%3A05", 5),
+    ] {
+        copy(&format!(
+            "COPY (SELECT CAST({id} AS BIGINT) AS id) TO '{}/{sub}/f.parquet' STORED AS PARQUET",
+            dir.display()
+        ))
+        .await;
+    }
+    ok(
+        &lake.ctx,
+        "CREATE TABLE ice.ns.t (id BIGINT, ts TIMESTAMP, n TIMESTAMP(9)) PARTITIONED BY (ts, n) \
+         TBLPROPERTIES ('format-version'='3')",
+    )
+    .await;
+    ok(
+        &lake.ctx,
+        "CREATE TABLE ice.ns.z (id BIGINT, tz TIMESTAMPTZ) PARTITIONED BY (tz)",
+    )
+    .await;
+    assert_eq!(add(&lake, "t", &dir.join("t")).await, 3);
+    assert_eq!(add(&lake, "z", &dir.join("z")).await, 1);
+    assert_eq!(
+        ok(
+            &lake.ctx,
+            "SELECT id, CAST(ts AS BIGINT) AS ts, CAST(n AS BIGINT) AS n FROM ice.ns.t ORDER BY id"
+        )
+        .await,
+        "\
++----+------------------+---------------------+
+| id | ts               | n                   |
++----+------------------+---------------------+
+| 1  | 1704164645000000 | 1704164645123456789 |
+| 2  | 1704164645500000 | -1                  |
+| 3  |                  | 1704153600000000000 |
++----+------------------+---------------------+"
+    );
+    for (filter, ids) in [
+        ("ts = TIMESTAMP '2024-01-02 03:04:05'", "1"),
+        ("ts > TIMESTAMP '2024-01-02 03:04:05'", "2"),
+        ("ts IS NULL", "3"),
+        ("n = TIMESTAMP '2024-01-02 03:04:05.123456789'", "1"),
+        ("n < TIMESTAMP '1970-01-01 00:00:00'", "2"),
+    ] {
+        let got = ok(
+            &lake.ctx,
+            &format!(
+                "SELECT array_to_string(array_agg(id ORDER BY id), ', ') AS ids FROM ice.ns.t \
+                 WHERE {filter}"
+            ),
+        )
+        .await;
+        assert!(got.contains(&format!("| {ids} ")), "{filter}: {got}");
+    }
+    assert!(ok(
+        &lake.ctx,
+        "SELECT id FROM ice.ns.z WHERE tz = TIMESTAMPTZ '2024-01-02 01:04:05+00:00'"
+    )
+    .await
+    .contains("| 4  |"));
+    let q = format!(
+        "CALL ice.system.add_files('ns.z', '`parquet`.`{}`')",
+        dir.join("zone_less").display()
+    );
+    let err = run(&lake.ctx, &q).await.expect_err(&q);
+    assert!(
+        err.contains(
+            "'2024-01-02 03:04:05' as a timestamptz: a partition directory of a \
+                      timestamp with time zone needs an offset"
+        ),
+        "{q}: {err}"
+    );
+}

@@ -27,12 +27,12 @@
 //!   Spark files' strings) before DataFusion prunes row groups by them
 //!   ([`crate::io::parquet_statistics`]).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::arrow::datatypes::{Field, Schema, SchemaRef};
 use datafusion::common::Result as DFResult;
 use datafusion::datasource::listing::PartitionedFile;
 use datafusion::datasource::physical_plan::parquet::CachedParquetFileReaderFactory;
@@ -50,6 +50,9 @@ use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt};
 
 use super::expr_adapter::FieldIdExprAdapterFactory;
+use super::int96_units::{
+    check_nanosecond_range, nanosecond_leaves, with_int96_units, NanosecondColumns,
+};
 use super::scan_errors::Locations;
 use crate::error::Error;
 use crate::io::parquet_footer::column_chunk_out_of_range;
@@ -70,9 +73,25 @@ pub struct IcebergParquetReaderFactory {
     /// For the table's name mapping (files without field ids) and the ids of nested
     /// fields.
     columns: Arc<FieldIdExprAdapterFactory>,
+    /// Field ids of the table columns the scan reads (all when `None`): only their INT96
+    /// values are checked against the nanosecond range.
+    read_ids: Option<Arc<HashSet<i32>>>,
 }
 
 impl IcebergParquetReaderFactory {
+    /// This factory for a scan reading only the columns at `indices` of its table
+    /// schema (indices past its columns, partition columns, are ignored).
+    pub fn with_read_columns(mut self, indices: &[usize]) -> Self {
+        let fields = self.table_schema.fields();
+        self.read_ids = Some(Arc::new(
+            indices
+                .iter()
+                .filter_map(|&i| fields.get(i).and_then(|f| arrow_field_id(f)))
+                .collect(),
+        ));
+        self
+    }
+
     /// A factory for files in `store` (whose URL is `store_url`), read as `table_schema`
     /// with the column mapping of `columns`; `recorded` maps object paths of a moved
     /// table to the locations its manifests record. Footers are kept in
@@ -94,6 +113,7 @@ impl IcebergParquetReaderFactory {
             },
             table_schema,
             columns,
+            read_ids: None,
         }
     }
 }
@@ -122,7 +142,9 @@ impl ParquetFileReaderFactory for IcebergParquetReaderFactory {
             manifest_size,
             table_schema: Arc::clone(&self.table_schema),
             columns: Arc::clone(&self.columns),
+            read_ids: self.read_ids.clone(),
             checked: false,
+            int96: None,
         }))
     }
 }
@@ -138,9 +160,15 @@ struct IcebergFileReader {
     manifest_size: u64,
     table_schema: SchemaRef,
     columns: Arc<FieldIdExprAdapterFactory>,
+    /// See [`IcebergParquetReaderFactory::with_read_columns`].
+    read_ids: Option<Arc<HashSet<i32>>>,
     /// Whether the column types were checked already (the footer is read more than once
     /// when the page index is loaded later).
     checked: bool,
+    /// Once checked: the file's Arrow schema and its leaf columns the table reads as
+    /// nanosecond timestamps (the unit INT96 columns are decoded in, see
+    /// [`super::int96_units`]).
+    int96: Option<(Schema, NanosecondColumns)>,
 }
 
 /// A parquet error carrying our own (whose message is shown without a second
@@ -169,8 +197,12 @@ impl IcebergFileReader {
         ))))
     }
 
-    /// The file's columns against the table's types (see the module docs).
-    fn check_types(&self, metadata: &ParquetMetaData) -> Result<(), ParquetError> {
+    /// The file's columns against the table's types (see the module docs); the file's
+    /// Arrow schema and its leaf columns read as nanosecond timestamps of the table.
+    fn check_types(
+        &self,
+        metadata: &ParquetMetaData,
+    ) -> Result<(Schema, NanosecondColumns), ParquetError> {
         let file_metadata = metadata.file_metadata();
         let physical = parquet_to_arrow_schema(
             file_metadata.schema_descr(),
@@ -188,6 +220,7 @@ impl IcebergFileReader {
                 self.described
             )))
         })?;
+        let mut table_columns = HashMap::new();
         for table_field in self.table_schema.fields() {
             let Some(id) = arrow_field_id(table_field) else {
                 continue;
@@ -201,9 +234,25 @@ impl IcebergFileReader {
                         self.described
                     )))
                 })?;
+                if self.read_ids.as_ref().is_none_or(|r| r.contains(&id)) {
+                    table_columns.insert(id, table_field);
+                }
             }
         }
-        Ok(())
+        // the file's columns in file order, annotated with their (mapped) ids
+        let annotated: Vec<Field> = physical
+            .fields()
+            .iter()
+            .map(|f| {
+                by_id
+                    .values()
+                    .find(|m| m.name() == f.name())
+                    .cloned()
+                    .unwrap_or_else(|| f.as_ref().clone())
+            })
+            .collect();
+        let nanos = nanosecond_leaves(&annotated, &table_columns);
+        Ok((physical, nanos))
     }
 }
 
@@ -279,15 +328,39 @@ impl AsyncFileReader for IcebergFileReader {
                         self.described
                     ))));
                 }
-                self.check_types(&metadata)?;
+                let (physical, nanos) = self.check_types(&metadata)?;
+                check_nanosecond_range(
+                    Arc::clone(&self.store),
+                    self.path.clone(),
+                    &metadata,
+                    &nanos,
+                    &self.described,
+                )
+                .await
+                .map_err(external)?;
+                self.int96 = Some((physical, nanos));
                 self.checked = true;
             }
             // deprecated min/max of a column not in signed order prune nothing
-            match without_untrusted_min_max(&metadata) {
-                Ok(Some(trusted)) => Ok(Arc::new(trusted)),
+            let metadata = match without_untrusted_min_max(&metadata) {
+                Ok(Some(trusted)) => Arc::new(trusted),
+                Ok(None) => metadata,
+                Err(e) => {
+                    return Err(external(Error::invalid_data(format!(
+                        "data file {}: its row-group statistics cannot be read: {e}",
+                        self.described
+                    ))))
+                }
+            };
+            // INT96 columns decoded in the unit of the table's column
+            let Some((physical, nanos)) = &self.int96 else {
+                return Ok(metadata);
+            };
+            match with_int96_units(&metadata, physical, nanos) {
+                Ok(Some(m)) => Ok(Arc::new(m)),
                 Ok(None) => Ok(metadata),
                 Err(e) => Err(external(Error::invalid_data(format!(
-                    "data file {}: its row-group statistics cannot be read: {e}",
+                    "data file {}: {e}",
                     self.described
                 )))),
             }

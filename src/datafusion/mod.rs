@@ -32,6 +32,7 @@ mod iceberg_source;
 pub mod information_schema;
 pub mod insert;
 mod insert_casts;
+mod int96_units;
 #[cfg(any(feature = "distributed", feature = "ballista"))]
 mod logical_codec;
 pub mod maintenance;

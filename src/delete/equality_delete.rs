@@ -103,8 +103,10 @@ fn extract(column: &ArrayRef, path: &[usize]) -> Result<ArrayRef> {
 }
 
 /// The file's Arrow schema with its top-level INT96 columns read as microseconds, as
-/// the table scan reads them (see `INT96_READ_UNIT` in the table provider): as Arrow's
-/// default nanoseconds a year outside 1677..2262 would wrap. `None` when there are none.
+/// the table scan reads those of microsecond columns (see `datafusion::int96_units`): as
+/// Arrow's default nanoseconds a year outside 1677..2262 would wrap. `None` when there
+/// are none. (Iceberg writers never write INT96 equality deletes; a `timestamp_ns` key
+/// stored as INT96 in one would be compared at microseconds.)
 fn int96_as_micros(parquet: &SchemaDescriptor, arrow: &SchemaRef) -> Option<SchemaRef> {
     let int96: Vec<&str> = parquet
         .columns()

@@ -18,7 +18,8 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use datafusion::arrow::datatypes::Schema as ArrowSchema;
-use datafusion::parquet::arrow::async_reader::MetadataFetch;
+use datafusion::parquet::arrow::arrow_reader::ArrowReaderOptions;
+use datafusion::parquet::arrow::async_reader::{AsyncFileReader, MetadataFetch};
 use datafusion::parquet::arrow::parquet_to_arrow_schema;
 use datafusion::parquet::file::metadata::{ParquetMetaData, ParquetMetaDataReader};
 use futures::future::BoxFuture;
@@ -27,6 +28,7 @@ use futures::FutureExt;
 use object_store::path::Path as ObjectPath;
 use object_store::{ObjectStore, ObjectStoreExt};
 
+use super::add_files_required::{check_required_columns, check_required_nested};
 use crate::catalog::{Catalog, TableIdent};
 use crate::delete::is_deletion_vector;
 use crate::error::{Error, ErrorKind, Result};
@@ -165,11 +167,12 @@ pub async fn add_files(
             let (base, mapping, modes) = (&base, &mapping, &modes);
             let (table_columns, columns) = (&table_columns, &columns);
             async move {
-                let meta = read_footer(base, &location, size).await?;
-                check_columns(&meta, table_columns, mapping, &location)?;
+                let (meta, fetch) = read_footer(base, &location, size).await?;
+                let physical = check_columns(&meta, table_columns, mapping, &location)?;
                 check_no_row_lineage(&meta, &location)?;
                 let ids = leaf_field_ids(&meta, Some(mapping));
                 check_required_columns(&meta, &ids, schema, columns, &partition, &location)?;
+                check_required_nested(&meta, &physical, schema, mapping, &location, fetch).await?;
                 let mode_of = |id: i32| modes.get(&id).copied().unwrap_or(MetricsMode::DEFAULT);
                 let size = i64::try_from(size).unwrap_or(i64::MAX);
                 Ok::<_, Error>(data_file_from_footer_ids(
@@ -413,6 +416,23 @@ fn partition_value(text: &str, ty: &PrimitiveType) -> Result<Option<Literal>> {
         PrimitiveType::Decimal { .. } | PrimitiveType::Date | PrimitiveType::String => {
             serde_json::Value::String(text.to_string())
         }
+        // Hive and Spark write `2024-01-02 03:04:05[.ffffff]` (colons escaped)
+        PrimitiveType::Timestamp | PrimitiveType::TimestampNs => {
+            serde_json::Value::String(text.replacen(' ', "T", 1))
+        }
+        // a zone-less wall-clock time has no instant without the writer's session zone
+        PrimitiveType::Timestamptz | PrimitiveType::TimestamptzNs => {
+            let iso = text.replacen(' ', "T", 1);
+            if chrono::DateTime::parse_from_rfc3339(&iso).is_err() {
+                return Err(Error::unsupported(format!(
+                    "'{text}' as a {ty}: a partition directory of a timestamp with time zone \
+                     needs an offset ('2024-01-02 03:04:05+00:00'); Hive-style directories \
+                     hold wall-clock times in the writer's session zone, which add_files \
+                     cannot know"
+                )));
+            }
+            serde_json::Value::String(iso)
+        }
         other => {
             return Err(Error::unsupported(format!(
                 "add_files with a partition column of type {other}"
@@ -448,8 +468,12 @@ fn unescape(s: &str) -> String {
 
 /// The footer of the Parquet file at `location` (`size` bytes), read through the
 /// table's storage settings: one ranged read of the last 64 KiB, a second one when the
-/// footer is larger.
-async fn read_footer(table: &Table, location: &str, size: u64) -> Result<ParquetMetaData> {
+/// footer is larger. With it, a reader of the file's other bytes.
+async fn read_footer(
+    table: &Table,
+    location: &str,
+    size: u64,
+) -> Result<(ParquetMetaData, RangeFetch)> {
     let io = table.file_io().without_remaps();
     let resolved = io.resolve(location)?;
     let store = io.store(&resolved.store_url)?;
@@ -457,17 +481,20 @@ async fn read_footer(table: &Table, location: &str, size: u64) -> Result<Parquet
         store,
         path: resolved.path,
     };
-    ParquetMetaDataReader::new()
+    let meta = ParquetMetaDataReader::new()
         .with_prefetch_hint(Some(64 * 1024))
-        .load_and_finish(fetch, size)
+        .load_and_finish(fetch.clone(), size)
         .await
         .map_err(|e| {
             Error::invalid_data(format!("'{location}' is not a readable Parquet file"))
                 .with_source(e)
-        })
+        })?;
+    Ok((meta, fetch))
 }
 
-/// Ranged reads of one object, for the Parquet footer reader.
+/// Ranged reads of one object, for the Parquet footer reader (and a column reader given
+/// the decoded footer).
+#[derive(Clone)]
 struct RangeFetch {
     store: Arc<dyn ObjectStore>,
     path: ObjectPath,
@@ -488,16 +515,39 @@ impl MetadataFetch for RangeFetch {
     }
 }
 
+impl AsyncFileReader for RangeFetch {
+    fn get_bytes(
+        &mut self,
+        range: std::ops::Range<u64>,
+    ) -> BoxFuture<'_, datafusion::parquet::errors::Result<Bytes>> {
+        self.fetch(range)
+    }
+
+    fn get_metadata<'a>(
+        &'a mut self,
+        _options: Option<&'a ArrowReaderOptions>,
+    ) -> BoxFuture<'a, datafusion::parquet::errors::Result<Arc<ParquetMetaData>>> {
+        // readers of it are given the footer read_footer decoded
+        async {
+            Err(datafusion::parquet::errors::ParquetError::General(
+                "the footer is not read again".to_string(),
+            ))
+        }
+        .boxed()
+    }
+}
+
 /// Check that the file's columns read as the table's columns they map to (by Parquet
 /// field id, else by `mapping`), with the scan's rules (`arrow_compat::check_field`), and
 /// that at least one does: a file none of whose columns is the table's would read as
 /// rows of nulls, and one of a type that does not read would make every scan fail.
+/// Returns the file's Arrow schema.
 fn check_columns(
     meta: &ParquetMetaData,
     table: &ArrowSchema,
     mapping: &NameMapping,
     location: &str,
-) -> Result<()> {
+) -> Result<ArrowSchema> {
     let fm = meta.file_metadata();
     let physical =
         parquet_to_arrow_schema(fm.schema_descr(), fm.key_value_metadata()).map_err(|e| {
@@ -531,7 +581,7 @@ fn check_columns(
             names.join(", ")
         )));
     }
-    Ok(())
+    Ok(physical)
 }
 
 /// Fail when the file of `meta` stores a row lineage value (a top-level column with the
@@ -578,75 +628,6 @@ fn check_no_row_lineage(meta: &ParquetMetaData, location: &str) -> Result<()> {
                  `_row_id` and `_last_updated_sequence_number` must be null (spec \"Row \
                  Lineage\"): rewrite the file without the column"
             )));
-        }
-    }
-    Ok(())
-}
-
-/// Fail when the file of `meta` (leaf field ids `ids`, see [`leaf_field_ids`]) may give
-/// a null in a top-level required primitive column of `schema` (spec "Schemas and Data
-/// Types": a required field always has a value): the column holds nulls by its footer's
-/// null counts, or is optional in the file without a null count in some row group, or is
-/// absent with no `initial-default` and is not an identity partition column with a
-/// non-null value in `partition` (values of the partition source `columns`). Such a file
-/// read nulls where the table promises none, and answers built on the promise were wrong
-/// (`count(*) … WHERE id IS NULL` gave 0, reading none of it). Nested required fields
-/// are not checked (a struct's null counts in its fields' too).
-fn check_required_columns(
-    meta: &ParquetMetaData,
-    ids: &[Option<i32>],
-    schema: &Schema,
-    columns: &[(String, PrimitiveType)],
-    partition: &[Option<Literal>],
-    location: &str,
-) -> Result<()> {
-    let descr = meta.file_metadata().schema_descr();
-    let required = schema
-        .columns()
-        .iter()
-        .filter(|f| f.required && f.field_type.as_primitive().is_some());
-    for field in required {
-        let (name, id) = (&field.name, field.id);
-        let refuse = |why: String| {
-            Error::invalid_argument(format!(
-                "file '{location}': column '{name}' (field id {id}) is required (NOT NULL) in \
-                 the table, but {why}"
-            ))
-        };
-        let leaf = (0..descr.num_columns())
-            .find(|&i| ids.get(i) == Some(&Some(id)) && descr.column(i).path().parts().len() == 1);
-        let Some(leaf) = leaf else {
-            let from_partition = columns
-                .iter()
-                .zip(partition)
-                .any(|((c, _), v)| c == name && v.is_some());
-            if field.initial_default.is_some() || from_partition {
-                continue;
-            }
-            return Err(refuse(
-                "the file lacks it and it has no initial-default or partition value".into(),
-            ));
-        };
-        if descr.column(leaf).max_def_level() == 0 {
-            continue;
-        }
-        let mut nulls = 0;
-        for (g, group) in meta.row_groups().iter().enumerate() {
-            match group
-                .column(leaf)
-                .statistics()
-                .and_then(|s| s.null_count_opt())
-            {
-                Some(n) => nulls += n,
-                None => {
-                    return Err(refuse(format!(
-                        "row group {g} of the file has no null count for it (it may hold nulls)"
-                    )))
-                }
-            }
-        }
-        if nulls > 0 {
-            return Err(refuse(format!("the file holds {nulls} null(s) in it")));
         }
     }
     Ok(())

@@ -19,6 +19,7 @@
 //! them succeeded.
 
 mod add_files;
+mod add_files_required;
 mod expire;
 pub(crate) mod file_rewrite_sizes;
 pub(crate) mod options;

@@ -733,3 +733,332 @@ async fn truncated_statistics_bound_but_are_not_the_values() {
         assert!(got.contains(&format!("| {ids} ")), "{filter}: {got}");
     }
 }
+
+/// INT96 timestamps (Spark's, Hive's, Impala's legacy files) added to a v3 table's
+/// `timestamp_ns` / `timestamptz_ns` columns, at the top level, in a struct, a list and a
+/// map value: they read with their nanoseconds (they were decoded in microseconds for
+/// every column, 1500 ns read as 1000), and filters on them select the rows whose read
+/// value matches. An INT96 column read as a microsecond `timestamp` of the same file
+/// still reads a year (3000) outside the nanosecond range. An INT96 value outside the
+/// `i64` nanosecond range (2300, 1600) in a nanosecond column fails the read naming the
+/// file and the column, where decoding it in nanoseconds would wrap it to another time.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn int96_timestamps_read_at_nanoseconds_in_nanosecond_columns() {
+    use crate::dml::run;
+    if python().is_none() {
+        return;
+    }
+    let lake = lake().await;
+    let src = lake.dir.path().join("int96");
+    run_script(
+        "foreign_parquet.py",
+        &[src.as_os_str(), std::ffi::OsStr::new("int96_nanos")],
+    );
+    let v3 = "TBLPROPERTIES ('format-version'='3')";
+    ok(
+        &lake.ctx,
+        &format!(
+            "CREATE TABLE ice.ns.i (id INT, ts TIMESTAMP(9), tz TIMESTAMP(9) WITH TIME ZONE, \
+             s STRUCT<t: TIMESTAMP(9)>, l ARRAY<TIMESTAMP(9)>, m MAP<INT, TIMESTAMP(9)>, \
+             far TIMESTAMP) {v3}"
+        ),
+    )
+    .await;
+    assert_eq!(add(&lake, "i", &src).await, 1);
+    assert_eq!(
+        ok(
+            &lake.ctx,
+            "SELECT id, CAST(ts AS BIGINT) AS ts, CAST(tz AS BIGINT) AS tz, \
+             CAST(s['t'] AS BIGINT) AS st, CAST(l[1] AS BIGINT) AS l1, \
+             CAST(map_values(m)[1] AS BIGINT) AS mv, CAST(far AS BIGINT) AS far \
+             FROM ice.ns.i ORDER BY id"
+        )
+        .await,
+        "\
++----+---------------------+---------------------+---------------------+---------------------+---------------------+-------------------+
+| id | ts                  | tz                  | st                  | l1                  | mv                  | far               |
++----+---------------------+---------------------+---------------------+---------------------+---------------------+-------------------+
+| 1  | -1500               | -1500               | -1500               | -1500               | -1500               | 32503680000000001 |
+| 2  | 1500                | 1500                | 1500                | 1500                | 1500                | 32503680000000002 |
+| 3  | 1700000000123456789 | 1700000000123456789 | 1700000000123456789 | 1700000000123456789 | 1700000000123456789 | 32503680000000003 |
+| 4  | -2000000001         | -2000000001         | -2000000001         | -2000000001         | -2000000001         | 32503680000000004 |
+| 5  |                     |                     |                     |                     |                     |                   |
++----+---------------------+---------------------+---------------------+---------------------+---------------------+-------------------+"
+    );
+    for (filter, ids) in [
+        ("ts = TIMESTAMP '2023-11-14 22:13:20.123456789'", "3"),
+        ("ts > TIMESTAMP '2023-11-14 22:13:20.123456788'", "3"),
+        ("ts = TIMESTAMP '1969-12-31 23:59:59.999998500'", "1"),
+        ("ts < TIMESTAMP '1970-01-01 00:00:00.000001501'", "1, 2, 4"),
+        (
+            "tz = TIMESTAMPTZ '1970-01-01 00:00:00.000001500+00:00'",
+            "2",
+        ),
+        ("s['t'] = TIMESTAMP '2023-11-14 22:13:20.123456789'", "3"),
+        ("l[1] = TIMESTAMP '1969-12-31 23:59:57.999999999'", "4"),
+        (
+            "map_values(m)[1] > TIMESTAMP '1970-01-01 00:00:00.000001'",
+            "2, 3",
+        ),
+        ("far > TIMESTAMP '3000-01-01 00:00:00.000002'", "3, 4"),
+    ] {
+        let got = ok(
+            &lake.ctx,
+            &format!(
+                "SELECT array_to_string(array_agg(id ORDER BY id), ', ') AS ids FROM ice.ns.i \
+                 WHERE {filter}"
+            ),
+        )
+        .await;
+        assert!(got.contains(&format!("| {ids} ")), "{filter}: {got}");
+    }
+
+    // outside the nanosecond range: at the top level and in a struct
+    let out = lake.dir.path().join("out");
+    run_script(
+        "foreign_parquet.py",
+        &[out.as_os_str(), std::ffi::OsStr::new("int96_out_of_range")],
+    );
+    ok(
+        &lake.ctx,
+        &format!("CREATE TABLE ice.ns.late (id INT, ts TIMESTAMP(9)) {v3}"),
+    )
+    .await;
+    ok(
+        &lake.ctx,
+        &format!(
+            "CREATE TABLE ice.ns.early (id INT, s STRUCT<t: TIMESTAMP(9) WITH TIME ZONE>) {v3}"
+        ),
+    )
+    .await;
+    for (table, column, shown) in [
+        ("late", "'ts' (field id 2)", "2300-01-01 00:00:00"),
+        ("early", "'s.t' (field id 3)", "1600-01-01 00:00:00"),
+    ] {
+        assert_eq!(add(&lake, table, &out.join(table)).await, 1);
+        let q = format!("SELECT * FROM ice.ns.{table}");
+        let err = run(&lake.ctx, &q).await.expect_err(&q);
+        assert!(
+            err.contains(&format!("/{table}/f.parquet'"))
+                && err.contains(&format!(
+                    "column {column} holds the INT96 timestamp {shown}"
+                ))
+                && err.contains("outside the range of the table's nanosecond timestamp type"),
+            "{q}: {err}"
+        );
+        // the other column reads
+        assert!(ok(
+            &lake.ctx,
+            &format!("SELECT id FROM ice.ns.{table} ORDER BY id")
+        )
+        .await
+        .contains("| 2  |"));
+    }
+}
+
+/// `add_files` of pyarrow files (every field optional in the file) into a table whose
+/// struct field, list element, map value and a struct field inside list elements are
+/// required: a file with a null in one of them under a present parent is refused naming
+/// the field's path (it was added, only top-level columns were checked, and the table then
+/// read nulls it promises never to hold); a file whose nulls are all of whole structs,
+/// lists and maps (allowed), which its footer's null counts cannot tell from the others,
+/// is read to decide, added, and reads as written.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn files_with_nulls_in_required_nested_fields_are_refused() {
+    use crate::dml::run;
+    use icefloe::catalog::{TableCreation, TableIdent};
+    use icefloe::spec::{ListType, MapType, NestedField, PrimitiveType, Schema, StructType, Type};
+    if python().is_none() {
+        return;
+    }
+    let lake = lake().await;
+    let src = lake.dir.path().join("src");
+    run_script(
+        "foreign_parquet.py",
+        &[src.as_os_str(), std::ffi::OsStr::new("required_nested")],
+    );
+    let long = || Type::Primitive(PrimitiveType::Long);
+    let schema = Schema::new(
+        0,
+        vec![
+            NestedField::optional(1, "id", long()),
+            NestedField::optional(
+                2,
+                "s",
+                Type::Struct(StructType::new(vec![NestedField::required(6, "a", long())])),
+            ),
+            NestedField::optional(
+                3,
+                "l",
+                Type::List(ListType {
+                    element_field: NestedField::required(7, "element", long()),
+                }),
+            ),
+            NestedField::optional(
+                4,
+                "m",
+                Type::Map(MapType {
+                    key_field: NestedField::required(
+                        8,
+                        "key",
+                        Type::Primitive(PrimitiveType::String),
+                    ),
+                    value_field: NestedField::required(9, "value", long()),
+                }),
+            ),
+            NestedField::optional(
+                5,
+                "ls",
+                Type::List(ListType {
+                    element_field: NestedField::optional(
+                        10,
+                        "element",
+                        Type::Struct(StructType::new(vec![NestedField::required(
+                            11,
+                            "b",
+                            long(),
+                        )])),
+                    ),
+                }),
+            ),
+        ],
+    );
+    lake.catalog
+        .create_table(&TableIdent::parse("ns.r"), TableCreation::new(schema))
+        .await
+        .expect("create");
+    for (dir, field) in [
+        ("struct_field", "field 's.a' (field id 6)"),
+        ("element", "field 'l.element' (field id 7)"),
+        ("value", "field 'm.value' (field id 9)"),
+        ("deep", "field 'ls.element.b' (field id 11)"),
+    ] {
+        let q = format!(
+            "CALL ice.system.add_files('ns.r', '`parquet`.`{}`')",
+            src.join(dir).display()
+        );
+        let err = run(&lake.ctx, &q).await.expect_err(&q);
+        assert!(
+            err.contains(&format!("/{dir}/f.parquet'"))
+                && err.contains(&format!(
+                    "{field} is required (NOT NULL) in the table, but the file holds 1 null(s) \
+                     in it where its parent is present"
+                )),
+            "{q}: {err}"
+        );
+    }
+    assert_eq!(add(&lake, "r", &src.join("fine")).await, 1);
+    assert_eq!(
+        ok(
+            &lake.ctx,
+            "SELECT id, s['a'] AS a, l, map_values(m) AS mv, ls FROM ice.ns.r ORDER BY id"
+        )
+        .await,
+        "\
++----+---+--------+-----+------------+
+| id | a | l      | mv  | ls         |
++----+---+--------+-----+------------+
+| 1  | 1 | [1, 2] | [1] | [{b: 1}, ] |
+| 2  |   | []     |     |            |
+| 3  | 3 |        | []  | []         |
++----+---+--------+-----+------------+"
+    );
+}
+
+/// Hive-style directories of a `timestamp` / `timestamp_ns` partition column (as Hive
+/// and Spark write them: `2024-01-02 03:04:05[.ffffff]`, colons escaped) give the file
+/// that wall-clock time (add_files refused every timestamp partition column as
+/// unsupported), and filters on the column select those rows. A `timestamptz` directory
+/// with an offset is that instant; one without is refused, naming why (the writer's
+/// session zone is unknown).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn timestamp_partition_directories_are_their_wall_clock_times() {
+    use crate::dml::run;
+    let lake = lake().await;
+    let dir = lake.dir.path();
+    for (sub, id) in [
+        (
+            "t/ts=2024-01-02 03%3A04%3A05/n=2024-01-02 03%3A04%3A05.123456789",
+            1,
+        ),
+        (
+            "t/ts=2024-01-02 03%3A04%3A05.5/n=1969-12-31 23%3A59%3A59.999999999",
+            2,
+        ),
+        (
+            "t/ts=__HIVE_DEFAULT_PARTITION__/n=2024-01-02T00%3A00%3A00",
+            3,
+        ),
+        ("z/tz=2024-01-02 03%3A04%3A05+02%3A00", 4),
+        ("zone_less/tz=2024-01-02 03%3A04%3A05", 5),
+    ] {
+        copy(&format!(
+            "COPY (SELECT CAST({id} AS BIGINT) AS id) TO '{}/{sub}/f.parquet' STORED AS PARQUET",
+            dir.display()
+        ))
+        .await;
+    }
+    ok(
+        &lake.ctx,
+        "CREATE TABLE ice.ns.t (id BIGINT, ts TIMESTAMP, n TIMESTAMP(9)) PARTITIONED BY (ts, n) \
+         TBLPROPERTIES ('format-version'='3')",
+    )
+    .await;
+    ok(
+        &lake.ctx,
+        "CREATE TABLE ice.ns.z (id BIGINT, tz TIMESTAMPTZ) PARTITIONED BY (tz)",
+    )
+    .await;
+    assert_eq!(add(&lake, "t", &dir.join("t")).await, 3);
+    assert_eq!(add(&lake, "z", &dir.join("z")).await, 1);
+    assert_eq!(
+        ok(
+            &lake.ctx,
+            "SELECT id, CAST(ts AS BIGINT) AS ts, CAST(n AS BIGINT) AS n FROM ice.ns.t ORDER BY id"
+        )
+        .await,
+        "\
++----+------------------+---------------------+
+| id | ts               | n                   |
++----+------------------+---------------------+
+| 1  | 1704164645000000 | 1704164645123456789 |
+| 2  | 1704164645500000 | -1                  |
+| 3  |                  | 1704153600000000000 |
++----+------------------+---------------------+"
+    );
+    for (filter, ids) in [
+        ("ts = TIMESTAMP '2024-01-02 03:04:05'", "1"),
+        ("ts > TIMESTAMP '2024-01-02 03:04:05'", "2"),
+        ("ts IS NULL", "3"),
+        ("n = TIMESTAMP '2024-01-02 03:04:05.123456789'", "1"),
+        ("n < TIMESTAMP '1970-01-01 00:00:00'", "2"),
+    ] {
+        let got = ok(
+            &lake.ctx,
+            &format!(
+                "SELECT array_to_string(array_agg(id ORDER BY id), ', ') AS ids FROM ice.ns.t \
+                 WHERE {filter}"
+            ),
+        )
+        .await;
+        assert!(got.contains(&format!("| {ids} ")), "{filter}: {got}");
+    }
+    assert!(ok(
+        &lake.ctx,
+        "SELECT id FROM ice.ns.z WHERE tz = TIMESTAMPTZ '2024-01-02 01:04:05+00:00'"
+    )
+    .await
+    .contains("| 4  |"));
+    let q = format!(
+        "CALL ice.system.add_files('ns.z', '`parquet`.`{}`')",
+        dir.join("zone_less").display()
+    );
+    let err = run(&lake.ctx, &q).await.expect_err(&q);
+    assert!(
+        err.contains(
+            "'2024-01-02 03:04:05' as a timestamptz: a partition directory of a \
+                      timestamp with time zone needs an offset"
+        ),
+        "{q}: {err}"
+    );
+}

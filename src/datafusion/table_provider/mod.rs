@@ -61,14 +61,6 @@ pub(crate) use files::FileSetTable;
 use hidden::Hidden;
 pub(crate) use hidden::{read_only_metadata_view, FILE_COLUMN, POS_COLUMN, ROW_ID_COLUMN};
 
-/// The unit INT96 timestamps are read in (DataFusion's `coerce_int96` Parquet option),
-/// set on every scan whatever the session says (and `coerce_int96_tz` unset). INT96 (Impala/Hive/old Spark files,
-/// migrated with `add_files`) holds nanoseconds of a Julian day; read as Arrow nanoseconds
-/// in an `i64` a year outside 1677..2262 wraps around (3332 read as 2163). Iceberg
-/// timestamps are microseconds (spec: "Primitive Types"), whose range covers any INT96
-/// value Spark or Hive writes, so INT96 is decoded to microseconds directly.
-pub const INT96_READ_UNIT: &str = "us";
-
 /// An Iceberg table (one snapshot of it) as a DataFusion table.
 ///
 /// The schema is the one the snapshot was written with; by default the current snapshot

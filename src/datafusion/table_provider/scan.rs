@@ -57,7 +57,7 @@ use super::hidden::{
     hidden_delete_columns, row_id_columns, Hidden, HiddenLayout, DELETE_FILE_INDEX_COLUMN,
     DELETE_POS_COLUMN,
 };
-use super::{IcebergTableProvider, INT96_READ_UNIT};
+use super::IcebergTableProvider;
 
 impl IcebergTableProvider {
     /// The field-id adapter for this schema: `initial-default`s of columns and nested
@@ -499,17 +499,33 @@ impl IcebergTableProvider {
         state
             .runtime_env()
             .register_object_store(url.as_ref(), io.base_store(store_url)?);
+        // the columns the scan reads: projected, or in its predicate
+        let file_schema = scan.table_schema.file_schema();
+        let mut read: Vec<usize> = match &scan.projection {
+            Some(p) => p.clone(),
+            None => (0..file_schema.fields().len()).collect(),
+        };
+        if let Some(p) = &scan.predicate {
+            read.extend(
+                datafusion::physical_expr::utils::collect_columns(p)
+                    .iter()
+                    .filter_map(|c| file_schema.index_of(c.name()).ok()),
+            );
+        }
         let readers = IcebergParquetReaderFactory::new(
             store,
             store_url,
             Arc::clone(&scan.recorded),
-            Arc::clone(scan.table_schema.file_schema()),
+            Arc::clone(file_schema),
             Arc::clone(&scan.columns),
             state.runtime_env().cache_manager.get_file_metadata_cache(),
-        );
+        )
+        .with_read_columns(&read);
         let mut global = state.config_options().execution.parquet.clone();
-        global.coerce_int96 = Some(INT96_READ_UNIT.to_string());
-        // no zone from the session: the table's type alone decides the column's zone
+        // INT96 columns are decoded in the unit of the table's column, by the footer's
+        // Arrow schema hint the readers set (`int96_units`): not by the session's option,
+        // which would decode every INT96 column in one unit
+        global.coerce_int96 = None;
         global.coerce_int96_tz = None;
         if scan.nan_unsafe {
             global.pruning = false;

@@ -74,7 +74,15 @@ fn find_in<'a>(fields: &'a [MappedField], name: &str) -> Option<&'a MappedField>
 /// without the names a field of the schema has now (a dropped column's name taken by a
 /// new one maps to the new one).
 ///
-/// Errors: `text` is not a name mapping (naming the property).
+/// A name still mapped to a field the schema keeps (a column renamed, whose old name a
+/// new or another renamed column takes) is not moved: Java moves it, and files without
+/// field ids then read that column's values as the new column while their manifest
+/// metrics stay keyed by the old field, so a filter on the renamed column pruned them by
+/// values it no longer reads (`w IS NULL` dropped rows that read `w` null). Such a change
+/// is refused instead.
+///
+/// Errors: `text` is not a name mapping (naming the property); a name mapped to a kept
+/// field given to another ([`crate::ErrorKind::InvalidArgument`], naming both fields).
 pub fn update_name_mapping(text: &str, schema: &Schema) -> Result<String> {
     let mut mapping: Vec<JsonValue> = serde_json::from_str(text).map_err(|e| {
         Error::invalid_data(format!(
@@ -83,7 +91,7 @@ pub fn update_name_mapping(text: &str, schema: &Schema) -> Result<String> {
         .with_source(e)
     })?;
     let top: Vec<&NestedField> = schema.columns().iter().collect();
-    update_level(&mut mapping, &top);
+    update_level(&mut mapping, &top, "")?;
     serde_json::to_string(&mapping)
         .map_err(|e| Error::invalid_data("cannot write the updated name mapping").with_source(e))
 }
@@ -99,7 +107,7 @@ fn children(field: &NestedField) -> Vec<&NestedField> {
     }
 }
 
-fn update_level(mapped: &mut Vec<JsonValue>, fields: &[&NestedField]) {
+fn update_level(mapped: &mut Vec<JsonValue>, fields: &[&NestedField], parent: &str) -> Result<()> {
     for f in fields {
         let id = JsonValue::from(f.id);
         match mapped.iter_mut().find(|m| m.get("field-id") == Some(&id)) {
@@ -119,7 +127,7 @@ fn update_level(mapped: &mut Vec<JsonValue>, fields: &[&NestedField]) {
                         .entry("fields")
                         .or_insert_with(|| JsonValue::Array(vec![]));
                     if let Some(list) = slot.as_array_mut() {
-                        update_level(list, &nested);
+                        update_level(list, &nested, &format!("{parent}{}.", f.name))?;
                     }
                 }
             }
@@ -132,10 +140,30 @@ fn update_level(mapped: &mut Vec<JsonValue>, fields: &[&NestedField]) {
     for f in fields {
         let (id, name) = (JsonValue::from(f.id), JsonValue::from(f.name.as_str()));
         for entry in mapped.iter_mut() {
-            if entry.get("field-id") != Some(&id) {
-                if let Some(names) = entry.get_mut("names").and_then(JsonValue::as_array_mut) {
-                    names.retain(|n| n != &name);
-                }
+            if entry.get("field-id") == Some(&id) {
+                continue;
+            }
+            let Some(names) = entry.get_mut("names").and_then(JsonValue::as_array_mut) else {
+                continue;
+            };
+            if !names.contains(&name) {
+                continue;
+            }
+            let holder = entry.get("field-id").and_then(JsonValue::as_i64);
+            if let Some(kept) = fields.iter().find(|k| Some(i64::from(k.id)) == holder) {
+                return Err(Error::invalid_argument(format!(
+                    "column '{parent}{}' (field id {}) cannot take the name '{}': the table's \
+                     name mapping ('{DEFAULT_NAME_MAPPING_PROPERTY}') maps it to column \
+                     '{parent}{}' (field id {}) for files without field ids (added by \
+                     add_files or migrated), whose values under that name would then read as \
+                     the new column while their metrics stay with the old one; choose another \
+                     name, or rewrite those files (rewrite_data_files) and remove the name \
+                     from the mapping",
+                    f.name, f.id, f.name, kept.name, kept.id
+                )));
+            }
+            if let Some(names) = entry.get_mut("names").and_then(JsonValue::as_array_mut) {
+                names.retain(|n| n != &name);
             }
         }
     }
@@ -145,6 +173,7 @@ fn update_level(mapped: &mut Vec<JsonValue>, fields: &[&NestedField]) {
             .and_then(JsonValue::as_array)
             .is_none_or(|names| !names.is_empty())
     });
+    Ok(())
 }
 
 fn new_mapping(f: &NestedField) -> JsonValue {
@@ -227,13 +256,29 @@ mod tests {
             vec![
                 NestedField::optional(1, "key", int()),
                 NestedField::optional(12, "dropped", int()),
-                NestedField::optional(13, "id", int()),
             ],
         );
         let m = NameMapping::from_json(&update_name_mapping(&updated, &again).unwrap()).unwrap();
         assert_eq!(m.find("dropped").and_then(|f| f.field_id), Some(12));
-        assert_eq!(m.find("id").and_then(|f| f.field_id), Some(13));
+        assert_eq!(m.find("id").and_then(|f| f.field_id), Some(1));
         assert_eq!(m.find("key").and_then(|f| f.field_id), Some(1));
+        // the old name of a column the schema keeps (1: `id`, now `key`) is not given to a
+        // new column: files without ids would read their `id` as column 13 while their
+        // metrics stay with column 1
+        let taken = Schema::new(
+            3,
+            vec![
+                NestedField::optional(1, "key", int()),
+                NestedField::optional(13, "id", int()),
+            ],
+        );
+        let err = update_name_mapping(&updated, &taken)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("'id' (field id 13)") && err.contains("'key' (field id 1)"),
+            "{err}"
+        );
         let ids: Vec<Option<i32>> = m.fields.iter().map(|f| f.field_id).collect();
         assert!(!ids.contains(&Some(9)), "{ids:?}");
         assert!(update_name_mapping("{", &schema).is_err());

@@ -559,3 +559,61 @@ async fn add_files_refuses_files_storing_row_lineage() {
     );
     other_engines_agree(&lake, "dst").await;
 }
+
+/// A tester's case: a table of files without field ids (added by `add_files`, read through
+/// the name mapping), a column renamed, then a new column given the old name. Java's
+/// `MappingUtil.update` moves the name to the new column, so the files' values read as the
+/// new column and the renamed one reads null, while the files' metrics stay keyed by the
+/// renamed column's id: `WHERE w IS NULL` pruned the file by them and dropped its rows.
+/// The change that would move the name is refused, naming both columns; the renamed
+/// column keeps its values, and a new column of another name is added.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_name_the_mapping_holds_for_a_renamed_column_is_not_given_to_another() {
+    let lake = lake().await;
+    let src = lake.dir.path().join("source");
+    source_files(&src).await;
+    create(&lake, "t", "PARTITIONED BY (k)", "").await;
+    call(
+        &lake,
+        &format!(
+            "CALL ice.system.add_files('ns.t', '`parquet`.`{}`')",
+            src.display()
+        ),
+    )
+    .await;
+    ok(&lake.ctx, "ALTER TABLE ice.ns.t RENAME COLUMN s TO w").await;
+    for alter in [
+        "ALTER TABLE ice.ns.t ADD COLUMN s STRING",
+        "ALTER TABLE ice.ns.t RENAME COLUMN d TO s",
+    ] {
+        let err = run(&lake.ctx, alter).await.expect_err(alter);
+        assert!(
+            err.contains("cannot take the name 's'")
+                && err.contains("column 'w' (field id 3)")
+                && err.contains("schema.name-mapping.default"),
+            "{alter}: {err}"
+        );
+    }
+    // nothing changed: the files' `s` values are the renamed column's, and filters on it
+    // (pruned by the files' metrics) agree with them
+    let rows = ok(&lake.ctx, "SELECT id, w FROM ice.ns.t ORDER BY id").await;
+    assert_eq!(
+        rows.trim(),
+        "+----+---+\n| id | w |\n+----+---+\n| 1  | a |\n| 2  |   |\n| 3  | c |\n| 4  | d |\n\
+         | 5  | e |\n+----+---+"
+    );
+    let nulls = ok(
+        &lake.ctx,
+        "SELECT count(*) AS n FROM ice.ns.t WHERE w IS NULL",
+    )
+    .await;
+    assert!(nulls.contains("| 1 |"), "{nulls}");
+    // a new column of another name is added, null in the files
+    ok(&lake.ctx, "ALTER TABLE ice.ns.t ADD COLUMN s2 STRING").await;
+    let rows = ok(
+        &lake.ctx,
+        "SELECT count(*) AS n FROM ice.ns.t WHERE s2 IS NULL AND w IS NOT NULL",
+    )
+    .await;
+    assert!(rows.contains("| 4 |"), "{rows}");
+}

@@ -18,7 +18,7 @@
 //! read there row by row as java.time reads it for Spark
 //! ([`zoned_wall_clock`](super::zoned_wall_clock)): a time the clock shows twice is the
 //! earlier instant, one it skips moves later by the gap, where Arrow's cast failed
-//! ("Cannot cast timezone to different timezone"). Sessions without a time zone or in UTC (icefloe's
+//! ("Error parsing timestamp from '…': error computing timezone offset"). Sessions without a time zone or in UTC (icefloe's
 //! default) are unchanged. Installed (once) with
 //! [`install_session_zone_rule`](super::install_session_zone_rule).
 
@@ -68,7 +68,7 @@ fn local_in_zone(inner: &Expr, to: &DataType, zone: &str, schema: &DFSchema) -> 
 /// [`zoned_wall_clock`](super::zoned_wall_clock) when it is a string and `to` a
 /// timestamp of a zone with daylight saving time (a region), so that a time the zone's
 /// clock shows twice or skips resolves as java.time resolves it for Spark, where Arrow's
-/// cast failed ("Cannot cast timezone to different timezone"); `safe` for `TRY_CAST`.
+/// cast failed ("error computing timezone offset"); `safe` for `TRY_CAST`.
 /// `None` otherwise.
 fn string_in_zone(
     inner: &Expr,

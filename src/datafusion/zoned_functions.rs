@@ -13,7 +13,10 @@
 //! a `date_trunc`'s result back to the value's type, so the result's type is unchanged.
 //! `date_trunc` resolves a local start of a unit the zone's clock skips or shows twice as
 //! DataFusion does (the start moves later by the gap; of two, the one of the value's
-//! offset, as `java.time.ZonedDateTime.truncatedTo` keeps it). A `date_bin`'s bins are
+//! offset, as `java.time.ZonedDateTime.truncatedTo` keeps it); its minutes are the local
+//! clock's also where the zone's offset is no whole number of minutes (local mean time,
+//! Paris before 1911: +00:09:21), where DataFusion truncates the UTC minute (in any
+//! session zone but UTC, a value of the session's zone too). A `date_bin`'s bins are
 //! fixed lengths of time from its origin, as in PostgreSQL, so only a zone-less origin
 //! (`date_bin(INTERVAL '1 day', tz, TIMESTAMP '2024-01-01 00:00:00')`, a string, a date)
 //! changes: it is a wall-clock time in the session's zone, as a zone-less time compared
@@ -29,7 +32,8 @@ use std::sync::Arc;
 use datafusion::arrow::datatypes::{DataType, TimeUnit};
 use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::Transformed;
-use datafusion::common::{DFSchema, Result as DFResult};
+use datafusion::common::{DFSchema, Result as DFResult, ScalarValue};
+use datafusion::functions::datetime::expr_fn::date_part;
 use datafusion::logical_expr::expr::ScalarFunction;
 use datafusion::logical_expr::expr_rewriter::FunctionRewrite;
 use datafusion::logical_expr::{Cast, Expr, ExprSchemable};
@@ -96,6 +100,37 @@ fn zoned_origin(
     zoned_wall_clock_as(origin.clone(), zone, &to, false).map(Some)
 }
 
+/// `date_trunc('minute', value)` of a zoned `value` (over `schema`) in `zone`: the
+/// instant the local minute starts, `value` floored to its second less the local clock's
+/// seconds, so that a zone whose offset is no whole number of minutes (local mean time:
+/// Paris before 1911 was +00:09:21) truncates as Spark's `truncatedTo(MINUTES)` does,
+/// where DataFusion truncates the UTC minute; of `value`'s type. `None` for other values.
+fn local_minute_start(value: &Expr, zone: &str, schema: &DFSchema) -> Option<Expr> {
+    let from = value.get_type(schema).ok()?;
+    let DataType::Timestamp(unit, Some(own)) = &from else {
+        return None;
+    };
+    let zoned = if own.as_ref() == zone {
+        value.clone()
+    } else {
+        let to = DataType::Timestamp(*unit, Some(Arc::from(zone)));
+        Expr::Cast(Cast::new(Box::new(value.clone()), to))
+    };
+    let per_second = match unit {
+        TimeUnit::Second => 1,
+        TimeUnit::Millisecond => 1_000,
+        TimeUnit::Microsecond => 1_000_000,
+        TimeUnit::Nanosecond => 1_000_000_000,
+    };
+    let int = |n: i64| Expr::Literal(ScalarValue::Int64(Some(n)), None);
+    let raw = Expr::Cast(Cast::new(Box::new(value.clone()), DataType::Int64));
+    let floored = raw.clone() - ((raw % int(per_second)) + int(per_second)) % int(per_second);
+    let part = Expr::Literal(ScalarValue::Utf8(Some("second".to_string())), None);
+    let seconds = Expr::Cast(Cast::new(Box::new(date_part(part, zoned)), DataType::Int64));
+    let start = floored - seconds * int(per_second);
+    Some(Expr::Cast(Cast::new(Box::new(start), from)))
+}
+
 /// `f` working in `zone` (see the module docs); `None` when it does not change.
 fn in_zone_call(
     mut f: ScalarFunction,
@@ -103,6 +138,22 @@ fn in_zone_call(
     schema: &DFSchema,
 ) -> DFResult<Result<Expr, ScalarFunction>> {
     let name = f.func.name().to_string();
+    if name == "date_trunc" {
+        let minute = match f.args.first().and_then(constant) {
+            Some(ScalarValue::Utf8(Some(g)) | ScalarValue::Utf8View(Some(g))) => {
+                g.trim().eq_ignore_ascii_case("minute")
+            }
+            _ => false,
+        };
+        if let Some(start) = f
+            .args
+            .get(1)
+            .filter(|_| minute)
+            .and_then(|value| local_minute_start(value, zone, schema))
+        {
+            return Ok(Ok(start));
+        }
+    }
     let value_at = match name.as_str() {
         "date_part" | "date_trunc" => 1,
         "to_char" => 0,

@@ -7,7 +7,7 @@
 //!
 //! Arrow's cast of a zone-less timestamp (or a string) to a zoned one reads it in the
 //! target's zone too, but fails on a time the clock shows twice or skips ("Cannot cast
-//! timezone to different timezone"), so an `INSERT … SELECT` of a zone-less column (or of
+//! timezone to different timezone"; a string: "error computing timezone offset"), so an `INSERT … SELECT` of a zone-less column (or of
 //! a date, at midnight in a zone whose clocks moved at midnight) into a `timestamptz`
 //! column failed where Spark writes the instant java.time resolves and a constant of the
 //! same time (module [`zoned_writes`](super::zoned_writes)) was written; and it reads

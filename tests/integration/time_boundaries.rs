@@ -645,7 +645,7 @@ async fn timestamptz_cast_to_date_is_the_session_zones_date() {
 /// resolved per row as a constant of the same time is (java.time's rules, as Spark): a
 /// time the clock skips moves later by the gap, one shown twice is the earlier instant; a
 /// string naming its offset is that instant. Arrow's cast failed the statement at a
-/// skipped or repeated time ("Cannot cast timezone to different timezone"), and a string
+/// skipped or repeated time ("error computing timezone offset"), and a string
 /// column compared with a `timestamptz` was read in UTC. PyIceberg and DuckDB read the
 /// instants written.
 #[tokio::test]
@@ -1035,6 +1035,26 @@ async fn calendar_functions_of_timestamptz_work_in_the_session_zone() {
         )
         .await,
         ["2026-07-01T01:15:00Z 45"]
+    );
+    // Paris kept local mean time (+00:09:21) until 1911: its minutes start 21 s past the
+    // UTC minute, as Spark's date_trunc('MINUTE') and DuckDB's start them
+    ok(ctx, "SET datafusion.execution.time_zone = 'Europe/Paris'").await;
+    ok(
+        ctx,
+        "CREATE TABLE ice.ns.lmt AS SELECT 1 AS id, \
+         CAST('1890-06-01T12:00:30.5Z' AS TIMESTAMPTZ) AS tz",
+    )
+    .await;
+    assert_eq!(
+        column(
+            &lake,
+            "SELECT concat(CAST(date_trunc('minute', tz) AS STRING), ' ', \
+             CAST(date_trunc('MINUTE', CAST(tz AS TIMESTAMP(9) WITH TIME ZONE)) AS STRING), ' ', \
+             CAST(extract(second FROM tz) AS STRING)) FROM ice.ns.lmt"
+        )
+        .await,
+        // (the second: 12:09:00 local, shown in the session's zone)
+        ["1890-06-01T11:59:39Z 1890-06-01T12:09:00+00:09 51"]
     );
     ok(ctx, "SET datafusion.execution.time_zone = 'UTC'").await;
     assert_eq!(

@@ -131,7 +131,9 @@ fn local_minute_start(value: &Expr, zone: &str, schema: &DFSchema) -> Option<Exp
     Some(Expr::Cast(Cast::new(Box::new(start), from)))
 }
 
-/// `f` working in `zone` (see the module docs); `None` when it does not change.
+/// `f` working in `zone` (see the module docs); `Err(f)` when it does not change.
+///
+/// Errors: DataFusion's, building the reading of a `date_bin` origin column.
 fn in_zone_call(
     mut f: ScalarFunction,
     zone: &str,

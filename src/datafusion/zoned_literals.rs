@@ -147,17 +147,25 @@ fn relabel(literal: Expr, zone: &Arc<str>) -> Expr {
 }
 
 /// Read the zone-less constants of `group` in `zone` when the group compares them with a
-/// zoned timestamp that is no constant, labelled with that timestamp's zone (the same
+/// zoned timestamp that is no constant, and its zone-less values that are no constants
+/// when it compares them with any zoned timestamp, labelled with that timestamp's zone (the same
 /// instants; values of two zones would be compared in nanoseconds, which do not hold
 /// years outside 1677..2262). Returns whether anything changed.
 ///
 /// Errors: DataFusion's, building the reading of a string column.
 fn unify(group: &mut [&mut Expr], schema: &DFSchema, zone: &str) -> DFResult<bool> {
-    let zoned = group.iter().find_map(|e| match e.get_type(schema) {
-        Ok(DataType::Timestamp(unit, Some(z))) if constant(e).is_none() => Some((unit, z)),
-        _ => None,
-    });
-    let Some((zoned_unit, zoned_zone)) = zoned else {
+    // the zoned value compared: one that is no constant (a `timestamptz` column), else a
+    // constant (`TIMESTAMPTZ '…'`), which only the values that are no constants follow
+    let zoned_of = |constants: bool| {
+        group.iter().find_map(|e| match e.get_type(schema) {
+            Ok(DataType::Timestamp(unit, Some(z))) if constants || constant(e).is_none() => {
+                Some((unit, z))
+            }
+            _ => None,
+        })
+    };
+    let column = zoned_of(false);
+    let Some((zoned_unit, zoned_zone)) = column.clone().or_else(|| zoned_of(true)) else {
         return Ok(false);
     };
     let labelled = |e: Expr, unit: TimeUnit| {
@@ -197,7 +205,7 @@ fn unify(group: &mut [&mut Expr], schema: &DFSchema, zone: &str) -> DFResult<boo
             changed = true;
             continue;
         };
-        if value.is_null() {
+        if value.is_null() || column.is_none() {
             continue;
         }
         if let Some(cast) = in_zone(expr, &value, zone) {

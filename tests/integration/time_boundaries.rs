@@ -574,6 +574,12 @@ async fn zone_less_columns_compared_with_timestamptz_are_read_in_the_session_zon
         ids("SELECT id FROM ice.ns.c WHERE tz = d ORDER BY id").await,
         ["3"]
     );
+    // compared with a zoned constant: 01:30 is shown twice, the earlier (EDT) both sides
+    assert_eq!(
+        ids("SELECT id FROM ice.ns.c WHERE n = TIMESTAMPTZ '2026-11-01 01:30:00' ORDER BY id")
+            .await,
+        ["2"]
+    );
     assert_eq!(
         ids("SELECT id FROM ice.ns.c \
              WHERE tz BETWEEN n AND n + INTERVAL '1' SECOND ORDER BY id")
@@ -715,6 +721,15 @@ async fn zone_less_string_columns_resolve_as_constants_per_row() {
     assert_eq!(
         column(&lake, "SELECT id FROM ice.ns.t WHERE tz = s ORDER BY id").await,
         ["1", "2", "3", "4", "6", "41"]
+    );
+    // and compared with a zoned constant (DataFusion's cast of the column failed at 02:30)
+    assert_eq!(
+        column(
+            &lake,
+            "SELECT id FROM ice.ns.t WHERE s = TIMESTAMPTZ '2024-03-31 03:30:00' ORDER BY id"
+        )
+        .await,
+        ["1"]
     );
     assert_eq!(
         column(

@@ -445,7 +445,10 @@ fn cast_kind(from: &DataType, to: &DataType) -> Option<CastKind> {
         (D::Int8 | D::Int16 | D::Int32 | D::Int64, D::Decimal128(_, s)) => *s >= 0,
         (D::Date32, D::Timestamp(_, tz)) => utc_like(tz),
         (D::Timestamp(u1, tz1), D::Timestamp(u2, tz2)) => {
-            unit_rank(u2) >= unit_rank(u1) && (tz1 == tz2 || (utc_like(tz1) && utc_like(tz2)))
+            unit_rank(u2) >= unit_rank(u1)
+                && (tz1 == tz2
+                    || (utc_like(tz1) && utc_like(tz2))
+                    || (tz1.is_some() && tz2.is_some()))
         }
         _ => false,
     };
@@ -482,8 +485,13 @@ pub fn lossless(from: &DataType, to: &DataType) -> bool {
             s2 >= s1 && i16::from(*p2) - i16::from(*s2) >= i16::from(*p1) - i16::from(*s1)
         }
         (D::Date32, D::Timestamp(TimeUnit::Second | TimeUnit::Millisecond, tz)) => utc_like(tz),
+        // zoned to zoned keeps the instants (the session zone's calendar functions put such
+        // a cast on a `timestamptz` column)
         (D::Timestamp(u1, tz1), D::Timestamp(u2, tz2)) => {
-            u1 == u2 && (tz1 == tz2 || (utc_like(tz1) && utc_like(tz2)))
+            u1 == u2
+                && (tz1 == tz2
+                    || (utc_like(tz1) && utc_like(tz2))
+                    || (tz1.is_some() && tz2.is_some()))
         }
         (D::Utf8, D::LargeUtf8 | D::Utf8View) | (D::LargeUtf8, D::Utf8View) => true,
         (D::Binary, D::LargeBinary | D::BinaryView) | (D::LargeBinary, D::BinaryView) => true,

@@ -13,19 +13,29 @@
 //! the session's zone under each such cast (to a zone-less timestamp or a date): explicit casts (`CAST(…)`, `::TIMESTAMP`,
 //! Spark's `TIMESTAMP_NTZ`), and the casts DataFusion's `INSERT` and `UPDATE` planners put
 //! on a zoned value written into a `timestamp` column. Every instant has one wall-clock
-//! time, so no value is ambiguous. Sessions without a time zone or in UTC (icefloe's
+//! time, so no value is ambiguous. A string cast to a timestamp of a zone with daylight
+//! saving time (`CAST(s AS TIMESTAMPTZ)`, `TIMESTAMPTZ '…'`, in the session's zone) is
+//! read there row by row as java.time reads it for Spark
+//! ([`zoned_wall_clock`](super::zoned_wall_clock)): a time the clock shows twice is the
+//! earlier instant, one it skips moves later by the gap, where Arrow's cast failed
+//! ("Error parsing timestamp from '…': error computing timezone offset"). Sessions without a time zone or in UTC (icefloe's
 //! default) are unchanged. Installed (once) with
 //! [`install_session_zone_rule`](super::install_session_zone_rule).
 
 use std::sync::Arc;
 
-use datafusion::arrow::datatypes::DataType;
+use datafusion::arrow::array::timezone::Tz;
+use datafusion::arrow::datatypes::{DataType, TimeUnit};
 use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::Transformed;
-use datafusion::common::{DFSchema, Result as DFResult};
+use datafusion::common::{DFSchema, Result as DFResult, ScalarValue};
 use datafusion::functions::datetime::expr_fn::to_local_time;
 use datafusion::logical_expr::expr_rewriter::FunctionRewrite;
 use datafusion::logical_expr::{Cast, Expr, ExprSchemable, TryCast};
+
+use super::compared_groups::constant;
+use super::zoned_arrays::text_instant;
+use super::zoned_wall_clock::zoned_wall_clock_as;
 
 /// The rewrite's name (as listed by the session's analyzer).
 pub const SESSION_ZONE_CASTS_RULE: &str = "icefloe_session_zone_casts";
@@ -54,6 +64,70 @@ fn local_in_zone(inner: &Expr, to: &DataType, zone: &str, schema: &DFSchema) -> 
     Some(to_local_time(vec![in_zone]))
 }
 
+/// `inner` (over `schema`) read as wall-clock times in `to`'s zone by
+/// [`zoned_wall_clock`](super::zoned_wall_clock) when it is a string and `to` a
+/// timestamp of a zone with daylight saving time (a region), so that a time the zone's
+/// clock shows twice or skips resolves as java.time resolves it for Spark, where Arrow's
+/// cast failed ("error computing timezone offset"); `safe` for `TRY_CAST`.
+/// `None` otherwise.
+fn string_in_zone(
+    inner: &Expr,
+    to: &DataType,
+    schema: &DFSchema,
+    safe: bool,
+) -> DFResult<Option<Expr>> {
+    let DataType::Timestamp(_, Some(zone)) = to else {
+        return Ok(None);
+    };
+    // UTC and fixed offsets show every time once
+    if zone.eq_ignore_ascii_case("UTC") || zone.starts_with(['+', '-']) {
+        return Ok(None);
+    }
+    match inner.get_type(schema) {
+        Ok(DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View) => {
+            zoned_wall_clock_as(inner.clone(), zone, to, safe).map(Some)
+        }
+        _ => Ok(None),
+    }
+}
+
+/// The literal of constant string `inner` cast to `to`, a timestamp of a zone with
+/// daylight saving time, read there as [`string_in_zone`] reads a string; in microseconds
+/// when nanoseconds do not hold it (years outside 1677..2262, as
+/// [`timestamp_literals`](super::timestamp_literals) restates such a constant). `None`
+/// when `inner` is no constant string, or no timestamp (left to DataFusion's cast and its
+/// error).
+fn constant_string_in_zone(inner: &Expr, to: &DataType) -> Option<Expr> {
+    let DataType::Timestamp(unit, Some(zone)) = to else {
+        return None;
+    };
+    if zone.eq_ignore_ascii_case("UTC") || zone.starts_with(['+', '-']) {
+        return None;
+    }
+    let (ScalarValue::Utf8(Some(text))
+    | ScalarValue::LargeUtf8(Some(text))
+    | ScalarValue::Utf8View(Some(text))) = constant(inner)?
+    else {
+        return None;
+    };
+    let tz: Tz = zone.parse().ok()?;
+    let zone = Some(Arc::clone(zone));
+    let value = match text_instant(&text, *unit, &tz) {
+        Ok(v) => match unit {
+            TimeUnit::Second => ScalarValue::TimestampSecond(Some(v), zone),
+            TimeUnit::Millisecond => ScalarValue::TimestampMillisecond(Some(v), zone),
+            TimeUnit::Microsecond => ScalarValue::TimestampMicrosecond(Some(v), zone),
+            TimeUnit::Nanosecond => ScalarValue::TimestampNanosecond(Some(v), zone),
+        },
+        Err(_) if *unit == TimeUnit::Nanosecond => {
+            let v = text_instant(&text, TimeUnit::Microsecond, &tz).ok()?;
+            ScalarValue::TimestampMicrosecond(Some(v), zone)
+        }
+        Err(_) => return None,
+    };
+    Some(Expr::Literal(value, None))
+}
+
 impl FunctionRewrite for SessionZoneCasts {
     fn name(&self) -> &str {
         SESSION_ZONE_CASTS_RULE
@@ -71,9 +145,21 @@ impl FunctionRewrite for SessionZoneCasts {
         if zone.eq_ignore_ascii_case("UTC") {
             return Ok(Transformed::no(expr));
         }
+        if let Expr::Cast(Cast { expr: inner, field })
+        | Expr::TryCast(TryCast { expr: inner, field }) = &expr
+        {
+            if let Some(literal) = constant_string_in_zone(inner, field.data_type()) {
+                return Ok(Transformed::yes(literal));
+            }
+        }
         Ok(match expr {
             Expr::Cast(Cast { expr, field }) => {
-                match local_in_zone(&expr, field.data_type(), zone, schema) {
+                let to = field.data_type();
+                let local = match local_in_zone(&expr, to, zone, schema) {
+                    Some(local) => Some(local),
+                    None => string_in_zone(&expr, to, schema, false)?,
+                };
+                match local {
                     Some(local) => {
                         Transformed::yes(Expr::Cast(Cast::new_from_field(Box::new(local), field)))
                     }
@@ -81,7 +167,12 @@ impl FunctionRewrite for SessionZoneCasts {
                 }
             }
             Expr::TryCast(TryCast { expr, field }) => {
-                match local_in_zone(&expr, field.data_type(), zone, schema) {
+                let to = field.data_type();
+                let local = match local_in_zone(&expr, to, zone, schema) {
+                    Some(local) => Some(local),
+                    None => string_in_zone(&expr, to, schema, true)?,
+                };
+                match local {
                     Some(local) => Transformed::yes(Expr::TryCast(TryCast {
                         expr: Box::new(local),
                         field,

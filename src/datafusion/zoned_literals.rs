@@ -21,7 +21,9 @@
 //! changes. A zone-less column (any zone-less timestamp or date that is no constant)
 //! compared with a `timestamptz` value is read as wall-clock times in the session's zone
 //! too, row by row ([`zoned_wall_clock`](super::zoned_wall_clock), java.time's rules), as
-//! Spark casts a `TIMESTAMP_NTZ` or `DATE` to `TIMESTAMP`; DataFusion read it in UTC.
+//! Spark casts a `TIMESTAMP_NTZ` or `DATE` to `TIMESTAMP`; DataFusion read it in UTC. So
+//! is a string column, each string as the same constant string is (Spark casts it to
+//! `TIMESTAMP` in the session's zone).
 //! Installed (once) by [`install_session_zone_rule`], which
 //! [`register_iceberg_factory`](super::register_iceberg_factory) and
 //! [`sql::execute`](super::sql::execute) (and so the CLI) call.
@@ -40,7 +42,7 @@ use datafusion::arrow::array::timezone::Tz;
 
 use super::compared_groups::{constant, install_once, unify_compared};
 use super::sql::session_zone::local_instant;
-use super::zoned_wall_clock::zoned_wall_clock;
+use super::zoned_wall_clock::{zoned_wall_clock, zoned_wall_clock_as};
 
 /// The rewrite's name (as listed by the session's analyzer).
 pub const SESSION_ZONE_LITERALS_RULE: &str = "icefloe_session_zone_literals";
@@ -129,45 +131,89 @@ pub(super) fn in_zone(expr: &Expr, value: &ScalarValue, zone: &str) -> Option<Ex
     Some(Expr::Literal(literal, None))
 }
 
-/// Read the zone-less constants of `group` in `zone` when the group compares them with a
-/// zoned timestamp that is no constant. Returns whether anything changed.
-fn unify(group: &mut [&mut Expr], schema: &DFSchema, zone: &str) -> bool {
-    let zoned_value = group.iter().any(|e| {
-        constant(e).is_none() && matches!(e.get_type(schema), Ok(DataType::Timestamp(_, Some(_))))
-    });
-    if !zoned_value {
-        return false;
+/// `literal` (a timestamp literal of a zone) labelled with `zone` instead: the same
+/// instant.
+fn relabel(literal: Expr, zone: &Arc<str>) -> Expr {
+    let z = Some(Arc::clone(zone));
+    match literal {
+        Expr::Literal(ScalarValue::TimestampNanosecond(v, Some(_)), m) => {
+            Expr::Literal(ScalarValue::TimestampNanosecond(v, z), m)
+        }
+        Expr::Literal(ScalarValue::TimestampMicrosecond(v, Some(_)), m) => {
+            Expr::Literal(ScalarValue::TimestampMicrosecond(v, z), m)
+        }
+        other => other,
     }
+}
+
+/// Read the zone-less constants of `group` in `zone` when the group compares them with a
+/// zoned timestamp that is no constant, and its zone-less values that are no constants
+/// when it compares them with any zoned timestamp, labelled with that timestamp's zone (the same
+/// instants; values of two zones would be compared in nanoseconds, which do not hold
+/// years outside 1677..2262). Returns whether anything changed.
+///
+/// Errors: DataFusion's, building the reading of a string column.
+fn unify(group: &mut [&mut Expr], schema: &DFSchema, zone: &str) -> DFResult<bool> {
+    // the zoned value compared: one that is no constant (a `timestamptz` column), else a
+    // constant (`TIMESTAMPTZ '…'`), which only the values that are no constants follow
+    let zoned_of = |constants: bool| {
+        group.iter().find_map(|e| match e.get_type(schema) {
+            Ok(DataType::Timestamp(unit, Some(z))) if constants || constant(e).is_none() => {
+                Some((unit, z))
+            }
+            _ => None,
+        })
+    };
+    let column = zoned_of(false);
+    let Some((zoned_unit, zoned_zone)) = column.clone().or_else(|| zoned_of(true)) else {
+        return Ok(false);
+    };
+    let labelled = |e: Expr, unit: TimeUnit| {
+        Expr::Cast(Cast::new(
+            Box::new(e),
+            DataType::Timestamp(unit, Some(Arc::clone(&zoned_zone))),
+        ))
+    };
     let mut changed = false;
     for expr in group.iter_mut() {
         let Some(value) = constant(expr) else {
-            // a zone-less column (or expression) or a date one: its wall clock in the
-            // session's zone too, per row (module `zoned_wall_clock`); in UTC that is
-            // DataFusion's reading already
+            // a zone-less column (or expression), a date or a string one: its wall clock
+            // in the session's zone too, per row (module `zoned_wall_clock`); in UTC that
+            // is DataFusion's reading already
             if zone.eq_ignore_ascii_case("UTC") {
                 continue;
             }
-            let wall_clock = match expr.get_type(schema) {
-                Ok(DataType::Timestamp(_, None)) => (*expr).clone(),
-                Ok(DataType::Date32 | DataType::Date64) => Expr::Cast(Cast::new(
-                    Box::new((*expr).clone()),
-                    DataType::Timestamp(TimeUnit::Microsecond, None),
-                )),
+            **expr = match expr.get_type(schema) {
+                Ok(DataType::Timestamp(unit, None)) => {
+                    labelled(zoned_wall_clock((*expr).clone(), zone), unit)
+                }
+                Ok(DataType::Date32 | DataType::Date64) => {
+                    let midnight = Expr::Cast(Cast::new(
+                        Box::new((*expr).clone()),
+                        DataType::Timestamp(TimeUnit::Microsecond, None),
+                    ));
+                    labelled(zoned_wall_clock(midnight, zone), TimeUnit::Microsecond)
+                }
+                // a string column: each string read as a constant string is
+                Ok(DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View) => {
+                    let to = DataType::Timestamp(zoned_unit, Some(Arc::from(zone)));
+                    let read = zoned_wall_clock_as((*expr).clone(), zone, &to, false)?;
+                    labelled(read, zoned_unit)
+                }
                 _ => continue,
             };
-            **expr = zoned_wall_clock(wall_clock, zone);
             changed = true;
             continue;
         };
-        if value.is_null() {
+        if value.is_null() || column.is_none() {
             continue;
         }
         if let Some(cast) = in_zone(expr, &value, zone) {
-            **expr = cast;
+            **expr = relabel(cast, &zoned_zone);
             changed = true;
         }
     }
-    changed
+    Ok(changed)
 }
 
 impl FunctionRewrite for SessionZoneLiterals {
@@ -185,7 +231,7 @@ impl FunctionRewrite for SessionZoneLiterals {
             return Ok(Transformed::no(expr));
         };
         let changed =
-            unify_compared(&mut expr, |group| Ok(unify(group, schema, zone)))?.unwrap_or(false);
+            unify_compared(&mut expr, |group| unify(group, schema, zone))?.unwrap_or(false);
         Ok(if changed {
             Transformed::yes(expr)
         } else {
@@ -197,10 +243,13 @@ impl FunctionRewrite for SessionZoneLiterals {
 /// Add [`SessionZoneLiterals`] (comparisons),
 /// [`SessionZoneCasts`](super::zoned_casts::SessionZoneCasts) (zoned values cast to
 /// zone-less ones) and [`SessionZoneWrites`](super::zoned_writes::SessionZoneWrites)
-/// (values written into `timestamptz` columns) to `ctx`'s analyzer, once (a second call
-/// does nothing).
+/// (values written into `timestamptz` columns) and
+/// [`SessionZoneFunctions`](super::zoned_functions::SessionZoneFunctions) (`extract`,
+/// `date_trunc`, `to_char`, `date_bin` of zoned values) to `ctx`'s analyzer, once (a
+/// second call does nothing).
 pub fn install_session_zone_rule(ctx: &SessionContext) {
     install_once(ctx, Arc::new(SessionZoneLiterals));
     install_once(ctx, Arc::new(super::zoned_casts::SessionZoneCasts));
+    install_once(ctx, Arc::new(super::zoned_functions::SessionZoneFunctions));
     super::zoned_writes::install_session_zone_writes_rule(ctx);
 }

@@ -1,64 +1,127 @@
 //! [`ZonedWallClock`]: zone-less times (a column, any expression) read as wall-clock
 //! times in a time zone, resolved as `java.time.ZonedDateTime.of` resolves them for
-//! Spark ([`local_instant`]): a time the zone's clock shows twice is the earlier
-//! instant, one it skips is moved later by the gap's length.
+//! Spark ([`local_instant`](super::sql::session_zone::local_instant)): a time the zone's
+//! clock shows twice is the earlier instant, one it skips is moved later by the gap's
+//! length. Strings are read so too (one naming its offset is that instant), and values
+//! inside structs, lists and maps (module [`zoned_arrays`](super::zoned_arrays)).
 //!
-//! Arrow's cast of a zone-less timestamp to a zoned one reads it in the target's zone
-//! too, but fails on a time the clock shows twice or skips ("Cannot cast timezone to
-//! different timezone"), so an `INSERT … SELECT` of a zone-less column (or of a date, at
-//! midnight in a zone whose clocks moved at midnight) into a `timestamptz` column failed
-//! where Spark writes the instant java.time resolves and a constant of the same time
-//! (module [`zoned_writes`](super::zoned_writes)) was written.
+//! Arrow's cast of a zone-less timestamp (or a string) to a zoned one reads it in the
+//! target's zone too, but fails on a time the clock shows twice or skips ("Cannot cast
+//! timezone to different timezone"; a string: "error computing timezone offset"), so an `INSERT … SELECT` of a zone-less column (or of
+//! a date, at midnight in a zone whose clocks moved at midnight) into a `timestamptz`
+//! column failed where Spark writes the instant java.time resolves and a constant of the
+//! same time (module [`zoned_writes`](super::zoned_writes)) was written; and it reads
+//! values inside structs, lists and maps in the target's zone (UTC for Iceberg's
+//! `timestamptz`) whatever the session's.
 
 use std::sync::Arc;
 
-use chrono::DateTime;
 use datafusion::arrow::array::timezone::Tz;
-use datafusion::arrow::array::{Array, ArrayRef, AsArray, PrimitiveArray};
-use datafusion::arrow::datatypes::{
-    ArrowTimestampType, DataType, TimeUnit, TimestampMicrosecondType, TimestampMillisecondType,
-    TimestampNanosecondType, TimestampSecondType,
-};
+use datafusion::arrow::datatypes::DataType;
 use datafusion::common::{exec_datafusion_err, exec_err, Result as DFResult, ScalarValue};
 use datafusion::logical_expr::expr::ScalarFunction;
 use datafusion::logical_expr::{
     ColumnarValue, Expr, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, Volatility,
 };
 
-use super::sql::session_zone::local_instant;
+use super::zoned_arrays::{zone_array, zoned_type};
 
 /// The function's name.
 pub const ZONED_WALL_CLOCK: &str = "icefloe_zoned_wall_clock";
 
-/// `icefloe_zoned_wall_clock(value, zone)`: zone-less timestamps `value`
-/// (`Timestamp(unit, None)`) read as wall-clock times in `zone` (a string constant, an
-/// IANA region id or an offset), of type `Timestamp(unit, zone)` (the same instants a
-/// cast to that type gives where the clock shows the time once). Errors: a `zone` that is
-/// no time zone or no constant; a value whose instant is out of range.
+/// The name of its `TRY_CAST` form: a string that is no timestamp is null.
+pub const TRY_ZONED_WALL_CLOCK: &str = "icefloe_try_zoned_wall_clock";
+
+/// `icefloe_zoned_wall_clock(value, zone[, target])`: `value` read against the type of
+/// `target` (a typed `NULL`; without one, `value`'s type with `zone`) as wall-clock times
+/// in `zone` (a string constant, an IANA region id or an offset): each zone-less
+/// timestamp (`Timestamp(unit, None)`), date or string in `value` whose counterpart in
+/// `target` is a zoned timestamp, at any depth, becomes a `Timestamp(unit, zone)` (the
+/// zone-less timestamp's unit, else the target's) of the instant java.time resolves
+/// ([`zoned_arrays`](super::zoned_arrays)); the rest of `value` is unchanged. Errors: a
+/// `zone` that is no time zone or no constant; a value whose instant is out of range; a
+/// string that is no timestamp (null in [`TRY_ZONED_WALL_CLOCK`]).
 #[derive(Debug, PartialEq, Eq, Hash)]
 pub struct ZonedWallClock {
     signature: Signature,
+    /// Whether a string that is no timestamp is null (`TRY_CAST`) rather than an error.
+    safe: bool,
 }
 
-impl Default for ZonedWallClock {
-    fn default() -> Self {
+impl ZonedWallClock {
+    /// The function; `safe` for [`TRY_ZONED_WALL_CLOCK`].
+    pub fn new(safe: bool) -> Self {
         Self {
-            signature: Signature::any(2, Volatility::Immutable),
+            signature: Signature::variadic_any(Volatility::Immutable),
+            safe,
         }
     }
+}
+
+/// The [`ZonedWallClock`] function of that name, if it is one of them.
+#[cfg(any(feature = "distributed", feature = "ballista"))]
+pub fn zoned_wall_clock_udf(name: &str) -> Option<Arc<ScalarUDF>> {
+    let safe = match name {
+        ZONED_WALL_CLOCK => false,
+        TRY_ZONED_WALL_CLOCK => true,
+        _ => return None,
+    };
+    Some(Arc::new(ScalarUDF::new_from_impl(ZonedWallClock::new(
+        safe,
+    ))))
+}
+
+fn zone_literal(zone: &str) -> Expr {
+    Expr::Literal(ScalarValue::Utf8(Some(zone.to_string())), None)
 }
 
 /// `value` (zone-less timestamps of `unit`) read as wall-clock times in `zone`
 /// ([`ZonedWallClock`]), of type `Timestamp(unit, zone)`.
 pub(crate) fn zoned_wall_clock(value: Expr, zone: &str) -> Expr {
-    let udf = Arc::new(ScalarUDF::new_from_impl(ZonedWallClock::default()));
-    let zone = Expr::Literal(ScalarValue::Utf8(Some(zone.to_string())), None);
-    Expr::ScalarFunction(ScalarFunction::new_udf(udf, vec![value, zone]))
+    let udf = Arc::new(ScalarUDF::new_from_impl(ZonedWallClock::new(false)));
+    Expr::ScalarFunction(ScalarFunction::new_udf(
+        udf,
+        vec![value, zone_literal(zone)],
+    ))
+}
+
+/// `value` read against `target` in `zone` ([`ZonedWallClock`]); `safe` reads a string
+/// that is no timestamp as null.
+///
+/// Errors: DataFusion's, when `target` has no typed `NULL`.
+pub(crate) fn zoned_wall_clock_as(
+    value: Expr,
+    zone: &str,
+    target: &DataType,
+    safe: bool,
+) -> DFResult<Expr> {
+    let udf = Arc::new(ScalarUDF::new_from_impl(ZonedWallClock::new(safe)));
+    let target = Expr::Literal(ScalarValue::try_from(target)?, None);
+    Ok(Expr::ScalarFunction(ScalarFunction::new_udf(
+        udf,
+        vec![value, zone_literal(zone), target],
+    )))
+}
+
+/// The target type of a call with arguments of types `value` and `target` (`None`
+/// without one): `target`'s, or `value`'s with `zone`.
+fn target_type(value: &DataType, target: Option<&DataType>, zone: &str) -> DFResult<DataType> {
+    match (target, value) {
+        (Some(t), _) => Ok(t.clone()),
+        (None, DataType::Timestamp(unit, None)) => {
+            Ok(DataType::Timestamp(*unit, Some(Arc::from(zone))))
+        }
+        (None, other) => exec_err!("{ZONED_WALL_CLOCK} takes a zone-less timestamp, not {other}"),
+    }
 }
 
 impl ScalarUDFImpl for ZonedWallClock {
     fn name(&self) -> &str {
-        ZONED_WALL_CLOCK
+        if self.safe {
+            TRY_ZONED_WALL_CLOCK
+        } else {
+            ZONED_WALL_CLOCK
+        }
     }
 
     fn signature(&self) -> &Signature {
@@ -78,21 +141,17 @@ impl ScalarUDFImpl for ZonedWallClock {
         else {
             return exec_err!("{ZONED_WALL_CLOCK} takes a value and a zone name (a constant)");
         };
-        let DataType::Timestamp(unit, None) = value.data_type() else {
-            return exec_err!(
-                "{ZONED_WALL_CLOCK} takes a zone-less timestamp, not {}",
-                value.data_type()
-            );
-        };
+        let target = args.arg_fields.get(2).map(|f| f.data_type());
+        let target = target_type(value.data_type(), target, zone)?;
         Ok(Arc::new(datafusion::arrow::datatypes::Field::new(
             self.name(),
-            DataType::Timestamp(*unit, Some(Arc::from(zone.as_str()))),
+            zoned_type(value.data_type(), &target, zone),
             value.is_nullable(),
         )))
     }
 
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> DFResult<ColumnarValue> {
-        let [value, zone] = args.args.as_slice() else {
+        let (Some(value), Some(zone)) = (args.args.first(), args.args.get(1)) else {
             return exec_err!("{ZONED_WALL_CLOCK} takes a value and a zone name");
         };
         let ColumnarValue::Scalar(ScalarValue::Utf8(Some(name))) = zone else {
@@ -101,8 +160,10 @@ impl ScalarUDFImpl for ZonedWallClock {
         let tz: Tz = name.parse().map_err(|e| {
             exec_datafusion_err!("{ZONED_WALL_CLOCK}: '{name}' is not a time zone: {e}")
         })?;
+        let target = args.arg_fields.get(2).map(|f| f.data_type());
         let array = value.to_array(args.number_rows)?;
-        let zoned = zone_array(&array, &tz, name)?;
+        let target = target_type(array.data_type(), target, name)?;
+        let zoned = zone_array(&array, &target, &tz, name, self.safe)?;
         Ok(match value {
             ColumnarValue::Scalar(_) => {
                 ColumnarValue::Scalar(ScalarValue::try_from_array(&zoned, 0)?)
@@ -112,52 +173,11 @@ impl ScalarUDFImpl for ZonedWallClock {
     }
 }
 
-/// `array` (zone-less timestamps) as instants of wall-clock times in `tz` (named `name`).
-fn zone_array(array: &ArrayRef, tz: &Tz, name: &str) -> DFResult<ArrayRef> {
-    match array.data_type() {
-        DataType::Timestamp(TimeUnit::Second, None) => {
-            zone_values::<TimestampSecondType>(array, tz, name, 1)
-        }
-        DataType::Timestamp(TimeUnit::Millisecond, None) => {
-            zone_values::<TimestampMillisecondType>(array, tz, name, 1_000)
-        }
-        DataType::Timestamp(TimeUnit::Microsecond, None) => {
-            zone_values::<TimestampMicrosecondType>(array, tz, name, 1_000_000)
-        }
-        DataType::Timestamp(TimeUnit::Nanosecond, None) => {
-            zone_values::<TimestampNanosecondType>(array, tz, name, 1_000_000_000)
-        }
-        other => exec_err!("{ZONED_WALL_CLOCK} takes a zone-less timestamp, not {other}"),
-    }
-}
-
-/// Each value of `array` (`per_second` units a second) moved from its wall clock in `tz`
-/// to its instant; the fraction of a second is kept.
-fn zone_values<T: ArrowTimestampType>(
-    array: &ArrayRef,
-    tz: &Tz,
-    name: &str,
-    per_second: i64,
-) -> DFResult<ArrayRef> {
-    let values = array.as_primitive::<T>();
-    let zoned: PrimitiveArray<T> = values.try_unary(|v| {
-        let (seconds, fraction) = (v.div_euclid(per_second), v.rem_euclid(per_second));
-        DateTime::from_timestamp(seconds, 0)
-            .and_then(|at| local_instant(at.naive_utc(), tz))
-            .and_then(|at| at.timestamp().checked_mul(per_second))
-            .and_then(|at| at.checked_add(fraction))
-            .ok_or_else(|| {
-                datafusion::arrow::error::ArrowError::ComputeError(format!(
-                    "{ZONED_WALL_CLOCK}: {v} as a wall-clock time in {name} is out of range"
-                ))
-            })
-    })?;
-    Ok(Arc::new(zoned.with_timezone(name)))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use datafusion::arrow::array::{Array, ArrayRef, AsArray, PrimitiveArray};
+    use datafusion::arrow::datatypes::{TimeUnit, TimestampMicrosecondType};
 
     #[test]
     fn wall_clock_times_resolve_as_java_time_does() {
@@ -176,7 +196,8 @@ mod tests {
             Some(micros("1960-01-01 00:00:00")),
         ]));
         let tz: Tz = "America/New_York".parse().expect("zone");
-        let zoned = zone_array(&array, &tz, "America/New_York").expect("zoned");
+        let target = target_type(array.data_type(), None, "America/New_York").expect("target");
+        let zoned = zone_array(&array, &target, &tz, "America/New_York", false).expect("zoned");
         let zoned = zoned.as_primitive::<TimestampMicrosecondType>();
         assert_eq!(zoned.value(0), micros("2026-03-08 07:30:00.25"));
         assert_eq!(zoned.value(1), micros("2026-11-01 05:30:00"));

@@ -11,13 +11,14 @@
 //! instant it names in the session's zone, read as the comparisons of
 //! [`zoned_literals`](super::zoned_literals) read it (a string naming its offset is that
 //! instant; a time shown twice is the earlier instant, one skipped moves later by the
-//! gap, as java.time resolves them). A zone-less timestamp or a date that is no constant
-//! (a column of an `INSERT … SELECT`, a prepared statement's parameter) is read in the
-//! session's zone by [`zoned_wall_clock`](super::zoned_wall_clock), with the same rules;
-//! a string that is no constant is cast to a timestamp in the session's zone, which Arrow
-//! reads as a wall-clock time there (one at a time the session's clock shows twice or
-//! skips fails the statement: "Cannot cast timezone to different timezone"). Values inside structs, lists and maps
-//! are left to DataFusion's cast (UTC). Sessions without a time zone, or in UTC (icefloe's
+//! gap, as java.time resolves them). A zone-less timestamp, a date or a string that is
+//! no constant (a column of an `INSERT … SELECT`, a prepared statement's parameter) is
+//! read in the session's zone by [`zoned_wall_clock`](super::zoned_wall_clock), with the
+//! same rules, row by row (a string naming its offset is that instant). So are the
+//! zone-less times, dates and strings inside structs, lists and maps written into
+//! `timestamptz` fields, at any depth (`named_struct('ts', TIMESTAMP '…')`, `[TIMESTAMP
+//! '…']`, `map(…)`, a nested column of an `INSERT … SELECT`), which DataFusion's cast read
+//! as UTC wall-clock times. Sessions without a time zone, or in UTC (icefloe's
 //! default), are unchanged. Installed (once) with
 //! [`install_session_zone_rule`](super::install_session_zone_rule).
 
@@ -26,14 +27,15 @@ use std::sync::Arc;
 use datafusion::arrow::datatypes::{DataType, TimeUnit};
 use datafusion::common::config::ConfigOptions;
 use datafusion::common::{DFSchema, Result as DFResult, ScalarValue};
-use datafusion::logical_expr::{Cast, Expr, ExprSchemable, LogicalPlan};
+use datafusion::logical_expr::{Expr, ExprSchemable, LogicalPlan};
 use datafusion::optimizer::AnalyzerRule;
 use datafusion::prelude::SessionContext;
 
 use super::compared_groups::constant;
 use super::time_narrowing::FLOOR_TIME_UNITS;
+use super::zoned_arrays::zoned_type;
 use super::zoned_literals::in_zone;
-use super::zoned_wall_clock::zoned_wall_clock;
+use super::zoned_wall_clock::{zoned_wall_clock, zoned_wall_clock_as};
 
 /// The rule's name (as listed by the session's analyzer).
 pub const SESSION_ZONE_WRITES_RULE: &str = "icefloe_session_zone_writes";
@@ -43,50 +45,67 @@ pub const SESSION_ZONE_WRITES_RULE: &str = "icefloe_session_zone_writes";
 pub struct SessionZoneWrites;
 
 /// `inner`, cast to `to`, read in `zone` when it is a zone-less time (over `schema`) and
-/// `to` a timestamp of another zone; `None` otherwise.
-fn zoned_source(inner: &Expr, to: &DataType, zone: &str, schema: &DFSchema) -> Option<Expr> {
+/// `to` a timestamp of another zone, or when it holds zone-less times (or strings) whose
+/// counterparts in `to` are zoned, inside structs, lists and maps; `None` otherwise.
+///
+/// Errors: DataFusion's, when `to` has no typed `NULL`.
+fn zoned_source(
+    inner: &Expr,
+    to: &DataType,
+    zone: &str,
+    schema: &DFSchema,
+) -> DFResult<Option<Expr>> {
     let DataType::Timestamp(unit, Some(column_zone)) = to else {
-        return None;
+        // nested: the values whose counterparts are zoned, at any depth
+        let Ok(from) = inner.get_type(schema) else {
+            return Ok(None);
+        };
+        if zoned_type(&from, to, zone) == from {
+            return Ok(None);
+        }
+        return zoned_wall_clock_as(inner.clone(), zone, to, false).map(Some);
     };
     if column_zone.as_ref() == zone {
-        return None;
+        return Ok(None);
     }
     // a constant, also under the floor `time_narrowing` puts under a narrowing cast
     let source = match inner {
-        Expr::ScalarFunction(f) if f.name() == FLOOR_TIME_UNITS => f.args.first()?,
+        Expr::ScalarFunction(f) if f.name() == FLOOR_TIME_UNITS => match f.args.first() {
+            Some(source) => source,
+            None => return Ok(None),
+        },
         other => other,
     };
     if let Some(value) = constant(source) {
         if value.is_null() {
-            return None;
+            return Ok(None);
         }
-        return match (in_zone(source, &value, zone)?, unit) {
+        return Ok(match (in_zone(source, &value, zone), unit) {
             // floored into the column's microseconds, as every narrowed write is
             // (`time_narrowing`), where the cast above would divide
             (
-                Expr::Literal(ScalarValue::TimestampNanosecond(Some(ns), z), m),
+                Some(Expr::Literal(ScalarValue::TimestampNanosecond(Some(ns), z), m)),
                 TimeUnit::Microsecond,
             ) => Some(Expr::Literal(
                 ScalarValue::TimestampMicrosecond(Some(ns.div_euclid(1000)), z),
                 m,
             )),
-            (zoned, _) => Some(zoned),
-        };
+            (zoned, _) => zoned,
+        });
     }
-    // any other zone-less time or date: its wall clock in the session's zone, resolved as
-    // a constant's is; a string through Arrow's cast to the zone, which reads it so
-    let cast = |e: Expr, t: DataType| Expr::Cast(Cast::new(Box::new(e), t));
-    match inner.get_type(schema).ok()? {
-        DataType::Timestamp(_, None) => Some(zoned_wall_clock(inner.clone(), zone)),
-        DataType::Date32 | DataType::Date64 => Some(zoned_wall_clock(
-            cast(inner.clone(), DataType::Timestamp(*unit, None)),
-            zone,
-        )),
-        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => Some(cast(
-            inner.clone(),
-            DataType::Timestamp(*unit, Some(Arc::from(zone))),
-        )),
-        _ => None,
+    // any other zone-less time, date or string: its wall clock in the session's zone,
+    // resolved as a constant's is (a string naming its offset is that instant)
+    let Ok(from) = inner.get_type(schema) else {
+        return Ok(None);
+    };
+    match from {
+        DataType::Timestamp(_, None) => Ok(Some(zoned_wall_clock(inner.clone(), zone))),
+        DataType::Date32
+        | DataType::Date64
+        | DataType::Utf8
+        | DataType::LargeUtf8
+        | DataType::Utf8View => zoned_wall_clock_as(inner.clone(), zone, to, false).map(Some),
+        _ => Ok(None),
     }
 }
 
@@ -104,7 +123,7 @@ impl AnalyzerRule for SessionZoneWrites {
         }
         let rewrite = |e: Expr, schema: &DFSchema| {
             super::written_values::replace_cast_input(e, &|input, to| {
-                Ok(zoned_source(input, to, zone, schema))
+                zoned_source(input, to, zone, schema)
             })
         };
         super::written_values::map_written_values(plan, &rewrite)

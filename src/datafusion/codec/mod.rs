@@ -92,6 +92,7 @@ use super::min_max::{decode_min_max, encode_min_max};
 use super::position_delete_exec::{FileDeletes, PositionDeleteExec};
 use super::time_narrowing::{floor_time_units_udf, FLOOR_TIME_UNITS};
 use super::transform_expr::IcebergTransformExpr;
+use super::zoned_wall_clock::zoned_wall_clock_udf;
 use crate::delete::EqualityDeleteLoader;
 use crate::io::FileIO;
 use crate::spec::name_mapping::{MappedField, NameMapping};
@@ -535,7 +536,8 @@ impl IcebergPhysicalCodec {
 
 impl PhysicalExtensionCodec for IcebergPhysicalCodec {
     /// Decodes icefloe's [`FLOOR_TIME_UNITS`] (the flooring under a write's cast that
-    /// narrows a time unit) and [`NORMALIZE_NAN_AND_ZERO`] (float keys) by their names, so
+    /// narrows a time unit), its session-zone readings of zone-less times
+    /// (`icefloe_[try_]zoned_wall_clock`) and [`NORMALIZE_NAN_AND_ZERO`] (float keys) by their names, so
     /// that workers need not register them, and icefloe's `greatest`/`least` by the bytes
     /// [`Self::try_encode_udf`] wrote.
     fn try_decode_udf(&self, name: &str, buf: &[u8]) -> DFResult<Arc<ScalarUDF>> {
@@ -545,9 +547,11 @@ impl PhysicalExtensionCodec for IcebergPhysicalCodec {
         match name {
             FLOOR_TIME_UNITS => Ok(floor_time_units_udf()),
             NORMALIZE_NAN_AND_ZERO => Ok(normalize_nan_and_zero_udf()),
-            _ => Err(codec_error(format!(
-                "scalar function '{name}' is not registered and not icefloe's"
-            ))),
+            _ => zoned_wall_clock_udf(name).ok_or_else(|| {
+                codec_error(format!(
+                    "scalar function '{name}' is not registered and not icefloe's"
+                ))
+            }),
         }
     }
 

@@ -306,7 +306,11 @@ pub async fn metadata_table_provider(
     let memory = Arc::new(MemTable::try_new(batch.schema(), vec![vec![batch]])?);
     Ok(Arc::new(super::read_only::ReadOnlyTable::new(
         memory,
-        format!("metadata table {kind:?} of '{}'", table.metadata_location()),
+        format!(
+            "metadata table '{}' of the table at '{}'",
+            kind.name(),
+            table.metadata().location
+        ),
     )))
 }
 

@@ -747,3 +747,44 @@ async fn an_insert_literal_its_column_cannot_hold_names_the_column() {
     let rows = crate::dml::count(&lake.ctx, "SELECT count(*) FROM ice.ns.c WHERE a = 5").await;
     assert_eq!(rows, 1);
 }
+
+/// A change to a metadata table (`INSERT`, `DELETE`, `UPDATE`, `TRUNCATE`, `MERGE`) is
+/// refused naming the metadata table by its SQL name and the table (README: "Metadata
+/// tables are read-only"); the error said `metadata table Files of '<metadata file>'`,
+/// the Rust variant name and a metadata file the user never wrote.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_change_to_a_metadata_table_names_it() {
+    let lake = lake().await;
+    for q in [
+        "CREATE TABLE ice.ns.m (id INT)",
+        "INSERT INTO ice.ns.m VALUES (1)",
+    ] {
+        run(&lake.ctx, q)
+            .await
+            .unwrap_or_else(|e| panic!("{q}: {e}"));
+    }
+    for (sql, name) in [
+        (
+            "INSERT INTO ice.ns.\"m$files\" SELECT * FROM ice.ns.\"m$files\"",
+            "files",
+        ),
+        ("DELETE FROM ice.ns.\"m$snapshots\"", "snapshots"),
+        (
+            "UPDATE ice.ns.\"m$history\" SET is_current_ancestor = false",
+            "history",
+        ),
+        ("TRUNCATE TABLE ice.ns.\"m$all_manifests\"", "all_manifests"),
+    ] {
+        let err = fails(
+            &lake,
+            "ns.m",
+            sql,
+            &format!("metadata table '{name}' of the table at '"),
+        )
+        .await;
+        assert!(
+            err.contains("/ns/m' is read-only") && !err.contains(".metadata.json"),
+            "{sql}: {err}"
+        );
+    }
+}

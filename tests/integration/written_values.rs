@@ -845,3 +845,55 @@ async fn engines_prune_by_the_partition_values_and_bounds_icefloe_writes() {
         .collect();
     assert!(wrong.is_empty(), "DuckDB:\n{}", wrong.join("\n"));
 }
+
+/// A CTAS or `CREATE OR REPLACE TABLE … AS` with a column list writes its query's rows as
+/// `INSERT` takes them (README, "Writing tables"): a `VALUES` inside the query is typed by
+/// its own rows, as in Spark and DuckDB. The CTAS planned its `INSERT` with DataFusion
+/// alone, which cast each `VALUES` column to the table column at its position first:
+/// `(a DOUBLE, b INT) AS SELECT b, a FROM (VALUES (7, 2.5)) v(a, b)` wrote `a = 2.0`, and a
+/// NULL in a `VALUES` below a `NOT NULL` column failed with DataFusion's "Column 'column1'
+/// is declared as non-nullable" instead of naming the table's column.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctas_values_in_the_query_are_typed_by_their_rows() {
+    let lake = lake().await;
+    ok(
+        &lake.ctx,
+        "CREATE TABLE ice.ns.c (a DOUBLE, b INT) AS SELECT b, a FROM (VALUES (7, 2.5)) v(a, b)",
+    )
+    .await;
+    assert_eq!(
+        strings(&lake.ctx, "SELECT concat(a, ' ', b) FROM ice.ns.c").await,
+        ["2.5 7"]
+    );
+    engines_read_alike(&lake, "c").await;
+    ok(
+        &lake.ctx,
+        "CREATE OR REPLACE TABLE ice.ns.c (a DOUBLE, b INT) AS \
+         WITH w AS (VALUES (8, 3.5)) SELECT column2, column1 FROM w",
+    )
+    .await;
+    assert_eq!(
+        strings(&lake.ctx, "SELECT concat(a, ' ', b) FROM ice.ns.c").await,
+        ["3.5 8"]
+    );
+    engines_read_alike(&lake, "c").await;
+    let e = run(
+        &lake.ctx,
+        "CREATE TABLE ice.ns.n (id INT NOT NULL, s STRING) AS \
+         SELECT * FROM (VALUES (1, 'a'), (NULL, 'b')) v(a, b)",
+    )
+    .await
+    .expect_err("a NULL for a NOT NULL column");
+    assert!(
+        e.contains("column 'id' is required (NOT NULL)") && !e.contains("column1"),
+        "{e}"
+    );
+    assert!(
+        !lake
+            .catalog
+            .table_exists(&TableIdent::parse("ns.n"))
+            .await
+            .expect("exists"),
+        "the failed CTAS drops the table it created"
+    );
+}

@@ -177,14 +177,11 @@ pub(super) async fn plan_columns(
         .collect())
 }
 
-/// `INSERT INTO <table> <query>`, run to the end.
+/// `INSERT INTO <table> <query>`, run to the end, planned as `sql::execute` plans that
+/// `INSERT` (metadata columns, a `VALUES` in the query typed by its own rows).
 async fn insert(ctx: &SessionContext, table: &str, query: &str) -> Result<()> {
     let sql = format!("INSERT INTO {table} {query}");
-    let df = match super::metadata_columns::plan(ctx, &sql).await? {
-        Some(plan) => ctx.execute_logical_plan(plan).await?,
-        None => ctx.sql(&sql).await?,
-    };
-    df.collect().await?;
+    super::run_in_datafusion(ctx, &sql).await?.collect().await?;
     Ok(())
 }
 

@@ -76,11 +76,11 @@ pub(super) async fn replace_table(
     let private = super::metadata_columns::with_private_schema(state, CATALOG, SCHEMA, schema)?;
     let private = SessionContext::new_with_state(private);
     let sql = format!("INSERT INTO {CATALOG}.{SCHEMA}.{TABLE} {query}");
-    // a query naming metadata columns is planned as `SELECT`s naming them are
-    let df = match super::metadata_columns::plan(&private, &sql).await? {
-        Some(plan) => private.execute_logical_plan(plan).await?,
-        None => private.sql(&sql).await?,
-    };
-    df.collect().await?;
+    // planned as `sql::execute` plans an `INSERT`: a query naming metadata columns as
+    // `SELECT`s naming them are, a `VALUES` in it typed by its own rows
+    super::run_in_datafusion(&private, &sql)
+        .await?
+        .collect()
+        .await?;
     Ok(())
 }

@@ -20,13 +20,11 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
-use bytes::Bytes;
 use datafusion::arrow::array::{ArrayRef, AsArray};
 use datafusion::arrow::datatypes::{
     DataType, Field, FieldRef, Schema, TimeUnit, TimestampMicrosecondType,
 };
 use datafusion::parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
-use datafusion::parquet::arrow::async_reader::AsyncFileReader;
 use datafusion::parquet::arrow::{
     encode_arrow_schema, ParquetRecordBatchStreamBuilder, ProjectionMask, ARROW_SCHEMA_META_KEY,
 };
@@ -35,10 +33,9 @@ use datafusion::parquet::errors::ParquetError;
 use datafusion::parquet::file::metadata::{
     FileMetaData, KeyValue, ParquetMetaData, ParquetMetaDataBuilder,
 };
-use futures::future::BoxFuture;
-use futures::{FutureExt, TryStreamExt};
+use futures::TryStreamExt;
 use object_store::path::Path;
-use object_store::{ObjectStore, ObjectStoreExt};
+use object_store::ObjectStore;
 
 use crate::error::{Error, Result};
 use crate::spec::arrow::arrow_field_id;
@@ -278,7 +275,7 @@ pub(crate) async fn check_nanosecond_range(
         .map_or_else(|| Arc::new(metadata.clone()), Arc::new);
     let reader_metadata =
         ArrowReaderMetadata::try_new(micros, ArrowReaderOptions::new()).map_err(failed)?;
-    let reader = ColumnReader { store, path };
+    let reader = crate::io::ObjectRangeReader::new(store, path);
     let mask = ProjectionMask::roots(descr, roots.iter().copied());
     let mut stream = ParquetRecordBatchStreamBuilder::new_with_metadata(reader, reader_metadata)
         .with_projection(mask)
@@ -347,34 +344,5 @@ fn out_of_range(
                     .map(|v| (i, v));
             }
         }
-    }
-}
-
-/// Reads the column chunks of a file whose footer is already decoded.
-struct ColumnReader {
-    store: Arc<dyn ObjectStore>,
-    path: Path,
-}
-
-impl AsyncFileReader for ColumnReader {
-    fn get_bytes(
-        &mut self,
-        range: std::ops::Range<u64>,
-    ) -> BoxFuture<'_, datafusion::parquet::errors::Result<Bytes>> {
-        async move {
-            self.store
-                .get_range(&self.path, range)
-                .await
-                .map_err(|e| ParquetError::External(Box::new(e)))
-        }
-        .boxed()
-    }
-
-    fn get_metadata<'a>(
-        &'a mut self,
-        _options: Option<&'a ArrowReaderOptions>,
-    ) -> BoxFuture<'a, datafusion::parquet::errors::Result<Arc<ParquetMetaData>>> {
-        // the builder is given the decoded footer
-        async { Err(ParquetError::General("footer not re-read".to_string())) }.boxed()
     }
 }

@@ -16,24 +16,18 @@
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 
-use bytes::Bytes;
 use datafusion::arrow::datatypes::Schema as ArrowSchema;
-use datafusion::parquet::arrow::arrow_reader::ArrowReaderOptions;
-use datafusion::parquet::arrow::async_reader::{AsyncFileReader, MetadataFetch};
 use datafusion::parquet::arrow::parquet_to_arrow_schema;
 use datafusion::parquet::file::metadata::{ParquetMetaData, ParquetMetaDataReader};
-use futures::future::BoxFuture;
 use futures::stream::{self, StreamExt, TryStreamExt};
-use futures::FutureExt;
-use object_store::path::Path as ObjectPath;
-use object_store::{ObjectStore, ObjectStoreExt};
+use object_store::ObjectStoreExt;
 
 use super::add_files_required::{check_required_columns, check_required_nested};
 use crate::catalog::{Catalog, TableIdent};
 use crate::delete::is_deletion_vector;
 use crate::error::{Error, ErrorKind, Result};
 use crate::expr::literal::{is_nan, literal_eq};
-use crate::io::normalize_location;
+use crate::io::{normalize_location, ObjectRangeReader};
 use crate::scan::TableScan;
 use crate::spec::arrow::{arrow_field_id, schema_to_arrow};
 use crate::spec::arrow_compat::check_field;
@@ -473,14 +467,11 @@ async fn read_footer(
     table: &Table,
     location: &str,
     size: u64,
-) -> Result<(ParquetMetaData, RangeFetch)> {
+) -> Result<(ParquetMetaData, ObjectRangeReader)> {
     let io = table.file_io().without_remaps();
     let resolved = io.resolve(location)?;
     let store = io.store(&resolved.store_url)?;
-    let fetch = RangeFetch {
-        store,
-        path: resolved.path,
-    };
+    let fetch = ObjectRangeReader::new(store, resolved.path);
     let meta = ParquetMetaDataReader::new()
         .with_prefetch_hint(Some(64 * 1024))
         .load_and_finish(fetch.clone(), size)
@@ -490,51 +481,6 @@ async fn read_footer(
                 .with_source(e)
         })?;
     Ok((meta, fetch))
-}
-
-/// Ranged reads of one object, for the Parquet footer reader (and a column reader given
-/// the decoded footer).
-#[derive(Clone)]
-struct RangeFetch {
-    store: Arc<dyn ObjectStore>,
-    path: ObjectPath,
-}
-
-impl MetadataFetch for RangeFetch {
-    fn fetch(
-        &mut self,
-        range: std::ops::Range<u64>,
-    ) -> BoxFuture<'_, datafusion::parquet::errors::Result<Bytes>> {
-        async move {
-            self.store
-                .get_range(&self.path, range)
-                .await
-                .map_err(|e| datafusion::parquet::errors::ParquetError::External(Box::new(e)))
-        }
-        .boxed()
-    }
-}
-
-impl AsyncFileReader for RangeFetch {
-    fn get_bytes(
-        &mut self,
-        range: std::ops::Range<u64>,
-    ) -> BoxFuture<'_, datafusion::parquet::errors::Result<Bytes>> {
-        self.fetch(range)
-    }
-
-    fn get_metadata<'a>(
-        &'a mut self,
-        _options: Option<&'a ArrowReaderOptions>,
-    ) -> BoxFuture<'a, datafusion::parquet::errors::Result<Arc<ParquetMetaData>>> {
-        // readers of it are given the footer read_footer decoded
-        async {
-            Err(datafusion::parquet::errors::ParquetError::General(
-                "the footer is not read again".to_string(),
-            ))
-        }
-        .boxed()
-    }
 }
 
 /// Check that the file's columns read as the table's columns they map to (by Parquet

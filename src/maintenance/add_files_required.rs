@@ -31,9 +31,10 @@ use crate::spec::{Literal, NestedField, PrimitiveType, Schema, Type};
 
 /// Fail when the file of `meta` (leaf field ids `ids`, see `leaf_field_ids`) may give
 /// a null in a top-level required primitive column of `schema`: the column holds nulls by
-/// its footer's null counts, or is optional in the file without a null count in some row
-/// group, or is absent with no `initial-default` and is not an identity partition column
+/// its footer's null counts, or is absent with no `initial-default` and is not an identity partition column
 /// with a non-null value in `partition` (values of the partition source `columns`).
+/// A column optional in the file without a null count in some row group (a file written
+/// without statistics) is read by [`check_required_nested`] instead of being refused.
 /// Nested fields: [`check_required_nested`].
 pub(super) fn check_required_columns(
     meta: &ParquetMetaData,
@@ -73,21 +74,12 @@ pub(super) fn check_required_columns(
         if descr.column(leaf).max_def_level() == 0 {
             continue;
         }
-        let mut nulls = 0;
-        for (g, group) in meta.row_groups().iter().enumerate() {
-            match group
-                .column(leaf)
-                .statistics()
-                .and_then(|s| s.null_count_opt())
-            {
-                Some(n) => nulls += n,
-                None => {
-                    return Err(refuse(format!(
-                        "row group {g} of the file has no null count for it (it may hold nulls)"
-                    )))
-                }
-            }
-        }
+        // a row group without a null count: check_required_nested reads the column
+        let nulls: u64 = meta
+            .row_groups()
+            .iter()
+            .filter_map(|g| g.column(leaf).statistics().and_then(|s| s.null_count_opt()))
+            .sum();
         if nulls > 0 {
             return Err(refuse(format!("the file holds {nulls} null(s) in it")));
         }
@@ -115,7 +107,10 @@ fn requires_values(field: &NestedField) -> bool {
 /// elements, a null value of a map of required values. `physical` is the file's Arrow
 /// schema; file columns are matched by field id, else through `mapping`. A column none
 /// of whose Parquet leaves holds a null in any row group (footer null counts) passes
-/// unread; any other is read from `reader` (see the module docs).
+/// unread; any other is read from `reader` (see the module docs). So is a required
+/// primitive column optional in the file without a null count in some row group (a file
+/// written without statistics; [`check_required_columns`] refused the ones counting a
+/// null).
 ///
 /// Errors: such a null, naming the file, the field's dotted path and id and the count
 /// (`InvalidArgument`); a required nested column absent from the file without an
@@ -132,7 +127,8 @@ pub(super) async fn check_required_nested<R: AsyncFileReader + Unpin + Send + 's
     // (root index in the file, its Arrow field, the table column, its mapping)
     let mut read: Vec<(usize, &FieldRef, &NestedField, Option<&MappedField>)> = vec![];
     for column in schema.columns() {
-        if column.field_type.as_primitive().is_some() || !requires_values(column) {
+        let primitive = column.field_type.as_primitive().is_some();
+        if !requires_values(column) {
             continue;
         }
         let found = physical.fields().iter().enumerate().find(|(_, f)| {
@@ -141,7 +137,8 @@ pub(super) async fn check_required_nested<R: AsyncFileReader + Unpin + Send + 's
                 .is_some_and(|id| id == column.id)
         });
         let Some((root, file_field)) = found else {
-            if column.required && column.initial_default.is_none() {
+            // an absent primitive column: check_required_columns decided
+            if !primitive && column.required && column.initial_default.is_none() {
                 return Err(Error::invalid_argument(format!(
                     "file '{location}': column '{}' (field id {}) is required (NOT NULL) in the \
                      table, but the file lacks it and it has no initial-default",
@@ -153,9 +150,10 @@ pub(super) async fn check_required_nested<R: AsyncFileReader + Unpin + Send + 's
         let no_nulls = (0..descr.num_columns())
             .filter(|&i| descr.get_column_root_idx(i) == root)
             .all(|i| {
-                meta.row_groups()
-                    .iter()
-                    .all(|g| g.column(i).statistics().and_then(|s| s.null_count_opt()) == Some(0))
+                descr.column(i).max_def_level() == 0
+                    || meta.row_groups().iter().all(|g| {
+                        g.column(i).statistics().and_then(|s| s.null_count_opt()) == Some(0)
+                    })
             });
         if !no_nulls {
             let mapped = mapping.find(file_field.name());

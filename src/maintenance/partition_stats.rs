@@ -14,8 +14,9 @@
 //!   and `dv_count`; an equality delete file to `equality_delete_record_count` and
 //!   `equality_delete_file_count`;
 //! - every entry, deleted ones too, moves `last_updated_at` / `last_updated_snapshot_id`
-//!   to the snapshot that wrote it when that snapshot is later (by its `timestamp-ms`) and
-//!   still in the table. So, as in Java, a partition whose files the snapshot itself
+//!   to the snapshot that wrote it when that snapshot is later (by its `timestamp-ms`;
+//!   commits of one millisecond by sequence number, then commit order) and still in the
+//!   table. So, as in Java, a partition whose files the snapshot itself
 //!   deleted keeps a row of zero counts, last updated by that snapshot.
 //!
 //! `total_record_count` (rows after deletes) is left null, which the spec allows and Java
@@ -107,14 +108,39 @@ impl PartitionStats {
         }
     }
 
-    fn updated_by(&mut self, snapshot: Option<&Snapshot>) {
-        if let Some(s) = snapshot {
-            if self.last_updated_at.is_none_or(|at| at < s.timestamp_ms) {
-                self.last_updated_at = Some(s.timestamp_ms);
-                self.last_updated_snapshot_id = Some(s.snapshot_id);
-            }
+    /// Move the last update to `snapshot` (of `metadata`) when it is later: by
+    /// `timestamp-ms`, then, for commits of one millisecond, by [`commit_order`].
+    fn updated_by(&mut self, metadata: &TableMetadata, snapshot: Option<&Snapshot>) {
+        let Some(s) = snapshot else { return };
+        let later = match (self.last_updated_at, self.last_updated_snapshot_id) {
+            (None, _) => true,
+            (Some(at), _) if at != s.timestamp_ms => at < s.timestamp_ms,
+            (Some(_), Some(id)) => match metadata.snapshot_by_id(id) {
+                Some(current) => commit_order(metadata, current) < commit_order(metadata, s),
+                None => false,
+            },
+            (Some(_), None) => false,
+        };
+        if later {
+            self.last_updated_at = Some(s.timestamp_ms);
+            self.last_updated_snapshot_id = Some(s.snapshot_id);
         }
     }
+}
+
+/// The order of two commits of one `timestamp-ms` (a writer's clock ahead of the next
+/// one's makes every later commit take the table's `last-updated-ms`): the higher
+/// sequence number (v2+), then the later place in the table's `snapshots` list (commit
+/// order; v1 has no sequence numbers). So the latest update of a partition does not
+/// depend on the order the manifests are read in, and an incremental compute, which
+/// takes the ancestor's rows first, names the snapshot a full compute names.
+fn commit_order(metadata: &TableMetadata, snapshot: &Snapshot) -> (i64, usize) {
+    let place = metadata
+        .snapshots
+        .iter()
+        .position(|s| s.snapshot_id == snapshot.snapshot_id)
+        .unwrap_or(0);
+    (snapshot.sequence_number, place)
 }
 
 /// Whether the table can have partition statistics: one of its specs has a field that
@@ -256,7 +282,7 @@ impl<'a> StatsAccumulator<'a> {
                     }
                 }
             }
-            row.updated_by(metadata.snapshot_by_id(entry.snapshot_id));
+            row.updated_by(metadata, metadata.snapshot_by_id(entry.snapshot_id));
         }
         Ok(())
     }

@@ -479,8 +479,9 @@ async fn partition_directories_of_non_finite_doubles_are_those_values() {
 /// failed ("declared as non-nullable but contains null values", or a required column
 /// absent from a data file), and answers taken from the promise were wrong without
 /// reading it (`count(*) … WHERE id IS NULL` was 0 over a file holding a null `id`).
-/// A file whose footer says the column holds no null, and a partition directory that
-/// gives a required partition column its value, are added.
+/// A file whose footer says the column holds no null, one without null counts that
+/// holds none (read to tell), and a partition directory that gives a required partition
+/// column its value, are added.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn files_that_may_hold_nulls_in_required_columns_are_refused() {
     use crate::dml::run;
@@ -497,6 +498,11 @@ async fn files_that_may_hold_nulls_in_required_columns_are_refused() {
         (
             "no_stats",
             &format!("SELECT CAST(column1 AS BIGINT) AS id, column2 AS s {rows}") as &str,
+            " OPTIONS ('format.statistics_enabled' 'none')",
+        ),
+        (
+            "no_stats_nulls",
+            "SELECT CAST(column1 AS BIGINT) AS id, column2 AS s FROM (VALUES (1, 'a'), (NULL, 'b'))",
             " OPTIONS ('format.statistics_enabled' 'none')",
         ),
         ("no_id", &format!("SELECT column2 AS s {rows}"), ""),
@@ -541,8 +547,9 @@ async fn files_that_may_hold_nulls_in_required_columns_are_refused() {
         ),
         (
             "r",
-            "no_stats",
-            "but row group 0 of the file has no null count for it (it may hold nulls)",
+            "no_stats_nulls",
+            "field 'id' (field id 1) is required (NOT NULL) in the table, but the file holds 1 \
+             null(s) in it where a row has it",
         ),
         (
             "r",
@@ -576,10 +583,12 @@ async fn files_that_may_hold_nulls_in_required_columns_are_refused() {
         assert!(n.contains("| 0 |"), "{t}: {n}");
     }
     assert_eq!(add(&lake, "r", &dir.join("fine")).await, 1);
+    // no null counts, no nulls: read and added (it was refused as "may hold nulls")
+    assert_eq!(add(&lake, "r", &dir.join("no_stats")).await, 1);
     assert_eq!(add(&lake, "rk", &dir.join("by_k_fine")).await, 1);
     assert_eq!(
-        ok(&lake.ctx, "SELECT * FROM ice.ns.r ORDER BY id").await,
-        "+----+---+\n| id | s |\n+----+---+\n| 1  | a |\n| 2  | b |\n+----+---+"
+        ok(&lake.ctx, "SELECT * FROM ice.ns.r ORDER BY id, s").await,
+        "+----+---+\n| id | s |\n+----+---+\n| 1  | a |\n| 1  | a |\n| 2  | b |\n| 2  | b |\n+----+---+"
     );
     assert_eq!(
         ok(&lake.ctx, "SELECT * FROM ice.ns.rk ORDER BY id").await,
@@ -867,7 +876,6 @@ async fn int96_timestamps_read_at_nanoseconds_in_nanosecond_columns() {
 async fn files_with_nulls_in_required_nested_fields_are_refused() {
     use crate::dml::run;
     use icefloe::catalog::{TableCreation, TableIdent};
-    use icefloe::spec::{ListType, MapType, NestedField, PrimitiveType, Schema, StructType, Type};
     if python().is_none() {
         return;
     }
@@ -877,11 +885,63 @@ async fn files_with_nulls_in_required_nested_fields_are_refused() {
         "foreign_parquet.py",
         &[src.as_os_str(), std::ffi::OsStr::new("required_nested")],
     );
+    let schema = required_nested_schema(false);
+    lake.catalog
+        .create_table(&TableIdent::parse("ns.r"), TableCreation::new(schema))
+        .await
+        .expect("create");
+    for (dir, field) in [
+        ("struct_field", "field 's.a' (field id 6)"),
+        ("element", "field 'l.element' (field id 7)"),
+        ("value", "field 'm.value' (field id 9)"),
+        ("deep", "field 'ls.element.b' (field id 11)"),
+    ] {
+        let q = format!(
+            "CALL ice.system.add_files('ns.r', '`parquet`.`{}`')",
+            src.join(dir).display()
+        );
+        let err = run(&lake.ctx, &q).await.expect_err(&q);
+        assert!(
+            err.contains(&format!("/{dir}/f.parquet'"))
+                && err.contains(&format!(
+                    "{field} is required (NOT NULL) in the table, but the file holds 1 null(s) \
+                     in it where its parent is present"
+                )),
+            "{q}: {err}"
+        );
+    }
+    assert_eq!(add(&lake, "r", &src.join("fine")).await, 1);
+    assert_eq!(
+        ok(
+            &lake.ctx,
+            "SELECT id, s['a'] AS a, l, map_values(m) AS mv, ls FROM ice.ns.r ORDER BY id"
+        )
+        .await,
+        "\
++----+---+--------+-----+------------+
+| id | a | l      | mv  | ls         |
++----+---+--------+-----+------------+
+| 1  | 1 | [1, 2] | [1] | [{b: 1}, ] |
+| 2  |   | []     |     |            |
+| 3  | 3 |        | []  | []         |
++----+---+--------+-----+------------+"
+    );
+}
+
+/// The table of the `required_nested` files: `id` (optional unless `id_required`), `s`
+/// (struct of required `a`), `l` (list of required elements), `m` (map of required
+/// values), `ls` (list of structs of required `b`).
+fn required_nested_schema(id_required: bool) -> icefloe::spec::Schema {
+    use icefloe::spec::{ListType, MapType, NestedField, PrimitiveType, Schema, StructType, Type};
     let long = || Type::Primitive(PrimitiveType::Long);
-    let schema = Schema::new(
+    Schema::new(
         0,
         vec![
-            NestedField::optional(1, "id", long()),
+            if id_required {
+                NestedField::required(1, "id", long())
+            } else {
+                NestedField::optional(1, "id", long())
+            },
             NestedField::optional(
                 2,
                 "s",
@@ -922,16 +982,39 @@ async fn files_with_nulls_in_required_nested_fields_are_refused() {
                 }),
             ),
         ],
+    )
+}
+
+/// Files written without statistics (no null counts), one row a row group: a valid one is
+/// added (a required top-level column without null counts was refused as "may hold
+/// nulls"), and the nulls of required fields, top-level or nested, are found by reading.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn files_without_statistics_are_checked_by_reading_them() {
+    use crate::dml::run;
+    use icefloe::catalog::{TableCreation, TableIdent};
+    if python().is_none() {
+        return;
+    }
+    let lake = lake().await;
+    let src = lake.dir.path().join("src");
+    run_script(
+        "foreign_parquet.py",
+        &[src.as_os_str(), std::ffi::OsStr::new("unstated")],
     );
     lake.catalog
-        .create_table(&TableIdent::parse("ns.r"), TableCreation::new(schema))
+        .create_table(
+            &TableIdent::parse("ns.r"),
+            TableCreation::new(required_nested_schema(true)),
+        )
         .await
         .expect("create");
-    for (dir, field) in [
-        ("struct_field", "field 's.a' (field id 6)"),
-        ("element", "field 'l.element' (field id 7)"),
-        ("value", "field 'm.value' (field id 9)"),
-        ("deep", "field 'ls.element.b' (field id 11)"),
+    for (dir, field, parent) in [
+        ("bare_null_id", "field 'id' (field id 1)", "a row has it"),
+        (
+            "bare_deep",
+            "field 'ls.element.b' (field id 11)",
+            "its parent is present",
+        ),
     ] {
         let q = format!(
             "CALL ice.system.add_files('ns.r', '`parquet`.`{}`')",
@@ -942,26 +1025,24 @@ async fn files_with_nulls_in_required_nested_fields_are_refused() {
             err.contains(&format!("/{dir}/f.parquet'"))
                 && err.contains(&format!(
                     "{field} is required (NOT NULL) in the table, but the file holds 1 null(s) \
-                     in it where its parent is present"
+                     in it where {parent}"
                 )),
             "{q}: {err}"
         );
     }
-    assert_eq!(add(&lake, "r", &src.join("fine")).await, 1);
+    assert_eq!(add(&lake, "r", &src.join("bare_fine")).await, 1);
     assert_eq!(
         ok(
             &lake.ctx,
-            "SELECT id, s['a'] AS a, l, map_values(m) AS mv, ls FROM ice.ns.r ORDER BY id"
+            "SELECT count(*) AS n, count(id) AS ids FROM ice.ns.r"
         )
         .await,
         "\
-+----+---+--------+-----+------------+
-| id | a | l      | mv  | ls         |
-+----+---+--------+-----+------------+
-| 1  | 1 | [1, 2] | [1] | [{b: 1}, ] |
-| 2  |   | []     |     |            |
-| 3  | 3 |        | []  | []         |
-+----+---+--------+-----+------------+"
++---+-----+
+| n | ids |
++---+-----+
+| 3 | 3   |
++---+-----+"
     );
 }
 

@@ -18,6 +18,9 @@ Writes the files of SHAPE under DIR (created) and prints {"files": [paths]}. Sha
   no null under a present parent), `struct_field` (a null `s.a` in a present `s`),
   `element` (a null element of `l`), `value` (a null value of `m`), `deep` (a null `b` in
   a present struct element of `ls`).
+- unstated: required_nested's directories, and `bare_fine` (its `fine`), `bare_null_id`
+  (`fine` with a null `id` in row 3), `bare_deep` (its `deep`), written without statistics
+  (no null counts), one row a row group.
 - paged: `f.parquet` of 10000 rows (row groups of 4000, pages of about 512 bytes, a page
   index) of `record_id` (int64 0..9999), `ts` (TIMESTAMP(NANOS) (record_id - 5000) * 1000
   - 500) and `s` (`v00000`..`v09999`).
@@ -129,6 +132,21 @@ def required_nested(out):
     return paths
 
 
+def unstated(out):
+    """required_nested's `fine` and two broken forms without statistics, a row a group."""
+    required_nested(out)
+    fine = pq.read_table(os.path.join(out, "fine", "f.parquet"))
+    null_id = fine.set_column(0, "id", pa.array([1, 2, None], pa.int64()))
+    deep = pq.read_table(os.path.join(out, "deep", "f.parquet"))
+    paths = []
+    for name, table in [("bare_fine", fine), ("bare_null_id", null_id), ("bare_deep", deep)]:
+        os.makedirs(os.path.join(out, name), exist_ok=True)
+        path = os.path.join(out, name, "f.parquet")
+        pq.write_table(table, path, write_statistics=False, row_group_size=1)
+        paths.append(path)
+    return paths
+
+
 def paged(out):
     ids = list(range(10000))
     table = pa.table(
@@ -156,6 +174,7 @@ SHAPES = {
     "int96_out_of_range": int96_out_of_range,
     "paged": paged,
     "required_nested": required_nested,
+    "unstated": unstated,
 }
 
 

@@ -16,7 +16,8 @@ and for every file in its `partition-statistics` list:
   following the spec's "Partition Statistics File" and Java's `PartitionStatsHandler`:
   one row per (manifest spec id, partition tuple); live entries count their files by
   content (a position delete in Puffin is a deletion vector); every entry moves
-  last_updated_* to its snapshot when that snapshot is later and still in the table;
+  last_updated_* to its snapshot when that snapshot is later (timestamp, then for one
+  millisecond sequence number, then place in the snapshot list) and still in the table;
 - sorts the expected rows by partition (nulls first, field by field) then spec id.
 
 Prints {"files": [{"snapshot_id", "file_size_in_bytes", "actual_size", "schema",
@@ -34,6 +35,16 @@ from pyiceberg.catalog.sql import SqlCatalog
 from pyiceberg.table import StaticTable
 
 EPOCH = _dt.date(1970, 1, 1)
+
+
+def commit_order(meta, s):
+    """A snapshot's (or a row's last update's) place in time: timestamp-ms, then for
+    commits of one millisecond the sequence number, then the place in `snapshots`."""
+    if isinstance(s, dict):
+        s = meta.snapshot_by_id(s["last_updated_snapshot_id"])
+    ids = [x.snapshot_id for x in meta.snapshots]
+    place = ids.index(s.snapshot_id) if s.snapshot_id in ids else 0
+    return (s.timestamp_ms, s.sequence_number or 0, place)
 
 
 def plain(v):
@@ -147,7 +158,7 @@ def expected_rows(table, io, snapshot_id, field_ids):
                     row["equality_delete_file_count"] += 1
             s = meta.snapshot_by_id(entry.snapshot_id)
             if s is not None and (row["last_updated_at"] is None
-                                  or row["last_updated_at"] < s.timestamp_ms):
+                                  or commit_order(meta, row) < commit_order(meta, s)):
                 row["last_updated_at"] = s.timestamp_ms
                 row["last_updated_snapshot_id"] = s.snapshot_id
     return sorted(rows.values(), key=lambda r: sort_key(r, field_ids))

@@ -3,7 +3,7 @@
 //! pre-1970 and pre-1911 local mean time, Kathmandu's 1986 offset change, NULL) in an
 //! unpartitioned table and in tables partitioned by `hour`, `day`, `month`, `year`,
 //! `bucket` and identity of a `timestamptz` (v2) or `timestamptz_ns` (v3) column, written
-//! in several files and row groups, must answer filters on `extract`/`date_part`,
+//! in several files and row groups (and one of files of four partition specs), must answer filters on `extract`/`date_part`,
 //! `date_trunc`, `to_char`, `date_format` and `date_bin` of it (=, <, >=, BETWEEN, IN, NOT,
 //! OR, IS NULL) in sessions in New York, Paris, Kathmandu, +05:30 and UTC with exactly
 //! the rows plain DataFusion selects over the same instants held in memory as timestamps
@@ -176,6 +176,8 @@ const FILTERS: &[&str] = &[
     "date_part('year', tz) = 2026 AND date_part('hour', tz) < 3",
     "coalesce(extract(year FROM tz), 0) = 0",
     "CASE WHEN extract(year FROM tz) = 2026 THEN true ELSE false END",
+    "id IN (SELECT id FROM (SELECT 0 AS id UNION ALL SELECT 12) s) AND extract(year FROM tz) = 2026",
+    "EXISTS (SELECT 1) AND date_part('month', tz) = 12",
 ];
 
 /// Partitionings of the Iceberg copies (the first, unpartitioned, is the reference copy).
@@ -187,6 +189,15 @@ const PARTITIONINGS: &[(&str, &str)] = &[
     ("p_year", "PARTITIONED BY (year(tz))"),
     ("p_bucket", "PARTITIONED BY (bucket(4, tz))"),
     ("p_ident", "PARTITIONED BY (tz)"),
+    // files of four specs: day, hour, year, none
+    ("p_evolved", "PARTITIONED BY (day(tz))"),
+];
+
+/// The partition changes of `p_evolved` before its second, third and fourth INSERT.
+const EVOLUTION: &[&str] = &[
+    "REPLACE PARTITION FIELD tz_day WITH hours(tz)",
+    "REPLACE PARTITION FIELD tz_hour WITH years(tz)",
+    "DROP PARTITION FIELD tz_year",
 ];
 
 /// The instants as microseconds since the epoch.
@@ -291,7 +302,14 @@ async fn create_copies(lake: &Lake, suffix: &str, ty: &str, version: u8) {
             ),
         )
         .await;
-        for chunk in rows.chunks(rows.len().div_ceil(4)) {
+        for (k, chunk) in rows.chunks(rows.len().div_ceil(4)).enumerate() {
+            if *name == "p_evolved" && k > 0 {
+                ok(
+                    &lake.ctx,
+                    &format!("ALTER TABLE ice.ns.{name}{suffix} {}", EVOLUTION[k - 1]),
+                )
+                .await;
+            }
             ok(
                 &lake.ctx,
                 &format!(
@@ -788,4 +806,49 @@ async fn zone_less_strings_resolve_as_java_time_per_row() {
         .map(|(_, _, at)| [at.to_string(), at.to_string(), at.to_string()])
         .collect();
     assert_eq!(got, want);
+}
+
+/// A statement prepared, and a view created, in one zone answer in the zone of the session
+/// that runs them, as Spark computes its views and statements at run time: New York's
+/// 2025-12-31 21:00 and 17:30 are Paris's 2026-01-01 03:00 and 2025-12-31 23:30.
+#[tokio::test]
+async fn prepared_statements_and_views_run_in_the_current_zone() {
+    let lake = lake().await;
+    let ctx = &lake.ctx;
+    for sql in [
+        "CREATE TABLE ice.ns.p (id INT, tz TIMESTAMPTZ) PARTITIONED BY (day(tz))",
+        "INSERT INTO ice.ns.p VALUES (1, TIMESTAMP '2026-01-01T02:00:00Z'), \
+         (2, TIMESTAMP '2025-12-31T22:30:00Z')",
+        "SET datafusion.execution.time_zone = 'America/New_York'",
+        "PREPARE q(INT) AS SELECT id FROM ice.ns.p WHERE extract(year FROM tz) = $1",
+        "PREPARE r(TIMESTAMP) AS SELECT id FROM ice.ns.p WHERE date_trunc('day', tz) = $1",
+        "CREATE VIEW ice.ns.v AS SELECT id, extract(year FROM tz) AS y FROM ice.ns.p",
+        "CREATE VIEW ice.ns.w AS SELECT id FROM ice.ns.p WHERE extract(year FROM tz) = 2026",
+    ] {
+        ok(ctx, sql).await;
+    }
+    let none: Vec<i32> = vec![];
+    assert_eq!(ids_of(&lake, "EXECUTE q(2026)").await, none);
+    assert_eq!(
+        ids_of(&lake, "EXECUTE r(TIMESTAMP '2025-12-31 00:00:00')").await,
+        [1, 2]
+    );
+    assert_eq!(ids_of(&lake, "SELECT id FROM ice.ns.w").await, none);
+    ok(ctx, "SET datafusion.execution.time_zone = 'Europe/Paris'").await;
+    assert_eq!(ids_of(&lake, "EXECUTE q(2026)").await, [1]);
+    assert_eq!(
+        ids_of(&lake, "EXECUTE r(TIMESTAMP '2026-01-01 00:00:00')").await,
+        [1]
+    );
+    assert_eq!(ids_of(&lake, "SELECT id FROM ice.ns.w").await, [1]);
+    assert_eq!(
+        ids_of(&lake, "SELECT id FROM ice.ns.v WHERE y = 2025").await,
+        [2]
+    );
+    ok(
+        ctx,
+        "DELETE FROM ice.ns.p WHERE extract(year FROM tz) = 2025",
+    )
+    .await;
+    assert_eq!(ids_of(&lake, "SELECT id FROM ice.ns.p").await, [1]);
 }

@@ -962,3 +962,45 @@ async fn spark_written_tables_prune_no_row() {
     // the filters select rows of these tables, not only none
     assert!(selecting > 100, "{selecting}");
 }
+
+/// A zone-less constant the session zone's clock shows twice is its earlier instant, as
+/// java.time resolves it (plain DataFusion fails on it): New York's 2026-11-01 01:00 is
+/// 05:00Z, the hour of the first 01:30 (05:30Z), not of the second (06:30Z); a skipped
+/// 02:30 moves later by the gap, to 07:30Z, in the hour starting 07:00Z (03:00 EDT).
+#[tokio::test]
+async fn zone_less_constants_at_doubled_and_skipped_times_in_filters() {
+    let lake = lake().await;
+    create_copies(&lake, "", "TIMESTAMPTZ", 2).await;
+    ok(
+        &lake.ctx,
+        "SET datafusion.execution.time_zone = 'America/New_York'",
+    )
+    .await;
+    for (name, _) in PARTITIONINGS {
+        for (filter, want) in [
+            (
+                "date_trunc('hour', tz) = TIMESTAMP '2026-11-01 01:00:00'",
+                vec![4],
+            ),
+            ("tz = TIMESTAMP '2026-11-01 01:30:00'", vec![4]),
+            (
+                "date_trunc('hour', tz) = TIMESTAMP '2026-03-08 02:30:00'",
+                vec![],
+            ),
+            (
+                "date_trunc('hour', tz) = TIMESTAMP '2026-03-08 03:00:00'",
+                vec![2],
+            ),
+        ] {
+            assert_eq!(
+                ids_of(
+                    &lake,
+                    &format!("SELECT id FROM ice.ns.{name} WHERE {filter}")
+                )
+                .await,
+                want,
+                "{name} {filter}"
+            );
+        }
+    }
+}

@@ -82,3 +82,4 @@ mod views;
 mod writes;
 mod written_bounds;
 mod written_values;
+mod zoned_pruning;

@@ -139,12 +139,9 @@ impl FunctionRewrite for SessionZoneCasts {
         schema: &DFSchema,
         config: &ConfigOptions,
     ) -> DFResult<Transformed<Expr>> {
-        let Some(zone) = config.execution.time_zone.as_deref() else {
+        let Some(zone) = super::sql::session_zone::non_utc_zone(config) else {
             return Ok(Transformed::no(expr));
         };
-        if zone.eq_ignore_ascii_case("UTC") {
-            return Ok(Transformed::no(expr));
-        }
         if let Expr::Cast(Cast { expr: inner, field })
         | Expr::TryCast(TryCast { expr: inner, field }) = &expr
         {

@@ -115,12 +115,9 @@ impl AnalyzerRule for SessionZoneWrites {
     }
 
     fn analyze(&self, plan: LogicalPlan, config: &ConfigOptions) -> DFResult<LogicalPlan> {
-        let Some(zone) = config.execution.time_zone.as_deref() else {
+        let Some(zone) = super::sql::session_zone::non_utc_zone(config) else {
             return Ok(plan);
         };
-        if zone.eq_ignore_ascii_case("UTC") {
-            return Ok(plan);
-        }
         let rewrite = |e: Expr, schema: &DFSchema| {
             super::written_values::replace_cast_input(e, &|input, to| {
                 zoned_source(input, to, zone, schema)

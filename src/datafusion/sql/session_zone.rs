@@ -12,11 +12,23 @@
 
 use chrono::{Duration, NaiveDateTime, TimeZone};
 use datafusion::arrow::array::timezone::Tz;
+use datafusion::common::config::ConfigOptions;
 use datafusion::common::ScalarValue;
 use datafusion::prelude::SessionContext;
 
 use crate::catalog::{parse_local_timestamp, parse_zoned_timestamp_ms};
 use crate::error::{Error, Result};
+
+/// The session's time zone as `config` names it (`datafusion.execution.time_zone`), when
+/// it has one other than UTC: what the rewrites reading zone-less times in the session's
+/// zone act on (in UTC DataFusion's own reading is already the session's).
+pub(crate) fn non_utc_zone(config: &ConfigOptions) -> Option<&str> {
+    config
+        .execution
+        .time_zone
+        .as_deref()
+        .filter(|zone| !zone.eq_ignore_ascii_case("UTC"))
+}
 
 /// The session's time zone; `None` when it has none (read as UTC).
 ///

@@ -892,7 +892,7 @@ async fn spark_written_tables_prune_no_row() {
     let (_copies, lake, _catalog) = crate::maintenance::corpus_lake(&tables).await;
     let mut wrong = vec![];
     let mut selecting = 0;
-    for t in tables.iter().copied() {
+    for t in &tables {
         let all = run(
             &lake.ctx,
             &format!("SELECT CAST(id AS INT) AS id, ts FROM corpus.ns.{t}"),

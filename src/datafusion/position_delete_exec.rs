@@ -7,8 +7,14 @@
 //! selection and reads two hidden columns after the ones asked for: each row's position
 //! in its file (Parquet's `RowNumber` virtual column, counted before any pruning or
 //! filtering, as position deletes count) and the file's index in this node's list
-//! (a constant per-file column). This node keeps the rows whose position is live in the
+//! (a constant per-file column, of the narrowest unsigned type holding every index:
+//! [`file_index_type`]). This node keeps the rows whose position is live in the
 //! file's bitmap and drops both columns, so its schema is the scan's without them.
+//!
+//! DataFusion fills the per-file column anew for every batch, so its width is paid per
+//! row: a `UInt8` index (scans of at most 256 files) is filled with one `memset`, where
+//! an `Int32` one cost DataFusion more instructions than this node's own work on the
+//! batch but the copy (benches/README.md, "The file index one byte wide").
 //!
 //! Each file's live rows are held as one bit per row (a file of 1.5 M rows: 190 KB),
 //! so a batch whose positions are contiguous (no row filter pushed into the decoder)
@@ -23,13 +29,15 @@
 use std::fmt;
 use std::sync::Arc;
 
-use datafusion::arrow::array::{Array, BooleanArray, Int32Array, Int64Array, RecordBatch};
+use std::ops::{BitOr, BitXor};
+
+use datafusion::arrow::array::{Array, AsArray, BooleanArray, Int64Array, RecordBatch};
 use datafusion::arrow::buffer::BooleanBuffer;
 use datafusion::arrow::compute::filter_record_batch;
-use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::arrow::datatypes::{DataType, SchemaRef, UInt16Type, UInt32Type, UInt8Type};
 use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::TreeNodeRecursion;
-use datafusion::common::{DataFusionError, Result as DFResult, Statistics};
+use datafusion::common::{DataFusionError, Result as DFResult, ScalarValue, Statistics};
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::physical_expr::utils::conjunction;
 use datafusion::physical_expr::{EquivalenceProperties, PhysicalExpr};
@@ -48,6 +56,95 @@ use datafusion::physical_plan::{
 };
 use futures::{StreamExt, TryStreamExt};
 use roaring::RoaringTreemap;
+
+/// The type of the file-index column of a per-batch scan of `files` data files: `UInt8`
+/// up to 256 files, `UInt16` up to 65,536, `UInt32` beyond (the narrowest that holds
+/// every index, see the module docs).
+///
+/// Errors: more than 2^32 files.
+pub(crate) fn file_index_type(files: usize) -> crate::error::Result<DataType> {
+    Ok(if files <= 1 << 8 {
+        DataType::UInt8
+    } else if files <= 1 << 16 {
+        DataType::UInt16
+    } else if u32::try_from(files - 1).is_ok() {
+        DataType::UInt32
+    } else {
+        return Err(crate::error::Error::unsupported(
+            "a scan of more than 2^32 data files with deletes applied per batch",
+        ));
+    })
+}
+
+/// The file-index value of the file at `index` of a per-batch scan of `files` data files,
+/// of [`file_index_type`]`(files)`.
+///
+/// Errors: `index` not below `files`, or more than 2^32 files.
+pub(crate) fn file_index_value(index: usize, files: usize) -> crate::error::Result<ScalarValue> {
+    let out_of_range = || {
+        crate::error::Error::unsupported(format!(
+            "file index {index} of a per-batch scan of {files} data files"
+        ))
+    };
+    if index >= files {
+        return Err(out_of_range());
+    }
+    Ok(match file_index_type(files)? {
+        DataType::UInt8 => {
+            ScalarValue::UInt8(Some(u8::try_from(index).map_err(|_| out_of_range())?))
+        }
+        DataType::UInt16 => {
+            ScalarValue::UInt16(Some(u16::try_from(index).map_err(|_| out_of_range())?))
+        }
+        _ => ScalarValue::UInt32(Some(u32::try_from(index).map_err(|_| out_of_range())?)),
+    })
+}
+
+/// The values of a batch's file-index column, of any of [`file_index_type`]'s types.
+enum FileIndices<'a> {
+    U8(&'a [u8]),
+    U16(&'a [u16]),
+    U32(&'a [u32]),
+}
+
+impl<'a> FileIndices<'a> {
+    /// The file-index column `column` (without nulls) of a batch.
+    fn of(column: &'a dyn Array) -> DFResult<Self> {
+        if column.null_count() > 0 {
+            return Err(DataFusionError::Internal(
+                "PositionDeleteExec: null file index".into(),
+            ));
+        }
+        Ok(match column.data_type() {
+            DataType::UInt8 => Self::U8(column.as_primitive::<UInt8Type>().values()),
+            DataType::UInt16 => Self::U16(column.as_primitive::<UInt16Type>().values()),
+            DataType::UInt32 => Self::U32(column.as_primitive::<UInt32Type>().values()),
+            other => {
+                return Err(DataFusionError::Internal(format!(
+                    "PositionDeleteExec: file index column of type {other}"
+                )))
+            }
+        })
+    }
+
+    /// The index of row `i`.
+    fn get(&self, i: usize) -> usize {
+        match self {
+            Self::U8(v) => usize::from(v[i]),
+            Self::U16(v) => usize::from(v[i]),
+            Self::U32(v) => v[i] as usize,
+        }
+    }
+
+    /// Whether every row has the first row's index.
+    fn all_equal(&self) -> bool {
+        match self {
+            Self::U8(v) => all_equal(v),
+            Self::U16(v) => all_equal(v),
+            Self::U32(v) => all_equal(v),
+        }
+    }
+}
 
 /// The deletes of one data file: its deleted positions, and the live rows as bits.
 #[derive(Debug)]
@@ -113,7 +210,7 @@ pub struct PositionDeleteExec {
     files: Arc<Vec<Option<FileDeletes>>>,
     /// The input column of each row's position in its file (Int64).
     pos_column: usize,
-    /// The input column of each row's file index (Int32).
+    /// The input column of each row's file index ([`file_index_type`]).
     file_column: usize,
     output_columns: Vec<usize>,
     /// Filters taken over from above (on the output schema): rows failing them are
@@ -203,11 +300,17 @@ fn column<'a, T: 'static>(batch: &'a RecordBatch, index: usize, what: &str) -> D
 /// Checked for every batch: a fold without an early exit, which the compiler
 /// vectorizes (an `all` that stops at the first difference compares one value at a
 /// time, and cost more than the rest of the node's work on a batch but the copy).
-fn all_equal(values: &[i32]) -> bool {
-    let Some(first) = values.first() else {
+fn all_equal<T>(values: &[T]) -> bool
+where
+    T: Copy + Default + PartialEq + BitXor<Output = T> + BitOr<Output = T>,
+{
+    let Some(&first) = values.first() else {
         return true;
     };
-    values.iter().fold(0, |differ, v| differ | (v ^ first)) == 0
+    values
+        .iter()
+        .fold(T::default(), |differ, &v| differ | (v ^ first))
+        == T::default()
 }
 
 /// Which rows of `batch` its file's deletes keep (`None`: all of them).
@@ -221,19 +324,16 @@ fn live_rows(
     if rows == 0 {
         return Ok(None);
     }
-    let indices: &Int32Array = column(batch, file_column, "file index")?;
+    let indices = FileIndices::of(batch.column(file_column).as_ref())?;
     let positions: &Int64Array = column(batch, pos_column, "position")?;
     let file = |i: usize| {
-        let index = indices.value(i);
-        usize::try_from(index)
-            .ok()
-            .and_then(|i| files.get(i))
-            .ok_or_else(|| {
-                DataFusionError::Internal(format!("PositionDeleteExec: no file {index}"))
-            })
+        let index = indices.get(i);
+        files.get(index).ok_or_else(|| {
+            DataFusionError::Internal(format!("PositionDeleteExec: no file {index}"))
+        })
     };
     // a scan's batch holds rows of one file; mixed ones are looked up row by row
-    let keep = if indices.null_count() == 0 && all_equal(indices.values()) {
+    let keep = if indices.all_equal() {
         match file(0)? {
             None => return Ok(None),
             Some(deletes) => deletes.live_mask(positions),
@@ -510,22 +610,29 @@ mod tests {
         );
     }
 
-    /// A batch of `positions` of the files at `indices` (index column first, positions
-    /// second), as the scan builds it.
-    fn batch(indices: &[i32], positions: &[i64]) -> RecordBatch {
-        use datafusion::arrow::datatypes::{DataType, Field, Schema};
+    /// A batch of `positions` of the files at `indices` (index column first, of `index`'s
+    /// type, positions second), as the scan builds it.
+    fn batch_of(index: DataType, indices: &[u32], positions: &[i64]) -> RecordBatch {
+        use datafusion::arrow::array::{ArrayRef, UInt32Array};
+        use datafusion::arrow::compute::cast;
+        use datafusion::arrow::datatypes::{Field, Schema};
         let schema = Schema::new(vec![
-            Field::new("f", DataType::Int32, false),
+            Field::new("f", index.clone(), false),
             Field::new("p", DataType::Int64, false),
         ]);
+        let indices: ArrayRef = Arc::new(UInt32Array::from(indices.to_vec()));
         RecordBatch::try_new(
             Arc::new(schema),
             vec![
-                Arc::new(Int32Array::from(indices.to_vec())),
+                cast(&indices, &index).unwrap(),
                 Arc::new(Int64Array::from(positions.to_vec())),
             ],
         )
         .unwrap()
+    }
+
+    fn batch(indices: &[u32], positions: &[i64]) -> RecordBatch {
+        batch_of(DataType::UInt8, indices, positions)
     }
 
     fn kept(batch: &RecordBatch, files: &[Option<FileDeletes>]) -> Option<Vec<bool>> {
@@ -536,7 +643,7 @@ mod tests {
 
     #[test]
     fn equal_values_are_told_from_any_difference() {
-        assert!(all_equal(&[]));
+        assert!(all_equal::<u8>(&[]));
         assert!(all_equal(&[7]));
         assert!(all_equal(&[3; 8192]));
         for at in [0, 1, 4095, 8191] {
@@ -545,8 +652,62 @@ mod tests {
             assert!(!all_equal(&values), "{at}");
         }
         // values that differ in one bit, and negative ones
-        assert!(!all_equal(&[1, 1, 1 | (1 << 30)]));
-        assert!(!all_equal(&[-1, -1, i32::MAX]));
+        assert!(!all_equal(&[1u32, 1, 1 | (1 << 30)]));
+        assert!(!all_equal(&[u8::MAX, u8::MAX, 0x7f]));
+        assert!(!all_equal(&[0u16, 0, 0, 0x8000]));
+    }
+
+    #[test]
+    fn the_file_index_is_the_narrowest_type_holding_every_index() {
+        assert_eq!(file_index_type(0).unwrap(), DataType::UInt8);
+        assert_eq!(file_index_type(256).unwrap(), DataType::UInt8);
+        assert_eq!(file_index_type(257).unwrap(), DataType::UInt16);
+        assert_eq!(file_index_type(65_536).unwrap(), DataType::UInt16);
+        assert_eq!(file_index_type(65_537).unwrap(), DataType::UInt32);
+        assert_eq!(
+            file_index_value(255, 256).unwrap(),
+            ScalarValue::UInt8(Some(255))
+        );
+        assert_eq!(
+            file_index_value(256, 257).unwrap(),
+            ScalarValue::UInt16(Some(256))
+        );
+        assert_eq!(
+            file_index_value(70_000, 70_001).unwrap(),
+            ScalarValue::UInt32(Some(70_000))
+        );
+        let err = file_index_value(3, 3).unwrap_err().to_string();
+        assert!(
+            err.contains("file index 3 of a per-batch scan of 3"),
+            "{err}"
+        );
+        #[cfg(target_pointer_width = "64")]
+        {
+            let err = file_index_type((1usize << 32) + 1).unwrap_err().to_string();
+            assert!(err.contains("more than 2^32 data files"), "{err}");
+            assert_eq!(file_index_type(1usize << 32).unwrap(), DataType::UInt32);
+        }
+    }
+
+    #[test]
+    fn file_indices_of_every_width_find_each_rows_file() {
+        let files = vec![Some(deletes(&[0, 2], 4)), None, Some(deletes(&[1], 4))];
+        for index in [DataType::UInt8, DataType::UInt16, DataType::UInt32] {
+            let one = batch_of(index.clone(), &[2, 2, 2], &[0, 1, 2]);
+            assert_eq!(kept(&one, &files), Some(vec![true, false, true]), "{index}");
+            let mixed = batch_of(index.clone(), &[0, 1, 2, 0], &[0, 0, 1, 1]);
+            assert_eq!(
+                kept(&mixed, &files),
+                Some(vec![false, true, false, true]),
+                "{index}"
+            );
+        }
+        // a column of another type is an internal error, not a wrong answer
+        let err = live_rows(&batch_of(DataType::Int32, &[0], &[0]), &files, 1, 0).unwrap_err();
+        assert!(
+            err.to_string().contains("file index column of type Int32"),
+            "{err}"
+        );
     }
 
     #[test]

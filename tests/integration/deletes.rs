@@ -815,6 +815,73 @@ async fn filters_above_per_batch_deletes_are_taken_over_exactly() {
     }
 }
 
+/// A scan applying deletes per batch over more than 256 data files (300 partitions of 4
+/// rows each, a merge-on-read `DELETE` in each of v2 and v3): each file's index takes two
+/// bytes then, and every row still finds its own file's deletes. The deleted rows sit at
+/// different positions in different files, so a row given another file's deletes would
+/// change the sums.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn per_batch_deletes_over_more_than_256_files_find_each_files_deletes() {
+    use crate::dml::{lake, ok};
+    let lake = lake().await;
+    let ids = 0..1200i64;
+    let live: Vec<i64> = ids.clone().filter(|id| id % 7 != 3).collect();
+    let expected = format!(
+        "{} {} {}",
+        live.len(),
+        live.iter().sum::<i64>(),
+        live.iter().map(|id| id * id % 1009).sum::<i64>()
+    );
+    for version in [2, 3] {
+        let t = format!("ice.ns.wide_v{version}");
+        ok(
+            &lake.ctx,
+            &format!(
+                "CREATE TABLE {t} (id BIGINT, p INT) PARTITIONED BY (p) TBLPROPERTIES \
+                 ('format-version'='{version}', 'write.delete.mode'='merge-on-read')"
+            ),
+        )
+        .await;
+        ok(
+            &lake.ctx,
+            &format!(
+                "INSERT INTO {t} SELECT value, CAST(value % 300 AS INT) \
+                 FROM generate_series(0, 1199) ORDER BY value"
+            ),
+        )
+        .await;
+        ok(&lake.ctx, &format!("DELETE FROM {t} WHERE id % 7 = 3")).await;
+        for policy in ["filter", "auto", "selection"] {
+            ok(
+                &lake.ctx,
+                &format!("SET icefloe.position_deletes = '{policy}'"),
+            )
+            .await;
+            let sql =
+                format!("SELECT count(*) AS n, sum(id) AS s, sum(id * id % 1009) AS q FROM {t}");
+            let batches = crate::dml::run(&lake.ctx, &sql).await.expect("scan");
+            let got = {
+                use datafusion::arrow::array::AsArray;
+                use datafusion::arrow::datatypes::Int64Type;
+                let b = &batches[0];
+                let v = |c: usize| b.column(c).as_primitive::<Int64Type>().value(0);
+                format!("{} {} {}", v(0), v(1), v(2))
+            };
+            assert_eq!(got, expected, "v{version}, position_deletes = {policy}");
+            if policy == "filter" {
+                let plan = ok(&lake.ctx, &format!("EXPLAIN {sql}")).await;
+                assert!(plan.contains("PositionDeleteExec: files="), "{plan}");
+                let files = crate::dml::count(
+                    &lake.ctx,
+                    &format!("SELECT count(*) FROM ice.ns.\"wide_v{version}$files\""),
+                )
+                .await;
+                assert!(files > 256, "{files} data files");
+            }
+        }
+    }
+}
+
 /// Write a position delete file at `delete_path` deleting rows `deleted` of the data
 /// file at `location`, and commit it to the table `w` writes (one `RowDelta`).
 pub(crate) fn commit_position_deletes(

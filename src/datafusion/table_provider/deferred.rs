@@ -125,6 +125,7 @@ impl IcebergTableProvider {
             layout: &layout,
             equality: false,
             per_batch: false,
+            file_count: 0,
             policy: PositionDeletePolicy::Auto,
             read_columns,
         };

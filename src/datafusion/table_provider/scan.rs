@@ -43,7 +43,9 @@ use crate::datafusion::file_reader::IcebergParquetReaderFactory;
 use crate::datafusion::iceberg_source::{IcebergParquetSource, IcebergScanState};
 use crate::datafusion::options::IcefloeOptions;
 use crate::datafusion::planned_file::{data_file_size, partitioned_file_at};
-use crate::datafusion::position_delete_exec::{FileDeletes, PositionDeleteExec};
+use crate::datafusion::position_delete_exec::{
+    file_index_type, file_index_value, FileDeletes, PositionDeleteExec,
+};
 use crate::datafusion::statistics::file_statistics;
 use crate::datafusion::stats_pruning::prunes_soundly_logical;
 use crate::delete::equality_delete_schema;
@@ -164,6 +166,7 @@ impl IcebergTableProvider {
             layout: &layout,
             equality: equality.is_some(),
             per_batch,
+            file_count: deletes.files.len(),
             policy,
             read_columns,
         };
@@ -328,7 +331,7 @@ impl IcebergTableProvider {
     /// `recorded` (object path → location as stored) for errors naming it.
     ///
     /// Errors: a location that does not resolve, a negative `file_size_in_bytes`, more
-    /// than 2^31 files with per-batch deletes, bad statistics.
+    /// than 2^32 files with per-batch deletes, bad statistics.
     fn partitioned_file(
         &self,
         planned: PlannedFile,
@@ -376,10 +379,7 @@ impl IcebergTableProvider {
             }
         }
         if files.per_batch {
-            let index = i32::try_from(file_deletes.len()).map_err(|_| {
-                Error::unsupported("a scan of more than 2^31 data files with deletes")
-            })?;
-            partition_values.push(ScalarValue::Int32(Some(index)));
+            partition_values.push(file_index_value(file_deletes.len(), files.file_count)?);
             file_deletes.push(match (&planned.position, &selection) {
                 (Some(position), None) => Some(FileDeletes::new(
                     Arc::clone(&position.deleted),
@@ -435,7 +435,7 @@ impl IcebergTableProvider {
         if files.per_batch {
             partition_cols.push(Arc::new(Field::new(
                 DELETE_FILE_INDEX_COLUMN,
-                DataType::Int32,
+                file_index_type(files.file_count)?,
                 false,
             )));
         }
@@ -685,6 +685,8 @@ pub(super) struct FileLayout<'a> {
     pub(super) equality: bool,
     /// Some file's position deletes are applied per batch: each file has an index.
     pub(super) per_batch: bool,
+    /// How many data files the scan reads (the file index's type depends on it).
+    pub(super) file_count: usize,
     /// The session's position delete policy.
     pub(super) policy: PositionDeletePolicy,
     /// Per table column, whether the scan reads it (its metrics become statistics).

@@ -35,6 +35,25 @@ async fn compute_at(to: &Target, name: &str) -> String {
     values[0].clone()
 }
 
+/// The partition statistics files `table`'s metadata lists, as `(snapshot id, path,
+/// size in bytes)`, sorted.
+fn statistics_files(table: &icefloe::Table) -> Vec<(i64, String, i64)> {
+    let mut files: Vec<(i64, String, i64)> = table
+        .metadata()
+        .partition_statistics
+        .iter()
+        .map(|f| {
+            (
+                f.snapshot_id,
+                f.statistics_path.clone(),
+                f.file_size_in_bytes,
+            )
+        })
+        .collect();
+    files.sort();
+    files
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rewrite_table_path_moves_partition_statistics_files() {
     let lake = lake().await;
@@ -51,19 +70,7 @@ async fn rewrite_table_path_moves_partition_statistics_files() {
         .expect("a file");
     let table = lake.catalog.load_table(&ident).await.expect("load");
     let source = table.metadata().location.clone();
-    let mut sources: Vec<(i64, String, i64)> = table
-        .metadata()
-        .partition_statistics
-        .iter()
-        .map(|f| {
-            (
-                f.snapshot_id,
-                f.statistics_path.clone(),
-                f.file_size_in_bytes,
-            )
-        })
-        .collect();
-    sources.sort();
+    let sources = statistics_files(&table);
     assert_eq!(sources.len(), 2, "{current} {older}");
 
     let dest = tempfile::tempdir().expect("tempdir");
@@ -88,19 +95,7 @@ async fn rewrite_table_path_moves_partition_statistics_files() {
         .await
         .expect("register");
     let moved = to.catalog.load_table(&ident).await.expect("load");
-    let mut targets: Vec<(i64, String, i64)> = moved
-        .metadata()
-        .partition_statistics
-        .iter()
-        .map(|f| {
-            (
-                f.snapshot_id,
-                f.statistics_path.clone(),
-                f.file_size_in_bytes,
-            )
-        })
-        .collect();
-    targets.sort();
+    let targets = statistics_files(&moved);
     assert_eq!(targets.len(), sources.len());
     for ((id, from, size), (moved_id, to_path, moved_size)) in sources.iter().zip(&targets) {
         assert_eq!((id, size), (moved_id, moved_size));

@@ -47,7 +47,13 @@ async fn stats_files(lake: &Lake, name: &str) -> Vec<(i64, String, i64)> {
         .load_table(&TableIdent::parse(&format!("ns.{name}")))
         .await
         .expect("load");
-    let mut out: Vec<_> = table
+    statistics_files(&table)
+}
+
+/// The partition statistics files `table`'s metadata lists, as `(snapshot id, path,
+/// size in bytes)`, sorted.
+pub(crate) fn statistics_files(table: &icefloe::Table) -> Vec<(i64, String, i64)> {
+    let mut files: Vec<(i64, String, i64)> = table
         .metadata()
         .partition_statistics
         .iter()
@@ -59,8 +65,8 @@ async fn stats_files(lake: &Lake, name: &str) -> Vec<(i64, String, i64)> {
             )
         })
         .collect();
-    out.sort();
-    out
+    files.sort();
+    files
 }
 
 async fn snapshot_ids(lake: &Lake, name: &str) -> Vec<i64> {

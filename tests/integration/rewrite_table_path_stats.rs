@@ -10,7 +10,7 @@ use icefloe::catalog::TableIdent;
 use icefloe::datafusion::maintenance::{partition_stats_rows, StatsComputation};
 
 use crate::dml::{lake, ok, run};
-use crate::partition_stats::{compute, files_agree};
+use crate::partition_stats::{compute, files_agree, statistics_files};
 use crate::rewrite_table_path::{
     build, call, copy_all_to_latest, file_list, local, target, Target,
 };
@@ -33,25 +33,6 @@ async fn compute_at(to: &Target, name: &str) -> String {
         .collect();
     assert_eq!(values.len(), 1, "{q}: {values:?}");
     values[0].clone()
-}
-
-/// The partition statistics files `table`'s metadata lists, as `(snapshot id, path,
-/// size in bytes)`, sorted.
-fn statistics_files(table: &icefloe::Table) -> Vec<(i64, String, i64)> {
-    let mut files: Vec<(i64, String, i64)> = table
-        .metadata()
-        .partition_statistics
-        .iter()
-        .map(|f| {
-            (
-                f.snapshot_id,
-                f.statistics_path.clone(),
-                f.file_size_in_bytes,
-            )
-        })
-        .collect();
-    files.sort();
-    files
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -58,6 +58,7 @@ mod normalize;
 mod partition_evolution;
 mod partition_stats;
 mod partition_stats_incremental;
+mod per_batch_index;
 mod read_corners;
 mod replace_table;
 mod request_counts;

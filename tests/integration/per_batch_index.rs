@@ -9,7 +9,6 @@ use std::sync::Arc;
 
 use datafusion::arrow::array::{Int32Array, Int64Array, RecordBatch};
 use datafusion::arrow::datatypes::{DataType, Field, Schema};
-use datafusion::arrow::util::pretty::pretty_format_batches;
 use datafusion::datasource::MemTable;
 use datafusion::prelude::SessionContext;
 
@@ -97,11 +96,6 @@ async fn equality_deletes_by_partition(lake: &Lake, name: &str, by_p: &[(i32, Ve
         .expect("commit equality deletes");
 }
 
-async fn text(ctx: &SessionContext, sql: &str) -> String {
-    let batches = run(ctx, sql).await.unwrap_or_else(|e| panic!("{sql}: {e}"));
-    pretty_format_batches(&batches).expect("format").to_string()
-}
-
 /// Each query (`{t}` the table) answers over `table` as over `truth` with position
 /// deletes applied per batch (`icefloe.position_deletes = 'filter'`), with filters pushed
 /// into the decoder, and (`both_pushdowns`) without.
@@ -127,15 +121,15 @@ async fn same_as_truth(ctx: &SessionContext, table: &str, case: &str, both_pushd
             &format!("SET datafusion.execution.parquet.pushdown_filters = {pushdown}"),
         )
         .await;
-        let plan = text(
+        let plan = ok(
             ctx,
             &format!("EXPLAIN {}", QUERIES[0].replace("{t}", table)),
         )
         .await;
         assert!(plan.contains("PositionDeleteExec"), "{case}: {plan}");
         for q in QUERIES {
-            let want = text(ctx, &q.replace("{t}", "truth")).await;
-            let got = text(ctx, &q.replace("{t}", table)).await;
+            let want = ok(ctx, &q.replace("{t}", "truth")).await;
+            let got = ok(ctx, &q.replace("{t}", table)).await;
             assert_eq!(got, want, "{case}, pushdown = {pushdown}: {q}");
         }
     }

@@ -93,8 +93,7 @@ impl FieldIdExprAdapterFactory {
     }
 
     /// The table's columns with nested field ids ([`Self::with_id_columns`]), as an
-    /// Arrow schema in field id order (for a plan codec).
-    #[cfg_attr(not(feature = "distributed"), allow(dead_code))]
+    /// Arrow schema in field id order (for a plan codec, and the key of a file's checks).
     pub(crate) fn id_columns(&self) -> ArrowSchema {
         let mut ids: Vec<&i32> = self.id_columns.keys().collect();
         ids.sort_unstable();
@@ -131,7 +130,6 @@ impl FieldIdExprAdapterFactory {
     }
 
     /// The name mapping for files without field ids.
-    #[cfg_attr(not(feature = "distributed"), allow(dead_code))]
     pub(crate) fn name_mapping(&self) -> Option<&Arc<NameMapping>> {
         self.name_mapping.as_ref()
     }

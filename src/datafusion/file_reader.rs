@@ -26,6 +26,11 @@
 //! - drop the deprecated min/max statistics of columns not in signed order (old Hive and
 //!   Spark files' strings) before DataFusion prunes row groups by them
 //!   ([`crate::io::parquet_statistics`]).
+//!
+//! A file that passed these checks is recorded in the session's [`CheckedFiles`] (when
+//! the scan has one, [`IcebergParquetReaderFactory::with_checked_files`]) with what it
+//! was checked against; a later scan of the same file under the same table schema and
+//! name mapping skips them (see [`crate::scan::checked_files`]).
 
 use std::collections::{HashMap, HashSet};
 use std::ops::Range;
@@ -57,6 +62,7 @@ use super::scan_errors::Locations;
 use crate::error::Error;
 use crate::io::parquet_footer::column_chunk_out_of_range;
 use crate::io::parquet_statistics::without_untrusted_min_max;
+use crate::scan::checked_files::{CheckContext, CheckedFile, CheckedFiles};
 use crate::spec::arrow::arrow_field_id;
 use crate::spec::arrow_compat::check_field;
 
@@ -76,6 +82,9 @@ pub struct IcebergParquetReaderFactory {
     /// Field ids of the table columns the scan reads (all when `None`): only their INT96
     /// values are checked against the nanosecond range.
     read_ids: Option<Arc<HashSet<i32>>>,
+    /// The session's files known to pass the checks, and the number of this scan's
+    /// [`CheckContext`] in it.
+    checked_files: Option<(Arc<CheckedFiles>, u64)>,
 }
 
 impl IcebergParquetReaderFactory {
@@ -89,6 +98,19 @@ impl IcebergParquetReaderFactory {
                 .filter_map(|&i| fields.get(i).and_then(|f| arrow_field_id(f)))
                 .collect(),
         ));
+        self
+    }
+
+    /// This factory skipping the checks of files `cache` holds as passed under the same
+    /// table schema, nested field ids and name mapping, and recording there the files
+    /// that pass (see the module docs).
+    pub fn with_checked_files(mut self, cache: Arc<CheckedFiles>) -> Self {
+        let context = CheckContext {
+            table_schema: self.table_schema.as_ref().clone(),
+            id_columns: self.columns.id_columns().fields().to_vec(),
+            name_mapping: self.columns.name_mapping().map(|m| m.as_ref().clone()),
+        };
+        self.checked_files = cache.context(context).map(|n| (cache, n));
         self
     }
 
@@ -114,6 +136,7 @@ impl IcebergParquetReaderFactory {
             table_schema,
             columns,
             read_ids: None,
+            checked_files: None,
         }
     }
 }
@@ -128,6 +151,15 @@ impl ParquetFileReaderFactory for IcebergParquetReaderFactory {
     ) -> DFResult<Box<dyn AsyncFileReader + Send>> {
         let path = partitioned_file.object_meta.location.clone();
         let manifest_size = partitioned_file.object_meta.size;
+        let checked_files = self.checked_files.as_ref().map(|(cache, context)| {
+            let key = CheckedFile {
+                context: *context,
+                store_url: Arc::from(self.locations.store_url.as_str()),
+                path: path.to_string(),
+                size: manifest_size,
+            };
+            (Arc::clone(cache), key)
+        });
         let inner = self.inner.create_reader(
             partition_index,
             partitioned_file,
@@ -145,6 +177,8 @@ impl ParquetFileReaderFactory for IcebergParquetReaderFactory {
             read_ids: self.read_ids.clone(),
             checked: false,
             int96: None,
+            checked_files,
+            trusted: false,
         }))
     }
 }
@@ -169,6 +203,12 @@ struct IcebergFileReader {
     /// nanosecond timestamps (the unit INT96 columns are decoded in, see
     /// [`super::int96_units`]).
     int96: Option<(Schema, NanosecondColumns)>,
+    /// The session's files known to pass the checks, and this file's key there.
+    checked_files: Option<(Arc<CheckedFiles>, CheckedFile)>,
+    /// Whether the file's footer is known to need no change: it passed the checks in an
+    /// earlier scan ([`CheckedFiles`]), so it has no INT96 column and every min/max of it
+    /// is trusted.
+    trusted: bool,
 }
 
 /// A parquet error carrying our own (whose message is shown without a second
@@ -321,6 +361,18 @@ impl AsyncFileReader for IcebergFileReader {
                     return Err(diagnose(store, path, file, self.manifest_size, e).await);
                 }
             };
+            if !self.checked
+                && self
+                    .checked_files
+                    .as_ref()
+                    .is_some_and(|(c, k)| c.passed(k))
+            {
+                self.checked = true;
+                self.trusted = true;
+            }
+            if self.trusted {
+                return Ok(metadata);
+            }
             if !self.checked {
                 if let Some(what) = column_chunk_out_of_range(&metadata, self.manifest_size) {
                     return Err(external(Error::invalid_data(format!(
@@ -344,6 +396,15 @@ impl AsyncFileReader for IcebergFileReader {
             // deprecated min/max of a column not in signed order prune nothing
             let metadata = match without_untrusted_min_max(&metadata) {
                 Ok(Some(trusted)) => Arc::new(trusted),
+                Ok(None) if !has_int96(&metadata) => {
+                    // passed, and nothing to change in its footer: a later scan with
+                    // the same context needs none of these checks
+                    self.trusted = true;
+                    if let Some((cache, key)) = self.checked_files.take() {
+                        cache.record(key);
+                    }
+                    return Ok(metadata);
+                }
                 Ok(None) => metadata,
                 Err(e) => {
                     return Err(external(Error::invalid_data(format!(
@@ -367,6 +428,16 @@ impl AsyncFileReader for IcebergFileReader {
         }
         .boxed()
     }
+}
+
+/// Whether the file has an INT96 column (whose decoding unit [`with_int96_units`] sets).
+fn has_int96(metadata: &ParquetMetaData) -> bool {
+    metadata
+        .file_metadata()
+        .schema_descr()
+        .columns()
+        .iter()
+        .any(|c| c.physical_type() == datafusion::parquet::basic::Type::INT96)
 }
 
 /// Why the footer of the data file at `path` (shown as `file`) could not be read, as

@@ -213,7 +213,9 @@ impl ManifestCache {
 /// The caches of immutable files a table provider shares with the other providers of a
 /// session's catalog: decoded manifests and manifest lists ([`ManifestCache`]) and
 /// decoded position deletes and deletion vectors
-/// ([`PositionDeleteCache`](crate::delete::PositionDeleteCache)). Cloning shares them.
+/// ([`PositionDeleteCache`](crate::delete::PositionDeleteCache)), and the data files that
+/// passed the reader's checks ([`CheckedFiles`](super::checked_files::CheckedFiles)).
+/// Cloning shares them.
 /// The default makes new ones, each with its default bound.
 #[derive(Debug, Clone, Default)]
 pub struct SessionCaches {
@@ -221,6 +223,8 @@ pub struct SessionCaches {
     pub manifests: Arc<ManifestCache>,
     /// Decoded position delete files and deletion vectors.
     pub position_deletes: Arc<crate::delete::PositionDeleteCache>,
+    /// Data files that passed the reader's per-file checks.
+    pub checked_files: Arc<super::checked_files::CheckedFiles>,
 }
 
 /// Read a manifest list, through `cache` when given.

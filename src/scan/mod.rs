@@ -32,6 +32,7 @@ use crate::spec::{
 use crate::table::Table;
 
 pub mod cache;
+pub mod checked_files;
 #[cfg(test)]
 mod column_stats_tests;
 mod deferred;

@@ -472,3 +472,79 @@ async fn tables_sharing_data_files_keep_their_own_planned_deletes() {
         ok(&lake.ctx, "SET icefloe.position_deletes = 'auto'").await;
     }
 }
+
+/// A data file's footer checks (column chunks inside the file, stored types against the
+/// table's) are made once per session: a second scan of the same files, reading other
+/// columns, finds every file in the session's checked files and answers the same.
+#[tokio::test]
+async fn a_second_scan_skips_the_checks_of_files_that_passed() {
+    let dir = copy_table("sample_table");
+    let location = dir.path().to_str().expect("utf-8");
+    let caches = icefloe::scan::cache::SessionCaches::default();
+    let checked = Arc::clone(&caches.checked_files);
+    let ctx = SessionContext::new();
+    let provider = IcebergTableProvider::open(location)
+        .await
+        .expect("open")
+        .with_caches(caches);
+    ctx.register_table("t", Arc::new(provider))
+        .expect("register");
+    let data_files = files_with_suffix(&dir.path().join("data"), ".parquet").len() as u64;
+    assert!(data_files > 1, "{data_files}");
+
+    let first = sum_of_ids(&ctx).await.expect("first scan");
+    let after_first = checked.stats();
+    assert_eq!(after_first.hits, 0, "{after_first:?}");
+    assert!(after_first.misses >= data_files, "{after_first:?}");
+    assert_eq!(after_first.files as u64, data_files, "{after_first:?}");
+
+    assert_eq!(sum_of_ids(&ctx).await, Ok(first));
+    let ids = ok(
+        &ctx,
+        "SELECT count(*), count(DISTINCT v) FROM t WHERE id > 0",
+    )
+    .await;
+    let after = checked.stats();
+    assert_eq!(after.misses, after_first.misses, "{after:?}");
+    assert!(after.hits >= 2 * data_files, "{after:?}");
+    assert!(ids.contains('|'), "{ids}");
+}
+
+/// A file that passed its checks under one name mapping is checked again under another:
+/// a file without field ids whose `id` column passed as the table's `id`, read after the
+/// mapping gives field 1 to its string column `s`, fails naming the file and both types
+/// (had the session kept the file as checked, the string column would have been cast).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_passed_under_one_name_mapping_is_checked_again_under_another() {
+    let lake = lake().await;
+    let src = lake.dir.path().join("source");
+    crate::add_files::source_files(&src).await;
+    create(&lake, "u", "PARTITIONED BY (k)", "").await;
+    ok(
+        &lake.ctx,
+        &format!(
+            "CALL ice.system.add_files('ns.u', '`parquet`.`{}`')",
+            src.display()
+        ),
+    )
+    .await;
+    let sum = "SELECT sum(id) AS n FROM ice.ns.u";
+    let before = ok(&lake.ctx, sum).await;
+    assert!(before.contains("| 15 |"), "{before}");
+    // the same again: the files are known to pass
+    assert_eq!(ok(&lake.ctx, sum).await, before);
+    let mapping = r#"[{"field-id":1,"names":["s"]},{"field-id":2,"names":["k"]},{"field-id":3,"names":["id"]},{"field-id":4,"names":["d"]}]"#;
+    ok(
+        &lake.ctx,
+        &format!(
+            "ALTER TABLE ice.ns.u SET TBLPROPERTIES ('schema.name-mapping.default'='{mapping}')"
+        ),
+    )
+    .await;
+    let err = crate::dml::run(&lake.ctx, sum).await.expect_err("remapped");
+    assert!(
+        err.contains("column 'id' (field id 1) is stored as Utf8"),
+        "{err}"
+    );
+    assert!(err.contains(&src.display().to_string()), "{err}");
+}

@@ -520,7 +520,8 @@ impl IcebergTableProvider {
             Arc::clone(&scan.columns),
             state.runtime_env().cache_manager.get_file_metadata_cache(),
         )
-        .with_read_columns(&read);
+        .with_read_columns(&read)
+        .with_checked_files(Arc::clone(&self.caches.checked_files));
         let mut global = state.config_options().execution.parquet.clone();
         // INT96 columns are decoded in the unit of the table's column, by the footer's
         // Arrow schema hint the readers set (`int96_units`): not by the session's option,

@@ -139,11 +139,11 @@ impl FieldIdExprAdapterFactory {
     pub(crate) fn file_columns_by_id(
         &self,
         physical: &ArrowSchema,
-    ) -> DFResult<HashMap<i32, Field>> {
-        let by_id: HashMap<i32, Field> = physical
+    ) -> DFResult<HashMap<i32, FieldRef>> {
+        let by_id: HashMap<i32, FieldRef> = physical
             .fields()
             .iter()
-            .filter_map(|f| arrow_field_id(f).map(|id| (id, f.as_ref().clone())))
+            .filter_map(|f| arrow_field_id(f).map(|id| (id, Arc::clone(f))))
             .collect();
         if !by_id.is_empty() || physical.fields().is_empty() {
             return Ok(by_id);
@@ -167,7 +167,7 @@ impl FieldIdExprAdapterFactory {
             .filter_map(|f| {
                 let mapped = mapping.find(f.name())?;
                 let id = mapped.field_id?;
-                Some((id, with_mapped_ids(f, mapped)))
+                Some((id, Arc::new(with_mapped_ids(f, mapped))))
             })
             .collect())
     }
@@ -238,7 +238,7 @@ impl PhysicalExprAdapterFactory for FieldIdExprAdapterFactory {
             // files without ids), by name for columns without an id
             let (target, file_field) = match arrow_field_id(f) {
                 Some(id) => match file_ids.get(&id) {
-                    Some(file_field) => (file_field.name().clone(), Some(file_field.clone())),
+                    Some(file_field) => (file_field.name().clone(), Some(Arc::clone(file_field))),
                     None => {
                         if let Some(default) = self.initial_defaults.get(&id) {
                             substitutions.insert(f.name().clone(), default.clone());
@@ -257,7 +257,10 @@ impl PhysicalExprAdapterFactory for FieldIdExprAdapterFactory {
                 },
                 None => (
                     f.name().clone(),
-                    physical_file_schema.field_with_name(f.name()).ok().cloned(),
+                    physical_file_schema
+                        .index_of(f.name())
+                        .ok()
+                        .map(|i| Arc::clone(&physical_file_schema.fields()[i])),
                 ),
             };
             if &target != f.name() {

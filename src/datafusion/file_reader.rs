@@ -287,7 +287,7 @@ impl IcebergFileReader {
                 by_id
                     .values()
                     .find(|m| m.name() == f.name())
-                    .cloned()
+                    .map(|m| m.as_ref().clone())
                     .unwrap_or_else(|| f.as_ref().clone())
             })
             .collect();

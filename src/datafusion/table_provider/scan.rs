@@ -732,33 +732,47 @@ struct EqualityScan {
     groups: Vec<EqualityGroup>,
 }
 
-/// Split files into at most `n` groups of similar total size: largest first, each into
-/// the currently smallest group; files of equal size in the order planned (manifest
-/// order, then entry order), so the split is deterministic. Only (size, index) pairs
-/// are sorted: a plan of a million files sorts 16-byte keys, not the files, and
-/// compares no paths.
+/// Split files into at most `n` groups of similar total size, each a run of consecutive
+/// files in the order planned (manifest order, then entry order): group `k` ends at the
+/// file boundary nearest to `(k + 1) / n` of the total bytes (earlier when each later
+/// group needs one of the files left). A group's end is off its share by at most half a
+/// file.
+///
+/// The planned order is the order the files were written in, which a table written
+/// sorted or clustered (by time, by key) follows, as `ListingTable` reads its files in
+/// path order: each partition then reads a contiguous part of the table, and a scan of
+/// a few large files that DataFusion cuts further by byte range (flattening the groups
+/// in order) is cut as `ListingTable`'s is. Largest-first packing interleaved them
+/// (TPC-H `lineitem`'s 4 files as `4, 1 | 3, 2`), which left q03 and q18 1.04–1.14×
+/// `ListingTable` over the same files (`benches/README.md`, "Files in the order
+/// written"). One pass, no sort: a plan of a million files moves each file once.
 pub(super) fn split_into_groups(files: Vec<(PartitionedFile, u64)>, n: usize) -> Vec<FileGroup> {
     let n = n.max(1).min(files.len().max(1));
-    let mut order: Vec<(u64, usize)> = files
-        .iter()
-        .enumerate()
-        .map(|(i, (_, size))| (*size, i))
-        .collect();
-    order.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
-    let mut files: Vec<Option<PartitionedFile>> = files.into_iter().map(|f| Some(f.0)).collect();
-    let mut groups: Vec<(u64, Vec<PartitionedFile>)> = (0..n).map(|_| (0, vec![])).collect();
-    for (size, i) in order {
-        let file = files.get_mut(i).and_then(Option::take);
-        if let (Some(g), Some(file)) = (groups.iter_mut().min_by_key(|g| g.0), file) {
-            g.0 += size;
-            g.1.push(file);
+    let total: u128 = files.iter().map(|(_, size)| u128::from(*size)).sum();
+    let count = files.len();
+    let mut groups: Vec<FileGroup> = Vec::with_capacity(n);
+    let mut current = Vec::new();
+    let mut bytes: u128 = 0;
+    for (i, (file, size)) in files.into_iter().enumerate() {
+        let size = u128::from(size);
+        let closed = groups.len();
+        if !current.is_empty() && closed + 1 < n {
+            // the group ends before this file when the share's end lies before the
+            // file's middle, or when each later group needs one of the files left
+            let groups_after = n - closed - 1;
+            let files_left = count - i;
+            let share_end = total * (closed as u128 + 1);
+            if files_left <= groups_after || (2 * bytes + size) * n as u128 > 2 * share_end {
+                groups.push(FileGroup::new(std::mem::take(&mut current)));
+            }
         }
+        current.push(file);
+        bytes += size;
+    }
+    if !current.is_empty() {
+        groups.push(FileGroup::new(current));
     }
     groups
-        .into_iter()
-        .filter(|g| !g.1.is_empty())
-        .map(|g| FileGroup::new(g.1))
-        .collect()
 }
 
 /// The predicate `EqualityDeleteExec` evaluates before probing, so that only rows the
@@ -808,30 +822,65 @@ mod tests {
             .collect()
     }
 
-    /// Largest first into the smallest group; equal sizes in the order planned.
+    /// Runs of consecutive files in the order planned, cut where the bytes so far reach
+    /// each group's share; every group gets a file.
     #[test]
-    fn files_split_by_size_in_planned_order() {
+    fn files_split_into_runs_in_planned_order() {
         let files = |spec: &[(&str, u64)]| -> Vec<(PartitionedFile, u64)> {
             spec.iter()
                 .map(|(name, size)| (PartitionedFile::new(*name, *size), *size))
                 .collect()
         };
+        // TPC-H lineitem's four files (nearly equal sizes, the last largest): 1, 2 | 3, 4
+        let planned = files(&[("1", 58078), ("2", 58086), ("3", 58088), ("4", 58131)]);
+        assert_eq!(
+            names(&split_into_groups(planned, 2)),
+            [vec!["1", "2"], vec!["3", "4"]]
+        );
+        // the cut nearest to the share's end (6 of 12 bytes): before the file whose
+        // middle lies past it (`a`: 4 | 8, not 9 | 3; `b`: 5 | 7, not 8 | 4)
         let planned = files(&[("d", 1), ("c", 3), ("a", 5), ("b", 3)]);
         assert_eq!(
             names(&split_into_groups(planned, 2)),
-            [vec!["a", "d"], vec!["c", "b"]]
+            [vec!["d", "c"], vec!["a", "b"]]
         );
-        // the same sizes planned in another order: equal sizes keep that order
-        let planned = files(&[("b", 3), ("c", 3), ("a", 5), ("d", 1)]);
+        let planned = files(&[("a", 5), ("b", 3), ("c", 3), ("d", 1)]);
         assert_eq!(
             names(&split_into_groups(planned, 2)),
-            [vec!["a", "d"], vec!["b", "c"]]
+            [vec!["a"], vec!["b", "c", "d"]]
+        );
+        // one large file last: every group still gets a file
+        let planned = files(&[("a", 1), ("b", 1), ("c", 1), ("d", 100)]);
+        assert_eq!(
+            names(&split_into_groups(planned, 3)),
+            [vec!["a", "b"], vec!["c"], vec!["d"]]
+        );
+        // empty files: each group gets one, the first the rest
+        let planned = files(&[("a", 0), ("b", 0), ("c", 0)]);
+        assert_eq!(
+            names(&split_into_groups(planned, 2)),
+            [vec!["a", "b"], vec!["c"]]
+        );
+        // many equal files: equal runs
+        let many: Vec<(String, u64)> = (0..12).map(|i| (format!("f{i:02}"), 10)).collect();
+        let planned: Vec<(PartitionedFile, u64)> = many
+            .iter()
+            .map(|(name, size)| (PartitionedFile::new(name.clone(), *size), *size))
+            .collect();
+        let groups = names(&split_into_groups(planned, 4));
+        assert_eq!(
+            groups.iter().map(Vec::len).collect::<Vec<_>>(),
+            [3, 3, 3, 3]
+        );
+        assert_eq!(
+            groups.concat(),
+            many.iter().map(|f| f.0.clone()).collect::<Vec<_>>()
         );
         // more groups than files: one group per file; no files: no group
         let planned = files(&[("x", 2), ("y", 7)]);
         assert_eq!(
             names(&split_into_groups(planned, 8)),
-            [vec!["y"], vec!["x"]]
+            [vec!["x"], vec!["y"]]
         );
         assert!(split_into_groups(vec![], 4).is_empty());
     }

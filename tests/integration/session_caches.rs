@@ -794,3 +794,93 @@ async fn int96_files_are_checked_for_each_projection() {
         );
     }
 }
+
+/// A file whose stored row lineage column `_row_id` (field id 2147483540) is a string
+/// passes its checks in a scan that reads only the table's columns, and is checked again
+/// when a scan reads `_row_id` (the stored lineage columns join the scan's table schema):
+/// that read fails naming the column and both types, in the session that read it before
+/// as in a new one (kept as checked, the strings would have been cast).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_passed_without_lineage_columns_is_checked_when_they_are_read() {
+    use datafusion::arrow::array::{ArrayRef, Int64Array, RecordBatch, StringArray};
+    use datafusion::arrow::datatypes::{DataType, Field, Schema};
+    use datafusion::parquet::arrow::ArrowWriter;
+    let lake = lake().await;
+    let src = lake.dir.path().join("lineage");
+    std::fs::create_dir_all(&src).expect("dir");
+    let field = |name: &str, data_type: DataType, id: i64| {
+        Field::new(name, data_type, true).with_metadata(HashMap::from([(
+            "PARQUET:field_id".to_string(),
+            id.to_string(),
+        )]))
+    };
+    let schema = Arc::new(Schema::new(vec![
+        field("id", DataType::Int64, 1),
+        field("_row_id", DataType::Utf8, 2147483540),
+    ]));
+    let batch = RecordBatch::try_new(
+        Arc::clone(&schema),
+        vec![
+            Arc::new(Int64Array::from(vec![1, 2])) as ArrayRef,
+            Arc::new(StringArray::from(vec![None::<&str>, None])),
+        ],
+    )
+    .expect("batch");
+    let file = std::fs::File::create(src.join("f.parquet")).expect("file");
+    let mut writer = ArrowWriter::try_new(file, schema, None).expect("writer");
+    writer.write(&batch).expect("write");
+    writer.close().expect("close");
+    ok(
+        &lake.ctx,
+        "CREATE TABLE ice.ns.l (id BIGINT) TBLPROPERTIES ('format-version'='3')",
+    )
+    .await;
+    add_files(&lake, "l", &src).await;
+    let ids = as_fresh(&lake, "SELECT id FROM ice.ns.l ORDER BY id")
+        .await
+        .expect("ids");
+    assert!(ids.contains("| 2  |"), "{ids}");
+    let err = as_fresh(&lake, "SELECT id, _row_id FROM ice.ns.l ORDER BY id")
+        .await
+        .expect_err("a string _row_id");
+    assert!(
+        err.contains(
+            "(field id 2147483540) is stored as Utf8, which does not read as the table's type long"
+        ),
+        "{err}"
+    );
+}
+
+/// A file whose column chunk holds only nulls (no `min_value` / `max_value`, which the
+/// `parquet` crate reads as deprecated statistics) has no bounds to distrust: it is kept
+/// as checked, and a second scan skips its checks (it was checked, and its footer
+/// rebuilt, in every scan).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn files_with_chunks_of_nulls_are_kept_as_checked() {
+    let lake = lake().await;
+    create(&lake, "nulls", "", "").await;
+    ok(
+        &lake.ctx,
+        "INSERT INTO ice.ns.nulls VALUES (1, 1, NULL, 1.5), (2, 2, NULL, NULL)",
+    )
+    .await;
+    let table = lake
+        .catalog
+        .load_table(&TableIdent::parse("ns.nulls"))
+        .await
+        .expect("load");
+    let caches = icefloe::scan::cache::SessionCaches::default();
+    let checked = Arc::clone(&caches.checked_files);
+    let ctx = SessionContext::new();
+    let provider = IcebergTableProvider::try_new(table)
+        .expect("provider")
+        .with_caches(caches);
+    ctx.register_table("t", Arc::new(provider))
+        .expect("register");
+    let q = "SELECT sum(id) AS n, count(s) AS s FROM t";
+    let first = ok(&ctx, q).await;
+    assert!(first.contains("| 3 | 0 |"), "{first}");
+    assert_eq!(checked.stats().files, 1, "{:?}", checked.stats());
+    assert_eq!(ok(&ctx, q).await, first);
+    assert_eq!(checked.stats().hits, 1, "{:?}", checked.stats());
+}

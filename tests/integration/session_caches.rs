@@ -600,9 +600,10 @@ async fn set_mapping(lake: &Lake, table: &str, mapping: &str) {
 /// One session reads files that passed their checks again under changed conditions, and
 /// answers as a session without cached checks (each answer compared): the same files (no
 /// field ids) added to two tables, one of which then maps `id` and `d` the other way round
-/// (its reads fail naming both types, the other table's read) and back; the same files
-/// and mapping in a table whose mapped column is an `int` (fails); a struct's fields
-/// mapped the other way round (fails) and back; the same struct file and mapping in a
+/// (its reads and a `DELETE` rewriting its files fail naming both types, the other
+/// table's read) and back; the same files and mapping in a table whose mapped column is
+/// an `int` (fails); a struct's fields mapped the other way round (fails) and back; the
+/// same struct file and mapping in a
 /// table of the same Arrow schema whose struct fields have each other's ids (fails: kept
 /// as checked, it read `s.x` 2.0 and `s.y` 1, the values cast); a table written with ids
 /// read after type promotions, a drop and re-add of a column of the same name with
@@ -629,6 +630,11 @@ async fn checked_files_follow_tables_mappings_and_schemas() {
         "{err}"
     );
     assert!(err.contains(&src.display().to_string()), "{err}");
+    // nor rewritten with its values cast
+    let err = as_fresh(&lake, "DELETE FROM ice.ns.u2 WHERE s = 'a'")
+        .await
+        .expect_err("delete");
+    assert!(err.contains("is stored as"), "{err}");
     assert_eq!(as_fresh(&lake, &read("u1")).await.as_ref(), Ok(&first));
     let plain = r#"[{"field-id":1,"names":["id"]},{"field-id":2,"names":["k"]},{"field-id":3,"names":["s"]},{"field-id":4,"names":["d"]}]"#;
     set_mapping(&lake, "u2", plain).await;

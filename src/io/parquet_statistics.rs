@@ -55,14 +55,19 @@ fn without_min_max(stats: &Statistics) -> Statistics {
     }
 }
 
+/// Whether the chunk of `column` has a min or max that is not trusted. A chunk with
+/// neither (all nulls) has none: its statistics read as deprecated (the `parquet` crate
+/// marks any without `min_value` / `max_value` so) but hold nothing to drop.
 fn untrusted(column: &ColumnChunkMetaData) -> bool {
-    column
-        .statistics()
-        .is_some_and(|s| !trusted_min_max(s, column.column_descr()))
+    column.statistics().is_some_and(|s| {
+        (s.min_bytes_opt().is_some() || s.max_bytes_opt().is_some())
+            && !trusted_min_max(s, column.column_descr())
+    })
 }
 
 /// `metadata` with the min/max of every column chunk whose bounds are not trusted
-/// ([`trusted_min_max`]) removed; `None` when every chunk's are (nothing to change).
+/// ([`trusted_min_max`]) removed; `None` when every chunk's are, or a chunk has none
+/// (nothing to change).
 ///
 /// Errors: the `parquet` crate's, rebuilding a row group's metadata.
 pub fn without_untrusted_min_max(
@@ -96,4 +101,50 @@ pub fn without_untrusted_min_max(
         })
         .collect::<Result<Vec<_>, _>>()?;
     Ok(Some(builder.set_row_groups(groups).build()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use datafusion::arrow::array::{ArrayRef, Int64Array, RecordBatch, StringArray};
+    use datafusion::parquet::arrow::ArrowWriter;
+    use datafusion::parquet::file::metadata::ParquetMetaDataReader;
+    use std::sync::Arc;
+
+    /// The footer of a file of `batch` as the `parquet` crate writes it.
+    fn footer(batch: &RecordBatch) -> ParquetMetaData {
+        let mut writer = ArrowWriter::try_new(Vec::new(), batch.schema(), None).expect("writer");
+        writer.write(batch).expect("write");
+        let bytes = bytes::Bytes::from(writer.into_inner().expect("close"));
+        ParquetMetaDataReader::new()
+            .parse_and_finish(&bytes)
+            .expect("footer")
+    }
+
+    #[test]
+    fn chunks_of_nulls_have_no_bounds_to_drop() {
+        let batch = RecordBatch::try_from_iter([
+            ("id", Arc::new(Int64Array::from(vec![1, 2])) as ArrayRef),
+            ("s", Arc::new(StringArray::from(vec![None::<&str>, None]))),
+        ])
+        .expect("batch");
+        let metadata = footer(&batch);
+        let s = metadata.row_group(0).column(1);
+        // read as deprecated statistics (no min_value / max_value), without bounds
+        let stats = s.statistics().expect("statistics");
+        assert!(stats.is_min_max_deprecated(), "{stats:?}");
+        assert_eq!(stats.null_count_opt(), Some(2));
+        assert!(without_untrusted_min_max(&metadata)
+            .expect("read")
+            .is_none());
+        // with strings, min_value / max_value: trusted
+        let batch = RecordBatch::try_from_iter([(
+            "s",
+            Arc::new(StringArray::from(vec![Some("a"), None])) as ArrayRef,
+        )])
+        .expect("batch");
+        assert!(without_untrusted_min_max(&footer(&batch))
+            .expect("read")
+            .is_none());
+    }
 }

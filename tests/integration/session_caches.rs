@@ -548,3 +548,345 @@ async fn a_file_passed_under_one_name_mapping_is_checked_again_under_another() {
     );
     assert!(err.contains(&src.display().to_string()), "{err}");
 }
+
+/// `q`'s answer (or error) in `lake`'s session, checked equal to that of a new session
+/// over the same catalog (nothing cached: every file checked); errors compared but for
+/// the file they name.
+async fn as_fresh(lake: &Lake, q: &str) -> Result<String, String> {
+    let pretty = |b: Vec<datafusion::arrow::array::RecordBatch>| {
+        datafusion::arrow::util::pretty::pretty_format_batches(&b)
+            .expect("format")
+            .to_string()
+    };
+    // which of several failing files a scan names first varies
+    let without_file = |e: &String| match (e.find("data file '"), e.find("': ")) {
+        (Some(start), Some(end)) if start < end => format!("{}{}", &e[..start], &e[end..]),
+        _ => e.clone(),
+    };
+    let cached = crate::dml::run(&lake.ctx, q).await.map(pretty);
+    let fresh = crate::dml::session_over(lake).await;
+    let expected = crate::dml::run(&fresh, q).await.map(pretty);
+    assert_eq!(
+        cached.as_ref().map_err(without_file),
+        expected.as_ref().map_err(without_file),
+        "{q}: the session with cached checks differs"
+    );
+    cached
+}
+
+/// `CALL system.add_files` of the Parquet files under `dir` into `ns.<table>`.
+async fn add_files(lake: &Lake, table: &str, dir: &std::path::Path) {
+    ok(
+        &lake.ctx,
+        &format!(
+            "CALL ice.system.add_files('ns.{table}', '`parquet`.`{}`')",
+            dir.display()
+        ),
+    )
+    .await;
+}
+
+async fn set_mapping(lake: &Lake, table: &str, mapping: &str) {
+    ok(
+        &lake.ctx,
+        &format!(
+            "ALTER TABLE ice.ns.{table} SET TBLPROPERTIES \
+             ('schema.name-mapping.default'='{mapping}')"
+        ),
+    )
+    .await;
+}
+
+/// One session reads files that passed their checks again under changed conditions, and
+/// answers as a session without cached checks (each answer compared): the same files (no
+/// field ids) added to two tables, one of which then maps `id` and `d` the other way round
+/// (its reads and a `DELETE` rewriting its files fail naming both types, the other
+/// table's read) and back; the same files and mapping in a table whose mapped column is
+/// an `int` (fails); a struct's fields mapped the other way round (fails) and back; the
+/// same struct file and mapping in a
+/// table of the same Arrow schema whose struct fields have each other's ids (fails: kept
+/// as checked, it read `s.x` 2.0 and `s.y` 1, the values cast); a table written with ids
+/// read after type promotions, a drop and re-add of a column of the same name with
+/// another type, and back in time at its first snapshot (no cast where a promotion is
+/// read).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn checked_files_follow_tables_mappings_and_schemas() {
+    let lake = lake().await;
+    let src = lake.dir.path().join("source");
+    crate::add_files::source_files(&src).await;
+    for t in ["u1", "u2"] {
+        create(&lake, t, "PARTITIONED BY (k)", "").await;
+        add_files(&lake, t, &src).await;
+    }
+    let read = |t: &str| format!("SELECT sum(id) AS n, sum(d) AS d, count(s) AS s FROM ice.ns.{t}");
+    let first = as_fresh(&lake, &read("u1")).await.expect("u1");
+    assert!(first.contains("| 15 | 14.0 | 4 |"), "{first}");
+    assert_eq!(as_fresh(&lake, &read("u2")).await.as_ref(), Ok(&first));
+    let swapped = r#"[{"field-id":1,"names":["d"]},{"field-id":2,"names":["k"]},{"field-id":3,"names":["s"]},{"field-id":4,"names":["id"]}]"#;
+    set_mapping(&lake, "u2", swapped).await;
+    let err = as_fresh(&lake, &read("u2")).await.expect_err("swapped");
+    assert!(
+        err.contains("is stored as Float64") || err.contains("is stored as Int64"),
+        "{err}"
+    );
+    assert!(err.contains(&src.display().to_string()), "{err}");
+    // nor rewritten with its values cast
+    let err = as_fresh(&lake, "DELETE FROM ice.ns.u2 WHERE s = 'a'")
+        .await
+        .expect_err("delete");
+    assert!(err.contains("is stored as"), "{err}");
+    assert_eq!(as_fresh(&lake, &read("u1")).await.as_ref(), Ok(&first));
+    let plain = r#"[{"field-id":1,"names":["id"]},{"field-id":2,"names":["k"]},{"field-id":3,"names":["s"]},{"field-id":4,"names":["d"]}]"#;
+    set_mapping(&lake, "u2", plain).await;
+    assert_eq!(as_fresh(&lake, &read("u2")).await.as_ref(), Ok(&first));
+    // the same files and mapping in a table whose field 4 is an int
+    ok(
+        &lake.ctx,
+        "CREATE TABLE ice.ns.v (id BIGINT, k INT, s STRING, x INT) PARTITIONED BY (k)",
+    )
+    .await;
+    add_files(&lake, "v", &src).await;
+    set_mapping(&lake, "v", plain).await;
+    let err = as_fresh(&lake, "SELECT sum(id) AS n, sum(x) AS x FROM ice.ns.v")
+        .await
+        .expect_err("x is an int");
+    assert!(
+        err.contains("column 'x' (field id 4) is stored as Float64"),
+        "{err}"
+    );
+
+    // a struct's fields: by the mapping add_files set, then the other way round
+    let nested = lake.dir.path().join("nested");
+    std::fs::create_dir_all(&nested).expect("dir");
+    let plain_ctx = SessionContext::new();
+    let copy = format!(
+        "COPY (SELECT CAST(1 AS BIGINT) AS id, named_struct('x', 1.5, 'y', CAST(2 AS BIGINT)) \
+         AS s) TO '{}/f.parquet' STORED AS PARQUET",
+        nested.display()
+    );
+    plain_ctx
+        .sql(&copy)
+        .await
+        .expect("copy")
+        .collect()
+        .await
+        .expect("copy");
+    ok(
+        &lake.ctx,
+        "CREATE TABLE ice.ns.n (id BIGINT, s STRUCT<x: DOUBLE, y: BIGINT>)",
+    )
+    .await;
+    add_files(&lake, "n", &nested).await;
+    let q = "SELECT id, s['x'] AS x, s['y'] AS y FROM ice.ns.n";
+    let rows = as_fresh(&lake, q).await.expect("n");
+    assert!(rows.contains("| 1  | 1.5 | 2 |"), "{rows}");
+    let inner = |x: &str, y: &str| {
+        format!(
+            r#"[{{"field-id":1,"names":["id"]}},{{"field-id":2,"names":["s"],"fields":[{{"field-id":3,"names":["{x}"]}},{{"field-id":4,"names":["{y}"]}}]}}]"#
+        )
+    };
+    set_mapping(&lake, "n", &inner("y", "x")).await;
+    let err = as_fresh(&lake, q).await.expect_err("nested swapped");
+    assert!(
+        err.contains("column 's.x' (field id 3) is stored as Int64"),
+        "{err}"
+    );
+    set_mapping(&lake, "n", &inner("x", "y")).await;
+    assert_eq!(as_fresh(&lake, q).await.as_ref(), Ok(&rows));
+    // a table of the same Arrow schema and mapping whose struct fields have the other
+    // ids: `s.x` (a double) has field id 4, which the mapping gives the file's `y` (a long)
+    ok(
+        &lake.ctx,
+        "CREATE TABLE ice.ns.n2 (id BIGINT, s STRUCT<x: BIGINT, y: DOUBLE>)",
+    )
+    .await;
+    for change in [
+        "RENAME COLUMN s.x TO t",
+        "RENAME COLUMN s.y TO x",
+        "RENAME COLUMN s.t TO y",
+        "ALTER COLUMN s.x FIRST",
+    ] {
+        ok(&lake.ctx, &format!("ALTER TABLE ice.ns.n2 {change}")).await;
+    }
+    add_files(&lake, "n2", &nested).await;
+    set_mapping(&lake, "n2", &inner("x", "y")).await;
+    let q2 = "SELECT id, s['x'] AS x, s['y'] AS y FROM ice.ns.n2";
+    assert_eq!(as_fresh(&lake, q).await.as_ref(), Ok(&rows));
+    let err = as_fresh(&lake, q2).await.expect_err("other nested ids");
+    assert!(
+        err.contains("column 's.x' (field id 4) is stored as Int64"),
+        "{err}"
+    );
+
+    // files with field ids, through type promotions, a column replaced and time travel
+    ok(
+        &lake.ctx,
+        "CREATE TABLE ice.ns.p (a INT, f FLOAT, m DECIMAL(9, 2))",
+    )
+    .await;
+    ok(&lake.ctx, "INSERT INTO ice.ns.p VALUES (1, 1.5, 1.25)").await;
+    let q = "SELECT * FROM ice.ns.p ORDER BY a";
+    as_fresh(&lake, q).await.expect("p");
+    let first_snapshot = crate::dml::count(
+        &lake.ctx,
+        "SELECT min(snapshot_id) AS s FROM ice.ns.\"p$snapshots\"",
+    )
+    .await;
+    for change in [
+        "ALTER COLUMN a TYPE BIGINT",
+        "ALTER COLUMN f TYPE DOUBLE",
+        "ALTER COLUMN m TYPE DECIMAL(12, 2)",
+    ] {
+        ok(&lake.ctx, &format!("ALTER TABLE ice.ns.p {change}")).await;
+        as_fresh(&lake, q).await.expect(change);
+    }
+    ok(&lake.ctx, "INSERT INTO ice.ns.p VALUES (2, 2.5, 2.25)").await;
+    let promoted = as_fresh(&lake, q).await.expect("promoted");
+    assert!(
+        promoted.contains("| 1 | 1.5 | 1.25 |") && promoted.contains("| 2 | 2.5 | 2.25 |"),
+        "{promoted}"
+    );
+    ok(&lake.ctx, "ALTER TABLE ice.ns.p DROP COLUMN f").await;
+    ok(&lake.ctx, "ALTER TABLE ice.ns.p ADD COLUMN f STRING").await;
+    ok(&lake.ctx, "INSERT INTO ice.ns.p VALUES (3, 3.25, 'x')").await;
+    let replaced = as_fresh(&lake, q).await.expect("replaced");
+    assert!(
+        replaced.contains("| 1 | 1.25 |   |") && replaced.contains("| 3 | 3.25 | x |"),
+        "{replaced}"
+    );
+    let old = as_fresh(
+        &lake,
+        &format!("SELECT * FROM ice.ns.p VERSION AS OF {first_snapshot}"),
+    )
+    .await
+    .expect("time travel");
+    assert!(old.contains("| 1 | 1.5 | 1.25 |"), "{old}");
+}
+
+/// A file with an INT96 column whose first scan reads only its other column (nothing of
+/// the INT96 column checked against the nanosecond range) is checked again when a later
+/// scan reads the INT96 column: its value outside the range fails that scan, naming it,
+/// each time (had the file been kept as checked, the value would have wrapped to another
+/// time).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn int96_files_are_checked_for_each_projection() {
+    if crate::interop::python().is_none() {
+        return;
+    }
+    let lake = lake().await;
+    let out = lake.dir.path().join("out");
+    crate::interop::run_script(
+        "foreign_parquet.py",
+        &[out.as_os_str(), std::ffi::OsStr::new("int96_out_of_range")],
+    );
+    ok(
+        &lake.ctx,
+        "CREATE TABLE ice.ns.late (id INT, ts TIMESTAMP(9)) TBLPROPERTIES ('format-version'='3')",
+    )
+    .await;
+    add_files(&lake, "late", &out.join("late")).await;
+    for _ in 0..2 {
+        let ids = as_fresh(&lake, "SELECT id FROM ice.ns.late ORDER BY id")
+            .await
+            .expect("ids");
+        assert!(ids.contains("| 2  |"), "{ids}");
+        let err = as_fresh(&lake, "SELECT * FROM ice.ns.late")
+            .await
+            .expect_err("out of range");
+        assert!(
+            err.contains("/late/f.parquet'")
+                && err.contains("column 'ts' (field id 2) holds the INT96 timestamp 2300-01-01"),
+            "{err}"
+        );
+    }
+}
+
+/// A file whose stored row lineage column `_row_id` (field id 2147483540) is a string
+/// passes its checks in a scan that reads only the table's columns, and is checked again
+/// when a scan reads `_row_id` (the stored lineage columns join the scan's table schema):
+/// that read fails naming the column and both types, in the session that read it before
+/// as in a new one (kept as checked, the strings would have been cast).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_passed_without_lineage_columns_is_checked_when_they_are_read() {
+    use datafusion::arrow::array::{ArrayRef, Int64Array, RecordBatch, StringArray};
+    use datafusion::arrow::datatypes::{DataType, Field, Schema};
+    use datafusion::parquet::arrow::ArrowWriter;
+    let lake = lake().await;
+    let src = lake.dir.path().join("lineage");
+    std::fs::create_dir_all(&src).expect("dir");
+    let field = |name: &str, data_type: DataType, id: i64| {
+        Field::new(name, data_type, true).with_metadata(HashMap::from([(
+            "PARQUET:field_id".to_string(),
+            id.to_string(),
+        )]))
+    };
+    let schema = Arc::new(Schema::new(vec![
+        field("id", DataType::Int64, 1),
+        field("_row_id", DataType::Utf8, 2147483540),
+    ]));
+    let batch = RecordBatch::try_new(
+        Arc::clone(&schema),
+        vec![
+            Arc::new(Int64Array::from(vec![1, 2])) as ArrayRef,
+            Arc::new(StringArray::from(vec![None::<&str>, None])),
+        ],
+    )
+    .expect("batch");
+    let file = std::fs::File::create(src.join("f.parquet")).expect("file");
+    let mut writer = ArrowWriter::try_new(file, schema, None).expect("writer");
+    writer.write(&batch).expect("write");
+    writer.close().expect("close");
+    ok(
+        &lake.ctx,
+        "CREATE TABLE ice.ns.l (id BIGINT) TBLPROPERTIES ('format-version'='3')",
+    )
+    .await;
+    add_files(&lake, "l", &src).await;
+    let ids = as_fresh(&lake, "SELECT id FROM ice.ns.l ORDER BY id")
+        .await
+        .expect("ids");
+    assert!(ids.contains("| 2  |"), "{ids}");
+    let err = as_fresh(&lake, "SELECT id, _row_id FROM ice.ns.l ORDER BY id")
+        .await
+        .expect_err("a string _row_id");
+    assert!(
+        err.contains(
+            "(field id 2147483540) is stored as Utf8, which does not read as the table's type long"
+        ),
+        "{err}"
+    );
+}
+
+/// A file whose column chunk holds only nulls (no `min_value` / `max_value`, which the
+/// `parquet` crate reads as deprecated statistics) has no bounds to distrust: it is kept
+/// as checked, and a second scan skips its checks (it was checked, and its footer
+/// rebuilt, in every scan).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn files_with_chunks_of_nulls_are_kept_as_checked() {
+    let lake = lake().await;
+    create(&lake, "nulls", "", "").await;
+    ok(
+        &lake.ctx,
+        "INSERT INTO ice.ns.nulls VALUES (1, 1, NULL, 1.5), (2, 2, NULL, NULL)",
+    )
+    .await;
+    let table = lake
+        .catalog
+        .load_table(&TableIdent::parse("ns.nulls"))
+        .await
+        .expect("load");
+    let caches = icefloe::scan::cache::SessionCaches::default();
+    let checked = Arc::clone(&caches.checked_files);
+    let ctx = SessionContext::new();
+    let provider = IcebergTableProvider::try_new(table)
+        .expect("provider")
+        .with_caches(caches);
+    ctx.register_table("t", Arc::new(provider))
+        .expect("register");
+    let q = "SELECT sum(id) AS n, count(s) AS s FROM t";
+    let first = ok(&ctx, q).await;
+    assert!(first.contains("| 3 | 0 |"), "{first}");
+    assert_eq!(checked.stats().files, 1, "{:?}", checked.stats());
+    assert_eq!(ok(&ctx, q).await, first);
+    assert_eq!(checked.stats().hits, 1, "{:?}", checked.stats());
+}

@@ -39,8 +39,8 @@ use crate::spec::name_mapping::NameMapping;
 /// paths).
 pub const DEFAULT_MAX_BYTES: u64 = 8 << 20;
 
-/// Contexts kept (the oldest dropped first); a dropped context's files are no longer
-/// found and age out.
+/// Contexts kept (the least recently asked dropped first); a dropped context's files are
+/// no longer found and age out.
 pub const MAX_CONTEXTS: usize = 64;
 
 /// What a data file is checked against (see the module docs). Two scans with equal
@@ -77,7 +77,7 @@ impl CheckedFile {
 
 #[derive(Debug)]
 struct Inner {
-    /// Interned contexts, oldest first, with their numbers.
+    /// Interned contexts, least recently asked first, with their numbers.
     contexts: Vec<(Arc<CheckContext>, u64)>,
     next_context: u64,
     files: WeightedLru<CheckedFile, ()>,
@@ -125,12 +125,16 @@ impl CheckedFiles {
     }
 
     /// The number of `context`: that of an equal context kept, else a new one (the
-    /// oldest context dropped beyond [`MAX_CONTEXTS`]). `None` when the cache's lock is
+    /// least recently asked context dropped beyond [`MAX_CONTEXTS`]). `None` when the cache's lock is
     /// poisoned (nothing is then cached).
     pub fn context(&self, context: CheckContext) -> Option<u64> {
         let mut inner = self.inner.lock().ok()?;
-        if let Some((_, n)) = inner.contexts.iter().find(|(c, _)| **c == context) {
-            return Some(*n);
+        if let Some(i) = inner.contexts.iter().position(|(c, _)| **c == context) {
+            // just used: the last to be dropped
+            let found = inner.contexts.remove(i);
+            let n = found.1;
+            inner.contexts.push(found);
+            return Some(n);
         }
         let n = inner.next_context;
         inner.next_context += 1;
@@ -255,6 +259,21 @@ mod tests {
                 files: 1
             }
         );
+    }
+
+    #[test]
+    fn the_least_recently_asked_context_is_dropped() {
+        let cache = CheckedFiles::default();
+        let kept = cache.context(context(schema("0", DataType::Int64)));
+        for id in 1..=MAX_CONTEXTS {
+            // asked again before each new one: never the least recently asked
+            assert_eq!(cache.context(context(schema("0", DataType::Int64))), kept);
+            cache.context(context(schema(&id.to_string(), DataType::Int64)));
+        }
+        assert_eq!(cache.context(context(schema("0", DataType::Int64))), kept);
+        // the context asked least recently ("1") was dropped: asked now, a new number
+        let second = cache.context(context(schema("1", DataType::Int64)));
+        assert!(second > kept.map(|k| k + MAX_CONTEXTS as u64), "{second:?}");
     }
 
     #[test]

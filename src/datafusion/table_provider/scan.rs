@@ -740,12 +740,13 @@ struct EqualityScan {
 ///
 /// The planned order is the order the files were written in, which a table written
 /// sorted or clustered (by time, by key) follows, as `ListingTable` reads its files in
-/// path order: each partition then reads a contiguous part of the table, and a scan of
-/// a few large files that DataFusion cuts further by byte range (flattening the groups
-/// in order) is cut as `ListingTable`'s is. Largest-first packing interleaved them
-/// (TPC-H `lineitem`'s 4 files as `4, 1 | 3, 2`), which left q03 and q18 1.04–1.14×
-/// `ListingTable` over the same files (`benches/README.md`, "Files in the order
-/// written"). One pass, no sort: a plan of a million files moves each file once.
+/// path order (and Iceberg Java packs its scan tasks in planned order): each partition
+/// then reads a contiguous part of the table, and a scan of a few large files that
+/// DataFusion cuts further by byte range (flattening the groups in order) is cut as
+/// `ListingTable`'s is. Largest-first packing interleaved them (TPC-H `lineitem`'s 4
+/// files as `4, 1 | 3, 2`); the change moved TPC-H SF1 by less than the runs' spread
+/// (`benches/README.md`, "Checked files kept per session, files in the order written").
+/// One pass, no sort: a plan of a million files moves each file once.
 pub(super) fn split_into_groups(files: Vec<(PartitionedFile, u64)>, n: usize) -> Vec<FileGroup> {
     let n = n.max(1).min(files.len().max(1));
     let total: u128 = files.iter().map(|(_, size)| u128::from(*size)).sum();

@@ -890,3 +890,59 @@ async fn files_with_chunks_of_nulls_are_kept_as_checked() {
     assert_eq!(ok(&ctx, q).await, first);
     assert_eq!(checked.stats().hits, 1, "{:?}", checked.stats());
 }
+
+/// What Spark and PyIceberg wrote (the corpus tables: every Spark primitive type, nested
+/// types, merge-on-read position deletes, deletion vectors, uuid/time/fixed) reads the same
+/// when a second scan in the session finds its files among the checked ones, and every file
+/// kept after the first scan is found by the second; the Spark tables' files are kept.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn engine_written_tables_read_the_same_with_their_files_checked_once() {
+    for (table, spark) in [
+        ("corpus/spark_v1_types_identity", true),
+        ("corpus/spark_v2_nested", true),
+        ("corpus/spark_v2_mor_position_deletes", true),
+        ("corpus/spark_v3_deletion_vectors", true),
+        ("corpus/pyiceberg_v2_types_uuid_time", false),
+    ] {
+        let location = crate::fixtures::testdata(table);
+        let location = location.to_str().expect("utf-8");
+        let caches = icefloe::scan::cache::SessionCaches::default();
+        let checked = Arc::clone(&caches.checked_files);
+        let ctx = SessionContext::new();
+        let provider = IcebergTableProvider::open(location)
+            .await
+            .expect("open")
+            .with_caches(caches);
+        ctx.register_table("t", Arc::new(provider))
+            .expect("register");
+        let sorted = |text: String| {
+            let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+            lines.sort();
+            lines
+        };
+        let first = sorted(ok(&ctx, "SELECT * FROM t").await);
+        let after_first = checked.stats();
+        assert_eq!(after_first.hits, 0, "{table}: {after_first:?}");
+        if spark {
+            assert!(after_first.files > 0, "{table}: {after_first:?}");
+        }
+        let second = sorted(ok(&ctx, "SELECT * FROM t").await);
+        assert_eq!(first, second, "{table}");
+        let after = checked.stats();
+        assert!(
+            after.hits >= after_first.files as u64,
+            "{table}: {after_first:?} then {after:?}"
+        );
+        // a session without the first scan's cache answers the same
+        let fresh = SessionContext::new();
+        let provider = IcebergTableProvider::open(location).await.expect("open");
+        fresh
+            .register_table("t", Arc::new(provider))
+            .expect("register");
+        assert_eq!(
+            sorted(ok(&fresh, "SELECT * FROM t").await),
+            first,
+            "{table}"
+        );
+    }
+}

@@ -82,9 +82,9 @@ pub struct IcebergParquetReaderFactory {
     /// Field ids of the table columns the scan reads (all when `None`): only their INT96
     /// values are checked against the nanosecond range.
     read_ids: Option<Arc<HashSet<i32>>>,
-    /// The session's files known to pass the checks, and the number of this scan's
-    /// [`CheckContext`] in it.
-    checked_files: Option<(Arc<CheckedFiles>, u64)>,
+    /// The session's files known to pass the checks, the number of this scan's
+    /// [`CheckContext`] in it, and the store's URL as the files' keys hold it.
+    checked_files: Option<(Arc<CheckedFiles>, u64, Arc<str>)>,
 }
 
 impl IcebergParquetReaderFactory {
@@ -110,7 +110,8 @@ impl IcebergParquetReaderFactory {
             id_columns: self.columns.id_columns().fields().to_vec(),
             name_mapping: self.columns.name_mapping().map(|m| m.as_ref().clone()),
         };
-        self.checked_files = cache.context(context).map(|n| (cache, n));
+        let store_url = Arc::from(self.locations.store_url.as_str());
+        self.checked_files = cache.context(context).map(|n| (cache, n, store_url));
         self
     }
 
@@ -151,15 +152,18 @@ impl ParquetFileReaderFactory for IcebergParquetReaderFactory {
     ) -> DFResult<Box<dyn AsyncFileReader + Send>> {
         let path = partitioned_file.object_meta.location.clone();
         let manifest_size = partitioned_file.object_meta.size;
-        let checked_files = self.checked_files.as_ref().map(|(cache, context)| {
-            let key = CheckedFile {
-                context: *context,
-                store_url: Arc::from(self.locations.store_url.as_str()),
-                path: path.to_string(),
-                size: manifest_size,
-            };
-            (Arc::clone(cache), key)
-        });
+        let checked_files = self
+            .checked_files
+            .as_ref()
+            .map(|(cache, context, store_url)| {
+                let key = CheckedFile {
+                    context: *context,
+                    store_url: Arc::clone(store_url),
+                    path: path.to_string(),
+                    size: manifest_size,
+                };
+                (Arc::clone(cache), key)
+            });
         let inner = self.inner.create_reader(
             partition_index,
             partitioned_file,

@@ -281,10 +281,10 @@ impl FileSource for IcebergParquetSource {
 /// in the order planned, cut at each group's share of the bytes) already spread the work
 /// as DataFusion's re-split by byte range would: at least `target_partitions` groups, and
 /// no file larger than an eighth of a group's share of the bytes, so that two groups
-/// differ by at most about that eighth. DataFusion's re-split then only costs: it copies the whole `FileScanConfig`
-/// and every `PartitionedFile` in it (a plan of 1,000,000 files holds each path three
-/// times). A scan of a few large files is still cut by byte range, where whole files
-/// could not balance.
+/// differ by at most about that eighth. DataFusion's re-split then only costs: it copies
+/// the whole `FileScanConfig` and every `PartitionedFile` in it (a plan of 1,000,000
+/// files holds each path three times). A scan of a few large files is still cut by byte
+/// range, where whole files could not balance.
 fn balanced_by_whole_files(groups: &[FileGroup], target_partitions: usize) -> bool {
     if groups.len() < target_partitions.max(1) {
         return false;

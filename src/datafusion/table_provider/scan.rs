@@ -823,8 +823,8 @@ mod tests {
             .collect()
     }
 
-    /// Runs of consecutive files in the order planned, cut where the bytes so far reach
-    /// each group's share; every group gets a file.
+    /// Runs of consecutive files in the order planned, cut at the file boundary nearest
+    /// each group's share of the bytes; every group gets a file.
     #[test]
     fn files_split_into_runs_in_planned_order() {
         let files = |spec: &[(&str, u64)]| -> Vec<(PartitionedFile, u64)> {

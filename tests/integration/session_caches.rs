@@ -32,6 +32,22 @@ async fn sum_of_ids(ctx: &SessionContext) -> Result<i64, String> {
     Ok(column.value(0))
 }
 
+/// A session with `provider` registered as `t`, holding caches of its own; the set of
+/// checked data files among them.
+fn with_own_caches(
+    provider: IcebergTableProvider,
+) -> (
+    SessionContext,
+    Arc<icefloe::scan::checked_files::CheckedFiles>,
+) {
+    let caches = icefloe::scan::cache::SessionCaches::default();
+    let checked = Arc::clone(&caches.checked_files);
+    let ctx = SessionContext::new();
+    ctx.register_table("t", Arc::new(provider.with_caches(caches)))
+        .expect("register");
+    (ctx, checked)
+}
+
 /// Overwrite the last 8 bytes of a Parquet file (footer length and `PAR1` magic),
 /// keeping its size: reading its footer again fails.
 fn break_footer(path: &std::path::Path) {
@@ -480,15 +496,7 @@ async fn tables_sharing_data_files_keep_their_own_planned_deletes() {
 async fn a_second_scan_skips_the_checks_of_files_that_passed() {
     let dir = copy_table("sample_table");
     let location = dir.path().to_str().expect("utf-8");
-    let caches = icefloe::scan::cache::SessionCaches::default();
-    let checked = Arc::clone(&caches.checked_files);
-    let ctx = SessionContext::new();
-    let provider = IcebergTableProvider::open(location)
-        .await
-        .expect("open")
-        .with_caches(caches);
-    ctx.register_table("t", Arc::new(provider))
-        .expect("register");
+    let (ctx, checked) = with_own_caches(IcebergTableProvider::open(location).await.expect("open"));
     let data_files = files_with_suffix(&dir.path().join("data"), ".parquet").len() as u64;
     assert!(data_files > 1, "{data_files}");
 
@@ -875,14 +883,7 @@ async fn files_with_chunks_of_nulls_are_kept_as_checked() {
         .load_table(&TableIdent::parse("ns.nulls"))
         .await
         .expect("load");
-    let caches = icefloe::scan::cache::SessionCaches::default();
-    let checked = Arc::clone(&caches.checked_files);
-    let ctx = SessionContext::new();
-    let provider = IcebergTableProvider::try_new(table)
-        .expect("provider")
-        .with_caches(caches);
-    ctx.register_table("t", Arc::new(provider))
-        .expect("register");
+    let (ctx, checked) = with_own_caches(IcebergTableProvider::try_new(table).expect("provider"));
     let q = "SELECT sum(id) AS n, count(s) AS s FROM t";
     let first = ok(&ctx, q).await;
     assert!(first.contains("| 3 | 0 |"), "{first}");
@@ -906,15 +907,8 @@ async fn engine_written_tables_read_the_same_with_their_files_checked_once() {
     ] {
         let location = crate::fixtures::testdata(table);
         let location = location.to_str().expect("utf-8");
-        let caches = icefloe::scan::cache::SessionCaches::default();
-        let checked = Arc::clone(&caches.checked_files);
-        let ctx = SessionContext::new();
-        let provider = IcebergTableProvider::open(location)
-            .await
-            .expect("open")
-            .with_caches(caches);
-        ctx.register_table("t", Arc::new(provider))
-            .expect("register");
+        let (ctx, checked) =
+            with_own_caches(IcebergTableProvider::open(location).await.expect("open"));
         let sorted = |text: String| {
             let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
             lines.sort();

@@ -56,7 +56,7 @@ use object_store::{ObjectStore, ObjectStoreExt};
 
 use super::expr_adapter::FieldIdExprAdapterFactory;
 use super::int96_units::{
-    check_nanosecond_range, nanosecond_leaves, with_int96_units, NanosecondColumns,
+    check_nanosecond_range, has_int96, nanosecond_leaves, with_int96_units, NanosecondColumns,
 };
 use super::scan_errors::Locations;
 use crate::error::Error;
@@ -272,7 +272,8 @@ impl IcebergFileReader {
             if let Some(file_field) = by_id.get(&id) {
                 // nested fields matched by their ids
                 let table_field = self.columns.with_nested_ids(table_field);
-                check_field(&table_field, file_field, table_field.name()).map_err(|m| {
+                let shown = super::metadata_columns::shown_name(table_field.name());
+                check_field(&table_field, file_field, shown).map_err(|m| {
                     external(Error::invalid_data(format!(
                         "data file {}: {m}",
                         self.described
@@ -432,16 +433,6 @@ impl AsyncFileReader for IcebergFileReader {
         }
         .boxed()
     }
-}
-
-/// Whether the file has an INT96 column (whose decoding unit [`with_int96_units`] sets).
-fn has_int96(metadata: &ParquetMetaData) -> bool {
-    metadata
-        .file_metadata()
-        .schema_descr()
-        .columns()
-        .iter()
-        .any(|c| c.physical_type() == datafusion::parquet::basic::Type::INT96)
 }
 
 /// Why the footer of the data file at `path` (shown as `file`) could not be read, as

@@ -121,6 +121,17 @@ fn walk(
     }
 }
 
+/// Whether the file has an INT96 column, the columns whose decoding unit
+/// [`with_int96_units`] sets.
+pub(crate) fn has_int96(metadata: &ParquetMetaData) -> bool {
+    metadata
+        .file_metadata()
+        .schema_descr()
+        .columns()
+        .iter()
+        .any(|c| c.physical_type() == PhysicalType::INT96)
+}
+
 /// `metadata` whose Arrow schema hint reads every INT96 column of the file in
 /// microseconds but those in `nanos` (leaf column indices, see [`nanosecond_leaves`]),
 /// read in nanoseconds; `physical` is the file's Arrow schema as the `parquet` crate
@@ -132,16 +143,16 @@ pub(crate) fn with_int96_units(
     physical: &Schema,
     nanos: &NanosecondColumns,
 ) -> Result<Option<ParquetMetaData>> {
+    if !has_int96(metadata) {
+        return Ok(None);
+    }
     let file = metadata.file_metadata();
-    let descr = file.schema_descr();
-    let int96: Vec<bool> = descr
+    let int96: Vec<bool> = file
+        .schema_descr()
         .columns()
         .iter()
         .map(|c| c.physical_type() == PhysicalType::INT96)
         .collect();
-    if !int96.contains(&true) {
-        return Ok(None);
-    }
     let mut leaf = 0;
     let fields: Vec<FieldRef> = physical
         .fields()

@@ -263,6 +263,16 @@ pub(crate) const STORED_ROW_ID_COLUMN: &str = "__icefloe_stored_row_id";
 /// The name of the hidden scan column reading `_last_updated_sequence_number` as stored.
 pub(crate) const STORED_SEQUENCE_NUMBER_COLUMN: &str = "__icefloe_stored_last_updated_seq";
 
+/// The name a user knows a scan column by: a stored row lineage column's metadata
+/// column name (`_row_id`, `_last_updated_sequence_number`), any other column's own.
+pub(crate) fn shown_name(column: &str) -> &str {
+    match column {
+        STORED_ROW_ID_COLUMN => ROW_ID,
+        STORED_SEQUENCE_NUMBER_COLUMN => LAST_UPDATED_SEQUENCE_NUMBER,
+        other => other,
+    }
+}
+
 /// The two lineage columns as read from a data file, by their reserved field ids (null
 /// where the file does not store them).
 pub(crate) fn stored_lineage_fields() -> [FieldRef; 2] {

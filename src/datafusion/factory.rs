@@ -199,7 +199,8 @@ impl TableProviderFactory for IcebergTableProviderFactory {
 /// different units compare ([`install_time_literal_rule`](super::install_time_literal_rule)),
 /// as do timestamps of years nanoseconds cannot hold (`TIMESTAMP '0001-01-01 00:00:00'`,
 /// [`install_timestamp_literal_rule`](super::install_timestamp_literal_rule)),
-/// zone-less times compared with `timestamptz` values are read in the session's zone
+/// zone-less times compared with `timestamptz` values are read in the session's zone and
+/// Spark's `year`, `hour`, … functions are there
 /// ([`install_session_zone_rule`](super::install_session_zone_rule)),
 /// and `m[1]` reads a map with `int` keys such as `$files`' `column_sizes`
 /// ([`install_map_key_rule`](super::install_map_key_rule)); `min`/`max` order NaN above

@@ -58,6 +58,7 @@ mod row_count;
 pub mod scalar;
 mod scan_errors;
 mod set_operation_types;
+mod spark_datetime;
 pub mod sql;
 mod statistics;
 mod stats_pruning;

@@ -246,8 +246,11 @@ impl FunctionRewrite for SessionZoneLiterals {
 /// (values written into `timestamptz` columns) and
 /// [`SessionZoneFunctions`](super::zoned_functions::SessionZoneFunctions) (`extract`,
 /// `date_trunc`, `to_char`, `date_bin` of zoned values) to `ctx`'s analyzer, once (a
-/// second call does nothing).
+/// second call does nothing), after registering Spark's `year`, `hour`, … functions
+/// ([`install_spark_datetime_functions`](super::spark_datetime::install_spark_datetime_functions)).
 pub fn install_session_zone_rule(ctx: &SessionContext) {
+    // Spark's `year`, `hour`, … become `date_part`s, which the rules below see
+    super::spark_datetime::install_spark_datetime_functions(ctx);
     install_once(ctx, Arc::new(SessionZoneLiterals));
     install_once(ctx, Arc::new(super::zoned_casts::SessionZoneCasts));
     install_once(ctx, Arc::new(super::zoned_functions::SessionZoneFunctions));

@@ -1,0 +1,268 @@
+//! Spark's field functions (`year`, `quarter`, `month`, `day`, `dayofmonth`, `dayofweek`,
+//! `weekday`, `dayofyear`, `weekofyear`, `hour`, `minute`, `second`) over an Iceberg
+//! table's `date`, `timestamp` and `timestamptz` columns: Spark's values, a `timestamptz`
+//! read on the session zone's clock, and filters on them prune files without dropping a
+//! row.
+
+use std::sync::Arc;
+
+use datafusion::physical_plan::{collect, ExecutionPlan};
+
+use crate::dml::{lake, ok, Lake};
+
+/// The rows: `(id, date, timestamp, timestamptz instant)`.
+///
+/// The expected values below are worked out by hand from the calendar (Spark's
+/// definitions: `dayofweek` Sunday = 1 … Saturday = 7, `weekday` Monday = 0 … Sunday = 6,
+/// `weekofyear` the ISO 8601 week, `second` whole seconds):
+/// 1. 2024-01-07 is a Sunday, day 7 of a leap year, ISO week 1 of 2024 (Monday
+///    2024-01-01 starts week 1); 2024-01-07 23:59:58.9.
+/// 2. 2021-01-01 is a Friday, ISO week 53 of 2020 (its Thursday, 2020-12-31, is in 2020),
+///    day 1; 2021-01-01 00:00:00.
+/// 3. 2024-12-31 is a Tuesday, day 366, ISO week 1 of 2025 (that week's Thursday is
+///    2025-01-02); 2024-12-31 12:34:56.
+const ROWS: &str = "(1, DATE '2024-01-07', TIMESTAMP '2024-01-07 23:59:58.9', \
+                    TIMESTAMPTZ '2024-02-29T23:30:00Z'), \
+                    (2, DATE '2021-01-01', TIMESTAMP '2021-01-01 00:00:00', \
+                    TIMESTAMPTZ '2024-03-31T00:30:00Z'), \
+                    (3, DATE '2024-12-31', TIMESTAMP '2024-12-31 12:34:56', \
+                    TIMESTAMPTZ '2024-12-31T23:00:00Z'), \
+                    (4, NULL, NULL, NULL)";
+
+async fn table(lake: &Lake) {
+    ok(
+        &lake.ctx,
+        "CREATE TABLE ice.ns.f (id INT, d DATE, ts TIMESTAMP, tz TIMESTAMPTZ)",
+    )
+    .await;
+    ok(&lake.ctx, &format!("INSERT INTO ice.ns.f VALUES {ROWS}")).await;
+}
+
+/// The fields of the `date` and zone-less `timestamp` columns are Spark's, `INT`s, NULL
+/// for NULL; the session zone does not change them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fields_of_dates_and_timestamps_are_sparks() {
+    let lake = lake().await;
+    table(&lake).await;
+    let query = "SELECT id, year(d), quarter(d), month(d), day(d), dayofmonth(d), \
+                 dayofweek(d), weekday(d), dayofyear(d), weekofyear(d), hour(ts), minute(ts), \
+                 second(ts), year(ts), dayofweek(ts) FROM ice.ns.f ORDER BY id";
+    let expected = [
+        // id, year, quarter, month, day, dayofmonth, dayofweek, weekday, dayofyear,
+        // weekofyear, hour, minute, second, year(ts), dayofweek(ts)
+        "1|2024|1|1|7|7|1|6|7|1|23|59|58|2024|1",
+        "2|2021|1|1|1|1|6|4|1|53|0|0|0|2021|6",
+        "3|2024|4|12|31|31|3|1|366|1|12|34|56|2024|3",
+        "4||||||||||||||", // NULLs, shown empty
+    ];
+    for zone in ["UTC", "Europe/Paris"] {
+        ok(
+            &lake.ctx,
+            &format!("SET datafusion.execution.time_zone = '{zone}'"),
+        )
+        .await;
+        assert_eq!(cells(&lake, query).await, expected, "session zone {zone}");
+    }
+    let types = ok(
+        &lake.ctx,
+        "SELECT arrow_typeof(year(d)) a, arrow_typeof(dayofweek(ts)) b, \
+         arrow_typeof(weekday(tz)) c FROM ice.ns.f LIMIT 1",
+    )
+    .await;
+    assert!(types.contains("| Int32 | Int32 | Int32 |"), "{types}");
+}
+
+/// A `timestamptz` value's fields are those of its wall-clock time in the session zone,
+/// as Spark's are in `spark.sql.session.timeZone`:
+/// - 2024-02-29T23:30Z is Thursday 2024-02-29 23:30 in UTC, Friday 2024-03-01 00:30 in
+///   Paris (+01:00) and Thursday 18:30 in New York (-05:00);
+/// - 2024-03-31T00:30Z is Sunday 00:30 in UTC and Sunday 01:30 in Paris (still +01:00:
+///   the clocks go forward at 01:00Z), Saturday 2024-03-30 20:30 in New York (-04:00);
+/// - 2024-12-31T23:00Z is 2024-12-31 23:00 in UTC (Tuesday, week 1 of 2025), 2025-01-01
+///   00:00 in Paris (Wednesday, day 1, week 1), 18:00 in New York.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fields_of_timestamptz_are_the_session_zones() {
+    let lake = lake().await;
+    table(&lake).await;
+    let query = "SELECT id, year(tz), month(tz), day(tz), hour(tz), minute(tz), \
+                 dayofweek(tz), weekday(tz), dayofyear(tz), weekofyear(tz), quarter(tz) \
+                 FROM ice.ns.f WHERE tz IS NOT NULL ORDER BY id";
+    let cases = [
+        (
+            "UTC",
+            [
+                "1|2024|2|29|23|30|5|3|60|9|1",
+                "2|2024|3|31|0|30|1|6|91|13|1",
+                "3|2024|12|31|23|0|3|1|366|1|4",
+            ],
+        ),
+        (
+            "Europe/Paris",
+            [
+                "1|2024|3|1|0|30|6|4|61|9|1",
+                "2|2024|3|31|1|30|1|6|91|13|1",
+                "3|2025|1|1|0|0|4|2|1|1|1",
+            ],
+        ),
+        (
+            "America/New_York",
+            [
+                "1|2024|2|29|18|30|5|3|60|9|1",
+                "2|2024|3|30|20|30|7|5|90|13|1",
+                "3|2024|12|31|18|0|3|1|366|1|4",
+            ],
+        ),
+    ];
+    for (zone, want) in cases {
+        ok(
+            &lake.ctx,
+            &format!("SET datafusion.execution.time_zone = '{zone}'"),
+        )
+        .await;
+        assert_eq!(cells(&lake, query).await, want, "session zone {zone}");
+    }
+}
+
+/// A filter on a field function prunes as the same `extract` does and returns the same
+/// rows as a session that prunes nothing: one file per year, `year(tz) = 2025` in Paris
+/// reads the file of 2024-12-31T23:00Z (2025 there) and skips the others.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn filters_on_field_functions_prune_without_dropping_rows() {
+    let lake = lake().await;
+    ok(&lake.ctx, "CREATE TABLE ice.ns.p (id INT, tz TIMESTAMPTZ)").await;
+    for (id, instant) in [
+        (1, "2023-06-01T12:00:00Z"),
+        (2, "2024-06-01T12:00:00Z"),
+        (3, "2024-12-31T23:00:00Z"),
+        (4, "2025-06-01T12:00:00Z"),
+    ] {
+        ok(
+            &lake.ctx,
+            &format!("INSERT INTO ice.ns.p VALUES ({id}, TIMESTAMPTZ '{instant}')"),
+        )
+        .await;
+    }
+    ok(
+        &lake.ctx,
+        "SET datafusion.execution.time_zone = 'Europe/Paris'",
+    )
+    .await;
+    let cases = [
+        ("year(tz) = 2025", vec![3, 4], 2),
+        ("year(tz) = 2024", vec![2], 3),
+        ("year(tz) < 2024", vec![1], 3),
+        ("month(tz) = 1", vec![3], 0),
+        ("hour(tz) = 0", vec![3], 0),
+    ];
+    for (filter, want, min_skipped) in cases {
+        let sql = format!("SELECT id FROM ice.ns.p WHERE {filter} ORDER BY id");
+        let (ids, skipped) = ids_skipping(&lake, &sql).await;
+        assert_eq!(ids, want, "{filter}");
+        assert!(skipped >= min_skipped, "{filter}: {skipped} files skipped");
+        let spelled = filter
+            .replace("year(tz)", "extract(year FROM tz)")
+            .replace("month(tz)", "extract(month FROM tz)")
+            .replace("hour(tz)", "extract(hour FROM tz)");
+        let (same, extract_skipped) = ids_skipping(
+            &lake,
+            &format!("SELECT id FROM ice.ns.p WHERE {spelled} ORDER BY id"),
+        )
+        .await;
+        assert_eq!(
+            (same, extract_skipped),
+            (want.clone(), skipped),
+            "{spelled}"
+        );
+    }
+    // without pruning: the same rows
+    ok(
+        &lake.ctx,
+        "SET datafusion.execution.parquet.pruning = false",
+    )
+    .await;
+    let (ids, _) = ids_skipping(
+        &lake,
+        "SELECT id FROM ice.ns.p WHERE year(tz) = 2025 ORDER BY id",
+    )
+    .await;
+    assert_eq!(ids, vec![3, 4]);
+}
+
+/// A session's own function of one of these names stays the session's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sessions_own_function_of_the_name_is_kept() {
+    use datafusion::arrow::datatypes::DataType;
+    use datafusion::logical_expr::{create_udf, ColumnarValue, Volatility};
+    use datafusion::prelude::SessionContext;
+    let ctx = SessionContext::new();
+    let own = create_udf(
+        "year",
+        vec![DataType::Int64],
+        DataType::Utf8,
+        Volatility::Immutable,
+        Arc::new(|_| {
+            Ok(ColumnarValue::Scalar(
+                datafusion::common::ScalarValue::Utf8(Some("mine".to_string())),
+            ))
+        }),
+    );
+    ctx.register_udf(own);
+    icefloe::datafusion::register_iceberg_factory(&ctx);
+    let batches = ctx
+        .sql("SELECT year(1) y, month(DATE '2024-05-01') m")
+        .await
+        .expect("plan")
+        .collect()
+        .await
+        .expect("run");
+    let text = datafusion::arrow::util::pretty::pretty_format_batches(&batches)
+        .expect("format")
+        .to_string();
+    assert!(text.contains("| mine | 5 |"), "{text}");
+}
+
+/// The rows of `sql` as `|`-joined cells, in order.
+async fn cells(lake: &Lake, sql: &str) -> Vec<String> {
+    let text = ok(&lake.ctx, sql).await;
+    text.lines()
+        .filter(|l| l.starts_with("| ") && !l.starts_with("| id"))
+        .map(|l| {
+            l.trim_matches('|')
+                .split('|')
+                .map(str::trim)
+                .collect::<Vec<_>>()
+                .join("|")
+        })
+        .collect()
+}
+
+/// The ids `sql` returns and the data files its Iceberg scan skipped.
+async fn ids_skipping(lake: &Lake, sql: &str) -> (Vec<i32>, usize) {
+    use datafusion::arrow::array::AsArray;
+    use datafusion::arrow::datatypes::Int32Type;
+    let df = icefloe::datafusion::sql::execute(&lake.ctx, sql)
+        .await
+        .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    let plan = df.create_physical_plan().await.expect("plan");
+    let batches = collect(Arc::clone(&plan), lake.ctx.task_ctx())
+        .await
+        .expect("run");
+    fn skipped(plan: &Arc<dyn ExecutionPlan>) -> usize {
+        let own = plan.metrics().map_or(0, |m| {
+            [
+                "iceberg_data_files_skipped_by_partition",
+                "iceberg_data_files_skipped_by_metrics",
+            ]
+            .iter()
+            .filter_map(|n| m.sum_by_name(n))
+            .map(|v| v.as_usize())
+            .sum()
+        });
+        own + plan.children().into_iter().map(skipped).sum::<usize>()
+    }
+    let ids = batches
+        .iter()
+        .flat_map(|b| b.column(0).as_primitive::<Int32Type>().iter().flatten())
+        .collect();
+    (ids, skipped(&plan))
+}

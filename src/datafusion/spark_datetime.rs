@@ -25,13 +25,14 @@ use std::sync::Arc;
 use datafusion::arrow::datatypes::{DataType, Field};
 use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::Transformed;
-use datafusion::common::{exec_err, DFSchema, Result as DFResult, ScalarValue};
+use datafusion::common::{exec_err, plan_err, DFSchema, Result as DFResult, ScalarValue};
 use datafusion::execution::FunctionRegistry;
 use datafusion::functions::datetime::date_part;
 use datafusion::logical_expr::expr::ScalarFunction;
 use datafusion::logical_expr::expr_rewriter::FunctionRewrite;
 use datafusion::logical_expr::{
-    lit, ColumnarValue, Expr, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, Volatility,
+    lit, ColumnarValue, Expr, ExprSchemable, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl,
+    Signature, Volatility,
 };
 use datafusion::prelude::SessionContext;
 
@@ -85,6 +86,28 @@ impl SparkDatetimeFunction {
             part,
             numbering,
             signature: Signature::any(1, Volatility::Immutable),
+        }
+    }
+
+    /// Whether the function reads a field of the time of day (`hour`, `minute`,
+    /// `second`), which a `TIME` value has too.
+    fn of_times(&self) -> bool {
+        matches!(self.part, "hour" | "minute" | "second")
+    }
+
+    /// Whether an argument of type `ty` has the function's field (NULL has every one).
+    fn takes(&self, ty: &DataType) -> bool {
+        match ty {
+            DataType::Null
+            | DataType::Date32
+            | DataType::Date64
+            | DataType::Timestamp(_, _)
+            | DataType::Utf8
+            | DataType::LargeUtf8
+            | DataType::Utf8View => true,
+            DataType::Time32(_) | DataType::Time64(_) => self.of_times(),
+            DataType::Dictionary(_, value) => self.takes(value),
+            _ => false,
         }
     }
 
@@ -198,6 +221,15 @@ impl FunctionRewrite for SparkDatetimeFunctions {
                 args.len()
             ))
         })?;
+        if let Ok(ty) = arg.get_type(schema) {
+            if !spark.takes(&ty) {
+                return plan_err!(
+                    "{}: the argument must be a date, timestamp or string{}, not {ty}",
+                    spark.name,
+                    if spark.of_times() { " (or a time)" } else { "" }
+                );
+            }
+        }
         Ok(Transformed::yes(spark.as_date_part(arg, schema, config)?))
     }
 }

@@ -266,3 +266,29 @@ async fn ids_skipping(lake: &Lake, sql: &str) -> (Vec<i32>, usize) {
         .collect();
     (ids, skipped(&plan))
 }
+
+/// An argument without the field is a planning error naming the function (as Spark's
+/// "data type mismatch"), not DataFusion's internal error; `hour` of a `TIME` is its hour.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_argument_without_the_field_is_an_error_naming_the_function() {
+    let lake = lake().await;
+    table(&lake).await;
+    let err = crate::dml::run(&lake.ctx, "SELECT year(id) FROM ice.ns.f")
+        .await
+        .expect_err("year of an INT");
+    assert!(
+        err.contains("year: the argument must be a date, timestamp or string, not Int32")
+            && !err.contains("Internal error"),
+        "{err}"
+    );
+    let err = crate::dml::run(&lake.ctx, "SELECT month(TIME '10:11:12')")
+        .await
+        .expect_err("month of a TIME");
+    assert!(err.contains("month: the argument must be"), "{err}");
+    let text = ok(
+        &lake.ctx,
+        "SELECT hour(TIME '10:11:12') h, second(TIME '10:11:12') s",
+    )
+    .await;
+    assert!(text.contains("| 10 | 12 |"), "{text}");
+}

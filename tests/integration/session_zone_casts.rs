@@ -261,6 +261,182 @@ async fn timestamptz_cast_to_string_is_the_session_zones_wall_clock() {
     assert_eq!(texts, paris[..6], "{pyi}");
 }
 
+/// `date_bin` by whole months (or years) of a `timestamptz` bins the session zone's
+/// calendar: each bin starts at the origin's wall-clock time in the session zone (local
+/// midnight of the 1st for `TIMESTAMP '2024-01-01 00:00:00'`), that wall-clock time read
+/// as java.time reads it (a time shown twice is the earlier instant, a skipped one moves
+/// later by the gap). DataFusion binned the UTC calendar, as it still does with the
+/// session in UTC; fixed lengths of time keep binning instants from the origin.
+#[tokio::test]
+async fn month_date_bin_of_timestamptz_bins_the_session_zones_calendar() {
+    let lake = lake().await;
+    let ctx = &lake.ctx;
+    ok(
+        ctx,
+        "CREATE TABLE ice.ns.b (id INT, tz TIMESTAMPTZ) PARTITIONED BY (month(tz)) \
+         TBLPROPERTIES ('write.parquet.row-group-size-bytes'='1')",
+    )
+    .await;
+    ok(
+        ctx,
+        "INSERT INTO ice.ns.b VALUES (1, '2024-02-29T23:30:00Z'), (2, '2024-02-29T22:59:59Z'), \
+         (3, '2024-10-27T01:45:00Z'), (4, '2024-10-27T00:45:00Z'), (5, '2024-10-27T00:15:00Z'), \
+         (6, '2024-03-31T01:45:00Z'), (7, '2024-12-31T23:00:00Z'), (8, '1969-12-31T23:30:00Z'), \
+         (9, NULL)",
+    )
+    .await;
+    let bins = |stride: &str, origin: &str| {
+        format!("SELECT date_bin(INTERVAL '{stride}', tz{origin}) FROM ice.ns.b ORDER BY id")
+    };
+    set_zone(&lake, "Europe/Paris").await;
+    // Paris wall clocks: 1 2024-03-01 00:30, 2 02-29 23:59:59, 3 10-27 02:45 (CET, the
+    // second), 4 02:45 (CEST, the first), 5 02:15 (CEST), 6 03-31 03:45 (CEST), 7 2025-01-01
+    // 00:00, 8 1970-01-01 00:30; local midnight of the 1st is 23:00Z the day before in
+    // winter, 22:00Z in summer
+    let monthly = [
+        "2024-02-29T23:00:00Z",
+        "2024-01-31T23:00:00Z",
+        "2024-09-30T22:00:00Z",
+        "2024-09-30T22:00:00Z",
+        "2024-09-30T22:00:00Z",
+        "2024-02-29T23:00:00Z",
+        "2024-12-31T23:00:00Z",
+        "1969-12-31T23:00:00Z",
+        "-",
+    ];
+    let origin = ", TIMESTAMP '2024-01-01 00:00:00'";
+    assert_eq!(column(&lake, &bins("1 month", origin)).await, monthly);
+    // a date and a string origin are wall-clock times too; without one, local 1970-01-01
+    assert_eq!(
+        column(&lake, &bins("1 month", ", DATE '2024-01-01'")).await,
+        monthly
+    );
+    assert_eq!(
+        column(&lake, &bins("1 month", ", '2000-01-01 00:00:00'")).await,
+        monthly
+    );
+    assert_eq!(column(&lake, &bins("1 month", "")).await, monthly);
+    // an origin naming its offset: 2023-12-31T23:00:00Z is local midnight of 1 January
+    assert_eq!(
+        column(&lake, &bins("1 month", ", '2023-12-31T23:00:00Z'")).await,
+        monthly
+    );
+    // quarters and years from January: 1, 2, 6 in Q1 (2024-01-01 00:00 = 2023-12-31T23:00Z)
+    assert_eq!(
+        column(&lake, &bins("3 months", origin)).await,
+        [
+            "2023-12-31T23:00:00Z",
+            "2023-12-31T23:00:00Z",
+            "2024-09-30T22:00:00Z",
+            "2024-09-30T22:00:00Z",
+            "2024-09-30T22:00:00Z",
+            "2023-12-31T23:00:00Z",
+            "2024-12-31T23:00:00Z",
+            "1969-12-31T23:00:00Z",
+            "-",
+        ]
+    );
+    assert_eq!(
+        column(&lake, &bins("1 year", origin)).await,
+        [
+            "2023-12-31T23:00:00Z",
+            "2023-12-31T23:00:00Z",
+            "2023-12-31T23:00:00Z",
+            "2023-12-31T23:00:00Z",
+            "2023-12-31T23:00:00Z",
+            "2023-12-31T23:00:00Z",
+            "2024-12-31T23:00:00Z",
+            "1969-12-31T23:00:00Z",
+            "-",
+        ]
+    );
+    // bins starting at 02:30 on the 27th: on 2024-10-27 02:30 is shown twice, the bin
+    // starts at the first (00:30Z), so 3 (02:45 CET) and 4 (02:45 CEST) are in it and 5
+    // (02:15 CEST) in September's (2024-09-27 02:30 CEST = 00:30Z)
+    let at_0230 = column(&lake, &bins("1 month", ", TIMESTAMP '2024-01-27 02:30:00'")).await;
+    assert_eq!(
+        &at_0230[2..5],
+        [
+            "2024-10-27T00:30:00Z",
+            "2024-10-27T00:30:00Z",
+            "2024-09-27T00:30:00Z"
+        ]
+    );
+    // bins starting at 02:30 on the 31st: on 2024-03-31 02:30 is skipped, the bin starts an
+    // hour later, 03:30 CEST = 01:30Z, and holds 6 (03:45 CEST)
+    let at_gap = column(&lake, &bins("1 month", ", TIMESTAMP '2024-01-31 02:30:00'")).await;
+    assert_eq!(at_gap[5], "2024-03-31T01:30:00Z");
+    // fixed lengths of time: instants from the origin's (2023-12-31T23:00Z), as before
+    assert_eq!(
+        column(&lake, &bins("1 day", origin)).await[..3],
+        [
+            "2024-02-29T23:00:00Z",
+            "2024-02-28T23:00:00Z",
+            "2024-10-26T23:00:00Z"
+        ]
+    );
+    // over a literal
+    assert_eq!(
+        column(
+            &lake,
+            "SELECT date_bin(INTERVAL '1 month', arrow_cast('2024-02-29T23:30:00Z', \
+             'Timestamp(Microsecond, Some(\"UTC\"))'), TIMESTAMP '2024-01-01 00:00:00')"
+        )
+        .await,
+        ["2024-02-29T23:00:00Z"]
+    );
+    // filters: the same rows as unpruned
+    for (filter, want) in [
+        (
+            "date_bin(INTERVAL '1 month', tz, TIMESTAMP '2024-01-01 00:00:00') \
+             = TIMESTAMP '2024-03-01 00:00:00'",
+            vec![1, 6],
+        ),
+        (
+            "date_bin(INTERVAL '1 month', tz) = TIMESTAMP '2024-10-01 00:00:00'",
+            vec![3, 4, 5],
+        ),
+        (
+            "date_bin(INTERVAL '1 year', tz, TIMESTAMP '2024-01-01 00:00:00') \
+             >= TIMESTAMP '2024-01-01 00:00:00'",
+            vec![1, 2, 3, 4, 5, 6, 7],
+        ),
+        (
+            "date_bin(INTERVAL '1 month', tz, TIMESTAMP '2024-01-27 02:30:00') \
+             = TIMESTAMP '2024-10-27 02:30:00'",
+            vec![3, 4],
+        ),
+    ] {
+        assert_eq!(filtered(&lake, "b", filter).await, want, "Paris {filter}");
+    }
+
+    // UTC: the UTC calendar, as before
+    set_zone(&lake, "UTC").await;
+    assert_eq!(
+        column(&lake, &bins("1 month", origin)).await,
+        [
+            "2024-02-01T00:00:00Z",
+            "2024-02-01T00:00:00Z",
+            "2024-10-01T00:00:00Z",
+            "2024-10-01T00:00:00Z",
+            "2024-10-01T00:00:00Z",
+            "2024-03-01T00:00:00Z",
+            "2024-12-01T00:00:00Z",
+            "1969-12-01T00:00:00Z",
+            "-",
+        ]
+    );
+    assert_eq!(
+        filtered(
+            &lake,
+            "b",
+            "date_bin(INTERVAL '1 month', tz) = TIMESTAMP '2024-02-01 00:00:00'"
+        )
+        .await,
+        [1, 2]
+    );
+}
+
 /// A string naming its offset cast to a zone-less timestamp (`CAST(s AS TIMESTAMP)`,
 /// `TIMESTAMP '…'`, compared with or written into a `timestamp` column) is its instant's
 /// wall-clock time in the session zone, as a `timestamptz` cast to `TIMESTAMP` is:

@@ -80,6 +80,7 @@ mod zoned_arrays;
 mod zoned_casts;
 mod zoned_functions;
 mod zoned_literals;
+mod zoned_text_casts;
 mod zoned_wall_clock;
 mod zoned_writes;
 mod zorder_udf;

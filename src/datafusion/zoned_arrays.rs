@@ -9,8 +9,12 @@
 //! ([`local_instant`](super::sql::session_zone::local_instant)): a time the zone's clock
 //! shows twice is the earlier instant, one it skips is moved later by the gap's length.
 //! A string that names its offset (`…+02:00`, `…Z`) is that instant, as Arrow's cast
-//! reads it; a date is its midnight. Everything else is left as it is, for the cast that
-//! follows. Struct fields are paired as Arrow's cast pairs them (by name when every
+//! reads it; a date is its midnight. A string whose counterpart in `to` is a zone-less
+//! timestamp that names its offset is its instant's wall-clock time in the zone, as Spark
+//! casts a `TIMESTAMP_LTZ` to `TIMESTAMP_NTZ` (`'2024-01-01 10:00:00+05:00'` in
+//! `Europe/Paris` is `2024-01-01T06:00:00`); one without an offset is the wall-clock time
+//! it writes, as Arrow's cast reads it. Everything else is left as it is, for the cast
+//! that follows. Struct fields are paired as Arrow's cast pairs them (by name when every
 //! target field has a source field of its name, else by position).
 
 use std::sync::Arc;
@@ -86,6 +90,7 @@ pub(crate) fn zoned_type(from: &DataType, to: &DataType, zone: &str) -> DataType
         (D::Timestamp(unit, None), D::Timestamp(_, Some(_))) => zoned(unit),
         (D::Date32 | D::Date64, D::Timestamp(unit, Some(_))) => zoned(unit),
         (s, D::Timestamp(unit, Some(_))) if is_string(s) => zoned(unit),
+        (s, D::Timestamp(unit, None)) if is_string(s) => D::Timestamp(*unit, None),
         (D::Struct(fields), D::Struct(targets)) => {
             let mut out: Vec<FieldRef> = fields.iter().cloned().collect();
             for (i, t) in paired_fields(fields, targets) {
@@ -111,8 +116,10 @@ pub(crate) fn zoned_type(from: &DataType, to: &DataType, zone: &str) -> DataType
 }
 
 /// `array` read against `to` in `tz` (named `zone`; see the module docs), of type
-/// [`zoned_type`]`(array's type, to, zone)`. A string that is no timestamp is an error
-/// naming it, or null when `safe` (as `TRY_CAST` reads it).
+/// [`zoned_type`]`(array's type, to, zone)`: zoned targets get instants
+/// ([`text_instant`]), zone-less ones wall-clock times ([`text_wall_clock`]). A string
+/// that is no timestamp is an error naming it, or null when `safe` (as `TRY_CAST` reads
+/// it).
 ///
 /// Errors: such a string; a value whose instant is out of range.
 pub(crate) fn zone_array(
@@ -138,6 +145,10 @@ pub(crate) fn zone_array(
         (s, D::Timestamp(unit, Some(_))) if is_string(s) => {
             let strings = cast(array, &D::Utf8)?;
             zone_strings(strings.as_string::<i32>(), *unit, tz, zone, safe)
+        }
+        (s, D::Timestamp(unit, None)) if is_string(s) => {
+            let strings = cast(array, &D::Utf8)?;
+            wall_clock_strings(strings.as_string::<i32>(), *unit, tz, safe)
         }
         (D::Struct(fields), D::Struct(targets)) => {
             let structs = array.as_struct();
@@ -280,6 +291,65 @@ pub(crate) fn text_instant(text: &str, unit: TimeUnit, tz: &Tz) -> Result<i64, S
         .ok_or_else(out_of_range)
 }
 
+/// The wall-clock time `text` names in `tz`, in `unit`s as if in UTC (a zone-less
+/// timestamp's value): a string naming its offset (`…+05:00`, `…Z`) is its instant's
+/// wall-clock time in `tz`, as Spark casts a `TIMESTAMP_LTZ` to `TIMESTAMP_NTZ` in its
+/// session zone; one without an offset is the time it writes, as Arrow's cast reads it.
+/// Digits below `unit` are floored. `Err` with the reason when it is no timestamp or out of
+/// range.
+pub(crate) fn text_wall_clock(text: &str, unit: TimeUnit, tz: &Tz) -> Result<i64, String> {
+    let utc = string_to_datetime(&Utc, text).map_err(|e| e.to_string())?;
+    let plus_one = FixedOffset::east_opt(3600).ok_or("no offset")?;
+    let shifted = string_to_datetime(&plus_one, text).map_err(|e| e.to_string())?;
+    let local = if utc == shifted {
+        utc.with_timezone(tz).naive_local()
+    } else {
+        utc.naive_utc()
+    };
+    let out_of_range = || format!("'{text}' is out of range for a timestamp ({unit:?})");
+    let per_second = per_second(unit);
+    let fraction =
+        i64::from(local.and_utc().timestamp_subsec_nanos()) / (1_000_000_000 / per_second);
+    local
+        .and_utc()
+        .timestamp()
+        .checked_mul(per_second)
+        .and_then(|s| s.checked_add(fraction))
+        .ok_or_else(out_of_range)
+}
+
+/// Strings as the wall-clock times they name in `tz` ([`text_wall_clock`]), as zone-less
+/// timestamps of `unit`; one that is no timestamp is an error, or null when `safe`.
+fn wall_clock_strings(
+    strings: &datafusion::arrow::array::StringArray,
+    unit: TimeUnit,
+    tz: &Tz,
+    safe: bool,
+) -> Result<ArrayRef, ArrowError> {
+    let mut values = Vec::with_capacity(strings.len());
+    for text in strings.iter() {
+        let value = match text.map(|t| text_wall_clock(t, unit, tz)) {
+            None => None,
+            Some(Ok(v)) => Some(v),
+            Some(Err(_)) if safe => None,
+            Some(Err(reason)) => {
+                return Err(ArrowError::CastError(format!(
+                    "Cannot cast string '{}' to a timestamp: {reason}",
+                    text.unwrap_or_default()
+                )))
+            }
+        };
+        values.push(value);
+    }
+    let array: ArrayRef = match unit {
+        TimeUnit::Second => Arc::new(PrimitiveArray::<TimestampSecondType>::from(values)),
+        TimeUnit::Millisecond => Arc::new(PrimitiveArray::<TimestampMillisecondType>::from(values)),
+        TimeUnit::Microsecond => Arc::new(PrimitiveArray::<TimestampMicrosecondType>::from(values)),
+        TimeUnit::Nanosecond => Arc::new(PrimitiveArray::<TimestampNanosecondType>::from(values)),
+    };
+    Ok(array)
+}
+
 /// Strings as the instants they name in `tz` ([`text_instant`]), as timestamps of `unit`
 /// in `zone`; one that is no timestamp is an error, or null when `safe`.
 fn zone_strings(
@@ -364,6 +434,37 @@ mod tests {
             .expect_err("no timestamp");
         assert!(err.to_string().contains("'not a time'"), "{err}");
         let safe = zone_array(&bad, &utc_micros(), &tz, "America/New_York", true).expect("safe");
+        assert!(safe.is_null(0));
+    }
+
+    #[test]
+    fn strings_naming_an_offset_are_their_instants_wall_clock_in_the_zone() {
+        let tz: Tz = "Europe/Paris".parse().expect("zone");
+        let naive = DataType::Timestamp(TimeUnit::Microsecond, None);
+        let strings: ArrayRef = Arc::new(StringArray::from(vec![
+            // 05:00Z: 06:00 in Paris (+01:00)
+            Some("2024-01-01 10:00:00+05:00"),
+            // 01:30Z: the second 02:30 of 27 October (+01:00)
+            Some("2024-10-27T01:30:00Z"),
+            // no offset: the time written, in Paris's skipped hour too
+            Some("2024-03-31 02:30:00.25"),
+            None,
+            Some("1969-12-31T23:59:59.9999995Z"),
+        ]));
+        let local = zone_array(&strings, &naive, &tz, "Europe/Paris", false).expect("local");
+        assert_eq!(local.data_type(), &naive);
+        let local = local.as_primitive::<TimestampMicrosecondType>();
+        assert_eq!(local.value(0), micros("2024-01-01 06:00:00"));
+        assert_eq!(local.value(1), micros("2024-10-27 02:30:00"));
+        assert_eq!(local.value(2), micros("2024-03-31 02:30:00.25"));
+        assert!(local.is_null(3));
+        // floored below the microsecond, then +01:00
+        assert_eq!(local.value(4), micros("1970-01-01 00:59:59.999999"));
+
+        let bad: ArrayRef = Arc::new(StringArray::from(vec!["not a time"]));
+        let err = zone_array(&bad, &naive, &tz, "Europe/Paris", false).expect_err("no time");
+        assert!(err.to_string().contains("'not a time'"), "{err}");
+        let safe = zone_array(&bad, &naive, &tz, "Europe/Paris", true).expect("safe");
         assert!(safe.is_null(0));
     }
 

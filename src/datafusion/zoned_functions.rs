@@ -21,7 +21,11 @@
 //! (`date_bin(INTERVAL '1 day', tz, TIMESTAMP '2024-01-01 00:00:00')`, a string, a date)
 //! changes: it is a wall-clock time in the session's zone, as a zone-less time compared
 //! with a `timestamptz` is ([`zoned_literals`](super::zoned_literals)), where DataFusion
-//! read it in UTC. A filter on such a function is never turned into an Iceberg
+//! read it in UTC. A `date_bin` by whole months or years bins the session zone's calendar
+//! instead ([`local_month_bins`]), where DataFusion binned the UTC calendar: with the
+//! session in `Europe/Paris`, `date_bin(INTERVAL '1 month', tz, TIMESTAMP '2024-01-01
+//! 00:00:00')` of `2024-02-29T23:30:00Z` is `2024-02-29T23:00:00Z`, local midnight of
+//! 1 March. A filter on such a function is never turned into an Iceberg
 //! predicate in another zone: DataFusion's preimage of `date_part('year', …) = y` is a
 //! range of instants of the session zone's years. Sessions without a time zone or in UTC
 //! (icefloe's default) are unchanged. Installed (once) with
@@ -33,14 +37,14 @@ use datafusion::arrow::datatypes::{DataType, TimeUnit};
 use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::Transformed;
 use datafusion::common::{DFSchema, Result as DFResult, ScalarValue};
-use datafusion::functions::datetime::expr_fn::date_part;
+use datafusion::functions::datetime::expr_fn::{date_part, to_local_time};
 use datafusion::logical_expr::expr::ScalarFunction;
 use datafusion::logical_expr::expr_rewriter::FunctionRewrite;
 use datafusion::logical_expr::{Cast, Expr, ExprSchemable};
 
 use super::compared_groups::constant;
 use super::zoned_literals::in_zone;
-use super::zoned_wall_clock::zoned_wall_clock_as;
+use super::zoned_wall_clock::{zoned_wall_clock, zoned_wall_clock_as};
 
 /// The rewrite's name (as listed by the session's analyzer).
 pub const SESSION_ZONE_FUNCTIONS_RULE: &str = "icefloe_session_zone_functions";
@@ -98,6 +102,73 @@ fn zoned_origin(
     // date_bin's origin is in nanoseconds
     let to = DataType::Timestamp(TimeUnit::Nanosecond, Some(Arc::from(zone)));
     zoned_wall_clock_as(origin.clone(), zone, &to, false).map(Some)
+}
+
+/// Whether `stride`, a `date_bin` stride, is a constant of whole months (or years) and
+/// nothing shorter: DataFusion bins those on a calendar.
+fn month_stride(stride: &Expr) -> bool {
+    match constant(stride) {
+        Some(ScalarValue::IntervalMonthDayNano(Some(v))) => {
+            v.months != 0 && v.days == 0 && v.nanoseconds == 0
+        }
+        Some(ScalarValue::IntervalYearMonth(Some(months))) => months != 0,
+        _ => false,
+    }
+}
+
+/// `f`, a `date_bin` of a zoned source (over `schema`) by whole months, binned on the
+/// calendar of `zone`: the source's and the origin's wall-clock times there (a zone-less
+/// origin or a date is one already; a string is read as [`zoned_origin`] reads it; without
+/// an origin, local midnight of 1970-01-01) binned by DataFusion's calendar months, and
+/// each bin's start read back as the instant of that wall-clock time in `zone` (java.time's
+/// rules: a time the clock shows twice is the earlier instant, one it skips moves later by
+/// the gap), of the source's type. `date_bin(INTERVAL '1 month', tz, TIMESTAMP '2024-01-01
+/// 00:00:00')` in `Europe/Paris` of `2024-02-29T23:30:00Z` (00:30 on 1 March there) is
+/// `2024-02-29T23:00:00Z`, where DataFusion binned the UTC calendar (`2024-02-01T00:00:00Z`).
+/// `None` for other calls (fixed lengths of time keep their instants).
+///
+/// Errors: DataFusion's, building the reading of a string origin.
+fn local_month_bins(f: &ScalarFunction, zone: &str, schema: &DFSchema) -> DFResult<Option<Expr>> {
+    let (Some(stride), Some(source)) = (f.args.first(), f.args.get(1)) else {
+        return Ok(None);
+    };
+    if !month_stride(stride) {
+        return Ok(None);
+    }
+    let Ok(from) = source.get_type(schema) else {
+        return Ok(None);
+    };
+    let DataType::Timestamp(unit, Some(_)) = &from else {
+        return Ok(None);
+    };
+    let local = |value: &Expr, unit: TimeUnit| {
+        let in_zone = DataType::Timestamp(unit, Some(Arc::from(zone)));
+        to_local_time(vec![Expr::Cast(Cast::new(
+            Box::new(value.clone()),
+            in_zone,
+        ))])
+    };
+    let mut args = vec![stride.clone(), local(source, *unit)];
+    if let Some(origin) = f.args.get(2) {
+        let local_origin = match origin.get_type(schema) {
+            Ok(DataType::Timestamp(_, None)) => origin.clone(),
+            Ok(DataType::Date32 | DataType::Date64) => origin.clone(),
+            Ok(DataType::Timestamp(origin_unit, Some(_))) => local(origin, origin_unit),
+            Ok(_) => match zoned_origin(source, origin, zone, schema)? {
+                Some(zoned) => to_local_time(vec![zoned]),
+                None => return Ok(None),
+            },
+            Err(_) => return Ok(None),
+        };
+        // date_bin's origin is in nanoseconds
+        let naive = DataType::Timestamp(TimeUnit::Nanosecond, None);
+        args.push(Expr::Cast(Cast::new(Box::new(local_origin), naive)));
+    }
+    let bins = Expr::ScalarFunction(ScalarFunction::new_udf(Arc::clone(&f.func), args));
+    Ok(Some(Expr::Cast(Cast::new(
+        Box::new(zoned_wall_clock(bins, zone)),
+        from,
+    ))))
 }
 
 /// `date_trunc('minute', value)` of a zoned `value` (over `schema`) in `zone`: the
@@ -160,6 +231,9 @@ fn in_zone_call(
         "date_part" | "date_trunc" => 1,
         "to_char" => 0,
         "date_bin" => {
+            if let Some(bins) = local_month_bins(&f, zone, schema)? {
+                return Ok(Ok(bins));
+            }
             let (Some(source), Some(origin)) = (f.args.get(1), f.args.get(2)) else {
                 return Ok(Err(f));
             };

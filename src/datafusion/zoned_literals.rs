@@ -245,8 +245,10 @@ impl FunctionRewrite for SessionZoneLiterals {
 /// zone-less ones) and [`SessionZoneWrites`](super::zoned_writes::SessionZoneWrites)
 /// (values written into `timestamptz` columns) and
 /// [`SessionZoneFunctions`](super::zoned_functions::SessionZoneFunctions) (`extract`,
-/// `date_trunc`, `to_char`, `date_bin` of zoned values) to `ctx`'s analyzer, once (a
-/// second call does nothing), after registering Spark's `year`, `hour`, … functions
+/// `date_trunc`, `to_char`, `date_bin` of zoned values) and
+/// [`SessionZoneTextCasts`](super::zoned_text_casts::SessionZoneTextCasts) (casts between
+/// timestamps and strings) to `ctx`'s analyzer, once (a second call does nothing), after
+/// registering Spark's `year`, `hour`, … functions
 /// ([`install_spark_datetime_functions`](super::spark_datetime::install_spark_datetime_functions)).
 pub fn install_session_zone_rule(ctx: &SessionContext) {
     // Spark's `year`, `hour`, … become `date_part`s, which the rules below see
@@ -255,4 +257,5 @@ pub fn install_session_zone_rule(ctx: &SessionContext) {
     install_once(ctx, Arc::new(super::zoned_casts::SessionZoneCasts));
     install_once(ctx, Arc::new(super::zoned_functions::SessionZoneFunctions));
     super::zoned_writes::install_session_zone_writes_rule(ctx);
+    super::zoned_text_casts::install_session_zone_text_casts_rule(ctx);
 }

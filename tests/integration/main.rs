@@ -71,6 +71,7 @@ mod rewrite_table_path_stats;
 mod seaweed;
 mod session_caches;
 mod session_setup;
+mod session_zone_casts;
 mod spark_datetime;
 mod statement_errors;
 mod table_properties;

@@ -952,14 +952,16 @@ async fn calendar_functions_of_timestamptz_work_in_the_session_zone() {
         "SET datafusion.execution.time_zone = 'America/New_York'",
     )
     .await;
+    // the instants date_trunc gives are written as the session zone's wall clock
+    // (2026-06-30T04:00:00Z is 00:00 EDT)
     let ny = [
-        "1 22 30 2026 2026-06-30T04:00:00Z 2026-07-01T02:00:00Z 2026-06-30 22:00",
-        "2 22 31 2025 2025-12-31T05:00:00Z 2026-01-01T03:00:00Z 2025-12-31 22:00",
+        "1 22 30 2026 2026-06-30T00:00:00-04:00 2026-06-30T22:00:00-04:00 2026-06-30 22:00",
+        "2 22 31 2025 2025-12-31T00:00:00-05:00 2025-12-31T22:00:00-05:00 2025-12-31 22:00",
         // 01:30 twice: first EDT, then EST; each truncates to its own 01:00
-        "3 1 1 2026 2026-11-01T04:00:00Z 2026-11-01T05:00:00Z 2026-11-01 01:30",
-        "4 1 1 2026 2026-11-01T04:00:00Z 2026-11-01T06:00:00Z 2026-11-01 01:30",
-        "5 22 31 1959 1959-12-31T05:00:00Z 1960-01-01T03:00:00Z 1959-12-31 22:00",
-        "6 21 31 2026 2026-12-31T05:00:00Z 2027-01-01T02:00:00Z 2026-12-31 21:00",
+        "3 1 1 2026 2026-11-01T00:00:00-04:00 2026-11-01T01:00:00-04:00 2026-11-01 01:30",
+        "4 1 1 2026 2026-11-01T00:00:00-04:00 2026-11-01T01:00:00-05:00 2026-11-01 01:30",
+        "5 22 31 1959 1959-12-31T00:00:00-05:00 1959-12-31T22:00:00-05:00 1959-12-31 22:00",
+        "6 21 31 2026 2026-12-31T00:00:00-05:00 2026-12-31T21:00:00-05:00 2026-12-31 21:00",
     ];
     assert_eq!(
         column(&lake, &format!("SELECT {each} FROM ice.ns.f ORDER BY id")).await,
@@ -997,11 +999,11 @@ async fn calendar_functions_of_timestamptz_work_in_the_session_zone() {
     assert_eq!(
         column(&lake, groups).await,
         [
-            "1959-12-31T05:00:00Z 1",
-            "2025-12-31T05:00:00Z 1",
-            "2026-06-30T04:00:00Z 1",
-            "2026-11-01T04:00:00Z 2",
-            "2026-12-31T05:00:00Z 1",
+            "1959-12-31T00:00:00-05:00 1",
+            "2025-12-31T00:00:00-05:00 1",
+            "2026-06-30T00:00:00-04:00 1",
+            "2026-11-01T00:00:00-04:00 2",
+            "2026-12-31T00:00:00-05:00 1",
         ]
     );
     let filters: &[(&str, &[&str])] = &[
@@ -1024,7 +1026,8 @@ async fn calendar_functions_of_timestamptz_work_in_the_session_zone() {
             assert_eq!(ids, *expected, "{t}: {condition} (America/New_York)");
         }
     }
-    // date_bin: fixed days from the origin, local midnight of 2026-01-01 (05:00Z)
+    // date_bin: fixed days from the origin, local midnight of 2026-01-01 (05:00Z), so
+    // 01:00 in summer time (05:00Z, written in the session's zone)
     assert_eq!(
         column(
             &lake,
@@ -1032,7 +1035,7 @@ async fn calendar_functions_of_timestamptz_work_in_the_session_zone() {
              FROM ice.ns.f WHERE id IN (1, 2) ORDER BY id"
         )
         .await,
-        ["2026-06-30T05:00:00Z", "2025-12-31T05:00:00Z"]
+        ["2026-06-30T01:00:00-04:00", "2025-12-31T00:00:00-05:00"]
     );
     ok(
         ctx,
@@ -1049,7 +1052,8 @@ async fn calendar_functions_of_timestamptz_work_in_the_session_zone() {
              CAST(extract(minute FROM tz) AS STRING)) FROM ice.ns.f WHERE id = 1"
         )
         .await,
-        ["2026-07-01T01:15:00Z 45"]
+        // 01:15Z, 07:00 there
+        ["2026-07-01T07:00:00+05:45 45"]
     );
     // Paris kept local mean time (+00:09:21) until 1911: its minutes start 21 s past the
     // UTC minute, as Spark's date_trunc('MINUTE') and DuckDB's start them
@@ -1068,8 +1072,8 @@ async fn calendar_functions_of_timestamptz_work_in_the_session_zone() {
              CAST(extract(second FROM tz) AS STRING)) FROM ice.ns.lmt"
         )
         .await,
-        // (the second: 12:09:00 local, shown in the session's zone)
-        ["1890-06-01T11:59:39Z 1890-06-01T12:09:00+00:09 51"]
+        // 11:59:39Z, 12:09:00 local (Arrow writes the offset's hours and minutes)
+        ["1890-06-01T12:09:00+00:09 1890-06-01T12:09:00+00:09 51"]
     );
     ok(ctx, "SET datafusion.execution.time_zone = 'UTC'").await;
     assert_eq!(
@@ -1139,9 +1143,10 @@ async fn the_session_zone_holds_for_timestamptz_ns_columns() {
                 CAST(date_trunc('day', tz) AS STRING), ' ', CAST(st.ts AS STRING))";
     assert_eq!(
         column(&lake, &format!("SELECT {each} FROM ice.ns.v3 ORDER BY id")).await,
+        // Paris's wall clock: 01:30Z is 03:30 CEST; 22:59Z 23:59 CET
         [
-            "1 3 2024-03-30T23:00:00Z 2024-03-31T01:30:00.123456789Z",
-            "2 23 1969-12-30T23:00:00Z 1969-12-31T22:59:59.999999999Z",
+            "1 3 2024-03-31T00:00:00+01:00 2024-03-31T03:30:00.123456789+02:00",
+            "2 23 1969-12-31T00:00:00+01:00 1969-12-31T23:59:59.999999999+01:00",
         ]
     );
     ok(ctx, "SET datafusion.execution.time_zone = 'UTC'").await;

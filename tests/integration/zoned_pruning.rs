@@ -180,6 +180,16 @@ const FILTERS: &[&str] = &[
     "CASE WHEN extract(year FROM tz) = 2026 THEN true ELSE false END",
     "id IN (SELECT id FROM (SELECT 0 AS id UNION ALL SELECT 12) s) AND extract(year FROM tz) = 2026",
     "EXISTS (SELECT 1) AND date_part('month', tz) = 12",
+    // the session zone's text of an instant, which nothing inverts (prunes no file)
+    "CAST(tz AS VARCHAR) LIKE '2026-11-01T01%'",
+    "CAST(tz AS VARCHAR) >= '2026-01-01'",
+    "tz::STRING LIKE '%+01:00'",
+    "'at ' || tz LIKE 'at 2025-12-31%'",
+    "concat('x', tz) < 'x1970'",
+    // month and year bins of the session zone's calendar
+    "date_bin(INTERVAL '1 month', tz, TIMESTAMP '2026-01-01 00:00:00') = TIMESTAMP '2026-03-01 00:00:00'",
+    "date_bin(INTERVAL '1 year', tz) < TIMESTAMP '1970-01-01 00:00:00'",
+    "date_bin(INTERVAL '3 months', tz) >= TIMESTAMP '2026-10-01 00:00:00'",
 ];
 
 /// Partitionings of the Iceberg copies (the first, unpartitioned, is the reference copy).
@@ -326,8 +336,14 @@ async fn create_copies(lake: &Lake, suffix: &str, ty: &str, version: u8) {
 
 /// Filters where plain DataFusion is not Spark's answer, so only the copies are compared
 /// with the unpartitioned one: DataFusion truncates the UTC minute, not the local clock's
-/// (local mean time, Paris +00:09:21 before 1911).
-const COPIES_ONLY: &[&str] = &["date_trunc('minute'"];
+/// (local mean time, Paris +00:09:21 before 1911); and it bins months and years on the UTC
+/// calendar (the values are held in `session_zone_casts`).
+const COPIES_ONLY: &[&str] = &[
+    "date_trunc('minute'",
+    "date_bin(INTERVAL '1 month'",
+    "date_bin(INTERVAL '1 year'",
+    "date_bin(INTERVAL '3 months'",
+];
 
 /// Every filter over every copy in a session in `zone`: the ids each copy selects, against
 /// the unpartitioned copy's and plain DataFusion's; the disagreements, described.

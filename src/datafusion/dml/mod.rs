@@ -231,10 +231,13 @@ pub(crate) async fn plan_merge(
     clauses: Vec<MergeIntoClause>,
 ) -> Result<Arc<dyn ExecutionPlan>> {
     let (target, session) = writable(provider, state, "MERGE")?;
+    // the target's fields in `merge_schema`: its columns, then any metadata columns
+    let target_width =
+        provider.arrow_schema().fields().len() + provider.metadata_column_names().len();
     merge_clauses::check_merge_clauses(
         &clauses,
         &merge_schema,
-        provider.arrow_schema().fields().len(),
+        target_width,
         &target.ident.to_string(),
     )?;
     let clauses =
@@ -268,7 +271,7 @@ pub(crate) async fn plan_merge(
         &merge_schema,
         on,
         merge::with_write_defaults(clauses, provider.arrow_schema(), provider.write_defaults()),
-        provider.arrow_schema(),
+        (provider.arrow_schema(), target_width),
     )
     .await?;
     job.set_operation(RowLevelOp::Merge(actions), None);
@@ -287,7 +290,8 @@ fn writable<'a>(
     // read them in their conditions (the statement layer's; see
     // `IcebergTableProvider::with_metadata_columns_for_row_level`)
     if provider.has_metadata_columns()
-        && (provider.write_target().is_none() || !matches!(statement, "DELETE" | "UPDATE"))
+        && (provider.write_target().is_none()
+            || !matches!(statement, "DELETE" | "UPDATE" | "MERGE"))
     {
         return Err(super::table_provider::read_only_metadata_view(table));
     }

@@ -25,10 +25,12 @@ use datafusion::common::{DataFusionError, Result as DFResult};
 use datafusion::datasource::TableProvider;
 use datafusion::execution::SessionStateBuilder;
 use datafusion::prelude::SessionContext;
-use datafusion::sql::parser::Statement as DFStatement;
 use datafusion::sql::planner::object_name_to_table_reference;
+use std::ops::ControlFlow;
+
 use datafusion::sql::sqlparser::ast::{
-    AssignmentTarget, FromTable, ObjectNamePart, Statement, TableFactor,
+    Assignment, AssignmentTarget, Expr, FromTable, Ident, MergeAction, ObjectName, ObjectNamePart,
+    Statement, TableFactor, Visit, Visitor,
 };
 
 use super::metadata_columns::names_metadata_column;
@@ -54,8 +56,9 @@ pub(super) async fn session(ctx: &SessionContext, sql: &str) -> Result<Option<Se
     let state = ctx.state();
     let options = state.config().options().sql_parser.clone();
     let normalization = options.enable_ident_normalization;
-    let Ok(DFStatement::Statement(statement)) = state.sql_to_statement(sql, &options.dialect)
-    else {
+    // parsed as module `dml_rewrite` parses it (Spark's `UPDATE SET *` / `INSERT *` marked)
+    let merge = super::tokens::first_word_is(sql, &["MERGE"]);
+    let Some((statement, _)) = super::dml_rewrite::parse_marked(ctx, sql, merge) else {
         return Ok(None);
     };
     let relation = match statement.as_ref() {
@@ -68,10 +71,12 @@ pub(super) async fn session(ctx: &SessionContext, sql: &str) -> Result<Option<Se
             }
         }
         Statement::Update(update) if update.table.joins.is_empty() => &update.table.relation,
+        Statement::Merge(merge) => &merge.table,
         _ => return Ok(None),
     };
     let TableFactor::Table {
         name,
+        alias,
         args: None,
         version: None,
         ..
@@ -79,27 +84,41 @@ pub(super) async fn session(ctx: &SessionContext, sql: &str) -> Result<Option<Se
     else {
         return Ok(None);
     };
-    // the columns an UPDATE assigns (last name part, normalized)
-    let assigned: Vec<String> = match statement.as_ref() {
-        Statement::Update(update) => update
-            .assignments
-            .iter()
-            .flat_map(|a| match &a.target {
-                AssignmentTarget::ColumnName(name) => vec![name],
-                AssignmentTarget::Tuple(names) => names.iter().collect(),
-            })
-            .filter_map(|name| name.0.last().and_then(ObjectNamePart::as_ident))
-            .map(|id| match normalization && id.quote_style.is_none() {
-                true => id.value.to_ascii_lowercase(),
-                false => id.value.clone(),
-            })
-            .collect(),
-        _ => vec![],
+    let normalize = |id: &Ident| match normalization && id.quote_style.is_none() {
+        true => id.value.to_ascii_lowercase(),
+        false => id.value.clone(),
     };
+    // the columns an UPDATE or MERGE assigns (last name part, normalized)
+    let assigned: Vec<String> = assigned_columns(&statement)
+        .into_iter()
+        .filter_map(|name| name.0.last().and_then(ObjectNamePart::as_ident))
+        .map(normalize)
+        .collect();
     let assigns_metadata = assigned
         .iter()
         .any(|c| crate::datafusion::metadata_columns::ALL.contains(&c.as_str()));
-    if !assigns_metadata && !names_metadata_column(&statement, normalization) {
+    let reads_metadata = match statement.as_ref() {
+        // a MERGE reads its target's metadata columns qualified (`t._pos`): an unqualified
+        // one is its source's
+        Statement::Merge(_) => {
+            let mut qualifiers: Vec<String> = alias.iter().map(|a| normalize(&a.name)).collect();
+            if alias.is_none() {
+                qualifiers.extend(
+                    name.0
+                        .last()
+                        .and_then(ObjectNamePart::as_ident)
+                        .map(normalize),
+                );
+            }
+            let mut finder = TargetMetadata {
+                qualifiers,
+                normalize: &normalize,
+            };
+            Visit::visit(statement.as_ref(), &mut finder).is_break()
+        }
+        _ => names_metadata_column(&statement, normalization),
+    };
+    if !assigns_metadata && !reads_metadata {
         return Ok(None);
     }
     let reference = object_name_to_table_reference(name.clone(), normalization)?;
@@ -122,11 +141,28 @@ pub(super) async fn session(ctx: &SessionContext, sql: &str) -> Result<Option<Se
     let view = iceberg.clone().with_metadata_columns_for_row_level();
     // Spark refuses to assign a metadata column too
     let metadata = view.metadata_column_names();
+    let statement_name = match statement.as_ref() {
+        Statement::Merge(_) => "MERGE into",
+        _ => "UPDATE of",
+    };
     if let Some(column) = assigned.iter().find(|c| metadata.contains(&c.as_str())) {
         return Err(Error::invalid_argument(format!(
-            "UPDATE of '{reference}' assigns metadata column '{column}': metadata columns \
-             (_file, _pos, …) are read-only"
+            "{statement_name} '{reference}' assigns metadata column '{column}': metadata \
+             columns (_file, _pos, …) are read-only"
         )));
+    }
+    if let Statement::Merge(merge) = statement.as_ref() {
+        // DataFusion takes an INSERT without columns to list every column of the target
+        let unlisted = merge
+            .clauses
+            .iter()
+            .any(|c| matches!(&c.action, MergeAction::Insert(i) if i.columns.is_empty()));
+        if unlisted {
+            return Err(Error::unsupported(format!(
+                "MERGE into '{reference}' reading metadata columns of its target with an \
+                 INSERT that lists no columns: list them (INSERT (id, …) VALUES (…))"
+            )));
+        }
     }
     let view: Arc<dyn TableProvider> = Arc::new(view);
     let target_schema = Arc::new(TargetSchema {
@@ -218,4 +254,58 @@ fn read_only() -> DataFusionError {
          is planned"
             .to_string(),
     )
+}
+
+/// The names an `UPDATE` assigns, and those a `MERGE`'s `UPDATE SET` and `INSERT (…)`
+/// clauses do.
+fn assigned_columns(statement: &Statement) -> Vec<&ObjectName> {
+    match statement {
+        Statement::Update(update) => assignment_targets(&update.assignments),
+        Statement::Merge(merge) => merge
+            .clauses
+            .iter()
+            .flat_map(|c| match &c.action {
+                MergeAction::Update(update) => assignment_targets(&update.assignments),
+                MergeAction::Insert(insert) => insert.columns.iter().collect(),
+                MergeAction::Delete { .. } => vec![],
+            })
+            .collect(),
+        _ => vec![],
+    }
+}
+
+/// The names `assignments` assign.
+fn assignment_targets(assignments: &[Assignment]) -> Vec<&ObjectName> {
+    assignments
+        .iter()
+        .flat_map(|a| match &a.target {
+            AssignmentTarget::ColumnName(name) => vec![name],
+            AssignmentTarget::Tuple(names) => names.iter().collect(),
+        })
+        .collect()
+}
+
+/// Finds a metadata column qualified by one of `qualifiers` (the target's alias, else its
+/// name): `t._pos`, `t._partition.k`.
+struct TargetMetadata<'a, F: Fn(&Ident) -> String> {
+    qualifiers: Vec<String>,
+    normalize: &'a F,
+}
+
+impl<F: Fn(&Ident) -> String> Visitor for TargetMetadata<'_, F> {
+    type Break = ();
+
+    fn pre_visit_expr(&mut self, expr: &Expr) -> ControlFlow<()> {
+        if let Expr::CompoundIdentifier(parts) = expr {
+            let qualified = parts.windows(2).any(|pair| {
+                self.qualifiers.contains(&(self.normalize)(&pair[0]))
+                    && crate::datafusion::metadata_columns::ALL
+                        .contains(&(self.normalize)(&pair[1]).as_str())
+            });
+            if qualified {
+                return ControlFlow::Break(());
+            }
+        }
+        ControlFlow::Continue(())
+    }
 }

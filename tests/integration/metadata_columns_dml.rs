@@ -397,6 +397,41 @@ async fn metadata_columns_beside_a_correlated_subquery() {
     }
 }
 
+/// On a branch (Spark's `ns.t.branch_dev`, icefloe's `ns."t@dev"`), a `DELETE`/`UPDATE`
+/// reading metadata columns reads and changes the branch's rows alone; `main` keeps its own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metadata_columns_in_row_level_statements_on_a_branch() {
+    let lake = lake().await;
+    let ctx = &lake.ctx;
+    let t = table(&lake, "b", "merge-on-read", 2).await;
+    ok(ctx, &format!("ALTER TABLE {t} CREATE BRANCH dev")).await;
+    let main = table_rows(ctx, &t).await;
+    let dev = "ice.ns.\"b@dev\"";
+    let before = rows(
+        ctx,
+        &format!("SELECT id, k, s, d, _pos, _file FROM {dev} ORDER BY id"),
+    )
+    .await;
+    count(ctx, "DELETE FROM ice.ns.b.branch_dev WHERE _pos = 0").await;
+    count(ctx, &format!("UPDATE {dev} SET s = _file WHERE _pos = 1")).await;
+    let want: Vec<Vec<String>> = before
+        .iter()
+        .filter(|r| r[4] != "0")
+        .map(|r| {
+            let mut row = r[..4].to_vec();
+            if r[4] == "1" {
+                row[2] = r[5].clone();
+            }
+            row
+        })
+        .collect();
+    assert_eq!(
+        rows(ctx, &format!("SELECT id, k, s, d FROM {dev} ORDER BY id")).await,
+        want
+    );
+    assert_eq!(table_rows(ctx, &t).await, main);
+}
+
 /// A condition on a metadata column never removes whole files by partition values: `k =
 /// 1 AND _pos = 0` in a table partitioned by `k` deletes one row of each file of the
 /// partition, not the files (the files' other rows stay). And it cannot be checked

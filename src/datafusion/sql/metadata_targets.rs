@@ -121,7 +121,9 @@ pub(super) async fn session(ctx: &SessionContext, sql: &str) -> Result<Option<Se
     if !assigns_metadata && !reads_metadata {
         return Ok(None);
     }
-    let reference = object_name_to_table_reference(name.clone(), normalization)?;
+    let Ok(reference) = object_name_to_table_reference(name.clone(), normalization) else {
+        return Ok(None);
+    };
     let defaults = &state.config_options().catalog;
     let resolved = reference
         .clone()

@@ -432,6 +432,90 @@ async fn metadata_columns_in_row_level_statements_on_a_branch() {
     assert_eq!(table_rows(ctx, &t).await, main);
 }
 
+/// After partition evolution (files of an unpartitioned spec 0, then of spec 1 by `k`), a
+/// condition on `_partition.k` or `_spec_id` changes the rows whose files hold those
+/// values, never others: `_partition.k = 1` leaves the spec-0 rows with `k = 1` (their
+/// `_partition.k` is NULL), as a `SELECT` with it does, in both write modes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn partition_and_spec_conditions_after_partition_evolution() {
+    let lake = lake().await;
+    let ctx = &lake.ctx;
+    for mode in ["copy-on-write", "merge-on-read"] {
+        let name = format!("e_{}", mode.replace('-', "_"));
+        create(
+            &lake,
+            &name,
+            "",
+            &format!(
+                ", 'write.delete.mode'='{mode}', 'write.update.mode'='{mode}', \
+                 'write.merge.mode'='{mode}'"
+            ),
+        )
+        .await;
+        let t = format!("ice.ns.{name}");
+        ok(
+            ctx,
+            &format!("INSERT INTO {t} VALUES (1, 1, 'a', 1.0), (2, 2, 'b', 2.0), (3, 1, 'c', 3.0)"),
+        )
+        .await;
+        ok(ctx, &format!("ALTER TABLE {t} ADD PARTITION FIELD k")).await;
+        ok(
+            ctx,
+            &format!("INSERT INTO {t} VALUES (4, 1, 'd', 4.0), (5, 2, 'e', 5.0), (6, 1, 'f', 6.0)"),
+        )
+        .await;
+        let before = placed(ctx, &t, false).await;
+        assert!(before.iter().any(|p| p.spec_id == "0"), "{before:?}");
+        assert!(before.iter().any(|p| p.spec_id == "1"), "{before:?}");
+        let selected = rows(
+            ctx,
+            &format!("SELECT id FROM {t} WHERE _partition.k = 1 ORDER BY id"),
+        )
+        .await;
+        let n = count(
+            ctx,
+            &format!("UPDATE {t} SET s = 'p' WHERE _partition.k = 1"),
+        )
+        .await;
+        let want: Vec<Vec<String>> = before
+            .iter()
+            .map(|p| {
+                let mut row = p.row.clone();
+                if p.partition_k == "1" {
+                    row[2] = "p".into();
+                }
+                row
+            })
+            .collect();
+        assert_eq!(n as usize, selected.len(), "{name}");
+        assert_eq!(table_rows(ctx, &t).await, want, "{name}: _partition.k = 1");
+        let before = placed(ctx, &t, false).await;
+        count(
+            ctx,
+            &format!("DELETE FROM {t} WHERE _spec_id = 0 AND k = 1"),
+        )
+        .await;
+        let want: Vec<Vec<String>> = before
+            .iter()
+            .filter(|p| !(p.spec_id == "0" && p.row[1] == "1"))
+            .map(|p| p.row.clone())
+            .collect();
+        assert_eq!(table_rows(ctx, &t).await, want, "{name}: _spec_id = 0");
+        let before = placed(ctx, &t, false).await;
+        count(ctx, &format!("DELETE FROM {t} WHERE _partition.k IS NULL")).await;
+        let want: Vec<Vec<String>> = before
+            .iter()
+            .filter(|p| !p.partition_k.is_empty())
+            .map(|p| p.row.clone())
+            .collect();
+        assert_eq!(
+            table_rows(ctx, &t).await,
+            want,
+            "{name}: _partition.k IS NULL"
+        );
+    }
+}
+
 /// A condition on a metadata column never removes whole files by partition values: `k =
 /// 1 AND _pos = 0` in a table partitioned by `k` deletes one row of each file of the
 /// partition, not the files (the files' other rows stay). And it cannot be checked

@@ -1,19 +1,25 @@
-//! Metadata columns of the table a `DELETE` or `UPDATE` changes, in its `WHERE` and `SET`
-//! values, as Spark reads them on Iceberg tables: `DELETE FROM t WHERE _file = '…'`,
-//! `DELETE FROM t WHERE t._pos < 10`, `UPDATE t SET x = 0 WHERE _partition.k = 'c'`,
-//! `UPDATE t SET note = _file WHERE …` (see [`crate::datafusion::metadata_columns`] for
-//! the values: those a `SELECT` of the same snapshot reads for the same rows).
+//! Metadata columns of the table a `DELETE`, `UPDATE` or `MERGE` changes, as Spark reads
+//! them on Iceberg tables: in a `DELETE`/`UPDATE`'s `WHERE` and `SET` values (`DELETE FROM t
+//! WHERE _file = '…'`, `DELETE FROM t WHERE t._pos < 10`, `UPDATE t SET x = 0 WHERE
+//! _partition.k = 'c'`, `UPDATE t SET note = _file WHERE …`), and qualified by the
+//! target's name or alias in a `MERGE`'s `ON`, clause conditions and values (`ON t.id =
+//! s.id AND t._spec_id = 0 WHEN MATCHED AND t._pos = 3 THEN …`; an unqualified one is the
+//! source's, whose tables read them as queries do, module `metadata_columns`); also in
+//! `EXPLAIN [ANALYZE]` of such a statement. See [`crate::datafusion::metadata_columns`]
+//! for the values: those a `SELECT` of the same snapshot reads for the same rows.
 //!
-//! DataFusion 55 plans a `DELETE`/`UPDATE` against its target's schema, which holds the
+//! DataFusion 55 plans these statements against the target's schema, which holds the
 //! table's columns alone. [`session`] gives a copy of the session in which the target's
 //! name (as the statement names it, resolved in the session's default catalog and
 //! schema) resolves to the table's provider with the metadata columns appended
 //! ([`IcebergTableProvider::with_metadata_columns_for_row_level`]), keeping its write
 //! target, so the statement plans unchanged (its qualifiers and alias, its subqueries;
 //! a subquery reading the same table reads it with the metadata columns too), and the
-//! provider's `delete_from`/`update` run the statement through the one row-level path
-//! (module `dml`), whose row-level scan then carries the metadata columns after the
-//! row's file and position. Assigning a metadata column is an error there, as in Spark.
+//! provider's `delete_from`/`update`/`merge_into` run the statement through the one
+//! row-level path (module `dml`), whose row-level scan then carries the metadata columns
+//! after the row's file and position. Assigning a metadata column is an error, as in
+//! Spark; so is a `MERGE` reading them with an `INSERT VALUES` listing no columns
+//! (DataFusion would ask a value for each metadata column too).
 
 use std::sync::Arc;
 
@@ -25,6 +31,7 @@ use datafusion::common::{DataFusionError, Result as DFResult};
 use datafusion::datasource::TableProvider;
 use datafusion::execution::SessionStateBuilder;
 use datafusion::prelude::SessionContext;
+use datafusion::sql::parser::Statement as DFStatement;
 use datafusion::sql::planner::object_name_to_table_reference;
 use std::ops::ControlFlow;
 
@@ -38,9 +45,10 @@ use crate::datafusion::IcebergTableProvider;
 use crate::error::{Error, Result};
 
 /// A copy of `ctx`'s session in which the target of `sql` resolves to its provider with
-/// metadata columns, when `sql` is a `DELETE` or `UPDATE` of one Iceberg table naming a
-/// metadata column (see the module docs); `None` otherwise (the statement is planned in
-/// `ctx` as it is).
+/// metadata columns, when `sql` is (or `EXPLAIN [ANALYZE]`s) a `DELETE` or `UPDATE` of one
+/// Iceberg table naming a metadata column, or a `MERGE` naming one of its target's
+/// qualified (see the module docs); `None` otherwise (the statement is planned in `ctx`
+/// as it is).
 ///
 /// Errors: an `UPDATE` assigning a metadata column
 /// ([`ErrorKind::InvalidArgument`](crate::ErrorKind), naming it); DataFusion's, looking
@@ -57,9 +65,17 @@ pub(super) async fn session(ctx: &SessionContext, sql: &str) -> Result<Option<Se
     let options = state.config().options().sql_parser.clone();
     let normalization = options.enable_ident_normalization;
     // parsed as module `dml_rewrite` parses it (Spark's `UPDATE SET *` / `INSERT *` marked)
+    // (an `EXPLAIN [ANALYZE]` of one: the statement it explains)
     let merge = super::tokens::first_word_is(sql, &["MERGE"]);
-    let Some((statement, _)) = super::dml_rewrite::parse_marked(ctx, sql, merge) else {
-        return Ok(None);
+    let statement = match super::dml_rewrite::parse_marked(ctx, sql, merge) {
+        Some((statement, _)) => statement,
+        None => match state.sql_to_statement(sql, &options.dialect) {
+            Ok(DFStatement::Explain(explain)) => match *explain.statement {
+                DFStatement::Statement(statement) => statement,
+                _ => return Ok(None),
+            },
+            _ => return Ok(None),
+        },
     };
     let relation = match statement.as_ref() {
         Statement::Delete(delete) => {

@@ -447,7 +447,7 @@ async fn execute_statement(ctx: &SessionContext, statement: &str) -> Result<Data
     // a DELETE/UPDATE/MERGE reading its target's metadata columns is planned in a copy
     // of the session where the target has them (module `metadata_targets`)
     let with_metadata_target;
-    let ctx = match tokens::first_word_is(statement, &["DELETE", "UPDATE", "MERGE"]) {
+    let ctx = match tokens::first_word_is(statement, &["DELETE", "UPDATE", "MERGE", "EXPLAIN"]) {
         true => match Box::pin(metadata_targets::session(ctx, statement)).await? {
             Some(with_target) => {
                 with_metadata_target = with_target;

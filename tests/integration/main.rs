@@ -46,6 +46,7 @@ mod maintenance_zorder;
 mod map_access;
 mod metadata_answers;
 mod metadata_columns;
+mod metadata_columns_dml;
 mod metadata_parity;
 mod nan_semantics;
 mod nested_evolution;

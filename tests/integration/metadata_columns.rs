@@ -624,7 +624,7 @@ async fn metadata_columns_of_a_merge_source_with_resolved_clauses() {
 }
 
 /// Where a statement keeps its plan for later (`CREATE VIEW`, `PREPARE`) or names a
-/// metadata column of the table it changes (`DELETE`, `UPDATE`, a `MERGE`'s target), a
+/// metadata column of a `MERGE`'s target unqualified, a
 /// metadata column is refused naming the feature, the column and the table (it was
 /// "Schema error: No field named _file"), and nothing changes; the same statements
 /// without metadata columns still run, and a metadata column the table does not have
@@ -647,22 +647,10 @@ async fn metadata_columns_where_they_are_not_supported_are_refused() {
              a prepared statement as the plan made by PREPARE",
         ),
         (
-            "DELETE FROM ice.ns.t WHERE _pos = 0",
-            "metadata columns in DELETE are not supported yet: _pos of ice.ns.t",
-        ),
-        (
-            "DELETE FROM ice.ns.t AS x WHERE x._file LIKE '%'",
-            "metadata columns in DELETE are not supported yet: _file of ice.ns.t",
-        ),
-        (
-            "UPDATE ice.ns.t SET s = 'z' WHERE _spec_id = 0",
-            "metadata columns in UPDATE are not supported yet: _spec_id of ice.ns.t",
-        ),
-        (
-            "MERGE INTO ice.ns.t USING ice.ns.u ON t.id = u.p WHEN MATCHED AND t._pos = 0 \
-             THEN DELETE",
-            "metadata columns of a MERGE's target table are not supported yet (those of its \
-             source are): _pos of ice.ns.t",
+            "MERGE INTO ice.ns.t USING (SELECT p FROM ice.ns.u) u ON t.id = u.p WHEN MATCHED \
+             AND _pos = 0 THEN DELETE",
+            "unqualified metadata columns of a MERGE's target table are not supported (an \
+             unqualified one is the source's): _pos of ice.ns.t; qualify it",
         ),
     ] {
         let err = icefloe::datafusion::sql::execute(ctx, sql)

@@ -362,9 +362,12 @@ pub(crate) fn target_conjuncts(on: &Expr, merge_schema: &DFSchema, columns: usiz
 }
 
 /// Plan the join of the target's row-level `scan` (table columns, file, position; a v3
-/// table's then `_row_id` and `_last_updated_sequence_number`) with
-/// `source` for `clauses`, and the clauses over its rows. Returns the joined plan (rows
-/// laid out as [`MergeActions`] describes) and the actions.
+/// table's then `_row_id` and `_last_updated_sequence_number`; then the metadata columns
+/// the statement reads of the target, if any) with `source` for `clauses`, and the
+/// clauses over its rows. `target_schema` is the table's columns, `target_width` the
+/// number of target fields before the source's in `merge_schema` (the table's columns
+/// and those metadata columns). Returns the joined plan (rows laid out as
+/// [`MergeActions`] describes) and the actions.
 ///
 /// Errors: an `UPDATE`/`INSERT` of a column the table does not have; expressions that
 /// cannot be planned.
@@ -375,7 +378,7 @@ pub(crate) async fn plan_merge(
     merge_schema: &DFSchemaRef,
     on: Expr,
     clauses: Vec<MergeIntoClause>,
-    target_schema: &SchemaRef,
+    (target_schema, target_width): (&SchemaRef, usize),
 ) -> Result<(Arc<dyn ExecutionPlan>, MergeActions)> {
     let n = target_schema.fields().len();
     // a v3 table's row-level scan has the row's lineage after its file and position
@@ -400,7 +403,7 @@ pub(crate) async fn plan_merge(
     let source_table = PlanTable::new(source, &source_names)?;
     let mut source_exprs: Vec<Expr> = vec![];
     for (i, name) in source_names.iter().enumerate() {
-        let (qualifier, field) = merge_schema.qualified_field(n + i);
+        let (qualifier, field) = merge_schema.qualified_field(target_width + i);
         source_exprs.push(
             Expr::Column(Column::new_unqualified(name.clone()))
                 .alias_qualified(qualifier.cloned(), field.name()),

@@ -37,6 +37,15 @@
 //! and removes every file the statement wrote. The result is DataFusion's usual one
 //! row, `count`: the rows deleted or updated.
 //!
+//! A `DELETE`/`UPDATE` whose condition or `SET` values read its target's metadata
+//! columns (`_file`, `_pos`, `_partition.k`, …; the statement layer plans it against the
+//! target with them, module `sql::metadata_targets`) gets them in its row-level scan, after
+//! the row-id (and lineage) columns, valued as a query reads them. Such a condition never
+//! removes whole files (the rows are read and it is evaluated on each); its conjuncts on
+//! metadata columns prune nothing but by fields of `_partition` (as a query's), and are
+//! left out of the conflict-detection filter: for the rows of files committed since, they
+//! count as true (the filter only widens).
+//!
 //! Format versions: v1, v2 and v3. v1 has no delete files: its merge-on-read statements
 //! are refused, copy-on-write works. On v3, merge-on-read writes deletion vectors (one
 //! per data file, an existing one — and the data file's file-scoped v2 position
@@ -222,10 +231,13 @@ pub(crate) async fn plan_merge(
     clauses: Vec<MergeIntoClause>,
 ) -> Result<Arc<dyn ExecutionPlan>> {
     let (target, session) = writable(provider, state, "MERGE")?;
+    // the target's fields in `merge_schema`: its columns, then any metadata columns
+    let target_width =
+        provider.arrow_schema().fields().len() + provider.metadata_column_names().len();
     merge_clauses::check_merge_clauses(
         &clauses,
         &merge_schema,
-        provider.arrow_schema().fields().len(),
+        target_width,
         &target.ident.to_string(),
     )?;
     let clauses =
@@ -259,7 +271,7 @@ pub(crate) async fn plan_merge(
         &merge_schema,
         on,
         merge::with_write_defaults(clauses, provider.arrow_schema(), provider.write_defaults()),
-        provider.arrow_schema(),
+        (provider.arrow_schema(), target_width),
     )
     .await?;
     job.set_operation(RowLevelOp::Merge(actions), None);
@@ -274,7 +286,13 @@ fn writable<'a>(
     statement: &'static str,
 ) -> Result<(WriteTarget, &'a SessionState)> {
     let table = provider.table();
-    if provider.has_metadata_columns() {
+    // a provider with metadata columns is written through by the statements that may
+    // read them in their conditions (the statement layer's; see
+    // `IcebergTableProvider::with_metadata_columns_for_row_level`)
+    if provider.has_metadata_columns()
+        && (provider.write_target().is_none()
+            || !matches!(statement, "DELETE" | "UPDATE" | "MERGE"))
+    {
         return Err(super::table_provider::read_only_metadata_view(table));
     }
     let target = provider.check_writable(statement)?;
@@ -364,8 +382,10 @@ async fn new_job(
     filters: &[Expr],
     statement: &'static str,
 ) -> Result<(RowLevelJob, DeletePlan)> {
+    // a condition on a metadata column (`_file`, `_pos`, `_partition.k`, …) says nothing
+    // about the rows of files added since: left out, it matches every row of them
     let conflict_filter = FilterConverter::new(provider.iceberg_schema())
-        .convert_all(filters)
+        .convert_all(&provider.table_column_filters(filters))
         .unwrap_or(Predicate::AlwaysTrue);
     let options = session
         .config_options()
@@ -424,8 +444,11 @@ async fn plan(
     };
     let schema = provider.iceberg_schema();
     let converter = FilterConverter::new(schema);
-    // A DELETE whose condition identity partition values decide removes whole files.
+    // A DELETE whose condition identity partition values decide removes whole files
+    // (never one reading a metadata column: its rows are read and the condition
+    // evaluated on each).
     let whole_files = matches!(op, RowLevelOpPlan::Delete)
+        && provider.table_column_filters(&filters).len() == filters.len()
         && filters.iter().all(|f| {
             converter.convert(f).is_some_and(|c| {
                 exact_by_identity_partitions(&c, schema, &table.metadata().partition_specs)
@@ -488,6 +511,13 @@ async fn plan(
                 }
             }
             for (column, expr) in assignments {
+                if provider.metadata_column_names().contains(&column.as_str()) {
+                    return Err(Error::invalid_argument(format!(
+                        "UPDATE of '{}' assigns metadata column '{column}': metadata \
+                         columns (_file, _pos, …) are read-only",
+                        target.ident
+                    )));
+                }
                 let index = provider.arrow_schema().index_of(&column).map_err(|_| {
                     Error::invalid_argument(format!(
                         "UPDATE of '{}': no column '{column}'",

@@ -124,7 +124,11 @@ pub(super) async fn plan_prepare(ctx: &SessionContext, sql: &str) -> Result<Opti
 /// `sql` parsed in the session's dialect, with Spark's `UPDATE SET *` / `INSERT *` (which
 /// do not parse) marked first when it may hold a `MERGE`, and how the session compares
 /// names; `None` when it does not parse (DataFusion reports it).
-fn parse_marked(ctx: &SessionContext, sql: &str, merge: bool) -> Option<(Box<Statement>, Names)> {
+pub(super) fn parse_marked(
+    ctx: &SessionContext,
+    sql: &str,
+    merge: bool,
+) -> Option<(Box<Statement>, Names)> {
     let state = ctx.state();
     let options = &state.config().options().sql_parser;
     let marked = match merge {
@@ -407,6 +411,24 @@ impl Relation {
         let parts = names.parts(name)?;
         let provider = ctx.table_provider(reference(&parts)?).await.ok()?;
         let schema = provider.schema();
+        // a row-level target with metadata columns (module `metadata_targets`): its own
+        // columns are the ones assigned, and those `SET *` / `INSERT *` name
+        let schema = match provider.downcast_ref::<crate::datafusion::IcebergTableProvider>() {
+            Some(iceberg) if iceberg.has_metadata_columns() => {
+                let metadata = iceberg.metadata_column_names();
+                let own: Vec<_> = schema
+                    .fields()
+                    .iter()
+                    .filter(|f| !metadata.contains(&f.name().as_str()))
+                    .cloned()
+                    .collect();
+                std::sync::Arc::new(datafusion::arrow::datatypes::Schema::new_with_metadata(
+                    own,
+                    schema.metadata().clone(),
+                ))
+            }
+            _ => schema,
+        };
         for field in schema.fields() {
             let default = provider
                 .get_column_default(field.name())

@@ -25,8 +25,11 @@
 //!   plan made when it is created, and `SELECT … FROM v` / `EXECUTE` reuse that plan
 //!   without passing through `sql::execute`, while icefloe resolves metadata columns
 //!   for each statement it plans;
-//! - `DELETE`, `UPDATE`, and the target table of a `MERGE`: their conditions are not
-//!   rewritten yet.
+//! - the target table of a `MERGE`, unqualified (an unqualified metadata column in a
+//!   `MERGE` is its source's; `t._pos` is the target's).
+//!
+//! A `DELETE` or `UPDATE` reading metadata columns of its target, and a `MERGE` reading
+//! them qualified, are planned against the target with them (module `metadata_targets`).
 //!
 //! Other limits, each an [`ErrorKind::Unsupported`](crate::ErrorKind) error or left to
 //! DataFusion: an unqualified `*` over a join in a block that reads metadata columns
@@ -185,8 +188,7 @@ fn with_user_names(
 
 /// The error for `sql`, which failed to plan with `error`, when that is DataFusion's "No
 /// field named <metadata column>" in a statement where icefloe does not give them
-/// (`CREATE VIEW`, `PREPARE`, `DELETE`, `UPDATE`, a `MERGE`'s target; see the module
-/// docs) and an Iceberg table the statement names has that column:
+/// (`CREATE VIEW`, `PREPARE`, a `MERGE`'s target unqualified; see the module docs) and an Iceberg table the statement names has that column:
 /// [`ErrorKind::Unsupported`](crate::ErrorKind) naming the statement, the column and
 /// the table. `None` otherwise (the error stands).
 pub(super) async fn unsupported(ctx: &SessionContext, sql: &str, error: &Error) -> Option<Error> {
@@ -208,12 +210,10 @@ pub(super) async fn unsupported(ctx: &SessionContext, sql: &str, error: &Error) 
             " (DataFusion keeps a prepared statement as the plan made by PREPARE, and \
              icefloe resolves metadata columns in each statement; run the query itself)",
         ),
-        Statement::Delete(_) => ("metadata columns in DELETE are not supported yet", ""),
-        Statement::Update(_) => ("metadata columns in UPDATE are not supported yet", ""),
         Statement::Merge(_) => (
-            "metadata columns of a MERGE's target table are not supported yet (those of \
-             its source are)",
-            "",
+            "unqualified metadata columns of a MERGE's target table are not supported \
+             (an unqualified one is the source's)",
+            "; qualify it with the target's name or alias, e.g. t._pos",
         ),
         _ => return None,
     };
@@ -332,6 +332,12 @@ impl Body<'_> {
             None => Ok(()),
         }
     }
+}
+
+/// Whether an expression of `statement` names a metadata column (`_file`, `t._pos`,
+/// `_partition.k`); `normalization`: unquoted names compare lowercased.
+pub(super) fn names_metadata_column(statement: &Statement, normalization: bool) -> bool {
+    Visit::visit(statement, &mut NamesMetadata { normalization }).is_break()
 }
 
 /// Finds an identifier naming a metadata column (`_file`, `t._file`, `_partition.k`).

@@ -193,6 +193,7 @@ mod merge_scopes;
 mod merge_star;
 mod metadata_columns;
 mod metadata_names;
+mod metadata_targets;
 mod namespace_names;
 mod nested_values;
 mod not_a_table;
@@ -443,6 +444,19 @@ async fn execute_statement(ctx: &SessionContext, statement: &str) -> Result<Data
             return Ok(df);
         }
     }
+    // a DELETE/UPDATE/MERGE reading its target's metadata columns is planned in a copy
+    // of the session where the target has them (module `metadata_targets`)
+    let with_metadata_target;
+    let ctx = match tokens::first_word_is(statement, &["DELETE", "UPDATE", "MERGE", "EXPLAIN"]) {
+        true => match Box::pin(metadata_targets::session(ctx, statement)).await? {
+            Some(with_target) => {
+                with_metadata_target = with_target;
+                &with_metadata_target
+            }
+            None => ctx,
+        },
+        false => ctx,
+    };
     // assignment targets and MERGE clause scopes resolved as Spark does (a DELETE is only
     // checked there)
     match dml_rewrite::plan(ctx, statement).await {

@@ -27,10 +27,13 @@ impl IcebergTableProvider {
     /// every table column, then [`FILE_COLUMN`] (the row's data file location as
     /// stored) and [`POS_COLUMN`] (its 0-based ordinal in the file, as position deletes
     /// count), on v3 tables then [`ROW_ID_COLUMN`] and [`LAST_UPDATED_COLUMN`] (the
-    /// row's lineage, stored or inherited; spec: "Row Lineage"), with the files'
-    /// existing deletes applied. `prune_by` are filters used for
-    /// row-group and page pruning: rows not matching them may be left out, so only a
-    /// scan that looks at the matching rows alone may pass any.
+    /// row's lineage, stored or inherited; spec: "Row Lineage"), then, on a provider
+    /// with metadata columns (a `DELETE`/`UPDATE`/`MERGE` naming them), those columns
+    /// under their names (`_file`, `_pos`, …, valued as a query reads them), with the
+    /// files' existing deletes applied. `prune_by` are filters used for row-group and
+    /// page pruning (those on metadata columns are left out): rows not matching them
+    /// may be left out, so only a scan that looks at the matching rows alone may pass
+    /// any.
     ///
     /// Errors: a filter that cannot be planned; an unusable file location.
     pub(crate) fn row_level_exec(
@@ -39,11 +42,15 @@ impl IcebergTableProvider {
         files: DeletePlan,
         prune_by: &[Expr],
     ) -> Result<Arc<dyn ExecutionPlan>> {
-        if self.table.metadata().format_version < crate::spec::FormatVersion::V3 {
+        // a filter on a metadata column prunes nothing here (the files hold no such column)
+        let prune_by = &self.table_column_filters(prune_by);
+        let v3 = self.table.metadata().format_version >= crate::spec::FormatVersion::V3;
+        if !v3 && self.metadata_columns.is_none() {
             return self.build_scan(state, files, None, prune_by, None, Hidden::RowIds);
         }
         // v3: each row's `_row_id` and `_last_updated_sequence_number` too (as the
-        // metadata columns compute them), after the file and position
+        // metadata columns compute them), after the file and position; a provider with
+        // metadata columns (a `DELETE`/`UPDATE` naming them) then appends those
         let scan = self.build_scan(state, files, None, prune_by, None, Hidden::Metadata)?;
         let scan_schema = scan.schema();
         let df_schema = DFSchema::try_from(Arc::clone(&scan_schema))?;
@@ -58,30 +65,54 @@ impl IcebergTableProvider {
                 (column, name)
             })
             .collect();
-        for (expr, name) in [
-            (
-                stored_or(
-                    STORED_ROW_ID_COLUMN,
-                    hidden(FIRST_ROW_ID_COLUMN) + hidden(POS_COLUMN),
-                )?,
-                ROW_ID_COLUMN,
-            ),
-            (
-                stored_or(
-                    STORED_SEQUENCE_NUMBER_COLUMN,
-                    hidden(SEQUENCE_NUMBER_COLUMN),
-                )?,
-                LAST_UPDATED_COLUMN,
-            ),
-        ] {
-            exprs.push((
-                state.create_physical_expr(expr, &df_schema)?,
-                name.to_string(),
-            ));
+        if v3 {
+            for (expr, name) in [
+                (
+                    stored_or(
+                        STORED_ROW_ID_COLUMN,
+                        hidden(FIRST_ROW_ID_COLUMN) + hidden(POS_COLUMN),
+                    )?,
+                    ROW_ID_COLUMN,
+                ),
+                (
+                    stored_or(
+                        STORED_SEQUENCE_NUMBER_COLUMN,
+                        hidden(SEQUENCE_NUMBER_COLUMN),
+                    )?,
+                    LAST_UPDATED_COLUMN,
+                ),
+            ] {
+                exprs.push((
+                    state.create_physical_expr(expr, &df_schema)?,
+                    name.to_string(),
+                ));
+            }
+        }
+        if let Some((columns, _)) = &self.metadata_columns {
+            for (kind, field) in &columns.columns {
+                let expr = metadata_column_expr(*kind, state, &df_schema)?;
+                exprs.push((expr, field.name().clone()));
+            }
         }
         Ok(Arc::new(
             datafusion::physical_plan::projection::ProjectionExec::try_new(exprs, scan)?,
         ))
+    }
+
+    /// The filters of `filters` that read the table's columns alone (none of the metadata
+    /// columns a provider with them appends): those a scan may prune data files, row
+    /// groups and pages by, and those the Iceberg predicates of a row-level statement
+    /// (its conflict-detection filter, spec "Scan Planning") are made of.
+    pub(crate) fn table_column_filters(&self, filters: &[Expr]) -> Vec<Expr> {
+        filters
+            .iter()
+            .filter(|f| {
+                f.column_refs()
+                    .iter()
+                    .all(|c| self.arrow_schema.field_with_name(&c.name).is_ok())
+            })
+            .cloned()
+            .collect()
     }
 
     /// The scan of a provider with metadata columns: `projection` indexes the table's
@@ -100,15 +131,7 @@ impl IcebergTableProvider {
         let all: Vec<usize> = (0..n + columns.columns.len()).collect();
         let projection = projection.unwrap_or(&all);
         // filters on metadata columns stay with DataFusion (they are Inexact)
-        let filters: Vec<Expr> = filters
-            .iter()
-            .filter(|f| {
-                f.column_refs()
-                    .iter()
-                    .all(|c| self.arrow_schema.field_with_name(&c.name).is_ok())
-            })
-            .cloned()
-            .collect();
+        let filters = self.table_column_filters(filters);
         if projection.iter().all(|i| *i < n) {
             return self.build_scan(
                 state,
@@ -130,61 +153,28 @@ impl IcebergTableProvider {
         )?;
         let scan_schema = scan.schema();
         let df_schema = DFSchema::try_from(Arc::clone(&scan_schema))?;
-        let hidden = |name: &str| Expr::Column(datafusion::common::Column::from_name(name));
         let mut exprs: Vec<(Arc<dyn PhysicalExpr>, String)> = vec![];
         let mut table_at = 0;
         for i in projection {
-            let (expr, name) = if *i < n {
+            if *i < n {
                 let field = scan_schema.field(table_at);
                 let column =
                     datafusion::physical_expr::expressions::Column::new(field.name(), table_at);
                 table_at += 1;
                 exprs.push((Arc::new(column), field.name().clone()));
                 continue;
-            } else {
-                let Some((kind, field)) = columns.columns.get(*i - n) else {
-                    return Err(Error::invalid_argument(format!(
-                        "column {i} of table '{}' projected, which has {} columns",
-                        self.table.metadata_location(),
-                        n + columns.columns.len()
-                    )));
-                };
-                let expr = match kind {
-                    MetadataColumn::File => hidden(FILE_COLUMN),
-                    MetadataColumn::Pos => {
-                        // Parquet's row number without its extension type: the field
-                        // the view declares (a type-only cast keeps the values and
-                        // drops the extension keys; DataFusion's aggregates refuse an
-                        // input whose field metadata differs from the logical plan's)
-                        let at = scan_schema.index_of(POS_COLUMN)?;
-                        let column = Arc::new(datafusion::physical_expr::expressions::Column::new(
-                            POS_COLUMN, at,
-                        ));
-                        let cast = datafusion::physical_expr::expressions::CastExpr::new(
-                            column,
-                            DataType::Int64,
-                            None,
-                        );
-                        exprs.push((Arc::new(cast), field.name().clone()));
-                        continue;
-                    }
-                    MetadataColumn::SpecId => hidden(SPEC_ID_COLUMN),
-                    MetadataColumn::Partition => hidden(PARTITION_COLUMN),
-                    MetadataColumn::Deleted => datafusion::logical_expr::lit(false),
-                    // spec "Row Lineage": null in the file → first_row_id + _pos
-                    MetadataColumn::RowId => stored_or(
-                        STORED_ROW_ID_COLUMN,
-                        hidden(FIRST_ROW_ID_COLUMN) + hidden(POS_COLUMN),
-                    )?,
-                    // null in the file → the file's data sequence number
-                    MetadataColumn::LastUpdatedSequenceNumber => stored_or(
-                        STORED_SEQUENCE_NUMBER_COLUMN,
-                        hidden(SEQUENCE_NUMBER_COLUMN),
-                    )?,
-                };
-                (expr, field.name().clone())
+            }
+            let Some((kind, field)) = columns.columns.get(*i - n) else {
+                return Err(Error::invalid_argument(format!(
+                    "column {i} of table '{}' projected, which has {} columns",
+                    self.table.metadata_location(),
+                    n + columns.columns.len()
+                )));
             };
-            exprs.push((state.create_physical_expr(expr, &df_schema)?, name));
+            exprs.push((
+                metadata_column_expr(*kind, state, &df_schema)?,
+                field.name().clone(),
+            ));
         }
         Ok(Arc::new(
             datafusion::physical_plan::projection::ProjectionExec::try_new(exprs, scan)?,
@@ -218,6 +208,53 @@ pub(super) fn row_id_columns() -> [FieldRef; 2] {
         Arc::new(Field::new(FILE_COLUMN, DataType::Utf8, false)),
         Arc::new(Field::new(POS_COLUMN, DataType::Int64, false).with_extension_type(RowNumber)),
     ]
+}
+
+/// The physical expression computing metadata column `kind` over a scan with
+/// [`Hidden::Metadata`] columns (`df_schema`, the scan's schema); see
+/// [`crate::datafusion::metadata_columns`] for the values.
+///
+/// Errors: a hidden column the scan lacks; DataFusion's planning errors.
+fn metadata_column_expr(
+    kind: MetadataColumn,
+    state: &dyn Session,
+    df_schema: &DFSchema,
+) -> Result<Arc<dyn PhysicalExpr>> {
+    let hidden = |name: &str| Expr::Column(datafusion::common::Column::from_name(name));
+    let expr = match kind {
+        MetadataColumn::File => hidden(FILE_COLUMN),
+        MetadataColumn::Pos => {
+            // Parquet's row number without its extension type: the field the view
+            // declares (a type-only cast keeps the values and drops the extension keys;
+            // DataFusion's aggregates refuse an input whose field metadata differs from
+            // the logical plan's)
+            let at = df_schema.as_arrow().index_of(POS_COLUMN)?;
+            let column = Arc::new(datafusion::physical_expr::expressions::Column::new(
+                POS_COLUMN, at,
+            ));
+            return Ok(Arc::new(
+                datafusion::physical_expr::expressions::CastExpr::new(
+                    column,
+                    DataType::Int64,
+                    None,
+                ),
+            ));
+        }
+        MetadataColumn::SpecId => hidden(SPEC_ID_COLUMN),
+        MetadataColumn::Partition => hidden(PARTITION_COLUMN),
+        MetadataColumn::Deleted => datafusion::logical_expr::lit(false),
+        // spec "Row Lineage": null in the file → first_row_id + _pos
+        MetadataColumn::RowId => stored_or(
+            STORED_ROW_ID_COLUMN,
+            hidden(FIRST_ROW_ID_COLUMN) + hidden(POS_COLUMN),
+        )?,
+        // null in the file → the file's data sequence number
+        MetadataColumn::LastUpdatedSequenceNumber => stored_or(
+            STORED_SEQUENCE_NUMBER_COLUMN,
+            hidden(SEQUENCE_NUMBER_COLUMN),
+        )?,
+    };
+    Ok(state.create_physical_expr(expr, df_schema)?)
 }
 
 /// `CASE WHEN stored IS NOT NULL THEN stored ELSE inherited END` over the hidden

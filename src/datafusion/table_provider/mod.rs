@@ -175,6 +175,17 @@ impl IcebergTableProvider {
         self
     }
 
+    /// The same table whose schema appends the metadata columns, as
+    /// [`Self::with_metadata_columns`], keeping its write target: the target of a
+    /// `DELETE` or `UPDATE` whose condition or `SET` values read them (the statement
+    /// layer plans such a statement against it). Other writes through it (`INSERT`,
+    /// `TRUNCATE`, `MERGE`) are [`crate::ErrorKind::Unsupported`] errors, as is an
+    /// assignment to a metadata column.
+    pub(crate) fn with_metadata_columns_for_row_level(mut self) -> Self {
+        self.set_metadata_columns();
+        self
+    }
+
     fn set_metadata_columns(&mut self) {
         let columns = MetadataColumns::new(self.table.metadata(), &self.arrow_schema);
         let mut fields: Vec<FieldRef> = self.arrow_schema.fields().iter().cloned().collect();

@@ -226,3 +226,130 @@ async fn a_failing_ctas_leaves_no_table_and_no_files() {
         );
     }
 }
+
+/// On a REST catalog (SeaweedFS, whose `stage-create` is switched on) CTAS is the same
+/// staged create: `createTable` with `stage-create: true`, then one `updateTable` with
+/// `assert-create` holding the table and its one `append` snapshot. While the query
+/// runs the table is in no listing; a `CREATE TABLE` of the name meanwhile makes the CTAS
+/// fail with `AlreadyExists` naming the table (the other table keeps its rows); a query
+/// that fails leaves no table. PyIceberg reads the result through the REST catalog.
+#[cfg(feature = "cloud")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn rest_ctas_is_a_staged_create() {
+    use datafusion::arrow::datatypes::DataType;
+    use datafusion::logical_expr::{create_udf, ColumnarValue, Volatility};
+    use datafusion::prelude::SessionContext;
+    use std::sync::{mpsc, Condvar, Mutex};
+
+    let Some(server) = crate::seaweed::server() else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let catalog = crate::rest_s3::rest_catalog(server, dir.path());
+    let ns = crate::seaweed::unique_namespace("ctas");
+    catalog
+        .create_namespace(&Namespace::parse(&ns), &HashMap::new())
+        .await
+        .expect("namespace");
+    let config = icefloe::datafusion::register_iceberg_options(
+        crate::catalog::context().state().config().clone(),
+    );
+    let ctx = SessionContext::new_with_config(config);
+    icefloe::datafusion::register_iceberg_functions(&ctx);
+    crate::catalog::attach(&ctx, "lake", Arc::clone(&catalog)).await;
+    ok(
+        &ctx,
+        &format!(
+            "CREATE TABLE lake.{ns}.t PARTITIONED BY (k) TBLPROPERTIES ('format-version'='2') \
+             AS SELECT value AS id, CAST(value % 2 AS INT) AS k FROM generate_series(1, 20)"
+        ),
+    )
+    .await;
+    let t = catalog
+        .load_table(&TableIdent::new(Namespace::parse(&ns), "t"))
+        .await
+        .expect("load");
+    let m = t.metadata();
+    assert_eq!(m.snapshots.len(), 1, "{:?}", m.snapshots);
+    assert_eq!(
+        m.snapshots[0].summary.get("operation").map(String::as_str),
+        Some("append")
+    );
+    assert_eq!(m.current_snapshot_id, Some(m.snapshots[0].snapshot_id));
+    assert!(m.metadata_log.is_empty(), "{:?}", m.metadata_log);
+    let count = ok(&ctx, &format!("SELECT count(*) AS n FROM lake.{ns}.t")).await;
+    assert!(count.contains("| 20 |"), "{count}");
+    if python().is_some() {
+        let read = crate::rest_s3::engines(server, &["pyiceberg-read", &format!("{ns}.t")]);
+        assert_eq!(read["rows"].as_array().map(Vec::len), Some(20), "{read}");
+    }
+    // a failing query: no table
+    let e = run(
+        &ctx,
+        &format!(
+            "CREATE TABLE lake.{ns}.bad AS SELECT value AS id, 10 / (value - 900) AS q \
+             FROM generate_series(1, 1000)"
+        ),
+    )
+    .await
+    .expect_err("divide by zero");
+    assert!(e.contains("Divide by zero"), "{e}");
+    let bad = TableIdent::new(Namespace::parse(&ns), "bad");
+    assert!(!catalog.table_exists(&bad).await.expect("exists"));
+    // the race: `stall(x)` tells the test it runs and waits for its go
+    let (started_tx, started_rx) = mpsc::channel::<()>();
+    let started_tx = Mutex::new(started_tx);
+    let go = Arc::new((Mutex::new(false), Condvar::new()));
+    let go_udf = Arc::clone(&go);
+    ctx.register_udf(create_udf(
+        "stall",
+        vec![DataType::Int64],
+        DataType::Int64,
+        Volatility::Volatile,
+        Arc::new(move |args: &[ColumnarValue]| {
+            let _ = started_tx.lock().map(|tx| tx.send(()));
+            let (lock, cvar) = &*go_udf;
+            let mut ready = lock.lock().expect("lock");
+            while !*ready {
+                ready = cvar.wait(ready).expect("wait");
+            }
+            Ok(args[0].clone())
+        }),
+    ));
+    let ctas = {
+        let ctx = ctx.clone();
+        let sql = format!(
+            "CREATE TABLE lake.{ns}.c AS SELECT stall(value) AS x FROM generate_series(1, 3)"
+        );
+        tokio::spawn(async move { run(&ctx, &sql).await })
+    };
+    tokio::task::spawn_blocking(move || started_rx.recv().expect("stall runs"))
+        .await
+        .expect("join");
+    let c = TableIdent::new(Namespace::parse(&ns), "c");
+    assert!(!catalog.table_exists(&c).await.expect("exists"));
+    ok(&ctx, &format!("CREATE TABLE lake.{ns}.c (x BIGINT)")).await;
+    ok(&ctx, &format!("INSERT INTO lake.{ns}.c VALUES (7)")).await;
+    {
+        let (lock, cvar) = &*go;
+        *lock.lock().expect("lock") = true;
+        cvar.notify_all();
+    }
+    let e = ctas
+        .await
+        .expect("join")
+        .expect_err("the CTAS lost the race");
+    assert!(e.contains(&format!("table '{ns}.c' already exists")), "{e}");
+    let rows = ok(&ctx, &format!("SELECT x FROM lake.{ns}.c")).await;
+    assert!(rows.contains("| 7 |"), "{rows}");
+    assert_eq!(
+        catalog
+            .load_table(&c)
+            .await
+            .expect("load")
+            .metadata()
+            .snapshots
+            .len(),
+        1
+    );
+}

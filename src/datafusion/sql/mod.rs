@@ -149,8 +149,8 @@
 //! CTAS (`AS query`) is a staged create (module `staged_create`): the query's rows are
 //! written against the table staged by its catalog, and one commit creates the table
 //! with them; a failure leaves no table and removes what was written. On a catalog that
-//! cannot stage (REST) it creates the table, then runs `INSERT INTO <table> <query>`,
-//! dropping the table again when the insert fails.
+//! cannot stage (a REST server refusing `stage-create`) it creates the table, then runs
+//! `INSERT INTO <table> <query>`, dropping the table again when the insert fails.
 //!
 //! Errors are the crate's [`Error`], naming the statement and the table:
 //! [`ErrorKind::AlreadyExists`](crate::ErrorKind) (table, namespace, column, branch or

@@ -9,8 +9,8 @@
 //! name meanwhile (then [`ErrorKind::AlreadyExists`](crate::ErrorKind) naming it), leaves
 //! no table and removes every file the statement wrote.
 //!
-//! A catalog that cannot stage a create (a REST catalog) gets the old way, [`Unstaged`]:
-//! create, then insert.
+//! A catalog that cannot stage a create (a REST server refusing `stage-create`) gets the
+//! old way, [`Unstaged`]: create, then insert.
 
 use std::sync::Arc;
 

@@ -227,7 +227,7 @@ async fn a_failing_ctas_leaves_no_table_and_no_files() {
     }
 }
 
-/// On a REST catalog (SeaweedFS, whose `stage-create` is switched on) CTAS is the same
+/// On a REST catalog (SeaweedFS 4.48) CTAS is the same
 /// staged create: `createTable` with `stage-create: true`, then one `updateTable` with
 /// `assert-create` holding the table and its one `append` snapshot. While the query
 /// runs the table is in no listing; a `CREATE TABLE` of the name meanwhile makes the CTAS

@@ -223,8 +223,6 @@ rm -rf "$dir"
         .args(&args)
         .env("AWS_ACCESS_KEY_ID", ACCESS_KEY)
         .env("AWS_SECRET_ACCESS_KEY", &secret_key)
-        // the REST `createTable` with `stage-create: true` (CTAS), off by default
-        .env("ICEBERG_ENABLE_STAGE_CREATE", "true")
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::null())

@@ -24,8 +24,8 @@ impl RestCatalog {
     /// at the commit).
     ///
     /// Errors: as `create_table`; a server that refuses to stage (an answer other than
-    /// 404 and 409, e.g. SeaweedFS without `ICEBERG_ENABLE_STAGE_CREATE`) is
-    /// [`ErrorKind::Unsupported`], so that CTAS falls back to create, then insert.
+    /// 404 and 409) is [`ErrorKind::Unsupported`], so that CTAS falls back to create,
+    /// then insert.
     pub(super) async fn stage_create(
         &self,
         ident: &TableIdent,

@@ -698,6 +698,81 @@ async fn a_table_created_while_a_ctas_commits_wins_and_the_ctas_leaves_nothing()
     }
 }
 
+/// A `CREATE TABLE … AS` killed at each step of its commit (`ICEFLOE_FAILPOINT`: data
+/// files written, a manifest, the manifest list, and on the SQLite catalog its first
+/// metadata file, before the row registering the name) leaves no table: the name is not
+/// listed, and the same CTAS then succeeds, on the SQLite and the filesystem catalog. (On
+/// the filesystem catalog writing `v1.metadata.json` is the create itself: killed after
+/// it, the table is there, whole, with its rows.)
+/// (CTAS was create, then insert: a killed CTAS left the empty table.)
+#[test]
+fn a_ctas_killed_at_any_step_leaves_no_table() {
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    for sql_catalog in [true, false] {
+        for point in [
+            "after-data-files",
+            "after-manifest",
+            "after-manifest-list",
+            "after-metadata-file",
+        ] {
+            let what = format!("killed at {point}, SQL catalog: {sql_catalog}");
+            let dir = tempfile::tempdir().expect("tempdir");
+            let (warehouse, catalog_arg, location) = catalog_in(dir.path(), sql_catalog);
+            let out = run_csv(dir.path(), &catalog_arg, "CREATE SCHEMA ns");
+            assert!(out.status.success(), "{what}: {out:?}");
+            let ctas = format!(
+                "CREATE TABLE ns.t PARTITIONED BY (k){location} AS SELECT value AS id, \
+                 CAST(value % 2 AS INT) AS k FROM generate_series(1, 10)"
+            );
+            let out = icefloe(dir.path())
+                .env("ICEFLOE_FAILPOINT", point)
+                .args(["--catalog", &catalog_arg, "-c", &ctas])
+                .output()
+                .expect("run");
+            assert!(!out.status.success(), "{what}: not killed: {out:?}");
+            assert!(
+                String::from_utf8_lossy(&out.stderr).contains(&format!("failpoint '{point}'")),
+                "{what}: {out:?}"
+            );
+            let catalog: Arc<dyn Catalog> = match sql_catalog {
+                true => {
+                    Arc::new(SqlCatalog::open("default", dir.path().join("cat.db")).expect("db"))
+                }
+                false => Arc::new(
+                    icefloe::catalog::FileSystemCatalog::new(
+                        "wh",
+                        &warehouse.display().to_string(),
+                    )
+                    .expect("catalog"),
+                ),
+            };
+            let ns = Namespace::parse("ns");
+            let tables = rt.block_on(catalog.list_tables(&ns)).expect("tables");
+            if !sql_catalog && point == "after-metadata-file" {
+                // a Hadoop table's first version file is its create: committed, whole
+                assert_eq!(tables, vec![TableIdent::parse("ns.t")], "{what}");
+                let out = run_csv(dir.path(), &catalog_arg, "SELECT count(*) AS n FROM ns.t");
+                assert!(
+                    String::from_utf8_lossy(&out.stdout).ends_with("n\n10\n"),
+                    "{what}: {out:?}"
+                );
+                continue;
+            }
+            assert_eq!(tables, vec![], "{what}");
+            let out = run_csv(
+                dir.path(),
+                &catalog_arg,
+                &format!("{ctas}; SELECT count(*) AS n FROM ns.t"),
+            );
+            assert!(out.status.success(), "{what}: {out:?}");
+            assert!(
+                String::from_utf8_lossy(&out.stdout).ends_with("n\n10\n"),
+                "{what}: {out:?}"
+            );
+        }
+    }
+}
+
 /// Every file under `dir`, sorted.
 fn files_under(dir: &Path) -> std::collections::BTreeSet<std::path::PathBuf> {
     let mut out = std::collections::BTreeSet::new();

@@ -116,6 +116,22 @@ pub(crate) fn apply_commit(base: &Table, commit: &TableCommit) -> Result<TableMe
     builder.build()
 }
 
+/// The table a staged create commits (REST `updateTable` with `assert-create`):
+/// `commit`'s requirements checked against a missing table, its updates applied to
+/// `staged` (from [`Catalog::stage_create_table`](super::Catalog::stage_create_table)),
+/// at `staged`'s metadata location (no previous file is logged). Nothing is written.
+///
+/// Errors: a requirement other than `assert-create` ([`ErrorKind::NotFound`]: it needs
+/// an existing table); the builder's errors for an update that breaks a rule.
+pub(crate) fn apply_create(staged: &Table, commit: &TableCommit) -> Result<Table> {
+    for r in &commit.requirements {
+        r.check(None)?;
+    }
+    let mut builder = TableMetadataBuilder::from_base(staged.metadata().clone(), None);
+    builder.apply_all(&commit.updates)?;
+    Ok(staged.with_metadata(builder.build()?, staged.metadata_location()))
+}
+
 /// Write `metadata` as a new file at `location` (create-if-absent) and return the table
 /// it makes, reading through `base`'s FileIO (or a fresh one).
 ///

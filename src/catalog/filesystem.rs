@@ -92,6 +92,35 @@ impl FileSystemCatalog {
         }
     }
 
+    /// [`ErrorKind::AlreadyExists`] naming table `ident`.
+    fn exists_error(&self, ident: &TableIdent) -> Error {
+        Error::new(
+            ErrorKind::AlreadyExists,
+            format!("table '{ident}' already exists in catalog '{}'", self.name),
+        )
+    }
+
+    /// Create `table`'s first version file (`v1.metadata.json`, create-if-absent: a
+    /// file already there is [`ErrorKind::AlreadyExists`], another writer created the
+    /// table), then its version hint (best effort: the version file is the table).
+    async fn write_first_version(&self, ident: &TableIdent, table: &Table) -> Result<()> {
+        let metadata_location = table.metadata_location();
+        write_metadata_file(table.file_io(), table.metadata(), metadata_location)
+            .await
+            .map_err(|e| match e.kind() {
+                ErrorKind::CommitConflict => self.exists_error(ident),
+                _ => e,
+            })?;
+        let _ = self
+            .io
+            .write(
+                &format!("{}/metadata/version-hint.text", table.metadata().location),
+                Bytes::from_static(b"1"),
+            )
+            .await;
+        Ok(())
+    }
+
     fn location_of(&self, levels: &[String]) -> String {
         let mut loc = self.warehouse.clone();
         for l in levels {
@@ -296,16 +325,25 @@ impl Catalog for FileSystemCatalog {
     }
 
     async fn create_table(&self, ident: &TableIdent, creation: TableCreation) -> Result<Table> {
+        let table = self.stage_create_table(ident, creation).await?;
+        self.write_first_version(ident, &table).await?;
+        Ok(table)
+    }
+
+    /// The table at `<warehouse>/<ns…>/<name>` (no other location), to be written at
+    /// `metadata/v1.metadata.json` there.
+    async fn stage_create_table(
+        &self,
+        ident: &TableIdent,
+        creation: TableCreation,
+    ) -> Result<Table> {
         if !ident.namespace.is_root() && !self.namespace_exists(&ident.namespace).await? {
             return Err(namespace_not_found(&self.name, &ident.namespace));
         }
         let location = self.table_location(ident);
         self.local_dir(&location, "creating a table")?;
         if self.is_table_dir(&location).await? {
-            return Err(Error::new(
-                ErrorKind::AlreadyExists,
-                format!("table '{ident}' already exists in catalog '{}'", self.name),
-            ));
+            return Err(self.exists_error(ident));
         }
         if creation
             .location
@@ -320,24 +358,27 @@ impl Catalog for FileSystemCatalog {
         }
         let metadata = creation.to_metadata(&location)?;
         let metadata_location = format!("{location}/metadata/v1.metadata.json");
-        let table = Table::from_written(metadata, &metadata_location, &self.options)?;
-        write_metadata_file(table.file_io(), table.metadata(), &metadata_location)
-            .await
-            .map_err(|e| match e.kind() {
-                ErrorKind::CommitConflict => Error::new(
-                    ErrorKind::AlreadyExists,
-                    format!("table '{ident}' already exists in catalog '{}'", self.name),
-                ),
-                _ => e,
-            })?;
-        // v1 exists: the table is created; the hint is only a hint (see `commit_table`)
-        let _ = self
-            .io
-            .write(
-                &format!("{location}/metadata/version-hint.text"),
-                Bytes::from_static(b"1"),
-            )
-            .await;
+        Table::from_written(metadata, &metadata_location, &self.options)
+    }
+
+    /// Writes the staged table's `v1.metadata.json`, with the updates applied, only if
+    /// absent (as `create_table`): a table created under the name meanwhile holds it.
+    async fn commit_create(
+        &self,
+        ident: &TableIdent,
+        staged: &Table,
+        commit: &TableCommit,
+    ) -> Result<Table> {
+        let table = super::commit::apply_create(staged, commit)?;
+        crate::failpoint::pause("commit-loaded");
+        if !ident.namespace.is_root() && !self.namespace_exists(&ident.namespace).await? {
+            return Err(namespace_not_found(&self.name, &ident.namespace));
+        }
+        // another table there may have removed its v1 (`write.metadata.delete-after-commit`)
+        if self.is_table_dir(&table.metadata().location).await? {
+            return Err(self.exists_error(ident));
+        }
+        self.write_first_version(ident, &table).await?;
         Ok(table)
     }
 

@@ -216,6 +216,57 @@ pub trait Catalog: fmt::Debug + Send + Sync {
         )))
     }
 
+    /// Stage a create (Java `Catalog.buildTable(…).createTransaction()`; REST
+    /// `createTable` with `stage-create: true`): the new table as
+    /// [`create_table`](Self::create_table) would make it — its location (the catalog's
+    /// default for the name unless `creation` gives one), schema, spec, sort order,
+    /// properties, a fresh `table-uuid`, no snapshot — with nothing written and nothing
+    /// registered. Its metadata location is where
+    /// [`commit_create`](Self::commit_create) writes the first metadata file. Writers
+    /// put data files and manifests under its location; the table appears in the
+    /// catalog only at that commit (Spark's CTAS on Iceberg's staging catalog).
+    ///
+    /// Errors: as `create_table` (name taken, missing namespace, a location the catalog
+    /// refuses, the builder's checks); [`ErrorKind::Unsupported`](crate::ErrorKind)
+    /// where the catalog cannot stage a create (the default).
+    async fn stage_create_table(
+        &self,
+        ident: &TableIdent,
+        creation: TableCreation,
+    ) -> Result<Table> {
+        let _ = creation;
+        Err(Error::unsupported(format!(
+            "staging the create of table '{ident}' in catalog '{}'",
+            self.name()
+        )))
+    }
+
+    /// Commit a staged create (REST `updateTable` with requirement `assert-create`):
+    /// apply `commit.updates` to `staged` (from
+    /// [`stage_create_table`](Self::stage_create_table)), write the result as the
+    /// table's first metadata file and register the name with the catalog's
+    /// check-and-put. `commit.requirements` must hold on a missing table (the
+    /// transaction sends `assert-create` only).
+    ///
+    /// Errors: [`ErrorKind::AlreadyExists`](crate::ErrorKind) naming the table when
+    /// another writer created it since it was staged (the metadata file written is
+    /// removed again); [`ErrorKind::NotFound`](crate::ErrorKind) for a namespace dropped
+    /// meanwhile; [`ErrorKind::CommitStateUnknown`](crate::ErrorKind) when the
+    /// registration's outcome is unknown; [`ErrorKind::Unsupported`](crate::ErrorKind)
+    /// by default.
+    async fn commit_create(
+        &self,
+        ident: &TableIdent,
+        staged: &Table,
+        commit: &TableCommit,
+    ) -> Result<Table> {
+        let _ = (staged, commit);
+        Err(Error::unsupported(format!(
+            "committing a staged create of table '{ident}' in catalog '{}'",
+            self.name()
+        )))
+    }
+
     /// Register an existing table under `ident` by the location of one of its metadata
     /// files (Java `Catalog.registerTable`, REST `registerTable`): the table's files stay
     /// where they are, and `ident` points at that metadata file.

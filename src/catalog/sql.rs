@@ -326,6 +326,19 @@ impl SqlCatalog {
         }
         Ok(())
     }
+
+    /// Write `table`'s metadata file (create-if-absent) and insert the catalog row
+    /// pointing at it; a row inserted by another writer first (primary key) is
+    /// [`ErrorKind::AlreadyExists`] and the written file is removed.
+    async fn register_new(&self, ident: &TableIdent, table: &Table) -> Result<()> {
+        let metadata_location = table.metadata_location();
+        write_metadata_file(table.file_io(), table.metadata(), metadata_location).await?;
+        if let Err(e) = self.insert_table_row(ident, metadata_location).await {
+            let _ = table.file_io().delete(metadata_location).await;
+            return Err(e);
+        }
+        Ok(())
+    }
 }
 
 #[async_trait]
@@ -513,6 +526,18 @@ impl Catalog for SqlCatalog {
     /// catalog row; a row inserted by another writer first (primary key) is
     /// [`ErrorKind::AlreadyExists`] and the written file is removed.
     async fn create_table(&self, ident: &TableIdent, creation: TableCreation) -> Result<Table> {
+        let table = self.stage_create_table(ident, creation).await?;
+        self.register_new(ident, &table).await?;
+        Ok(table)
+    }
+
+    /// The table at its location (given, or `<warehouse>/<ns…>/<name>`), to be written
+    /// at `<location>/metadata/00000-<uuid>.metadata.json`.
+    async fn stage_create_table(
+        &self,
+        ident: &TableIdent,
+        creation: TableCreation,
+    ) -> Result<Table> {
         if self.table_exists(ident).await? {
             return Err(table_exists_error(ident, &self.name));
         }
@@ -525,12 +550,20 @@ impl Catalog for SqlCatalog {
         };
         let metadata = creation.to_metadata(&location)?;
         let metadata_location = next_metadata_location(&metadata, None);
-        let table = Table::from_written(metadata, &metadata_location, &self.options)?;
-        write_metadata_file(table.file_io(), table.metadata(), &metadata_location).await?;
-        if let Err(e) = self.insert_table_row(ident, &metadata_location).await {
-            let _ = table.file_io().delete(&metadata_location).await;
-            return Err(e);
-        }
+        Table::from_written(metadata, &metadata_location, &self.options)
+    }
+
+    /// Writes the staged table's first metadata file with the updates applied, then
+    /// inserts the catalog row (as `create_table`).
+    async fn commit_create(
+        &self,
+        ident: &TableIdent,
+        staged: &Table,
+        commit: &TableCommit,
+    ) -> Result<Table> {
+        let table = super::commit::apply_create(staged, commit)?;
+        crate::failpoint::pause("commit-loaded");
+        self.register_new(ident, &table).await?;
         Ok(table)
     }
 

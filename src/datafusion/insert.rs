@@ -119,6 +119,10 @@ pub struct IcebergDataSink {
     /// replacement committed before the rows; `table` is the replacement's staged result
     /// ([`ReplaceTable::staged`]), which the rows are written against.
     replacing: Option<(Table, ReplaceTable)>,
+    /// `CREATE TABLE … AS`: `table` is staged
+    /// ([`Catalog::stage_create_table`](crate::catalog::Catalog::stage_create_table)),
+    /// and the commit creates it with the rows ([`Transaction::create`]).
+    creating: bool,
     /// The id of this statement's write, in the names of the files it writes.
     operation_id: String,
     /// The write-audit-publish id the write is staged under ([`staged_wap_id`]).
@@ -182,6 +186,7 @@ impl IcebergDataSink {
             sort_order_id: None,
             branch: None,
             replacing: None,
+            creating: false,
             operation_id: uuid::Uuid::new_v4().to_string(),
             wap_id,
             overwrite_filter: None,
@@ -262,6 +267,17 @@ impl IcebergDataSink {
             ));
         }
         self.replacing = Some((base, replacement));
+        Ok(self)
+    }
+
+    /// Create the staged table in the commit of the rows (see the `creating` field).
+    ///
+    /// Errors: a create while the write is staged for write-audit-publish.
+    pub(crate) fn with_create(mut self) -> Result<Self> {
+        if self.wap_id.is_some() {
+            return Err(wap_refusal("CREATE TABLE … AS", &self.target.ident));
+        }
+        self.creating = true;
         Ok(self)
     }
 
@@ -410,6 +426,11 @@ impl IcebergDataSink {
                 base.clone(),
             )
             .add_action(replacement.clone()),
+            None if self.creating => Transaction::create(
+                Arc::clone(&self.target.catalog),
+                self.target.ident.clone(),
+                self.table.clone(),
+            ),
             None => Transaction::new(
                 Arc::clone(&self.target.catalog),
                 self.target.ident.clone(),

@@ -138,6 +138,8 @@ pub struct Transaction {
     /// The schema the actions' files were written with (the base's current one unless
     /// set by [`Self::files_written_with`]).
     written_schema: Schema,
+    /// A staged create ([`Self::create`]): `base` is not in the catalog yet.
+    creating: bool,
 }
 
 impl Transaction {
@@ -150,6 +152,21 @@ impl Transaction {
             base,
             actions: vec![],
             written_schema,
+            creating: false,
+        }
+    }
+
+    /// A transaction creating the table `staged` (from
+    /// [`Catalog::stage_create_table`]) as `ident`: the actions apply to it as to a
+    /// loaded table, and the one commit ([`Catalog::commit_create`], requirement
+    /// `assert-create`) creates the table with their changes (Java's
+    /// `createTransaction()`; Spark's CTAS). Never retried: a table created under the
+    /// name meanwhile fails it ([`ErrorKind::AlreadyExists`]), and every file the
+    /// actions wrote is removed.
+    pub fn create(catalog: Arc<dyn Catalog>, ident: TableIdent, staged: Table) -> Self {
+        Self {
+            creating: true,
+            ..Self::new(catalog, ident, staged)
         }
     }
 
@@ -182,6 +199,9 @@ impl Transaction {
     pub async fn commit(mut self) -> Result<Table> {
         // never fails: see `RetryPolicy::from_properties` for why a value icefloe
         // cannot use falls back to its default instead
+        if self.creating {
+            return self.commit_create().await;
+        }
         let policy = RetryPolicy::from_properties(&self.base.metadata().properties);
         let mut base = self.base.clone();
         let mut attempt = 0u32;
@@ -261,6 +281,33 @@ impl Transaction {
                     self.clean_up_failed(&base).await;
                     return Err(e);
                 }
+            }
+        }
+    }
+
+    /// The one attempt of a staged create ([`Self::create`]).
+    async fn commit_create(mut self) -> Result<Table> {
+        let base = self.base.clone();
+        let result = match self.attempt(&base).await {
+            Ok((Err(e), added)) if e.kind() == ErrorKind::CommitStateUnknown => {
+                match self.check_landed(e, &added).await {
+                    Err(e) => return Err(e),
+                    landed => landed,
+                }
+            }
+            Ok((answer, _)) => answer,
+            Err(e) => Err(e),
+        };
+        match result {
+            Ok(table) => {
+                for a in &mut self.actions {
+                    a.clean_up(&table, true).await;
+                }
+                Ok(table)
+            }
+            Err(e) => {
+                self.clean_up_failed(&base).await;
+                Err(e)
             }
         }
     }
@@ -385,10 +432,9 @@ impl Transaction {
                 adds_typed_files = true;
             }
             let more = action.updates(&working).await?;
-            let mut builder = TableMetadataBuilder::from_base(
-                working.metadata().clone(),
-                Some(working.metadata_location()),
-            );
+            // a staged table's metadata location is not written yet: nothing to log
+            let logged = Some(working.metadata_location()).filter(|_| !self.creating);
+            let mut builder = TableMetadataBuilder::from_base(working.metadata().clone(), logged);
             builder.apply_all(&more)?;
             let location = working.metadata_location().to_string();
             working = working.with_metadata(builder.build()?, &location);
@@ -405,6 +451,14 @@ impl Transaction {
                 _ => None,
             })
             .collect();
+        if self.creating {
+            let commit = TableCommit {
+                requirements: vec![TableRequirement::AssertCreate],
+                updates,
+            };
+            let answer = self.catalog.commit_create(&self.ident, base, &commit).await;
+            return Ok((answer, added));
+        }
         let mut requirements = requirements_for(base, &updates);
         // Stricter than Java's append: the check above holds only while the schema stays
         // the one checked, so a schema change committed meanwhile is a conflict (the retry

@@ -589,6 +589,190 @@ async fn a_table_dropped_while_a_writer_commits_stays_dropped() {
     }
 }
 
+/// A `CREATE TABLE … AS` paused in its commit (`ICEFLOE_PAUSEPOINT=commit-loaded`: its
+/// data files, manifest and manifest list written, its first metadata file not) is in no
+/// catalog: another process's `CREATE TABLE` of the name then succeeds, and the CTAS
+/// fails with `AlreadyExists` naming the table, removing every file it wrote: the other
+/// table keeps its schema and rows, and the table's directory holds only the other
+/// table's files — on the SQLite and the filesystem catalog. (CTAS was create, then
+/// insert: the other `CREATE TABLE` failed, the name taken by a table still empty.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_table_created_while_a_ctas_commits_wins_and_the_ctas_leaves_nothing() {
+    use std::io::BufRead;
+    for sql_catalog in [true, false] {
+        let what = format!("SQL catalog: {sql_catalog}");
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (warehouse, catalog_arg, location) = catalog_in(dir.path(), sql_catalog);
+        let out = run_csv(dir.path(), &catalog_arg, "CREATE SCHEMA ns");
+        assert!(out.status.success(), "{what}: {out:?}");
+        let mut ctas = icefloe(dir.path())
+            .env("ICEFLOE_PAUSEPOINT", "commit-loaded=3000")
+            .args([
+                "--catalog",
+                &catalog_arg,
+                "-c",
+                &format!(
+                    "CREATE TABLE ns.t PARTITIONED BY (k){location} AS SELECT value AS id, \
+                     CAST(value % 2 AS INT) AS k FROM generate_series(1, 100)"
+                ),
+            ])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn");
+        let mut stderr = std::io::BufReader::new(ctas.stderr.take().expect("stderr"));
+        let mut said = String::new();
+        while !said.contains("pausepoint 'commit-loaded' reached") {
+            let mut line = String::new();
+            let n = stderr.read_line(&mut line).expect("read");
+            assert!(n > 0, "{what}: the CTAS ended before its commit: {said}");
+            said.push_str(&line);
+        }
+        let table_dir = warehouse.join("ns").join("t");
+        let written = files_under(&table_dir);
+        assert!(
+            written
+                .iter()
+                .any(|f| f.to_string_lossy().ends_with(".parquet")),
+            "{what}: {written:?}"
+        );
+        let catalog: Arc<dyn Catalog> = match sql_catalog {
+            true => Arc::new(SqlCatalog::open("default", dir.path().join("cat.db")).expect("db")),
+            false => Arc::new(
+                icefloe::catalog::FileSystemCatalog::new("wh", &warehouse.display().to_string())
+                    .expect("catalog"),
+            ),
+        };
+        let ns = Namespace::parse("ns");
+        assert_eq!(
+            catalog.list_tables(&ns).await.expect("tables"),
+            vec![],
+            "{what}"
+        );
+        let out = run_csv(
+            dir.path(),
+            &catalog_arg,
+            &format!(
+                "CREATE TABLE ns.t (id BIGINT, s STRING){location}; \
+                 INSERT INTO ns.t VALUES (7, 'other')"
+            ),
+        );
+        assert!(out.status.success(), "{what}: {out:?}");
+        let mut rest = String::new();
+        std::io::Read::read_to_string(&mut stderr, &mut rest).expect("read");
+        let status = ctas.wait().expect("wait");
+        assert!(!status.success(), "{what}: the CTAS succeeded: {rest}");
+        assert!(
+            rest.contains("table 'ns.t' already exists"),
+            "{what}: {rest}"
+        );
+        let out = run_csv(dir.path(), &catalog_arg, "SELECT * FROM ns.t ORDER BY id");
+        assert!(out.status.success(), "{what}: {out:?}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            "id,s\n7,other\n",
+            "{what}"
+        );
+        // the other table's files only: one data file, one manifest and its list, its
+        // metadata files (and a filesystem catalog's version hint); no CTAS partition
+        let left = files_under(&table_dir);
+        let count = |ext: &str| {
+            left.iter()
+                .filter(|f| f.to_string_lossy().ends_with(ext))
+                .count()
+        };
+        assert_eq!(count(".parquet"), 1, "{what}: {left:?}");
+        assert_eq!(count(".avro"), 2, "{what}: {left:?}");
+        assert_eq!(count(".metadata.json"), 2, "{what}: {left:?}");
+        assert!(
+            left.iter().all(|f| !f.to_string_lossy().contains("k=")),
+            "{what}: {left:?}"
+        );
+        assert!(
+            std::fs::read_dir(table_dir.join("data"))
+                .expect("data")
+                .flatten()
+                .all(|e| !e.path().is_dir()),
+            "{what}: a CTAS partition directory is left"
+        );
+    }
+}
+
+/// A `CREATE TABLE … AS` killed at each step of its commit (`ICEFLOE_FAILPOINT`: data
+/// files written, a manifest, the manifest list, and on the SQLite catalog its first
+/// metadata file, before the row registering the name) leaves no table: the name is not
+/// listed, and the same CTAS then succeeds, on the SQLite and the filesystem catalog. (On
+/// the filesystem catalog writing `v1.metadata.json` is the create itself: killed after
+/// it, the table is there, whole, with its rows.)
+/// (CTAS was create, then insert: a killed CTAS left the empty table.)
+#[test]
+fn a_ctas_killed_at_any_step_leaves_no_table() {
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    for sql_catalog in [true, false] {
+        for point in [
+            "after-data-files",
+            "after-manifest",
+            "after-manifest-list",
+            "after-metadata-file",
+        ] {
+            let what = format!("killed at {point}, SQL catalog: {sql_catalog}");
+            let dir = tempfile::tempdir().expect("tempdir");
+            let (warehouse, catalog_arg, location) = catalog_in(dir.path(), sql_catalog);
+            let out = run_csv(dir.path(), &catalog_arg, "CREATE SCHEMA ns");
+            assert!(out.status.success(), "{what}: {out:?}");
+            let ctas = format!(
+                "CREATE TABLE ns.t PARTITIONED BY (k){location} AS SELECT value AS id, \
+                 CAST(value % 2 AS INT) AS k FROM generate_series(1, 10)"
+            );
+            let out = icefloe(dir.path())
+                .env("ICEFLOE_FAILPOINT", point)
+                .args(["--catalog", &catalog_arg, "-c", &ctas])
+                .output()
+                .expect("run");
+            assert!(!out.status.success(), "{what}: not killed: {out:?}");
+            assert!(
+                String::from_utf8_lossy(&out.stderr).contains(&format!("failpoint '{point}'")),
+                "{what}: {out:?}"
+            );
+            let catalog: Arc<dyn Catalog> = match sql_catalog {
+                true => {
+                    Arc::new(SqlCatalog::open("default", dir.path().join("cat.db")).expect("db"))
+                }
+                false => Arc::new(
+                    icefloe::catalog::FileSystemCatalog::new(
+                        "wh",
+                        &warehouse.display().to_string(),
+                    )
+                    .expect("catalog"),
+                ),
+            };
+            let ns = Namespace::parse("ns");
+            let tables = rt.block_on(catalog.list_tables(&ns)).expect("tables");
+            if !sql_catalog && point == "after-metadata-file" {
+                // a Hadoop table's first version file is its create: committed, whole
+                assert_eq!(tables, vec![TableIdent::parse("ns.t")], "{what}");
+                let out = run_csv(dir.path(), &catalog_arg, "SELECT count(*) AS n FROM ns.t");
+                assert!(
+                    String::from_utf8_lossy(&out.stdout).ends_with("n\n10\n"),
+                    "{what}: {out:?}"
+                );
+                continue;
+            }
+            assert_eq!(tables, vec![], "{what}");
+            let out = run_csv(
+                dir.path(),
+                &catalog_arg,
+                &format!("{ctas}; SELECT count(*) AS n FROM ns.t"),
+            );
+            assert!(out.status.success(), "{what}: {out:?}");
+            assert!(
+                String::from_utf8_lossy(&out.stdout).ends_with("n\n10\n"),
+                "{what}: {out:?}"
+            );
+        }
+    }
+}
+
 /// Every file under `dir`, sorted.
 fn files_under(dir: &Path) -> std::collections::BTreeSet<std::path::PathBuf> {
     let mut out = std::collections::BTreeSet::new();

@@ -16,6 +16,7 @@ mod ballista_standalone;
 mod catalog;
 mod compaction_sizes;
 mod concurrent_commits;
+mod create_table_as;
 mod deferred_planning;
 mod deletes;
 #[cfg(feature = "distributed")]

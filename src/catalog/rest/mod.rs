@@ -3,7 +3,8 @@
 //! [`RestCatalog`] implements [`Catalog`]: namespaces (nested, listed level by level with
 //! `?parent=`, paged), tables (list, load, create, drop with `purgeRequested`, rename,
 //! register) and commits (`POST …/tables/{table}` with the `requirements` and `updates`
-//! of [`TableCommit`], the values every icefloe catalog commits). The first request
+//! of [`TableCommit`], the values every icefloe catalog commits), and staged creates
+//! (`stage-create`, then a commit with `assert-create`: [`staged`]). The first request
 //! fetches `GET /v1/config?warehouse=…`: the server's `defaults` go under the
 //! configured properties, its `overrides` (e.g. `prefix`) over them.
 //!
@@ -24,6 +25,7 @@ mod auth;
 mod config;
 mod credentials;
 mod http;
+mod staged;
 mod types;
 
 use std::collections::{BTreeMap, HashMap};
@@ -591,6 +593,25 @@ impl Catalog for RestCatalog {
             .map_err(|e| self.already_exists_or(e, ident))?
             .ok_or_else(|| Error::invalid_data("REST createTable answered without a table"))?;
         self.table_from(ident, answer).await
+    }
+
+    /// `createTable` with `stage-create: true` (module `staged`).
+    async fn stage_create_table(
+        &self,
+        ident: &TableIdent,
+        creation: TableCreation,
+    ) -> Result<Table> {
+        self.stage_create(ident, creation).await
+    }
+
+    /// `updateTable` with `assert-create` (module `staged`).
+    async fn commit_create(
+        &self,
+        ident: &TableIdent,
+        staged: &Table,
+        commit: &TableCommit,
+    ) -> Result<Table> {
+        self.commit_staged(ident, staged, commit).await
     }
 
     async fn commit_table(&self, ident: &TableIdent, commit: &TableCommit) -> Result<Table> {

@@ -106,44 +106,33 @@ pub(super) async fn create_table(
         )));
     }
     let creation = parsed.creation(ctx).await.map_err(|e| e.context(&what))?;
-    let created = catalog
-        .create_table(&table.ident, creation)
-        .await
-        .map_err(|e| e.context(&what))?;
     let schema = table.target.schema(namespace)?;
-    schema.add_table_name(&table.ident.name);
-    if let Some(query) = parsed.query.clone() {
-        // CREATE OR REPLACE writes the rows as a replacement of the table just created,
-        // so that a concurrent CREATE OR REPLACE of it is replaced, not added to
-        let inserted = match mode {
-            CreateMode::CreateOrReplace => {
-                super::replace_table::replace_table(ctx, &table, &mut parsed).await
-            }
-            _ => insert(ctx, &table.sql_name(quote), &query).await,
-        };
-        if let Err(e) = inserted {
-            let e = e.context(format!("{what} AS: inserting the query's rows"));
-            // CTAS is create-then-insert: undo the create, and remove the files of the
-            // table this statement created (its first metadata file; the failed insert
-            // removed its data files) — but only while the table is still as created.
-            // It is visible from the create on, so another writer may have committed
-            // to it meanwhile; dropping it then would delete that writer's rows.
-            let unchanged = catalog
-                .metadata_location(&table.ident)
-                .await
-                .is_ok_and(|now| now == created.metadata_location());
-            if !unchanged {
-                return Err(e.context(format!(
-                    "table {} was kept: it changed after this statement created it \
-                     (another writer committed to it)",
-                    table.display()
-                )));
-            }
-            let _ = catalog.drop_table(&table.ident, true).await;
-            schema.remove_table_name(&table.ident.name);
-            return Err(e);
+    let Some(query) = parsed.query.clone() else {
+        catalog
+            .create_table(&table.ident, creation)
+            .await
+            .map_err(|e| e.context(&what))?;
+        schema.add_table_name(&table.ident.name);
+        return empty(ctx).map(Some);
+    };
+    let staged = match catalog
+        .stage_create_table(&table.ident, creation.clone())
+        .await
+    {
+        Err(e) if e.kind() == ErrorKind::Unsupported => None,
+        staged => Some(staged.map_err(|e| e.context(&what))?),
+    };
+    match staged {
+        Some(staged) => super::staged_create::create_with_rows(ctx, &table, staged, &query)
+            .await
+            .map_err(|e| e.context(format!("{what} AS: inserting the query's rows")))?,
+        None => {
+            let how = super::staged_create::Unstaged { mode, quote };
+            how.create_then_insert(ctx, &table, creation, &mut parsed, &what)
+                .await?
         }
     }
+    schema.add_table_name(&table.ident.name);
     empty(ctx).map(Some)
 }
 
@@ -175,14 +164,6 @@ pub(super) async fn plan_columns(
             (f.clone(), default)
         })
         .collect())
-}
-
-/// `INSERT INTO <table> <query>`, run to the end, planned as `sql::execute` plans that
-/// `INSERT` (metadata columns, a `VALUES` in the query typed by its own rows).
-async fn insert(ctx: &SessionContext, table: &str, query: &str) -> Result<()> {
-    let sql = format!("INSERT INTO {table} {query}");
-    super::run_in_datafusion(ctx, &sql).await?.collect().await?;
-    Ok(())
 }
 
 /// A `PARTITIONED BY` item: `col`, or `transform([arg,] col)`.

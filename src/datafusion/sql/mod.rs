@@ -146,9 +146,11 @@
 //! An unknown column, a transform that does not apply to its column's type or a bad
 //! property is an error naming it, raised before anything is created.
 //!
-//! CTAS (`AS query`) creates the table, then runs `INSERT INTO <table> <query>`: two
-//! commits, not one atomic one. If the insert fails, the table is dropped again (its
-//! catalog entry; the insert removes what it wrote) and the insert's error returned.
+//! CTAS (`AS query`) is a staged create (module `staged_create`): the query's rows are
+//! written against the table staged by its catalog, and one commit creates the table
+//! with them; a failure leaves no table and removes what was written. On a catalog that
+//! cannot stage (a REST server refusing `stage-create`) it creates the table, then runs
+//! `INSERT INTO <table> <query>`, dropping the table again when the insert fails.
 //!
 //! Errors are the crate's [`Error`], naming the statement and the table:
 //! [`ErrorKind::AlreadyExists`](crate::ErrorKind) (table, namespace, column, branch or
@@ -210,6 +212,8 @@ mod show_create_table;
 mod show_properties;
 mod show_tables;
 mod spark_timestamp_types;
+mod staged_create;
+mod staged_write;
 mod struct_field_options;
 mod table_stats;
 mod time_travel;

@@ -2,14 +2,13 @@
 //! commit of a [`ReplaceTable`] (the table keeps its history; see that type for what the
 //! replacement keeps), with the `AS` query's rows appended in the same transaction.
 //!
-//! Unlike `CREATE TABLE … AS` (create, then insert), the replacement is atomic, as in
-//! Spark: the rows are written first, against the replacement's staged metadata, and
-//! one commit replaces the table and adds them; a statement that fails leaves the table
-//! as it was, and its data files are removed.
+//! The replacement is atomic, as in Spark: the rows are written first, against the
+//! replacement's staged metadata (module `staged_write`), and one commit replaces the
+//! table and adds them; a statement that fails leaves the table as it was, and its data
+//! files are removed.
 
 use std::sync::Arc;
 
-use datafusion::catalog::{MemorySchemaProvider, SchemaProvider};
 use datafusion::prelude::SessionContext;
 
 use super::create_table::Parsed;
@@ -18,12 +17,6 @@ use crate::datafusion::insert::WriteTarget;
 use crate::datafusion::table_provider::IcebergTableProvider;
 use crate::error::Result;
 use crate::transaction::{check_writable, ReplaceTable, Transaction};
-
-/// The private catalog (and schema, and table) the `AS` query's rows are inserted
-/// through.
-const CATALOG: &str = "__icefloe_replace_table";
-const SCHEMA: &str = "s";
-const TABLE: &str = "t";
 
 /// Replace `table` (which exists) by what `parsed` declares; see the module docs.
 ///
@@ -68,19 +61,5 @@ pub(super) async fn replace_table(
     let provider = IcebergTableProvider::try_new(staged)?
         .with_write_target(target)
         .replacing(loaded, replacement);
-    // `INSERT INTO` the staged table, planned in a copy of the session whose catalogs
-    // also hold it: DataFusion matches and casts the query's columns as for CTAS
-    let state = ctx.state();
-    let schema = MemorySchemaProvider::new();
-    schema.register_table(TABLE.to_string(), Arc::new(provider))?;
-    let private = super::metadata_columns::with_private_schema(state, CATALOG, SCHEMA, schema)?;
-    let private = SessionContext::new_with_state(private);
-    let sql = format!("INSERT INTO {CATALOG}.{SCHEMA}.{TABLE} {query}");
-    // planned as `sql::execute` plans an `INSERT`: a query naming metadata columns as
-    // `SELECT`s naming them are, a `VALUES` in it typed by its own rows
-    super::run_in_datafusion(&private, &sql)
-        .await?
-        .collect()
-        .await?;
-    Ok(())
+    super::staged_write::insert_rows(ctx, provider, query).await
 }

@@ -1094,18 +1094,21 @@ async fn ctas_with_a_column_list_keeps_not_null() {
     assert_eq!(show_tables(&ctx, "ns").await, ["o", "p", "src", "t"]);
 }
 
-/// A CTAS whose insert fails after another writer committed to the table it created
-/// (visible from the create on) keeps the table: dropping it would delete those rows.
+/// A CTAS is a staged create, as Spark's on Iceberg: while its query runs the table is
+/// in no catalog (not listed, not loaded, an `INSERT` into it fails as into a missing
+/// table); a `CREATE TABLE` of the name meanwhile wins, the CTAS then fails with
+/// `AlreadyExists` naming the table, and the files it wrote are removed, the other
+/// table's rows untouched. (It was create, then insert: the table was visible while the
+/// query ran, took the other writer's rows, and a failed CTAS kept it.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn failed_ctas_keeps_a_table_another_writer_committed_to() {
+async fn a_ctas_is_invisible_until_its_commit_and_loses_to_a_create_meanwhile() {
     use datafusion::arrow::datatypes::DataType;
-    use datafusion::common::DataFusionError;
     use datafusion::logical_expr::{create_udf, ColumnarValue, Volatility};
     use std::sync::{mpsc, Condvar, Mutex};
 
-    let (ctx, catalog, _dir) = session().await;
+    let (ctx, catalog, dir) = session().await;
     ok(&ctx, "CREATE SCHEMA ns").await;
-    // `stall(x)`: tells the test it runs, waits for its go, then fails
+    // `stall(x)`: tells the test it runs, waits for its go, then returns x
     let (started_tx, started_rx) = mpsc::channel::<()>();
     let started_tx = Mutex::new(started_tx);
     let go = Arc::new((Mutex::new(false), Condvar::new()));
@@ -1115,38 +1118,72 @@ async fn failed_ctas_keeps_a_table_another_writer_committed_to() {
         vec![DataType::Int64],
         DataType::Int64,
         Volatility::Volatile,
-        Arc::new(move |_: &[ColumnarValue]| {
+        Arc::new(move |args: &[ColumnarValue]| {
             let _ = started_tx.lock().map(|tx| tx.send(()));
             let (lock, cvar) = &*go_udf;
             let mut ready = lock.lock().expect("lock");
             while !*ready {
                 ready = cvar.wait(ready).expect("wait");
             }
-            Err(DataFusionError::Execution("stalled and failed".into()))
+            Ok(args[0].clone())
         }),
     );
     ctx.register_udf(stall);
     let ctas = {
         let ctx = ctx.clone();
-        tokio::spawn(async move { run(&ctx, "CREATE TABLE ns.c AS SELECT stall(1) AS x").await })
+        tokio::spawn(async move {
+            run(
+                &ctx,
+                "CREATE TABLE ns.c AS SELECT stall(x) AS x FROM (VALUES (1), (2)) v(x)",
+            )
+            .await
+        })
     };
     tokio::task::spawn_blocking(move || started_rx.recv().expect("stall runs"))
         .await
         .expect("join");
+    assert!(!catalog.table_exists(&ident("ns.c")).await.unwrap());
+    assert!(show_tables(&ctx, "ns").await.is_empty());
+    fails(
+        &ctx,
+        "INSERT INTO ns.c VALUES (7)",
+        ErrorKind::DataFusion,
+        "ns.c",
+    )
+    .await;
+    ok(&ctx, "CREATE TABLE ns.c (x BIGINT)").await;
     ok(&ctx, "INSERT INTO ns.c VALUES (7)").await;
+    let other = catalog.load_table(&ident("ns.c")).await.unwrap();
     {
         let (lock, cvar) = &*go;
         *lock.lock().expect("lock") = true;
         cvar.notify_all();
     }
-    let e = ctas.await.expect("join").unwrap_err().to_string();
-    assert!(e.contains("stalled and failed"), "{e}");
-    assert!(
-        e.contains("table cat.ns.c was kept: it changed after this statement created it"),
-        "{e}"
-    );
-    assert!(catalog.table_exists(&ident("ns.c")).await.unwrap());
+    let e = ctas.await.expect("join").unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::AlreadyExists, "{e}");
+    assert!(e.to_string().contains("table 'ns.c' already exists"), "{e}");
     assert_eq!(ok(&ctx, "SELECT x FROM ns.c").await, [["7"]]);
+    let now = catalog.load_table(&ident("ns.c")).await.unwrap();
+    assert_eq!(now.metadata_location(), other.metadata_location());
+    // every file under the table's location is the other table's
+    let location = now.metadata().location.clone();
+    let root = std::path::PathBuf::from(location.strip_prefix("file://").unwrap());
+    assert!(root.starts_with(dir.path()), "{location}");
+    let mut left = vec![];
+    let mut stack = vec![root];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            match e.path().is_dir() {
+                true => stack.push(e.path()),
+                false => left.push(format!("file://{}", e.path().display())),
+            }
+        }
+    }
+    let mut referenced = crate::catalog::files_to_purge(&now).await.unwrap();
+    referenced.retain(|f| f.starts_with(&location));
+    left.sort();
+    referenced.sort();
+    assert_eq!(left, referenced);
 }
 
 #[test]

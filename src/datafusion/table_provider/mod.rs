@@ -94,6 +94,8 @@ pub struct IcebergTableProvider {
     /// `CREATE OR REPLACE TABLE … AS`: the table as loaded and its replacement, which
     /// `INSERT` commits before the rows (this provider's table is the staged result).
     replacing: Option<(Table, ReplaceTable)>,
+    /// `CREATE TABLE … AS`: the table is staged, and `INSERT` creates it in its commit.
+    creating: bool,
     /// With metadata columns (see [`Self::with_metadata_columns`]): the columns, and
     /// the schema with them appended.
     metadata_columns: Option<(Arc<MetadataColumns>, SchemaRef)>,
@@ -147,6 +149,7 @@ impl IcebergTableProvider {
             tag: None,
             table_name: None,
             replacing: None,
+            creating: false,
             metadata_columns: None,
             write_defaults,
             overwrite_filter: None,
@@ -339,6 +342,16 @@ impl IcebergTableProvider {
     /// transaction. Other writes are refused.
     pub(crate) fn replacing(mut self, base: Table, replacement: ReplaceTable) -> Self {
         self.replacing = Some((base, replacement));
+        self
+    }
+
+    /// This provider, over a staged table
+    /// ([`Catalog::stage_create_table`](crate::catalog::Catalog::stage_create_table)),
+    /// writing `INSERT INTO`'s rows as `CREATE TABLE … AS` does: one commit creates the
+    /// table with them ([`Transaction::create`](crate::transaction::Transaction::create)).
+    /// Other writes are refused.
+    pub(crate) fn creating(mut self) -> Self {
+        self.creating = true;
         self
     }
 
@@ -687,6 +700,12 @@ impl TableProvider for IcebergTableProvider {
             Some((base, replacement)) => {
                 sink.with_replacement(base.clone(), replacement.clone())?
             }
+            None if self.creating && insert_op != InsertOp::Append => {
+                return Err(
+                    Error::unsupported(format!("{statement} into a table being created")).into(),
+                )
+            }
+            None if self.creating => sink.with_create()?,
             None => sink,
         };
         let sink = sink

@@ -575,17 +575,7 @@ impl Catalog for RestCatalog {
             ));
         }
         let url = self.namespace_url(&ident.namespace, &["tables"]).await?;
-        let mut body = json!({
-            "name": ident.name,
-            "schema": creation.schema,
-            "partition-spec": creation.partition_spec,
-            "write-order": creation.sort_order,
-            "properties": creation.properties,
-            "stage-create": false,
-        });
-        if let (Some(location), Some(o)) = (&creation.location, body.as_object_mut()) {
-            o.insert("location".into(), json!(location));
-        }
+        let body = create_table_request(ident, &creation, false);
         let answer: LoadTableResult = self
             .client
             .send(Method::POST, url, Some(&body), &[DELEGATION], false)
@@ -747,4 +737,26 @@ impl RestCatalog {
             _ => e.error.context(context),
         }
     }
+}
+
+/// The body of a REST `createTable` (`CreateTableRequest`) for `creation` under `ident`'s
+/// name; `stage_create` asks for the metadata without creating the table (REST
+/// `stage-create`, committed later with `assert-create`).
+fn create_table_request(
+    ident: &TableIdent,
+    creation: &TableCreation,
+    stage_create: bool,
+) -> serde_json::Value {
+    let mut body = json!({
+        "name": ident.name,
+        "schema": creation.schema,
+        "partition-spec": creation.partition_spec,
+        "write-order": creation.sort_order,
+        "properties": creation.properties,
+        "stage-create": stage_create,
+    });
+    if let (Some(location), Some(o)) = (&creation.location, body.as_object_mut()) {
+        o.insert("location".into(), json!(location));
+    }
+    body
 }

@@ -40,17 +40,7 @@ impl RestCatalog {
             return Err(self.exists(ident));
         }
         let url = self.namespace_url(&ident.namespace, &["tables"]).await?;
-        let mut body = json!({
-            "name": ident.name,
-            "schema": creation.schema,
-            "partition-spec": creation.partition_spec,
-            "write-order": creation.sort_order,
-            "properties": creation.properties,
-            "stage-create": true,
-        });
-        if let (Some(location), Some(o)) = (&creation.location, body.as_object_mut()) {
-            o.insert("location".into(), json!(location));
-        }
+        let body = super::create_table_request(ident, &creation, true);
         let mut answer: LoadTableResult = match self
             .client
             .send(Method::POST, url, Some(&body), &[DELEGATION], false)

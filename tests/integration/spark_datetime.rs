@@ -6,8 +6,6 @@
 
 use std::sync::Arc;
 
-use datafusion::physical_plan::{collect, ExecutionPlan};
-
 use crate::dml::{lake, ok, Lake};
 
 /// The rows: `(id, date, timestamp, timestamptz instant)`.
@@ -240,31 +238,14 @@ async fn cells(lake: &Lake, sql: &str) -> Vec<String> {
 async fn ids_skipping(lake: &Lake, sql: &str) -> (Vec<i32>, usize) {
     use datafusion::arrow::array::AsArray;
     use datafusion::arrow::datatypes::Int32Type;
-    let df = icefloe::datafusion::sql::execute(&lake.ctx, sql)
+    let (batches, skipped) = crate::zoned_pruning::run_skipping(lake, sql)
         .await
         .unwrap_or_else(|e| panic!("{sql}: {e}"));
-    let plan = df.create_physical_plan().await.expect("plan");
-    let batches = collect(Arc::clone(&plan), lake.ctx.task_ctx())
-        .await
-        .expect("run");
-    fn skipped(plan: &Arc<dyn ExecutionPlan>) -> usize {
-        let own = plan.metrics().map_or(0, |m| {
-            [
-                "iceberg_data_files_skipped_by_partition",
-                "iceberg_data_files_skipped_by_metrics",
-            ]
-            .iter()
-            .filter_map(|n| m.sum_by_name(n))
-            .map(|v| v.as_usize())
-            .sum()
-        });
-        own + plan.children().into_iter().map(skipped).sum::<usize>()
-    }
     let ids = batches
         .iter()
         .flat_map(|b| b.column(0).as_primitive::<Int32Type>().iter().flatten())
         .collect();
-    (ids, skipped(&plan))
+    (ids, skipped)
 }
 
 /// An argument without the field is a planning error naming the function (as Spark's

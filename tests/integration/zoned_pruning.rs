@@ -269,7 +269,10 @@ fn ids(batches: &[RecordBatch]) -> Vec<i32> {
 }
 
 /// The rows of `sql` and the data files its Iceberg scan skipped (by partition or metrics).
-async fn run_skipping(lake: &Lake, sql: &str) -> Result<(Vec<RecordBatch>, usize), String> {
+pub(crate) async fn run_skipping(
+    lake: &Lake,
+    sql: &str,
+) -> Result<(Vec<RecordBatch>, usize), String> {
     let df = icefloe::datafusion::sql::execute(&lake.ctx, sql)
         .await
         .map_err(|e| e.to_string())?;

@@ -361,3 +361,59 @@ async fn date_fields_of_strings_are_those_of_the_date_written() {
         );
     }
 }
+
+/// On in-process distributed workers (which receive plans after the analyzer), Spark's
+/// field functions, `timestamptz` text and month `date_bin`s of a Paris session answer
+/// what one node answers, and the values by hand: 2024-02-29T23:30Z is Friday
+/// 2024-03-01 00:30 in Paris (+01:00; its month bin starts at local midnight of 1 March,
+/// 2024-02-29T23:00Z), 2024-12-31T23:00Z is Wednesday 2025-01-01 00:00.
+#[cfg(feature = "distributed")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_functions_run_on_distributed_workers() {
+    use datafusion::prelude::SessionConfig;
+    let lake = lake().await;
+    ok(
+        &lake.ctx,
+        "CREATE TABLE ice.ns.d (id INT, tz TIMESTAMPTZ, s STRING) PARTITIONED BY (months(tz))",
+    )
+    .await;
+    ok(
+        &lake.ctx,
+        "INSERT INTO ice.ns.d VALUES (1, TIMESTAMPTZ '2024-02-29T23:30:00Z', \
+         '2024-01-01T23:30:00-05:00'), (2, TIMESTAMPTZ '2024-12-31T23:00:00Z', '2024-1-5'), \
+         (3, NULL, NULL)",
+    )
+    .await;
+    let distributed = icefloe::datafusion::distributed::in_process_session(
+        3,
+        SessionConfig::new().with_target_partitions(2),
+        1,
+    )
+    .expect("distributed session");
+    crate::catalog::attach(&distributed, "ice", Arc::clone(&lake.catalog)).await;
+    let query = "SELECT id, year(tz), month(tz), hour(tz), weekday(tz), day(s), \
+                 CAST(tz AS STRING) t, date_bin(INTERVAL '1 month', tz, \
+                 TIMESTAMP '2024-01-01 00:00:00') b FROM ice.ns.d \
+                 WHERE year(tz) >= 2024 OR tz IS NULL ORDER BY id";
+    let want = [
+        "1|2024|3|0|4|1|2024-03-01T00:30:00+01:00|2024-02-29T23:00:00Z",
+        "2|2025|1|0|2|5|2025-01-01T00:00:00+01:00|2024-12-31T23:00:00Z",
+        "3|||||||",
+    ];
+    for ctx in [&distributed, &lake.ctx] {
+        ok(ctx, "SET datafusion.execution.time_zone = 'Europe/Paris'").await;
+        let rows: Vec<String> = ok(ctx, query)
+            .await
+            .lines()
+            .filter(|l| l.starts_with("| ") && !l.starts_with("| id"))
+            .map(|l| {
+                l.trim_matches('|')
+                    .split('|')
+                    .map(str::trim)
+                    .collect::<Vec<_>>()
+                    .join("|")
+            })
+            .collect();
+        assert_eq!(rows, want);
+    }
+}

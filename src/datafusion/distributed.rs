@@ -18,7 +18,7 @@
 //! one snapshot. A query that fails commits nothing.
 
 use datafusion::common::Result as DFResult;
-use datafusion::execution::{SessionState, SessionStateBuilder};
+use datafusion::execution::{FunctionRegistry, SessionState, SessionStateBuilder};
 use datafusion::prelude::{SessionConfig, SessionContext};
 use datafusion_distributed::test_utils::in_memory_channel_resolver::{
     InMemoryChannelResolver, InMemoryWorkerResolver,
@@ -26,14 +26,16 @@ use datafusion_distributed::test_utils::in_memory_channel_resolver::{
 use datafusion_distributed::{
     DistributedExt, SessionStateBuilderExt, WorkerQueryContext, WorkerSessionBuilder,
 };
+use datafusion_proto::physical_plan::PhysicalExtensionCodec;
 
-use super::codec::IcebergPhysicalCodec;
+use super::codec::{IcebergPhysicalCodec, UDFS_BY_NAME};
 use super::min_max::register_min_max_in;
 use super::options::without_deferred_planning;
 
-/// A worker's sessions with [`IcebergPhysicalCodec`] registered and icefloe's `min`/`max`
+/// A worker's sessions with [`IcebergPhysicalCodec`] registered, icefloe's `min`/`max`
 /// ([`register_min_max_in`]: a worker resolves the aggregate functions of the plans it
-/// gets by name) (give it to `datafusion_distributed::Worker::from_session_builder`).
+/// gets by name) and the scalar functions icefloe sends by name (the session-zone
+/// reading `icefloe_[try_]zoned_wall_clock`, write flooring, float keys) (give it to `datafusion_distributed::Worker::from_session_builder`).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct IcebergWorkerSessionBuilder;
 
@@ -45,6 +47,10 @@ impl WorkerSessionBuilder for IcebergWorkerSessionBuilder {
             .with_distributed_user_codec(IcebergPhysicalCodec)
             .build();
         register_min_max_in(&mut state);
+        // sent by name: the composed codec never hands them to ours (see UDFS_BY_NAME)
+        for name in UDFS_BY_NAME {
+            state.register_udf(IcebergPhysicalCodec.try_decode_udf(name, &[])?)?;
+        }
         Ok(state)
     }
 }

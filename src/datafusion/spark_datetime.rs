@@ -13,8 +13,11 @@
 //! session's time zone (module [`zoned_functions`](super::zoned_functions), as Spark's
 //! are in `spark.sql.session.timeZone`), and a filter such as `year(ts) = 2024` prunes
 //! files and row groups as `extract(year FROM ts) = 2024` does. A string argument is
-//! read as DataFusion's `date_part` reads it (an invalid one is an error, where Spark
-//! without ANSI mode answers NULL).
+//! read as Spark reads it: the date fields of the date it writes (Spark casts it to
+//! `DATE`: `day('2024-01-01T23:30:00-05:00')` is 1 in any session zone), `hour`,
+//! `minute` and `second` of it read as a timestamp (an offset it names places its instant
+//! on the session zone's clock); an invalid one is an error, where Spark without ANSI
+//! mode answers NULL.
 //!
 //! Registered (each only where the session has no function of that name, so a user's
 //! own `year` stays theirs) by [`install_spark_datetime_functions`], which
@@ -28,10 +31,11 @@ use datafusion::common::tree_node::Transformed;
 use datafusion::common::{exec_err, plan_err, DFSchema, Result as DFResult, ScalarValue};
 use datafusion::execution::FunctionRegistry;
 use datafusion::functions::datetime::date_part;
+use datafusion::functions::expr_fn::{btrim, split_part};
 use datafusion::logical_expr::expr::ScalarFunction;
 use datafusion::logical_expr::expr_rewriter::FunctionRewrite;
 use datafusion::logical_expr::{
-    lit, ColumnarValue, Expr, ExprSchemable, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl,
+    cast, lit, ColumnarValue, Expr, ExprSchemable, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl,
     Signature, Volatility,
 };
 use datafusion::prelude::SessionContext;
@@ -114,6 +118,12 @@ impl SparkDatetimeFunction {
     /// The `date_part` expression of `arg` this call stands for, its value in the
     /// session's time zone (see the module docs) and numbered as Spark numbers it.
     fn as_date_part(&self, arg: Expr, schema: &DFSchema, config: &ConfigOptions) -> DFResult<Expr> {
+        let arg = match arg.get_type(schema) {
+            Ok(DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View) if !self.of_times() => {
+                date_written(arg)
+            }
+            _ => arg,
+        };
         let call = date_part().call(vec![lit(self.part), arg]);
         let field = SessionZoneFunctions.rewrite(call, schema, config)?.data;
         Ok(match self.numbering {
@@ -187,6 +197,19 @@ impl ScalarUDFImpl for SparkDatetimeFunction {
             }
         }
     }
+}
+
+/// `text`, a string, as the `DATE` Spark's cast reads in it (`Cast.stringToDate`): the
+/// `yyyy-[m]m-[d]d` after leading and trailing spaces, up to the first `T` or space; a
+/// time and an offset after it are ignored, so `2024-01-01T23:30:00-05:00` is
+/// 2024-01-01 in every session zone (Arrow's cast would read the instant's UTC date,
+/// 2024-01-02). A string without such a date is an error, as an invalid one was.
+fn date_written(text: Expr) -> Expr {
+    let before = |value: Expr, delimiter: &str| split_part(value, lit(delimiter), lit(1i64));
+    cast(
+        before(before(btrim(vec![text]), "T"), " "),
+        DataType::Date32,
+    )
 }
 
 /// A [`FunctionRewrite`]: each call of a [`SparkDatetimeFunction`] becomes its

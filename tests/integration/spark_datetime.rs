@@ -273,3 +273,128 @@ async fn an_argument_without_the_field_is_an_error_naming_the_function() {
     .await;
     assert!(text.contains("| 10 | 12 |"), "{text}");
 }
+
+/// Spark's date fields (`year`, `quarter`, `month`, `day`, `dayofweek`, `weekday`,
+/// `dayofyear`, `weekofyear`) of a string are those of the date it writes, as Spark
+/// casts the string to `DATE` (the `yyyy-[m]m-[d]d` before a `T` or a space; the rest,
+/// an offset included, is ignored), in every session zone; `hour`/`minute` read the
+/// string as a timestamp, its instant on the session zone's clock. By hand:
+/// - `2024-01-01T23:30:00-05:00`: Monday 2024-01-01 (day 1, ISO week 1, quarter 1); the
+///   instant 2024-01-02T04:30Z is 04:30 in UTC, 05:30 in Paris (+01:00), 10:15 in
+///   Kathmandu (+05:45), 10:00 at +05:30;
+/// - `2024-12-31 23:30:00Z`: Tuesday 2024-12-31 (day 366, ISO week 1 of 2025, quarter
+///   4); 23:30 in UTC, 00:30 on 1 January in Paris, 05:15 in Kathmandu, 05:00 at +05:30;
+/// - `2024-1-5`: Friday 2024-01-05 (day 5, week 1), a date Spark reads with one-digit
+///   month and day.
+///
+/// Before, a string was read as a timestamp at UTC: the first two were 2024-01-02 and,
+/// in Paris, 2025-01-01, and `2024-1-5` failed to parse.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn date_fields_of_strings_are_those_of_the_date_written() {
+    let lake = lake().await;
+    ok(&lake.ctx, "CREATE TABLE ice.ns.s (id INT, s STRING)").await;
+    ok(
+        &lake.ctx,
+        "INSERT INTO ice.ns.s VALUES (1, '2024-01-01T23:30:00-05:00'), \
+         (2, '2024-12-31 23:30:00Z'), (3, '2024-1-5'), (4, NULL)",
+    )
+    .await;
+    let dates = "SELECT id, year(s), quarter(s), month(s), day(s), dayofmonth(s), \
+                 dayofweek(s), weekday(s), dayofyear(s), weekofyear(s) FROM ice.ns.s ORDER BY id";
+    let want_dates = [
+        "1|2024|1|1|1|1|2|0|1|1",
+        "2|2024|4|12|31|31|3|1|366|1",
+        "3|2024|1|1|5|5|6|4|5|1",
+        "4|||||||||",
+    ];
+    let hours = "SELECT id, hour(s), minute(s) FROM ice.ns.s WHERE id < 3 ORDER BY id";
+    for (zone, want_hours) in [
+        ("UTC", ["1|4|30", "2|23|30"]),
+        ("Europe/Paris", ["1|5|30", "2|0|30"]),
+        ("Asia/Kathmandu", ["1|10|15", "2|5|15"]),
+        ("+05:30", ["1|10|0", "2|5|0"]),
+    ] {
+        ok(
+            &lake.ctx,
+            &format!("SET datafusion.execution.time_zone = '{zone}'"),
+        )
+        .await;
+        assert_eq!(cells(&lake, dates).await, want_dates, "session zone {zone}");
+        assert_eq!(cells(&lake, hours).await, want_hours, "session zone {zone}");
+        // a literal and a filter alike
+        let text = ok(
+            &lake.ctx,
+            "SELECT day('2024-12-31 23:30:00Z') a, year('2024-12-31T23:30:00-05:00') b",
+        )
+        .await;
+        assert!(
+            text.contains("| 31 | 2024 |"),
+            "session zone {zone}: {text}"
+        );
+        assert_eq!(
+            cells(
+                &lake,
+                "SELECT id FROM ice.ns.s WHERE day(s) = 1 ORDER BY id"
+            )
+            .await,
+            ["1"],
+            "session zone {zone}"
+        );
+    }
+}
+
+/// On in-process distributed workers (which receive plans after the analyzer), Spark's
+/// field functions, `timestamptz` text and month `date_bin`s of a Paris session answer
+/// what one node answers, and the values by hand: 2024-02-29T23:30Z is Friday
+/// 2024-03-01 00:30 in Paris (+01:00; its month bin starts at local midnight of 1 March,
+/// 2024-02-29T23:00Z), 2024-12-31T23:00Z is Wednesday 2025-01-01 00:00.
+#[cfg(feature = "distributed")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_functions_run_on_distributed_workers() {
+    use datafusion::prelude::SessionConfig;
+    let lake = lake().await;
+    ok(
+        &lake.ctx,
+        "CREATE TABLE ice.ns.d (id INT, tz TIMESTAMPTZ, s STRING) PARTITIONED BY (months(tz))",
+    )
+    .await;
+    ok(
+        &lake.ctx,
+        "INSERT INTO ice.ns.d VALUES (1, TIMESTAMPTZ '2024-02-29T23:30:00Z', \
+         '2024-01-01T23:30:00-05:00'), (2, TIMESTAMPTZ '2024-12-31T23:00:00Z', '2024-1-5'), \
+         (3, NULL, NULL)",
+    )
+    .await;
+    let distributed = icefloe::datafusion::distributed::in_process_session(
+        3,
+        SessionConfig::new().with_target_partitions(2),
+        1,
+    )
+    .expect("distributed session");
+    crate::catalog::attach(&distributed, "ice", Arc::clone(&lake.catalog)).await;
+    let query = "SELECT id, year(tz), month(tz), hour(tz), weekday(tz), day(s), \
+                 CAST(tz AS STRING) t, date_bin(INTERVAL '1 month', tz, \
+                 TIMESTAMP '2024-01-01 00:00:00') b FROM ice.ns.d \
+                 WHERE year(tz) >= 2024 OR tz IS NULL ORDER BY id";
+    let want = [
+        "1|2024|3|0|4|1|2024-03-01T00:30:00+01:00|2024-02-29T23:00:00Z",
+        "2|2025|1|0|2|5|2025-01-01T00:00:00+01:00|2024-12-31T23:00:00Z",
+        "3|||||||",
+    ];
+    for ctx in [&distributed, &lake.ctx] {
+        ok(ctx, "SET datafusion.execution.time_zone = 'Europe/Paris'").await;
+        let rows: Vec<String> = ok(ctx, query)
+            .await
+            .lines()
+            .filter(|l| l.starts_with("| ") && !l.starts_with("| id"))
+            .map(|l| {
+                l.trim_matches('|')
+                    .split('|')
+                    .map(str::trim)
+                    .collect::<Vec<_>>()
+                    .join("|")
+            })
+            .collect();
+        assert_eq!(rows, want);
+    }
+}

@@ -92,7 +92,7 @@ use super::min_max::{decode_min_max, encode_min_max};
 use super::position_delete_exec::{FileDeletes, PositionDeleteExec};
 use super::time_narrowing::{floor_time_units_udf, FLOOR_TIME_UNITS};
 use super::transform_expr::IcebergTransformExpr;
-use super::zoned_wall_clock::zoned_wall_clock_udf;
+use super::zoned_wall_clock::{zoned_wall_clock_udf, TRY_ZONED_WALL_CLOCK, ZONED_WALL_CLOCK};
 use crate::delete::EqualityDeleteLoader;
 use crate::io::FileIO;
 use crate::spec::name_mapping::{MappedField, NameMapping};
@@ -533,6 +533,20 @@ impl IcebergPhysicalCodec {
             .unwrap_or(rebuilt))
     }
 }
+
+/// The names of icefloe's scalar functions that [`IcebergPhysicalCodec::try_decode_udf`]
+/// decodes by name (no bytes). A codec composed after another
+/// (`datafusion_distributed`'s `DistributedCodec` comes first) never receives them: the
+/// first codec encodes every function as nothing, and a worker resolves a function sent
+/// so in its own session first, so worker sessions register these
+/// ([`IcebergWorkerSessionBuilder`](super::distributed::IcebergWorkerSessionBuilder)).
+#[cfg_attr(not(feature = "distributed"), allow(dead_code))]
+pub(crate) const UDFS_BY_NAME: [&str; 4] = [
+    FLOOR_TIME_UNITS,
+    NORMALIZE_NAN_AND_ZERO,
+    ZONED_WALL_CLOCK,
+    TRY_ZONED_WALL_CLOCK,
+];
 
 impl PhysicalExtensionCodec for IcebergPhysicalCodec {
     /// Decodes icefloe's [`FLOOR_TIME_UNITS`] (the flooring under a write's cast that

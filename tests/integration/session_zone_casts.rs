@@ -11,13 +11,14 @@
 
 use std::sync::Arc;
 
-use datafusion::arrow::array::{Array, AsArray, RecordBatch};
+use datafusion::arrow::array::{Array, AsArray};
 use datafusion::arrow::compute::cast;
-use datafusion::arrow::datatypes::{DataType, Int32Type};
+use datafusion::arrow::datatypes::DataType;
 use datafusion::datasource::MemTable;
 
 use crate::dml::{lake, ok, run, Lake};
 use crate::interop::{pyiceberg_read, python};
+use crate::zoned_pruning::ids;
 
 /// The first column of `sql`'s answer, as strings (`-` for NULL).
 async fn column(lake: &Lake, sql: &str) -> Vec<String> {
@@ -36,22 +37,6 @@ async fn column(lake: &Lake, sql: &str) -> Vec<String> {
             }
         }));
     }
-    out
-}
-
-/// The sorted ids (first column, INT) of `batches`.
-fn ids(batches: &[RecordBatch]) -> Vec<i32> {
-    let mut out: Vec<i32> = batches
-        .iter()
-        .flat_map(|b| {
-            b.column(0)
-                .as_primitive::<Int32Type>()
-                .iter()
-                .flatten()
-                .collect::<Vec<_>>()
-        })
-        .collect();
-    out.sort_unstable();
     out
 }
 
@@ -244,20 +229,7 @@ async fn timestamptz_cast_to_string_is_the_session_zones_wall_clock() {
     if python().is_none() {
         return;
     }
-    let pyi = pyiceberg_read(&lake.db, &lake.warehouse, "ns.s");
-    let mut rows: Vec<(i64, String)> = pyi["rows"]
-        .as_array()
-        .expect("rows")
-        .iter()
-        .map(|r| {
-            (
-                r[0].as_i64().expect("id"),
-                r[1].as_str().expect("s").to_string(),
-            )
-        })
-        .collect();
-    rows.sort();
-    let texts: Vec<&str> = rows.iter().map(|(_, s)| s.as_str()).collect();
+    let (pyi, texts) = pyiceberg_texts(&lake, "ns.s");
     assert_eq!(texts, paris[..6], "{pyi}");
 }
 
@@ -575,21 +547,9 @@ async fn strings_naming_their_offset_cast_to_timestamp_are_the_session_zones_wal
     if python().is_none() {
         return;
     }
-    let pyi = pyiceberg_read(&lake.db, &lake.warehouse, "ns.w");
-    let mut rows: Vec<(i64, String)> = pyi["rows"]
-        .as_array()
-        .expect("rows")
-        .iter()
-        .map(|r| {
-            (
-                r[0].as_i64().expect("id"),
-                r[1].as_str().expect("ts").to_string(),
-            )
-        })
-        .collect();
-    rows.sort();
+    let (pyi, texts) = pyiceberg_texts(&lake, "ns.w");
     assert_eq!(
-        rows.iter().map(|(_, s)| s.as_str()).collect::<Vec<_>>(),
+        texts,
         [
             "2024-01-01T06:00:00.000000",
             "2024-10-27T02:30:00.000000",
@@ -599,4 +559,24 @@ async fn strings_naming_their_offset_cast_to_timestamp_are_the_session_zones_wal
         ],
         "{pyi}"
     );
+}
+
+/// PyIceberg's read of `table` (`ns.t`) in `lake`, and its second column's texts in the
+/// order of the first (an id).
+fn pyiceberg_texts(lake: &Lake, table: &str) -> (serde_json::Value, Vec<String>) {
+    let pyi = pyiceberg_read(&lake.db, &lake.warehouse, table);
+    let mut rows: Vec<(i64, String)> = pyi["rows"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .map(|r| {
+            (
+                r[0].as_i64().expect("id"),
+                r[1].as_str().expect("text").to_string(),
+            )
+        })
+        .collect();
+    rows.sort();
+    let texts = rows.into_iter().map(|(_, s)| s).collect();
+    (pyi, texts)
 }

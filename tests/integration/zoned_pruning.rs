@@ -253,7 +253,7 @@ async fn reference(zone: &str) -> SessionContext {
 }
 
 /// The sorted ids of `batches`' first column.
-fn ids(batches: &[RecordBatch]) -> Vec<i32> {
+pub(crate) fn ids(batches: &[RecordBatch]) -> Vec<i32> {
     let mut out: Vec<i32> = batches
         .iter()
         .flat_map(|b| {

@@ -35,7 +35,8 @@ use super::options::without_deferred_planning;
 /// A worker's sessions with [`IcebergPhysicalCodec`] registered, icefloe's `min`/`max`
 /// ([`register_min_max_in`]: a worker resolves the aggregate functions of the plans it
 /// gets by name) and the scalar functions icefloe sends by name (the session-zone
-/// reading `icefloe_[try_]zoned_wall_clock`, write flooring, float keys) (give it to `datafusion_distributed::Worker::from_session_builder`).
+/// reading `icefloe_[try_]zoned_wall_clock`, write flooring, float keys) (give it to
+/// `datafusion_distributed::Worker::from_session_builder`).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct IcebergWorkerSessionBuilder;
 

@@ -290,10 +290,7 @@ impl Transaction {
         let base = self.base.clone();
         let result = match self.attempt(&base).await {
             Ok((Err(e), added)) if e.kind() == ErrorKind::CommitStateUnknown => {
-                match self.check_landed(e, &added).await {
-                    Err(e) => return Err(e),
-                    landed => landed,
-                }
+                self.check_landed(e, &added).await
             }
             Ok((answer, _)) => answer,
             Err(e) => Err(e),
@@ -305,6 +302,8 @@ impl Transaction {
                 }
                 Ok(table)
             }
+            // the files stay: the create may have landed
+            Err(e) if e.kind() == ErrorKind::CommitStateUnknown => Err(e),
             Err(e) => {
                 self.clean_up_failed(&base).await;
                 Err(e)

@@ -353,3 +353,127 @@ async fn rest_ctas_is_a_staged_create() {
         1
     );
 }
+
+/// A catalog that cannot stage a create (the `Catalog` trait's default, as a user's own
+/// catalog or a REST server refusing `stage-create` has it): every other call goes to
+/// `inner`, a SQLite catalog.
+struct Unstaging {
+    inner: Arc<dyn Catalog>,
+}
+
+impl std::fmt::Debug for Unstaging {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Unstaging").finish_non_exhaustive()
+    }
+}
+
+#[async_trait::async_trait]
+impl Catalog for Unstaging {
+    fn name(&self) -> &str {
+        "unstaging"
+    }
+    async fn list_namespaces(&self) -> icefloe::Result<Vec<Namespace>> {
+        self.inner.list_namespaces().await
+    }
+    async fn namespace_exists(&self, namespace: &Namespace) -> icefloe::Result<bool> {
+        self.inner.namespace_exists(namespace).await
+    }
+    async fn list_tables(&self, namespace: &Namespace) -> icefloe::Result<Vec<TableIdent>> {
+        self.inner.list_tables(namespace).await
+    }
+    async fn metadata_location(&self, ident: &TableIdent) -> icefloe::Result<String> {
+        self.inner.metadata_location(ident).await
+    }
+    async fn load_table(&self, ident: &TableIdent) -> icefloe::Result<icefloe::Table> {
+        self.inner.load_table(ident).await
+    }
+    async fn table_exists(&self, ident: &TableIdent) -> icefloe::Result<bool> {
+        self.inner.table_exists(ident).await
+    }
+    async fn create_table(
+        &self,
+        ident: &TableIdent,
+        creation: icefloe::catalog::TableCreation,
+    ) -> icefloe::Result<icefloe::Table> {
+        self.inner.create_table(ident, creation).await
+    }
+    async fn commit_table(
+        &self,
+        ident: &TableIdent,
+        commit: &icefloe::spec::TableCommit,
+    ) -> icefloe::Result<icefloe::Table> {
+        self.inner.commit_table(ident, commit).await
+    }
+    async fn drop_table(&self, ident: &TableIdent, purge: bool) -> icefloe::Result<()> {
+        self.inner.drop_table(ident, purge).await
+    }
+}
+
+/// On a catalog that cannot stage a create, CTAS is create, then insert (README, "Writing
+/// tables"): two metadata files (the create's, then the insert's one `append`
+/// snapshot), `CREATE OR REPLACE … AS` of a missing table the same, and a query that fails drops the table it created and its
+/// files, leaving the name free. PyIceberg reads the rows.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctas_on_a_catalog_that_cannot_stage_creates_then_inserts() {
+    let lake = lake().await;
+    let unstaging: Arc<dyn Catalog> = Arc::new(Unstaging {
+        inner: Arc::clone(&lake.catalog),
+    });
+    crate::catalog::attach(&lake.ctx, "plain", unstaging).await;
+    for (name, verb) in [
+        ("created", "CREATE TABLE"),
+        ("or_replaced", "CREATE OR REPLACE TABLE"),
+    ] {
+        ok(
+            &lake.ctx,
+            &format!(
+                "{verb} plain.ns.{name} PARTITIONED BY (k) AS SELECT value AS id, \
+                 CAST(value % 3 AS INT) AS k FROM generate_series(1, 30) WHERE value > 10"
+            ),
+        )
+        .await;
+        let table = lake
+            .catalog
+            .load_table(&TableIdent::parse(&format!("ns.{name}")))
+            .await
+            .expect("load");
+        let m = table.metadata();
+        // the create's metadata file, then the insert's
+        assert_eq!(m.metadata_log.len(), 1, "{name}: {:?}", m.metadata_log);
+        let operations: Vec<_> = m
+            .snapshots
+            .iter()
+            .map(|s| s.summary.get("operation").cloned().unwrap_or_default())
+            .collect();
+        // `CREATE OR REPLACE` writes its rows as a replacement of the empty table it
+        // created: nothing to replace, so an `append` too
+        assert_eq!(operations, ["append"], "{name}");
+        let sums = ok(
+            &lake.ctx,
+            &format!("SELECT count(*) AS n, sum(id) AS s FROM plain.ns.{name}"),
+        )
+        .await;
+        // 11 + … + 30 = 410
+        assert!(sums.contains("| 20 | 410 |"), "{name}: {sums}");
+        if python().is_some() {
+            let read = pyiceberg_read(&lake.db, &lake.warehouse, &format!("ns.{name}"));
+            assert_eq!(read["count"], 20, "{name}: {read}");
+        }
+    }
+    let e = run(
+        &lake.ctx,
+        "CREATE TABLE plain.ns.failed AS SELECT value AS id, 10 / (value - 9000) AS q \
+         FROM generate_series(1, 10000)",
+    )
+    .await
+    .expect_err("divide by zero");
+    assert!(e.contains("Divide by zero"), "{e}");
+    assert!(e.contains("inserting the query's rows"), "{e}");
+    let ident = TableIdent::parse("ns.failed");
+    assert!(!lake.catalog.table_exists(&ident).await.expect("exists"));
+    let dir = lake.warehouse.join("ns").join("failed");
+    assert_eq!(files_under(&dir), Vec::<String>::new());
+    ok(&lake.ctx, "CREATE TABLE plain.ns.failed AS SELECT 1 AS id").await;
+    let rows = ok(&lake.ctx, "SELECT id FROM plain.ns.failed").await;
+    assert!(rows.contains("| 1  |"), "{rows}");
+}

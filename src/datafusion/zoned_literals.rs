@@ -253,6 +253,8 @@ impl FunctionRewrite for SessionZoneLiterals {
 pub fn install_session_zone_rule(ctx: &SessionContext) {
     // Spark's `year`, `hour`, … become `date_part`s, which the rules below see
     super::spark_datetime::install_spark_datetime_functions(ctx);
+    // then the rest of Spark's functions, under the names still free
+    super::spark_functions::install_spark_functions(ctx);
     install_once(ctx, Arc::new(SessionZoneLiterals));
     install_once(ctx, Arc::new(super::zoned_casts::SessionZoneCasts));
     install_once(ctx, Arc::new(super::zoned_functions::SessionZoneFunctions));

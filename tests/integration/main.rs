@@ -75,6 +75,7 @@ mod session_caches;
 mod session_setup;
 mod session_zone_casts;
 mod spark_datetime;
+mod spark_functions;
 mod statement_errors;
 mod table_properties;
 mod time_boundaries;

@@ -59,6 +59,7 @@ pub mod scalar;
 mod scan_errors;
 mod set_operation_types;
 mod spark_datetime;
+mod spark_text_casts;
 pub mod sql;
 mod statistics;
 mod stats_pruning;

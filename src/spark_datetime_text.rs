@@ -117,7 +117,10 @@ fn offset_seconds(text: &str) -> Option<i32> {
         vec![body]
     } else {
         // hhmm or hhmmss
-        if !body.bytes().all(|b| b.is_ascii_digit()) || body.len() % 2 != 0 || body.len() > 6 {
+        if !body.bytes().all(|b| b.is_ascii_digit())
+            || !body.len().is_multiple_of(2)
+            || body.len() > 6
+        {
             return None;
         }
         (0..body.len())

@@ -28,6 +28,7 @@ mod lru;
 pub mod maintenance;
 mod nan;
 pub mod scan;
+pub mod spark_datetime_text;
 pub mod spec;
 pub mod table;
 pub mod table_properties;

@@ -60,6 +60,7 @@ mod scan_errors;
 mod set_operation_types;
 mod spark_datetime;
 mod spark_functions;
+mod spark_text_casts;
 pub mod sql;
 mod statistics;
 mod stats_pruning;

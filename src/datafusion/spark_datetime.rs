@@ -31,7 +31,6 @@ use datafusion::common::tree_node::Transformed;
 use datafusion::common::{exec_err, plan_err, DFSchema, Result as DFResult, ScalarValue};
 use datafusion::execution::FunctionRegistry;
 use datafusion::functions::datetime::date_part;
-use datafusion::functions::expr_fn::{btrim, split_part};
 use datafusion::logical_expr::expr::ScalarFunction;
 use datafusion::logical_expr::expr_rewriter::FunctionRewrite;
 use datafusion::logical_expr::{
@@ -199,17 +198,12 @@ impl ScalarUDFImpl for SparkDatetimeFunction {
     }
 }
 
-/// `text`, a string, as the `DATE` Spark's cast reads in it (`Cast.stringToDate`): the
-/// `yyyy-[m]m-[d]d` after leading and trailing spaces, up to the first `T` or space; a
-/// time and an offset after it are ignored, so `2024-01-01T23:30:00-05:00` is
-/// 2024-01-01 in every session zone (Arrow's cast would read the instant's UTC date,
-/// 2024-01-02). A string without such a date is an error, as an invalid one was.
+/// `text`, a string, cast to `DATE`: the cast that
+/// [`spark_text_casts`](super::spark_text_casts) reads as Spark's cast reads it (the date
+/// written, `2024-01-01T23:30:00-05:00` is 2024-01-01 in every session zone, `2024-1-5`
+/// 2024-01-05); a string without such a date is an error naming it.
 fn date_written(text: Expr) -> Expr {
-    let before = |value: Expr, delimiter: &str| split_part(value, lit(delimiter), lit(1i64));
-    cast(
-        before(before(btrim(vec![text]), "T"), " "),
-        DataType::Date32,
-    )
+    cast(text, DataType::Date32)
 }
 
 /// A [`FunctionRewrite`]: each call of a [`SparkDatetimeFunction`] becomes its

@@ -8,25 +8,27 @@
 //! `java.time.ZonedDateTime.of` resolves it for Spark
 //! ([`local_instant`](super::sql::session_zone::local_instant)): a time the zone's clock
 //! shows twice is the earlier instant, one it skips is moved later by the gap's length.
-//! A string that names its offset (`…+02:00`, `…Z`) is that instant, as Arrow's cast
-//! reads it; a date is its midnight. A string whose counterpart in `to` is a zone-less
-//! timestamp that names its offset is its instant's wall-clock time in the zone, as Spark
+//! Strings are read as Spark's casts read them (module
+//! [`spark_datetime_text`](crate::spark_datetime_text): `2024-1-5`, `2024`, a zone after
+//! the seconds). A string that names its zone (`…+02:00`, `…Z`, `… Asia/Tokyo`) is that
+//! instant; a date is its midnight. A string whose counterpart in `to` is a zone-less
+//! timestamp that names its zone is its instant's wall-clock time in the zone, as Spark
 //! casts a `TIMESTAMP_LTZ` to `TIMESTAMP_NTZ` (`'2024-01-01 10:00:00+05:00'` in
-//! `Europe/Paris` is `2024-01-01T06:00:00`); one without an offset is the wall-clock time
-//! it writes, as Arrow's cast reads it. Everything else is left as it is, for the cast
-//! that follows. Struct fields are paired as Arrow's cast pairs them (by name when every
+//! `Europe/Paris` is `2024-01-01T06:00:00`); one without is the wall-clock time it
+//! writes. A string whose counterpart is a `DATE` (`Date32`) is the date it writes
+//! (`'2024-01-01 23:30:00-05:00'` is 2024-01-01). Everything else is left as it is, for
+//! the cast that follows. Struct fields are paired as Arrow's cast pairs them (by name when every
 //! target field has a source field of its name, else by position).
 
 use std::sync::Arc;
 
-use chrono::{DateTime, FixedOffset, Utc};
+use chrono::{DateTime, NaiveDate, NaiveDateTime, Utc};
 use datafusion::arrow::array::timezone::Tz;
 use datafusion::arrow::array::{
-    Array, ArrayRef, AsArray, FixedSizeListArray, GenericListArray, MapArray, PrimitiveArray,
-    StructArray,
+    Array, ArrayRef, AsArray, Date32Array, FixedSizeListArray, GenericListArray, MapArray,
+    PrimitiveArray, StructArray,
 };
 use datafusion::arrow::compute::cast;
-use datafusion::arrow::compute::kernels::cast_utils::string_to_datetime;
 use datafusion::arrow::datatypes::{
     ArrowTimestampType, DataType, Field, FieldRef, Fields, TimeUnit, TimestampMicrosecondType,
     TimestampMillisecondType, TimestampNanosecondType, TimestampSecondType,
@@ -34,6 +36,9 @@ use datafusion::arrow::datatypes::{
 use datafusion::arrow::error::ArrowError;
 
 use super::sql::session_zone::local_instant;
+use crate::spark_datetime_text::{
+    parse_timestamp_string, string_to_date, TimestampText, WrittenZone,
+};
 
 /// Units of `unit` in a second.
 fn per_second(unit: TimeUnit) -> i64 {
@@ -91,6 +96,7 @@ pub(crate) fn zoned_type(from: &DataType, to: &DataType, zone: &str) -> DataType
         (D::Date32 | D::Date64, D::Timestamp(unit, Some(_))) => zoned(unit),
         (s, D::Timestamp(unit, Some(_))) if is_string(s) => zoned(unit),
         (s, D::Timestamp(unit, None)) if is_string(s) => D::Timestamp(*unit, None),
+        (s, D::Date32) if is_string(s) => D::Date32,
         (D::Struct(fields), D::Struct(targets)) => {
             let mut out: Vec<FieldRef> = fields.iter().cloned().collect();
             for (i, t) in paired_fields(fields, targets) {
@@ -149,6 +155,10 @@ pub(crate) fn zone_array(
         (s, D::Timestamp(unit, None)) if is_string(s) => {
             let strings = cast(array, &D::Utf8)?;
             wall_clock_strings(strings.as_string::<i32>(), *unit, tz, safe)
+        }
+        (s, D::Date32) if is_string(s) => {
+            let strings = cast(array, &D::Utf8)?;
+            date_strings(strings.as_string::<i32>(), safe)
         }
         (D::Struct(fields), D::Struct(targets)) => {
             let structs = array.as_struct();
@@ -266,56 +276,113 @@ fn zone_values<T: ArrowTimestampType>(
     Ok(Arc::new(zoned.with_timezone(zone)))
 }
 
-/// The instant `text` names, in `unit`s: the instant of a string naming its offset, else
-/// of its wall-clock time in `tz`; `Err` with the reason when it is no timestamp or out
-/// of range.
-pub(crate) fn text_instant(text: &str, unit: TimeUnit, tz: &Tz) -> Result<i64, String> {
-    let utc = string_to_datetime(&Utc, text).map_err(|e| e.to_string())?;
-    // a string without an offset reads differently in two zones
-    let plus_one = FixedOffset::east_opt(3600).ok_or("no offset")?;
-    let shifted = string_to_datetime(&plus_one, text).map_err(|e| e.to_string())?;
-    let out_of_range = || format!("'{text}' is out of range for a timestamp ({unit:?})");
-    let seconds = if utc == shifted {
-        utc.timestamp()
-    } else {
-        local_instant(utc.naive_utc(), tz)
-            .ok_or_else(out_of_range)?
-            .timestamp()
-    };
-    // the fraction of a second, floored into `unit`
+/// The instant `written` names: that of its wall-clock time in the zone it names, else
+/// in `tz`; `None` when it names a zone that is none, or is out of range.
+fn written_instant(written: &TimestampText, tz: &Tz) -> Option<DateTime<Utc>> {
+    match &written.zone {
+        None => Some(local_instant(written.local, tz)?.with_timezone(&Utc)),
+        Some(WrittenZone::Offset(east)) => {
+            let utc = written
+                .local
+                .checked_sub_signed(chrono::Duration::seconds(i64::from(*east)))?;
+            Some(utc.and_utc())
+        }
+        Some(WrittenZone::Named(name)) => {
+            let named: Tz = name.parse().ok()?;
+            Some(local_instant(written.local, &named)?.with_timezone(&Utc))
+        }
+    }
+}
+
+/// `text` read as Spark reads a timestamp ([`parse_timestamp_string`]); `Err` with the
+/// reason when it writes none.
+fn timestamp_written(text: &str) -> Result<TimestampText, String> {
+    parse_timestamp_string(text).ok_or_else(|| {
+        "it writes no timestamp (forms: yyyy[-[m]m[-[d]d]], then after ' ' or 'T' \
+         [h]h[:[m]m[:[s]s[.f…]]], then after the seconds a zone: Z, ±hh:mm, ±hh, a zone id)"
+            .to_string()
+    })
+}
+
+/// `at` in `unit`s since the epoch, digits below `unit` floored; `None` when out of range.
+fn in_units(at: NaiveDateTime, unit: TimeUnit) -> Option<i64> {
+    let at = at.and_utc();
     let per_second = per_second(unit);
-    let fraction = i64::from(utc.timestamp_subsec_nanos()) / (1_000_000_000 / per_second);
-    seconds
+    let fraction = i64::from(at.timestamp_subsec_nanos()) / (1_000_000_000 / per_second);
+    at.timestamp()
         .checked_mul(per_second)
         .and_then(|s| s.checked_add(fraction))
-        .ok_or_else(out_of_range)
+}
+
+/// The instant `text` names, in `unit`s: read as Spark reads it
+/// ([`parse_timestamp_string`]), the instant of its wall-clock time in the zone it names
+/// (an offset, `Z`, a zone id), else in `tz`. Digits below `unit` are floored. `Err` with
+/// the reason when it is no timestamp, names no zone, or is out of range.
+pub(crate) fn text_instant(text: &str, unit: TimeUnit, tz: &Tz) -> Result<i64, String> {
+    let written = timestamp_written(text)?;
+    let out_of_range = || format!("'{text}' is out of range for a timestamp ({unit:?})");
+    let instant = written_instant(&written, tz).ok_or_else(|| match &written.zone {
+        Some(WrittenZone::Named(name)) if name.parse::<Tz>().is_err() => {
+            format!("'{name}' is not a time zone")
+        }
+        _ => out_of_range(),
+    })?;
+    in_units(instant.naive_utc(), unit).ok_or_else(out_of_range)
 }
 
 /// The wall-clock time `text` names in `tz`, in `unit`s as if in UTC (a zone-less
-/// timestamp's value): a string naming its offset (`…+05:00`, `…Z`) is its instant's
-/// wall-clock time in `tz`, as Spark casts a `TIMESTAMP_LTZ` to `TIMESTAMP_NTZ` in its
-/// session zone; one without an offset is the time it writes, as Arrow's cast reads it.
-/// Digits below `unit` are floored. `Err` with the reason when it is no timestamp or out of
-/// range.
+/// timestamp's value), read as Spark reads it ([`parse_timestamp_string`]): a string
+/// naming its zone (`…+05:00`, `…Z`, `… Europe/Paris`) is its instant's wall-clock time in
+/// `tz`, as Spark casts a `TIMESTAMP_LTZ` to `TIMESTAMP_NTZ` in its session zone; one
+/// without is the time it writes. Digits below `unit` are floored. `Err` with the reason
+/// when it is no timestamp, names no zone, or is out of range.
 pub(crate) fn text_wall_clock(text: &str, unit: TimeUnit, tz: &Tz) -> Result<i64, String> {
-    let utc = string_to_datetime(&Utc, text).map_err(|e| e.to_string())?;
-    let plus_one = FixedOffset::east_opt(3600).ok_or("no offset")?;
-    let shifted = string_to_datetime(&plus_one, text).map_err(|e| e.to_string())?;
-    let local = if utc == shifted {
-        utc.with_timezone(tz).naive_local()
-    } else {
-        utc.naive_utc()
-    };
+    let written = timestamp_written(text)?;
     let out_of_range = || format!("'{text}' is out of range for a timestamp ({unit:?})");
-    let per_second = per_second(unit);
-    let fraction =
-        i64::from(local.and_utc().timestamp_subsec_nanos()) / (1_000_000_000 / per_second);
-    local
-        .and_utc()
-        .timestamp()
-        .checked_mul(per_second)
-        .and_then(|s| s.checked_add(fraction))
-        .ok_or_else(out_of_range)
+    let local = match &written.zone {
+        None => written.local,
+        Some(_) => {
+            let instant = written_instant(&written, tz).ok_or_else(|| match &written.zone {
+                Some(WrittenZone::Named(name)) if name.parse::<Tz>().is_err() => {
+                    format!("'{name}' is not a time zone")
+                }
+                _ => out_of_range(),
+            })?;
+            instant.with_timezone(tz).naive_local()
+        }
+    };
+    in_units(local, unit).ok_or_else(out_of_range)
+}
+
+/// Strings as the dates they write, read as Spark's cast to `DATE` reads them
+/// ([`string_to_date`]); one that writes none is an error naming it, or null when `safe`.
+fn date_strings(
+    strings: &datafusion::arrow::array::StringArray,
+    safe: bool,
+) -> Result<ArrayRef, ArrowError> {
+    let epoch = NaiveDate::from_ymd_opt(1970, 1, 1)
+        .ok_or_else(|| ArrowError::ComputeError("no epoch".to_string()))?;
+    let mut values = Vec::with_capacity(strings.len());
+    for text in strings.iter() {
+        let Some(text) = text else {
+            values.push(None);
+            continue;
+        };
+        let days = string_to_date(text)
+            .and_then(|date| i32::try_from(date.signed_duration_since(epoch).num_days()).ok());
+        match days {
+            Some(days) => values.push(Some(days)),
+            None if safe => values.push(None),
+            None => {
+                return Err(ArrowError::CastError(format!(
+                    "Cannot cast string '{text}' to DATE: it writes no date (forms: yyyy, \
+                     yyyy-[m]m, yyyy-[m]m-[d]d, yyyy-[m]m-[d]d followed by ' ' or 'T' and \
+                     anything)"
+                )))
+            }
+        }
+    }
+    Ok(Arc::new(Date32Array::from(values)))
 }
 
 /// Strings as the wall-clock times they name in `tz` ([`text_wall_clock`]), as zone-less
@@ -334,7 +401,7 @@ fn wall_clock_strings(
             Some(Err(_)) if safe => None,
             Some(Err(reason)) => {
                 return Err(ArrowError::CastError(format!(
-                    "Cannot cast string '{}' to a timestamp: {reason}",
+                    "Cannot cast string '{}' to TIMESTAMP (no zone, {unit:?}): {reason}",
                     text.unwrap_or_default()
                 )))
             }
@@ -367,7 +434,7 @@ fn zone_strings(
             Some(Err(_)) if safe => None,
             Some(Err(reason)) => {
                 return Err(ArrowError::CastError(format!(
-                    "Cannot cast string '{}' to a timestamp in {zone}: {reason}",
+                    "Cannot cast string '{}' to TIMESTAMP in {zone} ({unit:?}): {reason}",
                     text.unwrap_or_default()
                 )))
             }

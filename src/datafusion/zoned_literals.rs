@@ -247,7 +247,9 @@ impl FunctionRewrite for SessionZoneLiterals {
 /// [`SessionZoneFunctions`](super::zoned_functions::SessionZoneFunctions) (`extract`,
 /// `date_trunc`, `to_char`, `date_bin` of zoned values) and
 /// [`SessionZoneTextCasts`](super::zoned_text_casts::SessionZoneTextCasts) (casts between
-/// timestamps and strings) to `ctx`'s analyzer, once (a second call does nothing), after
+/// timestamps and strings) and [`SparkTextCasts`](super::spark_text_casts::SparkTextCasts)
+/// (strings cast to dates and timestamps as Spark reads them, in every session zone) to
+/// `ctx`'s analyzer, once (a second call does nothing), after
 /// registering Spark's `year`, `hour`, … functions
 /// ([`install_spark_datetime_functions`](super::spark_datetime::install_spark_datetime_functions)).
 pub fn install_session_zone_rule(ctx: &SessionContext) {
@@ -260,4 +262,5 @@ pub fn install_session_zone_rule(ctx: &SessionContext) {
     install_once(ctx, Arc::new(super::zoned_functions::SessionZoneFunctions));
     super::zoned_writes::install_session_zone_writes_rule(ctx);
     super::zoned_text_casts::install_session_zone_text_casts_rule(ctx);
+    super::spark_text_casts::install_spark_text_casts_rule(ctx);
 }

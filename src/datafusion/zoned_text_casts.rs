@@ -9,15 +9,9 @@
 //!   session in `Europe/Paris`). Spark writes the same wall-clock time without the offset,
 //!   DuckDB with it (`+01`). Arrow's cast wrote the column's zone's time, UTC (`…Z`), for an
 //!   Iceberg `timestamptz` (`Timestamp(unit, "UTC")`).
-//! - A string cast to a zone-less timestamp (`CAST(s AS TIMESTAMP)`, `TIMESTAMP '…'`, a
-//!   string compared with or written into a `timestamp` value) that names its offset
-//!   (`'2024-01-01 10:00:00+05:00'`) is its instant's wall-clock time in the session's zone
-//!   (`2024-01-01T06:00:00` in `Europe/Paris`), as a `timestamptz` cast to a zone-less
-//!   timestamp is ([`zoned_casts`](super::zoned_casts)); Arrow's cast gave the UTC wall
-//!   clock (`05:00`, DuckDB's answer, and still icefloe's with the session in UTC). A string
-//!   without an offset is the time it writes, unchanged. Read row by row by
-//!   [`zoned_wall_clock`](super::zoned_wall_clock) (a constant is folded by DataFusion's
-//!   simplifier before any pruning).
+//! - A string cast to a zone-less timestamp that names its zone is its instant's
+//!   wall-clock time in the session's zone: read, with every other cast of a string to a
+//!   date or timestamp, by [`spark_text_casts`](super::spark_text_casts).
 //!
 //! The rule runs after DataFusion's type coercion, so it sees the casts coercion adds as
 //! well as the written ones, in every plan node and subquery and in a `MERGE`'s values;
@@ -38,8 +32,6 @@ use datafusion::logical_expr::{Cast, Expr, ExprSchemable, LogicalPlan, TryCast};
 use datafusion::optimizer::AnalyzerRule;
 use datafusion::prelude::SessionContext;
 
-use super::zoned_wall_clock::zoned_wall_clock_as;
-
 /// The rule's name (as listed by the session's analyzer).
 pub const SESSION_ZONE_TEXT_CASTS_RULE: &str = "icefloe_session_zone_text_casts";
 
@@ -51,43 +43,24 @@ fn is_string(t: &DataType) -> bool {
     matches!(t, DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View)
 }
 
-/// The input of a cast of `inner` (over `schema`) to `to` in `zone` (see the module docs),
-/// `safe` for `TRY_CAST`; `None` when it does not change.
-///
-/// Errors: DataFusion's, building the reading of a string.
-fn text_cast_input(
-    inner: &Expr,
-    to: &DataType,
-    zone: &str,
-    schema: &DFSchema,
-    safe: bool,
-) -> DFResult<Option<Expr>> {
-    let Ok(from) = inner.get_type(schema) else {
-        return Ok(None);
-    };
-    match (&from, to) {
+/// The input of a cast of `inner` (over `schema`) to `to` in `zone` (see the module
+/// docs); `None` when it does not change.
+fn text_cast_input(inner: &Expr, to: &DataType, zone: &str, schema: &DFSchema) -> Option<Expr> {
+    match (inner.get_type(schema).ok()?, to) {
         (DataType::Timestamp(unit, Some(own)), to) if is_string(to) && own.as_ref() != zone => {
-            let in_zone = DataType::Timestamp(*unit, Some(Arc::from(zone)));
-            Ok(Some(Expr::Cast(Cast::new(
-                Box::new(inner.clone()),
-                in_zone,
-            ))))
+            let in_zone = DataType::Timestamp(unit, Some(Arc::from(zone)));
+            Some(Expr::Cast(Cast::new(Box::new(inner.clone()), in_zone)))
         }
-        (from, DataType::Timestamp(_, None)) if is_string(from) => {
-            zoned_wall_clock_as(inner.clone(), zone, to, safe).map(Some)
-        }
-        _ => Ok(None),
+        _ => None,
     }
 }
 
 /// `expr` (over `schema`) with its cast's input read in `zone` where
 /// [`text_cast_input`] changes it.
-///
-/// Errors: [`text_cast_input`]'s.
 fn text_cast(expr: Expr, schema: &DFSchema, zone: &str) -> DFResult<Transformed<Expr>> {
     Ok(match expr {
         Expr::Cast(Cast { expr, field }) => {
-            match text_cast_input(&expr, field.data_type(), zone, schema, false)? {
+            match text_cast_input(&expr, field.data_type(), zone, schema) {
                 Some(input) => {
                     Transformed::yes(Expr::Cast(Cast::new_from_field(Box::new(input), field)))
                 }
@@ -95,7 +68,7 @@ fn text_cast(expr: Expr, schema: &DFSchema, zone: &str) -> DFResult<Transformed<
             }
         }
         Expr::TryCast(TryCast { expr, field }) => {
-            match text_cast_input(&expr, field.data_type(), zone, schema, true)? {
+            match text_cast_input(&expr, field.data_type(), zone, schema) {
                 Some(input) => Transformed::yes(Expr::TryCast(TryCast {
                     expr: Box::new(input),
                     field,

@@ -391,3 +391,241 @@ async fn field_functions_run_on_distributed_workers() {
         assert_eq!(cells_in(ctx, query).await, want);
     }
 }
+
+/// The three session zones the cast tests run in.
+const ZONES: [&str; 3] = ["UTC", "Europe/Paris", "America/New_York"];
+
+/// Strings cast to `DATE` (a column, a literal, `TRY_CAST`) are the date written, as
+/// Spark's `stringToDate` reads it (`yyyy`, `yyyy-[m]m`, `yyyy-[m]m-[d]d`, then after
+/// ` ` or `T` anything; spaces around trimmed), in every session zone. By hand:
+/// `2024-01-01 23:30:00-05:00` is 2024-01-01 (Arrow read the instant, 2024-01-02T04:30Z,
+/// and gave its UTC date), `2024-1-5` 2024-01-05, `2024` 2024-01-01, `2024-02`
+/// 2024-02-01, ` 2024-03-04T10:00:00Z ` 2024-03-04. `2024-13-01`, `2024/01/05` and
+/// `x2024` write no date: an error naming the string and `DATE` in a `CAST` (Spark 4's
+/// ANSI cast raises one), NULL in a `TRY_CAST`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn strings_cast_to_dates_are_the_date_written() {
+    let lake = lake().await;
+    ok(&lake.ctx, "CREATE TABLE ice.ns.sd (id INT, s STRING)").await;
+    ok(
+        &lake.ctx,
+        "INSERT INTO ice.ns.sd VALUES (1, '2024-01-01 23:30:00-05:00'), (2, '2024-1-5'), \
+         (3, '2024'), (4, '2024-02'), (5, ' 2024-03-04T10:00:00Z '), (6, NULL), \
+         (7, '2024-13-01')",
+    )
+    .await;
+    let want = [
+        "1|2024-01-01",
+        "2|2024-01-05",
+        "3|2024-01-01",
+        "4|2024-02-01",
+        "5|2024-03-04",
+        "6|",
+        "7|",
+    ];
+    for zone in ZONES {
+        ok(
+            &lake.ctx,
+            &format!("SET datafusion.execution.time_zone = '{zone}'"),
+        )
+        .await;
+        assert_eq!(
+            cells(
+                &lake,
+                "SELECT id, TRY_CAST(s AS DATE) FROM ice.ns.sd ORDER BY id"
+            )
+            .await,
+            want,
+            "session zone {zone}"
+        );
+        assert_eq!(
+            cells(
+                &lake,
+                "SELECT 0 id, CAST('2024-01-01 23:30:00-05:00' AS DATE), \
+                 CAST('2024-1-5' AS DATE), \
+                 CAST('2024' AS DATE), CAST('2024-02' AS DATE), \
+                 TRY_CAST('2024/01/05' AS DATE), TRY_CAST('x2024' AS DATE)"
+            )
+            .await,
+            ["0|2024-01-01|2024-01-05|2024-01-01|2024-02-01||"],
+            "session zone {zone}"
+        );
+        // a filter on the column, and a string compared with a date (coercion's cast)
+        assert_eq!(
+            cells(
+                &lake,
+                "SELECT id FROM ice.ns.sd WHERE TRY_CAST(s AS DATE) = '2024-1-1' \
+                 ORDER BY id"
+            )
+            .await,
+            ["1", "3"],
+            "session zone {zone}"
+        );
+        for sql in [
+            "SELECT CAST('2024/01/05' AS DATE)",
+            "SELECT id, CAST(s AS DATE) FROM ice.ns.sd",
+        ] {
+            let err = crate::dml::run(&lake.ctx, sql).await.expect_err("no date");
+            let bad = if sql.contains("2024/01/05") {
+                "'2024/01/05'"
+            } else {
+                "'2024-13-01'"
+            };
+            assert!(err.contains(bad) && err.contains("DATE"), "{sql}: {err}");
+        }
+    }
+}
+
+/// Strings cast to timestamps are read as Spark's `stringToTimestamp` reads them (its
+/// short forms too), by hand:
+/// - `2024-1-5` is 2024-01-05 00:00, `2024-1-5 7:5` 07:05, `2024` 2024-01-01 00:00,
+///   `2024-01-05T10:30:00.123456789` keeps its microseconds (floored) as a `TIMESTAMP`;
+/// - `2024-01-05 10:30:00-05:00` is 15:30Z: a zone-less `TIMESTAMP` of 15:30 in a UTC
+///   session, 16:30 in Paris (+01:00), 10:30 in New York (-05:00);
+/// - `2024-07-05 10:30:00 Asia/Tokyo` is 01:30Z (+09:00): 01:30 in UTC, 03:30 in Paris
+///   (+02:00 in July), 2024-07-04 21:30 in New York (-04:00);
+/// - `TIMESTAMPTZ` of `2024-1-5 10:00`, a wall-clock time in the session's zone, is the
+///   instant 1704448800 s (2024-01-05T10:00Z: 1704067200 for 2024-01-01 + 4 days + 10 h)
+///   in UTC, 1704445200 (09:00Z) in Paris, 1704466800 (15:00Z) in New York.
+///
+/// `2024-01-05 25:00`, `10:30:00` (a time without a date) and `2024-01-05 10:30:00
+/// Mars/Base` are none: an error naming the string and the type, NULL in `TRY_CAST`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn strings_cast_to_timestamps_are_read_as_spark_reads_them() {
+    let lake = lake().await;
+    ok(&lake.ctx, "CREATE TABLE ice.ns.st (id INT, s STRING)").await;
+    ok(
+        &lake.ctx,
+        "INSERT INTO ice.ns.st VALUES (1, '2024-1-5'), (2, '2024-1-5 7:5'), (3, '2024'), \
+         (4, '2024-01-05T10:30:00.123456789'), (5, '2024-01-05 10:30:00-05:00'), \
+         (6, '2024-07-05 10:30:00 Asia/Tokyo'), (7, NULL), (8, '2024-01-05 25:00')",
+    )
+    .await;
+    for (zone, offset_row, tokyo_row, instant) in [
+        (
+            "UTC",
+            "5|2024-01-05T15:30:00",
+            "6|2024-07-05T01:30:00",
+            "1704448800",
+        ),
+        (
+            "Europe/Paris",
+            "5|2024-01-05T16:30:00",
+            "6|2024-07-05T03:30:00",
+            "1704445200",
+        ),
+        (
+            "America/New_York",
+            "5|2024-01-05T10:30:00",
+            "6|2024-07-04T21:30:00",
+            "1704466800",
+        ),
+    ] {
+        ok(
+            &lake.ctx,
+            &format!("SET datafusion.execution.time_zone = '{zone}'"),
+        )
+        .await;
+        let want = [
+            "1|2024-01-05T00:00:00",
+            "2|2024-01-05T07:05:00",
+            "3|2024-01-01T00:00:00",
+            "4|2024-01-05T10:30:00.123456",
+            offset_row,
+            tokyo_row,
+            "7|",
+            "8|",
+        ];
+        assert_eq!(
+            cells(
+                &lake,
+                "SELECT id, TRY_CAST(s AS TIMESTAMP(6)) FROM ice.ns.st ORDER BY id"
+            )
+            .await,
+            want,
+            "session zone {zone}"
+        );
+        // literals fold to the same values
+        assert_eq!(
+            cells(
+                &lake,
+                "SELECT 0 id, CAST('2024-1-5' AS TIMESTAMP), \
+                 CAST('2024-01-05 10:30:00-05:00' AS TIMESTAMP), \
+                 TRY_CAST('10:30:00' AS TIMESTAMP), \
+                 to_unixtime(CAST('2024-1-5 10:00' AS TIMESTAMPTZ))"
+            )
+            .await,
+            [format!(
+                "0|2024-01-05T00:00:00|{}||{instant}",
+                offset_row.trim_start_matches("5|")
+            )],
+            "session zone {zone}"
+        );
+        for (sql, bad) in [
+            (
+                "SELECT CAST('2024-01-05 25:00' AS TIMESTAMP)",
+                "'2024-01-05 25:00'",
+            ),
+            ("SELECT CAST('10:30:00' AS TIMESTAMPTZ)", "'10:30:00'"),
+            (
+                "SELECT CAST('2024-01-05 10:30:00 Mars/Base' AS TIMESTAMP)",
+                "Mars/Base",
+            ),
+            (
+                "SELECT id, CAST(s AS TIMESTAMP) FROM ice.ns.st",
+                "'2024-01-05 25:00'",
+            ),
+        ] {
+            let err = crate::dml::run(&lake.ctx, sql)
+                .await
+                .expect_err("no timestamp");
+            assert!(
+                err.contains(bad) && err.contains("TIMESTAMP"),
+                "{sql}: {err}"
+            );
+        }
+    }
+}
+
+/// A filter on a string cast to a date or timestamp still prunes: the cast of a constant
+/// folds to a literal before Iceberg's scan planning, so `d = CAST('2024-1-5' AS DATE)`
+/// (and `d = '2024-1-5'`, coercion's cast) reads only the file of 2024-01-05 of three,
+/// and `ts >= CAST('2024-1-6' AS TIMESTAMP)` only that of 2024-01-06 12:00.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn filters_on_cast_strings_prune_files() {
+    let lake = lake().await;
+    ok(
+        &lake.ctx,
+        "CREATE TABLE ice.ns.pd (id INT, d DATE, ts TIMESTAMP)",
+    )
+    .await;
+    for (id, d, ts) in [
+        (1, "2024-01-05", "2024-01-05 12:00:00"),
+        (2, "2024-01-06", "2024-01-06 12:00:00"),
+        (3, "2023-01-05", "2023-01-05 12:00:00"),
+    ] {
+        ok(
+            &lake.ctx,
+            &format!("INSERT INTO ice.ns.pd VALUES ({id}, DATE '{d}', TIMESTAMP '{ts}')"),
+        )
+        .await;
+    }
+    for zone in ZONES {
+        ok(
+            &lake.ctx,
+            &format!("SET datafusion.execution.time_zone = '{zone}'"),
+        )
+        .await;
+        for (filter, want) in [
+            ("d = CAST('2024-1-5' AS DATE)", vec![1]),
+            ("d = '2024-1-5'", vec![1]),
+            ("d = CAST('2024-01-05 23:30:00-05:00' AS DATE)", vec![1]),
+            ("ts >= CAST('2024-1-6' AS TIMESTAMP)", vec![2]),
+        ] {
+            let sql = format!("SELECT id FROM ice.ns.pd WHERE {filter} ORDER BY id");
+            let (ids, skipped) = ids_skipping(&lake, &sql).await;
+            assert_eq!(ids, want, "{zone}: {filter}");
+            assert_eq!(skipped, 2, "{zone}: {filter}: files skipped");
+        }
+    }
+}

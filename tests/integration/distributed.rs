@@ -408,8 +408,8 @@ async fn writes_and_row_level_changes_are_refused_naming_the_node() {
         format!("{:?}", writer.required_input_ordering())
     );
     assert!(writer.required_input_ordering()[0].is_some());
-    // a sort by a transform: the writer and the sort below it (both holding an
-    // `IcebergTransformExpr`) round-trip through the codec, which encodes the expression
+    // a sort by a transform: the writer and the sort below it (both holding a call of
+    // `icefloe_partition_transform`) round-trip through the codec, the function by name
     crate::dml::ok(ctx, "ALTER TABLE ice.ns.t WRITE ORDERED BY bucket(4, id)").await;
     let plan = ctx
         .sql("INSERT INTO ice.ns.t VALUES (3, 'c')")
@@ -420,7 +420,7 @@ async fn writes_and_row_level_changes_are_refused_naming_the_node() {
         .unwrap();
     let writer = find(&plan, "IcebergDataFileWriterExec").expect("the writer");
     assert!(
-        explain(&writer).contains("iceberg_bucket[4](id"),
+        explain(&writer).contains("icefloe_partition_transform(id@0, bucket[4], int)"),
         "{}",
         explain(&writer)
     );
@@ -896,7 +896,7 @@ impl WorkerSessionBuilder for ObservedWorkers {
             .builder
             .with_distributed_user_codec(ObservingCodec(Arc::clone(&self.0)))
             .build();
-        icefloe::datafusion::register_min_max_in(&mut state);
+        icefloe::datafusion::distributed::register_worker_functions(&mut state)?;
         Ok(state)
     }
 }

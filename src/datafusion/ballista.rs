@@ -32,9 +32,6 @@ use ballista_core::serde::{BallistaLogicalExtensionCodec, BallistaPhysicalExtens
 use datafusion::common::{DataFusionError, Result as DFResult};
 use datafusion::execution::{SessionStateBuilder, TaskContext};
 use datafusion::logical_expr::{AggregateUDF, ScalarUDF};
-use datafusion::physical_expr::PhysicalExpr;
-use datafusion::physical_expr_common::physical_expr::proto_decode::PhysicalExprDecodeCtx;
-use datafusion::physical_expr_common::physical_expr::proto_encode::PhysicalExprEncodeCtx;
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion::prelude::{SessionConfig, SessionContext};
 use datafusion_proto::physical_plan::{PhysicalExtensionCodec, PhysicalProtoConverterExtension};
@@ -88,26 +85,6 @@ impl PhysicalExtensionCodec for IcebergBallistaPhysicalCodec {
             true => self.ballista.try_encode_udaf(node, buf),
             false => Ok(()),
         }
-    }
-
-    /// Expressions are icefloe's ([`IcebergPhysicalCodec::try_decode_expr`]).
-    fn try_decode_expr(
-        &self,
-        buf: &[u8],
-        inputs: &[Arc<dyn PhysicalExpr>],
-        ctx: &PhysicalExprDecodeCtx<'_>,
-    ) -> DFResult<Arc<dyn PhysicalExpr>> {
-        IcebergPhysicalCodec.try_decode_expr(buf, inputs, ctx)
-    }
-
-    /// Expressions are icefloe's ([`IcebergPhysicalCodec::try_encode_expr`]).
-    fn try_encode_expr(
-        &self,
-        node: &Arc<dyn PhysicalExpr>,
-        buf: &mut Vec<u8>,
-        ctx: &PhysicalExprEncodeCtx<'_>,
-    ) -> DFResult<()> {
-        IcebergPhysicalCodec.try_encode_expr(node, buf, ctx)
     }
 
     fn try_decode(

@@ -13,15 +13,16 @@
 //! order is Spark's. Without this, whether a `-NaN` row matched `f < 0.0` depended on the
 //! other values of its file, which decided whether the file was pruned.
 
-use std::fmt;
-use std::hash::Hash;
 use std::sync::Arc;
 
-use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::datatypes::{DataType, FieldRef, Schema as ArrowSchema};
+use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::{Transformed, TransformedResult, TreeNode};
-use datafusion::common::{Result as DFResult, ScalarValue};
-use datafusion::logical_expr::ColumnarValue;
+use datafusion::common::{exec_err, Result as DFResult, ScalarValue};
+use datafusion::logical_expr::{
+    ColumnarValue, ReturnFieldArgs, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature,
+    Volatility,
+};
 use datafusion::physical_expr::expressions::Column;
 use datafusion::physical_expr::{PhysicalExpr, ScalarFunctionExpr};
 use datafusion::physical_plan::projection::ProjectionExec;
@@ -29,90 +30,97 @@ use datafusion::physical_plan::ExecutionPlan;
 
 use crate::nan::canonical_nans;
 
-/// `input` with every NaN in it made the canonical NaN; any type (values without floats
-/// pass unchanged).
-#[derive(Debug, Clone)]
-pub(crate) struct CanonicalNanExpr {
-    input: Arc<dyn PhysicalExpr>,
+/// The name of the scalar function (also how plan codecs send it: by name, resolved in
+/// worker sessions, see `codec::UDFS_BY_NAME`).
+pub const CANONICAL_NAN: &str = "icefloe_canonical_nan";
+
+/// `icefloe_canonical_nan(value)`: `value` with every NaN in it made the canonical NaN
+/// ([`crate::nan::canonical_nans`]), at any depth; any type (values without floats pass
+/// unchanged). Its result field is the argument's own: name, type, nullability and
+/// metadata (the column's `PARQUET:field_id`), so a scan's schema is the same with it.
+#[derive(Debug, PartialEq, Eq, Hash)]
+pub struct CanonicalNan {
+    signature: Signature,
 }
 
-impl CanonicalNanExpr {
-    /// What a plan codec sends for this expression (its input travels as its one child).
-    #[cfg(any(feature = "distributed", feature = "ballista"))]
-    pub(crate) const ENCODED: &'static [u8] = b"icefloe.canonical_nan";
-
-    pub(crate) fn new(input: Arc<dyn PhysicalExpr>) -> Self {
-        Self { input }
-    }
-}
-
-impl PartialEq for CanonicalNanExpr {
-    fn eq(&self, other: &Self) -> bool {
-        self.input.as_ref() == other.input.as_ref()
-    }
-}
-
-impl Eq for CanonicalNanExpr {}
-
-impl Hash for CanonicalNanExpr {
-    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        "canonical_nan".hash(state);
-        self.input.as_ref().hash(state);
+impl Default for CanonicalNan {
+    fn default() -> Self {
+        Self {
+            signature: Signature::any(1, Volatility::Immutable),
+        }
     }
 }
 
-impl fmt::Display for CanonicalNanExpr {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "canonical_nan({})", self.input)
-    }
+/// The [`CanonicalNan`] function.
+pub fn canonical_nan_udf() -> Arc<ScalarUDF> {
+    Arc::new(ScalarUDF::new_from_impl(CanonicalNan::default()))
 }
 
-impl PhysicalExpr for CanonicalNanExpr {
-    fn data_type(&self, input_schema: &ArrowSchema) -> DFResult<DataType> {
-        self.input.data_type(input_schema)
+impl ScalarUDFImpl for CanonicalNan {
+    fn name(&self) -> &str {
+        CANONICAL_NAN
     }
 
-    fn nullable(&self, input_schema: &ArrowSchema) -> DFResult<bool> {
-        self.input.nullable(input_schema)
+    fn signature(&self) -> &Signature {
+        &self.signature
     }
 
-    /// The input's field, its name and metadata (field ids) kept.
-    fn return_field(&self, input_schema: &ArrowSchema) -> DFResult<FieldRef> {
-        self.input.return_field(input_schema)
+    fn return_type(&self, arg_types: &[DataType]) -> DFResult<DataType> {
+        match arg_types {
+            [value] => Ok(value.clone()),
+            _ => exec_err!("{CANONICAL_NAN} takes one value, not {arg_types:?}"),
+        }
     }
 
-    fn evaluate(&self, batch: &RecordBatch) -> DFResult<ColumnarValue> {
-        Ok(match self.input.evaluate(batch)? {
-            ColumnarValue::Array(array) => {
-                ColumnarValue::Array(canonical_nans(&array)?.unwrap_or(array))
-            }
-            ColumnarValue::Scalar(scalar) => match canonical_nans(&scalar.to_array()?)? {
-                Some(array) => ColumnarValue::Scalar(ScalarValue::try_from_array(&array, 0)?),
-                None => ColumnarValue::Scalar(scalar),
+    /// The argument's field, its name and metadata (field ids) kept.
+    fn return_field_from_args(&self, args: ReturnFieldArgs) -> DFResult<FieldRef> {
+        match args.arg_fields {
+            [value] => Ok(Arc::clone(value)),
+            _ => exec_err!("{CANONICAL_NAN} takes one value"),
+        }
+    }
+
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> DFResult<ColumnarValue> {
+        match args.args.as_slice() {
+            [ColumnarValue::Array(array)] => Ok(ColumnarValue::Array(
+                canonical_nans(array)?.unwrap_or_else(|| Arc::clone(array)),
+            )),
+            [ColumnarValue::Scalar(scalar)] => match canonical_nans(&scalar.to_array()?)? {
+                Some(array) => Ok(ColumnarValue::Scalar(ScalarValue::try_from_array(
+                    &array, 0,
+                )?)),
+                None => Ok(ColumnarValue::Scalar(scalar.clone())),
             },
-        })
-    }
-
-    fn children(&self) -> Vec<&Arc<dyn PhysicalExpr>> {
-        vec![&self.input]
-    }
-
-    fn with_new_children(
-        self: Arc<Self>,
-        mut children: Vec<Arc<dyn PhysicalExpr>>,
-    ) -> DFResult<Arc<dyn PhysicalExpr>> {
-        let input = children.pop().unwrap_or_else(|| Arc::clone(&self.input));
-        Ok(Arc::new(Self { input }))
-    }
-
-    fn fmt_sql(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "canonical_nan(")?;
-        self.input.fmt_sql(f)?;
-        write!(f, ")")
+            _ => exec_err!("{CANONICAL_NAN} takes one value"),
+        }
     }
 }
 
-/// `expr` with each struct field access over a [`CanonicalNanExpr`] turned inside out:
+/// `icefloe_canonical_nan(input)` over `schema` (the input's schema).
+///
+/// Errors: DataFusion's, typing `input` over `schema`.
+pub(crate) fn canonical_nan(
+    input: Arc<dyn PhysicalExpr>,
+    schema: &ArrowSchema,
+) -> DFResult<Arc<dyn PhysicalExpr>> {
+    Ok(Arc::new(ScalarFunctionExpr::try_new(
+        canonical_nan_udf(),
+        vec![input],
+        schema,
+        Arc::new(ConfigOptions::default()),
+    )?))
+}
+
+/// The argument of `expr` when it is a call of [`CANONICAL_NAN`].
+fn canonical_nan_input(expr: &Arc<dyn PhysicalExpr>) -> Option<&Arc<dyn PhysicalExpr>> {
+    let call = expr.downcast_ref::<ScalarFunctionExpr>()?;
+    match call.args() {
+        [input] if call.name() == CANONICAL_NAN => Some(input),
+        _ => None,
+    }
+}
+
+/// `expr` with each struct field access over a call of [`CANONICAL_NAN`] turned inside out:
 /// `get_field(canonical_nan(s), 'a', …)` becomes `canonical_nan(get_field(s, 'a', …))`,
 /// the same value (a field of the canonicalized struct is the canonicalized field).
 ///
@@ -133,22 +141,28 @@ pub(crate) fn field_access_inside(expr: Arc<dyn PhysicalExpr>) -> DFResult<Arc<d
             return Ok(Transformed::no(e));
         }
         let args = access.args();
-        let Some(nan) = args
-            .first()
-            .and_then(|a| a.downcast_ref::<CanonicalNanExpr>())
-        else {
+        let Some(input) = args.first().and_then(canonical_nan_input) else {
             return Ok(Transformed::no(e));
         };
-        let mut inner_args = vec![Arc::clone(&nan.input)];
+        let mut inner_args = vec![Arc::clone(input)];
         inner_args.extend(args[1..].iter().cloned());
         let inner = Arc::clone(&e).with_new_children(inner_args)?;
-        let hoisted: Arc<dyn PhysicalExpr> = Arc::new(CanonicalNanExpr::new(inner));
+        // the field access's own result field (a function call keeps it whatever schema
+        // it is asked over)
+        let field = inner.return_field(&ArrowSchema::empty())?;
+        let hoisted: Arc<dyn PhysicalExpr> = Arc::new(ScalarFunctionExpr::new(
+            CANONICAL_NAN,
+            canonical_nan_udf(),
+            vec![inner],
+            field,
+            Arc::new(access.config_options().clone()),
+        ));
         Ok(Transformed::yes(hoisted))
     })
     .data()
 }
 
-/// `plan` with the columns named in `columns` passed through [`CanonicalNanExpr`], every
+/// `plan` with the columns named in `columns` passed through [`CANONICAL_NAN`], every
 /// column kept in its place (same names, types and metadata). `plan` itself when no
 /// column is named.
 ///
@@ -172,11 +186,11 @@ pub(crate) fn canonical_nan_projection(
         .map(|(i, f)| {
             let column: Arc<dyn PhysicalExpr> = Arc::new(Column::new(f.name(), i));
             let expr: Arc<dyn PhysicalExpr> = match columns.iter().any(|c| c == f.name()) {
-                true => Arc::new(CanonicalNanExpr::new(column)),
+                true => canonical_nan(column, &schema)?,
                 false => column,
             };
-            (expr, f.name().clone())
+            Ok((expr, f.name().clone()))
         })
-        .collect();
+        .collect::<DFResult<_>>()?;
     Ok(Arc::new(ProjectionExec::try_new(exprs, plan)?))
 }

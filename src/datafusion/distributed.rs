@@ -32,11 +32,10 @@ use super::codec::{IcebergPhysicalCodec, UDFS_BY_NAME};
 use super::min_max::register_min_max_in;
 use super::options::without_deferred_planning;
 
-/// A worker's sessions with [`IcebergPhysicalCodec`] registered, icefloe's `min`/`max`
-/// ([`register_min_max_in`]: a worker resolves the aggregate functions of the plans it
-/// gets by name) and the scalar functions icefloe sends by name (the session-zone
-/// reading `icefloe_[try_]zoned_wall_clock`, write flooring, float keys) (give it to
-/// `datafusion_distributed::Worker::from_session_builder`).
+/// A worker's sessions with [`IcebergPhysicalCodec`] registered and the functions
+/// icefloe's plans resolve by name there ([`register_worker_functions`]: `min`/`max`, a
+/// scan's one NaN, a write's sort by a transform, float keys, write flooring, the
+/// session-zone readings) (give it to `datafusion_distributed::Worker::from_session_builder`).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct IcebergWorkerSessionBuilder;
 
@@ -47,13 +46,27 @@ impl WorkerSessionBuilder for IcebergWorkerSessionBuilder {
             .builder
             .with_distributed_user_codec(IcebergPhysicalCodec)
             .build();
-        register_min_max_in(&mut state);
-        // sent by name: the composed codec never hands them to ours (see UDFS_BY_NAME)
-        for name in UDFS_BY_NAME {
-            state.register_udf(IcebergPhysicalCodec.try_decode_udf(name, &[])?)?;
-        }
+        register_worker_functions(&mut state)?;
         Ok(state)
     }
+}
+
+/// Registers in a worker's `state` the functions the plans icefloe sends resolve by
+/// name there: icefloe's `min`/`max` ([`register_min_max_in`]) and its scalar functions
+/// (`icefloe_canonical_nan`, a scan's one NaN; `icefloe_partition_transform`, a write's
+/// sort by a transform; `icefloe_normalize_nan_and_zero`, float keys;
+/// `icefloe_floor_time_units`; `icefloe_[try_]zoned_wall_clock`). datafusion-proto's
+/// composed codec, through which datafusion-distributed sends plans, never hands a
+/// function sent by name to [`IcebergPhysicalCodec`], so a worker session built without
+/// [`IcebergWorkerSessionBuilder`] must call this.
+///
+/// Errors: DataFusion's, registering a function.
+pub fn register_worker_functions(state: &mut SessionState) -> DFResult<()> {
+    register_min_max_in(state);
+    for name in UDFS_BY_NAME {
+        state.register_udf(IcebergPhysicalCodec.try_decode_udf(name, &[])?)?;
+    }
+    Ok(())
 }
 
 /// A coordinator session over `workers` in-process workers (see the module docs), with
@@ -81,7 +94,7 @@ pub fn in_process_session(
 /// [`in_process_session`] whose worker sessions come from `worker_sessions` (e.g. an
 /// [`IcebergWorkerSessionBuilder`] wrapped to add UDFs or to observe the worker), which
 /// must register [`IcebergPhysicalCodec`] or a codec delegating to it, and icefloe's
-/// `min`/`max` ([`register_min_max_in`]). The coordinator has them
+/// functions ([`register_worker_functions`]). The coordinator has them
 /// ([`register_min_max`](super::register_min_max)).
 ///
 /// Must be called inside a Tokio runtime. Errors: an invalid `bytes_per_task_partition`

@@ -19,7 +19,7 @@
 //! the statement was planned on. When the table has a sort order (`ALTER TABLE … WRITE
 //! ORDERED BY`) over top-level columns, each input partition is sorted by it before
 //! writing (a DataFusion `SortExec`; transforms such as `bucket(4, c)` through
-//! `IcebergTransformExpr`), so every data file is sorted and records the order's id
+//! `icefloe_partition_transform`), so every data file is sorted and records the order's id
 //! in `sort_order_id`.
 //! A statement that fails commits nothing; the files it wrote are never referenced and
 //! are removed (see `IcebergDataSink::commit_written`), except after a commit whose
@@ -42,7 +42,7 @@ use futures::StreamExt;
 
 use super::data_file_writer_exec::{DataFileWriteState, DATA_FILES_COLUMN};
 use super::options::{IcefloeOptions, PartitionOverwriteMode};
-use super::transform_expr::IcebergTransformExpr;
+use super::transform_expr::partition_transform;
 use crate::catalog::{Catalog, TableIdent};
 use crate::error::{Error, ErrorKind, Result};
 use crate::expr::Predicate;
@@ -206,7 +206,7 @@ impl IcebergDataSink {
 
     /// The required input ordering for the table's default sort order (spec "Sorting"),
     /// its terms over top-level columns: identity terms sort by the column, other
-    /// transforms by an [`IcebergTransformExpr`] of it. `None` for the unsorted order or
+    /// transforms by `icefloe_partition_transform` of it. `None` for the unsorted order or
     /// an order DataFusion cannot sort by here (a nested source column, an unknown
     /// transform): rows are then written in arrival order and the files record no
     /// sort order.
@@ -235,10 +235,8 @@ impl IcebergDataSink {
             let expr = match f.transform {
                 Transform::Identity => column,
                 Transform::Void => continue,
-                t => Arc::new(
-                    IcebergTransformExpr::try_new(t, *field.field_type.as_primitive()?, column)
-                        .ok()?,
-                ),
+                t => partition_transform(t, *field.field_type.as_primitive()?, column, schema)
+                    .ok()?,
             };
             reqs.push(PhysicalSortRequirement::new(
                 expr,

@@ -1,23 +1,29 @@
-//! [`IcebergTransformExpr`]: an Iceberg partition transform (spec "Partition
-//! Transforms": bucket, truncate, year, month, day, hour) as a DataFusion physical
-//! expression over one column, so that a write plan can sort rows by a sort order's
-//! transformed terms (`bucket(4, c)`). Values go through the crate's transforms one by
-//! one, as the partitioned writer computes partition values; the result has the
-//! transform's result type in its Arrow form (`int` → `Int32`, `date` → `Date32`,
-//! `truncate` keeps the source type).
+//! `icefloe_partition_transform(value, transform, source_type)`: an Iceberg partition
+//! transform (spec "Partition Transforms": bucket, truncate, year, month, day, hour) as a
+//! DataFusion scalar function over one value, so that a write plan can sort rows by a sort
+//! order's transformed terms (`bucket(4, c)`). `transform` is the transform in the spec's
+//! string form (`'bucket[4]'`, `'truncate[10]'`, `'day'`) and `source_type` the Iceberg type
+//! of the values (`'int'`, `'decimal(9, 2)'`, `'timestamptz'`), both literals, so the call
+//! crosses plan codecs by name with its arguments (datafusion-proto's composed codec,
+//! through which datafusion-distributed sends plans, passes no extension expression to
+//! icefloe's codec). Values go through the crate's transforms one by one, as the
+//! partitioned writer computes partition values; the result has the transform's result
+//! type in its Arrow form (`int` → `Int32`, `date` → `Date32`, `truncate` keeps the
+//! source type).
 
-use std::fmt;
-use std::hash::Hash;
 use std::sync::Arc;
 
-use datafusion::arrow::array::RecordBatch;
+use datafusion::arrow::array::ArrayRef;
 use datafusion::arrow::compute::cast;
-use datafusion::arrow::datatypes::{DataType, Schema as ArrowSchema};
-use datafusion::common::{Result as DFResult, ScalarValue};
-use datafusion::logical_expr::ColumnarValue;
-use datafusion::physical_expr::PhysicalExpr;
-#[cfg(any(feature = "distributed", feature = "ballista"))]
-use serde::{Deserialize, Serialize};
+use datafusion::arrow::datatypes::{DataType, Field, FieldRef, Schema as ArrowSchema};
+use datafusion::common::config::ConfigOptions;
+use datafusion::common::{exec_err, internal_err, Result as DFResult, ScalarValue};
+use datafusion::logical_expr::{
+    ColumnarValue, ReturnFieldArgs, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature,
+    Volatility,
+};
+use datafusion::physical_expr::expressions::Literal;
+use datafusion::physical_expr::{PhysicalExpr, ScalarFunctionExpr};
 
 use super::scalar::literal_to_scalar;
 use crate::error::{Error, Result};
@@ -25,44 +31,44 @@ use crate::spec::arrow::primitive_to_arrow;
 use crate::spec::{PrimitiveType, Transform, Type};
 use crate::write::batch_literals;
 
-/// `transform(input)` for an input of Iceberg type `source`.
-#[derive(Debug, Clone)]
-pub struct IcebergTransformExpr {
+/// The name of the scalar function (also how plan codecs send it: by name, resolved in
+/// worker sessions, see `codec::UDFS_BY_NAME`).
+pub const PARTITION_TRANSFORM: &str = "icefloe_partition_transform";
+
+/// `icefloe_partition_transform(value, transform, source_type)` (see the module docs).
+#[derive(Debug, PartialEq, Eq, Hash)]
+pub struct PartitionTransform {
+    signature: Signature,
+}
+
+impl Default for PartitionTransform {
+    fn default() -> Self {
+        Self {
+            signature: Signature::any(3, Volatility::Immutable),
+        }
+    }
+}
+
+/// The [`PartitionTransform`] function.
+pub fn partition_transform_udf() -> Arc<ScalarUDF> {
+    Arc::new(ScalarUDF::new_from_impl(PartitionTransform::default()))
+}
+
+/// A transform of values of one source type, with the Arrow types around it.
+struct Resolved {
     transform: Transform,
     source: PrimitiveType,
-    input: Arc<dyn PhysicalExpr>,
     /// The Arrow type the source values are cast to before transforming.
     source_arrow: DataType,
     result: DataType,
 }
 
-impl PartialEq for IcebergTransformExpr {
-    fn eq(&self, other: &Self) -> bool {
-        self.transform == other.transform
-            && self.source == other.source
-            && self.input.as_ref() == other.input.as_ref()
-    }
-}
-
-impl Eq for IcebergTransformExpr {}
-
-impl Hash for IcebergTransformExpr {
-    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        self.transform.hash(state);
-        self.input.as_ref().hash(state);
-    }
-}
-
-impl IcebergTransformExpr {
-    /// `transform` of `input`, whose values are of Iceberg type `source`.
+impl Resolved {
+    /// `transform` of values of Iceberg type `source`.
     ///
-    /// Errors: a transform that does not apply to `source`
-    /// ([`crate::ErrorKind::InvalidArgument`]), or a type with no Arrow form.
-    pub fn try_new(
-        transform: Transform,
-        source: PrimitiveType,
-        input: Arc<dyn PhysicalExpr>,
-    ) -> Result<Self> {
+    /// Errors ([`crate::ErrorKind::InvalidArgument`]): a transform that does not apply to
+    /// `source` (or `void`), or a type with no Arrow form.
+    fn new(transform: Transform, source: PrimitiveType) -> Result<Self> {
         let source_type = Type::Primitive(source);
         if !transform.can_transform(&source_type) || transform == Transform::Void {
             return Err(Error::invalid_argument(format!(
@@ -80,15 +86,36 @@ impl IcebergTransformExpr {
         Ok(Self {
             transform,
             source,
-            input,
             source_arrow: primitive_to_arrow(&source)?,
             result,
         })
     }
 
-    fn values(&self, batch: &RecordBatch) -> Result<ColumnarValue> {
-        let array = self.input.evaluate(batch)?.into_array(batch.num_rows())?;
-        let array = cast(&array, &self.source_arrow)?;
+    /// The transform and source type of the function's literal arguments.
+    ///
+    /// Errors ([`crate::ErrorKind::InvalidArgument`]): arguments that are not two
+    /// strings naming a transform and a primitive type it applies to.
+    fn of_arguments(transform: Option<&ScalarValue>, source: Option<&ScalarValue>) -> Result<Self> {
+        fn text<'a>(v: Option<&'a ScalarValue>, what: &str) -> Result<&'a str> {
+            v.and_then(|v| v.try_as_str().flatten()).ok_or_else(|| {
+                Error::invalid_argument(format!(
+                    "{PARTITION_TRANSFORM} takes its {what} as a string literal"
+                ))
+            })
+        }
+        let transform: Transform = text(transform, "transform")?.parse()?;
+        let source = text(source, "source type")?;
+        let source = PrimitiveType::parse(source).map_err(|e| {
+            Error::invalid_argument(format!(
+                "{PARTITION_TRANSFORM}: source type '{source}': {e}"
+            ))
+        })?;
+        Self::new(transform, source)
+    }
+
+    /// The transformed values of `array` (of the source's Arrow type or one cast to it).
+    fn values(&self, array: &ArrayRef) -> Result<ArrayRef> {
+        let array = cast(array, &self.source_arrow)?;
         let scalars = batch_literals(array.as_ref(), &self.source)?
             .into_iter()
             .map(|v| {
@@ -100,99 +127,78 @@ impl IcebergTransformExpr {
             })
             .collect::<Result<Vec<_>>>()?;
         if scalars.is_empty() {
-            return Ok(ColumnarValue::Array(
-                datafusion::arrow::array::new_empty_array(&self.result),
-            ));
+            return Ok(datafusion::arrow::array::new_empty_array(&self.result));
         }
-        Ok(ColumnarValue::Array(ScalarValue::iter_to_array(scalars)?))
+        Ok(ScalarValue::iter_to_array(scalars)?)
     }
 }
 
-/// An [`IcebergTransformExpr`] as a plan codec sends it: the transform and the source
-/// type (the input expression travels as the expression's child).
-#[cfg(any(feature = "distributed", feature = "ballista"))]
-#[derive(Serialize, Deserialize)]
-struct EncodedTransform {
-    transform: Transform,
-    /// `Type::Primitive` of the source type (the spec's JSON form, e.g. `"date"`).
-    source: Type,
-}
-
-#[cfg(any(feature = "distributed", feature = "ballista"))]
-impl IcebergTransformExpr {
-    /// The bytes a plan codec sends for this expression (JSON of the transform and the
-    /// source type; the input is the expression's one child).
-    pub(crate) fn encode(&self) -> Result<Vec<u8>> {
-        serde_json::to_vec(&EncodedTransform {
-            transform: self.transform,
-            source: Type::Primitive(self.source),
-        })
-        .map_err(|e| Error::invalid_argument("encoding an Iceberg transform").with_source(e))
+impl ScalarUDFImpl for PartitionTransform {
+    fn name(&self) -> &str {
+        PARTITION_TRANSFORM
     }
 
-    /// The expression [`Self::encode`] wrote, over `input`.
-    ///
-    /// Errors ([`crate::ErrorKind::InvalidArgument`]): bytes that are not such JSON, or
-    /// a transform that does not apply to the source type.
-    pub(crate) fn decode(bytes: &[u8], input: Arc<dyn PhysicalExpr>) -> Result<Self> {
-        let e: EncodedTransform = serde_json::from_slice(bytes).map_err(|e| {
-            Error::invalid_argument("decoding an Iceberg transform expression").with_source(e)
-        })?;
-        let Type::Primitive(source) = e.source else {
-            return Err(Error::invalid_argument(format!(
-                "an Iceberg transform over non-primitive type {}",
-                e.source
-            )));
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn return_type(&self, _arg_types: &[DataType]) -> DFResult<DataType> {
+        internal_err!("{PARTITION_TRANSFORM}'s type depends on its arguments")
+    }
+
+    /// The transform's result type (its Arrow form), nullable as the value.
+    fn return_field_from_args(&self, args: ReturnFieldArgs) -> DFResult<FieldRef> {
+        match (args.arg_fields, args.scalar_arguments) {
+            ([value, _, _], [_, transform, source]) => {
+                let resolved = Resolved::of_arguments(*transform, *source)?;
+                Ok(Arc::new(Field::new(
+                    self.name(),
+                    resolved.result,
+                    value.is_nullable(),
+                )))
+            }
+            _ => exec_err!("{PARTITION_TRANSFORM} takes a value, a transform and a type"),
+        }
+    }
+
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> DFResult<ColumnarValue> {
+        let [value, ColumnarValue::Scalar(transform), ColumnarValue::Scalar(source)] =
+            args.args.as_slice()
+        else {
+            return exec_err!("{PARTITION_TRANSFORM} takes a value, a transform and a type");
         };
-        Self::try_new(e.transform, source, input)
+        let resolved = Resolved::of_arguments(Some(transform), Some(source))?;
+        let array = value.to_array(args.number_rows)?;
+        Ok(ColumnarValue::Array(resolved.values(&array)?))
     }
 }
 
-impl fmt::Display for IcebergTransformExpr {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "iceberg_{}({})", self.transform, self.input)
-    }
-}
-
-impl PhysicalExpr for IcebergTransformExpr {
-    fn data_type(&self, _input_schema: &ArrowSchema) -> DFResult<DataType> {
-        Ok(self.result.clone())
-    }
-
-    fn nullable(&self, input_schema: &ArrowSchema) -> DFResult<bool> {
-        self.input.nullable(input_schema)
-    }
-
-    fn evaluate(&self, batch: &RecordBatch) -> DFResult<ColumnarValue> {
-        Ok(self.values(batch)?)
-    }
-
-    fn children(&self) -> Vec<&Arc<dyn PhysicalExpr>> {
-        vec![&self.input]
-    }
-
-    fn with_new_children(
-        self: Arc<Self>,
-        mut children: Vec<Arc<dyn PhysicalExpr>>,
-    ) -> DFResult<Arc<dyn PhysicalExpr>> {
-        let input = children.pop().unwrap_or_else(|| Arc::clone(&self.input));
-        Ok(Arc::new(Self {
-            input,
-            ..(*self).clone()
-        }))
-    }
-
-    fn fmt_sql(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "iceberg_{}(", self.transform)?;
-        self.input.fmt_sql(f)?;
-        write!(f, ")")
-    }
+/// `icefloe_partition_transform(input, 'transform', 'source')` over `schema` (the
+/// input's schema), for an input of Iceberg type `source`.
+///
+/// Errors: a transform that does not apply to `source`
+/// ([`crate::ErrorKind::InvalidArgument`]), a type with no Arrow form, or DataFusion's,
+/// typing `input` over `schema`.
+pub(crate) fn partition_transform(
+    transform: Transform,
+    source: PrimitiveType,
+    input: Arc<dyn PhysicalExpr>,
+    schema: &ArrowSchema,
+) -> Result<Arc<dyn PhysicalExpr>> {
+    Resolved::new(transform, source)?;
+    let text =
+        |s: String| -> Arc<dyn PhysicalExpr> { Arc::new(Literal::new(ScalarValue::Utf8(Some(s)))) };
+    Ok(Arc::new(ScalarFunctionExpr::try_new(
+        partition_transform_udf(),
+        vec![input, text(transform.to_string()), text(source.to_string())],
+        schema,
+        Arc::new(ConfigOptions::default()),
+    )?))
 }
 
 #[cfg(test)]
 mod tests {
-    use datafusion::arrow::array::{Array, Int32Array, StringViewArray};
-    use datafusion::arrow::datatypes::Field;
+    use datafusion::arrow::array::{Array, Int32Array, RecordBatch, StringViewArray};
     use datafusion::physical_expr::expressions::Column;
 
     use super::*;
@@ -214,10 +220,11 @@ mod tests {
         )
         .unwrap();
         let col: Arc<dyn PhysicalExpr> = Arc::new(Column::new("s", 0));
-        let bucket = IcebergTransformExpr::try_new(
+        let bucket = partition_transform(
             Transform::Bucket(16),
             PrimitiveType::String,
             col.clone(),
+            &schema,
         )
         .unwrap();
         let out = bucket.evaluate(&batch).unwrap().into_array(3).unwrap();
@@ -225,10 +232,11 @@ mod tests {
         // spec Appendix B: bucket hash of "iceberg" is 1210000089
         assert_eq!(out.value(0), 1210000089 % 16);
         assert!(out.is_null(1));
-        let trunc = IcebergTransformExpr::try_new(
+        let trunc = partition_transform(
             Transform::Truncate(3),
             PrimitiveType::String,
             col.clone(),
+            &schema,
         )
         .unwrap();
         let out = trunc.evaluate(&batch).unwrap().into_array(3).unwrap();
@@ -237,6 +245,6 @@ mod tests {
             &datafusion::arrow::array::StringArray::from(vec![Some("ice"), None, Some("abc")])
                 as &dyn Array
         );
-        assert!(IcebergTransformExpr::try_new(Transform::Day, PrimitiveType::String, col).is_err());
+        assert!(partition_transform(Transform::Day, PrimitiveType::String, col, &schema).is_err());
     }
 }

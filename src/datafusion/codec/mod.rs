@@ -29,15 +29,17 @@
 //!   its input is a child plan. The files it writes come back to the coordinator as rows
 //!   ([`crate::write::encode_written_files`]), where
 //!   [`IcebergWriteExec`](super::IcebergWriteExec) commits them.
-//! - **[`IcebergTransformExpr`]** (a partition transform in a writer's sort or in the
-//!   hash repartitioning before it): the transform and its source type; its input is
-//!   the expression's child.
-//! - **`CanonicalNanExpr`** (a scan's one-NaN projection of float columns that may hold
-//!   NaN): a fixed marker; its input is the expression's child.
-//! - **`icefloe_floor_time_units`** (the scalar function under a write's cast that narrows
-//!   nanoseconds to the table's microseconds) and **`icefloe_normalize_nan_and_zero`**
-//!   (Spark's float keys, `float_keys`): by their names, decoded without the worker
-//!   registering them.
+//! - icefloe's scalar functions by their names, decoded without the worker registering
+//!   them (and registered in datafusion-distributed worker sessions, whose composed codec
+//!   never hands a function sent by name to this one, see [`UDFS_BY_NAME`]):
+//!   **`icefloe_floor_time_units`** (under a write's cast that narrows nanoseconds to the
+//!   table's microseconds), **`icefloe_normalize_nan_and_zero`** (Spark's float keys,
+//!   `float_keys`), **`icefloe_canonical_nan`** (a scan's one-NaN projection of float
+//!   columns that may hold NaN, `canonical_nan`), **`icefloe_partition_transform`** (a
+//!   partition transform in a writer's sort, its transform and source type literal
+//!   arguments, `transform_expr`) and the session-zone readings
+//!   `icefloe_[try_]zoned_wall_clock`. No icefloe expression needs an extension
+//!   encoding: datafusion-proto 55's composed codec would not pass one to this codec.
 //!
 //! Refused with an error naming the node (never sent without its delete information):
 //! `IcebergRowLevelExec` (row-level changes run and
@@ -67,8 +69,6 @@ use datafusion::parquet::arrow::RowNumber;
 use datafusion::physical_expr::projection::{ProjectionExpr, ProjectionExprs};
 use datafusion::physical_expr::{LexRequirement, PhysicalExpr, PhysicalSortRequirement};
 use datafusion::physical_expr_adapter::PhysicalExprAdapterFactory;
-use datafusion::physical_expr_common::physical_expr::proto_decode::PhysicalExprDecodeCtx;
-use datafusion::physical_expr_common::physical_expr::proto_encode::PhysicalExprEncodeCtx;
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion_proto::physical_plan::{
     PhysicalExtensionCodec, PhysicalPlanDecodeContext, PhysicalProtoConverterExtension,
@@ -79,7 +79,7 @@ use prost::Message;
 use roaring::RoaringTreemap;
 use serde::{Deserialize, Serialize};
 
-use super::canonical_nan::CanonicalNanExpr;
+use super::canonical_nan::{canonical_nan_udf, CANONICAL_NAN};
 use super::data_file_writer_exec::{DataFileWriteState, IcebergDataFileWriterExec};
 use super::delete_planning::EqualityDeleteFile;
 use super::equality_delete_exec::{EqualityDeleteExec, EqualityGroup};
@@ -91,7 +91,7 @@ use super::iceberg_source::{IcebergParquetSource, IcebergScanState};
 use super::min_max::{decode_min_max, encode_min_max};
 use super::position_delete_exec::{FileDeletes, PositionDeleteExec};
 use super::time_narrowing::{floor_time_units_udf, FLOOR_TIME_UNITS};
-use super::transform_expr::IcebergTransformExpr;
+use super::transform_expr::{partition_transform_udf, PARTITION_TRANSFORM};
 use super::zoned_wall_clock::{zoned_wall_clock_udf, TRY_ZONED_WALL_CLOCK, ZONED_WALL_CLOCK};
 use crate::delete::EqualityDeleteLoader;
 use crate::io::FileIO;
@@ -541,9 +541,11 @@ impl IcebergPhysicalCodec {
 /// so in its own session first, so worker sessions register these
 /// ([`IcebergWorkerSessionBuilder`](super::distributed::IcebergWorkerSessionBuilder)).
 #[cfg_attr(not(feature = "distributed"), allow(dead_code))]
-pub(crate) const UDFS_BY_NAME: [&str; 4] = [
+pub(crate) const UDFS_BY_NAME: [&str; 6] = [
     FLOOR_TIME_UNITS,
     NORMALIZE_NAN_AND_ZERO,
+    CANONICAL_NAN,
+    PARTITION_TRANSFORM,
     ZONED_WALL_CLOCK,
     TRY_ZONED_WALL_CLOCK,
 ];
@@ -551,9 +553,10 @@ pub(crate) const UDFS_BY_NAME: [&str; 4] = [
 impl PhysicalExtensionCodec for IcebergPhysicalCodec {
     /// Decodes icefloe's [`FLOOR_TIME_UNITS`] (the flooring under a write's cast that
     /// narrows a time unit), its session-zone readings of zone-less times
-    /// (`icefloe_[try_]zoned_wall_clock`) and [`NORMALIZE_NAN_AND_ZERO`] (float keys) by their names, so
-    /// that workers need not register them, and icefloe's `greatest`/`least` by the bytes
-    /// [`Self::try_encode_udf`] wrote.
+    /// (`icefloe_[try_]zoned_wall_clock`), [`NORMALIZE_NAN_AND_ZERO`] (float keys),
+    /// [`CANONICAL_NAN`] (a scan's one NaN) and [`PARTITION_TRANSFORM`] (a write's sort by
+    /// a transform) by their names, so that workers need not register them, and
+    /// icefloe's `greatest`/`least` by the bytes [`Self::try_encode_udf`] wrote.
     fn try_decode_udf(&self, name: &str, buf: &[u8]) -> DFResult<Arc<ScalarUDF>> {
         if let Some(udf) = decode_greatest_least(buf) {
             return Ok(udf);
@@ -561,6 +564,8 @@ impl PhysicalExtensionCodec for IcebergPhysicalCodec {
         match name {
             FLOOR_TIME_UNITS => Ok(floor_time_units_udf()),
             NORMALIZE_NAN_AND_ZERO => Ok(normalize_nan_and_zero_udf()),
+            CANONICAL_NAN => Ok(canonical_nan_udf()),
+            PARTITION_TRANSFORM => Ok(partition_transform_udf()),
             _ => zoned_wall_clock_udf(name).ok_or_else(|| {
                 codec_error(format!(
                     "scalar function '{name}' is not registered and not icefloe's"
@@ -594,50 +599,6 @@ impl PhysicalExtensionCodec for IcebergPhysicalCodec {
         if let Some(bytes) = encode_min_max(node) {
             buf.extend_from_slice(bytes);
         }
-        Ok(())
-    }
-
-    /// Decodes an `IcebergTransformExpr` (a write's sort term or partition
-    /// distribution) or a `CanonicalNanExpr` (a scan's), its input the one child in
-    /// `inputs`.
-    fn try_decode_expr(
-        &self,
-        buf: &[u8],
-        inputs: &[Arc<dyn PhysicalExpr>],
-        _ctx: &PhysicalExprDecodeCtx<'_>,
-    ) -> DFResult<Arc<dyn PhysicalExpr>> {
-        let [input] = inputs else {
-            return Err(codec_error(
-                "an Iceberg transform or canonical-NaN expression takes one input",
-            ));
-        };
-        if buf == CanonicalNanExpr::ENCODED {
-            return Ok(Arc::new(CanonicalNanExpr::new(Arc::clone(input))));
-        }
-        Ok(Arc::new(IcebergTransformExpr::decode(
-            buf,
-            Arc::clone(input),
-        )?))
-    }
-
-    /// Encodes an `IcebergTransformExpr` or a `CanonicalNanExpr`; any other expression is
-    /// refused, naming it.
-    fn try_encode_expr(
-        &self,
-        node: &Arc<dyn PhysicalExpr>,
-        buf: &mut Vec<u8>,
-        _ctx: &PhysicalExprEncodeCtx<'_>,
-    ) -> DFResult<()> {
-        if node.downcast_ref::<CanonicalNanExpr>().is_some() {
-            buf.extend_from_slice(CanonicalNanExpr::ENCODED);
-            return Ok(());
-        }
-        let Some(transform) = node.downcast_ref::<IcebergTransformExpr>() else {
-            return Err(codec_error(format!(
-                "an expression that is neither an Iceberg transform nor canonical_nan: {node}"
-            )));
-        };
-        buf.extend_from_slice(&transform.encode()?);
         Ok(())
     }
 

@@ -58,13 +58,28 @@ impl WorkerSessionBuilder for IcebergWorkerSessionBuilder {
 /// `icefloe_floor_time_units`; `icefloe_[try_]zoned_wall_clock`). datafusion-proto's
 /// composed codec, through which datafusion-distributed sends plans, never hands a
 /// function sent by name to [`IcebergPhysicalCodec`], so a worker session built without
-/// [`IcebergWorkerSessionBuilder`] must call this.
+/// [`IcebergWorkerSessionBuilder`] must call this. Also Spark's functions from
+/// `datafusion-spark` under the names the session lacks (`date_add`, `collect_list`, …).
 ///
 /// Errors: DataFusion's, registering a function.
 pub fn register_worker_functions(state: &mut SessionState) -> DFResult<()> {
     register_min_max_in(state);
     for name in UDFS_BY_NAME {
         state.register_udf(IcebergPhysicalCodec.try_decode_udf(name, &[])?)?;
+    }
+    // Spark's functions from `datafusion-spark`, under the names the session lacks (as
+    // icefloe's sessions register them)
+    let scalar = super::spark_functions::missing_scalar_functions(|name| {
+        state.scalar_functions().contains_key(name)
+    });
+    for f in scalar {
+        state.register_udf(std::sync::Arc::new(f))?;
+    }
+    let aggregate = super::spark_functions::missing_aggregate_functions(|name| {
+        state.aggregate_functions().contains_key(name)
+    });
+    for f in aggregate {
+        state.register_udaf(f)?;
     }
     Ok(())
 }

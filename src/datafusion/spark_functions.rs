@@ -76,6 +76,23 @@ pub(crate) fn missing_aggregate_functions(has: impl Fn(&str) -> bool) -> Vec<Arc
         .collect()
 }
 
+/// The `datafusion-spark` scalar function named (or aliased) `name`, as
+/// [`install_spark_functions`] registers it; for codecs decoding a plan in a session
+/// that lacks it.
+pub(crate) fn scalar_function(name: &str) -> Option<Arc<ScalarUDF>> {
+    missing_scalar_functions(|_| false)
+        .into_iter()
+        .find(|f| f.name() == name || f.aliases().iter().any(|a| a == name))
+        .map(Arc::new)
+}
+
+/// The `datafusion-spark` aggregate function named (or aliased) `name`.
+pub(crate) fn aggregate_function(name: &str) -> Option<Arc<AggregateUDF>> {
+    missing_aggregate_functions(|_| false)
+        .into_iter()
+        .find(|f| f.name() == name || f.aliases().iter().any(|a| a == name))
+}
+
 /// Register in `ctx` each of `datafusion-spark`'s functions whose names it lacks (see
 /// the module docs). A second call registers nothing more.
 pub fn install_spark_functions(ctx: &SessionContext) {

@@ -199,3 +199,42 @@ async fn a_sessions_own_function_of_the_name_is_kept() {
         .to_string();
     assert!(text.contains("| mine | 2024-02-29 | x |"), "{text}");
 }
+
+/// On datafusion-distributed workers, the `datafusion-spark` functions (a scalar one over
+/// a `timestamptz` in Tokyo, an aggregate) answer what one node answers, and the values
+/// by hand (as in [`timestamptz_arguments_are_the_session_zones_dates`]).
+#[cfg(feature = "distributed")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn spark_functions_run_on_distributed_workers() {
+    use datafusion::prelude::SessionConfig;
+    let lake = lake().await;
+    table(&lake).await;
+    let distributed = icefloe::datafusion::distributed::in_process_session(
+        3,
+        SessionConfig::new().with_target_partitions(2),
+        1,
+    )
+    .expect("distributed session");
+    crate::catalog::attach(&distributed, "ice", Arc::clone(&lake.catalog)).await;
+    for ctx in [&distributed, &lake.ctx] {
+        ok(ctx, "SET datafusion.execution.time_zone = 'Asia/Tokyo'").await;
+        let text = ok(
+            ctx,
+            "SELECT id, date_add(tz, 1) a, last_day(tz) l, crc32(s) c FROM ice.ns.g \
+             WHERE datediff(tz, DATE '2024-01-31') >= 1 ORDER BY id",
+        )
+        .await;
+        for row in [
+            "| 1  | 2024-02-02 | 2024-02-29 | 891568578  |",
+            "| 2  | 2024-03-01 | 2024-02-29 | 1908338681 |",
+        ] {
+            assert!(text.contains(row), "{text}");
+        }
+        let text = ok(
+            ctx,
+            "SELECT array_sort(collect_list(s)) l FROM ice.ns.g WHERE id > 0",
+        )
+        .await;
+        assert!(text.contains("[abc, b]"), "{text}");
+    }
+}

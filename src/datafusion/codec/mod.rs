@@ -566,11 +566,13 @@ impl PhysicalExtensionCodec for IcebergPhysicalCodec {
             NORMALIZE_NAN_AND_ZERO => Ok(normalize_nan_and_zero_udf()),
             CANONICAL_NAN => Ok(canonical_nan_udf()),
             PARTITION_TRANSFORM => Ok(partition_transform_udf()),
-            _ => zoned_wall_clock_udf(name).ok_or_else(|| {
-                codec_error(format!(
-                    "scalar function '{name}' is not registered and not icefloe's"
-                ))
-            }),
+            _ => zoned_wall_clock_udf(name)
+                .or_else(|| super::spark_functions::scalar_function(name))
+                .ok_or_else(|| {
+                    codec_error(format!(
+                        "scalar function '{name}' is not registered and not icefloe's"
+                    ))
+                }),
         }
     }
 
@@ -587,11 +589,16 @@ impl PhysicalExtensionCodec for IcebergPhysicalCodec {
     /// semantics) from the bytes [`Self::try_encode_udaf`] wrote, so that they reach
     /// workers that resolve `min`/`max` by name to DataFusion's.
     fn try_decode_udaf(&self, name: &str, buf: &[u8]) -> DFResult<Arc<AggregateUDF>> {
-        decode_min_max(buf).ok_or_else(|| {
-            codec_error(format!(
-                "aggregate function '{name}' is not registered and not icefloe's"
-            ))
-        })
+        decode_min_max(buf)
+            .or_else(|| match buf.is_empty() {
+                true => super::spark_functions::aggregate_function(name),
+                false => None,
+            })
+            .ok_or_else(|| {
+                codec_error(format!(
+                    "aggregate function '{name}' is not registered and not icefloe's"
+                ))
+            })
     }
 
     /// Encodes icefloe's `min`/`max`; any other aggregate function goes by name.

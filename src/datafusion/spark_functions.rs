@@ -79,6 +79,7 @@ pub(crate) fn missing_aggregate_functions(has: impl Fn(&str) -> bool) -> Vec<Arc
 /// The `datafusion-spark` scalar function named (or aliased) `name`, as
 /// [`install_spark_functions`] registers it; for codecs decoding a plan in a session
 /// that lacks it.
+#[cfg(any(feature = "distributed", feature = "ballista"))]
 pub(crate) fn scalar_function(name: &str) -> Option<Arc<ScalarUDF>> {
     missing_scalar_functions(|_| false)
         .into_iter()
@@ -87,6 +88,7 @@ pub(crate) fn scalar_function(name: &str) -> Option<Arc<ScalarUDF>> {
 }
 
 /// The `datafusion-spark` aggregate function named (or aliased) `name`.
+#[cfg(any(feature = "distributed", feature = "ballista"))]
 pub(crate) fn aggregate_function(name: &str) -> Option<Arc<AggregateUDF>> {
     missing_aggregate_functions(|_| false)
         .into_iter()

@@ -35,7 +35,6 @@ use datafusion::arrow::datatypes::DataType;
 use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::{Transformed, TreeNode};
 use datafusion::common::{DFSchema, Result as DFResult};
-use datafusion::logical_expr::expr_rewriter::NamePreserver;
 use datafusion::logical_expr::{Cast, Expr, ExprSchemable, LogicalPlan, TryCast};
 use datafusion::optimizer::AnalyzerRule;
 use datafusion::prelude::SessionContext;
@@ -109,22 +108,6 @@ fn text_casts(expr: Expr, schema: &DFSchema, session: Option<&str>) -> DFResult<
     expr.transform_up(|e| text_cast(e, schema, session))
 }
 
-/// `node`'s own expressions (over its inputs' columns) rewritten, their names kept.
-fn text_casts_of_node(
-    node: LogicalPlan,
-    session: Option<&str>,
-) -> DFResult<Transformed<LogicalPlan>> {
-    let mut schema = DFSchema::empty();
-    for input in node.inputs() {
-        schema.merge(input.schema());
-    }
-    let names = NamePreserver::new(&node);
-    node.map_expressions(|e| {
-        let name = names.save(&e);
-        Ok(text_casts(e, &schema, session)?.update_data(|e| name.restore(e)))
-    })
-}
-
 impl AnalyzerRule for SparkTextCasts {
     fn name(&self) -> &str {
         SPARK_TEXT_CASTS_RULE
@@ -132,12 +115,9 @@ impl AnalyzerRule for SparkTextCasts {
 
     fn analyze(&self, plan: LogicalPlan, config: &ConfigOptions) -> DFResult<LogicalPlan> {
         let session = super::sql::session_zone::non_utc_zone(config);
-        let plan = plan
-            .transform_up_with_subqueries(|node| text_casts_of_node(node, session))?
-            .data;
-        // a `MERGE`'s values are no expressions of a plan node (the others are rewritten
-        // already; a second rewrite changes nothing)
-        super::written_values::map_written_values(plan, &|e, schema| text_casts(e, schema, session))
+        super::analyzer_rules::rewrite_every_expression(plan, &|e, schema| {
+            text_casts(e, schema, session)
+        })
     }
 }
 

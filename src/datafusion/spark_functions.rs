@@ -1,7 +1,6 @@
 //! Spark's SQL functions that DataFusion 55 lacks, from the DataFusion project's
 //! `datafusion-spark` crate (its Spark-compatible implementations): `date_add`/`dateadd`,
-//! `date_sub`, `datediff`/`date_diff`, `add_months`, `last_day`, `next_day`, `trunc`'s
-//! Spark forms are *not* among them (DataFusion has a `trunc`), `unix_date`,
+//! `date_sub`, `datediff`/`date_diff`, `add_months`, `last_day`, `next_day`, `unix_date`,
 //! `unix_seconds`/`unix_millis`/`unix_micros`, `make_interval`, `sha1`/`sha`/`sha2`,
 //! `crc32`, `xxhash64`, `hex`/`unhex`, `base64`/`unbase64`, `if`, `size`, `pmod`, `mod`,
 //! `elt`, `space`, `format_string`/`printf`, `like`/`ilike`, the bitmap and bit functions,
@@ -11,7 +10,8 @@
 //! Each is registered only under a name (or alias) the session does not have yet, so
 //! DataFusion's own functions (`concat`, `date_part`, `round`, …), icefloe's (`year`,
 //! `hour`, … of [`spark_datetime`](super::spark_datetime), which read a `timestamptz` on
-//! the session zone's clock) and a user's keep their meaning. `spark_cast`, the crate's
+//! the session zone's clock) and a user's keep their meaning (Spark's `trunc(date, fmt)`
+//! is not there: DataFusion's numeric `trunc` has the name). `spark_cast`, the crate's
 //! internal cast, is left out.
 //!
 //! Their arguments are typed as Spark types them: the crate's functions take Spark's
@@ -121,9 +121,10 @@ fn integer_width(ty: &DataType) -> Option<usize> {
     ty.is_integer().then(|| ty.primitive_width()).flatten()
 }
 
-/// What an argument of type `given` becomes where a function takes `wanted`, if it may
-/// (see the module docs); `narrowest` says whether `wanted` is the narrowest integer type
-/// at least as wide as `given` among those the function takes there.
+/// Whether an argument of type `given` may become `wanted` (see the module docs), where
+/// `integers` are the types the function's argument lists take at that position: an
+/// integer only the narrowest of them at least as wide as `given` (Spark's `INT` when
+/// none is), a string or timestamp a `DATE`, a NULL anything.
 fn spark_coercion(given: &DataType, wanted: &DataType, integers: &[&DataType]) -> bool {
     if given == wanted || given.is_null() {
         return true;

@@ -277,19 +277,23 @@ impl FunctionRewrite for SparkDateArguments {
         let Expr::ScalarFunction(ScalarFunction { func, args }) = expr else {
             return Ok(Transformed::no(expr));
         };
+        if !is_spark_function(&func) {
+            return Ok(Transformed::no(Expr::ScalarFunction(ScalarFunction {
+                func,
+                args,
+            })));
+        }
         let fields: Option<Vec<FieldRef>> = args
             .iter()
             .map(|a| a.to_field(schema).ok().map(|(_, f)| f))
             .collect();
-        let wanted: Option<(Vec<DataType>, Vec<DataType>)> =
-            match (is_spark_function(&func), fields) {
-                (true, Some(fields)) => fields_with_udf(&fields, func.as_ref()).ok().map(|to| {
-                    let types =
-                        |fs: &[FieldRef]| fs.iter().map(|f| f.data_type().clone()).collect();
-                    (types(&to), types(&fields))
-                }),
-                _ => None,
-            };
+        let types = |fs: &[FieldRef]| -> Vec<DataType> {
+            fs.iter().map(|f| f.data_type().clone()).collect()
+        };
+        let wanted = fields.and_then(|fields| {
+            let to = fields_with_udf(&fields, func.as_ref()).ok()?;
+            Some((types(&to), types(&fields)))
+        });
         let Some((wanted, types)) = wanted else {
             return Ok(Transformed::no(Expr::ScalarFunction(ScalarFunction {
                 func,
@@ -308,10 +312,7 @@ impl FunctionRewrite for SparkDateArguments {
             }
         }
         let call = Expr::ScalarFunction(ScalarFunction { func, args: out });
-        Ok(match changed {
-            true => Transformed::yes(call),
-            false => Transformed::no(call),
-        })
+        Ok(Transformed::new_transformed(call, changed))
     }
 }
 

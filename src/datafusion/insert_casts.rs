@@ -12,7 +12,10 @@
 //! set column 'a' (Int32): Arrow error: Cast error: …". The literals of a `VALUES`
 //! column are cast as one array where Arrow's kernel alone decides the values (each is
 //! cast alone only when that fails, to name it), so a large `INSERT … VALUES` is not
-//! cast value by value a second time. Only value errors are reported
+//! cast value by value a second time. A string written into a `date` or `timestamp`
+//! column is checked as Spark's cast reads it
+//! ([`spark_text_casts`](super::spark_text_casts), the rule that reads it so), not by
+//! Arrow's cast. Only value errors are reported
 //! here: a cast Arrow does not have between the two types (a uuid's text into
 //! `FixedSizeBinary(16)`, which another rule rewrites) is left to the rules after it.
 
@@ -26,6 +29,8 @@ use datafusion::common::{DataFusionError, Result as DFResult, ScalarValue};
 use datafusion::logical_expr::{Cast, Expr, LogicalPlan, WriteOp};
 use datafusion::optimizer::AnalyzerRule;
 use datafusion::prelude::SessionContext;
+
+use super::spark_text_casts::{spark_reads, unread_text};
 
 /// The rule's name in the session's analyzer.
 pub const INSERT_LITERAL_CASTS_RULE: &str = "icefloe_insert_literal_casts";
@@ -143,7 +148,8 @@ fn check_column_casts<'a>(
         let kernel_decides = (from.is_primitive() && !from.is_temporal()
             || from.is_string()
             || from == DataType::Boolean)
-            && !to.is_nested();
+            && !to.is_nested()
+            && !spark_reads(&from, to);
         let fits = kernel_decides
             && ScalarValue::iter_to_array(values.iter().map(|v| (*v).clone()))
                 .is_ok_and(|array| cast_with_options(&array, to, &DEFAULT_CAST_OPTIONS).is_ok());
@@ -187,20 +193,31 @@ fn check_literal_cast(table: &str, column: &str, e: &Expr) -> DFResult<()> {
     }
 }
 
-/// An error naming `table` and `column` when `value` does not cast to `data_type`.
+/// An error naming `table` and `column` when `value` does not cast to `data_type`: a
+/// string cast to a date or timestamp as Spark reads it ([`unread_text`]), any other
+/// value by Arrow's cast.
 fn check_value(
     table: &str,
     column: &str,
     value: &ScalarValue,
     data_type: &DataType,
 ) -> DFResult<()> {
-    match value.cast_to(data_type) {
-        Ok(_) => Ok(()),
-        Err(err) => Err(DataFusionError::External(Box::new(
+    let error = |err: String| {
+        Err(DataFusionError::External(Box::new(
             crate::error::Error::invalid_argument(format!(
                 "INSERT INTO '{table}': cannot set column '{column}' ({data_type}): {err}"
             )),
-        ))),
+        )))
+    };
+    if spark_reads(&value.data_type(), data_type) {
+        return match unread_text(value, data_type) {
+            Some(reason) => error(reason),
+            None => Ok(()),
+        };
+    }
+    match value.cast_to(data_type) {
+        Ok(_) => Ok(()),
+        Err(err) => error(err.to_string()),
     }
 }
 
@@ -247,5 +264,33 @@ mod tests {
             DataType::Timestamp(datafusion::arrow::datatypes::TimeUnit::Microsecond, None),
         )];
         assert!(check_column_casts("ns.t", "ts", date.iter()).is_ok());
+    }
+    /// Strings into `date` and `timestamp` columns are checked as Spark's cast reads them:
+    /// Spark's short forms pass where Arrow's cast fails, and one Spark reads no value of
+    /// is named, in a column of many as alone.
+    #[test]
+    fn strings_into_dates_and_timestamps_are_checked_as_spark_reads_them() {
+        use datafusion::arrow::datatypes::TimeUnit;
+        let ts = DataType::Timestamp(TimeUnit::Microsecond, None);
+        let mut cells = vec![
+            cast(lit("2024-1-5"), DataType::Date32),
+            cast(lit("2024"), DataType::Date32),
+        ];
+        assert!(check_column_casts("ns.t", "d", cells.iter()).is_ok());
+        cells.push(cast(lit("2024-13-01"), DataType::Date32));
+        let err = check_column_casts("ns.t", "d", cells.iter())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("cannot set column 'd' (Date32): '2024-13-01' is not a date"),
+            "{err}"
+        );
+        let fine = [cast(lit("2024-1-5 7:5"), ts.clone())];
+        assert!(check_column_casts("ns.t", "ts", fine.iter()).is_ok());
+        let bad = [cast(lit("10:30:00"), ts)];
+        let err = check_column_casts("ns.t", "ts", bad.iter())
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("'10:30:00' is not a timestamp"), "{err}");
     }
 }

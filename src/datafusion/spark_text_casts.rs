@@ -34,12 +34,13 @@ use std::sync::Arc;
 use datafusion::arrow::datatypes::DataType;
 use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::{Transformed, TreeNode};
-use datafusion::common::{DFSchema, Result as DFResult};
+use datafusion::common::{DFSchema, Result as DFResult, ScalarValue};
 use datafusion::logical_expr::{Cast, Expr, ExprSchemable, LogicalPlan, TryCast};
 use datafusion::optimizer::AnalyzerRule;
 use datafusion::prelude::SessionContext;
 
 use super::zoned_wall_clock::zoned_wall_clock_as;
+use crate::spark_datetime_text::{parse_timestamp_string, string_to_date};
 
 /// The rule's name (as listed by the session's analyzer).
 pub const SPARK_TEXT_CASTS_RULE: &str = "icefloe_spark_text_casts";
@@ -77,6 +78,27 @@ fn text_cast_input(
     zoned_wall_clock_as(inner.clone(), zone, to, safe).map(Some)
 }
 
+/// Whether a cast from `from` to `to` is a string read as a date or timestamp, which this
+/// rule reads as Spark does rather than by Arrow's cast.
+pub(crate) fn spark_reads(from: &DataType, to: &DataType) -> bool {
+    is_string(from) && matches!(to, DataType::Date32 | DataType::Timestamp(_, _))
+}
+
+/// Why the string `value` cast to `to` (a date or timestamp: [`spark_reads`]) is no value
+/// of it as Spark's cast reads it ([`crate::spark_datetime_text`]): "'2024-13-01' is not a
+/// date (as Spark's CAST reads one)"; `None` when it is one (a zone it names is resolved,
+/// and may fail, when the statement runs), or is null or no string. The checks of
+/// written constants (`INSERT`, `UPDATE … SET`) name their column with it before the
+/// statement runs.
+pub(crate) fn unread_text(value: &ScalarValue, to: &DataType) -> Option<String> {
+    let text = value.try_as_str().flatten()?;
+    let (read, what) = match to {
+        DataType::Date32 => (string_to_date(text).is_some(), "date"),
+        _ => (parse_timestamp_string(text).is_some(), "timestamp"),
+    };
+    (!read).then(|| format!("'{text}' is not a {what} (as Spark's CAST reads one)"))
+}
+
 /// `expr` (over `schema`) with its cast's input read as [`text_cast_input`] reads it.
 ///
 /// Errors: [`text_cast_input`]'s.
@@ -103,8 +125,17 @@ fn text_cast(expr: Expr, schema: &DFSchema, session: Option<&str>) -> DFResult<T
     })
 }
 
-/// Every cast in `expr` (over `schema`) rewritten by [`text_cast`].
-fn text_casts(expr: Expr, schema: &DFSchema, session: Option<&str>) -> DFResult<Transformed<Expr>> {
+/// Every cast in `expr` (over `schema`) rewritten by [`text_cast`], in a session of
+/// zone `session` (`None` for UTC). Also used by the check of an `UPDATE`'s constant
+/// values ([`update_values`](super::sql::update_values)), which folds them before the
+/// analyzer runs.
+///
+/// Errors: [`text_cast_input`]'s.
+pub(crate) fn text_casts(
+    expr: Expr,
+    schema: &DFSchema,
+    session: Option<&str>,
+) -> DFResult<Transformed<Expr>> {
     expr.transform_up(|e| text_cast(e, schema, session))
 }
 

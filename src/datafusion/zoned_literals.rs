@@ -42,6 +42,7 @@ use datafusion::arrow::array::timezone::Tz;
 
 use super::compared_groups::{constant, install_once, unify_compared};
 use super::sql::session_zone::local_instant;
+use super::zoned_arrays::text_instant;
 use super::zoned_wall_clock::{zoned_wall_clock, zoned_wall_clock_as};
 
 /// The rewrite's name (as listed by the session's analyzer).
@@ -83,7 +84,9 @@ fn timestamp_in(value: &ScalarValue, unit: TimeUnit, zone: Option<&str>) -> Opti
 
 /// The literal of zone-less constant `expr` (of value `value`) read in `zone`, in
 /// nanoseconds when they hold it, else microseconds: a string (also under a `TIMESTAMP
-/// '…'` cast) that names its offset is that instant, one that does not (and a date, at
+/// '…'` cast), read as Spark's cast reads it
+/// ([`text_instant`](super::zoned_arrays::text_instant): `2024-1-5 7:5`, `… Asia/Tokyo`),
+/// that names its zone is that instant, one that does not (and a date, at
 /// its midnight, and a zone-less timestamp) a wall-clock time in `zone`, resolved as
 /// java.time resolves it for Spark (a time shown twice is the earlier instant, one
 /// skipped moves later by the gap). `None` for other values, or when it is no timestamp.
@@ -97,6 +100,18 @@ pub(super) fn in_zone(expr: &Expr, value: &ScalarValue, zone: &str) -> Option<Ex
         DataType::Date32 => value.clone(),
         _ => return None,
     };
+    if let Some(text) = source.try_as_str().flatten() {
+        // read as Spark's cast reads it (`2024-1-5 7:5`, `… Asia/Tokyo`)
+        let zone: Option<Arc<str>> = Some(Arc::from(zone));
+        let literal = match text_instant(text, TimeUnit::Nanosecond, &tz) {
+            Ok(ns) => ScalarValue::TimestampNanosecond(Some(ns), zone),
+            Err(_) => ScalarValue::TimestampMicrosecond(
+                Some(text_instant(text, TimeUnit::Microsecond, &tz).ok()?),
+                zone,
+            ),
+        };
+        return Some(Expr::Literal(literal, None));
+    }
     let unit = if timestamp_in(&source, TimeUnit::Nanosecond, None).is_some() {
         TimeUnit::Nanosecond
     } else {

@@ -629,3 +629,111 @@ async fn filters_on_cast_strings_prune_files() {
         }
     }
 }
+
+/// Strings written into `date`, `timestamp` and `timestamptz` columns by `INSERT …
+/// VALUES`, `INSERT … SELECT`, `UPDATE … SET` and `MERGE` are read as Spark's cast reads
+/// them (Arrow's cast refused `'2024-1-5 7:5'` in `INSERT … VALUES` and `UPDATE … SET`),
+/// a zone-less one into a `timestamptz` column on the session zone's clock (Tokyo,
+/// +09:00 all year); one that is no date or timestamp is an error naming the table, the
+/// column and the string. Values worked out by hand: `2024-1-5 7:5` in Tokyo is
+/// 2024-01-04T22:05:00Z = 1704405900 s; `2024-01-05 10:30:00-05:00` is 15:30Z =
+/// 1704468600; `2024-07-05 10:30:00 Asia/Tokyo` is 01:30Z = 1720143000;
+/// `2026-5-6 7:8:9Z` is 1778051289.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn strings_written_into_date_and_timestamp_columns_are_read_as_spark_reads_them() {
+    let lake = lake().await;
+    ok(
+        &lake.ctx,
+        "CREATE TABLE ice.ns.w (id INT, d DATE, ts TIMESTAMP, tz TIMESTAMPTZ)",
+    )
+    .await;
+    ok(
+        &lake.ctx,
+        "SET datafusion.execution.time_zone = 'Asia/Tokyo'",
+    )
+    .await;
+    ok(
+        &lake.ctx,
+        "INSERT INTO ice.ns.w VALUES (1, '2024-1-5', '2024-1-5 7:5', '2024-1-5 7:5'), \
+         (2, '2024-01-01 23:30:00-05:00', '2024-02', '2024-01-05 10:30:00-05:00')",
+    )
+    .await;
+    ok(
+        &lake.ctx,
+        "INSERT INTO ice.ns.w SELECT 3, '2024', '2024-1-5 7:5:3.5', \
+         '2024-07-05 10:30:00 Asia/Tokyo'",
+    )
+    .await;
+    let read = "SELECT id, d, ts, to_unixtime(tz) FROM ice.ns.w ORDER BY id";
+    assert_eq!(
+        cells(&lake, read).await,
+        [
+            "1|2024-01-05|2024-01-05T07:05:00|1704405900",
+            "2|2024-01-01|2024-02-01T00:00:00|1704468600",
+            "3|2024-01-01|2024-01-05T07:05:03.500|1720143000",
+        ]
+    );
+    ok(
+        &lake.ctx,
+        "UPDATE ice.ns.w SET d = '2025-2-3', ts = '2025-2-3 4:5' WHERE id = 1",
+    )
+    .await;
+    ok(
+        &lake.ctx,
+        "MERGE INTO ice.ns.w t USING (SELECT 2 AS id UNION ALL SELECT 4) s ON t.id = s.id \
+         WHEN MATCHED THEN UPDATE SET d = '2026-3-4' \
+         WHEN NOT MATCHED THEN INSERT (id, d, ts, tz) \
+         VALUES (s.id, '2026-5', '2026-5-6 7:8', '2026-5-6 7:8:9Z')",
+    )
+    .await;
+    let want = [
+        "1|2025-02-03|2025-02-03T04:05:00|1704405900",
+        "2|2026-03-04|2024-02-01T00:00:00|1704468600",
+        "3|2024-01-01|2024-01-05T07:05:03.500|1720143000",
+        "4|2026-05-01|2026-05-06T07:08:00|1778051289",
+    ];
+    assert_eq!(cells(&lake, read).await, want);
+    // compared so too: a zone-less string with a `timestamptz` on the session's clock
+    for (filter, id) in [
+        ("tz = '2024-1-5 7:5'", "1"),
+        ("tz = '2024-07-05 10:30:00 Asia/Tokyo'", "3"),
+        ("tz > '2026-5-6 16:8'", "4"),
+        ("ts = '2025-2-3 4:5'", "1"),
+        ("d = '2026-3-4'", "2"),
+    ] {
+        let sql = format!("SELECT id FROM ice.ns.w WHERE {filter}");
+        assert_eq!(cells(&lake, &sql).await, [id], "{filter}");
+    }
+    for (sql, column, bad) in [
+        (
+            "INSERT INTO ice.ns.w VALUES (5, '2024-13-01', NULL, NULL)",
+            "'d'",
+            "'2024-13-01'",
+        ),
+        (
+            "INSERT INTO ice.ns.w VALUES (5, NULL, '10:30:00', NULL)",
+            "'ts'",
+            "'10:30:00'",
+        ),
+        (
+            "INSERT INTO ice.ns.w SELECT 5, NULL AS d, NULL AS ts, '2024-01-05 25:00'",
+            "'tz'",
+            "'2024-01-05 25:00'",
+        ),
+        (
+            "UPDATE ice.ns.w SET ts = '2024-01-05 25:00' WHERE id = 1",
+            "'ts'",
+            "'2024-01-05 25:00'",
+        ),
+    ] {
+        let err = crate::dml::run(&lake.ctx, sql)
+            .await
+            .expect_err("no date or timestamp");
+        assert!(
+            err.contains("ns.w") && err.contains(column) && err.contains(bad),
+            "{sql}: {err}"
+        );
+    }
+    // nothing of the refused statements was written
+    assert_eq!(cells(&lake, read).await, want);
+}

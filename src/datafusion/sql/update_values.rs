@@ -10,14 +10,18 @@
 //! session's function rewrites first, as the analyzer's `apply_function_rewrites` rule
 //! takes it when the statement runs: a value they make foldable (`SET ts = TIMESTAMP
 //! '0001-01-01 00:00:00'`, restated in microseconds by
-//! [`timestamp_literals`](crate::datafusion::timestamp_literals)) is not refused.
+//! [`timestamp_literals`](crate::datafusion::timestamp_literals)) is not refused; and
+//! through the reading of strings as dates and timestamps as Spark's cast reads them
+//! ([`spark_text_casts`](crate::datafusion::spark_text_casts), an analyzer rule), so
+//! `SET d = '2024-1-5'` is not refused for Arrow's cast.
 
 use datafusion::common::tree_node::{Transformed, TreeNode};
 use datafusion::execution::SessionState;
 use datafusion::logical_expr::simplify::SimplifyContext;
-use datafusion::logical_expr::{Expr, LogicalPlan, WriteOp};
+use datafusion::logical_expr::{Cast, Expr, LogicalPlan, WriteOp};
 use datafusion::optimizer::simplify_expressions::ExprSimplifier;
 
+use crate::datafusion::spark_text_casts::unread_text;
 use crate::error::{Error, Result};
 
 /// Refuse the `UPDATE` `plan` (of table `table` as written) when folding one of its
@@ -54,6 +58,19 @@ pub(super) fn check_constant_values(
         if matches!(inner, Expr::Column(_)) {
             continue;
         }
+        // a string that is no date or timestamp Spark's cast reads, named before folding
+        // (the reading's failure is kept for the run by DataFusion's constant folding)
+        if let Expr::Cast(Cast { expr, field: to }) = inner {
+            if let Expr::Literal(value, _) = expr.as_ref() {
+                if let Some(reason) = unread_text(value, to.data_type()) {
+                    return Err(Error::invalid_argument(format!(
+                        "UPDATE SET of '{table}': cannot set column '{}' ({}): {reason}",
+                        field.name(),
+                        field.data_type(),
+                    )));
+                }
+            }
+        }
         let rewrites = state.analyzer().function_rewrites();
         let rewritten = inner.clone().transform_up(|e| {
             let mut result = Transformed::no(e);
@@ -62,6 +79,11 @@ pub(super) fn check_constant_values(
                     .transform_data(|e| rewrite.rewrite(e, schema, state.config_options()))?;
             }
             Ok(result)
+        });
+        // and a string read as a date or timestamp as Spark's cast reads it
+        let session = super::session_zone::non_utc_zone(state.config_options());
+        let rewritten = rewritten.and_then(|value| {
+            crate::datafusion::spark_text_casts::text_casts(value.data, schema, session)
         });
         if let Err(e) = rewritten.and_then(|value| simplifier.simplify(value.data)) {
             return Err(Error::invalid_argument(format!(

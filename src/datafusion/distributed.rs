@@ -52,8 +52,8 @@ impl WorkerSessionBuilder for IcebergWorkerSessionBuilder {
 }
 
 /// Registers in a worker's `state` the functions the plans icefloe sends resolve by
-/// name there: icefloe's `min`/`max` ([`register_min_max_in`]) and its scalar functions
-/// (`icefloe_canonical_nan`, a scan's one NaN; `icefloe_partition_transform`, a write's
+/// name there: icefloe's `min`/`max` ([`register_min_max_in`]), Spark's `greatest` and
+/// `least` of floats, and its scalar functions (`icefloe_canonical_nan`, a scan's one NaN; `icefloe_partition_transform`, a write's
 /// sort by a transform; `icefloe_normalize_nan_and_zero`, float keys;
 /// `icefloe_floor_time_units`; `icefloe_[try_]zoned_wall_clock`). datafusion-proto's
 /// composed codec, through which datafusion-distributed sends plans, never hands a
@@ -64,6 +64,9 @@ impl WorkerSessionBuilder for IcebergWorkerSessionBuilder {
 /// Errors: DataFusion's, registering a function.
 pub fn register_worker_functions(state: &mut SessionState) -> DFResult<()> {
     register_min_max_in(state);
+    // Spark's `greatest`/`least` of floats: datafusion-distributed's codec sends them by
+    // name, which a worker without them resolves to DataFusion's
+    super::greatest_least::register_greatest_least_in(state)?;
     for name in UDFS_BY_NAME {
         state.register_udf(IcebergPhysicalCodec.try_decode_udf(name, &[])?)?;
     }

@@ -203,20 +203,46 @@ const ENCODED_GREATEST: &[u8] = b"icefloe.spark_greatest";
 #[cfg(any(feature = "distributed", feature = "ballista"))]
 const ENCODED_LEAST: &[u8] = b"icefloe.spark_least";
 
+/// The [`SparkGreatestLeast`] functions for a session whose function of each name is
+/// `existing(name)`: `greatest` and `least` where those names are DataFusion's own
+/// functions or unregistered (a function of the user's under either name stays).
+fn replacements(existing: impl Fn(&str) -> Option<Arc<ScalarUDF>>) -> Vec<ScalarUDF> {
+    [Extreme::Greatest, Extreme::Least]
+        .into_iter()
+        .map(SparkGreatestLeast::new)
+        .filter(|udf| match existing(udf.name()) {
+            None => true,
+            Some(f) => f.inner().is::<GreatestFunc>() || f.inner().is::<LeastFunc>(),
+        })
+        .map(ScalarUDF::new_from_impl)
+        .collect()
+}
+
 /// Put [`SparkGreatestLeast`] in `ctx` as `greatest` and `least`, where those names are
 /// DataFusion's own functions or unregistered; a function of the user's under either name
 /// stays. Calling it again changes nothing.
 pub(crate) fn register_greatest_least(ctx: &SessionContext) {
-    for extreme in [Extreme::Greatest, Extreme::Least] {
-        let udf = SparkGreatestLeast::new(extreme);
-        let replaces = match ctx.state_ref().read().scalar_functions().get(udf.name()) {
-            None => true,
-            Some(f) => f.inner().is::<GreatestFunc>() || f.inner().is::<LeastFunc>(),
-        };
-        if replaces {
-            ctx.register_udf(ScalarUDF::new_from_impl(udf));
-        }
+    let udfs = replacements(|name| ctx.state_ref().read().scalar_functions().get(name).cloned());
+    for udf in udfs {
+        ctx.register_udf(udf);
     }
+}
+
+/// [`register_greatest_least`] for a session's `state`: a distributed worker's, which
+/// resolves `greatest` and `least` by name (datafusion-distributed's codec sends them by
+/// name, not by the bytes [`encode_greatest_least`] gives).
+///
+/// Errors: DataFusion's, registering them.
+#[cfg(any(feature = "distributed", feature = "ballista"))]
+pub(crate) fn register_greatest_least_in(
+    state: &mut datafusion::execution::SessionState,
+) -> DFResult<()> {
+    use datafusion::execution::FunctionRegistry;
+    let udfs = replacements(|name| state.scalar_functions().get(name).cloned());
+    for udf in udfs {
+        state.register_udf(Arc::new(udf))?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

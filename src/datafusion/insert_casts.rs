@@ -287,6 +287,13 @@ mod tests {
         );
         let fine = [cast(lit("2024-1-5 7:5"), ts.clone())];
         assert!(check_column_casts("ns.t", "ts", fine.iter()).is_ok());
+        // a string into a string column is no date
+        let text = [cast(lit("u"), DataType::Utf8View)];
+        assert!(check_column_casts("ns.t", "s", text.iter()).is_ok());
+        assert_eq!(
+            unread_text(&ScalarValue::from("u"), &DataType::Utf8View),
+            None
+        );
         let bad = [cast(lit("10:30:00"), ts)];
         let err = check_column_casts("ns.t", "ts", bad.iter())
             .unwrap_err()

@@ -84,17 +84,18 @@ pub(crate) fn spark_reads(from: &DataType, to: &DataType) -> bool {
     is_string(from) && matches!(to, DataType::Date32 | DataType::Timestamp(_, _))
 }
 
-/// Why the string `value` cast to `to` (a date or timestamp: [`spark_reads`]) is no value
-/// of it as Spark's cast reads it ([`crate::spark_datetime_text`]): "'2024-13-01' is not a
-/// date (as Spark's CAST reads one)"; `None` when it is one (a zone it names is resolved,
-/// and may fail, when the statement runs), or is null or no string. The checks of
+/// Why the string `value` cast to `to` is no value of it as Spark's cast reads it
+/// ([`crate::spark_datetime_text`]): "'2024-13-01' is not a date (as Spark's CAST reads
+/// one)"; `None` when it is one (a zone it names is resolved, and may fail, when the
+/// statement runs), or is null or no string, or `to` is no date or timestamp. The checks of
 /// written constants (`INSERT`, `UPDATE … SET`) name their column with it before the
 /// statement runs.
 pub(crate) fn unread_text(value: &ScalarValue, to: &DataType) -> Option<String> {
     let text = value.try_as_str().flatten()?;
     let (read, what) = match to {
         DataType::Date32 => (string_to_date(text).is_some(), "date"),
-        _ => (parse_timestamp_string(text).is_some(), "timestamp"),
+        DataType::Timestamp(_, _) => (parse_timestamp_string(text).is_some(), "timestamp"),
+        _ => return None,
     };
     (!read).then(|| format!("'{text}' is not a {what} (as Spark's CAST reads one)"))
 }

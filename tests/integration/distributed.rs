@@ -1486,6 +1486,16 @@ async fn nan_columns_on_three_workers_are_sparks() {
              | 6  |\n| 8  |\n+----+",
         ),
         (
+            // Spark's `greatest` (icefloe's, by name on the workers): the first of equal
+            // arguments (`-d` is -0.0, `d` 0.0: Spark's `-0.0` literal is a decimal, so
+            // id 5 holds 0.0), a NaN the query computes (`d / d`, sign bit set on x86)
+            // above every number; DataFusion's gave 0.0 and 1.0
+            "SELECT id, greatest(-d, d) AS g, greatest(d / d, 1.0) AS h FROM ice.ns.nans \
+             WHERE id IN (4, 5) ORDER BY id",
+            "+----+------+-----+\n| id | g    | h   |\n+----+------+-----+\n\
+             | 4  | -0.0 | NaN |\n| 5  | -0.0 | NaN |\n+----+------+-----+",
+        ),
+        (
             "SELECT d, count(*) AS n FROM ice.ns.nans GROUP BY d ORDER BY d NULLS LAST",
             "+------+---+\n| d    | n |\n+------+---+\n| -2.0 | 1 |\n| 0.0  | 2 |\n\
              | 1.5  | 1 |\n| NaN  | 3 |\n|      | 1 |\n+------+---+",

@@ -68,8 +68,8 @@ _, status = os.waitpid(pid, 0)
 print(os.waitstatus_to_exitcode(status))
 "#;
 
-const SLOW: &str = "SELECT count(*) FROM generate_series(1, 100000) AS a(x) \
-                    CROSS JOIN generate_series(1, 100000) AS b(y);";
+const SLOW: &str = "SELECT count(*) FROM generate_series(1, 1000000) AS a(x) \
+                    CROSS JOIN generate_series(1, 1000000) AS b(y);";
 
 fn python() -> Option<PathBuf> {
     if let Some(p) = std::env::var_os("ICEFLOE_PYTHON").filter(|p| !p.is_empty()) {

@@ -53,8 +53,9 @@ impl WorkerSessionBuilder for IcebergWorkerSessionBuilder {
 
 /// Registers in a worker's `state` the functions the plans icefloe sends resolve by
 /// name there: icefloe's `min`/`max` ([`register_min_max_in`]), Spark's `greatest` and
-/// `least` of floats, and its scalar functions (`icefloe_canonical_nan`, a scan's one NaN; `icefloe_partition_transform`, a write's
-/// sort by a transform; `icefloe_normalize_nan_and_zero`, float keys;
+/// `least` of floats, and its scalar functions (`icefloe_canonical_nan`, a scan's one
+/// NaN; `icefloe_partition_transform`, a write's sort by a transform;
+/// `icefloe_normalize_nan_and_zero`, float keys;
 /// `icefloe_floor_time_units`; `icefloe_[try_]zoned_wall_clock`). datafusion-proto's
 /// composed codec, through which datafusion-distributed sends plans, never hands a
 /// function sent by name to [`IcebergPhysicalCodec`], so a worker session built without

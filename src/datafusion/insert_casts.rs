@@ -265,6 +265,7 @@ mod tests {
         )];
         assert!(check_column_casts("ns.t", "ts", date.iter()).is_ok());
     }
+
     /// Strings into `date` and `timestamp` columns are checked as Spark's cast reads them:
     /// Spark's short forms pass where Arrow's cast fails, and one Spark reads no value of
     /// is named, in a column of many as alone.

@@ -121,23 +121,13 @@ pub(super) fn in_zone(expr: &Expr, value: &ScalarValue, zone: &str) -> Option<Ex
         TimeUnit::Nanosecond => 1_000_000_000,
         _ => 1_000_000,
     };
-    // zone-less: its wall clock, as if in UTC
+    // a date or zone-less timestamp: its wall clock (as if in UTC) resolved in `zone`
     let naive = timestamp_in(&source, unit, None)?;
-    // a string naming its offset reads the same in any zone
-    let names_offset = matches!(
-        source.data_type(),
-        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View
-    ) && timestamp_in(&source, unit, Some("+00:00"))
-        == timestamp_in(&source, unit, Some("+01:00"));
-    let instant = if names_offset {
-        naive
-    } else {
-        let seconds = naive.div_euclid(per_second);
-        let fraction = naive.rem_euclid(per_second);
-        let local = chrono::DateTime::from_timestamp(seconds, 0)?.naive_utc();
-        let resolved = local_instant(local, &tz)?.timestamp();
-        resolved.checked_mul(per_second)?.checked_add(fraction)?
-    };
+    let seconds = naive.div_euclid(per_second);
+    let fraction = naive.rem_euclid(per_second);
+    let local = chrono::DateTime::from_timestamp(seconds, 0)?.naive_utc();
+    let resolved = local_instant(local, &tz)?.timestamp();
+    let instant = resolved.checked_mul(per_second)?.checked_add(fraction)?;
     let zone: Option<Arc<str>> = Some(Arc::from(zone));
     let literal = match unit {
         TimeUnit::Nanosecond => ScalarValue::TimestampNanosecond(Some(instant), zone),

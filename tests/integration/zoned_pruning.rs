@@ -290,11 +290,11 @@ fn skipped_files(plan: &Arc<dyn ExecutionPlan>) -> usize {
         .sum::<usize>()
 }
 
-/// The rows of `sql` and the data files its Iceberg scan skipped (by partition or metrics).
-pub(crate) async fn run_skipping(
+/// The physical plan of `sql` and its rows (the plan keeps its scans' metrics).
+async fn run_plan(
     lake: &Lake,
     sql: &str,
-) -> Result<(Vec<RecordBatch>, usize), String> {
+) -> Result<(Arc<dyn ExecutionPlan>, Vec<RecordBatch>), String> {
     let df = icefloe::datafusion::sql::execute(&lake.ctx, sql)
         .await
         .map_err(|e| e.to_string())?;
@@ -302,6 +302,15 @@ pub(crate) async fn run_skipping(
     let batches = collect(Arc::clone(&plan), lake.ctx.task_ctx())
         .await
         .map_err(|e| e.to_string())?;
+    Ok((plan, batches))
+}
+
+/// The rows of `sql` and the data files its Iceberg scan skipped (by partition or metrics).
+pub(crate) async fn run_skipping(
+    lake: &Lake,
+    sql: &str,
+) -> Result<(Vec<RecordBatch>, usize), String> {
+    let (plan, batches) = run_plan(lake, sql).await?;
     Ok((batches, skipped_files(&plan)))
 }
 
@@ -415,13 +424,7 @@ async fn every_copy(
 /// The rows of `sql`, a `UNION ALL` of Iceberg scans, and the data files each input of the
 /// plan's (first) union skipped, in the order of its inputs.
 async fn run_branches(lake: &Lake, sql: &str) -> Result<(Vec<RecordBatch>, Vec<usize>), String> {
-    let df = icefloe::datafusion::sql::execute(&lake.ctx, sql)
-        .await
-        .map_err(|e| e.to_string())?;
-    let plan = df.create_physical_plan().await.map_err(|e| e.to_string())?;
-    let batches = collect(Arc::clone(&plan), lake.ctx.task_ctx())
-        .await
-        .map_err(|e| e.to_string())?;
+    let (plan, batches) = run_plan(lake, sql).await?;
     fn union(plan: &Arc<dyn ExecutionPlan>) -> Option<&Arc<dyn ExecutionPlan>> {
         if plan.name() == "UnionExec" {
             return Some(plan);

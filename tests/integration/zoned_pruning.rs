@@ -6,7 +6,8 @@
 //! in several files and row groups (and one of files of four partition specs), must
 //! answer filters on `extract`/`date_part`, `date_trunc`, `to_char`, `date_format` and
 //! `date_bin` of it (=, <, >=, BETWEEN, IN, NOT, OR, IS NULL) in sessions in New York,
-//! Paris, Kathmandu, Lord Howe, +05:30, Etc/GMT+5 and UTC with exactly the rows plain
+//! Paris, Kathmandu, Lord Howe, +05:30, Etc/GMT+5 and UTC (every partitioning in four of
+//! them, the finest-grained ones in all: [`FINE_GRAINED`]) with exactly the rows plain
 //! DataFusion selects over the same instants held in memory as timestamps of the
 //! session's zone (computed there, as Spark computes them in its session zone), and skip
 //! files doing so. Statements (`UPDATE`, `MERGE`, `DELETE`, copy-on-write, merge-on-read
@@ -368,8 +369,8 @@ const COPIES_ONLY: &[&str] = &[
 
 /// The sorted ids `filter` selects in each of `copies` (names with `suffix`), in their
 /// order, with the data files each copy's scan skipped. One statement, the copies' queries
-/// under `UNION ALL` (each branch its own scan, filter and pruning; a tenth of the
-/// statements of one query per copy); when it fails or the plan's union does not keep an
+/// under `UNION ALL` (each branch its own scan, filter and pruning; one statement per
+/// filter instead of one per copy); when it fails or the plan's union does not keep an
 /// input per copy, each copy on its own (so that an error is the copy's).
 async fn every_copy(
     lake: &Lake,

@@ -10,6 +10,7 @@ mod changelog;
 mod codec;
 mod column_defaults;
 mod compared_groups;
+pub mod cooperative_joins;
 mod data_file_writer_exec;
 mod deferred_files;
 mod delete_planning;
@@ -90,6 +91,7 @@ mod zorder_udf;
 pub use catalog::{IcebergCatalogProvider, IcebergSchemaProvider};
 #[cfg(any(feature = "distributed", feature = "ballista"))]
 pub use codec::IcebergPhysicalCodec;
+pub use cooperative_joins::CooperativeJoins;
 pub use data_file_writer_exec::{DataFileWriteState, IcebergDataFileWriterExec};
 pub use delete_planning::{DeleteMetrics, EqualityDeletePolicy, PositionDeletePolicy};
 pub use equality_delete_exec::EqualityDeleteExec;

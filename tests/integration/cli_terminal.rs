@@ -11,7 +11,9 @@ use std::process::Command;
 
 /// Runs the binary in a pseudo-terminal and plays a scenario: `send TEXT` writes to the
 /// terminal, `expect TEXT` waits (up to 120 s) until TEXT appears in the output after the
-/// previous match, `absent SECONDS TEXT` checks TEXT does not appear within SECONDS.
+/// previous match, `absent SECONDS TEXT` checks TEXT does not appear within SECONDS,
+/// `idle SECONDS CPU` checks the child used at most CPU seconds of processor time (user
+/// and system, all threads, from `/proc/PID/stat`; skipped without `/proc`) in SECONDS.
 /// Prints the child's exit code last; exits 1 with the output so far on a failed step.
 const DRIVER: &str = r#"
 import json, os, pty, select, sys, time
@@ -61,6 +63,20 @@ for kind, arg, *more in steps:
                 break
         if more[0].encode() in buf[pos:]:
             fail("unexpected " + repr(more[0]))
+    elif kind == "idle":
+        stat = "/proc/%d/stat" % pid
+        if os.path.exists(stat):
+            def cpu():
+                with open(stat) as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+                return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+            before = cpu()
+            end = time.time() + float(arg)
+            while time.time() < end:
+                read(0.2)
+            used = cpu() - before
+            if used > float(more[0]):
+                fail("%.2f s of processor time in %s s while idle" % (used, arg))
 while read(0.5):
     if len(buf) > 10_000_000:
         break
@@ -124,6 +140,9 @@ fn cli_repl_ctrl_c_cancels_the_query_and_a_second_leaves() {
         ["send", "\u{3}"],
         ["expect", "query cancelled"],
         ["expect", "icefloe> "],
+        // the cancelled query stopped computing: a join that emits batches without end
+        // kept both runtime threads busy, and the next statement waited (~40 s here)
+        ["idle", "3", "0.5"],
         // the shell still works, and prints the row count and time
         ["send", "SELECT 41 + 1 AS answer;\r"],
         ["expect", "42"],

@@ -30,6 +30,7 @@ use datafusion::common::TableReference;
 use datafusion::error::DataFusionError;
 use datafusion::execution::cache::cache_manager::CacheManagerConfig;
 use datafusion::execution::runtime_env::RuntimeEnvBuilder;
+use datafusion::execution::SessionStateBuilder;
 use datafusion::prelude::{SessionConfig, SessionContext};
 use icefloe::datafusion::IcebergNamesSchemaProvider;
 
@@ -476,7 +477,15 @@ async fn session(cli: &Cli) -> Result<SessionContext, CliError> {
     let runtime = RuntimeEnvBuilder::new()
         .with_cache_manager(CacheManagerConfig::default().with_list_files_cache_limit(0))
         .build_arc()?;
-    let ctx = SessionContext::new_with_config_rt(config, runtime);
+    // joins yield to the scheduler, so that Ctrl-C stops a cancelled query's work
+    // instead of leaving it running while the next statement waits (cooperative_joins)
+    let state = SessionStateBuilder::new()
+        .with_config(config)
+        .with_runtime_env(runtime)
+        .with_default_features()
+        .with_physical_optimizer_rule(Arc::new(icefloe::datafusion::CooperativeJoins))
+        .build();
+    let ctx = SessionContext::new_with_state(state);
     icefloe::register_iceberg_factory(&ctx);
     external_tables::register(&ctx);
     icefloe::datafusion::register_iceberg_functions(&ctx);

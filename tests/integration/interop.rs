@@ -17,7 +17,6 @@
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::Arc;
 
 use datafusion::arrow::record_batch::RecordBatch;
@@ -59,22 +58,17 @@ pub fn python() -> Option<PathBuf> {
     None
 }
 
-/// Runs `tests/interop/<script>` with the venv's Python and parses its stdout as JSON.
-/// Panics with the script's stderr when it fails.
+/// Runs `tests/interop/<script>` with the venv's Python (through the fork server,
+/// [`crate::python_runs`]) and parses its stdout as JSON. Panics with the script's stderr
+/// when it fails.
 pub fn run_script(script: &str, args: &[&OsStr]) -> Value {
     let py = python().expect("interop venv missing: call interop::python() first");
-    let out = Command::new(&py)
-        .arg(scripts_dir().join(script))
-        .args(args)
-        .env("PYTHONDONTWRITEBYTECODE", "1")
-        .env("PYTHONHASHSEED", "0")
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {}: {e}", py.display()));
+    let out = crate::python_runs::run(&py, &scripts_dir().join(script), args, &[]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        out.status.success(),
-        "{script} {args:?} failed ({}):\n{stderr}",
-        out.status
+        out.code == 0,
+        "{script} {args:?} failed (exit status {}):\n{stderr}",
+        out.code
     );
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
         panic!(

@@ -61,6 +61,7 @@ mod partition_evolution;
 mod partition_stats;
 mod partition_stats_incremental;
 mod per_batch_index;
+mod python_runs;
 mod read_corners;
 mod replace_table;
 mod request_counts;

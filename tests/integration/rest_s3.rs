@@ -30,18 +30,11 @@ pub(crate) fn engines(server: &Seaweed, args: &[&str]) -> Value {
         .collect();
     let script =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop/rest_engines.py");
-    let out = Command::new(&py)
-        .arg(&script)
-        .args(args)
-        .env("ICEFLOE_REST_PROPS", Value::Object(props).to_string())
-        .env("PYTHONDONTWRITEBYTECODE", "1")
-        .output()
-        .expect("run rest_engines.py");
+    let args: Vec<&std::ffi::OsStr> = args.iter().map(std::ffi::OsStr::new).collect();
+    let props = Value::Object(props).to_string();
+    let out = crate::python_runs::run(&py, &script, &args, &[("ICEFLOE_REST_PROPS", &props)]);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success(),
-        "rest_engines.py {args:?} failed:\n{stderr}"
-    );
+    assert!(out.code == 0, "rest_engines.py {args:?} failed:\n{stderr}");
     serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("{args:?}: not JSON ({e}):\n{stderr}"))
 }

@@ -1,0 +1,120 @@
+//! Runs of the interop scripts (`tests/interop/*.py`) through one fork server per test
+//! process (`tests/interop/forkserver.py`): a Python that imported PyIceberg once and
+//! forks a child per run, so that the ~600 runs of a test process do not each import it
+//! (about 1.1 s of processor time per run on this project's 2-core machine).
+//!
+//! The server is started on first use, with its socket in a directory of its own under
+//! the system temporary directory; it removes the socket and the directory when its
+//! stdin, a pipe this process holds until it exits, ends. A child behaves as `python SCRIPT ARGS...`:
+//! stdout, stderr and exit status are the script's, stdin is empty.
+
+use std::ffi::OsStr;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::{Mutex, OnceLock};
+
+use serde_json::{json, Value};
+
+/// What a run of a script gave.
+pub(crate) struct Run {
+    /// The exit status: 0 for success.
+    pub code: i32,
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
+}
+
+/// The running server: its socket, the pipe whose end stops it, and the process (not
+/// waited for: it outlives the tests and ends when this process does).
+struct Server {
+    socket: PathBuf,
+    _stdin: Mutex<ChildStdin>,
+    _process: Mutex<Child>,
+}
+
+static SERVER: OnceLock<Server> = OnceLock::new();
+
+/// The fork server of this process, started with `python` on first use.
+fn server(python: &Path) -> &'static Server {
+    SERVER.get_or_init(|| {
+        let dir = tempfile::Builder::new()
+            .prefix("icefloe-py-")
+            .tempdir()
+            .expect("a directory for the Python fork server's socket")
+            .keep();
+        let socket = dir.join("s");
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop/forkserver.py");
+        let mut child = Command::new(python)
+            .arg(&script)
+            .arg(&socket)
+            .env("PYTHONDONTWRITEBYTECODE", "1")
+            .env("PYTHONHASHSEED", "0")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {}: {e}", python.display()));
+        let mut line = String::new();
+        let stdout = child.stdout.take().expect("piped stdout");
+        BufReader::new(stdout)
+            .read_line(&mut line)
+            .expect("read the fork server's first line");
+        assert_eq!(
+            line.trim(),
+            "ready",
+            "the Python fork server did not start (its error is above)"
+        );
+        let stdin = child.stdin.take().expect("piped stdin");
+        Server {
+            socket,
+            _stdin: Mutex::new(stdin),
+            _process: Mutex::new(child),
+        }
+    })
+}
+
+/// Runs `script` with `args` and the extra environment `env` as `python SCRIPT ARGS...`
+/// would, in a child of this process's fork server started with `python`.
+pub(crate) fn run(python: &Path, script: &Path, args: &[&OsStr], env: &[(&str, &str)]) -> Run {
+    let server = server(python);
+    let out = tempfile::tempdir().expect("a directory for a script's output");
+    let (stdout, stderr) = (out.path().join("stdout"), out.path().join("stderr"));
+    let text = |p: &OsStr| {
+        p.to_str()
+            .unwrap_or_else(|| panic!("{p:?}: arguments to the Python scripts are UTF-8"))
+            .to_string()
+    };
+    let request = json!({
+        "script": text(script.as_os_str()),
+        "args": args.iter().map(|a| text(a)).collect::<Vec<_>>(),
+        "env": env.iter().map(|(k, v)| (k.to_string(), Value::from(*v))).collect::<serde_json::Map<_, _>>(),
+        "stdout": text(stdout.as_os_str()),
+        "stderr": text(stderr.as_os_str()),
+    });
+    let mut conn = UnixStream::connect(&server.socket).unwrap_or_else(|e| {
+        panic!(
+            "cannot reach the Python fork server at {}: {e}",
+            server.socket.display()
+        )
+    });
+    conn.write_all(format!("{request}\n").as_bytes())
+        .expect("send a run to the Python fork server");
+    let mut status = String::new();
+    conn.read_to_string(&mut status)
+        .expect("the exit status of a run of the Python fork server");
+    let read = |p: &Path| std::fs::read(p).unwrap_or_default();
+    let (stdout, stderr) = (read(&stdout), read(&stderr));
+    let code = status.trim().parse().unwrap_or_else(|_| {
+        panic!(
+            "{}: the child of the Python fork server ended without a status ({status:?}):\n{}",
+            script.display(),
+            String::from_utf8_lossy(&stderr)
+        )
+    });
+    Run {
+        code,
+        stdout,
+        stderr,
+    }
+}

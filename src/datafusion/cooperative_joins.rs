@@ -99,16 +99,13 @@ mod tests {
         SessionContext::new_with_state(state)
     }
 
-    async fn plan_text(ctx: &SessionContext, sql: &str) -> String {
-        let plan = ctx
-            .sql(sql)
-            .await
-            .unwrap()
-            .create_physical_plan()
-            .await
-            .unwrap();
-        let shown = displayable(plan.as_ref()).indent(false).to_string();
-        shown
+    async fn physical_plan(ctx: &SessionContext, sql: &str) -> Arc<dyn ExecutionPlan> {
+        let df = ctx.sql(sql).await.unwrap();
+        df.create_physical_plan().await.unwrap()
+    }
+
+    fn text(plan: &Arc<dyn ExecutionPlan>) -> String {
+        displayable(plan.as_ref()).indent(false).to_string()
     }
 
     /// Each join is wrapped once, directly above it; the rows are those of a session
@@ -130,7 +127,7 @@ mod tests {
             .iter()
             .zip(["CrossJoinExec", "HashJoinExec", "NestedLoopJoinExec"])
         {
-            let shown = plan_text(&ctx, sql).await;
+            let shown = text(&physical_plan(&ctx, sql).await);
             let lines: Vec<&str> = shown.lines().map(str::trim_start).collect();
             let at = lines
                 .iter()
@@ -158,20 +155,11 @@ mod tests {
             );
         }
         // the rule run again changes nothing
-        let plan = ctx
-            .sql(sqls[0])
-            .await
-            .unwrap()
-            .create_physical_plan()
-            .await
-            .unwrap();
+        let plan = physical_plan(&ctx, sqls[0]).await;
         let again = CooperativeJoins
             .optimize(Arc::clone(&plan), &ConfigOptions::default())
             .unwrap();
-        assert_eq!(
-            displayable(again.as_ref()).indent(false).to_string(),
-            displayable(plan.as_ref()).indent(false).to_string()
-        );
+        assert_eq!(text(&again), text(&plan));
     }
 
     /// An aggregate over a cross join of two 10^6-row series (10^12 rows), on one

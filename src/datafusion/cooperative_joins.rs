@@ -115,7 +115,8 @@ mod tests {
         let ctx = session();
         let sqls = [
             // cross join
-            "SELECT count(*) FROM generate_series(1, 300) a(x) CROSS JOIN generate_series(1, 70) b(y)",
+            "SELECT count(*) FROM generate_series(1, 300) a(x) \
+             CROSS JOIN generate_series(1, 70) b(y)",
             // hash join
             "SELECT a.x, b.y FROM generate_series(1, 50) a(x) JOIN generate_series(1, 50) b(y) \
              ON a.x = b.y * 2 ORDER BY a.x",

@@ -62,8 +62,13 @@ pub fn python() -> Option<PathBuf> {
 /// [`crate::python_runs`]) and parses its stdout as JSON. Panics with the script's stderr
 /// when it fails.
 pub fn run_script(script: &str, args: &[&OsStr]) -> Value {
+    run_script_with_env(script, args, &[])
+}
+
+/// [`run_script`] with `env` added to the script's environment.
+pub fn run_script_with_env(script: &str, args: &[&OsStr], env: &[(&str, &str)]) -> Value {
     let py = python().expect("interop venv missing: call interop::python() first");
-    let out = crate::python_runs::run(&py, &scripts_dir().join(script), args, &[]);
+    let out = crate::python_runs::run(&py, &scripts_dir().join(script), args, env);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         out.code == 0,

@@ -5,8 +5,9 @@
 //!
 //! The server is started on first use, with its socket in a directory of its own under
 //! the system temporary directory; it removes the socket and the directory when its
-//! stdin, a pipe this process holds until it exits, ends. A child behaves as `python SCRIPT ARGS...`:
-//! stdout, stderr and exit status are the script's, stdin is empty.
+//! stdin, a pipe this process holds until it exits, ends. A child behaves as
+//! `python SCRIPT ARGS...`: stdout, stderr and exit status are the script's, stdin is
+//! empty.
 
 use std::ffi::OsStr;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -76,7 +77,13 @@ fn server(python: &Path) -> &'static Server {
 
 /// Runs `script` with `args` and the extra environment `env` as `python SCRIPT ARGS...`
 /// would, in a child of this process's fork server started with `python`.
+///
+/// Panics for a `PYICEBERG_*` variable in `env`: PyIceberg read its environment when the
+/// server imported it, so the run would not see it.
 pub(crate) fn run(python: &Path, script: &Path, args: &[&OsStr], env: &[(&str, &str)]) -> Run {
+    if let Some((name, _)) = env.iter().find(|(k, _)| k.starts_with("PYICEBERG_")) {
+        panic!("{name}: PyIceberg's settings cannot be given per run of the fork server");
+    }
     let server = server(python);
     let out = tempfile::tempdir().expect("a directory for a script's output");
     let (stdout, stderr) = (out.path().join("stdout"), out.path().join("stderr"));
@@ -85,10 +92,14 @@ pub(crate) fn run(python: &Path, script: &Path, args: &[&OsStr], env: &[(&str, &
             .unwrap_or_else(|| panic!("{p:?}: arguments to the Python scripts are UTF-8"))
             .to_string()
     };
+    let env: serde_json::Map<String, Value> = env
+        .iter()
+        .map(|(k, v)| (k.to_string(), Value::from(*v)))
+        .collect();
     let request = json!({
         "script": text(script.as_os_str()),
         "args": args.iter().map(|a| text(a)).collect::<Vec<_>>(),
-        "env": env.iter().map(|(k, v)| (k.to_string(), Value::from(*v))).collect::<serde_json::Map<_, _>>(),
+        "env": env,
         "stdout": text(stdout.as_os_str()),
         "stderr": text(stderr.as_os_str()),
     });

@@ -22,21 +22,14 @@ use crate::seaweed::{self, Seaweed};
 
 /// Runs `rest_engines.py COMMAND ARGS` against `server`; its JSON output.
 pub(crate) fn engines(server: &Seaweed, args: &[&str]) -> Value {
-    let py = crate::interop::python().expect("venv checked by seaweed::server()");
     let props: serde_json::Map<String, Value> = server
         .catalog_properties()
         .into_iter()
         .map(|(k, v)| (k, Value::String(v)))
         .collect();
-    let script =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop/rest_engines.py");
-    let args: Vec<&std::ffi::OsStr> = args.iter().map(std::ffi::OsStr::new).collect();
     let props = Value::Object(props).to_string();
-    let out = crate::python_runs::run(&py, &script, &args, &[("ICEFLOE_REST_PROPS", &props)]);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.code == 0, "rest_engines.py {args:?} failed:\n{stderr}");
-    serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("{args:?}: not JSON ({e}):\n{stderr}"))
+    let args: Vec<&std::ffi::OsStr> = args.iter().map(std::ffi::OsStr::new).collect();
+    crate::interop::run_script_with_env("rest_engines.py", &args, &[("ICEFLOE_REST_PROPS", &props)])
 }
 
 /// The catalog as a user configures it: a `type=rest` properties file with Iceberg's

@@ -8,15 +8,20 @@ its directory (when empty).
 
 Each connection is one run. The client sends one JSON line:
     {"script": PATH, "args": [...], "env": {NAME: VALUE}, "stdout": PATH, "stderr": PATH}
-and the server forks. The child adds `env` to its environment, opens the two output files on its descriptors 1 and 2,
-reads nothing (descriptor 0 is /dev/null), runs PATH as `__main__` with `sys.argv` =
-[PATH, *args] and PATH's directory first on `sys.path`, as `python PATH ARGS...` does,
-then writes its exit status (decimal) to the connection and exits with it.
+and the server forks. The child adds `env` to its environment, opens the two output files
+on its descriptors 1 and 2, reads nothing (descriptor 0 is /dev/null), runs PATH as
+`__main__` with `sys.argv` = [PATH, *args] and PATH's directory first on `sys.path`, as
+`python PATH ARGS...` does, then writes its exit status (decimal) to the connection and
+exits with it.
 
 Only PyIceberg is imported before the fork: pyarrow and duckdb start native threads when
-imported, and a process that forks should have none.
+imported, and a process that forks should have none. PyIceberg reads its `PYICEBERG_*`
+environment when imported, so such variables cannot be given per run (python_runs.rs
+refuses them). A child that dies without writing its status (a signal, `os._exit`) is
+reported by the client as such.
 """
 
+import atexit
 import json
 import os
 import runpy
@@ -24,10 +29,21 @@ import select
 import signal
 import socket
 import sys
+import threading
 import traceback
 
 import pyiceberg.catalog.sql  # noqa: F401  (the import the scripts share)
 import pyiceberg.table  # noqa: F401
+
+
+def exit_status(code):
+    """The status `python` exits with for `sys.exit(code)`."""
+    if code is None:
+        return 0
+    if isinstance(code, int):  # True and False too
+        return int(code) & 0xFF
+    print(code, file=sys.stderr)
+    return 1
 
 
 def run(conn):
@@ -50,19 +66,21 @@ def run(conn):
         sys.argv = [script, *request["args"]]
         sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
         try:
-            runpy.run_path(script, run_name="__main__")
+            runpy.run_path(os.path.abspath(script), run_name="__main__")
             code = 0
         except SystemExit as e:
-            if e.code is None:
-                code = 0
-            elif isinstance(e.code, int):
-                code = e.code
-            else:
-                print(e.code, file=sys.stderr)
-                code = 1
+            code = exit_status(e.code)
+        except KeyboardInterrupt:
+            traceback.print_exc()
+            code = 130
         except BaseException:
             traceback.print_exc()
             code = 1
+        # what the interpreter does before it exits: stop the thread pools and wait for
+        # the script's other threads (concurrent.futures registers its workers' stop
+        # there), then run its atexit handlers
+        threading._shutdown()
+        atexit._run_exitfuncs()
     except BaseException:
         traceback.print_exc()
         code = 1

@@ -129,3 +129,52 @@ pub(crate) fn run(python: &Path, script: &Path, args: &[&OsStr], env: &[(&str, &
         stderr,
     }
 }
+
+/// A run ends as `python SCRIPT` ends: Python's exit statuses, the script's atexit
+/// handlers and thread pools, its output; `PYICEBERG_*` variables per run are refused.
+#[test]
+fn a_run_ends_as_python_ends() {
+    let Some(python) = crate::interop::python() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("probe.py");
+    std::fs::write(
+        &script,
+        "import atexit, sys\n\
+         from concurrent.futures import ThreadPoolExecutor\n\
+         mode = sys.argv[1]\n\
+         atexit.register(lambda: print('atexit ran'))\n\
+         print(sum(ThreadPoolExecutor(2).map(lambda x: x * 2, range(4))))\n\
+         if mode == 'kbd':\n    raise KeyboardInterrupt\n\
+         if mode != 'plain':\n    sys.exit({'true': True, '256': 256, 'neg': -1, 'str': 'no'}[mode])\n",
+    )
+    .unwrap();
+    for (mode, code) in [
+        ("plain", 0),
+        ("true", 1),
+        ("256", 0),
+        ("neg", 255),
+        ("kbd", 130),
+        ("str", 1),
+    ] {
+        let out = run(&python, &script, &[OsStr::new(mode)], &[]);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(
+            out.code,
+            code,
+            "{mode}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(stdout, "12\natexit ran\n", "{mode}");
+    }
+    let refused = std::panic::catch_unwind(|| {
+        run(
+            &python,
+            &script,
+            &[OsStr::new("plain")],
+            &[("PYICEBERG_CATALOG__X__URI", "y")],
+        )
+    });
+    assert!(refused.is_err());
+}

@@ -90,9 +90,9 @@ mod tests {
 
     use super::*;
 
-    fn session() -> SessionContext {
+    fn session(target_partitions: usize) -> SessionContext {
         let state = SessionStateBuilder::new()
-            .with_config(SessionConfig::new().with_target_partitions(2))
+            .with_config(SessionConfig::new().with_target_partitions(target_partitions))
             .with_default_features()
             .with_physical_optimizer_rule(Arc::new(CooperativeJoins))
             .build();
@@ -112,7 +112,7 @@ mod tests {
     /// without the rule.
     #[tokio::test]
     async fn every_join_is_wrapped_once_and_rows_are_unchanged() {
-        let ctx = session();
+        let ctx = session(2);
         let sqls = [
             // cross join
             "SELECT count(*) FROM generate_series(1, 300) a(x) \
@@ -177,13 +177,7 @@ mod tests {
                 .build()
                 .unwrap();
             let first_poll = runtime.block_on(async {
-                let state = SessionStateBuilder::new()
-                    .with_config(SessionConfig::new().with_target_partitions(1))
-                    .with_default_features()
-                    .with_physical_optimizer_rule(Arc::new(CooperativeJoins))
-                    .build();
-                let ctx = SessionContext::new_with_state(state);
-                let df = ctx
+                let df = session(1)
                     .sql(
                         "SELECT count(*) FROM generate_series(1, 1000000) a(x) \
                          CROSS JOIN generate_series(1, 1000000) b(y)",

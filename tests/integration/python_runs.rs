@@ -13,7 +13,7 @@ use std::ffi::OsStr;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::sync::{Mutex, OnceLock};
 
 use serde_json::{json, Value};
@@ -26,11 +26,10 @@ pub(crate) struct Run {
     pub stderr: Vec<u8>,
 }
 
-/// The running server: its socket, the pipe whose end stops it, and the process (not
-/// waited for: it outlives the tests and ends when this process does).
+/// The running server: its socket, and the process, whose stdin (the pipe whose end
+/// stops it) it holds; not waited for: it ends when this process does.
 struct Server {
     socket: PathBuf,
-    _stdin: Mutex<ChildStdin>,
     _process: Mutex<Child>,
 }
 
@@ -66,10 +65,8 @@ fn server(python: &Path) -> &'static Server {
             "ready",
             "the Python fork server did not start (its error is above)"
         );
-        let stdin = child.stdin.take().expect("piped stdin");
         Server {
             socket,
-            _stdin: Mutex::new(stdin),
             _process: Mutex::new(child),
         }
     })

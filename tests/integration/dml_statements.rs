@@ -1602,3 +1602,89 @@ async fn dml_changelog_view_refusals() {
         70
     );
 }
+
+/// `SET` values whose parts have different types (`[1, 2.5]`, `map([...], [1, 2.5])`,
+/// `coalesce(1, 2.5)`) are typed as DataFusion types them in a `SELECT` before the
+/// column's cast: the check of constant values folded them before type coercion, which
+/// panicked in Arrow ("Arrays with inconsistent types passed to MutableArrayData") for the
+/// lists, maps and structs, and refused `coalesce` naming a `CASE` the statement did not
+/// hold. The values written are the ones `SELECT` computes (and Spark writes): 1.0 and 2.5.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dml_update_values_of_mixed_types_are_coerced_before_they_are_checked() {
+    let lake = lake().await;
+    for mode in ["copy-on-write", "merge-on-read"] {
+        let name = format!("mixed_{}", mode.replace('-', "_"));
+        let t = format!("ice.ns.{name}");
+        mode_table(
+            &lake,
+            &name,
+            "id INT, d DOUBLE, l ARRAY<DOUBLE>, m MAP<STRING, DOUBLE>, \
+             st STRUCT<a: DOUBLE, b: ARRAY<DOUBLE>>",
+            "(1, 0.0, NULL, NULL, NULL), (2, 0.0, NULL, NULL, NULL)",
+            mode,
+            2,
+        )
+        .await;
+        for set in [
+            "l = [1, 2.5]",
+            "l = make_array(NULL, 2.5, 1)",
+            "l = array_concat([1], [2.5])",
+            "m = map(['a', 'b'], [1, 2.5])",
+            "m = MAP {'a': 1, 'b': 2.5}",
+            "st = named_struct('a', 1, 'b', [1, 2.5])",
+            "d = coalesce(1, 2.5)",
+        ] {
+            let statement = format!("UPDATE {t} SET {set} WHERE id = 1");
+            assert_eq!(count(&lake.ctx, &statement).await, 1, "{mode}: {statement}");
+        }
+        // matching no row, the value is still checked and typed, not refused
+        assert_eq!(
+            count(
+                &lake.ctx,
+                &format!("UPDATE {t} SET l = [1, 2.5] WHERE id = 9")
+            )
+            .await,
+            0,
+            "{mode}"
+        );
+        let rows = ok(
+            &lake.ctx,
+            &format!(
+                "SELECT id, d, l, m['a'] AS ma, m['b'] AS mb, st.a AS sa, st.b AS sb \
+                 FROM {t} ORDER BY id"
+            ),
+        )
+        .await;
+        assert_eq!(
+            rows,
+            "+----+-----+------------+-----+-----+-----+------------+\n\
+             | id | d   | l          | ma  | mb  | sa  | sb         |\n\
+             +----+-----+------------+-----+-----+-----+------------+\n\
+             | 1  | 1.0 | [1.0, 2.5] | 1.0 | 2.5 | 1.0 | [1.0, 2.5] |\n\
+             | 2  | 0.0 |            |     |     |     |            |\n\
+             +----+-----+------------+-----+-----+-----+------------+",
+            "{mode}"
+        );
+    }
+    // a prepared statement's parameter value is checked the same way
+    let name = "mixed_prepared";
+    mode_table(
+        &lake,
+        name,
+        "id INT, l ARRAY<DOUBLE>",
+        "(1, NULL)",
+        "merge-on-read",
+        2,
+    )
+    .await;
+    ok(
+        &lake.ctx,
+        &format!("PREPARE p(ARRAY<DOUBLE>) AS UPDATE ice.ns.{name} SET l = $1 WHERE id = 1"),
+    )
+    .await;
+    ok(&lake.ctx, "EXECUTE p([1, 2.5])").await;
+    assert_eq!(
+        ok(&lake.ctx, &format!("SELECT l FROM ice.ns.{name}")).await,
+        "+------------+\n| l          |\n+------------+\n| [1.0, 2.5] |\n+------------+"
+    );
+}

@@ -22,7 +22,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use datafusion::arrow::datatypes::DataType;
-use datafusion::common::ScalarValue;
+use datafusion::common::{DFSchema, ScalarValue};
 use datafusion::logical_expr::simplify::SimplifyContext;
 use datafusion::logical_expr::{Expr, LogicalPlan, Statement};
 use datafusion::optimizer::simplify_expressions::ExprSimplifier;
@@ -111,7 +111,12 @@ pub(super) async fn check(ctx: &SessionContext, statement: &str) -> Result<()> {
             .build(),
     );
     for (i, (value, ty)) in execute.parameters.into_iter().zip(types).enumerate() {
-        let (Some(ty), Ok(Expr::Literal(value, _))) = (ty, simplifier.simplify(value)) else {
+        // coerced before folding, as the analyzer takes it (`make_array(1, 2.5)` folded
+        // uncoerced panicked in Arrow)
+        let folded = simplifier
+            .coerce(value, &DFSchema::empty())
+            .and_then(|value| simplifier.simplify(value));
+        let (Some(ty), Ok(Expr::Literal(value, _))) = (ty, folded) else {
             continue;
         };
         if let Some(why) = does_not_fit(&value, &ty) {
@@ -127,6 +132,31 @@ pub(super) async fn check(ctx: &SessionContext, statement: &str) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// `statement`, when it is an `EXECUTE`, planned with its values type-coerced (`None`
+/// for any other statement): DataFusion 55 folds the values of an `EXECUTE` without
+/// coercing them first, so `EXECUTE p([1, 2.5])` panicked in Arrow ("Arrays with
+/// inconsistent types passed to MutableArrayData") where `SELECT [1, 2.5]` is
+/// `[1.0, 2.5]`.
+///
+/// Errors: DataFusion's, when a value cannot be coerced.
+pub(super) async fn coerced(ctx: &SessionContext, statement: &str) -> Result<Option<LogicalPlan>> {
+    let Some(execute) = super::prepare::executed(ctx, statement).await else {
+        return Ok(None);
+    };
+    let simplifier = ExprSimplifier::new(SimplifyContext::builder().build());
+    let parameters = execute
+        .parameters
+        .into_iter()
+        .map(|value| simplifier.coerce(value, &DFSchema::empty()))
+        .collect::<datafusion::common::Result<Vec<_>>>()?;
+    Ok(Some(LogicalPlan::Statement(Statement::Execute(
+        datafusion::logical_expr::Execute {
+            name: execute.name,
+            parameters,
+        },
+    ))))
 }
 
 /// Why numeric `value` cannot be given to a parameter of type `ty` without changing

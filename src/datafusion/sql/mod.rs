@@ -551,6 +551,11 @@ async fn execute_statement(ctx: &SessionContext, statement: &str) -> Result<Data
 /// Errors: DataFusion's, wrapped; for `VALUES` whose structs lack or add fields, and
 /// metadata columns where they are not supported, icefloe's naming them.
 async fn run_in_datafusion(ctx: &SessionContext, statement: &str) -> Result<DataFrame> {
+    if tokens::first_word_is(statement, &["EXECUTE"]) {
+        if let Some(plan) = execute_parameters::coerced(ctx, statement).await? {
+            return Ok(ctx.execute_logical_plan(plan).await?);
+        }
+    }
     if let Some(plan) = metadata_columns::plan(ctx, statement).await? {
         return Ok(ctx.execute_logical_plan(plan).await?);
     }

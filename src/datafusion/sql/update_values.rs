@@ -13,7 +13,10 @@
 //! [`timestamp_literals`](crate::datafusion::timestamp_literals)) is not refused; and
 //! through the reading of strings as dates and timestamps as Spark's cast reads them
 //! ([`spark_text_casts`](crate::datafusion::spark_text_casts), an analyzer rule), so
-//! `SET d = '2024-1-5'` is not refused for Arrow's cast.
+//! `SET d = '2024-1-5'` is not refused for Arrow's cast; and through DataFusion's type
+//! coercion, as the analyzer takes it before the optimizer folds it (`SET l = [1, 2.5]`
+//! folded uncoerced panicked in Arrow; `SET d = coalesce(1, 2.5)` was refused naming a
+//! `CASE` the statement did not hold).
 
 use datafusion::common::tree_node::{Transformed, TreeNode};
 use datafusion::execution::SessionState;
@@ -85,7 +88,13 @@ pub(super) fn check_constant_values(
         let rewritten = rewritten.and_then(|value| {
             crate::datafusion::spark_text_casts::text_casts(value.data, schema, session)
         });
-        if let Err(e) = rewritten.and_then(|value| simplifier.simplify(value.data)) {
+        // coerced first, as the analyzer's type coercion takes it before the optimizer
+        // folds it: folding `make_array(1, 2.5)` uncoerced panicked in Arrow
+        // ("Arrays with inconsistent types passed to MutableArrayData")
+        let folded = rewritten
+            .and_then(|value| simplifier.coerce(value.data, schema))
+            .and_then(|value| simplifier.simplify(value));
+        if let Err(e) = folded {
             return Err(Error::invalid_argument(format!(
                 "UPDATE SET of '{table}': cannot set column '{}' ({}): {}",
                 field.name(),

@@ -18,7 +18,9 @@
 //! read there row by row as java.time reads it for Spark
 //! ([`zoned_wall_clock`](super::zoned_wall_clock)): a time the clock shows twice is the
 //! earlier instant, one it skips moves later by the gap, where Arrow's cast failed
-//! ("Error parsing timestamp from '…': error computing timezone offset"). Sessions without a time zone or in UTC (icefloe's
+//! ("Error parsing timestamp from '…': error computing timezone offset"); so is a
+//! zone-less timestamp or a date cast so (`CAST(ts AS TIMESTAMPTZ)`), where Arrow's cast
+//! failed with "Cannot cast timezone to different timezone". Sessions without a time zone or in UTC (icefloe's
 //! default) are unchanged. Installed (once) with
 //! [`install_session_zone_rule`](super::install_session_zone_rule).
 
@@ -65,11 +67,13 @@ fn local_in_zone(inner: &Expr, to: &DataType, zone: &str, schema: &DFSchema) -> 
 }
 
 /// `inner` (over `schema`) read as wall-clock times in `to`'s zone by
-/// [`zoned_wall_clock`](super::zoned_wall_clock) when it is a string and `to` a
-/// timestamp of a zone with daylight saving time (a region), so that a time the zone's
-/// clock shows twice or skips resolves as java.time resolves it for Spark, where Arrow's
-/// cast failed ("error computing timezone offset"); `safe` for `TRY_CAST`.
-/// `None` otherwise.
+/// [`zoned_wall_clock`](super::zoned_wall_clock) when it is a string, a zone-less
+/// timestamp or a date and `to` a timestamp of a zone with daylight saving time (a
+/// region), so that a time the zone's clock shows twice or skips resolves as java.time
+/// resolves it for Spark, where Arrow's cast failed (a string: "error computing timezone
+/// offset"; a timestamp, a date at midnight in a zone whose clocks move at midnight:
+/// "Cannot cast timezone to different timezone"); `safe` for `TRY_CAST`. `None`
+/// otherwise (values nested in structs, lists and maps are left to Arrow's cast).
 fn string_in_zone(
     inner: &Expr,
     to: &DataType,
@@ -84,9 +88,14 @@ fn string_in_zone(
         return Ok(None);
     }
     match inner.get_type(schema) {
-        Ok(DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View) => {
-            zoned_wall_clock_as(inner.clone(), zone, to, safe).map(Some)
-        }
+        Ok(
+            DataType::Utf8
+            | DataType::LargeUtf8
+            | DataType::Utf8View
+            | DataType::Timestamp(_, None)
+            | DataType::Date32
+            | DataType::Date64,
+        ) => zoned_wall_clock_as(inner.clone(), zone, to, safe).map(Some),
         _ => Ok(None),
     }
 }

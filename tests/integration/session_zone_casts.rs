@@ -561,6 +561,58 @@ async fn strings_naming_their_offset_cast_to_timestamp_are_the_session_zones_wal
     );
 }
 
+/// A zone-less timestamp (constant or column) or a date cast to `TIMESTAMPTZ` is read as
+/// the session zone's wall-clock time as java.time resolves it for Spark (DuckDB answers
+/// the same): a time the clock skips moves later by the gap, one it shows twice is the
+/// earlier instant. Arrow's cast failed on both with "Cannot cast timezone to different
+/// timezone". Instants (`to_unixtime`, seconds) worked out by hand (see the module docs;
+/// Havana's clocks went 00:00 -> 01:00 (-05:00 -> -04:00) on 10 March 2024, so that
+/// midnight is 05:00Z) and checked with Python's zoneinfo.
+#[tokio::test]
+async fn zone_less_timestamps_and_dates_cast_to_timestamptz_resolve_skipped_and_repeated_times() {
+    let lake = lake().await;
+    let ctx = &lake.ctx;
+    set_zone(&lake, "Europe/Paris").await;
+    // 2024-03-31T01:30Z (03:30+02:00), 2024-10-27T00:30Z (the first 02:30),
+    // 2024-07-01T10:00Z (12:00+02:00, no transition)
+    let expected = ["1711848600", "1729989000", "1719828000"];
+    let times = [
+        "2024-03-31 02:30:00",
+        "2024-10-27 02:30:00",
+        "2024-07-01 12:00:00",
+    ];
+    for (time, want) in times.iter().zip(expected) {
+        for cast in ["CAST", "TRY_CAST"] {
+            let sql = format!("SELECT to_unixtime({cast}(TIMESTAMP '{time}' AS TIMESTAMPTZ))");
+            assert_eq!(column(&lake, &sql).await, [want], "{sql}");
+        }
+    }
+    ok(ctx, "CREATE TABLE ice.ns.naive (id INT, ts TIMESTAMP)").await;
+    ok(
+        ctx,
+        "INSERT INTO ice.ns.naive VALUES (1, TIMESTAMP '2024-03-31 02:30:00'), \
+         (2, TIMESTAMP '2024-10-27 02:30:00'), (3, TIMESTAMP '2024-07-01 12:00:00'), (4, NULL)",
+    )
+    .await;
+    assert_eq!(
+        column(
+            &lake,
+            "SELECT to_unixtime(CAST(ts AS TIMESTAMPTZ)) FROM ice.ns.naive ORDER BY id"
+        )
+        .await,
+        [expected[0], expected[1], expected[2], "-"]
+    );
+    set_zone(&lake, "America/Havana").await;
+    assert_eq!(
+        column(
+            &lake,
+            "SELECT to_unixtime(CAST(DATE '2024-03-10' AS TIMESTAMPTZ))"
+        )
+        .await,
+        ["1710046800"]
+    );
+}
+
 /// PyIceberg's read of `table` (`ns.t`) in `lake`, and its second column's texts in the
 /// order of the first (an id).
 fn pyiceberg_texts(lake: &Lake, table: &str) -> (serde_json::Value, Vec<String>) {

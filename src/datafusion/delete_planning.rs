@@ -209,6 +209,9 @@ pub(crate) struct DeletePlan {
     pub fully_deleted: Vec<FileScanTask>,
     /// Counts.
     pub metrics: DeleteMetrics,
+    /// The pruning funnel of the file planning this plan came from, when it came from
+    /// one (a row-level statement's: shown on its scan, as a query's is).
+    pub scan_metrics: Option<crate::scan::ScanMetrics>,
 }
 
 fn scope_key(spec_id: i32, partition: &[Option<crate::spec::Literal>]) -> String {

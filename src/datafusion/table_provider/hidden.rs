@@ -17,6 +17,7 @@ use crate::datafusion::metadata_columns::{
     stored_lineage_fields, MetadataColumn, MetadataColumns, FIRST_ROW_ID_COLUMN, PARTITION_COLUMN,
     SEQUENCE_NUMBER_COLUMN, SPEC_ID_COLUMN, STORED_ROW_ID_COLUMN, STORED_SEQUENCE_NUMBER_COLUMN,
 };
+use crate::datafusion::metrics::{attach_counters, attach_scan_metrics};
 use crate::error::{Error, Result};
 use crate::table::Table;
 
@@ -33,10 +34,28 @@ impl IcebergTableProvider {
     /// files' existing deletes applied. `prune_by` are filters used for row-group and
     /// page pruning (those on metadata columns are left out): rows not matching them
     /// may be left out, so only a scan that looks at the matching rows alone may pass
-    /// any.
+    /// any. The plan's pruning funnel and delete counts, when it has them (from
+    /// [`Self::plan_row_level`]), are registered on the scan as a query's are, so
+    /// `EXPLAIN ANALYZE` and the CLI's `--explain-pruning` show them.
     ///
     /// Errors: a filter that cannot be planned; an unusable file location.
     pub(crate) fn row_level_exec(
+        &self,
+        state: &dyn Session,
+        files: DeletePlan,
+        prune_by: &[Expr],
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        let funnel = files.scan_metrics.clone();
+        let deletes = files.metrics.counters();
+        let exec = self.row_level_scan(state, files, prune_by)?;
+        if let Some(funnel) = funnel {
+            attach_counters(&exec, &deletes);
+            attach_scan_metrics(&exec, &funnel);
+        }
+        Ok(exec)
+    }
+
+    fn row_level_scan(
         &self,
         state: &dyn Session,
         files: DeletePlan,

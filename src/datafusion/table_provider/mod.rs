@@ -505,7 +505,9 @@ impl IcebergTableProvider {
             .plan_files()
             .await?;
         let cache = Some(&self.caches.position_deletes);
-        plan_deletes(&self.table, plan.tasks, plan.delete_entries, cache).await
+        let mut deletes = plan_deletes(&self.table, plan.tasks, plan.delete_entries, cache).await?;
+        deletes.scan_metrics = Some(plan.metrics);
+        Ok(deletes)
     }
 
     /// The metrics a scan reading `projection` (of [`TableProvider::schema`]'s columns;

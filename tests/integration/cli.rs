@@ -264,6 +264,33 @@ fn cli_script_may_begin_with_a_byte_order_mark() {
     }
 }
 
+/// A parse error's position is where it is in the script (`-f FILE`, `-f -`, a script
+/// piped into the shell, `-c`), not in the failed statement's text: `)` on line 6 of
+/// the file was named as line 3.
+#[test]
+fn cli_parse_errors_give_positions_in_the_script() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("q.sql");
+    let sql = "SELECT 1;\n\n\nSELECT 2,\n3 +\n)\n";
+    std::fs::write(&path, sql).unwrap();
+    let file = path.to_str().unwrap();
+    for out in [
+        run(&["-f", file]),
+        run_with_stdin(&["-f", "-"], sql),
+        run_with_stdin(&[], sql),
+    ] {
+        assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+        let err = stderr(&out);
+        assert!(err.contains("found: ) at Line: 6, Column: 1"), "{err}");
+    }
+    // on the statement's first line, the column counts from the line's start: `3` is
+    // the 22nd character (the statement's 10th)
+    let out = run(&["-c", "SELECT 1;   SELECT 2 3 4"]);
+    assert_failure(&out);
+    let err = stderr(&out);
+    assert!(err.contains("found: 3 at Line: 1, Column: 22"), "{err}");
+}
+
 #[test]
 fn cli_script_errors_name_the_statement() {
     let dir = tempfile::tempdir().unwrap();

@@ -283,6 +283,13 @@ impl CliError {
         self
     }
 
+    /// The parser positions in the message moved from `statement`'s text into its
+    /// script, `offset` lines down ([`statements::Statement::in_script`]).
+    pub fn in_script(mut self, statement: &statements::Statement, offset: usize) -> Self {
+        self.message = statement.in_script(&self.message, offset);
+        self
+    }
+
     /// Stdout was closed (e.g. piped into `head`): stop quietly.
     pub fn is_broken_pipe(&self) -> bool {
         self.broken_pipe
@@ -580,6 +587,7 @@ pub async fn run_sql(
     for (i, statement) in statements.iter().enumerate() {
         run_statement(ctx, &statement.text, output)
             .await
+            .map_err(|e| e.in_script(statement, 0))
             .map_err(|e| match script {
                 Script::File(name) => e.context(statement_location(name, statement, 0)),
                 Script::Command if several => {

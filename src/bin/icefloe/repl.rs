@@ -198,6 +198,9 @@ impl Shell<'_> {
                 r = run_statement(self.ctx, &statement.text, output) => Some(r),
                 _ = crate::interrupt::ctrl_c() => None,
             };
+            // parser positions counted in the input, not the statement's text
+            let offset = first_line.map_or(0, |line| line - 1);
+            let result = result.map(|r| r.map_err(|e| e.in_script(&statement, offset)));
             // reading a script: the error names the statement by its line in the input
             let result = match (result, first_line) {
                 (Some(Err(e)), Some(line)) => Some(Err(e.context(statement_location(

@@ -58,6 +58,57 @@ pub struct Statement {
     pub line: usize,
     /// Its beginning from that token, for messages: see [`excerpt`].
     pub head: String,
+    /// Where `text` begins in the script: 1-based line and column (in characters), to
+    /// move the parser's positions, counted from `text`, into the script
+    /// ([`Self::in_script`]).
+    pub begins: (usize, usize),
+}
+
+impl Statement {
+    /// `message` with each parser position in it (sqlparser's `Line: L, Column: C`,
+    /// counted from the start of [`Self::text`]) moved to where it is in the script,
+    /// `offset` lines further down (where the script began in a longer input).
+    pub fn in_script(&self, message: &str, offset: usize) -> String {
+        const LINE: &str = "Line: ";
+        const COLUMN: &str = ", Column: ";
+        let (line0, column0) = self.begins;
+        let mut out = String::with_capacity(message.len());
+        let mut rest = message;
+        while let Some(at) = rest.find(LINE) {
+            let (before, from) = rest.split_at(at);
+            out.push_str(before);
+            let digits = |s: &str| s.chars().take_while(char::is_ascii_digit).count();
+            let after_line = &from[LINE.len()..];
+            let line_len = digits(after_line);
+            let parsed = after_line[..line_len]
+                .parse::<usize>()
+                .ok()
+                .and_then(|line| {
+                    let tail = after_line[line_len..].strip_prefix(COLUMN)?;
+                    let column_len = digits(tail);
+                    let column = tail[..column_len].parse::<usize>().ok()?;
+                    Some((line, column, &tail[column_len..]))
+                });
+            match parsed {
+                Some((line, column, tail)) if line >= 1 => {
+                    let column = if line == 1 {
+                        column + column0 - 1
+                    } else {
+                        column
+                    };
+                    let line = line + line0 - 1 + offset;
+                    out.push_str(&format!("{LINE}{line}{COLUMN}{column}"));
+                    rest = tail;
+                }
+                _ => {
+                    out.push_str(LINE);
+                    rest = after_line;
+                }
+            }
+        }
+        out.push_str(rest);
+        out
+    }
 }
 
 /// Split `text` into statements at each `;` outside quotes and comments.
@@ -83,6 +134,7 @@ fn whole(text: &str) -> Vec<Statement> {
         text: text.trim().to_string(),
         line,
         head: excerpt(trimmed),
+        begins: location(text, skipped),
     }]
 }
 
@@ -93,10 +145,13 @@ fn split_tokens(text: &str, tokens: &[TokenWithSpan]) -> Option<Vec<Statement>> 
     // where the current statement's first token is: (line, byte offset)
     let mut first: Option<(usize, usize)> = None;
     let mut push = |start: usize, end: usize, first: (usize, usize)| -> Option<()> {
+        let piece = text.get(start..end)?;
+        let begins = start + (piece.len() - piece.trim_start().len());
         statements.push(Statement {
-            text: text.get(start..end)?.trim().to_string(),
+            text: piece.trim().to_string(),
             line: first.0,
             head: excerpt(text.get(first.1..end)?),
+            begins: location(text, begins),
         });
         Some(())
     };
@@ -142,6 +197,16 @@ pub fn excerpt(text: &str) -> String {
     } else {
         head
     }
+}
+
+/// The 1-based line and column (in characters) of byte `offset` of `text`.
+fn location(text: &str, offset: usize) -> (usize, usize) {
+    let before = text.get(..offset).unwrap_or(text);
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    (
+        1 + before.matches('\n').count(),
+        1 + before[line_start..].chars().count(),
+    )
 }
 
 /// The byte offset of each line of `text` (for [`byte_offset`]).
@@ -216,6 +281,7 @@ mod tests {
                 text: "SELECT 'abc; x".to_string(),
                 line: 3,
                 head: "SELECT 'abc; x".to_string(),
+                begins: (3, 3),
             }]
         );
     }
@@ -258,5 +324,33 @@ mod tests {
         assert_eq!(c("SELECT 'a;\nb';"), Completeness::Complete);
         assert_eq!(c("SELECT 1 /* ; "), Completeness::Incomplete);
         assert_eq!(c("SELECT \"a;"), Completeness::Incomplete);
+    }
+
+    /// The parser counts lines and columns from the statement's text; the messages name
+    /// the script's (found by a tester: `)` on line 6 of a file was named as line 3).
+    #[test]
+    fn parser_positions_are_moved_into_the_script() {
+        let sql = "SELECT 1;\n\n\n  SELECT 2,\n3 +\n)";
+        let statements = split(sql, generic().as_ref());
+        let second = &statements[1];
+        assert_eq!(second.begins, (4, 3));
+        // sqlparser's message for the text "SELECT 2,\n3 +\n)": `)` on its line 3
+        let message = "SQL error: ParserError(\"Expected: an expression, found: ) at Line: 3, \
+                       Column: 1\")";
+        assert_eq!(
+            second.in_script(message, 0),
+            "SQL error: ParserError(\"Expected: an expression, found: ) at Line: 6, Column: 1\")"
+        );
+        // on the statement's first line the column moves too; a script piped in from
+        // line 10 moves every line by 9
+        assert_eq!(
+            second.in_script("x at Line: 1, Column: 8 and Line: 2, Column: 2.", 9),
+            "x at Line: 13, Column: 10 and Line: 14, Column: 2."
+        );
+        // other text that looks a little like a position is left as it is
+        assert_eq!(
+            second.in_script("Line: x, Line: 2 Column: 3, Line: 1, Column: ", 0),
+            "Line: x, Line: 2 Column: 3, Line: 1, Column: "
+        );
     }
 }

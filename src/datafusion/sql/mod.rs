@@ -215,6 +215,7 @@ mod spark_timestamp_types;
 mod staged_create;
 mod staged_write;
 mod struct_field_options;
+mod subquery_values;
 mod table_stats;
 mod time_travel;
 mod tokens;
@@ -306,7 +307,9 @@ pub async fn execute(ctx: &SessionContext, statement: &str) -> Result<DataFrame>
             other => other?,
         }
     };
-    crate::datafusion::dml::plan_row_level_subqueries(df).await
+    let df = crate::datafusion::dml::plan_row_level_subqueries(df).await?;
+    subquery_values::check(ctx, df.logical_plan())?;
+    Ok(df)
 }
 
 /// [`execute`] but for the subqueries of a `DELETE`/`UPDATE`.
@@ -549,8 +552,15 @@ async fn execute_statement(ctx: &SessionContext, statement: &str) -> Result<Data
 /// `metadata_columns`), else through `ctx.sql`.
 ///
 /// Errors: DataFusion's, wrapped; for `VALUES` whose structs lack or add fields, and
-/// metadata columns where they are not supported, icefloe's naming them.
+/// metadata columns where they are not supported, icefloe's naming them; an
+/// `IN (subquery)` or `EXISTS` used as a value (module `subquery_values`).
 async fn run_in_datafusion(ctx: &SessionContext, statement: &str) -> Result<DataFrame> {
+    let df = Box::pin(plan_in_datafusion(ctx, statement)).await?;
+    subquery_values::check(ctx, df.logical_plan())?;
+    Ok(df)
+}
+
+async fn plan_in_datafusion(ctx: &SessionContext, statement: &str) -> Result<DataFrame> {
     if tokens::first_word_is(statement, &["EXECUTE"]) {
         if let Some(plan) = execute_parameters::coerced(ctx, statement).await? {
             return Ok(ctx.execute_logical_plan(plan).await?);

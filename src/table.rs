@@ -9,6 +9,8 @@
 //! every path under the recorded location is resolved against the actual table directory
 //! (like DuckDB's `allow_moved_paths`). This is on by default for local tables
 //! ([`OpenOptions::allow_moved_paths`]); [`OpenOptions::remap`] adds explicit prefix rules.
+//! A metadata file in the directory its table's `write.metadata.path` names is where a
+//! writer puts it, not a moved table: its paths are read as recorded.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -54,6 +56,22 @@ pub struct Table {
 fn table_root_of_metadata_file(location: &str) -> Option<String> {
     let dir = location.rsplit_once('/')?.0;
     Some(dir.strip_suffix("/metadata").unwrap_or(dir).to_string())
+}
+
+/// Whether `metadata_location` (normalized) is a file directly in the directory the
+/// table's `write.metadata.path` names: where a writer puts it when the property is set,
+/// so not a moved table, whatever its location.
+fn in_metadata_path(metadata: &TableMetadata, metadata_location: &str) -> bool {
+    let Some(dir) = metadata
+        .properties
+        .get(crate::catalog::METADATA_PATH)
+        .and_then(|p| normalize_location(p).ok())
+    else {
+        return false;
+    };
+    metadata_location
+        .rsplit_once('/')
+        .is_some_and(|(parent, _)| parent == dir.trim_end_matches('/'))
 }
 
 /// The version number in a metadata file name or location: `…/v12.metadata.json` → 12,
@@ -107,7 +125,11 @@ impl Table {
         };
         let metadata = Self::read_metadata(&io, &metadata_location).await?;
         let recorded = normalize_location(&metadata.location)?;
-        if options.allow_moved_paths && recorded != root && io.remap(&recorded)? == recorded {
+        if options.allow_moved_paths
+            && recorded != root
+            && !in_metadata_path(&metadata, &metadata_location)
+            && io.remap(&recorded)? == recorded
+        {
             io = io.with_remap(&recorded, &root)?;
         }
         let mut properties = metadata.properties.clone();

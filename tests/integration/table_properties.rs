@@ -301,3 +301,63 @@ async fn writes_refuse_a_file_format_icefloe_does_not_write() {
     // an INSERT writes no delete file and goes through
     run(ctx, "INSERT INTO ice.ns.f VALUES (4)").await.unwrap();
 }
+
+/// A table with `write.metadata.path` alone (its metadata outside its location): data
+/// files are written under `<location>/data`, where its manifests say they are, and other
+/// engines read it. The metadata file's directory differed from the recorded location,
+/// so opening it took the table for a moved one and every data path was resolved under
+/// the metadata directory: files were written to `<write.metadata.path>/data/…` while the
+/// manifests named `<location>/data/…`; icefloe read them back through the same rule,
+/// PyIceberg and DuckDB failed with "file not found" (found by a tester).
+#[tokio::test]
+async fn metadata_written_to_write_metadata_path_leaves_data_where_manifests_say() {
+    let lake = lake().await;
+    let meta = lake.dir.path().join("elsewhere").join("meta");
+    crate::dml::create(
+        &lake,
+        "mp",
+        "",
+        &format!(", 'write.metadata.path'='{}'", meta.display()),
+    )
+    .await;
+    run(
+        &lake.ctx,
+        "INSERT INTO ice.ns.mp VALUES (1, 1, 'a', 1.5), (2, 2, 'b', NULL)",
+    )
+    .await
+    .expect("insert");
+    run(&lake.ctx, "INSERT INTO ice.ns.mp VALUES (3, 1, 'c', 2.5)")
+        .await
+        .expect("insert");
+    assert!(
+        metadata_location(&lake, "ns.mp")
+            .await
+            .starts_with(&format!("file://{}/", meta.display())),
+        "the metadata is written to write.metadata.path"
+    );
+    let table = lake
+        .catalog
+        .load_table(&TableIdent::parse("ns.mp"))
+        .await
+        .expect("table");
+    let data_dir = format!("{}/data/", table.metadata().location);
+    let files = run(&lake.ctx, "SELECT file_path FROM ice.ns.\"mp$files\"")
+        .await
+        .expect("files");
+    let mut paths = vec![];
+    for b in &files {
+        let c = datafusion::arrow::array::AsArray::as_string::<i32>(b.column(0));
+        paths.extend(c.iter().map(|p| p.expect("path").to_string()));
+    }
+    assert_eq!(paths.len(), 2);
+    for p in &paths {
+        assert!(p.starts_with(&data_dir), "{p} not under {data_dir}");
+        let local = p.strip_prefix("file://").expect("a local path");
+        assert!(std::path::Path::new(local).is_file(), "{p} is not on disk");
+    }
+    assert!(
+        !meta.join("data").exists(),
+        "no data under the metadata path"
+    );
+    crate::dml::other_engines_agree(&lake, "mp").await;
+}

@@ -14,8 +14,9 @@
 //! `ICEFLOE_PAUSEPOINT` is `<point>=<ms>`, the process reaching `point` says so on
 //! stderr (`icefloe: pausepoint '<point>' reached, pausing <ms> ms`) and sleeps. The
 //! points: `before-data-files` (an `INSERT` is planned, none of its data files written
-//! yet) and `commit-loaded` (a catalog's commit loaded the table it commits on, nothing
-//! of the commit written yet).
+//! yet), `commit-loaded` (a catalog's commit loaded the table it commits on, nothing
+//! of the commit written yet) and `create-checked` (a `CREATE TABLE` without a query or a
+//! `CREATE SCHEMA` found the name free, nothing created yet).
 
 use std::sync::OnceLock;
 

@@ -469,6 +469,78 @@ async fn a_drop_killed_at_any_moment_leaves_the_table_gone() {
     }
 }
 
+/// `CREATE TABLE IF NOT EXISTS` and `CREATE SCHEMA IF NOT EXISTS` succeed, changing
+/// nothing, when another process creates the name between their check and their create
+/// (paused there by `ICEFLOE_PAUSEPOINT` `create-checked`), as Spark's `CreateTableExec`
+/// catches `TableAlreadyExistsException` under `IF NOT EXISTS`: 1 to 3 of 10 processes
+/// creating one name at once failed with "already exists" (found by a tester). Without
+/// `IF NOT EXISTS` the loser still fails naming the table.
+#[test]
+fn create_if_not_exists_racing_another_creator_succeeds() {
+    use std::io::BufRead;
+    for sql_catalog in [false, true] {
+        for (paused, other, if_not_exists) in [
+            (
+                "CREATE TABLE IF NOT EXISTS ns.t (id BIGINT)",
+                "CREATE TABLE ns.t (id BIGINT, s STRING)",
+                true,
+            ),
+            ("CREATE SCHEMA IF NOT EXISTS ns2", "CREATE SCHEMA ns2", true),
+            (
+                "CREATE TABLE ns.t (id BIGINT)",
+                "CREATE TABLE ns.t (id BIGINT, s STRING)",
+                false,
+            ),
+        ] {
+            let what = format!("{paused}, SQL catalog: {sql_catalog}");
+            let dir = tempfile::tempdir().expect("tempdir");
+            let (_warehouse, catalog_arg, location) = catalog_in(dir.path(), sql_catalog);
+            let table_location = |sql: &str| match sql.starts_with("CREATE TABLE") {
+                true => format!("{sql}{location}"),
+                false => sql.to_string(),
+            };
+            let out = run_csv(dir.path(), &catalog_arg, "CREATE SCHEMA ns");
+            assert!(out.status.success(), "{what}: {out:?}");
+            let mut creator = icefloe(dir.path())
+                .env("ICEFLOE_PAUSEPOINT", "create-checked=1500")
+                .args(["--catalog", &catalog_arg, "-c", &table_location(paused)])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("spawn");
+            let mut stderr = std::io::BufReader::new(creator.stderr.take().expect("stderr"));
+            let mut said = String::new();
+            while !said.contains("pausepoint 'create-checked' reached") {
+                let mut line = String::new();
+                let n = stderr.read_line(&mut line).expect("read");
+                assert!(n > 0, "{what}: it ended before creating: {said}");
+                said.push_str(&line);
+            }
+            let out = run_csv(dir.path(), &catalog_arg, &table_location(other));
+            assert!(out.status.success(), "{what}: {out:?}");
+            let mut rest = String::new();
+            std::io::Read::read_to_string(&mut stderr, &mut rest).expect("read");
+            let status = creator.wait().expect("wait");
+            match if_not_exists {
+                true => assert!(status.success(), "{what}: {said}{rest}"),
+                false => {
+                    assert!(!status.success(), "{what}");
+                    assert!(rest.contains("already exists"), "{what}: {rest}");
+                }
+            }
+            // the other process's table is the one kept
+            if paused.starts_with("CREATE TABLE") {
+                let out = run_csv(dir.path(), &catalog_arg, "SELECT * FROM ns.t");
+                assert_eq!(
+                    String::from_utf8_lossy(&out.stdout),
+                    "id,s\n",
+                    "{what}: {out:?}"
+                );
+            }
+        }
+    }
+}
+
 /// A `DROP TABLE` lands while another process's `INSERT` runs (paused by
 /// `ICEFLOE_PAUSEPOINT` before it writes its data files, or in its commit after its
 /// catalog loaded the table): the `INSERT` fails saying the table was dropped while the

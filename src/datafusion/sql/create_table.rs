@@ -108,10 +108,15 @@ pub(super) async fn create_table(
     let creation = parsed.creation(ctx).await.map_err(|e| e.context(&what))?;
     let schema = table.target.schema(namespace)?;
     let Some(query) = parsed.query.clone() else {
-        catalog
-            .create_table(&table.ident, creation)
-            .await
-            .map_err(|e| e.context(&what))?;
+        crate::failpoint::pause("create-checked");
+        match catalog.create_table(&table.ident, creation).await {
+            // created by another writer since the check above: nothing to do, as Spark
+            // catches `TableAlreadyExistsException` under `IF NOT EXISTS`
+            Err(e) if if_not_exists && e.kind() == ErrorKind::AlreadyExists => {}
+            created => {
+                created.map_err(|e| e.context(&what))?;
+            }
+        }
         schema.add_table_name(&table.ident.name);
         return empty(ctx).map(Some);
     };

@@ -882,10 +882,12 @@ async fn create_schema(ctx: &SessionContext, mut c: Cursor<'_>) -> Result<Option
     let catalog = target.catalog();
     let exists = catalog.namespace_exists(&namespace).await?;
     if !exists {
-        catalog
-            .create_namespace(&namespace, &properties)
-            .await
-            .map_err(|e| e.context(&what))?;
+        crate::failpoint::pause("create-checked");
+        match catalog.create_namespace(&namespace, &properties).await {
+            // created by another writer since the check: nothing to do under IF NOT EXISTS
+            Err(e) if if_not_exists && e.kind() == ErrorKind::AlreadyExists => {}
+            created => created.map_err(|e| e.context(&what))?,
+        }
     } else if !if_not_exists {
         return Err(Error::new(
             ErrorKind::AlreadyExists,

@@ -190,11 +190,20 @@ impl IcebergCatalogProvider {
     /// keeps its schema provider, so its session views stay; a namespace no longer
     /// listed is dropped with its views.
     ///
+    /// A namespace listed but gone when its tables are listed (another process dropped
+    /// it meanwhile; a filesystem catalog lists a directory a `CREATE TABLE` is making as
+    /// a namespace until its metadata is written) is left out, as if listed a moment later:
+    /// a query once failed with "cannot list catalog …: namespace 'ns.x22' not found"
+    /// while another process created and dropped table `ns.x22`.
+    ///
     /// Errors: the catalog's, listing namespaces or tables (nothing changes then).
     pub async fn refresh(&self) -> Result<()> {
         let mut listed = Vec::new();
         for ns in self.catalog.list_namespaces().await? {
-            let tables = self.catalog.list_tables(&ns).await?;
+            let tables = match self.catalog.list_tables(&ns).await {
+                Err(e) if e.kind() == ErrorKind::NotFound => continue,
+                tables => tables?,
+            };
             listed.push((ns, tables.into_iter().map(|t| t.name).collect::<Vec<_>>()));
         }
         let mut schemas = self
@@ -552,5 +561,47 @@ mod tests {
         let p = TableNameParts::parse("price$usd");
         assert!(p.is_plain());
         assert!(TableNameParts::parse("@x").is_plain());
+    }
+
+    /// A catalog listing namespaces `a` and `gone`, whose tables are listed as another
+    /// process drops `gone` (its `list_tables` finds it missing), or fails otherwise.
+    #[derive(Debug)]
+    struct DroppedWhileListed {
+        other_error: bool,
+    }
+
+    #[async_trait]
+    impl Catalog for DroppedWhileListed {
+        fn name(&self) -> &str {
+            "c"
+        }
+        async fn list_namespaces(&self) -> Result<Vec<Namespace>> {
+            Ok(vec![Namespace::parse("a"), Namespace::parse("gone")])
+        }
+        async fn list_tables(&self, namespace: &Namespace) -> Result<Vec<TableIdent>> {
+            match (namespace.to_string().as_str(), self.other_error) {
+                ("gone", false) => Err(Error::not_found("namespace 'gone' in catalog 'c'")),
+                ("gone", true) => Err(Error::new(ErrorKind::Io, "cannot list 'gone'")),
+                _ => Ok(vec![TableIdent::new(namespace.clone(), "t".to_string())]),
+            }
+        }
+        async fn load_table(&self, ident: &TableIdent) -> Result<Table> {
+            Err(Error::not_found(format!("table '{ident}'")))
+        }
+    }
+
+    #[tokio::test]
+    async fn a_namespace_dropped_while_listed_is_left_out() {
+        let provider =
+            IcebergCatalogProvider::try_new(Arc::new(DroppedWhileListed { other_error: false }))
+                .await
+                .expect("listed");
+        assert_eq!(provider.schema_names(), vec!["a".to_string()]);
+        // other failures still fail the listing
+        let e = IcebergCatalogProvider::try_new(Arc::new(DroppedWhileListed { other_error: true }))
+            .await
+            .err()
+            .expect("an I/O error fails");
+        assert_eq!(e.kind(), ErrorKind::Io);
     }
 }

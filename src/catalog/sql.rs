@@ -55,9 +55,15 @@ CREATE TABLE IF NOT EXISTS iceberg_namespace_properties (
 );";
 
 fn sql_error(db: &Path, what: &str, e: rusqlite::Error) -> Error {
+    // SQLite keeps using a database file deleted under it, and then refuses writes as
+    // "attempt to write a readonly database": say what happened
+    let gone = match db.exists() {
+        false => " (the database file no longer exists: it was deleted or moved while open)",
+        true => "",
+    };
     Error::new(
         ErrorKind::Io,
-        format!("SQL catalog '{}': {what}", db.display()),
+        format!("SQL catalog '{}': {what}{gone}", db.display()),
     )
     .with_source(e)
 }

@@ -485,7 +485,11 @@ impl IcebergDataSink {
                         .clean_up_failed_write(&self.target.ident, &e)
                         .await;
                 }
-                Err(e)
+                // an overwrite's conflict names the statement and table, as a DELETE's does
+                match self.op {
+                    InsertOp::Append => Err(e),
+                    _ => Err(e.context(format!("INSERT OVERWRITE on '{}'", self.target.ident))),
+                }
             }
         }
     }

@@ -217,7 +217,7 @@ impl Transaction {
                     let error = Error::new(
                         ErrorKind::NotFound,
                         format!(
-                            "commit to {} failed: the table was dropped while the commit ran",
+                            "commit to {} failed: the table was dropped (or renamed) while the commit ran",
                             self.target()
                         ),
                     )
@@ -378,7 +378,7 @@ impl Transaction {
         Error::new(
             ErrorKind::NotFound,
             format!(
-                "commit to {} failed: the table was dropped while the commit ran ({failed})",
+                "commit to {} failed: the table was dropped (or renamed) while the commit ran ({failed})",
                 self.target()
             ),
         )

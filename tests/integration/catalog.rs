@@ -1071,3 +1071,26 @@ async fn columns_qualified_by_several_level_table_names_resolve_as_in_spark() {
         "{rows}"
     );
 }
+
+/// A SQLite catalog whose database file is deleted while open says so: SQLite keeps
+/// using the unlinked file and refuses writes as "attempt to write a readonly database",
+/// which named the wrong cause (found by a tester).
+#[tokio::test]
+async fn a_sqlite_catalog_deleted_while_open_says_so() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let db = tmp.path().join("gone.db");
+    let catalog = SqlCatalog::open_or_create("default", &db).expect("create");
+    catalog
+        .create_namespace(&Namespace::parse("a"), &std::collections::HashMap::new())
+        .await
+        .expect("namespace");
+    std::fs::remove_file(&db).expect("rm");
+    let e = catalog
+        .create_namespace(&Namespace::parse("b"), &std::collections::HashMap::new())
+        .await
+        .expect_err("the file is gone");
+    assert!(
+        e.to_string().contains("the database file no longer exists"),
+        "{e}"
+    );
+}

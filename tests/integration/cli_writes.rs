@@ -469,6 +469,67 @@ async fn a_drop_killed_at_any_moment_leaves_the_table_gone() {
     }
 }
 
+/// Errors of a write that loses to another process name what happened (found by a
+/// tester): an `INSERT OVERWRITE` that conflicts with rows inserted meanwhile names the
+/// statement and the table, as a `DELETE`'s conflict does (it said only "commit validation
+/// failed: found a conflicting data file …"); an `INSERT` into a table renamed meanwhile
+/// says it may have been renamed (it said "dropped"). Each writer is paused by
+/// `ICEFLOE_PAUSEPOINT` while the other commits; the table keeps the other's rows.
+#[test]
+fn writes_losing_to_another_process_name_what_happened() {
+    use std::io::BufRead;
+    for (paused, point, other, message, rows) in [
+        (
+            "INSERT OVERWRITE ns.t VALUES (5)",
+            "before-data-files",
+            "INSERT INTO ns.t VALUES (2)",
+            "INSERT OVERWRITE on 'ns.t': found a conflicting data file",
+            "id\n1\n2\n",
+        ),
+        (
+            "INSERT INTO ns.t VALUES (5)",
+            "commit-loaded",
+            "ALTER TABLE ns.t RENAME TO ns.u",
+            "the table was dropped (or renamed) while the commit ran",
+            "",
+        ),
+    ] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (_warehouse, catalog_arg, location) = catalog_in(dir.path(), true);
+        let out = run_csv(
+            dir.path(),
+            &catalog_arg,
+            &format!("CREATE SCHEMA ns; CREATE TABLE ns.t (id BIGINT){location}; INSERT INTO ns.t VALUES (1)"),
+        );
+        assert!(out.status.success(), "{paused}: {out:?}");
+        let mut writer = icefloe(dir.path())
+            .env("ICEFLOE_PAUSEPOINT", format!("{point}=1500"))
+            .args(["--catalog", &catalog_arg, "-c", paused])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn");
+        let mut stderr = std::io::BufReader::new(writer.stderr.take().expect("stderr"));
+        let mut said = String::new();
+        while !said.contains(&format!("pausepoint '{point}' reached")) {
+            let mut line = String::new();
+            let n = stderr.read_line(&mut line).expect("read");
+            assert!(n > 0, "{paused}: it ended before its commit: {said}");
+            said.push_str(&line);
+        }
+        let out = run_csv(dir.path(), &catalog_arg, other);
+        assert!(out.status.success(), "{paused}: {out:?}");
+        let mut rest = String::new();
+        std::io::Read::read_to_string(&mut stderr, &mut rest).expect("read");
+        assert!(!writer.wait().expect("wait").success(), "{paused}: {rest}");
+        assert!(rest.contains(message), "{paused}: {rest}");
+        if !rows.is_empty() {
+            let out = run_csv(dir.path(), &catalog_arg, "SELECT id FROM ns.t ORDER BY id");
+            assert_eq!(String::from_utf8_lossy(&out.stdout), rows, "{paused}");
+        }
+    }
+}
+
 /// `CREATE TABLE IF NOT EXISTS` and `CREATE SCHEMA IF NOT EXISTS` succeed, changing
 /// nothing, when another process creates the name between their check and their create
 /// (paused there by `ICEFLOE_PAUSEPOINT` `create-checked`), as Spark's `CreateTableExec`
@@ -618,7 +679,7 @@ async fn a_table_dropped_while_a_writer_commits_stays_dropped() {
             "{what}: the INSERT succeeded: {said}{rest}"
         );
         assert!(
-            rest.contains("dropped while the commit ran")
+            rest.contains("dropped (or renamed) while the commit ran")
                 || (created_again && rest.contains("replaced while the commit ran")),
             "{what}: {rest}"
         );

@@ -22,6 +22,24 @@ use crate::error::{Error, Result};
 use crate::expr::Predicate;
 use crate::spec::Schema;
 
+/// Whether `condition` holds the keyword `SELECT` (outside strings and quoted names): a
+/// subquery.
+fn has_subquery(ctx: &SessionContext, condition: &str) -> bool {
+    use datafusion::sql::sqlparser::dialect::{dialect_from_str, GenericDialect};
+    use datafusion::sql::sqlparser::keywords::Keyword;
+    use datafusion::sql::sqlparser::tokenizer::{Token, Tokenizer};
+    let state = ctx.state();
+    let name = state.config_options().sql_parser.dialect.to_string();
+    let dialect = dialect_from_str(name).unwrap_or_else(|| Box::new(GenericDialect {}));
+    Tokenizer::new(dialect.as_ref(), condition)
+        .tokenize()
+        .is_ok_and(|tokens| {
+            tokens
+                .iter()
+                .any(|t| matches!(t, Token::Word(w) if w.keyword == Keyword::SELECT))
+        })
+}
+
 /// `condition` over a table of Iceberg schema `schema` (Arrow form `df_schema`) as the
 /// predicate selecting the files it may match.
 ///
@@ -37,6 +55,15 @@ pub(super) fn where_predicate(
     condition: &str,
 ) -> Result<Predicate> {
     let what = || format!("where '{condition}'");
+    // a subquery reads other rows, not file metadata (and planning it named a table
+    // it could not find among the tables it listed)
+    if has_subquery(ctx, condition) {
+        return Err(Error::invalid_argument(format!(
+            "{}: a subquery cannot select files by their metadata; give the values it \
+             would return (e.g. id IN (1, 2, 3))",
+            what()
+        )));
+    }
     let parsed = ctx
         .parse_sql_expr(condition, &df_schema)
         .map_err(|e| Error::from(e).context(what()))?;

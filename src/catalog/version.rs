@@ -171,7 +171,9 @@ impl TableVersion {
                     // the log may have been cut at the expired snapshots (as Java's is):
                     // a kept snapshot whose parent is gone shows history was expired
                     let oldest = metadata.snapshots.iter().min_by_key(|s| s.timestamp_ms);
-                    let cut = oldest.and_then(|s| {
+                    // (when the time asked for is before that snapshot: after it, what
+                    // was cut is the log after it, said below)
+                    let cut = oldest.filter(|s| *ms < s.timestamp_ms).and_then(|s| {
                         s.parent_snapshot_id
                             .filter(|p| metadata.snapshot_by_id(*p).is_none())
                             .map(|p| (s, p))
@@ -494,6 +496,30 @@ mod tests {
                 .unwrap()
                 .map(|s| s.snapshot_id),
             Some(3)
+        );
+        // the tagged snapshot's own parent expired too (a tester's table: a tag on a
+        // snapshot after the first): a time after it still names the log's cut, not the
+        // tagged snapshot's time ("history before 1970-01-01T00:00:01.000Z was expired"
+        // for 1.5 s, which is after it)
+        m.snapshots[0].parent_snapshot_id = Some(0);
+        let err = TableVersion::AsOfTimestampMs(1500)
+            .resolve(&m, "ns.t")
+            .unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("the table's history before 1970-01-01T00:00:03.000Z was expired"),
+            "{err}"
+        );
+        // and a time before it, its parent's expiry
+        let err = TableVersion::AsOfTimestampMs(500)
+            .resolve(&m, "ns.t")
+            .unwrap_err();
+        assert!(
+            err.to_string().contains(
+                "the table's history before 1970-01-01T00:00:01.000Z was expired (the oldest \
+                 snapshot kept, 1, has parent 0, which is no longer kept)"
+            ),
+            "{err}"
         );
     }
 

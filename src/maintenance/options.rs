@@ -8,8 +8,44 @@ use crate::error::{Error, Result};
 /// Errors: [`crate::ErrorKind::InvalidArgument`] naming the option and the value.
 pub(crate) fn option_number<T: std::str::FromStr>(key: &str, v: &str) -> Result<T> {
     v.trim().parse().map_err(|_| {
-        Error::invalid_argument(format!("option '{key}' is '{v}', not a valid number"))
+        // a number the option's type does not hold: say which numbers it takes
+        let why = match v.trim().parse::<f64>() {
+            Ok(_) if std::any::type_name::<T>().starts_with('u') => {
+                "not a whole number of at least 0"
+            }
+            Ok(_) => "not a whole number in range",
+            Err(_) => "not a valid number",
+        };
+        Error::invalid_argument(format!("option '{key}' is '{v}', {why}"))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A negative or fractional value of a count is named as such, not as "not a valid
+    /// number" (a tester's `map('min-input-files', '-1')`).
+    #[test]
+    fn numbers_out_of_an_options_range_say_which_numbers_it_takes() {
+        let e = option_number::<usize>("min-input-files", "-1").unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("'-1', not a whole number of at least 0"),
+            "{e}"
+        );
+        let e = option_number::<u64>("target-file-size-bytes", "2.5").unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("'2.5', not a whole number of at least 0"),
+            "{e}"
+        );
+        let e = option_number::<i32>("max-file-group-size", "1e20").unwrap_err();
+        assert!(e.to_string().contains("not a whole number in range"), "{e}");
+        let e = option_number::<usize>("min-input-files", "two").unwrap_err();
+        assert!(e.to_string().contains("'two', not a valid number"), "{e}");
+        assert_eq!(option_number::<usize>("min-input-files", " 3 ").unwrap(), 3);
+    }
 }
 
 /// Option `key`'s value `v` as `true` or `false` (any case).

@@ -598,10 +598,12 @@ mod tests {
                 .expect("listed");
         assert_eq!(provider.schema_names(), vec!["a".to_string()]);
         // other failures still fail the listing
-        let e = IcebergCatalogProvider::try_new(Arc::new(DroppedWhileListed { other_error: true }))
-            .await
-            .err()
-            .expect("an I/O error fails");
+        let Err(e) =
+            IcebergCatalogProvider::try_new(Arc::new(DroppedWhileListed { other_error: true }))
+                .await
+        else {
+            panic!("an I/O error fails the listing");
+        };
         assert_eq!(e.kind(), ErrorKind::Io);
     }
 }

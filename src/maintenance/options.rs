@@ -20,6 +20,19 @@ pub(crate) fn option_number<T: std::str::FromStr>(key: &str, v: &str) -> Result<
     })
 }
 
+/// Option `key`'s value `v` as `true` or `false` (any case).
+///
+/// Errors: [`crate::ErrorKind::InvalidArgument`] naming the option and the value.
+pub(crate) fn option_flag(key: &str, v: &str) -> Result<bool> {
+    match v.trim().to_ascii_lowercase().as_str() {
+        "true" => Ok(true),
+        "false" => Ok(false),
+        _ => Err(Error::invalid_argument(format!(
+            "option '{key}' is '{v}', not true or false"
+        ))),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -45,18 +58,5 @@ mod tests {
         let e = option_number::<usize>("min-input-files", "two").unwrap_err();
         assert!(e.to_string().contains("'two', not a valid number"), "{e}");
         assert_eq!(option_number::<usize>("min-input-files", " 3 ").unwrap(), 3);
-    }
-}
-
-/// Option `key`'s value `v` as `true` or `false` (any case).
-///
-/// Errors: [`crate::ErrorKind::InvalidArgument`] naming the option and the value.
-pub(crate) fn option_flag(key: &str, v: &str) -> Result<bool> {
-    match v.trim().to_ascii_lowercase().as_str() {
-        "true" => Ok(true),
-        "false" => Ok(false),
-        _ => Err(Error::invalid_argument(format!(
-            "option '{key}' is '{v}', not true or false"
-        ))),
     }
 }

@@ -28,7 +28,7 @@ use datafusion::arrow::array::{
     Array, ArrayRef, AsArray, Date32Array, FixedSizeListArray, GenericListArray, MapArray,
     PrimitiveArray, StructArray,
 };
-use datafusion::arrow::compute::cast;
+use datafusion::arrow::compute::{cast, cast_with_options, CastOptions};
 use datafusion::arrow::datatypes::{
     ArrowTimestampType, DataType, Field, FieldRef, Fields, TimeUnit, TimestampMicrosecondType,
     TimestampMillisecondType, TimestampNanosecondType, TimestampSecondType,
@@ -145,7 +145,14 @@ pub(crate) fn zone_array(
             zone_timestamps(array, *unit, tz, zone)
         }
         (D::Date32 | D::Date64, D::Timestamp(unit, Some(_))) => {
-            let wall_clock = cast(array, &D::Timestamp(*unit, None))?;
+            // a date out of the unit's range is an error (null when `safe`), as Arrow's
+            // cast of it is (its default options made it null: a plain CAST gave NULL,
+            // and wrote it)
+            let options = CastOptions {
+                safe,
+                ..CastOptions::default()
+            };
+            let wall_clock = cast_with_options(array, &D::Timestamp(*unit, None), &options)?;
             zone_timestamps(&wall_clock, *unit, tz, zone)
         }
         (s, D::Timestamp(unit, Some(_))) if is_string(s) => {

@@ -36,7 +36,7 @@ use datafusion::logical_expr::expr_rewriter::FunctionRewrite;
 use datafusion::logical_expr::{Cast, Expr, ExprSchemable, TryCast};
 
 use super::compared_groups::constant;
-use super::zoned_arrays::text_instant;
+use super::zoned_arrays::{text_instant, zoned_type};
 use super::zoned_wall_clock::zoned_wall_clock_as;
 
 /// The rewrite's name (as listed by the session's analyzer).
@@ -73,30 +73,60 @@ fn local_in_zone(inner: &Expr, to: &DataType, zone: &str, schema: &DFSchema) -> 
 /// resolves it for Spark, where Arrow's cast failed (a string: "error computing timezone
 /// offset"; a timestamp, a date at midnight in a zone whose clocks move at midnight:
 /// "Cannot cast timezone to different timezone"); `safe` for `TRY_CAST`. `None`
-/// otherwise (values nested in structs, lists and maps are left to Arrow's cast).
+/// otherwise. Values inside structs, lists and maps are read so too, when `to` holds such
+/// a timestamp there (`CAST([ts] AS ARRAY<TIMESTAMPTZ>)` failed as the top-level cast did).
 fn string_in_zone(
     inner: &Expr,
     to: &DataType,
     schema: &DFSchema,
     safe: bool,
 ) -> DFResult<Option<Expr>> {
-    let DataType::Timestamp(_, Some(zone)) = to else {
+    let Some(zone) = region_zone(to) else {
         return Ok(None);
     };
-    // UTC and fixed offsets show every time once
-    if zone.eq_ignore_ascii_case("UTC") || zone.starts_with(['+', '-']) {
+    let Ok(from) = inner.get_type(schema) else {
         return Ok(None);
-    }
-    match inner.get_type(schema) {
-        Ok(
+    };
+    let top_level = matches!(to, DataType::Timestamp(_, Some(_)))
+        && matches!(
+            from,
             DataType::Utf8
-            | DataType::LargeUtf8
-            | DataType::Utf8View
-            | DataType::Timestamp(_, None)
-            | DataType::Date32
-            | DataType::Date64,
-        ) => zoned_wall_clock_as(inner.clone(), zone, to, safe).map(Some),
-        _ => Ok(None),
+                | DataType::LargeUtf8
+                | DataType::Utf8View
+                | DataType::Timestamp(_, None)
+                | DataType::Date32
+                | DataType::Date64
+        );
+    // inside structs, lists and maps: when a value there becomes a zoned timestamp
+    let nested = matches!(
+        from,
+        DataType::Struct(_)
+            | DataType::List(_)
+            | DataType::LargeList(_)
+            | DataType::FixedSizeList(..)
+            | DataType::Map(..)
+    ) && zoned_type(&from, to, zone) != from;
+    match top_level || nested {
+        true => zoned_wall_clock_as(inner.clone(), zone, to, safe).map(Some),
+        false => Ok(None),
+    }
+}
+
+/// The zone of the first zoned timestamp in `to` (itself, or inside its structs, lists
+/// and maps) when it is a region, whose clock may skip or repeat times; `None` for UTC
+/// and fixed offsets, which show every time once, and for types without one.
+fn region_zone(to: &DataType) -> Option<&str> {
+    match to {
+        DataType::Timestamp(_, Some(zone)) => {
+            let fixed = zone.eq_ignore_ascii_case("UTC") || zone.starts_with(['+', '-']);
+            (!fixed).then_some(zone.as_ref())
+        }
+        DataType::Struct(fields) => fields.iter().find_map(|f| region_zone(f.data_type())),
+        DataType::List(f)
+        | DataType::LargeList(f)
+        | DataType::FixedSizeList(f, _)
+        | DataType::Map(f, _) => region_zone(f.data_type()),
+        _ => None,
     }
 }
 

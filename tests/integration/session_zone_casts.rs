@@ -602,6 +602,28 @@ async fn zone_less_timestamps_and_dates_cast_to_timestamptz_resolve_skipped_and_
         .await,
         [expected[0], expected[1], expected[2], "-"]
     );
+    // inside a list too (it failed as the top-level cast did)
+    assert_eq!(
+        column(
+            &lake,
+            "SELECT to_unixtime(CAST([TIMESTAMP '2024-03-31 02:30:00', NULL] AS \
+             ARRAY<TIMESTAMPTZ>)[1])"
+        )
+        .await,
+        [expected[0]]
+    );
+    // a date out of the nanosecond range: an error (as in UTC), NULL for TRY_CAST; the
+    // rewrite first gave NULL for a plain CAST, and wrote it (a tester's)
+    ok(ctx, "CREATE TABLE ice.ns.far (id INT, d DATE)").await;
+    ok(ctx, "INSERT INTO ice.ns.far VALUES (1, DATE '1500-06-01')").await;
+    let e = run(ctx, "SELECT CAST(d AS TIMESTAMPTZ) FROM ice.ns.far")
+        .await
+        .expect_err("out of range");
+    assert!(e.contains("Overflow"), "{e}");
+    assert_eq!(
+        column(&lake, "SELECT TRY_CAST(d AS TIMESTAMPTZ) FROM ice.ns.far").await,
+        ["-"]
+    );
     set_zone(&lake, "America/Havana").await;
     assert_eq!(
         column(

@@ -788,3 +788,62 @@ async fn a_change_to_a_metadata_table_names_it() {
         );
     }
 }
+
+/// `IN (subquery)` used as a value is refused by name (module `subquery_values`), but as a
+/// condition over Iceberg tables it runs: in an inner join's `ON` the condition is also
+/// pushed into the Iceberg scan as a pruning hint, which the check once took for a value
+/// left uncomputed, refusing a query that ran (found by a tester). Rows by hand: `a` =
+/// (1,1), (2,1), (3,2), (4,NULL), `b` = (1,1), (3,2), (5,3); ids joined are 1 and 3,
+/// whose `g` (1, 2) are among `b`'s.
+#[tokio::test]
+async fn subqueries_over_iceberg_tables_run_as_conditions_and_are_refused_as_values() {
+    let lake = lake().await;
+    for sql in [
+        "CREATE TABLE ice.ns.a (id INT, g INT)",
+        "CREATE TABLE ice.ns.b (id INT, g INT)",
+        "INSERT INTO ice.ns.a VALUES (1, 1), (2, 1), (3, 2), (4, NULL)",
+        "INSERT INTO ice.ns.b VALUES (1, 1), (3, 2), (5, 3)",
+    ] {
+        run(&lake.ctx, sql).await.expect(sql);
+    }
+    let ids = |batches: Vec<datafusion::arrow::record_batch::RecordBatch>| -> Vec<i32> {
+        let mut out = vec![];
+        for b in &batches {
+            let c = b
+                .column(0)
+                .as_any()
+                .downcast_ref::<datafusion::arrow::array::Int32Array>()
+                .expect("ints");
+            out.extend(c.iter().map(|v| v.expect("id")));
+        }
+        out
+    };
+    for (sql, expected) in [
+        (
+            "SELECT a.id FROM ice.ns.a a JOIN ice.ns.b b ON a.id = b.id \
+             AND a.g IN (SELECT g FROM ice.ns.b) ORDER BY 1",
+            vec![1, 3],
+        ),
+        (
+            "SELECT a.id FROM ice.ns.a a JOIN ice.ns.b b ON a.id = b.id \
+             AND a.g NOT IN (SELECT 2) ORDER BY 1",
+            vec![1],
+        ),
+        (
+            "SELECT id FROM ice.ns.a WHERE g IN (SELECT g FROM ice.ns.b) ORDER BY 1",
+            vec![1, 2, 3],
+        ),
+    ] {
+        let rows = run(&lake.ctx, sql)
+            .await
+            .unwrap_or_else(|e| panic!("{sql}: {e}"));
+        assert_eq!(ids(rows), expected, "{sql}");
+    }
+    let e = run(
+        &lake.ctx,
+        "SELECT id, g IN (SELECT g FROM ice.ns.b) AS found FROM ice.ns.a",
+    )
+    .await
+    .expect_err("a value");
+    assert!(e.contains("not as values"), "{e}");
+}

@@ -23,11 +23,15 @@ fn holds_subquery_test(expr: &Expr) -> bool {
 }
 
 /// Whether a node of `plan` or of its subqueries, other than a `Filter` when
-/// `except_filters`, holds an `IN (subquery)` or `EXISTS`.
+/// `except_filters`, holds an `IN (subquery)` or `EXISTS`. A table scan's filters are
+/// not looked at: they are copies pushed down for pruning (DataFusion keeps the condition
+/// above the scan, where it is turned into a join), which the scan may ignore.
 fn found(plan: &LogicalPlan, except_filters: bool) -> bool {
     let mut found = false;
     let _ = plan.apply_with_subqueries(|node| {
-        if except_filters && matches!(node, LogicalPlan::Filter(_)) {
+        if matches!(node, LogicalPlan::TableScan(_))
+            || (except_filters && matches!(node, LogicalPlan::Filter(_)))
+        {
             return Ok(TreeNodeRecursion::Continue);
         }
         node.apply_expressions(|e| {
@@ -68,9 +72,10 @@ pub(super) fn check(ctx: &SessionContext, plan: &LogicalPlan) -> Result<()> {
         return Ok(());
     }
     Err(Error::unsupported(
-        "IN (subquery) and EXISTS (subquery) are supported as conditions (WHERE, HAVING, an \
-         inner join's ON), not as values (a SELECT list, an aggregate's FILTER, an outer \
-         join's ON, a CASE or function outside a condition): DataFusion 55 cannot compute \
+        "IN (subquery) and EXISTS (subquery) are supported as conditions DataFusion 55 turns \
+         into joins (WHERE and HAVING; an uncorrelated one in an inner join's ON), not as \
+         values (a SELECT list, an aggregate's FILTER, an outer join's ON, a CASE or function \
+         outside a condition) nor correlated in a join's ON: DataFusion 55 cannot compute \
          them there; write the test as a join, or as a scalar subquery such as \
          (SELECT count(*) FROM … WHERE v = x) > 0",
     ))

@@ -74,6 +74,28 @@ fn in_metadata_path(metadata: &TableMetadata, metadata_location: &str) -> bool {
         .is_some_and(|(parent, _)| parent == dir.trim_end_matches('/'))
 }
 
+/// The table directory of metadata file `metadata_location` when the table's
+/// `write.metadata.path` is a directory inside its `recorded` location other than
+/// `metadata` (`<location>/md`): the file's directory without that relative part, so a
+/// copy of the table directory (`…/copy/md/00003-….metadata.json`) is read as rooted at
+/// `…/copy` (it was taken as rooted at `…/copy/md`, and every path doubled `md`).
+fn root_by_metadata_path(
+    metadata: &TableMetadata,
+    recorded: &str,
+    metadata_location: &str,
+) -> Option<String> {
+    let dir = normalize_location(metadata.properties.get(crate::catalog::METADATA_PATH)?).ok()?;
+    let relative = dir
+        .trim_end_matches('/')
+        .strip_prefix(recorded.trim_end_matches('/'))?
+        .strip_prefix('/')?;
+    let (parent, _) = metadata_location.rsplit_once('/')?;
+    parent
+        .strip_suffix(relative)?
+        .strip_suffix('/')
+        .map(str::to_string)
+}
+
 /// The version number in a metadata file name or location: `…/v12.metadata.json` → 12,
 /// `00012-<uuid>.metadata.json` → 12.
 pub(crate) fn metadata_file_version(location: &str) -> Option<u64> {
@@ -125,6 +147,10 @@ impl Table {
         };
         let metadata = Self::read_metadata(&io, &metadata_location).await?;
         let recorded = normalize_location(&metadata.location)?;
+        let root = match location.ends_with(".json") || location.ends_with(".json.gz") {
+            true => root_by_metadata_path(&metadata, &recorded, &metadata_location).unwrap_or(root),
+            false => root,
+        };
         if options.allow_moved_paths
             && recorded != root
             && !in_metadata_path(&metadata, &metadata_location)

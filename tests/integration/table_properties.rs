@@ -361,3 +361,83 @@ async fn metadata_written_to_write_metadata_path_leaves_data_where_manifests_say
     );
     crate::dml::other_engines_agree(&lake, "mp").await;
 }
+
+/// A copy of a table directory whose `write.metadata.path` is a folder inside it other
+/// than `metadata` (`<location>/md`) reads from the copy: its metadata file's directory
+/// was taken for the table's, so every path doubled `md` ("`…/copy/md/md/snap-….avro`
+/// not found"; found by a tester).
+#[tokio::test]
+async fn a_copied_table_whose_metadata_path_is_inside_it_reads_from_the_copy() {
+    let lake = lake().await;
+    crate::dml::create(&lake, "y", "", "").await;
+    let table = lake
+        .catalog
+        .load_table(&TableIdent::parse("ns.y"))
+        .await
+        .expect("table");
+    let location = table.metadata().location.clone();
+    let md = format!("{}/md", location.trim_end_matches('/'));
+    for sql in [
+        format!("ALTER TABLE ice.ns.y SET TBLPROPERTIES ('write.metadata.path'='{md}')"),
+        "INSERT INTO ice.ns.y VALUES (1, 1, 'a', 1.5), (2, 2, 'b', NULL)".to_string(),
+        "INSERT INTO ice.ns.y VALUES (3, 1, 'c', 2.5)".to_string(),
+    ] {
+        run(&lake.ctx, &sql)
+            .await
+            .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    }
+    let current = metadata_location(&lake, "ns.y").await;
+    assert!(current.contains("/md/"), "{current}");
+    let source = std::path::PathBuf::from(location.strip_prefix("file://").expect("local"));
+    let copy = lake.dir.path().join("copy");
+    copy_dir(&source, &copy);
+    let file_name = current.rsplit('/').next().expect("name");
+    let copied = copy.join("md").join(file_name);
+    let t = icefloe::table::Table::open(&copied.display().to_string())
+        .await
+        .expect("open the copy");
+    let ctx = datafusion::prelude::SessionContext::new();
+    ctx.register_table(
+        "c",
+        std::sync::Arc::new(icefloe::IcebergTableProvider::try_new(t).expect("provider")),
+    )
+    .expect("register");
+    let rows = ctx
+        .sql("SELECT count(*) FROM c")
+        .await
+        .expect("plan")
+        .collect()
+        .await
+        .expect("read the copy");
+    let n = datafusion::arrow::array::AsArray::as_primitive::<
+        datafusion::arrow::datatypes::Int64Type,
+    >(rows[0].column(0))
+    .value(0);
+    assert_eq!(n, 3);
+    // read from the copy: the source's files gone, the copy still reads
+    std::fs::remove_dir_all(&source).expect("rm source");
+    let rows = ctx
+        .sql("SELECT sum(id) FROM c")
+        .await
+        .expect("plan")
+        .collect()
+        .await
+        .expect("read the copy alone");
+    let sum = datafusion::arrow::array::AsArray::as_primitive::<
+        datafusion::arrow::datatypes::Int64Type,
+    >(rows[0].column(0))
+    .value(0);
+    assert_eq!(sum, 6);
+}
+
+fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for e in std::fs::read_dir(from).expect("read_dir").flatten() {
+        let target = to.join(e.file_name());
+        if e.file_type().expect("type").is_dir() {
+            copy_dir(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), &target).expect("copy");
+        }
+    }
+}

@@ -21,6 +21,13 @@
 //! `prefix_mismatch_mode` ([`PrefixMismatchMode`]): an error by default (deleting it could
 //! break the table), kept (`IGNORE`) or deleted as an orphan (`DELETE`).
 //!
+//! Hidden files are not orphans (Java lists through `PartitionAwareHiddenPathFilter`): a
+//! file is skipped when its name or the name of a directory it lies in below the listed
+//! directory starts with `_` or `.` (`_SUCCESS`, `.part-0.crc`, `data/_tmp/x.parquet`),
+//! except a name starting with `<field>=` for a partition field of any of the table's
+//! specs whose name starts with `_` or `.` (the partition directory `_k=1/` of field `_k`
+//! is listed as any other).
+//!
 //! Only files last modified before `older_than` (default: 3 days ago) are orphans:
 //! younger ones may belong to a commit in flight. An `older_than` within the last 24
 //! hours is refused unless [`RemoveOrphanFiles::allow_recent`] says otherwise (Spark
@@ -260,6 +267,46 @@ fn roots_to_list(
     Ok(listed)
 }
 
+/// Which listed files are hidden (Java's `PartitionAwareHiddenPathFilter` over
+/// `HiddenPathFilter`): see the module docs.
+struct HiddenPaths {
+    /// `<name>=` of each partition field (of any spec) whose name starts with `_` or `.`.
+    partition_dirs: HashSet<String>,
+}
+
+impl HiddenPaths {
+    fn for_table(table: &Table) -> Self {
+        let partition_dirs = table
+            .metadata()
+            .partition_specs
+            .iter()
+            .flat_map(|spec| spec.fields.iter())
+            .filter(|f| Self::hidden_name(&f.name))
+            .map(|f| format!("{}=", f.name))
+            .collect();
+        Self { partition_dirs }
+    }
+
+    fn hidden_name(name: &str) -> bool {
+        name.starts_with('_') || name.starts_with('.')
+    }
+
+    /// Whether a file at `relative` (its path below the listed directory, `/`-separated)
+    /// is hidden: a segment is hidden unless it is a hidden-named partition's directory.
+    fn is_hidden(&self, relative: &str) -> bool {
+        relative
+            .split('/')
+            .filter(|s| !s.is_empty())
+            .any(|segment| {
+                Self::hidden_name(segment)
+                    && !self
+                        .partition_dirs
+                        .iter()
+                        .any(|dir| segment.starts_with(dir.as_str()))
+            })
+    }
+}
+
 /// Delete (or with `dry_run`, list) the orphan files of `table` per `options`.
 /// Returns their locations as listed, sorted.
 ///
@@ -343,18 +390,32 @@ pub async fn remove_orphan_files(
         .map(|((_, _, p), r)| (p.as_str(), *r))
         .collect();
 
+    let hidden = HiddenPaths::for_table(table);
     let mut listed = vec![];
     for root in &roots {
-        listed.extend(io.list_files(root).await?);
+        let (_, _, root_path) = eq.parts(&io.remap(root)?);
+        let root_path = root_path.trim_end_matches('/').to_string();
+        for f in io.list_files(root).await? {
+            listed.push((root_path.clone(), f));
+        }
     }
     let mut orphans = vec![];
     let mut seen: HashSet<String> = HashSet::new();
-    for f in listed {
+    for (root_path, f) in listed {
         if f.last_modified_ms >= older_than || !seen.insert(f.location.clone()) {
             continue;
         }
         // a listed location is where the file is (remapped already)
         let key = eq.parts(&normalize_location(&f.location)?);
+        // the names below the listed directory (the file's own name at least)
+        let relative = key
+            .2
+            .strip_prefix(root_path.as_str())
+            .filter(|rest| rest.starts_with('/'))
+            .unwrap_or_else(|| key.2.rsplit('/').next().unwrap_or(&key.2));
+        if hidden.is_hidden(relative) {
+            continue;
+        }
         if by_parts.contains_key(&key) {
             continue;
         }
@@ -469,6 +530,38 @@ mod tests {
         assert_ne!(eq.parts("gs://b/t/f"), eq.parts("abfs://b/t/f"));
         // s3a / s3n stay s3 beside the given schemes
         assert_eq!(eq.parts("s3a://b/t/f"), eq.parts("s3://b/t/f"));
+    }
+
+    #[test]
+    fn hidden_names_are_skipped_but_hidden_named_partition_directories_are_not() {
+        let filter = |fields: &[&str]| super::HiddenPaths {
+            partition_dirs: fields.iter().map(|f| format!("{f}=")).collect(),
+        };
+        let plain = filter(&[]);
+        for hidden in [
+            "data/_hidden.parquet",
+            "metadata/.dotfile",
+            "_SUCCESS",
+            "data/.part-0.crc",
+            "data/_tmp/x.parquet",
+            "data/.staging/k=1/x.parquet",
+            "data/_k=1/x.parquet",
+        ] {
+            assert!(plain.is_hidden(hidden), "{hidden}");
+        }
+        for kept in [
+            "data/x.parquet",
+            "data/k=1/x_.parquet",
+            "metadata/v1.metadata.json",
+        ] {
+            assert!(!plain.is_hidden(kept), "{kept}");
+        }
+        let partitioned = filter(&["_k", ".p"]);
+        assert!(!partitioned.is_hidden("data/_k=1/x.parquet"));
+        assert!(!partitioned.is_hidden("data/.p=a/_k=1/x.parquet"));
+        assert!(partitioned.is_hidden("data/_k=1/_x.parquet"));
+        assert!(partitioned.is_hidden("data/_k/x.parquet"));
+        assert!(partitioned.is_hidden("data/_kk=1/x.parquet"));
     }
 
     #[test]

@@ -728,6 +728,106 @@ async fn maintenance_expire_then_remove_orphans() {
     other_engines_agree(&lake, name).await;
 }
 
+/// Hidden files are not orphans, as Java's `DeleteOrphanFilesSparkAction` lists through
+/// `PartitionAwareHiddenPathFilter`: a file whose name, or the name of a directory it
+/// lies in below the table location, starts with `_` or `.` is kept, except below the
+/// partition directories (`_k=1/`) of a partition field named `_k`; ordinary orphans go.
+#[tokio::test]
+async fn maintenance_remove_orphans_keeps_hidden_files_as_java_does() {
+    let lake = lake().await;
+    let t = "ice.ns.hid";
+    ok(
+        &lake.ctx,
+        &format!(
+            "CREATE TABLE {t} (id BIGINT, _k INT) PARTITIONED BY (_k) \
+             TBLPROPERTIES ('format-version'='2')"
+        ),
+    )
+    .await;
+    ok(&lake.ctx, &format!("INSERT INTO {t} VALUES (1, 1), (2, 2)")).await;
+    let before = n(&lake, &format!("SELECT sum(id * 10 + _k) FROM {t}")).await;
+    let table_dir = lake.warehouse.join("ns").join("hid");
+    assert!(
+        table_dir.join("data").join("_k=1").is_dir(),
+        "a partition directory of field _k"
+    );
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(10 * 24 * 3600);
+    let put = |relative: &str| {
+        let path = table_dir.join(relative);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        std::fs::write(&path, b"not referenced").expect("write");
+        std::fs::File::options()
+            .write(true)
+            .open(&path)
+            .expect("open")
+            .set_modified(old)
+            .expect("mtime");
+        path
+    };
+    let hidden: Vec<_> = [
+        "data/_hidden.parquet",
+        "metadata/.dotfile",
+        "data/_SUCCESS",
+        "_SUCCESS",
+        "data/.part-0.crc",
+        "data/_tmp/x.parquet",
+        ".staging/data/y.parquet",
+        "data/_k=1/_temporary/z.parquet",
+        "data/_kk=1/w.parquet",
+    ]
+    .into_iter()
+    .map(put)
+    .collect();
+    let mut orphans: Vec<String> = ["data/stray.parquet", "data/_k=1/stray.parquet"]
+        .into_iter()
+        .map(|r| format!("file://{}", put(r).display()))
+        .collect();
+    orphans.sort();
+    let listed = |batches: Vec<datafusion::arrow::array::RecordBatch>| -> Vec<String> {
+        let mut out = vec![];
+        for b in batches {
+            let c = b
+                .column(0)
+                .as_any()
+                .downcast_ref::<datafusion::arrow::array::StringArray>()
+                .expect("strings")
+                .clone();
+            out.extend(c.iter().map(|v| v.expect("location").to_string()));
+        }
+        out.sort();
+        out
+    };
+    let dry = listed(
+        run(
+            &lake.ctx,
+            "CALL ice.system.remove_orphan_files(table => 'ns.hid', dry_run => true)",
+        )
+        .await
+        .expect("dry run"),
+    );
+    assert_eq!(dry, orphans);
+    let removed = listed(
+        run(
+            &lake.ctx,
+            "CALL ice.system.remove_orphan_files(table => 'ns.hid')",
+        )
+        .await
+        .expect("remove"),
+    );
+    assert_eq!(removed, orphans);
+    for o in &orphans {
+        assert!(!Path::new(o.trim_start_matches("file://")).exists(), "{o}");
+    }
+    for h in &hidden {
+        assert!(h.exists(), "{h:?} kept");
+    }
+    reachable_files_exist(&lake.catalog, "ns.hid").await;
+    assert_eq!(
+        n(&lake, &format!("SELECT sum(id * 10 + _k) FROM {t}")).await,
+        before
+    );
+}
+
 /// A table's own `write.data.path` and `write.metadata.path` outside its location: the
 /// default run lists them too, and `location` may name them (or a directory in them);
 /// Spark's `equal_schemes`, `equal_authorities` and `prefix_mismatch_mode` are taken.

@@ -38,7 +38,10 @@
 //! registered from a copy) is taken as the file of that name in the table's metadata
 //! directory (`write.metadata.path`, else `<location>/metadata`), where the later
 //! versions' `metadata-log` names it; Java refuses it. Prefixes match the forms of one
-//! local path alike (`file:/x`, `file:///x`, `/x`; see [`PrefixRewrite`]).
+//! local path alike (`file:/x`, `file:///x`, `/x`), and a local path moved to a local
+//! target keeps its form, so that every reference to a file stays equal to its path
+//! whatever forms the prefixes of this and earlier runs were given in (see
+//! [`PrefixRewrite`]).
 //!
 //! **Refused** ([`ErrorKind::InvalidArgument`], naming the cause): an empty or equal
 //! prefix, a table location not under the source prefix, a start or end version that is

@@ -5,7 +5,12 @@
 //! for the forms of one local file: `file:/x`, `file:///x`, `file://localhost/x` and `/x`
 //! match each other (Spark's Hadoop tables store `file:/x` paths under a `file:///x`
 //! location; Java's text match leaves one of the two forms unmoved or fails). The part
-//! after the prefix is kept as written.
+//! after the prefix is kept as written, and so is the form of a local path moved to a
+//! local target: `file:/a/t/x` moved from `/a/t` to `file:///b/u` is `file:/b/u/x`, `/a/t/x`
+//! is `/b/u/x`. Engines compare the paths a table names as text (a deletion vector's
+//! `referenced_data_file` with its data file's `file_path`), so the moved paths must be
+//! equal where the source paths are, whichever forms the prefixes of this and of earlier
+//! (incremental) runs were given in.
 
 use crate::error::{Error, Result};
 
@@ -25,6 +30,13 @@ fn with_separator(path: &str) -> String {
     } else {
         format!("{path}{SEPARATOR}")
     }
+}
+
+/// The form of local location `location` (`file:`, `file://`, `file://localhost` or
+/// `""`: what comes before its absolute path) and that path; `None` for other locations.
+fn local_parts(location: &str) -> Option<(&str, &str)> {
+    let path = local_path(location)?;
+    Some((&location[..location.len() - path.len()], path))
 }
 
 /// The absolute path of a local location (`file:/x`, `file:///x`, `file://localhost/x`,
@@ -87,12 +99,7 @@ impl PrefixRewrite {
 
     /// `path` under `base` instead of the source prefix.
     fn rebase(&self, path: &str, base: &str, what: &str) -> Result<String> {
-        let relative = self.relative(path).ok_or_else(|| {
-            Error::invalid_argument(format!(
-                "{what}: '{path}' is not under the source prefix '{}'",
-                self.source
-            ))
-        })?;
+        let relative = self.relative_or_err(path, what)?;
         Ok(if relative.is_empty() {
             base.to_string()
         } else {
@@ -100,13 +107,27 @@ impl PrefixRewrite {
         })
     }
 
+    /// [`Self::relative`], or an error naming `what`, `path` and the source prefix.
+    fn relative_or_err<'a>(&self, path: &'a str, what: &str) -> Result<&'a str> {
+        self.relative(path).ok_or_else(|| {
+            Error::invalid_argument(format!(
+                "{what}: '{path}' is not under the source prefix '{}'",
+                self.source
+            ))
+        })
+    }
+
     /// `path` moved to the target prefix; `what` names the file or field it was read
-    /// from in the error.
+    /// from in the error. A local `path` moved to a local target keeps its form
+    /// (`file:/`, `file:///`, `file://localhost/` or `/`; see the module docs).
     ///
     /// Errors: `path` not under the source prefix
     /// ([`crate::ErrorKind::InvalidArgument`], naming `what`, the path and the prefix).
     pub fn new_path(&self, path: &str, what: &str) -> Result<String> {
-        self.rebase(path, &self.target, what)
+        match (local_parts(path), local_path(&self.target)) {
+            (Some((form, _)), Some(target)) => self.rebase(path, &format!("{form}{target}"), what),
+            _ => self.rebase(path, &self.target, what),
+        }
     }
 
     /// Where the rewritten copy of `path` is staged: its place relative to the source
@@ -147,20 +168,39 @@ mod tests {
             "/st/metadata/v1.metadata.json"
         );
         assert!(PrefixRewrite::new("/a", "/a/").is_err());
-        // the forms of one local path match each other; the rest is kept as written
-        let p = PrefixRewrite::new("file:///wh/t", "/dr/t").expect("prefixes");
-        for path in [
-            "file:/wh/t/data/x",
-            "file:///wh/t/data/x",
-            "file://localhost/wh/t/data/x",
-            "/wh/t/data/x",
+        // the forms of one local path match each other; the rest is kept as written, and
+        // so is the form of the path (not the target prefix's), whatever form the
+        // prefixes are given in
+        for (source, target) in [
+            ("file:///wh/t", "/dr/t"),
+            ("/wh/t/", "file:/dr/t"),
+            ("file:/wh/t/", "file://localhost/dr/t"),
         ] {
-            assert_eq!(
-                p.new_path(path, w).expect("moved"),
-                "/dr/t/data/x",
-                "{path}"
-            );
+            let p = PrefixRewrite::new(source, target).expect("prefixes");
+            for (path, moved) in [
+                ("file:/wh/t/data/x", "file:/dr/t/data/x"),
+                ("file:///wh/t/data/x", "file:///dr/t/data/x"),
+                (
+                    "file://localhost/wh/t/data/x",
+                    "file://localhost/dr/t/data/x",
+                ),
+                ("/wh/t/data/x", "/dr/t/data/x"),
+                ("file:///wh/t", "file:///dr/t"),
+            ] {
+                assert_eq!(
+                    p.new_path(path, w).expect("moved"),
+                    moved,
+                    "{path} from {source} to {target}"
+                );
+            }
         }
+        // a local path moved to a non-local target takes the target's form
+        let p = PrefixRewrite::new("file:///wh/t", "s3://b/t").expect("prefixes");
+        assert_eq!(
+            p.new_path("/wh/t/data/x", w).expect("moved"),
+            "s3://b/t/data/x"
+        );
+        let p = PrefixRewrite::new("file:///wh/t", "/dr/t").expect("prefixes");
         assert!(!p.covers("s3://b/wh/t/x"));
         assert!(!p.covers("file:/wh/tt/x"));
         assert!(PrefixRewrite::new("", "/a").is_err());

@@ -9,12 +9,12 @@ use crate::error::{Error, Result};
 pub(crate) fn option_number<T: std::str::FromStr>(key: &str, v: &str) -> Result<T> {
     v.trim().parse().map_err(|_| {
         // a number the option's type does not hold: say which numbers it takes
+        let unsigned = std::any::type_name::<T>().starts_with('u');
         let why = match v.trim().parse::<f64>() {
-            Ok(_) if std::any::type_name::<T>().starts_with('u') => {
-                "not a whole number of at least 0"
-            }
-            Ok(_) => "not a whole number in range",
             Err(_) => "not a valid number",
+            Ok(x) if x.fract() != 0.0 => "not a whole number",
+            Ok(x) if x < 0.0 && unsigned => "less than 0",
+            Ok(_) => "out of the option's range",
         };
         Error::invalid_argument(format!("option '{key}' is '{v}', {why}"))
     })
@@ -42,19 +42,14 @@ mod tests {
     #[test]
     fn numbers_out_of_an_options_range_say_which_numbers_it_takes() {
         let e = option_number::<usize>("min-input-files", "-1").unwrap_err();
-        assert!(
-            e.to_string()
-                .contains("'-1', not a whole number of at least 0"),
-            "{e}"
-        );
+        assert!(e.to_string().contains("'-1', less than 0"), "{e}");
         let e = option_number::<u64>("target-file-size-bytes", "2.5").unwrap_err();
-        assert!(
-            e.to_string()
-                .contains("'2.5', not a whole number of at least 0"),
-            "{e}"
-        );
+        assert!(e.to_string().contains("'2.5', not a whole number"), "{e}");
+        // a whole number, too large (a second tester's)
+        let e = option_number::<usize>("min-input-files", "99999999999999999999").unwrap_err();
+        assert!(e.to_string().contains("out of the option's range"), "{e}");
         let e = option_number::<i32>("max-file-group-size", "1e20").unwrap_err();
-        assert!(e.to_string().contains("not a whole number in range"), "{e}");
+        assert!(e.to_string().contains("out of the option's range"), "{e}");
         let e = option_number::<usize>("min-input-files", "two").unwrap_err();
         assert!(e.to_string().contains("'two', not a valid number"), "{e}");
         assert_eq!(option_number::<usize>("min-input-files", " 3 ").unwrap(), 3);

@@ -60,6 +60,48 @@ fn run_csv(dir: &Path, catalog: &str, sql: &str) -> std::process::Output {
         .expect("run")
 }
 
+/// An `icefloe --catalog CATALOG -c SQL` run, stopped at `ICEFLOE_PAUSEPOINT` `point`
+/// for `ms`: [`Paused::start`] returns once it said it reached the point.
+struct Paused {
+    child: std::process::Child,
+    stderr: std::io::BufReader<std::process::ChildStderr>,
+    /// What it wrote to stderr until it paused.
+    said: String,
+}
+
+impl Paused {
+    fn start(dir: &Path, catalog: &str, sql: &str, point: &str, ms: u32, what: &str) -> Self {
+        use std::io::BufRead;
+        let mut child = icefloe(dir)
+            .env("ICEFLOE_PAUSEPOINT", format!("{point}={ms}"))
+            .args(["--catalog", catalog, "-c", sql])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn");
+        let mut stderr = std::io::BufReader::new(child.stderr.take().expect("stderr"));
+        let mut said = String::new();
+        while !said.contains(&format!("pausepoint '{point}' reached")) {
+            let mut line = String::new();
+            let n = stderr.read_line(&mut line).expect("read");
+            assert!(n > 0, "{what}: it ended before pausing at {point}: {said}");
+            said.push_str(&line);
+        }
+        Self {
+            child,
+            stderr,
+            said,
+        }
+    }
+
+    /// Its exit status and the rest of its stderr (after it paused).
+    fn finish(mut self) -> (std::process::ExitStatus, String) {
+        let mut rest = String::new();
+        std::io::Read::read_to_string(&mut self.stderr, &mut rest).expect("read");
+        (self.child.wait().expect("wait"), rest)
+    }
+}
+
 /// A catalog `default` with table `ns.t (id long, p int) PARTITIONED BY (p)`; returns its db.
 async fn table(dir: &Path, retries: &str) -> std::path::PathBuf {
     let db = dir.join("catalog.db");
@@ -477,7 +519,6 @@ async fn a_drop_killed_at_any_moment_leaves_the_table_gone() {
 /// `ICEFLOE_PAUSEPOINT` while the other commits; the table keeps the other's rows.
 #[test]
 fn writes_losing_to_another_process_name_what_happened() {
-    use std::io::BufRead;
     for (paused, point, other, message, rows) in [
         (
             "INSERT OVERWRITE ns.t VALUES (5)",
@@ -502,26 +543,11 @@ fn writes_losing_to_another_process_name_what_happened() {
             &format!("CREATE SCHEMA ns; CREATE TABLE ns.t (id BIGINT){location}; INSERT INTO ns.t VALUES (1)"),
         );
         assert!(out.status.success(), "{paused}: {out:?}");
-        let mut writer = icefloe(dir.path())
-            .env("ICEFLOE_PAUSEPOINT", format!("{point}=1500"))
-            .args(["--catalog", &catalog_arg, "-c", paused])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn");
-        let mut stderr = std::io::BufReader::new(writer.stderr.take().expect("stderr"));
-        let mut said = String::new();
-        while !said.contains(&format!("pausepoint '{point}' reached")) {
-            let mut line = String::new();
-            let n = stderr.read_line(&mut line).expect("read");
-            assert!(n > 0, "{paused}: it ended before its commit: {said}");
-            said.push_str(&line);
-        }
+        let writer = Paused::start(dir.path(), &catalog_arg, paused, point, 1500, paused);
         let out = run_csv(dir.path(), &catalog_arg, other);
         assert!(out.status.success(), "{paused}: {out:?}");
-        let mut rest = String::new();
-        std::io::Read::read_to_string(&mut stderr, &mut rest).expect("read");
-        assert!(!writer.wait().expect("wait").success(), "{paused}: {rest}");
+        let (status, rest) = writer.finish();
+        assert!(!status.success(), "{paused}: {rest}");
         assert!(rest.contains(message), "{paused}: {rest}");
         if !rows.is_empty() {
             let out = run_csv(dir.path(), &catalog_arg, "SELECT id FROM ns.t ORDER BY id");
@@ -538,7 +564,6 @@ fn writes_losing_to_another_process_name_what_happened() {
 /// `IF NOT EXISTS` the loser still fails naming the table.
 #[test]
 fn create_if_not_exists_racing_another_creator_succeeds() {
-    use std::io::BufRead;
     for sql_catalog in [false, true] {
         for (paused, other, if_not_exists) in [
             (
@@ -562,26 +587,18 @@ fn create_if_not_exists_racing_another_creator_succeeds() {
             };
             let out = run_csv(dir.path(), &catalog_arg, "CREATE SCHEMA ns");
             assert!(out.status.success(), "{what}: {out:?}");
-            let mut creator = icefloe(dir.path())
-                .env("ICEFLOE_PAUSEPOINT", "create-checked=1500")
-                .args(["--catalog", &catalog_arg, "-c", &table_location(paused)])
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .expect("spawn");
-            let mut stderr = std::io::BufReader::new(creator.stderr.take().expect("stderr"));
-            let mut said = String::new();
-            while !said.contains("pausepoint 'create-checked' reached") {
-                let mut line = String::new();
-                let n = stderr.read_line(&mut line).expect("read");
-                assert!(n > 0, "{what}: it ended before creating: {said}");
-                said.push_str(&line);
-            }
+            let creator = Paused::start(
+                dir.path(),
+                &catalog_arg,
+                &table_location(paused),
+                "create-checked",
+                1500,
+                &what,
+            );
             let out = run_csv(dir.path(), &catalog_arg, &table_location(other));
             assert!(out.status.success(), "{what}: {out:?}");
-            let mut rest = String::new();
-            std::io::Read::read_to_string(&mut stderr, &mut rest).expect("read");
-            let status = creator.wait().expect("wait");
+            let said = creator.said.clone();
+            let (status, rest) = creator.finish();
             match if_not_exists {
                 true => assert!(status.success(), "{what}: {said}{rest}"),
                 false => {
@@ -616,7 +633,6 @@ fn create_if_not_exists_racing_another_creator_succeeds() {
 /// the SQLite catalog's error said only 'table not found'.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_table_dropped_while_a_writer_commits_stays_dropped() {
-    use std::io::BufRead;
     for (sql_catalog, point, created_again) in [
         (false, "commit-loaded", false),
         (true, "commit-loaded", false),
@@ -639,26 +655,14 @@ async fn a_table_dropped_while_a_writer_commits_stays_dropped() {
             ),
         );
         assert!(out.status.success(), "{what}: {out:?}");
-        let mut writer = icefloe(dir.path())
-            .env("ICEFLOE_PAUSEPOINT", format!("{point}=1500"))
-            .args([
-                "--catalog",
-                &catalog_arg,
-                "-c",
-                "INSERT INTO ns.t VALUES (2)",
-            ])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn");
-        let mut stderr = std::io::BufReader::new(writer.stderr.take().expect("stderr"));
-        let mut said = String::new();
-        while !said.contains(&format!("pausepoint '{point}' reached")) {
-            let mut line = String::new();
-            let n = stderr.read_line(&mut line).expect("read");
-            assert!(n > 0, "{what}: the writer ended before its commit: {said}");
-            said.push_str(&line);
-        }
+        let writer = Paused::start(
+            dir.path(),
+            &catalog_arg,
+            "INSERT INTO ns.t VALUES (2)",
+            point,
+            1500,
+            &what,
+        );
         // created again: a table of another schema, one version behind the writer's base
         // (a filesystem table's next version file is free for the writer)
         let again = format!(
@@ -671,9 +675,8 @@ async fn a_table_dropped_while_a_writer_commits_stays_dropped() {
         };
         let out = run_csv(dir.path(), &catalog_arg, &drop);
         assert!(out.status.success(), "{what}: {out:?}");
-        let mut rest = String::new();
-        std::io::Read::read_to_string(&mut stderr, &mut rest).expect("read");
-        let status = writer.wait().expect("wait");
+        let said = writer.said.clone();
+        let (status, rest) = writer.finish();
         assert!(
             !status.success(),
             "{what}: the INSERT succeeded: {said}{rest}"
@@ -731,36 +734,23 @@ async fn a_table_dropped_while_a_writer_commits_stays_dropped() {
 /// insert: the other `CREATE TABLE` failed, the name taken by a table still empty.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_table_created_while_a_ctas_commits_wins_and_the_ctas_leaves_nothing() {
-    use std::io::BufRead;
     for sql_catalog in [true, false] {
         let what = format!("SQL catalog: {sql_catalog}");
         let dir = tempfile::tempdir().expect("tempdir");
         let (warehouse, catalog_arg, location) = catalog_in(dir.path(), sql_catalog);
         let out = run_csv(dir.path(), &catalog_arg, "CREATE SCHEMA ns");
         assert!(out.status.success(), "{what}: {out:?}");
-        let mut ctas = icefloe(dir.path())
-            .env("ICEFLOE_PAUSEPOINT", "commit-loaded=3000")
-            .args([
-                "--catalog",
-                &catalog_arg,
-                "-c",
-                &format!(
-                    "CREATE TABLE ns.t PARTITIONED BY (k){location} AS SELECT value AS id, \
-                     CAST(value % 2 AS INT) AS k FROM generate_series(1, 100)"
-                ),
-            ])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn");
-        let mut stderr = std::io::BufReader::new(ctas.stderr.take().expect("stderr"));
-        let mut said = String::new();
-        while !said.contains("pausepoint 'commit-loaded' reached") {
-            let mut line = String::new();
-            let n = stderr.read_line(&mut line).expect("read");
-            assert!(n > 0, "{what}: the CTAS ended before its commit: {said}");
-            said.push_str(&line);
-        }
+        let ctas = Paused::start(
+            dir.path(),
+            &catalog_arg,
+            &format!(
+                "CREATE TABLE ns.t PARTITIONED BY (k){location} AS SELECT value AS id, \
+                 CAST(value % 2 AS INT) AS k FROM generate_series(1, 100)"
+            ),
+            "commit-loaded",
+            3000,
+            &what,
+        );
         let table_dir = warehouse.join("ns").join("t");
         let written = files_under(&table_dir);
         assert!(
@@ -791,9 +781,7 @@ async fn a_table_created_while_a_ctas_commits_wins_and_the_ctas_leaves_nothing()
             ),
         );
         assert!(out.status.success(), "{what}: {out:?}");
-        let mut rest = String::new();
-        std::io::Read::read_to_string(&mut stderr, &mut rest).expect("read");
-        let status = ctas.wait().expect("wait");
+        let (status, rest) = ctas.finish();
         assert!(!status.success(), "{what}: the CTAS succeeded: {rest}");
         assert!(
             rest.contains("table 'ns.t' already exists"),
@@ -1041,7 +1029,6 @@ async fn killed_writers_leave_only_debris_that_remove_orphan_files_removes() {
 /// row lands.
 #[test]
 fn a_commit_whose_base_metadata_was_deleted_meanwhile_retries() {
-    use std::io::BufRead;
     let dir = tempfile::tempdir().expect("tempdir");
     let warehouse = dir.path().join("wh");
     std::fs::create_dir(&warehouse).expect("warehouse");
@@ -1055,20 +1042,14 @@ fn a_commit_whose_base_metadata_was_deleted_meanwhile_retries() {
          INSERT INTO ns.t VALUES (1)",
     );
     assert!(out.status.success(), "{out:?}");
-    let mut writer = icefloe(dir.path())
-        .env("ICEFLOE_PAUSEPOINT", "commit-loaded=1500")
-        .args(["--catalog", &catalog, "-c", "INSERT INTO ns.t VALUES (2)"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn");
-    let mut stderr = std::io::BufReader::new(writer.stderr.take().expect("stderr"));
-    let mut said = String::new();
-    while !said.contains("pausepoint 'commit-loaded' reached") {
-        let mut line = String::new();
-        assert!(stderr.read_line(&mut line).expect("read") > 0, "{said}");
-        said.push_str(&line);
-    }
+    let writer = Paused::start(
+        dir.path(),
+        &catalog,
+        "INSERT INTO ns.t VALUES (2)",
+        "commit-loaded",
+        1500,
+        "the writer",
+    );
     let out = run_csv(
         dir.path(),
         &catalog,
@@ -1077,9 +1058,9 @@ fn a_commit_whose_base_metadata_was_deleted_meanwhile_retries() {
     assert!(out.status.success(), "{out:?}");
     let base = warehouse.join("ns/t/metadata/v2.metadata.json");
     assert!(!base.exists(), "the writer's base was not deleted");
-    let mut rest = String::new();
-    std::io::Read::read_to_string(&mut stderr, &mut rest).expect("read");
-    assert!(writer.wait().expect("wait").success(), "{said}{rest}");
+    let said = writer.said.clone();
+    let (status, rest) = writer.finish();
+    assert!(status.success(), "{said}{rest}");
     let out = run_csv(dir.path(), &catalog, "SELECT id FROM ns.t ORDER BY id");
     assert_eq!(String::from_utf8_lossy(&out.stdout), "id\n1\n2\n3\n4\n");
 }

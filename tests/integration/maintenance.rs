@@ -88,6 +88,22 @@ async fn metadata_location(lake: &Lake, name: &str) -> String {
         .to_string()
 }
 
+/// The `orphan_file_location` column of a `remove_orphan_files` answer, sorted.
+fn orphan_locations(batches: Vec<datafusion::arrow::array::RecordBatch>) -> Vec<String> {
+    let mut out = vec![];
+    for b in batches {
+        let c = b
+            .column(0)
+            .as_any()
+            .downcast_ref::<datafusion::arrow::array::StringArray>()
+            .expect("strings")
+            .clone();
+        out.extend(c.iter().map(|v| v.expect("location").to_string()));
+    }
+    out.sort();
+    out
+}
+
 #[tokio::test]
 async fn maintenance_compaction_and_manifest_rewrite_keep_rows() {
     let lake = lake().await;
@@ -687,20 +703,7 @@ async fn maintenance_expire_then_remove_orphans() {
     .unwrap_err();
     assert!(err.contains("24 hours"), "{err}");
 
-    let listed = |batches: Vec<datafusion::arrow::array::RecordBatch>| -> Vec<String> {
-        let mut out = vec![];
-        for b in batches {
-            let c = b
-                .column(0)
-                .as_any()
-                .downcast_ref::<datafusion::arrow::array::StringArray>()
-                .expect("strings")
-                .clone();
-            out.extend(c.iter().map(|v| v.expect("location").to_string()));
-        }
-        out
-    };
-    let dry = listed(
+    let dry = orphan_locations(
         run(
             &lake.ctx,
             &format!("CALL ice.system.remove_orphan_files(table => 'ns.{name}', dry_run => true)"),
@@ -710,7 +713,7 @@ async fn maintenance_expire_then_remove_orphans() {
     );
     assert_eq!(dry, [format!("file://{}", orphan.display())]);
     assert!(orphan.exists());
-    let removed = listed(
+    let removed = orphan_locations(
         run(
             &lake.ctx,
             &format!("CALL ice.system.remove_orphan_files('ns.{name}')"),
@@ -783,21 +786,7 @@ async fn maintenance_remove_orphans_keeps_hidden_files_as_java_does() {
         .map(|r| format!("file://{}", put(r).display()))
         .collect();
     orphans.sort();
-    let listed = |batches: Vec<datafusion::arrow::array::RecordBatch>| -> Vec<String> {
-        let mut out = vec![];
-        for b in batches {
-            let c = b
-                .column(0)
-                .as_any()
-                .downcast_ref::<datafusion::arrow::array::StringArray>()
-                .expect("strings")
-                .clone();
-            out.extend(c.iter().map(|v| v.expect("location").to_string()));
-        }
-        out.sort();
-        out
-    };
-    let dry = listed(
+    let dry = orphan_locations(
         run(
             &lake.ctx,
             "CALL ice.system.remove_orphan_files(table => 'ns.hid', dry_run => true)",
@@ -806,7 +795,7 @@ async fn maintenance_remove_orphans_keeps_hidden_files_as_java_does() {
         .expect("dry run"),
     );
     assert_eq!(dry, orphans);
-    let removed = listed(
+    let removed = orphan_locations(
         run(
             &lake.ctx,
             "CALL ice.system.remove_orphan_files(table => 'ns.hid')",
@@ -870,26 +859,13 @@ async fn maintenance_remove_orphans_covers_the_table_write_paths() {
     let in_meta = stray(meta.join("stray.avro"));
     // beside the write paths: never listed
     let beside = stray(elsewhere.join("other").join("stray.parquet"));
-    let listed = |batches: Vec<datafusion::arrow::array::RecordBatch>| -> Vec<String> {
-        let mut out = vec![];
-        for b in batches {
-            let c = b
-                .column(0)
-                .as_any()
-                .downcast_ref::<datafusion::arrow::array::StringArray>()
-                .expect("strings")
-                .clone();
-            out.extend(c.iter().map(|v| v.expect("location").to_string()));
-        }
-        out
-    };
     let dry = |args: String| {
         let ctx = lake.ctx.clone();
         async move {
             let q = format!(
                 "CALL ice.system.remove_orphan_files(table => 'ns.wp', dry_run => true{args})"
             );
-            listed(run(&ctx, &q).await.unwrap_or_else(|e| panic!("{q}: {e}")))
+            orphan_locations(run(&ctx, &q).await.unwrap_or_else(|e| panic!("{q}: {e}")))
         }
     };
     let mut both = vec![in_data.clone(), in_meta.clone()];
@@ -943,7 +919,7 @@ async fn maintenance_remove_orphans_covers_the_table_write_paths() {
         assert!(err.contains(expected), "{q}: {err}");
     }
     // the real run deletes both orphans, nothing the table references, nothing beside
-    let removed = listed(
+    let removed = orphan_locations(
         run(&lake.ctx, "CALL ice.system.remove_orphan_files('ns.wp')")
             .await
             .expect("remove"),

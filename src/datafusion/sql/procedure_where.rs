@@ -25,19 +25,10 @@ use crate::spec::Schema;
 /// Whether `condition` holds the keyword `SELECT` (outside strings and quoted names): a
 /// subquery.
 fn has_subquery(ctx: &SessionContext, condition: &str) -> bool {
-    use datafusion::sql::sqlparser::dialect::{dialect_from_str, GenericDialect};
-    use datafusion::sql::sqlparser::keywords::Keyword;
-    use datafusion::sql::sqlparser::tokenizer::{Token, Tokenizer};
-    let state = ctx.state();
-    let name = state.config_options().sql_parser.dialect.to_string();
-    let dialect = dialect_from_str(name).unwrap_or_else(|| Box::new(GenericDialect {}));
-    Tokenizer::new(dialect.as_ref(), condition)
-        .tokenize()
-        .is_ok_and(|tokens| {
-            tokens
-                .iter()
-                .any(|t| matches!(t, Token::Word(w) if w.keyword == Keyword::SELECT))
-        })
+    super::tokenize(ctx, condition).is_some_and(|toks| {
+        toks.iter()
+            .any(|t| super::tokens::is_keyword(&t.token, "SELECT"))
+    })
 }
 
 /// `condition` over a table of Iceberg schema `schema` (Arrow form `df_schema`) as the

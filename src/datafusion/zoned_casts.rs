@@ -75,7 +75,7 @@ fn local_in_zone(inner: &Expr, to: &DataType, zone: &str, schema: &DFSchema) -> 
 /// "Cannot cast timezone to different timezone"); `safe` for `TRY_CAST`. `None`
 /// otherwise. Values inside structs, lists and maps are read so too, when `to` holds such
 /// a timestamp there (`CAST([ts] AS ARRAY<TIMESTAMPTZ>)` failed as the top-level cast did).
-fn string_in_zone(
+fn wall_clock_in_zone(
     inner: &Expr,
     to: &DataType,
     schema: &DFSchema,
@@ -131,7 +131,7 @@ fn region_zone(to: &DataType) -> Option<&str> {
 }
 
 /// The literal of constant string `inner` cast to `to`, a timestamp of a zone with
-/// daylight saving time, read there as [`string_in_zone`] reads a string; in microseconds
+/// daylight saving time, read there as [`wall_clock_in_zone`] reads a string; in microseconds
 /// when nanoseconds do not hold it (years outside 1677..2262, as
 /// [`timestamp_literals`](super::timestamp_literals) restates such a constant). `None`
 /// when `inner` is no constant string, or no timestamp (left to DataFusion's cast and its
@@ -193,7 +193,7 @@ impl FunctionRewrite for SessionZoneCasts {
                 let to = field.data_type();
                 let local = match local_in_zone(&expr, to, zone, schema) {
                     Some(local) => Some(local),
-                    None => string_in_zone(&expr, to, schema, false)?,
+                    None => wall_clock_in_zone(&expr, to, schema, false)?,
                 };
                 match local {
                     Some(local) => {
@@ -206,7 +206,7 @@ impl FunctionRewrite for SessionZoneCasts {
                 let to = field.data_type();
                 let local = match local_in_zone(&expr, to, zone, schema) {
                     Some(local) => Some(local),
-                    None => string_in_zone(&expr, to, schema, true)?,
+                    None => wall_clock_in_zone(&expr, to, schema, true)?,
                 };
                 match local {
                     Some(local) => Transformed::yes(Expr::TryCast(TryCast {

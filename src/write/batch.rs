@@ -21,6 +21,20 @@ use crate::error::{Error, Result};
 use crate::nan::{canonical_nans, holds_floats};
 use crate::spec::{Literal, NestedField, PrimitiveType, Schema, Type};
 
+/// Whether a column of Arrow type `from` is cast to `to` (the table's Arrow type) value
+/// by value, failing on a value that does not fit: a wider integer into an `int` or
+/// `long` column. Spark's ANSI store assignment takes them so (a `long` into an `int`
+/// column, an overflow an error); DataFusion 55 hands a sink such a column where its own
+/// insert cast was planned before a `UNION`'s types were widened (`INSERT INTO t SELECT
+/// a, 7 FROM s UNION ALL SELECT 5, 5`, `a` an `int`: the union is typed `Int64`).
+fn narrowing_checked(from: &DataType, to: &DataType) -> bool {
+    use DataType as D;
+    matches!(
+        (from, to),
+        (D::Int64 | D::UInt32 | D::UInt64, D::Int32) | (D::UInt64, D::Int64)
+    )
+}
+
 /// Whether every value of Arrow type `from` has an exact counterpart in `to` (the
 /// table's Arrow type), so the cast loses nothing.
 pub(crate) fn lossless(from: &DataType, to: &DataType) -> bool {
@@ -85,8 +99,9 @@ pub(crate) fn written_as_is(from: &DataType, to: &DataType) -> bool {
 /// ([`crate::nan`]: Spark's NaN semantics, one NaN partition value, not one per bit pattern).
 ///
 /// Errors ([`crate::ErrorKind::InvalidArgument`], naming the column): a different
-/// column count, a type that does not cast losslessly, a value the cast rejects, a null
-/// in a required column.
+/// column count, a type that does not cast losslessly (other than the integers of
+/// [`narrowing_checked`]), a value the cast rejects (an integer out of the column's
+/// range), a null in a required column.
 pub(crate) fn conform_batch(
     batch: &RecordBatch,
     schema: &Schema,
@@ -126,7 +141,7 @@ pub(crate) fn conform_batch(
             kept.push((i, array.data_type().clone()));
             Arc::clone(array)
         } else {
-            if !lossless(array.data_type(), to) {
+            if !lossless(array.data_type(), to) && !narrowing_checked(array.data_type(), to) {
                 return Err(Error::invalid_argument(format!(
                     "column '{}': Arrow type {} does not cast losslessly to {} (Iceberg {})",
                     field.name,

@@ -400,6 +400,43 @@ async fn dml_with_before_insert() {
     .await;
 }
 
+/// An `INSERT`'s query fills the columns by position, as in Spark and DuckDB: columns
+/// sharing a name (DataFusion 55 refused them: "Projections require unique expression
+/// names") and a `UNION` DataFusion types wider than the column (its insert cast was
+/// dropped: "Arrow type Int64 does not cast losslessly") are written; a value out of the
+/// column's range is refused, naming the column, and commits nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn insert_select_fills_columns_by_position_whatever_their_names() {
+    let lake = lake().await;
+    table(&lake, "ip", "a INT, b INT", "(0, 0)", "copy-on-write", 2).await;
+    table(&lake, "src", "a INT", "(7)", "copy-on-write", 2).await;
+    let t = "ice.ns.ip";
+    for statement in [
+        format!("INSERT INTO {t} SELECT 1, 1"),
+        format!("INSERT INTO {t} (b, a) SELECT 2, 3"),
+        format!("INSERT INTO {t} SELECT a, a FROM ice.ns.src"),
+        format!("INSERT INTO {t} SELECT s.a, a + 1 FROM ice.ns.src s UNION ALL SELECT 5, 5"),
+        format!("INSERT INTO {t} SELECT 10 AS column2, 11"),
+        format!("INSERT INTO {t} SELECT a, 30 FROM ice.ns.src UNION ALL SELECT 20, 21"),
+    ] {
+        ok(&lake.ctx, &statement).await;
+    }
+    let rows = ok(&lake.ctx, &format!("SELECT * FROM {t} ORDER BY a, b")).await;
+    assert_eq!(
+        rows,
+        "+----+----+\n| a  | b  |\n+----+----+\n| 0  | 0  |\n| 1  | 1  |\n| 3  | 2  |\n\
+         | 5  | 5  |\n| 7  | 7  |\n| 7  | 8  |\n| 7  | 30 |\n| 10 | 11 |\n| 20 | 21 |\n\
+         +----+----+"
+    );
+    refused(
+        &lake,
+        "ip",
+        &format!("INSERT INTO {t} SELECT a, a FROM ice.ns.src UNION ALL SELECT 1, 3000000000"),
+        &["column 'b'"],
+    )
+    .await;
+}
+
 async fn rows_of(lake: &Lake, name: &str) -> Vec<String> {
     let text = ok(
         &lake.ctx,

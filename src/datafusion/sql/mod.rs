@@ -180,6 +180,7 @@ use create_table::CreateMode;
 mod delete_alias;
 mod describe_table;
 mod execute_parameters;
+mod insert_names;
 mod insert_partition;
 pub use execute_parameters::PreparedParameterTypes;
 pub(crate) use prepare_rebind::PreparedStatements;
@@ -579,6 +580,12 @@ async fn plan_in_datafusion(ctx: &SessionContext, statement: &str) -> Result<Dat
         Err(e) => {
             // DataFusion refuses VALUES whose structs lack or add fields while it plans
             if tokens::first_word_is(statement, &["INSERT"]) {
+                // an INSERT's query whose columns share a name (`SELECT 1, 1`)
+                if insert_names::is_duplicate_names(&e) {
+                    if let Some(named) = insert_names::aliased(ctx, statement) {
+                        return Ok(ctx.sql(&named).await?);
+                    }
+                }
                 if let Some(error) =
                     values_struct_fields::values_struct_fields_error(ctx, statement).await
                 {

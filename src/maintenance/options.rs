@@ -20,6 +20,19 @@ pub(crate) fn option_number<T: std::str::FromStr>(key: &str, v: &str) -> Result<
     })
 }
 
+/// Option `key`'s value `v` as a count of at least 1 (Java's `Preconditions` on
+/// `max-concurrent-file-group-rewrites`, `partial-progress.max-commits`).
+///
+/// Errors: [`crate::ErrorKind::InvalidArgument`] naming the option and the value.
+pub(crate) fn option_count(key: &str, v: &str) -> Result<usize> {
+    match option_number(key, v)? {
+        0 => Err(Error::invalid_argument(format!(
+            "option '{key}' must be at least 1"
+        ))),
+        n => Ok(n),
+    }
+}
+
 /// Option `key`'s value `v` as `true` or `false` (any case).
 ///
 /// Errors: [`crate::ErrorKind::InvalidArgument`] naming the option and the value.
@@ -53,5 +66,12 @@ mod tests {
         let e = option_number::<usize>("min-input-files", "two").unwrap_err();
         assert!(e.to_string().contains("'two', not a valid number"), "{e}");
         assert_eq!(option_number::<usize>("min-input-files", " 3 ").unwrap(), 3);
+        // a count of 0 (a tester's `max-concurrent-file-group-rewrites` of 0)
+        let e = option_count("max-concurrent-file-group-rewrites", "0").unwrap_err();
+        assert!(e.to_string().contains("must be at least 1"), "{e}");
+        assert_eq!(
+            option_count("partial-progress.max-commits", "2").unwrap(),
+            2
+        );
     }
 }

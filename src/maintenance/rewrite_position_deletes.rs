@@ -47,7 +47,7 @@ use std::sync::Arc;
 
 use roaring::RoaringTreemap;
 
-use super::options::{option_flag as flag, option_number as num};
+use super::options::{option_count, option_flag as flag, option_number as num};
 use crate::catalog::{Catalog, TableIdent};
 use crate::datafusion::insert::data_location;
 use crate::delete::{is_deletion_vector, referenced_data_file, PositionDeleteLoader};
@@ -127,7 +127,7 @@ impl RewritePositionDeleteFilesOptions {
                 "rewrite-all" => self.rewrite_all = flag(k, v)?,
                 "max-file-group-size-bytes" => self.max_file_group_size_bytes = num(k, v)?,
                 "max-concurrent-file-group-rewrites" | "partial-progress.max-commits" => {
-                    let _: usize = num(k, v)?;
+                    option_count(k, v)?;
                 }
                 "rewrite-job-order" => {
                     let order = v.trim().to_ascii_lowercase();

@@ -997,14 +997,8 @@ async fn killed_writers_leave_only_debris_that_remove_orphan_files_removes() {
     };
     // young files may be a commit in flight: the default older_than keeps them
     assert_eq!(orphans("young"), Default::default());
-    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(4 * 24 * 3600);
     for f in files_under(&warehouse) {
-        std::fs::File::options()
-            .write(true)
-            .open(&f)
-            .expect("open")
-            .set_modified(old)
-            .expect("mtime");
+        crate::fixtures::set_mtime(&f, crate::fixtures::days_ago(4));
     }
     assert_eq!(orphans("old"), debris);
     assert_eq!(orphans("again"), Default::default());

@@ -343,6 +343,10 @@ async fn size_options_out_of_order_are_refused() {
                 "'max-file-group-size-bytes', '0'",
                 "option 'max-file-group-size-bytes' must be at least 1",
             ),
+            (
+                "'max-concurrent-file-group-rewrites', '0'",
+                "option 'max-concurrent-file-group-rewrites' must be at least 1",
+            ),
         ] {
             let err = crate::dml::run(
                 &lake.ctx,

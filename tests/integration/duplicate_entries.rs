@@ -418,16 +418,10 @@ async fn metadata_and_file_cleanup_of_a_file_added_twice() {
     create(&lake, "t", "", "").await;
     add(&lake, "t", &src, false).await;
     add(&lake, "t", &src, true).await;
-    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(4 * 24 * 3600);
     let mut imported = vec![];
     for f in std::fs::read_dir(&src).expect("dir") {
         let path = f.expect("entry").path();
-        std::fs::File::options()
-            .write(true)
-            .open(&path)
-            .expect("open")
-            .set_modified(old)
-            .expect("mtime");
+        crate::fixtures::set_mtime(&path, crate::fixtures::days_ago(4));
         imported.push(path);
     }
     assert_eq!(imported.len(), 3);

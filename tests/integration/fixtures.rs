@@ -11,6 +11,22 @@ use datafusion::arrow::datatypes::{Field, Schema};
 use datafusion::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use datafusion::parquet::arrow::ArrowWriter;
 
+/// Set `path`'s last-modified time to `mtime` (an orphan file's age, for
+/// `remove_orphan_files`' `older_than`).
+pub fn set_mtime(path: &Path, mtime: std::time::SystemTime) {
+    std::fs::File::options()
+        .write(true)
+        .open(path)
+        .expect("open")
+        .set_modified(mtime)
+        .expect("mtime");
+}
+
+/// The time `days` days ago.
+pub fn days_ago(days: u64) -> std::time::SystemTime {
+    std::time::SystemTime::now() - std::time::Duration::from_secs(days * 24 * 3600)
+}
+
 /// `testdata/<rel>` in the crate.
 pub fn testdata(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

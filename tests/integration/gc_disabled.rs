@@ -43,13 +43,7 @@ fn files_under(dir: &Path) -> BTreeSet<PathBuf> {
 /// A file no metadata names, last modified 4 days ago (an orphan by default).
 fn old_orphan(path: &Path) {
     std::fs::write(path, b"not referenced").expect("write");
-    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(4 * 24 * 3600);
-    std::fs::File::options()
-        .write(true)
-        .open(path)
-        .expect("open")
-        .set_modified(old)
-        .expect("mtime");
+    crate::fixtures::set_mtime(path, crate::fixtures::days_ago(4));
 }
 
 fn assert_gc_refusal(err: &str, operation: &str) {

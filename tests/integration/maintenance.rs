@@ -88,6 +88,13 @@ async fn metadata_location(lake: &Lake, name: &str) -> String {
         .to_string()
 }
 
+/// Write an unreferenced file at `path` (and its directories), last modified at `mtime`.
+fn write_aged(path: &Path, mtime: std::time::SystemTime) {
+    std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+    std::fs::write(path, b"not referenced").expect("write");
+    crate::fixtures::set_mtime(path, mtime);
+}
+
 /// The `orphan_file_location` column of a `remove_orphan_files` answer, sorted.
 fn orphan_locations(batches: Vec<datafusion::arrow::array::RecordBatch>) -> Vec<String> {
     let mut out = vec![];
@@ -678,14 +685,8 @@ async fn maintenance_expire_then_remove_orphans() {
     // an orphan: a file no metadata names, older than 3 days
     let table_dir = lake.warehouse.join("ns").join(name);
     let orphan = table_dir.join("data").join("stray.parquet");
-    std::fs::write(&orphan, b"not referenced").expect("write");
-    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(4 * 24 * 3600);
-    std::fs::File::options()
-        .write(true)
-        .open(&orphan)
-        .expect("open")
-        .set_modified(old)
-        .expect("mtime");
+    let old = crate::fixtures::days_ago(4);
+    write_aged(&orphan, old);
     // a young unreferenced file is not touched
     let young = table_dir.join("data").join("in-flight.parquet");
     std::fs::write(&young, b"a commit in flight").expect("write");
@@ -754,17 +755,10 @@ async fn maintenance_remove_orphans_keeps_hidden_files_as_java_does() {
         table_dir.join("data").join("_k=1").is_dir(),
         "a partition directory of field _k"
     );
-    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(10 * 24 * 3600);
+    let old = crate::fixtures::days_ago(10);
     let put = |relative: &str| {
         let path = table_dir.join(relative);
-        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
-        std::fs::write(&path, b"not referenced").expect("write");
-        std::fs::File::options()
-            .write(true)
-            .open(&path)
-            .expect("open")
-            .set_modified(old)
-            .expect("mtime");
+        write_aged(&path, old);
         path
     };
     let hidden: Vec<_> = [
@@ -843,16 +837,9 @@ async fn maintenance_remove_orphans_covers_the_table_write_paths() {
         written(&data) >= 2,
         "data files are written to write.data.path"
     );
-    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(4 * 24 * 3600);
+    let old = crate::fixtures::days_ago(4);
     let stray = |path: std::path::PathBuf| {
-        std::fs::create_dir_all(path.parent().expect("parent")).expect("dir");
-        std::fs::write(&path, b"not referenced").expect("write");
-        std::fs::File::options()
-            .write(true)
-            .open(&path)
-            .expect("open")
-            .set_modified(old)
-            .expect("mtime");
+        write_aged(&path, old);
         format!("file://{}", path.display())
     };
     let in_data = stray(data.join("k=1").join("stray.parquet"));

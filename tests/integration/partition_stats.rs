@@ -498,18 +498,12 @@ async fn partition_stats_of_copy_on_write_and_file_life() {
 }
 
 fn age_files(dir: &Path) {
-    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(5 * 24 * 3600);
     for entry in std::fs::read_dir(dir).expect("dir") {
         let p = entry.expect("entry").path();
         if p.is_dir() {
             age_files(&p);
         } else {
-            std::fs::File::options()
-                .write(true)
-                .open(&p)
-                .expect("open")
-                .set_modified(old)
-                .expect("mtime");
+            crate::fixtures::set_mtime(&p, crate::fixtures::days_ago(5));
         }
     }
 }

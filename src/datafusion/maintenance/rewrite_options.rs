@@ -3,7 +3,7 @@
 
 use crate::error::{Error, Result};
 use crate::expr::Predicate;
-use crate::maintenance::options::{option_flag as flag, option_number as num};
+use crate::maintenance::options::{option_count, option_flag as flag, option_number as num};
 use crate::maintenance::zorder::MAX_VAR_LENGTH_CONTRIBUTION;
 
 /// How files are rewritten.
@@ -120,14 +120,18 @@ impl RewriteDataFilesOptions {
                 "max-output-size" => self.max_output_size = Some(num(k, v)?),
                 "max-file-group-size-bytes" => self.max_file_group_size_bytes = num(k, v)?,
                 "max-concurrent-file-group-rewrites" => {
-                    let _: usize = num(k, v)?;
+                    // accepted for Spark's calls; groups are rewritten one after another
+                    // (each one's scan and write already parallel)
+                    option_count(k, v)?;
                 }
                 "remove-dangling-deletes" => {
                     // dangling deletes are always dropped: correct either way
                     flag(k, v)?;
                 }
                 "partial-progress.enabled" => self.partial_progress_enabled = flag(k, v)?,
-                "partial-progress.max-commits" => self.partial_progress_max_commits = num(k, v)?,
+                "partial-progress.max-commits" => {
+                    self.partial_progress_max_commits = option_count(k, v)?
+                }
                 "partial-progress.max-failed-commits" => {
                     self.partial_progress_max_failed_commits = Some(num(k, v)?)
                 }
@@ -161,11 +165,6 @@ impl RewriteDataFilesOptions {
         if self.max_file_group_size_bytes == 0 {
             return Err(Error::invalid_argument(
                 "option 'max-file-group-size-bytes' must be at least 1",
-            ));
-        }
-        if self.partial_progress_max_commits == 0 {
-            return Err(Error::invalid_argument(
-                "option 'partial-progress.max-commits' must be at least 1",
             ));
         }
         if let Some(v) = self.var_length_contribution {

@@ -491,7 +491,8 @@ fn micros_text(micros: i64, unit: TimeUnit) -> String {
 
 /// A partition value as Iceberg Java's `Transform.toHumanString` shows it (year `2021`,
 /// month `2021-03`, day `2021-03-05`, hour `2021-03-05-10`, timestamps ISO-8601, decimals
-/// with their scale); binary values as lowercase hex.
+/// with their scale); binary and fixed values in base64 (Java's `TransformUtil.base64encode`;
+/// PyIceberg's `inspect.manifests` agrees).
 pub(crate) fn human_string(lit: &Literal, transform: Transform) -> String {
     match (transform, lit) {
         (Transform::Year, Literal::Int(y)) => format!("{:04}", 1970 + i64::from(*y)),
@@ -523,9 +524,7 @@ pub(crate) fn human_string(lit: &Literal, transform: Transform) -> String {
             },
         ) => decimal_text(*unscaled, *scale),
         (_, Literal::String(s)) => s.clone(),
-        (_, Literal::Fixed(b) | Literal::Binary(b)) => {
-            b.iter().map(|x| format!("{x:02x}")).collect()
-        }
+        (_, Literal::Fixed(b) | Literal::Binary(b)) => crate::write::partition_path::base64(b),
         (_, other) => other.to_string(),
     }
 }
@@ -548,6 +547,14 @@ mod tests {
     #[test]
     fn human_strings() {
         assert_eq!(human_string(&Literal::Int(51), Transform::Year), "2021");
+        // a tester's bounds X'0a' and X'ff', as PyIceberg's `inspect.manifests` gives them
+        let binary = |b: &[u8]| human_string(&Literal::Binary(b.to_vec()), Transform::Identity);
+        assert_eq!(binary(&[0x0a]), "Cg==");
+        assert_eq!(binary(&[0xff]), "/w==");
+        assert_eq!(
+            human_string(&Literal::Fixed(vec![1, 2, 3]), Transform::Truncate(2)),
+            "AQID"
+        );
         assert_eq!(
             human_string(&Literal::Int(614), Transform::Month),
             "2021-03"

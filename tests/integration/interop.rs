@@ -803,6 +803,21 @@ async fn interop_metadata_tables_equal_pyiceberg_inspect() {
     let flat = assert_inspect_alike(&lake, "flat", None, &[], false).await;
     assert_eq!(flat["partitions"], 1, "{flat:?}");
 
+    // binary partition values: `$manifests`' partition summaries show them in base64, as
+    // Java's `toHumanString` and PyIceberg do (icefloe showed hex: a tester's X'0a', X'ff')
+    let b = "ice.ns.bin";
+    for sql in [
+        format!(
+            "CREATE TABLE {b} (id BIGINT, b BINARY) PARTITIONED BY (b) \
+             TBLPROPERTIES ('format-version'='2')"
+        ),
+        format!("INSERT INTO {b} VALUES (1, X'0a'), (2, X'ff')"),
+    ] {
+        run(sql).await;
+    }
+    let bin = assert_inspect_alike(&lake, "bin", None, &[], false).await;
+    assert_eq!(bin["manifests"], 1, "{bin:?}");
+
     // v3: deletion vectors (PyIceberg 0.12 cannot build the `entries` of a table with
     // deletion vectors: their metrics maps are absent)
     let v = "ice.ns.dv";

@@ -591,7 +591,7 @@ mod tests {
         );
         assert_eq!(
             human_string(&Literal::Binary(vec![3, 21]), Transform::Identity),
-            "0315"
+            "AxU="
         );
     }
 }

@@ -58,11 +58,16 @@ const PENDING_ROWS_PER_PARTITION: usize = 8192;
 /// memory held to this many batches.
 const MAX_HELD_BATCHES: usize = 32;
 
-/// A partition field bound to its source column.
-struct PartitionSource {
-    path: Vec<usize>,
-    source_type: PrimitiveType,
-    transform: Transform,
+/// A partition field bound to its source column; a `void` field needs none (its value is
+/// always null, and in a v1 table its source column may be dropped: Java's
+/// `PartitionSpec.checkCompatibility` skips void fields).
+enum PartitionSource {
+    Void,
+    Column {
+        path: Vec<usize>,
+        source_type: PrimitiveType,
+        transform: Transform,
+    },
 }
 
 /// The rows of one batch that fall in one partition: key, values, row count.
@@ -237,6 +242,10 @@ impl PartitionedDataFileWriter {
                     f.name
                 )));
             }
+            if f.transform == Transform::Void {
+                sources.push(PartitionSource::Void);
+                continue;
+            }
             let path = struct_path(schema, f.source_id)
                 .ok_or_else(|| bad("source column not in the schema or inside a list or map"))?;
             let source_type = schema
@@ -245,7 +254,7 @@ impl PartitionedDataFileWriter {
             f.transform
                 .result_type(&Type::Primitive(source_type))
                 .map_err(|e| bad(&e.to_string()))?;
-            sources.push(PartitionSource {
+            sources.push(PartitionSource::Column {
                 path,
                 source_type,
                 transform: f.transform,
@@ -341,20 +350,28 @@ impl PartitionedDataFileWriter {
         // partition values per field, per row
         let mut columns: Vec<Vec<Option<Literal>>> = Vec::with_capacity(self.sources.len());
         for (s, f) in self.sources.iter().zip(&self.spec.fields) {
-            let values = if s.transform == Transform::Void {
-                vec![None; batch.num_rows()]
-            } else {
-                let (array, ancestors) = leaf_at(&batch, &s.path).ok_or_else(|| {
-                    Error::invalid_argument(format!("partition source of '{}' not found", f.name))
-                })?;
-                literals(array.as_ref(), ancestors.as_ref(), &s.source_type)?
-                    .into_iter()
-                    .map(|v| match v {
-                        None => Ok(None),
-                        Some(v) => crate::transform::apply(&s.transform, &v),
-                    })
-                    .collect::<Result<Vec<_>>>()
-                    .map_err(|e| e.context(format!("partition field '{}'", f.name)))?
+            let values = match s {
+                PartitionSource::Void => vec![None; batch.num_rows()],
+                PartitionSource::Column {
+                    path,
+                    source_type,
+                    transform,
+                } => {
+                    let (array, ancestors) = leaf_at(&batch, path).ok_or_else(|| {
+                        Error::invalid_argument(format!(
+                            "partition source of '{}' not found",
+                            f.name
+                        ))
+                    })?;
+                    literals(array.as_ref(), ancestors.as_ref(), source_type)?
+                        .into_iter()
+                        .map(|v| match v {
+                            None => Ok(None),
+                            Some(v) => crate::transform::apply(transform, &v),
+                        })
+                        .collect::<Result<Vec<_>>>()
+                        .map_err(|e| e.context(format!("partition field '{}'", f.name)))?
+                }
             };
             columns.push(values);
         }

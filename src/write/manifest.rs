@@ -21,7 +21,7 @@ use crate::expr::compare;
 use crate::spec::{
     DataContentType, DataFile, DataFileFormat, FieldSummary, FormatVersion, IntMap, Literal,
     ManifestContent, ManifestEntry, ManifestFile, ManifestStatus, NestedField, PartitionSpec,
-    PrimitiveType, Schema, Type,
+    PrimitiveType, Schema, Transform, Type,
 };
 
 /// The bytes of the smallest two's-complement `fixed` that holds every unscaled value
@@ -502,7 +502,12 @@ impl ManifestWriter {
     ///
     /// Errors: no schema, or a partition field whose type cannot be written
     /// ([`crate::ErrorKind::Unsupported`]: an `identity` or `truncate` field whose source
-    /// column is in none of `schemas`, named with its spec and source field id).
+    /// column is in none of `schemas`, named with its spec and source field id). A `void`
+    /// field whose source column is in none of them (a v1 table's dropped partition field
+    /// whose column was dropped too, when only the current schema is given) is written as
+    /// an optional `int`: its values are all null, so the type holds none of them. (Java
+    /// writes its `UnknownType`, Avro `null`, which arrow-avro 59 cannot decode inside
+    /// the partition record.)
     ///
     /// [`TableMetadata::schemas_newest_first`]: crate::spec::TableMetadata::schemas_newest_first
     pub fn new(
@@ -518,7 +523,14 @@ impl ManifestWriter {
                 spec.spec_id
             ))
         })?;
-        let partition_type = spec.partition_type(schemas)?;
+        let mut partition_type = spec.partition_type(schemas)?;
+        for (f, pf) in partition_type.iter_mut().zip(&spec.fields) {
+            if pf.transform == Transform::Void
+                && *f.field_type == Type::Primitive(PrimitiveType::Unknown)
+            {
+                *f = NestedField::optional(f.id, &f.name, Type::Primitive(PrimitiveType::Int));
+            }
+        }
         if let Some((f, pf)) = partition_type
             .iter()
             .zip(&spec.fields)

@@ -26,7 +26,8 @@
 //!   the same value: it has no rows written before the column) and the doc as `COMMENT`
 //!   (a struct field's too: `STRUCT<a INT NOT NULL COMMENT '…'>`).
 //! - `PARTITIONED BY` the default spec's transforms (`col`, `bucket(N, col)`,
-//!   `truncate(W, col)`, `years|months|days|hours(col)`, `void(col)`); the new table's
+//!   `truncate(W, col)`, `years|months|days|hours(col)`, `void(col)`; a v1 table's `void`
+//!   fields, its dropped ones, are left out as Spark leaves them out); the new table's
 //!   partition fields get `CREATE TABLE`'s names (`col_bucket`, …), which may differ
 //!   from names an evolved spec chose.
 //! - The table's `comment` property as `COMMENT`, its location as `LOCATION`, every
@@ -60,7 +61,9 @@ use super::show::{find_table, string_rows, ShownTable};
 use super::show_properties::{column_path, shown_value};
 use super::tokens::Cursor;
 use crate::error::{Error, ErrorKind, Result};
-use crate::spec::{NestedField, PrimitiveType, Schema, TableMetadata, Transform, Type};
+use crate::spec::{
+    FormatVersion, NestedField, PrimitiveType, Schema, TableMetadata, Transform, Type,
+};
 
 /// `SHOW CREATE TABLE`, after those keywords; `None` (DataFusion's statement) when the
 /// table is not an Iceberg table or the statement goes on after the name.
@@ -108,12 +111,24 @@ fn create_statement(shown: &ShownTable, quote: char) -> Result<String> {
         "CREATE TABLE {name} (\n  {})\nUSING iceberg",
         columns.join(",\n  ")
     );
-    if let Some(spec) = m.default_partition_spec().filter(|s| !s.fields.is_empty()) {
-        let terms = spec
-            .fields
-            .iter()
-            .map(|f| term_sql(schema, f.transform, f.source_id, quote))
-            .collect::<Result<Vec<_>>>()?;
+    // a v1 table's void fields are its dropped partition fields: left out, as Spark's
+    // `Spark3Util.toTransforms` leaves every void field out (they partition nothing, their
+    // source column may be gone, and two of one column did not run); a v2+ table's
+    // void field was asked for and is kept, unless its column is gone or repeats
+    let mut voids = std::collections::HashSet::new();
+    let terms = m
+        .default_partition_spec()
+        .into_iter()
+        .flat_map(|s| &s.fields)
+        .filter(|f| {
+            f.transform != Transform::Void
+                || (m.format_version != FormatVersion::V1
+                    && schema.field_by_id(f.source_id).is_some()
+                    && voids.insert(f.source_id))
+        })
+        .map(|f| term_sql(schema, f.transform, f.source_id, quote))
+        .collect::<Result<Vec<_>>>()?;
+    if !terms.is_empty() {
         out.push_str(&format!("\nPARTITIONED BY ({})", terms.join(", ")));
     }
     if let Some(comment) = m.properties.get("comment") {

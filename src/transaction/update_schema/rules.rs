@@ -93,7 +93,9 @@ pub(super) fn check_deletable(
         .default_partition_spec()
         .into_iter()
         .flat_map(|s| &s.fields)
-        .find(|f| ids.contains(&f.source_id))
+        // a void field (a v1 table's dropped partition field) needs no source column
+        // (Java's `PartitionSpec.checkCompatibility` skips them)
+        .find(|f| ids.contains(&f.source_id) && f.transform != Transform::Void)
     {
         return Err(Error::invalid_argument(format!(
             "cannot drop column '{column}': the current partition spec uses it (partition \

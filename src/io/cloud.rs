@@ -61,6 +61,45 @@ pub fn is_secret(key: &str) -> bool {
         || k.starts_with("header.")
 }
 
+/// Whether property or option `key` holds a URL icefloe sends requests to and may show
+/// in a message: the REST catalog's `uri` and `oauth2-server-uri`, the stores'
+/// endpoints (`s3.endpoint`, `gcs.service.host`, object_store's `aws_endpoint`,
+/// `azure_storage_endpoint`, `google_base_url`, … any `…endpoint`, `…_url`, `…_uri`,
+/// `…_host`).
+pub fn is_url_valued(key: &str) -> bool {
+    let k = key.to_ascii_lowercase();
+    matches!(
+        k.as_str(),
+        "uri" | "oauth2-server-uri" | "s3.endpoint" | "gcs.service.host"
+    ) || ["endpoint", "_url", "_uri", "_host"]
+        .iter()
+        .any(|s| k.ends_with(s))
+}
+
+/// Refuse URL `value` of property `key` when it holds a user name, password or query
+/// string: requests' errors (the REST client's, object_store's) show the URL they went
+/// to, so a secret in it would reach messages and logs. The message names the property,
+/// never its value. A value that is no URL passes (its user reports it).
+///
+/// Errors: [`ErrorKind::InvalidArgument`] naming `key`.
+pub fn check_url_without_secrets(key: &str, value: &str) -> Result<()> {
+    let Ok(url) = url::Url::parse(value.trim()) else {
+        return Ok(());
+    };
+    let held = if !url.username().is_empty() || url.password().is_some() {
+        "a user name or password"
+    } else if url.query().is_some() {
+        "a query string"
+    } else {
+        return Ok(());
+    };
+    Err(Error::invalid_argument(format!(
+        "'{key}' holds {held}: a URL is shown in errors and logs, so it may hold no \
+         secret; give credentials as their own properties ('credential', 'token', \
+         'header.<name>', 's3.access-key-id', …)"
+    )))
+}
+
 /// `properties` with secret values replaced by `***`.
 pub fn redacted<'a>(
     properties: impl IntoIterator<Item = (&'a String, &'a String)>,
@@ -175,7 +214,8 @@ fn timeout_property_to_option(key: &str, value: &str) -> Result<Option<(String, 
 /// later keys overriding earlier ones.
 ///
 /// Errors: [`ErrorKind::InvalidArgument`] naming a timeout or retry property whose value
-/// is not a number (see the module docs).
+/// is not a number (see the module docs), or a URL-valued one holding a user name,
+/// password or query string ([`check_url_without_secrets`]).
 pub fn store_options<'a>(
     env: impl IntoIterator<Item = (String, String)>,
     properties: impl IntoIterator<Item = (&'a String, &'a String)>,
@@ -187,10 +227,16 @@ pub fn store_options<'a>(
             .iter()
             .any(|p| lower.starts_with(p))
         {
+            if is_url_valued(&lower) {
+                check_url_without_secrets(&key, &value)?;
+            }
             options.insert(lower, value);
         }
     }
     for (key, value) in properties {
+        if is_url_valued(key) {
+            check_url_without_secrets(key, value)?;
+        }
         if matches!(key.as_str(), "s3.endpoint" | "gcs.service.host")
             && value.trim_start().starts_with("http://")
         {
@@ -390,6 +436,41 @@ pub fn shared_s3_store_with_credentials(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A user name, password or query string in a store endpoint is refused, the message
+    /// naming the property and not the value (object_store's errors show the URL: a
+    /// tester's `s3.endpoint=http://s3user:S3-URL-PASSWORD@…` was printed).
+    #[test]
+    fn endpoints_holding_secrets_are_refused() {
+        let prop = |k: &str, v: &str| [(k.to_string(), v.to_string())];
+        for (key, value) in [
+            ("s3.endpoint", "http://s3user:S3-URL-PASSWORD@127.0.0.1:1"),
+            ("gcs.service.host", "http://127.0.0.1:1/?S3-URL-PASSWORD=1"),
+            ("aws_endpoint", "http://:S3-URL-PASSWORD@127.0.0.1:1"),
+            (
+                "azure_storage_endpoint",
+                "http://h/acct?sig=S3-URL-PASSWORD",
+            ),
+        ] {
+            let props = prop(key, value);
+            let err = store_options([], props.iter().map(|(k, v)| (k, v)))
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains(&format!("'{key}' holds")), "{err}");
+            assert!(!err.contains("S3-URL-PASSWORD"), "{err}");
+        }
+        let env = [(
+            "AWS_ENDPOINT".to_string(),
+            "http://u:S3-URL-PASSWORD@h".to_string(),
+        )];
+        let err = store_options(env, []).unwrap_err().to_string();
+        assert!(err.contains("'AWS_ENDPOINT' holds a user name"), "{err}");
+        // plain endpoints pass
+        let props = prop("s3.endpoint", "http://127.0.0.1:9000");
+        let options = store_options([], props.iter().map(|(k, v)| (k, v))).unwrap();
+        assert_eq!(options["aws_endpoint"], "http://127.0.0.1:9000");
+        assert!(is_url_valued("oauth2-server-uri") && !is_url_valued("s3.region"));
+    }
 
     #[test]
     fn secrets_are_redacted() {

@@ -35,7 +35,9 @@ mod write;
 
 #[cfg(feature = "cloud")]
 pub use cloud::shared_s3_store_with_credentials;
-pub use cloud::{is_secret, redacted, shared_store, store_options};
+pub use cloud::{
+    check_url_without_secrets, is_secret, is_url_valued, redacted, shared_store, store_options,
+};
 pub use counting::{CountingStore, RequestCounts, RequestObserver, RequestTotals, StoreRequest};
 pub(crate) use range_reader::ObjectRangeReader;
 pub(crate) use read_context::{file_context, when_moved};

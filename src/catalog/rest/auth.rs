@@ -90,11 +90,10 @@ impl Auth {
             None => (String::new(), credential.to_string()),
         };
         let server_uri = match config.get("oauth2-server-uri") {
+            // the value is not shown: it may hold a secret the URL check could not see
             Some(u) => Url::parse(u).map_err(|e| {
-                Error::invalid_argument(format!(
-                    "REST catalog 'oauth2-server-uri' '{u}' is not a URL"
-                ))
-                .with_source(e)
+                Error::invalid_argument("REST catalog 'oauth2-server-uri' is not a URL")
+                    .with_source(e)
             })?,
             None => {
                 let mut u = config.uri.clone();

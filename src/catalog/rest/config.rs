@@ -74,11 +74,10 @@ impl RestConfig {
                 "REST catalog 'uri' '{uri_text}' is not an http:// or https:// URL"
             )));
         }
-        if !uri.username().is_empty() || uri.password().is_some() {
-            return Err(Error::invalid_argument(
-                "REST catalog 'uri' holds a user name or password; give them as 'credential' \
-                 or 'token' instead",
-            ));
+        for key in ["uri", "oauth2-server-uri"] {
+            if let Some(value) = properties.get(key) {
+                crate::io::check_url_without_secrets(key, value)?;
+            }
         }
         let connect_timeout = millis(&properties, "rest.client.connection-timeout-ms", 10_000)?;
         let request_timeout = millis(&properties, "rest.client.socket-timeout-ms", 120_000)?;
@@ -151,10 +150,35 @@ mod tests {
         bad.insert("uri".into(), "ftp://x".into());
         let err = RestConfig::new("rest", bad).unwrap_err();
         assert!(err.to_string().contains("ftp://x"), "{err}");
-        let mut bad = props;
+        let mut bad = props.clone();
         bad.insert("uri".into(), "http://u:pw@host".into());
         let err = RestConfig::new("rest", bad).unwrap_err().to_string();
         assert!(!err.contains("pw"), "{err}");
+        // a tester's: secrets in the token endpoint's URL, or in the query of either, were
+        // shown in the errors of requests to them
+        for (key, url, secret) in [
+            (
+                "oauth2-server-uri",
+                "http://idp-user:IDP-PASSWORD@idp/tokens",
+                "IDP-PASSWORD",
+            ),
+            (
+                "oauth2-server-uri",
+                "http://idp/tokens?key=SECRETQ",
+                "SECRETQ",
+            ),
+            (
+                "uri",
+                "http://127.0.0.1:8181/?api_key=API-KEY-SECRET",
+                "API-KEY-SECRET",
+            ),
+        ] {
+            let mut bad = props.clone();
+            bad.insert(key.into(), url.into());
+            let err = RestConfig::new("rest", bad).unwrap_err().to_string();
+            assert!(err.contains(&format!("'{key}' holds")), "{err}");
+            assert!(!err.contains(secret), "{err}");
+        }
     }
 
     #[test]

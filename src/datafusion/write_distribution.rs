@@ -7,24 +7,29 @@
 //! DataFusion can send to its workers without a codec: a key only has to give equal
 //! values to rows of one partition (its rows then hash alike); it may merge partitions
 //! (they then share a writer), and where no such expression exists the field is left
-//! out of the key. Per transform (spec "Partition Transforms"):
+//! out of the key. A key must not fail on a value the table takes: years and months are
+//! `date_part`s, which read any timestamp, where DataFusion 55's `date_trunc` to a year
+//! or month goes through nanoseconds and failed outside 1677–2262 ("Timestamp … out of
+//! range", a tester's `INSERT … SELECT` of `TIMESTAMP '1500-06-01 00:00:00'`). Per
+//! transform (spec "Partition Transforms"):
 //!
 //! | transform | key |
 //! |---|---|
 //! | `identity` | the column |
-//! | `year`, `month`, `day`, `hour` of a timestamp | `date_trunc(unit, column)` |
-//! | `year`, `month` of a date | `date_trunc(unit, CAST(column AS TIMESTAMP))`; `day`: the column |
+//! | `year` of a timestamp or date | `date_part('year', column)` |
+//! | `month` of a timestamp or date | `date_part('year', column) * 12 + date_part('month', column)` |
+//! | `day`, `hour` of a timestamp | `date_trunc(unit, column)`; `day` of a date: the column |
 //! | `truncate(W)` of a string | `left(column, W)` (both count code points) |
 //! | `truncate(W)` of an `int`/`long` | `column - ((column % W) + W) % W` (the spec's formula) |
 //! | `bucket(N)`, `truncate` of `decimal`/`binary`, `void`, nested sources | left out |
 
 use std::sync::Arc;
 
-use datafusion::arrow::datatypes::{DataType, SchemaRef, TimeUnit};
+use datafusion::arrow::datatypes::{DataType, SchemaRef};
 use datafusion::common::config::ConfigOptions;
 use datafusion::common::ScalarValue;
 use datafusion::logical_expr::{Operator, ScalarUDF};
-use datafusion::physical_expr::expressions::{BinaryExpr, CastExpr, Column, Literal};
+use datafusion::physical_expr::expressions::{BinaryExpr, Column, Literal};
 use datafusion::physical_expr::{PhysicalExpr, ScalarFunctionExpr};
 
 use super::data_file_writer_exec::DataFileWriteState;
@@ -84,8 +89,7 @@ fn partition_key(
     use PrimitiveType as P;
     let unit = match transform {
         Transform::Identity => return Some(column),
-        Transform::Year => "year",
-        Transform::Month => "month",
+        Transform::Year | Transform::Month => return calendar_key(transform, column, schema),
         Transform::Day if source == P::Date => return Some(column),
         Transform::Day => "day",
         Transform::Hour => "hour",
@@ -94,11 +98,6 @@ fn partition_key(
     };
     let timestamp = match data_type {
         DataType::Timestamp(..) => column,
-        DataType::Date32 | DataType::Date64 => Arc::new(CastExpr::new(
-            column,
-            DataType::Timestamp(TimeUnit::Microsecond, None),
-            None,
-        )),
         _ => return None,
     };
     function(
@@ -106,6 +105,33 @@ fn partition_key(
         vec![utf8(unit), timestamp],
         schema,
     )
+}
+
+/// The key of a `year` or `month` field of a timestamp or date `column`: its year, or
+/// its year * 12 + month (see the module docs).
+fn calendar_key(
+    transform: Transform,
+    column: Arc<dyn PhysicalExpr>,
+    schema: &SchemaRef,
+) -> Option<Arc<dyn PhysicalExpr>> {
+    let part = |unit: &str| {
+        function(
+            datafusion::functions::datetime::date_part(),
+            vec![utf8(unit), Arc::clone(&column)],
+            schema,
+        )
+    };
+    let year = part("year")?;
+    if transform == Transform::Year {
+        return Some(year);
+    }
+    let twelve: Arc<dyn PhysicalExpr> = Arc::new(Literal::new(ScalarValue::Int32(Some(12))));
+    let months: Arc<dyn PhysicalExpr> = Arc::new(BinaryExpr::new(year, Operator::Multiply, twelve));
+    Some(Arc::new(BinaryExpr::new(
+        months,
+        Operator::Plus,
+        part("month")?,
+    )))
 }
 
 /// `truncate(w)`'s key for a string or integer column, if it has one.

@@ -414,6 +414,85 @@ async fn partitioned_writes_are_distributed_by_partition_per_write_distribution_
         .expect("exists"));
 }
 
+/// The hash keys of `years`/`months` fields read every timestamp and date a table takes:
+/// a tester's `INSERT … SELECT` of `TIMESTAMP '1500-06-01 00:00:00'` into a `years(ts)`
+/// table failed with "Timestamp … out of range" (DataFusion's `date_trunc` to a year goes
+/// through nanoseconds), also for dates and `timestamptz` beyond 2262. From two input
+/// partitions each partition is written once, as by any other key.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn years_and_months_far_from_1970_are_distributed_by_partition() {
+    let lake = crate::dml::lake().await;
+    let ok = |sql: String| {
+        let ctx = lake.ctx.clone();
+        async move { crate::dml::ok(&ctx, &sql).await }
+    };
+    ok("SET datafusion.execution.target_partitions = 2".into()).await;
+    ok("SET datafusion.execution.enable_file_stream_work_stealing = false".into()).await;
+    ok(
+        "CREATE TABLE ice.ns.far (id INT, ts TIMESTAMP, d DATE, tz TIMESTAMPTZ) \
+        PARTITIONED BY (years(ts), months(d), months(tz))"
+            .into(),
+    )
+    .await;
+    // two data files (two input partitions), each holding both partitions
+    for lo in [0, 10] {
+        ok(format!(
+            "INSERT INTO ice.ns.far VALUES \
+             ({lo}, TIMESTAMP '2000-01-01 00:00:00', DATE '2000-01-01', \
+              TIMESTAMP '2000-01-01 00:00:00'), \
+             ({lo} + 1, TIMESTAMP '1500-06-01 00:00:00', DATE '2500-06-01', \
+              TIMESTAMP '9999-12-31 23:00:00')"
+        ))
+        .await;
+    }
+    ok(
+        "CREATE TABLE ice.ns.far2 (id INT, ts TIMESTAMP, d DATE, tz TIMESTAMPTZ) \
+        PARTITIONED BY (years(ts), months(d), months(tz))"
+            .into(),
+    )
+    .await;
+    let plan = crate::dml::ok(
+        &lake.ctx,
+        "EXPLAIN INSERT INTO ice.ns.far2 SELECT * FROM ice.ns.far",
+    )
+    .await;
+    assert!(plan.contains("Hash([date_part(year, ts"), "{plan}");
+    ok("INSERT INTO ice.ns.far2 SELECT * FROM ice.ns.far".into()).await;
+    let files = crate::dml::ok(
+        &lake.ctx,
+        "SELECT partition.ts_year AS y, partition.d_month AS dm, partition.tz_month AS tm, \
+         record_count AS n FROM ice.ns.\"far2$files\" ORDER BY y",
+    )
+    .await;
+    // one file per partition: years since 1970 (1500: -470), months since 1970-01
+    // (2500-06: 530 * 12 + 5; 9999-12: 8029 * 12 + 11)
+    assert_eq!(
+        files,
+        "+------+------+-------+---+\n\
+         | y    | dm   | tm    | n |\n\
+         +------+------+-------+---+\n\
+         | -470 | 6365 | 96359 | 2 |\n\
+         | 30   | 360  | 360   | 2 |\n\
+         +------+------+-------+---+"
+    );
+    let rows = crate::dml::ok(
+        &lake.ctx,
+        "SELECT id, ts, d, tz FROM ice.ns.far2 ORDER BY id",
+    )
+    .await;
+    assert_eq!(
+        rows,
+        "+----+---------------------+------------+----------------------+\n\
+         | id | ts                  | d          | tz                   |\n\
+         +----+---------------------+------------+----------------------+\n\
+         | 0  | 2000-01-01T00:00:00 | 2000-01-01 | 2000-01-01T00:00:00Z |\n\
+         | 1  | 1500-06-01T00:00:00 | 2500-06-01 | 9999-12-31T23:00:00Z |\n\
+         | 10 | 2000-01-01T00:00:00 | 2000-01-01 | 2000-01-01T00:00:00Z |\n\
+         | 11 | 1500-06-01T00:00:00 | 2500-06-01 | 9999-12-31T23:00:00Z |\n\
+         +----+---------------------+------------+----------------------+"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn input_partitions_are_written_in_parallel_into_one_commit() {
     let w = warehouse().await;

@@ -525,7 +525,33 @@ impl FileIO {
     }
 }
 
+/// Whether `e` failed at a cloud instance-metadata endpoint (AWS EC2's and ECS's
+/// link-local addresses): object_store asks there for credentials when none are
+/// configured, so off such an instance the request fails there, and its error named only
+/// that endpoint (a tester's "PUT http://169.254.169.254/latest/api/token … 403").
+pub(crate) fn no_credentials_configured(e: &object_store::Error) -> bool {
+    let text = crate::error::with_causes(e);
+    text.contains("169.254.169.254") || text.contains("169.254.170.2")
+}
+
+/// The error for `location` when [`no_credentials_configured`]: what to set.
+pub(crate) fn missing_credentials(location: &str, e: object_store::Error) -> Error {
+    Error::new(
+        ErrorKind::PermissionDenied,
+        format!(
+            "no credentials for '{location}': set 's3.access-key-id' and \
+             's3.secret-access-key' (or the AWS_* environment, or let the REST catalog vend \
+             them); without them object_store asked the cloud instance metadata endpoint, \
+             which did not give any"
+        ),
+    )
+    .with_source(StoreCauses(e))
+}
+
 fn map_store_error(e: object_store::Error, location: &str) -> Error {
+    if no_credentials_configured(&e) {
+        return missing_credentials(location, e);
+    }
     match e {
         object_store::Error::NotFound { .. } => {
             Error::not_found(format!("file '{location}' does not exist")).with_source(e)
@@ -564,6 +590,32 @@ impl std::error::Error for StoreCauses {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A request that failed at the instance metadata endpoint (no S3 keys configured)
+    /// says what to set, as a permission error; other errors keep their kind.
+    #[test]
+    fn failing_at_the_instance_metadata_endpoint_names_the_missing_credentials() {
+        let generic = |text: &str| object_store::Error::Generic {
+            store: "S3",
+            source: text.to_string().into(),
+        };
+        let e = map_store_error(
+            generic(
+                "Error performing PUT http://169.254.169.254/latest/api/token in 1ms - \
+                 Server returned non-2xx status code: 403 Forbidden: resolve_deny",
+            ),
+            "s3://b/t/metadata/snap-1.avro",
+        );
+        assert_eq!(e.kind(), ErrorKind::PermissionDenied);
+        let text = e.to_string();
+        assert!(
+            text.contains("no credentials for 's3://b/t/metadata/snap-1.avro'")
+                && text.contains("'s3.access-key-id'"),
+            "{text}"
+        );
+        let e = map_store_error(generic("connection reset"), "s3://b/x");
+        assert_eq!(e.kind(), ErrorKind::Io);
+    }
 
     #[test]
     fn normalizes_local_forms() {

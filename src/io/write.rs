@@ -157,6 +157,9 @@ pub(crate) fn refused_by_store(e: &(dyn std::error::Error + 'static)) -> bool {
 }
 
 fn write_error(e: object_store::Error, location: &str) -> Error {
+    if super::no_credentials_configured(&e) {
+        return super::missing_credentials(location, e);
+    }
     match e {
         object_store::Error::AlreadyExists { .. } => Error::new(
             ErrorKind::AlreadyExists,

@@ -681,6 +681,17 @@ async fn namespaces_and_tables_round_trip() {
     assert_eq!(err.kind(), ErrorKind::AlreadyExists, "{err}");
     let missing_ns = Namespace::parse(&format!("{ns_name}_missing"));
     assert!(!catalog.namespace_exists(&missing_ns).await.expect("exists"));
+    // a name the server refuses: its reason, not only "400 Bad Request" (the answer to
+    // HEAD has no body; a tester's `CREATE SCHEMA "Upper"`)
+    let err = catalog
+        .namespace_exists(&Namespace::parse("Upper"))
+        .await
+        .expect_err("a name SeaweedFS refuses");
+    assert!(
+        err.to_string()
+            .contains("must start with a letter or digit"),
+        "{err}"
+    );
     // (SeaweedFS lists no tables for a missing namespace rather than answering 404)
     let in_missing = TableIdent::new(missing_ns.clone(), "t");
     let err = catalog

@@ -465,11 +465,25 @@ impl Catalog for RestCatalog {
         let url = self.namespace_url(namespace, &[]).await?;
         match self
             .client
-            .send::<serde_json::Value>(Method::HEAD, url, None, &[], true)
+            .send::<serde_json::Value>(Method::HEAD, url.clone(), None, &[], true)
             .await
         {
             Ok(_) => Ok(true),
             Err(e) if e.status == Some(StatusCode::NOT_FOUND) => Ok(false),
+            // an answer to HEAD has no body, so its error says no reason ("400 Bad
+            // Request" for a name the server refuses): ask again with GET, whose error
+            // carries the server's message
+            Err(e) if e.status.is_some() => {
+                match self
+                    .client
+                    .send::<serde_json::Value>(Method::GET, url, None, &[], true)
+                    .await
+                {
+                    Ok(_) => Ok(true),
+                    Err(again) if again.status == Some(StatusCode::NOT_FOUND) => Ok(false),
+                    Err(again) => Err(again.error),
+                }
+            }
             Err(e) => Err(e.error),
         }
     }
@@ -522,11 +536,25 @@ impl Catalog for RestCatalog {
         let url = self.table_url(ident).await?;
         match self
             .client
-            .send::<serde_json::Value>(Method::HEAD, url, None, &[], true)
+            .send::<serde_json::Value>(Method::HEAD, url.clone(), None, &[], true)
             .await
         {
             Ok(_) => Ok(true),
             Err(e) if e.status == Some(StatusCode::NOT_FOUND) => Ok(false),
+            // an answer to HEAD has no body, so its error says no reason ("400 Bad
+            // Request" for a name the server refuses): ask again with GET, whose error
+            // carries the server's message
+            Err(e) if e.status.is_some() => {
+                match self
+                    .client
+                    .send::<serde_json::Value>(Method::GET, url, None, &[], true)
+                    .await
+                {
+                    Ok(_) => Ok(true),
+                    Err(again) if again.status == Some(StatusCode::NOT_FOUND) => Ok(false),
+                    Err(again) => Err(again.error),
+                }
+            }
             Err(e) => Err(e.error),
         }
     }

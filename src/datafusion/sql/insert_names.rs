@@ -4,15 +4,13 @@
 //! columns do not matter. DataFusion 55 still plans the query as a query of its own and
 //! refuses a projection whose columns would share a name ("Projections require unique
 //! expression names": `SELECT 1, 1`, `SELECT a, a FROM s`, `SELECT s.a, a FROM s`). When
-//! an `INSERT` fails with that error, [`aliased`] names each unnamed column of its query
-//! (every `SELECT` of it, the branches of a `UNION` too) after the column it fills and it
-//! is planned again. A statement DataFusion accepts is never rewritten.
+//! an `INSERT` fails with that error, [`aliased`] gives each column that repeats a name
+//! in a `SELECT` of its query (the branches of a `UNION` too) a name of its own, and it is
+//! planned again. A statement DataFusion accepts is never rewritten.
 
 use datafusion::common::DataFusionError;
 use datafusion::prelude::SessionContext;
-use datafusion::sql::sqlparser::ast::{
-    Ident, ObjectNamePart, Query, SelectItem, SetExpr, Statement,
-};
+use datafusion::sql::sqlparser::ast::{Expr, Ident, Query, SelectItem, SetExpr, Statement};
 
 /// The start of DataFusion's error for a projection whose columns share a name
 /// (`datafusion_expr::utils::validate_unique_names`).
@@ -23,68 +21,68 @@ pub(super) fn is_duplicate_names(e: &DataFusionError) -> bool {
     e.to_string().contains(DUPLICATE_NAMES)
 }
 
-/// `statement` (an `INSERT … SELECT`) with each unnamed column of its query's `SELECT`s
-/// given a name: the column it fills when the statement lists them, else `column<N>`
-/// (DataFusion's name of a `VALUES` column, N counting from 1), made unique against the
-/// names the `SELECT` gives itself. `None` when `statement` is no `INSERT` of a query,
-/// or nothing was unnamed.
+/// `statement` (an `INSERT … SELECT`) with each column of its query's `SELECT`s that
+/// repeats the name of an earlier one (the same column, `a` and `s.a`; the same
+/// expression, `1` and `1`) named `icefloe_insert_column_<N>` (N its position from 1), a
+/// name no clause of the query means: the first of the columns keeps its name, so an
+/// `ORDER BY`/`HAVING` of the query, or of a `UNION` named by its first branch, reads
+/// what it read. `None` when `statement` is no `INSERT` of a query, or nothing repeats.
 pub(super) fn aliased(ctx: &SessionContext, statement: &str) -> Option<String> {
     let Some(Statement::Insert(mut insert)) = super::parse_statement(ctx, statement) else {
         return None;
     };
     let quote = super::quote_of(super::session_dialect(ctx).as_ref());
-    let columns = Columns {
-        listed: insert
-            .columns
-            .iter()
-            .map(|c| match c.0.last() {
-                Some(ObjectNamePart::Identifier(ident)) => ident.value.clone(),
-                _ => c.to_string(),
-            })
-            .collect(),
-        quote,
-    };
     let source = insert.source.as_mut()?;
-    name_query(source, &columns).then(|| Statement::Insert(insert).to_string())
+    name_query(source, quote).then(|| Statement::Insert(insert).to_string())
 }
 
-/// The names given: the statement's column list, and how the dialect quotes a name.
-struct Columns {
-    listed: Vec<String>,
-    quote: char,
+/// Name the repeated columns of `query`'s `SELECT`s; whether one was.
+fn name_query(query: &mut Query, quote: char) -> bool {
+    name_set_expr(&mut query.body, quote)
 }
 
-/// Name the unnamed columns of `query`'s `SELECT`s; whether one was.
-fn name_query(query: &mut Query, columns: &Columns) -> bool {
-    name_set_expr(&mut query.body, columns)
+/// The name DataFusion gives `ident` as a column (unquoted names lowercased).
+fn ident_name(ident: &Ident) -> String {
+    match ident.quote_style {
+        None => ident.value.to_lowercase(),
+        Some(_) => ident.value.clone(),
+    }
 }
 
-fn name_set_expr(body: &mut SetExpr, columns: &Columns) -> bool {
+/// The name a `SELECT` item's column gets, as far as it matters here: an alias, a
+/// column's last name part, else the expression's text; `None` for a wildcard.
+fn item_name(item: &SelectItem) -> Option<String> {
+    match item {
+        SelectItem::ExprWithAlias { alias, .. } => Some(ident_name(alias)),
+        SelectItem::UnnamedExpr(Expr::Identifier(ident)) => Some(ident_name(ident)),
+        SelectItem::UnnamedExpr(Expr::CompoundIdentifier(parts)) => parts.last().map(ident_name),
+        SelectItem::UnnamedExpr(expr) => Some(expr.to_string()),
+        _ => None,
+    }
+}
+
+fn name_set_expr(body: &mut SetExpr, quote: char) -> bool {
     match body {
         SetExpr::Select(select) => {
-            let taken: Vec<String> = select
-                .projection
-                .iter()
-                .filter_map(|item| match item {
-                    SelectItem::ExprWithAlias { alias, .. } => Some(alias.value.to_lowercase()),
-                    _ => None,
-                })
-                .collect();
+            let names: Vec<Option<String>> = select.projection.iter().map(item_name).collect();
             let mut changed = false;
             for (position, item) in select.projection.iter_mut().enumerate() {
                 let SelectItem::UnnamedExpr(expr) = item else {
                     continue;
                 };
-                let mut name = columns
-                    .listed
-                    .get(position)
-                    .map_or_else(|| format!("column{}", position + 1), String::clone);
-                while taken.contains(&name.to_lowercase()) {
+                let repeated = names[position]
+                    .as_ref()
+                    .is_some_and(|n| names[..position].contains(&Some(n.clone())));
+                if !repeated {
+                    continue;
+                }
+                let mut name = format!("icefloe_insert_column_{}", position + 1);
+                while names.contains(&Some(name.clone())) {
                     name.push('_');
                 }
                 *item = SelectItem::ExprWithAlias {
                     expr: expr.clone(),
-                    alias: Ident::with_quote(columns.quote, name),
+                    alias: Ident::with_quote(quote, name),
                 };
                 changed = true;
             }
@@ -92,9 +90,9 @@ fn name_set_expr(body: &mut SetExpr, columns: &Columns) -> bool {
         }
         // both sides (`|`, not `||`, which would skip the right one)
         SetExpr::SetOperation { left, right, .. } => {
-            name_set_expr(left, columns) | name_set_expr(right, columns)
+            name_set_expr(left, quote) | name_set_expr(right, quote)
         }
-        SetExpr::Query(query) => name_query(query, columns),
+        SetExpr::Query(query) => name_query(query, quote),
         _ => false,
     }
 }

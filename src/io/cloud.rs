@@ -65,27 +65,77 @@ pub fn is_secret(key: &str) -> bool {
 /// in a message: the REST catalog's `uri` and `oauth2-server-uri`, the stores'
 /// endpoints (`s3.endpoint`, `gcs.service.host`, object_store's `aws_endpoint`,
 /// `azure_storage_endpoint`, `google_base_url`, … any `…endpoint`, `…_url`, `…_uri`,
-/// `…_host`).
+/// `…_host`), and `adls.connection-string[.<account>]`, an endpoint URL or pairs
+/// holding a `BlobEndpoint`.
 pub fn is_url_valued(key: &str) -> bool {
     let k = key.to_ascii_lowercase();
     matches!(
         k.as_str(),
         "uri" | "oauth2-server-uri" | "s3.endpoint" | "gcs.service.host"
-    ) || ["endpoint", "_url", "_uri", "_host"]
-        .iter()
-        .any(|s| k.ends_with(s))
+    ) || k.starts_with("adls.connection-string")
+        || ["endpoint", "_url", "_uri", "_host"]
+            .iter()
+            .any(|s| k.ends_with(s))
 }
 
-/// Refuse URL `value` of property `key` when it holds a user name, password or query
-/// string: requests' errors (the REST client's, object_store's) show the URL they went
-/// to, so a secret in it would reach messages and logs. The message names the property,
-/// never its value. A value that is no URL passes (its user reports it).
+/// The properties and options whose value must be an `http://` or `https://` URL with a
+/// host: object_store's clients panic on a request to one without a scheme
+/// (`s3.endpoint=localhost:9000`, a tester's).
+fn must_be_http(key: &str) -> bool {
+    matches!(
+        key.to_ascii_lowercase().as_str(),
+        "uri"
+            | "oauth2-server-uri"
+            | "s3.endpoint"
+            | "gcs.service.host"
+            | "aws_endpoint"
+            | "aws_endpoint_url"
+            | "google_base_url"
+            | "azure_storage_endpoint"
+    )
+}
+
+/// Check URL-valued property `key` ([`is_url_valued`]): refuse a user name, password
+/// or query string (requests' errors, the REST client's and object_store's, show the
+/// URL they went to, so a secret in it would reach messages and logs), and a value that
+/// is no `http(s)://` URL where one must be. In an `adls.connection-string`, the URL
+/// form or its `BlobEndpoint` is checked. The message names the property, never its
+/// value.
 ///
 /// Errors: [`ErrorKind::InvalidArgument`] naming `key`.
 pub fn check_url_without_secrets(key: &str, value: &str) -> Result<()> {
-    let Ok(url) = url::Url::parse(value.trim()) else {
+    let value = value.trim();
+    if key
+        .to_ascii_lowercase()
+        .starts_with("adls.connection-string")
+    {
+        if value.starts_with("http://") || value.starts_with("https://") {
+            return check_url(key, value, true);
+        }
+        for (k, v) in value.split(';').filter_map(|pair| pair.split_once('=')) {
+            if k.trim().eq_ignore_ascii_case("BlobEndpoint") {
+                check_url(&format!("{key} (its BlobEndpoint)"), v.trim(), true)?;
+            }
+        }
         return Ok(());
+    }
+    check_url(key, value, must_be_http(key))
+}
+
+fn check_url(key: &str, value: &str, http: bool) -> Result<()> {
+    let not_http = || {
+        Error::invalid_argument(format!(
+            "'{key}' is not an http:// or https:// URL with a host"
+        ))
     };
+    let url = match url::Url::parse(value) {
+        Ok(url) => url,
+        Err(_) if http => return Err(not_http()),
+        Err(_) => return Ok(()),
+    };
+    if http && (!matches!(url.scheme(), "http" | "https") || url.host_str().is_none()) {
+        return Err(not_http());
+    }
     let held = if !url.username().is_empty() || url.password().is_some() {
         "a user name or password"
     } else if url.query().is_some() {
@@ -470,6 +520,50 @@ mod tests {
         let options = store_options([], props.iter().map(|(k, v)| (k, v))).unwrap();
         assert_eq!(options["aws_endpoint"], "http://127.0.0.1:9000");
         assert!(is_url_valued("oauth2-server-uri") && !is_url_valued("s3.region"));
+        // a second tester's: an endpoint without a scheme made object_store panic, and
+        // an Azure connection string's endpoint showed its password
+        for (key, value, secret) in [
+            ("s3.endpoint", "localhost:9000", "localhost"),
+            ("s3.endpoint", "u:PW-SECRET@host:1", "PW-SECRET"),
+            ("gcs.service.host", "localhost:4443", "localhost"),
+            (
+                "adls.connection-string.acct",
+                "http://u:AZ-SECRET@127.0.0.1:1/acct",
+                "AZ-SECRET",
+            ),
+            (
+                "adls.connection-string",
+                "https://h/acct?sig=AZ-SECRET",
+                "AZ-SECRET",
+            ),
+            (
+                "adls.connection-string",
+                "AccountName=a;BlobEndpoint=http://u:AZ-SECRET@h/a;AccountKey=k",
+                "AZ-SECRET",
+            ),
+        ] {
+            let props = prop(key, value);
+            let err = store_options([], props.iter().map(|(k, v)| (k, v)))
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains(&format!("'{key}")), "{err}");
+            assert!(!err.contains(secret), "{err}");
+        }
+        let env = [("AWS_ENDPOINT".to_string(), "localhost:9000".to_string())];
+        let err = store_options(env, []).unwrap_err().to_string();
+        assert!(err.contains("'AWS_ENDPOINT' is not an http"), "{err}");
+        // Azurite's endpoint and connection string pass
+        for (key, value) in [
+            ("adls.connection-string.acct", "http://127.0.0.1:10000/acct"),
+            (
+                "adls.connection-string",
+                "DefaultEndpointsProtocol=http;AccountName=a;AccountKey=k;\
+                 BlobEndpoint=http://127.0.0.1:10000/a;",
+            ),
+        ] {
+            let props = prop(key, value);
+            store_options([], props.iter().map(|(k, v)| (k, v))).expect(key);
+        }
     }
 
     #[test]

@@ -13,6 +13,9 @@ pub(crate) fn option_number<T: std::str::FromStr>(key: &str, v: &str) -> Result<
         let why = match v.trim().parse::<f64>() {
             Err(_) => "not a valid number",
             Ok(x) if x.fract() != 0.0 => "not a whole number",
+            // `1.0`: whole, but not written as an integer (Java's `propertyAsInt` refuses
+            // it too)
+            Ok(_) if v.contains('.') => "not written as an integer",
             Ok(x) if x < 0.0 && unsigned => "less than 0",
             Ok(_) => "out of the option's range",
         };
@@ -20,16 +23,19 @@ pub(crate) fn option_number<T: std::str::FromStr>(key: &str, v: &str) -> Result<
     })
 }
 
-/// Option `key`'s value `v` as a count of at least 1 (Java's `Preconditions` on
-/// `max-concurrent-file-group-rewrites`, `partial-progress.max-commits`).
+/// Option `key`'s value `v` as a count from 1 to 2,147,483,647 (Java reads these
+/// options with `propertyAsInt` and checks them positive: `max-concurrent-file-group-rewrites`,
+/// `partial-progress.max-commits`).
 ///
 /// Errors: [`crate::ErrorKind::InvalidArgument`] naming the option and the value.
 pub(crate) fn option_count(key: &str, v: &str) -> Result<usize> {
-    match option_number(key, v)? {
-        0 => Err(Error::invalid_argument(format!(
-            "option '{key}' must be at least 1"
+    let n: i64 = option_number(key, v)?;
+    match usize::try_from(n) {
+        Ok(n) if n >= 1 && n <= i32::MAX as usize => Ok(n),
+        _ => Err(Error::invalid_argument(format!(
+            "option '{key}' is '{v}': it must be at least 1 (and at most {})",
+            i32::MAX
         ))),
-        n => Ok(n),
     }
 }
 
@@ -66,9 +72,16 @@ mod tests {
         let e = option_number::<usize>("min-input-files", "two").unwrap_err();
         assert!(e.to_string().contains("'two', not a valid number"), "{e}");
         assert_eq!(option_number::<usize>("min-input-files", " 3 ").unwrap(), 3);
+        let e = option_number::<usize>("min-input-files", "1.0").unwrap_err();
+        assert!(e.to_string().contains("not written as an integer"), "{e}");
         // a count of 0 (a tester's `max-concurrent-file-group-rewrites` of 0)
         let e = option_count("max-concurrent-file-group-rewrites", "0").unwrap_err();
         assert!(e.to_string().contains("must be at least 1"), "{e}");
+        // below 1, not "less than 0"; beyond Java's int
+        for v in ["-1", "2147483648"] {
+            let e = option_count("partial-progress.max-commits", v).unwrap_err();
+            assert!(e.to_string().contains("must be at least 1"), "{v}: {e}");
+        }
         assert_eq!(
             option_count("partial-progress.max-commits", "2").unwrap(),
             2

@@ -345,7 +345,7 @@ async fn size_options_out_of_order_are_refused() {
             ),
             (
                 "'max-concurrent-file-group-rewrites', '0'",
-                "option 'max-concurrent-file-group-rewrites' must be at least 1",
+                "option 'max-concurrent-file-group-rewrites' is '0': it must be at least 1",
             ),
         ] {
             let err = crate::dml::run(

@@ -649,10 +649,14 @@ impl ManifestWriter {
             ManifestStatus::Added => 1,
             ManifestStatus::Deleted => 2,
         };
+        // every entry, deleted ones too, counts in the partition summaries, as Java's
+        // `ManifestWriter.addEntry` counts it (icefloe left deleted ones out: a manifest of
+        // a `DELETE` showed narrower bounds than Java's); the minimum sequence number is
+        // of live entries only
+        for (s, v) in self.summaries.iter_mut().zip(&f.partition) {
+            s.update(v);
+        }
         if entry.status != ManifestStatus::Deleted {
-            for (s, v) in self.summaries.iter_mut().zip(&f.partition) {
-                s.update(v);
-            }
             let seq = entry.data_sequence_number.unwrap_or(self.sequence_number);
             self.min_sequence_number = Some(self.min_sequence_number.map_or(seq, |m| m.min(seq)));
         }

@@ -462,3 +462,49 @@ fn manifests_of_a_spec_whose_source_columns_were_dropped_keep_their_values() {
         "{msg}"
     );
 }
+
+/// Deleted entries count in a manifest's partition summaries, as Java's
+/// `ManifestWriter.addEntry` counts every entry (a tester's: the manifest of a `DELETE`
+/// of partition `a` summarized `b..b` where Java gives `a..b`); the minimum sequence
+/// number is of live entries only.
+#[test]
+fn deleted_entries_count_in_partition_summaries() {
+    use crate::spec::{NestedField, Schema, Type};
+    let schema = Schema::new(
+        0,
+        vec![NestedField::optional(
+            1,
+            "c0",
+            Type::Primitive(PrimitiveType::Int),
+        )],
+    );
+    let spec = identity_spec(1);
+    let mut w =
+        ManifestWriter::new(&[&schema], &spec, ManifestContent::Data, 9, 5).expect("writer");
+    let mut live = empty_data_file("b.parquet", DataContentType::Data);
+    live.partition = vec![Some(Literal::Int(2))];
+    w.add(&NewEntry::added(live)).expect("add");
+    let mut gone = empty_data_file("a.parquet", DataContentType::Data);
+    gone.partition = vec![Some(Literal::Int(1))];
+    w.add(&NewEntry {
+        status: crate::spec::ManifestStatus::Deleted,
+        data_sequence_number: Some(1),
+        file_sequence_number: Some(1),
+        snapshot_id: None,
+        data_file: gone,
+    })
+    .expect("delete");
+    let (_, mf) = w.finish("m.avro").expect("finish");
+    let summary = &mf.partitions.expect("summaries")[0];
+    assert_eq!(
+        summary.lower_bound.as_deref(),
+        Some(&1i32.to_le_bytes()[..])
+    );
+    assert_eq!(
+        summary.upper_bound.as_deref(),
+        Some(&2i32.to_le_bytes()[..])
+    );
+    assert!(!summary.contains_null);
+    // the deleted entry's sequence number 1 is not the minimum: the added one's (5) is
+    assert_eq!(mf.min_sequence_number, 5);
+}

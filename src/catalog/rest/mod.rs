@@ -277,6 +277,42 @@ impl RestCatalog {
         }
     }
 
+    /// Whether the resource at `url` exists: HEAD, 204 or 200 yes, 404 no. An answer to
+    /// HEAD has no body, so its error says no reason ("400 Bad Request" for a name the
+    /// server refuses): on a client error other than 401 and 403 it asks again with GET,
+    /// whose error carries the server's message.
+    ///
+    /// Errors: the GET's error (the server's message), or the HEAD's when no answer came.
+    async fn resource_exists(&self, url: Url) -> Result<bool> {
+        match self
+            .client
+            .send::<serde_json::Value>(Method::HEAD, url.clone(), None, &[], true)
+            .await
+        {
+            Ok(_) => Ok(true),
+            Err(e) if e.status == Some(StatusCode::NOT_FOUND) => Ok(false),
+            // (a refused credential is not asked again: that is a permission error)
+            Err(e)
+                if e.status.is_some_and(|s| {
+                    s.is_client_error()
+                        && s != StatusCode::UNAUTHORIZED
+                        && s != StatusCode::FORBIDDEN
+                }) =>
+            {
+                match self
+                    .client
+                    .send::<serde_json::Value>(Method::GET, url, None, &[], true)
+                    .await
+                {
+                    Ok(_) => Ok(true),
+                    Err(again) if again.status == Some(StatusCode::NOT_FOUND) => Ok(false),
+                    Err(again) => Err(again.error),
+                }
+            }
+            Err(e) => Err(e.error),
+        }
+    }
+
     fn table_error(&self, e: HttpError, ident: &TableIdent) -> Error {
         if e.status == Some(StatusCode::NOT_FOUND) {
             if e.error_type == "NoSuchNamespaceException" {
@@ -463,29 +499,7 @@ impl Catalog for RestCatalog {
             return Ok(false);
         }
         let url = self.namespace_url(namespace, &[]).await?;
-        match self
-            .client
-            .send::<serde_json::Value>(Method::HEAD, url.clone(), None, &[], true)
-            .await
-        {
-            Ok(_) => Ok(true),
-            Err(e) if e.status == Some(StatusCode::NOT_FOUND) => Ok(false),
-            // an answer to HEAD has no body, so its error says no reason ("400 Bad
-            // Request" for a name the server refuses): ask again with GET, whose error
-            // carries the server's message
-            Err(e) if e.status.is_some() => {
-                match self
-                    .client
-                    .send::<serde_json::Value>(Method::GET, url, None, &[], true)
-                    .await
-                {
-                    Ok(_) => Ok(true),
-                    Err(again) if again.status == Some(StatusCode::NOT_FOUND) => Ok(false),
-                    Err(again) => Err(again.error),
-                }
-            }
-            Err(e) => Err(e.error),
-        }
+        self.resource_exists(url).await
     }
 
     async fn list_tables(&self, namespace: &Namespace) -> Result<Vec<TableIdent>> {
@@ -534,29 +548,7 @@ impl Catalog for RestCatalog {
 
     async fn table_exists(&self, ident: &TableIdent) -> Result<bool> {
         let url = self.table_url(ident).await?;
-        match self
-            .client
-            .send::<serde_json::Value>(Method::HEAD, url.clone(), None, &[], true)
-            .await
-        {
-            Ok(_) => Ok(true),
-            Err(e) if e.status == Some(StatusCode::NOT_FOUND) => Ok(false),
-            // an answer to HEAD has no body, so its error says no reason ("400 Bad
-            // Request" for a name the server refuses): ask again with GET, whose error
-            // carries the server's message
-            Err(e) if e.status.is_some() => {
-                match self
-                    .client
-                    .send::<serde_json::Value>(Method::GET, url, None, &[], true)
-                    .await
-                {
-                    Ok(_) => Ok(true),
-                    Err(again) if again.status == Some(StatusCode::NOT_FOUND) => Ok(false),
-                    Err(again) => Err(again.error),
-                }
-            }
-            Err(e) => Err(e.error),
-        }
+        self.resource_exists(url).await
     }
 
     async fn create_namespace(

@@ -493,6 +493,13 @@ mod tests {
     #[test]
     fn endpoints_holding_secrets_are_refused() {
         let prop = |k: &str, v: &str| [(k.to_string(), v.to_string())];
+        // the refusal of property `key` = `value`
+        let refusal = |key: &str, value: &str| {
+            let props = prop(key, value);
+            store_options([], props.iter().map(|(k, v)| (k, v)))
+                .unwrap_err()
+                .to_string()
+        };
         for (key, value) in [
             ("s3.endpoint", "http://s3user:S3-URL-PASSWORD@127.0.0.1:1"),
             ("gcs.service.host", "http://127.0.0.1:1/?S3-URL-PASSWORD=1"),
@@ -502,10 +509,7 @@ mod tests {
                 "http://h/acct?sig=S3-URL-PASSWORD",
             ),
         ] {
-            let props = prop(key, value);
-            let err = store_options([], props.iter().map(|(k, v)| (k, v)))
-                .unwrap_err()
-                .to_string();
+            let err = refusal(key, value);
             assert!(err.contains(&format!("'{key}' holds")), "{err}");
             assert!(!err.contains("S3-URL-PASSWORD"), "{err}");
         }
@@ -542,10 +546,7 @@ mod tests {
                 "AZ-SECRET",
             ),
         ] {
-            let props = prop(key, value);
-            let err = store_options([], props.iter().map(|(k, v)| (k, v)))
-                .unwrap_err()
-                .to_string();
+            let err = refusal(key, value);
             assert!(err.contains(&format!("'{key}")), "{err}");
             assert!(!err.contains(secret), "{err}");
         }

@@ -26,9 +26,7 @@ use icefloe::datafusion::ballista::{ballista_logical_codec, IcebergBallistaPhysi
 use icefloe::datafusion::IcebergLogicalCodec;
 use icefloe::IcebergTableProvider;
 
-use crate::distributed::{
-    sorted_rows, tpch_query, tpch_sf01_merge_on_read, tpch_sf01_tables, DELETE_TABLE_QUERIES,
-};
+use crate::distributed::{sorted_rows, DELETE_TABLE_QUERIES};
 use crate::fixtures::testdata;
 
 /// What crossed: tables the scheduler reloaded, icefloe plan nodes executors decoded.
@@ -321,61 +319,32 @@ async fn delete_tables_on_ballista_standalone_equal_one_node() {
     }
 }
 
-/// TPC-H SF0.1 (all 22 queries) on Iceberg tables: the same rows through Ballista
-/// standalone as on one node.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn tpch_sf01_on_ballista_standalone_equals_one_node() {
-    let dir = tempfile::tempdir().unwrap();
-    let Some((queries, tables)) = tpch_sf01_tables(
-        dir.path(),
-        "tpch_sf01_on_ballista_standalone_equals_one_node",
-    ) else {
-        return;
-    };
+/// TPC-H SF0.1 through Ballista standalone: `tables` registered on a Ballista client,
+/// each query of `answers` ([`crate::distributed::tpch_answers`], a single node's) gives
+/// the same rows, the scheduler decoded the tables and the executor icefloe's scans.
+/// Called by the `distributed::tpch_sf01_*` tests, which make the tables and the
+/// answers once for both engines.
+pub(crate) async fn tpch_same_rows_on_ballista(
+    tables: Vec<(&'static str, Arc<dyn TableProvider>)>,
+    answers: &[(String, Vec<String>)],
+) {
     let observed = Arc::new(Observed::default());
     let ballista = ballista_session(&observed).await;
-    let single = SessionContext::new_with_config(SessionConfig::new().with_target_partitions(2));
-    for (t, table_dir) in &tables {
-        for ctx in [&ballista, &single] {
-            let provider = IcebergTableProvider::open(table_dir.to_str().unwrap())
-                .await
-                .unwrap();
-            ctx.register_table(*t, Arc::new(provider)).unwrap();
-        }
+    for (t, provider) in tables {
+        ballista.register_table(t, provider).unwrap();
     }
-    for q in 1..=22 {
-        same_rows(&ballista, &single, &tpch_query(&queries, q)).await;
+    for (sql, want) in answers {
+        let remote = ballista
+            .sql(sql)
+            .await
+            .unwrap_or_else(|e| panic!("{sql}: {e}"))
+            .collect()
+            .await
+            .unwrap_or_else(|e| panic!("{sql}: on Ballista: {e}"));
+        assert_eq!(&sorted_rows(&remote), want, "{sql} on Ballista");
     }
-    assert!(observed.tables_decoded.load(Ordering::SeqCst) >= 22);
-    assert!(observed.iceberg_nodes_decoded.load(Ordering::SeqCst) >= 22);
-}
-
-/// TPC-H SF0.1 after merge-on-read changes (position deletes, deletion vectors, an
-/// equality delete file, merge-on-read updates; `distributed::tpch_sf01_merge_on_read`):
-/// all 22 queries give the same rows through Ballista standalone as on one node.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn tpch_sf01_after_merge_on_read_changes_on_ballista_standalone_equals_one_node() {
-    let Some((_lake, queries, tables)) = tpch_sf01_merge_on_read(
-        "tpch_sf01_after_merge_on_read_changes_on_ballista_standalone_equals_one_node",
-    )
-    .await
-    else {
-        return;
-    };
-    let observed = Arc::new(Observed::default());
-    let ballista = ballista_session(&observed).await;
-    let single = SessionContext::new_with_config(SessionConfig::new().with_target_partitions(2));
-    for (t, table) in &tables {
-        for ctx in [&ballista, &single] {
-            let provider = IcebergTableProvider::try_new(table.clone()).unwrap();
-            ctx.register_table(*t, Arc::new(provider)).unwrap();
-        }
-    }
-    for q in 1..=22 {
-        same_rows(&ballista, &single, &tpch_query(&queries, q)).await;
-    }
-    assert!(observed.tables_decoded.load(Ordering::SeqCst) >= 22);
-    assert!(observed.iceberg_nodes_decoded.load(Ordering::SeqCst) >= 22);
+    assert!(observed.tables_decoded.load(Ordering::SeqCst) >= answers.len());
+    assert!(observed.iceberg_nodes_decoded.load(Ordering::SeqCst) >= answers.len());
 }
 
 /// An `INSERT` through a Ballista client is refused, not half-done: the table crosses to

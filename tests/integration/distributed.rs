@@ -769,44 +769,96 @@ pub(crate) fn tpch_query(queries: &Path, q: usize) -> String {
         .unwrap_or_else(|e| panic!("TPC-H query '{}': {e}", path.display()))
 }
 
-/// The 22 TPC-H queries of `queries` on both sessions: the same rows.
-async fn tpch_same_rows(distributed: &SessionContext, single: &SessionContext, queries: &Path) {
+/// Each TPC-H query of `queries` (1..=22) with its sorted rows on `single`, which
+/// must have some: the answers every distributed engine is compared with.
+pub(crate) async fn tpch_answers(
+    single: &SessionContext,
+    queries: &Path,
+) -> Vec<(String, Vec<String>)> {
+    let mut answers = vec![];
     for q in 1..=22 {
-        let shown = same_rows(distributed, single, &tpch_query(queries, q)).await;
-        if q == 1 {
+        let sql = tpch_query(queries, q);
+        let rows = single
+            .sql(&sql)
+            .await
+            .unwrap_or_else(|e| panic!("q{q:02}: {e}"))
+            .collect()
+            .await
+            .unwrap_or_else(|e| panic!("q{q:02} on one node: {e}"));
+        assert!(!rows.is_empty(), "q{q:02}: no rows");
+        answers.push((sql, sorted_rows(&rows)));
+    }
+    answers
+}
+
+/// The TPC-H `answers` ([`tpch_answers`]) on three in-process workers: the same rows,
+/// and q01 runs in stages.
+async fn tpch_same_rows_on_workers(
+    distributed: &SessionContext,
+    answers: &[(String, Vec<String>)],
+) {
+    for (i, (sql, want)) in answers.iter().enumerate() {
+        let df = distributed
+            .sql(sql)
+            .await
+            .unwrap_or_else(|e| panic!("{sql}: {e}"));
+        let plan = df.create_physical_plan().await.unwrap();
+        let shown = display_plan_ascii(plan.as_ref(), false);
+        let remote = collect(plan, distributed.task_ctx())
+            .await
+            .unwrap_or_else(|e| panic!("{sql}: distributed: {e}\n{shown}"));
+        assert_eq!(&sorted_rows(&remote), want, "{sql}\n{shown}");
+        if i == 0 {
             assert!(shown.contains("Stage"), "q01 is not distributed\n{shown}");
         }
     }
 }
 
 /// TPC-H SF0.1 (all 22 queries, `../shared/bench/tpch-queries`) on Iceberg tables
-/// over `tpchgen-cli`'s files: the same rows on three in-process workers as on one node.
-#[tokio::test]
-async fn tpch_sf01_on_three_workers_equals_one_node() {
+/// over `tpchgen-cli`'s files: the same rows on three in-process datafusion-distributed
+/// workers and (feature `ballista`) through Ballista standalone as on one node. One
+/// test for both engines, so the tables are made and the answers computed once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tpch_sf01_on_distributed_engines_equals_one_node() {
     let dir = tempfile::tempdir().unwrap();
-    let Some((queries, tables)) =
-        tpch_sf01_tables(dir.path(), "tpch_sf01_on_three_workers_equals_one_node")
-    else {
+    let Some((queries, tables)) = tpch_sf01_tables(
+        dir.path(),
+        "tpch_sf01_on_distributed_engines_equals_one_node",
+    ) else {
         return;
     };
     let (distributed, single) = sessions();
+    let open = |table_dir: &PathBuf| {
+        let location = table_dir.to_str().unwrap().to_string();
+        async move {
+            Arc::new(IcebergTableProvider::open(&location).await.unwrap())
+                as Arc<dyn datafusion::catalog::TableProvider>
+        }
+    };
     for (t, table_dir) in &tables {
         for ctx in [&distributed, &single] {
-            let provider = IcebergTableProvider::open(table_dir.to_str().unwrap())
-                .await
-                .unwrap();
-            ctx.register_table(*t, Arc::new(provider)).unwrap();
+            ctx.register_table(*t, open(table_dir).await).unwrap();
         }
     }
-    tpch_same_rows(&distributed, &single, &queries).await;
+    let answers = tpch_answers(&single, &queries).await;
+    tpch_same_rows_on_workers(&distributed, &answers).await;
+    #[cfg(feature = "ballista")]
+    {
+        let mut providers = vec![];
+        for (t, table_dir) in &tables {
+            providers.push((*t, open(table_dir).await));
+        }
+        crate::ballista_standalone::tpch_same_rows_on_ballista(providers, &answers).await;
+    }
 }
 
 /// TPC-H SF0.1 after merge-on-read changes (see [`tpch_sf01_merge_on_read`]): all 22
-/// queries give the same rows on three in-process workers as on one node.
+/// queries give the same rows on three in-process workers and (feature `ballista`)
+/// through Ballista standalone as on one node.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn tpch_sf01_after_merge_on_read_changes_on_three_workers_equals_one_node() {
+async fn tpch_sf01_after_merge_on_read_changes_on_distributed_engines_equals_one_node() {
     let Some((_lake, queries, tables)) = tpch_sf01_merge_on_read(
-        "tpch_sf01_after_merge_on_read_changes_on_three_workers_equals_one_node",
+        "tpch_sf01_after_merge_on_read_changes_on_distributed_engines_equals_one_node",
     )
     .await
     else {
@@ -819,7 +871,22 @@ async fn tpch_sf01_after_merge_on_read_changes_on_three_workers_equals_one_node(
             ctx.register_table(*t, Arc::new(provider)).unwrap();
         }
     }
-    tpch_same_rows(&distributed, &single, &queries).await;
+    let answers = tpch_answers(&single, &queries).await;
+    tpch_same_rows_on_workers(&distributed, &answers).await;
+    #[cfg(feature = "ballista")]
+    {
+        let providers = tables
+            .iter()
+            .map(|(t, table)| {
+                let provider = IcebergTableProvider::try_new(table.clone()).unwrap();
+                (
+                    *t,
+                    Arc::new(provider) as Arc<dyn datafusion::catalog::TableProvider>,
+                )
+            })
+            .collect();
+        crate::ballista_standalone::tpch_same_rows_on_ballista(providers, &answers).await;
+    }
 }
 
 // ---- INSERT on datafusion-distributed's in-process workers ----

@@ -289,6 +289,30 @@ fn cli_parse_errors_give_positions_in_the_script() {
     assert_failure(&out);
     let err = stderr(&out);
     assert!(err.contains("found: 3 at Line: 1, Column: 22"), "{err}");
+
+    // an unterminated string: the statements before it run, and the error names its
+    // statement and position (the whole script was one statement, named as line 1)
+    let sql = "SELECT 1 AS a;\nSELECT 2 AS b;\n  SELECT 'abc;\nSELECT 3;\n";
+    std::fs::write(&path, sql).unwrap();
+    for (out, name) in [
+        (run(&["--format", "csv", "-f", file]), file),
+        (
+            run_with_stdin(&["--format", "csv", "-f", "-"], sql),
+            "<stdin>",
+        ),
+    ] {
+        assert_failure(&out);
+        assert_eq!(stdout(&out), "a\n1\nb\n2\n");
+        let err = stderr(&out);
+        assert!(
+            err.starts_with(&format!("error: {name}:3 (SELECT 'abc; SELECT 3;): ")),
+            "{err}"
+        );
+        assert!(
+            err.contains("Unterminated string literal at Line: 3, Column: 10"),
+            "{err}"
+        );
+    }
 }
 
 #[test]

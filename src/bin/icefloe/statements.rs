@@ -114,24 +114,43 @@ impl Statement {
 /// Split `text` into statements at each `;` outside quotes and comments.
 ///
 /// Returns slices of `text` without their terminating `;`; pieces holding only
-/// whitespace and comments are dropped. If the text cannot be tokenized it is returned
-/// whole, so that DataFusion reports the error.
+/// whitespace and comments are dropped. Where the text cannot be tokenized (an
+/// unterminated string, say), the statements ended by a `;` before that point are split
+/// as usual and the rest of the text, from the statement the error is in, is the last
+/// statement, so that DataFusion reports the error at that statement's line (as psql
+/// and DuckDB's CLI run the statements before it).
 pub fn split(text: &str, dialect: &dyn Dialect) -> Vec<Statement> {
-    match Tokenizer::new(dialect, text).tokenize_with_location() {
-        Ok(tokens) => split_tokens(text, &tokens).unwrap_or_else(|| whole(text)),
-        Err(_) => whole(text),
+    let mut tokens = Vec::new();
+    match Tokenizer::new(dialect, text).tokenize_with_location_into_buf(&mut tokens) {
+        Ok(()) => split_tokens(text, &tokens).unwrap_or_else(|| whole(text, 0)),
+        // `tokens` holds the tokens before the error
+        Err(_) => split_before_error(text, &tokens).unwrap_or_else(|| whole(text, 0)),
     }
 }
 
-fn whole(text: &str) -> Vec<Statement> {
-    let trimmed = text.trim_start();
+/// The statements ended by the last `;` of `tokens` (those before a tokenizer error),
+/// then the rest of `text` as one statement; `None` when no `;` came before the error.
+fn split_before_error(text: &str, tokens: &[TokenWithSpan]) -> Option<Vec<Statement>> {
+    let last = tokens.iter().rposition(|t| t.token == Token::SemiColon)?;
+    let end = byte_offset(text, &line_starts(text), tokens[last].span.start)? + 1;
+    let mut statements = split_tokens(text.get(..end)?, &tokens[..=last])?;
+    statements.extend(whole(text, end));
+    Some(statements)
+}
+
+/// `text` from byte `from` on as one statement (none if it is blank).
+fn whole(text: &str, from: usize) -> Vec<Statement> {
+    let Some(rest) = text.get(from..) else {
+        return Vec::new();
+    };
+    let trimmed = rest.trim_start();
     if trimmed.is_empty() {
         return Vec::new();
     }
-    let skipped = text.len() - trimmed.len();
+    let skipped = from + rest.len() - trimmed.len();
     let line = 1 + text[..skipped].matches('\n').count();
     vec![Statement {
-        text: text.trim().to_string(),
+        text: rest.trim().to_string(),
         line,
         head: excerpt(trimmed),
         begins: location(text, skipped),
@@ -283,6 +302,36 @@ mod tests {
                 head: "SELECT 'abc; x".to_string(),
                 begins: (3, 3),
             }]
+        );
+    }
+
+    #[test]
+    fn statements_before_an_unterminated_string_are_split() {
+        let sql = "SELECT 1;\n-- c;\n  SELECT 'a;b' ;\n\n  SELECT 'abc; x;\nSELECT 2;";
+        let split = split(sql, generic().as_ref());
+        let pieces: Vec<_> = split.iter().map(|s| s.text.as_str()).collect();
+        assert_eq!(
+            pieces,
+            vec![
+                "SELECT 1",
+                "-- c;\n  SELECT 'a;b'",
+                "SELECT 'abc; x;\nSELECT 2;"
+            ]
+        );
+        assert_eq!(
+            split.iter().map(|s| s.line).collect::<Vec<_>>(),
+            vec![1, 3, 5]
+        );
+        assert_eq!(split[2].begins, (5, 3));
+        // the tokenizer's position, counted from the last statement, back in the script
+        assert_eq!(
+            split[2].in_script("Unterminated string literal at Line: 1, Column: 8", 0),
+            "Unterminated string literal at Line: 5, Column: 10"
+        );
+        // an error before any `;`: the whole text
+        assert_eq!(
+            texts("SELECT $$a; SELECT 1;"),
+            vec!["SELECT $$a; SELECT 1;"]
         );
     }
 

@@ -1,4 +1,5 @@
-//! The CLI's output formats tell the truth, `-o FILE` is atomic, a closed pipe ends
+//! The CLI's output formats tell the truth, `-o FILE` and `COPY … TO` a file are
+//! atomic, a closed pipe ends
 //! quietly, and a failed statement makes the run fail, however the SQL arrives.
 
 use std::io::Read;
@@ -499,4 +500,58 @@ fn cli_quit_works_on_a_continuation_line() {
     let out = run_with_stdin(&["--format", "csv"], "SELECT 1 AS a;\nSELECT 2\nquit\n");
     assert_success(&out);
     assert_eq!(stdout(&out), "a\n1\n");
+}
+
+/// A `COPY … TO` a file whose query fails half-way leaves the file that was there (and no
+/// partial or temporary file; DataFusion's sink finished the partial file under the
+/// target's name); one that succeeds replaces it, and a directory output is unchanged.
+#[test]
+fn cli_failed_copy_leaves_the_target_as_it_was() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().display();
+    // fails after 200,000 rows, several batches into the file
+    let failing = "SELECT CASE WHEN value < 200000 THEN value ELSE 1 / (value - value) END AS v \
+                   FROM generate_series(1, 300000)";
+    let listing = || {
+        let mut names: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    };
+    for name in ["out.csv", "out.parquet", "out.json"] {
+        std::fs::write(dir.path().join(name), "before").unwrap();
+        let out = run(&["-c", &format!("COPY ({failing}) TO '{d}/{name}'")]);
+        assert_failure(&out);
+        assert!(stderr(&out).contains("Divide by zero"), "{}", stderr(&out));
+        assert_eq!(
+            std::fs::read(dir.path().join(name)).unwrap(),
+            b"before",
+            "{name}"
+        );
+        // a file that was not there is not made
+        let out = run(&["-c", &format!("COPY ({failing}) TO '{d}/new_{name}'")]);
+        assert_failure(&out);
+    }
+    assert_eq!(listing(), ["out.csv", "out.json", "out.parquet"]);
+    let out = run(&[
+        "--format",
+        "csv",
+        "-c",
+        &format!("COPY (SELECT 7 AS a) TO '{d}/out.csv'; SELECT * FROM '{d}/out.csv'"),
+    ]);
+    assert_success(&out);
+    assert_eq!(stdout(&out), "count\n1\na\n7\n");
+    assert_eq!(listing(), ["out.csv", "out.json", "out.parquet"]);
+    // a directory output is DataFusion's as before
+    let out = run(&[
+        "-c",
+        &format!("COPY (SELECT 1 AS a) TO '{d}/dir/' STORED AS CSV"),
+    ]);
+    assert_success(&out);
+    assert_eq!(
+        std::fs::read_dir(dir.path().join("dir")).unwrap().count(),
+        1
+    );
 }

@@ -5,6 +5,7 @@
 //! whose results are written by [`output`].
 
 mod catalog;
+mod copy_to;
 mod create_target;
 mod describe;
 mod external_tables;
@@ -633,7 +634,16 @@ pub async fn run_statement(
                 },
             }
         })?;
-    output.write_dataframe(df).await
+    match copy_to::stage(&df) {
+        Some((df, staged)) => {
+            let written = output.write_dataframe(df).await;
+            staged
+                .finish(written.is_ok())
+                .map_err(|e| CliError::new(e.to_string()))?;
+            written
+        }
+        None => output.write_dataframe(df).await,
+    }
 }
 
 /// A statement's error: DataFusion's own message when icefloe only passed it on.

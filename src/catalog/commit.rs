@@ -194,15 +194,35 @@ pub(crate) fn read_only(catalog: &str, kind: &str, what: &str) -> Error {
 
 /// The default location of a table under a warehouse: `<warehouse>/<ns levels…>/<name>`
 /// (Iceberg Java's `JdbcCatalog` / `HadoopCatalog` layout).
-pub(crate) fn default_table_location(warehouse: &str, ident: &TableIdent) -> String {
+///
+/// Errors: [`ErrorKind::InvalidArgument`] when a namespace level or the name cannot be
+/// a directory there ([`check_directory_name`]).
+pub(crate) fn default_table_location(warehouse: &str, ident: &TableIdent) -> Result<String> {
     let mut loc = warehouse.trim_end_matches('/').to_string();
     for l in ident.namespace.levels() {
+        check_directory_name("namespace", l)?;
         loc.push('/');
         loc.push_str(l);
     }
+    check_directory_name("table", &ident.name)?;
     loc.push('/');
     loc.push_str(&ident.name);
-    loc
+    Ok(loc)
+}
+
+/// A namespace level or table name (`what`) that becomes a directory of the warehouse
+/// must be one directory: not empty, `.` or `..` (which would put a table's files in the
+/// warehouse root or a namespace's directory, where `remove_orphan_files` and a
+/// `DROP … PURGE` then reach every table) and without `/` (two names would share a
+/// directory). Errors: [`ErrorKind::InvalidArgument`] naming the name.
+pub(crate) fn check_directory_name(what: &str, name: &str) -> Result<()> {
+    if name.is_empty() || name == "." || name == ".." || name.contains('/') {
+        return Err(Error::invalid_argument(format!(
+            "{what} name '{name}' cannot be a directory of the warehouse: a name the \
+             catalog makes a directory of must not be empty, '.' or '..', nor hold '/'"
+        )));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

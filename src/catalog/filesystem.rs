@@ -30,8 +30,8 @@ use std::collections::HashMap;
 use bytes::Bytes;
 
 use super::{
-    apply_commit, delete_files, files_to_purge, namespace_not_found, table_not_found,
-    write_metadata_file, Catalog, Namespace, TableCreation, TableIdent,
+    apply_commit, check_directory_name, delete_files, files_to_purge, namespace_not_found,
+    table_not_found, write_metadata_file, Catalog, Namespace, TableCreation, TableIdent,
 };
 use crate::error::{Error, ErrorKind, Result};
 use crate::io::{normalize_location, FileIO};
@@ -77,6 +77,22 @@ impl FileSystemCatalog {
         let mut levels = ident.namespace.levels().to_vec();
         levels.push(ident.name.clone());
         self.location_of(&levels)
+    }
+
+    /// Each namespace level (and the table name) is one directory of the warehouse
+    /// ([`check_directory_name`]) that this catalog lists: not beginning with `.`.
+    fn check_directories(namespace: &Namespace, table: Option<&str>) -> Result<()> {
+        let levels = namespace.levels().iter().map(|l| ("namespace", l.as_str()));
+        for (what, name) in levels.chain(table.map(|t| ("table", t))) {
+            check_directory_name(what, name)?;
+            if name.starts_with('.') {
+                return Err(Error::invalid_argument(format!(
+                    "{what} name '{name}' begins with '.': a filesystem catalog ignores \
+                     such directories, so it would not list it"
+                )));
+            }
+        }
+        Ok(())
     }
 
     /// The local directory of a `file://` location; writes elsewhere are refused.
@@ -282,6 +298,7 @@ impl Catalog for FileSystemCatalog {
                 self.name
             )));
         }
+        Self::check_directories(namespace, None)?;
         if namespace.is_root() || self.namespace_exists(namespace).await? {
             return Err(Error::new(
                 ErrorKind::AlreadyExists,
@@ -337,6 +354,7 @@ impl Catalog for FileSystemCatalog {
         ident: &TableIdent,
         creation: TableCreation,
     ) -> Result<Table> {
+        Self::check_directories(&ident.namespace, Some(&ident.name))?;
         if !ident.namespace.is_root() && !self.namespace_exists(&ident.namespace).await? {
             return Err(namespace_not_found(&self.name, &ident.namespace));
         }

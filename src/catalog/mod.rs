@@ -39,8 +39,8 @@ use crate::spec::TableCommit;
 use crate::table::Table;
 
 pub(crate) use commit::{
-    apply_commit, default_table_location, metadata_dir, next_metadata_location, read_only,
-    write_metadata_file,
+    apply_commit, check_directory_name, default_table_location, metadata_dir,
+    next_metadata_location, read_only, write_metadata_file,
 };
 pub use commit::{TableCreation, METADATA_PATH};
 pub(crate) use purge::{delete_files, files_to_purge, purge_table_files};

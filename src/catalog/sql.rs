@@ -26,9 +26,9 @@ use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
 use std::collections::HashMap;
 
 use super::{
-    apply_commit, default_table_location, namespace_not_found, next_metadata_location,
-    table_not_found, with_parent_namespaces, write_metadata_file, Catalog, Namespace,
-    TableCreation, TableIdent,
+    apply_commit, check_directory_name, default_table_location, namespace_not_found,
+    next_metadata_location, table_not_found, with_parent_namespaces, write_metadata_file, Catalog,
+    Namespace, TableCreation, TableIdent,
 };
 use crate::error::{Error, ErrorKind, Result};
 use crate::spec::TableCommit;
@@ -450,6 +450,10 @@ impl Catalog for SqlCatalog {
                 self.db.display()
             )));
         }
+        // its tables' default locations are directories under it
+        for level in namespace.levels() {
+            check_directory_name("namespace", level)?;
+        }
         if self.namespace_exists(namespace).await? {
             return Err(Error::new(
                 ErrorKind::AlreadyExists,
@@ -552,7 +556,7 @@ impl Catalog for SqlCatalog {
         }
         let location = match &creation.location {
             Some(l) => crate::io::normalize_location(l)?,
-            None => default_table_location(&self.warehouse, ident),
+            None => default_table_location(&self.warehouse, ident)?,
         };
         let metadata = creation.to_metadata(&location)?;
         let metadata_location = next_metadata_location(&metadata, None);

@@ -1094,3 +1094,109 @@ async fn a_sqlite_catalog_deleted_while_open_says_so() {
         "{e}"
     );
 }
+
+/// A namespace level or table name a catalog makes a directory of must be one directory
+/// (a tester's): `ns.".."` was created at the warehouse root (its `remove_orphan_files`
+/// listed every table's files and the catalog database), `ns.""` at the namespace's
+/// directory, `ns."x/y"` and `"ns.x".y` shared one directory, and in a filesystem
+/// catalog `a.".."` made the warehouse itself a table. Refused on both catalogs, naming
+/// the name, with nothing written; a `LOCATION` given keeps any name, and the filesystem
+/// catalog also refuses names beginning with `.`, which it does not list.
+#[tokio::test]
+async fn names_that_are_not_one_directory_are_refused() {
+    use icefloe::catalog::TableCreation;
+    use icefloe::spec::{NestedField, PrimitiveType, Schema, Type};
+    use std::collections::HashMap;
+
+    let tmp = tempfile::tempdir().unwrap();
+    let warehouse = tmp.path().join("wh");
+    std::fs::create_dir_all(&warehouse).unwrap();
+    let sql = SqlCatalog::open_or_create("sq", &tmp.path().join("c.db"))
+        .unwrap()
+        .with_warehouse(warehouse.to_str().unwrap())
+        .unwrap();
+    let fs = FileSystemCatalog::new("fs", tmp.path().join("hadoop").to_str().unwrap()).unwrap();
+    std::fs::create_dir_all(tmp.path().join("hadoop")).unwrap();
+    let creation = || {
+        TableCreation::new(Schema::new(
+            0,
+            vec![NestedField::optional(
+                1,
+                "i",
+                Type::Primitive(PrimitiveType::Int),
+            )],
+        ))
+    };
+    let ns = Namespace::parse("ns");
+    let catalogs: [&dyn Catalog; 2] = [&sql, &fs];
+    for catalog in catalogs {
+        catalog
+            .create_namespace(&ns, &HashMap::new())
+            .await
+            .unwrap();
+        for name in ["..", ".", "", "x/y"] {
+            let err = catalog
+                .create_table(&TableIdent::new(ns.clone(), name), creation())
+                .await
+                .expect_err(name);
+            assert_eq!(err.kind(), ErrorKind::InvalidArgument, "{name}: {err}");
+            assert!(
+                err.to_string()
+                    .contains(&format!("table name '{name}' cannot be a directory")),
+                "{err}"
+            );
+            let level = Namespace::new(vec!["ns".to_string(), name.to_string()]);
+            let err = catalog
+                .create_namespace(&level, &HashMap::new())
+                .await
+                .expect_err(name);
+            assert!(
+                err.to_string()
+                    .contains(&format!("namespace name '{name}' cannot be a directory")),
+                "{err}"
+            );
+        }
+        catalog
+            .create_table(&TableIdent::new(ns.clone(), "ok"), creation())
+            .await
+            .unwrap();
+        assert_eq!(
+            catalog.list_tables(&ns).await.unwrap(),
+            [TableIdent::parse("ns.ok")]
+        );
+    }
+    let err = fs
+        .create_table(&TableIdent::new(ns.clone(), ".hidden"), creation())
+        .await
+        .expect_err(".hidden");
+    assert!(err.to_string().contains("begins with '.'"), "{err}");
+    // nothing was written but the two tables
+    let mut written: Vec<String> = walk(tmp.path())
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .map(|p| p.strip_prefix(tmp.path()).unwrap().display().to_string())
+        .map(|p| p.split("/metadata/").next().unwrap().to_string())
+        .collect();
+    written.sort();
+    assert_eq!(written, ["hadoop/ns/ok", "wh/ns/ok"]);
+    // a table whose location is given may have any name
+    let mut given = creation();
+    given.location = Some(tmp.path().join("elsewhere").display().to_string());
+    sql.create_table(&TableIdent::new(ns.clone(), ".."), given)
+        .await
+        .unwrap();
+}
+
+/// Every file under `dir`.
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut files = vec![];
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            files.extend(walk(&path));
+        } else {
+            files.push(path);
+        }
+    }
+    files
+}

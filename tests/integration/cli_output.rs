@@ -500,6 +500,15 @@ fn cli_quit_works_on_a_continuation_line() {
     let out = run_with_stdin(&["--format", "csv"], "SELECT 1 AS a;\nSELECT 2\nquit\n");
     assert_success(&out);
     assert_eq!(stdout(&out), "a\n1\n");
+    // inside a string, quoted name or comment the line is text (a tester's: the shell
+    // ended with status 0, the statement and the rest unrun)
+    let out = run_with_stdin(
+        &["--format", "csv"],
+        "SELECT length('one\nexit\n\\q\nquit\nfive') AS n, 1 AS \"a\nquit\";\n\
+         SELECT 2 /* a\nexit\n*/ AS b;\nSELECT 3 AS c;\n",
+    );
+    assert_success(&out);
+    assert_eq!(stdout(&out), "n,\"a\nquit\"\n21,1\nb\n2\nc\n3\n");
 }
 
 /// A `COPY … TO` a file whose query fails half-way leaves the file that was there (and no

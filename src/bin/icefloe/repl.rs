@@ -108,8 +108,15 @@ pub async fn run(ctx: &SessionContext, output: &mut Output) -> Result<(), CliErr
             line
         };
         match Command::parse(&line) {
-            // leaving works on a continuation line too; the unfinished statement is dropped
-            Some(Command::Quit) => {
+            // leaving works on a continuation line too; the unfinished statement is
+            // dropped. Not inside a string, quoted identifier or comment: there the
+            // line is text (a string holding a line `exit` ended the shell, status 0).
+            Some(Command::Quit)
+                if !statements::in_open_quote(
+                    &buffer,
+                    statements::session_dialect(ctx).as_ref(),
+                ) =>
+            {
                 buffer.clear();
                 break;
             }

@@ -7,7 +7,9 @@
 
 use datafusion::prelude::SessionContext;
 use datafusion::sql::sqlparser::dialect::{dialect_from_str, Dialect, GenericDialect};
-use datafusion::sql::sqlparser::tokenizer::{Location, Token, TokenWithSpan, Tokenizer};
+use datafusion::sql::sqlparser::tokenizer::{
+    Location, Token, TokenWithSpan, Tokenizer, TokenizerError,
+};
 
 /// The sqlparser dialect the session parses with (`datafusion.sql_parser.dialect`).
 pub fn session_dialect(ctx: &SessionContext) -> Box<dyn Dialect> {
@@ -39,14 +41,26 @@ pub fn completeness(text: &str, dialect: &dyn Dialect) -> Completeness {
             Some(_) => Completeness::Incomplete,
         },
         // An unterminated string, identifier or comment: more input may close it.
-        Err(e) if e.message.contains("Unterminated") || e.message.contains("EOF") => {
-            Completeness::Incomplete
-        }
+        Err(e) if left_open(&e) => Completeness::Incomplete,
         // Any other tokenizer error will not go away with more input: once the text
         // ends with `;`, run it so that the user sees the error.
         Err(_) if text.trim_end().ends_with(';') => Completeness::Complete,
         Err(_) => Completeness::Incomplete,
     }
+}
+
+/// Whether `text` ends inside a string, quoted identifier or comment that it opened
+/// (the tokenizer's "Unterminated …" error), where a further line is part of it.
+pub fn in_open_quote(text: &str, dialect: &dyn Dialect) -> bool {
+    matches!(
+        Tokenizer::new(dialect, text).tokenize_with_location(),
+        Err(e) if left_open(&e)
+    )
+}
+
+/// Whether a tokenizer error is a string, quoted identifier or comment the text ends in.
+fn left_open(e: &TokenizerError) -> bool {
+    e.message.contains("Unterminated") || e.message.contains("EOF")
 }
 
 /// One statement of a script.
@@ -333,6 +347,29 @@ mod tests {
             texts("SELECT $$a; SELECT 1;"),
             vec!["SELECT $$a; SELECT 1;"]
         );
+    }
+
+    #[test]
+    fn open_quotes_are_seen() {
+        let g = generic();
+        for open in [
+            "SELECT 'a",
+            "SELECT \"a",
+            "SELECT 1 /* c",
+            "SELECT $$a",
+            "x 'a''",
+        ] {
+            assert!(in_open_quote(open, g.as_ref()), "{open}");
+        }
+        for closed in [
+            "",
+            "SELECT 'a'",
+            "SELECT 1 -- 'c",
+            "SELECT 1 /* 'c */",
+            "SELECT",
+        ] {
+            assert!(!in_open_quote(closed, g.as_ref()), "{closed}");
+        }
     }
 
     #[test]

@@ -15,7 +15,8 @@
 //!
 //! Config files hold properties, as a JSON object or `key=value` lines (`#` comments):
 //! `type` (`sql`, `hadoop`/`filesystem`, `static`, `rest`), `name`, `uri` (SQL, REST),
-//! `warehouse` (filesystem, REST), `table.<ns>.<name>` = location (static; JSON may use a
+//! `warehouse` (filesystem, REST; SQL: where new tables go, default the database's
+//! directory), `table.<ns>.<name>` = location (static; JSON may use a
 //! `tables` object instead); every other key is an object store property (e.g.
 //! `s3.endpoint`, `aws_region`) or, for REST, a client property (`credential`, `token`,
 //! `oauth2-server-uri`, `scope`, `header.<Name>`), with Iceberg's names as PyIceberg
@@ -40,7 +41,8 @@ pub struct CatalogConfig {
     pub name: Option<String>,
     /// SQL: the SQLite database file.
     pub uri: Option<String>,
-    /// Filesystem: the warehouse location.
+    /// Filesystem, REST: the warehouse; SQL: where new tables go (default: the
+    /// database file's directory).
     pub warehouse: Option<String>,
     /// Static: table identifier → metadata file or table directory.
     pub tables: BTreeMap<String, String>,
@@ -406,9 +408,13 @@ impl CatalogConfig {
                     }
                     None => "default".to_string(),
                 };
-                Ok(Arc::new(
-                    SqlCatalog::open_or_create(&name, &path)?.with_open_options(options),
-                ))
+                let mut catalog =
+                    SqlCatalog::open_or_create(&name, &path)?.with_open_options(options);
+                // where new tables go, as PyIceberg's `SqlCatalog` takes it
+                if let Some(warehouse) = &self.warehouse {
+                    catalog = catalog.with_warehouse(warehouse)?;
+                }
+                Ok(Arc::new(catalog))
             }
             "hadoop" | "filesystem" | "fs" => {
                 let warehouse = self.warehouse.as_deref().ok_or_else(|| {
@@ -574,6 +580,52 @@ mod tests {
                 .contains("write 'rest:http://localhost:8181'"),
             "{err}"
         );
+    }
+
+    /// `warehouse=` of a SQL catalog's config is where its new tables go, as in
+    /// PyIceberg (it was ignored: tables went next to the database; a tester's).
+    #[tokio::test]
+    async fn sql_config_warehouse_places_new_tables() {
+        use crate::catalog::{Namespace, TableCreation};
+        use crate::spec::{NestedField, PrimitiveType, Schema, Type};
+
+        let dir = tempfile::tempdir().unwrap();
+        let absolute = dir.path().join("abs");
+        for (warehouse, expected) in [
+            ("tables".to_string(), dir.path().join("tables")),
+            (format!("file://{}", absolute.display()), absolute.clone()),
+        ] {
+            let p = dir.path().join("cat.properties");
+            std::fs::write(
+                &p,
+                format!("type=sql\nuri=sqlite:///c.db\nwarehouse={warehouse}\n"),
+            )
+            .unwrap();
+            let catalog = CatalogConfig::from_file(&p).unwrap().build().unwrap();
+            let ns = Namespace::parse(&format!("ns{}", expected.display().to_string().len()));
+            catalog
+                .create_namespace(&ns, &Default::default())
+                .await
+                .unwrap();
+            let schema = Schema::new(
+                0,
+                vec![NestedField::optional(
+                    1,
+                    "i",
+                    Type::Primitive(PrimitiveType::Int),
+                )],
+            );
+            let table = catalog
+                .create_table(
+                    &TableIdent::new(ns.clone(), "t"),
+                    TableCreation::new(schema),
+                )
+                .await
+                .unwrap();
+            let want = format!("file://{}/{ns}/t", expected.display());
+            assert_eq!(table.metadata().location, want);
+            assert!(expected.join(ns.to_string()).join("t/metadata").is_dir());
+        }
     }
 
     #[test]

@@ -585,7 +585,14 @@ impl Catalog for SqlCatalog {
         }
         let location = crate::io::normalize_location(metadata_location)?;
         let table = Table::open_with(&location, self.options.clone()).await?;
-        self.insert_table_row(ident, &location).await?;
+        // a table directory given: the row holds the metadata file it opened to, which
+        // every engine reading the row expects (PyIceberg could not open a directory)
+        let stored = if table.metadata_location() == location {
+            &location
+        } else {
+            table.metadata_location()
+        };
+        self.insert_table_row(ident, stored).await?;
         Ok(table)
     }
 

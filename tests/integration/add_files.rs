@@ -289,6 +289,32 @@ async fn register_table_names_an_existing_metadata_file() {
         ok(&lake.ctx, "SELECT * FROM ice.ns.t ORDER BY id").await
     );
     other_engines_agree(&lake, "copy").await;
+    // a table directory: the catalog row holds the metadata file it opens to (it held the
+    // directory, which PyIceberg could not open; a tester's)
+    call(
+        &lake,
+        &format!(
+            "CALL ice.system.register_table('ns.dir_copy', '{}')",
+            t.metadata().location
+        ),
+    )
+    .await;
+    let registered = lake
+        .catalog
+        .load_table(&TableIdent::parse("ns.dir_copy"))
+        .await
+        .expect("load");
+    assert_eq!(registered.metadata_location(), location);
+    let row: String = rusqlite::Connection::open(&lake.db)
+        .expect("sqlite")
+        .query_row(
+            "SELECT metadata_location FROM iceberg_tables WHERE table_name = 'dir_copy'",
+            [],
+            |r| r.get(0),
+        )
+        .expect("row");
+    assert_eq!(row, location);
+    other_engines_agree(&lake, "dir_copy").await;
 
     let not_metadata = lake.dir.path().join("x.metadata.json");
     std::fs::write(&not_metadata, b"{}").expect("file");

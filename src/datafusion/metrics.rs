@@ -87,3 +87,29 @@ pub fn attach_counters(plan: &Arc<dyn ExecutionPlan>, counters: &[(&'static str,
         .into_iter()
         .any(|child| attach_counters(child, counters))
 }
+
+/// The name of the metric saying which table a scan reads: a count of 1 labelled
+/// `table=<name>` ([`IcebergTableProvider::scan_name`](super::IcebergTableProvider::scan_name)),
+/// so that a query scanning several tables can tell their funnels apart (the CLI's
+/// `--explain-pruning`; `EXPLAIN ANALYZE` shows `iceberg_table=1`, without the label).
+pub const TABLE_METRIC: &str = "iceberg_table";
+
+/// The label of [`TABLE_METRIC`] holding the table's name.
+pub const TABLE_LABEL: &str = "table";
+
+/// Register [`TABLE_METRIC`] naming `table` on the first `DataSourceExec` of `plan`
+/// (depth first). Returns whether one was found.
+pub fn attach_table_name(plan: &Arc<dyn ExecutionPlan>, table: &str) -> bool {
+    if let Some(exec) = plan.downcast_ref::<DataSourceExec>() {
+        let set = exec.data_source().metrics();
+        MetricBuilder::new(&set)
+            .with_type(MetricType::Summary)
+            .with_new_label(TABLE_LABEL, table.to_string())
+            .global_counter(TABLE_METRIC)
+            .add(1);
+        return true;
+    }
+    plan.children()
+        .into_iter()
+        .any(|child| attach_table_name(child, table))
+}

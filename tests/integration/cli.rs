@@ -575,7 +575,7 @@ fn cli_explain_pruning_prints_the_funnel() {
     // partition of one cannot match
     let err = stderr(&out);
     assert!(
-        err.contains("pruning: manifests 3 (2 skipped by partition summaries, 0 not opened: LIMIT already covered); data files 2 (1 skipped by partition, 0 by metrics; 0 with inconsistent metrics) -> 1 planned"),
+        err.contains("pruning: t: manifests 3 (2 skipped by partition summaries, 0 not opened: LIMIT already covered); data files 2 (1 skipped by partition, 0 by metrics; 0 with inconsistent metrics) -> 1 planned"),
         "{err}"
     );
 }

@@ -1,4 +1,5 @@
-//! `--explain-pruning`: the pruning funnel of each Iceberg scan, printed after a query.
+//! `--explain-pruning`: the pruning funnel of each Iceberg scan, printed after a query and
+//! named by its table (the `iceberg_table` metric of the scan says which).
 //!
 //! The counts are the metrics icefloe registers on each `DataSourceExec` (manifests,
 //! data and delete files at each pruning step, deletes applied) plus DataFusion's own
@@ -16,6 +17,7 @@ use datafusion::datasource::source_as_provider;
 use datafusion::logical_expr::LogicalPlan;
 use datafusion::physical_plan::metrics::{MetricValue, MetricsSet};
 use datafusion::physical_plan::ExecutionPlan;
+use icefloe::datafusion::metrics::{TABLE_LABEL, TABLE_METRIC};
 
 /// `n` with a `,` between groups of three digits.
 pub fn thousands(n: usize) -> String {
@@ -35,48 +37,92 @@ fn count(metrics: &MetricsSet, name: &str) -> Option<usize> {
     metrics.sum_by_name(name).map(|v| v.as_usize())
 }
 
-/// The Iceberg tables `plan` scans (table names as written in the query).
-pub fn iceberg_scans(plan: &LogicalPlan) -> Vec<String> {
-    let mut names = vec![];
+/// One Iceberg scan of a query's logical plan.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Scanned {
+    /// The table's name as written in the query.
+    pub name: String,
+    /// What its executed scan's `iceberg_table` metric says
+    /// ([`icefloe::IcebergTableProvider::scan_name`]).
+    pub scan_name: String,
+}
+
+/// The Iceberg tables `plan` scans.
+pub fn iceberg_scans(plan: &LogicalPlan) -> Vec<Scanned> {
+    let mut scans = vec![];
     let _ = plan.apply_with_subqueries(|node| {
         if let LogicalPlan::TableScan(scan) = node {
-            let is_iceberg = source_as_provider(&scan.source)
-                .is_ok_and(|p| p.downcast_ref::<icefloe::IcebergTableProvider>().is_some());
-            if is_iceberg {
-                names.push(scan.table_name.to_string());
+            if let Ok(provider) = source_as_provider(&scan.source) {
+                if let Some(iceberg) = provider.downcast_ref::<icefloe::IcebergTableProvider>() {
+                    scans.push(Scanned {
+                        name: scan.table_name.to_string(),
+                        scan_name: iceberg.scan_name(),
+                    });
+                }
             }
         }
         Ok(TreeNodeRecursion::Continue)
     });
-    names
+    scans
 }
 
-/// One line per Iceberg scan in the executed `plan` (depth first), and one per table of
-/// `scanned` (from [`iceberg_scans`]) beyond the scans found.
-pub fn report(plan: &Arc<dyn ExecutionPlan>, scanned: &[String]) -> Vec<String> {
+/// One line per Iceberg scan in the executed `plan` (depth first), named as the query
+/// names its table, and one per table of `scanned` (from [`iceberg_scans`]) that no
+/// executed scan read. A scan is matched to the table by the name its `iceberg_table`
+/// metric carries (the order of the two lists differs where a scan was answered from
+/// metadata: a funnel was printed under the other table's name).
+pub fn report(plan: &Arc<dyn ExecutionPlan>, scanned: &[Scanned]) -> Vec<String> {
+    let mut funnels = vec![];
+    collect(plan, &mut funnels);
+    let mut unmatched: Vec<Option<&Scanned>> = scanned.iter().map(Some).collect();
     let mut lines = vec![];
-    collect(plan, &mut lines);
-    for table in scanned.iter().skip(lines.len()) {
+    for (scan_name, funnel) in funnels {
+        let table = scan_name.as_deref().and_then(|scan_name| {
+            unmatched
+                .iter_mut()
+                .find(|s| s.is_some_and(|s| s.scan_name == scan_name))
+                .and_then(Option::take)
+        });
+        let name = match (table, &scan_name) {
+            (Some(table), _) => table.name.clone(),
+            (None, Some(scan_name)) => scan_name.clone(),
+            (None, None) => "?".to_string(),
+        };
+        lines.push(format!("pruning: {name}: {funnel}"));
+    }
+    for table in unmatched.into_iter().flatten() {
         lines.push(format!(
-            "pruning: {table}: no data file read; the answer came from table metadata \
+            "pruning: {}: no data file read; the answer came from table metadata \
              (row counts or bounds in the manifest list or manifests) or every data file was \
-             pruned"
+             pruned",
+            table.name
         ));
     }
     lines
 }
 
-fn collect(plan: &Arc<dyn ExecutionPlan>, lines: &mut Vec<String>) {
+/// Each Iceberg scan's table (its `iceberg_table` metric's label) and funnel.
+fn collect(plan: &Arc<dyn ExecutionPlan>, funnels: &mut Vec<(Option<String>, String)>) {
     if plan.downcast_ref::<DataSourceExec>().is_some() {
         if let Some(metrics) = plan.metrics() {
             if count(&metrics, "iceberg_manifests_total").is_some() {
-                lines.push(line(&metrics));
+                funnels.push((table_of(&metrics), line(&metrics)));
             }
         }
     }
     for child in plan.children() {
-        collect(child, lines);
+        collect(child, funnels);
     }
+}
+
+/// The table a scan's metrics name ([`TABLE_METRIC`]).
+fn table_of(metrics: &MetricsSet) -> Option<String> {
+    metrics.iter().find_map(|m| {
+        (m.value().name() == TABLE_METRIC)
+            .then(|| m.labels().iter().find(|l| l.name() == TABLE_LABEL))
+            .flatten()
+            .map(|l| l.value().to_string())
+    })
 }
 
 /// DataFusion's pruning counters (`row_groups_pruned_statistics`, …) summed over
@@ -107,7 +153,7 @@ fn pruning_counts(m: &MetricsSet, name: &str) -> String {
 fn line(m: &MetricsSet) -> String {
     let get = |name: &str| thousands(count(m, name).unwrap_or(0));
     format!(
-        "pruning: manifests {} ({} skipped by partition summaries, {} not opened: LIMIT already covered); \
+        "manifests {} ({} skipped by partition summaries, {} not opened: LIMIT already covered); \
          data files {} ({} skipped by partition, {} by metrics; {} with inconsistent metrics) -> {} planned ({} fully deleted); \
          delete files kept {} (position {}, deletion vectors {}, equality {}, applied as positions to {} data files; rows deleted by position {}); \
          row groups {}; pages {}",

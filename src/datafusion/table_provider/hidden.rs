@@ -17,7 +17,7 @@ use crate::datafusion::metadata_columns::{
     stored_lineage_fields, MetadataColumn, MetadataColumns, FIRST_ROW_ID_COLUMN, PARTITION_COLUMN,
     SEQUENCE_NUMBER_COLUMN, SPEC_ID_COLUMN, STORED_ROW_ID_COLUMN, STORED_SEQUENCE_NUMBER_COLUMN,
 };
-use crate::datafusion::metrics::{attach_counters, attach_scan_metrics};
+use crate::datafusion::metrics::{attach_counters, attach_scan_metrics, attach_table_name};
 use crate::error::{Error, Result};
 use crate::table::Table;
 
@@ -51,6 +51,7 @@ impl IcebergTableProvider {
         if let Some(funnel) = funnel {
             attach_counters(&exec, &deletes);
             attach_scan_metrics(&exec, &funnel);
+            attach_table_name(&exec, &self.scan_name());
         }
         Ok(exec)
     }

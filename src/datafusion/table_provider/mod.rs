@@ -32,7 +32,7 @@ use super::delete_planning::{plan_deletes, DeleteMetrics, DeletePlan};
 use super::filter::{exact_by_identity_partitions, FilterConverter};
 use super::insert::{IcebergDataSink, WriteTarget};
 use super::metadata_columns::MetadataColumns;
-use super::metrics::{attach_counters, attach_scan_metrics};
+use super::metrics::{attach_counters, attach_scan_metrics, attach_table_name};
 use super::options::IcefloeOptions;
 use super::request_metrics::StoreRequestMetrics;
 use super::row_count::rows_without_columns;
@@ -410,6 +410,15 @@ impl IcebergTableProvider {
         &self.table
     }
 
+    /// The table's name in the session (`ns.t`), else (a table opened by location) its
+    /// location: what [`metrics::TABLE_METRIC`](super::metrics::TABLE_METRIC) of its
+    /// scans says.
+    pub fn scan_name(&self) -> String {
+        self.table_name
+            .clone()
+            .unwrap_or_else(|| self.table.metadata().location.clone())
+    }
+
     /// The snapshot read (`None` for a table without snapshots).
     pub fn snapshot(&self) -> Option<&Snapshot> {
         self.snapshot.as_ref()
@@ -621,6 +630,7 @@ impl TableProvider for IcebergTableProvider {
             .deferred_scan(state, &scan, projection, filters, limit, &planning_requests)
             .await?;
         if let Some(exec) = deferred {
+            attach_table_name(&exec, &self.scan_name());
             return Ok(exec);
         }
         // An unfiltered LIMIT opens only the manifests it needs (scan::limit).
@@ -657,6 +667,7 @@ impl TableProvider for IcebergTableProvider {
         };
         attach_counters(&exec, &delete_metrics.counters());
         attach_scan_metrics(&exec, &scan_metrics);
+        attach_table_name(&exec, &self.scan_name());
         store_requests.register(&exec, planning_requests.totals());
         Ok(exec)
     }

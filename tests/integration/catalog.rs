@@ -1111,7 +1111,7 @@ async fn names_that_are_not_one_directory_are_refused() {
     let tmp = tempfile::tempdir().unwrap();
     let warehouse = tmp.path().join("wh");
     std::fs::create_dir_all(&warehouse).unwrap();
-    let sql = SqlCatalog::open_or_create("sq", &tmp.path().join("c.db"))
+    let sql = SqlCatalog::open_or_create("sq", tmp.path().join("c.db"))
         .unwrap()
         .with_warehouse(warehouse.to_str().unwrap())
         .unwrap();

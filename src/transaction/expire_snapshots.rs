@@ -274,14 +274,17 @@ impl ExpireSnapshots {
                 .and_then(|r| r.min_snapshots_to_keep)
                 .map(i64::from)
                 .unwrap_or(default_keep);
+            // the branch retains its newest ancestors; every ancestor is referenced by it,
+            // so one it does not retain is not kept by the default age either (Java's
+            // `computeBranchSnapshotsToRetain`, `unreferencedSnapshotsToRetain`)
             let mut kept = 0i64;
+            let mut retaining = true;
             for s in ancestors(m, Some(head)) {
                 in_history.insert(s.snapshot_id);
-                if kept < keep || s.timestamp_ms >= cutoff {
+                retaining = retaining && (kept < keep || s.timestamp_ms >= cutoff);
+                if retaining {
                     retained.insert(s.snapshot_id);
                     kept += 1;
-                } else {
-                    break;
                 }
             }
         }

@@ -1171,6 +1171,59 @@ fn files_named(dir: &Path, prefix: &str) -> usize {
         .count()
 }
 
+/// A branch keeping fewer snapshots than its history holds: the ancestors it does not keep
+/// expire, however young, as in Java, where every ancestor of a branch is referenced and
+/// so not kept by the default age (a tester's: the ancestors beyond the first it did not
+/// keep were kept for 5 days, leaving a gap in the branch's history).
+#[tokio::test]
+async fn maintenance_expire_drops_the_branch_ancestors_it_does_not_retain() {
+    use icefloe::maintenance::{expire_snapshots, ExpireOptions};
+    use icefloe::transaction::ExpireSnapshots;
+    let lake = lake().await;
+    create(&lake, "br", "", "").await;
+    let t = "ice.ns.br";
+    ok(
+        &lake.ctx,
+        &format!("INSERT INTO {t} VALUES (0, 0, 'a', 0.0)"),
+    )
+    .await;
+    ok(
+        &lake.ctx,
+        &format!("ALTER TABLE {t} CREATE BRANCH b WITH SNAPSHOT RETENTION 1 SNAPSHOTS 1 MINUTES"),
+    )
+    .await;
+    for i in 1..=3 {
+        ok(
+            &lake.ctx,
+            &format!("INSERT INTO {t}.branch_b VALUES ({i}, {i}, 'b', 1.0)"),
+        )
+        .await;
+    }
+    let ids = snapshot_ids(&lake, "br").await;
+    assert_eq!(ids.len(), 4, "{ids:?}");
+    // two minutes on: past the branch's minute, far from the default 5 days
+    let later = chrono::Utc::now().timestamp_millis() + 2 * 60 * 1000;
+    let (table, done) = expire_snapshots(
+        &lake.catalog,
+        &TableIdent::parse("ns.br"),
+        ExpireSnapshots::new().at_time(later),
+        ExpireOptions::default(),
+    )
+    .await
+    .expect("expire");
+    let mut expired = vec![ids[1], ids[2]];
+    expired.sort_unstable();
+    assert_eq!(done.expired_snapshot_ids, expired);
+    let kept: Vec<i64> = table
+        .metadata()
+        .snapshots
+        .iter()
+        .map(|s| s.snapshot_id)
+        .collect();
+    assert_eq!(kept, [ids[0], ids[3]]);
+    assert_eq!(n(&lake, "SELECT count(*) FROM ice.ns.\"br@b\"").await, 4);
+}
+
 #[tokio::test]
 async fn maintenance_expire_honours_ref_retention() {
     use icefloe::maintenance::{expire_snapshots, ExpireOptions};

@@ -529,3 +529,54 @@ async fn schemas_with_clashing_names_or_empty_structs_are_refused() {
     assert_eq!(pyi["schema"]["fields"], schema["fields"]);
     assert_same_rows("ns.b: icefloe vs PyIceberg", &rows(&pyi), &ours);
 }
+
+/// Comments written as any string literal DataFusion's tokenizer reads are kept: `'…'`,
+/// Spark's `"…"`, `$$…$$`, `$tag$…$tag$`, `E'…'` (a tester's: a column `COMMENT $$…$$`
+/// was dropped without a word, and refused in a table `COMMENT`, `TBLPROPERTIES`,
+/// `ALTER COLUMN … COMMENT` and `COMMENT ON TABLE`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn comments_in_every_string_form_are_kept() {
+    let lake = crate::dml::lake().await;
+    let ctx = &lake.ctx;
+    for sql in [
+        "CREATE TABLE ice.ns.dq (b INT COMMENT \"dq\", c INT COMMENT $$x$$, \
+         d INT COMMENT 'plain', f INT COMMENT E'e\\tx', g INT COMMENT $t$tag'd$t$) \
+         COMMENT $$tbl$$ TBLPROPERTIES ($$k$$ = $$v$$)",
+        "ALTER TABLE ice.ns.dq ADD COLUMN e INT COMMENT $$cc$$",
+        "ALTER TABLE ice.ns.dq ALTER COLUMN d COMMENT $$dd$$",
+    ] {
+        run(ctx, sql).await;
+    }
+    assert_eq!(
+        text(ctx, "DESCRIBE TABLE ice.ns.dq").await,
+        text(
+            ctx,
+            "SELECT * FROM (VALUES ('b', 'int', 'dq'), ('c', 'int', 'x'), ('d', 'int', 'dd'), \
+             ('f', 'int', E'e\tx'), ('g', 'int', 'tag''d'), ('e', 'int', 'cc')) \
+             AS v(col_name, data_type, comment)"
+        )
+        .await
+    );
+    let table = lake
+        .catalog
+        .load_table(&TableIdent::parse("ns.dq"))
+        .await
+        .unwrap();
+    let properties = &table.metadata().properties;
+    assert_eq!(properties.get("comment").map(String::as_str), Some("tbl"));
+    assert_eq!(properties.get("k").map(String::as_str), Some("v"));
+    run(ctx, "COMMENT ON TABLE ice.ns.dq IS $$t2$$").await;
+    let table = lake
+        .catalog
+        .load_table(&TableIdent::parse("ns.dq"))
+        .await
+        .unwrap();
+    assert_eq!(
+        table
+            .metadata()
+            .properties
+            .get("comment")
+            .map(String::as_str),
+        Some("t2")
+    );
+}

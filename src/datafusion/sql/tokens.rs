@@ -335,10 +335,18 @@ impl<'a> Cursor<'a> {
 /// `COMMENT`, a property key or value, a `LOCATION`, a procedure argument): `'…'`, or
 /// `"…"`, which Spark reads as a string literal (its default, unless
 /// `spark.sql.ansi.doubleQuotedIdentifiers`) and DataFusion's dialects as a quoted
-/// identifier (or, in the MySQL and Hive dialects, a double-quoted string).
+/// identifier (or, in the MySQL and Hive dialects, a double-quoted string); also the
+/// other string literals DataFusion's tokenizer reads (`$$…$$`, `$tag$…$tag$`, `E'…'`,
+/// `N'…'`, `U&'…'`), whose text is the string's value (a column `COMMENT $$…$$` was
+/// dropped).
 pub fn string_literal(token: &Token) -> Option<&str> {
     match token {
-        Token::SingleQuotedString(s) | Token::DoubleQuotedString(s) => Some(s),
+        Token::SingleQuotedString(s)
+        | Token::DoubleQuotedString(s)
+        | Token::EscapedStringLiteral(s)
+        | Token::NationalStringLiteral(s)
+        | Token::UnicodeStringLiteral(s) => Some(s),
+        Token::DollarQuotedString(d) => Some(&d.value),
         Token::Word(w) if w.quote_style == Some('"') => Some(&w.value),
         _ => None,
     }

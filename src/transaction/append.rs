@@ -56,6 +56,23 @@ impl AppendFiles {
         self
     }
 
+    /// Commit to branch `branch`, creating it with `retention` when it does not exist:
+    /// with no files, the empty snapshot Java's `ManageSnapshots.createBranch` makes for a
+    /// branch of a table that has no snapshot yet (Spark's `CREATE BRANCH` there).
+    pub fn to_new_branch(mut self, branch: &str, retention: super::RefRetention) -> Self {
+        self.producer.set_new_branch(
+            branch,
+            crate::spec::SnapshotReference {
+                snapshot_id: self.producer.snapshot_id(),
+                ref_type: "branch".to_string(),
+                min_snapshots_to_keep: retention.min_snapshots_to_keep,
+                max_snapshot_age_ms: retention.max_snapshot_age_ms,
+                max_ref_age_ms: retention.max_ref_age_ms,
+            },
+        );
+        self
+    }
+
     /// Stage the snapshot (write-audit-publish): it is added to the table with summary
     /// property `wap.id` = `wap_id`, its parent the branch's current snapshot, but no
     /// branch points at it, so reads do not see it until it is published

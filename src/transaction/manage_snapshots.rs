@@ -128,6 +128,27 @@ impl ManageSnapshots {
         self
     }
 
+    /// When these changes are one `CREATE BRANCH name` at the current snapshot of `m`, a
+    /// table that has no snapshot, and no ref `name` exists: the branch's name and
+    /// retention. Java's `ManageSnapshots.createBranch(name)` then points the branch at a
+    /// new empty snapshot (an empty append to it,
+    /// [`AppendFiles::to_new_branch`](super::AppendFiles::to_new_branch)); as changes of
+    /// refs alone they are refused ("the table has no current snapshot").
+    pub fn branch_of_empty_table(&self, m: &TableMetadata) -> Option<(String, RefRetention)> {
+        match self.ops.as_slice() {
+            [Op::CreateRef {
+                name,
+                branch: true,
+                snapshot_id: None,
+                retention,
+                ..
+            }] if m.current_snapshot_id.is_none() && !m.refs.contains_key(name) => {
+                Some((name.clone(), *retention))
+            }
+            _ => None,
+        }
+    }
+
     /// Remove tag `name` (`missing_ok`: no error when there is none).
     pub fn remove_tag(mut self, name: &str, missing_ok: bool) -> Self {
         self.ops.push(Op::RemoveRef {

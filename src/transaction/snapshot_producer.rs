@@ -59,6 +59,9 @@ pub(crate) struct SnapshotProducer {
     /// Add the snapshot without pointing any branch at it (a staged write-audit-publish
     /// snapshot; Java `SnapshotProducer.stageOnly`).
     stage_only: bool,
+    /// The branch to create when it does not exist (its retention settings), as Java's
+    /// producer creates the branch it commits to; `None`: a missing branch is an error.
+    new_branch: Option<SnapshotReference>,
 }
 
 impl SnapshotProducer {
@@ -75,6 +78,7 @@ impl SnapshotProducer {
             extra_summary: BTreeMap::new(),
             first_format: None,
             stage_only: false,
+            new_branch: None,
         }
     }
 
@@ -91,6 +95,13 @@ impl SnapshotProducer {
     /// branch's, and only the branch moves (spec: "Branching and Tagging").
     pub(crate) fn set_branch(&mut self, branch: &str) {
         self.branch = branch.to_string();
+    }
+
+    /// Commit to branch `branch`, creating it with `reference`'s retention settings when
+    /// it does not exist (its snapshot id is this producer's).
+    pub(crate) fn set_new_branch(&mut self, branch: &str, reference: SnapshotReference) {
+        self.branch = branch.to_string();
+        self.new_branch = Some(reference);
     }
 
     /// `operation` committing to this producer's branch, as conflict errors name it.
@@ -348,12 +359,16 @@ impl SnapshotProducer {
                 max_snapshot_age_ms: None,
                 max_ref_age_ms: None,
             },
-            None => {
-                return Err(Error::not_found(format!(
-                    "branch '{}' does not exist (create it with ALTER TABLE … CREATE BRANCH)",
-                    self.branch
-                )))
-            }
+            None => match &self.new_branch {
+                Some(reference) => reference.clone(),
+                None => {
+                    return Err(Error::not_found(format!(
+                        "branch '{}' does not exist (create it with ALTER TABLE … CREATE \
+                         BRANCH)",
+                        self.branch
+                    )))
+                }
+            },
         };
         reference.snapshot_id = self.snapshot_id;
         let parent = self.parent(table);

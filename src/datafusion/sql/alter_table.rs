@@ -56,7 +56,7 @@ pub(super) async fn alter_table(
     } else if alter_partition::alter_partition(&table, &base, &mut c).await? {
         // done: `ADD|DROP|REPLACE PARTITION FIELD`, `WRITE …`
     } else if let Some((what, action)) = refs(&mut c, &base)? {
-        commit(&table, &what, action).await?;
+        branch_or_refs(&table, &what, action).await?;
     } else {
         return alter_columns::alter_columns(ctx, &table, &base, c).await;
     }
@@ -109,6 +109,31 @@ pub(super) async fn commit(
     commit_from(table, what, action)
         .await
         .map(|(_, after)| after)
+}
+
+/// Commit ref changes; a `CREATE BRANCH` of a table without snapshots commits an empty
+/// append creating the branch, as Java and Spark do
+/// ([`ManageSnapshots::branch_of_empty_table`]).
+async fn branch_or_refs(table: &ResolvedTable, what: &str, action: ManageSnapshots) -> Result<()> {
+    let catalog = table.target.catalog().clone();
+    let base = catalog
+        .load_table(&table.ident)
+        .await
+        .map_err(|e| e.context(what))?;
+    match action.branch_of_empty_table(base.metadata()) {
+        Some((name, retention)) => {
+            let append = crate::transaction::AppendFiles::default().to_new_branch(&name, retention);
+            Transaction::new(catalog, table.ident.clone(), base)
+                .add_action(append)
+                .commit()
+                .await
+                .map_err(|e| e.context(what))?;
+        }
+        None => {
+            commit(table, what, action).await?;
+        }
+    }
+    Ok(())
 }
 
 /// [`commit`], returning the table as loaded before the change too.

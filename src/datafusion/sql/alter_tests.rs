@@ -887,6 +887,57 @@ fn refs(m: &TableMetadata) -> Vec<String> {
     out
 }
 
+/// `CREATE BRANCH` of a table without snapshots points the branch at a new empty
+/// snapshot, as Java's `ManageSnapshots.createBranch` and Spark do (it was refused; a
+/// tester's); a tag there is still refused, as in Spark. Writes to the branch then
+/// descend from it, and main stays without a snapshot.
+#[tokio::test]
+async fn a_branch_of_a_table_without_snapshots_starts_empty() {
+    let (ctx, catalog, _dir) = session().await;
+    ok(&ctx, "CREATE SCHEMA ns").await;
+    ok(&ctx, "CREATE TABLE ns.e (a INT)").await;
+    ok(
+        &ctx,
+        "ALTER TABLE ns.e CREATE BRANCH b WITH SNAPSHOT RETENTION 2 SNAPSHOTS",
+    )
+    .await;
+    let m = metadata(&catalog, "ns.e").await;
+    assert_eq!(m.current_snapshot_id, None);
+    assert_eq!(m.snapshots.len(), 1);
+    let empty = &m.snapshots[0];
+    assert_eq!(empty.parent_snapshot_id, None);
+    assert_eq!(
+        empty.summary.get("operation").map(String::as_str),
+        Some("append")
+    );
+    let b = m.refs.get("b").expect("branch b");
+    assert_eq!(
+        (b.snapshot_id, b.ref_type.as_str(), b.min_snapshots_to_keep),
+        (empty.snapshot_id, "branch", Some(2))
+    );
+    assert_eq!(
+        ok(&ctx, "SELECT count(*) FROM ns.\"e@b\"").await,
+        [["0".to_string()]]
+    );
+    ok(&ctx, "INSERT INTO ns.\"e@b\" VALUES (1)").await;
+    let m = metadata(&catalog, "ns.e").await;
+    assert_eq!(m.current_snapshot_id, None);
+    let head = m.refs.get("b").expect("branch b").snapshot_id;
+    let head = m.snapshot_by_id(head).expect("head");
+    assert_eq!(head.parent_snapshot_id, Some(empty.snapshot_id));
+    // IF NOT EXISTS of the branch now there: nothing; a second branch: at no snapshot
+    // still, so empty too
+    ok(&ctx, "ALTER TABLE ns.e CREATE BRANCH IF NOT EXISTS b").await;
+    assert_eq!(metadata(&catalog, "ns.e").await.snapshots.len(), 2);
+    fails(
+        &ctx,
+        "ALTER TABLE ns.e CREATE TAG t",
+        ErrorKind::InvalidArgument,
+        "cannot create tag 't': the table has no current snapshot",
+    )
+    .await;
+}
+
 #[tokio::test]
 async fn tags_and_branches() {
     let (ctx, catalog, _dir) = session().await;

@@ -644,6 +644,22 @@ fn cli_runs_iceberg_ddl_on_a_sqlite_catalog() {
         "{}",
         stderr(&out)
     );
+    // Spark's `ns.t.branch_b` form of a missing table names the table, not a catalog
+    // 'ns' (a tester's)
+    for sql in [
+        "SELECT * FROM ns.nope.branch_b",
+        "INSERT INTO ns.nope.branch_b VALUES (1)",
+        "SELECT * FROM ns.nope.snapshots",
+    ] {
+        let out = with_catalog(&["-c", sql]);
+        assert_failure(&out);
+        assert!(
+            stderr(&out)
+                .starts_with("error: table 'nope' not found in schema 'default.ns' (tables: t); "),
+            "{sql}: {}",
+            stderr(&out)
+        );
+    }
 
     let out = with_catalog(&["-c", "DROP TABLE ns.t PURGE; SHOW TABLES"]);
     assert_success(&out);

@@ -658,6 +658,38 @@ fn statement_error(e: icefloe::Error) -> CliError {
     }
 }
 
+/// Spark's `ns.t.branch_b` / `ns.t.tag_v1` / `ns.t.snapshots` of a table `t` that does
+/// not exist, in a namespace `ns` of the default catalog: DataFusion reads the name as
+/// catalog `ns` and says no such catalog exists; this says the table is missing (a
+/// tester's).
+fn missing_table_of_a_suffixed_name(
+    ctx: &SessionContext,
+    namespace: &str,
+    rest: &str,
+) -> Option<String> {
+    let (table, suffix) = rest.split_once('.')?;
+    if suffix.contains('.') {
+        return None;
+    }
+    let default = ctx.state().config_options().catalog.default_catalog.clone();
+    let schema = ctx.catalog(&default)?.schema(namespace)?;
+    if schema.table_exist(table) {
+        return None;
+    }
+    let mut tables = schema.table_names();
+    tables.sort();
+    let listed = if tables.is_empty() {
+        "it has no tables".to_string()
+    } else {
+        format!("tables: {}", tables.join(", "))
+    };
+    Some(format!(
+        "table '{table}' not found in schema '{default}.{namespace}' ({listed}); \
+         '{namespace}.{table}.{suffix}' reads as table {namespace}.{table}'s branch, tag or \
+         metadata table '{suffix}'"
+    ))
+}
+
 /// DataFusion's "table 'cat.schema.t' not found", said more precisely: which of the
 /// catalog, the schema (an Iceberg namespace) or the table is unknown, and what exists;
 /// for a name read as a file path, what is on disk there ([`url_tables::not_found_hint`]).
@@ -685,6 +717,11 @@ fn explain_not_found(ctx: &SessionContext, message: &str) -> Option<String> {
                 )
             })
             .unwrap_or_default();
+        if hint.is_empty() {
+            if let Some(explained) = missing_table_of_a_suffixed_name(ctx, catalog, in_catalog) {
+                return Some(explained);
+            }
+        }
         return Some(format!(
             "catalog '{catalog}' not found (catalogs: {}){hint}",
             ctx.catalog_names().join(", ")

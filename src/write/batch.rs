@@ -208,7 +208,8 @@ fn check_required(
         let n = nulls_under(array, parent);
         if n > 0 {
             return Err(Error::invalid_argument(format!(
-                "column '{path}' is required but the batch has {n} null value(s) in it"
+                "column '{path}' is required (NOT NULL) but {n} row(s) to write hold null \
+                 for it"
             )));
         }
     }

@@ -868,6 +868,25 @@ fn cli_create_table_without_a_namespace_is_kept_or_refused() {
     let out = with_catalog(&external);
     assert_success(&out);
     assert_eq!(stdout(&out), "any\ntrue\n");
+    // the names suggested are written as they must be to name them (a tester's: `USE
+    // MixNs` reads as `mixns`)
+    let mixed = [
+        "--catalog",
+        "sqlite:mix.db",
+        "--create-catalog",
+        "-c",
+        "CREATE SCHEMA \"MixNs\"; CREATE TABLE \"Zz\" (id INT)",
+    ];
+    let out = run_in(&cwd, &mixed);
+    assert_failure(&out);
+    assert!(
+        stderr(&out).contains(
+            "(CREATE TABLE \"MixNs\".\"Zz\" …) or make one current (USE \"MixNs\") \
+             (namespaces: MixNs)"
+        ),
+        "{}",
+        stderr(&out)
+    );
     // no catalog: DataFusion's in-memory tables
     let out = run_in(
         &cwd,

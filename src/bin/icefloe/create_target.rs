@@ -101,8 +101,9 @@ pub fn check_kept(ctx: &SessionContext, created: &CreatedTable) -> Result<(), Cl
         table,
     } = created;
     let (example, listed) = match namespaces.first() {
+        // as it must be written to name it (`"MixNs"`: unquoted it is `mixns`)
         Some(first) => (
-            first.clone(),
+            icefloe::datafusion::sql::sql_identifier(first),
             format!("namespaces: {}", namespaces.join(", ")),
         ),
         None => (
@@ -110,10 +111,11 @@ pub fn check_kept(ctx: &SessionContext, created: &CreatedTable) -> Result<(), Cl
             "the catalog has no namespaces yet: CREATE SCHEMA ns makes one".to_string(),
         ),
     };
+    let shown = icefloe::datafusion::sql::sql_identifier(table);
     Err(CliError::new(format!(
         "CREATE TABLE {table}: '{schema}' is the CLI's in-memory schema, not a namespace of \
          Iceberg catalog '{catalog_name}', so the table would be lost at exit; name a \
-         namespace (CREATE TABLE {example}.{table} …) or make one current (USE {example}) \
+         namespace (CREATE TABLE {example}.{shown} …) or make one current (USE {example}) \
          ({listed})"
     )))
 }

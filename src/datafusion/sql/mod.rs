@@ -607,6 +607,7 @@ async fn naming_metadata_columns(ctx: &SessionContext, statement: &str, e: Error
 }
 
 pub use depth::DEFAULT_MAX_EXPRESSION_DEPTH;
+pub use show_create_table::sql_identifier;
 
 /// `statement`'s tokens in the session's SQL dialect, or `None` when it cannot be
 /// tokenized.

@@ -425,6 +425,13 @@ const CONSTRAINT_WORDS: &[&str] = &[
     "UNIQUE",
 ];
 
+/// `name` as a SQL identifier that reads back as `name`: unquoted when it can be
+/// (lowercase letters, digits and `_`, not a reserved word), else in double quotes
+/// (`MixNs` → `"MixNs"`), as `SHOW CREATE TABLE` writes names.
+pub fn sql_identifier(name: &str) -> String {
+    ident(name, '"')
+}
+
 /// `name` as an identifier: as it is when it reads back unchanged unquoted (lowercase
 /// letters, digits and `_`, not starting with a digit, not a word sqlparser reserves in
 /// a name or a column list), else quoted with `quote`.

@@ -212,6 +212,36 @@ impl SqlCatalog {
         Ok(self)
     }
 
+    /// A default location `<warehouse>/<ns…>/<name>` must not lie inside another table's
+    /// (namespace `ns` of table `ns.t.u` is itself a table `ns.t`: `u` would be in
+    /// `<warehouse>/ns/t/u`, among `ns.t`'s files, which `remove_orphan_files` of either
+    /// would take for orphans), nor hold other tables' (a namespace `ns.t` beside the new
+    /// table `ns.t`). Java's `JdbcCatalog` lets both happen; a `LOCATION` given avoids it.
+    ///
+    /// Errors: [`ErrorKind::InvalidArgument`] naming the table or namespace in the way.
+    async fn check_default_location_apart(&self, ident: &TableIdent, location: &str) -> Result<()> {
+        let levels = ident.namespace.levels();
+        for k in 1..=levels.len() {
+            let outer = TableIdent::new(Namespace::new(levels[..k - 1].to_vec()), &levels[k - 1]);
+            if self.table_exists(&outer).await? {
+                return Err(Error::invalid_argument(format!(
+                    "the default location of table '{ident}', '{location}', lies inside the \
+                     directory of table '{outer}'; give the table a LOCATION"
+                )));
+            }
+        }
+        let mut inner = levels.to_vec();
+        inner.push(ident.name.clone());
+        let inner = Namespace::new(inner);
+        if self.namespace_exists(&inner).await? {
+            return Err(Error::invalid_argument(format!(
+                "the default location of table '{ident}', '{location}', is the directory of \
+                 namespace '{inner}''s tables; give the table a LOCATION"
+            )));
+        }
+        Ok(())
+    }
+
     /// Where new tables go by default.
     pub fn warehouse(&self) -> &str {
         &self.warehouse
@@ -556,7 +586,11 @@ impl Catalog for SqlCatalog {
         }
         let location = match &creation.location {
             Some(l) => crate::io::normalize_location(l)?,
-            None => default_table_location(&self.warehouse, ident)?,
+            None => {
+                let location = default_table_location(&self.warehouse, ident)?;
+                self.check_default_location_apart(ident, &location).await?;
+                location
+            }
         };
         let metadata = creation.to_metadata(&location)?;
         let metadata_location = next_metadata_location(&metadata, None);
@@ -580,6 +614,7 @@ impl Catalog for SqlCatalog {
     /// The metadata file is read first (through the catalog's storage settings), so a
     /// location that is not table metadata registers nothing.
     async fn register_table(&self, ident: &TableIdent, metadata_location: &str) -> Result<Table> {
+        check_directory_name("table", &ident.name)?;
         if self.has_namespace_table && !self.namespace_exists(&ident.namespace).await? {
             return Err(namespace_not_found(&self.name, &ident.namespace));
         }
@@ -691,6 +726,8 @@ impl Catalog for SqlCatalog {
     }
 
     async fn rename_table(&self, from: &TableIdent, to: &TableIdent) -> Result<()> {
+        // the name rule of a created table (the location stays where it is)
+        check_directory_name("table", &to.name)?;
         self.metadata_location(from).await?;
         if self.table_exists(to).await? {
             return Err(table_exists_error(to, &self.name));

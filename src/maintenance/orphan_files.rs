@@ -21,6 +21,10 @@
 //! `prefix_mismatch_mode` ([`PrefixMismatchMode`]): an error by default (deleting it could
 //! break the table), kept (`IGNORE`) or deleted as an orphan (`DELETE`).
 //!
+//! Files of another table whose directory lies below a listed one (a directory holding
+//! `metadata/*.metadata.json`) are not orphans: a namespace `ns.t` beside a table `ns.t`
+//! puts table `ns.t.u` inside `ns.t`'s location (Java's action would delete them).
+//!
 //! Hidden files are not orphans (Java lists through `PartitionAwareHiddenPathFilter`): a
 //! file is skipped when its name or the name of a directory it lies in below the listed
 //! directory starts with `_` or `.` (`_SUCCESS`, `.part-0.crc`, `data/_tmp/x.parquet`),
@@ -307,6 +311,35 @@ impl HiddenPaths {
     }
 }
 
+/// The directories (paths, ending in `/`) of other tables among the `listed` files: a
+/// directory other than the table's own `location` holding `metadata/*.metadata.json` or
+/// `metadata/version-hint.text`. Their files are that table's, never this one's orphans
+/// (a namespace `ns.t` beside a table `ns.t` puts table `ns.t.u` in `<warehouse>/ns/t/u`,
+/// inside `ns.t`'s location; Java's action would delete them).
+fn other_table_directories(
+    eq: &Equalities,
+    location: &str,
+    listed: &[(String, crate::io::ListedFile)],
+) -> Result<Vec<String>> {
+    let own = eq.parts(&normalize_location(location)?).2;
+    let own = own.trim_end_matches('/');
+    let mut dirs: Vec<String> = vec![];
+    for (_, f) in listed {
+        let path = eq.parts(&normalize_location(&f.location)?).2;
+        let Some((dir, name)) = path.rsplit_once("/metadata/") else {
+            continue;
+        };
+        let table_file = name.ends_with(".metadata.json") || name == "version-hint.text";
+        if table_file && !name.contains('/') && dir != own {
+            let dir = format!("{dir}/");
+            if !dirs.contains(&dir) {
+                dirs.push(dir);
+            }
+        }
+    }
+    Ok(dirs)
+}
+
 /// Delete (or with `dry_run`, list) the orphan files of `table` per `options`.
 /// Returns their locations as listed, sorted.
 ///
@@ -399,6 +432,7 @@ pub async fn remove_orphan_files(
             listed.push((root_path.clone(), f));
         }
     }
+    let other_tables = other_table_directories(&eq, &io.remap(&m.location)?, &listed)?;
     let mut orphans = vec![];
     let mut seen: HashSet<String> = HashSet::new();
     for (root_path, f) in listed {
@@ -414,6 +448,9 @@ pub async fn remove_orphan_files(
             .filter(|rest| rest.starts_with('/'))
             .unwrap_or_else(|| key.2.rsplit('/').next().unwrap_or(&key.2));
         if hidden.is_hidden(relative) {
+            continue;
+        }
+        if other_tables.iter().any(|d| key.2.starts_with(d.as_str())) {
             continue;
         }
         if by_parts.contains_key(&key) {

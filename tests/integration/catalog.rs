@@ -1179,10 +1179,60 @@ async fn names_that_are_not_one_directory_are_refused() {
         .collect();
     written.sort();
     assert_eq!(written, ["hadoop/ns/ok", "wh/ns/ok"]);
+    // a rename or a register to such a name is refused as well (a tester's)
+    for name in ["..", "", "a/b"] {
+        let to = TableIdent::new(ns.clone(), name);
+        let err = sql
+            .rename_table(&TableIdent::parse("ns.ok"), &to)
+            .await
+            .expect_err(name);
+        assert!(err.to_string().contains("cannot be a directory"), "{err}");
+        let ok_table = sql.load_table(&TableIdent::parse("ns.ok")).await.unwrap();
+        let err = sql
+            .register_table(&to, ok_table.metadata_location())
+            .await
+            .expect_err(name);
+        assert!(err.to_string().contains("cannot be a directory"), "{err}");
+    }
+    // a default location inside another table's directory (table `ns.ok.u` of namespace
+    // `ns.ok`, beside table `ns.ok`), or holding a namespace's tables (table `ns.sub`
+    // beside namespace `ns.sub`), is refused; Java's JdbcCatalog lets the files of two
+    // tables mix there (a tester's)
+    let inner_ns = Namespace::parse("ns.ok");
+    sql.create_namespace(&inner_ns, &HashMap::new())
+        .await
+        .unwrap();
+    let err = sql
+        .create_table(&TableIdent::new(inner_ns.clone(), "u"), creation())
+        .await
+        .expect_err("inside ns.ok");
+    assert_eq!(err.kind(), ErrorKind::InvalidArgument, "{err}");
+    assert!(
+        err.to_string()
+            .contains("lies inside the directory of table 'ns.ok'"),
+        "{err}"
+    );
+    sql.create_namespace(&Namespace::parse("ns.sub"), &HashMap::new())
+        .await
+        .unwrap();
+    let err = sql
+        .create_table(&TableIdent::parse("ns.sub"), creation())
+        .await
+        .expect_err("holding ns.sub");
+    assert!(
+        err.to_string()
+            .contains("is the directory of namespace 'ns.sub''s tables"),
+        "{err}"
+    );
     // a table whose location is given may have any name
     let mut given = creation();
     given.location = Some(tmp.path().join("elsewhere").display().to_string());
     sql.create_table(&TableIdent::new(ns.clone(), ".."), given)
+        .await
+        .unwrap();
+    let mut given = creation();
+    given.location = Some(tmp.path().join("elsewhere2").display().to_string());
+    sql.create_table(&TableIdent::new(inner_ns, "u"), given)
         .await
         .unwrap();
 }

@@ -811,6 +811,57 @@ async fn maintenance_remove_orphans_keeps_hidden_files_as_java_does() {
     );
 }
 
+/// A table whose directory lies inside another's location (Java's `JdbcCatalog`, and
+/// icefloe before stop 62, put table `ns.t.u` of namespace `ns.t` in `<warehouse>/ns/t/u`
+/// when a table `ns.t` exists; icefloe now refuses that default location, a `LOCATION`
+/// still makes it): its files are not the outer table's orphans (Java's action would
+/// delete them; a tester's). The outer table's own orphans still go.
+#[tokio::test]
+async fn maintenance_remove_orphans_keeps_the_files_of_a_table_inside() {
+    let lake = lake().await;
+    let outer = lake.warehouse.join("ns").join("t");
+    for sql in [
+        "CREATE TABLE ice.ns.t (id BIGINT)".to_string(),
+        "INSERT INTO ice.ns.t VALUES (1)".to_string(),
+        "CREATE SCHEMA ice.\"ns.t\"".to_string(),
+        format!(
+            "CREATE TABLE ice.\"ns.t\".u (id BIGINT) LOCATION '{}'",
+            outer.join("u").display()
+        ),
+        "INSERT INTO ice.\"ns.t\".u VALUES (7), (8)".to_string(),
+        "DELETE FROM ice.\"ns.t\".u WHERE id = 8".to_string(),
+    ] {
+        ok(&lake.ctx, &sql).await;
+    }
+    assert!(outer.join("u").join("metadata").is_dir(), "u lies inside t");
+    let stray = outer.join("data").join("stray.parquet");
+    std::fs::write(&stray, b"x").unwrap();
+    // every file 10 days old
+    let old = crate::fixtures::days_ago(10);
+    let mut dirs = vec![outer.clone()];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else {
+                crate::fixtures::set_mtime(&path, old);
+            }
+        }
+    }
+    let removed = orphan_locations(
+        run(
+            &lake.ctx,
+            "CALL ice.system.remove_orphan_files(table => 'ns.t')",
+        )
+        .await
+        .expect("remove"),
+    );
+    assert_eq!(removed, [format!("file://{}", stray.display())]);
+    reachable_files_exist(&lake.catalog, "ns.t.u").await;
+    assert_eq!(n(&lake, "SELECT sum(id) FROM ice.\"ns.t\".u").await, 7);
+}
+
 /// A table's own `write.data.path` and `write.metadata.path` outside its location: the
 /// default run lists them too, and `location` may name them (or a directory in them);
 /// Spark's `equal_schemes`, `equal_authorities` and `prefix_mismatch_mode` are taken.

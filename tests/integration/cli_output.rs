@@ -497,9 +497,17 @@ fn cli_quit_works_on_a_continuation_line() {
     );
     assert_success(&out);
     assert_eq!(stdout(&out), "a\n1\n");
-    let out = run_with_stdin(&["--format", "csv"], "SELECT 1 AS a;\nSELECT 2\nquit\n");
+    let out = run_with_stdin(&["--format", "csv"], "SELECT 1 AS a;\nquit\nSELECT 2;\n");
     assert_success(&out);
     assert_eq!(stdout(&out), "a\n1\n");
+    // piped in, a bare `exit` inside a statement is part of it (a tester's: the script
+    // ended there, status 0, nothing run)
+    let out = run_with_stdin(
+        &["--format", "csv"],
+        "SELECT id,\n  exit\nFROM (SELECT 1 AS id, 2 AS exit) s;\nSELECT 3 AS c;\n",
+    );
+    assert_success(&out);
+    assert_eq!(stdout(&out), "id,exit\n1,2\nc\n3\n");
     // inside a string, quoted name or comment the line is text (a tester's: the shell
     // ended with status 0, the statement and the rest unrun)
     let out = run_with_stdin(
@@ -553,6 +561,14 @@ fn cli_failed_copy_leaves_the_target_as_it_was() {
     assert_success(&out);
     assert_eq!(stdout(&out), "count\n1\na\n7\n");
     assert_eq!(listing(), ["out.csv", "out.json", "out.parquet"]);
+    // a name near the file system's 255 bytes (a tester's: the temporary name, the
+    // target's with more around it, did not fit)
+    let long = format!("{}.csv", "é".repeat(125));
+    assert_eq!(long.len(), 254);
+    let out = run(&["-c", &format!("COPY (SELECT 1 AS a) TO '{d}/{long}'")]);
+    assert_success(&out);
+    assert!(dir.path().join(&long).is_file());
+    std::fs::remove_file(dir.path().join(&long)).unwrap();
     // a directory output is DataFusion's as before
     let out = run(&[
         "-c",

@@ -33,10 +33,11 @@ pub fn stage(df: &DataFrame) -> Option<(DataFrame, StagedCopy)> {
         return None;
     };
     let target = single_local_file(copy)?;
-    let name = target.file_name()?.to_str()?;
+    // not named after the target: a name near the file system's 255 bytes would not fit
+    // with more around it
     static STAGED: AtomicUsize = AtomicUsize::new(0);
     let staged = target.with_file_name(format!(
-        ".{name}.icefloe-{}-{}.tmp",
+        ".icefloe-copy-{}-{}.tmp",
         std::process::id(),
         STAGED.fetch_add(1, Ordering::Relaxed)
     ));
@@ -113,7 +114,7 @@ fn single_local_file(copy: &CopyTo) -> Option<PathBuf> {
 fn is_staged(path: &std::path::Path) -> bool {
     path.file_name()
         .and_then(|n| n.to_str())
-        .is_some_and(|n| n.starts_with('.') && n.contains(".icefloe-") && n.ends_with(".tmp"))
+        .is_some_and(|n| n.starts_with(".icefloe-copy-") && n.ends_with(".tmp"))
 }
 
 #[cfg(test)]

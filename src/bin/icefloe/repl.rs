@@ -32,7 +32,7 @@ const HISTORY_FILE: &str = ".icefloe_history";
 
 const HELP: &str = "\
 End SQL statements with ';'; they may span several lines.
-  \\q, quit, exit, Ctrl-D   leave (also on a continuation line)
+  \\q, quit, exit, Ctrl-D   leave (also on a continuation line; piped in: \\q only)
   \\?, help                 this help
   \\d                       list the tables
   \\d NAME                  describe a table: columns with Iceberg types and field ids,
@@ -108,14 +108,17 @@ pub async fn run(ctx: &SessionContext, output: &mut Output) -> Result<(), CliErr
             line
         };
         match Command::parse(&line) {
-            // leaving works on a continuation line too; the unfinished statement is
-            // dropped. Not inside a string, quoted identifier or comment: there the
-            // line is text (a string holding a line `exit` ended the shell, status 0).
+            // leaving works on a continuation line too (typed: `exit`, `quit`, `\q`; piped:
+            // `\q` only, as a bare `exit` there may be a column of the statement); the
+            // unfinished statement is dropped. Not inside a string, quoted identifier or
+            // comment: there the line is text (a string holding a line `exit` ended the
+            // shell, status 0, the statement and the rest unrun).
             Some(Command::Quit)
-                if !statements::in_open_quote(
-                    &buffer,
-                    statements::session_dialect(ctx).as_ref(),
-                ) =>
+                if (buffer.is_empty() || interactive || line.trim() == "\\q")
+                    && !statements::in_open_quote(
+                        &buffer,
+                        statements::session_dialect(ctx).as_ref(),
+                    ) =>
             {
                 buffer.clear();
                 break;

@@ -1333,6 +1333,15 @@ fn cli_file_paths_after_use_read_the_file() {
             "{}",
             stderr(&out)
         );
+        // a dotted name with nothing at that path is only a missing table: no "FROM
+        // public.… reads it here" (a tester's)
+        let out = csv(&format!("USE {ns}; SELECT * FROM \"{ns}\".\"v1.2\""));
+        assert_failure(&out);
+        assert!(
+            stderr(&out).contains("'v1.2'") && !stderr(&out).contains("reads it here"),
+            "{}",
+            stderr(&out)
+        );
         let out = csv(&format!("USE {ns}; USE public; SELECT x FROM '{path}'"));
         assert_success(&out);
         assert_eq!(stdout(&out), "x\n4\n");

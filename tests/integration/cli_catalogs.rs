@@ -573,6 +573,20 @@ fn cli_explain_pruning_names_each_table_of_a_query() {
             .all(|l| l.starts_with("pruning: ns.t: manifests 1")),
         "{lines:?}"
     );
+    // a MERGE's target by its name, not its location (a tester's)
+    let mut lines = report(
+        "MERGE INTO ns.t t USING ns.mix s ON t.id = s.i WHEN MATCHED THEN UPDATE SET s = 'z'",
+    );
+    lines.sort();
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert!(
+        lines[0].starts_with("pruning: ns.mix: manifests 1"),
+        "{lines:?}"
+    );
+    assert!(
+        lines[1].starts_with("pruning: ns.t: manifests 1"),
+        "{lines:?}"
+    );
 }
 
 /// A table with more than a thousand data files prints its counts in full.

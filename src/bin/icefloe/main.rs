@@ -658,8 +658,9 @@ fn statement_error(e: icefloe::Error) -> CliError {
     }
 }
 
-/// Spark's `ns.t.branch_b` / `ns.t.tag_v1` / `ns.t.snapshots` of a table `t` that does
-/// not exist, in a namespace `ns` of the default catalog: DataFusion reads the name as
+/// Spark's `ns.t.branch_b` / `ns.t.tag_v1` / `ns.t.snapshots` (a ref or metadata table
+/// form, nothing else) of a table `t` that does not exist, in a namespace `ns` of the
+/// default catalog: DataFusion reads the name as
 /// catalog `ns` and says no such catalog exists; this says the table is missing (a
 /// tester's).
 fn missing_table_of_a_suffixed_name(
@@ -668,7 +669,11 @@ fn missing_table_of_a_suffixed_name(
     rest: &str,
 ) -> Option<String> {
     let (table, suffix) = rest.split_once('.')?;
-    if suffix.contains('.') {
+    let spark_form = ["branch_", "tag_", "snapshot_id_", "at_timestamp_"]
+        .iter()
+        .any(|p| suffix.starts_with(p))
+        || icefloe::datafusion::metadata_tables::MetadataTableKind::parse(suffix).is_some();
+    if suffix.contains('.') || !spark_form {
         return None;
     }
     let default = ctx.state().config_options().catalog.default_catalog.clone();
@@ -764,7 +769,11 @@ fn explain_not_found(ctx: &SessionContext, message: &str) -> Option<String> {
         format!("tables: {}", tables.join(", "))
     };
     let on_disk = url_tables::not_found_hint(table);
-    if url_tables::reads_as_path(table) && !url_tables::reads_paths(&sch) {
+    // a path that is on disk (or in an object store) is read in `public`; a dotted name
+    // with nothing at that path is only a missing table (`ns."v1.2"`)
+    let local = table.strip_prefix("file://").unwrap_or(table);
+    let somewhere = local.contains("://") || std::path::Path::new(local).exists();
+    if url_tables::reads_as_path(table) && !url_tables::reads_paths(&sch) && somewhere {
         let reach = match url_tables::path_schema(ctx, catalog) {
             Some(qualified) => format!(
                 ": FROM {qualified}.{} reads it here (or USE public)",

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use datafusion::common::tree_node::TreeNodeRecursion;
 use datafusion::datasource::source::DataSourceExec;
 use datafusion::datasource::source_as_provider;
-use datafusion::logical_expr::LogicalPlan;
+use datafusion::logical_expr::{LogicalPlan, WriteOp};
 use datafusion::physical_plan::metrics::{MetricValue, MetricsSet};
 use datafusion::physical_plan::ExecutionPlan;
 use icefloe::datafusion::metrics::{TABLE_LABEL, TABLE_METRIC};
@@ -58,6 +58,27 @@ pub fn iceberg_scans(plan: &LogicalPlan) -> Vec<Scanned> {
                         name: scan.table_name.to_string(),
                         scan_name: iceberg.scan_name(),
                     });
+                }
+            }
+        }
+        Ok(TreeNodeRecursion::Continue)
+    });
+    // a `MERGE`'s target is no `TableScan` of the plan (its source is): its row-level
+    // scan is named by the statement's target (it was named by its location)
+    let _ = plan.apply_with_subqueries(|node| {
+        if let LogicalPlan::Dml(dml) = node {
+            if !matches!(dml.op, WriteOp::MergeInto(_)) {
+                return Ok(TreeNodeRecursion::Continue);
+            }
+            if let Ok(provider) = source_as_provider(&dml.target) {
+                if let Some(iceberg) = provider.downcast_ref::<icefloe::IcebergTableProvider>() {
+                    let scan_name = iceberg.scan_name();
+                    if !scans.iter().any(|s| s.scan_name == scan_name) {
+                        scans.push(Scanned {
+                            name: dml.table_name.to_string(),
+                            scan_name,
+                        });
+                    }
                 }
             }
         }

@@ -83,6 +83,18 @@ pub(super) async fn describe(ctx: &SessionContext, mut c: Cursor<'_>) -> Result<
     if !(c.eat_keyword("DESCRIBE") || c.eat_keyword("DESC")) {
         return Ok(None);
     }
+    // Spark's `DESCRIBE NAMESPACE|SCHEMA|DATABASE [EXTENDED] ns`: named, not read as a
+    // table called `namespace` ("table 'namespace' not found")
+    if ["NAMESPACE", "SCHEMA", "DATABASE"]
+        .iter()
+        .any(|w| c.peek_keyword(w))
+        && next_is_name(&c, 1)
+    {
+        return Err(Error::unsupported(
+            "DESCRIBE NAMESPACE (SCHEMA, DATABASE): not supported yet; SHOW TABLES IN ns lists \
+             a namespace's tables",
+        ));
+    }
     // `TABLE` is a keyword here unless the statement is `DESCRIBE TABLE` (a table named
     // so) or `DESCRIBE TABLE <query keyword>`
     let table_keyword = c.peek_keyword("TABLE") && next_is_name(&c, 1) && c.eat_keyword("TABLE");

@@ -208,6 +208,7 @@ mod replace_table;
 mod reset;
 mod rewrite_table_path;
 pub(crate) mod session_zone;
+mod set_time_zone;
 mod show;
 mod show_create_table;
 mod show_properties;
@@ -477,6 +478,13 @@ async fn execute_statement(ctx: &SessionContext, statement: &str) -> Result<Data
             Ok(Some(plan)) => return Ok(ctx.execute_logical_plan(plan).await?),
             Ok(None) => {}
             Err(e) => return Err(naming_metadata_columns(ctx, statement, e).await),
+        }
+    }
+    if tokens::first_word_is(statement, &["SET"]) {
+        if let Some(cursor) = cursor(ctx, statement) {
+            if let Some(df) = set_time_zone::set_time_zone(ctx, cursor).await? {
+                return Ok(df);
+            }
         }
     }
     if tokens::first_word_is(statement, &["RESET"]) {

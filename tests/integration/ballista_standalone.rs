@@ -132,9 +132,8 @@ async fn ballista_session(observed: &Arc<Observed>) -> SessionContext {
     SessionContext::standalone_with_state(state).await.unwrap()
 }
 
-/// Run `sql` on the Ballista client and on `single`; the rows must be equal (and there
-/// must be some).
-async fn same_rows(ballista: &SessionContext, single: &SessionContext, sql: &str) {
+/// The sorted rows of `sql` run through the Ballista client.
+async fn run_on_ballista(ballista: &SessionContext, sql: &str) -> Vec<String> {
     let remote = ballista
         .sql(sql)
         .await
@@ -142,9 +141,16 @@ async fn same_rows(ballista: &SessionContext, single: &SessionContext, sql: &str
         .collect()
         .await
         .unwrap_or_else(|e| panic!("{sql}: on Ballista: {e}"));
+    sorted_rows(&remote)
+}
+
+/// Run `sql` on the Ballista client and on `single`; the rows must be equal (and there
+/// must be some).
+async fn same_rows(ballista: &SessionContext, single: &SessionContext, sql: &str) {
+    let remote = run_on_ballista(ballista, sql).await;
     let local = single.sql(sql).await.unwrap().collect().await.unwrap();
     assert!(!local.is_empty(), "{sql}: no rows");
-    assert_eq!(sorted_rows(&remote), sorted_rows(&local), "{sql}");
+    assert_eq!(remote, sorted_rows(&local), "{sql}");
 }
 
 /// An Iceberg table through the logical codec (bytes, then decoded in a fresh session,
@@ -334,14 +340,11 @@ pub(crate) async fn tpch_same_rows_on_ballista(
         ballista.register_table(t, provider).unwrap();
     }
     for (sql, want) in answers {
-        let remote = ballista
-            .sql(sql)
-            .await
-            .unwrap_or_else(|e| panic!("{sql}: {e}"))
-            .collect()
-            .await
-            .unwrap_or_else(|e| panic!("{sql}: on Ballista: {e}"));
-        assert_eq!(&sorted_rows(&remote), want, "{sql} on Ballista");
+        assert_eq!(
+            &run_on_ballista(&ballista, sql).await,
+            want,
+            "{sql} on Ballista"
+        );
     }
     assert!(observed.tables_decoded.load(Ordering::SeqCst) >= answers.len());
     assert!(observed.iceberg_nodes_decoded.load(Ordering::SeqCst) >= answers.len());

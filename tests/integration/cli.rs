@@ -42,6 +42,17 @@ pub(crate) fn run_with_stdin(args: &[&str], stdin: &str) -> Output {
     child.wait_with_output().unwrap()
 }
 
+/// A new SQLite catalog in a temporary directory, made by running `setup` (which must
+/// succeed) through the CLI: the directory (removed when dropped) and the `--catalog`
+/// value naming the catalog.
+pub(crate) fn catalog_with(setup: &str) -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = format!("sqlite:{}", dir.path().join("c.db").display());
+    let out = run(&["--catalog", &catalog, "--create-catalog", "-c", setup]);
+    assert_success(&out);
+    (dir, catalog)
+}
+
 pub(crate) fn stdout(out: &Output) -> String {
     String::from_utf8(out.stdout.clone()).unwrap()
 }

@@ -522,19 +522,12 @@ fn cli_explain_pruning_counts_exactly_and_says_where_answers_came_from() {
 /// counts printed the second one's funnel, then named the second "no data file read").
 #[test]
 fn cli_explain_pruning_names_each_table_of_a_query() {
-    let dir = tempfile::tempdir().unwrap();
-    let catalog = format!("sqlite:{}", dir.path().join("c.db").display());
-    let out = run(&[
-        "--catalog",
-        &catalog,
-        "--create-catalog",
-        "-c",
+    let (_dir, catalog) = crate::cli::catalog_with(
         "CREATE SCHEMA ns; CREATE TABLE ns.t (id INT, s VARCHAR); \
          INSERT INTO ns.t VALUES (4, 'x'), (5, 'y'); \
          CREATE TABLE ns.mix (i INT, j INT) PARTITIONED BY (i); \
          INSERT INTO ns.mix VALUES (1, 1), (2, 2), (3, 3)",
-    ]);
-    assert_success(&out);
+    );
     let report = |sql: &str| {
         let out = run(&["--catalog", &catalog, "--explain-pruning", "-c", sql]);
         assert_success(&out);
@@ -592,19 +585,10 @@ fn cli_explain_pruning_names_each_table_of_a_query() {
 /// A table with more than a thousand data files prints its counts in full.
 #[test]
 fn cli_explain_pruning_prints_exact_counts() {
-    let dir = tempfile::tempdir().unwrap();
-    let catalog = format!("sqlite:{}", dir.path().join("c.db").display());
-    let out = run(&[
-        "--catalog",
-        &catalog,
-        "--create-catalog",
-        "--format",
-        "csv",
-        "-c",
+    let (_dir, catalog) = crate::cli::catalog_with(
         "CREATE SCHEMA ns; CREATE TABLE ns.t (id BIGINT, p BIGINT) PARTITIONED BY (p); \
          INSERT INTO ns.t SELECT v AS id, v AS p FROM generate_series(1, 1234) AS s(v)",
-    ]);
-    assert_success(&out);
+    );
     let out = run(&[
         "--catalog",
         &catalog,
@@ -631,19 +615,12 @@ fn cli_explain_pruning_prints_exact_counts() {
 /// by hand: four files, one per insert and partition (k = 1, 2 | 1, 3).
 #[test]
 fn cli_explain_pruning_shows_what_row_level_statements_read() {
-    let dir = tempfile::tempdir().unwrap();
-    let catalog = format!("sqlite:{}", dir.path().join("c.db").display());
-    let out = run(&[
-        "--catalog",
-        &catalog,
-        "--create-catalog",
-        "-c",
+    let (_dir, catalog) = crate::cli::catalog_with(
         "CREATE SCHEMA ns; CREATE TABLE ns.t (k INT, v INT) PARTITIONED BY (k) \
          TBLPROPERTIES ('format-version'='2', 'write.delete.mode'='merge-on-read', \
          'write.update.mode'='merge-on-read', 'write.merge.mode'='merge-on-read'); \
          INSERT INTO ns.t VALUES (1, 5), (2, 6); INSERT INTO ns.t VALUES (1, 7), (3, 5)",
-    ]);
-    assert_success(&out);
+    );
     let explain = |sql: &str| {
         let out = run(&["--catalog", &catalog, "--explain-pruning", "-c", sql]);
         assert_success(&out);

@@ -510,9 +510,9 @@ fn sessions() -> (SessionContext, SessionContext) {
     (distributed, SessionContext::new_with_config(config))
 }
 
-/// Run `sql` on both sessions; the rows must be equal. Returns the distributed plan as
+/// Run `sql` on the distributed session: its sorted rows and its plan as
 /// datafusion-distributed shows it (with its stages).
-async fn same_rows(distributed: &SessionContext, single: &SessionContext, sql: &str) -> String {
+async fn run_on_workers(distributed: &SessionContext, sql: &str) -> (Vec<String>, String) {
     let df = distributed
         .sql(sql)
         .await
@@ -522,8 +522,15 @@ async fn same_rows(distributed: &SessionContext, single: &SessionContext, sql: &
     let remote = collect(plan, distributed.task_ctx())
         .await
         .unwrap_or_else(|e| panic!("{sql}: distributed: {e}\n{shown}"));
+    (sorted_rows(&remote), shown)
+}
+
+/// Run `sql` on both sessions; the rows must be equal. Returns the distributed plan as
+/// datafusion-distributed shows it (with its stages).
+async fn same_rows(distributed: &SessionContext, single: &SessionContext, sql: &str) -> String {
+    let (remote, shown) = run_on_workers(distributed, sql).await;
     let local = single.sql(sql).await.unwrap().collect().await.unwrap();
-    assert_eq!(sorted_rows(&remote), sorted_rows(&local), "{sql}\n{shown}");
+    assert_eq!(remote, sorted_rows(&local), "{sql}\n{shown}");
     assert!(
         !local.is_empty() || sql.contains("LIMIT 0"),
         "{sql}: no rows"
@@ -798,16 +805,8 @@ async fn tpch_same_rows_on_workers(
     answers: &[(String, Vec<String>)],
 ) {
     for (i, (sql, want)) in answers.iter().enumerate() {
-        let df = distributed
-            .sql(sql)
-            .await
-            .unwrap_or_else(|e| panic!("{sql}: {e}"));
-        let plan = df.create_physical_plan().await.unwrap();
-        let shown = display_plan_ascii(plan.as_ref(), false);
-        let remote = collect(plan, distributed.task_ctx())
-            .await
-            .unwrap_or_else(|e| panic!("{sql}: distributed: {e}\n{shown}"));
-        assert_eq!(&sorted_rows(&remote), want, "{sql}\n{shown}");
+        let (remote, shown) = run_on_workers(distributed, sql).await;
+        assert_eq!(&remote, want, "{sql}\n{shown}");
         if i == 0 {
             assert!(shown.contains("Stage"), "q01 is not distributed\n{shown}");
         }

@@ -304,10 +304,17 @@ impl CatalogConfig {
         }
         let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
         let relative = |s: String| -> String {
-            let local =
-                !s.contains("://") && !s.starts_with("file:") && !Path::new(&s).is_absolute();
+            // `file:x` without a slash is a relative path too, resolved as `x` is (it was
+            // against the working directory)
+            let path = match s.strip_prefix("file:") {
+                Some(rest) if !rest.starts_with('/') => rest.to_string(),
+                _ => s.clone(),
+            };
+            let local = !path.contains("://")
+                && !path.starts_with("file:")
+                && !Path::new(&path).is_absolute();
             if local {
-                base.join(s).to_string_lossy().to_string()
+                base.join(path).to_string_lossy().to_string()
             } else {
                 s
             }
@@ -591,10 +598,16 @@ mod tests {
 
         let dir = tempfile::tempdir().unwrap();
         let absolute = dir.path().join("abs");
-        for (warehouse, expected) in [
+        for (i, (warehouse, expected)) in [
             ("tables".to_string(), dir.path().join("tables")),
             (format!("file://{}", absolute.display()), absolute.clone()),
-        ] {
+            // a relative `file:` path is relative to the config file, as a bare one is
+            // (it was relative to the working directory; a tester's)
+            ("file:rel".to_string(), dir.path().join("rel")),
+        ]
+        .into_iter()
+        .enumerate()
+        {
             let p = dir.path().join("cat.properties");
             std::fs::write(
                 &p,
@@ -602,7 +615,7 @@ mod tests {
             )
             .unwrap();
             let catalog = CatalogConfig::from_file(&p).unwrap().build().unwrap();
-            let ns = Namespace::parse(&format!("ns{}", expected.display().to_string().len()));
+            let ns = Namespace::parse(&format!("ns{i}"));
             catalog
                 .create_namespace(&ns, &Default::default())
                 .await

@@ -57,7 +57,12 @@ pub async fn describe_table(
             let explained = ["No table named", "failed to resolve schema"]
                 .iter()
                 .any(|m| message.contains(m))
-                .then(|| crate::explain_not_found(ctx, &format!("table '{resolved}' not found")))
+                .then(|| {
+                    crate::not_found::explain_not_found(
+                        ctx,
+                        &format!("table '{resolved}' not found"),
+                    )
+                })
                 .flatten();
             let e = explained.map_or_else(|| CliError::from(e), CliError::new);
             return Err(e.context(format!("\\d {name}")));

@@ -49,41 +49,38 @@ pub struct Scanned {
 
 /// The Iceberg tables `plan` scans.
 pub fn iceberg_scans(plan: &LogicalPlan) -> Vec<Scanned> {
-    let mut scans = vec![];
+    let scan_name = |source: &Arc<dyn datafusion::logical_expr::TableSource>| {
+        let provider = source_as_provider(source).ok()?;
+        let iceberg = provider.downcast_ref::<icefloe::IcebergTableProvider>()?;
+        Some(iceberg.scan_name())
+    };
+    let (mut scans, mut merge_targets) = (vec![], vec![]);
     let _ = plan.apply_with_subqueries(|node| {
-        if let LogicalPlan::TableScan(scan) = node {
-            if let Ok(provider) = source_as_provider(&scan.source) {
-                if let Some(iceberg) = provider.downcast_ref::<icefloe::IcebergTableProvider>() {
-                    scans.push(Scanned {
-                        name: scan.table_name.to_string(),
-                        scan_name: iceberg.scan_name(),
-                    });
+        match node {
+            LogicalPlan::TableScan(scan) => {
+                if let Some(scan_name) = scan_name(&scan.source) {
+                    let name = scan.table_name.to_string();
+                    scans.push(Scanned { name, scan_name });
                 }
             }
+            // a `MERGE`'s target is no `TableScan` of the plan (its source is): its
+            // row-level scan is named by the statement's target (it was named by its
+            // location)
+            LogicalPlan::Dml(dml) if matches!(dml.op, WriteOp::MergeInto(_)) => {
+                if let Some(scan_name) = scan_name(&dml.target) {
+                    let name = dml.table_name.to_string();
+                    merge_targets.push(Scanned { name, scan_name });
+                }
+            }
+            _ => {}
         }
         Ok(TreeNodeRecursion::Continue)
     });
-    // a `MERGE`'s target is no `TableScan` of the plan (its source is): its row-level
-    // scan is named by the statement's target (it was named by its location)
-    let _ = plan.apply_with_subqueries(|node| {
-        if let LogicalPlan::Dml(dml) = node {
-            if !matches!(dml.op, WriteOp::MergeInto(_)) {
-                return Ok(TreeNodeRecursion::Continue);
-            }
-            if let Ok(provider) = source_as_provider(&dml.target) {
-                if let Some(iceberg) = provider.downcast_ref::<icefloe::IcebergTableProvider>() {
-                    let scan_name = iceberg.scan_name();
-                    if !scans.iter().any(|s| s.scan_name == scan_name) {
-                        scans.push(Scanned {
-                            name: dml.table_name.to_string(),
-                            scan_name,
-                        });
-                    }
-                }
-            }
+    for target in merge_targets {
+        if !scans.iter().any(|s| s.scan_name == target.scan_name) {
+            scans.push(target);
         }
-        Ok(TreeNodeRecursion::Continue)
-    });
+    }
     scans
 }
 

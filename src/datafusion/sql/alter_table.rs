@@ -130,7 +130,7 @@ async fn branch_or_refs(table: &ResolvedTable, what: &str, action: ManageSnapsho
                 .map_err(|e| e.context(what))?;
         }
         None => {
-            commit(table, what, action).await?;
+            commit_on(table, base, what, action).await?;
         }
     }
     Ok(())
@@ -140,13 +140,25 @@ async fn branch_or_refs(table: &ResolvedTable, what: &str, action: ManageSnapsho
 pub(super) async fn commit_from(
     table: &ResolvedTable,
     what: &str,
-    mut action: impl TransactionAction + 'static,
+    action: impl TransactionAction + 'static,
 ) -> Result<(Table, Table)> {
-    let catalog = table.target.catalog().clone();
-    let base = catalog
+    let base = table
+        .target
+        .catalog()
         .load_table(&table.ident)
         .await
         .map_err(|e| e.context(what))?;
+    commit_on(table, base, what, action).await
+}
+
+/// [`commit_from`] on `base`, the table as just loaded.
+async fn commit_on(
+    table: &ResolvedTable,
+    base: Table,
+    what: &str,
+    mut action: impl TransactionAction + 'static,
+) -> Result<(Table, Table)> {
+    let catalog = table.target.catalog().clone();
     // these actions write no files: asking for their updates has no side effect
     if action
         .updates(&base)

@@ -36,7 +36,7 @@ use datafusion::execution::SendableRecordBatchStream;
 use datafusion::logical_expr::dml::InsertOp;
 use datafusion::physical_expr::expressions::Column;
 use datafusion::physical_expr::{LexRequirement, PhysicalExpr, PhysicalSortRequirement};
-use datafusion::physical_plan::metrics::{ExecutionPlanMetricsSet, MetricBuilder, MetricsSet};
+use datafusion::physical_plan::metrics::{ExecutionPlanMetricsSet, MetricsSet};
 use datafusion::physical_plan::{DisplayAs, DisplayFormatType};
 use futures::StreamExt;
 
@@ -135,23 +135,8 @@ pub struct IcebergDataSink {
     metrics: ExecutionPlanMetricsSet,
 }
 
-/// The name of the sink's metric holding the committed snapshot id.
-pub const COMMITTED_SNAPSHOT_METRIC: &str = "committed_snapshot_id";
-
-/// The name of the metric holding the id of a snapshot committed staged for
-/// write-audit-publish (no branch points at it; see [`staged_wap_id`]), in place of
-/// [`COMMITTED_SNAPSHOT_METRIC`].
-pub const STAGED_SNAPSHOT_METRIC: &str = "staged_snapshot_id";
-
-/// The metric a write's snapshot id is recorded under: [`STAGED_SNAPSHOT_METRIC`] when it
-/// was staged under a write-audit-publish id, else [`COMMITTED_SNAPSHOT_METRIC`].
-pub(crate) fn snapshot_metric(wap_id: Option<&str>) -> &'static str {
-    if wap_id.is_some() {
-        STAGED_SNAPSHOT_METRIC
-    } else {
-        COMMITTED_SNAPSHOT_METRIC
-    }
-}
+use super::snapshot_metric::record_snapshot;
+pub use super::snapshot_metric::{COMMITTED_SNAPSHOT_METRIC, STAGED_SNAPSHOT_METRIC};
 
 impl IcebergDataSink {
     /// A sink writing rows of `schema` (the provider's Arrow schema) into `table` (as
@@ -470,9 +455,7 @@ impl IcebergDataSink {
         };
         match txn.commit().await {
             Ok(_) => {
-                MetricBuilder::new(&self.metrics)
-                    .global_gauge(snapshot_metric(self.wap_id.as_deref()))
-                    .set(usize::try_from(snapshot_id).unwrap_or_default());
+                record_snapshot(&self.metrics, self.wap_id.as_deref(), snapshot_id);
                 Ok(())
             }
             Err(e) => {

@@ -59,6 +59,7 @@ mod row_count;
 pub mod scalar;
 mod scan_errors;
 mod set_operation_types;
+pub mod snapshot_metric;
 mod spark_datetime;
 mod spark_functions;
 mod spark_text_casts;

@@ -21,9 +21,10 @@ use datafusion::common::DFSchema;
 use datafusion::dataframe::DataFrame;
 use datafusion::execution::SendableRecordBatchStream;
 use datafusion::parquet::arrow::ArrowWriter;
+use datafusion::physical_plan::execute_stream;
 use datafusion::physical_plan::stream::RecordBatchReceiverStreamBuilder;
-use datafusion::physical_plan::{execute_stream, ExecutionPlan};
 use futures::StreamExt;
+use icefloe::datafusion::snapshot_metric::committed_snapshots;
 use tempfile::NamedTempFile;
 
 use crate::render;
@@ -483,30 +484,4 @@ fn parquet_writer(
 ) -> Result<Box<ArrowWriter<BufWriter<File>>>, CliError> {
     let handle = BufWriter::new(file.temp.reopen().map_err(|e| file.error(e))?);
     Ok(Box::new(ArrowWriter::try_new(handle, schema, None)?))
-}
-
-/// The snapshot ids the writes in `plan` committed, each with whether it was staged for
-/// write-audit-publish (the Iceberg sink's `committed_snapshot_id` and
-/// `staged_snapshot_id` metrics).
-fn committed_snapshots(plan: &dyn ExecutionPlan) -> Vec<(i64, bool)> {
-    use datafusion::physical_plan::metrics::MetricValue;
-    use icefloe::datafusion::insert::{COMMITTED_SNAPSHOT_METRIC, STAGED_SNAPSHOT_METRIC};
-    let mut out: Vec<(i64, bool)> = plan
-        .metrics()
-        .iter()
-        .flat_map(|set| set.iter().cloned().collect::<Vec<_>>())
-        .filter_map(|m| match m.value() {
-            MetricValue::Gauge { name, gauge }
-                if name == COMMITTED_SNAPSHOT_METRIC || name == STAGED_SNAPSHOT_METRIC =>
-            {
-                let staged = name == STAGED_SNAPSHOT_METRIC;
-                i64::try_from(gauge.value()).ok().map(|id| (id, staged))
-            }
-            _ => None,
-        })
-        .collect();
-    for child in plan.children() {
-        out.extend(committed_snapshots(child.as_ref()));
-    }
-    out
 }

@@ -13,7 +13,7 @@ use datafusion::arrow::compute::{filter_record_batch, CastOptions};
 use datafusion::arrow::datatypes::{Int64Type, SchemaRef};
 use datafusion::execution::{SendableRecordBatchStream, SessionState, TaskContext};
 use datafusion::physical_expr::PhysicalExpr;
-use datafusion::physical_plan::metrics::{ExecutionPlanMetricsSet, MetricBuilder};
+use datafusion::physical_plan::metrics::ExecutionPlanMetricsSet;
 use datafusion::physical_plan::ExecutionPlan;
 use futures::StreamExt;
 use roaring::RoaringTreemap;
@@ -21,7 +21,8 @@ use roaring::RoaringTreemap;
 use super::merge::MergeActions;
 use super::RowLevelMode;
 use crate::datafusion::delete_planning::DeletePlan;
-use crate::datafusion::insert::{data_location, snapshot_metric, WriteTarget};
+use crate::datafusion::insert::{data_location, WriteTarget};
+use crate::datafusion::snapshot_metric::record_snapshot;
 use crate::datafusion::table_provider::IcebergTableProvider;
 use crate::error::{Error, ErrorKind, Result};
 use crate::expr::Predicate;
@@ -633,9 +634,7 @@ impl RowLevelJob {
             ErrorKind::CommitConflict => e,
             _ => e.context(format!("{} on '{}'", self.statement, self.target.ident)),
         })?;
-        MetricBuilder::new(&self.metrics)
-            .global_gauge(snapshot_metric(self.wap_id.as_deref()))
-            .set(usize::try_from(snapshot_id).unwrap_or_default());
+        record_snapshot(&self.metrics, self.wap_id.as_deref(), snapshot_id);
         Ok(count)
     }
 

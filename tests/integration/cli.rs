@@ -661,6 +661,9 @@ fn cli_runs_iceberg_ddl_on_a_sqlite_catalog() {
         "SELECT * FROM ns.nope.branch_b",
         "INSERT INTO ns.nope.branch_b VALUES (1)",
         "SELECT * FROM ns.nope.snapshots",
+        // and `t@version` / `t$metadata` names the table too, not `nope@b`
+        "SELECT * FROM ns.\"nope@b\"",
+        "SELECT * FROM ns.\"nope$files\"",
     ] {
         let out = with_catalog(&["-c", sql]);
         assert_failure(&out);

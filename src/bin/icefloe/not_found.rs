@@ -142,6 +142,21 @@ pub fn explain_not_found(ctx: &SessionContext, message: &str) -> Option<String> 
             ));
         }
     }
+    // `kk@b` / `kk$files` of a missing `kk`: the table is what is missing, not a table
+    // of that whole name (`@` reads a version, `$` a metadata table)
+    let parts = icefloe::datafusion::catalog::TableNameParts::parse(table);
+    if !parts.is_plain() && !tables.iter().any(|t| t == parts.base) {
+        let base = parts.base;
+        let suffix = &table[base.len()..];
+        return Some(format!(
+            "table '{base}' not found in schema '{catalog}.{schema}' ({listed});              '{table}' reads as table {base}'s {}",
+            if suffix.starts_with('@') {
+                "version (snapshot, branch or tag) after '@'"
+            } else {
+                "metadata table after '$'"
+            }
+        ));
+    }
     // a name that differs only in case: quoting (or not quoting) it is the likely slip
     let hint = tables
         .iter()

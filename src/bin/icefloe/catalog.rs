@@ -51,6 +51,9 @@ pub fn open(spec: &str, create: bool) -> Result<Arc<dyn Catalog>, CliError> {
         "hadoop" | "filesystem" | "fs" => config.warehouse.as_deref().and_then(local_dir),
         _ => None,
     };
+    // what `create` makes of `place` and a failed open must not leave behind: the first
+    // missing one of the path and its parents
+    let made = place.as_deref().filter(|_| create).and_then(first_missing);
     if let Some(path) = &place {
         if !create && !path.exists() {
             let what = if config.catalog_type == "sql" {
@@ -72,5 +75,39 @@ pub fn open(spec: &str, create: bool) -> Result<Arc<dyn Catalog>, CliError> {
             })?;
         }
     }
-    config.build().map_err(|e| fail(e, place.as_deref()))
+    config.build().map_err(|e| {
+        if let Some(made) = &made {
+            remove_made(made);
+        }
+        fail(e, place.as_deref())
+    })
+}
+
+/// The outermost of `path` and its parents that does not exist yet (`None`: `path`
+/// exists).
+fn first_missing(path: &Path) -> Option<PathBuf> {
+    let path = absolute(path);
+    let mut missing = None;
+    for p in path.ancestors() {
+        if p.as_os_str().is_empty() || p.exists() {
+            break;
+        }
+        missing = Some(p.to_path_buf());
+    }
+    missing
+}
+
+/// Remove `path`, which a failed `--create-catalog` open made (a database file, or a
+/// directory holding only what the open made). Best effort: the open's error is the one
+/// reported.
+fn remove_made(path: &Path) {
+    if path.is_dir() {
+        let _ = std::fs::remove_dir_all(path);
+    } else {
+        let _ = std::fs::remove_file(path);
+        // SQLite's rollback journal, should the failed open have left one
+        let mut journal = path.as_os_str().to_owned();
+        journal.push("-journal");
+        let _ = std::fs::remove_file(journal);
+    }
 }

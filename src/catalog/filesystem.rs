@@ -261,6 +261,21 @@ impl Catalog for FileSystemCatalog {
         Ok(self.classify(parent).await?.0.iter().any(|n| n == &last[0]))
     }
 
+    /// `location`, the namespace's directory: the only property a filesystem catalog
+    /// knows (Java's `HadoopCatalog.loadNamespaceMetadata`).
+    async fn load_namespace_metadata(
+        &self,
+        namespace: &Namespace,
+    ) -> Result<HashMap<String, String>> {
+        if namespace.is_root() || !self.namespace_exists(namespace).await? {
+            return Err(namespace_not_found(&self.name, namespace));
+        }
+        Ok(HashMap::from([(
+            "location".to_string(),
+            self.location_of(namespace.levels()),
+        )]))
+    }
+
     async fn list_tables(&self, namespace: &Namespace) -> Result<Vec<TableIdent>> {
         if !namespace.is_root() && !self.namespace_exists(namespace).await? {
             return Err(namespace_not_found(&self.name, namespace));

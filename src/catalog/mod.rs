@@ -332,6 +332,23 @@ pub trait Catalog: fmt::Debug + Send + Sync {
         )))
     }
 
+    /// A namespace's properties as Java's `loadNamespaceMetadata` gives them (REST
+    /// `loadNamespaceMetadata`): what it was created or altered with, and where the
+    /// catalog keeps no properties, what it knows (a filesystem catalog: `location`).
+    /// Default: no properties.
+    ///
+    /// Errors: [`ErrorKind::NotFound`](crate::ErrorKind) naming the namespace when it
+    /// does not exist.
+    async fn load_namespace_metadata(
+        &self,
+        namespace: &Namespace,
+    ) -> Result<HashMap<String, String>> {
+        if namespace.is_root() || !self.namespace_exists(namespace).await? {
+            return Err(namespace_not_found(self.name(), namespace));
+        }
+        Ok(HashMap::new())
+    }
+
     /// Drop an empty namespace (REST `dropNamespace`; Java's `dropNamespace`).
     ///
     /// Errors: [`ErrorKind::NotFound`](crate::ErrorKind) naming it when it does not

@@ -535,6 +535,45 @@ impl Catalog for SqlCatalog {
 
     /// Deletes the namespace's rows of `iceberg_namespace_properties`; refused while any
     /// row of `iceberg_tables` (a table or a view) is in it, as Java's `JdbcCatalog`.
+    /// The namespace's rows of `iceberg_namespace_properties` without the `exists`
+    /// marker, and `location` (when none was set) where its tables go by default:
+    /// `<warehouse>/<levels…>`, as Java's `JdbcCatalog.loadNamespaceMetadata` gives them.
+    async fn load_namespace_metadata(
+        &self,
+        namespace: &Namespace,
+    ) -> Result<HashMap<String, String>> {
+        if namespace.is_root() || !self.namespace_exists(namespace).await? {
+            return Err(namespace_not_found(&self.name, namespace));
+        }
+        let mut properties: HashMap<String, String> = if self.has_namespace_table {
+            let (catalog, ns) = (self.name.clone(), namespace.to_string());
+            self.with_conn(move |conn| {
+                let mut stmt = conn.prepare(
+                    "SELECT property_key, property_value FROM iceberg_namespace_properties \
+                     WHERE catalog_name = ?1 AND namespace = ?2",
+                )?;
+                let rows = stmt.query_map(params![catalog, ns], |row| {
+                    Ok((row.get::<_, String>(0)?, row.get::<_, Option<String>>(1)?))
+                })?;
+                rows.map(|r| r.map(|(k, v)| (k, v.unwrap_or_default())))
+                    .collect()
+            })
+            .await?
+        } else {
+            HashMap::new()
+        };
+        properties.remove("exists");
+        if !properties.contains_key("location") {
+            let mut location = self.warehouse.trim_end_matches('/').to_string();
+            for level in namespace.levels() {
+                location.push('/');
+                location.push_str(level);
+            }
+            properties.insert("location".to_string(), location);
+        }
+        Ok(properties)
+    }
+
     async fn drop_namespace(&self, namespace: &Namespace) -> Result<()> {
         if namespace.is_root() || !self.namespace_exists(namespace).await? {
             return Err(namespace_not_found(&self.name, namespace));

@@ -501,6 +501,20 @@ async fn hadoop_warehouse_with_namespaces_and_static_tables() {
         catalog.list_tables(&Namespace::parse("db")).await.unwrap(),
         [TableIdent::parse("db.day")]
     );
+    // Java's `HadoopCatalog.loadNamespaceMetadata`: the directory as `location`
+    let wh = format!("file://{}", tmp.path().join("wh").display());
+    assert_eq!(
+        catalog
+            .load_namespace_metadata(&Namespace::parse("db.nested"))
+            .await
+            .unwrap(),
+        std::collections::HashMap::from([("location".to_string(), format!("{wh}/db/nested"))])
+    );
+    let err = catalog
+        .load_namespace_metadata(&Namespace::parse("db.day"))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::NotFound, "{err}");
 
     let static_catalog =
         StaticCatalog::new("st").with_table(TableIdent::parse("s.day"), &metadata_file(&src));

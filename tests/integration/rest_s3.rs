@@ -846,6 +846,14 @@ async fn namespaces_and_tables_round_trip() {
         Some("icefloe"),
         "{props:?}"
     );
+    // the same through the trait, which `DESCRIBE NAMESPACE` reads
+    assert_eq!(
+        catalog
+            .load_namespace_metadata(&ns)
+            .await
+            .expect("metadata"),
+        props
+    );
     rest.drop_namespace(&ns).await.expect("drop namespace");
     assert!(!catalog.namespace_exists(&ns).await.expect("exists"));
     let err = rest.namespace_properties(&ns).await.expect_err("dropped");

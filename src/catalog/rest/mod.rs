@@ -502,6 +502,14 @@ impl Catalog for RestCatalog {
         self.resource_exists(url).await
     }
 
+    /// The server's `loadNamespaceMetadata` answer ([`RestCatalog::namespace_properties`]).
+    async fn load_namespace_metadata(
+        &self,
+        namespace: &Namespace,
+    ) -> Result<HashMap<String, String>> {
+        self.namespace_properties(namespace).await
+    }
+
     async fn list_tables(&self, namespace: &Namespace) -> Result<Vec<TableIdent>> {
         let mut out = vec![];
         let mut page: Option<String> = None;

@@ -21,7 +21,7 @@ use crate::error::{Error, Result};
 use crate::table::Table;
 use crate::transaction::{
     ManageSnapshots, RefExists, RefRetention, Transaction, TransactionAction, UpdateLocation,
-    UpdateProperties,
+    UpdateProperties, UpdateSchema,
 };
 
 /// What follows `ALTER TABLE name`, for a table in an Iceberg namespace; `None` when the
@@ -94,6 +94,48 @@ pub(super) async fn comment_on_table(
         Ok(update)
     };
     let action = parse(&mut c).map_err(|e| e.context(&what))?;
+    commit(&table, &what, action).await?;
+    empty(ctx).map(Some)
+}
+
+/// `COMMENT ON COLUMN t.c IS 'text' | NULL` (Trino's and PostgreSQL's form of Spark's
+/// `ALTER TABLE t ALTER COLUMN c COMMENT 'text'`), after `COMMENT ON COLUMN`: sets the doc
+/// of top-level column `c` (the name's last part; the parts before it name the table), or
+/// removes it for `NULL`, in one commit ([`UpdateSchema::update_column_doc`]). `None`
+/// when the table is not in an Iceberg catalog.
+///
+/// Errors: [`crate::ErrorKind::InvalidArgument`] for bad syntax or a name without a
+/// table; [`crate::ErrorKind::NotFound`] for a column the table lacks; the commit's errors.
+pub(super) async fn comment_on_column(
+    ctx: &SessionContext,
+    mut c: Cursor<'_>,
+) -> Result<Option<DataFrame>> {
+    let Ok(name) = c.object_name() else {
+        return Ok(None);
+    };
+    let Some((column, table_name)) = name.split_last().filter(|(_, t)| !t.is_empty()) else {
+        return Err(Error::invalid_argument(format!(
+            "COMMENT ON COLUMN {}: name the column with its table (t.column)",
+            name.join(".")
+        )));
+    };
+    let Some(table) = resolve_table(ctx, table_name)? else {
+        return Ok(None);
+    };
+    super::not_a_table::check_not_a_version(&table, "COMMENT ON COLUMN").await?;
+    let what = format!("COMMENT ON COLUMN {}.{column}", table.display());
+    let parse = |c: &mut Cursor<'_>| -> Result<Option<String>> {
+        c.expect_keyword("IS")?;
+        let doc = if c.eat_keyword("NULL") {
+            None
+        } else {
+            Some(c.string()?)
+        };
+        c.expect_end()?;
+        Ok(doc)
+    };
+    let doc = parse(&mut c).map_err(|e| e.context(&what))?;
+    let action = UpdateSchema::new().update_column_doc(std::slice::from_ref(column), doc);
     commit(&table, &what, action).await?;
     empty(ctx).map(Some)
 }

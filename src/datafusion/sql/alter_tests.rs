@@ -2196,3 +2196,52 @@ async fn set_location_and_comment_on_table() {
     )
     .await;
 }
+
+/// Trino's and PostgreSQL's `COMMENT ON COLUMN t.c IS …` sets and removes a column's
+/// doc, as `ALTER COLUMN c COMMENT` does, in every string form; a name without a table or
+/// a missing column is an error that changes nothing.
+#[tokio::test]
+async fn comment_on_column_sets_and_removes_the_doc() {
+    let (ctx, catalog, _dir) = session().await;
+    ok(&ctx, "CREATE SCHEMA ns").await;
+    ok(&ctx, "CREATE TABLE ns.t (id INT, \"a.b\" STRING)").await;
+    let doc = |m: &TableMetadata, name: &str| {
+        m.current_schema()
+            .columns()
+            .iter()
+            .find(|f| f.name == name)
+            .and_then(|f| f.doc.clone())
+    };
+    ok(&ctx, "COMMENT ON COLUMN ns.t.id IS 'the id'").await;
+    ok(&ctx, "COMMENT ON COLUMN ns.t.\"a.b\" IS $$dotted$$").await;
+    let m = metadata(&catalog, "ns.t").await;
+    assert_eq!(doc(&m, "id").as_deref(), Some("the id"));
+    assert_eq!(doc(&m, "a.b").as_deref(), Some("dotted"));
+    ok(&ctx, "COMMENT ON COLUMN cat.ns.t.id IS NULL").await;
+    let m = metadata(&catalog, "ns.t").await;
+    assert_eq!(doc(&m, "id"), None);
+    assert_eq!(doc(&m, "a.b").as_deref(), Some("dotted"));
+    let before = metadata_location(&catalog, "ns.t").await;
+    fails(
+        &ctx,
+        "COMMENT ON COLUMN ns.t.nope IS 'x'",
+        ErrorKind::NotFound,
+        "nope",
+    )
+    .await;
+    fails(
+        &ctx,
+        "COMMENT ON COLUMN id IS 'x'",
+        ErrorKind::InvalidArgument,
+        "COMMENT ON COLUMN id: name the column with its table (t.column)",
+    )
+    .await;
+    fails(
+        &ctx,
+        "COMMENT ON COLUMN ns.t.id 'x'",
+        ErrorKind::InvalidArgument,
+        "COMMENT ON COLUMN cat.ns.t.id: expected IS",
+    )
+    .await;
+    assert_eq!(metadata_location(&catalog, "ns.t").await, before);
+}

@@ -83,17 +83,17 @@ pub(super) async fn describe(ctx: &SessionContext, mut c: Cursor<'_>) -> Result<
     if !(c.eat_keyword("DESCRIBE") || c.eat_keyword("DESC")) {
         return Ok(None);
     }
-    // Spark's `DESCRIBE NAMESPACE|SCHEMA|DATABASE [EXTENDED] ns`: named, not read as a
-    // table called `namespace` ("table 'namespace' not found")
+    // Spark's `DESCRIBE NAMESPACE|SCHEMA|DATABASE [EXTENDED] ns`, not a table called
+    // `namespace` ("table 'namespace' not found")
     if ["NAMESPACE", "SCHEMA", "DATABASE"]
         .iter()
         .any(|w| c.peek_keyword(w))
         && next_is_name(&c, 1)
     {
-        return Err(Error::unsupported(
-            "DESCRIBE NAMESPACE (SCHEMA, DATABASE): not supported yet; SHOW TABLES IN ns lists \
-             a namespace's tables",
-        ));
+        c.advance();
+        return super::describe_namespace::describe_namespace(ctx, c)
+            .await
+            .map(Some);
     }
     // `TABLE` is a keyword here unless the statement is `DESCRIBE TABLE` (a table named
     // so) or `DESCRIBE TABLE <query keyword>`

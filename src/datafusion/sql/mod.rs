@@ -16,6 +16,7 @@
 //! | `ALTER TABLE t SET TBLPROPERTIES ('k'='v', …)`, `ALTER TABLE t UNSET TBLPROPERTIES [IF EXISTS] ('k', …)` | [`UpdateProperties`](crate::transaction::UpdateProperties) (`'format-version'` upgrades the table) |
 //! | `ALTER TABLE t SET LOCATION '…'` | [`UpdateLocation`](crate::transaction::UpdateLocation) (files written later go there; refused by the filesystem catalog) |
 //! | `COMMENT ON TABLE t IS '…' \| NULL` | [`UpdateProperties`](crate::transaction::UpdateProperties) of the `comment` property (`NULL` removes it) |
+//! | `COMMENT ON COLUMN t.c IS '…' \| NULL` | [`UpdateSchema`](crate::transaction::UpdateSchema) `update_column_doc` of top-level column `c` (`NULL` removes the doc) |
 //! | `ALTER TABLE t ADD COLUMN\|COLUMNS [(]path type [NOT NULL] [DEFAULT value] [COMMENT '…'] [FIRST\|AFTER c], …[)]` | [`UpdateSchema`](crate::transaction::UpdateSchema) `add_column` (`path`: `c` or `s.c` into a struct; optional unless it has a `DEFAULT`), `add_column_with_default` (v3: `initial-default` = `write-default` = the value) |
 //! | `ALTER TABLE t DROP COLUMN\|COLUMNS [IF EXISTS] [(]path, …[)]` | `delete_column` |
 //! | `ALTER TABLE t RENAME COLUMN path TO name` | `rename_column` |
@@ -178,6 +179,7 @@ mod prepare;
 mod prepare_rebind;
 use create_table::CreateMode;
 mod delete_alias;
+mod describe_namespace;
 mod describe_table;
 mod execute_parameters;
 mod insert_names;
@@ -719,6 +721,8 @@ async fn execute_ddl(ctx: &SessionContext, mut c: Cursor<'_>) -> Result<Option<D
         return alter_table(ctx, c).await;
     } else if c.eat_keywords(&["COMMENT", "ON", "TABLE"]) {
         return alter_table::comment_on_table(ctx, c).await;
+    } else if c.eat_keywords(&["COMMENT", "ON", "COLUMN"]) {
+        return alter_table::comment_on_column(ctx, c).await;
     } else if c.eat_keyword("CALL") {
         return call::call(ctx, c).await;
     }

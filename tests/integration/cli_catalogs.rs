@@ -107,43 +107,26 @@ fn cli_sqlite_catalog_must_exist_unless_created() {
         stderr(&out)
     );
     // a `--create-catalog` open that fails after creating the database (here: a
-    // warehouse on another host) leaves neither it nor the directories made for it
-    std::fs::write(
-        cwd.join("bad.properties"),
-        "type=sql\nuri=sub/dir/new.db\nwarehouse=file://otherhost/wh\n",
-    )
-    .unwrap();
-    let out = run_in(
-        &cwd,
-        &[
+    // warehouse on another host) leaves neither it nor the directories made for it; a
+    // database that was there stays
+    for (uri, made, kept) in [("sub/dir/new.db", "sub", false), ("rel.db", "rel.db", true)] {
+        std::fs::write(
+            cwd.join("bad.properties"),
+            format!("type=sql\nuri={uri}\nwarehouse=file://otherhost/wh\n"),
+        )
+        .unwrap();
+        let args = [
             "--catalog",
             "bad.properties",
             "--create-catalog",
             "-c",
             "SELECT 1",
-        ],
-    );
-    assert_failure(&out);
-    assert!(stderr(&out).contains("otherhost"), "{}", stderr(&out));
-    assert!(!cwd.join("sub").exists(), "{}", stderr(&out));
-    // a database that was there stays
-    std::fs::write(
-        cwd.join("bad.properties"),
-        "type=sql\nuri=rel.db\nwarehouse=file://otherhost/wh\n",
-    )
-    .unwrap();
-    let out = run_in(
-        &cwd,
-        &[
-            "--catalog",
-            "bad.properties",
-            "--create-catalog",
-            "-c",
-            "SELECT 1",
-        ],
-    );
-    assert_failure(&out);
-    assert!(cwd.join("rel.db").is_file(), "{}", stderr(&out));
+        ];
+        let out = run_in(&cwd, &args);
+        assert_failure(&out);
+        assert!(stderr(&out).contains("otherhost"), "{}", stderr(&out));
+        assert_eq!(cwd.join(made).exists(), kept, "{uri}: {}", stderr(&out));
+    }
     // a missing warehouse directory too
     let out = run_in(&cwd, &["--catalog", "no_such_warehouse", "-c", "SELECT 1"]);
     assert_failure(&out);

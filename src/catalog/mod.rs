@@ -349,6 +349,28 @@ pub trait Catalog: fmt::Debug + Send + Sync {
         Ok(HashMap::new())
     }
 
+    /// Set `updates` and remove `removals` of a namespace's properties in one change
+    /// (REST `updateProperties`; Java's `setProperties` and `removeProperties`). Returns
+    /// the keys of `removals` that were not set (removing them changes nothing).
+    ///
+    /// Errors: [`ErrorKind::NotFound`](crate::ErrorKind) naming the namespace;
+    /// [`ErrorKind::InvalidArgument`](crate::ErrorKind) for a key both set and removed,
+    /// or one the catalog reserves; [`ErrorKind::Unsupported`](crate::ErrorKind) where
+    /// the catalog keeps no properties (the default; a filesystem catalog).
+    async fn update_namespace_properties(
+        &self,
+        namespace: &Namespace,
+        updates: &HashMap<String, String>,
+        removals: &[String],
+    ) -> Result<Vec<String>> {
+        let _ = (updates, removals);
+        Err(Error::unsupported(format!(
+            "changing the properties of namespace '{namespace}' in catalog '{}' (it keeps no \
+             namespace properties)",
+            self.name()
+        )))
+    }
+
     /// Drop an empty namespace (REST `dropNamespace`; Java's `dropNamespace`).
     ///
     /// Errors: [`ErrorKind::NotFound`](crate::ErrorKind) naming it when it does not

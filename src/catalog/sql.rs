@@ -17,6 +17,8 @@
 //! a row in `iceberg_namespace_properties` or a table in `iceberg_tables` (or is a parent
 //! of one that does). One database may hold several catalogs (`catalog_name`).
 
+mod namespace_properties;
+
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -542,36 +544,18 @@ impl Catalog for SqlCatalog {
         &self,
         namespace: &Namespace,
     ) -> Result<HashMap<String, String>> {
-        if namespace.is_root() || !self.namespace_exists(namespace).await? {
-            return Err(namespace_not_found(&self.name, namespace));
-        }
-        let mut properties: HashMap<String, String> = if self.has_namespace_table {
-            let (catalog, ns) = (self.name.clone(), namespace.to_string());
-            self.with_conn(move |conn| {
-                let mut stmt = conn.prepare(
-                    "SELECT property_key, property_value FROM iceberg_namespace_properties \
-                     WHERE catalog_name = ?1 AND namespace = ?2",
-                )?;
-                let rows = stmt.query_map(params![catalog, ns], |row| {
-                    Ok((row.get::<_, String>(0)?, row.get::<_, Option<String>>(1)?))
-                })?;
-                rows.map(|r| r.map(|(k, v)| (k, v.unwrap_or_default())))
-                    .collect()
-            })
-            .await?
-        } else {
-            HashMap::new()
-        };
-        properties.remove("exists");
-        if !properties.contains_key("location") {
-            let mut location = self.warehouse.trim_end_matches('/').to_string();
-            for level in namespace.levels() {
-                location.push('/');
-                location.push_str(level);
-            }
-            properties.insert("location".to_string(), location);
-        }
-        Ok(properties)
+        self.namespace_metadata(namespace).await
+    }
+
+    /// One SQLite transaction of `UPDATE`s (an `INSERT` for a new key) and `DELETE`s of
+    /// the namespace's rows; the `exists` marker is reserved, as in Java's `JdbcCatalog`.
+    async fn update_namespace_properties(
+        &self,
+        namespace: &Namespace,
+        updates: &HashMap<String, String>,
+        removals: &[String],
+    ) -> Result<Vec<String>> {
+        self.update_properties(namespace, updates, removals).await
     }
 
     async fn drop_namespace(&self, namespace: &Namespace) -> Result<()> {

@@ -515,6 +515,17 @@ async fn hadoop_warehouse_with_namespaces_and_static_tables() {
         .await
         .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::NotFound, "{err}");
+    // it keeps no properties to change
+    let err = catalog
+        .update_namespace_properties(
+            &Namespace::parse("db"),
+            &std::collections::HashMap::from([("k".to_string(), "v".to_string())]),
+            &[],
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Unsupported, "{err}");
+    assert!(err.to_string().contains("catalog 'wh'"), "{err}");
 
     let static_catalog =
         StaticCatalog::new("st").with_table(TableIdent::parse("s.day"), &metadata_file(&src));

@@ -854,6 +854,26 @@ async fn namespaces_and_tables_round_trip() {
             .expect("metadata"),
         props
     );
+    // and changed through it, as `ALTER NAMESPACE` does
+    let missing = catalog
+        .update_namespace_properties(
+            &ns,
+            &HashMap::from([("k".to_string(), "v".to_string())]),
+            &["owner".to_string(), "nope".to_string()],
+        )
+        .await
+        .expect("update");
+    assert_eq!(missing, ["nope"]);
+    let changed = catalog
+        .load_namespace_metadata(&ns)
+        .await
+        .expect("metadata");
+    assert_eq!(
+        changed.get("k").map(String::as_str),
+        Some("v"),
+        "{changed:?}"
+    );
+    assert!(!changed.contains_key("owner"), "{changed:?}");
     rest.drop_namespace(&ns).await.expect("drop namespace");
     assert!(!catalog.namespace_exists(&ns).await.expect("exists"));
     let err = rest.namespace_properties(&ns).await.expect_err("dropped");

@@ -502,6 +502,16 @@ impl Catalog for RestCatalog {
         self.resource_exists(url).await
     }
 
+    /// The server's `updateProperties` ([`RestCatalog::update_namespace_properties`]).
+    async fn update_namespace_properties(
+        &self,
+        namespace: &Namespace,
+        updates: &HashMap<String, String>,
+        removals: &[String],
+    ) -> Result<Vec<String>> {
+        RestCatalog::update_namespace_properties(self, namespace, updates, removals).await
+    }
+
     /// The server's `loadNamespaceMetadata` answer ([`RestCatalog::namespace_properties`]).
     async fn load_namespace_metadata(
         &self,

@@ -431,3 +431,66 @@ async fn describe_namespace_shows_its_properties() {
         [row("id", "int", None)]
     );
 }
+
+/// Spark's `ALTER NAMESPACE|SCHEMA|DATABASE ns SET DBPROPERTIES|PROPERTIES`, `UNSET …
+/// [IF EXISTS]` and `SET LOCATION` change what `DESCRIBE NAMESPACE` shows; a missing key
+/// without `IF EXISTS`, the reserved `exists` and a missing namespace change nothing.
+#[tokio::test]
+async fn alter_namespace_sets_and_unsets_properties() {
+    let (ctx, _catalog, _dir) = session().await;
+    let pair = |a: &str, b: &str| vec![a.to_string(), b.to_string()];
+    ok(
+        &ctx,
+        "CREATE SCHEMA ns WITH DBPROPERTIES ('a' = '1', 'b' = '2')",
+    )
+    .await;
+    ok(
+        &ctx,
+        "ALTER NAMESPACE ns SET DBPROPERTIES ('a' = 'one', 'c' = '3', 'owner' = 'ana')",
+    )
+    .await;
+    ok(&ctx, "ALTER SCHEMA cat.ns UNSET PROPERTIES ('b')").await;
+    ok(&ctx, "ALTER DATABASE ns SET LOCATION '/elsewhere/ns'").await;
+    let expected = [
+        pair("Catalog Name", "cat"),
+        pair("Namespace Name", "ns"),
+        pair("Location", "/elsewhere/ns"),
+        pair("Owner", "ana"),
+        pair("Properties", "((a,one), (c,3))"),
+    ];
+    assert_eq!(ok(&ctx, "DESCRIBE NAMESPACE EXTENDED ns").await, expected);
+    for (sql, kind, needle) in [
+        (
+            "ALTER NAMESPACE ns UNSET DBPROPERTIES ('c', 'nope')",
+            ErrorKind::InvalidArgument,
+            "the namespace has no property nope",
+        ),
+        (
+            "ALTER NAMESPACE ns SET DBPROPERTIES ('exists' = 'false')",
+            ErrorKind::InvalidArgument,
+            "'exists' is reserved",
+        ),
+        (
+            "ALTER NAMESPACE missing SET DBPROPERTIES ('a' = '1')",
+            ErrorKind::NotFound,
+            "missing",
+        ),
+        (
+            "ALTER NAMESPACE ns RENAME TO other",
+            ErrorKind::InvalidArgument,
+            "expected SET DBPROPERTIES, UNSET DBPROPERTIES or SET LOCATION",
+        ),
+    ] {
+        fails(&ctx, sql, kind, needle).await;
+    }
+    assert_eq!(ok(&ctx, "DESCRIBE NAMESPACE EXTENDED ns").await, expected);
+    ok(
+        &ctx,
+        "ALTER NAMESPACE ns UNSET DBPROPERTIES IF EXISTS ('c', 'nope')",
+    )
+    .await;
+    assert_eq!(
+        ok(&ctx, "DESCRIBE NAMESPACE EXTENDED ns").await.last(),
+        Some(&pair("Properties", "((a,one))"))
+    );
+}

@@ -15,6 +15,7 @@
 //! | `ALTER TABLE [[cat.]ns.]t RENAME TO [[cat.]ns.]u` | `rename_table` (a one-part new name stays in the namespace) |
 //! | `ALTER TABLE t SET TBLPROPERTIES ('k'='v', …)`, `ALTER TABLE t UNSET TBLPROPERTIES [IF EXISTS] ('k', …)` | [`UpdateProperties`](crate::transaction::UpdateProperties) (`'format-version'` upgrades the table) |
 //! | `ALTER TABLE t SET LOCATION '…'` | [`UpdateLocation`](crate::transaction::UpdateLocation) (files written later go there; refused by the filesystem catalog) |
+//! | `ALTER NAMESPACE\|SCHEMA\|DATABASE ns SET DBPROPERTIES ('k'='v', …) \| UNSET DBPROPERTIES [IF EXISTS] ('k', …) \| SET LOCATION '…'` | `Catalog::update_namespace_properties` (SQL and REST catalogs) |
 //! | `COMMENT ON TABLE t IS '…' \| NULL` | [`UpdateProperties`](crate::transaction::UpdateProperties) of the `comment` property (`NULL` removes it) |
 //! | `COMMENT ON COLUMN t.c IS '…' \| NULL` | [`UpdateSchema`](crate::transaction::UpdateSchema) `update_column_doc` of top-level column `c` (`NULL` removes the doc) |
 //! | `ALTER TABLE t ADD COLUMN\|COLUMNS [(]path type [NOT NULL] [DEFAULT value] [COMMENT '…'] [FIRST\|AFTER c], …[)]` | [`UpdateSchema`](crate::transaction::UpdateSchema) `add_column` (`path`: `c` or `s.c` into a struct; optional unless it has a `DEFAULT`), `add_column_with_default` (v3: `initial-default` = `write-default` = the value) |
@@ -178,6 +179,7 @@ mod declared_parameters;
 mod prepare;
 mod prepare_rebind;
 use create_table::CreateMode;
+mod alter_namespace;
 mod delete_alias;
 mod describe_namespace;
 mod describe_table;
@@ -719,6 +721,11 @@ async fn execute_ddl(ctx: &SessionContext, mut c: Cursor<'_>) -> Result<Option<D
         return drop_table(ctx, c).await;
     } else if c.eat_keywords(&["ALTER", "TABLE"]) {
         return alter_table(ctx, c).await;
+    } else if c.eat_keywords(&["ALTER", "NAMESPACE"])
+        || c.eat_keywords(&["ALTER", "SCHEMA"])
+        || c.eat_keywords(&["ALTER", "DATABASE"])
+    {
+        return alter_namespace::alter_namespace(ctx, c).await;
     } else if c.eat_keywords(&["COMMENT", "ON", "TABLE"]) {
         return alter_table::comment_on_table(ctx, c).await;
     } else if c.eat_keywords(&["COMMENT", "ON", "COLUMN"]) {

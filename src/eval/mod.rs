@@ -6,6 +6,7 @@
 //! * [`ManifestEvaluator`]: a manifest against its partition summaries.
 //! * [`evaluate_partition`]: a data or delete file's partition tuple.
 //! * [`InclusiveMetricsEvaluator`]: a file's column metrics, through [`FileStats`].
+//! * [`StrictMetricsEvaluator`]: whether every row of a file matches, by its metrics.
 //! * [`ResidualEvaluator`]: what remains of the filter for the files of one partition.
 //!
 //! Every evaluator may keep too much; none drops a container that holds a matching row
@@ -15,6 +16,7 @@ mod evaluator;
 mod manifest;
 mod metrics;
 mod projection;
+mod strict_metrics;
 
 pub use evaluator::{
     eval_binary, eval_set, eval_unary, evaluate, evaluate_partition, ResidualEvaluator,
@@ -24,6 +26,7 @@ pub use metrics::{metrics_inconsistency, FileStats, InclusiveMetricsEvaluator, M
 pub use projection::{
     BoundPartitionField, BoundPartitionSpec, InclusiveProjection, StrictProjection,
 };
+pub use strict_metrics::{StrictMetricsEvaluator, ROWS_MIGHT_NOT_MATCH, ROWS_MUST_MATCH};
 
 /// Rows in the container might match.
 pub const ROWS_MIGHT_MATCH: bool = true;

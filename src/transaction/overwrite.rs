@@ -6,7 +6,9 @@
 //! other live entries `EXISTING` (their snapshot ids and sequence numbers kept); other
 //! manifests are carried over. A row filter removes a file when its partition guarantees
 //! every row matches (the filter's residual for the partition is `true`, Java's
-//! `ResidualEvaluator`); a data file the filter matches only in part is an
+//! `ResidualEvaluator`) or its column metrics do (`StrictMetricsEvaluator`), and keeps
+//! it when either shows no row can (`InclusiveMetricsEvaluator`), as Java's
+//! `ManifestFilterManager`; a data file the filter matches only in part is an
 //! [`ErrorKind::Unsupported`](crate::ErrorKind) error, since removing it would take rows
 //! with it and rewriting files is a row-level operation.
 //!

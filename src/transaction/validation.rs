@@ -23,7 +23,8 @@ use super::summary::SnapshotSummary;
 use crate::delete::delete_file_index::{equality_deletes_may_apply, is_deletion_vector};
 use crate::error::{Error, ErrorKind, Result};
 use crate::eval::{
-    BoundPartitionSpec, InclusiveMetricsEvaluator, ResidualEvaluator, ROWS_MIGHT_MATCH,
+    BoundPartitionSpec, InclusiveMetricsEvaluator, ResidualEvaluator, StrictMetricsEvaluator,
+    ROWS_CANNOT_MATCH, ROWS_MIGHT_MATCH, ROWS_MIGHT_NOT_MATCH, ROWS_MUST_MATCH,
 };
 use crate::expr::{Binder, BoundPredicate, Predicate};
 use crate::spec::{
@@ -94,8 +95,10 @@ pub(crate) fn partition_key(partition: &[Option<Literal>]) -> PartitionKey {
 pub(crate) struct Matcher {
     filter: Option<BoundPredicate>,
     residuals: HashMap<i32, ResidualEvaluator>,
-    /// The filter against a file's column metrics, for [`Matcher::may_conflict`] only.
+    /// The filter against a file's column metrics: may a row match.
     metrics: Option<InclusiveMetricsEvaluator>,
+    /// The filter against a file's column metrics: must every row match.
+    strict: Option<StrictMetricsEvaluator>,
     partitions: HashSet<(i32, PartitionKey)>,
     replace_all_unpartitioned: bool,
 }
@@ -120,6 +123,7 @@ impl Matcher {
             .transpose()?;
         let mut residuals = HashMap::new();
         let metrics = filter.as_ref().map(InclusiveMetricsEvaluator::new);
+        let strict = filter.as_ref().map(StrictMetricsEvaluator::new);
         if let Some(f) = &filter {
             let schemas = m.schemas_newest_first();
             for spec in &m.partition_specs {
@@ -138,6 +142,7 @@ impl Matcher {
             filter,
             residuals,
             metrics,
+            strict,
             partitions,
             replace_all_unpartitioned,
         })
@@ -152,10 +157,14 @@ impl Matcher {
                 .contains(&(spec_id, partition_key(&file.partition)))
     }
 
-    /// How much of the file the operation covers, by its partition alone: `All` when it
-    /// replaces the partition or the filter's residual for the partition is `true`, `None`
-    /// when that residual is `false` (or there is neither), else `Partial`. What
-    /// [`remove_files`] removes by; column metrics are not asked.
+    /// How much of the file the operation covers: `All` when it replaces the partition,
+    /// the filter's residual for the partition is `true`, or the file's column metrics
+    /// show every row matches ([`StrictMetricsEvaluator`]); `None` when that residual is
+    /// `false`, the metrics show no row can match ([`InclusiveMetricsEvaluator`]), or
+    /// there is no filter; else `Partial`. What [`remove_files`] removes by, as Java's
+    /// `ManifestFilterManager` decides by partition and metrics (a file of a spec where
+    /// the filter's column is no partition column, after partition evolution, is often
+    /// decided by its metrics).
     pub(crate) fn coverage(&self, spec_id: i32, file: &DataFile) -> Result<Coverage> {
         if self.replaces_partition(spec_id, file) {
             return Ok(Coverage::All);
@@ -163,14 +172,24 @@ impl Matcher {
         if self.filter.is_none() {
             return Ok(Coverage::None);
         }
-        let Some(residual) = self.residuals.get(&spec_id) else {
-            return Ok(Coverage::Partial);
-        };
-        Ok(match residual.residual_for(&file.partition)? {
-            Predicate::AlwaysTrue => Coverage::All,
-            Predicate::AlwaysFalse => Coverage::None,
-            _ => Coverage::Partial,
-        })
+        if let Some(residual) = self.residuals.get(&spec_id) {
+            match residual.residual_for(&file.partition)? {
+                Predicate::AlwaysTrue => return Ok(Coverage::All),
+                Predicate::AlwaysFalse => return Ok(Coverage::None),
+                _ => {}
+            }
+        }
+        if let Some(m) = &self.metrics {
+            if m.eval(file).unwrap_or(ROWS_MIGHT_MATCH) == ROWS_CANNOT_MATCH {
+                return Ok(Coverage::None);
+            }
+        }
+        if let Some(strict) = &self.strict {
+            if strict.eval(file).unwrap_or(ROWS_MIGHT_NOT_MATCH) == ROWS_MUST_MATCH {
+                return Ok(Coverage::All);
+            }
+        }
+        Ok(Coverage::Partial)
     }
 
     /// Whether a data file added by a concurrent commit may hold rows the operation

@@ -14,7 +14,8 @@
 //!   replaces the rows where every static column equals its value (`IS NULL` for NULL;
 //!   Spark's `OverwriteByExpression` with a null-safe equality), no others: Java's
 //!   `OverwriteFiles.overwriteByRowFilter`, which fails when a data file (one written
-//!   before the column was a partition column) matches only in part. Under `'dynamic'`
+//!   before the column was a partition column) matches only in part, by its partition
+//!   and column metrics. Under `'dynamic'`
 //!   it replaces the partitions the rows fall in, as without the clause.
 //!
 //! The statement is run as the `INSERT` without the clause whose column list names every

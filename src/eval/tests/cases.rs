@@ -466,3 +466,67 @@ fn manifest_summaries() {
         .eval(&no_summaries)
         .unwrap());
 }
+
+fn strict(p: Predicate, f: &Stats) -> bool {
+    let schema = schema();
+    let bound = Binder::new(&schema).bind(&p).unwrap();
+    crate::eval::StrictMetricsEvaluator::new(&bound)
+        .eval(f)
+        .unwrap()
+}
+
+/// `StrictMetricsEvaluator` on Java's `FILE` shapes (own values): true only where the
+/// metrics prove every row matches.
+#[test]
+fn strict_metrics_rules() {
+    use BinaryOp::*;
+    use UnaryOp::*;
+    let f = file();
+    // id in [30, 79], required: no nulls
+    let mut ids = f.clone();
+    ids.nulls.insert(1, 0);
+    assert!(strict(b(Lt, "id", Literal::Int(80)), &ids));
+    assert!(!strict(b(Lt, "id", Literal::Int(79)), &ids));
+    assert!(strict(b(LtEq, "id", Literal::Int(79)), &ids));
+    assert!(strict(b(Gt, "id", Literal::Int(29)), &ids));
+    assert!(!strict(b(Gt, "id", Literal::Int(30)), &ids));
+    assert!(strict(b(GtEq, "id", Literal::Int(30)), &ids));
+    assert!(!strict(b(Eq, "id", Literal::Int(30)), &ids));
+    assert!(!strict(b(NotEq, "id", Literal::Int(5)), &ids));
+    // without a null count, nothing is proven
+    assert!(!strict(b(Lt, "id", Literal::Int(80)), &f));
+    // nulls: all, some, none
+    assert!(strict(u(IsNull, "all_nulls"), &f));
+    assert!(!strict(u(IsNull, "some_nulls"), &f));
+    assert!(strict(u(NotNull, "no_nulls"), &f));
+    assert!(!strict(u(NotNull, "some_nulls"), &f));
+    // NaN: all, none; a bound never decides a column that may hold NaN
+    assert!(strict(u(IsNan, "all_nans"), &f));
+    assert!(!strict(u(NotNan, "no_nans"), &f));
+    assert!(!strict(u(NotNan, "some_nans"), &f));
+    assert!(!strict(u(NotNan, "all_nulls_double"), &f));
+    let mut no_nans = f.clone();
+    no_nans.nulls.insert(9, 0);
+    assert!(strict(u(NotNan, "no_nans"), &no_nans));
+    // a single value: lower = upper, no nulls
+    let one = strings("abc", "abc");
+    assert!(strict(b(Eq, "required", s("abc")), &one));
+    assert!(!strict(b(Eq, "required", s("abd")), &one));
+    assert!(strict(
+        Predicate::col_set(SetOp::In, "required", vec![s("x"), s("abc")]),
+        &one
+    ));
+    assert!(!strict(b(Eq, "required", s("abc")), &strings("abc", "abd")));
+    // and / or
+    assert!(strict(
+        b(Eq, "required", s("abc")).and(b(GtEq, "required", s("a"))),
+        &one
+    ));
+    assert!(strict(
+        b(Eq, "required", s("zzz")).or(b(GtEq, "required", s("a"))),
+        &one
+    ));
+    // a file without rows: every (no) row matches
+    let empty = Stats::default();
+    assert!(strict(b(Eq, "id", Literal::Int(1)), &empty));
+}

@@ -4,8 +4,8 @@
 //! upper bound incremented) and a manifest summary of its partition values; a random
 //! predicate (NaN, NULL, ±0.0, negatives, multi-byte strings, pre-1970 times, literals
 //! of other types) must keep every file holding a matching row, residuals must agree
-//! with the predicate on every row, and a true strict projection must mean every row
-//! matches. A failing seed is kept in `REGRESSIONS`.
+//! with the predicate on every row, and a true strict projection (or a true
+//! `StrictMetricsEvaluator`) must mean every row matches. A failing seed is kept in `REGRESSIONS`.
 
 use std::cmp::Ordering;
 
@@ -14,7 +14,8 @@ use proptest::prelude::*;
 use super::Stats;
 use crate::eval::{
     evaluate, evaluate_partition, BoundPartitionSpec, InclusiveMetricsEvaluator,
-    InclusiveProjection, ManifestEvaluator, ResidualEvaluator, StrictProjection,
+    InclusiveProjection, ManifestEvaluator, ResidualEvaluator, StrictMetricsEvaluator,
+    StrictProjection,
 };
 use crate::expr::{
     compare, rewrite_not, BinaryOp, Binder, BoundPredicate, Predicate, SetOp, UnaryOp,
@@ -460,6 +461,7 @@ fn check(seed: u64) -> Result<(), String> {
         .project(&bound)
         .map_err(|e| e.to_string())?;
     let metrics = InclusiveMetricsEvaluator::new(&bound);
+    let strict_metrics = StrictMetricsEvaluator::new(&bound);
     let manifests =
         ManifestEvaluator::new(bound_spec.clone(), &bound).map_err(|e| e.to_string())?;
     let residuals = ResidualEvaluator::new(bound_spec.clone(), &bound);
@@ -482,11 +484,17 @@ fn check(seed: u64) -> Result<(), String> {
                 spec.fields
             )
         };
+        let stats = metrics_of(&mut rng, file_rows);
+        if strict_metrics.eval(&stats).map_err(e)? && matches.iter().any(|m| !m) {
+            return Err(format!(
+                "strict metrics said every row matches, one does not\n{}",
+                ctx()
+            ));
+        }
         if matches.iter().any(|m| *m) {
             if !evaluate_partition(&bound_spec, &inclusive, tuple).map_err(e)? {
                 return Err(format!("partition pruned a match: {inclusive}\n{}", ctx()));
             }
-            let stats = metrics_of(&mut rng, file_rows);
             if !metrics.eval(&stats).map_err(e)? {
                 return Err(format!("metrics pruned a match\n{}", ctx()));
             }

@@ -130,7 +130,15 @@ pub(super) async fn create_table(
     match staged {
         Some(staged) => super::staged_create::create_with_rows(ctx, &table, staged, &query)
             .await
-            .map_err(|e| e.context(format!("{what} AS: inserting the query's rows")))?,
+            .map_err(|e| {
+                // the staged create's commit (`assert-create`) lost to another create
+                let step = if e.kind() == ErrorKind::AlreadyExists {
+                    "creating the table (another writer created it meanwhile)"
+                } else {
+                    "inserting the query's rows"
+                };
+                e.context(format!("{what} AS: {step}"))
+            })?,
         None => {
             let how = super::staged_create::Unstaged { mode, quote };
             how.create_then_insert(ctx, &table, creation, &mut parsed, &what)

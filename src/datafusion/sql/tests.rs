@@ -1162,6 +1162,12 @@ async fn a_ctas_is_invisible_until_its_commit_and_loses_to_a_create_meanwhile() 
     let e = ctas.await.expect("join").unwrap_err();
     assert_eq!(e.kind(), ErrorKind::AlreadyExists, "{e}");
     assert!(e.to_string().contains("table 'ns.c' already exists"), "{e}");
+    // the step that lost is the create, not an insert (a tester's)
+    assert!(
+        e.to_string()
+            .contains("AS: creating the table (another writer created it meanwhile)"),
+        "{e}"
+    );
     assert_eq!(ok(&ctx, "SELECT x FROM ns.c").await, [["7"]]);
     let now = catalog.load_table(&ident("ns.c")).await.unwrap();
     assert_eq!(now.metadata_location(), other.metadata_location());

@@ -831,7 +831,9 @@ async fn namespaces_and_tables_round_trip() {
     assert_eq!(err.kind(), ErrorKind::InvalidArgument, "{err}");
     let message = err.to_string();
     assert!(
-        message.contains(&format!("namespace '{ns_name}' is not empty")) && message.contains("409"),
+        message.contains(&format!("namespace '{ns_name}' in catalog"))
+            && message.contains("is not empty: it holds tables c, d")
+            && message.contains("409"),
         "{message}"
     );
     assert!(!message.contains("already exists"), "{message}");

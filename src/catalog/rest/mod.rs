@@ -397,10 +397,21 @@ impl RestCatalog {
             .await
         {
             Ok(_) => Ok(()),
-            Err(e) if e.status == Some(StatusCode::CONFLICT) => Err(e.rekinded(
-                ErrorKind::InvalidArgument,
-                format!("namespace '{namespace}' is not empty"),
-            )),
+            Err(e) if e.status == Some(StatusCode::CONFLICT) => {
+                // what it holds, as the other catalogs name it (a tester's); the server's
+                // answer follows
+                let tables: Vec<String> = Catalog::list_tables(self, namespace)
+                    .await
+                    .map(|t| t.into_iter().map(|t| t.name).collect())
+                    .unwrap_or_default();
+                let held = match super::check_droppable(self, namespace, &tables).await {
+                    Err(held) if held.kind() == ErrorKind::InvalidArgument => {
+                        held.message().to_string()
+                    }
+                    _ => format!("namespace '{namespace}' is not empty"),
+                };
+                Err(e.rekinded(ErrorKind::InvalidArgument, held))
+            }
             Err(e) => Err(self.namespace_error(e, namespace)),
         }
     }

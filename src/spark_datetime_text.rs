@@ -72,6 +72,24 @@ fn digits(text: &str, min: usize, max: usize) -> Option<(u32, &str)> {
 /// starts with no `[±]yyyy[-[m]m[-[d]d]]`, or the year or year-month is followed by
 /// anything, or the day by anything but ` ` or `T`.
 fn leading_date(text: &str) -> Option<(NaiveDate, &str)> {
+    let ((year, month, day), rest) = leading_fields(text)?;
+    Some((NaiveDate::from_ymd_opt(year, month, day)?, rest))
+}
+
+/// Why `text`, which has the form of a date (`[±]yyyy[-[m]m[-[d]d]]`, as
+/// [`string_to_date`] and [`parse_timestamp_string`] read it), writes none: its year,
+/// month and day are no day of the calendar (`2023-02-30`, `2100-02-29`, month 13). `None`
+/// when the text has no such form, or names a real day.
+pub fn no_calendar_day(text: &str) -> Option<String> {
+    let ((year, month, day), _) = leading_fields(trimmed(text))?;
+    NaiveDate::from_ymd_opt(year, month, day)
+        .is_none()
+        .then(|| format!("year {year}, month {month}, day {day} is no day of the calendar"))
+}
+
+/// The year, month and day at the start of (trimmed) `text` as numbers, valid or not,
+/// and what follows (see [`leading_date`]).
+fn leading_fields(text: &str) -> Option<((i32, u32, u32), &str)> {
     let (sign, rest) = match text.as_bytes().first()? {
         b'-' => (-1, &text[1..]),
         b'+' => (1, &text[1..]),
@@ -92,7 +110,7 @@ fn leading_date(text: &str) -> Option<(NaiveDate, &str)> {
     if !(rest.is_empty() || rest.starts_with([' ', 'T'])) {
         return None;
     }
-    Some((NaiveDate::from_ymd_opt(year, month, day)?, rest))
+    Some(((year, month, day), rest))
 }
 
 /// The date `text` writes, as Spark's `CAST(text AS DATE)` reads it (see the module

@@ -37,7 +37,7 @@ use datafusion::arrow::error::ArrowError;
 
 use super::sql::session_zone::local_instant;
 use crate::spark_datetime_text::{
-    parse_timestamp_string, string_to_date, TimestampText, WrittenZone,
+    no_calendar_day, parse_timestamp_string, string_to_date, TimestampText, WrittenZone,
 };
 
 /// Units of `unit` in a second.
@@ -304,10 +304,12 @@ fn written_instant(written: &TimestampText, tz: &Tz) -> Option<DateTime<Utc>> {
 /// `text` read as Spark reads a timestamp ([`parse_timestamp_string`]); `Err` with the
 /// reason when it writes none.
 fn timestamp_written(text: &str) -> Result<TimestampText, String> {
-    parse_timestamp_string(text).ok_or_else(|| {
-        "it writes no timestamp (forms: yyyy[-[m]m[-[d]d]], then after ' ' or 'T' \
-         [h]h[:[m]m[:[s]s[.f…]]], then after the seconds a zone: Z, ±hh:mm, ±hh, a zone id)"
-            .to_string()
+    parse_timestamp_string(text).ok_or_else(|| match no_calendar_day(text) {
+        Some(why) => format!("it writes no timestamp: {why}"),
+        None => "it writes no timestamp (forms: yyyy[-[m]m[-[d]d]], then after ' ' or 'T' \
+                 [h]h[:[m]m[:[s]s[.f…]]], then after the seconds a zone: Z, ±hh:mm, ±hh, a \
+                 zone id)"
+            .to_string(),
     })
 }
 
@@ -381,11 +383,14 @@ fn date_strings(
             Some(days) => values.push(Some(days)),
             None if safe => values.push(None),
             None => {
-                return Err(ArrowError::CastError(format!(
-                    "Cannot cast string '{text}' to DATE: it writes no date (forms: yyyy, \
-                     yyyy-[m]m, yyyy-[m]m-[d]d, yyyy-[m]m-[d]d followed by ' ' or 'T' and \
-                     anything)"
-                )))
+                return Err(ArrowError::CastError(match no_calendar_day(text) {
+                    Some(why) => format!("Cannot cast string '{text}' to DATE: {why}"),
+                    None => format!(
+                        "Cannot cast string '{text}' to DATE: it writes no date (forms: yyyy, \
+                         yyyy-[m]m, yyyy-[m]m-[d]d, yyyy-[m]m-[d]d followed by ' ' or 'T' and \
+                         anything)"
+                    ),
+                }))
             }
         }
     }

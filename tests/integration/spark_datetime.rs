@@ -474,6 +474,21 @@ async fn strings_cast_to_dates_are_the_date_written() {
             assert!(err.contains(bad) && err.contains("DATE"), "{sql}: {err}");
         }
     }
+    // a text of the right form naming no day says so, not which forms are read (a
+    // tester's: 2100 is no leap year)
+    for (sql, why) in [
+        (
+            "SELECT CAST('2023-02-30' AS DATE)",
+            "year 2023, month 2, day 30 is no day of the calendar",
+        ),
+        (
+            "SELECT TIMESTAMP '2100-02-29 00:00:00'",
+            "it writes no timestamp: year 2100, month 2, day 29 is no day of the calendar",
+        ),
+    ] {
+        let err = crate::dml::run(&lake.ctx, sql).await.expect_err("no day");
+        assert!(err.contains(why), "{sql}: {err}");
+    }
 }
 
 /// Strings cast to timestamps are read as Spark's `stringToTimestamp` reads them (its

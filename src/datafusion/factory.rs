@@ -10,6 +10,7 @@ use datafusion::datasource::TableProvider;
 use datafusion::logical_expr::CreateExternalTable;
 use datafusion::prelude::SessionContext;
 
+use super::location_storage::LocationStorageProperties;
 use super::table_provider::IcebergTableProvider;
 use crate::catalog::TableVersion;
 use crate::table::{OpenOptions, Table};
@@ -23,7 +24,8 @@ use crate::table::{OpenOptions, Table};
 /// (`true`/`false`), `remap` (`old=>new`, several separated by `;`), and object store
 /// options: `object_store`'s keys (prefixes `STORAGE_OPTION_PREFIXES`: `aws_…`,
 /// `google_…`, `azure_…`) and Iceberg FileIO properties (`s3.…`, `gcs.…`, `adls.…`,
-/// `client.…`). Any other key is an error listing the accepted ones.
+/// `client.…`), over the session's [`LocationStorageProperties`] (the CLI's `--catalog`
+/// config's). Any other key is an error listing the accepted ones.
 ///
 /// A column list (`CREATE EXTERNAL TABLE t (id BIGINT, …) STORED AS ICEBERG`) is
 /// optional; when given, it must name the table's columns in order with matching types
@@ -109,7 +111,11 @@ impl TableProviderFactory for IcebergTableProviderFactory {
         state: &dyn Session,
         cmd: &CreateExternalTable,
     ) -> DFResult<Arc<dyn TableProvider>> {
-        let mut options = OpenOptions::default();
+        // the session's storage properties for tables read by location, under OPTIONS
+        let mut options = OpenOptions {
+            storage_properties: LocationStorageProperties::of(state.config()),
+            ..Default::default()
+        };
         // (key, version): the one time-travel option given
         let mut version: Option<(&str, TableVersion)> = None;
         for (key, value) in &cmd.options {

@@ -34,6 +34,7 @@ pub mod information_schema;
 pub mod insert;
 mod insert_casts;
 mod int96_units;
+pub mod location_storage;
 #[cfg(any(feature = "distributed", feature = "ballista"))]
 mod logical_codec;
 pub mod maintenance;
@@ -97,7 +98,7 @@ pub use data_file_writer_exec::{DataFileWriteState, IcebergDataFileWriterExec};
 pub use delete_planning::{DeleteMetrics, EqualityDeletePolicy, PositionDeletePolicy};
 pub use equality_delete_exec::EqualityDeleteExec;
 pub use expr_adapter::{FieldIdExprAdapter, FieldIdExprAdapterFactory};
-pub use factory::{register_iceberg_factory, IcebergTableProviderFactory};
+pub use factory::{register_iceberg_factory, IcebergTableProviderFactory, STORAGE_OPTION_PREFIXES};
 /// The scan's Parquet reader factory, public for the parser-level fuzz tests only.
 #[doc(hidden)]
 pub use file_reader::IcebergParquetReaderFactory;
@@ -105,6 +106,7 @@ pub use float_keys::install_float_key_rule;
 pub use float_literals::{install_float_literal_rule, use_decimal_literals};
 pub use iceberg_source::{IcebergParquetSource, IcebergScanState};
 pub use insert::{IcebergDataSink, WriteTarget};
+pub use location_storage::LocationStorageProperties;
 #[cfg(any(feature = "distributed", feature = "ballista"))]
 pub use logical_codec::IcebergLogicalCodec;
 pub use map_keys::install_map_key_rule;

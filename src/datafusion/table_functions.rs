@@ -29,11 +29,12 @@ use datafusion::logical_expr::Expr;
 use datafusion::prelude::SessionContext;
 
 use super::catalog::table_provider_for;
+use super::location_storage::LocationStorageProperties;
 use super::metadata_tables::MetadataTableKind;
 use super::table_provider::IcebergTableProvider;
 use crate::catalog::TableVersion;
 use crate::error::{Error, ErrorKind, Result};
-use crate::table::Table;
+use crate::table::{OpenOptions, Table};
 
 /// Register `iceberg_scan` and `iceberg_metadata` in `ctx`, `min`/`max` with Spark's
 /// NaN semantics ([`register_min_max`](super::register_min_max)), and Spark's float keys
@@ -137,8 +138,14 @@ fn load_table(
             Ok((iceberg.table().clone(), provider))
         }
         // a relative directory name (`iceberg_scan('sample_table')`) when no table has it
+        // with the session's storage properties for tables read by location (the CLI's
+        // `--catalog` config's `s3.*`: `LocationStorageProperties`)
         None if looks_like_location(name) || std::path::Path::new(name).exists() => {
-            let table = block_on(Table::open(name))?;
+            let options = OpenOptions {
+                storage_properties: LocationStorageProperties::of(session.config()),
+                ..Default::default()
+            };
+            let table = block_on(Table::open_with(name, options))?;
             let provider = Arc::new(IcebergTableProvider::try_new(table.clone())?);
             Ok((table, provider))
         }

@@ -540,12 +540,25 @@ pub(crate) fn missing_credentials(location: &str, e: object_store::Error) -> Err
         ErrorKind::PermissionDenied,
         format!(
             "no credentials for '{location}': set 's3.access-key-id' and \
-             's3.secret-access-key' (or the AWS_* environment, or let the REST catalog vend \
-             them); without them object_store asked the cloud instance metadata endpoint, \
-             which did not give any"
+             's3.secret-access-key' in the catalog config (the CLI's --catalog file, whose \
+             keys also serve tables and files read by location), in the OPTIONS of a table \
+             read by location (CREATE EXTERNAL TABLE t STORED AS ICEBERG LOCATION '…' \
+             OPTIONS ('s3.access-key-id' '…', 's3.secret-access-key' '…')), or the \
+             AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY environment; or let the REST \
+             catalog vend them. Without them object_store asked the cloud instance metadata \
+             endpoint, which did not give any"
         ),
     )
     .with_source(StoreCauses(e))
+}
+
+/// The error for a failed request to `location`, as icefloe's own reads report it: a
+/// missing file is [`ErrorKind::NotFound`], a refusal [`ErrorKind::PermissionDenied`],
+/// no credentials configured says where to set them; all name `location`, never a
+/// credential. For callers that reach a store by other means (DataFusion's listing of a
+/// file path read as a table).
+pub fn store_error(location: &str, e: object_store::Error) -> Error {
+    map_store_error(e, location)
 }
 
 fn map_store_error(e: object_store::Error, location: &str) -> Error {
@@ -610,7 +623,10 @@ mod tests {
         let text = e.to_string();
         assert!(
             text.contains("no credentials for 's3://b/t/metadata/snap-1.avro'")
-                && text.contains("'s3.access-key-id'"),
+                && text.contains("'s3.access-key-id'")
+                && text.contains("catalog config")
+                && text.contains("CREATE EXTERNAL TABLE")
+                && text.contains("AWS_ACCESS_KEY_ID"),
             "{text}"
         );
         let e = map_store_error(generic("connection reset"), "s3://b/x");

@@ -765,6 +765,21 @@ fn cli_reads_a_file_path_as_a_table() {
     assert_success(&iceberg);
     assert_eq!(stdout(&named), stdout(&iceberg));
     assert_ne!(stdout(&named), "n\n3\n");
+    // a URL of a scheme no object store serves is refused by icefloe naming it and what
+    // to set (report J, fault 1: DataFusion's "No suitable object store … likely a bug")
+    for sql in [
+        sum("'hdfs://nn:9000/d/f.parquet'"),
+        "COPY (SELECT 1 AS x) TO 'hdfs://nn:9000/d/out.parquet' STORED AS PARQUET".to_string(),
+    ] {
+        let out = in_dir(&["-c", &sql]);
+        assert_failure(&out);
+        let err = stderr(&out);
+        assert!(
+            err.contains("no object store serves 'hdfs://nn:9000'") && err.contains("--catalog"),
+            "{sql}: {err}"
+        );
+        assert!(!err.contains("bug"), "{sql}: {err}");
+    }
 }
 
 /// File paths are for reading (a tester's D7): a file `f.parquet` in the working

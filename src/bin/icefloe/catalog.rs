@@ -8,6 +8,7 @@
 //! local warehouse directory must exist under the same rule. Every error names the
 //! resolved absolute path.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -81,6 +82,15 @@ pub fn open(spec: &str, create: bool) -> Result<Arc<dyn Catalog>, CliError> {
         }
         fail(e, place.as_deref())
     })
+}
+
+/// The properties of the catalog config `spec` names other than the catalog's own
+/// settings (object store and client keys: `s3.endpoint`, `credential`, …); none when it
+/// does not parse (its open reports that).
+pub fn storage_properties(spec: &str) -> BTreeMap<String, String> {
+    CatalogConfig::from_spec(spec)
+        .map(|config| config.properties)
+        .unwrap_or_default()
 }
 
 /// The outermost of `path` and its parents that does not exist yet (`None`: `path`

@@ -11,6 +11,7 @@ mod describe;
 mod external_tables;
 mod interrupt;
 mod not_found;
+mod object_stores;
 mod output;
 mod path_listing;
 mod progress;
@@ -468,15 +469,26 @@ async fn session(cli: &Cli) -> Result<SessionContext, CliError> {
     if let Some(n) = cli.target_partitions {
         config = config.with_target_partitions(n);
     }
-    let catalog = match cli.tables.catalog.as_deref() {
+    let (catalog, spec) = match cli.tables.catalog.as_deref() {
         // the bare --catalog: the default database, created when missing
-        Some("") => Some(catalog::open(DEFAULT_CATALOG, true)?),
-        Some(spec) => Some(catalog::open(spec, cli.tables.create_catalog)?),
-        None if std::path::Path::new(DEFAULT_CATALOG).is_file() => {
-            Some(catalog::open(DEFAULT_CATALOG, false)?)
-        }
-        None => None,
+        Some("") => (Some(catalog::open(DEFAULT_CATALOG, true)?), DEFAULT_CATALOG),
+        Some(spec) => (Some(catalog::open(spec, cli.tables.create_catalog)?), spec),
+        None if std::path::Path::new(DEFAULT_CATALOG).is_file() => (
+            Some(catalog::open(DEFAULT_CATALOG, false)?),
+            DEFAULT_CATALOG,
+        ),
+        None => (None, ""),
     };
+    // tables and files read by location (`iceberg_scan('s3://…')`, `--table`, `FROM
+    // 's3://…/f.parquet'`, `COPY … TO 's3://…'`) read with the catalog config's storage
+    // keys, those the AWS_* environment sets left out (see object_stores.rs)
+    let storage = match &catalog {
+        Some(_) => catalog::storage_properties(spec),
+        None => Default::default(),
+    };
+    let location_properties = object_stores::location_properties(&storage, std::env::vars());
+    config =
+        icefloe::datafusion::LocationStorageProperties(location_properties.clone()).install(config);
     if let Some(c) = &catalog {
         config = config.with_default_catalog_and_schema(c.name(), "public");
     }
@@ -485,6 +497,9 @@ async fn session(cli: &Cli) -> Result<SessionContext, CliError> {
     // columns included (tester's D3; DataFusion 55 caches listings for the session's life)
     let runtime = RuntimeEnvBuilder::new()
         .with_cache_manager(CacheManagerConfig::default().with_list_files_cache_limit(0))
+        .with_object_store_registry(object_stores::CliObjectStores::new(
+            location_properties.clone(),
+        ))
         .build_arc()?;
     // joins yield to the scheduler, so that Ctrl-C stops a cancelled query's work
     // instead of leaving it running while the next statement waits (cooperative_joins)
@@ -523,8 +538,13 @@ async fn session(cli: &Cli) -> Result<SessionContext, CliError> {
         location,
     } in &cli.tables.tables
     {
-        let provider = icefloe::IcebergTableProvider::open(location)
+        let options = icefloe::table::OpenOptions {
+            storage_properties: location_properties.clone(),
+            ..Default::default()
+        };
+        let provider = icefloe::table::Table::open_with(location, options)
             .await
+            .and_then(icefloe::IcebergTableProvider::try_new)
             .map_err(|e| {
                 CliError::from(e).context(format!("cannot open table {name} at {location}"))
             })?

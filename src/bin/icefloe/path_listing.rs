@@ -24,7 +24,7 @@ use std::sync::Arc;
 
 use datafusion::arrow::datatypes::{DataType, Field, FieldRef, Schema};
 use datafusion::catalog::TableProvider;
-use datafusion::common::{plan_err, Result as DFResult};
+use datafusion::common::{plan_err, DataFusionError, Result as DFResult};
 use datafusion::datasource::file_format::parquet::ParquetFormat;
 use datafusion::datasource::file_format::{FileFormat, FileFormatFactory};
 use datafusion::datasource::listing::{
@@ -57,13 +57,17 @@ pub async fn listing_table(
         return Ok(None);
     };
     let store = state.runtime_env().object_store(&url)?;
-    // as DataFusion's factory: a path that cannot be listed reads as no table, and the
-    // CLI's "not found" says what is on disk there
-    let Ok(listed) = url.list_all_files(state, store.as_ref(), "").await else {
-        return Ok(None);
+    // as DataFusion's factory: a local path that cannot be listed reads as no table, and
+    // the CLI's "not found" says what is on disk there; an object store's refusal (no
+    // credentials, a missing bucket) is reported as icefloe's own reads report it
+    let listed = match url.list_all_files(state, store.as_ref(), "").await {
+        Ok(listed) => listed.try_collect::<Vec<_>>().await,
+        Err(e) => Err(e),
     };
-    let Ok(listed) = listed.try_collect::<Vec<_>>().await else {
-        return Ok(None);
+    let listed = match listed {
+        Ok(listed) => listed,
+        Err(e) if url.scheme() != "file" => return Err(listing_error(name, e)),
+        Err(_) => return Ok(None),
     };
     let mut formats = formats(state, listed)?;
     if formats.len() > 1 {
@@ -107,6 +111,18 @@ pub async fn listing_table(
         None => config.infer_schema(state).await?,
     };
     Ok(Some(Arc::new(ListingTable::try_new(config)?)))
+}
+
+/// The error listing the object store URL `name` failed with: the store's error as
+/// icefloe's io layer words it ([`icefloe::io::store_error`]: what to set when no
+/// credentials are configured), naming `name`; other errors as they are.
+fn listing_error(name: &str, e: DataFusionError) -> DataFusionError {
+    match e {
+        DataFusionError::ObjectStore(e) => {
+            DataFusionError::External(Box::new(icefloe::io::store_error(name, *e)))
+        }
+        e => e.context(format!("listing '{name}'")),
+    }
 }
 
 /// The schema of the Parquet files at `location` as `CREATE EXTERNAL TABLE … STORED AS

@@ -724,8 +724,8 @@ mod tests {
             fields: vec![SortField {
                 transform: Transform::Identity,
                 source_id: 2,
-                direction: "asc".into(),
-                null_order: "nulls-first".into(),
+                direction: crate::spec::SortDirection::Asc,
+                null_order: crate::spec::NullOrder::First,
             }],
         };
         TableMetadataBuilder::new_table(

@@ -109,6 +109,25 @@ pub(crate) fn metadata_file_version(location: &str) -> Option<u64> {
     digits.parse().ok()
 }
 
+/// The error for a location that is a file but not table metadata (Iceberg Java's
+/// `StaticTableOperations` / `HadoopTables` take a metadata file or a table directory).
+/// A `version-hint.text` is named as such, with the table directory it belongs to.
+fn not_table_metadata(location: &str) -> Error {
+    let mut parts = location.rsplitn(3, '/');
+    let name = parts.next().unwrap_or(location);
+    let hint = match (name, parts.next(), parts.next()) {
+        ("version-hint.text", Some("metadata"), Some(table)) => format!(
+            " (it is the version hint of the table at '{table}': open that directory or one \
+             of its metadata files)"
+        ),
+        _ => String::new(),
+    };
+    Error::invalid_data(format!(
+        "'{location}' is a file but not table metadata: give a table metadata file \
+         (….metadata.json) or a table directory{hint}"
+    ))
+}
+
 /// What `version-hint.text` gave.
 enum Hint {
     /// The current metadata file.
@@ -126,7 +145,8 @@ impl Table {
     /// Open a table from a metadata file (`….metadata.json`) or a table directory.
     ///
     /// Errors: [`ErrorKind::NotFound`] when no metadata file is found (naming where it
-    /// looked), [`ErrorKind::InvalidData`] for corrupt metadata (naming the file),
+    /// looked), [`ErrorKind::InvalidData`] for corrupt metadata (naming the file) and for a
+    /// location that is a file but not table metadata (a data file, a `version-hint.text`),
     /// [`ErrorKind::Unsupported`] for an unknown format version.
     pub async fn open_with(location: &str, options: OpenOptions) -> Result<Table> {
         let location = normalize_location(location)?;
@@ -173,7 +193,22 @@ impl Table {
     /// missing, unreadable, empty, not a version or names a missing file, the highest-versioned
     /// metadata file in `metadata/` (as Iceberg Java's `HadoopTableOperations` falls back
     /// to listing the directory).
+    ///
+    /// Errors: [`ErrorKind::InvalidData`] when `table_dir` is a file, not a directory
+    /// (a data file, a `version-hint.text`, any file not named `….metadata.json`);
+    /// [`ErrorKind::NotFound`] when no metadata file is found.
     async fn find_metadata_file(io: &FileIO, table_dir: &str) -> Result<String> {
+        match Self::find_metadata_file_in(io, table_dir).await {
+            Ok(file) => Ok(file),
+            // only probed on failure: a directory is never a file to `head`
+            Err(e) => match io.exists(table_dir).await {
+                Ok(true) => Err(not_table_metadata(table_dir)),
+                _ => Err(e),
+            },
+        }
+    }
+
+    async fn find_metadata_file_in(io: &FileIO, table_dir: &str) -> Result<String> {
         let meta_dir = format!("{table_dir}/metadata");
         let hint = format!("{meta_dir}/version-hint.text");
         let unusable_hint = match io.read(&hint).await {
@@ -376,5 +411,41 @@ mod tests {
             table_root_of_metadata_file("file:///w/t/metadata/v1.metadata.json").as_deref(),
             Some("file:///w/t")
         );
+    }
+
+    /// A location that is a file but not table metadata is `InvalidData` saying so (not
+    /// an I/O error about `<file>/metadata`); a version hint names its table directory.
+    #[tokio::test]
+    async fn a_file_that_is_not_metadata_is_invalid_data() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("t/metadata")).unwrap();
+        let hint = dir.path().join("t/metadata/version-hint.text");
+        std::fs::write(&hint, "1").unwrap();
+        let txt = dir.path().join("x.txt");
+        std::fs::write(&txt, "x").unwrap();
+        let parquet = dir.path().join("f.parquet");
+        std::fs::write(&parquet, "PAR1").unwrap();
+        for p in [&txt, &parquet, &hint] {
+            let e = Table::open(p.to_str().unwrap()).await.unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::InvalidData, "{e}");
+            assert!(
+                e.to_string().contains("is a file but not table metadata"),
+                "{e}"
+            );
+            assert!(!e.to_string().contains("Not a directory"), "{e}");
+        }
+        let e = Table::open(hint.to_str().unwrap()).await.unwrap_err();
+        let table = format!("{}/t'", dir.path().display());
+        assert!(
+            e.to_string()
+                .contains("version hint of the table at 'file://")
+                && e.to_string().contains(&table),
+            "{e}"
+        );
+        // a directory without metadata is still NotFound
+        let e = Table::open(dir.path().join("t").to_str().unwrap())
+            .await
+            .unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::NotFound, "{e}");
     }
 }

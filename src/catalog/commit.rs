@@ -259,4 +259,118 @@ mod tests {
         c.properties.insert("format-version".into(), "4".into());
         assert!(c.to_metadata("file:///w/t").is_err());
     }
+
+    /// What Java's `Schema`, `PartitionSpec.checkCompatibility`, `SortOrder` and
+    /// `Transforms` refuse is refused when a table is created, naming the field.
+    #[test]
+    fn invalid_metadata_is_refused_at_create() {
+        use crate::spec::sort_order::{NullOrder, SortDirection, SortField};
+        use crate::spec::{
+            NestedField, PartitionField, PrimitiveType, StructType, Transform, Type,
+        };
+        let long = || Type::Primitive(PrimitiveType::Long);
+        let schema = || {
+            Schema::new(
+                0,
+                vec![
+                    NestedField::optional(1, "id", long()),
+                    NestedField::optional(
+                        2,
+                        "st",
+                        Type::Struct(StructType::new(vec![NestedField::optional(3, "x", long())])),
+                    ),
+                ],
+            )
+        };
+        let refused = |c: TableCreation, needle: &str| {
+            let e = c.to_metadata("file:///w/t").unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
+            assert!(e.to_string().contains(needle), "{e}");
+        };
+        let part = |source_id, transform| {
+            let mut c = TableCreation::new(schema());
+            c.partition_spec = PartitionSpec {
+                spec_id: 0,
+                fields: vec![PartitionField {
+                    source_id,
+                    field_id: Some(1000),
+                    name: "p".into(),
+                    transform,
+                }],
+            };
+            c
+        };
+        refused(
+            part(2, Transform::Identity),
+            "partition spec 0: field 'p': cannot partition by column 'st' (id 2) of non-primitive \
+             type",
+        );
+        refused(
+            part(2, Transform::Bucket(4)),
+            "cannot partition by column 'st'",
+        );
+        refused(
+            part(1, Transform::Bucket(0)),
+            "partition spec 0: field 'p': invalid transform bucket[0]",
+        );
+        refused(
+            part(1, Transform::Truncate(0)),
+            "invalid transform truncate[0]",
+        );
+        refused(
+            part(1, Transform::Day),
+            "transform day cannot apply to column 'id'",
+        );
+        assert!(part(1, Transform::Bucket(4))
+            .to_metadata("file:///w/t")
+            .is_ok());
+
+        let dup = TableCreation::new(Schema::new(
+            0,
+            vec![
+                NestedField::optional(1, "id", long()),
+                NestedField::optional(1, "dup", long()),
+            ],
+        ));
+        refused(dup, "field id 1 is used by both 'id' and 'dup'");
+
+        let sorted = |transform| {
+            let mut c = TableCreation::new(schema());
+            c.sort_order = SortOrder {
+                order_id: 1,
+                fields: vec![SortField {
+                    transform,
+                    source_id: 1,
+                    direction: SortDirection::Desc,
+                    null_order: NullOrder::Last,
+                }],
+            };
+            c
+        };
+        refused(
+            sorted(Transform::Bucket(0)),
+            "sort order 1: field bucket[0] 1: invalid transform",
+        );
+        let m = sorted(Transform::Identity)
+            .to_metadata("file:///w/t")
+            .unwrap();
+        let json = serde_json::to_string(&m.sort_orders[0]).unwrap();
+        assert!(
+            json.contains(r#""direction":"desc","null-order":"nulls-last""#),
+            "{json}"
+        );
+        // direction and null order are the spec's words (read in any case, as Java)
+        for (direction, null_order, ok) in [
+            ("asc", "nulls-first", true),
+            ("DESC", "NULLS-LAST", true),
+            ("sideways", "nulls-first", false),
+            ("asc", "whatever", false),
+        ] {
+            let text = format!(
+                r#"{{"order-id":1,"fields":[{{"transform":"identity","source-id":1,"direction":"{direction}","null-order":"{null_order}"}}]}}"#
+            );
+            let parsed = serde_json::from_str::<SortOrder>(&text);
+            assert_eq!(parsed.is_ok(), ok, "{text}: {parsed:?}");
+        }
+    }
 }

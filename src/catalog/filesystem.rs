@@ -313,8 +313,9 @@ impl Catalog for FileSystemCatalog {
                 self.name
             )));
         }
+        namespace.check_creatable()?;
         Self::check_directories(namespace, None)?;
-        if namespace.is_root() || self.namespace_exists(namespace).await? {
+        if self.namespace_exists(namespace).await? {
             return Err(Error::new(
                 ErrorKind::AlreadyExists,
                 format!(

@@ -93,6 +93,27 @@ impl Namespace {
     pub fn is_root(&self) -> bool {
         self.0.is_empty()
     }
+
+    /// Check that this namespace can be created: not the root (the root namespace
+    /// always exists and has no name; REST `createNamespace` takes a non-empty
+    /// namespace) and no empty level (`a..b`), which other engines cannot name. Every
+    /// catalog's `create_namespace` runs it.
+    ///
+    /// Errors: [`ErrorKind::InvalidArgument`](crate::ErrorKind) naming the namespace.
+    pub fn check_creatable(&self) -> Result<()> {
+        if self.is_root() {
+            return Err(Error::invalid_argument(
+                "cannot create the root namespace: a namespace needs a name",
+            ));
+        }
+        if self.0.iter().any(String::is_empty) {
+            return Err(Error::invalid_argument(format!(
+                "cannot create namespace {:?}: a namespace level cannot be empty",
+                self.0
+            )));
+        }
+        Ok(())
+    }
 }
 
 impl fmt::Display for Namespace {

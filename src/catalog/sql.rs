@@ -482,6 +482,7 @@ impl Catalog for SqlCatalog {
                 self.db.display()
             )));
         }
+        namespace.check_creatable()?;
         // its tables' default locations are directories under it
         for level in namespace.levels() {
             check_directory_name("namespace", level)?;

@@ -152,8 +152,17 @@ pub fn with_iceberg_codecs(config: SessionConfig) -> SessionConfig {
 /// executor's task slots); its codecs are replaced by icefloe's ([`with_iceberg_codecs`]).
 ///
 /// Must be called inside a multi-threaded Tokio runtime (the scheduler and executor are
-/// spawned on it). Errors: the scheduler or executor cannot start (Ballista's error).
+/// spawned on it). Errors: `ballista.standalone.parallelism` 0 (DataFusion's
+/// `Configuration` error: an executor with no task slot runs nothing, and Ballista's
+/// would hang every query); the scheduler or executor cannot start (Ballista's error).
 pub async fn standalone_session(config: SessionConfig) -> DFResult<SessionContext> {
+    if config.ballista_standalone_parallelism() == 0 {
+        return Err(DataFusionError::Configuration(
+            "standalone_session: ballista.standalone.parallelism (the executor's task \
+             slots) must be at least 1"
+                .into(),
+        ));
+    }
     let mut state = SessionStateBuilder::new()
         .with_default_features()
         .with_config(with_iceberg_codecs(config))
@@ -168,7 +177,12 @@ pub async fn standalone_session(config: SessionConfig) -> DFResult<SessionContex
 /// codecs in `config` ([`with_iceberg_codecs`]); the scheduler and executors must have
 /// them too (`override_logical_codec` / `override_physical_codec`).
 ///
-/// Errors: an invalid `url` (Ballista's error).
+/// Ballista only parses `url` here (any scheme; the port defaults to 50050) and
+/// contacts the scheduler at the first query, so an unreachable or wrong scheduler
+/// fails that query, not this call.
+///
+/// Errors: a `url` that does not parse or has no host (Ballista's `Configuration`
+/// error).
 pub async fn remote_session(url: &str, config: SessionConfig) -> DFResult<SessionContext> {
     let mut state = SessionStateBuilder::new()
         .with_default_features()
@@ -178,4 +192,21 @@ pub async fn remote_session(url: &str, config: SessionConfig) -> DFResult<Sessio
     let ctx = SessionContext::remote_with_state(url, state).await?;
     super::install_float_key_rule(&ctx);
     Ok(ctx)
+}
+
+#[cfg(test)]
+mod session_tests {
+    use super::*;
+
+    /// An executor of 0 task slots is refused when the session is made (Ballista's
+    /// executor would panic and every query hang).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn zero_standalone_parallelism_is_refused() {
+        let config = SessionConfig::new_with_ballista().with_ballista_standalone_parallelism(0);
+        let Err(e) = standalone_session(config).await else {
+            panic!("0 task slots accepted");
+        };
+        assert!(matches!(e, DataFusionError::Configuration(_)), "{e}");
+        assert!(e.to_string().contains("must be at least 1"), "{e}");
+    }
 }

@@ -17,7 +17,7 @@
 //! coordinator, where [`IcebergWriteExec`](super::IcebergWriteExec) commits them all in
 //! one snapshot. A query that fails commits nothing.
 
-use datafusion::common::Result as DFResult;
+use datafusion::common::{DataFusionError, Result as DFResult};
 use datafusion::execution::{FunctionRegistry, SessionState, SessionStateBuilder};
 use datafusion::prelude::{SessionConfig, SessionContext};
 use datafusion_distributed::test_utils::in_memory_channel_resolver::{
@@ -96,7 +96,10 @@ pub fn register_worker_functions(state: &mut SessionState) -> DFResult<()> {
 /// number of workers).
 ///
 /// Must be called inside a Tokio runtime (the worker service is spawned on it).
-/// Errors: an invalid `bytes_per_task_partition` (0).
+/// Errors (DataFusion's `Configuration` error, before any query runs):
+/// `bytes_per_task_partition` 0 (datafusion-distributed's file-scan rule divides by it);
+/// `workers` 0 (a coordinator with no worker is no distributed session: use a plain
+/// `SessionContext`).
 pub fn in_process_session(
     workers: usize,
     config: SessionConfig,
@@ -116,14 +119,24 @@ pub fn in_process_session(
 /// functions ([`register_worker_functions`]). The coordinator has them
 /// ([`register_min_max`](super::register_min_max)).
 ///
-/// Must be called inside a Tokio runtime. Errors: an invalid `bytes_per_task_partition`
-/// (0).
+/// Must be called inside a Tokio runtime. Errors: as [`in_process_session`]'s (0 workers,
+/// 0 `bytes_per_task_partition`).
 pub fn in_process_session_with(
     workers: usize,
     config: SessionConfig,
     bytes_per_task_partition: usize,
     worker_sessions: impl WorkerSessionBuilder + Send + Sync + 'static,
 ) -> DFResult<SessionContext> {
+    if workers == 0 {
+        return Err(DataFusionError::Configuration(
+            "in_process_session: workers must be at least 1".into(),
+        ));
+    }
+    if bytes_per_task_partition == 0 {
+        return Err(DataFusionError::Configuration(
+            "in_process_session: bytes_per_task_partition must be at least 1".into(),
+        ));
+    }
     let channels = InMemoryChannelResolver::from_session_builder(worker_sessions);
     let mut state = SessionStateBuilder::new()
         .with_default_features()
@@ -138,4 +151,26 @@ pub fn in_process_session_with(
     let ctx = SessionContext::from(state);
     super::install_float_key_rule(&ctx);
     Ok(ctx)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// 0 workers or 0 bytes per task partition are refused when the session is made,
+    /// not by a divide-by-zero panic at the first query.
+    #[tokio::test]
+    async fn zero_workers_or_bytes_per_partition_are_refused() {
+        for (workers, bytes, needle) in [
+            (2, 0, "bytes_per_task_partition must be at least 1"),
+            (0, 4096, "workers must be at least 1"),
+        ] {
+            let Err(e) = in_process_session(workers, SessionConfig::new(), bytes) else {
+                panic!("{workers} workers, {bytes} bytes accepted");
+            };
+            assert!(matches!(e, DataFusionError::Configuration(_)), "{e}");
+            assert!(e.to_string().contains(needle), "{e}");
+        }
+        assert!(in_process_session(1, SessionConfig::new(), 1).is_ok());
+    }
 }

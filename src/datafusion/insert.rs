@@ -226,8 +226,8 @@ impl IcebergDataSink {
             reqs.push(PhysicalSortRequirement::new(
                 expr,
                 Some(SortOptions {
-                    descending: f.direction.eq_ignore_ascii_case("desc"),
-                    nulls_first: f.null_order.eq_ignore_ascii_case("nulls-first"),
+                    descending: f.direction == crate::spec::SortDirection::Desc,
+                    nulls_first: f.null_order == crate::spec::NullOrder::First,
                 }),
             ));
         }

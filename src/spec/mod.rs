@@ -35,6 +35,7 @@ pub use schema::Schema;
 pub use snapshot::{
     BlobMetadata, PartitionStatisticsFile, Snapshot, SnapshotReference, StatisticsFile,
 };
+pub use sort_order::{NullOrder, SortDirection, SortField, SortOrder};
 pub use table_metadata::{FormatVersion, TableMetadata, MAIN_BRANCH};
 pub use table_metadata_builder::TableMetadataBuilder;
 pub use table_update::{TableCommit, TableRequirement, TableUpdate};

@@ -144,6 +144,23 @@ impl Transform {
         domain && self.result_type(source).is_ok()
     }
 
+    /// Check the transform's own argument: `bucket[N]` and `truncate[W]` need N, W above
+    /// 0 (Java's `Transforms.bucket` / `Transforms.truncate` preconditions).
+    ///
+    /// Errors: [`InvalidArgument`](crate::ErrorKind::InvalidArgument) naming the
+    /// transform.
+    pub fn check_argument(&self) -> Result<()> {
+        match self {
+            Transform::Bucket(0) => Err(Error::invalid_argument(
+                "invalid transform bucket[0]: the number of buckets must be above 0",
+            )),
+            Transform::Truncate(0) => Err(Error::invalid_argument(
+                "invalid transform truncate[0]: the width must be above 0",
+            )),
+            _ => Ok(()),
+        }
+    }
+
     /// What makes two partition fields of one column redundant (Java's `dedupName`):
     /// the same transform, or any two of year, month, day and hour (`"time"`).
     pub fn dedup_name(&self) -> String {
@@ -254,6 +271,60 @@ impl PartitionSpec {
     /// Whether the spec has no fields, or only void fields.
     pub fn is_unpartitioned(&self) -> bool {
         self.fields.iter().all(|f| f.transform == Transform::Void)
+    }
+
+    /// Check that `schema` can be partitioned by this spec (Java's
+    /// `PartitionSpec.checkCompatibility`, run when a table is created and a spec added):
+    /// every field's transform has a valid argument ([`Transform::check_argument`]);
+    /// every field but a `void` one has its source in `schema`, of a primitive type the
+    /// transform takes ([`Transform::can_transform`]). With `allow_missing_sources`, a
+    /// source column `schema` does not hold is skipped (a spec may keep a column a later
+    /// schema dropped; Java checks such a field only when its source is found). Unknown
+    /// transforms (another engine's) are not checked.
+    ///
+    /// Errors: [`InvalidArgument`](crate::ErrorKind::InvalidArgument) naming the spec, the
+    /// partition field, the source column and its type.
+    pub fn check_compatibility(&self, schema: &Schema, allow_missing_sources: bool) -> Result<()> {
+        for f in &self.fields {
+            let what = || format!("partition spec {}: field '{}'", self.spec_id, f.name);
+            f.transform
+                .check_argument()
+                .map_err(|e| e.context(what()))?;
+            if matches!(f.transform, Transform::Void | Transform::Unknown) {
+                continue;
+            }
+            let Some(source) = schema.field_by_id(f.source_id) else {
+                if allow_missing_sources {
+                    continue;
+                }
+                return Err(Error::invalid_argument(format!(
+                    "{}: source id {} is not in schema {}",
+                    what(),
+                    f.source_id,
+                    schema.schema_id
+                )));
+            };
+            if source.field_type.as_primitive().is_none() {
+                return Err(Error::invalid_argument(format!(
+                    "{}: cannot partition by column '{}' (id {}) of non-primitive type {}",
+                    what(),
+                    source.name,
+                    source.id,
+                    source.field_type
+                )));
+            }
+            if !f.transform.can_transform(&source.field_type) {
+                return Err(Error::invalid_argument(format!(
+                    "{}: transform {} cannot apply to column '{}' (id {}) of type {}",
+                    what(),
+                    f.transform,
+                    source.name,
+                    source.id,
+                    source.field_type
+                )));
+            }
+        }
+        Ok(())
     }
 
     /// The partition field's id (assigned 1000+i when a v1 spec omits it).

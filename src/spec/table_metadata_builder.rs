@@ -48,8 +48,10 @@ impl TableMetadataBuilder {
     /// field ids already assigned, a fresh `table-uuid`, no snapshot.
     ///
     /// Errors ([`crate::ErrorKind::InvalidArgument`]): two fields of the schema with the
-    /// same full name ([`Schema::check_field_names`]); a partition or sort field whose
-    /// source is not in the schema.
+    /// same id or the same full name ([`Schema::check_field_names`]); a partition or sort
+    /// field whose source is not in the schema, is not primitive or does not take its
+    /// transform, or whose transform is `bucket[0]` / `truncate[0]`
+    /// ([`PartitionSpec::check_compatibility`], [`SortOrder::check_compatibility`]).
     pub fn new_table(
         format_version: FormatVersion,
         location: &str,
@@ -58,6 +60,7 @@ impl TableMetadataBuilder {
         sort_order: SortOrder,
         properties: std::collections::HashMap<String, String>,
     ) -> Result<Self> {
+        check_field_ids(&schema)?;
         schema.check_field_names()?;
         schema.check_format_version(format_version)?;
         for f in &spec.fields {
@@ -67,13 +70,8 @@ impl TableMetadataBuilder {
                     f.name, f.source_id
                 )));
             }
-            f.transform.result_type(
-                &schema
-                    .field_by_id(f.source_id)
-                    .map(|s| (*s.field_type).clone())
-                    .ok_or_else(|| Error::invalid_argument("partition source"))?,
-            )?;
         }
+        spec.check_compatibility(&schema, false)?;
         for f in &sort_order.fields {
             if schema.field_by_id(f.source_id).is_none() {
                 return Err(Error::invalid_argument(format!(
@@ -82,6 +80,7 @@ impl TableMetadataBuilder {
                 )));
             }
         }
+        sort_order.check_compatibility(&schema, false)?;
         let now = now_ms();
         let metadata = TableMetadata {
             format_version,
@@ -196,8 +195,8 @@ impl TableMetadataBuilder {
                 m.format_version = v;
             }
             TableUpdate::AddSchema { schema } => {
-                schema
-                    .check_field_names()
+                check_field_ids(schema)
+                    .and_then(|()| schema.check_field_names())
                     .and_then(|()| schema.check_format_version(m.format_version))
                     .map_err(|e| e.context(format!("add schema {}", schema.schema_id)))?;
                 if let Some(existing) = m.schema_by_id(schema.schema_id) {
@@ -225,6 +224,7 @@ impl TableMetadataBuilder {
             }
             TableUpdate::AddSpec { spec } => {
                 if m.partition_spec_by_id(spec.spec_id).is_none() {
+                    spec.check_compatibility(schema_for_new(m, self.last_added_schema_id), true)?;
                     m.partition_specs.push(spec.clone());
                 }
                 let highest = spec.fields.iter().filter_map(|f| f.field_id).max();
@@ -246,6 +246,8 @@ impl TableMetadataBuilder {
                     .iter()
                     .any(|o| o.order_id == sort_order.order_id)
                 {
+                    sort_order
+                        .check_compatibility(schema_for_new(m, self.last_added_schema_id), true)?;
                     m.sort_orders.push(sort_order.clone());
                 }
                 self.last_added_order_id = Some(sort_order.order_id);
@@ -474,6 +476,30 @@ impl TableMetadataBuilder {
             m.metadata_log.drain(..excess);
         }
         Ok(m)
+    }
+}
+
+/// The schema a spec or sort order added by an update is checked against: the schema
+/// the same commit added last, else the current one (Java checks against the current
+/// schema, which its builders set before adding a spec or order).
+fn schema_for_new(m: &TableMetadata, last_added_schema_id: Option<i32>) -> &Schema {
+    last_added_schema_id
+        .and_then(|id| m.schema_by_id(id))
+        .unwrap_or_else(|| m.current_schema())
+}
+
+/// Field ids are unique within a schema (spec: "Schemas"; Java's `Schema` indexes them
+/// by id and refuses a repeat).
+///
+/// Errors: [`crate::ErrorKind::InvalidArgument`] naming the id and both fields.
+fn check_field_ids(schema: &Schema) -> Result<()> {
+    match schema.duplicate_field_id() {
+        None => Ok(()),
+        Some((id, first, second)) => Err(Error::invalid_argument(format!(
+            "invalid schema {}: field id {id} is used by both '{first}' and '{second}' (field \
+             ids must be unique within a schema)",
+            schema.schema_id
+        ))),
     }
 }
 

@@ -255,7 +255,9 @@ impl TransactionAction for OverwriteFiles {
         )?;
         let parent = self.producer.parent(table).cloned();
         let starting = self.starting_snapshot_id;
-        let checked = self.producer.checked("overwrite");
+        let checked = self
+            .producer
+            .checked_from("overwrite", starting, parent.as_ref());
 
         // Conflict checks against what was committed since the starting snapshot.
         if self.isolation == IsolationLevel::Serializable {

@@ -18,27 +18,10 @@ use async_trait::async_trait;
 use super::update_partition_spec::{resolve_column, PartitionTerm};
 use super::TransactionAction;
 use crate::error::{Error, Result};
+pub use crate::spec::sort_order::{NullOrder, SortDirection};
 use crate::spec::sort_order::{SortField, SortOrder};
 use crate::spec::{TableMetadata, TableUpdate, Transform};
 use crate::table::Table;
-
-/// Sort direction.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SortDirection {
-    /// Ascending (`asc`).
-    Asc,
-    /// Descending (`desc`).
-    Desc,
-}
-
-/// Where nulls sort.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum NullOrder {
-    /// `nulls-first`.
-    First,
-    /// `nulls-last`.
-    Last,
-}
 
 /// Replace the default sort order in one commit.
 #[derive(Debug, Clone, Default)]
@@ -84,6 +67,9 @@ impl ReplaceSortOrder {
                     term.column, source.field_type
                 )));
             }
+            term.transform
+                .check_argument()
+                .map_err(|e| e.context(format!("cannot sort by {term}")))?;
             if !term.transform.can_transform(&source.field_type) {
                 return Err(Error::invalid_argument(format!(
                     "cannot sort by {term}: transform {} cannot apply to column '{}' of type {}",
@@ -93,16 +79,8 @@ impl ReplaceSortOrder {
             fields.push(SortField {
                 transform: term.transform,
                 source_id: source.id,
-                direction: match direction {
-                    SortDirection::Asc => "asc",
-                    SortDirection::Desc => "desc",
-                }
-                .into(),
-                null_order: match nulls {
-                    NullOrder::First => "nulls-first",
-                    NullOrder::Last => "nulls-last",
-                }
-                .into(),
+                direction: *direction,
+                null_order: *nulls,
             });
         }
         let order_id = if fields.is_empty() {

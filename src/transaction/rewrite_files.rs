@@ -271,7 +271,9 @@ impl TransactionAction for RewriteFiles {
         let added_manifests = self.producer.added_manifests(table, &self.added).await?;
         let parent = self.producer.parent(table).cloned();
         let starting = self.starting_snapshot_id;
-        let checked = self.producer.checked("rewrite");
+        let checked = self
+            .producer
+            .checked_from("rewrite", starting, parent.as_ref());
 
         let touched: Vec<(i32, &DataFile)> = self
             .replaced

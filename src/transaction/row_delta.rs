@@ -223,10 +223,13 @@ impl TransactionAction for RowDelta {
                 )));
             }
         }
+        check_equality_ids(table, &self.added)?;
         let added_manifests = self.producer.added_manifests(table, &self.added).await?;
         let parent = self.producer.parent(table).cloned();
         let starting = self.starting_snapshot_id;
-        let checked = self.producer.checked("row delta");
+        let checked = self
+            .producer
+            .checked_from("row delta", starting, parent.as_ref());
 
         let referenced_paths: HashSet<String> = self
             .referenced
@@ -299,4 +302,39 @@ impl TransactionAction for RowDelta {
     fn branch(&self) -> Option<&str> {
         self.producer.branch_other_than_main()
     }
+}
+
+/// Every equality delete file of `added` names at least one field, and only fields some
+/// schema of `table` has (spec: "Equality Delete Files": `equality_ids` are field ids of
+/// the table's columns). A file naming another id would be committed and make every read
+/// of the table fail.
+///
+/// Errors: [`ErrorKind::InvalidArgument`](crate::ErrorKind) naming the file and the id.
+fn check_equality_ids(table: &Table, added: &BTreeMap<i32, Vec<DataFile>>) -> Result<()> {
+    let m = table.metadata();
+    for f in added
+        .values()
+        .flatten()
+        .filter(|f| f.content == DataContentType::EqualityDeletes)
+    {
+        if f.equality_ids.is_empty() {
+            return Err(Error::invalid_argument(format!(
+                "equality delete file '{}' has no equality_ids: it must name the field ids \
+                 its rows are matched by",
+                f.file_path
+            )));
+        }
+        if let Some(id) = f
+            .equality_ids
+            .iter()
+            .find(|id| m.schemas.iter().all(|s| s.field_by_id(**id).is_none()))
+        {
+            return Err(Error::invalid_argument(format!(
+                "equality delete file '{}' names equality field id {id}, which no schema of \
+                 the table at '{}' has",
+                f.file_path, m.location
+            )));
+        }
+    }
+    Ok(())
 }

@@ -109,6 +109,22 @@ impl SnapshotProducer {
         super::validation::Checked::new(operation, &self.branch)
     }
 
+    /// [`Self::checked`] for an action that started from snapshot `starting` and now
+    /// commits onto `parent`: on the first attempt, when nothing was committed since
+    /// `starting` (or the action named no starting snapshot), what the table lacks it
+    /// lacked when the caller read it, so a missing file is the caller's mistake rather
+    /// than a concurrent commit's doing.
+    pub(crate) fn checked_from(
+        &self,
+        operation: &'static str,
+        starting: Option<i64>,
+        parent: Option<&Snapshot>,
+    ) -> super::validation::Checked {
+        let unchanged = starting.is_none() || starting == parent.map(|s| s.snapshot_id);
+        self.checked(operation)
+            .on_first_attempt(self.attempt == 0 && unchanged)
+    }
+
     /// Record `table`'s format version on the first attempt; on a later one, the
     /// version the first attempt saw when `table`'s is higher (another commit upgraded
     /// the table while the write ran, e.g. `SET TBLPROPERTIES ('format-version'='3')`:
@@ -231,7 +247,7 @@ impl SnapshotProducer {
         table: &Table,
         added: &BTreeMap<i32, Vec<DataFile>>,
     ) -> Result<Vec<ManifestFile>> {
-        Self::check_specs_exist(table, added)?;
+        Self::check_specs_exist(table, added, self.added_manifests.is_none())?;
         if let Some(m) = &self.added_manifests {
             return Ok(m.clone());
         }
@@ -267,8 +283,18 @@ impl SnapshotProducer {
     /// naming a spec the table does not have makes every read of the table fail (spec:
     /// "Manifests": `partition-spec-id` must be one of the table's specs).
     ///
-    /// Errors: [`ErrorKind::ValidationFailed`] naming the spec and the table location.
-    fn check_specs_exist(table: &Table, added: &BTreeMap<i32, Vec<DataFile>>) -> Result<()> {
+    /// `first`: this is the first attempt, so `table` is the one the transaction started
+    /// from; a spec id above all of its specs' (ids only grow) or negative never existed,
+    /// which is the caller's mistake, not another commit's doing.
+    ///
+    /// Errors: [`ErrorKind::InvalidArgument`] (a spec the table never had, naming the
+    /// table's specs) or [`ErrorKind::ValidationFailed`] (another commit removed it),
+    /// naming the spec and the table location.
+    fn check_specs_exist(
+        table: &Table,
+        added: &BTreeMap<i32, Vec<DataFile>>,
+        first: bool,
+    ) -> Result<()> {
         let m = table.metadata();
         let missing = added
             .iter()
@@ -277,6 +303,24 @@ impl SnapshotProducer {
             .find(|spec_id| m.partition_spec_by_id(*spec_id).is_none());
         match missing {
             None => Ok(()),
+            // spec ids only grow, and the highest one is the default's unless specs
+            // were rolled back: an id above every spec's (or negative) never existed
+            Some(spec_id)
+                if first
+                    && (spec_id < 0 || m.partition_specs.iter().all(|s| s.spec_id < spec_id)) =>
+            {
+                let ids: Vec<String> = m
+                    .partition_specs
+                    .iter()
+                    .map(|s| s.spec_id.to_string())
+                    .collect();
+                Err(Error::invalid_argument(format!(
+                    "cannot commit files written for partition spec {spec_id}: there is no \
+                     partition spec {spec_id} in the table at '{}' (its specs: {})",
+                    m.location,
+                    ids.join(", ")
+                )))
+            }
             Some(spec_id) => Err(Error::new(
                 ErrorKind::ValidationFailed,
                 format!(

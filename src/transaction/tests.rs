@@ -1385,3 +1385,161 @@ async fn removing_specs_and_schemas_requires_them_unchanged_and_branches_unmoved
         );
     }
 }
+
+/// The caller's own mistakes are refused naming them, before anything is committed:
+/// a negative count, a partition value of the wrong type, an equality delete naming no
+/// field, a spec the table never had, a path never in the table (Java's
+/// `DataFiles.Builder` checks, "Missing required files to delete").
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn files_a_caller_describes_wrongly_are_refused_naming_the_mistake() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = sql_catalog(dir.path()).await;
+    let ident = TableIdent::parse("ns.t");
+    let base = catalog.create_table(&ident, creation()).await.unwrap();
+    async fn commit(
+        catalog: &Arc<dyn Catalog>,
+        ident: &TableIdent,
+        action: impl TransactionAction + 'static,
+    ) -> crate::Error {
+        let base = catalog.load_table(ident).await.unwrap();
+        Transaction::new(Arc::clone(catalog), ident.clone(), base)
+            .add_action(action)
+            .commit()
+            .await
+            .unwrap_err()
+    }
+
+    let mut negative = file(&base, "neg", 1, 5);
+    negative.record_count = -5;
+    let e = commit(
+        &catalog,
+        &ident,
+        AppendFiles::new(0, vec![negative]).unwrap(),
+    )
+    .await;
+    assert_eq!(e.kind(), crate::ErrorKind::InvalidArgument, "{e}");
+    assert!(
+        e.to_string().contains("neg.parquet': record_count is -5"),
+        "{e}"
+    );
+
+    let mut long = file(&base, "long", 1, 5);
+    long.partition = vec![Some(Literal::Long(5))];
+    let e = commit(&catalog, &ident, AppendFiles::new(0, vec![long]).unwrap()).await;
+    assert_eq!(e.kind(), crate::ErrorKind::InvalidArgument, "{e}");
+    assert!(
+        e.to_string()
+            .contains("partition field 'p' of spec 0 is of type int, but the file's value Long(5) is of type long"),
+        "{e}"
+    );
+    assert!(e.to_string().len() < 400, "{e}");
+
+    let e = commit(
+        &catalog,
+        &ident,
+        AppendFiles::new(42, vec![file(&base, "s", 1, 5)]).unwrap(),
+    )
+    .await;
+    assert_eq!(e.kind(), crate::ErrorKind::InvalidArgument, "{e}");
+    assert!(
+        e.to_string()
+            .contains("there is no partition spec 42 in the table at")
+            && e.to_string().contains("(its specs: 0)"),
+        "{e}"
+    );
+    assert!(!e.to_string().contains("another commit"), "{e}");
+
+    let e = commit(
+        &catalog,
+        &ident,
+        OverwriteFiles::new(None).delete_file("/no/such/file.parquet"),
+    )
+    .await;
+    assert_eq!(e.kind(), crate::ErrorKind::ValidationFailed, "{e}");
+    assert!(
+        e.to_string().contains(
+            "missing required files to delete: '/no/such/file.parquet' is not a live file in the table"
+        ),
+        "{e}"
+    );
+    assert!(!e.to_string().contains("concurrent"), "{e}");
+
+    for (ids, needle) in [
+        (
+            vec![99],
+            "names equality field id 99, which no schema of the table",
+        ),
+        (vec![], "has no equality_ids"),
+    ] {
+        let mut eq = empty_data_file(
+            &format!("{}/data/eq.parquet", base.metadata().location),
+            DataContentType::EqualityDeletes,
+        );
+        eq.partition = vec![Some(Literal::Int(1))];
+        eq.record_count = 1;
+        eq.file_size_in_bytes = 10;
+        eq.equality_ids = ids;
+        let e = commit(
+            &catalog,
+            &ident,
+            RowDelta::new(None).add_deletes(0, vec![eq]).unwrap(),
+        )
+        .await;
+        assert_eq!(e.kind(), crate::ErrorKind::InvalidArgument, "{e}");
+        assert!(e.to_string().contains(needle), "{e}");
+    }
+    // nothing was committed
+    let now = catalog.load_table(&ident).await.unwrap();
+    assert!(now.metadata().snapshots.is_empty());
+}
+
+/// `bucket[0]` / `truncate[0]` through the Rust partition-spec API are refused as the
+/// SQL path refuses them (one rule: `Transform::check_argument`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn partition_fields_of_zero_buckets_or_width_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = sql_catalog(dir.path()).await;
+    let ident = TableIdent::parse("ns.t");
+    catalog.create_table(&ident, creation()).await.unwrap();
+    for (t, needle) in [
+        (
+            Transform::Bucket(0),
+            "invalid transform bucket[0]: the number of buckets must be above 0",
+        ),
+        (
+            Transform::Truncate(0),
+            "invalid transform truncate[0]: the width must be above 0",
+        ),
+    ] {
+        let base = catalog.load_table(&ident).await.unwrap();
+        let e = Transaction::new(Arc::clone(&catalog), ident.clone(), base)
+            .add_action(UpdatePartitionSpec::new().add_field(PartitionTerm::new(t, "id"), None))
+            .commit()
+            .await
+            .unwrap_err();
+        assert_eq!(e.kind(), crate::ErrorKind::InvalidArgument, "{e}");
+        assert!(e.to_string().contains(needle), "{e}");
+    }
+}
+
+/// The root namespace and empty levels cannot be created, in every catalog.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_root_namespace_cannot_be_created() {
+    let dir = tempfile::tempdir().unwrap();
+    let sql: Arc<dyn Catalog> = sql_catalog(dir.path()).await;
+    std::fs::create_dir(dir.path().join("wh")).unwrap();
+    let fs: Arc<dyn Catalog> =
+        Arc::new(FileSystemCatalog::new("fs", dir.path().join("wh").to_str().unwrap()).unwrap());
+    for c in [sql, fs] {
+        for ns in [
+            Namespace::root(),
+            Namespace::new(vec!["a".into(), String::new()]),
+        ] {
+            let e = c.create_namespace(&ns, &HashMap::new()).await.unwrap_err();
+            assert_eq!(e.kind(), crate::ErrorKind::InvalidArgument, "{e}");
+            assert!(e.to_string().contains("cannot create"), "{e}");
+        }
+        let listed = c.list_namespaces().await.unwrap();
+        assert!(listed.iter().all(|n| !n.is_root()), "{listed:?}");
+    }
+}

@@ -173,6 +173,9 @@ impl UpdatePartitionSpec {
                     term.transform
                 )));
             }
+            term.transform
+                .check_argument()
+                .map_err(|e| e.context(format!("cannot add partition field {term}")))?;
             if !term.transform.can_transform(&source.field_type) {
                 return Err(Error::invalid_argument(format!(
                     "cannot add partition field {term}: transform {} cannot apply to column \

@@ -43,6 +43,10 @@ pub(crate) struct Checked {
     operation: &'static str,
     /// The branch committed to; `None` for `main`.
     branch: Option<String>,
+    /// The check runs on the transaction's first attempt and nothing was committed since
+    /// the action's starting snapshot: a file missing then was not live when the caller
+    /// read the table, not removed by a concurrent commit.
+    first_attempt: bool,
 }
 
 impl Checked {
@@ -51,7 +55,14 @@ impl Checked {
         Self {
             operation,
             branch: (branch != crate::spec::MAIN_BRANCH).then(|| branch.to_string()),
+            first_attempt: false,
         }
+    }
+
+    /// Whether the check runs on the first attempt (see the field).
+    pub(crate) fn on_first_attempt(mut self, first: bool) -> Self {
+        self.first_attempt = first;
+        self
     }
 
     /// The snapshot the operation commits onto, in words.
@@ -556,7 +567,10 @@ pub(crate) fn removed_key(f: &DataFile) -> String {
     }
 }
 
-/// Every path in `wanted` was removed (`removed`), else a concurrent commit removed it.
+/// Every path in `wanted` was removed (`removed`): else, when nothing changed since the
+/// caller read the table ([`Checked::on_first_attempt`]), the path is not a live file
+/// of the table (Java's "Missing required files to delete"), and otherwise a concurrent
+/// commit removed it.
 ///
 /// Errors: [`ErrorKind::ValidationFailed`] naming a missing file.
 pub(crate) fn check_all_removed(
@@ -564,15 +578,27 @@ pub(crate) fn check_all_removed(
     removed: &HashSet<String>,
     operation: &Checked,
 ) -> Result<()> {
-    if let Some(missing) = wanted.iter().find(|p| !removed.contains(*p)) {
+    let mut missing: Vec<&String> = wanted.iter().filter(|p| !removed.contains(*p)).collect();
+    missing.sort();
+    let Some(missing) = missing.first() else {
+        return Ok(());
+    };
+    if operation.first_attempt {
         return Err(Error::new(
             ErrorKind::ValidationFailed,
             format!(
-                "file '{missing}' to be removed is not live {} any more (a concurrent commit \
-                 removed it)",
+                "missing required files to delete: '{missing}' is not a live file {} \
+                 ({operation})",
                 operation.live_in()
             ),
         ));
     }
-    Ok(())
+    Err(Error::new(
+        ErrorKind::ValidationFailed,
+        format!(
+            "file '{missing}' to be removed is not live {} any more (a concurrent commit \
+             removed it)",
+            operation.live_in()
+        ),
+    ))
 }

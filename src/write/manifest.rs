@@ -625,8 +625,12 @@ impl ManifestWriter {
 
     /// Add an entry.
     ///
-    /// Errors: a file whose content does not match the manifest's, a partition tuple of
-    /// the wrong arity, or a partition value that cannot be written.
+    /// Errors ([`ErrorKind::InvalidArgument`](crate::ErrorKind) naming the file): a file
+    /// whose content does not match the manifest's; a partition tuple of the wrong arity
+    /// or holding a value not of its field's type
+    /// ([`check_partition_types`](super::added_file_checks::check_partition_types)); an
+    /// added file with a negative count
+    /// ([`check_counts`](super::added_file_checks::check_counts)).
     pub fn add(&mut self, entry: &NewEntry) -> Result<()> {
         let f = &entry.data_file;
         if (f.content == DataContentType::Data) != (self.content == ManifestContent::Data) {
@@ -643,6 +647,10 @@ impl ManifestWriter {
                 self.spec_id,
                 self.summaries.len()
             )));
+        }
+        super::added_file_checks::check_partition_types(f, self.spec_id, &self.partition_fields)?;
+        if entry.status == ManifestStatus::Added {
+            super::added_file_checks::check_counts(f)?;
         }
         let status = match entry.status {
             ManifestStatus::Existing => 0,

@@ -8,6 +8,7 @@
 //! general one: it writes what the reader in [`crate::spec`] reads back (the round trip
 //! is tested), with the spec's field ids and names.
 
+pub(crate) mod added_file_checks;
 mod avro_values;
 mod batch;
 pub mod bounds;

@@ -1498,8 +1498,8 @@ async fn maintenance_sort_strategy_writes_in_the_table_sort_order() {
                             fields: vec![SortField {
                                 transform: Transform::Identity,
                                 source_id: 1,
-                                direction: "asc".into(),
-                                null_order: "nulls-first".into(),
+                                direction: icefloe::spec::SortDirection::Asc,
+                                null_order: icefloe::spec::NullOrder::First,
                             }],
                         },
                     },

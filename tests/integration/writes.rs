@@ -282,8 +282,8 @@ async fn rows_are_written_in_the_tables_sort_order() {
         fields: vec![icefloe::spec::sort_order::SortField {
             transform: Transform::Identity,
             source_id: 1,
-            direction: "desc".into(),
-            null_order: "nulls-last".into(),
+            direction: icefloe::spec::SortDirection::Desc,
+            null_order: icefloe::spec::NullOrder::Last,
         }],
     };
     w.catalog

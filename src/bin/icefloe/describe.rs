@@ -176,8 +176,8 @@ fn properties(provider: &IcebergTableProvider) -> Result<RecordBatch, CliError> 
                         "{}({}) {} {}",
                         f.transform,
                         column(f.source_id),
-                        f.direction.to_ascii_uppercase(),
-                        f.null_order.to_ascii_uppercase().replace('-', " ")
+                        f.direction.as_str().to_ascii_uppercase(),
+                        f.null_order.as_str().to_ascii_uppercase().replace('-', " ")
                     )
                 })
                 .collect();

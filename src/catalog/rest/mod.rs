@@ -585,9 +585,7 @@ impl Catalog for RestCatalog {
         namespace: &Namespace,
         properties: &HashMap<String, String>,
     ) -> Result<()> {
-        if namespace.is_root() {
-            return Err(Error::invalid_argument("cannot create the root namespace"));
-        }
+        namespace.check_creatable()?;
         let url = self.url(&["namespaces"]).await?;
         let body = json!({"namespace": namespace.levels(), "properties": properties});
         match self

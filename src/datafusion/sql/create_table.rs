@@ -616,16 +616,14 @@ fn transform(func: &str, number: Option<u32>, text: &str, clause: &str) -> Resul
             let n = number.ok_or_else(|| {
                 Error::invalid_argument(format!("{clause} {text}: {func} needs a count"))
             })?;
-            if n == 0 {
-                return Err(Error::invalid_argument(format!(
-                    "{clause} {text}: {func} needs a count above 0"
-                )));
-            }
-            return Ok(if func == "bucket" {
+            let t = if func == "bucket" {
                 Transform::Bucket(n)
             } else {
                 Transform::Truncate(n)
-            });
+            };
+            t.check_argument()
+                .map_err(|e| e.context(format!("{clause} {text}")))?;
+            return Ok(t);
         }
         "identity" => Transform::Identity,
         "years" | "year" => Transform::Year,

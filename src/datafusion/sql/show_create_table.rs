@@ -183,12 +183,12 @@ fn write_order(m: &TableMetadata, schema: &Schema, quote: char) -> Result<Option
         .iter()
         .map(|f| {
             let term = term_sql(schema, f.transform, f.source_id, quote)?;
-            let direction = if f.direction.eq_ignore_ascii_case("desc") {
+            let direction = if f.direction == crate::spec::SortDirection::Desc {
                 "DESC"
             } else {
                 "ASC"
             };
-            let nulls = if f.null_order.eq_ignore_ascii_case("nulls-last") {
+            let nulls = if f.null_order == crate::spec::NullOrder::Last {
                 "NULLS LAST"
             } else {
                 "NULLS FIRST"

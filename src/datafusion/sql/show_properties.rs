@@ -190,8 +190,8 @@ pub(super) fn describe_sort_order(schema: &Schema, order: &SortOrder) -> String 
             };
             format!(
                 "{term} {} {}",
-                f.direction.to_ascii_uppercase(),
-                f.null_order.to_ascii_uppercase().replace('-', " ")
+                f.direction.as_str().to_ascii_uppercase(),
+                f.null_order.as_str().to_ascii_uppercase().replace('-', " ")
             )
         })
         .collect::<Vec<_>>()

@@ -717,16 +717,23 @@ mod tests {
         metadata_of(schema)
     }
 
-    /// A v2 table of `schema`, sorted by field 2.
+    /// A v2 table of `schema`, sorted by field 2 when it is primitive (a table cannot be
+    /// sorted by a nested column; unsorted otherwise).
     fn metadata_of(schema: Schema) -> TableMetadata {
+        let sortable = schema
+            .field_by_id(2)
+            .is_some_and(|f| f.field_type.as_primitive().is_some());
         let order = SortOrder {
-            order_id: 1,
-            fields: vec![SortField {
-                transform: Transform::Identity,
-                source_id: 2,
-                direction: "asc".into(),
-                null_order: "nulls-first".into(),
-            }],
+            order_id: i64::from(sortable),
+            fields: sortable
+                .then_some(SortField {
+                    transform: Transform::Identity,
+                    source_id: 2,
+                    direction: crate::spec::SortDirection::Asc,
+                    null_order: crate::spec::NullOrder::First,
+                })
+                .into_iter()
+                .collect(),
         };
         TableMetadataBuilder::new_table(
             FormatVersion::V2,

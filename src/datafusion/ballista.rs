@@ -23,20 +23,23 @@
 //! `examples/ballista_nodes.rs`).
 //!
 //! Reads only: the tables a scheduler decodes are read-only, and icefloe's writing nodes
-//! are not planned by Ballista's scheduler.
+//! are not planned by Ballista's scheduler. The client sessions built here refuse a write
+//! to an Iceberg table and a metadata table by name before sending the plan
+//! (`ballista_reads`).
 
 use std::sync::Arc;
 
 use ::ballista::prelude::{SessionConfigExt, SessionContextExt};
 use ballista_core::serde::{BallistaLogicalExtensionCodec, BallistaPhysicalExtensionCodec};
 use datafusion::common::{DataFusionError, Result as DFResult};
-use datafusion::execution::{SessionStateBuilder, TaskContext};
+use datafusion::execution::{FunctionRegistry, SessionStateBuilder, TaskContext};
 use datafusion::logical_expr::{AggregateUDF, ScalarUDF};
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion::prelude::{SessionConfig, SessionContext};
 use datafusion_proto::physical_plan::{PhysicalExtensionCodec, PhysicalProtoConverterExtension};
 
-use super::codec::IcebergPhysicalCodec;
+use super::ballista_reads::BallistaReadsOnly;
+use super::codec::{plan_scalar_functions, IcebergPhysicalCodec};
 use super::logical_codec::IcebergLogicalCodec;
 use super::min_max::register_min_max_in;
 use super::options::without_deferred_planning;
@@ -64,8 +67,16 @@ impl PhysicalExtensionCodec for IcebergBallistaPhysicalCodec {
             .or_else(|_| self.ballista.try_decode_udf(name, buf))
     }
 
+    /// icefloe's `greatest`/`least` as [`IcebergPhysicalCodec`] sends them (by their own
+    /// bytes: an executor would resolve the names to DataFusion's), others as Ballista
+    /// does.
     fn try_encode_udf(&self, node: &ScalarUDF, buf: &mut Vec<u8>) -> DFResult<()> {
-        self.ballista.try_encode_udf(node, buf)
+        let before = buf.len();
+        IcebergPhysicalCodec.try_encode_udf(node, buf)?;
+        match buf.len() == before {
+            true => self.ballista.try_encode_udf(node, buf),
+            false => Ok(()),
+        }
     }
 
     /// Aggregate functions are icefloe's `min`/`max`
@@ -96,7 +107,9 @@ impl PhysicalExtensionCodec for IcebergBallistaPhysicalCodec {
     ) -> DFResult<Arc<dyn ExecutionPlan>> {
         match buf.split_first() {
             Some((&BALLISTA_NODE, rest)) => {
-                self.ballista.try_decode(rest, inputs, ctx, proto_converter)
+                let ctx = with_plan_functions(ctx);
+                self.ballista
+                    .try_decode(rest, inputs, &ctx, proto_converter)
             }
             Some((&ICEBERG_NODE, rest)) => {
                 IcebergPhysicalCodec.try_decode(rest, inputs, ctx, proto_converter)
@@ -128,6 +141,34 @@ impl PhysicalExtensionCodec for IcebergBallistaPhysicalCodec {
         buf.extend_from_slice(&bytes);
         Ok(())
     }
+}
+
+/// `ctx` with icefloe's scalar functions ([`plan_scalar_functions`]) where it lacks them.
+/// Ballista's codec decodes the expressions of its own nodes (a hash shuffle's keys, a
+/// range shuffle's merge order: `ORDER BY` over several partitions) with itself as the
+/// codec, which resolves a function by name in the task's functions only and knows none
+/// of icefloe's (`icefloe_normalize_nan_and_zero` of a float sort key failed the stage);
+/// an executor's functions are its own, not the client's.
+fn with_plan_functions(ctx: &TaskContext) -> TaskContext {
+    let mut scalar = ctx.scalar_functions().clone();
+    for udf in plan_scalar_functions(|name| scalar_function_of(ctx, name)) {
+        scalar.insert(udf.name().to_string(), udf);
+    }
+    TaskContext::new(
+        ctx.task_id(),
+        ctx.session_id(),
+        ctx.session_config().clone(),
+        scalar,
+        ctx.higher_order_functions().clone(),
+        ctx.aggregate_functions().clone(),
+        ctx.window_functions().clone(),
+        ctx.runtime_env(),
+    )
+}
+
+/// The scalar function `ctx` resolves `name` to, by name or alias.
+fn scalar_function_of(ctx: &TaskContext, name: &str) -> Option<Arc<ScalarUDF>> {
+    ctx.udf(name).ok()
 }
 
 /// [`IcebergLogicalCodec`] over Ballista's logical codec (its file formats and cache
@@ -170,6 +211,7 @@ pub async fn standalone_session(config: SessionConfig) -> DFResult<SessionContex
     register_min_max_in(&mut state);
     let ctx = SessionContext::standalone_with_state(state).await?;
     super::install_float_key_rule(&ctx);
+    ctx.add_analyzer_rule(Arc::new(BallistaReadsOnly));
     Ok(ctx)
 }
 
@@ -191,6 +233,7 @@ pub async fn remote_session(url: &str, config: SessionConfig) -> DFResult<Sessio
     register_min_max_in(&mut state);
     let ctx = SessionContext::remote_with_state(url, state).await?;
     super::install_float_key_rule(&ctx);
+    ctx.add_analyzer_rule(Arc::new(BallistaReadsOnly));
     Ok(ctx)
 }
 

@@ -16,6 +16,13 @@
 //! writes, on the workers, and returns the data files each task wrote (as rows) to the
 //! coordinator, where [`IcebergWriteExec`](super::IcebergWriteExec) commits them all in
 //! one snapshot. A query that fails commits nothing.
+//!
+//! The session refuses a scan planning each manifest as it reads it (deferred planning,
+//! when `icefloe.deferred_planning_min_files` is set again after the session turned it
+//! off) when the query is planned, with the codec's error naming the option
+//! (`distributed_deferred`), not when a task's plan is sent.
+
+use std::sync::Arc;
 
 use datafusion::common::{DataFusionError, Result as DFResult};
 use datafusion::execution::{FunctionRegistry, SessionState, SessionStateBuilder};
@@ -29,6 +36,7 @@ use datafusion_distributed::{
 use datafusion_proto::physical_plan::PhysicalExtensionCodec;
 
 use super::codec::{IcebergPhysicalCodec, UDFS_BY_NAME};
+use super::distributed_deferred::RefuseDeferredScans;
 use super::min_max::register_min_max_in;
 use super::options::without_deferred_planning;
 
@@ -146,6 +154,7 @@ pub fn in_process_session_with(
         .with_distributed_channel_resolver(channels)
         .with_distributed_user_codec(IcebergPhysicalCodec)
         .with_distributed_file_scan_config_bytes_per_partition(bytes_per_task_partition)?
+        .with_physical_optimizer_rule(Arc::new(RefuseDeferredScans))
         .build();
     register_min_max_in(&mut state);
     let ctx = SessionContext::from(state);

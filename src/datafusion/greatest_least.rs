@@ -198,6 +198,16 @@ pub(crate) fn decode_greatest_least(buf: &[u8]) -> Option<Arc<ScalarUDF>> {
     ))))
 }
 
+/// icefloe's `greatest` and `least` ([`SparkGreatestLeast`]) where `existing(name)` is
+/// DataFusion's function or none, for a codec that gives them to a task decoding a plan
+/// that names them.
+#[cfg(any(feature = "distributed", feature = "ballista"))]
+pub(crate) fn spark_greatest_least(
+    existing: impl Fn(&str) -> Option<Arc<ScalarUDF>>,
+) -> Vec<Arc<ScalarUDF>> {
+    replacements(existing).into_iter().map(Arc::new).collect()
+}
+
 #[cfg(any(feature = "distributed", feature = "ballista"))]
 const ENCODED_GREATEST: &[u8] = b"icefloe.spark_greatest";
 #[cfg(any(feature = "distributed", feature = "ballista"))]

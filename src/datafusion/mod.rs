@@ -3,6 +3,8 @@
 mod analyzer_rules;
 #[cfg(feature = "ballista")]
 pub mod ballista;
+#[cfg(feature = "ballista")]
+mod ballista_reads;
 mod canonical_nan;
 pub mod catalog;
 mod changelog;
@@ -16,6 +18,8 @@ mod deferred_files;
 mod delete_planning;
 #[cfg(feature = "distributed")]
 pub mod distributed;
+#[cfg(feature = "distributed")]
+mod distributed_deferred;
 pub mod dml;
 mod equality_delete_exec;
 mod expr_adapter;
@@ -92,7 +96,7 @@ mod zorder_udf;
 
 pub use catalog::{IcebergCatalogProvider, IcebergSchemaProvider};
 #[cfg(any(feature = "distributed", feature = "ballista"))]
-pub use codec::IcebergPhysicalCodec;
+pub use codec::{plan_scalar_functions, IcebergPhysicalCodec};
 pub use cooperative_joins::CooperativeJoins;
 pub use data_file_writer_exec::{DataFileWriteState, IcebergDataFileWriterExec};
 pub use delete_planning::{DeleteMetrics, EqualityDeletePolicy, PositionDeletePolicy};

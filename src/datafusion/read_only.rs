@@ -30,6 +30,12 @@ impl ReadOnlyTable {
             what: what.into(),
         }
     }
+
+    /// What the table is, as errors name it (e.g. "metadata table 'files' of the table
+    /// at '…'").
+    pub fn what(&self) -> &str {
+        &self.what
+    }
 }
 
 #[async_trait]

@@ -1687,3 +1687,105 @@ async fn insert_sorted_by_a_transform_on_workers_sorts_each_file() {
         );
     }
 }
+
+/// `MERGE` on a distributed session whose source has several partitions (a `UNION ALL`,
+/// a scan of a six-file Iceberg table) commits what it commits on one node: the join
+/// is planned by DataFusion's planner under `IcebergRowLevelExec`, which reads all its
+/// partitions (datafusion-distributed's planner made it a `DistributedExec`, which runs
+/// partition 0 only: "DistributedExec must only have 1 partition").
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn merge_with_a_source_of_several_partitions_on_workers_commits_as_one_node() {
+    let lake = crate::dml::lake().await;
+    big_source(&lake).await;
+    let observed = Arc::new(Observed::default());
+    let distributed = distributed_lake(&lake, &observed).await;
+    let merges = [
+        "MERGE INTO ice.ns.{t} t USING (SELECT 1 AS id, 7.0 AS d UNION ALL SELECT 4, 4.0 \
+         UNION ALL SELECT 9000, 9.0) s ON t.id = s.id \
+         WHEN MATCHED THEN UPDATE SET d = s.d \
+         WHEN NOT MATCHED THEN INSERT (id, k, s, d) VALUES (s.id, 0, 'new', s.d)",
+        "MERGE INTO ice.ns.{t} t USING (SELECT id, k, s, d * 2 AS d FROM ice.ns.big_source \
+         WHERE id % 100 = 3) s ON t.id = s.id \
+         WHEN MATCHED AND t.k = 3 THEN DELETE \
+         WHEN MATCHED THEN UPDATE SET d = s.d \
+         WHEN NOT MATCHED THEN INSERT *",
+    ];
+    for (table, ctx) in [("on_one", &lake.ctx), ("on_workers", &distributed)] {
+        crate::dml::create(&lake, table, "", "").await;
+        ok(
+            &lake.ctx,
+            &format!("INSERT INTO ice.ns.{table} SELECT * FROM ice.ns.big_source WHERE id % 2 = 1"),
+        )
+        .await;
+        for merge in merges {
+            let sql = merge.replace("{t}", table);
+            crate::dml::ok(ctx, &sql).await;
+        }
+    }
+    let one = all_rows(&lake.ctx, "on_one").await;
+    assert!(one.len() > 2900, "{} rows", one.len());
+    assert_eq!(all_rows(&lake.ctx, "on_workers").await, one);
+    assert_eq!(
+        snapshot_count(&lake.ctx, "on_workers").await,
+        snapshot_count(&lake.ctx, "on_one").await
+    );
+}
+
+/// A distributed session on which `icefloe.deferred_planning_min_files` is set back on
+/// refuses a deferred scan when the query is planned, with the codec's error naming the
+/// option, at once (it failed after 10 s with a worker's timeout waiting for a plan the
+/// codec could not send).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deferred_planning_set_on_a_distributed_session_is_refused_at_once() {
+    let lake = crate::dml::lake().await;
+    big_source(&lake).await;
+    let observed = Arc::new(Observed::default());
+    let distributed = distributed_lake(&lake, &observed).await;
+    ok(&distributed, "SET icefloe.deferred_planning_min_files = 1").await;
+    let started = std::time::Instant::now();
+    let sql = "SELECT count(*), sum(id) FROM ice.ns.big_source WHERE id > 3";
+    let err = crate::dml::run(&distributed, sql).await.expect_err(sql);
+    assert!(
+        err.contains("icefloe.deferred_planning_min_files = 0")
+            && err.contains("planning each manifest as it reads it"),
+        "{err}"
+    );
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    ok(&distributed, "SET icefloe.deferred_planning_min_files = 0").await;
+    assert_eq!(
+        crate::dml::ok(&distributed, sql).await,
+        crate::dml::ok(&lake.ctx, sql).await
+    );
+}
+
+/// Every scalar function of icefloe's a plan may hold
+/// (`icefloe::datafusion::plan_scalar_functions`) is a function of the worker sessions
+/// `IcebergWorkerSessionBuilder` builds (`register_worker_functions`), under its name:
+/// datafusion-distributed's composed codec sends every function by name, which a worker
+/// resolves in its own session.
+#[test]
+fn every_icefloe_scalar_function_is_a_worker_function() {
+    use datafusion::execution::SessionStateBuilder;
+    let datafusion = SessionStateBuilder::new().with_default_features().build();
+    let mut state = datafusion.clone();
+    icefloe::datafusion::distributed::register_worker_functions(&mut state).unwrap();
+    let udfs = icefloe::datafusion::plan_scalar_functions(|name| {
+        datafusion.scalar_functions().get(name).cloned()
+    });
+    assert!(udfs.len() > 8, "{} functions", udfs.len());
+    for udf in udfs {
+        let registered = state
+            .scalar_functions()
+            .get(udf.name())
+            .unwrap_or_else(|| panic!("{} is not a worker function", udf.name()));
+        assert!(
+            registered.as_ref() == udf.as_ref(),
+            "{}: the worker's is another function",
+            udf.name()
+        );
+    }
+}

@@ -236,6 +236,16 @@ fn not_supported(node: &str, why: &str) -> DataFusionError {
     ))
 }
 
+/// The error refusing to send a scan planning each manifest as it reads it (deferred
+/// planning): it has no planned files to send.
+pub(crate) fn deferred_scan_error() -> DataFusionError {
+    not_supported(
+        "an Iceberg scan planning each manifest as it reads it",
+        "its files are not planned yet; set icefloe.deferred_planning_min_files = 0 \
+         on the session that plans distributed queries",
+    )
+}
+
 fn to_json<T: Serialize>(value: &T) -> DFResult<String> {
     serde_json::to_string(value).map_err(|e| codec_error(format!("encoding state: {e}")))
 }
@@ -256,11 +266,7 @@ impl IcebergPhysicalCodec {
         proto_converter: &dyn PhysicalProtoConverterExtension,
     ) -> DFResult<EncodedNode> {
         if source.state().deferred.is_some() {
-            return Err(not_supported(
-                "an Iceberg scan planning each manifest as it reads it",
-                "its files are not planned yet; set icefloe.deferred_planning_min_files = 0 \
-                 on the session that plans distributed queries",
-            ));
+            return Err(deferred_scan_error());
         }
         let mut row_numbers = vec![];
         for field in source.table_schema().virtual_columns() {
@@ -540,7 +546,6 @@ impl IcebergPhysicalCodec {
 /// first codec encodes every function as nothing, and a worker resolves a function sent
 /// so in its own session first, so worker sessions register these
 /// ([`IcebergWorkerSessionBuilder`](super::distributed::IcebergWorkerSessionBuilder)).
-#[cfg_attr(not(feature = "distributed"), allow(dead_code))]
 pub(crate) const UDFS_BY_NAME: [&str; 6] = [
     FLOOR_TIME_UNITS,
     NORMALIZE_NAN_AND_ZERO,
@@ -549,6 +554,33 @@ pub(crate) const UDFS_BY_NAME: [&str; 6] = [
     ZONED_WALL_CLOCK,
     TRY_ZONED_WALL_CLOCK,
 ];
+
+/// The scalar functions of icefloe's that a plan of an icefloe session may hold, for a
+/// task whose functions are `existing(name)`: those it lacks of [`UDFS_BY_NAME`] (put in
+/// by icefloe's optimizer rules, scans and writes), Spark's `greatest`/`least` of floats
+/// where its own are DataFusion's or missing (icefloe's sessions replace DataFusion's),
+/// and `datafusion-spark`'s functions under the names it lacks (icefloe's sessions
+/// register those). `|_| None` lists them all.
+///
+/// Another engine's plan nodes (Ballista's shuffles) and datafusion-distributed's
+/// composed codec resolve a function by name in the decoding task's functions only,
+/// never through [`IcebergPhysicalCodec`]; decoding gives that task these.
+pub fn plan_scalar_functions(
+    existing: impl Fn(&str) -> Option<Arc<ScalarUDF>>,
+) -> Vec<Arc<ScalarUDF>> {
+    let mut udfs: Vec<Arc<ScalarUDF>> = UDFS_BY_NAME
+        .iter()
+        .filter(|name| existing(name).is_none())
+        .filter_map(|name| IcebergPhysicalCodec.try_decode_udf(name, &[]).ok())
+        .collect();
+    udfs.extend(super::greatest_least::spark_greatest_least(&existing));
+    udfs.extend(
+        super::spark_functions::missing_scalar_functions(|name| existing(name).is_some())
+            .into_iter()
+            .map(Arc::new),
+    );
+    udfs
+}
 
 impl PhysicalExtensionCodec for IcebergPhysicalCodec {
     /// Decodes icefloe's [`FLOOR_TIME_UNITS`] (the flooring under a write's cast that

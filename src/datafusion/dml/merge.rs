@@ -41,6 +41,7 @@ use datafusion::physical_expr::expressions::Column as PhysicalColumn;
 use datafusion::physical_expr::PhysicalExpr;
 use datafusion::physical_plan::projection::ProjectionExec;
 use datafusion::physical_plan::ExecutionPlan;
+use datafusion::physical_planner::{DefaultPhysicalPlanner, PhysicalPlanner};
 
 use super::required::table_rows;
 use crate::datafusion::metadata_columns::append_lineage;
@@ -436,7 +437,16 @@ pub(crate) async fn plan_merge(
     .build()?;
     // the joined schema: target columns, file, position, source columns, presence
     let joined_schema: DFSchema = joined.schema().as_ref().clone();
-    let plan = state.create_physical_plan(&joined).await?;
+    // DataFusion's own planner, not the session's query planner: the join runs where the
+    // statement does, under `IcebergRowLevelExec`, which reads every partition of it. A
+    // distributed session's planner (datafusion-distributed's) would make the join a
+    // `DistributedExec`, which runs its partition 0 only, and a source of more than one
+    // partition failed the MERGE. The joined plan holds no extension node for another
+    // planner to plan: two scans of given plans, a join and a projection.
+    let optimized = state.optimize(&joined)?;
+    let plan = DefaultPhysicalPlanner::default()
+        .create_physical_plan(&optimized, state)
+        .await?;
     let check_cardinality = checks_cardinality(&clauses);
     let column_index = |name: &str| -> Result<usize> {
         target_schema.index_of(name).map_err(|_| {

@@ -108,8 +108,7 @@ impl Namespace {
         }
         if self.0.iter().any(String::is_empty) {
             return Err(Error::invalid_argument(format!(
-                "cannot create namespace {:?}: a namespace level cannot be empty",
-                self.0
+                "cannot create namespace '{self}': a namespace level cannot be empty"
             )));
         }
         Ok(())

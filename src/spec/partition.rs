@@ -287,22 +287,15 @@ impl PartitionSpec {
     pub fn check_compatibility(&self, schema: &Schema, allow_missing_sources: bool) -> Result<()> {
         for f in &self.fields {
             let what = || format!("partition spec {}: field '{}'", self.spec_id, f.name);
-            f.transform
-                .check_argument()
-                .map_err(|e| e.context(what()))?;
-            if matches!(f.transform, Transform::Void | Transform::Unknown) {
+            let Some(source) = transform_source(
+                &f.transform,
+                f.source_id,
+                schema,
+                allow_missing_sources,
+                &what,
+            )?
+            else {
                 continue;
-            }
-            let Some(source) = schema.field_by_id(f.source_id) else {
-                if allow_missing_sources {
-                    continue;
-                }
-                return Err(Error::invalid_argument(format!(
-                    "{}: source id {} is not in schema {}",
-                    what(),
-                    f.source_id,
-                    schema.schema_id
-                )));
             };
             if source.field_type.as_primitive().is_none() {
                 return Err(Error::invalid_argument(format!(
@@ -369,6 +362,36 @@ impl PartitionSpec {
                 Ok(NestedField::optional(self.field_id(i), &f.name, result))
             })
             .collect()
+    }
+}
+
+/// The source column of a partition or sort field with `transform` on `source_id`, after
+/// checking the transform's argument (`bucket[0]` is refused); `None` when there is nothing
+/// to check against the column: a `void` or unknown transform, or a source missing from
+/// `schema` when `allow_missing_sources` (a commit after creation, as Java skips it).
+/// `what` names the field in errors.
+///
+/// Errors: [`InvalidArgument`](crate::ErrorKind::InvalidArgument) for a bad argument or a
+/// missing source.
+pub(crate) fn transform_source<'a>(
+    transform: &Transform,
+    source_id: i32,
+    schema: &'a Schema,
+    allow_missing_sources: bool,
+    what: &dyn Fn() -> String,
+) -> Result<Option<&'a NestedField>> {
+    transform.check_argument().map_err(|e| e.context(what()))?;
+    if matches!(transform, Transform::Void | Transform::Unknown) {
+        return Ok(None);
+    }
+    match schema.field_by_id(source_id) {
+        Some(source) => Ok(Some(source)),
+        None if allow_missing_sources => Ok(None),
+        None => Err(Error::invalid_argument(format!(
+            "{}: source id {source_id} is not in schema {}",
+            what(),
+            schema.schema_id
+        ))),
     }
 }
 

@@ -154,22 +154,15 @@ impl SortOrder {
                     self.order_id, f.transform, f.source_id
                 )
             };
-            f.transform
-                .check_argument()
-                .map_err(|e| e.context(what()))?;
-            if matches!(f.transform, Transform::Void | Transform::Unknown) {
+            let Some(source) = super::partition::transform_source(
+                &f.transform,
+                f.source_id,
+                schema,
+                allow_missing_sources,
+                &what,
+            )?
+            else {
                 continue;
-            }
-            let Some(source) = schema.field_by_id(f.source_id) else {
-                if allow_missing_sources {
-                    continue;
-                }
-                return Err(Error::invalid_argument(format!(
-                    "{}: source id {} is not in schema {}",
-                    what(),
-                    f.source_id,
-                    schema.schema_id
-                )));
             };
             if source.field_type.as_primitive().is_none()
                 || !f.transform.can_transform(&source.field_type)

@@ -1786,6 +1786,110 @@ async fn a_reader_of_expired_files_fails_naming_them() {
     }
 }
 
+/// A `DELETE`/`UPDATE`/`MERGE` planned on a snapshot that a concurrent
+/// `expire_snapshots` (retention shorter than the statement's run) expires before the
+/// statement reads its files fails as a lost race (`ValidationFailed`, naming the
+/// snapshot and the file read), commits nothing and leaves no file behind; run again,
+/// it commits. Copy-on-write and merge-on-read, v2 and v3 (seen as a bare "data file …
+/// does not exist" when `maintenance_races_writes` ran under load).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn row_level_changes_whose_snapshot_expired_meanwhile_fail_as_lost_races() {
+    let lake = Lake::sql().await;
+    let cases = [
+        (
+            "exp_v2_cow",
+            2,
+            "copy-on-write",
+            "UPDATE {t} SET d = d + 1 WHERE id = 28",
+        ),
+        (
+            "exp_v2_mor",
+            2,
+            "merge-on-read",
+            "DELETE FROM {t} WHERE id IN (3, 28)",
+        ),
+        (
+            "exp_v3_mor",
+            3,
+            "merge-on-read",
+            "MERGE INTO {t} USING (SELECT 28 AS id) s ON {t}.id = s.id \
+             WHEN MATCHED THEN UPDATE SET d = 7",
+        ),
+    ];
+    for (name, version, mode, statement) in cases {
+        let t = lake.sql_name(name);
+        let statement = statement.replace("{t}", &t);
+        let writer = lake.session().await;
+        let mut model = seeded(
+            &writer,
+            &t,
+            "",
+            &format!(
+                ", 'format-version'='{version}', 'write.delete.mode'='{mode}', \
+                 'write.update.mode'='{mode}', 'write.merge.mode'='{mode}'"
+            ),
+        )
+        .await;
+        let old = lake
+            .load(name)
+            .await
+            .metadata()
+            .current_snapshot_id
+            .expect("snapshot");
+        let held = icefloe::datafusion::sql::execute(&writer, &statement)
+            .await
+            .unwrap_or_else(|e| panic!("{statement}: {e}"))
+            .create_physical_plan()
+            .await
+            .unwrap_or_else(|e| panic!("{statement}: {e}"));
+        let other = lake.session().await;
+        let table = format!("'{}.{name}'", lake.ns);
+        ok(&other, &format!("CALL ice.system.rewrite_data_files(table => {table}, options => map('rewrite-all', 'true'))")).await;
+        ok(
+            &other,
+            &format!(
+                "CALL ice.system.expire_snapshots(table => {table}, \
+                 older_than => TIMESTAMP '2999-01-01 00:00:00', retain_last => 1)"
+            ),
+        )
+        .await;
+        let err = icefloe::Error::from(
+            datafusion::physical_plan::collect(held, writer.task_ctx())
+                .await
+                .expect_err("the statement's files were deleted"),
+        );
+        assert_eq!(err.kind(), ErrorKind::ValidationFailed, "{name}: {err}");
+        let text = err.to_string();
+        assert!(
+            text.contains(&format!(
+                "snapshot {old}, which the statement read, was expired"
+            )) && (text.contains(".parquet") || text.contains(".puffin")),
+            "{name}: {text}"
+        );
+        assert_eq!(
+            rows_of(&writer, &t).await,
+            model,
+            "{name}: nothing committed"
+        );
+        let table = lake.load(name).await;
+        assert_eq!(unreferenced(&table).await, Vec::<String>::new(), "{name}");
+        // run again, on the table as it is now, it commits
+        ok(&writer, &statement).await;
+        if statement.starts_with("DELETE") {
+            model.remove(&3);
+            model.remove(&28);
+        } else {
+            let row = model.get_mut(&28).expect("row 28");
+            row.1 = if statement.starts_with("UPDATE") {
+                row.1 + 1
+            } else {
+                7
+            };
+        }
+        assert_eq!(rows_of(&writer, &t).await, model, "{name}: run again");
+    }
+}
+
 /// A session holds table `t` (queried it, and has a DELETE planned and an INSERT's
 /// DataFrame built) while another session drops `t` and creates a new `t` of another
 /// schema under the name (SQLite and filesystem catalogs): the held DELETE fails saying

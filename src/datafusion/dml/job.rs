@@ -514,7 +514,24 @@ impl RowLevelJob {
         context: Arc<TaskContext>,
     ) -> Result<u64> {
         let mut written: Vec<DataFile> = vec![];
-        let outcome = self.run_inner(streams, context, &mut written).await;
+        let mut committing = false;
+        let mut outcome = self
+            .run_inner(streams, context, &mut written, &mut committing)
+            .await;
+        if !committing {
+            if let Err(e) = outcome {
+                // a read that failed because the statement's snapshot was expired meanwhile
+                let base = self.provider.snapshot().map(|s| s.snapshot_id);
+                outcome = Err(super::expired_base::explain(
+                    self.target.catalog.as_ref(),
+                    &self.target.ident,
+                    self.statement,
+                    base,
+                    e,
+                )
+                .await);
+            }
+        }
         if let Err(e) = &outcome {
             if e.kind() != ErrorKind::CommitStateUnknown {
                 for f in &written {
@@ -534,6 +551,7 @@ impl RowLevelJob {
         streams: Vec<SendableRecordBatchStream>,
         context: Arc<TaskContext>,
         written: &mut Vec<DataFile>,
+        committing: &mut bool,
     ) -> Result<u64> {
         // pass one, every input partition on its own task
         let mut tasks = tokio::task::JoinSet::new();
@@ -629,6 +647,7 @@ impl RowLevelJob {
                 self.overwrite(&affected, files)?
             }
         };
+        *committing = true;
         txn.commit().await.map_err(|e| match e.kind() {
             // `Transaction::commit` names the table when the retries run out
             ErrorKind::CommitConflict => e,

@@ -34,8 +34,9 @@
 //! both levels, no delete file added since may apply to the files the statement
 //! changes, and the files it changes are still live. A conflict fails the statement
 //! with [`ErrorKind::ValidationFailed`](crate::ErrorKind) naming the file and snapshot,
-//! and removes every file the statement wrote. The result is DataFusion's usual one
-//! row, `count`: the rows deleted or updated.
+//! and removes every file the statement wrote; so does a statement whose snapshot a
+//! concurrent `expire_snapshots` expired while it read (module `expired_base`). The
+//! result is DataFusion's usual one row, `count`: the rows deleted or updated.
 //!
 //! A `DELETE`/`UPDATE` whose condition or `SET` values read its target's metadata
 //! columns (`_file`, `_pos`, `_partition.k`, …; the statement layer plans it against the
@@ -59,6 +60,7 @@
 mod correlated;
 mod delete_files;
 mod exec;
+mod expired_base;
 mod guard;
 mod job;
 mod merge;

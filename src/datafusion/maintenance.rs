@@ -374,6 +374,7 @@ pub async fn rewrite_data_files(
     if groups.is_empty() {
         return Ok((table, RewriteDataFilesResult::default()));
     }
+    crate::failpoint::pause("rewrite-planned");
 
     let job = RewriteJob {
         ctx,
@@ -598,6 +599,19 @@ impl RewriteJob<'_> {
             .await
     }
 
+    /// A group's read error as a lost race when the planned snapshot was expired
+    /// meanwhile (see [`expired_base`](crate::transaction::expired_base)).
+    async fn explain(&self, e: Error) -> Error {
+        crate::transaction::expired_base::explain(
+            self.catalog.as_ref(),
+            self.ident,
+            "rewrite",
+            Some(self.base_snapshot_id),
+            e,
+        )
+        .await
+    }
+
     /// Remove files a failed rewrite or commit wrote (best effort: nothing references
     /// them).
     async fn remove(&self, written: &[DataFile]) {
@@ -621,7 +635,7 @@ impl RewriteJob<'_> {
                     Ok(f) => written.extend(f),
                     Err((e, f)) => {
                         written.extend(f);
-                        return Err(e);
+                        return Err(self.explain(e).await);
                     }
                 }
             }
@@ -671,7 +685,7 @@ impl RewriteJob<'_> {
                     Err((e, f)) => {
                         self.remove(&f).await;
                         result.failed_data_files_count += group.len();
-                        result.failures.push(e.to_string());
+                        result.failures.push(self.explain(e).await.to_string());
                     }
                 }
             }

@@ -56,7 +56,7 @@ use crate::expr::Predicate;
 use crate::scan::TableScan;
 use crate::spec::{DataContentType, DataFile, FormatVersion, ManifestEntry};
 use crate::table::Table;
-use crate::transaction::{check_writable, RewriteFiles, Transaction};
+use crate::transaction::{check_writable, expired_base, RewriteFiles, Transaction};
 use crate::write::bounds::literal_to_bytes;
 use crate::write::{write_deletion_vectors, write_position_delete_file, DataFileWriterConfig};
 
@@ -281,12 +281,23 @@ pub async fn rewrite_position_delete_files(
             });
     }
 
+    crate::failpoint::pause("rewrite-planned");
     let mut written: Vec<String> = vec![];
     let outcome = async {
         let work = if m.format_version >= FormatVersion::V3 {
-            plan_v3(&table, &live, &all.delete_entries, &selected, &mut written).await?
+            plan_v3(&table, &live, &all.delete_entries, &selected, &mut written).await
         } else {
-            plan_v2(&table, &live, &selected, options, &mut written).await?
+            plan_v2(&table, &live, &selected, options, &mut written).await
+        };
+        let work = match work {
+            Ok(w) => w,
+            // a read that failed because the snapshot was expired meanwhile
+            Err(e) => {
+                let base = Some(snapshot.snapshot_id);
+                return Err(
+                    expired_base::explain(catalog.as_ref(), ident, "rewrite", base, e).await,
+                );
+            }
         };
         if work.removed.is_empty() {
             return Ok(None);

@@ -26,6 +26,7 @@
 mod append;
 mod cherry_pick;
 mod expire_snapshots;
+pub(crate) mod expired_base;
 mod manage_snapshots;
 mod manifest_merge;
 mod overwrite;

@@ -556,6 +556,88 @@ fn writes_losing_to_another_process_name_what_happened() {
     }
 }
 
+/// A compaction (`rewrite_data_files`, `rewrite_position_delete_files`) paused after
+/// choosing its files, while another process replaces them (a copy-on-write `DELETE`,
+/// the same compaction) and expires every older snapshot, fails as a lost race naming the expired snapshot (it said only "data file
+/// … does not exist"), commits nothing and leaves no file of its own; run again it
+/// compacts the table as it now is.
+#[test]
+fn compactions_whose_snapshot_expired_meanwhile_fail_as_lost_races() {
+    let cases = [
+        (
+            "'format-version'='2'",
+            "CALL system.rewrite_data_files(table => 'ns.t', options => map('rewrite-all', 'true'))",
+        ),
+        (
+            "'format-version'='2', 'write.delete.mode'='merge-on-read'",
+            "CALL system.rewrite_position_delete_files(table => 'ns.t', options => map('rewrite-all', 'true'))",
+        ),
+    ];
+    for (properties, call) in cases {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (warehouse, catalog_arg, location) = catalog_in(dir.path(), true);
+        let out = run_csv(
+            dir.path(),
+            &catalog_arg,
+            &format!(
+                "CREATE SCHEMA ns; CREATE TABLE ns.t (id BIGINT){location} TBLPROPERTIES ({properties}); \
+                 INSERT INTO ns.t VALUES (1), (2), (3); INSERT INTO ns.t VALUES (4), (5); \
+                 DELETE FROM ns.t WHERE id = 2"
+            ),
+        );
+        assert!(out.status.success(), "{call}: {out:?}");
+        let before = files_under(&warehouse);
+        let rewrite = Paused::start(
+            dir.path(),
+            &catalog_arg,
+            call,
+            "rewrite-planned",
+            2500,
+            call,
+        );
+        // the other process replaces the files the paused one chose (a copy-on-write
+        // DELETE rewrites the data file; the same compaction replaces position delete
+        // files), then expires the snapshots that held the old ones
+        let out = run_csv(
+            dir.path(),
+            &catalog_arg,
+            &format!(
+                "DELETE FROM ns.t WHERE id = 3; {call}; CALL system.expire_snapshots(table => \
+                 'ns.t', older_than => TIMESTAMP '2999-01-01 00:00:00', retain_last => 1)"
+            ),
+        );
+        assert!(out.status.success(), "{call}: {out:?}");
+        let after_other = files_under(&warehouse);
+        let (status, rest) = rewrite.finish();
+        assert!(!status.success(), "{call}: {rest}");
+        assert!(
+            rest.contains("which the rewrite read, was expired by a concurrent commit")
+                && (rest.contains(".parquet") || rest.contains(".puffin")),
+            "{call}: {rest}"
+        );
+        assert!(!before.is_empty());
+        assert_eq!(
+            files_under(&warehouse),
+            after_other,
+            "{call}: files left behind"
+        );
+        let out = run_csv(dir.path(), &catalog_arg, "SELECT id FROM ns.t ORDER BY id");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            "id\n1\n4\n5\n",
+            "{call}"
+        );
+        let out = run_csv(dir.path(), &catalog_arg, call);
+        assert!(out.status.success(), "{call}: {out:?}");
+        let out = run_csv(dir.path(), &catalog_arg, "SELECT id FROM ns.t ORDER BY id");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            "id\n1\n4\n5\n",
+            "{call}"
+        );
+    }
+}
+
 /// `CREATE TABLE IF NOT EXISTS` and `CREATE SCHEMA IF NOT EXISTS` succeed, changing
 /// nothing, when another process creates the name between their check and their create
 /// (paused there by `ICEFLOE_PAUSEPOINT` `create-checked`), as Spark's `CreateTableExec`

@@ -1862,7 +1862,9 @@ async fn row_level_changes_whose_snapshot_expired_meanwhile_fail_as_lost_races()
         let text = err.to_string();
         assert!(
             text.contains(&format!(
-                "snapshot {old}, which the statement read, was expired"
+                "snapshot {old} of '{}.{name}', which the {} read, was expired",
+                lake.ns,
+                statement.split(' ').next().unwrap_or_default()
             )) && (text.contains(".parquet") || text.contains(".puffin")),
             "{name}: {text}"
         );

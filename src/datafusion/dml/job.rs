@@ -522,7 +522,7 @@ impl RowLevelJob {
             if let Err(e) = outcome {
                 // a read that failed because the statement's snapshot was expired meanwhile
                 let base = self.provider.snapshot().map(|s| s.snapshot_id);
-                outcome = Err(super::expired_base::explain(
+                outcome = Err(crate::transaction::expired_base::explain(
                     self.target.catalog.as_ref(),
                     &self.target.ident,
                     self.statement,

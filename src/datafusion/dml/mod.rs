@@ -35,7 +35,7 @@
 //! changes, and the files it changes are still live. A conflict fails the statement
 //! with [`ErrorKind::ValidationFailed`](crate::ErrorKind) naming the file and snapshot,
 //! and removes every file the statement wrote; so does a statement whose snapshot a
-//! concurrent `expire_snapshots` expired while it read (module `expired_base`). The
+//! concurrent `expire_snapshots` expired while it read (`transaction::expired_base`). The
 //! result is DataFusion's usual one row, `count`: the rows deleted or updated.
 //!
 //! A `DELETE`/`UPDATE` whose condition or `SET` values read its target's metadata
@@ -60,7 +60,6 @@
 mod correlated;
 mod delete_files;
 mod exec;
-mod expired_base;
 mod guard;
 mod job;
 mod merge;

@@ -30,6 +30,7 @@ pub(crate) mod expired_base;
 mod manage_snapshots;
 mod manifest_merge;
 mod overwrite;
+pub(crate) mod pinned_names;
 mod replace_sort_order;
 mod replace_table;
 mod retry;

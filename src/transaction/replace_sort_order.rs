@@ -11,11 +11,14 @@
 //!
 //! Refusals ([`ErrorKind::NotFound`](crate::ErrorKind) for an unknown column,
 //! [`ErrorKind::InvalidArgument`](crate::ErrorKind) otherwise, naming the term): a
-//! transform the column's type does not take, a column that is not primitive.
+//! transform the column's type does not take, a column that is not primitive. A retry
+//! applies the terms to the refreshed schema while each column still means the same
+//! field (module `transaction::pinned_names`).
 
 use async_trait::async_trait;
 
-use super::update_partition_spec::{resolve_column, PartitionTerm};
+use super::pinned_names::PinnedNames;
+use super::update_partition_spec::{pinned_columns, resolve_column, PartitionTerm};
 use super::TransactionAction;
 use crate::error::{Error, Result};
 pub use crate::spec::sort_order::{NullOrder, SortDirection};
@@ -27,6 +30,9 @@ use crate::table::Table;
 #[derive(Debug, Clone, Default)]
 pub struct ReplaceSortOrder {
     terms: Vec<(PartitionTerm, SortDirection, NullOrder)>,
+    /// The columns the terms name, as resolved on the first schema the change was
+    /// applied to (module `transaction::pinned_names`).
+    pinned: Option<PinnedNames>,
 }
 
 impl ReplaceSortOrder {
@@ -116,6 +122,10 @@ impl ReplaceSortOrder {
 #[async_trait]
 impl TransactionAction for ReplaceSortOrder {
     async fn updates(&mut self, table: &Table) -> Result<Vec<TableUpdate>> {
+        // a retry applies the terms by column name again: each must still mean its field
+        let columns = self.terms.iter().map(|(t, _, _)| &t.column);
+        let now = pinned_columns(columns, table.metadata().current_schema());
+        PinnedNames::hold(&mut self.pinned, now, "sort order change")?;
         self.updates_for(table.metadata())
     }
 

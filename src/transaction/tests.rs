@@ -1543,3 +1543,123 @@ async fn the_root_namespace_cannot_be_created() {
         assert!(listed.iter().all(|n| !n.is_root()), "{listed:?}");
     }
 }
+
+/// Tester M64's fault 1: a schema change retried after losing a race was applied by name
+/// to the refreshed schema, so a `DROP COLUMN id` planned before a concurrent commit
+/// renamed `id` to `old_id` and added a new `id` dropped the new column (and its values,
+/// for good). The retry now fails naming the column and commits nothing, for schema,
+/// partition spec and sort order changes; a retry over a concurrent change to another
+/// column still lands on top of it. The filesystem catalog retries every commit that
+/// lost a race; the SQL catalog those whose requirements failed.
+#[tokio::test]
+async fn a_retried_change_whose_column_names_now_mean_other_fields_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    let fs: Arc<dyn Catalog> =
+        Arc::new(FileSystemCatalog::new("fs", &dir.path().join("fs").to_string_lossy()).unwrap());
+    fs.create_namespace(&Namespace::parse("ns"), &HashMap::new())
+        .await
+        .unwrap();
+    for catalog in [sql_catalog(dir.path()).await, fs] {
+        let ident = TableIdent::parse("ns.t");
+        catalog.create_table(&ident, creation()).await.unwrap();
+        let base = catalog.load_table(&ident).await.unwrap();
+        let column = |name: &str| vec![name.to_string()];
+        let field_names = |t: &crate::table::Table| -> Vec<(String, i32)> {
+            let s = t.metadata().current_schema();
+            s.fields
+                .fields
+                .iter()
+                .map(|f| (f.name.clone(), f.id))
+                .collect()
+        };
+
+        // another commit (planned later, landed first) renames `id` and adds a new `id`
+        let other = Transaction::new(Arc::clone(&catalog), ident.clone(), base.clone())
+            .add_action(
+                UpdateSchema::new()
+                    .rename_column(&column("id"), "old_id")
+                    .add_column(
+                        &[],
+                        "id",
+                        Type::Primitive(PrimitiveType::String),
+                        None,
+                        None,
+                    ),
+            )
+            .add_action(
+                UpdatePartitionSpec::new()
+                    .add_field(PartitionTerm::new(Transform::Bucket(2), "old_id"), None),
+            )
+            .commit()
+            .await
+            .unwrap();
+        assert_eq!(
+            field_names(&other),
+            [("old_id".into(), 1), ("p".into(), 2), ("id".into(), 3)]
+        );
+        let txn = || Transaction::new(Arc::clone(&catalog), ident.clone(), base.clone());
+        let id = PartitionTerm::new(Transform::Identity, "id");
+        let planned = [
+            txn().add_action(UpdateSchema::new().delete_column(&column("id"))),
+            txn().add_action(UpdateSchema::new().rename_column(&column("id"), "x")),
+            txn().add_action(
+                UpdateSchema::new().update_column_doc(&column("id"), Some("the key".into())),
+            ),
+            txn().add_action(
+                UpdateSchema::new().move_column(&column("id"), ColumnPosition::After("p".into())),
+            ),
+            txn().add_action(
+                UpdatePartitionSpec::new()
+                    .add_field(PartitionTerm::new(Transform::Bucket(4), "id"), None),
+            ),
+        ];
+        for (i, planned) in planned.into_iter().enumerate() {
+            let err = planned.commit().await.unwrap_err();
+            assert_eq!(err.kind(), crate::ErrorKind::ValidationFailed, "{i}: {err}");
+            assert!(
+                err.to_string()
+                    .contains("column 'id' was changed by a concurrent commit since this")
+                    && err
+                        .to_string()
+                        .contains("(it named field id 1, now field id 3)"),
+                "{i}: {err}"
+            );
+            let now = catalog.load_table(&ident).await.unwrap();
+            assert_eq!(now.metadata_location(), other.metadata_location());
+        }
+        // a sort order is retried only by the filesystem catalog (no requirement of the
+        // SQL catalog fails): there it fails the same way; on SQL it sorts by field 1
+        let sorted = txn()
+            .add_action(ReplaceSortOrder::new().sort_by(id.clone(), SortDirection::Asc, None))
+            .commit()
+            .await;
+        match sorted {
+            Ok(t) => {
+                let m = t.metadata();
+                let order = m
+                    .sort_orders
+                    .iter()
+                    .find(|o| o.order_id == m.default_sort_order_id)
+                    .expect("order");
+                assert_eq!(order.fields[0].source_id, 1, "{}", catalog.name());
+            }
+            Err(e) => assert!(
+                e.to_string().contains(
+                    "column 'id' was changed by a concurrent commit since this sort order change"
+                ),
+                "{e}"
+            ),
+        }
+
+        // a change to another column is built on: `p` still means field 2
+        let landed = txn()
+            .add_action(UpdateSchema::new().rename_column(&column("p"), "q"))
+            .commit()
+            .await
+            .unwrap();
+        assert_eq!(
+            field_names(&landed),
+            [("old_id".into(), 1), ("q".into(), 2), ("id".into(), 3)]
+        );
+    }
+}

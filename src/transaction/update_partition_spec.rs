@@ -28,12 +28,14 @@
 //! removing a field the default spec does not have, or one added in the same change.
 //!
 //! A retry re-applies the changes by name to the refreshed table's default spec and
-//! schema.
+//! schema, while each column a term names still means the same field (module
+//! `transaction::pinned_names`: else the commit fails naming the column).
 
 use std::collections::{BTreeSet, HashMap};
 
 use async_trait::async_trait;
 
+use super::pinned_names::PinnedNames;
 use super::TransactionAction;
 use crate::error::{Error, Result};
 use crate::spec::{
@@ -111,6 +113,9 @@ impl std::fmt::Display for PartitionFieldRef {
 pub struct UpdatePartitionSpec {
     adds: Vec<(PartitionTerm, Option<String>)>,
     removes: Vec<PartitionFieldRef>,
+    /// The columns the terms name, as resolved on the first schema the change was
+    /// applied to (module `transaction::pinned_names`).
+    pinned: Option<PinnedNames>,
 }
 
 impl UpdatePartitionSpec {
@@ -385,6 +390,17 @@ fn find_field(spec: &PartitionSpec, schema: &Schema, r: &PartitionFieldRef) -> R
     })
 }
 
+/// `columns` (dotted name paths) with the field ids they resolve to in `schema`.
+pub(crate) fn pinned_columns<'a>(
+    columns: impl Iterator<Item = &'a String>,
+    schema: &Schema,
+) -> PinnedNames {
+    let pairs = columns
+        .map(|c| (c.clone(), resolve_column(schema, c).ok().map(|f| f.id)))
+        .collect();
+    PinnedNames::from_pairs(pairs)
+}
+
 /// A column by its dotted name path, through structs.
 pub(crate) fn resolve_column<'s>(schema: &'s Schema, column: &str) -> Result<&'s NestedField> {
     let missing = || Error::not_found(format!("column '{column}' does not exist"));
@@ -407,6 +423,17 @@ pub(crate) fn resolve_column<'s>(schema: &'s Schema, column: &str) -> Result<&'s
 #[async_trait]
 impl TransactionAction for UpdatePartitionSpec {
     async fn updates(&mut self, table: &Table) -> Result<Vec<TableUpdate>> {
+        // a retry applies the terms by column name again: each must still mean its field
+        let columns =
+            self.adds
+                .iter()
+                .map(|(t, _)| &t.column)
+                .chain(self.removes.iter().filter_map(|r| match r {
+                    PartitionFieldRef::Term(t) => Some(&t.column),
+                    PartitionFieldRef::Name(_) => None,
+                }));
+        let now = pinned_columns(columns, table.metadata().current_schema());
+        PinnedNames::hold(&mut self.pinned, now, "partition spec change")?;
         self.updates_for(table.metadata())
     }
 

@@ -58,7 +58,9 @@
 //!
 //! A retry re-applies the changes by name to the refreshed table's current schema, so a
 //! concurrent schema change is built on, not overwritten (and a name it removed fails
-//! the commit).
+//! the commit), but only while every name the changes address still means the same
+//! field id: a name a concurrent commit gave to another field fails the commit (module
+//! `transaction::pinned_names`).
 
 use async_trait::async_trait;
 
@@ -69,12 +71,14 @@ use crate::spec::{
     Literal, NestedField, PrimitiveType, Schema, StructType, TableMetadata, TableUpdate, Type,
 };
 use crate::table::Table;
+use crate::transaction::pinned_names::PinnedNames;
 use paths::{
     check_member, field_at, key_refusal, locate, name, not_found, slot_at, struct_mut, Slot,
 };
 
 mod column_properties;
 mod paths;
+mod pinned;
 mod rules;
 
 pub use rules::check_promotion;
@@ -116,6 +120,9 @@ enum Change {
 #[derive(Debug, Clone, Default)]
 pub struct UpdateSchema {
     changes: Vec<Change>,
+    /// The fields the changes name, as resolved on the first schema they were applied
+    /// to (module `transaction::pinned_names`).
+    pinned: Option<PinnedNames>,
 }
 
 impl UpdateSchema {
@@ -348,6 +355,9 @@ pub(in crate::transaction) fn schema_id_in(metadata: &TableMetadata, schema: &Sc
 impl TransactionAction for UpdateSchema {
     async fn updates(&mut self, table: &Table) -> Result<Vec<TableUpdate>> {
         let m = table.metadata();
+        // a retry applies the changes by name again: each name must still mean its field
+        let now = pinned::resolve(&self.changes, m.current_schema());
+        PinnedNames::hold(&mut self.pinned, now, "schema change")?;
         let schema = self.apply(m)?;
         if schema.schema_id == m.current_schema_id {
             return Ok(vec![]);

@@ -778,3 +778,98 @@ async fn insert_partition_clause_takes_uuid_text_for_static_and_query_columns() 
     )
     .await;
 }
+
+/// Tester N64's fault 1: a static `INSERT OVERWRITE … PARTITION (c = v)` converted `v`
+/// for the rows it replaces with Arrow's cast, and for the rows it writes as the `INSERT`
+/// does (the session zone for `timestamptz`, Spark's reading of date text, nanoseconds
+/// floored): it replaced another partition's rows and kept those it was meant to replace.
+/// Both now take the written value; a value only the write path reads (`'2024'` into a
+/// date) no longer fails either.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn insert_overwrite_partition_replaces_the_partition_its_rows_are_written_to() {
+    let lake = lake().await;
+    let ids = |text: String| -> Vec<String> {
+        text.lines()
+            .filter(|l| l.starts_with("| ") && !l.contains(" id "))
+            .map(|l| l.trim_matches(|c| c == '|' || c == ' ').to_string())
+            .collect()
+    };
+    let cases = [
+        (
+            "tz TIMESTAMPTZ",
+            "(1, TIMESTAMPTZ '2024-01-01 00:00:00Z'), (2, TIMESTAMPTZ '2024-01-01 01:00:00Z')",
+            "Europe/Paris",
+            // Paris 01:00 is 00:00Z: row 1's partition
+            vec![
+                "tz = '2024-01-01 01:00:00'",
+                "tz = TIMESTAMP '2024-01-01 01:00:00'",
+            ],
+            vec!["2 | 2024-01-01T01:00:00Z", "100 | 2024-01-01T00:00:00Z"],
+        ),
+        (
+            "ts TIMESTAMP_NTZ",
+            "(1, TIMESTAMP '2024-01-01 00:00:00'), (2, TIMESTAMP '2024-01-01 01:00:00')",
+            "Europe/Paris",
+            // 00:00Z is 01:00 on a Paris wall clock: row 2's partition
+            vec!["ts = TIMESTAMPTZ '2024-01-01 00:00:00Z'"],
+            vec!["1 | 2024-01-01T00:00:00", "100 | 2024-01-01T01:00:00"],
+        ),
+        (
+            "dt DATE",
+            "(1, DATE '2024-01-05'), (2, DATE '2024-01-06')",
+            "UTC",
+            // the date written, not the instant's UTC date (2024-01-06)
+            vec!["dt = '2024-01-05 23:30:00-05:00'"],
+            vec!["2 | 2024-01-06", "100 | 2024-01-05"],
+        ),
+        (
+            "dt DATE",
+            "(1, DATE '2024-01-01'), (2, DATE '2024-01-06')",
+            "UTC",
+            vec!["dt = '2024'"],
+            vec!["2 | 2024-01-06", "100 | 2024-01-01"],
+        ),
+        (
+            "ts TIMESTAMP_NTZ",
+            "(1, TIMESTAMP '1969-12-31 23:59:59.999999'), (2, TIMESTAMP '1970-01-01 00:00:00')",
+            "UTC",
+            // floored to …59.999999, as written
+            vec!["ts = TIMESTAMP '1969-12-31 23:59:59.9999995'"],
+            vec![
+                "2 | 1970-01-01T00:00:00",
+                "100 | 1969-12-31T23:59:59.999999",
+            ],
+        ),
+    ];
+    for (i, (column, rows, zone, clauses, want)) in cases.into_iter().enumerate() {
+        let c = column.split(' ').next().unwrap_or_default();
+        for clause in clauses {
+            let t = format!("ice.ns.zp{i}");
+            ok(&lake.ctx, &format!("DROP TABLE IF EXISTS {t}")).await;
+            ok(
+                &lake.ctx,
+                &format!("CREATE TABLE {t} (id INT, {column}) PARTITIONED BY ({c})"),
+            )
+            .await;
+            ok(&lake.ctx, &format!("INSERT INTO {t} VALUES {rows}")).await;
+            ok(
+                &lake.ctx,
+                &format!("SET datafusion.execution.time_zone = '{zone}'"),
+            )
+            .await;
+            let written = run(
+                &lake.ctx,
+                &format!("INSERT OVERWRITE {t} PARTITION ({clause}) SELECT 100"),
+            )
+            .await;
+            ok(&lake.ctx, "SET datafusion.execution.time_zone = 'UTC'").await;
+            written.unwrap_or_else(|e| panic!("{clause}: {e}"));
+            let got = ids(ok(&lake.ctx, &format!("SELECT id, {c} FROM {t} ORDER BY id")).await);
+            let got: Vec<String> = got
+                .iter()
+                .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+                .collect();
+            assert_eq!(got, want, "{column} {clause} in {zone}");
+        }
+    }
+}

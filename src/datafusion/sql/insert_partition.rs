@@ -25,6 +25,7 @@
 //! ([`IcebergTableProvider::with_overwrite_filter`]).
 
 use datafusion::common::tree_node::{Transformed, TreeNode};
+use datafusion::common::{ScalarValue, TableReference};
 use datafusion::dataframe::DataFrame;
 use datafusion::datasource::{provider_as_source, source_as_provider, TableProvider};
 use datafusion::logical_expr::dml::InsertOp;
@@ -211,7 +212,7 @@ pub(super) async fn plan(ctx: &SessionContext, statement: &str) -> Result<Option
     };
     insert.source = Some(Box::new(append_values(ctx, *source, &values)?));
     let filter = match insert.overwrite && !statics.is_empty() {
-        true => Some(overwrite_filter(ctx, iceberg, &what, &statics).await?),
+        true => Some(overwrite_filter(ctx, iceberg, &table, &what, &statics).await?),
         false => None,
     };
     let df = super::run_in_datafusion(ctx, &Statement::Insert(insert).to_string()).await?;
@@ -445,9 +446,16 @@ fn aliased(i: usize, value: &Expr) -> SelectItem {
 
 /// The rows a static overwrite replaces: every static column equal to its value (cast
 /// to the column's type as the written rows are), `IS NULL` for NULL, `IS NAN` for NaN.
+///
+/// The value is converted by the same cast the `INSERT` writes it with, run through the
+/// session's analyzer (Spark's reading of date and timestamp text, the session zone for
+/// `timestamptz`, sub-microsecond digits floored), so the rows replaced are those of the
+/// partition the new rows go to: Arrow's cast alone read a zone-less string in UTC, the
+/// date of a string naming an offset in UTC, and truncated nanoseconds toward zero.
 async fn overwrite_filter(
     ctx: &SessionContext,
     table: &IcebergTableProvider,
+    name: &TableReference,
     what: &str,
     statics: &[(String, Expr)],
 ) -> Result<Predicate> {
@@ -462,12 +470,14 @@ async fn overwrite_filter(
     let mut filter = Predicate::AlwaysTrue;
     for ((column, text), value) in statics.iter().zip(values) {
         let field = schema.field_with_name(column)?;
-        let cast = value.cast_to(field.data_type()).map_err(|e| {
-            Error::invalid_argument(format!(
-                "{what}: the value {text} of partition column '{column}' is no {}: {e}",
-                field.data_type()
-            ))
-        })?;
+        let cast = written_value(ctx, table, name, column, value)
+            .await
+            .map_err(|e| {
+                Error::invalid_argument(format!(
+                    "{what}: the value {text} of partition column '{column}' is no {}: {e}",
+                    field.data_type()
+                ))
+            })?;
         let term = Reference::new(column.clone());
         let leaf = match scalar_to_literal(&cast) {
             Some(None) => Predicate::unary(UnaryOp::IsNull, term),
@@ -484,4 +494,60 @@ async fn overwrite_filter(
         filter = filter.and(leaf);
     }
     Ok(filter)
+}
+
+/// `value` as an `INSERT` writes it into `column` of `table` (named `name`): a
+/// one-row `INSERT` of it (every other column a typed `NULL`) is planned, not run, and
+/// put through the session's analyzer, whose rules rewrite the values a write casts
+/// into its columns (see [`overwrite_filter`]); the analyzed row is then evaluated.
+async fn written_value(
+    ctx: &SessionContext,
+    table: &IcebergTableProvider,
+    name: &TableReference,
+    column: &str,
+    value: ScalarValue,
+) -> datafusion::common::Result<ScalarValue> {
+    use datafusion::logical_expr::{cast, lit, LogicalPlanBuilder};
+    let schema = table.schema();
+    let index = schema.index_of(column)?;
+    let row = schema
+        .fields()
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let v = match i == index {
+                true => value.clone(),
+                false => ScalarValue::try_from(f.data_type())?,
+            };
+            Ok(cast(lit(v), f.data_type().clone()).alias(f.name()))
+        })
+        .collect::<datafusion::common::Result<Vec<_>>>()?;
+    let input = LogicalPlanBuilder::empty(true).project(row)?.build()?;
+    let target = provider_as_source(std::sync::Arc::new(table.clone()));
+    let probe = LogicalPlan::Dml(DmlStatement::new(
+        name.clone(),
+        target,
+        WriteOp::Insert(InsertOp::Overwrite),
+        std::sync::Arc::new(input),
+    ));
+    let state = ctx.state();
+    let analyzed = state
+        .analyzer()
+        .execute_and_check(probe, state.config_options(), |_, _| {})?;
+    let LogicalPlan::Dml(dml) = analyzed else {
+        return Err(datafusion::common::DataFusionError::Internal(
+            "the partition value's probe INSERT lost its write".into(),
+        ));
+    };
+    let row = ctx
+        .execute_logical_plan(std::sync::Arc::unwrap_or_clone(dml.input))
+        .await?
+        .collect()
+        .await?;
+    match row.iter().find(|b| b.num_rows() > 0) {
+        Some(b) => ScalarValue::try_from_array(b.column(index), 0),
+        None => Err(datafusion::common::DataFusionError::Internal(
+            "the partition value's probe INSERT returned no row".into(),
+        )),
+    }
 }

@@ -41,8 +41,15 @@ pub(super) fn inline_ctes(ctx: &SessionContext, sql: &str) -> Result<Option<Stri
     let names = Names {
         normalize: options.enable_ident_normalization,
     };
-    let Ok(DFStatement::Statement(statement)) = state.sql_to_statement(sql, &options.dialect)
-    else {
+    // Spark's `INSERT … t PARTITION (…) (cols) query`, which sqlparser parses with the
+    // column list before the clause
+    let parsed = state.sql_to_statement(sql, &options.dialect).or_else(|e| {
+        match super::insert_partition::column_list_first(ctx, sql) {
+            Some(moved) => state.sql_to_statement(&moved, &options.dialect),
+            None => Err(e),
+        }
+    });
+    let Ok(DFStatement::Statement(statement)) = parsed else {
         return Ok(None);
     };
     let Statement::Query(mut query) = *statement else {

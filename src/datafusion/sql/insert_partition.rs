@@ -304,7 +304,7 @@ pub(super) async fn check_prepared(ctx: &SessionContext, statement: &str) -> Res
 /// grammar: the column list after the partition clause) as sqlparser parses it, the
 /// column list before the clause (`t (c1, c2) PARTITION (…) query`); `None` when no list
 /// of names follows the clause.
-fn column_list_first(ctx: &SessionContext, statement: &str) -> Option<String> {
+pub(super) fn column_list_first(ctx: &SessionContext, statement: &str) -> Option<String> {
     let toks = super::tokenize(ctx, statement)?;
     let at = toks
         .iter()

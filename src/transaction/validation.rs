@@ -502,8 +502,12 @@ pub(crate) async fn remove_files(
                 }
                 Coverage::Partial if e.data_file.content == DataContentType::Data => {
                     return Err(Error::unsupported(format!(
-                        "overwrite by a filter that matches only some rows of data file \
-                         '{}' (rewriting data files is a row-level DELETE)",
+                        "overwrite by a filter that data file '{}' may match only in part: \
+                         neither its partition values nor its column metrics (bounds, null \
+                         and NaN counts, which metrics modes 'none' and 'counts' do not \
+                         keep and long strings' truncate) show that all or none of its rows \
+                         match, and rewriting its rows is a row-level DELETE (a DELETE with \
+                         the same condition, then the INSERT, does it)",
                         e.data_file.file_path
                     )));
                 }

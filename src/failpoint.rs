@@ -4,7 +4,11 @@
 //!
 //! The points, in commit order: `after-data-files` (data files written, nothing
 //! committed), `after-manifest` (a manifest written), `after-manifest-list`,
-//! `after-metadata-file` (the new metadata file written, pointer not swapped),
+//! `after-metadata-file` (the new metadata file written, pointer not swapped; on a
+//! filesystem catalog writing `v<N>.metadata.json` is the commit, as in Java's
+//! `HadoopTableOperations`, so the write has landed for icefloe and Java, which read past
+//! `version-hint.text`, though a reader going by the hint alone, such as DuckDB's
+//! `iceberg_scan` of the directory, sees the version before until the next commit),
 //! `after-swap` (the catalog points at the new metadata, the writer has not returned);
 //! and for `DROP TABLE`, `after-drop` (the table is gone from the catalog, none of its
 //! files deleted yet) and `purge-deleting` (`… PURGE`: the first of its files deleted).

@@ -468,11 +468,14 @@ impl IcebergDataSink {
                         .clean_up_failed_write(&self.target.ident, &e)
                         .await;
                 }
-                // an overwrite's conflict names the statement and table, as a DELETE's does
-                match self.op {
-                    InsertOp::Append => Err(e),
-                    _ => Err(e.context(format!("INSERT OVERWRITE on '{}'", self.target.ident))),
-                }
+                // a commit's failure names the statement and table, as a DELETE's does
+                // (a CREATE or REPLACE TABLE … AS names itself: see `staged_create`)
+                let statement = match self.op {
+                    _ if self.creating || self.replacing.is_some() => return Err(e),
+                    InsertOp::Append => "INSERT INTO",
+                    _ => "INSERT OVERWRITE",
+                };
+                Err(e.context(format!("{statement} on '{}'", self.target.ident)))
             }
         }
     }

@@ -58,8 +58,12 @@ impl Default for ExpireOptions {
 /// kept), then delete exactly the manifest lists, manifests, data and delete files and
 /// statistics files that the expired snapshots reached and no kept snapshot reaches —
 /// computed by reading the metadata (reachability), never by listing directories.
-/// Files are deleted only after the commit succeeded; a file that cannot be deleted
-/// stays behind as an orphan (for `remove_orphan_files`) and is not counted.
+/// Files are deleted only after the commit succeeded, and computed from the table the
+/// commit was applied to: after a retry, that is the table reloaded for it, so snapshots
+/// committed meanwhile and expired by the retry have their files deleted too, and a retry
+/// that finds nothing left to expire (a concurrent expiry did it) commits, deletes and
+/// reports nothing. A file that cannot be deleted stays behind as an orphan (for
+/// `remove_orphan_files`) and is not counted.
 ///
 /// Returns the committed table (the loaded one for a dry run or when nothing expires)
 /// and what was removed.
@@ -88,23 +92,28 @@ pub async fn expire_snapshots(
         &format!("expire snapshots of table '{ident}'"),
     )?;
     let plan = expire.plan_for(&before).await?;
-    let after = if plan.is_empty() {
-        before.clone()
+    // `base`: the table the commit applied to (a retry reloads it, and may expire
+    // snapshots committed after `before` was loaded); what its snapshots reach and the
+    // committed table's do not is what this call removed (Java's `RemoveSnapshots`
+    // cleans up against the base it committed on)
+    let (base, after) = if plan.is_empty() {
+        (before.clone(), before)
     } else if options.dry_run {
         let mut builder = TableMetadataBuilder::from_base(
             before.metadata().clone(),
             Some(before.metadata_location()),
         );
         builder.apply_all(&plan.updates())?;
-        before.with_metadata(builder.build()?, before.metadata_location())
+        let after = before.with_metadata(builder.build()?, before.metadata_location());
+        (before, after)
     } else {
-        Transaction::new(Arc::clone(catalog), ident.clone(), before.clone())
+        Transaction::new(Arc::clone(catalog), ident.clone(), before)
             .add_action(expire)
-            .commit()
+            .commit_on_base()
             .await?
     };
-    let mut result = unreachable_files(&before, before.metadata(), after.metadata()).await?;
-    result.removed_refs = before
+    let mut result = unreachable_files(&base, base.metadata(), after.metadata()).await?;
+    result.removed_refs = base
         .metadata()
         .refs
         .keys()
@@ -113,7 +122,7 @@ pub async fn expire_snapshots(
         .collect();
     result.removed_refs.sort();
     if !options.dry_run {
-        delete_all(&before, &mut result, options.max_concurrent_deletes).await;
+        delete_all(&base, &mut result, options.max_concurrent_deletes).await;
     }
     Ok((after, result))
 }

@@ -71,7 +71,13 @@ pub struct RewriteManifestsResult {
 /// [`RewriteManifests`]); `target_size_bytes` overrides
 /// `commit.manifest.target-size-bytes`; `spec_id` limits the rewrite to the manifests of
 /// that partition spec (Spark's `spec_id`). A table without snapshots, or whose manifests
-/// need no rewrite, is left as it is (zero counts).
+/// need no rewrite, is left as it is (zero counts). The counts are those of the snapshot
+/// this call committed: when a retry after a concurrent commit finds the manifests
+/// already reclustered (a concurrent rewrite did the work), nothing is committed, the
+/// manifests an earlier attempt wrote are removed, and the counts are zero. Unlike Java's
+/// `BaseRewriteManifests`, which rewrites a set of manifests chosen once and so fails when
+/// they are gone from the refreshed snapshot, every attempt here reclusters the refreshed
+/// snapshot: a table found already clustered is the state the call asked for.
 ///
 /// Errors: a v1 or v3 table ([`ErrorKind::Unsupported`](crate::ErrorKind)), a target
 /// size that is not positive, a `spec_id` the table does not have
@@ -87,6 +93,7 @@ pub async fn rewrite_manifests(
         return Ok((base, RewriteManifestsResult::default()));
     };
     let mut action = RewriteManifests::new();
+    let snapshot_id = action.snapshot_id();
     if let Some(t) = target_size_bytes {
         action = action.target_size_bytes(t);
     }
@@ -97,12 +104,9 @@ pub async fn rewrite_manifests(
         .add_action(action)
         .commit()
         .await?;
-    let Some(after) = committed
-        .metadata()
-        .current_snapshot()
-        .filter(|s| s.snapshot_id != current.snapshot_id)
-        .cloned()
-    else {
+    // only this call's snapshot counts: a retry that found the manifests already
+    // reclustered by a concurrent commit commits nothing and reports zero counts
+    let Some(after) = committed.metadata().snapshot_by_id(snapshot_id).cloned() else {
         return Ok((committed, RewriteManifestsResult::default()));
     };
     // against the snapshot the rewrite replaced (its parent: a retry may have moved on

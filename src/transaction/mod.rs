@@ -120,7 +120,10 @@ pub trait TransactionAction: Send + Sync + std::fmt::Debug {
     }
 
     /// After the transaction: remove files this action wrote that the committed table
-    /// does not use (`committed`), or all of them (after a failure).
+    /// does not use (`committed`), or all of them (after a failure, and when the last
+    /// attempt had no update to commit: files an earlier attempt wrote are then unused).
+    /// `committed` with a table that does not hold what the action wrote (its last
+    /// attempt had nothing to add while another action committed) removes them too.
     async fn clean_up(&mut self, table: &Table, committed: bool);
 
     /// The branch the action commits to when it is not `main` (the transaction's
@@ -198,11 +201,25 @@ impl Transaction {
     /// Errors: an action's validation error; [`ErrorKind::CommitConflict`] when the
     /// retries run out; [`ErrorKind::CommitStateUnknown`] when the catalog cannot say
     /// whether the last attempt landed (files are then kept); I/O errors.
-    pub async fn commit(mut self) -> Result<Table> {
+    pub async fn commit(self) -> Result<Table> {
+        self.commit_on_base().await.map(|(_, committed)| committed)
+    }
+
+    /// [`Self::commit`], returning also the table the successful attempt was applied to
+    /// (its base: the table loaded before the first attempt, or reloaded for a retry),
+    /// first, then the committed table. When the last attempt had no update to make
+    /// (e.g. a retry that found nothing left to expire or recluster), nothing is
+    /// committed and both are the base. What the committed table no longer reaches is
+    /// what this commit removed from the base (Java's `RemoveSnapshots` cleans up against
+    /// the base it committed on).
+    ///
+    /// Errors: as [`Self::commit`].
+    pub async fn commit_on_base(mut self) -> Result<(Table, Table)> {
         // never fails: see `RetryPolicy::from_properties` for why a value icefloe
         // cannot use falls back to its default instead
         if self.creating {
-            return self.commit_create().await;
+            let base = self.base.clone();
+            return self.commit_create().await.map(|t| (base, t));
         }
         let policy = RetryPolicy::from_properties(&self.base.metadata().properties);
         let mut base = self.base.clone();
@@ -210,12 +227,20 @@ impl Transaction {
         let started = std::time::Instant::now();
         loop {
             let result = match self.attempt(&base).await {
-                Ok((Err(e), added)) if e.kind() == ErrorKind::CommitStateUnknown => {
+                // nothing to change: nothing is committed, so no file an earlier attempt
+                // wrote is used (a retry that finds its work done by another commit)
+                Ok(None) => {
+                    self.clean_up_failed(&base).await;
+                    return Ok((base.clone(), base));
+                }
+                Ok(Some((Err(e), added))) if e.kind() == ErrorKind::CommitStateUnknown => {
                     self.check_landed(e, &added).await
                 }
-                Ok((Err(e), _)) if refused_as_invalid(&e) => self.changed_since(e, &base).await,
+                Ok(Some((Err(e), _))) if refused_as_invalid(&e) => {
+                    self.changed_since(e, &base).await
+                }
                 // the catalog has no such table (any more)
-                Ok((Err(e), _)) if e.kind() == ErrorKind::NotFound => {
+                Ok(Some((Err(e), _))) if e.kind() == ErrorKind::NotFound => {
                     let error = Error::new(
                         ErrorKind::NotFound,
                         format!(
@@ -227,7 +252,7 @@ impl Transaction {
                     self.clean_up_failed(&base).await;
                     return Err(error);
                 }
-                Ok((catalog_answer, _)) => catalog_answer,
+                Ok(Some((catalog_answer, _))) => catalog_answer,
                 // a file of `base` is gone: expired since `base` was read (its snapshot's
                 // manifest list, when an `expire_snapshots` removed the snapshot a
                 // statement started from); Java applies every attempt to the table
@@ -243,7 +268,7 @@ impl Transaction {
                     for a in &mut self.actions {
                         a.clean_up(&table, true).await;
                     }
-                    return Ok(table);
+                    return Ok((base, table));
                 }
                 Err(e) if e.kind() == ErrorKind::CommitConflict => {
                     attempt += 1;
@@ -255,8 +280,9 @@ impl Transaction {
                         } else {
                             format!(" (defaults used in place of: {})", unusable.join("; "))
                         };
+                        let attempts = if attempt == 1 { "attempt" } else { "attempts" };
                         return Err(e.context(format!(
-                            "commit to {} gave up after {attempt} attempts{note}",
+                            "commit to {} gave up after {attempt} {attempts}{note}",
                             self.target()
                         )));
                     }
@@ -291,10 +317,11 @@ impl Transaction {
     async fn commit_create(mut self) -> Result<Table> {
         let base = self.base.clone();
         let result = match self.attempt(&base).await {
-            Ok((Err(e), added)) if e.kind() == ErrorKind::CommitStateUnknown => {
+            Ok(None) => Ok(base.clone()),
+            Ok(Some((Err(e), added))) if e.kind() == ErrorKind::CommitStateUnknown => {
                 self.check_landed(e, &added).await
             }
-            Ok((answer, _)) => answer,
+            Ok(Some((answer, _))) => answer,
             Err(e) => Err(e),
         };
         match result {
@@ -419,8 +446,9 @@ impl Transaction {
     }
 
     /// One attempt over `base`: the outer error is the actions' (final), the inner
-    /// result the catalog's answer, with the ids of the snapshots the commit added.
-    async fn attempt(&mut self, base: &Table) -> Result<(Result<Table>, Vec<i64>)> {
+    /// result the catalog's answer, with the ids of the snapshots the commit added;
+    /// `None` when the actions have no update to make (nothing is sent).
+    async fn attempt(&mut self, base: &Table) -> Result<Option<(Result<Table>, Vec<i64>)>> {
         let mut working = base.clone();
         let mut updates = vec![];
         let mut adds_typed_files = false;
@@ -443,7 +471,7 @@ impl Transaction {
         }
         if updates.is_empty() {
             // nothing to change (e.g. no snapshot old enough to expire): no new metadata
-            return Ok((Ok(base.clone()), vec![]));
+            return Ok(None);
         }
         let added: Vec<i64> = updates
             .iter()
@@ -458,7 +486,7 @@ impl Transaction {
                 updates,
             };
             let answer = self.catalog.commit_create(&self.ident, base, &commit).await;
-            return Ok((answer, added));
+            return Ok(Some((answer, added)));
         }
         let mut requirements = requirements_for(base, &updates);
         // Stricter than Java's append: the check above holds only while the schema stays
@@ -486,7 +514,10 @@ impl Transaction {
             requirements,
             updates,
         };
-        Ok((self.catalog.commit_table(&self.ident, &commit).await, added))
+        Ok(Some((
+            self.catalog.commit_table(&self.ident, &commit).await,
+            added,
+        )))
     }
 }
 

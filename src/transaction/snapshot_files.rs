@@ -22,6 +22,8 @@ pub(super) trait SnapshotFile: Clone {
     fn remove_update(snapshot_id: i64) -> TableUpdate;
     /// Whether `m` holds a file of this kind for snapshot `snapshot_id`.
     fn held(m: &TableMetadata, snapshot_id: i64) -> bool;
+    /// Whether `m` lists a file of this kind at `path`.
+    fn listed(m: &TableMetadata, path: &str) -> bool;
 }
 
 impl SnapshotFile for StatisticsFile {
@@ -43,6 +45,9 @@ impl SnapshotFile for StatisticsFile {
     }
     fn held(m: &TableMetadata, snapshot_id: i64) -> bool {
         m.statistics.iter().any(|s| s.snapshot_id == snapshot_id)
+    }
+    fn listed(m: &TableMetadata, path: &str) -> bool {
+        m.statistics.iter().any(|s| s.statistics_path == path)
     }
 }
 
@@ -66,6 +71,11 @@ impl SnapshotFile for PartitionStatisticsFile {
         m.partition_statistics
             .iter()
             .any(|s| s.snapshot_id == snapshot_id)
+    }
+    fn listed(m: &TableMetadata, path: &str) -> bool {
+        m.partition_statistics
+            .iter()
+            .any(|s| s.statistics_path == path)
     }
 }
 
@@ -134,10 +144,12 @@ impl<F: SnapshotFile> SnapshotFileChanges<F> {
         Ok(out)
     }
 
-    /// Delete the files the caller wrote unless the commit succeeded.
+    /// Delete the files the caller wrote unless the commit succeeded and the committed
+    /// `table` lists them (a file set and then removed again, or a commit that had
+    /// nothing to change, leaves one unused).
     pub(super) async fn clean_up(&mut self, table: &Table, committed: bool) {
         for location in std::mem::take(&mut self.written) {
-            if !committed {
+            if !(committed && F::listed(table.metadata(), &location)) {
                 // best effort: a file left behind is an orphan, never a wrong table
                 let _ = table.file_io().delete(&location).await;
             }

@@ -500,11 +500,15 @@ impl SnapshotProducer {
     }
 
     /// After the commit: remove manifests and manifest lists of earlier attempts that the
-    /// committed snapshot does not use. After a final failure (`committed` false): remove
-    /// every file written.
+    /// committed snapshot does not use. After a final failure (`committed` false), or
+    /// when the committed `table` does not hold this producer's snapshot (its last
+    /// attempt had nothing to commit, e.g. a retried rewrite whose work another commit
+    /// did, while another action of the transaction committed): remove every file
+    /// written.
     pub(crate) async fn clean_up(&mut self, table: &Table, committed: bool) {
+        let landed = committed && table.metadata().snapshot_by_id(self.snapshot_id).is_some();
         for location in std::mem::take(&mut self.written) {
-            if committed && self.committed.contains(&location) {
+            if landed && self.committed.contains(&location) {
                 continue;
             }
             // Best effort: a file left behind is an orphan, never a wrong table.

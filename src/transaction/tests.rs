@@ -1169,10 +1169,10 @@ async fn conflicts_of_a_branch_commit_name_the_branch() {
         .await
         .unwrap();
     for (branch, expected) in [
-        (None, "commit to table 'ns.t' gave up after 1 attempts"),
+        (None, "commit to table 'ns.t' gave up after 1 attempt: "),
         (
             Some("dev"),
-            "commit to branch 'dev' of table 'ns.t' gave up after 1 attempts",
+            "commit to branch 'dev' of table 'ns.t' gave up after 1 attempt: ",
         ),
     ] {
         let base = catalog.load_table(&ident).await.unwrap();
@@ -1661,5 +1661,67 @@ async fn a_retried_change_whose_column_names_now_mean_other_fields_fails() {
             field_names(&landed),
             [("old_id".into(), 1), ("q".into(), 2), ("id".into(), 3)]
         );
+    }
+}
+
+/// Every `.avro` file (manifest or manifest list) under `dir`, sorted.
+fn avro_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = vec![];
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "avro") {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Tester O64 F1, the whole kind: a `RewriteManifests` whose retry finds its work done by
+/// a concurrent rewrite commits nothing of its own and removes the manifests and manifest
+/// list its first attempt wrote (they stayed) — alone (the retry has no update at all) and
+/// beside an action that still commits (its snapshot is then not in the committed table).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retry_with_nothing_left_to_do_removes_what_earlier_attempts_wrote() {
+    for with_properties in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        let catalog = sql_catalog(dir.path()).await;
+        let ident = TableIdent::parse("ns.t");
+        let mut c = creation();
+        c.properties
+            .insert("commit.retry.min-wait-ms".into(), "1".into());
+        catalog.create_table(&ident, c).await.unwrap();
+        for name in ["a", "b", "c"] {
+            append(&catalog, &ident, name, 1, 1).await;
+        }
+        let stale = catalog.load_table(&ident).await.unwrap();
+        let mut late = Transaction::new(Arc::clone(&catalog), ident.clone(), stale)
+            .add_action(RewriteManifests::new());
+        if with_properties {
+            late = late.add_action(UpdateProperties::new().set("k", "v").unwrap());
+        }
+        // another rewrite clusters the three manifests first
+        let base = catalog.load_table(&ident).await.unwrap();
+        let winner = Transaction::new(Arc::clone(&catalog), ident.clone(), base)
+            .add_action(RewriteManifests::new())
+            .commit()
+            .await
+            .unwrap();
+        let before = avro_files(dir.path());
+        let committed = late.commit().await.unwrap();
+        assert_eq!(avro_files(dir.path()), before, "{with_properties}");
+        let m = committed.metadata();
+        assert_eq!(m.current_snapshot_id, winner.metadata().current_snapshot_id);
+        assert_eq!(m.snapshots.len(), 4, "{with_properties}");
+        assert_eq!(
+            m.properties.get("k").map(String::as_str),
+            with_properties.then_some("v")
+        );
+        assert_eq!(live_files(&committed).await.len(), 3);
     }
 }

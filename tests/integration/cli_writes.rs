@@ -74,7 +74,7 @@ impl Paused {
         use std::io::BufRead;
         let mut child = icefloe(dir)
             .env("ICEFLOE_PAUSEPOINT", format!("{point}={ms}"))
-            .args(["--catalog", catalog, "-c", sql])
+            .args(["--catalog", catalog, "--format", "csv", "-c", sql])
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
@@ -95,10 +95,20 @@ impl Paused {
     }
 
     /// Its exit status and the rest of its stderr (after it paused).
-    fn finish(mut self) -> (std::process::ExitStatus, String) {
+    fn finish(self) -> (std::process::ExitStatus, String) {
+        let (status, rest, _) = self.finish_with_output();
+        (status, rest)
+    }
+
+    /// [`Self::finish`] with what it wrote to stdout (CSV).
+    fn finish_with_output(mut self) -> (std::process::ExitStatus, String, String) {
         let mut rest = String::new();
         std::io::Read::read_to_string(&mut self.stderr, &mut rest).expect("read");
-        (self.child.wait().expect("wait"), rest)
+        let mut out = String::new();
+        if let Some(mut stdout) = self.child.stdout.take() {
+            std::io::Read::read_to_string(&mut stdout, &mut out).expect("read stdout");
+        }
+        (self.child.wait().expect("wait"), rest, out)
     }
 }
 
@@ -1139,4 +1149,260 @@ fn a_commit_whose_base_metadata_was_deleted_meanwhile_retries() {
     assert!(status.success(), "{said}{rest}");
     let out = run_csv(dir.path(), &catalog, "SELECT id FROM ns.t ORDER BY id");
     assert_eq!(String::from_utf8_lossy(&out.stdout), "id\n1\n2\n3\n4\n");
+}
+
+/// The files of table `ns.t`'s metadata directory under `warehouse` that its metadata
+/// does not reach: manifest lists of no snapshot, manifests of no manifest list (read
+/// through `$all_manifests`, which lists every snapshot's manifests).
+fn unreached_metadata_files(dir: &Path, catalog: &str, warehouse: &Path) -> Vec<String> {
+    let out = run_csv(
+        dir,
+        catalog,
+        "SELECT manifest_list AS path FROM ns.t$snapshots UNION ALL \
+         SELECT DISTINCT path FROM ns.t$all_manifests",
+    );
+    assert!(out.status.success(), "{out:?}");
+    let reached: std::collections::BTreeSet<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .skip(1)
+        .map(|l| l.rsplit('/').next().unwrap_or(l).to_string())
+        .collect();
+    files_under(&warehouse.join("ns/t/metadata"))
+        .into_iter()
+        .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .filter(|n| n.ends_with(".avro") && !reached.contains(n))
+        .collect()
+}
+
+/// Tester O64 F1: two `rewrite_manifests` racing. The one paused before its commit finds,
+/// on its retry, the manifests already reclustered by the other: it commits nothing,
+/// reports zero counts (it reported the first attempt's, 3 and 1), and removes the
+/// manifest list and manifests its first attempt wrote (they were left behind).
+#[test]
+fn a_rewrite_manifests_whose_work_a_concurrent_one_did_reports_and_leaves_nothing() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (warehouse, catalog_arg, location) = catalog_in(dir.path(), true);
+    let out = run_csv(
+        dir.path(),
+        &catalog_arg,
+        &format!(
+            "CREATE SCHEMA ns; CREATE TABLE ns.t (id BIGINT){location}; \
+             INSERT INTO ns.t VALUES (1); INSERT INTO ns.t VALUES (2); INSERT INTO ns.t VALUES (3)"
+        ),
+    );
+    assert!(out.status.success(), "{out:?}");
+    let before = files_under(&warehouse);
+    let call = "CALL system.rewrite_manifests('ns.t')";
+    let counts = "rewritten_manifests_count,added_manifests_count\n";
+    let paused = Paused::start(
+        dir.path(),
+        &catalog_arg,
+        call,
+        "commit-loaded",
+        1500,
+        "the paused rewrite",
+    );
+    // what the paused rewrite's first attempt wrote
+    let its_own: std::collections::BTreeSet<_> = files_under(&warehouse)
+        .difference(&before)
+        .cloned()
+        .collect();
+    assert!(!its_own.is_empty());
+    let out = run_csv(dir.path(), &catalog_arg, call);
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        format!("{counts}3,1\n")
+    );
+    let after_winner = files_under(&warehouse);
+    let said = paused.said.clone();
+    let (status, rest, stdout) = paused.finish_with_output();
+    assert!(status.success(), "{said}{rest}");
+    assert_eq!(stdout, format!("{counts}0,0\n"), "the paused rewrite");
+    let expected: std::collections::BTreeSet<_> =
+        after_winner.difference(&its_own).cloned().collect();
+    assert_eq!(files_under(&warehouse), expected, "files left behind");
+    assert_eq!(
+        unreached_metadata_files(dir.path(), &catalog_arg, &warehouse),
+        Vec::<String>::new()
+    );
+    let out = run_csv(
+        dir.path(),
+        &catalog_arg,
+        "SELECT operation FROM ns.t$snapshots ORDER BY committed_at",
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "operation\nappend\nappend\nappend\nreplace\n"
+    );
+    let out = run_csv(dir.path(), &catalog_arg, "SELECT id FROM ns.t ORDER BY id");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "id\n1\n2\n3\n");
+}
+
+/// Tester O64 F3: an `expire_snapshots` paused before its commit while another process
+/// commits two overwrites retries, and its retry also expires the first overwrite's
+/// snapshot: that snapshot's manifest list, manifests and data file are deleted and
+/// counted too (they were left behind: the deletions came from the table loaded before
+/// the first attempt). Two expiries racing: the one whose retry finds nothing left to
+/// expire reports zero (it reported the manifest lists the other deleted).
+#[test]
+fn a_retried_expiry_deletes_and_counts_exactly_what_it_expired() {
+    let expire = "CALL system.expire_snapshots(table => 'ns.t', older_than => \
+                  TIMESTAMP '2999-01-01 00:00:00', retain_last => 1)";
+    let header = "deleted_data_files_count,deleted_position_delete_files_count,\
+                  deleted_equality_delete_files_count,deleted_manifest_files_count,\
+                  deleted_manifest_lists_count,deleted_statistics_files_count\n";
+    // (what the other process runs, what it prints, the data files and manifest lists
+    // the paused expiry deletes, the rows)
+    let overwrites = "INSERT OVERWRITE ns.t VALUES (3); INSERT OVERWRITE ns.t VALUES (4)";
+    let cases = [
+        (overwrites, "", (3, 3), "id\n4\n"),
+        (expire, "0,0,0,0,1,0\n", (0, 0), "id\n1\n2\n"),
+    ];
+    for (other, other_prints, (data, lists), rows) in cases {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (warehouse, catalog_arg, location) = catalog_in(dir.path(), true);
+        let out = run_csv(
+            dir.path(),
+            &catalog_arg,
+            &format!(
+                "CREATE SCHEMA ns; CREATE TABLE ns.t (id BIGINT){location}; \
+                 INSERT INTO ns.t VALUES (1); INSERT INTO ns.t VALUES (2)"
+            ),
+        );
+        assert!(out.status.success(), "{out:?}");
+        let paused = Paused::start(
+            dir.path(),
+            &catalog_arg,
+            expire,
+            "commit-loaded",
+            1500,
+            "the paused expiry",
+        );
+        let out = run_csv(dir.path(), &catalog_arg, other);
+        assert!(out.status.success(), "{other}: {out:?}");
+        if !other_prints.is_empty() {
+            assert_eq!(
+                String::from_utf8_lossy(&out.stdout),
+                format!("{header}{other_prints}"),
+                "{other}"
+            );
+        }
+        let after_other = files_under(&warehouse);
+        let said = paused.said.clone();
+        let (status, rest, stdout) = paused.finish_with_output();
+        assert!(status.success(), "{other}: {said}{rest}");
+        // what it deleted, by kind, is what it reports
+        let now = files_under(&warehouse);
+        let gone: Vec<String> = after_other
+            .difference(&now)
+            .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+            .collect();
+        let count = |f: &dyn Fn(&str) -> bool| gone.iter().filter(|n| f(n)).count();
+        let gone_data = count(&|n| n.ends_with(".parquet"));
+        let gone_lists = count(&|n| n.starts_with("snap-"));
+        let gone_manifests = count(&|n| n.ends_with(".avro") && !n.starts_with("snap-"));
+        assert_eq!((gone_data, gone_lists), (data, lists), "{other}: {gone:?}");
+        assert_eq!(
+            gone.len(),
+            gone_data + gone_lists + gone_manifests,
+            "{other}: {gone:?}"
+        );
+        assert_eq!(
+            stdout,
+            format!("{header}{data},0,0,{gone_manifests},{lists},0\n"),
+            "{other}"
+        );
+        let out = run_csv(
+            dir.path(),
+            &catalog_arg,
+            "SELECT count(*) AS n FROM ns.t$snapshots",
+        );
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "n\n1\n", "{other}");
+        assert_eq!(
+            unreached_metadata_files(dir.path(), &catalog_arg, &warehouse),
+            Vec::<String>::new(),
+            "{other}"
+        );
+        let out = run_csv(
+            dir.path(),
+            &catalog_arg,
+            "SELECT count(*) AS n FROM ns.t$files",
+        );
+        let live: usize = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .nth(1)
+            .and_then(|l| l.parse().ok())
+            .expect("count");
+        assert_eq!(
+            files_under(&warehouse.join("ns/t/data")).len(),
+            live,
+            "{other}: data files left behind"
+        );
+        let out = run_csv(dir.path(), &catalog_arg, "SELECT id FROM ns.t ORDER BY id");
+        assert_eq!(String::from_utf8_lossy(&out.stdout), rows, "{other}");
+    }
+}
+
+/// Tester O64 F5: a write that runs out of commit retries names its statement, as its
+/// validation failures do (it said only "commit to table 'ns.t' gave up after 1
+/// attempts"), in the singular for one attempt, and leaves no file of its own.
+#[test]
+fn a_write_out_of_retries_names_its_statement() {
+    for statement in [
+        "UPDATE ns.t SET id = 10 WHERE id = 1",
+        "DELETE FROM ns.t WHERE id = 1",
+        "INSERT INTO ns.t VALUES (5)",
+        "INSERT OVERWRITE ns.t VALUES (5)",
+    ] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (warehouse, catalog_arg, location) = catalog_in(dir.path(), true);
+        let out = run_csv(
+            dir.path(),
+            &catalog_arg,
+            &format!(
+                "CREATE SCHEMA ns; CREATE TABLE ns.t (id BIGINT){location} TBLPROPERTIES \
+                 ('commit.retry.num-retries'='0'); INSERT INTO ns.t VALUES (1)"
+            ),
+        );
+        assert!(out.status.success(), "{out:?}");
+        let before = files_under(&warehouse);
+        let paused = Paused::start(
+            dir.path(),
+            &catalog_arg,
+            statement,
+            "commit-loaded",
+            1500,
+            statement,
+        );
+        let at_pause = files_under(&warehouse);
+        let out = run_csv(dir.path(), &catalog_arg, "INSERT INTO ns.t VALUES (3)");
+        assert!(out.status.success(), "{out:?}");
+        // what the other INSERT wrote stays; what the paused write wrote goes
+        let other: std::collections::BTreeSet<_> = files_under(&warehouse)
+            .difference(&at_pause)
+            .cloned()
+            .collect();
+        let after_other: std::collections::BTreeSet<_> = before.union(&other).cloned().collect();
+        let (status, rest) = paused.finish();
+        assert!(!status.success(), "{statement}: {rest}");
+        let verb = statement
+            .split(" ns.t")
+            .next()
+            .unwrap_or(statement)
+            .trim_end_matches(" FROM");
+        assert!(
+            rest.contains(&format!(
+                "{verb} on 'ns.t': commit to table 'ns.t' gave up after 1 attempt: "
+            )),
+            "{statement}: {rest}"
+        );
+        assert_eq!(files_under(&warehouse), after_other, "{statement}");
+        let out = run_csv(dir.path(), &catalog_arg, "SELECT id FROM ns.t ORDER BY id");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            "id\n1\n3\n",
+            "{statement}"
+        );
+    }
 }

@@ -648,11 +648,11 @@ impl RowLevelJob {
             }
         };
         *committing = true;
-        txn.commit().await.map_err(|e| match e.kind() {
-            // `Transaction::commit` names the table when the retries run out
-            ErrorKind::CommitConflict => e,
-            _ => e.context(format!("{} on '{}'", self.statement, self.target.ident)),
-        })?;
+        // every failure names the statement, as its validation failures do (a commit
+        // that ran out of retries included)
+        txn.commit()
+            .await
+            .map_err(|e| e.context(format!("{} on '{}'", self.statement, self.target.ident)))?;
         record_snapshot(&self.metrics, self.wap_id.as_deref(), snapshot_id);
         Ok(count)
     }

@@ -22,7 +22,7 @@
 //! | `ALTER TABLE t DROP COLUMN\|COLUMNS [IF EXISTS] [(]path, …[)]` | `delete_column` |
 //! | `ALTER TABLE t RENAME COLUMN path TO name` | `rename_column` |
 //! | `ALTER TABLE t ALTER [COLUMN] path TYPE type` (also `SET DATA TYPE`) | `update_column` (the spec's promotions only) |
-//! | `ALTER TABLE t ALTER [COLUMN] path DROP NOT NULL \| COMMENT '…' \| FIRST \| AFTER c` | `make_column_optional`, `update_column_doc`, `move_column` (`SET NOT NULL` is refused) |
+//! | `ALTER TABLE t ALTER [COLUMN] path DROP NOT NULL \| COMMENT '…' \| FIRST \| AFTER c` | `make_column_optional`, `update_column_doc`, `move_column`; `SET NOT NULL`: `require_column` (a no-op on a required column, refused on an optional one) |
 //! | `ALTER TABLE t ALTER [COLUMN] path SET DEFAULT value \| DROP DEFAULT` | `update_column_default` (v3: the `write-default` only; the `initial-default` never changes) |
 //! | `ALTER TABLE t SET IDENTIFIER FIELDS path, …`, `ALTER TABLE t DROP IDENTIFIER FIELDS path, …` | `set_identifier_fields`, `drop_identifier_fields` (required primitive fields, not `float`/`double`) |
 //! | `ALTER TABLE t CREATE [OR REPLACE] TAG [IF NOT EXISTS] name [AS OF VERSION id] [RETAIN n DAYS\|HOURS\|MINUTES]`; `REPLACE TAG …` (the tag must exist) | [`ManageSnapshots`](crate::transaction::ManageSnapshots) `create_tag` (default: the current snapshot; a replaced ref keeps the retention not given anew) |

@@ -71,7 +71,7 @@ async fn evolved_tables_read_alike_in_pyiceberg_and_duckdb() {
         "ALTER TABLE ice.ns.evolved ALTER COLUMN id DROP NOT NULL",
         "ALTER TABLE ice.ns.evolved DROP COLUMN gone",
         "ALTER TABLE ice.ns.evolved ADD COLUMN gone INT FIRST",
-        "ALTER TABLE ice.ns.evolved SET TBLPROPERTIES ('owner'='icefloe')",
+        "ALTER TABLE ice.ns.evolved SET TBLPROPERTIES ('made.by'='icefloe')",
         "ALTER TABLE ice.ns.evolved CREATE TAG v1 RETAIN 3 DAYS",
     ] {
         run(&ctx, sql).await;
@@ -126,7 +126,7 @@ async fn evolved_tables_read_alike_in_pyiceberg_and_duckdb() {
     let duck = duckdb_read(table.metadata_location());
     assert_same_rows("evolved: icefloe vs DuckDB", &rows(&duck), &ours);
     assert_eq!(
-        m.properties.get("owner").map(String::as_str),
+        m.properties.get("made.by").map(String::as_str),
         Some("icefloe")
     );
 

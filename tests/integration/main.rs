@@ -5,6 +5,7 @@ mod cli_catalogs;
 mod cli_output;
 mod cli_terminal;
 mod cli_writes;
+mod namespace_ddl;
 
 mod alter;
 #[cfg(feature = "cloud")]

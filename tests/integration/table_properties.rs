@@ -144,13 +144,13 @@ async fn a_value_icefloe_cannot_use_is_refused_and_nothing_commits() {
         ctx,
         "ALTER TABLE ice.ns.b SET TBLPROPERTIES ('commit.retry.num-retries'='0', \
          'write.parquet.compression-codec'='GZIP', 'write.parquet.compression-level'='9', \
-         'write.delete.granularity'='partition', 'owner'='-1')",
+         'write.delete.granularity'='partition', 'made.by'='-1')",
     )
     .await
     .unwrap();
     let props = properties(&lake, "ns.b").await;
     assert_eq!(props["write.parquet.compression-codec"], "GZIP");
-    assert_eq!(props["owner"], "-1");
+    assert_eq!(props["made.by"], "-1");
     run(ctx, "INSERT INTO ice.ns.b VALUES (1)").await.unwrap();
 }
 
@@ -197,7 +197,7 @@ async fn a_table_holding_unusable_values_takes_commits_and_is_repaired_with_unse
 
     // commits that do not read it go through: other properties, the schema
     for sql in [
-        "ALTER TABLE ice.ns.b SET TBLPROPERTIES ('owner'='me')",
+        "ALTER TABLE ice.ns.b SET TBLPROPERTIES ('made.by'='me')",
         "ALTER TABLE ice.ns.b ADD COLUMN s VARCHAR",
         "ALTER TABLE ice.ns.b DROP COLUMN s",
     ] {
@@ -214,7 +214,7 @@ async fn a_table_holding_unusable_values_takes_commits_and_is_repaired_with_unse
     .await
     .unwrap();
     let props = properties(&lake, "ns.b").await;
-    assert_eq!(props.get("owner").map(String::as_str), Some("me"));
+    assert_eq!(props.get("made.by").map(String::as_str), Some("me"));
     for k in ["commit.retry.num-retries", "write.target-file-size-bytes"] {
         assert!(!props.contains_key(k), "{k} removed");
     }

@@ -27,7 +27,8 @@ use crate::transaction::{ColumnPosition, UpdateSchema};
 /// - `RENAME COLUMN path TO name`;
 /// - `SET IDENTIFIER FIELDS path, …`, `DROP IDENTIFIER FIELDS path, …`;
 /// - `ALTER [COLUMN] path` then one of `TYPE type` (also `SET DATA TYPE type`),
-///   `DROP NOT NULL`, `COMMENT '…'`, `FIRST`, `AFTER name` (`SET NOT NULL` is refused),
+///   `DROP NOT NULL`, `SET NOT NULL` (a no-op on a required column, refused on an
+///   optional one: [`UpdateSchema::require_column`]), `COMMENT '…'`, `FIRST`, `AFTER name`,
 ///   `SET DEFAULT value`, `DROP DEFAULT` (v3: the field's `write-default`); several
 ///   such, comma-separated, as Spark 4 takes them (`ALTER COLUMN a TYPE BIGINT, b
 ///   COMMENT '…'`), in one commit;
@@ -331,10 +332,7 @@ async fn alter_one(
     } else if c.eat_keywords(&["DROP", "NOT", "NULL"]) {
         update.make_column_optional(&path)
     } else if c.eat_keywords(&["SET", "NOT", "NULL"]) {
-        return Err(Error::invalid_argument(format!(
-            "cannot make column '{column}' required (SET NOT NULL): rows already in the \
-             table may hold nulls (Iceberg allows only required to optional)"
-        )));
+        update.require_column(&path)
     } else if c.eat_keywords(&["SET", "DEFAULT"]) {
         let text = to_comma(c);
         if text.is_empty() {

@@ -2,12 +2,14 @@
 //! through [`Catalog::update_namespace_properties`](crate::catalog::Catalog::update_namespace_properties)
 //! (Iceberg's `SparkCatalog.alterNamespace`: set and remove properties):
 //!
-//! - `SET DBPROPERTIES|PROPERTIES ('k' = 'v', …)`: sets them;
+//! - `SET DBPROPERTIES|PROPERTIES ('k' = 'v', …)`: sets them (Spark's property list, no
+//!   reserved `location` or `owner`: module `property_lists`);
 //! - `UNSET DBPROPERTIES|PROPERTIES [IF EXISTS] ('k', …)` (Spark 4): removes them; a key
 //!   that is not set is an error naming it unless `IF EXISTS` is given, as `ALTER TABLE …
 //!   UNSET TBLPROPERTIES` does, and then nothing changes;
 //! - `SET LOCATION '…'`: sets the `location` property (what `DESCRIBE NAMESPACE` shows;
-//!   a SQL catalog still puts new tables under its warehouse, as Java's `JdbcCatalog`).
+//!   a SQL catalog still puts new tables under its warehouse, as Java's `JdbcCatalog`),
+//!   made absolute first, as `CREATE SCHEMA … LOCATION` makes it ([`namespace_location`]).
 //!
 //! A filesystem catalog keeps no namespace properties: refused, naming it.
 
@@ -15,8 +17,8 @@ use std::collections::HashMap;
 
 use datafusion::dataframe::DataFrame;
 use datafusion::prelude::SessionContext;
-use datafusion::sql::sqlparser::tokenizer::Token;
 
+use super::property_lists::check_namespace_keys;
 use super::tokens::Cursor;
 use super::{empty, resolve_namespace};
 use crate::error::{Error, Result};
@@ -43,25 +45,21 @@ pub(super) async fn alter_namespace(
         let mut removals = vec![];
         let mut if_exists = false;
         if c.eat_keywords(&["SET", "LOCATION"]) {
-            updates.insert("location".to_string(), c.string()?);
+            updates.insert("location".to_string(), namespace_location(&c.string()?)?);
         } else if c.eat_keyword("SET") {
             if !c.eat_keyword("DBPROPERTIES") {
                 c.expect_keyword("PROPERTIES")?;
             }
-            updates.extend(c.properties()?);
+            let list = c.properties()?;
+            check_namespace_keys(list.iter().map(|(k, _)| k.as_str()))?;
+            updates.extend(list);
         } else if c.eat_keyword("UNSET") {
             if !c.eat_keyword("DBPROPERTIES") {
                 c.expect_keyword("PROPERTIES")?;
             }
             if_exists = c.eat_keywords(&["IF", "EXISTS"]);
-            c.expect(&Token::LParen)?;
-            loop {
-                removals.push(c.string()?);
-                if c.eat(&Token::RParen) {
-                    break;
-                }
-                c.expect(&Token::Comma)?;
-            }
+            removals = c.property_keys()?;
+            check_namespace_keys(removals.iter().map(String::as_str))?;
         } else {
             return Err(c.expected("SET DBPROPERTIES, UNSET DBPROPERTIES or SET LOCATION"));
         }
@@ -93,4 +91,25 @@ pub(super) async fn alter_namespace(
         .await
         .map_err(|e| e.context(&what))?;
     empty(ctx).map(Some)
+}
+
+/// A namespace location as it is stored (the `location` property of `CREATE SCHEMA …
+/// LOCATION '…'` and `ALTER NAMESPACE … SET LOCATION '…'`), as Spark 3.5's
+/// `DataSourceV2Strategy` stores it: a blank location is refused (Spark's
+/// `INVALID_EMPTY_LOCATION`), and a local path, relative or not, becomes the `file:` URL
+/// of its absolute path ([`crate::io::normalize_location`], as a table's `LOCATION`;
+/// Spark's `makeQualifiedDBObjectPath`): another engine builds its tables' locations from
+/// it, and a relative path would mean a different directory to each. A URL of another
+/// scheme (`s3://…`) is kept, without a trailing `/`.
+///
+/// Errors: [`crate::ErrorKind::InvalidArgument`] for a blank location or a `file:` URL
+/// of another host; [`crate::ErrorKind::Io`] when the current directory cannot be read.
+pub(super) fn namespace_location(location: &str) -> Result<String> {
+    if location.trim().is_empty() {
+        return Err(Error::invalid_argument(format!(
+            "LOCATION '{location}': the location name cannot be empty (as Spark's \
+             INVALID_EMPTY_LOCATION)"
+        )));
+    }
+    crate::io::normalize_location(location)
 }

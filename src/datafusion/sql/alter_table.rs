@@ -15,6 +15,7 @@ use datafusion::dataframe::DataFrame;
 use datafusion::prelude::SessionContext;
 use datafusion::sql::sqlparser::tokenizer::Token;
 
+use super::property_lists::check_table_keys;
 use super::tokens::{is_keyword, Cursor};
 use super::{alter_columns, alter_partition, empty, resolve_table, ResolvedTable};
 use crate::error::{Error, Result};
@@ -218,28 +219,26 @@ async fn commit_on(
     Ok((base, after))
 }
 
-/// `SET TBLPROPERTIES ('k' = 'v', …)`, after those keywords.
+/// `SET TBLPROPERTIES ('k' = 'v', …)`, after those keywords (Spark's property list, no
+/// reserved key: module `property_lists`).
 fn set_properties(c: &mut Cursor<'_>) -> Result<UpdateProperties> {
     let properties = c.properties()?;
     c.expect_end()?;
+    check_table_keys(properties.iter().map(|(k, _)| k.as_str()))?;
     properties
         .into_iter()
         .try_fold(UpdateProperties::new(), |u, (k, v)| u.set(k, v))
 }
 
-/// `UNSET TBLPROPERTIES [IF EXISTS] ('k', …)`, after those keywords.
+/// `UNSET TBLPROPERTIES [IF EXISTS] ('k', …)`, after those keywords (no reserved key).
 fn unset_properties(c: &mut Cursor<'_>) -> Result<UpdateProperties> {
     let if_exists = c.eat_keywords(&["IF", "EXISTS"]);
-    c.expect(&Token::LParen)?;
-    let mut update = UpdateProperties::new();
-    loop {
-        update = update.remove(c.string()?)?;
-        if c.eat(&Token::RParen) {
-            break;
-        }
-        c.expect(&Token::Comma)?;
-    }
+    let keys = c.property_keys()?;
     c.expect_end()?;
+    check_table_keys(keys.iter().map(String::as_str))?;
+    let update = keys
+        .into_iter()
+        .try_fold(UpdateProperties::new(), |u, k| u.remove(k))?;
     Ok(if if_exists {
         update.remove_if_exists()
     } else {

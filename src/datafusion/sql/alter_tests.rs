@@ -608,6 +608,62 @@ async fn columns_do_not_take_partition_field_names() {
     );
 }
 
+/// Tester M64 fault 2: `SET NOT NULL` looked at neither the table nor the column.
+#[tokio::test]
+async fn set_not_null_keeps_a_required_column_and_refuses_an_optional_one() {
+    let (ctx, catalog, _dir) = session().await;
+    ok(&ctx, "CREATE SCHEMA ns").await;
+    ok(
+        &ctx,
+        "CREATE TABLE ns.r (id INT NOT NULL, s STRUCT<x INT NOT NULL>, o INT)",
+    )
+    .await;
+    let before = metadata(&catalog, "ns.r").await;
+    // already required: a no-op (Java's internalUpdateColumnRequirement), also nested
+    ok(&ctx, "ALTER TABLE ns.r ALTER COLUMN id SET NOT NULL").await;
+    ok(&ctx, "ALTER TABLE ns.r CHANGE COLUMN s.x SET NOT NULL").await;
+    let after = metadata(&catalog, "ns.r").await;
+    assert_eq!(after.current_schema_id, before.current_schema_id);
+    assert_eq!(after.schemas.len(), 1);
+    assert_eq!(columns(&after), columns(&before));
+    let cases = [
+        (
+            "ALTER TABLE ns.r ALTER COLUMN o SET NOT NULL",
+            ErrorKind::InvalidArgument,
+            "cannot make column 'o' required (SET NOT NULL): it is optional",
+        ),
+        (
+            "ALTER TABLE ns.r ALTER COLUMN s SET NOT NULL",
+            ErrorKind::InvalidArgument,
+            "cannot make column 's' required (SET NOT NULL): it is optional",
+        ),
+        (
+            "ALTER TABLE ns.r ALTER COLUMN nope SET NOT NULL",
+            ErrorKind::NotFound,
+            "column 'nope' does not exist",
+        ),
+        (
+            "ALTER TABLE ns.nope ALTER COLUMN id SET NOT NULL",
+            ErrorKind::NotFound,
+            "ns.nope",
+        ),
+        // one refused change leaves the statement's others uncommitted
+        (
+            "ALTER TABLE ns.r ALTER COLUMN id COMMENT 'c', o SET NOT NULL",
+            ErrorKind::InvalidArgument,
+            "cannot make column 'o' required",
+        ),
+    ];
+    for (sql, kind, needle) in cases {
+        fails(&ctx, sql, kind, needle).await;
+    }
+    let last = metadata(&catalog, "ns.r").await;
+    assert_eq!(
+        last.current_schema().columns(),
+        before.current_schema().columns()
+    );
+}
+
 #[tokio::test]
 async fn column_changes_that_are_refused() {
     let (ctx, catalog, _dir) = session().await;
@@ -868,9 +924,12 @@ async fn schema_change_retries_on_a_concurrent_commit() {
         .commit()
         .await
         .unwrap_err();
-    assert_eq!(err.kind(), ErrorKind::NotFound, "{err}");
+    // the name the change was planned with no longer means its field (transaction's
+    // pinned names): a lost race
+    assert_eq!(err.kind(), ErrorKind::ValidationFailed, "{err}");
     assert!(
-        err.to_string().contains("column 'other' does not exist"),
+        err.to_string()
+            .contains("column 'other' was changed by a concurrent commit"),
         "{err}"
     );
     assert_eq!(metadata_location(&catalog, "ns.t").await, before);

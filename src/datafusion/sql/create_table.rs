@@ -13,6 +13,7 @@ use super::column_types::{
     check_v3_columns, convert_struct, declare_timestamps, declared_type, make_optional,
     timestamp_type, COLUMN_OPTIONS,
 };
+use super::property_lists::{check_table_keys, Clauses};
 use super::struct_field_options::{declare_field_options, FieldOptions, FieldOptionsScan};
 use super::tokens::{is_keyword, Cursor};
 use super::{empty, resolve_table};
@@ -246,9 +247,14 @@ impl Parsed {
             out.timestamps = Some(Vec::new());
             out.scan_columns(c.sub(range), &mut edits)?;
         }
+        // each clause at most once (Spark's checkDuplicateClauses); the COMMENT clause
+        // wins over a 'comment' property, as in Spark
+        let mut clauses = Clauses::default();
+        let mut comment = None;
         while !c.at_end() {
             let start = c.offset();
             if c.eat_keyword("USING") {
+                clauses.once("USING")?;
                 let provider = c.identifier()?;
                 if !provider.eq_ignore_ascii_case("iceberg") {
                     return Err(Error::invalid_argument(format!(
@@ -256,14 +262,20 @@ impl Parsed {
                     )));
                 }
             } else if c.eat_keywords(&["PARTITIONED", "BY"]) {
+                clauses.once("PARTITIONED BY")?;
                 let range = c.group()?;
                 out.partition = parse_partition(c.sub(range))?;
             } else if c.eat_keyword("LOCATION") {
+                clauses.once("LOCATION")?;
                 out.location = Some(c.string()?);
             } else if c.eat_keyword("COMMENT") {
-                out.properties.insert("comment".to_string(), c.string()?);
+                clauses.once("COMMENT")?;
+                comment = Some(c.string()?);
             } else if c.eat_keyword("TBLPROPERTIES") {
-                out.properties.extend(c.properties()?);
+                clauses.once("TBLPROPERTIES")?;
+                let list = c.properties()?;
+                check_table_keys(list.iter().map(|(k, _)| k.as_str()))?;
+                out.properties.extend(list);
             } else if c.peek_keyword("AS") {
                 query_start = Some(start);
                 c.advance();
@@ -280,6 +292,8 @@ impl Parsed {
             }
             edits.push((start, c.prev_end(), ""));
         }
+        out.properties
+            .extend(comment.map(|c| ("comment".to_string(), c)));
         if !has_columns && out.query.is_none() {
             return Err(Error::invalid_argument(
                 "expected a column list or AS query",

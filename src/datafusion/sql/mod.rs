@@ -22,7 +22,7 @@
 //! | `ALTER TABLE t DROP COLUMN\|COLUMNS [IF EXISTS] [(]path, …[)]` | `delete_column` |
 //! | `ALTER TABLE t RENAME COLUMN path TO name` | `rename_column` |
 //! | `ALTER TABLE t ALTER [COLUMN] path TYPE type` (also `SET DATA TYPE`) | `update_column` (the spec's promotions only) |
-//! | `ALTER TABLE t ALTER [COLUMN] path DROP NOT NULL \| COMMENT '…' \| FIRST \| AFTER c` | `make_column_optional`, `update_column_doc`, `move_column` (`SET NOT NULL` is refused) |
+//! | `ALTER TABLE t ALTER [COLUMN] path DROP NOT NULL \| COMMENT '…' \| FIRST \| AFTER c` | `make_column_optional`, `update_column_doc`, `move_column`; `SET NOT NULL`: `require_column` (a no-op on a required column, refused on an optional one) |
 //! | `ALTER TABLE t ALTER [COLUMN] path SET DEFAULT value \| DROP DEFAULT` | `update_column_default` (v3: the `write-default` only; the `initial-default` never changes) |
 //! | `ALTER TABLE t SET IDENTIFIER FIELDS path, …`, `ALTER TABLE t DROP IDENTIFIER FIELDS path, …` | `set_identifier_fields`, `drop_identifier_fields` (required primitive fields, not `float`/`double`) |
 //! | `ALTER TABLE t CREATE [OR REPLACE] TAG [IF NOT EXISTS] name [AS OF VERSION id] [RETAIN n DAYS\|HOURS\|MINUTES]`; `REPLACE TAG …` (the tag must exist) | [`ManageSnapshots`](crate::transaction::ManageSnapshots) `create_tag` (default: the current snapshot; a replaced ref keeps the retention not given anew) |
@@ -178,6 +178,7 @@ mod create_view;
 mod declared_parameters;
 mod prepare;
 mod prepare_rebind;
+mod property_lists;
 use create_table::CreateMode;
 mod alter_namespace;
 mod delete_alias;
@@ -240,6 +241,10 @@ mod default_tests;
 mod describe_tests;
 #[cfg(test)]
 mod literal_tests;
+#[cfg(test)]
+mod namespace_tests;
+#[cfg(test)]
+mod property_tests;
 #[cfg(test)]
 mod show_tests;
 #[cfg(test)]
@@ -890,22 +895,7 @@ async fn create_schema(ctx: &SessionContext, mut c: Cursor<'_>) -> Result<Option
         return Ok(None);
     };
     let what = format!("CREATE SCHEMA {catalog}.{namespace}");
-    let mut properties = HashMap::new();
-    loop {
-        if c.eat_keyword("COMMENT") {
-            properties.insert("comment".to_string(), c.string()?);
-        } else if c.eat_keyword("LOCATION") {
-            properties.insert("location".to_string(), c.string()?);
-        } else if c.eat_keyword("WITH") {
-            if !c.eat_keyword("DBPROPERTIES") {
-                c.expect_keyword("PROPERTIES")?;
-            }
-            properties.extend(c.properties()?);
-        } else {
-            break;
-        }
-    }
-    c.expect_end().map_err(|e| e.context(&what))?;
+    let properties = schema_clauses(&mut c).map_err(|e| e.context(&what))?;
     let catalog = target.catalog();
     let exists = catalog.namespace_exists(&namespace).await?;
     if !exists {
@@ -923,6 +913,40 @@ async fn create_schema(ctx: &SessionContext, mut c: Cursor<'_>) -> Result<Option
     }
     target.iceberg().add_namespace(&namespace)?;
     empty(ctx).map(Some)
+}
+
+/// The clauses of `CREATE SCHEMA` after the name, each at most once (Spark's
+/// `visitCreateNamespace`): `COMMENT '…'`, `LOCATION '…'` (stored absolute:
+/// [`alter_namespace::namespace_location`]) and `WITH DBPROPERTIES|PROPERTIES (…)` (no
+/// reserved key: module `property_lists`), as the namespace's properties; the clauses
+/// win over a `comment` property, as in Spark.
+fn schema_clauses(c: &mut Cursor<'_>) -> Result<HashMap<String, String>> {
+    let mut clauses = property_lists::Clauses::default();
+    let (mut comment, mut location) = (None, None);
+    let mut properties = HashMap::new();
+    loop {
+        if c.eat_keyword("COMMENT") {
+            clauses.once("COMMENT")?;
+            comment = Some(c.string()?);
+        } else if c.eat_keyword("LOCATION") {
+            clauses.once("LOCATION")?;
+            location = Some(alter_namespace::namespace_location(&c.string()?)?);
+        } else if c.eat_keyword("WITH") {
+            if !c.eat_keyword("DBPROPERTIES") {
+                c.expect_keyword("PROPERTIES")?;
+            }
+            clauses.once("WITH DBPROPERTIES|PROPERTIES")?;
+            let list = c.properties()?;
+            property_lists::check_namespace_keys(list.iter().map(|(k, _)| k.as_str()))?;
+            properties.extend(list);
+        } else {
+            break;
+        }
+    }
+    c.expect_end()?;
+    properties.extend(comment.map(|v| ("comment".to_string(), v)));
+    properties.extend(location.map(|v| ("location".to_string(), v)));
+    Ok(properties)
 }
 
 /// `DROP TABLE`, after those keywords.

@@ -32,7 +32,9 @@
 //!   from names an evolved spec chose.
 //! - The table's `comment` property as `COMMENT`, its location as `LOCATION`, every
 //!   other property and `format-version` in `TBLPROPERTIES`, sorted (a secret's value is
-//!   `***`, as `SHOW TBLPROPERTIES` shows it).
+//!   `***`, as `SHOW TBLPROPERTIES` shows it), but for the reserved ones `CREATE TABLE`
+//!   refuses there (`owner`, `provider`, …: module `property_lists`), which Spark's
+//!   `SHOW CREATE TABLE` leaves out too.
 //! - `CREATE TABLE` has no clause for a sort order or identifier fields: when the table
 //!   has them, the text goes on with the statements that set them, `;` after each:
 //!   `ALTER TABLE ns.t WRITE [DISTRIBUTED BY PARTITION] [LOCALLY] ORDERED BY …` (the form
@@ -57,6 +59,7 @@ use datafusion::sql::sqlparser::keywords::{
 };
 use serde_json::Value as JsonValue;
 
+use super::property_lists::is_reserved_table_property;
 use super::show::{find_table, string_rows, ShownTable};
 use super::show_properties::{column_path, shown_value};
 use super::tokens::Cursor;
@@ -138,7 +141,9 @@ fn create_statement(shown: &ShownTable, quote: char) -> Result<String> {
     let mut properties: BTreeMap<&str, String> = m
         .properties
         .iter()
-        .filter(|(k, _)| k.as_str() != "comment")
+        // Spark's ShowCreateTableExec leaves the reserved ones out: CREATE TABLE
+        // refuses them in TBLPROPERTIES
+        .filter(|(k, _)| k.as_str() != "comment" && !is_reserved_table_property(k))
         .map(|(k, v)| (k.as_str(), shown_value(k, v)))
         .collect();
     properties.insert("format-version", (m.format_version as i32).to_string());

@@ -88,6 +88,27 @@ pub(super) fn ident(text: &str) -> TableIdent {
     TableIdent::parse(text)
 }
 
+/// Set properties of table `name` through the Rust API, as another engine sets them
+/// (Spark sets `owner`, which a property list refuses).
+pub(super) async fn set_table_properties(
+    catalog: &Arc<dyn Catalog>,
+    name: &str,
+    properties: &[(&str, &str)],
+) {
+    let base = catalog.load_table(&ident(name)).await.expect("table");
+    let update = properties
+        .iter()
+        .try_fold(crate::transaction::UpdateProperties::new(), |u, (k, v)| {
+            u.set(*k, *v)
+        })
+        .expect("properties");
+    crate::transaction::Transaction::new(Arc::clone(catalog), ident(name), base)
+        .add_action(update)
+        .commit()
+        .await
+        .expect("commit");
+}
+
 #[tokio::test]
 async fn create_table_with_every_transform() {
     let (ctx, catalog, _dir) = session().await;

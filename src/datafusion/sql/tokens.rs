@@ -303,32 +303,6 @@ impl<'a> Cursor<'a> {
         self.pos = close + 1;
         Ok(open + 1..close)
     }
-
-    /// The `( 'k' = 'v', … )` list of a properties clause.
-    pub fn properties(&mut self) -> Result<Vec<(String, String)>> {
-        self.expect(&Token::LParen)?;
-        let mut out = Vec::new();
-        if self.eat(&Token::RParen) {
-            return Ok(out);
-        }
-        loop {
-            let key = self.string()?;
-            self.expect(&Token::Eq)?;
-            let value = match self.peek().map(|t| &t.token) {
-                Some(Token::Number(n, _)) => {
-                    let n = n.clone();
-                    self.pos += 1;
-                    n
-                }
-                _ => self.string()?,
-            };
-            out.push((key, value));
-            if self.eat(&Token::RParen) {
-                return Ok(out);
-            }
-            self.expect(&Token::Comma)?;
-        }
-    }
 }
 
 /// The text of `token` when it is a string literal where only a string may stand (a

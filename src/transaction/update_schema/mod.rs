@@ -110,6 +110,7 @@ enum Change {
     Rename(Vec<String>, String),
     UpdateType(Vec<String>, PrimitiveType),
     MakeOptional(Vec<String>),
+    Require(Vec<String>),
     UpdateDoc(Vec<String>, Option<String>),
     Move(Vec<String>, ColumnPosition),
     SetIdentifiers(Vec<Vec<String>>),
@@ -207,6 +208,17 @@ impl UpdateSchema {
     /// Make the field at `path` optional.
     pub fn make_column_optional(mut self, path: &[String]) -> Self {
         self.changes.push(Change::MakeOptional(path.to_vec()));
+        self
+    }
+
+    /// Keep the field at `path` required (Java `requireColumn` without
+    /// `allowIncompatibleChanges`): a field already required is left as it is (Java's
+    /// `internalUpdateColumnRequirement` returns early on the no-op); an optional one
+    /// is refused with [`ErrorKind::InvalidArgument`] (rows already written may hold
+    /// nulls), and a missing one with [`ErrorKind::NotFound`]. Checked against the
+    /// schema the change is applied to, so a retry re-checks it.
+    pub fn require_column(mut self, path: &[String]) -> Self {
+        self.changes.push(Change::Require(path.to_vec()));
         self
     }
 
@@ -500,6 +512,17 @@ fn apply_change(
                 )));
             }
             field.required = false;
+        }
+        Change::Require(path) => {
+            let (field, _) = field_at(fields, path)?;
+            if !field.required {
+                return Err(Error::invalid_argument(format!(
+                    "cannot make column '{}' required (SET NOT NULL): it is optional, and \
+                     rows already in the table may hold nulls (Iceberg allows only required \
+                     to optional)",
+                    name(path)
+                )));
+            }
         }
         Change::UpdateDoc(path, doc) => {
             let (field, slot) = field_at(fields, path)?;

@@ -38,6 +38,7 @@ fn addressed(changes: &[Change]) -> Vec<Vec<String>> {
             | Change::Rename(p, _)
             | Change::UpdateType(p, _)
             | Change::MakeOptional(p)
+            | Change::Require(p)
             | Change::UpdateDoc(p, _) => out.push(p.clone()),
             Change::Move(p, position) => {
                 out.push(p.clone());

@@ -7,6 +7,7 @@
 //! become `NotImplemented`, everything else `External` with this error kept as source.
 
 use std::fmt;
+use std::sync::Arc;
 
 use datafusion::error::DataFusionError;
 
@@ -208,6 +209,39 @@ impl From<DataFusionError> for Error {
                 }
                 other => wrap(DataFusionError::ParquetError(Box::new(other))),
             },
+            // an error several consumers hold (a hash join's build side): the icefloe
+            // error in it, as itself when this is the last holder, else copied
+            DataFusionError::Shared(shared) => match Arc::try_unwrap(shared) {
+                Ok(inner) => Error::from(inner),
+                Err(shared) => match SharedSource::icefloe_error(&shared) {
+                    Some(ours) => {
+                        let copy = Error::new(ours.kind, ours.message.clone());
+                        match ours.source.is_some() {
+                            true => copy.with_source(SharedSource(Arc::clone(&shared))),
+                            false => copy,
+                        }
+                    }
+                    None => wrap(DataFusionError::Shared(shared)),
+                },
+            },
+            // an icefloe error that crossed an Arrow stream
+            DataFusionError::ArrowError(inner, backtrace) => match *inner {
+                datafusion::arrow::error::ArrowError::ExternalError(source) => {
+                    match source.downcast::<Error>() {
+                        Ok(ours) => *ours,
+                        Err(other) => match other.downcast::<DataFusionError>() {
+                            Ok(df) => Error::from(*df),
+                            Err(other) => wrap(DataFusionError::ArrowError(
+                                Box::new(datafusion::arrow::error::ArrowError::ExternalError(
+                                    other,
+                                )),
+                                backtrace,
+                            )),
+                        },
+                    }
+                }
+                other => wrap(DataFusionError::ArrowError(Box::new(other), backtrace)),
+            },
             DataFusionError::NotImplemented(message) => {
                 let kind_prefix = format!("{}: ", ErrorKind::Unsupported);
                 let message = message
@@ -226,6 +260,49 @@ impl From<DataFusionError> for Error {
             }
             other => wrap(other),
         }
+    }
+}
+
+/// The source of an icefloe error copied out of a `DataFusionError::Shared` that other
+/// consumers still hold: shown as the original's source, whose chain it continues.
+#[derive(Debug)]
+struct SharedSource(Arc<DataFusionError>);
+
+impl SharedSource {
+    /// The first icefloe error in `e`'s chain.
+    fn icefloe_error(e: &DataFusionError) -> Option<&Error> {
+        let mut next: Option<&(dyn std::error::Error + 'static)> = Some(e);
+        while let Some(err) = next {
+            if let Some(ours) = err.downcast_ref::<Error>() {
+                return Some(ours);
+            }
+            next = err.source();
+        }
+        None
+    }
+
+    /// The copied error's own source.
+    fn original(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Self::icefloe_error(&self.0)
+            .and_then(|ours| ours.source.as_deref())
+            .map(|s| s as &(dyn std::error::Error + 'static))
+    }
+}
+
+impl fmt::Display for SharedSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.original() {
+            Some(source) => fmt::Display::fmt(source, f),
+            None => Ok(()),
+        }
+    }
+}
+
+impl std::error::Error for SharedSource {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        // the original source itself (shown already), so that walks of the chain find
+        // what it records (e.g. `transaction::expired_base`'s expired read)
+        self.original()
     }
 }
 
@@ -263,6 +340,34 @@ pub(crate) fn with_causes(e: &(dyn std::error::Error + 'static)) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An icefloe error reaching the user through a hash join's shared build side or an
+    /// Arrow stream is shown as itself: a DELETE racing `DROP TABLE … PURGE` printed
+    /// "External error: not found: manifest listed in …" (tester O64 F2).
+    #[test]
+    fn icefloe_errors_under_shared_and_arrow_errors_come_back_as_themselves() {
+        let gone = || {
+            Error::not_found("manifest listed in 'snap-1.avro'")
+                .with_source(Error::not_found("file 'm1.avro' does not exist"))
+        };
+        let shared = Arc::new(DataFusionError::from(gone()));
+        let held = Arc::clone(&shared);
+        let back = Error::from(DataFusionError::Shared(shared));
+        assert_eq!(back.kind(), ErrorKind::NotFound);
+        assert_eq!(back.to_string(), gone().to_string());
+        drop(held);
+        let last = Error::from(DataFusionError::Shared(Arc::new(gone().into())));
+        assert_eq!(last.to_string(), gone().to_string());
+        let arrow = DataFusionError::ArrowError(
+            Box::new(datafusion::arrow::error::ArrowError::ExternalError(
+                Box::new(DataFusionError::from(gone())),
+            )),
+            None,
+        );
+        let back = Error::from(arrow);
+        assert_eq!(back.kind(), ErrorKind::NotFound);
+        assert!(!back.to_string().contains("External error"), "{back}");
+    }
 
     #[test]
     fn unsupported_becomes_not_implemented() {

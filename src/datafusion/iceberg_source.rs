@@ -12,7 +12,8 @@
 //! is forwarded to the `ParquetSource`) while making the scan reach icefloe's
 //! `PhysicalExtensionCodec` (feature `distributed`), which carries the whole state.
 //! The file openers it hands out name the data file in every error
-//! ([`scan_errors`](super::scan_errors)).
+//! ([`scan_errors`](super::scan_errors)) and, for a catalog's table, say when the
+//! snapshot read was expired meanwhile ([`expired_reads`](super::expired_reads)).
 
 use std::collections::HashMap;
 use std::fmt;
@@ -35,6 +36,7 @@ use object_store::path::Path;
 use object_store::ObjectStore;
 
 use super::deferred_files::{DeferredFiles, DeferredMorselizer};
+use super::expired_reads::{ExpiredReadCheck, ExpiredReadMorselizer};
 use super::expr_adapter::FieldIdExprAdapterFactory;
 use super::scan_errors::{Locations, NamedFileMorselizer};
 use super::stats_pruning::prunes_soundly;
@@ -58,6 +60,10 @@ pub struct IcebergScanState {
     /// manifests; see [`deferred_files`](super::deferred_files)). Process-local: the
     /// codecs refuse such a scan.
     pub deferred: Option<Arc<DeferredFiles>>,
+    /// For a catalog's table: how a read failure is told apart as a lost race with
+    /// `expire_snapshots` ([`expired_reads`](super::expired_reads)). Process-local: a
+    /// scan decoded in another process has none.
+    pub expired_reads: Option<Arc<ExpiredReadCheck>>,
 }
 
 /// A `ParquetSource` (the `inner` source, with icefloe's reader factory set) and the
@@ -147,9 +153,13 @@ impl FileSource for IcebergParquetSource {
             .inner
             .create_morselizer(object_store, base_config, partition)?;
         let named = NamedFileMorselizer::new(inner, self.locations());
-        Ok(match &self.state.deferred {
+        let morselizer: Box<dyn Morselizer> = match &self.state.deferred {
             Some(files) => Box::new(DeferredMorselizer::new(Arc::new(named), Arc::clone(files))),
             None => Box::new(named),
+        };
+        Ok(match &self.state.expired_reads {
+            Some(check) => Box::new(ExpiredReadMorselizer::new(morselizer, Arc::clone(check))),
+            None => morselizer,
         })
     }
 

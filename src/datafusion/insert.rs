@@ -324,7 +324,9 @@ impl IcebergDataSink {
     /// record counts).
     ///
     /// Errors: the first writer's error or undecodable row, once every writer's output
-    /// has ended: nothing is committed; a writer that fails removes its own files, the
+    /// has ended (a read of a snapshot that a concurrent `expire_snapshots` expired
+    /// meanwhile as a lost race, [`ErrorKind::ValidationFailed`] naming the statement and
+    /// the snapshot: `transaction::expired_base::lost_race`): nothing is committed; a writer that fails removes its own files, the
     /// files received are removed here, and so are the statement's other files under
     /// the data location, found by the operation id in their names (those of writers
     /// whose output was lost with a failed task: datafusion-distributed ends every
@@ -357,7 +359,11 @@ impl IcebergDataSink {
                 let _ = self.table.file_io().delete(&f.file_path).await;
             }
             self.remove_operation_files().await;
-            return Err(e);
+            // a read whose snapshot a concurrent expiry removed: a lost race
+            return Err(crate::transaction::expired_base::lost_race(
+                self.statement(),
+                e,
+            ));
         }
         crate::failpoint::hit("after-data-files");
         let rows = files
@@ -392,6 +398,16 @@ impl IcebergDataSink {
             if name.contains(&marker) {
                 let _ = unmapped.delete(&f.location).await;
             }
+        }
+    }
+
+    /// The statement writing through this sink, as its errors name it.
+    fn statement(&self) -> &'static str {
+        match (&self.replacing, self.creating, self.op) {
+            (Some(_), _, _) => "CREATE OR REPLACE TABLE … AS",
+            (None, true, _) => "CREATE TABLE … AS",
+            (None, false, InsertOp::Append) => "INSERT INTO",
+            (None, false, _) => "INSERT OVERWRITE",
         }
     }
 

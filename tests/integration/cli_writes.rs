@@ -648,6 +648,114 @@ fn compactions_whose_snapshot_expired_meanwhile_fail_as_lost_races() {
     }
 }
 
+/// `INSERT … SELECT` (from the target itself or from another table) and `CREATE TABLE …
+/// AS SELECT`, paused before reading their source (`before-data-files`) while another
+/// process replaces the source's data file (a copy-on-write `DELETE`) and expires every
+/// older snapshot, fail as a lost race naming the source table and the expired snapshot
+/// and keeping the file error (they said only "data file … does not exist", tester O64
+/// F2); nothing is committed (no table created) and no file of theirs is left; run again
+/// they commit.
+#[test]
+fn writes_whose_source_snapshot_expired_meanwhile_fail_as_lost_races() {
+    let cases = [
+        (
+            "INSERT INTO ns.t SELECT id + 100 FROM ns.t",
+            "INSERT INTO",
+            "ns.t",
+        ),
+        (
+            "INSERT INTO ns.u SELECT id FROM ns.t",
+            "INSERT INTO",
+            "ns.u",
+        ),
+        (
+            "CREATE TABLE ns.c AS SELECT id FROM ns.t",
+            "CREATE TABLE … AS",
+            "ns.c",
+        ),
+    ];
+    for (statement, what, target) in cases {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (_, catalog_arg, location) = catalog_in(dir.path(), true);
+        // every file of the catalog's tables, wherever the catalog puts them
+        let files = || {
+            let mut files = files_under(dir.path());
+            files.retain(|f| !f.to_string_lossy().contains("cat.db"));
+            files
+        };
+        let out = run_csv(
+            dir.path(),
+            &catalog_arg,
+            &format!(
+                "CREATE SCHEMA ns; CREATE TABLE ns.t (id BIGINT){location}; \
+                 CREATE TABLE ns.u (id BIGINT); INSERT INTO ns.t VALUES (1), (2), (3)"
+            ),
+        );
+        assert!(out.status.success(), "{statement}: {out:?}");
+        let out = run_csv(
+            dir.path(),
+            &catalog_arg,
+            "SELECT snapshot_id FROM ns.t$snapshots",
+        );
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let old = stdout.lines().nth(1).expect("one snapshot").to_string();
+        let write = Paused::start(
+            dir.path(),
+            &catalog_arg,
+            statement,
+            "before-data-files",
+            2500,
+            statement,
+        );
+        let out = run_csv(
+            dir.path(),
+            &catalog_arg,
+            "DELETE FROM ns.t WHERE id = 1; CALL system.expire_snapshots(table => 'ns.t', \
+             older_than => TIMESTAMP '2999-01-01 00:00:00', retain_last => 1)",
+        );
+        assert!(out.status.success(), "{statement}: {out:?}");
+        let after_other = files();
+        let (status, rest) = write.finish();
+        assert!(!status.success(), "{statement}: {rest}");
+        assert!(
+            rest.starts_with("error: commit validation failed: ")
+                && rest.contains(&format!(
+                    "snapshot {old} of 'ns.t', which the {what} read, was expired by a \
+                     concurrent commit while it ran"
+                ))
+                && rest.contains("nothing was committed")
+                && rest.contains("does not exist")
+                && rest.contains(".parquet"),
+            "{statement}: {rest}"
+        );
+        assert_eq!(files(), after_other, "{statement}: files left behind");
+        let out = run_csv(dir.path(), &catalog_arg, "SELECT id FROM ns.t ORDER BY id");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            "id\n2\n3\n",
+            "{statement}"
+        );
+        if target == "ns.c" {
+            let out = run_csv(dir.path(), &catalog_arg, "SELECT id FROM ns.c");
+            assert!(!out.status.success(), "{statement}: created: {out:?}");
+        }
+        // run again, it commits
+        let out = run_csv(dir.path(), &catalog_arg, statement);
+        assert!(out.status.success(), "{statement}: {out:?}");
+        let out = run_csv(
+            dir.path(),
+            &catalog_arg,
+            &format!("SELECT count(*) AS n FROM {target}"),
+        );
+        let expected = if target == "ns.t" { "n\n4\n" } else { "n\n2\n" };
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            expected,
+            "{statement}"
+        );
+    }
+}
+
 /// `CREATE TABLE IF NOT EXISTS` and `CREATE SCHEMA IF NOT EXISTS` succeed, changing
 /// nothing, when another process creates the name between their check and their create
 /// (paused there by `ICEFLOE_PAUSEPOINT` `create-checked`), as Spark's `CreateTableExec`

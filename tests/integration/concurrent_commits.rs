@@ -1845,6 +1845,106 @@ async fn row_level_changes_whose_snapshot_expired_meanwhile_fail_as_lost_races()
     }
 }
 
+/// A `SELECT`, an `INSERT … SELECT` of the table into itself and one into another table,
+/// planned (their scans hold the snapshot's files) while another session rewrites every
+/// data file and expires the older snapshots: run then, the `SELECT` fails with the file
+/// error's kind saying the snapshot of the table was expired meanwhile and the query can
+/// be run again; the `INSERT`s fail as lost races (`ValidationFailed`) naming the source
+/// table and snapshot. They said only "data file '…' does not exist" (tester O64 F2).
+/// Nothing is committed and no file left; run again, each succeeds.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reads_whose_snapshot_expired_meanwhile_say_so() {
+    let lake = Lake::sql().await;
+    let t = lake.sql_name("exp_read");
+    let u = lake.sql_name("exp_read_into");
+    let reader = lake.session().await;
+    let model = seeded(&reader, &t, "", "").await;
+    ok(
+        &reader,
+        &format!("CREATE TABLE {u} (id BIGINT, k BIGINT, d BIGINT)"),
+    )
+    .await;
+    let old = lake
+        .load("exp_read")
+        .await
+        .metadata()
+        .current_snapshot_id
+        .expect("snapshot");
+    let select = format!("SELECT id, k, d FROM {t}");
+    let into_itself = format!("INSERT INTO {t} SELECT id + 100, k, d FROM {t}");
+    let into_other = format!("INSERT INTO {u} SELECT id, k, d FROM {t}");
+    let mut held = vec![];
+    for statement in [&select, &into_itself, &into_other] {
+        held.push(crate::dml::planned(&reader, statement).await);
+    }
+    let other = lake.session().await;
+    let table = format!("'{}.exp_read'", lake.ns);
+    ok(&other, &format!("CALL ice.system.rewrite_data_files(table => {table}, options => map('rewrite-all', 'true'))")).await;
+    ok(
+        &other,
+        &format!(
+            "CALL ice.system.expire_snapshots(table => {table}, \
+             older_than => TIMESTAMP '2999-01-01 00:00:00', retain_last => 1)"
+        ),
+    )
+    .await;
+    let expired = format!("snapshot {old} of '{}.exp_read'", lake.ns);
+    for (statement, plan) in [&select, &into_itself, &into_other].into_iter().zip(held) {
+        let err = crate::dml::execute_planned(&reader, plan)
+            .await
+            .expect_err("the snapshot's files were deleted");
+        let text = err.to_string();
+        if statement.starts_with("SELECT") {
+            assert!(
+                matches!(err.kind(), ErrorKind::InvalidData | ErrorKind::NotFound),
+                "{statement}: {text}"
+            );
+            assert!(
+                text.contains(&format!(
+                    "{expired}, which the query read, was expired by a concurrent commit \
+                     while it ran and a file it read is gone; the query can be run again"
+                )),
+                "{statement}: {text}"
+            );
+        } else {
+            assert_eq!(
+                err.kind(),
+                ErrorKind::ValidationFailed,
+                "{statement}: {text}"
+            );
+            assert!(
+                text.contains(&format!(
+                    "{expired}, which the INSERT INTO read, was expired by a concurrent \
+                     commit while it ran and a file it read is gone; nothing was committed"
+                )),
+                "{statement}: {text}"
+            );
+        }
+        assert!(
+            text.contains(".parquet' does not exist"),
+            "{statement}: {text}"
+        );
+    }
+    assert_eq!(rows_of(&reader, &t).await, model, "nothing committed");
+    assert_eq!(
+        rows_of(&reader, &u).await,
+        Model::new(),
+        "nothing committed"
+    );
+    for name in ["exp_read", "exp_read_into"] {
+        let table = lake.load(name).await;
+        check_history(&table, true).await;
+        assert_eq!(unreferenced(&table).await, Vec::<String>::new(), "{name}");
+    }
+    // run again, on the table as it is now
+    assert_eq!(
+        longs(&reader, &format!("SELECT count(*) FROM ({select})")).await,
+        vec![40]
+    );
+    ok(&reader, &into_other).await;
+    assert_eq!(rows_of(&reader, &u).await, model);
+}
+
 /// A session holds table `t` (queried it, and has a DELETE planned and an INSERT's
 /// DataFrame built) while another session drops `t` and creates a new `t` of another
 /// schema under the name (SQLite and filesystem catalogs): the held DELETE fails saying

@@ -442,6 +442,7 @@ impl IcebergPhysicalCodec {
             recorded,
             columns: Arc::clone(&columns),
             deferred: None,
+            expired_reads: None,
         });
         config.file_source = Arc::new(IcebergParquetSource::new(parquet, state));
         let adapter: Arc<dyn PhysicalExprAdapterFactory> = columns;

@@ -60,6 +60,7 @@ use super::hidden::{
     DELETE_POS_COLUMN,
 };
 use super::IcebergTableProvider;
+use crate::datafusion::expired_reads::ExpiredReadCheck;
 
 impl IcebergTableProvider {
     /// The field-id adapter for this schema: `initial-default`s of columns and nested
@@ -583,6 +584,7 @@ impl IcebergTableProvider {
             recorded: Arc::clone(&scan.recorded),
             columns: Arc::clone(&scan.columns),
             deferred,
+            expired_reads: ExpiredReadCheck::for_provider(self),
         });
         let source = IcebergParquetSource::new(Arc::new(source), state);
         let adapter: Arc<dyn PhysicalExprAdapterFactory> = Arc::clone(&scan.columns) as _;

@@ -476,13 +476,20 @@ const PARTITIONINGS: [(&str, &str); 3] = [
 ];
 
 /// `ice.ns.<name>`, format version 2 unless `properties` (appended to the table
-/// properties, starting with a comma) sets another: the later key wins.
+/// properties, starting with a comma) sets another (a key given twice is refused, as in
+/// Spark).
 pub(crate) async fn create(lake: &Lake, name: &str, partitioning: &str, properties: &str) {
+    let version = match properties.contains("'format-version'") {
+        true => "",
+        false => ", 'format-version'='2'",
+    };
+    let properties = format!("{version}{properties}");
+    let properties = properties.trim_start_matches(", ");
     ok(
         &lake.ctx,
         &format!(
             "CREATE TABLE ice.ns.{name} (id BIGINT, k INT, s STRING, d DOUBLE) {partitioning} \
-             TBLPROPERTIES ('format-version'='2'{properties})"
+             TBLPROPERTIES ({properties})"
         ),
     )
     .await;

@@ -369,6 +369,22 @@ pub trait Catalog: fmt::Debug + Send + Sync {
         Ok(HashMap::new())
     }
 
+    /// The properties a namespace stores, which
+    /// [`update_namespace_properties`](Self::update_namespace_properties) can remove:
+    /// without those [`load_namespace_metadata`](Self::load_namespace_metadata) derives
+    /// (a SQL catalog's default `location`), with the catalog's own markers (a SQL
+    /// catalog's `exists`, which it refuses to remove). SQL's `UNSET DBPROPERTIES` checks
+    /// its keys against these. Default: `load_namespace_metadata`'s.
+    ///
+    /// Errors: [`ErrorKind::NotFound`](crate::ErrorKind) naming the namespace when it
+    /// does not exist.
+    async fn stored_namespace_properties(
+        &self,
+        namespace: &Namespace,
+    ) -> Result<HashMap<String, String>> {
+        self.load_namespace_metadata(namespace).await
+    }
+
     /// Set `updates` and remove `removals` of a namespace's properties in one change
     /// (REST `updateProperties`; Java's `setProperties` and `removeProperties`). Returns
     /// the keys of `removals` that were not set (removing them changes nothing).

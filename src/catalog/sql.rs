@@ -548,6 +548,15 @@ impl Catalog for SqlCatalog {
         self.namespace_metadata(namespace).await
     }
 
+    /// The namespace's rows of `iceberg_namespace_properties`: the `exists` marker too
+    /// (reserved: removing it is refused), no default `location`.
+    async fn stored_namespace_properties(
+        &self,
+        namespace: &Namespace,
+    ) -> Result<HashMap<String, String>> {
+        self.namespace_rows(namespace).await
+    }
+
     /// One SQLite transaction of `UPDATE`s (an `INSERT` for a new key) and `DELETE`s of
     /// the namespace's rows; the `exists` marker is reserved, as in Java's `JdbcCatalog`.
     async fn update_namespace_properties(

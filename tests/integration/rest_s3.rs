@@ -883,6 +883,91 @@ async fn namespaces_and_tables_round_trip() {
     assert!(err.to_string().contains(&ns_name), "{err}");
 }
 
+/// Tester M64 faults 5 and 6 on the REST catalog, through `sql::execute`: `SHOW
+/// NAMESPACES IN lake LIKE …` lists the server's namespaces (read anew), `SHOW TABLES …
+/// LIKE` filters, `COMMENT ON NAMESPACE … IS '…' | NULL` sets and removes the server's
+/// `comment` property; a missing namespace is named.
+#[tokio::test]
+async fn show_namespaces_and_comment_on_namespace_over_rest() {
+    let Some(server) = seaweed::server() else {
+        return;
+    };
+    let ns_name = seaweed::unique_namespace("shown");
+    let (_dir, catalog, ctx) = attached(server).await;
+    let column = |batches: Vec<datafusion::arrow::record_batch::RecordBatch>, i: usize| {
+        let mut values = Vec::new();
+        for b in &batches {
+            for r in 0..b.num_rows() {
+                values.push(
+                    datafusion::arrow::util::display::array_value_to_string(b.column(i), r)
+                        .expect("value"),
+                );
+            }
+        }
+        values
+    };
+    run(&ctx, &format!("CREATE SCHEMA lake.{ns_name}")).await;
+    // made by another client after the session listed the namespaces
+    let other = format!("{ns_name}_other");
+    catalog
+        .create_namespace(&Namespace::parse(&other), &HashMap::new())
+        .await
+        .expect("create namespace");
+    run(&ctx, &format!("CREATE TABLE lake.{ns_name}.sam (id INT)")).await;
+    run(&ctx, &format!("CREATE TABLE lake.{ns_name}.other (id INT)")).await;
+    let pattern = format!("{}*", ns_name.to_uppercase());
+    assert_eq!(
+        column(
+            run(&ctx, &format!("SHOW NAMESPACES IN lake LIKE '{pattern}'")).await,
+            0
+        ),
+        [ns_name.clone(), other.clone()]
+    );
+    assert!(column(
+        run(&ctx, &format!("SHOW NAMESPACES IN lake.{ns_name}")).await,
+        0
+    )
+    .is_empty());
+    assert_eq!(
+        column(
+            run(&ctx, &format!("SHOW TABLES IN lake.{ns_name} LIKE 's*'")).await,
+            2
+        ),
+        ["sam"]
+    );
+    let comment = || {
+        let catalog = Arc::clone(&catalog);
+        let ns = Namespace::parse(&ns_name);
+        async move {
+            catalog
+                .load_namespace_metadata(&ns)
+                .await
+                .expect("properties")
+                .get("comment")
+                .cloned()
+        }
+    };
+    run(
+        &ctx,
+        &format!("COMMENT ON NAMESPACE lake.{ns_name} IS 'over rest'"),
+    )
+    .await;
+    assert_eq!(comment().await.as_deref(), Some("over rest"));
+    run(&ctx, &format!("COMMENT ON SCHEMA lake.{ns_name} IS NULL")).await;
+    assert_eq!(comment().await, None);
+    let missing = format!("{ns_name}_missing");
+    for sql in [
+        format!("SHOW NAMESPACES IN lake.{missing}"),
+        format!("COMMENT ON DATABASE lake.{missing} IS 'x'"),
+    ] {
+        let err = icefloe::datafusion::sql::execute(&ctx, &sql)
+            .await
+            .expect_err("missing namespace");
+        assert_eq!(err.kind(), ErrorKind::NotFound, "{sql}: {err}");
+        assert!(err.to_string().contains(&missing), "{sql}: {err}");
+    }
+}
+
 /// `DROP TABLE … PURGE` and `expire_snapshots` of a table whose `gc.enabled` is false
 /// are refused before the REST catalog is asked (as Spark's `purgeTable` and Java's
 /// `RemoveSnapshots`): the table stays, with every file it references.

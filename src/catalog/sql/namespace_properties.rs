@@ -18,10 +18,29 @@ impl SqlCatalog {
         &self,
         namespace: &Namespace,
     ) -> Result<HashMap<String, String>> {
+        let mut properties = self.namespace_rows(namespace).await?;
+        properties.remove("exists");
+        if !properties.contains_key("location") {
+            let mut location = self.warehouse.trim_end_matches('/').to_string();
+            for level in namespace.levels() {
+                location.push('/');
+                location.push_str(level);
+            }
+            properties.insert("location".to_string(), location);
+        }
+        Ok(properties)
+    }
+
+    /// The namespace's rows of `iceberg_namespace_properties` as stored: the `exists`
+    /// marker too, no default `location` (none when the database has no such table).
+    pub(super) async fn namespace_rows(
+        &self,
+        namespace: &Namespace,
+    ) -> Result<HashMap<String, String>> {
         if namespace.is_root() || !self.namespace_exists(namespace).await? {
             return Err(namespace_not_found(&self.name, namespace));
         }
-        let mut properties: HashMap<String, String> = if self.has_namespace_table {
+        Ok(if self.has_namespace_table {
             let (catalog, ns) = (self.name.clone(), namespace.to_string());
             self.with_conn(move |conn| {
                 let mut stmt = conn.prepare(
@@ -37,17 +56,7 @@ impl SqlCatalog {
             .await?
         } else {
             HashMap::new()
-        };
-        properties.remove("exists");
-        if !properties.contains_key("location") {
-            let mut location = self.warehouse.trim_end_matches('/').to_string();
-            for level in namespace.levels() {
-                location.push('/');
-                location.push_str(level);
-            }
-            properties.insert("location".to_string(), location);
-        }
-        Ok(properties)
+        })
     }
 
     /// One SQLite transaction of `UPDATE`s (an `INSERT` for a new key) and `DELETE`s of

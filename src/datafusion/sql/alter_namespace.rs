@@ -11,7 +11,11 @@
 //!   a SQL catalog still puts new tables under its warehouse, as Java's `JdbcCatalog`),
 //!   made absolute first, as `CREATE SCHEMA … LOCATION` makes it ([`namespace_location`]).
 //!
-//! A filesystem catalog keeps no namespace properties: refused, naming it.
+//! Also Spark's `COMMENT ON NAMESPACE|DATABASE|SCHEMA ns IS '…' | NULL`
+//! ([`comment_on_namespace`]), a change of the `comment` property.
+//!
+//! A filesystem catalog keeps no namespace properties: refused, naming it. A schema of
+//! the session that is no Iceberg namespace (the CLI's `public`) is refused, naming it.
 
 use std::collections::HashMap;
 
@@ -20,26 +24,31 @@ use datafusion::prelude::SessionContext;
 
 use super::property_lists::check_namespace_keys;
 use super::tokens::Cursor;
-use super::{empty, resolve_namespace};
+use super::{defaults, empty, resolve_namespace};
 use crate::error::{Error, Result};
 
-/// What follows `ALTER NAMESPACE|SCHEMA|DATABASE`; `None` when the name is not a namespace
-/// of an Iceberg catalog (DataFusion then reports the statement).
+/// What follows `ALTER NAMESPACE|SCHEMA|DATABASE` (`word`, echoed in messages); `None`
+/// when the name cannot be read (DataFusion then reports the statement).
 ///
-/// Errors: [`crate::ErrorKind::InvalidArgument`] for bad syntax or a missing key without
-/// `IF EXISTS`; [`crate::ErrorKind::NotFound`] for a namespace that does not exist; the
-/// catalog's errors ([`crate::ErrorKind::Unsupported`] where it keeps no properties).
+/// Errors: [`crate::ErrorKind::InvalidArgument`] for bad syntax, a missing key without
+/// `IF EXISTS` (a key the namespace does not store, see
+/// [`Catalog::stored_namespace_properties`](crate::catalog::Catalog::stored_namespace_properties))
+/// and a schema that is no namespace of an Iceberg catalog ([`not_a_namespace`]);
+/// [`crate::ErrorKind::NotFound`] for a namespace that does not exist; the catalog's
+/// errors ([`crate::ErrorKind::Unsupported`] where it keeps no properties, `exists`
+/// reserved on a SQL catalog).
 pub(super) async fn alter_namespace(
     ctx: &SessionContext,
+    word: &str,
     mut c: Cursor<'_>,
 ) -> Result<Option<DataFrame>> {
     let Ok(parts) = c.object_name() else {
         return Ok(None);
     };
     let Some((target, catalog, namespace)) = resolve_namespace(ctx, &parts) else {
-        return Ok(None);
+        return Err(not_a_namespace(ctx, &format!("ALTER {word}"), &parts));
     };
-    let what = format!("ALTER NAMESPACE {catalog}.{namespace}");
+    let what = format!("ALTER {word} {catalog}.{namespace}");
     let parse = |c: &mut Cursor<'_>| -> Result<(HashMap<String, String>, Vec<String>, bool)> {
         let mut updates = HashMap::new();
         let mut removals = vec![];
@@ -70,7 +79,7 @@ pub(super) async fn alter_namespace(
     let catalog = target.catalog();
     if !removals.is_empty() && !if_exists {
         let current = catalog
-            .load_namespace_metadata(&namespace)
+            .stored_namespace_properties(&namespace)
             .await
             .map_err(|e| e.context(&what))?;
         let missing: Vec<&str> = removals
@@ -91,6 +100,71 @@ pub(super) async fn alter_namespace(
         .await
         .map_err(|e| e.context(&what))?;
     empty(ctx).map(Some)
+}
+
+/// Spark's `COMMENT ON NAMESPACE|DATABASE|SCHEMA ns IS 'text' | NULL` (`CommentOnNamespace`,
+/// a change of the reserved `comment` property), after those keywords (`word` as
+/// written, echoed in messages): sets the namespace's `comment` property (what `DESCRIBE
+/// NAMESPACE` shows as `Comment`), or removes it for `NULL` (nothing to remove is no
+/// error), as `COMMENT ON TABLE` does a table's. `None` when the name cannot be read.
+///
+/// Errors: [`crate::ErrorKind::InvalidArgument`] for bad syntax and a schema that is no
+/// namespace of an Iceberg catalog ([`not_a_namespace`]); [`crate::ErrorKind::NotFound`]
+/// for a namespace that does not exist; the catalog's errors
+/// ([`crate::ErrorKind::Unsupported`] where it keeps no namespace properties: the
+/// filesystem catalog).
+pub(super) async fn comment_on_namespace(
+    ctx: &SessionContext,
+    word: &str,
+    mut c: Cursor<'_>,
+) -> Result<Option<DataFrame>> {
+    let Ok(parts) = c.object_name() else {
+        return Ok(None);
+    };
+    let statement = format!("COMMENT ON {word}");
+    let Some((target, catalog, namespace)) = resolve_namespace(ctx, &parts) else {
+        return Err(not_a_namespace(ctx, &statement, &parts));
+    };
+    let what = format!("{statement} {catalog}.{namespace}");
+    let parse = |c: &mut Cursor<'_>| -> Result<Option<String>> {
+        c.expect_keyword("IS")?;
+        let comment = match c.eat_keyword("NULL") {
+            true => None,
+            false => Some(c.string()?),
+        };
+        c.expect_end()?;
+        Ok(comment)
+    };
+    let comment = parse(&mut c).map_err(|e| e.context(&what))?;
+    let (updates, removals) = match comment {
+        Some(text) => (HashMap::from([("comment".to_string(), text)]), vec![]),
+        None => (HashMap::new(), vec!["comment".to_string()]),
+    };
+    target
+        .catalog()
+        .update_namespace_properties(&namespace, &updates, &removals)
+        .await
+        .map_err(|e| e.context(&what))?;
+    empty(ctx).map(Some)
+}
+
+/// The error for `statement` (`ALTER NAMESPACE`, `COMMENT ON SCHEMA`, `SHOW NAMESPACES
+/// IN`) naming `parts`, a schema that is no namespace of an Iceberg catalog (the CLI's
+/// in-memory `public`, a schema of a DataFusion catalog): such a schema keeps no
+/// properties and holds no namespaces (sqlparser's `ParserError` about the statement was
+/// reported instead).
+pub(super) fn not_a_namespace(ctx: &SessionContext, statement: &str, parts: &[String]) -> Error {
+    let (default_catalog, _) = defaults(ctx);
+    let (catalog, schema) = match parts {
+        [cat, rest @ ..] if !rest.is_empty() && ctx.catalog(cat).is_some() => {
+            (cat.clone(), rest.join("."))
+        }
+        all => (default_catalog, all.join(".")),
+    };
+    Error::invalid_argument(format!(
+        "{statement} {catalog}.{schema}: '{schema}' is not a namespace of an Iceberg catalog \
+         (a schema of this session only)"
+    ))
 }
 
 /// A namespace location as it is stored (the `location` property of `CREATE SCHEMA …

@@ -36,6 +36,7 @@ pub(super) async fn alter_table(
         return Ok(None);
     };
     super::not_a_table::check_not_a_version(&table, "ALTER TABLE").await?;
+    super::not_a_table::check_not_a_view(&table, "ALTER TABLE").await?;
     let base = format!("ALTER TABLE {}", table.display());
     if c.eat_keywords(&["SET", "TBLPROPERTIES"]) {
         let what = format!("{base} SET TBLPROPERTIES");
@@ -81,6 +82,7 @@ pub(super) async fn comment_on_table(
         return Ok(None);
     };
     super::not_a_table::check_not_a_version(&table, "COMMENT ON TABLE").await?;
+    super::not_a_table::check_not_a_view(&table, "COMMENT ON TABLE").await?;
     let what = format!("COMMENT ON TABLE {}", table.display());
     let parse = |c: &mut Cursor<'_>| -> Result<UpdateProperties> {
         c.expect_keyword("IS")?;
@@ -105,8 +107,16 @@ pub(super) async fn comment_on_table(
 /// removes it for `NULL`, in one commit ([`UpdateSchema::update_column_doc`]). `None`
 /// when the table is not in an Iceberg catalog.
 ///
-/// Errors: [`crate::ErrorKind::InvalidArgument`] for bad syntax or a name without a
-/// table; [`crate::ErrorKind::NotFound`] for a column the table lacks; the commit's errors.
+/// A struct field (`ns.t.st.a`) is not read as one: the parts before the last name the
+/// table, and `ns.t.st.a` may as well be column `a` of table `st` in namespace `ns.t`
+/// (both can exist at once in a catalog of nested namespaces). When the table named does
+/// not exist but a shorter prefix of the name is a table, the error says to write
+/// `ALTER TABLE ns.t ALTER COLUMN st.a COMMENT '…'`, which names table and field apart.
+///
+/// Errors: [`crate::ErrorKind::InvalidArgument`] for bad syntax, a name without a
+/// table, a table name with no namespace while the current schema is none (the CLI's
+/// `public` before `USE ns`), a session view, and a struct field as above;
+/// [`crate::ErrorKind::NotFound`] for a column the table lacks; the commit's errors.
 pub(super) async fn comment_on_column(
     ctx: &SessionContext,
     mut c: Cursor<'_>,
@@ -120,10 +130,15 @@ pub(super) async fn comment_on_column(
             name.join(".")
         )));
     };
+    let statement = format!("COMMENT ON COLUMN {}", name.join("."));
     let Some(table) = resolve_table(ctx, table_name)? else {
-        return Ok(None);
+        return no_namespace(ctx, &statement, table_name).await;
     };
     super::not_a_table::check_not_a_version(&table, "COMMENT ON COLUMN").await?;
+    super::not_a_table::check_not_a_view(&table, "COMMENT ON COLUMN").await?;
+    if !table.target.catalog().table_exists(&table.ident).await? {
+        check_not_a_field(ctx, &statement, &name).await?;
+    }
     let what = format!("COMMENT ON COLUMN {}.{column}", table.display());
     let parse = |c: &mut Cursor<'_>| -> Result<Option<String>> {
         c.expect_keyword("IS")?;
@@ -139,6 +154,62 @@ pub(super) async fn comment_on_column(
     let action = UpdateSchema::new().update_column_doc(std::slice::from_ref(column), doc);
     commit(&table, &what, action).await?;
     empty(ctx).map(Some)
+}
+
+/// `statement` (`COMMENT ON COLUMN t.c`) names table `table_name`, which is in no Iceberg
+/// namespace: when that is because the name has no namespace part that is one (the
+/// default schema, or the one named, is the CLI's in-memory `public`) of an Iceberg
+/// catalog and no such table exists there, the error says to name the namespace;
+/// otherwise `None` (DataFusion reports the statement).
+async fn no_namespace(
+    ctx: &SessionContext,
+    statement: &str,
+    table_name: &[String],
+) -> Result<Option<DataFrame>> {
+    let (catalog, schema) = super::defaults(ctx);
+    let schema = match table_name {
+        [_] => schema,
+        [schema, _] => schema.clone(),
+        _ => return Ok(None),
+    };
+    let Some(target) = super::IcebergTarget::find(ctx, &catalog) else {
+        return Ok(None);
+    };
+    let table = table_name.last().map_or("", String::as_str);
+    let held = ctx
+        .catalog(&catalog)
+        .and_then(|c| c.schema(&schema))
+        .is_some_and(|s| s.table_exist(table));
+    if held || !target.iceberg().is_other_schema(&schema) {
+        return Ok(None);
+    }
+    Err(Error::invalid_argument(format!(
+        "{statement}: '{schema}' is a schema of this session, not a namespace of Iceberg \
+         catalog '{catalog}', and holds no table '{table}'; name the table's namespace \
+         (COMMENT ON COLUMN ns.{table}.column) or make one current (USE ns)"
+    )))
+}
+
+/// Refuse `statement` (`COMMENT ON COLUMN` of the dotted `name`, whose table does not
+/// exist) when a shorter prefix of `name` is an Iceberg table: the rest is then a struct
+/// field's path, which `COMMENT ON COLUMN` does not take (see [`comment_on_column`]).
+///
+/// Errors: [`crate::ErrorKind::InvalidArgument`] naming the table, the field and the
+/// `ALTER TABLE … ALTER COLUMN … COMMENT` to run; the catalog's.
+async fn check_not_a_field(ctx: &SessionContext, statement: &str, name: &[String]) -> Result<()> {
+    // the longest table name first: `a.b.c.d` as field `c.d` of `a.b` before `b.c.d` of `a`
+    for split in (1..name.len().saturating_sub(1)).rev() {
+        let (table_name, path) = name.split_at(split);
+        if super::iceberg_table_exists(ctx, table_name).await? {
+            let (table, path) = (table_name.join("."), path.join("."));
+            return Err(Error::invalid_argument(format!(
+                "{statement}: '{path}' is a field path of table {table}, and COMMENT ON \
+                 COLUMN sets top-level columns' docs only; run ALTER TABLE {table} ALTER \
+                 COLUMN {path} COMMENT '…'"
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Load `table`, apply `action` in one transaction and commit it; errors get `what`.

@@ -408,7 +408,7 @@ fn capitalized(key: &str) -> String {
 
 /// Spark's `quoteIfNeeded`: a name part other than letters, digits and `_` (or all
 /// digits) in backquotes, a backquote doubled.
-fn quote_if_needed(part: &str) -> String {
+pub(super) fn quote_if_needed(part: &str) -> String {
     let plain = !part.is_empty()
         && part.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
         && !part.chars().all(|c| c.is_ascii_digit());

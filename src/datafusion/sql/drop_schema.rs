@@ -13,10 +13,12 @@ use super::tokens::Cursor;
 use super::{empty, resolve_namespace};
 use crate::error::{Error, ErrorKind, Result};
 
-/// `DROP SCHEMA|DATABASE|NAMESPACE`, after those keywords; `None` when the name is not
-/// an Iceberg catalog's namespace (DataFusion's to run or report).
+/// `DROP SCHEMA|DATABASE|NAMESPACE` (`word`, echoed in messages), after those keywords;
+/// `None` when the name is not an Iceberg catalog's namespace (DataFusion's to run or
+/// report).
 pub(super) async fn drop_schema(
     ctx: &SessionContext,
+    word: &str,
     mut c: Cursor<'_>,
 ) -> Result<Option<DataFrame>> {
     let if_exists = c.eat_keywords(&["IF", "EXISTS"]);
@@ -26,7 +28,7 @@ pub(super) async fn drop_schema(
     let Some((target, catalog, namespace)) = resolve_namespace(ctx, &parts) else {
         return Ok(None);
     };
-    let what = format!("DROP SCHEMA {catalog}.{namespace}");
+    let what = format!("DROP {word} {catalog}.{namespace}");
     let cascade = c.eat_keyword("CASCADE");
     if !cascade {
         c.eat_keyword("RESTRICT");

@@ -16,6 +16,7 @@
 //! | `ALTER TABLE t SET TBLPROPERTIES ('k'='v', …)`, `ALTER TABLE t UNSET TBLPROPERTIES [IF EXISTS] ('k', …)` | [`UpdateProperties`](crate::transaction::UpdateProperties) (`'format-version'` upgrades the table) |
 //! | `ALTER TABLE t SET LOCATION '…'` | [`UpdateLocation`](crate::transaction::UpdateLocation) (files written later go there; refused by the filesystem catalog) |
 //! | `ALTER NAMESPACE\|SCHEMA\|DATABASE ns SET DBPROPERTIES ('k'='v', …) \| UNSET DBPROPERTIES [IF EXISTS] ('k', …) \| SET LOCATION '…'` | `Catalog::update_namespace_properties` (SQL and REST catalogs) |
+//! | `COMMENT ON NAMESPACE\|SCHEMA\|DATABASE ns IS '…' \| NULL` | `Catalog::update_namespace_properties` of the `comment` property (`NULL` removes it; SQL and REST catalogs) |
 //! | `COMMENT ON TABLE t IS '…' \| NULL` | [`UpdateProperties`](crate::transaction::UpdateProperties) of the `comment` property (`NULL` removes it) |
 //! | `COMMENT ON COLUMN t.c IS '…' \| NULL` | [`UpdateSchema`](crate::transaction::UpdateSchema) `update_column_doc` of top-level column `c` (`NULL` removes the doc) |
 //! | `ALTER TABLE t ADD COLUMN\|COLUMNS [(]path type [NOT NULL] [DEFAULT value] [COMMENT '…'] [FIRST\|AFTER c], …[)]` | [`UpdateSchema`](crate::transaction::UpdateSchema) `add_column` (`path`: `c` or `s.c` into a struct; optional unless it has a `DEFAULT`), `add_column_with_default` (v3: `initial-default` = `write-default` = the value) |
@@ -39,7 +40,8 @@
 //! | `CALL [cat.]system.rewrite_table_path(table, source_prefix, target_prefix, start_version, end_version, staging_location, create_file_list)` | [`maintenance::rewrite_table_path`](crate::maintenance::rewrite_table_path): metadata copies with a prefix moved, and the list of files to copy (nothing committed) |
 //! | `CALL [cat.]system.create_changelog_view(table, changelog_view, options, compute_updates, identifier_columns, net_changes)` | a session view of the table's changes (modules `changelog_view` and `datafusion::changelog`) |
 //! | `SHOW CREATE TABLE t` | one row, `createtab_stmt`: the `CREATE TABLE` (and the `ALTER TABLE` for a sort order and identifier fields) that makes an equal table in another catalog (module `show_create_table`) |
-//! | `SHOW TABLES [FROM\|IN [cat.]ns]` | the tables and session views of the current namespace (after `USE ns`) or of `ns`, read from the catalog anew; with no current namespace (the CLI's `public`) every table, as DataFusion lists them (module `show_tables`) |
+//! | `SHOW TABLES [FROM\|IN [cat.]ns] [[LIKE] 'pattern']` | the tables and session views of the current namespace (after `USE ns`) or of `ns`, read from the catalog anew; with no current namespace (the CLI's `public`) every table, as DataFusion lists them (module `show_tables`) |
+//! | `SHOW NAMESPACES\|SCHEMAS\|DATABASES [FROM\|IN [cat.]ns] [[LIKE] 'pattern']` | one column `namespace`: the current catalog's top-level namespaces, or `ns`'s children, read from the catalog anew, filtered by Spark's pattern (module `show_namespaces`) |
 //! | `SHOW TBLPROPERTIES t [('key')]` | the table's properties as Spark shows an Iceberg table's, rows `key`, `value` (module `show_properties`; any table DataFusion resolves to an Iceberg table) |
 //!
 //! `USE [NAMESPACE|SCHEMA|DATABASE] [cat.]ns` makes `ns` the schema unqualified names
@@ -216,6 +218,8 @@ pub(crate) mod session_zone;
 mod set_time_zone;
 mod show;
 mod show_create_table;
+mod show_namespaces;
+mod show_patterns;
 mod show_properties;
 mod show_tables;
 mod spark_timestamp_types;
@@ -703,8 +707,8 @@ fn time_travel_candidate(statement: &str) -> bool {
 /// Run `c`'s statement if it is icefloe DDL against an Iceberg catalog; `None` otherwise.
 async fn execute_ddl(ctx: &SessionContext, mut c: Cursor<'_>) -> Result<Option<DataFrame>> {
     if c.eat_keyword("CREATE") {
-        if c.eat_keyword("SCHEMA") || c.eat_keyword("DATABASE") || c.eat_keyword("NAMESPACE") {
-            return create_schema(ctx, c).await;
+        if let Some(word) = namespace_word(&mut c, &[]) {
+            return create_schema(ctx, word, c).await;
         }
         if c.eat_keyword("TABLE") {
             return create_table::create_table(ctx, c, CreateMode::Create).await;
@@ -717,20 +721,16 @@ async fn execute_ddl(ctx: &SessionContext, mut c: Cursor<'_>) -> Result<Option<D
         if c.eat_keywords(&["REPLACE", "TABLE"]) {
             return create_table::create_table(ctx, c, CreateMode::Replace { at }).await;
         }
-    } else if c.eat_keywords(&["DROP", "SCHEMA"])
-        || c.eat_keywords(&["DROP", "DATABASE"])
-        || c.eat_keywords(&["DROP", "NAMESPACE"])
-    {
-        return drop_schema::drop_schema(ctx, c).await;
+    } else if let Some(word) = namespace_word(&mut c, &["DROP"]) {
+        return drop_schema::drop_schema(ctx, word, c).await;
     } else if c.eat_keywords(&["DROP", "TABLE"]) {
         return drop_table(ctx, c).await;
     } else if c.eat_keywords(&["ALTER", "TABLE"]) {
         return alter_table(ctx, c).await;
-    } else if c.eat_keywords(&["ALTER", "NAMESPACE"])
-        || c.eat_keywords(&["ALTER", "SCHEMA"])
-        || c.eat_keywords(&["ALTER", "DATABASE"])
-    {
-        return alter_namespace::alter_namespace(ctx, c).await;
+    } else if let Some(word) = namespace_word(&mut c, &["ALTER"]) {
+        return alter_namespace::alter_namespace(ctx, word, c).await;
+    } else if let Some(word) = namespace_word(&mut c, &["COMMENT", "ON"]) {
+        return alter_namespace::comment_on_namespace(ctx, word, c).await;
     } else if c.eat_keywords(&["COMMENT", "ON", "TABLE"]) {
         return alter_table::comment_on_table(ctx, c).await;
     } else if c.eat_keywords(&["COMMENT", "ON", "COLUMN"]) {
@@ -739,6 +739,18 @@ async fn execute_ddl(ctx: &SessionContext, mut c: Cursor<'_>) -> Result<Option<D
         return call::call(ctx, c).await;
     }
     Ok(None)
+}
+
+/// Eat `before` (`ALTER`, `COMMENT ON`) and one of Spark's words for a namespace,
+/// `NAMESPACE`, `SCHEMA` or `DATABASE`; that word (upper case), for the statement's
+/// messages to echo it. Nothing is eaten when they do not follow.
+fn namespace_word(c: &mut Cursor<'_>, before: &[&str]) -> Option<&'static str> {
+    ["NAMESPACE", "SCHEMA", "DATABASE"]
+        .into_iter()
+        .find(|word| {
+            let keywords: Vec<&str> = before.iter().copied().chain([*word]).collect();
+            c.eat_keywords(&keywords)
+        })
 }
 
 /// An empty result: no columns, no rows.
@@ -884,8 +896,12 @@ fn resolve_namespace(
     Some((target, catalog, Namespace::parse(&schema)))
 }
 
-/// `CREATE SCHEMA|DATABASE|NAMESPACE`, after those keywords.
-async fn create_schema(ctx: &SessionContext, mut c: Cursor<'_>) -> Result<Option<DataFrame>> {
+/// `CREATE SCHEMA|DATABASE|NAMESPACE` (`word`, echoed in messages), after those keywords.
+async fn create_schema(
+    ctx: &SessionContext,
+    word: &str,
+    mut c: Cursor<'_>,
+) -> Result<Option<DataFrame>> {
     let if_not_exists = c.eat_keywords(&["IF", "NOT", "EXISTS"]);
     // a statement icefloe cannot read is DataFusion's to report
     let Ok(parts) = c.object_name() else {
@@ -894,7 +910,7 @@ async fn create_schema(ctx: &SessionContext, mut c: Cursor<'_>) -> Result<Option
     let Some((target, catalog, namespace)) = resolve_namespace(ctx, &parts) else {
         return Ok(None);
     };
-    let what = format!("CREATE SCHEMA {catalog}.{namespace}");
+    let what = format!("CREATE {word} {catalog}.{namespace}");
     let properties = schema_clauses(&mut c).map_err(|e| e.context(&what))?;
     let catalog = target.catalog();
     let exists = catalog.namespace_exists(&namespace).await?;
@@ -977,13 +993,7 @@ async fn drop_table(ctx: &SessionContext, mut c: Cursor<'_>) -> Result<Option<Da
         not_a_table::check_not_a_version(t, "DROP TABLE").await?;
         // a session view of the namespace (and no table of its name): DROP VIEW drops it,
         // as Spark says ("Cannot drop a view with DROP TABLE")
-        let schema = t
-            .target
-            .iceberg()
-            .namespace_schema(&schema_name(&t.ident.namespace));
-        if schema.is_some_and(|s| s.has_view(&t.ident.name))
-            && !t.target.catalog().table_exists(&t.ident).await?
-        {
+        if not_a_table::is_session_view(t).await? {
             return Err(Error::invalid_argument(format!(
                 "DROP TABLE {0}: {0} is a view of this session, not a table; DROP VIEW {0} \
                  drops it",
@@ -1045,6 +1055,7 @@ async fn alter_table(ctx: &SessionContext, mut c: Cursor<'_>) -> Result<Option<D
         return Ok(None);
     };
     not_a_table::check_not_a_version(&from, "ALTER TABLE").await?;
+    not_a_table::check_not_a_view(&from, "ALTER TABLE").await?;
     let what = format!("ALTER TABLE {} RENAME", from.display());
     let to_parts = c.object_name().map_err(|e| e.context(&what))?;
     c.expect_end().map_err(|e| e.context(&what))?;

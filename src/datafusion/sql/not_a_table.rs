@@ -9,7 +9,7 @@
 
 use super::ResolvedTable;
 use crate::catalog::TableIdent;
-use crate::datafusion::catalog::TableNameParts;
+use crate::datafusion::catalog::{schema_name, TableNameParts};
 use crate::error::{Error, Result};
 
 /// Refuse `statement` (`"DROP TABLE"`, `"ALTER TABLE"`) on `table` when its name is a
@@ -64,6 +64,36 @@ pub(super) async fn check_not_a_version(table: &ResolvedTable, statement: &str) 
     };
     Err(Error::invalid_argument(format!(
         "{named}: {what}, not a table; {instead}"
+    )))
+}
+
+/// Whether `table` names a session view of its namespace (`CREATE VIEW ns.v`) and no
+/// table of the catalog.
+///
+/// Errors: the catalog's, looking the table up.
+pub(super) async fn is_session_view(table: &ResolvedTable) -> Result<bool> {
+    let schema = table
+        .target
+        .iceberg()
+        .namespace_schema(&schema_name(&table.ident.namespace));
+    Ok(schema.is_some_and(|s| s.has_view(&table.ident.name))
+        && !table.target.catalog().table_exists(&table.ident).await?)
+}
+
+/// Refuse `statement` (`"ALTER TABLE"`, `"COMMENT ON COLUMN"`, …) on a session view
+/// ([`is_session_view`]): "table not found" would mislead, the view being there. A view
+/// is its query: it has no schema, properties or docs of its own to change.
+///
+/// Errors: [`ErrorKind::InvalidArgument`](crate::ErrorKind) naming the view; the
+/// catalog's.
+pub(super) async fn check_not_a_view(table: &ResolvedTable, statement: &str) -> Result<()> {
+    if !is_session_view(table).await? {
+        return Ok(());
+    }
+    Err(Error::invalid_argument(format!(
+        "{statement} {0}: {0} is a view of this session, not a table (its columns are its \
+         query's; CREATE OR REPLACE VIEW {0} AS … changes it)",
+        table.display()
     )))
 }
 

@@ -1,8 +1,9 @@
 //! The `SHOW` statements icefloe answers for Iceberg tables, in Spark's syntax:
 //! `SHOW TBLPROPERTIES` ([`show_properties`](super::show_properties)) and `SHOW CREATE
-//! TABLE` ([`show_create_table`](super::show_create_table)), and `SHOW TABLES` of one
-//! namespace ([`show_tables`](super::show_tables)). Every other `SHOW` goes to
-//! DataFusion.
+//! TABLE` ([`show_create_table`](super::show_create_table)), `SHOW TABLES` of one
+//! namespace or with a pattern ([`show_tables`](super::show_tables)) and `SHOW
+//! NAMESPACES|SCHEMAS|DATABASES` ([`show_namespaces`](super::show_namespaces)). Every
+//! other `SHOW` goes to DataFusion.
 //!
 //! The table is looked up as a query would look it up (`ctx.table_provider`): a table of
 //! an Iceberg catalog, a `--table` or `CREATE EXTERNAL TABLE … STORED AS ICEBERG` table,
@@ -19,7 +20,7 @@ use datafusion::dataframe::DataFrame;
 use datafusion::prelude::SessionContext;
 
 use super::tokens::Cursor;
-use super::{defaults, show_create_table, show_properties, show_tables};
+use super::{defaults, show_create_table, show_namespaces, show_properties, show_tables};
 use crate::error::{Error, ErrorKind, Result};
 use crate::table::Table;
 use crate::IcebergTableProvider;
@@ -42,6 +43,11 @@ pub(super) async fn show(ctx: &SessionContext, mut c: Cursor<'_>) -> Result<Opti
     }
     if c.peek_keyword("TABLES") {
         return show_tables::show_tables(ctx, c).await;
+    }
+    for word in ["NAMESPACES", "SCHEMAS", "DATABASES"] {
+        if c.eat_keyword(word) {
+            return show_namespaces::show_namespaces(ctx, word, c).await;
+        }
     }
     if c.eat_keyword("COLUMNS") {
         return show_columns(ctx, c).await;

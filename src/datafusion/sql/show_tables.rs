@@ -1,5 +1,6 @@
-//! `SHOW TABLES [FROM|IN [cat.]ns]` as Spark and Trino users expect it: the tables (and
-//! session views) of one namespace, listed as the catalog holds them now.
+//! `SHOW TABLES [FROM|IN [cat.]ns] [[LIKE] 'pattern']` as Spark and Trino users expect
+//! it: the tables (and session views) of one namespace, listed as the catalog holds them
+//! now.
 //!
 //! - Spark's `SHOW TABLES` lists the current namespace's tables (after `USE ns`), Trino's
 //!   the current schema's; both take `FROM|IN ns` for another one. DataFusion 55 lists
@@ -16,23 +17,35 @@
 //!   `information_schema` (which reads them when scanned) the statement reads them
 //!   either itself or through the view, never both.
 //!
+//! - Spark's pattern (`LIKE 'sam*|suj'`, the `LIKE` optional: module `show_patterns`)
+//!   keeps the rows whose table name matches it, also in DataFusion's list of every
+//!   table (DataFusion 55 refuses `SHOW TABLES LIKE`).
+//!
 //! The rows are `information_schema.tables`' (`table_catalog`, `table_schema`,
 //! `table_name`, `table_type`: DataFusion's columns, so output read by scripts keeps its
 //! shape), sorted by name.
 
+use std::sync::Arc;
+
+use datafusion::arrow::array::{Array, AsArray, BooleanArray};
+use datafusion::arrow::compute::{cast, filter_record_batch};
+use datafusion::arrow::datatypes::DataType;
 use datafusion::common::TableReference;
 use datafusion::dataframe::DataFrame;
+use datafusion::datasource::MemTable;
 use datafusion::prelude::{col, lit, SessionContext};
 
+use super::show_namespaces::like_pattern;
+use super::show_patterns::ShowPattern;
 use super::tokens::Cursor;
 use super::{defaults, IcebergTarget};
 use crate::datafusion::catalog::IcebergCatalogProvider;
 use crate::datafusion::information_schema;
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 
 /// `SHOW TABLES …` after `SHOW` at `c`: the one namespace's tables (see the module
-/// docs); `None` for DataFusion's list (no current namespace) and for a `SHOW TABLES`
-/// form this does not read (`LIKE`, …: DataFusion reports it).
+/// docs); `None` for DataFusion's list (no current namespace, no pattern) and for a
+/// `SHOW TABLES` form this does not read (DataFusion reports it).
 ///
 /// Errors: [`crate::ErrorKind::NotFound`] when the catalog or namespace named (or the
 /// current one) does not exist, listing the catalog's schemas; the catalog's, listing
@@ -51,6 +64,10 @@ pub(super) async fn show_tables(
         }
     } else {
         None
+    };
+    // a form this does not read (`LIKE` without a string, …): DataFusion reports it
+    let Ok(pattern) = like_pattern(&mut c) else {
+        return Ok(None);
     };
     if !c.at_end() {
         return Ok(None);
@@ -74,16 +91,26 @@ pub(super) async fn show_tables(
     if named.is_none() && !is_namespace {
         // no current namespace: every catalog's tables, as they are now; icefloe's
         // `information_schema` reads the lists itself when DataFusion's `SHOW TABLES`
-        // scans it (once per statement)
-        if information_schema::reads_lists_anew(ctx, &catalog) {
-            return Ok(None);
-        }
-        for name in ctx.catalog_names() {
-            if let Some(t) = IcebergTarget::find(ctx, &name) {
-                refresh(t.iceberg(), &what).await?;
+        // (or this statement, for a pattern) scans it (once per statement)
+        if !information_schema::reads_lists_anew(ctx, &catalog) {
+            for name in ctx.catalog_names() {
+                if let Some(t) = IcebergTarget::find(ctx, &name) {
+                    refresh(t.iceberg(), &what).await?;
+                }
             }
         }
-        return Ok(None);
+        let Some(pattern) = pattern else {
+            return Ok(None);
+        };
+        // DataFusion's `SHOW TABLES` takes no pattern: its rows, filtered here
+        let tables = ctx
+            .table(TableReference::full(
+                catalog.as_str(),
+                "information_schema",
+                "tables",
+            ))
+            .await?;
+        return matching(ctx, tables, &pattern).await.map(Some);
     }
     if let Some(t) = &target {
         refresh(t.iceberg(), &what).await?;
@@ -121,7 +148,42 @@ pub(super) async fn show_tables(
                 .and(col("table_schema").eq(lit(schema.as_str()))),
         )?
         .sort(vec![col("table_name").sort(true, false)])?;
-    Ok(Some(tables))
+    match pattern {
+        Some(pattern) => matching(ctx, tables, &pattern).await.map(Some),
+        None => Ok(Some(tables)),
+    }
+}
+
+/// The rows of `tables` (`information_schema.tables`' columns) whose `table_name`
+/// matches `pattern`, in their order.
+///
+/// Errors: DataFusion's, reading the rows.
+async fn matching(
+    ctx: &SessionContext,
+    tables: DataFrame,
+    pattern: &ShowPattern,
+) -> Result<DataFrame> {
+    let schema = tables.schema().inner().clone();
+    let mut kept = Vec::new();
+    for batch in tables.collect().await? {
+        let names = cast(
+            batch.column_by_name("table_name").ok_or_else(|| {
+                Error::new(ErrorKind::DataFusion, "SHOW TABLES: no column table_name")
+            })?,
+            &DataType::Utf8,
+        )
+        .map_err(|e| Error::new(ErrorKind::DataFusion, "SHOW TABLES").with_source(e))?;
+        let names = names.as_string::<i32>();
+        let mask: BooleanArray = (0..names.len())
+            .map(|i| Some(names.is_valid(i) && pattern.matches(names.value(i))))
+            .collect();
+        kept.push(
+            filter_record_batch(&batch, &mask)
+                .map_err(|e| Error::new(ErrorKind::DataFusion, "SHOW TABLES").with_source(e))?,
+        );
+    }
+    let table = MemTable::try_new(schema, vec![kept])?;
+    Ok(ctx.read_table(Arc::new(table))?)
 }
 
 /// Read `catalog`'s namespace and table lists again.

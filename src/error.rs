@@ -64,6 +64,37 @@ impl fmt::Display for ErrorKind {
     }
 }
 
+impl ErrorKind {
+    /// Whether an error of this kind is a failed read: a file that is gone (`NotFound`),
+    /// not what its manifest says (`InvalidData`), or storage that failed (`Io`) — what a
+    /// read racing `expire_snapshots` raises (see `transaction::expired_base`), as
+    /// opposed to a failed expression, a cancelled or out-of-memory query.
+    pub(crate) fn is_read_failure(self) -> bool {
+        matches!(
+            self,
+            ErrorKind::InvalidData | ErrorKind::NotFound | ErrorKind::Io
+        )
+    }
+}
+
+/// `e` and the errors of its `source()` chain, outermost first (what std's unstable
+/// `Error::sources` gives). The wrappers of DataFusion (`External`, `Shared`, `Context`),
+/// Arrow and Parquet (`ExternalError`) keep their sources, so the chain crosses them.
+pub(crate) fn error_chain<'a>(
+    e: &'a (dyn std::error::Error + 'static),
+) -> impl Iterator<Item = &'a (dyn std::error::Error + 'static)> {
+    std::iter::successors(Some(e), |err| err.source())
+}
+
+/// The icefloe [`Error`]s in `e`'s chain ([`error_chain`]), outermost first. The one
+/// walk every check of what an error holds uses (`datafusion::error_chain` adapts it to
+/// DataFusion's errors).
+pub(crate) fn icefloe_errors<'a>(
+    e: &'a (dyn std::error::Error + 'static),
+) -> impl Iterator<Item = &'a Error> {
+    error_chain(e).filter_map(|err| err.downcast_ref::<Error>())
+}
+
 /// The crate's error: a kind, a message naming what failed, and the source kept.
 #[derive(Debug)]
 pub struct Error {
@@ -271,14 +302,7 @@ struct SharedSource(Arc<DataFusionError>);
 impl SharedSource {
     /// The first icefloe error in `e`'s chain.
     fn icefloe_error(e: &DataFusionError) -> Option<&Error> {
-        let mut next: Option<&(dyn std::error::Error + 'static)> = Some(e);
-        while let Some(err) = next {
-            if let Some(ours) = err.downcast_ref::<Error>() {
-                return Some(ours);
-            }
-            next = err.source();
-        }
-        None
+        icefloe_errors(e).next()
     }
 
     /// The copied error's own source.
@@ -326,13 +350,11 @@ macro_rules! err {
 /// errors repeat their cause in their own message).
 pub(crate) fn with_causes(e: &(dyn std::error::Error + 'static)) -> String {
     let mut shown: Vec<String> = vec![];
-    let mut next = Some(e);
-    while let Some(e) = next {
+    for e in error_chain(e) {
         let text = e.to_string();
         if !shown.iter().any(|s| s.contains(&text)) {
             shown.push(text);
         }
-        next = e.source();
     }
     shown.join(": ")
 }
@@ -367,6 +389,25 @@ mod tests {
         let back = Error::from(arrow);
         assert_eq!(back.kind(), ErrorKind::NotFound);
         assert!(!back.to_string().contains("External error"), "{back}");
+    }
+
+    /// The walk finds every icefloe error of the chain, outermost first, across
+    /// DataFusion's and Arrow's wrappers.
+    #[test]
+    fn icefloe_errors_are_found_along_the_whole_chain() {
+        let inner = Error::not_found("data file 'd.parquet' does not exist");
+        let outer = Error::new(ErrorKind::ValidationFailed, "lost race").with_source(
+            DataFusionError::ArrowError(
+                Box::new(datafusion::arrow::error::ArrowError::ExternalError(
+                    Box::new(DataFusionError::from(inner)),
+                )),
+                None,
+            ),
+        );
+        let kinds: Vec<ErrorKind> = icefloe_errors(&outer).map(Error::kind).collect();
+        assert_eq!(kinds, [ErrorKind::ValidationFailed, ErrorKind::NotFound]);
+        let io = std::io::Error::other("refused");
+        assert_eq!(icefloe_errors(&io).count(), 0);
     }
 
     #[test]

@@ -32,9 +32,10 @@ use futures::future::{BoxFuture, Either};
 use futures::stream::BoxStream;
 use futures::{FutureExt, StreamExt};
 
+use super::error_chain::holds_read_failure;
 use super::table_provider::IcebergTableProvider;
 use crate::catalog::{Catalog, TableIdent};
-use crate::error::{Error, ErrorKind};
+use crate::error::Error;
 use crate::transaction::expired_base::expired_read;
 
 /// What a scan of a catalog's table needs to tell a read that lost a race with
@@ -62,7 +63,7 @@ impl ExpiredReadCheck {
     /// `e`, saying the snapshot was expired meanwhile when it is a read failure and the
     /// catalog's table no longer holds the snapshot; otherwise `e` unchanged.
     pub(crate) async fn explain(&self, e: DataFusionError) -> DataFusionError {
-        if !is_read_failure(&e) {
+        if !holds_read_failure(&e) {
             return e;
         }
         let e = Error::from(e);
@@ -74,24 +75,6 @@ impl ExpiredReadCheck {
     fn failed(self: Arc<Self>, e: DataFusionError) -> BoxFuture<'static, DataFusionError> {
         async move { self.explain(e).await }.boxed()
     }
-}
-
-/// Whether `e`'s chain holds an icefloe error of a failed read (`InvalidData`,
-/// `NotFound`, `Io`): a file that is gone or not what its manifest says.
-fn is_read_failure(e: &DataFusionError) -> bool {
-    let mut next: Option<&(dyn std::error::Error + 'static)> = Some(e);
-    while let Some(err) = next {
-        if let Some(ours) = err.downcast_ref::<Error>() {
-            if matches!(
-                ours.kind(),
-                ErrorKind::InvalidData | ErrorKind::NotFound | ErrorKind::Io
-            ) {
-                return true;
-            }
-        }
-        next = err.source();
-    }
-    false
 }
 
 /// The result of `TableProvider::scan` of `provider`, its planning reads' failure

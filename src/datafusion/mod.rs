@@ -22,6 +22,7 @@ pub mod distributed;
 mod distributed_deferred;
 pub mod dml;
 mod equality_delete_exec;
+mod error_chain;
 mod expired_reads;
 mod expr_adapter;
 mod factory;

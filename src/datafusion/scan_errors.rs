@@ -30,6 +30,7 @@ use datafusion_datasource::morsel::{Morsel, MorselPlan, MorselPlanner, Morselize
 use futures::{FutureExt, StreamExt};
 use object_store::path::Path;
 
+use super::error_chain::holds_icefloe_error;
 use crate::error::{Error, ErrorKind};
 
 /// How data-file locations are shown: the store's URL and, for moved tables, the
@@ -67,18 +68,6 @@ fn same_local_file(recorded: &str, read_from: &str) -> bool {
         .or_else(|| recorded.strip_prefix("file:"))
         .unwrap_or(recorded);
     local == read_from
-}
-
-/// Whether `e`'s chain holds an icefloe [`Error`] (which names its file).
-fn holds_icefloe_error(e: &DataFusionError) -> bool {
-    let mut current: Option<&(dyn std::error::Error + 'static)> = Some(e);
-    while let Some(err) = current {
-        if err.is::<Error>() {
-            return true;
-        }
-        current = err.source();
-    }
-    false
 }
 
 /// A Parquet error's text as our messages show it: `Parquet error: ` once, however often

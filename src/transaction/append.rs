@@ -2,13 +2,15 @@
 //!
 //! The new files go into one new manifest per partition spec, written once and reused by
 //! every retry; the parent's manifests are carried over, merged as `MergeAppend` does
-//! once there are `commit.manifest.min-count-to-merge` of them (see `manifest_merge`). An
-//! append conflicts with nothing: a retry only re-reads the parent.
+//! once there are `commit.manifest.min-count-to-merge` of them (see `manifest_merge`), and
+//! delete files older than every data file are dropped as by `MergeAppend`
+//! (`dropped_deletes`). An append conflicts with nothing: a retry only re-reads the parent.
 
 use std::collections::{BTreeMap, HashSet};
 
 use async_trait::async_trait;
 
+use super::dropped_deletes::drop_deletes_older_than_data;
 use super::manifest_merge::merge_manifests;
 use super::snapshot_producer::SnapshotProducer;
 use super::summary::SnapshotSummary;
@@ -126,12 +128,15 @@ impl TransactionAction for AppendFiles {
     async fn updates(&mut self, table: &Table) -> Result<Vec<TableUpdate>> {
         SnapshotProducer::check_format(table)?;
         let mut manifests = self.producer.added_manifests(table, &self.files).await?;
-        let summary = SnapshotSummary::of_added(&self.files);
+        let mut summary = SnapshotSummary::of_added(&self.files);
         let parent = self.producer.parent(table).cloned();
         if self.validate_not_present {
             self.check_not_present(table, parent.as_ref()).await?;
         }
         manifests.extend(SnapshotProducer::manifests_of(table, parent.as_ref()).await?);
+        let manifests =
+            drop_deletes_older_than_data(table, &mut self.producer, manifests, &mut summary)
+                .await?;
         let manifests = merge_manifests(table, &mut self.producer, manifests).await?;
         self.producer
             .commit_updates(table, "append", manifests, &summary)

@@ -25,7 +25,7 @@
 use std::fmt;
 
 use crate::catalog::{Catalog, TableIdent};
-use crate::error::{Error, ErrorKind};
+use crate::error::{error_chain, Error, ErrorKind};
 
 /// The source of an error of a read of snapshot `snapshot_id` of `table` that failed
 /// because the snapshot was expired while it ran (see [`expired_read`]); its own source,
@@ -63,12 +63,11 @@ impl std::error::Error for ExpiredSnapshotRead {
     }
 }
 
-/// Whether `e` is a read failure worth checking against the table's history.
+/// Whether `e` is a read failure worth checking against the table's history: of a failed
+/// read's kind ([`ErrorKind::is_read_failure`]), or `DataFusion` (a DataFusion error,
+/// which may hold one).
 fn is_read_failure(e: &Error) -> bool {
-    matches!(
-        e.kind(),
-        ErrorKind::InvalidData | ErrorKind::NotFound | ErrorKind::Io | ErrorKind::DataFusion
-    )
+    e.kind().is_read_failure() || e.kind() == ErrorKind::DataFusion
 }
 
 /// The read that failed because its snapshot was expired, found in `e`'s source chain
@@ -76,14 +75,7 @@ fn is_read_failure(e: &Error) -> bool {
 fn find_expired_read<'a>(
     e: &'a (dyn std::error::Error + 'static),
 ) -> Option<&'a ExpiredSnapshotRead> {
-    let mut next = Some(e);
-    while let Some(err) = next {
-        if let Some(found) = err.downcast_ref::<ExpiredSnapshotRead>() {
-            return Some(found);
-        }
-        next = err.source();
-    }
-    None
+    error_chain(e).find_map(|err| err.downcast_ref::<ExpiredSnapshotRead>())
 }
 
 /// `e` (a failed read of snapshot `snapshot` of `ident`; kinds `InvalidData`, `NotFound`,

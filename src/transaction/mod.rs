@@ -25,6 +25,7 @@
 
 mod append;
 mod cherry_pick;
+mod dropped_deletes;
 mod expire_snapshots;
 pub(crate) mod expired_base;
 mod manage_snapshots;

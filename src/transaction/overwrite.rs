@@ -4,7 +4,8 @@
 //!
 //! Manifests holding a removed file are rewritten with that entry `DELETED` and the
 //! other live entries `EXISTING` (their snapshot ids and sequence numbers kept); other
-//! manifests are carried over. A row filter removes a file when its partition guarantees
+//! manifests are carried over. Delete files older than every data file the overwrite keeps
+//! apply to nothing and are dropped (`dropped_deletes`). A row filter removes a file when its partition guarantees
 //! every row matches (the filter's residual for the partition is `true`, Java's
 //! `ResidualEvaluator`) or its column metrics do (`StrictMetricsEvaluator`), and keeps
 //! it when either shows no row can (`InclusiveMetricsEvaluator`), as Java's
@@ -24,6 +25,7 @@ use std::collections::{BTreeMap, HashSet};
 
 use async_trait::async_trait;
 
+use super::dropped_deletes::drop_deletes_older_than_data;
 use super::manifest_merge::merge_manifests;
 use super::snapshot_producer::SnapshotProducer;
 use super::summary::SnapshotSummary;
@@ -313,6 +315,9 @@ impl TransactionAction for OverwriteFiles {
         }
         let mut manifests = added_manifests;
         manifests.extend(kept);
+        let manifests =
+            drop_deletes_older_than_data(table, &mut self.producer, manifests, &mut summary)
+                .await?;
         let manifests = merge_manifests(table, &mut self.producer, manifests).await?;
         let operation = self.operation(!removed.is_empty());
         self.producer

@@ -46,6 +46,7 @@ use std::sync::Mutex;
 
 use async_trait::async_trait;
 
+use super::dropped_deletes::drop_deletes_older_than_data;
 use super::manifest_merge::merge_manifests;
 use super::snapshot_producer::SnapshotProducer;
 use super::summary::SnapshotSummary;
@@ -353,6 +354,9 @@ impl TransactionAction for RewriteFiles {
         check_all_removed(&self.removed_deletes, &removed, &checked)?;
         let mut manifests = added_manifests;
         manifests.extend(kept);
+        let manifests =
+            drop_deletes_older_than_data(table, &mut self.producer, manifests, &mut summary)
+                .await?;
         let manifests = merge_manifests(table, &mut self.producer, manifests).await?;
         self.producer
             .commit_updates(table, "replace", manifests, &summary)

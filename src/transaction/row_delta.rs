@@ -17,6 +17,7 @@ use std::collections::{BTreeMap, HashSet};
 
 use async_trait::async_trait;
 
+use super::dropped_deletes::drop_deletes_older_than_data;
 use super::manifest_merge::merge_manifests;
 use super::snapshot_producer::SnapshotProducer;
 use super::summary::SnapshotSummary;
@@ -288,6 +289,9 @@ impl TransactionAction for RowDelta {
         check_all_removed(&self.removed_deletes, &removed, &checked)?;
         let mut manifests = added_manifests;
         manifests.extend(kept);
+        let manifests =
+            drop_deletes_older_than_data(table, &mut self.producer, manifests, &mut summary)
+                .await?;
         let manifests = merge_manifests(table, &mut self.producer, manifests).await?;
         let operation = self.operation();
         self.producer

@@ -191,7 +191,7 @@ impl SnapshotProducer {
 
     /// The sequence number of the snapshot this producer adds to `m`: the next one;
     /// always 0 in a v1 table, which has none (spec: "Sequence Numbers").
-    fn next_sequence_number(m: &crate::spec::TableMetadata) -> i64 {
+    pub(super) fn next_sequence_number(m: &crate::spec::TableMetadata) -> i64 {
         if m.format_version == FormatVersion::V1 {
             0
         } else {

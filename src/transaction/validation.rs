@@ -473,7 +473,8 @@ pub(crate) async fn validate_data_files_exist(
 /// `ManifestFilterManager.removeDanglingDeletesFor`, which every `MergingSnapshotProducer`
 /// commit applies to the data files it deletes; the same rule for v2 file-scoped
 /// position deletes as Java's `RemoveDanglingDeleteFiles`). Partition-scoped and
-/// equality delete files stay.
+/// equality delete files stay here; those older than every data file the commit keeps
+/// are dropped afterwards (`dropped_deletes`).
 pub(crate) async fn remove_files(
     table: &Table,
     producer: &mut SnapshotProducer,

@@ -20,8 +20,9 @@ use crate::error::Result;
 use crate::io::RequestCounts;
 use crate::scan::{DeferredScan, TableScan};
 
+use super::file_groups::split_into_groups;
 use super::hidden::{Hidden, HiddenLayout};
-use super::scan::{split_into_groups, FileLayout, StoreScan};
+use super::scan::{FileLayout, StoreScan};
 use super::IcebergTableProvider;
 
 impl IcebergTableProvider {

@@ -52,6 +52,7 @@ use datafusion::logical_expr::dml::InsertOp;
 
 mod deferred;
 mod dropped_equality;
+mod file_groups;
 mod files;
 mod hidden;
 mod plan_scan;

@@ -175,6 +175,7 @@ mod changelog_view;
 mod column_default;
 mod column_types;
 mod constant;
+mod create_schema;
 mod create_table;
 mod create_view;
 mod declared_parameters;
@@ -198,6 +199,7 @@ mod dml_functions;
 mod dml_rewrite;
 mod dml_with;
 mod drop_schema;
+mod drop_table;
 mod literals;
 mod merge_scopes;
 mod merge_star;
@@ -211,8 +213,10 @@ mod procedure_where;
 pub(crate) use show_properties::column_name;
 mod partition_stats;
 mod procedures;
+mod rename_table;
 mod replace_table;
 mod reset;
+mod resolve;
 mod rewrite_table_path;
 pub(crate) mod session_zone;
 mod set_time_zone;
@@ -256,21 +260,20 @@ mod tests;
 #[cfg(test)]
 mod time_travel_tests;
 
-use std::any::Any;
-use std::collections::HashMap;
-use std::sync::Arc;
-
 use datafusion::dataframe::DataFrame;
 use datafusion::logical_expr::LogicalPlanBuilder;
 use datafusion::prelude::SessionContext;
 use datafusion::sql::sqlparser::ast::Statement;
 use datafusion::sql::sqlparser::dialect::{dialect_from_str, Dialect, GenericDialect};
 use datafusion::sql::sqlparser::parser::Parser;
-use datafusion::sql::sqlparser::tokenizer::Token;
 
-use super::catalog::{schema_name, IcebergCatalogProvider, IcebergSchemaProvider};
-use crate::catalog::{Catalog, Namespace, TableIdent};
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, Result};
+use create_schema::create_schema;
+use drop_table::drop_table;
+use rename_table::alter_table;
+use resolve::{
+    defaults, iceberg_table_exists, resolve_namespace, resolve_table, IcebergTarget, ResolvedTable,
+};
 use tokens::Cursor;
 
 /// Run one SQL statement in `ctx`: icefloe's DDL (see the [module docs](self)) against
@@ -759,332 +762,4 @@ fn empty(ctx: &SessionContext) -> Result<DataFrame> {
         ctx.state(),
         LogicalPlanBuilder::empty(false).build()?,
     ))
-}
-
-/// An Iceberg catalog registered in the session, by its registered name.
-struct IcebergTarget {
-    name: String,
-    provider: Arc<IcebergCatalogProvider>,
-}
-
-impl IcebergTarget {
-    /// The catalog named `name` in `ctx`, if it is an Iceberg catalog.
-    fn find(ctx: &SessionContext, name: &str) -> Option<Self> {
-        let provider: Arc<dyn Any + Send + Sync> = ctx.catalog(name)?;
-        Some(Self {
-            name: name.to_string(),
-            provider: provider.downcast::<IcebergCatalogProvider>().ok()?,
-        })
-    }
-
-    fn iceberg(&self) -> &IcebergCatalogProvider {
-        &self.provider
-    }
-
-    fn catalog(&self) -> &Arc<dyn Catalog> {
-        self.provider.catalog()
-    }
-
-    /// The namespace behind DataFusion schema `schema` (the root namespace's schema
-    /// when listed as such), or `None` when `schema` is not an Iceberg namespace.
-    fn namespace(&self, schema: &str) -> Result<Option<Namespace>> {
-        let p = self.iceberg();
-        if p.is_other_schema(schema) {
-            return Ok(None);
-        }
-        Ok(Some(match p.namespace_schema(schema) {
-            Some(s) => s.namespace().clone(),
-            None => Namespace::parse(schema),
-        }))
-    }
-
-    /// The schema provider listing `namespace`'s tables (registered if new).
-    fn schema(&self, namespace: &Namespace) -> Result<Arc<IcebergSchemaProvider>> {
-        let p = self.iceberg();
-        match p.namespace_schema(&schema_name(namespace)) {
-            Some(s) => Ok(s),
-            None => p.add_namespace(namespace),
-        }
-    }
-}
-
-/// A table name resolved to an Iceberg catalog.
-struct ResolvedTable {
-    target: IcebergTarget,
-    ident: TableIdent,
-}
-
-impl ResolvedTable {
-    /// `cat.ns.t` as the statement's messages name it.
-    fn display(&self) -> String {
-        format!("{}.{}", self.target.name, self.ident)
-    }
-
-    /// The table's name as a SQL identifier quoted with `quote`, `"cat"."schema"."t"`.
-    fn sql_name(&self, quote: char) -> String {
-        let escaped = format!("{quote}{quote}");
-        [
-            self.target.name.as_str(),
-            &schema_name(&self.ident.namespace),
-            &self.ident.name,
-        ]
-        .iter()
-        .map(|p| format!("{quote}{}{quote}", p.replace(quote, &escaped)))
-        .collect::<Vec<_>>()
-        .join(".")
-    }
-}
-
-/// The session's default catalog and schema.
-fn defaults(ctx: &SessionContext) -> (String, String) {
-    let state = ctx.state();
-    let o = &state.config_options().catalog;
-    (o.default_catalog.clone(), o.default_schema.clone())
-}
-
-/// Whether the dotted name `parts` names a table of an Iceberg catalog of `ctx` that
-/// loads.
-///
-/// Errors: a namespace name the catalog refuses.
-async fn iceberg_table_exists(ctx: &SessionContext, parts: &[String]) -> Result<bool> {
-    Ok(match resolve_table(ctx, parts)? {
-        Some(t) => t.target.catalog().load_table(&t.ident).await.is_ok(),
-        None => false,
-    })
-}
-
-/// Resolve a table name (see the module docs); `None` when it is not in an Iceberg
-/// namespace.
-fn resolve_table(ctx: &SessionContext, parts: &[String]) -> Result<Option<ResolvedTable>> {
-    let (default_catalog, default_schema) = defaults(ctx);
-    let Some((table, qualifier)) = parts.split_last() else {
-        return Ok(None);
-    };
-    let (catalog, schema) = match qualifier {
-        [] => (default_catalog, default_schema),
-        [schema] => (default_catalog, schema.clone()),
-        [cat, rest @ ..] if ctx.catalog(cat).is_some() => (cat.clone(), rest.join(".")),
-        all => (default_catalog, all.join(".")),
-    };
-    let Some(target) = IcebergTarget::find(ctx, &catalog) else {
-        return Ok(None);
-    };
-    Ok(target.namespace(&schema)?.map(|namespace| ResolvedTable {
-        ident: TableIdent::new(namespace, table.clone()),
-        target,
-    }))
-}
-
-/// The Iceberg catalog and namespace a schema name (`[cat.]ns`, a dotted namespace)
-/// names: the target, the catalog's name and the namespace; `None` when the catalog is
-/// not an Iceberg one or the schema is not a namespace of it (DataFusion's to handle).
-fn resolve_namespace(
-    ctx: &SessionContext,
-    parts: &[String],
-) -> Option<(IcebergTarget, String, Namespace)> {
-    let (default_catalog, _) = defaults(ctx);
-    let (catalog, schema) = match parts {
-        [cat, rest @ ..] if !rest.is_empty() && ctx.catalog(cat).is_some() => {
-            (cat.clone(), rest.join("."))
-        }
-        all => (default_catalog, all.join(".")),
-    };
-    let target = IcebergTarget::find(ctx, &catalog)?;
-    if target.iceberg().is_other_schema(&schema) {
-        return None;
-    }
-    Some((target, catalog, Namespace::parse(&schema)))
-}
-
-/// `CREATE SCHEMA|DATABASE|NAMESPACE` (`word`, echoed in messages), after those keywords.
-async fn create_schema(
-    ctx: &SessionContext,
-    word: &str,
-    mut c: Cursor<'_>,
-) -> Result<Option<DataFrame>> {
-    let if_not_exists = c.eat_keywords(&["IF", "NOT", "EXISTS"]);
-    // a statement icefloe cannot read is DataFusion's to report
-    let Ok(parts) = c.object_name() else {
-        return Ok(None);
-    };
-    let Some((target, catalog, namespace)) = resolve_namespace(ctx, &parts) else {
-        return Ok(None);
-    };
-    let what = format!("CREATE {word} {catalog}.{namespace}");
-    let properties = schema_clauses(&mut c).map_err(|e| e.context(&what))?;
-    let catalog = target.catalog();
-    let exists = catalog.namespace_exists(&namespace).await?;
-    if !exists {
-        crate::failpoint::pause("create-checked");
-        match catalog.create_namespace(&namespace, &properties).await {
-            // created by another writer since the check: nothing to do under IF NOT EXISTS
-            Err(e) if if_not_exists && e.kind() == ErrorKind::AlreadyExists => {}
-            created => created.map_err(|e| e.context(&what))?,
-        }
-    } else if !if_not_exists {
-        return Err(Error::new(
-            ErrorKind::AlreadyExists,
-            format!("{what}: namespace '{namespace}' already exists"),
-        ));
-    }
-    target.iceberg().add_namespace(&namespace)?;
-    empty(ctx).map(Some)
-}
-
-/// The clauses of `CREATE SCHEMA` after the name, each at most once (Spark's
-/// `visitCreateNamespace`): `COMMENT '…'`, `LOCATION '…'` (stored absolute:
-/// [`alter_namespace::namespace_location`]) and `WITH DBPROPERTIES|PROPERTIES (…)` (no
-/// reserved key: module `property_lists`), as the namespace's properties; the clauses
-/// win over a `comment` property, as in Spark.
-fn schema_clauses(c: &mut Cursor<'_>) -> Result<HashMap<String, String>> {
-    let mut clauses = property_lists::Clauses::default();
-    let (mut comment, mut location) = (None, None);
-    let mut properties = HashMap::new();
-    loop {
-        if c.eat_keyword("COMMENT") {
-            clauses.once("COMMENT")?;
-            comment = Some(c.string()?);
-        } else if c.eat_keyword("LOCATION") {
-            clauses.once("LOCATION")?;
-            location = Some(alter_namespace::namespace_location(&c.string()?)?);
-        } else if c.eat_keyword("WITH") {
-            if !c.eat_keyword("DBPROPERTIES") {
-                c.expect_keyword("PROPERTIES")?;
-            }
-            clauses.once("WITH DBPROPERTIES|PROPERTIES")?;
-            let list = c.properties()?;
-            property_lists::check_namespace_keys(list.iter().map(|(k, _)| k.as_str()))?;
-            properties.extend(list);
-        } else {
-            break;
-        }
-    }
-    c.expect_end()?;
-    properties.extend(comment.map(|v| ("comment".to_string(), v)));
-    properties.extend(location.map(|v| ("location".to_string(), v)));
-    Ok(properties)
-}
-
-/// `DROP TABLE`, after those keywords.
-async fn drop_table(ctx: &SessionContext, mut c: Cursor<'_>) -> Result<Option<DataFrame>> {
-    let if_exists = c.eat_keywords(&["IF", "EXISTS"]);
-    let mut names = Vec::new();
-    loop {
-        let Ok(name) = c.object_name() else {
-            return Ok(None);
-        };
-        names.push(name);
-        if !c.eat(&Token::Comma) {
-            break;
-        }
-    }
-    let mut tables = Vec::new();
-    for name in &names {
-        match resolve_table(ctx, name)? {
-            Some(t) => tables.push(t),
-            // not (all) Iceberg: DataFusion's DROP TABLE
-            None => return Ok(None),
-        }
-    }
-    let purge = c.eat_keyword("PURGE");
-    c.expect_end()
-        .map_err(|e| e.context(format!("DROP TABLE {}", names[0].join("."))))?;
-    for t in &tables {
-        not_a_table::check_not_a_version(t, "DROP TABLE").await?;
-        // a session view of the namespace (and no table of its name): DROP VIEW drops it,
-        // as Spark says ("Cannot drop a view with DROP TABLE")
-        if not_a_table::is_session_view(t).await? {
-            return Err(Error::invalid_argument(format!(
-                "DROP TABLE {0}: {0} is a view of this session, not a table; DROP VIEW {0} \
-                 drops it",
-                t.display()
-            )));
-        }
-    }
-    if purge {
-        // before any table is dropped: Spark's `purgeTable` refuses a table whose
-        // gc.enabled is false (its files may be other tables' too), dropping nothing
-        for t in &tables {
-            let catalog = t.target.catalog();
-            if if_exists && !catalog.table_exists(&t.ident).await? {
-                continue;
-            }
-            let what = format!("DROP TABLE {} PURGE", t.display());
-            let table = catalog
-                .load_table(&t.ident)
-                .await
-                .map_err(|e| e.context(&what))?;
-            crate::table_properties::check_gc_enabled(
-                &table.metadata().properties,
-                &format!("purge table '{}'", t.ident),
-            )
-            .map_err(|e| e.context(&what))?;
-        }
-    }
-    for t in tables {
-        let what = format!("DROP TABLE {}", t.display());
-        let catalog = t.target.catalog();
-        if if_exists && !catalog.table_exists(&t.ident).await? {
-            continue;
-        }
-        catalog
-            .drop_table(&t.ident, purge)
-            .await
-            .map_err(|e| e.context(&what))?;
-        if let Some(s) = t
-            .target
-            .iceberg()
-            .namespace_schema(&schema_name(&t.ident.namespace))
-        {
-            s.remove_table_name(&t.ident.name);
-        }
-    }
-    empty(ctx).map(Some)
-}
-
-/// `ALTER TABLE`, after those keywords: `RENAME TO` here, the other clauses in
-/// [`alter_table`](mod@alter_table).
-async fn alter_table(ctx: &SessionContext, mut c: Cursor<'_>) -> Result<Option<DataFrame>> {
-    let Ok(from_parts) = c.object_name() else {
-        return Ok(None);
-    };
-    if !c.eat_keywords(&["RENAME", "TO"]) {
-        return alter_table::alter_table(ctx, &from_parts, c).await;
-    }
-    let Some(from) = resolve_table(ctx, &from_parts)? else {
-        return Ok(None);
-    };
-    not_a_table::check_not_a_version(&from, "ALTER TABLE").await?;
-    not_a_table::check_not_a_view(&from, "ALTER TABLE").await?;
-    let what = format!("ALTER TABLE {} RENAME", from.display());
-    let to_parts = c.object_name().map_err(|e| e.context(&what))?;
-    c.expect_end().map_err(|e| e.context(&what))?;
-    let to = match to_parts.as_slice() {
-        [name] => TableIdent::new(from.ident.namespace.clone(), name.clone()),
-        _ => match resolve_table(ctx, &to_parts)? {
-            Some(to) if to.target.name == from.target.name => to.ident,
-            _ => {
-                return Err(Error::invalid_argument(format!(
-                    "{what}: '{}' is not in catalog '{}'",
-                    to_parts.join("."),
-                    from.target.name
-                )))
-            }
-        },
-    };
-    not_a_table::check_new_table_name(&to.name, &what)?;
-    from.target
-        .catalog()
-        .rename_table(&from.ident, &to)
-        .await
-        .map_err(|e| e.context(&what))?;
-    if let Some(s) = from
-        .target
-        .iceberg()
-        .namespace_schema(&schema_name(&from.ident.namespace))
-    {
-        s.remove_table_name(&from.ident.name);
-    }
-    from.target.schema(&to.namespace)?.add_table_name(&to.name);
-    empty(ctx).map(Some)
 }

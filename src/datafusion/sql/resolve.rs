@@ -1,0 +1,149 @@
+//! Resolving the names a statement gives (`[cat.][ns.]t`, `[cat.]ns`) to an Iceberg
+//! catalog registered in the session: the rules are in the [module docs](super).
+
+use std::any::Any;
+use std::sync::Arc;
+
+use datafusion::prelude::SessionContext;
+
+use super::super::catalog::{schema_name, IcebergCatalogProvider, IcebergSchemaProvider};
+use crate::catalog::{Catalog, Namespace, TableIdent};
+use crate::error::Result;
+
+/// An Iceberg catalog registered in the session, by its registered name.
+pub(super) struct IcebergTarget {
+    pub(super) name: String,
+    provider: Arc<IcebergCatalogProvider>,
+}
+
+impl IcebergTarget {
+    /// The catalog named `name` in `ctx`, if it is an Iceberg catalog.
+    pub(super) fn find(ctx: &SessionContext, name: &str) -> Option<Self> {
+        let provider: Arc<dyn Any + Send + Sync> = ctx.catalog(name)?;
+        Some(Self {
+            name: name.to_string(),
+            provider: provider.downcast::<IcebergCatalogProvider>().ok()?,
+        })
+    }
+
+    pub(super) fn iceberg(&self) -> &IcebergCatalogProvider {
+        &self.provider
+    }
+
+    pub(super) fn catalog(&self) -> &Arc<dyn Catalog> {
+        self.provider.catalog()
+    }
+
+    /// The namespace behind DataFusion schema `schema` (the root namespace's schema
+    /// when listed as such), or `None` when `schema` is not an Iceberg namespace.
+    pub(super) fn namespace(&self, schema: &str) -> Result<Option<Namespace>> {
+        let p = self.iceberg();
+        if p.is_other_schema(schema) {
+            return Ok(None);
+        }
+        Ok(Some(match p.namespace_schema(schema) {
+            Some(s) => s.namespace().clone(),
+            None => Namespace::parse(schema),
+        }))
+    }
+
+    /// The schema provider listing `namespace`'s tables (registered if new).
+    pub(super) fn schema(&self, namespace: &Namespace) -> Result<Arc<IcebergSchemaProvider>> {
+        let p = self.iceberg();
+        match p.namespace_schema(&schema_name(namespace)) {
+            Some(s) => Ok(s),
+            None => p.add_namespace(namespace),
+        }
+    }
+}
+
+/// A table name resolved to an Iceberg catalog.
+pub(super) struct ResolvedTable {
+    pub(super) target: IcebergTarget,
+    pub(super) ident: TableIdent,
+}
+
+impl ResolvedTable {
+    /// `cat.ns.t` as the statement's messages name it.
+    pub(super) fn display(&self) -> String {
+        format!("{}.{}", self.target.name, self.ident)
+    }
+
+    /// The table's name as a SQL identifier quoted with `quote`, `"cat"."schema"."t"`.
+    pub(super) fn sql_name(&self, quote: char) -> String {
+        let escaped = format!("{quote}{quote}");
+        [
+            self.target.name.as_str(),
+            &schema_name(&self.ident.namespace),
+            &self.ident.name,
+        ]
+        .iter()
+        .map(|p| format!("{quote}{}{quote}", p.replace(quote, &escaped)))
+        .collect::<Vec<_>>()
+        .join(".")
+    }
+}
+
+/// The session's default catalog and schema.
+pub(super) fn defaults(ctx: &SessionContext) -> (String, String) {
+    let state = ctx.state();
+    let o = &state.config_options().catalog;
+    (o.default_catalog.clone(), o.default_schema.clone())
+}
+
+/// Whether the dotted name `parts` names a table of an Iceberg catalog of `ctx` that
+/// loads.
+///
+/// Errors: a namespace name the catalog refuses.
+pub(super) async fn iceberg_table_exists(ctx: &SessionContext, parts: &[String]) -> Result<bool> {
+    Ok(match resolve_table(ctx, parts)? {
+        Some(t) => t.target.catalog().load_table(&t.ident).await.is_ok(),
+        None => false,
+    })
+}
+
+/// Resolve a table name (see the module docs); `None` when it is not in an Iceberg
+/// namespace.
+pub(super) fn resolve_table(
+    ctx: &SessionContext,
+    parts: &[String],
+) -> Result<Option<ResolvedTable>> {
+    let (default_catalog, default_schema) = defaults(ctx);
+    let Some((table, qualifier)) = parts.split_last() else {
+        return Ok(None);
+    };
+    let (catalog, schema) = match qualifier {
+        [] => (default_catalog, default_schema),
+        [schema] => (default_catalog, schema.clone()),
+        [cat, rest @ ..] if ctx.catalog(cat).is_some() => (cat.clone(), rest.join(".")),
+        all => (default_catalog, all.join(".")),
+    };
+    let Some(target) = IcebergTarget::find(ctx, &catalog) else {
+        return Ok(None);
+    };
+    Ok(target.namespace(&schema)?.map(|namespace| ResolvedTable {
+        ident: TableIdent::new(namespace, table.clone()),
+        target,
+    }))
+}
+
+/// The Iceberg catalog and namespace a schema name (`[cat.]ns`, a dotted namespace)
+/// names: the target, the catalog's name and the namespace; `None` when the catalog is
+/// not an Iceberg one or the schema is not a namespace of it (DataFusion's to handle).
+pub(super) fn resolve_namespace(
+    ctx: &SessionContext,
+    parts: &[String],
+) -> Option<(IcebergTarget, String, Namespace)> {
+    let (default_catalog, _) = defaults(ctx);
+    let (catalog, schema) = match parts {
+        [cat, rest @ ..] if !rest.is_empty() && ctx.catalog(cat).is_some() => {
+            (cat.clone(), rest.join("."))
+        }
+        all => (default_catalog, all.join(".")),
+    };
+    let target = IcebergTarget::find(ctx, &catalog)?;
+    if target.iceberg().is_other_schema(&schema) {
+        return None;
+    }
+    Some((target, catalog, Namespace::parse(&schema)))
+}

@@ -341,8 +341,12 @@ pub(crate) async fn check_history(table: &Table, linear: bool) {
 /// Files under the table's location that nothing in its metadata references (what
 /// failed writers would leave behind).
 pub(crate) async fn unreferenced(table: &Table) -> Vec<String> {
+    let ident = TableIdent::parse("unreferenced.t");
+    let catalog = icefloe::catalog::StaticCatalog::new("unreferenced")
+        .with_table(ident.clone(), table.metadata_location());
     remove_orphan_files(
-        table,
+        &catalog,
+        &ident,
         &RemoveOrphanFiles::new()
             .older_than(chrono::Utc::now().timestamp_millis() + 60_000)
             .allow_recent(true)

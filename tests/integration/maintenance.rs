@@ -958,7 +958,10 @@ async fn maintenance_remove_orphans_covers_the_table_write_paths() {
     for (args, orphan) in [
         (String::new(), &in_location),
         (format!(", location => '{data_uri}'"), &in_data),
-        (format!(", location => 'file://{}'", meta.display()), &in_meta),
+        (
+            format!(", location => 'file://{}'", meta.display()),
+            &in_meta,
+        ),
     ] {
         let q = format!("CALL ice.system.remove_orphan_files('ns.wp'{args})");
         let removed = orphan_locations(run(&lake.ctx, &q).await.expect("remove"));

@@ -199,6 +199,16 @@ pub trait Catalog: fmt::Debug + Send + Sync {
     /// Load the table at its current metadata file.
     async fn load_table(&self, ident: &TableIdent) -> Result<Table>;
 
+    /// The files the catalog itself keeps in table storage, as normalised locations
+    /// (`file:///abs/path`): never a table's orphans, whatever directory
+    /// `remove_orphan_files` lists. Default: none (a REST catalog keeps its state on its
+    /// server; a filesystem catalog's `version-hint.text` files belong to their tables).
+    /// The SQL catalog: its SQLite database file and the `-wal`, `-shm` and `-journal`
+    /// files SQLite keeps beside it.
+    fn own_files(&self) -> Vec<String> {
+        Vec::new()
+    }
+
     /// Whether `ident` names a table here.
     async fn table_exists(&self, ident: &TableIdent) -> Result<bool> {
         match self.metadata_location(ident).await {

@@ -17,6 +17,7 @@
 //! a row in `iceberg_namespace_properties` or a table in `iceberg_tables` (or is a parent
 //! of one that does). One database may hold several catalogs (`catalog_name`).
 
+mod locations;
 mod namespace_properties;
 
 use std::path::{Path, PathBuf};
@@ -385,6 +386,17 @@ impl Catalog for SqlCatalog {
         &self.name
     }
 
+    fn own_files(&self) -> Vec<String> {
+        let Ok(db) = std::path::absolute(&self.db) else {
+            return Vec::new();
+        };
+        let db = db.to_string_lossy().to_string();
+        ["", "-wal", "-shm", "-journal"]
+            .iter()
+            .filter_map(|suffix| crate::io::normalize_location(&format!("{db}{suffix}")).ok())
+            .collect()
+    }
+
     async fn list_namespaces(&self) -> Result<Vec<Namespace>> {
         let ns_part = if self.has_namespace_table {
             " UNION SELECT namespace FROM iceberg_namespace_properties WHERE catalog_name = ?1"
@@ -625,6 +637,7 @@ impl Catalog for SqlCatalog {
                 location
             }
         };
+        self.check_location_unused(ident, &location).await?;
         let metadata = creation.to_metadata(&location)?;
         let metadata_location = next_metadata_location(&metadata, None);
         Table::from_written(metadata, &metadata_location, &self.options)

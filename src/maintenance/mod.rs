@@ -24,6 +24,7 @@ mod expire;
 pub(crate) mod file_rewrite_sizes;
 pub(crate) mod options;
 mod orphan_files;
+mod orphan_neighbours;
 mod partition_stats;
 mod partition_stats_incremental;
 mod reachable;

@@ -71,12 +71,14 @@ async fn orphan_files_of_a_table_moved_under_its_old_location() {
     let location = table_moved_under_its_old_location(dir.path());
     let stray = std::path::Path::new(&location).join("stray.parquet");
     std::fs::write(&stray, b"not referenced").expect("write");
-    let table = Table::open(&location).await.expect("open");
+    let ident = icefloe::catalog::TableIdent::parse("moved.t");
+    let catalog =
+        icefloe::catalog::StaticCatalog::new("moved").with_table(ident.clone(), &location);
     let options = RemoveOrphanFiles::new()
         .older_than(chrono::Utc::now().timestamp_millis() + 60_000)
         .allow_recent(true);
     let stray_location = format!("file://{}", stray.display());
-    let dry = remove_orphan_files(&table, &options.clone().dry_run(true))
+    let dry = remove_orphan_files(&catalog, &ident, &options.clone().dry_run(true))
         .await
         .expect("dry run");
     // the stray file, and v1.metadata.json (LocalTableWriter keeps no metadata log, so
@@ -87,7 +89,7 @@ async fn orphan_files_of_a_table_moved_under_its_old_location() {
             .all(|o| *o == stray_location || o.ends_with("/metadata/v1.metadata.json")),
         "{dry:?}"
     );
-    let removed = remove_orphan_files(&table, &options)
+    let removed = remove_orphan_files(&catalog, &ident, &options)
         .await
         .expect("remove orphans");
     assert_eq!(removed, dry);

@@ -338,11 +338,43 @@ pub(crate) async fn check_history(table: &Table, linear: bool) {
     }
 }
 
+/// A catalog of `table` alone, as loaded (with its store's credentials), named
+/// `unreferenced.t`.
+#[derive(Debug)]
+struct OneTable(Table);
+
+impl OneTable {
+    fn ident() -> TableIdent {
+        TableIdent::parse("unreferenced.t")
+    }
+}
+
+#[async_trait::async_trait]
+impl Catalog for OneTable {
+    fn name(&self) -> &str {
+        "unreferenced"
+    }
+
+    async fn list_namespaces(&self) -> icefloe::Result<Vec<Namespace>> {
+        Ok(vec![Self::ident().namespace])
+    }
+
+    async fn list_tables(&self, _: &Namespace) -> icefloe::Result<Vec<TableIdent>> {
+        Ok(vec![Self::ident()])
+    }
+
+    async fn load_table(&self, _: &TableIdent) -> icefloe::Result<Table> {
+        Ok(self.0.clone())
+    }
+}
+
 /// Files under the table's location that nothing in its metadata references (what
 /// failed writers would leave behind).
 pub(crate) async fn unreferenced(table: &Table) -> Vec<String> {
+    let catalog = OneTable(table.clone());
     remove_orphan_files(
-        table,
+        &catalog,
+        &OneTable::ident(),
         &RemoveOrphanFiles::new()
             .older_than(chrono::Utc::now().timestamp_millis() + 60_000)
             .allow_recent(true)

@@ -130,7 +130,7 @@ async fn gc_disabled_refuses_expire_orphan_removal_and_purge() {
         .expect_err("transaction");
     assert_eq!(err.kind(), ErrorKind::InvalidArgument, "{err}");
     assert_gc_refusal(&err.to_string(), "expire snapshots");
-    let err = remove_orphan_files(&table, &RemoveOrphanFiles::new())
+    let err = remove_orphan_files(lake.catalog.as_ref(), &ident, &RemoveOrphanFiles::new())
         .await
         .expect_err("orphans");
     assert_eq!(err.kind(), ErrorKind::InvalidArgument, "{err}");

@@ -58,6 +58,7 @@ mod nested_writes;
 #[allow(dead_code)]
 #[path = "../conformance/normalize.rs"]
 mod normalize;
+mod orphan_owners;
 mod partition_evolution;
 mod partition_stats;
 mod partition_stats_incremental;

@@ -4,7 +4,7 @@
 //! | procedure | arguments | result |
 //! |---|---|---|
 //! | `expire_snapshots` | `table`, `older_than` (`TIMESTAMP '…'`, a constant expression such as `now() - INTERVAL '1' DAY`, or seconds since the epoch as Spark casts a `BIGINT`), `retain_last`, `max_concurrent_deletes`, `stream_results` (ignored), `snapshot_ids` (`array(…)`), `dry_run` (icefloe) | `deleted_data_files_count`, `deleted_position_delete_files_count`, `deleted_equality_delete_files_count`, `deleted_manifest_files_count`, `deleted_manifest_lists_count`, `deleted_statistics_files_count` |
-//! | `remove_orphan_files` | `table`, `older_than` (default 3 days ago; within 24 h refused), `location` (the table location, `write.data.path` or `write.metadata.path`, or a directory in one; default: all of them), `dry_run`, `max_concurrent_deletes`, `file_list_view` (refused), `equal_schemes`, `equal_authorities` (`map('from', 'to', …)`), `prefix_mismatch_mode` (`'ERROR'`, `'IGNORE'`, `'DELETE'`) | one row per file: `orphan_file_location` |
+//! | `remove_orphan_files` | `table`, `older_than` (default 3 days ago; within 24 h refused), `location` (the table location, `write.data.path` or `write.metadata.path`, or a directory in one; default: the table location, as in Java; refused where another table of the catalog could own files under it), `dry_run`, `max_concurrent_deletes`, `file_list_view` (refused), `equal_schemes`, `equal_authorities` (`map('from', 'to', …)`), `prefix_mismatch_mode` (`'ERROR'`, `'IGNORE'`, `'DELETE'`) | one row per file: `orphan_file_location` |
 //! | `rewrite_data_files` | `table`, `strategy` (`'binpack'`, `'sort'`), `sort_order` (`'id DESC NULLS LAST, bucket(4, s)'`, the `sort` strategy's order instead of the table's; or `'zorder(a, b)'`, a z-order of the columns), `options` (`map('k', 'v', …)`; z-order: `var-length-contribution`, `max-output-size`), `where` (a SQL condition string) | `rewritten_data_files_count`, `added_data_files_count`, `rewritten_bytes_count`, `failed_data_files_count`, `removed_delete_files_count` |
 //! | `rewrite_manifests` | `table`, `use_caching` (ignored), `spec_id` (only that spec's manifests; default: the table's current spec, as in Spark) | `rewritten_manifests_count`, `added_manifests_count` |
 //! | `add_files` | `table`, `source_table` (`` '`parquet`.`/path/dir`' ``: a directory of Parquet files, Hive-style `column=value` directories for a partitioned table, or one file), `partition_filter` (`map('column', 'value', …)`), `check_duplicate_files` (default true), `parallelism` (ignored) | `added_files_count`, `changed_partition_count` |
@@ -305,8 +305,8 @@ async fn orphans(ctx: &SessionContext, table: &ResolvedTable, args: &Args) -> Re
             )))
         }
     }
-    let loaded = table.target.catalog().load_table(&table.ident).await?;
-    let files = remove_orphan_files(&loaded, &options).await?;
+    let files =
+        remove_orphan_files(table.target.catalog().as_ref(), &table.ident, &options).await?;
     let schema = Arc::new(ArrowSchema::new(vec![Field::new(
         "orphan_file_location",
         DataType::Utf8,

@@ -97,7 +97,11 @@ fn filesystem_catalog_keeps_tables_out_of_each_other() {
     }
     // an empty namespace's directory may become a table (nothing is hidden)
     assert_success(&sql_in(cwd, "wh", "CREATE TABLE ns.e (id INT)"));
-    let out = sql_in(cwd, "wh", "SELECT schema_name FROM information_schema.schemata");
+    let out = sql_in(
+        cwd,
+        "wh",
+        "SELECT schema_name FROM information_schema.schemata",
+    );
     assert_success(&out);
     assert!(!stdout(&out).contains("ns.t"), "{}", stdout(&out));
     let out = sql_in(

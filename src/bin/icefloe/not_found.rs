@@ -227,7 +227,7 @@ fn missing_dotted_namespace(
     }
     let namespace = format!("{schema}.{levels}");
     let known = cat.schema_names();
-    (!known.iter().any(|n| *n == namespace)).then_some(namespace)
+    (!known.contains(&namespace)).then_some(namespace)
 }
 
 /// For DataFusion's "Unsupported compound identifier 'a.b.c.t'" (a name of more parts than

@@ -359,6 +359,24 @@ pub(crate) fn with_causes(e: &(dyn std::error::Error + 'static)) -> String {
     shown.join(": ")
 }
 
+/// An error shown with its causes ([`with_causes`]): a store's "error sending request"
+/// says why only in its causes (`Connection refused (os error 111)`). `source()` is the
+/// error's own, so the chain stays walkable.
+#[derive(Debug)]
+pub(crate) struct WithCauses<E>(pub(crate) E);
+
+impl<E: std::error::Error + 'static> fmt::Display for WithCauses<E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&with_causes(&self.0))
+    }
+}
+
+impl<E: std::error::Error + 'static> std::error::Error for WithCauses<E> {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.0.source()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -37,6 +37,9 @@ pub enum PropertyType {
     MetricsMode,
     /// A name mapping in the spec's JSON form ("Column Projection").
     NameMapping,
+    /// An absolute location files are written under
+    /// ([`check_location_property`](crate::io::check_location_property)).
+    Location,
 }
 
 /// A table property icefloe reads, with the values it takes.
@@ -204,6 +207,24 @@ pub const DEFAULT_NAME_MAPPING: TableProperty = TableProperty {
     ty: PropertyType::NameMapping,
 };
 
+const fn location(name: &'static str) -> TableProperty {
+    TableProperty {
+        name,
+        ty: PropertyType::Location,
+    }
+}
+
+/// `write.data.path` (default `<location>/data`): where data and delete files go.
+pub const WRITE_DATA_PATH: TableProperty = location("write.data.path");
+/// `write.metadata.path` (default `<location>/metadata`): where metadata files go.
+pub const WRITE_METADATA_PATH: TableProperty = location("write.metadata.path");
+/// `write.object-storage.path`: Java's data root with `write.object-storage.enabled`
+/// (icefloe moves it in `rewrite_table_path`; checked so that Java's writes land where
+/// readers look).
+pub const OBJECT_STORAGE_PATH: TableProperty = location("write.object-storage.path");
+/// `write.folder-storage.path`: Java's deprecated name of `write.data.path`.
+pub const FOLDER_STORAGE_PATH: TableProperty = location("write.folder-storage.path");
+
 /// Every property icefloe reads, with the values it takes. [`METRICS_COLUMN`] is a
 /// prefix; the others are whole names.
 pub const KNOWN: &[TableProperty] = &[
@@ -244,6 +265,10 @@ pub const KNOWN: &[TableProperty] = &[
     GC_ENABLED,
     WAP_ENABLED,
     DEFAULT_NAME_MAPPING,
+    WRITE_DATA_PATH,
+    WRITE_METADATA_PATH,
+    OBJECT_STORAGE_PATH,
+    FOLDER_STORAGE_PATH,
 ];
 
 /// The known property `key` is (a [`METRICS_COLUMN`] key included), if any.
@@ -376,6 +401,7 @@ impl TableProperty {
             },
             PropertyType::MetricsMode => "none, counts, truncate(N) with N > 0, or full".into(),
             PropertyType::NameMapping => "a JSON name mapping".to_string(),
+            PropertyType::Location => "an absolute location".to_string(),
         }
     }
 
@@ -405,6 +431,7 @@ impl TableProperty {
             PropertyType::NameMapping => crate::spec::name_mapping::NameMapping::from_json(value)
                 .map(|_| ())
                 .map_err(|e| self.error(key, value).with_source(e)),
+            PropertyType::Location => crate::io::check_location_property(key, value),
         }
     }
 

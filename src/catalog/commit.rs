@@ -58,8 +58,11 @@ impl TableCreation {
     /// The metadata of the new table at `location`. The `format-version` property
     /// picks the format version and is not stored as a property.
     ///
-    /// Errors: a `format-version` other than 1, 2, 3; the builder's checks.
+    /// Errors: a `format-version` other than 1, 2, 3; a location other engines would not
+    /// read ([`check_table_location`](crate::io::check_table_location): an object store
+    /// location holding `#` or `?`, `az://`); the builder's checks.
     pub fn to_metadata(&self, location: &str) -> Result<TableMetadata> {
+        crate::io::check_table_location("table location", location)?;
         crate::table_properties::validate_all(&self.properties)?;
         let mut properties = self.properties.clone();
         let version =

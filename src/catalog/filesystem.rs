@@ -6,7 +6,10 @@
 //! ```
 //!
 //! A directory is a table when its `metadata/` directory holds `version-hint.text` or a
-//! `*.metadata.json` file; any other directory is a namespace. Tables directly under the
+//! `*.metadata.json` file; any other directory is a namespace, but for those inside a
+//! table's directory (its `data/` and `metadata/`). A table is not created inside another
+//! table's directory nor over a namespace holding tables, and a namespace not over or
+//! inside a table (`DROP TABLE` removes the whole directory). Tables directly under the
 //! warehouse belong to the root (empty) namespace, which is listed when it has tables
 //! (Spark writes `HadoopCatalog` tables there when no namespace is given). The current
 //! metadata file is found as [`Table::open`] finds it (version hint, else the highest
@@ -199,6 +202,87 @@ impl FileSystemCatalog {
         Ok((namespaces, tables))
     }
 
+    /// The table whose directory holds the directory `levels` names (an ancestor of it,
+    /// not the directory itself): what lies there is that table's (`data/`, `metadata/`),
+    /// not a namespace, and `DROP TABLE` of it would delete anything put there.
+    async fn enclosing_table(&self, levels: &[String]) -> Result<Option<TableIdent>> {
+        for k in 1..levels.len() {
+            if self.is_table_dir(&self.location_of(&levels[..k])).await? {
+                let namespace = Namespace::new(levels[..k - 1].to_vec());
+                return Ok(Some(TableIdent::new(namespace, &levels[k - 1])));
+            }
+        }
+        Ok(None)
+    }
+
+    /// A table in the namespace directory `levels` or in a namespace below it (searched
+    /// [`MAX_NAMESPACE_DEPTH`] deep, as listings are): a table made at that directory
+    /// would hide them (a namespace's directory that is a table is no namespace) and its
+    /// `DROP TABLE` would delete them.
+    fn table_below<'a>(&'a self, levels: Vec<String>) -> BoxFuture<'a, Result<Option<TableIdent>>> {
+        async move {
+            if levels.len() > MAX_NAMESPACE_DEPTH {
+                return Ok(None);
+            }
+            let (namespaces, tables) = self.classify(&levels).await?;
+            if let Some(t) = tables.first() {
+                return Ok(Some(TableIdent::new(Namespace::new(levels.clone()), t)));
+            }
+            for ns in namespaces {
+                let mut child = levels.clone();
+                child.push(ns);
+                if let Some(t) = self.table_below(child).await? {
+                    return Ok(Some(t));
+                }
+            }
+            Ok(None)
+        }
+        .boxed()
+    }
+
+    /// The rule of the README's "Writing tables" (the SQL catalog's for default
+    /// locations): table `ident`'s directory may not lie inside another table's
+    /// directory (table `ns.t.u` in table `ns.t`'s `data/`), nor be a namespace's
+    /// directory holding tables (table `ns.t` over namespace `ns.t` and its tables).
+    /// Either way the tables' files would mix, one would hide the other from listings,
+    /// and `DROP TABLE` of the outer one (which removes its whole directory, as Java's
+    /// `HadoopCatalog`) would delete the inner one.
+    ///
+    /// Errors: [`ErrorKind::InvalidArgument`] naming both tables and the location.
+    async fn check_location_apart(&self, ident: &TableIdent) -> Result<()> {
+        let mut levels = ident.namespace.levels().to_vec();
+        levels.push(ident.name.clone());
+        let location = self.location_of(&levels);
+        if let Some(outer) = self.enclosing_table(&levels).await? {
+            return Err(Error::invalid_argument(format!(
+                "table '{ident}' of filesystem catalog '{}' would lie at '{location}', inside \
+                 the directory of table '{outer}', whose DROP TABLE would delete it",
+                self.name
+            )));
+        }
+        if self.is_table_dir(&location).await? {
+            return Ok(());
+        }
+        if let Some(inner) = self.table_below(levels).await? {
+            return Err(Error::invalid_argument(format!(
+                "table '{ident}' of filesystem catalog '{}' would lie at '{location}', the \
+                 directory of namespace '{}', which holds table '{inner}': the table would \
+                 hide it and its DROP TABLE would delete it",
+                self.name,
+                Namespace::new(
+                    ident
+                        .namespace
+                        .levels()
+                        .iter()
+                        .chain(std::iter::once(&ident.name))
+                        .cloned()
+                        .collect()
+                ),
+            )));
+        }
+        Ok(())
+    }
+
     fn collect_namespaces<'a>(
         &'a self,
         levels: Vec<String>,
@@ -256,6 +340,10 @@ impl Catalog for FileSystemCatalog {
     async fn namespace_exists(&self, namespace: &Namespace) -> Result<bool> {
         if namespace.is_root() {
             return Ok(!self.classify(&[]).await?.1.is_empty());
+        }
+        // the `data/` and `metadata/` directories of a table are not namespaces
+        if self.enclosing_table(namespace.levels()).await?.is_some() {
+            return Ok(false);
         }
         let (parent, last) = namespace.levels().split_at(namespace.levels().len() - 1);
         Ok(self.classify(parent).await?.0.iter().any(|n| n == &last[0]))
@@ -315,6 +403,26 @@ impl Catalog for FileSystemCatalog {
         }
         namespace.check_creatable()?;
         Self::check_directories(namespace, None)?;
+        if let Some(table) = self.enclosing_table(namespace.levels()).await? {
+            return Err(Error::invalid_argument(format!(
+                "namespace '{namespace}' of filesystem catalog '{}' would lie inside the \
+                 directory of table '{table}', whose DROP TABLE would delete it",
+                self.name
+            )));
+        }
+        if self
+            .is_table_dir(&self.location_of(namespace.levels()))
+            .await?
+        {
+            return Err(Error::new(
+                ErrorKind::AlreadyExists,
+                format!(
+                    "namespace '{namespace}' cannot be created in filesystem catalog '{}': \
+                     a table exists there (its directory is table '{namespace}')",
+                    self.name
+                ),
+            ));
+        }
         if self.namespace_exists(namespace).await? {
             return Err(Error::new(
                 ErrorKind::AlreadyExists,
@@ -371,11 +479,13 @@ impl Catalog for FileSystemCatalog {
         creation: TableCreation,
     ) -> Result<Table> {
         Self::check_directories(&ident.namespace, Some(&ident.name))?;
+        let location = self.table_location(ident);
+        self.local_dir(&location, "creating a table")?;
+        // before the namespace: inside a table's directory is no namespace
+        self.check_location_apart(ident).await?;
         if !ident.namespace.is_root() && !self.namespace_exists(&ident.namespace).await? {
             return Err(namespace_not_found(&self.name, &ident.namespace));
         }
-        let location = self.table_location(ident);
-        self.local_dir(&location, "creating a table")?;
         if self.is_table_dir(&location).await? {
             return Err(self.exists_error(ident));
         }
@@ -412,6 +522,7 @@ impl Catalog for FileSystemCatalog {
         if self.is_table_dir(&table.metadata().location).await? {
             return Err(self.exists_error(ident));
         }
+        self.check_location_apart(ident).await?;
         self.write_first_version(ident, &table).await?;
         Ok(table)
     }

@@ -29,6 +29,7 @@ mod range_reader;
 mod read_context;
 mod retry;
 mod routing;
+mod table_location;
 #[cfg(feature = "cloud")]
 pub mod vended;
 mod write;
@@ -42,6 +43,7 @@ pub use counting::{CountingStore, RequestCounts, RequestObserver, RequestTotals,
 pub(crate) use range_reader::ObjectRangeReader;
 pub(crate) use read_context::{file_context, when_moved};
 pub use routing::PrefixRoutedStore;
+pub use table_location::{check_location_property, check_table_location};
 pub(crate) use write::refused_by_store;
 
 /// A location resolved to a store and a path inside it.

@@ -34,6 +34,43 @@ pub struct ExpireSnapshotsResult {
     pub deleted_manifest_lists: Vec<String>,
     /// Statistics and partition statistics files deleted.
     pub deleted_statistics_files: Vec<String>,
+    /// Files to delete whose deletion failed (left for `remove_orphan_files`; not in the
+    /// lists above), sorted.
+    pub files_left: Vec<String>,
+    /// Why the files to delete could not be found after the commit (a manifest list or
+    /// manifest unreadable): the snapshots are expired all the same, and none of their
+    /// files was deleted (left for `remove_orphan_files`).
+    pub cleanup_error: Option<String>,
+}
+
+impl ExpireSnapshotsResult {
+    /// When the expiry of `table` committed but left files it should have deleted
+    /// ([`Self::files_left`], [`Self::cleanup_error`]): a warning saying how many
+    /// snapshots expired and which files stay (the first three) or why none was deleted.
+    pub fn files_left_warning(&self, table: &str) -> Option<String> {
+        let what = match &self.cleanup_error {
+            Some(e) => format!("none of their files was deleted: {e}"),
+            None if self.files_left.is_empty() => return None,
+            None => {
+                let shown: Vec<&str> = self.files_left.iter().take(3).map(String::as_str).collect();
+                let more = match self.files_left.len() - shown.len() {
+                    0 => String::new(),
+                    n => format!(" and {n} more"),
+                };
+                format!(
+                    "{} of their files could not be deleted ({}{more})",
+                    self.files_left.len(),
+                    shown.join(", ")
+                )
+            }
+        };
+        Some(format!(
+            "expire_snapshots of table '{table}' expired {} snapshot(s) (committed), but \
+             {what}; the files left are orphans now: remove them with \
+             CALL system.remove_orphan_files",
+            self.expired_snapshot_ids.len()
+        ))
+    }
 }
 
 /// How [`expire_snapshots`] runs.
@@ -63,7 +100,14 @@ impl Default for ExpireOptions {
 /// committed meanwhile and expired by the retry have their files deleted too, and a retry
 /// that finds nothing left to expire (a concurrent expiry did it) commits, deletes and
 /// reports nothing. A file that cannot be deleted stays behind as an orphan (for
-/// `remove_orphan_files`) and is not counted.
+/// `remove_orphan_files`), is not counted, and is listed in
+/// [`ExpireSnapshotsResult::files_left`].
+///
+/// Once the commit went through the call succeeds, as Java's `RemoveSnapshots` (which
+/// logs a failed cleanup) and Spark's procedure do: files that cannot be found (a
+/// manifest list or manifest unreadable) are reported in
+/// [`ExpireSnapshotsResult::cleanup_error`] with the expired snapshot ids, and nothing
+/// is deleted.
 ///
 /// Returns the committed table (the loaded one for a dry run or when nothing expires)
 /// and what was removed.
@@ -72,9 +116,8 @@ impl Default for ExpireOptions {
 /// `gc.enabled` is false (Java's `RemoveSnapshots` refuses it: nothing is committed or
 /// deleted, a dry run is refused too); the action's (bad retention, a ref's head named — the current snapshot
 /// included, an unknown snapshot) before anything changes; commit errors
-/// ([`ErrorKind::CommitConflict`](crate::ErrorKind) when the retries run out); a kept
-/// snapshot's manifest list or manifest that cannot be read (then nothing is deleted,
-/// the commit stands).
+/// ([`ErrorKind::CommitConflict`](crate::ErrorKind) when the retries run out); in a dry
+/// run, a manifest list or manifest that cannot be read.
 pub async fn expire_snapshots(
     catalog: &Arc<dyn Catalog>,
     ident: &TableIdent,
@@ -96,6 +139,7 @@ pub async fn expire_snapshots(
     // snapshots committed after `before` was loaded); what its snapshots reach and the
     // committed table's do not is what this call removed (Java's `RemoveSnapshots`
     // cleans up against the base it committed on)
+    let committed = !plan.is_empty() && !options.dry_run;
     let (base, after) = if plan.is_empty() {
         (before.clone(), before)
     } else if options.dry_run {
@@ -112,7 +156,16 @@ pub async fn expire_snapshots(
             .commit_on_base()
             .await?
     };
-    let mut result = unreachable_files(&base, base.metadata(), after.metadata()).await?;
+    let mut result = match unreachable_files(&base, base.metadata(), after.metadata()).await {
+        Ok(result) => result,
+        // the commit stands: report it, and why its files stay
+        Err(e) if committed => ExpireSnapshotsResult {
+            expired_snapshot_ids: expired_ids(base.metadata(), after.metadata()),
+            cleanup_error: Some(e.to_string()),
+            ..Default::default()
+        },
+        Err(e) => return Err(e),
+    };
     result.removed_refs = base
         .metadata()
         .refs
@@ -125,6 +178,19 @@ pub async fn expire_snapshots(
         delete_all(&base, &mut result, options.max_concurrent_deletes).await;
     }
     Ok((after, result))
+}
+
+/// The ids of `before`'s snapshots that `after` does not have, sorted.
+fn expired_ids(before: &TableMetadata, after: &TableMetadata) -> Vec<i64> {
+    let kept: HashSet<i64> = after.snapshots.iter().map(|s| s.snapshot_id).collect();
+    let mut ids: Vec<i64> = before
+        .snapshots
+        .iter()
+        .map(|s| s.snapshot_id)
+        .filter(|id| !kept.contains(id))
+        .collect();
+    ids.sort_unstable();
+    ids
 }
 
 /// The files `before`'s snapshots reach that `after`'s do not.
@@ -142,10 +208,9 @@ async fn unreachable_files(
         .collect();
     let kept: Vec<_> = after.snapshots.iter().collect();
     let mut result = ExpireSnapshotsResult {
-        expired_snapshot_ids: expired.iter().map(|s| s.snapshot_id).collect(),
+        expired_snapshot_ids: expired_ids(before, after),
         ..Default::default()
     };
-    result.expired_snapshot_ids.sort_unstable();
     if expired.is_empty() {
         return Ok(result);
     }
@@ -217,8 +282,10 @@ async fn unreachable_files(
 }
 
 /// Delete every file of `result`, `concurrency` at a time; files that could not be
-/// deleted are taken out of the lists (they stay behind as orphans).
+/// deleted are taken out of the lists into [`ExpireSnapshotsResult::files_left`] (they
+/// stay behind as orphans).
 async fn delete_all(table: &Table, result: &mut ExpireSnapshotsResult, concurrency: usize) {
+    let mut left = vec![];
     let lists = [
         &mut result.deleted_data_files,
         &mut result.deleted_position_delete_files,
@@ -240,5 +307,8 @@ async fn delete_all(table: &Table, result: &mut ExpireSnapshotsResult, concurren
             .collect()
             .await;
         list.retain(|p| !failed.contains(p));
+        left.extend(failed);
     }
+    left.sort();
+    result.files_left = left;
 }

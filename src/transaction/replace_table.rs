@@ -91,10 +91,16 @@ impl ReplaceTable {
     ///
     /// Errors ([`ErrorKind::InvalidArgument`]): a `format-version` below the table's or
     /// not 1, 2 or 3; a reserved property (`uuid`, `snapshot-count`, …); a partition
-    /// field whose source is not in the schema.
+    /// field whose source is not in the schema; a property value icefloe cannot use
+    /// ([`validate_all`](crate::table_properties::validate_all)); a location other engines
+    /// would not read ([`check_table_location`](crate::io::check_table_location)).
     pub fn updates_for(&self, m: &TableMetadata) -> Result<Vec<TableUpdate>> {
         let mut properties = self.properties.clone();
         super::check_reserved_not_given(properties.keys())?;
+        crate::table_properties::validate_all(&properties)?;
+        if let Some(location) = &self.location {
+            crate::io::check_table_location("table location", location)?;
+        }
         let mut out = vec![];
         let wanted = crate::table_properties::format_version(&properties)?;
         properties.remove(crate::table_properties::FORMAT_VERSION.name);

@@ -24,11 +24,14 @@ impl UpdateLocation {
     /// Set the location to `location` (a URI or a local path, normalised as a table
     /// location is: no trailing `/`, a local path as `file://`).
     ///
-    /// Errors: [`crate::ErrorKind::InvalidArgument`] for an empty or unreadable location.
+    /// Errors: [`crate::ErrorKind::InvalidArgument`] for an empty or unreadable location,
+    /// or one other engines would not read
+    /// ([`check_table_location`](crate::io::check_table_location)).
     pub fn new(location: &str) -> Result<Self> {
         if location.trim().is_empty() {
             return Err(Error::invalid_argument("a table location cannot be empty"));
         }
+        crate::io::check_table_location("table location", location)?;
         Ok(Self {
             location: normalize_location(location)?,
         })

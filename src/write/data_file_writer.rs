@@ -184,7 +184,9 @@ fn parquet_error(
                 format!("cannot write data file '{location}'"),
             )
         }
-        .with_source(e)
+        // with its causes, as a read's: the store's "error sending request" says why
+        // only in them (`Connection refused`)
+        .with_source(crate::error::WithCauses(e))
     }
 }
 

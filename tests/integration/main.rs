@@ -34,6 +34,7 @@ mod equality_resolution;
 mod evolution;
 mod evolution_engines;
 #[cfg(feature = "cloud")]
+mod expire_cleanup;
 mod fault_proxy;
 mod filter_differential;
 mod fixtures;
@@ -43,6 +44,7 @@ mod fuzz_parsers;
 mod gc_disabled;
 mod interop;
 mod interop_writes;
+mod locations;
 mod maintenance;
 mod maintenance_zorder;
 mod map_access;
@@ -58,6 +60,7 @@ mod nested_writes;
 #[allow(dead_code)]
 #[path = "../conformance/normalize.rs"]
 mod normalize;
+mod object_store_locations;
 mod orphan_owners;
 mod partition_evolution;
 mod partition_stats;

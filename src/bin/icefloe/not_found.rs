@@ -101,6 +101,25 @@ pub fn explain_not_found(ctx: &SessionContext, message: &str) -> Option<String> 
             Some((s.to_string(), t))
         })?;
     let (schema, table) = (schema.as_str(), table);
+    // `"a.b".u` (or `a.b.u`) of a namespace `a.b` that does not exist: DataFusion's name
+    // has lost the quotes, and a table `b.u` of schema `a` (or a file `b.u`) reads alike;
+    // a name without `/` is said to be both, the namespace first
+    if let Some(missing) = missing_dotted_namespace(&cat, schema, table) {
+        let mut names = cat.schema_names();
+        names.retain(|n| n != "information_schema");
+        names.sort();
+        let nor = match cat.schema(schema) {
+            Some(sch) => format!(
+                ", nor is '{table}' a table of schema '{catalog}.{schema}' ({})",
+                listed_tables(&sch.table_names())
+            ),
+            None => String::new(),
+        };
+        return Some(format!(
+            "schema (namespace) '{missing}' not found in catalog '{catalog}' (schemas: {}){nor}",
+            names.join(", ")
+        ));
+    }
     let Some(sch) = cat.schema(schema) else {
         // no schema fits a name with dots left (a path, a namespace of several levels
         // not listed): DataFusion's words
@@ -144,12 +163,14 @@ pub fn explain_not_found(ctx: &SessionContext, message: &str) -> Option<String> 
     }
     // `kk@b` / `kk$files` of a missing `kk`: the table is what is missing, not a table
     // of that whole name (`@` reads a version, `$` a metadata table)
+    // (not a URL: `abfss://container@account…` holds an `@` of its own)
     let parts = icefloe::datafusion::catalog::TableNameParts::parse(table);
-    if !parts.is_plain() && !tables.iter().any(|t| t == parts.base) {
+    if !parts.is_plain() && !table.contains("://") && !tables.iter().any(|t| t == parts.base) {
         let base = parts.base;
         let suffix = &table[base.len()..];
         return Some(format!(
-            "table '{base}' not found in schema '{catalog}.{schema}' ({listed});              '{table}' reads as table {base}'s {}",
+            "table '{base}' not found in schema '{catalog}.{schema}' ({listed}); \
+             '{table}' reads as table {base}'s {}",
             if suffix.starts_with('@') {
                 "version (snapshot, branch or tag) after '@'"
             } else {
@@ -172,6 +193,41 @@ pub fn explain_not_found(ctx: &SessionContext, message: &str) -> Option<String> 
     Some(format!(
         "table '{table}' not found in schema '{catalog}.{schema}' ({listed}){hint}"
     ))
+}
+
+/// The namespace `<schema>.<levels of table but its last>` a not-found `schema` + dotted
+/// `table` names when that namespace does not exist and the name reads as no file: no
+/// `/`, no known file extension, no file of that name here, and `schema` is not the one
+/// paths are read in. `a` + `b.u` is namespace `a.b`'s table `u`.
+fn missing_dotted_namespace(
+    cat: &std::sync::Arc<dyn datafusion::catalog::CatalogProvider>,
+    schema: &str,
+    table: &str,
+) -> Option<String> {
+    let (levels, _) = table.rsplit_once('.')?;
+    if table.contains(['/', '\\']) || table.contains("://") {
+        return None;
+    }
+    if cat
+        .schema(schema)
+        .is_some_and(|s| s.table_exist(table) || url_tables::reads_paths(&s))
+    {
+        return None;
+    }
+    let extension = table.rsplit('.').next().unwrap_or_default();
+    if ["parquet", "csv", "json", "avro", "arrow"]
+        .iter()
+        .any(|e| extension.eq_ignore_ascii_case(e))
+    {
+        return None;
+    }
+    // a file of that name in the working directory is what was meant
+    if std::path::Path::new(table).exists() {
+        return None;
+    }
+    let namespace = format!("{schema}.{levels}");
+    let known = cat.schema_names();
+    (!known.contains(&namespace)).then_some(namespace)
 }
 
 /// For DataFusion's "Unsupported compound identifier 'a.b.c.t'" (a name of more parts than

@@ -465,8 +465,13 @@ pub fn quoted(name: &str) -> String {
 /// that a file or directory of the name is in the working directory, and how to read it.
 /// `None` for URLs with a scheme (object stores) and names with nothing on disk.
 pub fn not_found_hint(name: &str) -> Option<String> {
+    // an object store URL that read as no table: the store listed nothing there (a
+    // refusal or an unreachable store fails the read itself, naming the URL)
     if name.contains("://") && !name.starts_with("file://") {
-        return None;
+        return Some(format!(
+            "no file or directory at {name} (the object store holds no object at that key \
+             nor below it)"
+        ));
     }
     let local = name.strip_prefix("file://").unwrap_or(name);
     let path = Path::new(local);

@@ -548,6 +548,10 @@ impl Catalog for RestCatalog {
             .schema
             .check_field_names()
             .and_then(|()| crate::table_properties::validate_all(&creation.properties))
+            .and_then(|()| match &creation.location {
+                Some(l) => crate::io::check_table_location("table location", l),
+                None => Ok(()),
+            })
             .map_err(|e| e.context(format!("create table '{ident}'")))?;
         if self.table_exists(ident).await? {
             return Err(Error::new(

@@ -230,6 +230,11 @@ async fn expire(ctx: &SessionContext, table: &ResolvedTable, args: &Args) -> Res
         options.max_concurrent_deletes = positive(n, "max_concurrent_deletes")?;
     }
     let (_, r) = expire_snapshots(table.target.catalog(), &table.ident, action, options).await?;
+    if let Some(warning) = r.files_left_warning(&table.ident.to_string()) {
+        // the commit stands and the procedure succeeds, as Spark's; Java's
+        // `RemoveSnapshots` logs the failed cleanup as a warning
+        eprintln!("warning: {warning}");
+    }
     let counts = [
         ("deleted_data_files_count", r.deleted_data_files.len()),
         (

@@ -47,17 +47,21 @@
 //! prefix, a table location not under the source prefix, a start or end version that is
 //! not the current metadata file nor in its `metadata-log` (by file name, as Java), a start
 //! version that is not older than the end version, a file or location not under the
-//! source prefix (naming it); ([`ErrorKind::Unsupported`]) a v1 snapshot without a
+//! source prefix (naming it), a staging location that is the source prefix (every file
+//! would be staged over its live source; see module `staging`, which also writes staged
+//! files create-if-absent among the table's files); ([`ErrorKind::Unsupported`]) a v1 snapshot without a
 //! manifest list, position delete files in Avro or ORC.
 
 mod content;
 mod paths;
+mod staging;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use bytes::Bytes;
 
 pub use paths::PrefixRewrite;
+use staging::Staging;
 
 use crate::delete::delete_file_index::DELETE_FILE_PATH_FIELD_ID;
 use crate::error::{Error, ErrorKind, Result};
@@ -203,20 +207,7 @@ pub async fn rewrite_table_path(
         Some(_) => Some(end.clone()),
         None => None,
     };
-    let staging = match &options.staging_location {
-        Some(s) if s.is_empty() => {
-            return Err(Error::invalid_argument("staging_location cannot be empty"))
-        }
-        Some(s) => format!("{}/", s.trim_end_matches('/')),
-        None => {
-            let dir = current.rsplit_once('/').map(|(d, _)| d).ok_or_else(|| {
-                Error::invalid_argument(format!(
-                    "cannot find the metadata directory of '{current}'"
-                ))
-            })?;
-            format!("{dir}/copy-table-staging-{}/", uuid::Uuid::new_v4())
-        }
-    };
+    let staging = Staging::new(options.staging_location.as_deref(), current, paths)?;
 
     let mut run = Run {
         table: table.with_metadata(end.clone(), &end_location),
@@ -264,7 +255,7 @@ pub async fn rewrite_table_path(
     let rewritten_deletes = run.staged_deletes.len();
     let copy_plan: Vec<(String, String)> = run.plan.into_iter().collect();
     let file_list_location = if options.create_file_list {
-        let location = format!("{staging}file-list");
+        let location = format!("{}file-list", staging.dir);
         let mut text = String::new();
         for (from, to) in &copy_plan {
             text.push_str(from);
@@ -272,7 +263,7 @@ pub async fn rewrite_table_path(
             text.push_str(to);
             text.push('\n');
         }
-        io.write(&location, Bytes::from(text)).await?;
+        staging.write(io, &location, Bytes::from(text)).await?;
         location
     } else {
         "N/A".to_string()
@@ -280,7 +271,7 @@ pub async fn rewrite_table_path(
     Ok(RewriteTablePathResult {
         latest_version: file_name(&end_location).to_string(),
         file_list_location,
-        staging_location: staging,
+        staging_location: staging.dir,
         rewritten_manifest_file_paths_count: rewritten_manifests,
         rewritten_delete_file_paths_count: rewritten_deletes,
         copy_plan,
@@ -310,7 +301,7 @@ struct Run<'a> {
     /// The table at its end version.
     table: Table,
     paths: &'a PrefixRewrite,
-    staging: String,
+    staging: Staging,
     /// The file list.
     plan: BTreeSet<(String, String)>,
     /// Rewritten delete files by source location: new size, and the metrics of a
@@ -330,7 +321,7 @@ impl Run<'_> {
     }
 
     fn staged(&self, path: &str, what: &str) -> Result<String> {
-        self.paths.staging_path(path, &self.staging, what)
+        self.paths.staging_path(path, &self.staging.dir, what)
     }
 
     /// Stage the rewritten metadata JSON `metadata` of `location`; list it and its
@@ -341,9 +332,8 @@ impl Run<'_> {
         let json = table_metadata_to_json(&moved)?;
         let location = &self.stored_location(location);
         let staged = self.staged(location, &what)?;
-        self.table
-            .file_io()
-            .write(&staged, Bytes::from(json))
+        self.staging
+            .write(self.table.file_io(), &staged, Bytes::from(json))
             .await?;
         self.plan.insert((staged, self.moved(location, &what)?));
         let statistics = metadata.statistics.iter().map(|s| &s.statistics_path);
@@ -463,9 +453,8 @@ impl Run<'_> {
             )?,
         };
         let staged = self.staged(&list, &what)?;
-        self.table
-            .file_io()
-            .write(&staged, Bytes::from(bytes))
+        self.staging
+            .write(self.table.file_io(), &staged, Bytes::from(bytes))
             .await?;
         self.plan.insert((staged, self.moved(&list, &what)?));
         Ok(())
@@ -553,9 +542,8 @@ impl Run<'_> {
         let length = bytes.len() as i64;
         if stage {
             let staged = self.staged(&mf.manifest_path, &what)?;
-            self.table
-                .file_io()
-                .write(&staged, Bytes::from(bytes))
+            self.staging
+                .write(self.table.file_io(), &staged, Bytes::from(bytes))
                 .await?;
             self.plan.insert((staged, target));
         }
@@ -609,9 +597,8 @@ impl Run<'_> {
                 .insert(source.to_string(), (rewritten.len() as i64, metrics));
             if write {
                 let staged = self.staged(source, &field)?;
-                self.table
-                    .file_io()
-                    .write(&staged, Bytes::from(rewritten))
+                self.staging
+                    .write(self.table.file_io(), &staged, Bytes::from(rewritten))
                     .await?;
                 self.plan.insert((staged, file.file_path.clone()));
                 self.staged_deletes.insert(source.to_string());

@@ -83,6 +83,12 @@ impl PrefixRewrite {
         self.relative(path).is_some()
     }
 
+    /// Whether `location` is the source prefix itself (in any of its local forms, with or
+    /// without a trailing `/`).
+    pub fn is_source(&self, location: &str) -> bool {
+        self.relative(location) == Some("")
+    }
+
     /// `path` relative to the source prefix (`""` for the prefix itself); `None` when it
     /// is not under it.
     fn relative<'a>(&self, path: &'a str) -> Option<&'a str> {

@@ -188,14 +188,11 @@ impl TableVersion {
                             s.snapshot_id
                         ));
                     }
-                    // snapshots were expired (a kept one's parent is gone) and one from
-                    // before the log's first entry is kept (by a tag or branch): the log
-                    // was cut at the expired snapshots after it
+                    // snapshots were expired and one from before the log's first entry
+                    // is kept (by a tag or branch, or as an ancestor of a rolled-back-to
+                    // snapshot): the log was cut at the expired snapshots after it
                     let log_start = metadata.snapshot_log.iter().map(|e| e.timestamp_ms).min();
-                    let expired = metadata.snapshots.iter().any(|s| {
-                        s.parent_snapshot_id
-                            .is_some_and(|p| metadata.snapshot_by_id(p).is_none())
-                    });
+                    let expired = snapshots_were_expired(metadata);
                     let kept = metadata
                         .snapshots
                         .iter()
@@ -205,7 +202,8 @@ impl TableVersion {
                         return Error::not_found(format!(
                             "snapshot as of {} in table '{table}': the table's history before \
                              {} was expired, so which snapshot was current then is no longer \
-                             known (snapshot {} from {} is kept, but its log entries are not)",
+                             known (snapshot {} from {} is kept, but the log entries of that \
+                             time are not)",
                             format_ms(*ms),
                             format_ms(start),
                             s.snapshot_id,
@@ -255,6 +253,25 @@ fn ref_names(metadata: &TableMetadata) -> String {
     } else {
         names.join(", ")
     }
+}
+
+/// Whether snapshots of the table were removed (expired): a kept snapshot's parent is
+/// gone, or (v2+) fewer kept snapshots carry a sequence number than the table has given
+/// out (`last-sequence-number`: each committed snapshot takes the next one, so a gap is
+/// a snapshot removed — a rolled-back one has no child to tell it by).
+fn snapshots_were_expired(metadata: &TableMetadata) -> bool {
+    let orphaned = metadata.snapshots.iter().any(|s| {
+        s.parent_snapshot_id
+            .is_some_and(|p| metadata.snapshot_by_id(p).is_none())
+    });
+    let numbered = metadata
+        .snapshots
+        .iter()
+        .filter(|s| s.sequence_number > 0)
+        .map(|s| s.sequence_number)
+        .collect::<std::collections::HashSet<_>>()
+        .len();
+    orphaned || i64::try_from(numbered).is_ok_and(|n| n < metadata.last_sequence_number)
 }
 
 fn first_snapshot_ms(metadata: &TableMetadata) -> Option<i64> {
@@ -445,6 +462,76 @@ mod tests {
         );
     }
 
+    /// Tester Q65 F3: snapshot 2 was rolled back (main back to 1, logged at 3000), 3 was
+    /// written on 1, then 2 was expired: no kept snapshot lost its parent, but the log was
+    /// cut at 2's entry (as Java's `updateSnapshotLog` cuts it), so a time between 1's
+    /// commit and the cut says the history was expired (it said "no snapshot was current
+    /// then; its first snapshot is from" a time before the one asked for). A snapshot
+    /// log that starts late without an expiry (a snapshot staged, then published) keeps
+    /// the plain message.
+    #[test]
+    fn as_of_a_time_before_a_log_cut_by_an_expired_rolled_back_snapshot() {
+        let mut m = metadata();
+        let mut third = m.snapshots[1].clone();
+        third.snapshot_id = 3;
+        third.parent_snapshot_id = Some(1);
+        third.sequence_number = 3;
+        third.timestamp_ms = 4000;
+        m.snapshots.retain(|s| s.snapshot_id == 1);
+        m.snapshots.push(third);
+        m.last_sequence_number = 3;
+        m.refs.retain(|name, _| name == "main");
+        if let Some(main) = m.refs.get_mut("main") {
+            main.snapshot_id = 3;
+        }
+        m.current_snapshot_id = Some(3);
+        m.snapshot_log = vec![
+            crate::spec::snapshot::SnapshotLogEntry {
+                snapshot_id: 1,
+                timestamp_ms: 3000,
+            },
+            crate::spec::snapshot::SnapshotLogEntry {
+                snapshot_id: 3,
+                timestamp_ms: 4000,
+            },
+        ];
+        let err = TableVersion::AsOfTimestampMs(1500)
+            .resolve(&m, "ns.t")
+            .unwrap_err();
+        assert_eq!(err.kind(), crate::ErrorKind::NotFound);
+        assert!(
+            err.to_string().contains(
+                "snapshot as of 1970-01-01T00:00:01.500Z in table 'ns.t': the table's history \
+                 before 1970-01-01T00:00:03.000Z was expired, so which snapshot was current \
+                 then is no longer known (snapshot 1 from 1970-01-01T00:00:01.000Z is kept, \
+                 but the log entries of that time are not)"
+            ),
+            "{err}"
+        );
+        // before every snapshot: none was current
+        let err = TableVersion::AsOfTimestampMs(500)
+            .resolve(&m, "ns.t")
+            .unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("no snapshot was current then; its first snapshot is from"),
+            "{err}"
+        );
+        // no snapshot removed (3 took sequence number 2): nothing says history was cut
+        if let Some(s) = m.snapshots.iter_mut().find(|s| s.snapshot_id == 3) {
+            s.sequence_number = 2;
+        }
+        m.last_sequence_number = 2;
+        let err = TableVersion::AsOfTimestampMs(1500)
+            .resolve(&m, "ns.t")
+            .unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("no snapshot was current then; its first snapshot is from"),
+            "{err}"
+        );
+    }
+
     /// The log cut at expired snapshots while an older one is kept by a tag (expire with
     /// a tag on the first snapshot, as `expire_snapshots` leaves it): Java finds no
     /// snapshot as of a time before the log's first entry, and the message says the
@@ -476,7 +563,8 @@ mod tests {
                 text.contains(
                     "the table's history before 1970-01-01T00:00:03.000Z was expired, so which \
                      snapshot was current then is no longer known (snapshot 1 from \
-                     1970-01-01T00:00:01.000Z is kept, but its log entries are not)"
+                     1970-01-01T00:00:01.000Z is kept, but the log entries of that time are \
+                     not)"
                 ),
                 "{ms}: {text}"
             );

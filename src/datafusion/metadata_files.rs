@@ -10,12 +10,11 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use chrono::{Duration, NaiveTime};
 use datafusion::arrow::array::{
     new_empty_array, ArrayRef, BinaryArray, BinaryBuilder, Int32Builder, Int64Builder, ListBuilder,
     MapBuilder, StructArray,
 };
-use datafusion::arrow::datatypes::{DataType, TimeUnit};
+use datafusion::arrow::datatypes::DataType;
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::common::ScalarValue;
 
@@ -24,12 +23,11 @@ use super::scalar::literal_to_scalar;
 use super::unified_partition::{unified_partition_type, unified_values, UnifiedField};
 use crate::error::Result;
 use crate::spec::arrow::primitive_to_arrow;
-use crate::spec::values::decimal_text;
-use crate::spec::values::epoch_date;
 use crate::spec::{
     BoundBytes, DataContentType, DataFileFormat, IntMap, Literal, ManifestEntry, ManifestStatus,
     NestedField, PrimitiveType, TableMetadata, Transform, Type,
 };
+use crate::transform::human_string;
 
 /// Which files a files table lists.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -462,74 +460,9 @@ pub(crate) fn partitions_table(
     c.into_batch()
 }
 
-fn date_text(days: i64) -> String {
-    (epoch_date() + Duration::days(days))
-        .format("%Y-%m-%d")
-        .to_string()
-}
-
-fn micros_text(micros: i64, unit: TimeUnit) -> String {
-    let (secs, nanos) = match unit {
-        TimeUnit::Nanosecond => (
-            micros.div_euclid(1_000_000_000),
-            micros.rem_euclid(1_000_000_000),
-        ),
-        _ => (
-            micros.div_euclid(1_000_000),
-            micros.rem_euclid(1_000_000) * 1000,
-        ),
-    };
-    let fmt = if unit == TimeUnit::Nanosecond {
-        "%Y-%m-%dT%H:%M:%S%.9f"
-    } else {
-        "%Y-%m-%dT%H:%M:%S%.6f"
-    };
-    chrono::DateTime::from_timestamp(secs, nanos as u32)
-        .map(|t| t.naive_utc().format(fmt).to_string())
-        .unwrap_or_else(|| micros.to_string())
-}
-
-/// A partition value as Iceberg Java's `Transform.toHumanString` shows it (year `2021`,
-/// month `2021-03`, day `2021-03-05`, hour `2021-03-05-10`, timestamps ISO-8601, decimals
-/// with their scale); binary and fixed values in base64 (Java's `TransformUtil.base64encode`;
-/// PyIceberg's `inspect.manifests` agrees).
-pub(crate) fn human_string(lit: &Literal, transform: Transform) -> String {
-    match (transform, lit) {
-        (Transform::Year, Literal::Int(y)) => format!("{:04}", 1970 + i64::from(*y)),
-        (Transform::Month, Literal::Int(m)) => {
-            let m = i64::from(*m);
-            format!("{:04}-{:02}", 1970 + m.div_euclid(12), m.rem_euclid(12) + 1)
-        }
-        (Transform::Hour, Literal::Int(h)) => {
-            let h = i64::from(*h);
-            format!("{}-{:02}", date_text(h.div_euclid(24)), h.rem_euclid(24))
-        }
-        (_, Literal::Date(d)) => date_text(i64::from(*d)),
-        (_, Literal::Time(us)) => {
-            let t = NaiveTime::MIN + Duration::microseconds(*us);
-            t.format("%H:%M:%S%.6f").to_string()
-        }
-        (_, Literal::Timestamp(us)) => micros_text(*us, TimeUnit::Microsecond),
-        (_, Literal::Timestamptz(us)) => {
-            format!("{}+00:00", micros_text(*us, TimeUnit::Microsecond))
-        }
-        (_, Literal::TimestampNs(ns)) => micros_text(*ns, TimeUnit::Nanosecond),
-        (_, Literal::TimestamptzNs(ns)) => {
-            format!("{}+00:00", micros_text(*ns, TimeUnit::Nanosecond))
-        }
-        (
-            _,
-            Literal::Decimal {
-                unscaled, scale, ..
-            },
-        ) => decimal_text(*unscaled, *scale),
-        (_, Literal::String(s)) => s.clone(),
-        (_, Literal::Fixed(b) | Literal::Binary(b)) => crate::write::partition_path::base64(b),
-        (_, other) => other.to_string(),
-    }
-}
-
-/// A manifest's partition summary bound (single-value binary) as a human string.
+/// A manifest's partition summary bound (single-value binary) as Iceberg Java's
+/// `ManifestsTable.partitionSummariesToRows` shows it: the field transform's
+/// `toHumanString` ([`human_string`]); `None` for bytes that are no value of `ty`.
 pub(crate) fn partition_summary_bound(
     bytes: &[u8],
     ty: &PrimitiveType,
@@ -537,61 +470,5 @@ pub(crate) fn partition_summary_bound(
 ) -> Option<String> {
     Literal::from_bytes(bytes, ty)
         .ok()
-        .map(|l| human_string(&l, transform))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn human_strings() {
-        assert_eq!(human_string(&Literal::Int(51), Transform::Year), "2021");
-        // a tester's bounds X'0a' and X'ff', as PyIceberg's `inspect.manifests` gives them
-        let binary = |b: &[u8]| human_string(&Literal::Binary(b.to_vec()), Transform::Identity);
-        assert_eq!(binary(&[0x0a]), "Cg==");
-        assert_eq!(binary(&[0xff]), "/w==");
-        assert_eq!(
-            human_string(&Literal::Fixed(vec![1, 2, 3]), Transform::Truncate(2)),
-            "AQID"
-        );
-        assert_eq!(
-            human_string(&Literal::Int(614), Transform::Month),
-            "2021-03"
-        );
-        assert_eq!(human_string(&Literal::Int(-1), Transform::Month), "1969-12");
-        assert_eq!(
-            human_string(&Literal::Int(25), Transform::Hour),
-            "1970-01-02-01"
-        );
-        assert_eq!(
-            human_string(&Literal::Date(-1), Transform::Day),
-            "1969-12-31"
-        );
-        assert_eq!(
-            human_string(&Literal::Timestamptz(1_500_000), Transform::Identity),
-            "1970-01-01T00:00:01.500000+00:00"
-        );
-        let dec = |u, s| {
-            human_string(
-                &Literal::Decimal {
-                    unscaled: u,
-                    precision: 10,
-                    scale: s,
-                },
-                Transform::Identity,
-            )
-        };
-        assert_eq!(dec(1230, 2), "12.30");
-        assert_eq!(dec(-5, 2), "-0.05");
-        assert_eq!(dec(7, 0), "7");
-        assert_eq!(
-            human_string(&Literal::String("a".into()), Transform::Truncate(2)),
-            "a"
-        );
-        assert_eq!(
-            human_string(&Literal::Binary(vec![3, 21]), Transform::Identity),
-            "AxU="
-        );
-    }
+        .map(|l| human_string(&transform, &l))
 }

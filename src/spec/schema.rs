@@ -230,7 +230,9 @@ impl Schema {
     /// the file, which other readers refuse (PyIceberg: "multiple fields for name"), and
     /// reads of the lineage columns could not tell the two apart (Spark refuses reading a
     /// table whose columns conflict with metadata column names). Nested fields of those
-    /// names do not clash.
+    /// names do not clash. Names are compared regardless of ASCII case: engines that
+    /// resolve columns so (Spark by default, DuckDB) would read a column `_ROW_ID` for
+    /// the lineage field `_row_id` stored beside it.
     ///
     /// Errors: [`InvalidArgument`](crate::ErrorKind::InvalidArgument) naming the column
     /// and the rule.
@@ -238,14 +240,22 @@ impl Schema {
         for field in self.columns() {
             if let Some((name, id)) = ROW_LINEAGE_FIELDS
                 .iter()
-                .find(|(name, _)| field.name == *name)
+                .find(|(name, _)| field.name.eq_ignore_ascii_case(name))
             {
+                let case = if field.name == *name {
+                    String::new()
+                } else {
+                    format!(
+                        " '{name}' in another case (engines that resolve names regardless \
+                         of case, as Spark and DuckDB do, would read one for the other)"
+                    )
+                };
                 return Err(Error::invalid_argument(format!(
-                    "column '{name}' (id {}) has the name of a row lineage field of format \
-                     version 3 (spec \"Row Lineage\": data files store each row's '{name}' \
-                     under field id {id} beside the table's columns); a format-version 3 table cannot have a \
-                     column of that name",
-                    field.id
+                    "column '{}' (id {}) has the name of a row lineage field of format \
+                     version 3{case} (spec \"Row Lineage\": data files store each row's \
+                     '{name}' under field id {id} beside the table's columns); a \
+                     format-version 3 table cannot have a column of that name",
+                    field.name, field.id
                 )));
             }
         }

@@ -783,7 +783,15 @@ mod tests {
             )
             .and_then(TableMetadataBuilder::build)
         };
-        for name in ["_row_id", "_last_updated_sequence_number"] {
+        // in any case (tester P65 F1: `"_ROW_ID"` passed, and DuckDB then read it for
+        // the lineage field)
+        for name in [
+            "_row_id",
+            "_last_updated_sequence_number",
+            "_ROW_ID",
+            "_Row_Id",
+            "_Last_Updated_Sequence_Number",
+        ] {
             let err = create(FormatVersion::V3, with(name)).unwrap_err();
             assert_eq!(err.kind(), crate::ErrorKind::InvalidArgument);
             assert!(

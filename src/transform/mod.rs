@@ -9,11 +9,13 @@
 //! `day` yields a `date`, the others an `int`; `void` is always null.
 
 mod bucket;
+mod human_string;
 mod project;
 mod temporal;
 mod truncate;
 
 pub use bucket::{bucket_hash, hash_literal};
+pub use human_string::human_string;
 pub use project::{project_inclusive, project_strict};
 pub use temporal::{day, hour, month, year};
 pub use truncate::{truncate_binary, truncate_str};

@@ -61,6 +61,11 @@ impl TableCreation {
     /// Errors: a `format-version` other than 1, 2, 3; the builder's checks.
     pub fn to_metadata(&self, location: &str) -> Result<TableMetadata> {
         crate::table_properties::validate_all(&self.properties)?;
+        crate::write::metrics_config::check_metrics_columns(
+            &self.properties,
+            &self.schema,
+            |_| true,
+        )?;
         let mut properties = self.properties.clone();
         let version =
             crate::table_properties::format_version(&properties)?.unwrap_or(FormatVersion::V2);

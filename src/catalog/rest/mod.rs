@@ -548,6 +548,13 @@ impl Catalog for RestCatalog {
             .schema
             .check_field_names()
             .and_then(|()| crate::table_properties::validate_all(&creation.properties))
+            .and_then(|()| {
+                crate::write::metrics_config::check_metrics_columns(
+                    &creation.properties,
+                    &creation.schema,
+                    |_| true,
+                )
+            })
             .map_err(|e| e.context(format!("create table '{ident}'")))?;
         if self.table_exists(ident).await? {
             return Err(Error::new(

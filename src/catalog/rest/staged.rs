@@ -35,6 +35,13 @@ impl RestCatalog {
             .schema
             .check_field_names()
             .and_then(|()| crate::table_properties::validate_all(&creation.properties))
+            .and_then(|()| {
+                crate::write::metrics_config::check_metrics_columns(
+                    &creation.properties,
+                    &creation.schema,
+                    |_| true,
+                )
+            })
             .map_err(|e| e.context(format!("stage the create of table '{ident}'")))?;
         if self.table_exists(ident).await? {
             return Err(self.exists(ident));

@@ -64,6 +64,11 @@ impl TableCreation {
     pub fn to_metadata(&self, location: &str) -> Result<TableMetadata> {
         crate::io::check_table_location("table location", location)?;
         crate::table_properties::validate_all(&self.properties)?;
+        crate::write::metrics_config::check_metrics_columns(
+            &self.properties,
+            &self.schema,
+            |_| true,
+        )?;
         let mut properties = self.properties.clone();
         let version =
             crate::table_properties::format_version(&properties)?.unwrap_or(FormatVersion::V2);

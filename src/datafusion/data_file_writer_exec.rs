@@ -140,6 +140,10 @@ pub struct DataFileWriteState {
     /// The sort order every file is written in (recorded as `sort_order_id`), if any;
     /// `None`: unsorted (recorded as 0, as Iceberg Java's writers do).
     pub sort_order_id: Option<i32>,
+    /// The field ids of the table's default sort order's columns whose metrics mode is
+    /// promoted ([`MetricsConfig::with_sort_order`](crate::write::MetricsConfig::with_sort_order)),
+    /// whether or not this write sorts by it (Java `MetricsConfig.forTable`).
+    pub sorted_field_ids: Vec<i32>,
     /// The id of the statement's write (a UUID), in the name of every file it writes
     /// ([`PartitionedDataFileWriter::with_operation_id`]).
     pub operation_id: String,
@@ -164,7 +168,8 @@ impl Drop for AbortOnDrop {
 impl DataFileWriteState {
     /// Write `data` into data files. On error, the files written are removed.
     async fn write_stream(&self, mut data: SendableRecordBatchStream) -> Result<Vec<DataFile>> {
-        let config = DataFileWriterConfig::from_properties(&self.properties)?;
+        let mut config = DataFileWriterConfig::from_properties(&self.properties)?;
+        config.metrics.sorted_field_ids = self.sorted_field_ids.clone();
         let mut guard = AbortOnDrop(Some(
             PartitionedDataFileWriter::new(
                 self.file_io.clone(),

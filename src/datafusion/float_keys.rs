@@ -340,7 +340,8 @@ impl OptimizerRule for NormalizeFloatingNumbers {
 /// `ctx`'s optimizer, each once (a second call does nothing), and Spark's `greatest` /
 /// `least` of floats ([`super::greatest_least`]) in its functions; and, in its analyzer,
 /// Spark's three-valued `IN (subquery)` ([`super::null_aware_in`]), which the same
-/// sessions (every one icefloe sets up for Spark's rows) need.
+/// sessions (every one icefloe sets up for Spark's rows) need; and Parquet files read by
+/// path keep their NaN rows ([`super::nan_safe_parquet`]).
 pub fn install_float_key_rule(ctx: &SessionContext) {
     super::null_aware_in::install_null_aware_in_rule(ctx);
     let present = |name: &str| {
@@ -360,6 +361,7 @@ pub fn install_float_key_rule(ctx: &SessionContext) {
         ctx.add_optimizer_rule(super::float_order::rule());
     }
     super::greatest_least::register_greatest_least(ctx);
+    super::nan_safe_parquet::install_nan_safe_parquet(ctx);
 }
 
 #[cfg(test)]

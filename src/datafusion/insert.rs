@@ -302,6 +302,9 @@ impl IcebergDataSink {
             properties: m.properties.clone(),
             format_version: m.format_version,
             sort_order_id: self.sort_order_id,
+            sorted_field_ids: crate::write::MetricsConfig::default()
+                .with_sort_order(crate::write::metrics_config::default_sort_order(m))
+                .sorted_field_ids,
             operation_id: self.operation_id.clone(),
         })
     }

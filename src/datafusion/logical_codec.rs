@@ -25,6 +25,7 @@ use std::sync::Arc;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::catalog::TableProvider;
 use datafusion::common::{DataFusionError, Result as DFResult, TableReference};
+use datafusion::datasource::file_format::parquet::ParquetFormatFactory;
 use datafusion::datasource::file_format::FileFormatFactory;
 use datafusion::execution::TaskContext;
 use datafusion::logical_expr::{
@@ -38,6 +39,7 @@ use super::codec::FileIoState;
 use super::float_keys::{normalize_nan_and_zero_udf, NORMALIZE_NAN_AND_ZERO};
 use super::greatest_least::{decode_greatest_least, encode_greatest_least};
 use super::min_max::{decode_min_max, encode_min_max};
+use super::nan_safe_parquet::NanSafeParquetFormatFactory;
 use super::table_provider::IcebergTableProvider;
 use crate::table::Table;
 
@@ -237,6 +239,14 @@ impl LogicalExtensionCodec for IcebergLogicalCodec {
         buf: &mut Vec<u8>,
         node: Arc<dyn FileFormatFactory>,
     ) -> DFResult<()> {
+        // icefloe's NaN-safe Parquet format travels as DataFusion's (what it writes)
+        let node = match node.as_ref().downcast_ref::<NanSafeParquetFormatFactory>() {
+            Some(f) => Arc::new(match &f.inner().options {
+                Some(o) => ParquetFormatFactory::new_with_options(o.clone()),
+                None => ParquetFormatFactory::new(),
+            }) as Arc<dyn FileFormatFactory>,
+            None => node,
+        };
         self.inner.try_encode_file_format(buf, node)
     }
 

@@ -160,7 +160,7 @@ pub async fn rewrite_data_files(
         return Ok((table, RewriteDataFilesResult::default()));
     };
     let m = table.metadata();
-    let mut config = DataFileWriterConfig::from_properties(&m.properties)?;
+    let mut config = DataFileWriterConfig::for_table(m)?;
     if let Some(t) = options.target_file_size_bytes {
         if t == 0 {
             return Err(Error::invalid_argument(

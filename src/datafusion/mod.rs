@@ -53,6 +53,7 @@ pub mod metrics;
 pub mod min_max;
 mod min_max_nested;
 pub mod named_tables;
+pub mod nan_safe_parquet;
 mod nested_projection;
 pub mod null_aware_in;
 pub mod options;

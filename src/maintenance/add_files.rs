@@ -154,7 +154,7 @@ pub async fn add_files(
         None => update_name_mapping("[]", schema)?,
     };
     let mapping = NameMapping::from_json(&mapping_text)?;
-    let modes = MetricsConfig::from_properties(&m.properties)?.modes_by_field_id(schema);
+    let modes = MetricsConfig::for_table(m)?.modes_by_field_id(schema);
     let table_columns = schema_to_arrow(schema)?;
     let files: Vec<DataFile> = stream::iter(found)
         .map(|(location, size, partition)| {

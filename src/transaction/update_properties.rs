@@ -173,6 +173,11 @@ impl TransactionAction for UpdateProperties {
             let mut after = m.properties.clone();
             after.extend(updates.clone());
             table_properties::validate_together(&after, |k| updates.contains_key(k))?;
+            // a metrics key set now names a column of the current schema (Java
+            // `MetricsConfig`)
+            crate::write::metrics_config::check_metrics_columns(&after, m.current_schema(), |k| {
+                updates.contains_key(k)
+            })?;
             out.push(TableUpdate::SetProperties {
                 updates: updates.into_iter().collect(),
             });

@@ -970,3 +970,94 @@ async fn held_partition_rows_keep_their_order() {
         .expect("a=0");
     assert_eq!(zero.record_count, 11_250);
 }
+
+/// `write.parquet.bloom-filter-enabled.column.<name>` writes a bloom filter for the column
+/// (nested ones by their dotted path), holding the values written; other columns get none
+/// (report S65, fault 2: the properties were accepted and ignored).
+#[tokio::test]
+async fn bloom_filter_properties_write_bloom_filters() {
+    use datafusion::parquet::file::properties::ReaderProperties;
+    use datafusion::parquet::file::reader::FileReader;
+    use datafusion::parquet::file::serialized_reader::{ReadOptionsBuilder, SerializedFileReader};
+
+    let (_dir, loc) = temp_location();
+    let io = FileIO::default();
+    let mut w = PartitionedDataFileWriter::new(
+        io.clone(),
+        &loc,
+        &schema(),
+        &PartitionSpec::unpartitioned(),
+        config(&[
+            ("write.parquet.bloom-filter-enabled.column.name", "true"),
+            ("write.parquet.bloom-filter-fpp.column.name", "0.05"),
+            ("write.parquet.bloom-filter-enabled.column.s.a", "TRUE"),
+            ("write.parquet.bloom-filter-enabled.column.id", "false"),
+        ]),
+    )
+    .expect("writer");
+    w.write(&batch(&sample_rows())).await.expect("write");
+    let files = w.close().await.expect("close");
+    let file = std::fs::File::open(&files[0].file_path).expect("open");
+    let options = ReadOptionsBuilder::new()
+        .with_reader_properties(
+            ReaderProperties::builder()
+                .set_read_bloom_filter(true)
+                .build(),
+        )
+        .build();
+    let reader = SerializedFileReader::new_with_options(file, options).expect("reader");
+    let group = reader.get_row_group(0).expect("row group");
+    let columns = reader.metadata().row_group(0).columns();
+    let index = |path: &str| {
+        columns
+            .iter()
+            .position(|c| c.column_path().string() == path)
+            .unwrap_or_else(|| panic!("no column {path}"))
+    };
+    let name = group
+        .get_column_bloom_filter(index("name"))
+        .expect("bloom filter of name");
+    assert!(name.check(&"apple") && name.check(&"cherry"));
+    let a = group
+        .get_column_bloom_filter(index("s.a"))
+        .expect("bloom filter of s.a");
+    assert!(a.check(&10i32) && a.check(&-4i32));
+    assert!(group.get_column_bloom_filter(index("id")).is_none());
+    assert!(group.get_column_bloom_filter(index("score")).is_none());
+    // the rows read back are the rows written
+    assert_eq!(read_back(&io, &files[0]).await, sample_rows());
+}
+
+#[test]
+fn bloom_filter_properties_are_checked() {
+    let props = |kv: &[(&str, &str)]| -> HashMap<String, String> {
+        kv.iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    };
+    let c = DataFileWriterConfig::from_properties(&props(&[
+        ("write.parquet.bloom-filter-enabled.column.a", "true"),
+        ("write.parquet.bloom-filter-enabled.column.b", "true"),
+        ("write.parquet.bloom-filter-ndv.column.b", "1000"),
+    ]))
+    .expect("config");
+    assert_eq!(c.bloom_filters.len(), 2);
+    // Java's default fpp; the default 1 MiB cap sizes the filter without an NDV
+    assert_eq!(c.bloom_filters[0].fpp, 0.01);
+    assert!(c.bloom_filters[0].max_ndv > 500_000 && c.bloom_filters[0].max_ndv < 1_000_000);
+    assert_eq!(c.bloom_filters[1].max_ndv, 1000);
+    for (key, value) in [
+        ("write.parquet.bloom-filter-fpp.column.a", "1.0"),
+        ("write.parquet.bloom-filter-fpp.column.a", "0"),
+        ("write.parquet.bloom-filter-fpp.column.a", "x"),
+        ("write.parquet.bloom-filter-ndv.column.a", "-1"),
+        ("write.parquet.bloom-filter-max-bytes", "0"),
+    ] {
+        let err = DataFileWriterConfig::from_properties(&props(&[
+            ("write.parquet.bloom-filter-enabled.column.a", "true"),
+            (key, value),
+        ]))
+        .unwrap_err();
+        assert!(err.to_string().contains(key), "{err}");
+    }
+}

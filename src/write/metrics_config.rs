@@ -10,13 +10,19 @@
 //!
 //! Modes: `none` (no metrics), `counts` (value, null and NaN counts, column sizes),
 //! `truncate(N)` (counts and bounds, string bounds cut to N code points and binary bounds
-//! to N bytes), `full` (counts and exact bounds). Sort-order columns are not promoted to
-//! `truncate(16)` as Java does (the writer does not know the sort order).
+//! to N bytes), `full` (counts and exact bounds).
+//!
+//! The columns of the table's default sort order under an order-preserving transform
+//! (identity, `truncate`, `year`/`month`/`day`/`hour`: Java
+//! `SortOrderUtil.orderPreservingSortedColumns`) get `truncate(16)` where the default
+//! mode is `none` or `counts`, and the default mode otherwise (Java
+//! `MetricsConfig.sortedColumnDefaultMode`); a `write.metadata.metrics.column.<name>`
+//! key still wins. Set by [`MetricsConfig::with_sort_order`].
 
 use std::collections::HashMap;
 
 use crate::error::{Error, Result};
-use crate::spec::{NestedField, Schema, Type};
+use crate::spec::{NestedField, Schema, SortOrder, TableMetadata, Transform, Type};
 use crate::table_properties as tp;
 
 /// Property naming the default metrics mode.
@@ -45,7 +51,8 @@ impl MetricsMode {
     /// Java's default mode, `truncate(16)`.
     pub const DEFAULT: MetricsMode = MetricsMode::Truncate(16);
 
-    /// Parse `none`, `counts`, `full` or `truncate(N)` with N > 0 (case-insensitive).
+    /// Parse `none`, `counts`, `full` or `truncate(N)` with 0 < N ≤ 2147483647 (Java's
+    /// `Integer.parseInt`; case-insensitive).
     ///
     /// Errors: anything else ([`crate::ErrorKind::InvalidArgument`]).
     pub fn parse(s: &str) -> Result<Self> {
@@ -66,7 +73,8 @@ impl MetricsMode {
                     return Err(bad());
                 }
                 let n: u32 = n.parse().map_err(|_| bad())?;
-                if n == 0 {
+                // Java reads N with `Integer.parseInt`: 1 to 2147483647
+                if n == 0 || n > i32::MAX as u32 {
                     return Err(bad());
                 }
                 MetricsMode::Truncate(n)
@@ -90,6 +98,9 @@ pub struct MetricsConfig {
     pub column_modes: HashMap<String, MetricsMode>,
     /// `write.metadata.metrics.max-inferred-column-defaults`.
     pub max_inferred_column_defaults: usize,
+    /// The field ids of the table's sort-order columns whose mode is promoted (see the
+    /// module docs; [`Self::with_sort_order`]).
+    pub sorted_field_ids: Vec<i32>,
 }
 
 impl Default for MetricsConfig {
@@ -98,6 +109,7 @@ impl Default for MetricsConfig {
             default_mode: None,
             column_modes: HashMap::new(),
             max_inferred_column_defaults: METRICS_MAX_INFERRED_DEFAULT,
+            sorted_field_ids: Vec::new(),
         }
     }
 }
@@ -130,6 +142,40 @@ impl MetricsConfig {
         Ok(config)
     }
 
+    /// The configuration of table `m`: its properties ([`Self::from_properties`]) and its
+    /// default sort order ([`Self::with_sort_order`]), as Java's `MetricsConfig.forTable`.
+    ///
+    /// Errors: as [`Self::from_properties`].
+    pub fn for_table(m: &TableMetadata) -> Result<Self> {
+        Ok(Self::from_properties(&m.properties)?.with_sort_order(default_sort_order(m)))
+    }
+
+    /// This configuration with the columns of `order` (the table's default sort order;
+    /// `None`: unsorted) under an order-preserving transform promoted (see the module
+    /// docs).
+    pub fn with_sort_order(mut self, order: Option<&SortOrder>) -> Self {
+        self.sorted_field_ids = order
+            .map(|o| {
+                o.fields
+                    .iter()
+                    .filter(|f| {
+                        matches!(
+                            f.transform,
+                            Transform::Identity
+                                | Transform::Truncate(_)
+                                | Transform::Year
+                                | Transform::Month
+                                | Transform::Day
+                                | Transform::Hour
+                        )
+                    })
+                    .map(|f| f.source_id)
+                    .collect()
+            })
+            .unwrap_or_default();
+        self
+    }
+
     /// The mode of every field (nested ones included) of `schema`, by field id.
     pub fn modes_by_field_id(&self, schema: &Schema) -> HashMap<i32, MetricsMode> {
         let columns = schema.columns();
@@ -148,12 +194,65 @@ impl MetricsConfig {
             let mut names = Vec::new();
             field_names(column, "", &mut names);
             for (id, name) in names {
-                let mode = self.column_modes.get(&name).copied().unwrap_or(base);
+                // Java `sortedColumnDefaultMode`: `none`/`counts` → `truncate(16)`
+                let default = match base {
+                    MetricsMode::None | MetricsMode::Counts
+                        if self.sorted_field_ids.contains(&id) =>
+                    {
+                        MetricsMode::DEFAULT
+                    }
+                    m => m,
+                };
+                let mode = self.column_modes.get(&name).copied().unwrap_or(default);
                 out.insert(id, mode);
             }
         }
         out
     }
+}
+
+/// The default sort order of `m`, when it has one other than unsorted.
+pub(crate) fn default_sort_order(m: &TableMetadata) -> Option<&SortOrder> {
+    m.sort_orders
+        .iter()
+        .find(|o| o.order_id == m.default_sort_order_id && !o.fields.is_empty())
+}
+
+/// Check that every `write.metadata.metrics.column.<name>` key of `properties` for which
+/// `changed` is true names a field of `schema` by its full dotted name, case-sensitively
+/// (Java `MetricsConfig.from`: `schema.findField(name)`, else `ValidationException`
+/// "Invalid metrics config, could not find column"), so that a misspelt column does not
+/// silently keep the default mode.
+///
+/// Errors: [`crate::ErrorKind::InvalidArgument`] naming the key and the column.
+pub fn check_metrics_columns(
+    properties: &HashMap<String, String>,
+    schema: &Schema,
+    changed: impl Fn(&str) -> bool,
+) -> Result<()> {
+    let mut keys: Vec<&String> = properties
+        .keys()
+        .filter(|k| k.starts_with(METRICS_COLUMN_PREFIX) && changed(k))
+        .collect();
+    if keys.is_empty() {
+        return Ok(());
+    }
+    keys.sort();
+    let mut names = Vec::new();
+    for column in schema.columns() {
+        field_names(column, "", &mut names);
+    }
+    for key in keys {
+        let column = &key[METRICS_COLUMN_PREFIX.len()..];
+        if !names.iter().any(|(_, name)| name == column) {
+            return Err(Error::invalid_argument(format!(
+                "table property '{key}': no column '{column}' in the table schema (column \
+                 names are case-sensitive; nested fields are named by their full dotted \
+                 name, e.g. 's.b', 'l.element', 'm.value')"
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Every field under `field` with its full dotted column name (Java
@@ -194,6 +293,10 @@ mod tests {
             MetricsMode::parse("truncate(4)").unwrap(),
             MetricsMode::Truncate(4)
         );
+        assert_eq!(
+            MetricsMode::parse("truncate(2147483647)").unwrap(),
+            MetricsMode::Truncate(2147483647)
+        );
         for bad in [
             "truncate(0)",
             "truncate(x)",
@@ -203,6 +306,8 @@ mod tests {
             "none ",
             "truncate( 4)",
             "truncate(+4)",
+            "truncate(2147483648)",
+            "truncate(4294967296)",
         ] {
             assert!(MetricsMode::parse(bad).is_err(), "{bad}");
         }
@@ -243,6 +348,64 @@ mod tests {
             .modes_by_field_id(&schema);
         assert_eq!(modes[&1], MetricsMode::Truncate(16));
         assert_eq!(modes[&3], MetricsMode::None);
+
+        // sort-order columns: none/counts promoted to truncate(16), an override wins
+        let order = |id: i32, transform: Transform| SortOrder {
+            order_id: 1,
+            fields: vec![crate::spec::SortField {
+                transform,
+                source_id: id,
+                direction: crate::spec::SortDirection::Asc,
+                null_order: crate::spec::NullOrder::First,
+            }],
+        };
+        for (default, expected) in [
+            ("none", MetricsMode::Truncate(16)),
+            ("counts", MetricsMode::Truncate(16)),
+            ("full", MetricsMode::Full),
+            ("truncate(4)", MetricsMode::Truncate(4)),
+        ] {
+            let props =
+                HashMap::from([(METRICS_DEFAULT_PROPERTY.to_string(), default.to_string())]);
+            let config = MetricsConfig::from_properties(&props).unwrap();
+            let base = config.modes_by_field_id(&schema)[&1];
+            let sorted = config
+                .clone()
+                .with_sort_order(Some(&order(3, Transform::Truncate(2))));
+            let modes = sorted.modes_by_field_id(&schema);
+            assert_eq!(modes[&3], expected, "{default}");
+            assert_eq!(
+                modes[&1], base,
+                "{default}: an unsorted column keeps the default"
+            );
+            // a bucket does not preserve order
+            let bucketed = config.with_sort_order(Some(&order(3, Transform::Bucket(4))));
+            assert_eq!(bucketed.modes_by_field_id(&schema)[&3], base, "{default}");
+        }
+        let props = HashMap::from([
+            (METRICS_DEFAULT_PROPERTY.to_string(), "none".to_string()),
+            (format!("{METRICS_COLUMN_PREFIX}a"), "counts".to_string()),
+        ]);
+        let modes = MetricsConfig::from_properties(&props)
+            .unwrap()
+            .with_sort_order(Some(&order(1, Transform::Identity)))
+            .modes_by_field_id(&schema);
+        assert_eq!(modes[&1], MetricsMode::Counts);
+
+        // keys naming no field are refused, case-sensitively; nested names are dotted
+        let ok = HashMap::from([
+            (format!("{METRICS_COLUMN_PREFIX}a"), "full".to_string()),
+            (format!("{METRICS_COLUMN_PREFIX}s.b"), "full".to_string()),
+        ]);
+        check_metrics_columns(&ok, &schema, |_| true).unwrap();
+        for column in ["A", "b", "s.B", "nmae"] {
+            let key = format!("{METRICS_COLUMN_PREFIX}{column}");
+            let props = HashMap::from([(key.clone(), "full".to_string())]);
+            let err = check_metrics_columns(&props, &schema, |_| true).unwrap_err();
+            assert!(err.to_string().contains(&key), "{err}");
+            // an unchanged key is not checked (a table holding one keeps working)
+            check_metrics_columns(&props, &schema, |_| false).unwrap();
+        }
 
         let bad = HashMap::from([(format!("{METRICS_COLUMN_PREFIX}a"), "most".to_string())]);
         let err = MetricsConfig::from_properties(&bad).unwrap_err();

@@ -56,7 +56,8 @@ pub use puffin_writer::write_deletion_vectors;
 pub use table_writer::{LocalTableWriter, PendingSnapshot};
 pub(crate) use unknown::stored_schema;
 pub use writer_config::{
-    check_file_format, parquet_compression, DataFileWriterConfig, DistributionMode,
+    check_file_format, parquet_compression, BloomFilterColumn, DataFileWriterConfig,
+    DistributionMode,
 };
 pub use written_files::{decode_written_files, encode_written_files};
 

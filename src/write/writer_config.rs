@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use datafusion::parquet::basic::{BrotliLevel, Compression, GzipLevel, ZstdLevel};
 use datafusion::parquet::file::metadata::KeyValue;
 use datafusion::parquet::file::properties::{EnabledStatistics, WriterProperties};
+use datafusion::parquet::schema::types::ColumnPath;
 
 use super::metrics_config::MetricsConfig;
 use crate::error::{Error, Result};
@@ -109,6 +110,98 @@ pub struct DataFileWriterConfig {
     /// `write.distribution-mode`, when set (checked here so a bad value fails the write
     /// before any file is written; the plan applies it, see [`DistributionMode`]).
     pub distribution_mode: Option<DistributionMode>,
+    /// The columns with a Parquet bloom filter
+    /// (`write.parquet.bloom-filter-enabled.column.<name>`), by name.
+    pub bloom_filters: Vec<BloomFilterColumn>,
+}
+
+/// One column's Parquet bloom filter, as Java's `Parquet.WriteBuilder` configures it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BloomFilterColumn {
+    /// The column's Parquet path, dotted (`s`, `st.x`), as Java passes it to parquet-mr
+    /// (`ColumnPath.fromDotString`).
+    pub column: String,
+    /// `write.parquet.bloom-filter-fpp.column.<name>`: the false-positive probability,
+    /// 0 < fpp < 1 (default 0.01).
+    pub fpp: f64,
+    /// The most distinct values the filter is sized for: Java's
+    /// `write.parquet.bloom-filter-ndv.column.<name>` when set, capped so that the filter
+    /// takes at most `write.parquet.bloom-filter-max-bytes` (default 1 MiB, the size
+    /// parquet-mr gives a filter without an NDV). The `parquet` crate then folds the
+    /// filter down to the fewest bytes that keep `fpp` for the values written.
+    pub max_ndv: u64,
+}
+
+/// Java `TableProperties.PARQUET_BLOOM_FILTER_COLUMN_ENABLED_PREFIX`.
+pub const BLOOM_FILTER_ENABLED_PREFIX: &str = "write.parquet.bloom-filter-enabled.column.";
+/// Java `TableProperties.PARQUET_BLOOM_FILTER_COLUMN_FPP_PREFIX`.
+pub const BLOOM_FILTER_FPP_PREFIX: &str = "write.parquet.bloom-filter-fpp.column.";
+/// Java `TableProperties.PARQUET_BLOOM_FILTER_COLUMN_NDV_PREFIX`.
+pub const BLOOM_FILTER_NDV_PREFIX: &str = "write.parquet.bloom-filter-ndv.column.";
+/// Java `TableProperties.PARQUET_BLOOM_FILTER_MAX_BYTES` (default 1 048 576).
+pub const BLOOM_FILTER_MAX_BYTES: &str = "write.parquet.bloom-filter-max-bytes";
+
+/// The bloom filters `props` ask for (see [`BloomFilterColumn`]), sorted by column.
+///
+/// Errors ([`crate::ErrorKind::InvalidArgument`] naming the property): an fpp that is
+/// no number in (0, 1), an NDV or max-bytes that is no positive integer.
+fn bloom_filters(props: &HashMap<String, String>) -> Result<Vec<BloomFilterColumn>> {
+    let bad = |key: &str, value: &str, what: &str| {
+        Error::invalid_argument(format!("table property '{key}': '{value}' is not {what}"))
+    };
+    let max_bytes = match props.get(BLOOM_FILTER_MAX_BYTES) {
+        None => 1024 * 1024,
+        Some(v) => v
+            .trim()
+            .parse::<u64>()
+            .ok()
+            .filter(|n| *n > 0 && *n <= i32::MAX as u64)
+            .ok_or_else(|| bad(BLOOM_FILTER_MAX_BYTES, v, "an integer from 1 to 2147483647"))?,
+    };
+    let mut out = vec![];
+    for (key, value) in props {
+        let Some(column) = key.strip_prefix(BLOOM_FILTER_ENABLED_PREFIX) else {
+            continue;
+        };
+        // Java `Boolean.parseBoolean`: "true" in any case, anything else false
+        if !value.eq_ignore_ascii_case("true") {
+            continue;
+        }
+        let fpp_key = format!("{BLOOM_FILTER_FPP_PREFIX}{column}");
+        let fpp = match props.get(&fpp_key) {
+            None => 0.01,
+            Some(v) => v
+                .trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|f| *f > 0.0 && *f < 1.0)
+                .ok_or_else(|| bad(&fpp_key, v, "a number greater than 0 and less than 1"))?,
+        };
+        // the filter's bytes for n values at `fpp` are n * -8 / ln(1 - fpp^(1/8)) / 8
+        // (Parquet's split-block filter), rounded up to a power of two: the most values
+        // within the largest power of two not above `max_bytes`
+        let cap_bytes = 1u64 << (63 - max_bytes.leading_zeros());
+        let per_byte = -(1.0 - fpp.powf(1.0 / 8.0)).ln();
+        let cap = ((cap_bytes as f64 * per_byte) as u64).max(1);
+        let ndv_key = format!("{BLOOM_FILTER_NDV_PREFIX}{column}");
+        let max_ndv = match props.get(&ndv_key) {
+            None => cap,
+            Some(v) => v
+                .trim()
+                .parse::<u64>()
+                .ok()
+                .filter(|n| *n > 0)
+                .ok_or_else(|| bad(&ndv_key, v, "a positive integer"))?
+                .min(cap),
+        };
+        out.push(BloomFilterColumn {
+            column: column.to_string(),
+            fpp,
+            max_ndv,
+        });
+    }
+    out.sort_by(|a, b| a.column.cmp(&b.column));
+    Ok(out)
 }
 
 impl Default for DataFileWriterConfig {
@@ -122,6 +215,7 @@ impl Default for DataFileWriterConfig {
             dict_size_bytes: 2 * 1024 * 1024,
             metrics: MetricsConfig::default(),
             distribution_mode: None,
+            bloom_filters: vec![],
         }
     }
 }
@@ -209,6 +303,18 @@ pub fn check_file_format(
 }
 
 impl DataFileWriterConfig {
+    /// The settings of table `m`: its properties ([`Self::from_properties`]) and, for the
+    /// metrics modes, its default sort order ([`MetricsConfig::for_table`]).
+    ///
+    /// Errors: as [`Self::from_properties`].
+    pub fn for_table(m: &crate::spec::TableMetadata) -> Result<Self> {
+        let mut config = Self::from_properties(&m.properties)?;
+        config.metrics = config
+            .metrics
+            .with_sort_order(super::metrics_config::default_sort_order(m));
+        Ok(config)
+    }
+
     /// The settings in table properties; unset properties take Java's defaults.
     ///
     /// Errors: a size that is not a positive integer, an unknown or unsupported codec
@@ -236,6 +342,7 @@ impl DataFileWriterConfig {
             dict_size_bytes: positive(props, tp::PARQUET_DICT_SIZE_BYTES, d.dict_size_bytes)?,
             metrics: MetricsConfig::from_properties(props)?,
             distribution_mode: DistributionMode::from_properties(props)?,
+            bloom_filters: bloom_filters(props)?,
         })
     }
 
@@ -260,11 +367,21 @@ impl DataFileWriterConfig {
     }
 
     /// The arrow-rs Parquet writer properties: codec, row-group/page/dictionary limits,
+    /// bloom filters ([`BloomFilterColumn`]),
     /// chunk statistics kept exact (untruncated; Iceberg truncation is applied to the
     /// bounds afterwards), and `iceberg.schema` key-value metadata added by the caller.
     pub(crate) fn writer_properties(&self) -> WriterProperties {
         let to_usize = |v: u64| usize::try_from(v).unwrap_or(usize::MAX).max(1);
-        WriterProperties::builder()
+        let mut builder = WriterProperties::builder();
+        for b in &self.bloom_filters {
+            let path =
+                ColumnPath::from(b.column.split('.').map(str::to_string).collect::<Vec<_>>());
+            builder = builder
+                .set_column_bloom_filter_enabled(path.clone(), true)
+                .set_column_bloom_filter_fpp(path.clone(), b.fpp)
+                .set_column_bloom_filter_max_ndv(path, b.max_ndv);
+        }
+        builder
             .set_compression(self.compression)
             .set_max_row_group_row_count(None)
             .set_max_row_group_bytes(Some(to_usize(self.row_group_size_bytes)))

@@ -65,6 +65,7 @@ mod orphan_owners;
 mod partition_evolution;
 mod partition_stats;
 mod partition_stats_incremental;
+mod path_reads_nan;
 mod per_batch_index;
 mod python_runs;
 mod read_corners;

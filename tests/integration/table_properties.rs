@@ -441,3 +441,81 @@ fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
         }
     }
 }
+
+/// `write.metadata.metrics.column.<name>` must name a column of the schema, exactly (case
+/// and nesting as Java's `schema.findField`): a misspelt key is refused at `CREATE TABLE`
+/// and `SET TBLPROPERTIES`, naming the key, where it was accepted and silently left the
+/// column at the default mode (report S65, fault 3).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_metrics_key_naming_no_column_is_refused() {
+    let lake = lake().await;
+    let ctx = &lake.ctx;
+    for column in ["up", "nmae", "st.Y", "st"] {
+        let key = format!("write.metadata.metrics.column.{column}");
+        let err = run(
+            ctx,
+            &format!(
+                "CREATE TABLE ice.ns.c (id INT, \"Up\" STRING, st STRUCT<y: INT>) \
+                 TBLPROPERTIES ('{key}'='full')"
+            ),
+        )
+        .await
+        .err();
+        if column == "st" {
+            // a struct is a field too (Java finds it)
+            assert!(err.is_none(), "{key}: {err:?}");
+            run(ctx, "DROP TABLE ice.ns.c").await.unwrap();
+            continue;
+        }
+        let err = err.unwrap_or_else(|| panic!("{key} accepted"));
+        assert!(
+            err.contains(&format!("table property '{key}'"))
+                && err.contains(&format!("no column '{column}'")),
+            "{key}: {err}"
+        );
+        assert!(lake
+            .catalog
+            .load_table(&TableIdent::parse("ns.c"))
+            .await
+            .is_err());
+    }
+    run(
+        ctx,
+        "CREATE TABLE ice.ns.c (id INT, \"Up\" STRING, st STRUCT<y: INT>) TBLPROPERTIES \
+         ('write.metadata.metrics.default'='none', 'write.metadata.metrics.column.Up'='full', \
+         'write.metadata.metrics.column.st.y'='counts')",
+    )
+    .await
+    .unwrap();
+    let before = metadata_location(&lake, "ns.c").await;
+    let err = run(
+        ctx,
+        "ALTER TABLE ice.ns.c SET TBLPROPERTIES ('write.metadata.metrics.column.nmae'='full')",
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        err.contains("table property 'write.metadata.metrics.column.nmae'"),
+        "{err}"
+    );
+    assert_eq!(metadata_location(&lake, "ns.c").await, before);
+    run(
+        ctx,
+        "ALTER TABLE ice.ns.c SET TBLPROPERTIES ('write.metadata.metrics.column.id'='full')",
+    )
+    .await
+    .unwrap();
+    // the key follows a renamed column, and a later SET of another key still commits
+    run(ctx, "ALTER TABLE ice.ns.c RENAME COLUMN \"Up\" TO up2")
+        .await
+        .unwrap();
+    run(
+        ctx,
+        "ALTER TABLE ice.ns.c SET TBLPROPERTIES ('write.metadata.metrics.column.up2'='counts')",
+    )
+    .await
+    .unwrap();
+    let props = properties(&lake, "ns.c").await;
+    assert_eq!(props["write.metadata.metrics.column.up2"], "counts");
+    assert!(!props.contains_key("write.metadata.metrics.column.Up"));
+}

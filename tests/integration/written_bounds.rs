@@ -645,3 +645,55 @@ async fn filters_agree_in_three_engines(
         .collect();
     assert!(wrong.is_empty(), "DuckDB:\n{}", wrong.join("\n"));
 }
+
+/// The columns of the table's sort order get `truncate(16)` where the default mode is
+/// `none` or `counts`, as Java's `MetricsConfig.forTable` (report S65, fault 4: no bounds
+/// were written for the sort column); a column override still wins, and an unsorted
+/// column keeps the default.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sort_order_columns_get_bounds_under_none_and_counts() {
+    let lake = lake().await;
+    let ctx = &lake.ctx;
+    for (table, default) in [("n", "none"), ("c", "counts")] {
+        ok(
+            ctx,
+            &format!(
+                "CREATE TABLE ice.ns.{table} (id INT, s STRING, k INT) TBLPROPERTIES \
+                 ('write.metadata.metrics.default'='{default}', \
+                 'write.metadata.metrics.column.k'='none')"
+            ),
+        )
+        .await;
+        ok(
+            ctx,
+            &format!("ALTER TABLE ice.ns.{table} WRITE ORDERED BY id, truncate(2, s), k"),
+        )
+        .await;
+        ok(
+            ctx,
+            &format!("INSERT INTO ice.ns.{table} VALUES (1, 'abcdefghijklmnopqrstuvwxyz', 7), (2, 'b', 8)"),
+        )
+        .await;
+        let got = strings(
+            ctx,
+            &format!(
+                "SELECT concat_ws(' ', CAST(sort_order_id AS STRING), \
+                 coalesce(encode(lower_bounds[1], 'hex'), '-'), \
+                 coalesce(encode(upper_bounds[1], 'hex'), '-'), \
+                 coalesce(encode(lower_bounds[2], 'hex'), '-'), \
+                 coalesce(encode(lower_bounds[3], 'hex'), '-'), \
+                 coalesce(CAST(value_counts[3] AS STRING), '-')) \
+                 FROM ice.ns.\"{table}$files\""
+            ),
+        )
+        .await;
+        // id and s (truncate(2, s) preserves order) bounded, s cut to 16 code points;
+        // k's own `none` wins
+        let s_lower = hex(b"abcdefghijklmnop");
+        assert_eq!(
+            got,
+            vec![format!("1 01000000 02000000 {s_lower} - -")],
+            "{default}"
+        );
+    }
+}

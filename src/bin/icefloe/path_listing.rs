@@ -25,13 +25,13 @@ use std::sync::Arc;
 use datafusion::arrow::datatypes::{DataType, Field, FieldRef, Schema};
 use datafusion::catalog::TableProvider;
 use datafusion::common::{plan_err, DataFusionError, Result as DFResult};
-use datafusion::datasource::file_format::parquet::ParquetFormat;
 use datafusion::datasource::file_format::{FileFormat, FileFormatFactory};
 use datafusion::datasource::listing::{
     ListingOptions, ListingTable, ListingTableConfig, ListingTableUrl,
 };
 use datafusion::execution::context::SessionState;
 use futures::{StreamExt, TryStreamExt};
+use icefloe::datafusion::nan_safe_parquet::parquet_format;
 use object_store::ObjectMeta;
 
 /// The files of one format found under a path.
@@ -101,8 +101,7 @@ pub async fn listing_table(
         .with_listing_options(options)
         .infer_partitions_from_path(state)
         .await?;
-    let any: &dyn std::any::Any = format.as_ref();
-    let config = match any.downcast_ref::<ParquetFormat>() {
+    let config = match parquet_format(format.as_ref()) {
         Some(parquet) => {
             let view = parquet.force_view_types();
             let schema = unified_schema(state, parquet, view, &store, found.files).await?;
@@ -147,8 +146,7 @@ pub async fn parquet_location_schema(
         return Ok(None);
     };
     let format = factory.create(state, format_options)?;
-    let any: &dyn std::any::Any = format.as_ref();
-    let Some(parquet) = any.downcast_ref::<ParquetFormat>() else {
+    let Some(parquet) = parquet_format(format.as_ref()) else {
         return Ok(None);
     };
     let store = state.runtime_env().object_store(&url)?;

@@ -552,6 +552,13 @@ impl Catalog for RestCatalog {
                 Some(l) => crate::io::check_table_location("table location", l),
                 None => Ok(()),
             })
+            .and_then(|()| {
+                crate::write::metrics_config::check_metrics_columns(
+                    &creation.properties,
+                    &creation.schema,
+                    |_| true,
+                )
+            })
             .map_err(|e| e.context(format!("create table '{ident}'")))?;
         if self.table_exists(ident).await? {
             return Err(Error::new(

@@ -39,6 +39,13 @@ impl RestCatalog {
                 Some(l) => crate::io::check_table_location("table location", l),
                 None => Ok(()),
             })
+            .and_then(|()| {
+                crate::write::metrics_config::check_metrics_columns(
+                    &creation.properties,
+                    &creation.schema,
+                    |_| true,
+                )
+            })
             .map_err(|e| e.context(format!("stage the create of table '{ident}'")))?;
         if self.table_exists(ident).await? {
             return Err(self.exists(ident));

@@ -20,6 +20,8 @@ struct WriterState {
     properties: BTreeMap<String, String>,
     format_version: u8,
     sort_order_id: Option<i32>,
+    #[serde(default)]
+    sorted_field_ids: Vec<i32>,
     operation_id: String,
     /// The sort's terms (`None`: unsorted).
     sort: Option<Vec<SortTermState>>,
@@ -66,6 +68,7 @@ impl IcebergPhysicalCodec {
                 .collect(),
             format_version: state.format_version as u8,
             sort_order_id: state.sort_order_id,
+            sorted_field_ids: state.sorted_field_ids.clone(),
             operation_id: state.operation_id.clone(),
             sort,
         };
@@ -141,6 +144,7 @@ impl IcebergPhysicalCodec {
             properties: writer.properties.into_iter().collect(),
             format_version,
             sort_order_id: writer.sort_order_id,
+            sorted_field_ids: writer.sorted_field_ids,
             operation_id: writer.operation_id,
         };
         Ok(Arc::new(IcebergDataFileWriterExec::new(

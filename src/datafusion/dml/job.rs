@@ -319,7 +319,7 @@ impl RowLevelJob {
             &data_location(self.table()),
             schema,
             spec,
-            DataFileWriterConfig::from_properties(&m.properties)?,
+            DataFileWriterConfig::for_table(m)?,
         )
     }
 

@@ -32,7 +32,7 @@ async fn show_tblproperties_lists_what_spark_lists_sorted_by_key() {
         &ctx,
         "CREATE TABLE ns.t (id BIGINT NOT NULL, s STRING) COMMENT 'a comment' \
          TBLPROPERTIES ('write.delete.mode'='merge-on-read', \
-         's3.secret-access-key'='hunter2', 'write.metadata.metrics.column.key'='full', \
+         's3.secret-access-key'='hunter2', 'write.metadata.metrics.column.s'='full', \
          'a.first'='1')",
     )
     .await;
@@ -48,7 +48,7 @@ async fn show_tblproperties_lists_what_spark_lists_sorted_by_key() {
             ("format-version", "2"),
             ("s3.secret-access-key", "***"),
             ("write.delete.mode", "merge-on-read"),
-            ("write.metadata.metrics.column.key", "full"),
+            ("write.metadata.metrics.column.s", "full"),
         ])
     );
 
@@ -75,7 +75,7 @@ async fn show_tblproperties_lists_what_spark_lists_sorted_by_key() {
             ),
             ("write.delete.mode", "merge-on-read"),
             ("write.distribution-mode", "range"),
-            ("write.metadata.metrics.column.key", "full"),
+            ("write.metadata.metrics.column.s", "full"),
         ])
     );
 }

@@ -120,7 +120,7 @@ impl MetadataColumns {
         let partition_type = DataType::Struct(Fields::from(
             unified
                 .iter()
-                .map(|u| Field::new(&u.name, u.data_type.clone(), true))
+                .map(UnifiedField::arrow_field)
                 .collect::<Vec<_>>(),
         ));
         let v3 = metadata.format_version >= FormatVersion::V3;

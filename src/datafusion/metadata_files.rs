@@ -14,7 +14,7 @@ use datafusion::arrow::array::{
     new_empty_array, ArrayRef, BinaryArray, BinaryBuilder, Int32Builder, Int64Builder, ListBuilder,
     MapBuilder, StructArray,
 };
-use datafusion::arrow::datatypes::DataType;
+use datafusion::arrow::datatypes::{DataType, Field};
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::common::ScalarValue;
 
@@ -22,7 +22,7 @@ use super::metadata_tables::{ints, longs, map_names, strings, timestamps_ms, Col
 use super::scalar::literal_to_scalar;
 use super::unified_partition::{unified_partition_type, unified_values, UnifiedField};
 use crate::error::Result;
-use crate::spec::arrow::primitive_to_arrow;
+use crate::spec::arrow::{primitive_to_arrow, with_uuid_extension};
 use crate::spec::{
     BoundBytes, DataContentType, DataFileFormat, IntMap, Literal, ManifestEntry, ManifestStatus,
     NestedField, PrimitiveType, TableMetadata, Transform, Type,
@@ -66,7 +66,7 @@ pub(crate) fn partition_column(
             .iter()
             .map(|r| r.get(i).and_then(Option::as_ref))
             .collect();
-        c.add(&f.name, scalar_column(values, &f.data_type)?);
+        c.add_field(f.arrow_field(), scalar_column(values, &f.data_type)?);
     }
     let (fields, arrays) = c.into_parts();
     Ok(Some(Arc::new(StructArray::try_new(fields, arrays, None)?)))
@@ -174,10 +174,13 @@ fn readable_metrics_column(
         c.add("value_count", count(|f| &f.value_counts));
         c.add("null_value_count", count(|f| &f.null_value_counts));
         c.add("nan_value_count", count(|f| &f.nan_value_counts));
+        // a `uuid` bound is typed as the table's `uuid` columns are
+        let bound_field =
+            |name: &str| with_uuid_extension(Field::new(name, data_type.clone(), true), &ptype);
         let lower = scalar_column(lowers.iter().map(Option::as_ref).collect(), &data_type)?;
-        c.add("lower_bound", lower);
+        c.add_field(bound_field("lower_bound"), lower);
         let upper = scalar_column(uppers.iter().map(Option::as_ref).collect(), &data_type)?;
-        c.add("upper_bound", upper);
+        c.add_field(bound_field("upper_bound"), upper);
         let (fields, arrays) = c.into_parts();
         outer.add(&name, Arc::new(StructArray::try_new(fields, arrays, None)?));
     }

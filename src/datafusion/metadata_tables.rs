@@ -166,6 +166,14 @@ impl Columns {
         self.arrays.push(array);
     }
 
+    /// Adds `array` under `field` (its name, nullability and metadata, such as a `uuid`
+    /// value's extension type); `field`'s type is `array`'s.
+    pub(crate) fn add_field(&mut self, field: Field, array: ArrayRef) {
+        self.fields
+            .push(field.with_data_type(array.data_type().clone()));
+        self.arrays.push(array);
+    }
+
     pub(crate) fn into_batch(self) -> Result<RecordBatch> {
         Ok(RecordBatch::try_new(
             Arc::new(ArrowSchema::new(self.fields)),

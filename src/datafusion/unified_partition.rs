@@ -21,10 +21,10 @@
 use std::collections::btree_map::Entry;
 use std::collections::{BTreeMap, HashSet};
 
-use datafusion::arrow::datatypes::DataType;
+use datafusion::arrow::datatypes::{DataType, Field};
 
 use super::metadata_tables::partition_types_by_spec;
-use crate::spec::arrow::primitive_to_arrow;
+use crate::spec::arrow::{primitive_to_arrow, with_uuid_extension};
 use crate::spec::{Literal, ManifestEntry, PrimitiveType, TableMetadata, Transform};
 
 /// One field of the unified partition type.
@@ -39,6 +39,19 @@ pub(crate) struct UnifiedField {
     /// The same as an Iceberg type (`None` when it cannot be told), the type of the
     /// field's values in manifests.
     pub primitive: Option<PrimitiveType>,
+}
+
+impl UnifiedField {
+    /// The field's Arrow field (nullable: a file of a spec without the field has null
+    /// there), a `uuid` field tagged as the table's `uuid` columns are
+    /// ([`with_uuid_extension`]).
+    pub fn arrow_field(&self) -> Field {
+        let field = Field::new(&self.name, self.data_type.clone(), true);
+        match &self.primitive {
+            Some(p) => with_uuid_extension(field, p),
+            None => field,
+        }
+    }
 }
 
 /// A field while the specs are read, latest first.

@@ -241,16 +241,36 @@ pub fn primitive_from_arrow(dt: &DataType) -> Result<PrimitiveType> {
     })
 }
 
+/// The Arrow field metadata key naming a field's extension type.
+const EXTENSION_NAME_KEY: &str = "ARROW:extension:name";
+/// Arrow's canonical extension type of UUIDs (a `FixedSizeBinary(16)`).
+const UUID_EXTENSION_NAME: &str = "arrow.uuid";
+
 /// Whether an Arrow field holds Iceberg `uuid` values: a `FixedSizeBinary(16)` tagged
 /// with Arrow's canonical `arrow.uuid` extension type (`ARROW:extension:name`), as the
 /// table provider tags its top-level `uuid` columns.
 pub fn is_uuid_field(field: &Field) -> bool {
     field.data_type() == &DataType::FixedSizeBinary(16)
-        && field
-            .metadata()
-            .get("ARROW:extension:name")
-            .map(String::as_str)
-            == Some("arrow.uuid")
+        && field.metadata().get(EXTENSION_NAME_KEY).map(String::as_str) == Some(UUID_EXTENSION_NAME)
+}
+
+/// `field` (the Arrow field of a value of Iceberg type `iceberg`) tagged with Arrow's
+/// canonical `arrow.uuid` extension type when `iceberg` is `uuid`, its other metadata
+/// kept; unchanged otherwise. The one rule by which a `uuid` value is told from a
+/// `fixed[16]` one in a result ([`is_uuid_field`]): the table provider's `uuid` columns
+/// and the `uuid` values of the metadata tables and metadata columns (partition
+/// tuples, `readable_metrics` bounds) carry it, so the CLI prints them 8-4-4-4-12, an
+/// export keeps the type, and string literals compare with them as UUIDs.
+pub fn with_uuid_extension(field: Field, iceberg: &PrimitiveType) -> Field {
+    if *iceberg != PrimitiveType::Uuid {
+        return field;
+    }
+    let mut metadata = field.metadata().clone();
+    metadata.insert(
+        EXTENSION_NAME_KEY.to_string(),
+        UUID_EXTENSION_NAME.to_string(),
+    );
+    field.with_metadata(metadata)
 }
 
 /// The Iceberg field of an Arrow field that carries its field id in the metadata

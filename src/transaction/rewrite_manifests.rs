@@ -18,13 +18,17 @@
 //! each new data manifest is still given a `first_row_id` range covering its existing
 //! rows (entries that carry their own id do not use it; entries of a table upgraded from
 //! v2 that never had one get theirs from it).
+//!
+//! The snapshot summary holds Java's `manifests-created`, `manifests-kept` (manifests
+//! carried over as they are), `manifests-replaced` and `entries-processed` (the live
+//! entries written again), as `BaseRewriteManifests.summary()` does.
 
 use std::collections::BTreeMap;
 
 use async_trait::async_trait;
 
 use super::snapshot_producer::SnapshotProducer;
-use super::summary::SnapshotSummary;
+use super::summary::{ManifestRewriteCounts, SnapshotSummary};
 use super::validation::{partition_key, PartitionKey};
 use super::TransactionAction;
 use crate::error::{Error, Result};
@@ -122,15 +126,16 @@ impl TransactionAction for RewriteManifests {
                 .push(mf);
         }
         let mut manifests = vec![];
-        let mut rewritten = false;
+        let mut counts = ManifestRewriteCounts::default();
         for ((_, spec_id), group) in groups {
             let worth =
                 group.len() > 1 || group.iter().any(|m| m.deleted_files_count.unwrap_or(1) > 0);
             if !worth || self.spec_id.is_some_and(|id| id != spec_id) {
+                counts.kept += group.len() as i64;
                 manifests.extend(group);
                 continue;
             }
-            rewritten = true;
+            counts.replaced += group.len() as i64;
             let content = group[0].content;
             let (mut bytes, mut count) = (0i64, 0i64);
             let mut entries: Vec<(PartitionKey, ManifestEntry)> = vec![];
@@ -144,6 +149,7 @@ impl TransactionAction for RewriteManifests {
                         .map(|e| (partition_key(&e.data_file.partition), e)),
                 );
             }
+            counts.entries_processed += entries.len() as i64;
             entries.sort_by(|a, b| a.0.cmp(&b.0));
             let per_entry = (bytes / count.max(1)).max(1);
             let per_manifest = (target / per_entry).max(1) as usize;
@@ -154,13 +160,15 @@ impl TransactionAction for RewriteManifests {
                         .write_manifest(table, spec_id, content, &new)
                         .await?,
                 );
+                counts.created += 1;
             }
         }
-        if !rewritten {
+        if counts.replaced == 0 {
             return Ok(vec![]);
         }
+        let summary = SnapshotSummary::of_manifest_rewrite(counts);
         self.producer
-            .commit_updates(table, "replace", manifests, &SnapshotSummary::default())
+            .commit_updates(table, "replace", manifests, &summary)
             .await
     }
 

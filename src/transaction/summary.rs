@@ -42,6 +42,25 @@ pub(crate) struct SnapshotSummary {
     /// Written as `replace-partitions=true` (Java `SnapshotSummary.REPLACE_PARTITIONS_PROP`,
     /// set by `BaseReplacePartitions`): the snapshot replaced the partitions of its files.
     pub(crate) replace_partitions: bool,
+    /// A manifest rewrite's counts (Java `BaseRewriteManifests.summary()`), written when
+    /// set.
+    pub(crate) manifest_rewrite: Option<ManifestRewriteCounts>,
+}
+
+/// What a manifest rewrite did, as Java's `BaseRewriteManifests.summary()` records it
+/// (`SnapshotSummary.CREATED_MANIFESTS_COUNT` … `PROCESSED_MANIFEST_ENTRY_COUNT`), each
+/// written even when 0.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct ManifestRewriteCounts {
+    /// `manifests-created`: manifests the rewrite wrote.
+    pub created: i64,
+    /// `manifests-kept`: manifests of the parent carried over as they are.
+    pub kept: i64,
+    /// `manifests-replaced`: manifests of the parent rewritten (left out of the new list).
+    pub replaced: i64,
+    /// `entries-processed`: the live entries of the replaced manifests, each written
+    /// again (Java counts each `appendEntry`).
+    pub entries_processed: i64,
 }
 
 /// The snapshot summary property of a dynamic partition overwrite (Java
@@ -64,6 +83,14 @@ fn content_size(file: &DataFile) -> i64 {
 }
 
 impl SnapshotSummary {
+    /// The summary of a manifest rewrite: no file added or removed, `counts` recorded.
+    pub(crate) fn of_manifest_rewrite(counts: ManifestRewriteCounts) -> Self {
+        Self {
+            manifest_rewrite: Some(counts),
+            ..Self::default()
+        }
+    }
+
     /// Count a file the snapshot adds (under spec `spec_id`).
     pub(crate) fn add(&mut self, spec_id: i32, file: &DataFile) {
         self.partitions
@@ -173,6 +200,16 @@ impl SnapshotSummary {
         put("removed-equality-deletes", self.removed_equality_deletes);
         if self.replace_partitions {
             out.insert(REPLACE_PARTITIONS.to_string(), "true".to_string());
+        }
+        if let Some(m) = &self.manifest_rewrite {
+            for (k, v) in [
+                ("manifests-created", m.created),
+                ("manifests-kept", m.kept),
+                ("manifests-replaced", m.replaced),
+                ("entries-processed", m.entries_processed),
+            ] {
+                out.insert(k.to_string(), v.to_string());
+            }
         }
         out.insert(
             "changed-partition-count".to_string(),

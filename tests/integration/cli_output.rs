@@ -580,3 +580,76 @@ fn cli_failed_copy_leaves_the_target_as_it_was() {
         1
     );
 }
+
+/// Tester Q65 F5: a `uuid` inside a metadata table or metadata column (a partition tuple's
+/// field, a `readable_metrics` bound) is typed as the table's `uuid` columns are, so it
+/// prints 8-4-4-4-12 in every format (it printed 32 hex digits) and a string literal
+/// filters it.
+#[test]
+fn cli_uuids_inside_metadata_tables_print_as_uuids() {
+    let u = "550e8400-e29b-41d4-a716-446655440000";
+    let (_dir, catalog) = crate::cli::catalog_with(&format!(
+        "CREATE SCHEMA ns; \
+         CREATE TABLE ns.uu (u UUID, n INT) PARTITIONED BY (u) \
+         TBLPROPERTIES ('format-version'='2'); \
+         INSERT INTO ns.uu VALUES ('{u}', 1)"
+    ));
+    let query = |format: &str, sql: &str| {
+        let out = run(&["--catalog", &catalog, "--format", format, "-c", sql]);
+        assert_success(&out);
+        stdout(&out)
+    };
+    for sql in [
+        "SELECT _partition.u AS v FROM ns.uu".to_string(),
+        "SELECT partition.u AS v FROM ns.\"uu$files\"".to_string(),
+        "SELECT data_file.partition.u AS v FROM ns.\"uu$entries\"".to_string(),
+        "SELECT partition.u AS v FROM ns.\"uu$partitions\"".to_string(),
+        "SELECT readable_metrics.u.lower_bound AS v FROM ns.\"uu$files\"".to_string(),
+        "SELECT readable_metrics.u.upper_bound AS v FROM ns.uu.files".to_string(),
+        format!("SELECT partition.u AS v FROM ns.\"uu$files\" WHERE partition.u = '{u}'"),
+        format!("SELECT partition.u AS v FROM ns.\"uu$partitions\" WHERE partition.u = '{u}'"),
+        format!("SELECT _partition.u AS v FROM ns.uu WHERE _partition.u = '{u}'"),
+        format!(
+            "SELECT readable_metrics.u.lower_bound AS v FROM ns.\"uu$files\" \
+             WHERE readable_metrics.u.lower_bound = '{u}'"
+        ),
+    ] {
+        assert_eq!(query("csv", &sql), format!("v\n{u}\n"), "{sql}");
+        assert_eq!(query("json", &sql), format!("{{\"v\":\"{u}\"}}\n"), "{sql}");
+        assert!(query("table", &sql).contains(&format!("| {u} |")), "{sql}");
+    }
+    // whole structs, in each format
+    for sql in [
+        "SELECT _partition AS p FROM ns.uu",
+        "SELECT partition AS p FROM ns.\"uu$files\"",
+        "SELECT partition AS p FROM ns.\"uu$partitions\"",
+    ] {
+        assert_eq!(
+            query("json", sql),
+            format!("{{\"p\":{{\"u\":\"{u}\"}}}}\n"),
+            "{sql}"
+        );
+        assert_eq!(
+            query("csv", sql),
+            format!("p\n\"{{\"\"u\"\":\"\"{u}\"\"}}\"\n"),
+            "{sql}"
+        );
+        assert!(
+            query("table", sql).contains(&format!("{{u: {u}}}")),
+            "{sql}"
+        );
+    }
+    let readable = query(
+        "json",
+        "SELECT readable_metrics.u AS m FROM ns.\"uu$files\"",
+    );
+    assert!(
+        readable.contains(&format!("\"lower_bound\":\"{u}\",\"upper_bound\":\"{u}\"")),
+        "{readable}"
+    );
+    assert!(
+        query("table", "SELECT readable_metrics FROM ns.\"uu$files\"")
+            .contains(&format!("lower_bound: {u}")),
+        "readable_metrics"
+    );
+}

@@ -847,3 +847,202 @@ async fn subqueries_over_iceberg_tables_run_as_conditions_and_are_refused_as_val
     .expect_err("a value");
     assert!(e.contains("not as values"), "{e}");
 }
+
+/// Tester Q65 F4: Spark's metadata-table name with an unknown last part, of an existing
+/// table, said "catalog 'ns' not found"; it says the metadata table is unknown and lists
+/// them (as `"t$nope"` does). A version's metadata table in dotted parts
+/// (`t.branch_dev.files`, which DataFusion refused as too many parts, hinting at a
+/// namespace) names the form that reads it, which does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unknown_metadata_table_of_a_dotted_name_is_named() {
+    let lake = lake().await;
+    for q in [
+        "CREATE TABLE ice.ns.t (id INT)",
+        "INSERT INTO ice.ns.t VALUES (1)",
+        "ALTER TABLE ice.ns.t CREATE BRANCH dev",
+    ] {
+        run(&lake.ctx, q)
+            .await
+            .unwrap_or_else(|e| panic!("{q}: {e}"));
+    }
+    for name in ["nope", "snapshot"] {
+        let err = fails(
+            &lake,
+            "ns.t",
+            &format!("SELECT count(*) FROM ice.ns.t.{name}"),
+            &format!(
+                "metadata table '{name}' of table 'ice.ns.t' ('ice.ns.t.{name}' reads as a \
+                 metadata table of it; metadata tables: snapshots, history"
+            ),
+        )
+        .await;
+        assert!(!err.contains("catalog"), "{err}");
+        assert!(err.contains("position_deletes"), "{err}");
+    }
+    let err = fails(
+        &lake,
+        "ns.t",
+        "SELECT count(*) FROM ice.ns.t.branch_dev.files",
+        "'ice.ns.t.branch_dev.files' names metadata table 'files' of version 'branch_dev' of \
+         table 'ice.ns.t', which is written ice.ns.\"t@dev$files\"",
+    )
+    .await;
+    assert!(!err.contains("Expected 1, 2 or 3 parts"), "{err}");
+    // the form named reads it
+    assert_eq!(
+        crate::catalog::scalar_i64(&lake.ctx, "SELECT count(*) FROM ice.ns.\"t@dev$files\"").await,
+        1
+    );
+    // a missing table keeps DataFusion's error
+    let err = run(&lake.ctx, "SELECT count(*) FROM ice.ns.nope.files")
+        .await
+        .expect_err("missing");
+    assert!(!err.contains("metadata table"), "{err}");
+}
+
+/// Tester P65 F1, the whole kind: the v3 row lineage names are refused in any case (a
+/// quoted `"_ROW_ID"` was taken, and DuckDB then read it for `_row_id`) by every check:
+/// CREATE TABLE, ADD COLUMN, RENAME COLUMN and the upgrade to v3; the table is unchanged.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn row_lineage_names_are_refused_in_any_case() {
+    let lake = lake().await;
+    for name in ["_ROW_ID", "_Last_Updated_Sequence_Number"] {
+        let err = run(
+            &lake.ctx,
+            &format!(
+                "CREATE TABLE ice.ns.c (id BIGINT, \"{name}\" BIGINT) \
+                 TBLPROPERTIES ('format-version'='3')"
+            ),
+        )
+        .await
+        .expect_err("reserved name");
+        assert!(
+            err.contains(&format!(
+                "column '{name}' (id 2) has the name of a row lineage field"
+            )),
+            "{err}"
+        );
+    }
+    for q in [
+        "CREATE TABLE ice.ns.v3 (id BIGINT, r BIGINT) TBLPROPERTIES ('format-version'='3')",
+        "CREATE TABLE ice.ns.v2 (id BIGINT, \"_Row_Id\" BIGINT) \
+         TBLPROPERTIES ('format-version'='2')",
+    ] {
+        run(&lake.ctx, q)
+            .await
+            .unwrap_or_else(|e| panic!("{q}: {e}"));
+    }
+    for (table, sql) in [
+        (
+            "ns.v3",
+            "ALTER TABLE ice.ns.v3 ADD COLUMN \"_Last_Updated_Sequence_Number\" INT",
+        ),
+        (
+            "ns.v3",
+            "ALTER TABLE ice.ns.v3 RENAME COLUMN r TO \"_ROW_ID\"",
+        ),
+        (
+            "ns.v2",
+            "ALTER TABLE ice.ns.v2 SET TBLPROPERTIES ('format-version'='3')",
+        ),
+    ] {
+        fails(&lake, table, sql, "has the name of a row lineage field").await;
+    }
+}
+
+/// Tester P65 F2: an INSERT listing a metadata column of its target said "No field named
+/// _row_id" of a column the user can read; it says metadata columns are read-only, as an
+/// UPDATE assigning one does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_insert_listing_a_metadata_column_says_it_is_read_only() {
+    let lake = lake().await;
+    run(
+        &lake.ctx,
+        "CREATE TABLE ice.ns.u (id BIGINT, s VARCHAR) TBLPROPERTIES ('format-version'='3')",
+    )
+    .await
+    .expect("create");
+    for (sql, column) in [
+        (
+            "INSERT INTO ice.ns.u (id, _row_id) VALUES (1, 5)",
+            "_row_id",
+        ),
+        (
+            "INSERT INTO ice.ns.u (id, _last_updated_sequence_number) SELECT 1, 2",
+            "_last_updated_sequence_number",
+        ),
+        ("INSERT INTO ice.ns.u (_file, id) VALUES ('f', 1)", "_file"),
+    ] {
+        fails(
+            &lake,
+            "ns.u",
+            sql,
+            &format!(
+                "INSERT into 'ice.ns.u' lists metadata column '{column}': metadata columns \
+                 (_file, _pos, …) are read-only"
+            ),
+        )
+        .await;
+    }
+    // a column that is none stays DataFusion's error
+    let err = run(&lake.ctx, "INSERT INTO ice.ns.u (id, nope) VALUES (1, 5)")
+        .await
+        .expect_err("no column");
+    assert!(err.contains("nope") && !err.contains("read-only"), "{err}");
+}
+
+/// Tester Q65 F3: a rolled-back snapshot expired cuts the history log at its entry (as
+/// Java's `updateSnapshotLog` does) though no kept snapshot lost its parent; a time from
+/// before the cut, after the first snapshot, says the history was expired (it said "no
+/// snapshot was current then; its first snapshot is from" an earlier time).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn as_of_a_time_before_a_log_cut_by_an_expired_rolled_back_snapshot() {
+    let lake = lake().await;
+    for q in [
+        "CREATE TABLE ice.ns.e (id BIGINT) TBLPROPERTIES ('format-version'='2')",
+        "INSERT INTO ice.ns.e VALUES (1)",
+        "INSERT INTO ice.ns.e VALUES (2)",
+    ] {
+        run(&lake.ctx, q)
+            .await
+            .unwrap_or_else(|e| panic!("{q}: {e}"));
+    }
+    let metadata = lake
+        .catalog
+        .load_table(&TableIdent::parse("ns.e"))
+        .await
+        .expect("load")
+        .metadata()
+        .clone();
+    let first = metadata.snapshot_log[0].clone();
+    let first_ms = metadata
+        .snapshot_by_id(first.snapshot_id)
+        .expect("first")
+        .timestamp_ms;
+    for q in [
+        format!(
+            "CALL ice.system.rollback_to_snapshot('ns.e', {})",
+            first.snapshot_id
+        ),
+        "INSERT INTO ice.ns.e VALUES (3)".to_string(),
+    ] {
+        run(&lake.ctx, &q)
+            .await
+            .unwrap_or_else(|e| panic!("{q}: {e}"));
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    run(
+        &lake.ctx,
+        "CALL ice.system.expire_snapshots(table => 'ns.e', older_than => now(), retain_last => 2)",
+    )
+    .await
+    .expect("expire");
+    let err = fails(
+        &lake,
+        "ns.e",
+        &format!("SELECT * FROM ice.ns.e.at_timestamp_{first_ms}"),
+        "was expired, so which snapshot was current then is no longer known",
+    )
+    .await;
+    assert!(!err.contains("no snapshot was current then"), "{err}");
+}

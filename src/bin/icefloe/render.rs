@@ -10,7 +10,7 @@
 //!   other maps arrays of `{"key": …, "value": …}` objects.
 //! - CSV: nested values (structs, lists, maps) as their JSON text; NULL as the null string
 //!   (unquoted; empty by default), while an empty string is written as `""`.
-//! - Table: NULL as `NULL`, UUIDs in canonical form.
+//! - Table: NULL as `NULL`, UUIDs in canonical form (inside structs, lists and maps too).
 //!
 //! A UUID is a `FixedSizeBinary(16)` field tagged with Arrow's canonical `arrow.uuid`
 //! extension type, as icefloe types Iceberg `uuid` columns.
@@ -18,7 +18,8 @@
 use std::sync::Arc;
 
 use datafusion::arrow::array::{
-    Array, ArrayRef, AsArray, FixedSizeBinaryArray, RecordBatch, StringArray,
+    Array, ArrayRef, AsArray, FixedSizeBinaryArray, LargeListArray, ListArray, MapArray,
+    RecordBatch, StringArray, StructArray,
 };
 use datafusion::arrow::datatypes::{
     DataType, Field, Float16Type, Float32Type, Float64Type, Int16Type, Int32Type, Int64Type,
@@ -272,50 +273,141 @@ pub fn csv_field(value: Option<&str>, null: &str) -> String {
     }
 }
 
-/// `batch` with its top-level UUID columns as canonical strings, for the table output.
+/// `batch` with every UUID in it as its canonical string, for the table output: UUID
+/// columns and UUIDs inside structs, lists and maps (the `partition` struct of a
+/// metadata table, its `readable_metrics` bounds), whose fields are typed `Utf8` then.
 pub fn uuids_as_text(batch: &RecordBatch) -> Result<RecordBatch, ArrowError> {
     let schema = batch.schema();
-    if !schema.fields().iter().any(|f| is_uuid(f)) {
+    if !schema.fields().iter().any(|f| holds_uuid(f)) {
         return Ok(batch.clone());
     }
     let mut fields = Vec::with_capacity(schema.fields().len());
     let mut columns = Vec::with_capacity(schema.fields().len());
     for (field, column) in schema.fields().iter().zip(batch.columns()) {
-        if is_uuid(field) {
-            let bytes: &FixedSizeBinaryArray = column.as_fixed_size_binary();
-            let text: StringArray = bytes.iter().map(|v| v.map(uuid_text)).collect();
-            fields.push(Field::new(
-                field.name(),
-                DataType::Utf8,
-                field.is_nullable(),
-            ));
-            columns.push(Arc::new(text) as ArrayRef);
-        } else {
-            fields.push(field.as_ref().clone());
-            columns.push(Arc::clone(column));
-        }
+        let (field, column) = uuid_text_column(field, column)?;
+        fields.push(field);
+        columns.push(column);
     }
     RecordBatch::try_new(Arc::new(Schema::new(fields)), columns)
 }
 
 /// The schema [`uuids_as_text`] gives batches of `schema`.
 pub fn uuids_as_text_schema(schema: &SchemaRef) -> SchemaRef {
-    if !schema.fields().iter().any(|f| is_uuid(f)) {
+    if !schema.fields().iter().any(|f| holds_uuid(f)) {
         return Arc::clone(schema);
     }
     Arc::new(Schema::new(
         schema
             .fields()
             .iter()
-            .map(|f| {
-                if is_uuid(f) {
-                    Field::new(f.name(), DataType::Utf8, f.is_nullable())
-                } else {
-                    f.as_ref().clone()
-                }
-            })
+            .map(|f| uuid_text_field(f))
             .collect::<Vec<_>>(),
     ))
+}
+
+/// Whether `field` is a UUID or holds one at any depth.
+fn holds_uuid(field: &Field) -> bool {
+    match field.data_type() {
+        _ if is_uuid(field) => true,
+        DataType::Struct(fields) => fields.iter().any(|f| holds_uuid(f)),
+        DataType::List(item) | DataType::LargeList(item) | DataType::Map(item, _) => {
+            holds_uuid(item)
+        }
+        _ => false,
+    }
+}
+
+/// `field` with its UUIDs typed `Utf8` (as [`uuid_text_column`] gives them).
+fn uuid_text_field(field: &Field) -> Field {
+    if !holds_uuid(field) {
+        return field.clone();
+    }
+    let data_type = match field.data_type() {
+        _ if is_uuid(field) => {
+            return Field::new(field.name(), DataType::Utf8, field.is_nullable())
+        }
+        DataType::Struct(fields) => DataType::Struct(
+            fields
+                .iter()
+                .map(|f| uuid_text_field(f))
+                .collect::<Vec<_>>()
+                .into(),
+        ),
+        DataType::List(item) => DataType::List(Arc::new(uuid_text_field(item))),
+        DataType::LargeList(item) => DataType::LargeList(Arc::new(uuid_text_field(item))),
+        DataType::Map(entries, sorted) => {
+            DataType::Map(Arc::new(uuid_text_field(entries)), *sorted)
+        }
+        other => other.clone(),
+    };
+    field.clone().with_data_type(data_type)
+}
+
+/// `column` (of `field`) with its UUIDs, at any depth, as canonical strings, and its
+/// field ([`uuid_text_field`]).
+fn uuid_text_column(field: &Field, column: &ArrayRef) -> Result<(Field, ArrayRef), ArrowError> {
+    if !holds_uuid(field) {
+        return Ok((field.clone(), Arc::clone(column)));
+    }
+    let text_field = uuid_text_field(field);
+    let array: ArrayRef = match (field.data_type(), text_field.data_type()) {
+        _ if is_uuid(field) => {
+            let bytes: &FixedSizeBinaryArray = column.as_fixed_size_binary();
+            Arc::new(
+                bytes
+                    .iter()
+                    .map(|v| v.map(uuid_text))
+                    .collect::<StringArray>(),
+            )
+        }
+        (DataType::Struct(fields), DataType::Struct(text_fields)) => {
+            let s = column.as_struct();
+            let children = fields
+                .iter()
+                .zip(s.columns())
+                .map(|(f, c)| Ok(uuid_text_column(f, c)?.1))
+                .collect::<Result<Vec<_>, ArrowError>>()?;
+            Arc::new(StructArray::try_new(
+                text_fields.clone(),
+                children,
+                s.nulls().cloned(),
+            )?)
+        }
+        (DataType::List(item), DataType::List(text_item)) => {
+            let l = column.as_list::<i32>();
+            let (_, values) = uuid_text_column(item, l.values())?;
+            Arc::new(ListArray::try_new(
+                Arc::clone(text_item),
+                l.offsets().clone(),
+                values,
+                l.nulls().cloned(),
+            )?)
+        }
+        (DataType::LargeList(item), DataType::LargeList(text_item)) => {
+            let l = column.as_list::<i64>();
+            let (_, values) = uuid_text_column(item, l.values())?;
+            Arc::new(LargeListArray::try_new(
+                Arc::clone(text_item),
+                l.offsets().clone(),
+                values,
+                l.nulls().cloned(),
+            )?)
+        }
+        (DataType::Map(entries, sorted), DataType::Map(text_entries, _)) => {
+            let m = column.as_map();
+            let entries_array: ArrayRef = Arc::new(m.entries().clone());
+            let (_, text) = uuid_text_column(entries, &entries_array)?;
+            Arc::new(MapArray::try_new(
+                Arc::clone(text_entries),
+                m.offsets().clone(),
+                text.as_struct().clone(),
+                m.nulls().cloned(),
+                *sorted,
+            )?)
+        }
+        _ => Arc::clone(column),
+    };
+    Ok((text_field, array))
 }
 
 #[cfg(test)]
@@ -350,6 +442,79 @@ mod tests {
         assert_eq!(csv_cell(&dict, &field, 0).unwrap().as_deref(), Some("a"));
         assert_eq!(csv_cell(&dict, &field, 1).unwrap(), None);
         assert_eq!(json_text(&dict, Some(&field), 1).unwrap(), "null");
+    }
+
+    /// UUIDs inside structs, lists and maps (a metadata table's `partition` struct)
+    /// become their canonical text for the table output, at any depth, nulls kept (the
+    /// table output printed 32 hex digits for them).
+    #[test]
+    fn nested_uuids_become_text_for_the_table_output() {
+        use datafusion::arrow::array::{FixedSizeBinaryArray, Int32Array, ListArray};
+        use datafusion::arrow::buffer::{NullBuffer, OffsetBuffer};
+        let tag = std::collections::HashMap::from([(
+            "ARROW:extension:name".to_string(),
+            "arrow.uuid".to_string(),
+        )]);
+        let bytes = uuid::Uuid::parse_str("550e8400-e29b-41d4-a716-446655440000")
+            .expect("uuid")
+            .into_bytes();
+        let uuids: ArrayRef = Arc::new(
+            FixedSizeBinaryArray::try_from_sparse_iter_with_size(
+                [Some(bytes), None].into_iter(),
+                16,
+            )
+            .expect("uuids"),
+        );
+        let u = Field::new("u", DataType::FixedSizeBinary(16), true).with_metadata(tag.clone());
+        let plain = Field::new("f", DataType::FixedSizeBinary(16), true);
+        let st = StructArray::try_new(
+            vec![u.clone(), plain.clone()].into(),
+            vec![Arc::clone(&uuids), Arc::clone(&uuids)],
+            Some(NullBuffer::from(vec![true, false])),
+        )
+        .expect("struct");
+        let item = Field::new("item", DataType::FixedSizeBinary(16), true).with_metadata(tag);
+        let list = ListArray::try_new(
+            Arc::new(item.clone()),
+            OffsetBuffer::from_lengths([2, 0]),
+            Arc::clone(&uuids),
+            None,
+        )
+        .expect("list");
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("p", st.data_type().clone(), true),
+            Field::new("l", list.data_type().clone(), true),
+            Field::new("n", DataType::Int32, true),
+        ]));
+        let batch = RecordBatch::try_new(
+            Arc::clone(&schema),
+            vec![
+                Arc::new(st),
+                Arc::new(list),
+                Arc::new(Int32Array::from(vec![1, 2])),
+            ],
+        )
+        .expect("batch");
+        let text = uuids_as_text(&batch).expect("text");
+        assert_eq!(text.schema(), uuids_as_text_schema(&schema));
+        let shown = datafusion::arrow::util::pretty::pretty_format_batches(&[text])
+            .expect("shown")
+            .to_string();
+        // the tagged field as text, the untagged `fixed[16]` as before, the NULL struct
+        // and the NULL element kept
+        assert!(
+            shown.contains(
+                "| {u: 550e8400-e29b-41d4-a716-446655440000, f: 550e8400e29b41d4a716446655440000} \
+                 | [550e8400-e29b-41d4-a716-446655440000, ] | 1 |"
+            ),
+            "{shown}"
+        );
+        assert!(
+            shown.lines().any(|line| {
+                line.split('|').map(str::trim).collect::<Vec<_>>() == ["", "", "[]", "2", ""]
+            }),
+            "{shown}"
+        );
     }
 
     #[test]

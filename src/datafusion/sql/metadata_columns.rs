@@ -190,7 +190,9 @@ fn with_user_names(
 /// field named <metadata column>" in a statement where icefloe does not give them
 /// (`CREATE VIEW`, `PREPARE`, a `MERGE`'s target unqualified; see the module docs) and an Iceberg table the statement names has that column:
 /// [`ErrorKind::Unsupported`](crate::ErrorKind) naming the statement, the column and
-/// the table. `None` otherwise (the error stands).
+/// the table; for an `INSERT` listing a metadata column of its target, that they are
+/// read-only ([`ErrorKind::InvalidArgument`](crate::ErrorKind)). `None` otherwise (the
+/// error stands).
 pub(super) async fn unsupported(ctx: &SessionContext, sql: &str, error: &Error) -> Option<Error> {
     let column = missing_metadata_column(error)?;
     let state = ctx.state();
@@ -199,6 +201,9 @@ pub(super) async fn unsupported(ctx: &SessionContext, sql: &str, error: &Error) 
     let DFStatement::Statement(inner) = &statement else {
         return None;
     };
+    if let Statement::Insert(insert) = inner.as_ref() {
+        return listed_metadata_column(ctx, insert, &column).await;
+    }
     let (what, why) = match inner.as_ref() {
         Statement::CreateView(_) => (
             "metadata columns in CREATE VIEW are not supported",
@@ -232,6 +237,53 @@ pub(super) async fn unsupported(ctx: &SessionContext, sql: &str, error: &Error) 
         }
     }
     None
+}
+
+/// The error for an `INSERT` whose column list names `column`, a metadata column of its
+/// target (`INSERT INTO t (id, _row_id) …`, which DataFusion refuses as "No field named
+/// _row_id" of a column the user can read): metadata columns are read-only, as an
+/// `UPDATE` or `MERGE` assigning one is told (module `metadata_targets`), and as Spark
+/// refuses writing them. `None` when the list does not name it or the target is no
+/// Iceberg table having it.
+async fn listed_metadata_column(
+    ctx: &SessionContext,
+    insert: &Insert,
+    column: &str,
+) -> Option<Error> {
+    let normalize = ctx
+        .state()
+        .config_options()
+        .sql_parser
+        .enable_ident_normalization;
+    let listed = insert.columns.iter().any(|name| {
+        name.0
+            .last()
+            .and_then(ObjectNamePart::as_ident)
+            .is_some_and(|ident| {
+                let value = if ident.quote_style.is_none() && normalize {
+                    ident.value.to_lowercase()
+                } else {
+                    ident.value.clone()
+                };
+                value == column
+            })
+    });
+    let datafusion::sql::sqlparser::ast::TableObject::TableName(name) = &insert.table else {
+        return None;
+    };
+    if !listed {
+        return None;
+    }
+    let reference = object_name_to_table_reference(name.clone(), normalize).ok()?;
+    let provider = ctx.table_provider(reference.clone()).await.ok()?;
+    let iceberg = provider.downcast_ref::<IcebergTableProvider>()?;
+    let view = iceberg.clone().with_metadata_columns();
+    view.metadata_column_names().contains(&column).then(|| {
+        Error::invalid_argument(format!(
+            "INSERT into '{reference}' lists metadata column '{column}': metadata \
+                 columns (_file, _pos, …) are read-only"
+        ))
+    })
 }
 
 /// The metadata column DataFusion found no field for, when `error` is (or wraps) its

@@ -10,6 +10,11 @@
 //! in Spark; a time-travel clause after it (`ns.t.files VERSION AS OF 1`) is left to the
 //! time-travel rewrite, which reads `"t$files"` at that version.
 //!
+//! A name of three or more parts that DataFusion cannot resolve whose leading parts
+//! name an Iceberg table is refused saying what it reads as (an unknown metadata table,
+//! listing them; a version's metadata table, naming its `"t@v$kind"` form), not as an
+//! unknown catalog.
+//!
 //! Only names that stand for a table are read so (sqlparser's relations of the statement:
 //! a column `ns.t.files` of table `ns.t` keeps its meaning). The rewrite works on the
 //! statement's tokens; the rest of the text stays as written.
@@ -20,10 +25,10 @@ use datafusion::prelude::SessionContext;
 use datafusion::sql::sqlparser::ast::{visit_relations, ObjectNamePart};
 use datafusion::sql::sqlparser::tokenizer::Token;
 
-use super::time_travel::{has_alias, reads_rows_at, word_values};
+use super::time_travel::{has_alias, reads_rows_at, version_of, word_values, VERSION_PREFIXES};
 use super::tokens::{is_keyword, Tok};
 use crate::datafusion::metadata_tables::MetadataTableKind;
-use crate::error::Result;
+use crate::error::{Error, Result};
 
 /// Whether `statement` may name a metadata table in Spark's form: a cheap check before
 /// tokenizing it.
@@ -37,6 +42,16 @@ pub(super) fn candidate(statement: &str) -> bool {
         [".", ".\"", ".`"]
             .iter()
             .any(|dot| lower.contains(&format!("{dot}{}", k.name())))
+    }) || has_three_part_name(statement)
+}
+
+/// Whether `statement` may hold a name of three or more dotted parts (see
+/// [`unresolvable`]): a run of name characters and dots holding two dots, not starting
+/// with a digit (`1.5` and `1.5, 2.5` are numbers).
+fn has_three_part_name(statement: &str) -> bool {
+    let name_char = |c: char| c.is_alphanumeric() || "_\"`$@.".contains(c);
+    statement.split(|c: char| !name_char(c)).any(|run| {
+        run.matches('.').nth(1).is_some() && !run.starts_with(|c: char| c.is_ascii_digit())
     })
 }
 
@@ -73,6 +88,9 @@ pub(super) async fn rewrite(
         if !relations.contains(&words) && !versioned {
             continue;
         }
+        if let Some(error) = unresolvable(ctx, &words).await? {
+            return Err(error);
+        }
         let Some((last, table)) = words.split_last() else {
             continue;
         };
@@ -104,6 +122,64 @@ pub(super) async fn rewrite(
         edits.push((toks[table_tok].start..toks[k].end, replacement));
     }
     Ok(super::tokens::splice(text, edits))
+}
+
+/// The error for a table name `words` (parts as DataFusion resolves them) DataFusion
+/// cannot resolve, whose leading parts name an Iceberg table: `ns.t.<x>` where `x` is no
+/// metadata table and no version (`branch_…`, …), which DataFusion reads as table `x` of
+/// schema `t` of a catalog `ns` ("catalog 'ns' not found"), is an unknown metadata table
+/// of `ns.t`, listing them (as `ns."t$x"` is, [`unknown_metadata_table`]);
+/// `ns.t.branch_dev.files`, too many parts for DataFusion, names the form that reads a
+/// version's metadata table, `ns."t@dev$files"`. `None` for any other name, and for
+/// names DataFusion resolves (three parts starting with a catalog), which are left alone
+/// without a catalog lookup.
+///
+/// Errors: [`crate::ErrorKind::NotFound`] / [`crate::ErrorKind::InvalidArgument`] as
+/// above; a catalog that fails to answer.
+///
+/// [`unknown_metadata_table`]: crate::datafusion::named_tables::unknown_metadata_table
+async fn unresolvable(ctx: &SessionContext, words: &[String]) -> Result<Option<Error>> {
+    let resolvable = words.len() == 3 && ctx.catalog(&words[0]).is_some();
+    let Some((last, table)) = words.split_last() else {
+        return Ok(None);
+    };
+    if words.len() < 3 || resolvable {
+        return Ok(None);
+    }
+    if let (Some(kind), Some((version_part, base))) =
+        (MetadataTableKind::parse(last), table.split_last())
+    {
+        if let Some(version) = version_of(version_part).ok().flatten() {
+            if base.len() >= 2 && super::iceberg_table_exists(ctx, base).await? {
+                let (t, namespace) = base.split_last().unwrap_or((version_part, &[]));
+                return Ok(Some(Error::invalid_argument(format!(
+                    "'{}' names metadata table '{}' of version '{version_part}' of table \
+                     '{}', which is written {}.\"{t}@{version}${}\" (a version's metadata \
+                     table has no Spark name of dotted parts)",
+                    words.join("."),
+                    kind.name(),
+                    base.join("."),
+                    namespace.join("."),
+                    kind.name(),
+                ))));
+            }
+        }
+        return Ok(None);
+    }
+    // a version (`ns.t.branch_dev`) is the time-travel rewrite's
+    if VERSION_PREFIXES.iter().any(|p| last.starts_with(p)) {
+        return Ok(None);
+    }
+    if !super::iceberg_table_exists(ctx, table).await? {
+        return Ok(None);
+    }
+    Ok(Some(Error::not_found(format!(
+        "metadata table '{last}' of table '{}' ('{}' reads as a metadata table of it; \
+         metadata tables: {}; a branch or tag is read as branch_<name> or tag_<name>)",
+        table.join("."),
+        words.join("."),
+        MetadataTableKind::ALL.map(|k| k.name()).join(", ")
+    ))))
 }
 
 /// A name in a statement that stands for a table.

@@ -689,7 +689,7 @@ fn qualifier_edits(
 /// The `@` suffix an identifier with a version prefix stands for, `None` for any other.
 ///
 /// Errors: `at_timestamp_`/`snapshot_id_` with no number after it.
-fn version_of(last: &str) -> Result<Option<String>> {
+pub(super) fn version_of(last: &str) -> Result<Option<String>> {
     let Some(prefix) = VERSION_PREFIXES.iter().find(|p| last.starts_with(**p)) else {
         return Ok(None);
     };

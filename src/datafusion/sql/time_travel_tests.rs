@@ -687,6 +687,39 @@ async fn spark_metadata_table_names_read_the_metadata_tables() {
     assert!(run(&ctx, "SELECT count(*) FROM ns.nope.files")
         .await
         .is_err());
+    // a last part that is no metadata table of an existing table: that metadata table
+    // is unknown, listing them (tester Q65 F4: "catalog 'ns' not found")
+    for sql in [
+        "SELECT count(*) FROM ns.t.nope",
+        "SELECT count(*) FROM NS.T.SNAPSHOT",
+        "SELECT count(*) FROM cat.ns.t.nope",
+    ] {
+        let err = run(&ctx, sql).await.unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::NotFound, "{sql}: {err}");
+        let text = err.to_string();
+        assert!(
+            text.contains("of table 'ns.t'") || text.contains("of table 'cat.ns.t'"),
+            "{sql}: {text}"
+        );
+        assert!(
+            text.contains("metadata tables: snapshots, history") && !text.contains("catalog '"),
+            "{sql}: {text}"
+        );
+    }
+    // a version's metadata table in dotted parts names the form that reads it
+    ok(&ctx, "ALTER TABLE ns.t CREATE BRANCH dev").await;
+    let err = run(&ctx, "SELECT count(*) FROM ns.t.branch_dev.files")
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("which is written ns.\"t@dev$files\""),
+        "{err}"
+    );
+    assert_eq!(
+        ok(&ctx, "SELECT count(*) FROM ns.\"t@dev$files\"").await,
+        [["2"]]
+    );
 }
 
 /// A timestamp string may name its zone after a space, as Spark's string-to-timestamp

@@ -43,7 +43,7 @@ use crate::io::RequestCounts;
 use crate::scan::cache::SessionCaches;
 use crate::scan::{ScanMetrics, TableScan};
 use crate::spec::arrow::{
-    nullable_under_nullable_structs, schema_to_arrow, without_nested_field_ids,
+    nullable_under_nullable_structs, schema_to_arrow, with_uuid_extension, without_nested_field_ids,
 };
 use crate::spec::{ColumnStats, Schema, Snapshot};
 use crate::table::Table;
@@ -466,13 +466,8 @@ fn arrow_schema(schema: &Schema, view_types: bool) -> Result<ArrowSchema> {
     let arrow = without_nested_field_ids(&read_schema(schema)?);
     let fields: Vec<_> = (arrow.fields().iter().zip(schema.columns()))
         .map(|(field, column)| {
-            if matches!(
-                column.field_type.as_ref(),
-                crate::spec::Type::Primitive(crate::spec::PrimitiveType::Uuid)
-            ) {
-                let mut metadata = field.metadata().clone();
-                metadata.insert("ARROW:extension:name".to_string(), "arrow.uuid".to_string());
-                Arc::new(field.as_ref().clone().with_metadata(metadata))
+            if let crate::spec::Type::Primitive(p) = column.field_type.as_ref() {
+                Arc::new(with_uuid_extension(field.as_ref().clone(), p))
             } else {
                 Arc::clone(field)
             }

@@ -33,7 +33,8 @@ pub enum PropertyType {
     /// One of these words (any case; no blanks, as Java's `fromName`/`valueOf` of the
     /// property's enum refuses them).
     OneOf(&'static [&'static str]),
-    /// A metrics mode: `none`, `counts`, `truncate(N)` with N > 0, or `full`.
+    /// A metrics mode: `none`, `counts`, `truncate(N)` with N from 1 to 2147483647 (Java reads N
+    /// as an `int`), or `full`.
     MetricsMode,
     /// A name mapping in the spec's JSON form ("Column Projection").
     NameMapping,
@@ -399,7 +400,9 @@ impl TableProperty {
                 [one] => (*one).to_string(),
                 [init @ .., last] => format!("{} or {last}", init.join(", ")),
             },
-            PropertyType::MetricsMode => "none, counts, truncate(N) with N > 0, or full".into(),
+            PropertyType::MetricsMode => {
+                "none, counts, truncate(N) with N from 1 to 2147483647, or full".into()
+            }
             PropertyType::NameMapping => "a JSON name mapping".to_string(),
             PropertyType::Location => "an absolute location".to_string(),
         }
@@ -553,7 +556,7 @@ mod tests {
             (
                 "write.metadata.metrics.column.a",
                 "truncate(0)",
-                "none, counts, truncate(N) with N > 0, or full",
+                "none, counts, truncate(N) with N from 1 to 2147483647, or full",
             ),
             ("commit.manifest-merge.enabled", "yes", "true or false"),
             ("gc.enabled", "no", "true or false"),
@@ -574,12 +577,18 @@ mod tests {
             (
                 "write.metadata.metrics.default",
                 " full",
-                "none, counts, truncate(N) with N > 0, or full",
+                "none, counts, truncate(N) with N from 1 to 2147483647, or full",
+            ),
+            // Java reads N with Integer.parseInt
+            (
+                "write.metadata.metrics.default",
+                "truncate(2147483648)",
+                "none, counts, truncate(N) with N from 1 to 2147483647, or full",
             ),
             (
                 "write.metadata.metrics.column.a",
                 "truncate( 8)",
-                "none, counts, truncate(N) with N > 0, or full",
+                "none, counts, truncate(N) with N from 1 to 2147483647, or full",
             ),
             // integers as Java's Integer.parseInt / Long.parseLong read them: no blanks
             ("format-version", " 3", "1, 2 or 3"),

@@ -59,7 +59,7 @@ const BAD: &[(&str, &str, &str)] = &[
     (
         "write.metadata.metrics.column.id",
         "truncate(0)",
-        "none, counts, truncate(N) with N > 0, or full",
+        "none, counts, truncate(N) with N from 1 to 2147483647, or full",
     ),
     ("commit.manifest-merge.enabled", "yes", "true or false"),
     ("format-version", "4", "1, 2 or 3"),

@@ -544,22 +544,7 @@ impl Catalog for RestCatalog {
     /// value icefloe could not use
     /// ([`table_properties::validate_all`](crate::table_properties::validate_all)).
     async fn create_table(&self, ident: &TableIdent, creation: TableCreation) -> Result<Table> {
-        creation
-            .schema
-            .check_field_names()
-            .and_then(|()| crate::table_properties::validate_all(&creation.properties))
-            .and_then(|()| match &creation.location {
-                Some(l) => crate::io::check_table_location("table location", l),
-                None => Ok(()),
-            })
-            .and_then(|()| {
-                crate::write::metrics_config::check_metrics_columns(
-                    &creation.properties,
-                    &creation.schema,
-                    |_| true,
-                )
-            })
-            .map_err(|e| e.context(format!("create table '{ident}'")))?;
+        check_creation(&creation).map_err(|e| e.context(format!("create table '{ident}'")))?;
         if self.table_exists(ident).await? {
             return Err(Error::new(
                 ErrorKind::AlreadyExists,
@@ -751,4 +736,30 @@ fn create_table_request(
         o.insert("location".into(), json!(location));
     }
     body
+}
+
+/// What a table creation must pass before anything is sent to the server, as the other
+/// catalogs check it (not every server does): field names unique
+/// ([`Schema::check_field_names`](crate::spec::Schema::check_field_names)), property values
+/// icefloe can use ([`table_properties::validate_all`](crate::table_properties::validate_all)),
+/// a location other engines can read ([`io::check_table_location`](crate::io::check_table_location)),
+/// and metrics keys naming fields of the schema (as Java's `MetricsConfig`).
+///
+/// Errors: the first check that fails.
+fn check_creation(creation: &TableCreation) -> Result<()> {
+    creation
+        .schema
+        .check_field_names()
+        .and_then(|()| crate::table_properties::validate_all(&creation.properties))
+        .and_then(|()| match &creation.location {
+            Some(l) => crate::io::check_table_location("table location", l),
+            None => Ok(()),
+        })
+        .and_then(|()| {
+            crate::write::metrics_config::check_metrics_columns(
+                &creation.properties,
+                &creation.schema,
+                |_| true,
+            )
+        })
 }

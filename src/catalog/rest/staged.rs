@@ -31,21 +31,7 @@ impl RestCatalog {
         ident: &TableIdent,
         creation: TableCreation,
     ) -> Result<Table> {
-        creation
-            .schema
-            .check_field_names()
-            .and_then(|()| crate::table_properties::validate_all(&creation.properties))
-            .and_then(|()| match &creation.location {
-                Some(l) => crate::io::check_table_location("table location", l),
-                None => Ok(()),
-            })
-            .and_then(|()| {
-                crate::write::metrics_config::check_metrics_columns(
-                    &creation.properties,
-                    &creation.schema,
-                    |_| true,
-                )
-            })
+        super::check_creation(&creation)
             .map_err(|e| e.context(format!("stage the create of table '{ident}'")))?;
         if self.table_exists(ident).await? {
             return Err(self.exists(ident));

@@ -174,10 +174,14 @@ pub(super) fn not_a_namespace(ctx: &SessionContext, statement: &str, parts: &[St
 /// of its absolute path ([`crate::io::normalize_location`], as a table's `LOCATION`;
 /// Spark's `makeQualifiedDBObjectPath`): another engine builds its tables' locations from
 /// it, and a relative path would mean a different directory to each. A URL of another
-/// scheme (`s3://…`) is kept, without a trailing `/`.
+/// scheme (`s3://…`) is kept, without a trailing `/`. The tables of the namespace are
+/// created under it, so it is checked as a table location is
+/// ([`crate::io::check_table_location`]: no `#` or `?` in an object store location, no
+/// `az://`), here rather than at the first `CREATE TABLE`.
 ///
-/// Errors: [`crate::ErrorKind::InvalidArgument`] for a blank location or a `file:` URL
-/// of another host; [`crate::ErrorKind::Io`] when the current directory cannot be read.
+/// Errors: [`crate::ErrorKind::InvalidArgument`] for a blank location, a `file:` URL
+/// of another host, or a location other engines would read elsewhere;
+/// [`crate::ErrorKind::Io`] when the current directory cannot be read.
 pub(super) fn namespace_location(location: &str) -> Result<String> {
     if location.trim().is_empty() {
         return Err(Error::invalid_argument(format!(
@@ -185,5 +189,7 @@ pub(super) fn namespace_location(location: &str) -> Result<String> {
              INVALID_EMPTY_LOCATION)"
         )));
     }
-    crate::io::normalize_location(location)
+    let normalized = crate::io::normalize_location(location)?;
+    crate::io::check_table_location("namespace LOCATION", &normalized)?;
+    Ok(normalized)
 }

@@ -51,6 +51,18 @@ async fn namespace_locations_are_stored_absolute_and_never_blank() {
             "ALTER NAMESPACE s3 SET LOCATION ''",
             "ALTER NAMESPACE cat.s3: LOCATION '': the location name cannot be empty",
         ),
+        (
+            "CREATE SCHEMA blank LOCATION 's3://bucket/a#1'",
+            "namespace LOCATION 's3://bucket/a#1' holds '#'",
+        ),
+        (
+            "ALTER NAMESPACE s3 SET LOCATION 's3://bucket/b?x=1'",
+            "namespace LOCATION 's3://bucket/b?x=1' holds '?'",
+        ),
+        (
+            "CREATE SCHEMA blank LOCATION 'az://container/wh'",
+            "do not read az:// table locations",
+        ),
     ] {
         fails(&ctx, sql, ErrorKind::InvalidArgument, needle).await;
     }

@@ -296,8 +296,9 @@ pub fn validate(key: &str, value: &str) -> Result<()> {
 }
 
 /// Check properties whose values are valid only together (the Parquet compression level
-/// within its codec's range), in `properties` as they would be after a change, when
-/// `changed` says one of them is changed.
+/// within its codec's range; a column's bloom-filter fpp and NDV, read only when its
+/// filter is enabled, and `write.parquet.bloom-filter-max-bytes`), in `properties` as
+/// they would be after a change, when `changed` says one of them is changed.
 ///
 /// Errors: as [`validate`], naming the properties.
 pub fn validate_together(
@@ -306,6 +307,12 @@ pub fn validate_together(
 ) -> Result<()> {
     if changed(PARQUET_COMPRESSION.name) || changed(PARQUET_COMPRESSION_LEVEL.name) {
         crate::write::parquet_compression(properties)?;
+    }
+    if properties
+        .keys()
+        .any(|k| changed(k) && crate::write::is_bloom_filter_key(k))
+    {
+        crate::write::check_bloom_filters(properties)?;
     }
     Ok(())
 }

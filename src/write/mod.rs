@@ -55,6 +55,7 @@ pub use position_delete_writer::{
 pub use puffin_writer::write_deletion_vectors;
 pub use table_writer::{LocalTableWriter, PendingSnapshot};
 pub(crate) use unknown::stored_schema;
+pub(crate) use writer_config::{check_bloom_filters, is_bloom_filter_key};
 pub use writer_config::{
     check_file_format, parquet_compression, BloomFilterColumn, DataFileWriterConfig,
     DistributionMode,

@@ -141,6 +141,26 @@ pub const BLOOM_FILTER_NDV_PREFIX: &str = "write.parquet.bloom-filter-ndv.column
 /// Java `TableProperties.PARQUET_BLOOM_FILTER_MAX_BYTES` (default 1 048 576).
 pub const BLOOM_FILTER_MAX_BYTES: &str = "write.parquet.bloom-filter-max-bytes";
 
+/// Check the bloom-filter properties of `props` (as they will be after a change), so a
+/// bad value is refused where it is set rather than by every later write.
+///
+/// Errors: those of [`bloom_filters`].
+pub(crate) fn check_bloom_filters(props: &HashMap<String, String>) -> Result<()> {
+    bloom_filters(props).map(|_| ())
+}
+
+/// Whether `key` is one of the bloom-filter properties [`bloom_filters`] reads.
+pub(crate) fn is_bloom_filter_key(key: &str) -> bool {
+    key == BLOOM_FILTER_MAX_BYTES
+        || [
+            BLOOM_FILTER_ENABLED_PREFIX,
+            BLOOM_FILTER_FPP_PREFIX,
+            BLOOM_FILTER_NDV_PREFIX,
+        ]
+        .iter()
+        .any(|p| key.starts_with(p))
+}
+
 /// The bloom filters `props` ask for (see [`BloomFilterColumn`]), sorted by column.
 ///
 /// Errors ([`crate::ErrorKind::InvalidArgument`] naming the property): an fpp that is

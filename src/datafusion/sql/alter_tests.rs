@@ -381,6 +381,65 @@ async fn column_properties_follow_renames_and_drops() {
     assert_eq!(got, [[""], ["open"]]);
 }
 
+/// A bad bloom-filter value is refused where it is set (`SET TBLPROPERTIES`, `CREATE
+/// TABLE … TBLPROPERTIES`), naming the property, and nothing is committed; before, it
+/// was refused only by each later write. An fpp or NDV is checked when its column's
+/// filter is (or becomes) enabled, as the writer reads them only then.
+#[tokio::test]
+async fn bloom_filter_values_are_checked_when_set() {
+    let (ctx, catalog, _dir) = session().await;
+    ok(&ctx, "CREATE SCHEMA ns").await;
+    ok(&ctx, "CREATE TABLE ns.t (id INT, s VARCHAR)").await;
+    let before = metadata(&catalog, "ns.t").await.properties.clone();
+    for (props, needle) in [
+        (
+            "'write.parquet.bloom-filter-enabled.column.s'='true', \
+             'write.parquet.bloom-filter-fpp.column.s'='1.5'",
+            "table property 'write.parquet.bloom-filter-fpp.column.s': '1.5' is not a \
+             number greater than 0 and less than 1",
+        ),
+        (
+            "'write.parquet.bloom-filter-enabled.column.s'='true', \
+             'write.parquet.bloom-filter-ndv.column.s'='-3'",
+            "table property 'write.parquet.bloom-filter-ndv.column.s': '-3' is not a \
+             positive integer",
+        ),
+        (
+            "'write.parquet.bloom-filter-max-bytes'='0'",
+            "table property 'write.parquet.bloom-filter-max-bytes': '0' is not an \
+             integer from 1 to 2147483647",
+        ),
+    ] {
+        let set = format!("ALTER TABLE ns.t SET TBLPROPERTIES ({props})");
+        fails(&ctx, &set, ErrorKind::InvalidArgument, needle).await;
+        let create = format!("CREATE TABLE ns.c (id INT, s VARCHAR) TBLPROPERTIES ({props})");
+        fails(&ctx, &create, ErrorKind::InvalidArgument, needle).await;
+    }
+    assert_eq!(metadata(&catalog, "ns.t").await.properties, before);
+    // an fpp set first is checked when the filter is enabled later
+    ok(
+        &ctx,
+        "ALTER TABLE ns.t SET TBLPROPERTIES ('write.parquet.bloom-filter-fpp.column.s'='2')",
+    )
+    .await;
+    fails(
+        &ctx,
+        "ALTER TABLE ns.t SET TBLPROPERTIES ('write.parquet.bloom-filter-enabled.column.s'='true')",
+        ErrorKind::InvalidArgument,
+        "'write.parquet.bloom-filter-fpp.column.s': '2' is not a number",
+    )
+    .await;
+    // good values are taken and the table is still written
+    ok(
+        &ctx,
+        "ALTER TABLE ns.t SET TBLPROPERTIES ('write.parquet.bloom-filter-fpp.column.s'='0.05', \
+         'write.parquet.bloom-filter-enabled.column.s'='true')",
+    )
+    .await;
+    ok(&ctx, "INSERT INTO ns.t VALUES (1, 'a')").await;
+    assert_eq!(ok(&ctx, "SELECT s FROM ns.t").await, [["a"]]);
+}
+
 /// Spark's `CHANGE [COLUMN]`: a synonym of `ALTER COLUMN` (dbt-spark comments columns
 /// with `CHANGE COLUMN c COMMENT '…'`), and the Hive form `CHANGE COLUMN c c type
 /// [COMMENT '…'] [FIRST|AFTER x]` (type, comment and position in one commit; a comment

@@ -54,8 +54,8 @@ fn value_string(value: &Literal) -> String {
         Literal::Boolean(b) => b.to_string(),
         Literal::Int(v) => v.to_string(),
         Literal::Long(v) => v.to_string(),
-        Literal::Float(v) => java_float_string(f64::from(*v), &format!("{v:e}")),
-        Literal::Double(v) => java_float_string(*v, &format!("{v:e}")),
+        Literal::Float(v) => java_float_string(f64::from(*v), &two_digits_at_least(*v)),
+        Literal::Double(v) => java_float_string(*v, &two_digits_at_least(*v)),
         Literal::Decimal {
             unscaled, scale, ..
         } => java_big_decimal(*unscaled, *scale),
@@ -189,6 +189,28 @@ fn java_big_decimal(unscaled: i128, scale: u32) -> String {
         format!("-{body}")
     } else {
         body
+    }
+}
+
+/// The digits Java's `Double.toString` / `Float.toString` choose, in Rust's `{:e}` form:
+/// the shortest that read back as `v`, but at least two (Java always prints a digit
+/// after the point), and of those the closest to `v` (JDK 19's specification of
+/// `Double.toString`). Only a subnormal value's
+/// shortest digits can be one digit whose two-digit neighbour is closer: Java prints
+/// `Double.MIN_VALUE` as `4.9E-324` and `Float.MIN_VALUE` as `1.4E-45`, where the
+/// shortest digits are `5e-324` and `1e-45`.
+fn two_digits_at_least<T: std::fmt::LowerExp>(v: T) -> String {
+    let shortest = format!("{v:e}");
+    let mantissa = shortest.split('e').next().unwrap_or_default();
+    if mantissa.chars().filter(char::is_ascii_digit).count() > 1 {
+        return shortest;
+    }
+    // the closest two-digit decimal; when its second digit is 0 it is the shortest
+    let two = format!("{v:.1e}");
+    if two.split('e').next().is_some_and(|m| m.ends_with('0')) {
+        shortest
+    } else {
+        two
     }
 }
 
@@ -350,6 +372,14 @@ mod tests {
         assert_eq!(f(0.1), "0.1");
         assert_eq!(f(f32::MAX), "3.4028235E38");
         assert_eq!(f(1.0e-5), "1.0E-5");
+        // subnormals whose shortest digits are one digit: Java's closest two digits
+        assert_eq!(d(5e-324), "4.9E-324");
+        assert_eq!(d(-5e-324), "-4.9E-324");
+        assert_eq!(d(1e-323), "9.9E-324");
+        assert_eq!(f(1e-45), "1.4E-45");
+        assert_eq!(f(3e-45), "2.8E-45");
+        assert_eq!(d(2e-1), "0.2");
+        assert_eq!(d(3e-310), "3.0E-310");
     }
 
     #[test]

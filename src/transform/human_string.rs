@@ -195,10 +195,9 @@ fn java_big_decimal(unscaled: i128, scale: u32) -> String {
 /// The digits Java's `Double.toString` / `Float.toString` choose, in Rust's `{:e}` form:
 /// the shortest that read back as `v`, but at least two (Java always prints a digit
 /// after the point), and of those the closest to `v` (JDK 19's specification of
-/// `Double.toString`). Only a subnormal value's
-/// shortest digits can be one digit whose two-digit neighbour is closer: Java prints
-/// `Double.MIN_VALUE` as `4.9E-324` and `Float.MIN_VALUE` as `1.4E-45`, where the
-/// shortest digits are `5e-324` and `1e-45`.
+/// `Double.toString`). Only a subnormal value's shortest digits can be one digit whose
+/// two-digit neighbour is closer: Java prints `Double.MIN_VALUE` as `4.9E-324` and
+/// `Float.MIN_VALUE` as `1.4E-45`, where the shortest digits are `5e-324` and `1e-45`.
 fn two_digits_at_least<T: std::fmt::LowerExp>(v: T) -> String {
     let shortest = format!("{v:e}");
     let mantissa = shortest.split('e').next().unwrap_or_default();

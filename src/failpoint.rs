@@ -19,7 +19,8 @@
 //! stderr (`icefloe: pausepoint '<point>' reached, pausing <ms> ms`) and sleeps. The
 //! points: `before-data-files` (an `INSERT` is planned, none of its data files written
 //! yet), `commit-loaded` (a catalog's commit loaded the table it commits on, nothing
-//! of the commit written yet), `rewrite-planned` (`rewrite_data_files` or
+//! of the commit written yet), `row-level-loaded` (a `DELETE`, `UPDATE` or `MERGE`
+//! loaded its table, none of its files planned yet), `rewrite-planned` (`rewrite_data_files` or
 //! `rewrite_position_delete_files` chose the files it rewrites, none read yet) and
 //! `create-checked` (a `CREATE TABLE` without a query or a
 //! `CREATE SCHEMA` found the name free, nothing created yet).

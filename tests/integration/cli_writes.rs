@@ -756,6 +756,99 @@ fn writes_whose_source_snapshot_expired_meanwhile_fail_as_lost_races() {
     }
 }
 
+/// A row-level statement paused after loading its table, before planning its files
+/// (`row-level-loaded`), while another process commits and expires every older
+/// snapshot (which deletes the manifest list the paused one would read), fails as a
+/// lost race naming the statement and the expired snapshot and keeping the read error
+/// (it failed as the bare "does not exist" of the manifest list: the planning reads
+/// were not checked, stop 64's leftover); nothing is committed, no file of its own is
+/// left, and run again it commits.
+#[test]
+fn row_level_statements_whose_snapshot_expired_before_planning_fail_as_lost_races() {
+    let cases = [
+        ("DELETE FROM ns.t WHERE id = 2", "DELETE", "id\n3\n"),
+        (
+            "UPDATE ns.t SET id = 20 WHERE id = 2",
+            "UPDATE",
+            "id\n3\n20\n",
+        ),
+        (
+            "MERGE INTO ns.t USING (SELECT 2 AS k) s ON ns.t.id = s.k \
+             WHEN MATCHED THEN DELETE",
+            "MERGE",
+            "id\n3\n",
+        ),
+    ];
+    for (statement, what, rows_after_retry) in cases {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (warehouse, catalog_arg, location) = catalog_in(dir.path(), true);
+        let out = run_csv(
+            dir.path(),
+            &catalog_arg,
+            &format!(
+                "CREATE SCHEMA ns; CREATE TABLE ns.t (id BIGINT){location}; \
+                 INSERT INTO ns.t VALUES (1), (2), (3)"
+            ),
+        );
+        assert!(out.status.success(), "{statement}: {out:?}");
+        let out = run_csv(
+            dir.path(),
+            &catalog_arg,
+            "SELECT snapshot_id FROM ns.t$snapshots",
+        );
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let old = stdout.lines().nth(1).expect("one snapshot").to_string();
+        let paused = Paused::start(
+            dir.path(),
+            &catalog_arg,
+            statement,
+            "row-level-loaded",
+            2500,
+            statement,
+        );
+        let out = run_csv(
+            dir.path(),
+            &catalog_arg,
+            "DELETE FROM ns.t WHERE id = 1; CALL system.expire_snapshots(table => 'ns.t', \
+             older_than => TIMESTAMP '2999-01-01 00:00:00', retain_last => 1)",
+        );
+        assert!(out.status.success(), "{statement}: {out:?}");
+        let after_other = files_under(&warehouse);
+        let (status, rest) = paused.finish();
+        assert!(!status.success(), "{statement}: {rest}");
+        assert!(
+            rest.contains("commit validation failed: ")
+                && rest.contains(&format!(
+                    "snapshot {old} of 'ns.t', which the {what} read, was expired by a \
+                     concurrent commit while it ran"
+                ))
+                && rest.contains("nothing was committed")
+                && rest.contains("does not exist")
+                && rest.contains(".avro"),
+            "{statement}: {rest}"
+        );
+        assert_eq!(
+            files_under(&warehouse),
+            after_other,
+            "{statement}: files left behind"
+        );
+        let out = run_csv(dir.path(), &catalog_arg, "SELECT id FROM ns.t ORDER BY id");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            "id\n2\n3\n",
+            "{statement}"
+        );
+        let out = run_csv(dir.path(), &catalog_arg, statement);
+        assert!(out.status.success(), "{statement}: {out:?}");
+        let out = run_csv(dir.path(), &catalog_arg, "SELECT id FROM ns.t ORDER BY id");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            rows_after_retry,
+            "{statement}"
+        );
+    }
+}
+
 /// `CREATE TABLE IF NOT EXISTS` and `CREATE SCHEMA IF NOT EXISTS` succeed, changing
 /// nothing, when another process creates the name between their check and their create
 /// (paused there by `ICEFLOE_PAUSEPOINT` `create-checked`), as Spark's `CreateTableExec`

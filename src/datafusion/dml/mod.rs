@@ -374,7 +374,9 @@ fn writable<'a>(
 /// are the statement's conflict-detection filter (converting drops what it cannot
 /// express, which only widens it).
 ///
-/// Errors: planning errors (a manifest or delete file that cannot be read).
+/// Errors: planning errors (a manifest or delete file that cannot be read); one whose
+/// snapshot a concurrent `expire_snapshots` expired meanwhile is a lost race
+/// ([`crate::ErrorKind::ValidationFailed`], see `transaction::expired_base::explain`).
 async fn new_job(
     provider: &IcebergTableProvider,
     target: WriteTarget,
@@ -393,7 +395,23 @@ async fn new_job(
         .extensions
         .get::<crate::datafusion::options::IcefloeOptions>();
     let wap_id = crate::datafusion::insert::staged_wap_id(provider.table(), options)?;
-    let planned = provider.plan_row_level(filters).await?;
+    crate::failpoint::pause("row-level-loaded");
+    let planned = match provider.plan_row_level(filters).await {
+        Ok(planned) => planned,
+        // a manifest or delete file gone because a concurrent expiry took the snapshot
+        // planned on: a lost race, as a failed read while the statement runs is
+        Err(e) => {
+            let base = provider.snapshot().map(|s| s.snapshot_id);
+            return Err(crate::transaction::expired_base::explain(
+                target.catalog.as_ref(),
+                &target.ident,
+                statement,
+                base,
+                e,
+            )
+            .await);
+        }
+    };
     let job = RowLevelJob::new(
         provider.clone(),
         target,

@@ -40,13 +40,8 @@ pub(super) async fn show_namespaces(
     word: &str,
     mut c: Cursor<'_>,
 ) -> Result<Option<DataFrame>> {
-    let named = if c.eat_keyword("FROM") || c.eat_keyword("IN") {
-        match c.object_name() {
-            Ok(parts) => Some(parts),
-            Err(_) => return Ok(None),
-        }
-    } else {
-        None
+    let Some(named) = from_or_in(&mut c) else {
+        return Ok(None);
     };
     let (default_catalog, _) = defaults(ctx);
     let (target, catalog, parent) = match named.as_deref() {
@@ -115,6 +110,17 @@ fn quoted(namespace: &Namespace) -> String {
         .map(|l| quote_if_needed(l))
         .collect::<Vec<_>>()
         .join(".")
+}
+
+/// The optional `FROM|IN [cat.]ns` of `SHOW NAMESPACES|TABLES` at `c`: `Some(None)`
+/// without one, `Some(Some(parts))` with one, `None` when the keyword is followed by no
+/// name (a form left to DataFusion, which reports it).
+pub(super) fn from_or_in(c: &mut Cursor<'_>) -> Option<Option<Vec<String>>> {
+    if c.eat_keyword("FROM") || c.eat_keyword("IN") {
+        c.object_name().ok().map(Some)
+    } else {
+        Some(None)
+    }
 }
 
 /// Spark's optional `[LIKE] 'pattern'` of `SHOW NAMESPACES|TABLES` at `c`.

@@ -35,7 +35,7 @@ use datafusion::dataframe::DataFrame;
 use datafusion::datasource::MemTable;
 use datafusion::prelude::{col, lit, SessionContext};
 
-use super::show_namespaces::like_pattern;
+use super::show_namespaces::{from_or_in, like_pattern};
 use super::show_patterns::ShowPattern;
 use super::tokens::Cursor;
 use super::{defaults, IcebergTarget};
@@ -57,13 +57,8 @@ pub(super) async fn show_tables(
     if !c.eat_keyword("TABLES") {
         return Ok(None);
     }
-    let named = if c.eat_keyword("FROM") || c.eat_keyword("IN") {
-        match c.object_name() {
-            Ok(parts) => Some(parts),
-            Err(_) => return Ok(None),
-        }
-    } else {
-        None
+    let Some(named) = from_or_in(&mut c) else {
+        return Ok(None);
     };
     // a form this does not read (`LIKE` without a string, …): DataFusion reports it
     let Ok(pattern) = like_pattern(&mut c) else {

@@ -733,6 +733,23 @@ fn cli_describe_reads_names_as_statements_do() {
     );
 }
 
+/// `\d` says "1 row" of a snapshot holding one row, "N rows" otherwise (it said "1 rows";
+/// tester Y66).
+#[test]
+fn cli_describe_counts_one_row_in_the_singular() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = format!("sqlite:{}", dir.path().join("cat.db").display());
+    let out = run_with_stdin(
+        &["--catalog", &catalog, "--create-catalog", "--format", "csv"],
+        "CREATE SCHEMA ns;\nCREATE TABLE ns.u (x INT);\nINSERT INTO ns.u VALUES (1);\n\\d ns.u\n\
+         INSERT INTO ns.u VALUES (2);\n\\d ns.u\n",
+    );
+    assert_success(&out);
+    let text = stdout(&out);
+    assert!(text.contains("(append, 1 row)"), "{text}");
+    assert!(text.contains("(append, 2 rows)"), "{text}");
+}
+
 /// `main` of a table without snapshots is its current, empty state (as Iceberg Java and
 /// Spark's `t.branch_main` read it), not an unknown ref.
 #[test]

@@ -182,11 +182,22 @@ async fn dml_with_before_merge_update_and_delete() {
             ),
         )
         .await;
+        // Spark's `UPDATE SET *` / `INSERT *` after a `WITH` (a raw parser error before:
+        // the stars were marked only in a statement starting with MERGE; tester Y66)
+        ok(
+            &lake.ctx,
+            &format!(
+                "WITH s AS (SELECT 4 AS id, 44 AS v UNION ALL SELECT 6, 66) \
+                 MERGE INTO {t} t USING s ON t.id = s.id \
+                 WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *"
+            ),
+        )
+        .await;
         let rows = ok(&lake.ctx, &format!("SELECT * FROM {t} ORDER BY id")).await;
         assert_eq!(
             rows,
-            "+----+----+\n| id | v  |\n+----+----+\n| 1  | 11 |\n| 4  | 40 |\n| 5  | 0  |\n\
-             +----+----+",
+            "+----+----+\n| id | v  |\n+----+----+\n| 1  | 11 |\n| 4  | 44 |\n| 5  | 0  |\n\
+             | 6  | 66 |\n+----+----+",
             "{mode}"
         );
         refused(

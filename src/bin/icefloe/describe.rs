@@ -192,7 +192,10 @@ fn properties(provider: &IcebergTableProvider) -> Result<RecordBatch, CliError> 
         let rows = s
             .summary
             .get("total-records")
-            .map_or(String::new(), |r| format!(", {r} rows"));
+            .map_or(String::new(), |r| match r.as_str() {
+                "1" => ", 1 row".to_string(),
+                r => format!(", {r} rows"),
+            });
         format!("{} at {when} ({operation}{rows})", s.snapshot_id)
     };
     let mut rows: Vec<(&str, String)> = vec![

@@ -167,6 +167,7 @@ struct OutputArgs {
         long = "null-string",
         value_name = "TEXT",
         default_value = "",
+        hide_default_value = true,
         allow_hyphen_values = true,
         value_parser = parse_null_string
     )]

@@ -41,6 +41,19 @@ pub(super) fn inline_ctes(ctx: &SessionContext, sql: &str) -> Result<Option<Stri
     let names = Names {
         normalize: options.enable_ident_normalization,
     };
+    // a MERGE's `UPDATE SET *` / `INSERT *`, which do not parse, marked as the statement
+    // without `WITH` has them marked (module `merge_star`); the markers survive inlining
+    let marked = match sql.to_ascii_lowercase().contains("merge") {
+        true => super::tokenize(ctx, sql).and_then(|toks| {
+            super::merge_star::mark_stars(
+                sql,
+                &toks,
+                super::quote_of(super::session_dialect(ctx).as_ref()),
+            )
+        }),
+        false => None,
+    };
+    let sql = marked.as_deref().unwrap_or(sql);
     // Spark's `INSERT … t PARTITION (…) (cols) query`, which sqlparser parses with the
     // column list before the clause
     let parsed = state.sql_to_statement(sql, &options.dialect).or_else(|e| {

@@ -616,7 +616,7 @@ async fn uuid_columns_take_their_text_form_in_writes() {
     ok(
         &ctx,
         "INSERT INTO ns.t (s, u, id) SELECT 'x', ('550E8400-E29B-41D4-A716-446655440003'), 3 \
-         UNION ALL SELECT 'y', '550e8400e29b41d4a716446655440004', 4",
+         UNION ALL SELECT 'y', $$550e8400e29b41d4a716446655440004$$, 4",
     )
     .await;
     ok(

@@ -325,11 +325,22 @@ fn assignment_literals(
     }
 }
 
-/// `expr` when it is a string literal (in parentheses or not).
+/// `expr` when it is a string literal (in parentheses or not) of any quoting the
+/// tokenizer reads (`'…'`, `$$…$$`, `E'…'`, `N'…'`, `U&'…'`, a Spark double-quoted string):
+/// a `$$…$$` UUID went unrewritten and failed with Arrow's cast error (tester Y66).
 fn literal(expr: &Expr, column: &str, found: &mut Vec<Found>) {
     match expr {
         Expr::Value(v) => {
-            if let Value::SingleQuotedString(s) = &v.value {
+            let text = match &v.value {
+                Value::SingleQuotedString(s)
+                | Value::DoubleQuotedString(s)
+                | Value::EscapedStringLiteral(s)
+                | Value::NationalStringLiteral(s)
+                | Value::UnicodeStringLiteral(s) => Some(s),
+                Value::DollarQuotedString(d) => Some(&d.value),
+                _ => None,
+            };
+            if let Some(s) = text {
                 found.push(Found {
                     start: v.span.start,
                     end: v.span.end,

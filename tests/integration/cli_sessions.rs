@@ -6,7 +6,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Child, ChildStdin, ChildStdout, Stdio};
 
-use super::cli::{assert_success, catalog_with, icefloe, run_with_stdin, stderr, stdout};
+use super::cli::{assert_success, catalog_with, icefloe, run, run_with_stdin, stderr, stdout};
 
 /// An `icefloe --catalog CATALOG --format csv` shell reading SQL from a pipe, run step
 /// by step: [`Session::run`] returns once the session has run what it was given, so
@@ -191,4 +191,100 @@ fn prepared_statements_and_views_follow_a_column_added_again() {
     let (status, err) = session.finish();
     assert_eq!(status, Some(0), "{err}");
     assert!(!err.contains("rror"), "{err}");
+}
+
+/// After another process dropped a table, the session creates a table or view of its
+/// name (every `CREATE` form) and says the table is not found as a new session does; a
+/// tester found every `CREATE` refused ("planning the columns: … not found: table
+/// 'ns.e'", "cannot create view …: a table or view of that name exists") until `SHOW
+/// TABLES`. A table another process created is a name taken for `CREATE VIEW`.
+#[test]
+fn a_session_creates_names_another_process_dropped() {
+    let (dir, catalog) = catalog_with(
+        "CREATE SCHEMA ns; CREATE TABLE ns.e (id BIGINT); CREATE TABLE ns.f (id BIGINT); \
+         CREATE TABLE ns.g (id BIGINT); CREATE TABLE ns.h (id BIGINT); CREATE TABLE ns.keep (id BIGINT)",
+    );
+    let mut session = Session::start(dir.path(), &catalog);
+    assert_eq!(session.run("SELECT count(*) AS n FROM ns.e;"), "n\n0\n");
+    other_process(
+        dir.path(),
+        &catalog,
+        "DROP TABLE ns.e; DROP TABLE ns.f; DROP TABLE ns.g; DROP TABLE ns.h; \
+         CREATE TABLE ns.new (id BIGINT)",
+    );
+    let printed = session.run(
+        "SELECT * FROM ns.e;\n\
+         CREATE TABLE IF NOT EXISTS ns.e (id BIGINT, x STRING);\n\
+         INSERT INTO ns.e VALUES (1, 'a');\n\
+         CREATE TABLE ns.f AS SELECT 7 AS id;\n\
+         CREATE OR REPLACE TABLE ns.g (id BIGINT, y STRING);\n\
+         CREATE VIEW ns.h AS SELECT 8 AS id;\n\
+         CREATE VIEW ns.new AS SELECT 9 AS id;\n\
+         SELECT x FROM ns.e;\nSELECT id FROM ns.f;\nSELECT y FROM ns.g;\nSELECT id FROM ns.h;",
+    );
+    // the INSERT's count; then the rows
+    assert_eq!(printed, "count\n1\nx\na\nid\n7\ny\nid\n8\n");
+    let (status, err) = session.finish();
+    assert_eq!(status, Some(1), "{err}");
+    let errors: Vec<&str> = err.lines().filter(|l| l.starts_with("error: ")).collect();
+    assert_eq!(errors.len(), 2, "{err}");
+    // as a new session says it
+    assert!(
+        errors[0].contains(
+            "(SELECT * FROM ns.e): table 'e' not found in schema 'default.ns' (tables: keep, new)"
+        ),
+        "{err}"
+    );
+    assert!(
+        errors[1].contains("(CREATE VIEW ns.new AS SELECT 9 AS id): ")
+            && errors[1].contains("already exists"),
+        "{err}"
+    );
+    let out = run(&[
+        "--catalog",
+        &catalog,
+        "--format",
+        "csv",
+        "-c",
+        "SELECT id, x FROM ns.e",
+    ]);
+    assert_success(&out);
+    assert_eq!(stdout(&out), "id,x\n1,a\n");
+}
+
+/// After a `SHOW TABLES IN ns6` found the namespace missing (another process dropped
+/// it), the namespace another process creates again is found, qualified and through
+/// `USE`; a tester found it "not found" for every query until a successful `SHOW TABLES
+/// IN ns6`.
+#[test]
+fn a_session_finds_a_namespace_another_process_created_again() {
+    let (dir, catalog) = catalog_with("CREATE SCHEMA ns6; CREATE TABLE ns6.q (id BIGINT)");
+    let mut session = Session::start(dir.path(), &catalog);
+    assert_eq!(session.run("SELECT count(*) AS n FROM ns6.q;"), "n\n0\n");
+    other_process(dir.path(), &catalog, "DROP TABLE ns6.q; DROP SCHEMA ns6");
+    assert_eq!(session.run("SHOW TABLES IN ns6;"), "");
+    other_process(
+        dir.path(),
+        &catalog,
+        "CREATE SCHEMA ns6; CREATE TABLE ns6.q (id BIGINT); INSERT INTO ns6.q VALUES (5)",
+    );
+    let printed = session.run(
+        "SELECT id FROM ns6.q;\nUSE ns6;\nINSERT INTO q VALUES (6);\nSELECT sum(id) AS s FROM q;",
+    );
+    assert_eq!(printed, "id\n5\ncount\n1\ns\n11\n");
+    // through `USE` alone
+    other_process(
+        dir.path(),
+        &catalog,
+        "CREATE SCHEMA ns7; CREATE TABLE ns7.w (id BIGINT)",
+    );
+    assert_eq!(
+        session.run("USE ns7;\nSELECT count(*) AS n FROM w;"),
+        "n\n0\n"
+    );
+    let (status, err) = session.finish();
+    let errors: Vec<&str> = err.lines().filter(|l| l.starts_with("error: ")).collect();
+    assert_eq!(status, Some(1), "{err}");
+    assert_eq!(errors.len(), 1, "{err}");
+    assert!(errors[0].contains("(SHOW TABLES IN ns6)"), "{err}");
 }

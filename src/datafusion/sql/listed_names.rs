@@ -39,9 +39,11 @@ pub(super) async fn recheck_namespaces(ctx: &SessionContext, statement: &str) {
     let (default_catalog, default_schema) = defaults(ctx);
     let mut checked: Vec<(String, String)> = Vec::new();
     for reference in references {
-        let resolved = reference.resolve(&default_catalog, &default_schema);
+        let resolved = reference.clone().resolve(&default_catalog, &default_schema);
         let key = (resolved.catalog.to_string(), resolved.schema.to_string());
-        if checked.contains(&key) {
+        // found as it is (`information_schema` too, which no catalog lists): no
+        // catalog is asked, so a statement whose schemas are listed costs nothing more
+        if checked.contains(&key) || state.schema_for_ref(reference).is_ok() {
             continue;
         }
         if let Some(target) = IcebergTarget::find(ctx, &key.0) {

@@ -251,6 +251,33 @@ impl IcebergCatalogProvider {
         Ok(())
     }
 
+    /// When DataFusion schema `name` is not listed (neither a namespace nor another
+    /// schema) but the catalog has namespace `name` now, list it with its tables: created
+    /// by another process since the names were last listed (a `SHOW TABLES` that found
+    /// it missing unlisted it, and every query naming it then failed with "schema not
+    /// found" until a `SHOW TABLES IN` it). DataFusion resolves schemas without waiting,
+    /// from the list, so a statement calls this for the schemas it names first.
+    ///
+    /// Errors: the catalog's, asking for the namespace or listing its tables (nothing
+    /// is listed then).
+    pub async fn recheck_namespace(&self, name: &str) -> Result<()> {
+        if self.schema(name).is_some() {
+            return Ok(());
+        }
+        let namespace = Namespace::parse(name);
+        if !self.catalog.namespace_exists(&namespace).await? {
+            return Ok(());
+        }
+        let tables = match self.catalog.list_tables(&namespace).await {
+            // dropped again meanwhile
+            Err(e) if e.kind() == ErrorKind::NotFound => return Ok(()),
+            tables => tables?,
+        };
+        let schema = self.add_namespace(&namespace)?;
+        schema.set_table_names(tables.into_iter().map(|t| t.name).collect());
+        Ok(())
+    }
+
     /// Make `namespace` (and its parents) visible as schemas, with no tables listed, if
     /// they are not yet; returns the namespace's schema.
     pub fn add_namespace(&self, namespace: &Namespace) -> Result<Arc<IcebergSchemaProvider>> {
@@ -392,6 +419,22 @@ impl IcebergSchemaProvider {
         }
     }
 
+    /// List or unlist table `name` as the catalog has it now: the names were listed
+    /// when the session started or at its last `SHOW TABLES`, and another process may
+    /// have created or dropped the table since. What DataFusion asks without waiting
+    /// (`table_exist`, which `CREATE VIEW` asks) answers from the list, so a statement
+    /// creating a name calls this first.
+    ///
+    /// Errors: the catalog's, asking whether the table exists (the list is unchanged).
+    pub async fn recheck_table_name(&self, name: &str) -> Result<()> {
+        let ident = TableIdent::new(self.namespace.clone(), name);
+        match self.catalog.table_exists(&ident).await? {
+            true => self.add_table_name(name),
+            false => self.remove_table_name(name),
+        }
+        Ok(())
+    }
+
     fn is_listed(&self, name: &str) -> bool {
         self.table_names
             .read()
@@ -417,9 +460,34 @@ impl IcebergSchemaProvider {
         };
         let ident = TableIdent::new(self.namespace.clone(), base);
         let table = match self.catalog.load_table(&ident).await {
-            Ok(t) => t,
+            Ok(t) => {
+                // created since the names were listed (by another process): listed now,
+                // so a `CREATE VIEW` of the name is refused as in a new session
+                if !self.is_listed(base) {
+                    self.add_table_name(base);
+                }
+                t
+            }
             // an unknown table is "not found" for DataFusion, which names it
             Err(e) if e.kind() == ErrorKind::NotFound && !self.is_listed(base) => return Ok(None),
+            // listed, but dropped since (by another process) when the catalog no longer
+            // has it: "not found", as in a new session, with the namespace's tables
+            // listed again (the stale name made every `CREATE` of it fail until `SHOW
+            // TABLES` listed the names again, and "not found" named the stale list);
+            // listed and still there, the load's own error (e.g. a metadata file missing)
+            Err(e) if e.kind() == ErrorKind::NotFound => {
+                if self.catalog.table_exists(&ident).await? {
+                    return Err(e);
+                }
+                match self.catalog.list_tables(&self.namespace).await {
+                    Ok(tables) => {
+                        self.set_table_names(tables.into_iter().map(|t| t.name).collect())
+                    }
+                    // the namespace dropped too: the name at least
+                    Err(_) => self.remove_table_name(base),
+                }
+                return Ok(None);
+            }
             Err(e) => return Err(e),
         };
         let display = format!("{}.{}", self.catalog.name(), ident);

@@ -22,7 +22,7 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use datafusion::arrow::datatypes::{Fields, SchemaRef};
+use datafusion::arrow::datatypes::{Field, Fields, SchemaRef};
 use datafusion::catalog::Session;
 use datafusion::common::{
     Constraints, DFSchemaRef, DataFusionError, Result as DFResult, TableReference,
@@ -31,6 +31,8 @@ use datafusion::datasource::{TableProvider, TableType};
 use datafusion::logical_expr::dml::{InsertOp, MergeIntoClause};
 use datafusion::logical_expr::Expr;
 use datafusion::physical_plan::ExecutionPlan;
+
+use crate::spec::arrow::PARQUET_FIELD_ID_META_KEY;
 
 /// A prepared statement's target table; see the module docs.
 #[derive(Debug)]
@@ -62,8 +64,9 @@ impl FreshTarget {
 
     /// The table `table_name` holds now in `state`.
     ///
-    /// Errors: it no longer exists; its columns (names and types, in order) are not the
-    /// ones the statement was prepared for.
+    /// Errors: it no longer exists; its columns (names, types and field ids, in order)
+    /// are not the ones the statement was prepared for; a column's write-default is not
+    /// the one it was prepared with.
     async fn now(&self, state: &dyn Session) -> DFResult<Arc<dyn TableProvider>> {
         let table = match state
             .as_any()
@@ -80,13 +83,18 @@ impl FreshTarget {
         })?;
         let (now, then) = (table.schema(), self.prepared.schema());
         if !same_columns(now.fields(), then.fields()) {
+            let (now, then) = column_lists(now.fields(), then.fields());
             return Err(DataFusionError::Plan(format!(
-                "{}: the columns of table {} changed since it was prepared (now ({}), then \
-                 ({})); nothing was written; prepare it again",
-                self.statement,
-                self.table_name,
-                columns(now.fields()),
-                columns(then.fields())
+                "{}: the columns of table {} changed since it was prepared (now ({now}), \
+                 then ({then})); nothing was written; prepare it again",
+                self.statement, self.table_name,
+            )));
+        }
+        if let Some(column) = changed_default(table.as_ref(), self.prepared.as_ref()) {
+            return Err(DataFusionError::Plan(format!(
+                "{}: the write-default of column '{column}' of table {} changed since it \
+                 was prepared; nothing was written; prepare it again",
+                self.statement, self.table_name
             )));
         }
         Ok(table)
@@ -115,12 +123,37 @@ pub(crate) async fn resolve_now(
     }
 }
 
-/// Whether `a` and `b` are the same columns: names and types, in order.
+/// Whether `a` and `b` are the same columns: names, types and Iceberg field ids
+/// ([`PARQUET_FIELD_ID_META_KEY`] metadata), in order.
+///
+/// The field id counts: a column dropped and added again under its name and type
+/// (`ALTER TABLE … DROP COLUMN v`, `ADD COLUMN v`; or `DROP TABLE` and a `CREATE TABLE`
+/// assigning other ids) is another column (spec: "Columns are tracked by ID"), and a plan
+/// made for the old one carries its id in its schema, which DataFusion's physical planner
+/// refused against the new one ("Physical input schema should be the same as the one
+/// converted from logical input schema").
 pub(crate) fn same_columns(a: &Fields, b: &Fields) -> bool {
+    let id = |f: &Field| f.metadata().get(PARQUET_FIELD_ID_META_KEY).cloned();
     a.len() == b.len()
         && a.iter()
             .zip(b.iter())
-            .all(|(a, b)| a.name() == b.name() && a.data_type() == b.data_type())
+            .all(|(a, b)| a.name() == b.name() && a.data_type() == b.data_type() && id(a) == id(b))
+}
+
+/// The first column of table `now` whose write-default (v3 `write-default`, as
+/// [`TableProvider::get_column_default`] gives it) is not the one of `then`, the same
+/// table as it was when a statement was prepared; `None` when all are the same.
+///
+/// A prepared `INSERT` that does not list a column (or writes `DEFAULT`) was planned
+/// with the default of `PREPARE`; after `ALTER COLUMN … SET DEFAULT` or `DROP DEFAULT` it
+/// must be planned again, as Spark, Trino and DuckDB bind defaults when a statement runs.
+pub(crate) fn changed_default(now: &dyn TableProvider, then: &dyn TableProvider) -> Option<String> {
+    now.schema()
+        .fields()
+        .iter()
+        .map(|f| f.name())
+        .find(|c| now.get_column_default(c) != then.get_column_default(c))
+        .cloned()
 }
 
 /// `name type, …`, for messages.
@@ -130,6 +163,28 @@ pub(crate) fn columns(fields: &Fields) -> String {
         .map(|f| format!("{} {}", f.name(), f.data_type()))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// The columns `now` and `then` of a table as [`columns`] lists them, for a message
+/// saying they changed; with each column's field id (`v Utf8 id 3`) when only ids
+/// differ (a column dropped and added again under its name), which the lists would
+/// otherwise not show.
+pub(crate) fn column_lists(now: &Fields, then: &Fields) -> (String, String) {
+    let (a, b) = (columns(now), columns(then));
+    if a != b {
+        return (a, b);
+    }
+    let with_ids = |fields: &Fields| {
+        fields
+            .iter()
+            .map(|f| match f.metadata().get(PARQUET_FIELD_ID_META_KEY) {
+                Some(id) => format!("{} {} id {id}", f.name(), f.data_type()),
+                None => format!("{} {}", f.name(), f.data_type()),
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    (with_ids(now), with_ids(then))
 }
 
 #[async_trait]

@@ -9,7 +9,8 @@
 //! by the name the plan gives it, through the session's catalogs, and plans that. A
 //! table named at a snapshot, tag or branch (`ns."t@v1"`) resolves to the same version;
 //! a table that lost a column the view reads, or whose columns the view no longer
-//! matches, is an error naming the view.
+//! matches, is an error naming the view. A column dropped and added again under its name
+//! and type is read by name (the new column), under the field id the view was made with.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -17,6 +18,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::catalog::Session;
+use datafusion::common::metadata::FieldMetadata;
 use datafusion::common::tree_node::{Transformed, TreeNodeRecursion};
 use datafusion::common::{Column, DataFusionError, Result as DFResult, TableReference};
 use datafusion::datasource::{provider_as_source, source_as_provider, TableProvider, TableType};
@@ -170,7 +172,46 @@ impl FreshView {
                 columns(self.schema.fields())
             )));
         }
-        Ok(plan)
+        self.with_made_field_ids(plan)
+    }
+
+    /// `plan` (the view's plan over its tables now, of the view's column names and types)
+    /// with each column carrying the metadata it had when the view was made: a column of
+    /// a table dropped and added again under its name and type (`ALTER TABLE … DROP
+    /// COLUMN v`, `ADD COLUMN v`) has another Iceberg field id, which DataFusion's
+    /// physical planner refused under a query of the view that aggregates it ("Internal
+    /// error: Physical input schema should be the same as the one converted from logical
+    /// input schema", the query planned with the view's schema). The view reads its
+    /// columns by name, as Spark's views are resolved again at each use, so its `v` is
+    /// the new column (nulls for rows written before it), as the table queried directly
+    /// gives. `plan` as it is when no column's metadata changed.
+    ///
+    /// Errors: DataFusion's, building the projection.
+    fn with_made_field_ids(&self, plan: LogicalPlan) -> DFResult<LogicalPlan> {
+        let made = self.schema.fields();
+        let same = plan
+            .schema()
+            .fields()
+            .iter()
+            .zip(made)
+            .all(|(now, then)| now.metadata() == then.metadata());
+        if same {
+            return Ok(plan);
+        }
+        let columns: Vec<Expr> = plan
+            .schema()
+            .iter()
+            .zip(made)
+            .map(|((qualifier, now), then)| {
+                Expr::Column(Column::new(qualifier.cloned(), now.name()))
+                    .alias_qualified_with_metadata(
+                        qualifier.cloned(),
+                        now.name(),
+                        Some(FieldMetadata::new_from_field(then)),
+                    )
+            })
+            .collect();
+        LogicalPlanBuilder::from(plan).project(columns)?.build()
     }
 }
 

@@ -522,6 +522,67 @@ fn cli_repl_continues_after_error() {
     assert!(stderr(&out).contains("no_such_table"), "{}", stderr(&out));
 }
 
+/// A failed statement piped into the shell is reported and the rest runs, the other
+/// statements of its line too, each failure reported on its own (a tester found the rest
+/// of the line skipped without a word: `INSERT … (2)` after a failed `INSERT` on its line
+/// was never written). `-c` still stops at the first failure.
+#[test]
+fn cli_repl_runs_the_rest_of_a_line_after_a_failed_statement() {
+    let (_dir, catalog) = catalog_with("CREATE SCHEMA ns; CREATE TABLE ns.t (id INT)");
+    let out = run_with_stdin(
+        &["--catalog", &catalog, "--format", "csv"],
+        "INSERT INTO ns.t VALUES ('x'); INSERT INTO ns.t VALUES (2);\n\
+         SELECT * FROM nosuch; SELECT 3 AS three; SELECT * FROM nosuch2;\n\
+         INSERT INTO ns.t VALUES (4);\n\
+         SELECT id FROM ns.t ORDER BY id;\n",
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        "count\n1\nthree\n3\ncount\n1\nid\n2\n4\n",
+        "{}",
+        stderr(&out)
+    );
+    let errors: Vec<String> = stderr(&out)
+        .lines()
+        .filter(|l| l.starts_with("error: "))
+        .map(str::to_string)
+        .collect();
+    assert_eq!(errors.len(), 3, "{errors:?}");
+    assert!(
+        errors[0].starts_with("error: <stdin>:1 (INSERT INTO ns.t VALUES ('x'))"),
+        "{errors:?}"
+    );
+    assert!(
+        errors[1].starts_with("error: <stdin>:2 (SELECT * FROM nosuch)"),
+        "{errors:?}"
+    );
+    assert!(
+        errors[2].starts_with("error: <stdin>:2 (SELECT * FROM nosuch2)"),
+        "{errors:?}"
+    );
+    // `-c` stops at the first failure, as documented
+    let out = run(&[
+        "--catalog",
+        &catalog,
+        "--format",
+        "csv",
+        "-c",
+        "SELECT * FROM nosuch; INSERT INTO ns.t VALUES (9)",
+    ]);
+    assert_failure(&out);
+    let out = run(&[
+        "--catalog",
+        &catalog,
+        "--format",
+        "csv",
+        "-c",
+        "SELECT count(*) AS n FROM ns.t",
+    ]);
+    assert_success(&out);
+    assert_eq!(stdout(&out), "n\n2\n");
+}
+
 #[test]
 fn cli_repl_runs_unterminated_last_statement() {
     let out = run_with_stdin(

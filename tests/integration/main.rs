@@ -3,6 +3,7 @@ mod aggregates;
 mod cli;
 mod cli_catalogs;
 mod cli_output;
+mod cli_sessions;
 mod cli_terminal;
 mod cli_writes;
 mod namespace_ddl;

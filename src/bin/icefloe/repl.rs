@@ -10,8 +10,8 @@
 //! next prompt (without it, they were dropped with the reader at the end of `readline`).
 //!
 //! When stdin is not a terminal, rustyline reads plain lines from it without prompts,
-//! so a script can be piped in: a failed statement is reported and the next one runs,
-//! and the exit status is 1 if any failed; Ctrl-C stops it (status 130); history is
+//! so a script can be piped in: a failed statement is reported and the next one runs
+//! (the next one on the same line too), and the exit status is 1 if any failed; Ctrl-C stops it (status 130); history is
 //! neither loaded nor saved.
 
 use std::io::IsTerminal;
@@ -155,21 +155,18 @@ pub async fn run(ctx: &SessionContext, output: &mut Output) -> Result<(), CliErr
                     save_history(&mut editor, path);
                 }
                 let at = (!interactive).then_some(buffer_line);
-                match shell.execute(&sql, at, output).await? {
-                    Outcome::Done => {}
-                    Outcome::Failed => failed += 1,
-                    Outcome::Cancelled => exit_armed = true,
+                let (outcome, failures) = shell.execute(&sql, at, output).await?;
+                failed += failures;
+                if outcome == Outcome::Cancelled {
+                    exit_armed = true;
                 }
             }
         }
     }
 
     // Piped input may end without a final ';': run what is left.
-    if !interactive
-        && !buffer.trim().is_empty()
-        && shell.execute(&buffer, Some(buffer_line), output).await? == Outcome::Failed
-    {
-        failed += 1;
+    if !interactive && !buffer.trim().is_empty() {
+        failed += shell.execute(&buffer, Some(buffer_line), output).await?.1;
     }
     if !interactive && failed > 0 {
         return Err(CliError::reported(failed));
@@ -191,16 +188,23 @@ struct Shell<'a> {
 impl Shell<'_> {
     /// Run the statements in `sql` one by one, printing an error instead of returning it
     /// (the shell goes on), unless stdout is gone or (reading a script) Ctrl-C was
-    /// pressed. Stops at the first failed or cancelled statement. `first_line`: the line
-    /// of a piped script `sql` begins on, which the error of a statement then names
-    /// (`<stdin>:LINE (first characters)`).
+    /// pressed. A failed statement is reported and the next one of `sql` runs (several
+    /// statements on one line each run and each report its own error, as the README's
+    /// "the shell reports it and runs the rest" says; the rest were skipped without a
+    /// word); a cancelled one stops the rest. `first_line`: the line of a piped script
+    /// `sql` begins on, which the error of a statement then names (`<stdin>:LINE (first
+    /// characters)`).
+    ///
+    /// Returns how it ended ([`Outcome::Cancelled`] when a statement was cancelled) and
+    /// how many of its statements failed.
     async fn execute(
         &self,
         sql: &str,
         first_line: Option<usize>,
         output: &mut Output,
-    ) -> Result<Outcome, CliError> {
+    ) -> Result<(Outcome, usize), CliError> {
         let dialect = statements::session_dialect(self.ctx);
+        let mut failed = 0;
         for statement in statements::split(sql, dialect.as_ref()) {
             crate::interrupt::arm();
             let started = Instant::now();
@@ -220,12 +224,13 @@ impl Shell<'_> {
                 )))),
                 (result, _) => result,
             };
-            let outcome = self.report(result.map(|r| r.map(|w| w.rows)), started, output)?;
-            if outcome != Outcome::Done {
-                return Ok(outcome);
+            match self.report(result.map(|r| r.map(|w| w.rows)), started, output)? {
+                Outcome::Done => {}
+                Outcome::Failed => failed += 1,
+                Outcome::Cancelled => return Ok((Outcome::Cancelled, failed)),
             }
         }
-        Ok(Outcome::Done)
+        Ok((Outcome::Done, failed))
     }
 
     /// Run a shell command.

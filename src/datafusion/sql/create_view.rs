@@ -27,6 +27,10 @@ pub(super) async fn create_view(
     else {
         return Ok(None);
     };
+    // the name as the catalog has it now, for the check below and DataFusion's own
+    // (another process may have dropped or created the table since the session listed
+    // the names: module `listed_names`)
+    super::listed_names::recheck_table_name(ctx, &view.name).await;
     let input = Arc::unwrap_or_clone(view.input);
     if !FreshView::reads_iceberg(&input) {
         return Ok(None);

@@ -190,6 +190,7 @@ mod describe_table;
 mod execute_parameters;
 mod insert_names;
 mod insert_partition;
+mod listed_names;
 pub use execute_parameters::PreparedParameterTypes;
 pub(crate) use prepare_rebind::PreparedStatements;
 mod depth;
@@ -292,6 +293,9 @@ use tokens::Cursor;
 /// Errors: the crate's [`Error`] naming the statement and table (see the module docs);
 /// DataFusion's errors wrapped in [`ErrorKind::DataFusion`].
 pub async fn execute(ctx: &SessionContext, statement: &str) -> Result<DataFrame> {
+    // namespaces another process created since the session last listed them (module
+    // `listed_names`)
+    listed_names::recheck_namespaces(ctx, statement).await;
     if tokens::first_word_is(statement, &["EXECUTE"]) {
         // prepared again first when its tables' columns changed since PREPARE (here,
         // not deeper in `execute_statement`: it runs a whole `PREPARE` itself)

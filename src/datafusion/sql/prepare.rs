@@ -41,11 +41,10 @@
 use std::ops::ControlFlow;
 use std::sync::Arc;
 
-use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::common::tree_node::{Transformed, TreeNodeRecursion};
 use datafusion::common::TableReference;
 use datafusion::dataframe::DataFrame;
-use datafusion::datasource::{provider_as_source, source_as_provider};
+use datafusion::datasource::{provider_as_source, source_as_provider, TableProvider};
 use datafusion::logical_expr::{
     DmlStatement, Execute, LogicalPlan, Prepare, Statement, TableScanBuilder,
 };
@@ -104,16 +103,16 @@ pub(super) async fn prepare(ctx: &SessionContext, statement: &str) -> Result<Opt
     }
     let name = prepare.name.clone();
     let star = super::parse_statement(ctx, statement).is_some_and(|s| selects_star(&s));
-    let mut tables: Vec<(TableReference, SchemaRef)> = Vec::new();
-    let mut keep = |name: &TableReference, schema: SchemaRef| {
+    let mut tables: Vec<(TableReference, Arc<dyn TableProvider>)> = Vec::new();
+    let mut keep = |name: &TableReference, table: Arc<dyn TableProvider>| {
         if !tables.iter().any(|(n, _)| n == name) {
-            tables.push((name.clone(), schema));
+            tables.push((name.clone(), table));
         }
     };
     let input = Arc::unwrap_or_clone(prepare.input)
         .transform_up_with_subqueries(|node| match node {
             LogicalPlan::TableScan(scan) if is_iceberg(&scan) => {
-                keep(&scan.table_name, scan.source.schema());
+                keep(&scan.table_name, source_as_provider(&scan.source)?);
                 let fresh = FreshView::for_prepared(&name, &scan, star)?;
                 let rescan =
                     TableScanBuilder::new(scan.table_name, provider_as_source(Arc::new(fresh)))
@@ -125,7 +124,7 @@ pub(super) async fn prepare(ctx: &SessionContext, statement: &str) -> Result<Opt
             }
             LogicalPlan::Dml(dml) if writes_iceberg => {
                 let prepared = source_as_provider(&dml.target)?;
-                keep(&dml.table_name, prepared.schema());
+                keep(&dml.table_name, Arc::clone(&prepared));
                 let target = FreshTarget::new(&name, dml.table_name.clone(), prepared);
                 Ok(Transformed::yes(LogicalPlan::Dml(DmlStatement::new(
                     dml.table_name,
@@ -162,8 +161,9 @@ pub(super) struct Prepared {
     pub df: DataFrame,
     /// The statement's name.
     pub name: String,
-    /// The Iceberg tables it reads or writes, each with its columns at `PREPARE`.
-    pub tables: Vec<(TableReference, SchemaRef)>,
+    /// The Iceberg tables it reads or writes, each as it was at `PREPARE` (its columns
+    /// and their write-defaults).
+    pub tables: Vec<(TableReference, Arc<dyn TableProvider>)>,
 }
 
 /// Whether `statement` selects `*` or `t.*` in any of its queries (subqueries too);

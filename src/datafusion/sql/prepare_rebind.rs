@@ -1,6 +1,7 @@
 //! A prepared statement over Iceberg tables planned again at `EXECUTE` when a table it
 //! reads or writes has other columns than at `PREPARE` (`ALTER TABLE … ADD`, `DROP`,
-//! `RENAME COLUMN`, a type promotion, in this session or another), as DuckDB re-binds a
+//! `RENAME COLUMN`, a type promotion, a column dropped and added again under its name,
+//! in this session or another) or another write-default for a column, as DuckDB re-binds a
 //! prepared statement after the catalog changed and Trino analyzes its text at each
 //! `EXECUTE`.
 //!
@@ -25,19 +26,19 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 
-use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::common::TableReference;
+use datafusion::datasource::TableProvider;
 use datafusion::prelude::SessionContext;
 
-use crate::datafusion::fresh_target::{columns, resolve_now, same_columns};
+use crate::datafusion::fresh_target::{changed_default, column_lists, resolve_now, same_columns};
 use crate::error::{Error, ErrorKind, Result};
 
-/// One prepared statement: the text of its `PREPARE` and the columns of each Iceberg
-/// table it reads or writes, as they were then.
+/// One prepared statement: the text of its `PREPARE` and each Iceberg table it reads or
+/// writes, as it was then (its columns and their write-defaults).
 #[derive(Debug, Clone)]
 struct Prepared {
     text: String,
-    tables: Vec<(TableReference, SchemaRef)>,
+    tables: Vec<(TableReference, Arc<dyn TableProvider>)>,
 }
 
 /// The session's prepared statements over Iceberg tables, by name (see the module docs).
@@ -55,14 +56,14 @@ fn registry(ctx: &SessionContext) -> Option<Arc<PreparedStatements>> {
     ctx.state().config().get_extension::<PreparedStatements>()
 }
 
-/// Keep `text`, the `PREPARE` of statement `name` just registered, with the columns of
-/// the Iceberg `tables` it reads or writes (name, schema at `PREPARE`). Does nothing in a
-/// session without the registry.
+/// Keep `text`, the `PREPARE` of statement `name` just registered, with the Iceberg
+/// `tables` it reads or writes (name, provider at `PREPARE`). Does nothing in a session
+/// without the registry.
 pub(super) fn remember(
     ctx: &SessionContext,
     name: &str,
     text: &str,
-    tables: Vec<(TableReference, SchemaRef)>,
+    tables: Vec<(TableReference, Arc<dyn TableProvider>)>,
 ) {
     if let Some(registry) = registry(ctx) {
         let text = text.to_string();
@@ -80,9 +81,12 @@ pub(super) fn forget(ctx: &SessionContext, name: &str) {
 }
 
 /// Before `statement`, an `EXECUTE`, runs: prepare its statement again when a table it
-/// reads or writes has other columns than at `PREPARE` (see the module docs). Statements
-/// the session did not keep, and tables that no longer exist (the statement's own error
-/// names them), are left as they are.
+/// reads or writes has other columns than at `PREPARE` (names, types or field ids: a
+/// column dropped and added again under its name is another column), or a column of it
+/// another write-default (`ALTER COLUMN … SET DEFAULT` / `DROP DEFAULT`: a prepared
+/// `INSERT` not listing the column, or writing `DEFAULT`, was planned with the old one)
+/// (see the module docs). Statements the session did not keep, and tables that no
+/// longer exist (the statement's own error names them), are left as they are.
 ///
 /// Errors: [`ErrorKind::InvalidArgument`] naming the statement, the table, its columns
 /// now and then, and why the statement no longer plans (e.g. a column dropped or renamed
@@ -98,21 +102,38 @@ pub(super) async fn rebind(ctx: &SessionContext, statement: &str) -> Result<()> 
         return Ok(());
     };
     let state = ctx.state();
+    let name = &execute.name;
     let mut changed = None;
     for (table, then) in &prepared.tables {
         let Some(now) = resolve_now(&state, table).await? else {
             continue;
         };
-        let now = now.schema();
-        if !same_columns(now.fields(), then.fields()) {
-            changed = Some((table.clone(), now, Arc::clone(then)));
+        let (now_schema, then_schema) = (now.schema(), then.schema());
+        if !same_columns(now_schema.fields(), then_schema.fields()) {
+            let (now, then) = column_lists(now_schema.fields(), then_schema.fields());
+            changed = Some((
+                format!(
+                    "the columns of table {table} changed since PREPARE {name} (now \
+                     ({now}), then ({then}))"
+                ),
+                "them",
+            ));
+            break;
+        }
+        if let Some(column) = changed_default(now.as_ref(), then.as_ref()) {
+            changed = Some((
+                format!(
+                    "the write-default of column '{column}' of table {table} changed \
+                     since PREPARE {name}"
+                ),
+                "it",
+            ));
             break;
         }
     }
-    let Some((table, now, then)) = changed else {
+    let Some((changed, them)) = changed else {
         return Ok(());
     };
-    let name = &execute.name;
     let Some(scratch) = renamed(ctx, &prepared.text, "icefloe_rebind") else {
         return Ok(());
     };
@@ -126,11 +147,8 @@ pub(super) async fn rebind(ctx: &SessionContext, statement: &str) -> Result<()> 
         return Err(Error::new(
             ErrorKind::InvalidArgument,
             format!(
-                "EXECUTE {name}: the columns of table {table} changed since PREPARE {name} \
-                 (now ({}), then ({})), and the statement no longer plans against them; \
-                 change it and prepare it again",
-                columns(now.fields()),
-                columns(then.fields())
+                "EXECUTE {name}: {changed}, and the statement no longer plans against \
+                 {them}; change it and prepare it again"
             ),
         )
         .with_source(e));

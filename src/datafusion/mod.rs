@@ -68,6 +68,7 @@ pub mod scalar;
 mod scan_errors;
 mod set_operation_types;
 pub mod snapshot_metric;
+mod sort_requirement;
 mod spark_datetime;
 mod spark_functions;
 mod spark_text_casts;

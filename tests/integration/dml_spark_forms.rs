@@ -667,7 +667,30 @@ async fn insert_partition_clause_writes_static_values_and_overwrites_only_their_
             &["partition column 'p' must be a literal"][..],
         ),
         (
+    ok(
+        &lake.ctx,
+        "CREATE TABLE ice.ns.np (id INT, st STRUCT<a INT>) PARTITIONED BY (st.a)",
+    )
+    .await;
+    let nested = "'st.a' is not an identity partition column of the table (its identity \
+                  partition columns: none); its identity partitions of nested fields (st.a) \
+                  cannot be named in a PARTITION clause, as in Spark";
             "sp",
+        (
+            "np",
+            "INSERT OVERWRITE ice.ns.np PARTITION (`st.a` = 6) SELECT 1, named_struct('a', 6)",
+            &[nested][..],
+        ),
+        (
+            "np",
+            "INSERT OVERWRITE ice.ns.np PARTITION (st.a = 6) SELECT 1, named_struct('a', 6)",
+            &[nested][..],
+        ),
+        (
+            "np",
+            "INSERT INTO ice.ns.np PARTITION (st.a) SELECT 1, named_struct('a', 6)",
+            &[nested][..],
+        ),
             "INSERT INTO ice.ns.sp (id, p) PARTITION (p = 'x') VALUES (1, 'a')",
             &["static partition column 'p' is also in the column list"][..],
         ),

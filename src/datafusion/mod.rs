@@ -76,6 +76,7 @@ pub mod sql;
 mod statistics;
 mod stats_pruning;
 mod struct_fields;
+mod struct_rename;
 pub mod table_functions;
 mod table_provider;
 pub mod time_literals;

@@ -258,6 +258,8 @@ mod show_tests;
 #[cfg(test)]
 mod sort_order_tests;
 #[cfg(test)]
+mod struct_value_tests;
+#[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod time_travel_tests;

@@ -28,7 +28,7 @@ use crate::spec::{NestedField, Schema, Transform, Type};
 /// The fields from a top-level column of `schema` down to field `id`, through structs
 /// only; `None` when no such path exists (no field `id`, or one inside a list or map).
 pub(crate) fn struct_path(schema: &Schema, id: i32) -> Option<Vec<&NestedField>> {
-    fn find<'s>(fields: &'s [NestedField], id: i32) -> Option<Vec<&'s NestedField>> {
+    fn find(fields: &[NestedField], id: i32) -> Option<Vec<&NestedField>> {
         fields.iter().find_map(|f| {
             if f.id == id {
                 return Some(vec![f]);

@@ -104,7 +104,7 @@ async fn insert_sorts_by_nested_struct_fields() {
         .expect("bucket")
         .map(|v| format!("{v:?}"))
     };
-    let mut expected = vec![(7, 1), (7, 2), (8, 3), (7, 4)];
+    let mut expected = [(7, 1), (7, 2), (8, 3), (7, 4)];
     expected.sort_by(|x, y| bucket(x.0).cmp(&bucket(y.0)).then(y.1.cmp(&x.1)));
     assert_eq!(
         written_order(&ctx, "ns.b").await,

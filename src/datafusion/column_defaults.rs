@@ -98,6 +98,54 @@ pub fn write_defaults(
     Ok(out)
 }
 
+/// The `write-default` of the struct field at `path` (a top-level column, then field
+/// names through structs, as `UPDATE … SET st.c = DEFAULT` names it) as a literal of its
+/// Arrow type in `arrow_schema` (the table's Arrow schema of `schema`); `None` when the
+/// field has none or the path names no such field.
+///
+/// Errors: a default that is not a value of its field's type (naming the field).
+pub fn struct_field_write_default(
+    schema: &Schema,
+    arrow_schema: &ArrowSchema,
+    path: &[String],
+) -> Result<Option<Expr>> {
+    let Some((top, inner)) = path.split_first() else {
+        return Ok(None);
+    };
+    let found = schema
+        .columns()
+        .iter()
+        .zip(arrow_schema.fields())
+        .find(|(f, _)| f.name == *top);
+    let Some((mut field, arrow_field)) = found else {
+        return Ok(None);
+    };
+    let mut arrow_type = arrow_field.data_type();
+    for name in inner {
+        let (Type::Struct(s), DataType::Struct(arrow)) = (field.field_type.as_ref(), arrow_type)
+        else {
+            return Ok(None);
+        };
+        let Some((f, a)) = s
+            .fields
+            .iter()
+            .zip(arrow.iter())
+            .find(|(f, _)| f.name == *name)
+        else {
+            return Ok(None);
+        };
+        field = f;
+        arrow_type = a.data_type();
+    }
+    let Some(default) = &field.write_default else {
+        return Ok(None);
+    };
+    Ok(
+        scalar(default, field, arrow_type, &path.join("."), "write-default")?
+            .map(|v| Expr::Literal(v, None)),
+    )
+}
+
 /// A default's JSON form as a value of `target`; `None` for a JSON null (no default).
 fn scalar(
     json: &JsonValue,

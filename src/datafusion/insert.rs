@@ -17,7 +17,7 @@
 //!
 //! The overwrite is validated at [`IsolationLevel::Serializable`] against the snapshot
 //! the statement was planned on. When the table has a sort order (`ALTER TABLE … WRITE
-//! ORDERED BY`) over top-level columns, each input partition is sorted by it before
+//! ORDERED BY`), over top-level columns or fields of structs, each input partition is sorted by it before
 //! writing (a DataFusion `SortExec`; transforms such as `bucket(4, c)` through
 //! `icefloe_partition_transform`), so every data file is sorted and records the order's id
 //! in `sort_order_id`.
@@ -30,23 +30,20 @@ use std::fmt;
 use std::sync::Arc;
 
 use datafusion::arrow::array::{BinaryArray, RecordBatch};
-use datafusion::arrow::compute::SortOptions;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::execution::SendableRecordBatchStream;
 use datafusion::logical_expr::dml::InsertOp;
-use datafusion::physical_expr::expressions::Column;
-use datafusion::physical_expr::{LexRequirement, PhysicalExpr, PhysicalSortRequirement};
+use datafusion::physical_expr::LexRequirement;
 use datafusion::physical_plan::metrics::{ExecutionPlanMetricsSet, MetricsSet};
 use datafusion::physical_plan::{DisplayAs, DisplayFormatType};
 use futures::StreamExt;
 
 use super::data_file_writer_exec::{DataFileWriteState, DATA_FILES_COLUMN};
 use super::options::{IcefloeOptions, PartitionOverwriteMode};
-use super::transform_expr::partition_transform;
 use crate::catalog::{Catalog, TableIdent};
 use crate::error::{Error, ErrorKind, Result};
 use crate::expr::Predicate;
-use crate::spec::{DataFile, Transform};
+use crate::spec::DataFile;
 use crate::table::Table;
 use crate::transaction::{AppendFiles, IsolationLevel, OverwriteFiles, ReplaceTable, Transaction};
 use crate::write::decode_written_files;
@@ -190,17 +187,23 @@ impl IcebergDataSink {
     }
 
     /// The required input ordering for the table's default sort order (spec "Sorting"),
-    /// its terms over top-level columns: identity terms sort by the column, other
-    /// transforms by `icefloe_partition_transform` of it. `None` for the unsorted order or
-    /// an order DataFusion cannot sort by here (a nested source column, an unknown
-    /// transform): rows are then written in arrival order and the files record no
-    /// sort order.
-    pub(crate) fn sort_requirement(table: &Table, schema: &SchemaRef) -> Option<LexRequirement> {
+    /// see [`super::sort_requirement`]: terms over top-level columns and fields of
+    /// structs at any depth. `None` for the unsorted order.
+    ///
+    /// Errors: an order a writer cannot sort by, naming the term (the statement fails
+    /// rather than write files out of the table's order).
+    pub(crate) fn sort_requirement(
+        table: &Table,
+        schema: &SchemaRef,
+    ) -> Result<Option<LexRequirement>> {
         let m = table.metadata();
-        let order = m
+        let Some(order) = m
             .sort_orders
             .iter()
-            .find(|o| o.order_id == m.default_sort_order_id)?;
+            .find(|o| o.order_id == m.default_sort_order_id)
+        else {
+            return Ok(None);
+        };
         Self::sort_requirement_of(table, order, schema)
     }
 
@@ -210,28 +213,12 @@ impl IcebergDataSink {
         table: &Table,
         order: &crate::spec::sort_order::SortOrder,
         schema: &SchemaRef,
-    ) -> Option<LexRequirement> {
-        let current = table.metadata().current_schema();
-        let mut reqs = vec![];
-        for f in &order.fields {
-            let field = current.columns().iter().find(|c| c.id == f.source_id)?;
-            let index = schema.index_of(&field.name).ok()?;
-            let column: Arc<dyn PhysicalExpr> = Arc::new(Column::new(&field.name, index));
-            let expr = match f.transform {
-                Transform::Identity => column,
-                Transform::Void => continue,
-                t => partition_transform(t, *field.field_type.as_primitive()?, column, schema)
-                    .ok()?,
-            };
-            reqs.push(PhysicalSortRequirement::new(
-                expr,
-                Some(SortOptions {
-                    descending: f.direction == crate::spec::SortDirection::Desc,
-                    nulls_first: f.null_order == crate::spec::NullOrder::First,
-                }),
-            ));
-        }
-        LexRequirement::new(reqs)
+    ) -> Result<Option<LexRequirement>> {
+        super::sort_requirement::sort_requirement_of(
+            table.metadata().current_schema(),
+            order,
+            schema,
+        )
     }
 
     /// Commit `replacement` of `base` (the table as loaded) in the same transaction,

@@ -222,29 +222,18 @@ pub async fn rewrite_data_files(
                      set one with ALTER TABLE … WRITE ORDERED BY)"
                 )));
             };
-            let requirement =
-                IcebergDataSink::sort_requirement_of(&table, order, provider.arrow_schema());
-            let ordering = requirement.map(LexOrdering::from).ok_or_else(|| {
-                let schema = m.current_schema();
-                let nested = order
-                    .fields
-                    .iter()
-                    .find(|f| schema.columns().iter().all(|c| c.id != f.source_id))
-                    .map(|f| {
-                        crate::datafusion::sql::column_name(schema, f.source_id)
-                            .unwrap_or_else(|| format!("field id {}", f.source_id))
-                    });
-                match nested {
-                    Some(name) => Error::unsupported(format!(
-                        "rewrite_data_files strategy 'sort' on '{ident}': sorting by the \
-                         nested field '{name}' (icefloe sorts by top-level columns)"
-                    )),
-                    None => Error::unsupported(format!(
-                        "rewrite_data_files strategy 'sort' on '{ident}': the sort order has \
-                         a term icefloe cannot sort by"
-                    )),
-                }
-            })?;
+            let ordering =
+                IcebergDataSink::sort_requirement_of(&table, order, provider.arrow_schema())
+                    .map_err(|e| {
+                        e.context(format!("rewrite_data_files strategy 'sort' on '{ident}'"))
+                    })?
+                    .map(LexOrdering::from)
+                    .ok_or_else(|| {
+                        Error::invalid_argument(format!(
+                            "rewrite_data_files strategy 'sort' on '{ident}': the sort order \
+                             has no term to sort by"
+                        ))
+                    })?;
             Some(RowOrder::Sort(
                 ordering,
                 i32::try_from(order_id).unwrap_or(0),

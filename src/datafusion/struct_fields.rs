@@ -12,12 +12,16 @@
 //! column 'st.b'". Structs inside lists and maps, and structs of structs, are checked at
 //! any depth (paths as Iceberg names them: `l.element.b`, `m.value.b`).
 //!
-//! Decision: fields match **by name** (in any order), never by position. Spark's
-//! by-position `INSERT` matches nested struct fields by position and ignores their names;
-//! DataFusion's struct cast, which does the conversion here, matches by name, and a value
-//! whose names differ from the table's is refused (naming the first field it cannot
-//! find) rather than written positionally: name the fields as the table does
-//! (`named_struct('a', …, 'b', …)`).
+//! Decision: fields match **by name** (in any order), ignoring case where that is
+//! unambiguous (Spark's case-insensitive resolution), and by position only for a struct
+//! whose fields have DataFusion's positional names (`struct(4, 'four')`: `c0`, `c1`) and
+//! are as many as the table's. Spark's by-position `INSERT` matches nested struct fields
+//! by position and ignores their names (`TableOutputResolver` with `byName = false`);
+//! icefloe keeps names, because DataFusion's struct cast, which does the conversion,
+//! matches by name, and a value whose named fields differ from the table's is more often
+//! a mistake than a reordering: it is refused (naming each field it cannot place)
+//! rather than written positionally. Before the check, a value's fields are renamed to
+//! the table's names they match (module `struct_rename`).
 //!
 //! [`StructFieldsCheck`], an analyzer rule (it must see the casts DataFusion's planner
 //! adds before constant folding removes them), checks `INSERT` and `UPDATE`; `MERGE`'s
@@ -28,12 +32,15 @@ use std::sync::Arc;
 
 use datafusion::arrow::datatypes::{DataType, Fields};
 use datafusion::common::config::ConfigOptions;
-use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
+use datafusion::common::tree_node::{Transformed, TreeNode};
 use datafusion::common::{DFSchema, DataFusionError, Result as DFResult};
-use datafusion::logical_expr::{Cast, Expr, ExprSchemable, LogicalPlan, TryCast, WriteOp};
+use datafusion::logical_expr::{
+    Cast, Expr, ExprSchemable, LogicalPlan, Projection, TryCast, Values, WriteOp,
+};
 use datafusion::optimizer::AnalyzerRule;
 use datafusion::prelude::SessionContext;
 
+use super::struct_rename::{rename_fields, renamed_type};
 use crate::error::Error;
 
 /// The rule's name (as listed by the session's analyzer).
@@ -116,23 +123,107 @@ pub(crate) fn struct_fields_error(statement: &str, problems: &[String]) -> Error
 }
 
 /// For `MERGE`'s `UPDATE SET` / `INSERT VALUES` (planned by icefloe, not through a
-/// `Dml` node): the struct fields of `expr` (over `schema`; under the cast to the column's type DataFusion
-/// may have put on it) against the column's type `expected`.
+/// `Dml` node): `expr` (over `schema`; under the cast to the column's type DataFusion may
+/// have put on it) with its struct fields renamed to those of the column's type
+/// `expected` they match ([`renamed_type`]), checked against it.
 ///
 /// Errors: [`struct_fields_error`] of `statement`; DataFusion's, when `expr` has no type.
 pub(crate) fn check_assignment(
     statement: &str,
     column: &str,
-    expr: &Expr,
+    expr: Expr,
     schema: &DFSchema,
     expected: &DataType,
-) -> crate::error::Result<()> {
-    let given = uncast(expr).get_type(schema)?;
+) -> crate::error::Result<Expr> {
+    let expr = match &expr {
+        Expr::Cast(_) | Expr::TryCast(_) | Expr::Alias(_) => renamed_cast(expr, schema)?,
+        _ => match renamed_type(&expr.get_type(schema)?, expected) {
+            Some(renamed) => rename_fields(expr, &renamed)?,
+            None => expr,
+        },
+    };
+    let given = uncast(&expr).get_type(schema)?;
     let problems = struct_field_mismatches(column, &given, expected);
     if problems.is_empty() {
-        Ok(())
+        Ok(expr)
     } else {
         Err(struct_fields_error(statement, &problems))
+    }
+}
+
+/// `expr` (a written value, over `schema`) with the value under its cast (and aliases)
+/// renamed to the cast's struct field names it matches ([`renamed_type`]); other
+/// expressions as they are.
+fn renamed_cast(expr: Expr, schema: &DFSchema) -> DFResult<Expr> {
+    match expr {
+        Expr::Alias(mut alias) => {
+            let inner = renamed_cast(*alias.expr, schema)?;
+            alias.expr = Box::new(inner);
+            Ok(Expr::Alias(alias))
+        }
+        Expr::Cast(Cast { expr, field }) => {
+            let expr = renamed_under(*expr, field.data_type(), schema)?;
+            Ok(Expr::Cast(Cast {
+                expr: Box::new(expr),
+                field,
+            }))
+        }
+        Expr::TryCast(TryCast { expr, field }) => {
+            let expr = renamed_under(*expr, field.data_type(), schema)?;
+            Ok(Expr::TryCast(TryCast {
+                expr: Box::new(expr),
+                field,
+            }))
+        }
+        other => Ok(other),
+    }
+}
+
+/// `value` renamed for a cast to `to` ([`renamed_type`]), or as it is.
+fn renamed_under(value: Expr, to: &DataType, schema: &DFSchema) -> DFResult<Expr> {
+    match renamed_type(&value.get_type(schema)?, to) {
+        Some(renamed) => rename_fields(value, &renamed),
+        None => Ok(value),
+    }
+}
+
+/// The rows an `INSERT` or `UPDATE` writes (`Dml ← Projection`, `Dml ← Projection ←
+/// Values`, `Dml ← Values`) with their struct values renamed ([`renamed_cast`]); the
+/// types of the rows do not change (the casts stay).
+fn renamed_written(input: &LogicalPlan) -> DFResult<Option<LogicalPlan>> {
+    fn values(v: &Values) -> DFResult<Values> {
+        let empty = DFSchema::empty();
+        let rows = v
+            .values
+            .iter()
+            .map(|row| {
+                row.iter()
+                    .map(|e| renamed_cast(e.clone(), &empty))
+                    .collect::<DFResult<Vec<_>>>()
+            })
+            .collect::<DFResult<Vec<_>>>()?;
+        Ok(Values {
+            schema: Arc::clone(&v.schema),
+            values: rows,
+        })
+    }
+    match input {
+        LogicalPlan::Projection(p) => {
+            let exprs = p
+                .expr
+                .iter()
+                .map(|e| renamed_cast(e.clone(), p.input.schema()))
+                .collect::<DFResult<Vec<_>>>()?;
+            let inner = match p.input.as_ref() {
+                LogicalPlan::Values(v) => Arc::new(LogicalPlan::Values(values(v)?)),
+                _ => Arc::clone(&p.input),
+            };
+            Ok(Some(LogicalPlan::Projection(
+                Projection::try_new_with_schema(exprs, inner, Arc::clone(&p.schema))?,
+            )))
+        }
+        LogicalPlan::Values(v) => Ok(Some(LogicalPlan::Values(values(v)?))),
+        _ => Ok(None),
     }
 }
 
@@ -149,7 +240,8 @@ fn uncast(expr: &Expr) -> &Expr {
 }
 
 /// An analyzer rule: an `INSERT` or `UPDATE` that gives a struct column (or a struct
-/// nested in one) other fields than the table's is refused (see the module docs).
+/// nested in one) other fields than the table's is refused, after renaming the fields
+/// that match the table's but for case or by position (see the module docs).
 #[derive(Debug, Default)]
 pub struct StructFieldsCheck;
 
@@ -219,20 +311,27 @@ impl AnalyzerRule for StructFieldsCheck {
     }
 
     fn analyze(&self, plan: LogicalPlan, _config: &ConfigOptions) -> DFResult<LogicalPlan> {
-        plan.apply(|node| {
-            if let LogicalPlan::Dml(dml) = node {
-                let statement = match dml.op {
-                    WriteOp::Insert(_) => Some(format!("INSERT into '{}'", dml.table_name)),
-                    WriteOp::Update => Some(format!("UPDATE of '{}'", dml.table_name)),
-                    _ => None,
-                };
-                if let Some(statement) = statement {
-                    check_written(&statement, dml.input.as_ref())?;
-                }
+        plan.transform_down(|node| {
+            let LogicalPlan::Dml(mut dml) = node else {
+                return Ok(Transformed::no(node));
+            };
+            let statement = match dml.op {
+                WriteOp::Insert(_) => format!("INSERT into '{}'", dml.table_name),
+                WriteOp::Update => format!("UPDATE of '{}'", dml.table_name),
+                _ => return Ok(Transformed::no(LogicalPlan::Dml(dml))),
+            };
+            let renamed = renamed_written(dml.input.as_ref())?;
+            let changed = renamed.is_some();
+            if let Some(input) = renamed {
+                dml.input = Arc::new(input);
             }
-            Ok(TreeNodeRecursion::Continue)
-        })?;
-        Ok(plan)
+            check_written(&statement, dml.input.as_ref())?;
+            Ok(match changed {
+                true => Transformed::yes(LogicalPlan::Dml(dml)),
+                false => Transformed::no(LogicalPlan::Dml(dml)),
+            })
+        })
+        .map(|t| t.data)
     }
 }
 

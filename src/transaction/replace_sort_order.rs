@@ -11,7 +11,8 @@
 //!
 //! Refusals ([`ErrorKind::NotFound`](crate::ErrorKind) for an unknown column,
 //! [`ErrorKind::InvalidArgument`](crate::ErrorKind) otherwise, naming the term): a
-//! transform the column's type does not take, a column that is not primitive. A retry
+//! transform the column's type does not take, a column that is not primitive, a field
+//! inside a list or map (nested struct fields are sources, as in Java). A retry
 //! applies the terms to the refreshed schema while each column still means the same
 //! field (module `transaction::pinned_names`).
 
@@ -23,7 +24,7 @@ use super::TransactionAction;
 use crate::error::{Error, Result};
 pub use crate::spec::sort_order::{NullOrder, SortDirection};
 use crate::spec::sort_order::{SortField, SortOrder};
-use crate::spec::{TableMetadata, TableUpdate, Transform};
+use crate::spec::{Schema, TableMetadata, TableUpdate, Transform, Type};
 use crate::table::Table;
 
 /// Replace the default sort order in one commit.
@@ -64,6 +65,14 @@ impl ReplaceSortOrder {
         let schema = m.current_schema();
         let mut fields = Vec::with_capacity(self.terms.len());
         for (term, direction, nulls) in &self.terms {
+            if let Some(collection) = collection_on_path(schema, &term.column) {
+                return Err(Error::invalid_argument(format!(
+                    "cannot sort by '{}': it is inside a list or map ('{collection}'), and \
+                     a sort order's source is a column or a field of structs only (Java's \
+                     SortOrder refuses one in a list or map)",
+                    term.column
+                )));
+            }
             let source = resolve_column(schema, &term.column)?;
             if matches!(term.transform, Transform::Unknown)
                 || source.field_type.as_primitive().is_none()
@@ -117,6 +126,25 @@ impl ReplaceSortOrder {
             ]
         })
     }
+}
+
+/// The list or map (its dotted name) that dotted name `column` goes into, when the
+/// name reaches past one (`l.x`, `l.element.x`, `m.value.y`); `None` otherwise.
+fn collection_on_path(schema: &Schema, column: &str) -> Option<String> {
+    let mut parts = column.split('.');
+    let mut field = schema.field_by_name(parts.next()?)?;
+    let mut path = field.name.clone();
+    for part in parts {
+        match field.field_type.as_ref() {
+            Type::Struct(s) => {
+                field = s.fields.iter().find(|f| f.name == part)?;
+                path = format!("{path}.{}", field.name);
+            }
+            Type::List(_) | Type::Map(_) => return Some(path),
+            Type::Primitive(_) => return None,
+        }
+    }
+    None
 }
 
 #[async_trait]

@@ -2249,8 +2249,11 @@ async fn maintenance_sort_strategy_takes_a_sort_order_argument() {
     other_engines_agree(&lake, name).await;
 }
 
-/// The sort strategy's refusals name their one cause: a table without a sort order (and
-/// no `sort_order`) is the caller's error; a nested field is named.
+/// The sort strategy's refusal of a table without a sort order (and no `sort_order`) is
+/// the caller's error; a sort order over a nested struct field is applied (Java's
+/// `SortOrder` takes nested struct sources; the files were refused before): the rewritten
+/// file holds the rows in `st.a` order, and records the table's order when it is that
+/// one.
 #[tokio::test]
 async fn maintenance_sort_strategy_errors_name_their_cause() {
     let lake = lake().await;
@@ -2266,7 +2269,7 @@ async fn maintenance_sort_strategy_errors_name_their_cause() {
     .await;
     ok(
         &lake.ctx,
-        "INSERT INTO ice.ns.so VALUES (2, named_struct('a', 1, 'b', 'y'))",
+        "INSERT INTO ice.ns.so VALUES (2, named_struct('a', 1, 'b', 'y')), (3, NULL)",
     )
     .await;
     let err = run(
@@ -2281,20 +2284,56 @@ async fn maintenance_sort_strategy_errors_name_their_cause() {
             && !err.contains("nested"),
         "{err}"
     );
-    let err = run(
+    ok(
         &lake.ctx,
         "CALL ice.system.rewrite_data_files(table => 'ns.so', \
-         sort_order => 'st.a DESC NULLS LAST')",
+         sort_order => 'st.a DESC NULLS LAST', options => map('rewrite-all', 'true'))",
     )
-    .await
-    .unwrap_err();
-    assert!(
-        err.contains("sorting by the nested field 'st.a'") && !err.contains("no sort order"),
-        "{err}"
+    .await;
+    // st.a descending, the NULL struct last
+    assert_eq!(
+        ok(&lake.ctx, "SELECT id, _pos FROM ice.ns.so ORDER BY _pos").await,
+        ok(
+            &lake.ctx,
+            "SELECT * FROM (VALUES (1, 0), (2, 1), (3, 2)) AS v(id, _pos)"
+        )
+        .await
+    );
+    // not the table's order (it has none): the files record the unsorted order 0
+    assert_eq!(
+        n(
+            &lake,
+            "SELECT count(*) FROM ice.ns.\"so$files\" WHERE sort_order_id = 0"
+        )
+        .await,
+        1
+    );
+    ok(
+        &lake.ctx,
+        "ALTER TABLE ice.ns.so WRITE ORDERED BY st.a ASC NULLS LAST",
+    )
+    .await;
+    ok(
+        &lake.ctx,
+        "CALL ice.system.rewrite_data_files(table => 'ns.so', strategy => 'sort', \
+         options => map('rewrite-all', 'true'))",
+    )
+    .await;
+    assert_eq!(
+        ok(&lake.ctx, "SELECT id FROM ice.ns.so ORDER BY _pos").await,
+        ok(&lake.ctx, "SELECT * FROM (VALUES (2), (1), (3)) AS v(id)").await
+    );
+    assert_eq!(
+        n(
+            &lake,
+            "SELECT count(*) FROM ice.ns.\"so$files\" WHERE sort_order_id = 1"
+        )
+        .await,
+        1
     );
     assert_eq!(
         n(&lake, "SELECT count(*) FROM ice.ns.\"so$snapshots\"").await,
-        2
+        4
     );
 }
 

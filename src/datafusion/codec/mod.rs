@@ -90,6 +90,7 @@ use super::greatest_least::{decode_greatest_least, encode_greatest_least};
 use super::iceberg_source::{IcebergParquetSource, IcebergScanState};
 use super::min_max::{decode_min_max, encode_min_max};
 use super::position_delete_exec::{FileDeletes, PositionDeleteExec};
+use super::struct_rename::{rename_fields_udf, RENAME_FIELDS};
 use super::time_narrowing::{floor_time_units_udf, FLOOR_TIME_UNITS};
 use super::transform_expr::{partition_transform_udf, PARTITION_TRANSFORM};
 use super::zoned_wall_clock::{zoned_wall_clock_udf, TRY_ZONED_WALL_CLOCK, ZONED_WALL_CLOCK};
@@ -547,11 +548,12 @@ impl IcebergPhysicalCodec {
 /// first codec encodes every function as nothing, and a worker resolves a function sent
 /// so in its own session first, so worker sessions register these
 /// ([`IcebergWorkerSessionBuilder`](super::distributed::IcebergWorkerSessionBuilder)).
-pub(crate) const UDFS_BY_NAME: [&str; 6] = [
+pub(crate) const UDFS_BY_NAME: [&str; 7] = [
     FLOOR_TIME_UNITS,
     NORMALIZE_NAN_AND_ZERO,
     CANONICAL_NAN,
     PARTITION_TRANSFORM,
+    RENAME_FIELDS,
     ZONED_WALL_CLOCK,
     TRY_ZONED_WALL_CLOCK,
 ];
@@ -587,8 +589,8 @@ impl PhysicalExtensionCodec for IcebergPhysicalCodec {
     /// Decodes icefloe's [`FLOOR_TIME_UNITS`] (the flooring under a write's cast that
     /// narrows a time unit), its session-zone readings of zone-less times
     /// (`icefloe_[try_]zoned_wall_clock`), [`NORMALIZE_NAN_AND_ZERO`] (float keys),
-    /// [`CANONICAL_NAN`] (a scan's one NaN) and [`PARTITION_TRANSFORM`] (a write's sort by
-    /// a transform) by their names, so that workers need not register them, and
+    /// [`CANONICAL_NAN`] (a scan's one NaN), [`PARTITION_TRANSFORM`] (a write's sort by
+    /// a transform) and [`RENAME_FIELDS`] (a written struct's field names) by their names, so that workers need not register them, and
     /// icefloe's `greatest`/`least` by the bytes [`Self::try_encode_udf`] wrote.
     fn try_decode_udf(&self, name: &str, buf: &[u8]) -> DFResult<Arc<ScalarUDF>> {
         if let Some(udf) = decode_greatest_least(buf) {
@@ -599,6 +601,7 @@ impl PhysicalExtensionCodec for IcebergPhysicalCodec {
             NORMALIZE_NAN_AND_ZERO => Ok(normalize_nan_and_zero_udf()),
             CANONICAL_NAN => Ok(canonical_nan_udf()),
             PARTITION_TRANSFORM => Ok(partition_transform_udf()),
+            RENAME_FIELDS => Ok(rename_fields_udf()),
             _ => zoned_wall_clock_udf(name)
                 .or_else(|| super::spark_functions::scalar_function(name))
                 .ok_or_else(|| {

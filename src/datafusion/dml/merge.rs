@@ -466,10 +466,10 @@ pub(crate) async fn plan_merge(
                 for (column, expr) in assignments {
                     // DataFusion names the column alone (a quoted `"a.b"` is one name)
                     let index = column_index(&column)?;
-                    check_assignment(
+                    let expr = check_assignment(
                         "MERGE",
                         &column,
-                        &expr,
+                        expr,
                         &joined_schema,
                         target_schema.field(index).data_type(),
                     )?;
@@ -497,10 +497,10 @@ pub(crate) async fn plan_merge(
                 let mut out = vec![];
                 for (column, expr) in columns.iter().zip(values) {
                     let index = column_index(column)?;
-                    check_assignment(
+                    let expr = check_assignment(
                         "MERGE",
                         column,
-                        &expr,
+                        expr,
                         &joined_schema,
                         target_schema.field(index).data_type(),
                     )?;

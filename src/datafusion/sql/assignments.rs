@@ -198,7 +198,21 @@ pub(super) fn resolve_path(
                 kind(&data_type)
             )));
         };
-        let Some(f) = fields.iter().find(|f| f.name() == field) else {
+        // the field of that name, else the one field whose name differs only in case
+        // (Spark resolves struct fields case-insensitively)
+        let folded = || {
+            fields
+                .iter()
+                .filter(|f| f.name().eq_ignore_ascii_case(field))
+        };
+        let found = fields
+            .iter()
+            .find(|f| f.name() == field)
+            .or_else(|| match folded().count() {
+                1 => folded().next(),
+                _ => None,
+            });
+        let Some(f) = found else {
             return Err(fail(format!(
                 "cannot assign '{name}' {at}: struct '{}' has no field '{field}' (its fields: \
                  {})",
@@ -210,8 +224,9 @@ pub(super) fn resolve_path(
                     .join(", ")
             )));
         };
-        data_type = f.data_type().clone();
-        path.push(field.clone());
+        let (name, inner) = (f.name().clone(), f.data_type().clone());
+        data_type = inner;
+        path.push(name);
     }
     Ok(path)
 }

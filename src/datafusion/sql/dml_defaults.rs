@@ -7,15 +7,14 @@
 //! column name ("No field named default").
 //!
 //! Only a value that is the keyword alone is replaced (unquoted, any case; `"default"`
-//! quoted is a column); elsewhere in an expression it stays a name, as in Spark. The
-//! default is the column's top-level one: `SET st.a = DEFAULT` is an error naming the
-//! field.
+//! quoted is a column); elsewhere in an expression it stays a name, as in Spark. `SET
+//! st.a = DEFAULT` writes the struct field's own `write-default` (NULL without one).
 
 use datafusion::sql::sqlparser::ast::{Assignment, AssignmentTarget, Expr, ObjectName};
 
 use super::assignments::resolve_path;
 use super::dml_rewrite::{Names, Relation};
-use crate::error::{Error, Result};
+use crate::error::Result;
 
 /// Whether `e` is the keyword `DEFAULT`.
 pub(super) fn is_default(e: &Expr) -> bool {
@@ -25,8 +24,8 @@ pub(super) fn is_default(e: &Expr) -> bool {
 /// Replace each `SET c = DEFAULT` of `assignments` by `c`'s default; `at` says where, for
 /// messages. Returns whether any was replaced.
 ///
-/// Errors ([`crate::ErrorKind::InvalidArgument`]): `DEFAULT` for a struct field, or
-/// the target's errors of [`resolve_path`].
+/// Errors ([`crate::ErrorKind::InvalidArgument`]): the target's errors of
+/// [`resolve_path`].
 pub(super) fn replace_in_assignments(
     assignments: &mut [Assignment],
     target: &Relation,
@@ -43,11 +42,7 @@ pub(super) fn replace_in_assignments(
         }
         match resolve_path(name, target, names, at)?.as_slice() {
             [column] => a.value = target.default_value(column),
-            _ => {
-                return Err(Error::invalid_argument(format!(
-                    "'{name}' = DEFAULT {at}: only a top-level column has a default value"
-                )))
-            }
+            path => a.value = target.field_default_value(path),
         }
         changed = true;
     }

@@ -373,6 +373,9 @@ pub(super) struct Relation {
     pub schema: Option<SchemaRef>,
     /// A target table's columns' default values (as SQL), where they have one.
     pub defaults: Vec<(String, Expr)>,
+    /// A target table's struct fields' `write-default`s (as SQL), by path (column, then
+    /// field names through structs), where they have one.
+    pub field_defaults: Vec<(Vec<String>, Expr)>,
 }
 
 impl Relation {
@@ -437,6 +440,9 @@ impl Relation {
                 relation.defaults.push((field.name().clone(), default));
             }
         }
+        if let Some(iceberg) = provider.downcast_ref::<crate::datafusion::IcebergTableProvider>() {
+            relation.field_defaults = struct_field_defaults(iceberg);
+        }
         relation.schema = Some(schema);
         Some(relation)
     }
@@ -455,6 +461,7 @@ impl Relation {
                 prefix: Some(vec![alias.name.clone()]),
                 schema: None,
                 defaults: vec![],
+                field_defaults: vec![],
             });
         }
         let Some(name) = name else {
@@ -464,6 +471,7 @@ impl Relation {
                 prefix: None,
                 schema: None,
                 defaults: vec![],
+                field_defaults: vec![],
             });
         };
         let parts = names.parts(name)?;
@@ -490,6 +498,7 @@ impl Relation {
             prefix: Some(idents),
             schema: None,
             defaults: vec![],
+            field_defaults: vec![],
         })
     }
 
@@ -498,6 +507,15 @@ impl Relation {
         self.defaults
             .iter()
             .find(|(n, _)| n == name)
+            .map_or_else(|| Expr::value(Value::Null), |(_, e)| e.clone())
+    }
+
+    /// The value `DEFAULT` stands for in the struct field at `path` (column, then
+    /// fields): its `write-default`, else NULL.
+    pub fn field_default_value(&self, path: &[String]) -> Expr {
+        self.field_defaults
+            .iter()
+            .find(|(p, _)| p == path)
             .map_or_else(|| Expr::value(Value::Null), |(_, e)| e.clone())
     }
 
@@ -517,6 +535,44 @@ impl Relation {
             .map(Vec::len)
             .max()
     }
+}
+
+/// The `write-default`s (as SQL) of `table`'s struct fields reached through structs,
+/// by path; one that does not convert is left out (a write of it reports it).
+fn struct_field_defaults(
+    table: &crate::datafusion::IcebergTableProvider,
+) -> Vec<(Vec<String>, Expr)> {
+    fn visit(
+        fields: &[crate::spec::NestedField],
+        path: &mut Vec<String>,
+        out: &mut Vec<Vec<String>>,
+    ) {
+        for f in fields {
+            path.push(f.name.clone());
+            if path.len() > 1 && f.write_default.is_some() {
+                out.push(path.clone());
+            }
+            if let crate::spec::Type::Struct(s) = f.field_type.as_ref() {
+                visit(&s.fields, path, out);
+            }
+            path.pop();
+        }
+    }
+    let schema = table.iceberg_schema();
+    let mut paths = vec![];
+    visit(schema.columns(), &mut vec![], &mut paths);
+    paths
+        .into_iter()
+        .filter_map(|path| {
+            let value = crate::datafusion::column_defaults::struct_field_write_default(
+                schema,
+                table.arrow_schema(),
+                &path,
+            )
+            .ok()??;
+            Some((path, expr_to_sql(&value).ok()?))
+        })
+        .collect()
 }
 
 /// The alias of a table factor other than a table or a subquery (a table function,

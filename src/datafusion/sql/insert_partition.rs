@@ -101,8 +101,8 @@ pub(super) async fn plan(ctx: &SessionContext, statement: &str) -> Result<Option
         .map(|f| f.name().clone())
         .collect();
     let partition_columns = identity_partition_columns(iceberg);
-    let resolve = |ident: &Ident| -> Result<String> {
-        let wanted = names.of(ident);
+    let nested_partitions = nested_identity_partitions(iceberg);
+    let resolve = |wanted: String| -> Result<String> {
         let found = columns.iter().find(|c| **c == wanted).or_else(|| {
             let mut folded = columns.iter().filter(|c| c.eq_ignore_ascii_case(&wanted));
             match (folded.next(), folded.next()) {
@@ -114,13 +114,30 @@ pub(super) async fn plan(ctx: &SessionContext, statement: &str) -> Result<Option
             Some(c) if partition_columns.contains(c) => Ok(c.clone()),
             _ => Err(Error::invalid_argument(format!(
                 "{what}: '{wanted}' is not an identity partition column of the table \
-                 (its identity partition columns: {})",
+                 (its identity partition columns: {}){}",
                 match partition_columns.is_empty() {
                     true => "none".to_string(),
                     false => partition_columns.join(", "),
+                },
+                match nested_partitions.is_empty() {
+                    true => String::new(),
+                    false => format!(
+                        "; its identity partitions of nested fields ({}) cannot be named \
+                         in a PARTITION clause, as in Spark: give their values in the \
+                         query's struct, with partition_overwrite_mode 'dynamic' for an \
+                         overwrite of their partitions only",
+                        nested_partitions.join(", ")
+                    ),
                 }
             ))),
         }
+    };
+    let compound = |parts: &[Ident]| -> String {
+        parts
+            .iter()
+            .map(|p| names.of(p))
+            .collect::<Vec<_>>()
+            .join(".")
     };
 
     // the clause: static columns with their values, dynamic ones by name
@@ -128,13 +145,15 @@ pub(super) async fn plan(ctx: &SessionContext, statement: &str) -> Result<Option
     let mut named: Vec<String> = Vec::new();
     for item in clause {
         let (column, value) = match item {
-            Expr::Identifier(ident) => (resolve(&ident)?, None),
+            Expr::Identifier(ident) => (resolve(names.of(&ident))?, None),
+            Expr::CompoundIdentifier(parts) => (resolve(compound(&parts))?, None),
             Expr::BinaryOp {
                 left,
                 op: BinaryOperator::Eq,
                 right,
             } => match *left {
-                Expr::Identifier(ident) => (resolve(&ident)?, Some(*right)),
+                Expr::Identifier(ident) => (resolve(names.of(&ident))?, Some(*right)),
+                Expr::CompoundIdentifier(parts) => (resolve(compound(&parts))?, Some(*right)),
                 other => {
                     return Err(Error::invalid_argument(format!(
                         "{what}: expected a partition column, got '{other}'"
@@ -357,6 +376,24 @@ fn identity_partition_columns(table: &IcebergTableProvider) -> Vec<String> {
                 .find(|c| c.id == f.source_id)
                 .map(|c| c.name.clone())
         })
+        .collect()
+}
+
+/// The dotted names of the nested fields (inside structs) that are the source of an
+/// identity field of the table's default partition spec, in the spec's order: Spark's
+/// partition clause names top-level columns only (`ResolveInsertInto` takes identity
+/// transforms of one-part references), so these cannot be given there.
+fn nested_identity_partitions(table: &IcebergTableProvider) -> Vec<String> {
+    let metadata = table.table().metadata();
+    let schema = metadata.current_schema();
+    let Some(spec) = metadata.default_partition_spec() else {
+        return Vec::new();
+    };
+    spec.fields
+        .iter()
+        .filter(|f| f.transform.is_identity())
+        .filter(|f| schema.columns().iter().all(|c| c.id != f.source_id))
+        .filter_map(|f| crate::datafusion::sql::column_name(schema, f.source_id))
         .collect()
 }
 

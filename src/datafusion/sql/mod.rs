@@ -257,6 +257,10 @@ mod property_tests;
 #[cfg(test)]
 mod show_tests;
 #[cfg(test)]
+mod sort_order_tests;
+#[cfg(test)]
+mod struct_value_tests;
+#[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod time_travel_tests;

@@ -45,7 +45,8 @@
 //! Not kept: field and partition field ids (new ones, as for any new table), older
 //! schemas, specs and snapshots. What `CREATE TABLE` cannot declare is refused with an
 //! [`ErrorKind::Unsupported`] error naming the field: `fixed`, `unknown`, `variant` and
-//! geo types, `uuid` / `timestamptz` / nanosecond timestamps below the top level,
+//! geo types, `uuid` below the top level (timestamps of any zone and precision are
+//! declared at any depth),
 //! required list elements and map values, their comments, defaults of nested fields, an
 //! unknown transform. A table that is not an Iceberg table goes to
 //! DataFusion's own `SHOW CREATE TABLE`.
@@ -363,11 +364,12 @@ fn type_sql(ty: &Type, path: &str, top: bool, quote: char) -> Result<String> {
         P::String => "STRING".into(),
         P::Binary if top => "BINARY".into(),
         P::Binary => "BYTEA".into(),
-        P::Timestamptz if top => "TIMESTAMP WITH TIME ZONE".into(),
-        P::TimestampNs if top => "TIMESTAMP(9)".into(),
-        P::TimestamptzNs if top => "TIMESTAMP(9) WITH TIME ZONE".into(),
+        // read at any depth (`column_types::timestamp_type`)
+        P::Timestamptz => "TIMESTAMP WITH TIME ZONE".into(),
+        P::TimestampNs => "TIMESTAMP(9)".into(),
+        P::TimestamptzNs => "TIMESTAMP(9) WITH TIME ZONE".into(),
         P::Uuid if top => "UUID".into(),
-        P::Timestamptz | P::TimestampNs | P::TimestamptzNs | P::Uuid => {
+        P::Uuid => {
             return Err(Error::unsupported(format!(
                 "field '{path}' of type {p}: CREATE TABLE declares this type for top-level \
                  columns only"

@@ -631,7 +631,8 @@ impl TableProvider for IcebergTableProvider {
             insert_op,
             options,
         )?;
-        let order = IcebergDataSink::sort_requirement(&self.table, &self.arrow_schema);
+        let order = IcebergDataSink::sort_requirement(&self.table, &self.arrow_schema)
+            .map_err(|e| e.context(format!("{statement} '{}'", target.ident)))?;
         let sink = match &self.replacing {
             Some(_) if insert_op != InsertOp::Append => {
                 return Err(

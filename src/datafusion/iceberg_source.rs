@@ -25,6 +25,7 @@ use datafusion::common::Result as DFResult;
 use datafusion::datasource::listing::PartitionedFile;
 use datafusion::datasource::physical_plan::{FileGroup, FileOpener, FileScanConfig, FileSource};
 use datafusion::datasource::table_schema::TableSchema;
+use datafusion::physical_expr::expressions::Column;
 use datafusion::physical_expr::projection::ProjectionExprs;
 use datafusion::physical_expr::{EquivalenceProperties, LexOrdering, PhysicalExpr};
 use datafusion::physical_expr_common::sort_expr::PhysicalSortExpr;
@@ -152,7 +153,14 @@ impl FileSource for IcebergParquetSource {
         let inner = self
             .inner
             .create_morselizer(object_store, base_config, partition)?;
-        let named = NamedFileMorselizer::new(inner, self.locations());
+        // a scan that evaluates more than the columns it reads (a pushed `get_field` of a
+        // map, a cast): a panic in its stream may be the expression's, not the decoder's
+        let computes = self.inner.projection().is_some_and(|projection| {
+            projection
+                .iter()
+                .any(|p| p.expr.downcast_ref::<Column>().is_none())
+        });
+        let named = NamedFileMorselizer::new(inner, self.locations(), computes);
         let morselizer: Box<dyn Morselizer> = match &self.state.deferred {
             Some(files) => Box::new(DeferredMorselizer::new(Arc::new(named), Arc::clone(files))),
             None => Box::new(named),

@@ -39,6 +39,7 @@ mod iceberg_source;
 pub mod information_schema;
 pub mod insert;
 mod insert_casts;
+mod insert_column_casts;
 mod int96_units;
 pub mod location_storage;
 #[cfg(any(feature = "distributed", feature = "ballista"))]

@@ -32,8 +32,8 @@
 //! where the struct is null, so `address.street` would read `""` (and `IS NULL` false)
 //! where `address` is null. Lists and maps pass no nulls down to their elements (a null
 //! list has none); structs inside them get their own nulls pushed. The table's Arrow
-//! schema marks such fields nullable
-//! ([`crate::spec::arrow::nullable_under_nullable_structs`]).
+//! schema marks every nested field nullable
+//! ([`crate::spec::arrow::nullable_nested_fields`]).
 
 use std::collections::{HashMap, HashSet};
 use std::fmt;

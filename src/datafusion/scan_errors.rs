@@ -10,13 +10,18 @@
 //! unsupported in DataFusion 55) and gives every such error the file's location (as the manifest
 //! records it, and where it was read from when the table was moved): an [`Error`] of kind
 //! [`ErrorKind::InvalidData`] ("cannot read data file '…': Parquet error: …", the
-//! `Parquet error:` prefix once) or [`ErrorKind::Io`] for storage failures. Errors that
+//! `Parquet error:` prefix once) or [`ErrorKind::Io`] for storage failures. Only errors of
+//! reading and decoding the file are so named ([`is_decoding_error`]): errors that
 //! already carry an icefloe [`Error`] (they name the file) and errors that are not about
-//! the file pass unchanged: resources exhausted, a cancelled query, and an expression that
-//! fails on the values — a projection or filter DataFusion evaluates inside the scan
-//! (`1/0`, `CAST(s AS INT)` of `'a'`; [`is_expression_error`]), which the file is not to
-//! blame for. A panic of the decoders on a corrupt page ends the file's stream with such
-//! an error too.
+//! the file pass unchanged: resources exhausted, a cancelled query, and any Arrow error of
+//! an expression failing on the values — a projection or filter DataFusion evaluates
+//! inside the scan (`1/0`, `CAST(s AS INT)` of `'a'`, a decimal too large for the
+//! precision an `INSERT`'s cast gives it, a comparison of arrays of other types), which
+//! the file is not to blame for. A panic of the decoders on a corrupt page ends the
+//! file's stream with such an error too; when the scan also computes expressions pushed
+//! into it (anything but reading columns: `m[named_struct(…)]`, whose DataFusion 55
+//! `get_field` panics on maps with struct keys), the panic may be theirs, and the error
+//! says so rather than calling the file corrupt ([`scan_panic`]).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -92,18 +97,16 @@ pub(crate) fn parquet_cause(e: &ParquetError) -> String {
     format!("Parquet error: {text}")
 }
 
-/// Whether `e` is an error of evaluating an expression on values read (division by zero,
-/// overflow, a value that does not cast or parse, a compute kernel refusing its input):
-/// the projections and filters DataFusion pushes into the scan raise these, reading a
-/// Parquet file does not (its errors are Parquet, I/O and external ones).
-fn is_expression_error(e: &ArrowError) -> bool {
+/// Whether `e`, an Arrow error out of a data file's stream, is one of reading or decoding
+/// the file (a Parquet error, I/O, an external error of the store): the `parquet`
+/// crate's decoders raise these. Every other Arrow error (division by zero, overflow, a
+/// value that does not cast or parse or does not fit a decimal's precision, a compute
+/// kernel refusing its input) is raised by the projections and filters DataFusion
+/// pushes into the scan, evaluated on values read, which the file is not to blame for.
+fn is_decoding_error(e: &ArrowError) -> bool {
     matches!(
         e,
-        ArrowError::DivideByZero
-            | ArrowError::ArithmeticOverflow(_)
-            | ArrowError::CastError(_)
-            | ArrowError::ParseError(_)
-            | ArrowError::ComputeError(_)
+        ArrowError::ParquetError(_) | ArrowError::IoError(..) | ArrowError::ExternalError(_)
     )
 }
 
@@ -113,7 +116,7 @@ pub(crate) fn name_file(e: DataFusionError, described: &str) -> DataFusionError 
         return e;
     }
     if let DataFusionError::ArrowError(inner, _) = &e {
-        if is_expression_error(inner) {
+        if !is_decoding_error(inner) {
             return e;
         }
     }
@@ -132,12 +135,30 @@ pub(crate) fn name_file(e: DataFusionError, described: &str) -> DataFusionError 
     Error::new(kind, format!("cannot read data file {described}: {detail}")).into()
 }
 
-/// The error for a panic of the `parquet`/`arrow` decoders (caught) on the data file
-/// `described`.
-fn decoder_panic(panic: &(dyn std::any::Any + Send), described: &str) -> DataFusionError {
+/// The error for a panic (caught) of the stream of the data file `described`: of the
+/// `parquet`/`arrow` decoders when the scan only reads columns (`computes` false), a
+/// corrupt file ([`ErrorKind::InvalidData`]); when the scan also computes expressions
+/// pushed into it, the panic may be theirs (DataFusion 55's `get_field` on a map with
+/// struct keys panics so), and the error ([`ErrorKind::DataFusion`]) says that, naming
+/// the file it was reading without calling it corrupt.
+fn scan_panic(
+    panic: &(dyn std::any::Any + Send),
+    described: &str,
+    computes: bool,
+) -> DataFusionError {
+    let message = crate::error::panic_message(panic);
+    if computes {
+        return Error::new(
+            ErrorKind::DataFusion,
+            format!(
+                "an expression the query computes in the scan of data file {described} \
+                 panicked, or the Parquet decoder did ({message})"
+            ),
+        )
+        .into();
+    }
     Error::invalid_data(format!(
-        "cannot read data file {described}: the Parquet decoder failed on it ({})",
-        crate::error::panic_message(panic)
+        "cannot read data file {described}: the Parquet decoder failed on it ({message})"
     ))
     .into()
 }
@@ -152,12 +173,19 @@ fn described(locations: &Locations, file: &PartitionedFile) -> Arc<str> {
 pub(crate) struct NamedFileMorselizer {
     inner: Box<dyn Morselizer>,
     locations: Locations,
+    /// Whether the scan computes expressions pushed into it (not only columns read).
+    computes: bool,
 }
 
 impl NamedFileMorselizer {
-    /// Wrap `inner` (DataFusion's Parquet morselizer).
-    pub fn new(inner: Box<dyn Morselizer>, locations: Locations) -> Self {
-        Self { inner, locations }
+    /// Wrap `inner` (DataFusion's Parquet morselizer); `computes`: whether its scan
+    /// evaluates expressions pushed into it besides reading columns (see [`scan_panic`]).
+    pub fn new(inner: Box<dyn Morselizer>, locations: Locations, computes: bool) -> Self {
+        Self {
+            inner,
+            locations,
+            computes,
+        }
     }
 }
 
@@ -168,7 +196,11 @@ impl Morselizer for NamedFileMorselizer {
             .inner
             .plan_file(file)
             .map_err(|e| name_file(e, &described))?;
-        Ok(Box::new(NamedFilePlanner { inner, described }))
+        Ok(Box::new(NamedFilePlanner {
+            inner,
+            described,
+            computes: self.computes,
+        }))
     }
 }
 
@@ -176,21 +208,28 @@ impl Morselizer for NamedFileMorselizer {
 struct NamedFilePlanner {
     inner: Box<dyn MorselPlanner>,
     described: Arc<str>,
+    computes: bool,
 }
 
-fn wrap_planner(inner: Box<dyn MorselPlanner>, described: &Arc<str>) -> Box<dyn MorselPlanner> {
+fn wrap_planner(
+    inner: Box<dyn MorselPlanner>,
+    described: &Arc<str>,
+    computes: bool,
+) -> Box<dyn MorselPlanner> {
     Box::new(NamedFilePlanner {
         inner,
         described: Arc::clone(described),
+        computes,
     })
 }
 
 impl MorselPlanner for NamedFilePlanner {
     fn plan(self: Box<Self>) -> DFResult<Option<MorselPlan>> {
         let described = self.described;
+        let computes = self.computes;
         let inner = self.inner;
         let planned = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || inner.plan()))
-            .unwrap_or_else(|panic| Err(decoder_panic(panic.as_ref(), &described)));
+            .unwrap_or_else(|panic| Err(scan_panic(panic.as_ref(), &described, computes)));
         let Some(mut plan) = planned.map_err(|e| name_file(e, &described))? else {
             return Ok(None);
         };
@@ -201,13 +240,14 @@ impl MorselPlanner for NamedFilePlanner {
                 Box::new(NamedFileMorsel {
                     inner,
                     described: Arc::clone(&described),
+                    computes,
                 }) as Box<dyn Morsel>
             })
             .collect();
         let planners = plan
             .take_ready_planners()
             .into_iter()
-            .map(|p| wrap_planner(p, &described))
+            .map(|p| wrap_planner(p, &described, computes))
             .collect();
         let pending = plan.take_pending_planner();
         let mut named = MorselPlan::new()
@@ -217,9 +257,9 @@ impl MorselPlanner for NamedFilePlanner {
             let described = Arc::clone(&described);
             let pending = std::panic::AssertUnwindSafe(pending).catch_unwind();
             named.set_pending_planner(pending.map(move |result| match result {
-                Ok(Ok(p)) => Ok(wrap_planner(p, &described)),
+                Ok(Ok(p)) => Ok(wrap_planner(p, &described, computes)),
                 Ok(Err(e)) => Err(name_file(e, &described)),
-                Err(panic) => Err(decoder_panic(panic.as_ref(), &described)),
+                Err(panic) => Err(scan_panic(panic.as_ref(), &described, computes)),
             }));
         }
         Ok(Some(named))
@@ -230,6 +270,7 @@ impl MorselPlanner for NamedFilePlanner {
 struct NamedFileMorsel {
     inner: Box<dyn Morsel>,
     described: Arc<str>,
+    computes: bool,
 }
 
 impl Morsel for NamedFileMorsel {
@@ -237,6 +278,7 @@ impl Morsel for NamedFileMorsel {
         self: Box<Self>,
     ) -> futures::stream::BoxStream<'static, DFResult<datafusion::arrow::array::RecordBatch>> {
         let described = self.described;
+        let computes = self.computes;
         // the `parquet` and `arrow` decoders panic on some corrupt pages (e.g. a DATA_PAGE
         // header without its data_page_header, a validity bitmap shorter than its
         // values): caught, the panic ends this file's stream with an error naming it
@@ -244,7 +286,7 @@ impl Morsel for NamedFileMorsel {
             .catch_unwind()
             .map(move |r| match r {
                 Ok(r) => r.map_err(|e| name_file(e, &described)),
-                Err(panic) => Err(decoder_panic(panic.as_ref(), &described)),
+                Err(panic) => Err(scan_panic(panic.as_ref(), &described, computes)),
             })
             .boxed()
     }
@@ -256,7 +298,7 @@ mod tests {
     use datafusion::error::DataFusionError;
     use datafusion::parquet::errors::ParquetError;
 
-    use super::{name_file, parquet_cause};
+    use super::{name_file, parquet_cause, scan_panic};
     use crate::error::Error;
 
     #[test]
@@ -309,6 +351,19 @@ mod tests {
             let named = named.to_string();
             assert!(named.contains(&text) && !named.contains("/a"), "{named}");
         }
+        // nor any other Arrow error of an expression: a decimal an INSERT's cast cannot
+        // hold, a comparison of arrays of other types (a map lookup by a struct key)
+        for inner in [
+            ArrowError::InvalidArgumentError(
+                "12345.68 is too large to store in a Decimal128 of precision 5".into(),
+            ),
+            ArrowError::InvalidArgumentError("Can't compare arrays of different types".into()),
+        ] {
+            let text = inner.to_string();
+            let named = name_file(DataFusionError::ArrowError(Box::new(inner), None), "'/a'");
+            let named = named.to_string();
+            assert!(named.contains(&text) && !named.contains("/a"), "{named}");
+        }
         // a decoding error surfacing as an Arrow error still names the file
         let e = DataFusionError::ArrowError(
             Box::new(ArrowError::ParquetError("bad page".into())),
@@ -329,5 +384,33 @@ mod tests {
             "{named}"
         );
         assert_eq!(named.matches("Parquet error:").count(), 1, "{named}");
+    }
+
+    /// A panic in a scan that only reads columns is the decoder's, on a corrupt file; in
+    /// a scan that also computes pushed expressions it may be theirs, and the error does
+    /// not call the file corrupt.
+    #[test]
+    fn panics_are_blamed_on_the_file_only_where_the_scan_computes_nothing() {
+        let panic: Box<dyn std::any::Any + Send> = Box::new("assertion failed: idx < len");
+        let decoder = scan_panic(panic.as_ref(), "'/t/a.parquet'", false).to_string();
+        assert!(
+            decoder.contains(
+                "cannot read data file '/t/a.parquet': the Parquet decoder failed on it \
+                 (assertion failed: idx < len)"
+            ),
+            "{decoder}"
+        );
+        let computed = scan_panic(panic.as_ref(), "'/t/a.parquet'", true).to_string();
+        assert!(
+            computed.contains(
+                "an expression the query computes in the scan of data file '/t/a.parquet' \
+                 panicked, or the Parquet decoder did (assertion failed: idx < len)"
+            ),
+            "{computed}"
+        );
+        assert!(
+            !computed.contains("cannot read") && !computed.contains("invalid data"),
+            "{computed}"
+        );
     }
 }

@@ -263,6 +263,9 @@ pub fn install_values_rule(ctx: &SessionContext) {
     super::values_subqueries::install_values_subqueries_rule(ctx);
     // and a literal its column cannot hold named by table and column
     super::insert_casts::install_insert_casts_rule(ctx);
+    // and a computed value its column cannot hold named so too (after the rules that
+    // read the casts it replaces)
+    super::insert_column_casts::install_insert_column_casts_rule(ctx);
 }
 
 #[cfg(test)]

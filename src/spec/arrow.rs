@@ -38,46 +38,78 @@ pub fn schema_to_arrow(schema: &Schema) -> Result<ArrowSchema> {
     Ok(ArrowSchema::new(fields))
 }
 
-/// `schema` with every field inside a nullable struct (at any depth) marked nullable: the
-/// schema of what a scan returns. A required field of an optional struct is null wherever
-/// the struct is (spec: "Nested Types"), so a reader must not promise it is never null
-/// (DataFusion would fold `s.f IS NULL` to false and count `s.f` as `count(*)`). A list
-/// or map passes no nulls to its elements (a null list has none); structs inside them do.
-/// [`schema_to_arrow`] keeps `required` as written (writers need it).
-pub fn nullable_under_nullable_structs(schema: &ArrowSchema) -> ArrowSchema {
+/// `schema` with every nested field (struct fields at any depth, list elements, map
+/// values) marked nullable, top-level columns and map keys as written: the Arrow schema a
+/// table provider gives DataFusion, for reads and for the writes it plans.
+///
+/// Reads: a required field of an optional struct is null wherever the struct is (spec:
+/// "Nested Types"), so a reader must not promise it is never null (DataFusion would fold
+/// `s.f IS NULL` to false and count `s.f` as `count(*)`).
+///
+/// Writes: DataFusion 55 casts the values of `INSERT`, `UPDATE … SET` and `MERGE` to
+/// the provider's column types, and its struct cast refuses a nullable field into a
+/// non-nullable one whatever the values ("Unsupported CAST from Struct(a: Int32) to
+/// Struct(a: non-null Int32)"): a required struct with a required field, or a required
+/// list element struct, could not be written at all. The writers check every required
+/// field's nulls against the Iceberg schema instead, value by value, naming the field
+/// (`st.a`, `l.element`, `m.value`: [`crate::write`]'s `conform_batch`), as Spark's
+/// `AssertNotNull` in its store assignment does. Map keys stay non-null (Arrow's map
+/// keys are, and Iceberg's always are required).
+///
+/// [`schema_to_arrow`] keeps `required` as written (writers write files with it).
+pub fn nullable_nested_fields(schema: &ArrowSchema) -> ArrowSchema {
     let fields: Vec<Field> = schema
         .fields()
         .iter()
-        .map(|f| relax_field(f, false))
+        .map(|f| {
+            f.as_ref()
+                .clone()
+                .with_data_type(nullable_nested_type(f.data_type()))
+        })
         .collect();
     ArrowSchema::new_with_metadata(fields, schema.metadata().clone())
 }
 
-fn relax_field(field: &Field, in_nullable_struct: bool) -> Field {
-    let nullable = field.is_nullable() || in_nullable_struct;
-    let relax_child = |f: &Arc<Field>, in_null: bool| Arc::new(relax_field(f, in_null));
-    let data_type = match field.data_type() {
-        DataType::Struct(children) => {
-            DataType::Struct(children.iter().map(|c| relax_child(c, nullable)).collect())
-        }
-        DataType::List(e) => DataType::List(relax_child(e, false)),
-        DataType::LargeList(e) => DataType::LargeList(relax_child(e, false)),
+/// `data_type` with its nested fields nullable, map keys aside (see
+/// [`nullable_nested_fields`]).
+pub fn nullable_nested_type(data_type: &DataType) -> DataType {
+    let nullable = |f: &Arc<Field>| -> Arc<Field> {
+        Arc::new(
+            f.as_ref()
+                .clone()
+                .with_data_type(nullable_nested_type(f.data_type()))
+                .with_nullable(true),
+        )
+    };
+    match data_type {
+        DataType::Struct(children) => DataType::Struct(children.iter().map(nullable).collect()),
+        DataType::List(e) => DataType::List(nullable(e)),
+        DataType::LargeList(e) => DataType::LargeList(nullable(e)),
+        DataType::FixedSizeList(e, n) => DataType::FixedSizeList(nullable(e), *n),
         DataType::Map(entries, sorted) => match entries.data_type() {
-            // the entries struct is never null: keys stay as they are
+            // the entries struct is never null, nor is its key
             DataType::Struct(kv) => DataType::Map(
-                Arc::new(entries.as_ref().clone().with_data_type(DataType::Struct(
-                    kv.iter().map(|c| relax_child(c, false)).collect(),
-                ))),
+                Arc::new(
+                    entries.as_ref().clone().with_data_type(DataType::Struct(
+                        kv.iter()
+                            .enumerate()
+                            .map(|(i, c)| match i {
+                                0 => Arc::new(
+                                    c.as_ref()
+                                        .clone()
+                                        .with_data_type(nullable_nested_type(c.data_type())),
+                                ),
+                                _ => nullable(c),
+                            })
+                            .collect(),
+                    )),
+                ),
                 *sorted,
             ),
-            _ => field.data_type().clone(),
+            other => other.clone(),
         },
         other => other.clone(),
-    };
-    field
-        .clone()
-        .with_data_type(data_type)
-        .with_nullable(nullable)
+    }
 }
 
 /// `schema` without the field ids of nested fields (struct fields, list elements, map
@@ -371,7 +403,7 @@ mod tests {
     }
 
     #[test]
-    fn fields_under_nullable_structs_read_nullable() {
+    fn nested_fields_read_and_write_nullable() {
         let schema = Schema::from_json(&serde_json::json!({
             "type": "struct", "fields": [
                 {"id": 1, "name": "a", "required": false, "type": {"type": "struct", "fields": [
@@ -387,7 +419,7 @@ mod tests {
                     "key": "string", "value-id": 12, "value-required": false, "value": {"type": "struct", "fields": [
                         {"id": 13, "name": "w", "required": true, "type": "int"}]}}}
             ]})).unwrap();
-        let read = nullable_under_nullable_structs(&schema_to_arrow(&schema).unwrap());
+        let read = nullable_nested_fields(&schema_to_arrow(&schema).unwrap());
         let mut nullable_by_id = std::collections::BTreeMap::new();
         fn walk(f: &Field, out: &mut std::collections::BTreeMap<i32, bool>) {
             if let Some(id) = arrow_field_id(f) {
@@ -407,9 +439,11 @@ mod tests {
             .filter(|(_, n)| **n)
             .map(|(id, _)| *id)
             .collect();
-        // the list element (8) stays required, its field z (9) too; the map value (12)
-        // is optional, so its field w (13) reads nullable; the key (11) never is
-        assert_eq!(nullable, vec![1, 2, 3, 4, 7, 12, 13]);
+        // every nested field is nullable: the required field x (6) of the required
+        // struct r (5), the required list element (8) and its field z (9), the map
+        // value (12) and its field w (13); required top-level columns (5, 10) and the
+        // map key (11) are not
+        assert_eq!(nullable, vec![1, 2, 3, 4, 6, 7, 8, 9, 12, 13]);
     }
 
     #[test]

@@ -536,6 +536,104 @@ async fn insert_select_fills_columns_by_position_whatever_their_names() {
     );
 }
 
+/// An `INSERT` whose query selects from an inline `VALUES` fills the columns by position
+/// too: `SELECT 1, 1 FROM (VALUES (5)) v(x)` was refused ("Projections require unique
+/// expression names") where `SELECT 1, 1` and `SELECT 1, 1 FROM t` ran (a tester's).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn insert_select_from_inline_values_fills_columns_by_position() {
+    let lake = lake().await;
+    table(&lake, "two", "a INT, b INT", "(0, 0)", "copy-on-write", 2).await;
+    let t = "ice.ns.two";
+    for statement in [
+        format!("INSERT INTO {t} SELECT 1, 1 FROM (VALUES (5)) v(x)"),
+        format!("INSERT INTO {t} SELECT x, x FROM (VALUES (2), (3)) v(x) WHERE x > 2"),
+        format!("INSERT INTO {t} (b, a) SELECT 4, 4 FROM (VALUES (5)) v(x)"),
+    ] {
+        ok(&lake.ctx, &statement).await;
+    }
+    let rows = ok(&lake.ctx, &format!("SELECT * FROM {t} ORDER BY a, b")).await;
+    assert_eq!(
+        rows,
+        "+---+---+\n| a | b |\n+---+---+\n| 0 | 0 |\n| 1 | 1 |\n| 3 | 3 |\n| 4 | 4 |\n\
+         +---+---+"
+    );
+}
+
+/// A value an `INSERT … SELECT` reads from a table that its column cannot hold is
+/// refused naming the target table and column, as the `VALUES` form names them, not
+/// blamed on the source table's data file ("invalid data: cannot read data file …", a
+/// tester's): a `BIGINT` out of an `INT`'s range (Spark's ANSI store assignment), a
+/// decimal too large for the column's precision, at the top level and in a struct.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn insert_select_values_that_do_not_fit_name_the_target_column() {
+    let lake = lake().await;
+    table(
+        &lake,
+        "src",
+        "id INT, x BIGINT, dd DECIMAL(10,3)",
+        "(1, 3000000000, 12345.678)",
+        "copy-on-write",
+        2,
+    )
+    .await;
+    table(
+        &lake,
+        "dst",
+        "i INT, d DECIMAL(5,2), st STRUCT<d: DECIMAL(5,2)>",
+        "(0, 0, NULL)",
+        "copy-on-write",
+        2,
+    )
+    .await;
+    for (statement, expected) in [
+        (
+            "INSERT INTO ice.ns.dst SELECT x, 1, NULL FROM ice.ns.src",
+            vec![
+                "INSERT INTO 'ice.ns.dst': cannot set column 'i' (Int32): ",
+                "Can't cast value 3000000000 to type Int32",
+            ],
+        ),
+        (
+            "INSERT INTO ice.ns.dst VALUES (3000000000, 1, NULL)",
+            vec!["INSERT INTO 'ice.ns.dst': cannot set column 'i' (Int32): "],
+        ),
+        (
+            "INSERT INTO ice.ns.dst SELECT 1, dd, NULL FROM ice.ns.src",
+            vec![
+                "INSERT INTO 'ice.ns.dst': cannot set column 'd' (Decimal128(5, 2)): ",
+                "12345.68 is too large to store in a Decimal128 of precision 5",
+            ],
+        ),
+        (
+            "INSERT INTO ice.ns.dst SELECT 1, 1, named_struct('d', dd) FROM ice.ns.src",
+            vec![
+                "INSERT INTO 'ice.ns.dst': cannot set column 'st'",
+                "12345.68 is too large to store in a Decimal128 of precision 5",
+            ],
+        ),
+    ] {
+        refused(&lake, "dst", statement, &expected).await;
+        let e = run(&lake.ctx, statement).await.expect_err(statement);
+        assert!(
+            !e.contains("cannot read data file") && !e.contains("invalid data"),
+            "{statement}: {e}"
+        );
+    }
+    // values that fit are written, cast as before
+    ok(
+        &lake.ctx,
+        "INSERT INTO ice.ns.dst SELECT id, dd / 100, named_struct('d', dd / 1000) \
+         FROM ice.ns.src",
+    )
+    .await;
+    let rows = ok(&lake.ctx, "SELECT * FROM ice.ns.dst ORDER BY i").await;
+    assert_eq!(
+        rows,
+        "+---+--------+------------+\n| i | d      | st         |\n+---+--------+------------+\n\
+         | 0 | 0.00   |            |\n| 1 | 123.46 | {d: 12.35} |\n+---+--------+------------+"
+    );
+}
+
 async fn rows_of(lake: &Lake, name: &str) -> Vec<String> {
     let text = ok(
         &lake.ctx,

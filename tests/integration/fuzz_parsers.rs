@@ -304,7 +304,7 @@ async fn load(corpus: &Path, index: usize, name: &str, inputs: &mut Vec<Input>) 
             target: Target::Puffin { path, entries },
         });
     }
-    let arrow = Arc::new(icefloe::spec::arrow::nullable_under_nullable_structs(
+    let arrow = Arc::new(icefloe::spec::arrow::nullable_nested_fields(
         &icefloe::spec::arrow::schema_to_arrow(metadata.current_schema()).expect("arrow"),
     ));
     Subject {

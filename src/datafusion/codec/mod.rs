@@ -88,6 +88,7 @@ use super::file_reader::IcebergParquetReaderFactory;
 use super::float_keys::{normalize_nan_and_zero_udf, NORMALIZE_NAN_AND_ZERO};
 use super::greatest_least::{decode_greatest_least, encode_greatest_least};
 use super::iceberg_source::{IcebergParquetSource, IcebergScanState};
+use super::insert_column_casts::{write_cast_udf, WRITE_CAST};
 use super::min_max::{decode_min_max, encode_min_max};
 use super::position_delete_exec::{FileDeletes, PositionDeleteExec};
 use super::struct_rename::{rename_fields_udf, RENAME_FIELDS};
@@ -550,6 +551,7 @@ impl IcebergPhysicalCodec {
 /// ([`IcebergWorkerSessionBuilder`](super::distributed::IcebergWorkerSessionBuilder)).
 pub(crate) const UDFS_BY_NAME: [&str; 7] = [
     FLOOR_TIME_UNITS,
+    WRITE_CAST,
     NORMALIZE_NAN_AND_ZERO,
     CANONICAL_NAN,
     PARTITION_TRANSFORM,
@@ -587,7 +589,8 @@ pub fn plan_scalar_functions(
 
 impl PhysicalExtensionCodec for IcebergPhysicalCodec {
     /// Decodes icefloe's [`FLOOR_TIME_UNITS`] (the flooring under a write's cast that
-    /// narrows a time unit), its session-zone readings of zone-less times
+    /// narrows a time unit), [`WRITE_CAST`] (an `INSERT`'s numeric cast naming its
+    /// column), its session-zone readings of zone-less times
     /// (`icefloe_[try_]zoned_wall_clock`), [`NORMALIZE_NAN_AND_ZERO`] (float keys),
     /// [`CANONICAL_NAN`] (a scan's one NaN), [`PARTITION_TRANSFORM`] (a write's sort by
     /// a transform) and [`RENAME_FIELDS`] (a written struct's field names) by their names, so that workers need not register them, and
@@ -598,6 +601,7 @@ impl PhysicalExtensionCodec for IcebergPhysicalCodec {
         }
         match name {
             FLOOR_TIME_UNITS => Ok(floor_time_units_udf()),
+            WRITE_CAST => Ok(write_cast_udf()),
             NORMALIZE_NAN_AND_ZERO => Ok(normalize_nan_and_zero_udf()),
             CANONICAL_NAN => Ok(canonical_nan_udf()),
             PARTITION_TRANSFORM => Ok(partition_transform_udf()),

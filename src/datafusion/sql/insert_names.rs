@@ -28,12 +28,28 @@ pub(super) fn is_duplicate_names(e: &DataFusionError) -> bool {
 /// `ORDER BY`/`HAVING` of the query, or of a `UNION` named by its first branch, reads
 /// what it read. `None` when `statement` is no `INSERT` of a query, or nothing repeats.
 pub(super) fn aliased(ctx: &SessionContext, statement: &str) -> Option<String> {
-    let Some(Statement::Insert(mut insert)) = super::parse_statement(ctx, statement) else {
-        return None;
-    };
+    let mut parsed = super::parse_statement(ctx, statement)?;
+    name_insert_query(ctx, &mut parsed).then(|| parsed.to_string())
+}
+
+/// `statement` (parsed: an `INSERT` of a query, or a `PREPARE` of one) with its query's
+/// repeated columns named as [`aliased`] names them; whether one was. The planner of an
+/// `INSERT` whose query selects from a `VALUES` (`nested_values`) names them so too:
+/// `INSERT INTO t SELECT 1, 1 FROM (VALUES (5)) v(x)` runs as `SELECT 1, 1` does.
+pub(super) fn name_insert_query(ctx: &SessionContext, statement: &mut Statement) -> bool {
     let quote = super::quote_of(super::session_dialect(ctx).as_ref());
-    let source = insert.source.as_mut()?;
-    name_query(source, quote).then(|| Statement::Insert(insert).to_string())
+    let insert = match statement {
+        Statement::Insert(insert) => insert,
+        Statement::Prepare { statement, .. } => match statement.as_mut() {
+            Statement::Insert(insert) => insert,
+            _ => return false,
+        },
+        _ => return false,
+    };
+    insert
+        .source
+        .as_mut()
+        .is_some_and(|source| name_query(source, quote))
 }
 
 /// Name the repeated columns of `query`'s `SELECT`s; whether one was.

@@ -125,11 +125,27 @@ pub(super) async fn plan(ctx: &SessionContext, sql: &str) -> Result<Option<Logic
         schema.register_table(view_name(i), Arc::new(ViewTable::new(plan, None)))?;
     }
     let private = with_private_schema(state, CATALOG, SCHEMA, schema)?;
-    Ok(Some(
-        private
-            .statement_to_plan(DFStatement::Statement(statement))
-            .await?,
-    ))
+    let planned = private
+        .statement_to_plan(DFStatement::Statement(statement.clone()))
+        .await;
+    match planned {
+        Ok(plan) => Ok(Some(plan)),
+        // a query whose columns share a name (`SELECT 1, 1 FROM (VALUES (5)) v(x)`):
+        // named by position and planned again, as `run_in_datafusion` does without a
+        // VALUES
+        Err(e) if super::insert_names::is_duplicate_names(&e) => {
+            let mut named = statement;
+            if !super::insert_names::name_insert_query(ctx, named.as_mut()) {
+                return Err(e.into());
+            }
+            Ok(Some(
+                private
+                    .statement_to_plan(DFStatement::Statement(named))
+                    .await?,
+            ))
+        }
+        Err(e) => Err(e.into()),
+    }
 }
 
 /// The error for a prepared `INSERT` whose query holds a `VALUES` with a parameter

@@ -43,7 +43,7 @@ use crate::io::RequestCounts;
 use crate::scan::cache::SessionCaches;
 use crate::scan::{ScanMetrics, TableScan};
 use crate::spec::arrow::{
-    nullable_under_nullable_structs, schema_to_arrow, with_uuid_extension, without_nested_field_ids,
+    nullable_nested_fields, schema_to_arrow, with_uuid_extension, without_nested_field_ids,
 };
 use crate::spec::{ColumnStats, Schema, Snapshot};
 use crate::table::Table;
@@ -481,11 +481,11 @@ fn arrow_schema(schema: &Schema, view_types: bool) -> Result<ArrowSchema> {
     })
 }
 
-/// The Arrow schema of what a scan of `schema` reads, field ids at every depth: fields of
-/// optional structs are null where the struct is, whatever `required` says
-/// ([`nullable_under_nullable_structs`]).
+/// The Arrow schema of what a scan of `schema` reads, field ids at every depth: nested
+/// fields nullable whatever `required` says (fields of optional structs are null where
+/// the struct is, and writes cast to these types: [`nullable_nested_fields`]).
 pub(super) fn read_schema(schema: &Schema) -> Result<ArrowSchema> {
-    Ok(nullable_under_nullable_structs(&schema_to_arrow(schema)?))
+    Ok(nullable_nested_fields(&schema_to_arrow(schema)?))
 }
 
 impl IcebergTableProvider {

@@ -188,6 +188,48 @@ impl Table {
         })
     }
 
+    /// Whether `location` names a metadata file (`….json`, `….json.gz`) rather than a
+    /// table directory: a table opened from it reads that version, never a later one.
+    pub fn is_metadata_file(location: &str) -> bool {
+        location.ends_with(".json") || location.ends_with(".json.gz")
+    }
+
+    /// The metadata file [`Self::open_with`] would read for the table directory
+    /// `table_dir` with `options` now (the one `metadata/version-hint.text` names, or the
+    /// newest), without reading it: how a table registered by its directory sees that
+    /// another process committed.
+    ///
+    /// Errors: as [`Self::open_with`]'s for a directory.
+    pub async fn current_metadata_file(table_dir: &str, options: &OpenOptions) -> Result<String> {
+        let location = normalize_location(table_dir)?;
+        let mut io = FileIO::new(options.storage_properties.clone());
+        for (from, to) in &options.remap {
+            io = io.with_remap(from, to)?;
+        }
+        Self::find_metadata_file(&io, &location).await
+    }
+
+    /// The table's current version in the directory its metadata file is in (the
+    /// parent of `metadata/`), read through this table's FileIO: what a later commit
+    /// made of a table read at a fixed metadata file.
+    ///
+    /// Errors: as [`Self::open_with`]'s for a directory.
+    pub(crate) async fn current_in_directory(&self) -> Result<Table> {
+        let root = table_root_of_metadata_file(&self.metadata_location).ok_or_else(|| {
+            Error::invalid_argument(format!(
+                "cannot find the table directory of '{}'",
+                self.metadata_location
+            ))
+        })?;
+        let location = Self::find_metadata_file(&self.file_io, &root).await?;
+        let metadata = Self::read_metadata(&self.file_io, &location).await?;
+        Ok(Table {
+            metadata: Arc::new(metadata),
+            metadata_location: location,
+            file_io: self.file_io.clone(),
+        })
+    }
+
     /// The current metadata file of the table in `table_dir`: the one
     /// `metadata/version-hint.text` names (or a newer `v<N>` one), else, when the hint is
     /// missing, unreadable, empty, not a version or names a missing file, the highest-versioned

@@ -27,7 +27,7 @@ use datafusion_datasource::morsel::{MorselPlan, MorselPlanner, Morselizer};
 use datafusion::arrow::datatypes::SchemaRef;
 
 use crate::datafusion::metrics::funnel;
-use crate::datafusion::planned_file::{data_file_size, partitioned_file_at};
+use crate::datafusion::planned_file::{data_file_at, partitioned_file_at};
 use crate::datafusion::statistics::file_statistics;
 use crate::error::Error;
 use crate::io::FileIO;
@@ -159,7 +159,6 @@ impl DeferredFiles {
                 resolved.store_url, self.store_url
             )));
         }
-        let size = data_file_size(task.data_file())?;
         let inputs = &self.statistics;
         let statistics = file_statistics(
             &inputs.schema,
@@ -169,7 +168,7 @@ impl DeferredFiles {
             false,
             &inputs.read_columns,
         )?;
-        Ok(partitioned_file_at(resolved.path, size).with_statistics(Arc::new(statistics)))
+        Ok(data_file_at(resolved.path, &task.entry)?.with_statistics(Arc::new(statistics)))
     }
 }
 

@@ -30,6 +30,7 @@ use crate::delete::{
     DeleteFileIndex, EqualityDeleteLoader, PositionDeleteCache, PositionDeleteLoader, GLOBAL_SCOPE,
 };
 use crate::error::{Error, Result};
+use crate::scan::file_version::FileVersion;
 use crate::scan::FileScanTask;
 use crate::spec::{DataContentType, ManifestEntry, TableMetadata};
 use crate::table::Table;
@@ -285,7 +286,7 @@ pub(crate) async fn plan_deletes(
                     let data_path = &task.data_file().file_path;
                     let total = u64::try_from(task.data_file().record_count).unwrap_or(0);
                     let planned_key = match cache {
-                        Some(c) => Some((c, planned_key(file_io, data_path, &positional)?)),
+                        Some(c) => Some((c, planned_key(file_io, &task.entry, &positional)?)),
                         None => None,
                     };
                     applied.extend(position_deletes.iter().cloned());
@@ -392,16 +393,18 @@ enum Planned {
     FullyDeleted(FileScanTask),
 }
 
-/// The cache key of a data file's planned position deletes: the data file's read
-/// location and its path as stored (a position delete file's rows name the stored path,
-/// so two tables reading the same files under differently spelled paths must not share
-/// an entry), and each delete file's read location (with a deletion vector's offset and
-/// length).
+/// The cache key of the planned position deletes of the data file `data` lists: the
+/// data file's read location and its path as stored (a position delete file's rows name
+/// the stored path, so two tables reading the same files under differently spelled
+/// paths must not share an entry), and each delete file's read location (with a
+/// deletion vector's offset and length), each with the version of the file its entry
+/// lists (a file re-added at the same path is another version, see
+/// [`crate::scan::file_version`]).
 ///
 /// Errors: a location the table's FileIO cannot remap.
 fn planned_key(
     file_io: &crate::io::FileIO,
-    data_path: &str,
+    data: &ManifestEntry,
     deletes: &[Arc<ManifestEntry>],
 ) -> Result<(String, Vec<String>)> {
     let keys = deletes
@@ -410,14 +413,15 @@ fn planned_key(
             let file = &d.data_file;
             Ok(format!(
                 "{}@{:?}+{:?}",
-                file_io.remap(&file.file_path)?,
+                FileVersion::of(d).key(&file_io.remap(&file.file_path)?),
                 file.content_offset,
                 file.content_size_in_bytes
             ))
         })
         .collect::<Result<Vec<_>>>()?;
-    let data = format!("{} (stored as {data_path})", file_io.remap(data_path)?);
-    Ok((data, keys))
+    let data_path = &data.data_file.file_path;
+    let read = FileVersion::of(data).key(&file_io.remap(data_path)?);
+    Ok((format!("{read} (stored as {data_path})"), keys))
 }
 
 /// A loader for the equality delete files of a scan (shared by all its partitions).

@@ -19,6 +19,12 @@
 //! read by `TableProvider::scan`) and its execution ([`ExpiredReadMorselizer`]: data
 //! files, and a deferred scan's manifests) are covered. The check is process-local: a
 //! scan sent to another process (feature `distributed`) reads without it.
+//!
+//! A table read by location (`--table`, `CREATE EXTERNAL TABLE`, `iceberg_scan`) is
+//! checked against the current version in its directory: one registered by its
+//! directory (loaded at each statement, [`super::followed_directory`]) says the same as a
+//! catalog's table; one pinned at a metadata file or a snapshot says it is pinned there
+//! and a later commit expired that snapshot and deleted its files.
 
 use std::sync::Arc;
 
@@ -36,45 +42,118 @@ use super::error_chain::holds_read_failure;
 use super::table_provider::IcebergTableProvider;
 use crate::catalog::{Catalog, TableIdent};
 use crate::error::Error;
-use crate::transaction::expired_base::expired_read;
+use crate::table::Table;
+use crate::transaction::expired_base::{expired_location_read, expired_read};
 
-/// What a scan of a catalog's table needs to tell a read that lost a race with
-/// `expire_snapshots` (see the module docs): the catalog, the table and the snapshot read.
+/// What a scan needs to tell a read that lost a race with `expire_snapshots` (see the
+/// module docs): where the table comes from and the snapshot read.
 #[derive(Debug)]
 pub struct ExpiredReadCheck {
-    catalog: Arc<dyn Catalog>,
-    ident: TableIdent,
+    source: Source,
     snapshot_id: i64,
 }
 
+/// Where a scan's table comes from, to load its current version.
+#[derive(Debug)]
+enum Source {
+    /// A catalog's table.
+    Catalog {
+        catalog: Arc<dyn Catalog>,
+        ident: TableIdent,
+    },
+    /// A table read by location (`--table`, `CREATE EXTERNAL TABLE`, `iceberg_scan`):
+    /// the table as loaded, its name, and whether it follows its directory (loaded at
+    /// the statement, as a catalog's table is) or is pinned at its metadata file or at a
+    /// snapshot.
+    Location {
+        table: Box<Table>,
+        name: String,
+        followed: bool,
+    },
+}
+
 impl ExpiredReadCheck {
-    /// The check for `provider`'s scans: `None` for a table not read from a catalog (no
-    /// write target) or without snapshots.
+    /// The check for `provider`'s scans: `None` for a table without snapshots.
     pub(crate) fn for_provider(provider: &IcebergTableProvider) -> Option<Arc<Self>> {
-        let target = provider.write_target()?;
         let snapshot = provider.snapshot()?;
+        let source = match provider.write_target() {
+            Some(target) => Source::Catalog {
+                catalog: Arc::clone(&target.catalog),
+                ident: target.ident.clone(),
+            },
+            None => Source::Location {
+                table: Box::new(provider.table().clone()),
+                name: provider.display_name(),
+                // a followed table read at a fixed snapshot (`snapshot_id` option) is
+                // pinned at that snapshot
+                followed: provider.followed().is_some()
+                    && provider
+                        .table()
+                        .metadata()
+                        .current_snapshot()
+                        .map(|s| s.snapshot_id)
+                        == Some(snapshot.snapshot_id),
+            },
+        };
         Some(Arc::new(Self {
-            catalog: Arc::clone(&target.catalog),
-            ident: target.ident.clone(),
+            source,
             snapshot_id: snapshot.snapshot_id,
         }))
     }
 
-    /// `e`, saying the snapshot was expired meanwhile when it is a read failure and the
-    /// catalog's table no longer holds the snapshot; otherwise `e` unchanged.
+    /// `e`, saying the snapshot was expired when it is a read failure and the table's
+    /// current version no longer holds the snapshot; otherwise `e` unchanged. For a
+    /// table read by location at a fixed metadata file or snapshot, the message says
+    /// the table is pinned there and a later commit expired it.
     pub(crate) async fn explain(&self, e: DataFusionError) -> DataFusionError {
         if !holds_read_failure(&e) {
             return e;
         }
         let e = Error::from(e);
-        expired_read(self.catalog.as_ref(), &self.ident, self.snapshot_id, e)
-            .await
-            .into()
+        match &self.source {
+            Source::Catalog { catalog, ident } => {
+                expired_read(catalog.as_ref(), ident, self.snapshot_id, e)
+                    .await
+                    .into()
+            }
+            Source::Location {
+                table,
+                name,
+                followed,
+            } => {
+                let now = match table.current_in_directory().await {
+                    Ok(now) if now.metadata().snapshot_by_id(self.snapshot_id).is_none() => now,
+                    _ => return e.into(),
+                };
+                if *followed {
+                    return expired_location_read(name, self.snapshot_id, e).into();
+                }
+                pinned_read(table, name, self.snapshot_id, now.metadata_location(), e).into()
+            }
+        }
     }
 
     fn failed(self: Arc<Self>, e: DataFusionError) -> BoxFuture<'static, DataFusionError> {
         async move { self.explain(e).await }.boxed()
     }
+}
+
+/// `e`, a read of `snapshot` of `table` (read by location, pinned at its metadata file
+/// or at that snapshot) that failed because a later commit, whose version is at
+/// `current`, expired the snapshot and deleted its files: of `e`'s kind, naming the
+/// table, its metadata file and the snapshot, `e` as the source.
+fn pinned_read(table: &Table, name: &str, snapshot: i64, current: &str, e: Error) -> Error {
+    Error::new(
+        e.kind(),
+        format!(
+            "table '{name}' is pinned at metadata file '{}' (snapshot {snapshot}), which a \
+             later commit expired: its files were deleted (the table's current metadata \
+             '{current}' no longer holds the snapshot); register the table by its directory \
+             to read its current version",
+            table.metadata_location()
+        ),
+    )
+    .with_source(e)
 }
 
 /// The result of `TableProvider::scan` of `provider`, its planning reads' failure

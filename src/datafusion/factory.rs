@@ -10,14 +10,17 @@ use datafusion::datasource::TableProvider;
 use datafusion::logical_expr::CreateExternalTable;
 use datafusion::prelude::SessionContext;
 
+use super::followed_directory::FollowedDirectory;
 use super::location_storage::LocationStorageProperties;
-use super::table_provider::IcebergTableProvider;
 use crate::catalog::TableVersion;
-use crate::table::{OpenOptions, Table};
+use crate::table::OpenOptions;
 
 /// Creates [`IcebergTableProvider`]s for `STORED AS ICEBERG`.
 ///
-/// `LOCATION` is a metadata file or table directory. Options (`OPTIONS ('k' 'v', …)`):
+/// `LOCATION` is a metadata file or table directory: a directory is read at its current
+/// version at each statement (where the schema is an
+/// [`IcebergNamesSchemaProvider`](super::IcebergNamesSchemaProvider), as the CLI's is),
+/// a metadata file at its own version (see [`super::followed_directory`]). Options (`OPTIONS ('k' 'v', …)`):
 /// one time-travel key, as `iceberg_scan` takes them (`snapshot_id`, `ref` (also
 /// `branch` / `tag`) or `as_of`, a timestamp or ms since the epoch: see
 /// [`TableVersion::from_key_value`]; two are an error), `allow_moved_paths`
@@ -164,26 +167,21 @@ impl TableProviderFactory for IcebergTableProviderFactory {
             ))
             .into());
         };
-        let table = Table::open_with(location, options).await?;
         let view_types = state
             .config_options()
             .execution
             .parquet
             .schema_force_view_types;
-        let mut provider = IcebergTableProvider::try_new(table)?
-            .with_schema_force_view_types(view_types)?
-            .with_table_name(cmd.name.to_string());
-        if let Some((_, version)) = version {
-            let name = cmd.name.to_string();
-            let snapshot = version.resolve(provider.table().metadata(), &name)?;
-            // schemas as Iceberg Java picks them: a branch reads with the table's current
-            // schema, a snapshot id, tag or timestamp with the snapshot's own
-            provider = match (&version, snapshot.map(|s| s.snapshot_id)) {
-                (TableVersion::Ref(name), _) => provider.with_ref(name)?,
-                (_, Some(id)) => provider.with_snapshot_id(id)?,
-                (_, None) => provider,
-            };
-        }
+        // a directory is read at its current version at each statement, a metadata file
+        // at its own (`followed_directory`)
+        let provider = FollowedDirectory::open(
+            &cmd.name.to_string(),
+            location,
+            options,
+            version.map(|(_, v)| v),
+            Some(view_types),
+        )
+        .await?;
         check_declared_columns(cmd, &provider.schema())?;
         Ok(Arc::new(provider))
     }

@@ -7,8 +7,11 @@
 //! `CacheManager::get_file_metadata_cache`, the one DataFusion's own Parquet tables
 //! use, bounded by `datafusion.runtime.metadata_cache_limit`): later scans of the same
 //! files in the session read no footer (issue 18, item 6). Entries are keyed by object
-//! path and checked against the size recorded in the manifest (Iceberg data files are
-//! never rewritten in place; a file of another size is read again). Its readers
+//! path and checked against the size recorded in the manifest and the `last_modified`
+//! the scan derives from the manifest entry's version of the file (Iceberg data files
+//! are never rewritten in place, but a path may be removed and re-added with other
+//! contents: that is another version, whose footer is read again; see
+//! [`crate::scan::file_version`]). Its readers
 //! - name the data file in every I/O error (its location as the manifest records it,
 //!   and where it was read from when the table was moved);
 //! - when the footer cannot be read, say why: the file is missing, its size differs from
@@ -29,8 +32,8 @@
 //!
 //! A file that passed these checks is recorded in the session's [`CheckedFiles`] (when
 //! the scan has one, [`IcebergParquetReaderFactory::with_checked_files`]) with what it
-//! was checked against; a later scan of the same file under the same table schema and
-//! name mapping skips them (see [`crate::scan::checked_files`]).
+//! was checked against; a later scan of the same version of the file under the same
+//! table schema and name mapping skips them (see [`crate::scan::checked_files`]).
 
 use std::collections::{HashMap, HashSet};
 use std::ops::Range;
@@ -152,6 +155,13 @@ impl ParquetFileReaderFactory for IcebergParquetReaderFactory {
     ) -> DFResult<Box<dyn AsyncFileReader + Send>> {
         let path = partitioned_file.object_meta.location.clone();
         let manifest_size = partitioned_file.object_meta.size;
+        // the file's version as the scan hands it (`planned_file::data_file_at`); any
+        // instant a `DateTime` holds that has no nanosecond count is keyed as 0
+        let version = partitioned_file
+            .object_meta
+            .last_modified
+            .timestamp_nanos_opt()
+            .unwrap_or(0);
         let checked_files = self
             .checked_files
             .as_ref()
@@ -161,6 +171,7 @@ impl ParquetFileReaderFactory for IcebergParquetReaderFactory {
                     store_url: Arc::clone(store_url),
                     path: path.to_string(),
                     size: manifest_size,
+                    version,
                 };
                 (Arc::clone(cache), key)
             });

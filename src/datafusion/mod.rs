@@ -32,6 +32,7 @@ pub mod float_comparisons;
 pub mod float_keys;
 pub mod float_literals;
 mod float_order;
+pub mod followed_directory;
 mod fresh_target;
 pub mod fresh_view;
 mod greatest_least;

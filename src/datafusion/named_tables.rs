@@ -8,6 +8,9 @@
 //! or `$`) is a registered [`IcebergTableProvider`] resolves to that table at the version
 //! after `@` and/or to the metadata table after `$`. A `$` suffix that is no metadata
 //! table is an error listing the metadata table names.
+//!
+//! A table registered by its directory is resolved at the directory's current version
+//! at each lookup, i.e. each statement (see [`super::followed_directory`]).
 
 use std::sync::Arc;
 
@@ -49,6 +52,31 @@ pub fn unknown_metadata_table(name: &str) -> Option<(&str, Error)> {
     Some((base, error))
 }
 
+impl IcebergNamesSchemaProvider {
+    /// The table registered as `name`; for one registered by its directory, at the
+    /// directory's current version, kept under the name when another commit made a new
+    /// one ([`super::followed_directory`]).
+    async fn current(&self, name: &str) -> DFResult<Option<Arc<dyn TableProvider>>> {
+        let Some(table) = self.inner.table(name).await? else {
+            return Ok(None);
+        };
+        let Some((registered, followed)) = table
+            .downcast_ref::<IcebergTableProvider>()
+            .and_then(|p| p.followed().map(|f| (p, Arc::clone(f))))
+        else {
+            return Ok(Some(table));
+        };
+        let Some(newer) = followed.refreshed(registered).await? else {
+            return Ok(Some(table));
+        };
+        let newer: Arc<dyn TableProvider> = Arc::new(newer);
+        self.inner.deregister_table(name)?;
+        self.inner
+            .register_table(name.to_string(), Arc::clone(&newer))?;
+        Ok(Some(newer))
+    }
+}
+
 #[async_trait]
 impl SchemaProvider for IcebergNamesSchemaProvider {
     fn table_names(&self) -> Vec<String> {
@@ -56,7 +84,7 @@ impl SchemaProvider for IcebergNamesSchemaProvider {
     }
 
     async fn table(&self, name: &str) -> DFResult<Option<Arc<dyn TableProvider>>> {
-        if let Some(table) = self.inner.table(name).await? {
+        if let Some(table) = self.current(name).await? {
             return Ok(Some(table));
         }
         let parts = TableNameParts::parse(name);
@@ -69,7 +97,7 @@ impl SchemaProvider for IcebergNamesSchemaProvider {
             }
             return Ok(None);
         }
-        let Some(base) = self.inner.table(parts.base).await? else {
+        let Some(base) = self.current(parts.base).await? else {
             return Ok(None);
         };
         let Some(iceberg) = base.downcast_ref::<IcebergTableProvider>() else {

@@ -1,13 +1,18 @@
 //! A file the scan reads as DataFusion's `PartitionedFile`: its resolved object path and
 //! its size in bytes as recorded (a data file's `file_size_in_bytes`, a manifest's
-//! `manifest_length`), with no modification time (Iceberg files are immutable).
+//! `manifest_length`). A data file's modification time is its
+//! [`FileVersion::last_modified`] (derived from its manifest entry, so that DataFusion's
+//! footer cache tells a file re-added at the same path from the one it cached, see
+//! [`crate::scan::file_version`]); a manifest's is the epoch (manifests are never re-added
+//! at a path: each commit writes new ones).
 
 use datafusion::datasource::listing::PartitionedFile;
 use object_store::path::Path as ObjectPath;
 use object_store::ObjectMeta;
 
 use crate::error::{Error, Result};
-use crate::spec::DataFile;
+use crate::scan::file_version::FileVersion;
+use crate::spec::{DataFile, ManifestEntry};
 
 /// The `PartitionedFile` of the object at `location` (as resolved: `PartitionedFile::new`
 /// would re-parse a string with `Path::from`, which encodes `%`, so a file named
@@ -20,6 +25,23 @@ pub(crate) fn partitioned_file_at(location: ObjectPath, size: u64) -> Partitione
         e_tag: None,
         version: None,
     })
+}
+
+/// The `PartitionedFile` of the data file `entry` lists, at `location` (resolved, as
+/// for [`partitioned_file_at`]): its `file_size_in_bytes` as the size and its
+/// [`FileVersion::last_modified`] as the modification time.
+///
+/// Errors: a negative `file_size_in_bytes` ([`crate::ErrorKind::InvalidData`], naming
+/// the file).
+pub(crate) fn data_file_at(location: ObjectPath, entry: &ManifestEntry) -> Result<PartitionedFile> {
+    let size = data_file_size(&entry.data_file)?;
+    Ok(PartitionedFile::new_from_meta(ObjectMeta {
+        location,
+        last_modified: FileVersion::of(entry).last_modified(),
+        size,
+        e_tag: None,
+        version: None,
+    }))
 }
 
 /// `data_file`'s `file_size_in_bytes` in bytes.

@@ -33,6 +33,7 @@ use tokio::sync::OnceCell;
 use crate::error::{Error, Result};
 use crate::io::parquet_footer::column_chunk_out_of_range;
 use crate::io::FileIO;
+use crate::scan::file_version::FileVersion;
 use crate::spec::arrow::{arrow_field_id, field_to_arrow};
 use crate::spec::{DataContentType, DataFileFormat, ManifestEntry, Schema};
 
@@ -312,7 +313,9 @@ impl EqualityDeleteLoader {
             })?;
             Arc::clone(
                 cells
-                    .entry((location.clone(), Arc::clone(target)))
+                    // the version the entry lists: a path re-added with other contents
+                    // is another file (`crate::scan::file_version`)
+                    .entry((FileVersion::of(entry).key(&location), Arc::clone(target)))
                     .or_default(),
             )
         };

@@ -38,6 +38,7 @@ use super::puffin::read_blob;
 use crate::error::{Error, Result};
 use crate::io::parquet_footer::column_chunk_out_of_range;
 use crate::io::FileIO;
+use crate::scan::file_version::FileVersion;
 use crate::spec::arrow::arrow_field_id;
 use crate::spec::{DataContentType, DataFileFormat, ManifestEntry};
 
@@ -230,20 +231,23 @@ impl PositionDeleteLoader {
         }
     }
 
-    /// The session cache and the key of `location` in it (the location read), if cached.
+    /// The session cache and the key of the delete file `entry` lists in it, if cached:
+    /// the location read, with the version of the file the entry lists (a file re-added
+    /// at the same path is another version, see [`crate::scan::file_version`]).
     fn cache_key(
         &self,
         kind: &str,
-        location: &str,
+        entry: &ManifestEntry,
     ) -> Result<Option<(&PositionDeleteCache, String)>> {
         let Some(cache) = &self.cache else {
             return Ok(None);
         };
-        let key = self
+        let location = &entry.data_file.file_path;
+        let read = self
             .file_io
             .remap(location)
             .map_err(|e| e.context(crate::io::file_context(kind, &self.file_io, location)))?;
-        Ok(Some((cache, key)))
+        Ok(Some((cache, FileVersion::of(entry).key(&read))))
     }
 
     /// The parsed Parquet position delete file of `entry`, read on first use.
@@ -269,10 +273,10 @@ impl PositionDeleteLoader {
             )));
         }
         let location = file.file_path.clone();
-        let cell = cell(&self.files, location.clone())?;
+        let cell = cell(&self.files, FileVersion::of(entry).key(&location))?;
         let loaded = cell
             .get_or_try_init(|| async {
-                let cached = self.cache_key("position delete file", &location)?;
+                let cached = self.cache_key("position delete file", entry)?;
                 if let Some(hit) = cached
                     .as_ref()
                     .and_then(|(c, key)| c.get_position_delete_file(key))
@@ -336,10 +340,13 @@ impl PositionDeleteLoader {
                     file.content_size_in_bytes
                 ))
             })? as u64;
-        let cell = cell(&self.dvs, (location.clone(), offset, length))?;
+        let cell = cell(
+            &self.dvs,
+            (FileVersion::of(entry).key(&location), offset, length),
+        )?;
         let loaded = cell
             .get_or_try_init(|| async {
-                let cached = self.cache_key("deletion vector", &location)?;
+                let cached = self.cache_key("deletion vector", entry)?;
                 if let Some(hit) = cached
                     .as_ref()
                     .and_then(|(c, key)| c.get_deletion_vector(key, offset, length))

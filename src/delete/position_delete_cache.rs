@@ -24,7 +24,12 @@
 //!   walks every deleted position.
 //!
 //! Locations are the ones actually read (after the table's remapping), so two tables whose
-//! stored paths coincide but are read from different places never share an entry.
+//! stored paths coincide but are read from different places never share an entry. Each
+//! location (of a delete file or a data file) comes with the version of the file its
+//! manifest entry lists ([`FileVersion::key`](crate::scan::file_version::FileVersion::key):
+//! the adding snapshot, data sequence number, size and record count): a file removed and
+//! re-added at the same path with other contents is another key, never the decoded
+//! deletes of the old bytes.
 //!
 //! The cache holds at most [`max_bytes`](PositionDeleteCache::max_bytes) bytes of
 //! estimated memory (default [`DEFAULT_POSITION_DELETE_CACHE_BYTES`]); beyond it the least

@@ -10,8 +10,10 @@
 //! TPC-H q06/q14, `benches/README.md`), made again in every scan because the reader is
 //! made per scan. The outcome depends only on
 //! - the file's bytes: Iceberg data files are written once and never changed in place
-//!   (spec: "Overview"), so the object store URL, the object path and the size the
-//!   manifest records name them (the session's footer cache assumes the same);
+//!   (spec: "Overview"), so the object store URL, the object path, the size the
+//!   manifest records and the version of the file the entry lists (a file removed and
+//!   re-added at the same path is another version, see [`super::file_version`]) name
+//!   them; the session's footer cache is keyed the same way;
 //! - what they are checked against, the [`CheckContext`]: the scan's table schema (Arrow,
 //!   columns' field ids in the field metadata), the table's columns with the ids of their
 //!   nested fields, and the name mapping that gives ids to files written without them.
@@ -55,7 +57,7 @@ pub struct CheckContext {
     pub name_mapping: Option<NameMapping>,
 }
 
-/// One data file as a scan reads it: its store, object path and recorded size.
+/// One data file as a scan reads it: its store, object path, recorded size and version.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct CheckedFile {
     /// The interned context's number ([`CheckedFiles::context`]).
@@ -66,6 +68,10 @@ pub struct CheckedFile {
     pub path: String,
     /// `file_size_in_bytes` from the manifest (bytes).
     pub size: u64,
+    /// The `last_modified` the scan hands DataFusion for the file: its
+    /// [`FileVersion::last_modified`](super::file_version::FileVersion::last_modified),
+    /// which differs for a file re-added at the same path, as nanoseconds.
+    pub version: i64,
 }
 
 impl CheckedFile {
@@ -206,6 +212,7 @@ mod tests {
             store_url: Arc::from("file:///"),
             path: path.to_string(),
             size,
+            version: 7,
         }
     }
 
@@ -236,7 +243,7 @@ mod tests {
     }
 
     #[test]
-    fn a_file_passes_only_under_its_context_store_path_and_size() {
+    fn a_file_passes_only_under_its_context_store_path_size_and_version() {
         let cache = CheckedFiles::default();
         let c = cache
             .context(context(schema("1", DataType::Int64)))
@@ -251,11 +258,15 @@ mod tests {
         let mut other_store = file(c, "t/data/a.parquet", 100);
         other_store.store_url = Arc::from("s3://bucket");
         assert!(!cache.passed(&other_store));
+        // the same path and size re-added by another commit: another version
+        let mut re_added = file(c, "t/data/a.parquet", 100);
+        re_added.version = 8;
+        assert!(!cache.passed(&re_added));
         assert_eq!(
             cache.stats(),
             CheckedFilesStats {
                 hits: 1,
-                misses: 5,
+                misses: 6,
                 files: 1
             }
         );

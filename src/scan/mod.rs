@@ -36,6 +36,7 @@ pub mod checked_files;
 #[cfg(test)]
 mod column_stats_tests;
 mod deferred;
+pub mod file_version;
 mod limit;
 mod row_count;
 #[cfg(test)]

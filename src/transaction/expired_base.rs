@@ -107,6 +107,16 @@ pub(crate) async fn expired_read(
     }
 }
 
+/// `e` (a read failure of `snapshot` of `table`, a table read by its directory whose
+/// current version no longer holds the snapshot) as [`expired_read`] words it; `e`
+/// unchanged when it is not a read failure or already so explained.
+pub(crate) fn expired_location_read(table: &str, snapshot: i64, e: Error) -> Error {
+    if !is_read_failure(&e) || find_expired_read(&e).is_some() {
+        return e;
+    }
+    expired(table.to_string(), snapshot, "expired", e)
+}
+
 /// `e` as a read of `snapshot` of `table` that failed because the snapshot was expired.
 fn expired(table: String, snapshot: i64, how: &'static str, e: Error) -> Error {
     let kind = e.kind();

@@ -1491,3 +1491,95 @@ fn cli_damaged_metadata_files_of_a_moved_table_are_named_where_they_were_read() 
         }
     }
 }
+
+/// Tester U66, fault 4: a table registered by its directory (`--table NAME=DIR`,
+/// `CREATE EXTERNAL TABLE … LOCATION 'DIR'`) reads the version another process
+/// committed since, at the next statement (before: the version of its registration,
+/// the deleted row and not the inserted one), as `iceberg_scan('DIR')` does; its
+/// metadata tables too. A table registered by a metadata file stays at that version;
+/// after an expiry deleted that version's files, reading it says the table is pinned
+/// there (before: a bare "not found" of a manifest list).
+#[test]
+fn cli_tables_registered_by_directory_read_later_commits_and_metadata_files_stay_pinned() {
+    let dir = tempfile::tempdir().unwrap();
+    let cwd = std::fs::canonicalize(dir.path()).unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let warehouse = cwd.join("wh");
+    let catalog = warehouse.display().to_string();
+    let writer = |sql: &str| {
+        let out = icefloe(home.path())
+            .args(["--catalog", &catalog, "-c", sql])
+            .output()
+            .unwrap();
+        assert_success(&out);
+    };
+    let out = icefloe(home.path())
+        .args([
+            "--catalog",
+            &catalog,
+            "--create-catalog",
+            "-c",
+            "CREATE SCHEMA ns; CREATE TABLE ns.x (id BIGINT); INSERT INTO ns.x VALUES (1)",
+        ])
+        .output()
+        .unwrap();
+    assert_success(&out);
+    let table = warehouse.join("ns").join("x");
+    let hint = std::fs::read_to_string(table.join("metadata/version-hint.text")).unwrap();
+    let pinned = table.join(format!("metadata/v{}.metadata.json", hint.trim()));
+    assert!(pinned.exists(), "{}", pinned.display());
+    let mut shell = Shell::start(
+        home.path(),
+        &cwd,
+        &[
+            "--table",
+            &format!("tx={}", table.display()),
+            "--table",
+            &format!("px={}", pinned.display()),
+            "--table",
+            &format!("py={}", pinned.display()),
+        ],
+    );
+    shell.ask(
+        &format!(
+            "CREATE EXTERNAL TABLE ex STORED AS ICEBERG LOCATION '{}';",
+            table.display()
+        ),
+        0,
+    );
+    for t in ["tx", "ex", "px"] {
+        let q = format!("SELECT count(*), sum(id) FROM {t};");
+        assert_eq!(shell.ask(&q, 2)[1], "1,1", "{t}");
+    }
+    writer("INSERT INTO ns.x VALUES (2); DELETE FROM ns.x WHERE id = 1");
+    for (t, expected) in [("tx", "1,2"), ("ex", "1,2"), ("px", "1,1")] {
+        let q = format!("SELECT count(*), sum(id) FROM {t};");
+        assert_eq!(shell.ask(&q, 2)[1], expected, "{t}");
+    }
+    let q = format!(
+        "SELECT count(*), sum(id) FROM iceberg_scan('{}');",
+        table.display()
+    );
+    assert_eq!(shell.ask(&q, 2)[1], "1,2");
+    assert_eq!(
+        shell.ask("SELECT count(*) FROM \"tx$snapshots\";", 2)[1],
+        "3"
+    );
+    assert_eq!(
+        shell.ask("SELECT count(*) FROM \"px$snapshots\";", 2)[1],
+        "1"
+    );
+    writer("CALL system.expire_snapshots(table => 'ns.x', older_than => now(), retain_last => 1)");
+    assert_eq!(shell.ask("SELECT * FROM tx;", 2)[1], "2");
+    assert_eq!(shell.ask("SELECT * FROM ex;", 2)[1], "2");
+    // read for the first time after the expiry: its version's files are gone
+    writeln!(shell.stdin.as_mut().unwrap(), "SELECT * FROM py;").unwrap();
+    drop(shell.stdin.take());
+    let err = shell.stderr();
+    assert!(
+        err.contains("table 'py' is pinned at metadata file")
+            && err.contains(&pinned.display().to_string())
+            && err.contains("which a later commit expired"),
+        "{err}"
+    );
+}

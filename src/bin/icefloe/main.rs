@@ -35,6 +35,7 @@ use datafusion::execution::cache::cache_manager::CacheManagerConfig;
 use datafusion::execution::runtime_env::RuntimeEnvBuilder;
 use datafusion::execution::SessionStateBuilder;
 use datafusion::prelude::{SessionConfig, SessionContext};
+use icefloe::datafusion::followed_directory::FollowedDirectory;
 use icefloe::datafusion::IcebergNamesSchemaProvider;
 
 use catalog::DEFAULT_CATALOG;
@@ -543,13 +544,13 @@ async fn session(cli: &Cli) -> Result<SessionContext, CliError> {
             storage_properties: location_properties.clone(),
             ..Default::default()
         };
-        let provider = icefloe::table::Table::open_with(location, options)
+        // a directory is read at its current version at each statement, a metadata file
+        // at its own
+        let provider = FollowedDirectory::open(table.as_str(), location, options, None, None)
             .await
-            .and_then(icefloe::IcebergTableProvider::try_new)
             .map_err(|e| {
                 CliError::from(e).context(format!("cannot open table {name} at {location}"))
-            })?
-            .with_table_name(table.as_str());
+            })?;
         ctx.register_table(TableReference::bare(table.as_str()), Arc::new(provider))
             .map_err(|e| CliError::from(e).context(format!("cannot register table {name}")))?;
     }

@@ -30,6 +30,7 @@ use super::column_defaults::write_defaults;
 use super::data_file_writer_exec::IcebergDataFileWriterExec;
 use super::delete_planning::{plan_deletes, DeleteMetrics, DeletePlan};
 use super::filter::{exact_by_identity_partitions, FilterConverter};
+use super::followed_directory::FollowedDirectory;
 use super::insert::{IcebergDataSink, WriteTarget};
 use super::metadata_columns::MetadataColumns;
 use super::metrics::{attach_counters, attach_scan_metrics, attach_table_name};
@@ -107,6 +108,9 @@ pub struct IcebergTableProvider {
     /// The rows an `INSERT OVERWRITE` through this provider replaces (see
     /// [`Self::with_overwrite_filter`]).
     overwrite_filter: Option<Predicate>,
+    /// For a table registered by its directory: how to load its current version at each
+    /// statement ([`crate::datafusion::followed_directory`]); `None`: read as loaded.
+    followed: Option<Arc<FollowedDirectory>>,
 }
 
 impl IcebergTableProvider {
@@ -155,6 +159,7 @@ impl IcebergTableProvider {
             metadata_columns: None,
             write_defaults,
             overwrite_filter: None,
+            followed: None,
         })
     }
 
@@ -249,6 +254,24 @@ impl IcebergTableProvider {
     pub fn with_caches(mut self, caches: SessionCaches) -> Self {
         self.caches = caches;
         self
+    }
+
+    /// The caches this provider's scans use ([`Self::with_caches`]).
+    pub(crate) fn caches(&self) -> &SessionCaches {
+        &self.caches
+    }
+
+    /// This provider loading `followed`'s current version at each statement where a
+    /// schema resolves it ([`crate::datafusion::followed_directory`]).
+    pub(crate) fn with_followed(mut self, followed: Arc<FollowedDirectory>) -> Self {
+        self.followed = Some(followed);
+        self
+    }
+
+    /// How to load this table's current version, when it was registered by its
+    /// directory ([`crate::datafusion::followed_directory`]).
+    pub(crate) fn followed(&self) -> Option<&Arc<FollowedDirectory>> {
+        self.followed.as_ref()
     }
 
     /// Where writes commit, if this provider takes writes.

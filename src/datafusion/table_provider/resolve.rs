@@ -41,6 +41,7 @@ use crate::datafusion::delete_planning::{
 };
 use crate::datafusion::options::IcefloeOptions;
 use crate::error::{Error, Result};
+use crate::scan::file_version::FileVersion;
 
 use super::hidden::{Hidden, FILE_COLUMN, POS_COLUMN};
 use super::IcebergTableProvider;
@@ -84,11 +85,14 @@ impl IcebergTableProvider {
                 keys.push(None);
                 continue;
             }
-            let data = io.remap(&file.task.data_file().file_path)?;
+            // each location with the version its entry lists: a file re-added at the
+            // same path is another file (`crate::scan::file_version`)
+            let data =
+                FileVersion::of(&file.task.entry).key(&io.remap(&file.task.data_file().file_path)?);
             let deletes = file
                 .equality_deletes
                 .iter()
-                .map(|d| io.remap(&d.data_file.file_path))
+                .map(|d| Ok(FileVersion::of(d).key(&io.remap(&d.data_file.file_path)?)))
                 .collect::<Result<Vec<_>>>()?;
             keys.push(Some((data, deletes)));
         }

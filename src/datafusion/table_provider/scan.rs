@@ -42,7 +42,7 @@ use crate::datafusion::expr_adapter::FieldIdExprAdapterFactory;
 use crate::datafusion::file_reader::IcebergParquetReaderFactory;
 use crate::datafusion::iceberg_source::{IcebergParquetSource, IcebergScanState};
 use crate::datafusion::options::IcefloeOptions;
-use crate::datafusion::planned_file::{data_file_size, partitioned_file_at};
+use crate::datafusion::planned_file::data_file_at;
 use crate::datafusion::position_delete_exec::{
     file_index_type, file_index_value, FileDeletes, PositionDeleteExec,
 };
@@ -344,13 +344,13 @@ impl IcebergTableProvider {
         let io = self.table.file_io();
         let task = &planned.task;
         let resolved = io.resolve_remapped(&task.location, &task.data_file().file_path)?;
-        let size = data_file_size(task.data_file())?;
+        let mut file = data_file_at(resolved.path.clone(), &task.entry)?;
+        let size = file.object_meta.size;
         let has_deletes =
             planned.position.is_some() || planned.equality_sequence_number != NO_EQUALITY_DELETES;
         if !io.remaps().is_empty() {
             recorded.insert(resolved.path.clone(), task.data_file().file_path.clone());
         }
-        let mut file = partitioned_file_at(resolved.path, size);
         let layout = files.layout;
         let mut partition_values = vec![];
         if files.equality {

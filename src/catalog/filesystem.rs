@@ -13,7 +13,8 @@
 //! warehouse belong to the root (empty) namespace, which is listed when it has tables
 //! (Spark writes `HadoopCatalog` tables there when no namespace is given). The current
 //! metadata file is found as [`Table::open`] finds it (version hint, else the highest
-//! version). Directories whose names start with `.` are ignored.
+//! version). Directories whose names start with `.` are ignored, and so is a directory
+//! a killed create left (module `leftovers`).
 //!
 //! **Commits** (as `HadoopTableOperations`): the next `v<N+1>.metadata.json` is created
 //! with an atomic create-if-absent, and only then is `version-hint.text` rewritten (best
@@ -22,6 +23,12 @@
 //! ([`ErrorKind::CommitConflict`]). Only local warehouses are committed to: object
 //! stores are refused, since the spec calls this scheme unsafe there — use the SQL (or a
 //! REST) catalog. Namespaces are directories.
+
+mod leftovers;
+mod version_file;
+
+pub(crate) use leftovers::is_commit_staging_name;
+use version_file::{create_version_file, remove_empty_dirs, FileIdentity};
 
 use async_trait::async_trait;
 use futures::future::BoxFuture;
@@ -178,23 +185,62 @@ impl FileSystemCatalog {
 
     /// Whether the directory at `location` is a table.
     async fn is_table_dir(&self, location: &str) -> Result<bool> {
-        let (_, files) = self.list(&format!("{location}/metadata")).await?;
-        Ok(files
-            .iter()
-            .any(|f| f == "version-hint.text" || f.ends_with(".metadata.json")))
+        Ok(self.dir_kind(location).await? == DirKind::Table)
     }
 
-    /// (namespace subdirectories, table subdirectories) of a namespace directory.
+    /// What the directory at `location` is: a table when its `metadata/` holds
+    /// `version-hint.text` or a `*.metadata.json` file; else a killed create's leftover
+    /// when `metadata/` holds a staged, uncommitted first version
+    /// ([`leftovers::staged_first_version`]); else a namespace.
+    async fn dir_kind(&self, location: &str) -> Result<DirKind> {
+        let (_, files) = self.list(&format!("{location}/metadata")).await?;
+        if files
+            .iter()
+            .any(|f| f == "version-hint.text" || f.ends_with(".metadata.json"))
+        {
+            return Ok(DirKind::Table);
+        }
+        // object_store's local listing skips its own staging files (`…#<n>`): read the
+        // directory itself (only a local warehouse is written to)
+        let staged = location.strip_prefix("file://").is_some_and(|path| {
+            let names: Vec<String> = std::fs::read_dir(format!("{path}/metadata"))
+                .into_iter()
+                .flatten()
+                .flatten()
+                .filter_map(|e| e.file_name().to_str().map(str::to_string))
+                .collect();
+            leftovers::staged_first_version(&names).is_some()
+        });
+        Ok(match staged {
+            true => DirKind::CreateLeftover,
+            false => DirKind::Namespace,
+        })
+    }
+
+    /// The killed create's directory ([`DirKind::CreateLeftover`]) that the directory
+    /// `levels` names is or lies in, as levels: neither it nor anything in it is a
+    /// namespace.
+    async fn create_leftover_at(&self, levels: &[String]) -> Result<Option<Vec<String>>> {
+        for k in 1..=levels.len() {
+            if self.dir_kind(&self.location_of(&levels[..k])).await? == DirKind::CreateLeftover {
+                return Ok(Some(levels[..k].to_vec()));
+            }
+        }
+        Ok(None)
+    }
+
+    /// (namespace subdirectories, table subdirectories) of a namespace directory; a
+    /// killed create's directory is neither.
     async fn classify(&self, levels: &[String]) -> Result<(Vec<String>, Vec<String>)> {
         let (dirs, _) = self.list(&self.location_of(levels)).await?;
         let (mut namespaces, mut tables) = (vec![], vec![]);
         for d in dirs {
             let mut child = levels.to_vec();
             child.push(d.clone());
-            if self.is_table_dir(&self.location_of(&child)).await? {
-                tables.push(d);
-            } else {
-                namespaces.push(d);
+            match self.dir_kind(&self.location_of(&child)).await? {
+                DirKind::Table => tables.push(d),
+                DirKind::Namespace => namespaces.push(d),
+                DirKind::CreateLeftover => {}
             }
         }
         namespaces.sort();
@@ -342,7 +388,9 @@ impl Catalog for FileSystemCatalog {
             return Ok(!self.classify(&[]).await?.1.is_empty());
         }
         // the `data/` and `metadata/` directories of a table are not namespaces
-        if self.enclosing_table(namespace.levels()).await?.is_some() {
+        if self.enclosing_table(namespace.levels()).await?.is_some()
+            || self.create_leftover_at(namespace.levels()).await?.is_some()
+        {
             return Ok(false);
         }
         let (parent, last) = namespace.levels().split_at(namespace.levels().len() - 1);
@@ -410,6 +458,17 @@ impl Catalog for FileSystemCatalog {
                 self.name
             )));
         }
+        if let Some(levels) = self.create_leftover_at(namespace.levels()).await? {
+            return Err(Error::invalid_argument(format!(
+                "namespace '{namespace}' of filesystem catalog '{}' would lie in '{}', left \
+                 by a CREATE TABLE or CTAS of '{}' that was killed before it committed: \
+                 create that table again, or remove the directory unless that statement \
+                 is still running",
+                self.name,
+                self.location_of(&levels),
+                levels.join(".")
+            )));
+        }
         if self
             .is_table_dir(&self.location_of(namespace.levels()))
             .await?
@@ -442,7 +501,14 @@ impl Catalog for FileSystemCatalog {
     }
 
     /// Removes the namespace's directory, which must be empty of tables, namespaces and
-    /// other files.
+    /// other files. The hidden directories of drops killed before they removed them
+    /// (`.<name>.dropped-<uuid>`: those drops committed) are removed first; anything
+    /// else left (a killed create's directory, a stray file) is named in the error.
+    ///
+    /// Errors: [`ErrorKind::NotFound`] for an unknown namespace;
+    /// [`ErrorKind::InvalidArgument`] naming its tables, namespaces or up to five other
+    /// entries of its directory; [`ErrorKind::Io`] when the empty directory cannot be
+    /// removed.
     async fn drop_namespace(&self, namespace: &Namespace) -> Result<()> {
         if namespace.is_root() || !self.namespace_exists(namespace).await? {
             return Err(namespace_not_found(&self.name, namespace));
@@ -453,15 +519,32 @@ impl Catalog for FileSystemCatalog {
             &self.location_of(namespace.levels()),
             "dropping a namespace",
         )?;
+        leftovers::remove_drop_leftovers(&dir);
+        let not_empty = || {
+            let held = leftovers::blocking_entries(&dir, namespace.levels());
+            (!held.is_empty()).then(|| {
+                Error::invalid_argument(format!(
+                    "namespace '{namespace}' in catalog '{}' is not empty: its directory \
+                     holds {}",
+                    self.name,
+                    held.join("; ")
+                ))
+            })
+        };
+        if let Some(e) = not_empty() {
+            return Err(e);
+        }
         std::fs::remove_dir(&dir).map_err(|e| {
-            Error::new(
-                ErrorKind::Io,
-                format!(
-                    "cannot remove the directory of namespace '{namespace}', '{}'",
-                    dir.display()
-                ),
-            )
-            .with_source(e)
+            not_empty().unwrap_or_else(|| {
+                Error::new(
+                    ErrorKind::Io,
+                    format!(
+                        "cannot remove the directory of namespace '{namespace}', '{}'",
+                        dir.display()
+                    ),
+                )
+                .with_source(e)
+            })
         })
     }
 
@@ -640,8 +723,10 @@ impl Catalog for FileSystemCatalog {
     /// shows, and is then removed. So a drop killed at any moment leaves the table whole
     /// at its last commit or gone, never an older version (deleting `metadata/` file by
     /// file would make a lower `v<N>.metadata.json` current) nor a table whose files are
-    /// half deleted; what it leaves is hidden debris. Files a purge deletes outside the
-    /// moved directory are listed from the metadata before the rename.
+    /// half deleted; what it leaves is hidden debris, which the next `DROP TABLE` in the
+    /// namespace (or of a table kept at that directory) or `DROP NAMESPACE` removes. Files
+    /// a purge deletes outside the moved directory are listed from the metadata before the
+    /// rename (a killed purge leaves those, as Java's does).
     ///
     /// Errors: [`ErrorKind::NotFound`] for an unknown table; [`ErrorKind::Io`] naming the
     /// directory when it cannot be renamed (nothing is dropped then); a purge's errors
@@ -657,16 +742,15 @@ impl Catalog for FileSystemCatalog {
         };
         // the data directory holds data files that are kept without gc.enabled
         let whole = crate::table_properties::gc_enabled(&table.metadata().properties);
-        let unique = uuid::Uuid::new_v4();
         let (moved, hidden, moved_location) = match whole {
             true => (
                 dir.clone(),
-                dir.with_file_name(format!(".{}.dropped-{unique}", ident.name)),
+                dir.with_file_name(leftovers::dropped_name(&ident.name)),
                 location.clone(),
             ),
             false => (
                 dir.join("metadata"),
-                dir.join(format!(".metadata.dropped-{unique}")),
+                dir.join(leftovers::dropped_name("metadata")),
                 format!("{location}/metadata"),
             ),
         };
@@ -691,102 +775,25 @@ impl Catalog for FileSystemCatalog {
             normalize_location(f).map_or(true, |f| f.starts_with(&prefix))
         })
         .await?;
-        // dropped already: what cannot be removed stays as hidden debris
+        // dropped already: what cannot be removed stays as hidden debris; and so do the
+        // hidden directories of drops killed before this point, removed here too (in
+        // the namespace's directory, or in the table's when only `metadata/` moved)
         let _ = std::fs::remove_dir_all(&hidden);
+        if let Some(namespace_dir) = dir.parent() {
+            leftovers::remove_drop_leftovers(namespace_dir);
+        }
+        if !whole {
+            leftovers::remove_drop_leftovers(&dir);
+        }
         Ok(())
     }
 }
 
-/// Create `<dir>/<name>` holding `bytes`, only when no file has that name, only in the
-/// existing directory `dir`, and only while `base_held()` says the base version file is
-/// still the one the commit read: the bytes go to a hidden staging file in `dir`, which
-/// is then hard-linked to `name` (atomic, fails when `name` exists) and removed. Unlike
-/// an object store `put`, no missing directory is created, so a commit racing a `DROP
-/// TABLE` (which renames the table directory away) fails instead of making `metadata/`
-/// anew with one metadata file whose manifests are gone. `base_held` is asked before and
-/// after the link: a table dropped and created again under the name (a new `metadata/`)
-/// fails the commit, and a file linked into the new table's directory is removed again.
-///
-/// Errors: `AlreadyExists` (another commit won), `NotFound` (`dir` is gone, or
-/// `base_held` said no), other I/O errors.
-fn create_version_file(
-    dir: &std::path::Path,
-    name: &str,
-    bytes: &[u8],
-    base_held: impl Fn() -> bool,
-) -> std::io::Result<()> {
-    use std::io::Write;
-    let replaced = || {
-        std::io::Error::new(
-            std::io::ErrorKind::NotFound,
-            "the base metadata file is gone or was replaced",
-        )
-    };
-    let staging = dir.join(format!(".{name}.{}.staging", uuid::Uuid::new_v4()));
-    let target = dir.join(name);
-    let written = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&staging)
-        .and_then(|mut f| f.write_all(bytes))
-        .and_then(|()| {
-            // a version past the base is another commit's (a lost race, retried), even
-            // when that commit removed the base file (`write.metadata.delete-after-commit`)
-            if target.exists() {
-                return Err(std::io::ErrorKind::AlreadyExists.into());
-            }
-            match base_held() {
-                true => std::fs::hard_link(&staging, &target),
-                false => Err(replaced()),
-            }
-        })
-        .and_then(|()| match base_held() {
-            true => Ok(()),
-            false => {
-                let _ = std::fs::remove_file(&target);
-                Err(replaced())
-            }
-        });
-    let _ = std::fs::remove_file(&staging);
-    written
-}
-
-/// What tells a file from another that took its path: device and inode (Unix), size
-/// and modification time.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct FileIdentity {
-    #[cfg(unix)]
-    device_inode: (u64, u64),
-    len: u64,
-    modified: Option<std::time::SystemTime>,
-}
-
-impl FileIdentity {
-    /// The identity of the file at `path`; `None` when it cannot be read.
-    fn of(path: &std::path::Path) -> Option<Self> {
-        let m = std::fs::metadata(path).ok()?;
-        Some(Self {
-            #[cfg(unix)]
-            device_inode: {
-                use std::os::unix::fs::MetadataExt;
-                (m.dev(), m.ino())
-            },
-            len: m.len(),
-            modified: m.modified().ok(),
-        })
-    }
-}
-
-/// Remove `dir` and the directories under it when they hold no file (bottom-up; a
-/// directory that is not empty, or cannot be read, stays).
-fn remove_empty_dirs(dir: &std::path::Path) {
-    if let Ok(entries) = std::fs::read_dir(dir) {
-        for e in entries.flatten() {
-            if e.file_type().is_ok_and(|t| t.is_dir()) {
-                remove_empty_dirs(&e.path());
-            }
-        }
-    }
-    // fails, as it should, on a directory that is not empty
-    let _ = std::fs::remove_dir(dir);
+/// What a directory of the warehouse is ([`FileSystemCatalog::dir_kind`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum DirKind {
+    Table,
+    /// a `CREATE TABLE` or CTAS killed before it committed (or still running)
+    CreateLeftover,
+    Namespace,
 }

@@ -46,6 +46,7 @@ pub use commit::{TableCreation, METADATA_PATH};
 pub(crate) use purge::{delete_files, files_to_purge, purge_table_files};
 
 pub use config::{load_catalog, CatalogConfig};
+pub(crate) use filesystem::is_commit_staging_name;
 pub use filesystem::FileSystemCatalog;
 #[cfg(feature = "cloud")]
 pub use rest::RestCatalog;

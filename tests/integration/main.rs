@@ -45,6 +45,7 @@ mod fuzz_parsers;
 mod gc_disabled;
 mod interop;
 mod interop_writes;
+mod killed_leftovers;
 mod locations;
 mod maintenance;
 mod maintenance_zorder;

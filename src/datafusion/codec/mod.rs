@@ -549,7 +549,7 @@ impl IcebergPhysicalCodec {
 /// first codec encodes every function as nothing, and a worker resolves a function sent
 /// so in its own session first, so worker sessions register these
 /// ([`IcebergWorkerSessionBuilder`](super::distributed::IcebergWorkerSessionBuilder)).
-pub(crate) const UDFS_BY_NAME: [&str; 7] = [
+pub(crate) const UDFS_BY_NAME: [&str; 8] = [
     FLOOR_TIME_UNITS,
     WRITE_CAST,
     NORMALIZE_NAN_AND_ZERO,

@@ -100,8 +100,7 @@ pub(super) async fn plan(ctx: &SessionContext, statement: &str) -> Result<Option
         .iter()
         .map(|f| f.name().clone())
         .collect();
-    let partition_columns = identity_partition_columns(iceberg);
-    let nested_partitions = nested_identity_partitions(iceberg);
+    let (partition_columns, nested_partitions) = identity_partition_sources(iceberg);
     let resolve = |wanted: String| -> Result<String> {
         let found = columns.iter().find(|c| **c == wanted).or_else(|| {
             let mut folded = columns.iter().filter(|c| c.eq_ignore_ascii_case(&wanted));
@@ -357,44 +356,25 @@ pub(super) fn column_list_first(ctx: &SessionContext, statement: &str) -> Option
     ))
 }
 
-/// The top-level columns that are the source of an identity field of the table's default
-/// partition spec, in the spec's order.
-fn identity_partition_columns(table: &IcebergTableProvider) -> Vec<String> {
+/// The sources of the identity fields of the table's default partition spec, in the
+/// spec's order: the top-level columns, then the dotted names of the nested fields
+/// (inside structs). Spark's partition clause names top-level columns only
+/// (`ResolveInsertInto` takes identity transforms of one-part references), so the nested
+/// ones cannot be given there.
+fn identity_partition_sources(table: &IcebergTableProvider) -> (Vec<String>, Vec<String>) {
     let metadata = table.table().metadata();
     let schema = metadata.current_schema();
     let Some(spec) = metadata.default_partition_spec() else {
-        return Vec::new();
+        return (Vec::new(), Vec::new());
     };
-    spec.fields
-        .iter()
-        .filter(|f| f.transform.is_identity())
-        .filter_map(|f| {
-            schema
-                .fields
-                .fields
-                .iter()
-                .find(|c| c.id == f.source_id)
-                .map(|c| c.name.clone())
-        })
-        .collect()
-}
-
-/// The dotted names of the nested fields (inside structs) that are the source of an
-/// identity field of the table's default partition spec, in the spec's order: Spark's
-/// partition clause names top-level columns only (`ResolveInsertInto` takes identity
-/// transforms of one-part references), so these cannot be given there.
-fn nested_identity_partitions(table: &IcebergTableProvider) -> Vec<String> {
-    let metadata = table.table().metadata();
-    let schema = metadata.current_schema();
-    let Some(spec) = metadata.default_partition_spec() else {
-        return Vec::new();
-    };
-    spec.fields
-        .iter()
-        .filter(|f| f.transform.is_identity())
-        .filter(|f| schema.columns().iter().all(|c| c.id != f.source_id))
-        .filter_map(|f| crate::datafusion::sql::column_name(schema, f.source_id))
-        .collect()
+    let (mut top, mut nested) = (Vec::new(), Vec::new());
+    for f in spec.fields.iter().filter(|f| f.transform.is_identity()) {
+        match schema.columns().iter().find(|c| c.id == f.source_id) {
+            Some(column) => top.push(column.name.clone()),
+            None => nested.extend(crate::datafusion::sql::column_name(schema, f.source_id)),
+        }
+    }
+    (top, nested)
 }
 
 /// Whether `value` is a literal as Spark's partition clause takes one: a number, string,

@@ -253,7 +253,11 @@ impl TableScan {
         }
         let metadata = self.table.metadata();
         match &self.snapshot {
-            Some(s) => metadata.schema_for_snapshot(s),
+            // a snapshot naming no schema is refused where it is chosen (time travel);
+            // a scan built on one by hand binds to the current schema
+            Some(s) => metadata
+                .schema_for_snapshot(s)
+                .unwrap_or_else(|_| metadata.current_schema()),
             None => metadata.current_schema(),
         }
     }

@@ -13,6 +13,7 @@ mod legacy_avro_decoder;
 pub mod manifest;
 mod manifest_columns;
 pub mod manifest_list;
+mod metadata_checks;
 pub mod name_mapping;
 pub mod partition;
 pub mod schema;

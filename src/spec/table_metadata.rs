@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use serde::Deserialize;
 use serde_json::Value as JsonValue;
 
-use super::partition::{PartitionSpec, Transform};
+use super::partition::PartitionSpec;
 use super::schema::Schema;
 use super::snapshot::{
     EncryptionKey, MetadataLogEntry, PartitionStatisticsFile, Snapshot, SnapshotLogEntry,
@@ -290,100 +290,8 @@ impl TableMetadata {
             encryption_keys: raw.encryption_keys.unwrap_or_default(),
         };
         metadata.validate_references()?;
+        metadata.validate_consistency()?;
         Ok(metadata)
-    }
-
-    /// Check that every id the metadata refers to names something, once, when it is read
-    /// (spec: "Table Metadata Fields", "Schemas", "Partition Specs", "Snapshot References"):
-    ///
-    /// - field ids are unique within each schema (spec: "every field has an id … unique
-    ///   within the schema"; Java fails to index such a schema);
-    /// - `current-schema-id` names a schema in `schemas`;
-    /// - `default-spec-id` names a spec in `partition-specs`;
-    /// - `default-sort-order-id` names an order in `sort-orders`, or is 0, the id the spec
-    ///   reserves for the unsorted order (v1 writers may omit `sort-orders`);
-    /// - `current-snapshot-id` (-1 or absent: none) and every ref's `snapshot-id` name a
-    ///   snapshot in `snapshots`;
-    /// - every field of the default partition spec (the one writers use) with a transform
-    ///   other than `void` has a `source-id` naming a field of *some* schema. A spec may
-    ///   keep partitioning by a column a later schema dropped, so an id only older schemas
-    ///   hold is fine; older specs are not checked at all, because once the snapshots of
-    ///   the schemas holding their column are expired, Java's metadata cleanup may remove
-    ///   those schemas while manifests written with the spec stay live (Java binds such
-    ///   specs unchecked).
-    ///
-    /// Errors: [`InvalidData`](crate::ErrorKind::InvalidData) naming the field and the id;
-    /// the caller adds the metadata file's name.
-    fn validate_references(&self) -> Result<()> {
-        for schema in &self.schemas {
-            if let Some((id, first, second)) = schema.duplicate_field_id() {
-                return Err(Error::invalid_data(format!(
-                    "schema {}: field id {id} is used by both '{first}' and '{second}' \
-                     (field ids must be unique within a schema)",
-                    schema.schema_id
-                )));
-            }
-        }
-        if self.schema_by_id(self.current_schema_id).is_none() {
-            return Err(Error::invalid_data(format!(
-                "'current-schema-id' {} names no schema in 'schemas'",
-                self.current_schema_id
-            )));
-        }
-        if self.partition_spec_by_id(self.default_spec_id).is_none() {
-            return Err(Error::invalid_data(format!(
-                "'default-spec-id' {} names no spec in 'partition-specs'",
-                self.default_spec_id
-            )));
-        }
-        if self.default_sort_order_id != 0
-            && !self
-                .sort_orders
-                .iter()
-                .any(|o| o.order_id == self.default_sort_order_id)
-        {
-            return Err(Error::invalid_data(format!(
-                "'default-sort-order-id' {} names no order in 'sort-orders'",
-                self.default_sort_order_id
-            )));
-        }
-        if let Some(id) = self.current_snapshot_id {
-            if self.snapshot_by_id(id).is_none() {
-                return Err(Error::invalid_data(format!(
-                    "'current-snapshot-id' {id} names no snapshot in 'snapshots'"
-                )));
-            }
-        }
-        let mut refs: Vec<_> = self.refs.iter().collect();
-        refs.sort_by(|a, b| a.0.cmp(b.0));
-        for (name, r) in refs {
-            if self.snapshot_by_id(r.snapshot_id).is_none() {
-                return Err(Error::invalid_data(format!(
-                    "'refs': '{name}' has 'snapshot-id' {} that names no snapshot in 'snapshots'",
-                    r.snapshot_id
-                )));
-            }
-        }
-        if let Some(spec) = self.default_partition_spec() {
-            for f in spec
-                .fields
-                .iter()
-                .filter(|f| f.transform != Transform::Void)
-            {
-                if !self
-                    .schemas
-                    .iter()
-                    .any(|s| s.field_by_id(f.source_id).is_some())
-                {
-                    return Err(Error::invalid_data(format!(
-                        "partition spec {}: field '{}' has 'source-id' {} that names no field \
-                         of any schema",
-                        spec.spec_id, f.name, f.source_id
-                    )));
-                }
-            }
-        }
-        Ok(())
     }
 
     /// The current schema.
@@ -439,12 +347,23 @@ impl TableMetadata {
         self.snapshots.iter().find(|s| s.snapshot_id == id)
     }
 
-    /// The schema a snapshot was written with (its `schema-id`), else the current schema.
-    pub fn schema_for_snapshot(&self, snapshot: &Snapshot) -> &Schema {
-        snapshot
-            .schema_id
-            .and_then(|id| self.schema_by_id(id))
-            .unwrap_or_else(|| self.current_schema())
+    /// The schema a snapshot was written with (its `schema-id`), else (a snapshot of a
+    /// writer that recorded none) the current schema.
+    ///
+    /// Errors: [`InvalidData`](crate::ErrorKind::InvalidData) naming the snapshot and the
+    /// id when its `schema-id` names no schema in `schemas` (Iceberg Java's
+    /// `SnapshotUtil.schemaFor` refuses it too): reading it with another schema would
+    /// answer with other columns.
+    pub fn schema_for_snapshot(&self, snapshot: &Snapshot) -> Result<&Schema> {
+        match snapshot.schema_id {
+            None => Ok(self.current_schema()),
+            Some(id) => self.schema_by_id(id).ok_or_else(|| {
+                Error::invalid_data(format!(
+                    "snapshot {} has 'schema-id' {id}, which names no schema in 'schemas'",
+                    snapshot.snapshot_id
+                ))
+            }),
+        }
     }
 }
 

@@ -44,7 +44,7 @@ pub(super) async fn compute_table_stats(
     let Some(snapshot) = snapshot else {
         return path_result(ctx, STATISTICS_FILE, None);
     };
-    let schema = loaded.metadata().schema_for_snapshot(&snapshot).clone();
+    let schema = loaded.metadata().schema_for_snapshot(&snapshot)?.clone();
     let names = match args.get("columns") {
         None => schema
             .fields

@@ -282,7 +282,8 @@ impl IcebergTableProvider {
     /// The same table at snapshot `id`, read with the schema that snapshot was written
     /// with (as Iceberg Java's `SnapshotUtil.schemaFor` does for time travel by id),
     /// sharing this provider's caches (they hold immutable files only).
-    /// Errors with [`crate::ErrorKind::NotFound`] naming the id.
+    /// Errors with [`crate::ErrorKind::NotFound`] naming the id, or `InvalidData` when the
+    /// snapshot's `schema-id` names no schema.
     pub fn with_snapshot_id(self, id: i64) -> Result<Self> {
         let metadata = self.table.metadata();
         let snapshot = metadata.snapshot_by_id(id).cloned().ok_or_else(|| {
@@ -291,7 +292,7 @@ impl IcebergTableProvider {
                 self.display_name()
             ))
         })?;
-        let schema = metadata.schema_for_snapshot(&snapshot).clone();
+        let schema = metadata.schema_for_snapshot(&snapshot)?.clone();
         let caches = self.caches.clone();
         let mut provider = Self::at_snapshot(self.table, Some(snapshot), schema, self.view_types)?
             .with_caches(caches);

@@ -399,16 +399,22 @@ pub(crate) fn partitions_table(
         let f = &e.data_file;
         match f.content {
             DataContentType::Data => {
-                stats.record_count += f.record_count;
+                stats.record_count = stats.record_count.saturating_add(f.record_count);
                 stats.file_count += 1;
-                stats.total_data_file_size_in_bytes += f.file_size_in_bytes;
+                stats.total_data_file_size_in_bytes = stats
+                    .total_data_file_size_in_bytes
+                    .saturating_add(f.file_size_in_bytes);
             }
             DataContentType::PositionDeletes => {
-                stats.position_delete_record_count += f.record_count;
+                stats.position_delete_record_count = stats
+                    .position_delete_record_count
+                    .saturating_add(f.record_count);
                 stats.position_delete_file_count += 1;
             }
             DataContentType::EqualityDeletes => {
-                stats.equality_delete_record_count += f.record_count;
+                stats.equality_delete_record_count = stats
+                    .equality_delete_record_count
+                    .saturating_add(f.record_count);
                 stats.equality_delete_file_count += 1;
             }
         }

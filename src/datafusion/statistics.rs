@@ -178,7 +178,11 @@ fn metrics_column(
 ) -> ColumnStatistics {
     let mut column = ColumnStatistics::new_unknown();
     column.byte_size = match data_type.primitive_width() {
-        Some(width) => Precision::Exact(width * rows),
+        // `rows` comes from the manifest (`record_count`), which may hold any value: a
+        // product beyond `usize` is unknown, not a panic or a wrapped size
+        Some(width) => width
+            .checked_mul(rows)
+            .map_or(Precision::Absent, Precision::Exact),
         // On-disk (compressed) bytes: an underestimate of the decoded size, but the
         // optimizer only compares sizes, and absent sizes stop it from comparing at all.
         None => data_file
@@ -447,6 +451,20 @@ mod tests {
     /// A negative `record_count` (-1: unknown) gives no row count and no metrics read
     /// against it (an exact count of 0 rows, or null count = rows, would drop the rows
     /// or read them as NULL); the partition value still fills its column.
+    #[test]
+    fn a_record_count_too_large_for_the_byte_size_leaves_it_unknown() {
+        // 2^62 rows of an 8-byte column overflow `usize`: unknown, not a panic (a debug
+        // build) or a wrapped size (a release build)
+        let mut file = data_file();
+        file.record_count = 1 << 62;
+        let s = stats(&file, false);
+        assert_eq!(s.num_rows, Precision::Exact(1 << 62));
+        assert_eq!(s.column_statistics[0].byte_size, Precision::Absent);
+        file.record_count = 1 << 40;
+        let s = stats(&file, false);
+        assert_eq!(s.column_statistics[0].byte_size, Precision::Exact(8 << 40));
+    }
+
     #[test]
     fn an_unknown_record_count_gives_no_counts() {
         let mut file = data_file();

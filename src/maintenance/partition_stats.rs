@@ -264,12 +264,17 @@ impl<'a> StatsAccumulator<'a> {
                 let file = &entry.data_file;
                 match file.content {
                     DataContentType::Data => {
-                        row.data_record_count += file.record_count;
+                        row.data_record_count =
+                            row.data_record_count.saturating_add(file.record_count);
                         row.data_file_count += 1;
-                        row.total_data_file_size_in_bytes += file.file_size_in_bytes;
+                        row.total_data_file_size_in_bytes = row
+                            .total_data_file_size_in_bytes
+                            .saturating_add(file.file_size_in_bytes);
                     }
                     DataContentType::PositionDeletes => {
-                        row.position_delete_record_count += file.record_count;
+                        row.position_delete_record_count = row
+                            .position_delete_record_count
+                            .saturating_add(file.record_count);
                         if file.file_format == DataFileFormat::Puffin {
                             row.dv_count += 1;
                         } else {
@@ -277,7 +282,9 @@ impl<'a> StatsAccumulator<'a> {
                         }
                     }
                     DataContentType::EqualityDeletes => {
-                        row.equality_delete_record_count += file.record_count;
+                        row.equality_delete_record_count = row
+                            .equality_delete_record_count
+                            .saturating_add(file.record_count);
                         row.equality_delete_file_count += 1;
                     }
                 }

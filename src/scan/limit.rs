@@ -68,7 +68,7 @@ impl TableScan {
             if rows >= want {
                 continue;
             }
-            rows += entry.data_file.record_count;
+            rows = rows.saturating_add(entry.data_file.record_count);
             let location = self.table.file_io().remap(&entry.data_file.file_path)?;
             plan.tasks.push(FileScanTask {
                 entry: Arc::clone(entry),

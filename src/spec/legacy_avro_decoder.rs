@@ -101,7 +101,7 @@ pub(super) fn parse_manifest(
                 .map_err(|e| e.context(format!("manifest '{location}', entry {i}")))
         })
         .collect::<Result<Vec<_>>>()?;
-    super::manifest::inherit_first_row_ids(&mut entries, manifest);
+    super::manifest::inherit_first_row_ids(&mut entries, manifest)?;
     Ok(entries)
 }
 

@@ -229,7 +229,7 @@ pub fn parse_manifest_keeping(
             );
         }
     }
-    inherit_first_row_ids(&mut entries, manifest);
+    inherit_first_row_ids(&mut entries, manifest)?;
     Ok(entries)
 }
 
@@ -239,9 +239,15 @@ pub fn parse_manifest_keeping(
 /// (in manifest order) that had none. Deleted entries take no ids, as in Java's reader:
 /// the manifest list reserved a range for the added and existing rows only (a manifest
 /// from before an upgrade to v3 can hold deleted entries without ids).
-pub(super) fn inherit_first_row_ids(entries: &mut [ManifestEntry], manifest: &ManifestFile) {
+///
+/// Errors: [`InvalidData`](crate::ErrorKind::InvalidData) naming the manifest when the
+/// ids run past `i64` (a `record_count` no real file has).
+pub(super) fn inherit_first_row_ids(
+    entries: &mut [ManifestEntry],
+    manifest: &ManifestFile,
+) -> Result<()> {
     let Some(mut next) = manifest.first_row_id else {
-        return;
+        return Ok(());
     };
     for e in entries.iter_mut() {
         if e.status == ManifestStatus::Deleted {
@@ -250,9 +256,16 @@ pub(super) fn inherit_first_row_ids(entries: &mut [ManifestEntry], manifest: &Ma
         let f = &mut e.data_file;
         if f.content == DataContentType::Data && f.first_row_id.is_none() {
             f.first_row_id = Some(next);
-            next += f.record_count;
+            next = next.checked_add(f.record_count).ok_or_else(|| {
+                Error::invalid_data(format!(
+                    "manifest '{}': row ids inherited from 'first_row_id' {:?} run past the \
+                     largest row id at data file '{}' ('record_count' {})",
+                    manifest.manifest_path, manifest.first_row_id, f.file_path, f.record_count
+                ))
+            })?;
         }
     }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -304,7 +317,7 @@ mod tests {
             entry(Existing, 7, Some(40)),
             entry(Added, 3, None),
         ];
-        inherit_first_row_ids(&mut entries, &manifest);
+        inherit_first_row_ids(&mut entries, &manifest).unwrap();
         let ids: Vec<Option<i64>> = entries.iter().map(|e| e.data_file.first_row_id).collect();
         // ids 100..108: within the 15 the manifest list reserved (added + existing rows)
         assert_eq!(ids, [None, Some(100), Some(40), Some(105)]);
@@ -312,7 +325,7 @@ mod tests {
         let mut entries = vec![entry(Added, 5, None)];
         let mut old = manifest.clone();
         old.first_row_id = None;
-        inherit_first_row_ids(&mut entries, &old);
+        inherit_first_row_ids(&mut entries, &old).unwrap();
         assert_eq!(entries[0].data_file.first_row_id, None);
     }
 }

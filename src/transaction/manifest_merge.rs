@@ -74,7 +74,7 @@ pub(crate) async fn merge_manifests(
         for m in group {
             match bins.last_mut() {
                 Some(bin) if size + m.manifest_length <= policy.target_bytes => {
-                    size += m.manifest_length;
+                    size = size.saturating_add(m.manifest_length);
                     bin.push(m);
                 }
                 _ => {

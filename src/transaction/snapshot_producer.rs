@@ -437,7 +437,18 @@ impl SnapshotProducer {
             // their rows get ids in the first commit after it
             if v3 && f.content == ManifestContent::Data && (own || f.first_row_id.is_none()) {
                 f.first_row_id = Some(next_row_id);
-                next_row_id += f.added_rows_count.unwrap_or(0) + f.existing_rows_count.unwrap_or(0);
+                next_row_id = f
+                    .added_rows_count
+                    .unwrap_or(0)
+                    .checked_add(f.existing_rows_count.unwrap_or(0))
+                    .and_then(|rows| next_row_id.checked_add(rows))
+                    .ok_or_else(|| {
+                        Error::invalid_data(format!(
+                            "manifest '{}': its added and existing row counts run row ids past \
+                             the largest row id",
+                            f.manifest_path
+                        ))
+                    })?;
             }
         }
         self.attempt += 1;

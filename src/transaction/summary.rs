@@ -99,7 +99,7 @@ impl SnapshotSummary {
         match file.content {
             DataContentType::Data => {
                 self.added_data_files += 1;
-                self.added_records += file.record_count;
+                self.added_records = self.added_records.saturating_add(file.record_count);
             }
             DataContentType::PositionDeletes => {
                 self.added_delete_files += 1;
@@ -108,12 +108,16 @@ impl SnapshotSummary {
                 } else {
                     self.added_position_delete_files += 1;
                 }
-                self.added_position_deletes += file.record_count;
+                self.added_position_deletes = self
+                    .added_position_deletes
+                    .saturating_add(file.record_count);
             }
             DataContentType::EqualityDeletes => {
                 self.added_delete_files += 1;
                 self.added_equality_delete_files += 1;
-                self.added_equality_deletes += file.record_count;
+                self.added_equality_deletes = self
+                    .added_equality_deletes
+                    .saturating_add(file.record_count);
             }
         }
     }
@@ -137,7 +141,7 @@ impl SnapshotSummary {
         match file.content {
             DataContentType::Data => {
                 self.deleted_data_files += 1;
-                self.deleted_records += file.record_count;
+                self.deleted_records = self.deleted_records.saturating_add(file.record_count);
             }
             DataContentType::PositionDeletes => {
                 self.removed_delete_files += 1;
@@ -146,12 +150,16 @@ impl SnapshotSummary {
                 } else {
                     self.removed_position_delete_files += 1;
                 }
-                self.removed_position_deletes += file.record_count;
+                self.removed_position_deletes = self
+                    .removed_position_deletes
+                    .saturating_add(file.record_count);
             }
             DataContentType::EqualityDeletes => {
                 self.removed_delete_files += 1;
                 self.removed_equality_delete_files += 1;
-                self.removed_equality_deletes += file.record_count;
+                self.removed_equality_deletes = self
+                    .removed_equality_deletes
+                    .saturating_add(file.record_count);
             }
         }
     }

@@ -670,7 +670,7 @@ impl ManifestWriter {
         }
         let count = &mut self.counts[status as usize];
         count.0 += 1;
-        count.1 += f.record_count;
+        count.1 = count.1.saturating_add(f.record_count);
         let snapshot_id = Value::Long(entry.snapshot_id.unwrap_or(self.snapshot_id));
         let data_file = data_file_value(f, &self.partition_fields, self.version)?;
         self.values

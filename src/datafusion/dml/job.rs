@@ -166,7 +166,9 @@ impl RowLevelJob {
         if read {
             self.whole_read.insert(file.file_path.clone());
         } else {
-            self.whole_rows += u64::try_from(file.record_count).unwrap_or(0);
+            self.whole_rows = self
+                .whole_rows
+                .saturating_add(u64::try_from(file.record_count).unwrap_or(0));
         }
         self.whole.push((spec_id, file));
     }

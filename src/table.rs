@@ -232,12 +232,13 @@ impl Table {
 
     /// The current metadata file of the table in `table_dir`: the one
     /// `metadata/version-hint.text` names (or a newer `v<N>` one), else, when the hint is
-    /// missing, unreadable, empty, not a version or names a missing file, the highest-versioned
-    /// metadata file in `metadata/` (as Iceberg Java's `HadoopTableOperations` falls back
-    /// to listing the directory).
+    /// missing, unreadable, empty or not a version, the highest-versioned metadata file in
+    /// `metadata/` (as Iceberg Java's `HadoopTableOperations` falls back to listing the
+    /// directory).
     ///
     /// Errors: [`ErrorKind::InvalidData`] when `table_dir` is a file, not a directory
-    /// (a data file, a `version-hint.text`, any file not named `….metadata.json`);
+    /// (a data file, a `version-hint.text`, any file not named `….metadata.json`), or when
+    /// the hint names a version whose metadata file is missing (as Java refuses it);
     /// [`ErrorKind::NotFound`] when no metadata file is found.
     async fn find_metadata_file(io: &FileIO, table_dir: &str) -> Result<String> {
         match Self::find_metadata_file_in(io, table_dir).await {
@@ -290,13 +291,16 @@ impl Table {
                 "{meta_dir}/{}",
                 text.rsplit('/').next().unwrap_or(&text)
             )]
-        } else if text.parse::<u64>().is_ok() {
+        } else if text.parse::<u64>().is_ok_and(|v| v > 0) {
             vec![
                 format!("{meta_dir}/v{text}.metadata.json"),
                 format!("{meta_dir}/v{text}.gz.metadata.json"),
             ]
         } else if text.is_empty() {
             return Ok(Hint::Unusable(format!("'{hint}' is empty")));
+        } else if text.parse::<u64>().is_ok() {
+            // version 0: no commit yet (Java takes the table as not created)
+            return Ok(Hint::Unusable(format!("'{hint}' names version 0")));
         } else {
             let shown: String = text.chars().take(40).collect();
             return Ok(Hint::Unusable(format!(
@@ -310,9 +314,17 @@ impl Table {
                 break;
             }
         }
+        // A hint that names a version whose file is gone is a lost commit, not a stale
+        // hint: reading the version before it would answer with old rows, and the next
+        // commit would write the lost version's file again over it (Iceberg Java's
+        // `HadoopTableOperations.refresh`: "Metadata file for version … is missing").
+        // InvalidData, not NotFound: the table exists, and must not look absent to a
+        // `CREATE TABLE`.
         let Some(file) = file else {
-            return Ok(Hint::Unusable(format!(
-                "'{hint}' names version '{text}', but no such metadata file exists"
+            return Err(Error::invalid_data(format!(
+                "'{hint}' names version '{text}', but its metadata file is missing from \
+                 '{meta_dir}': the table's current version is lost (restore the file, or \
+                 write the version to go back to into '{hint}')"
             )));
         };
         // A writer creates v<N+1> before it rewrites the hint: probe past a stale hint

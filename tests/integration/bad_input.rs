@@ -397,17 +397,34 @@ async fn gzip_metadata_opens_by_path_and_by_directory() {
     assert_eq!(count_rows(root).await, Ok(61));
 }
 
-/// An empty or garbage `version-hint.text`, or one naming a missing version, is passed
-/// over for a listing of `metadata/` (as Iceberg Java's `HadoopTableOperations`); with
-/// no metadata file there either, the error names the hint and what it held.
+/// An empty or garbage `version-hint.text` (or version 0) is passed over for a listing of
+/// `metadata/` (as Iceberg Java's `HadoopTableOperations`); with no metadata file there
+/// either, the error names the hint and what it held. A hint naming a version whose file
+/// is missing is an error, not a fallback to an older version (Java: "Metadata file for
+/// version … is missing"): reading the older one would answer with its rows, and the next
+/// commit would write the lost version's file again.
 #[tokio::test]
 async fn an_unusable_hint_falls_back_to_listing_the_metadata_directory() {
     let dir = copy_sample();
     let meta = dir.path().join("metadata");
     let root = dir.path().to_str().unwrap();
-    for hint in ["", "\n", "garbage", "9", "v9.metadata.json"] {
+    for hint in ["", "\n", "garbage", "0"] {
         std::fs::write(meta.join("version-hint.text"), hint).expect("hint");
         assert_eq!(count_rows(root).await, Ok(61), "hint {hint:?}");
+    }
+    for hint in ["9", "v9.metadata.json"] {
+        std::fs::write(meta.join("version-hint.text"), hint).expect("hint");
+        let err = Table::open(root)
+            .await
+            .expect_err("a lost version is an error");
+        assert_eq!(err.kind(), ErrorKind::InvalidData, "{err}");
+        let text = err.to_string();
+        assert!(
+            text.contains("version-hint.text")
+                && text.contains(&format!("names version '{hint}'"))
+                && text.contains("metadata file is missing"),
+            "{text}"
+        );
     }
     for entry in std::fs::read_dir(&meta).unwrap() {
         let path = entry.unwrap().path();
@@ -418,7 +435,7 @@ async fn an_unusable_hint_falls_back_to_listing_the_metadata_directory() {
     for (hint, why) in [
         ("", "is empty"),
         ("garbage", "holds 'garbage', not a version number"),
-        ("9", "names version '9'"),
+        ("0", "names version 0"),
     ] {
         std::fs::write(meta.join("version-hint.text"), hint).expect("hint");
         let err = Table::open(root).await.expect_err("no metadata");
@@ -478,6 +495,107 @@ async fn metadata_naming_nothing_is_rejected_on_open_naming_file_and_field() {
                 "{needle}: {text}"
             );
         }
+    }
+}
+
+/// Metadata whose fields contradict each other is refused on open, naming the file and
+/// the fields (Iceberg Java's `TableMetadata` refuses each): reads and writes would
+/// otherwise disagree on the current snapshot, or a commit would reuse a sequence number
+/// (an older equality delete then deleting the rows it wrote) or row ids.
+#[tokio::test]
+async fn metadata_contradicting_itself_is_rejected_on_open_naming_file_and_fields() {
+    type Edit = fn(&mut serde_json::Value);
+    let cases: [(Edit, &str); 8] = [
+        (
+            |j| j["current-snapshot-id"] = (-1).into(),
+            "'current-snapshot-id' is not set, but the 'main' branch",
+        ),
+        (
+            |j| j["current-snapshot-id"] = j["snapshots"][0]["snapshot-id"].clone(),
+            "'current-snapshot-id' 3378843091875528318 does not match the 'main' branch's",
+        ),
+        (
+            |j| j["last-sequence-number"] = 1.into(),
+            "'sequence-number' 2, outside 0..='last-sequence-number' 1",
+        ),
+        (
+            |j| j["snapshots"][1]["sequence-number"] = (-4).into(),
+            "'sequence-number' -4",
+        ),
+        (
+            |j| {
+                let dup = j["snapshots"][0].clone();
+                j["snapshots"].as_array_mut().unwrap().push(dup);
+            },
+            "snapshot-id 3378843091875528318 appears twice",
+        ),
+        (
+            |j| {
+                let mut dup = j["schemas"][0].clone();
+                dup["fields"].as_array_mut().unwrap().pop();
+                j["schemas"].as_array_mut().unwrap().push(dup);
+            },
+            "schema-id 0 appears twice",
+        ),
+        (
+            |j| j["refs"]["main"]["type"] = "banana".into(),
+            "'main' has type 'banana'",
+        ),
+        (
+            |j| j["partition-specs"][0]["fields"][0]["transform"] = "bucket[0]".into(),
+            "partition spec 0: invalid transform bucket[0]",
+        ),
+    ];
+    for (edit, needle) in cases {
+        let dir = copy_sample();
+        edit_metadata(dir.path(), edit);
+        let by_path = dir.path().join("metadata/v4.metadata.json");
+        for location in [dir.path(), by_path.as_path()] {
+            let err = Table::open(location.to_str().unwrap())
+                .await
+                .expect_err(needle);
+            assert_eq!(err.kind(), ErrorKind::InvalidData, "{err}");
+            let text = err.to_string();
+            assert!(
+                text.contains(needle) && text.contains("v4.metadata.json"),
+                "{needle}: {text}"
+            );
+        }
+    }
+    // a snapshot's `schema-id` naming no schema: the table opens (its current state is
+    // sound), time travel to that snapshot is refused (Java's `SnapshotUtil.schemaFor`)
+    let dir = copy_sample();
+    edit_metadata(dir.path(), |j| j["snapshots"][0]["schema-id"] = 44.into());
+    let table = Table::open(dir.path().to_str().unwrap())
+        .await
+        .expect("opens");
+    let err = IcebergTableProvider::try_new(table)
+        .expect("provider")
+        .with_snapshot_id(3378843091875528318)
+        .expect_err("schema 44");
+    assert_eq!(err.kind(), ErrorKind::InvalidData, "{err}");
+    assert!(
+        err.to_string()
+            .contains("'schema-id' 44, which names no schema"),
+        "{err}"
+    );
+    // v3: `next-row-id` below the row ids the snapshots assigned, or negative
+    for (next, needle) in [
+        (
+            94,
+            "'first-row-id' 94 for 'added-rows' 1, beyond 'next-row-id' 94",
+        ),
+        (-10, "'next-row-id' -10 is negative"),
+    ] {
+        let dir = copy_table("corpus/spark_v3_deletion_vectors");
+        let file = dir.path().join("metadata/v9.metadata.json");
+        let mut j: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+        j["next-row-id"] = next.into();
+        std::fs::write(&file, j.to_string()).unwrap();
+        let err = Table::open(file.to_str().unwrap()).await.expect_err(needle);
+        assert_eq!(err.kind(), ErrorKind::InvalidData, "{err}");
+        assert!(err.to_string().contains(needle), "{needle}: {err}");
     }
 }
 

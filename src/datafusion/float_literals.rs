@@ -82,8 +82,36 @@ fn is_float(expr: &Expr, schema: &DFSchema) -> bool {
     )
 }
 
+/// `expr` as a double: a decimal literal becomes the double nearest its value (one
+/// rounding, as Spark's `BigDecimal.doubleValue`: arrow's cast divides the unscaled
+/// integer, already rounded to a double above 2^53, by a power of ten, so
+/// `22.139999389648438` became the double after the one it prints as); anything else is
+/// cast.
 fn to_double(expr: Expr) -> Expr {
-    Expr::Cast(Cast::new(Box::new(expr), DataType::Float64))
+    match nearest_double(&expr) {
+        Some(v) => Expr::Literal(ScalarValue::Float64(Some(v)), None),
+        None => Expr::Cast(Cast::new(Box::new(expr), DataType::Float64)),
+    }
+}
+
+/// The double nearest the value of a decimal literal (or its negation): its exact
+/// decimal text parsed by Rust's correctly rounded `f64` parser. `None` for a NULL or
+/// anything else.
+fn nearest_double(expr: &Expr) -> Option<f64> {
+    match expr {
+        Expr::Literal(value, _) => {
+            let (unscaled, scale) = match value {
+                ScalarValue::Decimal32(Some(v), _, s) => (v.to_string(), *s),
+                ScalarValue::Decimal64(Some(v), _, s) => (v.to_string(), *s),
+                ScalarValue::Decimal128(Some(v), _, s) => (v.to_string(), *s),
+                ScalarValue::Decimal256(Some(v), _, s) => (v.to_string(), *s),
+                _ => return None,
+            };
+            format!("{unscaled}e{}", -i32::from(scale)).parse().ok()
+        }
+        Expr::Negative(inner) => nearest_double(inner).map(|v| -v),
+        _ => None,
+    }
 }
 
 /// `expr` is a decimal literal or has a decimal type in `schema`.
@@ -277,6 +305,42 @@ mod tests {
                     .to_vec()
             })
             .collect()
+    }
+
+    /// A double printed with 17 significant digits, written back as a literal, finds its
+    /// own value: the literal is converted once, to the nearest double (arrow's cast of
+    /// the decimal rounded twice and missed it).
+    #[tokio::test]
+    async fn long_decimal_literals_are_the_nearest_double() {
+        let ctx = SessionContext::new();
+        use_decimal_literals(&ctx);
+        for value in [
+            22.139999389648438_f64,
+            98.80999755859375,
+            -0.30000000000000004,
+            1.0000000000000002,
+            123456789012345680.0,
+        ] {
+            let text = format!("{value:?}");
+            for (op, want) in [("=", 1), (">=", 1), ("<=", 1), ("<", 0), (">", 0)] {
+                let sql = format!(
+                    "SELECT count(*) FROM (VALUES (CAST('{text}' AS DOUBLE))) v(d) \
+                     WHERE d {op} {text}"
+                );
+                let batches = ctx
+                    .sql(&sql)
+                    .await
+                    .expect("plan")
+                    .collect()
+                    .await
+                    .expect("run");
+                let got = batches[0]
+                    .column(0)
+                    .as_primitive::<datafusion::arrow::datatypes::Int64Type>()
+                    .value(0);
+                assert_eq!(got, want, "{sql}");
+            }
+        }
     }
 
     #[tokio::test]

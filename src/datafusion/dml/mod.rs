@@ -276,7 +276,14 @@ pub(crate) async fn plan_merge(
         &merge_schema,
         on,
         merge::with_write_defaults(clauses, provider.arrow_schema(), provider.write_defaults()),
-        (provider.arrow_schema(), target_width),
+        (
+            provider.arrow_schema(),
+            target_width,
+            &crate::datafusion::struct_defaults::struct_write_defaults(
+                provider.iceberg_schema(),
+                provider.arrow_schema(),
+            )?,
+        ),
     )
     .await?;
     job.set_operation(RowLevelOp::Merge(actions), None);

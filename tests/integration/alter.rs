@@ -232,7 +232,9 @@ async fn pyiceberg_written_tables_evolve_and_read_alike() {
 /// v3 default values (spec "Default values"): columns added with a `DEFAULT` (top-level,
 /// required, in a struct) read their `initial-default` in the file written before them,
 /// `INSERT` and `MERGE … INSERT` fill the `write-default` of the columns they do not list
-/// (changed by `SET DEFAULT`, gone after `DROP DEFAULT`), and PyIceberg 0.12 reads the same
+/// (changed by `SET DEFAULT`, gone after `DROP DEFAULT`), a struct value that leaves out a
+/// field writes the field's `write-default` (`INSERT … SELECT`, `UPDATE`, `MERGE`), and
+/// PyIceberg 0.12 reads the same
 /// rows from the same files (it projects `initial-default`s, nested ones too) and the same
 /// defaults from the schema.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -286,7 +288,6 @@ async fn v3_defaults_read_alike_in_pyiceberg() {
         ),
     )
     .await;
-
     let table = catalog
         .load_table(&TableIdent::parse("ns.defaults"))
         .await
@@ -339,6 +340,50 @@ async fn v3_defaults_read_alike_in_pyiceberg() {
     .await;
     assert_eq!(filtered, ["1", "3"]);
 
+    // a struct value leaving out p.y writes its write-default: INSERT … SELECT, UPDATE and
+    // MERGE's UPDATE SET and INSERT
+    run(
+        &ctx,
+        "ALTER TABLE ice.ns.defaults ALTER COLUMN p.y SET DEFAULT -8",
+    )
+    .await;
+    run(
+        &ctx,
+        &format!("INSERT INTO {t} (id, p) SELECT 7, named_struct('x', 70)"),
+    )
+    .await;
+    run(
+        &ctx,
+        &format!("UPDATE {t} SET p = named_struct('x', 33) WHERE id = 3"),
+    )
+    .await;
+    run(
+        &ctx,
+        &format!(
+            "MERGE INTO {t} d USING (SELECT 8 AS id, 80 AS x UNION ALL SELECT 2, 20) src \
+             ON d.id = src.id WHEN MATCHED THEN UPDATE SET p = named_struct('x', src.x) \
+             WHEN NOT MATCHED THEN INSERT (id, p) VALUES (src.id, named_struct('x', src.x))"
+        ),
+    )
+    .await;
+
+    let expected = [
+        "1|10|-7|5|dflt|2024-02-29|12.50",
+        "2|20|-8|5|dflt|2024-02-29|12.50",
+        "3|33|-8|5|dflt|2024-02-29|12.50",
+        "4|40|44|5|four|2024-02-29|12.50",
+        "5|null|null|6|dflt|null|0.25",
+        "6|null|null|6|dflt|null|12.50",
+        "7|70|-8|6|dflt|null|12.50",
+        "8|80|-8|6|dflt|null|12.50",
+    ];
+    assert_eq!(crate::catalog::strings(&ctx, &all).await, expected);
+    let table = catalog
+        .load_table(&TableIdent::parse("ns.defaults"))
+        .await
+        .expect("table");
+    let schema = serde_json::to_value(table.metadata().current_schema()).expect("schema JSON");
+
     if python().is_none() {
         return;
     }
@@ -346,7 +391,7 @@ async fn v3_defaults_read_alike_in_pyiceberg() {
     // PyIceberg reads the defaults as we wrote them
     assert_eq!(pyi["schema"]["fields"], schema["fields"]);
     let ours = icefloe_rows(&ctx, t, &schema).await;
-    assert_eq!(ours.len(), 6);
+    assert_eq!(ours.len(), 8);
     assert_same_rows("defaults: icefloe vs PyIceberg", &rows(&pyi), &ours);
 }
 

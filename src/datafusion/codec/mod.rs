@@ -37,7 +37,8 @@
 //!   `float_keys`), **`icefloe_canonical_nan`** (a scan's one-NaN projection of float
 //!   columns that may hold NaN, `canonical_nan`), **`icefloe_partition_transform`** (a
 //!   partition transform in a writer's sort, its transform and source type literal
-//!   arguments, `transform_expr`) and the session-zone readings
+//!   arguments, `transform_expr`), **`icefloe_fill_defaults`** (the write-defaults of
+//!   a written struct's missing fields, `struct_defaults`) and the session-zone readings
 //!   `icefloe_[try_]zoned_wall_clock`. No icefloe expression needs an extension
 //!   encoding: datafusion-proto 55's composed codec would not pass one to this codec.
 //!
@@ -91,6 +92,7 @@ use super::iceberg_source::{IcebergParquetSource, IcebergScanState};
 use super::insert_column_casts::{write_cast_udf, WRITE_CAST};
 use super::min_max::{decode_min_max, encode_min_max};
 use super::position_delete_exec::{FileDeletes, PositionDeleteExec};
+use super::struct_defaults::{fill_defaults_udf, FILL_DEFAULTS};
 use super::struct_rename::{rename_fields_udf, RENAME_FIELDS};
 use super::time_narrowing::{floor_time_units_udf, FLOOR_TIME_UNITS};
 use super::transform_expr::{partition_transform_udf, PARTITION_TRANSFORM};
@@ -549,9 +551,10 @@ impl IcebergPhysicalCodec {
 /// first codec encodes every function as nothing, and a worker resolves a function sent
 /// so in its own session first, so worker sessions register these
 /// ([`IcebergWorkerSessionBuilder`](super::distributed::IcebergWorkerSessionBuilder)).
-pub(crate) const UDFS_BY_NAME: [&str; 8] = [
+pub(crate) const UDFS_BY_NAME: [&str; 9] = [
     FLOOR_TIME_UNITS,
     WRITE_CAST,
+    FILL_DEFAULTS,
     NORMALIZE_NAN_AND_ZERO,
     CANONICAL_NAN,
     PARTITION_TRANSFORM,
@@ -593,7 +596,8 @@ impl PhysicalExtensionCodec for IcebergPhysicalCodec {
     /// column), its session-zone readings of zone-less times
     /// (`icefloe_[try_]zoned_wall_clock`), [`NORMALIZE_NAN_AND_ZERO`] (float keys),
     /// [`CANONICAL_NAN`] (a scan's one NaN), [`PARTITION_TRANSFORM`] (a write's sort by
-    /// a transform) and [`RENAME_FIELDS`] (a written struct's field names) by their names, so that workers need not register them, and
+    /// a transform), [`RENAME_FIELDS`] (a written struct's field names) and
+    /// [`FILL_DEFAULTS`] (the write-defaults of a written struct's missing fields) by their names, so that workers need not register them, and
     /// icefloe's `greatest`/`least` by the bytes [`Self::try_encode_udf`] wrote.
     fn try_decode_udf(&self, name: &str, buf: &[u8]) -> DFResult<Arc<ScalarUDF>> {
         if let Some(udf) = decode_greatest_least(buf) {
@@ -606,6 +610,7 @@ impl PhysicalExtensionCodec for IcebergPhysicalCodec {
             CANONICAL_NAN => Ok(canonical_nan_udf()),
             PARTITION_TRANSFORM => Ok(partition_transform_udf()),
             RENAME_FIELDS => Ok(rename_fields_udf()),
+            FILL_DEFAULTS => Ok(fill_defaults_udf()),
             _ => zoned_wall_clock_udf(name)
                 .or_else(|| super::spark_functions::scalar_function(name))
                 .ok_or_else(|| {

@@ -19,6 +19,7 @@ use futures::StreamExt;
 use roaring::RoaringTreemap;
 
 use super::merge::MergeActions;
+use super::sorted_writer::{table_ordering, RowsWriter};
 use super::RowLevelMode;
 use crate::datafusion::delete_planning::DeletePlan;
 use crate::datafusion::insert::{data_location, WriteTarget};
@@ -298,8 +299,23 @@ impl RowLevelJob {
     }
 
     /// A data file writer; `lineage`: with the two row lineage columns after the
-    /// table's (reserved field ids 2147483540 and 2147483539).
-    fn writer_for(&self, lineage: bool) -> Result<PartitionedDataFileWriter> {
+    /// table's (reserved field ids 2147483540 and 2147483539). Its rows are sorted by the
+    /// table's sort order, as an `INSERT`'s are (module `sorted_writer`), with `context`'s
+    /// memory pool and spilling.
+    ///
+    /// Errors: a table without a default partition spec, or with a sort order a writer
+    /// cannot sort by (naming the statement and table).
+    fn writer_for(&self, lineage: bool, context: Arc<TaskContext>) -> Result<RowsWriter> {
+        let ordering = table_ordering(self.table(), self.provider.arrow_schema())
+            .map_err(|e| e.context(format!("{} of '{}'", self.statement, self.target.ident)))?;
+        Ok(RowsWriter::new(
+            self.data_file_writer(lineage)?,
+            ordering,
+            context,
+        ))
+    }
+
+    fn data_file_writer(&self, lineage: bool) -> Result<PartitionedDataFileWriter> {
         let m = self.table().metadata();
         let spec = m.default_partition_spec().ok_or_else(|| {
             Error::invalid_data(format!(
@@ -328,14 +344,18 @@ impl RowLevelJob {
     /// Pass one over one input partition: the positions to delete (of files not removed
     /// whole), the rows changed, the target rows a `MERGE` matched, and the new rows
     /// written (merge-on-read `UPDATE`, `MERGE`).
-    async fn find_matches(&self, mut input: SendableRecordBatchStream) -> Result<PassOne> {
+    async fn find_matches(
+        &self,
+        mut input: SendableRecordBatchStream,
+        context: Arc<TaskContext>,
+    ) -> Result<PassOne> {
         let writes_rows = match self.op {
             RowLevelOp::Merge(_) => true,
             RowLevelOp::Update(_) => self.mode == RowLevelMode::MergeOnRead,
             RowLevelOp::Delete => false,
         };
         let mut writer = if writes_rows {
-            Some(self.writer_for(self.keeps_lineage())?)
+            Some(self.writer_for(self.keeps_lineage(), context)?)
         } else {
             None
         };
@@ -455,9 +475,10 @@ impl RowLevelJob {
         &self,
         mut input: SendableRecordBatchStream,
         positions: &Positions,
+        context: Arc<TaskContext>,
     ) -> Result<Vec<DataFile>> {
         let lineage = self.keeps_lineage();
-        let mut writer = self.writer_for(lineage)?;
+        let mut writer = self.writer_for(lineage, context)?;
         let columns = self.provider.arrow_schema().fields().len();
         let result = async {
             while let Some(batch) = input.next().await {
@@ -558,8 +579,8 @@ impl RowLevelJob {
         // pass one, every input partition on its own task
         let mut tasks = tokio::task::JoinSet::new();
         for stream in streams {
-            let this = Arc::clone(self);
-            tasks.spawn(async move { this.find_matches(stream).await });
+            let (this, context) = (Arc::clone(self), Arc::clone(&context));
+            tasks.spawn(async move { this.find_matches(stream, context).await });
         }
         let (mut positions, mut count) = (Positions::new(), self.whole_rows);
         let (mut new_rows, mut failure) = (vec![], None);
@@ -769,7 +790,8 @@ impl RowLevelJob {
                 .execute(p, Arc::clone(&context))
                 .map_err(|e| (e.into(), vec![]))?;
             let (this, positions) = (Arc::clone(self), Arc::clone(positions));
-            tasks.spawn(async move { this.rewrite(stream, &positions).await });
+            let context = Arc::clone(&context);
+            tasks.spawn(async move { this.rewrite(stream, &positions, context).await });
         }
         let (mut files, mut failure) = (vec![], None);
         while let Some(joined) = tasks.join_next().await {

@@ -32,7 +32,7 @@ use datafusion::arrow::compute::{cast, filter_record_batch, CastOptions};
 use datafusion::arrow::datatypes::{DataType, Field, Schema as ArrowSchema, SchemaRef};
 use datafusion::catalog::Session;
 use datafusion::common::tree_node::{Transformed, TransformedResult, TreeNode};
-use datafusion::common::{Column, DFSchema, DFSchemaRef, Result as DFResult};
+use datafusion::common::{Column, DFSchema, DFSchemaRef, Result as DFResult, ScalarValue};
 use datafusion::datasource::{provider_as_source, TableProvider, TableType};
 use datafusion::logical_expr::dml::{MergeIntoAction, MergeIntoClause, MergeIntoClauseKind};
 use datafusion::logical_expr::utils::split_conjunction;
@@ -379,7 +379,11 @@ pub(crate) async fn plan_merge(
     merge_schema: &DFSchemaRef,
     on: Expr,
     clauses: Vec<MergeIntoClause>,
-    (target_schema, target_width): (&SchemaRef, usize),
+    (target_schema, target_width, struct_defaults): (
+        &SchemaRef,
+        usize,
+        &HashMap<String, ScalarValue>,
+    ),
 ) -> Result<(Arc<dyn ExecutionPlan>, MergeActions)> {
     let n = target_schema.fields().len();
     // a v3 table's row-level scan has the row's lineage after its file and position
@@ -466,12 +470,12 @@ pub(crate) async fn plan_merge(
                 for (column, expr) in assignments {
                     // DataFusion names the column alone (a quoted `"a.b"` is one name)
                     let index = column_index(&column)?;
+                    let expected = target_schema.field(index).data_type();
                     let expr = check_assignment(
                         "MERGE",
-                        &column,
+                        (&column, expected, struct_defaults.get(column.as_str())),
                         expr,
                         &joined_schema,
-                        target_schema.field(index).data_type(),
                     )?;
                     out.push((index, state.create_physical_expr(expr, &joined_schema)?));
                 }
@@ -497,12 +501,12 @@ pub(crate) async fn plan_merge(
                 let mut out = vec![];
                 for (column, expr) in columns.iter().zip(values) {
                     let index = column_index(column)?;
+                    let expected = target_schema.field(index).data_type();
                     let expr = check_assignment(
                         "MERGE",
-                        column,
+                        (column, expected, struct_defaults.get(column.as_str())),
                         expr,
                         &joined_schema,
-                        target_schema.field(index).data_type(),
                     )?;
                     out.push((index, state.create_physical_expr(expr, &joined_schema)?));
                 }

@@ -18,6 +18,9 @@
 //! | `copy-on-write` (default) | data files holding deleted rows are rewritten without them ([`OverwriteFiles`](crate::transaction::OverwriteFiles)) | data files holding updated rows are rewritten with the new values |
 //! | `merge-on-read` | v2: a position delete file per data file (`write.delete.granularity` = `file`, default) or per partition (`partition`); v3: a deletion vector per data file ([`RowDelta`](crate::transaction::RowDelta)) | the old rows deleted as by `DELETE`, the new versions appended as data files, in one [`RowDelta`](crate::transaction::RowDelta) |
 //!
+//! The data files a statement writes (rewritten files, new rows) hold their rows in the
+//! table's sort order and record its id, as an `INSERT`'s (module `sorted_writer`).
+//!
 //! Data files every row of which a `DELETE` removes are dropped in metadata alone,
 //! without rewriting or delete files: when the condition is decided by identity
 //! partition values alone (the filters DataFusion is told are exact), every file it
@@ -65,6 +68,7 @@ mod job;
 mod merge;
 pub(crate) mod merge_clauses;
 mod required;
+mod sorted_writer;
 mod subquery;
 
 use std::collections::{HashMap, HashSet};
@@ -272,7 +276,14 @@ pub(crate) async fn plan_merge(
         &merge_schema,
         on,
         merge::with_write_defaults(clauses, provider.arrow_schema(), provider.write_defaults()),
-        (provider.arrow_schema(), target_width),
+        (
+            provider.arrow_schema(),
+            target_width,
+            &crate::datafusion::struct_defaults::struct_write_defaults(
+                provider.iceberg_schema(),
+                provider.arrow_schema(),
+            )?,
+        ),
     )
     .await?;
     job.set_operation(RowLevelOp::Merge(actions), None);

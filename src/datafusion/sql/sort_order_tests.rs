@@ -157,3 +157,97 @@ async fn a_sort_order_cannot_name_a_field_inside_a_list_or_map() {
         .await;
     }
 }
+
+/// The data files of `table` (`ns.x`): path and `sort_order_id`.
+async fn data_files(ctx: &datafusion::prelude::SessionContext, table: &str) -> Vec<Vec<String>> {
+    ok(
+        ctx,
+        &format!(
+            "SELECT file_path, sort_order_id FROM ns.\"{}$files\" WHERE content = 0",
+            &table[3..]
+        ),
+    )
+    .await
+}
+
+/// `UPDATE`, `MERGE` and copy-on-write `DELETE` write their data files in the table's
+/// sort order and record its id, as `INSERT` does (Spark orders copy-on-write rewrites
+/// and the new rows of row-level operations by it): in both modes, each data file a
+/// statement adds holds its rows in the order (read by `_pos`), over rows that were
+/// written before the table had the order.
+#[tokio::test]
+async fn row_level_writes_sort_by_the_table_order() {
+    let (ctx, _catalog, _dir) = session().await;
+    ok(&ctx, "CREATE SCHEMA ns").await;
+    for mode in ["copy-on-write", "merge-on-read"] {
+        let t = format!("ns.{}", mode.replace('-', "_"));
+        ok(
+            &ctx,
+            &format!(
+                "CREATE TABLE {t} (id INT, v INT) TBLPROPERTIES ('format-version'='2', \
+                 'write.delete.mode'='{mode}', 'write.update.mode'='{mode}', \
+                 'write.merge.mode'='{mode}')"
+            ),
+        )
+        .await;
+        // written before the table has an order: out of it
+        ok(
+            &ctx,
+            &format!("INSERT INTO {t} VALUES (1, 30), (2, 10), (3, 20), (4, 40), (5, 0)"),
+        )
+        .await;
+        ok(&ctx, &format!("ALTER TABLE {t} WRITE ORDERED BY v DESC")).await;
+        for (statement, writes) in [
+            (
+                format!("UPDATE {t} SET v = 100 - v WHERE id IN (1, 2, 3)"),
+                true,
+            ),
+            (
+                format!(
+                    "MERGE INTO {t} t USING (SELECT 4 AS id, 1 AS v UNION ALL SELECT 6, 55 \
+                     UNION ALL SELECT 7, 45 UNION ALL SELECT 8, 60) s ON t.id = s.id \
+                     WHEN MATCHED THEN UPDATE SET v = s.v \
+                     WHEN NOT MATCHED THEN INSERT VALUES (s.id, s.v)"
+                ),
+                true,
+            ),
+            (
+                format!("DELETE FROM {t} WHERE id = 6"),
+                mode == "copy-on-write",
+            ),
+        ] {
+            let before = data_files(&ctx, &t).await;
+            ok(&ctx, &statement).await;
+            let added: Vec<Vec<String>> = data_files(&ctx, &t)
+                .await
+                .into_iter()
+                .filter(|f| !before.contains(f))
+                .collect();
+            assert_eq!(!added.is_empty(), writes, "{mode}: {statement}");
+            for file in added {
+                assert_eq!(file[1], "1", "{mode}: {statement}: the order's id");
+                let values: Vec<i64> = ok(
+                    &ctx,
+                    &format!(
+                        "SELECT v FROM {t} WHERE _file = '{}' ORDER BY _pos",
+                        file[0]
+                    ),
+                )
+                .await
+                .into_iter()
+                .map(|r| r[0].parse().expect("an int"))
+                .collect();
+                let mut sorted = values.clone();
+                sorted.sort_by(|a, b| b.cmp(a));
+                assert_eq!(values, sorted, "{mode}: {statement}: rows in file order");
+            }
+        }
+        assert_eq!(
+            ok(&ctx, &format!("SELECT id, v FROM {t} ORDER BY id")).await,
+            [[1, 70], [2, 90], [3, 80], [4, 1], [5, 0], [7, 45], [8, 60]]
+                .map(|r| r.map(|v| v.to_string()).to_vec())
+                .to_vec(),
+            "{mode}"
+        );
+    }
+}

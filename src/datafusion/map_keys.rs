@@ -114,7 +114,7 @@ fn restate_keys(args: &mut [Expr], schema: &DFSchema) -> DFResult<bool> {
         return Ok(false);
     };
     // the path read so far, as the query writes it
-    let mut path = base.to_string();
+    let mut path = written_path(base);
     let mut changed = false;
     for key in keys {
         let next = if let Some((key_type, value_type)) = map_types(&ty) {
@@ -152,6 +152,29 @@ fn restate_keys(args: &mut [Expr], schema: &DFSchema) -> DFResult<bool> {
         ty = next;
     }
     Ok(changed)
+}
+
+/// `expr` as a query writes a path into a column, for messages: `s.n` for
+/// `get_field(s, 'n')` (DataFusion plans `s.n[k]` as `get_field(get_field(s, 'n'), k)`),
+/// `m[k]` for another key; any other expression as DataFusion displays it.
+fn written_path(expr: &Expr) -> String {
+    let Expr::ScalarFunction(ScalarFunction { func, args }) = expr else {
+        return expr.to_string();
+    };
+    let (true, Some((base, keys))) = (func.name() == "get_field", args.split_first()) else {
+        return expr.to_string();
+    };
+    let mut path = written_path(base);
+    for key in keys {
+        match key {
+            Expr::Literal(value, _) if value.try_as_str().flatten().is_some() => {
+                path.push('.');
+                path.push_str(value.try_as_str().flatten().unwrap_or_default());
+            }
+            _ => path.push_str(&format!("[{key}]")),
+        }
+    }
+    path
 }
 
 /// What nested keys of type `key` are, for messages: "struct", "list" or "map".

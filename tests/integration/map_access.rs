@@ -162,7 +162,7 @@ async fn struct_keyed_maps_read_by_subscript_are_refused_at_planning() {
         format!("SELECT id FROM ice.ns.sk WHERE m[{key}] = 'one'"),
         format!("DELETE FROM ice.ns.sk WHERE m[{key}] = 'one'"),
         format!("UPDATE ice.ns.sk SET id = 5 WHERE m[{key}] = 'one'"),
-        format!("DELETE FROM ice.ns.sk WHERE m[named_struct('a', 1, 'b', 'x')] = 'one'"),
+        "DELETE FROM ice.ns.sk WHERE m[named_struct('a', 1, 'b', 'x')] = 'one'".to_string(),
     ] {
         let err = crate::dml::run(ctx, &statement)
             .await

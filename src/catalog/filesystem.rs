@@ -36,6 +36,7 @@ use futures::FutureExt;
 use object_store::path::Path as ObjectPath;
 
 use std::collections::HashMap;
+use std::path::Path;
 
 use bytes::Bytes;
 
@@ -191,7 +192,8 @@ impl FileSystemCatalog {
     /// What the directory at `location` is: a table when its `metadata/` holds
     /// `version-hint.text` or a `*.metadata.json` file; else a killed create's leftover
     /// when `metadata/` holds a staged, uncommitted first version
-    /// ([`leftovers::staged_first_version`]); else a namespace.
+    /// ([`leftovers::staged_first_version`]); else a table's data left without its
+    /// metadata ([`leftovers::is_data_leftover`]); else a namespace.
     async fn dir_kind(&self, location: &str) -> Result<DirKind> {
         let (_, files) = self.list(&format!("{location}/metadata")).await?;
         if files
@@ -202,7 +204,8 @@ impl FileSystemCatalog {
         }
         // object_store's local listing skips its own staging files (`…#<n>`): read the
         // directory itself (only a local warehouse is written to)
-        let staged = location.strip_prefix("file://").is_some_and(|path| {
+        let local = location.strip_prefix("file://");
+        let staged = local.is_some_and(|path| {
             let names: Vec<String> = std::fs::read_dir(format!("{path}/metadata"))
                 .into_iter()
                 .flatten()
@@ -211,19 +214,24 @@ impl FileSystemCatalog {
                 .collect();
             leftovers::staged_first_version(&names).is_some()
         });
-        Ok(match staged {
-            true => DirKind::CreateLeftover,
-            false => DirKind::Namespace,
+        Ok(if staged {
+            DirKind::CreateLeftover
+        } else if local.is_some_and(|path| leftovers::is_data_leftover(Path::new(path))) {
+            DirKind::DataLeftover
+        } else {
+            DirKind::Namespace
         })
     }
 
-    /// The killed create's directory ([`DirKind::CreateLeftover`]) that the directory
-    /// `levels` names is or lies in, as levels: neither it nor anything in it is a
-    /// namespace.
-    async fn create_leftover_at(&self, levels: &[String]) -> Result<Option<Vec<String>>> {
+    /// The leftover directory (a killed create's, [`DirKind::CreateLeftover`], or a
+    /// table's data without metadata, [`DirKind::DataLeftover`]) that the directory
+    /// `levels` names is or lies in, as levels, with its kind: neither it nor anything
+    /// in it is a namespace.
+    async fn leftover_at(&self, levels: &[String]) -> Result<Option<(Vec<String>, DirKind)>> {
         for k in 1..=levels.len() {
-            if self.dir_kind(&self.location_of(&levels[..k])).await? == DirKind::CreateLeftover {
-                return Ok(Some(levels[..k].to_vec()));
+            let kind = self.dir_kind(&self.location_of(&levels[..k])).await?;
+            if matches!(kind, DirKind::CreateLeftover | DirKind::DataLeftover) {
+                return Ok(Some((levels[..k].to_vec(), kind)));
             }
         }
         Ok(None)
@@ -240,7 +248,7 @@ impl FileSystemCatalog {
             match self.dir_kind(&self.location_of(&child)).await? {
                 DirKind::Table => tables.push(d),
                 DirKind::Namespace => namespaces.push(d),
-                DirKind::CreateLeftover => {}
+                DirKind::CreateLeftover | DirKind::DataLeftover => {}
             }
         }
         namespaces.sort();
@@ -389,7 +397,7 @@ impl Catalog for FileSystemCatalog {
         }
         // the `data/` and `metadata/` directories of a table are not namespaces
         if self.enclosing_table(namespace.levels()).await?.is_some()
-            || self.create_leftover_at(namespace.levels()).await?.is_some()
+            || self.leftover_at(namespace.levels()).await?.is_some()
         {
             return Ok(false);
         }
@@ -458,12 +466,19 @@ impl Catalog for FileSystemCatalog {
                 self.name
             )));
         }
-        if let Some(levels) = self.create_leftover_at(namespace.levels()).await? {
+        if let Some((levels, kind)) = self.leftover_at(namespace.levels()).await? {
+            let left_by = match kind {
+                DirKind::DataLeftover => {
+                    "holding the data files of a table dropped with \
+                     gc.enabled false (which keeps them), or of a CTAS killed before it \
+                     committed"
+                }
+                _ => "left by a CREATE TABLE or CTAS that was killed before it committed",
+            };
             return Err(Error::invalid_argument(format!(
-                "namespace '{namespace}' of filesystem catalog '{}' would lie in '{}', left \
-                 by a CREATE TABLE or CTAS of '{}' that was killed before it committed: \
-                 create that table again, or remove the directory unless that statement \
-                 is still running",
+                "namespace '{namespace}' of filesystem catalog '{}' would lie in '{}', the \
+                 directory of table '{}' {left_by}: create that table again, or move or \
+                 remove the directory unless that statement is still running",
                 self.name,
                 self.location_of(&levels),
                 levels.join(".")
@@ -563,7 +578,7 @@ impl Catalog for FileSystemCatalog {
     ) -> Result<Table> {
         Self::check_directories(&ident.namespace, Some(&ident.name))?;
         let location = self.table_location(ident);
-        self.local_dir(&location, "creating a table")?;
+        let dir = self.local_dir(&location, "creating a table")?;
         // before the namespace: inside a table's directory is no namespace
         self.check_location_apart(ident).await?;
         if !ident.namespace.is_root() && !self.namespace_exists(&ident.namespace).await? {
@@ -571,6 +586,12 @@ impl Catalog for FileSystemCatalog {
         }
         if self.is_table_dir(&location).await? {
             return Err(self.exists_error(ident));
+        }
+        // the hidden directories of drops killed before they removed them (those drops
+        // committed), beside the new table's directory and in it (`gc.enabled` false)
+        leftovers::remove_drop_leftovers(&dir);
+        if let Some(namespace_dir) = dir.parent() {
+            leftovers::remove_drop_leftovers(namespace_dir);
         }
         if creation
             .location
@@ -795,5 +816,7 @@ enum DirKind {
     Table,
     /// a `CREATE TABLE` or CTAS killed before it committed (or still running)
     CreateLeftover,
+    /// a table's data files without its metadata (`leftovers::is_data_leftover`)
+    DataLeftover,
     Namespace,
 }

@@ -585,9 +585,21 @@ impl SchemaProvider for IcebergSchemaProvider {
                 self.catalog.name()
             )));
         }
-        if self.table_exist(&name) {
+        // a table and a view share one set of names (Spark's TABLE_OR_VIEW_ALREADY_EXISTS,
+        // Iceberg Java's view catalogs: "Table with same name already exists")
+        let taken = if self.view(&name).is_some() {
+            Some("a view of this session")
+        } else if self.is_listed(&name) {
+            Some("a table of the catalog")
+        } else if self.table_exist(&name) {
+            Some("a name of a table's version or metadata table")
+        } else {
+            None
+        };
+        if let Some(kind) = taken {
             return Err(DataFusionError::Plan(format!(
-                "cannot create view '{display}': a table or view of that name exists"
+                "cannot create view '{display}': '{display}' already exists as {kind}; a \
+                 view cannot take its name"
             )));
         }
         let mut views = self

@@ -15,7 +15,11 @@
 //! table name in `FROM`) or, when no table has that name, a metadata file or table
 //! directory. The optional key/value pair picks the snapshot: `snapshot_id`, `ref` (also
 //! `branch` / `tag`) or `as_of` (a timestamp, UTC unless it has a zone, or ms since the
-//! epoch); see [`TableVersion`]. DataFusion table functions take positional arguments
+//! epoch); see [`TableVersion`]. A table directory read without a version is read at
+//! its current version and followed as a table registered by its directory is (a
+//! concurrent expiry of the snapshot read says so as for a catalog's table); a metadata
+//! file, or a version picked by the key/value pair, pins the read there
+//! ([`super::followed_directory`], [`super::expired_reads`]). DataFusion table functions take positional arguments
 //! only and are planned synchronously, so the table is loaded on a helper thread while
 //! the query is planned.
 
@@ -29,6 +33,7 @@ use datafusion::logical_expr::Expr;
 use datafusion::prelude::SessionContext;
 
 use super::catalog::table_provider_for;
+use super::followed_directory::FollowedDirectory;
 use super::location_storage::LocationStorageProperties;
 use super::metadata_tables::MetadataTableKind;
 use super::table_provider::IcebergTableProvider;
@@ -145,9 +150,11 @@ fn load_table(
                 storage_properties: LocationStorageProperties::of(session.config()),
                 ..Default::default()
             };
-            let table = block_on(Table::open_with(name, options))?;
-            let provider = Arc::new(IcebergTableProvider::try_new(table.clone())?);
-            Ok((table, provider))
+            // a directory is followed as one registered by it (`--table NAME=DIR`) is:
+            // loaded at its current version, its expiry errors worded as a catalog
+            // table's; a metadata file stays pinned (`followed_directory`)
+            let provider = block_on(FollowedDirectory::open(name, name, options, None, None))?;
+            Ok((provider.table().clone(), Arc::new(provider)))
         }
         None => Err(Error::not_found(format!(
             "{function}: table '{name}' (no such table in catalog '{}' schema '{}', and not a table location)",

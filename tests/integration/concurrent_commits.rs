@@ -1977,6 +1977,87 @@ async fn reads_whose_snapshot_expired_meanwhile_say_so() {
     assert_eq!(rows_of(&reader, &u).await, model);
 }
 
+/// Tester/helper fault (stop 67, B67 task 1): `iceberg_scan('DIR')` of a table directory
+/// is read at the directory's current version and follows it as a table registered by
+/// its directory (`CREATE EXTERNAL TABLE … LOCATION 'DIR'`, `--table NAME=DIR`) does: a
+/// read planned on it whose snapshot another session expires meanwhile says the snapshot
+/// of the table was expired and the query can be run again, as the registered table's
+/// does (it said the table was "pinned at metadata file", the words for a metadata file);
+/// `iceberg_scan` of the metadata file itself still says it is pinned there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn iceberg_scan_of_a_directory_expired_meanwhile_says_what_a_registered_directory_says() {
+    let lake = Lake::fs().await;
+    let t = lake.sql_name("exp_dir");
+    let reader = lake.session().await;
+    icefloe::datafusion::register_iceberg_factory(&reader);
+    seeded(&reader, &t, "", "").await;
+    let dir = lake.warehouse.join(&lake.ns).join("exp_dir");
+    let dir = dir.display().to_string();
+    let table = lake.load("exp_dir").await;
+    let old = table.metadata().current_snapshot_id.expect("snapshot");
+    let pinned = table.metadata_location().to_string();
+    ok(
+        &reader,
+        &format!("CREATE EXTERNAL TABLE ex STORED AS ICEBERG LOCATION '{dir}'"),
+    )
+    .await;
+    let by_dir = format!("SELECT id FROM iceberg_scan('{dir}')");
+    let registered = "SELECT id FROM ex".to_string();
+    let by_file = format!("SELECT id FROM iceberg_scan('{pinned}')");
+    let mut held = vec![];
+    for statement in [&by_dir, &registered, &by_file] {
+        held.push(crate::dml::planned(&reader, statement).await);
+    }
+    let other = lake.session().await;
+    let name = format!("'{}.exp_dir'", lake.ns);
+    ok(&other, &format!("CALL ice.system.rewrite_data_files(table => {name}, options => map('rewrite-all', 'true'))")).await;
+    ok(
+        &other,
+        &format!(
+            "CALL ice.system.expire_snapshots(table => {name}, \
+             older_than => TIMESTAMP '2999-01-01 00:00:00', retain_last => 1)"
+        ),
+    )
+    .await;
+    let followed = |table: &str| {
+        format!(
+            "snapshot {old} of '{table}', which the query read, was expired by a concurrent \
+             commit while it ran and a file it read is gone; the query can be run again"
+        )
+    };
+    for (statement, plan) in [&by_dir, &registered, &by_file].into_iter().zip(held) {
+        let err = crate::dml::execute_planned(&reader, plan)
+            .await
+            .expect_err("the snapshot's files were deleted");
+        let text = err.to_string();
+        assert!(
+            matches!(err.kind(), ErrorKind::InvalidData | ErrorKind::NotFound),
+            "{statement}: {text}"
+        );
+        let expected = if statement == &by_dir {
+            followed(&dir)
+        } else if statement == &registered {
+            followed("ex")
+        } else {
+            format!("is pinned at metadata file '{pinned}' (snapshot {old}), which a later commit expired")
+        };
+        assert!(text.contains(&expected), "{statement}: {text}");
+        assert!(
+            statement == &by_file || !text.contains("pinned"),
+            "{statement}: {text}"
+        );
+        assert!(
+            text.contains(".parquet' does not exist"),
+            "{statement}: {text}"
+        );
+    }
+    // run again, the directory is read at its current version
+    assert_eq!(
+        longs(&reader, &format!("SELECT count(*) FROM ({by_dir})")).await,
+        vec![40]
+    );
+}
+
 /// A session holds table `t` (queried it, and has a DELETE planned and an INSERT's
 /// DataFrame built) while another session drops `t` and creates a new `t` of another
 /// schema under the name (SQLite and filesystem catalogs): the held DELETE fails saying

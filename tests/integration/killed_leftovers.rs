@@ -39,6 +39,24 @@ impl Warehouse {
         }
     }
 
+    /// Run `sql` in the CLI killed at `ICEFLOE_FAILPOINT` `point`; it must abort there.
+    fn killed_at(&self, point: &str, sql: &str) {
+        let out = Command::new(env!("CARGO_BIN_EXE_icefloe"))
+            .env("HOME", self.dir.path())
+            .env("ICEFLOE_FAILPOINT", point)
+            .current_dir(self.dir.path())
+            .stdin(Stdio::null())
+            .args(["--catalog", &self.path("").display().to_string()])
+            .args(["-c", sql])
+            .output()
+            .expect("run");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success() && err.contains(&format!("failpoint '{point}' reached")),
+            "{sql}: not killed at {point}: {err}"
+        );
+    }
+
     fn ok(&self, sql: &str) -> String {
         self.run(sql).unwrap_or_else(|e| panic!("{sql}: {e}"))
     }
@@ -173,10 +191,10 @@ fn a_killed_drops_hidden_directory_is_removed_by_drop_namespace_and_the_next_dro
 
 /// X66 F4 with `gc.enabled` false: the drop moves only `metadata/` (to
 /// `.metadata.dropped-<uuid>`) and keeps the data files; killed after that rename, the
-/// table is gone and its directory holds the kept `data/` (a namespace, as after a
-/// finished drop). Nothing removes the kept data: `DROP NAMESPACE` of the directory or
-/// of its `data/` is refused naming what it holds; once the data is moved away, `DROP
-/// NAMESPACE` removes the hidden metadata directory with it.
+/// table is gone and its directory holds the kept `data/`, which is no namespace (B67:
+/// it listed as `ns.k` and `ns.k.data`). Nothing removes the kept data: `DROP
+/// NAMESPACE ns` is refused naming the directory and what left it; once the data is
+/// moved away, `DROP NAMESPACE` removes the hidden metadata directory with it.
 #[test]
 fn a_killed_drop_of_a_table_without_gc_keeps_its_data() {
     let wh = Warehouse::new();
@@ -193,10 +211,18 @@ fn a_killed_drop_of_a_table_without_gc_keeps_its_data() {
         "table_catalog,table_schema,table_name,table_type\n"
     );
 
+    assert_eq!(wh.ok("SHOW NAMESPACES"), "namespace\nns\n");
     let err = wh.refused("DROP NAMESPACE ns");
-    assert!(err.contains("ns.k"), "{err}");
-    let err = wh.refused("DROP NAMESPACE ns.k.data");
-    assert!(err.contains(&data[0].display().to_string()), "{err}");
+    assert!(
+        err.contains(&wh.path("ns/k").display().to_string())
+            && err.contains("data files of a table 'ns.k'")
+            && err.contains("gc.enabled false"),
+        "{err}"
+    );
+    for ns in ["ns.k", "ns.k.data"] {
+        let err = wh.refused(&format!("DROP NAMESPACE {ns}"));
+        assert!(err.contains("not found"), "{ns}: {err}");
+    }
     assert!(data[0].is_file() && hidden.is_dir());
 
     std::fs::remove_dir_all(wh.path("ns/k/data")).expect("the kept data moved away");
@@ -257,12 +283,103 @@ fn a_killed_creates_directory_is_no_namespace_and_drop_namespace_names_it() {
 
     // a file of no table: a stray one, or the data file of a CTAS killed while writing
     let stray = wh.write("ns/notes.txt", b"?");
-    let data = wh.write(&format!("ns/d/data/00000-0-{u}.parquet"), b"PAR1");
+    wh.write(&format!("ns/d/data/00000-0-{u}.parquet"), b"PAR1");
     let err = wh.refused("DROP NAMESPACE ns.d.data");
-    assert!(err.contains(&data.display().to_string()), "{err}");
+    assert!(err.contains("not found"), "{err}");
+    let err = wh.refused("DROP NAMESPACE ns");
+    assert!(
+        err.contains(&wh.path("ns/d").display().to_string())
+            && err.contains("data files of a table 'ns.d'"),
+        "{err}"
+    );
     std::fs::remove_dir_all(wh.path("ns/d")).expect("rm");
     let err = wh.refused("DROP NAMESPACE ns");
     assert!(err.contains(&stray.display().to_string()), "{err}");
     std::fs::remove_file(stray).expect("rm");
     wh.ok("DROP NAMESPACE ns");
+}
+
+/// Helper B67, task 3: a table's data files left without its metadata are no namespace.
+/// (a) A CTAS killed after its data files, before any metadata file
+/// (`ICEFLOE_FAILPOINT=after-data-files`), leaves `ns/c/` holding only `data/`; (b) a
+/// `DROP TABLE` of a table whose `gc.enabled` is false keeps `ns/k/data/` (partitioned:
+/// `id=1/…`). `SHOW NAMESPACES` listed `ns.c`, `ns.c.data`, `ns.k`, `ns.k.data` and
+/// `ns.k.data.id=1`; now only `ns`, and a namespace inside either is refused naming the
+/// directory. A namespace named `data` (with a table, or empty) is still a namespace. The
+/// CTAS run again and a table created at the kept directory take their directories (the
+/// files left become their orphans, as in Java's `HadoopCatalog`, where the directory is
+/// the table); a drop's hidden directory left in `ns/k` is removed by that create.
+#[test]
+fn a_tables_data_left_without_metadata_is_no_namespace() {
+    let wh = Warehouse::new();
+    wh.ok(
+        "CREATE SCHEMA ns; CREATE TABLE ns.k (id BIGINT) PARTITIONED BY (id) \
+         TBLPROPERTIES ('gc.enabled' = 'false'); INSERT INTO ns.k VALUES (1), (2); \
+         CREATE SCHEMA ns2; CREATE SCHEMA ns2.data; CREATE TABLE ns2.data.t (id BIGINT); \
+         INSERT INTO ns2.data.t VALUES (1); CREATE SCHEMA ns2.data.data; CREATE SCHEMA ns3; \
+         CREATE SCHEMA ns3.data",
+    );
+    wh.killed_at("after-data-files", "CREATE TABLE ns.c AS SELECT 1 AS id");
+    let c_files = files(&wh.path("ns/c"));
+    assert!(
+        !c_files.is_empty() && c_files.iter().all(|f| f.starts_with(wh.path("ns/c/data"))),
+        "the kill left data files only: {c_files:?}"
+    );
+    wh.ok("DROP TABLE ns.k");
+    let kept = files(&wh.path("ns/k"));
+    assert_eq!(kept.len(), 2, "{kept:?}");
+    assert!(
+        kept.iter().all(|f| f.starts_with(wh.path("ns/k/data"))),
+        "{kept:?}"
+    );
+
+    assert_eq!(wh.ok("SHOW NAMESPACES"), "namespace\nns\nns2\nns3\n");
+    for (ns, listed) in [
+        ("ns", ""),
+        ("ns2", "ns2.data\n"),
+        ("ns2.data", "ns2.data.data\n"),
+        ("ns3", "ns3.data\n"),
+    ] {
+        assert_eq!(
+            wh.ok(&format!("SHOW NAMESPACES IN {ns}")),
+            format!("namespace\n{listed}"),
+            "{ns}"
+        );
+    }
+    assert_eq!(wh.ok("SELECT id FROM ns2.data.t"), "id\n1\n");
+    for ns in ["ns.c", "ns.c.data", "ns.k", "ns.k.data"] {
+        let err = wh.refused(&format!("DROP NAMESPACE {ns}"));
+        assert!(err.contains("not found"), "{ns}: {err}");
+    }
+    for (ns, dir) in [("ns.k.x", "ns/k"), ("ns.c.data.x", "ns/c")] {
+        let err = wh.refused(&format!("CREATE SCHEMA {ns}"));
+        assert!(
+            err.contains(&wh.path(dir).display().to_string()) && err.contains("gc.enabled false"),
+            "{ns}: {err}"
+        );
+    }
+    let err = wh.refused("DROP NAMESPACE ns");
+    for dir in ["ns/c", "ns/k"] {
+        assert!(
+            err.contains(&wh.path(dir).display().to_string()),
+            "{dir} not in {err}"
+        );
+    }
+
+    // the CTAS again, and a table at the kept directory: the files left are their orphans
+    let hidden = wh.path(&format!("ns/k/.metadata.dropped-{}", uuid()));
+    std::fs::create_dir_all(&hidden).expect("a killed drop's hidden metadata");
+    wh.ok("CREATE TABLE ns.c AS SELECT 1 AS id; CREATE TABLE ns.k (id BIGINT)");
+    assert!(!hidden.exists(), "removed by the create");
+    assert_eq!(wh.ok("SELECT id FROM ns.c"), "id\n1\n");
+    assert_eq!(wh.ok("SELECT count(*) AS n FROM ns.k"), "n\n0\n");
+    wh.age();
+    let orphans = wh.ok("CALL system.remove_orphan_files(table => 'ns.k', dry_run => true)");
+    for f in &kept {
+        assert!(
+            orphans.contains(&f.display().to_string()),
+            "{f:?} not in {orphans}"
+        );
+    }
+    assert_eq!(wh.ok("SHOW NAMESPACES IN ns"), "namespace\n");
 }

@@ -135,3 +135,56 @@ async fn struct_keyed_map_lookups_that_fail_do_not_blame_the_data_file() {
     let rows = ok(ctx, "SELECT sum(cardinality(m)) AS n FROM ice.ns.mk").await;
     assert_eq!(rows, "+---+\n| n |\n+---+\n| 3 |\n+---+");
 }
+
+/// Helper B67, task 4: a map column with struct keys read by subscript
+/// (`m[named_struct(…)]`, DataFusion's `get_field`) panicked in DataFusion 55 ("task
+/// panicked"), in a `SELECT` and in a `DELETE`/`UPDATE … WHERE`; each is refused at
+/// planning naming the column and its key type, changing nothing. `element_at(m, k)[1]`
+/// reads the value, and a `DELETE` by it deletes the row.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn struct_keyed_maps_read_by_subscript_are_refused_at_planning() {
+    let lake = lake().await;
+    let ctx = &lake.ctx;
+    ok(
+        ctx,
+        "CREATE TABLE ice.ns.sk (id INT, m MAP<STRUCT<a: INT, b: STRING>, STRING>)",
+    )
+    .await;
+    ok(
+        ctx,
+        "INSERT INTO ice.ns.sk VALUES (1, MAP {named_struct('a', 1, 'b', 'x'): 'one'}), \
+         (2, MAP {named_struct('a', 2, 'b', 'y'): 'two'})",
+    )
+    .await;
+    let key = "named_struct('a', CAST(1 AS INT), 'b', 'x')";
+    for statement in [
+        format!("SELECT m[{key}] FROM ice.ns.sk"),
+        format!("SELECT id FROM ice.ns.sk WHERE m[{key}] = 'one'"),
+        format!("DELETE FROM ice.ns.sk WHERE m[{key}] = 'one'"),
+        format!("UPDATE ice.ns.sk SET id = 5 WHERE m[{key}] = 'one'"),
+        "DELETE FROM ice.ns.sk WHERE m[named_struct('a', 1, 'b', 'x')] = 'one'".to_string(),
+    ] {
+        let err = crate::dml::run(ctx, &statement)
+            .await
+            .expect_err(&statement);
+        assert!(
+            err.contains("m' has struct keys (Struct(")
+                && err.contains("cannot be looked up by subscript")
+                && !err.contains("panicked"),
+            "{statement}: {err}"
+        );
+    }
+    assert_eq!(
+        ok(ctx, "SELECT id FROM ice.ns.sk ORDER BY id").await,
+        "+----+\n| id |\n+----+\n| 1  |\n| 2  |\n+----+"
+    );
+    ok(
+        ctx,
+        &format!("DELETE FROM ice.ns.sk WHERE element_at(m, {key})[1] = 'one'"),
+    )
+    .await;
+    assert_eq!(
+        ok(ctx, "SELECT id FROM ice.ns.sk").await,
+        "+----+\n| id |\n+----+\n| 2  |\n+----+"
+    );
+}

@@ -98,7 +98,7 @@ async fn views_read_iceberg_tables_as_they_are_when_queried() {
         .await
         .expect_err("exists");
     assert!(
-        e.contains("CREATE VIEW v: a table or view of that name exists"),
+        e.contains("CREATE VIEW v: v already exists as a view"),
         "{e}"
     );
     ok(ctx, "ALTER TABLE ice.ns.t DROP COLUMN z").await;
@@ -397,11 +397,11 @@ async fn namespace_qualified_views_are_session_views() {
     for (statement, why) in [
         (
             "CREATE VIEW ice.ns.v AS SELECT id FROM ice.ns.t",
-            "a table or view of that name exists",
+            "ice.ns.v already exists as a view",
         ),
         (
             "CREATE VIEW ice.ns.t AS SELECT id FROM ice.ns.t",
-            "a table or view of that name exists",
+            "ice.ns.t already exists as a table",
         ),
     ] {
         let e = run(ctx, statement).await.expect_err(statement);
@@ -866,4 +866,82 @@ async fn prepared_update_and_merge_read_names_as_run_directly() {
         .await
         .expect_err("unknown qualifier");
     assert_eq!(e, direct);
+}
+
+/// Helper B67, task 2: a table and a session view share one set of names, as in Spark
+/// (`TABLE_OR_VIEW_ALREADY_EXISTS`) and Iceberg Java's view catalogs ("View with same
+/// name already exists"). `CREATE TABLE ns.e` beside a session view `ns.e` succeeded, and
+/// `SHOW TABLES` listed `e` twice: every create form (`CREATE TABLE`, CTAS, `CREATE OR
+/// REPLACE`, `REPLACE TABLE`) and a rename to the name are refused naming the view and
+/// its kind, creating nothing; `IF NOT EXISTS` finds the name taken and does nothing, as
+/// Spark's `CreateTableExec` (which ignores the catalog's "already exists" under it). The
+/// other way round, `CREATE [OR REPLACE] VIEW` over a table is refused naming the table.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tables_and_session_views_share_their_names() {
+    let lake = lake().await;
+    let ctx = &lake.ctx;
+    ok(ctx, "CREATE TABLE ice.ns.t (id BIGINT)").await;
+    ok(ctx, "INSERT INTO ice.ns.t VALUES (1)").await;
+    ok(ctx, "CREATE VIEW ice.ns.e AS SELECT id FROM ice.ns.t").await;
+    ok(ctx, "CREATE VIEW ice.ns.f AS SELECT 2 AS two").await;
+    let listed = "+---------------+--------------+------------+------------+\n\
+                  | table_catalog | table_schema | table_name | table_type |\n\
+                  +---------------+--------------+------------+------------+\n\
+                  | ice           | ns           | e          | VIEW       |\n\
+                  | ice           | ns           | f          | VIEW       |\n\
+                  | ice           | ns           | t          | BASE TABLE |\n\
+                  +---------------+--------------+------------+------------+";
+    for view in ["e", "f"] {
+        for statement in [
+            format!("CREATE TABLE ice.ns.{view} (id BIGINT)"),
+            format!("CREATE TABLE ice.ns.{view} AS SELECT 1 AS id"),
+            format!("CREATE OR REPLACE TABLE ice.ns.{view} (id BIGINT)"),
+            format!("CREATE OR REPLACE TABLE ice.ns.{view} AS SELECT 1 AS id"),
+            format!("REPLACE TABLE ice.ns.{view} (id BIGINT)"),
+            format!("ALTER TABLE ice.ns.t RENAME TO ice.ns.{view}"),
+        ] {
+            let e = run(ctx, &statement).await.expect_err(&statement);
+            assert!(
+                e.contains(&format!(
+                    "ice.ns.{view} already exists as a view of this session"
+                )),
+                "{statement}: {e}"
+            );
+        }
+        for statement in [
+            format!("CREATE TABLE IF NOT EXISTS ice.ns.{view} (id BIGINT)"),
+            format!("CREATE TABLE IF NOT EXISTS ice.ns.{view} AS SELECT 1 AS id"),
+        ] {
+            ok(ctx, &statement).await;
+        }
+    }
+    assert_eq!(ok(ctx, "SHOW TABLES FROM ice.ns").await, listed);
+    assert_eq!(
+        ok(ctx, "SELECT * FROM ice.ns.e").await,
+        "+----+\n| id |\n+----+\n| 1  |\n+----+"
+    );
+    // a view over a table: refused, the table kept
+    for (statement, why) in [
+        (
+            "CREATE VIEW ice.ns.t AS SELECT 1 AS one",
+            "ice.ns.t already exists as a table",
+        ),
+        (
+            "CREATE OR REPLACE VIEW ice.ns.t AS SELECT id FROM ice.ns.t",
+            "'ns.t' already exists as a table of the catalog",
+        ),
+        (
+            "CREATE OR REPLACE VIEW ice.ns.t AS SELECT 1 AS one",
+            "'ns.t' already exists as a table of the catalog",
+        ),
+        (
+            "CREATE VIEW ice.ns.f AS SELECT 3 AS three",
+            "ice.ns.f already exists as a view",
+        ),
+    ] {
+        let e = run(ctx, statement).await.expect_err(statement);
+        assert!(e.contains(why), "{statement}: {e}");
+    }
+    assert_eq!(ok(ctx, "SHOW TABLES FROM ice.ns").await, listed);
+    assert_eq!(count(ctx, "SELECT count(*) FROM ice.ns.t").await, 1);
 }

@@ -16,6 +16,17 @@
 //!   ([`staged_first_version`]). It is no table and no namespace (its `data/` and
 //!   `metadata/` are not namespaces), and nothing removes it by itself: a create still
 //!   running looks the same, so `DROP NAMESPACE` names it instead ([`blocking_entries`]).
+//! - **A table's data without its metadata**: a CTAS killed after it wrote data files
+//!   and before any metadata file, or a `DROP TABLE` of a table whose `gc.enabled` is
+//!   false (which keeps its data files), leaves a directory holding only `data/` (and
+//!   a `metadata/` with no version) with data files in it ([`is_data_leftover`]). It is
+//!   no table and no namespace (nor is anything in it), and nothing removes it by itself:
+//!   a CTAS still running looks the same, and kept files are kept on purpose. `DROP
+//!   NAMESPACE` names it. A table created there takes the directory as its own, as Java's
+//!   `HadoopCatalog` (the directory is the table): the files become its orphans
+//!   (`remove_orphan_files`), and its `DROP TABLE` with `gc.enabled` removes the
+//!   directory whole, as `HadoopCatalog.dropTable` removes every table's directory (it
+//!   keeps no data for `gc.enabled` false: those files would be gone already there).
 //! - **A drop's hidden directory**: `DROP TABLE` renames the table directory to
 //!   `.<name>.dropped-<uuid>` (`metadata/` to `.metadata.dropped-<uuid>` when `gc.enabled`
 //!   is false) and then removes it ([`dropped_name`]); killed in between, the drop has
@@ -78,6 +89,71 @@ pub(super) fn remove_drop_leftovers(dir: &Path) {
     }
 }
 
+/// The extensions of the files a table writes under `data/` (data files, delete files,
+/// deletion vectors).
+const DATA_FILE_EXTENSIONS: &[&str] = &["parquet", "avro", "orc", "puffin"];
+
+/// How deep under `data/` a data file is looked for (partition directories, and the
+/// hashed prefixes of `write.object-storage.enabled`).
+const DATA_DEPTH: usize = 16;
+
+/// Whether the local directory `dir`, which holds no metadata version, is a table's data
+/// left without its metadata (see the module docs): its visible entries are a `data/`
+/// directory and at most a `metadata/` directory, no file, and `data/` holds a data file
+/// ([`DATA_FILE_EXTENSIONS`]) reached without entering a directory named `data` or
+/// `metadata` (those of tables in a namespace named `data`, which is a namespace).
+pub(super) fn is_data_leftover(dir: &Path) -> bool {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return false;
+    };
+    let mut has_data = false;
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(name) = name.to_str() else {
+            return false;
+        };
+        if name.starts_with('.') {
+            continue;
+        }
+        let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
+        match (name, is_dir) {
+            ("data", true) => has_data = true,
+            ("metadata", true) => {}
+            _ => return false,
+        }
+    }
+    has_data && holds_data_file(&dir.join("data"), DATA_DEPTH)
+}
+
+/// Whether `dir` holds a data file, at most `depth` directories down, not entering hidden
+/// directories nor ones named `data` or `metadata` (see [`is_data_leftover`]).
+fn holds_data_file(dir: &Path, depth: usize) -> bool {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return false;
+    };
+    let mut subdirs = vec![];
+    for e in entries.flatten() {
+        let path = e.path();
+        let name = e.file_name();
+        let name = name.to_str().unwrap_or_default();
+        if name.starts_with('.') {
+            continue;
+        }
+        if e.file_type().is_ok_and(|t| t.is_dir()) {
+            if name != "data" && name != "metadata" {
+                subdirs.push(path);
+            }
+        } else if path
+            .extension()
+            .and_then(|x| x.to_str())
+            .is_some_and(|x| DATA_FILE_EXTENSIONS.contains(&x))
+        {
+            return true;
+        }
+    }
+    depth > 0 && subdirs.iter().any(|d| holds_data_file(d, depth - 1))
+}
+
 /// The uncommitted first metadata file among the names of a directory's `metadata/`,
 /// when it holds no version: a `….metadata.json#<n>` an object store `put` stages (a
 /// `CREATE TABLE` or CTAS killed before `v1.metadata.json` was linked in place).
@@ -133,6 +209,16 @@ fn describe(path: &Path, namespace_levels: &[String]) -> String {
         .file_name()
         .and_then(|n| n.to_str())
         .unwrap_or_default();
+    if staged.is_none() && is_data_leftover(path) {
+        let mut table = namespace_levels.to_vec();
+        table.push(name.to_string());
+        return format!(
+            "'{shown}', data files of a table '{}' left without its metadata (by a DROP \
+             TABLE with gc.enabled false, which keeps them, or a CTAS killed before it \
+             committed); move or remove them unless that CTAS is still running",
+            table.join(".")
+        );
+    }
     match staged {
         Some(file) => {
             let mut table = namespace_levels.to_vec();

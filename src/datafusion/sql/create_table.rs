@@ -75,6 +75,12 @@ pub(super) async fn create_table(
             }
         }
     }
+    // a session view holds the name: `IF NOT EXISTS` finds it taken and does nothing,
+    // as Spark (the name is a table's or a view's alike); otherwise refused
+    if if_not_exists && super::not_a_table::session_view_named(&table) {
+        return empty(ctx).map(Some);
+    }
+    super::not_a_table::check_no_view_named(&table, &what)?;
     let catalog = table.target.catalog().clone();
     let exists = catalog.table_exists(&table.ident).await?;
     match (exists, mode) {

@@ -6,6 +6,7 @@
 use std::sync::Arc;
 
 use datafusion::dataframe::DataFrame;
+use datafusion::datasource::TableType;
 use datafusion::logical_expr::{DdlStatement, LogicalPlan};
 use datafusion::prelude::SessionContext;
 
@@ -17,7 +18,8 @@ use crate::error::{Error, ErrorKind, Result};
 /// DataFusion cannot plan it: DataFusion then runs it and reports the error).
 ///
 /// Errors: a view (or table) of that name exists and the statement has no `OR REPLACE`
-/// ([`ErrorKind::AlreadyExists`]); the catalog's errors registering it.
+/// ([`ErrorKind::AlreadyExists`], naming which); a table of an Iceberg namespace of that
+/// name, even with `OR REPLACE`; the catalog's errors registering it.
 pub(super) async fn create_view(
     ctx: &SessionContext,
     statement: &str,
@@ -31,18 +33,31 @@ pub(super) async fn create_view(
     // (another process may have dropped or created the table since the session listed
     // the names: module `listed_names`)
     super::listed_names::recheck_table_name(ctx, &view.name).await;
+    let name = view.name;
+    // before DataFusion's own views too: its error ("Table '…' already exists") names a
+    // view a table
+    if ctx.table_exist(name.clone())? {
+        let kind = match ctx.table_provider(name.clone()).await {
+            Ok(p) if p.table_type() == TableType::View => "a view",
+            _ => "a table",
+        };
+        // a view replaces a view; a table is kept (refused where the view would be
+        // registered, an Iceberg namespace's schema, naming both)
+        if !view.or_replace {
+            return Err(Error::new(
+                ErrorKind::AlreadyExists,
+                format!(
+                    "CREATE VIEW {name}: {name} already exists as {kind} (CREATE OR REPLACE \
+                     VIEW replaces a view)"
+                ),
+            ));
+        }
+    }
     let input = Arc::unwrap_or_clone(view.input);
     if !FreshView::reads_iceberg(&input) {
         return Ok(None);
     }
-    let name = view.name;
     if ctx.table_exist(name.clone())? {
-        if !view.or_replace {
-            return Err(Error::new(
-                ErrorKind::AlreadyExists,
-                format!("CREATE VIEW {name}: a table or view of that name exists"),
-            ));
-        }
         ctx.deregister_table(name.clone())?;
     }
     let fresh = FreshView::new(name.to_string(), input, view.definition);

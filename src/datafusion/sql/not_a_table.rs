@@ -10,7 +10,7 @@
 use super::ResolvedTable;
 use crate::catalog::TableIdent;
 use crate::datafusion::catalog::{schema_name, TableNameParts};
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 
 /// Refuse `statement` (`"DROP TABLE"`, `"ALTER TABLE"`) on `table` when its name is a
 /// version (`t@dev`, `t@<snapshot id>`) or a metadata table (`t$files`) of an existing
@@ -72,12 +72,40 @@ pub(super) async fn check_not_a_version(table: &ResolvedTable, statement: &str) 
 ///
 /// Errors: the catalog's, looking the table up.
 pub(super) async fn is_session_view(table: &ResolvedTable) -> Result<bool> {
-    let schema = table
+    Ok(session_view_named(table) && !table.target.catalog().table_exists(&table.ident).await?)
+}
+
+/// Whether a session view `table` (`CREATE VIEW ns.v`) is registered in its namespace,
+/// whether or not the catalog holds a table of that name.
+pub(super) fn session_view_named(table: &ResolvedTable) -> bool {
+    table
         .target
         .iceberg()
-        .namespace_schema(&schema_name(&table.ident.namespace));
-    Ok(schema.is_some_and(|s| s.has_view(&table.ident.name))
-        && !table.target.catalog().table_exists(&table.ident).await?)
+        .namespace_schema(&schema_name(&table.ident.namespace))
+        .is_some_and(|s| s.has_view(&table.ident.name))
+}
+
+/// Refuse `statement` (`"CREATE TABLE cat.ns.e"`, `"ALTER TABLE … RENAME"`), which would
+/// put a table at `table`, when a session view of that name is in its namespace: a table
+/// and a view share one set of names, and `SHOW TABLES` listed both. As Iceberg Java's
+/// view catalogs (`BaseMetastoreViewCatalog`'s table builder: "View with same name
+/// already exists") for `CREATE`, `CREATE OR REPLACE` and `REPLACE TABLE` and Spark's
+/// `TABLE_OR_VIEW_ALREADY_EXISTS`; the other way round, `CREATE VIEW` over a table is
+/// refused where the view is registered (the namespace's schema provider).
+///
+/// Errors: [`ErrorKind::AlreadyExists`](crate::ErrorKind), naming the view and its kind.
+pub(super) fn check_no_view_named(table: &ResolvedTable, statement: &str) -> Result<()> {
+    if !session_view_named(table) {
+        return Ok(());
+    }
+    Err(Error::new(
+        ErrorKind::AlreadyExists,
+        format!(
+            "{statement}: {0} already exists as a view of this session (CREATE VIEW); a \
+             table cannot take its name (DROP VIEW {0} first, or choose another name)",
+            table.display()
+        ),
+    ))
 }
 
 /// Refuse `statement` (`"ALTER TABLE"`, `"COMMENT ON COLUMN"`, …) on a session view

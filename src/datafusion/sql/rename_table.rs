@@ -44,6 +44,11 @@ pub(super) async fn alter_table(
         },
     };
     not_a_table::check_new_table_name(&to.name, &what)?;
+    let renamed = super::ResolvedTable {
+        target: from.target.clone(),
+        ident: to.clone(),
+    };
+    not_a_table::check_no_view_named(&renamed, &what)?;
     from.target
         .catalog()
         .rename_table(&from.ident, &to)

@@ -11,6 +11,7 @@ use crate::catalog::{Catalog, Namespace, TableIdent};
 use crate::error::Result;
 
 /// An Iceberg catalog registered in the session, by its registered name.
+#[derive(Clone)]
 pub(super) struct IcebergTarget {
     pub(super) name: String,
     provider: Arc<IcebergCatalogProvider>,

@@ -232,6 +232,7 @@ mod staged_create;
 mod staged_write;
 mod struct_field_options;
 mod subquery_values;
+mod table_sample;
 mod table_stats;
 mod time_travel;
 mod tokens;
@@ -258,6 +259,8 @@ mod property_tests;
 mod show_tests;
 #[cfg(test)]
 mod sort_order_tests;
+#[cfg(test)]
+mod spark_form_tests;
 #[cfg(test)]
 mod struct_value_tests;
 #[cfg(test)]
@@ -467,6 +470,12 @@ async fn execute_statement(ctx: &SessionContext, statement: &str) -> Result<Data
         },
         false => statement,
     };
+    // `TABLESAMPLE`, which DataFusion would drop (module `table_sample`)
+    if statement.to_ascii_lowercase().contains("sample") {
+        if let Some(toks_now) = tokenize(ctx, statement) {
+            table_sample::refuse(ctx, statement, &toks_now)?;
+        }
+    }
     // a write to a tag or snapshot is refused before its older schema is planned
     write_target::check(ctx, statement).await?;
     // Spark's `INSERT … PARTITION (p = v)` clause, which DataFusion refuses

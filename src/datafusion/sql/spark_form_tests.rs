@@ -1,0 +1,82 @@
+//! Spark scripts' forms through [`execute`](super::execute) on a SQLite catalog:
+//! `TABLESAMPLE` refused, `CREATE TEMPORARY VIEW` as a session view, `SET spark.*` keys,
+//! Spark's type names in column lists (a tester's report of a Spark user's scripts).
+
+use std::sync::Arc;
+
+use datafusion::catalog::{CatalogProvider, MemorySchemaProvider};
+use datafusion::prelude::{SessionConfig, SessionContext};
+use tempfile::TempDir;
+
+use super::tests::{fails, ident, ok, run};
+use crate::catalog::{Catalog, SqlCatalog};
+use crate::datafusion::{register_iceberg_options, IcebergCatalogProvider, IcefloeOptions};
+use crate::ErrorKind;
+
+/// The session of [`super::tests::session`] with icefloe's options registered, as the
+/// CLI sets it up.
+async fn session() -> (SessionContext, Arc<dyn Catalog>, TempDir) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let catalog: Arc<dyn Catalog> =
+        Arc::new(SqlCatalog::open_or_create("cat", dir.path().join("cat.db")).expect("catalog"));
+    let ctx = SessionContext::new_with_config(register_iceberg_options(
+        SessionConfig::new()
+            .with_information_schema(true)
+            .with_default_catalog_and_schema("cat", "public")
+            .with_target_partitions(2),
+    ));
+    let provider = IcebergCatalogProvider::try_new(Arc::clone(&catalog))
+        .await
+        .expect("provider");
+    provider
+        .register_schema("public", Arc::new(MemorySchemaProvider::new()))
+        .expect("public");
+    ctx.register_catalog("cat", Arc::new(provider));
+    (ctx, catalog, dir)
+}
+
+fn count(rows: Vec<Vec<String>>) -> String {
+    rows[0][0].clone()
+}
+
+/// `TABLESAMPLE` was parsed and dropped: the whole table was returned or copied. It is
+/// refused in every statement and at any depth, and nothing is written.
+#[tokio::test]
+async fn tablesample_is_refused_in_every_statement() {
+    let (ctx, catalog, _dir) = session().await;
+    ok(&ctx, "CREATE SCHEMA ns").await;
+    ok(
+        &ctx,
+        "CREATE TABLE ns.big AS SELECT CAST(value AS INT) AS id \
+         FROM generate_series(1, 100) AS g(value)",
+    )
+    .await;
+    for sql in [
+        "SELECT count(*) AS n FROM ns.big TABLESAMPLE (1 PERCENT)",
+        "SELECT count(*) AS n FROM ns.big TABLESAMPLE (10 ROWS)",
+        "SELECT count(*) FROM ns.big AS b TABLESAMPLE BERNOULLI (5)",
+        "SELECT count(*) FROM ns.big TABLESAMPLE (BUCKET 1 OUT OF 10)",
+        "SELECT * FROM ns.big WHERE id IN (SELECT id FROM ns.big TABLESAMPLE (10 ROWS))",
+        "WITH s AS (SELECT * FROM ns.big TABLESAMPLE (10 ROWS)) SELECT count(*) FROM s",
+        "CREATE TABLE ns.sample AS SELECT * FROM ns.big TABLESAMPLE (10 ROWS)",
+        "CREATE TABLE ns.sample USING iceberg PARTITIONED BY (bucket(2, id)) \
+         AS SELECT * FROM ns.big TABLESAMPLE (10 ROWS)",
+        "INSERT INTO ns.big SELECT * FROM ns.big TABLESAMPLE (10 ROWS)",
+        "DELETE FROM ns.big WHERE id IN (SELECT id FROM ns.big TABLESAMPLE (10 ROWS))",
+        "UPDATE ns.big SET id = 0 WHERE id IN (SELECT id FROM ns.big TABLESAMPLE (10 ROWS))",
+        "MERGE INTO ns.big t USING (SELECT * FROM ns.big TABLESAMPLE (10 ROWS)) s \
+         ON t.id = s.id WHEN MATCHED THEN DELETE",
+        "CREATE VIEW ns.v AS SELECT * FROM ns.big TABLESAMPLE (10 ROWS)",
+    ] {
+        fails(&ctx, sql, ErrorKind::Unsupported, "TABLESAMPLE").await;
+    }
+    assert_eq!(count(ok(&ctx, "SELECT count(*) FROM ns.big").await), "100");
+    assert!(!catalog
+        .table_exists(&ident("ns.sample"))
+        .await
+        .expect("exists"));
+    let snapshots = ok(&ctx, "SELECT count(*) FROM ns.big.snapshots").await;
+    assert_eq!(count(snapshots), "1");
+    // a column of that name is no clause
+    ok(&ctx, "SELECT id AS \"tablesample\" FROM ns.big").await;
+}

@@ -571,6 +571,19 @@ async fn execute_statement(ctx: &SessionContext, statement: &str) -> Result<Data
         }
         return Ok(df);
     }
+    // Spark's `CREATE TEMPORARY VIEW`: a session view, as every view (module `create_view`)
+    let session_view;
+    let statement = match tokens::first_word_is(statement, &["CREATE"]) {
+        true => match cursor(ctx, statement).map(create_view::without_temporary) {
+            Some(Ok(Some(text))) => {
+                session_view = text;
+                &session_view
+            }
+            Some(Err(e)) => return Err(e),
+            Some(Ok(None)) | None => statement,
+        },
+        false => statement,
+    };
     if !tokens::first_word_is(
         statement,
         &["CREATE", "DROP", "ALTER", "CALL", "REPLACE", "COMMENT"],

@@ -80,3 +80,61 @@ async fn tablesample_is_refused_in_every_statement() {
     // a column of that name is no clause
     ok(&ctx, "SELECT id AS \"tablesample\" FROM ns.big").await;
 }
+
+/// Spark's temporary view (refused: "Temporary views not supported") is a session view,
+/// made as `CREATE VIEW` makes it: over an Iceberg table it reads the table as it is
+/// when queried; `OR REPLACE` replaces it, `DROP VIEW` drops it; the usual Spark MERGE
+/// script runs.
+#[tokio::test]
+async fn temporary_views_are_session_views() {
+    let (ctx, _catalog, _dir) = session().await;
+    ok(&ctx, "CREATE SCHEMA ns").await;
+    ok(&ctx, "CREATE TABLE ns.t (id INT, v STRING)").await;
+    ok(&ctx, "INSERT INTO ns.t VALUES (1, 'a')").await;
+    ok(
+        &ctx,
+        "CREATE OR REPLACE TEMPORARY VIEW updates AS SELECT CAST(2 AS INT) AS id, 'b' AS v",
+    )
+    .await;
+    assert_eq!(ok(&ctx, "SELECT id, v FROM updates").await, [["2", "b"]]);
+    ok(
+        &ctx,
+        "MERGE INTO ns.t t USING updates s ON t.id = s.id \
+         WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *",
+    )
+    .await;
+    ok(&ctx, "CREATE TEMP VIEW ids (n) AS SELECT id FROM ns.t").await;
+    assert_eq!(
+        ok(&ctx, "SELECT n FROM ids ORDER BY n").await,
+        [["1"], ["2"]]
+    );
+    // read as the table is now
+    ok(&ctx, "INSERT INTO ns.t VALUES (3, 'c')").await;
+    assert_eq!(
+        ok(&ctx, "SELECT n FROM ids ORDER BY n").await,
+        [["1"], ["2"], ["3"]]
+    );
+    fails(
+        &ctx,
+        "CREATE TEMPORARY VIEW ids AS SELECT id FROM ns.t",
+        ErrorKind::AlreadyExists,
+        "ids",
+    )
+    .await;
+    ok(
+        &ctx,
+        "create or replace temp view ids AS SELECT id * 10 AS n FROM ns.t WHERE id = 1",
+    )
+    .await;
+    assert_eq!(ok(&ctx, "SELECT n FROM ids").await, [["10"]]);
+    ok(&ctx, "DROP VIEW ids").await;
+    assert!(run(&ctx, "SELECT * FROM ids").await.is_err());
+    ok(&ctx, "DROP VIEW updates").await;
+    fails(
+        &ctx,
+        "CREATE GLOBAL TEMPORARY VIEW g AS SELECT 1",
+        ErrorKind::Unsupported,
+        "CREATE [OR REPLACE] TEMPORARY VIEW",
+    )
+    .await;
+}

@@ -47,6 +47,9 @@
 //! `USE [NAMESPACE|SCHEMA|DATABASE] [cat.]ns` makes `ns` the schema unqualified names
 //! resolve in (module `use_namespace`; DataFusion 55 has no `USE`).
 //!
+//! `SET spark.<key> = value` sets icefloe's equivalent of the Spark session keys it has
+//! one for, and refuses any other `spark.*` key naming it (module `spark_settings`).
+//!
 //! `RESET icefloe.<name>` sets one of icefloe's options back to the session's default
 //! (module `reset`; DataFusion 55 resets its own options only).
 //!
@@ -227,6 +230,7 @@ mod show_namespaces;
 mod show_patterns;
 mod show_properties;
 mod show_tables;
+mod spark_settings;
 mod spark_timestamp_types;
 mod staged_create;
 mod staged_write;
@@ -515,6 +519,9 @@ async fn execute_statement(ctx: &SessionContext, statement: &str) -> Result<Data
     }
     if tokens::first_word_is(statement, &["SET"]) {
         if let Some(cursor) = cursor(ctx, statement) {
+            if let Some(df) = spark_settings::set_spark_key(ctx, cursor.clone()).await? {
+                return Ok(df);
+            }
             if let Some(df) = set_time_zone::set_time_zone(ctx, cursor).await? {
                 return Ok(df);
             }

@@ -138,3 +138,80 @@ async fn temporary_views_are_session_views() {
     )
     .await;
 }
+
+/// Spark's session keys with an icefloe equivalent set it, with its checks; any other
+/// `spark.*` key is refused naming it and the keys icefloe reads (DataFusion's "Could not
+/// find config namespace \"spark\"" named none).
+#[tokio::test]
+async fn set_spark_keys_set_their_equivalents() {
+    let (ctx, _catalog, _dir) = session().await;
+    let options = || {
+        ctx.state()
+            .config_options()
+            .extensions
+            .get::<IcefloeOptions>()
+            .cloned()
+            .expect("icefloe options")
+    };
+    let zone = || ctx.state().config_options().execution.time_zone.clone();
+    ok(
+        &ctx,
+        "SET spark.sql.sources.partitionOverwriteMode = DYNAMIC",
+    )
+    .await;
+    assert_eq!(options().partition_overwrite_mode.to_string(), "dynamic");
+    ok(&ctx, "SET spark.sql.sources.partitionOverwriteMode=static").await;
+    assert_eq!(options().partition_overwrite_mode.to_string(), "static");
+    ok(&ctx, "SET spark.wap.id = nightly-42").await;
+    assert_eq!(options().wap_id, "nightly-42");
+    ok(&ctx, "SET spark.wap.id = 'run 7'").await;
+    assert_eq!(options().wap_id, "run 7");
+    ok(&ctx, "SET spark.sql.session.timeZone = America/Los_Angeles").await;
+    assert_eq!(zone().as_deref(), Some("America/Los_Angeles"));
+    ok(&ctx, "SET spark.sql.session.timeZone='+02:00'").await;
+    assert_eq!(zone().as_deref(), Some("+02:00"));
+    // without a value: the equivalent's value
+    let shown = ok(&ctx, "SET spark.wap.id").await;
+    assert!(shown[0].contains(&"run 7".to_string()), "{shown:?}");
+    // the equivalent's checks, naming the Spark key
+    let err = run(
+        &ctx,
+        "SET spark.sql.sources.partitionOverwriteMode = sometimes",
+    )
+    .await
+    .expect_err("refused");
+    let message = err.to_string();
+    assert!(
+        message.contains("spark.sql.sources.partitionOverwriteMode")
+            && message.contains("static or dynamic"),
+        "{message}"
+    );
+    assert_eq!(options().partition_overwrite_mode.to_string(), "static");
+    fails(
+        &ctx,
+        "SET spark.sql.session.timeZone = Mars/Olympus",
+        ErrorKind::InvalidArgument,
+        "SET spark.sql.session.timeZone 'Mars/Olympus': not a time zone",
+    )
+    .await;
+    assert_eq!(zone().as_deref(), Some("+02:00"));
+    // any other spark.* key: refused, naming it and the keys read
+    for key in [
+        "spark.sql.shuffle.partitions",
+        "spark.sql.iceberg.vectorization.enabled",
+        "spark.sql.parser.escapedStringLiterals",
+    ] {
+        for sql in [format!("SET {key} = 4"), format!("SET {key}")] {
+            fails(&ctx, &sql, ErrorKind::Unsupported, key).await;
+            fails(&ctx, &sql, ErrorKind::Unsupported, "icefloe does not read").await;
+            fails(
+                &ctx,
+                &sql,
+                ErrorKind::Unsupported,
+                "spark.sql.sources.partitionOverwriteMode (icefloe.partition_overwrite_mode), \
+                 spark.sql.session.timeZone (SET TIME ZONE), spark.wap.id (icefloe.wap_id)",
+            )
+            .await;
+        }
+    }
+}

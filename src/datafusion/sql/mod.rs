@@ -58,7 +58,11 @@
 //! a statement whose table name icefloe cannot read (DataFusion reports it). Number
 //! literals written with an exponent (`1e300`, `2.5E-3`) are doubles in every statement,
 //! as in Spark, also where exact decimal literals are on
-//! (`datafusion.sql_parser.parse_float_as_decimal`): see module `literals`.
+//! (`datafusion.sql_parser.parse_float_as_decimal`), and Spark's suffixed literals (`1.5D`,
+//! `1.5F`, `4S`, `3Y`, `2.5BD`) have Spark's types: see module `literals`. `TABLESAMPLE`,
+//! which DataFusion 55 drops, is refused in every statement (module `table_sample`).
+//! `CREATE [OR REPLACE] TEMP|TEMPORARY VIEW` makes a session view, as `CREATE VIEW` does
+//! (module `create_view`).
 //!
 //! Names: `cat.ns.t` when `cat` is a catalog registered in the session, else `ns.t` in
 //! the session's default catalog, or `t` in its default catalog and schema; a namespace
@@ -364,7 +368,7 @@ async fn execute_statement(ctx: &SessionContext, statement: &str) -> Result<Data
         merge_star::refuse_schema_evolution(toks)?;
     }
     let rewritten = match &toks {
-        Some(toks) => literals::exponent_literals_as_doubles(statement, toks)?,
+        Some(toks) => literals::spark_number_literals(statement, toks)?,
         // DataFusion reports what cannot be tokenized
         None => std::borrow::Cow::Borrowed(statement),
     };

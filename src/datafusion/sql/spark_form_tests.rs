@@ -215,3 +215,64 @@ async fn set_spark_keys_set_their_equivalents() {
         }
     }
 }
+
+/// In column lists, Spark's bare `DECIMAL` (and `DEC`, `NUMERIC`) is `decimal(10,0)` (it
+/// was DataFusion's `decimal(38,10)`), `DEC(p,s)` is `decimal(p,s)`, and `SHORT`, `BYTE`
+/// are accepted as Iceberg `int` (they were "Unsupported SQL type"), at any depth; a
+/// cast in a query keeps DataFusion's meaning.
+#[tokio::test]
+async fn spark_type_names_in_column_lists() {
+    let (ctx, catalog, _dir) = session().await;
+    ok(&ctx, "CREATE SCHEMA ns").await;
+    ok(
+        &ctx,
+        "CREATE TABLE ns.d (a DECIMAL, b DEC NOT NULL, c NUMERIC COMMENT 'c', d DEC(5, 2), \
+         e SHORT, f BYTE, s SMALLINT, t TINYINT, g ARRAY<DECIMAL>, \
+         h STRUCT<dec: DEC, short: SHORT, byte BYTE>) USING iceberg",
+    )
+    .await;
+    let types = |m: &crate::spec::TableMetadata| -> Vec<String> {
+        m.current_schema()
+            .columns()
+            .iter()
+            .map(|f| f.field_type.to_string())
+            .collect()
+    };
+    let m = catalog.load_table(&ident("ns.d")).await.expect("table");
+    let got = types(m.metadata());
+    assert_eq!(
+        got[..8],
+        [
+            "decimal(10, 0)",
+            "decimal(10, 0)",
+            "decimal(10, 0)",
+            "decimal(5, 2)",
+            "int",
+            "int",
+            "int",
+            "int"
+        ],
+        "{got:?}"
+    );
+    assert!(got[8].contains("decimal(10, 0)"), "{got:?}");
+    assert!(
+        got[9].contains("dec") && got[9].contains("decimal(10, 0)") && !got[9].contains("38"),
+        "{got:?}"
+    );
+    // 1.5 is stored rounded to the column's scale 0, as Spark stores it
+    ok(&ctx, "INSERT INTO ns.d (a, b) VALUES (1.5, 2)").await;
+    assert_eq!(ok(&ctx, "SELECT a FROM ns.d").await, [["2"]]);
+    // ALTER TABLE reads column types alike
+    ok(&ctx, "ALTER TABLE ns.d ADD COLUMN i DECIMAL").await;
+    ok(&ctx, "ALTER TABLE ns.d ADD COLUMN j SHORT").await;
+    ok(&ctx, "ALTER TABLE ns.d ALTER COLUMN d TYPE DEC(7, 2)").await;
+    let m = catalog.load_table(&ident("ns.d")).await.expect("table");
+    let got = types(m.metadata());
+    assert_eq!(got[3], "decimal(7, 2)", "{got:?}");
+    assert_eq!(got[10..], ["decimal(10, 0)", "int"], "{got:?}");
+    // in a query, DataFusion's meaning
+    assert_eq!(
+        ok(&ctx, "SELECT arrow_typeof(CAST(1 AS DECIMAL))").await,
+        [["Decimal128(38, 10)"]]
+    );
+}

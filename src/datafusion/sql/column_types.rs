@@ -25,6 +25,39 @@ pub(super) fn declared_type(c: &Cursor<'_>) -> Option<PrimitiveType> {
         .then_some(PrimitiveType::Uuid)
 }
 
+/// DataFusion's spelling of the Spark type name at the cursor, in a column's type at any
+/// depth, where DataFusion reads the name otherwise or not at all: a bare `DECIMAL`,
+/// `DEC` or `NUMERIC` is Spark's `decimal(10,0)` (DataFusion: `decimal(38,10)`), `DEC(p,
+/// s)` is `DECIMAL(p, s)`, `SHORT` is `SMALLINT` and `BYTE` `TINYINT` (both stored as
+/// Iceberg `int`, as Spark writes them). `None` for any other word, or a struct field of
+/// that name (`STRUCT<dec INT>`: a name is followed by its type or a `:`).
+///
+/// Only column lists are read so (`CREATE TABLE`, `ALTER TABLE … ADD COLUMN`, `… TYPE`):
+/// a `CAST(x AS DECIMAL)` in a query keeps DataFusion's meaning.
+pub(super) fn spark_type_name(c: &Cursor<'_>) -> Option<&'static str> {
+    let t = c.peek()?;
+    let word = |kws: &[&str]| kws.iter().any(|kw| is_keyword(&t.token, kw));
+    let next = c.peek_at(1).map(|t| &t.token);
+    let is_name = match next {
+        Some(Token::Colon) => true,
+        Some(t @ Token::Word(_)) => !COLUMN_OPTIONS.iter().any(|kw| is_keyword(t, kw)),
+        _ => false,
+    };
+    if is_name {
+        return None;
+    }
+    if word(&["DECIMAL", "DEC", "NUMERIC"]) {
+        return match next {
+            Some(Token::LParen) => word(&["DEC"]).then_some("DECIMAL"),
+            _ => Some("DECIMAL(10, 0)"),
+        };
+    }
+    if word(&["SHORT"]) {
+        return Some("SMALLINT");
+    }
+    word(&["BYTE"]).then_some("TINYINT")
+}
+
 /// The words that end a column's type in its definition (at depth 0).
 pub(super) const COLUMN_OPTIONS: &[&str] = &[
     "NOT",

@@ -11,7 +11,7 @@ use datafusion::sql::sqlparser::tokenizer::Token;
 use super::column_default::default_value;
 use super::column_types::{
     check_v3_columns, convert_struct, declare_timestamps, declared_type, make_optional,
-    timestamp_type, COLUMN_OPTIONS,
+    spark_type_name, timestamp_type, COLUMN_OPTIONS,
 };
 use super::property_lists::{check_table_keys, Clauses};
 use super::struct_field_options::{declare_field_options, FieldOptions, FieldOptionsScan};
@@ -372,6 +372,9 @@ impl Parsed {
                 if in_type {
                     if let Some(p) = timestamp_type(&c) {
                         self.timestamps.get_or_insert_with(Vec::new).push(p);
+                    }
+                    if let Some(name) = spark_type_name(&c) {
+                        edits.push((t.start, t.end, name));
                     }
                 }
                 match &t.token {

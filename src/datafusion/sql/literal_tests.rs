@@ -235,3 +235,59 @@ async fn exponent_literals_in_every_statement_kind() {
     // an exponent literal in a string or a property value is left alone
     assert_eq!(ok(&ctx, "SELECT '1e300' AS s").await, [["1e300"]]);
 }
+
+/// Spark's literal suffixes directly after the digits give Spark's types (`1.5D` was `1.5
+/// AS d`, a decimal column named `d`; `1 = 1S` a parse error), as `100L` did already.
+#[tokio::test]
+async fn spark_literal_suffixes_give_spark_types() {
+    let ctx = memory_session();
+    for (sql, want_type, want) in [
+        ("SELECT 1.5D", DataType::Float64, "1.5"),
+        ("SELECT 1.5d", DataType::Float64, "1.5"),
+        ("SELECT 1e3D", DataType::Float64, "1000.0"),
+        ("SELECT 2D", DataType::Float64, "2.0"),
+        ("SELECT 1.5F", DataType::Float32, "1.5"),
+        ("SELECT 4S", DataType::Int16, "4"),
+        ("SELECT 3Y", DataType::Int8, "3"),
+        ("SELECT -128Y", DataType::Int8, "-128"),
+        ("SELECT -32768s", DataType::Int16, "-32768"),
+        ("SELECT 2.5BD", DataType::Decimal128(2, 1), "2.5"),
+        ("SELECT 1e3BD", DataType::Decimal128(4, 0), "1000"),
+        ("SELECT 100L", DataType::Int64, "100"),
+        ("SELECT 100l", DataType::Int64, "100"),
+        ("SELECT arrow_typeof(1.5D)", DataType::Utf8, "Float64"),
+        (
+            "SELECT arrow_typeof(4S) || arrow_typeof(3Y)",
+            DataType::Utf8,
+            "Int16Int8",
+        ),
+        // a word after a space is an alias, as in Spark
+        ("SELECT 1.5 D", DataType::Decimal128(2, 1), "1.5"),
+    ] {
+        let (t, v) = value(&ctx, sql).await;
+        assert_eq!((t, v.as_str()), (want_type, want), "{sql}");
+    }
+    // the column is the literal, not an alias `d`
+    let df = execute(&ctx, "SELECT 1.5D").await.expect("plan");
+    assert_ne!(df.schema().field(0).name(), "d");
+    // in conditions, compared as their types
+    assert_eq!(ids(&ctx, "d = 1e10D").await, ["1"]);
+    assert_eq!(ids(&ctx, "f = 0.1F").await, ["2"]);
+    assert_eq!(ids(&ctx, "i = 10S OR i = 0Y").await, ["1", "3"]);
+    assert_eq!(ids(&ctx, "dec = 0.0025BD").await, ["3"]);
+    assert_eq!(
+        ok(&ctx, "SELECT 1 WHERE 1 = 1S").await,
+        vec![vec!["1".to_string()]]
+    );
+    // outside the type's range: an error naming the literal, as in Spark
+    for (sql, literal) in [
+        ("SELECT 128Y", "128Y"),
+        ("SELECT 40000S", "40000S"),
+        ("SELECT 1e39F", "1e39F"),
+        ("SELECT 1e400D", "1e400D"),
+        ("SELECT 1e40BD", "1e40BD"),
+        ("SELECT 9223372036854775808l", "9223372036854775808l"),
+    ] {
+        fails(&ctx, sql, ErrorKind::InvalidArgument, literal).await;
+    }
+}

@@ -1,29 +1,47 @@
-//! Exponent literals are doubles: [`execute`](super::execute) rewrites every number
-//! literal written with an exponent (`1e300`, `2.5E-3`, `.5e1`) into a `DOUBLE` value
-//! before DataFusion parses the statement, so it is the same double in every statement
-//! kind (queries, `INSERT … VALUES`, `UPDATE`/`DELETE`/`MERGE` conditions, CTAS).
+//! Spark's number literals: [`execute`](super::execute) rewrites the number literals
+//! Spark types differently from DataFusion before DataFusion parses the statement, so
+//! each is the same value of the same type in every statement kind (queries, `INSERT …
+//! VALUES`, `UPDATE`/`DELETE`/`MERGE` conditions, CTAS).
 //!
-//! This is Spark SQL's literal grammar: a number with an exponent is a `DOUBLE`, one
-//! with a decimal point and no exponent (`1.5`, `-0.0`) an exact `DECIMAL`, one without
-//! either an integer. icefloe's sessions parse plain decimals exactly
+//! This is Spark SQL's literal grammar (`SqlBaseLexer.g4`): a number with an exponent is
+//! a `DOUBLE`, one with a decimal point and no exponent (`1.5`, `-0.0`) an exact
+//! `DECIMAL`, one without either an integer; a suffix directly after the digits (no
+//! space; any case) gives the type:
+//!
+//! | literal | Spark type | written for DataFusion as |
+//! |---|---|---|
+//! | `1e300`, `2.5E-3`, `.5e1` | `DOUBLE` | `CAST('<value>' AS DOUBLE)` |
+//! | `1.5D`, `1d`, `1e3D` | `DOUBLE` | `CAST('<value>' AS DOUBLE)` |
+//! | `1.5F`, `2f` | `FLOAT` | `CAST('<value>' AS FLOAT)` |
+//! | `2.5BD`, `1e3BD` | `DECIMAL(p, s)`, `p` the digits and `s` those after the point (as Java's `BigDecimal`; `1e3BD` is `DECIMAL(4, 0)`) | `CAST('<value>' AS DECIMAL(p, s))` |
+//! | `4S` (digits only) | `SMALLINT` | `CAST(4 AS SMALLINT)` |
+//! | `3Y` (digits only) | `TINYINT` | `CAST(3 AS TINYINT)` |
+//! | `100L` (sqlparser's tokenizer reads it), `100l` (digits only) | `BIGINT` | `100L` as is; `CAST(100 AS BIGINT)` |
+//!
+//! Without this, `SELECT 1.5D` was `SELECT 1.5 AS D` (a decimal column named `d`), and
+//! `1.5D` elsewhere a parse error. icefloe's sessions parse plain decimals exactly
 //! (`datafusion.sql_parser.parse_float_as_decimal = true`), under which DataFusion 55
 //! would read `1e300` as a decimal of scale −300 and refuse it ("Decimal scale -300
 //! exceeds the minimum supported scale"), and `2.5E-3` as the decimal `0.0025`.
 //!
-//! The literal becomes `CAST('<value>' AS DOUBLE)`, `<value>` the literal's double
-//! printed so that it reads back as the same double (DataFusion folds the cast into a
-//! `Float64` literal when it simplifies the plan). A literal below the smallest
-//! subnormal double is `0.0` (`1e-400`, as Spark reads it); one beyond the largest
-//! double (`1e400`) is an error, as in Spark. A sign before the literal stays the
-//! SQL negation of the double (`-0e0` is the double `-0.0`).
+//! `<value>` is the literal's double (float) printed so that it reads back as the same
+//! value (DataFusion folds the cast into a literal when it simplifies the plan). A
+//! literal below the smallest subnormal is `0.0` (`1e-400`, as Spark reads it). A literal
+//! outside its type's range (`1e400`, `1e39F`, `128Y`, `40000S`, a `BD` of more than 38
+//! digits) is an error naming it, as in Spark; a sign before the literal stays the SQL
+//! negation (`-0e0` is the double `-0.0`), except that `-128Y`, `-32768S` and
+//! `-9223372036854775808l` are their type's least value, as in Spark. A suffix Spark's
+//! grammar does not give the literal (`1.5S`, `1.5Y`) is left as written (Spark reads
+//! it as an alias too), as is a word after a space (`SELECT 1.5 d`: the alias `d`).
 //!
 //! Left as written: the values in `OPTIONS (…)`, `TBLPROPERTIES (…)`,
-//! `[DB]PROPERTIES (…)` (strings for the table, not expressions), hexadecimal and
-//! suffixed numbers, and whole `SET`, `RESET`, `SHOW` and `CALL` statements (option
-//! values and procedure arguments that icefloe or DataFusion read as text).
+//! `[DB]PROPERTIES (…)` (strings for the table, not expressions), hexadecimal numbers,
+//! and whole `SET`, `RESET`, `SHOW` and `CALL` statements (option values and procedure
+//! arguments that icefloe or DataFusion read as text).
 
 use std::borrow::Cow;
 
+use datafusion::sql::sqlparser::keywords::Keyword;
 use datafusion::sql::sqlparser::tokenizer::Token;
 
 use super::tokens::{first_word_is, is_keyword, Tok};
@@ -67,15 +85,12 @@ pub(super) fn exponent_literal(text: &str) -> Result<Option<f64>> {
     }
 }
 
-/// `text` (tokenized as `tokens`) with each exponent-form number literal replaced by
-/// `CAST('<value>' AS DOUBLE)` (see the module docs); borrowed when nothing changes.
+/// `text` (tokenized as `tokens`) with each of Spark's number literals DataFusion types
+/// otherwise written as the module docs' table gives; borrowed when nothing changes.
 ///
-/// Errors: [`crate::ErrorKind::InvalidArgument`] naming a literal beyond the largest
-/// double.
-pub(super) fn exponent_literals_as_doubles<'a>(
-    text: &'a str,
-    tokens: &[Tok],
-) -> Result<Cow<'a, str>> {
+/// Errors: [`crate::ErrorKind::InvalidArgument`] naming a literal outside its type's
+/// range.
+pub(super) fn spark_number_literals<'a>(text: &'a str, tokens: &[Tok]) -> Result<Cow<'a, str>> {
     if first_word_is(text, &["SET", "RESET", "SHOW", "CALL"]) {
         return Ok(Cow::Borrowed(text));
     }
@@ -90,12 +105,35 @@ pub(super) fn exponent_literals_as_doubles<'a>(
                     i = after_group(tokens, i);
                 }
             }
-            Token::Number(n, false) => {
-                if let Some(value) = exponent_literal(n)? {
-                    out.push_str(&text[copied..t.start]);
-                    // `{:?}` prints the shortest text that reads back as `value`
-                    out.push_str(&format!("CAST('{value:?}' AS DOUBLE)"));
-                    copied = t.end;
+            Token::Number(n, long) => {
+                // a suffix directly after the digits (sqlparser reads `L` itself)
+                let suffixed = tokens
+                    .get(i)
+                    .filter(|next| !long && next.start == t.end)
+                    .and_then(|next| Some((next, Suffix::of(&next.token)?)));
+                let edit = match suffixed {
+                    Some((next, suffix)) => {
+                        let minus = unary_minus_before(tokens, i - 1);
+                        let written = &text[t.start..next.end];
+                        suffix
+                            .literal(n, minus.is_some(), written)?
+                            .map(|(replacement, signed)| {
+                                i += 1;
+                                let start = match (signed, minus) {
+                                    (true, Some(minus)) => minus.start,
+                                    _ => t.start,
+                                };
+                                (start, next.end, replacement)
+                            })
+                    }
+                    // `{:?}` prints the shortest text that reads back as the value
+                    None => exponent_literal(n)?
+                        .map(|value| (t.start, t.end, format!("CAST('{value:?}' AS DOUBLE)"))),
+                };
+                if let Some((start, end, replacement)) = edit {
+                    out.push_str(&text[copied..start]);
+                    out.push_str(&replacement);
+                    copied = end;
                 }
             }
             _ => {}
@@ -106,6 +144,152 @@ pub(super) fn exponent_literals_as_doubles<'a>(
     }
     out.push_str(&text[copied..]);
     Ok(Cow::Owned(out))
+}
+
+/// A suffix of Spark's number literals (`SqlBaseLexer.g4`: `BIGINT_LITERAL`,
+/// `SMALLINT_LITERAL`, `TINYINT_LITERAL`, `DOUBLE_LITERAL`, `FLOAT_LITERAL`,
+/// `BIGDECIMAL_LITERAL`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Suffix {
+    Double,
+    Float,
+    BigDecimal,
+    SmallInt,
+    TinyInt,
+    BigInt,
+}
+
+impl Suffix {
+    /// The suffix `token` is: an unquoted word `D`, `F`, `BD`, `S`, `Y` or `L`, any case.
+    fn of(token: &Token) -> Option<Self> {
+        let Token::Word(w) = token else {
+            return None;
+        };
+        if w.quote_style.is_some() {
+            return None;
+        }
+        Some(match w.value.to_ascii_uppercase().as_str() {
+            "D" => Self::Double,
+            "F" => Self::Float,
+            "BD" => Self::BigDecimal,
+            "S" => Self::SmallInt,
+            "Y" => Self::TinyInt,
+            "L" => Self::BigInt,
+            _ => return None,
+        })
+    }
+
+    /// The SQL DataFusion reads as the literal `number` with this suffix (`written`, for
+    /// messages), and whether it holds the sign (`negated`: a unary minus is before it;
+    /// the least value of an integer type is read with its sign). `None` when Spark's
+    /// grammar gives `number` no such suffix (`1.5S`, `1_000D`).
+    ///
+    /// Errors: [`crate::ErrorKind::InvalidArgument`] naming `written` when it is outside
+    /// its type's range.
+    fn literal(self, number: &str, negated: bool, written: &str) -> Result<Option<(String, bool)>> {
+        let out_of_range = |what: &str| {
+            Error::invalid_argument(format!(
+                "number literal {written} is outside the range of a {what}"
+            ))
+        };
+        let integer = !number.is_empty() && number.bytes().all(|b| b.is_ascii_digit());
+        let (name, max) = match self {
+            Self::SmallInt => ("SMALLINT", i16::MAX as u128),
+            Self::TinyInt => ("TINYINT", i8::MAX as u128),
+            Self::BigInt => ("BIGINT", i64::MAX as u128),
+            Self::Double | Self::Float | Self::BigDecimal => {
+                if number.contains('_') {
+                    return Ok(None);
+                }
+                return Ok(Some((self.fractional(number, &out_of_range)?, false)));
+            }
+        };
+        if !integer {
+            return Ok(None);
+        }
+        match number.parse::<u128>() {
+            Ok(v) if v <= max => Ok(Some((format!("CAST({number} AS {name})"), false))),
+            Ok(v) if negated && v == max + 1 => {
+                Ok(Some((format!("CAST(-{number} AS {name})"), true)))
+            }
+            _ => Err(out_of_range(name)),
+        }
+    }
+
+    /// `number` (digits, a point, an exponent) as a `D`, `F` or `BD` literal.
+    fn fractional(self, number: &str, out_of_range: &dyn Fn(&str) -> Error) -> Result<String> {
+        match self {
+            Self::Float => match number.parse::<f32>() {
+                Ok(v) if v.is_finite() => Ok(format!("CAST('{v:?}' AS FLOAT)")),
+                _ => Err(out_of_range("FLOAT")),
+            },
+            Self::BigDecimal => {
+                let (value, precision, scale) =
+                    big_decimal(number).ok_or_else(|| out_of_range("DECIMAL (38 digits)"))?;
+                Ok(format!("CAST('{value}' AS DECIMAL({precision}, {scale}))"))
+            }
+            _ => match number.parse::<f64>() {
+                Ok(v) if v.is_finite() => Ok(format!("CAST('{v:?}' AS DOUBLE)")),
+                _ => Err(out_of_range("DOUBLE")),
+            },
+        }
+    }
+}
+
+/// The most digits of a Spark decimal.
+const MAX_DECIMAL_PRECISION: i64 = 38;
+
+/// `number` (`digits[.digits][e[+-]digits]`) as Java's `BigDecimal` reads it and Spark
+/// types it (`DecimalType.fromDecimal`, no negative scale): its plain text, precision
+/// and scale. `None` beyond 38 digits.
+fn big_decimal(number: &str) -> Option<(String, i64, i64)> {
+    let (mantissa, exponent) = match number.find(['e', 'E']) {
+        Some(at) => (&number[..at], number[at + 1..].parse::<i64>().ok()?),
+        None => (number, 0),
+    };
+    let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let mut digits = format!("{int}{frac}");
+    let mut scale = (frac.len() as i64).checked_sub(exponent)?;
+    if scale < 0 {
+        if -scale > MAX_DECIMAL_PRECISION {
+            return None;
+        }
+        digits.push_str(&"0".repeat(scale.unsigned_abs() as usize));
+        scale = 0;
+    }
+    let significant = digits.trim_start_matches('0').len() as i64;
+    let precision = significant.max(scale).max(1);
+    if precision > MAX_DECIMAL_PRECISION {
+        return None;
+    }
+    let scale_digits = scale as usize;
+    while digits.len() <= scale_digits {
+        digits.insert(0, '0');
+    }
+    let (whole, fraction) = digits.split_at(digits.len() - scale_digits);
+    let text = match fraction.is_empty() {
+        true => whole.to_string(),
+        false => format!("{whole}.{fraction}"),
+    };
+    Some((text, precision, scale))
+}
+
+/// The `-` before `tokens[at]` when it is a unary minus (at the start, or after an
+/// operator, `(`, `,` or a keyword; not after a value or a name).
+fn unary_minus_before(tokens: &[Tok], at: usize) -> Option<&Tok> {
+    let minus = tokens.get(at.checked_sub(1)?)?;
+    if minus.token != Token::Minus {
+        return None;
+    }
+    let operand = at
+        .checked_sub(2)
+        .and_then(|b| tokens.get(b))
+        .is_some_and(|before| match &before.token {
+            Token::Word(w) => w.quote_style.is_some() || w.keyword == Keyword::NoKeyword,
+            Token::Number(..) | Token::RParen | Token::RBracket => true,
+            other => super::tokens::string_literal(other).is_some(),
+        });
+    (!operand).then_some(minus)
 }
 
 /// The index after the `)` closing the group opened at `tokens[open]` (the end when it
@@ -136,7 +320,7 @@ mod tests {
 
     fn rewrite(sql: &str) -> String {
         let toks = tokenize(sql, &GenericDialect {}).expect("tokens");
-        exponent_literals_as_doubles(sql, &toks)
+        spark_number_literals(sql, &toks)
             .unwrap_or_else(|e| panic!("{sql}: {e}"))
             .into_owned()
     }
@@ -152,6 +336,12 @@ mod tests {
         for not_one in ["1", "1.5", "0.0", "12345678901234567890123", ".5", "0x1E"] {
             assert_eq!(exponent_literal(not_one).unwrap(), None, "{not_one}");
         }
+        assert_eq!(big_decimal("2.5"), Some(("2.5".to_string(), 2, 1)));
+        assert_eq!(big_decimal("1e3"), Some(("1000".to_string(), 4, 0)));
+        assert_eq!(big_decimal("0.05"), Some(("0.05".to_string(), 2, 2)));
+        assert_eq!(big_decimal("0"), Some(("0".to_string(), 1, 0)));
+        assert_eq!(big_decimal("1e-40"), None);
+        assert_eq!(big_decimal("1e40"), None);
         let err = exponent_literal("1e400").unwrap_err();
         assert_eq!(err.kind(), crate::ErrorKind::InvalidArgument);
         assert!(err.to_string().contains("1e400"), "{err}");
@@ -172,6 +362,14 @@ mod tests {
         assert_eq!(
             rewrite(ddl),
             "CREATE TABLE t (d DOUBLE) TBLPROPERTIES ('k' = 1e3) AS SELECT CAST('1000.0' AS DOUBLE)"
+        );
+        // Spark's suffixes, directly after the digits only
+        assert_eq!(
+            rewrite("SELECT 1.5D, 1e3d, 2f, 4S, -128Y, 2 - 3y, 2.5BD, 1e-3bd, 7l, 1.5 d, 1.5S, 9L"),
+            "SELECT CAST('1.5' AS DOUBLE), CAST('1000.0' AS DOUBLE), CAST('2.0' AS FLOAT), \
+             CAST(4 AS SMALLINT), CAST(-128 AS TINYINT), 2 - CAST(3 AS TINYINT), \
+             CAST('2.5' AS DECIMAL(2, 1)), CAST('0.001' AS DECIMAL(3, 3)), \
+             CAST(7 AS BIGINT), 1.5 d, 1.5S, 9L"
         );
         for untouched in [
             "SET datafusion.execution.batch_size = 1e3",

@@ -47,6 +47,9 @@
 //! `USE [NAMESPACE|SCHEMA|DATABASE] [cat.]ns` makes `ns` the schema unqualified names
 //! resolve in (module `use_namespace`; DataFusion 55 has no `USE`).
 //!
+//! `SET spark.<key> = value` sets icefloe's equivalent of the Spark session keys it has
+//! one for, and refuses any other `spark.*` key naming it (module `spark_settings`).
+//!
 //! `RESET icefloe.<name>` sets one of icefloe's options back to the session's default
 //! (module `reset`; DataFusion 55 resets its own options only).
 //!
@@ -55,7 +58,11 @@
 //! a statement whose table name icefloe cannot read (DataFusion reports it). Number
 //! literals written with an exponent (`1e300`, `2.5E-3`) are doubles in every statement,
 //! as in Spark, also where exact decimal literals are on
-//! (`datafusion.sql_parser.parse_float_as_decimal`): see module `literals`.
+//! (`datafusion.sql_parser.parse_float_as_decimal`), and Spark's suffixed literals (`1.5D`,
+//! `1.5F`, `4S`, `3Y`, `2.5BD`) have Spark's types: see module `literals`. `TABLESAMPLE`,
+//! which DataFusion 55 drops, is refused in every statement (module `table_sample`).
+//! `CREATE [OR REPLACE] TEMP|TEMPORARY VIEW` makes a session view, as `CREATE VIEW` does
+//! (module `create_view`).
 //!
 //! Names: `cat.ns.t` when `cat` is a catalog registered in the session, else `ns.t` in
 //! the session's default catalog, or `t` in its default catalog and schema; a namespace
@@ -227,11 +234,13 @@ mod show_namespaces;
 mod show_patterns;
 mod show_properties;
 mod show_tables;
+mod spark_settings;
 mod spark_timestamp_types;
 mod staged_create;
 mod staged_write;
 mod struct_field_options;
 mod subquery_values;
+mod table_sample;
 mod table_stats;
 mod time_travel;
 mod tokens;
@@ -258,6 +267,8 @@ mod property_tests;
 mod show_tests;
 #[cfg(test)]
 mod sort_order_tests;
+#[cfg(test)]
+mod spark_form_tests;
 #[cfg(test)]
 mod struct_value_tests;
 #[cfg(test)]
@@ -357,7 +368,7 @@ async fn execute_statement(ctx: &SessionContext, statement: &str) -> Result<Data
         merge_star::refuse_schema_evolution(toks)?;
     }
     let rewritten = match &toks {
-        Some(toks) => literals::exponent_literals_as_doubles(statement, toks)?,
+        Some(toks) => literals::spark_number_literals(statement, toks)?,
         // DataFusion reports what cannot be tokenized
         None => std::borrow::Cow::Borrowed(statement),
     };
@@ -467,6 +478,12 @@ async fn execute_statement(ctx: &SessionContext, statement: &str) -> Result<Data
         },
         false => statement,
     };
+    // `TABLESAMPLE`, which DataFusion would drop (module `table_sample`)
+    if statement.to_ascii_lowercase().contains("sample") {
+        if let Some(toks_now) = tokenize(ctx, statement) {
+            table_sample::refuse(ctx, statement, &toks_now)?;
+        }
+    }
     // a write to a tag or snapshot is refused before its older schema is planned
     write_target::check(ctx, statement).await?;
     // Spark's `INSERT … PARTITION (p = v)` clause, which DataFusion refuses
@@ -506,6 +523,9 @@ async fn execute_statement(ctx: &SessionContext, statement: &str) -> Result<Data
     }
     if tokens::first_word_is(statement, &["SET"]) {
         if let Some(cursor) = cursor(ctx, statement) {
+            if let Some(df) = spark_settings::set_spark_key(ctx, cursor.clone()).await? {
+                return Ok(df);
+            }
             if let Some(df) = set_time_zone::set_time_zone(ctx, cursor).await? {
                 return Ok(df);
             }
@@ -562,6 +582,19 @@ async fn execute_statement(ctx: &SessionContext, statement: &str) -> Result<Data
         }
         return Ok(df);
     }
+    // Spark's `CREATE TEMPORARY VIEW`: a session view, as every view (module `create_view`)
+    let session_view;
+    let statement = match tokens::first_word_is(statement, &["CREATE"]) {
+        true => match cursor(ctx, statement).map(create_view::without_temporary) {
+            Some(Ok(Some(text))) => {
+                session_view = text;
+                &session_view
+            }
+            Some(Err(e)) => return Err(e),
+            Some(Ok(None)) | None => statement,
+        },
+        false => statement,
+    };
     if !tokens::first_word_is(
         statement,
         &["CREATE", "DROP", "ALTER", "CALL", "REPLACE", "COMMENT"],

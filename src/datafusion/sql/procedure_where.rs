@@ -8,7 +8,8 @@
 //! type coercion against the table's schema casts each literal to its column's type (`x > 6`
 //! on a `double`, `ts >= '2024-01-15'` on a `timestamp`, `id = '5'` on an `int`), then its
 //! simplifier folds the casts into constants, which [`FilterConverter`] turns into
-//! Iceberg terms.
+//! Iceberg terms. Quotes are read as Spark reads them there: `"…"` is a string, `` `…` ``
+//! a column name ([`spark_quoting`]).
 
 use datafusion::common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
 use datafusion::common::DFSchema;
@@ -16,6 +17,7 @@ use datafusion::logical_expr::simplify::SimplifyContext;
 use datafusion::logical_expr::{Cast, Expr};
 use datafusion::optimizer::simplify_expressions::ExprSimplifier;
 use datafusion::prelude::SessionContext;
+use datafusion::sql::sqlparser::tokenizer::Token;
 
 use crate::datafusion::filter::FilterConverter;
 use crate::error::{Error, Result};
@@ -29,6 +31,33 @@ fn has_subquery(ctx: &SessionContext, condition: &str) -> bool {
         toks.iter()
             .any(|t| super::tokens::is_keyword(&t.token, "SELECT"))
     })
+}
+
+/// `condition` with its quotes read as Spark reads them in a procedure's `where` (Spark
+/// SQL's default, `spark.sql.ansi.doubleQuotedIdentifiers` off): `"…"` is a string
+/// literal (Iceberg's docs write `where => 'id = 3 and name = "foo"'`), `` `…` `` a
+/// column name. DataFusion's dialects read `"foo"` as the column `foo`: an error naming
+/// it, or, where a column has that name, a comparison of two columns (`cat = "cat"` was
+/// `cat = cat`, true on every row). `None` when nothing changes (or the condition does
+/// not tokenize: DataFusion reports it).
+fn spark_quoting(ctx: &SessionContext, condition: &str) -> Option<String> {
+    let toks = super::tokenize(ctx, condition)?;
+    let quote = super::quote_of(super::session_dialect(ctx).as_ref());
+    let edits = toks
+        .iter()
+        .filter_map(|t| match &t.token {
+            Token::Word(w) if w.quote_style == Some('"') => {
+                Some((t.start..t.end, format!("'{}'", w.value.replace('\'', "''"))))
+            }
+            Token::Word(w) if w.quote_style == Some('`') && quote != '`' => {
+                let doubled = format!("{quote}{quote}");
+                let name = w.value.replace(quote, &doubled);
+                Some((t.start..t.end, format!("{quote}{name}{quote}")))
+            }
+            _ => None,
+        })
+        .collect();
+    super::tokens::splice(condition, edits)
 }
 
 /// `condition` over a table of Iceberg schema `schema` (Arrow form `df_schema`) as the
@@ -55,8 +84,9 @@ pub(super) fn where_predicate(
             what()
         )));
     }
+    let spark_quoted = spark_quoting(ctx, condition);
     let parsed = ctx
-        .parse_sql_expr(condition, &df_schema)
+        .parse_sql_expr(spark_quoted.as_deref().unwrap_or(condition), &df_schema)
         .map_err(|e| Error::from(e).context(what()))?;
     // as the analyzer's `apply_function_rewrites` rule does, before type coercion
     let state = ctx.state();

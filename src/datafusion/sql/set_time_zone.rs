@@ -40,18 +40,28 @@ pub(super) async fn set_time_zone(
         return Err(c.expected("a time zone as a string ('Europe/Paris', '+02:00')"));
     };
     let zone = zone.to_string();
+    c.advance();
+    c.expect_end()?;
+    set_session_zone(ctx, &zone, "SET TIME ZONE").await?;
+    Ok(Some(super::empty(ctx)?))
+}
+
+/// Make `zone` the session's time zone (`datafusion.execution.time_zone`), as `SET TIME
+/// ZONE 'zone'` does; `what` is the statement, for messages.
+///
+/// Errors ([`crate::ErrorKind::InvalidArgument`], naming `what` and `zone`): a string
+/// that is no time zone (region or offset).
+pub(super) async fn set_session_zone(ctx: &SessionContext, zone: &str, what: &str) -> Result<()> {
     if zone.parse::<Tz>().is_err() {
         return Err(Error::invalid_argument(format!(
-            "SET TIME ZONE '{zone}': not a time zone (a region such as 'Europe/Paris', or an \
+            "{what} '{zone}': not a time zone (a region such as 'Europe/Paris', or an \
              offset such as '+02:00')"
         )));
     }
-    c.advance();
-    c.expect_end()?;
     let set = format!(
         "SET datafusion.execution.time_zone = '{}'",
         zone.replace('\'', "''")
     );
     ctx.sql(&set).await?.collect().await?;
-    Ok(Some(super::empty(ctx)?))
+    Ok(())
 }

@@ -42,6 +42,25 @@ fn registry() -> impl Iterator<Item = &'static (&'static str, &'static [&'static
         .chain(super::procedures::PROCEDURES.iter())
 }
 
+/// What to write instead of `CALL <catalog>.system.<procedure>` for a catalog the session
+/// does not have: the session's catalogs, and the unqualified form that runs in the current
+/// one. Spark's session catalog is `spark_catalog`, which Spark users of it write in every
+/// `CALL`; here it is named so.
+fn missing_catalog_hint(ctx: &SessionContext, catalog: &str, procedure: &str) -> String {
+    let current = defaults(ctx).0;
+    let mut names = ctx.catalog_names();
+    names.sort();
+    let spark = match catalog {
+        "spark_catalog" => " ('spark_catalog' is Spark's session catalog)",
+        _ => "",
+    };
+    format!(
+        "{spark}; CALL system.{procedure}(…) runs in the current catalog '{current}' \
+         (catalogs: {})",
+        names.join(", ")
+    )
+}
+
 /// `CALL`, after that keyword; `None` when what follows is no procedure name.
 ///
 /// Errors: a name outside `[catalog.]system.<procedure>`, a catalog the session does not
@@ -65,7 +84,8 @@ pub(super) async fn call(ctx: &SessionContext, mut c: Cursor<'_>) -> Result<Opti
     let Some(target) = IcebergTarget::find(ctx, &catalog) else {
         return Err(if ctx.catalog(&catalog).is_none() {
             Error::not_found(format!(
-                "CALL {catalog}.system.{procedure}: catalog '{catalog}' does not exist"
+                "CALL {catalog}.system.{procedure}: catalog '{catalog}' does not exist{}",
+                missing_catalog_hint(ctx, &catalog, &procedure)
             ))
         } else {
             Error::unsupported(format!(

@@ -285,6 +285,19 @@ impl Parsed {
                 }
                 out.query = Some(query.to_string());
                 break;
+            } else if c.peek_keyword("OPTIONS") {
+                // Spark's data source options: no Iceberg table setting is read from them
+                return Err(Error::unsupported(
+                    "OPTIONS (…): an Iceberg table's settings are table properties, write \
+                     TBLPROPERTIES ('key'='value', …)",
+                ));
+            } else if c.peek_keyword("CLUSTERED") {
+                // Spark's Hive bucketing, which Spark's Iceberg catalog turns into bucket
+                // partition fields
+                return Err(Error::unsupported(
+                    "CLUSTERED BY (col, …) INTO n BUCKETS: an Iceberg table is bucketed by its \
+                     partition spec, write PARTITIONED BY (bucket(n, col), …)",
+                ));
             } else {
                 return Err(
                     c.expected("USING, PARTITIONED BY, LOCATION, COMMENT, TBLPROPERTIES or AS")

@@ -188,6 +188,7 @@ mod delete_alias;
 mod describe_namespace;
 mod describe_table;
 mod execute_parameters;
+mod insert_forms;
 mod insert_names;
 mod insert_partition;
 mod listed_names;
@@ -258,6 +259,8 @@ mod property_tests;
 mod show_tests;
 #[cfg(test)]
 mod sort_order_tests;
+#[cfg(test)]
+mod spark_form_tests;
 #[cfg(test)]
 mod struct_value_tests;
 #[cfg(test)]
@@ -471,6 +474,9 @@ async fn execute_statement(ctx: &SessionContext, statement: &str) -> Result<Data
     write_target::check(ctx, statement).await?;
     // Spark's `INSERT … PARTITION (p = v)` clause, which DataFusion refuses
     if tokens::first_word_is(statement, &["INSERT"]) {
+        if let Some(cursor) = cursor(ctx, statement) {
+            insert_forms::check(cursor)?;
+        }
         // boxed, as each rewrite here: their states would all sit in this future (and
         // on the caller's stack)
         if let Some(df) = Box::pin(insert_partition::plan(ctx, statement)).await? {

@@ -376,8 +376,11 @@ async fn alter_one(
         }
         let current = table.target.catalog().load_table(&table.ident).await?;
         let schema = current.metadata().current_schema();
-        let field = find_field(schema.columns(), &path)
-            .ok_or_else(|| Error::not_found(format!("column '{column}' does not exist")))?;
+        let field = find_field(schema.columns(), &path).ok_or_else(|| {
+            let columns: Vec<&str> = schema.columns().iter().map(|f| f.name.as_str()).collect();
+            let e = Error::not_found(format!("column '{column}' does not exist"));
+            crate::column_case::with_other_case_note(e, [&path[..]], &columns)
+        })?;
         let value = default_from_sql(ctx, &text, &column, &field.field_type).await?;
         update.update_column_default(&path, value)
     } else if c.eat_keywords(&["DROP", "DEFAULT"]) {

@@ -679,8 +679,11 @@ fn partition_spec(schema: &Schema, items: &[PartitionItem]) -> Result<PartitionS
         let column = item.column.join(".");
         let bad =
             |msg: String| Error::invalid_argument(format!("PARTITIONED BY {}: {msg}", item.text));
-        let source = find_column(schema, &item.column)
-            .ok_or_else(|| bad(format!("column '{column}' does not exist")))?;
+        let source = find_column(schema, &item.column).ok_or_else(|| {
+            let columns: Vec<&str> = schema.columns().iter().map(|f| f.name.as_str()).collect();
+            let e = bad(format!("column '{column}' does not exist"));
+            crate::column_case::with_other_case_note(e, [item.column.as_slice()], &columns)
+        })?;
         if !item.transform.can_transform(&source.field_type) {
             return Err(bad(format!(
                 "transform {} cannot apply to column '{column}' of type {}",

@@ -246,6 +246,8 @@ mod write_target;
 #[cfg(test)]
 mod alter_tests;
 #[cfg(test)]
+mod column_case_tests;
+#[cfg(test)]
 mod default_tests;
 #[cfg(test)]
 mod describe_tests;

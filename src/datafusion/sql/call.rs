@@ -190,8 +190,9 @@ pub(super) async fn call(ctx: &SessionContext, mut c: Cursor<'_>) -> Result<Opti
         }
         "cherrypick_snapshot" => {
             let id = snapshot_id(&get, &what)?;
-            let (_, after) = commit_from(&table, &what, CherryPickSnapshot::new(id)).await?;
-            return cherrypick_result(ctx, id, after.metadata().current_snapshot_id).map(Some);
+            let (before, after) = commit_from(&table, &what, CherryPickSnapshot::new(id)).await?;
+            let df = cherrypick_result(ctx, id, after.metadata().current_snapshot_id)?;
+            return with_new_snapshots(ctx, df, &before, &after).await.map(Some);
         }
         "publish_changes" => {
             let Some(Value::Text(wap)) = get("wap_id") else {
@@ -212,8 +213,9 @@ pub(super) async fn call(ctx: &SessionContext, mut c: Cursor<'_>) -> Result<Opti
                         "{what}: no snapshot was staged with write-audit-publish id '{wap}'"
                     ))
                 })?;
-            let (_, after) = commit_from(&table, &what, CherryPickSnapshot::new(id)).await?;
-            return cherrypick_result(ctx, id, after.metadata().current_snapshot_id).map(Some);
+            let (before, after) = commit_from(&table, &what, CherryPickSnapshot::new(id)).await?;
+            let df = cherrypick_result(ctx, id, after.metadata().current_snapshot_id)?;
+            return with_new_snapshots(ctx, df, &before, &after).await.map(Some);
         }
         "fast_forward" => {
             let (Some(Value::Text(branch)), Some(Value::Text(to))) = (get("branch"), get("to"))
@@ -256,6 +258,31 @@ pub(super) async fn call(ctx: &SessionContext, mut c: Cursor<'_>) -> Result<Opti
         after.metadata().current_snapshot_id,
     )
     .map(Some)
+}
+
+/// `df` carrying the snapshots `after` has and `before` had not (a cherry-pick's new
+/// snapshot; none when it fast-forwarded `main`), for the CLI's `committed snapshot <id>`
+/// (module `committed_result`).
+async fn with_new_snapshots(
+    ctx: &SessionContext,
+    df: DataFrame,
+    before: &crate::table::Table,
+    after: &crate::table::Table,
+) -> Result<DataFrame> {
+    let had: std::collections::HashSet<i64> = before
+        .metadata()
+        .snapshots
+        .iter()
+        .map(|s| s.snapshot_id)
+        .collect();
+    let added = after
+        .metadata()
+        .snapshots
+        .iter()
+        .filter(|s| !had.contains(&s.snapshot_id))
+        .map(|s| s.snapshot_id)
+        .collect();
+    super::committed_result::with_committed(ctx, df, added).await
 }
 
 /// The names of [`registry`], for messages.

@@ -174,6 +174,7 @@ mod call_args;
 mod changelog_view;
 mod column_default;
 mod column_types;
+mod committed_result;
 mod constant;
 mod create_schema;
 mod create_table;

@@ -148,6 +148,12 @@ impl Error {
         self
     }
 
+    /// Append `note` to the message (after `; `), e.g. what a missing name may have meant.
+    pub(crate) fn with_note(mut self, note: impl fmt::Display) -> Self {
+        self.message = format!("{}; {note}", self.message);
+        self
+    }
+
     /// The kind of this error.
     pub fn kind(&self) -> ErrorKind {
         self.kind

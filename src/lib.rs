@@ -17,6 +17,7 @@
 
 mod blocking;
 pub mod catalog;
+mod column_case;
 pub mod datafusion;
 pub mod delete;
 pub mod error;

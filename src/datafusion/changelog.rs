@@ -227,9 +227,14 @@ pub async fn changelog(
             ));
         }
         if let Some(bad) = ids.iter().find(|id| !columns.contains(id)) {
-            return Err(Error::invalid_argument(format!(
+            let e = Error::invalid_argument(format!(
                 "identifier column '{bad}' is not a top-level column of the table"
-            )));
+            ));
+            let names = columns.iter().map(String::as_str);
+            return Err(match crate::column_case::other_case_note(bad, names) {
+                Some(note) => e.with_note(note),
+                None => e,
+            });
         }
     }
     let groups = match changelog_range(table.metadata(), range)? {

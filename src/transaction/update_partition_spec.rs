@@ -402,8 +402,19 @@ pub(crate) fn pinned_columns<'a>(
 }
 
 /// A column by its dotted name path, through structs.
+///
+/// Errors: [`crate::ErrorKind::NotFound`] "column '…' does not exist", noting a top-level
+/// column of the name in another case (module `crate::column_case`).
 pub(crate) fn resolve_column<'s>(schema: &'s Schema, column: &str) -> Result<&'s NestedField> {
-    let missing = || Error::not_found(format!("column '{column}' does not exist"));
+    let missing = || {
+        let e = Error::not_found(format!("column '{column}' does not exist"));
+        let top = column.split('.').next().unwrap_or(column);
+        let columns = schema.columns().iter().map(|f| f.name.as_str());
+        match crate::column_case::other_case_note(top, columns) {
+            Some(note) => e.with_note(note),
+            None => e,
+        }
+    };
     let mut parts = column.split('.');
     let first = parts.next().ok_or_else(missing)?;
     let mut field = schema.field_by_name(first).ok_or_else(missing)?;

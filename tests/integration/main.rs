@@ -4,6 +4,7 @@ mod cli;
 mod cli_catalogs;
 mod cli_output;
 mod cli_sessions;
+mod cli_spark_messages;
 mod cli_spark_scripts;
 mod cli_terminal;
 mod cli_writes;

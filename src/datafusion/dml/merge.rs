@@ -454,7 +454,13 @@ pub(crate) async fn plan_merge(
     let check_cardinality = checks_cardinality(&clauses);
     let column_index = |name: &str| -> Result<usize> {
         target_schema.index_of(name).map_err(|_| {
-            Error::invalid_argument(format!("MERGE: the target table has no column '{name}'"))
+            let columns = target_schema.fields().iter().map(|f| f.name().as_str());
+            let e =
+                Error::invalid_argument(format!("MERGE: the target table has no column '{name}'"));
+            match crate::column_case::other_case_note(name, columns) {
+                Some(note) => e.with_note(note),
+                None => e,
+            }
         })
     };
     let mut planned = vec![];

@@ -548,11 +548,17 @@ async fn plan(
                         target.ident
                     )));
                 }
-                let index = provider.arrow_schema().index_of(&column).map_err(|_| {
-                    Error::invalid_argument(format!(
+                let schema = provider.arrow_schema();
+                let index = schema.index_of(&column).map_err(|_| {
+                    let e = Error::invalid_argument(format!(
                         "UPDATE of '{}': no column '{column}'",
                         target.ident
-                    ))
+                    ));
+                    let columns = schema.fields().iter().map(|f| f.name().as_str());
+                    match crate::column_case::other_case_note(&column, columns) {
+                        Some(note) => e.with_note(note),
+                        None => e,
+                    }
                 })?;
                 out.push((index, state.create_physical_expr(expr, &df_schema)?));
             }

@@ -44,8 +44,9 @@ pub(super) async fn alter_columns(
 ) -> Result<Option<DataFrame>> {
     let (clause, update) = if c.eat_keyword("ADD") {
         if !c.eat_keyword("COLUMNS") {
+            let partition = hive_partition(&c);
             c.expect_keyword("COLUMN")
-                .map_err(|e| unsupported_clause(base, "ADD", e))?;
+                .map_err(|e| unsupported_clause(base, "ADD", partition, e))?;
         }
         let what = format!("{base} ADD COLUMN");
         let update = add_columns(ctx, &mut c)
@@ -62,8 +63,9 @@ pub(super) async fn alter_columns(
         (what, UpdateSchema::new().drop_identifier_fields(&paths))
     } else if c.eat_keyword("DROP") {
         if !c.eat_keyword("COLUMNS") {
+            let partition = hive_partition(&c);
             c.expect_keyword("COLUMN")
-                .map_err(|e| unsupported_clause(base, "DROP", e))?;
+                .map_err(|e| unsupported_clause(base, "DROP", partition, e))?;
         }
         let what = format!("{base} DROP COLUMN");
         let update = drop_columns(table, &mut c)
@@ -98,18 +100,52 @@ pub(super) async fn alter_columns(
     } else {
         let found = c.found();
         return Err(Error::unsupported(format!(
-            "{base}: {found} is not an ALTER TABLE clause icefloe runs (SET|UNSET \
-             TBLPROPERTIES, SET LOCATION, ADD|DROP|RENAME|ALTER|CHANGE COLUMN, CREATE|REPLACE|DROP TAG|BRANCH, \
-             ADD|DROP|REPLACE PARTITION FIELD, WRITE [LOCALLY] ORDERED BY|UNORDERED, RENAME TO)"
+            "{base}: {found} is not an ALTER TABLE clause icefloe runs ({ALTER_TABLE_CLAUSES})"
         )));
     };
     commit(table, &clause, update).await?;
     empty(ctx).map(Some)
 }
 
-fn unsupported_clause(base: &str, verb: &str, e: Error) -> Error {
+/// Whether `c` is at Spark's Hive partition clause, `PARTITION (`.
+fn hive_partition(c: &Cursor<'_>) -> bool {
+    c.peek_keyword("PARTITION") && c.peek_at(1).is_some_and(|t| t.token == Token::LParen)
+}
+
+/// Every `ALTER TABLE` clause icefloe runs (this module's, `alter_table`'s and
+/// `alter_partition`'s), for the error of one it does not run.
+const ALTER_TABLE_CLAUSES: &str = "SET|UNSET TBLPROPERTIES, SET LOCATION, \
+     ADD|DROP COLUMN|COLUMNS, RENAME COLUMN, ALTER|CHANGE COLUMN, SET|DROP IDENTIFIER FIELDS, \
+     CREATE|REPLACE|DROP TAG|BRANCH, ADD|DROP|REPLACE PARTITION FIELD, \
+     WRITE [LOCALLY] ORDERED BY|DISTRIBUTED BY PARTITION|UNORDERED, RENAME TO";
+
+/// The error of an `ADD` or `DROP` clause icefloe does not run (`e`: the cursor's
+/// "expected COLUMN"), listing the clauses of that verb it runs: `ADD COLUMN|COLUMNS`
+/// and `ADD PARTITION FIELD` (a tag or branch is made with `CREATE TAG|BRANCH`, Spark's
+/// Iceberg extensions have no `ADD TAG`); `DROP COLUMN|COLUMNS`, `DROP PARTITION FIELD`,
+/// `DROP IDENTIFIER FIELDS` and `DROP TAG|BRANCH`. Spark's Hive form `ADD|DROP PARTITION
+/// (p = v)` is named as such: Iceberg tables have no Hive partitions (Spark refuses it
+/// for them too).
+fn unsupported_clause(base: &str, verb: &str, found_partition: bool, e: Error) -> Error {
+    let runs = match verb {
+        "ADD" => {
+            "ADD COLUMN|COLUMNS and ADD PARTITION FIELD; a tag or branch is made with \
+                  CREATE TAG|BRANCH"
+        }
+        _ => {
+            "DROP COLUMN|COLUMNS, DROP PARTITION FIELD, DROP IDENTIFIER FIELDS and \
+              DROP TAG|BRANCH"
+        }
+    };
+    if found_partition {
+        return Error::unsupported(format!(
+            "{base} {verb} PARTITION (…): Iceberg tables have no Hive partitions (Spark \
+             refuses it for them too); partitions follow the partition spec (icefloe runs \
+             {runs})"
+        ));
+    }
     Error::unsupported(format!(
-        "{base} {verb}: {} (icefloe runs {verb} COLUMN, and {verb} TAG|BRANCH)",
+        "{base} {verb}: {} (icefloe runs {runs})",
         e.message()
     ))
 }
@@ -340,8 +376,11 @@ async fn alter_one(
         }
         let current = table.target.catalog().load_table(&table.ident).await?;
         let schema = current.metadata().current_schema();
-        let field = find_field(schema.columns(), &path)
-            .ok_or_else(|| Error::not_found(format!("column '{column}' does not exist")))?;
+        let field = find_field(schema.columns(), &path).ok_or_else(|| {
+            let columns: Vec<&str> = schema.columns().iter().map(|f| f.name.as_str()).collect();
+            let e = Error::not_found(format!("column '{column}' does not exist"));
+            crate::column_case::with_other_case_note(e, [&path[..]], &columns)
+        })?;
         let value = default_from_sql(ctx, &text, &column, &field.field_type).await?;
         update.update_column_default(&path, value)
     } else if c.eat_keywords(&["DROP", "DEFAULT"]) {

@@ -2363,3 +2363,74 @@ async fn comment_on_column_sets_and_removes_the_doc() {
     .await;
     assert_eq!(metadata_location(&catalog, "ns.t").await, before);
 }
+
+/// The error of an `ADD`/`DROP` clause icefloe does not run lists exactly the clauses of
+/// that verb it runs (it listed `ADD TAG|BRANCH`, which it refuses), and Spark's Hive
+/// `ADD|DROP PARTITION (…)` is named as such.
+#[tokio::test]
+async fn add_and_drop_errors_list_the_clauses_icefloe_runs() {
+    let (ctx, _catalog, _dir) = session().await;
+    ok(&ctx, "CREATE SCHEMA ns").await;
+    ok(&ctx, "CREATE TABLE ns.h (id INT NOT NULL)").await;
+    let message = |sql: &'static str| {
+        let ctx = ctx.clone();
+        async move {
+            match super::tests::run(&ctx, sql).await {
+                Ok(_) => panic!("{sql}: succeeded"),
+                Err(e) => {
+                    assert_eq!(e.kind(), ErrorKind::Unsupported, "{sql}: {e}");
+                    e.to_string()
+                }
+            }
+        }
+    };
+    let add_tag = message("ALTER TABLE ns.h ADD TAG t1").await;
+    assert!(
+        add_tag.contains(
+            "ALTER TABLE cat.ns.h ADD: expected COLUMN, found 'TAG' (icefloe runs ADD \
+             COLUMN|COLUMNS and ADD PARTITION FIELD; a tag or branch is made with CREATE \
+             TAG|BRANCH)"
+        ),
+        "{add_tag}"
+    );
+    assert!(!add_tag.contains("ADD TAG"), "{add_tag}");
+    let drop_foo = message("ALTER TABLE ns.h DROP FOO").await;
+    assert!(
+        drop_foo.contains(
+            "(icefloe runs DROP COLUMN|COLUMNS, DROP PARTITION FIELD, DROP IDENTIFIER FIELDS \
+             and DROP TAG|BRANCH)"
+        ),
+        "{drop_foo}"
+    );
+    for verb in ["ADD", "DROP"] {
+        let sql: &'static str = match verb {
+            "ADD" => "ALTER TABLE ns.h ADD PARTITION (id = 1)",
+            _ => "ALTER TABLE ns.h DROP PARTITION (id = 1)",
+        };
+        let hive = message(sql).await;
+        assert!(
+            hive.contains(&format!(
+                "ALTER TABLE cat.ns.h {verb} PARTITION (…): Iceberg tables have no Hive \
+                 partitions"
+            )) && hive.contains(&format!("{verb} PARTITION FIELD")),
+            "{hive}"
+        );
+    }
+    let other = message("ALTER TABLE ns.h FROB").await;
+    for clause in [
+        "SET|DROP IDENTIFIER FIELDS",
+        "ADD|DROP COLUMN|COLUMNS",
+        "DISTRIBUTED BY PARTITION",
+        "CREATE|REPLACE|DROP TAG|BRANCH",
+    ] {
+        assert!(other.contains(clause), "{other}");
+    }
+    // each clause the lists name runs
+    ok(&ctx, "ALTER TABLE ns.h ADD COLUMNS (a INT)").await;
+    ok(&ctx, "ALTER TABLE ns.h ADD PARTITION FIELD bucket(2, id)").await;
+    ok(&ctx, "ALTER TABLE ns.h SET IDENTIFIER FIELDS id").await;
+    ok(&ctx, "ALTER TABLE ns.h DROP IDENTIFIER FIELDS id").await;
+    ok(&ctx, "ALTER TABLE ns.h DROP PARTITION FIELD id_bucket_2").await;
+    ok(&ctx, "ALTER TABLE ns.h WRITE DISTRIBUTED BY PARTITION").await;
+    ok(&ctx, "ALTER TABLE ns.h DROP COLUMNS (a)").await;
+}

@@ -112,7 +112,8 @@ pub(super) fn resolve_assignments(
                     Some(data_type) => named_struct(&data_type, base(&column), fields),
                     None => {
                         return Err(Error::invalid_argument(format!(
-                            "no column '{column}' {at}"
+                            "no column '{column}' {at}{}",
+                            other_case_note(target, &column)
                         )))
                     }
                 },
@@ -149,6 +150,18 @@ pub(super) fn resolve_insert_columns(
         .collect()
 }
 
+/// `; the table has a column "Msg": …` when `target` has no column `column` but one of
+/// that name in another case (module `crate::column_case`), else nothing.
+fn other_case_note(target: &Relation, column: &str) -> String {
+    let Some(schema) = target.schema.as_ref() else {
+        return String::new();
+    };
+    let columns = schema.fields().iter().map(|f| f.name().as_str());
+    crate::column_case::other_case_note(column, columns)
+        .map(|note| format!("; {note}"))
+        .unwrap_or_default()
+}
+
 /// A column's name as one quoted part.
 fn quoted_name(column: &str) -> ObjectName {
     ObjectName::from(vec![Ident::with_quote('"', column)])
@@ -173,7 +186,11 @@ pub(super) fn resolve_path(
     let column = &parts[start];
     let Some(mut data_type) = column_type(target, column) else {
         return Err(fail(match parts.len() {
-            1 => format!("no column '{name}' {at}"),
+            // the name looked up (`msg` for an unquoted `Msg`), not as written
+            1 => format!(
+                "no column '{column}' {at}{}",
+                other_case_note(target, column)
+            ),
             _ => format!(
                 "cannot resolve '{name}' {at}: '{}' is neither a column of the table nor one \
                  of its names ({})",

@@ -42,6 +42,25 @@ fn registry() -> impl Iterator<Item = &'static (&'static str, &'static [&'static
         .chain(super::procedures::PROCEDURES.iter())
 }
 
+/// What to write instead of `CALL <catalog>.system.<procedure>` for a catalog the session
+/// does not have: the session's catalogs, and the unqualified form that runs in the current
+/// one. Spark's session catalog is `spark_catalog`, which Spark users of it write in every
+/// `CALL`; here it is named so.
+fn missing_catalog_hint(ctx: &SessionContext, catalog: &str, procedure: &str) -> String {
+    let current = defaults(ctx).0;
+    let mut names = ctx.catalog_names();
+    names.sort();
+    let spark = match catalog {
+        "spark_catalog" => " ('spark_catalog' is Spark's session catalog)",
+        _ => "",
+    };
+    format!(
+        "{spark}; CALL system.{procedure}(…) runs in the current catalog '{current}' \
+         (catalogs: {})",
+        names.join(", ")
+    )
+}
+
 /// `CALL`, after that keyword; `None` when what follows is no procedure name.
 ///
 /// Errors: a name outside `[catalog.]system.<procedure>`, a catalog the session does not
@@ -65,7 +84,8 @@ pub(super) async fn call(ctx: &SessionContext, mut c: Cursor<'_>) -> Result<Opti
     let Some(target) = IcebergTarget::find(ctx, &catalog) else {
         return Err(if ctx.catalog(&catalog).is_none() {
             Error::not_found(format!(
-                "CALL {catalog}.system.{procedure}: catalog '{catalog}' does not exist"
+                "CALL {catalog}.system.{procedure}: catalog '{catalog}' does not exist{}",
+                missing_catalog_hint(ctx, &catalog, &procedure)
             ))
         } else {
             Error::unsupported(format!(
@@ -170,8 +190,9 @@ pub(super) async fn call(ctx: &SessionContext, mut c: Cursor<'_>) -> Result<Opti
         }
         "cherrypick_snapshot" => {
             let id = snapshot_id(&get, &what)?;
-            let (_, after) = commit_from(&table, &what, CherryPickSnapshot::new(id)).await?;
-            return cherrypick_result(ctx, id, after.metadata().current_snapshot_id).map(Some);
+            let (before, after) = commit_from(&table, &what, CherryPickSnapshot::new(id)).await?;
+            let df = cherrypick_result(ctx, id, after.metadata().current_snapshot_id)?;
+            return with_new_snapshots(ctx, df, &before, &after).await.map(Some);
         }
         "publish_changes" => {
             let Some(Value::Text(wap)) = get("wap_id") else {
@@ -192,8 +213,9 @@ pub(super) async fn call(ctx: &SessionContext, mut c: Cursor<'_>) -> Result<Opti
                         "{what}: no snapshot was staged with write-audit-publish id '{wap}'"
                     ))
                 })?;
-            let (_, after) = commit_from(&table, &what, CherryPickSnapshot::new(id)).await?;
-            return cherrypick_result(ctx, id, after.metadata().current_snapshot_id).map(Some);
+            let (before, after) = commit_from(&table, &what, CherryPickSnapshot::new(id)).await?;
+            let df = cherrypick_result(ctx, id, after.metadata().current_snapshot_id)?;
+            return with_new_snapshots(ctx, df, &before, &after).await.map(Some);
         }
         "fast_forward" => {
             let (Some(Value::Text(branch)), Some(Value::Text(to))) = (get("branch"), get("to"))
@@ -236,6 +258,31 @@ pub(super) async fn call(ctx: &SessionContext, mut c: Cursor<'_>) -> Result<Opti
         after.metadata().current_snapshot_id,
     )
     .map(Some)
+}
+
+/// `df` carrying the snapshots `after` has and `before` had not (a cherry-pick's new
+/// snapshot; none when it fast-forwarded `main`), for the CLI's `committed snapshot <id>`
+/// (module `committed_result`).
+async fn with_new_snapshots(
+    ctx: &SessionContext,
+    df: DataFrame,
+    before: &crate::table::Table,
+    after: &crate::table::Table,
+) -> Result<DataFrame> {
+    let had: std::collections::HashSet<i64> = before
+        .metadata()
+        .snapshots
+        .iter()
+        .map(|s| s.snapshot_id)
+        .collect();
+    let added = after
+        .metadata()
+        .snapshots
+        .iter()
+        .filter(|s| !had.contains(&s.snapshot_id))
+        .map(|s| s.snapshot_id)
+        .collect();
+    super::committed_result::with_committed(ctx, df, added).await
 }
 
 /// The names of [`registry`], for messages.

@@ -291,6 +291,19 @@ impl Parsed {
                 }
                 out.query = Some(query.to_string());
                 break;
+            } else if c.peek_keyword("OPTIONS") {
+                // Spark's data source options: no Iceberg table setting is read from them
+                return Err(Error::unsupported(
+                    "OPTIONS (…): an Iceberg table's settings are table properties, write \
+                     TBLPROPERTIES ('key'='value', …)",
+                ));
+            } else if c.peek_keyword("CLUSTERED") {
+                // Spark's Hive bucketing, which Spark's Iceberg catalog turns into bucket
+                // partition fields
+                return Err(Error::unsupported(
+                    "CLUSTERED BY (col, …) INTO n BUCKETS: an Iceberg table is bucketed by its \
+                     partition spec, write PARTITIONED BY (bucket(n, col), …)",
+                ));
             } else {
                 return Err(
                     c.expected("USING, PARTITIONED BY, LOCATION, COMMENT, TBLPROPERTIES or AS")
@@ -675,8 +688,11 @@ fn partition_spec(schema: &Schema, items: &[PartitionItem]) -> Result<PartitionS
         let column = item.column.join(".");
         let bad =
             |msg: String| Error::invalid_argument(format!("PARTITIONED BY {}: {msg}", item.text));
-        let source = find_column(schema, &item.column)
-            .ok_or_else(|| bad(format!("column '{column}' does not exist")))?;
+        let source = find_column(schema, &item.column).ok_or_else(|| {
+            let columns: Vec<&str> = schema.columns().iter().map(|f| f.name.as_str()).collect();
+            let e = bad(format!("column '{column}' does not exist"));
+            crate::column_case::with_other_case_note(e, [item.column.as_slice()], &columns)
+        })?;
         if !item.transform.can_transform(&source.field_type) {
             return Err(bad(format!(
                 "transform {} cannot apply to column '{column}' of type {}",

@@ -181,6 +181,7 @@ mod call_args;
 mod changelog_view;
 mod column_default;
 mod column_types;
+mod committed_result;
 mod constant;
 mod create_schema;
 mod create_table;
@@ -195,6 +196,7 @@ mod delete_alias;
 mod describe_namespace;
 mod describe_table;
 mod execute_parameters;
+mod insert_forms;
 mod insert_names;
 mod insert_partition;
 mod listed_names;
@@ -254,6 +256,8 @@ mod write_target;
 #[cfg(test)]
 mod alter_tests;
 #[cfg(test)]
+mod column_case_tests;
+#[cfg(test)]
 mod default_tests;
 #[cfg(test)]
 mod describe_tests;
@@ -269,6 +273,8 @@ mod show_tests;
 mod sort_order_tests;
 #[cfg(test)]
 mod spark_form_tests;
+#[cfg(test)]
+mod spark_refusal_tests;
 #[cfg(test)]
 mod struct_value_tests;
 #[cfg(test)]
@@ -488,6 +494,9 @@ async fn execute_statement(ctx: &SessionContext, statement: &str) -> Result<Data
     write_target::check(ctx, statement).await?;
     // Spark's `INSERT … PARTITION (p = v)` clause, which DataFusion refuses
     if tokens::first_word_is(statement, &["INSERT"]) {
+        if let Some(cursor) = cursor(ctx, statement) {
+            insert_forms::check(cursor)?;
+        }
         // boxed, as each rewrite here: their states would all sit in this future (and
         // on the caller's stack)
         if let Some(df) = Box::pin(insert_partition::plan(ctx, statement)).await? {

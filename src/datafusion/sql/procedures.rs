@@ -145,6 +145,7 @@ pub(super) async fn call(
     };
     let table = resolve(ctx, target, what, args.get("table")).await?;
     let what = format!("{what}('{}')", table.ident);
+    let before = super::committed_result::snapshot_ids(&table).await;
     // each procedure's future, boxed as `Send` (`execute` must stay `Send`)
     type Work<'a> =
         std::pin::Pin<Box<dyn std::future::Future<Output = Result<DataFrame>> + Send + 'a>>;
@@ -168,7 +169,10 @@ pub(super) async fn call(
         )),
         _ => Box::pin(manifests(ctx, &table, &args)),
     };
-    run.await.map_err(|e| e.context(&what))
+    let df = run.await.map_err(|e| e.context(&what))?;
+    // the snapshots it committed, for the CLI's `committed snapshot <id>`
+    let added = super::committed_result::new_snapshot_ids(&table, &before).await;
+    super::committed_result::with_committed(ctx, df, added).await
 }
 
 /// The arguments of a call, by parameter.

@@ -52,7 +52,25 @@ pub(super) async fn show(ctx: &SessionContext, mut c: Cursor<'_>) -> Result<Opti
     if c.eat_keyword("COLUMNS") {
         return show_columns(ctx, c).await;
     }
+    if c.eat_keyword("PARTITIONS") {
+        return Err(show_partitions(c));
+    }
     Ok(None)
+}
+
+/// Spark's `SHOW PARTITIONS t [PARTITION (…)]`, which DataFusion read as showing a
+/// variable (`'partitions.t' is not a variable …`): refused naming it and the metadata
+/// table that lists a table's partitions. Spark refuses it for Iceberg tables too
+/// (they have no Hive partitions to manage); DataFusion has no table of partitions.
+fn show_partitions(mut c: Cursor<'_>) -> Error {
+    let table = c
+        .object_name()
+        .map_or_else(|_| "t".to_string(), |n| n.join("."));
+    Error::unsupported(format!(
+        "SHOW PARTITIONS {table}: Iceberg tables have no Hive partitions to show (Spark \
+         refuses SHOW PARTITIONS for them too); the partitions metadata table lists them: \
+         SELECT * FROM {table}.partitions"
+    ))
 }
 
 /// `SHOW COLUMNS FROM|IN t` of a name no schema lists (a metadata table `t$files`, a

@@ -665,3 +665,30 @@ async fn double_quoted_strings_where_spark_reads_strings() {
     let m = recreate(&statement.replace(&location, &format!("{location}2")), "q").await;
     assert_eq!(m.properties.get("comment").map(String::as_str), Some("new"));
 }
+
+/// Spark's `SHOW PARTITIONS t` is refused naming the statement and the metadata table
+/// that lists the partitions (DataFusion read it as a variable `partitions.t`), and that
+/// query runs.
+#[tokio::test]
+async fn show_partitions_points_to_the_partitions_metadata_table() {
+    let (ctx, _catalog, _dir) = session().await;
+    ok(&ctx, "CREATE SCHEMA ns").await;
+    ok(&ctx, "CREATE TABLE ns.h (id INT) PARTITIONED BY (id)").await;
+    ok(&ctx, "INSERT INTO ns.h VALUES (1), (2)").await;
+    for sql in [
+        "SHOW PARTITIONS ns.h",
+        "show partitions ns.h PARTITION (id = 1)",
+    ] {
+        fails(
+            &ctx,
+            sql,
+            ErrorKind::Unsupported,
+            "SHOW PARTITIONS ns.h: Iceberg tables have no Hive partitions to show (Spark \
+             refuses SHOW PARTITIONS for them too); the partitions metadata table lists \
+             them: SELECT * FROM ns.h.partitions",
+        )
+        .await;
+    }
+    let rows = ok(&ctx, "SELECT count(*) FROM ns.h.partitions").await;
+    assert_eq!(rows, vec![vec!["2".to_string()]]);
+}

@@ -278,31 +278,24 @@ impl UpdateSchema {
             if matches!(change, Change::Delete(p) if inside_dropped(p)) {
                 continue;
             }
-            match change {
-                Change::SetIdentifiers(paths) => {
-                    identifiers = paths
-                        .iter()
-                        .map(|p| identifier_id(&fields, p))
-                        .collect::<Result<_>>()?;
-                }
+            let applied = match change {
+                Change::SetIdentifiers(paths) => paths
+                    .iter()
+                    .map(|p| identifier_id(&fields, p))
+                    .collect::<Result<_>>()
+                    .map(|ids| identifiers = ids),
                 Change::DropIdentifiers(paths) => {
-                    for p in paths {
-                        let id = find_id(&fields, p)?;
-                        if !identifiers.contains(&id) {
-                            return Err(Error::invalid_argument(format!(
-                                "column '{}' is not an identifier field",
-                                name(p)
-                            )));
-                        }
-                        identifiers.retain(|i| *i != id);
-                    }
+                    drop_identifiers(&fields, paths, &mut identifiers)
                 }
                 Change::Add { parent, field, .. } if !parent.is_empty() => {
-                    check_parent_in_base(&base_fields, &fields, &dropped, parent, &field.name)?;
-                    apply_change(&mut fields, change, metadata, &mut last_id, &identifiers)?;
+                    check_parent_in_base(&base_fields, &fields, &dropped, parent, &field.name)
+                        .and_then(|()| {
+                            apply_change(&mut fields, change, metadata, &mut last_id, &identifiers)
+                        })
                 }
-                other => apply_change(&mut fields, other, metadata, &mut last_id, &identifiers)?,
-            }
+                other => apply_change(&mut fields, other, metadata, &mut last_id, &identifiers),
+            };
+            applied.map_err(|e| other_case(e, change, &fields))?;
         }
         let mut schema = Schema::new(base.schema_id, fields);
         schema.identifier_field_ids = identifiers;
@@ -312,6 +305,60 @@ impl UpdateSchema {
         schema.schema_id = schema_id_in(metadata, &schema);
         Ok(schema)
     }
+}
+
+/// Drop `paths` from the identifier fields `identifiers` (ids in `fields`).
+///
+/// Errors: a path that names no field, or a field that is not an identifier field.
+fn drop_identifiers(
+    fields: &[NestedField],
+    paths: &[Vec<String>],
+    identifiers: &mut Vec<i32>,
+) -> Result<()> {
+    for p in paths {
+        let id = find_id(fields, p)?;
+        if !identifiers.contains(&id) {
+            return Err(Error::invalid_argument(format!(
+                "column '{}' is not an identifier field",
+                name(p)
+            )));
+        }
+        identifiers.retain(|i| *i != id);
+    }
+    Ok(())
+}
+
+/// `e`, a change's refusal, with the note that a top-level column the change names
+/// exists in another case (`Msg` for the lowercased `msg`: module `crate::column_case`)
+/// when `e` is a [`ErrorKind::NotFound`].
+fn other_case(e: Error, change: &Change, fields: &[NestedField]) -> Error {
+    if e.kind() != ErrorKind::NotFound {
+        return e;
+    }
+    let columns: Vec<&str> = fields.iter().map(|f| f.name.as_str()).collect();
+    let after;
+    let paths: Vec<&[String]> = match change {
+        Change::Add { parent, .. } => vec![parent.as_slice()],
+        Change::Delete(p)
+        | Change::UpdateDefault(p, _)
+        | Change::Rename(p, _)
+        | Change::UpdateType(p, _)
+        | Change::MakeOptional(p)
+        | Change::Require(p)
+        | Change::UpdateDoc(p, _) => vec![p.as_slice()],
+        Change::Move(p, position) => match (position, p.as_slice()) {
+            // a top-level column moved after a sibling of another case
+            (ColumnPosition::After(a), [_]) => {
+                after = [a.clone()];
+                vec![p.as_slice(), after.as_slice()]
+            }
+            _ => vec![p.as_slice()],
+        },
+        Change::SetIdentifiers(ps) | Change::DropIdentifiers(ps) => {
+            ps.iter().map(Vec::as_slice).collect()
+        }
+    };
+    crate::column_case::with_other_case_note(e, paths, &columns)
 }
 
 /// A field is added into a struct the table already has, as in Java's

@@ -38,7 +38,7 @@ pub fn redact_userinfo(text: &str) -> Cow<'_, str> {
         let authority = &after[..end];
         out.push_str(&rest[..i + 3]);
         match authority.rfind('@') {
-            Some(at) if scheme_len > 0 && !(container && !authority[..at].contains(':')) => {
+            Some(at) if scheme_len > 0 && (!container || authority[..at].contains(':')) => {
                 out.push_str("***");
                 out.push_str(&authority[at..]);
                 changed = true;

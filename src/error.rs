@@ -108,10 +108,18 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
     /// A new error of `kind` with `message`.
+    ///
+    /// The user info of a URL in `message` is shown as `***` (see
+    /// [`crate::io::redact_userinfo`]): messages echo locations as typed.
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        let message = message.into();
+        let message = match crate::io::redact_userinfo(&message) {
+            std::borrow::Cow::Borrowed(_) => message,
+            std::borrow::Cow::Owned(redacted) => redacted,
+        };
         Self {
             kind,
-            message: message.into(),
+            message,
             source: None,
         }
     }
@@ -143,8 +151,10 @@ impl Error {
     }
 
     /// Prefix the message with context, e.g. the file being read.
+    /// (The user info of a URL in it is shown as `***`, as in [`Self::new`].)
     pub fn context(mut self, context: impl fmt::Display) -> Self {
-        self.message = format!("{context}: {}", self.message);
+        let context = context.to_string();
+        self.message = format!("{}: {}", crate::io::redact_userinfo(&context), self.message);
         self
     }
 
@@ -178,7 +188,8 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}: {}", self.kind, self.message)?;
         if let Some(source) = &self.source {
-            write!(f, ": {source}")?;
+            // a source (an object store's error) may echo a URL as typed
+            write!(f, ": {}", crate::io::redact_userinfo(&source.to_string()))?;
         }
         Ok(())
     }
@@ -211,7 +222,11 @@ impl From<Error> for DataFusionError {
         match e.kind {
             // DataFusion prints its own "This feature is not implemented: " before it
             ErrorKind::Unsupported => DataFusionError::NotImplemented(match &e.source {
-                Some(source) => format!("{}: {source}", e.message),
+                Some(source) => format!(
+                    "{}: {}",
+                    e.message,
+                    crate::io::redact_userinfo(&source.to_string())
+                ),
                 None => e.message,
             }),
             _ => DataFusionError::External(Box::new(e)),

@@ -41,8 +41,9 @@ use std::path::Path;
 use bytes::Bytes;
 
 use super::{
-    apply_commit, check_directory_name, delete_files, files_to_purge, namespace_not_found,
-    table_not_found, write_metadata_file, Catalog, Namespace, TableCreation, TableIdent,
+    apply_commit, check_directory_name, delete_dropped_table_files, files_to_purge,
+    namespace_not_found, table_not_found, write_metadata_file, Catalog, Namespace, TableCreation,
+    TableIdent,
 };
 use crate::error::{Error, ErrorKind, Result};
 use crate::io::{normalize_location, FileIO};
@@ -735,7 +736,7 @@ impl Catalog for FileSystemCatalog {
     /// where the directory is the table) the whole table directory, unless its
     /// `gc.enabled` is false (then its data and delete files may be other tables' and
     /// stay). `purge` also deletes the files the metadata references outside the table
-    /// directory ([`super::purge_table_files`]). A data directory left behind would list as
+    /// directory ([`super::purge`]). A data directory left behind would list as
     /// namespaces of this catalog.
     ///
     /// The drop itself is one atomic rename, done before any file is deleted: the table
@@ -751,8 +752,9 @@ impl Catalog for FileSystemCatalog {
     ///
     /// Errors: [`ErrorKind::NotFound`] for an unknown table; [`ErrorKind::Io`] naming the
     /// directory when it cannot be renamed (nothing is dropped then); a purge's errors
-    /// (see [`files_to_purge`]: before the rename, nothing dropped; [`delete_files`]:
-    /// after it, the table is dropped and the error names the file left).
+    /// (see [`files_to_purge`]: before the rename, nothing dropped). A file that cannot be
+    /// deleted after the rename is a warning on stderr naming it and the table location:
+    /// the drop stands ([`delete_dropped_table_files`]).
     async fn drop_table(&self, ident: &TableIdent, purge: bool) -> Result<()> {
         let table = self.load_table(ident).await?;
         let location = self.table_location(ident);
@@ -792,10 +794,12 @@ impl Catalog for FileSystemCatalog {
         // same name since may have files of the same names there now): only files
         // elsewhere are deleted by location.
         let prefix = format!("{moved_location}/");
-        delete_files(&table, &files, |f| {
+        let left = delete_dropped_table_files(&table, &self.name, ident, &files, |f| {
             normalize_location(f).map_or(true, |f| f.starts_with(&prefix))
-        })
-        .await?;
+        });
+        if let Some(warning) = left.await {
+            eprintln!("warning: {warning}");
+        }
         // dropped already: what cannot be removed stays as hidden debris; and so do the
         // hidden directories of drops killed before this point, removed here too (in
         // the namespace's directory, or in the table's when only `metadata/` moved)

@@ -43,7 +43,7 @@ pub(crate) use commit::{
     next_metadata_location, read_only, write_metadata_file,
 };
 pub use commit::{TableCreation, METADATA_PATH};
-pub(crate) use purge::{delete_files, files_to_purge, purge_table_files};
+pub(crate) use purge::{delete_dropped_table_files, files_to_purge};
 
 pub use config::{load_catalog, CatalogConfig};
 pub(crate) use filesystem::is_commit_staging_name;
@@ -109,7 +109,8 @@ impl Namespace {
         }
         if self.0.iter().any(String::is_empty) {
             return Err(Error::invalid_argument(format!(
-                "cannot create namespace '{self}': a namespace level cannot be empty"
+                "cannot create namespace '{self}': a namespace level cannot be empty (a '.' \
+                 in a SQL name, quoted or not, separates levels)"
             )));
         }
         Ok(())

@@ -6,6 +6,13 @@
 //! A table whose `gc.enabled` is false keeps its data and delete files: they may belong
 //! to other tables too (Java's `dropTableData` skips them the same way; Spark's
 //! `DROP TABLE … PURGE`, like icefloe's SQL, refuses such a table before dropping it).
+//!
+//! Order (every catalog that purges itself): the files are listed from the metadata
+//! before the table is dropped ([`files_to_purge`]), so a manifest list or manifest that
+//! cannot be read fails the statement with the table still there; then the table is
+//! dropped, and the files are deleted best effort ([`delete_dropped_table_files`]): the
+//! drop stands, and a file that cannot be deleted is a warning naming it and the table's
+//! location, as Java's `CatalogUtil.dropTableData` logs its failed deletes after the drop.
 
 use std::collections::HashSet;
 
@@ -13,19 +20,7 @@ use crate::error::Result;
 use crate::spec::manifest_list::parse_manifest_list;
 use crate::table::Table;
 
-/// Delete the files of `table` (its data and delete files only when
-/// [`gc_enabled`](crate::table_properties::gc_enabled)). Files shared by several
-/// snapshots are deleted once; a missing file is not an error.
-///
-/// Errors: a manifest list or manifest that cannot be read (nothing is deleted, so a
-/// retry finds the rest), or a failed delete, naming the file.
-pub(crate) async fn purge_table_files(table: &Table) -> Result<()> {
-    let files = files_to_purge(table).await?;
-    delete_files(table, &files, |_| false).await
-}
-
-/// The locations, as the metadata stores them, of every file [`purge_table_files`]
-/// deletes, in the order it deletes them: data and delete files (only when
+/// The locations, as the metadata stores them, of every file a purge deletes, in the order it deletes them: data and delete files (only when
 /// `gc.enabled`), manifests, manifest lists, statistics files, the logged metadata files
 /// and the current one. Reads the metadata only; a manifest list or manifest that is gone
 /// is skipped (an earlier purge deleted it).
@@ -48,11 +43,22 @@ pub(crate) async fn files_to_purge(table: &Table) -> Result<Vec<String>> {
             Err(e) => return Err(e),
         };
         lists.push(list.clone());
-        for mf in parse_manifest_list(&bytes, list)? {
+        crate::scan::check_manifest_list(&bytes, list, s.snapshot_id)
+            .map_err(|e| crate::io::when_moved(e, "manifest list", io, list))?;
+        let listed = parse_manifest_list(&bytes, list)
+            .map_err(|e| crate::io::when_moved(e, "manifest list", io, list))?;
+        for mf in listed {
             if !manifests.insert(mf.manifest_path.clone()) || !content_files {
                 continue;
             }
-            match crate::scan::read_manifest(table, m, &mf).await {
+            let read = crate::scan::read_manifest_keeping(
+                table,
+                m,
+                &mf,
+                Some(list),
+                &crate::spec::column_stats::ColumnStats::All,
+            );
+            match read.await {
                 Ok(entries) => files.extend(entries.into_iter().map(|e| e.data_file.file_path)),
                 Err(e) if e.kind() == crate::ErrorKind::NotFound => {}
                 Err(e) => return Err(e),
@@ -74,14 +80,31 @@ pub(crate) async fn files_to_purge(table: &Table) -> Result<Vec<String>> {
 /// FileIO, except those `skip` names; a missing file is not an error.
 ///
 /// Errors: a failed delete, naming the file (the files after it are not deleted).
-pub(crate) async fn delete_files(
-    table: &Table,
-    files: &[String],
-    skip: impl Fn(&str) -> bool,
-) -> Result<()> {
+async fn delete_files(table: &Table, files: &[String], skip: impl Fn(&str) -> bool) -> Result<()> {
     for f in files.iter().filter(|f| !skip(f)) {
         table.file_io().delete(f).await?;
         crate::failpoint::hit("purge-deleting");
     }
     Ok(())
+}
+
+/// Delete `files` of `table`, dropped from catalog `catalog` as `ident` already, except
+/// those `skip` names ([`delete_files`]). The drop stands whatever happens here: a failed
+/// delete is returned as a warning (to be shown, not raised) naming the table, the file
+/// that could not be deleted, and the table location where that file and those after it
+/// are left.
+pub(crate) async fn delete_dropped_table_files(
+    table: &Table,
+    catalog: &str,
+    ident: &crate::catalog::TableIdent,
+    files: &[String],
+    skip: impl Fn(&str) -> bool,
+) -> Option<String> {
+    let e = delete_files(table, files, skip).await.err()?;
+    Some(format!(
+        "table '{ident}' was dropped from catalog '{catalog}', but the purge stopped: {e}; \
+         the files it had not deleted yet are left under '{}' and wherever the metadata \
+         placed them",
+        table.metadata().location
+    ))
 }

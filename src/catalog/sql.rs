@@ -741,9 +741,20 @@ impl Catalog for SqlCatalog {
         }
     }
 
+    /// Drop `ident`; with `purge`, also delete its files (see [`super::purge`]): they
+    /// are listed from its metadata first, so a manifest list or manifest that cannot be
+    /// read fails the drop with the table kept (as the filesystem catalog does), and are
+    /// deleted after the drop, best effort (a failed delete is a warning on stderr
+    /// naming the file and the table location; the drop stands, as Java's
+    /// `CatalogUtil.dropTableData` after `dropTable`).
+    ///
+    /// Errors: [`ErrorKind::NotFound`] for an unknown table; a purge's listing errors
+    /// (nothing dropped); the catalog database's errors.
     async fn drop_table(&self, ident: &TableIdent, purge: bool) -> Result<()> {
-        let table = if purge {
-            Some(self.load_table(ident).await?)
+        let purged = if purge {
+            let table = self.load_table(ident).await?;
+            let files = super::files_to_purge(&table).await?;
+            Some((table, files))
         } else {
             self.metadata_location(ident).await?;
             None
@@ -765,8 +776,12 @@ impl Catalog for SqlCatalog {
             return Err(table_not_found(&self.name, ident));
         }
         crate::failpoint::hit("after-drop");
-        if let Some(table) = table {
-            super::purge_table_files(&table).await?;
+        if let Some((table, files)) = purged {
+            let left =
+                super::delete_dropped_table_files(&table, &self.name, ident, &files, |_| false);
+            if let Some(warning) = left.await {
+                eprintln!("warning: {warning}");
+            }
         }
         Ok(())
     }

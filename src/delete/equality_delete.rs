@@ -171,7 +171,7 @@ pub fn parse_equality_delete_file(
                 .map(|i| vec![i]),
         };
         let path = path.ok_or_else(|| {
-            Error::not_found(format!(
+            Error::invalid_data(format!(
                 "equality delete file '{location}' has no column '{}' (field id {})",
                 field.name(),
                 arrow_field_id(field).map_or("none".to_string(), |id| id.to_string())
@@ -284,9 +284,10 @@ impl EqualityDeleteLoader {
     /// fields too), or by name when the file has no field ids; file columns are cast to the
     /// target type when they differ (e.g. int → long).
     ///
-    /// Errors name the delete file: [`crate::ErrorKind::NotFound`] when the file or one of
-    /// the requested columns is missing, [`crate::ErrorKind::InvalidData`] when it is
-    /// corrupt or a column cannot be read as the target type,
+    /// Errors name the delete file: [`crate::ErrorKind::NotFound`] when the file is
+    /// missing, [`crate::ErrorKind::InvalidData`] when it is corrupt, of another size than
+    /// the entry's `file_size_in_bytes` (replaced or truncated), lacks one of the requested
+    /// columns, or a column cannot be read as the target type,
     /// [`crate::ErrorKind::Unsupported`] for Avro / ORC files.
     pub async fn load(
         &self,
@@ -328,6 +329,12 @@ impl EqualityDeleteLoader {
                         &location,
                     ))
                 })?;
+                super::file_size::check_delete_file_size(
+                    "equality delete file",
+                    &self.file_io,
+                    file,
+                    bytes.len() as u64,
+                )?;
                 let target = Arc::clone(target);
                 let what = format!("equality delete file '{location}'");
                 let (loc, schema) = (location.clone(), Arc::clone(&target));

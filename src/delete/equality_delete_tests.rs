@@ -140,7 +140,8 @@ fn missing_column_is_an_error_naming_it() {
         42,
     )]));
     let err = parse_equality_delete_file(delete_file(), "eq.parquet", &target).unwrap_err();
-    assert_eq!(err.kind(), ErrorKind::NotFound);
+    // the file exists: its data is what is wrong (report W67 F12)
+    assert_eq!(err.kind(), ErrorKind::InvalidData);
     assert!(
         err.to_string().contains("'eq.parquet'")
             && err.to_string().contains("'region' (field id 42)"),
@@ -215,7 +216,7 @@ fn entry(path: &str) -> ManifestEntry {
         spec_id: 0,
         data_file: DataFile {
             record_count: 3,
-            file_size_in_bytes: 1,
+            file_size_in_bytes: std::fs::metadata(path).map_or(1, |m| m.len() as i64),
             equality_ids: vec![1],
             ..crate::write::empty_data_file(path, DataContentType::EqualityDeletes)
         },
@@ -230,13 +231,14 @@ async fn loader_caches_per_file_and_names_missing_files() {
     let (current, _) = schemas();
     let target = equality_delete_schema(&[&current], &[1]).unwrap();
     let loader = EqualityDeleteLoader::new(FileIO::default());
-    let first = loader.load(&entry(&path), &target).await.unwrap();
+    let recorded = entry(&path);
+    let first = loader.load(&recorded, &target).await.unwrap();
     assert_eq!(first.num_rows(), 3);
     std::fs::remove_file(&path).unwrap();
-    let again = loader.load(&entry(&path), &target).await.unwrap();
+    let again = loader.load(&recorded, &target).await.unwrap();
     assert!(Arc::ptr_eq(&first, &again));
     let err = EqualityDeleteLoader::new(FileIO::default())
-        .load(&entry(&path), &target)
+        .load(&recorded, &target)
         .await
         .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::NotFound);
@@ -294,5 +296,33 @@ fn int96_keys_read_as_microseconds() {
         ts.as_primitive::<datafusion::arrow::datatypes::Int64Type>()
             .value(0),
         micros
+    );
+}
+
+/// An equality delete file of another size than its entry's `file_size_in_bytes`
+/// (replaced by another, or truncated) is refused naming it and both sizes (report W67
+/// F3), where its keys used to delete other rows.
+#[tokio::test]
+async fn a_delete_file_of_another_size_than_the_manifest_says_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("eq.parquet").to_string_lossy().to_string();
+    let (current, _) = schemas();
+    let target = equality_delete_schema(&[&current], &[1]).unwrap();
+    let mut recorded = entry(&path);
+    recorded.data_file.file_size_in_bytes = delete_file().len() as i64 + 17;
+    std::fs::write(&path, delete_file()).unwrap();
+    let err = EqualityDeleteLoader::new(FileIO::default())
+        .load(&recorded, &target)
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidData, "{err}");
+    assert!(
+        err.to_string().contains(&format!(
+            "equality delete file '{path}' is {} bytes, the manifest says {} \
+             (file_size_in_bytes): the file was replaced or truncated",
+            delete_file().len(),
+            delete_file().len() + 17
+        )),
+        "{err}"
     );
 }

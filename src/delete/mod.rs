@@ -27,12 +27,15 @@
 //!
 //! Errors name the delete file: a missing file is [`crate::ErrorKind::NotFound`]; a
 //! truncated or corrupt Parquet or Puffin file, a bad deletion-vector length, magic or
-//! CRC is [`crate::ErrorKind::InvalidData`]. Nothing is skipped silently.
+//! CRC, and a Parquet delete file whose size differs from its manifest entry's
+//! `file_size_in_bytes` (replaced or truncated) are [`crate::ErrorKind::InvalidData`].
+//! Nothing is skipped silently.
 
 pub mod delete_file_index;
 pub mod deletion_vector;
 pub mod equality_delete;
 pub mod equality_keys;
+mod file_size;
 pub mod planned;
 pub mod position_delete;
 pub mod position_delete_cache;

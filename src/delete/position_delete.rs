@@ -253,7 +253,8 @@ impl PositionDeleteLoader {
     /// The parsed Parquet position delete file of `entry`, read on first use.
     ///
     /// Errors name the delete file: [`crate::ErrorKind::NotFound`] when it is missing,
-    /// [`crate::ErrorKind::InvalidData`] when corrupt, [`crate::ErrorKind::Unsupported`] for
+    /// [`crate::ErrorKind::InvalidData`] when corrupt or of another size than the entry's
+    /// `file_size_in_bytes` (replaced or truncated), [`crate::ErrorKind::Unsupported`] for
     /// Avro / ORC delete files.
     pub async fn load_position_delete_file(
         &self,
@@ -290,6 +291,12 @@ impl PositionDeleteLoader {
                         &location,
                     ))
                 })?;
+                super::file_size::check_delete_file_size(
+                    "position delete file",
+                    &self.file_io,
+                    file,
+                    bytes.len() as u64,
+                )?;
                 let what = format!("position delete file '{location}'");
                 let loc = location.clone();
                 let parsed = crate::blocking::run_blocking(what, move || {

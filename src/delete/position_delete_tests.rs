@@ -169,6 +169,12 @@ fn truncated_files_are_invalid_data_naming_the_file() {
     }
 }
 
+/// The size of the file at the local `path` as its manifest entry records it (1 when
+/// there is none yet).
+fn size_on_disk(path: &str) -> i64 {
+    std::fs::metadata(path).map_or(1, |m| m.len() as i64)
+}
+
 fn entry(path: &str, format: DataFileFormat) -> Arc<ManifestEntry> {
     Arc::new(ManifestEntry {
         status: ManifestStatus::Added,
@@ -179,7 +185,7 @@ fn entry(path: &str, format: DataFileFormat) -> Arc<ManifestEntry> {
         data_file: DataFile {
             file_format: format,
             record_count: 1,
-            file_size_in_bytes: 1,
+            file_size_in_bytes: size_on_disk(path),
             ..crate::write::empty_data_file(path, DataContentType::PositionDeletes)
         },
     })
@@ -366,7 +372,8 @@ async fn loaders_sharing_a_cache_read_each_file_once() {
     assert_eq!(err.kind(), ErrorKind::NotFound, "{err}");
 
     // a failed load is not kept: once the file reads, the next loader decodes it
-    let other = entry(&loc("other.parquet"), DataFileFormat::Parquet);
+    let mut other = (*entry(&loc("other.parquet"), DataFileFormat::Parquet)).clone();
+    other.data_file.file_size_in_bytes = parquet_bytes.len() as i64;
     std::fs::write(loc("other.parquet"), &parquet_bytes[..20]).unwrap();
     let err = PositionDeleteLoader::with_cache(FileIO::default(), Arc::clone(&cache))
         .load_position_delete_file(&other)
@@ -462,6 +469,34 @@ fn row_selection_from_deleted_positions() {
     assert!(
         err.to_string()
             .contains("position 10 of data file 'd.parquet'"),
+        "{err}"
+    );
+}
+
+/// A position delete file of another size than its entry's `file_size_in_bytes` (replaced
+/// by another, or truncated) is refused naming it and both sizes (report W67 F3), where
+/// its positions used to be applied.
+#[tokio::test]
+async fn a_delete_file_of_another_size_than_the_manifest_says_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let loc = dir.path().join("d.parquet").to_string_lossy().to_string();
+    std::fs::write(&loc, delete_file(&["data-a"], &[1])).unwrap();
+    let recorded = entry(&loc, DataFileFormat::Parquet);
+    let size = recorded.data_file.file_size_in_bytes;
+    let replacement = delete_file(&["data-a", "data-a"], &[0, 3]);
+    assert_ne!(replacement.len() as i64, size);
+    std::fs::write(&loc, &replacement).unwrap();
+    let err = PositionDeleteLoader::new(FileIO::default())
+        .deleted_positions("data-a", &[recorded])
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidData, "{err}");
+    assert!(
+        err.to_string().contains(&format!(
+            "position delete file '{loc}' is {} bytes, the manifest says {size} \
+             (file_size_in_bytes)",
+            replacement.len()
+        )),
         "{err}"
     );
 }

@@ -27,6 +27,7 @@ pub mod parquet_footer;
 pub mod parquet_statistics;
 mod range_reader;
 mod read_context;
+mod redact;
 mod retry;
 mod routing;
 mod table_location;
@@ -42,6 +43,7 @@ pub use cloud::{
 pub use counting::{CountingStore, RequestCounts, RequestObserver, RequestTotals, StoreRequest};
 pub(crate) use range_reader::ObjectRangeReader;
 pub(crate) use read_context::{file_context, when_moved};
+pub use redact::redact_userinfo;
 pub use routing::PrefixRoutedStore;
 pub use table_location::{check_location_property, check_table_location};
 pub(crate) use write::refused_by_store;

@@ -41,6 +41,12 @@ pub struct ExpireSnapshotsResult {
     /// manifest unreadable): the snapshots are expired all the same, and none of their
     /// files was deleted (left for `remove_orphan_files`).
     pub cleanup_error: Option<String>,
+    /// Files only the expired snapshots reached that were not deleted because they are
+    /// not the table's own (outside its directories, or under another table of the
+    /// catalog; see module `expire_guard`), each followed by why in parentheses, sorted.
+    /// Not in the lists above. Java deletes them; icefloe refuses to delete what may
+    /// belong to another table.
+    pub kept_files: Vec<String>,
 }
 
 impl ExpireSnapshotsResult {
@@ -73,6 +79,27 @@ impl ExpireSnapshotsResult {
     }
 }
 
+impl ExpireSnapshotsResult {
+    /// When files were kept as not the table's own ([`Self::kept_files`]): a warning
+    /// naming how many and the first three.
+    pub fn kept_files_warning(&self, table: &str) -> Option<String> {
+        if self.kept_files.is_empty() {
+            return None;
+        }
+        let shown: Vec<&str> = self.kept_files.iter().take(3).map(String::as_str).collect();
+        let more = match self.kept_files.len() - shown.len() {
+            0 => String::new(),
+            n => format!(" and {n} more"),
+        };
+        Some(format!(
+            "expire_snapshots of table '{table}' kept {} file(s) its expired snapshots \
+             reference but that may belong to another table: {}{more}",
+            self.kept_files.len(),
+            shown.join(", ")
+        ))
+    }
+}
+
 /// How [`expire_snapshots`] runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ExpireOptions {
@@ -99,7 +126,10 @@ impl Default for ExpireOptions {
 /// commit was applied to: after a retry, that is the table reloaded for it, so snapshots
 /// committed meanwhile and expired by the retry have their files deleted too, and a retry
 /// that finds nothing left to expire (a concurrent expiry did it) commits, deletes and
-/// reports nothing. A file that cannot be deleted stays behind as an orphan (for
+/// reports nothing. Only the table's own files are deleted: one outside the table's
+/// directories or under another table of the catalog is kept and listed in
+/// [`ExpireSnapshotsResult::kept_files`] (see module `expire_guard`; Java deletes it).
+/// A file that cannot be deleted stays behind as an orphan (for
 /// `remove_orphan_files`), is not counted, and is listed in
 /// [`ExpireSnapshotsResult::files_left`].
 ///
@@ -174,6 +204,7 @@ pub async fn expire_snapshots(
         .cloned()
         .collect();
     result.removed_refs.sort();
+    super::expire_guard::keep_foreign_files(catalog.as_ref(), ident, &base, &mut result).await;
     if !options.dry_run {
         delete_all(&base, &mut result, options.max_concurrent_deletes).await;
     }

@@ -21,6 +21,7 @@
 mod add_files;
 mod add_files_required;
 mod expire;
+mod expire_guard;
 pub(crate) mod file_rewrite_sizes;
 pub(crate) mod options;
 mod orphan_files;

@@ -227,27 +227,31 @@ pub struct SessionCaches {
     pub checked_files: Arc<super::checked_files::CheckedFiles>,
 }
 
-/// Read a manifest list, through `cache` when given.
+/// Read the manifest list of snapshot `snapshot_id`, through `cache` when given (checked
+/// against the snapshot first, see [`super::file_identity::check_manifest_list`]).
 pub(super) async fn read_manifest_list_cached(
     table: &crate::table::Table,
     location: &str,
+    snapshot_id: i64,
     cache: Option<&ManifestCache>,
 ) -> crate::error::Result<Arc<Vec<crate::spec::ManifestFile>>> {
-    let key = table.file_io().remap(location)?;
+    // any failure to find or open it names where it is recorded: the location itself
+    // (missing, relative, of a scheme no store serves) may be what is wrong
+    let recorded = |e: crate::error::Error| {
+        e.context(format!(
+            "manifest list recorded in table metadata '{}' (field 'manifest-list' of snapshot \
+             {snapshot_id})",
+            table.metadata_location()
+        ))
+    };
+    let key = table.file_io().remap(location).map_err(recorded)?;
     if let Some(hit) = cache.and_then(|c| c.get_list(&key)) {
         return Ok(hit);
     }
-    let bytes = table.file_io().read(location).await.map_err(|e| {
-        super::missing_from(
-            e,
-            format!(
-                "manifest list recorded in table metadata '{}'",
-                table.metadata_location()
-            ),
-        )
-    })?;
+    let bytes = table.file_io().read(location).await.map_err(recorded)?;
     let list = Arc::new(
-        crate::spec::manifest_list::parse_manifest_list(&bytes, location)
+        super::file_identity::check_manifest_list(&bytes, location, snapshot_id)
+            .and_then(|()| crate::spec::manifest_list::parse_manifest_list(&bytes, location))
             .map_err(|e| crate::io::when_moved(e, "manifest list", table.file_io(), location))?,
     );
     if let Some(c) = cache {
@@ -297,7 +301,7 @@ pub(super) async fn read_manifest_cached(
         }
         None => None,
     };
-    let entries = super::read_manifest_keeping(table, metadata, manifest, stats)
+    let entries = super::read_manifest_keeping(table, metadata, manifest, Some(list), stats)
         .await
         .map_err(|e| super::missing_from(e, format!("manifest listed in '{list}'")))?;
     let entries: CachedManifest = Arc::new(entries.into_iter().map(Arc::new).collect());

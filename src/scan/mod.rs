@@ -36,6 +36,7 @@ pub mod checked_files;
 #[cfg(test)]
 mod column_stats_tests;
 mod deferred;
+mod file_identity;
 pub mod file_version;
 mod limit;
 mod row_count;
@@ -43,6 +44,7 @@ mod row_count;
 mod test_tables;
 
 pub use deferred::DeferredScan;
+pub(crate) use file_identity::check_manifest_list;
 pub use row_count::live_rows_from_manifest_list;
 
 /// How many manifests are fetched and decoded at once.
@@ -288,8 +290,13 @@ impl TableScan {
                 snapshot.snapshot_id
             )));
         };
-        let cached =
-            cache::read_manifest_list_cached(&self.table, list, self.cache.as_deref()).await?;
+        let cached = cache::read_manifest_list_cached(
+            &self.table,
+            list,
+            snapshot.snapshot_id,
+            self.cache.as_deref(),
+        )
+        .await?;
         Ok(cached.as_ref().clone())
     }
 
@@ -531,15 +538,18 @@ pub(crate) async fn read_manifest(
     metadata: &TableMetadata,
     manifest: &ManifestFile,
 ) -> Result<Vec<ManifestEntry>> {
-    read_manifest_keeping(table, metadata, manifest, &ColumnStats::All).await
+    read_manifest_keeping(table, metadata, manifest, None, &ColumnStats::All).await
 }
 
 /// [`read_manifest`] keeping on data files the metrics `stats` selects (see
-/// [`ColumnStats`]). Same errors.
+/// [`ColumnStats`]), of the manifest list `listed_in` when known (named in errors). Same
+/// errors, and those of [`file_identity::check_manifest`] (a manifest of another length
+/// than the list's `manifest_length`, or of another partition spec).
 pub(crate) async fn read_manifest_keeping(
     table: &Table,
     metadata: &TableMetadata,
     manifest: &ManifestFile,
+    listed_in: Option<&str>,
     stats: &ColumnStats,
 ) -> Result<Vec<ManifestEntry>> {
     let spec = metadata
@@ -552,6 +562,9 @@ pub(crate) async fn read_manifest_keeping(
         })?;
     let spec = spec.clone();
     let bytes = table.file_io().read(&manifest.manifest_path).await?;
+    file_identity::check_manifest(&bytes, manifest, listed_in).map_err(|e| {
+        crate::io::when_moved(e, "manifest", table.file_io(), &manifest.manifest_path)
+    })?;
     // Decoding is CPU-bound: it runs on the blocking pool (when inside tokio), so the
     // manifests fetched concurrently also decode on every core.
     let (owned, metadata) = (manifest.clone(), table.metadata_ref());

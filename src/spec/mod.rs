@@ -6,6 +6,7 @@ pub(crate) mod arrow_compat;
 #[cfg(test)]
 mod avro;
 pub(crate) mod avro_columns;
+pub(crate) mod avro_header;
 pub mod column_stats;
 pub mod int_map;
 #[cfg(test)]

@@ -148,52 +148,75 @@ fn strip_field(f: &Field) -> Field {
 }
 
 /// Set each manifest entry's `file_size_in_bytes` to the size of the file now on disk
-/// (data files live under `table_dir/data`, matched by file name).
+/// (data files live under `table_dir/data`, matched by file name), and each manifest
+/// list's `manifest_length` to the rewritten manifest's.
 pub fn patch_manifest_file_sizes(table_dir: &Path) {
     let data_files = files_with_suffix(&table_dir.join("data"), ".parquet");
-    for manifest in files_with_suffix(&table_dir.join("metadata"), ".avro") {
-        let name = manifest.file_name().unwrap().to_string_lossy().to_string();
-        if name.starts_with("snap-") {
-            continue;
-        }
-        let bytes = std::fs::read(&manifest).expect("read manifest");
-        let reader = apache_avro::Reader::new(&bytes[..]).expect("avro");
-        let schema = reader.writer_schema().clone();
-        let meta = reader.user_metadata().clone();
-        let values: Vec<Value> = reader.map(|v| v.expect("record")).collect();
-        let mut writer = apache_avro::Writer::new(&schema, Vec::new());
-        for (k, v) in &meta {
-            writer.add_user_metadata(k.clone(), v).expect("metadata");
-        }
-        for mut v in values {
-            patch_entry(&mut v, &data_files);
-            writer.append(v).expect("append");
-        }
-        std::fs::write(&manifest, writer.into_inner().expect("flush")).expect("write manifest");
+    let avro = files_with_suffix(&table_dir.join("metadata"), ".avro");
+    let is_list = |p: &PathBuf| {
+        p.file_name()
+            .unwrap()
+            .to_string_lossy()
+            .starts_with("snap-")
+    };
+    let mut manifests = vec![];
+    for manifest in avro.iter().filter(|p| !is_list(p)) {
+        rewrite_avro(manifest, |v| {
+            patch_entry(v, &data_files, "data_file", "file_size_in_bytes")
+        });
+        manifests.push(manifest.clone());
+    }
+    for list in avro.iter().filter(|p| is_list(p)) {
+        rewrite_avro(list, |v| patch_entry(v, &manifests, "", "manifest_length"));
     }
 }
 
-fn patch_entry(entry: &mut Value, data_files: &[PathBuf]) {
+/// Rewrite the Avro file at `path` through `change` of each record, keeping its schema
+/// and header metadata.
+fn rewrite_avro(path: &Path, change: impl Fn(&mut Value)) {
+    let bytes = std::fs::read(path).expect("read avro");
+    let reader = apache_avro::Reader::new(&bytes[..]).expect("avro");
+    let schema = reader.writer_schema().clone();
+    let meta = reader.user_metadata().clone();
+    let values: Vec<Value> = reader.map(|v| v.expect("record")).collect();
+    let mut writer = apache_avro::Writer::new(&schema, Vec::new());
+    for (k, v) in &meta {
+        writer.add_user_metadata(k.clone(), v).expect("metadata");
+    }
+    for mut v in values {
+        change(&mut v);
+        writer.append(v).expect("append");
+    }
+    std::fs::write(path, writer.into_inner().expect("flush")).expect("write avro");
+}
+
+/// Set the long `size_field` of `entry` (of its record `within` when not empty) to the
+/// size of the file of `files` whose name its `file_path` / `manifest_path` ends with.
+fn patch_entry(entry: &mut Value, files: &[PathBuf], within: &str, size_field: &str) {
     let Value::Record(fields) = entry else { return };
-    let Some((_, Value::Record(data_file))) = fields.iter_mut().find(|(n, _)| n == "data_file")
-    else {
-        return;
+    let record = if within.is_empty() {
+        fields
+    } else {
+        match fields.iter_mut().find(|(n, _)| n == within) {
+            Some((_, Value::Record(inner))) => inner,
+            _ => return,
+        }
     };
-    let path = data_file.iter().find_map(|(n, v)| match (n.as_str(), v) {
-        ("file_path", Value::String(s)) => Some(s.clone()),
+    let path = record.iter().find_map(|(n, v)| match (n.as_str(), v) {
+        ("file_path" | "manifest_path", Value::String(s)) => Some(s.clone()),
         _ => None,
     });
     let Some(path) = path else { return };
     let file_name = path.rsplit('/').next().unwrap_or_default().to_string();
-    let Some(local) = data_files
+    let Some(local) = files
         .iter()
         .find(|p| p.file_name().unwrap().to_string_lossy() == file_name)
     else {
         return;
     };
     let size = std::fs::metadata(local).expect("stat").len() as i64;
-    for (n, v) in data_file.iter_mut() {
-        if n == "file_size_in_bytes" {
+    for (n, v) in record.iter_mut() {
+        if n == size_field {
             *v = Value::Long(size);
         }
     }

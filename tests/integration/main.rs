@@ -21,6 +21,7 @@ mod catalog;
 mod compaction_sizes;
 mod concurrent_commits;
 mod create_table_as;
+mod damaged_files;
 mod deferred_planning;
 mod deletes;
 #[cfg(feature = "distributed")]

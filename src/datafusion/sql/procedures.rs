@@ -239,6 +239,9 @@ async fn expire(ctx: &SessionContext, table: &ResolvedTable, args: &Args) -> Res
         // `RemoveSnapshots` logs the failed cleanup as a warning
         eprintln!("warning: {warning}");
     }
+    if let Some(warning) = r.kept_files_warning(&table.ident.to_string()) {
+        eprintln!("warning: {warning}");
+    }
     let counts = [
         ("deleted_data_files_count", r.deleted_data_files.len()),
         (

@@ -1,0 +1,454 @@
+//! Tables damaged on purpose, as tester W67 damaged them (report W67): a delete file
+//! replaced by another (F3), an expiry whose snapshots reach another table's files (F9),
+//! `DROP TABLE … PURGE` of a table whose manifest list is damaged (F11), and a URL's user
+//! info echoed in an error (F12).
+
+use std::path::Path;
+use std::process::Output;
+use std::sync::Arc;
+
+use datafusion::arrow::array::{Int64Array, RecordBatch, StringArray};
+use datafusion::arrow::compute::concat_batches;
+use datafusion::arrow::datatypes::{DataType, Field, Schema};
+use datafusion::parquet::arrow::ArrowWriter;
+
+use crate::cli::{assert_success, icefloe, stderr, stdout};
+use crate::fixtures::{copy_table, files_with_suffix, rewrite_parquet, run_sql};
+
+/// The CLI on the SQLite catalog `cat.db` in `cwd` (created), printing CSV.
+fn sql_in(cwd: &Path, sql: &str) -> Output {
+    let home = tempfile::tempdir().expect("home");
+    icefloe(home.path())
+        .current_dir(cwd)
+        .args([
+            "--quiet",
+            "--catalog",
+            "sqlite:cat.db",
+            "--create-catalog",
+            "--format",
+            "csv",
+        ])
+        .args(["-c", sql])
+        .output()
+        .expect("icefloe")
+}
+
+/// The CSV rows (header dropped) of a successful `sql`.
+fn rows(cwd: &Path, sql: &str) -> Vec<String> {
+    let out = sql_in(cwd, sql);
+    assert_success(&out);
+    stdout(&out).lines().skip(1).map(str::to_string).collect()
+}
+
+fn local(location: &str) -> String {
+    location.trim_start_matches("file://").to_string()
+}
+
+/// A position delete file (Iceberg spec: `file_path` 2147483546, `pos` 2147483545)
+/// deleting `positions` of `data_file`.
+fn position_delete_file(data_file: &str, positions: &[i64]) -> Vec<u8> {
+    let field = |name: &str, t: DataType, id: &str| {
+        Field::new(name, t, false).with_metadata(
+            [("PARQUET:field_id".to_string(), id.to_string())]
+                .into_iter()
+                .collect(),
+        )
+    };
+    let schema = Arc::new(Schema::new(vec![
+        field("file_path", DataType::Utf8, "2147483546"),
+        field("pos", DataType::Int64, "2147483545"),
+    ]));
+    let batch = RecordBatch::try_new(
+        Arc::clone(&schema),
+        vec![
+            Arc::new(StringArray::from(vec![data_file; positions.len()])),
+            Arc::new(Int64Array::from(positions.to_vec())),
+        ],
+    )
+    .expect("batch");
+    let mut out = vec![];
+    let mut writer = ArrowWriter::try_new(&mut out, schema, None).expect("writer");
+    writer.write(&batch).expect("write");
+    writer.close().expect("close");
+    out
+}
+
+/// F3: the merge-on-read delete of row 2 replaced by a delete file of row 0 (position 0):
+/// reads used to apply it (rows 2 and 3 back, row 1 gone); now the scan and a compaction
+/// fail naming the delete file, the manifest's size and the file's.
+#[test]
+fn a_replaced_position_delete_file_fails_the_scan_naming_both_sizes() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cwd = std::fs::canonicalize(dir.path()).expect("cwd");
+    assert_success(&sql_in(
+        &cwd,
+        "CREATE SCHEMA ns; CREATE TABLE ns.t (id BIGINT, s VARCHAR) TBLPROPERTIES \
+         ('format-version'='2','write.delete.mode'='merge-on-read'); \
+         INSERT INTO ns.t VALUES (1,'a'),(2,'b'),(3,'c'); DELETE FROM ns.t WHERE id = 2",
+    ));
+    let delete = rows(
+        &cwd,
+        "SELECT file_path, file_size_in_bytes FROM ns.\"t$files\" WHERE content = 1",
+    );
+    assert_eq!(delete.len(), 1, "{delete:?}");
+    let (path, size) = delete[0].split_once(',').expect("two columns");
+    let data = rows(
+        &cwd,
+        "SELECT file_path FROM ns.\"t$files\" WHERE content = 0",
+    );
+    let replacement = position_delete_file(&data[0], &[0]);
+    assert_ne!(replacement.len().to_string(), size);
+    std::fs::write(local(path), &replacement).expect("replace the delete file");
+    let expected = format!(
+        "position delete file '{path}' is {} bytes, the manifest says {size} \
+         (file_size_in_bytes): the file was replaced or truncated",
+        replacement.len()
+    );
+    for sql in [
+        "SELECT * FROM ns.t ORDER BY id",
+        "CALL system.rewrite_data_files(table => 'ns.t', options => map('rewrite-all', 'true'))",
+        "CALL system.rewrite_position_delete_files(table => 'ns.t', \
+         options => map('rewrite-all', 'true'))",
+    ] {
+        let out = sql_in(&cwd, sql);
+        assert!(!out.status.success(), "{sql}: {}", stdout(&out));
+        assert!(stderr(&out).contains(&expected), "{sql}: {}", stderr(&out));
+    }
+}
+
+/// F3: an equality delete file of the corpus's Spark table replaced by a larger one: the
+/// scan fails naming it and both sizes, where its keys used to be applied.
+#[test]
+fn a_replaced_equality_delete_file_fails_the_scan_naming_both_sizes() {
+    let table = copy_table("corpus/spark_v2_equality_deletes_partitioned");
+    let eqdel = files_with_suffix(&table.path().join("data/region=eu"), ".parquet")
+        .into_iter()
+        .find(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("eqdel-"))
+        })
+        .expect("the eu equality delete file");
+    let size = std::fs::metadata(&eqdel).expect("stat").len();
+    rewrite_parquet(&eqdel, |schema, batch| {
+        let schema = Arc::new(schema.clone());
+        let more = concat_batches(&schema, [batch, batch, batch]).expect("concat");
+        (schema, more)
+    });
+    let now = std::fs::metadata(&eqdel).expect("stat").len();
+    assert_ne!(now, size);
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    let err = rt
+        .block_on(run_sql(
+            table.path().to_str().expect("utf-8"),
+            "SELECT count(*) FROM t",
+        ))
+        .expect_err("a replaced equality delete file");
+    let name = eqdel
+        .file_name()
+        .expect("name")
+        .to_string_lossy()
+        .to_string();
+    assert!(err.contains("equality delete file '"), "{err}");
+    assert!(err.contains(&name), "{err}");
+    assert!(
+        err.contains(&format!(
+            "is {now} bytes, the manifest says {size} (file_size_in_bytes): the file was \
+             replaced or truncated"
+        )),
+        "{err}"
+    );
+}
+
+/// F9: table `t` registered a data file of table `victim` (`add_files`), and then
+/// overwrote it: expiring `t`'s old snapshots keeps `victim`'s file (Java deletes it)
+/// and names it in a warning, while `t`'s own expired data file is deleted.
+#[test]
+fn expiry_keeps_files_under_another_table() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cwd = std::fs::canonicalize(dir.path()).expect("cwd");
+    assert_success(&sql_in(
+        &cwd,
+        "CREATE SCHEMA ns; CREATE TABLE ns.victim (id BIGINT); \
+         INSERT INTO ns.victim VALUES (1), (2); CREATE TABLE ns.t (id BIGINT); \
+         INSERT INTO ns.t VALUES (10)",
+    ));
+    let victim_file = rows(&cwd, "SELECT file_path FROM ns.\"victim$files\"");
+    let own_file = rows(&cwd, "SELECT file_path FROM ns.\"t$files\"");
+    assert_success(&sql_in(
+        &cwd,
+        &format!(
+            "CALL system.add_files(table => 'ns.t', source_table => '`parquet`.`{}`'); \
+             INSERT OVERWRITE ns.t VALUES (30)",
+            local(&victim_file[0])
+        ),
+    ));
+    let out = sql_in(
+        &cwd,
+        "CALL system.expire_snapshots(table => 'ns.t', older_than => now(), retain_last => 1)",
+    );
+    assert_success(&out);
+    let err = stderr(&out);
+    assert!(
+        err.contains(&format!(
+            "warning: expire_snapshots of table 'ns.t' kept 1 file(s) its expired snapshots \
+             reference but that may belong to another table: {} (under table 'ns.victim')",
+            victim_file[0]
+        )),
+        "{err}"
+    );
+    // deleted_data_files_count: t's own file only
+    assert!(
+        stdout(&out)
+            .lines()
+            .nth(1)
+            .is_some_and(|l| l.starts_with("1,")),
+        "{}",
+        stdout(&out)
+    );
+    assert!(Path::new(&local(&victim_file[0])).exists());
+    assert!(!Path::new(&local(&own_file[0])).exists());
+    assert_eq!(
+        rows(&cwd, "SELECT id FROM ns.victim ORDER BY id"),
+        ["1", "2"]
+    );
+}
+
+/// F9 as the report made it: `t`'s oldest snapshot edited to name `victim`'s manifest
+/// list. The expiry leaves every file of `victim` (which reads as before) and warns.
+#[test]
+fn expiry_of_a_snapshot_naming_another_tables_manifest_list_leaves_that_table_whole() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cwd = std::fs::canonicalize(dir.path()).expect("cwd");
+    assert_success(&sql_in(
+        &cwd,
+        "CREATE SCHEMA ns; CREATE TABLE ns.victim (id BIGINT); \
+         INSERT INTO ns.victim VALUES (1), (2); CREATE TABLE ns.t (id BIGINT); \
+         INSERT INTO ns.t VALUES (10); INSERT INTO ns.t VALUES (20)",
+    ));
+    let victim_list = rows(&cwd, "SELECT manifest_list FROM ns.\"victim$snapshots\"");
+    let metadata = rows(
+        &cwd,
+        "SELECT file FROM ns.\"t$metadata_log_entries\" ORDER BY timestamp DESC LIMIT 1",
+    );
+    let path = local(&metadata[0]);
+    let mut m: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&path).expect("metadata")).expect("json");
+    m["snapshots"][0]["manifest-list"] = serde_json::Value::String(victim_list[0].clone());
+    std::fs::write(&path, serde_json::to_vec(&m).expect("json")).expect("edit the metadata");
+    let out = sql_in(
+        &cwd,
+        "CALL system.expire_snapshots(table => 'ns.t', older_than => now(), retain_last => 1)",
+    );
+    assert_success(&out);
+    assert!(
+        stderr(&out).contains("warning: expire_snapshots of table 'ns.t'"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        rows(&cwd, "SELECT id FROM ns.victim ORDER BY id"),
+        ["1", "2"]
+    );
+}
+
+/// F11: `DROP TABLE … PURGE` of a table whose manifest list is damaged fails before the
+/// table is dropped (it used to drop the table, keep its files and report failure), on
+/// the SQLite catalog as on the filesystem catalog; repaired, the drop goes through.
+#[test]
+fn purge_that_cannot_read_the_metadata_fails_before_dropping() {
+    for catalog in ["sqlite:cat.db", "wh"] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let cwd = std::fs::canonicalize(dir.path()).expect("cwd");
+        let run = |sql: &str| {
+            let home = tempfile::tempdir().expect("home");
+            icefloe(home.path())
+                .current_dir(&cwd)
+                .args(["--quiet", "--catalog", catalog, "--create-catalog"])
+                .args(["--format", "csv", "-c", sql])
+                .output()
+                .expect("icefloe")
+        };
+        assert_success(&run(
+            "CREATE SCHEMA ns; CREATE TABLE ns.t (id BIGINT); INSERT INTO ns.t VALUES (1)",
+        ));
+        let out = run("SELECT manifest_list FROM ns.\"t$snapshots\"");
+        assert_success(&out);
+        let list = local(stdout(&out).lines().nth(1).expect("a snapshot"));
+        let intact = std::fs::read(&list).expect("manifest list");
+        std::fs::write(&list, &intact[..100]).expect("truncate the manifest list");
+        let out = run("DROP TABLE ns.t PURGE");
+        assert!(!out.status.success(), "{catalog}: {}", stdout(&out));
+        assert!(stderr(&out).contains(&list), "{catalog}: {}", stderr(&out));
+        let out = run("SHOW TABLES IN ns");
+        assert_success(&out);
+        assert!(
+            stdout(&out).contains('t'),
+            "{catalog}: the table stays: {}",
+            stdout(&out)
+        );
+        std::fs::write(&list, &intact).expect("repair");
+        let out = run("DROP TABLE ns.t PURGE");
+        assert_success(&out);
+        assert!(!Path::new(&list).exists(), "{catalog}: purged");
+    }
+}
+
+/// F12: a URL's user info (`key:secret@`) is never echoed in an error.
+#[test]
+fn a_urls_user_info_is_not_echoed_in_errors() {
+    let home = tempfile::tempdir().expect("home");
+    let out = icefloe(home.path())
+        .args([
+            "-c",
+            "SELECT * FROM 's3://AKIA:SUPERSECRET6@bucket/x.parquet'",
+        ])
+        .output()
+        .expect("icefloe");
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert!(
+        !err.contains("SUPERSECRET6") && !err.contains("AKIA"),
+        "{err}"
+    );
+    assert!(err.contains("s3://***@bucket/x.parquet"), "{err}");
+}
+
+/// F8: the current snapshot's manifest list replaced by the older snapshot's (as the
+/// report did): reads used to answer the older snapshot's rows; now they fail naming the
+/// list and both snapshot ids (the `snapshot-id` of its Avro header).
+#[test]
+fn a_manifest_list_replaced_by_another_snapshots_fails_the_scan() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cwd = std::fs::canonicalize(dir.path()).expect("cwd");
+    assert_success(&sql_in(
+        &cwd,
+        "CREATE SCHEMA ns; CREATE TABLE ns.t (id BIGINT); INSERT INTO ns.t VALUES (1); \
+         INSERT INTO ns.t VALUES (2)",
+    ));
+    let snapshots = rows(
+        &cwd,
+        "SELECT snapshot_id, manifest_list FROM ns.\"t$snapshots\" ORDER BY committed_at",
+    );
+    let (old_id, old_list) = snapshots[0].split_once(',').expect("two columns");
+    let (new_id, new_list) = snapshots[1].split_once(',').expect("two columns");
+    std::fs::copy(local(old_list), local(new_list)).expect("replace the manifest list");
+    let out = sql_in(&cwd, "SELECT * FROM ns.t");
+    assert!(!out.status.success(), "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains(&format!(
+            "manifest list '{new_list}' was written for snapshot '{old_id}' (snapshot-id in \
+             its header), but snapshot {new_id} names it: the file was replaced"
+        )),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// F8: a manifest replaced by another table's (as the report did with a v1 table's):
+/// reads used to return the other table's rows; now they fail naming the manifest, its
+/// list and both lengths (the list's `manifest_length`).
+#[test]
+fn a_manifest_replaced_by_another_tables_fails_the_scan_naming_both_lengths() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cwd = std::fs::canonicalize(dir.path()).expect("cwd");
+    assert_success(&sql_in(
+        &cwd,
+        "CREATE SCHEMA ns; CREATE TABLE ns.t (id BIGINT); INSERT INTO ns.t VALUES (1); \
+         CREATE TABLE ns.u (id BIGINT, s VARCHAR) TBLPROPERTIES ('format-version'='1'); \
+         INSERT INTO ns.u VALUES (7, 'x'), (8, 'y')",
+    ));
+    let mine = rows(&cwd, "SELECT path, length FROM ns.\"t$manifests\"");
+    let (path, length) = mine[0].split_once(',').expect("two columns");
+    let list = rows(&cwd, "SELECT manifest_list FROM ns.\"t$snapshots\"");
+    let other = rows(&cwd, "SELECT path FROM ns.\"u$manifests\"");
+    std::fs::copy(local(&other[0]), local(path)).expect("replace the manifest");
+    let now = std::fs::metadata(local(path)).expect("stat").len();
+    assert_ne!(now.to_string(), length);
+    let out = sql_in(&cwd, "SELECT * FROM ns.t");
+    assert!(!out.status.success(), "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains(&format!(
+            "manifest '{path}' is {now} bytes, the manifest list '{}' says {length} \
+             (manifest_length): the file was replaced or truncated",
+            list[0]
+        )),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// The local path of `ns.t`'s current metadata file (SQLite catalog in `cwd`).
+fn current_metadata(cwd: &Path) -> String {
+    let m = rows(
+        cwd,
+        "SELECT file FROM ns.\"t$metadata_log_entries\" ORDER BY timestamp DESC LIMIT 1",
+    );
+    local(&m[0])
+}
+
+/// F12: a manifest list location no store serves (`hdfs://`) names the metadata file
+/// and the field it is recorded in, as a missing one does.
+#[test]
+fn a_manifest_list_of_an_unserved_scheme_names_the_metadata_and_field() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cwd = std::fs::canonicalize(dir.path()).expect("cwd");
+    assert_success(&sql_in(
+        &cwd,
+        "CREATE SCHEMA ns; CREATE TABLE ns.t (id BIGINT); INSERT INTO ns.t VALUES (1)",
+    ));
+    let id = rows(&cwd, "SELECT snapshot_id FROM ns.\"t$snapshots\"");
+    let path = current_metadata(&cwd);
+    let mut m: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&path).expect("metadata")).expect("json");
+    m["snapshots"][0]["manifest-list"] = "hdfs://nn/x/snap-1.avro".into();
+    std::fs::write(&path, serde_json::to_vec(&m).expect("json")).expect("edit the metadata");
+    let out = sql_in(&cwd, "SELECT * FROM ns.t");
+    assert!(!out.status.success(), "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains(&format!(
+            "manifest list recorded in table metadata 'file://{path}' (field 'manifest-list' \
+             of snapshot {})",
+            id[0]
+        )),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// F12: the purge of a copied (moved) filesystem-catalog table whose copy of a manifest
+/// list is damaged names the copy read, not only the recorded (intact) original.
+#[test]
+fn purge_of_a_moved_table_names_the_copy_it_read() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cwd = std::fs::canonicalize(dir.path()).expect("cwd");
+    let run = |catalog: &str, sql: &str| {
+        let home = tempfile::tempdir().expect("home");
+        icefloe(home.path())
+            .current_dir(&cwd)
+            .args(["--quiet", "--catalog", catalog, "--create-catalog"])
+            .args(["--format", "csv", "-c", sql])
+            .output()
+            .expect("icefloe")
+    };
+    assert_success(&run(
+        "fs",
+        "CREATE SCHEMA ns; CREATE TABLE ns.t (id BIGINT); INSERT INTO ns.t VALUES (1)",
+    ));
+    crate::fixtures::copy_dir(&cwd.join("fs"), &cwd.join("fsd"));
+    let lists = files_with_suffix(&cwd.join("fsd/ns/t/metadata"), ".avro");
+    let list = lists
+        .iter()
+        .find(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("snap-"))
+        })
+        .expect("the manifest list");
+    std::fs::write(list, b"not avro").expect("damage the copy");
+    let out = run("fsd", "DROP TABLE ns.t PURGE");
+    assert!(!out.status.success(), "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains(&format!("(read at 'file://{}')", list.display())),
+        "{}",
+        stderr(&out)
+    );
+}

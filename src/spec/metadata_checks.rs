@@ -133,7 +133,7 @@ impl TableMetadata {
         )?;
         unique_ids(
             "'sort-orders': order-id",
-            self.sort_orders.iter().map(|o| i64::from(o.order_id)),
+            self.sort_orders.iter().map(|o| o.order_id),
         )?;
         unique_ids(
             "'snapshots': snapshot-id",

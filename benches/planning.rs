@@ -13,7 +13,9 @@
 //! `TableScan::plan_files` directly). Reported: the first (cold, nothing cached in the
 //! process) and the median of `--iterations` runs, the manifests opened, and the peak
 //! resident memory (`VmHWM`). `--plan-files-only` measures `TableScan::plan_files` alone,
-//! with no DataFusion plan before it.
+//! with no DataFusion plan before it, and beside it the decoder floor: every manifest
+//! decoded by arrow-avro into Arrow batches, kept, with no entry materialized (what a
+//! plan kept as rows of the decoded manifests could at best reach).
 //!
 //! Peers (issue 18): with `--python PATH` (or `$ICEFLOE_PYTHON`; `--peers duckdb,pyiceberg`,
 //! default both), the unfiltered `count(*)`, `p = 17` and `LIMIT 10` cases also run on
@@ -434,6 +436,14 @@ async fn plan_files_rate(
             planned = plan.tasks.len();
         }
     }
+    let mut floor_times = vec![];
+    let mut floor_rows = 0;
+    for _ in 0..iterations.max(1) {
+        let start = Instant::now();
+        let batches = decode_all_manifests(table).await?;
+        floor_times.push(start.elapsed());
+        floor_rows = batches.iter().map(RecordBatch::num_rows).sum();
+    }
     for ((label, _), times) in cases.iter().zip(times) {
         let t = median(times);
         println!(
@@ -448,7 +458,49 @@ async fn plan_files_rate(
             t.as_secs_f64()
         );
     }
+    let t = median(floor_times);
+    println!(
+        "| decoder floor: every manifest to Arrow batches with arrow-avro, kept (no entries) | | {:.1} | {manifests} / {manifests} | {floor_rows} rows | {} |",
+        ms(t),
+        mib(peak_rss_bytes())
+    );
+    println!();
+    println!(
+        "decoder floor: {:.0} entries/s ({floor_rows} entries in {:.2} s, median)",
+        floor_rows as f64 / t.as_secs_f64(),
+        t.as_secs_f64()
+    );
     Ok(())
+}
+
+/// What a plan kept as rows of the decoded manifests could at best reach (issue 18, item
+/// 1): every manifest of the current snapshot read through the table's `FileIO` and
+/// decoded by arrow-avro into Arrow record batches on tokio's blocking pool, 16 at a time
+/// as `plan_files` reads them, the batches kept until all are decoded; no entry is
+/// materialized and nothing is pruned.
+async fn decode_all_manifests(table: &Table) -> Result<Vec<RecordBatch>, BoxError> {
+    use futures::{StreamExt, TryStreamExt};
+    let scan = TableScan::new(table.clone(), table.metadata().current_snapshot().cloned());
+    let manifests = scan.manifest_list().await?;
+    let per_manifest: Vec<Vec<RecordBatch>> = futures::stream::iter(manifests)
+        .map(|m| {
+            let table = table.clone();
+            async move {
+                let bytes = table.file_io().read(&m.manifest_path).await?;
+                let batches = tokio::task::spawn_blocking(move || {
+                    arrow_avro::reader::ReaderBuilder::new()
+                        .with_batch_size(8192)
+                        .build(std::io::Cursor::new(&bytes[..]))?
+                        .collect::<Result<Vec<_>, _>>()
+                })
+                .await??;
+                Ok::<_, BoxError>(batches)
+            }
+        })
+        .buffered(16)
+        .try_collect()
+        .await?;
+    Ok(per_manifest.into_iter().flatten().collect())
 }
 
 /// The peers' table: the `count(*)`, `p = 17` and `LIMIT 10` cases on each peer, beside

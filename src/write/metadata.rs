@@ -4,7 +4,36 @@
 use serde_json::{json, Map, Value as JsonValue};
 
 use crate::error::{Error, Result};
-use crate::spec::{FormatVersion, TableMetadata};
+use crate::spec::{FormatVersion, TableMetadata, Transform};
+
+/// The error of [`table_metadata_to_json`] for a transform icefloe does not know.
+fn refuse_unknown_transforms(metadata: &TableMetadata) -> Result<()> {
+    let specs = metadata.partition_specs.iter().flat_map(|s| {
+        s.fields.iter().map(move |f| {
+            (
+                format!("partition spec {} field '{}'", s.spec_id, f.name),
+                f.transform,
+            )
+        })
+    });
+    let orders = metadata.sort_orders.iter().flat_map(|o| {
+        o.fields.iter().map(move |f| {
+            (
+                format!("sort order {} (source id {})", o.order_id, f.source_id),
+                f.transform,
+            )
+        })
+    });
+    for (what, transform) in specs.chain(orders) {
+        if transform == Transform::Unknown {
+            return Err(Error::unsupported(format!(
+                "{what} has a transform icefloe does not know: icefloe cannot write this \
+                 table's metadata without losing it (reading the table works)"
+            )));
+        }
+    }
+    Ok(())
+}
 
 fn to_value<T: serde::Serialize>(v: &T, what: &str) -> Result<JsonValue> {
     serde_json::to_value(v)
@@ -16,8 +45,12 @@ fn to_value<T: serde::Serialize>(v: &T, what: &str) -> Result<JsonValue> {
 /// default spec's fields), as Iceberg Java writes them, and no sequence numbers.
 ///
 /// Errors: [`crate::ErrorKind::InvalidData`] when a part cannot be serialized, or a v1
-/// table's default spec is missing.
+/// table's default spec is missing; [`crate::ErrorKind::Unsupported`] when a partition
+/// spec or sort order has a transform icefloe does not know (read as
+/// [`Transform::Unknown`](crate::spec::Transform)): writing it back would replace its name
+/// by `unknown`, and every engine would lose the table's partitioning or order.
 pub fn table_metadata_to_json(metadata: &TableMetadata) -> Result<String> {
+    refuse_unknown_transforms(metadata)?;
     let v1 = metadata.format_version == FormatVersion::V1;
     let mut m = Map::new();
     m.insert(
@@ -118,4 +151,32 @@ pub fn table_metadata_to_json(metadata: &TableMetadata) -> Result<String> {
     }
     serde_json::to_string_pretty(&JsonValue::Object(m))
         .map_err(|e| Error::invalid_data("table metadata to JSON").with_source(e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A transform icefloe does not know is read (the table reads), never written back
+    /// as `unknown`: writing the metadata is refused naming the field.
+    #[test]
+    fn unknown_transforms_are_not_written_back() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/testdata/sample_table/metadata/v4.metadata.json"
+        );
+        let mut j: JsonValue =
+            serde_json::from_str(&std::fs::read_to_string(path).expect("sample")).expect("json");
+        let known = TableMetadata::from_json(&j.to_string()).expect("sample reads");
+        assert!(table_metadata_to_json(&known).is_ok());
+        j["partition-specs"][0]["fields"][0]["transform"] = "zorder_magic".into();
+        let metadata = TableMetadata::from_json(&j.to_string()).expect("reads");
+        let err = table_metadata_to_json(&metadata).expect_err("refused");
+        assert_eq!(err.kind(), crate::ErrorKind::Unsupported);
+        assert!(
+            err.to_string().contains("partition spec 0 field")
+                && err.to_string().contains("does not know"),
+            "{err}"
+        );
+    }
 }

@@ -134,6 +134,9 @@ enum Hint {
     File(String),
     /// Why the hint cannot be used (the directory is listed instead).
     Unusable(String),
+    /// The hint names a version whose file is missing: the error when the directory
+    /// holds an older version (see `find_metadata_file_in`).
+    Lost(String),
 }
 
 impl Table {
@@ -238,7 +241,8 @@ impl Table {
     ///
     /// Errors: [`ErrorKind::InvalidData`] when `table_dir` is a file, not a directory
     /// (a data file, a `version-hint.text`, any file not named `….metadata.json`), or when
-    /// the hint names a version whose metadata file is missing (as Java refuses it);
+    /// the hint names a version whose metadata file is missing while older versions are
+    /// there (as Java refuses it);
     /// [`ErrorKind::NotFound`] when no metadata file is found.
     async fn find_metadata_file(io: &FileIO, table_dir: &str) -> Result<String> {
         match Self::find_metadata_file_in(io, table_dir).await {
@@ -254,20 +258,29 @@ impl Table {
     async fn find_metadata_file_in(io: &FileIO, table_dir: &str) -> Result<String> {
         let meta_dir = format!("{table_dir}/metadata");
         let hint = format!("{meta_dir}/version-hint.text");
+        let mut lost = None;
         let unusable_hint = match io.read(&hint).await {
             Ok(bytes) => match Self::hinted_metadata_file(io, &meta_dir, &hint, &bytes).await? {
                 Hint::File(file) => return Ok(file),
                 Hint::Unusable(why) => Some(why),
+                Hint::Lost(why) => {
+                    lost = Some(why.clone());
+                    Some(why)
+                }
             },
             Err(e) if e.kind() == ErrorKind::NotFound => None,
             // unreadable (a directory, no permission): list, as Java's `findVersion` does
             Err(e) => Some(format!("'{hint}' could not be read ({e})")),
         };
         let names = io.list_dir(&meta_dir).await?;
-        names
+        let newest = names
             .iter()
             .filter_map(|n| metadata_file_version(n).map(|v| (v, n)))
-            .max()
+            .max();
+        if let (Some(why), Some(_)) = (lost, &newest) {
+            return Err(Error::invalid_data(why));
+        }
+        newest
             .map(|(_, n)| format!("{meta_dir}/{n}"))
             .ok_or_else(|| {
                 let why = unusable_hint.map(|w| format!("; {w}")).unwrap_or_default();
@@ -314,14 +327,14 @@ impl Table {
                 break;
             }
         }
-        // A hint that names a version whose file is gone is a lost commit, not a stale
-        // hint: reading the version before it would answer with old rows, and the next
-        // commit would write the lost version's file again over it (Iceberg Java's
-        // `HadoopTableOperations.refresh`: "Metadata file for version … is missing").
-        // InvalidData, not NotFound: the table exists, and must not look absent to a
-        // `CREATE TABLE`.
+        // A hint that names a version whose file is gone, where older versions exist, is
+        // a lost commit, not a stale hint: reading the version before it would answer with
+        // old rows, and the next commit would write the lost version's file again over it
+        // (Iceberg Java's `HadoopTableOperations.refresh`: "Metadata file for version … is
+        // missing"). InvalidData, not NotFound: the table exists, and must not look absent
+        // to a `CREATE TABLE`.
         let Some(file) = file else {
-            return Err(Error::invalid_data(format!(
+            return Ok(Hint::Lost(format!(
                 "'{hint}' names version '{text}', but its metadata file is missing from \
                  '{meta_dir}': the table's current version is lost (restore the file, or \
                  write the version to go back to into '{hint}')"

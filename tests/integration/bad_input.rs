@@ -402,7 +402,8 @@ async fn gzip_metadata_opens_by_path_and_by_directory() {
 /// either, the error names the hint and what it held. A hint naming a version whose file
 /// is missing is an error, not a fallback to an older version (Java: "Metadata file for
 /// version … is missing"): reading the older one would answer with its rows, and the next
-/// commit would write the lost version's file again.
+/// commit would write the lost version's file again. With no version at all there, it is
+/// the same not-found as any directory without metadata.
 #[tokio::test]
 async fn an_unusable_hint_falls_back_to_listing_the_metadata_directory() {
     let dir = copy_sample();
@@ -436,6 +437,7 @@ async fn an_unusable_hint_falls_back_to_listing_the_metadata_directory() {
         ("", "is empty"),
         ("garbage", "holds 'garbage', not a version number"),
         ("0", "names version 0"),
+        ("9", "names version '9'"),
     ] {
         std::fs::write(meta.join("version-hint.text"), hint).expect("hint");
         let err = Table::open(root).await.expect_err("no metadata");

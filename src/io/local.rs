@@ -156,19 +156,31 @@ impl ObjectStore for RegularFileStore {
 }
 
 /// Every regular file under `root` (recursively, symlinks not followed), as
-/// `file:///…` locations; a missing `root` has none.
+/// `file:///…` locations; a missing `root` has none. A file or directory that goes
+/// away while it is walked (a concurrent writer's temporary file renamed or removed, a
+/// dropped table's directory) is left out, not an error: `remove_orphan_files` racing a
+/// write failed with "cannot list" for a file it would never have listed.
 pub(super) fn walk(root: &std::path::Path) -> std::io::Result<Vec<super::ListedFile>> {
+    let gone = |e: &std::io::Error| e.kind() == std::io::ErrorKind::NotFound;
     let mut out = vec![];
     let mut stack = vec![root.to_path_buf()];
     while let Some(dir) = stack.pop() {
         let entries = match std::fs::read_dir(&dir) {
             Ok(e) => e,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound && dir == root => return Ok(out),
+            Err(e) if gone(&e) => continue,
             Err(e) => return Err(e),
         };
         for entry in entries {
-            let entry = entry?;
-            let meta = entry.metadata()?;
+            let entry = match entry {
+                Ok(entry) => entry,
+                Err(e) if gone(&e) => continue,
+                Err(e) => return Err(e),
+            };
+            let meta = match entry.metadata() {
+                Ok(meta) => meta,
+                Err(e) if gone(&e) => continue,
+                Err(e) => return Err(e),
+            };
             let path = entry.path();
             if meta.is_dir() {
                 stack.push(path);
@@ -189,4 +201,49 @@ pub(super) fn walk(root: &std::path::Path) -> std::io::Result<Vec<super::ListedF
     }
     out.sort_by(|a, b| a.location.cmp(&b.location));
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+
+    /// Files and directories created and removed while `walk` runs (a concurrent write's
+    /// temporary files) never make it fail; files that stay are always listed.
+    #[test]
+    fn files_vanishing_during_a_walk_are_left_out() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let root = dir.path().to_path_buf();
+        std::fs::write(root.join("kept.parquet"), b"x").expect("kept");
+        let stop = Arc::new(AtomicBool::new(false));
+        let churn = {
+            let (root, stop) = (root.clone(), Arc::clone(&stop));
+            std::thread::spawn(move || {
+                let mut i = 0u64;
+                while !stop.load(Ordering::Relaxed) {
+                    let sub = root.join(format!("d{}", i % 4));
+                    let _ = std::fs::create_dir_all(&sub);
+                    for j in 0..8 {
+                        let _ = std::fs::write(sub.join(format!("f{j}.tmp")), b"t");
+                    }
+                    let _ = std::fs::remove_dir_all(&sub);
+                    i += 1;
+                }
+            })
+        };
+        // walk for a while once the churn runs (about half a second)
+        while !root.join("d0").exists() {
+            std::thread::yield_now();
+        }
+        let until = std::time::Instant::now() + std::time::Duration::from_millis(500);
+        while std::time::Instant::now() < until {
+            let listed = super::walk(&root).expect("a walk racing removals succeeds");
+            assert!(
+                listed.iter().any(|f| f.location.ends_with("/kept.parquet")),
+                "{listed:?}"
+            );
+        }
+        stop.store(true, Ordering::Relaxed);
+        churn.join().expect("churn");
+    }
 }

@@ -165,8 +165,6 @@ impl<'a> FilterConverter<'a> {
                     true,
                 )
             }
-            // Spark's `isnan` (FALSE for NULL, `super::spark_isnan`): Iceberg's `isNaN`
-            Expr::IsTrue(inner) if super::spark_isnan::is_isnan(inner) => self.conv(inner, negated),
             Expr::ScalarFunction(f) if f.func.name() == "isnan" && f.args.len() == 1 => {
                 let col = self.column(&f.args[0])?;
                 let op = if negated {

@@ -34,7 +34,7 @@
 use std::sync::Arc;
 
 use datafusion::arrow::array::{
-    Array, ArrayRef, AsArray, LargeListArray, ListArray, MapArray, StructArray,
+    Array, ArrayRef, AsArray, GenericListArray, MapArray, OffsetSizeTrait, StructArray,
 };
 use datafusion::arrow::datatypes::{DataType, Field, FieldRef, Fields};
 use datafusion::common::{exec_err, DataFusionError as DFError, Result as DFResult, ScalarValue};
@@ -257,6 +257,27 @@ fn filled_type(given: &DataType, defaults: &DataType) -> DataType {
     }
 }
 
+/// The list `l` (of field `f`) with its elements filled from `element_defaults`
+/// ([`fill`]), offsets and nulls kept; `List` and `LargeList` alike.
+fn fill_list<O: OffsetSizeTrait>(
+    l: &GenericListArray<O>,
+    f: &FieldRef,
+    element_defaults: &ArrayRef,
+) -> DFResult<ArrayRef> {
+    let values = fill(l.values(), element_defaults)?;
+    let f = Arc::new(
+        f.as_ref()
+            .clone()
+            .with_data_type(values.data_type().clone()),
+    );
+    Ok(Arc::new(GenericListArray::<O>::try_new(
+        f,
+        l.offsets().clone(),
+        values,
+        l.nulls().cloned(),
+    )?))
+}
+
 /// `value` with the fields of `defaults` (a one-row defaults array) it lacks appended
 /// ([`filled_type`]).
 fn fill(value: &ArrayRef, defaults: &ArrayRef) -> DFResult<ArrayRef> {
@@ -302,42 +323,14 @@ fn fill(value: &ArrayRef, defaults: &ArrayRef) -> DFResult<ArrayRef> {
                 s.nulls().cloned(),
             )?))
         }
-        DataType::List(f) => {
-            let Some(de) = child("element") else {
-                return Ok(Arc::clone(value));
-            };
-            let l = value.as_list::<i32>();
-            let values = fill(l.values(), &de)?;
-            let f = Arc::new(
-                f.as_ref()
-                    .clone()
-                    .with_data_type(values.data_type().clone()),
-            );
-            Ok(Arc::new(ListArray::try_new(
-                f,
-                l.offsets().clone(),
-                values,
-                l.nulls().cloned(),
-            )?))
-        }
-        DataType::LargeList(f) => {
-            let Some(de) = child("element") else {
-                return Ok(Arc::clone(value));
-            };
-            let l = value.as_list::<i64>();
-            let values = fill(l.values(), &de)?;
-            let f = Arc::new(
-                f.as_ref()
-                    .clone()
-                    .with_data_type(values.data_type().clone()),
-            );
-            Ok(Arc::new(LargeListArray::try_new(
-                f,
-                l.offsets().clone(),
-                values,
-                l.nulls().cloned(),
-            )?))
-        }
+        DataType::List(f) => match child("element") {
+            Some(de) => fill_list(value.as_list::<i32>(), f, &de),
+            None => Ok(Arc::clone(value)),
+        },
+        DataType::LargeList(f) => match child("element") {
+            Some(de) => fill_list(value.as_list::<i64>(), f, &de),
+            None => Ok(Arc::clone(value)),
+        },
         DataType::Map(entries_field, sorted) => {
             let m = value.as_map();
             let entries = m.entries();

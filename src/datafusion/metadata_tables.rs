@@ -556,7 +556,9 @@ fn manifests_table(
             let field = spec.and_then(|spec| spec.fields.get(i));
             let ty = ptypes.and_then(|t| t.get(i));
             let bound = |b: &Option<Vec<u8>>| match (b, field, ty) {
-                (Some(bytes), Some(f), Some(t)) => partition_summary_bound(bytes, t, f.transform),
+                (Some(bytes), Some(f), Some(t)) => {
+                    partition_summary_bound(bytes, t, f.transform.clone())
+                }
                 _ => None,
             };
             let row = summaries.values();

@@ -114,9 +114,9 @@ pub(crate) fn sort_requirement_of(
             return Err(refusal(format!("it is of type {}", field.field_type)));
         };
         let value = field_value(&path, arrow).map_err(|e| refusal(e.to_string()))?;
-        let expr = match f.transform {
+        let expr = match &f.transform {
             Transform::Identity => value,
-            t => partition_transform(t, *primitive, value, arrow)
+            t => partition_transform(t.clone(), *primitive, value, arrow)
                 .map_err(|e| refusal(e.to_string()))?,
         };
         reqs.push(PhysicalSortRequirement::new(
@@ -128,4 +128,42 @@ pub(crate) fn sort_requirement_of(
         ));
     }
     Ok(LexRequirement::new(reqs))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::PrimitiveType;
+
+    /// A sort order whose transform icefloe does not know (`zorder_magic` in the
+    /// metadata) is refused naming that transform: the message said `unknown(id)` and
+    /// "transform unknown cannot apply to type long".
+    #[test]
+    fn an_unknown_transform_is_refused_by_its_name() {
+        let schema = Schema::new(
+            0,
+            vec![NestedField::optional(
+                1,
+                "id",
+                Type::Primitive(PrimitiveType::Long),
+            )],
+        );
+        let arrow = crate::spec::arrow::schema_to_arrow(&schema).expect("arrow schema");
+        let order = SortOrder {
+            order_id: 1,
+            fields: vec![crate::spec::sort_order::SortField {
+                transform: "zorder_magic".parse().expect("transform"),
+                source_id: 1,
+                direction: SortDirection::Asc,
+                null_order: NullOrder::First,
+            }],
+        };
+        let err = sort_requirement_of(&schema, &order, &arrow).expect_err("refused");
+        let message = err.to_string();
+        assert!(
+            message.contains("cannot sort by zorder_magic(id) of sort order 1")
+                && message.contains("icefloe does not know the transform 'zorder_magic'"),
+            "{message}"
+        );
+    }
 }

@@ -70,6 +70,11 @@ impl Resolved {
     /// `source` (or `void`), or a type with no Arrow form.
     fn new(transform: Transform, source: PrimitiveType) -> Result<Self> {
         let source_type = Type::Primitive(source);
+        if let Transform::Unknown(name) = &transform {
+            return Err(Error::invalid_argument(format!(
+                "icefloe does not know the transform '{name}'"
+            )));
+        }
         if !transform.can_transform(&source_type) || transform == Transform::Void {
             return Err(Error::invalid_argument(format!(
                 "transform {transform} cannot apply to type {source}"
@@ -185,7 +190,7 @@ pub(crate) fn partition_transform(
     input: Arc<dyn PhysicalExpr>,
     schema: &ArrowSchema,
 ) -> Result<Arc<dyn PhysicalExpr>> {
-    Resolved::new(transform, source)?;
+    Resolved::new(transform.clone(), source)?;
     let text =
         |s: String| -> Arc<dyn PhysicalExpr> { Arc::new(Literal::new(ScalarValue::Utf8(Some(s)))) };
     Ok(Arc::new(ScalarFunctionExpr::try_new(

@@ -71,7 +71,7 @@ pub(crate) fn partition_distribution(
         };
         let column: Arc<dyn PhysicalExpr> = Arc::new(Column::new(&field.name, index));
         let data_type = schema.field(index).data_type();
-        if let Some(key) = partition_key(f.transform, *source, column, data_type, schema) {
+        if let Some(key) = partition_key(f.transform.clone(), *source, column, data_type, schema) {
             keys.push(key);
         }
     }

@@ -50,7 +50,7 @@ impl BoundPartitionSpec {
             .map(|(position, (f, ty))| BoundPartitionField {
                 position,
                 source_id: f.source_id,
-                transform: f.transform,
+                transform: f.transform.clone(),
                 partition: BoundReference {
                     field_id: spec.field_id(position),
                     name: f.name.clone(),

@@ -221,7 +221,7 @@ fn partition_columns(
         .iter()
         .map(|f| {
             let source = schema.field_by_id(f.source_id);
-            match (f.transform, source) {
+            match (f.transform.clone(), source) {
                 (Transform::Identity, Some(field)) => {
                     let ty = *field.field_type.as_primitive().ok_or_else(|| {
                         Error::unsupported(format!(

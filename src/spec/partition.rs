@@ -14,7 +14,7 @@ use super::types::{NestedField, PrimitiveType, Type};
 use crate::error::{Error, Result};
 
 /// A partition transform (spec: "Partition Transforms").
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Transform {
     /// The source value, unmodified.
     Identity,
@@ -32,8 +32,10 @@ pub enum Transform {
     Hour,
     /// Always null.
     Void,
-    /// A transform this version does not know; files cannot be pruned by it.
-    Unknown,
+    /// A transform this version does not know, by its name as the metadata gives it
+    /// (Java's `UnknownTransform` keeps it too); files cannot be pruned by it, and it
+    /// displays as that name, so messages name the transform the table has.
+    Unknown(String),
 }
 
 impl Transform {
@@ -75,7 +77,7 @@ impl Transform {
                 ) => Type::Primitive(PrimitiveType::Date),
                 _ => return Err(bad()),
             },
-            Transform::Void | Transform::Unknown => source.clone(),
+            Transform::Void | Transform::Unknown(_) => source.clone(),
         })
     }
 
@@ -91,9 +93,10 @@ impl Transform {
                 PrimitiveType::Int
             }
             Transform::Day => PrimitiveType::Date,
-            Transform::Identity | Transform::Truncate(_) | Transform::Void | Transform::Unknown => {
-                PrimitiveType::Unknown
-            }
+            Transform::Identity
+            | Transform::Truncate(_)
+            | Transform::Void
+            | Transform::Unknown(_) => PrimitiveType::Unknown,
         })
     }
 
@@ -139,7 +142,7 @@ impl Transform {
                 Some(P::Int | P::Long | P::Decimal { .. } | P::String | P::Binary)
             ),
             Transform::Year | Transform::Month | Transform::Day | Transform::Hour => true,
-            Transform::Unknown => false,
+            Transform::Unknown(_) => false,
         };
         domain && self.result_type(source).is_ok()
     }
@@ -182,7 +185,7 @@ impl fmt::Display for Transform {
             Transform::Day => f.write_str("day"),
             Transform::Hour => f.write_str("hour"),
             Transform::Void => f.write_str("void"),
-            Transform::Unknown => f.write_str("unknown"),
+            Transform::Unknown(name) => f.write_str(name),
         }
     }
 }
@@ -213,7 +216,7 @@ impl FromStr for Transform {
                 {
                     Transform::Truncate(parse_arg(w)?)
                 } else {
-                    Transform::Unknown
+                    Transform::Unknown(s.to_string())
                 }
             }
         })
@@ -381,7 +384,7 @@ pub(crate) fn transform_source<'a>(
     what: &dyn Fn() -> String,
 ) -> Result<Option<&'a NestedField>> {
     transform.check_argument().map_err(|e| e.context(what()))?;
-    if matches!(transform, Transform::Void | Transform::Unknown) {
+    if matches!(transform, Transform::Void | Transform::Unknown(_)) {
         return Ok(None);
     }
     match schema.field_by_id(source_id) {
@@ -414,7 +417,11 @@ mod tests {
             let t: Transform = s.parse().unwrap();
             assert_eq!(t.to_string(), s);
         }
-        assert_eq!("zorder".parse::<Transform>().unwrap(), Transform::Unknown);
+        // an unknown transform keeps its name, and displays (and serializes) as it
+        let unknown: Transform = "zorder_magic".parse().unwrap();
+        assert_eq!(unknown, Transform::Unknown("zorder_magic".into()));
+        assert_eq!(unknown.to_string(), "zorder_magic");
+        assert_eq!(serde_json::to_string(&unknown).unwrap(), "\"zorder_magic\"");
         assert!("bucket[x]".parse::<Transform>().is_err());
     }
 
@@ -529,7 +536,7 @@ mod tests {
             (Transform::Identity, PrimitiveType::Unknown),
             (Transform::Truncate(3), PrimitiveType::Unknown),
             (Transform::Void, PrimitiveType::Unknown),
-            (Transform::Unknown, PrimitiveType::Unknown),
+            (Transform::Unknown("zorder".into()), PrimitiveType::Unknown),
             (Transform::Bucket(8), PrimitiveType::Int),
             (Transform::Year, PrimitiveType::Int),
             (Transform::Month, PrimitiveType::Int),

@@ -74,9 +74,12 @@ impl ReplaceSortOrder {
                 )));
             }
             let source = resolve_column(schema, &term.column)?;
-            if matches!(term.transform, Transform::Unknown)
-                || source.field_type.as_primitive().is_none()
-            {
+            if let Transform::Unknown(name) = &term.transform {
+                return Err(Error::invalid_argument(format!(
+                    "cannot sort by {term}: icefloe does not know the transform '{name}'"
+                )));
+            }
+            if source.field_type.as_primitive().is_none() {
                 return Err(Error::invalid_argument(format!(
                     "cannot sort by {term}: column '{}' is of type {}",
                     term.column, source.field_type
@@ -92,7 +95,7 @@ impl ReplaceSortOrder {
                 )));
             }
             fields.push(SortField {
-                transform: term.transform,
+                transform: term.transform.clone(),
                 source_id: source.id,
                 direction: *direction,
                 null_order: *nulls,

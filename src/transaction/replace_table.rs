@@ -190,7 +190,7 @@ impl ReplaceTable {
                 source_id,
                 field_id: None,
                 name: f.name.clone(),
-                transform: f.transform,
+                transform: f.transform.clone(),
             });
         }
         let mut fields = Vec::with_capacity(wanted.len());
@@ -504,7 +504,7 @@ mod tests {
             .fields
             .iter()
             .enumerate()
-            .map(|(i, f)| (f.name.clone(), spec.field_id(i), f.transform))
+            .map(|(i, f)| (f.name.clone(), spec.field_id(i), f.transform.clone()))
             .collect();
         assert_eq!(
             got,
@@ -523,7 +523,7 @@ mod tests {
             .fields
             .iter()
             .enumerate()
-            .map(|(i, f)| (spec.field_id(i), f.transform))
+            .map(|(i, f)| (spec.field_id(i), f.transform.clone()))
             .collect();
         assert_eq!(
             got,

@@ -74,14 +74,14 @@ impl PartitionTerm {
             Transform::Month => format!("{c}_month"),
             Transform::Day => format!("{c}_day"),
             Transform::Hour => format!("{c}_hour"),
-            Transform::Void | Transform::Unknown => format!("{c}_null"),
+            Transform::Void | Transform::Unknown(_) => format!("{c}_null"),
         }
     }
 }
 
 impl std::fmt::Display for PartitionTerm {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.transform {
+        match &self.transform {
             Transform::Identity => write!(f, "{}", self.column),
             Transform::Bucket(n) => write!(f, "bucket({n}, {})", self.column),
             Transform::Truncate(w) => write!(f, "truncate({w}, {})", self.column),
@@ -172,7 +172,7 @@ impl UpdatePartitionSpec {
         let mut added: Vec<PartitionField> = vec![];
         for (term, name) in &self.adds {
             let source = resolve_column(schema, &term.column)?;
-            if matches!(term.transform, Transform::Void | Transform::Unknown) {
+            if matches!(term.transform, Transform::Void | Transform::Unknown(_)) {
                 return Err(Error::invalid_argument(format!(
                     "cannot add partition field {term}: the {} transform is not for new fields",
                     term.transform
@@ -246,7 +246,7 @@ impl UpdatePartitionSpec {
                         source_id: source.id,
                         field_id: Some(next_id),
                         name: name.clone().unwrap_or_else(|| term.default_name()),
-                        transform: term.transform,
+                        transform: term.transform.clone(),
                     }
                 }
             };

@@ -64,7 +64,11 @@ pub fn apply(transform: &Transform, value: &Literal) -> Result<Option<Literal>> 
         Transform::Month => Literal::Int(month(value).ok_or_else(bad)?),
         Transform::Day => Literal::Date(day(value).ok_or_else(bad)?),
         Transform::Hour => Literal::Int(hour(value).ok_or_else(bad)?),
-        Transform::Unknown => return Err(Error::unsupported("applying an unknown transform")),
+        Transform::Unknown(name) => {
+            return Err(Error::unsupported(format!(
+                "applying the transform '{name}', which icefloe does not know"
+            )))
+        }
     }))
 }
 

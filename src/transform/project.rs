@@ -46,7 +46,7 @@ fn project(
 ) -> Option<BoundPredicate> {
     let p = part.clone();
     match (transform, predicate) {
-        (Transform::Void | Transform::Unknown, _) => None,
+        (Transform::Void | Transform::Unknown(_), _) => None,
         (_, _) if part.field_type == crate::spec::PrimitiveType::Unknown => None,
         (Transform::Identity, Predicate::Unary { op, .. }) => Some(Predicate::unary(*op, p)),
         (Transform::Identity, Predicate::Binary { op, literal, .. }) => {

@@ -238,9 +238,10 @@ impl PartitionedDataFileWriter {
                     f.name, f.source_id
                 ))
             };
-            if f.transform == Transform::Unknown {
+            if let Transform::Unknown(name) = &f.transform {
                 return Err(Error::unsupported(format!(
-                    "writing partition field '{}' with an unknown transform",
+                    "writing partition field '{}' with the transform '{name}', which icefloe \
+                     does not know",
                     f.name
                 )));
             }
@@ -259,7 +260,7 @@ impl PartitionedDataFileWriter {
             sources.push(PartitionSource::Column {
                 path,
                 source_type,
-                transform: f.transform,
+                transform: f.transform.clone(),
             });
         }
         let modes = config.metrics.modes_by_field_id(schema);

@@ -12,7 +12,7 @@ fn refuse_unknown_transforms(metadata: &TableMetadata) -> Result<()> {
         s.fields.iter().map(move |f| {
             (
                 format!("partition spec {} field '{}'", s.spec_id, f.name),
-                f.transform,
+                &f.transform,
             )
         })
     });
@@ -20,15 +20,15 @@ fn refuse_unknown_transforms(metadata: &TableMetadata) -> Result<()> {
         o.fields.iter().map(move |f| {
             (
                 format!("sort order {} (source id {})", o.order_id, f.source_id),
-                f.transform,
+                &f.transform,
             )
         })
     });
     for (what, transform) in specs.chain(orders) {
-        if transform == Transform::Unknown {
+        if let Transform::Unknown(name) = transform {
             return Err(Error::unsupported(format!(
-                "{what} has a transform icefloe does not know: icefloe cannot write this \
-                 table's metadata without losing it (reading the table works)"
+                "{what} has the transform '{name}', which icefloe does not know: icefloe \
+                 does not write this table's metadata (reading the table works)"
             )));
         }
     }
@@ -47,8 +47,9 @@ fn to_value<T: serde::Serialize>(v: &T, what: &str) -> Result<JsonValue> {
 /// Errors: [`crate::ErrorKind::InvalidData`] when a part cannot be serialized, or a v1
 /// table's default spec is missing; [`crate::ErrorKind::Unsupported`] when a partition
 /// spec or sort order has a transform icefloe does not know (read as
-/// [`Transform::Unknown`](crate::spec::Transform)): writing it back would replace its name
-/// by `unknown`, and every engine would lose the table's partitioning or order.
+/// [`Transform::Unknown`](crate::spec::Transform), which keeps its name): icefloe cannot
+/// check or apply it, so it writes no metadata holding one; the error names the field and
+/// the transform.
 pub fn table_metadata_to_json(metadata: &TableMetadata) -> Result<String> {
     refuse_unknown_transforms(metadata)?;
     let v1 = metadata.format_version == FormatVersion::V1;
@@ -175,6 +176,7 @@ mod tests {
         assert_eq!(err.kind(), crate::ErrorKind::Unsupported);
         assert!(
             err.to_string().contains("partition spec 0 field")
+                && err.to_string().contains("the transform 'zorder_magic'")
                 && err.to_string().contains("does not know"),
             "{err}"
         );

@@ -113,7 +113,7 @@ fn new_field(c: &mut Cursor<'_>) -> Result<(PartitionTerm, Option<String>)> {
 /// table's current schema is a partition field name, anything else a term.
 async fn field_ref(c: &mut Cursor<'_>, table: &ResolvedTable) -> Result<PartitionFieldRef> {
     let (transform, column, _) = parse_term(c, "partition field")?;
-    if let ([name], Transform::Identity) = (column.as_slice(), transform) {
+    if let ([name], Transform::Identity) = (column.as_slice(), &transform) {
         let current = table.target.catalog().load_table(&table.ident).await?;
         if current
             .metadata()

@@ -707,7 +707,7 @@ fn partition_spec(schema: &Schema, items: &[PartitionItem]) -> Result<PartitionS
             Transform::Month => format!("{column}_month"),
             Transform::Day => format!("{column}_day"),
             Transform::Hour => format!("{column}_hour"),
-            Transform::Void | Transform::Unknown => format!("{column}_null"),
+            Transform::Void | Transform::Unknown(_) => format!("{column}_null"),
         };
         if fields.iter().any(|f| f.name == name) {
             return Err(bad(format!("partition field '{name}' appears twice")));
@@ -732,7 +732,7 @@ fn partition_spec(schema: &Schema, items: &[PartitionItem]) -> Result<PartitionS
             source_id: source.id,
             field_id: Some(field_id),
             name,
-            transform: item.transform,
+            transform: item.transform.clone(),
         });
     }
     Ok(PartitionSpec { spec_id: 0, fields })

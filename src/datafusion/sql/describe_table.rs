@@ -282,7 +282,7 @@ fn partitioning_rows(schema: &Schema, spec: &PartitionSpec, rows: &mut Vec<Row>)
     rows.push(section("# Partitioning"));
     for (i, f) in fields.iter().enumerate() {
         let column = path(f.source_id);
-        let term = transform_term(f.transform, &column)
+        let term = transform_term(f.transform.clone(), &column)
             .unwrap_or_else(|| format!("{}({column})", f.transform));
         rows.push(detail(&format!("Part {i}"), &term));
     }

@@ -130,7 +130,7 @@ fn create_statement(shown: &ShownTable, quote: char) -> Result<String> {
                     && schema.field_by_id(f.source_id).is_some()
                     && voids.insert(f.source_id))
         })
-        .map(|f| term_sql(schema, f.transform, f.source_id, quote))
+        .map(|f| term_sql(schema, f.transform.clone(), f.source_id, quote))
         .collect::<Result<Vec<_>>>()?;
     if !terms.is_empty() {
         out.push_str(&format!("\nPARTITIONED BY ({})", terms.join(", ")));
@@ -188,7 +188,7 @@ fn write_order(m: &TableMetadata, schema: &Schema, quote: char) -> Result<Option
         .fields
         .iter()
         .map(|f| {
-            let term = term_sql(schema, f.transform, f.source_id, quote)?;
+            let term = term_sql(schema, f.transform.clone(), f.source_id, quote)?;
             let direction = if f.direction == crate::spec::SortDirection::Desc {
                 "DESC"
             } else {
@@ -239,7 +239,7 @@ pub(super) fn transform_term(transform: Transform, column: &str) -> Option<Strin
         Transform::Day => format!("days({column})"),
         Transform::Hour => format!("hours({column})"),
         Transform::Void => format!("void({column})"),
-        Transform::Unknown => return None,
+        Transform::Unknown(_) => return None,
     })
 }
 

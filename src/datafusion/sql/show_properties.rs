@@ -178,7 +178,7 @@ pub(super) fn describe_sort_order(schema: &Schema, order: &SortOrder) -> String 
         .map(|f| {
             let column = column_name(schema, f.source_id)
                 .unwrap_or_else(|| format!("field {}", f.source_id));
-            let term = match f.transform {
+            let term = match &f.transform {
                 Transform::Identity => column,
                 Transform::Bucket(n) => format!("bucket({n}, {column})"),
                 Transform::Truncate(w) => format!("truncate({column}, {w})"),

@@ -169,7 +169,14 @@ async fn create_table_with_every_transform() {
     let fields: Vec<(i32, Option<i32>, &str, Transform)> = spec
         .fields
         .iter()
-        .map(|f| (f.source_id, f.field_id, f.name.as_str(), f.transform))
+        .map(|f| {
+            (
+                f.source_id,
+                f.field_id,
+                f.name.as_str(),
+                f.transform.clone(),
+            )
+        })
         .collect();
     assert_eq!(
         fields,

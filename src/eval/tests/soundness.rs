@@ -250,7 +250,7 @@ fn transform_for(rng: &mut Rng, ty: &PrimitiveType) -> Transform {
             Transform::Hour,
         ],
     };
-    *rng.pick(&options)
+    rng.pick(&options).clone()
 }
 
 /// The upper bound of `s` truncated to `width` code points: the prefix with its last

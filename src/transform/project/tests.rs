@@ -126,7 +126,7 @@ fn run(cases: Vec<Case>) {
 macro_rules! case {
     ($t:expr, $ty:expr, $pred:expr, $inc:expr, $strict:expr) => {
         Case {
-            transform: $t,
+            transform: $t.clone(),
             ty: $ty,
             pred: $pred,
             inclusive: $inc,

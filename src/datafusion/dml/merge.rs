@@ -483,7 +483,12 @@ pub(crate) async fn plan_merge(
                         expr,
                         &joined_schema,
                     )?;
-                    out.push((index, state.create_physical_expr(expr, &joined_schema)?));
+                    // planning folds a constant value (a scalar subquery's, run before)
+                    // into the column's type: a value that does not fit fails here
+                    let expr = state
+                        .create_physical_expr(expr, &joined_schema)
+                        .map_err(|e| value_error(e, "UPDATE SET", &column))?;
+                    out.push((index, expr));
                 }
                 MergeAction::Update(out)
             }
@@ -514,7 +519,10 @@ pub(crate) async fn plan_merge(
                         expr,
                         &joined_schema,
                     )?;
-                    out.push((index, state.create_physical_expr(expr, &joined_schema)?));
+                    let expr = state
+                        .create_physical_expr(expr, &joined_schema)
+                        .map_err(|e| value_error(e, "INSERT", column))?;
+                    out.push((index, expr));
                 }
                 MergeAction::Insert(out)
             }
@@ -592,6 +600,17 @@ fn checks_cardinality(clauses: &[MergeIntoClause]) -> bool {
         [only] => !(only.predicate.is_none() && matches!(only.action, MergeIntoAction::Delete)),
         _ => true,
     }
+}
+
+/// The error of planning the value of target column `column` in a `MERGE` clause
+/// (`clause`: `UPDATE SET` or `INSERT`), naming the column as the error of computing it
+/// per row does: DataFusion folds a constant value (an uncorrelated scalar subquery's,
+/// run before) into the column's type when it plans it, and a value that does not fit
+/// failed naming only the table ("Can't cast value 3000000000 to type Int32").
+fn value_error(e: datafusion::error::DataFusionError, clause: &str, column: &str) -> Error {
+    Error::from(e).context(format!(
+        "MERGE {clause}: computing the value of column '{column}'"
+    ))
 }
 
 #[cfg(test)]

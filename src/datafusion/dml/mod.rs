@@ -453,10 +453,21 @@ async fn plan(
     let filters = subquery::inline_scalar_subqueries(session, filters, statement, &ident).await?;
     let op = match op {
         RowLevelOpPlan::Update(assignments) => {
-            let (columns, values): (Vec<String>, Vec<Expr>) = assignments.into_iter().unzip();
-            let values =
-                subquery::inline_scalar_subqueries(session, values, statement, &ident).await?;
-            RowLevelOpPlan::Update(columns.into_iter().zip(values).collect())
+            // each value alone, naming its column: a subquery's result is cast to the
+            // column's type as it runs, so a value that does not fit fails here
+            let mut inlined = Vec::with_capacity(assignments.len());
+            for (column, value) in assignments {
+                let value =
+                    subquery::inline_scalar_subqueries(session, vec![value], statement, &ident)
+                        .await
+                        .map_err(|e| {
+                            e.context(format!(
+                                "UPDATE of '{ident}': computing the value of column '{column}'"
+                            ))
+                        })?;
+                inlined.extend(value.into_iter().map(|v| (column.clone(), v)));
+            }
+            RowLevelOpPlan::Update(inlined)
         }
         RowLevelOpPlan::Delete => RowLevelOpPlan::Delete,
     };
@@ -560,7 +571,16 @@ async fn plan(
                         None => e,
                     }
                 })?;
-                out.push((index, state.create_physical_expr(expr, &df_schema)?));
+                // planning folds a constant value (a scalar subquery's, run above) into
+                // the column's type: one that does not fit fails here, named as a value
+                // computed per row is (`RowLevelJob::updated`)
+                let expr = state.create_physical_expr(expr, &df_schema).map_err(|e| {
+                    Error::from(e).context(format!(
+                        "UPDATE of '{}': computing the value of column '{column}'",
+                        target.ident
+                    ))
+                })?;
+                out.push((index, expr));
             }
             RowLevelOp::Update(out)
         }

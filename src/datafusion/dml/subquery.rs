@@ -96,20 +96,41 @@ pub(super) async fn inline_in_merge_clauses(
     clauses: Vec<MergeIntoClause>,
     table: &str,
 ) -> Result<Vec<MergeIntoClause>> {
-    let mut exprs = vec![];
+    // each expression, with what names it in errors: a value names its column (its
+    // subquery's result is cast to the column's type as it runs, so a value that does not
+    // fit fails here)
+    let mut exprs: Vec<(Expr, Option<String>)> = vec![];
     for c in &clauses {
-        exprs.extend(c.predicate.iter().cloned());
+        exprs.extend(c.predicate.iter().map(|p| (p.clone(), None)));
         match &c.action {
             MergeIntoAction::Update(assignments) => {
-                exprs.extend(assignments.iter().map(|(_, e)| e.clone()))
+                exprs.extend(assignments.iter().map(|(column, e)| {
+                    let what =
+                        format!("MERGE UPDATE SET: computing the value of column '{column}'");
+                    (e.clone(), Some(what))
+                }))
             }
-            MergeIntoAction::Insert { values, .. } => exprs.extend(values.iter().cloned()),
+            MergeIntoAction::Insert { columns, values } => {
+                exprs.extend(values.iter().enumerate().map(|(i, e)| {
+                    let column = columns
+                        .get(i)
+                        .map_or_else(|| format!("number {}", i + 1), |c| format!("'{c}'"));
+                    let what = format!("MERGE INSERT: computing the value of column {column}");
+                    (e.clone(), Some(what))
+                }))
+            }
             MergeIntoAction::Delete => {}
         }
     }
-    let mut exprs = inline_scalar_subqueries(state, exprs, "MERGE", table)
-        .await?
-        .into_iter();
+    let mut inlined = Vec::with_capacity(exprs.len());
+    for (e, what) in exprs {
+        let one = inline_scalar_subqueries(state, vec![e], "MERGE", table).await;
+        inlined.extend(match what {
+            Some(what) => one.map_err(|e| e.context(what))?,
+            None => one?,
+        });
+    }
+    let mut exprs = inlined.into_iter();
     for e in exprs.clone() {
         let nested = e.exists(|e| {
             Ok(matches!(

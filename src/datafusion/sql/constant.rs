@@ -9,6 +9,9 @@
 //! (`current_timestamp()`, `current_date()`) take one value in all of them, as Spark
 //! evaluates `current_timestamp()` once per query.
 //!
+//! Number literals are Spark's, as in queries (module `literals`): `2Y` is a `TINYINT`,
+//! `1.5D` a `DOUBLE`.
+//!
 //! Time zones: a `TIMESTAMP` value without a zone (`CAST('2026-01-01' AS TIMESTAMP)`,
 //! `TIMESTAMP '…'`) is read as UTC, as icefloe reads a zone-less timestamp literal
 //! everywhere (`"t@2026-01-01 10:00:00"`, `TIMESTAMP AS OF '…'`, procedure arguments);
@@ -42,6 +45,22 @@ pub(super) async fn constants(
     if texts.is_empty() {
         return Ok(Vec::new());
     }
+    // Spark's number literals (`2Y`, `1.5D`, `1.0BD`) read as a query reads them (module
+    // `literals`): a CALL is not rewritten as a whole, its arguments are, here
+    let mut spark = Vec::with_capacity(texts.len());
+    for (index, text) in texts.iter().enumerate() {
+        let rewritten = match super::tokenize(ctx, text) {
+            Some(toks) => super::literals::spark_number_literals(text, &toks)
+                .map_err(|e| NotConstant {
+                    index,
+                    why: e.to_string(),
+                })?
+                .into_owned(),
+            None => text.clone(),
+        };
+        spark.push(rewritten);
+    }
+    let texts = &spark;
     let state = ctx.state();
     for (index, text) in texts.iter().enumerate() {
         let refuse = |why: String| NotConstant { index, why };

@@ -36,8 +36,10 @@
 //!
 //! Left as written: the values in `OPTIONS (…)`, `TBLPROPERTIES (…)`,
 //! `[DB]PROPERTIES (…)` (strings for the table, not expressions), hexadecimal numbers,
-//! and whole `SET`, `RESET`, `SHOW` and `CALL` statements (option values and procedure
-//! arguments that icefloe or DataFusion read as text).
+//! and whole `RESET`, `SHOW` and `CALL` statements (a `CALL`'s arguments that are
+//! expressions are rewritten as they are evaluated, module `constant`). A `SET key =
+//! value` whose value is one suffixed literal (`SET icefloe.… = 10L`, `1.5D`) sets the
+//! number it stands for (`10`, `1.5`): an option's value is text.
 
 use std::borrow::Cow;
 
@@ -91,7 +93,10 @@ pub(super) fn exponent_literal(text: &str) -> Result<Option<f64>> {
 /// Errors: [`crate::ErrorKind::InvalidArgument`] naming a literal outside its type's
 /// range.
 pub(super) fn spark_number_literals<'a>(text: &'a str, tokens: &[Tok]) -> Result<Cow<'a, str>> {
-    if first_word_is(text, &["SET", "RESET", "SHOW", "CALL"]) {
+    if first_word_is(text, &["SET"]) {
+        return set_value(text, tokens);
+    }
+    if first_word_is(text, &["RESET", "SHOW", "CALL"]) {
         return Ok(Cow::Borrowed(text));
     }
     let mut out = String::new();
@@ -134,6 +139,111 @@ pub(super) fn spark_number_literals<'a>(text: &'a str, tokens: &[Tok]) -> Result
                     out.push_str(&text[copied..start]);
                     out.push_str(&replacement);
                     copied = end;
+                }
+            }
+            _ => {}
+        }
+    }
+    if copied == 0 {
+        return Ok(Cow::Borrowed(text));
+    }
+    out.push_str(&text[copied..]);
+    Ok(Cow::Owned(out))
+}
+
+/// `text`, a `SET key = value` statement (tokenized as `tokens`), with a value that is one
+/// suffixed number literal (`10L`, `-2Y`, `3S`, `1.5D`, `2f`, `1.0BD`) written as the
+/// number it stands for (`10`, `-2`, `3`, `1.5`, `2.0`, `1.0`): an option's value is
+/// text, and a query reads the literal as that number; any other statement, or value,
+/// as written.
+///
+/// Errors: [`crate::ErrorKind::InvalidArgument`] naming a literal outside its type's
+/// range, as in a query.
+fn set_value<'a>(text: &'a str, tokens: &[Tok]) -> Result<Cow<'a, str>> {
+    let Some(eq) = tokens.iter().position(|t| t.token == Token::Eq) else {
+        return Ok(Cow::Borrowed(text));
+    };
+    let mut value: Vec<&Tok> = tokens[eq + 1..]
+        .iter()
+        .filter(|t| t.token != Token::SemiColon)
+        .collect();
+    let minus = match value.first() {
+        Some(t) if t.token == Token::Minus => Some(value.remove(0)),
+        _ => None,
+    };
+    let (number, long, suffix) = match value.as_slice() {
+        [t] => match &t.token {
+            Token::Number(n, true) => (n, *t, Suffix::BigInt),
+            _ => return Ok(Cow::Borrowed(text)),
+        },
+        [t, next] => match (&t.token, Suffix::of(&next.token)) {
+            (Token::Number(n, false), Some(suffix)) if next.start == t.end => (n, *next, suffix),
+            _ => return Ok(Cow::Borrowed(text)),
+        },
+        _ => return Ok(Cow::Borrowed(text)),
+    };
+    let start = minus.map_or(value[0].start, |m| m.start);
+    let written = &text[start..long.end];
+    // checked as a query checks it; `None`: a suffix Spark does not give this number
+    if suffix.literal(number, minus.is_some(), written)?.is_none() {
+        return Ok(Cow::Borrowed(text));
+    }
+    let sign = if minus.is_some() { "-" } else { "" };
+    let plain = match suffix {
+        Suffix::BigInt | Suffix::SmallInt | Suffix::TinyInt => format!("{sign}{number}"),
+        Suffix::Double => match number.parse::<f64>() {
+            Ok(v) => format!("{sign}{v:?}"),
+            Err(_) => return Ok(Cow::Borrowed(text)),
+        },
+        Suffix::Float => match number.parse::<f32>() {
+            Ok(v) => format!("{sign}{v:?}"),
+            Err(_) => return Ok(Cow::Borrowed(text)),
+        },
+        Suffix::BigDecimal => match big_decimal(number) {
+            Some((plain, _, _)) => format!("{sign}{plain}"),
+            None => return Ok(Cow::Borrowed(text)),
+        },
+    };
+    Ok(Cow::Owned(format!(
+        "{}{plain}{}",
+        &text[..start],
+        &text[long.end..]
+    )))
+}
+
+/// `text` (tokenized as `tokens`) with each `BIGINT` literal sqlparser reads itself
+/// (`100L`: its number token marked long) written `CAST(100 AS BIGINT)`, as
+/// [`spark_number_literals`] writes `100l`; borrowed when there is none. DataFusion plans
+/// both forms as the same `BIGINT` value, but only the cast is told apart from an integer
+/// literal without a suffix in the plan: the CTAS column types need that
+/// (module `ctas_literal_types`). The values in property groups are left as written.
+///
+/// Errors: [`crate::ErrorKind::InvalidArgument`] naming a literal outside a `BIGINT`.
+pub(super) fn long_literals_as_casts<'a>(text: &'a str, tokens: &[Tok]) -> Result<Cow<'a, str>> {
+    let mut out = String::new();
+    let mut copied = 0;
+    let mut i = 0;
+    while let Some(t) = tokens.get(i) {
+        i += 1;
+        match &t.token {
+            Token::Word(_) if PROPERTY_GROUPS.iter().any(|kw| is_keyword(&t.token, kw)) => {
+                if matches!(tokens.get(i).map(|t| &t.token), Some(Token::LParen)) {
+                    i = after_group(tokens, i);
+                }
+            }
+            Token::Number(n, true) => {
+                let minus = unary_minus_before(tokens, i - 1);
+                let written = &text[t.start..t.end];
+                if let Some((replacement, signed)) =
+                    Suffix::BigInt.literal(n, minus.is_some(), written)?
+                {
+                    let start = match (signed, minus) {
+                        (true, Some(minus)) => minus.start,
+                        _ => t.start,
+                    };
+                    out.push_str(&text[copied..start]);
+                    out.push_str(&replacement);
+                    copied = t.end;
                 }
             }
             _ => {}

@@ -541,7 +541,7 @@ async fn execute_statement(ctx: &SessionContext, statement: &str) -> Result<Data
         }
     }
     if tokens::first_word_is(statement, &["RESET"]) {
-        if let Some(df) = reset::reset(ctx, statement)? {
+        if let Some(df) = reset::reset(ctx, statement).await? {
             return Ok(df);
         }
     }

@@ -1,6 +1,8 @@
 //! Spark scripts' forms through [`execute`](super::execute) on a SQLite catalog:
-//! `TABLESAMPLE` refused, `CREATE TEMPORARY VIEW` as a session view, `SET spark.*` keys,
-//! Spark's type names in column lists (a tester's report of a Spark user's scripts).
+//! `TABLESAMPLE` refused, `CREATE TEMPORARY VIEW` as a session view, `SET`/`RESET
+//! spark.*` keys, Spark's type names in column lists, suffixed literals in `SET` values and
+//! `CALL` arguments, a subquery `SET` value out of its column's range (a tester's report
+//! of a Spark user's scripts).
 
 use std::sync::Arc;
 
@@ -274,5 +276,149 @@ async fn spark_type_names_in_column_lists() {
     assert_eq!(
         ok(&ctx, "SELECT arrow_typeof(CAST(1 AS DECIMAL))").await,
         [["Decimal128(38, 10)"]]
+    );
+}
+
+/// `RESET spark.<key>` resets the equivalent `SET spark.<key>` sets (it failed, "Could not
+/// find config namespace \"spark\""); a key icefloe does not read is refused as by `SET`.
+#[tokio::test]
+async fn reset_spark_keys_reset_their_equivalents() {
+    let (ctx, _catalog, _dir) = session().await;
+    let options = || {
+        ctx.state()
+            .config_options()
+            .extensions
+            .get::<IcefloeOptions>()
+            .cloned()
+            .expect("icefloe options")
+    };
+    let zone = || ctx.state().config_options().execution.time_zone.clone();
+    // icefloe's sessions start in UTC, and RESET goes back to it
+    assert_eq!(zone().as_deref(), Some("UTC"));
+    ok(&ctx, "SET spark.wap.id = nightly-42").await;
+    ok(
+        &ctx,
+        "SET spark.sql.sources.partitionOverwriteMode = dynamic",
+    )
+    .await;
+    ok(&ctx, "SET spark.sql.session.timeZone = '+02:00'").await;
+    assert_eq!(zone().as_deref(), Some("+02:00"));
+    ok(&ctx, "RESET spark.wap.id").await;
+    assert_eq!(options().wap_id, "");
+    ok(&ctx, "RESET spark.SQL.sources.partitionOverwriteMode").await;
+    assert_eq!(options().partition_overwrite_mode.to_string(), "static");
+    ok(&ctx, "RESET spark.sql.session.timeZone").await;
+    assert_eq!(zone().as_deref(), Some("UTC"));
+    fails(
+        &ctx,
+        "RESET spark.sql.shuffle.partitions",
+        ErrorKind::Unsupported,
+        "RESET spark.sql.shuffle.partitions: icefloe does not read this Spark setting",
+    )
+    .await;
+}
+
+/// Spark's suffixed number literals in `SET` values and `CALL` arguments are read as a
+/// query reads them: a `SET` value is the number (`2Y` was a parse error, `100L` kept
+/// its suffix for a Spark key), range-checked; a `CALL` argument expression is typed
+/// as in a query (`300Y` was `300 AS Y`, taken as 300).
+#[tokio::test]
+async fn suffixed_literals_in_set_values_and_call_arguments() {
+    let (ctx, _catalog, _dir) = session().await;
+    let batch_size = || ctx.state().config_options().execution.batch_size.get();
+    let wap_id = || {
+        ctx.state()
+            .config_options()
+            .extensions
+            .get::<IcefloeOptions>()
+            .expect("icefloe options")
+            .wap_id
+            .clone()
+    };
+    for (sql, want) in [
+        ("SET datafusion.execution.batch_size = 100L", 100),
+        ("SET datafusion.execution.batch_size = 3S", 3),
+        ("SET datafusion.execution.batch_size = 2Y", 2),
+        ("SET datafusion.execution.batch_size = 7l", 7),
+    ] {
+        ok(&ctx, sql).await;
+        assert_eq!(batch_size(), want, "{sql}");
+    }
+    for (sql, want) in [
+        ("SET spark.wap.id = 100L", "100"),
+        ("SET spark.wap.id = 1.5D", "1.5"),
+        ("SET spark.wap.id = 1.0BD", "1.0"),
+        ("SET spark.wap.id = -2Y", "-2"),
+    ] {
+        ok(&ctx, sql).await;
+        assert_eq!(wap_id(), want, "{sql}");
+    }
+    fails(
+        &ctx,
+        "SET datafusion.execution.batch_size = 300Y",
+        ErrorKind::InvalidArgument,
+        "number literal 300Y is outside the range of a TINYINT",
+    )
+    .await;
+    assert_eq!(batch_size(), 7);
+
+    ok(&ctx, "CREATE SCHEMA ns").await;
+    ok(&ctx, "CREATE TABLE ns.t (id INT)").await;
+    ok(&ctx, "INSERT INTO ns.t VALUES (1)").await;
+    ok(&ctx, "INSERT INTO ns.t VALUES (2)").await;
+    for arg in ["2Y", "2S", "2L", "2l"] {
+        ok(
+            &ctx,
+            &format!("CALL cat.system.expire_snapshots(table => 'ns.t', retain_last => {arg})"),
+        )
+        .await;
+    }
+    fails(
+        &ctx,
+        "CALL cat.system.expire_snapshots(table => 'ns.t', retain_last => 300Y)",
+        ErrorKind::InvalidArgument,
+        "outside the range of a TINYINT",
+    )
+    .await;
+}
+
+/// A `SET` value from a scalar subquery that does not fit the column names the column,
+/// as a value computed per row does (it named the table only: "UPDATE operation on table
+/// … Can't cast value 3000000000 to type Int32"); in `MERGE`'s `UPDATE SET` and `INSERT`
+/// too.
+#[tokio::test]
+async fn a_subquery_value_out_of_its_columns_range_names_the_column() {
+    let (ctx, _catalog, _dir) = session().await;
+    ok(&ctx, "CREATE SCHEMA ns").await;
+    ok(&ctx, "CREATE TABLE ns.t (k INT, c INT)").await;
+    ok(&ctx, "INSERT INTO ns.t VALUES (1, 1)").await;
+    ok(&ctx, "CREATE TABLE ns.s (v BIGINT)").await;
+    ok(&ctx, "INSERT INTO ns.s VALUES (3000000000)").await;
+    for (sql, needle) in [
+        (
+            "UPDATE ns.t SET c = (SELECT max(v) FROM ns.s)",
+            "UPDATE of 'ns.t': computing the value of column 'c'",
+        ),
+        (
+            "MERGE INTO ns.t t USING (SELECT 1 AS k) s ON t.k = s.k \
+             WHEN MATCHED THEN UPDATE SET c = (SELECT max(v) FROM ns.s)",
+            "MERGE UPDATE SET: computing the value of column 'c'",
+        ),
+        (
+            "MERGE INTO ns.t t USING (SELECT 9 AS k) s ON t.k = s.k \
+             WHEN NOT MATCHED THEN INSERT (k, c) VALUES (s.k, (SELECT max(v) FROM ns.s))",
+            "MERGE INSERT: computing the value of column 'c'",
+        ),
+    ] {
+        let err = run(&ctx, sql).await.expect_err(sql);
+        let message = err.to_string();
+        assert!(
+            message.contains(needle) && message.contains("3000000000"),
+            "{sql}: {message}"
+        );
+    }
+    assert_eq!(
+        ok(&ctx, "SELECT k, c FROM ns.t").await,
+        vec![vec!["1", "1"]]
     );
 }

@@ -81,20 +81,7 @@ pub(super) async fn set_spark_key(
         }),
         false => None,
     };
-    let Some(known) = SPARK_KEYS
-        .iter()
-        .find(|k| k.spark.eq_ignore_ascii_case(key))
-    else {
-        let read: Vec<String> = SPARK_KEYS
-            .iter()
-            .map(|k| format!("{} ({})", k.spark, equivalent(k)))
-            .collect();
-        return Err(Error::unsupported(format!(
-            "SET {key}: icefloe does not read this Spark setting (the spark.* keys it reads: \
-             {})",
-            read.join(", ")
-        )));
-    };
+    let known = known_key(key, "SET")?;
     let what = format!("SET {}", known.spark);
     let Some(value) = value else {
         let shown = known.option.unwrap_or(TIME_ZONE_OPTION);
@@ -109,6 +96,38 @@ pub(super) async fn set_spark_key(
         None => super::set_time_zone::set_session_zone(ctx, &value, &what).await?,
     }
     super::empty(ctx).map(Some)
+}
+
+/// The option `RESET <key>` sets back to its default for the Spark key `key` (matched
+/// ignoring case): the equivalent `SET <key>` sets (the session's time zone is
+/// `datafusion.execution.time_zone`).
+///
+/// Errors: [`crate::ErrorKind::Unsupported`] for a `spark.*` key icefloe does not read,
+/// naming it and the keys it reads, as `SET` does.
+pub(super) fn reset_option(key: &str) -> Result<&'static str> {
+    let known = known_key(key, "RESET")?;
+    Ok(known.option.unwrap_or(TIME_ZONE_OPTION))
+}
+
+/// The Spark key icefloe reads that `key` names (ignoring case).
+///
+/// Errors: [`crate::ErrorKind::Unsupported`] naming `verb` and `key`, and the keys icefloe
+/// reads.
+fn known_key(key: &str, verb: &str) -> Result<&'static SparkKey> {
+    SPARK_KEYS
+        .iter()
+        .find(|k| k.spark.eq_ignore_ascii_case(key))
+        .ok_or_else(|| {
+            let read: Vec<String> = SPARK_KEYS
+                .iter()
+                .map(|k| format!("{} ({})", k.spark, equivalent(k)))
+                .collect();
+            Error::unsupported(format!(
+                "{verb} {key}: icefloe does not read this Spark setting (the spark.* keys it \
+                 reads: {})",
+                read.join(", ")
+            ))
+        })
 }
 
 /// What icefloe sets for `key`, for messages.

@@ -15,7 +15,7 @@ fn cli_readme_ways_to_spark_results_give_sparks_values() {
     );
     let script = r"UPDATE db.ratio SET r = CAST(a AS DOUBLE) / b;
 SELECT a, r, a / b AS truncated FROM db.ratio ORDER BY a;
-CREATE TABLE db.lit USING iceberg AS SELECT CAST(1 AS INT) AS i, 1 AS l,
+CREATE TABLE db.lit USING iceberg AS SELECT CAST(1 AS INT) AS i, 1 + 1 AS l,
   CAST(array(1, 2) AS INT[]) AS arr, named_struct('a', CAST(1 AS INT)) AS st;
 SELECT column_name, data_type FROM information_schema.columns
   WHERE table_schema = 'db' AND table_name = 'lit' ORDER BY ordinal_position;
@@ -104,6 +104,64 @@ fn cli_update_of_a_column_of_another_case_says_to_quote_it() {
     ]);
     assert_success(&out);
     assert!(stdout(&out).ends_with("Msg\nb\n"), "{}", stdout(&out));
+}
+
+/// A CTAS, and a `CREATE OR REPLACE … AS` of a table that exists, print `committed
+/// snapshot <id>` for the snapshot they commit, as an `INSERT` does (they printed none);
+/// its integer literal columns are Spark's `int` (`1 AS i`, and in a list or struct), a
+/// larger one or a `100L` a `long`.
+#[test]
+fn cli_ctas_prints_the_committed_snapshot_and_types_literals_as_spark() {
+    let (_dir, catalog) = catalog_with("CREATE SCHEMA db");
+    let out = run(&[
+        "--catalog",
+        &catalog,
+        "--format",
+        "csv",
+        "-c",
+        "CREATE TABLE db.lit USING iceberg AS SELECT 1 AS i, -7 AS neg, 3000000000 AS big, \
+         100L AS l, 1 + 1 AS sum, array(1, 2) AS arr, named_struct('a', 1, 'b', 'x') AS st; \
+         SELECT column_name, data_type FROM information_schema.columns \
+         WHERE table_schema = 'db' AND table_name = 'lit' ORDER BY ordinal_position; \
+         SELECT i, neg, big, l, sum, arr, st FROM db.lit",
+    ]);
+    assert_success(&out);
+    let text = stdout(&out);
+    assert!(
+        text.contains(
+            "column_name,data_type\ni,Int32\nneg,Int32\nbig,Int64\nl,Int64\nsum,Int64\narr,"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("arr,\"List(Int32")
+            && text.contains("st,\"Struct(\"\"a\"\": Int32, \"\"b\"\": "),
+        "{text}"
+    );
+    assert!(
+        text.contains("i,neg,big,l,sum,arr,st\n1,-7,3000000000,100,2,"),
+        "{text}"
+    );
+    let created = snapshot_ids(&catalog, "db.lit");
+    assert_eq!(created.len(), 1);
+    let printed = |out: &std::process::Output| -> Vec<String> {
+        stderr(out)
+            .lines()
+            .filter_map(|l| l.strip_prefix("committed snapshot "))
+            .map(str::to_string)
+            .collect()
+    };
+    assert_eq!(printed(&out), created, "{}", stderr(&out));
+    let out = run(&[
+        "--catalog",
+        &catalog,
+        "-c",
+        "CREATE OR REPLACE TABLE db.lit USING iceberg AS SELECT 2 AS i",
+    ]);
+    assert_success(&out);
+    let after = snapshot_ids(&catalog, "db.lit");
+    assert_eq!(after.len(), 2, "{after:?}");
+    assert_eq!(printed(&out), &after[1..], "{}", stderr(&out));
 }
 
 /// The ids `SELECT snapshot_id FROM <table>.snapshots ORDER BY committed_at` lists.

@@ -1,7 +1,7 @@
 //! `CREATE TABLE` against an Iceberg catalog (see the parent module's docs): the
 //! Spark clauses are parsed here, the rest planned by DataFusion for the columns.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use datafusion::dataframe::DataFrame;
 use datafusion::logical_expr::{CreateMemoryTable, DdlStatement, Expr, LogicalPlan};
@@ -16,7 +16,7 @@ use super::column_types::{
 use super::property_lists::{check_table_keys, Clauses};
 use super::struct_field_options::{declare_field_options, FieldOptions, FieldOptionsScan};
 use super::tokens::{is_keyword, Cursor};
-use super::{empty, resolve_table};
+use super::{empty, resolve_table, ResolvedTable};
 use crate::catalog::TableCreation;
 use crate::error::{Error, ErrorKind, Result};
 use crate::spec::{
@@ -92,10 +92,11 @@ pub(super) async fn create_table(
             ))
         }
         (true, _) => {
+            let before = super::committed_result::snapshot_ids(&table).await;
             super::replace_table::replace_table(ctx, &table, &mut parsed)
                 .await
                 .map_err(|e| e.context(&what))?;
-            return empty(ctx).map(Some);
+            return committed(ctx, &table, &before).await;
         }
         (false, CreateMode::Replace { .. }) => {
             return Err(Error::not_found(format!(
@@ -153,7 +154,25 @@ pub(super) async fn create_table(
         }
     }
     schema.add_table_name(&table.ident.name);
-    empty(ctx).map(Some)
+    committed(ctx, &table, &HashSet::new()).await
+}
+
+/// The empty result of a statement that may have committed snapshots to `table` (a
+/// CTAS, a replacement `… AS query`): it carries the snapshots `table` has now and had
+/// not `before`, so the CLI prints `committed snapshot <id>` after it as after an
+/// `INSERT` (module `committed_result`). A replacement without a query, which writes no
+/// snapshot, carries none.
+///
+/// Errors: reading the empty result (in memory).
+async fn committed(
+    ctx: &SessionContext,
+    table: &ResolvedTable,
+    before: &HashSet<i64>,
+) -> Result<Option<DataFrame>> {
+    let added = super::committed_result::new_snapshot_ids(table, before).await;
+    super::committed_result::with_committed(ctx, empty(ctx)?, added)
+        .await
+        .map(Some)
 }
 
 /// The Iceberg fields (ids 1..n) DataFusion plans for `columns`, a column list as in
@@ -528,12 +547,30 @@ impl Parsed {
     /// INTO` would, refusing a null in them. The query is still planned with the list:
     /// DataFusion checks the column count and the casts.
     async fn plan(&self, ctx: &SessionContext) -> Result<(TableCreation, Vec<(String, Expr)>)> {
-        let mut create = plan_create(ctx, &self.plan_sql).await?;
+        let ctas = self.query.is_some() && self.columns_sql.is_none();
+        let mut create = match ctas {
+            // `100L` told apart from `100` in the plan (module `ctas_literal_types`)
+            true => {
+                let toks = super::tokenize(ctx, &self.plan_sql);
+                let sql = match &toks {
+                    Some(toks) => super::literals::long_literals_as_casts(&self.plan_sql, toks)?,
+                    None => std::borrow::Cow::Borrowed(self.plan_sql.as_str()),
+                };
+                plan_create(ctx, &sql).await?
+            }
+            false => plan_create(ctx, &self.plan_sql).await?,
+        };
         if let Some(columns_sql) = &self.columns_sql {
             create = plan_create(ctx, columns_sql).await?;
         }
         let mut ids = 0;
-        let mut columns = convert_struct(create.input.schema().fields(), &mut ids)?;
+        let planned = create.input.schema().fields();
+        let spark = match ctas {
+            true => super::ctas_literal_types::spark_literal_types(&create.input),
+            false => vec![],
+        };
+        let fields = super::ctas_literal_types::with_types(planned, &spark);
+        let mut columns = convert_struct(&fields, &mut ids)?;
         if let Some(declared) = &self.timestamps {
             declare_timestamps(&mut columns, declared)?;
         }
@@ -545,7 +582,7 @@ impl Parsed {
             if let Some(doc) = self.docs.get(&column.name) {
                 column.doc = Some(doc.clone());
             }
-            if self.query.is_some() && self.columns_sql.is_none() {
+            if ctas {
                 make_optional(column);
             }
         }

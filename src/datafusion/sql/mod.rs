@@ -186,6 +186,7 @@ mod constant;
 mod create_schema;
 mod create_table;
 mod create_view;
+mod ctas_literal_types;
 mod declared_parameters;
 mod prepare;
 mod prepare_rebind;

@@ -7,13 +7,17 @@ use std::path::Path;
 use std::process::Output;
 use std::sync::Arc;
 
+use apache_avro::types::Value;
 use datafusion::arrow::array::{Int64Array, RecordBatch, StringArray};
 use datafusion::arrow::compute::concat_batches;
 use datafusion::arrow::datatypes::{DataType, Field, Schema};
 use datafusion::parquet::arrow::ArrowWriter;
 
 use crate::cli::{assert_success, icefloe, stderr, stdout};
-use crate::fixtures::{copy_table, files_with_suffix, rewrite_parquet, run_sql};
+use crate::fixtures::{
+    copy_table, files_with_suffix, patch_manifest_file_sizes, rewrite_avro, rewrite_parquet,
+    run_sql,
+};
 
 /// The CLI on the SQLite catalog `cat.db` in `cwd` (created), printing CSV.
 fn sql_in(cwd: &Path, sql: &str) -> Output {
@@ -114,6 +118,94 @@ fn a_replaced_position_delete_file_fails_the_scan_naming_both_sizes() {
         assert!(!out.status.success(), "{sql}: {}", stdout(&out));
         assert!(stderr(&out).contains(&expected), "{sql}: {}", stderr(&out));
     }
+}
+
+/// F12: a position delete file relabelled in its manifest as an equality delete on `id`
+/// (content 2, `equality_ids [1]`): the file exists and is not what the manifest says, so
+/// a read fails as invalid data naming it (it was "not found"), and so does a compaction
+/// that reads the file, leaving the table as it was. A compaction whose planning selects
+/// no file (the default options: one small file is no group worth rewriting, as in Java's
+/// planner) reads nothing and rewrites nothing, as Java's does.
+#[test]
+fn a_position_delete_relabelled_as_an_equality_delete_is_invalid_data() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cwd = std::fs::canonicalize(dir.path()).expect("cwd");
+    assert_success(&sql_in(
+        &cwd,
+        "CREATE SCHEMA ns; CREATE TABLE ns.t (id BIGINT, s VARCHAR) TBLPROPERTIES \
+         ('format-version'='2','write.delete.mode'='merge-on-read'); \
+         INSERT INTO ns.t VALUES (1,'a'),(2,'b'),(3,'c'); DELETE FROM ns.t WHERE id = 2",
+    ));
+    let delete = rows(
+        &cwd,
+        "SELECT file_path FROM ns.\"t$files\" WHERE content = 1",
+    );
+    assert_eq!(delete.len(), 1, "{delete:?}");
+    let path = local(&delete[0]);
+    let table_dir = Path::new(&path[..path.find("/data/").expect("under data/")]).to_path_buf();
+    let mut relabelled = 0;
+    for manifest in files_with_suffix(&table_dir.join("metadata"), ".avro") {
+        if manifest
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .starts_with("snap-")
+        {
+            continue;
+        }
+        let count = std::cell::Cell::new(0);
+        rewrite_avro(&manifest, |entry| {
+            let Value::Record(fields) = entry else { return };
+            let Some((_, Value::Record(file))) = fields.iter_mut().find(|(n, _)| n == "data_file")
+            else {
+                return;
+            };
+            if !file
+                .iter()
+                .any(|(n, v)| n == "content" && *v == Value::Int(1))
+            {
+                return;
+            }
+            for (name, value) in file.iter_mut() {
+                match name.as_str() {
+                    "content" => *value = Value::Int(2),
+                    "equality_ids" => {
+                        *value = Value::Union(1, Box::new(Value::Array(vec![Value::Int(1)])))
+                    }
+                    _ => {}
+                }
+            }
+            count.set(count.get() + 1);
+        });
+        relabelled += count.get();
+    }
+    assert_eq!(relabelled, 1);
+    patch_manifest_file_sizes(&table_dir);
+    let snapshots = "SELECT count(*) FROM ns.\"t$snapshots\"";
+    assert_eq!(rows(&cwd, snapshots), ["2"]);
+    for sql in [
+        "SELECT * FROM ns.t ORDER BY id",
+        "SELECT count(*) FROM ns.t WHERE s <> 'x'",
+        "CALL system.rewrite_data_files(table => 'ns.t', options => map('rewrite-all', 'true'))",
+    ] {
+        let out = sql_in(&cwd, sql);
+        assert!(!out.status.success(), "{sql}: {}", stdout(&out));
+        let err = stderr(&out);
+        assert!(
+            err.contains("invalid data: ")
+                && err.contains("equality delete file '")
+                && err.contains("has no column 'id' (field id 1)")
+                && !err.contains("not found"),
+            "{sql}: {err}"
+        );
+    }
+    assert_eq!(rows(&cwd, snapshots), ["2"]);
+    // nothing selected, nothing read: Java's result too
+    assert_eq!(
+        rows(&cwd, "CALL system.rewrite_data_files(table => 'ns.t')"),
+        ["0,0,0,0,0"]
+    );
+    assert_eq!(rows(&cwd, snapshots), ["2"]);
 }
 
 /// F3: an equality delete file of the corpus's Spark table replaced by a larger one: the

@@ -173,7 +173,7 @@ pub fn patch_manifest_file_sizes(table_dir: &Path) {
 
 /// Rewrite the Avro file at `path` through `change` of each record, keeping its schema
 /// and header metadata.
-fn rewrite_avro(path: &Path, change: impl Fn(&mut Value)) {
+pub fn rewrite_avro(path: &Path, change: impl Fn(&mut Value)) {
     let bytes = std::fs::read(path).expect("read avro");
     let reader = apache_avro::Reader::new(&bytes[..]).expect("avro");
     let schema = reader.writer_schema().clone();

@@ -228,6 +228,7 @@ mod rename_table;
 mod replace_table;
 mod reset;
 mod resolve;
+mod rewrite_sort_order;
 mod rewrite_table_path;
 pub(crate) mod session_zone;
 mod set_time_zone;

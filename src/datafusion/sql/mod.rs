@@ -204,6 +204,7 @@ mod listed_names;
 pub use execute_parameters::PreparedParameterTypes;
 pub(crate) use prepare_rebind::PreparedStatements;
 mod depth;
+mod dialect_text;
 mod distinct_from;
 mod dml_defaults;
 mod dml_functions;
@@ -287,12 +288,12 @@ mod time_travel_tests;
 use datafusion::dataframe::DataFrame;
 use datafusion::logical_expr::LogicalPlanBuilder;
 use datafusion::prelude::SessionContext;
-use datafusion::sql::sqlparser::ast::Statement;
-use datafusion::sql::sqlparser::dialect::{dialect_from_str, Dialect, GenericDialect};
-use datafusion::sql::sqlparser::parser::Parser;
 
 use crate::error::{Error, Result};
 use create_schema::create_schema;
+use dialect_text::{
+    check_expression_depth, cursor, parse_statement, quote_of, session_dialect, tokenize,
+};
 use drop_table::drop_table;
 use rename_table::alter_table;
 use resolve::{
@@ -684,66 +685,6 @@ async fn naming_metadata_columns(ctx: &SessionContext, statement: &str, e: Error
 
 pub use depth::DEFAULT_MAX_EXPRESSION_DEPTH;
 pub use show_create_table::sql_identifier;
-
-/// `statement`'s tokens in the session's SQL dialect, or `None` when it cannot be
-/// tokenized.
-fn tokenize(ctx: &SessionContext, statement: &str) -> Option<Vec<tokens::Tok>> {
-    tokens::tokenize(statement, session_dialect(ctx).as_ref())
-}
-
-/// The session's SQL dialect (`datafusion.sql_parser.dialect`; generic when unknown). It
-/// is not `Send`: callers do not hold it across an await.
-fn session_dialect(ctx: &SessionContext) -> Box<dyn Dialect> {
-    let state = ctx.state();
-    dialect_from_str(state.config_options().sql_parser.dialect.as_ref())
-        .unwrap_or_else(|| Box::new(GenericDialect {}))
-}
-
-/// How `dialect` quotes identifiers.
-fn quote_of(dialect: &dyn Dialect) -> char {
-    if dialect.is_delimited_identifier_start('"') {
-        '"'
-    } else {
-        '`'
-    }
-}
-
-/// `statement` parsed in the session's dialect, `None` when it does not parse (DataFusion
-/// then reports it).
-fn parse_statement(ctx: &SessionContext, statement: &str) -> Option<Statement> {
-    Parser::new(session_dialect(ctx).as_ref())
-        .try_with_sql(statement)
-        .and_then(|mut p| p.parse_statement())
-        .ok()
-}
-
-/// Refuse a statement (tokenized as `toks`) when its expressions may nest deeper than
-/// `icefloe.max_expression_depth` (default [`DEFAULT_MAX_EXPRESSION_DEPTH`] when the
-/// option is not registered): see [`depth`].
-///
-/// Errors: [`ErrorKind::InvalidArgument`], "expression too deep".
-fn check_expression_depth(ctx: &SessionContext, toks: &[tokens::Tok]) -> Result<()> {
-    let state = ctx.state();
-    let limit = state
-        .config_options()
-        .extensions
-        .get::<crate::datafusion::IcefloeOptions>()
-        .map_or(DEFAULT_MAX_EXPRESSION_DEPTH, |o| o.max_expression_depth);
-    depth::check_depth(toks, limit)
-}
-
-/// A cursor over `text` tokenized in the session's SQL dialect, or `None` when it
-/// cannot be tokenized.
-fn cursor<'a>(ctx: &SessionContext, text: &'a str) -> Option<Cursor<'a>> {
-    let normalize = ctx
-        .state()
-        .config_options()
-        .sql_parser
-        .enable_ident_normalization;
-    let dialect = session_dialect(ctx);
-    let toks = tokens::tokenize(text, dialect.as_ref())?;
-    Some(Cursor::new(text, toks, normalize).with_identifier_quote(quote_of(dialect.as_ref())))
-}
 
 /// Whether `statement` may hold Spark's time-travel syntax (`… AS OF …`, `ns.t.branch_x`
 /// and its kin): a cheap check before tokenizing it again. `SET`, `SHOW`, `RESET` and `CALL`

@@ -264,7 +264,7 @@ async fn ctas_null_columns_are_unknown_on_v3_and_not_stored() {
         .iter()
         .map(|f| f.field_type.to_string())
         .collect();
-    assert_eq!(types, ["unknown", "long", "struct<a: long, n: unknown>"]);
+    assert_eq!(types, ["unknown", "long", "struct<a: int, n: unknown>"]);
     assert_eq!(
         ok(ctx, "SELECT x, id, st FROM ice.ns.unk ORDER BY id").await,
         "+---+----+-------------+\n\

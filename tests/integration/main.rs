@@ -48,6 +48,7 @@ mod fuzz_parsers;
 mod gc_disabled;
 mod interop;
 mod interop_writes;
+mod isnan_nulls;
 mod killed_leftovers;
 mod locations;
 mod maintenance;

@@ -412,6 +412,44 @@ async fn spark_isnan_conversions_keep_every_row_datafusion_keeps() {
     assert_eq!(kept.iter().map(|b| b.num_rows()).sum::<usize>(), 1);
 }
 
+/// A `date` column compared with timestamp literals, as icefloe's
+/// [`timestamp_literals`](crate::datafusion::timestamp_literals) rewrite plans it (in
+/// microseconds): converted for pruning, exactly. (`BETWEEN` is left to the integration
+/// tests: over a table without filter pushdown DataFusion's common-subexpression rule
+/// moves its cast column into a projection the filter names.)
+const DATE_TIMESTAMP_CASES: &[(&str, bool, bool)] = &[
+    ("dt < TIMESTAMP '1970-01-01 00:00:00'", true, true),
+    ("dt < TIMESTAMP '2300-01-01 00:00:00'", true, true),
+    ("dt >= TIMESTAMP '1969-12-31 12:00:00'", true, true),
+    ("dt = TIMESTAMP '1970-01-04 00:00:00'", true, true),
+    ("dt = TIMESTAMP '1970-01-04 00:00:01'", true, true),
+    ("dt <= TIMESTAMP '0001-01-01 00:00:00'", true, true),
+    (
+        "dt IN (TIMESTAMP '1970-01-01 00:00:00', TIMESTAMP '0001-01-01 00:00:00')",
+        true,
+        true,
+    ),
+    ("dt > TIMESTAMPTZ '1970-01-01 00:00:00+00:00'", true, true),
+];
+
+#[tokio::test]
+async fn dates_against_timestamps_convert_in_microseconds() {
+    let ctx = SessionContext::new();
+    crate::datafusion::install_timestamp_literal_rule(&ctx);
+    // dates Iceberg and Spark hold (years 0001 to 9999: the first and the last day among
+    // them), none whose microseconds overflow
+    let mut rows: Vec<Row> = rows()
+        .into_iter()
+        .filter(|r| !matches!(r[6], Some(Literal::Date(d)) if d.abs() > 3_000_000))
+        .collect();
+    for day in [-719_162, 2_932_896] {
+        let mut row = rows[0].clone();
+        row[6] = Some(Literal::Date(day));
+        rows.push(row);
+    }
+    check_conversions(&ctx, DATE_TIMESTAMP_CASES, rows).await;
+}
+
 /// Plan each of `cases` (WHERE clause, whether it must convert, whether exactly) over
 /// `rows` in `ctx`, convert the optimized filter and check it against DataFusion's rows.
 async fn check_conversions(ctx: &SessionContext, cases: &[(&str, bool, bool)], rows: Vec<Row>) {

@@ -22,6 +22,7 @@ use crate::error::{Error, ErrorKind, Result};
 mod azure;
 mod cloud;
 mod counting;
+mod footer_checked_store;
 mod local;
 pub mod parquet_footer;
 pub mod parquet_statistics;
@@ -41,6 +42,7 @@ pub use cloud::{
     check_url_without_secrets, is_secret, is_url_valued, redacted, shared_store, store_options,
 };
 pub use counting::{CountingStore, RequestCounts, RequestObserver, RequestTotals, StoreRequest};
+pub use footer_checked_store::{CorruptFooter, FooterCheckedStore};
 pub(crate) use range_reader::ObjectRangeReader;
 pub(crate) use read_context::{file_context, when_moved};
 pub use redact::redact_userinfo;

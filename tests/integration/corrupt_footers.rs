@@ -1,7 +1,8 @@
 //! A Parquet footer length field beyond its file (report W67 F5): the `parquet` crate's
 //! footer decoder panics on it, which killed the CLI reading such a file by path (no
 //! `error:` line) and printed the panic before the error for a table's data file. Now
-//! the footer is checked before the decoder sees it.
+//! the footer is checked before the decoder sees it, and any panic while a statement
+//! runs is the statement's error.
 
 use std::path::Path;
 use std::process::Output;
@@ -140,6 +141,52 @@ fn a_data_files_footer_length_beyond_the_file_is_an_error_without_a_panic() {
     ] {
         assert_failed_with(&sql_in(&cwd, sql), &expected);
     }
+}
+
+/// A panic in the middle of a statement (a test failpoint panicking after an INSERT's
+/// data files are written) is that statement's error: exit status 1, an `error:` line
+/// naming the statement and the panic's message and location, no panic text, and the
+/// statements after it are not run, as after any other error.
+#[test]
+fn a_panic_while_a_statement_runs_is_its_error() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cwd = std::fs::canonicalize(dir.path()).expect("cwd");
+    assert_success(&sql_in(
+        &cwd,
+        "CREATE SCHEMA ns; CREATE TABLE ns.t (id BIGINT)",
+    ));
+    let home = tempfile::tempdir().expect("home");
+    let out = icefloe(home.path())
+        .current_dir(&cwd)
+        .env("RUST_BACKTRACE", "1")
+        .env("ICEFLOE_FAILPOINT", "after-data-files:panic")
+        .args(["--quiet", "--catalog", "sqlite:cat.db", "--format", "csv"])
+        .args([
+            "-c",
+            "SELECT 41 AS a; INSERT INTO ns.t VALUES (1); SELECT 42 AS b",
+        ])
+        .output()
+        .expect("icefloe");
+    assert_failed_with(
+        &out,
+        "-c statement 2 (INSERT INTO ns.t VALUES (1)): internal error: failpoint \
+         'after-data-files' reached (panic at src/",
+    );
+    assert!(
+        stderr(&out).contains("please report it)"),
+        "{}",
+        stderr(&out)
+    );
+    // the first statement ran, the third did not
+    let printed = stdout(&out);
+    assert!(
+        printed.starts_with("a\n41\n") && !printed.contains("42"),
+        "{printed}"
+    );
+    // nothing was committed
+    let out = sql_in(&cwd, "SELECT count(*) AS n FROM ns.t");
+    assert_success(&out);
+    assert_eq!(stdout(&out), "n\n0\n");
 }
 
 /// The same footer in a position delete file, and in a file given to `add_files`: the

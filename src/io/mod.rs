@@ -452,6 +452,31 @@ impl FileIO {
             .map_err(|e| map_store_error(e, location))
     }
 
+    /// Read a whole file expected to be small: one GET, whose answer gives the file's
+    /// size before its body is read, so a file longer than `limit` bytes (damaged, or not
+    /// the file it should be) is refused without reading it.
+    ///
+    /// Errors: [`ErrorKind::InvalidData`] naming the location, its size and `limit`
+    /// when the file is longer; otherwise as [`FileIO::read`].
+    pub async fn read_at_most(&self, location: &str, limit: u64) -> Result<Bytes> {
+        let resolved = self.resolve(location)?;
+        let store = self.store(&resolved.store_url)?;
+        let answer = store
+            .get(&resolved.path)
+            .await
+            .map_err(|e| map_store_error(e, location))?;
+        if answer.meta.size > limit {
+            return Err(Error::invalid_data(format!(
+                "'{location}' is {} bytes, more than the {limit} bytes it may hold",
+                answer.meta.size
+            )));
+        }
+        answer
+            .bytes()
+            .await
+            .map_err(|e| map_store_error(e, location))
+    }
+
     /// Whether a file exists.
     pub async fn exists(&self, location: &str) -> Result<bool> {
         let resolved = self.resolve(location)?;

@@ -20,6 +20,7 @@ mod ballista_standalone;
 mod catalog;
 mod compaction_sizes;
 mod concurrent_commits;
+mod corrupt_footers;
 mod create_table_as;
 mod damaged_files;
 mod deferred_planning;

@@ -176,7 +176,7 @@ impl Error {
 }
 
 /// The message of a caught panic's payload (a `&str` or `String`; otherwise "a panic").
-pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     payload
         .downcast_ref::<&str>()
         .map(|s| s.to_string())

@@ -12,7 +12,9 @@
 //! `after-swap` (the catalog points at the new metadata, the writer has not returned);
 //! and for `DROP TABLE`, `after-drop` (the table is gone from the catalog, none of its
 //! files deleted yet) and `purge-deleting` (`… PURGE`: the first of its files deleted).
-//! Unset (the normal case) costs one cached environment lookup per point.
+//! `ICEFLOE_FAILPOINT=<point>:panic` panics at the point instead (tests of how a panic
+//! in the middle of a statement is reported). Unset (the normal case) costs one cached
+//! environment lookup per point.
 //!
 //! Pause points let a test run another process inside a window of the commit: when
 //! `ICEFLOE_PAUSEPOINT` is `<point>=<ms>`, the process reaching `point` says so on
@@ -27,13 +29,20 @@
 
 use std::sync::OnceLock;
 
-/// Abort the process if `ICEFLOE_FAILPOINT` is `point`.
+/// Abort the process if `ICEFLOE_FAILPOINT` is `point`; panic if it is `point:panic`
+/// (for tests of how a panic in the middle of a statement is reported).
 pub fn hit(point: &str) {
     static ARMED: OnceLock<Option<String>> = OnceLock::new();
     let armed = ARMED.get_or_init(|| std::env::var("ICEFLOE_FAILPOINT").ok());
-    if armed.as_deref() == Some(point) {
+    let Some(armed) = armed.as_deref() else {
+        return;
+    };
+    if armed == point {
         eprintln!("icefloe: failpoint '{point}' reached, aborting");
         std::process::abort();
+    }
+    if armed.strip_suffix(":panic") == Some(point) {
+        panic!("failpoint '{point}' reached");
     }
 }
 

@@ -128,6 +128,50 @@ fn not_table_metadata(location: &str) -> Error {
     ))
 }
 
+/// The most bytes a gzip table metadata file may inflate to (512 MiB). Metadata files
+/// of real tables are MBs (a snapshot's entry is under 1 KB, so 10,000 snapshots are
+/// about 10 MB), and a JSON text of this size would parse into several GiB of table
+/// metadata; past it, the file is a compression bomb (report W67 F10: 11 MB inflating to
+/// 2.5 GiB), refused before it exhausts memory. Java's `TableMetadataParser` has no
+/// bound (a JVM fails inside its heap limit; a Rust process is killed).
+const METADATA_INFLATED_MAX_BYTES: u64 = 512 << 20;
+
+/// The gzip table metadata file at `location` (`compressed`), inflated, holding at most
+/// `limit` bytes.
+///
+/// Errors: [`ErrorKind::InvalidData`] naming the file when it is not valid gzip or
+/// inflates to more than `limit` bytes (inflating stops there).
+fn inflate_metadata(compressed: &[u8], location: &str, limit: u64) -> Result<Vec<u8>> {
+    use std::io::Read;
+    let corrupt = |e| {
+        Error::invalid_data(format!("table metadata '{location}': corrupt gzip")).with_source(e)
+    };
+    let mut decoder = flate2::read::GzDecoder::new(compressed);
+    let mut out = Vec::new();
+    // read in chunks, not `read_to_end`: its buffer doubles past the bound before it
+    // finds the end (a 512 MiB text would take 1 GiB)
+    let mut chunk = vec![0u8; 64 * 1024];
+    loop {
+        let n = decoder.read(&mut chunk).map_err(corrupt)?;
+        if n == 0 {
+            return Ok(out);
+        }
+        if (out.len() + n) as u64 > limit {
+            return Err(Error::invalid_data(format!(
+                "table metadata '{location}': its gzip inflates to more than {limit} bytes, \
+                 more than any table's metadata (a compression bomb, or not table metadata)"
+            )));
+        }
+        out.extend_from_slice(&chunk[..n]);
+    }
+}
+
+/// The longest `version-hint.text` read (bytes). Java's `HadoopTableOperations` writes
+/// the version number alone; some writers put the metadata file's name or path there,
+/// which `PATH_MAX` (4096 bytes) bounds. A longer hint is damaged and refused unread: a
+/// sparse multi-GB hint would otherwise be read whole into memory (report W67 F10).
+const VERSION_HINT_MAX_BYTES: u64 = 4096;
+
 /// What `version-hint.text` gave.
 enum Hint {
     /// The current metadata file.
@@ -242,7 +286,8 @@ impl Table {
     /// Errors: [`ErrorKind::InvalidData`] when `table_dir` is a file, not a directory
     /// (a data file, a `version-hint.text`, any file not named `….metadata.json`), or when
     /// the hint names a version whose metadata file is missing while older versions are
-    /// there (as Java refuses it);
+    /// there (as Java refuses it), or when the hint is longer than
+    /// [`VERSION_HINT_MAX_BYTES`] (refused unread);
     /// [`ErrorKind::NotFound`] when no metadata file is found.
     async fn find_metadata_file(io: &FileIO, table_dir: &str) -> Result<String> {
         match Self::find_metadata_file_in(io, table_dir).await {
@@ -259,7 +304,7 @@ impl Table {
         let meta_dir = format!("{table_dir}/metadata");
         let hint = format!("{meta_dir}/version-hint.text");
         let mut lost = None;
-        let unusable_hint = match io.read(&hint).await {
+        let unusable_hint = match io.read_at_most(&hint, VERSION_HINT_MAX_BYTES).await {
             Ok(bytes) => match Self::hinted_metadata_file(io, &meta_dir, &hint, &bytes).await? {
                 Hint::File(file) => return Ok(file),
                 Hint::Unusable(why) => Some(why),
@@ -269,6 +314,13 @@ impl Table {
                 }
             },
             Err(e) if e.kind() == ErrorKind::NotFound => None,
+            // a hint longer than any version or file name: damaged, refused unread
+            Err(e) if e.kind() == ErrorKind::InvalidData => {
+                return Err(e.context(format!(
+                    "cannot use the version hint of the table at '{table_dir}' (a version \
+                     number, or a metadata file's name)"
+                )))
+            }
             // unreadable (a directory, no permission): list, as Java's `findVersion` does
             Err(e) => Some(format!("'{hint}' could not be read ({e})")),
         };
@@ -363,13 +415,7 @@ impl Table {
         // gzip (`write.metadata.compression-codec=gzip`: `*.gz.metadata.json`, or
         // `*.metadata.json.gz` from older writers), known by its magic bytes
         if bytes.starts_with(&[0x1f, 0x8b]) {
-            let mut out = Vec::new();
-            std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&bytes[..]), &mut out)
-                .map_err(|e| {
-                    Error::invalid_data(format!("table metadata '{location}': corrupt gzip"))
-                        .with_source(e)
-                })?;
-            bytes = out;
+            bytes = inflate_metadata(&bytes, location, METADATA_INFLATED_MAX_BYTES)?;
         }
         let text = std::str::from_utf8(&bytes).map_err(|e| {
             Error::invalid_data(format!("table metadata '{location}' is not UTF-8")).with_source(e)
@@ -514,5 +560,86 @@ mod tests {
             .await
             .unwrap_err();
         assert_eq!(e.kind(), ErrorKind::NotFound, "{e}");
+    }
+
+    /// gzip metadata inflating past the bound is refused, and inflating stops there; at
+    /// the bound it is read.
+    #[test]
+    fn gzip_metadata_is_inflated_up_to_a_bound() {
+        use std::io::Write;
+        let gzip = |text: &[u8]| {
+            let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+            e.write_all(text).unwrap();
+            e.finish().unwrap()
+        };
+        let text = b"{\"format-version\": 2}";
+        let limit = text.len() as u64;
+        assert_eq!(
+            inflate_metadata(&gzip(text), "m.gz.metadata.json", limit).unwrap(),
+            text
+        );
+        let e = inflate_metadata(
+            &gzip(b"{\"format-version\": 2} "),
+            "m.gz.metadata.json",
+            limit,
+        )
+        .unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidData);
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "invalid data: table metadata 'm.gz.metadata.json': its gzip inflates to more \
+                 than {limit} bytes, more than any table's metadata (a compression bomb, or \
+                 not table metadata)"
+            )
+        );
+        // not gzip after its magic
+        let e = inflate_metadata(&[0x1f, 0x8b, 0, 0], "c.gz.metadata.json", limit).unwrap_err();
+        assert!(
+            e.to_string().contains("'c.gz.metadata.json': corrupt gzip"),
+            "{e}"
+        );
+    }
+
+    /// A version hint longer than [`VERSION_HINT_MAX_BYTES`] is refused by its size,
+    /// unread (report W67 F10: a sparse 3 GB hint was read whole, past 2 GiB of memory);
+    /// one of that many bytes is read as before.
+    #[tokio::test]
+    async fn a_huge_version_hint_is_refused_unread() {
+        let dir = tempfile::tempdir().unwrap();
+        let meta = dir.path().join("t/metadata");
+        std::fs::create_dir_all(&meta).unwrap();
+        let hint = meta.join("version-hint.text");
+        let table = dir.path().join("t");
+        // blank but for its length: unusable, so the directory (no metadata) is listed
+        std::fs::write(&hint, " ".repeat(VERSION_HINT_MAX_BYTES as usize)).unwrap();
+        let e = Table::open(table.to_str().unwrap()).await.unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::NotFound, "{e}");
+        assert!(e.to_string().contains("is empty"), "{e}");
+        std::fs::write(&hint, " ".repeat(VERSION_HINT_MAX_BYTES as usize + 1)).unwrap();
+        let e = Table::open(table.to_str().unwrap()).await.unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidData, "{e}");
+        // sparse: 3 GiB long, no disk used
+        std::fs::File::options()
+            .write(true)
+            .open(&hint)
+            .unwrap()
+            .set_len(3 << 30)
+            .unwrap();
+        std::fs::write(meta.join("v1.metadata.json"), "{}").unwrap();
+        let started = std::time::Instant::now();
+        let e = Table::open(table.to_str().unwrap()).await.unwrap_err();
+        assert!(started.elapsed() < std::time::Duration::from_secs(5), "{e}");
+        assert_eq!(e.kind(), ErrorKind::InvalidData, "{e}");
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "invalid data: cannot use the version hint of the table at 'file://{}' (a \
+                 version number, or a metadata file's name): 'file://{}' is 3221225472 bytes, \
+                 more than the 4096 bytes it may hold",
+                table.display(),
+                hint.display()
+            )
+        );
     }
 }

@@ -15,8 +15,9 @@
 //! - name the data file in every I/O error (its location as the manifest records it,
 //!   and where it was read from when the table was moved);
 //! - when the footer cannot be read, say why: the file is missing, its size differs from
-//!   the manifest's `file_size_in_bytes` ("is 812 bytes, the manifest says 1134"), or it
-//!   is not Parquet;
+//!   the manifest's `file_size_in_bytes` ("is 812 bytes, the manifest says 1134"), its
+//!   footer length field is beyond the file (checked before DataFusion's footer decoder
+//!   sees it, [`FooterCheckedStore`]: the decoder would panic), or it is not Parquet;
 //! - check that every column chunk the footer describes lies inside the file (a corrupt
 //!   footer's negative offsets would panic in the `parquet` crate, see
 //!   [`crate::io::parquet_footer`]);
@@ -65,6 +66,7 @@ use super::scan_errors::Locations;
 use crate::error::Error;
 use crate::io::parquet_footer::column_chunk_out_of_range;
 use crate::io::parquet_statistics::without_untrusted_min_max;
+use crate::io::FooterCheckedStore;
 use crate::scan::checked_files::{CheckContext, CheckedFile, CheckedFiles};
 use crate::spec::arrow::arrow_field_id;
 use crate::spec::arrow_compat::check_field;
@@ -72,8 +74,9 @@ use crate::spec::arrow_compat::check_field;
 /// Creates the readers of one scan's data files on one object store.
 #[derive(Debug)]
 pub struct IcebergParquetReaderFactory {
-    inner: CachedParquetFileReaderFactory,
     store: Arc<dyn ObjectStore>,
+    /// The session's footer cache (see the module docs).
+    metadata_cache: Arc<FileMetadataCache>,
     /// How locations are shown (the store's URL; for moved tables, the locations the
     /// manifests record).
     locations: Locations,
@@ -131,8 +134,8 @@ impl IcebergParquetReaderFactory {
         metadata_cache: Arc<FileMetadataCache>,
     ) -> Self {
         Self {
-            inner: CachedParquetFileReaderFactory::new(Arc::clone(&store), metadata_cache),
             store,
+            metadata_cache,
             locations: Locations {
                 store_url: store_url.to_string(),
                 recorded,
@@ -175,7 +178,16 @@ impl ParquetFileReaderFactory for IcebergParquetReaderFactory {
                 };
                 (Arc::clone(cache), key)
             });
-        let inner = self.inner.create_reader(
+        // the footer DataFusion reads for the file is checked on its way to the decoder
+        let footer_store = Arc::new(FooterCheckedStore::new(
+            Arc::clone(&self.store),
+            [(path.clone(), manifest_size)],
+        ));
+        let inner = CachedParquetFileReaderFactory::new(
+            Arc::clone(&footer_store) as Arc<dyn ObjectStore>,
+            Arc::clone(&self.metadata_cache),
+        )
+        .create_reader(
             partition_index,
             partitioned_file,
             metadata_size_hint,
@@ -183,6 +195,7 @@ impl ParquetFileReaderFactory for IcebergParquetReaderFactory {
         )?;
         Ok(Box::new(IcebergFileReader {
             inner,
+            footer_store,
             store: Arc::clone(&self.store),
             described: self.locations.describe(&path),
             path,
@@ -201,6 +214,8 @@ impl ParquetFileReaderFactory for IcebergParquetReaderFactory {
 /// One data file's reader (see the module docs).
 struct IcebergFileReader {
     inner: Box<dyn AsyncFileReader + Send>,
+    /// The store `inner` reads through, which checks the file's footer length.
+    footer_store: Arc<FooterCheckedStore>,
     store: Arc<dyn ObjectStore>,
     path: Path,
     /// The location as shown in errors, quoted.
@@ -356,9 +371,9 @@ impl AsyncFileReader for IcebergFileReader {
         options: Option<&'a ArrowReaderOptions>,
     ) -> BoxFuture<'a, Result<Arc<ParquetMetaData>, ParquetError>> {
         async move {
-            // the footer decoder panics on some corrupt footers (`parquet` 59.3.2: a
-            // footer length beyond the file overflows a subtraction in debug builds):
-            // caught, it is a footer that cannot be read like any other
+            // a footer length beyond the file is refused before the decoder sees it
+            // (`footer_store`); any other panic of the decoder on a corrupt footer is
+            // caught: it is a footer that cannot be read like any other
             let read = std::panic::AssertUnwindSafe(self.inner.get_metadata(options))
                 .catch_unwind()
                 .await
@@ -371,10 +386,14 @@ impl AsyncFileReader for IcebergFileReader {
             let metadata = match read {
                 Ok(m) => m,
                 Err(e) => {
+                    let cause = match self.footer_store.corrupt_footer() {
+                        Some(corrupt) => corrupt.cause.to_string(),
+                        None => super::scan_errors::parquet_cause(&e),
+                    };
                     let store = Arc::clone(&self.store);
                     let path = self.path.clone();
                     let file = self.described.clone();
-                    return Err(diagnose(store, path, file, self.manifest_size, e).await);
+                    return Err(diagnose(store, path, file, self.manifest_size, cause).await);
                 }
             };
             if !self.checked
@@ -447,13 +466,13 @@ impl AsyncFileReader for IcebergFileReader {
 }
 
 /// Why the footer of the data file at `path` (shown as `file`) could not be read, as
-/// well as the store can tell.
+/// well as the store can tell; `cause` is what the footer's reader said.
 async fn diagnose(
     store: Arc<dyn ObjectStore>,
     path: Path,
     file: String,
     manifest_size: u64,
-    cause: ParquetError,
+    cause: String,
 ) -> ParquetError {
     let message = match store.head(&path).await {
         Err(object_store::Error::NotFound { .. }) => format!("data file {file} does not exist"),
@@ -462,10 +481,7 @@ async fn diagnose(
              (file_size_in_bytes): the file was replaced or truncated",
             meta.size
         ),
-        Ok(_) => format!(
-            "data file {file} is not a readable Parquet file: {}",
-            super::scan_errors::parquet_cause(&cause)
-        ),
+        Ok(_) => format!("data file {file} is not a readable Parquet file: {cause}"),
         Err(e) => format!("data file {file} cannot be read: {e}"),
     };
     external(Error::invalid_data(message))

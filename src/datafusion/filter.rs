@@ -165,6 +165,32 @@ impl<'a> FilterConverter<'a> {
                     true,
                 )
             }
+            // a truth test of Spark's two-valued `isnan(c) IS TRUE` (`super::spark_isnan`
+            // wraps a user's `isnan(d) IS NOT TRUE` so): that value, or its negation
+            Expr::IsTrue(inner) | Expr::IsNotFalse(inner) if is_spark_isnan(inner) => {
+                self.conv(inner, negated)
+            }
+            Expr::IsNotTrue(inner) | Expr::IsFalse(inner) if is_spark_isnan(inner) => {
+                self.conv(inner, !negated)
+            }
+            // Spark's `isnan` (FALSE for NULL, `super::spark_isnan`) and its truth tests
+            Expr::IsTrue(inner)
+            | Expr::IsNotTrue(inner)
+            | Expr::IsFalse(inner)
+            | Expr::IsNotFalse(inner)
+                if super::spark_isnan::is_isnan(inner) =>
+            {
+                let Expr::ScalarFunction(f) = inner.as_ref() else {
+                    return None;
+                };
+                let holds_for_nan = matches!(e, Expr::IsTrue(_) | Expr::IsNotFalse(_));
+                let holds_for_null = matches!(e, Expr::IsNotTrue(_) | Expr::IsNotFalse(_));
+                self.isnan_truth(
+                    &f.args[0],
+                    holds_for_nan != negated,
+                    holds_for_null != negated,
+                )
+            }
             Expr::ScalarFunction(f) if f.func.name() == "isnan" && f.args.len() == 1 => {
                 let col = self.column(&f.args[0])?;
                 let op = if negated {
@@ -192,6 +218,31 @@ impl<'a> FilterConverter<'a> {
             }
             _ => None,
         }
+    }
+
+    /// The rows where a truth test of `isnan(arg)` holds (`isnan(x) IS TRUE`, `IS NOT
+    /// FALSE`, … and their `NOT`s): those whose `arg` is NaN (`nan`) or a number (`!nan`),
+    /// and also those whose `arg` is NULL (`null`). The `null` half matters: this crate's
+    /// `not_nan` is false for null ([`UnaryOp::NotNan`]), so `NOT (isnan(f) IS TRUE)` — TRUE
+    /// for a NULL `f`, as Spark's `NOT isnan(f)` (`IsNaN`, `nullable = false`) — is
+    /// `not_nan(f) OR is_null(f)`; as `not_nan(f)` alone it pruned the files and identity
+    /// partitions of `f = NULL`, rows the filter keeps.
+    fn isnan_truth(&self, arg: &Expr, nan: bool, null: bool) -> Conv {
+        let col = self.column(arg)?;
+        // `CAST(x) IS NULL` is not `x IS NULL` for a cast that may fail
+        if null && col.partial {
+            return None;
+        }
+        let values = Predicate::col_unary(
+            if nan { UnaryOp::IsNan } else { UnaryOp::NotNan },
+            &col.name,
+        );
+        let p = if null {
+            values.or(Predicate::col_unary(UnaryOp::IsNull, &col.name))
+        } else {
+            values
+        };
+        self.leaf(p, false)
     }
 
     /// Keep `p` only if it binds to the schema.
@@ -370,6 +421,12 @@ impl<'a> FilterConverter<'a> {
             _ => None,
         }
     }
+}
+
+/// `e` is `isnan(x) IS TRUE`, Spark's `isnan` as [`super::spark_isnan`] writes it (never
+/// NULL).
+fn is_spark_isnan(e: &Expr) -> bool {
+    matches!(e, Expr::IsTrue(inner) if super::spark_isnan::is_isnan(inner))
 }
 
 fn comparison_op(op: Operator) -> Option<BinaryOp> {

@@ -340,12 +340,14 @@ impl OptimizerRule for NormalizeFloatingNumbers {
 /// `ctx`'s optimizer, each once (a second call does nothing), and Spark's `greatest` /
 /// `least` of floats ([`super::greatest_least`]) in its functions; and, in its analyzer,
 /// Spark's three-valued `IN (subquery)` ([`super::null_aware_in`]) and `IN` list pairs
-/// ([`super::in_list_pairs`]), which the same
+/// ([`super::in_list_pairs`]) and Spark's `isnan` of NULL ([`super::spark_isnan`]), which
+/// the same
 /// sessions (every one icefloe sets up for Spark's rows) need; and Parquet files read by
 /// path keep their NaN rows ([`super::nan_safe_parquet`]).
 pub fn install_float_key_rule(ctx: &SessionContext) {
     super::null_aware_in::install_null_aware_in_rule(ctx);
     super::in_list_pairs::install_in_list_pairs_rule(ctx);
+    super::spark_isnan::install_spark_isnan_rule(ctx);
     let present = |name: &str| {
         ctx.state_ref()
             .read()

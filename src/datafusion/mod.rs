@@ -74,6 +74,7 @@ pub mod snapshot_metric;
 mod sort_requirement;
 mod spark_datetime;
 mod spark_functions;
+pub mod spark_isnan;
 mod spark_text_casts;
 pub mod sql;
 mod statistics;

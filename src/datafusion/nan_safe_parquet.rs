@@ -20,6 +20,10 @@
 //! and a scan of a file schema holding floats has row-group and page pruning off (the
 //! filters still run on every row). icefloe's Iceberg scans do the same from the files'
 //! `nan_value_counts` (`table_provider/scan.rs`) and are not affected by this format.
+//!
+//! The format also reads the files' footers (schema, statistics and ordering inference)
+//! through a [`FooterCheckedStore`]: a footer length field beyond its file, on which the
+//! `parquet` crate's footer decoder would panic, is an error naming the file.
 
 use std::any::Any;
 use std::collections::HashMap;
@@ -39,6 +43,8 @@ use datafusion::execution::context::SessionContext;
 use datafusion::physical_expr::LexRequirement;
 use datafusion::physical_plan::ExecutionPlan;
 use object_store::{ObjectMeta, ObjectStore};
+
+use crate::io::FooterCheckedStore;
 
 /// DataFusion's `ParquetFormatFactory`, making [`NanSafeParquetFormat`]s (see the module
 /// docs).
@@ -178,7 +184,9 @@ impl FileFormat for NanSafeParquetFormat {
         store: &Arc<dyn ObjectStore>,
         objects: &[ObjectMeta],
     ) -> DFResult<SchemaRef> {
-        self.inner.infer_schema(state, store, objects).await
+        let (checked, store) = FooterCheckedStore::for_objects(store, objects);
+        let schema = self.inner.infer_schema(state, &store, objects).await;
+        schema.map_err(|e| checked.naming_corrupt_footer(e))
     }
 
     async fn infer_stats(
@@ -188,10 +196,12 @@ impl FileFormat for NanSafeParquetFormat {
         table_schema: SchemaRef,
         object: &ObjectMeta,
     ) -> DFResult<Statistics> {
+        let (checked, store) = FooterCheckedStore::for_objects(store, std::slice::from_ref(object));
         let statistics = self
             .inner
-            .infer_stats(state, store, Arc::clone(&table_schema), object)
-            .await?;
+            .infer_stats(state, &store, Arc::clone(&table_schema), object)
+            .await
+            .map_err(|e| checked.naming_corrupt_footer(e))?;
         Ok(without_float_bounds(statistics, &table_schema))
     }
 
@@ -202,9 +212,11 @@ impl FileFormat for NanSafeParquetFormat {
         table_schema: SchemaRef,
         object: &ObjectMeta,
     ) -> DFResult<Option<datafusion::physical_expr::LexOrdering>> {
+        let (checked, store) = FooterCheckedStore::for_objects(store, std::slice::from_ref(object));
         self.inner
-            .infer_ordering(state, store, table_schema, object)
+            .infer_ordering(state, &store, table_schema, object)
             .await
+            .map_err(|e| checked.naming_corrupt_footer(e))
     }
 
     async fn infer_stats_and_ordering(
@@ -214,10 +226,12 @@ impl FileFormat for NanSafeParquetFormat {
         table_schema: SchemaRef,
         object: &ObjectMeta,
     ) -> DFResult<FileMeta> {
+        let (checked, store) = FooterCheckedStore::for_objects(store, std::slice::from_ref(object));
         let meta = self
             .inner
-            .infer_stats_and_ordering(state, store, Arc::clone(&table_schema), object)
-            .await?;
+            .infer_stats_and_ordering(state, &store, Arc::clone(&table_schema), object)
+            .await
+            .map_err(|e| checked.naming_corrupt_footer(e))?;
         Ok(
             FileMeta::new(without_float_bounds(meta.statistics, &table_schema))
                 .with_ordering(meta.ordering),

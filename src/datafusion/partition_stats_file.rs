@@ -243,6 +243,8 @@ pub(crate) async fn read_partition_stats_file(
         )));
     }
     let bytes = table.file_io().read(location).await?;
+    crate::io::parquet_footer::check_footer_length(&bytes, bytes.len() as u64)
+        .map_err(|e| bad(e.to_string()))?;
     let builder = ParquetRecordBatchReaderBuilder::try_new(bytes)
         .map_err(|e| bad("not Parquet".into()).with_source(e))?;
     let metadata = table.metadata();

@@ -21,7 +21,11 @@
 //!   timestamp's, so the column is compared as it is (and its files are pruned by their
 //!   bounds and partition values); the other string, date and nanosecond timestamp
 //!   constants of that comparison, `IN` list or `BETWEEN` too (nanoseconds floored), or
-//!   DataFusion would compare them all in nanoseconds.
+//!   DataFusion would compare them all in nanoseconds;
+//! - a date that is no constant (a `date` column) compared with a timestamp is compared
+//!   as a microsecond timestamp, with every timestamp, date and string of its group, for
+//!   any literal (the column's own dates may lie outside nanoseconds' range; see
+//!   `unify_dates`).
 //!
 //! A string is read as DataFusion reads it in nanoseconds (without an offset, a wall-clock
 //! time in the zone of the type it is cast to); digits below the microsecond are floored,
@@ -114,7 +118,10 @@ fn to_restate(value: ScalarValue) -> Option<ScalarValue> {
 /// is no constant (when its unit is microseconds or coarser): all of them, since
 /// DataFusion would compare the others, and with them the group, in nanoseconds. Returns
 /// whether anything changed.
-fn unify(group: &mut [&mut Expr], schema: &DFSchema) -> bool {
+fn unify(group: &mut [&mut Expr], schema: &DFSchema, session_zone: Option<&str>) -> bool {
+    if let Some(changed) = unify_dates(group, schema, session_zone) {
+        return changed;
+    }
     let zone = group.iter().find_map(|e| {
         if constant(e).is_some() {
             return None;
@@ -148,6 +155,79 @@ fn unify(group: &mut [&mut Expr], schema: &DFSchema) -> bool {
     changed
 }
 
+/// A date that is no constant (a `date` column) compared with a timestamp: every value of
+/// the group as `Timestamp(Microsecond, None)`. DataFusion 55 compares a `Date32` with a
+/// `Timestamp(_, any zone)` as `Timestamp(Nanosecond, None)` (`temporal_coercion`), so a
+/// date outside 1677-09-21 to 2262-04-11 in the column (Iceberg's and Spark's dates range
+/// over years 0001 to 9999) failed the query whichever rows the rest of the filter kept
+/// ("Overflow happened on: -719162 * 86400000000000"), and so did a literal after 2262.
+/// Spark casts the date to its microsecond timestamp (midnight) and compares that
+/// (`TypeCoercion.findCommonTypeForBinaryComparison`): here the same type as DataFusion's
+/// in microseconds, so the rows that compared before compare alike (a zoned timestamp is
+/// seen as its wall-clock time, as DataFusion's cast to `Timestamp(_, None)` sees it),
+/// nanosecond constants floored to microseconds as Spark's literals are. The date column
+/// stays a column under a cast, which [`super::filter`] prunes by (its bounds and
+/// partition values).
+///
+/// `None` when the group holds no such date and timestamp, or a timestamp of nanoseconds
+/// that is no constant (a `timestamp_ns` column: microseconds would lose its digits), or
+/// a zoned timestamp while the session's zone (`session_zone`) is not UTC: there
+/// [`zoned_literals`](super::zoned_literals) reads the date as a wall-clock time in that
+/// zone, in microseconds, as Spark does.
+fn unify_dates(
+    group: &mut [&mut Expr],
+    schema: &DFSchema,
+    session_zone: Option<&str>,
+) -> Option<bool> {
+    let types: Vec<Option<DataType>> = group.iter().map(|e| e.get_type(schema).ok()).collect();
+    let is_constant: Vec<bool> = group.iter().map(|e| constant(e).is_some()).collect();
+    let date_value = types
+        .iter()
+        .zip(&is_constant)
+        .any(|(t, c)| !c && matches!(t, Some(DataType::Date32 | DataType::Date64)));
+    let timestamp = types
+        .iter()
+        .any(|t| matches!(t, Some(DataType::Timestamp(_, _))));
+    let nanosecond_value = types
+        .iter()
+        .zip(&is_constant)
+        .any(|(t, c)| !c && matches!(t, Some(DataType::Timestamp(TimeUnit::Nanosecond, _))));
+    let zoned = types
+        .iter()
+        .any(|t| matches!(t, Some(DataType::Timestamp(_, Some(_)))));
+    let zoned_elsewhere = session_zone.is_some_and(|z| !z.eq_ignore_ascii_case("UTC"));
+    if !date_value || !timestamp || nanosecond_value || (zoned && zoned_elsewhere) {
+        return None;
+    }
+    let target = DataType::Timestamp(TimeUnit::Microsecond, None);
+    let mut changed = false;
+    for (expr, (ty, is_constant)) in group.iter_mut().zip(types.into_iter().zip(is_constant)) {
+        let restated = if is_constant {
+            let value = constant(expr).and_then(|v| match v {
+                ScalarValue::TimestampSecond(..)
+                | ScalarValue::TimestampMillisecond(..)
+                | ScalarValue::TimestampMicrosecond(..) => Some(v),
+                v => to_restate(v),
+            });
+            match value {
+                Some(value) => Expr::Literal(value, None),
+                // a constant of another type (a number): DataFusion's coercion decides
+                None => continue,
+            }
+        } else {
+            match ty {
+                Some(DataType::Date32 | DataType::Date64 | DataType::Timestamp(_, _)) => {
+                    expr.clone()
+                }
+                _ => continue,
+            }
+        };
+        **expr = Expr::Cast(Cast::new(Box::new(restated), target.clone()));
+        changed = true;
+    }
+    Some(changed)
+}
+
 impl FunctionRewrite for TimestampRangeLiterals {
     fn name(&self) -> &str {
         TIMESTAMP_RANGE_LITERALS_RULE
@@ -157,14 +237,16 @@ impl FunctionRewrite for TimestampRangeLiterals {
         &self,
         expr: Expr,
         schema: &DFSchema,
-        _config: &ConfigOptions,
+        config: &ConfigOptions,
     ) -> DFResult<Transformed<Expr>> {
+        let session_zone = config.execution.time_zone.as_deref();
         let retargeted = retarget_cast(expr);
         if retargeted.transformed {
             return Ok(retargeted);
         }
         let mut expr = retargeted.data;
-        let changed = unify_compared(&mut expr, |group| Ok(unify(group, schema)))?.unwrap_or(false);
+        let changed = unify_compared(&mut expr, |group| Ok(unify(group, schema, session_zone)))?
+            .unwrap_or(false);
         Ok(if changed {
             Transformed::yes(expr)
         } else {

@@ -31,7 +31,7 @@ use datafusion::parquet::schema::types::SchemaDescriptor;
 use tokio::sync::OnceCell;
 
 use crate::error::{Error, Result};
-use crate::io::parquet_footer::column_chunk_out_of_range;
+use crate::io::parquet_footer::{check_footer_length, column_chunk_out_of_range};
 use crate::io::FileIO;
 use crate::scan::file_version::FileVersion;
 use crate::spec::arrow::{arrow_field_id, field_to_arrow};
@@ -145,6 +145,7 @@ pub fn parse_equality_delete_file(
     let bad =
         |what: String| Error::invalid_data(format!("equality delete file '{location}': {what}"));
     let corrupt = |e| bad("cannot read Parquet (truncated or corrupt?)".into()).with_source(e);
+    check_footer_length(&bytes, bytes.len() as u64).map_err(|e| bad(e.to_string()))?;
     let builder = ParquetRecordBatchReaderBuilder::try_new(bytes.clone()).map_err(corrupt)?;
     if let Some(what) = column_chunk_out_of_range(builder.metadata(), bytes.len() as u64) {
         return Err(bad(what));

@@ -36,7 +36,7 @@ use super::deletion_vector::deserialize_deletion_vector;
 use super::position_delete_cache::PositionDeleteCache;
 use super::puffin::read_blob;
 use crate::error::{Error, Result};
-use crate::io::parquet_footer::column_chunk_out_of_range;
+use crate::io::parquet_footer::{check_footer_length, column_chunk_out_of_range};
 use crate::io::FileIO;
 use crate::scan::file_version::FileVersion;
 use crate::spec::arrow::arrow_field_id;
@@ -81,6 +81,7 @@ pub fn parse_position_delete_file(bytes: Bytes, location: &str) -> Result<Positi
     let bad =
         |what: String| Error::invalid_data(format!("position delete file '{location}': {what}"));
     let size = bytes.len() as u64;
+    check_footer_length(&bytes, size).map_err(|e| bad(e.to_string()))?;
     let builder = ParquetRecordBatchReaderBuilder::try_new(bytes)
         .map_err(|e| bad("cannot read Parquet (truncated or corrupt?)".into()).with_source(e))?;
     if let Some(what) = column_chunk_out_of_range(builder.metadata(), size) {

@@ -22,6 +22,7 @@ use crate::error::{Error, ErrorKind, Result};
 mod azure;
 mod cloud;
 mod counting;
+mod footer_checked_store;
 mod local;
 pub mod parquet_footer;
 pub mod parquet_statistics;
@@ -41,6 +42,7 @@ pub use cloud::{
     check_url_without_secrets, is_secret, is_url_valued, redacted, shared_store, store_options,
 };
 pub use counting::{CountingStore, RequestCounts, RequestObserver, RequestTotals, StoreRequest};
+pub use footer_checked_store::{CorruptFooter, FooterCheckedStore};
 pub(crate) use range_reader::ObjectRangeReader;
 pub(crate) use read_context::{file_context, when_moved};
 pub use redact::redact_userinfo;
@@ -446,6 +448,31 @@ impl FileIO {
         let store = self.store(&resolved.store_url)?;
         // a cloud store's reads retry a transport failure themselves (`RetryingRequests`)
         async { store.get(&resolved.path).await?.bytes().await }
+            .await
+            .map_err(|e| map_store_error(e, location))
+    }
+
+    /// Read a whole file expected to be small: one GET, whose answer gives the file's
+    /// size before its body is read, so a file longer than `limit` bytes (damaged, or not
+    /// the file it should be) is refused without reading it.
+    ///
+    /// Errors: [`ErrorKind::InvalidData`] naming the location, its size and `limit`
+    /// when the file is longer; otherwise as [`FileIO::read`].
+    pub async fn read_at_most(&self, location: &str, limit: u64) -> Result<Bytes> {
+        let resolved = self.resolve(location)?;
+        let store = self.store(&resolved.store_url)?;
+        let answer = store
+            .get(&resolved.path)
+            .await
+            .map_err(|e| map_store_error(e, location))?;
+        if answer.meta.size > limit {
+            return Err(Error::invalid_data(format!(
+                "'{location}' is {} bytes, more than the {limit} bytes it may hold",
+                answer.meta.size
+            )));
+        }
+        answer
+            .bytes()
             .await
             .map_err(|e| map_store_error(e, location))
     }

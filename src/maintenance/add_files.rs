@@ -27,7 +27,7 @@ use crate::catalog::{Catalog, TableIdent};
 use crate::delete::is_deletion_vector;
 use crate::error::{Error, ErrorKind, Result};
 use crate::expr::literal::{is_nan, literal_eq};
-use crate::io::{normalize_location, ObjectRangeReader};
+use crate::io::{normalize_location, FooterCheckedStore, ObjectRangeReader};
 use crate::scan::TableScan;
 use crate::spec::arrow::{arrow_field_id, schema_to_arrow};
 use crate::spec::arrow_compat::check_field;
@@ -470,15 +470,22 @@ async fn read_footer(
 ) -> Result<(ParquetMetaData, ObjectRangeReader)> {
     let io = table.file_io().without_remaps();
     let resolved = io.resolve(location)?;
-    let store = io.store(&resolved.store_url)?;
-    let fetch = ObjectRangeReader::new(store, resolved.path);
+    // the footer length is checked by the store the footer is read through
+    let store = Arc::new(FooterCheckedStore::new(
+        io.store(&resolved.store_url)?,
+        [(resolved.path.clone(), size)],
+    ));
+    let fetch = ObjectRangeReader::new(Arc::clone(&store) as _, resolved.path);
     let meta = ParquetMetaDataReader::new()
         .with_prefetch_hint(Some(64 * 1024))
         .load_and_finish(fetch.clone(), size)
         .await
         .map_err(|e| {
-            Error::invalid_data(format!("'{location}' is not a readable Parquet file"))
-                .with_source(e)
+            let unreadable = format!("'{location}' is not a readable Parquet file");
+            match store.corrupt_footer() {
+                Some(corrupt) => Error::invalid_data(format!("{unreadable}: {}", corrupt.cause)),
+                None => Error::invalid_data(unreadable).with_source(e),
+            }
         })?;
     Ok((meta, fetch))
 }

@@ -216,6 +216,133 @@ async fn timestamps_of_years_1_to_9999_are_written_and_filtered_with_literals() 
     }
 }
 
+/// A `date` column compared with a timestamp literal (`=`, `<`, `BETWEEN`, `[NOT] IN`;
+/// `TIMESTAMP`, `TIMESTAMP_NTZ`, `TIMESTAMPTZ`, a cast string) answers Spark's rows (the date
+/// at midnight, in microseconds) when a date of the table or the literal is outside
+/// 1677–2262: DataFusion 55 compared them as nanosecond timestamps and failed every such
+/// query on a table holding a year-0001 date ("Overflow happened on: -719162 *
+/// 86400000000000"), and any with a literal after 2262 (report Z67, fault 4). The files
+/// are pruned by the dates' bounds and partitions alike (one file per row; held rows
+/// with nothing to prune give the same rows).
+#[tokio::test]
+async fn dates_compare_with_timestamps_of_years_1_to_9999() {
+    let lake = lake().await;
+    let ctx = &lake.ctx;
+    for (name, partitioning) in [("dates", ""), ("dates_m", "PARTITIONED BY (months(d))")] {
+        ok(
+            ctx,
+            &format!("CREATE TABLE ice.ns.{name} (id BIGINT, d DATE) {partitioning}"),
+        )
+        .await;
+        for row in [
+            "1, DATE '0001-01-01'",
+            "2, DATE '1500-06-15'",
+            "3, DATE '1969-12-31'",
+            "4, DATE '2024-02-29'",
+            "5, DATE '9999-12-31'",
+            "6, NULL",
+        ] {
+            ok(ctx, &format!("INSERT INTO ice.ns.{name} VALUES ({row})")).await;
+        }
+        let rows = run(ctx, &format!("SELECT * FROM ice.ns.{name}"))
+            .await
+            .expect("rows");
+        let mem = datafusion::datasource::MemTable::try_new(rows[0].schema(), vec![rows])
+            .expect("memtable");
+        ctx.register_table(format!("{name}_rows"), Arc::new(mem))
+            .expect("register");
+    }
+    let cases: &[(&str, &[i64])] = &[
+        ("d < TIMESTAMP '2024-06-01 00:00:00'", &[1, 2, 3, 4]),
+        ("id = 1 AND d < TIMESTAMP '2024-06-01 00:00:00'", &[1]),
+        (
+            "d >= DATE '2024-01-01' OR d < TIMESTAMP '2024-06-01 00:00:00'",
+            &[1, 2, 3, 4, 5],
+        ),
+        ("d < TIMESTAMP '2300-01-01 00:00:00'", &[1, 2, 3, 4]),
+        ("TIMESTAMP '1970-01-01 00:00:00' > d", &[1, 2, 3]),
+        ("d = TIMESTAMP '2024-02-29 00:00:00'", &[4]),
+        ("d = TIMESTAMP '2024-02-29 12:00:00'", &[]),
+        ("d <> TIMESTAMP '0001-01-01 00:00:00'", &[2, 3, 4, 5]),
+        ("d <= TIMESTAMP '0001-01-01 00:00:00'", &[1]),
+        ("d > TIMESTAMP '0001-01-01 00:00:00'", &[2, 3, 4, 5]),
+        ("d >= TIMESTAMP '9999-12-31 00:00:00'", &[5]),
+        ("d > TIMESTAMP '9999-12-30 23:59:59.999999'", &[5]),
+        ("d < TIMESTAMP '1500-06-15 00:00:00.000001'", &[1, 2]),
+        (
+            "d BETWEEN TIMESTAMP '1500-01-01 00:00:00' AND TIMESTAMP '2024-02-29 00:00:00'",
+            &[2, 3, 4],
+        ),
+        (
+            "d NOT BETWEEN TIMESTAMP '1500-01-01 00:00:00' AND TIMESTAMP '2300-01-01 00:00:00'",
+            &[1, 5],
+        ),
+        (
+            "d IN (TIMESTAMP '0001-01-01 00:00:00', TIMESTAMP '2024-02-29 00:00:00')",
+            &[1, 4],
+        ),
+        (
+            "d NOT IN (TIMESTAMP '0001-01-01 00:00:00', TIMESTAMP '2024-02-29 00:00:00')",
+            &[2, 3, 5],
+        ),
+        (
+            "d IN (TIMESTAMP '9999-12-31 00:00:00', DATE '1969-12-31')",
+            &[3, 5],
+        ),
+        ("d < TIMESTAMP_NTZ '2024-06-01 00:00:00'", &[1, 2, 3, 4]),
+        ("d >= TIMESTAMP_NTZ '9999-12-31 00:00:00'", &[5]),
+        ("d < TIMESTAMPTZ '2024-06-01 00:00:00+00:00'", &[1, 2, 3, 4]),
+        ("d < CAST('2300-01-01' AS TIMESTAMP)", &[1, 2, 3, 4]),
+        (
+            "d IS DISTINCT FROM TIMESTAMP '0001-01-01 00:00:00'",
+            &[2, 3, 4, 5, 6],
+        ),
+    ];
+    let mut failures = vec![];
+    for (condition, want) in cases {
+        for table in [
+            "ice.ns.dates",
+            "ice.ns.dates_m",
+            "dates_rows",
+            "dates_m_rows",
+        ] {
+            let sql = format!("SELECT id FROM {table} WHERE {condition}");
+            let got = run(ctx, &sql).await.map(|batches| {
+                let mut ids: Vec<i64> = batches
+                    .iter()
+                    .flat_map(|b| {
+                        b.column(0)
+                            .as_primitive::<datafusion::arrow::datatypes::Int64Type>()
+                            .values()
+                            .to_vec()
+                    })
+                    .collect();
+                ids.sort();
+                ids
+            });
+            if got.as_deref() != Ok(*want) {
+                failures.push(format!("{sql}: {got:?}, not {want:?}"));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    // pruned by the dates' bounds: one file of six planned (and by the month partitions)
+    for condition in [
+        "d < TIMESTAMP '1400-01-01 00:00:00'",
+        "d IN (TIMESTAMP '9999-12-31 00:00:00')",
+        "d BETWEEN TIMESTAMP '2000-01-01 00:00:00' AND TIMESTAMP '2300-01-01 00:00:00'",
+    ] {
+        for table in ["dates", "dates_m"] {
+            let sql = format!("EXPLAIN ANALYZE SELECT id FROM ice.ns.{table} WHERE {condition}");
+            let text = ok(ctx, &sql).await;
+            assert!(
+                text.contains("iceberg_data_files_planned=1,"),
+                "{sql}:\n{text}"
+            );
+        }
+    }
+}
+
 /// `UPDATE … SET`, `MERGE … UPDATE SET` / `INSERT VALUES` and a v3 column `DEFAULT` take
 /// such literals (`UPDATE`'s values were refused by its check of constant values, which
 /// folded them without the rewrite: "cannot set column 'ts' (Timestamp(µs)): … Overflow

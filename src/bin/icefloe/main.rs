@@ -13,6 +13,7 @@ mod interrupt;
 mod not_found;
 mod object_stores;
 mod output;
+mod panics;
 mod path_listing;
 mod progress;
 mod pruning;
@@ -35,6 +36,7 @@ use datafusion::execution::cache::cache_manager::CacheManagerConfig;
 use datafusion::execution::runtime_env::RuntimeEnvBuilder;
 use datafusion::execution::SessionStateBuilder;
 use datafusion::prelude::{SessionConfig, SessionContext};
+use futures::FutureExt;
 use icefloe::datafusion::followed_directory::FollowedDirectory;
 use icefloe::datafusion::IcebergNamesSchemaProvider;
 
@@ -364,6 +366,8 @@ const STACK_BYTES: usize = 256 * 1024 * 1024;
 const MAX_EXPRESSION_DEPTH: usize = 5000;
 
 fn main() -> ExitCode {
+    // a panic is reported as an error (panics.rs), not by the default hook
+    panics::install_hook();
     // the runtime's threads, and the one driving it, get large stacks
     let driver = std::thread::Builder::new()
         .name("icefloe-main".into())
@@ -383,7 +387,10 @@ fn main() -> ExitCode {
         });
     match driver.map(|d| d.join()) {
         Ok(Ok(code)) => code,
-        Ok(Err(_)) => ExitCode::FAILURE,
+        Ok(Err(panic)) => {
+            eprintln!("error: {}", panics::described(panic.as_ref()));
+            ExitCode::FAILURE
+        }
         Err(e) => {
             eprintln!("error: cannot start the main thread: {e}");
             ExitCode::FAILURE
@@ -629,8 +636,21 @@ pub fn statement_location(name: &str, statement: &statements::Statement, offset:
     format!("{name}:{} ({})", statement.line + offset, statement.head)
 }
 
-/// Run one statement and write its result.
+/// Run one statement and write its result; a panic while it runs is its error
+/// ([`panics`]).
 pub async fn run_statement(
+    ctx: &SessionContext,
+    statement: &str,
+    output: &mut Output,
+) -> Result<output::Written, CliError> {
+    std::panic::AssertUnwindSafe(run_statement_body(ctx, statement, output))
+        .catch_unwind()
+        .await
+        .unwrap_or_else(|panic| Err(CliError::new(panics::described(panic.as_ref()))))
+}
+
+/// The statement's work for [`run_statement`].
+async fn run_statement_body(
     ctx: &SessionContext,
     statement: &str,
     output: &mut Output,

@@ -32,6 +32,7 @@ use datafusion::datasource::listing::{
 use datafusion::execution::context::SessionState;
 use futures::{StreamExt, TryStreamExt};
 use icefloe::datafusion::nan_safe_parquet::parquet_format;
+use icefloe::io::FooterCheckedStore;
 use object_store::ObjectMeta;
 
 /// The files of one format found under a path.
@@ -213,9 +214,14 @@ async fn unified_schema(
     let mut schemas: Vec<(String, Schema)> = futures::stream::iter(files)
         .filter(|f| futures::future::ready(f.size > 0))
         .map(|file| async move {
+            // a footer length beyond the file is an error naming it (the `parquet`
+            // crate's decoder would panic on it)
+            let files = std::slice::from_ref(&file);
+            let (checked, store) = FooterCheckedStore::for_objects(store, files);
             let schema = format
-                .infer_schema(state, store, std::slice::from_ref(&file))
-                .await?;
+                .infer_schema(state, &store, files)
+                .await
+                .map_err(|e| checked.naming_corrupt_footer(e))?;
             Ok::<_, datafusion::error::DataFusionError>((
                 file.location.to_string(),
                 strings_as(&schema, view),

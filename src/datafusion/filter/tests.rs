@@ -376,14 +376,89 @@ const CASES: &[(&str, bool, bool)] = &[
 
 #[tokio::test]
 async fn conversions_keep_every_row_datafusion_keeps() {
-    let schema = schema();
-    let rows = rows();
-    let batch = batch(&schema, &rows);
+    check_conversions(&SessionContext::new(), CASES, rows()).await;
+}
+
+/// `isnan` and its truth tests under Spark's `isnan` (FALSE for NULL,
+/// [`crate::datafusion::spark_isnan`]): `NOT isnan(d)` keeps the rows of NULL `d`, and so
+/// must its predicate (it was `not_nan(d)`, false for NULL, which pruned them).
+const SPARK_ISNAN_CASES: &[(&str, bool, bool)] = &[
+    ("isnan(d)", true, false),
+    ("NOT isnan(d)", true, false),
+    ("NOT isnan(f)", true, false),
+    // simplified to `NOT (isnan(d) IS TRUE)`
+    ("isnan(d) = false", true, false),
+    ("NOT isnan(d) OR i = 5", true, false),
+    ("NOT (isnan(d) OR i = 5)", true, false),
+    ("isnan(d) IS NOT TRUE", true, false),
+    ("isnan(d) IS NOT FALSE", true, false),
+    ("NOT (isnan(f) IS FALSE)", true, false),
+    ("NOT isnan(CAST(f AS DOUBLE))", true, false),
+];
+
+#[tokio::test]
+async fn spark_isnan_conversions_keep_every_row_datafusion_keeps() {
     let ctx = SessionContext::new();
+    crate::datafusion::spark_isnan::install_spark_isnan_rule(&ctx);
+    check_conversions(&ctx, SPARK_ISNAN_CASES, rows()).await;
+    // the rule is in effect: row 3 (every column NULL) is one the predicates must keep
+    let kept = ctx
+        .sql("SELECT id FROM t WHERE NOT isnan(d) AND id = 3")
+        .await
+        .unwrap()
+        .collect()
+        .await
+        .unwrap();
+    assert_eq!(kept.iter().map(|b| b.num_rows()).sum::<usize>(), 1);
+}
+
+/// A `date` column compared with timestamp literals, as icefloe's
+/// [`timestamp_literals`](crate::datafusion::timestamp_literals) rewrite plans it (in
+/// microseconds): converted for pruning, exactly. (`BETWEEN` is left to the integration
+/// tests: over a table without filter pushdown DataFusion's common-subexpression rule
+/// moves its cast column into a projection the filter names.)
+const DATE_TIMESTAMP_CASES: &[(&str, bool, bool)] = &[
+    ("dt < TIMESTAMP '1970-01-01 00:00:00'", true, true),
+    ("dt < TIMESTAMP '2300-01-01 00:00:00'", true, true),
+    ("dt >= TIMESTAMP '1969-12-31 12:00:00'", true, true),
+    ("dt = TIMESTAMP '1970-01-04 00:00:00'", true, true),
+    ("dt = TIMESTAMP '1970-01-04 00:00:01'", true, true),
+    ("dt <= TIMESTAMP '0001-01-01 00:00:00'", true, true),
+    (
+        "dt IN (TIMESTAMP '1970-01-01 00:00:00', TIMESTAMP '0001-01-01 00:00:00')",
+        true,
+        true,
+    ),
+    ("dt > TIMESTAMPTZ '1970-01-01 00:00:00+00:00'", true, true),
+];
+
+#[tokio::test]
+async fn dates_against_timestamps_convert_in_microseconds() {
+    let ctx = SessionContext::new();
+    crate::datafusion::install_timestamp_literal_rule(&ctx);
+    // dates Iceberg and Spark hold (years 0001 to 9999: the first and the last day among
+    // them), none whose microseconds overflow
+    let mut rows: Vec<Row> = rows()
+        .into_iter()
+        .filter(|r| !matches!(r[6], Some(Literal::Date(d)) if d.abs() > 3_000_000))
+        .collect();
+    for day in [-719_162, 2_932_896] {
+        let mut row = rows[0].clone();
+        row[6] = Some(Literal::Date(day));
+        rows.push(row);
+    }
+    check_conversions(&ctx, DATE_TIMESTAMP_CASES, rows).await;
+}
+
+/// Plan each of `cases` (WHERE clause, whether it must convert, whether exactly) over
+/// `rows` in `ctx`, convert the optimized filter and check it against DataFusion's rows.
+async fn check_conversions(ctx: &SessionContext, cases: &[(&str, bool, bool)], rows: Vec<Row>) {
+    let schema = schema();
+    let batch = batch(&schema, &rows);
     let table = MemTable::try_new(batch.schema(), vec![vec![batch]]).unwrap();
     ctx.register_table("t", Arc::new(table)).unwrap();
     let converter = FilterConverter::new(&schema);
-    for (sql, converts, exact) in CASES {
+    for (sql, converts, exact) in cases {
         let df = ctx
             .sql(&format!("SELECT id FROM t WHERE {sql}"))
             .await

@@ -102,6 +102,15 @@ pub(super) fn where_predicate(
         })
         .map_err(|e| Error::invalid_argument(format!("{}: {}", what(), e.strip_backtrace())))?
         .data;
+    // Spark's `isnan` (FALSE for NULL) where the session's `WHERE` has it, so `NOT isnan(d)`
+    // selects the files of NULL `d` too
+    let parsed = if crate::datafusion::spark_isnan::installed(ctx) {
+        crate::datafusion::spark_isnan::spark_isnan(parsed)
+            .map_err(|e| Error::invalid_argument(format!("{}: {}", what(), e.strip_backtrace())))?
+            .data
+    } else {
+        parsed
+    };
     let df_schema = std::sync::Arc::new(df_schema);
     let simplifier = ExprSimplifier::new(
         SimplifyContext::builder()

@@ -77,6 +77,8 @@ fn rewrite_parquet(
 ) -> Result<(Vec<u8>, ParquetDeleteMetrics)> {
     let bad =
         |what: &str| Error::invalid_data(format!("position delete file '{location}': {what}"));
+    crate::io::parquet_footer::check_footer_length(&bytes, bytes.len() as u64)
+        .map_err(|e| bad(&e.to_string()))?;
     let builder = ParquetRecordBatchReaderBuilder::try_new(bytes)
         .map_err(|e| bad("cannot read Parquet").with_source(e))?;
     let schema = Arc::clone(builder.schema());

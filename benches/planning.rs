@@ -476,8 +476,8 @@ async fn plan_files_rate(
 /// What a plan kept as rows of the decoded manifests could at best reach (issue 18, item
 /// 1): every manifest of the current snapshot read through the table's `FileIO` and
 /// decoded by arrow-avro into Arrow record batches on tokio's blocking pool, 16 at a time
-/// as `plan_files` reads them, the batches kept until all are decoded; no entry is
-/// materialized and nothing is pruned.
+/// as `plan_files` reads them, each manifest's batches copied into one right-sized batch
+/// and kept until all are decoded; no entry is materialized and nothing is pruned.
 async fn decode_all_manifests(table: &Table) -> Result<Vec<RecordBatch>, BoxError> {
     use futures::{StreamExt, TryStreamExt};
     let scan = TableScan::new(table.clone(), table.metadata().current_snapshot().cloned());
@@ -488,13 +488,18 @@ async fn decode_all_manifests(table: &Table) -> Result<Vec<RecordBatch>, BoxErro
             async move {
                 let bytes = table.file_io().read(&m.manifest_path).await?;
                 let batches = tokio::task::spawn_blocking(move || {
-                    arrow_avro::reader::ReaderBuilder::new()
+                    let reader = arrow_avro::reader::ReaderBuilder::new()
                         .with_batch_size(8192)
-                        .build(std::io::Cursor::new(&bytes[..]))?
-                        .collect::<Result<Vec<_>, _>>()
+                        .build(std::io::Cursor::new(&bytes[..]))?;
+                    let schema = reader.schema();
+                    let decoded = reader.collect::<Result<Vec<_>, _>>()?;
+                    // kept right-sized: arrow-avro 59 gives every column of a batch a
+                    // buffer of at least 1,024 rows (its builders' `DEFAULT_CAPACITY`),
+                    // so 100-entry batches kept as decoded would hold ~10x their size
+                    datafusion::arrow::compute::concat_batches(&schema, &decoded)
                 })
                 .await??;
-                Ok::<_, BoxError>(batches)
+                Ok::<_, BoxError>(vec![batches])
             }
         })
         .buffered(16)

@@ -196,7 +196,7 @@ async fn ctas_of_zoned_timestamps_makes_timestamptz_columns() {
     assert_eq!(
         types,
         [
-            "id long",
+            "id int",
             "z timestamptz",
             "l timestamptz",
             "n timestamptz",
@@ -224,7 +224,7 @@ async fn ctas_of_zoned_timestamps_makes_timestamptz_columns() {
     assert_eq!(
         fields,
         [
-            "id \"long\"",
+            "id \"int\"",
             "z \"timestamptz\"",
             "l \"timestamptz\"",
             "n \"timestamptz\"",

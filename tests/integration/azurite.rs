@@ -8,12 +8,14 @@
 use std::collections::HashMap;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex, OnceLock};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
 
 use icefloe::catalog::{Catalog, Namespace, SqlCatalog, TableIdent};
 use icefloe::OpenOptions;
+
+use crate::guarded_server::{start_with_retries, Guarded};
 
 /// Azurite's well-known development account and key (public, documented by Microsoft).
 const ACCOUNT: &str = "devstoreaccount1";
@@ -26,7 +28,7 @@ pub struct Azurite {
     /// `http://127.0.0.1:PORT/devstoreaccount1`, the account's blob endpoint.
     pub endpoint: String,
     port: u16,
-    _guard: Mutex<Child>,
+    _guard: Guarded,
 }
 
 fn azurite_bin() -> PathBuf {
@@ -54,60 +56,48 @@ pub fn server() -> Option<&'static Azurite> {
 }
 
 fn start() -> Result<Azurite, String> {
-    let dir = tempfile::Builder::new()
-        .prefix("icefloe-azurite-")
-        .tempdir()
-        .map_err(|e| format!("temp dir: {e}"))?
-        .keep();
-    let port = TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .map_err(|e| format!("no free port: {e}"))?;
-    // the guard: start Azurite, wait for stdin to close (this process exiting), stop it
-    // and remove its directory
-    let script = r#"
-bin="$1"; dir="$2"; port="$3"
-"$bin" --blobHost 127.0.0.1 --blobPort "$port" --location "$dir/data" --silent \
-    --skipApiVersionCheck >"$dir/azurite.log" 2>&1 </dev/null &
-pid=$!
-while read -r _line; do :; done
-kill -TERM "$pid" 2>/dev/null
-n=0
-while kill -0 "$pid" 2>/dev/null && [ "$n" -lt 50 ]; do sleep 0.1; n=$((n+1)); done
-kill -KILL "$pid" 2>/dev/null
-wait "$pid" 2>/dev/null
-rm -rf "$dir"
-"#;
-    let guard = Command::new("sh")
-        .arg("-c")
-        .arg(script)
-        .arg("azurite-guard")
-        .arg(azurite_bin())
-        .arg(&dir)
-        .arg(port.to_string())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .map_err(|e| format!("cannot start Azurite: {e}"))?;
+    // A port picked free may be taken before Azurite binds it (Azurite then exits): up to
+    // three starts, each on a fresh port.
+    let (guard, port) = start_with_retries(
+        "azurite",
+        3,
+        Duration::from_secs(30),
+        |_| {
+            let dir = tempfile::Builder::new()
+                .prefix("icefloe-azurite-")
+                .tempdir()
+                .map_err(|e| format!("temp dir: {e}"))?
+                // removed by the guard after the emulator stops
+                .keep();
+            let port = TcpListener::bind("127.0.0.1:0")
+                .and_then(|l| l.local_addr())
+                .map(|a| a.port())
+                .map_err(|e| format!("no free port: {e}"))?;
+            let args: Vec<String> = [
+                "--blobHost",
+                "127.0.0.1",
+                "--blobPort",
+                &port.to_string(),
+                "--location",
+                &dir.join("data").display().to_string(),
+                "--silent",
+                "--skipApiVersionCheck",
+            ]
+            .iter()
+            .map(|a| a.to_string())
+            .collect();
+            let guard = Guarded::spawn("azurite", &azurite_bin(), &dir, "azurite.log", &args, &[])?;
+            Ok((guard, port))
+        },
+        // listening, and still running (a port someone else holds answers too)
+        |guard, port| std::net::TcpStream::connect(("127.0.0.1", *port)).is_ok() && !guard.exited(),
+    )?;
     let server = Azurite {
         endpoint: format!("http://127.0.0.1:{port}/{ACCOUNT}"),
         port,
-        _guard: Mutex::new(guard),
+        _guard: guard,
     };
-    let started = Instant::now();
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        if started.elapsed() > Duration::from_secs(30) {
-            let log = std::fs::read_to_string(dir.join("azurite.log")).unwrap_or_default();
-            return Err(format!("not listening after 30 s:\n{log}"));
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    eprintln!(
-        "azurite: ready in {:.1}s ({})",
-        started.elapsed().as_secs_f64(),
-        server.endpoint
-    );
+    eprintln!("azurite: {}", server.endpoint);
     Ok(server)
 }
 

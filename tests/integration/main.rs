@@ -47,6 +47,7 @@ mod foreign_parquet;
 mod fuzz;
 mod fuzz_parsers;
 mod gc_disabled;
+mod guarded_server;
 mod interop;
 mod interop_writes;
 mod isnan_nulls;

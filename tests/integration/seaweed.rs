@@ -8,21 +8,22 @@
 //! is picked free on 127.0.0.1, and it binds 127.0.0.1 only. Its data directory is a
 //! temporary directory.
 //!
-//! Stopping: the server runs under a small `sh` guard that reads its stdin, a pipe whose
-//! other end only this test process holds. When the process exits (normally, by panic or
-//! by signal) the pipe closes, and the guard stops the server and removes the data
-//! directory; nothing outlives the test run.
+//! Stopping: the server runs under a guard ([`crate::guarded_server`]) that stops it and
+//! removes the data directory when this test process exits; nothing outlives the test run.
+//! A start whose server exits (a port taken meanwhile) or misses the 60 s readiness
+//! deadline is retried on fresh ports, three times in all.
 //!
 //! Without the venv the tests print `SKIPPED` and return, except under CI (`CI` set),
 //! where a server that cannot start fails the test.
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, OnceLock};
-use std::time::{Duration, Instant};
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use crate::guarded_server::{start_with_retries, Guarded};
 
 /// The OAuth2 client id (and S3 access key) the server accepts.
 pub const ACCESS_KEY: &str = "icefloe-admin";
@@ -45,8 +46,8 @@ pub struct Seaweed {
     /// Further S3 identities (access key, secret key), as a catalog that vends
     /// credentials would hand them out (see `vended_credentials`).
     pub vended_identities: Vec<(String, String)>,
-    /// The guard process; its stdin closes when this process exits.
-    _guard: Mutex<Child>,
+    /// The server under its guard, stopped when this process exits.
+    _guard: Guarded,
 }
 
 impl Seaweed {
@@ -133,11 +134,49 @@ fn start(python: &std::path::Path) -> Result<Seaweed, String> {
                 python.display()
             )
         })?;
+    // A port picked free may be taken (by any socket of this busy test process) before weed
+    // binds it; weed then exits at once ("Port allocation failed"). So a start is tried up
+    // to three times, each on fresh ports, and a server that exited is seen at once.
+    let (guard, started) = start_with_retries(
+        "seaweed: weed mini",
+        3,
+        Duration::from_secs(60),
+        |_| attempt(&weed),
+        |guard, s: &Attempt| {
+            guard
+                .log_text()
+                .contains("All enabled components are running")
+                && http_status(s.rest_port, "/v1/config?warehouse=s3://warehouse") == Some(200)
+                && http_status(s.s3_port, "/").is_some()
+        },
+    )?;
+    eprintln!(
+        "seaweed: S3 http://127.0.0.1:{}, REST http://127.0.0.1:{}",
+        started.s3_port, started.rest_port
+    );
+    Ok(Seaweed {
+        s3_endpoint: format!("http://127.0.0.1:{}", started.s3_port),
+        rest_uri: format!("http://127.0.0.1:{}", started.rest_port),
+        secret_key: started.secret_key,
+        vended_identities: started.vended_identities,
+        _guard: guard,
+    })
+}
+
+/// One start of `weed mini` on fresh ports, not yet known to serve.
+struct Attempt {
+    s3_port: u16,
+    rest_port: u16,
+    secret_key: String,
+    vended_identities: Vec<(String, String)>,
+}
+
+fn attempt(weed: &Path) -> Result<(Guarded, Attempt), String> {
     let dir = tempfile::Builder::new()
         .prefix("icefloe-seaweed-")
         .tempdir()
         .map_err(|e| format!("temp dir: {e}"))?
-        // removed by the guard script after the server stops
+        // removed by the guard after the server stops
         .keep();
     let secret_key = format!("secret-{}", uuid::Uuid::new_v4().simple());
     let (admin, admin_grpc) = free_port_pair();
@@ -199,76 +238,26 @@ fn start(python: &std::path::Path) -> Result<Seaweed, String> {
     )
     .map_err(|e| format!("s3 config: {e}"))?;
     args.push(format!("-s3.config={}", s3_config.display()));
-    let log = dir.join("weed.log");
-    // The guard: start weed, wait for stdin to close (this process exiting), stop weed
-    // (SIGKILL after 5 s) and remove the directory.
-    let script = r#"
-weed="$1"; dir="$2"; shift 2
-"$weed" "$@" >"$dir/weed.log" 2>&1 </dev/null &
-pid=$!
-while read -r _line; do :; done
-kill -TERM "$pid" 2>/dev/null
-n=0
-while kill -0 "$pid" 2>/dev/null && [ "$n" -lt 50 ]; do sleep 0.1; n=$((n+1)); done
-kill -KILL "$pid" 2>/dev/null
-wait "$pid" 2>/dev/null
-rm -rf "$dir"
-"#;
-    let guard = Command::new("sh")
-        .arg("-c")
-        .arg(script)
-        .arg("seaweed-guard")
-        .arg(&weed)
-        .arg(&dir)
-        .args(&args)
-        .env("AWS_ACCESS_KEY_ID", ACCESS_KEY)
-        .env("AWS_SECRET_ACCESS_KEY", &secret_key)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .map_err(|e| format!("cannot start {}: {e}", weed.display()))?;
-    let server = Seaweed {
-        s3_endpoint: format!("http://127.0.0.1:{s3}"),
-        rest_uri: format!("http://127.0.0.1:{iceberg}"),
-        secret_key,
-        vended_identities,
-        _guard: Mutex::new(guard),
-    };
-    let started = Instant::now();
-    let deadline = started + Duration::from_secs(60);
-    loop {
-        let log_text = std::fs::read_to_string(&log).unwrap_or_default();
-        let components_ready = log_text.contains("All enabled components are running");
-        if components_ready
-            && http_status(iceberg, "/v1/config?warehouse=s3://warehouse") == Some(200)
-            && http_status(s3, "/").is_some()
-        {
-            eprintln!(
-                "seaweed: weed mini ready in {:.1}s (S3 {}, REST {})",
-                started.elapsed().as_secs_f64(),
-                server.s3_endpoint,
-                server.rest_uri
-            );
-            return Ok(server);
-        }
-        if Instant::now() > deadline {
-            let tail: String = log_text
-                .lines()
-                .rev()
-                .take(30)
-                .collect::<Vec<_>>()
-                .into_iter()
-                .rev()
-                .collect::<Vec<_>>()
-                .join("\n");
-            return Err(format!(
-                "not ready after 60 s; log {}:\n{tail}",
-                log.display()
-            ));
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let guard = Guarded::spawn(
+        "seaweed",
+        weed,
+        &dir,
+        "weed.log",
+        &args,
+        &[
+            ("AWS_ACCESS_KEY_ID", ACCESS_KEY),
+            ("AWS_SECRET_ACCESS_KEY", &secret_key),
+        ],
+    )?;
+    Ok((
+        guard,
+        Attempt {
+            s3_port: s3,
+            rest_port: iceberg,
+            secret_key,
+            vended_identities,
+        },
+    ))
 }
 
 /// The HTTP status of `GET path` on 127.0.0.1:`port`, or `None` when nothing answers.

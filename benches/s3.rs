@@ -33,6 +33,9 @@
 mod common;
 
 #[allow(dead_code)]
+#[path = "../tests/integration/guarded_server.rs"]
+mod guarded_server;
+#[allow(dead_code)]
 #[path = "../tests/integration/seaweed.rs"]
 mod seaweed;
 

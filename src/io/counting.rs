@@ -25,6 +25,7 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+use super::delegating::delegating_object_store;
 use async_trait::async_trait;
 use bytes::Bytes;
 use futures::stream::BoxStream;
@@ -162,121 +163,99 @@ impl fmt::Display for CountingStore {
     }
 }
 
-#[async_trait]
-impl ObjectStore for CountingStore {
-    async fn put_opts(
-        &self,
-        location: &Path,
-        payload: PutPayload,
-        opts: PutOptions,
-    ) -> object_store::Result<PutResult> {
-        let result = self.inner.put_opts(location, payload, opts).await?;
-        self.observer.observe(StoreRequest::Put);
-        Ok(result)
-    }
-
-    async fn put_multipart_opts(
-        &self,
-        location: &Path,
-        opts: PutMultipartOptions,
-    ) -> object_store::Result<Box<dyn MultipartUpload>> {
-        let upload = self.inner.put_multipart_opts(location, opts).await?;
-        self.observer.observe(StoreRequest::Put);
-        Ok(upload)
-    }
-
-    async fn get_opts(
-        &self,
-        location: &Path,
-        options: GetOptions,
-    ) -> object_store::Result<GetResult> {
-        let head = options.head;
-        let result = self.inner.get_opts(location, options).await?;
-        self.observer.observe(if head {
-            StoreRequest::Head
-        } else {
-            StoreRequest::Get {
-                bytes: result.range.end.saturating_sub(result.range.start),
-            }
-        });
-        Ok(result)
-    }
-
-    async fn get_ranges(
-        &self,
-        location: &Path,
-        ranges: &[Range<u64>],
-    ) -> object_store::Result<Vec<Bytes>> {
-        if self.exact_ranges {
-            // object_store's local file system panics (its reading thread) on a range
-            // that ends before it starts; the coalescing path answers an error for it
-            if let Some(r) = ranges.iter().find(|r| r.start > r.end) {
-                return Err(object_store::Error::Generic {
-                    store: "CountingStore",
-                    source: format!("byte range {}..{} ends before it starts", r.start, r.end)
-                        .into(),
-                });
-            }
-            let all = self.inner.get_ranges(location, ranges).await?;
-            for request in coalesced_requests(ranges, OBJECT_STORE_COALESCE_DEFAULT) {
-                self.observer.observe(StoreRequest::Get {
-                    bytes: request.end.saturating_sub(request.start),
-                });
-            }
-            return Ok(all);
+delegating_object_store! {
+    impl for CountingStore, inner,
+    delegate [delete_stream, copy_opts, rename_opts],
+    {
+        async fn put_opts(
+            &self,
+            location: &Path,
+            payload: PutPayload,
+            opts: PutOptions,
+        ) -> object_store::Result<PutResult> {
+            let result = self.inner.put_opts(location, payload, opts).await?;
+            self.observer.observe(StoreRequest::Put);
+            Ok(result)
         }
-        use object_store::ObjectStoreExt;
-        object_store::coalesce_ranges(
-            ranges,
-            |range| self.get_range(location, range),
-            OBJECT_STORE_COALESCE_DEFAULT,
-        )
-        .await
-    }
 
-    fn delete_stream(
-        &self,
-        locations: BoxStream<'static, object_store::Result<Path>>,
-    ) -> BoxStream<'static, object_store::Result<Path>> {
-        self.inner.delete_stream(locations)
-    }
+        async fn put_multipart_opts(
+            &self,
+            location: &Path,
+            opts: PutMultipartOptions,
+        ) -> object_store::Result<Box<dyn MultipartUpload>> {
+            let upload = self.inner.put_multipart_opts(location, opts).await?;
+            self.observer.observe(StoreRequest::Put);
+            Ok(upload)
+        }
 
-    fn list(&self, prefix: Option<&Path>) -> BoxStream<'static, object_store::Result<ObjectMeta>> {
-        self.observer.observe(StoreRequest::List);
-        self.inner.list(prefix)
-    }
+        async fn get_opts(
+            &self,
+            location: &Path,
+            options: GetOptions,
+        ) -> object_store::Result<GetResult> {
+            let head = options.head;
+            let result = self.inner.get_opts(location, options).await?;
+            self.observer.observe(if head {
+                StoreRequest::Head
+            } else {
+                StoreRequest::Get {
+                    bytes: result.range.end.saturating_sub(result.range.start),
+                }
+            });
+            Ok(result)
+        }
 
-    fn list_with_offset(
-        &self,
-        prefix: Option<&Path>,
-        offset: &Path,
-    ) -> BoxStream<'static, object_store::Result<ObjectMeta>> {
-        self.observer.observe(StoreRequest::List);
-        self.inner.list_with_offset(prefix, offset)
-    }
+        async fn get_ranges(
+            &self,
+            location: &Path,
+            ranges: &[Range<u64>],
+        ) -> object_store::Result<Vec<Bytes>> {
+            if self.exact_ranges {
+                // object_store's local file system panics (its reading thread) on a range
+                // that ends before it starts; the coalescing path answers an error for it
+                if let Some(r) = ranges.iter().find(|r| r.start > r.end) {
+                    return Err(object_store::Error::Generic {
+                        store: "CountingStore",
+                        source: format!("byte range {}..{} ends before it starts", r.start, r.end)
+                            .into(),
+                    });
+                }
+                let all = self.inner.get_ranges(location, ranges).await?;
+                for request in coalesced_requests(ranges, OBJECT_STORE_COALESCE_DEFAULT) {
+                    self.observer.observe(StoreRequest::Get {
+                        bytes: request.end.saturating_sub(request.start),
+                    });
+                }
+                return Ok(all);
+            }
+            use object_store::ObjectStoreExt;
+            object_store::coalesce_ranges(
+                ranges,
+                |range| self.get_range(location, range),
+                OBJECT_STORE_COALESCE_DEFAULT,
+            )
+            .await
+        }
 
-    async fn list_with_delimiter(&self, prefix: Option<&Path>) -> object_store::Result<ListResult> {
-        let result = self.inner.list_with_delimiter(prefix).await?;
-        self.observer.observe(StoreRequest::List);
-        Ok(result)
-    }
+        fn list(&self, prefix: Option<&Path>) -> BoxStream<'static, object_store::Result<ObjectMeta>> {
+            self.observer.observe(StoreRequest::List);
+            self.inner.list(prefix)
+        }
 
-    async fn copy_opts(
-        &self,
-        from: &Path,
-        to: &Path,
-        options: CopyOptions,
-    ) -> object_store::Result<()> {
-        self.inner.copy_opts(from, to, options).await
-    }
+        fn list_with_offset(
+            &self,
+            prefix: Option<&Path>,
+            offset: &Path,
+        ) -> BoxStream<'static, object_store::Result<ObjectMeta>> {
+            self.observer.observe(StoreRequest::List);
+            self.inner.list_with_offset(prefix, offset)
+        }
 
-    async fn rename_opts(
-        &self,
-        from: &Path,
-        to: &Path,
-        options: RenameOptions,
-    ) -> object_store::Result<()> {
-        self.inner.rename_opts(from, to, options).await
+        async fn list_with_delimiter(&self, prefix: Option<&Path>) -> object_store::Result<ListResult> {
+            let result = self.inner.list_with_delimiter(prefix).await?;
+            self.observer.observe(StoreRequest::List);
+            Ok(result)
+        }
     }
 }
 

@@ -18,6 +18,7 @@ use std::fmt;
 use std::ops::Range;
 use std::sync::{Arc, Mutex};
 
+use super::delegating::delegating_object_store;
 use async_trait::async_trait;
 use bytes::Bytes;
 use datafusion::error::DataFusionError;
@@ -141,102 +142,47 @@ impl fmt::Display for FooterCheckedStore {
     }
 }
 
-#[async_trait]
-impl ObjectStore for FooterCheckedStore {
-    async fn put_opts(
-        &self,
-        location: &Path,
-        payload: PutPayload,
-        opts: PutOptions,
-    ) -> object_store::Result<PutResult> {
-        self.inner.put_opts(location, payload, opts).await
-    }
-
-    async fn put_multipart_opts(
-        &self,
-        location: &Path,
-        opts: PutMultipartOptions,
-    ) -> object_store::Result<Box<dyn MultipartUpload>> {
-        self.inner.put_multipart_opts(location, opts).await
-    }
-
-    async fn get_opts(
-        &self,
-        location: &Path,
-        options: GetOptions,
-    ) -> object_store::Result<GetResult> {
-        let checked = !options.head && options.range.is_some() && self.sizes.contains_key(location);
-        let result = self.inner.get_opts(location, options).await?;
-        if !checked || Some(&result.range.end) != self.sizes.get(location) {
-            return Ok(result);
+delegating_object_store! {
+    impl for FooterCheckedStore, inner,
+    delegate [put_opts, put_multipart_opts, delete_stream, list, list_with_offset, list_with_delimiter, copy_opts, rename_opts],
+    {
+        async fn get_opts(
+            &self,
+            location: &Path,
+            options: GetOptions,
+        ) -> object_store::Result<GetResult> {
+            let checked = !options.head && options.range.is_some() && self.sizes.contains_key(location);
+            let result = self.inner.get_opts(location, options).await?;
+            if !checked || Some(&result.range.end) != self.sizes.get(location) {
+                return Ok(result);
+            }
+            // a ranged read of the file's end: small (a footer), so held to be checked
+            let (meta, range, attributes) = (
+                result.meta.clone(),
+                result.range.clone(),
+                result.attributes.clone(),
+            );
+            let body = result.bytes().await?;
+            self.check(location, &range, &body)?;
+            Ok(GetResult {
+                payload: GetResultPayload::Stream(futures::stream::once(async { Ok(body) }).boxed()),
+                meta,
+                range,
+                attributes,
+            })
         }
-        // a ranged read of the file's end: small (a footer), so held to be checked
-        let (meta, range, attributes) = (
-            result.meta.clone(),
-            result.range.clone(),
-            result.attributes.clone(),
-        );
-        let body = result.bytes().await?;
-        self.check(location, &range, &body)?;
-        Ok(GetResult {
-            payload: GetResultPayload::Stream(futures::stream::once(async { Ok(body) }).boxed()),
-            meta,
-            range,
-            attributes,
-        })
-    }
 
-    async fn get_ranges(
-        &self,
-        location: &Path,
-        ranges: &[Range<u64>],
-    ) -> object_store::Result<Vec<Bytes>> {
-        let all = self.inner.get_ranges(location, ranges).await?;
-        for (range, bytes) in ranges.iter().zip(&all) {
-            self.check(location, range, bytes)?;
+        async fn get_ranges(
+            &self,
+            location: &Path,
+            ranges: &[Range<u64>],
+        ) -> object_store::Result<Vec<Bytes>> {
+            let all = self.inner.get_ranges(location, ranges).await?;
+            for (range, bytes) in ranges.iter().zip(&all) {
+                self.check(location, range, bytes)?;
+            }
+            Ok(all)
         }
-        Ok(all)
-    }
-
-    fn delete_stream(
-        &self,
-        locations: BoxStream<'static, object_store::Result<Path>>,
-    ) -> BoxStream<'static, object_store::Result<Path>> {
-        self.inner.delete_stream(locations)
-    }
-
-    fn list(&self, prefix: Option<&Path>) -> BoxStream<'static, object_store::Result<ObjectMeta>> {
-        self.inner.list(prefix)
-    }
-
-    fn list_with_offset(
-        &self,
-        prefix: Option<&Path>,
-        offset: &Path,
-    ) -> BoxStream<'static, object_store::Result<ObjectMeta>> {
-        self.inner.list_with_offset(prefix, offset)
-    }
-
-    async fn list_with_delimiter(&self, prefix: Option<&Path>) -> object_store::Result<ListResult> {
-        self.inner.list_with_delimiter(prefix).await
-    }
-
-    async fn copy_opts(
-        &self,
-        from: &Path,
-        to: &Path,
-        options: CopyOptions,
-    ) -> object_store::Result<()> {
-        self.inner.copy_opts(from, to, options).await
-    }
-
-    async fn rename_opts(
-        &self,
-        from: &Path,
-        to: &Path,
-        options: RenameOptions,
-    ) -> object_store::Result<()> {
-        self.inner.rename_opts(from, to, options).await
     }
 }
 

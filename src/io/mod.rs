@@ -22,6 +22,7 @@ use crate::error::{Error, ErrorKind, Result};
 mod azure;
 mod cloud;
 mod counting;
+mod delegating;
 mod footer_checked_store;
 mod local;
 pub mod parquet_footer;

@@ -15,6 +15,7 @@ use std::ops::Range;
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::delegating::delegating_object_store;
 use async_trait::async_trait;
 use bytes::Bytes;
 use futures::stream::{BoxStream, StreamExt};
@@ -108,100 +109,54 @@ impl fmt::Display for RetryingRequests {
     }
 }
 
-#[async_trait]
-impl ObjectStore for RetryingRequests {
-    async fn put_opts(
-        &self,
-        location: &Path,
-        payload: PutPayload,
-        opts: PutOptions,
-    ) -> object_store::Result<PutResult> {
-        if matches!(opts.mode, object_store::PutMode::Overwrite) {
-            return retrying(|| self.inner.put_opts(location, payload.clone(), opts.clone())).await;
+delegating_object_store! {
+    impl for RetryingRequests, inner,
+    delegate [put_multipart_opts, delete_stream, list, list_with_offset, list_with_delimiter, copy_opts, rename_opts],
+    {
+        async fn put_opts(
+            &self,
+            location: &Path,
+            payload: PutPayload,
+            opts: PutOptions,
+        ) -> object_store::Result<PutResult> {
+            if matches!(opts.mode, object_store::PutMode::Overwrite) {
+                return retrying(|| self.inner.put_opts(location, payload.clone(), opts.clone())).await;
+            }
+            self.inner.put_opts(location, payload, opts).await
         }
-        self.inner.put_opts(location, payload, opts).await
-    }
 
-    async fn put_multipart_opts(
-        &self,
-        location: &Path,
-        opts: PutMultipartOptions,
-    ) -> object_store::Result<Box<dyn MultipartUpload>> {
-        self.inner.put_multipart_opts(location, opts).await
-    }
-
-    async fn get_opts(
-        &self,
-        location: &Path,
-        options: GetOptions,
-    ) -> object_store::Result<GetResult> {
-        retrying(|| async {
-            let result = self.inner.get_opts(location, options.clone()).await?;
-            let (meta, range, attributes) = (
-                result.meta.clone(),
-                result.range.clone(),
-                result.attributes.clone(),
-            );
-            let body = result.bytes().await?;
-            Ok(GetResult {
-                payload: GetResultPayload::Stream(
-                    futures::stream::once(async { Ok(body) }).boxed(),
-                ),
-                meta,
-                range,
-                attributes,
+        async fn get_opts(
+            &self,
+            location: &Path,
+            options: GetOptions,
+        ) -> object_store::Result<GetResult> {
+            retrying(|| async {
+                let result = self.inner.get_opts(location, options.clone()).await?;
+                let (meta, range, attributes) = (
+                    result.meta.clone(),
+                    result.range.clone(),
+                    result.attributes.clone(),
+                );
+                let body = result.bytes().await?;
+                Ok(GetResult {
+                    payload: GetResultPayload::Stream(
+                        futures::stream::once(async { Ok(body) }).boxed(),
+                    ),
+                    meta,
+                    range,
+                    attributes,
+                })
             })
-        })
-        .await
-    }
+            .await
+        }
 
-    async fn get_ranges(
-        &self,
-        location: &Path,
-        ranges: &[Range<u64>],
-    ) -> object_store::Result<Vec<Bytes>> {
-        retrying(|| self.inner.get_ranges(location, ranges)).await
-    }
-
-    fn delete_stream(
-        &self,
-        locations: BoxStream<'static, object_store::Result<Path>>,
-    ) -> BoxStream<'static, object_store::Result<Path>> {
-        self.inner.delete_stream(locations)
-    }
-
-    fn list(&self, prefix: Option<&Path>) -> BoxStream<'static, object_store::Result<ObjectMeta>> {
-        self.inner.list(prefix)
-    }
-
-    fn list_with_offset(
-        &self,
-        prefix: Option<&Path>,
-        offset: &Path,
-    ) -> BoxStream<'static, object_store::Result<ObjectMeta>> {
-        self.inner.list_with_offset(prefix, offset)
-    }
-
-    async fn list_with_delimiter(&self, prefix: Option<&Path>) -> object_store::Result<ListResult> {
-        self.inner.list_with_delimiter(prefix).await
-    }
-
-    async fn copy_opts(
-        &self,
-        from: &Path,
-        to: &Path,
-        options: CopyOptions,
-    ) -> object_store::Result<()> {
-        self.inner.copy_opts(from, to, options).await
-    }
-
-    async fn rename_opts(
-        &self,
-        from: &Path,
-        to: &Path,
-        options: RenameOptions,
-    ) -> object_store::Result<()> {
-        self.inner.rename_opts(from, to, options).await
+        async fn get_ranges(
+            &self,
+            location: &Path,
+            ranges: &[Range<u64>],
+        ) -> object_store::Result<Vec<Bytes>> {
+            retrying(|| self.inner.get_ranges(location, ranges)).await
+        }
     }
 }
 

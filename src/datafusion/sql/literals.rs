@@ -99,56 +99,38 @@ pub(super) fn spark_number_literals<'a>(text: &'a str, tokens: &[Tok]) -> Result
     if first_word_is(text, &["RESET", "SHOW", "CALL"]) {
         return Ok(Cow::Borrowed(text));
     }
-    let mut out = String::new();
-    let mut copied = 0;
-    let mut i = 0;
-    while let Some(t) = tokens.get(i) {
-        i += 1;
-        match &t.token {
-            Token::Word(_) if PROPERTY_GROUPS.iter().any(|kw| is_keyword(&t.token, kw)) => {
-                if matches!(tokens.get(i).map(|t| &t.token), Some(Token::LParen)) {
-                    i = after_group(tokens, i);
-                }
+    edit_numbers(text, tokens, |at, n, long| {
+        let t = &tokens[at];
+        // a suffix directly after the digits (sqlparser reads `L` itself)
+        let suffixed = tokens
+            .get(at + 1)
+            .filter(|next| !long && next.start == t.end)
+            .and_then(|next| Some((next, Suffix::of(&next.token)?)));
+        Ok(match suffixed {
+            Some((next, suffix)) => {
+                let minus = unary_minus_before(tokens, at);
+                let written = &text[t.start..next.end];
+                suffix
+                    .literal(n, minus.is_some(), written)?
+                    .map(|(replacement, signed)| NumberEdit {
+                        start: match (signed, minus) {
+                            (true, Some(minus)) => minus.start,
+                            _ => t.start,
+                        },
+                        end: next.end,
+                        replacement,
+                        suffix_taken: true,
+                    })
             }
-            Token::Number(n, long) => {
-                // a suffix directly after the digits (sqlparser reads `L` itself)
-                let suffixed = tokens
-                    .get(i)
-                    .filter(|next| !long && next.start == t.end)
-                    .and_then(|next| Some((next, Suffix::of(&next.token)?)));
-                let edit = match suffixed {
-                    Some((next, suffix)) => {
-                        let minus = unary_minus_before(tokens, i - 1);
-                        let written = &text[t.start..next.end];
-                        suffix
-                            .literal(n, minus.is_some(), written)?
-                            .map(|(replacement, signed)| {
-                                i += 1;
-                                let start = match (signed, minus) {
-                                    (true, Some(minus)) => minus.start,
-                                    _ => t.start,
-                                };
-                                (start, next.end, replacement)
-                            })
-                    }
-                    // `{:?}` prints the shortest text that reads back as the value
-                    None => exponent_literal(n)?
-                        .map(|value| (t.start, t.end, format!("CAST('{value:?}' AS DOUBLE)"))),
-                };
-                if let Some((start, end, replacement)) = edit {
-                    out.push_str(&text[copied..start]);
-                    out.push_str(&replacement);
-                    copied = end;
-                }
-            }
-            _ => {}
-        }
-    }
-    if copied == 0 {
-        return Ok(Cow::Borrowed(text));
-    }
-    out.push_str(&text[copied..]);
-    Ok(Cow::Owned(out))
+            // `{:?}` prints the shortest text that reads back as the value
+            None => exponent_literal(n)?.map(|value| NumberEdit {
+                start: t.start,
+                end: t.end,
+                replacement: format!("CAST('{value:?}' AS DOUBLE)"),
+                suffix_taken: false,
+            }),
+        })
+    })
 }
 
 /// `text`, a `SET key = value` statement (tokenized as `tokens`), with a value that is one
@@ -220,6 +202,48 @@ fn set_value<'a>(text: &'a str, tokens: &[Tok]) -> Result<Cow<'a, str>> {
 ///
 /// Errors: [`crate::ErrorKind::InvalidArgument`] naming a literal outside a `BIGINT`.
 pub(super) fn long_literals_as_casts<'a>(text: &'a str, tokens: &[Tok]) -> Result<Cow<'a, str>> {
+    edit_numbers(text, tokens, |at, n, long| {
+        if !long {
+            return Ok(None);
+        }
+        let t = &tokens[at];
+        let minus = unary_minus_before(tokens, at);
+        let written = &text[t.start..t.end];
+        Ok(Suffix::BigInt
+            .literal(n, minus.is_some(), written)?
+            .map(|(replacement, signed)| NumberEdit {
+                start: match (signed, minus) {
+                    (true, Some(minus)) => minus.start,
+                    _ => t.start,
+                },
+                end: t.end,
+                replacement,
+                suffix_taken: false,
+            }))
+    })
+}
+
+/// A rewrite of one number literal: the statement's bytes `start..end` replaced by
+/// `replacement`; `suffix_taken` when the literal's suffix token is part of it.
+struct NumberEdit {
+    start: usize,
+    end: usize,
+    replacement: String,
+    suffix_taken: bool,
+}
+
+/// `text` (tokenized as `tokens`) with each number token rewritten as `edit` says:
+/// `edit(index of the token, its digits, whether sqlparser marked it long)` answers the
+/// rewrite or `None` to keep it. The values in property groups (`TBLPROPERTIES (…)`,
+/// `OPTIONS (…)`) are left as written, as they are option text. Borrowed when nothing
+/// changes.
+///
+/// Errors: the first error of `edit`.
+fn edit_numbers<'a>(
+    text: &'a str,
+    tokens: &[Tok],
+    mut edit: impl FnMut(usize, &str, bool) -> Result<Option<NumberEdit>>,
+) -> Result<Cow<'a, str>> {
     let mut out = String::new();
     let mut copied = 0;
     let mut i = 0;
@@ -231,19 +255,14 @@ pub(super) fn long_literals_as_casts<'a>(text: &'a str, tokens: &[Tok]) -> Resul
                     i = after_group(tokens, i);
                 }
             }
-            Token::Number(n, true) => {
-                let minus = unary_minus_before(tokens, i - 1);
-                let written = &text[t.start..t.end];
-                if let Some((replacement, signed)) =
-                    Suffix::BigInt.literal(n, minus.is_some(), written)?
-                {
-                    let start = match (signed, minus) {
-                        (true, Some(minus)) => minus.start,
-                        _ => t.start,
-                    };
-                    out.push_str(&text[copied..start]);
-                    out.push_str(&replacement);
-                    copied = t.end;
+            Token::Number(n, long) => {
+                if let Some(e) = edit(i - 1, n, *long)? {
+                    if e.suffix_taken {
+                        i += 1;
+                    }
+                    out.push_str(&text[copied..e.start]);
+                    out.push_str(&e.replacement);
+                    copied = e.end;
                 }
             }
             _ => {}

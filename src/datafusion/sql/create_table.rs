@@ -57,6 +57,7 @@ pub(super) async fn create_table(
         CreateMode::CreateOrReplace => "CREATE OR REPLACE TABLE",
         CreateMode::Replace { .. } => "REPLACE TABLE",
     };
+    super::resolve::check_namespace_levels(verb, &name, &name[..name.len().saturating_sub(1)])?;
     let what = format!("{verb} {}", table.display());
     if if_not_exists && mode != CreateMode::Create {
         return Err(Error::invalid_argument(format!(

@@ -40,7 +40,8 @@ pub(crate) async fn files_to_purge(table: &Table) -> Result<Vec<String>> {
         let bytes = match io.read(list).await {
             Ok(b) => b,
             Err(e) if e.kind() == crate::ErrorKind::NotFound => continue,
-            Err(e) => return Err(e),
+            // of a scheme no store serves (`hdfs://`): named as a scan names it
+            Err(e) => return Err(crate::scan::manifest_list_recorded(e, table, s.snapshot_id)),
         };
         lists.push(list.clone());
         crate::scan::check_manifest_list(&bytes, list, s.snapshot_id)

@@ -593,11 +593,22 @@ pub fn store_error(location: &str, e: object_store::Error) -> Error {
     map_store_error(e, location)
 }
 
+/// The source object_store's local store gives the `NotFound` of a path that is a
+/// directory (object_store 0.13 `local::open_metadata`).
+const LOCAL_DIRECTORY: &str = "is directory";
+
 fn map_store_error(e: object_store::Error, location: &str) -> Error {
     if no_credentials_configured(&e) {
         return missing_credentials(location, e);
     }
     match e {
+        // object_store's local store opens a directory, then refuses it as "not found:
+        // is directory" (`local::open_metadata`): the path exists, as no file
+        object_store::Error::NotFound { ref source, .. }
+            if source.to_string() == LOCAL_DIRECTORY =>
+        {
+            Error::not_found(format!("'{location}' is a directory, not a file"))
+        }
         object_store::Error::NotFound { .. } => {
             Error::not_found(format!("file '{location}' does not exist")).with_source(e)
         }
@@ -756,6 +767,33 @@ mod tests {
             .unwrap();
         assert_eq!(r.store_url, "file://");
         assert_eq!(r.path.as_ref(), "data/t/data/x.parquet");
+    }
+
+    /// A directory where a file is read (a metadata file replaced by one) says it is a
+    /// directory; object_store's local store calls it "not found: is directory", which
+    /// read "file '…' does not exist" (a tester's). A missing file still does not exist.
+    #[tokio::test]
+    async fn a_directory_read_as_a_file_is_named_a_directory() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("v3.metadata.json");
+        std::fs::create_dir(&path).expect("directory");
+        let location = format!("file://{}", path.display());
+        let e = FileIO::default()
+            .read(&location)
+            .await
+            .expect_err("a directory");
+        assert_eq!(e.kind(), ErrorKind::NotFound);
+        assert_eq!(
+            e.to_string(),
+            format!("not found: '{location}' is a directory, not a file")
+        );
+        let missing = format!("file://{}", dir.path().join("v4.metadata.json").display());
+        let e = FileIO::default().read(&missing).await.expect_err("missing");
+        assert!(
+            e.to_string()
+                .starts_with(&format!("not found: file '{missing}' does not exist")),
+            "{e}"
+        );
     }
 
     #[test]

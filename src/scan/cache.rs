@@ -227,6 +227,22 @@ pub struct SessionCaches {
     pub checked_files: Arc<super::checked_files::CheckedFiles>,
 }
 
+/// `e`, a failure to find or open the manifest list of snapshot `snapshot_id` of
+/// `table`, naming where the list is recorded (the metadata file and its field): the
+/// location itself (missing, relative, of a scheme no store serves) may be what is wrong.
+/// For every reader of a manifest list (scans, `DROP TABLE … PURGE`).
+pub(crate) fn manifest_list_recorded(
+    e: crate::error::Error,
+    table: &crate::table::Table,
+    snapshot_id: i64,
+) -> crate::error::Error {
+    e.context(format!(
+        "manifest list recorded in table metadata '{}' (field 'manifest-list' of snapshot \
+         {snapshot_id})",
+        table.metadata_location()
+    ))
+}
+
 /// Read the manifest list of snapshot `snapshot_id`, through `cache` when given (checked
 /// against the snapshot first, see [`super::file_identity::check_manifest_list`]).
 pub(super) async fn read_manifest_list_cached(
@@ -235,15 +251,7 @@ pub(super) async fn read_manifest_list_cached(
     snapshot_id: i64,
     cache: Option<&ManifestCache>,
 ) -> crate::error::Result<Arc<Vec<crate::spec::ManifestFile>>> {
-    // any failure to find or open it names where it is recorded: the location itself
-    // (missing, relative, of a scheme no store serves) may be what is wrong
-    let recorded = |e: crate::error::Error| {
-        e.context(format!(
-            "manifest list recorded in table metadata '{}' (field 'manifest-list' of snapshot \
-             {snapshot_id})",
-            table.metadata_location()
-        ))
-    };
+    let recorded = |e| manifest_list_recorded(e, table, snapshot_id);
     let key = table.file_io().remap(location).map_err(recorded)?;
     if let Some(hit) = cache.and_then(|c| c.get_list(&key)) {
         return Ok(hit);

@@ -43,6 +43,7 @@ mod row_count;
 #[cfg(test)]
 mod test_tables;
 
+pub(crate) use cache::manifest_list_recorded;
 pub use deferred::DeferredScan;
 pub(crate) use file_identity::check_manifest_list;
 pub use row_count::live_rows_from_manifest_list;

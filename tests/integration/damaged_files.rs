@@ -494,17 +494,43 @@ fn a_manifest_list_of_an_unserved_scheme_names_the_metadata_and_field() {
         serde_json::from_slice(&std::fs::read(&path).expect("metadata")).expect("json");
     m["snapshots"][0]["manifest-list"] = "hdfs://nn/x/snap-1.avro".into();
     std::fs::write(&path, serde_json::to_vec(&m).expect("json")).expect("edit the metadata");
+    // a scan, and the purge, which lists the files before it drops the table
+    for statement in ["SELECT * FROM ns.t", "DROP TABLE ns.t PURGE"] {
+        let out = sql_in(&cwd, statement);
+        assert!(!out.status.success(), "{statement}: {}", stdout(&out));
+        assert!(
+            stderr(&out).contains(&format!(
+                "manifest list recorded in table metadata 'file://{path}' (field \
+                 'manifest-list' of snapshot {})",
+                id[0]
+            )),
+            "{statement}: {}",
+            stderr(&out)
+        );
+    }
+}
+
+/// F12: a metadata file replaced by a directory is named a directory ("file '…' does not
+/// exist: … not found: is directory" before).
+#[test]
+fn a_metadata_file_replaced_by_a_directory_is_named_a_directory() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cwd = std::fs::canonicalize(dir.path()).expect("cwd");
+    assert_success(&sql_in(
+        &cwd,
+        "CREATE SCHEMA ns; CREATE TABLE ns.t (id BIGINT); INSERT INTO ns.t VALUES (1)",
+    ));
+    let path = current_metadata(&cwd);
+    std::fs::remove_file(&path).expect("remove the metadata");
+    std::fs::create_dir(&path).expect("a directory in its place");
     let out = sql_in(&cwd, "SELECT * FROM ns.t");
     assert!(!out.status.success(), "{}", stdout(&out));
+    let err = stderr(&out);
     assert!(
-        stderr(&out).contains(&format!(
-            "manifest list recorded in table metadata 'file://{path}' (field 'manifest-list' \
-             of snapshot {})",
-            id[0]
-        )),
-        "{}",
-        stderr(&out)
+        err.contains(&format!("'file://{path}' is a directory, not a file")),
+        "{err}"
     );
+    assert!(!err.contains("does not exist"), "{err}");
 }
 
 /// F12: the purge of a copied (moved) filesystem-catalog table whose copy of a manifest

@@ -14,6 +14,7 @@ mod alter;
 #[cfg(feature = "cloud")]
 mod azurite;
 mod bad_input;
+mod cast_names;
 // the TPC-H and delete tables of the datafusion-distributed tests, on Ballista standalone
 #[cfg(all(feature = "ballista", feature = "distributed"))]
 mod ballista_standalone;

@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use datafusion::dataframe::DataFrame;
 use datafusion::prelude::SessionContext;
 
+use super::resolve::check_namespace_levels;
 use super::tokens::Cursor;
 use super::{alter_namespace, empty, property_lists, resolve_namespace};
 use crate::error::{Error, ErrorKind, Result};
@@ -23,6 +24,8 @@ pub(super) async fn create_schema(
     let Some((target, catalog, namespace)) = resolve_namespace(ctx, &parts) else {
         return Ok(None);
     };
+    // (a catalog's name before the namespace's holds no empty level either)
+    check_namespace_levels(&format!("CREATE {word}"), &parts, &parts)?;
     let what = format!("CREATE {word} {catalog}.{namespace}");
     let properties = schema_clauses(&mut c).map_err(|e| e.context(&what))?;
     let catalog = target.catalog();

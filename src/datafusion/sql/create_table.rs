@@ -57,6 +57,7 @@ pub(super) async fn create_table(
         CreateMode::CreateOrReplace => "CREATE OR REPLACE TABLE",
         CreateMode::Replace { .. } => "REPLACE TABLE",
     };
+    super::resolve::check_namespace_levels(verb, &name, &name[..name.len().saturating_sub(1)])?;
     let what = format!("{verb} {}", table.display());
     if if_not_exists && mode != CreateMode::Create {
         return Err(Error::invalid_argument(format!(
@@ -595,8 +596,19 @@ impl Parsed {
     }
 }
 
-/// DataFusion's plan of `sql`, a `CREATE TABLE` statement.
+/// DataFusion's plan of `sql`, a `CREATE TABLE` statement; planned again with its casts
+/// named when a cast beside what it casts shares its name (module `cast_names`: a Spark
+/// CTAS reaches DataFusion's syntax only here).
 async fn plan_create(ctx: &SessionContext, sql: &str) -> Result<CreateMemoryTable> {
+    super::cast_names::planned(
+        ctx,
+        sql,
+        |sql| async move { plan_create_once(ctx, &sql).await },
+    )
+    .await
+}
+
+async fn plan_create_once(ctx: &SessionContext, sql: &str) -> Result<CreateMemoryTable> {
     // a CTAS query naming metadata columns reads them as a query does
     let plan = match super::metadata_columns::plan(ctx, sql).await? {
         Some(plan) => plan,

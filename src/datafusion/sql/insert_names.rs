@@ -8,7 +8,6 @@
 //! in a `SELECT` of its query (the branches of a `UNION` too) a name of its own, and it is
 //! planned again. A statement DataFusion accepts is never rewritten.
 
-use datafusion::common::DataFusionError;
 use datafusion::prelude::SessionContext;
 use datafusion::sql::sqlparser::ast::{Expr, Ident, Query, SelectItem, SetExpr, Statement};
 
@@ -16,8 +15,9 @@ use datafusion::sql::sqlparser::ast::{Expr, Ident, Query, SelectItem, SetExpr, S
 /// (`datafusion_expr::utils::validate_unique_names`).
 const DUPLICATE_NAMES: &str = "Projections require unique expression names";
 
-/// Whether `e` is DataFusion's refusal of a projection whose columns share a name.
-pub(super) fn is_duplicate_names(e: &DataFusionError) -> bool {
+/// Whether `e` (DataFusion's error, or icefloe's holding it) is DataFusion's refusal of
+/// a projection whose columns share a name.
+pub(super) fn is_duplicate_names(e: &dyn std::fmt::Display) -> bool {
     e.to_string().contains(DUPLICATE_NAMES)
 }
 
@@ -58,7 +58,7 @@ fn name_query(query: &mut Query, quote: char) -> bool {
 }
 
 /// The name DataFusion gives `ident` as a column (unquoted names lowercased).
-fn ident_name(ident: &Ident) -> String {
+pub(super) fn ident_name(ident: &Ident) -> String {
     match ident.quote_style {
         None => ident.value.to_lowercase(),
         Some(_) => ident.value.clone(),

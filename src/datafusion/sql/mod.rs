@@ -178,6 +178,7 @@ mod alter_table;
 mod assignments;
 mod call;
 mod call_args;
+mod cast_names;
 mod changelog_view;
 mod column_default;
 mod column_types;
@@ -343,15 +344,28 @@ pub async fn execute(ctx: &SessionContext, statement: &str) -> Result<DataFrame>
             && statement.to_ascii_lowercase().contains("merge"));
     let df = if merge {
         let text = without_metadata();
-        Box::pin(execute_statement(ctx, text.as_deref().unwrap_or(statement))).await?
+        Box::pin(execute_statement(ctx, text.as_deref().unwrap_or(statement))).await
     } else {
         match Box::pin(execute_statement(ctx, statement)).await {
             Err(e) if values_metadata::is_inconsistent_metadata(&e) => match without_metadata() {
-                Some(text) => Box::pin(execute_statement(ctx, &text)).await?,
-                None => return Err(e),
+                Some(text) => Box::pin(execute_statement(ctx, &text)).await,
+                None => Err(e),
             },
-            other => other?,
+            other => other,
         }
+    };
+    // a cast beside what it casts, which DataFusion names alike (module `cast_names`):
+    // run again with the casts named as Spark prints them; still refused, the first
+    // refusal is reported (it quotes the statement as written)
+    let df = match df {
+        Err(e) if insert_names::is_duplicate_names(&e) => match cast_names::named(ctx, statement) {
+            Some(text) => match Box::pin(execute_statement(ctx, &text)).await {
+                Err(again) if insert_names::is_duplicate_names(&again) => return Err(e),
+                other => other?,
+            },
+            None => return Err(e),
+        },
+        other => other?,
     };
     let df = crate::datafusion::dml::plan_row_level_subqueries(df).await?;
     subquery_values::check(ctx, df.logical_plan())?;
@@ -633,7 +647,10 @@ async fn execute_statement(ctx: &SessionContext, statement: &str) -> Result<Data
 /// metadata columns where they are not supported, icefloe's naming them; an
 /// `IN (subquery)` or `EXISTS` used as a value (module `subquery_values`).
 async fn run_in_datafusion(ctx: &SessionContext, statement: &str) -> Result<DataFrame> {
-    let df = Box::pin(plan_in_datafusion(ctx, statement)).await?;
+    // a cast beside what it casts (module `cast_names`; also the query of a CTAS, which
+    // is inserted from here)
+    let plan = |text: String| async move { Box::pin(plan_in_datafusion(ctx, &text)).await };
+    let df = cast_names::planned(ctx, statement, plan).await?;
     subquery_values::check(ctx, df.logical_plan())?;
     Ok(df)
 }

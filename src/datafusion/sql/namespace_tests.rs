@@ -381,3 +381,37 @@ async fn namespace_and_column_ddl_name_what_is_wrong() {
         Some("the id")
     );
 }
+
+/// Tester W67 F12: a quoted name that leaves a namespace level empty once split at its
+/// '.'s is refused naming the name as typed (`CREATE SCHEMA ".."` said "a namespace
+/// level cannot be empty", `CREATE TABLE ns."..".t` "namespace 'ns...' does not exist").
+#[tokio::test]
+async fn names_leaving_a_namespace_level_empty_are_refused_as_typed() {
+    let (ctx, _catalog, _dir) = session().await;
+    ok(&ctx, "CREATE SCHEMA ns").await;
+    for (sql, needle) in [
+        (
+            "CREATE SCHEMA \"..\"",
+            "CREATE SCHEMA \"..\": \"..\" names no namespace: a '.' in a name, quoted or \
+             not, separates namespace levels, and \"..\" leaves a level empty",
+        ),
+        (
+            "CREATE DATABASE IF NOT EXISTS cat.\"a.\"",
+            "CREATE DATABASE cat.\"a.\": \"a.\" names no namespace",
+        ),
+        (
+            "CREATE TABLE ns.\"..\".t (id INT)",
+            "CREATE TABLE ns.\"..\".t: \"..\" names no namespace: a '.' in a name, quoted \
+             or not, separates namespace levels, and \"..\" leaves a level empty",
+        ),
+        (
+            "CREATE TABLE \"ns.\".t AS SELECT 1 AS id",
+            "CREATE TABLE \"ns.\".t: \"ns.\" names no namespace",
+        ),
+    ] {
+        fails(&ctx, sql, ErrorKind::InvalidArgument, needle).await;
+    }
+    // a '.' between two names is two levels, as before
+    ok(&ctx, "CREATE SCHEMA \"ns.a\"").await;
+    ok(&ctx, "CREATE TABLE ns.a.t (id INT)").await;
+}

@@ -148,3 +148,38 @@ pub(super) fn resolve_namespace(
     }
     Some((target, catalog, Namespace::parse(&schema)))
 }
+
+/// Refuse the namespace levels `levels` of a name a statement creates (`statement`, its
+/// verb, and `parts`, the whole name as typed) when a part of them would leave a level
+/// empty once split at its '.'s (`".."`, `"a."`, `ns."..".t`): icefloe reads a '.' in a
+/// name, quoted or not, as separating namespace levels (module docs), and Iceberg's
+/// catalogs hold no empty level ([`Namespace::check_creatable`]). The refusal names the
+/// part as typed, not the levels it splits into (`CREATE SCHEMA ".."` said "namespace
+/// '..': a namespace level cannot be empty", `CREATE TABLE ns."..".t` "namespace 'ns...'
+/// does not exist").
+///
+/// Errors: [`ErrorKind::InvalidArgument`](crate::ErrorKind) naming the statement, the
+/// name and the part.
+pub(super) fn check_namespace_levels(
+    statement: &str,
+    parts: &[String],
+    levels: &[String],
+) -> Result<()> {
+    let Some(part) = levels
+        .iter()
+        .find(|p| p.is_empty() || p.split('.').any(str::is_empty))
+    else {
+        return Ok(());
+    };
+    let name = parts
+        .iter()
+        .map(String::as_str)
+        .map(super::sql_identifier)
+        .collect::<Vec<_>>()
+        .join(".");
+    let part = super::sql_identifier(part);
+    Err(crate::error::Error::invalid_argument(format!(
+        "{statement} {name}: {part} names no namespace: a '.' in a name, quoted or not, \
+         separates namespace levels, and {part} leaves a level empty"
+    )))
+}

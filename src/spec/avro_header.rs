@@ -57,13 +57,16 @@ pub(crate) fn header_value(bytes: &[u8], key: &str) -> Option<String> {
     }
 }
 
+/// One metadata entry of an object container file's header: its key and its value.
+pub(crate) type Entry<'a> = (&'a [u8], &'a [u8]);
+
 /// The metadata entries (key, value) of an object container file's header `bytes`
 /// (the whole header, `bytes.len()` its length), in file order (spec: Avro "Object
 /// Container Files": the magic, a map of bytes values, the 16-byte sync marker).
 ///
 /// Errors (a text for the caller to put in an error naming the file): the header is cut
 /// short, or its metadata does not end 16 bytes (the sync marker) before its end.
-pub(crate) fn entries(bytes: &[u8]) -> Result<Vec<(&[u8], &[u8])>, String> {
+pub(crate) fn entries(bytes: &[u8]) -> Result<Vec<Entry<'_>>, String> {
     let cut_short = || "header cut short".to_string();
     if bytes.get(..4).ok_or_else(cut_short)? != b"Obj\x01" {
         return Err("not an Avro object container file".to_string());

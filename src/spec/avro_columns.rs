@@ -18,6 +18,8 @@ use datafusion::arrow::array::{
 };
 use datafusion::arrow::datatypes::{DataType, Int32Type};
 
+use super::avro_block_codec::{inflate, inflated_bound, BlockCodec};
+use super::avro_header::write_long;
 use super::column_stats::ColumnStats;
 use super::int_map::IntMap;
 use crate::error::{Error, Result};
@@ -37,10 +39,18 @@ use crate::error::{Error, Result};
 ///   0.21 writes a decimal on `fixed` with its `logicalType`, `precision` and `scale`
 ///   twice, which `arrow-avro`'s schema parser rejects.
 ///
+/// Compressed blocks (`deflate`, `snappy`, `zstandard`) are inflated here, each to at
+/// most [`inflated_bound`] bytes (64 MiB to 1 GiB by its compressed size), and decoded
+/// from the inflated bytes, inflated once.
+///
 /// Errors ([`InvalidData`](crate::ErrorKind::InvalidData)) name `location`: a block cut
 /// short, a wrong sync marker, a block yielding fewer records than it claims, a writer
-/// schema whose records or array items could take no bytes (see [`records_take_bytes`]);
-/// a panic inside the decoder on corrupt input is caught and becomes the same error.
+/// schema whose records or array items could take no bytes (see [`records_take_bytes`]),
+/// an unknown codec, a block whose compressed data is corrupt or which inflates beyond
+/// its bound (naming the block's byte offset and the bound); a panic inside the decoder
+/// on corrupt input is caught and becomes the same error.
+/// [`Unsupported`](crate::ErrorKind::Unsupported): the `bzip2` or `xz` codec.
+/// [`Io`](crate::ErrorKind::Io): memory for an inflated block cannot be allocated.
 pub(crate) fn read_batches(bytes: &[u8], location: &str) -> Result<Vec<RecordBatch>> {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| decode(bytes, location)))
         .unwrap_or_else(|_| {
@@ -74,12 +84,31 @@ fn decode(bytes: &[u8], location: &str) -> Result<Vec<RecordBatch>> {
              manifest list has (a block could then claim any number of them)",
         ));
     }
-    let file_header: Cow<'_, [u8]> = match normalized {
-        None => Cow::Borrowed(&bytes[..header_len]),
-        Some(schema) => Cow::Owned(
-            with_schema(&bytes[..header_len], header_len, schema)
+    // Blocks are inflated here, each to at most a bound (`avro_block_codec`), and handed
+    // to the reader under a header naming the `null` codec, so that the reader does not
+    // inflate them again (it would with no bound).
+    let header_bytes = &bytes[..header_len];
+    let entries =
+        super::avro_header::entries(header_bytes).map_err(|why| unreadable().context(why))?;
+    let codec_value = entries
+        .iter()
+        .find(|(key, _)| *key == b"avro.codec")
+        .map(|(_, value)| *value);
+    let codec = BlockCodec::of_header_value(codec_value, location)?;
+    let mut replace: Vec<(&str, &[u8])> = vec![];
+    if let Some(schema) = normalized {
+        replace.push(("avro.schema", schema.as_bytes()));
+    }
+    if codec != BlockCodec::Null {
+        replace.push(("avro.codec", b"null"));
+    }
+    let file_header: Cow<'_, [u8]> = if replace.is_empty() {
+        Cow::Borrowed(header_bytes)
+    } else {
+        Cow::Owned(
+            super::avro_header::with_values(header_bytes, &replace)
                 .map_err(|why| unreadable().context(why))?,
-        ),
+        )
     };
     // Each block is decoded by a reader of its own over the header and that block, in
     // one batch of exactly the block's record count. `arrow-avro` 59's `Reader::read`
@@ -90,13 +119,30 @@ fn decode(bytes: &[u8], location: &str) -> Result<Vec<RecordBatch>> {
     // records holding bytes. A full batch makes the reader return before that loop;
     // the batch's row count is checked against the block's count, so no records go
     // missing silently either. Bytes left in a block after its records are ignored, as
-    // Avro's Java and Rust readers do.
+    // Avro's Java and Rust readers do. (One reader over all blocks joined into one
+    // would read such left bytes as the next block's records.)
+    let sync = header.sync();
     let mut batches = Vec::with_capacity(blocks.len());
     for block in blocks {
         if block.count == 0 {
             continue; // holds no records
         }
-        let input = file_header.as_ref().chain(&bytes[block.start..block.end]);
+        let data = &bytes[block.data_start..block.end - 16];
+        let records = inflate(
+            codec,
+            data,
+            inflated_bound(data.len()),
+            location,
+            block.start,
+        )?;
+        let mut framing = Vec::with_capacity(20);
+        write_long(&mut framing, block.count as i64);
+        write_long(&mut framing, records.len() as i64);
+        let input = file_header
+            .as_ref()
+            .chain(framing.as_slice())
+            .chain(records.as_ref())
+            .chain(sync.as_slice());
         let mut reader = ReaderBuilder::new()
             .with_batch_size(block.count)
             .build(input)
@@ -168,77 +214,13 @@ fn checked_schema(writer: &str, location: &str) -> Result<std::sync::Arc<Checked
     Ok(checked)
 }
 
-/// `bytes` (the header of an object container file, `header_len` bytes) with the
-/// `avro.schema` of its header replaced by `schema` (spec: Avro "Object Container
-/// Files": magic, a metadata map of bytes, the sync marker).
-pub(crate) fn with_schema(
-    bytes: &[u8],
-    header_len: usize,
-    schema: &str,
-) -> std::result::Result<Vec<u8>, String> {
-    let mut pos = 4; // magic
-    let mut out = Vec::with_capacity(bytes.len() + schema.len());
-    out.extend_from_slice(bytes.get(..4).ok_or("file cut short")?);
-    let mut entries: Vec<(&[u8], &[u8])> = vec![];
-    loop {
-        let count = read_long(bytes, &mut pos)?;
-        if count == 0 {
-            break;
-        }
-        if count < 0 {
-            read_long(bytes, &mut pos)?; // the block's byte size
-        }
-        for _ in 0..count.unsigned_abs() {
-            let key = read_bytes(bytes, &mut pos)?;
-            let value = read_bytes(bytes, &mut pos)?;
-            entries.push((key, value));
-        }
-    }
-    write_long(&mut out, entries.len() as i64);
-    for (key, value) in entries {
-        let value = if key == b"avro.schema" {
-            schema.as_bytes()
-        } else {
-            value
-        };
-        write_long(&mut out, key.len() as i64);
-        out.extend_from_slice(key);
-        write_long(&mut out, value.len() as i64);
-        out.extend_from_slice(value);
-    }
-    write_long(&mut out, 0);
-    if pos + 16 != header_len {
-        return Err("header length does not match its metadata".to_string());
-    }
-    out.extend_from_slice(&bytes[pos..]);
-    Ok(out)
-}
-
-fn read_bytes<'b>(bytes: &'b [u8], pos: &mut usize) -> std::result::Result<&'b [u8], String> {
-    let len = usize::try_from(read_long(bytes, pos)?).map_err(|_| "negative length")?;
-    let end = pos
-        .checked_add(len)
-        .filter(|e| *e <= bytes.len())
-        .ok_or("header cut short")?;
-    let out = &bytes[*pos..end];
-    *pos = end;
-    Ok(out)
-}
-
-fn write_long(out: &mut Vec<u8>, v: i64) {
-    let mut z = ((v << 1) ^ (v >> 63)) as u64;
-    while z >= 0x80 {
-        out.push((z as u8 & 0x7f) | 0x80);
-        z >>= 7;
-    }
-    out.push(z as u8);
-}
-
 /// One data block of an object container file: its record count and the bytes from
 /// its count to the end of its sync marker.
 struct Block {
     count: usize,
     start: usize,
+    /// Where the block's (compressed) records start, after its count and byte size.
+    data_start: usize,
     end: usize,
 }
 
@@ -267,10 +249,12 @@ fn blocks(
         if &bytes[end..end + 16] != sync {
             return Err(format!("sync marker after byte {end} does not match"));
         }
+        let data_start = pos;
         pos = end + 16;
         out.push(Block {
             count,
             start,
+            data_start,
             end: pos,
         });
     }
@@ -978,5 +962,147 @@ mod tests {
                 {"name": "f", "type": {"type": "fixed", "name": "f0", "size": 0}},
                 {"name": "l", "type": {"type": "array", "items": "f0"}}]}"#
         ));
+    }
+
+    /// `bytes` (an object container file of deflate blocks) with each data block's
+    /// records encoded by `encode` instead, its header naming `codec`.
+    fn recoded(bytes: &[u8], codec: &str, encode: impl Fn(&[u8]) -> Vec<u8>) -> Vec<u8> {
+        let header = read_header_info(bytes).unwrap();
+        let header_len = header.header_len() as usize;
+        let mut out = crate::spec::avro_header::with_values(
+            &bytes[..header_len],
+            &[("avro.codec", codec.as_bytes())],
+        )
+        .unwrap();
+        for block in blocks(bytes, header_len, &header.sync()).unwrap() {
+            let data = &bytes[block.data_start..block.end - 16];
+            let records = inflate(BlockCodec::Deflate, data, 1 << 30, "m.avro", 0).unwrap();
+            let encoded = encode(&records);
+            write_long(&mut out, block.count as i64);
+            write_long(&mut out, encoded.len() as i64);
+            out.extend_from_slice(&encoded);
+            out.extend_from_slice(&header.sync());
+        }
+        out
+    }
+
+    fn corpus_avro_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        for e in std::fs::read_dir(dir).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                corpus_avro_files(&p, out);
+            } else if p.extension().is_some_and(|x| x == "avro") {
+                out.push(p);
+            }
+        }
+    }
+
+    /// Blocks are inflated by icefloe and handed to the reader under a `null` codec:
+    /// every manifest and manifest list of the corpus (deflate) reads the same with its
+    /// blocks stored as `null`, `snappy` and `zstandard`.
+    #[test]
+    fn every_codec_reads_the_corpus_files_as_deflate_does() {
+        use crate::spec::avro_block_codec::tests::{snappy, zstandard};
+        let mut files = vec![];
+        corpus_avro_files(
+            &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/corpus"),
+            &mut files,
+        );
+        assert!(files.len() > 50, "{files:?}");
+        for path in files {
+            let original = std::fs::read(&path).unwrap();
+            let expected = read_batches(&original, "m.avro").unwrap();
+            assert!(!expected.is_empty(), "{path:?}");
+            for (codec, encode) in [
+                ("null", (|b: &[u8]| b.to_vec()) as fn(&[u8]) -> Vec<u8>),
+                ("snappy", snappy),
+                ("zstandard", zstandard),
+            ] {
+                let file = recoded(&original, codec, encode);
+                assert_eq!(
+                    read_batches(&file, "m.avro").unwrap(),
+                    expected,
+                    "{path:?} as {codec}"
+                );
+            }
+        }
+    }
+
+    /// Raw deflate data of `chunks` times 8 MiB of zeros: the first 8 MiB compressed,
+    /// then the next 8 MiB (matches of the zeros before, byte-aligned by a sync flush)
+    /// repeated, then an empty final block: a compression bomb built in milliseconds.
+    fn deflate_zeros(chunks: usize) -> Vec<u8> {
+        use flate2::{Compress, Compression, FlushCompress};
+        let zeros = vec![0u8; 8 << 20];
+        let mut c = Compress::new(Compression::best(), false);
+        let mut run = |input: &[u8], flush| {
+            let mut out = Vec::with_capacity(1 << 20);
+            let before = c.total_in();
+            c.compress_vec(input, &mut out, flush).unwrap();
+            assert_eq!(c.total_in() - before, input.len() as u64);
+            out
+        };
+        let first = run(&zeros, FlushCompress::Sync);
+        let next = run(&zeros, FlushCompress::Sync);
+        let last = run(&[], FlushCompress::Finish);
+        let mut out = first;
+        for _ in 1..chunks {
+            out.extend_from_slice(&next);
+        }
+        out.extend_from_slice(&last);
+        out
+    }
+
+    /// Report W67 F10: a manifest list whose one deflate block inflates past its bound
+    /// (the larger of 64 MiB and 1,000 times its compressed size) is an error naming
+    /// the file and the block's byte offset; inflating stops at the bound.
+    #[test]
+    fn a_deflate_bomb_is_an_error_naming_the_file_and_the_block() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(
+            "testdata/corpus/spark_v2_nested/metadata/\
+             snap-9022307558027715534-1-eaec2f03-fad3-4e87-acfc-cce2fd109868.avro",
+        );
+        let original = std::fs::read(&path).unwrap();
+        let header = read_header_info(original.as_slice()).unwrap();
+        let header_len = header.header_len() as usize;
+        let block = &blocks(&original, header_len, &header.sync()).unwrap()[0];
+        let bomb = deflate_zeros(10); // 80 MiB
+        let bound = inflated_bound(bomb.len());
+        assert!(
+            80 << 20 > bound,
+            "{} bytes may inflate to {bound}",
+            bomb.len()
+        );
+        let mut file = original[..header_len].to_vec();
+        write_long(&mut file, block.count as i64);
+        write_long(&mut file, bomb.len() as i64);
+        file.extend_from_slice(&bomb);
+        file.extend_from_slice(&header.sync());
+        let err =
+            within_deadline(move || read_batches(&file, "/t/metadata/snap.avro")).unwrap_err();
+        assert_eq!(err.kind(), crate::ErrorKind::InvalidData);
+        assert!(
+            err.to_string().contains(&format!(
+                "block at byte {header_len} inflates beyond {bound} bytes: corrupt Avro \
+                 data in '/t/metadata/snap.avro'"
+            )),
+            "{err}"
+        );
+        // the same block within its bound reads (the records, then zeros ignored)
+        let mut fits = original[..header_len].to_vec();
+        let data = &original[block.data_start..block.end - 16];
+        let mut records = inflate(BlockCodec::Deflate, data, 1 << 20, "m", 0)
+            .unwrap()
+            .into_owned();
+        records.resize(records.len() + (1 << 20), 0);
+        let fitting = crate::spec::avro_block_codec::tests::deflate(&records);
+        write_long(&mut fits, block.count as i64);
+        write_long(&mut fits, fitting.len() as i64);
+        fits.extend_from_slice(&fitting);
+        fits.extend_from_slice(&header.sync());
+        assert_eq!(
+            read_batches(&fits, "snap.avro").unwrap(),
+            read_batches(&original, "snap.avro").unwrap()
+        );
     }
 }

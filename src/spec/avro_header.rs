@@ -57,6 +57,99 @@ pub(crate) fn header_value(bytes: &[u8], key: &str) -> Option<String> {
     }
 }
 
+/// One metadata entry of an object container file's header: its key and its value.
+pub(crate) type Entry<'a> = (&'a [u8], &'a [u8]);
+
+/// The metadata entries (key, value) of an object container file's header `bytes`
+/// (the whole header, `bytes.len()` its length), in file order (spec: Avro "Object
+/// Container Files": the magic, a map of bytes values, the 16-byte sync marker).
+///
+/// Errors (a text for the caller to put in an error naming the file): the header is cut
+/// short, or its metadata does not end 16 bytes (the sync marker) before its end.
+pub(crate) fn entries(bytes: &[u8]) -> Result<Vec<Entry<'_>>, String> {
+    let cut_short = || "header cut short".to_string();
+    if bytes.get(..4).ok_or_else(cut_short)? != b"Obj\x01" {
+        return Err("not an Avro object container file".to_string());
+    }
+    let mut at = 4;
+    let mut out = vec![];
+    loop {
+        let mut count = long(bytes, &mut at).ok_or_else(cut_short)?;
+        if count == 0 {
+            break;
+        }
+        if count < 0 {
+            // a negative count is followed by the block's size in bytes
+            count = count.checked_neg().ok_or_else(cut_short)?;
+            long(bytes, &mut at).ok_or_else(cut_short)?;
+        }
+        for _ in 0..count {
+            let k_len = long(bytes, &mut at).ok_or_else(cut_short)?;
+            let k = slice(bytes, &mut at, k_len).ok_or_else(cut_short)?;
+            let v_len = long(bytes, &mut at).ok_or_else(cut_short)?;
+            let v = slice(bytes, &mut at, v_len).ok_or_else(cut_short)?;
+            out.push((k, v));
+        }
+    }
+    if at.checked_add(16) != Some(bytes.len()) {
+        return Err("header length does not match its metadata".to_string());
+    }
+    Ok(out)
+}
+
+/// The header `bytes` (the whole header, as [`entries`] takes it) with the metadata
+/// values of the keys in `replace` replaced (keys not in the header are not added), the
+/// other entries and the sync marker as they were.
+///
+/// Errors: as [`entries`].
+pub(crate) fn with_values(bytes: &[u8], replace: &[(&str, &[u8])]) -> Result<Vec<u8>, String> {
+    let entries = entries(bytes)?;
+    let mut out =
+        Vec::with_capacity(bytes.len() + replace.iter().map(|r| r.1.len()).sum::<usize>());
+    out.extend_from_slice(b"Obj\x01");
+    write_long(&mut out, entries.len() as i64);
+    for (key, value) in entries {
+        let value = replace
+            .iter()
+            .find(|(k, _)| k.as_bytes() == key)
+            .map_or(value, |(_, v)| *v);
+        write_long(&mut out, key.len() as i64);
+        out.extend_from_slice(key);
+        write_long(&mut out, value.len() as i64);
+        out.extend_from_slice(value);
+    }
+    write_long(&mut out, 0);
+    out.extend_from_slice(&bytes[bytes.len() - 16..]);
+    Ok(out)
+}
+
+/// `bytes` (an object container file, or its header alone, whose header is
+/// `header_len` bytes) with the `avro.schema` of its header replaced by `schema`, the
+/// bytes after the header as they were (spec: Avro "Object Container Files": magic, a
+/// metadata map of bytes, the sync marker, the data blocks).
+///
+/// Errors: as [`entries`].
+pub(crate) fn with_schema(
+    bytes: &[u8],
+    header_len: usize,
+    schema: &str,
+) -> Result<Vec<u8>, String> {
+    let header = bytes.get(..header_len).ok_or("file cut short")?;
+    let mut out = with_values(header, &[("avro.schema", schema.as_bytes())])?;
+    out.extend_from_slice(&bytes[header_len..]);
+    Ok(out)
+}
+
+/// Append the Avro `long` `v` (zig-zag varint) to `out`.
+pub(crate) fn write_long(out: &mut Vec<u8>, v: i64) {
+    let mut z = ((v << 1) ^ (v >> 63)) as u64;
+    while z >= 0x80 {
+        out.push((z as u8 & 0x7f) | 0x80);
+        z >>= 7;
+    }
+    out.push(z as u8);
+}
+
 #[cfg(test)]
 mod tests {
     use super::header_value;

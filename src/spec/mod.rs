@@ -5,6 +5,7 @@ pub mod arrow;
 pub(crate) mod arrow_compat;
 #[cfg(test)]
 mod avro;
+mod avro_block_codec;
 pub(crate) mod avro_columns;
 pub(crate) mod avro_header;
 pub mod column_stats;

@@ -45,5 +45,5 @@ pub(super) fn with_header_schema(
         .ok()
         .filter(|l| *l <= file.len())
         .ok_or_else(|| bad("header longer than the file".to_string()))?;
-    crate::spec::avro_columns::with_schema(&file, header_len, &schema.to_string()).map_err(bad)
+    crate::spec::avro_header::with_schema(&file, header_len, &schema.to_string()).map_err(bad)
 }

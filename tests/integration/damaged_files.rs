@@ -1,7 +1,8 @@
 //! Tables damaged on purpose, as tester W67 damaged them (report W67): a delete file
 //! replaced by another (F3), an expiry whose snapshots reach another table's files (F9),
-//! `DROP TABLE … PURGE` of a table whose manifest list is damaged (F11), and a URL's user
-//! info echoed in an error (F12).
+//! `DROP TABLE … PURGE` of a table whose manifest list is damaged (F11), a URL's user
+//! info echoed in an error (F12), and compression bombs in a manifest list and a
+//! manifest (F10).
 
 use std::path::Path;
 use std::process::Output;
@@ -569,4 +570,129 @@ fn purge_of_a_moved_table_names_the_copy_it_read() {
         "{}",
         stderr(&out)
     );
+}
+
+/// An Avro `long` (zig-zag varint) at `*at`, advancing it.
+fn avro_long(bytes: &[u8], at: &mut usize) -> i64 {
+    let mut n: u64 = 0;
+    for shift in (0..64).step_by(7) {
+        let b = bytes[*at];
+        *at += 1;
+        n |= u64::from(b & 0x7f) << shift;
+        if b & 0x80 == 0 {
+            break;
+        }
+    }
+    (n >> 1) as i64 ^ -((n & 1) as i64)
+}
+
+fn push_avro_long(out: &mut Vec<u8>, v: i64) {
+    let mut z = ((v << 1) ^ (v >> 63)) as u64;
+    while z >= 0x80 {
+        out.push((z as u8 & 0x7f) | 0x80);
+        z >>= 7;
+    }
+    out.push(z as u8);
+}
+
+/// Raw deflate data of 80 MiB of zeros in about 80 KB (8 MiB compressed, the next 8 MiB
+/// compressed after a sync flush repeated, an empty final block): more than 1,000 times
+/// its size, so past the bound of the block it is put in.
+fn deflate_bomb() -> Vec<u8> {
+    use flate2::{Compress, Compression, FlushCompress};
+    let zeros = vec![0u8; 8 << 20];
+    let mut c = Compress::new(Compression::best(), false);
+    let mut run = |input: &[u8], flush| {
+        let mut out = Vec::with_capacity(1 << 20);
+        c.compress_vec(input, &mut out, flush).expect("deflate");
+        out
+    };
+    let mut out = run(&zeros, FlushCompress::Sync);
+    let next = run(&zeros, FlushCompress::Sync);
+    let last = run(&[], FlushCompress::Finish);
+    for _ in 1..10 {
+        out.extend_from_slice(&next);
+    }
+    out.extend_from_slice(&last);
+    out
+}
+
+/// The Avro file at `path` (one data block, deflate) with its block's data replaced by
+/// `data` (its record count kept); the block's byte offset and the file's new length.
+fn replace_avro_block(path: &str, data: &[u8]) -> (usize, u64) {
+    let bytes = std::fs::read(path).expect("avro");
+    let sync = &bytes[bytes.len() - 16..];
+    let start = bytes.windows(16).position(|w| w == sync).expect("sync") + 16;
+    let mut at = start;
+    let count = avro_long(&bytes, &mut at);
+    let size = avro_long(&bytes, &mut at);
+    assert_eq!(at + size as usize + 16, bytes.len(), "one block");
+    let mut out = bytes[..start].to_vec();
+    push_avro_long(&mut out, count);
+    push_avro_long(&mut out, data.len() as i64);
+    out.extend_from_slice(data);
+    out.extend_from_slice(sync);
+    std::fs::write(path, &out).expect("write avro");
+    (start, out.len() as u64)
+}
+
+/// F10: a manifest list, or a manifest, whose deflate block inflates past its bound (the
+/// larger of 64 MiB and 1,000 times the block's compressed size, at most 1 GiB) fails
+/// the scan naming the file and the block's byte offset. The whole block used to be
+/// inflated into memory (report W67: an 11 MB manifest list inflating to 2.5 GiB drove
+/// the CLI past 2 GiB).
+#[test]
+fn a_compression_bomb_in_a_manifest_list_or_a_manifest_fails_naming_the_block() {
+    let bomb = deflate_bomb();
+    let bound = (bomb.len() * 1000).clamp(64 << 20, 1 << 30);
+    assert!(
+        80 << 20 > bound,
+        "{} bytes may inflate to {bound}",
+        bomb.len()
+    );
+    let expect_error = |cwd: &Path, file: &str, start: usize| {
+        for sql in ["SELECT * FROM ns.t", "SELECT count(*) FROM ns.\"t$files\""] {
+            let out = sql_in(cwd, sql);
+            assert!(!out.status.success(), "{sql}: {}", stdout(&out));
+            assert!(
+                stderr(&out).contains(&format!(
+                    "block at byte {start} inflates beyond {bound} bytes: corrupt Avro data \
+                     in '{file}'"
+                )),
+                "{sql}: {}",
+                stderr(&out)
+            );
+        }
+    };
+    // the manifest list
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cwd = std::fs::canonicalize(dir.path()).expect("cwd");
+    assert_success(&sql_in(
+        &cwd,
+        "CREATE SCHEMA ns; CREATE TABLE ns.t (id BIGINT); INSERT INTO ns.t VALUES (1)",
+    ));
+    let list = rows(&cwd, "SELECT manifest_list FROM ns.\"t$snapshots\"");
+    let (start, _) = replace_avro_block(&local(&list[0]), &bomb);
+    expect_error(&cwd, &list[0], start);
+    // a manifest (its length in the list updated to the bomb's, so the length check
+    // passes and the manifest is decoded)
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cwd = std::fs::canonicalize(dir.path()).expect("cwd");
+    assert_success(&sql_in(
+        &cwd,
+        "CREATE SCHEMA ns; CREATE TABLE ns.t (id BIGINT); INSERT INTO ns.t VALUES (1)",
+    ));
+    let manifest = rows(&cwd, "SELECT path FROM ns.\"t$manifests\"");
+    let list = rows(&cwd, "SELECT manifest_list FROM ns.\"t$snapshots\"");
+    let (start, length) = replace_avro_block(&local(&manifest[0]), &bomb);
+    rewrite_avro(Path::new(&local(&list[0])), |v| {
+        if let Value::Record(fields) = v {
+            for (name, value) in fields.iter_mut() {
+                if name == "manifest_length" {
+                    *value = Value::Long(length as i64);
+                }
+            }
+        }
+    });
+    expect_error(&cwd, &manifest[0], start);
 }

@@ -151,4 +151,35 @@ async fn a_cast_beside_its_input_is_named_as_spark_prints_it() {
          | 2.5 | 2              |\n| 3.5 | 3              |\n| 9.5 | 9              |\n\
          +-----+----------------+"
     );
+
+    // a name the statement names elsewhere is not given to a cast: here ORDER BY means
+    // the table's column `CAST(id AS BIGINT)` (Spark sorts by it: row 1), which the name
+    // would hide, sorting by the cast (row 3; report T69 F11). The statement stays refused.
+    ok(
+        &lake.ctx,
+        "CREATE TABLE ice.ns.amb (id INT, \"CAST(id AS BIGINT)\" BIGINT) USING iceberg",
+    )
+    .await;
+    ok(
+        &lake.ctx,
+        "INSERT INTO ice.ns.amb VALUES (1, 30), (2, 20), (3, 10)",
+    )
+    .await;
+    let e = run(
+        &lake.ctx,
+        "SELECT id, CAST(id AS BIGINT) FROM ice.ns.amb ORDER BY \"CAST(id AS BIGINT)\" DESC LIMIT 1",
+    )
+    .await
+    .expect_err("a cast named as a column the statement names");
+    assert!(
+        e.contains("Projections require unique expression names"),
+        "{e}"
+    );
+    // without that reference it is named, and the table's column stays its own
+    let text = ok(
+        &lake.ctx,
+        "SELECT id, CAST(id AS BIGINT) FROM ice.ns.amb ORDER BY id DESC LIMIT 1",
+    )
+    .await;
+    assert!(text.contains("| 3  | 3                  |"), "{text}");
 }

@@ -23,6 +23,7 @@
 //! session's dialect, and the statements DataFusion plans after icefloe's rewrites (a
 //! CTAS's query, a Spark `100L`) where they are planned.
 
+use std::collections::HashSet;
 use std::future::Future;
 use std::ops::ControlFlow;
 
@@ -67,6 +68,7 @@ pub(super) fn named(ctx: &SessionContext, statement: &str) -> Option<String> {
     let mut parsed = super::parse_statement(ctx, statement)?;
     let mut namer = Namer {
         quote: super::quote_of(super::session_dialect(ctx).as_ref()),
+        taken: identifiers(&parsed),
         changed: false,
     };
     let _ = parsed.visit(&mut namer);
@@ -76,6 +78,8 @@ pub(super) fn named(ctx: &SessionContext, statement: &str) -> Option<String> {
 /// Names the casts of every query it visits (each nested query is visited itself).
 struct Namer {
     quote: char,
+    /// Every identifier the statement names, lowercased (see [`identifiers`]).
+    taken: HashSet<String>,
     changed: bool,
 }
 
@@ -83,19 +87,19 @@ impl VisitorMut for Namer {
     type Break = ();
 
     fn pre_visit_query(&mut self, query: &mut Query) -> ControlFlow<()> {
-        self.changed |= name_set_expr(&mut query.body, self.quote);
+        self.changed |= name_set_expr(&mut query.body, self.quote, &self.taken);
         ControlFlow::Continue(())
     }
 }
 
 /// Name the casts of the `SELECT`s of `body` (both sides of a set operation); whether
 /// one was. A parenthesized query is a query of its own, visited by [`Namer`].
-fn name_set_expr(body: &mut SetExpr, quote: char) -> bool {
+fn name_set_expr(body: &mut SetExpr, quote: char, taken: &HashSet<String>) -> bool {
     match body {
-        SetExpr::Select(select) => name_select(select, quote),
+        SetExpr::Select(select) => name_select(select, quote, taken),
         // both sides (`|`, not `||`, which would skip the right one)
         SetExpr::SetOperation { left, right, .. } => {
-            name_set_expr(left, quote) | name_set_expr(right, quote)
+            name_set_expr(left, quote, taken) | name_set_expr(right, quote, taken)
         }
         _ => false,
     }
@@ -127,7 +131,29 @@ fn item_name(item: &SelectItem) -> Option<String> {
     }
 }
 
-fn name_select(select: &mut Select, quote: char) -> bool {
+/// Every identifier (each part of a qualified one) `statement` names, lowercased. A cast
+/// is not given a name the statement names elsewhere: `ORDER BY "CAST(id AS BIGINT)"`
+/// may mean a table's column of that name (a column CTAS of such a query makes), which
+/// the new name would hide from it, changing the rows' order (report T69 F11); such a
+/// statement stays refused.
+fn identifiers(statement: &datafusion::sql::sqlparser::ast::Statement) -> HashSet<String> {
+    let mut taken = HashSet::new();
+    let _ = datafusion::sql::sqlparser::ast::visit_expressions(statement, |e| {
+        match e {
+            Expr::Identifier(ident) => {
+                taken.insert(ident.value.to_lowercase());
+            }
+            Expr::CompoundIdentifier(parts) => {
+                taken.extend(parts.iter().map(|p| p.value.to_lowercase()));
+            }
+            _ => {}
+        }
+        ControlFlow::<()>::Continue(())
+    });
+    taken
+}
+
+fn name_select(select: &mut Select, quote: char, taken: &HashSet<String>) -> bool {
     let names: Vec<Option<String>> = select.projection.iter().map(item_name).collect();
     let wildcard = names.iter().any(Option::is_none);
     let mut changed = false;
@@ -147,6 +173,9 @@ fn name_select(select: &mut Select, quote: char) -> bool {
             continue;
         }
         let name = spark_text(expr);
+        if taken.contains(&name.to_lowercase()) {
+            continue;
+        }
         *item = SelectItem::ExprWithAlias {
             expr: expr.clone(),
             alias: Ident::with_quote(quote, name),

@@ -101,6 +101,24 @@ pub(super) fn spark_number_literals<'a>(text: &'a str, tokens: &[Tok]) -> Result
     }
     edit_numbers(text, tokens, |at, n, long| {
         let t = &tokens[at];
+        if long {
+            // sqlparser reads `100L` itself, and DataFusion types one beyond a `BIGINT` as
+            // `UINT64` or a decimal (report T69 F5): checked here, left as written (the
+            // least `BIGINT`, read with its sign, as a cast)
+            let minus = unary_minus_before(tokens, at);
+            let written = &text[minus.map_or(t.start, |m| m.start)..t.end];
+            return Ok(Suffix::BigInt
+                .literal(n, minus.is_some(), written)?
+                .filter(|(_, signed)| *signed)
+                .and_then(|(replacement, _)| {
+                    Some(NumberEdit {
+                        start: minus?.start,
+                        end: t.end,
+                        replacement,
+                        suffix_taken: false,
+                    })
+                }));
+        }
         // a suffix directly after the digits (sqlparser reads `L` itself)
         let suffixed = tokens
             .get(at + 1)
@@ -508,5 +526,31 @@ mod tests {
         ] {
             assert_eq!(rewrite(untouched), untouched);
         }
+    }
+
+    /// `100L`, which sqlparser reads itself, beyond a `BIGINT` is an error naming it as
+    /// written (DataFusion typed it `UINT64` or a decimal: report T69 F5); the least
+    /// `BIGINT` is read with its sign, as a cast.
+    #[test]
+    fn long_literals_beyond_a_bigint_are_errors() {
+        for (sql, written) in [
+            ("SELECT 9223372036854775808L", "9223372036854775808L"),
+            ("SELECT -9223372036854775809L", "-9223372036854775809L"),
+            ("SELECT 18446744073709551616L AS z", "18446744073709551616L"),
+        ] {
+            let toks = tokenize(sql, &GenericDialect {}).expect("tokens");
+            let e = spark_number_literals(sql, &toks).expect_err(sql);
+            assert_eq!(e.kind(), crate::ErrorKind::InvalidArgument);
+            assert!(
+                e.to_string().contains(&format!(
+                    "number literal {written} is outside the range of a BIGINT"
+                )),
+                "{e}"
+            );
+        }
+        assert_eq!(
+            rewrite("SELECT 9223372036854775807L, -9223372036854775808L, - 5L"),
+            "SELECT 9223372036854775807L, CAST(-9223372036854775808 AS BIGINT), - 5L"
+        );
     }
 }

@@ -22,10 +22,10 @@ use crate::table::Table;
 
 /// The locations, as the metadata stores them, of every file a purge deletes, in the order it deletes them: data and delete files (only when
 /// `gc.enabled`), manifests, manifest lists, statistics files, the logged metadata files
-/// and the current one. Reads the metadata only; a manifest list or manifest that is gone
-/// is skipped (an earlier purge deleted it).
+/// and the current one. Reads the metadata only.
 ///
-/// Errors: a manifest list or manifest that cannot be read, naming the file.
+/// Errors: a manifest list or manifest that cannot be read (missing included), naming the
+/// file: the files only it reaches could not be listed, so nothing is dropped.
 pub(crate) async fn files_to_purge(table: &Table) -> Result<Vec<String>> {
     let io = table.file_io();
     let m = table.metadata();
@@ -37,12 +37,14 @@ pub(crate) async fn files_to_purge(table: &Table) -> Result<Vec<String>> {
         let Some(list) = &s.manifest_list else {
             continue;
         };
-        let bytes = match io.read(list).await {
-            Ok(b) => b,
-            Err(e) if e.kind() == crate::ErrorKind::NotFound => continue,
-            // of a scheme no store serves (`hdfs://`): named as a scan names it
-            Err(e) => return Err(crate::scan::manifest_list_recorded(e, table, s.snapshot_id)),
-        };
+        // missing, a directory, or of a scheme no store serves (`hdfs://`): named as a
+        // scan names it, and the table stays (Java's `dropTableData` fails on a missing
+        // one too); skipping it left the files only it reaches behind, silently (report
+        // T69 F7)
+        let bytes = io
+            .read(list)
+            .await
+            .map_err(|e| crate::scan::manifest_list_recorded(e, table, s.snapshot_id))?;
         lists.push(list.clone());
         crate::scan::check_manifest_list(&bytes, list, s.snapshot_id)
             .map_err(|e| crate::io::when_moved(e, "manifest list", io, list))?;
@@ -59,11 +61,8 @@ pub(crate) async fn files_to_purge(table: &Table) -> Result<Vec<String>> {
                 Some(list),
                 &crate::spec::column_stats::ColumnStats::All,
             );
-            match read.await {
-                Ok(entries) => files.extend(entries.into_iter().map(|e| e.data_file.file_path)),
-                Err(e) if e.kind() == crate::ErrorKind::NotFound => {}
-                Err(e) => return Err(e),
-            }
+            let entries = read.await?;
+            files.extend(entries.into_iter().map(|e| e.data_file.file_path));
         }
     }
     let mut out: Vec<String> = files.into_iter().chain(manifests).chain(lists).collect();

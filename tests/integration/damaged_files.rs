@@ -379,10 +379,55 @@ fn purge_that_cannot_read_the_metadata_fails_before_dropping() {
             "{catalog}: the table stays: {}",
             stdout(&out)
         );
+        // a missing manifest list, one that is a directory, and a missing manifest: the
+        // files only they reach could not be listed, so the purge fails naming them and
+        // the table stays (skipping them dropped the table and left its files, silently:
+        // report T69 F7)
         std::fs::write(&list, &intact).expect("repair");
+        let out = run("SELECT path FROM ns.\"t$manifests\"");
+        assert_success(&out);
+        let manifest = local(stdout(&out).lines().nth(1).expect("a manifest"));
+        let intact_manifest = std::fs::read(&manifest).expect("manifest");
+        for (damage, missing) in [
+            ("a missing manifest list", list.clone()),
+            ("a manifest list that is a directory", list.clone()),
+            ("a missing manifest", manifest.clone()),
+        ] {
+            std::fs::remove_file(&missing).expect("remove");
+            if damage.contains("directory") {
+                std::fs::create_dir(&missing).expect("a directory in its place");
+            }
+            let out = run("DROP TABLE ns.t PURGE");
+            assert!(
+                !out.status.success(),
+                "{catalog}, {damage}: {}",
+                stdout(&out)
+            );
+            assert!(
+                stderr(&out).contains(&missing),
+                "{catalog}, {damage}: {}",
+                stderr(&out)
+            );
+            let out = run("SHOW TABLES IN ns");
+            assert!(
+                stdout(&out).contains('t'),
+                "{catalog}, {damage}: the table stays: {}",
+                stdout(&out)
+            );
+            if damage.contains("directory") {
+                std::fs::remove_dir(&missing).expect("remove the directory");
+            }
+            let bytes = if missing == list {
+                &intact
+            } else {
+                &intact_manifest
+            };
+            std::fs::write(&missing, bytes).expect("repair");
+        }
         let out = run("DROP TABLE ns.t PURGE");
         assert_success(&out);
         assert!(!Path::new(&list).exists(), "{catalog}: purged");
+        assert!(!Path::new(&manifest).exists(), "{catalog}: purged");
     }
 }
 

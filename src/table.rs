@@ -286,7 +286,8 @@ impl Table {
     /// Errors: [`ErrorKind::InvalidData`] when `table_dir` is a file, not a directory
     /// (a data file, a `version-hint.text`, any file not named `….metadata.json`), or when
     /// the hint names a version whose metadata file is missing while older versions are
-    /// there (as Java refuses it), or when the hint is longer than
+    /// there (as Java refuses it), or when the file it names (or a newer `v<N>` one) is a
+    /// directory (named so), or when the hint is longer than
     /// [`VERSION_HINT_MAX_BYTES`] (refused unread);
     /// [`ErrorKind::NotFound`] when no metadata file is found.
     async fn find_metadata_file(io: &FileIO, table_dir: &str) -> Result<String> {
@@ -372,9 +373,21 @@ impl Table {
                 "'{hint}' holds '{shown}', not a version number"
             )));
         };
+        // a directory in a candidate's place is named, not taken as a missing file
+        // (InvalidData, as for a lost version below: the table exists)
+        let directory = |e: Error| {
+            if e.kind() == ErrorKind::NotFound {
+                Error::invalid_data(e.message()).context(format!(
+                    "reading the current metadata file of '{meta_dir}' ('{hint}' names \
+                     version '{text}')"
+                ))
+            } else {
+                e
+            }
+        };
         let mut file = None;
         for c in candidates {
-            if io.exists(&c).await? {
+            if io.file_exists(&c).await.map_err(directory)? {
                 file = Some(c);
                 break;
             }
@@ -402,7 +415,7 @@ impl Table {
         let mut newest = file;
         loop {
             let next = format!("{meta_dir}/v{}.metadata.json", version + 1);
-            if !io.exists(&next).await? {
+            if !io.file_exists(&next).await.map_err(directory)? {
                 return Ok(Hint::File(newest));
             }
             version += 1;

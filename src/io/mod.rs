@@ -489,6 +489,28 @@ impl FileIO {
         }
     }
 
+    /// Whether a file exists at `location`, where a directory in its place is an error,
+    /// not `false` as for [`Self::exists`] (object_store's local store answers a `head` of
+    /// a directory "not found: is directory"): for a path the caller reads next, so that a
+    /// directory is named a directory, not a missing file (a tester's: a metadata file
+    /// replaced by a directory was "missing").
+    ///
+    /// Errors: [`ErrorKind::NotFound`] "'…' is a directory, not a file" naming
+    /// `location`; the store's other errors, naming it.
+    pub(crate) async fn file_exists(&self, location: &str) -> Result<bool> {
+        let resolved = self.resolve(location)?;
+        let store = self.store(&resolved.store_url)?;
+        match store.head(&resolved.path).await {
+            Ok(_) => Ok(true),
+            Err(object_store::Error::NotFound { ref source, .. })
+                if source.to_string() != LOCAL_DIRECTORY =>
+            {
+                Ok(false)
+            }
+            Err(e) => Err(map_store_error(e, location)),
+        }
+    }
+
     /// The file names (last path segment) directly under a directory location.
     pub async fn list_dir(&self, location: &str) -> Result<Vec<String>> {
         let resolved = self.resolve(location)?;

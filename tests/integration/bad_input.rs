@@ -397,6 +397,32 @@ async fn gzip_metadata_opens_by_path_and_by_directory() {
     assert_eq!(count_rows(root).await, Ok(61));
 }
 
+/// Tester T69 F8: a metadata file that the hint names (or a newer `v<N>` one, probed past
+/// a stale hint) replaced by a directory is named a directory, not a missing file ("names
+/// version '4', but its metadata file is missing"); InvalidData, as the table exists.
+#[tokio::test]
+async fn a_hinted_metadata_file_replaced_by_a_directory_is_named_a_directory() {
+    for (hint, directory) in [("4", "v4.metadata.json"), ("3", "v4.metadata.json")] {
+        let dir = copy_sample();
+        let meta = dir.path().join("metadata");
+        std::fs::write(meta.join("version-hint.text"), hint).expect("hint");
+        let path = meta.join(directory);
+        std::fs::remove_file(&path).expect("remove the metadata");
+        std::fs::create_dir(&path).expect("a directory in its place");
+        let err = Table::open(dir.path().to_str().unwrap())
+            .await
+            .expect_err("a directory is no metadata file");
+        assert_eq!(err.kind(), ErrorKind::InvalidData, "{err}");
+        let text = err.to_string();
+        assert!(
+            text.contains(&format!("names version '{hint}')"))
+                && text.contains(&format!("{directory}' is a directory, not a file")),
+            "{text}"
+        );
+        assert!(!text.contains("missing"), "{text}");
+    }
+}
+
 /// An empty or garbage `version-hint.text` (or version 0) is passed over for a listing of
 /// `metadata/` (as Iceberg Java's `HadoopTableOperations`); with no metadata file there
 /// either, the error names the hint and what it held. A hint naming a version whose file

@@ -23,6 +23,7 @@ use datafusion::dataframe::DataFrame;
 use datafusion::prelude::SessionContext;
 
 use super::property_lists::check_namespace_keys;
+use super::resolve::message_namespace;
 use super::tokens::Cursor;
 use super::{defaults, empty, resolve_namespace};
 use crate::error::{Error, Result};
@@ -48,7 +49,7 @@ pub(super) async fn alter_namespace(
     let Some((target, catalog, namespace)) = resolve_namespace(ctx, &parts) else {
         return Err(not_a_namespace(ctx, &format!("ALTER {word}"), &parts));
     };
-    let what = format!("ALTER {word} {catalog}.{namespace}");
+    let what = format!("ALTER {word} {}", message_namespace(&catalog, &parts));
     let parse = |c: &mut Cursor<'_>| -> Result<(HashMap<String, String>, Vec<String>, bool)> {
         let mut updates = HashMap::new();
         let mut removals = vec![];
@@ -125,7 +126,7 @@ pub(super) async fn comment_on_namespace(
     let Some((target, catalog, namespace)) = resolve_namespace(ctx, &parts) else {
         return Err(not_a_namespace(ctx, &statement, &parts));
     };
-    let what = format!("{statement} {catalog}.{namespace}");
+    let what = format!("{statement} {}", message_namespace(&catalog, &parts));
     let parse = |c: &mut Cursor<'_>| -> Result<Option<String>> {
         c.expect_keyword("IS")?;
         let comment = match c.eat_keyword("NULL") {

@@ -16,6 +16,7 @@ use datafusion::prelude::SessionContext;
 use datafusion::sql::sqlparser::tokenizer::Token;
 
 use super::property_lists::check_table_keys;
+use super::resolve::message_name;
 use super::tokens::{is_keyword, Cursor};
 use super::{alter_columns, alter_partition, empty, resolve_table, ResolvedTable};
 use crate::error::{Error, Result};
@@ -127,10 +128,13 @@ pub(super) async fn comment_on_column(
     let Some((column, table_name)) = name.split_last().filter(|(_, t)| !t.is_empty()) else {
         return Err(Error::invalid_argument(format!(
             "COMMENT ON COLUMN {}: name the column with its table (t.column)",
-            name.join(".")
+            message_name(name.iter().map(String::as_str))
         )));
     };
-    let statement = format!("COMMENT ON COLUMN {}", name.join("."));
+    let statement = format!(
+        "COMMENT ON COLUMN {}",
+        message_name(name.iter().map(String::as_str))
+    );
     let Some(table) = resolve_table(ctx, table_name)? else {
         return no_namespace(ctx, &statement, table_name).await;
     };
@@ -201,7 +205,8 @@ async fn check_not_a_field(ctx: &SessionContext, statement: &str, name: &[String
     for split in (1..name.len().saturating_sub(1)).rev() {
         let (table_name, path) = name.split_at(split);
         if super::iceberg_table_exists(ctx, table_name).await? {
-            let (table, path) = (table_name.join("."), path.join("."));
+            let table = message_name(table_name.iter().map(String::as_str));
+            let path = path.join(".");
             return Err(Error::invalid_argument(format!(
                 "{statement}: '{path}' is a field path of table {table}, and COMMENT ON \
                  COLUMN sets top-level columns' docs only; run ALTER TABLE {table} ALTER \

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use datafusion::dataframe::DataFrame;
 use datafusion::prelude::SessionContext;
 
-use super::resolve::check_namespace_levels;
+use super::resolve::{check_namespace_levels, message_namespace};
 use super::tokens::Cursor;
 use super::{alter_namespace, empty, property_lists, resolve_namespace};
 use crate::error::{Error, ErrorKind, Result};
@@ -26,7 +26,7 @@ pub(super) async fn create_schema(
     };
     // (a catalog's name before the namespace's holds no empty level either)
     check_namespace_levels(&format!("CREATE {word}"), &parts, &parts)?;
-    let what = format!("CREATE {word} {catalog}.{namespace}");
+    let what = format!("CREATE {word} {}", message_namespace(&catalog, &parts));
     let properties = schema_clauses(&mut c).map_err(|e| e.context(&what))?;
     let catalog = target.catalog();
     let exists = catalog.namespace_exists(&namespace).await?;

@@ -18,6 +18,7 @@
 use datafusion::dataframe::DataFrame;
 use datafusion::prelude::SessionContext;
 
+use super::resolve::message_namespace;
 use super::show::string_rows;
 use super::show_properties::shown_value;
 use super::tokens::Cursor;
@@ -64,7 +65,12 @@ pub(super) async fn describe_namespace(
         .catalog()
         .load_namespace_metadata(&namespace)
         .await
-        .map_err(|e| e.context(format!("DESCRIBE NAMESPACE {catalog}.{namespace}")))?;
+        .map_err(|e| {
+            e.context(format!(
+                "DESCRIBE NAMESPACE {}",
+                message_namespace(&catalog, &parts)
+            ))
+        })?;
     let last = namespace.levels().last().cloned().unwrap_or_default();
     let mut rows = names(&catalog, &last);
     for key in RESERVED {

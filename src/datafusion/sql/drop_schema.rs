@@ -9,6 +9,7 @@
 use datafusion::dataframe::DataFrame;
 use datafusion::prelude::SessionContext;
 
+use super::resolve::message_namespace;
 use super::tokens::Cursor;
 use super::{empty, resolve_namespace};
 use crate::error::{Error, ErrorKind, Result};
@@ -28,7 +29,7 @@ pub(super) async fn drop_schema(
     let Some((target, catalog, namespace)) = resolve_namespace(ctx, &parts) else {
         return Ok(None);
     };
-    let what = format!("DROP {word} {catalog}.{namespace}");
+    let what = format!("DROP {word} {}", message_namespace(&catalog, &parts));
     let cascade = c.eat_keyword("CASCADE");
     if !cascade {
         c.eat_keyword("RESTRICT");

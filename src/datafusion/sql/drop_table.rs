@@ -5,6 +5,7 @@ use datafusion::prelude::SessionContext;
 use datafusion::sql::sqlparser::tokenizer::Token;
 
 use super::super::catalog::schema_name;
+use super::resolve::message_name;
 use super::tokens::Cursor;
 use super::{empty, not_a_table, resolve_table};
 use crate::error::{Error, Result};
@@ -34,8 +35,10 @@ pub(super) async fn drop_table(
         }
     }
     let purge = c.eat_keyword("PURGE");
-    c.expect_end()
-        .map_err(|e| e.context(format!("DROP TABLE {}", names[0].join("."))))?;
+    c.expect_end().map_err(|e| {
+        let name = message_name(names[0].iter().map(String::as_str));
+        e.context(format!("DROP TABLE {name}"))
+    })?;
     for t in &tables {
         not_a_table::check_not_a_version(t, "DROP TABLE").await?;
         // a session view of the namespace (and no table of its name): DROP VIEW drops it,

@@ -35,7 +35,9 @@
 //! it as an alias too), as is a word after a space (`SELECT 1.5 d`: the alias `d`).
 //!
 //! Left as written: the values in `OPTIONS (…)`, `TBLPROPERTIES (…)`,
-//! `[DB]PROPERTIES (…)` (strings for the table, not expressions), hexadecimal numbers,
+//! `[DB]PROPERTIES (…)` (strings for the table, not expressions; a suffixed literal there
+//! is refused by their parser, module `property_lists`, as Spark's grammar refuses it),
+//! hexadecimal numbers,
 //! and whole `RESET`, `SHOW` and `CALL` statements (a `CALL`'s arguments that are
 //! expressions are rewritten as they are evaluated, module `constant`). A `SET key =
 //! value` whose value is one suffixed literal (`SET icefloe.… = 10L`, `1.5D`) sets the
@@ -291,6 +293,12 @@ fn edit_numbers<'a>(
     }
     out.push_str(&text[copied..]);
     Ok(Cow::Owned(out))
+}
+
+/// Whether `token` is a suffix of Spark's number literals when it follows the digits
+/// directly (`D`, `F`, `BD`, `S`, `Y` or `L`, unquoted, any case: [`Suffix`]).
+pub(super) fn is_number_suffix(token: &Token) -> bool {
+    Suffix::of(token).is_some()
 }
 
 /// A suffix of Spark's number literals (`SqlBaseLexer.g4`: `BIGINT_LITERAL`,

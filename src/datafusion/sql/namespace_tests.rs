@@ -415,3 +415,59 @@ async fn names_leaving_a_namespace_level_empty_are_refused_as_typed() {
     ok(&ctx, "CREATE SCHEMA \"ns.a\"").await;
     ok(&ctx, "CREATE TABLE ns.a.t (id INT)").await;
 }
+
+/// Tester T69 F9: the statements that name a table or namespace in their messages show a
+/// name part that is empty or holds `.`, `"`, whitespace or a control character quoted as
+/// typed (`DROP TABLE ns.".."` said "DROP TABLE cat.ns...", which `ns."."."."` prints as
+/// too); ordinary names print as before.
+#[tokio::test]
+async fn statements_name_a_part_that_needs_quotes_quoted() {
+    let (ctx, _catalog, _dir) = session().await;
+    ok(&ctx, "CREATE SCHEMA ns").await;
+    for (sql, prefix) in [
+        ("DROP TABLE ns.\"..\"", "DROP TABLE cat.ns.\"..\": "),
+        ("DROP TABLE ns.\"a b\"", "DROP TABLE cat.ns.\"a b\": "),
+        ("DROP TABLE ns.\"x\"\"y\"", "DROP TABLE cat.ns.\"x\"\"y\": "),
+        ("DROP TABLE ns.\"..\" x", "DROP TABLE ns.\"..\": "),
+        ("DROP SCHEMA \"..\"", "DROP SCHEMA cat.\"..\": "),
+        ("DROP SCHEMA cat.\"a.\"", "DROP SCHEMA cat.\"a.\": "),
+        ("CREATE TABLE ns.\"\" (a INT)", "CREATE TABLE cat.ns.\"\": "),
+        (
+            "CREATE TABLE ns.\"..\" (a INT)",
+            "CREATE TABLE cat.ns.\"..\": ",
+        ),
+        ("USE \"..\"", "USE \"..\": "),
+        (
+            "COMMENT ON COLUMN ns.\"t.u\" IS 'c'",
+            "COMMENT ON COLUMN ns.\"t.u\": ",
+        ),
+        // ordinary names, and a dotted namespace typed unquoted, as before
+        ("DROP TABLE ns.missing", "DROP TABLE cat.ns.missing: "),
+        ("DROP SCHEMA missing", "DROP SCHEMA cat.missing: "),
+        ("DROP TABLE a.b.t", "DROP TABLE cat.a.b.t: "),
+    ] {
+        let e = super::tests::run(&ctx, sql).await.expect_err(sql);
+        assert!(e.message().starts_with(prefix), "{sql}: {e}");
+    }
+}
+
+/// How messages show a name part: quoted, quotes doubled, only when it needs quotes.
+#[test]
+fn message_name_parts_need_quotes_only_when_ambiguous() {
+    use super::resolve::{message_name, message_name_part};
+    for (part, shown) in [
+        ("ns", "ns"),
+        ("T1", "T1"),
+        ("a-b", "a-b"),
+        ("", "\"\""),
+        ("..", "\"..\""),
+        ("a.b", "\"a.b\""),
+        ("x\"y", "\"x\"\"y\""),
+        ("a b", "\"a b\""),
+        ("a\tb", "\"a\tb\""),
+        ("a\u{1}", "\"a\u{1}\""),
+    ] {
+        assert_eq!(message_name_part(part), shown, "{part:?}");
+    }
+    assert_eq!(message_name(["cat", "ns", ".."]), "cat.ns.\"..\"");
+}

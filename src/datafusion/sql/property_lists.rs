@@ -29,6 +29,7 @@ use std::collections::HashSet;
 
 use datafusion::sql::sqlparser::tokenizer::Token;
 
+use super::literals::is_number_suffix;
 use super::tokens::{string_literal, Cursor};
 use crate::error::{Error, Result};
 
@@ -118,6 +119,13 @@ impl Cursor<'_> {
         let mut out: Vec<(String, String)> = Vec::new();
         self.property_list(|c, key| {
             c.eat(&Token::Eq);
+            if let Some(written) = c.suffixed_number() {
+                return Err(Error::invalid_argument(format!(
+                    "property value {written} of '{key}' is not a plain number, string or \
+                     boolean: a number with a type suffix (L, Y, S, D, F, BD) is no property \
+                     value, as in Spark; quote it ('{written}') to store it as written"
+                )));
+            }
             match c.property_value() {
                 Some(value) => {
                     out.push((key, value));
@@ -208,6 +216,26 @@ impl Cursor<'_> {
             }
             _ => None,
         }
+    }
+
+    /// The number literal with a type suffix of Spark's (`10L`, `5Y`, `2s`, `1.5D`, `2F`,
+    /// `1.0BD`: module `literals`) next, as written; `None`, consuming nothing, for
+    /// anything else. Spark's `propertyValue` (`SqlBaseParser.g4`: an integer, a decimal,
+    /// a boolean or a string) takes none of them: icefloe stored `10L` as `10` and read
+    /// `5Y` as `5` followed by a stray `Y`.
+    fn suffixed_number(&self) -> Option<String> {
+        let t = self.peek()?;
+        let Token::Number(_, long) = &t.token else {
+            return None;
+        };
+        let end = if *long {
+            t.end
+        } else {
+            // a suffix directly after the digits (sqlparser reads `L` itself)
+            let next = self.peek_at(1)?;
+            (next.start == t.end && is_number_suffix(&next.token)).then_some(next.end)?
+        };
+        self.text().get(t.start..end).map(str::to_string)
     }
 
     /// A string, a number (its text) or a boolean (`true`, `false`); `None`, consuming

@@ -279,3 +279,45 @@ async fn reserved_properties_are_refused_and_clauses_win() {
         Some("file:///tmp/from-clause")
     );
 }
+
+/// Tester T69 F6: a number with a type suffix as a property value (`10L`, `5Y`, `2s`,
+/// `1.5D`, `2F`, `1.0BD`, any case) is refused naming the key and the value as written,
+/// in every property list, and changes nothing (`10L` was stored as `10`, `5Y` failed
+/// with "expected ',', found 'Y'"); plain numbers, strings and booleans are kept.
+#[tokio::test]
+async fn suffixed_numbers_are_no_property_values() {
+    let (ctx, catalog, _dir) = session().await;
+    ok(&ctx, "CREATE SCHEMA ns").await;
+    ok(&ctx, "CREATE TABLE ns.t (a INT)").await;
+    for value in [
+        "10L", "10l", "5Y", "2s", "1.5D", "2F", "1.0BD", "1e3d", "7bd",
+    ] {
+        let refused =
+            format!("property value {value} of 'p' is not a plain number, string or boolean");
+        for sql in [
+            format!("CREATE TABLE ns.u (a INT) TBLPROPERTIES ('k' = 1, 'p' = {value})"),
+            format!("ALTER TABLE ns.t SET TBLPROPERTIES ('p' = {value}, 'k' = 1)"),
+            format!("ALTER NAMESPACE ns SET DBPROPERTIES (p = {value})"),
+        ] {
+            fails(&ctx, &sql, ErrorKind::InvalidArgument, &refused).await;
+        }
+    }
+    assert!(!catalog.table_exists(&ident("ns.u")).await.expect("exists"));
+    assert!(!table_properties(&catalog, "ns.t").await.contains_key("k"));
+    ok(
+        &ctx,
+        "ALTER TABLE ns.t SET TBLPROPERTIES ('p1' = 10, 'p2' = 1.5, 'p3' = 1e3, 'p4' = '10L', \
+         'p5' = true)",
+    )
+    .await;
+    let p = table_properties(&catalog, "ns.t").await;
+    for (k, v) in [
+        ("p1", "10"),
+        ("p2", "1.5"),
+        ("p3", "1e3"),
+        ("p4", "10L"),
+        ("p5", "true"),
+    ] {
+        assert_eq!(p.get(k).map(String::as_str), Some(v), "{k}: {p:?}");
+    }
+}

@@ -44,10 +44,7 @@ pub(super) async fn alter_table(
         },
     };
     not_a_table::check_new_table_name(&to.name, &what)?;
-    let renamed = super::ResolvedTable {
-        target: from.target.clone(),
-        ident: to.clone(),
-    };
+    let renamed = super::ResolvedTable::new(from.target.clone(), to.clone());
     not_a_table::check_no_view_named(&renamed, &what)?;
     from.target
         .catalog()

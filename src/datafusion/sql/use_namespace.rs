@@ -8,6 +8,7 @@
 use datafusion::dataframe::DataFrame;
 use datafusion::prelude::SessionContext;
 
+use super::resolve::message_name;
 use super::tokens::Cursor;
 use super::{defaults, empty, IcebergTarget};
 use crate::catalog::Namespace;
@@ -30,15 +31,14 @@ pub(super) async fn use_namespace(
     let Ok(parts) = c.object_name() else {
         return Ok(None);
     };
-    let what = format!("USE {}", parts.join("."));
+    let what = format!("USE {}", message_name(parts.iter().map(String::as_str)));
     c.expect_end().map_err(|e| e.context(&what))?;
     let (default_catalog, _) = defaults(ctx);
-    let (catalog_name, schema) = match parts.as_slice() {
-        [cat, rest @ ..] if !rest.is_empty() && ctx.catalog(cat).is_some() => {
-            (cat.clone(), rest.join("."))
-        }
-        all => (default_catalog, all.join(".")),
+    let (catalog_name, schema_parts) = match parts.as_slice() {
+        [cat, rest @ ..] if !rest.is_empty() && ctx.catalog(cat).is_some() => (cat.clone(), rest),
+        all => (default_catalog, all),
     };
+    let schema = schema_parts.join(".");
     let Some(catalog) = ctx.catalog(&catalog_name) else {
         return Err(Error::not_found(format!(
             "{what}: catalog '{catalog_name}' does not exist (catalogs: {})",
@@ -63,8 +63,9 @@ pub(super) async fn use_namespace(
             schemas.retain(|s| s != "information_schema");
             return Err(Error::not_found(format!(
                 "{what}: namespace '{schema}' does not exist in catalog '{catalog_name}' \
-                 (schemas: {}; CREATE SCHEMA {schema} creates it)",
-                schemas.join(", ")
+                 (schemas: {}; CREATE SCHEMA {} creates it)",
+                schemas.join(", "),
+                message_name(schema_parts.iter().map(String::as_str))
             )));
         }
     }

@@ -480,13 +480,7 @@ impl FileIO {
 
     /// Whether a file exists.
     pub async fn exists(&self, location: &str) -> Result<bool> {
-        let resolved = self.resolve(location)?;
-        let store = self.store(&resolved.store_url)?;
-        match store.head(&resolved.path).await {
-            Ok(_) => Ok(true),
-            Err(object_store::Error::NotFound { .. }) => Ok(false),
-            Err(e) => Err(map_store_error(e, location)),
-        }
+        self.head_exists(location, false).await
     }
 
     /// Whether a file exists at `location`, where a directory in its place is an error,
@@ -498,12 +492,19 @@ impl FileIO {
     /// Errors: [`ErrorKind::NotFound`] "'…' is a directory, not a file" naming
     /// `location`; the store's other errors, naming it.
     pub(crate) async fn file_exists(&self, location: &str) -> Result<bool> {
+        self.head_exists(location, true).await
+    }
+
+    /// A `head` of `location`: `true` when it answers, `false` when the store says not
+    /// found, except for a local directory when `directory_is_error` (then the error
+    /// naming it a directory, [`map_store_error`]).
+    async fn head_exists(&self, location: &str, directory_is_error: bool) -> Result<bool> {
         let resolved = self.resolve(location)?;
         let store = self.store(&resolved.store_url)?;
         match store.head(&resolved.path).await {
             Ok(_) => Ok(true),
-            Err(object_store::Error::NotFound { ref source, .. })
-                if source.to_string() != LOCAL_DIRECTORY =>
+            Err(e @ object_store::Error::NotFound { .. })
+                if !(directory_is_error && is_local_directory(&e)) =>
             {
                 Ok(false)
             }
@@ -619,6 +620,11 @@ pub fn store_error(location: &str, e: object_store::Error) -> Error {
 /// directory (object_store 0.13 `local::open_metadata`).
 const LOCAL_DIRECTORY: &str = "is directory";
 
+/// Whether `e` is the local store's `NotFound` of a path that is a directory.
+fn is_local_directory(e: &object_store::Error) -> bool {
+    matches!(e, object_store::Error::NotFound { source, .. } if source.to_string() == LOCAL_DIRECTORY)
+}
+
 fn map_store_error(e: object_store::Error, location: &str) -> Error {
     if no_credentials_configured(&e) {
         return missing_credentials(location, e);
@@ -626,9 +632,7 @@ fn map_store_error(e: object_store::Error, location: &str) -> Error {
     match e {
         // object_store's local store opens a directory, then refuses it as "not found:
         // is directory" (`local::open_metadata`): the path exists, as no file
-        object_store::Error::NotFound { ref source, .. }
-            if source.to_string() == LOCAL_DIRECTORY =>
-        {
+        _ if is_local_directory(&e) => {
             Error::not_found(format!("'{location}' is a directory, not a file"))
         }
         object_store::Error::NotFound { .. } => {
